@@ -1,0 +1,112 @@
+"""Exact integer arithmetic used to compute and check constants at generation time.
+
+Everything here works on Python integers (arbitrary precision); nothing depends on lane widths.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+
+def is_prime(m: int) -> bool:
+    """Return whether ``m`` is prime (deterministic Miller–Rabin, exact for all m < 3.3e24)."""
+    if m < 2:
+        return False
+    small = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    for p in small:
+        if m % p == 0:
+            return m == p
+    d, s = m - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        s += 1
+    for a in small:
+        x = pow(a, d, m)
+        if x in (1, m - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % m
+            if x == m - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def factorize(m: int) -> dict[int, int]:
+    """Return the prime factorisation of ``m >= 1`` as {prime: exponent} (trial division; the
+    numbers factored here are q - 1 for q < 2^31)."""
+    if m < 1:
+        raise ValueError(f"factorize needs m >= 1, got {m}")
+    out: dict[int, int] = {}
+    p = 2
+    while p * p <= m:
+        while m % p == 0:
+            out[p] = out.get(p, 0) + 1
+            m //= p
+        p += 1 if p == 2 else 2
+    if m > 1:
+        out[m] = out.get(m, 0) + 1
+    return out
+
+
+def is_power_of_two(m: int) -> bool:
+    """Return whether ``m`` is a positive power of two."""
+    return m > 0 and m & (m - 1) == 0
+
+
+def log2_exact(m: int) -> int:
+    """Return k with 2^k == m; raise ValueError when m is not a power of two."""
+    if not is_power_of_two(m):
+        raise ValueError(f"{m} is not a power of two")
+    return m.bit_length() - 1
+
+
+def bitrev(x: int, bits: int) -> int:
+    """Reverse the low ``bits`` bits of ``x`` (0 <= x < 2^bits)."""
+    out = 0
+    for _ in range(bits):
+        out = (out << 1) | (x & 1)
+        x >>= 1
+    return out
+
+
+def multiplicative_order(x: int, q: int) -> int:
+    """Return the order of ``x`` in the unit group of Z_q, q prime, x not divisible by q."""
+    if x % q == 0:
+        raise ValueError(f"{x} is not a unit mod {q}")
+    order = q - 1
+    for p, e in factorize(q - 1).items():
+        for _ in range(e):
+            if pow(x, order // p, q) == 1:
+                order //= p
+            else:
+                break
+    return order
+
+
+@cache
+def smallest_root_of_unity(order: int, q: int) -> int:
+    """Return the smallest integer r in [2, q) whose multiplicative order mod prime ``q`` is
+    exactly ``order``. Raise ValueError when ``order`` does not divide q - 1.
+
+    For (256, 3329) this is 17 and for (512, 8380417) it is 1753: the roots FIPS 203 and
+    FIPS 204 fix, so one rule reproduces both standards."""
+    if (q - 1) % order:
+        raise ValueError(f"no element of order {order} mod {q}: {order} does not divide q-1")
+    for r in range(2, q):
+        if pow(r, order, q) == 1 and multiplicative_order(r, q) == order:
+            return r
+    raise ValueError(f"no element of order {order} mod {q}")  # unreachable for prime q
+
+
+def centered(x: int, m: int) -> int:
+    """Return the representative of x mod m in [-(m-1)//2, m//2] (m odd: symmetric)."""
+    r = x % m
+    return r - m if r > m // 2 else r
+
+
+def signed_mod_pow2(x: int, bits: int) -> int:
+    """Return x mod 2^bits as a signed value in [-2^(bits-1), 2^(bits-1))."""
+    half = 1 << (bits - 1)
+    return ((x + half) % (1 << bits)) - half

@@ -1,0 +1,317 @@
+"""The builder: the interpretation programs are written against.
+
+A program is a Python function ``program(S, ...)`` that calls the vocabulary on ``S``
+(``S.add(a, b)``, ``S.montmul(b, z, zq)``, ``S.loop(...)``). Running it on a :class:`Builder`
+records the IR of one kernel function *and* interprets every op over intervals as it goes, so the
+program can ask ``S.bound(x)`` and decide, from the analysis, whether a value must be reduced
+before the next op. Every other interpretation (evaluator, C emitters, op counter, the
+independent bounds check) replays the recorded IR, so all of them see exactly the same program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ..intervals import Bound
+from ..interp.bounds import BoundsInterp
+from ..plan.constants import Arith
+from .ir import (
+    Affine,
+    Buffer,
+    Call,
+    Comment,
+    Count,
+    Function,
+    Load,
+    Loop,
+    LoopVar,
+    Memory,
+    Op,
+    ScalarParam,
+    Stmt,
+    Store,
+    Table,
+    Value,
+    Var,
+    VarDef,
+    VarGet,
+    VarSet,
+)
+from .vocab import VOCABULARY
+
+
+class Builder:
+    """Records one kernel function from a tagless-final program, with live interval analysis.
+
+    ``lanes`` is the number of lanes of every value (1 for portable C). The builder never
+    emits anything by itself; see :mod:`nttgen.dsl.replay`."""
+
+    def __init__(self, name: str, arith: Arith, lanes: int, doc: str = "") -> None:
+        self.arith = arith
+        self.lane = arith.lane
+        self.lanes = lanes
+        self.fn = Function(name=name, lanes=lanes, lane=arith.lane, params=[], body=[], doc=doc)
+        self.bounds = BoundsInterp(arith, lanes, name)
+        self._blocks: list[list[Stmt]] = [self.fn.body]
+        self._ids = 0
+        self._tags: list[str] = []
+        self._dry = 0
+
+    # ----------------------------------------------------------------- plumbing
+    def _next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def _emit(self, stmt: Stmt) -> None:
+        self._blocks[-1].append(stmt)
+
+    @property
+    def _tag(self) -> str:
+        return " / ".join(self._tags)
+
+    @contextmanager
+    def tag(self, text: str) -> Iterator[None]:
+        """Label the ops recorded inside (shown in errors, bounds reports and C comments)."""
+        self._tags.append(text)
+        self.bounds.tag = self._tag
+        try:
+            yield
+        finally:
+            self._tags.pop()
+            self.bounds.tag = self._tag
+
+    def comment(self, text: str) -> None:
+        """Record a comment for the emitted code."""
+        self._emit(Comment(text))
+
+    def _value(self, hint: str, bound: Bound) -> Value:
+        v = Value(self.lane, hint, self._next_id())
+        self.fn.bounds[v] = bound
+        return v
+
+    def bound(self, v: Value) -> Bound:
+        """The proven per-lane range of a value."""
+        return self.fn.bounds[v]
+
+    # ----------------------------------------------------------------- declarations
+    def _param(self, buf: Buffer) -> Buffer:
+        self.fn.params.append(buf)
+        self.bounds.bind_buffer(buf)
+        if buf.contract is not None:
+            self.fn.contract.inputs[buf.name] = buf.contract
+        return buf
+
+    def input(
+        self,
+        name: str,
+        length: int,
+        contract: tuple[int, int],
+        *,
+        per: ScalarParam | None = None,
+        doc: str = "",
+    ) -> Buffer:
+        """A read-only input array whose elements lie in ``contract``; ``per`` makes it
+        ``length * per`` elements long."""
+        return self._param(Buffer(name, self.lane, length, "in", contract, per, doc))
+
+    def inout(self, name: str, length: int, contract: tuple[int, int], doc: str = "") -> Buffer:
+        """An array transformed in place; its elements lie in ``contract`` on entry."""
+        return self._param(Buffer(name, self.lane, length, "inout", contract, None, doc))
+
+    def output(self, name: str, length: int, doc: str = "") -> Buffer:
+        """An array the kernel writes completely."""
+        return self._param(Buffer(name, self.lane, length, "out", None, None, doc))
+
+    def local(self, name: str, length: int) -> Buffer:
+        """A scratch array on the stack."""
+        buf = Buffer(name, self.lane, length, "local")
+        self.fn.locals.append(buf)
+        self.bounds.bind_buffer(buf)
+        return buf
+
+    def scalar(self, name: str, min_value: int = 1, doc: str = "") -> ScalarParam:
+        """A public size_t parameter (a count)."""
+        p = ScalarParam(name, min_value, doc)
+        self.fn.params.append(p)
+        return p
+
+    def table(
+        self, name: str, values: list[int], notes: list[tuple[int, str]] | None = None, doc: str = ""
+    ) -> Table:
+        """A constant table; each value must fit the lane."""
+        for v in values:
+            if not self.lane.fits(v, v):
+                raise ValueError(f"table {name}: {v} does not fit {self.lane.name}")
+        t = Table(name, self.lane, tuple(values), tuple(notes or ()), doc)
+        self.fn.tables.append(t)
+        return t
+
+    # ----------------------------------------------------------------- structure
+    def loop(
+        self,
+        count: int | Count,
+        body: Callable[[LoopVar], None],
+        *,
+        hint: str = "i",
+        unroll: bool = False,
+    ) -> None:
+        """for var in [0, count): body(var). A runtime count (``Count(c, param)``) is analysed
+        to a fixpoint of the mutable registers the body assigns."""
+        cnt = count if isinstance(count, Count) else Count(int(count))
+        if cnt.static and cnt.const <= 0:
+            return
+        var = LoopVar(hint, self._next_id())
+        stmt = Loop(var, cnt, [], unroll, self._tag)
+        self.bounds.enter_loop(var, cnt)
+        if not cnt.static:
+            self._runtime_fixpoint(var, body)
+        self._blocks.append(stmt.body)
+        try:
+            body(var)
+        finally:
+            self._blocks.pop()
+        self.bounds.exit_loop()
+        self._emit(stmt)
+
+    def _runtime_fixpoint(self, var: LoopVar, body: Callable[[LoopVar], None]) -> None:
+        """Find the loop invariant by running the body in dry mode (recording nothing); the
+        real recording that follows then makes its decisions from the invariant."""
+
+        def dry_run() -> None:
+            self._blocks.append([])
+            self._dry += 1
+            try:
+                body(var)
+            finally:
+                self._dry -= 1
+                self._blocks.pop()
+
+        self.bounds.fixpoint(dry_run)
+
+    def var(self, init: Value, hint: str = "acc") -> Var:
+        """Declare a mutable register initialised to ``init``."""
+        v = Var(self.lane, hint, self._next_id())
+        self._emit(VarDef(v, init))
+        self.bounds.var_def(v, self.bound(init))
+        return v
+
+    def set(self, var: Var, value: Value) -> None:
+        """Assign a mutable register."""
+        self._emit(VarSet(var, value))
+        self.bounds.var_set(var, self.bound(value))
+
+    def get(self, var: Var) -> Value:
+        """Read a mutable register."""
+        v = self._value(var.hint, self.bounds.var_get(var))
+        self._emit(VarGet(v, var))
+        return v
+
+    def call(self, callee: Function, **args: Buffer | ScalarParam | int) -> None:
+        """Call another kernel function. The caller's arrays must satisfy the callee's input
+        contract; afterwards they hold the callee's proven output ranges."""
+        for p in callee.params:
+            if p.name not in args:
+                raise TypeError(f"call to {callee.name}: missing argument {p.name}")
+        stmt = Call(callee, tuple((k, v) for k, v in args.items()), self._tag)
+        self.bounds.call(stmt)
+        self._emit(stmt)
+
+    def _buffer_hull(self, buf: Buffer) -> tuple[int, int]:
+        return self.bounds.buffer_hull(buf)
+
+    # ----------------------------------------------------------------- memory
+    def load(self, src: Memory, index: Affine | int | LoopVar, hint: str = "") -> Value:
+        """Load L consecutive lanes starting at element ``index``."""
+        idx = Affine.of(index)
+        b = self.bounds.load(src, idx)
+        v = self._value(hint or src.name, b)
+        self._emit(Load(v, src, idx, self._tag))
+        return v
+
+    def store(self, dst: Buffer, index: Affine | int | LoopVar, value: Value) -> None:
+        """Store L lanes at element ``index``."""
+        idx = Affine.of(index)
+        if not self._dry:
+            self.bounds.store(dst, idx, self.bound(value))
+        self._emit(Store(dst, idx, value, self._tag))
+
+    # ----------------------------------------------------------------- vocabulary
+    def _op(self, kind: str, args: tuple[Value, ...], hint: str, **attrs: int) -> Value:
+        spec = VOCABULARY[kind]
+        assert len(args) == len(spec.operands) and spec.results == 1
+        b = getattr(self.bounds, kind)(*(self.bound(a) for a in args), **attrs)
+        v = self._value(hint, b)
+        self._emit(Op(kind, (v,), args, tuple(sorted(attrs.items())), self._tag))
+        return v
+
+    def const(self, value: int, hint: str = "c") -> Value:
+        """Broadcast a compile-time integer."""
+        return self._op("const", (), hint, value=value)
+
+    def add(self, a: Value, b: Value, hint: str = "sum") -> Value:
+        """a + b."""
+        return self._op("add", (a, b), hint)
+
+    def sub(self, a: Value, b: Value, hint: str = "diff") -> Value:
+        """a - b."""
+        return self._op("sub", (a, b), hint)
+
+    def mullo(self, a: Value, b: Value, hint: str = "lo") -> Value:
+        """lo(a*b)."""
+        return self._op("mullo", (a, b), hint)
+
+    def mulhi(self, a: Value, b: Value, hint: str = "hi") -> Value:
+        """hi(a*b)."""
+        return self._op("mulhi", (a, b), hint)
+
+    def sra(self, a: Value, k: int, hint: str = "sh") -> Value:
+        """a >> k."""
+        return self._op("sra", (a,), hint, k=k)
+
+    def montmul(self, a: Value, z: Value, zq: Value, hint: str = "t") -> Value:
+        """Montgomery product by a twisted constant (z, zq)."""
+        return self._op("montmul", (a, z, zq), hint)
+
+    def montmul_var(self, a: Value, b: Value, hint: str = "p") -> Value:
+        """Montgomery product of two variables."""
+        return self._op("montmul_var", (a, b), hint)
+
+    def barrett(self, a: Value, hint: str = "r") -> Value:
+        """Barrett reduction."""
+        return self._op("barrett", (a,), hint)
+
+    def cond_add_q(self, a: Value, hint: str = "r") -> Value:
+        """a + q where a < 0."""
+        return self._op("cond_add_q", (a,), hint)
+
+    def shuffle(self, a: Value, b: Value, d: int, hints: tuple[str, str] = ("s", "s")) -> tuple[Value, Value]:
+        """Interleave two vectors at lane distance d."""
+        b0, b1 = self.bounds.shuffle(self.bound(a), self.bound(b), d=d)
+        v0 = self._value(hints[0], b0)
+        v1 = self._value(hints[1], b1)
+        self._emit(Op("shuffle", (v0, v1), (a, b), (("d", d),), self._tag))
+        return v0, v1
+
+    # ----------------------------------------------------------------- finish
+    def finish(self, require: dict[str, tuple[int, int]] | None = None) -> Function:
+        """Close the function: compute each output's proven range, check it against
+        ``require`` (name -> inclusive range the caller needs) and return the IR."""
+        for buf in self.fn.buffers:
+            if buf.role not in ("out", "inout"):
+                continue
+            lo, hi = self._buffer_hull(buf)
+            cells = self.bounds.memory[buf]
+            self.fn.output_bounds[buf.name] = Bound(
+                tuple(c[0] for c in cells),  # type: ignore[index]
+                tuple(c[1] for c in cells),  # type: ignore[index]
+            )
+            self.fn.contract.outputs[buf.name] = (lo, hi)
+            if require and buf.name in require:
+                rlo, rhi = require[buf.name]
+                if lo < rlo or hi > rhi:
+                    raise BoundsError(
+                        f"{self.fn.name}: output {buf.name} lies in [{lo}, {hi}], which breaks "
+                        f"its contract [{rlo}, {rhi}]"
+                    )
+        return self.fn

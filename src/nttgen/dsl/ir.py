@@ -1,0 +1,292 @@
+"""The intermediate representation programs are recorded into.
+
+A :class:`Function` is a list of statements over SSA :class:`Value` s of one lane type, each a
+vector of L lanes (L is fixed per build: 1 for portable C, 16 for AVX2 16-bit lanes, ...).
+Memory is addressed by :class:`Affine` expressions of loop counters only, so no address can
+depend on data. Loops have compile-time trip counts, or a count read from a public scalar
+parameter. Mutable :class:`Var` s carry values across iterations of runtime loops.
+
+The IR is produced once per kernel by :class:`nttgen.dsl.builder.Builder` (which runs the
+tagless-final program and makes the analysis-driven decisions) and then replayed into every
+interpreter (:func:`nttgen.dsl.replay.replay`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ..intervals import Bound
+from ..lanes import LaneType
+
+
+@dataclass(eq=False)
+class Value:
+    """An SSA vector value. ``hint`` is a readable name stem for emitters (``t``, ``zeta``)."""
+
+    lane: LaneType
+    hint: str
+    id: int
+
+    def __repr__(self) -> str:
+        return f"%{self.hint}{self.id}"
+
+
+@dataclass(eq=False)
+class LoopVar:
+    """A loop counter. Its value ranges over [0, trip count)."""
+
+    hint: str
+    id: int
+
+    def __repr__(self) -> str:
+        return f"{self.hint}{self.id}"
+
+
+@dataclass(eq=False)
+class ScalarParam:
+    """A public size_t parameter of a kernel (e.g. the number k of products to accumulate)."""
+
+    name: str
+    min_value: int = 1
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Affine:
+    """const + sum(coef * var): an element index that depends on loop counters only."""
+
+    const: int = 0
+    terms: tuple[tuple[LoopVar, int], ...] = ()
+
+    @staticmethod
+    def of(x: Affine | int | LoopVar) -> Affine:
+        """Lift an int or a loop counter to an affine expression."""
+        if isinstance(x, Affine):
+            return x
+        if isinstance(x, LoopVar):
+            return Affine(0, ((x, 1),))
+        return Affine(int(x))
+
+    def __add__(self, other: Affine | int | LoopVar) -> Affine:
+        o = Affine.of(other)
+        coefs: dict[LoopVar, int] = {}
+        order: list[LoopVar] = []
+        for v, c in (*self.terms, *o.terms):
+            if v not in coefs:
+                order.append(v)
+                coefs[v] = 0
+            coefs[v] += c
+        return Affine(self.const + o.const, tuple((v, coefs[v]) for v in order if coefs[v]))
+
+    __radd__ = __add__
+
+    def __mul__(self, k: int) -> Affine:
+        if not isinstance(k, int):
+            raise TypeError("affine indices scale by integers only")
+        if k == 0:
+            return Affine(0)
+        return Affine(self.const * k, tuple((v, c * k) for v, c in self.terms))
+
+    __rmul__ = __mul__
+
+    def evaluate(self, env: Mapping[LoopVar, int]) -> int:
+        """The index for concrete counter values."""
+        return self.const + sum(c * env[v] for v, c in self.terms)
+
+    @property
+    def loop_vars(self) -> tuple[LoopVar, ...]:
+        """The counters this index depends on."""
+        return tuple(v for v, _ in self.terms)
+
+
+@dataclass(frozen=True)
+class Count:
+    """A loop trip count: ``const`` alone, or ``param + const`` for a runtime count."""
+
+    const: int
+    param: ScalarParam | None = None
+
+    @property
+    def static(self) -> bool:
+        """Whether the count is known at generation time."""
+        return self.param is None
+
+
+@dataclass(eq=False)
+class Buffer:
+    """A polynomial-sized array of lanes: a kernel parameter or a local scratch array.
+
+    ``role`` is ``in`` (read only), ``out`` (written), ``inout`` or ``local``. Inputs carry a
+    ``contract``: the inclusive range every element is promised to lie in. ``length`` counts
+    elements; ``per_param`` makes the length ``length * param`` (k polynomials)."""
+
+    name: str
+    lane: LaneType
+    length: int
+    role: str
+    contract: tuple[int, int] | None = None
+    per_param: ScalarParam | None = None
+    doc: str = ""
+
+    @property
+    def readonly(self) -> bool:
+        """Whether the kernel never writes this buffer."""
+        return self.role == "in"
+
+
+@dataclass(eq=False)
+class Table:
+    """A constant table (twiddles, twisted factors), laid out in consumption order so every
+    load reads the next rows. ``notes`` maps a start index to a comment for that row group."""
+
+    name: str
+    lane: LaneType
+    values: tuple[int, ...]
+    notes: tuple[tuple[int, str], ...] = ()
+    doc: str = ""
+
+
+Memory = Buffer | Table
+
+
+@dataclass(eq=False)
+class Var:
+    """A mutable register: declared with an initial value, reassigned inside loops."""
+
+    lane: LaneType
+    hint: str
+    id: int
+
+
+@dataclass(eq=False)
+class Op:
+    """results = kind(args, **attrs)."""
+
+    kind: str
+    results: tuple[Value, ...]
+    args: tuple[Value, ...]
+    attrs: tuple[tuple[str, int], ...] = ()
+    tag: str = ""
+
+
+@dataclass(eq=False)
+class Load:
+    """result = src[index .. index + L - 1]."""
+
+    result: Value
+    src: Memory
+    index: Affine
+    tag: str = ""
+
+
+@dataclass(eq=False)
+class Store:
+    """dst[index .. index + L - 1] = value."""
+
+    dst: Buffer
+    index: Affine
+    value: Value
+    tag: str = ""
+
+
+@dataclass(eq=False)
+class Loop:
+    """for var in [0, count): body. ``unroll`` asks emitters to unroll a static loop."""
+
+    var: LoopVar
+    count: Count
+    body: list[Stmt]
+    unroll: bool = False
+    tag: str = ""
+
+
+@dataclass(eq=False)
+class VarDef:
+    """Declare a mutable register with an initial value."""
+
+    var: Var
+    init: Value
+
+
+@dataclass(eq=False)
+class VarSet:
+    """Assign a mutable register."""
+
+    var: Var
+    value: Value
+
+
+@dataclass(eq=False)
+class VarGet:
+    """Read a mutable register."""
+
+    result: Value
+    var: Var
+
+
+@dataclass(eq=False)
+class Call:
+    """Call another kernel function; ``args`` bind the callee's parameters by name."""
+
+    callee: Function
+    args: tuple[tuple[str, Buffer | ScalarParam | int], ...]
+    tag: str = ""
+
+
+@dataclass(eq=False)
+class Comment:
+    """A comment that emitters copy into generated code."""
+
+    text: str
+
+
+Stmt = Op | Load | Store | Loop | VarDef | VarSet | VarGet | Call | Comment
+
+
+@dataclass
+class Contract:
+    """What a kernel function promises: per buffer parameter, the inclusive range of every
+    element on entry (inputs) and on exit (outputs), as the analysis proved them."""
+
+    inputs: dict[str, tuple[int, int]] = field(default_factory=dict)
+    outputs: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Function:
+    """One kernel entry point (or an internal helper) in IR form."""
+
+    name: str
+    lanes: int
+    lane: LaneType
+    params: list[Buffer | ScalarParam]
+    body: list[Stmt]
+    locals: list[Buffer] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    doc: str = ""
+    contract: Contract = field(default_factory=Contract)
+    bounds: dict[Value, Bound] = field(default_factory=dict)
+    output_bounds: dict[str, Bound] = field(default_factory=dict)
+    reductions: int = 0
+    info: dict[str, object] = field(default_factory=dict)
+
+    def param(self, name: str) -> Buffer | ScalarParam:
+        """The parameter called ``name``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.name} has no parameter {name!r}")
+
+    @property
+    def buffers(self) -> list[Buffer]:
+        """The buffer parameters, in order."""
+        return [p for p in self.params if isinstance(p, Buffer)]
+
+
+def walk(body: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement of a body, depth first, loops before their bodies."""
+    for s in body:
+        yield s
+        if isinstance(s, Loop):
+            yield from walk(s.body)

@@ -1,0 +1,52 @@
+"""The vocabulary: every lane operation a program may use, with its shape.
+
+This table is the single source of truth for what an interpreter or an ISA backend must
+implement: a schema test checks that each of them defines a method per entry with these
+parameters. Ops never branch or index memory on lane values: the vocabulary has no
+data-dependent control flow, comparison-to-branch or gather, which is what makes every program
+constant-time by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One vocabulary entry: its value operands, its attributes (compile-time integers) and how
+    many results it returns."""
+
+    name: str
+    operands: tuple[str, ...]
+    attrs: tuple[str, ...] = ()
+    results: int = 1
+    doc: str = ""
+
+
+VOCABULARY: dict[str, OpSpec] = {
+    s.name: s
+    for s in (
+        OpSpec("const", (), ("value",), doc="broadcast of a compile-time integer"),
+        OpSpec("add", ("a", "b"), doc="a + b; the analysis proves it does not overflow"),
+        OpSpec("sub", ("a", "b"), doc="a - b; the analysis proves it does not overflow"),
+        OpSpec("mullo", ("a", "b"), doc="low half of a*b (wraps by contract)"),
+        OpSpec("mulhi", ("a", "b"), doc="high half of a*b, floor(a*b/beta)"),
+        OpSpec("sra", ("a",), ("k",), doc="arithmetic shift right by k"),
+        OpSpec(
+            "montmul",
+            ("a", "z", "zq"),
+            doc="signed Montgomery product a*z/beta mod q with precomputed zq = z/q mod beta",
+        ),
+        OpSpec("montmul_var", ("a", "b"), doc="signed Montgomery product a*b/beta mod q"),
+        OpSpec("barrett", ("a",), doc="signed Barrett reduction to about [-q/2, q/2]"),
+        OpSpec("cond_add_q", ("a",), doc="a + q where a < 0 (from the sign mask)"),
+        OpSpec(
+            "shuffle",
+            ("a", "b"),
+            ("d",),
+            results=2,
+            doc="interleave two vectors at lane distance d (an involution)",
+        ),
+    )
+}

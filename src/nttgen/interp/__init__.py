@@ -1,0 +1,1 @@
+"""Interpreters of the IR: exact evaluation, interval bounds, op counts."""

@@ -1,0 +1,347 @@
+"""The bounds (interval) interpreter: proves that no lane overflows and computes output ranges.
+
+It interprets the IR op by op over per-lane intervals (:class:`nttgen.intervals.Bound`) using the
+transfer functions of :mod:`nttgen.interp.transfer`. Memory is tracked per element. A static loop
+body is analysed once: a load joins the ranges of every element the load touches over the whole
+iteration space, and the loop's stores are committed when the outermost loop ends (a strong
+update, sound because each element is written by exactly one iteration and no iteration reads an
+element another iteration writes; both facts are checked). A loop with a runtime trip count is
+analysed to a fixpoint of its mutable registers.
+
+The :class:`nttgen.dsl.builder.Builder` drives this interpreter live while a program runs, so the
+program's reduction decisions come from the analysis; replaying a finished IR through a fresh
+instance re-derives every range independently.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..dsl import semantics
+from ..dsl.ir import Affine, Buffer, Call, Count, LoopVar, Memory, Table, Var
+from ..errors import BoundsError
+from ..intervals import Bound
+from ..plan.constants import Arith
+from . import transfer
+
+FIXPOINT_ROUNDS = 16
+WIDEN_AFTER = 3
+
+
+@dataclass
+class _LoopFrame:
+    """An open loop. Only the outermost frame collects the nest's stores and reads."""
+
+    var: LoopVar
+    count: Count
+    pending: list[tuple[Buffer, Affine, Bound, tuple[tuple[LoopVar, Count], ...]]] = field(
+        default_factory=list
+    )
+    reads: list[tuple[Buffer, Affine, tuple[tuple[LoopVar, Count], ...]]] = field(
+        default_factory=list
+    )
+
+
+class BoundsInterp:
+    """Interval interpretation of one kernel function with L lanes per value."""
+
+    def __init__(self, arith: Arith, lanes: int, function: str = "") -> None:
+        self.arith = arith
+        self.lane = arith.lane
+        self.lanes = lanes
+        self.function = function
+        self.tag = ""
+        self.memory: dict[Buffer, list[tuple[int, int] | None]] = {}
+        self.frames: list[_LoopFrame] = []
+        self.vars: dict[Var, Bound] = {}
+
+    # ----------------------------------------------------------------- helpers
+    def _where(self) -> str:
+        where = self.function
+        if self.tag:
+            where += f" ({self.tag})"
+        return where
+
+    def _lanewise(self, f: Callable[..., tuple[int, int]], *bounds: Bound) -> Bound:
+        lo: list[int] = []
+        hi: list[int] = []
+        for k in range(self.lanes):
+            r = f(*((b.lo[k], b.hi[k]) for b in bounds))
+            lo.append(r[0])
+            hi.append(r[1])
+        return Bound(tuple(lo), tuple(hi))
+
+    def _checked(self, op: str, result: Bound) -> Bound:
+        if not self.lane.fits(result.min, result.max):
+            raise BoundsError(
+                f"{self._where()}: {op} can overflow: its result lies in {result}, outside "
+                f"the {self.lane.bits}-bit lane [{self.lane.min}, {self.lane.max}]"
+            )
+        return result
+
+    # ----------------------------------------------------------------- memory
+    def bind_buffer(self, buf: Buffer) -> None:
+        """Start tracking a buffer: inputs get their contract, outputs and locals start
+        undefined (reading them before writing is an error)."""
+        if buf.readonly:
+            return
+        init = buf.contract if buf.role == "inout" else None
+        self.memory[buf] = [init] * buf.length
+
+    def _static_stack(self) -> tuple[tuple[LoopVar, Count], ...]:
+        return tuple((f.var, f.count) for f in self.frames)
+
+    def _iterations(
+        self, index: Affine, stack: tuple[tuple[LoopVar, Count], ...]
+    ) -> list[dict[LoopVar, int]]:
+        used = [(v, c) for v, c in stack if v in index.loop_vars]
+        for v, c in used:
+            if not c.static:
+                raise BoundsError(
+                    f"{self._where()}: memory indexed by a runtime loop counter {v} must be "
+                    "read-only input"
+                )
+        ranges = [range(c.const) for _, c in used]
+        return [dict(zip((v for v, _ in used), vals, strict=True)) for vals in itertools.product(*ranges)]
+
+    def _element_bound(self, src: Memory, i: int) -> tuple[int, int]:
+        if isinstance(src, Table):
+            v = src.values[i]
+            return v, v
+        if src.readonly:
+            assert src.contract is not None
+            return src.contract
+        cell = self.memory[src][i]
+        if cell is None:
+            raise BoundsError(f"{self._where()}: reads {src.name}[{i}] before it is written")
+        return cell
+
+    def load(self, src: Memory, index: Affine) -> Bound:
+        """Range of a vector load: per lane, the join over every iteration that reaches it."""
+        if isinstance(src, Buffer) and src.readonly:
+            assert src.contract is not None
+            return Bound.uniform(*src.contract, self.lanes)
+        if isinstance(src, Buffer) and self.frames:
+            self.frames[0].reads.append((src, index, self._static_stack()))
+        lo = [None] * self.lanes
+        hi = [None] * self.lanes
+        for env in self._iterations(index, self._static_stack()):
+            base = index.evaluate(env)
+            for k in range(self.lanes):
+                a, b = self._element_bound(src, base + k)
+                lo[k] = a if lo[k] is None else min(lo[k], a)
+                hi[k] = b if hi[k] is None else max(hi[k], b)
+        return Bound(tuple(lo), tuple(hi))  # type: ignore[arg-type]
+
+    def store(self, dst: Buffer, index: Affine, value: Bound) -> None:
+        """Record a store; inside loops it is committed when the outermost loop ends."""
+        if dst.readonly:
+            raise BoundsError(f"{self._where()}: writes read-only input {dst.name}")
+        if any(not f.count.static for f in self.frames):
+            raise BoundsError(f"{self._where()}: stores inside a runtime-count loop")
+        if self.frames:
+            self.frames[0].pending.append((dst, index, value, self._static_stack()))
+            return
+        self._commit(dst, index.evaluate({}), value)
+
+    def _commit(self, dst: Buffer, base: int, value: Bound) -> None:
+        cells = self.memory[dst]
+        if base < 0 or base + self.lanes > len(cells):
+            raise BoundsError(f"{self._where()}: store to {dst.name}[{base}] is out of bounds")
+        for k in range(self.lanes):
+            cells[base + k] = (value.lo[k], value.hi[k])
+
+    def _close_outermost(self, frame: _LoopFrame) -> None:
+        writers: dict[tuple[Buffer, int], tuple[int, ...]] = {}
+        for dst, index, value, stack in frame.pending:
+            for env in self._full_iterations(stack):
+                base = index.evaluate(env)
+                key = tuple(env[v] for v, _ in stack)
+                for k in range(self.lanes):
+                    prev = writers.setdefault((dst, base + k), key)
+                    if prev != key:
+                        raise BoundsError(
+                            f"{self._where()}: {dst.name}[{base + k}] is written by two loop "
+                            "iterations"
+                        )
+        for src, index, stack in frame.reads:
+            for env in self._full_iterations(stack):
+                base = index.evaluate(env)
+                key = tuple(env[v] for v, _ in stack)
+                for k in range(self.lanes):
+                    w = writers.get((src, base + k))
+                    if w is not None and w[: len(key)] != key[: len(w)]:
+                        raise BoundsError(
+                            f"{self._where()}: {src.name}[{base + k}] is read by one loop "
+                            "iteration and written by another"
+                        )
+        for dst, index, value, stack in frame.pending:
+            for env in self._full_iterations(stack):
+                self._commit(dst, index.evaluate(env), value)
+
+    @staticmethod
+    def _full_iterations(stack: tuple[tuple[LoopVar, Count], ...]) -> list[dict[LoopVar, int]]:
+        ranges = [range(c.const) for _, c in stack]
+        vars_ = [v for v, _ in stack]
+        return [dict(zip(vars_, vals, strict=True)) for vals in itertools.product(*ranges)]
+
+    def buffer_hull(self, buf: Buffer) -> tuple[int, int]:
+        """The single range covering every element of a buffer (all must be written)."""
+        if buf.readonly:
+            assert buf.contract is not None
+            return buf.contract
+        cells = self.memory[buf]
+        if any(c is None for c in cells):
+            raise BoundsError(f"{self.function}: {buf.name} is used before it is fully written")
+        return min(c[0] for c in cells), max(c[1] for c in cells)  # type: ignore[index]
+
+    def call(self, stmt: Call) -> None:
+        """A call: the arguments must satisfy the callee's input contract; afterwards the
+        arrays it writes hold its proven output ranges."""
+        if self.frames:
+            raise BoundsError(f"{self._where()}: calls inside loops are not supported")
+        callee = stmt.callee
+        args = dict(stmt.args)
+        for p in callee.buffers:
+            arg = args[p.name]
+            assert isinstance(arg, Buffer)
+            if p.role in ("in", "inout"):
+                lo, hi = callee.contract.inputs[p.name]
+                have = self.buffer_hull(arg)
+                if have[0] < lo or have[1] > hi:
+                    raise BoundsError(
+                        f"{self.function}: passes {arg.name} in [{have[0]}, {have[1]}] to "
+                        f"{callee.name}, whose {p.name} must lie in [{lo}, {hi}]"
+                    )
+        for p in callee.buffers:
+            arg = args[p.name]
+            assert isinstance(arg, Buffer)
+            if p.role in ("out", "inout"):
+                bound = callee.output_bounds[p.name]
+                self.memory[arg] = list(zip(bound.lo, bound.hi, strict=True))
+
+    # ----------------------------------------------------------------- loops
+    def enter_loop(self, var: LoopVar, count: Count) -> None:
+        """Open a loop scope (static loops only hold stores until the outermost one closes)."""
+        self.frames.append(_LoopFrame(var, count))
+
+    def exit_loop(self) -> None:
+        """Close the innermost loop scope; closing the outermost one commits its stores."""
+        frame = self.frames.pop()
+        if not self.frames:
+            self._close_outermost(frame)
+
+    def loop(
+        self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False
+    ) -> None:
+        """Interpret a loop: one pass for a static count, a fixpoint of the mutable registers
+        for a runtime count. Unrolling does not change the analysis."""
+        del unroll
+        self.enter_loop(var, count)
+        if count.static:
+            if count.const > 0:
+                run_body()
+        else:
+            self.fixpoint(run_body)
+        self.exit_loop()
+
+    def fixpoint(self, run_body: Callable[[], None]) -> None:
+        """Find an invariant for the mutable registers of a runtime loop: iterate the body,
+        joining each round's ranges into the invariant; a range still growing after
+        ``WIDEN_AFTER`` rounds is widened to the whole lane, which obliges the body to reduce
+        it. Leaves ``vars`` at the invariant (the ranges on every iteration's entry and exit)."""
+        inv = dict(self.vars)
+        for round_ in range(FIXPOINT_ROUNDS):
+            self.vars = dict(inv)
+            run_body()
+            new = {v: inv[v].join(self.vars[v]) if v in inv else self.vars[v] for v in self.vars}
+            if new == inv:
+                self.vars = inv
+                return
+            if round_ >= WIDEN_AFTER:
+                full = Bound.uniform(self.lane.min, self.lane.max, self.lanes)
+                new = {v: full if new[v] != inv.get(v) else new[v] for v in new}
+            inv = new
+        grown = ", ".join(f"{v.hint} in {inv[v]}" for v in inv)
+        raise BoundsError(
+            f"{self._where()}: a loop-carried value grows without bound ({grown}); the program "
+            "must reduce it inside the loop"
+        )
+
+    # ----------------------------------------------------------------- vars
+    def var_def(self, var: Var, init: Bound) -> None:
+        """Declare a mutable register."""
+        self.vars[var] = init
+
+    def var_set(self, var: Var, value: Bound) -> None:
+        """Assign a mutable register."""
+        self.vars[var] = value
+
+    def var_get(self, var: Var) -> Bound:
+        """Read a mutable register."""
+        return self.vars[var]
+
+    # ----------------------------------------------------------------- vocabulary
+    def const(self, *, value: int) -> Bound:
+        """A broadcast constant."""
+        return self._checked("const", Bound.uniform(value, value, self.lanes))
+
+    def add(self, a: Bound, b: Bound) -> Bound:
+        """a + b."""
+        return self._checked("add", self._lanewise(transfer.add, a, b))
+
+    def sub(self, a: Bound, b: Bound) -> Bound:
+        """a - b."""
+        return self._checked("sub", self._lanewise(transfer.sub, a, b))
+
+    def mullo(self, a: Bound, b: Bound) -> Bound:
+        """lo(a*b)."""
+        return self._lanewise(lambda x, y: transfer.mullo(x, y, self.lane), a, b)
+
+    def mulhi(self, a: Bound, b: Bound) -> Bound:
+        """hi(a*b)."""
+        return self._lanewise(lambda x, y: transfer.mulhi(x, y, self.lane), a, b)
+
+    def sra(self, a: Bound, *, k: int) -> Bound:
+        """a >> k."""
+        return self._lanewise(lambda x: transfer.sra(x, k), a)
+
+    def montmul(self, a: Bound, z: Bound, zq: Bound) -> Bound:
+        """Montgomery product by a twisted constant."""
+        del zq
+        return self._checked(
+            "montmul", self._lanewise(lambda x, y: transfer.montmul(x, y, self.arith), a, z)
+        )
+
+    def montmul_var(self, a: Bound, b: Bound) -> Bound:
+        """Montgomery product of two variables."""
+        return self._checked(
+            "montmul_var",
+            self._lanewise(lambda x, y: transfer.montmul_var(x, y, self.arith), a, b),
+        )
+
+    def barrett(self, a: Bound) -> Bound:
+        """Barrett reduction."""
+        return self._checked(
+            "barrett", self._lanewise(lambda x: transfer.barrett(x, self.arith), a)
+        )
+
+    def cond_add_q(self, a: Bound) -> Bound:
+        """Conditional add of q from the sign."""
+        return self._checked(
+            "cond_add_q", self._lanewise(lambda x: transfer.cond_add_q(x, self.arith.q), a)
+        )
+
+    def shuffle(self, a: Bound, b: Bound, *, d: int) -> tuple[Bound, Bound]:
+        """Lane interleave: ranges move with their lanes."""
+        src0, src1 = semantics.shuffle_lane_sources(d, self.lanes)
+        regs = (a, b)
+
+        def gather(src: list[tuple[int, int]]) -> Bound:
+            return Bound(
+                tuple(regs[r].lo[k] for r, k in src), tuple(regs[r].hi[k] for r, k in src)
+            )
+
+        return gather(src0), gather(src1)

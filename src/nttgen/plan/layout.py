@@ -1,0 +1,222 @@
+"""Data layouts of a vectorised transform: which coefficient sits in which lane of which register.
+
+The model (as in FFT code generators): a logical position i in [0, n) has log2(n) index bits.
+Memory holds position i at address sum(bit(i, perm[p]) << p): *position bit* p holds *index bit*
+perm[p] (:class:`MemOrder`). A vector load takes L = 2^lane_bits consecutive addresses, so the low
+``lane_bits`` position bits are lane bits. Within one chunk of a pass, a few more position bits
+(the *slots*) select one of the chunk's registers; the remaining position bits are enumerated by
+loops.
+
+A butterfly on index bit t works register-wise when t sits at a slot. When t sits at a lane, a
+``shuffle`` at lane distance 2^p' between registers that differ in slot s swaps the contents of
+position bits s and p' (see :func:`nttgen.dsl.semantics.shuffle`): a transposition of ``perm``.
+This module plans those steps for any L, ISA-independently; every ISA then only has to provide
+the shuffle for each distance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MemOrder:
+    """A bit-permutation order: position bit p holds index bit perm[p]."""
+
+    perm: tuple[int, ...]
+
+    @staticmethod
+    def identity(bits: int) -> MemOrder:
+        """The natural order (address = logical position)."""
+        return MemOrder(tuple(range(bits)))
+
+    @property
+    def bits(self) -> int:
+        """log2 of the number of positions."""
+        return len(self.perm)
+
+    def position_of_bit(self, index_bit: int) -> int:
+        """The position bit where an index bit lives."""
+        return self.perm.index(index_bit)
+
+    def address(self, i: int) -> int:
+        """The address that holds logical position i."""
+        return sum(((i >> b) & 1) << p for p, b in enumerate(self.perm))
+
+    def index(self, address: int) -> int:
+        """The logical position stored at an address."""
+        return sum(((address >> p) & 1) << b for p, b in enumerate(self.perm))
+
+    def swap(self, p1: int, p2: int) -> MemOrder:
+        """The order after exchanging the contents of position bits p1 and p2."""
+        perm = list(self.perm)
+        perm[p1], perm[p2] = perm[p2], perm[p1]
+        return MemOrder(tuple(perm))
+
+    @property
+    def is_identity(self) -> bool:
+        """Whether this is the natural order."""
+        return self.perm == tuple(range(self.bits))
+
+
+@dataclass(frozen=True)
+class Butterfly:
+    """A butterfly layer applied to every register pair that differs in slot ``slot``."""
+
+    layer: int
+    slot: int
+    bit: int
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """Exchange slot ``slot`` with lane position bit ``lane_bit`` (distance 2^lane_bit)."""
+
+    slot: int
+    lane_bit: int
+
+
+Step = Butterfly | Shuffle
+
+
+@dataclass(frozen=True)
+class LoopRun:
+    """A loop over ``width`` consecutive position bits starting at ``start``. ``twiddles``
+    says whether twiddle values depend on it (such loops are nested outside the others)."""
+
+    start: int
+    width: int
+    twiddles: bool
+
+    @property
+    def count(self) -> int:
+        """Trip count."""
+        return 1 << self.width
+
+
+@dataclass(frozen=True)
+class PassPlan:
+    """One pass: load a chunk of registers, run ``steps``, store the chunk back."""
+
+    layers: tuple[int, ...]
+    slots: tuple[int, ...]
+    steps: tuple[Step, ...]
+    loops: tuple[LoopRun, ...]
+    order_in: MemOrder
+    order_out: MemOrder
+    lane_bits: int
+
+    @property
+    def registers(self) -> int:
+        """Registers per chunk."""
+        return 1 << len(self.slots)
+
+    def slot_orders(self) -> list[MemOrder]:
+        """The order *before* each step (and the final one), for computing twiddle lanes."""
+        orders = [self.order_in]
+        cur = self.order_in
+        for st in self.steps:
+            if isinstance(st, Shuffle):
+                cur = cur.swap(self.slots[st.slot], st.lane_bit)
+            orders.append(cur)
+        return orders
+
+
+def plan_pass(
+    order: MemOrder, layers: list[int], log_n: int, lane_bits: int, extra_slots: int = 0
+) -> PassPlan:
+    """Plan one forward pass over consecutive ``layers`` starting from memory ``order``.
+
+    Butterfly bits found at positions above the lanes become slots; a butterfly bit found in the
+    lanes is swapped into the slot whose butterfly finished first (or into a spare slot taken
+    from the loop bits). ``extra_slots`` more loop bits (the highest) are made slots up front,
+    for instruction-level parallelism."""
+    bits = [log_n - 1 - layer for layer in layers]
+    free = [p for p in range(log_n - 1, lane_bits - 1, -1) if order.perm[p] not in bits]
+    spares = free[:extra_slots]
+    butterfly_slots = [p for p in range(lane_bits, log_n) if order.perm[p] in bits]
+    slots = sorted(set(spares) | set(butterfly_slots), reverse=True)
+    done = [slots.index(p) for p in spares]  # slots free to receive a lane bit, oldest first
+    steps: list[Step] = []
+    cur = order
+    for layer, t in zip(layers, bits, strict=True):
+        pos = cur.position_of_bit(t)
+        if pos < lane_bits:
+            if not done:
+                cand = [p for p in free if p not in slots]
+                if not cand:
+                    raise ValueError("no register slot is free to shuffle a lane bit into")
+                slots.append(cand[0])
+                done.append(len(slots) - 1)
+            slot = done.pop(0)
+            steps.append(Shuffle(slot, pos))
+            cur = cur.swap(slots[slot], pos)
+            pos = slots[slot]
+        slot = slots.index(pos)
+        steps.append(Butterfly(layer, slot, t))
+        done.append(slot)
+    loop_positions = [p for p in range(lane_bits, log_n) if p not in slots]
+    return PassPlan(
+        layers=tuple(layers),
+        slots=tuple(slots),
+        steps=tuple(steps),
+        loops=_loop_runs(loop_positions, cur, min(bits)),
+        order_in=order,
+        order_out=cur,
+        lane_bits=lane_bits,
+    )
+
+
+def _loop_runs(positions: list[int], order: MemOrder, lowest_bit: int) -> tuple[LoopRun, ...]:
+    """Group loop positions into runs of consecutive bits with the same twiddle dependence;
+    twiddle-dependent runs first (outermost), each group from high bits to low."""
+    runs: list[LoopRun] = []
+    for p in sorted(positions):
+        dep = order.perm[p] > lowest_bit
+        if runs and runs[-1].start + runs[-1].width == p and runs[-1].twiddles == dep:
+            last = runs.pop()
+            runs.append(LoopRun(last.start, last.width + 1, dep))
+        else:
+            runs.append(LoopRun(p, 1, dep))
+    outer = sorted((r for r in runs if r.twiddles), key=lambda r: -r.start)
+    inner = sorted((r for r in runs if not r.twiddles), key=lambda r: -r.start)
+    return tuple(outer + inner)
+
+
+def plan_forward(
+    log_n: int,
+    depth: int,
+    lane_bits: int,
+    merge: list[int],
+    extra_slots: list[int] | None = None,
+    order: MemOrder | None = None,
+) -> list[PassPlan]:
+    """Plan all forward passes: ``merge`` lists how many consecutive layers each pass runs
+    (summing to ``depth``); ``extra_slots`` gives per pass the extra registers for ILP."""
+    if sum(merge) != depth or any(m < 1 for m in merge):
+        raise ValueError(f"merge plan {merge} must be positive and sum to depth {depth}")
+    if lane_bits > log_n - 1:
+        raise ValueError(f"{1 << lane_bits} lanes is too wide for n = {1 << log_n}")
+    extra = extra_slots or [0] * len(merge)
+    cur = order or MemOrder.identity(log_n)
+    plans: list[PassPlan] = []
+    first = 0
+    for m, e in zip(merge, extra, strict=True):
+        p = plan_pass(cur, list(range(first, first + m)), log_n, lane_bits, e)
+        plans.append(p)
+        cur = p.order_out
+        first += m
+    return plans
+
+
+def plan_regroup(
+    order: MemOrder, log_n: int, lane_bits: int, index_bit: int
+) -> tuple[tuple[int, ...], tuple[Shuffle, ...], MemOrder]:
+    """Plan a chunk in which ``index_bit`` is a slot (for base multiplication pairs): return
+    (slots, shuffles to apply after loading, the order inside registers)."""
+    pos = order.position_of_bit(index_bit)
+    if pos >= lane_bits:
+        return (pos,), (), order
+    cand = [p for p in range(lane_bits, log_n)]
+    slot_pos = cand[0]
+    return (slot_pos,), (Shuffle(0, pos),), order.swap(slot_pos, pos)

@@ -1,0 +1,79 @@
+"""The negacyclic NTT of a ring as an algorithm: layers, twiddles and the NTT-domain order.
+
+The forward transform is the in-place Cooley–Tukey network of Seiler 2018 (Alg. 1): layer l
+(0-based) pairs logical positions i and i + 2^t, t = log2(n) - 1 - l, with the twiddle
+zeta_k = r^brv(k) for k = 2^l + (i >> (t+1)), where r is the ring's root of order 2^(depth+1)
+and brv reverses ``depth`` bits. After ``depth`` layers, positions b*j .. b*j+b-1 hold
+a mod (x^b - r^(2*brv(j)+1)): the ring's standard order (FIPS 203/204 for ML-KEM/ML-DSA).
+The inverse runs Gentleman–Sande butterflies with zeta_k^-1 in the opposite layer order and
+multiplies by 2^-depth (folded into its last layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..arith import bitrev, multiplicative_order
+from ..rings import Ring
+from .constants import Arith
+
+
+@dataclass(frozen=True)
+class NttAlgebra:
+    """Twiddles and checks for one ring's NTT."""
+
+    ring: Ring
+
+    def __post_init__(self) -> None:
+        r, q, d = self.ring.root, self.ring.q, self.ring.depth
+        order = 2 << d
+        if multiplicative_order(r, q) != order:
+            raise AssertionError(f"root {r} does not have order {order} mod {q}")
+
+    @cached_property
+    def arith(self) -> Arith:
+        """The lane arithmetic constants."""
+        return Arith(self.ring.q, self.ring.lane)
+
+    def layer_bit(self, layer: int) -> int:
+        """The index bit a forward layer pairs on: distance 2^bit."""
+        return self.ring.log_n - 1 - layer
+
+    def zeta_index(self, layer: int, i: int) -> int:
+        """k = 2^layer + block, for the butterfly whose lower logical position is i."""
+        return (1 << layer) + (i >> (self.layer_bit(layer) + 1))
+
+    def zeta(self, layer: int, i: int) -> int:
+        """The forward twiddle r^brv(k) (in [0, q)) used at logical position i of a layer."""
+        k = self.zeta_index(layer, i)
+        return pow(self.ring.root, bitrev(k, self.ring.depth), self.ring.q)
+
+    def zeta_inv(self, layer: int, i: int) -> int:
+        """The inverse twiddle (zeta_k)^-1 mod q."""
+        return pow(self.zeta(layer, i), -1, self.ring.q)
+
+    def inverse_scale(self) -> int:
+        """2^-depth mod q: the factor the inverse NTT owes after its layers."""
+        return pow(2, -self.ring.depth, self.ring.q)
+
+    def base_root(self, j: int) -> int:
+        """r^(2*brv(j)+1) mod q: factor j of the NTT domain is x^b minus this."""
+        return self.ring.factor_root(j)
+
+    # ----------------------------------------------------------------- reference maths
+    def reference_ntt(self, coeffs: list[int]) -> list[int]:
+        """The NTT by definition (slow): for each factor j, the coefficients of
+        a mod (x^b - root_j), in the standard order, in [0, q)."""
+        q, b, n = self.ring.q, self.ring.base_degree, self.ring.n
+        out: list[int] = []
+        for j in range(n // b):
+            w = self.base_root(j)
+            rem = [0] * b
+            wpow = 1  # x^(b*m) = w^m mod (x^b - w)
+            for m in range(n // b):
+                for c in range(b):
+                    rem[c] = (rem[c] + coeffs[b * m + c] * wpow) % q
+                wpow = wpow * w % q
+            out.extend(rem)
+        return out

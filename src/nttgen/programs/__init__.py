@@ -1,0 +1,1 @@
+"""The programs: each transform written once against the DSL vocabulary."""

@@ -1,0 +1,160 @@
+"""The kernel set of a ring: every entry point, built in dependency order so that each kernel's
+input contract is the proven output range of the kernels that feed it.
+
+Entry points (C names ``nttgen_<ring>_<isa>_<op>``):
+
+========== ================================================================================
+ntt        in place: standard coefficients -> NTT domain (native order), normal domain
+intt       in place: NTT domain -> beta * NTT^-1 (absorbs the beta^-1 of basemul)
+basemul    r = a o b * beta^-1 (pointwise, or degree-2 products for incomplete NTTs)
+basemul_acc r = sum of k base products * beta^-1 (k >= 1 pairs stored one after another)
+reduce     in place: any lane value -> its representative in [0, q)
+tomont     in place: x -> x * beta (mod q), into Montgomery form
+frommont   in place: x -> x * beta^-1 (mod q), out of Montgomery form
+polymul    r = a * b mod (q, x^n + 1), coefficients in [0, q)
+========== ================================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..dsl.builder import Builder
+from ..dsl.ir import Function
+from ..plan.constants import Arith
+from ..plan.layout import MemOrder, PassPlan, plan_forward
+from ..plan.ntt import NttAlgebra
+from ..rings import Ring
+from .lazy import Reducer
+from .ntt import build_transform
+from .pointwise import (
+    copy,
+    program_basemul,
+    program_basemul_acc,
+    program_reduce,
+    program_scale,
+)
+
+OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "polymul")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """ISA-independent build parameters: the lane count and the transform's pass plan.
+
+    ``merge`` lists how many consecutive layers each pass runs (default: one per pass);
+    ``extra_slots`` the registers each pass adds for instruction-level parallelism;
+    ``unroll`` asks emitters to unroll the passes' loops."""
+
+    lanes: int = 1
+    merge: tuple[int, ...] | None = None
+    extra_slots: tuple[int, ...] | None = None
+    unroll: bool = False
+
+
+def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+@dataclass
+class KernelSet:
+    """All functions of one ring for one build configuration, with their contracts."""
+
+    ring: Ring
+    config: BuildConfig
+    functions: dict[str, Function] = field(default_factory=dict)
+
+    @cached_property
+    def alg(self) -> NttAlgebra:
+        """Twiddles and checks of the ring's NTT."""
+        return NttAlgebra(self.ring)
+
+    @property
+    def arith(self) -> Arith:
+        """Lane arithmetic constants."""
+        return self.alg.arith
+
+    @cached_property
+    def passes(self) -> list[PassPlan]:
+        """The forward transform's pass plan."""
+        ring = self.ring
+        merge = list(self.config.merge or [1] * ring.depth)
+        extra = list(self.config.extra_slots) if self.config.extra_slots else None
+        lane_bits = self.config.lanes.bit_length() - 1
+        return plan_forward(ring.log_n, ring.depth, lane_bits, merge, extra)
+
+    @property
+    def order(self) -> MemOrder:
+        """The native NTT-domain order: where the forward transform leaves each position."""
+        return self.passes[-1].order_out
+
+    def builder(self, name: str, doc: str) -> Builder:
+        """A fresh builder for one function of this set."""
+        return Builder(name, self.arith, self.config.lanes, doc)
+
+    def build(self) -> KernelSet:
+        """Build every entry point (see the module docstring)."""
+        ring, alg, n, q = self.ring, self.alg, self.ring.n, self.ring.q
+        canonical = (-(q - 1), q - 1)
+        f = self.functions
+
+        S = self.builder("ntt", "forward NTT, in place")
+        a = S.inout("a", n, canonical, doc="coefficients")
+        red = Reducer(S)
+        build_transform(
+            S, alg, self.passes, a, inverse=False, before_store=red.fit_for_product, red=red
+        )
+        f["ntt"] = S.finish()
+        ntt_out = _join(f["ntt"].contract.outputs["a"], canonical)
+
+        S = self.builder("basemul", "base multiplication in the NTT domain")
+        program_basemul(S, alg, self.order, ntt_out)
+        f["basemul"] = S.finish()
+
+        S = self.builder("basemul_acc", "sum of k base multiplications in the NTT domain")
+        program_basemul_acc(S, alg, self.order, ntt_out)
+        f["basemul_acc"] = S.finish()
+
+        intt_in = _join(
+            f["basemul"].contract.outputs["r"], f["basemul_acc"].contract.outputs["r"], canonical
+        )
+        S = self.builder("intt", "inverse NTT times beta, in place")
+        a = S.inout("a", n, intt_in, doc="NTT domain")
+        scale = alg.inverse_scale() * self.arith.beta % q
+        build_transform(S, alg, self.passes, a, inverse=True, scale=scale)
+        f["intt"] = S.finish()
+
+        S = self.builder("reduce", "full reduction to [0, q), in place")
+        program_reduce(S, n)
+        f["reduce"] = S.finish(require={"a": (0, q - 1)})
+
+        S = self.builder("tomont", "multiply by beta mod q (into Montgomery form), in place")
+        program_scale(S, n, self.arith.twisted(self.arith.beta), "x -> x*beta (mod q)")
+        f["tomont"] = S.finish()
+
+        S = self.builder("frommont", "multiply by beta^-1 mod q (out of Montgomery form), in place")
+        program_scale(S, n, self.arith.twisted_raw(1), "x -> x/beta (mod q)")
+        f["frommont"] = S.finish()
+
+        S = self.builder("polymul", "r = a*b mod (q, x^n + 1), coefficients in [0, q)")
+        r = S.output("r", n, doc="product, standard order, in [0, q)")
+        a = S.input("a", n, canonical, doc="coefficients")
+        b = S.input("b", n, canonical, doc="coefficients")
+        ta = S.local("a_hat", n)
+        tb = S.local("b_hat", n)
+        copy(S, ta, a, n)
+        copy(S, tb, b, n)
+        S.call(f["ntt"], a=ta)
+        S.call(f["ntt"], a=tb)
+        S.call(f["basemul"], r=r, a=ta, b=tb)
+        S.call(f["intt"], a=r)
+        S.call(f["reduce"], a=r)
+        f["polymul"] = S.finish(require={"r": (0, q - 1)})
+        del ring
+        return self
+
+
+def build_kernels(ring: Ring, config: BuildConfig | None = None) -> KernelSet:
+    """Build and return the kernel set of ``ring``."""
+    return KernelSet(ring, config or BuildConfig()).build()

@@ -1,0 +1,71 @@
+"""Lazy reduction, decided by the interval analysis.
+
+The policy: a value is reduced only at the moment an op that consumes it could otherwise
+overflow its lane, or when an output contract needs it, and then the operand with the widest
+range is reduced first (one Barrett reduction per value serves all of its later uses). This is
+"as late as possible": on a chain where each step adds a bounded amount and a reduction resets
+the range, it yields the fewest reductions. The analysis tracks per-lane ranges, so the same
+rule gives different, tight schedules for each prime and each lane layout.
+"""
+
+from __future__ import annotations
+
+from ..dsl.builder import Builder
+from ..dsl.ir import Value
+from ..errors import BoundsError
+from ..interp import transfer
+
+
+class Reducer:
+    """Applies the lazy policy inside one program; remembers which values are already reduced."""
+
+    def __init__(self, S: Builder) -> None:
+        self.S = S
+        self.reduced: set[int] = set()
+
+    def reduce(self, x: Value) -> Value:
+        """Barrett-reduce x (marking the result as reduced)."""
+        r = self.S.barrett(x, hint="red")
+        self.reduced.add(r.id)
+        return r
+
+    def _fits_sum_and_diff(self, a: Value, b: Value, need_sum: bool, need_diff: bool) -> bool:
+        S = self.S
+        ba, bb = S.bound(a), S.bound(b)
+        for k in range(S.lanes):
+            x, y = (ba.lo[k], ba.hi[k]), (bb.lo[k], bb.hi[k])
+            if need_sum and not S.lane.fits(*transfer.add(x, y)):
+                return False
+            if need_diff and not S.lane.fits(*transfer.sub(x, y)):
+                return False
+        return True
+
+    def make_room(
+        self, a: Value, b: Value, *, need_sum: bool = True, need_diff: bool = True
+    ) -> tuple[Value, Value]:
+        """Return (a', b') congruent to (a, b) such that a'+b' and/or a'-b' cannot overflow,
+        reducing the wider operand first and only as much as needed."""
+        while not self._fits_sum_and_diff(a, b, need_sum, need_diff):
+            cands = [(self.S.bound(v).magnitude, i) for i, v in enumerate((a, b)) if v.id not in self.reduced]
+            if not cands:
+                raise BoundsError(
+                    f"{self.S.fn.name} ({self.S._tag}): even reduced operands in "
+                    f"{self.S.bound(a)} and {self.S.bound(b)} overflow a {self.S.lane.bits}-bit "
+                    "sum; q is too large for these lanes"
+                )
+            _, i = max(cands)
+            if i == 0:
+                a = self.reduce(a)
+            else:
+                b = self.reduce(b)
+        return a, b
+
+    def fit_for_product(self, x: Value) -> Value:
+        """Reduce x if the Montgomery product of two values in x's range could overflow
+        (the contract an NTT output owes to base multiplication)."""
+        S = self.S
+        m = S.bound(x).magnitude
+        r = transfer.montmul_var((-m, m), (-m, m), S.arith)
+        if S.lane.fits(*r) or x.id in self.reduced:
+            return x
+        return self.reduce(x)

@@ -1,0 +1,272 @@
+"""The forward and inverse NTT programs, written once for every ring, lane count and layout.
+
+A transform is a list of passes (:mod:`nttgen.plan.layout`). A pass loops over chunks; each chunk
+loads its registers, runs the pass's steps (butterflies on register pairs, shuffles that move a
+lane bit into a register slot) and stores them back. Twiddles live in one table per function in
+consumption order, as ready (z, z*q^-1) vectors, loaded once per iteration of the loops they
+depend on. Where to reduce is left to :class:`nttgen.programs.lazy.Reducer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..dsl.builder import Builder
+from ..dsl.ir import Affine, Buffer, LoopVar, Table, Value
+from ..plan.layout import Butterfly, LoopRun, MemOrder, PassPlan, Shuffle
+from ..plan.ntt import NttAlgebra
+from .lazy import Reducer
+
+
+def _register_offsets(pas: PassPlan) -> list[int]:
+    return [
+        sum(((r >> j) & 1) << p for j, p in enumerate(pas.slots)) for r in range(pas.registers)
+    ]
+
+
+def _pairs(registers: int, slot: int) -> list[tuple[int, int]]:
+    return [(r, r | (1 << slot)) for r in range(registers) if not (r >> slot) & 1]
+
+
+def _twiddle_key(pas: PassPlan, order: MemOrder, slot: int, bit: int, r0: int) -> tuple[int, ...]:
+    """Register pairs with the same key share a twiddle vector: the key keeps only the slot bits
+    whose index bit lies above the butterfly's (those that change the block number)."""
+    return tuple(
+        (r0 >> j) & 1
+        for j, p in enumerate(pas.slots)
+        if j != slot and order.perm[p] > bit
+    )
+
+
+class _TwiddleUse:
+    """One twiddle vector loaded per relevant iteration: (step number, key)."""
+
+    def __init__(self, step: int, key: tuple[int, ...], r0: int) -> None:
+        self.step = step
+        self.key = key
+        self.r0 = r0
+
+
+def _uses(pas: PassPlan, step_order: list[int]) -> list[_TwiddleUse]:
+    orders = pas.slot_orders()
+    uses: list[_TwiddleUse] = []
+    for si in step_order:
+        st = pas.steps[si]
+        if not isinstance(st, Butterfly):
+            continue
+        seen: set[tuple[int, ...]] = set()
+        for r0, _ in _pairs(pas.registers, st.slot):
+            key = _twiddle_key(pas, orders[si], st.slot, st.bit, r0)
+            if key not in seen:
+                seen.add(key)
+                uses.append(_TwiddleUse(si, key, r0))
+    return uses
+
+
+def _relevant_iterations(loops: tuple[LoopRun, ...]) -> list[int]:
+    """Base addresses contributed by the twiddle-dependent loops, outermost first."""
+    bases = [0]
+    for run in loops:
+        if not run.twiddles:
+            continue
+        bases = [b + (v << run.start) for b in bases for v in range(run.count)]
+    return bases
+
+
+def pass_twiddles(
+    alg: NttAlgebra, pas: PassPlan, lanes: int, *, inverse: bool, scale: int | None
+) -> list[int]:
+    """The pass's rows of the twiddle table, in consumption order: for every iteration of the
+    twiddle-dependent loops, for every distinct twiddle use, L lanes of z then L lanes of zq.
+
+    Lane k of a use holds the twiddle of the logical position that lane holds at that step. For
+    the inverse, layer 0's twiddles also carry the final factor ``scale``."""
+    ar = alg.arith
+    offsets = _register_offsets(pas)
+    orders = pas.slot_orders()
+    step_order = list(range(len(pas.steps)))
+    if inverse:
+        step_order.reverse()
+    rows: list[int] = []
+    for base in _relevant_iterations(pas.loops):
+        for u in _uses(pas, step_order):
+            st = pas.steps[u.step]
+            assert isinstance(st, Butterfly)
+            zs: list[int] = []
+            zqs: list[int] = []
+            for k in range(lanes):
+                i = orders[u.step].index(base + offsets[u.r0] + k)
+                if inverse:
+                    c = alg.zeta_inv(st.layer, i)
+                    if scale is not None and st.layer == 0:
+                        c = c * scale % ar.q
+                else:
+                    c = alg.zeta(st.layer, i)
+                z, zq = ar.twisted(c)
+                zs.append(z)
+                zqs.append(zq)
+            rows.extend(zs + zqs)
+    return rows
+
+
+def run_pass(
+    S: Builder,
+    pas: PassPlan,
+    buf: Buffer,
+    table: Table,
+    base_row: int,
+    *,
+    inverse: bool,
+    red: Reducer,
+    scale: tuple[int, int] | None = None,
+    before_store: Callable[[Value], Value] | None = None,
+) -> None:
+    """Emit one pass of the forward (CT) or inverse (GS) transform on ``buf``, reading its
+    twiddles from ``table`` at ``base_row`` (laid out by :func:`pass_twiddles`). ``scale`` is
+    the twisted final factor (z, zq) the inverse multiplies its layer-0 sums by;
+    ``before_store`` may reduce outputs."""
+    L = S.lanes
+    offsets = _register_offsets(pas)
+    orders = pas.slot_orders()
+    step_order = list(range(len(pas.steps)))
+    if inverse:
+        step_order.reverse()
+    uses = _uses(pas, step_order)
+    per_iter = len(uses) * 2 * L
+    relevant = [r for r in pas.loops if r.twiddles]
+    inner = [r for r in pas.loops if not r.twiddles]
+    Twiddles = dict[tuple[int, tuple[int, ...]], tuple[Value, Value]]
+
+    def chunk(addr: Affine, twiddles: Twiddles) -> None:
+        regs = [S.load(buf, addr + off, hint="x") for off in offsets]
+        for si in step_order:
+            st = pas.steps[si]
+            if isinstance(st, Shuffle):
+                for r0, r1 in _pairs(pas.registers, st.slot):
+                    regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << st.lane_bit, ("x", "x"))
+                continue
+            with S.tag(f"layer {st.layer}"):
+                for r0, r1 in _pairs(pas.registers, st.slot):
+                    key = _twiddle_key(pas, orders[si], st.slot, st.bit, r0)
+                    z, zq = twiddles[(si, key)]
+                    if inverse:
+                        sc = scale if st.layer == 0 else None
+                        regs[r0], regs[r1] = gs_butterfly(S, red, regs[r0], regs[r1], z, zq, sc)
+                    else:
+                        regs[r0], regs[r1] = ct_butterfly(S, red, regs[r0], regs[r1], z, zq)
+        for r, off in enumerate(offsets):
+            v = before_store(regs[r]) if before_store else regs[r]
+            S.store(buf, addr + off, v)
+
+    def inner_nest(k: int, addr: Affine, tw: Twiddles) -> None:
+        if k == len(inner):
+            chunk(addr, tw)
+            return
+        run = inner[k]
+        S.loop(
+            run.count,
+            lambda v: inner_nest(k + 1, addr + Affine.of(v) * (1 << run.start), tw),
+            hint="j",
+        )
+
+    def outer_nest(k: int, addr: Affine, it: Affine) -> None:
+        if k == len(relevant):
+            tw: Twiddles = {}
+            for u_i, u in enumerate(uses):
+                row = Affine.of(base_row) + it * per_iter + u_i * 2 * L
+                z = S.load(table, row, hint="zeta")
+                zq = S.load(table, row + L, hint="zetaqinv")
+                tw[(u.step, u.key)] = (z, zq)
+            inner_nest(0, addr, tw)
+            return
+        run = relevant[k]
+        mult = 1
+        for r in relevant[k + 1 :]:
+            mult *= r.count
+
+        def body(v: LoopVar) -> None:
+            outer_nest(k + 1, addr + Affine.of(v) * (1 << run.start), it + Affine.of(v) * mult)
+
+        S.loop(run.count, body, hint="blk")
+
+    layers = ", ".join(map(str, pas.layers))
+    what = "inverse layers" if inverse else "layers"
+    S.comment(f"{what} {layers}: {pas.registers} register(s) per chunk")
+    outer_nest(0, Affine(0), Affine(0))
+
+
+def ct_butterfly(
+    S: Builder, red: Reducer, a: Value, b: Value, z: Value, zq: Value
+) -> tuple[Value, Value]:
+    """Cooley–Tukey: (a, b) -> (a + z*b, a - z*b), z*b by Montgomery multiplication."""
+    t = S.montmul(b, z, zq, hint="t")
+    a, t = red.make_room(a, t)
+    return S.add(a, t, hint="x"), S.sub(a, t, hint="x")
+
+
+def gs_butterfly(
+    S: Builder,
+    red: Reducer,
+    a: Value,
+    b: Value,
+    z: Value,
+    zq: Value,
+    scale: tuple[int, int] | None,
+) -> tuple[Value, Value]:
+    """Gentleman–Sande: (a, b) -> (a + b, (a - b)*z). With ``scale`` (a twisted constant) the
+    sum is multiplied by it too; z then already includes the same factor."""
+    a, b = red.make_room(a, b)
+    s = S.add(a, b, hint="x")
+    d = S.sub(a, b, hint="d")
+    t = S.montmul(d, z, zq, hint="x")
+    if scale is not None:
+        c = S.const(scale[0], hint="f")
+        cq = S.const(scale[1], hint="fqinv")
+        s = S.montmul(s, c, cq, hint="x")
+    return s, t
+
+
+def build_transform(
+    S: Builder,
+    alg: NttAlgebra,
+    passes: list[PassPlan],
+    buf: Buffer,
+    *,
+    inverse: bool,
+    scale: int | None = None,
+    before_store: Callable[[Value], Value] | None = None,
+    red: Reducer | None = None,
+) -> None:
+    """Emit every pass of the forward or inverse NTT on ``buf`` (in place). For the inverse,
+    ``passes`` are the forward plans (run backwards) and ``scale`` a factor folded into its
+    layer 0 (so the output is scale * NTT^-1 without a separate pass)."""
+    red = red or Reducer(S)
+    seq = list(reversed(passes)) if inverse else list(passes)
+    rows: list[int] = []
+    notes: list[tuple[int, str]] = []
+    bases: list[int] = []
+    for k, pas in enumerate(seq):
+        bases.append(len(rows))
+        notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
+        rows.extend(pass_twiddles(alg, pas, S.lanes, inverse=inverse, scale=scale))
+    name = "zetas_inv" if inverse else "zetas"
+    doc = (
+        "inverse twiddles zeta_k^-1 (layer 0 times the final scale)"
+        if inverse
+        else "twiddles zeta_k = r^brv(k)"
+    ) + ", Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption order"
+    table = S.table(name, rows, notes, doc)
+    sc = alg.arith.twisted(scale) if (inverse and scale is not None) else None
+    for k, pas in enumerate(seq):
+        last = k == len(seq) - 1
+        run_pass(
+            S,
+            pas,
+            buf,
+            table,
+            bases[k],
+            inverse=inverse,
+            red=red,
+            scale=sc,
+            before_store=before_store if last else None,
+        )

@@ -1,0 +1,222 @@
+"""Programs that work coefficient-wise or on the NTT domain's base factors: base multiplication
+(pointwise, or degree 2 for incomplete NTTs), multiply-accumulate of k products, full reduction
+to [0, q), conversions to and from Montgomery form, and copies.
+
+The NTT domain may be kept in a permuted order (a :class:`MemOrder`): base multiplication uses it
+to find each factor's coefficients and its root, so it works for any layout a backend picks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..dsl.builder import Builder
+from ..dsl.ir import Affine, Buffer, Count, LoopVar, ScalarParam, Table, Value
+from ..plan.layout import MemOrder, Shuffle, _loop_runs, plan_regroup
+from ..plan.ntt import NttAlgebra
+from .lazy import Reducer
+
+
+def for_each_vector(S: Builder, length: int, body: Callable[[Affine], None]) -> None:
+    """Loop over a buffer of ``length`` elements one vector (L lanes) at a time."""
+    if length % S.lanes:
+        raise ValueError(f"{length} elements do not split into {S.lanes}-lane vectors")
+    S.loop(length // S.lanes, lambda v: body(Affine.of(v) * S.lanes), hint="i")
+
+
+def reduce_to_standard(S: Builder, x: Value) -> Value:
+    """Map any lane value to its representative in [0, q): Barrett, then add q where negative,
+    then (only if the analysis says it can still reach q) subtract q and add it back where
+    negative."""
+    q = S.arith.q
+    x = S.barrett(x, hint="red")
+    x = S.cond_add_q(x, hint="red")
+    if S.bound(x).max >= q:
+        x = S.cond_add_q(S.sub(x, S.const(q, hint="q"), hint="red"), hint="red")
+    return x
+
+
+def program_reduce(S: Builder, n: int) -> None:
+    """reduce(a): every coefficient to its standard representative in [0, q), in place."""
+    a = S.inout("a", n, (S.lane.min, S.lane.max), doc="any lane values")
+
+    def body(i: Affine) -> None:
+        S.store(a, i, reduce_to_standard(S, S.load(a, i, hint="x")))
+
+    for_each_vector(S, n, body)
+
+
+def program_scale(S: Builder, n: int, pair: tuple[int, int], what: str) -> None:
+    """a <- montmul(a, z, zq) for one twisted constant: used for to/from Montgomery form."""
+    a = S.inout("a", n, (S.lane.min, S.lane.max), doc="any lane values")
+    S.comment(what)
+
+    def body(i: Affine) -> None:
+        z = S.const(pair[0], hint="f")
+        zq = S.const(pair[1], hint="fqinv")
+        S.store(a, i, S.montmul(S.load(a, i, hint="x"), z, zq, hint="x"))
+
+    for_each_vector(S, n, body)
+
+
+def copy(S: Builder, dst: Buffer, src: Buffer, n: int) -> None:
+    """dst <- src, vector by vector."""
+    for_each_vector(S, n, lambda i: S.store(dst, i, S.load(src, i, hint="x")))
+
+
+class BaseMul:
+    """Base multiplication in the NTT domain for a given memory order.
+
+    Complete NTTs multiply pointwise. Degree-2 factors x^2 - g_j multiply as
+    (a0 + a1 x)(b0 + b1 x) = (a0 b0 + g_j a1 b1) + (a0 b1 + a1 b0) x, each product a signed
+    Montgomery product, so the result carries a factor beta^-1 (undone by the inverse NTT)."""
+
+    def __init__(self, S: Builder, alg: NttAlgebra, order: MemOrder) -> None:
+        self.S = S
+        self.alg = alg
+        self.order = order
+        self.degree = alg.ring.base_degree
+        log_n = alg.ring.log_n
+        lane_bits = S.lanes.bit_length() - 1
+        self.table: Table | None = None
+        if self.degree == 1:
+            return
+        self.slots, self.shuffles, self.inner_order = plan_regroup(order, log_n, lane_bits, 0)
+        positions = [p for p in range(lane_bits, log_n) if p not in self.slots]
+        self.loops = _loop_runs(positions, self.inner_order, -1)
+        rows: list[int] = []
+        for base in self._bases():
+            zs, zqs = [], []
+            for k in range(S.lanes):
+                i = self.inner_order.index(base + k)
+                z, zq = alg.arith.twisted(alg.base_root(i >> 1))
+                zs.append(z)
+                zqs.append(zq)
+            rows.extend(zs + zqs)
+        self.table = S.table(
+            "gammas",
+            rows,
+            doc="roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, as "
+            "(z, z*q^-1 mod beta) lane vectors in consumption order",
+        )
+
+    def _bases(self) -> list[int]:
+        bases = [0]
+        for run in self.loops:
+            bases = [b + (v << run.start) for b in bases for v in range(run.count)]
+        return bases
+
+    def for_each_chunk(self, body: Callable[[list[int], Affine, tuple[Value, Value] | None], None]) -> None:
+        """Call ``body(offsets, addr, gamma)`` once per chunk: register offsets (1 for
+        pointwise, 2 = (a0, a1) for degree 2), the chunk's base address, and its root vector."""
+        S = self.S
+        n = self.alg.ring.n
+        if self.degree == 1:
+            for_each_vector(S, n, lambda i: body([0], i, None))
+            return
+        slot = self.slots[0]
+        per_chunk = 2 * S.lanes
+        loops = self.loops
+
+        def nest(k: int, addr: Affine, it: Affine) -> None:
+            if k == len(loops):
+                assert self.table is not None
+                z = S.load(self.table, it * per_chunk, hint="gamma")
+                zq = S.load(self.table, it * per_chunk + S.lanes, hint="gammaqinv")
+                body([0, 1 << slot], addr, (z, zq))
+                return
+            run = loops[k]
+            mult = 1
+            for r in loops[k + 1 :]:
+                mult *= r.count
+
+            def inner(v: LoopVar) -> None:
+                nest(k + 1, addr + Affine.of(v) * (1 << run.start), it + Affine.of(v) * mult)
+
+            S.loop(run.count, inner, hint="i")
+
+        nest(0, Affine(0), Affine(0))
+
+    def load(self, buf: Buffer, addr: Affine, offsets: list[int], hint: str) -> list[Value]:
+        """Load one chunk and shuffle it so that register k holds coefficient k of each factor."""
+        regs = [self.S.load(buf, addr + off, hint=hint) for off in offsets]
+        return self._shuffle(regs)
+
+    def store(self, buf: Buffer, addr: Affine, offsets: list[int], regs: list[Value]) -> None:
+        """Undo :meth:`load`'s shuffles and store one chunk."""
+        regs = self._shuffle(regs)
+        for off, r in zip(offsets, regs, strict=True):
+            self.S.store(buf, addr + off, r)
+
+    def _shuffle(self, regs: list[Value]) -> list[Value]:
+        if self.degree == 1:
+            return regs
+        for sh in self.shuffles:
+            assert isinstance(sh, Shuffle)
+            regs[0], regs[1] = self.S.shuffle(regs[0], regs[1], 1 << sh.lane_bit, ("x", "x"))
+        return regs
+
+    def multiply(
+        self, red: Reducer, a: list[Value], b: list[Value], gamma: tuple[Value, Value] | None
+    ) -> list[Value]:
+        """The base product of one chunk (Montgomery: carries beta^-1)."""
+        S = self.S
+        if self.degree == 1:
+            return [S.montmul_var(a[0], b[0], hint="p")]
+        assert gamma is not None
+        p00 = S.montmul_var(a[0], b[0], hint="p")
+        p11 = S.montmul_var(a[1], b[1], hint="p")
+        g11 = S.montmul(p11, gamma[0], gamma[1], hint="p")
+        p01 = S.montmul_var(a[0], b[1], hint="p")
+        p10 = S.montmul_var(a[1], b[0], hint="p")
+        x, y = red.make_room(p00, g11, need_diff=False)
+        u, w = red.make_room(p01, p10, need_diff=False)
+        return [S.add(x, y, hint="r"), S.add(u, w, hint="r")]
+
+
+def program_basemul(S: Builder, alg: NttAlgebra, order: MemOrder, contract: tuple[int, int]) -> None:
+    """basemul(r, a, b): r = a o b * beta^-1 in the NTT domain."""
+    n = alg.ring.n
+    r = S.output("r", n, doc="product in the NTT domain (times beta^-1)")
+    a = S.input("a", n, contract, doc="NTT domain")
+    b = S.input("b", n, contract, doc="NTT domain")
+    bm = BaseMul(S, alg, order)
+    red = Reducer(S)
+
+    def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
+        prod = bm.multiply(red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma)
+        bm.store(r, addr, offsets, prod)
+
+    bm.for_each_chunk(body)
+
+
+def program_basemul_acc(
+    S: Builder, alg: NttAlgebra, order: MemOrder, contract: tuple[int, int]
+) -> None:
+    """basemul_acc(r, a, b, k): r = sum_i a_i o b_i * beta^-1 over k >= 1 pairs of NTT-domain
+    polynomials stored one after another. The accumulator is reduced inside the loop exactly
+    when the analysis of the loop invariant requires it."""
+    n = alg.ring.n
+    r = S.output("r", n, doc="sum of products in the NTT domain (times beta^-1)")
+    k = ScalarParam("k", 1, "number of products, at least 1")
+    a = S.input("a", n, contract, per=k, doc="k polynomials in the NTT domain")
+    b = S.input("b", n, contract, per=k, doc="k polynomials in the NTT domain")
+    S.fn.params.append(k)
+    bm = BaseMul(S, alg, order)
+    red = Reducer(S)
+
+    def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
+        first = bm.multiply(red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma)
+        accs = [S.var(v, hint="acc") for v in first]
+
+        def more(i: LoopVar) -> None:
+            row = addr + (Affine.of(i) + 1) * n
+            prod = bm.multiply(red, bm.load(a, row, offsets, "a"), bm.load(b, row, offsets, "b"), gamma)
+            for acc, p in zip(accs, prod, strict=True):
+                x, y = red.make_room(S.get(acc), p, need_diff=False)
+                S.set(acc, S.add(x, y, hint="acc"))
+
+        S.loop(Count(-1, k), more, hint="i")
+        bm.store(r, addr, offsets, [S.get(acc) for acc in accs])
+
+    bm.for_each_chunk(body)

@@ -1,0 +1,259 @@
+"""Ring specifications Z_q[x]/(x^n + 1): validation, presets and custom rings.
+
+A ring spec is plain validated data. Everything derived from it (twiddles, Montgomery and Barrett
+constants, orders) is computed by :mod:`nttgen.plan`.
+
+Rules a negacyclic NTT ring must satisfy (each broken rule raises :class:`RingError` naming it):
+
+1. n is a power of two with 16 <= n <= 4096;
+2. q is an odd prime;
+3. q ≡ 1 (mod 2n): a *complete* NTT (depth log2 n, n linear factors) exists; otherwise q ≡ 1 (mod n)
+   gives an *incomplete* NTT of depth log2(n) - 1 whose base case is degree 2 (as in ML-KEM);
+   otherwise there is no NTT of either kind;
+4. lanes: 16-bit when q < 2^15 (signed Montgomery needs q < beta/2), else 32-bit up to q < 2^31.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .arith import bitrev, is_power_of_two, is_prime, log2_exact, smallest_root_of_unity
+from .errors import RingError, UnknownNameError
+from .lanes import I16, I32, LANE_TYPES, LaneType
+
+MIN_N = 16
+MAX_N = 4096
+
+
+@dataclass(frozen=True)
+class Ring:
+    """A validated ring Z_q[x]/(x^n + 1) together with the NTT that nttgen computes in it.
+
+    ``depth`` Cooley–Tukey layers split x^n + 1 into 2^depth factors x^b - r^(2*brv(j)+1) of degree
+    b = n / 2^depth, where ``root`` r has multiplicative order 2^(depth+1) and brv reverses
+    ``depth`` bits. The NTT domain's *standard order* puts the b coefficients of factor j at
+    positions b*j .. b*j + b - 1. For ML-KEM this is the FIPS 203 order and for ML-DSA the FIPS
+    204 order."""
+
+    name: str
+    n: int
+    q: int
+    lane: LaneType
+    depth: int
+    root: int
+    description: str = ""
+    preset: bool = False
+
+    @property
+    def log_n(self) -> int:
+        """log2 of n."""
+        return log2_exact(self.n)
+
+    @property
+    def base_degree(self) -> int:
+        """Degree of the factors the NTT stops at: 1 (complete) or 2 (incomplete)."""
+        return self.n >> self.depth
+
+    @property
+    def complete(self) -> bool:
+        """Whether the NTT splits into linear factors."""
+        return self.base_degree == 1
+
+    @property
+    def modulus_poly(self) -> str:
+        """The modulus polynomial f as text, e.g. ``x^256 + 1``."""
+        return f"x^{self.n} + 1"
+
+    @property
+    def c_name(self) -> str:
+        """The ring's name as a C identifier fragment (``kyber-r1`` -> ``kyber_r1``)."""
+        return re.sub(r"[^0-9A-Za-z_]", "_", self.name)
+
+    def factor_root(self, j: int) -> int:
+        """Return r^(2*brv(j)+1) mod q: factor j of the standard order is x^b - factor_root(j)."""
+        return pow(self.root, 2 * bitrev(j, self.depth) + 1, self.q)
+
+    @property
+    def order_doc(self) -> str:
+        """One sentence saying what the NTT domain's standard order is."""
+        b = self.base_degree
+        k = self.depth
+        if b == 1:
+            what = f"entry j holds a(r^(2*brv{k}(j)+1))"
+        else:
+            what = f"entries {b}j..{b}j+{b - 1} hold a mod (x^{b} - r^(2*brv{k}(j)+1))"
+        std = {"mlkem": " (the FIPS 203 order)", "mldsa": " (the FIPS 204 order)"}.get(
+            self.name, ""
+        )
+        return f"{what}, r = {self.root} of order {2 << k}{std}"
+
+    def summary(self) -> dict[str, object]:
+        """A JSON-friendly description of the ring (used in headers and manifests)."""
+        return {
+            "name": self.name,
+            "n": self.n,
+            "q": self.q,
+            "f": self.modulus_poly,
+            "lane_bits": self.lane.bits,
+            "ntt_depth": self.depth,
+            "base_degree": self.base_degree,
+            "root": self.root,
+            "root_order": 2 << self.depth,
+            "order": self.order_doc,
+        }
+
+
+def _nearest_primes(q: int, modulus: int, limit: int, count: int = 2) -> list[int]:
+    """Primes p ≡ 1 (mod modulus), 2 < p < limit, nearest to q (below first, then above)."""
+    below: list[int] = []
+    above: list[int] = []
+    p = q - (q - 1) % modulus
+    while p > 2 and len(below) < count:
+        if p != q and is_prime(p) and p < limit:
+            below.append(p)
+        p -= modulus
+    p = q - (q - 1) % modulus + modulus
+    while p < limit and len(above) < count:
+        if is_prime(p):
+            above.append(p)
+        p += modulus
+    return sorted(below[:1] + above[:1], key=lambda x: (abs(x - q), x))
+
+
+def _lane_limit(bits: int | None) -> int:
+    return 1 << 31 if bits in (None, 32) else 1 << 15
+
+
+def make_ring(
+    n: int,
+    q: int,
+    *,
+    lane_bits: int | None = None,
+    complete: bool | None = None,
+    name: str | None = None,
+    description: str = "",
+    preset: bool = False,
+) -> Ring:
+    """Validate (n, q) and return the ring Z_q[x]/(x^n + 1) with its NTT.
+
+    ``lane_bits`` picks 16 or 32-bit lanes (default: 16 when q < 2^15, else 32). ``complete``
+    forces a complete (True) or degree-2 incomplete (False) NTT; by default the complete one is
+    taken when q ≡ 1 (mod 2n). Raises :class:`RingError` naming the broken rule."""
+    if not isinstance(n, int) or not isinstance(q, int):
+        raise RingError(f"n and q must be integers, got n={n!r}, q={q!r}")
+    if not is_power_of_two(n):
+        lo = 1 << max(n.bit_length() - 1, 0)
+        raise RingError(
+            f"n={n} is not a power of two: x^n+1 splits by radix-2 NTT layers only when n is "
+            f"a power of two; nearest: {lo} or {lo * 2}"
+        )
+    if not MIN_N <= n <= MAX_N:
+        raise RingError(f"n={n} is outside the supported range {MIN_N} <= n <= {MAX_N}")
+    if lane_bits not in (None, 16, 32):
+        raise RingError(f"lane_bits={lane_bits} is not supported: lanes are 16 or 32 bits")
+    if q < 3 or not is_prime(q):
+        hint = _nearest_primes(max(q, 3), n, _lane_limit(lane_bits))
+        raise RingError(
+            f"q={q} is not an odd prime: Z_q must be a field for the NTT to be invertible; "
+            f"nearest primes with an NTT for n={n}: {', '.join(map(str, hint))}"
+        )
+    if q >= 1 << 31:
+        raise RingError(
+            f"q={q} is too large: signed Montgomery arithmetic needs q < beta/2 = 2^31 "
+            f"(32-bit lanes are the widest nttgen emits)"
+        )
+    if lane_bits is None:
+        lane = I16 if q < 1 << 15 else I32
+    else:
+        lane = LANE_TYPES[lane_bits]
+        if q >= lane.beta // 2:
+            raise RingError(
+                f"q={q} does not fit {lane_bits}-bit lanes: signed Montgomery needs "
+                f"q < beta/2 = 2^{lane_bits - 1}; use 32-bit lanes"
+            )
+    log_n = log2_exact(n)
+    can_complete = (q - 1) % (2 * n) == 0
+    can_incomplete = (q - 1) % n == 0
+    if complete is True and not can_complete:
+        hint = ""
+        if can_incomplete:
+            hint = f"; use an incomplete NTT of depth {log_n - 1}"
+        raise RingError(
+            f"q={q} is not ≡ 1 (mod 2n={2 * n}): a complete negacyclic NTT needs a primitive "
+            f"{2 * n}th root of unity{hint}"
+        )
+    if not can_incomplete:
+        near = _nearest_primes(q, 2 * n if complete else n, lane.beta // 2)
+        raise RingError(
+            f"q={q} is not ≡ 1 (mod n={n}): neither a primitive {2 * n}th root (complete NTT) "
+            f"nor a primitive {n}th root (degree-2 incomplete NTT) exists mod q; nearest "
+            f"valid q: {', '.join(map(str, near))}"
+        )
+    use_complete = can_complete if complete is None else complete
+    depth = log_n if use_complete else log_n - 1
+    root = smallest_root_of_unity(2 << depth, q)
+    return Ring(
+        name=name or f"n{n}_q{q}",
+        n=n,
+        q=q,
+        lane=lane,
+        depth=depth,
+        root=root,
+        description=description,
+        preset=preset,
+    )
+
+
+def _preset(name: str, n: int, q: int, complete: bool, description: str) -> Ring:
+    return make_ring(
+        n, q, complete=complete, name=name, description=description, preset=True
+    )
+
+
+PRESETS: dict[str, Ring] = {
+    r.name: r
+    for r in (
+        _preset("mlkem", 256, 3329, False, "ML-KEM (FIPS 203): degree-2 base multiplication"),
+        _preset("mldsa", 256, 8380417, True, "ML-DSA (FIPS 204): complete NTT, 32-bit lanes"),
+        _preset("kyber-r1", 256, 7681, True, "Kyber round 1 prime (Seiler 2018): complete NTT"),
+        _preset("newhope512", 512, 12289, True, "NewHope-512: complete NTT"),
+        _preset("newhope1024", 1024, 12289, True, "NewHope-1024: complete NTT"),
+        _preset("falcon512", 512, 12289, True, "Falcon-512 ring: complete NTT"),
+        _preset("falcon1024", 1024, 12289, True, "Falcon-1024 ring: complete NTT"),
+    )
+}
+
+# The roots the standards fix; the smallest-root rule must reproduce them (checked at import).
+_STANDARD_ROOTS = {"mlkem": 17, "mldsa": 1753}
+for _name, _root in _STANDARD_ROOTS.items():
+    if PRESETS[_name].root != _root:  # pragma: no cover - a broken rule is a bug here
+        raise AssertionError(f"{_name}: root {PRESETS[_name].root} != standard {_root}")
+
+_CUSTOM = re.compile(r"^n(\d+)_q(\d+)(?:_l(16|32))?$")
+
+
+def get_ring(name: str) -> Ring:
+    """Return the preset called ``name``, or parse a custom ring name ``n<N>_q<Q>[_l<bits>]``.
+
+    Raises :class:`UnknownNameError` listing the presets when the name is neither."""
+    if name in PRESETS:
+        return PRESETS[name]
+    m = _CUSTOM.match(name)
+    if m:
+        bits = int(m.group(3)) if m.group(3) else None
+        return make_ring(int(m.group(1)), int(m.group(2)), lane_bits=bits, name=name)
+    raise UnknownNameError(
+        f"unknown ring {name!r}: presets are {', '.join(PRESETS)}; a custom ring is written "
+        f"n<N>_q<Q> (e.g. n256_q7681) or given with --n/--q"
+    )
+
+
+def custom_ring(n: int, q: int, lane_bits: int | None = None) -> Ring:
+    """Return the custom ring x^n+1 over Z_q, named ``n<N>_q<Q>`` (``_l32`` when 32-bit lanes
+    are forced for a q that would get 16-bit lanes)."""
+    name = f"n{n}_q{q}"
+    if lane_bits == 32 and q < 1 << 15:
+        name += "_l32"
+    return make_ring(n, q, lane_bits=lane_bits, name=name)
+
