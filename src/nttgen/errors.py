@@ -14,7 +14,7 @@ class RingError(NttgenError, ValueError):
     nearest valid choice."""
 
 
-class UnknownNameError(NttgenError, KeyError):
+class UnknownNameError(NttgenError, KeyError, ValueError):
     """An unknown preset, ISA, kernel or operation name."""
 
     def __str__(self) -> str:  # KeyError quotes its message; we want it verbatim

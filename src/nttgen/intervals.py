@@ -79,11 +79,8 @@ class Bound:
 
     def subset_of(self, other: Bound) -> bool:
         """Whether each lane's interval is inside the other's same lane."""
-        return all(a >= c and b <= d for a, b, c, d in zip(self.lo, self.hi, other.lo, other.hi))
-
-    def map(self, f_lo: Sequence[int], f_hi: Sequence[int]) -> Bound:
-        """A bound with the given lane ends (helper for transfer functions)."""
-        return Bound(tuple(f_lo), tuple(f_hi))
+        pairs = zip(self.lo, self.hi, other.lo, other.hi, strict=True)
+        return all(a >= c and b <= d for a, b, c, d in pairs)
 
     def permute(self, source_lane: Sequence[int]) -> Bound:
         """Lane k of the result is lane ``source_lane[k]`` of this bound."""

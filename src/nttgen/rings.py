@@ -206,9 +206,7 @@ def make_ring(
 
 
 def _preset(name: str, n: int, q: int, complete: bool, description: str) -> Ring:
-    return make_ring(
-        n, q, complete=complete, name=name, description=description, preset=True
-    )
+    return make_ring(n, q, complete=complete, name=name, description=description, preset=True)
 
 
 PRESETS: dict[str, Ring] = {
@@ -256,4 +254,3 @@ def custom_ring(n: int, q: int, lane_bits: int | None = None) -> Ring:
     if lane_bits == 32 and q < 1 << 15:
         name += "_l32"
     return make_ring(n, q, lane_bits=lane_bits, name=name)
-

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from ..errors import BoundsError
+from ..interp.bounds import BoundsInterp, State
 from ..intervals import Bound
-from ..interp.bounds import BoundsInterp
 from ..plan.constants import Arith
 from .ir import (
     Affine,
@@ -38,6 +39,7 @@ from .ir import (
     VarGet,
     VarSet,
 )
+from .replay import run_block
 from .vocab import VOCABULARY
 
 
@@ -56,7 +58,6 @@ class Builder:
         self._blocks: list[list[Stmt]] = [self.fn.body]
         self._ids = 0
         self._tags: list[str] = []
-        self._dry = 0
 
     # ----------------------------------------------------------------- plumbing
     def _next_id(self) -> int:
@@ -137,7 +138,11 @@ class Builder:
         return p
 
     def table(
-        self, name: str, values: list[int], notes: list[tuple[int, str]] | None = None, doc: str = ""
+        self,
+        name: str,
+        values: list[int],
+        notes: list[tuple[int, str]] | None = None,
+        doc: str = "",
     ) -> Table:
         """A constant table; each value must fit the lane."""
         for v in values:
@@ -164,30 +169,35 @@ class Builder:
         var = LoopVar(hint, self._next_id())
         stmt = Loop(var, cnt, [], unroll, self._tag)
         self.bounds.enter_loop(var, cnt)
-        if not cnt.static:
-            self._runtime_fixpoint(var, body)
+        entry = None if cnt.static else self.bounds.snapshot()
+        if entry is not None:
+            self._runtime_fixpoint(var, body)  # decisions are made from this invariant
         self._blocks.append(stmt.body)
         try:
             body(var)
         finally:
             self._blocks.pop()
+        if entry is not None:
+            # With the decisions now fixed, the recorded body is monotone: its fixpoint from
+            # the entry state is the tight invariant (never larger than the one above).
+            self.bounds.restore(entry)
+            env = dict(self.fn.bounds)
+            self.bounds.fixpoint(lambda: run_block(stmt.body, env, self.bounds))
         self.bounds.exit_loop()
         self._emit(stmt)
 
-    def _runtime_fixpoint(self, var: LoopVar, body: Callable[[LoopVar], None]) -> None:
+    def _runtime_fixpoint(self, var: LoopVar, body: Callable[[LoopVar], None]) -> State:
         """Find the loop invariant by running the body in dry mode (recording nothing); the
         real recording that follows then makes its decisions from the invariant."""
 
         def dry_run() -> None:
             self._blocks.append([])
-            self._dry += 1
             try:
                 body(var)
             finally:
-                self._dry -= 1
                 self._blocks.pop()
 
-        self.bounds.fixpoint(dry_run)
+        return self.bounds.fixpoint(dry_run)
 
     def var(self, init: Value, hint: str = "acc") -> Var:
         """Declare a mutable register initialised to ``init``."""
@@ -232,8 +242,7 @@ class Builder:
     def store(self, dst: Buffer, index: Affine | int | LoopVar, value: Value) -> None:
         """Store L lanes at element ``index``."""
         idx = Affine.of(index)
-        if not self._dry:
-            self.bounds.store(dst, idx, self.bound(value))
+        self.bounds.store(dst, idx, self.bound(value))
         self._emit(Store(dst, idx, value, self._tag))
 
     # ----------------------------------------------------------------- vocabulary
@@ -285,7 +294,9 @@ class Builder:
         """a + q where a < 0."""
         return self._op("cond_add_q", (a,), hint)
 
-    def shuffle(self, a: Value, b: Value, d: int, hints: tuple[str, str] = ("s", "s")) -> tuple[Value, Value]:
+    def shuffle(
+        self, a: Value, b: Value, d: int, hints: tuple[str, str] = ("s", "s")
+    ) -> tuple[Value, Value]:
         """Interleave two vectors at lane distance d."""
         b0, b1 = self.bounds.shuffle(self.bound(a), self.bound(b), d=d)
         v0 = self._value(hints[0], b0)

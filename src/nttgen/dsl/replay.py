@@ -24,6 +24,8 @@ def replay(fn: Function, interp: Any) -> dict[Value, Any]:
 def run_block(body: list[Stmt], env: dict[Value, Any], interp: Any) -> None:
     """Replay a list of statements (used recursively for loop bodies)."""
     for s in body:
+        if hasattr(interp, "stmt"):
+            interp.stmt = s
         if isinstance(s, Op):
             if hasattr(interp, "tag"):
                 interp.tag = s.tag
@@ -39,7 +41,9 @@ def run_block(body: list[Stmt], env: dict[Value, Any], interp: Any) -> None:
             interp.store(s.dst, s.index, env[s.value])
         elif isinstance(s, Loop):
             body = s.body
-            interp.loop(s.var, s.count, lambda body=body: run_block(body, env, interp), unroll=s.unroll)
+            interp.loop(
+                s.var, s.count, lambda body=body: run_block(body, env, interp), unroll=s.unroll
+            )
         elif isinstance(s, VarDef):
             interp.var_def(s.var, env[s.init])
         elif isinstance(s, VarSet):

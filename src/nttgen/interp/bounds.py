@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..dsl import semantics
-from ..dsl.ir import Affine, Buffer, Call, Count, LoopVar, Memory, Table, Var
+from ..dsl.ir import Affine, Buffer, Call, Count, Function, LoopVar, Memory, Table, Var
 from ..errors import BoundsError
 from ..intervals import Bound
 from ..plan.constants import Arith
@@ -28,6 +28,7 @@ from . import transfer
 
 FIXPOINT_ROUNDS = 16
 WIDEN_AFTER = 3
+State = tuple[dict[Var, Bound], dict[Buffer, list[tuple[int, int] | None]]]
 
 
 @dataclass
@@ -91,20 +92,35 @@ class BoundsInterp:
         self.memory[buf] = [init] * buf.length
 
     def _static_stack(self) -> tuple[tuple[LoopVar, Count], ...]:
-        return tuple((f.var, f.count) for f in self.frames)
+        """The static loops enclosing the current point, inside the innermost runtime loop."""
+        return tuple((f.var, f.count) for f in self.frames[self._nest_start() :])
+
+    def _nest_start(self) -> int:
+        """Index of the outermost static frame inside every runtime frame."""
+        start = 0
+        for i, f in enumerate(self.frames):
+            if not f.count.static:
+                start = i + 1
+        return start
+
+    def _commit_frame(self) -> _LoopFrame | None:
+        start = self._nest_start()
+        return self.frames[start] if start < len(self.frames) else None
 
     def _iterations(
         self, index: Affine, stack: tuple[tuple[LoopVar, Count], ...]
     ) -> list[dict[LoopVar, int]]:
+        runtime = {f.var for f in self.frames if not f.count.static}
+        if any(v in runtime for v in index.loop_vars):
+            raise BoundsError(
+                f"{self._where()}: memory indexed by a runtime loop counter must be read-only input"
+            )
         used = [(v, c) for v, c in stack if v in index.loop_vars]
-        for v, c in used:
-            if not c.static:
-                raise BoundsError(
-                    f"{self._where()}: memory indexed by a runtime loop counter {v} must be "
-                    "read-only input"
-                )
         ranges = [range(c.const) for _, c in used]
-        return [dict(zip((v for v, _ in used), vals, strict=True)) for vals in itertools.product(*ranges)]
+        return [
+            dict(zip((v for v, _ in used), vals, strict=True))
+            for vals in itertools.product(*ranges)
+        ]
 
     def _element_bound(self, src: Memory, i: int) -> tuple[int, int]:
         if isinstance(src, Table):
@@ -123,8 +139,9 @@ class BoundsInterp:
         if isinstance(src, Buffer) and src.readonly:
             assert src.contract is not None
             return Bound.uniform(*src.contract, self.lanes)
-        if isinstance(src, Buffer) and self.frames:
-            self.frames[0].reads.append((src, index, self._static_stack()))
+        frame = self._commit_frame()
+        if isinstance(src, Buffer) and frame is not None:
+            frame.reads.append((src, index, self._static_stack()))
         lo = [None] * self.lanes
         hi = [None] * self.lanes
         for env in self._iterations(index, self._static_stack()):
@@ -139,12 +156,12 @@ class BoundsInterp:
         """Record a store; inside loops it is committed when the outermost loop ends."""
         if dst.readonly:
             raise BoundsError(f"{self._where()}: writes read-only input {dst.name}")
-        if any(not f.count.static for f in self.frames):
-            raise BoundsError(f"{self._where()}: stores inside a runtime-count loop")
-        if self.frames:
-            self.frames[0].pending.append((dst, index, value, self._static_stack()))
+        frame = self._commit_frame()
+        if frame is not None:
+            frame.pending.append((dst, index, value, self._static_stack()))
             return
-        self._commit(dst, index.evaluate({}), value)
+        self._iterations(index, ())  # rejects an index on a runtime counter
+        self._commit(dst, index.const, value)
 
     def _commit(self, dst: Buffer, base: int, value: Bound) -> None:
         cells = self.memory[dst]
@@ -155,7 +172,7 @@ class BoundsInterp:
 
     def _close_outermost(self, frame: _LoopFrame) -> None:
         writers: dict[tuple[Buffer, int], tuple[int, ...]] = {}
-        for dst, index, value, stack in frame.pending:
+        for dst, index, _, stack in frame.pending:
             for env in self._full_iterations(stack):
                 base = index.evaluate(env)
                 key = tuple(env[v] for v, _ in stack)
@@ -228,9 +245,10 @@ class BoundsInterp:
         self.frames.append(_LoopFrame(var, count))
 
     def exit_loop(self) -> None:
-        """Close the innermost loop scope; closing the outermost one commits its stores."""
+        """Close the innermost loop scope; closing the outermost static loop of a nest commits
+        the nest's stores."""
         frame = self.frames.pop()
-        if not self.frames:
+        if frame.count.static and self._nest_start() == len(self.frames):
             self._close_outermost(frame)
 
     def loop(
@@ -247,24 +265,50 @@ class BoundsInterp:
             self.fixpoint(run_body)
         self.exit_loop()
 
-    def fixpoint(self, run_body: Callable[[], None]) -> None:
-        """Find an invariant for the mutable registers of a runtime loop: iterate the body,
-        joining each round's ranges into the invariant; a range still growing after
-        ``WIDEN_AFTER`` rounds is widened to the whole lane, which obliges the body to reduce
-        it. Leaves ``vars`` at the invariant (the ranges on every iteration's entry and exit)."""
-        inv = dict(self.vars)
+    def snapshot(self) -> State:
+        """The mutable abstract state: registers and written memory."""
+        return dict(self.vars), {b: list(c) for b, c in self.memory.items()}
+
+    def restore(self, state: State) -> None:
+        """Reset the mutable abstract state."""
+        self.vars = dict(state[0])
+        self.memory = {b: list(c) for b, c in state[1].items()}
+
+    def _join_states(self, a: State, b: State, widen: bool) -> State:
+        full = Bound.uniform(self.lane.min, self.lane.max, self.lanes)
+        vars_: dict[Var, Bound] = {}
+        for v, bb in b[0].items():
+            j = a[0][v].join(bb) if v in a[0] else bb
+            vars_[v] = full if widen and j != a[0].get(v) else j
+        mem: dict[Buffer, list[tuple[int, int] | None]] = {}
+        for buf, cells in b[1].items():
+            old = a[1].get(buf, [None] * len(cells))
+            out: list[tuple[int, int] | None] = []
+            for x, y in zip(old, cells, strict=True):
+                if x is None or y is None:
+                    out.append(y if x is None else x)
+                    continue
+                j = (min(x[0], y[0]), max(x[1], y[1]))
+                out.append((self.lane.min, self.lane.max) if widen and j != x else j)
+            mem[buf] = out
+        return vars_, mem
+
+    def fixpoint(self, run_body: Callable[[], None]) -> State:
+        """Find an invariant of a runtime loop over registers and memory: iterate the body,
+        joining each round's state into the invariant; ranges still growing after
+        ``WIDEN_AFTER`` rounds are widened to the whole lane, which obliges the body to reduce
+        them. Leaves the state at the invariant (on every iteration's entry and exit) and
+        returns it."""
+        inv = self.snapshot()
         for round_ in range(FIXPOINT_ROUNDS):
-            self.vars = dict(inv)
+            self.restore(inv)
             run_body()
-            new = {v: inv[v].join(self.vars[v]) if v in inv else self.vars[v] for v in self.vars}
+            new = self._join_states(inv, self.snapshot(), widen=round_ >= WIDEN_AFTER)
             if new == inv:
-                self.vars = inv
-                return
-            if round_ >= WIDEN_AFTER:
-                full = Bound.uniform(self.lane.min, self.lane.max, self.lanes)
-                new = {v: full if new[v] != inv.get(v) else new[v] for v in new}
+                self.restore(inv)
+                return inv
             inv = new
-        grown = ", ".join(f"{v.hint} in {inv[v]}" for v in inv)
+        grown = ", ".join(f"{v.hint} in {inv[0][v]}" for v in inv[0])
         raise BoundsError(
             f"{self._where()}: a loop-carried value grows without bound ({grown}); the program "
             "must reduce it inside the loop"
@@ -340,8 +384,29 @@ class BoundsInterp:
         regs = (a, b)
 
         def gather(src: list[tuple[int, int]]) -> Bound:
-            return Bound(
-                tuple(regs[r].lo[k] for r, k in src), tuple(regs[r].hi[k] for r, k in src)
-            )
+            return Bound(tuple(regs[r].lo[k] for r, k in src), tuple(regs[r].hi[k] for r, k in src))
 
         return gather(src0), gather(src1)
+
+
+class _Replayer(BoundsInterp):
+    """BoundsInterp driven by :func:`nttgen.dsl.replay.replay`: records every value's range."""
+
+    def __init__(self, arith: Arith, fn: Function) -> None:
+        super().__init__(arith, fn.lanes, fn.name)
+        self.fn = fn
+
+
+def analyse(fn: Function, arith: Arith) -> dict[str, tuple[int, int]]:
+    """Re-derive, from the recorded IR alone, the proven range of every output buffer (its
+    hull); raises :class:`BoundsError` if any op can overflow. Used to check that the IR the
+    builder recorded is safe independently of the decisions made while recording it."""
+    from ..dsl.replay import replay
+
+    interp = _Replayer(arith, fn)
+    for buf in fn.buffers:
+        interp.bind_buffer(buf)
+    for buf in fn.locals:
+        interp.bind_buffer(buf)
+    replay(fn, interp)
+    return {b.name: interp.buffer_hull(b) for b in fn.buffers if b.role in ("out", "inout")}

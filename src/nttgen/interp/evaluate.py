@@ -212,7 +212,9 @@ class Evaluator:
 
     def cond_add_q(self, a: Array) -> Array:
         """a + q where a < 0."""
-        return self._finish("cond_add_q", semantics.cond_add_q(self._align(a), self.lane, self.arith.q))
+        return self._finish(
+            "cond_add_q", semantics.cond_add_q(self._align(a), self.lane, self.arith.q)
+        )
 
     def shuffle(self, a: Array, b: Array, *, d: int) -> tuple[Array, Array]:
         """Lane interleave."""
@@ -242,7 +244,9 @@ def evaluate(
             if arr.ndim == 1:
                 arr = arr[None, :]
             if arr.shape[1] != length:
-                raise ValueError(f"{fn.name}: {buf.name} needs {length} elements, got {arr.shape[1]}")
+                raise ValueError(
+                    f"{fn.name}: {buf.name} needs {length} elements, got {arr.shape[1]}"
+                )
             batch = arr.shape[0] if batch is None else batch
             memory[buf] = arr
     if batch is None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from ..arith import bitrev, multiplicative_order
 from ..rings import Ring
 from .constants import Arith
@@ -63,17 +65,13 @@ class NttAlgebra:
 
     # ----------------------------------------------------------------- reference maths
     def reference_ntt(self, coeffs: list[int]) -> list[int]:
-        """The NTT by definition (slow): for each factor j, the coefficients of
-        a mod (x^b - root_j), in the standard order, in [0, q)."""
+        """The NTT by definition: for each factor j of the standard order, the coefficients of
+        a mod (x^b - root_j), in [0, q). Computed by Horner's rule in x^b = root_j for all
+        factors at once (exact: every intermediate is below q^2 < 2^62)."""
         q, b, n = self.ring.q, self.ring.base_degree, self.ring.n
-        out: list[int] = []
-        for j in range(n // b):
-            w = self.base_root(j)
-            rem = [0] * b
-            wpow = 1  # x^(b*m) = w^m mod (x^b - w)
-            for m in range(n // b):
-                for c in range(b):
-                    rem[c] = (rem[c] + coeffs[b * m + c] * wpow) % q
-                wpow = wpow * w % q
-            out.extend(rem)
-        return out
+        roots = np.array([self.base_root(j) for j in range(n // b)], dtype=np.int64)
+        a = np.mod(np.asarray(coeffs, dtype=np.int64), q).reshape(n // b, b)
+        acc = np.zeros((n // b, b), dtype=np.int64)
+        for m in range(n // b - 1, -1, -1):
+            acc = (acc * roots[:, None] + a[m][None, :]) % q
+        return [int(x) for x in acc.reshape(-1)]

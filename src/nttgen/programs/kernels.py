@@ -40,17 +40,73 @@ OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", 
 
 
 @dataclass(frozen=True)
+class OpInfo:
+    """What an entry point computes, in which order and domain (for headers and manifests)."""
+
+    summary: str
+    input: str
+    output: str
+
+
+OP_INFO: dict[str, OpInfo] = {
+    "ntt": OpInfo(
+        "forward NTT, in place",
+        "a: coefficients in the standard order (index i holds the coefficient of x^i)",
+        "a: NTT domain in this ISA's native order (normal domain, not reduced)",
+    ),
+    "intt": OpInfo(
+        "inverse NTT times beta, in place: a <- beta * NTT^-1(a)",
+        "a: NTT domain, native order",
+        "a: coefficients, standard order, times beta (cancels basemul's beta^-1)",
+    ),
+    "basemul": OpInfo(
+        "base multiplication: r = a o b * beta^-1",
+        "a, b: NTT domain, native order",
+        "r: NTT domain, native order, times beta^-1 (Montgomery)",
+    ),
+    "basemul_acc": OpInfo(
+        "r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after "
+        "another",
+        "a, b: k polynomials each, NTT domain, native order",
+        "r: NTT domain, native order, times beta^-1 (Montgomery)",
+    ),
+    "reduce": OpInfo(
+        "full reduction, in place: every coefficient to its representative in [0, q)",
+        "a: any lane values",
+        "a: the same residues in [0, q)",
+    ),
+    "tomont": OpInfo(
+        "into Montgomery form, in place: a <- a * beta mod q",
+        "a: any lane values",
+        "a: times beta (mod q)",
+    ),
+    "frommont": OpInfo(
+        "out of Montgomery form, in place: a <- a * beta^-1 mod q",
+        "a: any lane values",
+        "a: times beta^-1 (mod q)",
+    ),
+    "polymul": OpInfo(
+        "r = a * b mod (q, x^n + 1)",
+        "a, b: coefficients, standard order",
+        "r: coefficients, standard order, in [0, q)",
+    ),
+}
+
+
+@dataclass(frozen=True)
 class BuildConfig:
     """ISA-independent build parameters: the lane count and the transform's pass plan.
 
     ``merge`` lists how many consecutive layers each pass runs (default: one per pass);
     ``extra_slots`` the registers each pass adds for instruction-level parallelism;
-    ``unroll`` asks emitters to unroll the passes' loops."""
+    ``unroll`` asks emitters to unroll the passes' loops; ``products_outer`` picks the loop
+    order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
     extra_slots: tuple[int, ...] | None = None
     unroll: bool = False
+    products_outer: bool = True
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -113,7 +169,7 @@ class KernelSet:
         f["basemul"] = S.finish()
 
         S = self.builder("basemul_acc", "sum of k base multiplications in the NTT domain")
-        program_basemul_acc(S, alg, self.order, ntt_out)
+        program_basemul_acc(S, alg, self.order, ntt_out, products_outer=self.config.products_outer)
         f["basemul_acc"] = S.finish()
 
         intt_in = _join(

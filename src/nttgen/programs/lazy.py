@@ -46,7 +46,11 @@ class Reducer:
         """Return (a', b') congruent to (a, b) such that a'+b' and/or a'-b' cannot overflow,
         reducing the wider operand first and only as much as needed."""
         while not self._fits_sum_and_diff(a, b, need_sum, need_diff):
-            cands = [(self.S.bound(v).magnitude, i) for i, v in enumerate((a, b)) if v.id not in self.reduced]
+            cands = [
+                (self.S.bound(v).magnitude, i)
+                for i, v in enumerate((a, b))
+                if v.id not in self.reduced
+            ]
             if not cands:
                 raise BoundsError(
                     f"{self.S.fn.name} ({self.S._tag}): even reduced operands in "

@@ -19,9 +19,7 @@ from .lazy import Reducer
 
 
 def _register_offsets(pas: PassPlan) -> list[int]:
-    return [
-        sum(((r >> j) & 1) << p for j, p in enumerate(pas.slots)) for r in range(pas.registers)
-    ]
+    return [sum(((r >> j) & 1) << p for j, p in enumerate(pas.slots)) for r in range(pas.registers)]
 
 
 def _pairs(registers: int, slot: int) -> list[tuple[int, int]]:
@@ -32,9 +30,7 @@ def _twiddle_key(pas: PassPlan, order: MemOrder, slot: int, bit: int, r0: int) -
     """Register pairs with the same key share a twiddle vector: the key keeps only the slot bits
     whose index bit lies above the butterfly's (those that change the block number)."""
     return tuple(
-        (r0 >> j) & 1
-        for j, p in enumerate(pas.slots)
-        if j != slot and order.perm[p] > bit
+        (r0 >> j) & 1 for j, p in enumerate(pas.slots) if j != slot and order.perm[p] > bit
     )
 
 

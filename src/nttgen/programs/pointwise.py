@@ -106,7 +106,9 @@ class BaseMul:
             bases = [b + (v << run.start) for b in bases for v in range(run.count)]
         return bases
 
-    def for_each_chunk(self, body: Callable[[list[int], Affine, tuple[Value, Value] | None], None]) -> None:
+    def for_each_chunk(
+        self, body: Callable[[list[int], Affine, tuple[Value, Value] | None], None]
+    ) -> None:
         """Call ``body(offsets, addr, gamma)`` once per chunk: register offsets (1 for
         pointwise, 2 = (a0, a1) for degree 2), the chunk's base address, and its root vector."""
         S = self.S
@@ -174,7 +176,9 @@ class BaseMul:
         return [S.add(x, y, hint="r"), S.add(u, w, hint="r")]
 
 
-def program_basemul(S: Builder, alg: NttAlgebra, order: MemOrder, contract: tuple[int, int]) -> None:
+def program_basemul(
+    S: Builder, alg: NttAlgebra, order: MemOrder, contract: tuple[int, int]
+) -> None:
     """basemul(r, a, b): r = a o b * beta^-1 in the NTT domain."""
     n = alg.ring.n
     r = S.output("r", n, doc="product in the NTT domain (times beta^-1)")
@@ -184,18 +188,29 @@ def program_basemul(S: Builder, alg: NttAlgebra, order: MemOrder, contract: tupl
     red = Reducer(S)
 
     def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-        prod = bm.multiply(red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma)
+        prod = bm.multiply(
+            red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma
+        )
         bm.store(r, addr, offsets, prod)
 
     bm.for_each_chunk(body)
 
 
 def program_basemul_acc(
-    S: Builder, alg: NttAlgebra, order: MemOrder, contract: tuple[int, int]
+    S: Builder,
+    alg: NttAlgebra,
+    order: MemOrder,
+    contract: tuple[int, int],
+    *,
+    products_outer: bool,
 ) -> None:
     """basemul_acc(r, a, b, k): r = sum_i a_i o b_i * beta^-1 over k >= 1 pairs of NTT-domain
-    polynomials stored one after another. The accumulator is reduced inside the loop exactly
-    when the analysis of the loop invariant requires it."""
+    polynomials stored one after another. The accumulator is reduced inside the loop over k
+    exactly when the analysis of the loop invariant requires it.
+
+    ``products_outer`` loops over the k products outside the loop over coefficients and keeps
+    the sum in ``r`` (best for scalar code, which compilers vectorise); otherwise each chunk's
+    sum stays in registers while the loop over k runs inside (best for explicit SIMD)."""
     n = alg.ring.n
     r = S.output("r", n, doc="sum of products in the NTT domain (times beta^-1)")
     k = ScalarParam("k", 1, "number of products, at least 1")
@@ -205,16 +220,42 @@ def program_basemul_acc(
     bm = BaseMul(S, alg, order)
     red = Reducer(S)
 
-    def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-        first = bm.multiply(red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma)
-        accs = [S.var(v, hint="acc") for v in first]
+    def product(row: Affine, offsets: list[int], gamma: tuple[Value, Value] | None) -> list[Value]:
+        xa = bm.load(a, row, offsets, "a")
+        xb = bm.load(b, row, offsets, "b")
+        return bm.multiply(red, xa, xb, gamma)
+
+    def accumulate(acc: Value, p: Value) -> Value:
+        x, y = red.make_room(acc, p, need_diff=False)
+        return S.add(x, y, hint="acc")
+
+    if products_outer:
+
+        def first(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
+            bm.store(r, addr, offsets, product(addr, offsets, gamma))
+
+        bm.for_each_chunk(first)
 
         def more(i: LoopVar) -> None:
-            row = addr + (Affine.of(i) + 1) * n
-            prod = bm.multiply(red, bm.load(a, row, offsets, "a"), bm.load(b, row, offsets, "b"), gamma)
+            def step(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
+                prod = product(addr + (Affine.of(i) + 1) * n, offsets, gamma)
+                acc = bm.load(r, addr, offsets, "acc")
+                bm.store(
+                    r, addr, offsets, [accumulate(x, p) for x, p in zip(acc, prod, strict=True)]
+                )
+
+            bm.for_each_chunk(step)
+
+        S.loop(Count(-1, k), more, hint="i")
+        return
+
+    def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
+        accs = [S.var(v, hint="acc") for v in product(addr, offsets, gamma)]
+
+        def more(i: LoopVar) -> None:
+            prod = product(addr + (Affine.of(i) + 1) * n, offsets, gamma)
             for acc, p in zip(accs, prod, strict=True):
-                x, y = red.make_room(S.get(acc), p, need_diff=False)
-                S.set(acc, S.add(x, y, hint="acc"))
+                S.set(acc, accumulate(S.get(acc), p))
 
         S.loop(Count(-1, k), more, hint="i")
         bm.store(r, addr, offsets, [S.get(acc) for acc in accs])

@@ -1,0 +1,48 @@
+# nttgen tasks. `make run` and `make test` each set up what they need on a fresh machine.
+VENV   ?= .venv
+PYTHON ?= python3
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help setup toolchain run test gen bench lint format clean
+
+help: ## list the tasks
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## create the virtual environment and install nttgen with its test tools
+
+toolchain: ## install the C toolchains the tests use (apt-get, when missing)
+	./scripts/install-toolchain.sh
+
+run: setup ## generate, verify and time the portable C of every preset; print the tables
+	$(BIN)/nttgen generate --presets -o generated
+	$(BIN)/nttgen verify --ring all --isa c
+	$(BIN)/nttgen bench --isa c
+
+test: setup toolchain ## run the whole test suite
+	$(BIN)/python -m pytest
+
+gen: setup ## regenerate the checked-in C of the presets under generated/
+	$(BIN)/nttgen generate --presets -o generated
+
+bench: setup ## the full benchmark matrix (every preset, ISA and op); writes bench.json
+	$(BIN)/nttgen bench --json bench.json
+
+lint: setup toolchain ## ruff check, ruff format --check, clang-format check of generated C
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	clang-format-19 --dry-run --Werror generated/*/*.c generated/*/*.h
+
+format: setup ## ruff format the Python sources
+	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests
+
+clean: ## remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .ruff_cache build src/*.egg-info

@@ -1,0 +1,5 @@
+"""``python -m nttgen``."""
+
+from .cli import main
+
+raise SystemExit(main())

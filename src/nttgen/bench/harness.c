@@ -1,0 +1,185 @@
+/*
+ * nttgen benchmark harness: times generated kernels in batches with the CPU's time-stamp counter.
+ *
+ * Method (see MACHINE.md of the project): rdtsc advances in coarse steps here, so each sample
+ * times a batch of back-to-back calls; after a warm-up, the median of the samples divided by
+ * the batch size is reported as ticks per call. In-place kernels (ntt, intt) are given a fresh
+ * valid random input before every call by a copy from a pristine buffer (all in L1); the copy's
+ * own cost is measured the same way and subtracted. Kernels are reached through a table of
+ * function pointers so that every ISA of a ring is timed in one run, under the same conditions.
+ *
+ * Output: one JSON object per line on stdout.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_types.h"
+#include "bench_kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline uint64_t ticks(void) {
+    _mm_lfence();
+    uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+}
+#define TICKS_UNIT "tsc"
+#else
+#include <time.h>
+static inline uint64_t ticks(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define TICKS_UNIT "ns"
+#endif
+
+#define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint64_t next_random(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Uniform in [0, q): valid input for every kernel's contract. */
+static void fill(bench_elem_t *p, size_t len) {
+    for (size_t i = 0; i < len; ++i) {
+        p[i] = (bench_elem_t)(next_random() % (uint64_t)BENCH_Q);
+    }
+}
+
+enum op { OP_COPY, OP_NTT, OP_INTT, OP_BASEMUL, OP_BASEMUL_ACC, OP_POLYMUL };
+
+static bench_elem_t pristine[BENCH_N] __attribute__((aligned(64)));
+static bench_elem_t work[BENCH_N] __attribute__((aligned(64)));
+static bench_elem_t in_a[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
+static bench_elem_t in_b[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
+static bench_elem_t out_r[BENCH_N] __attribute__((aligned(64)));
+
+static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
+    for (int i = 0; i < batch; ++i) {
+        switch (op) {
+        case OP_COPY:
+            memcpy(work, pristine, sizeof work);
+            BARRIER(work);
+            break;
+        case OP_NTT:
+            memcpy(work, pristine, sizeof work);
+            BARRIER(work);
+            k->ntt(work);
+            break;
+        case OP_INTT:
+            memcpy(work, pristine, sizeof work);
+            BARRIER(work);
+            k->intt(work);
+            break;
+        case OP_BASEMUL:
+            k->basemul(out_r, in_a, in_b);
+            BARRIER(out_r);
+            break;
+        case OP_BASEMUL_ACC:
+            k->basemul_acc(out_r, in_a, in_b, kk);
+            BARRIER(out_r);
+            break;
+        case OP_POLYMUL:
+            k->polymul(out_r, in_a, in_b);
+            BARRIER(out_r);
+            break;
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median and quartiles of per-call ticks over `samples` batches. */
+static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
+                    int warmup, double *q1, double *med, double *q3) {
+    double *v = malloc(sizeof(double) * (size_t)samples);
+    if (v == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    for (int s = 0; s < warmup; ++s) {
+        run_batch(k, op, kk, batch);
+    }
+    for (int s = 0; s < samples; ++s) {
+        uint64_t t0 = ticks();
+        run_batch(k, op, kk, batch);
+        uint64_t t1 = ticks();
+        v[s] = (double)(t1 - t0) / batch;
+    }
+    qsort(v, (size_t)samples, sizeof(double), cmp_double);
+    *q1 = v[samples / 4];
+    *med = v[samples / 2];
+    *q3 = v[(3 * samples) / 4];
+    free(v);
+}
+
+static const char *const OP_NAMES[] = {"copy", "ntt", "intt", "basemul", "basemul_acc", "polymul"};
+
+int main(int argc, char **argv) {
+    int samples = argc > 1 ? atoi(argv[1]) : 1000;
+    int batch = argc > 2 ? atoi(argv[2]) : 100;
+    int warmup = argc > 3 ? atoi(argv[3]) : 100;
+    const char *ops = argc > 4 ? argv[4] : "ntt,intt,basemul,basemul_acc,polymul";
+    const char *kvals = argc > 5 ? argv[5] : "3,5";
+    if (samples < 1 || batch < 1 || warmup < 0) {
+        fprintf(stderr, "usage: bench [samples>=1] [batch>=1] [warmup>=0] [ops] [k,...]\n");
+        return 2;
+    }
+    int wanted[OP_POLYMUL + 1] = {0};
+    for (const char *p = ops; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
+            if (strlen(OP_NAMES[op]) == len && strncmp(p, OP_NAMES[op], len) == 0) {
+                wanted[op] = 1;
+            }
+        }
+        p += len + (p[len] == ',');
+    }
+    fill(pristine, BENCH_N);
+    fill(in_a, (size_t)BENCH_KMAX * BENCH_N);
+    fill(in_b, (size_t)BENCH_KMAX * BENCH_N);
+    for (size_t i = 0; i < sizeof BENCH_KERNELS / sizeof BENCH_KERNELS[0]; ++i) {
+        const bench_kernels_t *k = &BENCH_KERNELS[i];
+        double cq1, cmed, cq3;
+        measure(k, OP_COPY, 0, samples, batch, warmup, &cq1, &cmed, &cq3);
+        for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
+            if (!wanted[op]) {
+                continue;
+            }
+            const char *kp = kvals;
+            do {
+                size_t kk = (size_t)atoi(kp);
+                if (op == OP_BASEMUL_ACC && (kk < 1 || kk > BENCH_KMAX)) {
+                    fprintf(stderr, "k must be in [1, %d]\n", BENCH_KMAX);
+                    return 2;
+                }
+                double q1, med, q3;
+                measure(k, (enum op)op, kk, samples, batch, warmup, &q1, &med, &q3);
+                double sub = (op == OP_NTT || op == OP_INTT) ? cmed : 0.0;
+                printf("{\"isa\": \"%s\", \"op\": \"%s\", \"k\": %d, \"median\": %.2f, "
+                       "\"q1\": %.2f, \"q3\": %.2f, \"copy\": %.2f, \"unit\": \"%s\"}\n",
+                       k->isa, OP_NAMES[op], op == OP_BASEMUL_ACC ? (int)kk : 0, med - sub,
+                       q1 - sub, q3 - sub, sub, TICKS_UNIT);
+                fflush(stdout);
+                kp = strchr(kp, ',');
+                if (kp != NULL) {
+                    ++kp;
+                }
+            } while (op == OP_BASEMUL_ACC && kp != NULL);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,226 @@
+"""The ``nttgen`` command line.
+
+Every error ends the program with one line on stderr and a nonzero exit status, never a
+traceback: 2 for bad usage or parameters, 1 for a failed verification.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from rich.console import Console
+from rich.table import Table
+
+from . import cpu
+from .emit.isa import ISAS
+from .errors import NttgenError
+from .rings import PRESETS, Ring, custom_ring, get_ring
+from .version import __version__
+
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
+def _add_ring_args(p: argparse.ArgumentParser, many: bool) -> None:
+    help_ring = "preset name, or n<N>_q<Q> for a custom ring"
+    if many:
+        p.add_argument("--ring", action="append", help=help_ring + "; repeatable; 'all' = presets")
+    else:
+        p.add_argument("--ring", help=help_ring)
+    p.add_argument("--n", type=int, help="custom ring: x^n + 1 (n a power of two)")
+    p.add_argument("--q", type=int, help="custom ring: the prime modulus q")
+    p.add_argument("--lane-bits", type=int, choices=(16, 32), help="force 16- or 32-bit lanes")
+
+
+def _rings(args: argparse.Namespace, default_all: bool) -> list[Ring]:
+    if args.n is not None or args.q is not None:
+        if args.n is None or args.q is None:
+            raise NttgenError("a custom ring needs both --n and --q")
+        if args.ring:
+            raise NttgenError("give either --ring or --n/--q, not both")
+        return [custom_ring(args.n, args.q, args.lane_bits)]
+    names = args.ring if isinstance(args.ring, list) else ([args.ring] if args.ring else [])
+    if not names:
+        if default_all:
+            return list(PRESETS.values())
+        raise NttgenError("choose a ring with --ring NAME or --n N --q Q")
+    out: list[Ring] = []
+    for name in names:
+        out += list(PRESETS.values()) if name == "all" else [get_ring(name)]
+    return out
+
+
+def _isas(values: list[str] | None, default: list[str]) -> list[str]:
+    names = values or default
+    for name in names:
+        if name not in ISAS:
+            raise NttgenError(f"unknown ISA {name!r}: known ISAs are {', '.join(ISAS)}")
+    return names
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print the rings and the ISAs."""
+    del args
+    t = Table(title="Rings (presets; any x^n+1 with --n/--q)")
+    for col in ("name", "n", "q", "lanes", "NTT", "description"):
+        t.add_column(col)
+    for r in PRESETS.values():
+        ntt = "complete" if r.complete else f"depth {r.depth}, degree-{r.base_degree} base"
+        t.add_row(r.name, str(r.n), str(r.q), f"{r.lane.bits}-bit", ntt, r.description)
+    console.print(t)
+    t = Table(title="ISAs")
+    for col in ("name", "backend", "usable here"):
+        t.add_column(col)
+    usable = cpu.usable_isas()
+    for name, cls in ISAS.items():
+        t.add_row(name, cls.title, "yes" if name in usable else "no")
+    console.print(t)
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """Write the .h/.c/.json files."""
+    from .generate import generate, write_files
+
+    isas = _isas(args.isa, ["c"])
+    if args.presets:
+        if args.ring or args.n is not None:
+            raise NttgenError("--presets generates every preset; do not also give a ring")
+        rings = list(PRESETS.values())
+    else:
+        rings = _rings(args, default_all=False)
+    out = Path(args.output)
+    for ring in rings:
+        for isa in isas:
+            target = out / ring.name if args.presets else out
+            for path in write_files(generate(ring, isa), target):
+                console.print(f"wrote {path}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Run the differential checks and print a pass/fail table."""
+    from .api import load
+    from .verify import verify_kernel
+
+    rings = _rings(args, default_all=True)
+    isas = _isas(args.isa, ["c"])
+    if args.trials < 1:
+        raise NttgenError("--trials must be at least 1")
+    t = Table(title=f"nttgen verify ({args.trials} random trials per check, seed {args.seed})")
+    for col in ("ring", "isa", "check", "cases", "result"):
+        t.add_column(col)
+    failed = 0
+    for ring in rings:
+        for isa in isas:
+            k = load(ring, isa)
+            for res in verify_kernel(k, trials=args.trials, seed=args.seed):
+                verdict = "[green]pass[/]" if res.ok else f"[red]FAIL[/]: {res.failure}"
+                failed += not res.ok
+                t.add_row(ring.name, isa, res.name, str(res.cases), verdict)
+    console.print(t)
+    if failed:
+        console.print(f"[red]{failed} check(s) failed[/]")
+        return 1
+    console.print("all checks passed")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Time the kernels and print the table."""
+    from .bench import BENCH_OPS, results_json, run_bench
+    from .bench.report import print_table
+
+    rings = _rings(args, default_all=True)
+    isas = _isas(args.isa, cpu.usable_isas())
+    ops = args.op or list(BENCH_OPS)
+    for op in ops:
+        if op not in BENCH_OPS:
+            raise NttgenError(f"unknown op {op!r}: choose from {', '.join(BENCH_OPS)}")
+    for name in isas:
+        if name not in cpu.usable_isas():
+            raise NttgenError(f"ISA {name!r} cannot run on this CPU")
+    if args.samples < 1 or args.batch < 1:
+        raise NttgenError("--samples and --batch must be at least 1")
+    with console.status("benchmarking") as status:
+        results = run_bench(
+            rings,
+            isas,
+            ops,
+            samples=args.samples,
+            batch=args.batch,
+            progress=lambda name: status.update(f"benchmarking {name}"),
+        )
+    print_table(console, results, isas, samples=args.samples, batch=args.batch)
+    if args.json:
+        meta = {"samples": args.samples, "batch": args.batch, "isas": isas}
+        Path(args.json).write_text(results_json(results, meta))
+        console.print(f"wrote {args.json}")
+    return 0
+
+
+# --------------------------------------------------------------------------- entry point
+def parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    p = _Parser(
+        prog="nttgen",
+        description="Generate, verify and time constant-time NTT polynomial multipliers.",
+    )
+    p.add_argument("--version", action="version", version=f"nttgen {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("list", help="list ring presets and ISAs")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("generate", help="write the .h/.c/.json files of a ring")
+    _add_ring_args(s, many=False)
+    s.add_argument("--presets", action="store_true", help="every preset, into OUTPUT/<ring>/")
+    s.add_argument("--isa", action="append", help=f"ISA ({', '.join(ISAS)}); repeatable")
+    s.add_argument("-o", "--output", required=True, help="output directory")
+    s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser("verify", help="differential checks of compiled kernels")
+    _add_ring_args(s, many=True)
+    s.add_argument("--isa", action="append", help="ISA; repeatable (default: c)")
+    s.add_argument("--trials", type=int, default=20, help="random inputs per check (default 20)")
+    s.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    s.set_defaults(func=cmd_verify)
+
+    s = sub.add_parser("bench", help="median ticks per call of every kernel")
+    _add_ring_args(s, many=True)
+    s.add_argument("--isa", action="append", help="ISA; repeatable (default: all usable)")
+    s.add_argument("--op", action="append", help="operation; repeatable (default: all)")
+    s.add_argument("--samples", type=int, default=1000, help="timed batches (default 1000)")
+    s.add_argument("--batch", type=int, default=100, help="calls per batch (default 100)")
+    s.add_argument("--json", help="also write the results to this JSON file")
+    s.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except NttgenError as e:
+        sys.stderr.write(f"nttgen: error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("nttgen: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Emitters: IR -> a small C AST -> deterministic, clang-format-clean C text."""

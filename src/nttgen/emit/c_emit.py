@@ -1,0 +1,220 @@
+"""The C emitter: an interpreter of the IR that builds C AST for one ISA backend.
+
+Every SSA value becomes a ``const`` local named from its hint and a per-function counter
+(``t_3``, ``zeta_0``), so the output is readable and identical on every run. Loop counters are
+``size_t``; memory indices are affine in them, folded at emission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..dsl.ir import (
+    Affine,
+    Buffer,
+    Call,
+    Count,
+    Function,
+    LoopVar,
+    Memory,
+    ScalarParam,
+    Stmt,
+    Table,
+    Var,
+)
+from ..dsl.replay import replay
+from ..dsl.vocab import VOCABULARY
+from . import c_ast as C
+from .isa.base import Isa
+
+ALIGN_MACRO = "NTTGEN_ALIGN"
+
+
+class NameSupply:
+    """Deterministic fresh names: hint_0, hint_1, ... per hint."""
+
+    def __init__(self, reserved: set[str] | None = None) -> None:
+        self.counts: dict[str, int] = {}
+        self.reserved = set(reserved or ())
+
+    def fresh(self, hint: str) -> str:
+        """A new name starting with ``hint``."""
+        while True:
+            k = self.counts.get(hint, 0)
+            self.counts[hint] = k + 1
+            name = f"{hint}_{k}"
+            if name not in self.reserved:
+                return name
+
+
+class CEmitter:
+    """Emit one IR function as a C function definition."""
+
+    def __init__(
+        self,
+        fn: Function,
+        isa: Isa,
+        c_name: Callable[[Function], str],
+        table_name: Callable[[Function, Table], str],
+        doc: tuple[str, ...] = (),
+    ) -> None:
+        self.fn = fn
+        self.isa = isa
+        self.c_name = c_name
+        self.table_name = table_name
+        self.doc = doc
+        reserved = {p.name for p in fn.params} | {b.name for b in fn.locals}
+        self.names = NameSupply(reserved)
+        self.blocks: list[list[C.Stmt]] = [[]]
+        self.loopvars: dict[LoopVar, C.Expr] = {}
+        self.vars: dict[Var, C.Name] = {}
+        self.stmt: Stmt | None = None
+        self.tag = ""
+
+    # ----------------------------------------------------------------- helpers
+    def _out(self, s: C.Stmt) -> None:
+        self.blocks[-1].append(s)
+
+    def _bind(self, expr: C.Expr, hint: str) -> C.Expr:
+        if isinstance(expr, C.Int):
+            return expr
+        name = self.names.fresh(hint)
+        self._out(C.Decl(self.isa.vec_type(), name, expr, const=True))
+        return C.Name(name)
+
+    def _hint(self, k: int = 0) -> str:
+        s = self.stmt
+        results = getattr(s, "results", None)
+        if results is not None:
+            return results[k].hint
+        result = getattr(s, "result", None)
+        return result.hint if result is not None else "v"
+
+    def _index(self, index: Affine) -> C.Expr:
+        e: C.Expr = C.Int(index.const)
+        terms = C.Int(0)
+        for v, c in index.terms:
+            terms = C.add(terms, C.mul(self.loopvars[v], c))
+        return C.add(terms, e)
+
+    def _memory(self, src: Memory) -> C.Expr:
+        if isinstance(src, Table):
+            return C.Name(self.table_name(self.fn, src))
+        return C.Name(src.name)
+
+    # ----------------------------------------------------------------- structure
+    def load(self, src: Memory, index: Affine) -> C.Expr:
+        """A vector load (tables and whole-vector offsets are aligned)."""
+        aligned = isinstance(src, Table) or self._aligned(index)
+        return self._bind(
+            self.isa.load(self._memory(src), self._index(index), aligned), self._hint()
+        )
+
+    def _aligned(self, index: Affine) -> bool:
+        L = self.fn.lanes
+        return index.const % L == 0 and all(c % L == 0 for _, c in index.terms)
+
+    def store(self, dst: Buffer, index: Affine, value: C.Expr) -> None:
+        """A vector store."""
+        self._out(self.isa.store(C.Name(dst.name), self._index(index), value, self._aligned(index)))
+
+    def loop(
+        self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False
+    ) -> None:
+        """A for loop, or the body repeated with constant counters when unrolled."""
+        if count.static and unroll:
+            for i in range(count.const):
+                self.loopvars[var] = C.Int(i)
+                run_body()
+            return
+        name = self.names.fresh(var.hint)
+        self.loopvars[var] = C.Name(name)
+        self.blocks.append([])
+        run_body()
+        body = self.blocks.pop()
+        if count.static:
+            cond = C.Bin("<", C.Name(name), C.Int(count.const))
+        else:
+            assert count.param is not None
+            lhs = C.add(C.Name(name), C.Int(-count.const)) if count.const < 0 else C.Name(name)
+            rhs = C.Name(count.param.name)
+            if count.const > 0:
+                rhs = C.add(rhs, C.Int(count.const))
+            cond = C.Bin("<", lhs, rhs)
+        self._out(C.For(name, cond, tuple(body)))
+
+    def var_def(self, var: Var, init: C.Expr) -> None:
+        """A mutable local."""
+        name = self.names.fresh(var.hint)
+        self.vars[var] = C.Name(name)
+        self._out(C.Decl(self.isa.vec_type(), name, init))
+
+    def var_set(self, var: Var, value: C.Expr) -> None:
+        """Assignment to a mutable local."""
+        self._out(C.Assign(self.vars[var], value))
+
+    def var_get(self, var: Var) -> C.Expr:
+        """A mutable local's current value."""
+        return self.vars[var]
+
+    def call(self, stmt: Call) -> None:
+        """A call to another kernel of the same file."""
+        args: list[C.Expr] = []
+        for p in stmt.callee.params:
+            arg = dict(stmt.args)[p.name]
+            if isinstance(arg, Buffer | ScalarParam):
+                args.append(C.Name(arg.name))
+            else:
+                args.append(C.Int(arg))
+        self._out(C.ExprStmt(C.Call(self.c_name(stmt.callee), tuple(args))))
+
+    def comment(self, text: str) -> None:
+        """A comment line."""
+        self._out(C.Comment(text))
+
+    def __getattr__(self, op: str) -> Callable[..., object]:
+        # Vocabulary ops: the backend builds the expression, the emitter binds it to a name.
+        if op not in VOCABULARY:
+            raise AttributeError(op)
+        template = getattr(self.isa, op)
+
+        def emit(*args: C.Expr, **attrs: int) -> object:
+            out = template(*args, **attrs)
+            if isinstance(out, tuple):
+                return tuple(self._bind(e, self._hint(k)) for k, e in enumerate(out))
+            return self._bind(out, self._hint())
+
+        return emit
+
+    # ----------------------------------------------------------------- whole function
+    def params(self) -> tuple[C.Param, ...]:
+        """The C parameter list."""
+        out: list[C.Param] = []
+        elem = self.fn.lane.c_type
+        for p in self.fn.params:
+            if isinstance(p, ScalarParam):
+                out.append(C.Param("size_t", p.name))
+            elif p.per_param is not None:
+                const = "const " if p.readonly else ""
+                out.append(C.Param(f"{const}{elem}", f"*{p.name}"))
+            else:
+                const = "const " if p.readonly else ""
+                out.append(C.Param(f"{const}{elem}", p.name, str(p.length)))
+        return tuple(out)
+
+    def emit(self) -> C.FuncDef:
+        """The function definition."""
+        for buf in self.fn.locals:
+            self._out(
+                C.Decl(
+                    self.fn.lane.c_type,
+                    buf.name,
+                    None,
+                    array=buf.length,
+                    align=f"{ALIGN_MACRO}(64)",
+                )
+            )
+        replay(self.fn, self)
+        return C.FuncDef(
+            "void", self.c_name(self.fn), self.params(), tuple(self.blocks[0]), doc=self.doc
+        )

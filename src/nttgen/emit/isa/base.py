@@ -1,0 +1,66 @@
+"""The contract every ISA backend fulfils."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from ...lanes import LaneType
+from ...plan.constants import Arith
+from .. import c_ast as C
+
+
+@dataclass(frozen=True)
+class EmitContext:
+    """What a backend needs to know about the file it emits into."""
+
+    arith: Arith
+    prefix: str
+
+    @property
+    def lane(self) -> LaneType:
+        """The lane type of every value."""
+        return self.arith.lane
+
+
+class Isa(ABC):
+    """One instruction set: lane counts, the vector C type, and a C template per vocabulary op.
+
+    Op methods take C expressions of the operands (and attributes as keywords) and return the C
+    expression of the result; ``shuffle`` returns two. Their exact semantics are the functions
+    of :mod:`nttgen.dsl.semantics`, which the tests compare every backend against."""
+
+    name: str = ""
+    title: str = ""
+    cflags: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+
+    def __init__(self, ctx: EmitContext) -> None:
+        self.ctx = ctx
+        self.lane = ctx.lane
+        self.arith = ctx.arith
+
+    @classmethod
+    @abstractmethod
+    def lanes_for(cls, lane: LaneType) -> int:
+        """How many lanes of this type one vector holds."""
+
+    @abstractmethod
+    def vec_type(self) -> str:
+        """The C type of one vector value."""
+
+    def helper(self, name: str) -> str:
+        """The file-scope name of a helper function of this backend."""
+        return f"{self.ctx.prefix}_{name}"
+
+    @abstractmethod
+    def helpers(self) -> list[C.Top]:
+        """Static inline helper functions the op templates call."""
+
+    @abstractmethod
+    def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
+        """Load one vector from ``base[index]``."""
+
+    @abstractmethod
+    def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
+        """Store one vector to ``base[index]``."""

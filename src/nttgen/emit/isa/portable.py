@@ -1,0 +1,208 @@
+"""Portable C99: one lane per value, scalar code for any C99 compiler.
+
+Assumes what every mainstream compiler does: two's-complement conversion of out-of-range
+integers to signed types (used only where the low half of a product is intended) and arithmetic
+right shift of negative values. No branch, division or data-dependent index appears: reductions
+use multiplications and sign masks only.
+"""
+
+from __future__ import annotations
+
+from ...lanes import LaneType
+from .. import c_ast as C
+from .base import Isa
+
+
+class PortableC(Isa):
+    """The reference backend every SIMD backend is compared against."""
+
+    name = "c"
+    title = "portable C99 (1 lane per value)"
+
+    @classmethod
+    def lanes_for(cls, lane: LaneType) -> int:
+        """Scalar code: one lane."""
+        del lane
+        return 1
+
+    def vec_type(self) -> str:
+        """The lane's C type."""
+        return self.lane.c_type
+
+    # ----------------------------------------------------------------- types
+    @property
+    def _t(self) -> str:
+        return self.lane.c_type
+
+    @property
+    def _w(self) -> str:
+        return self.lane.c_wide_type
+
+    @property
+    def _u(self) -> str:
+        return self.lane.c_unsigned_type
+
+    def _wide(self, e: C.Expr) -> C.Expr:
+        return C.Cast(self._w, e)
+
+    def _lo(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """The low half of a*b as a signed lane value (wraps by intent)."""
+        if self.lane.bits == 16:
+            return C.Cast(self._t, C.Bin("*", self._wide(a), b))
+        return C.Cast(self._t, C.Bin("*", C.Cast(self._u, a), C.Cast(self._u, b)))
+
+    def _hi(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """floor(a*b / beta) in the wide type."""
+        return C.Bin(">>", C.Bin("*", self._wide(a), b), C.Int(self.lane.bits))
+
+    # ----------------------------------------------------------------- memory
+    def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
+        """base[index]."""
+        del aligned
+        return C.Index(base, index)
+
+    def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
+        """base[index] = value."""
+        del aligned
+        return C.Assign(C.Index(base, index), value)
+
+    # ----------------------------------------------------------------- helpers
+    def helpers(self) -> list[C.Top]:
+        """montmul, montmul_var, barrett and cond_add_q as static inline functions."""
+        t, w = self._t, self._w
+        q, bits = self.arith.q, self.lane.bits
+        a, b, z, zq = C.Name("a"), C.Name("b"), C.Name("z"), C.Name("zq")
+        k = self.arith.barrett_k
+        fns: list[C.Top] = []
+        fns.append(
+            C.FuncDef(
+                t,
+                self.helper("montmul"),
+                (C.Param(t, "a"), C.Param(t, "z"), C.Param(t, "zq")),
+                (
+                    C.Decl(t, "m", self._lo(a, zq), const=True),
+                    C.Return(
+                        C.Cast(t, C.Bin("-", self._hi(a, z), self._hi(C.Name("m"), C.Int(q))))
+                    ),
+                ),
+                storage="static inline",
+                doc=(
+                    "Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):",
+                    f"returns (a*z - m*q) / 2^{bits} with m = a*zq mod 2^{bits}, where",
+                    f"zq = z*q^-1 mod 2^{bits}; the result is congruent to a*z*2^-{bits} mod q.",
+                ),
+            )
+        )
+        fns.append(
+            C.FuncDef(
+                t,
+                self.helper("montmul_var"),
+                (C.Param(t, "a"), C.Param(t, "b")),
+                (
+                    C.Decl(w, "p", C.Bin("*", self._wide(a), b), const=True),
+                    C.Decl(
+                        t, "m", self._lo(C.Cast(t, C.Name("p")), C.Int(self.arith.qinv)), const=True
+                    ),
+                    C.Return(
+                        C.Cast(
+                            t,
+                            C.Bin(
+                                "-",
+                                C.Bin(">>", C.Name("p"), C.Int(bits)),
+                                self._hi(C.Name("m"), C.Int(q)),
+                            ),
+                        )
+                    ),
+                ),
+                storage="static inline",
+                doc=(
+                    f"Signed Montgomery product: (a*b - m*q) / 2^{bits} with",
+                    f"m = (a*b mod 2^{bits}) * q^-1 mod 2^{bits};",
+                    f"congruent to a*b*2^-{bits} mod q.",
+                ),
+            )
+        )
+        hi = C.Bin(">>", C.Bin("*", self._wide(a), C.Int(self.arith.barrett_v)), C.Int(bits))
+        rnd = C.Bin("<<", C.Cast(w, C.Int(1)), C.Int(k - 1)) if bits == 32 else C.Int(1 << (k - 1))
+        fns.append(
+            C.FuncDef(
+                t,
+                self.helper("barrett"),
+                (C.Param(t, "a"),),
+                (
+                    C.Decl(w, "hi", hi, const=True),
+                    C.Decl(
+                        w, "t", C.Bin(">>", C.Bin("+", C.Name("hi"), rnd), C.Int(k)), const=True
+                    ),
+                    C.Return(C.Cast(t, C.Bin("-", a, C.Bin("*", C.Name("t"), C.Int(q))))),
+                ),
+                storage="static inline",
+                doc=(
+                    "Signed Barrett reduction (Seiler 2018, Alg. 5, rounding):",
+                    f"t = round(a*v / 2^{bits + k}), v = {self.arith.barrett_v} = "
+                    f"round(2^{bits + k}/q); returns a - t*q, congruent to a.",
+                ),
+            )
+        )
+        fns.append(
+            C.FuncDef(
+                t,
+                self.helper("cond_add_q"),
+                (C.Param(t, "a"),),
+                (
+                    C.Return(
+                        C.Cast(
+                            t, C.Bin("+", a, C.Bin("&", C.Int(q), C.Bin(">>", a, C.Int(bits - 1))))
+                        )
+                    ),
+                ),
+                storage="static inline",
+                doc=("Adds q where a < 0, from the sign mask (no branch).",),
+            )
+        )
+        return fns
+
+    # ----------------------------------------------------------------- vocabulary
+    def const(self, *, value: int) -> C.Expr:
+        """A literal."""
+        return C.Int(value)
+
+    def add(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a + b (proven not to overflow)."""
+        return C.Cast(self._t, C.Bin("+", a, b)) if self.lane.bits == 16 else C.Bin("+", a, b)
+
+    def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a - b (proven not to overflow)."""
+        return C.Cast(self._t, C.Bin("-", a, b)) if self.lane.bits == 16 else C.Bin("-", a, b)
+
+    def mullo(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Low half of a*b."""
+        return self._lo(a, b)
+
+    def mulhi(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """High half of a*b."""
+        return C.Cast(self._t, self._hi(a, b))
+
+    def sra(self, a: C.Expr, *, k: int) -> C.Expr:
+        """a >> k."""
+        return C.Cast(self._t, C.Bin(">>", a, C.Int(k)))
+
+    def montmul(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
+        """Montgomery product by a twisted constant."""
+        return C.Call(self.helper("montmul"), (a, z, zq))
+
+    def montmul_var(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Montgomery product of two variables."""
+        return C.Call(self.helper("montmul_var"), (a, b))
+
+    def barrett(self, a: C.Expr) -> C.Expr:
+        """Barrett reduction."""
+        return C.Call(self.helper("barrett"), (a,))
+
+    def cond_add_q(self, a: C.Expr) -> C.Expr:
+        """a + q where a < 0."""
+        return C.Call(self.helper("cond_add_q"), (a,))
+
+    def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
+        """Scalar code has no lanes to interleave."""
+        raise NotImplementedError("portable C has one lane per value: programs never shuffle it")

@@ -1,0 +1,52 @@
+"""Generation entry points: ring + ISA -> kernel set -> generated files."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from .emit.files import FileWriter, GeneratedFiles
+from .emit.isa import isa_class
+from .programs.kernels import BuildConfig, KernelSet, build_kernels
+from .rings import Ring
+
+
+def default_config(ring: Ring, isa: str) -> BuildConfig:
+    """The build configuration an ISA uses by default for a ring."""
+    cls = isa_class(isa)
+    lanes = cls.lanes_for(ring.lane)
+    return BuildConfig(lanes=lanes)
+
+
+def canonical_command(ring: Ring, isa: str) -> str:
+    """The command line that regenerates a ring's files for an ISA (output location aside)."""
+    if ring.preset:
+        what = f"--ring {ring.name}"
+    else:
+        what = f"--n {ring.n} --q {ring.q}"
+        if ring.lane.bits == 32 and ring.q < 1 << 15:
+            what += " --lane-bits 32"
+    return f"nttgen generate {what} --isa {isa}"
+
+
+@lru_cache(maxsize=64)
+def kernel_set(ring: Ring, isa: str) -> KernelSet:
+    """The (cached) kernel set of a ring built with an ISA's default configuration."""
+    return build_kernels(ring, default_config(ring, isa))
+
+
+def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
+    """Generate the .h/.c/.json texts of ``ring`` for ``isa``."""
+    ks = kernel_set(ring, isa)
+    return FileWriter(ks, isa_class(isa), canonical_command(ring, isa)).files()
+
+
+def write_files(files: GeneratedFiles, outdir: Path) -> list[Path]:
+    """Write generated texts into ``outdir`` (created if needed); return the paths."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in files.items():
+        p = outdir / name
+        p.write_text(text)
+        paths.append(p)
+    return paths

@@ -1,0 +1,82 @@
+"""The op counter: how many vocabulary ops, loads and stores one call executes.
+
+Counts are of vector ops (one per L lanes), multiplied by loop trip counts and including the
+kernels a function calls. ``reductions`` counts coefficient reductions (Barrett reductions times
+lanes), the figure Seiler 2018 §3.4 reports (e.g. 768 for Kyber's forward NTT).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+
+from ..dsl.ir import Affine, Buffer, Call, Count, Function, LoopVar, Memory, Var
+from ..dsl.replay import replay
+from ..dsl.vocab import VOCABULARY
+
+
+class CostCounter:
+    """Counts executed ops of one function for given scalar arguments."""
+
+    def __init__(self, fn: Function, scalars: Mapping[str, int]) -> None:
+        self.fn = fn
+        self.scalars = dict(scalars)
+        self.weight = 1
+        self.counts: Counter[str] = Counter()
+
+    def __getattr__(self, op: str) -> Callable[..., object]:
+        if op not in VOCABULARY:
+            raise AttributeError(op)
+
+        def count(*args: object, **attrs: int) -> object:
+            del args, attrs
+            self.counts[op] += self.weight
+            if op == "barrett":
+                self.counts["reductions"] += self.weight * self.fn.lanes
+            return (None, None) if VOCABULARY[op].results == 2 else None
+
+        return count
+
+    def load(self, src: Memory, index: Affine) -> None:
+        """A vector load."""
+        del src, index
+        self.counts["load"] += self.weight
+
+    def store(self, dst: Buffer, index: Affine, value: object) -> None:
+        """A vector store."""
+        del dst, index, value
+        self.counts["store"] += self.weight
+
+    def loop(
+        self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False
+    ) -> None:
+        """Weight the body by the trip count."""
+        del var, unroll
+        n = count.const if count.static else self.scalars[count.param.name] + count.const  # type: ignore[union-attr]
+        if n <= 0:
+            return
+        self.weight *= n
+        run_body()
+        self.weight //= n
+
+    def var_def(self, var: Var, init: object) -> None:
+        """Registers cost nothing."""
+
+    def var_set(self, var: Var, value: object) -> None:
+        """Registers cost nothing."""
+
+    def var_get(self, var: Var) -> None:
+        """Registers cost nothing."""
+
+    def call(self, stmt: Call) -> None:
+        """Add the callee's counts."""
+        sub = count_ops(stmt.callee, self.scalars)
+        for k, v in sub.items():
+            self.counts[k] += v * self.weight
+
+
+def count_ops(fn: Function, scalars: Mapping[str, int] | None = None) -> Counter[str]:
+    """Executed op counts of one call of ``fn`` (``scalars`` gives runtime counts such as k)."""
+    c = CostCounter(fn, scalars or {})
+    replay(fn, c)
+    return c.counts

@@ -1,0 +1,65 @@
+"""Shared helpers for the test suite.
+
+Tests that need a tool this machine lacks skip with the reason; under CI (CI=true), where the
+test command installs every tool, a missing tool fails the test instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from functools import cache
+
+import pytest
+
+from nttgen.arith import is_prime
+from nttgen.rings import PRESETS, Ring, make_ring
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_tool(name: str) -> str:
+    """The path of a command-line tool, or skip (fail under CI) naming what is missing."""
+    path = shutil.which(name)
+    if path is None:
+        msg = f"{name} is not installed (run `make toolchain`)"
+        if IN_CI:
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+@cache
+def largest_prime(modulus: int, limit: int, exclude_modulus: int | None = None) -> int:
+    """The largest prime q < limit with q = 1 mod modulus (and, if given, q != 1 mod
+    exclude_modulus)."""
+    q = (limit - 1) // modulus * modulus + 1
+    while q > 2:
+        if q < limit and is_prime(q) and (exclude_modulus is None or (q - 1) % exclude_modulus):
+            return q
+        q -= modulus
+    raise ValueError("no such prime")
+
+
+def extreme_custom_rings() -> list[Ring]:
+    """Custom rings at the edges: the largest q each lane width admits (complete and
+    degree-2 incomplete), the smallest and a large n."""
+    rings = [
+        make_ring(256, largest_prime(512, 1 << 15)),  # 16-bit lanes, complete
+        make_ring(256, largest_prime(256, 1 << 15, 512)),  # 16-bit lanes, incomplete
+        make_ring(256, largest_prime(512, 1 << 31)),  # 32-bit lanes, complete
+        make_ring(256, largest_prime(256, 1 << 31, 512)),  # 32-bit lanes, incomplete
+        make_ring(1024, largest_prime(2048, 1 << 15)),  # n=1024, 16-bit, largest q
+        make_ring(16, 97),  # smallest n
+        make_ring(2048, 12289),  # large n
+        make_ring(256, 3329, lane_bits=32, name="n256_q3329_l32"),  # small q in 32-bit lanes
+    ]
+    return rings
+
+
+ALL_RINGS = list(PRESETS.values()) + extreme_custom_rings()
+
+
+def ring_id(r: Ring) -> str:
+    """A readable pytest id."""
+    return r.name

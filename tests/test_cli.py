@@ -1,0 +1,77 @@
+"""The command line: every subcommand, and one-line errors with a nonzero exit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nttgen.cli import main
+
+NTTGEN = [sys.executable, "-m", "nttgen"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*NTTGEN, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_help_everywhere() -> None:
+    for cmd in ([], ["list"], ["generate"], ["verify"], ["bench"]):
+        p = run(*cmd, "--help")
+        assert p.returncode == 0 and "usage: nttgen" in p.stdout
+
+
+def test_list() -> None:
+    p = run("list")
+    assert p.returncode == 0
+    for name in ("mlkem", "mldsa", "kyber-r1", "newhope1024", "falcon512", "portable C99"):
+        assert name in p.stdout
+
+
+def test_generate_preset_and_custom(tmp_path: Path) -> None:
+    p = run("generate", "--ring", "mlkem", "--isa", "c", "-o", str(tmp_path / "a"))
+    assert p.returncode == 0, p.stderr
+    files = sorted(x.name for x in (tmp_path / "a").iterdir())
+    assert files == ["nttgen_mlkem_c.c", "nttgen_mlkem_c.h", "nttgen_mlkem_c.json"]
+    first = (tmp_path / "a" / "nttgen_mlkem_c.c").read_bytes()
+    assert run("generate", "--ring", "mlkem", "-o", str(tmp_path / "b")).returncode == 0
+    assert (tmp_path / "b" / "nttgen_mlkem_c.c").read_bytes() == first  # byte-identical
+    p = run("generate", "--n", "512", "--q", "7681", "-o", str(tmp_path / "c"))
+    assert p.returncode == 0, p.stderr
+    manifest = json.loads((tmp_path / "c" / "nttgen_n512_q7681_c.json").read_text())
+    assert manifest["ring"]["n"] == 512 and manifest["ring"]["base_degree"] == 2
+    assert manifest["functions"]["polymul"]["params"][0]["out_range"] == [0, 7680]
+
+
+def test_verify_passes() -> None:
+    assert main(["verify", "--ring", "mlkem", "--trials", "2"]) == 0
+    assert main(["verify", "--n", "64", "--q", "257", "--trials", "2"]) == 0
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["generate", "--n", "300", "--q", "3329", "-o", "x"], "n=300 is not a power of two"),
+        (["generate", "--n", "256", "--q", "3331", "-o", "x"], "nearest valid q"),
+        (["generate", "--ring", "kyber", "-o", "x"], "unknown ring 'kyber'"),
+        (["generate", "--ring", "mlkem", "--isa", "sse9", "-o", "x"], "unknown ISA 'sse9'"),
+        (["generate", "--n", "256", "-o", "x"], "needs both --n and --q"),
+        (["generate", "-o", "x"], "choose a ring"),
+        (["verify", "--ring", "mlkem", "--trials", "0"], "--trials must be at least 1"),
+        (["bench", "--ring", "mlkem", "--op", "fft"], "unknown op 'fft'"),
+        (["bench", "--ring", "mlkem", "--samples", "0"], "at least 1"),
+        (["frobnicate"], "invalid choice"),
+        (["generate", "--ring", "mlkem"], "required: -o/--output"),
+        (["generate", "--n", "x", "--q", "3", "-o", "x"], "invalid int value"),
+    ],
+)
+def test_errors_are_one_line_and_nonzero(args: list[str], message: str) -> None:
+    p = run(*args)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert message in lines[0]

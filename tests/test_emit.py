@@ -1,0 +1,167 @@
+"""The generated C: compiles cleanly under gcc and clang, is deterministic, carries its header,
+is clang-format clean, is checked in for the presets, and has no data-dependent branch,
+division, modulo or index."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ALL_RINGS, require_tool, ring_id
+from nttgen.emit import c_ast as C
+from nttgen.generate import canonical_command, generate
+from nttgen.rings import PRESETS
+from nttgen.version import __version__
+
+ROOT = Path(__file__).resolve().parent.parent
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wconversion", "-Wshadow"]
+
+
+def _write(ring, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    files = generate(ring, "c")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path / f"{files.stem}.c"
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
+@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
+def test_compiles_warning_free(compiler: str, ring, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cc = require_tool(compiler)
+    src = _write(ring, tmp_path)
+    for opt in ("-O0", "-O3"):
+        proc = subprocess.run(
+            [cc, *STRICT, opt, "-c", str(src), "-o", str(tmp_path / "k.o")],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("ring", list(PRESETS.values()), ids=ring_id)
+def test_header_compiles_as_cpp(ring, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cxx = require_tool("g++")
+    _write(ring, tmp_path)
+    files = generate(ring, "c")
+    (tmp_path / "t.cpp").write_text(f'#include "{files.stem}.h"\nint main() {{ return 0; }}\n')
+    subprocess.run(
+        [cxx, "-Wall", "-Werror", "-c", str(tmp_path / "t.cpp"), "-o", str(tmp_path / "t.o")],
+        check=True,
+    )
+
+
+@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
+def test_generation_is_deterministic(ring) -> None:  # type: ignore[no-untyped-def]
+    from nttgen.emit.files import FileWriter
+    from nttgen.emit.isa import isa_class
+    from nttgen.programs.kernels import build_kernels
+
+    first = generate(ring, "c")
+    # a completely fresh build (no caches) gives the same bytes
+    again = FileWriter(build_kernels(ring), isa_class("c"), canonical_command(ring, "c")).files()
+    assert first.items() == again.items()
+
+
+def test_header_names_version_command_and_parameters() -> None:
+    ring = PRESETS["mlkem"]
+    files = generate(ring, "c")
+    for text in (files.header, files.source):
+        head = text[:3000]
+        assert f"nttgen {__version__}" in head
+        assert "nttgen generate --ring mlkem --isa c" in head
+        assert "n = 256, q = 3329" in head and "x^256 + 1" in head
+        assert "root r = 17" in head and "FIPS 203" in head
+        assert "ops:" in head and "->" in head  # op counts and contracts per function
+        assert not re.search(r"20\d\d-\d\d-\d\d", text)  # no dates
+    custom = generate(ALL_RINGS[-1], "c")
+    assert "nttgen generate --n 256 --q 3329 --lane-bits 32 --isa c" in custom.source
+
+
+def test_symbols_are_prefixed(tmp_path: Path) -> None:
+    nm = require_tool("nm")
+    cc = require_tool("gcc")
+    for ring in PRESETS.values():
+        src = _write(ring, tmp_path)
+        obj = tmp_path / "k.o"
+        subprocess.run([cc, "-std=c99", "-O2", "-c", str(src), "-o", str(obj)], check=True)
+        out = subprocess.run(
+            [nm, "--defined-only", "-g", str(obj)], capture_output=True, text=True, check=True
+        )
+        names = [ln.split()[-1] for ln in out.stdout.splitlines() if ln.strip()]
+        assert names, "no external symbols"
+        assert all(n.startswith(f"nttgen_{ring.c_name}_c_") for n in names), names
+
+
+def test_checked_in_presets_match_the_generator() -> None:
+    """generated/ must be what `make gen` writes today (CI regenerates and compares)."""
+    for ring in PRESETS.values():
+        files = generate(ring, "c")
+        for name, text in files.items():
+            path = ROOT / "generated" / ring.name / name
+            assert path.exists(), f"{path} is missing: run `make gen`"
+            assert path.read_text() == text, f"{path} is stale: run `make gen`"
+
+
+def test_clang_format_clean(tmp_path: Path) -> None:
+    cf = require_tool("clang-format-19")
+    paths = []
+    for ring in ALL_RINGS:
+        files = generate(ring, "c")
+        for name, text in files.items():
+            if name.endswith((".c", ".h")):
+                p = tmp_path / name
+                p.write_text(text)
+                paths.append(str(p))
+    proc = subprocess.run(
+        [cf, f"--style=file:{ROOT / '.clang-format'}", "--dry-run", "--Werror", *paths],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[:2000]
+
+
+def _code_only(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
+def test_source_has_no_secret_dependent_constructs(ring) -> None:  # type: ignore[no-untyped-def]
+    """No branch, conditional, division or modulo anywhere in the kernels; every array index is
+    built from loop counters and constants only."""
+    code = _code_only(generate(ring, "c").source)
+    for bad in (
+        r"\bif\b",
+        r"\bwhile\b",
+        r"\bswitch\b",
+        r"\bgoto\b",
+        r"\?",
+        r"&&",
+        r"\|\|",
+        r"[^/*]/[^/*]",
+        r"%",
+    ):
+        hits = [
+            ln for ln in code.splitlines() if re.search(bad, ln) and not ln.lstrip().startswith("#")
+        ]
+        assert not hits, (bad, hits[:3])
+    counters = set(re.findall(r"for \(size_t (\w+) = 0;", code))
+    for idx in re.findall(r"\w+\[([^\]]*)\]", code):
+        for ident in re.findall(r"[A-Za-z_]\w*", idx):
+            assert ident in counters, f"index {idx!r} uses {ident!r}, which is not a loop counter"
+
+
+def test_c_ast_printer() -> None:
+    e = C.Bin("+", C.Bin("*", C.Name("a"), C.Int(3)), C.Bin(">>", C.Name("b"), C.Int(2)))
+    assert C.format_expr(e) == "a * 3 + (b >> 2)"
+    assert (
+        C.format_expr(C.Bin("-", C.Name("a"), C.Bin("-", C.Name("b"), C.Name("c"))))
+        == "a - (b - c)"
+    )
+    assert C.format_expr(C.Int(-(1 << 31))) == "(-2147483647 - 1)"
+    assert C.format_expr(C.Cast("int16_t", C.Bin("+", C.Name("x"), C.Int(1)))) == "(int16_t)(x + 1)"
+    assert C.add(C.Int(2), C.Int(3)) == C.Int(5) and C.mul(C.Name("i"), 1) == C.Name("i")
+    assert C.wrap_text("aa bb cc", 5) == ["aa bb", "  cc"]

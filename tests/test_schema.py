@@ -1,0 +1,43 @@
+"""Every interpreter and every ISA backend implements the whole vocabulary with the same
+parameters (operands positional, attributes keyword-only)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from nttgen.dsl.builder import Builder
+from nttgen.dsl.vocab import VOCABULARY
+from nttgen.emit.isa import ISAS
+from nttgen.interp.bounds import BoundsInterp
+from nttgen.interp.evaluate import Evaluator
+
+IMPLEMENTATIONS = [Evaluator, BoundsInterp, *ISAS.values()]
+
+
+def _shape(fn: object) -> tuple[list[str], list[str]]:
+    sig = inspect.signature(fn)  # type: ignore[arg-type]
+    params = [p for p in sig.parameters.values() if p.name != "self"]
+    pos = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    kw = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
+    return pos, kw
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS, ids=lambda c: c.__name__)
+def test_implements_the_vocabulary(impl: type) -> None:
+    for name, spec in VOCABULARY.items():
+        fn = getattr(impl, name, None)
+        assert fn is not None, f"{impl.__name__} lacks {name}"
+        pos, kw = _shape(fn)
+        assert len(pos) == len(spec.operands), (impl.__name__, name, pos)
+        assert kw == list(spec.attrs), (impl.__name__, name, kw)
+
+
+def test_builder_offers_the_vocabulary() -> None:
+    """Programs call S.op(operands..., attributes..., hint)."""
+    for name, spec in VOCABULARY.items():
+        pos, _ = _shape(getattr(Builder, name))
+        want = [*spec.operands, *spec.attrs]
+        assert pos[: len(want)] == want, (name, pos)
+        assert pos[len(want) :] in (["hint"], ["hints"]), (name, pos)

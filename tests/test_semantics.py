@@ -1,0 +1,196 @@
+"""The reduction primitives, checked exhaustively over 16-bit inputs.
+
+* The exact semantics (the executable specification) of every reduction is congruent to what it
+  claims and stays inside its interval transfer function, for every 16-bit input.
+* The compiled portable-C helpers agree with the mathematics for every accepted input, and for
+  Montgomery products over *all* products of accepted operands (about 10^9 pairs, in C).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ALL_RINGS, require_tool
+from nttgen.dsl import semantics
+from nttgen.generate import generate, kernel_set
+from nttgen.interp import transfer
+from nttgen.lanes import I16, I32
+from nttgen.plan.constants import Arith
+from nttgen.rings import PRESETS
+
+RINGS16 = sorted({r.q for r in ALL_RINGS if r.lane.bits == 16})
+ALL16 = np.arange(-(1 << 15), 1 << 15, dtype=np.int64)
+
+
+@pytest.mark.parametrize("q", RINGS16)
+def test_barrett_exhaustive(q: int) -> None:
+    ar = Arith(q, I16)
+    r = semantics.barrett(ALL16, I16, q, ar.barrett_v, ar.barrett_k)
+    assert np.all((r - ALL16) % q == 0)
+    lo, hi = transfer.barrett((I16.min, I16.max), ar)
+    assert r.min() == lo and r.max() == hi
+    assert -(q // 2) - 1 <= lo and hi <= q // 2 + 1  # centred, up to one
+    # the analytic bound (used for 32-bit lanes) is sound wherever we can check it
+    rng = np.random.default_rng(q)
+    for _ in range(200):
+        a, b = sorted(int(x) for x in rng.integers(I16.min, I16.max + 1, 2))
+        alo, ahi = transfer.barrett_analytic((a, b), ar)
+        seg = r[a - I16.min : b - I16.min + 1]
+        assert alo <= seg.min() and seg.max() <= ahi
+
+
+@pytest.mark.parametrize("q", RINGS16)
+def test_cond_add_q_exhaustive(q: int) -> None:
+    r = semantics.cond_add_q(ALL16, I16, q)
+    assert np.all((r - ALL16) % q == 0)
+    sel = -q <= ALL16
+    assert np.all(r[sel] >= 0)
+    assert transfer.cond_add_q((-q, q - 1), q) == (0, q - 1)
+
+
+@pytest.mark.parametrize("ring", [r for r in ALL_RINGS if r.lane.bits == 16], ids=lambda r: r.name)
+def test_montmul_by_every_table_constant_exhaustive(ring) -> None:  # type: ignore[no-untyped-def]
+    """For every (z, zq) pair of every table of the ring, all 65536 inputs a."""
+    ks = kernel_set(ring, "c")
+    ar = ks.arith
+    pairs = set()
+    for fn in ks.functions.values():
+        for t in fn.tables:
+            v = t.values
+            pairs.update(zip(v[0::2], v[1::2], strict=True))
+    binv = pow(ar.beta, -1, ar.q)
+    for z, zq in sorted(pairs):
+        assert (z * ar.qinv - zq) % ar.beta == 0
+        r = semantics.montmul(ALL16, np.int64(z), np.int64(zq), I16, ar.q)
+        assert np.all((r - ALL16 * z * binv) % ar.q == 0)
+        lo, hi = transfer.montmul((I16.min, I16.max), (z, z), ar)
+        assert lo <= r.min() and r.max() <= hi
+        assert I16.fits(lo, hi)
+
+
+@pytest.mark.parametrize("q", RINGS16)
+def test_montmul_var_transfer_is_sound(q: int) -> None:
+    """Montgomery products of random operand intervals, every product of a 256 x 256 grid that
+    includes the interval ends, stay inside the transfer function's range."""
+    ar = Arith(q, I16)
+    rng = np.random.default_rng(q)
+    binv = pow(ar.beta, -1, q)
+    for _ in range(50):
+        a = sorted(int(x) for x in rng.integers(I16.min, I16.max + 1, 2))
+        b = sorted(int(x) for x in rng.integers(I16.min, I16.max + 1, 2))
+        xs = np.unique(np.concatenate([rng.integers(a[0], a[1] + 1, 254), a]))
+        ys = np.unique(np.concatenate([rng.integers(b[0], b[1] + 1, 254), b]))
+        X, Y = np.meshgrid(xs, ys)
+        r = semantics.montmul_var(X, Y, I16, q, ar.qinv)
+        assert np.all((r - X * Y * binv) % q == 0)
+        lo, hi = transfer.montmul_var(tuple(a), tuple(b), ar)  # type: ignore[arg-type]
+        assert lo <= r.min() and r.max() <= hi
+
+
+def test_shuffle_is_an_involution_that_swaps_bits() -> None:
+    rng = np.random.default_rng(0)
+    for lanes in (2, 4, 8, 16, 32):
+        a = rng.integers(0, 1000, (3, lanes))
+        b = rng.integers(0, 1000, (3, lanes))
+        d = 1
+        while d < lanes:
+            x, y = semantics.shuffle(d, a, b)
+            x2, y2 = semantics.shuffle(d, x, y)
+            assert np.array_equal(x2, a) and np.array_equal(y2, b)
+            src0, src1 = semantics.shuffle_lane_sources(d, lanes)
+            regs = (a, b)
+            assert np.array_equal(x, np.stack([regs[r][:, k] for r, k in src0], axis=1))
+            assert np.array_equal(y, np.stack([regs[r][:, k] for r, k in src1], axis=1))
+            d *= 2
+
+
+def test_32bit_semantics_at_range_ends() -> None:
+    q = PRESETS["mldsa"].q
+    ar = Arith(q, I32)
+    ends = np.array([I32.min, I32.min + 1, -q, -1, 0, 1, q, I32.max - 1, I32.max], dtype=np.int64)
+    r = semantics.barrett(ends, I32, q, ar.barrett_v, ar.barrett_k)
+    assert np.all((r - ends) % q == 0)
+    lo, hi = transfer.barrett((I32.min, I32.max), ar)
+    assert lo <= r.min() and r.max() <= hi and hi <= q // 2 + 1
+    binv = pow(ar.beta, -1, q)
+    A, B = np.meshgrid(ends, ends)
+    m = semantics.montmul_var(A, B, I32, q, ar.qinv)
+    exact = A.astype(object) * B.astype(object) * binv  # beyond int64
+    assert np.all((m.astype(object) - exact) % q == 0)
+    lo, hi = transfer.montmul_var((I32.min, I32.max), (I32.min, I32.max), ar)
+    assert lo <= m.min() and m.max() <= hi
+
+
+EXHAUSTIVE_C = r"""
+#include <stdio.h>
+#include "%(stem)s.c"
+#define Q %(q)d
+static int mod_eq(long long a, long long b) { long long d = (a - b) %% Q; return d == 0; }
+int main(void) {
+    /* Barrett and the sign-mask correction: every 16-bit input. */
+    for (long a = -32768; a <= 32767; ++a) {
+        int16_t r = %(p)s_barrett((int16_t)a);
+        if (!mod_eq(r, a) || r < %(blo)d || r > %(bhi)d) {
+            printf("barrett %%ld -> %%d\n", a, r);
+            return 1;
+        }
+        int16_t c = %(p)s_cond_add_q((int16_t)a);
+        if (!mod_eq(c, a) || (a >= -Q && c < 0)) {
+            printf("cond_add_q %%ld -> %%d\n", a, c);
+            return 1;
+        }
+    }
+    /* Montgomery products: every product of two operands in basemul's input range. */
+    const long long binv = %(binv)d;
+    for (long a = %(lo)d; a <= %(hi)d; ++a) {
+        for (long b = %(lo)d; b <= %(hi)d; ++b) {
+            int16_t r = %(p)s_montmul_var((int16_t)a, (int16_t)b);
+            if (!mod_eq((long long)r, (long long)a * b %% Q * binv) || r < %(mlo)d || r > %(mhi)d) {
+                printf("montmul_var %%ld %%ld -> %%d\n", a, b, r); return 1;
+            }
+        }
+    }
+    printf("ok\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["mlkem", "kyber-r1", "newhope1024"])
+def test_compiled_helpers_exhaustive(name: str, tmp_path: Path) -> None:
+    """The compiled C helpers, against the mathematics, for every accepted 16-bit input and
+    every product of two operands in basemul's input range."""
+    cc = require_tool("gcc")
+    ring = PRESETS[name]
+    ks = kernel_set(ring, "c")
+    files = generate(ring, "c")
+    for fname, text in files.items():
+        (tmp_path / fname).write_text(text)
+    ar = ks.arith
+    lo, hi = ks.functions["basemul"].contract.inputs["a"]
+    blo, bhi = transfer.barrett((I16.min, I16.max), ar)
+    mlo, mhi = transfer.montmul_var((lo, hi), (lo, hi), ar)
+    src = EXHAUSTIVE_C % {
+        "stem": files.stem,
+        "q": ring.q,
+        "p": f"nttgen_{ring.c_name}_c",
+        "blo": blo,
+        "bhi": bhi,
+        "binv": pow(ar.beta, -1, ring.q),
+        "lo": lo,
+        "hi": hi,
+        "mlo": mlo,
+        "mhi": mhi,
+    }
+    (tmp_path / "exhaustive.c").write_text(src)
+    exe = tmp_path / "exhaustive"
+    subprocess.run(
+        [cc, "-O2", "-std=c99", str(tmp_path / "exhaustive.c"), "-o", str(exe)], check=True
+    )
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.strip() == "ok"
