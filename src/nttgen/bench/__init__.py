@@ -8,6 +8,7 @@ flags and a fixed code alignment, ``-falign-functions=64 -falign-loops=64``) wit
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
@@ -48,8 +49,20 @@ class BenchResult:
         return f"{self.op} k={self.k}" if self.op == "basemul_acc" else self.op
 
 
-def _run(cmd: list[str], cwd: Path) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+def _pin_to_last_cpu() -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpus[-1]})
+
+
+def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
+    proc = subprocess.run(
+        cmd,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=_pin_to_last_cpu if pin and hasattr(os, "sched_setaffinity") else None,
+    )
     if proc.returncode != 0:
         raise BuildError(f"{' '.join(cmd[:2])} failed:\n{proc.stderr.strip()}")
     return proc.stdout
@@ -98,8 +111,11 @@ def bench_ring(
     batch: int = 100,
     warmup: int = 100,
     ks: Iterable[int] = (3, 5),
+    rounds: int = 5,
 ) -> list[BenchResult]:
-    """Build the harness for one ring and time every (ISA, op) pair; return the results."""
+    """Build the harness for one ring and time every (ISA, op) pair; return the results.
+    ``samples`` batches of ``batch`` calls are split into ``rounds`` rounds; the lowest round
+    median is reported. The harness runs pinned to one CPU."""
     ops = list(ops)
     ks = list(ks)
     cc = compiler()
@@ -166,6 +182,7 @@ def run_bench(
     batch: int = 100,
     warmup: int = 100,
     ks: Iterable[int] = (3, 5),
+    rounds: int = 5,
     progress: Callable[[str], None] | None = None,
 ) -> list[BenchResult]:
     """Benchmark several rings; ``progress`` is called with each ring's name before it runs."""
@@ -173,7 +190,9 @@ def run_bench(
     for ring in rings:
         if progress:
             progress(ring.name)
-        out += bench_ring(ring, isas, ops, samples=samples, batch=batch, warmup=warmup, ks=ks)
+        out += bench_ring(
+            ring, isas, ops, samples=samples, batch=batch, warmup=warmup, ks=ks, rounds=rounds
+        )
     return out
 
 
