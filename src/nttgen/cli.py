@@ -7,6 +7,7 @@ traceback: 2 for bad usage or parameters, 1 for a failed verification.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -220,6 +221,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("nttgen: interrupted\n")
         return 130
+    except Exception as e:  # a bug in nttgen: still one line, unless debugging
+        if os.environ.get("NTTGEN_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"nttgen: internal error: {type(e).__name__}: {e} (set NTTGEN_DEBUG=1 for the "
+            "traceback, and please report it)\n"
+        )
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,8 @@ flags and a fixed code alignment, ``-falign-functions=64 -falign-loops=64``) wit
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import subprocess
@@ -40,6 +42,7 @@ class BenchResult:
     median: float
     q1: float
     q3: float
+    all_rounds: float
     unit: str
     reductions: int
 
@@ -49,9 +52,18 @@ class BenchResult:
         return f"{self.op} k={self.k}" if self.op == "basemul_acc" else self.op
 
 
-def _pin_to_last_cpu() -> None:
-    cpus = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpus[-1]})
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def _quiet_process() -> None:
+    """Run the harness pinned to one CPU and without address-space randomisation: the same
+    binary ran 1.3-1.5x slower under some random stack placements (aliasing between the stack
+    and the data), so a fixed layout makes runs reproducible, like the fixed code alignment."""
+    if hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[-1]})
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: keep the default layout
+        ctypes.CDLL(None).personality(ADDR_NO_RANDOMIZE)
 
 
 def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
@@ -61,7 +73,7 @@ def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
         capture_output=True,
         text=True,
         check=False,
-        preexec_fn=_pin_to_last_cpu if pin and hasattr(os, "sched_setaffinity") else None,
+        preexec_fn=_quiet_process if pin else None,
     )
     if proc.returncode != 0:
         raise BuildError(f"{' '.join(cmd[:2])} failed:\n{proc.stderr.strip()}")
@@ -111,11 +123,12 @@ def bench_ring(
     batch: int = 100,
     warmup: int = 100,
     ks: Iterable[int] = (3, 5),
-    rounds: int = 5,
+    rounds: int = 7,
 ) -> list[BenchResult]:
     """Build the harness for one ring and time every (ISA, op) pair; return the results.
-    ``samples`` batches of ``batch`` calls are split into ``rounds`` rounds; the lowest round
-    median is reported. The harness runs pinned to one CPU."""
+    ``samples`` batches of ``batch`` calls are split into ``rounds`` rounds spread over the run;
+    the quietest round's median is reported (see harness.c). The harness runs pinned to one
+    CPU."""
     ops = list(ops)
     ks = list(ks)
     cc = compiler()
@@ -161,6 +174,7 @@ def bench_ring(
                 rec["median"],
                 rec["q1"],
                 rec["q3"],
+                rec["all_rounds"],
                 rec["unit"],
                 reds,
             )
@@ -182,7 +196,7 @@ def run_bench(
     batch: int = 100,
     warmup: int = 100,
     ks: Iterable[int] = (3, 5),
-    rounds: int = 5,
+    rounds: int = 7,
     progress: Callable[[str], None] | None = None,
 ) -> list[BenchResult]:
     """Benchmark several rings; ``progress`` is called with each ring's name before it runs."""

@@ -3,9 +3,16 @@
  *
  * Method (see MACHINE.md of the project): rdtsc advances in coarse steps here, so each sample
  * times a batch of back-to-back calls; after a warm-up, the median of the samples divided by
- * the batch size is the ticks per call. The samples are taken in rounds spread over the run
- * and the lowest round median is reported (a virtual machine's neighbour can slow a whole
- * stretch of samples; the quietest round is the kernel's own cost). In-place kernels (ntt, intt) are given a fresh
+ * the batch size is the ticks per call.
+ *
+ * Rounds: on this virtual machine a throughput-bound kernel sometimes runs about 1.4x slower
+ * for seconds at a time (another tenant sharing the physical core; a latency-bound probe does
+ * not slow down, so it is not the clock). The samples are therefore taken in rounds spread
+ * over the whole run, every (ISA, op) once per round, and the median of the quietest round
+ * (the lowest round median) is reported with that round's quartiles. The median over all
+ * rounds is printed too, so a disturbed run is visible. The driver also runs this program
+ * pinned to one CPU and without address-space randomisation (a random stack placement made the
+ * same binary 1.3-1.5x slower in some runs). In-place kernels (ntt, intt) are given a fresh
  * valid random input before every call by a copy from a pristine buffer (all in L1); the copy's
  * own cost is measured the same way and subtracted. Kernels are reached through a table of
  * function pointers so that every ISA of a ring is timed in one run, under the same conditions.
@@ -104,6 +111,7 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+
 /* Median and quartiles of per-call ticks over `samples` batches. */
 static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
                     int warmup, double *q1, double *med, double *q3) {
@@ -138,9 +146,30 @@ typedef struct {
     double q1, med, q3;
 } stat_t;
 
-/* One measurement slot per (ISA, op, k); `best` keeps the round whose median was lowest. */
-static stat_t best[MAX_ISAS][OP_POLYMUL + 1][MAX_KS];
-static stat_t copy_best[MAX_ISAS];
+/* Per (ISA, op, k) and round: quartiles of ticks per call. */
+static stat_t stats[MAX_ISAS][OP_POLYMUL + 1][MAX_KS][MAX_ROUNDS];
+
+static stat_t run_one(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
+                      int warmup) {
+    stat_t st;
+    measure(k, op, kk, samples, batch, warmup, &st.q1, &st.med, &st.q3);
+    return st;
+}
+
+/* The quietest round (lowest median) and the median of the round medians. */
+static stat_t quietest(const stat_t *r, int rounds, double *all) {
+    double v[MAX_ROUNDS];
+    int best = 0;
+    for (int i = 0; i < rounds; ++i) {
+        v[i] = r[i].med;
+        if (r[i].med < r[best].med) {
+            best = i;
+        }
+    }
+    qsort(v, (size_t)rounds, sizeof(double), cmp_double);
+    *all = rounds % 2 ? v[rounds / 2] : 0.5 * (v[rounds / 2 - 1] + v[rounds / 2]);
+    return r[best];
+}
 
 int main(int argc, char **argv) {
     int samples = argc > 1 ? atoi(argv[1]) : 1000;
@@ -185,45 +214,31 @@ int main(int argc, char **argv) {
     fill(pristine, BENCH_N);
     fill(in_a, (size_t)BENCH_KMAX * BENCH_N);
     fill(in_b, (size_t)BENCH_KMAX * BENCH_N);
-    /* Rounds spread each measurement over the run; a round disturbed by another tenant of the
-       machine shows a higher median, so the lowest round median is kept. */
     int per_round = samples / rounds;
     for (int round = 0; round < rounds; ++round) {
         for (size_t i = 0; i < nisas; ++i) {
             const bench_kernels_t *k = &BENCH_KERNELS[i];
-            stat_t c;
-            measure(k, OP_COPY, 0, per_round, batch, warmup, &c.q1, &c.med, &c.q3);
-            if (round == 0 || c.med < copy_best[i].med) {
-                copy_best[i] = c;
-            }
+            stats[i][OP_COPY][0][round] = run_one(k, OP_COPY, 0, per_round, batch, warmup);
             for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
-                if (!wanted[op]) {
-                    continue;
-                }
-                for (int j = 0; j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
-                    stat_t st;
-                    measure(k, (enum op)op, ks[j], per_round, batch, warmup, &st.q1, &st.med,
-                            &st.q3);
-                    if (round == 0 || st.med < best[i][op][j].med) {
-                        best[i][op][j] = st;
-                    }
+                for (int j = 0; wanted[op] && j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
+                    stats[i][op][j][round] = run_one(k, (enum op)op, ks[j], per_round, batch, warmup);
                 }
             }
         }
     }
     for (size_t i = 0; i < nisas; ++i) {
+        double copy_all;
+        double copy = quietest(stats[i][OP_COPY][0], rounds, &copy_all).med;
         for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
-            if (!wanted[op]) {
-                continue;
-            }
-            for (int j = 0; j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
-                stat_t st = best[i][op][j];
-                double sub = (op == OP_NTT || op == OP_INTT) ? copy_best[i].med : 0.0;
+            for (int j = 0; wanted[op] && j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
+                double all;
+                stat_t st = quietest(stats[i][op][j], rounds, &all);
+                double sub = (op == OP_NTT || op == OP_INTT) ? copy : 0.0;
                 printf("{\"isa\": \"%s\", \"op\": \"%s\", \"k\": %d, \"median\": %.2f, "
-                       "\"q1\": %.2f, \"q3\": %.2f, \"copy\": %.2f, \"unit\": \"%s\"}\n",
-                       BENCH_KERNELS[i].isa, OP_NAMES[op],
-                       op == OP_BASEMUL_ACC ? (int)ks[j] : 0, st.med - sub, st.q1 - sub,
-                       st.q3 - sub, sub, TICKS_UNIT);
+                       "\"q1\": %.2f, \"q3\": %.2f, \"all_rounds\": %.2f, \"copy\": %.2f, "
+                       "\"rounds\": %d, \"unit\": \"%s\"}\n",
+                       BENCH_KERNELS[i].isa, OP_NAMES[op], op == OP_BASEMUL_ACC ? (int)ks[j] : 0,
+                       st.med - sub, st.q1 - sub, st.q3 - sub, all - sub, sub, rounds, TICKS_UNIT);
             }
         }
     }
