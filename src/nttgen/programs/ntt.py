@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..dsl.builder import Builder
-from ..dsl.ir import Affine, Buffer, LoopVar, Table, Value
+from ..dsl.ir import Affine, Buffer, Table, Value
 from ..plan.layout import Butterfly, LoopRun, MemOrder, PassPlan, Shuffle
 from ..plan.ntt import NttAlgebra
 from .lazy import Reducer
+from .loops import nest_loops, run_bases
 
 
 def _register_offsets(pas: PassPlan) -> list[int]:
@@ -59,14 +60,15 @@ def _uses(pas: PassPlan, step_order: list[int]) -> list[_TwiddleUse]:
     return uses
 
 
-def _relevant_iterations(loops: tuple[LoopRun, ...]) -> list[int]:
-    """Base addresses contributed by the twiddle-dependent loops, outermost first."""
-    bases = [0]
-    for run in loops:
-        if not run.twiddles:
-            continue
-        bases = [b + (v << run.start) for b in bases for v in range(run.count)]
-    return bases
+def _step_order(pas: PassPlan, inverse: bool) -> list[int]:
+    """The steps in execution order: the inverse runs a forward pass backwards."""
+    order = list(range(len(pas.steps)))
+    return order[::-1] if inverse else order
+
+
+def _twiddle_loops(pas: PassPlan) -> tuple[list[LoopRun], list[LoopRun]]:
+    """(loops the twiddles depend on, the others): the former are nested outside."""
+    return [r for r in pas.loops if r.twiddles], [r for r in pas.loops if not r.twiddles]
 
 
 def pass_twiddles(
@@ -80,12 +82,10 @@ def pass_twiddles(
     ar = alg.arith
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
-    step_order = list(range(len(pas.steps)))
-    if inverse:
-        step_order.reverse()
+    uses = _uses(pas, _step_order(pas, inverse))
     rows: list[int] = []
-    for base in _relevant_iterations(pas.loops):
-        for u in _uses(pas, step_order):
+    for base in run_bases(_twiddle_loops(pas)[0]):
+        for u in uses:
             st = pas.steps[u.step]
             assert isinstance(st, Butterfly)
             zs: list[int] = []
@@ -124,13 +124,10 @@ def run_pass(
     L = S.lanes
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
-    step_order = list(range(len(pas.steps)))
-    if inverse:
-        step_order.reverse()
+    step_order = _step_order(pas, inverse)
     uses = _uses(pas, step_order)
     per_iter = len(uses) * 2 * L
-    relevant = [r for r in pas.loops if r.twiddles]
-    inner = [r for r in pas.loops if not r.twiddles]
+    relevant, inner = _twiddle_loops(pas)
     Twiddles = dict[tuple[int, tuple[int, ...]], tuple[Value, Value]]
 
     def chunk(addr: Affine, twiddles: Twiddles) -> None:
@@ -154,41 +151,19 @@ def run_pass(
             v = before_store(regs[r]) if before_store else regs[r]
             S.store(buf, addr + off, v)
 
-    def inner_nest(k: int, addr: Affine, tw: Twiddles) -> None:
-        if k == len(inner):
-            chunk(addr, tw)
-            return
-        run = inner[k]
-        S.loop(
-            run.count,
-            lambda v: inner_nest(k + 1, addr + Affine.of(v) * (1 << run.start), tw),
-            hint="j",
-        )
-
-    def outer_nest(k: int, addr: Affine, it: Affine) -> None:
-        if k == len(relevant):
-            tw: Twiddles = {}
-            for u_i, u in enumerate(uses):
-                row = Affine.of(base_row) + it * per_iter + u_i * 2 * L
-                z = S.load(table, row, hint="zeta")
-                zq = S.load(table, row + L, hint="zetaqinv")
-                tw[(u.step, u.key)] = (z, zq)
-            inner_nest(0, addr, tw)
-            return
-        run = relevant[k]
-        mult = 1
-        for r in relevant[k + 1 :]:
-            mult *= r.count
-
-        def body(v: LoopVar) -> None:
-            outer_nest(k + 1, addr + Affine.of(v) * (1 << run.start), it + Affine.of(v) * mult)
-
-        S.loop(run.count, body, hint="blk")
+    def with_twiddles(addr: Affine, it: Affine) -> None:
+        tw: Twiddles = {}
+        for u_i, u in enumerate(uses):
+            row = Affine.of(base_row) + it * per_iter + u_i * 2 * L
+            z = S.load(table, row, hint="zeta")
+            zq = S.load(table, row + L, hint="zetaqinv")
+            tw[(u.step, u.key)] = (z, zq)
+        nest_loops(S, inner, lambda a, _: chunk(a, tw), hint="j", base=addr)
 
     layers = ", ".join(map(str, pas.layers))
     what = "inverse layers" if inverse else "layers"
     S.comment(f"{what} {layers}: {pas.registers} register(s) per chunk")
-    outer_nest(0, Affine(0), Affine(0))
+    nest_loops(S, relevant, with_twiddles, hint="blk")
 
 
 def ct_butterfly(

@@ -15,6 +15,7 @@ from ..dsl.ir import Affine, Buffer, Count, LoopVar, ScalarParam, Table, Value
 from ..plan.layout import MemOrder, Shuffle, _loop_runs, plan_regroup
 from ..plan.ntt import NttAlgebra
 from .lazy import Reducer
+from .loops import nest_loops, run_bases
 
 
 def for_each_vector(S: Builder, length: int, body: Callable[[Affine], None]) -> None:
@@ -85,7 +86,7 @@ class BaseMul:
         positions = [p for p in range(lane_bits, log_n) if p not in self.slots]
         self.loops = _loop_runs(positions, self.inner_order, -1)
         rows: list[int] = []
-        for base in self._bases():
+        for base in run_bases(self.loops):
             zs, zqs = [], []
             for k in range(S.lanes):
                 i = self.inner_order.index(base + k)
@@ -100,12 +101,6 @@ class BaseMul:
             "(z, z*q^-1 mod beta) lane vectors in consumption order",
         )
 
-    def _bases(self) -> list[int]:
-        bases = [0]
-        for run in self.loops:
-            bases = [b + (v << run.start) for b in bases for v in range(run.count)]
-        return bases
-
     def for_each_chunk(
         self, body: Callable[[list[int], Affine, tuple[Value, Value] | None], None]
     ) -> None:
@@ -118,26 +113,14 @@ class BaseMul:
             return
         slot = self.slots[0]
         per_chunk = 2 * S.lanes
-        loops = self.loops
 
-        def nest(k: int, addr: Affine, it: Affine) -> None:
-            if k == len(loops):
-                assert self.table is not None
-                z = S.load(self.table, it * per_chunk, hint="gamma")
-                zq = S.load(self.table, it * per_chunk + S.lanes, hint="gammaqinv")
-                body([0, 1 << slot], addr, (z, zq))
-                return
-            run = loops[k]
-            mult = 1
-            for r in loops[k + 1 :]:
-                mult *= r.count
+        def chunk(addr: Affine, it: Affine) -> None:
+            assert self.table is not None
+            z = S.load(self.table, it * per_chunk, hint="gamma")
+            zq = S.load(self.table, it * per_chunk + S.lanes, hint="gammaqinv")
+            body([0, 1 << slot], addr, (z, zq))
 
-            def inner(v: LoopVar) -> None:
-                nest(k + 1, addr + Affine.of(v) * (1 << run.start), it + Affine.of(v) * mult)
-
-            S.loop(run.count, inner, hint="i")
-
-        nest(0, Affine(0), Affine(0))
+        nest_loops(S, self.loops, chunk, hint="i")
 
     def load(self, buf: Buffer, addr: Affine, offsets: list[int], hint: str) -> list[Value]:
         """Load one chunk and shuffle it so that register k holds coefficient k of each factor."""
