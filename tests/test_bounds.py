@@ -93,7 +93,7 @@ def test_checked_evaluator_catches_wrapping() -> None:
     """Inputs outside a kernel's contract make a lane wrap: checked mode reports it, unchecked
     mode silently wraps (which is why contracts matter)."""
     ks = kernel_set(ALL_RINGS[0], "c")
-    fn = ks.functions["intt"]
+    fn = ks.functions["ntt"]
     big = np.full((1, ks.ring.n), 32767)
     with pytest.raises(LaneOverflowError, match="overflowed"):
         evaluate(fn, ks.arith, {"a": big}, checked=True)

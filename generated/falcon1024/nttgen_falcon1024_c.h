@@ -25,9 +25,9 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-20175, 20175]
  *       ops: load 2048, store 1024, montmul_var 1024
  *   nttgen_falcon1024_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-20175, 20175] -> a in [-7552, 7552]
- *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 5120, const 1024
- *       coefficient reductions: 5120
+ *       a in [-32768, 32767] -> a in [-24580, 24580]
+ *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
+ *       coefficient reductions: 4096
  *   nttgen_falcon1024_c_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -41,9 +41,9 @@
  *       ops: load 1024, store 1024, montmul 1024, const 2048
  *   nttgen_falcon1024_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 41978, store 34816, add 15360, sub 15360, montmul 15872, montmul_var 1024,
- *         barrett 9216, cond_add_q 1024, const 1024
- *       coefficient reductions: 9216
+ *       ops: load 41978, store 34816, add 15360, sub 15360, montmul 16384, montmul_var 1024,
+ *         barrett 8192, cond_add_q 1024, const 2048
+ *       coefficient reductions: 8192
  */
 #ifndef NTTGEN_FALCON1024_C_H
 #define NTTGEN_FALCON1024_C_H
@@ -98,8 +98,8 @@ void nttgen_falcon1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-20175, 20175], on exit in [-7552, 7552]
- * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 5120, const 1024
+ * a[1024]: on entry in [-32768, 32767], on exit in [-24580, 24580]
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
  */
 void nttgen_falcon1024_c_intt(int16_t a[1024]);
 
@@ -141,8 +141,8 @@ void nttgen_falcon1024_c_frommont(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 41978, store 34816, add 15360, sub 15360, montmul 15872, montmul_var 1024,
- *   barrett 9216, cond_add_q 1024, const 1024
+ * Ops per call: load 41978, store 34816, add 15360, sub 15360, montmul 16384, montmul_var 1024,
+ *   barrett 8192, cond_add_q 1024, const 2048
  */
 void nttgen_falcon1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
 

@@ -25,8 +25,8 @@
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-12913, 12913]
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12913, 12913] -> a in [-4736, 4736]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 640, const 256
+ *       a in [-32768, 32767] -> a in [-30720, 30720]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
  *       coefficient reductions: 640
  *   nttgen_kyber_r1_c_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -41,8 +41,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
- *         1152, cond_add_q 256, const 256
+ *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
+ *         1152, cond_add_q 256, const 512
  *       coefficient reductions: 1152
  */
 #include "nttgen_kyber_r1_c.h"
@@ -176,8 +176,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_ntt_zetas[510] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, as (z, z*q^-1 mod
-//  beta) lane vectors in consumption order
+// inverse twiddles zeta_k^-1, Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
+//  order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_intt_zetas_inv[510] = {
     // pass 0: layer(s) 7
@@ -252,7 +252,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_intt_zetas_inv[510] = {
     // pass 6: layer(s) 1
     -3625, -16425, 3182, 10350,
     // pass 7: layer(s) 0
-    894, 16254,
+    -3777, -28865,
 };
 // clang-format on
 
@@ -431,8 +431,8 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-12913, 12913], on exit in [-4736, 4736]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 640, const 256
+ * a[256]: on entry in [-32768, 32767], on exit in [-30720, 30720]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]) {
     // inverse layers 7: 2 register(s) per chunk
@@ -441,25 +441,26 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zetaqinv_0 = nttgen_kyber_r1_c_intt_zetas_inv[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = (int16_t)(x_0 + x_1);
-        const int16_t d_0 = (int16_t)(x_0 - x_1);
-        const int16_t x_3 = nttgen_kyber_r1_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_2;
-        a[blk_0 * 2 + 1] = x_3;
+        const int16_t x_2 = nttgen_kyber_r1_c_montmul(x_0, 1912, -2184);
+        const int16_t x_3 = nttgen_kyber_r1_c_montmul(x_1, 1912, -2184);
+        const int16_t x_4 = (int16_t)(x_2 + x_3);
+        const int16_t d_0 = (int16_t)(x_2 - x_3);
+        const int16_t x_5 = nttgen_kyber_r1_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_4;
+        a[blk_0 * 2 + 1] = x_5;
     }
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64; ++blk_1) {
         const int16_t zeta_1 = nttgen_kyber_r1_c_intt_zetas_inv[blk_1 * 2 + 256];
         const int16_t zetaqinv_1 = nttgen_kyber_r1_c_intt_zetas_inv[blk_1 * 2 + 257];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_4 = a[blk_1 * 4 + j_0];
-            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_5);
-            const int16_t x_6 = (int16_t)(x_4 + red_0);
-            const int16_t d_1 = (int16_t)(x_4 - red_0);
-            const int16_t x_7 = nttgen_kyber_r1_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_6;
-            a[blk_1 * 4 + j_0 + 2] = x_7;
+            const int16_t x_6 = a[blk_1 * 4 + j_0];
+            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t x_8 = (int16_t)(x_6 + x_7);
+            const int16_t d_1 = (int16_t)(x_6 - x_7);
+            const int16_t x_9 = nttgen_kyber_r1_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_8;
+            a[blk_1 * 4 + j_0 + 2] = x_9;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -467,15 +468,14 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_2 = nttgen_kyber_r1_c_intt_zetas_inv[blk_2 * 2 + 384];
         const int16_t zetaqinv_2 = nttgen_kyber_r1_c_intt_zetas_inv[blk_2 * 2 + 385];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_8 = a[blk_2 * 8 + j_1];
-            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_9);
-            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_8);
-            const int16_t x_10 = (int16_t)(red_2 + red_1);
-            const int16_t d_2 = (int16_t)(red_2 - red_1);
-            const int16_t x_11 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_10;
-            a[blk_2 * 8 + j_1 + 4] = x_11;
+            const int16_t x_10 = a[blk_2 * 8 + j_1];
+            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_11);
+            const int16_t x_12 = (int16_t)(x_10 + red_0);
+            const int16_t d_2 = (int16_t)(x_10 - red_0);
+            const int16_t x_13 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_12;
+            a[blk_2 * 8 + j_1 + 4] = x_13;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -483,13 +483,14 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_3 = nttgen_kyber_r1_c_intt_zetas_inv[blk_3 * 2 + 448];
         const int16_t zetaqinv_3 = nttgen_kyber_r1_c_intt_zetas_inv[blk_3 * 2 + 449];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_12 = a[blk_3 * 16 + j_2];
-            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_14 = (int16_t)(x_12 + x_13);
-            const int16_t d_3 = (int16_t)(x_12 - x_13);
-            const int16_t x_15 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_14;
-            a[blk_3 * 16 + j_2 + 8] = x_15;
+            const int16_t x_14 = a[blk_3 * 16 + j_2];
+            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_15);
+            const int16_t x_16 = (int16_t)(x_14 + red_1);
+            const int16_t d_3 = (int16_t)(x_14 - red_1);
+            const int16_t x_17 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_16;
+            a[blk_3 * 16 + j_2 + 8] = x_17;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -497,13 +498,14 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_4 = nttgen_kyber_r1_c_intt_zetas_inv[blk_4 * 2 + 480];
         const int16_t zetaqinv_4 = nttgen_kyber_r1_c_intt_zetas_inv[blk_4 * 2 + 481];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_16 = a[blk_4 * 32 + j_3];
-            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t x_18 = (int16_t)(x_16 + x_17);
-            const int16_t d_4 = (int16_t)(x_16 - x_17);
-            const int16_t x_19 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_18;
-            a[blk_4 * 32 + j_3 + 16] = x_19;
+            const int16_t x_18 = a[blk_4 * 32 + j_3];
+            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_19);
+            const int16_t x_20 = (int16_t)(x_18 + red_2);
+            const int16_t d_4 = (int16_t)(x_18 - red_2);
+            const int16_t x_21 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_20;
+            a[blk_4 * 32 + j_3 + 16] = x_21;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -511,15 +513,15 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_5 = nttgen_kyber_r1_c_intt_zetas_inv[blk_5 * 2 + 496];
         const int16_t zetaqinv_5 = nttgen_kyber_r1_c_intt_zetas_inv[blk_5 * 2 + 497];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_20 = a[blk_5 * 64 + j_4];
-            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_21);
-            const int16_t red_4 = nttgen_kyber_r1_c_barrett(x_20);
-            const int16_t x_22 = (int16_t)(red_4 + red_3);
+            const int16_t x_22 = a[blk_5 * 64 + j_4];
+            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_23);
+            const int16_t red_4 = nttgen_kyber_r1_c_barrett(x_22);
+            const int16_t x_24 = (int16_t)(red_4 + red_3);
             const int16_t d_5 = (int16_t)(red_4 - red_3);
-            const int16_t x_23 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_22;
-            a[blk_5 * 64 + j_4 + 32] = x_23;
+            const int16_t x_25 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_24;
+            a[blk_5 * 64 + j_4 + 32] = x_25;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -527,27 +529,26 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_6 = nttgen_kyber_r1_c_intt_zetas_inv[blk_6 * 2 + 504];
         const int16_t zetaqinv_6 = nttgen_kyber_r1_c_intt_zetas_inv[blk_6 * 2 + 505];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_24 = a[blk_6 * 128 + j_5];
-            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_26 = (int16_t)(x_24 + x_25);
-            const int16_t d_6 = (int16_t)(x_24 - x_25);
-            const int16_t x_27 = nttgen_kyber_r1_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_26;
-            a[blk_6 * 128 + j_5 + 64] = x_27;
+            const int16_t x_26 = a[blk_6 * 128 + j_5];
+            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t x_28 = (int16_t)(x_26 + x_27);
+            const int16_t d_6 = (int16_t)(x_26 - x_27);
+            const int16_t x_29 = nttgen_kyber_r1_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_28;
+            a[blk_6 * 128 + j_5 + 64] = x_29;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_7 = nttgen_kyber_r1_c_intt_zetas_inv[508];
     const int16_t zetaqinv_7 = nttgen_kyber_r1_c_intt_zetas_inv[509];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-        const int16_t x_28 = a[j_6];
-        const int16_t x_29 = a[j_6 + 128];
-        const int16_t x_30 = (int16_t)(x_28 + x_29);
-        const int16_t d_7 = (int16_t)(x_28 - x_29);
-        const int16_t x_31 = nttgen_kyber_r1_c_montmul(d_7, zeta_7, zetaqinv_7);
-        const int16_t x_32 = nttgen_kyber_r1_c_montmul(x_30, 1912, -2184);
+        const int16_t x_30 = a[j_6];
+        const int16_t x_31 = a[j_6 + 128];
+        const int16_t x_32 = (int16_t)(x_30 + x_31);
+        const int16_t d_7 = (int16_t)(x_30 - x_31);
+        const int16_t x_33 = nttgen_kyber_r1_c_montmul(d_7, zeta_7, zetaqinv_7);
         a[j_6] = x_32;
-        a[j_6 + 128] = x_31;
+        a[j_6 + 128] = x_33;
     }
 }
 
@@ -610,8 +611,8 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
- *   1152, cond_add_q 256, const 256
+ * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
+ *   1152, cond_add_q 256, const 512
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -25,8 +25,8 @@
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-12913, 12913]
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12913, 12913] -> a in [-4736, 4736]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 640, const 256
+ *       a in [-32768, 32767] -> a in [-30720, 30720]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
  *       coefficient reductions: 640
  *   nttgen_kyber_r1_c_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -41,8 +41,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
- *         1152, cond_add_q 256, const 256
+ *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
+ *         1152, cond_add_q 256, const 512
  *       coefficient reductions: 1152
  */
 #ifndef NTTGEN_KYBER_R1_C_H
@@ -98,8 +98,8 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-12913, 12913], on exit in [-4736, 4736]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 640, const 256
+ * a[256]: on entry in [-32768, 32767], on exit in [-30720, 30720]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]);
 
@@ -141,8 +141,8 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
- *   1152, cond_add_q 256, const 256
+ * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
+ *   1152, cond_add_q 256, const 512
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

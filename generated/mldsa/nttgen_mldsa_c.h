@@ -26,9 +26,8 @@
  *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-8792045, 8792045]
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_mldsa_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8792045, 8792045] -> a in [-5235816, 5235816]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 128, const 256
- *       coefficient reductions: 128
+ *       a in [-2147483648, 2147483647] -> a in [-1078066432, 1078066432]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
  *   nttgen_mldsa_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -42,9 +41,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mldsa_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett 384,
- *         cond_add_q 256, const 256
- *       coefficient reductions: 384
+ *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett 256,
+ *         cond_add_q 256, const 512
+ *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_C_H
 #define NTTGEN_MLDSA_C_H
@@ -99,8 +98,8 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8792045, 8792045], on exit in [-5235816, 5235816]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 128, const 256
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-1078066432, 1078066432]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
  */
 void nttgen_mldsa_c_intt(int32_t a[256]);
 
@@ -142,8 +141,8 @@ void nttgen_mldsa_c_frommont(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
- *   384, cond_add_q 256, const 256
+ * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
+ *   256, cond_add_q 256, const 512
  */
 void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 

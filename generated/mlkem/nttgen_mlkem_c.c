@@ -25,9 +25,9 @@
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-13220, 13222]
  *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13220, 13222] -> a in [-1957, 1957]
- *       ops: load 2046, store 1792, add 896, sub 896, montmul 1024, barrett 640, const 256
- *       coefficient reductions: 640
+ *       a in [-32768, 32767] -> a in [-25728, 25728]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
+ *       coefficient reductions: 512
  *   nttgen_mlkem_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -41,9 +41,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 2944, montmul_var 512, barrett 896,
- *         cond_add_q 256, const 256
- *       coefficient reductions: 896
+ *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 768,
+ *         cond_add_q 256, const 512
+ *       coefficient reductions: 768
  */
 #include "nttgen_mlkem_c.h"
 
@@ -182,8 +182,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_basemul_gammas[256] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, as (z, z*q^-1 mod
-//  beta) lane vectors in consumption order
+// inverse twiddles zeta_k^-1, Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
+//  order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
     // pass 0: layer(s) 6
@@ -225,7 +225,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
     // pass 5: layer(s) 1
     1517, -787, 359, -14745,
     // pass 6: layer(s) 0
-    -1397, -5237,
+    758, -31498,
 };
 // clang-format on
 
@@ -427,8 +427,8 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-13220, 13222], on exit in [-1957, 1957]
- * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1024, barrett 640, const 256
+ * a[256]: on entry in [-32768, 32767], on exit in [-25728, 25728]
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
  */
 void nttgen_mlkem_c_intt(int16_t a[256]) {
     // inverse layers 6: 2 register(s) per chunk
@@ -438,11 +438,13 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const int16_t x_0 = a[blk_0 * 4 + j_0];
             const int16_t x_1 = a[blk_0 * 4 + j_0 + 2];
-            const int16_t x_2 = (int16_t)(x_0 + x_1);
-            const int16_t d_0 = (int16_t)(x_0 - x_1);
-            const int16_t x_3 = nttgen_mlkem_c_montmul(d_0, zeta_0, zetaqinv_0);
-            a[blk_0 * 4 + j_0] = x_2;
-            a[blk_0 * 4 + j_0 + 2] = x_3;
+            const int16_t x_2 = nttgen_mlkem_c_montmul(x_0, 1441, -10079);
+            const int16_t x_3 = nttgen_mlkem_c_montmul(x_1, 1441, -10079);
+            const int16_t x_4 = (int16_t)(x_2 + x_3);
+            const int16_t d_0 = (int16_t)(x_2 - x_3);
+            const int16_t x_5 = nttgen_mlkem_c_montmul(d_0, zeta_0, zetaqinv_0);
+            a[blk_0 * 4 + j_0] = x_4;
+            a[blk_0 * 4 + j_0 + 2] = x_5;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -450,14 +452,13 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         const int16_t zeta_1 = nttgen_mlkem_c_intt_zetas_inv[blk_1 * 2 + 128];
         const int16_t zetaqinv_1 = nttgen_mlkem_c_intt_zetas_inv[blk_1 * 2 + 129];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_4 = a[blk_1 * 8 + j_1];
-            const int16_t x_5 = a[blk_1 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_mlkem_c_barrett(x_5);
-            const int16_t x_6 = (int16_t)(x_4 + red_0);
-            const int16_t d_1 = (int16_t)(x_4 - red_0);
-            const int16_t x_7 = nttgen_mlkem_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 8 + j_1] = x_6;
-            a[blk_1 * 8 + j_1 + 4] = x_7;
+            const int16_t x_6 = a[blk_1 * 8 + j_1];
+            const int16_t x_7 = a[blk_1 * 8 + j_1 + 4];
+            const int16_t x_8 = (int16_t)(x_6 + x_7);
+            const int16_t d_1 = (int16_t)(x_6 - x_7);
+            const int16_t x_9 = nttgen_mlkem_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 8 + j_1] = x_8;
+            a[blk_1 * 8 + j_1 + 4] = x_9;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -465,14 +466,13 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         const int16_t zeta_2 = nttgen_mlkem_c_intt_zetas_inv[blk_2 * 2 + 192];
         const int16_t zetaqinv_2 = nttgen_mlkem_c_intt_zetas_inv[blk_2 * 2 + 193];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_8 = a[blk_2 * 16 + j_2];
-            const int16_t x_9 = a[blk_2 * 16 + j_2 + 8];
-            const int16_t red_1 = nttgen_mlkem_c_barrett(x_9);
-            const int16_t x_10 = (int16_t)(x_8 + red_1);
-            const int16_t d_2 = (int16_t)(x_8 - red_1);
-            const int16_t x_11 = nttgen_mlkem_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 16 + j_2] = x_10;
-            a[blk_2 * 16 + j_2 + 8] = x_11;
+            const int16_t x_10 = a[blk_2 * 16 + j_2];
+            const int16_t x_11 = a[blk_2 * 16 + j_2 + 8];
+            const int16_t x_12 = (int16_t)(x_10 + x_11);
+            const int16_t d_2 = (int16_t)(x_10 - x_11);
+            const int16_t x_13 = nttgen_mlkem_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 16 + j_2] = x_12;
+            a[blk_2 * 16 + j_2 + 8] = x_13;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -480,14 +480,14 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         const int16_t zeta_3 = nttgen_mlkem_c_intt_zetas_inv[blk_3 * 2 + 224];
         const int16_t zetaqinv_3 = nttgen_mlkem_c_intt_zetas_inv[blk_3 * 2 + 225];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_12 = a[blk_3 * 32 + j_3];
-            const int16_t x_13 = a[blk_3 * 32 + j_3 + 16];
-            const int16_t red_2 = nttgen_mlkem_c_barrett(x_13);
-            const int16_t x_14 = (int16_t)(x_12 + red_2);
-            const int16_t d_3 = (int16_t)(x_12 - red_2);
-            const int16_t x_15 = nttgen_mlkem_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 32 + j_3] = x_14;
-            a[blk_3 * 32 + j_3 + 16] = x_15;
+            const int16_t x_14 = a[blk_3 * 32 + j_3];
+            const int16_t x_15 = a[blk_3 * 32 + j_3 + 16];
+            const int16_t red_0 = nttgen_mlkem_c_barrett(x_15);
+            const int16_t x_16 = (int16_t)(x_14 + red_0);
+            const int16_t d_3 = (int16_t)(x_14 - red_0);
+            const int16_t x_17 = nttgen_mlkem_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 32 + j_3] = x_16;
+            a[blk_3 * 32 + j_3 + 16] = x_17;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -495,15 +495,14 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         const int16_t zeta_4 = nttgen_mlkem_c_intt_zetas_inv[blk_4 * 2 + 240];
         const int16_t zetaqinv_4 = nttgen_mlkem_c_intt_zetas_inv[blk_4 * 2 + 241];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_16 = a[blk_4 * 64 + j_4];
-            const int16_t x_17 = a[blk_4 * 64 + j_4 + 32];
-            const int16_t red_3 = nttgen_mlkem_c_barrett(x_17);
-            const int16_t red_4 = nttgen_mlkem_c_barrett(x_16);
-            const int16_t x_18 = (int16_t)(red_4 + red_3);
-            const int16_t d_4 = (int16_t)(red_4 - red_3);
-            const int16_t x_19 = nttgen_mlkem_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 64 + j_4] = x_18;
-            a[blk_4 * 64 + j_4 + 32] = x_19;
+            const int16_t x_18 = a[blk_4 * 64 + j_4];
+            const int16_t x_19 = a[blk_4 * 64 + j_4 + 32];
+            const int16_t red_1 = nttgen_mlkem_c_barrett(x_19);
+            const int16_t x_20 = (int16_t)(x_18 + red_1);
+            const int16_t d_4 = (int16_t)(x_18 - red_1);
+            const int16_t x_21 = nttgen_mlkem_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 64 + j_4] = x_20;
+            a[blk_4 * 64 + j_4 + 32] = x_21;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -511,27 +510,28 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         const int16_t zeta_5 = nttgen_mlkem_c_intt_zetas_inv[blk_5 * 2 + 248];
         const int16_t zetaqinv_5 = nttgen_mlkem_c_intt_zetas_inv[blk_5 * 2 + 249];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_20 = a[blk_5 * 128 + j_5];
-            const int16_t x_21 = a[blk_5 * 128 + j_5 + 64];
-            const int16_t x_22 = (int16_t)(x_20 + x_21);
-            const int16_t d_5 = (int16_t)(x_20 - x_21);
-            const int16_t x_23 = nttgen_mlkem_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 128 + j_5] = x_22;
-            a[blk_5 * 128 + j_5 + 64] = x_23;
+            const int16_t x_22 = a[blk_5 * 128 + j_5];
+            const int16_t x_23 = a[blk_5 * 128 + j_5 + 64];
+            const int16_t red_2 = nttgen_mlkem_c_barrett(x_23);
+            const int16_t x_24 = (int16_t)(x_22 + red_2);
+            const int16_t d_5 = (int16_t)(x_22 - red_2);
+            const int16_t x_25 = nttgen_mlkem_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 128 + j_5] = x_24;
+            a[blk_5 * 128 + j_5 + 64] = x_25;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_6 = nttgen_mlkem_c_intt_zetas_inv[252];
     const int16_t zetaqinv_6 = nttgen_mlkem_c_intt_zetas_inv[253];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-        const int16_t x_24 = a[j_6];
-        const int16_t x_25 = a[j_6 + 128];
-        const int16_t x_26 = (int16_t)(x_24 + x_25);
-        const int16_t d_6 = (int16_t)(x_24 - x_25);
-        const int16_t x_27 = nttgen_mlkem_c_montmul(d_6, zeta_6, zetaqinv_6);
-        const int16_t x_28 = nttgen_mlkem_c_montmul(x_26, 1441, -10079);
+        const int16_t x_26 = a[j_6];
+        const int16_t x_27 = a[j_6 + 128];
+        const int16_t red_3 = nttgen_mlkem_c_barrett(x_27);
+        const int16_t x_28 = (int16_t)(x_26 + red_3);
+        const int16_t d_6 = (int16_t)(x_26 - red_3);
+        const int16_t x_29 = nttgen_mlkem_c_montmul(d_6, zeta_6, zetaqinv_6);
         a[j_6] = x_28;
-        a[j_6 + 128] = x_27;
+        a[j_6 + 128] = x_29;
     }
 }
 
@@ -594,8 +594,8 @@ void nttgen_mlkem_c_frommont(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 2944, montmul_var 512, barrett
- *   896, cond_add_q 256, const 256
+ * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
+ *   768, cond_add_q 256, const 512
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

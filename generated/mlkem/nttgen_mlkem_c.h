@@ -25,9 +25,9 @@
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-13220, 13222]
  *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13220, 13222] -> a in [-1957, 1957]
- *       ops: load 2046, store 1792, add 896, sub 896, montmul 1024, barrett 640, const 256
- *       coefficient reductions: 640
+ *       a in [-32768, 32767] -> a in [-25728, 25728]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
+ *       coefficient reductions: 512
  *   nttgen_mlkem_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -41,9 +41,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 2944, montmul_var 512, barrett 896,
- *         cond_add_q 256, const 256
- *       coefficient reductions: 896
+ *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 768,
+ *         cond_add_q 256, const 512
+ *       coefficient reductions: 768
  */
 #ifndef NTTGEN_MLKEM_C_H
 #define NTTGEN_MLKEM_C_H
@@ -98,8 +98,8 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-13220, 13222], on exit in [-1957, 1957]
- * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1024, barrett 640, const 256
+ * a[256]: on entry in [-32768, 32767], on exit in [-25728, 25728]
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
  */
 void nttgen_mlkem_c_intt(int16_t a[256]);
 
@@ -141,8 +141,8 @@ void nttgen_mlkem_c_frommont(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 2944, montmul_var 512, barrett
- *   896, cond_add_q 256, const 256
+ * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
+ *   768, cond_add_q 256, const 512
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -25,8 +25,8 @@
  *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-15800, 15800]
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-15800, 15800] -> a in [-7936, 7936]
- *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2048, const 512
+ *       a in [-32768, 32767] -> a in [-30720, 30720]
+ *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  *       coefficient reductions: 2048
  *   nttgen_newhope512_c_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -41,8 +41,8 @@
  *       ops: load 512, store 512, montmul 512, const 1024
  *   nttgen_newhope512_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 19450, store 15872, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
- *         4096, cond_add_q 512, const 512
+ *       ops: load 19450, store 15872, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
+ *         4096, cond_add_q 512, const 1024
  *       coefficient reductions: 4096
  */
 #ifndef NTTGEN_NEWHOPE512_C_H
@@ -98,8 +98,8 @@ void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-15800, 15800], on exit in [-7936, 7936]
- * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2048, const 512
+ * a[512]: on entry in [-32768, 32767], on exit in [-30720, 30720]
+ * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  */
 void nttgen_newhope512_c_intt(int16_t a[512]);
 
@@ -141,8 +141,8 @@ void nttgen_newhope512_c_frommont(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 19450, store 15872, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
- *   4096, cond_add_q 512, const 512
+ * Ops per call: load 19450, store 15872, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
+ *   4096, cond_add_q 512, const 1024
  */
 void nttgen_newhope512_c_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

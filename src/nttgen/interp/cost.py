@@ -80,3 +80,9 @@ def count_ops(fn: Function, scalars: Mapping[str, int] | None = None) -> Counter
     c = CostCounter(fn, scalars or {})
     replay(fn, c)
     return c.counts
+
+
+def total_ops(counts: Counter[str]) -> int:
+    """All executed vector ops, loads and stores included; broadcast constants are not counted
+    (compilers hoist them out of loops) and ``reductions`` is a separate figure."""
+    return sum(v for k, v in counts.items() if k not in ("reductions", "const"))

@@ -123,17 +123,28 @@ class PassPlan:
 
 
 def plan_pass(
-    order: MemOrder, layers: list[int], log_n: int, lane_bits: int, extra_slots: int = 0
+    order: MemOrder,
+    layers: list[int],
+    log_n: int,
+    lane_bits: int,
+    extra_slots: int = 0,
+    class_slots: int = 0,
 ) -> PassPlan:
     """Plan one forward pass over consecutive ``layers`` starting from memory ``order``.
 
     Butterfly bits found at positions above the lanes become slots; a butterfly bit found in the
     lanes is swapped into the slot whose butterfly finished first (or into a spare slot taken
     from the loop bits). ``extra_slots`` more loop bits (the highest) are made slots up front,
-    for instruction-level parallelism."""
+    for instruction-level parallelism. ``class_slots`` loop bits just below the pass's lowest
+    butterfly bit become slots too: in the inverse transform those bits tell a coefficient that
+    was a sum from one that was a Montgomery product, so giving them their own registers lets
+    the analysis track the two ranges apart instead of joining them over a loop."""
     bits = [log_n - 1 - layer for layer in layers]
     free = [p for p in range(log_n - 1, lane_bits - 1, -1) if order.perm[p] not in bits]
+    below = [p for p in free if order.perm[p] < min(bits)]
+    below.sort(key=lambda p: -order.perm[p])
     spares = free[:extra_slots]
+    spares += [p for p in below[:class_slots] if p not in spares]
     butterfly_slots = [p for p in range(lane_bits, log_n) if order.perm[p] in bits]
     slots = sorted(set(spares) | set(butterfly_slots), reverse=True)
     done = [slots.index(p) for p in spares]  # slots free to receive a lane bit, oldest first
@@ -190,9 +201,11 @@ def plan_forward(
     merge: list[int],
     extra_slots: list[int] | None = None,
     order: MemOrder | None = None,
+    class_slots: int = 0,
 ) -> list[PassPlan]:
     """Plan all forward passes: ``merge`` lists how many consecutive layers each pass runs
-    (summing to ``depth``); ``extra_slots`` gives per pass the extra registers for ILP."""
+    (summing to ``depth``); ``extra_slots`` gives per pass the extra registers for ILP;
+    ``class_slots`` is passed to every :func:`plan_pass`."""
     if sum(merge) != depth or any(m < 1 for m in merge):
         raise ValueError(f"merge plan {merge} must be positive and sum to depth {depth}")
     if lane_bits > log_n - 1:
@@ -202,7 +215,7 @@ def plan_forward(
     plans: list[PassPlan] = []
     first = 0
     for m, e in zip(merge, extra, strict=True):
-        p = plan_pass(cur, list(range(first, first + m)), log_n, lane_bits, e)
+        p = plan_pass(cur, list(range(first, first + m)), log_n, lane_bits, e, class_slots)
         plans.append(p)
         cur = p.order_out
         first += m

@@ -22,6 +22,8 @@ from functools import cached_property
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Function
+from ..errors import BoundsError
+from ..interp.cost import count_ops, total_ops
 from ..plan.constants import Arith
 from ..plan.layout import MemOrder, PassPlan, plan_forward
 from ..plan.ntt import NttAlgebra
@@ -107,6 +109,7 @@ class BuildConfig:
     extra_slots: tuple[int, ...] | None = None
     unroll: bool = False
     products_outer: bool = True
+    class_slots: int = 0
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -138,7 +141,9 @@ class KernelSet:
         merge = list(self.config.merge or [1] * ring.depth)
         extra = list(self.config.extra_slots) if self.config.extra_slots else None
         lane_bits = self.config.lanes.bit_length() - 1
-        return plan_forward(ring.log_n, ring.depth, lane_bits, merge, extra)
+        return plan_forward(
+            ring.log_n, ring.depth, lane_bits, merge, extra, class_slots=self.config.class_slots
+        )
 
     @property
     def order(self) -> MemOrder:
@@ -148,6 +153,33 @@ class KernelSet:
     def builder(self, name: str, doc: str) -> Builder:
         """A fresh builder for one function of this set."""
         return Builder(name, self.arith, self.config.lanes, doc)
+
+    def _intt(self, scale_first: bool) -> Function:
+        n, q = self.ring.n, self.ring.q
+        S = self.builder("intt", "inverse NTT times beta, in place")
+        a = S.inout("a", n, (S.lane.min, S.lane.max), doc="NTT domain")
+        scale = self.alg.inverse_scale() * self.arith.beta % q
+        build_transform(
+            S, self.alg, self.passes, a, inverse=True, scale=scale, scale_first=scale_first
+        )
+        return S.finish()
+
+    def _best_intt(self) -> Function:
+        """The inverse with the lower executed op count of the two ways of applying its final
+        factor (see :func:`nttgen.programs.ntt.build_transform`); any lane value is accepted."""
+        best: Function | None = None
+        for scale_first in (True, False):
+            try:
+                fn = self._intt(scale_first)
+            except BoundsError:  # folding last cannot take arbitrary inputs in every ring
+                continue
+            fn.info["scale"] = "first pass" if scale_first else "last layer"
+            fn.info["ops"] = total_ops(count_ops(fn))
+            if best is None or fn.info["ops"] < best.info["ops"]:  # type: ignore[operator]
+                best = fn
+        if best is None:
+            raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
+        return best
 
     def build(self) -> KernelSet:
         """Build every entry point (see the module docstring)."""
@@ -172,14 +204,7 @@ class KernelSet:
         program_basemul_acc(S, alg, self.order, ntt_out, products_outer=self.config.products_outer)
         f["basemul_acc"] = S.finish()
 
-        intt_in = _join(
-            f["basemul"].contract.outputs["r"], f["basemul_acc"].contract.outputs["r"], canonical
-        )
-        S = self.builder("intt", "inverse NTT times beta, in place")
-        a = S.inout("a", n, intt_in, doc="NTT domain")
-        scale = alg.inverse_scale() * self.arith.beta % q
-        build_transform(S, alg, self.passes, a, inverse=True, scale=scale)
-        f["intt"] = S.finish()
+        f["intt"] = self._best_intt()
 
         S = self.builder("reduce", "full reduction to [0, q), in place")
         program_reduce(S, n)

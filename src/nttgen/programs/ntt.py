@@ -115,12 +115,13 @@ def run_pass(
     inverse: bool,
     red: Reducer,
     scale: tuple[int, int] | None = None,
+    after_load: Callable[[Value], Value] | None = None,
     before_store: Callable[[Value], Value] | None = None,
 ) -> None:
     """Emit one pass of the forward (CT) or inverse (GS) transform on ``buf``, reading its
     twiddles from ``table`` at ``base_row`` (laid out by :func:`pass_twiddles`). ``scale`` is
     the twisted final factor (z, zq) the inverse multiplies its layer-0 sums by;
-    ``before_store`` may reduce outputs."""
+    ``after_load`` may transform each loaded register, ``before_store`` each stored one."""
     L = S.lanes
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
@@ -132,6 +133,8 @@ def run_pass(
 
     def chunk(addr: Affine, twiddles: Twiddles) -> None:
         regs = [S.load(buf, addr + off, hint="x") for off in offsets]
+        if after_load:
+            regs = [after_load(x) for x in regs]
         for si in step_order:
             st = pas.steps[si]
             if isinstance(st, Shuffle):
@@ -205,29 +208,41 @@ def build_transform(
     *,
     inverse: bool,
     scale: int | None = None,
+    scale_first: bool = False,
     before_store: Callable[[Value], Value] | None = None,
     red: Reducer | None = None,
 ) -> None:
     """Emit every pass of the forward or inverse NTT on ``buf`` (in place). For the inverse,
-    ``passes`` are the forward plans (run backwards) and ``scale`` a factor folded into its
-    layer 0 (so the output is scale * NTT^-1 without a separate pass)."""
+    ``passes`` are the forward plans (run backwards) and ``scale`` a constant factor of the
+    output, applied without a pass of its own: either folded into the last layer (its twiddles
+    and sums, ``scale_first=False``), or as a Montgomery multiplication of every input as it is
+    first loaded (``scale_first=True``), which also reduces the inputs, so the layers start
+    from small values and any lane value is an acceptable input."""
     red = red or Reducer(S)
     seq = list(reversed(passes)) if inverse else list(passes)
+    fold = scale if (inverse and not scale_first) else None
     rows: list[int] = []
     notes: list[tuple[int, str]] = []
     bases: list[int] = []
     for k, pas in enumerate(seq):
         bases.append(len(rows))
         notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
-        rows.extend(pass_twiddles(alg, pas, S.lanes, inverse=inverse, scale=scale))
+        rows.extend(pass_twiddles(alg, pas, S.lanes, inverse=inverse, scale=fold))
     name = "zetas_inv" if inverse else "zetas"
     doc = (
-        "inverse twiddles zeta_k^-1 (layer 0 times the final scale)"
+        ("inverse twiddles zeta_k^-1" + (" (layer 0 times the final scale)" if fold else ""))
         if inverse
         else "twiddles zeta_k = r^brv(k)"
     ) + ", Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption order"
     table = S.table(name, rows, notes, doc)
-    sc = alg.arith.twisted(scale) if (inverse and scale is not None) else None
+    pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
+
+    def scale_input(x: Value) -> Value:
+        assert pair is not None
+        f = S.const(pair[0], hint="f")
+        fq = S.const(pair[1], hint="fqinv")
+        return S.montmul(x, f, fq, hint="x")
+
     for k, pas in enumerate(seq):
         last = k == len(seq) - 1
         run_pass(
@@ -238,6 +253,7 @@ def build_transform(
             bases[k],
             inverse=inverse,
             red=red,
-            scale=sc,
+            scale=pair if fold is not None else None,
+            after_load=scale_input if (pair is not None and scale_first and k == 0) else None,
             before_store=before_store if last else None,
         )
