@@ -124,7 +124,9 @@ def test_clang_format_clean(tmp_path: Path) -> None:
 
 
 def _code_only(text: str) -> str:
+    """The release code: comments and NTTGEN_DEBUG-only blocks removed."""
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"#ifdef NTTGEN_DEBUG\n.*?#endif\n", "", text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
 
 
@@ -165,3 +167,49 @@ def test_c_ast_printer() -> None:
     assert C.format_expr(C.Cast("int16_t", C.Bin("+", C.Name("x"), C.Int(1)))) == "(int16_t)(x + 1)"
     assert C.add(C.Int(2), C.Int(3)) == C.Int(5) and C.mul(C.Name("i"), 1) == C.Name("i")
     assert C.wrap_text("aa bb cc", 5) == ["aa bb", "  cc"]
+
+
+DEBUG_DRIVER = r"""
+#include <stdint.h>
+#include "%(stem)s.h"
+int main(int argc, char **argv) {
+    static %(elem)s a[%(n)d], b[%(n)d], r[%(n)d];
+    (void)argv;
+    for (int i = 0; i < %(n)d; ++i) {
+        a[i] = (%(elem)s)(i %% 7);
+        b[i] = (%(elem)s)(i %% 5);
+    }
+    if (argc > 1) {
+        a[3] = (%(elem)s)%(bad)d; /* outside polymul's input contract */
+    }
+    %(p)s_polymul(r, a, b);
+    %(p)s_ntt(a);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=ring_id)
+def test_debug_build_asserts_contracts(ring, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """-DNTTGEN_DEBUG checks every entry and exit against the proven contract."""
+    cc = require_tool("gcc")
+    src = _write(ring, tmp_path)
+    files = generate(ring, "c")
+    (tmp_path / "d.c").write_text(
+        DEBUG_DRIVER
+        % {
+            "stem": files.stem,
+            "elem": ring.lane.c_type,
+            "n": ring.n,
+            "p": f"nttgen_{ring.c_name}_c",
+            "bad": ring.q,
+        }
+    )
+    exe = tmp_path / "d"
+    subprocess.run(
+        [cc, *STRICT, "-DNTTGEN_DEBUG", "-O1", str(tmp_path / "d.c"), str(src), "-o", str(exe)],
+        check=True,
+    )
+    assert subprocess.run([str(exe)]).returncode == 0
+    bad = subprocess.run([str(exe), "bad"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "assert_range" in bad.stderr

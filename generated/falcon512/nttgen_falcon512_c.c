@@ -58,6 +58,21 @@
 #endif
 #endif
 
+#ifdef NTTGEN_DEBUG
+#include <assert.h>
+
+/*
+ * NTTGEN_DEBUG builds only: asserts that p[0..len) lies in [lo, hi], the
+ * contract the interval analysis proved. Not constant time; never in release.
+ */
+static void nttgen_falcon512_c_assert_range(const int16_t *p, size_t len, int64_t lo, int64_t hi) {
+    for (size_t i = 0; i < len; ++i) {
+        assert(p[i] >= lo);
+        assert(p[i] <= hi);
+    }
+}
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * returns (a*z - m*q) / 2^16 with m = a*zq mod 2^16, where
@@ -395,6 +410,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_c_intt_zetas_inv[1022] = 
  * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2304, barrett 768
  */
 void nttgen_falcon512_c_ntt(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -12288, 12288);
+#endif
     // layers 0: 2 register(s) per chunk
     const int16_t zeta_0 = nttgen_falcon512_c_ntt_zetas[0];
     const int16_t zetaqinv_0 = nttgen_falcon512_c_ntt_zetas[1];
@@ -520,6 +538,9 @@ void nttgen_falcon512_c_ntt(int16_t a[512]) {
         a[blk_7 * 2] = x_34;
         a[blk_7 * 2 + 1] = x_35;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -15171, 15171);
+#endif
 }
 
 /*
@@ -533,12 +554,19 @@ void nttgen_falcon512_c_ntt(int16_t a[512]) {
  * Ops per call: load 1024, store 512, montmul_var 512
  */
 void nttgen_falcon512_c_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -15171, 15171);
+    nttgen_falcon512_c_assert_range(b, 512, -15171, 15171);
+#endif
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
         const int16_t p_0 = nttgen_falcon512_c_montmul_var(a_0, b_0);
         r[i_0] = p_0;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(r, 512, -9656, 9656);
+#endif
 }
 
 /*
@@ -553,6 +581,10 @@ void nttgen_falcon512_c_basemul(int16_t r[512], const int16_t a[512], const int1
  * Ops per call: load 1024, store 512, montmul_var 512
  */
 void nttgen_falcon512_c_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, k * 512, -15171, 15171);
+    nttgen_falcon512_c_assert_range(b, k * 512, -15171, 15171);
+#endif
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
@@ -570,6 +602,9 @@ void nttgen_falcon512_c_basemul_acc(int16_t r[512], const int16_t *a, const int1
             r[i_2] = acc_1;
         }
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(r, 512, -15800, 15800);
+#endif
 }
 
 /*
@@ -581,6 +616,9 @@ void nttgen_falcon512_c_basemul_acc(int16_t r[512], const int16_t *a, const int1
  * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  */
 void nttgen_falcon512_c_intt(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -32768, 32767);
+#endif
     // inverse layers 8: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 256; ++blk_0) {
         const int16_t zeta_0 = nttgen_falcon512_c_intt_zetas_inv[blk_0 * 2];
@@ -713,6 +751,9 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         a[j_7] = x_36;
         a[j_7 + 256] = x_37;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -30720, 30720);
+#endif
 }
 
 /*
@@ -724,12 +765,18 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
  * Ops per call: load 512, store 512, barrett 512, cond_add_q 512
  */
 void nttgen_falcon512_c_reduce(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -32768, 32767);
+#endif
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t red_0 = nttgen_falcon512_c_barrett(x_0);
         const int16_t red_1 = nttgen_falcon512_c_cond_add_q(red_0);
         a[i_0] = red_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, 0, 12288);
+#endif
 }
 
 /*
@@ -741,12 +788,18 @@ void nttgen_falcon512_c_reduce(int16_t a[512]) {
  * Ops per call: load 512, store 512, montmul 512, const 1024
  */
 void nttgen_falcon512_c_tomont(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -32768, 32767);
+#endif
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_falcon512_c_montmul(x_0, -1337, -21817);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -6812, 6813);
+#endif
 }
 
 /*
@@ -758,12 +811,18 @@ void nttgen_falcon512_c_tomont(int16_t a[512]) {
  * Ops per call: load 512, store 512, montmul 512, const 1024
  */
 void nttgen_falcon512_c_frommont(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -32768, 32767);
+#endif
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_falcon512_c_montmul(x_0, 1, -12287);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -6144, 6144);
+#endif
 }
 
 /*
@@ -780,6 +839,10 @@ void nttgen_falcon512_c_frommont(int16_t a[512]) {
 void nttgen_falcon512_c_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];
     NTTGEN_ALIGN(64) int16_t b_hat[512];
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(a, 512, -12288, 12288);
+    nttgen_falcon512_c_assert_range(b, 512, -12288, 12288);
+#endif
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t x_0 = a[i_0];
         a_hat[i_0] = x_0;
@@ -793,4 +856,7 @@ void nttgen_falcon512_c_polymul(int16_t r[512], const int16_t a[512], const int1
     nttgen_falcon512_c_basemul(r, a_hat, b_hat);
     nttgen_falcon512_c_intt(r);
     nttgen_falcon512_c_reduce(r);
+#ifdef NTTGEN_DEBUG
+    nttgen_falcon512_c_assert_range(r, 512, 0, 12288);
+#endif
 }

@@ -58,6 +58,21 @@
 #endif
 #endif
 
+#ifdef NTTGEN_DEBUG
+#include <assert.h>
+
+/*
+ * NTTGEN_DEBUG builds only: asserts that p[0..len) lies in [lo, hi], the
+ * contract the interval analysis proved. Not constant time; never in release.
+ */
+static void nttgen_kyber_r1_c_assert_range(const int16_t *p, size_t len, int64_t lo, int64_t hi) {
+    for (size_t i = 0; i < len; ++i) {
+        assert(p[i] >= lo);
+        assert(p[i] <= hi);
+    }
+}
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * returns (a*z - m*q) / 2^16 with m = a*zq mod 2^16, where
@@ -265,6 +280,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_intt_zetas_inv[510] = {
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024, barrett 128
  */
 void nttgen_kyber_r1_c_ntt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -7680, 7680);
+#endif
     // layers 0: 2 register(s) per chunk
     const int16_t zeta_0 = nttgen_kyber_r1_c_ntt_zetas[0];
     const int16_t zetaqinv_0 = nttgen_kyber_r1_c_ntt_zetas[1];
@@ -374,6 +392,9 @@ void nttgen_kyber_r1_c_ntt(int16_t a[256]) {
         a[blk_6 * 2] = x_30;
         a[blk_6 * 2 + 1] = x_31;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -18519, 18519);
+#endif
 }
 
 /*
@@ -387,12 +408,19 @@ void nttgen_kyber_r1_c_ntt(int16_t a[256]) {
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_kyber_r1_c_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_c_assert_range(b, 256, -18519, 18519);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
         const int16_t p_0 = nttgen_kyber_r1_c_montmul_var(a_0, b_0);
         r[i_0] = p_0;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(r, 256, -9073, 9073);
+#endif
 }
 
 /*
@@ -407,6 +435,10 @@ void nttgen_kyber_r1_c_basemul(int16_t r[256], const int16_t a[256], const int16
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, k * 256, -18519, 18519);
+    nttgen_kyber_r1_c_assert_range(b, k * 256, -18519, 18519);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
@@ -424,6 +456,9 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
             r[i_2] = acc_1;
         }
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(r, 256, -12913, 12913);
+#endif
 }
 
 /*
@@ -435,6 +470,9 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -32768, 32767);
+#endif
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128; ++blk_0) {
         const int16_t zeta_0 = nttgen_kyber_r1_c_intt_zetas_inv[blk_0 * 2];
@@ -550,6 +588,9 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         a[j_6] = x_32;
         a[j_6 + 128] = x_33;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -30720, 30720);
+#endif
 }
 
 /*
@@ -561,12 +602,18 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
  * Ops per call: load 256, store 256, barrett 256, cond_add_q 256
  */
 void nttgen_kyber_r1_c_reduce(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -32768, 32767);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_0);
         const int16_t red_1 = nttgen_kyber_r1_c_cond_add_q(red_0);
         a[i_0] = red_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, 0, 7680);
+#endif
 }
 
 /*
@@ -578,12 +625,18 @@ void nttgen_kyber_r1_c_reduce(int16_t a[256]) {
  * Ops per call: load 256, store 256, montmul 256, const 512
  */
 void nttgen_kyber_r1_c_tomont(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -32768, 32767);
+#endif
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_kyber_r1_c_montmul(x_0, -2112, 30656);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -4896, 4896);
+#endif
 }
 
 /*
@@ -595,12 +648,18 @@ void nttgen_kyber_r1_c_tomont(int16_t a[256]) {
  * Ops per call: load 256, store 256, montmul 256, const 512
  */
 void nttgen_kyber_r1_c_frommont(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -32768, 32767);
+#endif
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_kyber_r1_c_montmul(x_0, 1, -7679);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -3840, 3840);
+#endif
 }
 
 /*
@@ -617,6 +676,10 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]) {
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];
     NTTGEN_ALIGN(64) int16_t b_hat[256];
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, 256, -7680, 7680);
+    nttgen_kyber_r1_c_assert_range(b, 256, -7680, 7680);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         a_hat[i_0] = x_0;
@@ -630,4 +693,7 @@ void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16
     nttgen_kyber_r1_c_basemul(r, a_hat, b_hat);
     nttgen_kyber_r1_c_intt(r);
     nttgen_kyber_r1_c_reduce(r);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(r, 256, 0, 7680);
+#endif
 }

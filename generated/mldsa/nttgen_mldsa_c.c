@@ -58,6 +58,21 @@
 #endif
 #endif
 
+#ifdef NTTGEN_DEBUG
+#include <assert.h>
+
+/*
+ * NTTGEN_DEBUG builds only: asserts that p[0..len) lies in [lo, hi], the
+ * contract the interval analysis proved. Not constant time; never in release.
+ */
+static void nttgen_mldsa_c_assert_range(const int32_t *p, size_t len, int64_t lo, int64_t hi) {
+    for (size_t i = 0; i < len; ++i) {
+        assert(p[i] >= lo);
+        assert(p[i] <= hi);
+    }
+}
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * returns (a*z - m*q) / 2^32 with m = a*zq mod 2^32, where
@@ -313,6 +328,9 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_intt_zetas_inv[510] = {
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024
  */
 void nttgen_mldsa_c_ntt(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
+#endif
     // layers 0: 2 register(s) per chunk
     const int32_t zeta_0 = nttgen_mldsa_c_ntt_zetas[0];
     const int32_t zetaqinv_0 = nttgen_mldsa_c_ntt_zetas[1];
@@ -421,6 +439,9 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
         a[blk_6 * 2] = x_30;
         a[blk_6 * 2 + 1] = x_31;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -42046821, 42046821);
+#endif
 }
 
 /*
@@ -434,12 +455,19 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -42046821, 42046821);
+    nttgen_mldsa_c_assert_range(b, 256, -42046821, 42046821);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t a_0 = a[i_0];
         const int32_t b_0 = b[i_0];
         const int32_t p_0 = nttgen_mldsa_c_montmul_var(a_0, b_0);
         r[i_0] = p_0;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(r, 256, -4601837, 4601837);
+#endif
 }
 
 /*
@@ -454,6 +482,10 @@ void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t 
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, k * 256, -42046821, 42046821);
+    nttgen_mldsa_c_assert_range(b, k * 256, -42046821, 42046821);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t a_0 = a[i_0];
         const int32_t b_0 = b[i_0];
@@ -471,6 +503,9 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
             r[i_2] = acc_1;
         }
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(r, 256, -8792045, 8792045);
+#endif
 }
 
 /*
@@ -482,6 +517,9 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
  */
 void nttgen_mldsa_c_intt(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128; ++blk_0) {
         const int32_t zeta_0 = nttgen_mldsa_c_intt_zetas_inv[blk_0 * 2];
@@ -592,6 +630,9 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         a[j_6] = x_32;
         a[j_6 + 128] = x_33;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -1078066432, 1078066432);
+#endif
 }
 
 /*
@@ -603,12 +644,18 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
  * Ops per call: load 256, store 256, barrett 256, cond_add_q 256
  */
 void nttgen_mldsa_c_reduce(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t x_0 = a[i_0];
         const int32_t red_0 = nttgen_mldsa_c_barrett(x_0);
         const int32_t red_1 = nttgen_mldsa_c_cond_add_q(red_0);
         a[i_0] = red_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, 0, 8380416);
+#endif
 }
 
 /*
@@ -620,12 +667,18 @@ void nttgen_mldsa_c_reduce(int32_t a[256]) {
  * Ops per call: load 256, store 256, montmul 256, const 512
  */
 void nttgen_mldsa_c_tomont(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t x_0 = a[i_0];
         const int32_t x_1 = nttgen_mldsa_c_montmul(x_0, 2365951, 2145647103);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -5373183, 5373183);
+#endif
 }
 
 /*
@@ -637,12 +690,18 @@ void nttgen_mldsa_c_tomont(int32_t a[256]) {
  * Ops per call: load 256, store 256, montmul 256, const 512
  */
 void nttgen_mldsa_c_frommont(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t x_0 = a[i_0];
         const int32_t x_1 = nttgen_mldsa_c_montmul(x_0, 1, 58728449);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -4190208, 4190208);
+#endif
 }
 
 /*
@@ -659,6 +718,10 @@ void nttgen_mldsa_c_frommont(int32_t a[256]) {
 void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
     NTTGEN_ALIGN(64) int32_t a_hat[256];
     NTTGEN_ALIGN(64) int32_t b_hat[256];
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
+    nttgen_mldsa_c_assert_range(b, 256, -8380416, 8380416);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t x_0 = a[i_0];
         a_hat[i_0] = x_0;
@@ -672,4 +735,7 @@ void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t 
     nttgen_mldsa_c_basemul(r, a_hat, b_hat);
     nttgen_mldsa_c_intt(r);
     nttgen_mldsa_c_reduce(r);
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(r, 256, 0, 8380416);
+#endif
 }

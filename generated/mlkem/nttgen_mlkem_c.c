@@ -58,6 +58,21 @@
 #endif
 #endif
 
+#ifdef NTTGEN_DEBUG
+#include <assert.h>
+
+/*
+ * NTTGEN_DEBUG builds only: asserts that p[0..len) lies in [lo, hi], the
+ * contract the interval analysis proved. Not constant time; never in release.
+ */
+static void nttgen_mlkem_c_assert_range(const int16_t *p, size_t len, int64_t lo, int64_t hi) {
+    for (size_t i = 0; i < len; ++i) {
+        assert(p[i] >= lo);
+        assert(p[i] <= hi);
+    }
+}
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * returns (a*z - m*q) / 2^16 with m = a*zq mod 2^16, where
@@ -238,6 +253,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
  * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 896
  */
 void nttgen_mlkem_c_ntt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -3328, 3328);
+#endif
     // layers 0: 2 register(s) per chunk
     const int16_t zeta_0 = nttgen_mlkem_c_ntt_zetas[0];
     const int16_t zetaqinv_0 = nttgen_mlkem_c_ntt_zetas[1];
@@ -334,6 +352,9 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
             a[blk_5 * 4 + j_6 + 2] = x_27;
         }
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -16421, 16421);
+#endif
 }
 
 /*
@@ -347,6 +368,10 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
  * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
  */
 void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -16421, 16421);
+    nttgen_mlkem_c_assert_range(b, 256, -16421, 16421);
+#endif
     for (size_t i_0 = 0; i_0 < 128; ++i_0) {
         const int16_t gamma_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2];
         const int16_t gammaqinv_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2 + 1];
@@ -364,6 +389,9 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
         r[i_0 * 2] = r_0;
         r[i_0 * 2 + 1] = r_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(r, 256, -11556, 11558);
+#endif
 }
 
 /*
@@ -378,6 +406,10 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, k * 256, -16421, 16421);
+    nttgen_mlkem_c_assert_range(b, k * 256, -16421, 16421);
+#endif
     for (size_t i_0 = 0; i_0 < 128; ++i_0) {
         const int16_t gamma_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2];
         const int16_t gammaqinv_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2 + 1];
@@ -420,6 +452,9 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
             r[i_2 * 2 + 1] = acc_3;
         }
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(r, 256, -13220, 13222);
+#endif
 }
 
 /*
@@ -431,6 +466,9 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
  * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
  */
 void nttgen_mlkem_c_intt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+#endif
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 64; ++blk_0) {
         const int16_t zeta_0 = nttgen_mlkem_c_intt_zetas_inv[blk_0 * 2];
@@ -533,6 +571,9 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         a[j_6] = x_28;
         a[j_6 + 128] = x_29;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -25728, 25728);
+#endif
 }
 
 /*
@@ -544,12 +585,18 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
  * Ops per call: load 256, store 256, barrett 256, cond_add_q 256
  */
 void nttgen_mlkem_c_reduce(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t red_0 = nttgen_mlkem_c_barrett(x_0);
         const int16_t red_1 = nttgen_mlkem_c_cond_add_q(red_0);
         a[i_0] = red_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, 0, 3328);
+#endif
 }
 
 /*
@@ -561,12 +608,18 @@ void nttgen_mlkem_c_reduce(int16_t a[256]) {
  * Ops per call: load 256, store 256, montmul 256, const 512
  */
 void nttgen_mlkem_c_tomont(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+#endif
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_mlkem_c_montmul(x_0, 1353, 20553);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -2340, 2340);
+#endif
 }
 
 /*
@@ -578,12 +631,18 @@ void nttgen_mlkem_c_tomont(int16_t a[256]) {
  * Ops per call: load 256, store 256, montmul 256, const 512
  */
 void nttgen_mlkem_c_frommont(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+#endif
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_mlkem_c_montmul(x_0, 1, -3327);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -1664, 1664);
+#endif
 }
 
 /*
@@ -600,6 +659,10 @@ void nttgen_mlkem_c_frommont(int16_t a[256]) {
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];
     NTTGEN_ALIGN(64) int16_t b_hat[256];
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -3328, 3328);
+    nttgen_mlkem_c_assert_range(b, 256, -3328, 3328);
+#endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t x_0 = a[i_0];
         a_hat[i_0] = x_0;
@@ -613,4 +676,7 @@ void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t 
     nttgen_mlkem_c_basemul(r, a_hat, b_hat);
     nttgen_mlkem_c_intt(r);
     nttgen_mlkem_c_reduce(r);
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(r, 256, 0, 3328);
+#endif
 }

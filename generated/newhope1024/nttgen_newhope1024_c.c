@@ -58,6 +58,22 @@
 #endif
 #endif
 
+#ifdef NTTGEN_DEBUG
+#include <assert.h>
+
+/*
+ * NTTGEN_DEBUG builds only: asserts that p[0..len) lies in [lo, hi], the
+ * contract the interval analysis proved. Not constant time; never in release.
+ */
+static void nttgen_newhope1024_c_assert_range(const int16_t *p, size_t len, int64_t lo,
+                                              int64_t hi) {
+    for (size_t i = 0; i < len; ++i) {
+        assert(p[i] >= lo);
+        assert(p[i] <= hi);
+    }
+}
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * returns (a*z - m*q) / 2^16 with m = a*zq mod 2^16, where
@@ -653,6 +669,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_c_intt_zetas_inv[2046] 
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5120, barrett 1536
  */
 void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -12288, 12288);
+#endif
     // layers 0: 2 register(s) per chunk
     const int16_t zeta_0 = nttgen_newhope1024_c_ntt_zetas[0];
     const int16_t zetaqinv_0 = nttgen_newhope1024_c_ntt_zetas[1];
@@ -792,6 +811,9 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
         a[blk_8 * 2] = x_38;
         a[blk_8 * 2 + 1] = x_39;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -22735, 22735);
+#endif
 }
 
 /*
@@ -805,12 +827,19 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
  * Ops per call: load 2048, store 1024, montmul_var 1024
  */
 void nttgen_newhope1024_c_basemul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_c_assert_range(b, 1024, -22735, 22735);
+#endif
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
         const int16_t p_0 = nttgen_newhope1024_c_montmul_var(a_0, b_0);
         r[i_0] = p_0;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(r, 1024, -14031, 14031);
+#endif
 }
 
 /*
@@ -826,6 +855,10 @@ void nttgen_newhope1024_c_basemul(int16_t r[1024], const int16_t a[1024], const 
  */
 void nttgen_newhope1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                       size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, k * 1024, -22735, 22735);
+    nttgen_newhope1024_c_assert_range(b, k * 1024, -22735, 22735);
+#endif
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
@@ -843,6 +876,9 @@ void nttgen_newhope1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const i
             r[i_2] = acc_1;
         }
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(r, 1024, -20175, 20175);
+#endif
 }
 
 /*
@@ -854,6 +890,9 @@ void nttgen_newhope1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const i
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
  */
 void nttgen_newhope1024_c_intt(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -32768, 32767);
+#endif
     // inverse layers 9: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 512; ++blk_0) {
         const int16_t zeta_0 = nttgen_newhope1024_c_intt_zetas_inv[blk_0 * 2];
@@ -1000,6 +1039,9 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
         a[j_8] = x_40;
         a[j_8 + 512] = x_41;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -24580, 24580);
+#endif
 }
 
 /*
@@ -1011,12 +1053,18 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
  * Ops per call: load 1024, store 1024, barrett 1024, cond_add_q 1024
  */
 void nttgen_newhope1024_c_reduce(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -32768, 32767);
+#endif
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t red_0 = nttgen_newhope1024_c_barrett(x_0);
         const int16_t red_1 = nttgen_newhope1024_c_cond_add_q(red_0);
         a[i_0] = red_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, 0, 12288);
+#endif
 }
 
 /*
@@ -1028,12 +1076,18 @@ void nttgen_newhope1024_c_reduce(int16_t a[1024]) {
  * Ops per call: load 1024, store 1024, montmul 1024, const 2048
  */
 void nttgen_newhope1024_c_tomont(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -32768, 32767);
+#endif
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_newhope1024_c_montmul(x_0, -1337, -21817);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -6812, 6813);
+#endif
 }
 
 /*
@@ -1045,12 +1099,18 @@ void nttgen_newhope1024_c_tomont(int16_t a[1024]) {
  * Ops per call: load 1024, store 1024, montmul 1024, const 2048
  */
 void nttgen_newhope1024_c_frommont(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -32768, 32767);
+#endif
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t x_0 = a[i_0];
         const int16_t x_1 = nttgen_newhope1024_c_montmul(x_0, 1, -12287);
         a[i_0] = x_1;
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -6144, 6144);
+#endif
 }
 
 /*
@@ -1067,6 +1127,10 @@ void nttgen_newhope1024_c_frommont(int16_t a[1024]) {
 void nttgen_newhope1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
     NTTGEN_ALIGN(64) int16_t a_hat[1024];
     NTTGEN_ALIGN(64) int16_t b_hat[1024];
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -12288, 12288);
+    nttgen_newhope1024_c_assert_range(b, 1024, -12288, 12288);
+#endif
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t x_0 = a[i_0];
         a_hat[i_0] = x_0;
@@ -1080,4 +1144,7 @@ void nttgen_newhope1024_c_polymul(int16_t r[1024], const int16_t a[1024], const 
     nttgen_newhope1024_c_basemul(r, a_hat, b_hat);
     nttgen_newhope1024_c_intt(r);
     nttgen_newhope1024_c_reduce(r);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(r, 1024, 0, 12288);
+#endif
 }

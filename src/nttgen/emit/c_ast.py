@@ -201,7 +201,14 @@ class Blank:
     """An empty line."""
 
 
-Stmt = Decl | Assign | ExprStmt | For | Return | Comment | Blank
+@dataclass(frozen=True)
+class PP:
+    """A preprocessor line inside a function body (printed at column 0)."""
+
+    text: str
+
+
+Stmt = Decl | Assign | ExprStmt | For | Return | Comment | Blank | PP
 
 
 # ------------------------------------------------------------------------- top level
@@ -408,6 +415,8 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
         return _line_comment(s.text, ind)
     if isinstance(s, Blank):
         return [""]
+    if isinstance(s, PP):
+        return [s.text]
     if isinstance(s, For):
         out = [f"{ind}for (size_t {s.var} = 0; {format_expr(s.cond)}; ++{s.var}) {{"]
         for b in s.body:

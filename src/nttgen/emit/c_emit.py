@@ -28,6 +28,7 @@ from . import c_ast as C
 from .isa.base import Isa
 
 ALIGN_MACRO = "NTTGEN_ALIGN"
+DEBUG_MACRO = "NTTGEN_DEBUG"
 
 
 class NameSupply:
@@ -202,8 +203,25 @@ class CEmitter:
                 out.append(C.Param(f"{const}{elem}", p.name, str(p.length)))
         return tuple(out)
 
+    def _contract_checks(self, which: str) -> list[C.Stmt]:
+        """Debug builds only: assert the input ("in") or output ("out") contract."""
+        ranges = self.fn.contract.inputs if which == "in" else self.fn.contract.outputs
+        checks: list[C.Stmt] = []
+        for p in self.fn.buffers:
+            if p.name not in ranges:
+                continue
+            lo, hi = ranges[p.name]
+            length: C.Expr = C.Int(p.length)
+            if p.per_param is not None:
+                length = C.Bin("*", C.Name(p.per_param.name), C.Int(p.length))
+            args = (C.Name(p.name), length, C.Int(lo), C.Int(hi))
+            checks.append(C.ExprStmt(C.Call(self.isa.helper("assert_range"), args)))
+        if not checks:
+            return []
+        return [C.PP(f"#ifdef {DEBUG_MACRO}"), *checks, C.PP("#endif")]
+
     def emit(self) -> C.FuncDef:
-        """The function definition."""
+        """The function definition (with contract assertions under NTTGEN_DEBUG)."""
         for buf in self.fn.locals:
             self._out(
                 C.Decl(
@@ -214,7 +232,11 @@ class CEmitter:
                     align=f"{ALIGN_MACRO}(64)",
                 )
             )
+        for s in self._contract_checks("in"):
+            self._out(s)
         replay(self.fn, self)
+        for s in self._contract_checks("out"):
+            self._out(s)
         return C.FuncDef(
             "void", self.c_name(self.fn), self.params(), tuple(self.blocks[0]), doc=self.doc
         )

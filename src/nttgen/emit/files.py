@@ -15,7 +15,7 @@ from ..interp.cost import count_ops
 from ..programs.kernels import OP_INFO, KernelSet
 from ..version import __version__
 from . import c_ast as C
-from .c_emit import ALIGN_MACRO, CEmitter
+from .c_emit import ALIGN_MACRO, DEBUG_MACRO, CEmitter
 from .isa.base import EmitContext, Isa
 
 OP_ORDER = ("load", "store", "add", "sub", "mullo", "mulhi", "sra", "montmul", "montmul_var",
@@ -215,6 +215,7 @@ class FileWriter:
             C.Directive("#endif"),
             C.Directive("#endif"),
         ]
+        u.items += [C.Blank(), *self._debug_helper()]
         for h in self.isa.helpers():
             u.items += [C.Blank(), h]
         per_line = max(self.ks.config.lanes, 8 if self.ks.ring.lane.bits == 16 else 6)
@@ -239,6 +240,45 @@ class FileWriter:
                 ).emit()
             )
         return u.render()
+
+    def _debug_helper(self) -> list[C.Top]:
+        """The range assertion debug builds call at every entry and exit (not constant time:
+        it exists to catch contract violations while developing)."""
+        elem = self.ks.ring.lane.c_type
+        p, i = C.Name("p"), C.Name("i")
+        body = (
+            C.For(
+                "i",
+                C.Bin("<", i, C.Name("len")),
+                (
+                    C.ExprStmt(C.Call("assert", (C.Bin(">=", C.Index(p, i), C.Name("lo")),))),
+                    C.ExprStmt(C.Call("assert", (C.Bin("<=", C.Index(p, i), C.Name("hi")),))),
+                ),
+            ),
+        )
+        fn = C.FuncDef(
+            "void",
+            self.isa.helper("assert_range"),
+            (
+                C.Param(f"const {elem}", "*p"),
+                C.Param("size_t", "len"),
+                C.Param("int64_t", "lo"),
+                C.Param("int64_t", "hi"),
+            ),
+            body,
+            storage="static",
+            doc=(
+                f"{DEBUG_MACRO} builds only: asserts that p[0..len) lies in [lo, hi], the",
+                "contract the interval analysis proved. Not constant time; never in release.",
+            ),
+        )
+        return [
+            C.Directive(f"#ifdef {DEBUG_MACRO}"),
+            C.Directive("#include <assert.h>"),
+            C.Blank(),
+            fn,
+            C.Directive("#endif"),
+        ]
 
     def manifest(self) -> str:
         """The JSON manifest the Python bindings and docs are built from."""

@@ -31,6 +31,16 @@ WIDEN_AFTER = 3
 State = tuple[dict[Var, Bound], dict[Buffer, list[tuple[int, int] | None]]]
 
 
+@dataclass(frozen=True)
+class Application:
+    """One use of a transfer function: op, operand ranges, the range it concluded (a fact that
+    :mod:`nttgen.proofs` proves)."""
+
+    kind: str
+    inputs: tuple[tuple[int, int], ...]
+    output: tuple[int, int]
+
+
 @dataclass
 class _LoopFrame:
     """An open loop. Only the outermost frame collects the nest's stores and reads."""
@@ -57,6 +67,7 @@ class BoundsInterp:
         self.memory: dict[Buffer, list[tuple[int, int] | None]] = {}
         self.frames: list[_LoopFrame] = []
         self.vars: dict[Var, Bound] = {}
+        self.log: set[Application] | None = None
 
     # ----------------------------------------------------------------- helpers
     def _where(self) -> str:
@@ -65,11 +76,14 @@ class BoundsInterp:
             where += f" ({self.tag})"
         return where
 
-    def _lanewise(self, f: Callable[..., tuple[int, int]], *bounds: Bound) -> Bound:
+    def _lanewise(self, kind: str, f: Callable[..., tuple[int, int]], *bounds: Bound) -> Bound:
         lo: list[int] = []
         hi: list[int] = []
         for k in range(self.lanes):
-            r = f(*((b.lo[k], b.hi[k]) for b in bounds))
+            args = tuple((b.lo[k], b.hi[k]) for b in bounds)
+            r = f(*args)
+            if self.log is not None:
+                self.log.add(Application(kind, args, r))
             lo.append(r[0])
             hi.append(r[1])
         return Bound(tuple(lo), tuple(hi))
@@ -334,48 +348,52 @@ class BoundsInterp:
 
     def add(self, a: Bound, b: Bound) -> Bound:
         """a + b."""
-        return self._checked("add", self._lanewise(transfer.add, a, b))
+        return self._checked("add", self._lanewise("add", transfer.add, a, b))
 
     def sub(self, a: Bound, b: Bound) -> Bound:
         """a - b."""
-        return self._checked("sub", self._lanewise(transfer.sub, a, b))
+        return self._checked("sub", self._lanewise("sub", transfer.sub, a, b))
 
     def mullo(self, a: Bound, b: Bound) -> Bound:
         """lo(a*b)."""
-        return self._lanewise(lambda x, y: transfer.mullo(x, y, self.lane), a, b)
+        return self._lanewise("mullo", lambda x, y: transfer.mullo(x, y, self.lane), a, b)
 
     def mulhi(self, a: Bound, b: Bound) -> Bound:
         """hi(a*b)."""
-        return self._lanewise(lambda x, y: transfer.mulhi(x, y, self.lane), a, b)
+        return self._lanewise("mulhi", lambda x, y: transfer.mulhi(x, y, self.lane), a, b)
 
     def sra(self, a: Bound, *, k: int) -> Bound:
         """a >> k."""
-        return self._lanewise(lambda x: transfer.sra(x, k), a)
+        return self._lanewise(f"sra:{k}", lambda x: transfer.sra(x, k), a)
 
     def montmul(self, a: Bound, z: Bound, zq: Bound) -> Bound:
         """Montgomery product by a twisted constant."""
         del zq
         return self._checked(
-            "montmul", self._lanewise(lambda x, y: transfer.montmul(x, y, self.arith), a, z)
+            "montmul",
+            self._lanewise("montmul", lambda x, y: transfer.montmul(x, y, self.arith), a, z),
         )
 
     def montmul_var(self, a: Bound, b: Bound) -> Bound:
         """Montgomery product of two variables."""
         return self._checked(
             "montmul_var",
-            self._lanewise(lambda x, y: transfer.montmul_var(x, y, self.arith), a, b),
+            self._lanewise(
+                "montmul_var", lambda x, y: transfer.montmul_var(x, y, self.arith), a, b
+            ),
         )
 
     def barrett(self, a: Bound) -> Bound:
         """Barrett reduction."""
         return self._checked(
-            "barrett", self._lanewise(lambda x: transfer.barrett(x, self.arith), a)
+            "barrett", self._lanewise("barrett", lambda x: transfer.barrett(x, self.arith), a)
         )
 
     def cond_add_q(self, a: Bound) -> Bound:
         """Conditional add of q from the sign."""
         return self._checked(
-            "cond_add_q", self._lanewise(lambda x: transfer.cond_add_q(x, self.arith.q), a)
+            "cond_add_q",
+            self._lanewise("cond_add_q", lambda x: transfer.cond_add_q(x, self.arith.q), a),
         )
 
     def shuffle(self, a: Bound, b: Bound, *, d: int) -> tuple[Bound, Bound]:
@@ -397,13 +415,17 @@ class _Replayer(BoundsInterp):
         self.fn = fn
 
 
-def analyse(fn: Function, arith: Arith) -> dict[str, tuple[int, int]]:
+def analyse(
+    fn: Function, arith: Arith, log: set[Application] | None = None
+) -> dict[str, tuple[int, int]]:
     """Re-derive, from the recorded IR alone, the proven range of every output buffer (its
     hull); raises :class:`BoundsError` if any op can overflow. Used to check that the IR the
-    builder recorded is safe independently of the decisions made while recording it."""
+    builder recorded is safe independently of the decisions made while recording it. When
+    ``log`` is given, every transfer-function application is added to it."""
     from ..dsl.replay import replay
 
     interp = _Replayer(arith, fn)
+    interp.log = log
     for buf in fn.buffers:
         interp.bind_buffer(buf)
     for buf in fn.locals:

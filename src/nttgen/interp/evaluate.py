@@ -47,6 +47,8 @@ class Evaluator:
         self.runtime: dict[LoopVar, int] = {}
         self.vars: dict[Var, Array] = {}
         self.var_depth: dict[Var, int] = {}
+        batch = next(iter(memory.values())).shape[0] if memory else 1
+        self.peak = np.zeros(batch, dtype=np.int64)  # max |result| per batch row
 
     # ----------------------------------------------------------------- shapes
     def _align(self, x: Array) -> Array:
@@ -71,6 +73,8 @@ class Evaluator:
         return idx
 
     def _finish(self, op: str, exact: Array) -> Array:
+        mag = np.abs(exact)
+        self.peak = np.maximum(self.peak, mag.reshape(mag.shape[0], -1).max(axis=1))
         wrapped = semantics.wrap(exact, self.lane)
         if self.checked and not np.array_equal(wrapped, exact):
             bad = exact[wrapped != exact].flat[0]
@@ -230,10 +234,12 @@ def evaluate(
     scalars: Mapping[str, int] | None = None,
     *,
     checked: bool = False,
+    peaks: list[Array] | None = None,
 ) -> dict[str, Array]:
     """Evaluate ``fn`` on a batch. ``inputs`` maps each buffer parameter's name to an integer
     array of shape (batch, length) (for outputs-only buffers it may be omitted). Returns every
-    written buffer (role out/inout) by name, as int64 arrays of lane values."""
+    written buffer (role out/inout) by name, as int64 arrays of lane values. If ``peaks`` is
+    a list, the largest |intermediate result| of each batch row is appended to it."""
     scalars = dict(scalars or {})
     batch = None
     memory: dict[Buffer, Array] = {}
@@ -256,5 +262,8 @@ def evaluate(
             if buf.role in ("in", "inout"):
                 raise ValueError(f"{fn.name}: missing input {buf.name}")
             memory[buf] = np.zeros((batch, buf.length), dtype=np.int64)
-    Evaluator(fn, arith, memory, scalars, checked=checked).run()
+    ev = Evaluator(fn, arith, memory, scalars, checked=checked)
+    ev.run()
+    if peaks is not None:
+        peaks.append(ev.peak)
     return {b.name: memory[b] for b in fn.buffers if b.role in ("out", "inout")}
