@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
 
+from conftest import require_tool
 from nttgen.ctcheck import ARCHES, check_object
 from nttgen.generate import generate
 from nttgen.rings import PRESETS

@@ -22,10 +22,11 @@
  *       ops: load 2048, store 1024, montmul_var 1024
  *   nttgen_falcon1024_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-20175, 20175]
- *       ops: load 2048, store 1024, montmul_var 1024
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
+ *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
+ *       coefficient reductions: 1024
  *   nttgen_falcon1024_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-24580, 24580]
+ *       a in [-14031, 14031] -> a in [-24576, 24576]
  *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
  *       coefficient reductions: 4096
  *   nttgen_falcon1024_c_reduce: full reduction, in place: every coefficient to its representative
@@ -846,11 +847,11 @@ void nttgen_falcon1024_c_basemul(int16_t r[1024], const int16_t a[1024], const i
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-20175, 20175]
+ * r[1024]: on exit in [-6144, 6144]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 2048, store 1024, montmul_var 1024
+ * Ops per call: load 3072, store 2048, montmul_var 1024, barrett 1024
  */
 void nttgen_falcon1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                      size_t k) {
@@ -875,8 +876,14 @@ void nttgen_falcon1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const in
             r[i_2] = acc_1;
         }
     }
+    // bring the sum into the range of one base product
+    for (size_t i_3 = 0; i_3 < 1024; ++i_3) {
+        const int16_t acc_2 = r[i_3];
+        const int16_t red_1 = nttgen_falcon1024_c_barrett(acc_2);
+        r[i_3] = red_1;
+    }
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon1024_c_assert_range(r, 1024, -20175, 20175);
+    nttgen_falcon1024_c_assert_range(r, 1024, -6144, 6144);
 #endif
 }
 
@@ -885,12 +892,12 @@ void nttgen_falcon1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-32768, 32767], on exit in [-24580, 24580]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-24576, 24576]
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
  */
 void nttgen_falcon1024_c_intt(int16_t a[1024]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon1024_c_assert_range(a, 1024, -32768, 32767);
+    nttgen_falcon1024_c_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 9: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 512; ++blk_0) {
@@ -1039,7 +1046,7 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         a[j_8 + 512] = x_41;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon1024_c_assert_range(a, 1024, -24580, 24580);
+    nttgen_falcon1024_c_assert_range(a, 1024, -24576, 24576);
 #endif
 }
 

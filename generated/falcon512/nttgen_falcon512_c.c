@@ -22,10 +22,11 @@
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_falcon512_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-15800, 15800]
- *       ops: load 1024, store 512, montmul_var 512
+ *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-6144, 6144]
+ *       ops: load 1536, store 1024, montmul_var 512, barrett 512
+ *       coefficient reductions: 512
  *   nttgen_falcon512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-30720, 30720]
+ *       a in [-12288, 12288] -> a in [-12288, 12288]
  *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  *       coefficient reductions: 2048
  *   nttgen_falcon512_c_reduce: full reduction, in place: every coefficient to its representative in
@@ -574,11 +575,11 @@ void nttgen_falcon512_c_basemul(int16_t r[512], const int16_t a[512], const int1
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-15800, 15800]
+ * r[512]: on exit in [-6144, 6144]
  * a[512 x k]: on entry in [-15171, 15171]
  * b[512 x k]: on entry in [-15171, 15171]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, montmul_var 512
+ * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_falcon512_c_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -602,8 +603,14 @@ void nttgen_falcon512_c_basemul_acc(int16_t r[512], const int16_t *a, const int1
             r[i_2] = acc_1;
         }
     }
+    // bring the sum into the range of one base product
+    for (size_t i_3 = 0; i_3 < 512; ++i_3) {
+        const int16_t acc_2 = r[i_3];
+        const int16_t red_1 = nttgen_falcon512_c_barrett(acc_2);
+        r[i_3] = red_1;
+    }
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon512_c_assert_range(r, 512, -15800, 15800);
+    nttgen_falcon512_c_assert_range(r, 512, -6144, 6144);
 #endif
 }
 
@@ -612,12 +619,12 @@ void nttgen_falcon512_c_basemul_acc(int16_t r[512], const int16_t *a, const int1
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-32768, 32767], on exit in [-30720, 30720]
+ * a[512]: on entry in [-12288, 12288], on exit in [-12288, 12288]
  * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  */
 void nttgen_falcon512_c_intt(int16_t a[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon512_c_assert_range(a, 512, -32768, 32767);
+    nttgen_falcon512_c_assert_range(a, 512, -12288, 12288);
 #endif
     // inverse layers 8: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 256; ++blk_0) {
@@ -640,9 +647,8 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const int16_t x_6 = a[blk_1 * 4 + j_0];
             const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t red_0 = nttgen_falcon512_c_barrett(x_7);
-            const int16_t x_8 = (int16_t)(x_6 + red_0);
-            const int16_t d_1 = (int16_t)(x_6 - red_0);
+            const int16_t x_8 = (int16_t)(x_6 + x_7);
+            const int16_t d_1 = (int16_t)(x_6 - x_7);
             const int16_t x_9 = nttgen_falcon512_c_montmul(d_1, zeta_1, zetaqinv_1);
             a[blk_1 * 4 + j_0] = x_8;
             a[blk_1 * 4 + j_0 + 2] = x_9;
@@ -655,9 +661,10 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
             const int16_t x_10 = a[blk_2 * 8 + j_1];
             const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_1 = nttgen_falcon512_c_barrett(x_11);
-            const int16_t x_12 = (int16_t)(x_10 + red_1);
-            const int16_t d_2 = (int16_t)(x_10 - red_1);
+            const int16_t red_0 = nttgen_falcon512_c_barrett(x_11);
+            const int16_t red_1 = nttgen_falcon512_c_barrett(x_10);
+            const int16_t x_12 = (int16_t)(red_1 + red_0);
+            const int16_t d_2 = (int16_t)(red_1 - red_0);
             const int16_t x_13 = nttgen_falcon512_c_montmul(d_2, zeta_2, zetaqinv_2);
             a[blk_2 * 8 + j_1] = x_12;
             a[blk_2 * 8 + j_1 + 4] = x_13;
@@ -670,10 +677,8 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
             const int16_t x_14 = a[blk_3 * 16 + j_2];
             const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t red_2 = nttgen_falcon512_c_barrett(x_15);
-            const int16_t red_3 = nttgen_falcon512_c_barrett(x_14);
-            const int16_t x_16 = (int16_t)(red_3 + red_2);
-            const int16_t d_3 = (int16_t)(red_3 - red_2);
+            const int16_t x_16 = (int16_t)(x_14 + x_15);
+            const int16_t d_3 = (int16_t)(x_14 - x_15);
             const int16_t x_17 = nttgen_falcon512_c_montmul(d_3, zeta_3, zetaqinv_3);
             a[blk_3 * 16 + j_2] = x_16;
             a[blk_3 * 16 + j_2 + 8] = x_17;
@@ -686,8 +691,9 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int16_t x_18 = a[blk_4 * 32 + j_3];
             const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t x_20 = (int16_t)(x_18 + x_19);
-            const int16_t d_4 = (int16_t)(x_18 - x_19);
+            const int16_t red_2 = nttgen_falcon512_c_barrett(x_19);
+            const int16_t x_20 = (int16_t)(x_18 + red_2);
+            const int16_t d_4 = (int16_t)(x_18 - red_2);
             const int16_t x_21 = nttgen_falcon512_c_montmul(d_4, zeta_4, zetaqinv_4);
             a[blk_4 * 32 + j_3] = x_20;
             a[blk_4 * 32 + j_3 + 16] = x_21;
@@ -700,9 +706,10 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int16_t x_22 = a[blk_5 * 64 + j_4];
             const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_4 = nttgen_falcon512_c_barrett(x_23);
-            const int16_t x_24 = (int16_t)(x_22 + red_4);
-            const int16_t d_5 = (int16_t)(x_22 - red_4);
+            const int16_t red_3 = nttgen_falcon512_c_barrett(x_23);
+            const int16_t red_4 = nttgen_falcon512_c_barrett(x_22);
+            const int16_t x_24 = (int16_t)(red_4 + red_3);
+            const int16_t d_5 = (int16_t)(red_4 - red_3);
             const int16_t x_25 = nttgen_falcon512_c_montmul(d_5, zeta_5, zetaqinv_5);
             a[blk_5 * 64 + j_4] = x_24;
             a[blk_5 * 64 + j_4 + 32] = x_25;
@@ -715,10 +722,8 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
             const int16_t x_26 = a[blk_6 * 128 + j_5];
             const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t red_5 = nttgen_falcon512_c_barrett(x_27);
-            const int16_t red_6 = nttgen_falcon512_c_barrett(x_26);
-            const int16_t x_28 = (int16_t)(red_6 + red_5);
-            const int16_t d_6 = (int16_t)(red_6 - red_5);
+            const int16_t x_28 = (int16_t)(x_26 + x_27);
+            const int16_t d_6 = (int16_t)(x_26 - x_27);
             const int16_t x_29 = nttgen_falcon512_c_montmul(d_6, zeta_6, zetaqinv_6);
             a[blk_6 * 128 + j_5] = x_28;
             a[blk_6 * 128 + j_5 + 64] = x_29;
@@ -731,8 +736,9 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
         for (size_t j_6 = 0; j_6 < 128; ++j_6) {
             const int16_t x_30 = a[blk_7 * 256 + j_6];
             const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
-            const int16_t x_32 = (int16_t)(x_30 + x_31);
-            const int16_t d_7 = (int16_t)(x_30 - x_31);
+            const int16_t red_5 = nttgen_falcon512_c_barrett(x_31);
+            const int16_t x_32 = (int16_t)(x_30 + red_5);
+            const int16_t d_7 = (int16_t)(x_30 - red_5);
             const int16_t x_33 = nttgen_falcon512_c_montmul(d_7, zeta_7, zetaqinv_7);
             a[blk_7 * 256 + j_6] = x_32;
             a[blk_7 * 256 + j_6 + 128] = x_33;
@@ -744,15 +750,16 @@ void nttgen_falcon512_c_intt(int16_t a[512]) {
     for (size_t j_7 = 0; j_7 < 256; ++j_7) {
         const int16_t x_34 = a[j_7];
         const int16_t x_35 = a[j_7 + 256];
-        const int16_t red_7 = nttgen_falcon512_c_barrett(x_35);
-        const int16_t x_36 = (int16_t)(x_34 + red_7);
-        const int16_t d_8 = (int16_t)(x_34 - red_7);
+        const int16_t red_6 = nttgen_falcon512_c_barrett(x_35);
+        const int16_t red_7 = nttgen_falcon512_c_barrett(x_34);
+        const int16_t x_36 = (int16_t)(red_7 + red_6);
+        const int16_t d_8 = (int16_t)(red_7 - red_6);
         const int16_t x_37 = nttgen_falcon512_c_montmul(d_8, zeta_8, zetaqinv_8);
         a[j_7] = x_36;
         a[j_7 + 256] = x_37;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon512_c_assert_range(a, 512, -30720, 30720);
+    nttgen_falcon512_c_assert_range(a, 512, -12288, 12288);
 #endif
 }
 

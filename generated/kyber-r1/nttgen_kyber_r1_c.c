@@ -22,12 +22,13 @@
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_kyber_r1_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-12913, 12913]
- *       ops: load 512, store 256, montmul_var 256
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-30720, 30720]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
- *       coefficient reductions: 640
+ *       a in [-9073, 9073] -> a in [-30720, 30720]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
+ *       coefficient reductions: 512
  *   nttgen_kyber_r1_c_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -42,8 +43,8 @@
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *         1152, cond_add_q 256, const 512
- *       coefficient reductions: 1152
+ *         1024, cond_add_q 256, const 512
+ *       coefficient reductions: 1024
  */
 #include "nttgen_kyber_r1_c.h"
 
@@ -428,11 +429,11 @@ void nttgen_kyber_r1_c_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-12913, 12913]
+ * r[256]: on exit in [-3840, 3840]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 512, store 256, montmul_var 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -456,8 +457,14 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
             r[i_2] = acc_1;
         }
     }
+    // bring the sum into the range of one base product
+    for (size_t i_3 = 0; i_3 < 256; ++i_3) {
+        const int16_t acc_2 = r[i_3];
+        const int16_t red_1 = nttgen_kyber_r1_c_barrett(acc_2);
+        r[i_3] = red_1;
+    }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_c_assert_range(r, 256, -12913, 12913);
+    nttgen_kyber_r1_c_assert_range(r, 256, -3840, 3840);
 #endif
 }
 
@@ -466,12 +473,12 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-32768, 32767], on exit in [-30720, 30720]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
+ * a[256]: on entry in [-9073, 9073], on exit in [-30720, 30720]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_c_assert_range(a, 256, -32768, 32767);
+    nttgen_kyber_r1_c_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128; ++blk_0) {
@@ -508,9 +515,10 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
             const int16_t x_10 = a[blk_2 * 8 + j_1];
             const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_11);
-            const int16_t x_12 = (int16_t)(x_10 + red_0);
-            const int16_t d_2 = (int16_t)(x_10 - red_0);
+            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_10);
+            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_11);
+            const int16_t x_12 = (int16_t)(red_0 + red_1);
+            const int16_t d_2 = (int16_t)(red_0 - red_1);
             const int16_t x_13 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
             a[blk_2 * 8 + j_1] = x_12;
             a[blk_2 * 8 + j_1 + 4] = x_13;
@@ -523,9 +531,8 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
             const int16_t x_14 = a[blk_3 * 16 + j_2];
             const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_15);
-            const int16_t x_16 = (int16_t)(x_14 + red_1);
-            const int16_t d_3 = (int16_t)(x_14 - red_1);
+            const int16_t x_16 = (int16_t)(x_14 + x_15);
+            const int16_t d_3 = (int16_t)(x_14 - x_15);
             const int16_t x_17 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
             a[blk_3 * 16 + j_2] = x_16;
             a[blk_3 * 16 + j_2 + 8] = x_17;
@@ -538,9 +545,8 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int16_t x_18 = a[blk_4 * 32 + j_3];
             const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_19);
-            const int16_t x_20 = (int16_t)(x_18 + red_2);
-            const int16_t d_4 = (int16_t)(x_18 - red_2);
+            const int16_t x_20 = (int16_t)(x_18 + x_19);
+            const int16_t d_4 = (int16_t)(x_18 - x_19);
             const int16_t x_21 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
             a[blk_4 * 32 + j_3] = x_20;
             a[blk_4 * 32 + j_3 + 16] = x_21;
@@ -553,10 +559,10 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int16_t x_22 = a[blk_5 * 64 + j_4];
             const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_22);
             const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_23);
-            const int16_t red_4 = nttgen_kyber_r1_c_barrett(x_22);
-            const int16_t x_24 = (int16_t)(red_4 + red_3);
-            const int16_t d_5 = (int16_t)(red_4 - red_3);
+            const int16_t x_24 = (int16_t)(red_2 + red_3);
+            const int16_t d_5 = (int16_t)(red_2 - red_3);
             const int16_t x_25 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
             a[blk_5 * 64 + j_4] = x_24;
             a[blk_5 * 64 + j_4 + 32] = x_25;
@@ -671,7 +677,7 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   1152, cond_add_q 256, const 512
+ *   1024, cond_add_q 256, const 512
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

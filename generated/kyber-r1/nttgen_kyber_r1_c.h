@@ -22,12 +22,13 @@
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_kyber_r1_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-12913, 12913]
- *       ops: load 512, store 256, montmul_var 256
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-30720, 30720]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
- *       coefficient reductions: 640
+ *       a in [-9073, 9073] -> a in [-30720, 30720]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
+ *       coefficient reductions: 512
  *   nttgen_kyber_r1_c_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -42,8 +43,8 @@
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *         1152, cond_add_q 256, const 512
- *       coefficient reductions: 1152
+ *         1024, cond_add_q 256, const 512
+ *       coefficient reductions: 1024
  */
 #ifndef NTTGEN_KYBER_R1_C_H
 #define NTTGEN_KYBER_R1_C_H
@@ -85,11 +86,11 @@ void nttgen_kyber_r1_c_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-12913, 12913]
+ * r[256]: on exit in [-3840, 3840]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 512, store 256, montmul_var 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -98,8 +99,8 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-32768, 32767], on exit in [-30720, 30720]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, const 512
+ * a[256]: on entry in [-9073, 9073], on exit in [-30720, 30720]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]);
 
@@ -142,7 +143,7 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]);
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   1152, cond_add_q 256, const 512
+ *   1024, cond_add_q 256, const 512
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -23,11 +23,12 @@
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_mldsa_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-8792045, 8792045]
- *       ops: load 512, store 256, montmul_var 256
+ *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-4190208, 4190208]
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
+ *       coefficient reductions: 256
  *   nttgen_mldsa_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-2147483648, 2147483647] -> a in [-1078066432, 1078066432]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
  *   nttgen_mldsa_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -41,8 +42,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mldsa_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett 256,
- *         cond_add_q 256, const 512
+ *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett 256,
+ *         cond_add_q 256, const 256
  *       coefficient reductions: 256
  */
 #include "nttgen_mldsa_c.h"
@@ -215,8 +216,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_ntt_zetas[510] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
-//  order
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, as (z, z*q^-1 mod
+//  beta) lane vectors in consumption order
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_intt_zetas_inv[510] = {
     // pass 0: layer(s) 7
@@ -315,7 +316,7 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_intt_zetas_inv[510] = {
     // pass 6: layer(s) 1
     518909, 1927777021, 2608894, 1929875198,
     // pass 7: layer(s) 0
-    -25847, -1830765815,
+    3975713, 151046689,
 };
 // clang-format on
 
@@ -475,11 +476,11 @@ void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8792045, 8792045]
+ * r[256]: on exit in [-4190208, 4190208]
  * a[256 x k]: on entry in [-42046821, 42046821]
  * b[256 x k]: on entry in [-42046821, 42046821]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 512, store 256, montmul_var 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -503,8 +504,14 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
             r[i_2] = acc_1;
         }
     }
+    // bring the sum into the range of one base product
+    for (size_t i_3 = 0; i_3 < 256; ++i_3) {
+        const int32_t acc_2 = r[i_3];
+        const int32_t red_1 = nttgen_mldsa_c_barrett(acc_2);
+        r[i_3] = red_1;
+    }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_c_assert_range(r, 256, -8792045, 8792045);
+    nttgen_mldsa_c_assert_range(r, 256, -4190208, 4190208);
 #endif
 }
 
@@ -513,12 +520,12 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-2147483648, 2147483647], on exit in [-1078066432, 1078066432]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
  */
 void nttgen_mldsa_c_intt(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_c_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+    nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
 #endif
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128; ++blk_0) {
@@ -526,26 +533,24 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         const int32_t zetaqinv_0 = nttgen_mldsa_c_intt_zetas_inv[blk_0 * 2 + 1];
         const int32_t x_0 = a[blk_0 * 2];
         const int32_t x_1 = a[blk_0 * 2 + 1];
-        const int32_t x_2 = nttgen_mldsa_c_montmul(x_0, 41978, -8395782);
-        const int32_t x_3 = nttgen_mldsa_c_montmul(x_1, 41978, -8395782);
-        const int32_t x_4 = x_2 + x_3;
-        const int32_t d_0 = x_2 - x_3;
-        const int32_t x_5 = nttgen_mldsa_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int32_t x_2 = x_0 + x_1;
+        const int32_t d_0 = x_0 - x_1;
+        const int32_t x_3 = nttgen_mldsa_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64; ++blk_1) {
         const int32_t zeta_1 = nttgen_mldsa_c_intt_zetas_inv[blk_1 * 2 + 256];
         const int32_t zetaqinv_1 = nttgen_mldsa_c_intt_zetas_inv[blk_1 * 2 + 257];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int32_t x_6 = a[blk_1 * 4 + j_0];
-            const int32_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int32_t x_8 = x_6 + x_7;
-            const int32_t d_1 = x_6 - x_7;
-            const int32_t x_9 = nttgen_mldsa_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int32_t x_4 = a[blk_1 * 4 + j_0];
+            const int32_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int32_t x_6 = x_4 + x_5;
+            const int32_t d_1 = x_4 - x_5;
+            const int32_t x_7 = nttgen_mldsa_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -553,13 +558,13 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         const int32_t zeta_2 = nttgen_mldsa_c_intt_zetas_inv[blk_2 * 2 + 384];
         const int32_t zetaqinv_2 = nttgen_mldsa_c_intt_zetas_inv[blk_2 * 2 + 385];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int32_t x_10 = a[blk_2 * 8 + j_1];
-            const int32_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int32_t x_12 = x_10 + x_11;
-            const int32_t d_2 = x_10 - x_11;
-            const int32_t x_13 = nttgen_mldsa_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int32_t x_8 = a[blk_2 * 8 + j_1];
+            const int32_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int32_t x_10 = x_8 + x_9;
+            const int32_t d_2 = x_8 - x_9;
+            const int32_t x_11 = nttgen_mldsa_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -567,13 +572,13 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         const int32_t zeta_3 = nttgen_mldsa_c_intt_zetas_inv[blk_3 * 2 + 448];
         const int32_t zetaqinv_3 = nttgen_mldsa_c_intt_zetas_inv[blk_3 * 2 + 449];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int32_t x_14 = a[blk_3 * 16 + j_2];
-            const int32_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int32_t x_16 = x_14 + x_15;
-            const int32_t d_3 = x_14 - x_15;
-            const int32_t x_17 = nttgen_mldsa_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int32_t x_12 = a[blk_3 * 16 + j_2];
+            const int32_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int32_t x_14 = x_12 + x_13;
+            const int32_t d_3 = x_12 - x_13;
+            const int32_t x_15 = nttgen_mldsa_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -581,13 +586,13 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         const int32_t zeta_4 = nttgen_mldsa_c_intt_zetas_inv[blk_4 * 2 + 480];
         const int32_t zetaqinv_4 = nttgen_mldsa_c_intt_zetas_inv[blk_4 * 2 + 481];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int32_t x_18 = a[blk_4 * 32 + j_3];
-            const int32_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int32_t x_20 = x_18 + x_19;
-            const int32_t d_4 = x_18 - x_19;
-            const int32_t x_21 = nttgen_mldsa_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int32_t x_16 = a[blk_4 * 32 + j_3];
+            const int32_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int32_t x_18 = x_16 + x_17;
+            const int32_t d_4 = x_16 - x_17;
+            const int32_t x_19 = nttgen_mldsa_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -595,13 +600,13 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         const int32_t zeta_5 = nttgen_mldsa_c_intt_zetas_inv[blk_5 * 2 + 496];
         const int32_t zetaqinv_5 = nttgen_mldsa_c_intt_zetas_inv[blk_5 * 2 + 497];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int32_t x_22 = a[blk_5 * 64 + j_4];
-            const int32_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int32_t x_24 = x_22 + x_23;
-            const int32_t d_5 = x_22 - x_23;
-            const int32_t x_25 = nttgen_mldsa_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int32_t x_20 = a[blk_5 * 64 + j_4];
+            const int32_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int32_t x_22 = x_20 + x_21;
+            const int32_t d_5 = x_20 - x_21;
+            const int32_t x_23 = nttgen_mldsa_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -609,29 +614,30 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         const int32_t zeta_6 = nttgen_mldsa_c_intt_zetas_inv[blk_6 * 2 + 504];
         const int32_t zetaqinv_6 = nttgen_mldsa_c_intt_zetas_inv[blk_6 * 2 + 505];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int32_t x_26 = a[blk_6 * 128 + j_5];
-            const int32_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int32_t x_28 = x_26 + x_27;
-            const int32_t d_6 = x_26 - x_27;
-            const int32_t x_29 = nttgen_mldsa_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int32_t x_24 = a[blk_6 * 128 + j_5];
+            const int32_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int32_t x_26 = x_24 + x_25;
+            const int32_t d_6 = x_24 - x_25;
+            const int32_t x_27 = nttgen_mldsa_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int32_t zeta_7 = nttgen_mldsa_c_intt_zetas_inv[508];
     const int32_t zetaqinv_7 = nttgen_mldsa_c_intt_zetas_inv[509];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-        const int32_t x_30 = a[j_6];
-        const int32_t x_31 = a[j_6 + 128];
-        const int32_t x_32 = x_30 + x_31;
-        const int32_t d_7 = x_30 - x_31;
-        const int32_t x_33 = nttgen_mldsa_c_montmul(d_7, zeta_7, zetaqinv_7);
+        const int32_t x_28 = a[j_6];
+        const int32_t x_29 = a[j_6 + 128];
+        const int32_t x_30 = x_28 + x_29;
+        const int32_t d_7 = x_28 - x_29;
+        const int32_t x_31 = nttgen_mldsa_c_montmul(d_7, zeta_7, zetaqinv_7);
+        const int32_t x_32 = nttgen_mldsa_c_montmul(x_30, 41978, -8395782);
         a[j_6] = x_32;
-        a[j_6 + 128] = x_33;
+        a[j_6 + 128] = x_31;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_c_assert_range(a, 256, -1078066432, 1078066432);
+    nttgen_mldsa_c_assert_range(a, 256, -6176123, 6176123);
 #endif
 }
 
@@ -712,8 +718,8 @@ void nttgen_mldsa_c_frommont(int32_t a[256]) {
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   256, cond_add_q 256, const 512
+ * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
+ *   256, cond_add_q 256, const 256
  */
 void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
     NTTGEN_ALIGN(64) int32_t a_hat[256];

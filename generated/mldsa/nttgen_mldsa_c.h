@@ -23,11 +23,12 @@
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_mldsa_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-8792045, 8792045]
- *       ops: load 512, store 256, montmul_var 256
+ *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-4190208, 4190208]
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
+ *       coefficient reductions: 256
  *   nttgen_mldsa_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-2147483648, 2147483647] -> a in [-1078066432, 1078066432]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
  *   nttgen_mldsa_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -41,8 +42,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mldsa_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett 256,
- *         cond_add_q 256, const 512
+ *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett 256,
+ *         cond_add_q 256, const 256
  *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_C_H
@@ -85,11 +86,11 @@ void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8792045, 8792045]
+ * r[256]: on exit in [-4190208, 4190208]
  * a[256 x k]: on entry in [-42046821, 42046821]
  * b[256 x k]: on entry in [-42046821, 42046821]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 512, store 256, montmul_var 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
 
@@ -98,8 +99,8 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-2147483648, 2147483647], on exit in [-1078066432, 1078066432]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, const 512
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
  */
 void nttgen_mldsa_c_intt(int32_t a[256]);
 
@@ -141,8 +142,8 @@ void nttgen_mldsa_c_frommont(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   256, cond_add_q 256, const 512
+ * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
+ *   256, cond_add_q 256, const 256
  */
 void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 

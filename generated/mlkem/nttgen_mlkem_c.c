@@ -22,12 +22,13 @@
  *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
  *   nttgen_mlkem_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-13220, 13222]
- *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
+ *       ops: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
+ *       coefficient reductions: 128
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-25728, 25728]
- *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
- *       coefficient reductions: 512
+ *       a in [-11556, 11558] -> a in [-26624, 26624]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
+ *       coefficient reductions: 256
  *   nttgen_mlkem_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -41,9 +42,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 768,
+ *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 512,
  *         cond_add_q 256, const 512
- *       coefficient reductions: 768
+ *       coefficient reductions: 512
  */
 #include "nttgen_mlkem_c.h"
 
@@ -399,11 +400,11 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-13220, 13222]
+ * r[256]: on exit in [-9252, 9253]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
+ * Ops per call: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -452,8 +453,16 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
             r[i_2 * 2 + 1] = acc_3;
         }
     }
+    // bring the sum into the range of one base product
+    for (size_t i_3 = 0; i_3 < 128; ++i_3) {
+        const int16_t acc_4 = r[i_3 * 2];
+        const int16_t acc_5 = r[i_3 * 2 + 1];
+        r[i_3 * 2] = acc_4;
+        const int16_t red_2 = nttgen_mlkem_c_barrett(acc_5);
+        r[i_3 * 2 + 1] = red_2;
+    }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_c_assert_range(r, 256, -13220, 13222);
+    nttgen_mlkem_c_assert_range(r, 256, -9252, 9253);
 #endif
 }
 
@@ -462,12 +471,12 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-32768, 32767], on exit in [-25728, 25728]
- * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
+ * a[256]: on entry in [-11556, 11558], on exit in [-26624, 26624]
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
  */
 void nttgen_mlkem_c_intt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+    nttgen_mlkem_c_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 64; ++blk_0) {
@@ -520,9 +529,10 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int16_t x_14 = a[blk_3 * 32 + j_3];
             const int16_t x_15 = a[blk_3 * 32 + j_3 + 16];
-            const int16_t red_0 = nttgen_mlkem_c_barrett(x_15);
-            const int16_t x_16 = (int16_t)(x_14 + red_0);
-            const int16_t d_3 = (int16_t)(x_14 - red_0);
+            const int16_t red_0 = nttgen_mlkem_c_barrett(x_14);
+            const int16_t red_1 = nttgen_mlkem_c_barrett(x_15);
+            const int16_t x_16 = (int16_t)(red_0 + red_1);
+            const int16_t d_3 = (int16_t)(red_0 - red_1);
             const int16_t x_17 = nttgen_mlkem_c_montmul(d_3, zeta_3, zetaqinv_3);
             a[blk_3 * 32 + j_3] = x_16;
             a[blk_3 * 32 + j_3 + 16] = x_17;
@@ -535,9 +545,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int16_t x_18 = a[blk_4 * 64 + j_4];
             const int16_t x_19 = a[blk_4 * 64 + j_4 + 32];
-            const int16_t red_1 = nttgen_mlkem_c_barrett(x_19);
-            const int16_t x_20 = (int16_t)(x_18 + red_1);
-            const int16_t d_4 = (int16_t)(x_18 - red_1);
+            const int16_t x_20 = (int16_t)(x_18 + x_19);
+            const int16_t d_4 = (int16_t)(x_18 - x_19);
             const int16_t x_21 = nttgen_mlkem_c_montmul(d_4, zeta_4, zetaqinv_4);
             a[blk_4 * 64 + j_4] = x_20;
             a[blk_4 * 64 + j_4 + 32] = x_21;
@@ -550,9 +559,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
             const int16_t x_22 = a[blk_5 * 128 + j_5];
             const int16_t x_23 = a[blk_5 * 128 + j_5 + 64];
-            const int16_t red_2 = nttgen_mlkem_c_barrett(x_23);
-            const int16_t x_24 = (int16_t)(x_22 + red_2);
-            const int16_t d_5 = (int16_t)(x_22 - red_2);
+            const int16_t x_24 = (int16_t)(x_22 + x_23);
+            const int16_t d_5 = (int16_t)(x_22 - x_23);
             const int16_t x_25 = nttgen_mlkem_c_montmul(d_5, zeta_5, zetaqinv_5);
             a[blk_5 * 128 + j_5] = x_24;
             a[blk_5 * 128 + j_5 + 64] = x_25;
@@ -564,15 +572,14 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
         const int16_t x_26 = a[j_6];
         const int16_t x_27 = a[j_6 + 128];
-        const int16_t red_3 = nttgen_mlkem_c_barrett(x_27);
-        const int16_t x_28 = (int16_t)(x_26 + red_3);
-        const int16_t d_6 = (int16_t)(x_26 - red_3);
+        const int16_t x_28 = (int16_t)(x_26 + x_27);
+        const int16_t d_6 = (int16_t)(x_26 - x_27);
         const int16_t x_29 = nttgen_mlkem_c_montmul(d_6, zeta_6, zetaqinv_6);
         a[j_6] = x_28;
         a[j_6 + 128] = x_29;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_c_assert_range(a, 256, -25728, 25728);
+    nttgen_mlkem_c_assert_range(a, 256, -26624, 26624);
 #endif
 }
 
@@ -654,7 +661,7 @@ void nttgen_mlkem_c_frommont(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
- *   768, cond_add_q 256, const 512
+ *   512, cond_add_q 256, const 512
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

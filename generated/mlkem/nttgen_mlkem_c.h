@@ -22,12 +22,13 @@
  *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
  *   nttgen_mlkem_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-13220, 13222]
- *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
+ *       ops: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
+ *       coefficient reductions: 128
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-25728, 25728]
- *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
- *       coefficient reductions: 512
+ *       a in [-11556, 11558] -> a in [-26624, 26624]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
+ *       coefficient reductions: 256
  *   nttgen_mlkem_c_reduce: full reduction, in place: every coefficient to its representative in [0,
  *     q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -41,9 +42,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 768,
+ *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 512,
  *         cond_add_q 256, const 512
- *       coefficient reductions: 768
+ *       coefficient reductions: 512
  */
 #ifndef NTTGEN_MLKEM_C_H
 #define NTTGEN_MLKEM_C_H
@@ -85,11 +86,11 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-13220, 13222]
+ * r[256]: on exit in [-9252, 9253]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
+ * Ops per call: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -98,8 +99,8 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-32768, 32767], on exit in [-25728, 25728]
- * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 512, const 512
+ * a[256]: on entry in [-11556, 11558], on exit in [-26624, 26624]
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
  */
 void nttgen_mlkem_c_intt(int16_t a[256]);
 
@@ -142,7 +143,7 @@ void nttgen_mlkem_c_frommont(int16_t a[256]);
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
- *   768, cond_add_q 256, const 512
+ *   512, cond_add_q 256, const 512
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

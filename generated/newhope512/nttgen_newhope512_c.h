@@ -22,10 +22,11 @@
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_newhope512_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-15800, 15800]
- *       ops: load 1024, store 512, montmul_var 512
+ *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-6144, 6144]
+ *       ops: load 1536, store 1024, montmul_var 512, barrett 512
+ *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-32768, 32767] -> a in [-30720, 30720]
+ *       a in [-12288, 12288] -> a in [-12288, 12288]
  *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  *       coefficient reductions: 2048
  *   nttgen_newhope512_c_reduce: full reduction, in place: every coefficient to its representative
@@ -85,11 +86,11 @@ void nttgen_newhope512_c_basemul(int16_t r[512], const int16_t a[512], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-15800, 15800]
+ * r[512]: on exit in [-6144, 6144]
  * a[512 x k]: on entry in [-15171, 15171]
  * b[512 x k]: on entry in [-15171, 15171]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, montmul_var 512
+ * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k);
 
@@ -98,7 +99,7 @@ void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-32768, 32767], on exit in [-30720, 30720]
+ * a[512]: on entry in [-12288, 12288], on exit in [-12288, 12288]
  * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
  */
 void nttgen_newhope512_c_intt(int16_t a[512]);

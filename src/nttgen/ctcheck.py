@@ -264,7 +264,7 @@ class X86Model:
                 (st.regs.add if t else st.regs.discard)(r)
             st.flags = t
             return
-        if mn.startswith(("stos", "movs")) and not ops or mn in ("stos", "movs"):
+        if (mn.startswith(("stos", "movs")) and not ops) or mn in ("stos", "movs"):
             # string stores to memory we do not track: be conservative with every stack slot
             if "rax" in st.regs or mn.startswith("movs"):
                 st.slots |= {("rsp", d) for d in range(-4096, 4096, 8)}

@@ -136,7 +136,7 @@ def z3_barrett_rounding(bits: int, k: int) -> bool:
     x, h, t1, t2 = z3.Ints("x h t1 t2")
     w, s = 1 << bits, 1 << (bits + k)
     sv = z3.Solver()
-    sv.add(-(1 << 62) <= x, x < 1 << 62)
+    sv.add(x >= -(1 << 62), x < 1 << 62)
     sv.add(w * h <= x, x < w * (h + 1))  # h = floor(x / 2^bits)
     sv.add((1 << k) * t1 <= h + (1 << (k - 1)), h + (1 << (k - 1)) < (1 << k) * (t1 + 1))
     sv.add(s * t2 <= x + s // 2, x + s // 2 < s * (t2 + 1))

@@ -17,6 +17,7 @@ from ..errors import BoundsError
 from ..interp.bounds import BoundsInterp, State
 from ..intervals import Bound
 from ..plan.constants import Arith
+from .dce import eliminate_dead_code
 from .ir import (
     Affine,
     Buffer,
@@ -307,7 +308,9 @@ class Builder:
     # ----------------------------------------------------------------- finish
     def finish(self, require: dict[str, tuple[int, int]] | None = None) -> Function:
         """Close the function: compute each output's proven range, check it against
-        ``require`` (name -> inclusive range the caller needs) and return the IR."""
+        ``require`` (name -> inclusive range the caller needs), drop dead code and return the
+        IR."""
+        eliminate_dead_code(self.fn)
         for buf in self.fn.buffers:
             if buf.role not in ("out", "inout"):
                 continue

@@ -38,6 +38,9 @@ from .pointwise import (
     program_scale,
 )
 
+# Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
+INTT_THRESHOLDS: tuple[int | None, ...] = (None, 2, 4)
+
 OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "polymul")
 
 
@@ -154,29 +157,46 @@ class KernelSet:
         """A fresh builder for one function of this set."""
         return Builder(name, self.arith, self.config.lanes, doc)
 
-    def _intt(self, scale_first: bool) -> Function:
+    def _intt(
+        self, scale_first: bool, threshold: int | None, contract: tuple[int, int]
+    ) -> Function:
         n, q = self.ring.n, self.ring.q
         S = self.builder("intt", "inverse NTT times beta, in place")
-        a = S.inout("a", n, (S.lane.min, S.lane.max), doc="NTT domain")
+        a = S.inout("a", n, contract, doc="NTT domain")
         scale = self.alg.inverse_scale() * self.arith.beta % q
         build_transform(
-            S, self.alg, self.passes, a, inverse=True, scale=scale, scale_first=scale_first
+            S,
+            self.alg,
+            self.passes,
+            a,
+            inverse=True,
+            scale=scale,
+            scale_first=scale_first,
+            red=Reducer(S, threshold),
         )
         return S.finish()
 
-    def _best_intt(self) -> Function:
-        """The inverse with the lower executed op count of the two ways of applying its final
-        factor (see :func:`nttgen.programs.ntt.build_transform`); any lane value is accepted."""
+    def _best_intt(self, contract: tuple[int, int]) -> Function:
+        """The inverse NTT with the fewest reductions (then the fewest ops) over the variants
+        the generator tries: the final factor applied to the inputs or folded into the last
+        layer, and the lazy policy alone or with a threshold of 2q or 4q (reducing an operand
+        wider than that before it is needed can save reductions later when a loop joins the
+        ranges of several coefficients). Every variant is analysed; none is hand-placed."""
         best: Function | None = None
+        q = self.ring.q
         for scale_first in (True, False):
-            try:
-                fn = self._intt(scale_first)
-            except BoundsError:  # folding last cannot take arbitrary inputs in every ring
-                continue
-            fn.info["scale"] = "first pass" if scale_first else "last layer"
-            fn.info["ops"] = total_ops(count_ops(fn))
-            if best is None or fn.info["ops"] < best.info["ops"]:  # type: ignore[operator]
-                best = fn
+            for mult in INTT_THRESHOLDS:
+                threshold = None if mult is None else mult * q
+                try:
+                    fn = self._intt(scale_first, threshold, contract)
+                except BoundsError:  # e.g. a threshold below what a reduction can reach
+                    continue
+                counts = count_ops(fn)
+                fn.info["scale"] = "first pass" if scale_first else "last layer"
+                fn.info["policy"] = "lazy" if mult is None else f"lazy, threshold {mult}q"
+                fn.info["rank"] = (counts.get("reductions", 0), total_ops(counts))
+                if best is None or fn.info["rank"] < best.info["rank"]:  # type: ignore[operator]
+                    best = fn
         if best is None:
             raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
         return best
@@ -201,10 +221,20 @@ class KernelSet:
         f["basemul"] = S.finish()
 
         S = self.builder("basemul_acc", "sum of k base multiplications in the NTT domain")
-        program_basemul_acc(S, alg, self.order, ntt_out, products_outer=self.config.products_outer)
+        program_basemul_acc(
+            S,
+            alg,
+            self.order,
+            ntt_out,
+            products_outer=self.config.products_outer,
+            target=f["basemul"].contract.outputs["r"],
+        )
         f["basemul_acc"] = S.finish()
 
-        f["intt"] = self._best_intt()
+        intt_in = _join(
+            f["basemul"].contract.outputs["r"], f["basemul_acc"].contract.outputs["r"], canonical
+        )
+        f["intt"] = self._best_intt(intt_in)
 
         S = self.builder("reduce", "full reduction to [0, q), in place")
         program_reduce(S, n)

@@ -19,9 +19,10 @@ from ..interp import transfer
 class Reducer:
     """Applies the lazy policy inside one program; remembers which values are already reduced."""
 
-    def __init__(self, S: Builder) -> None:
+    def __init__(self, S: Builder, threshold: int | None = None) -> None:
         self.S = S
         self.reduced: set[int] = set()
+        self.threshold = threshold
 
     def reduce(self, x: Value) -> Value:
         """Barrett-reduce x (marking the result as reduced)."""
@@ -44,7 +45,14 @@ class Reducer:
         self, a: Value, b: Value, *, need_sum: bool = True, need_diff: bool = True
     ) -> tuple[Value, Value]:
         """Return (a', b') congruent to (a, b) such that a'+b' and/or a'-b' cannot overflow,
-        reducing the wider operand first and only as much as needed."""
+        reducing the wider operand first and only as much as needed. With a ``threshold``,
+        an operand wider than it is reduced first even if the op would fit (a variant the
+        generator tries: reducing a little earlier can save reductions later)."""
+        if self.threshold is not None:
+            if a.id not in self.reduced and self.S.bound(a).magnitude > self.threshold:
+                a = self.reduce(a)
+            if b.id not in self.reduced and self.S.bound(b).magnitude > self.threshold:
+                b = self.reduce(b)
         while not self._fits_sum_and_diff(a, b, need_sum, need_diff):
             cands = [
                 (self.S.bound(v).magnitude, i)
@@ -63,6 +71,18 @@ class Reducer:
             else:
                 b = self.reduce(b)
         return a, b
+
+    def fit_to(self, x: Value, target: tuple[int, int]) -> Value:
+        """Reduce x if its range is not inside ``target``; fail if even then it is not."""
+        if self.S.bound(x).within(*target):
+            return x
+        r = self.reduce(x)
+        if not self.S.bound(r).within(*target):
+            raise BoundsError(
+                f"{self.S.fn.name} ({self.S._tag}): a reduced value in {self.S.bound(r)} does "
+                f"not fit the required range [{target[0]}, {target[1]}]"
+            )
+        return r
 
     def fit_for_product(self, x: Value) -> Value:
         """Reduce x if the Montgomery product of two values in x's range could overflow

@@ -186,10 +186,13 @@ def program_basemul_acc(
     contract: tuple[int, int],
     *,
     products_outer: bool,
+    target: tuple[int, int] | None = None,
 ) -> None:
     """basemul_acc(r, a, b, k): r = sum_i a_i o b_i * beta^-1 over k >= 1 pairs of NTT-domain
     polynomials stored one after another. The accumulator is reduced inside the loop over k
-    exactly when the analysis of the loop invariant requires it.
+    exactly when the analysis of the loop invariant requires it; the result is reduced once
+    more at the end only if it could leave ``target`` (the range a single base product has, so
+    that the inverse NTT sees one NTT-domain product contract).
 
     ``products_outer`` loops over the k products outside the loop over coefficients and keeps
     the sum in ``r`` (best for scalar code, which compilers vectorise); otherwise each chunk's
@@ -212,6 +215,9 @@ def program_basemul_acc(
         x, y = red.make_room(acc, p, need_diff=False)
         return S.add(x, y, hint="acc")
 
+    def finish(x: Value) -> Value:
+        return red.fit_to(x, target) if target is not None else x
+
     if products_outer:
 
         def first(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
@@ -230,6 +236,17 @@ def program_basemul_acc(
             bm.for_each_chunk(step)
 
         S.loop(Count(-1, k), more, hint="i")
+        hull = S.bounds.buffer_hull(r)
+        if target is not None and not target[0] <= hull[0] <= hull[1] <= target[1]:
+
+            def tidy(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
+                del gamma
+                vals = [S.load(r, addr + off, hint="acc") for off in offsets]
+                for off, v in zip(offsets, vals, strict=True):
+                    S.store(r, addr + off, finish(v))
+
+            S.comment("bring the sum into the range of one base product")
+            bm.for_each_chunk(tidy)
         return
 
     def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
@@ -241,6 +258,6 @@ def program_basemul_acc(
                 S.set(acc, accumulate(S.get(acc), p))
 
         S.loop(Count(-1, k), more, hint="i")
-        bm.store(r, addr, offsets, [S.get(acc) for acc in accs])
+        bm.store(r, addr, offsets, [finish(S.get(acc)) for acc in accs])
 
     bm.for_each_chunk(body)
