@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Print the reductions per kernel that nttgen's analysis places, for several program
+structures, next to the published hand schedules (docs/reductions.md is made from this)."""
+
+from __future__ import annotations
+
+from nttgen.interp.cost import count_ops
+from nttgen.programs.kernels import BuildConfig, build_kernels
+from nttgen.rings import PRESETS
+
+STRUCTURES = {
+    "portable C (loops, 1 lane)": lambda r: BuildConfig(),
+    "scalar, 3 class slots": lambda r: BuildConfig(class_slots=3),
+    "16 lanes, 2 passes (AVX2-like)": lambda r: BuildConfig(
+        lanes=16 if r.lane.bits == 16 else 8,
+        merge=(1, r.depth - 1),
+        extra_slots=(2, 0),
+        products_outer=False,
+    ),
+}
+
+HAND = {
+    ("mlkem", "ntt"): "0 (pq-crystals ref C and AVX2)",
+    ("mlkem", "intt"): "896 Barrett (ref C); 64 Barrett + 256 scaling products first (AVX2)",
+    ("mldsa", "ntt"): "0 (ref C and AVX2)",
+    ("mldsa", "intt"): "0 (ref C and AVX2; scale folded into the last level)",
+    ("kyber-r1", "ntt"): "768 (Seiler §3.4: levels 3, 6, 7); 128 with standard representatives",
+    ("kyber-r1", "intt"): "not stated (Seiler: tracked per coefficient)",
+    ("newhope1024", "ntt"): "1536 (Seiler §3.4, standard representatives); 5120 without",
+    ("newhope1024", "intt"): "5120 (Seiler §3.4: half the coefficients in every level)",
+}
+
+
+def main() -> None:
+    names = list(STRUCTURES)
+    print("| ring | kernel | " + " | ".join(names) + " | hand schedule |")
+    print("|---|---|" + "---|" * len(names) + "---|")
+    for ring_name in ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024"):
+        ring = PRESETS[ring_name]
+        sets = {s: build_kernels(ring, f(ring)) for s, f in STRUCTURES.items()}
+        for op in ("ntt", "intt", "basemul", "basemul_acc"):
+            cells = []
+            for s in names:
+                fn = sets[s].functions[op]
+                red = count_ops(fn, {"k": 3} if op == "basemul_acc" else {}).get("reductions", 0)
+                extra = ""
+                if op == "intt":
+                    extra = f" ({fn.info['scale']}; {fn.info['policy']})"
+                cells.append(f"{red}{extra}")
+            hand = HAND.get((ring_name, op), "")
+            label = "basemul_acc (k=3)" if op == "basemul_acc" else op
+            print(f"| {ring_name} | {label} | " + " | ".join(cells) + f" | {hand} |")
+
+
+if __name__ == "__main__":
+    main()
