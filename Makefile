@@ -36,13 +36,13 @@ bench: setup ## the full benchmark matrix (every preset, ISA and op); writes ben
 	$(BIN)/nttgen bench --json bench.json
 
 lint: setup toolchain ## ruff check, ruff format --check, clang-format check of generated C
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
 	clang-format-19 --dry-run --Werror generated/*/*.c generated/*/*.h
 
 format: setup ## ruff format the Python sources
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests scripts
+	$(BIN)/ruff check --fix src tests scripts
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache build src/*.egg-info

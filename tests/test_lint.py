@@ -16,10 +16,10 @@ def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_check() -> None:
-    p = _ruff("check", "src", "tests")
+    p = _ruff("check", "src", "tests", "scripts")
     assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_ruff_format() -> None:
-    p = _ruff("format", "--check", "src", "tests")
+    p = _ruff("format", "--check", "src", "tests", "scripts")
     assert p.returncode == 0, p.stdout + p.stderr
