@@ -24,7 +24,7 @@ import numpy as np
 from . import cpu
 from .build import compile_shared, load_library
 from .emit.isa import isa_class
-from .errors import InputError, UnknownNameError
+from .errors import InputError, IsaUnavailableError, UnknownNameError
 from .generate import generate, kernel_set
 from .rings import Ring, custom_ring, get_ring
 
@@ -228,15 +228,21 @@ class Kernel:
 _LOADED: dict[tuple[Ring, str], Kernel] = {}
 
 
-def resolve_isa(isa: str) -> str:
-    """Map ``auto`` to the best ISA this CPU runs; check that a named ISA exists and runs."""
+def resolve_isa(isa: str, ring: Ring) -> str:
+    """Map ``auto`` to the best ISA this CPU runs for the ring; check that a named ISA exists,
+    runs here and supports the ring."""
     if isa == "auto":
-        return cpu.best_isa()
-    isa_class(isa)
+        for name in cpu.usable_isas():
+            if isa_class(name).unsupported(ring.n, ring.lane) is None:
+                return name
+        return "c"
+    cls = isa_class(isa)
     if isa not in cpu.usable_isas():
-        from .errors import IsaUnavailableError
-
-        raise IsaUnavailableError(f"ISA {isa!r} cannot run on this CPU")
+        feats = ", ".join(cls.features)
+        raise IsaUnavailableError(f"ISA {isa!r} cannot run on this CPU (it needs {feats})")
+    why = cls.unsupported(ring.n, ring.lane)
+    if why:
+        raise IsaUnavailableError(why)
     return isa
 
 
@@ -256,7 +262,7 @@ def load(
         r = ring
     else:
         r = get_ring(ring)
-    name = resolve_isa(isa)
+    name = resolve_isa(isa, r)
     key = (r, name)
     if key not in _LOADED:
         _LOADED[key] = Kernel(r, name)

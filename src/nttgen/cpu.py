@@ -1,21 +1,70 @@
-"""What this machine can run: ISA detection at run time (not compile-time guessing).
+"""What this machine can run: ISA detection at run time, not compile-time guessing.
 
-Only the portable C backend exists so far; SIMD backends register their CPU feature checks here.
+A tiny C probe, compiled once into the build cache, asks the CPU (``__builtin_cpu_supports``,
+which also checks that the operating system saves the vector registers). ``NTTGEN_ISA``
+restricts the choice for testing and benchmarking (a comma-separated list of ISA names).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from .build import cache_dir, compiler
 from .emit.isa import ISAS
 
 # Preference order for isa="auto": the first usable one wins.
-PREFERENCE = ("c",)
+PREFERENCE = ("avx2", "c")
+
+_PROBE = r"""
+#include <stdio.h>
+int main(void) {
+    __builtin_cpu_init();
+    printf("avx2=%d\n", __builtin_cpu_supports("avx2") != 0);
+    printf("avx512f=%d\n", __builtin_cpu_supports("avx512f") != 0);
+    printf("avx512bw=%d\n", __builtin_cpu_supports("avx512bw") != 0);
+    printf("avx512vl=%d\n", __builtin_cpu_supports("avx512vl") != 0);
+    printf("avx512vbmi=%d\n", __builtin_cpu_supports("avx512vbmi") != 0);
+    printf("avx512vbmi2=%d\n", __builtin_cpu_supports("avx512vbmi2") != 0);
+    return 0;
+}
+"""
+
+
+@cache
+def cpu_features() -> frozenset[str]:
+    """The SIMD features this CPU and OS support (empty if no C compiler can probe them)."""
+    exe = cache_dir() / "cpu_probe"
+    try:
+        if not exe.exists():
+            exe.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                src = Path(tmp) / "probe.c"
+                src.write_text(_PROBE)
+                built = Path(tmp) / "probe"
+                subprocess.run([compiler(), str(src), "-o", str(built)], check=True, capture_output=True)
+                os.replace(built, exe)
+        out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return frozenset()
+    return frozenset(k for k, v in (ln.split("=") for ln in out.split()) if v == "1")
 
 
 def usable_isas() -> list[str]:
-    """The ISAs whose generated code this CPU and toolchain can run."""
-    return [name for name in PREFERENCE if name in ISAS]
+    """The ISAs whose generated code this CPU runs, best first (restricted by NTTGEN_ISA)."""
+    feats = cpu_features()
+    out = [n for n in PREFERENCE if n in ISAS and set(ISAS[n].features) <= feats]
+    forced = os.environ.get("NTTGEN_ISA")
+    if forced:
+        allowed = {x.strip() for x in forced.split(",")}
+        out = [n for n in out if n in allowed]
+    return out
 
 
 def best_isa() -> str:
-    """The fastest usable ISA."""
-    return usable_isas()[0]
+    """The fastest usable ISA (portable C if nothing else)."""
+    isas = usable_isas()
+    return isas[0] if isas else "c"

@@ -7,15 +7,34 @@ from pathlib import Path
 
 from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import isa_class
+from .errors import IsaUnavailableError
+from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
 from .rings import Ring
 
 
 def default_config(ring: Ring, isa: str) -> BuildConfig:
-    """The build configuration an ISA uses by default for a ring."""
+    """The build configuration an ISA uses by default for a ring: scalar loops for portable C
+    (compilers vectorise them), and for SIMD ISAs fully unrolled register-blocked passes
+    (:func:`nttgen.plan.layout.simd_plan`), sums accumulated in registers, and the two
+    coefficients of each degree-2 factor left in different registers."""
     cls = isa_class(isa)
+    why = cls.unsupported(ring.n, ring.lane)
+    if why:
+        raise IsaUnavailableError(why)
     lanes = cls.lanes_for(ring.lane)
-    return BuildConfig(lanes=lanes)
+    if lanes == 1:
+        return BuildConfig(lanes=1)
+    lane_bits = lanes.bit_length() - 1
+    merge, extra = simd_plan(ring.log_n, ring.depth, lane_bits, cls.registers)
+    return BuildConfig(
+        lanes=lanes,
+        merge=merge,
+        extra_slots=extra,
+        unroll=True,
+        products_outer=False,
+        park_bits=(0,) if ring.base_degree == 2 else (),
+    )
 
 
 def canonical_command(ring: Ring, isa: str) -> str:

@@ -57,6 +57,7 @@ class Builder:
         self.fn = Function(name=name, lanes=lanes, lane=arith.lane, params=[], body=[], doc=doc)
         self.bounds = BoundsInterp(arith, lanes, name)
         self._blocks: list[list[Stmt]] = [self.fn.body]
+        self.unroll_default = False
         self._ids = 0
         self._tags: list[str] = []
 
@@ -160,11 +161,14 @@ class Builder:
         body: Callable[[LoopVar], None],
         *,
         hint: str = "i",
-        unroll: bool = False,
+        unroll: bool | None = None,
     ) -> None:
         """for var in [0, count): body(var). A runtime count (``Count(c, param)``) is analysed
-        to a fixpoint of the mutable registers the body assigns."""
+        to a fixpoint of the mutable registers the body assigns. ``unroll`` defaults to the
+        builder's ``unroll_default`` for static counts (emitters then repeat the body)."""
         cnt = count if isinstance(count, Count) else Count(int(count))
+        if unroll is None:
+            unroll = self.unroll_default and cnt.static
         if cnt.static and cnt.const <= 0:
             return
         var = LoopVar(hint, self._next_id())

@@ -105,8 +105,9 @@ class CEmitter:
 
     # ----------------------------------------------------------------- structure
     def load(self, src: Memory, index: Affine) -> C.Expr:
-        """A vector load (tables and whole-vector offsets are aligned)."""
-        aligned = isinstance(src, Table) or self._aligned(index)
+        """A vector load: aligned from tables and local arrays (whole-vector offsets), possibly
+        unaligned from the caller's arrays."""
+        aligned = isinstance(src, Table) or (src in self.fn.locals and self._aligned(index))
         return self._bind(
             self.isa.load(self._memory(src), self._index(index), aligned), self._hint()
         )
@@ -117,7 +118,8 @@ class CEmitter:
 
     def store(self, dst: Buffer, index: Affine, value: C.Expr) -> None:
         """A vector store."""
-        self._out(self.isa.store(C.Name(dst.name), self._index(index), value, self._aligned(index)))
+        aligned = dst in self.fn.locals and self._aligned(index)
+        self._out(self.isa.store(C.Name(dst.name), self._index(index), value, aligned))
 
     def loop(
         self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False

@@ -129,6 +129,7 @@ def plan_pass(
     lane_bits: int,
     extra_slots: int = 0,
     class_slots: int = 0,
+    park_bits: tuple[int, ...] = (),
 ) -> PassPlan:
     """Plan one forward pass over consecutive ``layers`` starting from memory ``order``.
 
@@ -138,7 +139,9 @@ def plan_pass(
     for instruction-level parallelism. ``class_slots`` loop bits just below the pass's lowest
     butterfly bit become slots too: in the inverse transform those bits tell a coefficient that
     was a sum from one that was a Montgomery product, so giving them their own registers lets
-    the analysis track the two ranges apart instead of joining them over a loop."""
+    the analysis track the two ranges apart instead of joining them over a loop. ``park_bits``
+    are index bits moved out of the lanes into slots after the last butterfly (base
+    multiplication wants the two coefficients of a degree-2 factor in different registers)."""
     bits = [log_n - 1 - layer for layer in layers]
     free = [p for p in range(log_n - 1, lane_bits - 1, -1) if order.perm[p] not in bits]
     below = [p for p in free if order.perm[p] < min(bits)]
@@ -165,6 +168,14 @@ def plan_pass(
             pos = slots[slot]
         slot = slots.index(pos)
         steps.append(Butterfly(layer, slot, t))
+        done.append(slot)
+    for b in park_bits:
+        pos = cur.position_of_bit(b)
+        if pos >= lane_bits:
+            continue
+        slot = done.pop(0)
+        steps.append(Shuffle(slot, pos))
+        cur = cur.swap(slots[slot], pos)
         done.append(slot)
     loop_positions = [p for p in range(lane_bits, log_n) if p not in slots]
     return PassPlan(
@@ -202,10 +213,11 @@ def plan_forward(
     extra_slots: list[int] | None = None,
     order: MemOrder | None = None,
     class_slots: int = 0,
+    park_bits: tuple[int, ...] = (),
 ) -> list[PassPlan]:
     """Plan all forward passes: ``merge`` lists how many consecutive layers each pass runs
     (summing to ``depth``); ``extra_slots`` gives per pass the extra registers for ILP;
-    ``class_slots`` is passed to every :func:`plan_pass`."""
+    ``class_slots`` is passed to every :func:`plan_pass`, ``park_bits`` to the last one."""
     if sum(merge) != depth or any(m < 1 for m in merge):
         raise ValueError(f"merge plan {merge} must be positive and sum to depth {depth}")
     if lane_bits > log_n - 1:
@@ -214,8 +226,9 @@ def plan_forward(
     cur = order or MemOrder.identity(log_n)
     plans: list[PassPlan] = []
     first = 0
-    for m, e in zip(merge, extra, strict=True):
-        p = plan_pass(cur, list(range(first, first + m)), log_n, lane_bits, e, class_slots)
+    for k, (m, e) in enumerate(zip(merge, extra, strict=True)):
+        park = park_bits if k == len(merge) - 1 else ()
+        p = plan_pass(cur, list(range(first, first + m)), log_n, lane_bits, e, class_slots, park)
         plans.append(p)
         cur = p.order_out
         first += m
@@ -233,3 +246,26 @@ def plan_regroup(
     cand = [p for p in range(lane_bits, log_n)]
     slot_pos = cand[0]
     return (slot_pos,), (Shuffle(0, pos),), order.swap(slot_pos, pos)
+
+
+def simd_plan(
+    log_n: int, depth: int, lane_bits: int, registers: int = 16
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A default pass plan for a SIMD ISA with ``registers`` vector registers: chunks of half of
+    them (the rest hold twiddles and temporaries). The last pass runs every layer whose
+    butterfly bit lies in its chunk (slot bits plus lane bits: the low log2(R) + lane_bits
+    bits, with shuffles for the lane bits); the layers above run in passes of at most log2(R)
+    layers, filled up with extra slots to R registers. Returns (merge, extra_slots)."""
+    chunk_bits = max((registers // 2).bit_length() - 1, 1)
+    lowest = log_n - depth  # the lowest butterfly bit (1 for degree-2 base cases)
+    last = max(min(depth, chunk_bits + lane_bits - lowest), 1)
+    rest = depth - last
+    merge: list[int] = []
+    while rest > 0:
+        m = min(chunk_bits, rest)
+        merge.append(m)
+        rest -= m
+    merge.reverse()
+    merge.append(last)
+    extra = [max(chunk_bits - m, 0) for m in merge[:-1]] + [0]
+    return tuple(merge), tuple(extra)

@@ -29,7 +29,7 @@ from ..plan.layout import MemOrder, PassPlan, plan_forward
 from ..plan.ntt import NttAlgebra
 from ..rings import Ring
 from .lazy import Reducer
-from .ntt import build_transform
+from .ntt import build_permutation, build_transform
 from .pointwise import (
     copy,
     program_basemul,
@@ -41,7 +41,8 @@ from .pointwise import (
 # Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
 INTT_THRESHOLDS: tuple[int | None, ...] = (None, 2, 4)
 
-OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "polymul")
+OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "to_standard",
+       "from_standard", "polymul")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,16 @@ OP_INFO: dict[str, OpInfo] = {
         "a: any lane values",
         "a: times beta^-1 (mod q)",
     ),
+    "to_standard": OpInfo(
+        "in place: NTT domain from this ISA's native order to the ring's standard order",
+        "a: NTT domain, native order (any lane values)",
+        "a: the same values, standard order",
+    ),
+    "from_standard": OpInfo(
+        "in place: NTT domain from the ring's standard order to this ISA's native order",
+        "a: NTT domain, standard order (any lane values)",
+        "a: the same values, native order",
+    ),
     "polymul": OpInfo(
         "r = a * b mod (q, x^n + 1)",
         "a, b: coefficients, standard order",
@@ -113,6 +124,7 @@ class BuildConfig:
     unroll: bool = False
     products_outer: bool = True
     class_slots: int = 0
+    park_bits: tuple[int, ...] = ()
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -145,7 +157,13 @@ class KernelSet:
         extra = list(self.config.extra_slots) if self.config.extra_slots else None
         lane_bits = self.config.lanes.bit_length() - 1
         return plan_forward(
-            ring.log_n, ring.depth, lane_bits, merge, extra, class_slots=self.config.class_slots
+            ring.log_n,
+            ring.depth,
+            lane_bits,
+            merge,
+            extra,
+            class_slots=self.config.class_slots,
+            park_bits=self.config.park_bits,
         )
 
     @property
@@ -155,7 +173,9 @@ class KernelSet:
 
     def builder(self, name: str, doc: str) -> Builder:
         """A fresh builder for one function of this set."""
-        return Builder(name, self.arith, self.config.lanes, doc)
+        S = Builder(name, self.arith, self.config.lanes, doc)
+        S.unroll_default = self.config.unroll
+        return S
 
     def _intt(
         self, scale_first: bool, threshold: int | None, contract: tuple[int, int]
@@ -247,6 +267,13 @@ class KernelSet:
         S = self.builder("frommont", "multiply by beta^-1 mod q (out of Montgomery form), in place")
         program_scale(S, n, self.arith.twisted_raw(1), "x -> x/beta (mod q)")
         f["frommont"] = S.finish()
+
+        if not self.order.is_identity:
+            for name, to_std in (("to_standard", True), ("from_standard", False)):
+                S = self.builder(name, OP_INFO[name].summary)
+                a = S.inout("a", n, (S.lane.min, S.lane.max), doc="NTT domain")
+                build_permutation(S, self.passes, a, to_standard=to_std)
+                f[name] = S.finish()
 
         S = self.builder("polymul", "r = a*b mod (q, x^n + 1), coefficients in [0, q)")
         r = S.output("r", n, doc="product, standard order, in [0, q)")

@@ -257,3 +257,28 @@ def build_transform(
             after_load=scale_input if (pair is not None and scale_first and k == 0) else None,
             before_store=before_store if last else None,
         )
+
+
+def build_permutation(S: Builder, passes: list[PassPlan], buf: Buffer, *, to_standard: bool) -> None:
+    """Move ``buf`` between the standard order and the native order the transform leaves, by
+    replaying only the passes' shuffles (forward: standard -> native; backwards: native ->
+    standard). Coefficient values are not touched."""
+    seq = list(reversed(passes)) if to_standard else list(passes)
+    for pas in seq:
+        shuffles = [st for st in pas.steps if isinstance(st, Shuffle)]
+        if not shuffles:
+            continue
+        if to_standard:
+            shuffles.reverse()
+        offsets = _register_offsets(pas)
+
+        def chunk(addr: Affine, it: Affine, pas: PassPlan = pas, shuffles: list = shuffles) -> None:
+            del it
+            regs = [S.load(buf, addr + off, hint="x") for off in offsets]
+            for st in shuffles:
+                for r0, r1 in _pairs(pas.registers, st.slot):
+                    regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << st.lane_bit, ("x", "x"))
+            for r, off in enumerate(offsets):
+                S.store(buf, addr + off, regs[r])
+
+        nest_loops(S, pas.loops, chunk, hint="j")

@@ -7,10 +7,11 @@ that every ISA implements the whole vocabulary with the same parameters.
 from __future__ import annotations
 
 from ...errors import UnknownNameError
+from .avx2 import Avx2
 from .base import EmitContext, Isa
 from .portable import PortableC
 
-ISAS: dict[str, type[Isa]] = {"c": PortableC}
+ISAS: dict[str, type[Isa]] = {"c": PortableC, "avx2": Avx2}
 
 
 def isa_class(name: str) -> type[Isa]:

@@ -34,6 +34,7 @@ class Isa(ABC):
     title: str = ""
     cflags: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
+    registers: int = 16  # vector registers the layout planner may use
 
     def __init__(self, ctx: EmitContext) -> None:
         self.ctx = ctx
@@ -44,6 +45,18 @@ class Isa(ABC):
     @abstractmethod
     def lanes_for(cls, lane: LaneType) -> int:
         """How many lanes of this type one vector holds."""
+
+    @classmethod
+    def unsupported(cls, n: int, lane: LaneType) -> str | None:
+        """Why this ISA cannot run a ring of dimension n with these lanes (None if it can): the
+        layouts need at least two vectors per polynomial."""
+        lanes = cls.lanes_for(lane)
+        if n < 2 * lanes:
+            return (
+                f"{cls.name} holds {lanes} lanes of {lane.bits} bits per vector and needs "
+                f"n >= {2 * lanes}; n = {n} is too small (use isa='c')"
+            )
+        return None
 
     @abstractmethod
     def vec_type(self) -> str:
