@@ -45,7 +45,9 @@ def cpu_features() -> frozenset[str]:
                 src = Path(tmp) / "probe.c"
                 src.write_text(_PROBE)
                 built = Path(tmp) / "probe"
-                subprocess.run([compiler(), str(src), "-o", str(built)], check=True, capture_output=True)
+                subprocess.run(
+                    [compiler(), str(src), "-o", str(built)], check=True, capture_output=True
+                )
                 os.replace(built, exe)
         out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):

@@ -259,26 +259,29 @@ def build_transform(
         )
 
 
-def build_permutation(S: Builder, passes: list[PassPlan], buf: Buffer, *, to_standard: bool) -> None:
+def _permute_pass(S: Builder, pas: PassPlan, buf: Buffer, shuffles: list[Shuffle]) -> None:
+    """Apply ``shuffles`` (and nothing else) to every chunk of one pass's layout."""
+    offsets = _register_offsets(pas)
+
+    def chunk(addr: Affine, it: Affine) -> None:
+        del it
+        regs = [S.load(buf, addr + off, hint="x") for off in offsets]
+        for st in shuffles:
+            for r0, r1 in _pairs(pas.registers, st.slot):
+                regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << st.lane_bit, ("x", "x"))
+        for r, off in enumerate(offsets):
+            S.store(buf, addr + off, regs[r])
+
+    nest_loops(S, pas.loops, chunk, hint="j")
+
+
+def build_permutation(
+    S: Builder, passes: list[PassPlan], buf: Buffer, *, to_standard: bool
+) -> None:
     """Move ``buf`` between the standard order and the native order the transform leaves, by
     replaying only the passes' shuffles (forward: standard -> native; backwards: native ->
     standard). Coefficient values are not touched."""
-    seq = list(reversed(passes)) if to_standard else list(passes)
-    for pas in seq:
+    for pas in list(reversed(passes)) if to_standard else list(passes):
         shuffles = [st for st in pas.steps if isinstance(st, Shuffle)]
-        if not shuffles:
-            continue
-        if to_standard:
-            shuffles.reverse()
-        offsets = _register_offsets(pas)
-
-        def chunk(addr: Affine, it: Affine, pas: PassPlan = pas, shuffles: list = shuffles) -> None:
-            del it
-            regs = [S.load(buf, addr + off, hint="x") for off in offsets]
-            for st in shuffles:
-                for r0, r1 in _pairs(pas.registers, st.slot):
-                    regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << st.lane_bit, ("x", "x"))
-            for r, off in enumerate(offsets):
-                S.store(buf, addr + off, regs[r])
-
-        nest_loops(S, pas.loops, chunk, hint="j")
+        if shuffles:
+            _permute_pass(S, pas, buf, shuffles[::-1] if to_standard else shuffles)

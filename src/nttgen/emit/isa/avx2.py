@@ -72,7 +72,9 @@ class Avx2(Isa):
             return self._helpers16()
         return self._helpers32()
 
-    def _fn(self, name: str, params: tuple[str, ...], body: list[C.Stmt], doc: tuple[str, ...]) -> C.FuncDef:
+    def _fn(
+        self, name: str, params: tuple[str, ...], body: list[C.Stmt], doc: tuple[str, ...]
+    ) -> C.FuncDef:
         return C.FuncDef(
             V,
             self.helper(name),
@@ -99,8 +101,10 @@ class Avx2(Isa):
                     C.Decl(V, "hi", mulhi(a, z), const=True),
                     C.Return(_call("_mm256_sub_epi16", hi, mulhi(m, set1(q)))),
                 ],
-                ("Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):",
-                 "(a*z - m*q) / 2^16 with m = a*zq mod 2^16, 16 lanes at once."),  # fmt: skip
+                (
+                    "Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):",
+                    "(a*z - m*q) / 2^16 with m = a*zq mod 2^16, 16 lanes at once.",
+                ),
             ),
             self._fn(
                 "montmul_var",
@@ -123,8 +127,10 @@ class Avx2(Isa):
                     ),
                     C.Return(_call("_mm256_sub_epi16", a, mullo(C.Name("r"), set1(q)))),
                 ],
-                (f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by a rounding",
-                 "high product (vpmulhrsw), then a - t*q."),  # fmt: skip
+                (
+                    f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by a rounding",
+                    "high product (vpmulhrsw), then a - t*q.",
+                ),
             ),
         ]
 
@@ -161,9 +167,12 @@ class Avx2(Isa):
                     C.Decl(V, "r_o", sub(n("p_o"), mul(n("m_o"), set1(q))), const=True),
                     join,
                 ],
-                ("Signed Montgomery multiplication by a twisted constant, 8 lanes: vpmuldq on",
-                 "even and odd lanes; the low halves of a*z and m*q agree, so a 32-bit",
-                 "subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the high half."),  # fmt: skip
+                (
+                    "Signed Montgomery multiplication by a twisted constant, 8 lanes: vpmuldq on",
+                    "even and odd lanes; the low halves of a*z and m*q agree, so a 32-bit",
+                    "subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the high",
+                    "half.",
+                ),
             ),
             self._fn(
                 "montmul_var",
@@ -244,12 +253,20 @@ class Avx2(Isa):
             return _call("_mm256_unpacklo_epi64", a, b), _call("_mm256_unpackhi_epi64", a, b)
         if width == 32:
             return (
-                _call("_mm256_blend_epi32", a, _call("_mm256_slli_epi64", b, C.Int(32)), C.Int(0xAA)),
-                _call("_mm256_blend_epi32", _call("_mm256_srli_epi64", a, C.Int(32)), b, C.Int(0xAA)),
+                _call(
+                    "_mm256_blend_epi32", a, _call("_mm256_slli_epi64", b, C.Int(32)), C.Int(0xAA)
+                ),
+                _call(
+                    "_mm256_blend_epi32", _call("_mm256_srli_epi64", a, C.Int(32)), b, C.Int(0xAA)
+                ),
             )
         if width == 16:
             return (
-                _call("_mm256_blend_epi16", a, _call("_mm256_slli_epi32", b, C.Int(16)), C.Int(0xAA)),
-                _call("_mm256_blend_epi16", _call("_mm256_srli_epi32", a, C.Int(16)), b, C.Int(0xAA)),
+                _call(
+                    "_mm256_blend_epi16", a, _call("_mm256_slli_epi32", b, C.Int(16)), C.Int(0xAA)
+                ),
+                _call(
+                    "_mm256_blend_epi16", _call("_mm256_srli_epi32", a, C.Int(16)), b, C.Int(0xAA)
+                ),
             )
         raise ValueError(f"no AVX2 shuffle for {d} lanes of {self.lane.bits} bits")
