@@ -59,6 +59,32 @@ def extreme_custom_rings() -> list[Ring]:
 
 ALL_RINGS = list(PRESETS.values()) + extreme_custom_rings()
 
+SIMD_ISAS = ("avx2",)
+ALL_ISAS = ("c", *SIMD_ISAS)
+
+
+def require_isa(isa: str) -> None:
+    """Skip (fail under CI, whose machines have it) when this CPU cannot run ``isa``."""
+    from nttgen import cpu
+
+    if isa not in cpu.usable_isas():
+        msg = f"no {isa} on this CPU"
+        if IN_CI:
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def ring_isa_cases() -> list:  # type: ignore[type-arg]
+    """(ring, isa) pairs for every ring and every ISA that supports its size."""
+    from nttgen.emit.isa import isa_class
+
+    out = []
+    for isa in ALL_ISAS:
+        for r in ALL_RINGS:
+            if isa_class(isa).unsupported(r.n, r.lane) is None:
+                out.append(pytest.param(r, isa, id=f"{r.name}-{isa}"))
+    return out
+
 
 def ring_id(r: Ring) -> str:
     """A readable pytest id."""

@@ -7,28 +7,31 @@ import numpy as np
 import pytest
 
 import nttgen
-from conftest import ALL_RINGS, ring_id
-from nttgen import InputError, RingError, UnknownNameError
+from conftest import ALL_ISAS, SIMD_ISAS, require_isa, ring_isa_cases
+from nttgen import InputError, IsaUnavailableError, RingError, UnknownNameError
 from nttgen.reference import schoolbook
 from nttgen.verify import verify_kernel
 
 
-@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
-def test_verify_every_ring(ring) -> None:  # type: ignore[no-untyped-def]
-    """The full differential check: schoolbook product, evaluation at the roots, round trips,
-    multiply-accumulate, and every C entry point bit for bit against the checked evaluator, on
-    extreme and random inputs."""
-    k = nttgen.load(ring, "c")
+@pytest.mark.parametrize("ring,isa", ring_isa_cases())
+def test_verify_every_ring(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
+    """The full differential check, for every ring on every ISA that supports it: schoolbook
+    product, evaluation at the roots, round trips, multiply-accumulate, and every C entry point
+    bit for bit against the checked evaluator, on extreme and random inputs."""
+    require_isa(isa)
+    k = nttgen.load(ring, isa)
     results = verify_kernel(k, trials=6, seed=ring.q % 1000)
     failures = [f"{r.name}: {r.failure}" for r in results if not r.ok]
     assert not failures
     assert all(r.cases >= 4 for r in results)
 
 
-def test_mlkem_matches_kyber_py() -> None:
+@pytest.mark.parametrize("isa", ALL_ISAS)
+def test_mlkem_matches_kyber_py(isa: str) -> None:
     from kyber_py.polynomials.polynomials import PolynomialRing as KR
 
-    k = nttgen.load("mlkem", "c")
+    require_isa(isa)
+    k = nttgen.load("mlkem", isa)
     R = KR()
     rng = np.random.default_rng(7)
     for _ in range(5):
@@ -46,10 +49,12 @@ def test_mlkem_matches_kyber_py() -> None:
         assert list(k.polymul(a, b)) == back
 
 
-def test_mldsa_matches_dilithium_py() -> None:
+@pytest.mark.parametrize("isa", ALL_ISAS)
+def test_mldsa_matches_dilithium_py(isa: str) -> None:
     from dilithium_py.polynomials.polynomials import PolynomialRing as DR
 
-    k = nttgen.load("mldsa", "c")
+    require_isa(isa)
+    k = nttgen.load("mldsa", isa)
     R = DR()
     q = 8380417
     rng = np.random.default_rng(8)
@@ -89,7 +94,10 @@ def test_batches_and_shapes() -> None:
 
 
 def test_auto_isa_and_custom_rings() -> None:
-    assert nttgen.load("mlkem", "auto").isa in ("c",)
+    from nttgen import cpu
+
+    assert nttgen.load("mlkem", "auto").isa == cpu.usable_isas()[0]
+    assert nttgen.load(n=16, q=97).isa == "c"  # too small for any SIMD layout
     k = nttgen.load(n=64, q=257)
     assert k.ring.name == "n64_q257"
     a = np.arange(64)
@@ -155,3 +163,30 @@ def test_bad_rings_and_isas() -> None:
         nttgen.load("mlkem", "sse9")
     with pytest.raises(InputError, match="both n and q"):
         nttgen.load(n=256)
+
+
+@pytest.mark.parametrize("isa", SIMD_ISAS)
+def test_native_order_conversions(isa: str) -> None:
+    """The C kernels that move the NTT domain between the ISA's native order and the standard
+    order agree with the order the plan reports, and invert each other."""
+    require_isa(isa)
+    for name in ("mlkem", "mldsa", "newhope512"):
+        k = nttgen.load(name, isa)
+        x = np.random.default_rng(1).integers(-30000, 30000, k.n)
+        (std,) = k.raw("to_standard", x)
+        assert np.array_equal(std, k._from_native(x))
+        (back,) = k.raw("from_standard", std)
+        assert np.array_equal(back, x)
+
+
+@pytest.mark.parametrize("isa", SIMD_ISAS)
+def test_isa_refuses_rings_too_small(isa: str) -> None:
+    require_isa(isa)
+    with pytest.raises(IsaUnavailableError, match="too small"):
+        nttgen.load(n=16, q=97, isa=isa)
+
+
+def test_unknown_cpu_feature_is_refused(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("NTTGEN_ISA", "c")
+    with pytest.raises(IsaUnavailableError, match="cannot run on this CPU"):
+        nttgen.load("mlkem", "avx2")

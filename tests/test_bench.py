@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import require_isa
 from nttgen.bench import BENCH_OPS, bench_ring
 from nttgen.rings import PRESETS
 
@@ -23,14 +24,19 @@ def test_bench_ring_measures_every_op() -> None:
 
 
 def test_bench_cli_writes_json(tmp_path: Path) -> None:
+    require_isa("avx2")
     out = tmp_path / "b.json"
-    args = ["bench", "--ring", "mldsa", "--op", "ntt", "--op", "polymul"]
+    args = ["bench", "--ring", "mldsa", "--op", "ntt", "--op", "polymul", "--isa", "c"]
+    args += ["--isa", "avx2"]
     args += ["--samples", "5", "--batch", "2", "--json", str(out)]
     p = subprocess.run(
         [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
     )
     assert p.returncode == 0, p.stderr
     assert "median tsc ticks per call" in p.stdout and "mldsa" in p.stdout
+    assert "c/avx2" in p.stdout  # side by side, with the ratio
     data = json.loads(out.read_text())
-    assert [r["op"] for r in data["results"]] == ["ntt", "polymul"]
+    got = [(r["isa"], r["op"]) for r in data["results"]]
+    assert got == [("c", "ntt"), ("c", "polymul"), ("avx2", "ntt"), ("avx2", "polymul")]
     assert data["meta"]["samples"] == 5
+    assert data["meta"]["compilers"]["avx2"]

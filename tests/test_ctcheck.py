@@ -4,6 +4,7 @@ from the caller's arrays and no division; deliberately leaky functions are caugh
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import require_tool
 from nttgen.ctcheck import ARCHES, check_object
+from nttgen.emit.isa import isa_class
 from nttgen.generate import generate
 from nttgen.rings import PRESETS
 
@@ -22,19 +24,21 @@ def _compile(cc: str, src: Path, opt: str, out: Path, extra: tuple[str, ...] = (
     return out
 
 
+@pytest.mark.parametrize("isa", ["c", "avx2"])
 @pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
 @pytest.mark.parametrize("ring", list(PRESETS.values()), ids=lambda r: r.name)
-def test_generated_objects_are_constant_time(compiler: str, ring, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_generated_objects_are_constant_time(  # type: ignore[no-untyped-def]
+    isa: str, compiler: str, ring, tmp_path: Path
+) -> None:
     cc = require_tool(compiler)
     require_tool("objdump")
-    files = generate(ring, "c")
+    files = generate(ring, isa)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     src = tmp_path / f"{files.stem}.c"
-    names = [f"{files.stem}_{op}" for op in ("ntt", "intt", "basemul", "basemul_acc", "reduce",
-                                              "tomont", "frommont", "polymul")]  # fmt: skip
+    names = [f["c_name"] for f in json.loads(files.manifest)["functions"].values()]
     for opt in OPTS:
-        obj = _compile(cc, src, opt, tmp_path / f"k{opt}.o")
+        obj = _compile(cc, src, opt, tmp_path / f"k{opt}.o", isa_class(isa).cflags)
         violations = check_object(obj, "x86_64", names)
         assert not violations, f"{compiler} {opt}:\n" + "\n".join(map(str, violations[:10]))
 

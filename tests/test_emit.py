@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ALL_RINGS, require_tool, ring_id
+from conftest import ALL_ISAS, ALL_RINGS, require_tool, ring_id, ring_isa_cases
 from nttgen.emit import c_ast as C
+from nttgen.emit.isa import isa_class
 from nttgen.generate import canonical_command, generate
 from nttgen.rings import PRESETS
 from nttgen.version import __version__
@@ -20,21 +21,22 @@ ROOT = Path(__file__).resolve().parent.parent
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wconversion", "-Wshadow"]
 
 
-def _write(ring, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
-    files = generate(ring, "c")
+def _write(ring, tmp_path: Path, isa: str = "c") -> Path:  # type: ignore[no-untyped-def]
+    files = generate(ring, isa)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     return tmp_path / f"{files.stem}.c"
 
 
 @pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
-@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
-def test_compiles_warning_free(compiler: str, ring, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("ring,isa", ring_isa_cases())
+def test_compiles_warning_free(compiler: str, ring, isa: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cc = require_tool(compiler)
-    src = _write(ring, tmp_path)
-    for opt in ("-O0", "-O3"):
+    src = _write(ring, tmp_path, isa)
+    opts = ("-O0", "-O3") if ring.name in ("mlkem", "mldsa") else ("-O3",)
+    for opt in opts:
         proc = subprocess.run(
-            [cc, *STRICT, opt, "-c", str(src), "-o", str(tmp_path / "k.o")],
+            [cc, *STRICT, *isa_class(isa).cflags, opt, "-c", str(src), "-o", str(tmp_path / "k.o")],
             capture_output=True,
             text=True,
         )
@@ -53,15 +55,16 @@ def test_header_compiles_as_cpp(ring, tmp_path: Path) -> None:  # type: ignore[n
     )
 
 
-@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
-def test_generation_is_deterministic(ring) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("ring,isa", ring_isa_cases())
+def test_generation_is_deterministic(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
     from nttgen.emit.files import FileWriter
-    from nttgen.emit.isa import isa_class
+    from nttgen.generate import default_config
     from nttgen.programs.kernels import build_kernels
 
-    first = generate(ring, "c")
+    first = generate(ring, isa)
     # a completely fresh build (no caches) gives the same bytes
-    again = FileWriter(build_kernels(ring), isa_class("c"), canonical_command(ring, "c")).files()
+    ks = build_kernels(ring, default_config(ring, isa))
+    again = FileWriter(ks, isa_class(isa), canonical_command(ring, isa)).files()
     assert first.items() == again.items()
 
 
@@ -80,36 +83,42 @@ def test_header_names_version_command_and_parameters() -> None:
     assert "nttgen generate --n 256 --q 3329 --lane-bits 32 --isa c" in custom.source
 
 
-def test_symbols_are_prefixed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isa", ALL_ISAS)
+def test_symbols_are_prefixed(isa: str, tmp_path: Path) -> None:
     nm = require_tool("nm")
     cc = require_tool("gcc")
     for ring in PRESETS.values():
-        src = _write(ring, tmp_path)
+        src = _write(ring, tmp_path, isa)
         obj = tmp_path / "k.o"
-        subprocess.run([cc, "-std=c99", "-O2", "-c", str(src), "-o", str(obj)], check=True)
+        cmd = [cc, "-std=c99", "-O2", *isa_class(isa).cflags, "-c", str(src), "-o", str(obj)]
+        subprocess.run(cmd, check=True)
         out = subprocess.run(
             [nm, "--defined-only", "-g", str(obj)], capture_output=True, text=True, check=True
         )
         names = [ln.split()[-1] for ln in out.stdout.splitlines() if ln.strip()]
         assert names, "no external symbols"
-        assert all(n.startswith(f"nttgen_{ring.c_name}_c_") for n in names), names
+        assert all(n.startswith(f"nttgen_{ring.c_name}_{isa}_") for n in names), names
 
 
-def test_checked_in_presets_match_the_generator() -> None:
+@pytest.mark.parametrize("isa", ALL_ISAS)
+def test_checked_in_presets_match_the_generator(isa: str) -> None:
     """generated/ must be what `make gen` writes today (CI regenerates and compares)."""
     for ring in PRESETS.values():
-        files = generate(ring, "c")
+        files = generate(ring, isa)
         for name, text in files.items():
             path = ROOT / "generated" / ring.name / name
             assert path.exists(), f"{path} is missing: run `make gen`"
             assert path.read_text() == text, f"{path} is stale: run `make gen`"
 
 
-def test_clang_format_clean(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isa", ALL_ISAS)
+def test_clang_format_clean(isa: str, tmp_path: Path) -> None:
     cf = require_tool("clang-format-19")
     paths = []
     for ring in ALL_RINGS:
-        files = generate(ring, "c")
+        if isa_class(isa).unsupported(ring.n, ring.lane):
+            continue
+        files = generate(ring, isa)
         for name, text in files.items():
             if name.endswith((".c", ".h")):
                 p = tmp_path / name
@@ -130,11 +139,11 @@ def _code_only(text: str) -> str:
     return re.sub(r"//[^\n]*", "", text)
 
 
-@pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)
-def test_source_has_no_secret_dependent_constructs(ring) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("ring,isa", ring_isa_cases())
+def test_source_has_no_secret_dependent_constructs(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
     """No branch, conditional, division or modulo anywhere in the kernels; every array index is
     built from loop counters and constants only."""
-    code = _code_only(generate(ring, "c").source)
+    code = _code_only(generate(ring, isa).source)
     for bad in (
         r"\bif\b",
         r"\bwhile\b",

@@ -42,9 +42,9 @@
  *       ops: load 1024, store 1024, montmul 1024, const 2048
  *   nttgen_falcon1024_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 41978, store 34816, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *         barrett 8192, cond_add_q 1024, const 2048
- *       coefficient reductions: 8192
+ *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
+ *         barrett 7680, cond_add_q 1024, const 2048
+ *       coefficient reductions: 7680
  */
 #ifndef NTTGEN_FALCON1024_C_H
 #define NTTGEN_FALCON1024_C_H
@@ -142,8 +142,8 @@ void nttgen_falcon1024_c_frommont(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 41978, store 34816, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *   barrett 8192, cond_add_q 1024, const 2048
+ * Ops per call: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
+ *   barrett 7680, cond_add_q 1024, const 2048
  */
 void nttgen_falcon1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
 

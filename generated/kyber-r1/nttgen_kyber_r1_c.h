@@ -42,9 +42,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *         1024, cond_add_q 256, const 512
- *       coefficient reductions: 1024
+ *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett 896,
+ *         cond_add_q 256, const 512
+ *       coefficient reductions: 896
  */
 #ifndef NTTGEN_KYBER_R1_C_H
 #define NTTGEN_KYBER_R1_C_H
@@ -142,8 +142,8 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   1024, cond_add_q 256, const 512
+ * Ops per call: load 8186, store 6400, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
+ *   896, cond_add_q 256, const 512
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

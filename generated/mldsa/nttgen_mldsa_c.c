@@ -42,9 +42,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mldsa_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett 256,
- *         cond_add_q 256, const 256
- *       coefficient reductions: 256
+ *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, cond_add_q
+ *         256, const 256
  */
 #include "nttgen_mldsa_c.h"
 
@@ -112,8 +111,8 @@ static inline int32_t nttgen_mldsa_c_cond_add_q(int32_t a) {
     return (int32_t)(a + (8380417 & (a >> 31)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
-//  order
+// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
+//  vectors, or as one pair where all lanes share it
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_ntt_zetas[510] = {
     // pass 0: layer(s) 0
@@ -216,8 +215,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_ntt_zetas[510] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, as (z, z*q^-1 mod
-//  beta) lane vectors in consumption order
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
+//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_intt_zetas_inv[510] = {
     // pass 0: layer(s) 7
@@ -329,12 +328,13 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_intt_zetas_inv[510] = {
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024
  */
 void nttgen_mldsa_c_ntt(int32_t a[256]) {
+    const int32_t *const zetas_0 = nttgen_mldsa_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
 #endif
     // layers 0: 2 register(s) per chunk
-    const int32_t zeta_0 = nttgen_mldsa_c_ntt_zetas[0];
-    const int32_t zetaqinv_0 = nttgen_mldsa_c_ntt_zetas[1];
+    const int32_t zeta_0 = zetas_0[0];
+    const int32_t zetaqinv_0 = zetas_0[1];
     for (size_t j_0 = 0; j_0 < 128; ++j_0) {
         const int32_t x_0 = a[j_0];
         const int32_t x_1 = a[j_0 + 128];
@@ -346,8 +346,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 1: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const int32_t zeta_1 = nttgen_mldsa_c_ntt_zetas[blk_0 * 2 + 2];
-        const int32_t zetaqinv_1 = nttgen_mldsa_c_ntt_zetas[blk_0 * 2 + 3];
+        const int32_t zeta_1 = zetas_0[blk_0 * 2 + 2];
+        const int32_t zetaqinv_1 = zetas_0[blk_0 * 2 + 3];
         for (size_t j_1 = 0; j_1 < 64; ++j_1) {
             const int32_t x_4 = a[blk_0 * 128 + j_1];
             const int32_t x_5 = a[blk_0 * 128 + j_1 + 64];
@@ -360,8 +360,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 2: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const int32_t zeta_2 = nttgen_mldsa_c_ntt_zetas[blk_1 * 2 + 6];
-        const int32_t zetaqinv_2 = nttgen_mldsa_c_ntt_zetas[blk_1 * 2 + 7];
+        const int32_t zeta_2 = zetas_0[blk_1 * 2 + 6];
+        const int32_t zetaqinv_2 = zetas_0[blk_1 * 2 + 7];
         for (size_t j_2 = 0; j_2 < 32; ++j_2) {
             const int32_t x_8 = a[blk_1 * 64 + j_2];
             const int32_t x_9 = a[blk_1 * 64 + j_2 + 32];
@@ -374,8 +374,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 3: 2 register(s) per chunk
     for (size_t blk_2 = 0; blk_2 < 8; ++blk_2) {
-        const int32_t zeta_3 = nttgen_mldsa_c_ntt_zetas[blk_2 * 2 + 14];
-        const int32_t zetaqinv_3 = nttgen_mldsa_c_ntt_zetas[blk_2 * 2 + 15];
+        const int32_t zeta_3 = zetas_0[blk_2 * 2 + 14];
+        const int32_t zetaqinv_3 = zetas_0[blk_2 * 2 + 15];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int32_t x_12 = a[blk_2 * 32 + j_3];
             const int32_t x_13 = a[blk_2 * 32 + j_3 + 16];
@@ -388,8 +388,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 4: 2 register(s) per chunk
     for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
-        const int32_t zeta_4 = nttgen_mldsa_c_ntt_zetas[blk_3 * 2 + 30];
-        const int32_t zetaqinv_4 = nttgen_mldsa_c_ntt_zetas[blk_3 * 2 + 31];
+        const int32_t zeta_4 = zetas_0[blk_3 * 2 + 30];
+        const int32_t zetaqinv_4 = zetas_0[blk_3 * 2 + 31];
         for (size_t j_4 = 0; j_4 < 8; ++j_4) {
             const int32_t x_16 = a[blk_3 * 16 + j_4];
             const int32_t x_17 = a[blk_3 * 16 + j_4 + 8];
@@ -402,8 +402,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 5: 2 register(s) per chunk
     for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
-        const int32_t zeta_5 = nttgen_mldsa_c_ntt_zetas[blk_4 * 2 + 62];
-        const int32_t zetaqinv_5 = nttgen_mldsa_c_ntt_zetas[blk_4 * 2 + 63];
+        const int32_t zeta_5 = zetas_0[blk_4 * 2 + 62];
+        const int32_t zetaqinv_5 = zetas_0[blk_4 * 2 + 63];
         for (size_t j_5 = 0; j_5 < 4; ++j_5) {
             const int32_t x_20 = a[blk_4 * 8 + j_5];
             const int32_t x_21 = a[blk_4 * 8 + j_5 + 4];
@@ -416,8 +416,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 6: 2 register(s) per chunk
     for (size_t blk_5 = 0; blk_5 < 64; ++blk_5) {
-        const int32_t zeta_6 = nttgen_mldsa_c_ntt_zetas[blk_5 * 2 + 126];
-        const int32_t zetaqinv_6 = nttgen_mldsa_c_ntt_zetas[blk_5 * 2 + 127];
+        const int32_t zeta_6 = zetas_0[blk_5 * 2 + 126];
+        const int32_t zetaqinv_6 = zetas_0[blk_5 * 2 + 127];
         for (size_t j_6 = 0; j_6 < 2; ++j_6) {
             const int32_t x_24 = a[blk_5 * 4 + j_6];
             const int32_t x_25 = a[blk_5 * 4 + j_6 + 2];
@@ -430,8 +430,8 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
     }
     // layers 7: 2 register(s) per chunk
     for (size_t blk_6 = 0; blk_6 < 128; ++blk_6) {
-        const int32_t zeta_7 = nttgen_mldsa_c_ntt_zetas[blk_6 * 2 + 254];
-        const int32_t zetaqinv_7 = nttgen_mldsa_c_ntt_zetas[blk_6 * 2 + 255];
+        const int32_t zeta_7 = zetas_0[blk_6 * 2 + 254];
+        const int32_t zetaqinv_7 = zetas_0[blk_6 * 2 + 255];
         const int32_t x_28 = a[blk_6 * 2];
         const int32_t x_29 = a[blk_6 * 2 + 1];
         const int32_t t_7 = nttgen_mldsa_c_montmul(x_29, zeta_7, zetaqinv_7);
@@ -524,13 +524,14 @@ void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t 
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
  */
 void nttgen_mldsa_c_intt(int32_t a[256]) {
+    const int32_t *const zetas_inv_0 = nttgen_mldsa_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
 #endif
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128; ++blk_0) {
-        const int32_t zeta_0 = nttgen_mldsa_c_intt_zetas_inv[blk_0 * 2];
-        const int32_t zetaqinv_0 = nttgen_mldsa_c_intt_zetas_inv[blk_0 * 2 + 1];
+        const int32_t zeta_0 = zetas_inv_0[blk_0 * 2];
+        const int32_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int32_t x_0 = a[blk_0 * 2];
         const int32_t x_1 = a[blk_0 * 2 + 1];
         const int32_t x_2 = x_0 + x_1;
@@ -541,8 +542,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
     }
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64; ++blk_1) {
-        const int32_t zeta_1 = nttgen_mldsa_c_intt_zetas_inv[blk_1 * 2 + 256];
-        const int32_t zetaqinv_1 = nttgen_mldsa_c_intt_zetas_inv[blk_1 * 2 + 257];
+        const int32_t zeta_1 = zetas_inv_0[blk_1 * 2 + 256];
+        const int32_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 257];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const int32_t x_4 = a[blk_1 * 4 + j_0];
             const int32_t x_5 = a[blk_1 * 4 + j_0 + 2];
@@ -555,8 +556,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
     }
     // inverse layers 5: 2 register(s) per chunk
     for (size_t blk_2 = 0; blk_2 < 32; ++blk_2) {
-        const int32_t zeta_2 = nttgen_mldsa_c_intt_zetas_inv[blk_2 * 2 + 384];
-        const int32_t zetaqinv_2 = nttgen_mldsa_c_intt_zetas_inv[blk_2 * 2 + 385];
+        const int32_t zeta_2 = zetas_inv_0[blk_2 * 2 + 384];
+        const int32_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 385];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
             const int32_t x_8 = a[blk_2 * 8 + j_1];
             const int32_t x_9 = a[blk_2 * 8 + j_1 + 4];
@@ -569,8 +570,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
     }
     // inverse layers 4: 2 register(s) per chunk
     for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
-        const int32_t zeta_3 = nttgen_mldsa_c_intt_zetas_inv[blk_3 * 2 + 448];
-        const int32_t zetaqinv_3 = nttgen_mldsa_c_intt_zetas_inv[blk_3 * 2 + 449];
+        const int32_t zeta_3 = zetas_inv_0[blk_3 * 2 + 448];
+        const int32_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 449];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
             const int32_t x_12 = a[blk_3 * 16 + j_2];
             const int32_t x_13 = a[blk_3 * 16 + j_2 + 8];
@@ -583,8 +584,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
     }
     // inverse layers 3: 2 register(s) per chunk
     for (size_t blk_4 = 0; blk_4 < 8; ++blk_4) {
-        const int32_t zeta_4 = nttgen_mldsa_c_intt_zetas_inv[blk_4 * 2 + 480];
-        const int32_t zetaqinv_4 = nttgen_mldsa_c_intt_zetas_inv[blk_4 * 2 + 481];
+        const int32_t zeta_4 = zetas_inv_0[blk_4 * 2 + 480];
+        const int32_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 481];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int32_t x_16 = a[blk_4 * 32 + j_3];
             const int32_t x_17 = a[blk_4 * 32 + j_3 + 16];
@@ -597,8 +598,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
     }
     // inverse layers 2: 2 register(s) per chunk
     for (size_t blk_5 = 0; blk_5 < 4; ++blk_5) {
-        const int32_t zeta_5 = nttgen_mldsa_c_intt_zetas_inv[blk_5 * 2 + 496];
-        const int32_t zetaqinv_5 = nttgen_mldsa_c_intt_zetas_inv[blk_5 * 2 + 497];
+        const int32_t zeta_5 = zetas_inv_0[blk_5 * 2 + 496];
+        const int32_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 497];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int32_t x_20 = a[blk_5 * 64 + j_4];
             const int32_t x_21 = a[blk_5 * 64 + j_4 + 32];
@@ -611,8 +612,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
     }
     // inverse layers 1: 2 register(s) per chunk
     for (size_t blk_6 = 0; blk_6 < 2; ++blk_6) {
-        const int32_t zeta_6 = nttgen_mldsa_c_intt_zetas_inv[blk_6 * 2 + 504];
-        const int32_t zetaqinv_6 = nttgen_mldsa_c_intt_zetas_inv[blk_6 * 2 + 505];
+        const int32_t zeta_6 = zetas_inv_0[blk_6 * 2 + 504];
+        const int32_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 505];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
             const int32_t x_24 = a[blk_6 * 128 + j_5];
             const int32_t x_25 = a[blk_6 * 128 + j_5 + 64];
@@ -624,8 +625,8 @@ void nttgen_mldsa_c_intt(int32_t a[256]) {
         }
     }
     // inverse layers 0: 2 register(s) per chunk
-    const int32_t zeta_7 = nttgen_mldsa_c_intt_zetas_inv[508];
-    const int32_t zetaqinv_7 = nttgen_mldsa_c_intt_zetas_inv[509];
+    const int32_t zeta_7 = zetas_inv_0[508];
+    const int32_t zetaqinv_7 = zetas_inv_0[509];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
         const int32_t x_28 = a[j_6];
         const int32_t x_29 = a[j_6 + 128];
@@ -711,6 +712,262 @@ void nttgen_mldsa_c_frommont(int32_t a[256]) {
 }
 
 /*
+ * forward NTT from a to r (polymul's helper)
+ *
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-42046821, 42046821]
+ * a[256]: on entry in [-8380416, 8380416]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024
+ */
+static void nttgen_mldsa_c_ntt_from(int32_t r[256], const int32_t a[256]) {
+    const int32_t *const zetas_0 = nttgen_mldsa_c_ntt_zetas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
+#endif
+    // layers 0: 2 register(s) per chunk
+    const int32_t zeta_0 = zetas_0[0];
+    const int32_t zetaqinv_0 = zetas_0[1];
+    for (size_t j_0 = 0; j_0 < 128; ++j_0) {
+        const int32_t x_0 = a[j_0];
+        const int32_t x_1 = a[j_0 + 128];
+        const int32_t t_0 = nttgen_mldsa_c_montmul(x_1, zeta_0, zetaqinv_0);
+        const int32_t x_2 = x_0 + t_0;
+        const int32_t x_3 = x_0 - t_0;
+        r[j_0] = x_2;
+        r[j_0 + 128] = x_3;
+    }
+    // layers 1: 2 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const int32_t zeta_1 = zetas_0[blk_0 * 2 + 2];
+        const int32_t zetaqinv_1 = zetas_0[blk_0 * 2 + 3];
+        for (size_t j_1 = 0; j_1 < 64; ++j_1) {
+            const int32_t x_4 = r[blk_0 * 128 + j_1];
+            const int32_t x_5 = r[blk_0 * 128 + j_1 + 64];
+            const int32_t t_1 = nttgen_mldsa_c_montmul(x_5, zeta_1, zetaqinv_1);
+            const int32_t x_6 = x_4 + t_1;
+            const int32_t x_7 = x_4 - t_1;
+            r[blk_0 * 128 + j_1] = x_6;
+            r[blk_0 * 128 + j_1 + 64] = x_7;
+        }
+    }
+    // layers 2: 2 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const int32_t zeta_2 = zetas_0[blk_1 * 2 + 6];
+        const int32_t zetaqinv_2 = zetas_0[blk_1 * 2 + 7];
+        for (size_t j_2 = 0; j_2 < 32; ++j_2) {
+            const int32_t x_8 = r[blk_1 * 64 + j_2];
+            const int32_t x_9 = r[blk_1 * 64 + j_2 + 32];
+            const int32_t t_2 = nttgen_mldsa_c_montmul(x_9, zeta_2, zetaqinv_2);
+            const int32_t x_10 = x_8 + t_2;
+            const int32_t x_11 = x_8 - t_2;
+            r[blk_1 * 64 + j_2] = x_10;
+            r[blk_1 * 64 + j_2 + 32] = x_11;
+        }
+    }
+    // layers 3: 2 register(s) per chunk
+    for (size_t blk_2 = 0; blk_2 < 8; ++blk_2) {
+        const int32_t zeta_3 = zetas_0[blk_2 * 2 + 14];
+        const int32_t zetaqinv_3 = zetas_0[blk_2 * 2 + 15];
+        for (size_t j_3 = 0; j_3 < 16; ++j_3) {
+            const int32_t x_12 = r[blk_2 * 32 + j_3];
+            const int32_t x_13 = r[blk_2 * 32 + j_3 + 16];
+            const int32_t t_3 = nttgen_mldsa_c_montmul(x_13, zeta_3, zetaqinv_3);
+            const int32_t x_14 = x_12 + t_3;
+            const int32_t x_15 = x_12 - t_3;
+            r[blk_2 * 32 + j_3] = x_14;
+            r[blk_2 * 32 + j_3 + 16] = x_15;
+        }
+    }
+    // layers 4: 2 register(s) per chunk
+    for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
+        const int32_t zeta_4 = zetas_0[blk_3 * 2 + 30];
+        const int32_t zetaqinv_4 = zetas_0[blk_3 * 2 + 31];
+        for (size_t j_4 = 0; j_4 < 8; ++j_4) {
+            const int32_t x_16 = r[blk_3 * 16 + j_4];
+            const int32_t x_17 = r[blk_3 * 16 + j_4 + 8];
+            const int32_t t_4 = nttgen_mldsa_c_montmul(x_17, zeta_4, zetaqinv_4);
+            const int32_t x_18 = x_16 + t_4;
+            const int32_t x_19 = x_16 - t_4;
+            r[blk_3 * 16 + j_4] = x_18;
+            r[blk_3 * 16 + j_4 + 8] = x_19;
+        }
+    }
+    // layers 5: 2 register(s) per chunk
+    for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
+        const int32_t zeta_5 = zetas_0[blk_4 * 2 + 62];
+        const int32_t zetaqinv_5 = zetas_0[blk_4 * 2 + 63];
+        for (size_t j_5 = 0; j_5 < 4; ++j_5) {
+            const int32_t x_20 = r[blk_4 * 8 + j_5];
+            const int32_t x_21 = r[blk_4 * 8 + j_5 + 4];
+            const int32_t t_5 = nttgen_mldsa_c_montmul(x_21, zeta_5, zetaqinv_5);
+            const int32_t x_22 = x_20 + t_5;
+            const int32_t x_23 = x_20 - t_5;
+            r[blk_4 * 8 + j_5] = x_22;
+            r[blk_4 * 8 + j_5 + 4] = x_23;
+        }
+    }
+    // layers 6: 2 register(s) per chunk
+    for (size_t blk_5 = 0; blk_5 < 64; ++blk_5) {
+        const int32_t zeta_6 = zetas_0[blk_5 * 2 + 126];
+        const int32_t zetaqinv_6 = zetas_0[blk_5 * 2 + 127];
+        for (size_t j_6 = 0; j_6 < 2; ++j_6) {
+            const int32_t x_24 = r[blk_5 * 4 + j_6];
+            const int32_t x_25 = r[blk_5 * 4 + j_6 + 2];
+            const int32_t t_6 = nttgen_mldsa_c_montmul(x_25, zeta_6, zetaqinv_6);
+            const int32_t x_26 = x_24 + t_6;
+            const int32_t x_27 = x_24 - t_6;
+            r[blk_5 * 4 + j_6] = x_26;
+            r[blk_5 * 4 + j_6 + 2] = x_27;
+        }
+    }
+    // layers 7: 2 register(s) per chunk
+    for (size_t blk_6 = 0; blk_6 < 128; ++blk_6) {
+        const int32_t zeta_7 = zetas_0[blk_6 * 2 + 254];
+        const int32_t zetaqinv_7 = zetas_0[blk_6 * 2 + 255];
+        const int32_t x_28 = r[blk_6 * 2];
+        const int32_t x_29 = r[blk_6 * 2 + 1];
+        const int32_t t_7 = nttgen_mldsa_c_montmul(x_29, zeta_7, zetaqinv_7);
+        const int32_t x_30 = x_28 + t_7;
+        const int32_t x_31 = x_28 - t_7;
+        r[blk_6 * 2] = x_30;
+        r[blk_6 * 2 + 1] = x_31;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(r, 256, -42046821, 42046821);
+#endif
+}
+
+/*
+ * inverse NTT times beta, reduced to [0, q) (polymul's helper)
+ *
+ * Input:  a: NTT domain, native order
+ * Output: a: coefficients, standard order, times beta, in [0, q)
+ * a[256]: on entry in [-8380416, 8380416], on exit in [0, 8380416]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, cond_add_q 256, const 256
+ */
+static void nttgen_mldsa_c_intt_reduce(int32_t a[256]) {
+    const int32_t *const zetas_inv_0 = nttgen_mldsa_c_intt_zetas_inv;
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
+#endif
+    // inverse layers 7: 2 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 128; ++blk_0) {
+        const int32_t zeta_0 = zetas_inv_0[blk_0 * 2];
+        const int32_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
+        const int32_t x_0 = a[blk_0 * 2];
+        const int32_t x_1 = a[blk_0 * 2 + 1];
+        const int32_t x_2 = x_0 + x_1;
+        const int32_t d_0 = x_0 - x_1;
+        const int32_t x_3 = nttgen_mldsa_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
+    }
+    // inverse layers 6: 2 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 64; ++blk_1) {
+        const int32_t zeta_1 = zetas_inv_0[blk_1 * 2 + 256];
+        const int32_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 257];
+        for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+            const int32_t x_4 = a[blk_1 * 4 + j_0];
+            const int32_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int32_t x_6 = x_4 + x_5;
+            const int32_t d_1 = x_4 - x_5;
+            const int32_t x_7 = nttgen_mldsa_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
+        }
+    }
+    // inverse layers 5: 2 register(s) per chunk
+    for (size_t blk_2 = 0; blk_2 < 32; ++blk_2) {
+        const int32_t zeta_2 = zetas_inv_0[blk_2 * 2 + 384];
+        const int32_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 385];
+        for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+            const int32_t x_8 = a[blk_2 * 8 + j_1];
+            const int32_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int32_t x_10 = x_8 + x_9;
+            const int32_t d_2 = x_8 - x_9;
+            const int32_t x_11 = nttgen_mldsa_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
+        }
+    }
+    // inverse layers 4: 2 register(s) per chunk
+    for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
+        const int32_t zeta_3 = zetas_inv_0[blk_3 * 2 + 448];
+        const int32_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 449];
+        for (size_t j_2 = 0; j_2 < 8; ++j_2) {
+            const int32_t x_12 = a[blk_3 * 16 + j_2];
+            const int32_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int32_t x_14 = x_12 + x_13;
+            const int32_t d_3 = x_12 - x_13;
+            const int32_t x_15 = nttgen_mldsa_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
+        }
+    }
+    // inverse layers 3: 2 register(s) per chunk
+    for (size_t blk_4 = 0; blk_4 < 8; ++blk_4) {
+        const int32_t zeta_4 = zetas_inv_0[blk_4 * 2 + 480];
+        const int32_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 481];
+        for (size_t j_3 = 0; j_3 < 16; ++j_3) {
+            const int32_t x_16 = a[blk_4 * 32 + j_3];
+            const int32_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int32_t x_18 = x_16 + x_17;
+            const int32_t d_4 = x_16 - x_17;
+            const int32_t x_19 = nttgen_mldsa_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
+        }
+    }
+    // inverse layers 2: 2 register(s) per chunk
+    for (size_t blk_5 = 0; blk_5 < 4; ++blk_5) {
+        const int32_t zeta_5 = zetas_inv_0[blk_5 * 2 + 496];
+        const int32_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 497];
+        for (size_t j_4 = 0; j_4 < 32; ++j_4) {
+            const int32_t x_20 = a[blk_5 * 64 + j_4];
+            const int32_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int32_t x_22 = x_20 + x_21;
+            const int32_t d_5 = x_20 - x_21;
+            const int32_t x_23 = nttgen_mldsa_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
+        }
+    }
+    // inverse layers 1: 2 register(s) per chunk
+    for (size_t blk_6 = 0; blk_6 < 2; ++blk_6) {
+        const int32_t zeta_6 = zetas_inv_0[blk_6 * 2 + 504];
+        const int32_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 505];
+        for (size_t j_5 = 0; j_5 < 64; ++j_5) {
+            const int32_t x_24 = a[blk_6 * 128 + j_5];
+            const int32_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int32_t x_26 = x_24 + x_25;
+            const int32_t d_6 = x_24 - x_25;
+            const int32_t x_27 = nttgen_mldsa_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
+        }
+    }
+    // inverse layers 0: 2 register(s) per chunk
+    const int32_t zeta_7 = zetas_inv_0[508];
+    const int32_t zetaqinv_7 = zetas_inv_0[509];
+    for (size_t j_6 = 0; j_6 < 128; ++j_6) {
+        const int32_t x_28 = a[j_6];
+        const int32_t x_29 = a[j_6 + 128];
+        const int32_t x_30 = x_28 + x_29;
+        const int32_t d_7 = x_28 - x_29;
+        const int32_t x_31 = nttgen_mldsa_c_montmul(d_7, zeta_7, zetaqinv_7);
+        const int32_t x_32 = nttgen_mldsa_c_montmul(x_30, 41978, -8395782);
+        const int32_t red_0 = nttgen_mldsa_c_cond_add_q(x_32);
+        a[j_6] = red_0;
+        const int32_t red_1 = nttgen_mldsa_c_cond_add_q(x_31);
+        a[j_6 + 128] = red_1;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, 256, 0, 8380416);
+#endif
+}
+
+/*
  * r = a * b mod (q, x^n + 1)
  *
  * Input:  a, b: coefficients, standard order
@@ -718,8 +975,8 @@ void nttgen_mldsa_c_frommont(int32_t a[256]) {
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 8954, store 7168, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
- *   256, cond_add_q 256, const 256
+ * Ops per call: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256,
+ *   cond_add_q 256, const 256
  */
 void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
     NTTGEN_ALIGN(64) int32_t a_hat[256];
@@ -728,19 +985,10 @@ void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t 
     nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
     nttgen_mldsa_c_assert_range(b, 256, -8380416, 8380416);
 #endif
-    for (size_t i_0 = 0; i_0 < 256; ++i_0) {
-        const int32_t x_0 = a[i_0];
-        a_hat[i_0] = x_0;
-    }
-    for (size_t i_1 = 0; i_1 < 256; ++i_1) {
-        const int32_t x_1 = b[i_1];
-        b_hat[i_1] = x_1;
-    }
-    nttgen_mldsa_c_ntt(a_hat);
-    nttgen_mldsa_c_ntt(b_hat);
+    nttgen_mldsa_c_ntt_from(a_hat, a);
+    nttgen_mldsa_c_ntt_from(b_hat, b);
     nttgen_mldsa_c_basemul(r, a_hat, b_hat);
-    nttgen_mldsa_c_intt(r);
-    nttgen_mldsa_c_reduce(r);
+    nttgen_mldsa_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(r, 256, 0, 8380416);
 #endif

@@ -42,9 +42,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 512,
+ *       ops: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 384,
  *         cond_add_q 256, const 512
- *       coefficient reductions: 512
+ *       coefficient reductions: 384
  */
 #include "nttgen_mlkem_c.h"
 
@@ -112,8 +112,8 @@ static inline int16_t nttgen_mlkem_c_cond_add_q(int16_t a) {
     return (int16_t)(a + (3329 & (a >> 15)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
-//  order
+// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
+//  vectors, or as one pair where all lanes share it
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_ntt_zetas[254] = {
     // pass 0: layer(s) 0
@@ -198,8 +198,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_basemul_gammas[256] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
-//  order
+// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
+//  vectors, or as one pair where all lanes share it
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
     // pass 0: layer(s) 6
@@ -254,12 +254,13 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
  * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 896
  */
 void nttgen_mlkem_c_ntt(int16_t a[256]) {
+    const int16_t *const zetas_0 = nttgen_mlkem_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, 256, -3328, 3328);
 #endif
     // layers 0: 2 register(s) per chunk
-    const int16_t zeta_0 = nttgen_mlkem_c_ntt_zetas[0];
-    const int16_t zetaqinv_0 = nttgen_mlkem_c_ntt_zetas[1];
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
     for (size_t j_0 = 0; j_0 < 128; ++j_0) {
         const int16_t x_0 = a[j_0];
         const int16_t x_1 = a[j_0 + 128];
@@ -271,8 +272,8 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
     }
     // layers 1: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const int16_t zeta_1 = nttgen_mlkem_c_ntt_zetas[blk_0 * 2 + 2];
-        const int16_t zetaqinv_1 = nttgen_mlkem_c_ntt_zetas[blk_0 * 2 + 3];
+        const int16_t zeta_1 = zetas_0[blk_0 * 2 + 2];
+        const int16_t zetaqinv_1 = zetas_0[blk_0 * 2 + 3];
         for (size_t j_1 = 0; j_1 < 64; ++j_1) {
             const int16_t x_4 = a[blk_0 * 128 + j_1];
             const int16_t x_5 = a[blk_0 * 128 + j_1 + 64];
@@ -285,8 +286,8 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
     }
     // layers 2: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const int16_t zeta_2 = nttgen_mlkem_c_ntt_zetas[blk_1 * 2 + 6];
-        const int16_t zetaqinv_2 = nttgen_mlkem_c_ntt_zetas[blk_1 * 2 + 7];
+        const int16_t zeta_2 = zetas_0[blk_1 * 2 + 6];
+        const int16_t zetaqinv_2 = zetas_0[blk_1 * 2 + 7];
         for (size_t j_2 = 0; j_2 < 32; ++j_2) {
             const int16_t x_8 = a[blk_1 * 64 + j_2];
             const int16_t x_9 = a[blk_1 * 64 + j_2 + 32];
@@ -299,8 +300,8 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
     }
     // layers 3: 2 register(s) per chunk
     for (size_t blk_2 = 0; blk_2 < 8; ++blk_2) {
-        const int16_t zeta_3 = nttgen_mlkem_c_ntt_zetas[blk_2 * 2 + 14];
-        const int16_t zetaqinv_3 = nttgen_mlkem_c_ntt_zetas[blk_2 * 2 + 15];
+        const int16_t zeta_3 = zetas_0[blk_2 * 2 + 14];
+        const int16_t zetaqinv_3 = zetas_0[blk_2 * 2 + 15];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int16_t x_12 = a[blk_2 * 32 + j_3];
             const int16_t x_13 = a[blk_2 * 32 + j_3 + 16];
@@ -313,8 +314,8 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
     }
     // layers 4: 2 register(s) per chunk
     for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
-        const int16_t zeta_4 = nttgen_mlkem_c_ntt_zetas[blk_3 * 2 + 30];
-        const int16_t zetaqinv_4 = nttgen_mlkem_c_ntt_zetas[blk_3 * 2 + 31];
+        const int16_t zeta_4 = zetas_0[blk_3 * 2 + 30];
+        const int16_t zetaqinv_4 = zetas_0[blk_3 * 2 + 31];
         for (size_t j_4 = 0; j_4 < 8; ++j_4) {
             const int16_t x_16 = a[blk_3 * 16 + j_4];
             const int16_t x_17 = a[blk_3 * 16 + j_4 + 8];
@@ -327,8 +328,8 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
     }
     // layers 5: 2 register(s) per chunk
     for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
-        const int16_t zeta_5 = nttgen_mlkem_c_ntt_zetas[blk_4 * 2 + 62];
-        const int16_t zetaqinv_5 = nttgen_mlkem_c_ntt_zetas[blk_4 * 2 + 63];
+        const int16_t zeta_5 = zetas_0[blk_4 * 2 + 62];
+        const int16_t zetaqinv_5 = zetas_0[blk_4 * 2 + 63];
         for (size_t j_5 = 0; j_5 < 4; ++j_5) {
             const int16_t x_20 = a[blk_4 * 8 + j_5];
             const int16_t x_21 = a[blk_4 * 8 + j_5 + 4];
@@ -341,8 +342,8 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
     }
     // layers 6: 2 register(s) per chunk
     for (size_t blk_5 = 0; blk_5 < 64; ++blk_5) {
-        const int16_t zeta_6 = nttgen_mlkem_c_ntt_zetas[blk_5 * 2 + 126];
-        const int16_t zetaqinv_6 = nttgen_mlkem_c_ntt_zetas[blk_5 * 2 + 127];
+        const int16_t zeta_6 = zetas_0[blk_5 * 2 + 126];
+        const int16_t zetaqinv_6 = zetas_0[blk_5 * 2 + 127];
         for (size_t j_6 = 0; j_6 < 2; ++j_6) {
             const int16_t x_24 = a[blk_5 * 4 + j_6];
             const int16_t x_25 = a[blk_5 * 4 + j_6 + 2];
@@ -369,13 +370,14 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
  * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
  */
 void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_c_basemul_gammas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, 256, -16421, 16421);
     nttgen_mlkem_c_assert_range(b, 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 128; ++i_0) {
-        const int16_t gamma_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2];
-        const int16_t gammaqinv_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2 + 1];
+        const int16_t gamma_0 = gammas_0[i_0 * 2];
+        const int16_t gammaqinv_0 = gammas_0[i_0 * 2 + 1];
         const int16_t a_0 = a[i_0 * 2];
         const int16_t a_1 = a[i_0 * 2 + 1];
         const int16_t b_0 = b[i_0 * 2];
@@ -407,13 +409,14 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  * Ops per call: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
+    const int16_t *const gammas_0 = nttgen_mlkem_c_basemul_gammas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, k * 256, -16421, 16421);
     nttgen_mlkem_c_assert_range(b, k * 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 128; ++i_0) {
-        const int16_t gamma_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2];
-        const int16_t gammaqinv_0 = nttgen_mlkem_c_basemul_gammas[i_0 * 2 + 1];
+        const int16_t gamma_0 = gammas_0[i_0 * 2];
+        const int16_t gammaqinv_0 = gammas_0[i_0 * 2 + 1];
         const int16_t a_0 = a[i_0 * 2];
         const int16_t a_1 = a[i_0 * 2 + 1];
         const int16_t b_0 = b[i_0 * 2];
@@ -430,8 +433,8 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
     }
     for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
         for (size_t i_2 = 0; i_2 < 128; ++i_2) {
-            const int16_t gamma_1 = nttgen_mlkem_c_basemul_gammas[i_2 * 2];
-            const int16_t gammaqinv_1 = nttgen_mlkem_c_basemul_gammas[i_2 * 2 + 1];
+            const int16_t gamma_1 = gammas_0[i_2 * 2];
+            const int16_t gammaqinv_1 = gammas_0[i_2 * 2 + 1];
             const int16_t a_2 = a[i_2 * 2 + i_1 * 256 + 256];
             const int16_t a_3 = a[i_2 * 2 + i_1 * 256 + 257];
             const int16_t b_2 = b[i_2 * 2 + i_1 * 256 + 256];
@@ -475,13 +478,14 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
  * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
  */
 void nttgen_mlkem_c_intt(int16_t a[256]) {
+    const int16_t *const zetas_inv_0 = nttgen_mlkem_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 64; ++blk_0) {
-        const int16_t zeta_0 = nttgen_mlkem_c_intt_zetas_inv[blk_0 * 2];
-        const int16_t zetaqinv_0 = nttgen_mlkem_c_intt_zetas_inv[blk_0 * 2 + 1];
+        const int16_t zeta_0 = zetas_inv_0[blk_0 * 2];
+        const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const int16_t x_0 = a[blk_0 * 4 + j_0];
             const int16_t x_1 = a[blk_0 * 4 + j_0 + 2];
@@ -496,8 +500,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
     }
     // inverse layers 5: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 32; ++blk_1) {
-        const int16_t zeta_1 = nttgen_mlkem_c_intt_zetas_inv[blk_1 * 2 + 128];
-        const int16_t zetaqinv_1 = nttgen_mlkem_c_intt_zetas_inv[blk_1 * 2 + 129];
+        const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 128];
+        const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 129];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
             const int16_t x_6 = a[blk_1 * 8 + j_1];
             const int16_t x_7 = a[blk_1 * 8 + j_1 + 4];
@@ -510,8 +514,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
     }
     // inverse layers 4: 2 register(s) per chunk
     for (size_t blk_2 = 0; blk_2 < 16; ++blk_2) {
-        const int16_t zeta_2 = nttgen_mlkem_c_intt_zetas_inv[blk_2 * 2 + 192];
-        const int16_t zetaqinv_2 = nttgen_mlkem_c_intt_zetas_inv[blk_2 * 2 + 193];
+        const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 192];
+        const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 193];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
             const int16_t x_10 = a[blk_2 * 16 + j_2];
             const int16_t x_11 = a[blk_2 * 16 + j_2 + 8];
@@ -524,8 +528,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
     }
     // inverse layers 3: 2 register(s) per chunk
     for (size_t blk_3 = 0; blk_3 < 8; ++blk_3) {
-        const int16_t zeta_3 = nttgen_mlkem_c_intt_zetas_inv[blk_3 * 2 + 224];
-        const int16_t zetaqinv_3 = nttgen_mlkem_c_intt_zetas_inv[blk_3 * 2 + 225];
+        const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 224];
+        const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 225];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int16_t x_14 = a[blk_3 * 32 + j_3];
             const int16_t x_15 = a[blk_3 * 32 + j_3 + 16];
@@ -540,8 +544,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
     }
     // inverse layers 2: 2 register(s) per chunk
     for (size_t blk_4 = 0; blk_4 < 4; ++blk_4) {
-        const int16_t zeta_4 = nttgen_mlkem_c_intt_zetas_inv[blk_4 * 2 + 240];
-        const int16_t zetaqinv_4 = nttgen_mlkem_c_intt_zetas_inv[blk_4 * 2 + 241];
+        const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 240];
+        const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 241];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int16_t x_18 = a[blk_4 * 64 + j_4];
             const int16_t x_19 = a[blk_4 * 64 + j_4 + 32];
@@ -554,8 +558,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
     }
     // inverse layers 1: 2 register(s) per chunk
     for (size_t blk_5 = 0; blk_5 < 2; ++blk_5) {
-        const int16_t zeta_5 = nttgen_mlkem_c_intt_zetas_inv[blk_5 * 2 + 248];
-        const int16_t zetaqinv_5 = nttgen_mlkem_c_intt_zetas_inv[blk_5 * 2 + 249];
+        const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 248];
+        const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 249];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
             const int16_t x_22 = a[blk_5 * 128 + j_5];
             const int16_t x_23 = a[blk_5 * 128 + j_5 + 64];
@@ -567,8 +571,8 @@ void nttgen_mlkem_c_intt(int16_t a[256]) {
         }
     }
     // inverse layers 0: 2 register(s) per chunk
-    const int16_t zeta_6 = nttgen_mlkem_c_intt_zetas_inv[252];
-    const int16_t zetaqinv_6 = nttgen_mlkem_c_intt_zetas_inv[253];
+    const int16_t zeta_6 = zetas_inv_0[252];
+    const int16_t zetaqinv_6 = zetas_inv_0[253];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
         const int16_t x_26 = a[j_6];
         const int16_t x_27 = a[j_6 + 128];
@@ -653,6 +657,243 @@ void nttgen_mlkem_c_frommont(int16_t a[256]) {
 }
 
 /*
+ * forward NTT from a to r (polymul's helper)
+ *
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-16421, 16421]
+ * a[256]: on entry in [-3328, 3328]
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 896
+ */
+static void nttgen_mlkem_c_ntt_from(int16_t r[256], const int16_t a[256]) {
+    const int16_t *const zetas_0 = nttgen_mlkem_c_ntt_zetas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -3328, 3328);
+#endif
+    // layers 0: 2 register(s) per chunk
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
+    for (size_t j_0 = 0; j_0 < 128; ++j_0) {
+        const int16_t x_0 = a[j_0];
+        const int16_t x_1 = a[j_0 + 128];
+        const int16_t t_0 = nttgen_mlkem_c_montmul(x_1, zeta_0, zetaqinv_0);
+        const int16_t x_2 = (int16_t)(x_0 + t_0);
+        const int16_t x_3 = (int16_t)(x_0 - t_0);
+        r[j_0] = x_2;
+        r[j_0 + 128] = x_3;
+    }
+    // layers 1: 2 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const int16_t zeta_1 = zetas_0[blk_0 * 2 + 2];
+        const int16_t zetaqinv_1 = zetas_0[blk_0 * 2 + 3];
+        for (size_t j_1 = 0; j_1 < 64; ++j_1) {
+            const int16_t x_4 = r[blk_0 * 128 + j_1];
+            const int16_t x_5 = r[blk_0 * 128 + j_1 + 64];
+            const int16_t t_1 = nttgen_mlkem_c_montmul(x_5, zeta_1, zetaqinv_1);
+            const int16_t x_6 = (int16_t)(x_4 + t_1);
+            const int16_t x_7 = (int16_t)(x_4 - t_1);
+            r[blk_0 * 128 + j_1] = x_6;
+            r[blk_0 * 128 + j_1 + 64] = x_7;
+        }
+    }
+    // layers 2: 2 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const int16_t zeta_2 = zetas_0[blk_1 * 2 + 6];
+        const int16_t zetaqinv_2 = zetas_0[blk_1 * 2 + 7];
+        for (size_t j_2 = 0; j_2 < 32; ++j_2) {
+            const int16_t x_8 = r[blk_1 * 64 + j_2];
+            const int16_t x_9 = r[blk_1 * 64 + j_2 + 32];
+            const int16_t t_2 = nttgen_mlkem_c_montmul(x_9, zeta_2, zetaqinv_2);
+            const int16_t x_10 = (int16_t)(x_8 + t_2);
+            const int16_t x_11 = (int16_t)(x_8 - t_2);
+            r[blk_1 * 64 + j_2] = x_10;
+            r[blk_1 * 64 + j_2 + 32] = x_11;
+        }
+    }
+    // layers 3: 2 register(s) per chunk
+    for (size_t blk_2 = 0; blk_2 < 8; ++blk_2) {
+        const int16_t zeta_3 = zetas_0[blk_2 * 2 + 14];
+        const int16_t zetaqinv_3 = zetas_0[blk_2 * 2 + 15];
+        for (size_t j_3 = 0; j_3 < 16; ++j_3) {
+            const int16_t x_12 = r[blk_2 * 32 + j_3];
+            const int16_t x_13 = r[blk_2 * 32 + j_3 + 16];
+            const int16_t t_3 = nttgen_mlkem_c_montmul(x_13, zeta_3, zetaqinv_3);
+            const int16_t x_14 = (int16_t)(x_12 + t_3);
+            const int16_t x_15 = (int16_t)(x_12 - t_3);
+            r[blk_2 * 32 + j_3] = x_14;
+            r[blk_2 * 32 + j_3 + 16] = x_15;
+        }
+    }
+    // layers 4: 2 register(s) per chunk
+    for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
+        const int16_t zeta_4 = zetas_0[blk_3 * 2 + 30];
+        const int16_t zetaqinv_4 = zetas_0[blk_3 * 2 + 31];
+        for (size_t j_4 = 0; j_4 < 8; ++j_4) {
+            const int16_t x_16 = r[blk_3 * 16 + j_4];
+            const int16_t x_17 = r[blk_3 * 16 + j_4 + 8];
+            const int16_t t_4 = nttgen_mlkem_c_montmul(x_17, zeta_4, zetaqinv_4);
+            const int16_t x_18 = (int16_t)(x_16 + t_4);
+            const int16_t x_19 = (int16_t)(x_16 - t_4);
+            r[blk_3 * 16 + j_4] = x_18;
+            r[blk_3 * 16 + j_4 + 8] = x_19;
+        }
+    }
+    // layers 5: 2 register(s) per chunk
+    for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
+        const int16_t zeta_5 = zetas_0[blk_4 * 2 + 62];
+        const int16_t zetaqinv_5 = zetas_0[blk_4 * 2 + 63];
+        for (size_t j_5 = 0; j_5 < 4; ++j_5) {
+            const int16_t x_20 = r[blk_4 * 8 + j_5];
+            const int16_t x_21 = r[blk_4 * 8 + j_5 + 4];
+            const int16_t t_5 = nttgen_mlkem_c_montmul(x_21, zeta_5, zetaqinv_5);
+            const int16_t x_22 = (int16_t)(x_20 + t_5);
+            const int16_t x_23 = (int16_t)(x_20 - t_5);
+            r[blk_4 * 8 + j_5] = x_22;
+            r[blk_4 * 8 + j_5 + 4] = x_23;
+        }
+    }
+    // layers 6: 2 register(s) per chunk
+    for (size_t blk_5 = 0; blk_5 < 64; ++blk_5) {
+        const int16_t zeta_6 = zetas_0[blk_5 * 2 + 126];
+        const int16_t zetaqinv_6 = zetas_0[blk_5 * 2 + 127];
+        for (size_t j_6 = 0; j_6 < 2; ++j_6) {
+            const int16_t x_24 = r[blk_5 * 4 + j_6];
+            const int16_t x_25 = r[blk_5 * 4 + j_6 + 2];
+            const int16_t t_6 = nttgen_mlkem_c_montmul(x_25, zeta_6, zetaqinv_6);
+            const int16_t x_26 = (int16_t)(x_24 + t_6);
+            const int16_t x_27 = (int16_t)(x_24 - t_6);
+            r[blk_5 * 4 + j_6] = x_26;
+            r[blk_5 * 4 + j_6 + 2] = x_27;
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(r, 256, -16421, 16421);
+#endif
+}
+
+/*
+ * inverse NTT times beta, reduced to [0, q) (polymul's helper)
+ *
+ * Input:  a: NTT domain, native order
+ * Output: a: coefficients, standard order, times beta, in [0, q)
+ * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 384, cond_add_q 256,
+ *   const 512
+ */
+static void nttgen_mlkem_c_intt_reduce(int16_t a[256]) {
+    const int16_t *const zetas_inv_0 = nttgen_mlkem_c_intt_zetas_inv;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -11556, 11558);
+#endif
+    // inverse layers 6: 2 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 64; ++blk_0) {
+        const int16_t zeta_0 = zetas_inv_0[blk_0 * 2];
+        const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
+        for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+            const int16_t x_0 = a[blk_0 * 4 + j_0];
+            const int16_t x_1 = a[blk_0 * 4 + j_0 + 2];
+            const int16_t x_2 = nttgen_mlkem_c_montmul(x_0, 1441, -10079);
+            const int16_t x_3 = nttgen_mlkem_c_montmul(x_1, 1441, -10079);
+            const int16_t x_4 = (int16_t)(x_2 + x_3);
+            const int16_t d_0 = (int16_t)(x_2 - x_3);
+            const int16_t x_5 = nttgen_mlkem_c_montmul(d_0, zeta_0, zetaqinv_0);
+            a[blk_0 * 4 + j_0] = x_4;
+            a[blk_0 * 4 + j_0 + 2] = x_5;
+        }
+    }
+    // inverse layers 5: 2 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 32; ++blk_1) {
+        const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 128];
+        const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 129];
+        for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+            const int16_t x_6 = a[blk_1 * 8 + j_1];
+            const int16_t x_7 = a[blk_1 * 8 + j_1 + 4];
+            const int16_t x_8 = (int16_t)(x_6 + x_7);
+            const int16_t d_1 = (int16_t)(x_6 - x_7);
+            const int16_t x_9 = nttgen_mlkem_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 8 + j_1] = x_8;
+            a[blk_1 * 8 + j_1 + 4] = x_9;
+        }
+    }
+    // inverse layers 4: 2 register(s) per chunk
+    for (size_t blk_2 = 0; blk_2 < 16; ++blk_2) {
+        const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 192];
+        const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 193];
+        for (size_t j_2 = 0; j_2 < 8; ++j_2) {
+            const int16_t x_10 = a[blk_2 * 16 + j_2];
+            const int16_t x_11 = a[blk_2 * 16 + j_2 + 8];
+            const int16_t x_12 = (int16_t)(x_10 + x_11);
+            const int16_t d_2 = (int16_t)(x_10 - x_11);
+            const int16_t x_13 = nttgen_mlkem_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 16 + j_2] = x_12;
+            a[blk_2 * 16 + j_2 + 8] = x_13;
+        }
+    }
+    // inverse layers 3: 2 register(s) per chunk
+    for (size_t blk_3 = 0; blk_3 < 8; ++blk_3) {
+        const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 224];
+        const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 225];
+        for (size_t j_3 = 0; j_3 < 16; ++j_3) {
+            const int16_t x_14 = a[blk_3 * 32 + j_3];
+            const int16_t x_15 = a[blk_3 * 32 + j_3 + 16];
+            const int16_t red_0 = nttgen_mlkem_c_barrett(x_14);
+            const int16_t red_1 = nttgen_mlkem_c_barrett(x_15);
+            const int16_t x_16 = (int16_t)(red_0 + red_1);
+            const int16_t d_3 = (int16_t)(red_0 - red_1);
+            const int16_t x_17 = nttgen_mlkem_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 32 + j_3] = x_16;
+            a[blk_3 * 32 + j_3 + 16] = x_17;
+        }
+    }
+    // inverse layers 2: 2 register(s) per chunk
+    for (size_t blk_4 = 0; blk_4 < 4; ++blk_4) {
+        const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 240];
+        const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 241];
+        for (size_t j_4 = 0; j_4 < 32; ++j_4) {
+            const int16_t x_18 = a[blk_4 * 64 + j_4];
+            const int16_t x_19 = a[blk_4 * 64 + j_4 + 32];
+            const int16_t x_20 = (int16_t)(x_18 + x_19);
+            const int16_t d_4 = (int16_t)(x_18 - x_19);
+            const int16_t x_21 = nttgen_mlkem_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 64 + j_4] = x_20;
+            a[blk_4 * 64 + j_4 + 32] = x_21;
+        }
+    }
+    // inverse layers 1: 2 register(s) per chunk
+    for (size_t blk_5 = 0; blk_5 < 2; ++blk_5) {
+        const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 248];
+        const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 249];
+        for (size_t j_5 = 0; j_5 < 64; ++j_5) {
+            const int16_t x_22 = a[blk_5 * 128 + j_5];
+            const int16_t x_23 = a[blk_5 * 128 + j_5 + 64];
+            const int16_t x_24 = (int16_t)(x_22 + x_23);
+            const int16_t d_5 = (int16_t)(x_22 - x_23);
+            const int16_t x_25 = nttgen_mlkem_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 128 + j_5] = x_24;
+            a[blk_5 * 128 + j_5 + 64] = x_25;
+        }
+    }
+    // inverse layers 0: 2 register(s) per chunk
+    const int16_t zeta_6 = zetas_inv_0[252];
+    const int16_t zetaqinv_6 = zetas_inv_0[253];
+    for (size_t j_6 = 0; j_6 < 128; ++j_6) {
+        const int16_t x_26 = a[j_6];
+        const int16_t x_27 = a[j_6 + 128];
+        const int16_t x_28 = (int16_t)(x_26 + x_27);
+        const int16_t d_6 = (int16_t)(x_26 - x_27);
+        const int16_t x_29 = nttgen_mlkem_c_montmul(d_6, zeta_6, zetaqinv_6);
+        const int16_t red_2 = nttgen_mlkem_c_barrett(x_28);
+        const int16_t red_3 = nttgen_mlkem_c_cond_add_q(red_2);
+        a[j_6] = red_3;
+        const int16_t red_4 = nttgen_mlkem_c_cond_add_q(x_29);
+        a[j_6 + 128] = red_4;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, 0, 3328);
+#endif
+}
+
+/*
  * r = a * b mod (q, x^n + 1)
  *
  * Input:  a, b: coefficients, standard order
@@ -660,8 +901,8 @@ void nttgen_mlkem_c_frommont(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
- *   512, cond_add_q 256, const 512
+ * Ops per call: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
+ *   384, cond_add_q 256, const 512
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];
@@ -670,19 +911,10 @@ void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t 
     nttgen_mlkem_c_assert_range(a, 256, -3328, 3328);
     nttgen_mlkem_c_assert_range(b, 256, -3328, 3328);
 #endif
-    for (size_t i_0 = 0; i_0 < 256; ++i_0) {
-        const int16_t x_0 = a[i_0];
-        a_hat[i_0] = x_0;
-    }
-    for (size_t i_1 = 0; i_1 < 256; ++i_1) {
-        const int16_t x_1 = b[i_1];
-        b_hat[i_1] = x_1;
-    }
-    nttgen_mlkem_c_ntt(a_hat);
-    nttgen_mlkem_c_ntt(b_hat);
+    nttgen_mlkem_c_ntt_from(a_hat, a);
+    nttgen_mlkem_c_ntt_from(b_hat, b);
     nttgen_mlkem_c_basemul(r, a_hat, b_hat);
-    nttgen_mlkem_c_intt(r);
-    nttgen_mlkem_c_reduce(r);
+    nttgen_mlkem_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(r, 256, 0, 3328);
 #endif

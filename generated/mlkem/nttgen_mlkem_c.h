@@ -42,9 +42,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 512,
+ *       ops: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 384,
  *         cond_add_q 256, const 512
- *       coefficient reductions: 512
+ *       coefficient reductions: 384
  */
 #ifndef NTTGEN_MLKEM_C_H
 #define NTTGEN_MLKEM_C_H
@@ -142,8 +142,8 @@ void nttgen_mlkem_c_frommont(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 7674, store 6400, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
- *   512, cond_add_q 256, const 512
+ * Ops per call: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
+ *   384, cond_add_q 256, const 512
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

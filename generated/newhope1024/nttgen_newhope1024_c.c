@@ -42,9 +42,9 @@
  *       ops: load 1024, store 1024, montmul 1024, const 2048
  *   nttgen_newhope1024_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 41978, store 34816, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *         barrett 8192, cond_add_q 1024, const 2048
- *       coefficient reductions: 8192
+ *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
+ *         barrett 7680, cond_add_q 1024, const 2048
+ *       coefficient reductions: 7680
  */
 #include "nttgen_newhope1024_c.h"
 
@@ -113,8 +113,8 @@ static inline int16_t nttgen_newhope1024_c_cond_add_q(int16_t a) {
     return (int16_t)(a + (12289 & (a >> 15)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
-//  order
+// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
+//  vectors, or as one pair where all lanes share it
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_c_ntt_zetas[2046] = {
     // pass 0: layer(s) 0
@@ -387,8 +387,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_c_ntt_zetas[2046] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption
-//  order
+// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
+//  vectors, or as one pair where all lanes share it
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_c_intt_zetas_inv[2046] = {
     // pass 0: layer(s) 9
@@ -670,12 +670,13 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_c_intt_zetas_inv[2046] 
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5120, barrett 1536
  */
 void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
+    const int16_t *const zetas_0 = nttgen_newhope1024_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_c_assert_range(a, 1024, -12288, 12288);
 #endif
     // layers 0: 2 register(s) per chunk
-    const int16_t zeta_0 = nttgen_newhope1024_c_ntt_zetas[0];
-    const int16_t zetaqinv_0 = nttgen_newhope1024_c_ntt_zetas[1];
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
     for (size_t j_0 = 0; j_0 < 512; ++j_0) {
         const int16_t x_0 = a[j_0];
         const int16_t x_1 = a[j_0 + 512];
@@ -687,8 +688,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 1: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const int16_t zeta_1 = nttgen_newhope1024_c_ntt_zetas[blk_0 * 2 + 2];
-        const int16_t zetaqinv_1 = nttgen_newhope1024_c_ntt_zetas[blk_0 * 2 + 3];
+        const int16_t zeta_1 = zetas_0[blk_0 * 2 + 2];
+        const int16_t zetaqinv_1 = zetas_0[blk_0 * 2 + 3];
         for (size_t j_1 = 0; j_1 < 256; ++j_1) {
             const int16_t x_4 = a[blk_0 * 512 + j_1];
             const int16_t x_5 = a[blk_0 * 512 + j_1 + 256];
@@ -701,8 +702,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 2: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const int16_t zeta_2 = nttgen_newhope1024_c_ntt_zetas[blk_1 * 2 + 6];
-        const int16_t zetaqinv_2 = nttgen_newhope1024_c_ntt_zetas[blk_1 * 2 + 7];
+        const int16_t zeta_2 = zetas_0[blk_1 * 2 + 6];
+        const int16_t zetaqinv_2 = zetas_0[blk_1 * 2 + 7];
         for (size_t j_2 = 0; j_2 < 128; ++j_2) {
             const int16_t x_8 = a[blk_1 * 256 + j_2];
             const int16_t x_9 = a[blk_1 * 256 + j_2 + 128];
@@ -716,8 +717,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 3: 2 register(s) per chunk
     for (size_t blk_2 = 0; blk_2 < 8; ++blk_2) {
-        const int16_t zeta_3 = nttgen_newhope1024_c_ntt_zetas[blk_2 * 2 + 14];
-        const int16_t zetaqinv_3 = nttgen_newhope1024_c_ntt_zetas[blk_2 * 2 + 15];
+        const int16_t zeta_3 = zetas_0[blk_2 * 2 + 14];
+        const int16_t zetaqinv_3 = zetas_0[blk_2 * 2 + 15];
         for (size_t j_3 = 0; j_3 < 64; ++j_3) {
             const int16_t x_12 = a[blk_2 * 128 + j_3];
             const int16_t x_13 = a[blk_2 * 128 + j_3 + 64];
@@ -730,8 +731,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 4: 2 register(s) per chunk
     for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
-        const int16_t zeta_4 = nttgen_newhope1024_c_ntt_zetas[blk_3 * 2 + 30];
-        const int16_t zetaqinv_4 = nttgen_newhope1024_c_ntt_zetas[blk_3 * 2 + 31];
+        const int16_t zeta_4 = zetas_0[blk_3 * 2 + 30];
+        const int16_t zetaqinv_4 = zetas_0[blk_3 * 2 + 31];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int16_t x_16 = a[blk_3 * 64 + j_4];
             const int16_t x_17 = a[blk_3 * 64 + j_4 + 32];
@@ -744,8 +745,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 5: 2 register(s) per chunk
     for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
-        const int16_t zeta_5 = nttgen_newhope1024_c_ntt_zetas[blk_4 * 2 + 62];
-        const int16_t zetaqinv_5 = nttgen_newhope1024_c_ntt_zetas[blk_4 * 2 + 63];
+        const int16_t zeta_5 = zetas_0[blk_4 * 2 + 62];
+        const int16_t zetaqinv_5 = zetas_0[blk_4 * 2 + 63];
         for (size_t j_5 = 0; j_5 < 16; ++j_5) {
             const int16_t x_20 = a[blk_4 * 32 + j_5];
             const int16_t x_21 = a[blk_4 * 32 + j_5 + 16];
@@ -759,8 +760,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 6: 2 register(s) per chunk
     for (size_t blk_5 = 0; blk_5 < 64; ++blk_5) {
-        const int16_t zeta_6 = nttgen_newhope1024_c_ntt_zetas[blk_5 * 2 + 126];
-        const int16_t zetaqinv_6 = nttgen_newhope1024_c_ntt_zetas[blk_5 * 2 + 127];
+        const int16_t zeta_6 = zetas_0[blk_5 * 2 + 126];
+        const int16_t zetaqinv_6 = zetas_0[blk_5 * 2 + 127];
         for (size_t j_6 = 0; j_6 < 8; ++j_6) {
             const int16_t x_24 = a[blk_5 * 16 + j_6];
             const int16_t x_25 = a[blk_5 * 16 + j_6 + 8];
@@ -773,8 +774,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 7: 2 register(s) per chunk
     for (size_t blk_6 = 0; blk_6 < 128; ++blk_6) {
-        const int16_t zeta_7 = nttgen_newhope1024_c_ntt_zetas[blk_6 * 2 + 254];
-        const int16_t zetaqinv_7 = nttgen_newhope1024_c_ntt_zetas[blk_6 * 2 + 255];
+        const int16_t zeta_7 = zetas_0[blk_6 * 2 + 254];
+        const int16_t zetaqinv_7 = zetas_0[blk_6 * 2 + 255];
         for (size_t j_7 = 0; j_7 < 4; ++j_7) {
             const int16_t x_28 = a[blk_6 * 8 + j_7];
             const int16_t x_29 = a[blk_6 * 8 + j_7 + 4];
@@ -787,8 +788,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 8: 2 register(s) per chunk
     for (size_t blk_7 = 0; blk_7 < 256; ++blk_7) {
-        const int16_t zeta_8 = nttgen_newhope1024_c_ntt_zetas[blk_7 * 2 + 510];
-        const int16_t zetaqinv_8 = nttgen_newhope1024_c_ntt_zetas[blk_7 * 2 + 511];
+        const int16_t zeta_8 = zetas_0[blk_7 * 2 + 510];
+        const int16_t zetaqinv_8 = zetas_0[blk_7 * 2 + 511];
         for (size_t j_8 = 0; j_8 < 2; ++j_8) {
             const int16_t x_32 = a[blk_7 * 4 + j_8];
             const int16_t x_33 = a[blk_7 * 4 + j_8 + 2];
@@ -802,8 +803,8 @@ void nttgen_newhope1024_c_ntt(int16_t a[1024]) {
     }
     // layers 9: 2 register(s) per chunk
     for (size_t blk_8 = 0; blk_8 < 512; ++blk_8) {
-        const int16_t zeta_9 = nttgen_newhope1024_c_ntt_zetas[blk_8 * 2 + 1022];
-        const int16_t zetaqinv_9 = nttgen_newhope1024_c_ntt_zetas[blk_8 * 2 + 1023];
+        const int16_t zeta_9 = zetas_0[blk_8 * 2 + 1022];
+        const int16_t zetaqinv_9 = zetas_0[blk_8 * 2 + 1023];
         const int16_t x_36 = a[blk_8 * 2];
         const int16_t x_37 = a[blk_8 * 2 + 1];
         const int16_t t_9 = nttgen_newhope1024_c_montmul(x_37, zeta_9, zetaqinv_9);
@@ -897,13 +898,14 @@ void nttgen_newhope1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const i
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
  */
 void nttgen_newhope1024_c_intt(int16_t a[1024]) {
+    const int16_t *const zetas_inv_0 = nttgen_newhope1024_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_c_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 9: 2 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 512; ++blk_0) {
-        const int16_t zeta_0 = nttgen_newhope1024_c_intt_zetas_inv[blk_0 * 2];
-        const int16_t zetaqinv_0 = nttgen_newhope1024_c_intt_zetas_inv[blk_0 * 2 + 1];
+        const int16_t zeta_0 = zetas_inv_0[blk_0 * 2];
+        const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
         const int16_t x_2 = nttgen_newhope1024_c_montmul(x_0, 3755, -341);
@@ -916,8 +918,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 8: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 256; ++blk_1) {
-        const int16_t zeta_1 = nttgen_newhope1024_c_intt_zetas_inv[blk_1 * 2 + 1024];
-        const int16_t zetaqinv_1 = nttgen_newhope1024_c_intt_zetas_inv[blk_1 * 2 + 1025];
+        const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 1024];
+        const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 1025];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const int16_t x_6 = a[blk_1 * 4 + j_0];
             const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
@@ -930,8 +932,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_2 = 0; blk_2 < 128; ++blk_2) {
-        const int16_t zeta_2 = nttgen_newhope1024_c_intt_zetas_inv[blk_2 * 2 + 1536];
-        const int16_t zetaqinv_2 = nttgen_newhope1024_c_intt_zetas_inv[blk_2 * 2 + 1537];
+        const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 1536];
+        const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 1537];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
             const int16_t x_10 = a[blk_2 * 8 + j_1];
             const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
@@ -946,8 +948,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_3 = 0; blk_3 < 64; ++blk_3) {
-        const int16_t zeta_3 = nttgen_newhope1024_c_intt_zetas_inv[blk_3 * 2 + 1792];
-        const int16_t zetaqinv_3 = nttgen_newhope1024_c_intt_zetas_inv[blk_3 * 2 + 1793];
+        const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 1792];
+        const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 1793];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
             const int16_t x_14 = a[blk_3 * 16 + j_2];
             const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
@@ -960,8 +962,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 5: 2 register(s) per chunk
     for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
-        const int16_t zeta_4 = nttgen_newhope1024_c_intt_zetas_inv[blk_4 * 2 + 1920];
-        const int16_t zetaqinv_4 = nttgen_newhope1024_c_intt_zetas_inv[blk_4 * 2 + 1921];
+        const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 1920];
+        const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 1921];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
             const int16_t x_18 = a[blk_4 * 32 + j_3];
             const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
@@ -975,8 +977,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 4: 2 register(s) per chunk
     for (size_t blk_5 = 0; blk_5 < 16; ++blk_5) {
-        const int16_t zeta_5 = nttgen_newhope1024_c_intt_zetas_inv[blk_5 * 2 + 1984];
-        const int16_t zetaqinv_5 = nttgen_newhope1024_c_intt_zetas_inv[blk_5 * 2 + 1985];
+        const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 1984];
+        const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 1985];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
             const int16_t x_22 = a[blk_5 * 64 + j_4];
             const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
@@ -991,8 +993,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 3: 2 register(s) per chunk
     for (size_t blk_6 = 0; blk_6 < 8; ++blk_6) {
-        const int16_t zeta_6 = nttgen_newhope1024_c_intt_zetas_inv[blk_6 * 2 + 2016];
-        const int16_t zetaqinv_6 = nttgen_newhope1024_c_intt_zetas_inv[blk_6 * 2 + 2017];
+        const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 2016];
+        const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 2017];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
             const int16_t x_26 = a[blk_6 * 128 + j_5];
             const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
@@ -1005,8 +1007,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 2: 2 register(s) per chunk
     for (size_t blk_7 = 0; blk_7 < 4; ++blk_7) {
-        const int16_t zeta_7 = nttgen_newhope1024_c_intt_zetas_inv[blk_7 * 2 + 2032];
-        const int16_t zetaqinv_7 = nttgen_newhope1024_c_intt_zetas_inv[blk_7 * 2 + 2033];
+        const int16_t zeta_7 = zetas_inv_0[blk_7 * 2 + 2032];
+        const int16_t zetaqinv_7 = zetas_inv_0[blk_7 * 2 + 2033];
         for (size_t j_6 = 0; j_6 < 128; ++j_6) {
             const int16_t x_30 = a[blk_7 * 256 + j_6];
             const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
@@ -1020,8 +1022,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
     }
     // inverse layers 1: 2 register(s) per chunk
     for (size_t blk_8 = 0; blk_8 < 2; ++blk_8) {
-        const int16_t zeta_8 = nttgen_newhope1024_c_intt_zetas_inv[blk_8 * 2 + 2040];
-        const int16_t zetaqinv_8 = nttgen_newhope1024_c_intt_zetas_inv[blk_8 * 2 + 2041];
+        const int16_t zeta_8 = zetas_inv_0[blk_8 * 2 + 2040];
+        const int16_t zetaqinv_8 = zetas_inv_0[blk_8 * 2 + 2041];
         for (size_t j_7 = 0; j_7 < 256; ++j_7) {
             const int16_t x_34 = a[blk_8 * 512 + j_7];
             const int16_t x_35 = a[blk_8 * 512 + j_7 + 256];
@@ -1035,8 +1037,8 @@ void nttgen_newhope1024_c_intt(int16_t a[1024]) {
         }
     }
     // inverse layers 0: 2 register(s) per chunk
-    const int16_t zeta_9 = nttgen_newhope1024_c_intt_zetas_inv[2044];
-    const int16_t zetaqinv_9 = nttgen_newhope1024_c_intt_zetas_inv[2045];
+    const int16_t zeta_9 = zetas_inv_0[2044];
+    const int16_t zetaqinv_9 = zetas_inv_0[2045];
     for (size_t j_8 = 0; j_8 < 512; ++j_8) {
         const int16_t x_38 = a[j_8];
         const int16_t x_39 = a[j_8 + 512];
@@ -1121,6 +1123,332 @@ void nttgen_newhope1024_c_frommont(int16_t a[1024]) {
 }
 
 /*
+ * forward NTT from a to r (polymul's helper)
+ *
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[1024]: on exit in [-22735, 22735]
+ * a[1024]: on entry in [-12288, 12288]
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5120, barrett 1536
+ */
+static void nttgen_newhope1024_c_ntt_from(int16_t r[1024], const int16_t a[1024]) {
+    const int16_t *const zetas_0 = nttgen_newhope1024_c_ntt_zetas;
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -12288, 12288);
+#endif
+    // layers 0: 2 register(s) per chunk
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
+    for (size_t j_0 = 0; j_0 < 512; ++j_0) {
+        const int16_t x_0 = a[j_0];
+        const int16_t x_1 = a[j_0 + 512];
+        const int16_t t_0 = nttgen_newhope1024_c_montmul(x_1, zeta_0, zetaqinv_0);
+        const int16_t x_2 = (int16_t)(x_0 + t_0);
+        const int16_t x_3 = (int16_t)(x_0 - t_0);
+        r[j_0] = x_2;
+        r[j_0 + 512] = x_3;
+    }
+    // layers 1: 2 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const int16_t zeta_1 = zetas_0[blk_0 * 2 + 2];
+        const int16_t zetaqinv_1 = zetas_0[blk_0 * 2 + 3];
+        for (size_t j_1 = 0; j_1 < 256; ++j_1) {
+            const int16_t x_4 = r[blk_0 * 512 + j_1];
+            const int16_t x_5 = r[blk_0 * 512 + j_1 + 256];
+            const int16_t t_1 = nttgen_newhope1024_c_montmul(x_5, zeta_1, zetaqinv_1);
+            const int16_t x_6 = (int16_t)(x_4 + t_1);
+            const int16_t x_7 = (int16_t)(x_4 - t_1);
+            r[blk_0 * 512 + j_1] = x_6;
+            r[blk_0 * 512 + j_1 + 256] = x_7;
+        }
+    }
+    // layers 2: 2 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const int16_t zeta_2 = zetas_0[blk_1 * 2 + 6];
+        const int16_t zetaqinv_2 = zetas_0[blk_1 * 2 + 7];
+        for (size_t j_2 = 0; j_2 < 128; ++j_2) {
+            const int16_t x_8 = r[blk_1 * 256 + j_2];
+            const int16_t x_9 = r[blk_1 * 256 + j_2 + 128];
+            const int16_t t_2 = nttgen_newhope1024_c_montmul(x_9, zeta_2, zetaqinv_2);
+            const int16_t red_0 = nttgen_newhope1024_c_barrett(x_8);
+            const int16_t x_10 = (int16_t)(red_0 + t_2);
+            const int16_t x_11 = (int16_t)(red_0 - t_2);
+            r[blk_1 * 256 + j_2] = x_10;
+            r[blk_1 * 256 + j_2 + 128] = x_11;
+        }
+    }
+    // layers 3: 2 register(s) per chunk
+    for (size_t blk_2 = 0; blk_2 < 8; ++blk_2) {
+        const int16_t zeta_3 = zetas_0[blk_2 * 2 + 14];
+        const int16_t zetaqinv_3 = zetas_0[blk_2 * 2 + 15];
+        for (size_t j_3 = 0; j_3 < 64; ++j_3) {
+            const int16_t x_12 = r[blk_2 * 128 + j_3];
+            const int16_t x_13 = r[blk_2 * 128 + j_3 + 64];
+            const int16_t t_3 = nttgen_newhope1024_c_montmul(x_13, zeta_3, zetaqinv_3);
+            const int16_t x_14 = (int16_t)(x_12 + t_3);
+            const int16_t x_15 = (int16_t)(x_12 - t_3);
+            r[blk_2 * 128 + j_3] = x_14;
+            r[blk_2 * 128 + j_3 + 64] = x_15;
+        }
+    }
+    // layers 4: 2 register(s) per chunk
+    for (size_t blk_3 = 0; blk_3 < 16; ++blk_3) {
+        const int16_t zeta_4 = zetas_0[blk_3 * 2 + 30];
+        const int16_t zetaqinv_4 = zetas_0[blk_3 * 2 + 31];
+        for (size_t j_4 = 0; j_4 < 32; ++j_4) {
+            const int16_t x_16 = r[blk_3 * 64 + j_4];
+            const int16_t x_17 = r[blk_3 * 64 + j_4 + 32];
+            const int16_t t_4 = nttgen_newhope1024_c_montmul(x_17, zeta_4, zetaqinv_4);
+            const int16_t x_18 = (int16_t)(x_16 + t_4);
+            const int16_t x_19 = (int16_t)(x_16 - t_4);
+            r[blk_3 * 64 + j_4] = x_18;
+            r[blk_3 * 64 + j_4 + 32] = x_19;
+        }
+    }
+    // layers 5: 2 register(s) per chunk
+    for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
+        const int16_t zeta_5 = zetas_0[blk_4 * 2 + 62];
+        const int16_t zetaqinv_5 = zetas_0[blk_4 * 2 + 63];
+        for (size_t j_5 = 0; j_5 < 16; ++j_5) {
+            const int16_t x_20 = r[blk_4 * 32 + j_5];
+            const int16_t x_21 = r[blk_4 * 32 + j_5 + 16];
+            const int16_t t_5 = nttgen_newhope1024_c_montmul(x_21, zeta_5, zetaqinv_5);
+            const int16_t red_1 = nttgen_newhope1024_c_barrett(x_20);
+            const int16_t x_22 = (int16_t)(red_1 + t_5);
+            const int16_t x_23 = (int16_t)(red_1 - t_5);
+            r[blk_4 * 32 + j_5] = x_22;
+            r[blk_4 * 32 + j_5 + 16] = x_23;
+        }
+    }
+    // layers 6: 2 register(s) per chunk
+    for (size_t blk_5 = 0; blk_5 < 64; ++blk_5) {
+        const int16_t zeta_6 = zetas_0[blk_5 * 2 + 126];
+        const int16_t zetaqinv_6 = zetas_0[blk_5 * 2 + 127];
+        for (size_t j_6 = 0; j_6 < 8; ++j_6) {
+            const int16_t x_24 = r[blk_5 * 16 + j_6];
+            const int16_t x_25 = r[blk_5 * 16 + j_6 + 8];
+            const int16_t t_6 = nttgen_newhope1024_c_montmul(x_25, zeta_6, zetaqinv_6);
+            const int16_t x_26 = (int16_t)(x_24 + t_6);
+            const int16_t x_27 = (int16_t)(x_24 - t_6);
+            r[blk_5 * 16 + j_6] = x_26;
+            r[blk_5 * 16 + j_6 + 8] = x_27;
+        }
+    }
+    // layers 7: 2 register(s) per chunk
+    for (size_t blk_6 = 0; blk_6 < 128; ++blk_6) {
+        const int16_t zeta_7 = zetas_0[blk_6 * 2 + 254];
+        const int16_t zetaqinv_7 = zetas_0[blk_6 * 2 + 255];
+        for (size_t j_7 = 0; j_7 < 4; ++j_7) {
+            const int16_t x_28 = r[blk_6 * 8 + j_7];
+            const int16_t x_29 = r[blk_6 * 8 + j_7 + 4];
+            const int16_t t_7 = nttgen_newhope1024_c_montmul(x_29, zeta_7, zetaqinv_7);
+            const int16_t x_30 = (int16_t)(x_28 + t_7);
+            const int16_t x_31 = (int16_t)(x_28 - t_7);
+            r[blk_6 * 8 + j_7] = x_30;
+            r[blk_6 * 8 + j_7 + 4] = x_31;
+        }
+    }
+    // layers 8: 2 register(s) per chunk
+    for (size_t blk_7 = 0; blk_7 < 256; ++blk_7) {
+        const int16_t zeta_8 = zetas_0[blk_7 * 2 + 510];
+        const int16_t zetaqinv_8 = zetas_0[blk_7 * 2 + 511];
+        for (size_t j_8 = 0; j_8 < 2; ++j_8) {
+            const int16_t x_32 = r[blk_7 * 4 + j_8];
+            const int16_t x_33 = r[blk_7 * 4 + j_8 + 2];
+            const int16_t t_8 = nttgen_newhope1024_c_montmul(x_33, zeta_8, zetaqinv_8);
+            const int16_t red_2 = nttgen_newhope1024_c_barrett(x_32);
+            const int16_t x_34 = (int16_t)(red_2 + t_8);
+            const int16_t x_35 = (int16_t)(red_2 - t_8);
+            r[blk_7 * 4 + j_8] = x_34;
+            r[blk_7 * 4 + j_8 + 2] = x_35;
+        }
+    }
+    // layers 9: 2 register(s) per chunk
+    for (size_t blk_8 = 0; blk_8 < 512; ++blk_8) {
+        const int16_t zeta_9 = zetas_0[blk_8 * 2 + 1022];
+        const int16_t zetaqinv_9 = zetas_0[blk_8 * 2 + 1023];
+        const int16_t x_36 = r[blk_8 * 2];
+        const int16_t x_37 = r[blk_8 * 2 + 1];
+        const int16_t t_9 = nttgen_newhope1024_c_montmul(x_37, zeta_9, zetaqinv_9);
+        const int16_t x_38 = (int16_t)(x_36 + t_9);
+        const int16_t x_39 = (int16_t)(x_36 - t_9);
+        r[blk_8 * 2] = x_38;
+        r[blk_8 * 2 + 1] = x_39;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(r, 1024, -22735, 22735);
+#endif
+}
+
+/*
+ * inverse NTT times beta, reduced to [0, q) (polymul's helper)
+ *
+ * Input:  a: NTT domain, native order
+ * Output: a: coefficients, standard order, times beta, in [0, q)
+ * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4608, cond_add_q
+ *   1024, const 2048
+ */
+static void nttgen_newhope1024_c_intt_reduce(int16_t a[1024]) {
+    const int16_t *const zetas_inv_0 = nttgen_newhope1024_c_intt_zetas_inv;
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, -14031, 14031);
+#endif
+    // inverse layers 9: 2 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 512; ++blk_0) {
+        const int16_t zeta_0 = zetas_inv_0[blk_0 * 2];
+        const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
+        const int16_t x_0 = a[blk_0 * 2];
+        const int16_t x_1 = a[blk_0 * 2 + 1];
+        const int16_t x_2 = nttgen_newhope1024_c_montmul(x_0, 3755, -341);
+        const int16_t x_3 = nttgen_newhope1024_c_montmul(x_1, 3755, -341);
+        const int16_t x_4 = (int16_t)(x_2 + x_3);
+        const int16_t d_0 = (int16_t)(x_2 - x_3);
+        const int16_t x_5 = nttgen_newhope1024_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_4;
+        a[blk_0 * 2 + 1] = x_5;
+    }
+    // inverse layers 8: 2 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 256; ++blk_1) {
+        const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 1024];
+        const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 1025];
+        for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+            const int16_t x_6 = a[blk_1 * 4 + j_0];
+            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t x_8 = (int16_t)(x_6 + x_7);
+            const int16_t d_1 = (int16_t)(x_6 - x_7);
+            const int16_t x_9 = nttgen_newhope1024_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_8;
+            a[blk_1 * 4 + j_0 + 2] = x_9;
+        }
+    }
+    // inverse layers 7: 2 register(s) per chunk
+    for (size_t blk_2 = 0; blk_2 < 128; ++blk_2) {
+        const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 1536];
+        const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 1537];
+        for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+            const int16_t x_10 = a[blk_2 * 8 + j_1];
+            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t red_0 = nttgen_newhope1024_c_barrett(x_11);
+            const int16_t red_1 = nttgen_newhope1024_c_barrett(x_10);
+            const int16_t x_12 = (int16_t)(red_1 + red_0);
+            const int16_t d_2 = (int16_t)(red_1 - red_0);
+            const int16_t x_13 = nttgen_newhope1024_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_12;
+            a[blk_2 * 8 + j_1 + 4] = x_13;
+        }
+    }
+    // inverse layers 6: 2 register(s) per chunk
+    for (size_t blk_3 = 0; blk_3 < 64; ++blk_3) {
+        const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 1792];
+        const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 1793];
+        for (size_t j_2 = 0; j_2 < 8; ++j_2) {
+            const int16_t x_14 = a[blk_3 * 16 + j_2];
+            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t x_16 = (int16_t)(x_14 + x_15);
+            const int16_t d_3 = (int16_t)(x_14 - x_15);
+            const int16_t x_17 = nttgen_newhope1024_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_16;
+            a[blk_3 * 16 + j_2 + 8] = x_17;
+        }
+    }
+    // inverse layers 5: 2 register(s) per chunk
+    for (size_t blk_4 = 0; blk_4 < 32; ++blk_4) {
+        const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 1920];
+        const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 1921];
+        for (size_t j_3 = 0; j_3 < 16; ++j_3) {
+            const int16_t x_18 = a[blk_4 * 32 + j_3];
+            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_2 = nttgen_newhope1024_c_barrett(x_19);
+            const int16_t x_20 = (int16_t)(x_18 + red_2);
+            const int16_t d_4 = (int16_t)(x_18 - red_2);
+            const int16_t x_21 = nttgen_newhope1024_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_20;
+            a[blk_4 * 32 + j_3 + 16] = x_21;
+        }
+    }
+    // inverse layers 4: 2 register(s) per chunk
+    for (size_t blk_5 = 0; blk_5 < 16; ++blk_5) {
+        const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 1984];
+        const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 1985];
+        for (size_t j_4 = 0; j_4 < 32; ++j_4) {
+            const int16_t x_22 = a[blk_5 * 64 + j_4];
+            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t red_3 = nttgen_newhope1024_c_barrett(x_23);
+            const int16_t red_4 = nttgen_newhope1024_c_barrett(x_22);
+            const int16_t x_24 = (int16_t)(red_4 + red_3);
+            const int16_t d_5 = (int16_t)(red_4 - red_3);
+            const int16_t x_25 = nttgen_newhope1024_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_24;
+            a[blk_5 * 64 + j_4 + 32] = x_25;
+        }
+    }
+    // inverse layers 3: 2 register(s) per chunk
+    for (size_t blk_6 = 0; blk_6 < 8; ++blk_6) {
+        const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 2016];
+        const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 2017];
+        for (size_t j_5 = 0; j_5 < 64; ++j_5) {
+            const int16_t x_26 = a[blk_6 * 128 + j_5];
+            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t x_28 = (int16_t)(x_26 + x_27);
+            const int16_t d_6 = (int16_t)(x_26 - x_27);
+            const int16_t x_29 = nttgen_newhope1024_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_28;
+            a[blk_6 * 128 + j_5 + 64] = x_29;
+        }
+    }
+    // inverse layers 2: 2 register(s) per chunk
+    for (size_t blk_7 = 0; blk_7 < 4; ++blk_7) {
+        const int16_t zeta_7 = zetas_inv_0[blk_7 * 2 + 2032];
+        const int16_t zetaqinv_7 = zetas_inv_0[blk_7 * 2 + 2033];
+        for (size_t j_6 = 0; j_6 < 128; ++j_6) {
+            const int16_t x_30 = a[blk_7 * 256 + j_6];
+            const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
+            const int16_t red_5 = nttgen_newhope1024_c_barrett(x_31);
+            const int16_t x_32 = (int16_t)(x_30 + red_5);
+            const int16_t d_7 = (int16_t)(x_30 - red_5);
+            const int16_t x_33 = nttgen_newhope1024_c_montmul(d_7, zeta_7, zetaqinv_7);
+            a[blk_7 * 256 + j_6] = x_32;
+            a[blk_7 * 256 + j_6 + 128] = x_33;
+        }
+    }
+    // inverse layers 1: 2 register(s) per chunk
+    for (size_t blk_8 = 0; blk_8 < 2; ++blk_8) {
+        const int16_t zeta_8 = zetas_inv_0[blk_8 * 2 + 2040];
+        const int16_t zetaqinv_8 = zetas_inv_0[blk_8 * 2 + 2041];
+        for (size_t j_7 = 0; j_7 < 256; ++j_7) {
+            const int16_t x_34 = a[blk_8 * 512 + j_7];
+            const int16_t x_35 = a[blk_8 * 512 + j_7 + 256];
+            const int16_t red_6 = nttgen_newhope1024_c_barrett(x_35);
+            const int16_t red_7 = nttgen_newhope1024_c_barrett(x_34);
+            const int16_t x_36 = (int16_t)(red_7 + red_6);
+            const int16_t d_8 = (int16_t)(red_7 - red_6);
+            const int16_t x_37 = nttgen_newhope1024_c_montmul(d_8, zeta_8, zetaqinv_8);
+            a[blk_8 * 512 + j_7] = x_36;
+            a[blk_8 * 512 + j_7 + 256] = x_37;
+        }
+    }
+    // inverse layers 0: 2 register(s) per chunk
+    const int16_t zeta_9 = zetas_inv_0[2044];
+    const int16_t zetaqinv_9 = zetas_inv_0[2045];
+    for (size_t j_8 = 0; j_8 < 512; ++j_8) {
+        const int16_t x_38 = a[j_8];
+        const int16_t x_39 = a[j_8 + 512];
+        const int16_t x_40 = (int16_t)(x_38 + x_39);
+        const int16_t d_9 = (int16_t)(x_38 - x_39);
+        const int16_t x_41 = nttgen_newhope1024_c_montmul(d_9, zeta_9, zetaqinv_9);
+        const int16_t red_8 = nttgen_newhope1024_c_barrett(x_40);
+        const int16_t red_9 = nttgen_newhope1024_c_cond_add_q(red_8);
+        a[j_8] = red_9;
+        const int16_t red_10 = nttgen_newhope1024_c_cond_add_q(x_41);
+        a[j_8 + 512] = red_10;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_c_assert_range(a, 1024, 0, 12288);
+#endif
+}
+
+/*
  * r = a * b mod (q, x^n + 1)
  *
  * Input:  a, b: coefficients, standard order
@@ -1128,8 +1456,8 @@ void nttgen_newhope1024_c_frommont(int16_t a[1024]) {
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 41978, store 34816, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *   barrett 8192, cond_add_q 1024, const 2048
+ * Ops per call: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
+ *   barrett 7680, cond_add_q 1024, const 2048
  */
 void nttgen_newhope1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
     NTTGEN_ALIGN(64) int16_t a_hat[1024];
@@ -1138,19 +1466,10 @@ void nttgen_newhope1024_c_polymul(int16_t r[1024], const int16_t a[1024], const 
     nttgen_newhope1024_c_assert_range(a, 1024, -12288, 12288);
     nttgen_newhope1024_c_assert_range(b, 1024, -12288, 12288);
 #endif
-    for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
-        const int16_t x_0 = a[i_0];
-        a_hat[i_0] = x_0;
-    }
-    for (size_t i_1 = 0; i_1 < 1024; ++i_1) {
-        const int16_t x_1 = b[i_1];
-        b_hat[i_1] = x_1;
-    }
-    nttgen_newhope1024_c_ntt(a_hat);
-    nttgen_newhope1024_c_ntt(b_hat);
+    nttgen_newhope1024_c_ntt_from(a_hat, a);
+    nttgen_newhope1024_c_ntt_from(b_hat, b);
     nttgen_newhope1024_c_basemul(r, a_hat, b_hat);
-    nttgen_newhope1024_c_intt(r);
-    nttgen_newhope1024_c_reduce(r);
+    nttgen_newhope1024_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_c_assert_range(r, 1024, 0, 12288);
 #endif

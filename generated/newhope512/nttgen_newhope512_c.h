@@ -42,9 +42,9 @@
  *       ops: load 512, store 512, montmul 512, const 1024
  *   nttgen_newhope512_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 19450, store 15872, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
- *         4096, cond_add_q 512, const 1024
- *       coefficient reductions: 4096
+ *       ops: load 17914, store 14336, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
+ *         3584, cond_add_q 512, const 1024
+ *       coefficient reductions: 3584
  */
 #ifndef NTTGEN_NEWHOPE512_C_H
 #define NTTGEN_NEWHOPE512_C_H
@@ -142,8 +142,8 @@ void nttgen_newhope512_c_frommont(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 19450, store 15872, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
- *   4096, cond_add_q 512, const 1024
+ * Ops per call: load 17914, store 14336, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
+ *   3584, cond_add_q 512, const 1024
  */
 void nttgen_newhope512_c_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

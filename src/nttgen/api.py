@@ -47,7 +47,8 @@ class Kernel:
         self.isa = isa
         files = generate(ring, isa)
         self.manifest: dict[str, Any] = json.loads(files.manifest)
-        self.library_path = compile_shared(files, tuple(isa_class(isa).cflags))
+        cls = isa_class(isa)
+        self.library_path = compile_shared(files, tuple(cls.cflags), cls.compilers)
         self._lib = load_library(self.library_path)
         self._dtype = _NUMPY[ring.lane.c_type]
         self._entries: dict[str, _Entry] = {}

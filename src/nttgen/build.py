@@ -2,7 +2,7 @@
 
 The cache key covers the generated source, the compiler and its flags, so a stale library is
 never loaded. The cache lives in ``$NTTGEN_CACHE`` (default ``~/.cache/nttgen``); the compiler
-is ``$CC`` (default ``cc``).
+is ``$CC`` or the first available of the ISA backend's preferred compilers.
 """
 
 from __future__ import annotations
@@ -27,14 +27,28 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "nttgen"
 
 
-def compiler() -> str:
-    """The C compiler to use."""
-    return os.environ.get("CC", "cc")
+PREFERRED_COMPILERS = ("cc", "gcc", "clang-19", "clang")
 
 
-def compile_shared(files: GeneratedFiles, extra_flags: tuple[str, ...] = ()) -> Path:
+def compiler(preferences: tuple[str, ...] = PREFERRED_COMPILERS) -> str:
+    """The C compiler to use: ``$CC`` if set, else the first of ``preferences`` on PATH (each
+    ISA backend names the compilers that build its code best)."""
+    env = os.environ.get("CC")
+    if env:
+        return env
+    for cc in preferences:
+        if shutil.which(cc):
+            return cc
+    return "cc"
+
+
+def compile_shared(
+    files: GeneratedFiles,
+    extra_flags: tuple[str, ...] = (),
+    preferences: tuple[str, ...] = PREFERRED_COMPILERS,
+) -> Path:
     """Compile a generated .c/.h pair into a shared library and return its path (cached)."""
-    cc = compiler()
+    cc = compiler(preferences)
     if shutil.which(cc) is None:
         raise BuildError(f"no C compiler: {cc!r} is not on PATH (set CC)")
     flags = (*BASE_CFLAGS, *extra_flags)

@@ -95,7 +95,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files."""
     from .generate import generate, write_files
 
-    isas = _isas(args.isa, ["c"])
+    isas = _isas(args.isa, list(ISAS) if args.presets else ["c"])
     if args.presets:
         if args.ring or args.n is not None:
             raise NttgenError("--presets generates every preset; do not also give a ring")
@@ -143,6 +143,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Time the kernels and print the table."""
     from .bench import BENCH_OPS, results_json, run_bench
     from .bench.report import print_table
+    from .build import compiler
+    from .emit.isa import isa_class
 
     rings = _rings(args, default_all=True)
     isas = _isas(args.isa, cpu.usable_isas())
@@ -164,9 +166,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
             batch=args.batch,
             progress=lambda name: status.update(f"benchmarking {name}"),
         )
-    print_table(console, results, isas, samples=args.samples, batch=args.batch)
+    compilers = {isa: compiler(isa_class(isa).compilers) for isa in isas}
+    print_table(console, results, isas, samples=args.samples, batch=args.batch, compilers=compilers)
     if args.json:
-        meta = {"samples": args.samples, "batch": args.batch, "isas": isas}
+        meta = {
+            "samples": args.samples,
+            "batch": args.batch,
+            "isas": isas,
+            "compilers": compilers,
+            "cflags": {isa: ["-O3", *isa_class(isa).cflags] for isa in isas},
+            "cpu_features": sorted(cpu.cpu_features()),
+        }
         Path(args.json).write_text(results_json(results, meta))
         console.print(f"wrote {args.json}")
     return 0
@@ -187,7 +197,11 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("generate", help="write the .h/.c/.json files of a ring")
     _add_ring_args(s, many=False)
-    s.add_argument("--presets", action="store_true", help="every preset, into OUTPUT/<ring>/")
+    s.add_argument(
+        "--presets",
+        action="store_true",
+        help="every preset, into OUTPUT/<ring>/ (every ISA unless --isa is given)",
+    )
     s.add_argument("--isa", action="append", help=f"ISA ({', '.join(ISAS)}); repeatable")
     s.add_argument("-o", "--output", required=True, help="output directory")
     s.set_defaults(func=cmd_generate)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -11,11 +12,20 @@ from .errors import IsaUnavailableError
 from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
 from .rings import Ring
+from .tuning import TUNED
 
 
 def default_config(ring: Ring, isa: str) -> BuildConfig:
-    """The build configuration an ISA uses by default for a ring: scalar loops for portable C
-    (compilers vectorise them), and for SIMD ISAs fully unrolled register-blocked passes
+    """The build configuration an ISA uses for a ring: the measured choice recorded in
+    :mod:`nttgen.tuning` for presets, else :func:`heuristic_config`."""
+    base = heuristic_config(ring, isa)
+    tuned = TUNED.get((ring.name, isa)) if ring.preset else None
+    return replace(base, **tuned) if tuned else base
+
+
+def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
+    """The build configuration derived from the ISA's shape alone: scalar loops for portable
+    C (compilers vectorise them), and for SIMD ISAs fully unrolled register-blocked passes
     (:func:`nttgen.plan.layout.simd_plan`), sums accumulated in registers, and the two
     coefficients of each degree-2 factor left in different registers."""
     cls = isa_class(isa)

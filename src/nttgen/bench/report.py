@@ -9,14 +9,21 @@ from . import ALIGN_FLAGS, BenchResult
 
 
 def print_table(
-    console: Console, results: list[BenchResult], isas: list[str], *, samples: int, batch: int
+    console: Console,
+    results: list[BenchResult],
+    isas: list[str],
+    *,
+    samples: int,
+    batch: int,
+    compilers: dict[str, str] | None = None,
 ) -> None:
     """Print one row per (ring, op) with a column per ISA and its ratio to portable C."""
     unit = results[0].unit if results else "tsc"
+    built = ", ".join(f"{i}: {c}" for i, c in (compilers or {}).items())
     t = Table(
         title=(
             f"median {unit} ticks per call ({samples} samples of {batch} calls; "
-            f"{' '.join(ALIGN_FLAGS)})"
+            f"-O3 {' '.join(ALIGN_FLAGS)}" + (f"; {built}" if built else "") + ")"
         )
     )
     t.add_column("ring")

@@ -236,12 +236,19 @@ class Builder:
         return self.bounds.buffer_hull(buf)
 
     # ----------------------------------------------------------------- memory
-    def load(self, src: Memory, index: Affine | int | LoopVar, hint: str = "") -> Value:
-        """Load L consecutive lanes starting at element ``index``."""
+    def load(
+        self,
+        src: Memory,
+        index: Affine | int | LoopVar,
+        hint: str = "",
+        broadcast: bool = False,
+    ) -> Value:
+        """Load L consecutive lanes starting at element ``index`` (or, with ``broadcast``, the
+        element at ``index`` into every lane)."""
         idx = Affine.of(index)
-        b = self.bounds.load(src, idx)
+        b = self.bounds.load(src, idx, broadcast=broadcast)
         v = self._value(hint or src.name, b)
-        self._emit(Load(v, src, idx, self._tag))
+        self._emit(Load(v, src, idx, self._tag, broadcast))
         return v
 
     def store(self, dst: Buffer, index: Affine | int | LoopVar, value: Value) -> None:

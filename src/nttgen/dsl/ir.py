@@ -172,12 +172,13 @@ class Op:
 
 @dataclass(eq=False)
 class Load:
-    """result = src[index .. index + L - 1]."""
+    """result = src[index .. index + L - 1], or src[index] in every lane (``broadcast``)."""
 
     result: Value
     src: Memory
     index: Affine
     tag: str = ""
+    broadcast: bool = False
 
 
 @dataclass(eq=False)
@@ -270,6 +271,7 @@ class Function:
     output_bounds: dict[str, Bound] = field(default_factory=dict)
     reductions: int = 0
     info: dict[str, object] = field(default_factory=dict)
+    internal: bool = False  # a static helper of the file, not an entry point
 
     def param(self, name: str) -> Buffer | ScalarParam:
         """The parameter called ``name``."""

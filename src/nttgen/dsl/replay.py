@@ -36,7 +36,7 @@ def run_block(body: list[Stmt], env: dict[Value, Any], interp: Any) -> None:
                 for r, o in zip(s.results, out, strict=True):
                     env[r] = o
         elif isinstance(s, Load):
-            env[s.result] = interp.load(s.src, s.index)
+            env[s.result] = interp.load(s.src, s.index, broadcast=s.broadcast)
         elif isinstance(s, Store):
             interp.store(s.dst, s.index, env[s.value])
         elif isinstance(s, Loop):

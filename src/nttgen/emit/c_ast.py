@@ -403,8 +403,15 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
         const = "const " if s.const else ""
         align = f"{s.align} " if s.align else ""
         arr = f"[{s.array}]" if s.array is not None else ""
-        init = f" = {format_expr(s.init)}" if s.init is not None else ""
-        return [f"{ind}{align}{const}{s.ctype} {s.name}{arr}{init};"]
+        head = f"{ind}{align}{const}{s.ctype} {s.name}{arr}"
+        if s.init is None:
+            return [f"{head};"]
+        init = format_expr(s.init)
+        one = f"{head} = {init};"
+        if len(one) <= COLUMNS:
+            return [one]
+        # as clang-format does: break after "=" with a continuation indent of 4
+        return [f"{head} =", f"{ind}{INDENT}{init};"]
     if isinstance(s, Assign):
         return [f"{ind}{format_expr(s.target)} = {format_expr(s.value)};"]
     if isinstance(s, ExprStmt):

@@ -71,6 +71,7 @@ class CEmitter:
         self.vars: dict[Var, C.Name] = {}
         self.stmt: Stmt | None = None
         self.tag = ""
+        self.tables: dict[Table, str] = {}
 
     # ----------------------------------------------------------------- helpers
     def _out(self, s: C.Stmt) -> None:
@@ -100,14 +101,20 @@ class CEmitter:
 
     def _memory(self, src: Memory) -> C.Expr:
         if isinstance(src, Table):
-            return C.Name(self.table_name(self.fn, src))
+            # a short local alias of the file-scope table keeps every statement on one line
+            if src not in self.tables:
+                self.tables[src] = self.names.fresh(src.name)
+            return C.Name(self.tables[src])
         return C.Name(src.name)
 
     # ----------------------------------------------------------------- structure
-    def load(self, src: Memory, index: Affine) -> C.Expr:
-        """A vector load: aligned from tables and local arrays (whole-vector offsets), possibly
-        unaligned from the caller's arrays."""
-        aligned = isinstance(src, Table) or (src in self.fn.locals and self._aligned(index))
+    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> C.Expr:
+        """A vector load: aligned from tables and local arrays at whole-vector offsets,
+        possibly unaligned from the caller's arrays; or a broadcast of one element."""
+        if broadcast:
+            expr = self.isa.load_broadcast(self._memory(src), self._index(index))
+            return self._bind(expr, self._hint())
+        aligned = (isinstance(src, Table) or src in self.fn.locals) and self._aligned(index)
         return self._bind(
             self.isa.load(self._memory(src), self._index(index), aligned), self._hint()
         )
@@ -239,6 +246,21 @@ class CEmitter:
         replay(self.fn, self)
         for s in self._contract_checks("out"):
             self._out(s)
+        aliases = [
+            C.Decl(
+                f"const {t.lane.c_type} *const",
+                name,
+                C.Name(self.table_name(self.fn, t)),
+            )
+            for t, name in self.tables.items()
+        ]
+        n_locals = len(self.fn.locals)
+        self.blocks[0][n_locals:n_locals] = aliases
         return C.FuncDef(
-            "void", self.c_name(self.fn), self.params(), tuple(self.blocks[0]), doc=self.doc
+            "void",
+            self.c_name(self.fn),
+            self.params(),
+            tuple(self.blocks[0]),
+            storage="static" if self.fn.internal else "",
+            doc=self.doc,
         )

@@ -57,10 +57,12 @@ def _ops_text(counts: dict[str, int]) -> str:
 class FileWriter:
     """Builds the generated files of one kernel set for one ISA."""
 
-    def __init__(self, ks: KernelSet, isa_cls: type[Isa], command: str) -> None:
+    def __init__(
+        self, ks: KernelSet, isa_cls: type[Isa], command: str, prefix: str | None = None
+    ) -> None:
         self.ks = ks
-        self.isa = isa_cls(EmitContext(ks.arith, prefix_of(ks, isa_cls.name)))
-        self.prefix = prefix_of(ks, isa_cls.name)
+        self.prefix = prefix or prefix_of(ks, isa_cls.name)
+        self.isa = isa_cls(EmitContext(ks.arith, self.prefix))
         self.command = command
         self.stem = self.prefix
         self.costs = {name: self._costs(fn) for name, fn in ks.functions.items()}
@@ -76,6 +78,10 @@ class FileWriter:
     def _costs(self, fn: Function) -> dict[str, int]:
         scalars = {p.name: 1 for p in fn.params if isinstance(p, ScalarParam)}
         return dict(count_ops(fn, scalars))
+
+    def entry_points(self) -> list[tuple[str, Function]]:
+        """The exported functions (internal helpers are static and undocumented in the .h)."""
+        return [(n, f) for n, f in self.ks.functions.items() if not f.internal]
 
     def c_name(self, fn: Function) -> str:
         """The C name of an entry point."""
@@ -120,7 +126,7 @@ class FileWriter:
             "",
             "Functions (input range -> output range; executed ops per call, vector ops):",
         ]
-        for name, fn in ks.functions.items():
+        for name, fn in self.entry_points():
             lines.append(f"  {self.c_name(fn)}: {OP_INFO[name].summary}")
             lines.append(f"      {self._contract_text(fn)}")
             lines.append(f"      ops: {_ops_text(self.costs[name])}")
@@ -171,7 +177,7 @@ class FileWriter:
             C.Directive('extern "C" {'),
             C.Directive("#endif"),
         ]
-        for name, fn in self.ks.functions.items():
+        for name, fn in self.entry_points():
             emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
             u.items.append(C.Blank())
             u.items.append(
@@ -284,7 +290,7 @@ class FileWriter:
         """The JSON manifest the Python bindings and docs are built from."""
         ks = self.ks
         funcs: dict[str, object] = {}
-        for name, fn in ks.functions.items():
+        for name, fn in self.entry_points():
             params = []
             for p in fn.params:
                 if isinstance(p, ScalarParam):

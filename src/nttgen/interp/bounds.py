@@ -148,7 +148,7 @@ class BoundsInterp:
             raise BoundsError(f"{self._where()}: reads {src.name}[{i}] before it is written")
         return cell
 
-    def load(self, src: Memory, index: Affine) -> Bound:
+    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> Bound:
         """Range of a vector load: per lane, the join over every iteration that reaches it."""
         if isinstance(src, Buffer) and src.readonly:
             assert src.contract is not None
@@ -161,7 +161,7 @@ class BoundsInterp:
         for env in self._iterations(index, self._static_stack()):
             base = index.evaluate(env)
             for k in range(self.lanes):
-                a, b = self._element_bound(src, base + k)
+                a, b = self._element_bound(src, base + (0 if broadcast else k))
                 lo[k] = a if lo[k] is None else min(lo[k], a)
                 hi[k] = b if hi[k] is None else max(hi[k], b)
         return Bound(tuple(lo), tuple(hi))  # type: ignore[arg-type]

@@ -37,9 +37,9 @@ class CostCounter:
 
         return count
 
-    def load(self, src: Memory, index: Affine) -> None:
-        """A vector load."""
-        del src, index
+    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> None:
+        """A vector load (or a broadcast of one element)."""
+        del src, index, broadcast
         self.counts["load"] += self.weight
 
     def store(self, dst: Buffer, index: Affine, value: object) -> None:

@@ -90,9 +90,10 @@ class Evaluator:
             return np.asarray(src.values, dtype=np.int64)[None, :]
         return self.memory[src]
 
-    def load(self, src: Memory, index: Affine) -> Array:
-        """Gather L lanes per iteration."""
-        idx = self._index_array(index)[..., None] + np.arange(self.lanes)
+    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> Array:
+        """Gather L lanes per iteration (or one element into every lane)."""
+        lanes = np.zeros(self.lanes, dtype=np.int64) if broadcast else np.arange(self.lanes)
+        idx = self._index_array(index)[..., None] + lanes
         arr = self._array(src)
         if idx.size and (idx.min() < 0 or idx.max() >= arr.shape[1]):
             raise IndexError(f"{self.fn.name}: load from {src.name} out of bounds")

@@ -31,11 +31,11 @@ from ..rings import Ring
 from .lazy import Reducer
 from .ntt import build_permutation, build_transform
 from .pointwise import (
-    copy,
     program_basemul,
     program_basemul_acc,
     program_reduce,
     program_scale,
+    reduce_to_standard,
 )
 
 # Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
@@ -90,6 +90,16 @@ OP_INFO: dict[str, OpInfo] = {
         "out of Montgomery form, in place: a <- a * beta^-1 mod q",
         "a: any lane values",
         "a: times beta^-1 (mod q)",
+    ),
+    "ntt_from": OpInfo(
+        "forward NTT from a to r (polymul's helper)",
+        "a: coefficients in the standard order",
+        "r: NTT domain in this ISA's native order",
+    ),
+    "intt_reduce": OpInfo(
+        "inverse NTT times beta, reduced to [0, q) (polymul's helper)",
+        "a: NTT domain, native order",
+        "a: coefficients, standard order, times beta, in [0, q)",
     ),
     "to_standard": OpInfo(
         "in place: NTT domain from this ISA's native order to the ring's standard order",
@@ -178,10 +188,15 @@ class KernelSet:
         return S
 
     def _intt(
-        self, scale_first: bool, threshold: int | None, contract: tuple[int, int]
+        self,
+        scale_first: bool,
+        threshold: int | None,
+        contract: tuple[int, int],
+        name: str,
+        to_standard: bool,
     ) -> Function:
         n, q = self.ring.n, self.ring.q
-        S = self.builder("intt", "inverse NTT times beta, in place")
+        S = self.builder(name, OP_INFO[name].summary)
         a = S.inout("a", n, contract, doc="NTT domain")
         scale = self.alg.inverse_scale() * self.arith.beta % q
         build_transform(
@@ -193,25 +208,30 @@ class KernelSet:
             scale=scale,
             scale_first=scale_first,
             red=Reducer(S, threshold),
+            before_store=(lambda x: reduce_to_standard(S, x)) if to_standard else None,
         )
-        return S.finish()
+        return S.finish(require={"a": (0, q - 1)} if to_standard else None)
 
-    def _best_intt(self, contract: tuple[int, int]) -> Function:
+    def _best_intt(
+        self, contract: tuple[int, int], name: str = "intt", to_standard: bool = False
+    ) -> Function:
         """The inverse NTT with the fewest reductions (then the fewest ops) over the variants
         the generator tries: the final factor applied to the inputs or folded into the last
         layer, and the lazy policy alone or with a threshold of 2q or 4q (reducing an operand
         wider than that before it is needed can save reductions later when a loop joins the
-        ranges of several coefficients). Every variant is analysed; none is hand-placed."""
+        ranges of several coefficients). Every variant is analysed; none is hand-placed.
+        ``to_standard`` also reduces the outputs to [0, q) in the last pass."""
         best: Function | None = None
         q = self.ring.q
         for scale_first in (True, False):
             for mult in INTT_THRESHOLDS:
                 threshold = None if mult is None else mult * q
                 try:
-                    fn = self._intt(scale_first, threshold, contract)
+                    fn = self._intt(scale_first, threshold, contract, name, to_standard)
                 except BoundsError:  # e.g. a threshold below what a reduction can reach
                     continue
                 counts = count_ops(fn)
+                fn.info["variant"] = (scale_first, threshold)
                 fn.info["scale"] = "first pass" if scale_first else "last layer"
                 fn.info["policy"] = "lazy" if mult is None else f"lazy, threshold {mult}q"
                 fn.info["rank"] = (counts.get("reductions", 0), total_ops(counts))
@@ -221,19 +241,36 @@ class KernelSet:
             raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
         return best
 
+    def _ntt(self, name: str, out_of_place: bool) -> Function:
+        n, q = self.ring.n, self.ring.q
+        S = self.builder(name, OP_INFO[name].summary)
+        canonical = (-(q - 1), q - 1)
+        if out_of_place:
+            dst = S.output("r", n, doc="NTT domain")
+            src = S.input("a", n, canonical, doc="coefficients")
+        else:
+            dst = S.inout("a", n, canonical, doc="coefficients")
+            src = None
+        red = Reducer(S)
+        build_transform(
+            S,
+            self.alg,
+            self.passes,
+            dst,
+            inverse=False,
+            before_store=red.fit_for_product,
+            red=red,
+            src=src,
+        )
+        return S.finish()
+
     def build(self) -> KernelSet:
         """Build every entry point (see the module docstring)."""
         ring, alg, n, q = self.ring, self.alg, self.ring.n, self.ring.q
         canonical = (-(q - 1), q - 1)
         f = self.functions
 
-        S = self.builder("ntt", "forward NTT, in place")
-        a = S.inout("a", n, canonical, doc="coefficients")
-        red = Reducer(S)
-        build_transform(
-            S, alg, self.passes, a, inverse=False, before_store=red.fit_for_product, red=red
-        )
-        f["ntt"] = S.finish()
+        f["ntt"] = self._ntt("ntt", out_of_place=False)
         ntt_out = _join(f["ntt"].contract.outputs["a"], canonical)
 
         S = self.builder("basemul", "base multiplication in the NTT domain")
@@ -275,19 +312,25 @@ class KernelSet:
                 build_permutation(S, self.passes, a, to_standard=to_std)
                 f[name] = S.finish()
 
+        # polymul's helpers: the NTT reading its input from another array (no copy) and the
+        # inverse reducing its outputs to [0, q) in its last pass (no separate reduction)
+        f["ntt_from"] = self._ntt("ntt_from", out_of_place=True)
+        f["ntt_from"].internal = True
+        # the same variant as intt, so the two share their twiddle table
+        scale_first, threshold = f["intt"].info["variant"]  # type: ignore[misc]
+        f["intt_reduce"] = self._intt(scale_first, threshold, intt_in, "intt_reduce", True)
+        f["intt_reduce"].internal = True
+
         S = self.builder("polymul", "r = a*b mod (q, x^n + 1), coefficients in [0, q)")
         r = S.output("r", n, doc="product, standard order, in [0, q)")
         a = S.input("a", n, canonical, doc="coefficients")
         b = S.input("b", n, canonical, doc="coefficients")
         ta = S.local("a_hat", n)
         tb = S.local("b_hat", n)
-        copy(S, ta, a, n)
-        copy(S, tb, b, n)
-        S.call(f["ntt"], a=ta)
-        S.call(f["ntt"], a=tb)
+        S.call(f["ntt_from"], r=ta, a=a)
+        S.call(f["ntt_from"], r=tb, a=b)
         S.call(f["basemul"], r=r, a=ta, b=tb)
-        S.call(f["intt"], a=r)
-        S.call(f["reduce"], a=r)
+        S.call(f["intt_reduce"], a=r)
         f["polymul"] = S.finish(require={"r": (0, q - 1)})
         del ring
         return self

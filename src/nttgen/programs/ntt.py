@@ -10,6 +10,7 @@ depend on. Where to reduce is left to :class:`nttgen.programs.lazy.Reducer`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, Table, Value
@@ -71,20 +72,47 @@ def _twiddle_loops(pas: PassPlan) -> tuple[list[LoopRun], list[LoopRun]]:
     return [r for r in pas.loops if r.twiddles], [r for r in pas.loops if not r.twiddles]
 
 
-def pass_twiddles(
-    alg: NttAlgebra, pas: PassPlan, lanes: int, *, inverse: bool, scale: int | None
-) -> list[int]:
-    """The pass's rows of the twiddle table, in consumption order: for every iteration of the
-    twiddle-dependent loops, for every distinct twiddle use, L lanes of z then L lanes of zq.
+@dataclass
+class TwiddleLayout:
+    """Where a pass's twiddles sit in the table: per iteration of the twiddle-dependent loops,
+    a block of ``per_iter`` entries (a multiple of L, so vector loads stay aligned). A use whose
+    twiddle is the same in every lane of every iteration is stored as one (z, zq) pair and
+    loaded by broadcast; the others as L lanes of z then L lanes of zq."""
 
-    Lane k of a use holds the twiddle of the logical position that lane holds at that step. For
-    the inverse, layer 0's twiddles also carry the final factor ``scale``."""
+    uses: list[_TwiddleUse]
+    values: list[list[tuple[list[int], list[int]]]]  # [iteration][use] -> (z lanes, zq lanes)
+    uniform: list[bool]
+    offset: list[int]
+    per_iter: int
+
+    def rows(self) -> list[int]:
+        """The table entries, in consumption order."""
+        out: list[int] = []
+        for per_use in self.values:
+            block = [0] * self.per_iter
+            for u, (zs, zqs) in enumerate(per_use):
+                at = self.offset[u]
+                if self.uniform[u]:
+                    block[at : at + 2] = [zs[0], zqs[0]]
+                else:
+                    block[at : at + 2 * len(zs)] = zs + zqs
+            out.extend(block)
+        return out
+
+
+def twiddle_layout(
+    alg: NttAlgebra, pas: PassPlan, lanes: int, *, inverse: bool, scale: int | None
+) -> TwiddleLayout:
+    """The twiddles of one pass (see :class:`TwiddleLayout`). Lane k of a use holds the twiddle
+    of the logical position that lane holds at that step. For the inverse, layer 0's twiddles
+    also carry the final factor ``scale``."""
     ar = alg.arith
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
     uses = _uses(pas, _step_order(pas, inverse))
-    rows: list[int] = []
+    values: list[list[tuple[list[int], list[int]]]] = []
     for base in run_bases(_twiddle_loops(pas)[0]):
+        per_use = []
         for u in uses:
             st = pas.steps[u.step]
             assert isinstance(st, Butterfly)
@@ -101,8 +129,24 @@ def pass_twiddles(
                 z, zq = ar.twisted(c)
                 zs.append(z)
                 zqs.append(zq)
-            rows.extend(zs + zqs)
-    return rows
+            per_use.append((zs, zqs))
+        values.append(per_use)
+    uniform = [
+        all(len(set(it[u][0])) == 1 and len(set(it[u][1])) == 1 for it in values)
+        for u in range(len(uses))
+    ]
+    offset = [0] * len(uses)
+    at = 0
+    for u in range(len(uses)):  # whole vectors first: they stay aligned
+        if not uniform[u]:
+            offset[u] = at
+            at += 2 * lanes
+    for u in range(len(uses)):
+        if uniform[u]:
+            offset[u] = at
+            at += 2
+    per_iter = -(-at // lanes) * lanes if at else 0
+    return TwiddleLayout(uses, values, uniform, offset, per_iter)
 
 
 def run_pass(
@@ -111,28 +155,30 @@ def run_pass(
     buf: Buffer,
     table: Table,
     base_row: int,
+    layout: TwiddleLayout,
     *,
     inverse: bool,
     red: Reducer,
     scale: tuple[int, int] | None = None,
     after_load: Callable[[Value], Value] | None = None,
     before_store: Callable[[Value], Value] | None = None,
+    src: Buffer | None = None,
 ) -> None:
-    """Emit one pass of the forward (CT) or inverse (GS) transform on ``buf``, reading its
-    twiddles from ``table`` at ``base_row`` (laid out by :func:`pass_twiddles`). ``scale`` is
+    """Emit one pass of the forward (CT) or inverse (GS) transform on ``buf`` (loading from
+    ``src`` instead when given, for an out-of-place first pass), reading its
+    twiddles from ``table`` at ``base_row`` (laid out as ``layout`` says). ``scale`` is
     the twisted final factor (z, zq) the inverse multiplies its layer-0 sums by;
     ``after_load`` may transform each loaded register, ``before_store`` each stored one."""
     L = S.lanes
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
     step_order = _step_order(pas, inverse)
-    uses = _uses(pas, step_order)
-    per_iter = len(uses) * 2 * L
+    uses = layout.uses
     relevant, inner = _twiddle_loops(pas)
     Twiddles = dict[tuple[int, tuple[int, ...]], tuple[Value, Value]]
 
     def chunk(addr: Affine, twiddles: Twiddles) -> None:
-        regs = [S.load(buf, addr + off, hint="x") for off in offsets]
+        regs = [S.load(src or buf, addr + off, hint="x") for off in offsets]
         if after_load:
             regs = [after_load(x) for x in regs]
         for si in step_order:
@@ -157,9 +203,13 @@ def run_pass(
     def with_twiddles(addr: Affine, it: Affine) -> None:
         tw: Twiddles = {}
         for u_i, u in enumerate(uses):
-            row = Affine.of(base_row) + it * per_iter + u_i * 2 * L
-            z = S.load(table, row, hint="zeta")
-            zq = S.load(table, row + L, hint="zetaqinv")
+            row = Affine.of(base_row) + it * layout.per_iter + layout.offset[u_i]
+            if layout.uniform[u_i]:
+                z = S.load(table, row, hint="zeta", broadcast=True)
+                zq = S.load(table, row + 1, hint="zetaqinv", broadcast=True)
+            else:
+                z = S.load(table, row, hint="zeta")
+                zq = S.load(table, row + L, hint="zetaqinv")
             tw[(u.step, u.key)] = (z, zq)
         nest_loops(S, inner, lambda a, _: chunk(a, tw), hint="j", base=addr)
 
@@ -211,8 +261,10 @@ def build_transform(
     scale_first: bool = False,
     before_store: Callable[[Value], Value] | None = None,
     red: Reducer | None = None,
+    src: Buffer | None = None,
 ) -> None:
-    """Emit every pass of the forward or inverse NTT on ``buf`` (in place). For the inverse,
+    """Emit every pass of the forward or inverse NTT on ``buf``: in place, or reading the input
+    from ``src`` (the first pass loads from it, so no copy is needed). For the inverse,
     ``passes`` are the forward plans (run backwards) and ``scale`` a constant factor of the
     output, applied without a pass of its own: either folded into the last layer (its twiddles
     and sums, ``scale_first=False``), or as a Montgomery multiplication of every input as it is
@@ -224,16 +276,21 @@ def build_transform(
     rows: list[int] = []
     notes: list[tuple[int, str]] = []
     bases: list[int] = []
+    layouts: list[TwiddleLayout] = []
     for k, pas in enumerate(seq):
         bases.append(len(rows))
         notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
-        rows.extend(pass_twiddles(alg, pas, S.lanes, inverse=inverse, scale=fold))
+        layouts.append(twiddle_layout(alg, pas, S.lanes, inverse=inverse, scale=fold))
+        rows.extend(layouts[-1].rows())
     name = "zetas_inv" if inverse else "zetas"
     doc = (
         ("inverse twiddles zeta_k^-1" + (" (layer 0 times the final scale)" if fold else ""))
         if inverse
         else "twiddles zeta_k = r^brv(k)"
-    ) + ", Montgomery form, as (z, z*q^-1 mod beta) lane vectors in consumption order"
+    ) + (
+        ", Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane vectors, or as"
+        " one pair where all lanes share it"
+    )
     table = S.table(name, rows, notes, doc)
     pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
 
@@ -251,11 +308,13 @@ def build_transform(
             buf,
             table,
             bases[k],
+            layouts[k],
             inverse=inverse,
             red=red,
             scale=pair if fold is not None else None,
             after_load=scale_input if (pair is not None and scale_first and k == 0) else None,
             before_store=before_store if last else None,
+            src=src if k == 0 else None,
         )
 
 

@@ -26,11 +26,14 @@ def for_each_vector(S: Builder, length: int, body: Callable[[Affine], None]) -> 
 
 
 def reduce_to_standard(S: Builder, x: Value) -> Value:
-    """Map any lane value to its representative in [0, q): Barrett, then add q where negative,
-    then (only if the analysis says it can still reach q) subtract q and add it back where
-    negative."""
+    """Map a lane value to its representative in [0, q), doing only what its range needs:
+    a Barrett reduction unless it already lies in (-q, q), then adding q where negative, then
+    (only if it can still reach q) subtracting q and adding it back where negative."""
     q = S.arith.q
-    x = S.barrett(x, hint="red")
+    if S.bound(x).within(0, q - 1):
+        return x
+    if not S.bound(x).within(-(q - 1), q - 1):
+        x = S.barrett(x, hint="red")
     x = S.cond_add_q(x, hint="red")
     if S.bound(x).max >= q:
         x = S.cond_add_q(S.sub(x, S.const(q, hint="q"), hint="red"), hint="red")

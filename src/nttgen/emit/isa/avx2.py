@@ -59,6 +59,13 @@ class Avx2(Isa):
         addr = C.Cast(f"const {V} *", C.Unary("&", C.Index(base, index)))
         return _call("_mm256_load_si256" if aligned else "_mm256_loadu_si256", addr)
 
+    def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        """One element into every lane (vpbroadcastw/d from memory)."""
+        return self._set1_expr(C.Index(base, index))
+
+    def _set1_expr(self, e: C.Expr) -> C.Expr:
+        return _call(f"_mm256_set1_{self._e}", e)
+
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """A vector store (unaligned: callers' arrays need not be aligned)."""
         del aligned
@@ -67,10 +74,57 @@ class Avx2(Isa):
 
     # ----------------------------------------------------------------- helpers
     def helpers(self) -> list[C.Top]:
-        """Montgomery, Barrett and (for 32-bit lanes) high-product helpers."""
-        if self.lane.bits == 16:
-            return self._helpers16()
-        return self._helpers32()
+        """Montgomery, Barrett, sign-mask correction, fine interleaves and (for 32-bit lanes)
+        high-product helpers: every op the kernels call is then one short call."""
+        arith = self._helpers16() if self.lane.bits == 16 else self._helpers32()
+        return arith + self._common_helpers()
+
+    def _common_helpers(self) -> list[C.Top]:
+        a, b = C.Name("a"), C.Name("b")
+        bits = self.lane.bits
+        fns: list[C.Top] = [
+            self._fn(
+                "cond_add_q",
+                ("a",),
+                [
+                    C.Decl(V, "mask", _call(f"_mm256_srai_{self._e}", a, C.Int(bits - 1)), True),
+                    C.Decl(V, "q", self._set1(self.arith.q), const=True),
+                    C.Return(
+                        self._op("add", a, _call("_mm256_and_si256", C.Name("q"), C.Name("mask")))
+                    ),
+                ],
+                ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
+            )
+        ]
+        # interleaves at 16- and 32-bit granularity: a shift and a blend per output
+        for width, blend, shift, imm in ((16, "_mm256_blend_epi16", "epi32", 0xAA),
+                                         (32, "_mm256_blend_epi32", "epi64", 0xAA)):  # fmt: skip
+            if width < bits:
+                continue
+            lo = _call(blend, a, _call(f"_mm256_slli_{shift}", b, C.Int(width)), C.Int(imm))
+            hi = _call(blend, _call(f"_mm256_srli_{shift}", a, C.Int(width)), b, C.Int(imm))
+            doc = f"blocks of a and b, interleaved at {width}-bit granularity."
+            fns.append(self._fn(f"ilv{width}_lo", ("a", "b"), [C.Return(lo)], ("Even " + doc,)))
+            fns.append(self._fn(f"ilv{width}_hi", ("a", "b"), [C.Return(hi)], ("Odd " + doc,)))
+        if bits == 32:
+            k = self.arith.barrett_k
+            n = C.Name
+            fns.append(
+                self._fn(
+                    "barrett",
+                    ("a",),
+                    [
+                        C.Decl(V, "v", self._set1(self.arith.barrett_v), const=True),
+                        C.Decl(V, "hi", _call(self.helper("mulhi"), a, n("v")), const=True),
+                        C.Decl(V, "r", self._op("add", n("hi"), self._set1(1 << (k - 1))), True),
+                        C.Decl(V, "t", _call("_mm256_srai_epi32", n("r"), C.Int(k)), const=True),
+                        C.Decl(V, "tq", self._op("mullo", n("t"), self._set1(self.arith.q)), True),
+                        C.Return(self._op("sub", a, n("tq"))),
+                    ],
+                    ("Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.",),
+                )
+            )
+        return fns
 
     def _fn(
         self, name: str, params: tuple[str, ...], body: list[C.Stmt], doc: tuple[str, ...]
@@ -228,18 +282,11 @@ class Avx2(Isa):
 
     def barrett(self, a: C.Expr) -> C.Expr:
         """Barrett reduction."""
-        if self.lane.bits == 16:
-            return _call(self.helper("barrett"), a)
-        # 32-bit lanes: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q
-        k = self.arith.barrett_k
-        hi = _call(self.helper("mulhi"), a, self._set1(self.arith.barrett_v))
-        t = _call("_mm256_srai_epi32", self._op("add", hi, self._set1(1 << (k - 1))), C.Int(k))
-        return self._op("sub", a, self._op("mullo", t, self._set1(self.arith.q)))
+        return _call(self.helper("barrett"), a)
 
     def cond_add_q(self, a: C.Expr) -> C.Expr:
         """a + (q AND the sign mask of a)."""
-        mask = _call(f"_mm256_srai_{self._e}", a, C.Int(self.lane.bits - 1))
-        return self._op("add", a, _call("_mm256_and_si256", self._set1(self.arith.q), mask))
+        return _call(self.helper("cond_add_q"), a)
 
     def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
         """Interleave at lane distance d."""
@@ -251,22 +298,9 @@ class Avx2(Isa):
             )
         if width == 64:
             return _call("_mm256_unpacklo_epi64", a, b), _call("_mm256_unpackhi_epi64", a, b)
-        if width == 32:
+        if width in (16, 32):
             return (
-                _call(
-                    "_mm256_blend_epi32", a, _call("_mm256_slli_epi64", b, C.Int(32)), C.Int(0xAA)
-                ),
-                _call(
-                    "_mm256_blend_epi32", _call("_mm256_srli_epi64", a, C.Int(32)), b, C.Int(0xAA)
-                ),
-            )
-        if width == 16:
-            return (
-                _call(
-                    "_mm256_blend_epi16", a, _call("_mm256_slli_epi32", b, C.Int(16)), C.Int(0xAA)
-                ),
-                _call(
-                    "_mm256_blend_epi16", _call("_mm256_srli_epi32", a, C.Int(16)), b, C.Int(0xAA)
-                ),
+                _call(self.helper(f"ilv{width}_lo"), a, b),
+                _call(self.helper(f"ilv{width}_hi"), a, b),
             )
         raise ValueError(f"no AVX2 shuffle for {d} lanes of {self.lane.bits} bits")

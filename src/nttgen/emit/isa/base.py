@@ -35,6 +35,9 @@ class Isa(ABC):
     cflags: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
     registers: int = 16  # vector registers the layout planner may use
+    # C compilers to build this backend with, best first (measured on the development machine:
+    # gcc vectorises the portable loops better, clang schedules the SIMD intrinsics better)
+    compilers: tuple[str, ...] = ("clang-19", "clang", "gcc", "cc")
 
     def __init__(self, ctx: EmitContext) -> None:
         self.ctx = ctx
@@ -73,6 +76,10 @@ class Isa(ABC):
     @abstractmethod
     def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
         """Load one vector from ``base[index]``."""
+
+    @abstractmethod
+    def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        """Load ``base[index]`` into every lane."""
 
     @abstractmethod
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:

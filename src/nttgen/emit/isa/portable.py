@@ -18,6 +18,7 @@ class PortableC(Isa):
 
     name = "c"
     title = "portable C99 (1 lane per value)"
+    compilers = ("gcc", "cc", "clang-19", "clang")
 
     @classmethod
     def lanes_for(cls, lane: LaneType) -> int:
@@ -59,6 +60,10 @@ class PortableC(Isa):
     def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
         """base[index]."""
         del aligned
+        return C.Index(base, index)
+
+    def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        """base[index] (one lane)."""
         return C.Index(base, index)
 
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:

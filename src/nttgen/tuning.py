@@ -1,0 +1,25 @@
+"""Measured choices of pass plans for the presets, per SIMD ISA.
+
+Each entry overrides fields of :func:`nttgen.generate.heuristic_config`. They were chosen with
+``scripts/tune.py ISA``, which times the candidate plans of a ring side by side in one harness
+run on the development machine (AMD Zen 5, see MACHINE.md), by ``polymul`` first and the
+transforms second; generation only reads this table, so it stays deterministic. Custom rings
+use the heuristic plan.
+
+Findings behind them (AVX2): one more interleaved register slot in the last pass (both halves of
+a 256-coefficient polynomial in flight at once) is worth 10-15 % on n = 256: the kernels are
+latency-bound with 16 registers; keeping the loops over chunks (instead of unrolling them)
+costs nothing and keeps several kernels inside the 32 KB instruction cache at once.
+"""
+
+from __future__ import annotations
+
+TUNED: dict[tuple[str, str], dict[str, object]] = {
+    ("mlkem", "avx2"): {"extra_slots": (2, 1), "unroll": False},
+    ("mldsa", "avx2"): {"extra_slots": (1, 1), "unroll": False},
+    ("kyber-r1", "avx2"): {"extra_slots": (2, 1), "unroll": False},
+    ("newhope512", "avx2"): {"extra_slots": (1, 1), "unroll": False},
+    ("falcon512", "avx2"): {"extra_slots": (1, 1), "unroll": False},
+    ("newhope1024", "avx2"): {"unroll": False},
+    ("falcon1024", "avx2"): {"unroll": False},
+}
