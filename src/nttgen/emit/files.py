@@ -40,6 +40,34 @@ class GeneratedFiles:
         ]
 
 
+def _calls(node: object) -> set[str]:
+    """Names of the functions called anywhere inside a C AST node."""
+    out: set[str] = set()
+    if isinstance(node, C.Call):
+        out.add(node.func)
+    if isinstance(node, tuple | list):
+        for x in node:
+            out |= _calls(x)
+    elif hasattr(node, "__dataclass_fields__"):
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            out |= _calls(getattr(node, f))
+    return out
+
+
+def _used_helpers(helpers: list[C.Top], kernels: list[C.Top]) -> list[C.Top]:
+    """The helpers the kernels call, directly or through other helpers, in their order (an
+    unused static function would be a warning, and -Werror is the standard here)."""
+    by_name = {h.name: h for h in helpers if isinstance(h, C.FuncDef)}
+    used: set[str] = set()
+    todo = [c for c in _calls(kernels) if c in by_name]
+    while todo:
+        name = todo.pop()
+        if name not in used:
+            used.add(name)
+            todo += [c for c in _calls(by_name[name]) if c in by_name]
+    return [h for h in helpers if not isinstance(h, C.FuncDef) or h.name in used]
+
+
 def prefix_of(ks: KernelSet, isa_name: str) -> str:
     """The prefix of every external symbol: nttgen_<ring>_<isa>."""
     return f"nttgen_{ks.ring.c_name}_{isa_name}"
@@ -222,7 +250,15 @@ class FileWriter:
             C.Directive("#endif"),
         ]
         u.items += [C.Blank(), *self._debug_helper()]
-        for h in self.isa.helpers():
+        kernels: list[C.Top] = []
+        for name, fn in self.ks.functions.items():
+            kernels.append(C.Blank())
+            kernels.append(
+                CEmitter(
+                    fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
+                ).emit()
+            )
+        for h in _used_helpers(self.isa.helpers(), kernels):
             u.items += [C.Blank(), h]
         per_line = max(self.ks.config.lanes, 8 if self.ks.ring.lane.bits == 16 else 6)
         for fn, t in self._unique:
@@ -238,13 +274,7 @@ class FileWriter:
                     doc=(t.doc,),
                 )
             )
-        for name, fn in self.ks.functions.items():
-            u.items.append(C.Blank())
-            u.items.append(
-                CEmitter(
-                    fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
-                ).emit()
-            )
+        u.items += kernels
         return u.render()
 
     def _debug_helper(self) -> list[C.Top]:
