@@ -20,11 +20,11 @@
  *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 32
  *   nttgen_mlkem_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
- *       ops: load 48, store 16, add 16, montmul 8, montmul_var 32
+ *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-9129, 9130]
- *       ops: load 48, store 16, add 16, montmul 8, montmul_var 32, barrett 8
+ *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11316, 11318] -> a in [-16887, 16888]
@@ -51,8 +51,8 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 378, store 112, add 184, sub 168, montmul 192, montmul_var 32, barrett 16,
- *         cond_add_q 16, shuffle 96, const 32
+ *       ops: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16, cond_add_q
+ *         16, shuffle 96, const 40
  *       coefficient reductions: 256
  */
 #include "nttgen_mlkem_avx2.h"
@@ -91,16 +91,6 @@ static void nttgen_mlkem_avx2_assert_range(const int16_t *p, size_t len, int64_t
 static inline __m256i nttgen_mlkem_avx2_montmul(__m256i a, __m256i z, __m256i zq) {
     const __m256i m = _mm256_mullo_epi16(a, zq);
     const __m256i hi = _mm256_mulhi_epi16(a, z);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, _mm256_set1_epi16(3329)));
-}
-
-/*
- * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
- */
-static inline __m256i nttgen_mlkem_avx2_montmul_var(__m256i a, __m256i b) {
-    const __m256i lo = _mm256_mullo_epi16(a, b);
-    const __m256i hi = _mm256_mulhi_epi16(a, b);
-    const __m256i m = _mm256_mullo_epi16(lo, _mm256_set1_epi16(-3327));
     return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, _mm256_set1_epi16(3329)));
 }
 
@@ -670,7 +660,7 @@ void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
  * r[256]: on exit in [-11316, 11318]
  * a[256]: on entry in [-16180, 16179]
  * b[256]: on entry in [-16180, 16179]
- * Ops per call: load 48, store 16, add 16, montmul 8, montmul_var 32
+ * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  */
 void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     const int16_t *const gammas_0 = nttgen_mlkem_avx2_basemul_gammas;
@@ -685,11 +675,14 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
-        const __m256i p_0 = nttgen_mlkem_avx2_montmul_var(a_0, b_0);
-        const __m256i p_1 = nttgen_mlkem_avx2_montmul_var(a_1, b_1);
+        const __m256i qinv_0 = _mm256_set1_epi16(-3327);
+        const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
+        const __m256i bq_1 = _mm256_mullo_epi16(b_1, qinv_0);
+        const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, b_0, bq_0);
+        const __m256i p_1 = nttgen_mlkem_avx2_montmul(a_1, b_1, bq_1);
         const __m256i p_2 = nttgen_mlkem_avx2_montmul(p_1, gamma_0, gammaqinv_0);
-        const __m256i p_3 = nttgen_mlkem_avx2_montmul_var(a_0, b_1);
-        const __m256i p_4 = nttgen_mlkem_avx2_montmul_var(a_1, b_0);
+        const __m256i p_3 = nttgen_mlkem_avx2_montmul(a_0, b_1, bq_1);
+        const __m256i p_4 = nttgen_mlkem_avx2_montmul(a_1, b_0, bq_0);
         const __m256i r_0 = _mm256_add_epi16(p_0, p_2);
         const __m256i r_1 = _mm256_add_epi16(p_3, p_4);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], r_0);
@@ -709,7 +702,7 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
  * a[256 x k]: on entry in [-16180, 16179]
  * b[256 x k]: on entry in [-16180, 16179]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, add 16, montmul 8, montmul_var 32, barrett 8
+ * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  */
 void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_avx2_basemul_gammas;
@@ -724,11 +717,14 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
-        const __m256i p_0 = nttgen_mlkem_avx2_montmul_var(a_0, b_0);
-        const __m256i p_1 = nttgen_mlkem_avx2_montmul_var(a_1, b_1);
+        const __m256i qinv_0 = _mm256_set1_epi16(-3327);
+        const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
+        const __m256i bq_1 = _mm256_mullo_epi16(b_1, qinv_0);
+        const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, b_0, bq_0);
+        const __m256i p_1 = nttgen_mlkem_avx2_montmul(a_1, b_1, bq_1);
         const __m256i p_2 = nttgen_mlkem_avx2_montmul(p_1, gamma_0, gammaqinv_0);
-        const __m256i p_3 = nttgen_mlkem_avx2_montmul_var(a_0, b_1);
-        const __m256i p_4 = nttgen_mlkem_avx2_montmul_var(a_1, b_0);
+        const __m256i p_3 = nttgen_mlkem_avx2_montmul(a_0, b_1, bq_1);
+        const __m256i p_4 = nttgen_mlkem_avx2_montmul(a_1, b_0, bq_0);
         const __m256i r_0 = _mm256_add_epi16(p_0, p_2);
         const __m256i r_1 = _mm256_add_epi16(p_3, p_4);
         __m256i acc_0 = r_0;
@@ -738,11 +734,14 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
             const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + i_1 * 256 + 272]);
             const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + i_1 * 256 + 256]);
             const __m256i b_3 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + i_1 * 256 + 272]);
-            const __m256i p_5 = nttgen_mlkem_avx2_montmul_var(a_2, b_2);
-            const __m256i p_6 = nttgen_mlkem_avx2_montmul_var(a_3, b_3);
+            const __m256i qinv_1 = _mm256_set1_epi16(-3327);
+            const __m256i bq_2 = _mm256_mullo_epi16(b_2, qinv_1);
+            const __m256i bq_3 = _mm256_mullo_epi16(b_3, qinv_1);
+            const __m256i p_5 = nttgen_mlkem_avx2_montmul(a_2, b_2, bq_2);
+            const __m256i p_6 = nttgen_mlkem_avx2_montmul(a_3, b_3, bq_3);
             const __m256i p_7 = nttgen_mlkem_avx2_montmul(p_6, gamma_0, gammaqinv_0);
-            const __m256i p_8 = nttgen_mlkem_avx2_montmul_var(a_2, b_3);
-            const __m256i p_9 = nttgen_mlkem_avx2_montmul_var(a_3, b_2);
+            const __m256i p_8 = nttgen_mlkem_avx2_montmul(a_2, b_3, bq_3);
+            const __m256i p_9 = nttgen_mlkem_avx2_montmul(a_3, b_2, bq_2);
             const __m256i r_2 = _mm256_add_epi16(p_5, p_7);
             const __m256i r_3 = _mm256_add_epi16(p_8, p_9);
             const __m256i red_0 = nttgen_mlkem_avx2_barrett(acc_0);
@@ -2298,8 +2297,8 @@ static void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 378, store 112, add 184, sub 168, montmul 192, montmul_var 32, barrett 16,
- *   cond_add_q 16, shuffle 96, const 32
+ * Ops per call: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16,
+ *   cond_add_q 16, shuffle 96, const 40
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -20,11 +20,11 @@
  *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 32
  *   nttgen_mlkem_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
- *       ops: load 48, store 16, add 16, montmul 8, montmul_var 32
+ *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-9129, 9130]
- *       ops: load 48, store 16, add 16, montmul 8, montmul_var 32, barrett 8
+ *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11316, 11318] -> a in [-16887, 16888]
@@ -51,8 +51,8 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 378, store 112, add 184, sub 168, montmul 192, montmul_var 32, barrett 16,
- *         cond_add_q 16, shuffle 96, const 32
+ *       ops: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16, cond_add_q
+ *         16, shuffle 96, const 40
  *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLKEM_AVX2_H
@@ -86,7 +86,7 @@ void nttgen_mlkem_avx2_ntt(int16_t a[256]);
  * r[256]: on exit in [-11316, 11318]
  * a[256]: on entry in [-16180, 16179]
  * b[256]: on entry in [-16180, 16179]
- * Ops per call: load 48, store 16, add 16, montmul 8, montmul_var 32
+ * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  */
 void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
@@ -99,7 +99,7 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
  * a[256 x k]: on entry in [-16180, 16179]
  * b[256 x k]: on entry in [-16180, 16179]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, add 16, montmul 8, montmul_var 32, barrett 8
+ * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  */
 void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -171,8 +171,8 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 378, store 112, add 184, sub 168, montmul 192, montmul_var 32, barrett 16,
- *   cond_add_q 16, shuffle 96, const 32
+ * Ops per call: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16,
+ *   cond_add_q 16, shuffle 96, const 40
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

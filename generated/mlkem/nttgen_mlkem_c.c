@@ -19,11 +19,11 @@
  *       ops: load 2046, store 1792, add 896, sub 896, montmul 896
  *   nttgen_mlkem_c_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
- *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
+ *       ops: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  *   nttgen_mlkem_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
+ *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
  *       coefficient reductions: 128
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-26624, 26624]
@@ -42,8 +42,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 384,
- *         cond_add_q 256, const 512
+ *       ops: load 6906, store 5632, add 2944, sub 2688, mullo 256, montmul 3584, barrett 384,
+ *         cond_add_q 256, const 640
  *       coefficient reductions: 384
  */
 #include "nttgen_mlkem_c.h"
@@ -82,17 +82,6 @@ static void nttgen_mlkem_c_assert_range(const int16_t *p, size_t len, int64_t lo
 static inline int16_t nttgen_mlkem_c_montmul(int16_t a, int16_t z, int16_t zq) {
     const int16_t m = (int16_t)((int32_t)a * zq);
     return (int16_t)((((int32_t)a * z) >> 16) - (((int32_t)m * 3329) >> 16));
-}
-
-/*
- * Signed Montgomery product: (a*b - m*q) / 2^16 with
- * m = (a*b mod 2^16) * q^-1 mod 2^16;
- * congruent to a*b*2^-16 mod q.
- */
-static inline int16_t nttgen_mlkem_c_montmul_var(int16_t a, int16_t b) {
-    const int32_t p = (int32_t)a * b;
-    const int16_t m = (int16_t)((int32_t)(int16_t)p * (-3327));
-    return (int16_t)((p >> 16) - (((int32_t)m * 3329) >> 16));
 }
 
 /*
@@ -367,7 +356,7 @@ void nttgen_mlkem_c_ntt(int16_t a[256]) {
  * r[256]: on exit in [-11556, 11558]
  * a[256]: on entry in [-16421, 16421]
  * b[256]: on entry in [-16421, 16421]
- * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
+ * Ops per call: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  */
 void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     const int16_t *const gammas_0 = nttgen_mlkem_c_basemul_gammas;
@@ -382,11 +371,13 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
         const int16_t a_1 = a[i_0 * 2 + 1];
         const int16_t b_0 = b[i_0 * 2];
         const int16_t b_1 = b[i_0 * 2 + 1];
-        const int16_t p_0 = nttgen_mlkem_c_montmul_var(a_0, b_0);
-        const int16_t p_1 = nttgen_mlkem_c_montmul_var(a_1, b_1);
+        const int16_t bq_0 = (int16_t)((int32_t)b_0 * (-3327));
+        const int16_t bq_1 = (int16_t)((int32_t)b_1 * (-3327));
+        const int16_t p_0 = nttgen_mlkem_c_montmul(a_0, b_0, bq_0);
+        const int16_t p_1 = nttgen_mlkem_c_montmul(a_1, b_1, bq_1);
         const int16_t p_2 = nttgen_mlkem_c_montmul(p_1, gamma_0, gammaqinv_0);
-        const int16_t p_3 = nttgen_mlkem_c_montmul_var(a_0, b_1);
-        const int16_t p_4 = nttgen_mlkem_c_montmul_var(a_1, b_0);
+        const int16_t p_3 = nttgen_mlkem_c_montmul(a_0, b_1, bq_1);
+        const int16_t p_4 = nttgen_mlkem_c_montmul(a_1, b_0, bq_0);
         const int16_t r_0 = (int16_t)(p_0 + p_2);
         const int16_t r_1 = (int16_t)(p_3 + p_4);
         r[i_0 * 2] = r_0;
@@ -406,7 +397,7 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
+ * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_c_basemul_gammas;
@@ -421,11 +412,13 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
         const int16_t a_1 = a[i_0 * 2 + 1];
         const int16_t b_0 = b[i_0 * 2];
         const int16_t b_1 = b[i_0 * 2 + 1];
-        const int16_t p_0 = nttgen_mlkem_c_montmul_var(a_0, b_0);
-        const int16_t p_1 = nttgen_mlkem_c_montmul_var(a_1, b_1);
+        const int16_t bq_0 = (int16_t)((int32_t)b_0 * (-3327));
+        const int16_t bq_1 = (int16_t)((int32_t)b_1 * (-3327));
+        const int16_t p_0 = nttgen_mlkem_c_montmul(a_0, b_0, bq_0);
+        const int16_t p_1 = nttgen_mlkem_c_montmul(a_1, b_1, bq_1);
         const int16_t p_2 = nttgen_mlkem_c_montmul(p_1, gamma_0, gammaqinv_0);
-        const int16_t p_3 = nttgen_mlkem_c_montmul_var(a_0, b_1);
-        const int16_t p_4 = nttgen_mlkem_c_montmul_var(a_1, b_0);
+        const int16_t p_3 = nttgen_mlkem_c_montmul(a_0, b_1, bq_1);
+        const int16_t p_4 = nttgen_mlkem_c_montmul(a_1, b_0, bq_0);
         const int16_t r_0 = (int16_t)(p_0 + p_2);
         const int16_t r_1 = (int16_t)(p_3 + p_4);
         r[i_0 * 2] = r_0;
@@ -439,11 +432,13 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
             const int16_t a_3 = a[i_2 * 2 + i_1 * 256 + 257];
             const int16_t b_2 = b[i_2 * 2 + i_1 * 256 + 256];
             const int16_t b_3 = b[i_2 * 2 + i_1 * 256 + 257];
-            const int16_t p_5 = nttgen_mlkem_c_montmul_var(a_2, b_2);
-            const int16_t p_6 = nttgen_mlkem_c_montmul_var(a_3, b_3);
+            const int16_t bq_2 = (int16_t)((int32_t)b_2 * (-3327));
+            const int16_t bq_3 = (int16_t)((int32_t)b_3 * (-3327));
+            const int16_t p_5 = nttgen_mlkem_c_montmul(a_2, b_2, bq_2);
+            const int16_t p_6 = nttgen_mlkem_c_montmul(a_3, b_3, bq_3);
             const int16_t p_7 = nttgen_mlkem_c_montmul(p_6, gamma_1, gammaqinv_1);
-            const int16_t p_8 = nttgen_mlkem_c_montmul_var(a_2, b_3);
-            const int16_t p_9 = nttgen_mlkem_c_montmul_var(a_3, b_2);
+            const int16_t p_8 = nttgen_mlkem_c_montmul(a_2, b_3, bq_3);
+            const int16_t p_9 = nttgen_mlkem_c_montmul(a_3, b_2, bq_2);
             const int16_t r_2 = (int16_t)(p_5 + p_7);
             const int16_t r_3 = (int16_t)(p_8 + p_9);
             const int16_t acc_0 = r[i_2 * 2];
@@ -901,8 +896,8 @@ static void nttgen_mlkem_c_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
- *   384, cond_add_q 256, const 512
+ * Ops per call: load 6906, store 5632, add 2944, sub 2688, mullo 256, montmul 3584, barrett 384,
+ *   cond_add_q 256, const 640
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

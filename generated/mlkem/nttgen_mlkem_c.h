@@ -19,11 +19,11 @@
  *       ops: load 2046, store 1792, add 896, sub 896, montmul 896
  *   nttgen_mlkem_c_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
- *       ops: load 768, store 256, add 256, montmul 128, montmul_var 512
+ *       ops: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  *   nttgen_mlkem_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
+ *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
  *       coefficient reductions: 128
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-26624, 26624]
@@ -42,8 +42,8 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_mlkem_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett 384,
- *         cond_add_q 256, const 512
+ *       ops: load 6906, store 5632, add 2944, sub 2688, mullo 256, montmul 3584, barrett 384,
+ *         cond_add_q 256, const 640
  *       coefficient reductions: 384
  */
 #ifndef NTTGEN_MLKEM_C_H
@@ -77,7 +77,7 @@ void nttgen_mlkem_c_ntt(int16_t a[256]);
  * r[256]: on exit in [-11556, 11558]
  * a[256]: on entry in [-16421, 16421]
  * b[256]: on entry in [-16421, 16421]
- * Ops per call: load 768, store 256, add 256, montmul 128, montmul_var 512
+ * Ops per call: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  */
 void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
@@ -90,7 +90,7 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, add 256, montmul 128, montmul_var 512, barrett 128
+ * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -142,8 +142,8 @@ void nttgen_mlkem_c_frommont(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 6906, store 5632, add 2944, sub 2688, montmul 3072, montmul_var 512, barrett
- *   384, cond_add_q 256, const 512
+ * Ops per call: load 6906, store 5632, add 2944, sub 2688, mullo 256, montmul 3584, barrett 384,
+ *   cond_add_q 256, const 640
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
