@@ -26,9 +26,9 @@
  *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
  *   nttgen_falcon1024_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-14031, 14031] -> a in [-24576, 24576]
- *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
- *       coefficient reductions: 4096
+ *       a in [-14031, 14031] -> a in [-7904, 7904]
+ *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, const 1024
+ *       coefficient reductions: 4608
  *   nttgen_falcon1024_c_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -42,8 +42,8 @@
  *       ops: load 1024, store 1024, montmul 1024, const 2048
  *   nttgen_falcon1024_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *         barrett 7680, cond_add_q 1024, const 2048
+ *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 15872, montmul_var 1024,
+ *         barrett 7680, cond_add_q 1024, const 1024
  *       coefficient reductions: 7680
  */
 #include "nttgen_falcon1024_c.h"
@@ -113,7 +113,7 @@ static inline int16_t nttgen_falcon1024_c_cond_add_q(int16_t a) {
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_ntt_zetas[2046] = {
     // pass 0: layer(s) 0
@@ -386,8 +386,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_ntt_zetas[2046] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
+//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+//  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_intt_zetas_inv[2046] = {
     // pass 0: layer(s) 9
@@ -656,7 +657,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_intt_zetas_inv[2046] =
     // pass 8: layer(s) 1
     1081, 21561, 1229, -27443,
     // pass 9: layer(s) 0
-    4401, -7887,
+    -983, 19497,
 };
 // clang-format on
 
@@ -893,8 +894,8 @@ void nttgen_falcon1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14031, 14031], on exit in [-24576, 24576]
- * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
+ * a[1024]: on entry in [-14031, 14031], on exit in [-7904, 7904]
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, const 1024
  */
 void nttgen_falcon1024_c_intt(int16_t a[1024]) {
     const int16_t *const zetas_inv_0 = nttgen_falcon1024_c_intt_zetas_inv;
@@ -907,26 +908,26 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = nttgen_falcon1024_c_montmul(x_0, 3755, -341);
-        const int16_t x_3 = nttgen_falcon1024_c_montmul(x_1, 3755, -341);
-        const int16_t x_4 = (int16_t)(x_2 + x_3);
-        const int16_t d_0 = (int16_t)(x_2 - x_3);
-        const int16_t x_5 = nttgen_falcon1024_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int16_t x_2 = (int16_t)(x_0 + x_1);
+        const int16_t d_0 = (int16_t)(x_0 - x_1);
+        const int16_t x_3 = nttgen_falcon1024_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 8: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 256; ++blk_1) {
         const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 1024];
         const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 1025];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_6 = a[blk_1 * 4 + j_0];
-            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t x_8 = (int16_t)(x_6 + x_7);
-            const int16_t d_1 = (int16_t)(x_6 - x_7);
-            const int16_t x_9 = nttgen_falcon1024_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int16_t x_4 = a[blk_1 * 4 + j_0];
+            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t red_0 = nttgen_falcon1024_c_barrett(x_5);
+            const int16_t red_1 = nttgen_falcon1024_c_barrett(x_4);
+            const int16_t x_6 = (int16_t)(red_1 + red_0);
+            const int16_t d_1 = (int16_t)(red_1 - red_0);
+            const int16_t x_7 = nttgen_falcon1024_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 7: 2 register(s) per chunk
@@ -934,15 +935,13 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 1536];
         const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 1537];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_10 = a[blk_2 * 8 + j_1];
-            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_falcon1024_c_barrett(x_11);
-            const int16_t red_1 = nttgen_falcon1024_c_barrett(x_10);
-            const int16_t x_12 = (int16_t)(red_1 + red_0);
-            const int16_t d_2 = (int16_t)(red_1 - red_0);
-            const int16_t x_13 = nttgen_falcon1024_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int16_t x_8 = a[blk_2 * 8 + j_1];
+            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t x_10 = (int16_t)(x_8 + x_9);
+            const int16_t d_2 = (int16_t)(x_8 - x_9);
+            const int16_t x_11 = nttgen_falcon1024_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 6: 2 register(s) per chunk
@@ -950,13 +949,14 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 1792];
         const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 1793];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_14 = a[blk_3 * 16 + j_2];
-            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_16 = (int16_t)(x_14 + x_15);
-            const int16_t d_3 = (int16_t)(x_14 - x_15);
-            const int16_t x_17 = nttgen_falcon1024_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int16_t x_12 = a[blk_3 * 16 + j_2];
+            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t red_2 = nttgen_falcon1024_c_barrett(x_13);
+            const int16_t x_14 = (int16_t)(x_12 + red_2);
+            const int16_t d_3 = (int16_t)(x_12 - red_2);
+            const int16_t x_15 = nttgen_falcon1024_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -964,14 +964,15 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 1920];
         const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 1921];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_18 = a[blk_4 * 32 + j_3];
-            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t red_2 = nttgen_falcon1024_c_barrett(x_19);
-            const int16_t x_20 = (int16_t)(x_18 + red_2);
-            const int16_t d_4 = (int16_t)(x_18 - red_2);
-            const int16_t x_21 = nttgen_falcon1024_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int16_t x_16 = a[blk_4 * 32 + j_3];
+            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_3 = nttgen_falcon1024_c_barrett(x_17);
+            const int16_t red_4 = nttgen_falcon1024_c_barrett(x_16);
+            const int16_t x_18 = (int16_t)(red_4 + red_3);
+            const int16_t d_4 = (int16_t)(red_4 - red_3);
+            const int16_t x_19 = nttgen_falcon1024_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -979,15 +980,13 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 1984];
         const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 1985];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_22 = a[blk_5 * 64 + j_4];
-            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_3 = nttgen_falcon1024_c_barrett(x_23);
-            const int16_t red_4 = nttgen_falcon1024_c_barrett(x_22);
-            const int16_t x_24 = (int16_t)(red_4 + red_3);
-            const int16_t d_5 = (int16_t)(red_4 - red_3);
-            const int16_t x_25 = nttgen_falcon1024_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int16_t x_20 = a[blk_5 * 64 + j_4];
+            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t x_22 = (int16_t)(x_20 + x_21);
+            const int16_t d_5 = (int16_t)(x_20 - x_21);
+            const int16_t x_23 = nttgen_falcon1024_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -995,13 +994,14 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 2016];
         const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 2017];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_26 = a[blk_6 * 128 + j_5];
-            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_28 = (int16_t)(x_26 + x_27);
-            const int16_t d_6 = (int16_t)(x_26 - x_27);
-            const int16_t x_29 = nttgen_falcon1024_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int16_t x_24 = a[blk_6 * 128 + j_5];
+            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t red_5 = nttgen_falcon1024_c_barrett(x_25);
+            const int16_t x_26 = (int16_t)(x_24 + red_5);
+            const int16_t d_6 = (int16_t)(x_24 - red_5);
+            const int16_t x_27 = nttgen_falcon1024_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -1009,14 +1009,15 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_7 = zetas_inv_0[blk_7 * 2 + 2032];
         const int16_t zetaqinv_7 = zetas_inv_0[blk_7 * 2 + 2033];
         for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-            const int16_t x_30 = a[blk_7 * 256 + j_6];
-            const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
-            const int16_t red_5 = nttgen_falcon1024_c_barrett(x_31);
-            const int16_t x_32 = (int16_t)(x_30 + red_5);
-            const int16_t d_7 = (int16_t)(x_30 - red_5);
-            const int16_t x_33 = nttgen_falcon1024_c_montmul(d_7, zeta_7, zetaqinv_7);
-            a[blk_7 * 256 + j_6] = x_32;
-            a[blk_7 * 256 + j_6 + 128] = x_33;
+            const int16_t x_28 = a[blk_7 * 256 + j_6];
+            const int16_t x_29 = a[blk_7 * 256 + j_6 + 128];
+            const int16_t red_6 = nttgen_falcon1024_c_barrett(x_29);
+            const int16_t red_7 = nttgen_falcon1024_c_barrett(x_28);
+            const int16_t x_30 = (int16_t)(red_7 + red_6);
+            const int16_t d_7 = (int16_t)(red_7 - red_6);
+            const int16_t x_31 = nttgen_falcon1024_c_montmul(d_7, zeta_7, zetaqinv_7);
+            a[blk_7 * 256 + j_6] = x_30;
+            a[blk_7 * 256 + j_6 + 128] = x_31;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -1024,31 +1025,31 @@ void nttgen_falcon1024_c_intt(int16_t a[1024]) {
         const int16_t zeta_8 = zetas_inv_0[blk_8 * 2 + 2040];
         const int16_t zetaqinv_8 = zetas_inv_0[blk_8 * 2 + 2041];
         for (size_t j_7 = 0; j_7 < 256; ++j_7) {
-            const int16_t x_34 = a[blk_8 * 512 + j_7];
-            const int16_t x_35 = a[blk_8 * 512 + j_7 + 256];
-            const int16_t red_6 = nttgen_falcon1024_c_barrett(x_35);
-            const int16_t red_7 = nttgen_falcon1024_c_barrett(x_34);
-            const int16_t x_36 = (int16_t)(red_7 + red_6);
-            const int16_t d_8 = (int16_t)(red_7 - red_6);
-            const int16_t x_37 = nttgen_falcon1024_c_montmul(d_8, zeta_8, zetaqinv_8);
-            a[blk_8 * 512 + j_7] = x_36;
-            a[blk_8 * 512 + j_7 + 256] = x_37;
+            const int16_t x_32 = a[blk_8 * 512 + j_7];
+            const int16_t x_33 = a[blk_8 * 512 + j_7 + 256];
+            const int16_t x_34 = (int16_t)(x_32 + x_33);
+            const int16_t d_8 = (int16_t)(x_32 - x_33);
+            const int16_t x_35 = nttgen_falcon1024_c_montmul(d_8, zeta_8, zetaqinv_8);
+            a[blk_8 * 512 + j_7] = x_34;
+            a[blk_8 * 512 + j_7 + 256] = x_35;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_9 = zetas_inv_0[2044];
     const int16_t zetaqinv_9 = zetas_inv_0[2045];
     for (size_t j_8 = 0; j_8 < 512; ++j_8) {
-        const int16_t x_38 = a[j_8];
-        const int16_t x_39 = a[j_8 + 512];
-        const int16_t x_40 = (int16_t)(x_38 + x_39);
-        const int16_t d_9 = (int16_t)(x_38 - x_39);
-        const int16_t x_41 = nttgen_falcon1024_c_montmul(d_9, zeta_9, zetaqinv_9);
+        const int16_t x_36 = a[j_8];
+        const int16_t x_37 = a[j_8 + 512];
+        const int16_t red_8 = nttgen_falcon1024_c_barrett(x_37);
+        const int16_t x_38 = (int16_t)(x_36 + red_8);
+        const int16_t d_9 = (int16_t)(x_36 - red_8);
+        const int16_t x_39 = nttgen_falcon1024_c_montmul(d_9, zeta_9, zetaqinv_9);
+        const int16_t x_40 = nttgen_falcon1024_c_montmul(x_38, 3755, -341);
         a[j_8] = x_40;
-        a[j_8 + 512] = x_41;
+        a[j_8 + 512] = x_39;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_falcon1024_c_assert_range(a, 1024, -24576, 24576);
+    nttgen_falcon1024_c_assert_range(a, 1024, -7904, 7904);
 #endif
 }
 
@@ -1285,8 +1286,8 @@ static void nttgen_falcon1024_c_ntt_from(int16_t r[1024], const int16_t a[1024])
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
- * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4608, cond_add_q
- *   1024, const 2048
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, cond_add_q
+ *   1024, const 1024
  */
 static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
     const int16_t *const zetas_inv_0 = nttgen_falcon1024_c_intt_zetas_inv;
@@ -1299,26 +1300,26 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = nttgen_falcon1024_c_montmul(x_0, 3755, -341);
-        const int16_t x_3 = nttgen_falcon1024_c_montmul(x_1, 3755, -341);
-        const int16_t x_4 = (int16_t)(x_2 + x_3);
-        const int16_t d_0 = (int16_t)(x_2 - x_3);
-        const int16_t x_5 = nttgen_falcon1024_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int16_t x_2 = (int16_t)(x_0 + x_1);
+        const int16_t d_0 = (int16_t)(x_0 - x_1);
+        const int16_t x_3 = nttgen_falcon1024_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 8: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 256; ++blk_1) {
         const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 1024];
         const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 1025];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_6 = a[blk_1 * 4 + j_0];
-            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t x_8 = (int16_t)(x_6 + x_7);
-            const int16_t d_1 = (int16_t)(x_6 - x_7);
-            const int16_t x_9 = nttgen_falcon1024_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int16_t x_4 = a[blk_1 * 4 + j_0];
+            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t red_0 = nttgen_falcon1024_c_barrett(x_5);
+            const int16_t red_1 = nttgen_falcon1024_c_barrett(x_4);
+            const int16_t x_6 = (int16_t)(red_1 + red_0);
+            const int16_t d_1 = (int16_t)(red_1 - red_0);
+            const int16_t x_7 = nttgen_falcon1024_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 7: 2 register(s) per chunk
@@ -1326,15 +1327,13 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 1536];
         const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 1537];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_10 = a[blk_2 * 8 + j_1];
-            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_falcon1024_c_barrett(x_11);
-            const int16_t red_1 = nttgen_falcon1024_c_barrett(x_10);
-            const int16_t x_12 = (int16_t)(red_1 + red_0);
-            const int16_t d_2 = (int16_t)(red_1 - red_0);
-            const int16_t x_13 = nttgen_falcon1024_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int16_t x_8 = a[blk_2 * 8 + j_1];
+            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t x_10 = (int16_t)(x_8 + x_9);
+            const int16_t d_2 = (int16_t)(x_8 - x_9);
+            const int16_t x_11 = nttgen_falcon1024_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 6: 2 register(s) per chunk
@@ -1342,13 +1341,14 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 1792];
         const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 1793];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_14 = a[blk_3 * 16 + j_2];
-            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_16 = (int16_t)(x_14 + x_15);
-            const int16_t d_3 = (int16_t)(x_14 - x_15);
-            const int16_t x_17 = nttgen_falcon1024_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int16_t x_12 = a[blk_3 * 16 + j_2];
+            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t red_2 = nttgen_falcon1024_c_barrett(x_13);
+            const int16_t x_14 = (int16_t)(x_12 + red_2);
+            const int16_t d_3 = (int16_t)(x_12 - red_2);
+            const int16_t x_15 = nttgen_falcon1024_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -1356,14 +1356,15 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 1920];
         const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 1921];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_18 = a[blk_4 * 32 + j_3];
-            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t red_2 = nttgen_falcon1024_c_barrett(x_19);
-            const int16_t x_20 = (int16_t)(x_18 + red_2);
-            const int16_t d_4 = (int16_t)(x_18 - red_2);
-            const int16_t x_21 = nttgen_falcon1024_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int16_t x_16 = a[blk_4 * 32 + j_3];
+            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_3 = nttgen_falcon1024_c_barrett(x_17);
+            const int16_t red_4 = nttgen_falcon1024_c_barrett(x_16);
+            const int16_t x_18 = (int16_t)(red_4 + red_3);
+            const int16_t d_4 = (int16_t)(red_4 - red_3);
+            const int16_t x_19 = nttgen_falcon1024_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -1371,15 +1372,13 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 1984];
         const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 1985];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_22 = a[blk_5 * 64 + j_4];
-            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_3 = nttgen_falcon1024_c_barrett(x_23);
-            const int16_t red_4 = nttgen_falcon1024_c_barrett(x_22);
-            const int16_t x_24 = (int16_t)(red_4 + red_3);
-            const int16_t d_5 = (int16_t)(red_4 - red_3);
-            const int16_t x_25 = nttgen_falcon1024_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int16_t x_20 = a[blk_5 * 64 + j_4];
+            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t x_22 = (int16_t)(x_20 + x_21);
+            const int16_t d_5 = (int16_t)(x_20 - x_21);
+            const int16_t x_23 = nttgen_falcon1024_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -1387,13 +1386,14 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 2016];
         const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 2017];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_26 = a[blk_6 * 128 + j_5];
-            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_28 = (int16_t)(x_26 + x_27);
-            const int16_t d_6 = (int16_t)(x_26 - x_27);
-            const int16_t x_29 = nttgen_falcon1024_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int16_t x_24 = a[blk_6 * 128 + j_5];
+            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t red_5 = nttgen_falcon1024_c_barrett(x_25);
+            const int16_t x_26 = (int16_t)(x_24 + red_5);
+            const int16_t d_6 = (int16_t)(x_24 - red_5);
+            const int16_t x_27 = nttgen_falcon1024_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -1401,14 +1401,15 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_7 = zetas_inv_0[blk_7 * 2 + 2032];
         const int16_t zetaqinv_7 = zetas_inv_0[blk_7 * 2 + 2033];
         for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-            const int16_t x_30 = a[blk_7 * 256 + j_6];
-            const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
-            const int16_t red_5 = nttgen_falcon1024_c_barrett(x_31);
-            const int16_t x_32 = (int16_t)(x_30 + red_5);
-            const int16_t d_7 = (int16_t)(x_30 - red_5);
-            const int16_t x_33 = nttgen_falcon1024_c_montmul(d_7, zeta_7, zetaqinv_7);
-            a[blk_7 * 256 + j_6] = x_32;
-            a[blk_7 * 256 + j_6 + 128] = x_33;
+            const int16_t x_28 = a[blk_7 * 256 + j_6];
+            const int16_t x_29 = a[blk_7 * 256 + j_6 + 128];
+            const int16_t red_6 = nttgen_falcon1024_c_barrett(x_29);
+            const int16_t red_7 = nttgen_falcon1024_c_barrett(x_28);
+            const int16_t x_30 = (int16_t)(red_7 + red_6);
+            const int16_t d_7 = (int16_t)(red_7 - red_6);
+            const int16_t x_31 = nttgen_falcon1024_c_montmul(d_7, zeta_7, zetaqinv_7);
+            a[blk_7 * 256 + j_6] = x_30;
+            a[blk_7 * 256 + j_6 + 128] = x_31;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -1416,30 +1417,29 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
         const int16_t zeta_8 = zetas_inv_0[blk_8 * 2 + 2040];
         const int16_t zetaqinv_8 = zetas_inv_0[blk_8 * 2 + 2041];
         for (size_t j_7 = 0; j_7 < 256; ++j_7) {
-            const int16_t x_34 = a[blk_8 * 512 + j_7];
-            const int16_t x_35 = a[blk_8 * 512 + j_7 + 256];
-            const int16_t red_6 = nttgen_falcon1024_c_barrett(x_35);
-            const int16_t red_7 = nttgen_falcon1024_c_barrett(x_34);
-            const int16_t x_36 = (int16_t)(red_7 + red_6);
-            const int16_t d_8 = (int16_t)(red_7 - red_6);
-            const int16_t x_37 = nttgen_falcon1024_c_montmul(d_8, zeta_8, zetaqinv_8);
-            a[blk_8 * 512 + j_7] = x_36;
-            a[blk_8 * 512 + j_7 + 256] = x_37;
+            const int16_t x_32 = a[blk_8 * 512 + j_7];
+            const int16_t x_33 = a[blk_8 * 512 + j_7 + 256];
+            const int16_t x_34 = (int16_t)(x_32 + x_33);
+            const int16_t d_8 = (int16_t)(x_32 - x_33);
+            const int16_t x_35 = nttgen_falcon1024_c_montmul(d_8, zeta_8, zetaqinv_8);
+            a[blk_8 * 512 + j_7] = x_34;
+            a[blk_8 * 512 + j_7 + 256] = x_35;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_9 = zetas_inv_0[2044];
     const int16_t zetaqinv_9 = zetas_inv_0[2045];
     for (size_t j_8 = 0; j_8 < 512; ++j_8) {
-        const int16_t x_38 = a[j_8];
-        const int16_t x_39 = a[j_8 + 512];
-        const int16_t x_40 = (int16_t)(x_38 + x_39);
-        const int16_t d_9 = (int16_t)(x_38 - x_39);
-        const int16_t x_41 = nttgen_falcon1024_c_montmul(d_9, zeta_9, zetaqinv_9);
-        const int16_t red_8 = nttgen_falcon1024_c_barrett(x_40);
-        const int16_t red_9 = nttgen_falcon1024_c_cond_add_q(red_8);
+        const int16_t x_36 = a[j_8];
+        const int16_t x_37 = a[j_8 + 512];
+        const int16_t red_8 = nttgen_falcon1024_c_barrett(x_37);
+        const int16_t x_38 = (int16_t)(x_36 + red_8);
+        const int16_t d_9 = (int16_t)(x_36 - red_8);
+        const int16_t x_39 = nttgen_falcon1024_c_montmul(d_9, zeta_9, zetaqinv_9);
+        const int16_t x_40 = nttgen_falcon1024_c_montmul(x_38, 3755, -341);
+        const int16_t red_9 = nttgen_falcon1024_c_cond_add_q(x_40);
         a[j_8] = red_9;
-        const int16_t red_10 = nttgen_falcon1024_c_cond_add_q(x_41);
+        const int16_t red_10 = nttgen_falcon1024_c_cond_add_q(x_39);
         a[j_8 + 512] = red_10;
     }
 #ifdef NTTGEN_DEBUG
@@ -1455,8 +1455,8 @@ static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *   barrett 7680, cond_add_q 1024, const 2048
+ * Ops per call: load 38906, store 31744, add 15360, sub 15360, montmul 15872, montmul_var 1024,
+ *   barrett 7680, cond_add_q 1024, const 1024
  */
 void nttgen_falcon1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
     NTTGEN_ALIGN(64) int16_t a_hat[1024];

@@ -27,9 +27,9 @@
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 512
  *   nttgen_falcon512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-22428, 22428]
- *       ops: load 254, store 64, add 144, sub 144, montmul 176, barrett 86, shuffle 64, const 64
- *       coefficient reductions: 1376
+ *       a in [-12288, 12288] -> a in [-7545, 7546]
+ *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 64
+ *       coefficient reductions: 768
  *   nttgen_falcon512_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -51,9 +51,9 @@
  *       ops: load 32, store 32, shuffle 64
  *   nttgen_falcon512_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 826, store 224, add 432, sub 432, montmul 464, montmul_var 32, barrett 198,
- *         cond_add_q 32, shuffle 192, const 64
- *       coefficient reductions: 3168
+ *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
+ *         cond_add_q 32, shuffle 192
+ *       coefficient reductions: 2304
  */
 #ifndef NTTGEN_FALCON512_AVX2_H
 #define NTTGEN_FALCON512_AVX2_H
@@ -109,8 +109,8 @@ void nttgen_falcon512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const i
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-22428, 22428]
- * Ops per call: load 254, store 64, add 144, sub 144, montmul 176, barrett 86, shuffle 64, const 64
+ * a[512]: on entry in [-12288, 12288], on exit in [-7545, 7546]
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 64
  */
 void nttgen_falcon512_avx2_intt(int16_t a[512]);
 
@@ -172,8 +172,8 @@ void nttgen_falcon512_avx2_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 826, store 224, add 432, sub 432, montmul 464, montmul_var 32, barrett 198,
- *   cond_add_q 32, shuffle 192, const 64
+ * Ops per call: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
+ *   cond_add_q 32, shuffle 192
  */
 void nttgen_falcon512_avx2_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

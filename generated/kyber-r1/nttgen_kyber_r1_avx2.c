@@ -27,9 +27,9 @@
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-16696, 16696]
- *       ops: load 126, store 32, add 64, sub 64, montmul 80, barrett 28, shuffle 32, const 32
- *       coefficient reductions: 448
+ *       a in [-8816, 8816] -> a in [-5415, 5415]
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 32
+ *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 410, store 112, add 192, sub 192, montmul 208, montmul_var 16, barrett 50,
- *         cond_add_q 16, shuffle 96, const 32
- *       coefficient reductions: 800
+ *       ops: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ *         cond_add_q 16, shuffle 96
+ *       coefficient reductions: 384
  */
 #include "nttgen_kyber_r1_avx2.h"
 
@@ -153,7 +153,7 @@ static inline __m256i nttgen_kyber_r1_avx2_ilv32_hi(__m256i a, __m256i b) {
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_zetas[1072] = {
     // pass 0: layer(s) 0
@@ -228,79 +228,88 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_zetas[1072] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
+//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+//  equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_zetas_inv[1072] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_zetas_dit[576] = {
     // pass 0: layer(s) 1, 2, 3, 4, 5, 6, 7
-    3287, -2005, 1084, 1519, -2083, -2515, 402, 124, -3450, 2719, 1407, 434, 3794, 1476, -3177, 2230,
-    -9513, -4565, -964, 1007, 4573, -20435, -6766, 30844, 16006, 26783, 9087, 9650, 29394, 3524, 16791, -19274,
-    -3752, 1403, -2130, -2262, 791, -826, 3745, -3163, -1072, -2891, 1586, 451, 226, -236, 1070, -2001,
-    -24232, -25733, -27730, 2858, 20759, -14138, 12449, -25179, -25648, -16715, 10802, 10179, -31518, -22764, -24530, 30255,
-    -1669, -3763, -2532, -2386, -293, -2345, -1931, 589, 2815, 3314, -2918, -1779, -1181, -670, -1649, -929,
-    -28805, -5299, -20964, -27986, 21723, -15145, 17013, -947, 10495, -20238, -5990, 29453, 24931, -32414, 14223, -9633,
-    -2460, -2937, 1404, 777, 1837, -83, -3334, 2258, 2589, 3550, 3693, 222, -2767, -1121, 1242, -3744,
-    15972, 8839, 32124, -2807, -16083, -18003, -22790, 27858, -23523, 2526, 18541, -802, 14129, 22943, 30938, -20128,
-    -2167, -592, 3335, 188, -3312, 2303, 429, -2963, 3770, -3461, -2339, 1151, 151, 658, -2072, 1348,
-    -5751, 23984, 15111, -1860, 4880, 9983, -17491, 11885, 17082, -30597, 4317, 8831, 20119, -6510, -14360, 3396,
-    3677, -509, -1012, -2070, 2965, 1526, 3366, -796, -1144, -2340, -3581, -2786, -3542, 436, 2059, -2422,
-    10333, -23549, -27636, -29718, -27243, 12790, -26330, 17636, 2952, 11996, -26621, 28958, 1578, -5708, -16885, -13686,
-    -692, -2812, -1441, 893, -370, 1338, -3723, 3208, -1295, -2998, -1509, 3547, -1203, -715, -2161, -1278,
-    5452, 32004, -10145, 23933, 23182, 14650, 15221, 7304, -17167, 18506, -12261, 25563, -2739, -14539, 13711, -16638,
-    -3657, 3343, 2874, 1689, 642, 3408, -3214, -3781, 2247, -3434, -3568, -1712, 2378, 2071, 179, 17,
-    32695, 19215, 16186, 6297, -14718, -21168, -26766, 1851, -18745, 24214, 4624, -26288, 23882, 22039, 1715, 529,
-    1168, 1168, -404, -404, 2743, 2743, -3816, -3816, -2883, -2883, -660, -660, 2732, 2732, 2, 2,
-    9360, 9360, 22124, 22124, -26441, -26441, 8472, 8472, -12611, -12611, 21868, 21868, -7508, -7508, -15358, -15358,
-    -2133, -2133, -1919, -1919, 3428, 3428, -2764, -2764, 3588, 3588, -3135, -3135, -2385, -2385, -3831, -3831,
-    -4693, -4693, -9599, -9599, 21860, 21860, -8908, -8908, -27132, -27132, 21953, 21953, 29871, 29871, -7415, -7415,
-    3310, 3310, 486, 486, 921, 921, 2233, 2233, 1681, 1681, 2391, 2391, 2113, 2113, -915, -915,
-    10478, 10478, 3558, 3558, 5529, 5529, 23225, 23225, 2193, 2193, -10409, -10409, 27201, 27201, 13933, 13933,
-    -3480, -3480, -1532, -1532, -1386, -1386, -2835, -2835, 2224, 2224, 1756, 1756, -3405, -3405, -2426, -2426,
-    -15768, -15768, -32252, -32252, 26262, 26262, 12013, 12013, 26800, 26800, 16092, 16092, -1869, -1869, 17030, 17030,
-    2665, 2665, -2579, -2579, -1521, -1521, -2762, -2762, -1350, -1350, 730, 730, -2789, -2789, -1166, -1166,
-    -17303, -17303, 12269, 12269, 14351, 14351, -24266, -24266, 11962, 11962, 30426, 30426, -13541, -13541, -24718, -24718,
-    -783, -783, -2649, -2649, -1464, -1464, -1598, -1598, -2572, -2572, -373, -373, 194, 194, -1698, -1698,
-    -16655, -16655, 25511, 25511, -30136, -30136, 15810, 15810, 24052, 24052, -19317, -19317, 17602, 17602, -2722, -2722,
-    -1799, -1799, 859, 859, 727, 727, -3750, -3750, 3145, 3145, -3692, -3692, -2919, -2919, 3456, 3456,
-    -13575, -13575, 22875, 22875, -12073, -12073, 25946, 25946, 32329, 32329, -26220, -26220, 1689, 1689, 3456, 3456,
-    1056, 1056, 2160, 2160, 1533, 1533, 1390, 1390, 1497, 1497, -2175, -2175, 3417, 3417, 1054, 1054,
-    17440, 17440, -6032, -6032, 24573, 24573, 8558, 8558, -26663, -26663, -9855, -9855, -24743, -24743, -32738, -32738,
-    1431, 1431, 1431, 1431, -2310, -2310, -2310, -2310, 1881, 1881, 1881, 1881, 7, 7, 7, 7,
-    21399, 21399, 21399, 21399, -21766, -21766, -21766, -21766, -26279, -26279, -26279, -26279, 11783, 11783, 11783, 11783,
-    2043, 2043, 2043, 2043, -3153, -3153, -3153, -3153, 3555, 3555, 3555, 3555, 638, 638, 638, 638,
-    -25093, -25093, -25093, -25093, 29103, 29103, 29103, 29103, 29667, 29667, 29667, 29667, 15998, 15998, 15998, 15998,
-    2956, 2956, 2956, 2956, 2555, 2555, 2555, 2555, 1760, 1760, 1760, 1760, 3600, 3600, 3600, 3600,
-    -23668, -23668, -23668, -23668, -24581, -24581, -24581, -24581, -14624, -14624, -14624, -14624, 11792, 11792, 11792, 11792,
-    -514, -514, -514, -514, 2440, 2440, 2440, 2440, 1305, 1305, 1305, 1305, -3266, -3266, -3266, -3266,
-    14846, 14846, 14846, 14846, 6536, 6536, 6536, 6536, 5913, 5913, 5913, 5913, -20674, -20674, -20674, -20674,
-    -2804, -2804, -2804, -2804, 549, 549, 549, 549, 3174, 3174, 3174, 3174, -1887, -1887, -1887, -1887,
-    -29428, -29428, -29428, -29428, -21467, -21467, -21467, -21467, 6246, 6246, 6246, 6246, 6817, 6817, 6817, 6817,
-    103, 103, 103, 103, -1535, -1535, -1535, -1535, -396, -396, -396, -396, -810, -810, -810, -810,
-    -4505, -4505, -4505, -4505, -9215, -9215, -9215, -9215, 26228, 26228, 26228, 26228, -5930, -5930, -5930, -5930,
-    -1321, -1321, -1321, -1321, 2535, 2535, 2535, 2535, 679, 679, 679, 679, 1738, 1738, 1738, 1738,
-    -14121, -14121, -14121, -14121, -2073, -2073, -2073, -2073, 28839, 28839, 28839, 28839, 23242, 23242, 23242, 23242,
-    1399, 1399, 1399, 1399, -3772, -3772, -3772, -3772, 438, 438, 438, 438, 3689, 3689, 3689, 3689,
-    4983, 4983, 4983, 4983, -1724, -1724, -1724, -1724, -21066, -21066, -21066, -21066, -16279, -16279, -16279, -16279,
-    -1921, -1921, -1921, -1921, -1921, -1921, -1921, -1921, 2006, 2006, 2006, 2006, 2006, 2006, 2006, 2006,
-    5759, 5759, 5759, 5759, 5759, 5759, 5759, 5759, -3114, -3114, -3114, -3114, -3114, -3114, -3114, -3114,
-    -1483, -1483, -1483, -1483, -1483, -1483, -1483, -1483, -1986, -1986, -1986, -1986, -1986, -1986, -1986, -1986,
-    -15307, -15307, -15307, -15307, -15307, -15307, -15307, -15307, -19394, -19394, -19394, -19394, -19394, -19394, -19394, -19394,
-    -3364, -3364, -3364, -3364, -3364, -3364, -3364, -3364, -1993, -1993, -1993, -1993, -1993, -1993, -1993, -1993,
-    10972, 10972, 10972, 10972, 10972, 10972, 10972, 10972, -31177, -31177, -31177, -31177, -31177, -31177, -31177, -31177,
-    2557, 2557, 2557, 2557, 2557, 2557, 2557, 2557, 2088, 2088, 2088, 2088, 2088, 2088, 2088, 2088,
-    25597, 25597, 25597, 25597, 25597, 25597, 25597, 25597, 22568, 22568, 22568, 22568, 22568, 22568, 22568, 22568,
-    -617, -617, -617, -617, -617, -617, -617, -617, -3706, -3706, -3706, -3706, -3706, -3706, -3706, -3706,
-    19351, 19351, 19351, 19351, 19351, 19351, 19351, 19351, 15750, 15750, 15750, 15750, 15750, 15750, 15750, 15750,
-    -1296, -1296, -1296, -1296, -1296, -1296, -1296, -1296, 2237, 2237, 2237, 2237, 2237, 2237, 2237, 2237,
-    -9488, -9488, -9488, -9488, -9488, -9488, -9488, -9488, -7491, -7491, -7491, -7491, -7491, -7491, -7491, -7491,
-    2830, 2830, 2830, 2830, 2830, 2830, 2830, 2830, 1599, 1599, 1599, 1599, 1599, 1599, 1599, 1599,
-    26382, 26382, 26382, 26382, 26382, 26382, 26382, 26382, -23489, -23489, -23489, -23489, -23489, -23489, -23489, -23489,
-    1525, 1525, 1525, 1525, 1525, 1525, 1525, 1525, -2816, -2816, -2816, -2816, -2816, -2816, -2816, -2816,
-    20469, 20469, 20469, 20469, 20469, 20469, 20469, 20469, -2816, -2816, -2816, -2816, -2816, -2816, -2816, -2816,
-    -1414, -20870, 2495, -22593, -2876, -828, 2250, 23754, 1701, -20315, -834, -18242, 2319, 18191, -121, 11655,
-    -2194, 4974, 1100, 7244, -2456, -14744, 3696, -4496, -3625, -16425, 3182, 10350, 0, 0, 0, 0,
+    -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777,
+    -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865,
+    -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182,
+    -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350,
+    -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696,
+    -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496,
+    -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
+    -9, -20870, 4974, -22593, -16425, -828, 7244, 23754, -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655,
+    -3593, -1921, -1414, 2006, -2194, -1483, 2495, -1986, -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088,
+    -9, 5759, -20870, -3114, 4974, -15307, -22593, -19394, -16425, 10972, -828, -31177, 7244, 25597, 23754, 22568,
+    -3777, -617, 1701, -3706, -2456, -1296, -834, 2237, 3182, 2830, 2319, 1599, 3696, 1525, -121, -2816,
+    -28865, 19351, -20315, 15750, -14744, -9488, -18242, -7491, 10350, 26382, 18191, -23489, -4496, 20469, 11655, -2816,
+    -3593, 1431, -1921, 1881, -1414, -2310, 2006, 7, -2194, 2956, -1483, 1760, 2495, 2555, -1986, 3600,
+    -9, 21399, 5759, -26279, -20870, -21766, -3114, 11783, 4974, -23668, -15307, -14624, -22593, -24581, -19394, 11792,
+    -3777, 2043, -617, 3555, 1701, -3153, -3706, 638, -2456, -514, -1296, 1305, -834, 2440, 2237, -3266,
+    -28865, -25093, 19351, 29667, -20315, 29103, 15750, 15998, -14744, 14846, -9488, 5913, -18242, 6536, -7491, -20674,
+    -3625, -2804, -3364, 3174, -2876, 549, -1993, -1887, 1100, -1321, 2557, 679, 2250, 2535, 2088, 1738,
+    -16425, -29428, 10972, 6246, -828, -21467, -31177, 6817, 7244, -14121, 25597, 28839, 23754, -2073, 22568, 23242,
+    3182, 103, 2830, -396, 2319, -1535, 1599, -810, 3696, 1399, 1525, 438, -121, -3772, -2816, 3689,
+    10350, -4505, 26382, 26228, 18191, -9215, -23489, -5930, -4496, 4983, 20469, -21066, 11655, -1724, -2816, -16279,
     // pass 1: layer(s) 0
-    -3777, -28865, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    -3593, 1168, 1431, -2883, -1921, 2743, 1881, 2732, -1414, -404, -2310, -660, 2006, -3816, 7, 2,
+    -9, 9360, 21399, -12611, 5759, -26441, -26279, -7508, -20870, 22124, -21766, 21868, -3114, 8472, 11783, -15358,
+    -3777, 3310, 2043, 1681, -617, 921, 3555, 2113, 1701, 486, -3153, 2391, -3706, 2233, 638, -915,
+    -28865, 10478, -25093, 2193, 19351, 5529, 29667, 27201, -20315, 3558, 29103, -10409, 15750, 23225, 15998, 13933,
+    -3625, -2133, -2804, 3588, -3364, 3428, 3174, -2385, -2876, -1919, 549, -3135, -1993, -2764, -1887, -3831,
+    -16425, -4693, -29428, -27132, 10972, 21860, 6246, 29871, -828, -9599, -21467, 21953, -31177, -8908, 6817, -7415,
+    3182, -3480, 103, 2224, 2830, -1386, -396, -3405, 2319, -1532, -1535, 1756, 1599, -2835, -810, -2426,
+    10350, -15768, -4505, 26800, 26382, 26262, 26228, -1869, 18191, -32252, -9215, 16092, -23489, 12013, -5930, 17030,
+    -2194, 2665, 2956, -1350, -1483, -1521, 1760, -2789, 2495, -2579, 2555, 730, -1986, -2762, 3600, -1166,
+    4974, -17303, -23668, 11962, -15307, 14351, -14624, -13541, -22593, 12269, -24581, 30426, -19394, -24266, 11792, -24718,
+    -2456, -1799, -514, 3145, -1296, 727, 1305, -2919, -834, 859, 2440, -3692, 2237, -3750, -3266, 3456,
+    -14744, -13575, 14846, 32329, -9488, -12073, 5913, 1689, -18242, 22875, 6536, -26220, -7491, 25946, -20674, 3456,
+    1100, -783, -1321, -2572, 2557, -1464, 679, 194, 2250, -2649, 2535, -373, 2088, -1598, 1738, -1698,
+    7244, -16655, -14121, 24052, 25597, -30136, 28839, 17602, 23754, 25511, -2073, -19317, 22568, 15810, 23242, -2722,
+    3696, 1056, 1399, 1497, 1525, 1533, 438, 3417, -121, 2160, -3772, -2175, -2816, 1390, 3689, 1054,
+    -4496, 17440, 4983, -26663, 20469, 24573, -21066, -24743, 11655, -6032, -1724, -9855, -2816, 8558, -16279, -32738,
+};
+// clang-format on
+
+// output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
+//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+// clang-format off
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_twist[512] = {
+    1912, -3438, -551, 115, -2352, -3259, -672, 3458, -192, 988, 3237, -815, -2367, 3059, 421, 874,
+    -2184, -10606, -28711, -31117, -26928, -8891, -17056, -11902, 32576, 15324, -18779, 32465, 22721, -28173, -21595, -26774,
+    -977, 1347, -3571, -2907, 77, 1364, 22, 1487, -1091, -2867, -1409, 3570, 1792, 1020, 512, 2486,
+    31279, 11075, 27661, -24923, -1459, 11604, 27670, -15409, -10819, -4403, 6271, -19982, 1792, 31740, 512, -19018,
+    -951, -387, -1369, 2084, -3683, 2790, 45, -3592, -3279, 71, 2355, -1077, -2619, -1405, 349, -2596,
+    28233, 22653, 26791, -12252, -29795, 5862, -17875, -7688, 13617, -20921, 3891, 12747, -8251, -24445, 7005, 11740,
+    1197, -1839, 342, -2720, 1195, 3612, 2536, 1032, -1470, -2997, -420, 241, -120, -3223, 1063, 2371,
+    -16723, 31441, -4778, -19104, -1365, -14820, -9752, 5128, 15938, 10827, 13916, -15631, 3976, -23191, 29223, 12099,
+    1401, 2872, -697, -1374, -3491, 1802, -3192, -2777, -912, -2988, 1934, -1951, -1642, -2752, -3761, 311,
+    -10375, 31544, -21689, -350, 3165, -9462, 904, 25383, -9104, 7252, 25486, -26015, 26006, 30016, -20657, -28873,
+    1120, -3203, 320, 3474, 2286, -1202, -3736, -2538, -3262, 3664, -932, -2245, 831, -2836, 2432, 287,
+    -15264, 19837, -32448, -3694, 9454, -10418, -16024, 25110, 14146, -20912, 13404, 3387, -24257, 19692, 2432, 24351,
+    -2597, 82, -742, 2218, -212, 1731, 2134, -1700, 1707, -1583, 1585, 645, -2839, -913, 3578, 3031,
+    19419, 25682, -3814, 7338, -10452, 11459, -2986, 12636, -853, 31697, 18481, 27781, -22807, -1425, -15878, -9769,
+    -75, 866, -2216, 2442, 3756, 1795, -3316, -2779, -3142, -794, -1995, 3065, -570, 1973, 3129, 1661,
+    -13899, -30878, -22696, -8822, -6484, -21245, -29940, -24795, 10170, 2278, -15819, -8711, -13882, -11851, 24121, 24701,
+    894, -1720, 2450, -2686, 700, -2962, 200, 251, 3349, 1169, -2335, 334, 3722, 2290, 3258, -443,
+    16254, -30392, -4718, -18046, -1348, 4206, -28472, -26885, -26859, 1681, -26399, -8882, -7542, -21262, 16570, -6075,
+    -2361, 2068, 1520, -2701, -663, -1869, -2384, -534, 3708, 2042, 3254, 2778, 2027, 1891, -3810, -557,
+    -23353, -20460, -6672, 31603, -20631, -333, 22192, -28182, -31108, -17414, -18250, 32474, 32235, 28003, 27934, 17363,
+    1106, -3451, 316, -986, -1007, -1379, -1385, -394, -1493, 2082, 1768, -2697, 3797, 1424, -2207, -2885,
+    26706, 23685, -1732, -30682, -495, -27491, 18583, 10870, -4053, 3106, -10520, 887, 6357, 9616, -26271, 2747,
+    1564, 273, -2845, 78, 2479, -1075, -389, -3599, -3403, 69, 125, 1117, 1133, 3611, 1421, 2129,
+    -16868, 785, 23267, -9138, -30801, -2611, -27525, -19471, -17227, -5563, 23165, 7773, 15981, -7141, 32653, -30127,
+    406, -489, 116, -1237, 3325, -2548, 950, -728, 2466, -208, -1490, -2254, -1523, -644, -3727, -184,
+    28054, 19479, 26740, -3797, 26365, -29172, -20554, 19752, 3490, 24368, -27090, 6962, 29709, 30076, -19599, -28856,
+    2227, 2142, -461, 612, -1229, -3117, -3643, 1304, 2251, -1822, -3746, 1674, 27, -619, 1105, 3115,
+    3763, 1118, 1075, 19044, 307, 14803, -9275, 13592, 16075, 31970, -4770, -9590, -10725, -30827, -31151, 555,
+    1413, 890, 1501, -843, -2863, 3051, -818, 1969, -1331, -1632, 717, 631, -3087, -917, -882, -262,
+    28549, -18566, 8157, -14667, 30417, -32277, -10034, 18865, -2867, 14752, -819, 4215, -18959, 29291, 22670, -19718,
+    -252, 3217, -72, -3470, 2174, -3186, -3768, 187, 1118, 2248, 2514, -455, -379, -130, 989, -3329,
+    -30972, 3729, 28600, -27022, 17534, 20366, -32440, 5819, 94, -26424, 28114, 20537, 26757, 15230, 7645, 4351,
 };
 // clang-format on
 
@@ -789,107 +798,36 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-16696, 16696]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 80, barrett 28, shuffle 32, const 32
+ * a[256]: on entry in [-8816, 8816], on exit in [-5415, 5415]
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 32
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
-    const int16_t *const zetas_inv_0 = nttgen_kyber_r1_avx2_intt_zetas_inv;
+    const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
+    const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -8816, 8816);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[0]);
-    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[16]);
-    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[32]);
-    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[48]);
-    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[64]);
-    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[80]);
-    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[96]);
-    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[112]);
-    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[128]);
-    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[144]);
-    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[160]);
-    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[176]);
-    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[192]);
-    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[208]);
-    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[224]);
-    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[240]);
-    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[256]);
-    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[272]);
-    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[288]);
-    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[304]);
-    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[320]);
-    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[336]);
-    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[352]);
-    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[368]);
-    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[384]);
-    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[400]);
-    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[416]);
-    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[432]);
-    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[448]);
-    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[464]);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[480]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[496]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[512]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[528]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[544]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[560]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[576]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[592]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[608]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[624]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[640]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[656]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[672]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[688]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[704]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[720]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[736]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[752]);
-    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_inv_0[768]);
-    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_inv_0[784]);
-    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_inv_0[800]);
-    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_inv_0[816]);
-    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_inv_0[832]);
-    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_inv_0[848]);
-    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_inv_0[864]);
-    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_inv_0[880]);
-    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_inv_0[896]);
-    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_inv_0[912]);
-    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_inv_0[928]);
-    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_inv_0[944]);
-    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_inv_0[960]);
-    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_inv_0[976]);
-    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_inv_0[992]);
-    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_inv_0[1008]);
-    const __m256i zeta_32 = _mm256_set1_epi16(zetas_inv_0[1024]);
-    const __m256i zetaqinv_32 = _mm256_set1_epi16(zetas_inv_0[1025]);
-    const __m256i zeta_33 = _mm256_set1_epi16(zetas_inv_0[1026]);
-    const __m256i zetaqinv_33 = _mm256_set1_epi16(zetas_inv_0[1027]);
-    const __m256i zeta_34 = _mm256_set1_epi16(zetas_inv_0[1028]);
-    const __m256i zetaqinv_34 = _mm256_set1_epi16(zetas_inv_0[1029]);
-    const __m256i zeta_35 = _mm256_set1_epi16(zetas_inv_0[1030]);
-    const __m256i zetaqinv_35 = _mm256_set1_epi16(zetas_inv_0[1031]);
-    const __m256i zeta_36 = _mm256_set1_epi16(zetas_inv_0[1032]);
-    const __m256i zetaqinv_36 = _mm256_set1_epi16(zetas_inv_0[1033]);
-    const __m256i zeta_37 = _mm256_set1_epi16(zetas_inv_0[1034]);
-    const __m256i zetaqinv_37 = _mm256_set1_epi16(zetas_inv_0[1035]);
-    const __m256i zeta_38 = _mm256_set1_epi16(zetas_inv_0[1036]);
-    const __m256i zetaqinv_38 = _mm256_set1_epi16(zetas_inv_0[1037]);
-    const __m256i zeta_39 = _mm256_set1_epi16(zetas_inv_0[1038]);
-    const __m256i zetaqinv_39 = _mm256_set1_epi16(zetas_inv_0[1039]);
-    const __m256i zeta_40 = _mm256_set1_epi16(zetas_inv_0[1040]);
-    const __m256i zetaqinv_40 = _mm256_set1_epi16(zetas_inv_0[1041]);
-    const __m256i zeta_41 = _mm256_set1_epi16(zetas_inv_0[1042]);
-    const __m256i zetaqinv_41 = _mm256_set1_epi16(zetas_inv_0[1043]);
-    const __m256i zeta_42 = _mm256_set1_epi16(zetas_inv_0[1044]);
-    const __m256i zetaqinv_42 = _mm256_set1_epi16(zetas_inv_0[1045]);
-    const __m256i zeta_43 = _mm256_set1_epi16(zetas_inv_0[1046]);
-    const __m256i zetaqinv_43 = _mm256_set1_epi16(zetas_inv_0[1047]);
-    const __m256i zeta_44 = _mm256_set1_epi16(zetas_inv_0[1048]);
-    const __m256i zetaqinv_44 = _mm256_set1_epi16(zetas_inv_0[1049]);
-    const __m256i zeta_45 = _mm256_set1_epi16(zetas_inv_0[1050]);
-    const __m256i zetaqinv_45 = _mm256_set1_epi16(zetas_inv_0[1051]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
+    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[288]);
+    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[0]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[64]);
@@ -906,363 +844,323 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
     const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[112]);
     const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    const __m256i f_0 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_0 = _mm256_set1_epi16(-2184);
-    const __m256i x_16 = nttgen_kyber_r1_avx2_montmul(x_0, f_0, fqinv_0);
-    const __m256i f_1 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_1 = _mm256_set1_epi16(-2184);
-    const __m256i x_17 = nttgen_kyber_r1_avx2_montmul(x_1, f_1, fqinv_1);
-    const __m256i f_2 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_2 = _mm256_set1_epi16(-2184);
-    const __m256i x_18 = nttgen_kyber_r1_avx2_montmul(x_2, f_2, fqinv_2);
-    const __m256i f_3 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_3 = _mm256_set1_epi16(-2184);
-    const __m256i x_19 = nttgen_kyber_r1_avx2_montmul(x_3, f_3, fqinv_3);
-    const __m256i f_4 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_4 = _mm256_set1_epi16(-2184);
-    const __m256i x_20 = nttgen_kyber_r1_avx2_montmul(x_4, f_4, fqinv_4);
-    const __m256i f_5 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_5 = _mm256_set1_epi16(-2184);
-    const __m256i x_21 = nttgen_kyber_r1_avx2_montmul(x_5, f_5, fqinv_5);
-    const __m256i f_6 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_6 = _mm256_set1_epi16(-2184);
-    const __m256i x_22 = nttgen_kyber_r1_avx2_montmul(x_6, f_6, fqinv_6);
-    const __m256i f_7 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_7 = _mm256_set1_epi16(-2184);
-    const __m256i x_23 = nttgen_kyber_r1_avx2_montmul(x_7, f_7, fqinv_7);
-    const __m256i f_8 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_8 = _mm256_set1_epi16(-2184);
-    const __m256i x_24 = nttgen_kyber_r1_avx2_montmul(x_8, f_8, fqinv_8);
-    const __m256i f_9 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_9 = _mm256_set1_epi16(-2184);
-    const __m256i x_25 = nttgen_kyber_r1_avx2_montmul(x_9, f_9, fqinv_9);
-    const __m256i f_10 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_10 = _mm256_set1_epi16(-2184);
-    const __m256i x_26 = nttgen_kyber_r1_avx2_montmul(x_10, f_10, fqinv_10);
-    const __m256i f_11 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_11 = _mm256_set1_epi16(-2184);
-    const __m256i x_27 = nttgen_kyber_r1_avx2_montmul(x_11, f_11, fqinv_11);
-    const __m256i f_12 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_12 = _mm256_set1_epi16(-2184);
-    const __m256i x_28 = nttgen_kyber_r1_avx2_montmul(x_12, f_12, fqinv_12);
-    const __m256i f_13 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_13 = _mm256_set1_epi16(-2184);
-    const __m256i x_29 = nttgen_kyber_r1_avx2_montmul(x_13, f_13, fqinv_13);
-    const __m256i f_14 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_14 = _mm256_set1_epi16(-2184);
-    const __m256i x_30 = nttgen_kyber_r1_avx2_montmul(x_14, f_14, fqinv_14);
-    const __m256i f_15 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_15 = _mm256_set1_epi16(-2184);
-    const __m256i x_31 = nttgen_kyber_r1_avx2_montmul(x_15, f_15, fqinv_15);
-    const __m256i x_32 = _mm256_add_epi16(x_16, x_24);
-    const __m256i d_0 = _mm256_sub_epi16(x_16, x_24);
-    const __m256i x_33 = nttgen_kyber_r1_avx2_montmul(d_0, zeta_0, zetaqinv_0);
-    const __m256i x_34 = _mm256_add_epi16(x_17, x_25);
-    const __m256i d_1 = _mm256_sub_epi16(x_17, x_25);
-    const __m256i x_35 = nttgen_kyber_r1_avx2_montmul(d_1, zeta_1, zetaqinv_1);
-    const __m256i x_36 = _mm256_add_epi16(x_18, x_26);
-    const __m256i d_2 = _mm256_sub_epi16(x_18, x_26);
-    const __m256i x_37 = nttgen_kyber_r1_avx2_montmul(d_2, zeta_2, zetaqinv_2);
-    const __m256i x_38 = _mm256_add_epi16(x_19, x_27);
-    const __m256i d_3 = _mm256_sub_epi16(x_19, x_27);
-    const __m256i x_39 = nttgen_kyber_r1_avx2_montmul(d_3, zeta_3, zetaqinv_3);
-    const __m256i x_40 = _mm256_add_epi16(x_20, x_28);
-    const __m256i d_4 = _mm256_sub_epi16(x_20, x_28);
-    const __m256i x_41 = nttgen_kyber_r1_avx2_montmul(d_4, zeta_4, zetaqinv_4);
-    const __m256i x_42 = _mm256_add_epi16(x_21, x_29);
-    const __m256i d_5 = _mm256_sub_epi16(x_21, x_29);
-    const __m256i x_43 = nttgen_kyber_r1_avx2_montmul(d_5, zeta_5, zetaqinv_5);
-    const __m256i x_44 = _mm256_add_epi16(x_22, x_30);
-    const __m256i d_6 = _mm256_sub_epi16(x_22, x_30);
-    const __m256i x_45 = nttgen_kyber_r1_avx2_montmul(d_6, zeta_6, zetaqinv_6);
-    const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
-    const __m256i d_7 = _mm256_sub_epi16(x_23, x_31);
-    const __m256i x_47 = nttgen_kyber_r1_avx2_montmul(d_7, zeta_7, zetaqinv_7);
-    const __m256i x_48 = nttgen_kyber_r1_avx2_ilv16_lo(x_32, x_33);
-    const __m256i x_49 = nttgen_kyber_r1_avx2_ilv16_hi(x_32, x_33);
-    const __m256i x_50 = nttgen_kyber_r1_avx2_ilv16_lo(x_34, x_35);
-    const __m256i x_51 = nttgen_kyber_r1_avx2_ilv16_hi(x_34, x_35);
-    const __m256i x_52 = nttgen_kyber_r1_avx2_ilv16_lo(x_36, x_37);
-    const __m256i x_53 = nttgen_kyber_r1_avx2_ilv16_hi(x_36, x_37);
-    const __m256i x_54 = nttgen_kyber_r1_avx2_ilv16_lo(x_38, x_39);
-    const __m256i x_55 = nttgen_kyber_r1_avx2_ilv16_hi(x_38, x_39);
-    const __m256i x_56 = nttgen_kyber_r1_avx2_ilv16_lo(x_40, x_41);
-    const __m256i x_57 = nttgen_kyber_r1_avx2_ilv16_hi(x_40, x_41);
-    const __m256i x_58 = nttgen_kyber_r1_avx2_ilv16_lo(x_42, x_43);
-    const __m256i x_59 = nttgen_kyber_r1_avx2_ilv16_hi(x_42, x_43);
-    const __m256i x_60 = nttgen_kyber_r1_avx2_ilv16_lo(x_44, x_45);
-    const __m256i x_61 = nttgen_kyber_r1_avx2_ilv16_hi(x_44, x_45);
-    const __m256i x_62 = nttgen_kyber_r1_avx2_ilv16_lo(x_46, x_47);
-    const __m256i x_63 = nttgen_kyber_r1_avx2_ilv16_hi(x_46, x_47);
-    const __m256i x_64 = _mm256_add_epi16(x_48, x_56);
-    const __m256i d_8 = _mm256_sub_epi16(x_48, x_56);
-    const __m256i x_65 = nttgen_kyber_r1_avx2_montmul(d_8, zeta_8, zetaqinv_8);
-    const __m256i x_66 = _mm256_add_epi16(x_50, x_58);
-    const __m256i d_9 = _mm256_sub_epi16(x_50, x_58);
-    const __m256i x_67 = nttgen_kyber_r1_avx2_montmul(d_9, zeta_9, zetaqinv_9);
-    const __m256i x_68 = _mm256_add_epi16(x_52, x_60);
-    const __m256i d_10 = _mm256_sub_epi16(x_52, x_60);
-    const __m256i x_69 = nttgen_kyber_r1_avx2_montmul(d_10, zeta_10, zetaqinv_10);
-    const __m256i x_70 = _mm256_add_epi16(x_54, x_62);
-    const __m256i d_11 = _mm256_sub_epi16(x_54, x_62);
-    const __m256i x_71 = nttgen_kyber_r1_avx2_montmul(d_11, zeta_11, zetaqinv_11);
-    const __m256i x_72 = _mm256_add_epi16(x_49, x_57);
-    const __m256i d_12 = _mm256_sub_epi16(x_49, x_57);
-    const __m256i x_73 = nttgen_kyber_r1_avx2_montmul(d_12, zeta_12, zetaqinv_12);
-    const __m256i x_74 = _mm256_add_epi16(x_51, x_59);
-    const __m256i d_13 = _mm256_sub_epi16(x_51, x_59);
-    const __m256i x_75 = nttgen_kyber_r1_avx2_montmul(d_13, zeta_13, zetaqinv_13);
-    const __m256i x_76 = _mm256_add_epi16(x_53, x_61);
-    const __m256i d_14 = _mm256_sub_epi16(x_53, x_61);
-    const __m256i x_77 = nttgen_kyber_r1_avx2_montmul(d_14, zeta_14, zetaqinv_14);
-    const __m256i x_78 = _mm256_add_epi16(x_55, x_63);
-    const __m256i d_15 = _mm256_sub_epi16(x_55, x_63);
-    const __m256i x_79 = nttgen_kyber_r1_avx2_montmul(d_15, zeta_15, zetaqinv_15);
-    const __m256i x_80 = nttgen_kyber_r1_avx2_ilv32_lo(x_64, x_65);
-    const __m256i x_81 = nttgen_kyber_r1_avx2_ilv32_hi(x_64, x_65);
-    const __m256i x_82 = nttgen_kyber_r1_avx2_ilv32_lo(x_66, x_67);
-    const __m256i x_83 = nttgen_kyber_r1_avx2_ilv32_hi(x_66, x_67);
-    const __m256i x_84 = nttgen_kyber_r1_avx2_ilv32_lo(x_68, x_69);
-    const __m256i x_85 = nttgen_kyber_r1_avx2_ilv32_hi(x_68, x_69);
-    const __m256i x_86 = nttgen_kyber_r1_avx2_ilv32_lo(x_70, x_71);
-    const __m256i x_87 = nttgen_kyber_r1_avx2_ilv32_hi(x_70, x_71);
-    const __m256i x_88 = nttgen_kyber_r1_avx2_ilv32_lo(x_72, x_73);
-    const __m256i x_89 = nttgen_kyber_r1_avx2_ilv32_hi(x_72, x_73);
-    const __m256i x_90 = nttgen_kyber_r1_avx2_ilv32_lo(x_74, x_75);
-    const __m256i x_91 = nttgen_kyber_r1_avx2_ilv32_hi(x_74, x_75);
-    const __m256i x_92 = nttgen_kyber_r1_avx2_ilv32_lo(x_76, x_77);
-    const __m256i x_93 = nttgen_kyber_r1_avx2_ilv32_hi(x_76, x_77);
-    const __m256i x_94 = nttgen_kyber_r1_avx2_ilv32_lo(x_78, x_79);
-    const __m256i x_95 = nttgen_kyber_r1_avx2_ilv32_hi(x_78, x_79);
-    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_80);
-    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_84);
-    const __m256i x_96 = _mm256_add_epi16(red_0, red_1);
-    const __m256i d_16 = _mm256_sub_epi16(red_0, red_1);
-    const __m256i x_97 = nttgen_kyber_r1_avx2_montmul(d_16, zeta_16, zetaqinv_16);
-    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_82);
-    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_86);
-    const __m256i x_98 = _mm256_add_epi16(red_2, red_3);
-    const __m256i d_17 = _mm256_sub_epi16(red_2, red_3);
-    const __m256i x_99 = nttgen_kyber_r1_avx2_montmul(d_17, zeta_17, zetaqinv_17);
-    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_81);
-    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_85);
-    const __m256i x_100 = _mm256_add_epi16(red_4, red_5);
-    const __m256i d_18 = _mm256_sub_epi16(red_4, red_5);
-    const __m256i x_101 = nttgen_kyber_r1_avx2_montmul(d_18, zeta_18, zetaqinv_18);
-    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_83);
-    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_87);
-    const __m256i x_102 = _mm256_add_epi16(red_6, red_7);
-    const __m256i d_19 = _mm256_sub_epi16(red_6, red_7);
-    const __m256i x_103 = nttgen_kyber_r1_avx2_montmul(d_19, zeta_19, zetaqinv_19);
-    const __m256i red_8 = nttgen_kyber_r1_avx2_barrett(x_88);
-    const __m256i red_9 = nttgen_kyber_r1_avx2_barrett(x_92);
-    const __m256i x_104 = _mm256_add_epi16(red_8, red_9);
-    const __m256i d_20 = _mm256_sub_epi16(red_8, red_9);
-    const __m256i x_105 = nttgen_kyber_r1_avx2_montmul(d_20, zeta_20, zetaqinv_20);
-    const __m256i red_10 = nttgen_kyber_r1_avx2_barrett(x_90);
-    const __m256i red_11 = nttgen_kyber_r1_avx2_barrett(x_94);
-    const __m256i x_106 = _mm256_add_epi16(red_10, red_11);
-    const __m256i d_21 = _mm256_sub_epi16(red_10, red_11);
-    const __m256i x_107 = nttgen_kyber_r1_avx2_montmul(d_21, zeta_21, zetaqinv_21);
-    const __m256i red_12 = nttgen_kyber_r1_avx2_barrett(x_89);
-    const __m256i red_13 = nttgen_kyber_r1_avx2_barrett(x_93);
-    const __m256i x_108 = _mm256_add_epi16(red_12, red_13);
-    const __m256i d_22 = _mm256_sub_epi16(red_12, red_13);
-    const __m256i x_109 = nttgen_kyber_r1_avx2_montmul(d_22, zeta_22, zetaqinv_22);
-    const __m256i red_14 = nttgen_kyber_r1_avx2_barrett(x_91);
-    const __m256i red_15 = nttgen_kyber_r1_avx2_barrett(x_95);
-    const __m256i x_110 = _mm256_add_epi16(red_14, red_15);
-    const __m256i d_23 = _mm256_sub_epi16(red_14, red_15);
-    const __m256i x_111 = nttgen_kyber_r1_avx2_montmul(d_23, zeta_23, zetaqinv_23);
-    const __m256i x_112 = _mm256_unpacklo_epi64(x_96, x_97);
-    const __m256i x_113 = _mm256_unpackhi_epi64(x_96, x_97);
-    const __m256i x_114 = _mm256_unpacklo_epi64(x_98, x_99);
-    const __m256i x_115 = _mm256_unpackhi_epi64(x_98, x_99);
-    const __m256i x_116 = _mm256_unpacklo_epi64(x_100, x_101);
-    const __m256i x_117 = _mm256_unpackhi_epi64(x_100, x_101);
-    const __m256i x_118 = _mm256_unpacklo_epi64(x_102, x_103);
-    const __m256i x_119 = _mm256_unpackhi_epi64(x_102, x_103);
-    const __m256i x_120 = _mm256_unpacklo_epi64(x_104, x_105);
-    const __m256i x_121 = _mm256_unpackhi_epi64(x_104, x_105);
-    const __m256i x_122 = _mm256_unpacklo_epi64(x_106, x_107);
-    const __m256i x_123 = _mm256_unpackhi_epi64(x_106, x_107);
-    const __m256i x_124 = _mm256_unpacklo_epi64(x_108, x_109);
-    const __m256i x_125 = _mm256_unpackhi_epi64(x_108, x_109);
-    const __m256i x_126 = _mm256_unpacklo_epi64(x_110, x_111);
-    const __m256i x_127 = _mm256_unpackhi_epi64(x_110, x_111);
-    const __m256i x_128 = _mm256_add_epi16(x_112, x_114);
-    const __m256i d_24 = _mm256_sub_epi16(x_112, x_114);
-    const __m256i x_129 = nttgen_kyber_r1_avx2_montmul(d_24, zeta_24, zetaqinv_24);
-    const __m256i x_130 = _mm256_add_epi16(x_113, x_115);
-    const __m256i d_25 = _mm256_sub_epi16(x_113, x_115);
-    const __m256i x_131 = nttgen_kyber_r1_avx2_montmul(d_25, zeta_25, zetaqinv_25);
-    const __m256i x_132 = _mm256_add_epi16(x_116, x_118);
-    const __m256i d_26 = _mm256_sub_epi16(x_116, x_118);
-    const __m256i x_133 = nttgen_kyber_r1_avx2_montmul(d_26, zeta_26, zetaqinv_26);
-    const __m256i x_134 = _mm256_add_epi16(x_117, x_119);
-    const __m256i d_27 = _mm256_sub_epi16(x_117, x_119);
-    const __m256i x_135 = nttgen_kyber_r1_avx2_montmul(d_27, zeta_27, zetaqinv_27);
-    const __m256i x_136 = _mm256_add_epi16(x_120, x_122);
-    const __m256i d_28 = _mm256_sub_epi16(x_120, x_122);
-    const __m256i x_137 = nttgen_kyber_r1_avx2_montmul(d_28, zeta_28, zetaqinv_28);
-    const __m256i x_138 = _mm256_add_epi16(x_121, x_123);
-    const __m256i d_29 = _mm256_sub_epi16(x_121, x_123);
-    const __m256i x_139 = nttgen_kyber_r1_avx2_montmul(d_29, zeta_29, zetaqinv_29);
-    const __m256i x_140 = _mm256_add_epi16(x_124, x_126);
-    const __m256i d_30 = _mm256_sub_epi16(x_124, x_126);
-    const __m256i x_141 = nttgen_kyber_r1_avx2_montmul(d_30, zeta_30, zetaqinv_30);
-    const __m256i x_142 = _mm256_add_epi16(x_125, x_127);
-    const __m256i d_31 = _mm256_sub_epi16(x_125, x_127);
-    const __m256i x_143 = nttgen_kyber_r1_avx2_montmul(d_31, zeta_31, zetaqinv_31);
-    const __m256i x_144 = _mm256_permute2x128_si256(x_128, x_129, 32);
-    const __m256i x_145 = _mm256_permute2x128_si256(x_128, x_129, 49);
-    const __m256i x_146 = _mm256_permute2x128_si256(x_130, x_131, 32);
-    const __m256i x_147 = _mm256_permute2x128_si256(x_130, x_131, 49);
-    const __m256i x_148 = _mm256_permute2x128_si256(x_132, x_133, 32);
-    const __m256i x_149 = _mm256_permute2x128_si256(x_132, x_133, 49);
-    const __m256i x_150 = _mm256_permute2x128_si256(x_134, x_135, 32);
-    const __m256i x_151 = _mm256_permute2x128_si256(x_134, x_135, 49);
-    const __m256i x_152 = _mm256_permute2x128_si256(x_136, x_137, 32);
-    const __m256i x_153 = _mm256_permute2x128_si256(x_136, x_137, 49);
-    const __m256i x_154 = _mm256_permute2x128_si256(x_138, x_139, 32);
-    const __m256i x_155 = _mm256_permute2x128_si256(x_138, x_139, 49);
-    const __m256i x_156 = _mm256_permute2x128_si256(x_140, x_141, 32);
-    const __m256i x_157 = _mm256_permute2x128_si256(x_140, x_141, 49);
-    const __m256i x_158 = _mm256_permute2x128_si256(x_142, x_143, 32);
-    const __m256i x_159 = _mm256_permute2x128_si256(x_142, x_143, 49);
-    const __m256i x_160 = _mm256_add_epi16(x_144, x_152);
-    const __m256i d_32 = _mm256_sub_epi16(x_144, x_152);
-    const __m256i x_161 = nttgen_kyber_r1_avx2_montmul(d_32, zeta_32, zetaqinv_32);
-    const __m256i x_162 = _mm256_add_epi16(x_145, x_153);
-    const __m256i d_33 = _mm256_sub_epi16(x_145, x_153);
-    const __m256i x_163 = nttgen_kyber_r1_avx2_montmul(d_33, zeta_33, zetaqinv_33);
-    const __m256i x_164 = _mm256_add_epi16(x_146, x_154);
-    const __m256i d_34 = _mm256_sub_epi16(x_146, x_154);
-    const __m256i x_165 = nttgen_kyber_r1_avx2_montmul(d_34, zeta_34, zetaqinv_34);
-    const __m256i x_166 = _mm256_add_epi16(x_147, x_155);
-    const __m256i d_35 = _mm256_sub_epi16(x_147, x_155);
-    const __m256i x_167 = nttgen_kyber_r1_avx2_montmul(d_35, zeta_35, zetaqinv_35);
-    const __m256i x_168 = _mm256_add_epi16(x_148, x_156);
-    const __m256i d_36 = _mm256_sub_epi16(x_148, x_156);
-    const __m256i x_169 = nttgen_kyber_r1_avx2_montmul(d_36, zeta_36, zetaqinv_36);
-    const __m256i x_170 = _mm256_add_epi16(x_149, x_157);
-    const __m256i d_37 = _mm256_sub_epi16(x_149, x_157);
-    const __m256i x_171 = nttgen_kyber_r1_avx2_montmul(d_37, zeta_37, zetaqinv_37);
-    const __m256i x_172 = _mm256_add_epi16(x_150, x_158);
-    const __m256i d_38 = _mm256_sub_epi16(x_150, x_158);
-    const __m256i x_173 = nttgen_kyber_r1_avx2_montmul(d_38, zeta_38, zetaqinv_38);
-    const __m256i x_174 = _mm256_add_epi16(x_151, x_159);
-    const __m256i d_39 = _mm256_sub_epi16(x_151, x_159);
-    const __m256i x_175 = nttgen_kyber_r1_avx2_montmul(d_39, zeta_39, zetaqinv_39);
-    const __m256i red_16 = nttgen_kyber_r1_avx2_barrett(x_160);
-    const __m256i red_17 = nttgen_kyber_r1_avx2_barrett(x_168);
-    const __m256i x_176 = _mm256_add_epi16(red_16, red_17);
-    const __m256i d_40 = _mm256_sub_epi16(red_16, red_17);
-    const __m256i x_177 = nttgen_kyber_r1_avx2_montmul(d_40, zeta_40, zetaqinv_40);
-    const __m256i red_18 = nttgen_kyber_r1_avx2_barrett(x_162);
-    const __m256i red_19 = nttgen_kyber_r1_avx2_barrett(x_170);
-    const __m256i x_178 = _mm256_add_epi16(red_18, red_19);
-    const __m256i d_41 = _mm256_sub_epi16(red_18, red_19);
-    const __m256i x_179 = nttgen_kyber_r1_avx2_montmul(d_41, zeta_41, zetaqinv_41);
-    const __m256i red_20 = nttgen_kyber_r1_avx2_barrett(x_164);
-    const __m256i red_21 = nttgen_kyber_r1_avx2_barrett(x_172);
-    const __m256i x_180 = _mm256_add_epi16(red_20, red_21);
-    const __m256i d_42 = _mm256_sub_epi16(red_20, red_21);
-    const __m256i x_181 = nttgen_kyber_r1_avx2_montmul(d_42, zeta_42, zetaqinv_42);
-    const __m256i red_22 = nttgen_kyber_r1_avx2_barrett(x_166);
-    const __m256i red_23 = nttgen_kyber_r1_avx2_barrett(x_174);
-    const __m256i x_182 = _mm256_add_epi16(red_22, red_23);
-    const __m256i d_43 = _mm256_sub_epi16(red_22, red_23);
-    const __m256i x_183 = nttgen_kyber_r1_avx2_montmul(d_43, zeta_43, zetaqinv_43);
-    const __m256i x_184 = _mm256_add_epi16(x_161, x_169);
-    const __m256i d_44 = _mm256_sub_epi16(x_161, x_169);
-    const __m256i x_185 = nttgen_kyber_r1_avx2_montmul(d_44, zeta_40, zetaqinv_40);
-    const __m256i x_186 = _mm256_add_epi16(x_163, x_171);
-    const __m256i d_45 = _mm256_sub_epi16(x_163, x_171);
-    const __m256i x_187 = nttgen_kyber_r1_avx2_montmul(d_45, zeta_41, zetaqinv_41);
-    const __m256i x_188 = _mm256_add_epi16(x_165, x_173);
-    const __m256i d_46 = _mm256_sub_epi16(x_165, x_173);
-    const __m256i x_189 = nttgen_kyber_r1_avx2_montmul(d_46, zeta_42, zetaqinv_42);
-    const __m256i x_190 = _mm256_add_epi16(x_167, x_175);
-    const __m256i d_47 = _mm256_sub_epi16(x_167, x_175);
-    const __m256i x_191 = nttgen_kyber_r1_avx2_montmul(d_47, zeta_43, zetaqinv_43);
-    const __m256i x_192 = _mm256_add_epi16(x_176, x_180);
-    const __m256i d_48 = _mm256_sub_epi16(x_176, x_180);
-    const __m256i x_193 = nttgen_kyber_r1_avx2_montmul(d_48, zeta_44, zetaqinv_44);
-    const __m256i x_194 = _mm256_add_epi16(x_178, x_182);
-    const __m256i d_49 = _mm256_sub_epi16(x_178, x_182);
-    const __m256i x_195 = nttgen_kyber_r1_avx2_montmul(d_49, zeta_45, zetaqinv_45);
-    const __m256i x_196 = _mm256_add_epi16(x_177, x_181);
-    const __m256i d_50 = _mm256_sub_epi16(x_177, x_181);
-    const __m256i x_197 = nttgen_kyber_r1_avx2_montmul(d_50, zeta_44, zetaqinv_44);
-    const __m256i x_198 = _mm256_add_epi16(x_179, x_183);
-    const __m256i d_51 = _mm256_sub_epi16(x_179, x_183);
-    const __m256i x_199 = nttgen_kyber_r1_avx2_montmul(d_51, zeta_45, zetaqinv_45);
-    const __m256i x_200 = _mm256_add_epi16(x_184, x_188);
-    const __m256i d_52 = _mm256_sub_epi16(x_184, x_188);
-    const __m256i x_201 = nttgen_kyber_r1_avx2_montmul(d_52, zeta_44, zetaqinv_44);
-    const __m256i x_202 = _mm256_add_epi16(x_186, x_190);
-    const __m256i d_53 = _mm256_sub_epi16(x_186, x_190);
-    const __m256i x_203 = nttgen_kyber_r1_avx2_montmul(d_53, zeta_45, zetaqinv_45);
-    const __m256i x_204 = _mm256_add_epi16(x_185, x_189);
-    const __m256i d_54 = _mm256_sub_epi16(x_185, x_189);
-    const __m256i x_205 = nttgen_kyber_r1_avx2_montmul(d_54, zeta_44, zetaqinv_44);
-    const __m256i x_206 = _mm256_add_epi16(x_187, x_191);
-    const __m256i d_55 = _mm256_sub_epi16(x_187, x_191);
-    const __m256i x_207 = nttgen_kyber_r1_avx2_montmul(d_55, zeta_45, zetaqinv_45);
-    _mm256_storeu_si256((__m256i *)&a[0], x_192);
-    _mm256_storeu_si256((__m256i *)&a[128], x_194);
-    _mm256_storeu_si256((__m256i *)&a[64], x_193);
-    _mm256_storeu_si256((__m256i *)&a[192], x_195);
-    _mm256_storeu_si256((__m256i *)&a[32], x_196);
-    _mm256_storeu_si256((__m256i *)&a[160], x_198);
-    _mm256_storeu_si256((__m256i *)&a[96], x_197);
-    _mm256_storeu_si256((__m256i *)&a[224], x_199);
-    _mm256_storeu_si256((__m256i *)&a[16], x_200);
-    _mm256_storeu_si256((__m256i *)&a[144], x_202);
-    _mm256_storeu_si256((__m256i *)&a[80], x_201);
-    _mm256_storeu_si256((__m256i *)&a[208], x_203);
-    _mm256_storeu_si256((__m256i *)&a[48], x_204);
-    _mm256_storeu_si256((__m256i *)&a[176], x_206);
-    _mm256_storeu_si256((__m256i *)&a[112], x_205);
-    _mm256_storeu_si256((__m256i *)&a[240], x_207);
+    const __m256i x_16 = _mm256_add_epi16(x_0, x_8);
+    const __m256i x_17 = _mm256_sub_epi16(x_0, x_8);
+    const __m256i x_18 = _mm256_add_epi16(x_1, x_9);
+    const __m256i x_19 = _mm256_sub_epi16(x_1, x_9);
+    const __m256i x_20 = _mm256_add_epi16(x_2, x_10);
+    const __m256i x_21 = _mm256_sub_epi16(x_2, x_10);
+    const __m256i x_22 = _mm256_add_epi16(x_3, x_11);
+    const __m256i x_23 = _mm256_sub_epi16(x_3, x_11);
+    const __m256i x_24 = _mm256_add_epi16(x_4, x_12);
+    const __m256i x_25 = _mm256_sub_epi16(x_4, x_12);
+    const __m256i x_26 = _mm256_add_epi16(x_5, x_13);
+    const __m256i x_27 = _mm256_sub_epi16(x_5, x_13);
+    const __m256i x_28 = _mm256_add_epi16(x_6, x_14);
+    const __m256i x_29 = _mm256_sub_epi16(x_6, x_14);
+    const __m256i x_30 = _mm256_add_epi16(x_7, x_15);
+    const __m256i x_31 = _mm256_sub_epi16(x_7, x_15);
+    const __m256i x_32 = nttgen_kyber_r1_avx2_ilv16_lo(x_16, x_17);
+    const __m256i x_33 = nttgen_kyber_r1_avx2_ilv16_hi(x_16, x_17);
+    const __m256i x_34 = nttgen_kyber_r1_avx2_ilv16_lo(x_18, x_19);
+    const __m256i x_35 = nttgen_kyber_r1_avx2_ilv16_hi(x_18, x_19);
+    const __m256i x_36 = nttgen_kyber_r1_avx2_ilv16_lo(x_20, x_21);
+    const __m256i x_37 = nttgen_kyber_r1_avx2_ilv16_hi(x_20, x_21);
+    const __m256i x_38 = nttgen_kyber_r1_avx2_ilv16_lo(x_22, x_23);
+    const __m256i x_39 = nttgen_kyber_r1_avx2_ilv16_hi(x_22, x_23);
+    const __m256i x_40 = nttgen_kyber_r1_avx2_ilv16_lo(x_24, x_25);
+    const __m256i x_41 = nttgen_kyber_r1_avx2_ilv16_hi(x_24, x_25);
+    const __m256i x_42 = nttgen_kyber_r1_avx2_ilv16_lo(x_26, x_27);
+    const __m256i x_43 = nttgen_kyber_r1_avx2_ilv16_hi(x_26, x_27);
+    const __m256i x_44 = nttgen_kyber_r1_avx2_ilv16_lo(x_28, x_29);
+    const __m256i x_45 = nttgen_kyber_r1_avx2_ilv16_hi(x_28, x_29);
+    const __m256i x_46 = nttgen_kyber_r1_avx2_ilv16_lo(x_30, x_31);
+    const __m256i x_47 = nttgen_kyber_r1_avx2_ilv16_hi(x_30, x_31);
+    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_40, zeta_0, zetaqinv_0);
+    const __m256i x_48 = _mm256_add_epi16(x_32, t_0);
+    const __m256i x_49 = _mm256_sub_epi16(x_32, t_0);
+    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_42, zeta_0, zetaqinv_0);
+    const __m256i x_50 = _mm256_add_epi16(x_34, t_1);
+    const __m256i x_51 = _mm256_sub_epi16(x_34, t_1);
+    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_44, zeta_0, zetaqinv_0);
+    const __m256i x_52 = _mm256_add_epi16(x_36, t_2);
+    const __m256i x_53 = _mm256_sub_epi16(x_36, t_2);
+    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_0, zetaqinv_0);
+    const __m256i x_54 = _mm256_add_epi16(x_38, t_3);
+    const __m256i x_55 = _mm256_sub_epi16(x_38, t_3);
+    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_41, zeta_0, zetaqinv_0);
+    const __m256i x_56 = _mm256_add_epi16(x_33, t_4);
+    const __m256i x_57 = _mm256_sub_epi16(x_33, t_4);
+    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_43, zeta_0, zetaqinv_0);
+    const __m256i x_58 = _mm256_add_epi16(x_35, t_5);
+    const __m256i x_59 = _mm256_sub_epi16(x_35, t_5);
+    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_45, zeta_0, zetaqinv_0);
+    const __m256i x_60 = _mm256_add_epi16(x_37, t_6);
+    const __m256i x_61 = _mm256_sub_epi16(x_37, t_6);
+    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_0, zetaqinv_0);
+    const __m256i x_62 = _mm256_add_epi16(x_39, t_7);
+    const __m256i x_63 = _mm256_sub_epi16(x_39, t_7);
+    const __m256i x_64 = nttgen_kyber_r1_avx2_ilv32_lo(x_48, x_49);
+    const __m256i x_65 = nttgen_kyber_r1_avx2_ilv32_hi(x_48, x_49);
+    const __m256i x_66 = nttgen_kyber_r1_avx2_ilv32_lo(x_50, x_51);
+    const __m256i x_67 = nttgen_kyber_r1_avx2_ilv32_hi(x_50, x_51);
+    const __m256i x_68 = nttgen_kyber_r1_avx2_ilv32_lo(x_52, x_53);
+    const __m256i x_69 = nttgen_kyber_r1_avx2_ilv32_hi(x_52, x_53);
+    const __m256i x_70 = nttgen_kyber_r1_avx2_ilv32_lo(x_54, x_55);
+    const __m256i x_71 = nttgen_kyber_r1_avx2_ilv32_hi(x_54, x_55);
+    const __m256i x_72 = nttgen_kyber_r1_avx2_ilv32_lo(x_56, x_57);
+    const __m256i x_73 = nttgen_kyber_r1_avx2_ilv32_hi(x_56, x_57);
+    const __m256i x_74 = nttgen_kyber_r1_avx2_ilv32_lo(x_58, x_59);
+    const __m256i x_75 = nttgen_kyber_r1_avx2_ilv32_hi(x_58, x_59);
+    const __m256i x_76 = nttgen_kyber_r1_avx2_ilv32_lo(x_60, x_61);
+    const __m256i x_77 = nttgen_kyber_r1_avx2_ilv32_hi(x_60, x_61);
+    const __m256i x_78 = nttgen_kyber_r1_avx2_ilv32_lo(x_62, x_63);
+    const __m256i x_79 = nttgen_kyber_r1_avx2_ilv32_hi(x_62, x_63);
+    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_68, zeta_1, zetaqinv_1);
+    const __m256i x_80 = _mm256_add_epi16(x_64, t_8);
+    const __m256i x_81 = _mm256_sub_epi16(x_64, t_8);
+    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_70, zeta_1, zetaqinv_1);
+    const __m256i x_82 = _mm256_add_epi16(x_66, t_9);
+    const __m256i x_83 = _mm256_sub_epi16(x_66, t_9);
+    const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(x_69, zeta_1, zetaqinv_1);
+    const __m256i x_84 = _mm256_add_epi16(x_65, t_10);
+    const __m256i x_85 = _mm256_sub_epi16(x_65, t_10);
+    const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_71, zeta_1, zetaqinv_1);
+    const __m256i x_86 = _mm256_add_epi16(x_67, t_11);
+    const __m256i x_87 = _mm256_sub_epi16(x_67, t_11);
+    const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_76, zeta_1, zetaqinv_1);
+    const __m256i x_88 = _mm256_add_epi16(x_72, t_12);
+    const __m256i x_89 = _mm256_sub_epi16(x_72, t_12);
+    const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_78, zeta_1, zetaqinv_1);
+    const __m256i x_90 = _mm256_add_epi16(x_74, t_13);
+    const __m256i x_91 = _mm256_sub_epi16(x_74, t_13);
+    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_77, zeta_1, zetaqinv_1);
+    const __m256i x_92 = _mm256_add_epi16(x_73, t_14);
+    const __m256i x_93 = _mm256_sub_epi16(x_73, t_14);
+    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_79, zeta_1, zetaqinv_1);
+    const __m256i x_94 = _mm256_add_epi16(x_75, t_15);
+    const __m256i x_95 = _mm256_sub_epi16(x_75, t_15);
+    const __m256i x_96 = _mm256_unpacklo_epi64(x_80, x_81);
+    const __m256i x_97 = _mm256_unpackhi_epi64(x_80, x_81);
+    const __m256i x_98 = _mm256_unpacklo_epi64(x_82, x_83);
+    const __m256i x_99 = _mm256_unpackhi_epi64(x_82, x_83);
+    const __m256i x_100 = _mm256_unpacklo_epi64(x_84, x_85);
+    const __m256i x_101 = _mm256_unpackhi_epi64(x_84, x_85);
+    const __m256i x_102 = _mm256_unpacklo_epi64(x_86, x_87);
+    const __m256i x_103 = _mm256_unpackhi_epi64(x_86, x_87);
+    const __m256i x_104 = _mm256_unpacklo_epi64(x_88, x_89);
+    const __m256i x_105 = _mm256_unpackhi_epi64(x_88, x_89);
+    const __m256i x_106 = _mm256_unpacklo_epi64(x_90, x_91);
+    const __m256i x_107 = _mm256_unpackhi_epi64(x_90, x_91);
+    const __m256i x_108 = _mm256_unpacklo_epi64(x_92, x_93);
+    const __m256i x_109 = _mm256_unpackhi_epi64(x_92, x_93);
+    const __m256i x_110 = _mm256_unpacklo_epi64(x_94, x_95);
+    const __m256i x_111 = _mm256_unpackhi_epi64(x_94, x_95);
+    const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_98, zeta_2, zetaqinv_2);
+    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_96);
+    const __m256i x_112 = _mm256_add_epi16(red_0, t_16);
+    const __m256i x_113 = _mm256_sub_epi16(red_0, t_16);
+    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_99, zeta_2, zetaqinv_2);
+    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_97);
+    const __m256i x_114 = _mm256_add_epi16(red_1, t_17);
+    const __m256i x_115 = _mm256_sub_epi16(red_1, t_17);
+    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_102, zeta_2, zetaqinv_2);
+    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_100);
+    const __m256i x_116 = _mm256_add_epi16(red_2, t_18);
+    const __m256i x_117 = _mm256_sub_epi16(red_2, t_18);
+    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_103, zeta_2, zetaqinv_2);
+    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_101);
+    const __m256i x_118 = _mm256_add_epi16(red_3, t_19);
+    const __m256i x_119 = _mm256_sub_epi16(red_3, t_19);
+    const __m256i t_20 = nttgen_kyber_r1_avx2_montmul(x_106, zeta_2, zetaqinv_2);
+    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_104);
+    const __m256i x_120 = _mm256_add_epi16(red_4, t_20);
+    const __m256i x_121 = _mm256_sub_epi16(red_4, t_20);
+    const __m256i t_21 = nttgen_kyber_r1_avx2_montmul(x_107, zeta_2, zetaqinv_2);
+    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_105);
+    const __m256i x_122 = _mm256_add_epi16(red_5, t_21);
+    const __m256i x_123 = _mm256_sub_epi16(red_5, t_21);
+    const __m256i t_22 = nttgen_kyber_r1_avx2_montmul(x_110, zeta_2, zetaqinv_2);
+    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_108);
+    const __m256i x_124 = _mm256_add_epi16(red_6, t_22);
+    const __m256i x_125 = _mm256_sub_epi16(red_6, t_22);
+    const __m256i t_23 = nttgen_kyber_r1_avx2_montmul(x_111, zeta_2, zetaqinv_2);
+    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_109);
+    const __m256i x_126 = _mm256_add_epi16(red_7, t_23);
+    const __m256i x_127 = _mm256_sub_epi16(red_7, t_23);
+    const __m256i x_128 = _mm256_permute2x128_si256(x_112, x_113, 32);
+    const __m256i x_129 = _mm256_permute2x128_si256(x_112, x_113, 49);
+    const __m256i x_130 = _mm256_permute2x128_si256(x_114, x_115, 32);
+    const __m256i x_131 = _mm256_permute2x128_si256(x_114, x_115, 49);
+    const __m256i x_132 = _mm256_permute2x128_si256(x_116, x_117, 32);
+    const __m256i x_133 = _mm256_permute2x128_si256(x_116, x_117, 49);
+    const __m256i x_134 = _mm256_permute2x128_si256(x_118, x_119, 32);
+    const __m256i x_135 = _mm256_permute2x128_si256(x_118, x_119, 49);
+    const __m256i x_136 = _mm256_permute2x128_si256(x_120, x_121, 32);
+    const __m256i x_137 = _mm256_permute2x128_si256(x_120, x_121, 49);
+    const __m256i x_138 = _mm256_permute2x128_si256(x_122, x_123, 32);
+    const __m256i x_139 = _mm256_permute2x128_si256(x_122, x_123, 49);
+    const __m256i x_140 = _mm256_permute2x128_si256(x_124, x_125, 32);
+    const __m256i x_141 = _mm256_permute2x128_si256(x_124, x_125, 49);
+    const __m256i x_142 = _mm256_permute2x128_si256(x_126, x_127, 32);
+    const __m256i x_143 = _mm256_permute2x128_si256(x_126, x_127, 49);
+    const __m256i t_24 = nttgen_kyber_r1_avx2_montmul(x_136, zeta_3, zetaqinv_3);
+    const __m256i x_144 = _mm256_add_epi16(x_128, t_24);
+    const __m256i x_145 = _mm256_sub_epi16(x_128, t_24);
+    const __m256i t_25 = nttgen_kyber_r1_avx2_montmul(x_137, zeta_3, zetaqinv_3);
+    const __m256i x_146 = _mm256_add_epi16(x_129, t_25);
+    const __m256i x_147 = _mm256_sub_epi16(x_129, t_25);
+    const __m256i t_26 = nttgen_kyber_r1_avx2_montmul(x_138, zeta_3, zetaqinv_3);
+    const __m256i x_148 = _mm256_add_epi16(x_130, t_26);
+    const __m256i x_149 = _mm256_sub_epi16(x_130, t_26);
+    const __m256i t_27 = nttgen_kyber_r1_avx2_montmul(x_139, zeta_3, zetaqinv_3);
+    const __m256i x_150 = _mm256_add_epi16(x_131, t_27);
+    const __m256i x_151 = _mm256_sub_epi16(x_131, t_27);
+    const __m256i t_28 = nttgen_kyber_r1_avx2_montmul(x_140, zeta_3, zetaqinv_3);
+    const __m256i x_152 = _mm256_add_epi16(x_132, t_28);
+    const __m256i x_153 = _mm256_sub_epi16(x_132, t_28);
+    const __m256i t_29 = nttgen_kyber_r1_avx2_montmul(x_141, zeta_3, zetaqinv_3);
+    const __m256i x_154 = _mm256_add_epi16(x_133, t_29);
+    const __m256i x_155 = _mm256_sub_epi16(x_133, t_29);
+    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_142, zeta_3, zetaqinv_3);
+    const __m256i x_156 = _mm256_add_epi16(x_134, t_30);
+    const __m256i x_157 = _mm256_sub_epi16(x_134, t_30);
+    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_143, zeta_3, zetaqinv_3);
+    const __m256i x_158 = _mm256_add_epi16(x_135, t_31);
+    const __m256i x_159 = _mm256_sub_epi16(x_135, t_31);
+    const __m256i t_32 = nttgen_kyber_r1_avx2_montmul(x_152, zeta_4, zetaqinv_4);
+    const __m256i x_160 = _mm256_add_epi16(x_144, t_32);
+    const __m256i x_161 = _mm256_sub_epi16(x_144, t_32);
+    const __m256i t_33 = nttgen_kyber_r1_avx2_montmul(x_154, zeta_4, zetaqinv_4);
+    const __m256i x_162 = _mm256_add_epi16(x_146, t_33);
+    const __m256i x_163 = _mm256_sub_epi16(x_146, t_33);
+    const __m256i t_34 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_4, zetaqinv_4);
+    const __m256i x_164 = _mm256_add_epi16(x_148, t_34);
+    const __m256i x_165 = _mm256_sub_epi16(x_148, t_34);
+    const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_158, zeta_4, zetaqinv_4);
+    const __m256i x_166 = _mm256_add_epi16(x_150, t_35);
+    const __m256i x_167 = _mm256_sub_epi16(x_150, t_35);
+    const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_153, zeta_5, zetaqinv_5);
+    const __m256i x_168 = _mm256_add_epi16(x_145, t_36);
+    const __m256i x_169 = _mm256_sub_epi16(x_145, t_36);
+    const __m256i t_37 = nttgen_kyber_r1_avx2_montmul(x_155, zeta_5, zetaqinv_5);
+    const __m256i x_170 = _mm256_add_epi16(x_147, t_37);
+    const __m256i x_171 = _mm256_sub_epi16(x_147, t_37);
+    const __m256i t_38 = nttgen_kyber_r1_avx2_montmul(x_157, zeta_5, zetaqinv_5);
+    const __m256i x_172 = _mm256_add_epi16(x_149, t_38);
+    const __m256i x_173 = _mm256_sub_epi16(x_149, t_38);
+    const __m256i t_39 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_5, zetaqinv_5);
+    const __m256i x_174 = _mm256_add_epi16(x_151, t_39);
+    const __m256i x_175 = _mm256_sub_epi16(x_151, t_39);
+    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_164, zeta_6, zetaqinv_6);
+    const __m256i x_176 = _mm256_add_epi16(x_160, t_40);
+    const __m256i x_177 = _mm256_sub_epi16(x_160, t_40);
+    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_166, zeta_6, zetaqinv_6);
+    const __m256i x_178 = _mm256_add_epi16(x_162, t_41);
+    const __m256i x_179 = _mm256_sub_epi16(x_162, t_41);
+    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_165, zeta_7, zetaqinv_7);
+    const __m256i x_180 = _mm256_add_epi16(x_161, t_42);
+    const __m256i x_181 = _mm256_sub_epi16(x_161, t_42);
+    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_167, zeta_7, zetaqinv_7);
+    const __m256i x_182 = _mm256_add_epi16(x_163, t_43);
+    const __m256i x_183 = _mm256_sub_epi16(x_163, t_43);
+    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_172, zeta_8, zetaqinv_8);
+    const __m256i x_184 = _mm256_add_epi16(x_168, t_44);
+    const __m256i x_185 = _mm256_sub_epi16(x_168, t_44);
+    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_174, zeta_8, zetaqinv_8);
+    const __m256i x_186 = _mm256_add_epi16(x_170, t_45);
+    const __m256i x_187 = _mm256_sub_epi16(x_170, t_45);
+    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_173, zeta_9, zetaqinv_9);
+    const __m256i x_188 = _mm256_add_epi16(x_169, t_46);
+    const __m256i x_189 = _mm256_sub_epi16(x_169, t_46);
+    const __m256i t_47 = nttgen_kyber_r1_avx2_montmul(x_175, zeta_9, zetaqinv_9);
+    const __m256i x_190 = _mm256_add_epi16(x_171, t_47);
+    const __m256i x_191 = _mm256_sub_epi16(x_171, t_47);
+    _mm256_storeu_si256((__m256i *)&a[0], x_176);
+    _mm256_storeu_si256((__m256i *)&a[128], x_178);
+    _mm256_storeu_si256((__m256i *)&a[64], x_177);
+    _mm256_storeu_si256((__m256i *)&a[192], x_179);
+    _mm256_storeu_si256((__m256i *)&a[32], x_180);
+    _mm256_storeu_si256((__m256i *)&a[160], x_182);
+    _mm256_storeu_si256((__m256i *)&a[96], x_181);
+    _mm256_storeu_si256((__m256i *)&a[224], x_183);
+    _mm256_storeu_si256((__m256i *)&a[16], x_184);
+    _mm256_storeu_si256((__m256i *)&a[144], x_186);
+    _mm256_storeu_si256((__m256i *)&a[80], x_185);
+    _mm256_storeu_si256((__m256i *)&a[208], x_187);
+    _mm256_storeu_si256((__m256i *)&a[48], x_188);
+    _mm256_storeu_si256((__m256i *)&a[176], x_190);
+    _mm256_storeu_si256((__m256i *)&a[112], x_189);
+    _mm256_storeu_si256((__m256i *)&a[240], x_191);
     // inverse layers 0: 8 register(s) per chunk
-    const __m256i zeta_46 = _mm256_set1_epi16(zetas_inv_0[1056]);
-    const __m256i zetaqinv_46 = _mm256_set1_epi16(zetas_inv_0[1057]);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_208 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_209 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_210 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_211 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_212 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_213 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_214 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
-        const __m256i x_215 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
-        const __m256i red_24 = nttgen_kyber_r1_avx2_barrett(x_208);
-        const __m256i red_25 = nttgen_kyber_r1_avx2_barrett(x_209);
-        const __m256i x_216 = _mm256_add_epi16(red_24, red_25);
-        const __m256i d_56 = _mm256_sub_epi16(red_24, red_25);
-        const __m256i x_217 = nttgen_kyber_r1_avx2_montmul(d_56, zeta_46, zetaqinv_46);
-        const __m256i x_218 = _mm256_add_epi16(x_210, x_211);
-        const __m256i d_57 = _mm256_sub_epi16(x_210, x_211);
-        const __m256i x_219 = nttgen_kyber_r1_avx2_montmul(d_57, zeta_46, zetaqinv_46);
-        const __m256i x_220 = _mm256_add_epi16(x_212, x_213);
-        const __m256i d_58 = _mm256_sub_epi16(x_212, x_213);
-        const __m256i x_221 = nttgen_kyber_r1_avx2_montmul(d_58, zeta_46, zetaqinv_46);
-        const __m256i x_222 = _mm256_add_epi16(x_214, x_215);
-        const __m256i d_59 = _mm256_sub_epi16(x_214, x_215);
-        const __m256i x_223 = nttgen_kyber_r1_avx2_montmul(d_59, zeta_46, zetaqinv_46);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16], x_216);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 128], x_217);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 64], x_218);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 192], x_219);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 32], x_220);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 160], x_221);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 96], x_222);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 224], x_223);
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
+        const __m256i zetaqinv_10 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
+        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
+        const __m256i zetaqinv_11 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
+        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
+        const __m256i zetaqinv_12 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
+        const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 416]);
+        const __m256i zetaqinv_13 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 432]);
+        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
+        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
+        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
+        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
+        const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
+        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
+        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
+        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
+        const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_193, zeta_10, zetaqinv_10);
+        const __m256i x_200 = _mm256_add_epi16(x_192, t_48);
+        const __m256i x_201 = _mm256_sub_epi16(x_192, t_48);
+        const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_195, zeta_11, zetaqinv_11);
+        const __m256i x_202 = _mm256_add_epi16(x_194, t_49);
+        const __m256i x_203 = _mm256_sub_epi16(x_194, t_49);
+        const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_197, zeta_12, zetaqinv_12);
+        const __m256i x_204 = _mm256_add_epi16(x_196, t_50);
+        const __m256i x_205 = _mm256_sub_epi16(x_196, t_50);
+        const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_199, zeta_13, zetaqinv_13);
+        const __m256i x_206 = _mm256_add_epi16(x_198, t_51);
+        const __m256i x_207 = _mm256_sub_epi16(x_198, t_51);
+        const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
+        const __m256i x_208 = nttgen_kyber_r1_avx2_montmul(x_200, tw_0, twqinv_0);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], x_208);
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
+        const __m256i x_209 = nttgen_kyber_r1_avx2_montmul(x_201, tw_1, twqinv_1);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], x_209);
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
+        const __m256i x_210 = nttgen_kyber_r1_avx2_montmul(x_202, tw_2, twqinv_2);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], x_210);
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
+        const __m256i x_211 = nttgen_kyber_r1_avx2_montmul(x_203, tw_3, twqinv_3);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], x_211);
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
+        const __m256i x_212 = nttgen_kyber_r1_avx2_montmul(x_204, tw_4, twqinv_4);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], x_212);
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
+        const __m256i x_213 = nttgen_kyber_r1_avx2_montmul(x_205, tw_5, twqinv_5);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], x_213);
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
+        const __m256i x_214 = nttgen_kyber_r1_avx2_montmul(x_206, tw_6, twqinv_6);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], x_214);
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
+        const __m256i x_215 = nttgen_kyber_r1_avx2_montmul(x_207, tw_7, twqinv_7);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], x_215);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(a, 256, -16696, 16696);
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -5415, 5415);
 #endif
 }
 
@@ -1988,107 +1886,36 @@ static void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) 
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 80, barrett 34, cond_add_q 16, shuffle
- *   32, const 32
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, cond_add_q 16, shuffle
+ *   32
  */
 static void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
-    const int16_t *const zetas_inv_0 = nttgen_kyber_r1_avx2_intt_zetas_inv;
+    const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
+    const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -8816, 8816);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[0]);
-    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[16]);
-    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[32]);
-    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[48]);
-    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[64]);
-    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[80]);
-    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[96]);
-    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[112]);
-    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[128]);
-    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[144]);
-    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[160]);
-    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[176]);
-    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[192]);
-    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[208]);
-    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[224]);
-    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[240]);
-    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[256]);
-    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[272]);
-    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[288]);
-    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[304]);
-    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[320]);
-    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[336]);
-    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[352]);
-    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[368]);
-    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[384]);
-    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[400]);
-    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[416]);
-    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[432]);
-    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[448]);
-    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[464]);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[480]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[496]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[512]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[528]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[544]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[560]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[576]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[592]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[608]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[624]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[640]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[656]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[672]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[688]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[704]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[720]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[736]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[752]);
-    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_inv_0[768]);
-    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_inv_0[784]);
-    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_inv_0[800]);
-    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_inv_0[816]);
-    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_inv_0[832]);
-    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_inv_0[848]);
-    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_inv_0[864]);
-    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_inv_0[880]);
-    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_inv_0[896]);
-    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_inv_0[912]);
-    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_inv_0[928]);
-    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_inv_0[944]);
-    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_inv_0[960]);
-    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_inv_0[976]);
-    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_inv_0[992]);
-    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_inv_0[1008]);
-    const __m256i zeta_32 = _mm256_set1_epi16(zetas_inv_0[1024]);
-    const __m256i zetaqinv_32 = _mm256_set1_epi16(zetas_inv_0[1025]);
-    const __m256i zeta_33 = _mm256_set1_epi16(zetas_inv_0[1026]);
-    const __m256i zetaqinv_33 = _mm256_set1_epi16(zetas_inv_0[1027]);
-    const __m256i zeta_34 = _mm256_set1_epi16(zetas_inv_0[1028]);
-    const __m256i zetaqinv_34 = _mm256_set1_epi16(zetas_inv_0[1029]);
-    const __m256i zeta_35 = _mm256_set1_epi16(zetas_inv_0[1030]);
-    const __m256i zetaqinv_35 = _mm256_set1_epi16(zetas_inv_0[1031]);
-    const __m256i zeta_36 = _mm256_set1_epi16(zetas_inv_0[1032]);
-    const __m256i zetaqinv_36 = _mm256_set1_epi16(zetas_inv_0[1033]);
-    const __m256i zeta_37 = _mm256_set1_epi16(zetas_inv_0[1034]);
-    const __m256i zetaqinv_37 = _mm256_set1_epi16(zetas_inv_0[1035]);
-    const __m256i zeta_38 = _mm256_set1_epi16(zetas_inv_0[1036]);
-    const __m256i zetaqinv_38 = _mm256_set1_epi16(zetas_inv_0[1037]);
-    const __m256i zeta_39 = _mm256_set1_epi16(zetas_inv_0[1038]);
-    const __m256i zetaqinv_39 = _mm256_set1_epi16(zetas_inv_0[1039]);
-    const __m256i zeta_40 = _mm256_set1_epi16(zetas_inv_0[1040]);
-    const __m256i zetaqinv_40 = _mm256_set1_epi16(zetas_inv_0[1041]);
-    const __m256i zeta_41 = _mm256_set1_epi16(zetas_inv_0[1042]);
-    const __m256i zetaqinv_41 = _mm256_set1_epi16(zetas_inv_0[1043]);
-    const __m256i zeta_42 = _mm256_set1_epi16(zetas_inv_0[1044]);
-    const __m256i zetaqinv_42 = _mm256_set1_epi16(zetas_inv_0[1045]);
-    const __m256i zeta_43 = _mm256_set1_epi16(zetas_inv_0[1046]);
-    const __m256i zetaqinv_43 = _mm256_set1_epi16(zetas_inv_0[1047]);
-    const __m256i zeta_44 = _mm256_set1_epi16(zetas_inv_0[1048]);
-    const __m256i zetaqinv_44 = _mm256_set1_epi16(zetas_inv_0[1049]);
-    const __m256i zeta_45 = _mm256_set1_epi16(zetas_inv_0[1050]);
-    const __m256i zetaqinv_45 = _mm256_set1_epi16(zetas_inv_0[1051]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
+    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[288]);
+    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[0]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[64]);
@@ -2105,371 +1932,328 @@ static void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
     const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
     const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[112]);
     const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    const __m256i f_0 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_0 = _mm256_set1_epi16(-2184);
-    const __m256i x_16 = nttgen_kyber_r1_avx2_montmul(x_0, f_0, fqinv_0);
-    const __m256i f_1 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_1 = _mm256_set1_epi16(-2184);
-    const __m256i x_17 = nttgen_kyber_r1_avx2_montmul(x_1, f_1, fqinv_1);
-    const __m256i f_2 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_2 = _mm256_set1_epi16(-2184);
-    const __m256i x_18 = nttgen_kyber_r1_avx2_montmul(x_2, f_2, fqinv_2);
-    const __m256i f_3 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_3 = _mm256_set1_epi16(-2184);
-    const __m256i x_19 = nttgen_kyber_r1_avx2_montmul(x_3, f_3, fqinv_3);
-    const __m256i f_4 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_4 = _mm256_set1_epi16(-2184);
-    const __m256i x_20 = nttgen_kyber_r1_avx2_montmul(x_4, f_4, fqinv_4);
-    const __m256i f_5 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_5 = _mm256_set1_epi16(-2184);
-    const __m256i x_21 = nttgen_kyber_r1_avx2_montmul(x_5, f_5, fqinv_5);
-    const __m256i f_6 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_6 = _mm256_set1_epi16(-2184);
-    const __m256i x_22 = nttgen_kyber_r1_avx2_montmul(x_6, f_6, fqinv_6);
-    const __m256i f_7 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_7 = _mm256_set1_epi16(-2184);
-    const __m256i x_23 = nttgen_kyber_r1_avx2_montmul(x_7, f_7, fqinv_7);
-    const __m256i f_8 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_8 = _mm256_set1_epi16(-2184);
-    const __m256i x_24 = nttgen_kyber_r1_avx2_montmul(x_8, f_8, fqinv_8);
-    const __m256i f_9 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_9 = _mm256_set1_epi16(-2184);
-    const __m256i x_25 = nttgen_kyber_r1_avx2_montmul(x_9, f_9, fqinv_9);
-    const __m256i f_10 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_10 = _mm256_set1_epi16(-2184);
-    const __m256i x_26 = nttgen_kyber_r1_avx2_montmul(x_10, f_10, fqinv_10);
-    const __m256i f_11 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_11 = _mm256_set1_epi16(-2184);
-    const __m256i x_27 = nttgen_kyber_r1_avx2_montmul(x_11, f_11, fqinv_11);
-    const __m256i f_12 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_12 = _mm256_set1_epi16(-2184);
-    const __m256i x_28 = nttgen_kyber_r1_avx2_montmul(x_12, f_12, fqinv_12);
-    const __m256i f_13 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_13 = _mm256_set1_epi16(-2184);
-    const __m256i x_29 = nttgen_kyber_r1_avx2_montmul(x_13, f_13, fqinv_13);
-    const __m256i f_14 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_14 = _mm256_set1_epi16(-2184);
-    const __m256i x_30 = nttgen_kyber_r1_avx2_montmul(x_14, f_14, fqinv_14);
-    const __m256i f_15 = _mm256_set1_epi16(1912);
-    const __m256i fqinv_15 = _mm256_set1_epi16(-2184);
-    const __m256i x_31 = nttgen_kyber_r1_avx2_montmul(x_15, f_15, fqinv_15);
-    const __m256i x_32 = _mm256_add_epi16(x_16, x_24);
-    const __m256i d_0 = _mm256_sub_epi16(x_16, x_24);
-    const __m256i x_33 = nttgen_kyber_r1_avx2_montmul(d_0, zeta_0, zetaqinv_0);
-    const __m256i x_34 = _mm256_add_epi16(x_17, x_25);
-    const __m256i d_1 = _mm256_sub_epi16(x_17, x_25);
-    const __m256i x_35 = nttgen_kyber_r1_avx2_montmul(d_1, zeta_1, zetaqinv_1);
-    const __m256i x_36 = _mm256_add_epi16(x_18, x_26);
-    const __m256i d_2 = _mm256_sub_epi16(x_18, x_26);
-    const __m256i x_37 = nttgen_kyber_r1_avx2_montmul(d_2, zeta_2, zetaqinv_2);
-    const __m256i x_38 = _mm256_add_epi16(x_19, x_27);
-    const __m256i d_3 = _mm256_sub_epi16(x_19, x_27);
-    const __m256i x_39 = nttgen_kyber_r1_avx2_montmul(d_3, zeta_3, zetaqinv_3);
-    const __m256i x_40 = _mm256_add_epi16(x_20, x_28);
-    const __m256i d_4 = _mm256_sub_epi16(x_20, x_28);
-    const __m256i x_41 = nttgen_kyber_r1_avx2_montmul(d_4, zeta_4, zetaqinv_4);
-    const __m256i x_42 = _mm256_add_epi16(x_21, x_29);
-    const __m256i d_5 = _mm256_sub_epi16(x_21, x_29);
-    const __m256i x_43 = nttgen_kyber_r1_avx2_montmul(d_5, zeta_5, zetaqinv_5);
-    const __m256i x_44 = _mm256_add_epi16(x_22, x_30);
-    const __m256i d_6 = _mm256_sub_epi16(x_22, x_30);
-    const __m256i x_45 = nttgen_kyber_r1_avx2_montmul(d_6, zeta_6, zetaqinv_6);
-    const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
-    const __m256i d_7 = _mm256_sub_epi16(x_23, x_31);
-    const __m256i x_47 = nttgen_kyber_r1_avx2_montmul(d_7, zeta_7, zetaqinv_7);
-    const __m256i x_48 = nttgen_kyber_r1_avx2_ilv16_lo(x_32, x_33);
-    const __m256i x_49 = nttgen_kyber_r1_avx2_ilv16_hi(x_32, x_33);
-    const __m256i x_50 = nttgen_kyber_r1_avx2_ilv16_lo(x_34, x_35);
-    const __m256i x_51 = nttgen_kyber_r1_avx2_ilv16_hi(x_34, x_35);
-    const __m256i x_52 = nttgen_kyber_r1_avx2_ilv16_lo(x_36, x_37);
-    const __m256i x_53 = nttgen_kyber_r1_avx2_ilv16_hi(x_36, x_37);
-    const __m256i x_54 = nttgen_kyber_r1_avx2_ilv16_lo(x_38, x_39);
-    const __m256i x_55 = nttgen_kyber_r1_avx2_ilv16_hi(x_38, x_39);
-    const __m256i x_56 = nttgen_kyber_r1_avx2_ilv16_lo(x_40, x_41);
-    const __m256i x_57 = nttgen_kyber_r1_avx2_ilv16_hi(x_40, x_41);
-    const __m256i x_58 = nttgen_kyber_r1_avx2_ilv16_lo(x_42, x_43);
-    const __m256i x_59 = nttgen_kyber_r1_avx2_ilv16_hi(x_42, x_43);
-    const __m256i x_60 = nttgen_kyber_r1_avx2_ilv16_lo(x_44, x_45);
-    const __m256i x_61 = nttgen_kyber_r1_avx2_ilv16_hi(x_44, x_45);
-    const __m256i x_62 = nttgen_kyber_r1_avx2_ilv16_lo(x_46, x_47);
-    const __m256i x_63 = nttgen_kyber_r1_avx2_ilv16_hi(x_46, x_47);
-    const __m256i x_64 = _mm256_add_epi16(x_48, x_56);
-    const __m256i d_8 = _mm256_sub_epi16(x_48, x_56);
-    const __m256i x_65 = nttgen_kyber_r1_avx2_montmul(d_8, zeta_8, zetaqinv_8);
-    const __m256i x_66 = _mm256_add_epi16(x_50, x_58);
-    const __m256i d_9 = _mm256_sub_epi16(x_50, x_58);
-    const __m256i x_67 = nttgen_kyber_r1_avx2_montmul(d_9, zeta_9, zetaqinv_9);
-    const __m256i x_68 = _mm256_add_epi16(x_52, x_60);
-    const __m256i d_10 = _mm256_sub_epi16(x_52, x_60);
-    const __m256i x_69 = nttgen_kyber_r1_avx2_montmul(d_10, zeta_10, zetaqinv_10);
-    const __m256i x_70 = _mm256_add_epi16(x_54, x_62);
-    const __m256i d_11 = _mm256_sub_epi16(x_54, x_62);
-    const __m256i x_71 = nttgen_kyber_r1_avx2_montmul(d_11, zeta_11, zetaqinv_11);
-    const __m256i x_72 = _mm256_add_epi16(x_49, x_57);
-    const __m256i d_12 = _mm256_sub_epi16(x_49, x_57);
-    const __m256i x_73 = nttgen_kyber_r1_avx2_montmul(d_12, zeta_12, zetaqinv_12);
-    const __m256i x_74 = _mm256_add_epi16(x_51, x_59);
-    const __m256i d_13 = _mm256_sub_epi16(x_51, x_59);
-    const __m256i x_75 = nttgen_kyber_r1_avx2_montmul(d_13, zeta_13, zetaqinv_13);
-    const __m256i x_76 = _mm256_add_epi16(x_53, x_61);
-    const __m256i d_14 = _mm256_sub_epi16(x_53, x_61);
-    const __m256i x_77 = nttgen_kyber_r1_avx2_montmul(d_14, zeta_14, zetaqinv_14);
-    const __m256i x_78 = _mm256_add_epi16(x_55, x_63);
-    const __m256i d_15 = _mm256_sub_epi16(x_55, x_63);
-    const __m256i x_79 = nttgen_kyber_r1_avx2_montmul(d_15, zeta_15, zetaqinv_15);
-    const __m256i x_80 = nttgen_kyber_r1_avx2_ilv32_lo(x_64, x_65);
-    const __m256i x_81 = nttgen_kyber_r1_avx2_ilv32_hi(x_64, x_65);
-    const __m256i x_82 = nttgen_kyber_r1_avx2_ilv32_lo(x_66, x_67);
-    const __m256i x_83 = nttgen_kyber_r1_avx2_ilv32_hi(x_66, x_67);
-    const __m256i x_84 = nttgen_kyber_r1_avx2_ilv32_lo(x_68, x_69);
-    const __m256i x_85 = nttgen_kyber_r1_avx2_ilv32_hi(x_68, x_69);
-    const __m256i x_86 = nttgen_kyber_r1_avx2_ilv32_lo(x_70, x_71);
-    const __m256i x_87 = nttgen_kyber_r1_avx2_ilv32_hi(x_70, x_71);
-    const __m256i x_88 = nttgen_kyber_r1_avx2_ilv32_lo(x_72, x_73);
-    const __m256i x_89 = nttgen_kyber_r1_avx2_ilv32_hi(x_72, x_73);
-    const __m256i x_90 = nttgen_kyber_r1_avx2_ilv32_lo(x_74, x_75);
-    const __m256i x_91 = nttgen_kyber_r1_avx2_ilv32_hi(x_74, x_75);
-    const __m256i x_92 = nttgen_kyber_r1_avx2_ilv32_lo(x_76, x_77);
-    const __m256i x_93 = nttgen_kyber_r1_avx2_ilv32_hi(x_76, x_77);
-    const __m256i x_94 = nttgen_kyber_r1_avx2_ilv32_lo(x_78, x_79);
-    const __m256i x_95 = nttgen_kyber_r1_avx2_ilv32_hi(x_78, x_79);
-    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_80);
-    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_84);
-    const __m256i x_96 = _mm256_add_epi16(red_0, red_1);
-    const __m256i d_16 = _mm256_sub_epi16(red_0, red_1);
-    const __m256i x_97 = nttgen_kyber_r1_avx2_montmul(d_16, zeta_16, zetaqinv_16);
-    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_82);
-    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_86);
-    const __m256i x_98 = _mm256_add_epi16(red_2, red_3);
-    const __m256i d_17 = _mm256_sub_epi16(red_2, red_3);
-    const __m256i x_99 = nttgen_kyber_r1_avx2_montmul(d_17, zeta_17, zetaqinv_17);
-    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_81);
-    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_85);
-    const __m256i x_100 = _mm256_add_epi16(red_4, red_5);
-    const __m256i d_18 = _mm256_sub_epi16(red_4, red_5);
-    const __m256i x_101 = nttgen_kyber_r1_avx2_montmul(d_18, zeta_18, zetaqinv_18);
-    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_83);
-    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_87);
-    const __m256i x_102 = _mm256_add_epi16(red_6, red_7);
-    const __m256i d_19 = _mm256_sub_epi16(red_6, red_7);
-    const __m256i x_103 = nttgen_kyber_r1_avx2_montmul(d_19, zeta_19, zetaqinv_19);
-    const __m256i red_8 = nttgen_kyber_r1_avx2_barrett(x_88);
-    const __m256i red_9 = nttgen_kyber_r1_avx2_barrett(x_92);
-    const __m256i x_104 = _mm256_add_epi16(red_8, red_9);
-    const __m256i d_20 = _mm256_sub_epi16(red_8, red_9);
-    const __m256i x_105 = nttgen_kyber_r1_avx2_montmul(d_20, zeta_20, zetaqinv_20);
-    const __m256i red_10 = nttgen_kyber_r1_avx2_barrett(x_90);
-    const __m256i red_11 = nttgen_kyber_r1_avx2_barrett(x_94);
-    const __m256i x_106 = _mm256_add_epi16(red_10, red_11);
-    const __m256i d_21 = _mm256_sub_epi16(red_10, red_11);
-    const __m256i x_107 = nttgen_kyber_r1_avx2_montmul(d_21, zeta_21, zetaqinv_21);
-    const __m256i red_12 = nttgen_kyber_r1_avx2_barrett(x_89);
-    const __m256i red_13 = nttgen_kyber_r1_avx2_barrett(x_93);
-    const __m256i x_108 = _mm256_add_epi16(red_12, red_13);
-    const __m256i d_22 = _mm256_sub_epi16(red_12, red_13);
-    const __m256i x_109 = nttgen_kyber_r1_avx2_montmul(d_22, zeta_22, zetaqinv_22);
-    const __m256i red_14 = nttgen_kyber_r1_avx2_barrett(x_91);
-    const __m256i red_15 = nttgen_kyber_r1_avx2_barrett(x_95);
-    const __m256i x_110 = _mm256_add_epi16(red_14, red_15);
-    const __m256i d_23 = _mm256_sub_epi16(red_14, red_15);
-    const __m256i x_111 = nttgen_kyber_r1_avx2_montmul(d_23, zeta_23, zetaqinv_23);
-    const __m256i x_112 = _mm256_unpacklo_epi64(x_96, x_97);
-    const __m256i x_113 = _mm256_unpackhi_epi64(x_96, x_97);
-    const __m256i x_114 = _mm256_unpacklo_epi64(x_98, x_99);
-    const __m256i x_115 = _mm256_unpackhi_epi64(x_98, x_99);
-    const __m256i x_116 = _mm256_unpacklo_epi64(x_100, x_101);
-    const __m256i x_117 = _mm256_unpackhi_epi64(x_100, x_101);
-    const __m256i x_118 = _mm256_unpacklo_epi64(x_102, x_103);
-    const __m256i x_119 = _mm256_unpackhi_epi64(x_102, x_103);
-    const __m256i x_120 = _mm256_unpacklo_epi64(x_104, x_105);
-    const __m256i x_121 = _mm256_unpackhi_epi64(x_104, x_105);
-    const __m256i x_122 = _mm256_unpacklo_epi64(x_106, x_107);
-    const __m256i x_123 = _mm256_unpackhi_epi64(x_106, x_107);
-    const __m256i x_124 = _mm256_unpacklo_epi64(x_108, x_109);
-    const __m256i x_125 = _mm256_unpackhi_epi64(x_108, x_109);
-    const __m256i x_126 = _mm256_unpacklo_epi64(x_110, x_111);
-    const __m256i x_127 = _mm256_unpackhi_epi64(x_110, x_111);
-    const __m256i x_128 = _mm256_add_epi16(x_112, x_114);
-    const __m256i d_24 = _mm256_sub_epi16(x_112, x_114);
-    const __m256i x_129 = nttgen_kyber_r1_avx2_montmul(d_24, zeta_24, zetaqinv_24);
-    const __m256i x_130 = _mm256_add_epi16(x_113, x_115);
-    const __m256i d_25 = _mm256_sub_epi16(x_113, x_115);
-    const __m256i x_131 = nttgen_kyber_r1_avx2_montmul(d_25, zeta_25, zetaqinv_25);
-    const __m256i x_132 = _mm256_add_epi16(x_116, x_118);
-    const __m256i d_26 = _mm256_sub_epi16(x_116, x_118);
-    const __m256i x_133 = nttgen_kyber_r1_avx2_montmul(d_26, zeta_26, zetaqinv_26);
-    const __m256i x_134 = _mm256_add_epi16(x_117, x_119);
-    const __m256i d_27 = _mm256_sub_epi16(x_117, x_119);
-    const __m256i x_135 = nttgen_kyber_r1_avx2_montmul(d_27, zeta_27, zetaqinv_27);
-    const __m256i x_136 = _mm256_add_epi16(x_120, x_122);
-    const __m256i d_28 = _mm256_sub_epi16(x_120, x_122);
-    const __m256i x_137 = nttgen_kyber_r1_avx2_montmul(d_28, zeta_28, zetaqinv_28);
-    const __m256i x_138 = _mm256_add_epi16(x_121, x_123);
-    const __m256i d_29 = _mm256_sub_epi16(x_121, x_123);
-    const __m256i x_139 = nttgen_kyber_r1_avx2_montmul(d_29, zeta_29, zetaqinv_29);
-    const __m256i x_140 = _mm256_add_epi16(x_124, x_126);
-    const __m256i d_30 = _mm256_sub_epi16(x_124, x_126);
-    const __m256i x_141 = nttgen_kyber_r1_avx2_montmul(d_30, zeta_30, zetaqinv_30);
-    const __m256i x_142 = _mm256_add_epi16(x_125, x_127);
-    const __m256i d_31 = _mm256_sub_epi16(x_125, x_127);
-    const __m256i x_143 = nttgen_kyber_r1_avx2_montmul(d_31, zeta_31, zetaqinv_31);
-    const __m256i x_144 = _mm256_permute2x128_si256(x_128, x_129, 32);
-    const __m256i x_145 = _mm256_permute2x128_si256(x_128, x_129, 49);
-    const __m256i x_146 = _mm256_permute2x128_si256(x_130, x_131, 32);
-    const __m256i x_147 = _mm256_permute2x128_si256(x_130, x_131, 49);
-    const __m256i x_148 = _mm256_permute2x128_si256(x_132, x_133, 32);
-    const __m256i x_149 = _mm256_permute2x128_si256(x_132, x_133, 49);
-    const __m256i x_150 = _mm256_permute2x128_si256(x_134, x_135, 32);
-    const __m256i x_151 = _mm256_permute2x128_si256(x_134, x_135, 49);
-    const __m256i x_152 = _mm256_permute2x128_si256(x_136, x_137, 32);
-    const __m256i x_153 = _mm256_permute2x128_si256(x_136, x_137, 49);
-    const __m256i x_154 = _mm256_permute2x128_si256(x_138, x_139, 32);
-    const __m256i x_155 = _mm256_permute2x128_si256(x_138, x_139, 49);
-    const __m256i x_156 = _mm256_permute2x128_si256(x_140, x_141, 32);
-    const __m256i x_157 = _mm256_permute2x128_si256(x_140, x_141, 49);
-    const __m256i x_158 = _mm256_permute2x128_si256(x_142, x_143, 32);
-    const __m256i x_159 = _mm256_permute2x128_si256(x_142, x_143, 49);
-    const __m256i x_160 = _mm256_add_epi16(x_144, x_152);
-    const __m256i d_32 = _mm256_sub_epi16(x_144, x_152);
-    const __m256i x_161 = nttgen_kyber_r1_avx2_montmul(d_32, zeta_32, zetaqinv_32);
-    const __m256i x_162 = _mm256_add_epi16(x_145, x_153);
-    const __m256i d_33 = _mm256_sub_epi16(x_145, x_153);
-    const __m256i x_163 = nttgen_kyber_r1_avx2_montmul(d_33, zeta_33, zetaqinv_33);
-    const __m256i x_164 = _mm256_add_epi16(x_146, x_154);
-    const __m256i d_34 = _mm256_sub_epi16(x_146, x_154);
-    const __m256i x_165 = nttgen_kyber_r1_avx2_montmul(d_34, zeta_34, zetaqinv_34);
-    const __m256i x_166 = _mm256_add_epi16(x_147, x_155);
-    const __m256i d_35 = _mm256_sub_epi16(x_147, x_155);
-    const __m256i x_167 = nttgen_kyber_r1_avx2_montmul(d_35, zeta_35, zetaqinv_35);
-    const __m256i x_168 = _mm256_add_epi16(x_148, x_156);
-    const __m256i d_36 = _mm256_sub_epi16(x_148, x_156);
-    const __m256i x_169 = nttgen_kyber_r1_avx2_montmul(d_36, zeta_36, zetaqinv_36);
-    const __m256i x_170 = _mm256_add_epi16(x_149, x_157);
-    const __m256i d_37 = _mm256_sub_epi16(x_149, x_157);
-    const __m256i x_171 = nttgen_kyber_r1_avx2_montmul(d_37, zeta_37, zetaqinv_37);
-    const __m256i x_172 = _mm256_add_epi16(x_150, x_158);
-    const __m256i d_38 = _mm256_sub_epi16(x_150, x_158);
-    const __m256i x_173 = nttgen_kyber_r1_avx2_montmul(d_38, zeta_38, zetaqinv_38);
-    const __m256i x_174 = _mm256_add_epi16(x_151, x_159);
-    const __m256i d_39 = _mm256_sub_epi16(x_151, x_159);
-    const __m256i x_175 = nttgen_kyber_r1_avx2_montmul(d_39, zeta_39, zetaqinv_39);
-    const __m256i red_16 = nttgen_kyber_r1_avx2_barrett(x_160);
-    const __m256i red_17 = nttgen_kyber_r1_avx2_barrett(x_168);
-    const __m256i x_176 = _mm256_add_epi16(red_16, red_17);
-    const __m256i d_40 = _mm256_sub_epi16(red_16, red_17);
-    const __m256i x_177 = nttgen_kyber_r1_avx2_montmul(d_40, zeta_40, zetaqinv_40);
-    const __m256i red_18 = nttgen_kyber_r1_avx2_barrett(x_162);
-    const __m256i red_19 = nttgen_kyber_r1_avx2_barrett(x_170);
-    const __m256i x_178 = _mm256_add_epi16(red_18, red_19);
-    const __m256i d_41 = _mm256_sub_epi16(red_18, red_19);
-    const __m256i x_179 = nttgen_kyber_r1_avx2_montmul(d_41, zeta_41, zetaqinv_41);
-    const __m256i red_20 = nttgen_kyber_r1_avx2_barrett(x_164);
-    const __m256i red_21 = nttgen_kyber_r1_avx2_barrett(x_172);
-    const __m256i x_180 = _mm256_add_epi16(red_20, red_21);
-    const __m256i d_42 = _mm256_sub_epi16(red_20, red_21);
-    const __m256i x_181 = nttgen_kyber_r1_avx2_montmul(d_42, zeta_42, zetaqinv_42);
-    const __m256i red_22 = nttgen_kyber_r1_avx2_barrett(x_166);
-    const __m256i red_23 = nttgen_kyber_r1_avx2_barrett(x_174);
-    const __m256i x_182 = _mm256_add_epi16(red_22, red_23);
-    const __m256i d_43 = _mm256_sub_epi16(red_22, red_23);
-    const __m256i x_183 = nttgen_kyber_r1_avx2_montmul(d_43, zeta_43, zetaqinv_43);
-    const __m256i x_184 = _mm256_add_epi16(x_161, x_169);
-    const __m256i d_44 = _mm256_sub_epi16(x_161, x_169);
-    const __m256i x_185 = nttgen_kyber_r1_avx2_montmul(d_44, zeta_40, zetaqinv_40);
-    const __m256i x_186 = _mm256_add_epi16(x_163, x_171);
-    const __m256i d_45 = _mm256_sub_epi16(x_163, x_171);
-    const __m256i x_187 = nttgen_kyber_r1_avx2_montmul(d_45, zeta_41, zetaqinv_41);
-    const __m256i x_188 = _mm256_add_epi16(x_165, x_173);
-    const __m256i d_46 = _mm256_sub_epi16(x_165, x_173);
-    const __m256i x_189 = nttgen_kyber_r1_avx2_montmul(d_46, zeta_42, zetaqinv_42);
-    const __m256i x_190 = _mm256_add_epi16(x_167, x_175);
-    const __m256i d_47 = _mm256_sub_epi16(x_167, x_175);
-    const __m256i x_191 = nttgen_kyber_r1_avx2_montmul(d_47, zeta_43, zetaqinv_43);
-    const __m256i x_192 = _mm256_add_epi16(x_176, x_180);
-    const __m256i d_48 = _mm256_sub_epi16(x_176, x_180);
-    const __m256i x_193 = nttgen_kyber_r1_avx2_montmul(d_48, zeta_44, zetaqinv_44);
-    const __m256i x_194 = _mm256_add_epi16(x_178, x_182);
-    const __m256i d_49 = _mm256_sub_epi16(x_178, x_182);
-    const __m256i x_195 = nttgen_kyber_r1_avx2_montmul(d_49, zeta_45, zetaqinv_45);
-    const __m256i x_196 = _mm256_add_epi16(x_177, x_181);
-    const __m256i d_50 = _mm256_sub_epi16(x_177, x_181);
-    const __m256i x_197 = nttgen_kyber_r1_avx2_montmul(d_50, zeta_44, zetaqinv_44);
-    const __m256i x_198 = _mm256_add_epi16(x_179, x_183);
-    const __m256i d_51 = _mm256_sub_epi16(x_179, x_183);
-    const __m256i x_199 = nttgen_kyber_r1_avx2_montmul(d_51, zeta_45, zetaqinv_45);
-    const __m256i x_200 = _mm256_add_epi16(x_184, x_188);
-    const __m256i d_52 = _mm256_sub_epi16(x_184, x_188);
-    const __m256i x_201 = nttgen_kyber_r1_avx2_montmul(d_52, zeta_44, zetaqinv_44);
-    const __m256i x_202 = _mm256_add_epi16(x_186, x_190);
-    const __m256i d_53 = _mm256_sub_epi16(x_186, x_190);
-    const __m256i x_203 = nttgen_kyber_r1_avx2_montmul(d_53, zeta_45, zetaqinv_45);
-    const __m256i x_204 = _mm256_add_epi16(x_185, x_189);
-    const __m256i d_54 = _mm256_sub_epi16(x_185, x_189);
-    const __m256i x_205 = nttgen_kyber_r1_avx2_montmul(d_54, zeta_44, zetaqinv_44);
-    const __m256i x_206 = _mm256_add_epi16(x_187, x_191);
-    const __m256i d_55 = _mm256_sub_epi16(x_187, x_191);
-    const __m256i x_207 = nttgen_kyber_r1_avx2_montmul(d_55, zeta_45, zetaqinv_45);
-    _mm256_storeu_si256((__m256i *)&a[0], x_192);
-    _mm256_storeu_si256((__m256i *)&a[128], x_194);
-    _mm256_storeu_si256((__m256i *)&a[64], x_193);
-    _mm256_storeu_si256((__m256i *)&a[192], x_195);
-    _mm256_storeu_si256((__m256i *)&a[32], x_196);
-    _mm256_storeu_si256((__m256i *)&a[160], x_198);
-    _mm256_storeu_si256((__m256i *)&a[96], x_197);
-    _mm256_storeu_si256((__m256i *)&a[224], x_199);
-    _mm256_storeu_si256((__m256i *)&a[16], x_200);
-    _mm256_storeu_si256((__m256i *)&a[144], x_202);
-    _mm256_storeu_si256((__m256i *)&a[80], x_201);
-    _mm256_storeu_si256((__m256i *)&a[208], x_203);
-    _mm256_storeu_si256((__m256i *)&a[48], x_204);
-    _mm256_storeu_si256((__m256i *)&a[176], x_206);
-    _mm256_storeu_si256((__m256i *)&a[112], x_205);
-    _mm256_storeu_si256((__m256i *)&a[240], x_207);
+    const __m256i x_16 = _mm256_add_epi16(x_0, x_8);
+    const __m256i x_17 = _mm256_sub_epi16(x_0, x_8);
+    const __m256i x_18 = _mm256_add_epi16(x_1, x_9);
+    const __m256i x_19 = _mm256_sub_epi16(x_1, x_9);
+    const __m256i x_20 = _mm256_add_epi16(x_2, x_10);
+    const __m256i x_21 = _mm256_sub_epi16(x_2, x_10);
+    const __m256i x_22 = _mm256_add_epi16(x_3, x_11);
+    const __m256i x_23 = _mm256_sub_epi16(x_3, x_11);
+    const __m256i x_24 = _mm256_add_epi16(x_4, x_12);
+    const __m256i x_25 = _mm256_sub_epi16(x_4, x_12);
+    const __m256i x_26 = _mm256_add_epi16(x_5, x_13);
+    const __m256i x_27 = _mm256_sub_epi16(x_5, x_13);
+    const __m256i x_28 = _mm256_add_epi16(x_6, x_14);
+    const __m256i x_29 = _mm256_sub_epi16(x_6, x_14);
+    const __m256i x_30 = _mm256_add_epi16(x_7, x_15);
+    const __m256i x_31 = _mm256_sub_epi16(x_7, x_15);
+    const __m256i x_32 = nttgen_kyber_r1_avx2_ilv16_lo(x_16, x_17);
+    const __m256i x_33 = nttgen_kyber_r1_avx2_ilv16_hi(x_16, x_17);
+    const __m256i x_34 = nttgen_kyber_r1_avx2_ilv16_lo(x_18, x_19);
+    const __m256i x_35 = nttgen_kyber_r1_avx2_ilv16_hi(x_18, x_19);
+    const __m256i x_36 = nttgen_kyber_r1_avx2_ilv16_lo(x_20, x_21);
+    const __m256i x_37 = nttgen_kyber_r1_avx2_ilv16_hi(x_20, x_21);
+    const __m256i x_38 = nttgen_kyber_r1_avx2_ilv16_lo(x_22, x_23);
+    const __m256i x_39 = nttgen_kyber_r1_avx2_ilv16_hi(x_22, x_23);
+    const __m256i x_40 = nttgen_kyber_r1_avx2_ilv16_lo(x_24, x_25);
+    const __m256i x_41 = nttgen_kyber_r1_avx2_ilv16_hi(x_24, x_25);
+    const __m256i x_42 = nttgen_kyber_r1_avx2_ilv16_lo(x_26, x_27);
+    const __m256i x_43 = nttgen_kyber_r1_avx2_ilv16_hi(x_26, x_27);
+    const __m256i x_44 = nttgen_kyber_r1_avx2_ilv16_lo(x_28, x_29);
+    const __m256i x_45 = nttgen_kyber_r1_avx2_ilv16_hi(x_28, x_29);
+    const __m256i x_46 = nttgen_kyber_r1_avx2_ilv16_lo(x_30, x_31);
+    const __m256i x_47 = nttgen_kyber_r1_avx2_ilv16_hi(x_30, x_31);
+    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_40, zeta_0, zetaqinv_0);
+    const __m256i x_48 = _mm256_add_epi16(x_32, t_0);
+    const __m256i x_49 = _mm256_sub_epi16(x_32, t_0);
+    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_42, zeta_0, zetaqinv_0);
+    const __m256i x_50 = _mm256_add_epi16(x_34, t_1);
+    const __m256i x_51 = _mm256_sub_epi16(x_34, t_1);
+    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_44, zeta_0, zetaqinv_0);
+    const __m256i x_52 = _mm256_add_epi16(x_36, t_2);
+    const __m256i x_53 = _mm256_sub_epi16(x_36, t_2);
+    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_0, zetaqinv_0);
+    const __m256i x_54 = _mm256_add_epi16(x_38, t_3);
+    const __m256i x_55 = _mm256_sub_epi16(x_38, t_3);
+    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_41, zeta_0, zetaqinv_0);
+    const __m256i x_56 = _mm256_add_epi16(x_33, t_4);
+    const __m256i x_57 = _mm256_sub_epi16(x_33, t_4);
+    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_43, zeta_0, zetaqinv_0);
+    const __m256i x_58 = _mm256_add_epi16(x_35, t_5);
+    const __m256i x_59 = _mm256_sub_epi16(x_35, t_5);
+    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_45, zeta_0, zetaqinv_0);
+    const __m256i x_60 = _mm256_add_epi16(x_37, t_6);
+    const __m256i x_61 = _mm256_sub_epi16(x_37, t_6);
+    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_0, zetaqinv_0);
+    const __m256i x_62 = _mm256_add_epi16(x_39, t_7);
+    const __m256i x_63 = _mm256_sub_epi16(x_39, t_7);
+    const __m256i x_64 = nttgen_kyber_r1_avx2_ilv32_lo(x_48, x_49);
+    const __m256i x_65 = nttgen_kyber_r1_avx2_ilv32_hi(x_48, x_49);
+    const __m256i x_66 = nttgen_kyber_r1_avx2_ilv32_lo(x_50, x_51);
+    const __m256i x_67 = nttgen_kyber_r1_avx2_ilv32_hi(x_50, x_51);
+    const __m256i x_68 = nttgen_kyber_r1_avx2_ilv32_lo(x_52, x_53);
+    const __m256i x_69 = nttgen_kyber_r1_avx2_ilv32_hi(x_52, x_53);
+    const __m256i x_70 = nttgen_kyber_r1_avx2_ilv32_lo(x_54, x_55);
+    const __m256i x_71 = nttgen_kyber_r1_avx2_ilv32_hi(x_54, x_55);
+    const __m256i x_72 = nttgen_kyber_r1_avx2_ilv32_lo(x_56, x_57);
+    const __m256i x_73 = nttgen_kyber_r1_avx2_ilv32_hi(x_56, x_57);
+    const __m256i x_74 = nttgen_kyber_r1_avx2_ilv32_lo(x_58, x_59);
+    const __m256i x_75 = nttgen_kyber_r1_avx2_ilv32_hi(x_58, x_59);
+    const __m256i x_76 = nttgen_kyber_r1_avx2_ilv32_lo(x_60, x_61);
+    const __m256i x_77 = nttgen_kyber_r1_avx2_ilv32_hi(x_60, x_61);
+    const __m256i x_78 = nttgen_kyber_r1_avx2_ilv32_lo(x_62, x_63);
+    const __m256i x_79 = nttgen_kyber_r1_avx2_ilv32_hi(x_62, x_63);
+    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_68, zeta_1, zetaqinv_1);
+    const __m256i x_80 = _mm256_add_epi16(x_64, t_8);
+    const __m256i x_81 = _mm256_sub_epi16(x_64, t_8);
+    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_70, zeta_1, zetaqinv_1);
+    const __m256i x_82 = _mm256_add_epi16(x_66, t_9);
+    const __m256i x_83 = _mm256_sub_epi16(x_66, t_9);
+    const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(x_69, zeta_1, zetaqinv_1);
+    const __m256i x_84 = _mm256_add_epi16(x_65, t_10);
+    const __m256i x_85 = _mm256_sub_epi16(x_65, t_10);
+    const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_71, zeta_1, zetaqinv_1);
+    const __m256i x_86 = _mm256_add_epi16(x_67, t_11);
+    const __m256i x_87 = _mm256_sub_epi16(x_67, t_11);
+    const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_76, zeta_1, zetaqinv_1);
+    const __m256i x_88 = _mm256_add_epi16(x_72, t_12);
+    const __m256i x_89 = _mm256_sub_epi16(x_72, t_12);
+    const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_78, zeta_1, zetaqinv_1);
+    const __m256i x_90 = _mm256_add_epi16(x_74, t_13);
+    const __m256i x_91 = _mm256_sub_epi16(x_74, t_13);
+    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_77, zeta_1, zetaqinv_1);
+    const __m256i x_92 = _mm256_add_epi16(x_73, t_14);
+    const __m256i x_93 = _mm256_sub_epi16(x_73, t_14);
+    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_79, zeta_1, zetaqinv_1);
+    const __m256i x_94 = _mm256_add_epi16(x_75, t_15);
+    const __m256i x_95 = _mm256_sub_epi16(x_75, t_15);
+    const __m256i x_96 = _mm256_unpacklo_epi64(x_80, x_81);
+    const __m256i x_97 = _mm256_unpackhi_epi64(x_80, x_81);
+    const __m256i x_98 = _mm256_unpacklo_epi64(x_82, x_83);
+    const __m256i x_99 = _mm256_unpackhi_epi64(x_82, x_83);
+    const __m256i x_100 = _mm256_unpacklo_epi64(x_84, x_85);
+    const __m256i x_101 = _mm256_unpackhi_epi64(x_84, x_85);
+    const __m256i x_102 = _mm256_unpacklo_epi64(x_86, x_87);
+    const __m256i x_103 = _mm256_unpackhi_epi64(x_86, x_87);
+    const __m256i x_104 = _mm256_unpacklo_epi64(x_88, x_89);
+    const __m256i x_105 = _mm256_unpackhi_epi64(x_88, x_89);
+    const __m256i x_106 = _mm256_unpacklo_epi64(x_90, x_91);
+    const __m256i x_107 = _mm256_unpackhi_epi64(x_90, x_91);
+    const __m256i x_108 = _mm256_unpacklo_epi64(x_92, x_93);
+    const __m256i x_109 = _mm256_unpackhi_epi64(x_92, x_93);
+    const __m256i x_110 = _mm256_unpacklo_epi64(x_94, x_95);
+    const __m256i x_111 = _mm256_unpackhi_epi64(x_94, x_95);
+    const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_98, zeta_2, zetaqinv_2);
+    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_96);
+    const __m256i x_112 = _mm256_add_epi16(red_0, t_16);
+    const __m256i x_113 = _mm256_sub_epi16(red_0, t_16);
+    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_99, zeta_2, zetaqinv_2);
+    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_97);
+    const __m256i x_114 = _mm256_add_epi16(red_1, t_17);
+    const __m256i x_115 = _mm256_sub_epi16(red_1, t_17);
+    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_102, zeta_2, zetaqinv_2);
+    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_100);
+    const __m256i x_116 = _mm256_add_epi16(red_2, t_18);
+    const __m256i x_117 = _mm256_sub_epi16(red_2, t_18);
+    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_103, zeta_2, zetaqinv_2);
+    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_101);
+    const __m256i x_118 = _mm256_add_epi16(red_3, t_19);
+    const __m256i x_119 = _mm256_sub_epi16(red_3, t_19);
+    const __m256i t_20 = nttgen_kyber_r1_avx2_montmul(x_106, zeta_2, zetaqinv_2);
+    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_104);
+    const __m256i x_120 = _mm256_add_epi16(red_4, t_20);
+    const __m256i x_121 = _mm256_sub_epi16(red_4, t_20);
+    const __m256i t_21 = nttgen_kyber_r1_avx2_montmul(x_107, zeta_2, zetaqinv_2);
+    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_105);
+    const __m256i x_122 = _mm256_add_epi16(red_5, t_21);
+    const __m256i x_123 = _mm256_sub_epi16(red_5, t_21);
+    const __m256i t_22 = nttgen_kyber_r1_avx2_montmul(x_110, zeta_2, zetaqinv_2);
+    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_108);
+    const __m256i x_124 = _mm256_add_epi16(red_6, t_22);
+    const __m256i x_125 = _mm256_sub_epi16(red_6, t_22);
+    const __m256i t_23 = nttgen_kyber_r1_avx2_montmul(x_111, zeta_2, zetaqinv_2);
+    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_109);
+    const __m256i x_126 = _mm256_add_epi16(red_7, t_23);
+    const __m256i x_127 = _mm256_sub_epi16(red_7, t_23);
+    const __m256i x_128 = _mm256_permute2x128_si256(x_112, x_113, 32);
+    const __m256i x_129 = _mm256_permute2x128_si256(x_112, x_113, 49);
+    const __m256i x_130 = _mm256_permute2x128_si256(x_114, x_115, 32);
+    const __m256i x_131 = _mm256_permute2x128_si256(x_114, x_115, 49);
+    const __m256i x_132 = _mm256_permute2x128_si256(x_116, x_117, 32);
+    const __m256i x_133 = _mm256_permute2x128_si256(x_116, x_117, 49);
+    const __m256i x_134 = _mm256_permute2x128_si256(x_118, x_119, 32);
+    const __m256i x_135 = _mm256_permute2x128_si256(x_118, x_119, 49);
+    const __m256i x_136 = _mm256_permute2x128_si256(x_120, x_121, 32);
+    const __m256i x_137 = _mm256_permute2x128_si256(x_120, x_121, 49);
+    const __m256i x_138 = _mm256_permute2x128_si256(x_122, x_123, 32);
+    const __m256i x_139 = _mm256_permute2x128_si256(x_122, x_123, 49);
+    const __m256i x_140 = _mm256_permute2x128_si256(x_124, x_125, 32);
+    const __m256i x_141 = _mm256_permute2x128_si256(x_124, x_125, 49);
+    const __m256i x_142 = _mm256_permute2x128_si256(x_126, x_127, 32);
+    const __m256i x_143 = _mm256_permute2x128_si256(x_126, x_127, 49);
+    const __m256i t_24 = nttgen_kyber_r1_avx2_montmul(x_136, zeta_3, zetaqinv_3);
+    const __m256i x_144 = _mm256_add_epi16(x_128, t_24);
+    const __m256i x_145 = _mm256_sub_epi16(x_128, t_24);
+    const __m256i t_25 = nttgen_kyber_r1_avx2_montmul(x_137, zeta_3, zetaqinv_3);
+    const __m256i x_146 = _mm256_add_epi16(x_129, t_25);
+    const __m256i x_147 = _mm256_sub_epi16(x_129, t_25);
+    const __m256i t_26 = nttgen_kyber_r1_avx2_montmul(x_138, zeta_3, zetaqinv_3);
+    const __m256i x_148 = _mm256_add_epi16(x_130, t_26);
+    const __m256i x_149 = _mm256_sub_epi16(x_130, t_26);
+    const __m256i t_27 = nttgen_kyber_r1_avx2_montmul(x_139, zeta_3, zetaqinv_3);
+    const __m256i x_150 = _mm256_add_epi16(x_131, t_27);
+    const __m256i x_151 = _mm256_sub_epi16(x_131, t_27);
+    const __m256i t_28 = nttgen_kyber_r1_avx2_montmul(x_140, zeta_3, zetaqinv_3);
+    const __m256i x_152 = _mm256_add_epi16(x_132, t_28);
+    const __m256i x_153 = _mm256_sub_epi16(x_132, t_28);
+    const __m256i t_29 = nttgen_kyber_r1_avx2_montmul(x_141, zeta_3, zetaqinv_3);
+    const __m256i x_154 = _mm256_add_epi16(x_133, t_29);
+    const __m256i x_155 = _mm256_sub_epi16(x_133, t_29);
+    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_142, zeta_3, zetaqinv_3);
+    const __m256i x_156 = _mm256_add_epi16(x_134, t_30);
+    const __m256i x_157 = _mm256_sub_epi16(x_134, t_30);
+    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_143, zeta_3, zetaqinv_3);
+    const __m256i x_158 = _mm256_add_epi16(x_135, t_31);
+    const __m256i x_159 = _mm256_sub_epi16(x_135, t_31);
+    const __m256i t_32 = nttgen_kyber_r1_avx2_montmul(x_152, zeta_4, zetaqinv_4);
+    const __m256i x_160 = _mm256_add_epi16(x_144, t_32);
+    const __m256i x_161 = _mm256_sub_epi16(x_144, t_32);
+    const __m256i t_33 = nttgen_kyber_r1_avx2_montmul(x_154, zeta_4, zetaqinv_4);
+    const __m256i x_162 = _mm256_add_epi16(x_146, t_33);
+    const __m256i x_163 = _mm256_sub_epi16(x_146, t_33);
+    const __m256i t_34 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_4, zetaqinv_4);
+    const __m256i x_164 = _mm256_add_epi16(x_148, t_34);
+    const __m256i x_165 = _mm256_sub_epi16(x_148, t_34);
+    const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_158, zeta_4, zetaqinv_4);
+    const __m256i x_166 = _mm256_add_epi16(x_150, t_35);
+    const __m256i x_167 = _mm256_sub_epi16(x_150, t_35);
+    const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_153, zeta_5, zetaqinv_5);
+    const __m256i x_168 = _mm256_add_epi16(x_145, t_36);
+    const __m256i x_169 = _mm256_sub_epi16(x_145, t_36);
+    const __m256i t_37 = nttgen_kyber_r1_avx2_montmul(x_155, zeta_5, zetaqinv_5);
+    const __m256i x_170 = _mm256_add_epi16(x_147, t_37);
+    const __m256i x_171 = _mm256_sub_epi16(x_147, t_37);
+    const __m256i t_38 = nttgen_kyber_r1_avx2_montmul(x_157, zeta_5, zetaqinv_5);
+    const __m256i x_172 = _mm256_add_epi16(x_149, t_38);
+    const __m256i x_173 = _mm256_sub_epi16(x_149, t_38);
+    const __m256i t_39 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_5, zetaqinv_5);
+    const __m256i x_174 = _mm256_add_epi16(x_151, t_39);
+    const __m256i x_175 = _mm256_sub_epi16(x_151, t_39);
+    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_164, zeta_6, zetaqinv_6);
+    const __m256i x_176 = _mm256_add_epi16(x_160, t_40);
+    const __m256i x_177 = _mm256_sub_epi16(x_160, t_40);
+    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_166, zeta_6, zetaqinv_6);
+    const __m256i x_178 = _mm256_add_epi16(x_162, t_41);
+    const __m256i x_179 = _mm256_sub_epi16(x_162, t_41);
+    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_165, zeta_7, zetaqinv_7);
+    const __m256i x_180 = _mm256_add_epi16(x_161, t_42);
+    const __m256i x_181 = _mm256_sub_epi16(x_161, t_42);
+    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_167, zeta_7, zetaqinv_7);
+    const __m256i x_182 = _mm256_add_epi16(x_163, t_43);
+    const __m256i x_183 = _mm256_sub_epi16(x_163, t_43);
+    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_172, zeta_8, zetaqinv_8);
+    const __m256i x_184 = _mm256_add_epi16(x_168, t_44);
+    const __m256i x_185 = _mm256_sub_epi16(x_168, t_44);
+    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_174, zeta_8, zetaqinv_8);
+    const __m256i x_186 = _mm256_add_epi16(x_170, t_45);
+    const __m256i x_187 = _mm256_sub_epi16(x_170, t_45);
+    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_173, zeta_9, zetaqinv_9);
+    const __m256i x_188 = _mm256_add_epi16(x_169, t_46);
+    const __m256i x_189 = _mm256_sub_epi16(x_169, t_46);
+    const __m256i t_47 = nttgen_kyber_r1_avx2_montmul(x_175, zeta_9, zetaqinv_9);
+    const __m256i x_190 = _mm256_add_epi16(x_171, t_47);
+    const __m256i x_191 = _mm256_sub_epi16(x_171, t_47);
+    _mm256_storeu_si256((__m256i *)&a[0], x_176);
+    _mm256_storeu_si256((__m256i *)&a[128], x_178);
+    _mm256_storeu_si256((__m256i *)&a[64], x_177);
+    _mm256_storeu_si256((__m256i *)&a[192], x_179);
+    _mm256_storeu_si256((__m256i *)&a[32], x_180);
+    _mm256_storeu_si256((__m256i *)&a[160], x_182);
+    _mm256_storeu_si256((__m256i *)&a[96], x_181);
+    _mm256_storeu_si256((__m256i *)&a[224], x_183);
+    _mm256_storeu_si256((__m256i *)&a[16], x_184);
+    _mm256_storeu_si256((__m256i *)&a[144], x_186);
+    _mm256_storeu_si256((__m256i *)&a[80], x_185);
+    _mm256_storeu_si256((__m256i *)&a[208], x_187);
+    _mm256_storeu_si256((__m256i *)&a[48], x_188);
+    _mm256_storeu_si256((__m256i *)&a[176], x_190);
+    _mm256_storeu_si256((__m256i *)&a[112], x_189);
+    _mm256_storeu_si256((__m256i *)&a[240], x_191);
     // inverse layers 0: 8 register(s) per chunk
-    const __m256i zeta_46 = _mm256_set1_epi16(zetas_inv_0[1056]);
-    const __m256i zetaqinv_46 = _mm256_set1_epi16(zetas_inv_0[1057]);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_208 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_209 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_210 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_211 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_212 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_213 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_214 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
-        const __m256i x_215 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
-        const __m256i red_24 = nttgen_kyber_r1_avx2_barrett(x_208);
-        const __m256i red_25 = nttgen_kyber_r1_avx2_barrett(x_209);
-        const __m256i x_216 = _mm256_add_epi16(red_24, red_25);
-        const __m256i d_56 = _mm256_sub_epi16(red_24, red_25);
-        const __m256i x_217 = nttgen_kyber_r1_avx2_montmul(d_56, zeta_46, zetaqinv_46);
-        const __m256i x_218 = _mm256_add_epi16(x_210, x_211);
-        const __m256i d_57 = _mm256_sub_epi16(x_210, x_211);
-        const __m256i x_219 = nttgen_kyber_r1_avx2_montmul(d_57, zeta_46, zetaqinv_46);
-        const __m256i x_220 = _mm256_add_epi16(x_212, x_213);
-        const __m256i d_58 = _mm256_sub_epi16(x_212, x_213);
-        const __m256i x_221 = nttgen_kyber_r1_avx2_montmul(d_58, zeta_46, zetaqinv_46);
-        const __m256i x_222 = _mm256_add_epi16(x_214, x_215);
-        const __m256i d_59 = _mm256_sub_epi16(x_214, x_215);
-        const __m256i x_223 = nttgen_kyber_r1_avx2_montmul(d_59, zeta_46, zetaqinv_46);
-        const __m256i red_26 = nttgen_kyber_r1_avx2_cond_add_q(x_216);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16], red_26);
-        const __m256i red_27 = nttgen_kyber_r1_avx2_cond_add_q(x_217);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 128], red_27);
-        const __m256i red_28 = nttgen_kyber_r1_avx2_barrett(x_218);
-        const __m256i red_29 = nttgen_kyber_r1_avx2_cond_add_q(red_28);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 64], red_29);
-        const __m256i red_30 = nttgen_kyber_r1_avx2_cond_add_q(x_219);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 192], red_30);
-        const __m256i red_31 = nttgen_kyber_r1_avx2_barrett(x_220);
-        const __m256i red_32 = nttgen_kyber_r1_avx2_cond_add_q(red_31);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 32], red_32);
-        const __m256i red_33 = nttgen_kyber_r1_avx2_cond_add_q(x_221);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 160], red_33);
-        const __m256i red_34 = nttgen_kyber_r1_avx2_barrett(x_222);
-        const __m256i red_35 = nttgen_kyber_r1_avx2_cond_add_q(red_34);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 96], red_35);
-        const __m256i red_36 = nttgen_kyber_r1_avx2_cond_add_q(x_223);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 224], red_36);
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
+        const __m256i zetaqinv_10 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
+        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
+        const __m256i zetaqinv_11 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
+        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
+        const __m256i zetaqinv_12 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
+        const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 416]);
+        const __m256i zetaqinv_13 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 432]);
+        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
+        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
+        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
+        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
+        const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
+        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
+        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
+        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
+        const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_193, zeta_10, zetaqinv_10);
+        const __m256i x_200 = _mm256_add_epi16(x_192, t_48);
+        const __m256i x_201 = _mm256_sub_epi16(x_192, t_48);
+        const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_195, zeta_11, zetaqinv_11);
+        const __m256i x_202 = _mm256_add_epi16(x_194, t_49);
+        const __m256i x_203 = _mm256_sub_epi16(x_194, t_49);
+        const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_197, zeta_12, zetaqinv_12);
+        const __m256i x_204 = _mm256_add_epi16(x_196, t_50);
+        const __m256i x_205 = _mm256_sub_epi16(x_196, t_50);
+        const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_199, zeta_13, zetaqinv_13);
+        const __m256i x_206 = _mm256_add_epi16(x_198, t_51);
+        const __m256i x_207 = _mm256_sub_epi16(x_198, t_51);
+        const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
+        const __m256i x_208 = nttgen_kyber_r1_avx2_montmul(x_200, tw_0, twqinv_0);
+        const __m256i red_8 = nttgen_kyber_r1_avx2_cond_add_q(x_208);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], red_8);
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
+        const __m256i x_209 = nttgen_kyber_r1_avx2_montmul(x_201, tw_1, twqinv_1);
+        const __m256i red_9 = nttgen_kyber_r1_avx2_cond_add_q(x_209);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], red_9);
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
+        const __m256i x_210 = nttgen_kyber_r1_avx2_montmul(x_202, tw_2, twqinv_2);
+        const __m256i red_10 = nttgen_kyber_r1_avx2_cond_add_q(x_210);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], red_10);
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
+        const __m256i x_211 = nttgen_kyber_r1_avx2_montmul(x_203, tw_3, twqinv_3);
+        const __m256i red_11 = nttgen_kyber_r1_avx2_cond_add_q(x_211);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], red_11);
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
+        const __m256i x_212 = nttgen_kyber_r1_avx2_montmul(x_204, tw_4, twqinv_4);
+        const __m256i red_12 = nttgen_kyber_r1_avx2_cond_add_q(x_212);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], red_12);
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
+        const __m256i x_213 = nttgen_kyber_r1_avx2_montmul(x_205, tw_5, twqinv_5);
+        const __m256i red_13 = nttgen_kyber_r1_avx2_cond_add_q(x_213);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], red_13);
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
+        const __m256i x_214 = nttgen_kyber_r1_avx2_montmul(x_206, tw_6, twqinv_6);
+        const __m256i red_14 = nttgen_kyber_r1_avx2_cond_add_q(x_214);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], red_14);
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
+        const __m256i x_215 = nttgen_kyber_r1_avx2_montmul(x_207, tw_7, twqinv_7);
+        const __m256i red_15 = nttgen_kyber_r1_avx2_cond_add_q(x_215);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], red_15);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, 0, 7680);
@@ -2484,8 +2268,8 @@ static void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 410, store 112, add 192, sub 192, montmul 208, montmul_var 16, barrett 50,
- *   cond_add_q 16, shuffle 96, const 32
+ * Ops per call: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ *   cond_add_q 16, shuffle 96
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -27,9 +27,9 @@
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-16696, 16696]
- *       ops: load 126, store 32, add 64, sub 64, montmul 80, barrett 28, shuffle 32, const 32
- *       coefficient reductions: 448
+ *       a in [-8816, 8816] -> a in [-5415, 5415]
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 32
+ *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 410, store 112, add 192, sub 192, montmul 208, montmul_var 16, barrett 50,
- *         cond_add_q 16, shuffle 96, const 32
- *       coefficient reductions: 800
+ *       ops: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ *         cond_add_q 16, shuffle 96
+ *       coefficient reductions: 384
  */
 #ifndef NTTGEN_KYBER_R1_AVX2_H
 #define NTTGEN_KYBER_R1_AVX2_H
@@ -108,8 +108,8 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-16696, 16696]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 80, barrett 28, shuffle 32, const 32
+ * a[256]: on entry in [-8816, 8816], on exit in [-5415, 5415]
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 32
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]);
 
@@ -171,8 +171,8 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 410, store 112, add 192, sub 192, montmul 208, montmul_var 16, barrett 50,
- *   cond_add_q 16, shuffle 96, const 32
+ * Ops per call: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ *   cond_add_q 16, shuffle 96
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

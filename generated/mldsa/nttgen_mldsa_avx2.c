@@ -159,7 +159,7 @@ static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_ntt_zetas[840] = {
     // pass 0: layer(s) 0, 1
@@ -273,7 +273,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_ntt_zetas[840] = {
 // clang-format on
 
 // inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it
+//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+//  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_intt_zetas_inv[840] = {
     // pass 0: layer(s) 2, 3, 4, 5, 6, 7

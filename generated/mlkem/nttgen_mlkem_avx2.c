@@ -27,8 +27,8 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11316, 11318] -> a in [-16887, 16888]
- *       ops: load 110, store 32, add 56, sub 56, montmul 72, barrett 8, shuffle 32, const 32
+ *       a in [-11316, 11318] -> a in [-1810, 1810]
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 32
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16, cond_add_q
- *         16, shuffle 96, const 40
- *       coefficient reductions: 256
+ *       ops: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
+ *         16, shuffle 96, const 8
+ *       coefficient reductions: 128
  */
 #include "nttgen_mlkem_avx2.h"
 
@@ -142,7 +142,7 @@ static inline __m256i nttgen_mlkem_avx2_ilv32_hi(__m256i a, __m256i b) {
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_zetas[816] = {
     // pass 0: layer(s) 0
@@ -224,63 +224,86 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_basemul_gammas[256] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
+//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+//  equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_zetas_inv[816] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_zetas_dit[544] = {
     // pass 0: layer(s) 1, 2, 3, 4, 5, 6
-    -1628, -1628, -478, -478, 1659, 1659, -384, -384, 75, 75, -1119, -1119, -1653, -1653, -105, -105,
-    -23132, -23132, 17442, 17442, -14469, -14469, 32384, 32384, 12619, 12619, -12639, -12639, -5493, -5493, 21655, 21655,
-    1460, 1460, 854, 854, -220, -220, 1285, 1285, -329, -329, -1483, -1483, 460, 460, -871, -871,
-    -7756, -7756, -23210, -23210, 11044, 11044, -15355, -15355, -19529, -19529, 18741, 18741, -23092, -23092, 14233, 14233,
-    -1522, -1522, 870, 870, 1187, 1187, 1465, 1465, 156, 156, 602, 602, -1574, -1574, -1550, -1550,
-    17422, 17422, -10906, -10906, -16989, -16989, -24391, -24391, 5276, 5276, 28762, 28762, -6182, -6182, -20494, -20494,
-    -958, -958, 1510, 1510, 874, 874, -1322, -1322, -418, -418, 777, 777, 291, 291, 1251, 1251,
-    -23998, -23998, 22502, 22502, -24214, -24214, 7382, 7382, 14430, 14430, -29175, -29175, 14883, 14883, 32227, 32227,
-    -991, -991, -794, -794, 1335, 1335, -610, -610, -349, -349, 147, 147, 235, 235, -843, -843,
-    20257, 20257, 20198, 20198, 14903, 14903, -2146, -2146, -18525, -18525, -30317, -30317, 4587, 4587, -13387, -13387,
-    308, 308, 1530, 1530, 136, 136, -1097, -1097, -644, -644, -778, -778, -587, -587, -430, -430,
-    23860, 23860, 21498, 21498, 6280, 6280, -20297, -20297, -20100, -20100, 32502, 32502, -13131, -13131, -11182, -11182,
-    -996, -996, 1278, 1278, -1218, -1218, -603, -603, 872, 872, -1159, -1159, -177, -177, -555, -555,
-    -28644, -28644, 7934, 7934, -10946, -10946, -25435, -25435, -17560, -17560, -10631, -10631, -945, -945, 11477, 11477,
-    108, 108, 1185, 1185, 1215, 1215, -817, -817, 1590, 1590, 246, 246, -422, -422, 1103, 1103,
-    -31636, -31636, -10335, -10335, 20927, 20927, 31183, 31183, 18486, 18486, -32010, -32010, 27738, 27738, 335, 335,
-    1275, 1275, 1275, 1275, 951, 951, 951, 951, -1469, -1469, -1469, -1469, 1544, 1544, 1544, 1544,
-    17915, 17915, 17915, 17915, -18249, -18249, -18249, -18249, -27837, -27837, -27837, -27837, -25080, -25080, -25080, -25080,
-    -677, -677, -677, -677, 247, 247, 247, 247, -126, -126, -126, -126, 282, 282, 282, 282,
-    24155, 24155, 24155, 24155, 30199, 30199, 30199, 30199, 25986, 25986, 25986, 25986, -20710, -20710, -20710, -20710,
-    725, 725, 725, 725, -830, -830, -830, -830, 666, 666, 666, 666, -1015, -1015, -1015, -1015,
-    12757, 12757, 12757, 12757, 8898, 8898, 8898, 8898, 12442, 12442, 12442, 12442, -30967, -30967, -30967, -30967,
-    1508, 1508, 1508, 1508, 271, 271, 271, 271, 320, 320, 320, 320, 552, 552, 552, 552,
-    29156, 29156, 29156, 29156, 15887, 15887, 15887, 15887, -16064, -16064, -16064, -16064, -1496, -1496, -1496, -1496,
-    1065, 1065, 1065, 1065, 1421, 1421, 1421, 1421, 1162, 1162, 1162, 1162, -1491, -1491, -1491, -1491,
-    -4311, -4311, -4311, -4311, -9075, -9075, -9075, -9075, 650, 650, 650, 650, -20179, -20179, -20179, -20179,
-    -448, -448, -448, -448, -107, -107, -107, -107, 1618, 1618, 1618, 1618, 1293, 1293, 1293, 1293,
-    -16832, -16832, -16832, -16832, 28309, 28309, 28309, 28309, -9134, -9134, -9134, -9134, 23565, 23565, 23565, 23565,
-    -961, -961, -961, -961, 90, 90, 90, 90, 8, 8, 8, 8, -652, -652, -652, -652,
-    -14017, -14017, -14017, -14017, 28250, 28250, 28250, 28250, -26616, -26616, -26616, -26616, 6516, 6516, 6516, 6516,
-    398, 398, 398, 398, 853, 853, 853, 853, -516, -516, -516, -516, -1223, -1223, -1223, -1223,
-    -13426, -13426, -13426, -13426, -19883, -19883, -19883, -19883, 12796, 12796, 12796, 12796, 5689, 5689, 5689, 5689,
-    1571, 1571, 1571, 1571, 1571, 1571, 1571, 1571, 130, 130, 130, 130, 130, 130, 130, 130,
-    16163, 16163, 16163, 16163, 16163, 16163, 16163, 16163, 26242, 26242, 26242, 26242, 26242, 26242, 26242, 26242,
-    -608, -608, -608, -608, -608, -608, -608, -608, -383, -383, -383, -383, -383, -383, -383, -383,
-    -8800, -8800, -8800, -8800, -8800, -8800, -8800, -8800, 29057, 29057, 29057, 29057, 29057, 29057, 29057, 29057,
-    -411, -411, -411, -411, -411, -411, -411, -411, -1458, -1458, -1458, -1458, -1458, -1458, -1458, -1458,
-    -8859, -8859, -8859, -8859, -8859, -8859, -8859, -8859, 1102, 1102, 1102, 1102, 1102, 1102, 1102, 1102,
-    -1017, -1017, -1017, -1017, -1017, -1017, -1017, -1017, 1325, 1325, 1325, 1325, 1325, 1325, 1325, 1325,
-    -24313, -24313, -24313, -24313, -24313, -24313, -24313, -24313, -17363, -17363, -17363, -17363, -17363, -17363, -17363, -17363,
-    205, 205, 205, 205, 205, 205, 205, 205, 1602, 1602, 1602, 1602, 1602, 1602, 1602, 1602,
-    -26675, -26675, -26675, -26675, -26675, -26675, -26675, -26675, -21438, -21438, -21438, -21438, -21438, -21438, -21438, -21438,
-    -732, -732, -732, -732, -732, -732, -732, -732, -264, -264, -264, -264, -264, -264, -264, -264,
-    10532, 10532, 10532, 10532, 10532, 10532, 10532, 10532, 26360, 26360, 26360, 26360, 26360, 26360, 26360, 26360,
-    1542, 1542, 1542, 1542, 1542, 1542, 1542, 1542, 829, 829, 829, 829, 829, 829, 829, 829,
-    -18426, -18426, -18426, -18426, -18426, -18426, -18426, -18426, -5571, -5571, -5571, -5571, -5571, -5571, -5571, -5571,
-    681, 681, 681, 681, 681, 681, 681, 681, -573, -573, -573, -573, -573, -573, -573, -573,
-    28073, 28073, 28073, 28073, 28073, 28073, 28073, 28073, 5827, 5827, 5827, 5827, 5827, 5827, 5827, 5827,
-    -1468, -31164, -182, 15690, 1202, -1358, -622, -27758, 1474, 11202, -1577, 3799, -962, -10690, 171, 20907,
-    -202, 16694, -1422, 12402, -287, -28191, -1493, -13525, 1517, -787, 359, -14745, 0, 0, 0, 0,
+    -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758,
+    -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498,
+    -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359,
+    -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745,
+    -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, 758, 758, -287, -287, 359, 359, -1493, -1493,
+    -20, -20, 16694, 16694, -787, -787, 12402, 12402, -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
+    -1044, -1044, -1468, -1468, -202, -202, -182, -182, 1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
+    -20, -20, -31164, -31164, 16694, 16694, 15690, 15690, -787, -787, -1358, -1358, 12402, 12402, -27758, -27758,
+    758, 758, 1474, 1474, -287, -287, -1577, -1577, 359, 359, -962, -962, -1493, -1493, 171, 171,
+    -31498, -31498, 11202, 11202, -28191, -28191, 3799, 3799, -14745, -14745, -10690, -10690, -13525, -13525, 20907, 20907,
+    -1044, -1044, 1571, 1571, -1468, -1468, 130, 130, -202, -202, -608, -608, -182, -182, -383, -383,
+    -20, -20, 16163, 16163, -31164, -31164, 26242, 26242, 16694, 16694, -8800, -8800, 15690, 15690, 29057, 29057,
+    758, 758, 205, 205, 1474, 1474, 1602, 1602, -287, -287, -732, -732, -1577, -1577, -264, -264,
+    -31498, -31498, -26675, -26675, 11202, 11202, -21438, -21438, -28191, -28191, 10532, 10532, 3799, 3799, 26360, 26360,
+    1517, 1517, -411, -411, 1202, 1202, -1458, -1458, -1422, -1422, -1017, -1017, -622, -622, 1325, 1325,
+    -787, -787, -8859, -8859, -1358, -1358, 1102, 1102, 12402, 12402, -24313, -24313, -27758, -27758, -17363, -17363,
+    359, 359, 1542, 1542, -962, -962, 829, 829, -1493, -1493, 681, 681, 171, 171, -573, -573,
+    -14745, -14745, -18426, -18426, -10690, -10690, -5571, -5571, -13525, -13525, 28073, 28073, 20907, 20907, 5827, 5827,
     // pass 1: layer(s) 0
-    758, -31498, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    -1044, -1044, 1275, 1275, 1571, 1571, -1469, -1469, -1468, -1468, 951, 951, 130, 130, 1544, 1544,
+    -20, -20, 17915, 17915, 16163, 16163, -27837, -27837, -31164, -31164, -18249, -18249, 26242, 26242, -25080, -25080,
+    758, 758, -677, -677, 205, 205, -126, -126, 1474, 1474, 247, 247, 1602, 1602, 282, 282,
+    -31498, -31498, 24155, 24155, -26675, -26675, 25986, 25986, 11202, 11202, 30199, 30199, -21438, -21438, -20710, -20710,
+    1517, 1517, 1065, 1065, -411, -411, 1162, 1162, 1202, 1202, 1421, 1421, -1458, -1458, -1491, -1491,
+    -787, -787, -4311, -4311, -8859, -8859, 650, 650, -1358, -1358, -9075, -9075, 1102, 1102, -20179, -20179,
+    359, 359, -448, -448, 1542, 1542, 1618, 1618, -962, -962, -107, -107, 829, 829, 1293, 1293,
+    -14745, -14745, -16832, -16832, -18426, -18426, -9134, -9134, -10690, -10690, 28309, 28309, -5571, -5571, 23565, 23565,
+    -202, -202, 725, 725, -608, -608, 666, 666, -182, -182, -830, -830, -383, -383, -1015, -1015,
+    16694, 16694, 12757, 12757, -8800, -8800, 12442, 12442, 15690, 15690, 8898, 8898, 29057, 29057, -30967, -30967,
+    -287, -287, 1508, 1508, -732, -732, 320, 320, -1577, -1577, 271, 271, -264, -264, 552, 552,
+    -28191, -28191, 29156, 29156, 10532, 10532, -16064, -16064, 3799, 3799, 15887, 15887, 26360, 26360, -1496, -1496,
+    -1422, -1422, -961, -961, -1017, -1017, 8, 8, -622, -622, 90, 90, 1325, 1325, -652, -652,
+    12402, 12402, -14017, -14017, -24313, -24313, -26616, -26616, -27758, -27758, 28250, 28250, -17363, -17363, 6516, 6516,
+    -1493, -1493, 398, 398, 681, 681, -516, -516, 171, 171, 853, 853, -573, -573, -1223, -1223,
+    -13525, -13525, -13426, -13426, 28073, 28073, 12796, 12796, 20907, 20907, -19883, -19883, 5827, 5827, 5689, 5689,
+};
+// clang-format on
+
+// output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
+//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+// clang-format off
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_twist[512] = {
+    1441, 1441, -1286, -1286, 316, 316, -1548, -1548, -1266, -1266, 513, 513, 226, 226, -770, -770,
+    -10079, -10079, 18682, 18682, -2756, -2756, -27148, -27148, 17678, 17678, -2815, -2815, -31006, -31006, 5886, 5886,
+    738, 738, 1610, 1610, 878, 878, -340, -340, -20, -20, -197, -197, 1555, 1555, -496, -496,
+    -30494, -30494, 17482, 17482, 28014, 28014, 17068, 17068, 1004, 1004, 59, 59, 3859, 3859, 11792, 11792,
+    -225, -225, -1384, -1384, -1648, -1648, 1078, 1078, 1630, 1630, 1075, 1075, 1434, 1434, 476, 476,
+    27679, 27679, 17048, 17048, -22128, -22128, 17974, 17974, 16478, 16478, 27955, 27955, 13210, 13210, -10788, -10788,
+    28, 28, -390, -390, 1152, 1152, -1303, -1303, 315, 315, 606, 606, -356, -356, 1154, 1154,
+    -27620, -27620, -13190, -13190, -31616, -31616, 9705, 9705, 571, 571, 15454, 15454, 4764, 4764, 27266, 27266,
+    1047, 1047, -1505, -1505, -676, -676, 1331, 1331, -705, -705, 546, 546, -947, -947, -839, -839,
+    -9961, -9961, 26399, 26399, 20828, 20828, 28211, 28211, -13761, -13761, 18466, 18466, 4941, 4941, -26695, -26695,
+    -441, -441, 1149, 1149, -1499, -1499, -284, -284, -800, -800, -1222, -1222, -1051, -1051, 134, 134,
+    25415, 25415, -21635, -21635, 6437, 6437, 27364, 27364, -25376, -25376, 2362, 2362, 23269, 23269, 12934, 12934,
+    987, 987, 1233, 1233, 660, 660, -157, -157, -1380, -1380, -277, -277, 767, 767, -934, -934,
+    -6949, -6949, 26577, 26577, 32404, 32404, -1949, -1949, 3740, 3740, 4075, 4075, 4095, 4095, 27226, 27226,
+    1120, 1120, 1045, 1045, -526, -526, 1144, 1144, -716, -716, 937, 937, -924, -924, -446, -446,
+    9312, 9312, -3307, -3307, -19470, -19470, -5000, -5000, 22836, 22836, 28329, 28329, -6044, -6044, -23486, -23486,
+    -1397, -1397, -278, -278, -408, -408, -24, -24, -1568, -1568, -1463, -1463, -1261, -1261, -270, -270,
+    -5237, -5237, 7402, 7402, -18840, -18840, 14312, 14312, -26144, -26144, 17737, 17737, 1043, 1043, -19214, -19214,
+    -995, -995, -646, -646, -38, -38, -1373, -1373, 1290, 1290, 1055, 1055, 1237, 1237, -1298, -1298,
+    -31971, -31971, -13446, -13446, -4646, -4646, -19549, -19549, -31990, -31990, 28959, 28959, 13269, 13269, -6930, -6930,
+    -468, -468, -615, -615, -232, -232, 378, 378, 1393, 1393, -1093, -1093, 719, 719, -741, -741,
+    -15828, -15828, 14489, 14489, -14568, -14568, -12422, -12422, 18545, 18545, 31931, 31931, 32719, 32719, -25061, -25061,
+    1523, 1523, -1477, -1477, -1066, -1066, -846, -846, 1321, 1321, 861, 861, -341, -341, -1195, -1195,
+    -20749, -20749, -1221, -1221, 7638, 7638, -3406, -3406, -4055, -4055, 19037, 19037, 20395, 20395, -21931, -21931,
+    713, 713, -1133, -1133, 325, 325, -960, -960, 531, 531, 1402, 1402, -505, -505, -813, -813,
+    -12855, -12855, -31597, -31597, -32699, -32699, -17344, -17344, 2835, 2835, -11398, -11398, -23801, -23801, 17875, 17875,
+    148, 148, 792, 792, -1520, -1520, -1656, -1656, -1664, -1664, -1077, -1077, -455, -455, 1344, 1344,
+    31892, 31892, -13544, -13544, 10768, 10768, 4488, 4488, 31104, 31104, -21301, -21301, 6457, 6457, -15040, -15040,
+    1254, 1254, -1297, -1297, 707, 707, -1525, -1525, -873, -873, -443, -443, -1201, -1201, 321, 321,
+    22246, 22246, -10257, -10257, 7107, 7107, 27403, 27403, 20887, 20887, 32069, 32069, -1969, -1969, -19391, -19391,
+    998, 998, 842, 842, 637, 637, -550, -550, -424, -424, 1150, 1150, -324, -324, -1194, -1194,
+    21990, 21990, 16714, 16714, -22147, -22147, -5158, -5158, -31144, -31144, -24962, -24962, 29372, 29372, -25258, -25258,
 };
 // clang-format on
 
@@ -765,91 +788,34 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318], on exit in [-16887, 16888]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 72, barrett 8, shuffle 32, const 32
+ * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 32
  */
 void nttgen_mlkem_avx2_intt(int16_t a[256]) {
-    const int16_t *const zetas_inv_0 = nttgen_mlkem_avx2_intt_zetas_inv;
+    const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
+    const int16_t *const twist_0 = nttgen_mlkem_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -11316, 11318);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[0]);
-    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[16]);
-    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[32]);
-    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[48]);
-    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[64]);
-    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[80]);
-    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[96]);
-    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[112]);
-    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[128]);
-    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[144]);
-    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[160]);
-    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[176]);
-    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[192]);
-    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[208]);
-    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[224]);
-    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[240]);
-    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[256]);
-    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[272]);
-    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[288]);
-    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[304]);
-    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[320]);
-    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[336]);
-    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[352]);
-    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[368]);
-    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[384]);
-    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[400]);
-    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[416]);
-    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[432]);
-    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[448]);
-    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[464]);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[480]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[496]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[512]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[528]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[544]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[560]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[576]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[592]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[608]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[624]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[640]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[656]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[672]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[688]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[704]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[720]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[736]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[752]);
-    const __m256i zeta_24 = _mm256_set1_epi16(zetas_inv_0[768]);
-    const __m256i zetaqinv_24 = _mm256_set1_epi16(zetas_inv_0[769]);
-    const __m256i zeta_25 = _mm256_set1_epi16(zetas_inv_0[770]);
-    const __m256i zetaqinv_25 = _mm256_set1_epi16(zetas_inv_0[771]);
-    const __m256i zeta_26 = _mm256_set1_epi16(zetas_inv_0[772]);
-    const __m256i zetaqinv_26 = _mm256_set1_epi16(zetas_inv_0[773]);
-    const __m256i zeta_27 = _mm256_set1_epi16(zetas_inv_0[774]);
-    const __m256i zetaqinv_27 = _mm256_set1_epi16(zetas_inv_0[775]);
-    const __m256i zeta_28 = _mm256_set1_epi16(zetas_inv_0[776]);
-    const __m256i zetaqinv_28 = _mm256_set1_epi16(zetas_inv_0[777]);
-    const __m256i zeta_29 = _mm256_set1_epi16(zetas_inv_0[778]);
-    const __m256i zetaqinv_29 = _mm256_set1_epi16(zetas_inv_0[779]);
-    const __m256i zeta_30 = _mm256_set1_epi16(zetas_inv_0[780]);
-    const __m256i zetaqinv_30 = _mm256_set1_epi16(zetas_inv_0[781]);
-    const __m256i zeta_31 = _mm256_set1_epi16(zetas_inv_0[782]);
-    const __m256i zetaqinv_31 = _mm256_set1_epi16(zetas_inv_0[783]);
-    const __m256i zeta_32 = _mm256_set1_epi16(zetas_inv_0[784]);
-    const __m256i zetaqinv_32 = _mm256_set1_epi16(zetas_inv_0[785]);
-    const __m256i zeta_33 = _mm256_set1_epi16(zetas_inv_0[786]);
-    const __m256i zetaqinv_33 = _mm256_set1_epi16(zetas_inv_0[787]);
-    const __m256i zeta_34 = _mm256_set1_epi16(zetas_inv_0[788]);
-    const __m256i zetaqinv_34 = _mm256_set1_epi16(zetas_inv_0[789]);
-    const __m256i zeta_35 = _mm256_set1_epi16(zetas_inv_0[790]);
-    const __m256i zetaqinv_35 = _mm256_set1_epi16(zetas_inv_0[791]);
-    const __m256i zeta_36 = _mm256_set1_epi16(zetas_inv_0[792]);
-    const __m256i zetaqinv_36 = _mm256_set1_epi16(zetas_inv_0[793]);
-    const __m256i zeta_37 = _mm256_set1_epi16(zetas_inv_0[794]);
-    const __m256i zetaqinv_37 = _mm256_set1_epi16(zetas_inv_0[795]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[0]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[64]);
@@ -866,321 +832,299 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
     const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[112]);
     const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    const __m256i f_0 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_0 = _mm256_set1_epi16(-10079);
-    const __m256i x_16 = nttgen_mlkem_avx2_montmul(x_0, f_0, fqinv_0);
-    const __m256i f_1 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_1 = _mm256_set1_epi16(-10079);
-    const __m256i x_17 = nttgen_mlkem_avx2_montmul(x_1, f_1, fqinv_1);
-    const __m256i f_2 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_2 = _mm256_set1_epi16(-10079);
-    const __m256i x_18 = nttgen_mlkem_avx2_montmul(x_2, f_2, fqinv_2);
-    const __m256i f_3 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_3 = _mm256_set1_epi16(-10079);
-    const __m256i x_19 = nttgen_mlkem_avx2_montmul(x_3, f_3, fqinv_3);
-    const __m256i f_4 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_4 = _mm256_set1_epi16(-10079);
-    const __m256i x_20 = nttgen_mlkem_avx2_montmul(x_4, f_4, fqinv_4);
-    const __m256i f_5 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_5 = _mm256_set1_epi16(-10079);
-    const __m256i x_21 = nttgen_mlkem_avx2_montmul(x_5, f_5, fqinv_5);
-    const __m256i f_6 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_6 = _mm256_set1_epi16(-10079);
-    const __m256i x_22 = nttgen_mlkem_avx2_montmul(x_6, f_6, fqinv_6);
-    const __m256i f_7 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_7 = _mm256_set1_epi16(-10079);
-    const __m256i x_23 = nttgen_mlkem_avx2_montmul(x_7, f_7, fqinv_7);
-    const __m256i f_8 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_8 = _mm256_set1_epi16(-10079);
-    const __m256i x_24 = nttgen_mlkem_avx2_montmul(x_8, f_8, fqinv_8);
-    const __m256i f_9 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_9 = _mm256_set1_epi16(-10079);
-    const __m256i x_25 = nttgen_mlkem_avx2_montmul(x_9, f_9, fqinv_9);
-    const __m256i f_10 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_10 = _mm256_set1_epi16(-10079);
-    const __m256i x_26 = nttgen_mlkem_avx2_montmul(x_10, f_10, fqinv_10);
-    const __m256i f_11 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_11 = _mm256_set1_epi16(-10079);
-    const __m256i x_27 = nttgen_mlkem_avx2_montmul(x_11, f_11, fqinv_11);
-    const __m256i f_12 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_12 = _mm256_set1_epi16(-10079);
-    const __m256i x_28 = nttgen_mlkem_avx2_montmul(x_12, f_12, fqinv_12);
-    const __m256i f_13 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_13 = _mm256_set1_epi16(-10079);
-    const __m256i x_29 = nttgen_mlkem_avx2_montmul(x_13, f_13, fqinv_13);
-    const __m256i f_14 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_14 = _mm256_set1_epi16(-10079);
-    const __m256i x_30 = nttgen_mlkem_avx2_montmul(x_14, f_14, fqinv_14);
-    const __m256i f_15 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_15 = _mm256_set1_epi16(-10079);
-    const __m256i x_31 = nttgen_mlkem_avx2_montmul(x_15, f_15, fqinv_15);
-    const __m256i x_32 = nttgen_mlkem_avx2_ilv16_lo(x_16, x_24);
-    const __m256i x_33 = nttgen_mlkem_avx2_ilv16_hi(x_16, x_24);
-    const __m256i x_34 = nttgen_mlkem_avx2_ilv16_lo(x_17, x_25);
-    const __m256i x_35 = nttgen_mlkem_avx2_ilv16_hi(x_17, x_25);
-    const __m256i x_36 = nttgen_mlkem_avx2_ilv16_lo(x_18, x_26);
-    const __m256i x_37 = nttgen_mlkem_avx2_ilv16_hi(x_18, x_26);
-    const __m256i x_38 = nttgen_mlkem_avx2_ilv16_lo(x_19, x_27);
-    const __m256i x_39 = nttgen_mlkem_avx2_ilv16_hi(x_19, x_27);
-    const __m256i x_40 = nttgen_mlkem_avx2_ilv16_lo(x_20, x_28);
-    const __m256i x_41 = nttgen_mlkem_avx2_ilv16_hi(x_20, x_28);
-    const __m256i x_42 = nttgen_mlkem_avx2_ilv16_lo(x_21, x_29);
-    const __m256i x_43 = nttgen_mlkem_avx2_ilv16_hi(x_21, x_29);
-    const __m256i x_44 = nttgen_mlkem_avx2_ilv16_lo(x_22, x_30);
-    const __m256i x_45 = nttgen_mlkem_avx2_ilv16_hi(x_22, x_30);
-    const __m256i x_46 = nttgen_mlkem_avx2_ilv16_lo(x_23, x_31);
-    const __m256i x_47 = nttgen_mlkem_avx2_ilv16_hi(x_23, x_31);
-    const __m256i x_48 = _mm256_add_epi16(x_32, x_40);
-    const __m256i d_0 = _mm256_sub_epi16(x_32, x_40);
-    const __m256i x_49 = nttgen_mlkem_avx2_montmul(d_0, zeta_0, zetaqinv_0);
-    const __m256i x_50 = _mm256_add_epi16(x_34, x_42);
-    const __m256i d_1 = _mm256_sub_epi16(x_34, x_42);
-    const __m256i x_51 = nttgen_mlkem_avx2_montmul(d_1, zeta_1, zetaqinv_1);
-    const __m256i x_52 = _mm256_add_epi16(x_36, x_44);
-    const __m256i d_2 = _mm256_sub_epi16(x_36, x_44);
-    const __m256i x_53 = nttgen_mlkem_avx2_montmul(d_2, zeta_2, zetaqinv_2);
-    const __m256i x_54 = _mm256_add_epi16(x_38, x_46);
-    const __m256i d_3 = _mm256_sub_epi16(x_38, x_46);
-    const __m256i x_55 = nttgen_mlkem_avx2_montmul(d_3, zeta_3, zetaqinv_3);
-    const __m256i x_56 = _mm256_add_epi16(x_33, x_41);
-    const __m256i d_4 = _mm256_sub_epi16(x_33, x_41);
-    const __m256i x_57 = nttgen_mlkem_avx2_montmul(d_4, zeta_4, zetaqinv_4);
-    const __m256i x_58 = _mm256_add_epi16(x_35, x_43);
-    const __m256i d_5 = _mm256_sub_epi16(x_35, x_43);
-    const __m256i x_59 = nttgen_mlkem_avx2_montmul(d_5, zeta_5, zetaqinv_5);
-    const __m256i x_60 = _mm256_add_epi16(x_37, x_45);
-    const __m256i d_6 = _mm256_sub_epi16(x_37, x_45);
-    const __m256i x_61 = nttgen_mlkem_avx2_montmul(d_6, zeta_6, zetaqinv_6);
-    const __m256i x_62 = _mm256_add_epi16(x_39, x_47);
-    const __m256i d_7 = _mm256_sub_epi16(x_39, x_47);
-    const __m256i x_63 = nttgen_mlkem_avx2_montmul(d_7, zeta_7, zetaqinv_7);
-    const __m256i x_64 = nttgen_mlkem_avx2_ilv32_lo(x_48, x_49);
-    const __m256i x_65 = nttgen_mlkem_avx2_ilv32_hi(x_48, x_49);
-    const __m256i x_66 = nttgen_mlkem_avx2_ilv32_lo(x_50, x_51);
-    const __m256i x_67 = nttgen_mlkem_avx2_ilv32_hi(x_50, x_51);
-    const __m256i x_68 = nttgen_mlkem_avx2_ilv32_lo(x_52, x_53);
-    const __m256i x_69 = nttgen_mlkem_avx2_ilv32_hi(x_52, x_53);
-    const __m256i x_70 = nttgen_mlkem_avx2_ilv32_lo(x_54, x_55);
-    const __m256i x_71 = nttgen_mlkem_avx2_ilv32_hi(x_54, x_55);
-    const __m256i x_72 = nttgen_mlkem_avx2_ilv32_lo(x_56, x_57);
-    const __m256i x_73 = nttgen_mlkem_avx2_ilv32_hi(x_56, x_57);
-    const __m256i x_74 = nttgen_mlkem_avx2_ilv32_lo(x_58, x_59);
-    const __m256i x_75 = nttgen_mlkem_avx2_ilv32_hi(x_58, x_59);
-    const __m256i x_76 = nttgen_mlkem_avx2_ilv32_lo(x_60, x_61);
-    const __m256i x_77 = nttgen_mlkem_avx2_ilv32_hi(x_60, x_61);
-    const __m256i x_78 = nttgen_mlkem_avx2_ilv32_lo(x_62, x_63);
-    const __m256i x_79 = nttgen_mlkem_avx2_ilv32_hi(x_62, x_63);
-    const __m256i x_80 = _mm256_add_epi16(x_64, x_68);
-    const __m256i d_8 = _mm256_sub_epi16(x_64, x_68);
-    const __m256i x_81 = nttgen_mlkem_avx2_montmul(d_8, zeta_8, zetaqinv_8);
-    const __m256i x_82 = _mm256_add_epi16(x_66, x_70);
-    const __m256i d_9 = _mm256_sub_epi16(x_66, x_70);
-    const __m256i x_83 = nttgen_mlkem_avx2_montmul(d_9, zeta_9, zetaqinv_9);
-    const __m256i x_84 = _mm256_add_epi16(x_65, x_69);
-    const __m256i d_10 = _mm256_sub_epi16(x_65, x_69);
-    const __m256i x_85 = nttgen_mlkem_avx2_montmul(d_10, zeta_10, zetaqinv_10);
-    const __m256i x_86 = _mm256_add_epi16(x_67, x_71);
-    const __m256i d_11 = _mm256_sub_epi16(x_67, x_71);
-    const __m256i x_87 = nttgen_mlkem_avx2_montmul(d_11, zeta_11, zetaqinv_11);
-    const __m256i x_88 = _mm256_add_epi16(x_72, x_76);
-    const __m256i d_12 = _mm256_sub_epi16(x_72, x_76);
-    const __m256i x_89 = nttgen_mlkem_avx2_montmul(d_12, zeta_12, zetaqinv_12);
-    const __m256i x_90 = _mm256_add_epi16(x_74, x_78);
-    const __m256i d_13 = _mm256_sub_epi16(x_74, x_78);
-    const __m256i x_91 = nttgen_mlkem_avx2_montmul(d_13, zeta_13, zetaqinv_13);
-    const __m256i x_92 = _mm256_add_epi16(x_73, x_77);
-    const __m256i d_14 = _mm256_sub_epi16(x_73, x_77);
-    const __m256i x_93 = nttgen_mlkem_avx2_montmul(d_14, zeta_14, zetaqinv_14);
-    const __m256i x_94 = _mm256_add_epi16(x_75, x_79);
-    const __m256i d_15 = _mm256_sub_epi16(x_75, x_79);
-    const __m256i x_95 = nttgen_mlkem_avx2_montmul(d_15, zeta_15, zetaqinv_15);
-    const __m256i x_96 = _mm256_unpacklo_epi64(x_80, x_81);
-    const __m256i x_97 = _mm256_unpackhi_epi64(x_80, x_81);
-    const __m256i x_98 = _mm256_unpacklo_epi64(x_82, x_83);
-    const __m256i x_99 = _mm256_unpackhi_epi64(x_82, x_83);
-    const __m256i x_100 = _mm256_unpacklo_epi64(x_84, x_85);
-    const __m256i x_101 = _mm256_unpackhi_epi64(x_84, x_85);
-    const __m256i x_102 = _mm256_unpacklo_epi64(x_86, x_87);
-    const __m256i x_103 = _mm256_unpackhi_epi64(x_86, x_87);
-    const __m256i x_104 = _mm256_unpacklo_epi64(x_88, x_89);
-    const __m256i x_105 = _mm256_unpackhi_epi64(x_88, x_89);
-    const __m256i x_106 = _mm256_unpacklo_epi64(x_90, x_91);
-    const __m256i x_107 = _mm256_unpackhi_epi64(x_90, x_91);
-    const __m256i x_108 = _mm256_unpacklo_epi64(x_92, x_93);
-    const __m256i x_109 = _mm256_unpackhi_epi64(x_92, x_93);
-    const __m256i x_110 = _mm256_unpacklo_epi64(x_94, x_95);
-    const __m256i x_111 = _mm256_unpackhi_epi64(x_94, x_95);
-    const __m256i x_112 = _mm256_add_epi16(x_96, x_98);
-    const __m256i d_16 = _mm256_sub_epi16(x_96, x_98);
-    const __m256i x_113 = nttgen_mlkem_avx2_montmul(d_16, zeta_16, zetaqinv_16);
-    const __m256i x_114 = _mm256_add_epi16(x_97, x_99);
-    const __m256i d_17 = _mm256_sub_epi16(x_97, x_99);
-    const __m256i x_115 = nttgen_mlkem_avx2_montmul(d_17, zeta_17, zetaqinv_17);
-    const __m256i x_116 = _mm256_add_epi16(x_100, x_102);
-    const __m256i d_18 = _mm256_sub_epi16(x_100, x_102);
-    const __m256i x_117 = nttgen_mlkem_avx2_montmul(d_18, zeta_18, zetaqinv_18);
-    const __m256i x_118 = _mm256_add_epi16(x_101, x_103);
-    const __m256i d_19 = _mm256_sub_epi16(x_101, x_103);
-    const __m256i x_119 = nttgen_mlkem_avx2_montmul(d_19, zeta_19, zetaqinv_19);
-    const __m256i x_120 = _mm256_add_epi16(x_104, x_106);
-    const __m256i d_20 = _mm256_sub_epi16(x_104, x_106);
-    const __m256i x_121 = nttgen_mlkem_avx2_montmul(d_20, zeta_20, zetaqinv_20);
-    const __m256i x_122 = _mm256_add_epi16(x_105, x_107);
-    const __m256i d_21 = _mm256_sub_epi16(x_105, x_107);
-    const __m256i x_123 = nttgen_mlkem_avx2_montmul(d_21, zeta_21, zetaqinv_21);
-    const __m256i x_124 = _mm256_add_epi16(x_108, x_110);
-    const __m256i d_22 = _mm256_sub_epi16(x_108, x_110);
-    const __m256i x_125 = nttgen_mlkem_avx2_montmul(d_22, zeta_22, zetaqinv_22);
-    const __m256i x_126 = _mm256_add_epi16(x_109, x_111);
-    const __m256i d_23 = _mm256_sub_epi16(x_109, x_111);
-    const __m256i x_127 = nttgen_mlkem_avx2_montmul(d_23, zeta_23, zetaqinv_23);
-    const __m256i x_128 = _mm256_permute2x128_si256(x_112, x_113, 32);
-    const __m256i x_129 = _mm256_permute2x128_si256(x_112, x_113, 49);
-    const __m256i x_130 = _mm256_permute2x128_si256(x_114, x_115, 32);
-    const __m256i x_131 = _mm256_permute2x128_si256(x_114, x_115, 49);
-    const __m256i x_132 = _mm256_permute2x128_si256(x_116, x_117, 32);
-    const __m256i x_133 = _mm256_permute2x128_si256(x_116, x_117, 49);
-    const __m256i x_134 = _mm256_permute2x128_si256(x_118, x_119, 32);
-    const __m256i x_135 = _mm256_permute2x128_si256(x_118, x_119, 49);
-    const __m256i x_136 = _mm256_permute2x128_si256(x_120, x_121, 32);
-    const __m256i x_137 = _mm256_permute2x128_si256(x_120, x_121, 49);
-    const __m256i x_138 = _mm256_permute2x128_si256(x_122, x_123, 32);
-    const __m256i x_139 = _mm256_permute2x128_si256(x_122, x_123, 49);
-    const __m256i x_140 = _mm256_permute2x128_si256(x_124, x_125, 32);
-    const __m256i x_141 = _mm256_permute2x128_si256(x_124, x_125, 49);
-    const __m256i x_142 = _mm256_permute2x128_si256(x_126, x_127, 32);
-    const __m256i x_143 = _mm256_permute2x128_si256(x_126, x_127, 49);
-    const __m256i x_144 = _mm256_add_epi16(x_128, x_136);
-    const __m256i d_24 = _mm256_sub_epi16(x_128, x_136);
-    const __m256i x_145 = nttgen_mlkem_avx2_montmul(d_24, zeta_24, zetaqinv_24);
-    const __m256i x_146 = _mm256_add_epi16(x_129, x_137);
-    const __m256i d_25 = _mm256_sub_epi16(x_129, x_137);
-    const __m256i x_147 = nttgen_mlkem_avx2_montmul(d_25, zeta_25, zetaqinv_25);
-    const __m256i x_148 = _mm256_add_epi16(x_130, x_138);
-    const __m256i d_26 = _mm256_sub_epi16(x_130, x_138);
-    const __m256i x_149 = nttgen_mlkem_avx2_montmul(d_26, zeta_26, zetaqinv_26);
-    const __m256i x_150 = _mm256_add_epi16(x_131, x_139);
-    const __m256i d_27 = _mm256_sub_epi16(x_131, x_139);
-    const __m256i x_151 = nttgen_mlkem_avx2_montmul(d_27, zeta_27, zetaqinv_27);
-    const __m256i x_152 = _mm256_add_epi16(x_132, x_140);
-    const __m256i d_28 = _mm256_sub_epi16(x_132, x_140);
-    const __m256i x_153 = nttgen_mlkem_avx2_montmul(d_28, zeta_28, zetaqinv_28);
-    const __m256i x_154 = _mm256_add_epi16(x_133, x_141);
-    const __m256i d_29 = _mm256_sub_epi16(x_133, x_141);
-    const __m256i x_155 = nttgen_mlkem_avx2_montmul(d_29, zeta_29, zetaqinv_29);
-    const __m256i x_156 = _mm256_add_epi16(x_134, x_142);
-    const __m256i d_30 = _mm256_sub_epi16(x_134, x_142);
-    const __m256i x_157 = nttgen_mlkem_avx2_montmul(d_30, zeta_30, zetaqinv_30);
-    const __m256i x_158 = _mm256_add_epi16(x_135, x_143);
-    const __m256i d_31 = _mm256_sub_epi16(x_135, x_143);
-    const __m256i x_159 = nttgen_mlkem_avx2_montmul(d_31, zeta_31, zetaqinv_31);
-    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_152);
-    const __m256i x_160 = _mm256_add_epi16(x_144, red_0);
-    const __m256i d_32 = _mm256_sub_epi16(x_144, red_0);
-    const __m256i x_161 = nttgen_mlkem_avx2_montmul(d_32, zeta_32, zetaqinv_32);
-    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_154);
-    const __m256i x_162 = _mm256_add_epi16(x_146, red_1);
-    const __m256i d_33 = _mm256_sub_epi16(x_146, red_1);
-    const __m256i x_163 = nttgen_mlkem_avx2_montmul(d_33, zeta_33, zetaqinv_33);
-    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_156);
-    const __m256i x_164 = _mm256_add_epi16(x_148, red_2);
-    const __m256i d_34 = _mm256_sub_epi16(x_148, red_2);
-    const __m256i x_165 = nttgen_mlkem_avx2_montmul(d_34, zeta_34, zetaqinv_34);
-    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_158);
-    const __m256i x_166 = _mm256_add_epi16(x_150, red_3);
-    const __m256i d_35 = _mm256_sub_epi16(x_150, red_3);
-    const __m256i x_167 = nttgen_mlkem_avx2_montmul(d_35, zeta_35, zetaqinv_35);
-    const __m256i x_168 = _mm256_add_epi16(x_145, x_153);
-    const __m256i d_36 = _mm256_sub_epi16(x_145, x_153);
-    const __m256i x_169 = nttgen_mlkem_avx2_montmul(d_36, zeta_32, zetaqinv_32);
-    const __m256i x_170 = _mm256_add_epi16(x_147, x_155);
-    const __m256i d_37 = _mm256_sub_epi16(x_147, x_155);
-    const __m256i x_171 = nttgen_mlkem_avx2_montmul(d_37, zeta_33, zetaqinv_33);
-    const __m256i x_172 = _mm256_add_epi16(x_149, x_157);
-    const __m256i d_38 = _mm256_sub_epi16(x_149, x_157);
-    const __m256i x_173 = nttgen_mlkem_avx2_montmul(d_38, zeta_34, zetaqinv_34);
-    const __m256i x_174 = _mm256_add_epi16(x_151, x_159);
-    const __m256i d_39 = _mm256_sub_epi16(x_151, x_159);
-    const __m256i x_175 = nttgen_mlkem_avx2_montmul(d_39, zeta_35, zetaqinv_35);
-    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_164);
-    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_160);
-    const __m256i x_176 = _mm256_add_epi16(red_5, red_4);
-    const __m256i d_40 = _mm256_sub_epi16(red_5, red_4);
-    const __m256i x_177 = nttgen_mlkem_avx2_montmul(d_40, zeta_36, zetaqinv_36);
-    const __m256i red_6 = nttgen_mlkem_avx2_barrett(x_166);
-    const __m256i red_7 = nttgen_mlkem_avx2_barrett(x_162);
-    const __m256i x_178 = _mm256_add_epi16(red_7, red_6);
-    const __m256i d_41 = _mm256_sub_epi16(red_7, red_6);
-    const __m256i x_179 = nttgen_mlkem_avx2_montmul(d_41, zeta_37, zetaqinv_37);
-    const __m256i x_180 = _mm256_add_epi16(x_161, x_165);
-    const __m256i d_42 = _mm256_sub_epi16(x_161, x_165);
-    const __m256i x_181 = nttgen_mlkem_avx2_montmul(d_42, zeta_36, zetaqinv_36);
-    const __m256i x_182 = _mm256_add_epi16(x_163, x_167);
-    const __m256i d_43 = _mm256_sub_epi16(x_163, x_167);
-    const __m256i x_183 = nttgen_mlkem_avx2_montmul(d_43, zeta_37, zetaqinv_37);
-    const __m256i x_184 = _mm256_add_epi16(x_168, x_172);
-    const __m256i d_44 = _mm256_sub_epi16(x_168, x_172);
-    const __m256i x_185 = nttgen_mlkem_avx2_montmul(d_44, zeta_36, zetaqinv_36);
-    const __m256i x_186 = _mm256_add_epi16(x_170, x_174);
-    const __m256i d_45 = _mm256_sub_epi16(x_170, x_174);
-    const __m256i x_187 = nttgen_mlkem_avx2_montmul(d_45, zeta_37, zetaqinv_37);
-    const __m256i x_188 = _mm256_add_epi16(x_169, x_173);
-    const __m256i d_46 = _mm256_sub_epi16(x_169, x_173);
-    const __m256i x_189 = nttgen_mlkem_avx2_montmul(d_46, zeta_36, zetaqinv_36);
-    const __m256i x_190 = _mm256_add_epi16(x_171, x_175);
-    const __m256i d_47 = _mm256_sub_epi16(x_171, x_175);
-    const __m256i x_191 = nttgen_mlkem_avx2_montmul(d_47, zeta_37, zetaqinv_37);
-    _mm256_storeu_si256((__m256i *)&a[0], x_176);
-    _mm256_storeu_si256((__m256i *)&a[128], x_178);
-    _mm256_storeu_si256((__m256i *)&a[64], x_177);
-    _mm256_storeu_si256((__m256i *)&a[192], x_179);
-    _mm256_storeu_si256((__m256i *)&a[32], x_180);
-    _mm256_storeu_si256((__m256i *)&a[160], x_182);
-    _mm256_storeu_si256((__m256i *)&a[96], x_181);
-    _mm256_storeu_si256((__m256i *)&a[224], x_183);
-    _mm256_storeu_si256((__m256i *)&a[16], x_184);
-    _mm256_storeu_si256((__m256i *)&a[144], x_186);
-    _mm256_storeu_si256((__m256i *)&a[80], x_185);
-    _mm256_storeu_si256((__m256i *)&a[208], x_187);
-    _mm256_storeu_si256((__m256i *)&a[48], x_188);
-    _mm256_storeu_si256((__m256i *)&a[176], x_190);
-    _mm256_storeu_si256((__m256i *)&a[112], x_189);
-    _mm256_storeu_si256((__m256i *)&a[240], x_191);
+    const __m256i x_16 = nttgen_mlkem_avx2_ilv16_lo(x_0, x_8);
+    const __m256i x_17 = nttgen_mlkem_avx2_ilv16_hi(x_0, x_8);
+    const __m256i x_18 = nttgen_mlkem_avx2_ilv16_lo(x_1, x_9);
+    const __m256i x_19 = nttgen_mlkem_avx2_ilv16_hi(x_1, x_9);
+    const __m256i x_20 = nttgen_mlkem_avx2_ilv16_lo(x_2, x_10);
+    const __m256i x_21 = nttgen_mlkem_avx2_ilv16_hi(x_2, x_10);
+    const __m256i x_22 = nttgen_mlkem_avx2_ilv16_lo(x_3, x_11);
+    const __m256i x_23 = nttgen_mlkem_avx2_ilv16_hi(x_3, x_11);
+    const __m256i x_24 = nttgen_mlkem_avx2_ilv16_lo(x_4, x_12);
+    const __m256i x_25 = nttgen_mlkem_avx2_ilv16_hi(x_4, x_12);
+    const __m256i x_26 = nttgen_mlkem_avx2_ilv16_lo(x_5, x_13);
+    const __m256i x_27 = nttgen_mlkem_avx2_ilv16_hi(x_5, x_13);
+    const __m256i x_28 = nttgen_mlkem_avx2_ilv16_lo(x_6, x_14);
+    const __m256i x_29 = nttgen_mlkem_avx2_ilv16_hi(x_6, x_14);
+    const __m256i x_30 = nttgen_mlkem_avx2_ilv16_lo(x_7, x_15);
+    const __m256i x_31 = nttgen_mlkem_avx2_ilv16_hi(x_7, x_15);
+    const __m256i x_32 = _mm256_add_epi16(x_16, x_24);
+    const __m256i x_33 = _mm256_sub_epi16(x_16, x_24);
+    const __m256i x_34 = _mm256_add_epi16(x_18, x_26);
+    const __m256i x_35 = _mm256_sub_epi16(x_18, x_26);
+    const __m256i x_36 = _mm256_add_epi16(x_20, x_28);
+    const __m256i x_37 = _mm256_sub_epi16(x_20, x_28);
+    const __m256i x_38 = _mm256_add_epi16(x_22, x_30);
+    const __m256i x_39 = _mm256_sub_epi16(x_22, x_30);
+    const __m256i x_40 = _mm256_add_epi16(x_17, x_25);
+    const __m256i x_41 = _mm256_sub_epi16(x_17, x_25);
+    const __m256i x_42 = _mm256_add_epi16(x_19, x_27);
+    const __m256i x_43 = _mm256_sub_epi16(x_19, x_27);
+    const __m256i x_44 = _mm256_add_epi16(x_21, x_29);
+    const __m256i x_45 = _mm256_sub_epi16(x_21, x_29);
+    const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
+    const __m256i x_47 = _mm256_sub_epi16(x_23, x_31);
+    const __m256i x_48 = nttgen_mlkem_avx2_ilv32_lo(x_32, x_33);
+    const __m256i x_49 = nttgen_mlkem_avx2_ilv32_hi(x_32, x_33);
+    const __m256i x_50 = nttgen_mlkem_avx2_ilv32_lo(x_34, x_35);
+    const __m256i x_51 = nttgen_mlkem_avx2_ilv32_hi(x_34, x_35);
+    const __m256i x_52 = nttgen_mlkem_avx2_ilv32_lo(x_36, x_37);
+    const __m256i x_53 = nttgen_mlkem_avx2_ilv32_hi(x_36, x_37);
+    const __m256i x_54 = nttgen_mlkem_avx2_ilv32_lo(x_38, x_39);
+    const __m256i x_55 = nttgen_mlkem_avx2_ilv32_hi(x_38, x_39);
+    const __m256i x_56 = nttgen_mlkem_avx2_ilv32_lo(x_40, x_41);
+    const __m256i x_57 = nttgen_mlkem_avx2_ilv32_hi(x_40, x_41);
+    const __m256i x_58 = nttgen_mlkem_avx2_ilv32_lo(x_42, x_43);
+    const __m256i x_59 = nttgen_mlkem_avx2_ilv32_hi(x_42, x_43);
+    const __m256i x_60 = nttgen_mlkem_avx2_ilv32_lo(x_44, x_45);
+    const __m256i x_61 = nttgen_mlkem_avx2_ilv32_hi(x_44, x_45);
+    const __m256i x_62 = nttgen_mlkem_avx2_ilv32_lo(x_46, x_47);
+    const __m256i x_63 = nttgen_mlkem_avx2_ilv32_hi(x_46, x_47);
+    const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_52, zeta_0, zetaqinv_0);
+    const __m256i x_64 = _mm256_add_epi16(x_48, t_0);
+    const __m256i x_65 = _mm256_sub_epi16(x_48, t_0);
+    const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_54, zeta_0, zetaqinv_0);
+    const __m256i x_66 = _mm256_add_epi16(x_50, t_1);
+    const __m256i x_67 = _mm256_sub_epi16(x_50, t_1);
+    const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_53, zeta_0, zetaqinv_0);
+    const __m256i x_68 = _mm256_add_epi16(x_49, t_2);
+    const __m256i x_69 = _mm256_sub_epi16(x_49, t_2);
+    const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_55, zeta_0, zetaqinv_0);
+    const __m256i x_70 = _mm256_add_epi16(x_51, t_3);
+    const __m256i x_71 = _mm256_sub_epi16(x_51, t_3);
+    const __m256i t_4 = nttgen_mlkem_avx2_montmul(x_60, zeta_0, zetaqinv_0);
+    const __m256i x_72 = _mm256_add_epi16(x_56, t_4);
+    const __m256i x_73 = _mm256_sub_epi16(x_56, t_4);
+    const __m256i t_5 = nttgen_mlkem_avx2_montmul(x_62, zeta_0, zetaqinv_0);
+    const __m256i x_74 = _mm256_add_epi16(x_58, t_5);
+    const __m256i x_75 = _mm256_sub_epi16(x_58, t_5);
+    const __m256i t_6 = nttgen_mlkem_avx2_montmul(x_61, zeta_0, zetaqinv_0);
+    const __m256i x_76 = _mm256_add_epi16(x_57, t_6);
+    const __m256i x_77 = _mm256_sub_epi16(x_57, t_6);
+    const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_63, zeta_0, zetaqinv_0);
+    const __m256i x_78 = _mm256_add_epi16(x_59, t_7);
+    const __m256i x_79 = _mm256_sub_epi16(x_59, t_7);
+    const __m256i x_80 = _mm256_unpacklo_epi64(x_64, x_65);
+    const __m256i x_81 = _mm256_unpackhi_epi64(x_64, x_65);
+    const __m256i x_82 = _mm256_unpacklo_epi64(x_66, x_67);
+    const __m256i x_83 = _mm256_unpackhi_epi64(x_66, x_67);
+    const __m256i x_84 = _mm256_unpacklo_epi64(x_68, x_69);
+    const __m256i x_85 = _mm256_unpackhi_epi64(x_68, x_69);
+    const __m256i x_86 = _mm256_unpacklo_epi64(x_70, x_71);
+    const __m256i x_87 = _mm256_unpackhi_epi64(x_70, x_71);
+    const __m256i x_88 = _mm256_unpacklo_epi64(x_72, x_73);
+    const __m256i x_89 = _mm256_unpackhi_epi64(x_72, x_73);
+    const __m256i x_90 = _mm256_unpacklo_epi64(x_74, x_75);
+    const __m256i x_91 = _mm256_unpackhi_epi64(x_74, x_75);
+    const __m256i x_92 = _mm256_unpacklo_epi64(x_76, x_77);
+    const __m256i x_93 = _mm256_unpackhi_epi64(x_76, x_77);
+    const __m256i x_94 = _mm256_unpacklo_epi64(x_78, x_79);
+    const __m256i x_95 = _mm256_unpackhi_epi64(x_78, x_79);
+    const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_82, zeta_1, zetaqinv_1);
+    const __m256i x_96 = _mm256_add_epi16(x_80, t_8);
+    const __m256i x_97 = _mm256_sub_epi16(x_80, t_8);
+    const __m256i t_9 = nttgen_mlkem_avx2_montmul(x_83, zeta_1, zetaqinv_1);
+    const __m256i x_98 = _mm256_add_epi16(x_81, t_9);
+    const __m256i x_99 = _mm256_sub_epi16(x_81, t_9);
+    const __m256i t_10 = nttgen_mlkem_avx2_montmul(x_86, zeta_1, zetaqinv_1);
+    const __m256i x_100 = _mm256_add_epi16(x_84, t_10);
+    const __m256i x_101 = _mm256_sub_epi16(x_84, t_10);
+    const __m256i t_11 = nttgen_mlkem_avx2_montmul(x_87, zeta_1, zetaqinv_1);
+    const __m256i x_102 = _mm256_add_epi16(x_85, t_11);
+    const __m256i x_103 = _mm256_sub_epi16(x_85, t_11);
+    const __m256i t_12 = nttgen_mlkem_avx2_montmul(x_90, zeta_1, zetaqinv_1);
+    const __m256i x_104 = _mm256_add_epi16(x_88, t_12);
+    const __m256i x_105 = _mm256_sub_epi16(x_88, t_12);
+    const __m256i t_13 = nttgen_mlkem_avx2_montmul(x_91, zeta_1, zetaqinv_1);
+    const __m256i x_106 = _mm256_add_epi16(x_89, t_13);
+    const __m256i x_107 = _mm256_sub_epi16(x_89, t_13);
+    const __m256i t_14 = nttgen_mlkem_avx2_montmul(x_94, zeta_1, zetaqinv_1);
+    const __m256i x_108 = _mm256_add_epi16(x_92, t_14);
+    const __m256i x_109 = _mm256_sub_epi16(x_92, t_14);
+    const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_95, zeta_1, zetaqinv_1);
+    const __m256i x_110 = _mm256_add_epi16(x_93, t_15);
+    const __m256i x_111 = _mm256_sub_epi16(x_93, t_15);
+    const __m256i x_112 = _mm256_permute2x128_si256(x_96, x_97, 32);
+    const __m256i x_113 = _mm256_permute2x128_si256(x_96, x_97, 49);
+    const __m256i x_114 = _mm256_permute2x128_si256(x_98, x_99, 32);
+    const __m256i x_115 = _mm256_permute2x128_si256(x_98, x_99, 49);
+    const __m256i x_116 = _mm256_permute2x128_si256(x_100, x_101, 32);
+    const __m256i x_117 = _mm256_permute2x128_si256(x_100, x_101, 49);
+    const __m256i x_118 = _mm256_permute2x128_si256(x_102, x_103, 32);
+    const __m256i x_119 = _mm256_permute2x128_si256(x_102, x_103, 49);
+    const __m256i x_120 = _mm256_permute2x128_si256(x_104, x_105, 32);
+    const __m256i x_121 = _mm256_permute2x128_si256(x_104, x_105, 49);
+    const __m256i x_122 = _mm256_permute2x128_si256(x_106, x_107, 32);
+    const __m256i x_123 = _mm256_permute2x128_si256(x_106, x_107, 49);
+    const __m256i x_124 = _mm256_permute2x128_si256(x_108, x_109, 32);
+    const __m256i x_125 = _mm256_permute2x128_si256(x_108, x_109, 49);
+    const __m256i x_126 = _mm256_permute2x128_si256(x_110, x_111, 32);
+    const __m256i x_127 = _mm256_permute2x128_si256(x_110, x_111, 49);
+    const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_120, zeta_2, zetaqinv_2);
+    const __m256i x_128 = _mm256_add_epi16(x_112, t_16);
+    const __m256i x_129 = _mm256_sub_epi16(x_112, t_16);
+    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_121, zeta_2, zetaqinv_2);
+    const __m256i x_130 = _mm256_add_epi16(x_113, t_17);
+    const __m256i x_131 = _mm256_sub_epi16(x_113, t_17);
+    const __m256i t_18 = nttgen_mlkem_avx2_montmul(x_122, zeta_2, zetaqinv_2);
+    const __m256i x_132 = _mm256_add_epi16(x_114, t_18);
+    const __m256i x_133 = _mm256_sub_epi16(x_114, t_18);
+    const __m256i t_19 = nttgen_mlkem_avx2_montmul(x_123, zeta_2, zetaqinv_2);
+    const __m256i x_134 = _mm256_add_epi16(x_115, t_19);
+    const __m256i x_135 = _mm256_sub_epi16(x_115, t_19);
+    const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_124, zeta_2, zetaqinv_2);
+    const __m256i x_136 = _mm256_add_epi16(x_116, t_20);
+    const __m256i x_137 = _mm256_sub_epi16(x_116, t_20);
+    const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_125, zeta_2, zetaqinv_2);
+    const __m256i x_138 = _mm256_add_epi16(x_117, t_21);
+    const __m256i x_139 = _mm256_sub_epi16(x_117, t_21);
+    const __m256i t_22 = nttgen_mlkem_avx2_montmul(x_126, zeta_2, zetaqinv_2);
+    const __m256i x_140 = _mm256_add_epi16(x_118, t_22);
+    const __m256i x_141 = _mm256_sub_epi16(x_118, t_22);
+    const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_127, zeta_2, zetaqinv_2);
+    const __m256i x_142 = _mm256_add_epi16(x_119, t_23);
+    const __m256i x_143 = _mm256_sub_epi16(x_119, t_23);
+    const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_136, zeta_3, zetaqinv_3);
+    const __m256i x_144 = _mm256_add_epi16(x_128, t_24);
+    const __m256i x_145 = _mm256_sub_epi16(x_128, t_24);
+    const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_138, zeta_3, zetaqinv_3);
+    const __m256i x_146 = _mm256_add_epi16(x_130, t_25);
+    const __m256i x_147 = _mm256_sub_epi16(x_130, t_25);
+    const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_140, zeta_3, zetaqinv_3);
+    const __m256i x_148 = _mm256_add_epi16(x_132, t_26);
+    const __m256i x_149 = _mm256_sub_epi16(x_132, t_26);
+    const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_142, zeta_3, zetaqinv_3);
+    const __m256i x_150 = _mm256_add_epi16(x_134, t_27);
+    const __m256i x_151 = _mm256_sub_epi16(x_134, t_27);
+    const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_137, zeta_4, zetaqinv_4);
+    const __m256i x_152 = _mm256_add_epi16(x_129, t_28);
+    const __m256i x_153 = _mm256_sub_epi16(x_129, t_28);
+    const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_139, zeta_4, zetaqinv_4);
+    const __m256i x_154 = _mm256_add_epi16(x_131, t_29);
+    const __m256i x_155 = _mm256_sub_epi16(x_131, t_29);
+    const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_141, zeta_4, zetaqinv_4);
+    const __m256i x_156 = _mm256_add_epi16(x_133, t_30);
+    const __m256i x_157 = _mm256_sub_epi16(x_133, t_30);
+    const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_143, zeta_4, zetaqinv_4);
+    const __m256i x_158 = _mm256_add_epi16(x_135, t_31);
+    const __m256i x_159 = _mm256_sub_epi16(x_135, t_31);
+    const __m256i t_32 = nttgen_mlkem_avx2_montmul(x_148, zeta_5, zetaqinv_5);
+    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_144);
+    const __m256i x_160 = _mm256_add_epi16(red_0, t_32);
+    const __m256i x_161 = _mm256_sub_epi16(red_0, t_32);
+    const __m256i t_33 = nttgen_mlkem_avx2_montmul(x_150, zeta_5, zetaqinv_5);
+    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_146);
+    const __m256i x_162 = _mm256_add_epi16(red_1, t_33);
+    const __m256i x_163 = _mm256_sub_epi16(red_1, t_33);
+    const __m256i t_34 = nttgen_mlkem_avx2_montmul(x_149, zeta_6, zetaqinv_6);
+    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_145);
+    const __m256i x_164 = _mm256_add_epi16(red_2, t_34);
+    const __m256i x_165 = _mm256_sub_epi16(red_2, t_34);
+    const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_151, zeta_6, zetaqinv_6);
+    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_147);
+    const __m256i x_166 = _mm256_add_epi16(red_3, t_35);
+    const __m256i x_167 = _mm256_sub_epi16(red_3, t_35);
+    const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_156, zeta_7, zetaqinv_7);
+    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_152);
+    const __m256i x_168 = _mm256_add_epi16(red_4, t_36);
+    const __m256i x_169 = _mm256_sub_epi16(red_4, t_36);
+    const __m256i t_37 = nttgen_mlkem_avx2_montmul(x_158, zeta_7, zetaqinv_7);
+    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_154);
+    const __m256i x_170 = _mm256_add_epi16(red_5, t_37);
+    const __m256i x_171 = _mm256_sub_epi16(red_5, t_37);
+    const __m256i t_38 = nttgen_mlkem_avx2_montmul(x_157, zeta_8, zetaqinv_8);
+    const __m256i red_6 = nttgen_mlkem_avx2_barrett(x_153);
+    const __m256i x_172 = _mm256_add_epi16(red_6, t_38);
+    const __m256i x_173 = _mm256_sub_epi16(red_6, t_38);
+    const __m256i t_39 = nttgen_mlkem_avx2_montmul(x_159, zeta_8, zetaqinv_8);
+    const __m256i red_7 = nttgen_mlkem_avx2_barrett(x_155);
+    const __m256i x_174 = _mm256_add_epi16(red_7, t_39);
+    const __m256i x_175 = _mm256_sub_epi16(red_7, t_39);
+    _mm256_storeu_si256((__m256i *)&a[0], x_160);
+    _mm256_storeu_si256((__m256i *)&a[128], x_162);
+    _mm256_storeu_si256((__m256i *)&a[64], x_161);
+    _mm256_storeu_si256((__m256i *)&a[192], x_163);
+    _mm256_storeu_si256((__m256i *)&a[32], x_164);
+    _mm256_storeu_si256((__m256i *)&a[160], x_166);
+    _mm256_storeu_si256((__m256i *)&a[96], x_165);
+    _mm256_storeu_si256((__m256i *)&a[224], x_167);
+    _mm256_storeu_si256((__m256i *)&a[16], x_168);
+    _mm256_storeu_si256((__m256i *)&a[144], x_170);
+    _mm256_storeu_si256((__m256i *)&a[80], x_169);
+    _mm256_storeu_si256((__m256i *)&a[208], x_171);
+    _mm256_storeu_si256((__m256i *)&a[48], x_172);
+    _mm256_storeu_si256((__m256i *)&a[176], x_174);
+    _mm256_storeu_si256((__m256i *)&a[112], x_173);
+    _mm256_storeu_si256((__m256i *)&a[240], x_175);
     // inverse layers 0: 8 register(s) per chunk
-    const __m256i zeta_38 = _mm256_set1_epi16(zetas_inv_0[800]);
-    const __m256i zetaqinv_38 = _mm256_set1_epi16(zetas_inv_0[801]);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
-        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
-        const __m256i x_200 = _mm256_add_epi16(x_192, x_193);
-        const __m256i d_48 = _mm256_sub_epi16(x_192, x_193);
-        const __m256i x_201 = nttgen_mlkem_avx2_montmul(d_48, zeta_38, zetaqinv_38);
-        const __m256i x_202 = _mm256_add_epi16(x_194, x_195);
-        const __m256i d_49 = _mm256_sub_epi16(x_194, x_195);
-        const __m256i x_203 = nttgen_mlkem_avx2_montmul(d_49, zeta_38, zetaqinv_38);
-        const __m256i x_204 = _mm256_add_epi16(x_196, x_197);
-        const __m256i d_50 = _mm256_sub_epi16(x_196, x_197);
-        const __m256i x_205 = nttgen_mlkem_avx2_montmul(d_50, zeta_38, zetaqinv_38);
-        const __m256i x_206 = _mm256_add_epi16(x_198, x_199);
-        const __m256i d_51 = _mm256_sub_epi16(x_198, x_199);
-        const __m256i x_207 = nttgen_mlkem_avx2_montmul(d_51, zeta_38, zetaqinv_38);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16], x_200);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 128], x_201);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 64], x_202);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 192], x_203);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 32], x_204);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 160], x_205);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 96], x_206);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 224], x_207);
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 288]);
+        const __m256i zetaqinv_9 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 304]);
+        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
+        const __m256i zetaqinv_10 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
+        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
+        const __m256i zetaqinv_11 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
+        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
+        const __m256i zetaqinv_12 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
+        const __m256i x_176 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
+        const __m256i x_177 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
+        const __m256i x_178 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
+        const __m256i x_179 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
+        const __m256i x_180 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
+        const __m256i x_181 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
+        const __m256i x_182 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
+        const __m256i x_183 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
+        const __m256i t_40 = nttgen_mlkem_avx2_montmul(x_177, zeta_9, zetaqinv_9);
+        const __m256i x_184 = _mm256_add_epi16(x_176, t_40);
+        const __m256i x_185 = _mm256_sub_epi16(x_176, t_40);
+        const __m256i t_41 = nttgen_mlkem_avx2_montmul(x_179, zeta_10, zetaqinv_10);
+        const __m256i x_186 = _mm256_add_epi16(x_178, t_41);
+        const __m256i x_187 = _mm256_sub_epi16(x_178, t_41);
+        const __m256i t_42 = nttgen_mlkem_avx2_montmul(x_181, zeta_11, zetaqinv_11);
+        const __m256i x_188 = _mm256_add_epi16(x_180, t_42);
+        const __m256i x_189 = _mm256_sub_epi16(x_180, t_42);
+        const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_183, zeta_12, zetaqinv_12);
+        const __m256i x_190 = _mm256_add_epi16(x_182, t_43);
+        const __m256i x_191 = _mm256_sub_epi16(x_182, t_43);
+        const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
+        const __m256i x_192 = nttgen_mlkem_avx2_montmul(x_184, tw_0, twqinv_0);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], x_192);
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
+        const __m256i x_193 = nttgen_mlkem_avx2_montmul(x_185, tw_1, twqinv_1);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], x_193);
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
+        const __m256i x_194 = nttgen_mlkem_avx2_montmul(x_186, tw_2, twqinv_2);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], x_194);
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
+        const __m256i x_195 = nttgen_mlkem_avx2_montmul(x_187, tw_3, twqinv_3);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], x_195);
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
+        const __m256i x_196 = nttgen_mlkem_avx2_montmul(x_188, tw_4, twqinv_4);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], x_196);
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
+        const __m256i x_197 = nttgen_mlkem_avx2_montmul(x_189, tw_5, twqinv_5);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], x_197);
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
+        const __m256i x_198 = nttgen_mlkem_avx2_montmul(x_190, tw_6, twqinv_6);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], x_198);
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
+        const __m256i x_199 = nttgen_mlkem_avx2_montmul(x_191, tw_7, twqinv_7);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], x_199);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx2_assert_range(a, 256, -16887, 16888);
+    nttgen_mlkem_avx2_assert_range(a, 256, -1810, 1810);
 #endif
 }
 
@@ -1858,91 +1802,33 @@ static void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 72, barrett 16, cond_add_q 16, shuffle
- *   32, const 32
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle 32
  */
 static void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
-    const int16_t *const zetas_inv_0 = nttgen_mlkem_avx2_intt_zetas_inv;
+    const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
+    const int16_t *const twist_0 = nttgen_mlkem_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -11316, 11318);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[0]);
-    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[16]);
-    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[32]);
-    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[48]);
-    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[64]);
-    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[80]);
-    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[96]);
-    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[112]);
-    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[128]);
-    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[144]);
-    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[160]);
-    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[176]);
-    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[192]);
-    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[208]);
-    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[224]);
-    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[240]);
-    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[256]);
-    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[272]);
-    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[288]);
-    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[304]);
-    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[320]);
-    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[336]);
-    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[352]);
-    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[368]);
-    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[384]);
-    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[400]);
-    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[416]);
-    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[432]);
-    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[448]);
-    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[464]);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[480]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[496]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[512]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[528]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[544]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[560]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[576]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[592]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[608]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[624]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[640]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[656]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[672]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[688]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[704]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[720]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[736]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[752]);
-    const __m256i zeta_24 = _mm256_set1_epi16(zetas_inv_0[768]);
-    const __m256i zetaqinv_24 = _mm256_set1_epi16(zetas_inv_0[769]);
-    const __m256i zeta_25 = _mm256_set1_epi16(zetas_inv_0[770]);
-    const __m256i zetaqinv_25 = _mm256_set1_epi16(zetas_inv_0[771]);
-    const __m256i zeta_26 = _mm256_set1_epi16(zetas_inv_0[772]);
-    const __m256i zetaqinv_26 = _mm256_set1_epi16(zetas_inv_0[773]);
-    const __m256i zeta_27 = _mm256_set1_epi16(zetas_inv_0[774]);
-    const __m256i zetaqinv_27 = _mm256_set1_epi16(zetas_inv_0[775]);
-    const __m256i zeta_28 = _mm256_set1_epi16(zetas_inv_0[776]);
-    const __m256i zetaqinv_28 = _mm256_set1_epi16(zetas_inv_0[777]);
-    const __m256i zeta_29 = _mm256_set1_epi16(zetas_inv_0[778]);
-    const __m256i zetaqinv_29 = _mm256_set1_epi16(zetas_inv_0[779]);
-    const __m256i zeta_30 = _mm256_set1_epi16(zetas_inv_0[780]);
-    const __m256i zetaqinv_30 = _mm256_set1_epi16(zetas_inv_0[781]);
-    const __m256i zeta_31 = _mm256_set1_epi16(zetas_inv_0[782]);
-    const __m256i zetaqinv_31 = _mm256_set1_epi16(zetas_inv_0[783]);
-    const __m256i zeta_32 = _mm256_set1_epi16(zetas_inv_0[784]);
-    const __m256i zetaqinv_32 = _mm256_set1_epi16(zetas_inv_0[785]);
-    const __m256i zeta_33 = _mm256_set1_epi16(zetas_inv_0[786]);
-    const __m256i zetaqinv_33 = _mm256_set1_epi16(zetas_inv_0[787]);
-    const __m256i zeta_34 = _mm256_set1_epi16(zetas_inv_0[788]);
-    const __m256i zetaqinv_34 = _mm256_set1_epi16(zetas_inv_0[789]);
-    const __m256i zeta_35 = _mm256_set1_epi16(zetas_inv_0[790]);
-    const __m256i zetaqinv_35 = _mm256_set1_epi16(zetas_inv_0[791]);
-    const __m256i zeta_36 = _mm256_set1_epi16(zetas_inv_0[792]);
-    const __m256i zetaqinv_36 = _mm256_set1_epi16(zetas_inv_0[793]);
-    const __m256i zeta_37 = _mm256_set1_epi16(zetas_inv_0[794]);
-    const __m256i zetaqinv_37 = _mm256_set1_epi16(zetas_inv_0[795]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[0]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[64]);
@@ -1959,330 +1845,304 @@ static void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
     const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
     const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[112]);
     const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    const __m256i f_0 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_0 = _mm256_set1_epi16(-10079);
-    const __m256i x_16 = nttgen_mlkem_avx2_montmul(x_0, f_0, fqinv_0);
-    const __m256i f_1 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_1 = _mm256_set1_epi16(-10079);
-    const __m256i x_17 = nttgen_mlkem_avx2_montmul(x_1, f_1, fqinv_1);
-    const __m256i f_2 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_2 = _mm256_set1_epi16(-10079);
-    const __m256i x_18 = nttgen_mlkem_avx2_montmul(x_2, f_2, fqinv_2);
-    const __m256i f_3 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_3 = _mm256_set1_epi16(-10079);
-    const __m256i x_19 = nttgen_mlkem_avx2_montmul(x_3, f_3, fqinv_3);
-    const __m256i f_4 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_4 = _mm256_set1_epi16(-10079);
-    const __m256i x_20 = nttgen_mlkem_avx2_montmul(x_4, f_4, fqinv_4);
-    const __m256i f_5 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_5 = _mm256_set1_epi16(-10079);
-    const __m256i x_21 = nttgen_mlkem_avx2_montmul(x_5, f_5, fqinv_5);
-    const __m256i f_6 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_6 = _mm256_set1_epi16(-10079);
-    const __m256i x_22 = nttgen_mlkem_avx2_montmul(x_6, f_6, fqinv_6);
-    const __m256i f_7 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_7 = _mm256_set1_epi16(-10079);
-    const __m256i x_23 = nttgen_mlkem_avx2_montmul(x_7, f_7, fqinv_7);
-    const __m256i f_8 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_8 = _mm256_set1_epi16(-10079);
-    const __m256i x_24 = nttgen_mlkem_avx2_montmul(x_8, f_8, fqinv_8);
-    const __m256i f_9 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_9 = _mm256_set1_epi16(-10079);
-    const __m256i x_25 = nttgen_mlkem_avx2_montmul(x_9, f_9, fqinv_9);
-    const __m256i f_10 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_10 = _mm256_set1_epi16(-10079);
-    const __m256i x_26 = nttgen_mlkem_avx2_montmul(x_10, f_10, fqinv_10);
-    const __m256i f_11 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_11 = _mm256_set1_epi16(-10079);
-    const __m256i x_27 = nttgen_mlkem_avx2_montmul(x_11, f_11, fqinv_11);
-    const __m256i f_12 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_12 = _mm256_set1_epi16(-10079);
-    const __m256i x_28 = nttgen_mlkem_avx2_montmul(x_12, f_12, fqinv_12);
-    const __m256i f_13 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_13 = _mm256_set1_epi16(-10079);
-    const __m256i x_29 = nttgen_mlkem_avx2_montmul(x_13, f_13, fqinv_13);
-    const __m256i f_14 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_14 = _mm256_set1_epi16(-10079);
-    const __m256i x_30 = nttgen_mlkem_avx2_montmul(x_14, f_14, fqinv_14);
-    const __m256i f_15 = _mm256_set1_epi16(1441);
-    const __m256i fqinv_15 = _mm256_set1_epi16(-10079);
-    const __m256i x_31 = nttgen_mlkem_avx2_montmul(x_15, f_15, fqinv_15);
-    const __m256i x_32 = nttgen_mlkem_avx2_ilv16_lo(x_16, x_24);
-    const __m256i x_33 = nttgen_mlkem_avx2_ilv16_hi(x_16, x_24);
-    const __m256i x_34 = nttgen_mlkem_avx2_ilv16_lo(x_17, x_25);
-    const __m256i x_35 = nttgen_mlkem_avx2_ilv16_hi(x_17, x_25);
-    const __m256i x_36 = nttgen_mlkem_avx2_ilv16_lo(x_18, x_26);
-    const __m256i x_37 = nttgen_mlkem_avx2_ilv16_hi(x_18, x_26);
-    const __m256i x_38 = nttgen_mlkem_avx2_ilv16_lo(x_19, x_27);
-    const __m256i x_39 = nttgen_mlkem_avx2_ilv16_hi(x_19, x_27);
-    const __m256i x_40 = nttgen_mlkem_avx2_ilv16_lo(x_20, x_28);
-    const __m256i x_41 = nttgen_mlkem_avx2_ilv16_hi(x_20, x_28);
-    const __m256i x_42 = nttgen_mlkem_avx2_ilv16_lo(x_21, x_29);
-    const __m256i x_43 = nttgen_mlkem_avx2_ilv16_hi(x_21, x_29);
-    const __m256i x_44 = nttgen_mlkem_avx2_ilv16_lo(x_22, x_30);
-    const __m256i x_45 = nttgen_mlkem_avx2_ilv16_hi(x_22, x_30);
-    const __m256i x_46 = nttgen_mlkem_avx2_ilv16_lo(x_23, x_31);
-    const __m256i x_47 = nttgen_mlkem_avx2_ilv16_hi(x_23, x_31);
-    const __m256i x_48 = _mm256_add_epi16(x_32, x_40);
-    const __m256i d_0 = _mm256_sub_epi16(x_32, x_40);
-    const __m256i x_49 = nttgen_mlkem_avx2_montmul(d_0, zeta_0, zetaqinv_0);
-    const __m256i x_50 = _mm256_add_epi16(x_34, x_42);
-    const __m256i d_1 = _mm256_sub_epi16(x_34, x_42);
-    const __m256i x_51 = nttgen_mlkem_avx2_montmul(d_1, zeta_1, zetaqinv_1);
-    const __m256i x_52 = _mm256_add_epi16(x_36, x_44);
-    const __m256i d_2 = _mm256_sub_epi16(x_36, x_44);
-    const __m256i x_53 = nttgen_mlkem_avx2_montmul(d_2, zeta_2, zetaqinv_2);
-    const __m256i x_54 = _mm256_add_epi16(x_38, x_46);
-    const __m256i d_3 = _mm256_sub_epi16(x_38, x_46);
-    const __m256i x_55 = nttgen_mlkem_avx2_montmul(d_3, zeta_3, zetaqinv_3);
-    const __m256i x_56 = _mm256_add_epi16(x_33, x_41);
-    const __m256i d_4 = _mm256_sub_epi16(x_33, x_41);
-    const __m256i x_57 = nttgen_mlkem_avx2_montmul(d_4, zeta_4, zetaqinv_4);
-    const __m256i x_58 = _mm256_add_epi16(x_35, x_43);
-    const __m256i d_5 = _mm256_sub_epi16(x_35, x_43);
-    const __m256i x_59 = nttgen_mlkem_avx2_montmul(d_5, zeta_5, zetaqinv_5);
-    const __m256i x_60 = _mm256_add_epi16(x_37, x_45);
-    const __m256i d_6 = _mm256_sub_epi16(x_37, x_45);
-    const __m256i x_61 = nttgen_mlkem_avx2_montmul(d_6, zeta_6, zetaqinv_6);
-    const __m256i x_62 = _mm256_add_epi16(x_39, x_47);
-    const __m256i d_7 = _mm256_sub_epi16(x_39, x_47);
-    const __m256i x_63 = nttgen_mlkem_avx2_montmul(d_7, zeta_7, zetaqinv_7);
-    const __m256i x_64 = nttgen_mlkem_avx2_ilv32_lo(x_48, x_49);
-    const __m256i x_65 = nttgen_mlkem_avx2_ilv32_hi(x_48, x_49);
-    const __m256i x_66 = nttgen_mlkem_avx2_ilv32_lo(x_50, x_51);
-    const __m256i x_67 = nttgen_mlkem_avx2_ilv32_hi(x_50, x_51);
-    const __m256i x_68 = nttgen_mlkem_avx2_ilv32_lo(x_52, x_53);
-    const __m256i x_69 = nttgen_mlkem_avx2_ilv32_hi(x_52, x_53);
-    const __m256i x_70 = nttgen_mlkem_avx2_ilv32_lo(x_54, x_55);
-    const __m256i x_71 = nttgen_mlkem_avx2_ilv32_hi(x_54, x_55);
-    const __m256i x_72 = nttgen_mlkem_avx2_ilv32_lo(x_56, x_57);
-    const __m256i x_73 = nttgen_mlkem_avx2_ilv32_hi(x_56, x_57);
-    const __m256i x_74 = nttgen_mlkem_avx2_ilv32_lo(x_58, x_59);
-    const __m256i x_75 = nttgen_mlkem_avx2_ilv32_hi(x_58, x_59);
-    const __m256i x_76 = nttgen_mlkem_avx2_ilv32_lo(x_60, x_61);
-    const __m256i x_77 = nttgen_mlkem_avx2_ilv32_hi(x_60, x_61);
-    const __m256i x_78 = nttgen_mlkem_avx2_ilv32_lo(x_62, x_63);
-    const __m256i x_79 = nttgen_mlkem_avx2_ilv32_hi(x_62, x_63);
-    const __m256i x_80 = _mm256_add_epi16(x_64, x_68);
-    const __m256i d_8 = _mm256_sub_epi16(x_64, x_68);
-    const __m256i x_81 = nttgen_mlkem_avx2_montmul(d_8, zeta_8, zetaqinv_8);
-    const __m256i x_82 = _mm256_add_epi16(x_66, x_70);
-    const __m256i d_9 = _mm256_sub_epi16(x_66, x_70);
-    const __m256i x_83 = nttgen_mlkem_avx2_montmul(d_9, zeta_9, zetaqinv_9);
-    const __m256i x_84 = _mm256_add_epi16(x_65, x_69);
-    const __m256i d_10 = _mm256_sub_epi16(x_65, x_69);
-    const __m256i x_85 = nttgen_mlkem_avx2_montmul(d_10, zeta_10, zetaqinv_10);
-    const __m256i x_86 = _mm256_add_epi16(x_67, x_71);
-    const __m256i d_11 = _mm256_sub_epi16(x_67, x_71);
-    const __m256i x_87 = nttgen_mlkem_avx2_montmul(d_11, zeta_11, zetaqinv_11);
-    const __m256i x_88 = _mm256_add_epi16(x_72, x_76);
-    const __m256i d_12 = _mm256_sub_epi16(x_72, x_76);
-    const __m256i x_89 = nttgen_mlkem_avx2_montmul(d_12, zeta_12, zetaqinv_12);
-    const __m256i x_90 = _mm256_add_epi16(x_74, x_78);
-    const __m256i d_13 = _mm256_sub_epi16(x_74, x_78);
-    const __m256i x_91 = nttgen_mlkem_avx2_montmul(d_13, zeta_13, zetaqinv_13);
-    const __m256i x_92 = _mm256_add_epi16(x_73, x_77);
-    const __m256i d_14 = _mm256_sub_epi16(x_73, x_77);
-    const __m256i x_93 = nttgen_mlkem_avx2_montmul(d_14, zeta_14, zetaqinv_14);
-    const __m256i x_94 = _mm256_add_epi16(x_75, x_79);
-    const __m256i d_15 = _mm256_sub_epi16(x_75, x_79);
-    const __m256i x_95 = nttgen_mlkem_avx2_montmul(d_15, zeta_15, zetaqinv_15);
-    const __m256i x_96 = _mm256_unpacklo_epi64(x_80, x_81);
-    const __m256i x_97 = _mm256_unpackhi_epi64(x_80, x_81);
-    const __m256i x_98 = _mm256_unpacklo_epi64(x_82, x_83);
-    const __m256i x_99 = _mm256_unpackhi_epi64(x_82, x_83);
-    const __m256i x_100 = _mm256_unpacklo_epi64(x_84, x_85);
-    const __m256i x_101 = _mm256_unpackhi_epi64(x_84, x_85);
-    const __m256i x_102 = _mm256_unpacklo_epi64(x_86, x_87);
-    const __m256i x_103 = _mm256_unpackhi_epi64(x_86, x_87);
-    const __m256i x_104 = _mm256_unpacklo_epi64(x_88, x_89);
-    const __m256i x_105 = _mm256_unpackhi_epi64(x_88, x_89);
-    const __m256i x_106 = _mm256_unpacklo_epi64(x_90, x_91);
-    const __m256i x_107 = _mm256_unpackhi_epi64(x_90, x_91);
-    const __m256i x_108 = _mm256_unpacklo_epi64(x_92, x_93);
-    const __m256i x_109 = _mm256_unpackhi_epi64(x_92, x_93);
-    const __m256i x_110 = _mm256_unpacklo_epi64(x_94, x_95);
-    const __m256i x_111 = _mm256_unpackhi_epi64(x_94, x_95);
-    const __m256i x_112 = _mm256_add_epi16(x_96, x_98);
-    const __m256i d_16 = _mm256_sub_epi16(x_96, x_98);
-    const __m256i x_113 = nttgen_mlkem_avx2_montmul(d_16, zeta_16, zetaqinv_16);
-    const __m256i x_114 = _mm256_add_epi16(x_97, x_99);
-    const __m256i d_17 = _mm256_sub_epi16(x_97, x_99);
-    const __m256i x_115 = nttgen_mlkem_avx2_montmul(d_17, zeta_17, zetaqinv_17);
-    const __m256i x_116 = _mm256_add_epi16(x_100, x_102);
-    const __m256i d_18 = _mm256_sub_epi16(x_100, x_102);
-    const __m256i x_117 = nttgen_mlkem_avx2_montmul(d_18, zeta_18, zetaqinv_18);
-    const __m256i x_118 = _mm256_add_epi16(x_101, x_103);
-    const __m256i d_19 = _mm256_sub_epi16(x_101, x_103);
-    const __m256i x_119 = nttgen_mlkem_avx2_montmul(d_19, zeta_19, zetaqinv_19);
-    const __m256i x_120 = _mm256_add_epi16(x_104, x_106);
-    const __m256i d_20 = _mm256_sub_epi16(x_104, x_106);
-    const __m256i x_121 = nttgen_mlkem_avx2_montmul(d_20, zeta_20, zetaqinv_20);
-    const __m256i x_122 = _mm256_add_epi16(x_105, x_107);
-    const __m256i d_21 = _mm256_sub_epi16(x_105, x_107);
-    const __m256i x_123 = nttgen_mlkem_avx2_montmul(d_21, zeta_21, zetaqinv_21);
-    const __m256i x_124 = _mm256_add_epi16(x_108, x_110);
-    const __m256i d_22 = _mm256_sub_epi16(x_108, x_110);
-    const __m256i x_125 = nttgen_mlkem_avx2_montmul(d_22, zeta_22, zetaqinv_22);
-    const __m256i x_126 = _mm256_add_epi16(x_109, x_111);
-    const __m256i d_23 = _mm256_sub_epi16(x_109, x_111);
-    const __m256i x_127 = nttgen_mlkem_avx2_montmul(d_23, zeta_23, zetaqinv_23);
-    const __m256i x_128 = _mm256_permute2x128_si256(x_112, x_113, 32);
-    const __m256i x_129 = _mm256_permute2x128_si256(x_112, x_113, 49);
-    const __m256i x_130 = _mm256_permute2x128_si256(x_114, x_115, 32);
-    const __m256i x_131 = _mm256_permute2x128_si256(x_114, x_115, 49);
-    const __m256i x_132 = _mm256_permute2x128_si256(x_116, x_117, 32);
-    const __m256i x_133 = _mm256_permute2x128_si256(x_116, x_117, 49);
-    const __m256i x_134 = _mm256_permute2x128_si256(x_118, x_119, 32);
-    const __m256i x_135 = _mm256_permute2x128_si256(x_118, x_119, 49);
-    const __m256i x_136 = _mm256_permute2x128_si256(x_120, x_121, 32);
-    const __m256i x_137 = _mm256_permute2x128_si256(x_120, x_121, 49);
-    const __m256i x_138 = _mm256_permute2x128_si256(x_122, x_123, 32);
-    const __m256i x_139 = _mm256_permute2x128_si256(x_122, x_123, 49);
-    const __m256i x_140 = _mm256_permute2x128_si256(x_124, x_125, 32);
-    const __m256i x_141 = _mm256_permute2x128_si256(x_124, x_125, 49);
-    const __m256i x_142 = _mm256_permute2x128_si256(x_126, x_127, 32);
-    const __m256i x_143 = _mm256_permute2x128_si256(x_126, x_127, 49);
-    const __m256i x_144 = _mm256_add_epi16(x_128, x_136);
-    const __m256i d_24 = _mm256_sub_epi16(x_128, x_136);
-    const __m256i x_145 = nttgen_mlkem_avx2_montmul(d_24, zeta_24, zetaqinv_24);
-    const __m256i x_146 = _mm256_add_epi16(x_129, x_137);
-    const __m256i d_25 = _mm256_sub_epi16(x_129, x_137);
-    const __m256i x_147 = nttgen_mlkem_avx2_montmul(d_25, zeta_25, zetaqinv_25);
-    const __m256i x_148 = _mm256_add_epi16(x_130, x_138);
-    const __m256i d_26 = _mm256_sub_epi16(x_130, x_138);
-    const __m256i x_149 = nttgen_mlkem_avx2_montmul(d_26, zeta_26, zetaqinv_26);
-    const __m256i x_150 = _mm256_add_epi16(x_131, x_139);
-    const __m256i d_27 = _mm256_sub_epi16(x_131, x_139);
-    const __m256i x_151 = nttgen_mlkem_avx2_montmul(d_27, zeta_27, zetaqinv_27);
-    const __m256i x_152 = _mm256_add_epi16(x_132, x_140);
-    const __m256i d_28 = _mm256_sub_epi16(x_132, x_140);
-    const __m256i x_153 = nttgen_mlkem_avx2_montmul(d_28, zeta_28, zetaqinv_28);
-    const __m256i x_154 = _mm256_add_epi16(x_133, x_141);
-    const __m256i d_29 = _mm256_sub_epi16(x_133, x_141);
-    const __m256i x_155 = nttgen_mlkem_avx2_montmul(d_29, zeta_29, zetaqinv_29);
-    const __m256i x_156 = _mm256_add_epi16(x_134, x_142);
-    const __m256i d_30 = _mm256_sub_epi16(x_134, x_142);
-    const __m256i x_157 = nttgen_mlkem_avx2_montmul(d_30, zeta_30, zetaqinv_30);
-    const __m256i x_158 = _mm256_add_epi16(x_135, x_143);
-    const __m256i d_31 = _mm256_sub_epi16(x_135, x_143);
-    const __m256i x_159 = nttgen_mlkem_avx2_montmul(d_31, zeta_31, zetaqinv_31);
-    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_152);
-    const __m256i x_160 = _mm256_add_epi16(x_144, red_0);
-    const __m256i d_32 = _mm256_sub_epi16(x_144, red_0);
-    const __m256i x_161 = nttgen_mlkem_avx2_montmul(d_32, zeta_32, zetaqinv_32);
-    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_154);
-    const __m256i x_162 = _mm256_add_epi16(x_146, red_1);
-    const __m256i d_33 = _mm256_sub_epi16(x_146, red_1);
-    const __m256i x_163 = nttgen_mlkem_avx2_montmul(d_33, zeta_33, zetaqinv_33);
-    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_156);
-    const __m256i x_164 = _mm256_add_epi16(x_148, red_2);
-    const __m256i d_34 = _mm256_sub_epi16(x_148, red_2);
-    const __m256i x_165 = nttgen_mlkem_avx2_montmul(d_34, zeta_34, zetaqinv_34);
-    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_158);
-    const __m256i x_166 = _mm256_add_epi16(x_150, red_3);
-    const __m256i d_35 = _mm256_sub_epi16(x_150, red_3);
-    const __m256i x_167 = nttgen_mlkem_avx2_montmul(d_35, zeta_35, zetaqinv_35);
-    const __m256i x_168 = _mm256_add_epi16(x_145, x_153);
-    const __m256i d_36 = _mm256_sub_epi16(x_145, x_153);
-    const __m256i x_169 = nttgen_mlkem_avx2_montmul(d_36, zeta_32, zetaqinv_32);
-    const __m256i x_170 = _mm256_add_epi16(x_147, x_155);
-    const __m256i d_37 = _mm256_sub_epi16(x_147, x_155);
-    const __m256i x_171 = nttgen_mlkem_avx2_montmul(d_37, zeta_33, zetaqinv_33);
-    const __m256i x_172 = _mm256_add_epi16(x_149, x_157);
-    const __m256i d_38 = _mm256_sub_epi16(x_149, x_157);
-    const __m256i x_173 = nttgen_mlkem_avx2_montmul(d_38, zeta_34, zetaqinv_34);
-    const __m256i x_174 = _mm256_add_epi16(x_151, x_159);
-    const __m256i d_39 = _mm256_sub_epi16(x_151, x_159);
-    const __m256i x_175 = nttgen_mlkem_avx2_montmul(d_39, zeta_35, zetaqinv_35);
-    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_164);
-    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_160);
-    const __m256i x_176 = _mm256_add_epi16(red_5, red_4);
-    const __m256i d_40 = _mm256_sub_epi16(red_5, red_4);
-    const __m256i x_177 = nttgen_mlkem_avx2_montmul(d_40, zeta_36, zetaqinv_36);
-    const __m256i red_6 = nttgen_mlkem_avx2_barrett(x_166);
-    const __m256i red_7 = nttgen_mlkem_avx2_barrett(x_162);
-    const __m256i x_178 = _mm256_add_epi16(red_7, red_6);
-    const __m256i d_41 = _mm256_sub_epi16(red_7, red_6);
-    const __m256i x_179 = nttgen_mlkem_avx2_montmul(d_41, zeta_37, zetaqinv_37);
-    const __m256i x_180 = _mm256_add_epi16(x_161, x_165);
-    const __m256i d_42 = _mm256_sub_epi16(x_161, x_165);
-    const __m256i x_181 = nttgen_mlkem_avx2_montmul(d_42, zeta_36, zetaqinv_36);
-    const __m256i x_182 = _mm256_add_epi16(x_163, x_167);
-    const __m256i d_43 = _mm256_sub_epi16(x_163, x_167);
-    const __m256i x_183 = nttgen_mlkem_avx2_montmul(d_43, zeta_37, zetaqinv_37);
-    const __m256i x_184 = _mm256_add_epi16(x_168, x_172);
-    const __m256i d_44 = _mm256_sub_epi16(x_168, x_172);
-    const __m256i x_185 = nttgen_mlkem_avx2_montmul(d_44, zeta_36, zetaqinv_36);
-    const __m256i x_186 = _mm256_add_epi16(x_170, x_174);
-    const __m256i d_45 = _mm256_sub_epi16(x_170, x_174);
-    const __m256i x_187 = nttgen_mlkem_avx2_montmul(d_45, zeta_37, zetaqinv_37);
-    const __m256i x_188 = _mm256_add_epi16(x_169, x_173);
-    const __m256i d_46 = _mm256_sub_epi16(x_169, x_173);
-    const __m256i x_189 = nttgen_mlkem_avx2_montmul(d_46, zeta_36, zetaqinv_36);
-    const __m256i x_190 = _mm256_add_epi16(x_171, x_175);
-    const __m256i d_47 = _mm256_sub_epi16(x_171, x_175);
-    const __m256i x_191 = nttgen_mlkem_avx2_montmul(d_47, zeta_37, zetaqinv_37);
-    _mm256_storeu_si256((__m256i *)&a[0], x_176);
-    _mm256_storeu_si256((__m256i *)&a[128], x_178);
-    _mm256_storeu_si256((__m256i *)&a[64], x_177);
-    _mm256_storeu_si256((__m256i *)&a[192], x_179);
-    _mm256_storeu_si256((__m256i *)&a[32], x_180);
-    _mm256_storeu_si256((__m256i *)&a[160], x_182);
-    _mm256_storeu_si256((__m256i *)&a[96], x_181);
-    _mm256_storeu_si256((__m256i *)&a[224], x_183);
-    _mm256_storeu_si256((__m256i *)&a[16], x_184);
-    _mm256_storeu_si256((__m256i *)&a[144], x_186);
-    _mm256_storeu_si256((__m256i *)&a[80], x_185);
-    _mm256_storeu_si256((__m256i *)&a[208], x_187);
-    _mm256_storeu_si256((__m256i *)&a[48], x_188);
-    _mm256_storeu_si256((__m256i *)&a[176], x_190);
-    _mm256_storeu_si256((__m256i *)&a[112], x_189);
-    _mm256_storeu_si256((__m256i *)&a[240], x_191);
+    const __m256i x_16 = nttgen_mlkem_avx2_ilv16_lo(x_0, x_8);
+    const __m256i x_17 = nttgen_mlkem_avx2_ilv16_hi(x_0, x_8);
+    const __m256i x_18 = nttgen_mlkem_avx2_ilv16_lo(x_1, x_9);
+    const __m256i x_19 = nttgen_mlkem_avx2_ilv16_hi(x_1, x_9);
+    const __m256i x_20 = nttgen_mlkem_avx2_ilv16_lo(x_2, x_10);
+    const __m256i x_21 = nttgen_mlkem_avx2_ilv16_hi(x_2, x_10);
+    const __m256i x_22 = nttgen_mlkem_avx2_ilv16_lo(x_3, x_11);
+    const __m256i x_23 = nttgen_mlkem_avx2_ilv16_hi(x_3, x_11);
+    const __m256i x_24 = nttgen_mlkem_avx2_ilv16_lo(x_4, x_12);
+    const __m256i x_25 = nttgen_mlkem_avx2_ilv16_hi(x_4, x_12);
+    const __m256i x_26 = nttgen_mlkem_avx2_ilv16_lo(x_5, x_13);
+    const __m256i x_27 = nttgen_mlkem_avx2_ilv16_hi(x_5, x_13);
+    const __m256i x_28 = nttgen_mlkem_avx2_ilv16_lo(x_6, x_14);
+    const __m256i x_29 = nttgen_mlkem_avx2_ilv16_hi(x_6, x_14);
+    const __m256i x_30 = nttgen_mlkem_avx2_ilv16_lo(x_7, x_15);
+    const __m256i x_31 = nttgen_mlkem_avx2_ilv16_hi(x_7, x_15);
+    const __m256i x_32 = _mm256_add_epi16(x_16, x_24);
+    const __m256i x_33 = _mm256_sub_epi16(x_16, x_24);
+    const __m256i x_34 = _mm256_add_epi16(x_18, x_26);
+    const __m256i x_35 = _mm256_sub_epi16(x_18, x_26);
+    const __m256i x_36 = _mm256_add_epi16(x_20, x_28);
+    const __m256i x_37 = _mm256_sub_epi16(x_20, x_28);
+    const __m256i x_38 = _mm256_add_epi16(x_22, x_30);
+    const __m256i x_39 = _mm256_sub_epi16(x_22, x_30);
+    const __m256i x_40 = _mm256_add_epi16(x_17, x_25);
+    const __m256i x_41 = _mm256_sub_epi16(x_17, x_25);
+    const __m256i x_42 = _mm256_add_epi16(x_19, x_27);
+    const __m256i x_43 = _mm256_sub_epi16(x_19, x_27);
+    const __m256i x_44 = _mm256_add_epi16(x_21, x_29);
+    const __m256i x_45 = _mm256_sub_epi16(x_21, x_29);
+    const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
+    const __m256i x_47 = _mm256_sub_epi16(x_23, x_31);
+    const __m256i x_48 = nttgen_mlkem_avx2_ilv32_lo(x_32, x_33);
+    const __m256i x_49 = nttgen_mlkem_avx2_ilv32_hi(x_32, x_33);
+    const __m256i x_50 = nttgen_mlkem_avx2_ilv32_lo(x_34, x_35);
+    const __m256i x_51 = nttgen_mlkem_avx2_ilv32_hi(x_34, x_35);
+    const __m256i x_52 = nttgen_mlkem_avx2_ilv32_lo(x_36, x_37);
+    const __m256i x_53 = nttgen_mlkem_avx2_ilv32_hi(x_36, x_37);
+    const __m256i x_54 = nttgen_mlkem_avx2_ilv32_lo(x_38, x_39);
+    const __m256i x_55 = nttgen_mlkem_avx2_ilv32_hi(x_38, x_39);
+    const __m256i x_56 = nttgen_mlkem_avx2_ilv32_lo(x_40, x_41);
+    const __m256i x_57 = nttgen_mlkem_avx2_ilv32_hi(x_40, x_41);
+    const __m256i x_58 = nttgen_mlkem_avx2_ilv32_lo(x_42, x_43);
+    const __m256i x_59 = nttgen_mlkem_avx2_ilv32_hi(x_42, x_43);
+    const __m256i x_60 = nttgen_mlkem_avx2_ilv32_lo(x_44, x_45);
+    const __m256i x_61 = nttgen_mlkem_avx2_ilv32_hi(x_44, x_45);
+    const __m256i x_62 = nttgen_mlkem_avx2_ilv32_lo(x_46, x_47);
+    const __m256i x_63 = nttgen_mlkem_avx2_ilv32_hi(x_46, x_47);
+    const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_52, zeta_0, zetaqinv_0);
+    const __m256i x_64 = _mm256_add_epi16(x_48, t_0);
+    const __m256i x_65 = _mm256_sub_epi16(x_48, t_0);
+    const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_54, zeta_0, zetaqinv_0);
+    const __m256i x_66 = _mm256_add_epi16(x_50, t_1);
+    const __m256i x_67 = _mm256_sub_epi16(x_50, t_1);
+    const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_53, zeta_0, zetaqinv_0);
+    const __m256i x_68 = _mm256_add_epi16(x_49, t_2);
+    const __m256i x_69 = _mm256_sub_epi16(x_49, t_2);
+    const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_55, zeta_0, zetaqinv_0);
+    const __m256i x_70 = _mm256_add_epi16(x_51, t_3);
+    const __m256i x_71 = _mm256_sub_epi16(x_51, t_3);
+    const __m256i t_4 = nttgen_mlkem_avx2_montmul(x_60, zeta_0, zetaqinv_0);
+    const __m256i x_72 = _mm256_add_epi16(x_56, t_4);
+    const __m256i x_73 = _mm256_sub_epi16(x_56, t_4);
+    const __m256i t_5 = nttgen_mlkem_avx2_montmul(x_62, zeta_0, zetaqinv_0);
+    const __m256i x_74 = _mm256_add_epi16(x_58, t_5);
+    const __m256i x_75 = _mm256_sub_epi16(x_58, t_5);
+    const __m256i t_6 = nttgen_mlkem_avx2_montmul(x_61, zeta_0, zetaqinv_0);
+    const __m256i x_76 = _mm256_add_epi16(x_57, t_6);
+    const __m256i x_77 = _mm256_sub_epi16(x_57, t_6);
+    const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_63, zeta_0, zetaqinv_0);
+    const __m256i x_78 = _mm256_add_epi16(x_59, t_7);
+    const __m256i x_79 = _mm256_sub_epi16(x_59, t_7);
+    const __m256i x_80 = _mm256_unpacklo_epi64(x_64, x_65);
+    const __m256i x_81 = _mm256_unpackhi_epi64(x_64, x_65);
+    const __m256i x_82 = _mm256_unpacklo_epi64(x_66, x_67);
+    const __m256i x_83 = _mm256_unpackhi_epi64(x_66, x_67);
+    const __m256i x_84 = _mm256_unpacklo_epi64(x_68, x_69);
+    const __m256i x_85 = _mm256_unpackhi_epi64(x_68, x_69);
+    const __m256i x_86 = _mm256_unpacklo_epi64(x_70, x_71);
+    const __m256i x_87 = _mm256_unpackhi_epi64(x_70, x_71);
+    const __m256i x_88 = _mm256_unpacklo_epi64(x_72, x_73);
+    const __m256i x_89 = _mm256_unpackhi_epi64(x_72, x_73);
+    const __m256i x_90 = _mm256_unpacklo_epi64(x_74, x_75);
+    const __m256i x_91 = _mm256_unpackhi_epi64(x_74, x_75);
+    const __m256i x_92 = _mm256_unpacklo_epi64(x_76, x_77);
+    const __m256i x_93 = _mm256_unpackhi_epi64(x_76, x_77);
+    const __m256i x_94 = _mm256_unpacklo_epi64(x_78, x_79);
+    const __m256i x_95 = _mm256_unpackhi_epi64(x_78, x_79);
+    const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_82, zeta_1, zetaqinv_1);
+    const __m256i x_96 = _mm256_add_epi16(x_80, t_8);
+    const __m256i x_97 = _mm256_sub_epi16(x_80, t_8);
+    const __m256i t_9 = nttgen_mlkem_avx2_montmul(x_83, zeta_1, zetaqinv_1);
+    const __m256i x_98 = _mm256_add_epi16(x_81, t_9);
+    const __m256i x_99 = _mm256_sub_epi16(x_81, t_9);
+    const __m256i t_10 = nttgen_mlkem_avx2_montmul(x_86, zeta_1, zetaqinv_1);
+    const __m256i x_100 = _mm256_add_epi16(x_84, t_10);
+    const __m256i x_101 = _mm256_sub_epi16(x_84, t_10);
+    const __m256i t_11 = nttgen_mlkem_avx2_montmul(x_87, zeta_1, zetaqinv_1);
+    const __m256i x_102 = _mm256_add_epi16(x_85, t_11);
+    const __m256i x_103 = _mm256_sub_epi16(x_85, t_11);
+    const __m256i t_12 = nttgen_mlkem_avx2_montmul(x_90, zeta_1, zetaqinv_1);
+    const __m256i x_104 = _mm256_add_epi16(x_88, t_12);
+    const __m256i x_105 = _mm256_sub_epi16(x_88, t_12);
+    const __m256i t_13 = nttgen_mlkem_avx2_montmul(x_91, zeta_1, zetaqinv_1);
+    const __m256i x_106 = _mm256_add_epi16(x_89, t_13);
+    const __m256i x_107 = _mm256_sub_epi16(x_89, t_13);
+    const __m256i t_14 = nttgen_mlkem_avx2_montmul(x_94, zeta_1, zetaqinv_1);
+    const __m256i x_108 = _mm256_add_epi16(x_92, t_14);
+    const __m256i x_109 = _mm256_sub_epi16(x_92, t_14);
+    const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_95, zeta_1, zetaqinv_1);
+    const __m256i x_110 = _mm256_add_epi16(x_93, t_15);
+    const __m256i x_111 = _mm256_sub_epi16(x_93, t_15);
+    const __m256i x_112 = _mm256_permute2x128_si256(x_96, x_97, 32);
+    const __m256i x_113 = _mm256_permute2x128_si256(x_96, x_97, 49);
+    const __m256i x_114 = _mm256_permute2x128_si256(x_98, x_99, 32);
+    const __m256i x_115 = _mm256_permute2x128_si256(x_98, x_99, 49);
+    const __m256i x_116 = _mm256_permute2x128_si256(x_100, x_101, 32);
+    const __m256i x_117 = _mm256_permute2x128_si256(x_100, x_101, 49);
+    const __m256i x_118 = _mm256_permute2x128_si256(x_102, x_103, 32);
+    const __m256i x_119 = _mm256_permute2x128_si256(x_102, x_103, 49);
+    const __m256i x_120 = _mm256_permute2x128_si256(x_104, x_105, 32);
+    const __m256i x_121 = _mm256_permute2x128_si256(x_104, x_105, 49);
+    const __m256i x_122 = _mm256_permute2x128_si256(x_106, x_107, 32);
+    const __m256i x_123 = _mm256_permute2x128_si256(x_106, x_107, 49);
+    const __m256i x_124 = _mm256_permute2x128_si256(x_108, x_109, 32);
+    const __m256i x_125 = _mm256_permute2x128_si256(x_108, x_109, 49);
+    const __m256i x_126 = _mm256_permute2x128_si256(x_110, x_111, 32);
+    const __m256i x_127 = _mm256_permute2x128_si256(x_110, x_111, 49);
+    const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_120, zeta_2, zetaqinv_2);
+    const __m256i x_128 = _mm256_add_epi16(x_112, t_16);
+    const __m256i x_129 = _mm256_sub_epi16(x_112, t_16);
+    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_121, zeta_2, zetaqinv_2);
+    const __m256i x_130 = _mm256_add_epi16(x_113, t_17);
+    const __m256i x_131 = _mm256_sub_epi16(x_113, t_17);
+    const __m256i t_18 = nttgen_mlkem_avx2_montmul(x_122, zeta_2, zetaqinv_2);
+    const __m256i x_132 = _mm256_add_epi16(x_114, t_18);
+    const __m256i x_133 = _mm256_sub_epi16(x_114, t_18);
+    const __m256i t_19 = nttgen_mlkem_avx2_montmul(x_123, zeta_2, zetaqinv_2);
+    const __m256i x_134 = _mm256_add_epi16(x_115, t_19);
+    const __m256i x_135 = _mm256_sub_epi16(x_115, t_19);
+    const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_124, zeta_2, zetaqinv_2);
+    const __m256i x_136 = _mm256_add_epi16(x_116, t_20);
+    const __m256i x_137 = _mm256_sub_epi16(x_116, t_20);
+    const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_125, zeta_2, zetaqinv_2);
+    const __m256i x_138 = _mm256_add_epi16(x_117, t_21);
+    const __m256i x_139 = _mm256_sub_epi16(x_117, t_21);
+    const __m256i t_22 = nttgen_mlkem_avx2_montmul(x_126, zeta_2, zetaqinv_2);
+    const __m256i x_140 = _mm256_add_epi16(x_118, t_22);
+    const __m256i x_141 = _mm256_sub_epi16(x_118, t_22);
+    const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_127, zeta_2, zetaqinv_2);
+    const __m256i x_142 = _mm256_add_epi16(x_119, t_23);
+    const __m256i x_143 = _mm256_sub_epi16(x_119, t_23);
+    const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_136, zeta_3, zetaqinv_3);
+    const __m256i x_144 = _mm256_add_epi16(x_128, t_24);
+    const __m256i x_145 = _mm256_sub_epi16(x_128, t_24);
+    const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_138, zeta_3, zetaqinv_3);
+    const __m256i x_146 = _mm256_add_epi16(x_130, t_25);
+    const __m256i x_147 = _mm256_sub_epi16(x_130, t_25);
+    const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_140, zeta_3, zetaqinv_3);
+    const __m256i x_148 = _mm256_add_epi16(x_132, t_26);
+    const __m256i x_149 = _mm256_sub_epi16(x_132, t_26);
+    const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_142, zeta_3, zetaqinv_3);
+    const __m256i x_150 = _mm256_add_epi16(x_134, t_27);
+    const __m256i x_151 = _mm256_sub_epi16(x_134, t_27);
+    const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_137, zeta_4, zetaqinv_4);
+    const __m256i x_152 = _mm256_add_epi16(x_129, t_28);
+    const __m256i x_153 = _mm256_sub_epi16(x_129, t_28);
+    const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_139, zeta_4, zetaqinv_4);
+    const __m256i x_154 = _mm256_add_epi16(x_131, t_29);
+    const __m256i x_155 = _mm256_sub_epi16(x_131, t_29);
+    const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_141, zeta_4, zetaqinv_4);
+    const __m256i x_156 = _mm256_add_epi16(x_133, t_30);
+    const __m256i x_157 = _mm256_sub_epi16(x_133, t_30);
+    const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_143, zeta_4, zetaqinv_4);
+    const __m256i x_158 = _mm256_add_epi16(x_135, t_31);
+    const __m256i x_159 = _mm256_sub_epi16(x_135, t_31);
+    const __m256i t_32 = nttgen_mlkem_avx2_montmul(x_148, zeta_5, zetaqinv_5);
+    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_144);
+    const __m256i x_160 = _mm256_add_epi16(red_0, t_32);
+    const __m256i x_161 = _mm256_sub_epi16(red_0, t_32);
+    const __m256i t_33 = nttgen_mlkem_avx2_montmul(x_150, zeta_5, zetaqinv_5);
+    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_146);
+    const __m256i x_162 = _mm256_add_epi16(red_1, t_33);
+    const __m256i x_163 = _mm256_sub_epi16(red_1, t_33);
+    const __m256i t_34 = nttgen_mlkem_avx2_montmul(x_149, zeta_6, zetaqinv_6);
+    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_145);
+    const __m256i x_164 = _mm256_add_epi16(red_2, t_34);
+    const __m256i x_165 = _mm256_sub_epi16(red_2, t_34);
+    const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_151, zeta_6, zetaqinv_6);
+    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_147);
+    const __m256i x_166 = _mm256_add_epi16(red_3, t_35);
+    const __m256i x_167 = _mm256_sub_epi16(red_3, t_35);
+    const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_156, zeta_7, zetaqinv_7);
+    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_152);
+    const __m256i x_168 = _mm256_add_epi16(red_4, t_36);
+    const __m256i x_169 = _mm256_sub_epi16(red_4, t_36);
+    const __m256i t_37 = nttgen_mlkem_avx2_montmul(x_158, zeta_7, zetaqinv_7);
+    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_154);
+    const __m256i x_170 = _mm256_add_epi16(red_5, t_37);
+    const __m256i x_171 = _mm256_sub_epi16(red_5, t_37);
+    const __m256i t_38 = nttgen_mlkem_avx2_montmul(x_157, zeta_8, zetaqinv_8);
+    const __m256i red_6 = nttgen_mlkem_avx2_barrett(x_153);
+    const __m256i x_172 = _mm256_add_epi16(red_6, t_38);
+    const __m256i x_173 = _mm256_sub_epi16(red_6, t_38);
+    const __m256i t_39 = nttgen_mlkem_avx2_montmul(x_159, zeta_8, zetaqinv_8);
+    const __m256i red_7 = nttgen_mlkem_avx2_barrett(x_155);
+    const __m256i x_174 = _mm256_add_epi16(red_7, t_39);
+    const __m256i x_175 = _mm256_sub_epi16(red_7, t_39);
+    _mm256_storeu_si256((__m256i *)&a[0], x_160);
+    _mm256_storeu_si256((__m256i *)&a[128], x_162);
+    _mm256_storeu_si256((__m256i *)&a[64], x_161);
+    _mm256_storeu_si256((__m256i *)&a[192], x_163);
+    _mm256_storeu_si256((__m256i *)&a[32], x_164);
+    _mm256_storeu_si256((__m256i *)&a[160], x_166);
+    _mm256_storeu_si256((__m256i *)&a[96], x_165);
+    _mm256_storeu_si256((__m256i *)&a[224], x_167);
+    _mm256_storeu_si256((__m256i *)&a[16], x_168);
+    _mm256_storeu_si256((__m256i *)&a[144], x_170);
+    _mm256_storeu_si256((__m256i *)&a[80], x_169);
+    _mm256_storeu_si256((__m256i *)&a[208], x_171);
+    _mm256_storeu_si256((__m256i *)&a[48], x_172);
+    _mm256_storeu_si256((__m256i *)&a[176], x_174);
+    _mm256_storeu_si256((__m256i *)&a[112], x_173);
+    _mm256_storeu_si256((__m256i *)&a[240], x_175);
     // inverse layers 0: 8 register(s) per chunk
-    const __m256i zeta_38 = _mm256_set1_epi16(zetas_inv_0[800]);
-    const __m256i zetaqinv_38 = _mm256_set1_epi16(zetas_inv_0[801]);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
-        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
-        const __m256i x_200 = _mm256_add_epi16(x_192, x_193);
-        const __m256i d_48 = _mm256_sub_epi16(x_192, x_193);
-        const __m256i x_201 = nttgen_mlkem_avx2_montmul(d_48, zeta_38, zetaqinv_38);
-        const __m256i x_202 = _mm256_add_epi16(x_194, x_195);
-        const __m256i d_49 = _mm256_sub_epi16(x_194, x_195);
-        const __m256i x_203 = nttgen_mlkem_avx2_montmul(d_49, zeta_38, zetaqinv_38);
-        const __m256i x_204 = _mm256_add_epi16(x_196, x_197);
-        const __m256i d_50 = _mm256_sub_epi16(x_196, x_197);
-        const __m256i x_205 = nttgen_mlkem_avx2_montmul(d_50, zeta_38, zetaqinv_38);
-        const __m256i x_206 = _mm256_add_epi16(x_198, x_199);
-        const __m256i d_51 = _mm256_sub_epi16(x_198, x_199);
-        const __m256i x_207 = nttgen_mlkem_avx2_montmul(d_51, zeta_38, zetaqinv_38);
-        const __m256i red_8 = nttgen_mlkem_avx2_barrett(x_200);
-        const __m256i red_9 = nttgen_mlkem_avx2_cond_add_q(red_8);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16], red_9);
-        const __m256i red_10 = nttgen_mlkem_avx2_cond_add_q(x_201);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 128], red_10);
-        const __m256i red_11 = nttgen_mlkem_avx2_barrett(x_202);
-        const __m256i red_12 = nttgen_mlkem_avx2_cond_add_q(red_11);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 64], red_12);
-        const __m256i red_13 = nttgen_mlkem_avx2_cond_add_q(x_203);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 192], red_13);
-        const __m256i red_14 = nttgen_mlkem_avx2_barrett(x_204);
-        const __m256i red_15 = nttgen_mlkem_avx2_cond_add_q(red_14);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 32], red_15);
-        const __m256i red_16 = nttgen_mlkem_avx2_cond_add_q(x_205);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 160], red_16);
-        const __m256i red_17 = nttgen_mlkem_avx2_barrett(x_206);
-        const __m256i red_18 = nttgen_mlkem_avx2_cond_add_q(red_17);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 96], red_18);
-        const __m256i red_19 = nttgen_mlkem_avx2_cond_add_q(x_207);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 224], red_19);
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 288]);
+        const __m256i zetaqinv_9 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 304]);
+        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
+        const __m256i zetaqinv_10 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
+        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
+        const __m256i zetaqinv_11 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
+        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
+        const __m256i zetaqinv_12 =
+            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
+        const __m256i x_176 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
+        const __m256i x_177 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
+        const __m256i x_178 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
+        const __m256i x_179 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
+        const __m256i x_180 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
+        const __m256i x_181 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
+        const __m256i x_182 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
+        const __m256i x_183 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
+        const __m256i t_40 = nttgen_mlkem_avx2_montmul(x_177, zeta_9, zetaqinv_9);
+        const __m256i x_184 = _mm256_add_epi16(x_176, t_40);
+        const __m256i x_185 = _mm256_sub_epi16(x_176, t_40);
+        const __m256i t_41 = nttgen_mlkem_avx2_montmul(x_179, zeta_10, zetaqinv_10);
+        const __m256i x_186 = _mm256_add_epi16(x_178, t_41);
+        const __m256i x_187 = _mm256_sub_epi16(x_178, t_41);
+        const __m256i t_42 = nttgen_mlkem_avx2_montmul(x_181, zeta_11, zetaqinv_11);
+        const __m256i x_188 = _mm256_add_epi16(x_180, t_42);
+        const __m256i x_189 = _mm256_sub_epi16(x_180, t_42);
+        const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_183, zeta_12, zetaqinv_12);
+        const __m256i x_190 = _mm256_add_epi16(x_182, t_43);
+        const __m256i x_191 = _mm256_sub_epi16(x_182, t_43);
+        const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
+        const __m256i x_192 = nttgen_mlkem_avx2_montmul(x_184, tw_0, twqinv_0);
+        const __m256i red_8 = nttgen_mlkem_avx2_cond_add_q(x_192);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], red_8);
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
+        const __m256i x_193 = nttgen_mlkem_avx2_montmul(x_185, tw_1, twqinv_1);
+        const __m256i red_9 = nttgen_mlkem_avx2_cond_add_q(x_193);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], red_9);
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
+        const __m256i x_194 = nttgen_mlkem_avx2_montmul(x_186, tw_2, twqinv_2);
+        const __m256i red_10 = nttgen_mlkem_avx2_cond_add_q(x_194);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], red_10);
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
+        const __m256i x_195 = nttgen_mlkem_avx2_montmul(x_187, tw_3, twqinv_3);
+        const __m256i red_11 = nttgen_mlkem_avx2_cond_add_q(x_195);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], red_11);
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
+        const __m256i x_196 = nttgen_mlkem_avx2_montmul(x_188, tw_4, twqinv_4);
+        const __m256i red_12 = nttgen_mlkem_avx2_cond_add_q(x_196);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], red_12);
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
+        const __m256i x_197 = nttgen_mlkem_avx2_montmul(x_189, tw_5, twqinv_5);
+        const __m256i red_13 = nttgen_mlkem_avx2_cond_add_q(x_197);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], red_13);
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
+        const __m256i x_198 = nttgen_mlkem_avx2_montmul(x_190, tw_6, twqinv_6);
+        const __m256i red_14 = nttgen_mlkem_avx2_cond_add_q(x_198);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], red_14);
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
+        const __m256i x_199 = nttgen_mlkem_avx2_montmul(x_191, tw_7, twqinv_7);
+        const __m256i red_15 = nttgen_mlkem_avx2_cond_add_q(x_199);
+        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], red_15);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, 0, 3328);
@@ -2297,8 +2157,8 @@ static void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16,
- *   cond_add_q 16, shuffle 96, const 40
+ * Ops per call: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
+ *   16, shuffle 96, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -27,8 +27,8 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11316, 11318] -> a in [-16887, 16888]
- *       ops: load 110, store 32, add 56, sub 56, montmul 72, barrett 8, shuffle 32, const 32
+ *       a in [-11316, 11318] -> a in [-1810, 1810]
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 32
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16, cond_add_q
- *         16, shuffle 96, const 40
- *       coefficient reductions: 256
+ *       ops: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
+ *         16, shuffle 96, const 8
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_MLKEM_AVX2_H
 #define NTTGEN_MLKEM_AVX2_H
@@ -108,8 +108,8 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318], on exit in [-16887, 16888]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 72, barrett 8, shuffle 32, const 32
+ * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 32
  */
 void nttgen_mlkem_avx2_intt(int16_t a[256]);
 
@@ -171,8 +171,8 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 378, store 112, add 184, sub 168, mullo 16, montmul 224, barrett 16,
- *   cond_add_q 16, shuffle 96, const 40
+ * Ops per call: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
+ *   16, shuffle 96, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -102,7 +102,7 @@ static inline int16_t nttgen_mlkem_c_cond_add_q(int16_t a) {
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_ntt_zetas[254] = {
     // pass 0: layer(s) 0
@@ -188,7 +188,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_basemul_gammas[256] = {
 // clang-format on
 
 // inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
     // pass 0: layer(s) 6

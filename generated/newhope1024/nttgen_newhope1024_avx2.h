@@ -27,10 +27,9 @@
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13971, 13971] -> a in [-24576, 24576]
- *       ops: load 510, store 128, add 320, sub 320, montmul 384, barrett 208, shuffle 128, const
- *         128
- *       coefficient reductions: 3328
+ *       a in [-13971, 13971] -> a in [-8998, 8998]
+ *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 128
+ *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -52,9 +51,9 @@
  *       ops: load 64, store 64, shuffle 128
  *   nttgen_newhope1024_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1658, store 448, add 960, sub 960, montmul 1024, montmul_var 64, barrett 432,
- *         cond_add_q 64, shuffle 384, const 128
- *       coefficient reductions: 6912
+ *       ops: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
+ *         cond_add_q 64, shuffle 384
+ *       coefficient reductions: 4608
  */
 #ifndef NTTGEN_NEWHOPE1024_AVX2_H
 #define NTTGEN_NEWHOPE1024_AVX2_H
@@ -110,9 +109,8 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13971, 13971], on exit in [-24576, 24576]
- * Ops per call: load 510, store 128, add 320, sub 320, montmul 384, barrett 208, shuffle 128, const
- *   128
+ * a[1024]: on entry in [-13971, 13971], on exit in [-8998, 8998]
+ * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 128
  */
 void nttgen_newhope1024_avx2_intt(int16_t a[1024]);
 
@@ -174,8 +172,8 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 1658, store 448, add 960, sub 960, montmul 1024, montmul_var 64, barrett 432,
- *   cond_add_q 64, shuffle 384, const 128
+ * Ops per call: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
+ *   cond_add_q 64, shuffle 384
  */
 void nttgen_newhope1024_avx2_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
 

@@ -26,9 +26,9 @@
  *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-14031, 14031] -> a in [-24576, 24576]
- *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
- *       coefficient reductions: 4096
+ *       a in [-14031, 14031] -> a in [-7904, 7904]
+ *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, const 1024
+ *       coefficient reductions: 4608
  *   nttgen_newhope1024_c_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -42,8 +42,8 @@
  *       ops: load 1024, store 1024, montmul 1024, const 2048
  *   nttgen_newhope1024_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *         barrett 7680, cond_add_q 1024, const 2048
+ *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 15872, montmul_var 1024,
+ *         barrett 7680, cond_add_q 1024, const 1024
  *       coefficient reductions: 7680
  */
 #ifndef NTTGEN_NEWHOPE1024_C_H
@@ -100,8 +100,8 @@ void nttgen_newhope1024_c_basemul_acc(int16_t r[1024], const int16_t *a, const i
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14031, 14031], on exit in [-24576, 24576]
- * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 6144, barrett 4096, const 2048
+ * a[1024]: on entry in [-14031, 14031], on exit in [-7904, 7904]
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, const 1024
  */
 void nttgen_newhope1024_c_intt(int16_t a[1024]);
 
@@ -143,8 +143,8 @@ void nttgen_newhope1024_c_frommont(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 38906, store 31744, add 15360, sub 15360, montmul 16384, montmul_var 1024,
- *   barrett 7680, cond_add_q 1024, const 2048
+ * Ops per call: load 38906, store 31744, add 15360, sub 15360, montmul 15872, montmul_var 1024,
+ *   barrett 7680, cond_add_q 1024, const 1024
  */
 void nttgen_newhope1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
 

@@ -26,9 +26,9 @@
  *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-12288, 12288]
- *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
- *       coefficient reductions: 2048
+ *       a in [-12288, 12288] -> a in [-7040, 7040]
+ *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, const 512
+ *       coefficient reductions: 2304
  *   nttgen_newhope512_c_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -42,9 +42,9 @@
  *       ops: load 512, store 512, montmul 512, const 1024
  *   nttgen_newhope512_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 17914, store 14336, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
- *         3584, cond_add_q 512, const 1024
- *       coefficient reductions: 3584
+ *       ops: load 17914, store 14336, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
+ *         3840, cond_add_q 512, const 512
+ *       coefficient reductions: 3840
  */
 #include "nttgen_newhope512_c.h"
 
@@ -113,7 +113,7 @@ static inline int16_t nttgen_newhope512_c_cond_add_q(int16_t a) {
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_c_ntt_zetas[1022] = {
     // pass 0: layer(s) 0
@@ -257,8 +257,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_c_ntt_zetas[1022] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
+//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+//  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_c_intt_zetas_inv[1022] = {
     // pass 0: layer(s) 8
@@ -398,7 +399,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_c_intt_zetas_inv[1022] =
     // pass 7: layer(s) 1
     1081, 21561, 1229, -27443,
     // pass 8: layer(s) 0
-    4401, -7887,
+    -1966, -26542,
 };
 // clang-format on
 
@@ -620,8 +621,8 @@ void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-12288, 12288]
- * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
+ * a[512]: on entry in [-12288, 12288], on exit in [-7040, 7040]
+ * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, const 512
  */
 void nttgen_newhope512_c_intt(int16_t a[512]) {
     const int16_t *const zetas_inv_0 = nttgen_newhope512_c_intt_zetas_inv;
@@ -634,26 +635,25 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = nttgen_newhope512_c_montmul(x_0, -4779, -683);
-        const int16_t x_3 = nttgen_newhope512_c_montmul(x_1, -4779, -683);
-        const int16_t x_4 = (int16_t)(x_2 + x_3);
-        const int16_t d_0 = (int16_t)(x_2 - x_3);
-        const int16_t x_5 = nttgen_newhope512_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int16_t x_2 = (int16_t)(x_0 + x_1);
+        const int16_t d_0 = (int16_t)(x_0 - x_1);
+        const int16_t x_3 = nttgen_newhope512_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 128; ++blk_1) {
         const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 512];
         const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 513];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_6 = a[blk_1 * 4 + j_0];
-            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t x_8 = (int16_t)(x_6 + x_7);
-            const int16_t d_1 = (int16_t)(x_6 - x_7);
-            const int16_t x_9 = nttgen_newhope512_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int16_t x_4 = a[blk_1 * 4 + j_0];
+            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t red_0 = nttgen_newhope512_c_barrett(x_5);
+            const int16_t x_6 = (int16_t)(x_4 + red_0);
+            const int16_t d_1 = (int16_t)(x_4 - red_0);
+            const int16_t x_7 = nttgen_newhope512_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 6: 2 register(s) per chunk
@@ -661,15 +661,15 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 768];
         const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 769];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_10 = a[blk_2 * 8 + j_1];
-            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_newhope512_c_barrett(x_11);
-            const int16_t red_1 = nttgen_newhope512_c_barrett(x_10);
-            const int16_t x_12 = (int16_t)(red_1 + red_0);
-            const int16_t d_2 = (int16_t)(red_1 - red_0);
-            const int16_t x_13 = nttgen_newhope512_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int16_t x_8 = a[blk_2 * 8 + j_1];
+            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t red_1 = nttgen_newhope512_c_barrett(x_9);
+            const int16_t red_2 = nttgen_newhope512_c_barrett(x_8);
+            const int16_t x_10 = (int16_t)(red_2 + red_1);
+            const int16_t d_2 = (int16_t)(red_2 - red_1);
+            const int16_t x_11 = nttgen_newhope512_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -677,13 +677,13 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 896];
         const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 897];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_14 = a[blk_3 * 16 + j_2];
-            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_16 = (int16_t)(x_14 + x_15);
-            const int16_t d_3 = (int16_t)(x_14 - x_15);
-            const int16_t x_17 = nttgen_newhope512_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int16_t x_12 = a[blk_3 * 16 + j_2];
+            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t x_14 = (int16_t)(x_12 + x_13);
+            const int16_t d_3 = (int16_t)(x_12 - x_13);
+            const int16_t x_15 = nttgen_newhope512_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -691,14 +691,14 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 960];
         const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 961];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_18 = a[blk_4 * 32 + j_3];
-            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t red_2 = nttgen_newhope512_c_barrett(x_19);
-            const int16_t x_20 = (int16_t)(x_18 + red_2);
-            const int16_t d_4 = (int16_t)(x_18 - red_2);
-            const int16_t x_21 = nttgen_newhope512_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int16_t x_16 = a[blk_4 * 32 + j_3];
+            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_3 = nttgen_newhope512_c_barrett(x_17);
+            const int16_t x_18 = (int16_t)(x_16 + red_3);
+            const int16_t d_4 = (int16_t)(x_16 - red_3);
+            const int16_t x_19 = nttgen_newhope512_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -706,15 +706,15 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 992];
         const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 993];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_22 = a[blk_5 * 64 + j_4];
-            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_3 = nttgen_newhope512_c_barrett(x_23);
-            const int16_t red_4 = nttgen_newhope512_c_barrett(x_22);
-            const int16_t x_24 = (int16_t)(red_4 + red_3);
-            const int16_t d_5 = (int16_t)(red_4 - red_3);
-            const int16_t x_25 = nttgen_newhope512_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int16_t x_20 = a[blk_5 * 64 + j_4];
+            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t red_4 = nttgen_newhope512_c_barrett(x_21);
+            const int16_t red_5 = nttgen_newhope512_c_barrett(x_20);
+            const int16_t x_22 = (int16_t)(red_5 + red_4);
+            const int16_t d_5 = (int16_t)(red_5 - red_4);
+            const int16_t x_23 = nttgen_newhope512_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -722,13 +722,13 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 1008];
         const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 1009];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_26 = a[blk_6 * 128 + j_5];
-            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_28 = (int16_t)(x_26 + x_27);
-            const int16_t d_6 = (int16_t)(x_26 - x_27);
-            const int16_t x_29 = nttgen_newhope512_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int16_t x_24 = a[blk_6 * 128 + j_5];
+            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t x_26 = (int16_t)(x_24 + x_25);
+            const int16_t d_6 = (int16_t)(x_24 - x_25);
+            const int16_t x_27 = nttgen_newhope512_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -736,32 +736,33 @@ void nttgen_newhope512_c_intt(int16_t a[512]) {
         const int16_t zeta_7 = zetas_inv_0[blk_7 * 2 + 1016];
         const int16_t zetaqinv_7 = zetas_inv_0[blk_7 * 2 + 1017];
         for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-            const int16_t x_30 = a[blk_7 * 256 + j_6];
-            const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
-            const int16_t red_5 = nttgen_newhope512_c_barrett(x_31);
-            const int16_t x_32 = (int16_t)(x_30 + red_5);
-            const int16_t d_7 = (int16_t)(x_30 - red_5);
-            const int16_t x_33 = nttgen_newhope512_c_montmul(d_7, zeta_7, zetaqinv_7);
-            a[blk_7 * 256 + j_6] = x_32;
-            a[blk_7 * 256 + j_6 + 128] = x_33;
+            const int16_t x_28 = a[blk_7 * 256 + j_6];
+            const int16_t x_29 = a[blk_7 * 256 + j_6 + 128];
+            const int16_t red_6 = nttgen_newhope512_c_barrett(x_29);
+            const int16_t x_30 = (int16_t)(x_28 + red_6);
+            const int16_t d_7 = (int16_t)(x_28 - red_6);
+            const int16_t x_31 = nttgen_newhope512_c_montmul(d_7, zeta_7, zetaqinv_7);
+            a[blk_7 * 256 + j_6] = x_30;
+            a[blk_7 * 256 + j_6 + 128] = x_31;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_8 = zetas_inv_0[1020];
     const int16_t zetaqinv_8 = zetas_inv_0[1021];
     for (size_t j_7 = 0; j_7 < 256; ++j_7) {
-        const int16_t x_34 = a[j_7];
-        const int16_t x_35 = a[j_7 + 256];
-        const int16_t red_6 = nttgen_newhope512_c_barrett(x_35);
-        const int16_t red_7 = nttgen_newhope512_c_barrett(x_34);
-        const int16_t x_36 = (int16_t)(red_7 + red_6);
-        const int16_t d_8 = (int16_t)(red_7 - red_6);
-        const int16_t x_37 = nttgen_newhope512_c_montmul(d_8, zeta_8, zetaqinv_8);
+        const int16_t x_32 = a[j_7];
+        const int16_t x_33 = a[j_7 + 256];
+        const int16_t red_7 = nttgen_newhope512_c_barrett(x_33);
+        const int16_t red_8 = nttgen_newhope512_c_barrett(x_32);
+        const int16_t x_34 = (int16_t)(red_8 + red_7);
+        const int16_t d_8 = (int16_t)(red_8 - red_7);
+        const int16_t x_35 = nttgen_newhope512_c_montmul(d_8, zeta_8, zetaqinv_8);
+        const int16_t x_36 = nttgen_newhope512_c_montmul(x_34, -4779, -683);
         a[j_7] = x_36;
-        a[j_7 + 256] = x_37;
+        a[j_7 + 256] = x_35;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_c_assert_range(a, 512, -12288, 12288);
+    nttgen_newhope512_c_assert_range(a, 512, -7040, 7040);
 #endif
 }
 
@@ -984,8 +985,8 @@ static void nttgen_newhope512_c_ntt_from(int16_t r[512], const int16_t a[512]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
- * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, cond_add_q
- *   512, const 1024
+ * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, cond_add_q
+ *   512, const 512
  */
 static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
     const int16_t *const zetas_inv_0 = nttgen_newhope512_c_intt_zetas_inv;
@@ -998,26 +999,25 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = nttgen_newhope512_c_montmul(x_0, -4779, -683);
-        const int16_t x_3 = nttgen_newhope512_c_montmul(x_1, -4779, -683);
-        const int16_t x_4 = (int16_t)(x_2 + x_3);
-        const int16_t d_0 = (int16_t)(x_2 - x_3);
-        const int16_t x_5 = nttgen_newhope512_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int16_t x_2 = (int16_t)(x_0 + x_1);
+        const int16_t d_0 = (int16_t)(x_0 - x_1);
+        const int16_t x_3 = nttgen_newhope512_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 7: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 128; ++blk_1) {
         const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 512];
         const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 513];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_6 = a[blk_1 * 4 + j_0];
-            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t x_8 = (int16_t)(x_6 + x_7);
-            const int16_t d_1 = (int16_t)(x_6 - x_7);
-            const int16_t x_9 = nttgen_newhope512_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int16_t x_4 = a[blk_1 * 4 + j_0];
+            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t red_0 = nttgen_newhope512_c_barrett(x_5);
+            const int16_t x_6 = (int16_t)(x_4 + red_0);
+            const int16_t d_1 = (int16_t)(x_4 - red_0);
+            const int16_t x_7 = nttgen_newhope512_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 6: 2 register(s) per chunk
@@ -1025,15 +1025,15 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 768];
         const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 769];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_10 = a[blk_2 * 8 + j_1];
-            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_newhope512_c_barrett(x_11);
-            const int16_t red_1 = nttgen_newhope512_c_barrett(x_10);
-            const int16_t x_12 = (int16_t)(red_1 + red_0);
-            const int16_t d_2 = (int16_t)(red_1 - red_0);
-            const int16_t x_13 = nttgen_newhope512_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int16_t x_8 = a[blk_2 * 8 + j_1];
+            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t red_1 = nttgen_newhope512_c_barrett(x_9);
+            const int16_t red_2 = nttgen_newhope512_c_barrett(x_8);
+            const int16_t x_10 = (int16_t)(red_2 + red_1);
+            const int16_t d_2 = (int16_t)(red_2 - red_1);
+            const int16_t x_11 = nttgen_newhope512_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -1041,13 +1041,13 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 896];
         const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 897];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_14 = a[blk_3 * 16 + j_2];
-            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_16 = (int16_t)(x_14 + x_15);
-            const int16_t d_3 = (int16_t)(x_14 - x_15);
-            const int16_t x_17 = nttgen_newhope512_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int16_t x_12 = a[blk_3 * 16 + j_2];
+            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t x_14 = (int16_t)(x_12 + x_13);
+            const int16_t d_3 = (int16_t)(x_12 - x_13);
+            const int16_t x_15 = nttgen_newhope512_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -1055,14 +1055,14 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 960];
         const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 961];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_18 = a[blk_4 * 32 + j_3];
-            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t red_2 = nttgen_newhope512_c_barrett(x_19);
-            const int16_t x_20 = (int16_t)(x_18 + red_2);
-            const int16_t d_4 = (int16_t)(x_18 - red_2);
-            const int16_t x_21 = nttgen_newhope512_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int16_t x_16 = a[blk_4 * 32 + j_3];
+            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_3 = nttgen_newhope512_c_barrett(x_17);
+            const int16_t x_18 = (int16_t)(x_16 + red_3);
+            const int16_t d_4 = (int16_t)(x_16 - red_3);
+            const int16_t x_19 = nttgen_newhope512_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -1070,15 +1070,15 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 992];
         const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 993];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_22 = a[blk_5 * 64 + j_4];
-            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_3 = nttgen_newhope512_c_barrett(x_23);
-            const int16_t red_4 = nttgen_newhope512_c_barrett(x_22);
-            const int16_t x_24 = (int16_t)(red_4 + red_3);
-            const int16_t d_5 = (int16_t)(red_4 - red_3);
-            const int16_t x_25 = nttgen_newhope512_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int16_t x_20 = a[blk_5 * 64 + j_4];
+            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t red_4 = nttgen_newhope512_c_barrett(x_21);
+            const int16_t red_5 = nttgen_newhope512_c_barrett(x_20);
+            const int16_t x_22 = (int16_t)(red_5 + red_4);
+            const int16_t d_5 = (int16_t)(red_5 - red_4);
+            const int16_t x_23 = nttgen_newhope512_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -1086,13 +1086,13 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 1008];
         const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 1009];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_26 = a[blk_6 * 128 + j_5];
-            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_28 = (int16_t)(x_26 + x_27);
-            const int16_t d_6 = (int16_t)(x_26 - x_27);
-            const int16_t x_29 = nttgen_newhope512_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int16_t x_24 = a[blk_6 * 128 + j_5];
+            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t x_26 = (int16_t)(x_24 + x_25);
+            const int16_t d_6 = (int16_t)(x_24 - x_25);
+            const int16_t x_27 = nttgen_newhope512_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -1100,31 +1100,32 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
         const int16_t zeta_7 = zetas_inv_0[blk_7 * 2 + 1016];
         const int16_t zetaqinv_7 = zetas_inv_0[blk_7 * 2 + 1017];
         for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-            const int16_t x_30 = a[blk_7 * 256 + j_6];
-            const int16_t x_31 = a[blk_7 * 256 + j_6 + 128];
-            const int16_t red_5 = nttgen_newhope512_c_barrett(x_31);
-            const int16_t x_32 = (int16_t)(x_30 + red_5);
-            const int16_t d_7 = (int16_t)(x_30 - red_5);
-            const int16_t x_33 = nttgen_newhope512_c_montmul(d_7, zeta_7, zetaqinv_7);
-            a[blk_7 * 256 + j_6] = x_32;
-            a[blk_7 * 256 + j_6 + 128] = x_33;
+            const int16_t x_28 = a[blk_7 * 256 + j_6];
+            const int16_t x_29 = a[blk_7 * 256 + j_6 + 128];
+            const int16_t red_6 = nttgen_newhope512_c_barrett(x_29);
+            const int16_t x_30 = (int16_t)(x_28 + red_6);
+            const int16_t d_7 = (int16_t)(x_28 - red_6);
+            const int16_t x_31 = nttgen_newhope512_c_montmul(d_7, zeta_7, zetaqinv_7);
+            a[blk_7 * 256 + j_6] = x_30;
+            a[blk_7 * 256 + j_6 + 128] = x_31;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_8 = zetas_inv_0[1020];
     const int16_t zetaqinv_8 = zetas_inv_0[1021];
     for (size_t j_7 = 0; j_7 < 256; ++j_7) {
-        const int16_t x_34 = a[j_7];
-        const int16_t x_35 = a[j_7 + 256];
-        const int16_t red_6 = nttgen_newhope512_c_barrett(x_35);
-        const int16_t red_7 = nttgen_newhope512_c_barrett(x_34);
-        const int16_t x_36 = (int16_t)(red_7 + red_6);
-        const int16_t d_8 = (int16_t)(red_7 - red_6);
-        const int16_t x_37 = nttgen_newhope512_c_montmul(d_8, zeta_8, zetaqinv_8);
-        const int16_t red_8 = nttgen_newhope512_c_cond_add_q(x_36);
-        a[j_7] = red_8;
-        const int16_t red_9 = nttgen_newhope512_c_cond_add_q(x_37);
-        a[j_7 + 256] = red_9;
+        const int16_t x_32 = a[j_7];
+        const int16_t x_33 = a[j_7 + 256];
+        const int16_t red_7 = nttgen_newhope512_c_barrett(x_33);
+        const int16_t red_8 = nttgen_newhope512_c_barrett(x_32);
+        const int16_t x_34 = (int16_t)(red_8 + red_7);
+        const int16_t d_8 = (int16_t)(red_8 - red_7);
+        const int16_t x_35 = nttgen_newhope512_c_montmul(d_8, zeta_8, zetaqinv_8);
+        const int16_t x_36 = nttgen_newhope512_c_montmul(x_34, -4779, -683);
+        const int16_t red_9 = nttgen_newhope512_c_cond_add_q(x_36);
+        a[j_7] = red_9;
+        const int16_t red_10 = nttgen_newhope512_c_cond_add_q(x_35);
+        a[j_7 + 256] = red_10;
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_c_assert_range(a, 512, 0, 12288);
@@ -1139,8 +1140,8 @@ static void nttgen_newhope512_c_intt_reduce(int16_t a[512]) {
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 17914, store 14336, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
- *   3584, cond_add_q 512, const 1024
+ * Ops per call: load 17914, store 14336, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
+ *   3840, cond_add_q 512, const 512
  */
 void nttgen_newhope512_c_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

@@ -26,9 +26,9 @@
  *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-12288, 12288]
- *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
- *       coefficient reductions: 2048
+ *       a in [-12288, 12288] -> a in [-7040, 7040]
+ *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, const 512
+ *       coefficient reductions: 2304
  *   nttgen_newhope512_c_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -42,9 +42,9 @@
  *       ops: load 512, store 512, montmul 512, const 1024
  *   nttgen_newhope512_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 17914, store 14336, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
- *         3584, cond_add_q 512, const 1024
- *       coefficient reductions: 3584
+ *       ops: load 17914, store 14336, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
+ *         3840, cond_add_q 512, const 512
+ *       coefficient reductions: 3840
  */
 #ifndef NTTGEN_NEWHOPE512_C_H
 #define NTTGEN_NEWHOPE512_C_H
@@ -99,8 +99,8 @@ void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-12288, 12288]
- * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2816, barrett 2048, const 1024
+ * a[512]: on entry in [-12288, 12288], on exit in [-7040, 7040]
+ * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, const 512
  */
 void nttgen_newhope512_c_intt(int16_t a[512]);
 
@@ -142,8 +142,8 @@ void nttgen_newhope512_c_frommont(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 17914, store 14336, add 6912, sub 6912, montmul 7424, montmul_var 512, barrett
- *   3584, cond_add_q 512, const 1024
+ * Ops per call: load 17914, store 14336, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
+ *   3840, cond_add_q 512, const 512
  */
 void nttgen_newhope512_c_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

@@ -86,3 +86,31 @@ def total_ops(counts: Counter[str]) -> int:
     """All executed vector ops, loads and stores included; broadcast constants are not counted
     (compilers hoist them out of loops) and ``reductions`` is a separate figure."""
     return sum(v for k, v in counts.items() if k not in ("reductions", "const"))
+
+
+# (multiplies, other vector ALU ops) one vocabulary op costs on a SIMD machine with 16-bit
+# lanes (AVX2: montmul = vpmullw, vpmulhw, vpmulhw, vpsubw). Used only to rank variants of one
+# kernel against each other, so the ratios matter, not the absolute figures.
+OP_WEIGHTS: dict[str, tuple[int, int]] = {
+    "add": (0, 1),
+    "sub": (0, 1),
+    "mullo": (1, 0),
+    "mulhi": (1, 0),
+    "sra": (0, 1),
+    "montmul": (3, 1),
+    "montmul_var": (4, 1),
+    "barrett": (2, 2),
+    "cond_add_q": (0, 3),
+    "shuffle": (0, 4),
+}
+MULTIPLY_PORTS = 2
+VECTOR_PORTS = 4
+
+
+def estimated_cycles(counts: Counter[str]) -> float:
+    """A throughput estimate of one call from its op counts: the larger of the multiplier
+    bound and the vector-ALU bound (multiplies run on MULTIPLY_PORTS of the VECTOR_PORTS
+    pipes, as on Zen 4/5 and recent Intel cores). Loads, stores and constants are left out."""
+    mul = sum(OP_WEIGHTS[k][0] * v for k, v in counts.items() if k in OP_WEIGHTS)
+    alu = sum(OP_WEIGHTS[k][1] * v for k, v in counts.items() if k in OP_WEIGHTS)
+    return max(mul / MULTIPLY_PORTS, (mul + alu) / VECTOR_PORTS)

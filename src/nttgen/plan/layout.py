@@ -16,6 +16,7 @@ the shuffle for each distance.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -182,19 +183,22 @@ def plan_pass(
         layers=tuple(layers),
         slots=tuple(slots),
         steps=tuple(steps),
-        loops=_loop_runs(loop_positions, cur, min(bits)),
+        loops=loop_runs(loop_positions, cur, lambda j: j > min(bits)),
         order_in=order,
         order_out=cur,
         lane_bits=lane_bits,
     )
 
 
-def _loop_runs(positions: list[int], order: MemOrder, lowest_bit: int) -> tuple[LoopRun, ...]:
-    """Group loop positions into runs of consecutive bits with the same twiddle dependence;
+def loop_runs(
+    positions: list[int], order: MemOrder, depends: Callable[[int], bool]
+) -> tuple[LoopRun, ...]:
+    """Group loop positions into runs of consecutive bits with the same twiddle dependence
+    (``depends(index_bit)`` says whether twiddles vary with the index bit a position holds);
     twiddle-dependent runs first (outermost), each group from high bits to low."""
     runs: list[LoopRun] = []
     for p in sorted(positions):
-        dep = order.perm[p] > lowest_bit
+        dep = depends(order.perm[p])
         if runs and runs[-1].start + runs[-1].width == p and runs[-1].twiddles == dep:
             last = runs.pop()
             runs.append(LoopRun(last.start, last.width + 1, dep))

@@ -23,10 +23,10 @@ from functools import cached_property
 from ..dsl.builder import Builder
 from ..dsl.ir import Function
 from ..errors import BoundsError
-from ..interp.cost import count_ops, total_ops
+from ..interp.cost import count_ops, estimated_cycles, total_ops
 from ..plan.constants import Arith
 from ..plan.layout import MemOrder, PassPlan, plan_forward
-from ..plan.ntt import NttAlgebra
+from ..plan.ntt import Network, NttAlgebra
 from ..rings import Ring
 from .lazy import Reducer
 from .ntt import build_permutation, build_transform
@@ -40,6 +40,43 @@ from .pointwise import (
 
 # Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
 INTT_THRESHOLDS: tuple[int | None, ...] = (None, 2, 4)
+
+
+@dataclass(frozen=True)
+class InttVariant:
+    """One way to build the inverse NTT: the butterfly ``network`` (``gs`` or ``dit``, see
+    :mod:`nttgen.plan.ntt`), where ``gs`` applies the final factor (``scale_first``: to the
+    inputs; else folded into the last layer), and the reduction ``threshold`` of the lazy
+    policy (None: lazy only; else operands wider than it are reduced before use, which can
+    save reductions later when a loop joins the ranges of several coefficients)."""
+
+    network: Network
+    scale_first: bool
+    threshold: int | None
+
+    @property
+    def scale_where(self) -> str:
+        """Where the final factor is applied, in words."""
+        if self.network == "dit":
+            return "output twist"
+        return "first pass" if self.scale_first else "last layer"
+
+    @property
+    def policy(self) -> str:
+        """The reduction policy, in words."""
+        return "lazy" if self.threshold is None else f"lazy, threshold {self.threshold}"
+
+
+def intt_variants(q: int, networks: tuple[Network, ...] = ("gs", "dit")) -> list[InttVariant]:
+    """Every inverse-NTT variant the generator tries for modulus q with these networks."""
+    thresholds = [None if m is None else m * q for m in INTT_THRESHOLDS]
+    out: list[InttVariant] = []
+    if "gs" in networks:
+        out += [InttVariant("gs", sf, t) for sf in (True, False) for t in thresholds]
+    if "dit" in networks:
+        out += [InttVariant("dit", False, t) for t in thresholds]
+    return out
+
 
 OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "to_standard",
        "from_standard", "polymul")  # fmt: skip
@@ -126,7 +163,8 @@ class BuildConfig:
     ``merge`` lists how many consecutive layers each pass runs (default: one per pass);
     ``extra_slots`` the registers each pass adds for instruction-level parallelism;
     ``unroll`` asks emitters to unroll the passes' loops; ``products_outer`` picks the loop
-    order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`)."""
+    order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`);
+    ``intt_networks`` the inverse networks the inverse NTT may be built with."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -135,6 +173,7 @@ class BuildConfig:
     products_outer: bool = True
     class_slots: int = 0
     park_bits: tuple[int, ...] = ()
+    intt_networks: tuple[Network, ...] = ("gs", "dit")
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -189,8 +228,7 @@ class KernelSet:
 
     def _intt(
         self,
-        scale_first: bool,
-        threshold: int | None,
+        variant: InttVariant,
         contract: tuple[int, int],
         name: str,
         to_standard: bool,
@@ -204,10 +242,10 @@ class KernelSet:
             self.alg,
             self.passes,
             a,
-            inverse=True,
+            network=variant.network,
             scale=scale,
-            scale_first=scale_first,
-            red=Reducer(S, threshold),
+            scale_first=variant.scale_first,
+            red=Reducer(S, variant.threshold),
             before_store=(lambda x: reduce_to_standard(S, x)) if to_standard else None,
         )
         return S.finish(require={"a": (0, q - 1)} if to_standard else None)
@@ -215,28 +253,28 @@ class KernelSet:
     def _best_intt(
         self, contract: tuple[int, int], name: str = "intt", to_standard: bool = False
     ) -> Function:
-        """The inverse NTT with the fewest reductions (then the fewest ops) over the variants
-        the generator tries: the final factor applied to the inputs or folded into the last
-        layer, and the lazy policy alone or with a threshold of 2q or 4q (reducing an operand
-        wider than that before it is needed can save reductions later when a loop joins the
-        ranges of several coefficients). Every variant is analysed; none is hand-placed.
+        """The cheapest inverse NTT over the variants the generator tries (see
+        :class:`InttVariant`), ranked by :func:`nttgen.interp.cost.estimated_cycles`, then by
+        reductions, then by op count. Every variant is analysed; none is hand-placed.
         ``to_standard`` also reduces the outputs to [0, q) in the last pass."""
         best: Function | None = None
-        q = self.ring.q
-        for scale_first in (True, False):
-            for mult in INTT_THRESHOLDS:
-                threshold = None if mult is None else mult * q
-                try:
-                    fn = self._intt(scale_first, threshold, contract, name, to_standard)
-                except BoundsError:  # e.g. a threshold below what a reduction can reach
-                    continue
-                counts = count_ops(fn)
-                fn.info["variant"] = (scale_first, threshold)
-                fn.info["scale"] = "first pass" if scale_first else "last layer"
-                fn.info["policy"] = "lazy" if mult is None else f"lazy, threshold {mult}q"
-                fn.info["rank"] = (counts.get("reductions", 0), total_ops(counts))
-                if best is None or fn.info["rank"] < best.info["rank"]:  # type: ignore[operator]
-                    best = fn
+        for variant in intt_variants(self.ring.q, self.config.intt_networks):
+            try:
+                fn = self._intt(variant, contract, name, to_standard)
+            except BoundsError:  # e.g. a threshold below what a reduction can reach
+                continue
+            counts = count_ops(fn)
+            fn.info["variant"] = variant
+            fn.info["network"] = variant.network
+            fn.info["scale"] = variant.scale_where
+            fn.info["policy"] = variant.policy
+            fn.info["rank"] = (
+                estimated_cycles(counts),
+                counts.get("reductions", 0),
+                total_ops(counts),
+            )
+            if best is None or fn.info["rank"] < best.info["rank"]:  # type: ignore[operator]
+                best = fn
         if best is None:
             raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
         return best
@@ -257,7 +295,7 @@ class KernelSet:
             self.alg,
             self.passes,
             dst,
-            inverse=False,
+            network="ct",
             before_store=red.fit_for_product,
             red=red,
             src=src,
@@ -317,8 +355,9 @@ class KernelSet:
         f["ntt_from"] = self._ntt("ntt_from", out_of_place=True)
         f["ntt_from"].internal = True
         # the same variant as intt, so the two share their twiddle table
-        scale_first, threshold = f["intt"].info["variant"]  # type: ignore[misc]
-        f["intt_reduce"] = self._intt(scale_first, threshold, intt_in, "intt_reduce", True)
+        variant = f["intt"].info["variant"]
+        assert isinstance(variant, InttVariant)
+        f["intt_reduce"] = self._intt(variant, intt_in, "intt_reduce", True)
         f["intt_reduce"].internal = True
 
         S = self.builder("polymul", "r = a*b mod (q, x^n + 1), coefficients in [0, q)")

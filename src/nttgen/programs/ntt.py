@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, Table, Value
-from ..plan.layout import Butterfly, LoopRun, MemOrder, PassPlan, Shuffle
-from ..plan.ntt import NttAlgebra
+from ..plan.layout import Butterfly, LoopRun, MemOrder, PassPlan, Shuffle, loop_runs
+from ..plan.ntt import Network, NttAlgebra
 from .lazy import Reducer
 from .loops import nest_loops, run_bases
 
@@ -28,11 +28,18 @@ def _pairs(registers: int, slot: int) -> list[tuple[int, int]]:
     return [(r, r | (1 << slot)) for r in range(registers) if not (r >> slot) & 1]
 
 
-def _twiddle_key(pas: PassPlan, order: MemOrder, slot: int, bit: int, r0: int) -> tuple[int, ...]:
+Depends = Callable[[int, int], bool]
+"""``depends(index_bit, pair_bit)``: whether twiddles of butterflies on ``pair_bit`` vary with
+``index_bit`` (:meth:`NttAlgebra.twiddle_depends` for one network)."""
+
+
+def _twiddle_key(
+    pas: PassPlan, order: MemOrder, slot: int, bit: int, r0: int, depends: Depends
+) -> tuple[int, ...]:
     """Register pairs with the same key share a twiddle vector: the key keeps only the slot bits
-    whose index bit lies above the butterfly's (those that change the block number)."""
+    whose index bit the twiddle depends on."""
     return tuple(
-        (r0 >> j) & 1 for j, p in enumerate(pas.slots) if j != slot and order.perm[p] > bit
+        (r0 >> j) & 1 for j, p in enumerate(pas.slots) if j != slot and depends(order.perm[p], bit)
     )
 
 
@@ -45,7 +52,7 @@ class _TwiddleUse:
         self.r0 = r0
 
 
-def _uses(pas: PassPlan, step_order: list[int]) -> list[_TwiddleUse]:
+def _uses(pas: PassPlan, step_order: list[int], depends: Depends) -> list[_TwiddleUse]:
     orders = pas.slot_orders()
     uses: list[_TwiddleUse] = []
     for si in step_order:
@@ -54,7 +61,7 @@ def _uses(pas: PassPlan, step_order: list[int]) -> list[_TwiddleUse]:
             continue
         seen: set[tuple[int, ...]] = set()
         for r0, _ in _pairs(pas.registers, st.slot):
-            key = _twiddle_key(pas, orders[si], st.slot, st.bit, r0)
+            key = _twiddle_key(pas, orders[si], st.slot, st.bit, r0, depends)
             if key not in seen:
                 seen.add(key)
                 uses.append(_TwiddleUse(si, key, r0))
@@ -67,9 +74,18 @@ def _step_order(pas: PassPlan, inverse: bool) -> list[int]:
     return order[::-1] if inverse else order
 
 
-def _twiddle_loops(pas: PassPlan) -> tuple[list[LoopRun], list[LoopRun]]:
-    """(loops the twiddles depend on, the others): the former are nested outside."""
-    return [r for r in pas.loops if r.twiddles], [r for r in pas.loops if not r.twiddles]
+def _depends(alg: NttAlgebra, network: Network) -> Depends:
+    return lambda index_bit, pair_bit: alg.twiddle_depends(network, index_bit, pair_bit)
+
+
+def _twiddle_loops(pas: PassPlan, depends: Depends) -> tuple[list[LoopRun], list[LoopRun]]:
+    """(loops the twiddles depend on, the others): the former are nested outside. The pass
+    plan's loops are regrouped by the network's dependence rule (the plan groups them for the
+    forward network)."""
+    bits = [st.bit for st in pas.steps if isinstance(st, Butterfly)]
+    positions = [r.start + k for r in pas.loops for k in range(r.width)]
+    runs = loop_runs(positions, pas.order_out, lambda j: any(depends(j, t) for t in bits))
+    return [r for r in runs if r.twiddles], [r for r in runs if not r.twiddles]
 
 
 @dataclass
@@ -77,11 +93,13 @@ class TwiddleLayout:
     """Where a pass's twiddles sit in the table: per iteration of the twiddle-dependent loops,
     a block of ``per_iter`` entries (a multiple of L, so vector loads stay aligned). A use whose
     twiddle is the same in every lane of every iteration is stored as one (z, zq) pair and
-    loaded by broadcast; the others as L lanes of z then L lanes of zq."""
+    loaded by broadcast; the others as L lanes of z then L lanes of zq. A use whose twiddle is
+    1 everywhere (``trivial``) is not stored: its butterflies skip the multiplication."""
 
     uses: list[_TwiddleUse]
     values: list[list[tuple[list[int], list[int]]]]  # [iteration][use] -> (z lanes, zq lanes)
     uniform: list[bool]
+    trivial: list[bool]
     offset: list[int]
     per_iter: int
 
@@ -92,6 +110,8 @@ class TwiddleLayout:
             block = [0] * self.per_iter
             for u, (zs, zqs) in enumerate(per_use):
                 at = self.offset[u]
+                if self.trivial[u]:
+                    continue
                 if self.uniform[u]:
                     block[at : at + 2] = [zs[0], zqs[0]]
                 else:
@@ -101,31 +121,31 @@ class TwiddleLayout:
 
 
 def twiddle_layout(
-    alg: NttAlgebra, pas: PassPlan, lanes: int, *, inverse: bool, scale: int | None
+    alg: NttAlgebra, pas: PassPlan, lanes: int, *, network: Network, scale: int | None
 ) -> TwiddleLayout:
-    """The twiddles of one pass (see :class:`TwiddleLayout`). Lane k of a use holds the twiddle
-    of the logical position that lane holds at that step. For the inverse, layer 0's twiddles
-    also carry the final factor ``scale``."""
+    """The twiddles of one pass run by ``network`` (see :class:`TwiddleLayout`). Lane k of a
+    use holds the twiddle of the logical position that lane holds at that step. With
+    ``scale`` (the ``gs`` network's folded final factor), layer 0's twiddles carry it too."""
     ar = alg.arith
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
-    uses = _uses(pas, _step_order(pas, inverse))
+    depends = _depends(alg, network)
+    uses = _uses(pas, _step_order(pas, network != "ct"), depends)
     values: list[list[tuple[list[int], list[int]]]] = []
-    for base in run_bases(_twiddle_loops(pas)[0]):
+    ones = [True] * len(uses)
+    for base in run_bases(_twiddle_loops(pas, depends)[0]):
         per_use = []
-        for u in uses:
+        for u_i, u in enumerate(uses):
             st = pas.steps[u.step]
             assert isinstance(st, Butterfly)
             zs: list[int] = []
             zqs: list[int] = []
             for k in range(lanes):
                 i = orders[u.step].index(base + offsets[u.r0] + k)
-                if inverse:
-                    c = alg.zeta_inv(st.layer, i)
-                    if scale is not None and st.layer == 0:
-                        c = c * scale % ar.q
-                else:
-                    c = alg.zeta(st.layer, i)
+                c = alg.twiddle(network, st.layer, i)
+                if scale is not None and st.layer == 0:
+                    c = c * scale % ar.q
+                ones[u_i] = ones[u_i] and c == 1
                 z, zq = ar.twisted(c)
                 zs.append(z)
                 zqs.append(zq)
@@ -138,15 +158,15 @@ def twiddle_layout(
     offset = [0] * len(uses)
     at = 0
     for u in range(len(uses)):  # whole vectors first: they stay aligned
-        if not uniform[u]:
+        if not uniform[u] and not ones[u]:
             offset[u] = at
             at += 2 * lanes
     for u in range(len(uses)):
-        if uniform[u]:
+        if uniform[u] and not ones[u]:
             offset[u] = at
             at += 2
     per_iter = -(-at // lanes) * lanes if at else 0
-    return TwiddleLayout(uses, values, uniform, offset, per_iter)
+    return TwiddleLayout(uses, values, uniform, ones, offset, per_iter)
 
 
 def run_pass(
@@ -157,25 +177,30 @@ def run_pass(
     base_row: int,
     layout: TwiddleLayout,
     *,
-    inverse: bool,
+    network: Network,
     red: Reducer,
+    depends: Depends,
     scale: tuple[int, int] | None = None,
     after_load: Callable[[Value], Value] | None = None,
+    twist: Table | None = None,
     before_store: Callable[[Value], Value] | None = None,
     src: Buffer | None = None,
 ) -> None:
-    """Emit one pass of the forward (CT) or inverse (GS) transform on ``buf`` (loading from
-    ``src`` instead when given, for an out-of-place first pass), reading its
-    twiddles from ``table`` at ``base_row`` (laid out as ``layout`` says). ``scale`` is
-    the twisted final factor (z, zq) the inverse multiplies its layer-0 sums by;
-    ``after_load`` may transform each loaded register, ``before_store`` each stored one."""
+    """Emit one pass of ``network`` on ``buf`` (loading from ``src`` instead when given, for an
+    out-of-place first pass), reading its twiddles from ``table`` at ``base_row`` (laid out as
+    ``layout`` says; ``depends`` is the network's twiddle dependence). ``scale`` is the
+    twisted final factor (z, zq) the ``gs`` inverse multiplies its layer-0 sums by;
+    ``after_load`` may transform each loaded register; ``twist`` is a table of (z, zq) lane
+    vectors per stored vector (at rows 2*address and 2*address + L), each register is
+    Montgomery-multiplied by before it is stored; ``before_store`` then transforms it."""
     L = S.lanes
+    inverse = network != "ct"
     offsets = _register_offsets(pas)
     orders = pas.slot_orders()
     step_order = _step_order(pas, inverse)
     uses = layout.uses
-    relevant, inner = _twiddle_loops(pas)
-    Twiddles = dict[tuple[int, tuple[int, ...]], tuple[Value, Value]]
+    relevant, inner = _twiddle_loops(pas, depends)
+    Twiddles = dict[tuple[int, tuple[int, ...]], tuple[Value, Value] | None]
 
     def chunk(addr: Affine, twiddles: Twiddles) -> None:
         regs = [S.load(src or buf, addr + off, hint="x") for off in offsets]
@@ -189,28 +214,38 @@ def run_pass(
                 continue
             with S.tag(f"layer {st.layer}"):
                 for r0, r1 in _pairs(pas.registers, st.slot):
-                    key = _twiddle_key(pas, orders[si], st.slot, st.bit, r0)
-                    z, zq = twiddles[(si, key)]
-                    if inverse:
+                    key = _twiddle_key(pas, orders[si], st.slot, st.bit, r0, depends)
+                    z = twiddles[(si, key)]
+                    if network == "gs":
                         sc = scale if st.layer == 0 else None
-                        regs[r0], regs[r1] = gs_butterfly(S, red, regs[r0], regs[r1], z, zq, sc)
+                        regs[r0], regs[r1] = gs_butterfly(S, red, regs[r0], regs[r1], z, sc)
                     else:
-                        regs[r0], regs[r1] = ct_butterfly(S, red, regs[r0], regs[r1], z, zq)
+                        regs[r0], regs[r1] = ct_butterfly(S, red, regs[r0], regs[r1], z)
         for r, off in enumerate(offsets):
-            v = before_store(regs[r]) if before_store else regs[r]
+            v = regs[r]
+            if twist is not None:
+                at = (addr + off) * 2
+                f = S.load(twist, at, hint="tw")
+                fq = S.load(twist, at + L, hint="twqinv")
+                v = S.montmul(v, f, fq, hint="x")
+            if before_store:
+                v = before_store(v)
             S.store(buf, addr + off, v)
 
     def with_twiddles(addr: Affine, it: Affine) -> None:
         tw: Twiddles = {}
         for u_i, u in enumerate(uses):
             row = Affine.of(base_row) + it * layout.per_iter + layout.offset[u_i]
-            if layout.uniform[u_i]:
+            if layout.trivial[u_i]:
+                tw[(u.step, u.key)] = None
+            elif layout.uniform[u_i]:
                 z = S.load(table, row, hint="zeta", broadcast=True)
                 zq = S.load(table, row + 1, hint="zetaqinv", broadcast=True)
+                tw[(u.step, u.key)] = (z, zq)
             else:
                 z = S.load(table, row, hint="zeta")
                 zq = S.load(table, row + L, hint="zetaqinv")
-            tw[(u.step, u.key)] = (z, zq)
+                tw[(u.step, u.key)] = (z, zq)
         nest_loops(S, inner, lambda a, _: chunk(a, tw), hint="j", base=addr)
 
     layers = ", ".join(map(str, pas.layers))
@@ -220,10 +255,11 @@ def run_pass(
 
 
 def ct_butterfly(
-    S: Builder, red: Reducer, a: Value, b: Value, z: Value, zq: Value
+    S: Builder, red: Reducer, a: Value, b: Value, z: tuple[Value, Value] | None
 ) -> tuple[Value, Value]:
-    """Cooley–Tukey: (a, b) -> (a + z*b, a - z*b), z*b by Montgomery multiplication."""
-    t = S.montmul(b, z, zq, hint="t")
+    """Cooley–Tukey: (a, b) -> (a + z*b, a - z*b), z*b by Montgomery multiplication with the
+    twisted twiddle z = (z, zq); z = None stands for the twiddle 1 (no multiplication)."""
+    t = b if z is None else S.montmul(b, z[0], z[1], hint="t")
     a, t = red.make_room(a, t)
     return S.add(a, t, hint="x"), S.sub(a, t, hint="x")
 
@@ -233,16 +269,16 @@ def gs_butterfly(
     red: Reducer,
     a: Value,
     b: Value,
-    z: Value,
-    zq: Value,
+    z: tuple[Value, Value] | None,
     scale: tuple[int, int] | None,
 ) -> tuple[Value, Value]:
-    """Gentleman–Sande: (a, b) -> (a + b, (a - b)*z). With ``scale`` (a twisted constant) the
-    sum is multiplied by it too; z then already includes the same factor."""
+    """Gentleman–Sande: (a, b) -> (a + b, (a - b)*z); z = None stands for 1. With ``scale``
+    (a twisted constant) the sum is multiplied by it too; z then already includes the same
+    factor."""
     a, b = red.make_room(a, b)
     s = S.add(a, b, hint="x")
     d = S.sub(a, b, hint="d")
-    t = S.montmul(d, z, zq, hint="x")
+    t = d if z is None else S.montmul(d, z[0], z[1], hint="x")
     if scale is not None:
         c = S.const(scale[0], hint="f")
         cq = S.const(scale[1], hint="fqinv")
@@ -256,23 +292,27 @@ def build_transform(
     passes: list[PassPlan],
     buf: Buffer,
     *,
-    inverse: bool,
+    network: Network,
     scale: int | None = None,
     scale_first: bool = False,
     before_store: Callable[[Value], Value] | None = None,
     red: Reducer | None = None,
     src: Buffer | None = None,
 ) -> None:
-    """Emit every pass of the forward or inverse NTT on ``buf``: in place, or reading the input
-    from ``src`` (the first pass loads from it, so no copy is needed). For the inverse,
-    ``passes`` are the forward plans (run backwards) and ``scale`` a constant factor of the
-    output, applied without a pass of its own: either folded into the last layer (its twiddles
-    and sums, ``scale_first=False``), or as a Montgomery multiplication of every input as it is
-    first loaded (``scale_first=True``), which also reduces the inputs, so the layers start
-    from small values and any lane value is an acceptable input."""
+    """Emit every pass of the forward (``network="ct"``) or an inverse (``"gs"``, ``"dit"``, see
+    :mod:`nttgen.plan.ntt`) NTT on ``buf``: in place, or reading the input from ``src`` (the
+    first pass loads from it, so no copy is needed). For an inverse, ``passes`` are the forward
+    plans (run backwards) and ``scale`` a constant factor of the output, applied without a pass
+    of its own. ``gs`` folds it into the last layer (its twiddles and sums,
+    ``scale_first=False``) or Montgomery-multiplies every input by it as it is first loaded
+    (``scale_first=True``, which also reduces the inputs, so the layers start from small
+    values and any lane value is an acceptable input). ``dit`` multiplies every output by its
+    twist times ``scale`` as it is stored (which leaves the outputs reduced)."""
     red = red or Reducer(S)
+    inverse = network != "ct"
     seq = list(reversed(passes)) if inverse else list(passes)
-    fold = scale if (inverse and not scale_first) else None
+    fold = scale if (network == "gs" and not scale_first) else None
+    depends = _depends(alg, network)
     rows: list[int] = []
     notes: list[tuple[int, str]] = []
     bases: list[int] = []
@@ -280,19 +320,20 @@ def build_transform(
     for k, pas in enumerate(seq):
         bases.append(len(rows))
         notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
-        layouts.append(twiddle_layout(alg, pas, S.lanes, inverse=inverse, scale=fold))
+        layouts.append(twiddle_layout(alg, pas, S.lanes, network=network, scale=fold))
         rows.extend(layouts[-1].rows())
-    name = "zetas_inv" if inverse else "zetas"
-    doc = (
-        ("inverse twiddles zeta_k^-1" + (" (layer 0 times the final scale)" if fold else ""))
-        if inverse
-        else "twiddles zeta_k = r^brv(k)"
-    ) + (
+    name = {"ct": "zetas", "gs": "zetas_inv", "dit": "zetas_dit"}[network]
+    doc = {
+        "ct": "twiddles zeta_k = r^brv(k)",
+        "gs": "inverse twiddles zeta_k^-1" + (" (layer 0 times the final scale)" if fold else ""),
+        "dit": "inverse twiddles of the cyclic DIT network (powers of r^-2)",
+    }[network] + (
         ", Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane vectors, or as"
-        " one pair where all lanes share it"
+        " one pair where all lanes share it (twiddles equal to 1 are not stored)"
     )
     table = S.table(name, rows, notes, doc)
     pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
+    twist = _twist_table(S, alg, seq[-1].order_in, scale) if network == "dit" else None
 
     def scale_input(x: Value) -> Value:
         assert pair is not None
@@ -301,7 +342,7 @@ def build_transform(
         return S.montmul(x, f, fq, hint="x")
 
     for k, pas in enumerate(seq):
-        last = k == len(seq) - 1
+        first, last = k == 0, k == len(seq) - 1
         run_pass(
             S,
             pas,
@@ -309,13 +350,35 @@ def build_transform(
             table,
             bases[k],
             layouts[k],
-            inverse=inverse,
+            network=network,
             red=red,
+            depends=depends,
             scale=pair if fold is not None else None,
-            after_load=scale_input if (pair is not None and scale_first and k == 0) else None,
+            after_load=scale_input if (network == "gs" and scale_first and first) else None,
+            twist=twist if last else None,
             before_store=before_store if last else None,
-            src=src if k == 0 else None,
+            src=src if first else None,
         )
+
+
+def _twist_table(S: Builder, alg: NttAlgebra, order: MemOrder, scale: int | None) -> Table:
+    """The ``dit`` inverse's output multipliers r^-j * scale, twisted, as (z, zq) lane vectors
+    for each vector of the output (memory ``order``) in address order."""
+    L, q = S.lanes, alg.ring.q
+    rows: list[int] = []
+    for v in range(alg.ring.n // L):
+        pairs = [
+            alg.arith.twisted(alg.twist(order.index(v * L + k)) * (scale or 1) % q)
+            for k in range(L)
+        ]
+        rows.extend([z for z, _ in pairs] + [zq for _, zq in pairs])
+    return S.table(
+        "twist",
+        rows,
+        [],
+        "output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), "
+        "Montgomery form, per output vector: L lanes of z, then L lanes of z*q^-1 mod beta",
+    )
 
 
 def _permute_pass(S: Builder, pas: PassPlan, buf: Buffer, shuffles: list[Shuffle]) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, Count, LoopVar, ScalarParam, Table, Value
-from ..plan.layout import MemOrder, Shuffle, _loop_runs, plan_regroup
+from ..plan.layout import MemOrder, Shuffle, loop_runs, plan_regroup
 from ..plan.ntt import NttAlgebra
 from .lazy import Reducer
 from .loops import nest_loops, run_bases
@@ -87,7 +87,7 @@ class BaseMul:
             return
         self.slots, self.shuffles, self.inner_order = plan_regroup(order, log_n, lane_bits, 0)
         positions = [p for p in range(lane_bits, log_n) if p not in self.slots]
-        self.loops = _loop_runs(positions, self.inner_order, -1)
+        self.loops = loop_runs(positions, self.inner_order, lambda j: True)
         rows: list[int] = []
         for base in run_bases(self.loops):
             zs, zqs = [], []
