@@ -21,10 +21,10 @@ setup: $(STAMP) ## create the virtual environment and install nttgen with its te
 toolchain: ## install the C toolchains the tests use (apt-get, when missing)
 	./scripts/install-toolchain.sh
 
-run: setup ## generate, verify and time the portable C of every preset; print the tables
+run: setup ## generate every preset; verify and time it on every ISA this CPU runs
 	$(BIN)/nttgen generate --presets -o generated
-	$(BIN)/nttgen verify --ring all --isa c
-	$(BIN)/nttgen bench --isa c
+	$(BIN)/nttgen verify --ring all
+	$(BIN)/nttgen bench
 
 test: setup toolchain ## run the whole test suite
 	$(BIN)/python -m pytest
@@ -32,8 +32,8 @@ test: setup toolchain ## run the whole test suite
 gen: setup ## regenerate the checked-in C of the presets under generated/
 	$(BIN)/nttgen generate --presets -o generated
 
-bench: setup ## the full benchmark matrix (every preset, ISA and op); writes bench.json
-	$(BIN)/nttgen bench --json bench.json
+bench: setup ## the full benchmark matrix (every preset, ISA and op); writes bench.json and bench.png
+	$(BIN)/nttgen bench --json bench.json --png bench.png
 
 lint: setup toolchain ## ruff check, ruff format --check, clang-format check of generated C
 	$(BIN)/ruff check src tests scripts

@@ -4,19 +4,17 @@ structures, next to the published hand schedules (docs/reductions.md is made fro
 
 from __future__ import annotations
 
+from nttgen.generate import default_config
 from nttgen.interp.cost import count_ops
 from nttgen.programs.kernels import BuildConfig, build_kernels
 from nttgen.rings import PRESETS
 
 STRUCTURES = {
-    "portable C (loops, 1 lane)": lambda r: BuildConfig(),
-    "scalar, 3 class slots": lambda r: BuildConfig(class_slots=3),
-    "16 lanes, 2 passes (AVX2-like)": lambda r: BuildConfig(
-        lanes=16 if r.lane.bits == 16 else 8,
-        merge=(1, r.depth - 1),
-        extra_slots=(2, 0),
-        products_outer=False,
+    "portable C as generated (loops, 1 lane)": lambda r: default_config(r, "c"),
+    "scalar, 3 class slots, gs inverse": lambda r: BuildConfig(
+        class_slots=3, intt_networks=("gs",)
     ),
+    "AVX2 as generated (tuned pass plan)": lambda r: default_config(r, "avx2"),
 }
 
 HAND = {
@@ -45,7 +43,7 @@ def main() -> None:
                 red = count_ops(fn, {"k": 3} if op == "basemul_acc" else {}).get("reductions", 0)
                 extra = ""
                 if op == "intt":
-                    extra = f" ({fn.info['scale']}; {fn.info['policy']})"
+                    extra = f" ({fn.info['network']}, {fn.info['scale']}; {fn.info['policy']})"
                 cells.append(f"{red}{extra}")
             hand = HAND.get((ring_name, op), "")
             label = "basemul_acc (k=3)" if op == "basemul_acc" else op

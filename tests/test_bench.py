@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 from conftest import require_isa
-from nttgen.bench import BENCH_OPS, bench_ring
+from nttgen.bench import BENCH_OPS, BenchResult, bench_ring, run_bench
+from nttgen.bench.chart import build_figure, write_chart
 from nttgen.rings import PRESETS
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_bench_ring_measures_every_op() -> None:
@@ -40,3 +43,65 @@ def test_bench_cli_writes_json(tmp_path: Path) -> None:
     assert got == [("c", "ntt"), ("c", "polymul"), ("avx2", "ntt"), ("avx2", "polymul")]
     assert data["meta"]["samples"] == 5
     assert data["meta"]["compilers"]["avx2"]
+
+
+def test_run_bench_reports_progress_per_ring_and_isa() -> None:
+    seen: list[str] = []
+    rings = [PRESETS["mlkem"], PRESETS["mldsa"]]
+    run_bench(rings, ["c"], ["basemul"], samples=2, batch=2, warmup=1, progress=seen.append)
+    assert seen == ["mlkem c", "mldsa c"]
+
+
+def _synthetic_results() -> list[BenchResult]:
+    out = []
+    for ring in ("mlkem", "mldsa", "falcon512"):
+        for speedup, isa in enumerate(("c", "avx2"), start=1):
+            for op, k, ticks in (
+                ("ntt", 0, 3000.0),
+                ("basemul_acc", 3, 2000.0),
+                ("polymul", 0, 11e3),
+            ):
+                m = ticks / speedup
+                out.append(BenchResult(ring, isa, op, k, m, 0.9 * m, 1.1 * m, m, "tsc", 10))
+    return out
+
+
+def test_chart_is_a_deterministic_png_with_a_panel_per_ring(tmp_path: Path) -> None:
+    results = _synthetic_results()
+    fig = build_figure(results, ["c", "avx2"], title="median tsc ticks per call")
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["mlkem", "mldsa", "falcon512"]
+    assert all(ax.get_yscale() == "log" for ax in panels)
+    ticks = [t.get_text() for t in panels[0].get_xticklabels()]
+    assert ticks == ["ntt", "basemul_acc k=3", "polymul"]
+    assert len(panels[0].patches) == 6  # 3 ops x 2 ISAs
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    write_chart(results, ["c", "avx2"], a, title="t")
+    write_chart(results, ["c", "avx2"], b, title="t")
+    assert a.read_bytes().startswith(PNG_MAGIC)
+    assert a.read_bytes() == b.read_bytes()  # byte-identical: no date or version inside
+
+
+def test_bench_cli_writes_png_and_json(tmp_path: Path) -> None:
+    png, js = tmp_path / "b.png", tmp_path / "b.json"
+    args = ["bench", "--ring", "mlkem", "--isa", "c", "--op", "basemul"]
+    args += ["--samples", "5", "--batch", "5", "--png", str(png), "--json", str(js)]
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    assert [r["op"] for r in json.loads(js.read_text())["results"]] == ["basemul"]
+    assert f"wrote {png}" in p.stdout
+
+
+def test_bench_cli_png_in_a_missing_directory_fails_first(tmp_path: Path) -> None:
+    png = tmp_path / "missing" / "b.png"
+    args = ["bench", "--ring", "mlkem", "--isa", "c", "--op", "basemul", "--png", str(png)]
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode != 0
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nttgen: error: ") and str(png) in lines[0]
+    assert "median" not in p.stdout  # refused before any timing

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import cpu
@@ -117,7 +118,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .verify import verify_kernel
 
     rings = _rings(args, default_all=True)
-    isas = _isas(args.isa, ["c"])
+    isas = _isas(args.isa, cpu.usable_isas())
     if args.trials < 1:
         raise NttgenError("--trials must be at least 1")
     t = Table(title=f"nttgen verify ({args.trials} random trials per check, seed {args.seed})")
@@ -142,6 +143,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time the kernels and print the table."""
     from .bench import BENCH_OPS, results_json, run_bench
+    from .bench.chart import chart_title, write_chart
     from .bench.report import print_table
     from .build import compiler
     from .emit.isa import isa_class
@@ -157,15 +159,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise NttgenError(f"ISA {name!r} cannot run on this CPU")
     if args.samples < 1 or args.batch < 1:
         raise NttgenError("--samples and --batch must be at least 1")
-    with console.status("benchmarking") as status:
-        results = run_bench(
-            rings,
-            isas,
-            ops,
-            samples=args.samples,
-            batch=args.batch,
-            progress=lambda name: status.update(f"benchmarking {name}"),
-        )
+    for option, value in (("--json", args.json), ("--png", args.png)):
+        if value:  # fail before the run, not after it
+            _check_output_file(option, Path(value))
+    total = len(rings) * len(isas)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,  # piped output: only the table, as before
+    ) as bar:
+        task = bar.add_task(f"benchmarking {rings[0].name}", total=total)
+        done = 0
+
+        def step(label: str) -> None:
+            nonlocal done
+            done += 1
+            now = f"benchmarking {rings[done // len(isas)].name}" if done < total else "done"
+            bar.update(task, advance=1, description=now)
+
+        results = run_bench(rings, isas, ops, samples=args.samples, batch=args.batch, progress=step)
     compilers = {isa: compiler(isa_class(isa).compilers) for isa in isas}
     print_table(console, results, isas, samples=args.samples, batch=args.batch, compilers=compilers)
     if args.json:
@@ -177,9 +193,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "cflags": {isa: ["-O3", *isa_class(isa).cflags] for isa in isas},
             "cpu_features": sorted(cpu.cpu_features()),
         }
-        Path(args.json).write_text(results_json(results, meta))
+        try:
+            Path(args.json).write_text(results_json(results, meta))
+        except OSError as e:
+            raise NttgenError(f"cannot write {args.json}: {e.strerror or e}") from e
         console.print(f"wrote {args.json}")
+    if args.png:
+        title = chart_title(results, samples=args.samples, batch=args.batch)
+        write_chart(results, isas, Path(args.png), title=title)
+        console.print(f"wrote {args.png}")
     return 0
+
+
+def _check_output_file(option: str, path: Path) -> None:
+    """Raise NttgenError naming ``path`` unless a file can be created there."""
+    parent = path.parent
+    if not parent.is_dir():
+        raise NttgenError(f"{option} {path}: the directory {parent} does not exist")
+    if path.is_dir():
+        raise NttgenError(f"{option} {path}: is a directory")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -208,7 +240,7 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("verify", help="differential checks of compiled kernels")
     _add_ring_args(s, many=True)
-    s.add_argument("--isa", action="append", help="ISA; repeatable (default: c)")
+    s.add_argument("--isa", action="append", help="ISA; repeatable (default: all usable here)")
     s.add_argument("--trials", type=int, default=20, help="random inputs per check (default 20)")
     s.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     s.set_defaults(func=cmd_verify)
@@ -220,6 +252,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--samples", type=int, default=1000, help="timed batches (default 1000)")
     s.add_argument("--batch", type=int, default=100, help="calls per batch (default 100)")
     s.add_argument("--json", help="also write the results to this JSON file")
+    s.add_argument("--png", help="also write a bar chart of the results to this PNG file")
     s.set_defaults(func=cmd_bench)
     return p
 

@@ -249,11 +249,15 @@ def run_bench(
     repeats: int = 3,
     progress: Callable[[str], None] | None = None,
 ) -> list[BenchResult]:
-    """Benchmark several rings; ``progress`` is called with each ring's name before it runs."""
+    """Benchmark several rings.
+
+    ``progress``, if given, is called once per completed (ring, ISA) step with a label such as
+    ``"mlkem avx2"``: ``len(rings) * len(isas)`` calls in all, in ring order. The ISAs of a ring
+    are timed together in one harness binary (so their ratios are comparable), so a ring's
+    steps all complete when its run ends.
+    """
     out: list[BenchResult] = []
     for ring in rings:
-        if progress:
-            progress(ring.name)
         out += bench_ring(
             ring,
             isas,
@@ -265,6 +269,9 @@ def run_bench(
             rounds=rounds,
             repeats=repeats,
         )
+        if progress:
+            for isa in isas:
+                progress(f"{ring.name} {isa}")
     return out
 
 
