@@ -58,6 +58,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -1131,7 +1138,7 @@ void nttgen_falcon1024_c_frommont(int16_t a[1024]) {
  * a[1024]: on entry in [-12288, 12288]
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5120, barrett 1536
  */
-static void nttgen_falcon1024_c_ntt_from(int16_t r[1024], const int16_t a[1024]) {
+static NTTGEN_NOINLINE void nttgen_falcon1024_c_ntt_from(int16_t r[1024], const int16_t a[1024]) {
     const int16_t *const zetas_0 = nttgen_falcon1024_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_c_assert_range(a, 1024, -12288, 12288);
@@ -1289,7 +1296,7 @@ static void nttgen_falcon1024_c_ntt_from(int16_t r[1024], const int16_t a[1024])
  * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, cond_add_q
  *   1024, const 1024
  */
-static void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
+static NTTGEN_NOINLINE void nttgen_falcon1024_c_intt_reduce(int16_t a[1024]) {
     const int16_t *const zetas_inv_0 = nttgen_falcon1024_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_c_assert_range(a, 1024, -14031, 14031);

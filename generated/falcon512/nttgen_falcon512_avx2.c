@@ -68,6 +68,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -1701,7 +1708,7 @@ void nttgen_falcon512_avx2_from_standard(int16_t a[512]) {
  * a[512]: on entry in [-12288, 12288]
  * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 64
  */
-static void nttgen_falcon512_avx2_ntt_from(int16_t r[512], const int16_t a[512]) {
+static NTTGEN_NOINLINE void nttgen_falcon512_avx2_ntt_from(int16_t r[512], const int16_t a[512]) {
     const int16_t *const zetas_0 = nttgen_falcon512_avx2_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_falcon512_avx2_assert_range(a, 512, -12288, 12288);
@@ -2181,7 +2188,7 @@ static void nttgen_falcon512_avx2_ntt_from(int16_t r[512], const int16_t a[512])
  * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, cond_add_q 32,
  *   shuffle 64
  */
-static void nttgen_falcon512_avx2_intt_reduce(int16_t a[512]) {
+static NTTGEN_NOINLINE void nttgen_falcon512_avx2_intt_reduce(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_falcon512_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_falcon512_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG

@@ -58,6 +58,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -844,7 +851,7 @@ void nttgen_falcon512_c_frommont(int16_t a[512]) {
  * a[512]: on entry in [-12288, 12288]
  * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2304, barrett 768
  */
-static void nttgen_falcon512_c_ntt_from(int16_t r[512], const int16_t a[512]) {
+static NTTGEN_NOINLINE void nttgen_falcon512_c_ntt_from(int16_t r[512], const int16_t a[512]) {
     const int16_t *const zetas_0 = nttgen_falcon512_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_falcon512_c_assert_range(a, 512, -12288, 12288);
@@ -988,7 +995,7 @@ static void nttgen_falcon512_c_ntt_from(int16_t r[512], const int16_t a[512]) {
  * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, cond_add_q
  *   512, const 512
  */
-static void nttgen_falcon512_c_intt_reduce(int16_t a[512]) {
+static NTTGEN_NOINLINE void nttgen_falcon512_c_intt_reduce(int16_t a[512]) {
     const int16_t *const zetas_inv_0 = nttgen_falcon512_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_falcon512_c_assert_range(a, 512, -12288, 12288);

@@ -68,6 +68,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -1472,7 +1479,7 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 32
  */
-static void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
@@ -1889,7 +1896,7 @@ static void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) 
  * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, cond_add_q 16, shuffle
  *   32
  */
-static void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG

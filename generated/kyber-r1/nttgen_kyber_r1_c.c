@@ -58,6 +58,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -679,7 +686,7 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024, barrett 128
  */
-static void nttgen_kyber_r1_c_ntt_from(int16_t r[256], const int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_kyber_r1_c_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_c_assert_range(a, 256, -7680, 7680);
@@ -807,7 +814,7 @@ static void nttgen_kyber_r1_c_ntt_from(int16_t r[256], const int16_t a[256]) {
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, cond_add_q
  *   256, const 512
  */
-static void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_kyber_r1_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_c_assert_range(a, 256, -9073, 9073);

@@ -67,6 +67,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -1506,7 +1513,7 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
  * a[256]: on entry in [-8380416, 8380416]
  * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, shuffle 48
  */
-static void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int32_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int32_t a[256]) {
     const int32_t *const zetas_0 = nttgen_mldsa_avx2_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
@@ -1877,7 +1884,7 @@ static void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int32_t a[256]) {
  * Ops per call: load 222, store 64, add 128, sub 128, montmul 144, cond_add_q 32, shuffle 48, const
  *   32
  */
-static void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
     const int32_t *const zetas_inv_0 = nttgen_mldsa_avx2_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);

@@ -57,6 +57,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -721,7 +728,7 @@ void nttgen_mldsa_c_frommont(int32_t a[256]) {
  * a[256]: on entry in [-8380416, 8380416]
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024
  */
-static void nttgen_mldsa_c_ntt_from(int32_t r[256], const int32_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mldsa_c_ntt_from(int32_t r[256], const int32_t a[256]) {
     const int32_t *const zetas_0 = nttgen_mldsa_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);
@@ -847,7 +854,7 @@ static void nttgen_mldsa_c_ntt_from(int32_t r[256], const int32_t a[256]) {
  * a[256]: on entry in [-8380416, 8380416], on exit in [0, 8380416]
  * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, cond_add_q 256, const 256
  */
-static void nttgen_mldsa_c_intt_reduce(int32_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mldsa_c_intt_reduce(int32_t a[256]) {
     const int32_t *const zetas_inv_0 = nttgen_mldsa_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(a, 256, -8380416, 8380416);

@@ -58,6 +58,13 @@
 #define NTTGEN_ALIGN(n)
 #endif
 #endif
+#ifndef NTTGEN_NOINLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_NOINLINE __attribute__((noinline))
+#else
+#define NTTGEN_NOINLINE
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -660,7 +667,7 @@ void nttgen_mlkem_c_frommont(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 896
  */
-static void nttgen_mlkem_c_ntt_from(int16_t r[256], const int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mlkem_c_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_c_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, 256, -3328, 3328);
@@ -775,7 +782,7 @@ static void nttgen_mlkem_c_ntt_from(int16_t r[256], const int16_t a[256]) {
  * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 384, cond_add_q 256,
  *   const 512
  */
-static void nttgen_mlkem_c_intt_reduce(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mlkem_c_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_mlkem_c_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, 256, -11556, 11558);

@@ -6,8 +6,8 @@
  *         NewHope-1024: complete NTT
  * NTT:    depth 10, factors of degree 1, root r = 7 of order 2048
  * Order:  standard NTT order: entry j holds a(r^(2*brv10(j)+1)), r = 7 of order 2048
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [3, 4, 5, 6, 1, 2,
- *           0, 7, 8, 9]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *           2, 3, 8, 9]
  * ISA:    AVX2 (256-bit vectors); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,19 +15,19 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope1024_avx2_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-22649, 22649]
+ *       a in [-12288, 12288] -> a in [-22611, 22610]
  *       ops: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 128
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-13971, 13971]
+ *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-13945, 13945]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope1024_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-6144, 6144]
+ *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13971, 13971] -> a in [-8998, 8998]
+ *       a in [-13945, 13945] -> a in [-8990, 8990]
  *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 128
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_reduce: full reduction, in place: every coefficient to its
@@ -73,7 +73,7 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22649, 22649]
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22611, 22610]
  * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 128
  */
 void nttgen_newhope1024_avx2_ntt(int16_t a[1024]);
@@ -83,9 +83,9 @@ void nttgen_newhope1024_avx2_ntt(int16_t a[1024]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13971, 13971]
- * a[1024]: on entry in [-22649, 22649]
- * b[1024]: on entry in [-22649, 22649]
+ * r[1024]: on exit in [-13945, 13945]
+ * a[1024]: on entry in [-22611, 22610]
+ * b[1024]: on entry in [-22611, 22610]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope1024_avx2_basemul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
@@ -96,8 +96,8 @@ void nttgen_newhope1024_avx2_basemul(int16_t r[1024], const int16_t a[1024], con
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22649, 22649]
- * b[1024 x k]: on entry in [-22649, 22649]
+ * a[1024 x k]: on entry in [-22611, 22610]
+ * b[1024 x k]: on entry in [-22611, 22610]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
@@ -109,7 +109,7 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13971, 13971], on exit in [-8998, 8998]
+ * a[1024]: on entry in [-13945, 13945], on exit in [-8990, 8990]
  * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 128
  */
 void nttgen_newhope1024_avx2_intt(int16_t a[1024]);

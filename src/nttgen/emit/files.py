@@ -15,7 +15,7 @@ from ..interp.cost import count_ops
 from ..programs.kernels import OP_INFO, KernelSet
 from ..version import __version__
 from . import c_ast as C
-from .c_emit import ALIGN_MACRO, DEBUG_MACRO, CEmitter
+from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
 from .isa.base import EmitContext, Isa
 
 OP_ORDER = ("load", "store", "add", "sub", "mullo", "mulhi", "sra", "montmul", "montmul_var",
@@ -246,6 +246,13 @@ class FileWriter:
             C.Directive(f"#define {ALIGN_MACRO}(n) __attribute__((aligned(n)))"),
             C.Directive("#else"),
             C.Directive(f"#define {ALIGN_MACRO}(n)"),
+            C.Directive("#endif"),
+            C.Directive("#endif"),
+            C.Directive(f"#ifndef {NOINLINE_MACRO}"),
+            C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+            C.Directive(f"#define {NOINLINE_MACRO} __attribute__((noinline))"),
+            C.Directive("#else"),
+            C.Directive(f"#define {NOINLINE_MACRO}"),
             C.Directive("#endif"),
             C.Directive("#endif"),
         ]
