@@ -222,3 +222,19 @@ def test_debug_build_asserts_contracts(ring, tmp_path: Path) -> None:  # type: i
     assert subprocess.run([str(exe)]).returncode == 0
     bad = subprocess.run([str(exe), "bad"], capture_output=True, text=True)
     assert bad.returncode != 0 and "assert_range" in bad.stderr
+
+
+def test_measured_plans_apply_to_rings_of_the_same_shape() -> None:
+    """A custom ring with a preset's n, depth and lane width gets the preset's measured plan
+    (identical parameters must not give slower code under another name); other shapes get the
+    heuristic plan."""
+    from nttgen.generate import default_config, heuristic_config
+    from nttgen.rings import custom_ring
+    from nttgen.tuning import TUNED
+
+    twin = custom_ring(1024, 18433)  # newhope1024's shape, another prime
+    assert default_config(twin, "avx2") == default_config(PRESETS["newhope1024"], "avx2")
+    assert default_config(twin, "avx2").merge == TUNED[("newhope1024", "avx2")]["merge"]
+    other = custom_ring(128, 257)
+    assert default_config(other, "avx2") == heuristic_config(other, "avx2")
+    assert default_config(twin, "c") == heuristic_config(twin, "c")

@@ -11,16 +11,27 @@ from .emit.isa import isa_class
 from .errors import IsaUnavailableError
 from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
-from .rings import Ring
+from .rings import PRESETS, Ring
 from .tuning import TUNED
 
 
 def default_config(ring: Ring, isa: str) -> BuildConfig:
     """The build configuration an ISA uses for a ring: the measured choice recorded in
-    :mod:`nttgen.tuning` for presets, else :func:`heuristic_config`."""
+    :mod:`nttgen.tuning` for a preset of the same shape (n, NTT depth, lane width: the pass
+    plan depends on nothing else), else :func:`heuristic_config`."""
     base = heuristic_config(ring, isa)
-    tuned = TUNED.get((ring.name, isa)) if ring.preset else None
+    tuned = TUNED.get((_same_shape_preset(ring), isa))
     return replace(base, **tuned) if tuned else base
+
+
+def _same_shape_preset(ring: Ring) -> str | None:
+    """The name of the first preset with the ring's n, NTT depth and lane width, if any."""
+    if ring.preset:
+        return ring.name
+    for p in PRESETS.values():
+        if (p.n, p.depth, p.lane.bits) == (ring.n, ring.depth, ring.lane.bits):
+            return p.name
+    return None
 
 
 def heuristic_config(ring: Ring, isa: str) -> BuildConfig:

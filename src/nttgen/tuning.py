@@ -3,8 +3,9 @@
 Each entry overrides fields of :func:`nttgen.generate.heuristic_config`. They were chosen with
 ``scripts/tune.py ISA``, which times the candidate plans of a ring side by side in one harness
 run on the development machine (AMD Zen 5, see MACHINE.md), by ``polymul`` first and the
-transforms second; generation only reads this table, so it stays deterministic. Custom rings
-use the heuristic plan.
+transforms second; generation only reads this table, so it stays deterministic. A custom ring
+with a preset's shape (n, NTT depth, lane width) uses that preset's entry; other rings use the
+heuristic plan.
 
 Findings behind them (AVX2): one more interleaved register slot in the last pass (both halves of
 a 256-coefficient polynomial in flight at once) is worth 10-15 % on n = 256: the kernels are
