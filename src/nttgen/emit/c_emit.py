@@ -262,7 +262,7 @@ class CEmitter:
             self.c_name(self.fn),
             self.params(),
             tuple(self.blocks[0]),
-            # Internal transforms (polymul's out-of-place NTT and fused inverse) stay calls:
+            # Internal transforms (polymul's out-of-place NTT and reducing inverse) stay calls:
             # inlined into polymul, their register spills share one large frame with the
             # scratch arrays, which measured up to 1.35x slower (AVX2, NewHope-1024).
             storage=f"static {NOINLINE_MACRO}" if self.fn.internal else "",

@@ -40,6 +40,21 @@ class GeneratedFiles:
         ]
 
 
+def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
+    """``#define macro __attribute__((attribute))`` for gcc and clang, empty for other
+    compilers (the attributes only help speed), unless the includer defined it already."""
+    name = macro.split("(")[0]
+    return [
+        C.Directive(f"#ifndef {name}"),
+        C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+        C.Directive(f"#define {macro} __attribute__(({attribute}))"),
+        C.Directive("#else"),
+        C.Directive(f"#define {macro}"),
+        C.Directive("#endif"),
+        C.Directive("#endif"),
+    ]
+
+
 def _calls(node: object) -> set[str]:
     """Names of the functions called anywhere inside a C AST node."""
     out: set[str] = set()
@@ -241,20 +256,8 @@ class FileWriter:
             u.items.append(C.Directive(f"#include <{inc}>"))
         u.items += [
             C.Blank(),
-            C.Directive(f"#ifndef {ALIGN_MACRO}"),
-            C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
-            C.Directive(f"#define {ALIGN_MACRO}(n) __attribute__((aligned(n)))"),
-            C.Directive("#else"),
-            C.Directive(f"#define {ALIGN_MACRO}(n)"),
-            C.Directive("#endif"),
-            C.Directive("#endif"),
-            C.Directive(f"#ifndef {NOINLINE_MACRO}"),
-            C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
-            C.Directive(f"#define {NOINLINE_MACRO} __attribute__((noinline))"),
-            C.Directive("#else"),
-            C.Directive(f"#define {NOINLINE_MACRO}"),
-            C.Directive("#endif"),
-            C.Directive("#endif"),
+            *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
+            *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
         ]
         u.items += [C.Blank(), *self._debug_helper()]
         kernels: list[C.Top] = []
