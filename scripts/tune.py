@@ -3,7 +3,7 @@
 print the results; the chosen plans are recorded in src/nttgen/tuning.py (generation itself
 never times anything, so it stays deterministic).
 
-    scripts/tune.py avx2 [ring ...]
+    scripts/tune.py avx2|avx512 [ring ...]
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from nttgen.rings import PRESETS
 
 def candidates(ring, isa):  # type: ignore[no-untyped-def]
     """The heuristic plan, with one more interleaved register slot in its last pass, with the
-    first layer moved into the last pass, each fully unrolled or keeping its chunk loops."""
+    first layer moved into the last pass, each fully unrolled or keeping its chunk loops; and
+    the heuristic plan in each other shuffle style the ISA has."""
     base = heuristic_config(ring, isa)
     merge, extra = list(base.merge), list(base.extra_slots)
     plans = {"plan": (tuple(merge), tuple(extra))}
@@ -32,6 +33,10 @@ def candidates(ring, isa):  # type: ignore[no-untyped-def]
     for name, (m, e) in plans.items():
         out[name] = replace(base, merge=m, extra_slots=e, unroll=True)
         out[name + "_loop"] = replace(base, merge=m, extra_slots=e, unroll=False)
+    # the ISA's other shuffle styles, with the heuristic plan
+    for style in isa_class(isa).shuffle_styles[1:]:
+        out[f"plan_{style}"] = replace(base, shuffles=style, unroll=True)
+        out[f"plan_{style}_loop"] = replace(base, shuffles=style, unroll=False)
     return out
 
 
@@ -46,7 +51,8 @@ def main() -> None:
         for k, v in res.items():
             cfg = cands[k]
             timing = ", ".join(f"{op} {t:.0f}" for op, t in v.items())
-            print(f"{name:12s} {k:8s} merge={cfg.merge} extra={cfg.extra_slots}: {timing}")
+            plan = f"merge={cfg.merge} extra={cfg.extra_slots} shuffles={cfg.shuffles}"
+            print(f"{name:12s} {k:14s} {plan}: {timing}")
         sys.stdout.flush()
 
 

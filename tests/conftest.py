@@ -59,7 +59,7 @@ def extreme_custom_rings() -> list[Ring]:
 
 ALL_RINGS = list(PRESETS.values()) + extreme_custom_rings()
 
-SIMD_ISAS = ("avx2",)
+SIMD_ISAS = ("avx2", "avx512")
 ALL_ISAS = ("c", *SIMD_ISAS)
 
 

@@ -24,7 +24,7 @@ def _compile(cc: str, src: Path, opt: str, out: Path, extra: tuple[str, ...] = (
     return out
 
 
-@pytest.mark.parametrize("isa", ["c", "avx2"])
+@pytest.mark.parametrize("isa", ["c", "avx2", "avx512"])
 @pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
 @pytest.mark.parametrize("ring", list(PRESETS.values()), ids=lambda r: r.name)
 def test_generated_objects_are_constant_time(  # type: ignore[no-untyped-def]
@@ -66,6 +66,21 @@ LEAKS = {
         "void leak(const short *a) { volatile short s = a[0]; if (s) { sink(); } }\n",
         "conditional branch on secret data",
     ),
+    # AVX-512: a branch on a mask register made from data, and a gather indexed by data
+    "mask_branch": (
+        "#include <immintrin.h>\nextern void sink(void);\n"
+        "void leak(const short *a) {\n"
+        "    if (_mm512_movepi16_mask(_mm512_loadu_si512((const void *)a))) { sink(); }\n}\n",
+        "conditional branch on secret data",
+    ),
+    "gather": (
+        "#include <immintrin.h>\n"
+        "void leak(int *r, const int *a, const int *t) {\n"
+        "    __m512i i = _mm512_and_si512(_mm512_loadu_si512((const void *)a),"
+        " _mm512_set1_epi32(15));\n"
+        "    _mm512_storeu_si512((void *)r, _mm512_i32gather_epi32(i, (const void *)t, 4));\n}\n",
+        "memory address depends on secret data",
+    ),
 }
 
 
@@ -78,7 +93,7 @@ def test_leaks_are_caught(leak: str, compiler: str, opt: str, tmp_path: Path) ->
     code, reason = LEAKS[leak]
     src = tmp_path / "leak.c"
     src.write_text(code)
-    obj = _compile(cc, src, opt, tmp_path / "leak.o")
+    obj = _compile(cc, src, opt, tmp_path / "leak.o", isa_class("avx512").cflags)
     violations = check_object(obj, "x86_64", ["leak"])
     assert any(v.reason == reason for v in violations), [str(v) for v in violations]
 

@@ -100,10 +100,10 @@ static inline __m256i nttgen_mldsa_avx2_mulhi(__m256i a, __m256i b) {
 }
 
 /*
- * Signed Montgomery multiplication by a twisted constant, 8 lanes: vpmuldq on
- * even and odd lanes; the low halves of a*z and m*q agree, so a 32-bit
- * subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the high
- * half.
+ * Signed Montgomery multiplication by a twisted constant, 8 lanes:
+ * vpmuldq on even and odd lanes; the low halves of a*z and m*q agree, so a
+ * 32-bit subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the
+ * high half.
  */
 static inline __m256i nttgen_mldsa_avx2_montmul(__m256i a, __m256i z, __m256i zq) {
     const __m256i a_o = _mm256_srli_epi64(a, 32);
@@ -135,8 +135,7 @@ static inline __m256i nttgen_mldsa_avx2_montmul_var(__m256i a, __m256i b) {
  */
 static inline __m256i nttgen_mldsa_avx2_cond_add_q(__m256i a) {
     const __m256i mask = _mm256_srai_epi32(a, 31);
-    const __m256i q = _mm256_set1_epi32(8380417);
-    return _mm256_add_epi32(a, _mm256_and_si256(q, mask));
+    return _mm256_add_epi32(a, _mm256_and_si256(_mm256_set1_epi32(8380417), mask));
 }
 
 /*
@@ -157,8 +156,7 @@ static inline __m256i nttgen_mldsa_avx2_ilv32_hi(__m256i a, __m256i b) {
  * Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.
  */
 static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
-    const __m256i v = _mm256_set1_epi32(1074791297);
-    const __m256i hi = nttgen_mldsa_avx2_mulhi(a, v);
+    const __m256i hi = nttgen_mldsa_avx2_mulhi(a, _mm256_set1_epi32(1074791297));
     const __m256i r = _mm256_add_epi32(hi, _mm256_set1_epi32(1048576));
     const __m256i t = _mm256_srai_epi32(r, 21);
     const __m256i tq = _mm256_mullo_epi32(t, _mm256_set1_epi32(8380417));

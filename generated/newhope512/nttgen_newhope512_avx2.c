@@ -127,8 +127,7 @@ static inline __m256i nttgen_newhope512_avx2_barrett(__m256i a) {
  */
 static inline __m256i nttgen_newhope512_avx2_cond_add_q(__m256i a) {
     const __m256i mask = _mm256_srai_epi16(a, 15);
-    const __m256i q = _mm256_set1_epi16(12289);
-    return _mm256_add_epi16(a, _mm256_and_si256(q, mask));
+    return _mm256_add_epi16(a, _mm256_and_si256(_mm256_set1_epi16(12289), mask));
 }
 
 /*

@@ -94,9 +94,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files."""
-    from .generate import generate, write_files
+    from .generate import dispatch_isas, generate, generate_dispatch, write_files
 
     isas = _isas(args.isa, list(ISAS) if args.presets else ["c"])
+    dispatch = args.dispatch or (args.presets and not args.isa)
     if args.presets:
         if args.ring or args.n is not None:
             raise NttgenError("--presets generates every preset; do not also give a ring")
@@ -105,9 +106,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         rings = _rings(args, default_all=False)
     out = Path(args.output)
     for ring in rings:
-        for isa in isas:
-            target = out / ring.name if args.presets else out
-            for path in write_files(generate(ring, isa), target):
+        target = out / ring.name if args.presets else out
+        ring_isas = dispatch_isas(ring, isas) if dispatch else isas
+        texts = [generate(ring, isa) for isa in ring_isas]
+        if dispatch:
+            texts.append(generate_dispatch(ring, ring_isas))
+        for files in texts:
+            for path in write_files(files, target):
                 console.print(f"wrote {path}")
     return 0
 
@@ -235,6 +240,12 @@ def parser() -> argparse.ArgumentParser:
         help="every preset, into OUTPUT/<ring>/ (every ISA unless --isa is given)",
     )
     s.add_argument("--isa", action="append", help=f"ISA ({', '.join(ISAS)}); repeatable")
+    s.add_argument(
+        "--dispatch",
+        action="store_true",
+        help="also write nttgen_<ring>.h/.c: ISA-neutral entry points that pick the best of the "
+        "generated ISAs at run time (implied by --presets without --isa)",
+    )
     s.add_argument("-o", "--output", required=True, help="output directory")
     s.set_defaults(func=cmd_generate)
 

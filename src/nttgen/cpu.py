@@ -17,7 +17,7 @@ from .build import cache_dir, compiler
 from .emit.isa import ISAS
 
 # Preference order for isa="auto": the first usable one wins.
-PREFERENCE = ("avx2", "c")
+PREFERENCE = ("avx512", "avx2", "c")
 
 _PROBE = r"""
 #include <stdio.h>

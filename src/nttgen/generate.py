@@ -6,6 +6,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from .emit.dispatch import DispatchWriter
 from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import isa_class
 from .errors import IsaUnavailableError
@@ -84,10 +85,29 @@ def kernel_set(ring: Ring, isa: str) -> KernelSet:
     return build_kernels(ring, default_config(ring, isa))
 
 
+def _writer(ring: Ring, isa: str) -> FileWriter:
+    return FileWriter(kernel_set(ring, isa), isa_class(isa), canonical_command(ring, isa))
+
+
 def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
     """Generate the .h/.c/.json texts of ``ring`` for ``isa``."""
-    ks = kernel_set(ring, isa)
-    return FileWriter(ks, isa_class(isa), canonical_command(ring, isa)).files()
+    return _writer(ring, isa).files()
+
+
+def dispatch_isas(ring: Ring, isas: list[str]) -> list[str]:
+    """The ISAs among ``isas`` that a front end of ``ring`` dispatches over: those that can run
+    the ring, with portable C always among them."""
+    usable = [i for i in isas if isa_class(i).unsupported(ring.n, ring.lane) is None]
+    return usable if "c" in usable else ["c", *usable]
+
+
+def generate_dispatch(ring: Ring, isas: list[str]) -> GeneratedFiles:
+    """Generate the ISA-dispatching front end ``nttgen_<ring>.h/.c/.json`` over the files of
+    ``isas`` (see :mod:`nttgen.emit.dispatch`; portable C is always included)."""
+    chosen = dispatch_isas(ring, isas)
+    command = canonical_command(ring, chosen[0]).rsplit(" --isa ", 1)[0]
+    command += "".join(f" --isa {i}" for i in chosen) + " --dispatch"
+    return DispatchWriter([_writer(ring, i) for i in chosen], command).files()
 
 
 def write_files(files: GeneratedFiles, outdir: Path) -> list[Path]:

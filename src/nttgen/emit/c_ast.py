@@ -372,11 +372,18 @@ def _signature(f: FuncDef) -> list[str]:
     if len(one) <= COLUMNS:
         return [one]
     # Bin-pack the parameters after the open parenthesis, as clang-format does.
+    return bin_pack(head, ps, end)
+
+
+def bin_pack(head: str, items: list[str], tail: str) -> list[str]:
+    """``head`` + the items separated by commas + ``tail`` on as few lines as the column limit
+    allows, continuation lines aligned after ``head``: how clang-format packs arguments,
+    parameters and braced lists."""
     pad = " " * len(head)
     lines: list[str] = []
     cur = head
-    for k, p in enumerate(ps):
-        piece = p + (end if k == len(ps) - 1 else ",")
+    for k, item in enumerate(items):
+        piece = item + (tail if k == len(items) - 1 else ",")
         if cur not in (head, pad) and len(cur) + 1 + len(piece) > COLUMNS:
             lines.append(cur)
             cur = pad + piece

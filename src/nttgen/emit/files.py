@@ -55,6 +55,38 @@ def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
     ]
 
 
+def header_open(stem: str, n: int, q: int) -> list[C.Top]:
+    """The opening of a generated header: include guard, the fixed-width types, the ring's
+    ``<STEM>_N``/``<STEM>_Q`` and the C++ linkage block."""
+    macro = stem.upper()
+    return [
+        C.Directive(f"#ifndef {macro}_H"),
+        C.Directive(f"#define {macro}_H"),
+        C.Blank(),
+        C.Directive("#include <stddef.h>"),
+        C.Directive("#include <stdint.h>"),
+        C.Blank(),
+        C.Directive(f"#define {macro}_N {n}"),
+        C.Directive(f"#define {macro}_Q {q}"),
+        C.Blank(),
+        C.Directive("#ifdef __cplusplus"),
+        C.Directive('extern "C" {'),
+        C.Directive("#endif"),
+    ]
+
+
+def header_close(stem: str) -> list[C.Top]:
+    """The end of a header opened by :func:`header_open`."""
+    return [
+        C.Blank(),
+        C.Directive("#ifdef __cplusplus"),
+        C.Directive("}"),
+        C.Directive("#endif"),
+        C.Blank(),
+        C.Directive(f"#endif // {stem.upper()}_H"),
+    ]
+
+
 def _calls(node: object) -> set[str]:
     """Names of the functions called anywhere inside a C AST node."""
     out: set[str] = set()
@@ -105,7 +137,7 @@ class FileWriter:
     ) -> None:
         self.ks = ks
         self.prefix = prefix or prefix_of(ks, isa_cls.name)
-        self.isa = isa_cls(EmitContext(ks.arith, self.prefix))
+        self.isa = isa_cls(EmitContext(ks.arith, self.prefix, ks.config.shuffles))
         self.command = command
         self.stem = self.prefix
         self.costs = {name: self._costs(fn) for name, fn in ks.functions.items()}
@@ -202,24 +234,9 @@ class FileWriter:
     # ----------------------------------------------------------------- files
     def header(self) -> str:
         """The .h text: prototypes with their contracts."""
-        guard = f"{self.stem.upper()}_H"
-        macro = self.stem.upper()
         u = C.Unit()
         u.items.append(C.BlockComment(tuple(self._header_lines("h"))))
-        u.items += [
-            C.Directive(f"#ifndef {guard}"),
-            C.Directive(f"#define {guard}"),
-            C.Blank(),
-            C.Directive("#include <stddef.h>"),
-            C.Directive("#include <stdint.h>"),
-            C.Blank(),
-            C.Directive(f"#define {macro}_N {self.ks.ring.n}"),
-            C.Directive(f"#define {macro}_Q {self.ks.ring.q}"),
-            C.Blank(),
-            C.Directive("#ifdef __cplusplus"),
-            C.Directive('extern "C" {'),
-            C.Directive("#endif"),
-        ]
+        u.items += header_open(self.stem, self.ks.ring.n, self.ks.ring.q)
         for name, fn in self.entry_points():
             emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
             u.items.append(C.Blank())
@@ -232,14 +249,7 @@ class FileWriter:
                     doc=self._function_doc(name, fn),
                 )
             )
-        u.items += [
-            C.Blank(),
-            C.Directive("#ifdef __cplusplus"),
-            C.Directive("}"),
-            C.Directive("#endif"),
-            C.Blank(),
-            C.Directive(f"#endif // {guard}"),
-        ]
+        u.items += header_close(self.stem)
         return u.render()
 
     def source(self) -> str:

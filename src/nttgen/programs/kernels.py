@@ -164,7 +164,9 @@ class BuildConfig:
     ``extra_slots`` the registers each pass adds for instruction-level parallelism;
     ``unroll`` asks emitters to unroll the passes' loops; ``products_outer`` picks the loop
     order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`);
-    ``intt_networks`` the inverse networks the inverse NTT may be built with."""
+    ``intt_networks`` the inverse networks the inverse NTT may be built with; ``shuffles``
+    names the emitter's shuffle style where an ISA offers several (see its module), else
+    ``"default"``."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -174,6 +176,7 @@ class BuildConfig:
     class_slots: int = 0
     park_bits: tuple[int, ...] = ()
     intt_networks: tuple[Network, ...] = ("gs", "dit")
+    shuffles: str = "default"
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:

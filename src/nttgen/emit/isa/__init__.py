@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from ...errors import UnknownNameError
 from .avx2 import Avx2
+from .avx512 import Avx512
 from .base import EmitContext, Isa
 from .portable import PortableC
 
-ISAS: dict[str, type[Isa]] = {"c": PortableC, "avx2": Avx2}
+ISAS: dict[str, type[Isa]] = {"c": PortableC, "avx2": Avx2, "avx512": Avx512}
 
 
 def isa_class(name: str) -> type[Isa]:

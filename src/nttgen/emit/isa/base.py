@@ -16,6 +16,7 @@ class EmitContext:
 
     arith: Arith
     prefix: str
+    shuffles: str = "default"  # the shuffle style, for ISAs that offer several
 
     @property
     def lane(self) -> LaneType:
@@ -39,8 +40,22 @@ class Isa(ABC):
     # gcc vectorises the portable loops better, clang schedules the SIMD intrinsics better)
     compilers: tuple[str, ...] = ("clang-19", "clang", "gcc", "cc")
 
+    # x86 runtime detection for the dispatcher: CPUID leaf 7 (subleaf 0) EBX bits the ISA
+    # needs, and the XCR0 bits the OS must set (it saves those registers on context switches);
+    # zero for ISAs that need nothing
+    cpuid7_ebx: int = 0
+    xcr0: int = 0
+    # shuffle styles this ISA can emit, the first being its default
+    shuffle_styles: tuple[str, ...] = ("default",)
+
     def __init__(self, ctx: EmitContext) -> None:
+        if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:
+            raise ValueError(
+                f"{self.name} has no shuffle style {ctx.shuffles!r}: "
+                f"it has {', '.join(self.shuffle_styles)}"
+            )
         self.ctx = ctx
+        self.style = self.shuffle_styles[0] if ctx.shuffles == "default" else ctx.shuffles
         self.lane = ctx.lane
         self.arith = ctx.arith
 

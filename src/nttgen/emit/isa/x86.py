@@ -1,0 +1,307 @@
+"""What AVX2 and AVX-512 share: the same arithmetic in wider registers.
+
+Both have separate low and high 16-bit products (``vpmullw``/``vpmulhw``, Seiler 2018), so
+Montgomery multiplication by a twisted constant is 3 multiplications and a subtraction, and
+Barrett reduction rounds with ``vpmulhrsw``. Neither has a high 32-bit product, so 32-bit lanes
+form products with ``vpmuldq`` on the even lanes and on the odd lanes shifted down (as the
+reference AVX2 ML-DSA does) and join the high halves with a blend. A subclass names its register
+width, its intrinsic prefix, how it blends and how it shuffles; the templates here only compose.
+"""
+
+from __future__ import annotations
+
+from ...lanes import LaneType
+from .. import c_ast as C
+from .base import Isa
+
+
+def call(name: str, *args: C.Expr) -> C.Expr:
+    """A call of an intrinsic or helper."""
+    return C.Call(name, args)
+
+
+class X86Simd(Isa):
+    """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
+
+    width: int = 0  # bits per vector register
+    includes = ("immintrin.h",)
+
+    @classmethod
+    def lanes_for(cls, lane: LaneType) -> int:
+        """A register's width in lanes."""
+        return cls.width // lane.bits
+
+    @property
+    def vtype(self) -> str:
+        """The C vector type."""
+        return f"__m{self.width}i"
+
+    def vec_type(self) -> str:
+        """The vector type."""
+        return self.vtype
+
+    # ----------------------------------------------------------------- naming
+    @property
+    def _p(self) -> str:
+        """The intrinsic prefix (``_mm256`` or ``_mm512``)."""
+        return f"_mm{self.width}"
+
+    @property
+    def _si(self) -> str:
+        return f"si{self.width}"
+
+    @property
+    def _e(self) -> str:
+        return f"epi{self.lane.bits}"
+
+    def _i(self, op: str, *args: C.Expr, e: str | None = None) -> C.Expr:
+        """The intrinsic ``<prefix>_<op>_<e>`` (the lane's element type unless given)."""
+        return call(f"{self._p}_{op}_{e or self._e}", *args)
+
+    def _set1(self, v: int, bits: int | None = None) -> C.Expr:
+        return self._i("set1", C.Int(v), e=f"epi{bits or self.lane.bits}")
+
+    def blend_odd(self, a: C.Expr, b: C.Expr, width: int) -> C.Expr:
+        """Odd ``width``-bit blocks from b, even ones from a (width 16 or 32)."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- memory
+    def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
+        """A vector load; tables are aligned, callers' arrays need not be."""
+        addr = C.Cast(f"const {self.vtype} *", C.Unary("&", C.Index(base, index)))
+        kind = "load" if aligned else "loadu"
+        return call(f"{self._p}_{kind}_{self._si}", addr)
+
+    def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        """One element into every lane (a broadcast from memory)."""
+        return self._i("set1", C.Index(base, index))
+
+    def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
+        """A vector store (unaligned: callers' arrays need not be aligned)."""
+        del aligned
+        addr = C.Cast(f"{self.vtype} *", C.Unary("&", C.Index(base, index)))
+        return C.ExprStmt(call(f"{self._p}_storeu_{self._si}", addr, value))
+
+    # ----------------------------------------------------------------- helpers
+    def _fn(
+        self, name: str, params: tuple[str, ...], body: list[C.Stmt], doc: tuple[str, ...]
+    ) -> C.FuncDef:
+        return C.FuncDef(
+            self.vtype,
+            self.helper(name),
+            tuple(C.Param(self.vtype, p) for p in params),
+            tuple(body),
+            storage="static inline",
+            doc=doc,
+        )
+
+    def _decl(self, name: str, value: C.Expr) -> C.Stmt:
+        return C.Decl(self.vtype, name, value, const=True)
+
+    def helpers(self) -> list[C.Top]:
+        """Montgomery, Barrett, sign-mask correction, fine interleaves and (for 32-bit lanes)
+        high-product helpers: every op the kernels call is then one short call."""
+        if self.lane.bits == 16:
+            return self._helpers16() + self._cond_add_helper() + self._interleave_helpers()
+        arith = self._helpers32()
+        return arith[:-1] + self._cond_add_helper() + self._interleave_helpers() + arith[-1:]
+
+    def _cond_add_helper(self) -> list[C.Top]:
+        a, mask = C.Name("a"), C.Name("mask")
+        q = self._set1(self.arith.q)
+        masked = call(f"{self._p}_and_{self._si}", q, mask)
+        return [
+            self._fn(
+                "cond_add_q",
+                ("a",),
+                [
+                    self._decl("mask", self._i("srai", a, C.Int(self.lane.bits - 1))),
+                    C.Return(self._i("add", a, masked)),
+                ],
+                ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
+            )
+        ]
+
+    def _interleave_helpers(self) -> list[C.Top]:
+        """Interleaves at 16- and 32-bit granularity: a 32/64-bit shift and a blend per output."""
+        a, b = C.Name("a"), C.Name("b")
+        fns: list[C.Top] = []
+        for width in (16, 32):
+            if width < self.lane.bits:
+                continue
+            shift = f"epi{2 * width}"
+            lo = self.blend_odd(a, self._i("slli", b, C.Int(width), e=shift), width)
+            hi = self.blend_odd(self._i("srli", a, C.Int(width), e=shift), b, width)
+            doc = f"blocks of a and b, interleaved at {width}-bit granularity."
+            fns.append(self._fn(f"ilv{width}_lo", ("a", "b"), [C.Return(lo)], ("Even " + doc,)))
+            fns.append(self._fn(f"ilv{width}_hi", ("a", "b"), [C.Return(hi)], ("Odd " + doc,)))
+        return fns
+
+    def _helpers16(self) -> list[C.Top]:
+        q, qinv = self.arith.q, self.arith.qinv
+        v, k = self.arith.barrett_v, self.arith.barrett_k
+        a, b, z, zq = C.Name("a"), C.Name("b"), C.Name("z"), C.Name("zq")
+        m, hi, lo, t = C.Name("m"), C.Name("hi"), C.Name("lo"), C.Name("t")
+        mullo = lambda x, y: self._i("mullo", x, y)  # noqa: E731
+        mulhi = lambda x, y: self._i("mulhi", x, y)  # noqa: E731
+        sub = lambda x, y: self._i("sub", x, y)  # noqa: E731
+        lanes = self.lanes_for(self.lane)
+        return [
+            self._fn(
+                "montmul",
+                ("a", "z", "zq"),
+                [
+                    self._decl("m", mullo(a, zq)),
+                    self._decl("hi", mulhi(a, z)),
+                    C.Return(sub(hi, mulhi(m, self._set1(q)))),
+                ],
+                (
+                    "Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):",
+                    f"(a*z - m*q) / 2^16 with m = a*zq mod 2^16, {lanes} lanes at once.",
+                ),
+            ),
+            self._fn(
+                "montmul_var",
+                ("a", "b"),
+                [
+                    self._decl("lo", mullo(a, b)),
+                    self._decl("hi", mulhi(a, b)),
+                    self._decl("m", mullo(lo, self._set1(qinv))),
+                    C.Return(sub(hi, mulhi(m, self._set1(q)))),
+                ],
+                ("Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.",),
+            ),
+            self._fn(
+                "barrett",
+                ("a",),
+                [
+                    self._decl("t", mulhi(a, self._set1(v))),
+                    self._decl("r", self._i("mulhrs", t, self._set1(1 << (15 - k)))),
+                    C.Return(sub(a, mullo(C.Name("r"), self._set1(q)))),
+                ],
+                (
+                    f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by a rounding",
+                    "high product (vpmulhrsw), then a - t*q.",
+                ),
+            ),
+        ]
+
+    def _helpers32(self) -> list[C.Top]:
+        q, qinv = self.arith.q, self.arith.qinv
+        bk, bv = self.arith.barrett_k, self.arith.barrett_v
+        a, b, z, zq = C.Name("a"), C.Name("b"), C.Name("z"), C.Name("zq")
+        n = C.Name
+        mul = lambda x, y: self._i("mul", x, y, e="epi32")  # noqa: E731
+        odd = lambda x: self._i("srli", x, C.Int(32), e="epi64")  # noqa: E731
+        sub = lambda x, y: self._i("sub", x, y)  # noqa: E731
+        join = C.Return(self.blend_odd(odd(n("r_e")), n("r_o"), 32))
+        lanes = self.lanes_for(self.lane)
+        return [
+            self._fn(
+                "mulhi",
+                ("a", "b"),
+                [
+                    self._decl("p_e", mul(a, b)),
+                    self._decl("p_o", mul(odd(a), odd(b))),
+                    C.Return(self.blend_odd(odd(n("p_e")), n("p_o"), 32)),
+                ],
+                ("High halves of the signed 32x32-bit products, even and odd lanes by vpmuldq.",),
+            ),
+            self._fn(
+                "montmul",
+                ("a", "z", "zq"),
+                [
+                    self._decl("a_o", odd(a)),
+                    self._decl("m_e", mul(a, zq)),
+                    self._decl("m_o", mul(n("a_o"), odd(zq))),
+                    self._decl("p_e", mul(a, z)),
+                    self._decl("p_o", mul(n("a_o"), odd(z))),
+                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), self._set1(q)))),
+                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), self._set1(q)))),
+                    join,
+                ],
+                (
+                    f"Signed Montgomery multiplication by a twisted constant, {lanes} lanes:",
+                    "vpmuldq on even and odd lanes; the low halves of a*z and m*q agree, so a",
+                    "32-bit subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the",
+                    "high half.",
+                ),
+            ),
+            self._fn(
+                "montmul_var",
+                ("a", "b"),
+                [
+                    self._decl("a_o", odd(a)),
+                    self._decl("p_e", mul(a, b)),
+                    self._decl("p_o", mul(n("a_o"), odd(b))),
+                    self._decl("m_e", mul(n("p_e"), self._set1(qinv))),
+                    self._decl("m_o", mul(n("p_o"), self._set1(qinv))),
+                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), self._set1(q)))),
+                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), self._set1(q)))),
+                    join,
+                ],
+                (f"Signed Montgomery product of two variables, {lanes} lanes (m = lo(a*b)*q^-1).",),
+            ),
+            self._fn(
+                "barrett",
+                ("a",),
+                [
+                    self._decl("hi", call(self.helper("mulhi"), a, self._set1(bv))),
+                    self._decl("r", self._i("add", n("hi"), self._set1(1 << (bk - 1)))),
+                    self._decl("t", self._i("srai", n("r"), C.Int(bk))),
+                    self._decl("tq", self._i("mullo", n("t"), self._set1(q))),
+                    C.Return(sub(a, n("tq"))),
+                ],
+                ("Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.",),
+            ),
+        ]
+
+    # ----------------------------------------------------------------- vocabulary
+    def const(self, *, value: int) -> C.Expr:
+        """Broadcast."""
+        return self._set1(value)
+
+    def add(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Lane-wise add."""
+        return self._i("add", a, b)
+
+    def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Lane-wise subtract."""
+        return self._i("sub", a, b)
+
+    def mullo(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Low halves of the products."""
+        return self._i("mullo", a, b)
+
+    def mulhi(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """High halves of the products."""
+        if self.lane.bits == 16:
+            return self._i("mulhi", a, b)
+        return call(self.helper("mulhi"), a, b)
+
+    def sra(self, a: C.Expr, *, k: int) -> C.Expr:
+        """Arithmetic shift right."""
+        return self._i("srai", a, C.Int(k))
+
+    def montmul(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
+        """Montgomery product by a twisted constant."""
+        return call(self.helper("montmul"), a, z, zq)
+
+    def montmul_var(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Montgomery product of two variables."""
+        return call(self.helper("montmul_var"), a, b)
+
+    def barrett(self, a: C.Expr) -> C.Expr:
+        """Barrett reduction."""
+        return call(self.helper("barrett"), a)
+
+    def cond_add_q(self, a: C.Expr) -> C.Expr:
+        """a + (q AND the sign mask of a)."""
+        return call(self.helper("cond_add_q"), a)
+
+    def _helper_pair(self, stem: str, a: C.Expr, b: C.Expr) -> tuple[C.Expr, C.Expr]:
+        """Calls of the helpers ``<stem>_lo`` and ``<stem>_hi`` (a shuffle's two outputs)."""
+        return (
+            call(self.helper(f"{stem}_lo"), a, b),
+            call(self.helper(f"{stem}_hi"), a, b),
+        )
