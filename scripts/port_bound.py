@@ -37,6 +37,9 @@ INSTRUCTIONS = {
     "vpunpcklqdq": "vpunpcklqdq %{r}31, %{r}{i}, %{r}{i}",
     "vpermt2w": "vpermt2w %{r}31, %{r}30, %{r}{i}",
 }
+# a butterfly's instructions (16-bit lanes): a Montgomery product by a twiddle (3 multiplies and a
+# subtraction), then an addition and a subtraction; measured as a mix of independent chains
+BUTTERFLY = ["vpmullw", "vpmulhw", "vpmulhw", "vpsubw", "vpaddw", "vpsubw"]
 # multiplications per vocabulary op, by lane width (see emit/isa/x86.py)
 MULS = {
     16: {"mullo": 1, "mulhi": 1, "montmul": 3, "montmul_var": 4, "barrett": 3},
@@ -47,7 +50,13 @@ OPS = ("ntt", "intt", "basemul", "polymul")
 
 def measure() -> dict[tuple[str, str], float]:
     """Ticks per instruction for every (instruction, register kind)."""
-    lines = ["#include <stdio.h>", "#include <stdint.h>", "#include <x86intrin.h>"]
+    # rdtsc as a volatile asm: volatile asms keep their order, an intrinsic may move
+    lines = [
+        "#include <stdio.h>",
+        "#include <stdint.h>",
+        "static inline uint64_t tsc(void) { uint32_t lo, hi;"
+        ' __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((uint64_t)hi << 32) | lo; }',
+    ]
     calls = []
     for k, (name, pattern) in enumerate(INSTRUCTIONS.items()):
         for reg in ("ymm", "zmm"):
@@ -56,14 +65,32 @@ def measure() -> dict[tuple[str, str], float]:
                 if "vpermt2w" in text:
                     continue
                 text = text.replace("31", "15").replace("30", "14")
-            body = "\\n\\t".join(text.format(i=i) for i in range(N_REGS))
+            body = "\\n\\t".join(text.format(i=i) for i in range(N_REGS)).replace("%", "%%")
+            # the clobbers keep the compiler's own values out of the registers the loop uses
+            clobbers = ", ".join(f'"xmm{i}"' for i in (*range(N_REGS), 14, 15, 30, 31))
             fn = f"f{k}_{reg}"
             lines.append(
-                f"static double {fn}(void) {{ uint64_t t = __rdtsc();"
-                f' for (long i = 0; i < {ITERS}; i++) __asm__ volatile("{body}");'
-                f" return (double)(__rdtsc() - t) / ({N_REGS}.0 * {ITERS}); }}"
+                f"static double {fn}(void) {{ uint64_t t = tsc();"
+                f' for (long i = 0; i < {ITERS}; i++) __asm__ volatile("{body}" ::: {clobbers});'
+                f" return (double)(tsc() - t) / ({N_REGS}.0 * {ITERS}); }}"
             )
             calls.append((fn, name, reg))
+    for reg in ("ymm", "zmm"):
+        c = "15" if reg == "ymm" else "31"
+        seq = [
+            f"{op} %{reg}{c}, %{reg}{i}, %{reg}{i}"
+            for k in range(N_REGS)
+            for i, op in [((k + j) % N_REGS, op) for j, op in enumerate(BUTTERFLY)]
+        ]
+        body = "\\n\\t".join(seq).replace("%", "%%")
+        clobbers = ", ".join(f'"xmm{i}"' for i in (*range(N_REGS), 15, 31))
+        fn = f"butterfly_{reg}"
+        lines.append(
+            f"static double {fn}(void) {{ uint64_t t = tsc();"
+            f' for (long i = 0; i < {ITERS}; i++) __asm__ volatile("{body}" ::: {clobbers});'
+            f" return (double)(tsc() - t) / ({N_REGS}.0 * {ITERS}); }}"
+        )
+        calls.append((fn, "butterfly", reg))
     lines.append("int main(void) { double best;")
     for fn, name, reg in calls:
         lines.append(
@@ -75,7 +102,7 @@ def measure() -> dict[tuple[str, str], float]:
         src = Path(tmp) / "mb.c"
         src.write_text("\n".join(lines))
         exe = Path(tmp) / "mb"
-        subprocess.run(["gcc", "-O2", str(src), "-o", str(exe)], check=True)
+        subprocess.run(["gcc", "-O2", "-mavx512f", str(src), "-o", str(exe)], check=True)
         out = subprocess.run(["taskset", "-c", "0", str(exe)], capture_output=True, text=True)
     table = {}
     for line in out.stdout.splitlines():
@@ -98,8 +125,11 @@ def main() -> None:
         for rec in json.loads(Path(args.json).read_text())["results"]:
             if rec["op"] in OPS:
                 measured[(rec["ring"], rec["isa"], rec["op"])] = rec["median"]
-    print("\nmultiplier-bound lower limits (ticks per call) and measured medians:")
-    print(f"{'ring':12s} {'op':8s} {'isa':7s} {'muls':>6s} {'bound':>7s} {'measured':>9s}")
+    print("  (butterfly: 3 multiplies, 1 subtraction, 1 addition, 1 subtraction per group)")
+    print("\nlower limits in ticks per call: 'mul' from the multiplies alone; 'bfly' from the")
+    print("butterfly mix, for the transforms (one group per Montgomery product by a twiddle)")
+    head = f"{'ring':12s} {'op':8s} {'isa':7s} {'muls':>6s} {'mul':>6s} {'bfly':>6s}"
+    print(head + f" {'measured':>9s}")
     for name in args.rings:
         ring = PRESETS[name]
         for isa, reg in (("avx2", "ymm"), ("avx512", "zmm")):
@@ -110,7 +140,11 @@ def main() -> None:
                 muls = sum(MULS[ring.lane.bits].get(k, 0) * v for k, v in counts.items())
                 got = measured.get((name, isa, op))
                 shown = f"{got:9.0f}" if got else f"{'-':>9s}"
-                print(f"{name:12s} {op:8s} {isa:7s} {muls:6d} {muls * mul_cost:7.0f} {shown}")
+                bfly = "-"
+                if op in ("ntt", "intt") and ring.lane.bits == 16:
+                    bfly = f"{counts.get('montmul', 0) * cost[('butterfly', reg)]:.0f}"
+                row = f"{name:12s} {op:8s} {isa:7s} {muls:6d} {muls * mul_cost:6.0f} {bfly:>6s}"
+                print(f"{row} {shown}")
 
 
 if __name__ == "__main__":

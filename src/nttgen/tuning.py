@@ -15,6 +15,11 @@ n = 1024 a last pass of eight layers (16 registers of data, spilling) beats seve
 spare registers by 12-14 % (ntt 639 vs 731 ticks, polymul 2,122 vs 2,451): the kernels are
 latency-bound and the larger pass gives the out-of-order core more independent work; this only
 paid once polymul stopped inlining the transforms (see ``emit/c_emit.py``).
+
+AVX-512 has no entries: for every preset the heuristic plan (the whole transform in one pass
+for n <= 512, a first layer then nine for n = 1024) was fastest or within noise of the best
+candidate, and the two shuffle styles measured within noise of each other (the kernels are
+multiplier-bound on this core, see ``scripts/port_bound.py``).
 """
 
 from __future__ import annotations
