@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require_tool
+from conftest import ALL_RINGS, require_tool
 from nttgen import cpu
 from nttgen.emit.isa import ISAS, isa_class
 from nttgen.generate import dispatch_isas, generate, generate_dispatch
@@ -153,3 +153,20 @@ def test_checked_in_front_ends_match_the_generator() -> None:
             path = ROOT / "generated" / ring.name / name
             assert path.exists(), f"{path} is missing: run `make gen`"
             assert path.read_text() == text, f"{path} is stale: run `make gen`"
+
+
+def test_front_ends_are_clang_format_clean(tmp_path: Path) -> None:
+    """Every ring's front end, the long custom names included (the lines must still fit)."""
+    cf = require_tool("clang-format-19")
+    paths = []
+    for ring in ALL_RINGS:
+        for name, text in generate_dispatch(ring, list(ISAS)).items():
+            if name.endswith((".c", ".h")):
+                (tmp_path / name).write_text(text)
+                paths.append(str(tmp_path / name))
+    proc = subprocess.run(
+        [cf, f"--style=file:{ROOT / '.clang-format'}", "--dry-run", "--Werror", *paths],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[:2000]

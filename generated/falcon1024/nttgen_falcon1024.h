@@ -7,6 +7,8 @@
  *         run (CPUID, and XCR0 for the saved register state) and keeps it.
  *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
  *         message if none of them runs here); <prefix>_use_isa forces one.
+ * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
+ *         before sharing the library between threads.
  * Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.
  *         -mavx2), and this file with none; on non-x86 targets only the portable C.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and

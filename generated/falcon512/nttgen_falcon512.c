@@ -7,6 +7,8 @@
  *         run (CPUID, and XCR0 for the saved register state) and keeps it.
  *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
  *         message if none of them runs here); <prefix>_use_isa forces one.
+ * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
+ *         before sharing the library between threads.
  * Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.
  *         -mavx2), and this file with none; on non-x86 targets only the portable C.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
@@ -41,6 +43,13 @@ typedef struct {
     void (*from_standard)(int16_t a[512]);
     void (*polymul)(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 } nttgen_falcon512_impl;
+
+/* How many ISAs are compiled in. */
+#ifdef NTTGEN_FALCON512_X86
+#define NTTGEN_FALCON512_ISAS 3
+#else
+#define NTTGEN_FALCON512_ISAS 1
+#endif
 
 /* Every ISA compiled in, best first. */
 static const nttgen_falcon512_impl nttgen_falcon512_impls[] = {
@@ -105,12 +114,12 @@ static int nttgen_falcon512_listed(const char *list, const char *name) {
 static const nttgen_falcon512_impl *nttgen_falcon512_pick(void) {
     if (nttgen_falcon512_active == NULL) {
         const char *only = getenv("NTTGEN_ISA");
-        size_t count = sizeof nttgen_falcon512_impls / sizeof nttgen_falcon512_impls[0];
-        for (size_t i = 0; i < count && nttgen_falcon512_active == NULL; ++i) {
+        for (size_t i = 0; i < NTTGEN_FALCON512_ISAS; ++i) {
             const char *name = nttgen_falcon512_impls[i].name;
             if ((only == NULL || *only == '\0' || nttgen_falcon512_listed(only, name)) &&
                 nttgen_falcon512_runs_here(name)) {
                 nttgen_falcon512_active = &nttgen_falcon512_impls[i];
+                break;
             }
         }
         if (nttgen_falcon512_active == NULL) {
@@ -127,7 +136,7 @@ const char *nttgen_falcon512_isa(void) {
 }
 
 int nttgen_falcon512_use_isa(const char *name) {
-    for (size_t i = 0; i < sizeof nttgen_falcon512_impls / sizeof nttgen_falcon512_impls[0]; ++i) {
+    for (size_t i = 0; i < NTTGEN_FALCON512_ISAS; ++i) {
         if (strcmp(nttgen_falcon512_impls[i].name, name) == 0 && nttgen_falcon512_runs_here(name)) {
             nttgen_falcon512_active = &nttgen_falcon512_impls[i];
             return 0;

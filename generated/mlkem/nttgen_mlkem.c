@@ -7,6 +7,8 @@
  *         run (CPUID, and XCR0 for the saved register state) and keeps it.
  *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
  *         message if none of them runs here); <prefix>_use_isa forces one.
+ * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
+ *         before sharing the library between threads.
  * Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.
  *         -mavx2), and this file with none; on non-x86 targets only the portable C.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
@@ -41,6 +43,13 @@ typedef struct {
     void (*from_standard)(int16_t a[256]);
     void (*polymul)(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 } nttgen_mlkem_impl;
+
+/* How many ISAs are compiled in. */
+#ifdef NTTGEN_MLKEM_X86
+#define NTTGEN_MLKEM_ISAS 3
+#else
+#define NTTGEN_MLKEM_ISAS 1
+#endif
 
 /* Every ISA compiled in, best first. */
 static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
@@ -103,12 +112,12 @@ static int nttgen_mlkem_listed(const char *list, const char *name) {
 static const nttgen_mlkem_impl *nttgen_mlkem_pick(void) {
     if (nttgen_mlkem_active == NULL) {
         const char *only = getenv("NTTGEN_ISA");
-        size_t count = sizeof nttgen_mlkem_impls / sizeof nttgen_mlkem_impls[0];
-        for (size_t i = 0; i < count && nttgen_mlkem_active == NULL; ++i) {
+        for (size_t i = 0; i < NTTGEN_MLKEM_ISAS; ++i) {
             const char *name = nttgen_mlkem_impls[i].name;
             if ((only == NULL || *only == '\0' || nttgen_mlkem_listed(only, name)) &&
                 nttgen_mlkem_runs_here(name)) {
                 nttgen_mlkem_active = &nttgen_mlkem_impls[i];
+                break;
             }
         }
         if (nttgen_mlkem_active == NULL) {
@@ -125,7 +134,7 @@ const char *nttgen_mlkem_isa(void) {
 }
 
 int nttgen_mlkem_use_isa(const char *name) {
-    for (size_t i = 0; i < sizeof nttgen_mlkem_impls / sizeof nttgen_mlkem_impls[0]; ++i) {
+    for (size_t i = 0; i < NTTGEN_MLKEM_ISAS; ++i) {
         if (strcmp(nttgen_mlkem_impls[i].name, name) == 0 && nttgen_mlkem_runs_here(name)) {
             nttgen_mlkem_active = &nttgen_mlkem_impls[i];
             return 0;

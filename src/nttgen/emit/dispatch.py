@@ -43,6 +43,15 @@ def _params(w: FileWriter, fn: Function) -> tuple[C.Param, ...]:
     return CEmitter(fn, w.isa, w.c_name, w.table_name).params()
 
 
+def _if_and(indent: str, left: str, right: str) -> list[str]:
+    """``if (left && right) {`` at ``indent``: on one line if it fits, else broken after the
+    ``&&`` with the second operand aligned under the first, as clang-format does."""
+    one = f"{indent}if ({left} && {right}) {{"
+    if len(one) <= C.COLUMNS:
+        return [one]
+    return [f"{indent}if ({left} &&", f"{indent}    {right}) {{"]
+
+
 def _hull(ranges: list[tuple[int, int]]) -> tuple[int, int]:
     return min(r[0] for r in ranges), max(r[1] for r in ranges)
 
@@ -111,6 +120,8 @@ class DispatchWriter:
             "        run (CPUID, and XCR0 for the saved register state) and keeps it.",
             "        NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a",
             "        message if none of them runs here); <prefix>_use_isa forces one.",
+            "Threads: the first call stores the choice without a lock; call <prefix>_isa() once",
+            "        before sharing the library between threads.",
             "Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.",
             "        -mavx2), and this file with none; on non-x86 targets only the portable C.",
             "Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and",
@@ -207,7 +218,15 @@ class DispatchWriter:
             decl, _ = self._param_text(name)
             out.append(f"    void (*{name})({decl});")
         out += [f"}} {s}_impl;", ""]
+        n_x86 = sum(1 for w in self.writers if w.isa.cpuid7_ebx)
+        out += ["/* How many ISAs are compiled in. */"]
+        if n_x86:
+            out += [f"#ifdef {S}_X86", f"#define {S}_ISAS {len(self.writers)}", "#else"]
+            out += [f"#define {S}_ISAS {len(self.writers) - n_x86}", "#endif"]
+        else:
+            out += [f"#define {S}_ISAS {len(self.writers)}"]
         out += [
+            "",
             "/* Every ISA compiled in, best first. */",
             f"static const {s}_impl {s}_impls[] = {{",
         ]
@@ -225,7 +244,7 @@ class DispatchWriter:
         out += self._select()
         for name in self.entries:
             decl, args = self._param_text(name)
-            out += ["", f"void {s}_{name}({decl}) {{"]
+            out += ["", *C.bin_pack(f"void {s}_{name}(", decl.split(", "), ") {")]
             if name not in self.reference:
                 out += [f"    (void){args}; /* every ISA here keeps the standard order */"]
             elif name in ORDER_ONLY:
@@ -276,7 +295,7 @@ class DispatchWriter:
         return out
 
     def _select(self) -> list[str]:
-        s = self.stem
+        s, S = self.stem, self.stem.upper()
         return [
             "/* Whether name is one of the comma-separated names in list. */",
             f"static int {s}_listed(const char *list, const char *name) {{",
@@ -296,12 +315,15 @@ class DispatchWriter:
             f"static const {s}_impl *{s}_pick(void) {{",
             f"    if ({s}_active == NULL) {{",
             '        const char *only = getenv("NTTGEN_ISA");',
-            f"        size_t count = sizeof {s}_impls / sizeof {s}_impls[0];",
-            "        for (size_t i = 0; i < count && " + f"{s}_active == NULL; ++i) {{",
+            f"        for (size_t i = 0; i < {S}_ISAS; ++i) {{",
             f"            const char *name = {s}_impls[i].name;",
-            f"            if ((only == NULL || *only == '\\0' || {s}_listed(only, name)) &&",
-            f"                {s}_runs_here(name)) {{",
+            *_if_and(
+                "            ",
+                f"(only == NULL || *only == '\\0' || {s}_listed(only, name))",
+                f"{s}_runs_here(name)",
+            ),
             f"                {s}_active = &{s}_impls[i];",
+            "                break;",
             "            }",
             "        }",
             f"        if ({s}_active == NULL) {{",
@@ -318,8 +340,8 @@ class DispatchWriter:
             "}",
             "",
             f"int {s}_use_isa(const char *name) {{",
-            f"    for (size_t i = 0; i < sizeof {s}_impls / sizeof {s}_impls[0]; ++i) {{",
-            f"        if (strcmp({s}_impls[i].name, name) == 0 && {s}_runs_here(name)) {{",
+            f"    for (size_t i = 0; i < {S}_ISAS; ++i) {{",
+            *_if_and("        ", f"strcmp({s}_impls[i].name, name) == 0", f"{s}_runs_here(name)"),
             f"            {s}_active = &{s}_impls[i];",
             "            return 0;",
             "        }",
