@@ -59,27 +59,49 @@ def extreme_custom_rings() -> list[Ring]:
 
 ALL_RINGS = list(PRESETS.values()) + extreme_custom_rings()
 
-SIMD_ISAS = ("avx2", "avx512")
-ALL_ISAS = ("c", *SIMD_ISAS)
+SIMD_ISAS = ("avx2", "avx512")  # the host's (x86-64)
+EMULATED_ISAS = ("neon",)  # other architectures', run under QEMU
+ALL_ISAS = ("c", *SIMD_ISAS, *EMULATED_ISAS)
 
 
 def require_isa(isa: str) -> None:
-    """Skip (fail under CI, whose machines have it) when this CPU cannot run ``isa``."""
+    """Skip (fail under CI, whose machines have it) when this CPU cannot run ``isa``, or, for
+    another architecture's ISA, when its cross toolchain or QEMU is missing."""
     from nttgen import cpu
+    from nttgen.cross import HOST_ARCH, Target
+    from nttgen.emit.isa import isa_class
 
-    if isa not in cpu.usable_isas():
+    arch = isa_class(isa).arch
+    if arch is not None and arch != HOST_ARCH:
+        missing = Target(arch).missing_tools()
+        msg = f"{isa} needs {', '.join(missing)} (run `make toolchain`)"
+    else:
+        missing = [] if isa in cpu.usable_isas() else [isa]
         msg = f"no {isa} on this CPU"
+    if missing:
         if IN_CI:
             pytest.fail(msg)
         pytest.skip(msg)
 
 
-def ring_isa_cases() -> list:  # type: ignore[type-arg]
-    """(ring, isa) pairs for every ring and every ISA that supports its size."""
+def compile_command(compiler: str, isa: str) -> list[str]:
+    """The command prefix that compiles ``isa``'s code with ``compiler`` (``gcc`` or
+    ``clang-19``) for the ISA's architecture (a cross compiler for another one), or skips."""
+    from nttgen.cross import HOST_ARCH, Target
+    from nttgen.emit.isa import isa_class
+
+    arch = isa_class(isa).arch or HOST_ARCH
+    cmd = Target(arch).compile_command(compiler)
+    require_tool(cmd[0])
+    return cmd
+
+
+def ring_isa_cases(isas: tuple[str, ...] = ALL_ISAS) -> list:  # type: ignore[type-arg]
+    """(ring, isa) pairs for every ring and every ISA of ``isas`` that supports its size."""
     from nttgen.emit.isa import isa_class
 
     out = []
-    for isa in ALL_ISAS:
+    for isa in isas:
         for r in ALL_RINGS:
             if isa_class(isa).unsupported(r.n, r.lane) is None:
                 out.append(pytest.param(r, isa, id=f"{r.name}-{isa}"))

@@ -105,3 +105,41 @@ def test_bench_cli_png_in_a_missing_directory_fails_first(tmp_path: Path) -> Non
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("nttgen: error: ") and str(png) in lines[0]
     assert "median" not in p.stdout  # refused before any timing
+
+
+def test_instruction_counts_under_qemu() -> None:
+    """``bench --isa neon`` counts guest instructions per call: exact (the count of a
+    constant-time kernel is the same for every input), below the portable C's on the same
+    machine, and at least the program's vector op count. Figures are reported, not asserted
+    against targets here."""
+    from nttgen.bench.icount import build_counter, count_call, count_ring
+    from nttgen.cross import Target
+
+    require_isa("neon")
+    ring = PRESETS["mlkem"]
+    target = Target("aarch64")
+    res = count_ring(ring, ["neon", "c"], target, ["ntt", "polymul"], ks=(3,))
+    by = {(r.isa, r.op): r for r in res}
+    assert set(by) == {(i, o) for i in ("neon", "c", "c scalar") for o in ("ntt", "polymul")}
+    for op in ("ntt", "polymul"):
+        neon, c, scalar = by[("neon", op)], by[("c", op)], by[("c scalar", op)]
+        assert neon.static_ops <= neon.instructions < c.instructions <= scalar.instructions
+    exe, _ = build_counter(ring, ["neon", "c"], target)
+    for index in (0, 1):
+        counts = {count_call(exe, target, index, "ntt", seed=s) for s in (0, 1, 2)}
+        assert len(counts) == 1, counts
+
+
+def test_bench_cli_counts_emulated_isas(tmp_path: Path) -> None:
+    require_isa("neon")
+    out = tmp_path / "b.json"
+    args = ["bench", "--ring", "kyber-r1", "--op", "intt", "--isa", "neon", "--json", str(out)]
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stderr
+    assert "dynamic instructions per call under QEMU" in p.stdout and "c/neon" in p.stdout
+    data = json.loads(out.read_text())
+    assert data["results"] == []
+    got = {(r["isa"], r["op"]) for r in data["instruction_counts"]}
+    assert got == {("neon", "intt"), ("c", "intt"), ("c scalar", "intt")}

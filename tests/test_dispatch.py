@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ALL_RINGS, require_tool
+from conftest import ALL_RINGS, require_isa, require_tool
 from nttgen import cpu
+from nttgen.cross import Target
 from nttgen.emit.isa import ISAS, isa_class
 from nttgen.generate import dispatch_isas, generate, generate_dispatch
 from nttgen.reference import schoolbook
@@ -61,35 +62,59 @@ int main(int argc, char **argv) {{
 """
 
 
-def _build(ring: Ring, cc: str, tmp: Path) -> Path:
-    """Compile every ISA's files with their flags, the front end with none, and the driver."""
+def _build(ring: Ring, cc: str, tmp: Path, target: Target | None = None) -> list[str]:
+    """Compile, for ``target`` (the host by default), the files of every ISA of that machine
+    with their flags, the front end (over every ISA) with none, and the driver; return the
+    command that runs the driver (under QEMU for another machine)."""
+    target = target or Target()
+    cmd = target.compile_command(cc)
+    require_tool(cmd[0])
     isas = dispatch_isas(ring, list(ISAS))
+    mine = [i for i in isas if isa_class(i).arch in (None, target.arch)]
     objects = []
-    for files in [*(generate(ring, i) for i in isas), generate_dispatch(ring, isas)]:
+    for files in [*(generate(ring, i) for i in mine), generate_dispatch(ring, isas)]:
         for name, text in files.items():
             (tmp / name).write_text(text)
         isa = files.stem.rsplit("_", 1)[-1]
         flags = isa_class(isa).cflags if isa in ISAS and files.stem.endswith(f"_{isa}") else ()
         obj = tmp / f"{files.stem}.o"
         src = tmp / f"{files.stem}.c"
-        subprocess.run([cc, *WARN, *flags, "-c", str(src), "-o", str(obj)], check=True)
+        subprocess.run([*cmd, *WARN, *flags, "-c", str(src), "-o", str(obj)], check=True)
         objects.append(str(obj))
     stem = f"nttgen_{ring.c_name}"
     (tmp / "driver.c").write_text(DRIVER.format(stem=stem, n=ring.n, t=ring.lane.c_type))
     exe = tmp / "driver"
-    subprocess.run([cc, "-O2", "-std=c99", str(tmp / "driver.c"), *objects, "-o", str(exe)],
+    static = () if target.native else ("-static",)
+    link = [*target.compile_command(target.linker if not target.native else cc), *static]
+    subprocess.run([*link, "-O2", "-std=c99", str(tmp / "driver.c"), *objects, "-o", str(exe)],
                    check=True)  # fmt: skip
-    return exe
+    return [*target.emulator(), str(exe)]
 
 
-def _run(exe: Path, ring: Ring, a: np.ndarray, b: np.ndarray, force: str = "-",
+def _run(exe: list[str], ring: Ring, a: np.ndarray, b: np.ndarray, force: str = "-",
          env_isa: str | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
     env = dict(os.environ)
     env.pop("NTTGEN_ISA", None)
     if env_isa is not None:
         env["NTTGEN_ISA"] = env_isa
     data = " ".join(map(str, [*a, *b]))
-    return subprocess.run([str(exe), force], input=data, capture_output=True, text=True, env=env)
+    return subprocess.run([*exe, force], input=data, capture_output=True, text=True, env=env)
+
+
+def _check_forced(
+    exe: list[str], ring: Ring, a: np.ndarray, b: np.ndarray, isas: list[str]
+) -> None:
+    """Each ISA, forced by use_isa and by NTTGEN_ISA, runs and gives the exact product and the
+    round trip back to a."""
+    q = ring.q
+    want = [int(x) % q for x in schoolbook(a, b, q)]
+    for isa in isas:
+        for proc in (_run(exe, ring, a, b, force=isa), _run(exe, ring, a, b, env_isa=isa)):
+            assert proc.returncode == 0, proc.stderr
+            name, prod, back = proc.stdout.split("\n")[:3]
+            assert name == isa
+            assert [int(x) % q for x in prod.split()] == want, isa
+            assert [int(x) % q for x in back.split()] == [int(x) % q for x in a], isa
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang-19"])
@@ -99,34 +124,48 @@ def _run(exe: Path, ring: Ring, a: np.ndarray, b: np.ndarray, force: str = "-",
     ids=lambda r: r.name,
 )
 def test_every_forced_isa_gives_the_exact_product(ring: Ring, cc: str, tmp_path: Path) -> None:
-    cc = require_tool(cc)
     exe = _build(ring, cc, tmp_path)
     rng = np.random.default_rng(ring.q)
     q = ring.q
     a = rng.integers(-(q // 2), q // 2 + 1, ring.n)
     b = rng.integers(-(q // 2), q // 2 + 1, ring.n)
     a[: ring.n // 8] = q // 2  # an extreme block
-    want = [int(x) % q for x in schoolbook(a, b, q)]
     usable = [i for i in cpu.usable_isas() if i in dispatch_isas(ring, list(ISAS))]
     default = _run(exe, ring, a, b)
     assert default.returncode == 0, default.stderr
     assert default.stdout.split("\n")[0] == usable[0]  # the best ISA, as the Python API picks
-    for isa in usable:
-        for proc in (_run(exe, ring, a, b, force=isa), _run(exe, ring, a, b, env_isa=isa)):
-            assert proc.returncode == 0, proc.stderr
-            name, prod, back = proc.stdout.split("\n")[:3]
-            assert name == isa
-            assert [int(x) % q for x in prod.split()] == want, isa
-            assert [int(x) % q for x in back.split()] == [int(x) % q for x in a], isa
+    _check_forced(exe, ring, a, b, usable)
     # a list restricts the choice to its best usable member
     proc = _run(exe, ring, a, b, env_isa=f"neon,{usable[-1]}")
     assert proc.stdout.split("\n")[0] == usable[-1]
 
 
+@pytest.mark.parametrize("cc", ["gcc", "clang-19"])
+@pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=lambda r: r.name)
+def test_aarch64_front_end_picks_neon(ring: Ring, cc: str, tmp_path: Path) -> None:
+    """On AArch64 (under QEMU) the same front end compiles in NEON and the portable C, picks
+    NEON, and both give the exact product; the x86 ISAs are not compiled in, so they are
+    refused."""
+    require_isa("neon")
+    exe = _build(ring, cc, tmp_path, Target("aarch64"))
+    q = ring.q
+    rng = np.random.default_rng(q + 1)
+    a = rng.integers(-(q - 1), q, ring.n)
+    b = rng.integers(-(q - 1), q, ring.n)
+    a[:8] = q - 1
+    default = _run(exe, ring, a, b)
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.split("\n")[0] == "neon"
+    _check_forced(exe, ring, a, b, ["neon", "c"])
+    for isa in ("avx2", "avx512"):
+        assert _run(exe, ring, a, b, force=isa).returncode == 3, isa
+    proc = _run(exe, ring, a, b, env_isa="avx512,avx2")
+    assert proc.returncode != 0 and "names no ISA compiled in that runs here" in proc.stderr
+
+
 def test_a_choice_that_cannot_run_is_refused(tmp_path: Path) -> None:
-    cc = require_tool("gcc")
     ring = PRESETS["mlkem"]
-    exe = _build(ring, cc, tmp_path)
+    exe = _build(ring, "gcc", tmp_path)
     a = np.zeros(ring.n, dtype=np.int64)
     proc = _run(exe, ring, a, a, force="neon")
     assert proc.returncode == 3 and proc.stdout.strip() == "refused"
@@ -141,10 +180,12 @@ def test_a_choice_that_cannot_run_is_refused(tmp_path: Path) -> None:
 
 def test_small_rings_dispatch_over_the_isas_that_fit() -> None:
     ring = make_ring(32, 97)
-    assert dispatch_isas(ring, list(ISAS)) == ["c", "avx2"]  # 32 lanes of 16 bits: too wide
+    # 32 lanes of 16 bits: too wide for AVX-512; NEON's 8 lanes fit
+    assert dispatch_isas(ring, list(ISAS)) == ["c", "avx2", "neon"]
     text = generate_dispatch(ring, ["avx512"]).source
     assert "nttgen_n32_q97_c_polymul" in text and "avx512" not in text.split("*/", 1)[1]
-    assert dispatch_isas(make_ring(16, 97), list(ISAS)) == ["c"]
+    # the smallest ring: NEON still holds it in two vectors
+    assert dispatch_isas(make_ring(16, 97), list(ISAS)) == ["c", "neon"]
 
 
 def test_checked_in_front_ends_match_the_generator() -> None:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ALL_ISAS, ALL_RINGS, require_tool, ring_id, ring_isa_cases
+from conftest import (
+    ALL_ISAS,
+    ALL_RINGS,
+    compile_command,
+    require_tool,
+    ring_id,
+    ring_isa_cases,
+)
 from nttgen.emit import c_ast as C
 from nttgen.emit.isa import isa_class
 from nttgen.generate import canonical_command, generate
@@ -31,12 +38,21 @@ def _write(ring, tmp_path: Path, isa: str = "c") -> Path:  # type: ignore[no-unt
 @pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
 @pytest.mark.parametrize("ring,isa", ring_isa_cases())
 def test_compiles_warning_free(compiler: str, ring, isa: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    cc = require_tool(compiler)
+    cc = compile_command(compiler, isa)
     src = _write(ring, tmp_path, isa)
     opts = ("-O0", "-O3") if ring.name in ("mlkem", "mldsa") else ("-O3",)
     for opt in opts:
         proc = subprocess.run(
-            [cc, *STRICT, *isa_class(isa).cflags, opt, "-c", str(src), "-o", str(tmp_path / "k.o")],
+            [
+                *cc,
+                *STRICT,
+                *isa_class(isa).cflags,
+                opt,
+                "-c",
+                str(src),
+                "-o",
+                str(tmp_path / "k.o"),
+            ],
             capture_output=True,
             text=True,
         )
@@ -85,12 +101,12 @@ def test_header_names_version_command_and_parameters() -> None:
 
 @pytest.mark.parametrize("isa", ALL_ISAS)
 def test_symbols_are_prefixed(isa: str, tmp_path: Path) -> None:
-    nm = require_tool("nm")
-    cc = require_tool("gcc")
+    nm = require_tool("nm")  # GNU nm reads the other architectures' objects too
+    cc = compile_command("gcc", isa)
     for ring in PRESETS.values():
         src = _write(ring, tmp_path, isa)
         obj = tmp_path / "k.o"
-        cmd = [cc, "-std=c99", "-O2", *isa_class(isa).cflags, "-c", str(src), "-o", str(obj)]
+        cmd = [*cc, "-std=c99", "-O2", *isa_class(isa).cflags, "-c", str(src), "-o", str(obj)]
         subprocess.run(cmd, check=True)
         out = subprocess.run(
             [nm, "--defined-only", "-g", str(obj)], capture_output=True, text=True, check=True

@@ -23,11 +23,15 @@ import numpy as np
 
 from . import cpu
 from .build import compile_shared, load_library
+from .cross import HOST_ARCH, Target
 from .emit.isa import isa_class
+from .emulate import EmulatedLibrary
 from .errors import InputError, IsaUnavailableError, UnknownNameError
 from .generate import generate, kernel_set
 from .rings import Ring, custom_ring, get_ring
 
+# flags of emulated builds (the shared-library flags less -fPIC/-shared)
+BASE_EMULATED_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror")
 _CTYPES = {"int16_t": ctypes.c_int16, "int32_t": ctypes.c_int32}
 _NUMPY = {"int16_t": np.int16, "int32_t": np.int32}
 
@@ -40,28 +44,40 @@ class _Entry:
 
 
 class Kernel:
-    """A ring's compiled kernels for one ISA."""
+    """A ring's compiled kernels for one ISA, on the host (ctypes) or, for another
+    architecture's ISA, under QEMU (:mod:`nttgen.emulate`)."""
 
-    def __init__(self, ring: Ring, isa: str) -> None:
+    def __init__(self, ring: Ring, isa: str, target: Target | None = None) -> None:
         self.ring = ring
         self.isa = isa
+        cls = isa_class(isa)
+        self.target = target or Target(cls.arch or HOST_ARCH)
+        if cls.arch not in (None, self.target.arch):
+            raise IsaUnavailableError(f"{isa} code runs on {cls.arch}, not {self.target.arch}")
         files = generate(ring, isa)
         self.manifest: dict[str, Any] = json.loads(files.manifest)
-        cls = isa_class(isa)
-        self.library_path = compile_shared(files, tuple(cls.cflags), cls.compilers)
-        self._lib = load_library(self.library_path)
         self._dtype = _NUMPY[ring.lane.c_type]
         self._entries: dict[str, _Entry] = {}
+        self._emulated: EmulatedLibrary | None = None
+        if self.target.native:
+            self.library_path = compile_shared(files, tuple(cls.cflags), cls.compilers)
+            self._lib = load_library(self.library_path)
+        else:
+            cmd = [*self.target.pick_compiler(cls.compilers), *BASE_EMULATED_CFLAGS, *cls.cflags]
+            self._emulated = EmulatedLibrary(files, self.manifest, cmd, self.target)
+            self.library_path = self._emulated.executable
         for name, meta in self.manifest["functions"].items():
-            fn = getattr(self._lib, meta["c_name"])
-            argtypes = []
-            for p in meta["params"]:
-                if p["kind"] == "size":
-                    argtypes.append(ctypes.c_size_t)
-                else:
-                    argtypes.append(ctypes.POINTER(_CTYPES[p["elem"]]))
-            fn.argtypes = argtypes
-            fn.restype = None
+            fn = None
+            if self._emulated is None:
+                fn = getattr(self._lib, meta["c_name"])
+                argtypes = []
+                for p in meta["params"]:
+                    if p["kind"] == "size":
+                        argtypes.append(ctypes.c_size_t)
+                    else:
+                        argtypes.append(ctypes.POINTER(_CTYPES[p["elem"]]))
+                fn.argtypes = argtypes
+                fn.restype = None
             self._entries[name] = _Entry(name, fn, meta["params"])
         perm = tuple(self.manifest["native_order"])
         ks = kernel_set(ring, isa)
@@ -82,7 +98,8 @@ class Kernel:
         return self.ring.q
 
     def __repr__(self) -> str:
-        return f"<nttgen.Kernel ring={self.ring.name} n={self.n} q={self.q} isa={self.isa}>"
+        where = "" if self.target.native else f" on {self.target.label} (QEMU)"
+        return f"<nttgen.Kernel ring={self.ring.name} n={self.n} q={self.q} isa={self.isa}{where}>"
 
     # ----------------------------------------------------------------- raw calls
     def raw(self, op: str, *arrays: np.ndarray, k: int | None = None) -> list[np.ndarray]:
@@ -95,6 +112,7 @@ class Kernel:
         e = self._entries[op]
         args: list[Any] = []
         outs: list[np.ndarray] = []
+        buffers: list[tuple[dict[str, Any], np.ndarray]] = []
         it = iter(arrays)
         for p in e.params:
             if p["kind"] == "size":
@@ -112,8 +130,12 @@ class Kernel:
                     raise InputError(f"{op}: {p['name']} needs {length} elements, got {buf.size}")
             if p["role"] in ("out", "inout"):
                 outs.append(buf)
+            buffers.append((p, buf))
             args.append(buf.ctypes.data_as(ctypes.POINTER(_CTYPES[p["elem"]])))
-        e.fn(*args)
+        if self._emulated is not None:
+            self._emulated.call(op, k or 0, buffers)
+        else:
+            e.fn(*args)
         return outs
 
     # ----------------------------------------------------------------- validation
@@ -226,19 +248,27 @@ class Kernel:
         return out[0] if single else out
 
 
-_LOADED: dict[tuple[Ring, str], Kernel] = {}
+_LOADED: dict[tuple[Ring, str, Target], Kernel] = {}
 
 
-def resolve_isa(isa: str, ring: Ring) -> str:
+def resolve_isa(isa: str, ring: Ring, target: Target | None = None) -> str:
     """Map ``auto`` to the best ISA this CPU runs for the ring; check that a named ISA exists,
-    runs here and supports the ring."""
+    runs here (natively, or under QEMU for another architecture's ISA when its toolchain is
+    installed) and supports the ring."""
     if isa == "auto":
+        if target is not None and not target.native:
+            raise InputError("isa='auto' picks among the host's ISAs: name one for another arch")
         for name in cpu.usable_isas():
             if isa_class(name).unsupported(ring.n, ring.lane) is None:
                 return name
         return "c"
     cls = isa_class(isa)
-    if isa not in cpu.usable_isas():
+    arch = (target.arch if target else None) or cls.arch or HOST_ARCH
+    if cls.arch is not None and target is not None and target.arch != cls.arch:
+        raise IsaUnavailableError(f"ISA {isa!r} runs on {cls.arch}, not on {target.arch}")
+    if arch != HOST_ARCH:
+        (target or Target(arch)).require(f"ISA {isa!r}")
+    elif isa not in cpu.usable_isas():
         feats = ", ".join(cls.features)
         raise IsaUnavailableError(f"ISA {isa!r} cannot run on this CPU (it needs {feats})")
     why = cls.unsupported(ring.n, ring.lane)
@@ -248,12 +278,20 @@ def resolve_isa(isa: str, ring: Ring) -> str:
 
 
 def load(
-    ring: str | Ring = "mlkem", isa: str = "auto", *, n: int | None = None, q: int | None = None
+    ring: str | Ring = "mlkem",
+    isa: str = "auto",
+    *,
+    n: int | None = None,
+    q: int | None = None,
+    arch: str | None = None,
+    vlen: int | None = None,
 ) -> Kernel:
     """Compile (once, cached) and load the kernels of a ring for an ISA.
 
     ``ring`` is a preset name, a custom name ``n<N>_q<Q>`` or a :class:`Ring`; alternatively give
     ``n`` and ``q`` for x^n + 1 over Z_q. ``isa="auto"`` picks the best ISA this CPU supports.
+    ISAs of another architecture (``neon``: aarch64) run under QEMU; ``arch`` runs portable C
+    there too (``isa="c", arch="aarch64"``) and ``vlen`` sets the emulated RISC-V vector length.
     Raises RingError / UnknownNameError / IsaUnavailableError with a message naming the rule."""
     if n is not None or q is not None:
         if n is None or q is None:
@@ -263,8 +301,12 @@ def load(
         r = ring
     else:
         r = get_ring(ring)
-    name = resolve_isa(isa, r)
-    key = (r, name)
+    target = None
+    if arch is not None or vlen is not None:
+        target = Target(arch or (isa_class(isa).arch if isa != "auto" else None) or HOST_ARCH, vlen)
+    name = resolve_isa(isa, r, target)
+    target = target or Target(isa_class(name).arch or HOST_ARCH)
+    key = (r, name, target)
     if key not in _LOADED:
-        _LOADED[key] = Kernel(r, name)
+        _LOADED[key] = Kernel(r, name, target)
     return _LOADED[key]

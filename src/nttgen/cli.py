@@ -11,17 +11,22 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import cpu
+from .cross import HOST_ARCH, Target
 from .emit.isa import ISAS
 from .errors import NttgenError
 from .rings import PRESETS, Ring, custom_ring, get_ring
 from .version import __version__
+
+if TYPE_CHECKING:  # the bench modules load matplotlib's dependencies lazily
+    from .bench import BenchResult
+    from .bench.icount import CountResult
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
@@ -147,14 +152,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time the kernels and print the table."""
-    from .bench import BENCH_OPS, results_json, run_bench
+    from .bench import BENCH_OPS, run_bench
     from .bench.chart import chart_title, write_chart
-    from .bench.report import print_table
-    from .build import compiler
-    from .emit.isa import isa_class
+    from .bench.report import print_count_table, print_table
 
     rings = _rings(args, default_all=True)
-    isas = _isas(args.isa, cpu.usable_isas())
+    emulated_default = [
+        i for i in ISAS if _emulated(i) and not Target(ISAS[i].arch).missing_tools()
+    ]
+    requested = _isas(args.isa, cpu.usable_isas() + emulated_default)
+    emulated = [i for i in requested if _emulated(i)]
+    isas = [i for i in requested if not _emulated(i)]
     ops = args.op or list(BENCH_OPS)
     for op in ops:
         if op not in BENCH_OPS:
@@ -162,11 +170,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for name in isas:
         if name not in cpu.usable_isas():
             raise NttgenError(f"ISA {name!r} cannot run on this CPU")
+    for name in emulated:
+        Target(ISAS[name].arch).require(f"counting {name} instructions")
     if args.samples < 1 or args.batch < 1:
         raise NttgenError("--samples and --batch must be at least 1")
     for option, value in (("--json", args.json), ("--png", args.png)):
         if value:  # fail before the run, not after it
             _check_output_file(option, Path(value))
+    counts = _count(rings, emulated, ops) if emulated else []
+    if not isas:
+        print_count_table(console, counts, emulated)
+        _write_bench_json(args, [], counts, isas, emulated)
+        return 0
     total = len(rings) * len(isas)
     with Progress(
         TextColumn("{task.description}"),
@@ -187,27 +202,72 @@ def cmd_bench(args: argparse.Namespace) -> int:
             bar.update(task, advance=1, description=now)
 
         results = run_bench(rings, isas, ops, samples=args.samples, batch=args.batch, progress=step)
-    compilers = {isa: compiler(isa_class(isa).compilers) for isa in isas}
-    print_table(console, results, isas, samples=args.samples, batch=args.batch, compilers=compilers)
-    if args.json:
-        meta = {
-            "samples": args.samples,
-            "batch": args.batch,
-            "isas": isas,
-            "compilers": compilers,
-            "cflags": {isa: ["-O3", *isa_class(isa).cflags] for isa in isas},
-            "cpu_features": sorted(cpu.cpu_features()),
-        }
-        try:
-            Path(args.json).write_text(results_json(results, meta))
-        except OSError as e:
-            raise NttgenError(f"cannot write {args.json}: {e.strerror or e}") from e
-        console.print(f"wrote {args.json}")
+    print_table(
+        console, results, isas, samples=args.samples, batch=args.batch, compilers=_compilers(isas)
+    )
+    print_count_table(console, counts, emulated)
+    _write_bench_json(args, results, counts, isas, emulated)
     if args.png:
         title = chart_title(results, samples=args.samples, batch=args.batch)
         write_chart(results, isas, Path(args.png), title=title)
         console.print(f"wrote {args.png}")
     return 0
+
+
+def _emulated(isa: str) -> bool:
+    """Whether an ISA belongs to another architecture than the host's (run under QEMU)."""
+    arch = ISAS[isa].arch
+    return arch is not None and arch != HOST_ARCH
+
+
+def _compilers(isas: list[str]) -> dict[str, str]:
+    from .build import compiler
+
+    return {isa: compiler(ISAS[isa].compilers) for isa in isas}
+
+
+def _count(rings: list[Ring], emulated: list[str], ops: list[str]) -> list[CountResult]:
+    """Instruction counts of the emulated ISAs, each next to the portable C on its machine."""
+    from .bench.icount import count_ring
+
+    out: list[CountResult] = []
+    with console.status("counting instructions under QEMU") as status:
+        for ring in rings:
+            by_arch: dict[str, list[str]] = {}
+            for isa in emulated:
+                if ISAS[isa].unsupported(ring.n, ring.lane) is None:
+                    by_arch.setdefault(str(ISAS[isa].arch), []).append(isa)
+            for arch, names in by_arch.items():
+                status.update(f"counting instructions under QEMU: {ring.name} {arch}")
+                out += count_ring(ring, [*names, "c"], Target(arch), ops)
+    return out
+
+
+def _write_bench_json(
+    args: argparse.Namespace,
+    results: list[BenchResult],
+    counts: list[CountResult],
+    isas: list[str],
+    emulated: list[str],
+) -> None:
+    from .bench import results_json
+
+    if not args.json:
+        return
+    meta = {
+        "samples": args.samples,
+        "batch": args.batch,
+        "isas": isas,
+        "compilers": _compilers(isas),
+        "cflags": {isa: ["-O3", *ISAS[isa].cflags] for isa in isas},
+        "cpu_features": sorted(cpu.cpu_features()),
+        "emulated_isas": emulated,
+    }
+    try:
+        Path(args.json).write_text(results_json(results, meta, counts))
+    except OSError as e:
+        raise NttgenError(f"cannot write {args.json}: {e.strerror or e}") from e
+    console.print(f"wrote {args.json}")
 
 
 def _check_output_file(option: str, path: Path) -> None:

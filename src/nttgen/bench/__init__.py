@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
@@ -159,8 +159,8 @@ def run_entries(
         types, kernels = _kernels_header(ring, entries)
         (d / "bench_types.h").write_text(types)
         (d / "bench_kernels.h").write_text(kernels)
-        harness = resources.files("nttgen.bench").joinpath("harness.c").read_text()
-        (d / "harness.c").write_text(harness)
+        for name in ("harness.c", "bench_random.h"):
+            (d / name).write_text(resources.files("nttgen.bench").joinpath(name).read_text())
         exe = d / "bench"
         _run(
             [default_cc, "-O2", "-std=gnu99", *ALIGN_FLAGS, "harness.c", *objects, "-o", str(exe)],
@@ -275,6 +275,12 @@ def run_bench(
     return out
 
 
-def results_json(results: list[BenchResult], meta: dict[str, object]) -> str:
-    """Results and how they were measured, as JSON."""
-    return json.dumps({"meta": meta, "results": [asdict(r) for r in results]}, indent=2) + "\n"
+def results_json(
+    results: list[BenchResult], meta: dict[str, object], counts: Sequence[Any] = ()
+) -> str:
+    """Results (and the instruction counts of emulated ISAs, if any) and how they were
+    measured, as JSON."""
+    data: dict[str, object] = {"meta": meta, "results": [asdict(r) for r in results]}
+    if counts:
+        data["instruction_counts"] = [asdict(c) for c in counts]
+    return json.dumps(data, indent=2) + "\n"

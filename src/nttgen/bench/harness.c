@@ -27,6 +27,7 @@
 
 #include "bench_types.h"
 #include "bench_kernels.h"
+#include "bench_random.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -49,21 +50,6 @@ static inline uint64_t ticks(void) {
 
 #define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static uint64_t next_random(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-/* Uniform in [0, q): valid input for every kernel's contract. */
-static void fill(bench_elem_t *p, size_t len) {
-    for (size_t i = 0; i < len; ++i) {
-        p[i] = (bench_elem_t)(next_random() % (uint64_t)BENCH_Q);
-    }
-}
 
 enum op { OP_COPY, OP_NTT, OP_INTT, OP_BASEMUL, OP_BASEMUL_ACC, OP_POLYMUL };
 

@@ -1,4 +1,5 @@
-"""The benchmark table: median ticks per call, ISAs side by side, ratios to portable C."""
+"""The benchmark tables: median ticks per call, ISAs side by side, ratios to portable C; and,
+for ISAs under QEMU, dynamic instructions per call."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import ALIGN_FLAGS, BenchResult
+from .icount import SCALAR_LABEL, CountResult
 
 
 def print_table(
@@ -46,5 +48,54 @@ def print_table(
                 cells.append(f"{base.median / r.median:.2f}x" if r and base and r.median else "-")
         first = next(iter(by_isa.values()))
         cells.append(str(first.reductions))
+        t.add_row(*cells)
+    console.print(t)
+
+
+def print_count_table(console: Console, counts: list[CountResult], isas: list[str]) -> None:
+    """Print one row per (ring, op) for ISAs that run under QEMU: dynamic instructions per call
+    of each ISA, of the portable C compiled -O3 for the same machine (and scalar), the ratios,
+    and the static op count of the SIMD program."""
+    if not counts:
+        return
+    targets = sorted({c.target for c in counts})
+    compilers = sorted({f"{c.isa}: {c.compiler}" for c in counts})
+    t = Table(
+        title=(
+            f"dynamic instructions per call under QEMU ({', '.join(targets)}; -O3; "
+            f"{'; '.join(compilers)}); static ops = vector ops, loads and stores of the program"
+        )
+    )
+    for col in ("ring", "target", "op"):
+        t.add_column(col)
+    simd = [i for i in isas if i != "c"]
+    for isa in simd:
+        t.add_column(isa, justify="right")
+    t.add_column("c -O3", justify="right")
+    for isa in simd:
+        t.add_column(f"c/{isa}", justify="right")
+    t.add_column("c scalar", justify="right")
+    for isa in simd:
+        t.add_column(f"scalar/{isa}", justify="right")
+        t.add_column(f"{isa} static ops", justify="right")
+    rows: dict[tuple[str, str, str], dict[str, CountResult]] = {}
+    for c in counts:
+        rows.setdefault((c.ring, c.target, c.label), {})[c.isa] = c
+    for (ring, target, label), by in rows.items():
+        base, scalar = by.get("c"), by.get(SCALAR_LABEL)
+
+        def cell(x: CountResult | None) -> str:
+            return f"{x.instructions:,}" if x else "-"
+
+        def ratio(num: CountResult | None, den: CountResult | None) -> str:
+            ok = num and den and den.instructions
+            return f"{num.instructions / den.instructions:.2f}x" if ok else "-"  # type: ignore[union-attr]
+
+        cells = [ring, target, label, *(cell(by.get(i)) for i in simd), cell(base)]
+        cells += [ratio(base, by.get(i)) for i in simd]
+        cells.append(cell(scalar))
+        for i in simd:
+            x = by.get(i)
+            cells += [ratio(scalar, x), f"{x.static_ops:,}" if x else "-"]
         t.add_row(*cells)
     console.print(t)

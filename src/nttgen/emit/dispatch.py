@@ -9,7 +9,8 @@ an ISA's native NTT order is always read back by the same ISA. The environment v
 and ``nttgen_<ring>_use_isa`` forces one: both exist for testing and benchmarking.
 
 The x86 backends are compiled in only on x86 targets (``__x86_64__``/``__i386__``) with a
-GNU-compatible compiler (for ``cpuid.h``); elsewhere the front end is the portable C.
+GNU-compatible compiler (for ``cpuid.h``), NEON only on AArch64 (``__aarch64__``, where it needs
+no detection); elsewhere the front end is the portable C.
 """
 
 from __future__ import annotations
@@ -104,6 +105,22 @@ class DispatchWriter:
         """The writers of ISAs that need x86 runtime detection."""
         return [w for w in self.writers if w.isa.cpuid7_ebx]
 
+    @property
+    def neon(self) -> list[FileWriter]:
+        """The writers of AArch64 ISAs (Advanced SIMD is part of every AArch64 core: compiled
+        in on AArch64, no runtime detection needed)."""
+        return [w for w in self.writers if w.isa.arch == "aarch64"]
+
+    def _guard(self, w: FileWriter) -> str | None:
+        """The macro under which an ISA is compiled in (None: always, the portable C)."""
+        if w.isa.cpuid7_ebx:
+            return f"{self.stem.upper()}_X86"
+        if w.isa.arch == "aarch64":
+            return f"{self.stem.upper()}_NEON"
+        if w.isa.arch is not None:
+            raise ValueError(f"the front end cannot detect {w.isa.name} ({w.isa.arch}) yet")
+        return None
+
     def _name(self, suffix: str) -> str:
         return f"{self.stem}_{suffix}"
 
@@ -125,7 +142,8 @@ class DispatchWriter:
             "Threads: the first call stores the choice without a lock; call <prefix>_isa() once",
             "        before sharing the library between threads.",
             "Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.",
-            "        -mavx2), and this file with none; on non-x86 targets only the portable C.",
+            "        -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON",
+            "        on AArch64, the portable C everywhere.",
             "Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and",
             "        from_standard convert. Do not switch ISAs while such data is in use.",
         ]
@@ -215,31 +233,46 @@ class DispatchWriter:
                 *(f'#include "{w.stem}.h"' for w in x86),
                 "#endif",
             ]
+        if self.neon:
+            out += [
+                "",
+                "#if defined(__aarch64__) && defined(__ARM_NEON)",
+                f"#define {S}_NEON 1",
+                *(f'#include "{w.stem}.h"' for w in self.neon),
+                "#endif",
+            ]
         out += ["", "/* One ISA's entry points. */", "typedef struct {", "    const char *name;"]
         for name in self.entries:
             decl, _ = self._param_text(name)
             out.append(f"    void (*{name})({decl});")
         out += [f"}} {s}_impl;", ""]
-        n_x86 = sum(1 for w in self.writers if w.isa.cpuid7_ebx)
+        n_x86, n_neon, total = len(x86), len(self.neon), len(self.writers)
         out += ["/* How many ISAs are compiled in. */"]
-        if n_x86:
-            out += [f"#ifdef {S}_X86", f"#define {S}_ISAS {len(self.writers)}", "#else"]
-            out += [f"#define {S}_ISAS {len(self.writers) - n_x86}", "#endif"]
+        if n_x86 or n_neon:
+            if n_x86:
+                out += [f"#if defined({S}_X86)", f"#define {S}_ISAS {total - n_neon}"]
+            if n_neon:
+                out += [
+                    f"#{'el' if n_x86 else ''}if defined({S}_NEON)",
+                    f"#define {S}_ISAS {total - n_x86}",
+                ]
+            out += ["#else", f"#define {S}_ISAS {total - n_x86 - n_neon}", "#endif"]
         else:
-            out += [f"#define {S}_ISAS {len(self.writers)}"]
+            out += [f"#define {S}_ISAS {total}"]
         out += [
             "",
             "/* Every ISA compiled in, best first. */",
             f"static const {s}_impl {s}_impls[] = {{",
         ]
         for w in self.writers:
-            if w.isa.cpuid7_ebx:
-                out.append(f"#ifdef {S}_X86")
+            guard = self._guard(w)
+            if guard:
+                out.append(f"#ifdef {guard}")
             have = w.ks.functions
             fields = [f'"{w.isa.name}"']
             fields += [f"{w.stem}_{name}" if name in have else "NULL" for name in self.entries]
             out += C.bin_pack("    {", fields, "},")
-            if w.isa.cpuid7_ebx:
+            if guard:
                 out.append("#endif")
         out += ["};", "", f"static const {s}_impl *{s}_active;", ""]
         out += self._runs_here(x86)
@@ -290,6 +323,15 @@ class DispatchWriter:
                     f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
                     f"        return (ebx & 0x{ebx:x}u) == 0x{ebx:x}u && "
                     f"(xcr0_lo & 0x{xcr0:x}u) == 0x{xcr0:x}u;",
+                    "    }",
+                ]
+            out.append("#endif")
+        if self.neon:
+            out.append(f"#ifdef {S}_NEON")
+            for w in self.neon:
+                out += [
+                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
+                    "        return 1; /* part of every AArch64 core */",
                     "    }",
                 ]
             out.append("#endif")

@@ -366,9 +366,21 @@ class BoundsInterp:
         """a >> k."""
         return self._lanewise(f"sra:{k}", lambda x: transfer.sra(x, k), a)
 
+    def _no_minimum_square(self, op: str, a: Bound, b: Bound) -> None:
+        """Refuse a product whose two factors can both be the lane minimum -beta/2 in the same
+        lane: ISAs that form the high half with a doubling multiply (NEON ``sqdmulh``, whose
+        2*a*b saturates only there) would then differ from the exact semantics."""
+        m = self.lane.min
+        if any(x == m and y == m for x, y in zip(a.lo, b.lo, strict=True)):
+            raise BoundsError(
+                f"{self._where()}: {op} can multiply {m} by {m}: Montgomery products need "
+                f"|a*b| < beta^2/4 (a doubling high product saturates there)"
+            )
+
     def montmul(self, a: Bound, z: Bound, zq: Bound) -> Bound:
         """Montgomery product by a twisted constant."""
         del zq
+        self._no_minimum_square("montmul", a, z)
         return self._checked(
             "montmul",
             self._lanewise("montmul", lambda x, y: transfer.montmul(x, y, self.arith), a, z),
@@ -376,6 +388,7 @@ class BoundsInterp:
 
     def montmul_var(self, a: Bound, b: Bound) -> Bound:
         """Montgomery product of two variables."""
+        self._no_minimum_square("montmul_var", a, b)
         return self._checked(
             "montmul_var",
             self._lanewise(

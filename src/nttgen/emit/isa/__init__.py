@@ -10,9 +10,10 @@ from ...errors import UnknownNameError
 from .avx2 import Avx2
 from .avx512 import Avx512
 from .base import EmitContext, Isa
+from .neon import Neon
 from .portable import PortableC
 
-ISAS: dict[str, type[Isa]] = {"c": PortableC, "avx2": Avx2, "avx512": Avx512}
+ISAS: dict[str, type[Isa]] = {"c": PortableC, "avx2": Avx2, "avx512": Avx512, "neon": Neon}
 
 
 def isa_class(name: str) -> type[Isa]:

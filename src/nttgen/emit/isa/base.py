@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...lanes import LaneType
@@ -36,6 +37,9 @@ class Isa(ABC):
     cflags: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
     registers: int = 16  # vector registers the layout planner may use
+    # the architecture the code needs (``uname -m`` spelling; None: any, as portable C); code
+    # for another architecture than the host's runs under QEMU (:mod:`nttgen.cross`)
+    arch: str | None = None
     # C compilers to build this backend with, best first (measured on the development machine:
     # gcc vectorises the portable loops better, clang schedules the SIMD intrinsics better)
     compilers: tuple[str, ...] = ("clang-19", "clang", "gcc", "cc")
@@ -99,3 +103,33 @@ class Isa(ABC):
     @abstractmethod
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """Store one vector to ``base[index]``."""
+
+
+class HelperCalls:
+    """The vocabulary ops that SIMD backends implement as calls of their static inline helpers
+    (each backend writes the helpers; the calls are the same everywhere)."""
+
+    helper: Callable[[str], str]
+
+    def montmul(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
+        """Montgomery product by a twisted constant."""
+        return C.Call(self.helper("montmul"), (a, z, zq))
+
+    def montmul_var(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Montgomery product of two variables."""
+        return C.Call(self.helper("montmul_var"), (a, b))
+
+    def barrett(self, a: C.Expr) -> C.Expr:
+        """Barrett reduction."""
+        return C.Call(self.helper("barrett"), (a,))
+
+    def cond_add_q(self, a: C.Expr) -> C.Expr:
+        """a + (q AND the sign mask of a)."""
+        return C.Call(self.helper("cond_add_q"), (a,))
+
+    def _helper_pair(self, stem: str, a: C.Expr, b: C.Expr) -> tuple[C.Expr, C.Expr]:
+        """Calls of the helpers ``<stem>_lo`` and ``<stem>_hi`` (a shuffle's two outputs)."""
+        return (
+            C.Call(self.helper(f"{stem}_lo"), (a, b)),
+            C.Call(self.helper(f"{stem}_hi"), (a, b)),
+        )

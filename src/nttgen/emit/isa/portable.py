@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from ...lanes import LaneType
 from .. import c_ast as C
-from .base import Isa
+from .base import HelperCalls, Isa
 
 
-class PortableC(Isa):
+class PortableC(HelperCalls, Isa):
     """The reference backend every SIMD backend is compared against."""
 
     name = "c"
@@ -191,22 +191,6 @@ class PortableC(Isa):
     def sra(self, a: C.Expr, *, k: int) -> C.Expr:
         """a >> k."""
         return C.Cast(self._t, C.Bin(">>", a, C.Int(k)))
-
-    def montmul(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
-        """Montgomery product by a twisted constant."""
-        return C.Call(self.helper("montmul"), (a, z, zq))
-
-    def montmul_var(self, a: C.Expr, b: C.Expr) -> C.Expr:
-        """Montgomery product of two variables."""
-        return C.Call(self.helper("montmul_var"), (a, b))
-
-    def barrett(self, a: C.Expr) -> C.Expr:
-        """Barrett reduction."""
-        return C.Call(self.helper("barrett"), (a,))
-
-    def cond_add_q(self, a: C.Expr) -> C.Expr:
-        """a + q where a < 0."""
-        return C.Call(self.helper("cond_add_q"), (a,))
 
     def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
         """Scalar code has no lanes to interleave."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...lanes import LaneType
 from .. import c_ast as C
-from .base import Isa
+from .base import HelperCalls, Isa
 
 
 def call(name: str, *args: C.Expr) -> C.Expr:
@@ -20,10 +20,11 @@ def call(name: str, *args: C.Expr) -> C.Expr:
     return C.Call(name, args)
 
 
-class X86Simd(Isa):
+class X86Simd(HelperCalls, Isa):
     """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
 
     width: int = 0  # bits per vector register
+    arch = "x86_64"
     includes = ("immintrin.h",)
 
     @classmethod
@@ -282,26 +283,3 @@ class X86Simd(Isa):
     def sra(self, a: C.Expr, *, k: int) -> C.Expr:
         """Arithmetic shift right."""
         return self._i("srai", a, C.Int(k))
-
-    def montmul(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
-        """Montgomery product by a twisted constant."""
-        return call(self.helper("montmul"), a, z, zq)
-
-    def montmul_var(self, a: C.Expr, b: C.Expr) -> C.Expr:
-        """Montgomery product of two variables."""
-        return call(self.helper("montmul_var"), a, b)
-
-    def barrett(self, a: C.Expr) -> C.Expr:
-        """Barrett reduction."""
-        return call(self.helper("barrett"), a)
-
-    def cond_add_q(self, a: C.Expr) -> C.Expr:
-        """a + (q AND the sign mask of a)."""
-        return call(self.helper("cond_add_q"), a)
-
-    def _helper_pair(self, stem: str, a: C.Expr, b: C.Expr) -> tuple[C.Expr, C.Expr]:
-        """Calls of the helpers ``<stem>_lo`` and ``<stem>_hi`` (a shuffle's two outputs)."""
-        return (
-            call(self.helper(f"{stem}_lo"), a, b),
-            call(self.helper(f"{stem}_hi"), a, b),
-        )

@@ -1,0 +1,146 @@
+"""``nttgen bench`` for ISAs that run under QEMU: dynamic instruction counts per call.
+
+QEMU gives no cycle counts, so the cost of a kernel on another architecture is the number of
+guest instructions one call executes. ``count.c`` calls one kernel between two marker functions;
+QEMU runs it one instruction per translation block with every executed block logged
+(``-singlestep -d exec,nochain``), and the log lines between the markers are the count (the
+markers alone, op ``none``, are subtracted). The generated kernels are constant-time, so the
+count does not depend on the input. Next to it: the same count for the portable C compiled -O3
+for the same machine, and the static op count of the cost interpreter (vector ops, loads and
+stores of the program; what an ideal one-instruction-per-op translation would execute).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ..build import cache_dir
+from ..cross import Target, build_static
+from ..emit.isa import isa_class
+from ..errors import BuildError
+from ..generate import generate, kernel_set
+from ..interp.cost import count_ops, total_ops
+from ..rings import Ring
+from . import BENCH_OPS, Entry, _kernels_header
+
+COUNT_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror")
+_MARK = re.compile(r" (count_begin|count_end)$")
+
+
+@dataclass
+class CountResult:
+    """Dynamic instructions of one call (one ISA, one op) on an emulated machine."""
+
+    ring: str
+    isa: str
+    op: str
+    k: int
+    target: str
+    compiler: str
+    instructions: int
+    static_ops: int
+
+    @property
+    def label(self) -> str:
+        """The op with its k, e.g. ``basemul_acc k=3``."""
+        return f"{self.op} k={self.k}" if self.op == "basemul_acc" else self.op
+
+
+SCALAR_FLAGS = ("-fno-tree-vectorize",)  # gcc: keep the portable C scalar
+
+
+def _entries(
+    ring: Ring, isas: list[str], target: Target, extra: tuple[str, ...] = ()
+) -> list[tuple[Entry, list[str]]]:
+    out = []
+    for isa in isas:
+        cls = isa_class(isa)
+        cmd = [*target.pick_compiler(cls.compilers), *COUNT_CFLAGS, *cls.cflags, *extra]
+        out.append((Entry(isa, generate(ring, isa), tuple(cls.cflags)), cmd))
+    return out
+
+
+def build_counter(
+    ring: Ring, isas: list[str], target: Target, extra: tuple[str, ...] = ()
+) -> tuple[Path, dict[str, str]]:
+    """The static counting program of one ring with the kernels of ``isas`` for ``target``
+    (cached by content), each compiled with its compiler, -O3 and ``extra``; returns its path
+    and the compiler used per ISA."""
+    entries = _entries(ring, isas, target, extra)
+    types, kernels = _kernels_header(ring, [e for e, _ in entries])
+    sources = {"bench_types.h": types, "bench_kernels.h": kernels}
+    for name in ("count.c", "bench_random.h"):
+        sources[name] = resources.files("nttgen.bench").joinpath(name).read_text()
+    for e, _ in entries:
+        sources.update(dict(e.files.items()))
+    objects = [(f"{e.files.stem}.c", cmd) for e, cmd in entries]
+    exe = build_static(target, sources, objects, "count.c", f"count-{ring.c_name}", cache_dir())
+    names = {e.label: " ".join(cmd[:2] if "clang" in cmd[0] else cmd[:1]) for e, cmd in entries}
+    return exe, names
+
+
+def count_call(exe: Path, target: Target, index: int, op: str, k: int = 1, seed: int = 0) -> int:
+    """Guest instructions between the markers of one run of the counting program (kernel
+    ``index`` of its table, one call of ``op``, inputs drawn with ``seed``)."""
+    with tempfile.TemporaryDirectory(prefix="nttgen-count-") as tmp:
+        log = Path(tmp) / "exec.log"
+        cmd = [*target.emulator(), "-singlestep", "-d", "exec,nochain", "-D", str(log)]
+        args = [str(exe), str(index), op, str(k), *([str(seed)] if seed else [])]
+        proc = subprocess.run([*cmd, *args], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise BuildError(f"{exe.name} {op} under {target.label} failed: {proc.stderr.strip()}")
+        counting, n = False, 0
+        with log.open() as f:
+            for line in f:
+                m = _MARK.search(line.rstrip("\n"))
+                if m and m.group(1) == "count_begin":
+                    counting, n = True, 0
+                elif m and counting:
+                    return n
+                elif counting:
+                    n += 1
+    raise BuildError(f"{exe.name} {op}: the QEMU log has no count_begin/count_end markers")
+
+
+SCALAR_LABEL = "c scalar"
+
+
+def count_ring(
+    ring: Ring,
+    isas: list[str],
+    target: Target,
+    ops: Iterable[str] = BENCH_OPS,
+    ks: Iterable[int] = (3, 5),
+    scalar: bool = True,
+) -> list[CountResult]:
+    """Instruction counts of every (ISA, op) of one ring on ``target``. ``isas`` should include
+    ``c``: the portable C compiled -O3 for the same machine (gcc vectorises its loops there);
+    ``scalar`` adds it once more with vectorisation off (ISA label ``c scalar``), the baseline
+    of a machine without a vector unit."""
+    ops = list(ops)
+    builds = [(isas, (), False)]
+    if scalar:
+        builds.append((["c"], SCALAR_FLAGS, True))
+    out: list[CountResult] = []
+    for names, extra, is_scalar in builds:
+        exe, compilers = build_counter(ring, names, target, extra)
+        for index, isa in enumerate(names):
+            base = count_call(exe, target, index, "none")
+            label = SCALAR_LABEL if is_scalar else isa
+            for op in ops:
+                for k in ks if op == "basemul_acc" else (1,):
+                    n = count_call(exe, target, index, op, k) - base
+                    fn = kernel_set(ring, isa).functions[op]
+                    static = total_ops(count_ops(fn, {"k": k} if op == "basemul_acc" else {}))
+                    out.append(
+                        CountResult(
+                            ring.name, label, op, k, target.label, compilers[isa], n, static
+                        )
+                    )
+    return out

@@ -1,0 +1,262 @@
+"""Arm NEON (AArch64 Advanced SIMD): 128-bit vectors, 8 lanes of 16 bits or 4 of 32, 32 registers.
+
+AArch64 has no instruction for the high half of a product, but it has the *doubling* high
+product ``sqdmulh`` (``vqdmulhq_s16``: floor(2*a*b / beta), saturating only for a = b = -beta/2,
+which the bounds analysis excludes) and the halving subtraction ``shsub`` (``vhsubq_s16``:
+floor((x - y) / 2) without overflow). Signed Montgomery multiplication by a twisted constant is
+then
+
+    hi = sqdmulh(a, z); m = mul(a, zq); t = sqdmulh(m, q); r = shsub(hi, t)
+
+Since a*z and m*q agree modulo beta, 2*a*z and 2*m*q agree modulo 2*beta, so hi - t is even and
+r = (a*z - m*q) / beta exactly: the same value as the vocabulary's hi(a*z) - hi(m*q), in four
+instructions like x86's ``vpmullw``/``vpmulhw``/``vpmulhw``/``vpsubw``.
+
+Barrett reduction uses floor(x / 2) nested in a rounding shift: round_shift(floor(2*a*v/beta),
+k + 1) equals round_shift(floor(a*v/beta), k), so t = ``srshr``(``sqdmulh``(a, v), k + 1) and
+r = ``mls``(a, t, q), three instructions. The exact high product (the ``mulhi`` op) takes the two
+widening products ``smull``/``smull2`` and keeps their high halves with ``uzp2``. Shuffles are
+``trn1``/``trn2`` at the block width (16, 32 or 64 bits), reinterpreting the lanes; the sign
+correction is a shift, an AND and an add (no comparison result feeds a branch).
+"""
+
+from __future__ import annotations
+
+from ...lanes import LaneType
+from .. import c_ast as C
+from .base import HelperCalls, Isa
+
+
+def call(name: str, *args: C.Expr) -> C.Expr:
+    """A call of an intrinsic or helper."""
+    return C.Call(name, args)
+
+
+class Neon(HelperCalls, Isa):
+    """The AArch64 NEON backend."""
+
+    name = "neon"
+    title = "Arm NEON (AArch64, 128-bit vectors, 32 registers)"
+    arch = "aarch64"
+    cflags = ()  # Advanced SIMD is part of every AArch64 core: no flag needed
+    features = ("asimd",)
+    registers = 32
+    includes = ("arm_neon.h",)
+    compilers = ("clang-19", "clang", "aarch64-linux-gnu-gcc")
+
+    @classmethod
+    def lanes_for(cls, lane: LaneType) -> int:
+        """128 bits of lanes."""
+        return 128 // lane.bits
+
+    @property
+    def _s(self) -> str:
+        return f"s{self.lane.bits}"
+
+    @property
+    def vtype(self) -> str:
+        """The C vector type (``int16x8_t`` or ``int32x4_t``)."""
+        return f"int{self.lane.bits}x{self.lanes_for(self.lane)}_t"
+
+    def vec_type(self) -> str:
+        """The vector type."""
+        return self.vtype
+
+    def _q(self, op: str, *args: C.Expr) -> C.Expr:
+        """The 128-bit intrinsic of ``op`` on the lane type: ``add`` -> ``vaddq_s16``,
+        ``dup_n`` -> ``vdupq_n_s16`` (the q follows the operation's first word)."""
+        head, _, tail = op.partition("_")
+        return call(f"v{head}q{'_' + tail if tail else ''}_{self._s}", *args)
+
+    def _dup(self, v: int) -> C.Expr:
+        return self._q("dup_n", C.Int(v))
+
+    # ----------------------------------------------------------------- memory
+    def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
+        """``ld1`` (NEON loads have no alignment requirement)."""
+        del aligned
+        return self._q("ld1", C.Unary("&", C.Index(base, index)))
+
+    def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        """``ld1r``: one element into every lane."""
+        return self._q("ld1_dup", C.Unary("&", C.Index(base, index)))
+
+    def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
+        """``st1``."""
+        del aligned
+        return C.ExprStmt(self._q("st1", C.Unary("&", C.Index(base, index)), value))
+
+    # ----------------------------------------------------------------- helpers
+    def _fn(
+        self, name: str, params: tuple[str, ...], body: list[C.Stmt], doc: tuple[str, ...]
+    ) -> C.FuncDef:
+        return C.FuncDef(
+            self.vtype,
+            self.helper(name),
+            tuple(C.Param(self.vtype, p) for p in params),
+            tuple(body),
+            storage="static inline",
+            doc=doc,
+        )
+
+    def _decl(self, name: str, value: C.Expr) -> C.Stmt:
+        return C.Decl(self.vtype, name, value, const=True)
+
+    def helpers(self) -> list[C.Top]:
+        """Montgomery, Barrett, the exact high product, the sign correction and the
+        interleaves as static inline functions."""
+        q, qinv = self.arith.q, self.arith.qinv
+        v, k = self.arith.barrett_v, self.arith.barrett_k
+        bits = self.lane.bits
+        lanes = self.lanes_for(self.lane)
+        a, b, z, zq = C.Name("a"), C.Name("b"), C.Name("z"), C.Name("zq")
+        n = C.Name
+        dmulh = lambda x, y: self._q("qdmulh", x, y)  # noqa: E731
+        mul = lambda x, y: self._q("mul", x, y)  # noqa: E731
+        hsub = lambda x, y: self._q("hsub", x, y)  # noqa: E731
+        wide = f"int{2 * bits}x{lanes // 2}_t"
+        fns: list[C.Top] = [
+            self._fn(
+                "montmul",
+                ("a", "z", "zq"),
+                [
+                    self._decl("hi", dmulh(a, z)),
+                    self._decl("m", mul(a, zq)),
+                    C.Return(hsub(n("hi"), dmulh(n("m"), self._dup(q)))),
+                ],
+                (
+                    "Signed Montgomery multiplication by a twisted constant, "
+                    f"{lanes} lanes: (a*z - m*q) / 2^{bits}",
+                    f"with m = a*zq mod 2^{bits}, as floor((2az/2^{bits} - 2mq/2^{bits}) / 2) "
+                    "by sqdmulh and shsub (exact: the",
+                    "difference of the doubled high halves is even).",
+                ),
+            ),
+            self._fn(
+                "montmul_var",
+                ("a", "b"),
+                [
+                    self._decl("lo", mul(a, b)),
+                    self._decl("hi", dmulh(a, b)),
+                    self._decl("m", mul(n("lo"), self._dup(qinv))),
+                    C.Return(hsub(n("hi"), dmulh(n("m"), self._dup(q)))),
+                ],
+                (
+                    f"Signed Montgomery product (a*b - m*q) / 2^{bits}, m = lo(a*b)*q^-1 mod "
+                    f"2^{bits} (as montmul).",
+                ),
+            ),
+            self._fn(
+                "barrett",
+                ("a",),
+                [
+                    self._decl("t", self._q("rshr_n", dmulh(a, self._dup(v)), C.Int(k + 1))),
+                    C.Return(self._q("mls", a, n("t"), self._dup(q))),
+                ],
+                (
+                    f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}), formed as a "
+                    f"rounding shift by {k + 1}",
+                    "of the doubled high product (the same integer), then a - t*q by mls.",
+                ),
+            ),
+            self._fn(
+                "mulhi",
+                ("a", "b"),
+                [
+                    C.Decl(
+                        wide,
+                        "lo",
+                        call(
+                            f"vmull_{self._s}",
+                            call(f"vget_low_{self._s}", a),
+                            call(f"vget_low_{self._s}", b),
+                        ),
+                        const=True,
+                    ),
+                    C.Decl(wide, "hi", call(f"vmull_high_{self._s}", a, b), const=True),
+                    C.Return(
+                        self._q(
+                            "uzp2",
+                            self._reinterpret(n("lo"), 2 * bits),
+                            self._reinterpret(n("hi"), 2 * bits),
+                        )
+                    ),
+                ],
+                (
+                    f"High halves of the signed products: the {2 * bits}-bit products of both "
+                    "halves (smull, smull2),",
+                    "then their odd lanes (uzp2).",
+                ),
+            ),
+            self._fn(
+                "cond_add_q",
+                ("a",),
+                [
+                    self._decl("mask", self._q("shr_n", a, C.Int(bits - 1))),
+                    C.Return(self._q("add", a, self._q("and", n("mask"), self._dup(q)))),
+                ],
+                ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
+            ),
+        ]
+        for width in (16, 32, 64):
+            if width < bits:
+                continue
+            for half_name, op in (("lo", "trn1"), ("hi", "trn2")):
+                body = self._reinterpret(
+                    call(
+                        f"v{op}q_s{width}",
+                        self._reinterpret(a, width, to_lane=False),
+                        self._reinterpret(b, width, to_lane=False),
+                    ),
+                    width,
+                )
+                which = "Even" if half_name == "lo" else "Odd"
+                fns.append(
+                    self._fn(
+                        f"ilv{width}_{half_name}",
+                        ("a", "b"),
+                        [C.Return(body)],
+                        (f"{which} {width}-bit blocks of a and b, interleaved ({op}).",),
+                    )
+                )
+        return fns
+
+    def _reinterpret(self, x: C.Expr, width: int, to_lane: bool = True) -> C.Expr:
+        """``x`` seen as lanes of the lane type (``to_lane``) or as ``width``-bit lanes."""
+        if width == self.lane.bits:
+            return x
+        if to_lane:
+            return call(f"vreinterpretq_{self._s}_s{width}", x)
+        return call(f"vreinterpretq_s{width}_{self._s}", x)
+
+    # ----------------------------------------------------------------- vocabulary
+    def const(self, *, value: int) -> C.Expr:
+        """Broadcast (``dup``/``movi``)."""
+        return self._dup(value)
+
+    def add(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Lane-wise add."""
+        return self._q("add", a, b)
+
+    def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Lane-wise subtract."""
+        return self._q("sub", a, b)
+
+    def mullo(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Low halves of the products (``mul``)."""
+        return self._q("mul", a, b)
+
+    def mulhi(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """High halves of the products (widening products, then ``uzp2``)."""
+        return call(self.helper("mulhi"), a, b)
+
+    def sra(self, a: C.Expr, *, k: int) -> C.Expr:
+        """Arithmetic shift right (``sshr``)."""
+        return self._q("shr_n", a, C.Int(k)) if k else a
+
+    def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
+        """Interleave at lane distance d: ``trn1``/``trn2`` at the block width."""
+        width = d * self.lane.bits
+        if width not in (16, 32, 64) or width < self.lane.bits:
+            raise ValueError(f"no NEON shuffle for {d} lanes of {self.lane.bits} bits")
+        return self._helper_pair(f"ilv{width}", a, b)
