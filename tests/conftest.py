@@ -68,12 +68,12 @@ def require_isa(isa: str) -> None:
     """Skip (fail under CI, whose machines have it) when this CPU cannot run ``isa``, or, for
     another architecture's ISA, when its cross toolchain or QEMU is missing."""
     from nttgen import cpu
-    from nttgen.cross import HOST_ARCH, Target
+    from nttgen.cross import target_of
     from nttgen.emit.isa import isa_class
 
-    arch = isa_class(isa).arch
-    if arch is not None and arch != HOST_ARCH:
-        missing = Target(arch).missing_tools()
+    target = target_of(isa_class(isa).arch)
+    if not target.native:
+        missing = target.missing_tools()
         msg = f"{isa} needs {', '.join(missing)} (run `make toolchain`)"
     else:
         missing = [] if isa in cpu.usable_isas() else [isa]
@@ -87,11 +87,10 @@ def require_isa(isa: str) -> None:
 def compile_command(compiler: str, isa: str) -> list[str]:
     """The command prefix that compiles ``isa``'s code with ``compiler`` (``gcc`` or
     ``clang-19``) for the ISA's architecture (a cross compiler for another one), or skips."""
-    from nttgen.cross import HOST_ARCH, Target
+    from nttgen.cross import target_of
     from nttgen.emit.isa import isa_class
 
-    arch = isa_class(isa).arch or HOST_ARCH
-    cmd = Target(arch).compile_command(compiler)
+    cmd = target_of(isa_class(isa).arch).compile_command(compiler)
     require_tool(cmd[0])
     return cmd
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import cpu
 from .build import compile_shared, load_library
-from .cross import HOST_ARCH, Target
+from .cross import HOST_ARCH, Target, target_of
 from .emit.isa import isa_class
 from .emulate import EmulatedLibrary
 from .errors import InputError, IsaUnavailableError, UnknownNameError
@@ -51,7 +51,7 @@ class Kernel:
         self.ring = ring
         self.isa = isa
         cls = isa_class(isa)
-        self.target = target or Target(cls.arch or HOST_ARCH)
+        self.target = target or target_of(cls.arch)
         if cls.arch not in (None, self.target.arch):
             raise IsaUnavailableError(f"{isa} code runs on {cls.arch}, not {self.target.arch}")
         files = generate(ring, isa)
@@ -305,7 +305,7 @@ def load(
     if arch is not None or vlen is not None:
         target = Target(arch or (isa_class(isa).arch if isa != "auto" else None) or HOST_ARCH, vlen)
     name = resolve_isa(isa, r, target)
-    target = target or Target(isa_class(name).arch or HOST_ARCH)
+    target = target or target_of(isa_class(name).arch)
     key = (r, name, target)
     if key not in _LOADED:
         _LOADED[key] = Kernel(r, name, target)

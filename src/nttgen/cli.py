@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import cpu
-from .cross import HOST_ARCH, Target
+from .cross import Target, target_of
 from .emit.isa import ISAS
 from .errors import NttgenError
 from .rings import PRESETS, Ring, custom_ring, get_ring
@@ -216,8 +216,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _emulated(isa: str) -> bool:
     """Whether an ISA belongs to another architecture than the host's (run under QEMU)."""
-    arch = ISAS[isa].arch
-    return arch is not None and arch != HOST_ARCH
+    return not target_of(ISAS[isa].arch).native
 
 
 def _compilers(isas: list[str]) -> dict[str, str]:

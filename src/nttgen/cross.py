@@ -121,6 +121,12 @@ class Target:
         return self.compile_command(self.linker)
 
 
+def target_of(arch: str | None) -> Target:
+    """The machine that runs code for ``arch`` (an ISA's ``arch``; None, as for portable C, is
+    any machine: the host)."""
+    return Target(arch or HOST_ARCH)
+
+
 def build_static(
     target: Target,
     sources: dict[str, str],

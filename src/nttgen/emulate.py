@@ -75,7 +75,7 @@ def server_source(files: GeneratedFiles, manifest: dict[str, Any]) -> str:
     out = [_SERVER_HEAD % {"header": f"{files.stem}.h"}]
     for index, (name, meta) in enumerate(manifest["functions"].items()):
         out.append(f"        case {index}: {{ /* {name} */\n")
-        args, gives = [], []
+        args, gives, frees = [], [], []
         for j, p in enumerate(meta["params"]):
             if p["kind"] == "size":
                 args.append("k")
@@ -89,9 +89,9 @@ def server_source(files: GeneratedFiles, manifest: dict[str, Any]) -> str:
             if p["role"] in ("out", "inout"):
                 gives.append(f"            give(b{j}, {size});\n")
             else:
-                gives.insert(0, f"            free((unsigned char *)b{j} - 4);\n")
+                frees.append(f"            free((unsigned char *)b{j} - 4);\n")
         out.append(f"            {meta['c_name']}({', '.join(args)});\n")
-        out += [g for g in gives if "give" in g] + [g for g in gives if "free" in g]
+        out += gives + frees
         out.append("            break;\n        }\n")
     out.append(_SERVER_TAIL)
     return "".join(out)
