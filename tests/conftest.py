@@ -60,7 +60,8 @@ def extreme_custom_rings() -> list[Ring]:
 ALL_RINGS = list(PRESETS.values()) + extreme_custom_rings()
 
 SIMD_ISAS = ("avx2", "avx512")  # the host's (x86-64)
-EMULATED_ISAS = ("neon",)  # other architectures', run under QEMU
+# other architectures', run under QEMU (RVV at the VLEN each needs; test_rvv.py varies it)
+EMULATED_ISAS = ("neon", "rvv", "rvv128", "rvv256")
 ALL_ISAS = ("c", *SIMD_ISAS, *EMULATED_ISAS)
 
 
@@ -68,10 +69,10 @@ def require_isa(isa: str) -> None:
     """Skip (fail under CI, whose machines have it) when this CPU cannot run ``isa``, or, for
     another architecture's ISA, when its cross toolchain or QEMU is missing."""
     from nttgen import cpu
-    from nttgen.cross import target_of
+    from nttgen.cross import isa_target
     from nttgen.emit.isa import isa_class
 
-    target = target_of(isa_class(isa).arch)
+    target = isa_target(isa_class(isa))
     if not target.native:
         missing = target.missing_tools()
         msg = f"{isa} needs {', '.join(missing)} (run `make toolchain`)"
@@ -105,6 +106,18 @@ def ring_isa_cases(isas: tuple[str, ...] = ALL_ISAS) -> list:  # type: ignore[ty
             if isa_class(isa).unsupported(r.n, r.lane) is None:
                 out.append(pytest.param(r, isa, id=f"{r.name}-{isa}"))
     return out
+
+
+# gcc 12, the only riscv64 gcc this distribution ships, has no RVV intrinsics: RVV code is
+# built with clang only (../shared/MACHINE.md)
+COMPILERS = ("gcc", "clang-19")
+
+
+def compilers_for(isa: str) -> tuple[str, ...]:
+    """The compilers the tests build ``isa``'s code with."""
+    from nttgen.emit.isa import isa_class
+
+    return ("clang-19",) if isa_class(isa).arch == "riscv64" else COMPILERS
 
 
 def ring_id(r: Ring) -> str:

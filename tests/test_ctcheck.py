@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import compile_command, require_tool
+from conftest import compile_command, compilers_for, require_tool
 from nttgen.ctcheck import ARCHES, check_object
 from nttgen.emit.isa import isa_class
 from nttgen.generate import generate
@@ -24,13 +24,20 @@ def _compile(cc: str, src: Path, opt: str, out: Path, extra: tuple[str, ...] = (
     return out
 
 
-@pytest.mark.parametrize("isa", ["c", "avx2", "avx512", "neon"])
-@pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
+def _isa_compilers() -> list:  # type: ignore[type-arg]
+    """(ISA, compiler) pairs: gcc and clang, except RVV (clang only: gcc 12 has no RVV
+    intrinsics)."""
+    isas = ["c", "avx2", "avx512", "neon", "rvv", "rvv128", "rvv256"]
+    return [pytest.param(isa, cc, id=f"{cc}-{isa}") for isa in isas for cc in compilers_for(isa)]
+
+
+@pytest.mark.parametrize("isa,compiler", _isa_compilers())
 @pytest.mark.parametrize("ring", list(PRESETS.values()), ids=lambda r: r.name)
 def test_generated_objects_are_constant_time(  # type: ignore[no-untyped-def]
     isa: str, compiler: str, ring, tmp_path: Path
 ) -> None:
-    """Every ISA's objects on its own architecture (NEON: AArch64, cross-compiled)."""
+    """Every ISA's objects on its own architecture (NEON: AArch64, RVV: RV64GCV,
+    cross-compiled)."""
     cc = compile_command(compiler, isa)
     arch = isa_class(isa).arch or "x86_64"
     require_tool("objdump")

@@ -62,9 +62,11 @@ int main(int argc, char **argv) {{
 """
 
 
-def _build(ring: Ring, cc: str, tmp: Path, target: Target | None = None) -> list[str]:
+def _build(
+    ring: Ring, cc: str, tmp: Path, target: Target | None = None, front: tuple[str, ...] = ()
+) -> list[str]:
     """Compile, for ``target`` (the host by default), the files of every ISA of that machine
-    with their flags, the front end (over every ISA) with none, and the driver; return the
+    with their flags, the front end (over every ISA) with ``front``, and the driver; return the
     command that runs the driver (under QEMU for another machine)."""
     target = target or Target()
     cmd = target.compile_command(cc)
@@ -76,7 +78,7 @@ def _build(ring: Ring, cc: str, tmp: Path, target: Target | None = None) -> list
         for name, text in files.items():
             (tmp / name).write_text(text)
         isa = files.stem.rsplit("_", 1)[-1]
-        flags = isa_class(isa).cflags if isa in ISAS and files.stem.endswith(f"_{isa}") else ()
+        flags = isa_class(isa).cflags if isa in ISAS and files.stem.endswith(f"_{isa}") else front
         obj = tmp / f"{files.stem}.o"
         src = tmp / f"{files.stem}.c"
         subprocess.run([*cmd, *WARN, *flags, "-c", str(src), "-o", str(obj)], check=True)
@@ -163,6 +165,31 @@ def test_aarch64_front_end_picks_neon(ring: Ring, cc: str, tmp_path: Path) -> No
     assert proc.returncode != 0 and "names no ISA compiled in that runs here" in proc.stderr
 
 
+@pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=lambda r: r.name)
+def test_riscv_front_end_picks_by_vlen(ring: Ring, tmp_path: Path) -> None:
+    """Built for rv64gcv (clang: gcc 12 has no RVV intrinsics), one front end reads VLEN and
+    takes the code specialised for exactly that VLEN, else the VLEN-agnostic code; every RVV
+    variant that fits the core can be forced and gives the exact product; one that needs a
+    longer VLEN is refused, never run."""
+    require_isa("rvv")
+    exe = _build(ring, "clang-19", tmp_path, Target("riscv64"), front=("-march=rv64gcv",))
+    q = ring.q
+    rng = np.random.default_rng(q + 2)
+    a = rng.integers(-(q - 1), q, ring.n)
+    b = rng.integers(-(q - 1), q, ring.n)
+    b[-8:] = -(q - 1)
+    for vlen, best in ((128, "rvv128"), (256, "rvv256"), (512, "rvv")):
+        run = [*Target("riscv64", vlen).emulator(), exe[-1]]
+        default = _run(run, ring, a, b)
+        assert default.returncode == 0, default.stderr
+        assert default.stdout.split("\n")[0] == best, vlen
+        fits = [i for i in ("rvv256", "rvv128", "rvv") if isa_class(i).min_vlen <= vlen]
+        _check_forced(run, ring, a, b, [*fits, "c"])
+        for isa in ("rvv256", "neon", "avx2"):
+            if isa not in fits:
+                assert _run(run, ring, a, b, force=isa).returncode == 3, (isa, vlen)
+
+
 def test_a_choice_that_cannot_run_is_refused(tmp_path: Path) -> None:
     ring = PRESETS["mlkem"]
     exe = _build(ring, "gcc", tmp_path)
@@ -181,11 +208,12 @@ def test_a_choice_that_cannot_run_is_refused(tmp_path: Path) -> None:
 def test_small_rings_dispatch_over_the_isas_that_fit() -> None:
     ring = make_ring(32, 97)
     # 32 lanes of 16 bits: too wide for AVX-512; NEON's 8 lanes fit
-    assert dispatch_isas(ring, list(ISAS)) == ["c", "avx2", "neon"]
+    assert dispatch_isas(ring, list(ISAS)) == ["c", "avx2", "neon", "rvv", "rvv128", "rvv256"]
     text = generate_dispatch(ring, ["avx512"]).source
     assert "nttgen_n32_q97_c_polymul" in text and "avx512" not in text.split("*/", 1)[1]
-    # the smallest ring: NEON still holds it in two vectors
-    assert dispatch_isas(make_ring(16, 97), list(ISAS)) == ["c", "neon"]
+    # the smallest ring: NEON and RVV at VLEN 128 still hold it in two vectors; the
+    # strip-mined RVV code has no minimum
+    assert dispatch_isas(make_ring(16, 97), list(ISAS)) == ["c", "neon", "rvv", "rvv128"]
 
 
 def test_checked_in_front_ends_match_the_generator() -> None:

@@ -14,6 +14,7 @@ from conftest import (
     ALL_ISAS,
     ALL_RINGS,
     compile_command,
+    compilers_for,
     require_tool,
     ring_id,
     ring_isa_cases,
@@ -35,8 +36,15 @@ def _write(ring, tmp_path: Path, isa: str = "c") -> Path:  # type: ignore[no-unt
     return tmp_path / f"{files.stem}.c"
 
 
-@pytest.mark.parametrize("compiler", ["gcc", "clang-19"])
-@pytest.mark.parametrize("ring,isa", ring_isa_cases())
+def _compiler_cases() -> list:  # type: ignore[type-arg]
+    return [
+        pytest.param(cc, *case.values, id=f"{case.id}-{cc}")
+        for case in ring_isa_cases()
+        for cc in compilers_for(case.values[1])
+    ]
+
+
+@pytest.mark.parametrize("compiler,ring,isa", _compiler_cases())
 def test_compiles_warning_free(compiler: str, ring, isa: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cc = compile_command(compiler, isa)
     src = _write(ring, tmp_path, isa)
@@ -102,7 +110,7 @@ def test_header_names_version_command_and_parameters() -> None:
 @pytest.mark.parametrize("isa", ALL_ISAS)
 def test_symbols_are_prefixed(isa: str, tmp_path: Path) -> None:
     nm = require_tool("nm")  # GNU nm reads the other architectures' objects too
-    cc = compile_command("gcc", isa)
+    cc = compile_command(compilers_for(isa)[0], isa)
     for ring in PRESETS.values():
         src = _write(ring, tmp_path, isa)
         obj = tmp_path / "k.o"

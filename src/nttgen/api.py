@@ -23,7 +23,7 @@ import numpy as np
 
 from . import cpu
 from .build import compile_shared, load_library
-from .cross import HOST_ARCH, Target, target_of
+from .cross import HOST_ARCH, Target, check_vlen, isa_target
 from .emit.isa import isa_class
 from .emulate import EmulatedLibrary
 from .errors import InputError, IsaUnavailableError, UnknownNameError
@@ -51,9 +51,10 @@ class Kernel:
         self.ring = ring
         self.isa = isa
         cls = isa_class(isa)
-        self.target = target or target_of(cls.arch)
+        self.target = target or isa_target(cls)
         if cls.arch not in (None, self.target.arch):
             raise IsaUnavailableError(f"{isa} code runs on {cls.arch}, not {self.target.arch}")
+        check_vlen(cls, self.target)
         files = generate(ring, isa)
         self.manifest: dict[str, Any] = json.loads(files.manifest)
         self._dtype = _NUMPY[ring.lane.c_type]
@@ -305,7 +306,7 @@ def load(
     if arch is not None or vlen is not None:
         target = Target(arch or (isa_class(isa).arch if isa != "auto" else None) or HOST_ARCH, vlen)
     name = resolve_isa(isa, r, target)
-    target = target or target_of(isa_class(name).arch)
+    target = target or isa_target(isa_class(name))
     key = (r, name, target)
     if key not in _LOADED:
         _LOADED[key] = Kernel(r, name, target)

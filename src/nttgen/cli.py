@@ -18,8 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import cpu
-from .cross import Target, target_of
-from .emit.isa import ISAS
+from .cross import RVV_VLENS, Target, isa_target
+from .emit.isa import ISAS, isa_class
 from .errors import NttgenError
 from .rings import PRESETS, Ring, custom_ring, get_ring
 from .version import __version__
@@ -71,8 +71,7 @@ def _rings(args: argparse.Namespace, default_all: bool) -> list[Ring]:
 def _isas(values: list[str] | None, default: list[str]) -> list[str]:
     names = values or default
     for name in names:
-        if name not in ISAS:
-            raise NttgenError(f"unknown ISA {name!r}: known ISAs are {', '.join(ISAS)}")
+        isa_class(name)  # raises naming the known ISAs
     return names
 
 
@@ -157,9 +156,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench.report import print_count_table, print_table
 
     rings = _rings(args, default_all=True)
-    emulated_default = [
-        i for i in ISAS if _emulated(i) and not Target(ISAS[i].arch).missing_tools()
-    ]
+    emulated_default = [i for i in ISAS if _emulated(i) and not isa_target(ISAS[i]).missing_tools()]
     requested = _isas(args.isa, cpu.usable_isas() + emulated_default)
     emulated = [i for i in requested if _emulated(i)]
     isas = [i for i in requested if not _emulated(i)]
@@ -171,13 +168,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if name not in cpu.usable_isas():
             raise NttgenError(f"ISA {name!r} cannot run on this CPU")
     for name in emulated:
-        Target(ISAS[name].arch).require(f"counting {name} instructions")
+        isa_target(isa_class(name)).require(f"counting {name} instructions")
+    vlens = sorted(set(args.vlen or (128, 256)))
+    for v in vlens:
+        if v not in RVV_VLENS:
+            raise NttgenError(f"--vlen must be one of {', '.join(map(str, RVV_VLENS))}, not {v}")
     if args.samples < 1 or args.batch < 1:
         raise NttgenError("--samples and --batch must be at least 1")
     for option, value in (("--json", args.json), ("--png", args.png)):
         if value:  # fail before the run, not after it
             _check_output_file(option, Path(value))
-    counts = _count(rings, emulated, ops) if emulated else []
+    counts = _count(rings, emulated, ops, vlens) if emulated else []
     if not isas:
         print_count_table(console, counts, emulated)
         _write_bench_json(args, [], counts, isas, emulated)
@@ -216,29 +217,38 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _emulated(isa: str) -> bool:
     """Whether an ISA belongs to another architecture than the host's (run under QEMU)."""
-    return not target_of(ISAS[isa].arch).native
+    return not isa_target(isa_class(isa)).native
 
 
 def _compilers(isas: list[str]) -> dict[str, str]:
     from .build import compiler
 
-    return {isa: compiler(ISAS[isa].compilers) for isa in isas}
+    return {isa: compiler(isa_class(isa).compilers) for isa in isas}
 
 
-def _count(rings: list[Ring], emulated: list[str], ops: list[str]) -> list[CountResult]:
-    """Instruction counts of the emulated ISAs, each next to the portable C on its machine."""
+def _count(
+    rings: list[Ring], emulated: list[str], ops: list[str], vlens: list[int]
+) -> list[CountResult]:
+    """Instruction counts of the emulated ISAs, each next to the portable C on its machine;
+    RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN is at least what it needs)."""
     from .bench.icount import count_ring
 
     out: list[CountResult] = []
     with console.status("counting instructions under QEMU") as status:
         for ring in rings:
-            by_arch: dict[str, list[str]] = {}
+            by_target: dict[Target, list[str]] = {}
             for isa in emulated:
-                if ISAS[isa].unsupported(ring.n, ring.lane) is None:
-                    by_arch.setdefault(str(ISAS[isa].arch), []).append(isa)
-            for arch, names in by_arch.items():
-                status.update(f"counting instructions under QEMU: {ring.name} {arch}")
-                out += count_ring(ring, [*names, "c"], Target(arch), ops)
+                cls = isa_class(isa)
+                if cls.unsupported(ring.n, ring.lane) is not None:
+                    continue
+                arch = str(cls.arch)
+                machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]
+                for t in machines:
+                    if t.emulated_vlen >= getattr(cls, "min_vlen", 0) or arch != "riscv64":
+                        by_target.setdefault(t, []).append(isa)
+            for target, names in by_target.items():
+                status.update(f"counting instructions under QEMU: {ring.name} {target.label}")
+                out += count_ring(ring, [*names, "c"], target, ops)
     return out
 
 
@@ -258,7 +268,7 @@ def _write_bench_json(
         "batch": args.batch,
         "isas": isas,
         "compilers": _compilers(isas),
-        "cflags": {isa: ["-O3", *ISAS[isa].cflags] for isa in isas},
+        "cflags": {isa: ["-O3", *isa_class(isa).cflags] for isa in isas},
         "cpu_features": sorted(cpu.cpu_features()),
         "emulated_isas": emulated,
     }
@@ -319,6 +329,12 @@ def parser() -> argparse.ArgumentParser:
     _add_ring_args(s, many=True)
     s.add_argument("--isa", action="append", help="ISA; repeatable (default: all usable)")
     s.add_argument("--op", action="append", help="operation; repeatable (default: all)")
+    s.add_argument(
+        "--vlen",
+        type=int,
+        action="append",
+        help="RISC-V VLEN to count RVV at; repeatable (default: 128 and 256)",
+    )
     s.add_argument("--samples", type=int, default=1000, help="timed batches (default 1000)")
     s.add_argument("--batch", type=int, default=100, help="calls per batch (default 100)")
     s.add_argument("--json", help="also write the results to this JSON file")

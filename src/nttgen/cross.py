@@ -121,10 +121,30 @@ class Target:
         return self.compile_command(self.linker)
 
 
-def target_of(arch: str | None) -> Target:
+def target_of(arch: str | None, min_vlen: int = 128) -> Target:
     """The machine that runs code for ``arch`` (an ISA's ``arch``; None, as for portable C, is
-    any machine: the host)."""
+    any machine: the host); for RISC-V code that needs a longer VLEN than 128 bits
+    (``min_vlen``), a core with that VLEN."""
+    if arch == "riscv64" and min_vlen > 128:
+        return Target(arch, min_vlen)
     return Target(arch or HOST_ARCH)
+
+
+def isa_target(cls: object) -> Target:
+    """The machine that runs an ISA class's code by default (:func:`target_of` its arch and
+    its ``min_vlen``)."""
+    return target_of(getattr(cls, "arch", None), getattr(cls, "min_vlen", 128))
+
+
+def check_vlen(cls: object, target: Target) -> None:
+    """Raise :class:`IsaUnavailableError` when ``target``'s VLEN is below what the ISA's code
+    needs (VLEN-specialised RVV code would silently compute on too few lanes)."""
+    need = getattr(cls, "min_vlen", 128)
+    if target.arch == "riscv64" and target.emulated_vlen < need:
+        raise IsaUnavailableError(
+            f"{getattr(cls, 'name', '?')} code needs VLEN >= {need} bits; this RISC-V core has "
+            f"VLEN = {target.emulated_vlen} (use isa='rvv', which reads VLEN at run time)"
+        )
 
 
 def build_static(

@@ -444,6 +444,10 @@ class X86Model(Model):
 # ------------------------------------------------------------------------- load/store machines
 
 _BIG = 1 << 16  # bytes a vector access of unknown length may cover (VLEN <= 65536 bits x 8)
+# RVV's vlenb (VLEN in bytes) is public but unknown: register-spill areas of vector functions
+# are allocated in multiples of it. It stands as one symbolic constant, larger than _BIG, so
+# slots vlenb apart never overlap.
+_VLENB = 1 << 20
 # A stack pointer realigned by masking (over-aligned locals) sits at an unknown distance below
 # the old one: its slots are given a region of their own, this far below the entry frame.
 _REALIGN = -(1 << 40)
@@ -1095,6 +1099,12 @@ class RiscV64Model(_LoadStoreModel):
         if mn == "li" and len(ops) == 2:
             return _Pointer(None, False, _int(ops[1]))
         srcs = [self.regs(op) if self.is_reg(op) else None for op in ops[1:]]
+        if mn == "mul" and len(srcs) == 2 and srcs[0] and srcs[1]:  # vlenb * spilled groups
+            x, y = st.values.get(srcs[0][0]), st.values.get(srcs[1][0])
+            return _Pointer(None, False, None if x is None or y is None else x * y)
+        if mn == "slli" and len(srcs) == 2 and srcs[0] and srcs[1] is None:
+            x = st.values.get(srcs[0][0])
+            return _Pointer(None, False, None if x is None else x << _int(ops[2]))
         if mn in ("addiw", "addw") and len(srcs) == 2 and srcs[0] and srcs[1] is None:
             value = st.values.get(srcs[0][0])  # lui a1, 0x13; addiw a1, a1, 0x6c0
             return _Pointer(None, False, None if value is None else _sext32(value + _int(ops[2])))
@@ -1123,6 +1133,8 @@ class RiscV64Model(_LoadStoreModel):
         taint = "@vl" in st.regs if csr == "vl" else csr in _RV_CSR_SECRET
         if ops:
             self.write(st, self.regs(ops[0]), taint)
+            if csr == "vlenb" and self.regs(ops[0]):
+                self.set_pointer(st, self.regs(ops[0])[0], _Pointer(None, False, _VLENB))
         return True
 
     def _memory(self, ins: Instr, st: State, report: list[tuple[Instr, str]]) -> None:
@@ -1183,8 +1195,9 @@ class RiscV64Model(_LoadStoreModel):
         address = [base, *index] + (["v0"] if masked else [])
         if self.secret(st, address) or ("@vl" in st.regs and not whole):
             report.append((ins, "memory address depends on secret data"))
+        extent = hi * _VLENB if whole else None
         if load:
-            taint = self.loaded(st, base, index, 0, None)
+            taint = self.loaded(st, base, index, 0, extent)
             if not whole and ("@tu" in st.regs or (masked and "@mu" in st.regs)):
                 taint = taint or self.secret(st, self._vregs(data, hi))
             if taint:
@@ -1192,7 +1205,7 @@ class RiscV64Model(_LoadStoreModel):
             else:
                 self.write(st, self._vregs(data, lo), False)
         else:
-            self.stored(st, base, index, 0, None, self.secret(st, self._vregs(data, hi)))
+            self.stored(st, base, index, 0, extent, self.secret(st, self._vregs(data, hi)))
 
     def _vector(self, ins: Instr, st: State) -> None:
         """Vector arithmetic, moves, compares, reductions, permutations."""

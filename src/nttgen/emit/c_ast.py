@@ -175,11 +175,13 @@ class ExprStmt:
 
 @dataclass(frozen=True)
 class For:
-    """for (size_t var = 0; cond; ++var) { body }."""
+    """for (size_t var = 0; cond; ++var) { body } (without ``++var`` when not ``increment``:
+    the body steps the counter)."""
 
     var: str
     cond: Expr
     body: tuple[Stmt, ...]
+    increment: bool = True
 
 
 @dataclass(frozen=True)
@@ -432,7 +434,8 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
     if isinstance(s, PP):
         return [s.text]
     if isinstance(s, For):
-        out = [f"{ind}for (size_t {s.var} = 0; {format_expr(s.cond)}; ++{s.var}) {{"]
+        step = f" ++{s.var}" if s.increment else ""
+        out = [f"{ind}for (size_t {s.var} = 0; {format_expr(s.cond)};{step}) {{"]
         for b in s.body:
             out.extend(_stmt(b, depth + 1))
         out.append(f"{ind}}}")

@@ -10,7 +10,9 @@ and ``nttgen_<ring>_use_isa`` forces one: both exist for testing and benchmarkin
 
 The x86 backends are compiled in only on x86 targets (``__x86_64__``/``__i386__``) with a
 GNU-compatible compiler (for ``cpuid.h``), NEON only on AArch64 (``__aarch64__``, where it needs
-no detection); elsewhere the front end is the portable C.
+no detection), RVV only when the compiler targets the V extension (``__riscv_vector``); there
+the front end reads VLEN (``vsetvlmax``) and takes the code specialised for exactly that VLEN,
+else the VLEN-agnostic code. Elsewhere the front end is the portable C.
 """
 
 from __future__ import annotations
@@ -111,12 +113,26 @@ class DispatchWriter:
         in on AArch64, no runtime detection needed)."""
         return [w for w in self.writers if w.isa.arch == "aarch64"]
 
+    @property
+    def rvv(self) -> list[FileWriter]:
+        """The writers of RISC-V Vector ISAs (compiled in when the compiler targets the V
+        extension; the VLEN-specialised ones picked only on a core of exactly their VLEN)."""
+        return [w for w in self.writers if w.isa.arch == "riscv64"]
+
+    def _groups(self) -> list[tuple[str, list[FileWriter]]]:
+        """(guard macro, writers) of every architecture's ISAs present, best first."""
+        S = self.stem.upper()
+        groups = [(f"{S}_X86", self.x86), (f"{S}_NEON", self.neon), (f"{S}_RVV", self.rvv)]
+        return [(g, ws) for g, ws in groups if ws]
+
     def _guard(self, w: FileWriter) -> str | None:
         """The macro under which an ISA is compiled in (None: always, the portable C)."""
         if w.isa.cpuid7_ebx:
             return f"{self.stem.upper()}_X86"
         if w.isa.arch == "aarch64":
             return f"{self.stem.upper()}_NEON"
+        if w.isa.arch == "riscv64":
+            return f"{self.stem.upper()}_RVV"
         if w.isa.arch is not None:
             raise ValueError(f"the front end cannot detect {w.isa.name} ({w.isa.arch}) yet")
         return None
@@ -143,7 +159,8 @@ class DispatchWriter:
             "        before sharing the library between threads.",
             "Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.",
             "        -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON",
-            "        on AArch64, the portable C everywhere.",
+            "        on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then",
+            "        compile this file with it too), the portable C everywhere.",
             "Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and",
             "        from_standard convert. Do not switch ISAs while such data is in use.",
         ]
@@ -241,24 +258,32 @@ class DispatchWriter:
                 *(f'#include "{w.stem}.h"' for w in self.neon),
                 "#endif",
             ]
+        if self.rvv:
+            out += [
+                "",
+                "#if defined(__riscv) && defined(__riscv_vector)",
+                f"#define {S}_RVV 1",
+                "#include <riscv_vector.h>",
+                *(f'#include "{w.stem}.h"' for w in self.rvv),
+                "#endif",
+            ]
         out += ["", "/* One ISA's entry points. */", "typedef struct {", "    const char *name;"]
         for name in self.entries:
             decl, _ = self._param_text(name)
             out.append(f"    void (*{name})({decl});")
         out += [f"}} {s}_impl;", ""]
-        n_x86, n_neon, total = len(x86), len(self.neon), len(self.writers)
+        groups = self._groups()
+        always = len(self.writers) - sum(len(ws) for _, ws in groups)
         out += ["/* How many ISAs are compiled in. */"]
-        if n_x86 or n_neon:
-            if n_x86:
-                out += [f"#if defined({S}_X86)", f"#define {S}_ISAS {total - n_neon}"]
-            if n_neon:
-                out += [
-                    f"#{'el' if n_x86 else ''}if defined({S}_NEON)",
-                    f"#define {S}_ISAS {total - n_x86}",
-                ]
-            out += ["#else", f"#define {S}_ISAS {total - n_x86 - n_neon}", "#endif"]
+        for i, (guard, ws) in enumerate(groups):
+            out += [
+                f"#{'el' if i else ''}if defined({guard})",
+                f"#define {S}_ISAS {always + len(ws)}",
+            ]
+        if groups:
+            out += ["#else", f"#define {S}_ISAS {always}", "#endif"]
         else:
-            out += [f"#define {S}_ISAS {total}"]
+            out += [f"#define {S}_ISAS {always}"]
         out += [
             "",
             "/* Every ISA compiled in, best first. */",
@@ -335,7 +360,43 @@ class DispatchWriter:
                     "    }",
                 ]
             out.append("#endif")
+        if self.rvv:
+            out += [
+                f"#ifdef {S}_RVV",
+                "    size_t vlen = __riscv_vsetvlmax_e8m1() * 8; /* VLEN in bits */",
+            ]
+            for w in self.rvv:
+                need = w.isa.min_vlen  # type: ignore[attr-defined]
+                out += [
+                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
+                    f"        return vlen >= {need};",
+                    "    }",
+                ]
+            out += ["    (void)vlen;", "#endif"]
         out += ['    return strcmp(name, "c") == 0;', "}", ""]
+        out += self._suits()
+        return out
+
+    def _suits(self) -> list[str]:
+        """``<prefix>_suits(name)``: whether the automatic choice may take an ISA that runs
+        here: code specialised for one RISC-V VLEN only on a core of exactly that VLEN (on a
+        longer one it would leave lanes idle, and the VLEN-agnostic code uses them)."""
+        s, S = self.stem, self.stem.upper()
+        out = [
+            "/* Whether the automatic choice takes an ISA that runs here (see the header). */",
+            f"static int {s}_suits(const char *name) {{",
+        ]
+        fixed = [w for w in self.rvv if getattr(w.isa, "vlen", None)]
+        if fixed:
+            out += [f"#ifdef {S}_RVV", "    size_t vlen = __riscv_vsetvlmax_e8m1() * 8;"]
+            for w in fixed:
+                out += [
+                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
+                    f"        return vlen == {w.isa.vlen};",  # type: ignore[attr-defined]
+                    "    }",
+                ]
+            out += ["    (void)vlen;", "#endif"]
+        out += ["    (void)name;", "    return 1;", "}", ""]
         return out
 
     def _select(self) -> list[str]:
@@ -359,13 +420,16 @@ class DispatchWriter:
             f"static const {s}_impl *{s}_pick(void) {{",
             f"    if ({s}_active == NULL) {{",
             '        const char *only = getenv("NTTGEN_ISA");',
+            "        int any = only == NULL || *only == '\\0';",
             f"        for (size_t i = 0; i < {S}_ISAS; ++i) {{",
             f"            const char *name = {s}_impls[i].name;",
-            *_if_and(
-                "            ",
-                f"(only == NULL || *only == '\\0' || {s}_listed(only, name))",
-                f"{s}_runs_here(name)",
-            ),
+            "            int wanted; /* listed by NTTGEN_ISA, or else suited to this CPU */",
+            "            if (any) {",
+            f"                wanted = {s}_suits(name);",
+            "            } else {",
+            f"                wanted = {s}_listed(only, name);",
+            "            }",
+            f"            if (wanted && {s}_runs_here(name)) {{",
             f"                {s}_active = &{s}_impls[i];",
             "                break;",
             "            }",

@@ -18,6 +18,7 @@ from ..version import __version__
 from . import c_ast as C
 from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
 from .isa.base import EmitContext, Isa
+from .strip_emit import StripEmitter, is_strip_mined
 
 OP_ORDER = ("load", "store", "add", "sub", "mullo", "mulhi", "sra", "montmul", "montmul_var",
             "barrett", "cond_add_q", "shuffle", "const")  # fmt: skip
@@ -198,9 +199,11 @@ class FileWriter:
                 f"        this ISA's native order: address bit p holds index bit perm[p], perm = "
                 f"{list(ks.order.perm)}"
             )
+        lanes = f"{ks.config.lanes} lane(s)"
+        if getattr(self.isa, "strip_mined", False):
+            lanes = "vl lanes (as many as a register group holds, chosen at run time)"
         lines += [
-            f"ISA:    {self.isa.title}; {ks.config.lanes} lane(s) of {ring.lane.bits} bits "
-            "per value",
+            f"ISA:    {self.isa.title}; {lanes} of {ring.lane.bits} bits per value",
             f"Lanes:  beta = 2^{ring.lane.bits}; q^-1 mod beta = {ar.qinv}; beta mod q = "
             f"{ar.mont}; Barrett v = {ar.barrett_v}, shift {ar.lane.bits + ar.barrett_k}",
             "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",
@@ -280,8 +283,9 @@ class FileWriter:
         kernels: list[C.Top] = []
         for name, fn in self.ks.functions.items():
             kernels.append(C.Blank())
+            emitter = StripEmitter if is_strip_mined(fn, self.isa) else CEmitter
             kernels.append(
-                CEmitter(
+                emitter(
                     fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
                 ).emit()
             )

@@ -12,16 +12,30 @@ from .avx512 import Avx512
 from .base import EmitContext, Isa
 from .neon import Neon
 from .portable import PortableC
+from .rvv import rvv_class
 
-ISAS: dict[str, type[Isa]] = {"c": PortableC, "avx2": Avx2, "avx512": Avx512, "neon": Neon}
+# the backends generated for the presets (``rvv128m2`` and other LMULs are made on demand)
+ISAS: dict[str, type[Isa]] = {
+    "c": PortableC,
+    "avx2": Avx2,
+    "avx512": Avx512,
+    "neon": Neon,
+    "rvv": rvv_class("rvv"),
+    "rvv128": rvv_class("rvv128"),
+    "rvv256": rvv_class("rvv256"),
+}
 
 
 def isa_class(name: str) -> type[Isa]:
     """The ISA backend called ``name``."""
-    try:
+    if name in ISAS:
         return ISAS[name]
-    except KeyError:
-        raise UnknownNameError(f"unknown ISA {name!r}: known ISAs are {', '.join(ISAS)}") from None
+    if name.startswith("rvv"):
+        return rvv_class(name)
+    raise UnknownNameError(
+        f"unknown ISA {name!r}: known ISAs are {', '.join(ISAS)} "
+        "(and rvv<VLEN>m<LMUL>, e.g. rvv128m2)"
+    )
 
 
 __all__ = ["ISAS", "EmitContext", "Isa", "isa_class"]

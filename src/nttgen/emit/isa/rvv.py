@@ -1,0 +1,432 @@
+"""RISC-V Vector 1.0: register groups of VLEN x LMUL bits, read at run time or fixed.
+
+RVV has what x86 has and AArch64 lacks: a signed high-half product (``vmulh``), so signed
+Montgomery multiplication by a twisted constant is ``vmulh``, ``vmul``, ``vmulh``, ``vsub`` and
+equals the vocabulary's hi(a*z) - hi(m*q) bit for bit. Barrett reduction is three instructions:
+``vmulh`` by v, the rounding shift ``vssra`` with the fixed-point rounding mode
+round-to-nearest-up (``__RISCV_VXRM_RNU``: (x + 2^(k-1)) >> k, the vocabulary's round_shift),
+and ``vnmsac`` (a - t*q). The sign correction is an arithmetic shift, an AND and an add: no
+comparison result is used, so nothing about timing can depend on which lanes are negative.
+
+Every intrinsic takes the vector length ``vl``: a constant in the VLEN-specialised backends
+(``rvv128``, ``rvv256``), the strip length chosen by ``vsetvl`` in the VLEN-agnostic one
+(``rvv``, :mod:`nttgen.emit.strip_emit`). The helpers take it as their last parameter, so both
+share them.
+
+Backends (names; ``m2``/``m4`` appended choose LMUL, the register-group size, e.g.
+``rvv128m2``):
+
+* ``rvv<V>``: code for VLEN = V, ``V * LMUL / SEW`` lanes per value, ``32 / LMUL`` register
+  groups, the layout planner's merged passes and in-register shuffles. It runs on every core
+  with VLEN >= V (with VLEN > V it uses the low part of each register) and computes wrong
+  results below it, so callers must check VLEN: the dispatching front end and the Python API
+  do.
+* ``rvv``: the VLEN-agnostic variant. The program is the portable C's (one lane per value) and
+  the emitter strip-mines one loop of every loop nest with ``vsetvl``: whatever VLEN the core
+  has, each strip takes as many iterations as one register group holds. Accesses that step
+  through memory by more than one element become strided loads and stores (``vlse``/``vsse``);
+  stride and vector length are public.
+
+In-register shuffles (``shuffle`` of the vocabulary, fixed-VLEN backends only) come in two
+styles, selected with ``shuffles=``: ``slide`` (default) merges a masked ``vslideup`` (first
+output) and a masked ``vslidedown`` (second output) into the other operand, one instruction per
+output; ``gather`` uses ``vrgather.vv`` with the index vectors ``vid -+ d`` under the same
+masks. The masks depend only on lane numbers (``vid``), never on data.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import UnknownNameError
+from ...lanes import LaneType
+from .. import c_ast as C
+from .base import HelperCalls, Isa
+
+VL = C.Name("vl")
+
+
+def call(name: str, *args: C.Expr) -> C.Expr:
+    """A call of an intrinsic or helper."""
+    return C.Call(name, args)
+
+
+class RvvOps(HelperCalls, Isa):
+    """The vocabulary in RVV 1.0 intrinsics for one LMUL; ``vl_expr`` is the vector length every
+    op passes (a constant or the strip length)."""
+
+    arch = "riscv64"
+    cflags = ("-march=rv64gcv",)
+    features = ("v",)
+    includes = ("riscv_vector.h",)
+    # gcc 12 has no RVV intrinsics
+    compilers = ("clang-19", "clang")
+    lmul: int = 1
+    min_vlen: int = 128  # the V extension guarantees VLEN >= 128
+
+    # ----------------------------------------------------------------- naming
+    @property
+    def vl_expr(self) -> C.Expr:
+        """The vector length the ops pass."""
+        return VL
+
+    @property
+    def _suffix(self) -> str:
+        """The type suffix of the intrinsics, e.g. ``i16m1`` (``u16m1`` for lane numbers)."""
+        return f"i{self.lane.bits}m{self.lmul}"
+
+    @property
+    def _usuffix(self) -> str:
+        return "u" + self._suffix[1:]
+
+    @property
+    def _mask_type(self) -> str:
+        return f"vbool{self.lane.bits // self.lmul}_t"
+
+    def vec_type(self) -> str:
+        """The C vector type, e.g. ``vint16m1_t``."""
+        return f"vint{self.lane.bits}m{self.lmul}_t"
+
+    def _v(self, op: str, form: str, *args: C.Expr, vl: C.Expr | None = None) -> C.Expr:
+        """``__riscv_<op>_<form>_<type>(args..., vl)``."""
+        return call(f"__riscv_{op}_{form}_{self._suffix}", *args, vl or self.vl_expr)
+
+    def _h(self, op: str, form: str, *args: C.Expr) -> C.Expr:
+        """As :meth:`_v` inside a helper, whose last parameter is the vector length."""
+        return self._v(op, form, *args, vl=VL)
+
+    def splat(self, x: C.Expr, vl: C.Expr | None = None) -> C.Expr:
+        """Every lane set to the scalar x (``vmv.v.x``)."""
+        return self._v("vmv", "v_x", x, vl=vl)
+
+    # ----------------------------------------------------------------- memory
+    def _ptr(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        return C.Unary("&", C.Index(base, index))
+
+    def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
+        """Unit-stride load (``vle``; RVV loads need only element alignment)."""
+        del aligned
+        return self._v(f"vle{self.lane.bits}", "v", self._ptr(base, index))
+
+    def load_strided(self, base: C.Expr, index: C.Expr, stride: int) -> C.Expr:
+        """Load lanes ``stride`` elements apart (``vlse``; the stride is in bytes)."""
+        if stride == 1:
+            return self.load(base, index, False)
+        return self._v(
+            f"vlse{self.lane.bits}",
+            "v",
+            self._ptr(base, index),
+            C.Int(stride * self.lane.bits // 8),
+        )
+
+    def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
+        """One element into every lane (a scalar load and ``vmv.v.x``)."""
+        return self.splat(C.Index(base, index))
+
+    def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
+        """Unit-stride store (``vse``)."""
+        del aligned
+        return self.store_strided(base, index, value, 1)
+
+    def store_strided(self, base: C.Expr, index: C.Expr, value: C.Expr, stride: int) -> C.Stmt:
+        """Store lanes ``stride`` elements apart (``vsse``; ``vse`` for stride 1)."""
+        bits = self.lane.bits
+        if stride == 1:
+            return C.ExprStmt(self._v(f"vse{bits}", "v", self._ptr(base, index), value))
+        stride_bytes = C.Int(stride * bits // 8)
+        return C.ExprStmt(self._v(f"vsse{bits}", "v", self._ptr(base, index), stride_bytes, value))
+
+    # ----------------------------------------------------------------- helpers
+    def _fn(
+        self,
+        name: str,
+        params: tuple[str, ...],
+        body: list[C.Stmt],
+        doc: tuple[str, ...],
+        scalars: tuple[str, ...] = (),
+    ) -> C.FuncDef:
+        """A helper taking vectors ``params`` (or lane scalars for the names in ``scalars``)
+        and the vector length."""
+        vec = self.vec_type()
+        ps = tuple(C.Param(self.lane.c_type if p in scalars else vec, p) for p in params)
+        return C.FuncDef(
+            self.vec_type(),
+            self.helper(name),
+            (*ps, C.Param("size_t", "vl")),
+            tuple(body),
+            storage="static inline",
+            doc=doc,
+        )
+
+    def _decl(self, name: str, value: C.Expr) -> C.Stmt:
+        return C.Decl(self.vec_type(), name, value, const=True)
+
+    def helpers(self) -> list[C.Top]:
+        """Montgomery (by vectors and by scalars), Barrett, the sign correction and the
+        interleaves as static inline functions of (operands..., vl)."""
+        q, qinv = self.arith.q, self.arith.qinv
+        v, k = self.arith.barrett_v, self.arith.barrett_k
+        bits = self.lane.bits
+        a, b, z, zq = C.Name("a"), C.Name("b"), C.Name("z"), C.Name("zq")
+        n = C.Name
+        sub, mul, mulh = "vsub", "vmul", "vmulh"
+        fns: list[C.Top] = []
+        for form, scalars in (("vv", ()), ("vx", ("z", "zq"))):
+            fns.append(
+                self._fn(
+                    "montmul" if form == "vv" else "montmul_vx",
+                    ("a", "z", "zq"),
+                    [
+                        self._decl("hi", self._h(mulh, form, a, z)),
+                        self._decl("m", self._h(mul, form, a, zq)),
+                        C.Return(
+                            self._h(sub, "vv", n("hi"), self._h(mulh, "vx", n("m"), C.Int(q)))
+                        ),
+                    ],
+                    (
+                        "Signed Montgomery multiplication by a twisted constant"
+                        + (" (scalar z, zq)" if scalars else "")
+                        + f": (a*z - m*q) / 2^{bits},",
+                        f"m = a*zq mod 2^{bits}, as hi(a*z) - hi(m*q) (vmulh, vmul, vmulh, vsub).",
+                    ),
+                    scalars,
+                )
+            )
+        fns += [
+            self._fn(
+                "montmul_var",
+                ("a", "b"),
+                [
+                    self._decl("hi", self._h(mulh, "vv", a, b)),
+                    self._decl("m", self._h(mul, "vx", self._h(mul, "vv", a, b), C.Int(qinv))),
+                    C.Return(self._h(sub, "vv", n("hi"), self._h(mulh, "vx", n("m"), C.Int(q)))),
+                ],
+                (
+                    f"Signed Montgomery product (a*b - m*q) / 2^{bits}, m = lo(a*b)*q^-1 mod "
+                    f"2^{bits}.",
+                ),
+            ),
+            self._fn(
+                "barrett",
+                ("a",),
+                [
+                    self._decl(
+                        "t",
+                        self._h(
+                            "vssra",
+                            "vx",
+                            self._h(mulh, "vx", a, C.Int(v)),
+                            C.Int(k),
+                            C.Name("__RISCV_VXRM_RNU"),
+                        ),
+                    ),
+                    C.Return(self._h("vnmsac", "vx", a, C.Int(q), n("t"))),
+                ],
+                (
+                    f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by vssra with "
+                    "round-to-nearest-up,",
+                    "then a - t*q by vnmsac.",
+                ),
+            ),
+            self._fn(
+                "cond_add_q",
+                ("a",),
+                [
+                    self._decl("mask", self._h("vsra", "vx", a, C.Int(bits - 1))),
+                    C.Return(self._h("vadd", "vv", a, self._h("vand", "vx", n("mask"), C.Int(q)))),
+                ],
+                ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
+            ),
+        ]
+        return fns
+
+    # ----------------------------------------------------------------- vocabulary
+    def montmul(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
+        """Montgomery product by a twisted constant."""
+        return call(self.helper("montmul"), a, z, zq, self.vl_expr)
+
+    def montmul_vx(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
+        """Montgomery product by a twisted scalar constant (``.vx`` forms)."""
+        return call(self.helper("montmul_vx"), a, z, zq, self.vl_expr)
+
+    def montmul_var(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Montgomery product of two variables."""
+        return call(self.helper("montmul_var"), a, b, self.vl_expr)
+
+    def barrett(self, a: C.Expr) -> C.Expr:
+        """Barrett reduction."""
+        return call(self.helper("barrett"), a, self.vl_expr)
+
+    def cond_add_q(self, a: C.Expr) -> C.Expr:
+        """a + (q AND the sign mask of a)."""
+        return call(self.helper("cond_add_q"), a, self.vl_expr)
+
+    def const(self, *, value: int) -> C.Expr:
+        """Broadcast (``vmv.v.x``)."""
+        return self.splat(C.Int(value))
+
+    def add(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Lane-wise add."""
+        return self._v("vadd", "vv", a, b)
+
+    def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Lane-wise subtract."""
+        return self._v("vsub", "vv", a, b)
+
+    def mullo(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Low halves of the products (``vmul``)."""
+        return self._v("vmul", "vv", a, b)
+
+    def mulhi(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """High halves of the signed products (``vmulh``)."""
+        return self._v("vmulh", "vv", a, b)
+
+    def sra(self, a: C.Expr, *, k: int) -> C.Expr:
+        """Arithmetic shift right (``vsra.vx``)."""
+        return self._v("vsra", "vx", a, C.Int(k)) if k else a
+
+    def scalar_form(self, op: str, vec: C.Expr, scalar: C.Expr, scalar_first: bool) -> C.Expr:
+        """``op`` (add, sub, mullo or mulhi) of a vector and a lane scalar in the ``.vx`` form
+        (``vrsub`` when the scalar is the minuend)."""
+        forms = {"add": "vadd", "mullo": "vmul", "mulhi": "vmulh"}
+        if op == "sub":
+            return self._v("vrsub" if scalar_first else "vsub", "vx", vec, scalar)
+        return self._v(forms[op], "vx", vec, scalar)
+
+    def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
+        """Interleave at lane distance d (fixed-VLEN backends only)."""
+        raise ValueError(f"{self.name} has no in-register shuffle")
+
+
+class RvvFixed(RvvOps):
+    """RVV code for one VLEN: ``vlen * lmul / SEW`` lanes per value, constant vector lengths."""
+
+    vlen: int = 128
+    shuffle_styles = ("slide", "gather")
+
+    @classmethod
+    def lanes_for(cls, lane: LaneType) -> int:
+        """A register group's lanes at this VLEN and LMUL."""
+        return cls.vlen * cls.lmul // lane.bits
+
+    @property
+    def vl_expr(self) -> C.Expr:
+        """The constant vector length: every lane of the group."""
+        return C.Int(self.lanes_for(self.lane))
+
+    def helpers(self) -> list[C.Top]:
+        """The arithmetic helpers and the interleaves of every distance below the lane count."""
+        fns = super().helpers()
+        lanes = self.lanes_for(self.lane)
+        d = 1
+        while d < lanes:
+            fns += self._interleave(d)
+            d *= 2
+        return fns
+
+    def _lane_mask(self, d: int, odd: bool) -> C.Stmt:
+        """mask = whether bit log2(d) of the lane number is set (``odd``) or clear."""
+        u = self._usuffix
+        bits = self.lane.bits
+        vid = call(f"__riscv_vid_v_{u}", VL)
+        bit = call(f"__riscv_vand_vx_{u}", vid, C.Int(d), VL)
+        cmp = "vmsne" if odd else "vmseq"
+        test = call(f"__riscv_{cmp}_vx_{u}_b{bits // self.lmul}", bit, C.Int(0), VL)
+        return C.Decl(self._mask_type, "mask", test, const=True)
+
+    def _interleave(self, d: int) -> list[C.Top]:
+        """The two outputs of ``shuffle(d)`` as helpers ``ilv<d>_lo``/``ilv<d>_hi``."""
+        a, b, mask = C.Name("a"), C.Name("b"), C.Name("mask")
+        u = self._usuffix
+        out: list[C.Top] = []
+        for half in ("lo", "hi"):
+            # lo: lanes with bit d set take b[i - d]; hi: lanes with it clear take a[i + d]
+            keep, src = (a, b) if half == "lo" else (b, a)
+            if self.style == "gather":
+                vid = call(f"__riscv_vid_v_{u}", VL)
+                index = call(
+                    f"__riscv_v{'sub' if half == 'lo' else 'add'}_vx_{u}", vid, C.Int(d), VL
+                )
+                value = C.Call(
+                    f"__riscv_vrgather_vv_{self._suffix}_mu", (mask, keep, src, index, VL)
+                )
+                how = f"vrgather by lane {'- ' if half == 'lo' else '+ '}{d}"
+            else:
+                op = "vslideup" if half == "lo" else "vslidedown"
+                value = C.Call(
+                    f"__riscv_{op}_vx_{self._suffix}_mu", (mask, keep, src, C.Int(d), VL)
+                )
+                how = f"masked {op}"
+            which = "first" if half == "lo" else "second"
+            out.append(
+                self._fn(
+                    f"ilv{d}_{half}",
+                    ("a", "b"),
+                    [self._lane_mask(d, half == "lo"), C.Return(value)],
+                    (f"The {which} output of the interleave at lane distance {d} ({how}).",),
+                )
+            )
+        return out
+
+    def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
+        """Interleave at lane distance d: two masked slides (or gathers)."""
+        lanes = self.lanes_for(self.lane)
+        if d < 1 or d >= lanes or d & (d - 1):
+            raise ValueError(f"no {self.name} shuffle at distance {d} of {lanes} lanes")
+        return (
+            call(self.helper(f"ilv{d}_lo"), a, b, self.vl_expr),
+            call(self.helper(f"ilv{d}_hi"), a, b, self.vl_expr),
+        )
+
+
+class RvvAgnostic(RvvOps):
+    """The VLEN-agnostic backend: the one-lane program, strip-mined by its emitter."""
+
+    strip_mined = True
+
+    @classmethod
+    def lanes_for(cls, lane: LaneType) -> int:
+        """The program has one lane per value; the emitter makes each a strip of vl lanes."""
+        del lane
+        return 1
+
+    @classmethod
+    def unsupported(cls, n: int, lane: LaneType) -> str | None:
+        """Strip-mining runs any ring."""
+        del n, lane
+        return None
+
+    def setvl(self, avl: C.Expr) -> C.Expr:
+        """``vsetvl`` for the lane type and LMUL: min(avl, VLMAX)."""
+        return call(f"__riscv_vsetvl_e{self.lane.bits}m{self.lmul}", avl)
+
+
+_NAME = re.compile(r"rvv(\d*)(?:m(\d))?")
+_CLASSES: dict[str, type[RvvOps]] = {}
+
+
+def rvv_class(name: str) -> type[RvvOps]:
+    """The RVV backend called ``name``: ``rvv`` (VLEN-agnostic) or ``rvv<VLEN>``, optionally
+    followed by ``m<LMUL>`` (LMUL 1, 2, 4 or 8; VLEN a power of two from 128 to 1024)."""
+    if name in _CLASSES:
+        return _CLASSES[name]
+    m = _NAME.fullmatch(name)
+    if not m:
+        raise UnknownNameError(f"not an RVV backend name: {name!r}")
+    vlen = int(m.group(1)) if m.group(1) else None
+    lmul = int(m.group(2) or 1)
+    if lmul not in (1, 2, 4, 8):
+        raise UnknownNameError(f"{name}: LMUL must be 1, 2, 4 or 8, not {lmul}")
+    if vlen is not None and vlen not in (128, 256, 512, 1024):
+        raise UnknownNameError(f"{name}: VLEN must be 128, 256, 512 or 1024 bits, not {vlen}")
+    attrs: dict[str, object] = {"name": name, "lmul": lmul, "registers": 32 // lmul}
+    if vlen is None:
+        attrs["title"] = f"RISC-V Vector 1.0, VLEN-agnostic (strip-mined by vsetvl, LMUL={lmul})"
+        cls: type[RvvOps] = type(f"Rvv_{name}", (RvvAgnostic,), attrs)
+    else:
+        attrs |= {"vlen": vlen, "min_vlen": vlen}
+        attrs["title"] = f"RISC-V Vector 1.0 for VLEN >= {vlen} (LMUL={lmul})"
+        cls = type(f"Rvv_{name}", (RvvFixed,), attrs)
+    cls.__doc__ = f"The {attrs['title']} backend."
+    _CLASSES[name] = cls
+    return cls

@@ -1,0 +1,130 @@
+"""RISC-V Vector backends under QEMU at VLEN 128, 256 and 512: the VLEN-agnostic strip-mined
+code and the VLEN-specialised code (on cores of their VLEN and longer), both shuffle styles and
+larger LMULs, each checked against the evaluator, the portable C compiled for RV64GC and the
+exact product; and the refusals (a VLEN too short, bad names)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nttgen
+from conftest import ALL_RINGS, require_isa
+from nttgen import IsaUnavailableError, UnknownNameError
+from nttgen.api import _LOADED
+from nttgen.dsl.ir import Loop, walk
+from nttgen.emit.isa import isa_class
+from nttgen.emit.strip_emit import vector_loops
+from nttgen.generate import generate, kernel_set
+from nttgen.reference import schoolbook
+from nttgen.rings import PRESETS
+from nttgen.verify import coefficient_cases, verify_kernel
+
+# (ISA, VLEN) beyond each ISA at its own VLEN, which every ISA test already covers
+VLEN_CASES = [("rvv", 256), ("rvv", 512), ("rvv128", 256), ("rvv128", 512), ("rvv256", 512)]
+
+
+def _cases() -> list:  # type: ignore[type-arg]
+    out = []
+    for isa, vlen in VLEN_CASES:
+        for r in ALL_RINGS:
+            if isa_class(isa).unsupported(r.n, r.lane) is None:
+                out.append(pytest.param(r, isa, vlen, id=f"{r.name}-{isa}-vlen{vlen}"))
+    return out
+
+
+@pytest.mark.parametrize("ring,isa,vlen", _cases())
+def test_verify_at_every_vlen(ring, isa: str, vlen: int) -> None:  # type: ignore[no-untyped-def]
+    """The full differential check (exact product, evaluation at the roots, round trips,
+    every entry point bit for bit against the checked evaluator) on a core of another VLEN."""
+    require_isa(isa)
+    k = nttgen.load(ring, isa, vlen=vlen)
+    assert k.target.emulated_vlen == vlen
+    results = verify_kernel(k, trials=3, seed=ring.q % 1000 + vlen)
+    failures = [f"{r.name}: {r.failure}" for r in results if not r.ok]
+    assert not failures
+
+
+def _against_portable(ring, isa: str, vlen: int) -> None:  # type: ignore[no-untyped-def]
+    """polymul, ntt and intt of ``isa`` equal the portable C on RV64GC and the exact product."""
+    k = nttgen.load(ring, isa, vlen=vlen)
+    portable = nttgen.load(ring, "c", arch="riscv64")
+    rng = np.random.default_rng(vlen)
+    cases = [a for _, a in coefficient_cases(ring.n, ring.q, rng, 2)]
+    for a, b in zip(cases, cases[1:] + cases[:1], strict=True):
+        prod = k.polymul(a, b)
+        assert np.array_equal(prod, portable.polymul(a, b))
+        assert np.array_equal(prod, schoolbook(a, b, ring.q))
+        ah = k.ntt(a)
+        assert np.array_equal(ah, portable.ntt(a))
+        assert np.array_equal(k.intt(ah), portable.intt(ah))
+
+
+@pytest.mark.parametrize("isa", ["rvv128m2", "rvv128m4", "rvvm2", "rvvm8", "rvv256m2"])
+@pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=lambda r: r.name)
+def test_lmul_variants(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
+    """LMUL is a plan parameter: register groups of 2, 4 or 8 registers (fewer, longer
+    values) give the same results."""
+    require_isa("rvv")
+    cls = isa_class(isa)
+    if cls.unsupported(ring.n, ring.lane):
+        pytest.skip(cls.unsupported(ring.n, ring.lane))
+    assert cls.registers == 32 // cls.lmul  # type: ignore[attr-defined]
+    _against_portable(ring, isa, max(cls.min_vlen, 128))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=lambda r: r.name)
+def test_gather_shuffles(ring, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The second shuffle style (vrgather by vid -+ d under the same lane masks) computes the
+    same kernels as the default masked slides."""
+    require_isa("rvv128")
+    import nttgen.generate as gen
+
+    default = generate(ring, "rvv128").source
+    assert "__riscv_vslideup_vx" in default and "__riscv_vrgather" not in default
+    monkeypatch.setitem(gen.TUNED, (ring.name, "rvv128"), {"shuffles": "gather"})
+    kernel_set.cache_clear()
+    _LOADED.clear()
+    try:
+        text = generate(ring, "rvv128").source
+        assert "__riscv_vrgather_vv" in text and "__riscv_vslideup" not in text
+        _against_portable(ring, "rvv128", 128)
+    finally:
+        kernel_set.cache_clear()
+        _LOADED.clear()
+
+
+def test_specialised_code_refuses_a_shorter_vlen() -> None:
+    with pytest.raises(IsaUnavailableError, match=r"rvv256 code needs VLEN >= 256.*VLEN = 128"):
+        nttgen.load("mlkem", "rvv256", vlen=128)
+    with pytest.raises(UnknownNameError, match="LMUL must be 1, 2, 4 or 8"):
+        isa_class("rvv128m3")
+    with pytest.raises(UnknownNameError, match="VLEN must be 128, 256, 512 or 1024"):
+        isa_class("rvv96")
+    with pytest.raises(UnknownNameError, match="rvv<VLEN>m<LMUL>"):
+        isa_class("sve")
+
+
+def test_strip_mining_takes_the_longest_loop() -> None:
+    """In every loop nest one loop is strip-mined: the loop within a block in the first
+    layers, the loop over blocks in the last ones (then the accesses are strided)."""
+    fn = kernel_set(PRESETS["mlkem"], "rvv").functions["ntt"]
+    chosen = vector_loops(fn.body)
+    loops = [s for s in walk(fn.body) if isinstance(s, Loop)]
+    assert chosen and all(
+        min(s.count.const, 1 << 30) >= 8 for s in loops if s.var in chosen
+    )  # never a loop of 2 or 4
+    text = generate(PRESETS["mlkem"], "rvv").source
+    assert "__riscv_vsetvl_e16m1" in text and "__riscv_vlse16_v_i16m1" in text
+    assert "__riscv_vsse16_v_i16m1" in text
+
+
+def test_agnostic_code_runs_any_ring_size() -> None:
+    """Strip-mining has no minimum size: a ring smaller than one register of a long VLEN."""
+    from nttgen.rings import make_ring
+
+    require_isa("rvv")
+    ring = make_ring(16, 97)
+    assert isa_class("rvv").unsupported(ring.n, ring.lane) is None
+    assert isa_class("rvv256").unsupported(ring.n, ring.lane)
+    _against_portable(ring, "rvv", 1024)
