@@ -128,3 +128,25 @@ def test_agnostic_code_runs_any_ring_size() -> None:
     assert isa_class("rvv").unsupported(ring.n, ring.lane) is None
     assert isa_class("rvv256").unsupported(ring.n, ring.lane)
     _against_portable(ring, "rvv", 1024)
+
+
+def test_rvv_instruction_counts() -> None:
+    """RVV instruction counts per call are exact (the same for every input, at each VLEN) and
+    the variant the front end picks is below the portable C's count on RV64GC by the issue's
+    factors (1/4 at VLEN 128, 1/7 at 256) for ML-DSA, the ring with the fewest lanes."""
+    from nttgen.bench.icount import build_counter, count_call, count_ring
+    from nttgen.cross import Target
+
+    require_isa("rvv")
+    ring = PRESETS["mldsa"]
+    for vlen, picked, factor in ((128, "rvv128", 4), (256, "rvv256", 7)):
+        target = Target("riscv64", vlen)
+        res = count_ring(ring, [picked, "rvv", "c"], target, ["ntt", "intt"], scalar=False)
+        by = {(r.isa, r.op): r.instructions for r in res}
+        for op in ("ntt", "intt"):
+            assert by[(picked, op)] * factor <= by[("c", op)], (vlen, op, by)
+            assert by[("rvv", op)] < by[("c", op)]
+        exe, _ = build_counter(ring, ["rvv", picked], target)
+        for index in (0, 1):
+            counts = {count_call(exe, target, index, "ntt", seed=s) for s in (0, 1, 2)}
+            assert len(counts) == 1, counts
