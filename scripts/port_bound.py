@@ -5,7 +5,8 @@
    throughput in TSC ticks of the vector instructions the kernels use, for ymm and zmm
    registers (run it on an idle machine: the other vCPU is usually the same core's sibling).
 2. Counts the multiplications each kernel executes (from the op counter: a 16-bit Montgomery
-   product is 3 of them, a 32-bit one 6 ``vpmuldq``) and multiplies by the measured cost of one
+   product is 3 of them, a 32-bit one 5 (a ``vpmulld`` and 4 ``vpmuldq``), a 32-bit Shoup
+   product 4) and multiplies by the measured cost of one
    multiplication of that register width: no schedule can beat that figure, since every
    multiplication goes through the same pipes.
 
@@ -32,6 +33,7 @@ INSTRUCTIONS = {
     "vpmullw": "vpmullw %{r}31, %{r}{i}, %{r}{i}",
     "vpmulhw": "vpmulhw %{r}31, %{r}{i}, %{r}{i}",
     "vpmuldq": "vpmuldq %{r}31, %{r}{i}, %{r}{i}",
+    "vpmulld": "vpmulld %{r}31, %{r}{i}, %{r}{i}",
     "vpaddw": "vpaddw %{r}31, %{r}{i}, %{r}{i}",
     "vpsrlq": "vpsrlq $32, %{r}{i}, %{r}{i}",
     "vpunpcklqdq": "vpunpcklqdq %{r}31, %{r}{i}, %{r}{i}",
@@ -42,8 +44,8 @@ INSTRUCTIONS = {
 BUTTERFLY = ["vpmullw", "vpmulhw", "vpmulhw", "vpsubw", "vpaddw", "vpsubw"]
 # multiplications per vocabulary op, by lane width (see emit/isa/x86.py)
 MULS = {
-    16: {"mullo": 1, "mulhi": 1, "montmul": 3, "montmul_var": 4, "barrett": 3},
-    32: {"mullo": 1, "mulhi": 2, "montmul": 6, "montmul_var": 6, "barrett": 3},
+    16: {"mullo": 1, "mulhi": 1, "montmul": 3, "shoupmul": 3, "montmul_var": 4, "barrett": 3},
+    32: {"mullo": 1, "mulhi": 2, "montmul": 5, "shoupmul": 4, "montmul_var": 6, "barrett": 3},
 }
 OPS = ("ntt", "intt", "basemul", "polymul")
 

@@ -49,6 +49,7 @@ def extreme_custom_rings() -> list[Ring]:
         make_ring(256, largest_prime(256, 1 << 15, 512)),  # 16-bit lanes, incomplete
         make_ring(256, largest_prime(512, 1 << 31)),  # 32-bit lanes, complete
         make_ring(256, largest_prime(256, 1 << 31, 512)),  # 32-bit lanes, incomplete
+        make_ring(256, largest_prime(512, 1 << 27)),  # largest q with x86 Shoup products
         make_ring(1024, largest_prime(2048, 1 << 15)),  # n=1024, 16-bit, largest q
         make_ring(16, 97),  # smallest n
         make_ring(2048, 12289),  # large n

@@ -14,6 +14,7 @@ import pytest
 from conftest import ALL_RINGS, ring_id
 from nttgen.adversary import maximise_growth
 from nttgen.generate import kernel_set
+from nttgen.interp import transfer
 from nttgen.interp.bounds import Application
 from nttgen.lanes import I16, I32
 from nttgen.plan.constants import Arith
@@ -63,3 +64,31 @@ def test_worst_case_inputs(name: str) -> None:
             # the forward transform is linear in its inputs until the first reduction, so the
             # search steers it well: the bound must be near what it finds (tight, not just safe)
             assert w.peak >= 0.6 * w.bound, (op, w.peak, w.bound)
+
+
+@pytest.mark.parametrize("ring", [r for r in ALL_RINGS if r.lane.bits == 32], ids=ring_id)
+def test_shoup_kernels_are_proven(ring) -> None:  # type: ignore[no-untyped-def]
+    """x86 builds 32-bit rings with q < 2^27 with Shoup products by constants: every
+    application their analysis makes is proven too, Shoup products among them. Larger q keep
+    Montgomery products (Shoup's results, up to 1.25q, would not leave the sums room)."""
+    ks = kernel_set(ring, "avx2")
+    if ring.q >= 1 << 27:
+        assert ks.arith.const_mul == "montgomery"
+        return
+    assert ks.arith.const_mul == "shoup"
+    apps = applications(ks.functions.values(), ks.arith)
+    assert any(a.kind == "shoupmul" for a in apps)
+    failed = [p for p in (prove(a, ks.arith) for a in apps) if not p.ok]
+    assert not failed, failed[:3]
+
+
+@pytest.mark.parametrize("arith", [Arith(3329, I16), Arith(8380417, I32)], ids=["16", "32"])
+def test_false_shoup_claims_are_refuted(arith: Arith) -> None:
+    """The transfer function's range of a full-range Shoup product is proven; a claim that it
+    stays in [0, q), or a range one shorter at either end, is refuted."""
+    q, lane = arith.q, arith.lane
+    full, z = (lane.min, lane.max), (q // 2, q // 2)
+    lo, hi = transfer.shoupmul(full, arith)
+    assert prove(Application("shoupmul", (full, z), (lo, hi)), arith).ok
+    for bad in ((0, q - 1), (lo + 1, hi), (lo, hi - 1)):
+        assert not prove(Application("shoupmul", (full, z), bad), arith).ok, bad

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +17,13 @@ import pytest
 
 from conftest import ALL_RINGS, require_tool
 from nttgen.dsl import semantics
-from nttgen.generate import generate, kernel_set
+from nttgen.emit.files import FileWriter
+from nttgen.emit.isa import isa_class
+from nttgen.generate import default_config, generate, kernel_set
 from nttgen.interp import transfer
 from nttgen.lanes import I16, I32
 from nttgen.plan.constants import Arith
+from nttgen.programs.kernels import build_kernels
 from nttgen.rings import PRESETS
 
 RINGS16 = sorted({r.q for r in ALL_RINGS if r.lane.bits == 16})
@@ -203,6 +207,123 @@ def test_compiled_helpers_exhaustive(name: str, tmp_path: Path) -> None:
     exe = tmp_path / "exhaustive"
     subprocess.run(
         [cc, "-O2", "-std=c99", str(tmp_path / "exhaustive.c"), "-o", str(exe)], check=True
+    )
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.strip() == "ok"
+
+
+def _shoup_constants(q: int) -> list[int]:
+    """Every centred constant for small q, else the extremes and a spread of others."""
+    half = q // 2
+    if q < 4000:
+        return list(range(-half, half + 1))
+    step = max(1, q // 997)
+    return sorted({-half, -half + 1, -1, 0, 1, half - 1, half, *range(-half, half + 1, step)})
+
+
+@pytest.mark.parametrize("q", RINGS16)
+def test_shoupmul_exhaustive(q: int) -> None:
+    """Shoup products by every (or a spread of) constants, for every 16-bit input: congruent to
+    a*c, inside the transfer function's range, and that range is reached to within q/64 at
+    both ends. (For q above about 2^14.7 the range leaves the lane: the analysis then refuses
+    Shoup products of full-range inputs, and the generator uses them only for 32-bit lanes.)"""
+    ar = Arith(q, I16, "shoup")
+    lo, hi = transfer.shoupmul((I16.min, I16.max), ar)
+    seen_lo, seen_hi = 0, 0
+    for c in _shoup_constants(q):
+        z, zs = ar.twisted(c)
+        assert z == c and 2 * abs(zs * q - z * ar.beta) <= q  # zs = round(z*beta/q)
+        r = semantics.shoupmul(ALL16, np.int64(z), np.int64(zs), I16, q)
+        assert np.all((r - ALL16 * c) % q == 0), c
+        assert lo <= r.min() and r.max() <= hi, c
+        seen_lo, seen_hi = min(seen_lo, int(r.min())), max(seen_hi, int(r.max()))
+    assert seen_lo <= lo + q // 64 and seen_hi >= hi - q // 64, (seen_lo, seen_hi, lo, hi)
+
+
+def test_shoupmul_32bit_at_range_ends() -> None:
+    q = PRESETS["mldsa"].q
+    ar = Arith(q, I32, "shoup")
+    ends = np.array([I32.min, I32.min + 1, -q, -1, 0, 1, q, I32.max - 1, I32.max], dtype=np.int64)
+    lo, hi = transfer.shoupmul((I32.min, I32.max), ar)
+    assert I32.fits(lo, hi)
+    for c in _shoup_constants(q):
+        z, zs = ar.twisted(c)
+        r = semantics.shoupmul(ends, np.int64(z), np.int64(zs), I32, q)
+        assert np.all((r.astype(object) - ends.astype(object) * c) % q == 0), c
+        assert lo <= r.min() and r.max() <= hi, c
+    # twisted_raw(z) multiplies by z/beta, as the Montgomery pair does
+    z, zs = ar.twisted_raw(12345)
+    r = semantics.shoupmul(ends, np.int64(z), np.int64(zs), I32, q)
+    want = ends.astype(object) * 12345 * pow(ar.beta, -1, q)
+    assert np.all((r.astype(object) - want) % q == 0)
+
+
+SHOUP_C = r"""
+#include <stdio.h>
+#include "%(stem)s.c"
+#define Q %(q)dLL
+static long long floordiv(long long a, long long b) {
+    long long d = a / b;
+    return d - ((a %% b != 0) && ((a < 0) != (b < 0)));
+}
+int main(void) {
+    const long long ends[] = {%(ends)s};
+    const long long n_ends = (long long)(sizeof ends / sizeof ends[0]);
+    for (long long c = -(Q / 2); c <= Q / 2; c += %(step)d) {
+        const long long zs = floordiv(2 * c * %(beta)dLL + Q, 2 * Q);
+        for (long long i = 0; i < %(count)d; ++i) {
+            const long long a = %(count)d == n_ends ? ends[i] : %(amin)d + i;
+            const long long r = %(p)s_shoupmul((%(t)s)a, (%(t)s)c, (%(t)s)zs);
+            const long long want = ((a %% Q) * c) %% Q;
+            if ((r - want) %% Q != 0 || r < %(lo)d || r > %(hi)d) {
+                printf("shoupmul %%lld %%lld -> %%lld\n", a, c, r);
+                return 1;
+            }
+        }
+    }
+    printf("ok\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["mlkem", "mldsa"])
+def test_compiled_shoup_helper(name: str, tmp_path: Path) -> None:
+    """The portable C's Shoup helper against the mathematics: every 16-bit input (ML-KEM) or
+    the 32-bit range ends (ML-DSA), by a spread of constants with their quotients."""
+    cc = require_tool("gcc")
+    ring = PRESETS[name]
+    # portable C keeps Montgomery products (files carry only the helpers they call): build it
+    # with Shoup products to have the helper
+    config = replace(default_config(ring, "c"), const_mul="shoup")
+    ks = build_kernels(ring, config)
+    assert ks.arith.const_mul == "shoup"
+    files = FileWriter(ks, isa_class("c"), "test").files()
+    for fname, text in files.items():
+        (tmp_path / fname).write_text(text)
+    lane = ring.lane
+    ar = Arith(ring.q, lane, "shoup")
+    lo, hi = transfer.shoupmul((lane.min, lane.max), ar)
+    ends = [lane.min, lane.min + 1, -ring.q, -1, 0, 1, ring.q, lane.max - 1, lane.max]
+    full = lane.bits == 16
+    src = SHOUP_C % {
+        "stem": files.stem,
+        "q": ring.q,
+        "p": f"nttgen_{ring.c_name}_c",
+        "t": lane.c_type,
+        "beta": ar.beta,
+        "step": 7 if full else ring.q // 997,
+        "count": lane.beta if full else len(ends),
+        "amin": lane.min,
+        "ends": ", ".join(f"{e}LL" for e in ends),
+        "lo": lo,
+        "hi": hi,
+    }
+    (tmp_path / "shoup.c").write_text(src)
+    exe = tmp_path / "shoup"
+    subprocess.run(
+        [cc, "-O2", "-std=c99", "-Wall", str(tmp_path / "shoup.c"), "-o", str(exe)], check=True
     )
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout

@@ -176,8 +176,8 @@ static inline __m512i nttgen_falcon1024_avx512_ilv128_hi(__m512i a, __m512i b) {
     return _mm512_shuffle_i64x2(sel, sel, 216);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_avx512_ntt_zetas[5216] = {
     // pass 0: layer(s) 0
@@ -348,9 +348,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_avx512_ntt_zetas[5216] =
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_avx512_intt_zetas_dit[2240] = {
     // pass 0: layer(s) 1, 2, 3, 4, 5, 6, 7, 8, 9
@@ -429,7 +429,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_avx512_intt_zetas_dit[22
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_avx512_intt_twist[2048] = {
     3755, 2292, 2083, -1458, -5475, 2729, 3901, 5824, 832, 3630, -1237, 5090, -2784, 4869, -1060, -1907, -2028, 4977, 711, -1654, -5503, 2725, 5656, 808, 1871, 5534, -965, -3649, -5788, -4338, 4647, 4175,

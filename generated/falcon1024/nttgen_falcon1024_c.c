@@ -119,8 +119,8 @@ static inline int16_t nttgen_falcon1024_c_cond_add_q(int16_t a) {
     return (int16_t)(a + (12289 & (a >> 15)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_ntt_zetas[2046] = {
     // pass 0: layer(s) 0
@@ -393,8 +393,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_ntt_zetas[2046] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_c_intt_zetas_inv[2046] = {

@@ -133,8 +133,8 @@ static inline vint16m1_t nttgen_falcon1024_rvv_cond_add_q(vint16m1_t a, size_t v
     return __riscv_vadd_vv_i16m1(a, __riscv_vand_vx_i16m1(mask, 12289, vl), vl);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv_ntt_zetas[2046] = {
     // pass 0: layer(s) 0, 1, 2, 3
@@ -399,8 +399,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv_ntt_zetas[2046] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv_intt_zetas_inv[2046] = {

@@ -185,8 +185,8 @@ static inline vint16m1_t nttgen_falcon1024_rvv128_ilv4_hi(vint16m1_t a, vint16m1
     return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 4, vl);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv128_ntt_zetas[3344] = {
     // pass 0: layer(s) 0, 1, 2
@@ -612,9 +612,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv128_ntt_zetas[3344] =
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv128_intt_zetas_dit[2064] = {
     // pass 0: layer(s) 3, 4, 5, 6, 7, 8, 9
@@ -881,7 +881,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv128_intt_zetas_dit[20
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv128_intt_twist[2048] = {
     3755, 2292, 2083, -1458, -5475, 2729, 3901, 5824,

@@ -203,8 +203,8 @@ static inline vint16m1_t nttgen_falcon1024_rvv256_ilv8_hi(vint16m1_t a, vint16m1
     return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 8, vl);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv256_ntt_zetas[4240] = {
     // pass 0: layer(s) 0, 1
@@ -477,9 +477,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv256_ntt_zetas[4240] =
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv256_intt_zetas_dit[2112] = {
     // pass 0: layer(s) 2, 3, 4, 5, 6, 7, 8, 9
@@ -620,7 +620,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv256_intt_zetas_dit[21
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon1024_rvv256_intt_twist[2048] = {
     3755, 2292, 2083, -1458, -5475, 2729, 3901, 5824, 832, 3630, -1237, 5090, -2784, 4869, -1060, -1907,

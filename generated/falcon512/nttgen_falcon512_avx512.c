@@ -176,8 +176,8 @@ static inline __m512i nttgen_falcon512_avx512_ilv128_hi(__m512i a, __m512i b) {
     return _mm512_shuffle_i64x2(sel, sel, 216);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_avx512_ntt_zetas[2592] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -265,9 +265,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_avx512_ntt_zetas[2592] = 
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_avx512_intt_zetas_dit[1216] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -313,7 +313,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_avx512_intt_zetas_dit[121
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_avx512_intt_twist[1024] = {
     -4779, 4166, 1339, -4487, 1664, -2474, -5568, -2120, -4056, 1422, 1283, -977, 3742, -1930, 713, -2995, 4704, 96, -2506, 3460, 823, -234, 1500, 783, -1238, -4038, -584, 5004, -4663, 2162, -4721, 3164,

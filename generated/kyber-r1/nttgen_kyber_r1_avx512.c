@@ -176,8 +176,8 @@ static inline __m512i nttgen_kyber_r1_avx512_ilv128_hi(__m512i a, __m512i b) {
     return _mm512_shuffle_i64x2(sel, sel, 216);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_zetas[1312] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
@@ -225,9 +225,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_zetas[1312] = {
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_zetas_dit[704] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
@@ -257,7 +257,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_zetas_dit[704]
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
     1912, -3438, -551, 115, -2352, -3259, -672, 3458, -192, 988, 3237, -815, -2367, 3059, 421, 874, -977, 1347, -3571, -2907, 77, 1364, 22, 1487, -1091, -2867, -1409, 3570, 1792, 1020, 512, 2486,

@@ -17,30 +17,30 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_avx2_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42036159, 42036159]
- *       ops: load 222, store 64, add 128, sub 128, montmul 128, shuffle 48
+ *       a in [-8380416, 8380416] -> a in [-75718753, 75718753]
+ *       ops: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
  *   nttgen_mldsa_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42036159, 42036159], b in [-42036159, 42036159] -> r in [-4601629, 4601629]
+ *       a in [-75718753, 75718753], b in [-75718753, 75718753] -> r in [-5525103, 5525103]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-42036159, 42036159], b in [-42036159, 42036159] -> r in [-4190208, 4190208]
+ *       a in [-75718753, 75718753], b in [-75718753, 75718753] -> r in [-4190208, 4190208]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 222, store 64, add 128, sub 128, montmul 144, shuffle 48, const 32
+ *       a in [-8380416, 8380416] -> a in [-2093058, 10473475]
+ *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, shuffle 48, const 32
  *   nttgen_mldsa_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
  *       ops: load 32, store 32, barrett 32, cond_add_q 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_tomont: into Montgomery form, in place: a <- a * beta mod q
- *       a in [-2147483648, 2147483647] -> a in [-5373183, 5373183]
- *       ops: load 32, store 32, montmul 32, const 64
+ *       a in [-2147483648, 2147483647] -> a in [-2095104, 10475521]
+ *       ops: load 32, store 32, shoupmul 32, const 64
  *   nttgen_mldsa_avx2_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
- *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
- *       ops: load 32, store 32, montmul 32, const 64
+ *       a in [-2147483648, 2147483647] -> a in [-2095104, 10475521]
+ *       ops: load 32, store 32, shoupmul 32, const 64
  *   nttgen_mldsa_avx2_to_standard: in place: NTT domain from this ISA's native order to the ring's
  *     standard order
  *       a in [-2147483648, 2147483647] -> a in [-2147483648, 2147483647]
@@ -51,8 +51,9 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_mldsa_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 730, store 224, add 384, sub 384, montmul 400, montmul_var 32, cond_add_q 32,
- *         shuffle 144, const 32
+ *       ops: load 730, store 224, add 384, sub 384, shoupmul 400, montmul_var 32, barrett 32,
+ *         cond_add_q 32, shuffle 144, const 32
+ *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_AVX2_H
 #define NTTGEN_MLDSA_AVX2_H
@@ -72,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42036159, 42036159]
- * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, shuffle 48
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-75718753, 75718753]
+ * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
  */
 void nttgen_mldsa_avx2_ntt(int32_t a[256]);
 
@@ -82,9 +83,9 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601629, 4601629]
- * a[256]: on entry in [-42036159, 42036159]
- * b[256]: on entry in [-42036159, 42036159]
+ * r[256]: on exit in [-5525103, 5525103]
+ * a[256]: on entry in [-75718753, 75718753]
+ * b[256]: on entry in [-75718753, 75718753]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
@@ -95,8 +96,8 @@ void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42036159, 42036159]
- * b[256 x k]: on entry in [-42036159, 42036159]
+ * a[256 x k]: on entry in [-75718753, 75718753]
+ * b[256 x k]: on entry in [-75718753, 75718753]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
@@ -107,8 +108,8 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 222, store 64, add 128, sub 128, montmul 144, shuffle 48, const 32
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-2093058, 10473475]
+ * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 144, shuffle 48, const 32
  */
 void nttgen_mldsa_avx2_intt(int32_t a[256]);
 
@@ -127,8 +128,8 @@ void nttgen_mldsa_avx2_reduce(int32_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
- * a[256]: on entry in [-2147483648, 2147483647], on exit in [-5373183, 5373183]
- * Ops per call: load 32, store 32, montmul 32, const 64
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-2095104, 10475521]
+ * Ops per call: load 32, store 32, shoupmul 32, const 64
  */
 void nttgen_mldsa_avx2_tomont(int32_t a[256]);
 
@@ -137,8 +138,8 @@ void nttgen_mldsa_avx2_tomont(int32_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
- * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
- * Ops per call: load 32, store 32, montmul 32, const 64
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-2095104, 10475521]
+ * Ops per call: load 32, store 32, shoupmul 32, const 64
  */
 void nttgen_mldsa_avx2_frommont(int32_t a[256]);
 
@@ -170,8 +171,8 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 730, store 224, add 384, sub 384, montmul 400, montmul_var 32, cond_add_q 32,
- *   shuffle 144, const 32
+ * Ops per call: load 730, store 224, add 384, sub 384, shoupmul 400, montmul_var 32, barrett 32,
+ *   cond_add_q 32, shuffle 144, const 32
  */
 void nttgen_mldsa_avx2_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 

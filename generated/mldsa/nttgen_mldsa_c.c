@@ -118,8 +118,8 @@ static inline int32_t nttgen_mldsa_c_cond_add_q(int32_t a) {
     return (int32_t)(a + (8380417 & (a >> 31)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_ntt_zetas[510] = {
     // pass 0: layer(s) 0
@@ -222,8 +222,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_ntt_zetas[510] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_c_intt_zetas_inv[510] = {

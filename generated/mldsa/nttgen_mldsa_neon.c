@@ -156,8 +156,8 @@ static inline int32x4_t nttgen_mldsa_neon_ilv64_hi(int32x4_t a, int32x4_t b) {
     return vreinterpretq_s32_s64(vtrn2q_s64(vreinterpretq_s64_s32(a), vreinterpretq_s64_s32(b)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_neon_ntt_zetas[648] = {
     // pass 0: layer(s) 0, 1
@@ -274,8 +274,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_neon_ntt_zetas[648] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_neon_intt_zetas_inv[648] = {

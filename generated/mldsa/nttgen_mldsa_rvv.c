@@ -131,8 +131,8 @@ static inline vint32m1_t nttgen_mldsa_rvv_cond_add_q(vint32m1_t a, size_t vl) {
     return __riscv_vadd_vv_i32m1(a, __riscv_vand_vx_i32m1(mask, 8380417, vl), vl);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv_ntt_zetas[510] = {
     // pass 0: layer(s) 0, 1, 2, 3
@@ -225,8 +225,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv_ntt_zetas[510] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv_intt_zetas_inv[510] = {

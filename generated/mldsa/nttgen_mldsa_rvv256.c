@@ -182,8 +182,8 @@ static inline vint32m1_t nttgen_mldsa_rvv256_ilv4_hi(vint32m1_t a, vint32m1_t b,
     return __riscv_vslidedown_vx_i32m1_mu(mask, b, a, 4, vl);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_zetas[840] = {
     // pass 0: layer(s) 0
@@ -296,8 +296,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_zetas[840] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[840] = {

@@ -108,8 +108,8 @@ static inline int16_t nttgen_mlkem_c_cond_add_q(int16_t a) {
     return (int16_t)(a + (3329 & (a >> 15)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_ntt_zetas[254] = {
     // pass 0: layer(s) 0
@@ -155,7 +155,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_ntt_zetas[254] = {
 };
 // clang-format on
 
-// roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, as (z, z*q^-1 mod beta) lane
+// roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, pairs (z, z*q^-1 mod beta), as lane
 //  vectors in consumption order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_basemul_gammas[256] = {
@@ -194,8 +194,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_basemul_gammas[256] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// inverse twiddles zeta_k^-1, Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_c_intt_zetas_inv[254] = {
     // pass 0: layer(s) 6

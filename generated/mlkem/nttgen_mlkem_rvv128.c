@@ -174,8 +174,8 @@ static inline vint16m1_t nttgen_mlkem_rvv128_ilv4_hi(vint16m1_t a, vint16m1_t b,
     return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 4, vl);
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_ntt_zetas[584] = {
     // pass 0: layer(s) 0
@@ -256,7 +256,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_ntt_zetas[584] = {
 };
 // clang-format on
 
-// roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, as (z, z*q^-1 mod beta) lane
+// roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, pairs (z, z*q^-1 mod beta), as lane
 //  vectors in consumption order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_basemul_gammas[256] = {
@@ -295,9 +295,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_basemul_gammas[256] = 
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[512] = {
     // pass 0: layer(s) 1, 2, 3, 4, 5, 6
@@ -370,7 +370,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[512] = 
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_twist[512] = {
     1441, 1441, -1286, -1286, 316, 316, -1548, -1548,

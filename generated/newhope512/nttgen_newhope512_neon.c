@@ -172,8 +172,8 @@ static inline int16x8_t nttgen_newhope512_neon_ilv64_hi(int16x8_t a, int16x8_t b
     return vreinterpretq_s16_s64(vtrn2q_s64(vreinterpretq_s64_s16(a), vreinterpretq_s64_s16(b)));
 }
 
-// twiddles zeta_k = r^brv(k), Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane
-//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_neon_ntt_zetas[1672] = {
     // pass 0: layer(s) 0, 1
@@ -390,9 +390,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_neon_ntt_zetas[1672] = {
 };
 // clang-format on
 
-// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, in consumption
-//  order: (z, z*q^-1 mod beta) as lane vectors, or as one pair where all lanes share it (twiddles
-//  equal to 1 are not stored)
+// inverse twiddles of the cyclic DIT network (powers of r^-2), Montgomery form, pairs (z, z*q^-1
+//  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
+//  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_neon_intt_zetas_dit[1040] = {
     // pass 0: layer(s) 2, 3, 4, 5, 6, 7, 8
@@ -531,7 +531,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_neon_intt_zetas_dit[1040
 // clang-format on
 
 // output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), Montgomery form,
-//  per output vector: L lanes of z, then L lanes of z*q^-1 mod beta
+//  pairs (z, z*q^-1 mod beta), per output vector: L lanes of z, then L lanes of the second
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_neon_intt_twist[1024] = {
     -4779, 4166, 1339, -4487, 1664, -2474, -5568, -2120,

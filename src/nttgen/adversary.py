@@ -27,7 +27,7 @@ class WorstCase:
     bound: int
 
 
-CHECKED_OPS = ("add", "sub", "montmul", "montmul_var", "barrett", "cond_add_q")
+CHECKED_OPS = ("add", "sub", "montmul", "shoupmul", "montmul_var", "barrett", "cond_add_q")
 
 
 def analysis_peak(fn: Function) -> int:

@@ -7,7 +7,8 @@ range of the product p of its operands and (b) the reduction of p, whose only no
 m = lo(p * q^-1), depends on the low half of p alone: all 2^16 low halves are checked, which
 proves the reduction for every p. For 32-bit lanes the same facts are proven with z3 (bit-vector
 models of the exact semantics, or integer arithmetic where they are linear), over all inputs in
-the stated ranges.
+the stated ranges. A Shoup product's range is proven for every constant with a correctly
+rounded quotient at once (linear arithmetic with the two products as unknowns).
 """
 
 from __future__ import annotations
@@ -128,6 +129,24 @@ def z3_montgomery_range(p: tuple[int, int], out: tuple[int, int], arith: Arith) 
     return _unsat(s)
 
 
+def z3_shoup_range(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> bool:
+    """shoupmul(x, z, zs) = x*z - floor(x*zs/beta)*q lies in ``out`` for every x in ``a`` and
+    every constant z whose quotient is zs = round(z*beta/q), i.e. |2*q*zs - 2*beta*z| <= q.
+    Linear over the integers in the products P = x*z and R = x*zs: multiplying that fact by x
+    gives |2*q*R - 2*beta*P| <= q*M with M = max |x|, and t = floor(R/beta). These constraints
+    hold for every actual (x, z), so no r outside ``out`` satisfying them means none exists."""
+    z3 = _z3()
+    beta, q = arith.beta, arith.q
+    m = max(abs(a[0]), abs(a[1]))
+    P, R, t = z3.Ints("P R t")
+    s = z3.Solver()
+    s.add(2 * q * R - 2 * beta * P <= q * m, 2 * beta * P - 2 * q * R <= q * m)
+    s.add(beta * t <= R, beta * (t + 1) > R)
+    r = P - t * q
+    s.add(z3.Or(r < out[0], r > out[1]))
+    return _unsat(s)
+
+
 @cache
 def z3_barrett_rounding(bits: int, k: int) -> bool:
     """The Barrett estimate's two steps (high half of a*v, then a rounding shift by k) equal one
@@ -191,6 +210,12 @@ def prove(app: Application, arith: Arith) -> Proof:
             steps.append(z3_montgomery_exact(arith.q, bits))
             method = "z3 (product, range, exactness over all 2^32 low halves)"
         return Proof(app, method, all(steps))
+    if kind == "shoupmul":
+        return Proof(
+            app,
+            "z3 (integers, products as unknowns)",
+            z3_shoup_range(app.inputs[0], app.output, arith),
+        )
     if kind in ("mullo", "mulhi"):
         # standalone products: the result is the exact product's low or high half, so the
         # product range (proven) determines it

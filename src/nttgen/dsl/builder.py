@@ -294,6 +294,18 @@ class Builder:
         """Montgomery product by a twisted constant (z, zq)."""
         return self._op("montmul", (a, z, zq), hint)
 
+    def shoupmul(self, a: Value, z: Value, zs: Value, hint: str = "t") -> Value:
+        """Product by a constant z with its precomputed quotient zs (Shoup)."""
+        return self._op("shoupmul", (a, z, zs), hint)
+
+    def mulconst(self, a: Value, z: Value, zq: Value, hint: str = "t") -> Value:
+        """Product by a constant given as the pair :meth:`nttgen.plan.constants.Arith.twisted`
+        made for it: a Montgomery or a Shoup product, as the lane arithmetic's ``const_mul``
+        says."""
+        if self.arith.const_mul == "shoup":
+            return self.shoupmul(a, z, zq, hint)
+        return self.montmul(a, z, zq, hint)
+
     def montmul_var(self, a: Value, b: Value, hint: str = "p") -> Value:
         """Montgomery product of two variables."""
         return self._op("montmul_var", (a, b), hint)

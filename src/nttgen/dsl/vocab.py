@@ -38,6 +38,11 @@ VOCABULARY: dict[str, OpSpec] = {
             ("a", "z", "zq"),
             doc="signed Montgomery product a*z/beta mod q with precomputed zq = z/q mod beta",
         ),
+        OpSpec(
+            "shoupmul",
+            ("a", "z", "zs"),
+            doc="a*z mod q as a*z - hi(a*zs)*q with precomputed zs = round(z*beta/q) (Shoup)",
+        ),
         OpSpec("montmul_var", ("a", "b"), doc="signed Montgomery product a*b/beta mod q"),
         OpSpec("barrett", ("a",), doc="signed Barrett reduction to about [-q/2, q/2]"),
         OpSpec("cond_add_q", ("a",), doc="a + q where a < 0 (from the sign mask)"),

@@ -20,8 +20,8 @@ from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
 from .isa.base import EmitContext, Isa
 from .strip_emit import StripEmitter, is_strip_mined
 
-OP_ORDER = ("load", "store", "add", "sub", "mullo", "mulhi", "sra", "montmul", "montmul_var",
-            "barrett", "cond_add_q", "shuffle", "const")  # fmt: skip
+OP_ORDER = ("load", "store", "add", "sub", "mullo", "mulhi", "sra", "montmul", "shoupmul",
+            "montmul_var", "barrett", "cond_add_q", "shuffle", "const")  # fmt: skip
 
 
 @dataclass

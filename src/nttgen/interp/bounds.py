@@ -386,6 +386,15 @@ class BoundsInterp:
             self._lanewise("montmul", lambda x, y: transfer.montmul(x, y, self.arith), a, z),
         )
 
+    def shoupmul(self, a: Bound, z: Bound, zs: Bound) -> Bound:
+        """Product by a constant with a precomputed quotient (Shoup)."""
+        del zs
+        self._no_minimum_square("shoupmul", a, z)
+        return self._checked(
+            "shoupmul",
+            self._lanewise("shoupmul", lambda x, y: transfer.shoupmul(x, self.arith), a, z),
+        )
+
     def montmul_var(self, a: Bound, b: Bound) -> Bound:
         """Montgomery product of two variables."""
         self._no_minimum_square("montmul_var", a, b)

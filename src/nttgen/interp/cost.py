@@ -99,6 +99,7 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "sra": (0, 1),
     "montmul": (3, 1),
     "montmul_var": (4, 1),
+    "shoupmul": (3, 1),
     "barrett": (2, 2),
     "cond_add_q": (0, 3),
     "shuffle": (0, 4),

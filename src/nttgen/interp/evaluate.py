@@ -203,6 +203,11 @@ class Evaluator:
         a, z, zq = self._align(a), self._align(z), self._align(zq)
         return self._finish("montmul", semantics.montmul(a, z, zq, self.lane, self.arith.q))
 
+    def shoupmul(self, a: Array, z: Array, zs: Array) -> Array:
+        """Product by a constant with a precomputed quotient (Shoup)."""
+        a, z, zs = self._align(a), self._align(z), self._align(zs)
+        return self._finish("shoupmul", semantics.shoupmul(a, z, zs, self.lane, self.arith.q))
+
     def montmul_var(self, a: Array, b: Array) -> Array:
         """Montgomery product of two variables."""
         a, b = self._bin(a, b)

@@ -75,6 +75,20 @@ def montmul(a: Range, z: Range, arith: Arith) -> Range:
     return montgomery_of_product(product_range(a, z), arith)
 
 
+def shoupmul(a: Range, arith: Arith) -> Range:
+    """Range of shoupmul(a, z, zs) for a in a and any constant z with zs = round(z*beta/q).
+
+    With zs = z*beta/q - e (|e| <= 1/2), t = floor(a*zs/beta) lies in
+    (a*z/q - a*e/beta - 1, a*z/q - a*e/beta], so r = a*z - t*q lies in
+    [q*a*e/beta, q + q*a*e/beta) and |a*e| <= M/2 with M = max |a|: r in
+    [-q*M/(2 beta), q + q*M/(2 beta)). Independent of z."""
+    m = max(abs(a[0]), abs(a[1]))
+    two_beta = 2 * arith.beta
+    lo = _ceildiv(-arith.q * m, two_beta)
+    hi = _ceildiv(arith.q * (two_beta + m), two_beta) - 1  # strict upper bound
+    return lo, hi
+
+
 def montmul_var(a: Range, b: Range, arith: Arith) -> Range:
     """Range of montmul_var(a, b)."""
     return montgomery_of_product(product_range(a, b), arith)

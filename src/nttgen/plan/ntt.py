@@ -45,6 +45,7 @@ class NttAlgebra:
     """Twiddles and checks for one ring's NTT."""
 
     ring: Ring
+    const_mul: Literal["montgomery", "shoup"] = "montgomery"
 
     def __post_init__(self) -> None:
         r, q, d = self.ring.root, self.ring.q, self.ring.depth
@@ -55,7 +56,7 @@ class NttAlgebra:
     @cached_property
     def arith(self) -> Arith:
         """The lane arithmetic constants."""
-        return Arith(self.ring.q, self.ring.lane)
+        return Arith(self.ring.q, self.ring.lane, self.const_mul)
 
     def layer_bit(self, layer: int) -> int:
         """The index bit a forward layer pairs on: distance 2^bit."""

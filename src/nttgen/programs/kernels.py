@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Function
@@ -166,7 +167,8 @@ class BuildConfig:
     order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`);
     ``intt_networks`` the inverse networks the inverse NTT may be built with; ``shuffles``
     names the emitter's shuffle style where an ISA offers several (see its module), else
-    ``"default"``."""
+    ``"default"``; ``const_mul`` how products by constants are formed (``"montgomery"`` or
+    ``"shoup"``, see :mod:`nttgen.plan.constants`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -177,6 +179,7 @@ class BuildConfig:
     park_bits: tuple[int, ...] = ()
     intt_networks: tuple[Network, ...] = ("gs", "dit")
     shuffles: str = "default"
+    const_mul: Literal["montgomery", "shoup"] = "montgomery"
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -194,7 +197,7 @@ class KernelSet:
     @cached_property
     def alg(self) -> NttAlgebra:
         """Twiddles and checks of the ring's NTT."""
-        return NttAlgebra(self.ring)
+        return NttAlgebra(self.ring, self.config.const_mul)
 
     @property
     def arith(self) -> Arith:

@@ -227,7 +227,7 @@ def run_pass(
                 at = (addr + off) * 2
                 f = S.load(twist, at, hint="tw")
                 fq = S.load(twist, at + L, hint="twqinv")
-                v = S.montmul(v, f, fq, hint="x")
+                v = S.mulconst(v, f, fq, hint="x")
             if before_store:
                 v = before_store(v)
             S.store(buf, addr + off, v)
@@ -259,7 +259,7 @@ def ct_butterfly(
 ) -> tuple[Value, Value]:
     """Cooley–Tukey: (a, b) -> (a + z*b, a - z*b), z*b by Montgomery multiplication with the
     twisted twiddle z = (z, zq); z = None stands for the twiddle 1 (no multiplication)."""
-    t = b if z is None else S.montmul(b, z[0], z[1], hint="t")
+    t = b if z is None else S.mulconst(b, z[0], z[1], hint="t")
     a, t = red.make_room(a, t)
     return S.add(a, t, hint="x"), S.sub(a, t, hint="x")
 
@@ -278,11 +278,11 @@ def gs_butterfly(
     a, b = red.make_room(a, b)
     s = S.add(a, b, hint="x")
     d = S.sub(a, b, hint="d")
-    t = d if z is None else S.montmul(d, z[0], z[1], hint="x")
+    t = d if z is None else S.mulconst(d, z[0], z[1], hint="x")
     if scale is not None:
         c = S.const(scale[0], hint="f")
         cq = S.const(scale[1], hint="fqinv")
-        s = S.montmul(s, c, cq, hint="x")
+        s = S.mulconst(s, c, cq, hint="x")
     return s, t
 
 
@@ -328,7 +328,7 @@ def build_transform(
         "gs": "inverse twiddles zeta_k^-1" + (" (layer 0 times the final scale)" if fold else ""),
         "dit": "inverse twiddles of the cyclic DIT network (powers of r^-2)",
     }[network] + (
-        ", Montgomery form, in consumption order: (z, z*q^-1 mod beta) as lane vectors, or as"
+        f", {alg.arith.pair_doc}, in consumption order: as lane vectors, or as"
         " one pair where all lanes share it (twiddles equal to 1 are not stored)"
     )
     table = S.table(name, rows, notes, doc)
@@ -339,7 +339,7 @@ def build_transform(
         assert pair is not None
         f = S.const(pair[0], hint="f")
         fq = S.const(pair[1], hint="fqinv")
-        return S.montmul(x, f, fq, hint="x")
+        return S.mulconst(x, f, fq, hint="x")
 
     for k, pas in enumerate(seq):
         first, last = k == 0, k == len(seq) - 1
@@ -377,7 +377,7 @@ def _twist_table(S: Builder, alg: NttAlgebra, order: MemOrder, scale: int | None
         rows,
         [],
         "output multipliers r^-j * 2^-depth * beta of the DIT inverse (j: factor index), "
-        "Montgomery form, per output vector: L lanes of z, then L lanes of z*q^-1 mod beta",
+        f"{alg.arith.pair_doc}, per output vector: L lanes of z, then L lanes of the second",
     )
 
 

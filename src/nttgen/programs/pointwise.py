@@ -51,14 +51,14 @@ def program_reduce(S: Builder, n: int) -> None:
 
 
 def program_scale(S: Builder, n: int, pair: tuple[int, int], what: str) -> None:
-    """a <- montmul(a, z, zq) for one twisted constant: used for to/from Montgomery form."""
+    """a <- a times one constant given as its twisted pair: used for to/from Montgomery form."""
     a = S.inout("a", n, (S.lane.min, S.lane.max), doc="any lane values")
     S.comment(what)
 
     def body(i: Affine) -> None:
         z = S.const(pair[0], hint="f")
         zq = S.const(pair[1], hint="fqinv")
-        S.store(a, i, S.montmul(S.load(a, i, hint="x"), z, zq, hint="x"))
+        S.store(a, i, S.mulconst(S.load(a, i, hint="x"), z, zq, hint="x"))
 
     for_each_vector(S, n, body)
 
@@ -100,8 +100,8 @@ class BaseMul:
         self.table = S.table(
             "gammas",
             rows,
-            doc="roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, as "
-            "(z, z*q^-1 mod beta) lane vectors in consumption order",
+            doc=f"roots g_j of the degree-2 factors x^2 - g_j, {alg.arith.pair_doc}, as lane"
+            " vectors in consumption order",
         )
 
     def for_each_chunk(
@@ -159,7 +159,7 @@ class BaseMul:
         bq = [S.mullo(x, qinv, hint="bq") for x in b]
         p00 = S.montmul(a[0], b[0], bq[0], hint="p")
         p11 = S.montmul(a[1], b[1], bq[1], hint="p")
-        g11 = S.montmul(p11, gamma[0], gamma[1], hint="p")
+        g11 = S.mulconst(p11, gamma[0], gamma[1], hint="p")
         p01 = S.montmul(a[0], b[1], bq[1], hint="p")
         p10 = S.montmul(a[1], b[0], bq[0], hint="p")
         x, y = red.make_room(p00, g11, need_diff=False)

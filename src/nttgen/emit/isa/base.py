@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from ...lanes import LaneType
 from ...plan.constants import Arith
@@ -69,6 +70,13 @@ class Isa(ABC):
         """How many lanes of this type one vector holds."""
 
     @classmethod
+    def const_mul_for(cls, lane: LaneType, q: int) -> Literal["montgomery", "shoup"]:
+        """How products by constants are formed for modulus q in these lanes (see
+        :mod:`nttgen.plan.constants`): Montgomery unless the ISA says Shoup is cheaper."""
+        del lane, q
+        return "montgomery"
+
+    @classmethod
     def unsupported(cls, n: int, lane: LaneType) -> str | None:
         """Why this ISA cannot run a ring of dimension n with these lanes (None if it can): the
         layouts need at least two vectors per polynomial."""
@@ -83,6 +91,14 @@ class Isa(ABC):
     @abstractmethod
     def vec_type(self) -> str:
         """The C type of one vector value."""
+
+    def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
+        """Product by a constant with its Shoup quotient, from the ISA's own products:
+        lo(a*z) - lo(hi(a*zs)*q), where both low products and the subtraction wrap, which is
+        exact whenever the result fits the lane (the analysis proves it does)."""
+        vocab: Any = self  # an Isa implements the vocabulary's mullo, mulhi, sub and const
+        q = vocab.const(value=self.arith.q)
+        return vocab.sub(vocab.mullo(a, z), vocab.mullo(vocab.mulhi(a, zs), q))
 
     def helper(self, name: str) -> str:
         """The file-scope name of a helper function of this backend."""

@@ -127,6 +127,33 @@ class PortableC(HelperCalls, Isa):
                 ),
             )
         )
+        t_of = self._hi(a, C.Name("zs"))
+        fns.append(
+            C.FuncDef(
+                t,
+                self.helper("shoupmul"),
+                (C.Param(t, "a"), C.Param(t, "z"), C.Param(t, "zs")),
+                (
+                    C.Decl(t, "t", C.Cast(t, t_of), const=True),
+                    C.Return(
+                        C.Cast(
+                            t,
+                            C.Bin(
+                                "-",
+                                C.Bin("*", self._wide(a), z),
+                                C.Bin("*", self._wide(C.Name("t")), C.Int(q)),
+                            ),
+                        )
+                    ),
+                ),
+                storage="static inline",
+                doc=(
+                    f"Product by a constant with its quotient zs = round(z*2^{bits}/q) (Shoup):",
+                    f"a*z - t*q with t = floor(a*zs / 2^{bits}), exact in the wide type;",
+                    "congruent to a*z mod q.",
+                ),
+            )
+        )
         hi = C.Bin(">>", C.Bin("*", self._wide(a), C.Int(self.arith.barrett_v)), C.Int(bits))
         rnd = C.Bin("<<", C.Cast(w, C.Int(1)), C.Int(k - 1)) if bits == 32 else C.Int(1 << (k - 1))
         fns.append(
@@ -179,6 +206,10 @@ class PortableC(HelperCalls, Isa):
     def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """a - b (proven not to overflow)."""
         return C.Cast(self._t, C.Bin("-", a, b)) if self.lane.bits == 16 else C.Bin("-", a, b)
+
+    def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
+        """Product by a constant with its Shoup quotient (a helper, exact in the wide type)."""
+        return C.Call(self.helper("shoupmul"), (a, z, zs))
 
     def mullo(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """Low half of a*b."""
