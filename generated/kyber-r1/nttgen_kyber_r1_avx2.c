@@ -6,7 +6,7 @@
  *         Kyber round 1 prime (Seiler 2018): complete NTT
  * NTT:    depth 8, factors of degree 1, root r = 62 of order 512
  * Order:  standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 62 of order 512
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 6, 5, 7, 0, 1,
  *           2, 3]
  * ISA:    AVX2 (256-bit vectors); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_avx2_ntt: forward NTT, in place
  *       a in [-7680, 7680] -> a in [-18058, 18058]
- *       ops: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ *       ops: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8816, 8816] -> a in [-5415, 5415]
- *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 32
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_kyber_r1_avx2_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, store 16, shuffle 24
  *   nttgen_kyber_r1_avx2_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, store 16, shuffle 24
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *         cond_add_q 16, shuffle 96
+ *         cond_add_q 16, shuffle 72
  *       coefficient reductions: 384
  */
 #include "nttgen_kyber_r1_avx2.h"
@@ -145,17 +145,21 @@ static inline __m256i nttgen_kyber_r1_avx2_ilv16_hi(__m256i a, __m256i b) {
 }
 
 /*
- * Even blocks of a and b, interleaved at 32-bit granularity.
+ * Even 32-bit elements of a then of b, per 128-bit group (vshufps).
  */
-static inline __m256i nttgen_kyber_r1_avx2_ilv32_lo(__m256i a, __m256i b) {
-    return _mm256_blend_epi32(a, _mm256_slli_epi64(b, 32), 170);
+static inline __m256i nttgen_kyber_r1_avx2_unzip32_lo(__m256i a, __m256i b) {
+    const __m256 fa = _mm256_castsi256_ps(a);
+    const __m256 fb = _mm256_castsi256_ps(b);
+    return _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, 136));
 }
 
 /*
- * Odd blocks of a and b, interleaved at 32-bit granularity.
+ * Odd 32-bit elements of a then of b, per 128-bit group (vshufps).
  */
-static inline __m256i nttgen_kyber_r1_avx2_ilv32_hi(__m256i a, __m256i b) {
-    return _mm256_blend_epi32(_mm256_srli_epi64(a, 32), b, 170);
+static inline __m256i nttgen_kyber_r1_avx2_unzip32_hi(__m256i a, __m256i b) {
+    const __m256 fa = _mm256_castsi256_ps(a);
+    const __m256 fb = _mm256_castsi256_ps(b);
+    return _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, 221));
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -181,54 +185,54 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_zetas[1072] = {
     19394, 19394, 19394, 19394, 19394, 19394, 19394, 19394, 15307, 15307, 15307, 15307, 15307, 15307, 15307, 15307,
     -2006, -2006, -2006, -2006, -2006, -2006, -2006, -2006, 1921, 1921, 1921, 1921, 1921, 1921, 1921, 1921,
     3114, 3114, 3114, 3114, 3114, 3114, 3114, 3114, -5759, -5759, -5759, -5759, -5759, -5759, -5759, -5759,
-    -3689, -3689, -3689, -3689, -438, -438, -438, -438, 3772, 3772, 3772, 3772, -1399, -1399, -1399, -1399,
-    16279, 16279, 16279, 16279, 21066, 21066, 21066, 21066, 1724, 1724, 1724, 1724, -4983, -4983, -4983, -4983,
-    -1738, -1738, -1738, -1738, -679, -679, -679, -679, -2535, -2535, -2535, -2535, 1321, 1321, 1321, 1321,
-    -23242, -23242, -23242, -23242, -28839, -28839, -28839, -28839, 2073, 2073, 2073, 2073, 14121, 14121, 14121, 14121,
-    810, 810, 810, 810, 396, 396, 396, 396, 1535, 1535, 1535, 1535, -103, -103, -103, -103,
-    5930, 5930, 5930, 5930, -26228, -26228, -26228, -26228, 9215, 9215, 9215, 9215, 4505, 4505, 4505, 4505,
-    1887, 1887, 1887, 1887, -3174, -3174, -3174, -3174, -549, -549, -549, -549, 2804, 2804, 2804, 2804,
-    -6817, -6817, -6817, -6817, -6246, -6246, -6246, -6246, 21467, 21467, 21467, 21467, 29428, 29428, 29428, 29428,
-    3266, 3266, 3266, 3266, -1305, -1305, -1305, -1305, -2440, -2440, -2440, -2440, 514, 514, 514, 514,
-    20674, 20674, 20674, 20674, -5913, -5913, -5913, -5913, -6536, -6536, -6536, -6536, -14846, -14846, -14846, -14846,
-    -3600, -3600, -3600, -3600, -1760, -1760, -1760, -1760, -2555, -2555, -2555, -2555, -2956, -2956, -2956, -2956,
-    -11792, -11792, -11792, -11792, 14624, 14624, 14624, 14624, 24581, 24581, 24581, 24581, 23668, 23668, 23668, 23668,
-    -638, -638, -638, -638, -3555, -3555, -3555, -3555, 3153, 3153, 3153, 3153, -2043, -2043, -2043, -2043,
-    -15998, -15998, -15998, -15998, -29667, -29667, -29667, -29667, -29103, -29103, -29103, -29103, 25093, 25093, 25093, 25093,
-    -7, -7, -7, -7, -1881, -1881, -1881, -1881, 2310, 2310, 2310, 2310, -1431, -1431, -1431, -1431,
-    -11783, -11783, -11783, -11783, 26279, 26279, 26279, 26279, 21766, 21766, 21766, 21766, -21399, -21399, -21399, -21399,
-    -1054, -1054, -3417, -3417, 2175, 2175, -1497, -1497, -1390, -1390, -1533, -1533, -2160, -2160, -1056, -1056,
-    32738, 32738, 24743, 24743, 9855, 9855, 26663, 26663, -8558, -8558, -24573, -24573, 6032, 6032, -17440, -17440,
-    -3456, -3456, 2919, 2919, 3692, 3692, -3145, -3145, 3750, 3750, -727, -727, -859, -859, 1799, 1799,
-    -3456, -3456, -1689, -1689, 26220, 26220, -32329, -32329, -25946, -25946, 12073, 12073, -22875, -22875, 13575, 13575,
-    1698, 1698, -194, -194, 373, 373, 2572, 2572, 1598, 1598, 1464, 1464, 2649, 2649, 783, 783,
-    2722, 2722, -17602, -17602, 19317, 19317, -24052, -24052, -15810, -15810, 30136, 30136, -25511, -25511, 16655, 16655,
-    1166, 1166, 2789, 2789, -730, -730, 1350, 1350, 2762, 2762, 1521, 1521, 2579, 2579, -2665, -2665,
-    24718, 24718, 13541, 13541, -30426, -30426, -11962, -11962, 24266, 24266, -14351, -14351, -12269, -12269, 17303, 17303,
-    2426, 2426, 3405, 3405, -1756, -1756, -2224, -2224, 2835, 2835, 1386, 1386, 1532, 1532, 3480, 3480,
-    -17030, -17030, 1869, 1869, -16092, -16092, -26800, -26800, -12013, -12013, -26262, -26262, 32252, 32252, 15768, 15768,
-    915, 915, -2113, -2113, -2391, -2391, -1681, -1681, -2233, -2233, -921, -921, -486, -486, -3310, -3310,
-    -13933, -13933, -27201, -27201, 10409, 10409, -2193, -2193, -23225, -23225, -5529, -5529, -3558, -3558, -10478, -10478,
-    3831, 3831, 2385, 2385, 3135, 3135, -3588, -3588, 2764, 2764, -3428, -3428, 1919, 1919, 2133, 2133,
-    7415, 7415, -29871, -29871, -21953, -21953, 27132, 27132, 8908, 8908, -21860, -21860, 9599, 9599, 4693, 4693,
-    -2, -2, -2732, -2732, 660, 660, 2883, 2883, 3816, 3816, -2743, -2743, 404, 404, -1168, -1168,
-    15358, 15358, 7508, 7508, -21868, -21868, 12611, 12611, -8472, -8472, 26441, 26441, -22124, -22124, -9360, -9360,
-    -17, -179, -2071, -2378, 1712, 3568, 3434, -2247, 3781, 3214, -3408, -642, -1689, -2874, -3343, 3657,
-    -529, -1715, -22039, -23882, 26288, -4624, -24214, 18745, -1851, 26766, 21168, 14718, -6297, -16186, -19215, -32695,
-    1278, 2161, 715, 1203, -3547, 1509, 2998, 1295, -3208, 3723, -1338, 370, -893, 1441, 2812, 692,
-    16638, -13711, 14539, 2739, -25563, 12261, -18506, 17167, -7304, -15221, -14650, -23182, -23933, 10145, -32004, -5452,
-    2422, -2059, -436, 3542, 2786, 3581, 2340, 1144, 796, -3366, -1526, -2965, 2070, 1012, 509, -3677,
-    13686, 16885, 5708, -1578, -28958, 26621, -11996, -2952, -17636, 26330, -12790, 27243, 29718, 27636, 23549, -10333,
-    -1348, 2072, -658, -151, -1151, 2339, 3461, -3770, 2963, -429, -2303, 3312, -188, -3335, 592, 2167,
-    -3396, 14360, 6510, -20119, -8831, -4317, 30597, -17082, -11885, 17491, -9983, -4880, 1860, -15111, -23984, 5751,
-    3744, -1242, 1121, 2767, -222, -3693, -3550, -2589, -2258, 3334, 83, -1837, -777, -1404, 2937, 2460,
-    20128, -30938, -22943, -14129, 802, -18541, -2526, 23523, -27858, 22790, 18003, 16083, 2807, -32124, -8839, -15972,
-    929, 1649, 670, 1181, 1779, 2918, -3314, -2815, -589, 1931, 2345, 293, 2386, 2532, 3763, 1669,
-    9633, -14223, 32414, -24931, -29453, 5990, 20238, -10495, 947, -17013, 15145, -21723, 27986, 20964, 5299, 28805,
-    2001, -1070, 236, -226, -451, -1586, 2891, 1072, 3163, -3745, 826, -791, 2262, 2130, -1403, 3752,
-    -30255, 24530, 22764, 31518, -10179, -10802, 16715, 25648, 25179, -12449, 14138, -20759, -2858, 27730, 25733, 24232,
-    -2230, 3177, -1476, -3794, -434, -1407, -2719, 3450, -124, -402, 2515, 2083, -1519, -1084, 2005, -3287,
-    19274, -16791, -3524, -29394, -9650, -9087, -26783, -16006, -30844, 6766, 20435, -4573, -1007, 964, 4565, 9513,
+    -3689, -3689, -438, -438, -3689, -3689, -438, -438, 3772, 3772, -1399, -1399, 3772, 3772, -1399, -1399,
+    16279, 16279, 21066, 21066, 16279, 16279, 21066, 21066, 1724, 1724, -4983, -4983, 1724, 1724, -4983, -4983,
+    -1738, -1738, -679, -679, -1738, -1738, -679, -679, -2535, -2535, 1321, 1321, -2535, -2535, 1321, 1321,
+    -23242, -23242, -28839, -28839, -23242, -23242, -28839, -28839, 2073, 2073, 14121, 14121, 2073, 2073, 14121, 14121,
+    810, 810, 396, 396, 810, 810, 396, 396, 1535, 1535, -103, -103, 1535, 1535, -103, -103,
+    5930, 5930, -26228, -26228, 5930, 5930, -26228, -26228, 9215, 9215, 4505, 4505, 9215, 9215, 4505, 4505,
+    1887, 1887, -3174, -3174, 1887, 1887, -3174, -3174, -549, -549, 2804, 2804, -549, -549, 2804, 2804,
+    -6817, -6817, -6246, -6246, -6817, -6817, -6246, -6246, 21467, 21467, 29428, 29428, 21467, 21467, 29428, 29428,
+    3266, 3266, -1305, -1305, 3266, 3266, -1305, -1305, -2440, -2440, 514, 514, -2440, -2440, 514, 514,
+    20674, 20674, -5913, -5913, 20674, 20674, -5913, -5913, -6536, -6536, -14846, -14846, -6536, -6536, -14846, -14846,
+    -3600, -3600, -1760, -1760, -3600, -3600, -1760, -1760, -2555, -2555, -2956, -2956, -2555, -2555, -2956, -2956,
+    -11792, -11792, 14624, 14624, -11792, -11792, 14624, 14624, 24581, 24581, 23668, 23668, 24581, 24581, 23668, 23668,
+    -638, -638, -3555, -3555, -638, -638, -3555, -3555, 3153, 3153, -2043, -2043, 3153, 3153, -2043, -2043,
+    -15998, -15998, -29667, -29667, -15998, -15998, -29667, -29667, -29103, -29103, 25093, 25093, -29103, -29103, 25093, 25093,
+    -7, -7, -1881, -1881, -7, -7, -1881, -1881, 2310, 2310, -1431, -1431, 2310, 2310, -1431, -1431,
+    -11783, -11783, 26279, 26279, -11783, -11783, 26279, 26279, 21766, 21766, -21399, -21399, 21766, 21766, -21399, -21399,
+    -1054, -1054, 2175, 2175, -3417, -3417, -1497, -1497, -1390, -1390, -2160, -2160, -1533, -1533, -1056, -1056,
+    32738, 32738, 9855, 9855, 24743, 24743, 26663, 26663, -8558, -8558, 6032, 6032, -24573, -24573, -17440, -17440,
+    -3456, -3456, 3692, 3692, 2919, 2919, -3145, -3145, 3750, 3750, -859, -859, -727, -727, 1799, 1799,
+    -3456, -3456, 26220, 26220, -1689, -1689, -32329, -32329, -25946, -25946, -22875, -22875, 12073, 12073, 13575, 13575,
+    1698, 1698, 373, 373, -194, -194, 2572, 2572, 1598, 1598, 2649, 2649, 1464, 1464, 783, 783,
+    2722, 2722, 19317, 19317, -17602, -17602, -24052, -24052, -15810, -15810, -25511, -25511, 30136, 30136, 16655, 16655,
+    1166, 1166, -730, -730, 2789, 2789, 1350, 1350, 2762, 2762, 2579, 2579, 1521, 1521, -2665, -2665,
+    24718, 24718, -30426, -30426, 13541, 13541, -11962, -11962, 24266, 24266, -12269, -12269, -14351, -14351, 17303, 17303,
+    2426, 2426, -1756, -1756, 3405, 3405, -2224, -2224, 2835, 2835, 1532, 1532, 1386, 1386, 3480, 3480,
+    -17030, -17030, -16092, -16092, 1869, 1869, -26800, -26800, -12013, -12013, 32252, 32252, -26262, -26262, 15768, 15768,
+    915, 915, -2391, -2391, -2113, -2113, -1681, -1681, -2233, -2233, -486, -486, -921, -921, -3310, -3310,
+    -13933, -13933, 10409, 10409, -27201, -27201, -2193, -2193, -23225, -23225, -3558, -3558, -5529, -5529, -10478, -10478,
+    3831, 3831, 3135, 3135, 2385, 2385, -3588, -3588, 2764, 2764, 1919, 1919, -3428, -3428, 2133, 2133,
+    7415, 7415, -21953, -21953, -29871, -29871, 27132, 27132, 8908, 8908, 9599, 9599, -21860, -21860, 4693, 4693,
+    -2, -2, 660, 660, -2732, -2732, 2883, 2883, 3816, 3816, 404, 404, -2743, -2743, -1168, -1168,
+    15358, 15358, -21868, -21868, 7508, 7508, 12611, 12611, -8472, -8472, -22124, -22124, 26441, 26441, -9360, -9360,
+    -17, -179, 1712, 3568, -2071, -2378, 3434, -2247, 3781, 3214, -1689, -2874, -3408, -642, -3343, 3657,
+    -529, -1715, 26288, -4624, -22039, -23882, -24214, 18745, -1851, 26766, -6297, -16186, 21168, 14718, -19215, -32695,
+    1278, 2161, -3547, 1509, 715, 1203, 2998, 1295, -3208, 3723, -893, 1441, -1338, 370, 2812, 692,
+    16638, -13711, -25563, 12261, 14539, 2739, -18506, 17167, -7304, -15221, -23933, 10145, -14650, -23182, -32004, -5452,
+    2422, -2059, 2786, 3581, -436, 3542, 2340, 1144, 796, -3366, 2070, 1012, -1526, -2965, 509, -3677,
+    13686, 16885, -28958, 26621, 5708, -1578, -11996, -2952, -17636, 26330, 29718, 27636, -12790, 27243, 23549, -10333,
+    -1348, 2072, -1151, 2339, -658, -151, 3461, -3770, 2963, -429, -188, -3335, -2303, 3312, 592, 2167,
+    -3396, 14360, -8831, -4317, 6510, -20119, 30597, -17082, -11885, 17491, 1860, -15111, -9983, -4880, -23984, 5751,
+    3744, -1242, -222, -3693, 1121, 2767, -3550, -2589, -2258, 3334, -777, -1404, 83, -1837, 2937, 2460,
+    20128, -30938, 802, -18541, -22943, -14129, -2526, 23523, -27858, 22790, 2807, -32124, 18003, 16083, -8839, -15972,
+    929, 1649, 1779, 2918, 670, 1181, -3314, -2815, -589, 1931, 2386, 2532, 2345, 293, 3763, 1669,
+    9633, -14223, -29453, 5990, 32414, -24931, 20238, -10495, 947, -17013, 27986, 20964, 15145, -21723, 5299, 28805,
+    2001, -1070, -451, -1586, 236, -226, 2891, 1072, 3163, -3745, 2262, 2130, 826, -791, -1403, 3752,
+    -30255, 24530, -10179, -10802, 22764, 31518, 16715, 25648, 25179, -12449, -2858, 27730, 14138, -20759, 25733, 24232,
+    -2230, 3177, -434, -1407, -1476, -3794, -2719, 3450, -124, -402, -1519, -1084, 2515, 2083, 2005, -3287,
+    19274, -16791, -9650, -9087, -3524, -29394, -26783, -16006, -30844, 6766, -1007, 964, 20435, -4573, 4565, 9513,
     -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655, -2319, -18191,
     834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0, 0, 0,
 };
@@ -242,8 +246,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_zetas_dit[576] =
     // pass 0: layer(s) 1, 2, 3, 4, 5, 6, 7
     -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777,
     -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865,
-    -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182,
-    -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350,
+    -3593, -3625, -3593, -3625, -3777, 3182, -3777, 3182, -3593, -3625, -3593, -3625, -3777, 3182, -3777, 3182,
+    -9, -16425, -9, -16425, -28865, 10350, -28865, 10350, -9, -16425, -9, -16425, -28865, 10350, -28865, 10350,
     -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696,
     -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496,
     -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
@@ -325,7 +329,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24
  */
 void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
@@ -586,22 +590,22 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_95, zeta_22, zetaqinv_22);
     const __m256i x_110 = _mm256_add_epi16(x_94, t_35);
     const __m256i x_111 = _mm256_sub_epi16(x_94, t_35);
-    const __m256i x_112 = _mm256_unpacklo_epi64(x_96, x_98);
-    const __m256i x_113 = _mm256_unpackhi_epi64(x_96, x_98);
-    const __m256i x_114 = _mm256_unpacklo_epi64(x_97, x_99);
-    const __m256i x_115 = _mm256_unpackhi_epi64(x_97, x_99);
-    const __m256i x_116 = _mm256_unpacklo_epi64(x_100, x_102);
-    const __m256i x_117 = _mm256_unpackhi_epi64(x_100, x_102);
-    const __m256i x_118 = _mm256_unpacklo_epi64(x_101, x_103);
-    const __m256i x_119 = _mm256_unpackhi_epi64(x_101, x_103);
-    const __m256i x_120 = _mm256_unpacklo_epi64(x_104, x_106);
-    const __m256i x_121 = _mm256_unpackhi_epi64(x_104, x_106);
-    const __m256i x_122 = _mm256_unpacklo_epi64(x_105, x_107);
-    const __m256i x_123 = _mm256_unpackhi_epi64(x_105, x_107);
-    const __m256i x_124 = _mm256_unpacklo_epi64(x_108, x_110);
-    const __m256i x_125 = _mm256_unpackhi_epi64(x_108, x_110);
-    const __m256i x_126 = _mm256_unpacklo_epi64(x_109, x_111);
-    const __m256i x_127 = _mm256_unpackhi_epi64(x_109, x_111);
+    const __m256i x_112 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_113 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_114 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_115 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_100, x_102);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_100, x_102);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_101, x_103);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_101, x_103);
+    const __m256i x_120 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_121 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_122 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_123 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_108, x_110);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_108, x_110);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_109, x_111);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_109, x_111);
     const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_113, zeta_23, zetaqinv_23);
     const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_112);
     const __m256i x_128 = _mm256_add_epi16(red_0, t_36);
@@ -634,22 +638,22 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_126);
     const __m256i x_142 = _mm256_add_epi16(red_7, t_43);
     const __m256i x_143 = _mm256_sub_epi16(red_7, t_43);
-    const __m256i x_144 = nttgen_kyber_r1_avx2_ilv32_lo(x_128, x_132);
-    const __m256i x_145 = nttgen_kyber_r1_avx2_ilv32_hi(x_128, x_132);
-    const __m256i x_146 = nttgen_kyber_r1_avx2_ilv32_lo(x_130, x_134);
-    const __m256i x_147 = nttgen_kyber_r1_avx2_ilv32_hi(x_130, x_134);
-    const __m256i x_148 = nttgen_kyber_r1_avx2_ilv32_lo(x_129, x_133);
-    const __m256i x_149 = nttgen_kyber_r1_avx2_ilv32_hi(x_129, x_133);
-    const __m256i x_150 = nttgen_kyber_r1_avx2_ilv32_lo(x_131, x_135);
-    const __m256i x_151 = nttgen_kyber_r1_avx2_ilv32_hi(x_131, x_135);
-    const __m256i x_152 = nttgen_kyber_r1_avx2_ilv32_lo(x_136, x_140);
-    const __m256i x_153 = nttgen_kyber_r1_avx2_ilv32_hi(x_136, x_140);
-    const __m256i x_154 = nttgen_kyber_r1_avx2_ilv32_lo(x_138, x_142);
-    const __m256i x_155 = nttgen_kyber_r1_avx2_ilv32_hi(x_138, x_142);
-    const __m256i x_156 = nttgen_kyber_r1_avx2_ilv32_lo(x_137, x_141);
-    const __m256i x_157 = nttgen_kyber_r1_avx2_ilv32_hi(x_137, x_141);
-    const __m256i x_158 = nttgen_kyber_r1_avx2_ilv32_lo(x_139, x_143);
-    const __m256i x_159 = nttgen_kyber_r1_avx2_ilv32_hi(x_139, x_143);
+    const __m256i x_144 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_145 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i x_146 = _mm256_unpacklo_epi64(x_130, x_134);
+    const __m256i x_147 = _mm256_unpackhi_epi64(x_130, x_134);
+    const __m256i x_148 = _mm256_unpacklo_epi64(x_129, x_133);
+    const __m256i x_149 = _mm256_unpackhi_epi64(x_129, x_133);
+    const __m256i x_150 = _mm256_unpacklo_epi64(x_131, x_135);
+    const __m256i x_151 = _mm256_unpackhi_epi64(x_131, x_135);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_136, x_140);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_136, x_140);
+    const __m256i x_154 = _mm256_unpacklo_epi64(x_138, x_142);
+    const __m256i x_155 = _mm256_unpackhi_epi64(x_138, x_142);
+    const __m256i x_156 = _mm256_unpacklo_epi64(x_137, x_141);
+    const __m256i x_157 = _mm256_unpackhi_epi64(x_137, x_141);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_139, x_143);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_139, x_143);
     const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_145, zeta_31, zetaqinv_31);
     const __m256i x_160 = _mm256_add_epi16(x_144, t_44);
     const __m256i x_161 = _mm256_sub_epi16(x_144, t_44);
@@ -805,7 +809,7 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8816, 8816], on exit in [-5415, 5415]
- * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 32
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
@@ -906,22 +910,22 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_0, zetaqinv_0);
     const __m256i x_62 = _mm256_add_epi16(x_39, t_7);
     const __m256i x_63 = _mm256_sub_epi16(x_39, t_7);
-    const __m256i x_64 = nttgen_kyber_r1_avx2_ilv32_lo(x_48, x_49);
-    const __m256i x_65 = nttgen_kyber_r1_avx2_ilv32_hi(x_48, x_49);
-    const __m256i x_66 = nttgen_kyber_r1_avx2_ilv32_lo(x_50, x_51);
-    const __m256i x_67 = nttgen_kyber_r1_avx2_ilv32_hi(x_50, x_51);
-    const __m256i x_68 = nttgen_kyber_r1_avx2_ilv32_lo(x_52, x_53);
-    const __m256i x_69 = nttgen_kyber_r1_avx2_ilv32_hi(x_52, x_53);
-    const __m256i x_70 = nttgen_kyber_r1_avx2_ilv32_lo(x_54, x_55);
-    const __m256i x_71 = nttgen_kyber_r1_avx2_ilv32_hi(x_54, x_55);
-    const __m256i x_72 = nttgen_kyber_r1_avx2_ilv32_lo(x_56, x_57);
-    const __m256i x_73 = nttgen_kyber_r1_avx2_ilv32_hi(x_56, x_57);
-    const __m256i x_74 = nttgen_kyber_r1_avx2_ilv32_lo(x_58, x_59);
-    const __m256i x_75 = nttgen_kyber_r1_avx2_ilv32_hi(x_58, x_59);
-    const __m256i x_76 = nttgen_kyber_r1_avx2_ilv32_lo(x_60, x_61);
-    const __m256i x_77 = nttgen_kyber_r1_avx2_ilv32_hi(x_60, x_61);
-    const __m256i x_78 = nttgen_kyber_r1_avx2_ilv32_lo(x_62, x_63);
-    const __m256i x_79 = nttgen_kyber_r1_avx2_ilv32_hi(x_62, x_63);
+    const __m256i x_64 = _mm256_unpacklo_epi64(x_48, x_49);
+    const __m256i x_65 = _mm256_unpackhi_epi64(x_48, x_49);
+    const __m256i x_66 = _mm256_unpacklo_epi64(x_50, x_51);
+    const __m256i x_67 = _mm256_unpackhi_epi64(x_50, x_51);
+    const __m256i x_68 = _mm256_unpacklo_epi64(x_52, x_53);
+    const __m256i x_69 = _mm256_unpackhi_epi64(x_52, x_53);
+    const __m256i x_70 = _mm256_unpacklo_epi64(x_54, x_55);
+    const __m256i x_71 = _mm256_unpackhi_epi64(x_54, x_55);
+    const __m256i x_72 = _mm256_unpacklo_epi64(x_56, x_57);
+    const __m256i x_73 = _mm256_unpackhi_epi64(x_56, x_57);
+    const __m256i x_74 = _mm256_unpacklo_epi64(x_58, x_59);
+    const __m256i x_75 = _mm256_unpackhi_epi64(x_58, x_59);
+    const __m256i x_76 = _mm256_unpacklo_epi64(x_60, x_61);
+    const __m256i x_77 = _mm256_unpackhi_epi64(x_60, x_61);
+    const __m256i x_78 = _mm256_unpacklo_epi64(x_62, x_63);
+    const __m256i x_79 = _mm256_unpackhi_epi64(x_62, x_63);
     const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_68, zeta_1, zetaqinv_1);
     const __m256i x_80 = _mm256_add_epi16(x_64, t_8);
     const __m256i x_81 = _mm256_sub_epi16(x_64, t_8);
@@ -946,22 +950,22 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_79, zeta_1, zetaqinv_1);
     const __m256i x_94 = _mm256_add_epi16(x_75, t_15);
     const __m256i x_95 = _mm256_sub_epi16(x_75, t_15);
-    const __m256i x_96 = _mm256_unpacklo_epi64(x_80, x_81);
-    const __m256i x_97 = _mm256_unpackhi_epi64(x_80, x_81);
-    const __m256i x_98 = _mm256_unpacklo_epi64(x_82, x_83);
-    const __m256i x_99 = _mm256_unpackhi_epi64(x_82, x_83);
-    const __m256i x_100 = _mm256_unpacklo_epi64(x_84, x_85);
-    const __m256i x_101 = _mm256_unpackhi_epi64(x_84, x_85);
-    const __m256i x_102 = _mm256_unpacklo_epi64(x_86, x_87);
-    const __m256i x_103 = _mm256_unpackhi_epi64(x_86, x_87);
-    const __m256i x_104 = _mm256_unpacklo_epi64(x_88, x_89);
-    const __m256i x_105 = _mm256_unpackhi_epi64(x_88, x_89);
-    const __m256i x_106 = _mm256_unpacklo_epi64(x_90, x_91);
-    const __m256i x_107 = _mm256_unpackhi_epi64(x_90, x_91);
-    const __m256i x_108 = _mm256_unpacklo_epi64(x_92, x_93);
-    const __m256i x_109 = _mm256_unpackhi_epi64(x_92, x_93);
-    const __m256i x_110 = _mm256_unpacklo_epi64(x_94, x_95);
-    const __m256i x_111 = _mm256_unpackhi_epi64(x_94, x_95);
+    const __m256i x_96 = nttgen_kyber_r1_avx2_unzip32_lo(x_80, x_81);
+    const __m256i x_97 = nttgen_kyber_r1_avx2_unzip32_hi(x_80, x_81);
+    const __m256i x_98 = nttgen_kyber_r1_avx2_unzip32_lo(x_82, x_83);
+    const __m256i x_99 = nttgen_kyber_r1_avx2_unzip32_hi(x_82, x_83);
+    const __m256i x_100 = nttgen_kyber_r1_avx2_unzip32_lo(x_84, x_85);
+    const __m256i x_101 = nttgen_kyber_r1_avx2_unzip32_hi(x_84, x_85);
+    const __m256i x_102 = nttgen_kyber_r1_avx2_unzip32_lo(x_86, x_87);
+    const __m256i x_103 = nttgen_kyber_r1_avx2_unzip32_hi(x_86, x_87);
+    const __m256i x_104 = nttgen_kyber_r1_avx2_unzip32_lo(x_88, x_89);
+    const __m256i x_105 = nttgen_kyber_r1_avx2_unzip32_hi(x_88, x_89);
+    const __m256i x_106 = nttgen_kyber_r1_avx2_unzip32_lo(x_90, x_91);
+    const __m256i x_107 = nttgen_kyber_r1_avx2_unzip32_hi(x_90, x_91);
+    const __m256i x_108 = nttgen_kyber_r1_avx2_unzip32_lo(x_92, x_93);
+    const __m256i x_109 = nttgen_kyber_r1_avx2_unzip32_hi(x_92, x_93);
+    const __m256i x_110 = nttgen_kyber_r1_avx2_unzip32_lo(x_94, x_95);
+    const __m256i x_111 = nttgen_kyber_r1_avx2_unzip32_hi(x_94, x_95);
     const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_98, zeta_2, zetaqinv_2);
     const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_96);
     const __m256i x_112 = _mm256_add_epi16(red_0, t_16);
@@ -1249,7 +1253,7 @@ void nttgen_kyber_r1_avx2_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, store 16, shuffle 24
  */
 void nttgen_kyber_r1_avx2_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1287,38 +1291,38 @@ void nttgen_kyber_r1_avx2_to_standard(int16_t a[256]) {
     const __m256i x_29 = nttgen_kyber_r1_avx2_ilv16_hi(x_6, x_14);
     const __m256i x_30 = nttgen_kyber_r1_avx2_ilv16_lo(x_7, x_15);
     const __m256i x_31 = nttgen_kyber_r1_avx2_ilv16_hi(x_7, x_15);
-    const __m256i x_32 = nttgen_kyber_r1_avx2_ilv32_lo(x_16, x_24);
-    const __m256i x_33 = nttgen_kyber_r1_avx2_ilv32_hi(x_16, x_24);
-    const __m256i x_34 = nttgen_kyber_r1_avx2_ilv32_lo(x_18, x_26);
-    const __m256i x_35 = nttgen_kyber_r1_avx2_ilv32_hi(x_18, x_26);
-    const __m256i x_36 = nttgen_kyber_r1_avx2_ilv32_lo(x_20, x_28);
-    const __m256i x_37 = nttgen_kyber_r1_avx2_ilv32_hi(x_20, x_28);
-    const __m256i x_38 = nttgen_kyber_r1_avx2_ilv32_lo(x_22, x_30);
-    const __m256i x_39 = nttgen_kyber_r1_avx2_ilv32_hi(x_22, x_30);
-    const __m256i x_40 = nttgen_kyber_r1_avx2_ilv32_lo(x_17, x_25);
-    const __m256i x_41 = nttgen_kyber_r1_avx2_ilv32_hi(x_17, x_25);
-    const __m256i x_42 = nttgen_kyber_r1_avx2_ilv32_lo(x_19, x_27);
-    const __m256i x_43 = nttgen_kyber_r1_avx2_ilv32_hi(x_19, x_27);
-    const __m256i x_44 = nttgen_kyber_r1_avx2_ilv32_lo(x_21, x_29);
-    const __m256i x_45 = nttgen_kyber_r1_avx2_ilv32_hi(x_21, x_29);
-    const __m256i x_46 = nttgen_kyber_r1_avx2_ilv32_lo(x_23, x_31);
-    const __m256i x_47 = nttgen_kyber_r1_avx2_ilv32_hi(x_23, x_31);
-    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_36);
-    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_36);
-    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_38);
-    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_38);
-    const __m256i x_52 = _mm256_unpacklo_epi64(x_33, x_37);
-    const __m256i x_53 = _mm256_unpackhi_epi64(x_33, x_37);
-    const __m256i x_54 = _mm256_unpacklo_epi64(x_35, x_39);
-    const __m256i x_55 = _mm256_unpackhi_epi64(x_35, x_39);
-    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_44);
-    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_44);
-    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_46);
-    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_46);
-    const __m256i x_60 = _mm256_unpacklo_epi64(x_41, x_45);
-    const __m256i x_61 = _mm256_unpackhi_epi64(x_41, x_45);
-    const __m256i x_62 = _mm256_unpacklo_epi64(x_43, x_47);
-    const __m256i x_63 = _mm256_unpackhi_epi64(x_43, x_47);
+    const __m256i x_32 = _mm256_unpacklo_epi64(x_16, x_24);
+    const __m256i x_33 = _mm256_unpackhi_epi64(x_16, x_24);
+    const __m256i x_34 = _mm256_unpacklo_epi64(x_18, x_26);
+    const __m256i x_35 = _mm256_unpackhi_epi64(x_18, x_26);
+    const __m256i x_36 = _mm256_unpacklo_epi64(x_20, x_28);
+    const __m256i x_37 = _mm256_unpackhi_epi64(x_20, x_28);
+    const __m256i x_38 = _mm256_unpacklo_epi64(x_22, x_30);
+    const __m256i x_39 = _mm256_unpackhi_epi64(x_22, x_30);
+    const __m256i x_40 = _mm256_unpacklo_epi64(x_17, x_25);
+    const __m256i x_41 = _mm256_unpackhi_epi64(x_17, x_25);
+    const __m256i x_42 = _mm256_unpacklo_epi64(x_19, x_27);
+    const __m256i x_43 = _mm256_unpackhi_epi64(x_19, x_27);
+    const __m256i x_44 = _mm256_unpacklo_epi64(x_21, x_29);
+    const __m256i x_45 = _mm256_unpackhi_epi64(x_21, x_29);
+    const __m256i x_46 = _mm256_unpacklo_epi64(x_23, x_31);
+    const __m256i x_47 = _mm256_unpackhi_epi64(x_23, x_31);
+    const __m256i x_48 = nttgen_kyber_r1_avx2_unzip32_lo(x_32, x_36);
+    const __m256i x_49 = nttgen_kyber_r1_avx2_unzip32_hi(x_32, x_36);
+    const __m256i x_50 = nttgen_kyber_r1_avx2_unzip32_lo(x_34, x_38);
+    const __m256i x_51 = nttgen_kyber_r1_avx2_unzip32_hi(x_34, x_38);
+    const __m256i x_52 = nttgen_kyber_r1_avx2_unzip32_lo(x_33, x_37);
+    const __m256i x_53 = nttgen_kyber_r1_avx2_unzip32_hi(x_33, x_37);
+    const __m256i x_54 = nttgen_kyber_r1_avx2_unzip32_lo(x_35, x_39);
+    const __m256i x_55 = nttgen_kyber_r1_avx2_unzip32_hi(x_35, x_39);
+    const __m256i x_56 = nttgen_kyber_r1_avx2_unzip32_lo(x_40, x_44);
+    const __m256i x_57 = nttgen_kyber_r1_avx2_unzip32_hi(x_40, x_44);
+    const __m256i x_58 = nttgen_kyber_r1_avx2_unzip32_lo(x_42, x_46);
+    const __m256i x_59 = nttgen_kyber_r1_avx2_unzip32_hi(x_42, x_46);
+    const __m256i x_60 = nttgen_kyber_r1_avx2_unzip32_lo(x_41, x_45);
+    const __m256i x_61 = nttgen_kyber_r1_avx2_unzip32_hi(x_41, x_45);
+    const __m256i x_62 = nttgen_kyber_r1_avx2_unzip32_lo(x_43, x_47);
+    const __m256i x_63 = nttgen_kyber_r1_avx2_unzip32_hi(x_43, x_47);
     const __m256i x_64 = _mm256_permute2x128_si256(x_48, x_50, 32);
     const __m256i x_65 = _mm256_permute2x128_si256(x_48, x_50, 49);
     const __m256i x_66 = _mm256_permute2x128_si256(x_49, x_51, 32);
@@ -1362,7 +1366,7 @@ void nttgen_kyber_r1_avx2_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, store 16, shuffle 24
  */
 void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1400,38 +1404,38 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
     const __m256i x_29 = _mm256_permute2x128_si256(x_12, x_13, 49);
     const __m256i x_30 = _mm256_permute2x128_si256(x_14, x_15, 32);
     const __m256i x_31 = _mm256_permute2x128_si256(x_14, x_15, 49);
-    const __m256i x_32 = _mm256_unpacklo_epi64(x_16, x_18);
-    const __m256i x_33 = _mm256_unpackhi_epi64(x_16, x_18);
-    const __m256i x_34 = _mm256_unpacklo_epi64(x_17, x_19);
-    const __m256i x_35 = _mm256_unpackhi_epi64(x_17, x_19);
-    const __m256i x_36 = _mm256_unpacklo_epi64(x_20, x_22);
-    const __m256i x_37 = _mm256_unpackhi_epi64(x_20, x_22);
-    const __m256i x_38 = _mm256_unpacklo_epi64(x_21, x_23);
-    const __m256i x_39 = _mm256_unpackhi_epi64(x_21, x_23);
-    const __m256i x_40 = _mm256_unpacklo_epi64(x_24, x_26);
-    const __m256i x_41 = _mm256_unpackhi_epi64(x_24, x_26);
-    const __m256i x_42 = _mm256_unpacklo_epi64(x_25, x_27);
-    const __m256i x_43 = _mm256_unpackhi_epi64(x_25, x_27);
-    const __m256i x_44 = _mm256_unpacklo_epi64(x_28, x_30);
-    const __m256i x_45 = _mm256_unpackhi_epi64(x_28, x_30);
-    const __m256i x_46 = _mm256_unpacklo_epi64(x_29, x_31);
-    const __m256i x_47 = _mm256_unpackhi_epi64(x_29, x_31);
-    const __m256i x_48 = nttgen_kyber_r1_avx2_ilv32_lo(x_32, x_36);
-    const __m256i x_49 = nttgen_kyber_r1_avx2_ilv32_hi(x_32, x_36);
-    const __m256i x_50 = nttgen_kyber_r1_avx2_ilv32_lo(x_34, x_38);
-    const __m256i x_51 = nttgen_kyber_r1_avx2_ilv32_hi(x_34, x_38);
-    const __m256i x_52 = nttgen_kyber_r1_avx2_ilv32_lo(x_33, x_37);
-    const __m256i x_53 = nttgen_kyber_r1_avx2_ilv32_hi(x_33, x_37);
-    const __m256i x_54 = nttgen_kyber_r1_avx2_ilv32_lo(x_35, x_39);
-    const __m256i x_55 = nttgen_kyber_r1_avx2_ilv32_hi(x_35, x_39);
-    const __m256i x_56 = nttgen_kyber_r1_avx2_ilv32_lo(x_40, x_44);
-    const __m256i x_57 = nttgen_kyber_r1_avx2_ilv32_hi(x_40, x_44);
-    const __m256i x_58 = nttgen_kyber_r1_avx2_ilv32_lo(x_42, x_46);
-    const __m256i x_59 = nttgen_kyber_r1_avx2_ilv32_hi(x_42, x_46);
-    const __m256i x_60 = nttgen_kyber_r1_avx2_ilv32_lo(x_41, x_45);
-    const __m256i x_61 = nttgen_kyber_r1_avx2_ilv32_hi(x_41, x_45);
-    const __m256i x_62 = nttgen_kyber_r1_avx2_ilv32_lo(x_43, x_47);
-    const __m256i x_63 = nttgen_kyber_r1_avx2_ilv32_hi(x_43, x_47);
+    const __m256i x_32 = _mm256_unpacklo_epi32(x_16, x_18);
+    const __m256i x_33 = _mm256_unpackhi_epi32(x_16, x_18);
+    const __m256i x_34 = _mm256_unpacklo_epi32(x_17, x_19);
+    const __m256i x_35 = _mm256_unpackhi_epi32(x_17, x_19);
+    const __m256i x_36 = _mm256_unpacklo_epi32(x_20, x_22);
+    const __m256i x_37 = _mm256_unpackhi_epi32(x_20, x_22);
+    const __m256i x_38 = _mm256_unpacklo_epi32(x_21, x_23);
+    const __m256i x_39 = _mm256_unpackhi_epi32(x_21, x_23);
+    const __m256i x_40 = _mm256_unpacklo_epi32(x_24, x_26);
+    const __m256i x_41 = _mm256_unpackhi_epi32(x_24, x_26);
+    const __m256i x_42 = _mm256_unpacklo_epi32(x_25, x_27);
+    const __m256i x_43 = _mm256_unpackhi_epi32(x_25, x_27);
+    const __m256i x_44 = _mm256_unpacklo_epi32(x_28, x_30);
+    const __m256i x_45 = _mm256_unpackhi_epi32(x_28, x_30);
+    const __m256i x_46 = _mm256_unpacklo_epi32(x_29, x_31);
+    const __m256i x_47 = _mm256_unpackhi_epi32(x_29, x_31);
+    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_36);
+    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_36);
+    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_38);
+    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_38);
+    const __m256i x_52 = _mm256_unpacklo_epi64(x_33, x_37);
+    const __m256i x_53 = _mm256_unpackhi_epi64(x_33, x_37);
+    const __m256i x_54 = _mm256_unpacklo_epi64(x_35, x_39);
+    const __m256i x_55 = _mm256_unpackhi_epi64(x_35, x_39);
+    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_44);
+    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_44);
+    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_46);
+    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_46);
+    const __m256i x_60 = _mm256_unpacklo_epi64(x_41, x_45);
+    const __m256i x_61 = _mm256_unpackhi_epi64(x_41, x_45);
+    const __m256i x_62 = _mm256_unpacklo_epi64(x_43, x_47);
+    const __m256i x_63 = _mm256_unpackhi_epi64(x_43, x_47);
     const __m256i x_64 = nttgen_kyber_r1_avx2_ilv16_lo(x_48, x_56);
     const __m256i x_65 = nttgen_kyber_r1_avx2_ilv16_hi(x_48, x_56);
     const __m256i x_66 = nttgen_kyber_r1_avx2_ilv16_lo(x_50, x_58);
@@ -1476,7 +1480,7 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-18058, 18058]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
@@ -1737,22 +1741,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_95, zeta_22, zetaqinv_22);
     const __m256i x_110 = _mm256_add_epi16(x_94, t_35);
     const __m256i x_111 = _mm256_sub_epi16(x_94, t_35);
-    const __m256i x_112 = _mm256_unpacklo_epi64(x_96, x_98);
-    const __m256i x_113 = _mm256_unpackhi_epi64(x_96, x_98);
-    const __m256i x_114 = _mm256_unpacklo_epi64(x_97, x_99);
-    const __m256i x_115 = _mm256_unpackhi_epi64(x_97, x_99);
-    const __m256i x_116 = _mm256_unpacklo_epi64(x_100, x_102);
-    const __m256i x_117 = _mm256_unpackhi_epi64(x_100, x_102);
-    const __m256i x_118 = _mm256_unpacklo_epi64(x_101, x_103);
-    const __m256i x_119 = _mm256_unpackhi_epi64(x_101, x_103);
-    const __m256i x_120 = _mm256_unpacklo_epi64(x_104, x_106);
-    const __m256i x_121 = _mm256_unpackhi_epi64(x_104, x_106);
-    const __m256i x_122 = _mm256_unpacklo_epi64(x_105, x_107);
-    const __m256i x_123 = _mm256_unpackhi_epi64(x_105, x_107);
-    const __m256i x_124 = _mm256_unpacklo_epi64(x_108, x_110);
-    const __m256i x_125 = _mm256_unpackhi_epi64(x_108, x_110);
-    const __m256i x_126 = _mm256_unpacklo_epi64(x_109, x_111);
-    const __m256i x_127 = _mm256_unpackhi_epi64(x_109, x_111);
+    const __m256i x_112 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_113 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_114 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_115 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_100, x_102);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_100, x_102);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_101, x_103);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_101, x_103);
+    const __m256i x_120 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_121 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_122 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_123 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_108, x_110);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_108, x_110);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_109, x_111);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_109, x_111);
     const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_113, zeta_23, zetaqinv_23);
     const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_112);
     const __m256i x_128 = _mm256_add_epi16(red_0, t_36);
@@ -1785,22 +1789,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_126);
     const __m256i x_142 = _mm256_add_epi16(red_7, t_43);
     const __m256i x_143 = _mm256_sub_epi16(red_7, t_43);
-    const __m256i x_144 = nttgen_kyber_r1_avx2_ilv32_lo(x_128, x_132);
-    const __m256i x_145 = nttgen_kyber_r1_avx2_ilv32_hi(x_128, x_132);
-    const __m256i x_146 = nttgen_kyber_r1_avx2_ilv32_lo(x_130, x_134);
-    const __m256i x_147 = nttgen_kyber_r1_avx2_ilv32_hi(x_130, x_134);
-    const __m256i x_148 = nttgen_kyber_r1_avx2_ilv32_lo(x_129, x_133);
-    const __m256i x_149 = nttgen_kyber_r1_avx2_ilv32_hi(x_129, x_133);
-    const __m256i x_150 = nttgen_kyber_r1_avx2_ilv32_lo(x_131, x_135);
-    const __m256i x_151 = nttgen_kyber_r1_avx2_ilv32_hi(x_131, x_135);
-    const __m256i x_152 = nttgen_kyber_r1_avx2_ilv32_lo(x_136, x_140);
-    const __m256i x_153 = nttgen_kyber_r1_avx2_ilv32_hi(x_136, x_140);
-    const __m256i x_154 = nttgen_kyber_r1_avx2_ilv32_lo(x_138, x_142);
-    const __m256i x_155 = nttgen_kyber_r1_avx2_ilv32_hi(x_138, x_142);
-    const __m256i x_156 = nttgen_kyber_r1_avx2_ilv32_lo(x_137, x_141);
-    const __m256i x_157 = nttgen_kyber_r1_avx2_ilv32_hi(x_137, x_141);
-    const __m256i x_158 = nttgen_kyber_r1_avx2_ilv32_lo(x_139, x_143);
-    const __m256i x_159 = nttgen_kyber_r1_avx2_ilv32_hi(x_139, x_143);
+    const __m256i x_144 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_145 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i x_146 = _mm256_unpacklo_epi64(x_130, x_134);
+    const __m256i x_147 = _mm256_unpackhi_epi64(x_130, x_134);
+    const __m256i x_148 = _mm256_unpacklo_epi64(x_129, x_133);
+    const __m256i x_149 = _mm256_unpackhi_epi64(x_129, x_133);
+    const __m256i x_150 = _mm256_unpacklo_epi64(x_131, x_135);
+    const __m256i x_151 = _mm256_unpackhi_epi64(x_131, x_135);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_136, x_140);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_136, x_140);
+    const __m256i x_154 = _mm256_unpacklo_epi64(x_138, x_142);
+    const __m256i x_155 = _mm256_unpackhi_epi64(x_138, x_142);
+    const __m256i x_156 = _mm256_unpacklo_epi64(x_137, x_141);
+    const __m256i x_157 = _mm256_unpackhi_epi64(x_137, x_141);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_139, x_143);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_139, x_143);
     const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_145, zeta_31, zetaqinv_31);
     const __m256i x_160 = _mm256_add_epi16(x_144, t_44);
     const __m256i x_161 = _mm256_sub_epi16(x_144, t_44);
@@ -1893,7 +1897,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
  * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, cond_add_q 16, shuffle
- *   32
+ *   24
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
@@ -1994,22 +1998,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
     const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_0, zetaqinv_0);
     const __m256i x_62 = _mm256_add_epi16(x_39, t_7);
     const __m256i x_63 = _mm256_sub_epi16(x_39, t_7);
-    const __m256i x_64 = nttgen_kyber_r1_avx2_ilv32_lo(x_48, x_49);
-    const __m256i x_65 = nttgen_kyber_r1_avx2_ilv32_hi(x_48, x_49);
-    const __m256i x_66 = nttgen_kyber_r1_avx2_ilv32_lo(x_50, x_51);
-    const __m256i x_67 = nttgen_kyber_r1_avx2_ilv32_hi(x_50, x_51);
-    const __m256i x_68 = nttgen_kyber_r1_avx2_ilv32_lo(x_52, x_53);
-    const __m256i x_69 = nttgen_kyber_r1_avx2_ilv32_hi(x_52, x_53);
-    const __m256i x_70 = nttgen_kyber_r1_avx2_ilv32_lo(x_54, x_55);
-    const __m256i x_71 = nttgen_kyber_r1_avx2_ilv32_hi(x_54, x_55);
-    const __m256i x_72 = nttgen_kyber_r1_avx2_ilv32_lo(x_56, x_57);
-    const __m256i x_73 = nttgen_kyber_r1_avx2_ilv32_hi(x_56, x_57);
-    const __m256i x_74 = nttgen_kyber_r1_avx2_ilv32_lo(x_58, x_59);
-    const __m256i x_75 = nttgen_kyber_r1_avx2_ilv32_hi(x_58, x_59);
-    const __m256i x_76 = nttgen_kyber_r1_avx2_ilv32_lo(x_60, x_61);
-    const __m256i x_77 = nttgen_kyber_r1_avx2_ilv32_hi(x_60, x_61);
-    const __m256i x_78 = nttgen_kyber_r1_avx2_ilv32_lo(x_62, x_63);
-    const __m256i x_79 = nttgen_kyber_r1_avx2_ilv32_hi(x_62, x_63);
+    const __m256i x_64 = _mm256_unpacklo_epi64(x_48, x_49);
+    const __m256i x_65 = _mm256_unpackhi_epi64(x_48, x_49);
+    const __m256i x_66 = _mm256_unpacklo_epi64(x_50, x_51);
+    const __m256i x_67 = _mm256_unpackhi_epi64(x_50, x_51);
+    const __m256i x_68 = _mm256_unpacklo_epi64(x_52, x_53);
+    const __m256i x_69 = _mm256_unpackhi_epi64(x_52, x_53);
+    const __m256i x_70 = _mm256_unpacklo_epi64(x_54, x_55);
+    const __m256i x_71 = _mm256_unpackhi_epi64(x_54, x_55);
+    const __m256i x_72 = _mm256_unpacklo_epi64(x_56, x_57);
+    const __m256i x_73 = _mm256_unpackhi_epi64(x_56, x_57);
+    const __m256i x_74 = _mm256_unpacklo_epi64(x_58, x_59);
+    const __m256i x_75 = _mm256_unpackhi_epi64(x_58, x_59);
+    const __m256i x_76 = _mm256_unpacklo_epi64(x_60, x_61);
+    const __m256i x_77 = _mm256_unpackhi_epi64(x_60, x_61);
+    const __m256i x_78 = _mm256_unpacklo_epi64(x_62, x_63);
+    const __m256i x_79 = _mm256_unpackhi_epi64(x_62, x_63);
     const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_68, zeta_1, zetaqinv_1);
     const __m256i x_80 = _mm256_add_epi16(x_64, t_8);
     const __m256i x_81 = _mm256_sub_epi16(x_64, t_8);
@@ -2034,22 +2038,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
     const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_79, zeta_1, zetaqinv_1);
     const __m256i x_94 = _mm256_add_epi16(x_75, t_15);
     const __m256i x_95 = _mm256_sub_epi16(x_75, t_15);
-    const __m256i x_96 = _mm256_unpacklo_epi64(x_80, x_81);
-    const __m256i x_97 = _mm256_unpackhi_epi64(x_80, x_81);
-    const __m256i x_98 = _mm256_unpacklo_epi64(x_82, x_83);
-    const __m256i x_99 = _mm256_unpackhi_epi64(x_82, x_83);
-    const __m256i x_100 = _mm256_unpacklo_epi64(x_84, x_85);
-    const __m256i x_101 = _mm256_unpackhi_epi64(x_84, x_85);
-    const __m256i x_102 = _mm256_unpacklo_epi64(x_86, x_87);
-    const __m256i x_103 = _mm256_unpackhi_epi64(x_86, x_87);
-    const __m256i x_104 = _mm256_unpacklo_epi64(x_88, x_89);
-    const __m256i x_105 = _mm256_unpackhi_epi64(x_88, x_89);
-    const __m256i x_106 = _mm256_unpacklo_epi64(x_90, x_91);
-    const __m256i x_107 = _mm256_unpackhi_epi64(x_90, x_91);
-    const __m256i x_108 = _mm256_unpacklo_epi64(x_92, x_93);
-    const __m256i x_109 = _mm256_unpackhi_epi64(x_92, x_93);
-    const __m256i x_110 = _mm256_unpacklo_epi64(x_94, x_95);
-    const __m256i x_111 = _mm256_unpackhi_epi64(x_94, x_95);
+    const __m256i x_96 = nttgen_kyber_r1_avx2_unzip32_lo(x_80, x_81);
+    const __m256i x_97 = nttgen_kyber_r1_avx2_unzip32_hi(x_80, x_81);
+    const __m256i x_98 = nttgen_kyber_r1_avx2_unzip32_lo(x_82, x_83);
+    const __m256i x_99 = nttgen_kyber_r1_avx2_unzip32_hi(x_82, x_83);
+    const __m256i x_100 = nttgen_kyber_r1_avx2_unzip32_lo(x_84, x_85);
+    const __m256i x_101 = nttgen_kyber_r1_avx2_unzip32_hi(x_84, x_85);
+    const __m256i x_102 = nttgen_kyber_r1_avx2_unzip32_lo(x_86, x_87);
+    const __m256i x_103 = nttgen_kyber_r1_avx2_unzip32_hi(x_86, x_87);
+    const __m256i x_104 = nttgen_kyber_r1_avx2_unzip32_lo(x_88, x_89);
+    const __m256i x_105 = nttgen_kyber_r1_avx2_unzip32_hi(x_88, x_89);
+    const __m256i x_106 = nttgen_kyber_r1_avx2_unzip32_lo(x_90, x_91);
+    const __m256i x_107 = nttgen_kyber_r1_avx2_unzip32_hi(x_90, x_91);
+    const __m256i x_108 = nttgen_kyber_r1_avx2_unzip32_lo(x_92, x_93);
+    const __m256i x_109 = nttgen_kyber_r1_avx2_unzip32_hi(x_92, x_93);
+    const __m256i x_110 = nttgen_kyber_r1_avx2_unzip32_lo(x_94, x_95);
+    const __m256i x_111 = nttgen_kyber_r1_avx2_unzip32_hi(x_94, x_95);
     const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_98, zeta_2, zetaqinv_2);
     const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_96);
     const __m256i x_112 = _mm256_add_epi16(red_0, t_16);
@@ -2275,7 +2279,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *   cond_add_q 16, shuffle 96
+ *   cond_add_q 16, shuffle 72
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

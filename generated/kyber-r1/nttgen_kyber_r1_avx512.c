@@ -6,7 +6,7 @@
  *         Kyber round 1 prime (Seiler 2018): complete NTT
  * NTT:    depth 8, factors of degree 1, root r = 62 of order 512
  * Order:  standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 62 of order 512
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [3, 4, 5, 6, 7, 2,
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [3, 5, 4, 6, 7, 2,
  *           0, 1]
  * ISA:    AVX-512 (512-bit vectors, 32 registers); 32 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_avx512_ntt: forward NTT, in place
  *       a in [-7680, 7680] -> a in [-18058, 18058]
- *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 20
+ *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8816, 8816] -> a in [-5389, 5389]
- *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 20
+ *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_kyber_r1_avx512_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 20
+ *       ops: load 8, store 8, shuffle 16
  *   nttgen_kyber_r1_avx512_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 20
+ *       ops: load 8, store 8, shuffle 16
  *   nttgen_kyber_r1_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 186, store 32, add 96, sub 96, montmul 100, montmul_var 8, barrett 12, cond_add_q
- *         8, shuffle 60
+ *         8, shuffle 48
  *       coefficient reductions: 384
  */
 #include "nttgen_kyber_r1_avx512.h"
@@ -145,20 +145,6 @@ static inline __m512i nttgen_kyber_r1_avx512_ilv16_hi(__m512i a, __m512i b) {
 }
 
 /*
- * Even blocks of a and b, interleaved at 32-bit granularity.
- */
-static inline __m512i nttgen_kyber_r1_avx512_ilv32_lo(__m512i a, __m512i b) {
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, a, _mm512_slli_epi64(b, 32));
-}
-
-/*
- * Odd blocks of a and b, interleaved at 32-bit granularity.
- */
-static inline __m512i nttgen_kyber_r1_avx512_ilv32_hi(__m512i a, __m512i b) {
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(a, 32), b);
-}
-
-/*
  * Even 128-bit blocks of a and b, interleaved: gather them (a a b b), then
  * reorder the middle two (a b a b).
  */
@@ -174,6 +160,24 @@ static inline __m512i nttgen_kyber_r1_avx512_ilv128_lo(__m512i a, __m512i b) {
 static inline __m512i nttgen_kyber_r1_avx512_ilv128_hi(__m512i a, __m512i b) {
     const __m512i sel = _mm512_shuffle_i64x2(a, b, 221);
     return _mm512_shuffle_i64x2(sel, sel, 216);
+}
+
+/*
+ * Even 32-bit elements of a then of b, per 128-bit group (vshufps).
+ */
+static inline __m512i nttgen_kyber_r1_avx512_unzip32_lo(__m512i a, __m512i b) {
+    const __m512 fa = _mm512_castsi512_ps(a);
+    const __m512 fb = _mm512_castsi512_ps(b);
+    return _mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 136));
+}
+
+/*
+ * Odd 32-bit elements of a then of b, per 128-bit group (vshufps).
+ */
+static inline __m512i nttgen_kyber_r1_avx512_unzip32_hi(__m512i a, __m512i b) {
+    const __m512 fa = _mm512_castsi512_ps(a);
+    const __m512 fb = _mm512_castsi512_ps(b);
+    return _mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 221));
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -197,30 +201,30 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_zetas[1312] = {
     7491, 7491, 7491, 7491, 7491, 7491, 7491, 7491, -15750, -15750, -15750, -15750, -15750, -15750, -15750, -15750, 9488, 9488, 9488, 9488, 9488, 9488, 9488, 9488, -19351, -19351, -19351, -19351, -19351, -19351, -19351, -19351,
     1986, 1986, 1986, 1986, 1986, 1986, 1986, 1986, -2006, -2006, -2006, -2006, -2006, -2006, -2006, -2006, 1483, 1483, 1483, 1483, 1483, 1483, 1483, 1483, 1921, 1921, 1921, 1921, 1921, 1921, 1921, 1921,
     19394, 19394, 19394, 19394, 19394, 19394, 19394, 19394, 3114, 3114, 3114, 3114, 3114, 3114, 3114, 3114, 15307, 15307, 15307, 15307, 15307, 15307, 15307, 15307, -5759, -5759, -5759, -5759, -5759, -5759, -5759, -5759,
-    -3689, -3689, -3689, -3689, 810, 810, 810, 810, -438, -438, -438, -438, 396, 396, 396, 396, 3772, 3772, 3772, 3772, 1535, 1535, 1535, 1535, -1399, -1399, -1399, -1399, -103, -103, -103, -103,
-    16279, 16279, 16279, 16279, 5930, 5930, 5930, 5930, 21066, 21066, 21066, 21066, -26228, -26228, -26228, -26228, 1724, 1724, 1724, 1724, 9215, 9215, 9215, 9215, -4983, -4983, -4983, -4983, 4505, 4505, 4505, 4505,
-    3266, 3266, 3266, 3266, -638, -638, -638, -638, -1305, -1305, -1305, -1305, -3555, -3555, -3555, -3555, -2440, -2440, -2440, -2440, 3153, 3153, 3153, 3153, 514, 514, 514, 514, -2043, -2043, -2043, -2043,
-    20674, 20674, 20674, 20674, -15998, -15998, -15998, -15998, -5913, -5913, -5913, -5913, -29667, -29667, -29667, -29667, -6536, -6536, -6536, -6536, -29103, -29103, -29103, -29103, -14846, -14846, -14846, -14846, 25093, 25093, 25093, 25093,
-    -1738, -1738, -1738, -1738, 1887, 1887, 1887, 1887, -679, -679, -679, -679, -3174, -3174, -3174, -3174, -2535, -2535, -2535, -2535, -549, -549, -549, -549, 1321, 1321, 1321, 1321, 2804, 2804, 2804, 2804,
-    -23242, -23242, -23242, -23242, -6817, -6817, -6817, -6817, -28839, -28839, -28839, -28839, -6246, -6246, -6246, -6246, 2073, 2073, 2073, 2073, 21467, 21467, 21467, 21467, 14121, 14121, 14121, 14121, 29428, 29428, 29428, 29428,
-    -3600, -3600, -3600, -3600, -7, -7, -7, -7, -1760, -1760, -1760, -1760, -1881, -1881, -1881, -1881, -2555, -2555, -2555, -2555, 2310, 2310, 2310, 2310, -2956, -2956, -2956, -2956, -1431, -1431, -1431, -1431,
-    -11792, -11792, -11792, -11792, -11783, -11783, -11783, -11783, 14624, 14624, 14624, 14624, 26279, 26279, 26279, 26279, 24581, 24581, 24581, 24581, 21766, 21766, 21766, 21766, 23668, 23668, 23668, 23668, -21399, -21399, -21399, -21399,
-    -1054, -1054, 2426, 2426, -3417, -3417, 3405, 3405, 2175, 2175, -1756, -1756, -1497, -1497, -2224, -2224, -1390, -1390, 2835, 2835, -1533, -1533, 1386, 1386, -2160, -2160, 1532, 1532, -1056, -1056, 3480, 3480,
-    32738, 32738, -17030, -17030, 24743, 24743, 1869, 1869, 9855, 9855, -16092, -16092, 26663, 26663, -26800, -26800, -8558, -8558, -12013, -12013, -24573, -24573, -26262, -26262, 6032, 6032, 32252, 32252, -17440, -17440, 15768, 15768,
-    -3456, -3456, 915, 915, 2919, 2919, -2113, -2113, 3692, 3692, -2391, -2391, -3145, -3145, -1681, -1681, 3750, 3750, -2233, -2233, -727, -727, -921, -921, -859, -859, -486, -486, 1799, 1799, -3310, -3310,
-    -3456, -3456, -13933, -13933, -1689, -1689, -27201, -27201, 26220, 26220, 10409, 10409, -32329, -32329, -2193, -2193, -25946, -25946, -23225, -23225, 12073, 12073, -5529, -5529, -22875, -22875, -3558, -3558, 13575, 13575, -10478, -10478,
-    1698, 1698, 3831, 3831, -194, -194, 2385, 2385, 373, 373, 3135, 3135, 2572, 2572, -3588, -3588, 1598, 1598, 2764, 2764, 1464, 1464, -3428, -3428, 2649, 2649, 1919, 1919, 783, 783, 2133, 2133,
-    2722, 2722, 7415, 7415, -17602, -17602, -29871, -29871, 19317, 19317, -21953, -21953, -24052, -24052, 27132, 27132, -15810, -15810, 8908, 8908, 30136, 30136, -21860, -21860, -25511, -25511, 9599, 9599, 16655, 16655, 4693, 4693,
-    1166, 1166, -2, -2, 2789, 2789, -2732, -2732, -730, -730, 660, 660, 1350, 1350, 2883, 2883, 2762, 2762, 3816, 3816, 1521, 1521, -2743, -2743, 2579, 2579, 404, 404, -2665, -2665, -1168, -1168,
-    24718, 24718, 15358, 15358, 13541, 13541, 7508, 7508, -30426, -30426, -21868, -21868, -11962, -11962, 12611, 12611, 24266, 24266, -8472, -8472, -14351, -14351, 26441, 26441, -12269, -12269, -22124, -22124, 17303, 17303, -9360, -9360,
-    -17, 1278, -179, 2161, -2071, 715, -2378, 1203, 1712, -3547, 3568, 1509, 3434, 2998, -2247, 1295, 3781, -3208, 3214, 3723, -3408, -1338, -642, 370, -1689, -893, -2874, 1441, -3343, 2812, 3657, 692,
-    -529, 16638, -1715, -13711, -22039, 14539, -23882, 2739, 26288, -25563, -4624, 12261, -24214, -18506, 18745, 17167, -1851, -7304, 26766, -15221, 21168, -14650, 14718, -23182, -6297, -23933, -16186, 10145, -19215, -32004, -32695, -5452,
-    3744, 929, -1242, 1649, 1121, 670, 2767, 1181, -222, 1779, -3693, 2918, -3550, -3314, -2589, -2815, -2258, -589, 3334, 1931, 83, 2345, -1837, 293, -777, 2386, -1404, 2532, 2937, 3763, 2460, 1669,
-    20128, 9633, -30938, -14223, -22943, 32414, -14129, -24931, 802, -29453, -18541, 5990, -2526, 20238, 23523, -10495, -27858, 947, 22790, -17013, 18003, 15145, 16083, -21723, 2807, 27986, -32124, 20964, -8839, 5299, -15972, 28805,
-    2422, -1348, -2059, 2072, -436, -658, 3542, -151, 2786, -1151, 3581, 2339, 2340, 3461, 1144, -3770, 796, 2963, -3366, -429, -1526, -2303, -2965, 3312, 2070, -188, 1012, -3335, 509, 592, -3677, 2167,
-    13686, -3396, 16885, 14360, 5708, 6510, -1578, -20119, -28958, -8831, 26621, -4317, -11996, 30597, -2952, -17082, -17636, -11885, 26330, 17491, -12790, -9983, 27243, -4880, 29718, 1860, 27636, -15111, 23549, -23984, -10333, 5751,
-    2001, -2230, -1070, 3177, 236, -1476, -226, -3794, -451, -434, -1586, -1407, 2891, -2719, 1072, 3450, 3163, -124, -3745, -402, 826, 2515, -791, 2083, 2262, -1519, 2130, -1084, -1403, 2005, 3752, -3287,
-    -30255, 19274, 24530, -16791, 22764, -3524, 31518, -29394, -10179, -9650, -10802, -9087, 16715, -26783, 25648, -16006, 25179, -30844, -12449, 6766, 14138, 20435, -20759, -4573, -2858, -1007, 27730, 964, 25733, 4565, 24232, 9513,
+    -3689, -3689, 810, 810, -3689, -3689, 810, 810, -438, -438, 396, 396, -438, -438, 396, 396, 3772, 3772, 1535, 1535, 3772, 3772, 1535, 1535, -1399, -1399, -103, -103, -1399, -1399, -103, -103,
+    16279, 16279, 5930, 5930, 16279, 16279, 5930, 5930, 21066, 21066, -26228, -26228, 21066, 21066, -26228, -26228, 1724, 1724, 9215, 9215, 1724, 1724, 9215, 9215, -4983, -4983, 4505, 4505, -4983, -4983, 4505, 4505,
+    3266, 3266, -638, -638, 3266, 3266, -638, -638, -1305, -1305, -3555, -3555, -1305, -1305, -3555, -3555, -2440, -2440, 3153, 3153, -2440, -2440, 3153, 3153, 514, 514, -2043, -2043, 514, 514, -2043, -2043,
+    20674, 20674, -15998, -15998, 20674, 20674, -15998, -15998, -5913, -5913, -29667, -29667, -5913, -5913, -29667, -29667, -6536, -6536, -29103, -29103, -6536, -6536, -29103, -29103, -14846, -14846, 25093, 25093, -14846, -14846, 25093, 25093,
+    -1738, -1738, 1887, 1887, -1738, -1738, 1887, 1887, -679, -679, -3174, -3174, -679, -679, -3174, -3174, -2535, -2535, -549, -549, -2535, -2535, -549, -549, 1321, 1321, 2804, 2804, 1321, 1321, 2804, 2804,
+    -23242, -23242, -6817, -6817, -23242, -23242, -6817, -6817, -28839, -28839, -6246, -6246, -28839, -28839, -6246, -6246, 2073, 2073, 21467, 21467, 2073, 2073, 21467, 21467, 14121, 14121, 29428, 29428, 14121, 14121, 29428, 29428,
+    -3600, -3600, -7, -7, -3600, -3600, -7, -7, -1760, -1760, -1881, -1881, -1760, -1760, -1881, -1881, -2555, -2555, 2310, 2310, -2555, -2555, 2310, 2310, -2956, -2956, -1431, -1431, -2956, -2956, -1431, -1431,
+    -11792, -11792, -11783, -11783, -11792, -11792, -11783, -11783, 14624, 14624, 26279, 26279, 14624, 14624, 26279, 26279, 24581, 24581, 21766, 21766, 24581, 24581, 21766, 21766, 23668, 23668, -21399, -21399, 23668, 23668, -21399, -21399,
+    -1054, -1054, -3417, -3417, 2426, 2426, 3405, 3405, 2175, 2175, -1497, -1497, -1756, -1756, -2224, -2224, -1390, -1390, -1533, -1533, 2835, 2835, 1386, 1386, -2160, -2160, -1056, -1056, 1532, 1532, 3480, 3480,
+    32738, 32738, 24743, 24743, -17030, -17030, 1869, 1869, 9855, 9855, 26663, 26663, -16092, -16092, -26800, -26800, -8558, -8558, -24573, -24573, -12013, -12013, -26262, -26262, 6032, 6032, -17440, -17440, 32252, 32252, 15768, 15768,
+    -3456, -3456, 2919, 2919, 915, 915, -2113, -2113, 3692, 3692, -3145, -3145, -2391, -2391, -1681, -1681, 3750, 3750, -727, -727, -2233, -2233, -921, -921, -859, -859, 1799, 1799, -486, -486, -3310, -3310,
+    -3456, -3456, -1689, -1689, -13933, -13933, -27201, -27201, 26220, 26220, -32329, -32329, 10409, 10409, -2193, -2193, -25946, -25946, 12073, 12073, -23225, -23225, -5529, -5529, -22875, -22875, 13575, 13575, -3558, -3558, -10478, -10478,
+    1698, 1698, -194, -194, 3831, 3831, 2385, 2385, 373, 373, 2572, 2572, 3135, 3135, -3588, -3588, 1598, 1598, 1464, 1464, 2764, 2764, -3428, -3428, 2649, 2649, 783, 783, 1919, 1919, 2133, 2133,
+    2722, 2722, -17602, -17602, 7415, 7415, -29871, -29871, 19317, 19317, -24052, -24052, -21953, -21953, 27132, 27132, -15810, -15810, 30136, 30136, 8908, 8908, -21860, -21860, -25511, -25511, 16655, 16655, 9599, 9599, 4693, 4693,
+    1166, 1166, 2789, 2789, -2, -2, -2732, -2732, -730, -730, 1350, 1350, 660, 660, 2883, 2883, 2762, 2762, 1521, 1521, 3816, 3816, -2743, -2743, 2579, 2579, -2665, -2665, 404, 404, -1168, -1168,
+    24718, 24718, 13541, 13541, 15358, 15358, 7508, 7508, -30426, -30426, -11962, -11962, -21868, -21868, 12611, 12611, 24266, 24266, -14351, -14351, -8472, -8472, 26441, 26441, -12269, -12269, 17303, 17303, -22124, -22124, -9360, -9360,
+    -17, 1278, -2071, 715, -179, 2161, -2378, 1203, 1712, -3547, 3434, 2998, 3568, 1509, -2247, 1295, 3781, -3208, -3408, -1338, 3214, 3723, -642, 370, -1689, -893, -3343, 2812, -2874, 1441, 3657, 692,
+    -529, 16638, -22039, 14539, -1715, -13711, -23882, 2739, 26288, -25563, -24214, -18506, -4624, 12261, 18745, 17167, -1851, -7304, 21168, -14650, 26766, -15221, 14718, -23182, -6297, -23933, -19215, -32004, -16186, 10145, -32695, -5452,
+    3744, 929, 1121, 670, -1242, 1649, 2767, 1181, -222, 1779, -3550, -3314, -3693, 2918, -2589, -2815, -2258, -589, 83, 2345, 3334, 1931, -1837, 293, -777, 2386, 2937, 3763, -1404, 2532, 2460, 1669,
+    20128, 9633, -22943, 32414, -30938, -14223, -14129, -24931, 802, -29453, -2526, 20238, -18541, 5990, 23523, -10495, -27858, 947, 18003, 15145, 22790, -17013, 16083, -21723, 2807, 27986, -8839, 5299, -32124, 20964, -15972, 28805,
+    2422, -1348, -436, -658, -2059, 2072, 3542, -151, 2786, -1151, 2340, 3461, 3581, 2339, 1144, -3770, 796, 2963, -1526, -2303, -3366, -429, -2965, 3312, 2070, -188, 509, 592, 1012, -3335, -3677, 2167,
+    13686, -3396, 5708, 6510, 16885, 14360, -1578, -20119, -28958, -8831, -11996, 30597, 26621, -4317, -2952, -17082, -17636, -11885, -12790, -9983, 26330, 17491, 27243, -4880, 29718, 1860, 23549, -23984, 27636, -15111, -10333, 5751,
+    2001, -2230, 236, -1476, -1070, 3177, -226, -3794, -451, -434, 2891, -2719, -1586, -1407, 1072, 3450, 3163, -124, 826, 2515, -3745, -402, -791, 2083, 2262, -1519, -1403, 2005, 2130, -1084, 3752, -3287,
+    -30255, 19274, 22764, -3524, 24530, -16791, 31518, -29394, -10179, -9650, 16715, -26783, -10802, -9087, 25648, -16006, 25179, -30844, 14138, 20435, -12449, 6766, -20759, -4573, -2858, -1007, 25733, 4565, 27730, 964, 24232, 9513,
     3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 // clang-format on
@@ -233,8 +237,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_zetas_dit[704]
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
     -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777,
     -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865,
-    -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182,
-    -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350,
+    -3593, -3625, -3593, -3625, -3777, 3182, -3777, 3182, -3593, -3625, -3593, -3625, -3777, 3182, -3777, 3182, -3593, -3625, -3593, -3625, -3777, 3182, -3777, 3182, -3593, -3625, -3593, -3625, -3777, 3182, -3777, 3182,
+    -9, -16425, -9, -16425, -28865, 10350, -28865, 10350, -9, -16425, -9, -16425, -28865, 10350, -28865, 10350, -9, -16425, -9, -16425, -28865, 10350, -28865, 10350, -9, -16425, -9, -16425, -28865, 10350, -28865, 10350,
     -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696,
     -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496,
     -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121, -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
@@ -285,7 +289,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
- * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 20
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16
  */
 void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
@@ -431,14 +435,14 @@ void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
     const __m512i t_19 = nttgen_kyber_r1_avx512_montmul(x_55, zeta_14, zetaqinv_14);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
-    const __m512i x_64 = _mm512_unpacklo_epi64(x_56, x_60);
-    const __m512i x_65 = _mm512_unpackhi_epi64(x_56, x_60);
-    const __m512i x_66 = _mm512_unpacklo_epi64(x_58, x_62);
-    const __m512i x_67 = _mm512_unpackhi_epi64(x_58, x_62);
-    const __m512i x_68 = _mm512_unpacklo_epi64(x_57, x_61);
-    const __m512i x_69 = _mm512_unpackhi_epi64(x_57, x_61);
-    const __m512i x_70 = _mm512_unpacklo_epi64(x_59, x_63);
-    const __m512i x_71 = _mm512_unpackhi_epi64(x_59, x_63);
+    const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
+    const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
+    const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
+    const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
+    const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
+    const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
+    const __m512i x_71 = _mm512_unpackhi_epi32(x_59, x_63);
     const __m512i t_20 = nttgen_kyber_r1_avx512_montmul(x_65, zeta_15, zetaqinv_15);
     const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_64);
     const __m512i x_72 = _mm512_add_epi16(red_0, t_20);
@@ -455,14 +459,14 @@ void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
     const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(x_70);
     const __m512i x_78 = _mm512_add_epi16(red_3, t_23);
     const __m512i x_79 = _mm512_sub_epi16(red_3, t_23);
-    const __m512i x_80 = nttgen_kyber_r1_avx512_ilv32_lo(x_72, x_74);
-    const __m512i x_81 = nttgen_kyber_r1_avx512_ilv32_hi(x_72, x_74);
-    const __m512i x_82 = nttgen_kyber_r1_avx512_ilv32_lo(x_76, x_78);
-    const __m512i x_83 = nttgen_kyber_r1_avx512_ilv32_hi(x_76, x_78);
-    const __m512i x_84 = nttgen_kyber_r1_avx512_ilv32_lo(x_73, x_75);
-    const __m512i x_85 = nttgen_kyber_r1_avx512_ilv32_hi(x_73, x_75);
-    const __m512i x_86 = nttgen_kyber_r1_avx512_ilv32_lo(x_77, x_79);
-    const __m512i x_87 = nttgen_kyber_r1_avx512_ilv32_hi(x_77, x_79);
+    const __m512i x_80 = _mm512_unpacklo_epi64(x_72, x_74);
+    const __m512i x_81 = _mm512_unpackhi_epi64(x_72, x_74);
+    const __m512i x_82 = _mm512_unpacklo_epi64(x_76, x_78);
+    const __m512i x_83 = _mm512_unpackhi_epi64(x_76, x_78);
+    const __m512i x_84 = _mm512_unpacklo_epi64(x_73, x_75);
+    const __m512i x_85 = _mm512_unpackhi_epi64(x_73, x_75);
+    const __m512i x_86 = _mm512_unpacklo_epi64(x_77, x_79);
+    const __m512i x_87 = _mm512_unpackhi_epi64(x_77, x_79);
     const __m512i t_24 = nttgen_kyber_r1_avx512_montmul(x_81, zeta_19, zetaqinv_19);
     const __m512i x_88 = _mm512_add_epi16(x_80, t_24);
     const __m512i x_89 = _mm512_sub_epi16(x_80, t_24);
@@ -700,7 +704,7 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8816, 8816], on exit in [-5389, 5389]
- * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 20
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16
  */
 void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
@@ -767,14 +771,14 @@ void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_23, zeta_0, zetaqinv_0);
     const __m512i x_30 = _mm512_add_epi16(x_21, t_3);
     const __m512i x_31 = _mm512_sub_epi16(x_21, t_3);
-    const __m512i x_32 = nttgen_kyber_r1_avx512_ilv32_lo(x_24, x_25);
-    const __m512i x_33 = nttgen_kyber_r1_avx512_ilv32_hi(x_24, x_25);
-    const __m512i x_34 = nttgen_kyber_r1_avx512_ilv32_lo(x_26, x_27);
-    const __m512i x_35 = nttgen_kyber_r1_avx512_ilv32_hi(x_26, x_27);
-    const __m512i x_36 = nttgen_kyber_r1_avx512_ilv32_lo(x_28, x_29);
-    const __m512i x_37 = nttgen_kyber_r1_avx512_ilv32_hi(x_28, x_29);
-    const __m512i x_38 = nttgen_kyber_r1_avx512_ilv32_lo(x_30, x_31);
-    const __m512i x_39 = nttgen_kyber_r1_avx512_ilv32_hi(x_30, x_31);
+    const __m512i x_32 = _mm512_unpacklo_epi64(x_24, x_25);
+    const __m512i x_33 = _mm512_unpackhi_epi64(x_24, x_25);
+    const __m512i x_34 = _mm512_unpacklo_epi64(x_26, x_27);
+    const __m512i x_35 = _mm512_unpackhi_epi64(x_26, x_27);
+    const __m512i x_36 = _mm512_unpacklo_epi64(x_28, x_29);
+    const __m512i x_37 = _mm512_unpackhi_epi64(x_28, x_29);
+    const __m512i x_38 = _mm512_unpacklo_epi64(x_30, x_31);
+    const __m512i x_39 = _mm512_unpackhi_epi64(x_30, x_31);
     const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_36, zeta_1, zetaqinv_1);
     const __m512i x_40 = _mm512_add_epi16(x_32, t_4);
     const __m512i x_41 = _mm512_sub_epi16(x_32, t_4);
@@ -787,14 +791,14 @@ void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const __m512i t_7 = nttgen_kyber_r1_avx512_montmul(x_39, zeta_1, zetaqinv_1);
     const __m512i x_46 = _mm512_add_epi16(x_35, t_7);
     const __m512i x_47 = _mm512_sub_epi16(x_35, t_7);
-    const __m512i x_48 = _mm512_unpacklo_epi64(x_40, x_41);
-    const __m512i x_49 = _mm512_unpackhi_epi64(x_40, x_41);
-    const __m512i x_50 = _mm512_unpacklo_epi64(x_42, x_43);
-    const __m512i x_51 = _mm512_unpackhi_epi64(x_42, x_43);
-    const __m512i x_52 = _mm512_unpacklo_epi64(x_44, x_45);
-    const __m512i x_53 = _mm512_unpackhi_epi64(x_44, x_45);
-    const __m512i x_54 = _mm512_unpacklo_epi64(x_46, x_47);
-    const __m512i x_55 = _mm512_unpackhi_epi64(x_46, x_47);
+    const __m512i x_48 = nttgen_kyber_r1_avx512_unzip32_lo(x_40, x_41);
+    const __m512i x_49 = nttgen_kyber_r1_avx512_unzip32_hi(x_40, x_41);
+    const __m512i x_50 = nttgen_kyber_r1_avx512_unzip32_lo(x_42, x_43);
+    const __m512i x_51 = nttgen_kyber_r1_avx512_unzip32_hi(x_42, x_43);
+    const __m512i x_52 = nttgen_kyber_r1_avx512_unzip32_lo(x_44, x_45);
+    const __m512i x_53 = nttgen_kyber_r1_avx512_unzip32_hi(x_44, x_45);
+    const __m512i x_54 = nttgen_kyber_r1_avx512_unzip32_lo(x_46, x_47);
+    const __m512i x_55 = nttgen_kyber_r1_avx512_unzip32_hi(x_46, x_47);
     const __m512i t_8 = nttgen_kyber_r1_avx512_montmul(x_52, zeta_2, zetaqinv_2);
     const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_48);
     const __m512i x_56 = _mm512_add_epi16(red_0, t_8);
@@ -1083,7 +1087,7 @@ void nttgen_kyber_r1_avx512_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 20
+ * Ops per call: load 8, store 8, shuffle 16
  */
 void nttgen_kyber_r1_avx512_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1105,22 +1109,22 @@ void nttgen_kyber_r1_avx512_to_standard(int16_t a[256]) {
     const __m512i x_13 = nttgen_kyber_r1_avx512_ilv16_hi(x_4, x_6);
     const __m512i x_14 = nttgen_kyber_r1_avx512_ilv16_lo(x_5, x_7);
     const __m512i x_15 = nttgen_kyber_r1_avx512_ilv16_hi(x_5, x_7);
-    const __m512i x_16 = nttgen_kyber_r1_avx512_ilv32_lo(x_8, x_10);
-    const __m512i x_17 = nttgen_kyber_r1_avx512_ilv32_hi(x_8, x_10);
-    const __m512i x_18 = nttgen_kyber_r1_avx512_ilv32_lo(x_9, x_11);
-    const __m512i x_19 = nttgen_kyber_r1_avx512_ilv32_hi(x_9, x_11);
-    const __m512i x_20 = nttgen_kyber_r1_avx512_ilv32_lo(x_12, x_14);
-    const __m512i x_21 = nttgen_kyber_r1_avx512_ilv32_hi(x_12, x_14);
-    const __m512i x_22 = nttgen_kyber_r1_avx512_ilv32_lo(x_13, x_15);
-    const __m512i x_23 = nttgen_kyber_r1_avx512_ilv32_hi(x_13, x_15);
-    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_20);
-    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_20);
-    const __m512i x_26 = _mm512_unpacklo_epi64(x_17, x_21);
-    const __m512i x_27 = _mm512_unpackhi_epi64(x_17, x_21);
-    const __m512i x_28 = _mm512_unpacklo_epi64(x_18, x_22);
-    const __m512i x_29 = _mm512_unpackhi_epi64(x_18, x_22);
-    const __m512i x_30 = _mm512_unpacklo_epi64(x_19, x_23);
-    const __m512i x_31 = _mm512_unpackhi_epi64(x_19, x_23);
+    const __m512i x_16 = _mm512_unpacklo_epi64(x_8, x_10);
+    const __m512i x_17 = _mm512_unpackhi_epi64(x_8, x_10);
+    const __m512i x_18 = _mm512_unpacklo_epi64(x_9, x_11);
+    const __m512i x_19 = _mm512_unpackhi_epi64(x_9, x_11);
+    const __m512i x_20 = _mm512_unpacklo_epi64(x_12, x_14);
+    const __m512i x_21 = _mm512_unpackhi_epi64(x_12, x_14);
+    const __m512i x_22 = _mm512_unpacklo_epi64(x_13, x_15);
+    const __m512i x_23 = _mm512_unpackhi_epi64(x_13, x_15);
+    const __m512i x_24 = nttgen_kyber_r1_avx512_unzip32_lo(x_16, x_20);
+    const __m512i x_25 = nttgen_kyber_r1_avx512_unzip32_hi(x_16, x_20);
+    const __m512i x_26 = nttgen_kyber_r1_avx512_unzip32_lo(x_17, x_21);
+    const __m512i x_27 = nttgen_kyber_r1_avx512_unzip32_hi(x_17, x_21);
+    const __m512i x_28 = nttgen_kyber_r1_avx512_unzip32_lo(x_18, x_22);
+    const __m512i x_29 = nttgen_kyber_r1_avx512_unzip32_hi(x_18, x_22);
+    const __m512i x_30 = nttgen_kyber_r1_avx512_unzip32_lo(x_19, x_23);
+    const __m512i x_31 = nttgen_kyber_r1_avx512_unzip32_hi(x_19, x_23);
     const __m512i x_32 = nttgen_kyber_r1_avx512_ilv128_lo(x_24, x_28);
     const __m512i x_33 = nttgen_kyber_r1_avx512_ilv128_hi(x_24, x_28);
     const __m512i x_34 = nttgen_kyber_r1_avx512_ilv128_lo(x_26, x_30);
@@ -1156,7 +1160,7 @@ void nttgen_kyber_r1_avx512_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 20
+ * Ops per call: load 8, store 8, shuffle 16
  */
 void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1186,22 +1190,22 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
     const __m512i x_21 = nttgen_kyber_r1_avx512_ilv128_hi(x_12, x_14);
     const __m512i x_22 = nttgen_kyber_r1_avx512_ilv128_lo(x_13, x_15);
     const __m512i x_23 = nttgen_kyber_r1_avx512_ilv128_hi(x_13, x_15);
-    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_20);
-    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_20);
-    const __m512i x_26 = _mm512_unpacklo_epi64(x_18, x_22);
-    const __m512i x_27 = _mm512_unpackhi_epi64(x_18, x_22);
-    const __m512i x_28 = _mm512_unpacklo_epi64(x_17, x_21);
-    const __m512i x_29 = _mm512_unpackhi_epi64(x_17, x_21);
-    const __m512i x_30 = _mm512_unpacklo_epi64(x_19, x_23);
-    const __m512i x_31 = _mm512_unpackhi_epi64(x_19, x_23);
-    const __m512i x_32 = nttgen_kyber_r1_avx512_ilv32_lo(x_24, x_26);
-    const __m512i x_33 = nttgen_kyber_r1_avx512_ilv32_hi(x_24, x_26);
-    const __m512i x_34 = nttgen_kyber_r1_avx512_ilv32_lo(x_28, x_30);
-    const __m512i x_35 = nttgen_kyber_r1_avx512_ilv32_hi(x_28, x_30);
-    const __m512i x_36 = nttgen_kyber_r1_avx512_ilv32_lo(x_25, x_27);
-    const __m512i x_37 = nttgen_kyber_r1_avx512_ilv32_hi(x_25, x_27);
-    const __m512i x_38 = nttgen_kyber_r1_avx512_ilv32_lo(x_29, x_31);
-    const __m512i x_39 = nttgen_kyber_r1_avx512_ilv32_hi(x_29, x_31);
+    const __m512i x_24 = _mm512_unpacklo_epi32(x_16, x_20);
+    const __m512i x_25 = _mm512_unpackhi_epi32(x_16, x_20);
+    const __m512i x_26 = _mm512_unpacklo_epi32(x_18, x_22);
+    const __m512i x_27 = _mm512_unpackhi_epi32(x_18, x_22);
+    const __m512i x_28 = _mm512_unpacklo_epi32(x_17, x_21);
+    const __m512i x_29 = _mm512_unpackhi_epi32(x_17, x_21);
+    const __m512i x_30 = _mm512_unpacklo_epi32(x_19, x_23);
+    const __m512i x_31 = _mm512_unpackhi_epi32(x_19, x_23);
+    const __m512i x_32 = _mm512_unpacklo_epi64(x_24, x_26);
+    const __m512i x_33 = _mm512_unpackhi_epi64(x_24, x_26);
+    const __m512i x_34 = _mm512_unpacklo_epi64(x_28, x_30);
+    const __m512i x_35 = _mm512_unpackhi_epi64(x_28, x_30);
+    const __m512i x_36 = _mm512_unpacklo_epi64(x_25, x_27);
+    const __m512i x_37 = _mm512_unpackhi_epi64(x_25, x_27);
+    const __m512i x_38 = _mm512_unpacklo_epi64(x_29, x_31);
+    const __m512i x_39 = _mm512_unpackhi_epi64(x_29, x_31);
     const __m512i x_40 = nttgen_kyber_r1_avx512_ilv16_lo(x_32, x_34);
     const __m512i x_41 = nttgen_kyber_r1_avx512_ilv16_hi(x_32, x_34);
     const __m512i x_42 = nttgen_kyber_r1_avx512_ilv16_lo(x_33, x_35);
@@ -1230,7 +1234,7 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-18058, 18058]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 20
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
@@ -1376,14 +1380,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i t_19 = nttgen_kyber_r1_avx512_montmul(x_55, zeta_14, zetaqinv_14);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
-    const __m512i x_64 = _mm512_unpacklo_epi64(x_56, x_60);
-    const __m512i x_65 = _mm512_unpackhi_epi64(x_56, x_60);
-    const __m512i x_66 = _mm512_unpacklo_epi64(x_58, x_62);
-    const __m512i x_67 = _mm512_unpackhi_epi64(x_58, x_62);
-    const __m512i x_68 = _mm512_unpacklo_epi64(x_57, x_61);
-    const __m512i x_69 = _mm512_unpackhi_epi64(x_57, x_61);
-    const __m512i x_70 = _mm512_unpacklo_epi64(x_59, x_63);
-    const __m512i x_71 = _mm512_unpackhi_epi64(x_59, x_63);
+    const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
+    const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
+    const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
+    const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
+    const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
+    const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
+    const __m512i x_71 = _mm512_unpackhi_epi32(x_59, x_63);
     const __m512i t_20 = nttgen_kyber_r1_avx512_montmul(x_65, zeta_15, zetaqinv_15);
     const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_64);
     const __m512i x_72 = _mm512_add_epi16(red_0, t_20);
@@ -1400,14 +1404,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(x_70);
     const __m512i x_78 = _mm512_add_epi16(red_3, t_23);
     const __m512i x_79 = _mm512_sub_epi16(red_3, t_23);
-    const __m512i x_80 = nttgen_kyber_r1_avx512_ilv32_lo(x_72, x_74);
-    const __m512i x_81 = nttgen_kyber_r1_avx512_ilv32_hi(x_72, x_74);
-    const __m512i x_82 = nttgen_kyber_r1_avx512_ilv32_lo(x_76, x_78);
-    const __m512i x_83 = nttgen_kyber_r1_avx512_ilv32_hi(x_76, x_78);
-    const __m512i x_84 = nttgen_kyber_r1_avx512_ilv32_lo(x_73, x_75);
-    const __m512i x_85 = nttgen_kyber_r1_avx512_ilv32_hi(x_73, x_75);
-    const __m512i x_86 = nttgen_kyber_r1_avx512_ilv32_lo(x_77, x_79);
-    const __m512i x_87 = nttgen_kyber_r1_avx512_ilv32_hi(x_77, x_79);
+    const __m512i x_80 = _mm512_unpacklo_epi64(x_72, x_74);
+    const __m512i x_81 = _mm512_unpackhi_epi64(x_72, x_74);
+    const __m512i x_82 = _mm512_unpacklo_epi64(x_76, x_78);
+    const __m512i x_83 = _mm512_unpackhi_epi64(x_76, x_78);
+    const __m512i x_84 = _mm512_unpacklo_epi64(x_73, x_75);
+    const __m512i x_85 = _mm512_unpackhi_epi64(x_73, x_75);
+    const __m512i x_86 = _mm512_unpacklo_epi64(x_77, x_79);
+    const __m512i x_87 = _mm512_unpackhi_epi64(x_77, x_79);
     const __m512i t_24 = nttgen_kyber_r1_avx512_montmul(x_81, zeta_19, zetaqinv_19);
     const __m512i x_88 = _mm512_add_epi16(x_80, t_24);
     const __m512i x_89 = _mm512_sub_epi16(x_80, t_24);
@@ -1459,7 +1463,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
- * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, cond_add_q 8, shuffle 20
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, cond_add_q 8, shuffle 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
@@ -1526,14 +1530,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_reduce(int16_t a[256]) {
     const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_23, zeta_0, zetaqinv_0);
     const __m512i x_30 = _mm512_add_epi16(x_21, t_3);
     const __m512i x_31 = _mm512_sub_epi16(x_21, t_3);
-    const __m512i x_32 = nttgen_kyber_r1_avx512_ilv32_lo(x_24, x_25);
-    const __m512i x_33 = nttgen_kyber_r1_avx512_ilv32_hi(x_24, x_25);
-    const __m512i x_34 = nttgen_kyber_r1_avx512_ilv32_lo(x_26, x_27);
-    const __m512i x_35 = nttgen_kyber_r1_avx512_ilv32_hi(x_26, x_27);
-    const __m512i x_36 = nttgen_kyber_r1_avx512_ilv32_lo(x_28, x_29);
-    const __m512i x_37 = nttgen_kyber_r1_avx512_ilv32_hi(x_28, x_29);
-    const __m512i x_38 = nttgen_kyber_r1_avx512_ilv32_lo(x_30, x_31);
-    const __m512i x_39 = nttgen_kyber_r1_avx512_ilv32_hi(x_30, x_31);
+    const __m512i x_32 = _mm512_unpacklo_epi64(x_24, x_25);
+    const __m512i x_33 = _mm512_unpackhi_epi64(x_24, x_25);
+    const __m512i x_34 = _mm512_unpacklo_epi64(x_26, x_27);
+    const __m512i x_35 = _mm512_unpackhi_epi64(x_26, x_27);
+    const __m512i x_36 = _mm512_unpacklo_epi64(x_28, x_29);
+    const __m512i x_37 = _mm512_unpackhi_epi64(x_28, x_29);
+    const __m512i x_38 = _mm512_unpacklo_epi64(x_30, x_31);
+    const __m512i x_39 = _mm512_unpackhi_epi64(x_30, x_31);
     const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_36, zeta_1, zetaqinv_1);
     const __m512i x_40 = _mm512_add_epi16(x_32, t_4);
     const __m512i x_41 = _mm512_sub_epi16(x_32, t_4);
@@ -1546,14 +1550,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_reduce(int16_t a[256]) {
     const __m512i t_7 = nttgen_kyber_r1_avx512_montmul(x_39, zeta_1, zetaqinv_1);
     const __m512i x_46 = _mm512_add_epi16(x_35, t_7);
     const __m512i x_47 = _mm512_sub_epi16(x_35, t_7);
-    const __m512i x_48 = _mm512_unpacklo_epi64(x_40, x_41);
-    const __m512i x_49 = _mm512_unpackhi_epi64(x_40, x_41);
-    const __m512i x_50 = _mm512_unpacklo_epi64(x_42, x_43);
-    const __m512i x_51 = _mm512_unpackhi_epi64(x_42, x_43);
-    const __m512i x_52 = _mm512_unpacklo_epi64(x_44, x_45);
-    const __m512i x_53 = _mm512_unpackhi_epi64(x_44, x_45);
-    const __m512i x_54 = _mm512_unpacklo_epi64(x_46, x_47);
-    const __m512i x_55 = _mm512_unpackhi_epi64(x_46, x_47);
+    const __m512i x_48 = nttgen_kyber_r1_avx512_unzip32_lo(x_40, x_41);
+    const __m512i x_49 = nttgen_kyber_r1_avx512_unzip32_hi(x_40, x_41);
+    const __m512i x_50 = nttgen_kyber_r1_avx512_unzip32_lo(x_42, x_43);
+    const __m512i x_51 = nttgen_kyber_r1_avx512_unzip32_hi(x_42, x_43);
+    const __m512i x_52 = nttgen_kyber_r1_avx512_unzip32_lo(x_44, x_45);
+    const __m512i x_53 = nttgen_kyber_r1_avx512_unzip32_hi(x_44, x_45);
+    const __m512i x_54 = nttgen_kyber_r1_avx512_unzip32_lo(x_46, x_47);
+    const __m512i x_55 = nttgen_kyber_r1_avx512_unzip32_hi(x_46, x_47);
     const __m512i t_8 = nttgen_kyber_r1_avx512_montmul(x_52, zeta_2, zetaqinv_2);
     const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_48);
     const __m512i x_56 = _mm512_add_epi16(red_0, t_8);
@@ -1688,7 +1692,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 186, store 32, add 96, sub 96, montmul 100, montmul_var 8, barrett 12,
- *   cond_add_q 8, shuffle 60
+ *   cond_add_q 8, shuffle 48
  */
 void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -7,7 +7,7 @@
  * NTT:    depth 7, factors of degree 2, root r = 17 of order 256
  * Order: standard NTT order: entries 2j..2j+1 hold a mod (x^2 - r^(2*brv7(j)+1)), r = 17 of order
  *   256 (the FIPS 203 order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 6, 5, 7, 0, 1,
  *           2, 3]
  * ISA:    AVX2 (256-bit vectors); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -3327; beta mod q = -1044; Barrett v = 20159, shift 26
@@ -17,7 +17,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_avx2_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16180, 16179]
- *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 32
+ *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24
  *   nttgen_mlkem_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
@@ -28,7 +28,7 @@
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11316, 11318] -> a in [-1810, 1810]
- *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 32
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_mlkem_avx2_to_standard: in place: NTT domain from this ISA's native order to the ring's
  *     standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, store 16, shuffle 24
  *   nttgen_mlkem_avx2_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, store 16, shuffle 24
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *         16, shuffle 96, const 8
+ *         16, shuffle 72, const 8
  *       coefficient reductions: 128
  */
 #include "nttgen_mlkem_avx2.h"
@@ -134,17 +134,21 @@ static inline __m256i nttgen_mlkem_avx2_ilv16_hi(__m256i a, __m256i b) {
 }
 
 /*
- * Even blocks of a and b, interleaved at 32-bit granularity.
+ * Even 32-bit elements of a then of b, per 128-bit group (vshufps).
  */
-static inline __m256i nttgen_mlkem_avx2_ilv32_lo(__m256i a, __m256i b) {
-    return _mm256_blend_epi32(a, _mm256_slli_epi64(b, 32), 170);
+static inline __m256i nttgen_mlkem_avx2_unzip32_lo(__m256i a, __m256i b) {
+    const __m256 fa = _mm256_castsi256_ps(a);
+    const __m256 fb = _mm256_castsi256_ps(b);
+    return _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, 136));
 }
 
 /*
- * Odd blocks of a and b, interleaved at 32-bit granularity.
+ * Odd 32-bit elements of a then of b, per 128-bit group (vshufps).
  */
-static inline __m256i nttgen_mlkem_avx2_ilv32_hi(__m256i a, __m256i b) {
-    return _mm256_blend_epi32(_mm256_srli_epi64(a, 32), b, 170);
+static inline __m256i nttgen_mlkem_avx2_unzip32_hi(__m256i a, __m256i b) {
+    const __m256 fa = _mm256_castsi256_ps(a);
+    const __m256 fb = _mm256_castsi256_ps(b);
+    return _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, 221));
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -170,38 +174,38 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_zetas[816] = {
     -29057, -29057, -29057, -29057, -29057, -29057, -29057, -29057, 8800, 8800, 8800, 8800, 8800, 8800, 8800, 8800,
     -130, -130, -130, -130, -130, -130, -130, -130, -1571, -1571, -1571, -1571, -1571, -1571, -1571, -1571,
     -26242, -26242, -26242, -26242, -26242, -26242, -26242, -26242, -16163, -16163, -16163, -16163, -16163, -16163, -16163, -16163,
-    1223, 1223, 1223, 1223, 516, 516, 516, 516, -853, -853, -853, -853, -398, -398, -398, -398,
-    -5689, -5689, -5689, -5689, -12796, -12796, -12796, -12796, 19883, 19883, 19883, 19883, 13426, 13426, 13426, 13426,
-    652, 652, 652, 652, -8, -8, -8, -8, -90, -90, -90, -90, 961, 961, 961, 961,
-    -6516, -6516, -6516, -6516, 26616, 26616, 26616, 26616, -28250, -28250, -28250, -28250, 14017, 14017, 14017, 14017,
-    -1293, -1293, -1293, -1293, -1618, -1618, -1618, -1618, 107, 107, 107, 107, 448, 448, 448, 448,
-    -23565, -23565, -23565, -23565, 9134, 9134, 9134, 9134, -28309, -28309, -28309, -28309, 16832, 16832, 16832, 16832,
-    1491, 1491, 1491, 1491, -1162, -1162, -1162, -1162, -1421, -1421, -1421, -1421, -1065, -1065, -1065, -1065,
-    20179, 20179, 20179, 20179, -650, -650, -650, -650, 9075, 9075, 9075, 9075, 4311, 4311, 4311, 4311,
-    -552, -552, -552, -552, -320, -320, -320, -320, -271, -271, -271, -271, -1508, -1508, -1508, -1508,
-    1496, 1496, 1496, 1496, 16064, 16064, 16064, 16064, -15887, -15887, -15887, -15887, -29156, -29156, -29156, -29156,
-    1015, 1015, 1015, 1015, -666, -666, -666, -666, 830, 830, 830, 830, -725, -725, -725, -725,
-    30967, 30967, 30967, 30967, -12442, -12442, -12442, -12442, -8898, -8898, -8898, -8898, -12757, -12757, -12757, -12757,
-    -282, -282, -282, -282, 126, 126, 126, 126, -247, -247, -247, -247, 677, 677, 677, 677,
-    20710, 20710, 20710, 20710, -25986, -25986, -25986, -25986, -30199, -30199, -30199, -30199, -24155, -24155, -24155, -24155,
-    -1544, -1544, -1544, -1544, 1469, 1469, 1469, 1469, -951, -951, -951, -951, -1275, -1275, -1275, -1275,
-    25080, 25080, 25080, 25080, 27837, 27837, 27837, 27837, 18249, 18249, 18249, 18249, -17915, -17915, -17915, -17915,
-    -1103, -1103, 422, 422, -246, -246, -1590, -1590, 817, 817, -1215, -1215, -1185, -1185, -108, -108,
-    -335, -335, -27738, -27738, 32010, 32010, -18486, -18486, -31183, -31183, -20927, -20927, 10335, 10335, 31636, 31636,
-    555, 555, 177, 177, 1159, 1159, -872, -872, 603, 603, 1218, 1218, -1278, -1278, 996, 996,
-    -11477, -11477, 945, 945, 10631, 10631, 17560, 17560, 25435, 25435, 10946, 10946, -7934, -7934, 28644, 28644,
-    430, 430, 587, 587, 778, 778, 644, 644, 1097, 1097, -136, -136, -1530, -1530, -308, -308,
-    11182, 11182, 13131, 13131, -32502, -32502, 20100, 20100, 20297, 20297, -6280, -6280, -21498, -21498, -23860, -23860,
-    843, 843, -235, -235, -147, -147, 349, 349, 610, 610, -1335, -1335, 794, 794, 991, 991,
-    13387, 13387, -4587, -4587, 30317, 30317, 18525, 18525, 2146, 2146, -14903, -14903, -20198, -20198, -20257, -20257,
-    -1251, -1251, -291, -291, -777, -777, 418, 418, 1322, 1322, -874, -874, -1510, -1510, 958, 958,
-    -32227, -32227, -14883, -14883, 29175, 29175, -14430, -14430, -7382, -7382, 24214, 24214, -22502, -22502, 23998, 23998,
-    1550, 1550, 1574, 1574, -602, -602, -156, -156, -1465, -1465, -1187, -1187, -870, -870, 1522, 1522,
-    20494, 20494, 6182, 6182, -28762, -28762, -5276, -5276, 24391, 24391, 16989, 16989, 10906, 10906, -17422, -17422,
-    871, 871, -460, -460, 1483, 1483, 329, 329, -1285, -1285, 220, 220, -854, -854, -1460, -1460,
-    -14233, -14233, 23092, 23092, -18741, -18741, 19529, 19529, 15355, 15355, -11044, -11044, 23210, 23210, 7756, 7756,
-    105, 105, 1653, 1653, 1119, 1119, -75, -75, 384, 384, -1659, -1659, 478, 478, 1628, 1628,
-    -21655, -21655, 5493, 5493, 12639, 12639, -12619, -12619, -32384, -32384, 14469, 14469, -17442, -17442, 23132, 23132,
+    1223, 1223, 516, 516, 1223, 1223, 516, 516, -853, -853, -398, -398, -853, -853, -398, -398,
+    -5689, -5689, -12796, -12796, -5689, -5689, -12796, -12796, 19883, 19883, 13426, 13426, 19883, 19883, 13426, 13426,
+    652, 652, -8, -8, 652, 652, -8, -8, -90, -90, 961, 961, -90, -90, 961, 961,
+    -6516, -6516, 26616, 26616, -6516, -6516, 26616, 26616, -28250, -28250, 14017, 14017, -28250, -28250, 14017, 14017,
+    -1293, -1293, -1618, -1618, -1293, -1293, -1618, -1618, 107, 107, 448, 448, 107, 107, 448, 448,
+    -23565, -23565, 9134, 9134, -23565, -23565, 9134, 9134, -28309, -28309, 16832, 16832, -28309, -28309, 16832, 16832,
+    1491, 1491, -1162, -1162, 1491, 1491, -1162, -1162, -1421, -1421, -1065, -1065, -1421, -1421, -1065, -1065,
+    20179, 20179, -650, -650, 20179, 20179, -650, -650, 9075, 9075, 4311, 4311, 9075, 9075, 4311, 4311,
+    -552, -552, -320, -320, -552, -552, -320, -320, -271, -271, -1508, -1508, -271, -271, -1508, -1508,
+    1496, 1496, 16064, 16064, 1496, 1496, 16064, 16064, -15887, -15887, -29156, -29156, -15887, -15887, -29156, -29156,
+    1015, 1015, -666, -666, 1015, 1015, -666, -666, 830, 830, -725, -725, 830, 830, -725, -725,
+    30967, 30967, -12442, -12442, 30967, 30967, -12442, -12442, -8898, -8898, -12757, -12757, -8898, -8898, -12757, -12757,
+    -282, -282, 126, 126, -282, -282, 126, 126, -247, -247, 677, 677, -247, -247, 677, 677,
+    20710, 20710, -25986, -25986, 20710, 20710, -25986, -25986, -30199, -30199, -24155, -24155, -30199, -30199, -24155, -24155,
+    -1544, -1544, 1469, 1469, -1544, -1544, 1469, 1469, -951, -951, -1275, -1275, -951, -951, -1275, -1275,
+    25080, 25080, 27837, 27837, 25080, 25080, 27837, 27837, 18249, 18249, -17915, -17915, 18249, 18249, -17915, -17915,
+    -1103, -1103, -246, -246, 422, 422, -1590, -1590, 817, 817, -1185, -1185, -1215, -1215, -108, -108,
+    -335, -335, 32010, 32010, -27738, -27738, -18486, -18486, -31183, -31183, 10335, 10335, -20927, -20927, 31636, 31636,
+    555, 555, 1159, 1159, 177, 177, -872, -872, 603, 603, -1278, -1278, 1218, 1218, 996, 996,
+    -11477, -11477, 10631, 10631, 945, 945, 17560, 17560, 25435, 25435, -7934, -7934, 10946, 10946, 28644, 28644,
+    430, 430, 778, 778, 587, 587, 644, 644, 1097, 1097, -1530, -1530, -136, -136, -308, -308,
+    11182, 11182, -32502, -32502, 13131, 13131, 20100, 20100, 20297, 20297, -21498, -21498, -6280, -6280, -23860, -23860,
+    843, 843, -147, -147, -235, -235, 349, 349, 610, 610, 794, 794, -1335, -1335, 991, 991,
+    13387, 13387, 30317, 30317, -4587, -4587, 18525, 18525, 2146, 2146, -20198, -20198, -14903, -14903, -20257, -20257,
+    -1251, -1251, -777, -777, -291, -291, 418, 418, 1322, 1322, -1510, -1510, -874, -874, 958, 958,
+    -32227, -32227, 29175, 29175, -14883, -14883, -14430, -14430, -7382, -7382, -22502, -22502, 24214, 24214, 23998, 23998,
+    1550, 1550, -602, -602, 1574, 1574, -156, -156, -1465, -1465, -870, -870, -1187, -1187, 1522, 1522,
+    20494, 20494, -28762, -28762, 6182, 6182, -5276, -5276, 24391, 24391, 10906, 10906, 16989, 16989, -17422, -17422,
+    871, 871, 1483, 1483, -460, -460, 329, 329, -1285, -1285, -854, -854, 220, 220, -1460, -1460,
+    -14233, -14233, -18741, -18741, 23092, 23092, 19529, 19529, 15355, 15355, 23210, 23210, -11044, -11044, 7756, 7756,
+    105, 105, 1119, 1119, 1653, 1653, -75, -75, 384, 384, 478, 478, -1659, -1659, 1628, 1628,
+    -21655, -21655, 12639, 12639, 5493, 5493, -12619, -12619, -32384, -32384, -17442, -17442, 14469, 14469, 23132, 23132,
     -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, -171, -20907, 962, 10690,
     1577, -3799, -1474, -11202, 622, 27758, -1202, 1358, 182, -15690, 1468, 31164, 0, 0, 0, 0,
 };
@@ -211,22 +215,22 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_zetas[816] = {
 //  vectors in consumption order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_basemul_gammas[256] = {
-    -1103, -1251, 422, -291, -246, -777, -1590, 418, 817, 1322, -1215, -874, -1185, -1510, -108, 958,
-    -335, -32227, -27738, -14883, 32010, 29175, -18486, -14430, -31183, -7382, -20927, 24214, 10335, -22502, 31636, 23998,
-    1103, 1251, -422, 291, 246, 777, 1590, -418, -817, -1322, 1215, 874, 1185, 1510, 108, -958,
-    335, 32227, 27738, 14883, -32010, -29175, 18486, 14430, 31183, 7382, 20927, -24214, -10335, 22502, -31636, -23998,
-    430, 871, 587, -460, 778, 1483, 644, 329, 1097, -1285, -136, 220, -1530, -854, -308, -1460,
-    11182, -14233, 13131, 23092, -32502, -18741, 20100, 19529, 20297, 15355, -6280, -11044, -21498, 23210, -23860, 7756,
-    -430, -871, -587, 460, -778, -1483, -644, -329, -1097, 1285, 136, -220, 1530, 854, 308, 1460,
-    -11182, 14233, -13131, -23092, 32502, 18741, -20100, -19529, -20297, -15355, 6280, 11044, 21498, -23210, 23860, -7756,
-    555, 1550, 177, 1574, 1159, -602, -872, -156, 603, -1465, 1218, -1187, -1278, -870, 996, 1522,
-    -11477, 20494, 945, 6182, 10631, -28762, 17560, -5276, 25435, 24391, 10946, 16989, -7934, 10906, 28644, -17422,
-    -555, -1550, -177, -1574, -1159, 602, 872, 156, -603, 1465, -1218, 1187, 1278, 870, -996, -1522,
-    11477, -20494, -945, -6182, -10631, 28762, -17560, 5276, -25435, -24391, -10946, -16989, 7934, -10906, -28644, 17422,
-    843, 105, -235, 1653, -147, 1119, 349, -75, 610, 384, -1335, -1659, 794, 478, 991, 1628,
-    13387, -21655, -4587, 5493, 30317, 12639, 18525, -12619, 2146, -32384, -14903, 14469, -20198, -17442, -20257, 23132,
-    -843, -105, 235, -1653, 147, -1119, -349, 75, -610, -384, 1335, 1659, -794, -478, -991, -1628,
-    -13387, 21655, 4587, -5493, -30317, -12639, -18525, 12619, -2146, 32384, 14903, -14469, 20198, 17442, 20257, -23132,
+    -1103, -1251, -246, -777, 422, -291, -1590, 418, 817, 1322, -1185, -1510, -1215, -874, -108, 958,
+    -335, -32227, 32010, 29175, -27738, -14883, -18486, -14430, -31183, -7382, 10335, -22502, -20927, 24214, 31636, 23998,
+    1103, 1251, 246, 777, -422, 291, 1590, -418, -817, -1322, 1185, 1510, 1215, 874, 108, -958,
+    335, 32227, -32010, -29175, 27738, 14883, 18486, 14430, 31183, 7382, -10335, 22502, 20927, -24214, -31636, -23998,
+    430, 871, 778, 1483, 587, -460, 644, 329, 1097, -1285, -1530, -854, -136, 220, -308, -1460,
+    11182, -14233, -32502, -18741, 13131, 23092, 20100, 19529, 20297, 15355, -21498, 23210, -6280, -11044, -23860, 7756,
+    -430, -871, -778, -1483, -587, 460, -644, -329, -1097, 1285, 1530, 854, 136, -220, 308, 1460,
+    -11182, 14233, 32502, 18741, -13131, -23092, -20100, -19529, -20297, -15355, 21498, -23210, 6280, 11044, 23860, -7756,
+    555, 1550, 1159, -602, 177, 1574, -872, -156, 603, -1465, -1278, -870, 1218, -1187, 996, 1522,
+    -11477, 20494, 10631, -28762, 945, 6182, 17560, -5276, 25435, 24391, -7934, 10906, 10946, 16989, 28644, -17422,
+    -555, -1550, -1159, 602, -177, -1574, 872, 156, -603, 1465, 1278, 870, -1218, 1187, -996, -1522,
+    11477, -20494, -10631, 28762, -945, -6182, -17560, 5276, -25435, -24391, 7934, -10906, -10946, -16989, -28644, 17422,
+    843, 105, -147, 1119, -235, 1653, 349, -75, 610, 384, 794, 478, -1335, -1659, 991, 1628,
+    13387, -21655, 30317, 12639, -4587, 5493, 18525, -12619, 2146, -32384, -20198, -17442, -14903, 14469, -20257, 23132,
+    -843, -105, 147, -1119, 235, -1653, -349, 75, -610, -384, -794, -478, 1335, 1659, -991, -1628,
+    -13387, 21655, -30317, -12639, 4587, -5493, -18525, 12619, -2146, 32384, 20198, 17442, 14903, -14469, 20257, -23132,
 };
 // clang-format on
 
@@ -236,8 +240,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_basemul_gammas[256] = {
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_zetas_dit[544] = {
     // pass 0: layer(s) 1, 2, 3, 4, 5, 6
-    -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758,
-    -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498,
+    -1044, -1044, -1044, -1044, 758, 758, 758, 758, -1044, -1044, -1044, -1044, 758, 758, 758, 758,
+    -20, -20, -20, -20, -31498, -31498, -31498, -31498, -20, -20, -20, -20, -31498, -31498, -31498, -31498,
     -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359,
     -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745,
     -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, 758, 758, -287, -287, 359, 359, -1493, -1493,
@@ -319,7 +323,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 32
+ * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24
  */
 void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_zetas;
@@ -564,22 +568,22 @@ void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
     const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_95, zeta_22, zetaqinv_22);
     const __m256i x_110 = _mm256_add_epi16(x_94, t_35);
     const __m256i x_111 = _mm256_sub_epi16(x_94, t_35);
-    const __m256i x_112 = _mm256_unpacklo_epi64(x_96, x_98);
-    const __m256i x_113 = _mm256_unpackhi_epi64(x_96, x_98);
-    const __m256i x_114 = _mm256_unpacklo_epi64(x_97, x_99);
-    const __m256i x_115 = _mm256_unpackhi_epi64(x_97, x_99);
-    const __m256i x_116 = _mm256_unpacklo_epi64(x_100, x_102);
-    const __m256i x_117 = _mm256_unpackhi_epi64(x_100, x_102);
-    const __m256i x_118 = _mm256_unpacklo_epi64(x_101, x_103);
-    const __m256i x_119 = _mm256_unpackhi_epi64(x_101, x_103);
-    const __m256i x_120 = _mm256_unpacklo_epi64(x_104, x_106);
-    const __m256i x_121 = _mm256_unpackhi_epi64(x_104, x_106);
-    const __m256i x_122 = _mm256_unpacklo_epi64(x_105, x_107);
-    const __m256i x_123 = _mm256_unpackhi_epi64(x_105, x_107);
-    const __m256i x_124 = _mm256_unpacklo_epi64(x_108, x_110);
-    const __m256i x_125 = _mm256_unpackhi_epi64(x_108, x_110);
-    const __m256i x_126 = _mm256_unpacklo_epi64(x_109, x_111);
-    const __m256i x_127 = _mm256_unpackhi_epi64(x_109, x_111);
+    const __m256i x_112 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_113 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_114 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_115 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_100, x_102);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_100, x_102);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_101, x_103);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_101, x_103);
+    const __m256i x_120 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_121 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_122 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_123 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_108, x_110);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_108, x_110);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_109, x_111);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_109, x_111);
     const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_113, zeta_23, zetaqinv_23);
     const __m256i x_128 = _mm256_add_epi16(x_112, t_36);
     const __m256i x_129 = _mm256_sub_epi16(x_112, t_36);
@@ -604,22 +608,22 @@ void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
     const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_127, zeta_30, zetaqinv_30);
     const __m256i x_142 = _mm256_add_epi16(x_126, t_43);
     const __m256i x_143 = _mm256_sub_epi16(x_126, t_43);
-    const __m256i x_144 = nttgen_mlkem_avx2_ilv32_lo(x_128, x_132);
-    const __m256i x_145 = nttgen_mlkem_avx2_ilv32_hi(x_128, x_132);
-    const __m256i x_146 = nttgen_mlkem_avx2_ilv32_lo(x_130, x_134);
-    const __m256i x_147 = nttgen_mlkem_avx2_ilv32_hi(x_130, x_134);
-    const __m256i x_148 = nttgen_mlkem_avx2_ilv32_lo(x_129, x_133);
-    const __m256i x_149 = nttgen_mlkem_avx2_ilv32_hi(x_129, x_133);
-    const __m256i x_150 = nttgen_mlkem_avx2_ilv32_lo(x_131, x_135);
-    const __m256i x_151 = nttgen_mlkem_avx2_ilv32_hi(x_131, x_135);
-    const __m256i x_152 = nttgen_mlkem_avx2_ilv32_lo(x_136, x_140);
-    const __m256i x_153 = nttgen_mlkem_avx2_ilv32_hi(x_136, x_140);
-    const __m256i x_154 = nttgen_mlkem_avx2_ilv32_lo(x_138, x_142);
-    const __m256i x_155 = nttgen_mlkem_avx2_ilv32_hi(x_138, x_142);
-    const __m256i x_156 = nttgen_mlkem_avx2_ilv32_lo(x_137, x_141);
-    const __m256i x_157 = nttgen_mlkem_avx2_ilv32_hi(x_137, x_141);
-    const __m256i x_158 = nttgen_mlkem_avx2_ilv32_lo(x_139, x_143);
-    const __m256i x_159 = nttgen_mlkem_avx2_ilv32_hi(x_139, x_143);
+    const __m256i x_144 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_145 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i x_146 = _mm256_unpacklo_epi64(x_130, x_134);
+    const __m256i x_147 = _mm256_unpackhi_epi64(x_130, x_134);
+    const __m256i x_148 = _mm256_unpacklo_epi64(x_129, x_133);
+    const __m256i x_149 = _mm256_unpackhi_epi64(x_129, x_133);
+    const __m256i x_150 = _mm256_unpacklo_epi64(x_131, x_135);
+    const __m256i x_151 = _mm256_unpackhi_epi64(x_131, x_135);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_136, x_140);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_136, x_140);
+    const __m256i x_154 = _mm256_unpacklo_epi64(x_138, x_142);
+    const __m256i x_155 = _mm256_unpackhi_epi64(x_138, x_142);
+    const __m256i x_156 = _mm256_unpacklo_epi64(x_137, x_141);
+    const __m256i x_157 = _mm256_unpackhi_epi64(x_137, x_141);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_139, x_143);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_139, x_143);
     const __m256i t_44 = nttgen_mlkem_avx2_montmul(x_145, zeta_31, zetaqinv_31);
     const __m256i x_160 = _mm256_add_epi16(x_144, t_44);
     const __m256i x_161 = _mm256_sub_epi16(x_144, t_44);
@@ -795,7 +799,7 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 32
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24
  */
 void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
@@ -870,22 +874,22 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const __m256i x_45 = _mm256_sub_epi16(x_21, x_29);
     const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
     const __m256i x_47 = _mm256_sub_epi16(x_23, x_31);
-    const __m256i x_48 = nttgen_mlkem_avx2_ilv32_lo(x_32, x_33);
-    const __m256i x_49 = nttgen_mlkem_avx2_ilv32_hi(x_32, x_33);
-    const __m256i x_50 = nttgen_mlkem_avx2_ilv32_lo(x_34, x_35);
-    const __m256i x_51 = nttgen_mlkem_avx2_ilv32_hi(x_34, x_35);
-    const __m256i x_52 = nttgen_mlkem_avx2_ilv32_lo(x_36, x_37);
-    const __m256i x_53 = nttgen_mlkem_avx2_ilv32_hi(x_36, x_37);
-    const __m256i x_54 = nttgen_mlkem_avx2_ilv32_lo(x_38, x_39);
-    const __m256i x_55 = nttgen_mlkem_avx2_ilv32_hi(x_38, x_39);
-    const __m256i x_56 = nttgen_mlkem_avx2_ilv32_lo(x_40, x_41);
-    const __m256i x_57 = nttgen_mlkem_avx2_ilv32_hi(x_40, x_41);
-    const __m256i x_58 = nttgen_mlkem_avx2_ilv32_lo(x_42, x_43);
-    const __m256i x_59 = nttgen_mlkem_avx2_ilv32_hi(x_42, x_43);
-    const __m256i x_60 = nttgen_mlkem_avx2_ilv32_lo(x_44, x_45);
-    const __m256i x_61 = nttgen_mlkem_avx2_ilv32_hi(x_44, x_45);
-    const __m256i x_62 = nttgen_mlkem_avx2_ilv32_lo(x_46, x_47);
-    const __m256i x_63 = nttgen_mlkem_avx2_ilv32_hi(x_46, x_47);
+    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_33);
+    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_33);
+    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_35);
+    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_35);
+    const __m256i x_52 = _mm256_unpacklo_epi64(x_36, x_37);
+    const __m256i x_53 = _mm256_unpackhi_epi64(x_36, x_37);
+    const __m256i x_54 = _mm256_unpacklo_epi64(x_38, x_39);
+    const __m256i x_55 = _mm256_unpackhi_epi64(x_38, x_39);
+    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_41);
+    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_41);
+    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_43);
+    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_43);
+    const __m256i x_60 = _mm256_unpacklo_epi64(x_44, x_45);
+    const __m256i x_61 = _mm256_unpackhi_epi64(x_44, x_45);
+    const __m256i x_62 = _mm256_unpacklo_epi64(x_46, x_47);
+    const __m256i x_63 = _mm256_unpackhi_epi64(x_46, x_47);
     const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_52, zeta_0, zetaqinv_0);
     const __m256i x_64 = _mm256_add_epi16(x_48, t_0);
     const __m256i x_65 = _mm256_sub_epi16(x_48, t_0);
@@ -910,22 +914,22 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_63, zeta_0, zetaqinv_0);
     const __m256i x_78 = _mm256_add_epi16(x_59, t_7);
     const __m256i x_79 = _mm256_sub_epi16(x_59, t_7);
-    const __m256i x_80 = _mm256_unpacklo_epi64(x_64, x_65);
-    const __m256i x_81 = _mm256_unpackhi_epi64(x_64, x_65);
-    const __m256i x_82 = _mm256_unpacklo_epi64(x_66, x_67);
-    const __m256i x_83 = _mm256_unpackhi_epi64(x_66, x_67);
-    const __m256i x_84 = _mm256_unpacklo_epi64(x_68, x_69);
-    const __m256i x_85 = _mm256_unpackhi_epi64(x_68, x_69);
-    const __m256i x_86 = _mm256_unpacklo_epi64(x_70, x_71);
-    const __m256i x_87 = _mm256_unpackhi_epi64(x_70, x_71);
-    const __m256i x_88 = _mm256_unpacklo_epi64(x_72, x_73);
-    const __m256i x_89 = _mm256_unpackhi_epi64(x_72, x_73);
-    const __m256i x_90 = _mm256_unpacklo_epi64(x_74, x_75);
-    const __m256i x_91 = _mm256_unpackhi_epi64(x_74, x_75);
-    const __m256i x_92 = _mm256_unpacklo_epi64(x_76, x_77);
-    const __m256i x_93 = _mm256_unpackhi_epi64(x_76, x_77);
-    const __m256i x_94 = _mm256_unpacklo_epi64(x_78, x_79);
-    const __m256i x_95 = _mm256_unpackhi_epi64(x_78, x_79);
+    const __m256i x_80 = nttgen_mlkem_avx2_unzip32_lo(x_64, x_65);
+    const __m256i x_81 = nttgen_mlkem_avx2_unzip32_hi(x_64, x_65);
+    const __m256i x_82 = nttgen_mlkem_avx2_unzip32_lo(x_66, x_67);
+    const __m256i x_83 = nttgen_mlkem_avx2_unzip32_hi(x_66, x_67);
+    const __m256i x_84 = nttgen_mlkem_avx2_unzip32_lo(x_68, x_69);
+    const __m256i x_85 = nttgen_mlkem_avx2_unzip32_hi(x_68, x_69);
+    const __m256i x_86 = nttgen_mlkem_avx2_unzip32_lo(x_70, x_71);
+    const __m256i x_87 = nttgen_mlkem_avx2_unzip32_hi(x_70, x_71);
+    const __m256i x_88 = nttgen_mlkem_avx2_unzip32_lo(x_72, x_73);
+    const __m256i x_89 = nttgen_mlkem_avx2_unzip32_hi(x_72, x_73);
+    const __m256i x_90 = nttgen_mlkem_avx2_unzip32_lo(x_74, x_75);
+    const __m256i x_91 = nttgen_mlkem_avx2_unzip32_hi(x_74, x_75);
+    const __m256i x_92 = nttgen_mlkem_avx2_unzip32_lo(x_76, x_77);
+    const __m256i x_93 = nttgen_mlkem_avx2_unzip32_hi(x_76, x_77);
+    const __m256i x_94 = nttgen_mlkem_avx2_unzip32_lo(x_78, x_79);
+    const __m256i x_95 = nttgen_mlkem_avx2_unzip32_hi(x_78, x_79);
     const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_82, zeta_1, zetaqinv_1);
     const __m256i x_96 = _mm256_add_epi16(x_80, t_8);
     const __m256i x_97 = _mm256_sub_epi16(x_80, t_8);
@@ -1213,7 +1217,7 @@ void nttgen_mlkem_avx2_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, store 16, shuffle 24
  */
 void nttgen_mlkem_avx2_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1251,38 +1255,38 @@ void nttgen_mlkem_avx2_to_standard(int16_t a[256]) {
     const __m256i x_29 = nttgen_mlkem_avx2_ilv16_hi(x_6, x_14);
     const __m256i x_30 = nttgen_mlkem_avx2_ilv16_lo(x_7, x_15);
     const __m256i x_31 = nttgen_mlkem_avx2_ilv16_hi(x_7, x_15);
-    const __m256i x_32 = nttgen_mlkem_avx2_ilv32_lo(x_16, x_24);
-    const __m256i x_33 = nttgen_mlkem_avx2_ilv32_hi(x_16, x_24);
-    const __m256i x_34 = nttgen_mlkem_avx2_ilv32_lo(x_18, x_26);
-    const __m256i x_35 = nttgen_mlkem_avx2_ilv32_hi(x_18, x_26);
-    const __m256i x_36 = nttgen_mlkem_avx2_ilv32_lo(x_20, x_28);
-    const __m256i x_37 = nttgen_mlkem_avx2_ilv32_hi(x_20, x_28);
-    const __m256i x_38 = nttgen_mlkem_avx2_ilv32_lo(x_22, x_30);
-    const __m256i x_39 = nttgen_mlkem_avx2_ilv32_hi(x_22, x_30);
-    const __m256i x_40 = nttgen_mlkem_avx2_ilv32_lo(x_17, x_25);
-    const __m256i x_41 = nttgen_mlkem_avx2_ilv32_hi(x_17, x_25);
-    const __m256i x_42 = nttgen_mlkem_avx2_ilv32_lo(x_19, x_27);
-    const __m256i x_43 = nttgen_mlkem_avx2_ilv32_hi(x_19, x_27);
-    const __m256i x_44 = nttgen_mlkem_avx2_ilv32_lo(x_21, x_29);
-    const __m256i x_45 = nttgen_mlkem_avx2_ilv32_hi(x_21, x_29);
-    const __m256i x_46 = nttgen_mlkem_avx2_ilv32_lo(x_23, x_31);
-    const __m256i x_47 = nttgen_mlkem_avx2_ilv32_hi(x_23, x_31);
-    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_36);
-    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_36);
-    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_38);
-    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_38);
-    const __m256i x_52 = _mm256_unpacklo_epi64(x_33, x_37);
-    const __m256i x_53 = _mm256_unpackhi_epi64(x_33, x_37);
-    const __m256i x_54 = _mm256_unpacklo_epi64(x_35, x_39);
-    const __m256i x_55 = _mm256_unpackhi_epi64(x_35, x_39);
-    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_44);
-    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_44);
-    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_46);
-    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_46);
-    const __m256i x_60 = _mm256_unpacklo_epi64(x_41, x_45);
-    const __m256i x_61 = _mm256_unpackhi_epi64(x_41, x_45);
-    const __m256i x_62 = _mm256_unpacklo_epi64(x_43, x_47);
-    const __m256i x_63 = _mm256_unpackhi_epi64(x_43, x_47);
+    const __m256i x_32 = _mm256_unpacklo_epi64(x_16, x_24);
+    const __m256i x_33 = _mm256_unpackhi_epi64(x_16, x_24);
+    const __m256i x_34 = _mm256_unpacklo_epi64(x_18, x_26);
+    const __m256i x_35 = _mm256_unpackhi_epi64(x_18, x_26);
+    const __m256i x_36 = _mm256_unpacklo_epi64(x_20, x_28);
+    const __m256i x_37 = _mm256_unpackhi_epi64(x_20, x_28);
+    const __m256i x_38 = _mm256_unpacklo_epi64(x_22, x_30);
+    const __m256i x_39 = _mm256_unpackhi_epi64(x_22, x_30);
+    const __m256i x_40 = _mm256_unpacklo_epi64(x_17, x_25);
+    const __m256i x_41 = _mm256_unpackhi_epi64(x_17, x_25);
+    const __m256i x_42 = _mm256_unpacklo_epi64(x_19, x_27);
+    const __m256i x_43 = _mm256_unpackhi_epi64(x_19, x_27);
+    const __m256i x_44 = _mm256_unpacklo_epi64(x_21, x_29);
+    const __m256i x_45 = _mm256_unpackhi_epi64(x_21, x_29);
+    const __m256i x_46 = _mm256_unpacklo_epi64(x_23, x_31);
+    const __m256i x_47 = _mm256_unpackhi_epi64(x_23, x_31);
+    const __m256i x_48 = nttgen_mlkem_avx2_unzip32_lo(x_32, x_36);
+    const __m256i x_49 = nttgen_mlkem_avx2_unzip32_hi(x_32, x_36);
+    const __m256i x_50 = nttgen_mlkem_avx2_unzip32_lo(x_34, x_38);
+    const __m256i x_51 = nttgen_mlkem_avx2_unzip32_hi(x_34, x_38);
+    const __m256i x_52 = nttgen_mlkem_avx2_unzip32_lo(x_33, x_37);
+    const __m256i x_53 = nttgen_mlkem_avx2_unzip32_hi(x_33, x_37);
+    const __m256i x_54 = nttgen_mlkem_avx2_unzip32_lo(x_35, x_39);
+    const __m256i x_55 = nttgen_mlkem_avx2_unzip32_hi(x_35, x_39);
+    const __m256i x_56 = nttgen_mlkem_avx2_unzip32_lo(x_40, x_44);
+    const __m256i x_57 = nttgen_mlkem_avx2_unzip32_hi(x_40, x_44);
+    const __m256i x_58 = nttgen_mlkem_avx2_unzip32_lo(x_42, x_46);
+    const __m256i x_59 = nttgen_mlkem_avx2_unzip32_hi(x_42, x_46);
+    const __m256i x_60 = nttgen_mlkem_avx2_unzip32_lo(x_41, x_45);
+    const __m256i x_61 = nttgen_mlkem_avx2_unzip32_hi(x_41, x_45);
+    const __m256i x_62 = nttgen_mlkem_avx2_unzip32_lo(x_43, x_47);
+    const __m256i x_63 = nttgen_mlkem_avx2_unzip32_hi(x_43, x_47);
     const __m256i x_64 = _mm256_permute2x128_si256(x_48, x_50, 32);
     const __m256i x_65 = _mm256_permute2x128_si256(x_48, x_50, 49);
     const __m256i x_66 = _mm256_permute2x128_si256(x_49, x_51, 32);
@@ -1326,7 +1330,7 @@ void nttgen_mlkem_avx2_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, store 16, shuffle 24
  */
 void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1364,38 +1368,38 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
     const __m256i x_29 = _mm256_permute2x128_si256(x_12, x_13, 49);
     const __m256i x_30 = _mm256_permute2x128_si256(x_14, x_15, 32);
     const __m256i x_31 = _mm256_permute2x128_si256(x_14, x_15, 49);
-    const __m256i x_32 = _mm256_unpacklo_epi64(x_16, x_18);
-    const __m256i x_33 = _mm256_unpackhi_epi64(x_16, x_18);
-    const __m256i x_34 = _mm256_unpacklo_epi64(x_17, x_19);
-    const __m256i x_35 = _mm256_unpackhi_epi64(x_17, x_19);
-    const __m256i x_36 = _mm256_unpacklo_epi64(x_20, x_22);
-    const __m256i x_37 = _mm256_unpackhi_epi64(x_20, x_22);
-    const __m256i x_38 = _mm256_unpacklo_epi64(x_21, x_23);
-    const __m256i x_39 = _mm256_unpackhi_epi64(x_21, x_23);
-    const __m256i x_40 = _mm256_unpacklo_epi64(x_24, x_26);
-    const __m256i x_41 = _mm256_unpackhi_epi64(x_24, x_26);
-    const __m256i x_42 = _mm256_unpacklo_epi64(x_25, x_27);
-    const __m256i x_43 = _mm256_unpackhi_epi64(x_25, x_27);
-    const __m256i x_44 = _mm256_unpacklo_epi64(x_28, x_30);
-    const __m256i x_45 = _mm256_unpackhi_epi64(x_28, x_30);
-    const __m256i x_46 = _mm256_unpacklo_epi64(x_29, x_31);
-    const __m256i x_47 = _mm256_unpackhi_epi64(x_29, x_31);
-    const __m256i x_48 = nttgen_mlkem_avx2_ilv32_lo(x_32, x_36);
-    const __m256i x_49 = nttgen_mlkem_avx2_ilv32_hi(x_32, x_36);
-    const __m256i x_50 = nttgen_mlkem_avx2_ilv32_lo(x_34, x_38);
-    const __m256i x_51 = nttgen_mlkem_avx2_ilv32_hi(x_34, x_38);
-    const __m256i x_52 = nttgen_mlkem_avx2_ilv32_lo(x_33, x_37);
-    const __m256i x_53 = nttgen_mlkem_avx2_ilv32_hi(x_33, x_37);
-    const __m256i x_54 = nttgen_mlkem_avx2_ilv32_lo(x_35, x_39);
-    const __m256i x_55 = nttgen_mlkem_avx2_ilv32_hi(x_35, x_39);
-    const __m256i x_56 = nttgen_mlkem_avx2_ilv32_lo(x_40, x_44);
-    const __m256i x_57 = nttgen_mlkem_avx2_ilv32_hi(x_40, x_44);
-    const __m256i x_58 = nttgen_mlkem_avx2_ilv32_lo(x_42, x_46);
-    const __m256i x_59 = nttgen_mlkem_avx2_ilv32_hi(x_42, x_46);
-    const __m256i x_60 = nttgen_mlkem_avx2_ilv32_lo(x_41, x_45);
-    const __m256i x_61 = nttgen_mlkem_avx2_ilv32_hi(x_41, x_45);
-    const __m256i x_62 = nttgen_mlkem_avx2_ilv32_lo(x_43, x_47);
-    const __m256i x_63 = nttgen_mlkem_avx2_ilv32_hi(x_43, x_47);
+    const __m256i x_32 = _mm256_unpacklo_epi32(x_16, x_18);
+    const __m256i x_33 = _mm256_unpackhi_epi32(x_16, x_18);
+    const __m256i x_34 = _mm256_unpacklo_epi32(x_17, x_19);
+    const __m256i x_35 = _mm256_unpackhi_epi32(x_17, x_19);
+    const __m256i x_36 = _mm256_unpacklo_epi32(x_20, x_22);
+    const __m256i x_37 = _mm256_unpackhi_epi32(x_20, x_22);
+    const __m256i x_38 = _mm256_unpacklo_epi32(x_21, x_23);
+    const __m256i x_39 = _mm256_unpackhi_epi32(x_21, x_23);
+    const __m256i x_40 = _mm256_unpacklo_epi32(x_24, x_26);
+    const __m256i x_41 = _mm256_unpackhi_epi32(x_24, x_26);
+    const __m256i x_42 = _mm256_unpacklo_epi32(x_25, x_27);
+    const __m256i x_43 = _mm256_unpackhi_epi32(x_25, x_27);
+    const __m256i x_44 = _mm256_unpacklo_epi32(x_28, x_30);
+    const __m256i x_45 = _mm256_unpackhi_epi32(x_28, x_30);
+    const __m256i x_46 = _mm256_unpacklo_epi32(x_29, x_31);
+    const __m256i x_47 = _mm256_unpackhi_epi32(x_29, x_31);
+    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_36);
+    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_36);
+    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_38);
+    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_38);
+    const __m256i x_52 = _mm256_unpacklo_epi64(x_33, x_37);
+    const __m256i x_53 = _mm256_unpackhi_epi64(x_33, x_37);
+    const __m256i x_54 = _mm256_unpacklo_epi64(x_35, x_39);
+    const __m256i x_55 = _mm256_unpackhi_epi64(x_35, x_39);
+    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_44);
+    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_44);
+    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_46);
+    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_46);
+    const __m256i x_60 = _mm256_unpacklo_epi64(x_41, x_45);
+    const __m256i x_61 = _mm256_unpackhi_epi64(x_41, x_45);
+    const __m256i x_62 = _mm256_unpacklo_epi64(x_43, x_47);
+    const __m256i x_63 = _mm256_unpackhi_epi64(x_43, x_47);
     const __m256i x_64 = nttgen_mlkem_avx2_ilv16_lo(x_48, x_56);
     const __m256i x_65 = nttgen_mlkem_avx2_ilv16_hi(x_48, x_56);
     const __m256i x_66 = nttgen_mlkem_avx2_ilv16_lo(x_50, x_58);
@@ -1440,7 +1444,7 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-16180, 16179]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 32
+ * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_zetas;
@@ -1685,22 +1689,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_95, zeta_22, zetaqinv_22);
     const __m256i x_110 = _mm256_add_epi16(x_94, t_35);
     const __m256i x_111 = _mm256_sub_epi16(x_94, t_35);
-    const __m256i x_112 = _mm256_unpacklo_epi64(x_96, x_98);
-    const __m256i x_113 = _mm256_unpackhi_epi64(x_96, x_98);
-    const __m256i x_114 = _mm256_unpacklo_epi64(x_97, x_99);
-    const __m256i x_115 = _mm256_unpackhi_epi64(x_97, x_99);
-    const __m256i x_116 = _mm256_unpacklo_epi64(x_100, x_102);
-    const __m256i x_117 = _mm256_unpackhi_epi64(x_100, x_102);
-    const __m256i x_118 = _mm256_unpacklo_epi64(x_101, x_103);
-    const __m256i x_119 = _mm256_unpackhi_epi64(x_101, x_103);
-    const __m256i x_120 = _mm256_unpacklo_epi64(x_104, x_106);
-    const __m256i x_121 = _mm256_unpackhi_epi64(x_104, x_106);
-    const __m256i x_122 = _mm256_unpacklo_epi64(x_105, x_107);
-    const __m256i x_123 = _mm256_unpackhi_epi64(x_105, x_107);
-    const __m256i x_124 = _mm256_unpacklo_epi64(x_108, x_110);
-    const __m256i x_125 = _mm256_unpackhi_epi64(x_108, x_110);
-    const __m256i x_126 = _mm256_unpacklo_epi64(x_109, x_111);
-    const __m256i x_127 = _mm256_unpackhi_epi64(x_109, x_111);
+    const __m256i x_112 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_113 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_114 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_115 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_100, x_102);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_100, x_102);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_101, x_103);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_101, x_103);
+    const __m256i x_120 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_121 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_122 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_123 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_108, x_110);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_108, x_110);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_109, x_111);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_109, x_111);
     const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_113, zeta_23, zetaqinv_23);
     const __m256i x_128 = _mm256_add_epi16(x_112, t_36);
     const __m256i x_129 = _mm256_sub_epi16(x_112, t_36);
@@ -1725,22 +1729,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_127, zeta_30, zetaqinv_30);
     const __m256i x_142 = _mm256_add_epi16(x_126, t_43);
     const __m256i x_143 = _mm256_sub_epi16(x_126, t_43);
-    const __m256i x_144 = nttgen_mlkem_avx2_ilv32_lo(x_128, x_132);
-    const __m256i x_145 = nttgen_mlkem_avx2_ilv32_hi(x_128, x_132);
-    const __m256i x_146 = nttgen_mlkem_avx2_ilv32_lo(x_130, x_134);
-    const __m256i x_147 = nttgen_mlkem_avx2_ilv32_hi(x_130, x_134);
-    const __m256i x_148 = nttgen_mlkem_avx2_ilv32_lo(x_129, x_133);
-    const __m256i x_149 = nttgen_mlkem_avx2_ilv32_hi(x_129, x_133);
-    const __m256i x_150 = nttgen_mlkem_avx2_ilv32_lo(x_131, x_135);
-    const __m256i x_151 = nttgen_mlkem_avx2_ilv32_hi(x_131, x_135);
-    const __m256i x_152 = nttgen_mlkem_avx2_ilv32_lo(x_136, x_140);
-    const __m256i x_153 = nttgen_mlkem_avx2_ilv32_hi(x_136, x_140);
-    const __m256i x_154 = nttgen_mlkem_avx2_ilv32_lo(x_138, x_142);
-    const __m256i x_155 = nttgen_mlkem_avx2_ilv32_hi(x_138, x_142);
-    const __m256i x_156 = nttgen_mlkem_avx2_ilv32_lo(x_137, x_141);
-    const __m256i x_157 = nttgen_mlkem_avx2_ilv32_hi(x_137, x_141);
-    const __m256i x_158 = nttgen_mlkem_avx2_ilv32_lo(x_139, x_143);
-    const __m256i x_159 = nttgen_mlkem_avx2_ilv32_hi(x_139, x_143);
+    const __m256i x_144 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_145 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i x_146 = _mm256_unpacklo_epi64(x_130, x_134);
+    const __m256i x_147 = _mm256_unpackhi_epi64(x_130, x_134);
+    const __m256i x_148 = _mm256_unpacklo_epi64(x_129, x_133);
+    const __m256i x_149 = _mm256_unpackhi_epi64(x_129, x_133);
+    const __m256i x_150 = _mm256_unpacklo_epi64(x_131, x_135);
+    const __m256i x_151 = _mm256_unpackhi_epi64(x_131, x_135);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_136, x_140);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_136, x_140);
+    const __m256i x_154 = _mm256_unpacklo_epi64(x_138, x_142);
+    const __m256i x_155 = _mm256_unpackhi_epi64(x_138, x_142);
+    const __m256i x_156 = _mm256_unpacklo_epi64(x_137, x_141);
+    const __m256i x_157 = _mm256_unpackhi_epi64(x_137, x_141);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_139, x_143);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_139, x_143);
     const __m256i t_44 = nttgen_mlkem_avx2_montmul(x_145, zeta_31, zetaqinv_31);
     const __m256i x_160 = _mm256_add_epi16(x_144, t_44);
     const __m256i x_161 = _mm256_sub_epi16(x_144, t_44);
@@ -1808,7 +1812,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle 32
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle 24
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
@@ -1883,22 +1887,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
     const __m256i x_45 = _mm256_sub_epi16(x_21, x_29);
     const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
     const __m256i x_47 = _mm256_sub_epi16(x_23, x_31);
-    const __m256i x_48 = nttgen_mlkem_avx2_ilv32_lo(x_32, x_33);
-    const __m256i x_49 = nttgen_mlkem_avx2_ilv32_hi(x_32, x_33);
-    const __m256i x_50 = nttgen_mlkem_avx2_ilv32_lo(x_34, x_35);
-    const __m256i x_51 = nttgen_mlkem_avx2_ilv32_hi(x_34, x_35);
-    const __m256i x_52 = nttgen_mlkem_avx2_ilv32_lo(x_36, x_37);
-    const __m256i x_53 = nttgen_mlkem_avx2_ilv32_hi(x_36, x_37);
-    const __m256i x_54 = nttgen_mlkem_avx2_ilv32_lo(x_38, x_39);
-    const __m256i x_55 = nttgen_mlkem_avx2_ilv32_hi(x_38, x_39);
-    const __m256i x_56 = nttgen_mlkem_avx2_ilv32_lo(x_40, x_41);
-    const __m256i x_57 = nttgen_mlkem_avx2_ilv32_hi(x_40, x_41);
-    const __m256i x_58 = nttgen_mlkem_avx2_ilv32_lo(x_42, x_43);
-    const __m256i x_59 = nttgen_mlkem_avx2_ilv32_hi(x_42, x_43);
-    const __m256i x_60 = nttgen_mlkem_avx2_ilv32_lo(x_44, x_45);
-    const __m256i x_61 = nttgen_mlkem_avx2_ilv32_hi(x_44, x_45);
-    const __m256i x_62 = nttgen_mlkem_avx2_ilv32_lo(x_46, x_47);
-    const __m256i x_63 = nttgen_mlkem_avx2_ilv32_hi(x_46, x_47);
+    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_33);
+    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_33);
+    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_35);
+    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_35);
+    const __m256i x_52 = _mm256_unpacklo_epi64(x_36, x_37);
+    const __m256i x_53 = _mm256_unpackhi_epi64(x_36, x_37);
+    const __m256i x_54 = _mm256_unpacklo_epi64(x_38, x_39);
+    const __m256i x_55 = _mm256_unpackhi_epi64(x_38, x_39);
+    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_41);
+    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_41);
+    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_43);
+    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_43);
+    const __m256i x_60 = _mm256_unpacklo_epi64(x_44, x_45);
+    const __m256i x_61 = _mm256_unpackhi_epi64(x_44, x_45);
+    const __m256i x_62 = _mm256_unpacklo_epi64(x_46, x_47);
+    const __m256i x_63 = _mm256_unpackhi_epi64(x_46, x_47);
     const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_52, zeta_0, zetaqinv_0);
     const __m256i x_64 = _mm256_add_epi16(x_48, t_0);
     const __m256i x_65 = _mm256_sub_epi16(x_48, t_0);
@@ -1923,22 +1927,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
     const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_63, zeta_0, zetaqinv_0);
     const __m256i x_78 = _mm256_add_epi16(x_59, t_7);
     const __m256i x_79 = _mm256_sub_epi16(x_59, t_7);
-    const __m256i x_80 = _mm256_unpacklo_epi64(x_64, x_65);
-    const __m256i x_81 = _mm256_unpackhi_epi64(x_64, x_65);
-    const __m256i x_82 = _mm256_unpacklo_epi64(x_66, x_67);
-    const __m256i x_83 = _mm256_unpackhi_epi64(x_66, x_67);
-    const __m256i x_84 = _mm256_unpacklo_epi64(x_68, x_69);
-    const __m256i x_85 = _mm256_unpackhi_epi64(x_68, x_69);
-    const __m256i x_86 = _mm256_unpacklo_epi64(x_70, x_71);
-    const __m256i x_87 = _mm256_unpackhi_epi64(x_70, x_71);
-    const __m256i x_88 = _mm256_unpacklo_epi64(x_72, x_73);
-    const __m256i x_89 = _mm256_unpackhi_epi64(x_72, x_73);
-    const __m256i x_90 = _mm256_unpacklo_epi64(x_74, x_75);
-    const __m256i x_91 = _mm256_unpackhi_epi64(x_74, x_75);
-    const __m256i x_92 = _mm256_unpacklo_epi64(x_76, x_77);
-    const __m256i x_93 = _mm256_unpackhi_epi64(x_76, x_77);
-    const __m256i x_94 = _mm256_unpacklo_epi64(x_78, x_79);
-    const __m256i x_95 = _mm256_unpackhi_epi64(x_78, x_79);
+    const __m256i x_80 = nttgen_mlkem_avx2_unzip32_lo(x_64, x_65);
+    const __m256i x_81 = nttgen_mlkem_avx2_unzip32_hi(x_64, x_65);
+    const __m256i x_82 = nttgen_mlkem_avx2_unzip32_lo(x_66, x_67);
+    const __m256i x_83 = nttgen_mlkem_avx2_unzip32_hi(x_66, x_67);
+    const __m256i x_84 = nttgen_mlkem_avx2_unzip32_lo(x_68, x_69);
+    const __m256i x_85 = nttgen_mlkem_avx2_unzip32_hi(x_68, x_69);
+    const __m256i x_86 = nttgen_mlkem_avx2_unzip32_lo(x_70, x_71);
+    const __m256i x_87 = nttgen_mlkem_avx2_unzip32_hi(x_70, x_71);
+    const __m256i x_88 = nttgen_mlkem_avx2_unzip32_lo(x_72, x_73);
+    const __m256i x_89 = nttgen_mlkem_avx2_unzip32_hi(x_72, x_73);
+    const __m256i x_90 = nttgen_mlkem_avx2_unzip32_lo(x_74, x_75);
+    const __m256i x_91 = nttgen_mlkem_avx2_unzip32_hi(x_74, x_75);
+    const __m256i x_92 = nttgen_mlkem_avx2_unzip32_lo(x_76, x_77);
+    const __m256i x_93 = nttgen_mlkem_avx2_unzip32_hi(x_76, x_77);
+    const __m256i x_94 = nttgen_mlkem_avx2_unzip32_lo(x_78, x_79);
+    const __m256i x_95 = nttgen_mlkem_avx2_unzip32_hi(x_78, x_79);
     const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_82, zeta_1, zetaqinv_1);
     const __m256i x_96 = _mm256_add_epi16(x_80, t_8);
     const __m256i x_97 = _mm256_sub_epi16(x_80, t_8);
@@ -2164,7 +2168,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *   16, shuffle 96, const 8
+ *   16, shuffle 72, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -7,7 +7,7 @@
  * NTT:    depth 7, factors of degree 2, root r = 17 of order 256
  * Order: standard NTT order: entries 2j..2j+1 hold a mod (x^2 - r^(2*brv7(j)+1)), r = 17 of order
  *   256 (the FIPS 203 order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [3, 4, 5, 6, 7, 2,
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [3, 5, 4, 6, 7, 2,
  *           0, 1]
  * ISA:    AVX-512 (512-bit vectors, 32 registers); 32 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -3327; beta mod q = -1044; Barrett v = 20159, shift 26
@@ -17,7 +17,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_avx512_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16180, 16179]
- *       ops: load 54, store 8, add 28, sub 28, montmul 28, shuffle 20
+ *       ops: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16
  *   nttgen_mlkem_avx512_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
@@ -28,7 +28,7 @@
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11316, 11318] -> a in [-1810, 1810]
- *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 20
+ *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_mlkem_avx512_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 20
+ *       ops: load 8, store 8, shuffle 16
  *   nttgen_mlkem_avx512_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 20
+ *       ops: load 8, store 8, shuffle 16
  *   nttgen_mlkem_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 176, store 32, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *         shuffle 60, const 4
+ *         shuffle 48, const 4
  *       coefficient reductions: 128
  */
 #include "nttgen_mlkem_avx512.h"
@@ -134,20 +134,6 @@ static inline __m512i nttgen_mlkem_avx512_ilv16_hi(__m512i a, __m512i b) {
 }
 
 /*
- * Even blocks of a and b, interleaved at 32-bit granularity.
- */
-static inline __m512i nttgen_mlkem_avx512_ilv32_lo(__m512i a, __m512i b) {
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, a, _mm512_slli_epi64(b, 32));
-}
-
-/*
- * Odd blocks of a and b, interleaved at 32-bit granularity.
- */
-static inline __m512i nttgen_mlkem_avx512_ilv32_hi(__m512i a, __m512i b) {
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(a, 32), b);
-}
-
-/*
  * Even 128-bit blocks of a and b, interleaved: gather them (a a b b), then
  * reorder the middle two (a b a b).
  */
@@ -163,6 +149,24 @@ static inline __m512i nttgen_mlkem_avx512_ilv128_lo(__m512i a, __m512i b) {
 static inline __m512i nttgen_mlkem_avx512_ilv128_hi(__m512i a, __m512i b) {
     const __m512i sel = _mm512_shuffle_i64x2(a, b, 221);
     return _mm512_shuffle_i64x2(sel, sel, 216);
+}
+
+/*
+ * Even 32-bit elements of a then of b, per 128-bit group (vshufps).
+ */
+static inline __m512i nttgen_mlkem_avx512_unzip32_lo(__m512i a, __m512i b) {
+    const __m512 fa = _mm512_castsi512_ps(a);
+    const __m512 fb = _mm512_castsi512_ps(b);
+    return _mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 136));
+}
+
+/*
+ * Odd 32-bit elements of a then of b, per 128-bit group (vshufps).
+ */
+static inline __m512i nttgen_mlkem_avx512_unzip32_hi(__m512i a, __m512i b) {
+    const __m512 fa = _mm512_castsi512_ps(a);
+    const __m512 fb = _mm512_castsi512_ps(b);
+    return _mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 221));
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -186,22 +190,22 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_zetas[1056] = {
     -26360, -26360, -26360, -26360, -26360, -26360, -26360, -26360, 21438, 21438, 21438, 21438, 21438, 21438, 21438, 21438, -10532, -10532, -10532, -10532, -10532, -10532, -10532, -10532, 26675, 26675, 26675, 26675, 26675, 26675, 26675, 26675,
     383, 383, 383, 383, 383, 383, 383, 383, -130, -130, -130, -130, -130, -130, -130, -130, 608, 608, 608, 608, 608, 608, 608, 608, -1571, -1571, -1571, -1571, -1571, -1571, -1571, -1571,
     -29057, -29057, -29057, -29057, -29057, -29057, -29057, -29057, -26242, -26242, -26242, -26242, -26242, -26242, -26242, -26242, 8800, 8800, 8800, 8800, 8800, 8800, 8800, 8800, -16163, -16163, -16163, -16163, -16163, -16163, -16163, -16163,
-    1223, 1223, 1223, 1223, -1293, -1293, -1293, -1293, 516, 516, 516, 516, -1618, -1618, -1618, -1618, -853, -853, -853, -853, 107, 107, 107, 107, -398, -398, -398, -398, 448, 448, 448, 448,
-    -5689, -5689, -5689, -5689, -23565, -23565, -23565, -23565, -12796, -12796, -12796, -12796, 9134, 9134, 9134, 9134, 19883, 19883, 19883, 19883, -28309, -28309, -28309, -28309, 13426, 13426, 13426, 13426, 16832, 16832, 16832, 16832,
-    -552, -552, -552, -552, -282, -282, -282, -282, -320, -320, -320, -320, 126, 126, 126, 126, -271, -271, -271, -271, -247, -247, -247, -247, -1508, -1508, -1508, -1508, 677, 677, 677, 677,
-    1496, 1496, 1496, 1496, 20710, 20710, 20710, 20710, 16064, 16064, 16064, 16064, -25986, -25986, -25986, -25986, -15887, -15887, -15887, -15887, -30199, -30199, -30199, -30199, -29156, -29156, -29156, -29156, -24155, -24155, -24155, -24155,
-    652, 652, 652, 652, 1491, 1491, 1491, 1491, -8, -8, -8, -8, -1162, -1162, -1162, -1162, -90, -90, -90, -90, -1421, -1421, -1421, -1421, 961, 961, 961, 961, -1065, -1065, -1065, -1065,
-    -6516, -6516, -6516, -6516, 20179, 20179, 20179, 20179, 26616, 26616, 26616, 26616, -650, -650, -650, -650, -28250, -28250, -28250, -28250, 9075, 9075, 9075, 9075, 14017, 14017, 14017, 14017, 4311, 4311, 4311, 4311,
-    1015, 1015, 1015, 1015, -1544, -1544, -1544, -1544, -666, -666, -666, -666, 1469, 1469, 1469, 1469, 830, 830, 830, 830, -951, -951, -951, -951, -725, -725, -725, -725, -1275, -1275, -1275, -1275,
-    30967, 30967, 30967, 30967, 25080, 25080, 25080, 25080, -12442, -12442, -12442, -12442, 27837, 27837, 27837, 27837, -8898, -8898, -8898, -8898, 18249, 18249, 18249, 18249, -12757, -12757, -12757, -12757, -17915, -17915, -17915, -17915,
-    -1103, -1103, -1251, -1251, 422, 422, -291, -291, -246, -246, -777, -777, -1590, -1590, 418, 418, 817, 817, 1322, 1322, -1215, -1215, -874, -874, -1185, -1185, -1510, -1510, -108, -108, 958, 958,
-    -335, -335, -32227, -32227, -27738, -27738, -14883, -14883, 32010, 32010, 29175, 29175, -18486, -18486, -14430, -14430, -31183, -31183, -7382, -7382, -20927, -20927, 24214, 24214, 10335, 10335, -22502, -22502, 31636, 31636, 23998, 23998,
-    555, 555, 1550, 1550, 177, 177, 1574, 1574, 1159, 1159, -602, -602, -872, -872, -156, -156, 603, 603, -1465, -1465, 1218, 1218, -1187, -1187, -1278, -1278, -870, -870, 996, 996, 1522, 1522,
-    -11477, -11477, 20494, 20494, 945, 945, 6182, 6182, 10631, 10631, -28762, -28762, 17560, 17560, -5276, -5276, 25435, 25435, 24391, 24391, 10946, 10946, 16989, 16989, -7934, -7934, 10906, 10906, 28644, 28644, -17422, -17422,
-    430, 430, 871, 871, 587, 587, -460, -460, 778, 778, 1483, 1483, 644, 644, 329, 329, 1097, 1097, -1285, -1285, -136, -136, 220, 220, -1530, -1530, -854, -854, -308, -308, -1460, -1460,
-    11182, 11182, -14233, -14233, 13131, 13131, 23092, 23092, -32502, -32502, -18741, -18741, 20100, 20100, 19529, 19529, 20297, 20297, 15355, 15355, -6280, -6280, -11044, -11044, -21498, -21498, 23210, 23210, -23860, -23860, 7756, 7756,
-    843, 843, 105, 105, -235, -235, 1653, 1653, -147, -147, 1119, 1119, 349, 349, -75, -75, 610, 610, 384, 384, -1335, -1335, -1659, -1659, 794, 794, 478, 478, 991, 991, 1628, 1628,
-    13387, 13387, -21655, -21655, -4587, -4587, 5493, 5493, 30317, 30317, 12639, 12639, 18525, 18525, -12619, -12619, 2146, 2146, -32384, -32384, -14903, -14903, 14469, 14469, -20198, -20198, -17442, -17442, -20257, -20257, 23132, 23132,
+    1223, 1223, -1293, -1293, 1223, 1223, -1293, -1293, 516, 516, -1618, -1618, 516, 516, -1618, -1618, -853, -853, 107, 107, -853, -853, 107, 107, -398, -398, 448, 448, -398, -398, 448, 448,
+    -5689, -5689, -23565, -23565, -5689, -5689, -23565, -23565, -12796, -12796, 9134, 9134, -12796, -12796, 9134, 9134, 19883, 19883, -28309, -28309, 19883, 19883, -28309, -28309, 13426, 13426, 16832, 16832, 13426, 13426, 16832, 16832,
+    -552, -552, -282, -282, -552, -552, -282, -282, -320, -320, 126, 126, -320, -320, 126, 126, -271, -271, -247, -247, -271, -271, -247, -247, -1508, -1508, 677, 677, -1508, -1508, 677, 677,
+    1496, 1496, 20710, 20710, 1496, 1496, 20710, 20710, 16064, 16064, -25986, -25986, 16064, 16064, -25986, -25986, -15887, -15887, -30199, -30199, -15887, -15887, -30199, -30199, -29156, -29156, -24155, -24155, -29156, -29156, -24155, -24155,
+    652, 652, 1491, 1491, 652, 652, 1491, 1491, -8, -8, -1162, -1162, -8, -8, -1162, -1162, -90, -90, -1421, -1421, -90, -90, -1421, -1421, 961, 961, -1065, -1065, 961, 961, -1065, -1065,
+    -6516, -6516, 20179, 20179, -6516, -6516, 20179, 20179, 26616, 26616, -650, -650, 26616, 26616, -650, -650, -28250, -28250, 9075, 9075, -28250, -28250, 9075, 9075, 14017, 14017, 4311, 4311, 14017, 14017, 4311, 4311,
+    1015, 1015, -1544, -1544, 1015, 1015, -1544, -1544, -666, -666, 1469, 1469, -666, -666, 1469, 1469, 830, 830, -951, -951, 830, 830, -951, -951, -725, -725, -1275, -1275, -725, -725, -1275, -1275,
+    30967, 30967, 25080, 25080, 30967, 30967, 25080, 25080, -12442, -12442, 27837, 27837, -12442, -12442, 27837, 27837, -8898, -8898, 18249, 18249, -8898, -8898, 18249, 18249, -12757, -12757, -17915, -17915, -12757, -12757, -17915, -17915,
+    -1103, -1103, 422, 422, -1251, -1251, -291, -291, -246, -246, -1590, -1590, -777, -777, 418, 418, 817, 817, -1215, -1215, 1322, 1322, -874, -874, -1185, -1185, -108, -108, -1510, -1510, 958, 958,
+    -335, -335, -27738, -27738, -32227, -32227, -14883, -14883, 32010, 32010, -18486, -18486, 29175, 29175, -14430, -14430, -31183, -31183, -20927, -20927, -7382, -7382, 24214, 24214, 10335, 10335, 31636, 31636, -22502, -22502, 23998, 23998,
+    555, 555, 177, 177, 1550, 1550, 1574, 1574, 1159, 1159, -872, -872, -602, -602, -156, -156, 603, 603, 1218, 1218, -1465, -1465, -1187, -1187, -1278, -1278, 996, 996, -870, -870, 1522, 1522,
+    -11477, -11477, 945, 945, 20494, 20494, 6182, 6182, 10631, 10631, 17560, 17560, -28762, -28762, -5276, -5276, 25435, 25435, 10946, 10946, 24391, 24391, 16989, 16989, -7934, -7934, 28644, 28644, 10906, 10906, -17422, -17422,
+    430, 430, 587, 587, 871, 871, -460, -460, 778, 778, 644, 644, 1483, 1483, 329, 329, 1097, 1097, -136, -136, -1285, -1285, 220, 220, -1530, -1530, -308, -308, -854, -854, -1460, -1460,
+    11182, 11182, 13131, 13131, -14233, -14233, 23092, 23092, -32502, -32502, 20100, 20100, -18741, -18741, 19529, 19529, 20297, 20297, -6280, -6280, 15355, 15355, -11044, -11044, -21498, -21498, -23860, -23860, 23210, 23210, 7756, 7756,
+    843, 843, -235, -235, 105, 105, 1653, 1653, -147, -147, 349, 349, 1119, 1119, -75, -75, 610, 610, -1335, -1335, 384, 384, -1659, -1659, 794, 794, 991, 991, 478, 478, 1628, 1628,
+    13387, 13387, -4587, -4587, -21655, -21655, 5493, 5493, 30317, 30317, 18525, 18525, 12639, 12639, -12619, -12619, 2146, 2146, -14903, -14903, -32384, -32384, 14469, 14469, -20198, -20198, -20257, -20257, -17442, -17442, 23132, 23132,
     -758, 31498, -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 // clang-format on
@@ -210,14 +214,14 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_zetas[1056] = {
 //  vectors in consumption order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_basemul_gammas[256] = {
-    -1103, 555, -1251, 1550, 422, 177, -291, 1574, -246, 1159, -777, -602, -1590, -872, 418, -156, 817, 603, 1322, -1465, -1215, 1218, -874, -1187, -1185, -1278, -1510, -870, -108, 996, 958, 1522,
-    -335, -11477, -32227, 20494, -27738, 945, -14883, 6182, 32010, 10631, 29175, -28762, -18486, 17560, -14430, -5276, -31183, 25435, -7382, 24391, -20927, 10946, 24214, 16989, 10335, -7934, -22502, 10906, 31636, 28644, 23998, -17422,
-    430, 843, 871, 105, 587, -235, -460, 1653, 778, -147, 1483, 1119, 644, 349, 329, -75, 1097, 610, -1285, 384, -136, -1335, 220, -1659, -1530, 794, -854, 478, -308, 991, -1460, 1628,
-    11182, 13387, -14233, -21655, 13131, -4587, 23092, 5493, -32502, 30317, -18741, 12639, 20100, 18525, 19529, -12619, 20297, 2146, 15355, -32384, -6280, -14903, -11044, 14469, -21498, -20198, 23210, -17442, -23860, -20257, 7756, 23132,
-    1103, -555, 1251, -1550, -422, -177, 291, -1574, 246, -1159, 777, 602, 1590, 872, -418, 156, -817, -603, -1322, 1465, 1215, -1218, 874, 1187, 1185, 1278, 1510, 870, 108, -996, -958, -1522,
-    335, 11477, 32227, -20494, 27738, -945, 14883, -6182, -32010, -10631, -29175, 28762, 18486, -17560, 14430, 5276, 31183, -25435, 7382, -24391, 20927, -10946, -24214, -16989, -10335, 7934, 22502, -10906, -31636, -28644, -23998, 17422,
-    -430, -843, -871, -105, -587, 235, 460, -1653, -778, 147, -1483, -1119, -644, -349, -329, 75, -1097, -610, 1285, -384, 136, 1335, -220, 1659, 1530, -794, 854, -478, 308, -991, 1460, -1628,
-    -11182, -13387, 14233, 21655, -13131, 4587, -23092, -5493, 32502, -30317, 18741, -12639, -20100, -18525, -19529, 12619, -20297, -2146, -15355, 32384, 6280, 14903, 11044, -14469, 21498, 20198, -23210, 17442, 23860, 20257, -7756, -23132,
+    -1103, 555, 422, 177, -1251, 1550, -291, 1574, -246, 1159, -1590, -872, -777, -602, 418, -156, 817, 603, -1215, 1218, 1322, -1465, -874, -1187, -1185, -1278, -108, 996, -1510, -870, 958, 1522,
+    -335, -11477, -27738, 945, -32227, 20494, -14883, 6182, 32010, 10631, -18486, 17560, 29175, -28762, -14430, -5276, -31183, 25435, -20927, 10946, -7382, 24391, 24214, 16989, 10335, -7934, 31636, 28644, -22502, 10906, 23998, -17422,
+    430, 843, 587, -235, 871, 105, -460, 1653, 778, -147, 644, 349, 1483, 1119, 329, -75, 1097, 610, -136, -1335, -1285, 384, 220, -1659, -1530, 794, -308, 991, -854, 478, -1460, 1628,
+    11182, 13387, 13131, -4587, -14233, -21655, 23092, 5493, -32502, 30317, 20100, 18525, -18741, 12639, 19529, -12619, 20297, 2146, -6280, -14903, 15355, -32384, -11044, 14469, -21498, -20198, -23860, -20257, 23210, -17442, 7756, 23132,
+    1103, -555, -422, -177, 1251, -1550, 291, -1574, 246, -1159, 1590, 872, 777, 602, -418, 156, -817, -603, 1215, -1218, -1322, 1465, 874, 1187, 1185, 1278, 108, -996, 1510, 870, -958, -1522,
+    335, 11477, 27738, -945, 32227, -20494, 14883, -6182, -32010, -10631, 18486, -17560, -29175, 28762, 14430, 5276, 31183, -25435, 20927, -10946, 7382, -24391, -24214, -16989, -10335, 7934, -31636, -28644, 22502, -10906, -23998, 17422,
+    -430, -843, -587, 235, -871, -105, 460, -1653, -778, 147, -644, -349, -1483, -1119, -329, 75, -1097, -610, 136, 1335, 1285, -384, -220, 1659, 1530, -794, 308, -991, 854, -478, 1460, -1628,
+    -11182, -13387, -13131, 4587, 14233, 21655, -23092, -5493, 32502, -30317, -20100, -18525, 18741, -12639, -19529, 12619, -20297, -2146, 6280, 14903, -15355, 32384, 11044, -14469, 21498, 20198, 23860, 20257, -23210, 17442, -7756, -23132,
 };
 // clang-format on
 
@@ -227,8 +231,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_basemul_gammas[256] = 
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_intt_zetas_dit[640] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6
-    -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758,
-    -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498,
+    -1044, -1044, -1044, -1044, 758, 758, 758, 758, -1044, -1044, -1044, -1044, 758, 758, 758, 758, -1044, -1044, -1044, -1044, 758, 758, 758, 758, -1044, -1044, -1044, -1044, 758, 758, 758, 758,
+    -20, -20, -20, -20, -31498, -31498, -31498, -31498, -20, -20, -20, -20, -31498, -31498, -31498, -31498, -20, -20, -20, -20, -31498, -31498, -31498, -31498, -20, -20, -20, -20, -31498, -31498, -31498, -31498,
     -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359,
     -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745,
     -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, 758, 758, -287, -287, 359, 359, -1493, -1493, -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, 758, 758, -287, -287, 359, 359, -1493, -1493,
@@ -279,7 +283,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
- * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 20
+ * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16
  */
 void nttgen_mlkem_avx512_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_zetas;
@@ -417,14 +421,14 @@ void nttgen_mlkem_avx512_ntt(int16_t a[256]) {
     const __m512i t_19 = nttgen_mlkem_avx512_montmul(x_55, zeta_14, zetaqinv_14);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
-    const __m512i x_64 = _mm512_unpacklo_epi64(x_56, x_60);
-    const __m512i x_65 = _mm512_unpackhi_epi64(x_56, x_60);
-    const __m512i x_66 = _mm512_unpacklo_epi64(x_58, x_62);
-    const __m512i x_67 = _mm512_unpackhi_epi64(x_58, x_62);
-    const __m512i x_68 = _mm512_unpacklo_epi64(x_57, x_61);
-    const __m512i x_69 = _mm512_unpackhi_epi64(x_57, x_61);
-    const __m512i x_70 = _mm512_unpacklo_epi64(x_59, x_63);
-    const __m512i x_71 = _mm512_unpackhi_epi64(x_59, x_63);
+    const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
+    const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
+    const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
+    const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
+    const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
+    const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
+    const __m512i x_71 = _mm512_unpackhi_epi32(x_59, x_63);
     const __m512i t_20 = nttgen_mlkem_avx512_montmul(x_65, zeta_15, zetaqinv_15);
     const __m512i x_72 = _mm512_add_epi16(x_64, t_20);
     const __m512i x_73 = _mm512_sub_epi16(x_64, t_20);
@@ -437,14 +441,14 @@ void nttgen_mlkem_avx512_ntt(int16_t a[256]) {
     const __m512i t_23 = nttgen_mlkem_avx512_montmul(x_71, zeta_18, zetaqinv_18);
     const __m512i x_78 = _mm512_add_epi16(x_70, t_23);
     const __m512i x_79 = _mm512_sub_epi16(x_70, t_23);
-    const __m512i x_80 = nttgen_mlkem_avx512_ilv32_lo(x_72, x_74);
-    const __m512i x_81 = nttgen_mlkem_avx512_ilv32_hi(x_72, x_74);
-    const __m512i x_82 = nttgen_mlkem_avx512_ilv32_lo(x_76, x_78);
-    const __m512i x_83 = nttgen_mlkem_avx512_ilv32_hi(x_76, x_78);
-    const __m512i x_84 = nttgen_mlkem_avx512_ilv32_lo(x_73, x_75);
-    const __m512i x_85 = nttgen_mlkem_avx512_ilv32_hi(x_73, x_75);
-    const __m512i x_86 = nttgen_mlkem_avx512_ilv32_lo(x_77, x_79);
-    const __m512i x_87 = nttgen_mlkem_avx512_ilv32_hi(x_77, x_79);
+    const __m512i x_80 = _mm512_unpacklo_epi64(x_72, x_74);
+    const __m512i x_81 = _mm512_unpackhi_epi64(x_72, x_74);
+    const __m512i x_82 = _mm512_unpacklo_epi64(x_76, x_78);
+    const __m512i x_83 = _mm512_unpackhi_epi64(x_76, x_78);
+    const __m512i x_84 = _mm512_unpacklo_epi64(x_73, x_75);
+    const __m512i x_85 = _mm512_unpackhi_epi64(x_73, x_75);
+    const __m512i x_86 = _mm512_unpacklo_epi64(x_77, x_79);
+    const __m512i x_87 = _mm512_unpackhi_epi64(x_77, x_79);
     const __m512i t_24 = nttgen_mlkem_avx512_montmul(x_81, zeta_19, zetaqinv_19);
     const __m512i x_88 = _mm512_add_epi16(x_80, t_24);
     const __m512i x_89 = _mm512_sub_epi16(x_80, t_24);
@@ -771,7 +775,7 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
- * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 20
+ * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16
  */
 void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
@@ -824,14 +828,14 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const __m512i x_21 = _mm512_sub_epi16(x_12, x_14);
     const __m512i x_22 = _mm512_add_epi16(x_13, x_15);
     const __m512i x_23 = _mm512_sub_epi16(x_13, x_15);
-    const __m512i x_24 = nttgen_mlkem_avx512_ilv32_lo(x_16, x_17);
-    const __m512i x_25 = nttgen_mlkem_avx512_ilv32_hi(x_16, x_17);
-    const __m512i x_26 = nttgen_mlkem_avx512_ilv32_lo(x_18, x_19);
-    const __m512i x_27 = nttgen_mlkem_avx512_ilv32_hi(x_18, x_19);
-    const __m512i x_28 = nttgen_mlkem_avx512_ilv32_lo(x_20, x_21);
-    const __m512i x_29 = nttgen_mlkem_avx512_ilv32_hi(x_20, x_21);
-    const __m512i x_30 = nttgen_mlkem_avx512_ilv32_lo(x_22, x_23);
-    const __m512i x_31 = nttgen_mlkem_avx512_ilv32_hi(x_22, x_23);
+    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_17);
+    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_17);
+    const __m512i x_26 = _mm512_unpacklo_epi64(x_18, x_19);
+    const __m512i x_27 = _mm512_unpackhi_epi64(x_18, x_19);
+    const __m512i x_28 = _mm512_unpacklo_epi64(x_20, x_21);
+    const __m512i x_29 = _mm512_unpackhi_epi64(x_20, x_21);
+    const __m512i x_30 = _mm512_unpacklo_epi64(x_22, x_23);
+    const __m512i x_31 = _mm512_unpackhi_epi64(x_22, x_23);
     const __m512i t_0 = nttgen_mlkem_avx512_montmul(x_28, zeta_0, zetaqinv_0);
     const __m512i x_32 = _mm512_add_epi16(x_24, t_0);
     const __m512i x_33 = _mm512_sub_epi16(x_24, t_0);
@@ -844,14 +848,14 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const __m512i t_3 = nttgen_mlkem_avx512_montmul(x_31, zeta_0, zetaqinv_0);
     const __m512i x_38 = _mm512_add_epi16(x_27, t_3);
     const __m512i x_39 = _mm512_sub_epi16(x_27, t_3);
-    const __m512i x_40 = _mm512_unpacklo_epi64(x_32, x_33);
-    const __m512i x_41 = _mm512_unpackhi_epi64(x_32, x_33);
-    const __m512i x_42 = _mm512_unpacklo_epi64(x_34, x_35);
-    const __m512i x_43 = _mm512_unpackhi_epi64(x_34, x_35);
-    const __m512i x_44 = _mm512_unpacklo_epi64(x_36, x_37);
-    const __m512i x_45 = _mm512_unpackhi_epi64(x_36, x_37);
-    const __m512i x_46 = _mm512_unpacklo_epi64(x_38, x_39);
-    const __m512i x_47 = _mm512_unpackhi_epi64(x_38, x_39);
+    const __m512i x_40 = nttgen_mlkem_avx512_unzip32_lo(x_32, x_33);
+    const __m512i x_41 = nttgen_mlkem_avx512_unzip32_hi(x_32, x_33);
+    const __m512i x_42 = nttgen_mlkem_avx512_unzip32_lo(x_34, x_35);
+    const __m512i x_43 = nttgen_mlkem_avx512_unzip32_hi(x_34, x_35);
+    const __m512i x_44 = nttgen_mlkem_avx512_unzip32_lo(x_36, x_37);
+    const __m512i x_45 = nttgen_mlkem_avx512_unzip32_hi(x_36, x_37);
+    const __m512i x_46 = nttgen_mlkem_avx512_unzip32_lo(x_38, x_39);
+    const __m512i x_47 = nttgen_mlkem_avx512_unzip32_hi(x_38, x_39);
     const __m512i t_4 = nttgen_mlkem_avx512_montmul(x_44, zeta_1, zetaqinv_1);
     const __m512i x_48 = _mm512_add_epi16(x_40, t_4);
     const __m512i x_49 = _mm512_sub_epi16(x_40, t_4);
@@ -1140,7 +1144,7 @@ void nttgen_mlkem_avx512_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 20
+ * Ops per call: load 8, store 8, shuffle 16
  */
 void nttgen_mlkem_avx512_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1162,22 +1166,22 @@ void nttgen_mlkem_avx512_to_standard(int16_t a[256]) {
     const __m512i x_13 = nttgen_mlkem_avx512_ilv16_hi(x_4, x_6);
     const __m512i x_14 = nttgen_mlkem_avx512_ilv16_lo(x_5, x_7);
     const __m512i x_15 = nttgen_mlkem_avx512_ilv16_hi(x_5, x_7);
-    const __m512i x_16 = nttgen_mlkem_avx512_ilv32_lo(x_8, x_10);
-    const __m512i x_17 = nttgen_mlkem_avx512_ilv32_hi(x_8, x_10);
-    const __m512i x_18 = nttgen_mlkem_avx512_ilv32_lo(x_9, x_11);
-    const __m512i x_19 = nttgen_mlkem_avx512_ilv32_hi(x_9, x_11);
-    const __m512i x_20 = nttgen_mlkem_avx512_ilv32_lo(x_12, x_14);
-    const __m512i x_21 = nttgen_mlkem_avx512_ilv32_hi(x_12, x_14);
-    const __m512i x_22 = nttgen_mlkem_avx512_ilv32_lo(x_13, x_15);
-    const __m512i x_23 = nttgen_mlkem_avx512_ilv32_hi(x_13, x_15);
-    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_20);
-    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_20);
-    const __m512i x_26 = _mm512_unpacklo_epi64(x_17, x_21);
-    const __m512i x_27 = _mm512_unpackhi_epi64(x_17, x_21);
-    const __m512i x_28 = _mm512_unpacklo_epi64(x_18, x_22);
-    const __m512i x_29 = _mm512_unpackhi_epi64(x_18, x_22);
-    const __m512i x_30 = _mm512_unpacklo_epi64(x_19, x_23);
-    const __m512i x_31 = _mm512_unpackhi_epi64(x_19, x_23);
+    const __m512i x_16 = _mm512_unpacklo_epi64(x_8, x_10);
+    const __m512i x_17 = _mm512_unpackhi_epi64(x_8, x_10);
+    const __m512i x_18 = _mm512_unpacklo_epi64(x_9, x_11);
+    const __m512i x_19 = _mm512_unpackhi_epi64(x_9, x_11);
+    const __m512i x_20 = _mm512_unpacklo_epi64(x_12, x_14);
+    const __m512i x_21 = _mm512_unpackhi_epi64(x_12, x_14);
+    const __m512i x_22 = _mm512_unpacklo_epi64(x_13, x_15);
+    const __m512i x_23 = _mm512_unpackhi_epi64(x_13, x_15);
+    const __m512i x_24 = nttgen_mlkem_avx512_unzip32_lo(x_16, x_20);
+    const __m512i x_25 = nttgen_mlkem_avx512_unzip32_hi(x_16, x_20);
+    const __m512i x_26 = nttgen_mlkem_avx512_unzip32_lo(x_17, x_21);
+    const __m512i x_27 = nttgen_mlkem_avx512_unzip32_hi(x_17, x_21);
+    const __m512i x_28 = nttgen_mlkem_avx512_unzip32_lo(x_18, x_22);
+    const __m512i x_29 = nttgen_mlkem_avx512_unzip32_hi(x_18, x_22);
+    const __m512i x_30 = nttgen_mlkem_avx512_unzip32_lo(x_19, x_23);
+    const __m512i x_31 = nttgen_mlkem_avx512_unzip32_hi(x_19, x_23);
     const __m512i x_32 = nttgen_mlkem_avx512_ilv128_lo(x_24, x_28);
     const __m512i x_33 = nttgen_mlkem_avx512_ilv128_hi(x_24, x_28);
     const __m512i x_34 = nttgen_mlkem_avx512_ilv128_lo(x_26, x_30);
@@ -1213,7 +1217,7 @@ void nttgen_mlkem_avx512_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 20
+ * Ops per call: load 8, store 8, shuffle 16
  */
 void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1243,22 +1247,22 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
     const __m512i x_21 = nttgen_mlkem_avx512_ilv128_hi(x_12, x_14);
     const __m512i x_22 = nttgen_mlkem_avx512_ilv128_lo(x_13, x_15);
     const __m512i x_23 = nttgen_mlkem_avx512_ilv128_hi(x_13, x_15);
-    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_20);
-    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_20);
-    const __m512i x_26 = _mm512_unpacklo_epi64(x_18, x_22);
-    const __m512i x_27 = _mm512_unpackhi_epi64(x_18, x_22);
-    const __m512i x_28 = _mm512_unpacklo_epi64(x_17, x_21);
-    const __m512i x_29 = _mm512_unpackhi_epi64(x_17, x_21);
-    const __m512i x_30 = _mm512_unpacklo_epi64(x_19, x_23);
-    const __m512i x_31 = _mm512_unpackhi_epi64(x_19, x_23);
-    const __m512i x_32 = nttgen_mlkem_avx512_ilv32_lo(x_24, x_26);
-    const __m512i x_33 = nttgen_mlkem_avx512_ilv32_hi(x_24, x_26);
-    const __m512i x_34 = nttgen_mlkem_avx512_ilv32_lo(x_28, x_30);
-    const __m512i x_35 = nttgen_mlkem_avx512_ilv32_hi(x_28, x_30);
-    const __m512i x_36 = nttgen_mlkem_avx512_ilv32_lo(x_25, x_27);
-    const __m512i x_37 = nttgen_mlkem_avx512_ilv32_hi(x_25, x_27);
-    const __m512i x_38 = nttgen_mlkem_avx512_ilv32_lo(x_29, x_31);
-    const __m512i x_39 = nttgen_mlkem_avx512_ilv32_hi(x_29, x_31);
+    const __m512i x_24 = _mm512_unpacklo_epi32(x_16, x_20);
+    const __m512i x_25 = _mm512_unpackhi_epi32(x_16, x_20);
+    const __m512i x_26 = _mm512_unpacklo_epi32(x_18, x_22);
+    const __m512i x_27 = _mm512_unpackhi_epi32(x_18, x_22);
+    const __m512i x_28 = _mm512_unpacklo_epi32(x_17, x_21);
+    const __m512i x_29 = _mm512_unpackhi_epi32(x_17, x_21);
+    const __m512i x_30 = _mm512_unpacklo_epi32(x_19, x_23);
+    const __m512i x_31 = _mm512_unpackhi_epi32(x_19, x_23);
+    const __m512i x_32 = _mm512_unpacklo_epi64(x_24, x_26);
+    const __m512i x_33 = _mm512_unpackhi_epi64(x_24, x_26);
+    const __m512i x_34 = _mm512_unpacklo_epi64(x_28, x_30);
+    const __m512i x_35 = _mm512_unpackhi_epi64(x_28, x_30);
+    const __m512i x_36 = _mm512_unpacklo_epi64(x_25, x_27);
+    const __m512i x_37 = _mm512_unpackhi_epi64(x_25, x_27);
+    const __m512i x_38 = _mm512_unpacklo_epi64(x_29, x_31);
+    const __m512i x_39 = _mm512_unpackhi_epi64(x_29, x_31);
     const __m512i x_40 = nttgen_mlkem_avx512_ilv16_lo(x_32, x_34);
     const __m512i x_41 = nttgen_mlkem_avx512_ilv16_hi(x_32, x_34);
     const __m512i x_42 = nttgen_mlkem_avx512_ilv16_lo(x_33, x_35);
@@ -1287,7 +1291,7 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-16180, 16179]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 20
+ * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_zetas;
@@ -1425,14 +1429,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i t_19 = nttgen_mlkem_avx512_montmul(x_55, zeta_14, zetaqinv_14);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
-    const __m512i x_64 = _mm512_unpacklo_epi64(x_56, x_60);
-    const __m512i x_65 = _mm512_unpackhi_epi64(x_56, x_60);
-    const __m512i x_66 = _mm512_unpacklo_epi64(x_58, x_62);
-    const __m512i x_67 = _mm512_unpackhi_epi64(x_58, x_62);
-    const __m512i x_68 = _mm512_unpacklo_epi64(x_57, x_61);
-    const __m512i x_69 = _mm512_unpackhi_epi64(x_57, x_61);
-    const __m512i x_70 = _mm512_unpacklo_epi64(x_59, x_63);
-    const __m512i x_71 = _mm512_unpackhi_epi64(x_59, x_63);
+    const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
+    const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
+    const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
+    const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
+    const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
+    const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
+    const __m512i x_71 = _mm512_unpackhi_epi32(x_59, x_63);
     const __m512i t_20 = nttgen_mlkem_avx512_montmul(x_65, zeta_15, zetaqinv_15);
     const __m512i x_72 = _mm512_add_epi16(x_64, t_20);
     const __m512i x_73 = _mm512_sub_epi16(x_64, t_20);
@@ -1445,14 +1449,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i t_23 = nttgen_mlkem_avx512_montmul(x_71, zeta_18, zetaqinv_18);
     const __m512i x_78 = _mm512_add_epi16(x_70, t_23);
     const __m512i x_79 = _mm512_sub_epi16(x_70, t_23);
-    const __m512i x_80 = nttgen_mlkem_avx512_ilv32_lo(x_72, x_74);
-    const __m512i x_81 = nttgen_mlkem_avx512_ilv32_hi(x_72, x_74);
-    const __m512i x_82 = nttgen_mlkem_avx512_ilv32_lo(x_76, x_78);
-    const __m512i x_83 = nttgen_mlkem_avx512_ilv32_hi(x_76, x_78);
-    const __m512i x_84 = nttgen_mlkem_avx512_ilv32_lo(x_73, x_75);
-    const __m512i x_85 = nttgen_mlkem_avx512_ilv32_hi(x_73, x_75);
-    const __m512i x_86 = nttgen_mlkem_avx512_ilv32_lo(x_77, x_79);
-    const __m512i x_87 = nttgen_mlkem_avx512_ilv32_hi(x_77, x_79);
+    const __m512i x_80 = _mm512_unpacklo_epi64(x_72, x_74);
+    const __m512i x_81 = _mm512_unpackhi_epi64(x_72, x_74);
+    const __m512i x_82 = _mm512_unpacklo_epi64(x_76, x_78);
+    const __m512i x_83 = _mm512_unpackhi_epi64(x_76, x_78);
+    const __m512i x_84 = _mm512_unpacklo_epi64(x_73, x_75);
+    const __m512i x_85 = _mm512_unpackhi_epi64(x_73, x_75);
+    const __m512i x_86 = _mm512_unpacklo_epi64(x_77, x_79);
+    const __m512i x_87 = _mm512_unpackhi_epi64(x_77, x_79);
     const __m512i t_24 = nttgen_mlkem_avx512_montmul(x_81, zeta_19, zetaqinv_19);
     const __m512i x_88 = _mm512_add_epi16(x_80, t_24);
     const __m512i x_89 = _mm512_sub_epi16(x_80, t_24);
@@ -1492,7 +1496,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, cond_add_q 8, shuffle 20
+ * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, cond_add_q 8, shuffle 16
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
@@ -1545,14 +1549,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
     const __m512i x_21 = _mm512_sub_epi16(x_12, x_14);
     const __m512i x_22 = _mm512_add_epi16(x_13, x_15);
     const __m512i x_23 = _mm512_sub_epi16(x_13, x_15);
-    const __m512i x_24 = nttgen_mlkem_avx512_ilv32_lo(x_16, x_17);
-    const __m512i x_25 = nttgen_mlkem_avx512_ilv32_hi(x_16, x_17);
-    const __m512i x_26 = nttgen_mlkem_avx512_ilv32_lo(x_18, x_19);
-    const __m512i x_27 = nttgen_mlkem_avx512_ilv32_hi(x_18, x_19);
-    const __m512i x_28 = nttgen_mlkem_avx512_ilv32_lo(x_20, x_21);
-    const __m512i x_29 = nttgen_mlkem_avx512_ilv32_hi(x_20, x_21);
-    const __m512i x_30 = nttgen_mlkem_avx512_ilv32_lo(x_22, x_23);
-    const __m512i x_31 = nttgen_mlkem_avx512_ilv32_hi(x_22, x_23);
+    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_17);
+    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_17);
+    const __m512i x_26 = _mm512_unpacklo_epi64(x_18, x_19);
+    const __m512i x_27 = _mm512_unpackhi_epi64(x_18, x_19);
+    const __m512i x_28 = _mm512_unpacklo_epi64(x_20, x_21);
+    const __m512i x_29 = _mm512_unpackhi_epi64(x_20, x_21);
+    const __m512i x_30 = _mm512_unpacklo_epi64(x_22, x_23);
+    const __m512i x_31 = _mm512_unpackhi_epi64(x_22, x_23);
     const __m512i t_0 = nttgen_mlkem_avx512_montmul(x_28, zeta_0, zetaqinv_0);
     const __m512i x_32 = _mm512_add_epi16(x_24, t_0);
     const __m512i x_33 = _mm512_sub_epi16(x_24, t_0);
@@ -1565,14 +1569,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
     const __m512i t_3 = nttgen_mlkem_avx512_montmul(x_31, zeta_0, zetaqinv_0);
     const __m512i x_38 = _mm512_add_epi16(x_27, t_3);
     const __m512i x_39 = _mm512_sub_epi16(x_27, t_3);
-    const __m512i x_40 = _mm512_unpacklo_epi64(x_32, x_33);
-    const __m512i x_41 = _mm512_unpackhi_epi64(x_32, x_33);
-    const __m512i x_42 = _mm512_unpacklo_epi64(x_34, x_35);
-    const __m512i x_43 = _mm512_unpackhi_epi64(x_34, x_35);
-    const __m512i x_44 = _mm512_unpacklo_epi64(x_36, x_37);
-    const __m512i x_45 = _mm512_unpackhi_epi64(x_36, x_37);
-    const __m512i x_46 = _mm512_unpacklo_epi64(x_38, x_39);
-    const __m512i x_47 = _mm512_unpackhi_epi64(x_38, x_39);
+    const __m512i x_40 = nttgen_mlkem_avx512_unzip32_lo(x_32, x_33);
+    const __m512i x_41 = nttgen_mlkem_avx512_unzip32_hi(x_32, x_33);
+    const __m512i x_42 = nttgen_mlkem_avx512_unzip32_lo(x_34, x_35);
+    const __m512i x_43 = nttgen_mlkem_avx512_unzip32_hi(x_34, x_35);
+    const __m512i x_44 = nttgen_mlkem_avx512_unzip32_lo(x_36, x_37);
+    const __m512i x_45 = nttgen_mlkem_avx512_unzip32_hi(x_36, x_37);
+    const __m512i x_46 = nttgen_mlkem_avx512_unzip32_lo(x_38, x_39);
+    const __m512i x_47 = nttgen_mlkem_avx512_unzip32_hi(x_38, x_39);
     const __m512i t_4 = nttgen_mlkem_avx512_montmul(x_44, zeta_1, zetaqinv_1);
     const __m512i x_48 = _mm512_add_epi16(x_40, t_4);
     const __m512i x_49 = _mm512_sub_epi16(x_40, t_4);
@@ -1707,7 +1711,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 176, store 32, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *   shuffle 60, const 4
+ *   shuffle 48, const 4
  */
 void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

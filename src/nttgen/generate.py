@@ -69,6 +69,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         park_bits=(0,) if ring.base_degree == 2 else (),
         intt_networks=("gs", "dit") if ring.lane.bits == 16 else ("gs",),
         const_mul=cls.const_mul_for(ring.lane, ring.q),
+        move_costs=cls.move_costs(ring.lane),
     )
 
 

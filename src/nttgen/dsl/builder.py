@@ -328,6 +328,18 @@ class Builder:
         self._emit(Op("shuffle", (v0, v1), (a, b), (("d", d),), self._tag))
         return v0, v1
 
+    def zip(
+        self, a: Value, b: Value, w: int, g: int, inverse: int, hints: tuple[str, str] = ("s", "s")
+    ) -> tuple[Value, Value]:
+        """Interleave (or, with ``inverse``, de-interleave) elements of 2^w lanes of two
+        vectors inside groups of 2^g lanes (see :func:`nttgen.dsl.semantics.zip_lanes`)."""
+        b0, b1 = self.bounds.zip(self.bound(a), self.bound(b), w=w, g=g, inverse=inverse)
+        v0 = self._value(hints[0], b0)
+        v1 = self._value(hints[1], b1)
+        attrs = (("g", g), ("inverse", inverse), ("w", w))
+        self._emit(Op("zip", (v0, v1), (a, b), attrs, self._tag))
+        return v0, v1
+
     # ----------------------------------------------------------------- finish
     def finish(self, require: dict[str, tuple[int, int]] | None = None) -> Function:
         """Close the function: compute each output's proven range, check it against

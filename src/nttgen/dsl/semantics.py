@@ -11,6 +11,8 @@ All intermediate values fit in int64 because lanes are at most 32 bits wide.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..lanes import LaneType
@@ -112,17 +114,51 @@ def shuffle(d: int, a: Array, b: Array) -> tuple[Array, Array]:
     return out0, out1
 
 
+def zip_lanes(w: int, g: int, inverse: int, a: Array, b: Array) -> tuple[Array, Array]:
+    """Interleave (``inverse`` = 0) or de-interleave (1) two vectors inside groups of 2^g lanes.
+
+    Lanes are taken in groups of G = 2^g (an ISA's in-register block: 128 bits on x86, the
+    whole register on Arm) and, inside a group, in elements of W = 2^w lanes (w < g). Forward:
+    out0 = the first halves of a's and b's groups, element by element a, b, a, b, ...; out1 =
+    the second halves likewise (x86 ``vpunpckl*``/``vpunpckh*``, Arm ``zip1``/``zip2``). In
+    terms of index bits it rotates the "which register" bit into lane bit w, lane bits
+    w .. g-2 one up, and lane bit g-1 into the "which register" bit; ``inverse`` = 1 is the
+    exact inverse (x86 ``vshufps`` or byte shuffles, Arm ``uzp1``/``uzp2``). With w = g-1 both
+    directions equal :func:`shuffle` at distance 2^(g-1)."""
+    lanes = a.shape[-1]
+    if not 0 <= w < g or lanes % (1 << g):
+        raise ValueError(f"zip of {lanes} lanes: need 0 <= w={w} < g={g} and 2^g | lanes")
+    half = 1 << (g - w - 1)  # elements per half group
+    pairs = (*a.shape[:-1], lanes >> g, half, 2, 1 << w)  # group, element pair, a|b, element
+    if inverse:
+        lo, hi = a.reshape(pairs), b.reshape(pairs)
+        x = np.concatenate((lo[..., 0, :], hi[..., 0, :]), axis=-2).reshape(a.shape)
+        y = np.concatenate((lo[..., 1, :], hi[..., 1, :]), axis=-2).reshape(a.shape)
+        return x, y
+    halves = (*a.shape[:-1], lanes >> g, 2, half, 1 << w)  # group, half, element, element lane
+    a5, b5 = a.reshape(halves), b.reshape(halves)
+    out0 = np.stack((a5[..., 0, :, :], b5[..., 0, :, :]), axis=-2).reshape(a.shape)
+    out1 = np.stack((a5[..., 1, :, :], b5[..., 1, :, :]), axis=-2).reshape(a.shape)
+    return out0, out1
+
+
+def _lane_sources(
+    move: Callable[[Array, Array], tuple[Array, Array]], lanes: int
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """For a two-register lane permutation, the (input register 0|1, lane) each output lane of
+    each output comes from (found by moving lane numbers)."""
+    tags = np.arange(2 * lanes, dtype=np.int64)
+    outs = move(tags[:lanes], tags[lanes:])
+    return tuple([divmod(int(t), lanes) for t in out] for out in outs)  # type: ignore[return-value]
+
+
 def shuffle_lane_sources(d: int, lanes: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """For :func:`shuffle`, the (input register 0|1, lane) each output lane comes from."""
-    out0: list[tuple[int, int]] = []
-    out1: list[tuple[int, int]] = []
-    for k in range(lanes):
-        blk, off = divmod(k, 2 * d)
-        base = blk * 2 * d
-        if off < d:
-            out0.append((0, base + off))
-            out1.append((0, base + d + off))
-        else:
-            out0.append((1, base + off - d))
-            out1.append((1, base + off))
-    return out0, out1
+    return _lane_sources(lambda a, b: shuffle(d, a, b), lanes)
+
+
+def zip_lane_sources(
+    w: int, g: int, inverse: int, lanes: int
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """For :func:`zip_lanes`, the (input register 0|1, lane) each output lane comes from."""
+    return _lane_sources(lambda a, b: zip_lanes(w, g, inverse, a, b), lanes)

@@ -53,5 +53,13 @@ VOCABULARY: dict[str, OpSpec] = {
             results=2,
             doc="interleave two vectors at lane distance d (an involution)",
         ),
+        OpSpec(
+            "zip",
+            ("a", "b"),
+            ("w", "g", "inverse"),
+            results=2,
+            doc="interleave (or, inverse, de-interleave) elements of 2^w lanes of two vectors "
+            "inside groups of 2^g lanes: a rotation of index bits",
+        ),
     )
 }

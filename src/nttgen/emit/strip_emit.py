@@ -215,7 +215,7 @@ class StripEmitter(CEmitter):
     def _op(self, op: str, args: tuple[C.Expr, ...], attrs: dict[str, int]) -> C.Expr:
         if op == "const":
             return C.Int(attrs["value"])
-        if op == "shuffle":
+        if op in ("shuffle", "zip"):
             raise ValueError(f"{self.fn.name}: a one-lane program has no shuffles")
         if self.active is None:
             raise ValueError(

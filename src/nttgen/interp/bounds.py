@@ -420,7 +420,19 @@ class BoundsInterp:
 
     def shuffle(self, a: Bound, b: Bound, *, d: int) -> tuple[Bound, Bound]:
         """Lane interleave: ranges move with their lanes."""
-        src0, src1 = semantics.shuffle_lane_sources(d, self.lanes)
+        return self._permute(a, b, semantics.shuffle_lane_sources(d, self.lanes))
+
+    def zip(self, a: Bound, b: Bound, *, w: int, g: int, inverse: int) -> tuple[Bound, Bound]:
+        """Lane (de-)interleave in groups: ranges move with their lanes."""
+        return self._permute(a, b, semantics.zip_lane_sources(w, g, inverse, self.lanes))
+
+    @staticmethod
+    def _permute(
+        a: Bound,
+        b: Bound,
+        sources: tuple[list[tuple[int, int]], list[tuple[int, int]]],
+    ) -> tuple[Bound, Bound]:
+        src0, src1 = sources
         regs = (a, b)
 
         def gather(src: list[tuple[int, int]]) -> Bound:

@@ -103,6 +103,7 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "barrett": (2, 2),
     "cond_add_q": (0, 3),
     "shuffle": (0, 4),
+    "zip": (0, 3),
 }
 MULTIPLY_PORTS = 2
 VECTOR_PORTS = 4

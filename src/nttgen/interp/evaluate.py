@@ -232,6 +232,12 @@ class Evaluator:
         a, b = np.broadcast_arrays(a, b)
         return semantics.shuffle(d, a, b)
 
+    def zip(self, a: Array, b: Array, *, w: int, g: int, inverse: int) -> tuple[Array, Array]:
+        """Lane (de-)interleave inside groups of 2^g lanes."""
+        a, b = self._bin(a, b)
+        a, b = np.broadcast_arrays(a, b)
+        return semantics.zip_lanes(w, g, inverse, a, b)
+
 
 def evaluate(
     fn: Function,

@@ -54,6 +54,20 @@ class MemOrder:
         perm[p1], perm[p2] = perm[p2], perm[p1]
         return MemOrder(tuple(perm))
 
+    def zip(self, slot: int, w: int, g: int, inverse: bool = False) -> MemOrder:
+        """The order after a :class:`Zip` at position bit ``slot`` (see
+        :func:`nttgen.dsl.semantics.zip_lanes`): forward, the slot's index bit goes to lane bit
+        w, lane bits w .. g-2 move one up and lane bit g-1 goes to the slot; ``inverse`` undoes
+        that."""
+        perm = list(self.perm)
+        cycle = [slot, *range(w, g)]  # forward: each position takes the content of the previous
+        if inverse:
+            cycle.reverse()
+        moved = [perm[p] for p in cycle]
+        for p, bit in zip(cycle, [moved[-1], *moved[:-1]], strict=True):
+            perm[p] = bit
+        return MemOrder(tuple(perm))
+
     @property
     def is_identity(self) -> bool:
         """Whether this is the natural order."""
@@ -77,7 +91,38 @@ class Shuffle:
     lane_bit: int
 
 
-Step = Butterfly | Shuffle
+@dataclass(frozen=True)
+class Zip:
+    """Rotate slot ``slot`` into the lanes by an interleave of elements of 2^``width`` lanes
+    inside groups of 2^``group`` lanes (:func:`nttgen.dsl.semantics.zip_lanes`): the lane bit
+    group-1 comes out into the slot. A transform run backwards applies the inverse."""
+
+    slot: int
+    width: int
+    group: int
+
+
+Step = Butterfly | Shuffle | Zip
+Move = Shuffle | Zip
+
+
+@dataclass(frozen=True)
+class MoveCosts:
+    """What an ISA pays to bring a lane bit into a register slot, in vector instructions per
+    register pair, as (forward, inverse) pairs (a transform run backwards applies each move's
+    inverse): ``swap[p]`` for a :class:`Shuffle` of lane position p; ``zip[w]`` for a
+    :class:`Zip` of 2^w-lane elements in groups of 2^``zip_group`` lanes (empty when the ISA
+    has no such interleave). The planner picks, per pass, the moves of least total cost."""
+
+    swap: tuple[tuple[int, int], ...]
+    zip_group: int | None = None
+    zip: tuple[tuple[int, int], ...] = ()
+
+    def of(self, move: Move) -> int:
+        """Forward plus inverse cost of one move."""
+        if isinstance(move, Shuffle):
+            return sum(self.swap[move.lane_bit])
+        return sum(self.zip[move.width])
 
 
 @dataclass(frozen=True)
@@ -117,10 +162,19 @@ class PassPlan:
         orders = [self.order_in]
         cur = self.order_in
         for st in self.steps:
-            if isinstance(st, Shuffle):
-                cur = cur.swap(self.slots[st.slot], st.lane_bit)
+            cur = apply_move(cur, self.slots, st)
             orders.append(cur)
         return orders
+
+
+def apply_move(order: MemOrder, slots: tuple[int, ...] | list[int], step: Step) -> MemOrder:
+    """The order after one step of a pass whose slots are ``slots`` (butterflies move
+    nothing)."""
+    if isinstance(step, Shuffle):
+        return order.swap(slots[step.slot], step.lane_bit)
+    if isinstance(step, Zip):
+        return order.zip(slots[step.slot], step.width, step.group)
+    return order
 
 
 def plan_pass(
@@ -131,6 +185,53 @@ def plan_pass(
     extra_slots: int = 0,
     class_slots: int = 0,
     park_bits: tuple[int, ...] = (),
+    costs: MoveCosts | None = None,
+) -> PassPlan:
+    """Plan one forward pass (see :func:`_plan_pass`). With ``costs`` whose ISA has zips, every
+    mix of swaps and zips that brings the lane bits into slots is tried and the cheapest
+    (forward plus inverse) kept; otherwise every lane bit is swapped in."""
+    args = (order, layers, log_n, lane_bits, extra_slots, class_slots, park_bits)
+    if costs is None or costs.zip_group is None:
+        return _plan_pass(*args)
+    best: tuple[int, int, PassPlan] | None = None
+    todo: list[tuple[str | int, ...]] = [()]
+    while todo:
+        choices = todo.pop()
+        try:
+            plan = _plan_pass(*args, zip_group=costs.zip_group, choices=choices)
+        except _NeedsChoice:
+            todo += [(*choices, c) for c in ("swap", *range(costs.zip_group - 1))]
+            continue
+        except _BadChoice:
+            continue
+        moves = [st for st in plan.steps if isinstance(st, (Shuffle, Zip))]
+        total = sum(costs.of(m) for m in moves)
+        zips = sum(isinstance(m, Zip) for m in moves)
+        if best is None or (total, zips) < best[:2]:
+            best = (total, zips, plan)
+    assert best is not None
+    return best[2]
+
+
+class _NeedsChoice(Exception):
+    """The planner reached a lane bit with no choice left for it."""
+
+
+class _BadChoice(Exception):
+    """A choice cannot be applied (a zip whose group's top lane bit is not the one needed)."""
+
+
+def _plan_pass(
+    order: MemOrder,
+    layers: list[int],
+    log_n: int,
+    lane_bits: int,
+    extra_slots: int = 0,
+    class_slots: int = 0,
+    park_bits: tuple[int, ...] = (),
+    *,
+    zip_group: int | None = None,
+    choices: tuple[str | int, ...] = (),
 ) -> PassPlan:
     """Plan one forward pass over consecutive ``layers`` starting from memory ``order``.
 
@@ -142,7 +243,27 @@ def plan_pass(
     was a sum from one that was a Montgomery product, so giving them their own registers lets
     the analysis track the two ranges apart instead of joining them over a loop. ``park_bits``
     are index bits moved out of the lanes into slots after the last butterfly (base
-    multiplication wants the two coefficients of a degree-2 factor in different registers)."""
+    multiplication wants the two coefficients of a degree-2 factor in different registers).
+
+    With ``zip_group`` (the ISA's interleave group, in lane bits), the k-th lane bit brought
+    into a slot uses ``choices[k]``: ``"swap"`` (a :class:`Shuffle`) or w (a :class:`Zip` of
+    2^w-lane elements, possible only when the bit is the group's top lane bit); running out
+    of choices raises :class:`_NeedsChoice`, so a caller can enumerate them."""
+    moves = iter(choices)
+
+    def move_in(slot: int, pos: int, cur: MemOrder) -> tuple[Step, MemOrder]:
+        if zip_group is None:
+            return Shuffle(slot, pos), cur.swap(slots[slot], pos)
+        choice = next(moves, None)
+        if choice is None:
+            raise _NeedsChoice
+        if choice == "swap":
+            return Shuffle(slot, pos), cur.swap(slots[slot], pos)
+        assert isinstance(choice, int)
+        if pos != zip_group - 1:
+            raise _BadChoice
+        return Zip(slot, choice, zip_group), cur.zip(slots[slot], choice, zip_group)
+
     bits = [log_n - 1 - layer for layer in layers]
     free = [p for p in range(log_n - 1, lane_bits - 1, -1) if order.perm[p] not in bits]
     below = [p for p in free if order.perm[p] < min(bits)]
@@ -164,8 +285,8 @@ def plan_pass(
                 slots.append(cand[0])
                 done.append(len(slots) - 1)
             slot = done.pop(0)
-            steps.append(Shuffle(slot, pos))
-            cur = cur.swap(slots[slot], pos)
+            step, cur = move_in(slot, pos, cur)
+            steps.append(step)
             pos = slots[slot]
         slot = slots.index(pos)
         steps.append(Butterfly(layer, slot, t))
@@ -175,8 +296,8 @@ def plan_pass(
         if pos >= lane_bits:
             continue
         slot = done.pop(0)
-        steps.append(Shuffle(slot, pos))
-        cur = cur.swap(slots[slot], pos)
+        step, cur = move_in(slot, pos, cur)
+        steps.append(step)
         done.append(slot)
     loop_positions = [p for p in range(lane_bits, log_n) if p not in slots]
     return PassPlan(
@@ -218,10 +339,12 @@ def plan_forward(
     order: MemOrder | None = None,
     class_slots: int = 0,
     park_bits: tuple[int, ...] = (),
+    costs: MoveCosts | None = None,
 ) -> list[PassPlan]:
     """Plan all forward passes: ``merge`` lists how many consecutive layers each pass runs
     (summing to ``depth``); ``extra_slots`` gives per pass the extra registers for ILP;
-    ``class_slots`` is passed to every :func:`plan_pass`, ``park_bits`` to the last one."""
+    ``class_slots`` and ``costs`` are passed to every :func:`plan_pass`, ``park_bits`` to the
+    last one."""
     if sum(merge) != depth or any(m < 1 for m in merge):
         raise ValueError(f"merge plan {merge} must be positive and sum to depth {depth}")
     if lane_bits > log_n - 1:
@@ -232,7 +355,8 @@ def plan_forward(
     first = 0
     for k, (m, e) in enumerate(zip(merge, extra, strict=True)):
         park = park_bits if k == len(merge) - 1 else ()
-        p = plan_pass(cur, list(range(first, first + m)), log_n, lane_bits, e, class_slots, park)
+        layers = list(range(first, first + m))
+        p = plan_pass(cur, layers, log_n, lane_bits, e, class_slots, park, costs)
         plans.append(p)
         cur = p.order_out
         first += m

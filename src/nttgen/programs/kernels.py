@@ -26,7 +26,7 @@ from ..dsl.ir import Function
 from ..errors import BoundsError
 from ..interp.cost import count_ops, estimated_cycles, total_ops
 from ..plan.constants import Arith
-from ..plan.layout import MemOrder, PassPlan, plan_forward
+from ..plan.layout import MemOrder, MoveCosts, PassPlan, plan_forward
 from ..plan.ntt import Network, NttAlgebra
 from ..rings import Ring
 from .lazy import Reducer
@@ -168,7 +168,9 @@ class BuildConfig:
     ``intt_networks`` the inverse networks the inverse NTT may be built with; ``shuffles``
     names the emitter's shuffle style where an ISA offers several (see its module), else
     ``"default"``; ``const_mul`` how products by constants are formed (``"montgomery"`` or
-    ``"shoup"``, see :mod:`nttgen.plan.constants`)."""
+    ``"shoup"``, see :mod:`nttgen.plan.constants`); ``move_costs`` what the ISA pays for each
+    way of moving lane bits into register slots (None: swaps only; see
+    :class:`nttgen.plan.layout.MoveCosts`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -180,6 +182,7 @@ class BuildConfig:
     intt_networks: tuple[Network, ...] = ("gs", "dit")
     shuffles: str = "default"
     const_mul: Literal["montgomery", "shoup"] = "montgomery"
+    move_costs: MoveCosts | None = None
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -219,6 +222,7 @@ class KernelSet:
             extra,
             class_slots=self.config.class_slots,
             park_bits=self.config.park_bits,
+            costs=self.config.move_costs,
         )
 
     @property

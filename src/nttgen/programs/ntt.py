@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, Table, Value
-from ..plan.layout import Butterfly, LoopRun, MemOrder, PassPlan, Shuffle, loop_runs
+from ..plan.layout import Butterfly, LoopRun, MemOrder, Move, PassPlan, Shuffle, Zip, loop_runs
 from ..plan.ntt import Network, NttAlgebra
 from .lazy import Reducer
 from .loops import nest_loops, run_bases
@@ -208,9 +208,8 @@ def run_pass(
             regs = [after_load(x) for x in regs]
         for si in step_order:
             st = pas.steps[si]
-            if isinstance(st, Shuffle):
-                for r0, r1 in _pairs(pas.registers, st.slot):
-                    regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << st.lane_bit, ("x", "x"))
+            if isinstance(st, (Shuffle, Zip)):
+                apply_move(S, pas, regs, st, inverse=inverse)
                 continue
             with S.tag(f"layer {st.layer}"):
                 for r0, r1 in _pairs(pas.registers, st.slot):
@@ -252,6 +251,20 @@ def run_pass(
     what = "inverse layers" if inverse else "layers"
     S.comment(f"{what} {layers}: {pas.registers} register(s) per chunk")
     nest_loops(S, relevant, with_twiddles, hint="blk")
+
+
+def apply_move(
+    S: Builder, pas: PassPlan, regs: list[Value], move: Move, *, inverse: bool = False
+) -> None:
+    """Apply one lane move of a pass to every register pair of a chunk (in place), or its
+    inverse (a transform run backwards)."""
+    for r0, r1 in _pairs(pas.registers, move.slot):
+        if isinstance(move, Shuffle):
+            regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << move.lane_bit, ("x", "x"))
+        else:
+            regs[r0], regs[r1] = S.zip(
+                regs[r0], regs[r1], move.width, move.group, int(inverse), ("x", "x")
+            )
 
 
 def ct_butterfly(
@@ -381,16 +394,18 @@ def _twist_table(S: Builder, alg: NttAlgebra, order: MemOrder, scale: int | None
     )
 
 
-def _permute_pass(S: Builder, pas: PassPlan, buf: Buffer, shuffles: list[Shuffle]) -> None:
-    """Apply ``shuffles`` (and nothing else) to every chunk of one pass's layout."""
+def _permute_pass(
+    S: Builder, pas: PassPlan, buf: Buffer, moves: list[Move], *, inverse: bool
+) -> None:
+    """Apply ``moves`` (or, ``inverse``, their inverses; nothing else) to every chunk of one
+    pass's layout."""
     offsets = _register_offsets(pas)
 
     def chunk(addr: Affine, it: Affine) -> None:
         del it
         regs = [S.load(buf, addr + off, hint="x") for off in offsets]
-        for st in shuffles:
-            for r0, r1 in _pairs(pas.registers, st.slot):
-                regs[r0], regs[r1] = S.shuffle(regs[r0], regs[r1], 1 << st.lane_bit, ("x", "x"))
+        for st in moves:
+            apply_move(S, pas, regs, st, inverse=inverse)
         for r, off in enumerate(offsets):
             S.store(buf, addr + off, regs[r])
 
@@ -404,6 +419,6 @@ def build_permutation(
     replaying only the passes' shuffles (forward: standard -> native; backwards: native ->
     standard). Coefficient values are not touched."""
     for pas in list(reversed(passes)) if to_standard else list(passes):
-        shuffles = [st for st in pas.steps if isinstance(st, Shuffle)]
-        if shuffles:
-            _permute_pass(S, pas, buf, shuffles[::-1] if to_standard else shuffles)
+        moves: list[Move] = [st for st in pas.steps if isinstance(st, (Shuffle, Zip))]
+        if moves:
+            _permute_pass(S, pas, buf, moves[::-1] if to_standard else moves, inverse=to_standard)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from ...lanes import LaneType
 from ...plan.constants import Arith
+from ...plan.layout import MoveCosts
 from .. import c_ast as C
 
 
@@ -75,6 +76,14 @@ class Isa(ABC):
         :mod:`nttgen.plan.constants`): Montgomery unless the ISA says Shoup is cheaper."""
         del lane, q
         return "montgomery"
+
+    @classmethod
+    def move_costs(cls, lane: LaneType) -> MoveCosts | None:
+        """What bringing a lane bit into a register slot costs in these lanes (see
+        :class:`nttgen.plan.layout.MoveCosts`); None: the planner swaps every lane bit in, the
+        one move every SIMD ISA has."""
+        del lane
+        return None
 
     @classmethod
     def unsupported(cls, n: int, lane: LaneType) -> str | None:

@@ -254,6 +254,19 @@ class Neon(HelperCalls, Isa):
         """Arithmetic shift right (``sshr``)."""
         return self._q("shr_n", a, C.Int(k)) if k else a
 
+    def zip(self, a: C.Expr, b: C.Expr, *, w: int, g: int, inverse: int) -> tuple[C.Expr, C.Expr]:
+        """Interleave (``zip1``/``zip2``) or de-interleave (``uzp1``/``uzp2``) elements of 2^w
+        lanes; the group is the whole register. (The planner keeps to ``trn`` swaps here, which
+        cost as little: NEON declares no move costs.)"""
+        elem = self.lane.bits << w
+        if (1 << g) * self.lane.bits != 128 or elem not in (16, 32, 64):
+            raise ValueError(f"no NEON zip of {elem}-bit elements in groups of {1 << g} lanes")
+        ops = ("uzp1", "uzp2") if inverse else ("zip1", "zip2")
+        x, y = (self._reinterpret(v, elem, to_lane=False) for v in (a, b))
+        return tuple(  # type: ignore[return-value]
+            self._reinterpret(call(f"v{op}q_s{elem}", x, y), elem) for op in ops
+        )
+
     def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
         """Interleave at lane distance d: ``trn1``/``trn2`` at the block width."""
         width = d * self.lane.bits

@@ -226,3 +226,7 @@ class PortableC(HelperCalls, Isa):
     def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
         """Scalar code has no lanes to interleave."""
         raise NotImplementedError("portable C has one lane per value: programs never shuffle it")
+
+    def zip(self, a: C.Expr, b: C.Expr, *, w: int, g: int, inverse: int) -> tuple[C.Expr, C.Expr]:
+        """Scalar code has no lanes to interleave."""
+        raise NotImplementedError("portable C has one lane per value: programs never zip it")

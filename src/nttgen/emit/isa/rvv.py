@@ -297,6 +297,11 @@ class RvvOps(HelperCalls, Isa):
         """Interleave at lane distance d (fixed-VLEN backends only)."""
         raise ValueError(f"{self.name} has no in-register shuffle")
 
+    def zip(self, a: C.Expr, b: C.Expr, *, w: int, g: int, inverse: int) -> tuple[C.Expr, C.Expr]:
+        """RVV has no grouped interleave instruction; the planner swaps lane bits instead (RVV
+        declares no move costs), so programs never ask for one."""
+        raise ValueError(f"{self.name} has no grouped interleave (zip)")
+
 
 class RvvFixed(RvvOps):
     """RVV code for one VLEN: ``vlen * lmul / SEW`` lanes per value, constant vector lengths."""
