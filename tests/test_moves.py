@@ -204,18 +204,31 @@ def test_presets_use_zips_on_x86_16bit_only() -> None:
 
 
 @pytest.mark.parametrize(
-    "name,isa",
-    [("mlkem", "avx2"), ("newhope512", "avx2"), ("mldsa", "avx2"), ("mlkem", "avx512"),
-     ("mldsa", "avx512"), ("mlkem", "neon"), ("mldsa", "neon")],
+    "name,isa,style",
+    [("mlkem", "avx2", None), ("newhope512", "avx2", None), ("mldsa", "avx2", None),
+     ("mlkem", "avx512", None), ("mldsa", "avx512", None), ("mlkem", "neon", None),
+     ("mldsa", "neon", None), ("mlkem", "rvv128", None), ("mldsa", "rvv128", None),
+     ("mlkem", "rvv256", None), ("mlkem", "rvv128", "compress"), ("mldsa", "rvv256", "compress")],
 )  # fmt: skip
-def test_every_zip_compiles_and_verifies(name: str, isa: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Every ISA's zip in both directions, at every element width, compiled and checked by the
-    full differential verification (presets use only some of them)."""
+def test_every_zip_compiles_and_verifies(
+    name: str, isa: str, style: str | None, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Every ISA's zip in both directions, at every element width it offers, compiled and
+    checked by the full differential verification (presets use only some of them; RVV in
+    both of its de-interleave styles)."""
     require_isa(isa)
     ring = PRESETS[name]
     cls = isa_class(isa)
-    costs = ZIPS_EVERYWHERE[ring.lane.bits]
-    monkeypatch.setattr(cls, "move_costs", classmethod(lambda c, lane: costs))
+    own = cls.move_costs(ring.lane, style or "default")
+    if own is not None and own.zip_group is not None:  # the ISA's own moves, zips made cheap
+        costs = replace(own, zip=tuple((1, 1) for _ in own.zip))
+    else:
+        costs = ZIPS_EVERYWHERE[ring.lane.bits]
+    monkeypatch.setattr(cls, "move_costs", classmethod(lambda c, lane, style="default": costs))
+    if style:
+        import nttgen.generate as gen
+
+        monkeypatch.setitem(gen.TUNED, (name, isa), {"shuffles": style})
     kernel_set.cache_clear()
     api._LOADED.clear()
     try:

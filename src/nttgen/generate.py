@@ -22,7 +22,11 @@ def default_config(ring: Ring, isa: str) -> BuildConfig:
     plan depends on nothing else), else :func:`heuristic_config`."""
     base = heuristic_config(ring, isa)
     tuned = TUNED.get((_same_shape_preset(ring), isa))
-    return replace(base, **tuned) if tuned else base
+    config = replace(base, **tuned) if tuned else base
+    if config.move_costs is not None and config.shuffles != base.shuffles:
+        # the moves an ISA offers, and their costs, depend on its shuffle style
+        config = replace(config, move_costs=isa_class(isa).move_costs(ring.lane, config.shuffles))
+    return config
 
 
 def _same_shape_preset(ring: Ring) -> str | None:
@@ -69,7 +73,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         park_bits=(0,) if ring.base_degree == 2 else (),
         intt_networks=("gs", "dit") if ring.lane.bits == 16 else ("gs",),
         const_mul=cls.const_mul_for(ring.lane, ring.q),
-        move_costs=cls.move_costs(ring.lane),
+        move_costs=cls.move_costs(ring.lane, "default"),
     )
 
 

@@ -200,7 +200,8 @@ def plan_pass(
         try:
             plan = _plan_pass(*args, zip_group=costs.zip_group, choices=choices)
         except _NeedsChoice:
-            todo += [(*choices, c) for c in ("swap", *range(costs.zip_group - 1))]
+            widths = range(min(costs.zip_group - 1, len(costs.zip)))
+            todo += [(*choices, c) for c in ("swap", *widths)]
             continue
         except _BadChoice:
             continue

@@ -78,11 +78,11 @@ class Isa(ABC):
         return "montgomery"
 
     @classmethod
-    def move_costs(cls, lane: LaneType) -> MoveCosts | None:
-        """What bringing a lane bit into a register slot costs in these lanes (see
-        :class:`nttgen.plan.layout.MoveCosts`); None: the planner swaps every lane bit in, the
-        one move every SIMD ISA has."""
-        del lane
+    def move_costs(cls, lane: LaneType, style: str = "default") -> MoveCosts | None:
+        """What bringing a lane bit into a register slot costs in these lanes with this shuffle
+        style (see :class:`nttgen.plan.layout.MoveCosts`); None: the planner swaps every lane
+        bit in, the one move every SIMD ISA has."""
+        del lane, style
         return None
 
     @classmethod

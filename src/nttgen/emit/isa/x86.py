@@ -47,7 +47,7 @@ class X86Simd(HelperCalls, Isa):
         return "shoup" if lane.bits == 32 and 16 * q < lane.beta // 2 else "montgomery"
 
     @classmethod
-    def move_costs(cls, lane: LaneType) -> MoveCosts | None:
+    def move_costs(cls, lane: LaneType, style: str = "default") -> MoveCosts | None:
         """Instructions per register pair (forward, inverse). Swaps: 16- and 32-bit blocks take
         a shift and a blend per output, 64-bit blocks ``vpunpck{l,h}qdq``, 128-bit blocks
         ``vperm2i128`` (AVX2) or two ``vshufi64x2`` per output (AVX-512), 256-bit halves one
@@ -59,7 +59,7 @@ class X86Simd(HelperCalls, Isa):
         zips took the 16-bit transforms 1-2.5 % lower (ML-KEM NTT 101 -> 99 ticks, NewHope-512
         NTT 312 -> 304, inverse 330 -> 324) but ML-DSA's 32-bit NTT from 337 to 347, so
         32-bit lanes keep the swaps (None)."""
-        if lane.bits != 16:
+        if lane.bits != 16 or style == "permute":
             return None
         group = (128 // lane.bits).bit_length() - 1  # lane bits inside a 128-bit group
         lane_bits = (cls.width // lane.bits).bit_length() - 1
