@@ -82,7 +82,24 @@ def test_shoup_kernels_are_proven(ring) -> None:  # type: ignore[no-untyped-def]
     assert not failed, failed[:3]
 
 
-@pytest.mark.parametrize("arith", [Arith(3329, I16), Arith(8380417, I32)], ids=["16", "32"])
+@pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=ring_id)
+def test_neon_shoup2_kernels_are_proven(ring) -> None:  # type: ignore[no-untyped-def]
+    """NEON builds ML-KEM and ML-DSA with Shoup products for the doubling high product
+    (sqdmulh): every application of their analysis is proven, those products among them."""
+    ks = kernel_set(ring, "neon")
+    assert ks.arith.const_mul == "shoup2"
+    apps = applications(ks.functions.values(), ks.arith)
+    assert any(a.kind == "shoupmul" for a in apps)
+    failed = [p for p in (prove(a, ks.arith) for a in apps) if not p.ok]
+    assert not failed, failed[:3]
+
+
+@pytest.mark.parametrize(
+    "arith",
+    [Arith(3329, I16), Arith(8380417, I32), Arith(3329, I16, "shoup2"),
+     Arith(8380417, I32, "shoup2")],
+    ids=["16", "32", "16-doubling", "32-doubling"],
+)  # fmt: skip
 def test_false_shoup_claims_are_refuted(arith: Arith) -> None:
     """The transfer function's range of a full-range Shoup product is proven; a claim that it
     stays in [0, q), or a range one shorter at either end, is refuted."""

@@ -222,39 +222,44 @@ def _shoup_constants(q: int) -> list[int]:
     return sorted({-half, -half + 1, -1, 0, 1, half - 1, half, *range(-half, half + 1, step)})
 
 
+@pytest.mark.parametrize("form", ["shoup", "shoup2"])
 @pytest.mark.parametrize("q", RINGS16)
-def test_shoupmul_exhaustive(q: int) -> None:
+def test_shoupmul_exhaustive(q: int, form: str) -> None:
     """Shoup products by every (or a spread of) constants, for every 16-bit input: congruent to
     a*c, inside the transfer function's range, and that range is reached to within q/64 at
-    both ends. (For q above about 2^14.7 the range leaves the lane: the analysis then refuses
-    Shoup products of full-range inputs, and the generator uses them only for 32-bit lanes.)"""
-    ar = Arith(q, I16, "shoup")
+    both ends; ``shoup2`` with the quotient of a doubling high product (NEON's sqdmulh). (For
+    q above about 2^14.7 the range leaves the lane: the analysis then refuses Shoup products of
+    full-range inputs, and the generator uses them only where they fit.)"""
+    ar = Arith(q, I16, form)  # type: ignore[arg-type]
+    k = 1 << ar.shoup_shift
     lo, hi = transfer.shoupmul((I16.min, I16.max), ar)
     seen_lo, seen_hi = 0, 0
     for c in _shoup_constants(q):
         z, zs = ar.twisted(c)
-        assert z == c and 2 * abs(zs * q - z * ar.beta) <= q  # zs = round(z*beta/q)
-        r = semantics.shoupmul(ALL16, np.int64(z), np.int64(zs), I16, q)
+        assert z == c and 2 * abs(zs * q * k - z * ar.beta) <= q * k  # zs = round(z*beta/kq)
+        r = semantics.shoupmul(ALL16, np.int64(z), np.int64(zs), I16, q, ar.shoup_shift)
         assert np.all((r - ALL16 * c) % q == 0), c
         assert lo <= r.min() and r.max() <= hi, c
         seen_lo, seen_hi = min(seen_lo, int(r.min())), max(seen_hi, int(r.max()))
     assert seen_lo <= lo + q // 64 and seen_hi >= hi - q // 64, (seen_lo, seen_hi, lo, hi)
 
 
-def test_shoupmul_32bit_at_range_ends() -> None:
+@pytest.mark.parametrize("form", ["shoup", "shoup2"])
+def test_shoupmul_32bit_at_range_ends(form: str) -> None:
     q = PRESETS["mldsa"].q
-    ar = Arith(q, I32, "shoup")
+    ar = Arith(q, I32, form)  # type: ignore[arg-type]
+    s = ar.shoup_shift
     ends = np.array([I32.min, I32.min + 1, -q, -1, 0, 1, q, I32.max - 1, I32.max], dtype=np.int64)
     lo, hi = transfer.shoupmul((I32.min, I32.max), ar)
     assert I32.fits(lo, hi)
     for c in _shoup_constants(q):
         z, zs = ar.twisted(c)
-        r = semantics.shoupmul(ends, np.int64(z), np.int64(zs), I32, q)
+        r = semantics.shoupmul(ends, np.int64(z), np.int64(zs), I32, q, s)
         assert np.all((r.astype(object) - ends.astype(object) * c) % q == 0), c
         assert lo <= r.min() and r.max() <= hi, c
     # twisted_raw(z) multiplies by z/beta, as the Montgomery pair does
     z, zs = ar.twisted_raw(12345)
-    r = semantics.shoupmul(ends, np.int64(z), np.int64(zs), I32, q)
+    r = semantics.shoupmul(ends, np.int64(z), np.int64(zs), I32, q, s)
     want = ends.astype(object) * 12345 * pow(ar.beta, -1, q)
     assert np.all((r.astype(object) - want) % q == 0)
 

@@ -75,6 +75,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_OPAQUE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -442,13 +449,14 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_neon_intt_twist[512] = {
  * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
  */
 void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_neon_ntt_zetas;
+    const int16_t *zetas_0 = nttgen_kyber_r1_neon_ntt_zetas;
+    NTTGEN_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_neon_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0: 16 register(s) per chunk
-    const int16x8_t zeta_0 = vld1q_dup_s16(&zetas_0[0]);
-    const int16x8_t zetaqinv_0 = vld1q_dup_s16(&zetas_0[1]);
+    const int16x8_t zeta_0 = vdupq_laneq_s16(vld1q_s16(&zetas_0[0]), 0);
+    const int16x8_t zetaqinv_0 = vdupq_laneq_s16(vld1q_s16(&zetas_0[0]), 1);
     const int16x8_t x_0 = vld1q_s16(&a[0]);
     const int16x8_t x_1 = vld1q_s16(&a[128]);
     const int16x8_t x_2 = vld1q_s16(&a[64]);
@@ -562,36 +570,36 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     vst1q_s16(&a[120], x_62);
     vst1q_s16(&a[248], x_63);
     // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const int16x8_t zeta_1 = vld1q_dup_s16(&zetas_0[392]);
-    const int16x8_t zetaqinv_1 = vld1q_dup_s16(&zetas_0[393]);
-    const int16x8_t zeta_2 = vld1q_dup_s16(&zetas_0[394]);
-    const int16x8_t zetaqinv_2 = vld1q_dup_s16(&zetas_0[395]);
-    const int16x8_t zeta_3 = vld1q_dup_s16(&zetas_0[396]);
-    const int16x8_t zetaqinv_3 = vld1q_dup_s16(&zetas_0[397]);
-    const int16x8_t zeta_4 = vld1q_dup_s16(&zetas_0[398]);
-    const int16x8_t zetaqinv_4 = vld1q_dup_s16(&zetas_0[399]);
-    const int16x8_t zeta_5 = vld1q_dup_s16(&zetas_0[400]);
-    const int16x8_t zetaqinv_5 = vld1q_dup_s16(&zetas_0[401]);
-    const int16x8_t zeta_6 = vld1q_dup_s16(&zetas_0[402]);
-    const int16x8_t zetaqinv_6 = vld1q_dup_s16(&zetas_0[403]);
-    const int16x8_t zeta_7 = vld1q_dup_s16(&zetas_0[404]);
-    const int16x8_t zetaqinv_7 = vld1q_dup_s16(&zetas_0[405]);
-    const int16x8_t zeta_8 = vld1q_dup_s16(&zetas_0[406]);
-    const int16x8_t zetaqinv_8 = vld1q_dup_s16(&zetas_0[407]);
-    const int16x8_t zeta_9 = vld1q_dup_s16(&zetas_0[408]);
-    const int16x8_t zetaqinv_9 = vld1q_dup_s16(&zetas_0[409]);
-    const int16x8_t zeta_10 = vld1q_dup_s16(&zetas_0[410]);
-    const int16x8_t zetaqinv_10 = vld1q_dup_s16(&zetas_0[411]);
-    const int16x8_t zeta_11 = vld1q_dup_s16(&zetas_0[412]);
-    const int16x8_t zetaqinv_11 = vld1q_dup_s16(&zetas_0[413]);
-    const int16x8_t zeta_12 = vld1q_dup_s16(&zetas_0[414]);
-    const int16x8_t zetaqinv_12 = vld1q_dup_s16(&zetas_0[415]);
-    const int16x8_t zeta_13 = vld1q_dup_s16(&zetas_0[416]);
-    const int16x8_t zetaqinv_13 = vld1q_dup_s16(&zetas_0[417]);
-    const int16x8_t zeta_14 = vld1q_dup_s16(&zetas_0[418]);
-    const int16x8_t zetaqinv_14 = vld1q_dup_s16(&zetas_0[419]);
-    const int16x8_t zeta_15 = vld1q_dup_s16(&zetas_0[420]);
-    const int16x8_t zetaqinv_15 = vld1q_dup_s16(&zetas_0[421]);
+    const int16x8_t zeta_1 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 0);
+    const int16x8_t zetaqinv_1 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 1);
+    const int16x8_t zeta_2 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 2);
+    const int16x8_t zetaqinv_2 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 3);
+    const int16x8_t zeta_3 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 4);
+    const int16x8_t zetaqinv_3 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 5);
+    const int16x8_t zeta_4 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 6);
+    const int16x8_t zetaqinv_4 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 7);
+    const int16x8_t zeta_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 0);
+    const int16x8_t zetaqinv_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 1);
+    const int16x8_t zeta_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 2);
+    const int16x8_t zetaqinv_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 3);
+    const int16x8_t zeta_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 4);
+    const int16x8_t zetaqinv_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 5);
+    const int16x8_t zeta_8 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 6);
+    const int16x8_t zetaqinv_8 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 7);
+    const int16x8_t zeta_9 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 0);
+    const int16x8_t zetaqinv_9 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 1);
+    const int16x8_t zeta_10 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 2);
+    const int16x8_t zetaqinv_10 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 3);
+    const int16x8_t zeta_11 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 4);
+    const int16x8_t zetaqinv_11 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 5);
+    const int16x8_t zeta_12 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 6);
+    const int16x8_t zetaqinv_12 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 7);
+    const int16x8_t zeta_13 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 0);
+    const int16x8_t zetaqinv_13 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 1);
+    const int16x8_t zeta_14 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 2);
+    const int16x8_t zetaqinv_14 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 3);
+    const int16x8_t zeta_15 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 4);
+    const int16x8_t zetaqinv_15 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 5);
     const int16x8_t zeta_16 = vld1q_s16(&zetas_0[8]);
     const int16x8_t zetaqinv_16 = vld1q_s16(&zetas_0[16]);
     const int16x8_t zeta_17 = vld1q_s16(&zetas_0[24]);
@@ -896,36 +904,36 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     vst1q_s16(&a[88], x_235);
     vst1q_s16(&a[56], x_237);
     vst1q_s16(&a[120], x_239);
-    const int16x8_t zeta_40 = vld1q_dup_s16(&zetas_0[808]);
-    const int16x8_t zetaqinv_40 = vld1q_dup_s16(&zetas_0[809]);
-    const int16x8_t zeta_41 = vld1q_dup_s16(&zetas_0[810]);
-    const int16x8_t zetaqinv_41 = vld1q_dup_s16(&zetas_0[811]);
-    const int16x8_t zeta_42 = vld1q_dup_s16(&zetas_0[812]);
-    const int16x8_t zetaqinv_42 = vld1q_dup_s16(&zetas_0[813]);
-    const int16x8_t zeta_43 = vld1q_dup_s16(&zetas_0[814]);
-    const int16x8_t zetaqinv_43 = vld1q_dup_s16(&zetas_0[815]);
-    const int16x8_t zeta_44 = vld1q_dup_s16(&zetas_0[816]);
-    const int16x8_t zetaqinv_44 = vld1q_dup_s16(&zetas_0[817]);
-    const int16x8_t zeta_45 = vld1q_dup_s16(&zetas_0[818]);
-    const int16x8_t zetaqinv_45 = vld1q_dup_s16(&zetas_0[819]);
-    const int16x8_t zeta_46 = vld1q_dup_s16(&zetas_0[820]);
-    const int16x8_t zetaqinv_46 = vld1q_dup_s16(&zetas_0[821]);
-    const int16x8_t zeta_47 = vld1q_dup_s16(&zetas_0[822]);
-    const int16x8_t zetaqinv_47 = vld1q_dup_s16(&zetas_0[823]);
-    const int16x8_t zeta_48 = vld1q_dup_s16(&zetas_0[824]);
-    const int16x8_t zetaqinv_48 = vld1q_dup_s16(&zetas_0[825]);
-    const int16x8_t zeta_49 = vld1q_dup_s16(&zetas_0[826]);
-    const int16x8_t zetaqinv_49 = vld1q_dup_s16(&zetas_0[827]);
-    const int16x8_t zeta_50 = vld1q_dup_s16(&zetas_0[828]);
-    const int16x8_t zetaqinv_50 = vld1q_dup_s16(&zetas_0[829]);
-    const int16x8_t zeta_51 = vld1q_dup_s16(&zetas_0[830]);
-    const int16x8_t zetaqinv_51 = vld1q_dup_s16(&zetas_0[831]);
-    const int16x8_t zeta_52 = vld1q_dup_s16(&zetas_0[832]);
-    const int16x8_t zetaqinv_52 = vld1q_dup_s16(&zetas_0[833]);
-    const int16x8_t zeta_53 = vld1q_dup_s16(&zetas_0[834]);
-    const int16x8_t zetaqinv_53 = vld1q_dup_s16(&zetas_0[835]);
-    const int16x8_t zeta_54 = vld1q_dup_s16(&zetas_0[836]);
-    const int16x8_t zetaqinv_54 = vld1q_dup_s16(&zetas_0[837]);
+    const int16x8_t zeta_40 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 0);
+    const int16x8_t zetaqinv_40 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 1);
+    const int16x8_t zeta_41 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 2);
+    const int16x8_t zetaqinv_41 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 3);
+    const int16x8_t zeta_42 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 4);
+    const int16x8_t zetaqinv_42 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 5);
+    const int16x8_t zeta_43 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 6);
+    const int16x8_t zetaqinv_43 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 7);
+    const int16x8_t zeta_44 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 0);
+    const int16x8_t zetaqinv_44 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 1);
+    const int16x8_t zeta_45 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 2);
+    const int16x8_t zetaqinv_45 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 3);
+    const int16x8_t zeta_46 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 4);
+    const int16x8_t zetaqinv_46 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 5);
+    const int16x8_t zeta_47 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 6);
+    const int16x8_t zetaqinv_47 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 7);
+    const int16x8_t zeta_48 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 0);
+    const int16x8_t zetaqinv_48 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 1);
+    const int16x8_t zeta_49 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 2);
+    const int16x8_t zetaqinv_49 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 3);
+    const int16x8_t zeta_50 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 4);
+    const int16x8_t zetaqinv_50 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 5);
+    const int16x8_t zeta_51 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 6);
+    const int16x8_t zetaqinv_51 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 7);
+    const int16x8_t zeta_52 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 0);
+    const int16x8_t zetaqinv_52 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 1);
+    const int16x8_t zeta_53 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 2);
+    const int16x8_t zetaqinv_53 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 3);
+    const int16x8_t zeta_54 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 4);
+    const int16x8_t zetaqinv_54 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 5);
     const int16x8_t zeta_55 = vld1q_s16(&zetas_0[424]);
     const int16x8_t zetaqinv_55 = vld1q_s16(&zetas_0[432]);
     const int16x8_t zeta_56 = vld1q_s16(&zetas_0[440]);
@@ -1862,8 +1870,10 @@ void nttgen_kyber_r1_neon_basemul_acc(int16_t r[256], const int16_t *a, const in
  * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
  */
 void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
-    const int16_t *const zetas_dit_0 = nttgen_kyber_r1_neon_intt_zetas_dit;
-    const int16_t *const twist_0 = nttgen_kyber_r1_neon_intt_twist;
+    const int16_t *zetas_dit_0 = nttgen_kyber_r1_neon_intt_zetas_dit;
+    NTTGEN_OPAQUE(zetas_dit_0);
+    const int16_t *twist_0 = nttgen_kyber_r1_neon_intt_twist;
+    NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_neon_assert_range(a, 256, -8942, 8942);
 #endif
@@ -3509,13 +3519,14 @@ void nttgen_kyber_r1_neon_from_standard(int16_t a[256]) {
  * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_neon_ntt_zetas;
+    const int16_t *zetas_0 = nttgen_kyber_r1_neon_ntt_zetas;
+    NTTGEN_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_neon_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0: 16 register(s) per chunk
-    const int16x8_t zeta_0 = vld1q_dup_s16(&zetas_0[0]);
-    const int16x8_t zetaqinv_0 = vld1q_dup_s16(&zetas_0[1]);
+    const int16x8_t zeta_0 = vdupq_laneq_s16(vld1q_s16(&zetas_0[0]), 0);
+    const int16x8_t zetaqinv_0 = vdupq_laneq_s16(vld1q_s16(&zetas_0[0]), 1);
     const int16x8_t x_0 = vld1q_s16(&a[0]);
     const int16x8_t x_1 = vld1q_s16(&a[128]);
     const int16x8_t x_2 = vld1q_s16(&a[64]);
@@ -3629,36 +3640,36 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     vst1q_s16(&r[120], x_62);
     vst1q_s16(&r[248], x_63);
     // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const int16x8_t zeta_1 = vld1q_dup_s16(&zetas_0[392]);
-    const int16x8_t zetaqinv_1 = vld1q_dup_s16(&zetas_0[393]);
-    const int16x8_t zeta_2 = vld1q_dup_s16(&zetas_0[394]);
-    const int16x8_t zetaqinv_2 = vld1q_dup_s16(&zetas_0[395]);
-    const int16x8_t zeta_3 = vld1q_dup_s16(&zetas_0[396]);
-    const int16x8_t zetaqinv_3 = vld1q_dup_s16(&zetas_0[397]);
-    const int16x8_t zeta_4 = vld1q_dup_s16(&zetas_0[398]);
-    const int16x8_t zetaqinv_4 = vld1q_dup_s16(&zetas_0[399]);
-    const int16x8_t zeta_5 = vld1q_dup_s16(&zetas_0[400]);
-    const int16x8_t zetaqinv_5 = vld1q_dup_s16(&zetas_0[401]);
-    const int16x8_t zeta_6 = vld1q_dup_s16(&zetas_0[402]);
-    const int16x8_t zetaqinv_6 = vld1q_dup_s16(&zetas_0[403]);
-    const int16x8_t zeta_7 = vld1q_dup_s16(&zetas_0[404]);
-    const int16x8_t zetaqinv_7 = vld1q_dup_s16(&zetas_0[405]);
-    const int16x8_t zeta_8 = vld1q_dup_s16(&zetas_0[406]);
-    const int16x8_t zetaqinv_8 = vld1q_dup_s16(&zetas_0[407]);
-    const int16x8_t zeta_9 = vld1q_dup_s16(&zetas_0[408]);
-    const int16x8_t zetaqinv_9 = vld1q_dup_s16(&zetas_0[409]);
-    const int16x8_t zeta_10 = vld1q_dup_s16(&zetas_0[410]);
-    const int16x8_t zetaqinv_10 = vld1q_dup_s16(&zetas_0[411]);
-    const int16x8_t zeta_11 = vld1q_dup_s16(&zetas_0[412]);
-    const int16x8_t zetaqinv_11 = vld1q_dup_s16(&zetas_0[413]);
-    const int16x8_t zeta_12 = vld1q_dup_s16(&zetas_0[414]);
-    const int16x8_t zetaqinv_12 = vld1q_dup_s16(&zetas_0[415]);
-    const int16x8_t zeta_13 = vld1q_dup_s16(&zetas_0[416]);
-    const int16x8_t zetaqinv_13 = vld1q_dup_s16(&zetas_0[417]);
-    const int16x8_t zeta_14 = vld1q_dup_s16(&zetas_0[418]);
-    const int16x8_t zetaqinv_14 = vld1q_dup_s16(&zetas_0[419]);
-    const int16x8_t zeta_15 = vld1q_dup_s16(&zetas_0[420]);
-    const int16x8_t zetaqinv_15 = vld1q_dup_s16(&zetas_0[421]);
+    const int16x8_t zeta_1 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 0);
+    const int16x8_t zetaqinv_1 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 1);
+    const int16x8_t zeta_2 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 2);
+    const int16x8_t zetaqinv_2 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 3);
+    const int16x8_t zeta_3 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 4);
+    const int16x8_t zetaqinv_3 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 5);
+    const int16x8_t zeta_4 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 6);
+    const int16x8_t zetaqinv_4 = vdupq_laneq_s16(vld1q_s16(&zetas_0[392]), 7);
+    const int16x8_t zeta_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 0);
+    const int16x8_t zetaqinv_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 1);
+    const int16x8_t zeta_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 2);
+    const int16x8_t zetaqinv_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 3);
+    const int16x8_t zeta_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 4);
+    const int16x8_t zetaqinv_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 5);
+    const int16x8_t zeta_8 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 6);
+    const int16x8_t zetaqinv_8 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 7);
+    const int16x8_t zeta_9 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 0);
+    const int16x8_t zetaqinv_9 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 1);
+    const int16x8_t zeta_10 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 2);
+    const int16x8_t zetaqinv_10 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 3);
+    const int16x8_t zeta_11 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 4);
+    const int16x8_t zetaqinv_11 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 5);
+    const int16x8_t zeta_12 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 6);
+    const int16x8_t zetaqinv_12 = vdupq_laneq_s16(vld1q_s16(&zetas_0[408]), 7);
+    const int16x8_t zeta_13 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 0);
+    const int16x8_t zetaqinv_13 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 1);
+    const int16x8_t zeta_14 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 2);
+    const int16x8_t zetaqinv_14 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 3);
+    const int16x8_t zeta_15 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 4);
+    const int16x8_t zetaqinv_15 = vdupq_laneq_s16(vld1q_s16(&zetas_0[416]), 5);
     const int16x8_t zeta_16 = vld1q_s16(&zetas_0[8]);
     const int16x8_t zetaqinv_16 = vld1q_s16(&zetas_0[16]);
     const int16x8_t zeta_17 = vld1q_s16(&zetas_0[24]);
@@ -3963,36 +3974,36 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     vst1q_s16(&r[88], x_235);
     vst1q_s16(&r[56], x_237);
     vst1q_s16(&r[120], x_239);
-    const int16x8_t zeta_40 = vld1q_dup_s16(&zetas_0[808]);
-    const int16x8_t zetaqinv_40 = vld1q_dup_s16(&zetas_0[809]);
-    const int16x8_t zeta_41 = vld1q_dup_s16(&zetas_0[810]);
-    const int16x8_t zetaqinv_41 = vld1q_dup_s16(&zetas_0[811]);
-    const int16x8_t zeta_42 = vld1q_dup_s16(&zetas_0[812]);
-    const int16x8_t zetaqinv_42 = vld1q_dup_s16(&zetas_0[813]);
-    const int16x8_t zeta_43 = vld1q_dup_s16(&zetas_0[814]);
-    const int16x8_t zetaqinv_43 = vld1q_dup_s16(&zetas_0[815]);
-    const int16x8_t zeta_44 = vld1q_dup_s16(&zetas_0[816]);
-    const int16x8_t zetaqinv_44 = vld1q_dup_s16(&zetas_0[817]);
-    const int16x8_t zeta_45 = vld1q_dup_s16(&zetas_0[818]);
-    const int16x8_t zetaqinv_45 = vld1q_dup_s16(&zetas_0[819]);
-    const int16x8_t zeta_46 = vld1q_dup_s16(&zetas_0[820]);
-    const int16x8_t zetaqinv_46 = vld1q_dup_s16(&zetas_0[821]);
-    const int16x8_t zeta_47 = vld1q_dup_s16(&zetas_0[822]);
-    const int16x8_t zetaqinv_47 = vld1q_dup_s16(&zetas_0[823]);
-    const int16x8_t zeta_48 = vld1q_dup_s16(&zetas_0[824]);
-    const int16x8_t zetaqinv_48 = vld1q_dup_s16(&zetas_0[825]);
-    const int16x8_t zeta_49 = vld1q_dup_s16(&zetas_0[826]);
-    const int16x8_t zetaqinv_49 = vld1q_dup_s16(&zetas_0[827]);
-    const int16x8_t zeta_50 = vld1q_dup_s16(&zetas_0[828]);
-    const int16x8_t zetaqinv_50 = vld1q_dup_s16(&zetas_0[829]);
-    const int16x8_t zeta_51 = vld1q_dup_s16(&zetas_0[830]);
-    const int16x8_t zetaqinv_51 = vld1q_dup_s16(&zetas_0[831]);
-    const int16x8_t zeta_52 = vld1q_dup_s16(&zetas_0[832]);
-    const int16x8_t zetaqinv_52 = vld1q_dup_s16(&zetas_0[833]);
-    const int16x8_t zeta_53 = vld1q_dup_s16(&zetas_0[834]);
-    const int16x8_t zetaqinv_53 = vld1q_dup_s16(&zetas_0[835]);
-    const int16x8_t zeta_54 = vld1q_dup_s16(&zetas_0[836]);
-    const int16x8_t zetaqinv_54 = vld1q_dup_s16(&zetas_0[837]);
+    const int16x8_t zeta_40 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 0);
+    const int16x8_t zetaqinv_40 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 1);
+    const int16x8_t zeta_41 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 2);
+    const int16x8_t zetaqinv_41 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 3);
+    const int16x8_t zeta_42 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 4);
+    const int16x8_t zetaqinv_42 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 5);
+    const int16x8_t zeta_43 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 6);
+    const int16x8_t zetaqinv_43 = vdupq_laneq_s16(vld1q_s16(&zetas_0[808]), 7);
+    const int16x8_t zeta_44 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 0);
+    const int16x8_t zetaqinv_44 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 1);
+    const int16x8_t zeta_45 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 2);
+    const int16x8_t zetaqinv_45 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 3);
+    const int16x8_t zeta_46 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 4);
+    const int16x8_t zetaqinv_46 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 5);
+    const int16x8_t zeta_47 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 6);
+    const int16x8_t zetaqinv_47 = vdupq_laneq_s16(vld1q_s16(&zetas_0[816]), 7);
+    const int16x8_t zeta_48 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 0);
+    const int16x8_t zetaqinv_48 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 1);
+    const int16x8_t zeta_49 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 2);
+    const int16x8_t zetaqinv_49 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 3);
+    const int16x8_t zeta_50 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 4);
+    const int16x8_t zetaqinv_50 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 5);
+    const int16x8_t zeta_51 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 6);
+    const int16x8_t zetaqinv_51 = vdupq_laneq_s16(vld1q_s16(&zetas_0[824]), 7);
+    const int16x8_t zeta_52 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 0);
+    const int16x8_t zetaqinv_52 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 1);
+    const int16x8_t zeta_53 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 2);
+    const int16x8_t zetaqinv_53 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 3);
+    const int16x8_t zeta_54 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 4);
+    const int16x8_t zetaqinv_54 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 5);
     const int16x8_t zeta_55 = vld1q_s16(&zetas_0[424]);
     const int16x8_t zetaqinv_55 = vld1q_s16(&zetas_0[432]);
     const int16x8_t zeta_56 = vld1q_s16(&zetas_0[440]);
@@ -4312,8 +4323,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
  *   shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
-    const int16_t *const zetas_dit_0 = nttgen_kyber_r1_neon_intt_zetas_dit;
-    const int16_t *const twist_0 = nttgen_kyber_r1_neon_intt_twist;
+    const int16_t *zetas_dit_0 = nttgen_kyber_r1_neon_intt_zetas_dit;
+    NTTGEN_OPAQUE(zetas_dit_0);
+    const int16_t *twist_0 = nttgen_kyber_r1_neon_intt_twist;
+    NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_neon_assert_range(a, 256, -8942, 8942);
 #endif

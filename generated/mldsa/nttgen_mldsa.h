@@ -47,7 +47,7 @@ int nttgen_mldsa_use_isa(const char *name);
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416] (every ISA), on exit in [-75718753, 75718753] (any ISA)
+ * a[256]: on entry in [-8380416, 8380416] (every ISA), on exit in [-76015108, 76015108] (any ISA)
  */
 void nttgen_mldsa_ntt(int32_t a[256]);
 
@@ -56,7 +56,7 @@ void nttgen_mldsa_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-5525103, 5525103] (any ISA)
+ * r[256]: on exit in [-5535573, 5535573] (any ISA)
  * a[256]: on entry in [-42040934, 42040934] (every ISA)
  * b[256]: on entry in [-42040934, 42040934] (every ISA)
  */
@@ -79,7 +79,7 @@ void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416] (every ISA), on exit in [-6176123, 10473475] (any ISA)
+ * a[256]: on entry in [-8380416, 8380416] (every ISA), on exit in [-6176123, 12566533] (any ISA)
  */
 void nttgen_mldsa_intt(int32_t a[256]);
 
@@ -97,7 +97,7 @@ void nttgen_mldsa_reduce(int32_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
- * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [-5373183, 10475521] (any
+ * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [-5373183, 12570625] (any
  *   ISA)
  */
 void nttgen_mldsa_tomont(int32_t a[256]);
@@ -107,7 +107,7 @@ void nttgen_mldsa_tomont(int32_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
- * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [-4190208, 10475521] (any
+ * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [-4190208, 12570625] (any
  *   ISA)
  */
 void nttgen_mldsa_frommont(int32_t a[256]);

@@ -17,30 +17,30 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_neon_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42042303, 42042303]
- *       ops: load 382, store 128, add 256, sub 256, montmul 256, shuffle 64
+ *       a in [-8380416, 8380416] -> a in [-76015108, 76015108]
+ *       ops: load 382, store 128, add 256, sub 256, shoupmul 256, shuffle 64
  *   nttgen_mldsa_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42042303, 42042303], b in [-42042303, 42042303] -> r in [-4601749, 4601749]
+ *       a in [-76015108, 76015108], b in [-76015108, 76015108] -> r in [-5535573, 5535573]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_mldsa_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-42042303, 42042303], b in [-42042303, 42042303] -> r in [-4190208, 4190208]
+ *       a in [-76015108, 76015108], b in [-76015108, 76015108] -> r in [-4190208, 4190208]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 382, store 128, add 256, sub 256, montmul 288, shuffle 64, const 64
+ *       a in [-8380416, 8380416] -> a in [-4186116, 12566533]
+ *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, shuffle 64, const 64
  *   nttgen_mldsa_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
  *       ops: load 64, store 64, barrett 64, cond_add_q 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_tomont: into Montgomery form, in place: a <- a * beta mod q
- *       a in [-2147483648, 2147483647] -> a in [-5373183, 5373183]
- *       ops: load 64, store 64, montmul 64, const 128
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 12570625]
+ *       ops: load 64, store 64, shoupmul 64, const 128
  *   nttgen_mldsa_neon_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
- *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
- *       ops: load 64, store 64, montmul 64, const 128
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 12570625]
+ *       ops: load 64, store 64, shoupmul 64, const 128
  *   nttgen_mldsa_neon_to_standard: in place: NTT domain from this ISA's native order to the ring's
  *     standard order
  *       a in [-2147483648, 2147483647] -> a in [-2147483648, 2147483647]
@@ -51,8 +51,9 @@
  *       ops: load 64, store 64, shuffle 64
  *   nttgen_mldsa_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 1274, store 448, add 768, sub 768, montmul 800, montmul_var 64, cond_add_q 64,
- *         shuffle 192, const 64
+ *       ops: load 1274, store 448, add 768, sub 768, shoupmul 800, montmul_var 64, barrett 64,
+ *         cond_add_q 64, shuffle 192, const 64
+ *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_NEON_H
 #define NTTGEN_MLDSA_NEON_H
@@ -72,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42042303, 42042303]
- * Ops per call: load 382, store 128, add 256, sub 256, montmul 256, shuffle 64
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-76015108, 76015108]
+ * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 256, shuffle 64
  */
 void nttgen_mldsa_neon_ntt(int32_t a[256]);
 
@@ -82,9 +83,9 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601749, 4601749]
- * a[256]: on entry in [-42042303, 42042303]
- * b[256]: on entry in [-42042303, 42042303]
+ * r[256]: on exit in [-5535573, 5535573]
+ * a[256]: on entry in [-76015108, 76015108]
+ * b[256]: on entry in [-76015108, 76015108]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
@@ -95,8 +96,8 @@ void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42042303, 42042303]
- * b[256 x k]: on entry in [-42042303, 42042303]
+ * a[256 x k]: on entry in [-76015108, 76015108]
+ * b[256 x k]: on entry in [-76015108, 76015108]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
@@ -107,8 +108,8 @@ void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 382, store 128, add 256, sub 256, montmul 288, shuffle 64, const 64
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-4186116, 12566533]
+ * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, shuffle 64, const 64
  */
 void nttgen_mldsa_neon_intt(int32_t a[256]);
 
@@ -127,8 +128,8 @@ void nttgen_mldsa_neon_reduce(int32_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
- * a[256]: on entry in [-2147483648, 2147483647], on exit in [-5373183, 5373183]
- * Ops per call: load 64, store 64, montmul 64, const 128
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 12570625]
+ * Ops per call: load 64, store 64, shoupmul 64, const 128
  */
 void nttgen_mldsa_neon_tomont(int32_t a[256]);
 
@@ -137,8 +138,8 @@ void nttgen_mldsa_neon_tomont(int32_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
- * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
- * Ops per call: load 64, store 64, montmul 64, const 128
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 12570625]
+ * Ops per call: load 64, store 64, shoupmul 64, const 128
  */
 void nttgen_mldsa_neon_frommont(int32_t a[256]);
 
@@ -170,8 +171,8 @@ void nttgen_mldsa_neon_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 1274, store 448, add 768, sub 768, montmul 800, montmul_var 64, cond_add_q 64,
- *   shuffle 192, const 64
+ * Ops per call: load 1274, store 448, add 768, sub 768, shoupmul 800, montmul_var 64, barrett 64,
+ *   cond_add_q 64, shuffle 192, const 64
  */
 void nttgen_mldsa_neon_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 

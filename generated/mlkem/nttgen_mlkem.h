@@ -47,7 +47,7 @@ int nttgen_mlkem_use_isa(const char *name);
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328] (every ISA), on exit in [-16421, 16421] (any ISA)
+ * a[256]: on entry in [-3328, 3328] (every ISA), on exit in [-31874, 31874] (any ISA)
  */
 void nttgen_mlkem_ntt(int16_t a[256]);
 
@@ -56,7 +56,7 @@ void nttgen_mlkem_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11556, 11558] (any ISA)
+ * r[256]: on exit in [-18830, 21366] (any ISA)
  * a[256]: on entry in [-16180, 16179] (every ISA)
  * b[256]: on entry in [-16180, 16179] (every ISA)
  */
@@ -97,7 +97,7 @@ void nttgen_mlkem_reduce(int16_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
- * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [-2340, 2340] (any ISA)
+ * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [-2340, 4993] (any ISA)
  */
 void nttgen_mlkem_tomont(int16_t a[256]);
 
@@ -106,7 +106,7 @@ void nttgen_mlkem_tomont(int16_t a[256]);
  *
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
- * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [-1664, 1664] (any ISA)
+ * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [-1664, 4993] (any ISA)
  */
 void nttgen_mlkem_frommont(int16_t a[256]);
 

@@ -130,18 +130,20 @@ def z3_montgomery_range(p: tuple[int, int], out: tuple[int, int], arith: Arith) 
 
 
 def z3_shoup_range(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> bool:
-    """shoupmul(x, z, zs) = x*z - floor(x*zs/beta)*q lies in ``out`` for every x in ``a`` and
-    every constant z whose quotient is zs = round(z*beta/q), i.e. |2*q*zs - 2*beta*z| <= q.
+    """shoupmul(x, z, zs) = x*z - floor(k*x*zs/beta)*q lies in ``out`` for every x in ``a`` and
+    every constant z whose quotient is zs = round(z*beta/(k*q)), i.e. |2*k*q*zs - 2*beta*z| <=
+    k*q, with k = 2^shoup_shift.
     Linear over the integers in the products P = x*z and R = x*zs: multiplying that fact by x
     gives |2*q*R - 2*beta*P| <= q*M with M = max |x|, and t = floor(R/beta). These constraints
     hold for every actual (x, z), so no r outside ``out`` satisfying them means none exists."""
     z3 = _z3()
-    beta, q = arith.beta, arith.q
+    beta, q, k = arith.beta, arith.q, 1 << arith.shoup_shift
     m = max(abs(a[0]), abs(a[1]))
     P, R, t = z3.Ints("P R t")
     s = z3.Solver()
-    s.add(2 * q * R - 2 * beta * P <= q * m, 2 * beta * P - 2 * q * R <= q * m)
-    s.add(beta * t <= R, beta * (t + 1) > R)
+    # zs = round(z*beta/(q*k)): |2*q*k*zs - 2*beta*z| <= q*k, times x
+    s.add(2 * q * k * R - 2 * beta * P <= q * k * m, 2 * beta * P - 2 * q * k * R <= q * k * m)
+    s.add(beta * t <= k * R, beta * (t + 1) > k * R)
     r = P - t * q
     s.add(z3.Or(r < out[0], r > out[1]))
     return _unsat(s)

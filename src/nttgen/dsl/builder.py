@@ -302,7 +302,7 @@ class Builder:
         """Product by a constant given as the pair :meth:`nttgen.plan.constants.Arith.twisted`
         made for it: a Montgomery or a Shoup product, as the lane arithmetic's ``const_mul``
         says."""
-        if self.arith.const_mul == "shoup":
+        if self.arith.const_mul != "montgomery":
             return self.shoupmul(a, z, zq, hint)
         return self.montmul(a, z, zq, hint)
 

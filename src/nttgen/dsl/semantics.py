@@ -61,14 +61,16 @@ def montmul(a: Array, z: Array, zq: Array, lane: LaneType, q: int) -> Array:
     return mulhi(a, z, lane) - mulhi(m, np.int64(q), lane)
 
 
-def shoupmul(a: Array, z: Array, zs: Array, lane: LaneType, q: int) -> Array:
+def shoupmul(a: Array, z: Array, zs: Array, lane: LaneType, q: int, shift: int = 0) -> Array:
     """Multiplication by a constant with a precomputed quotient (Shoup's method).
 
-    ``zs`` must be round(z * beta / q). With t = hi(a*zs) = floor(a*zs / beta), an estimate of
+    ``zs`` must be round(z * beta / (q * 2^shift)). With t = floor(a*zs*2^shift / beta) (the
+    high product, doubled when ``shift`` is 1 as AArch64's ``sqdmulh`` does), an estimate of
     floor(a*z / q), returns r = a*z - t*q, so r = a*z (mod q) with no Montgomery factor. An ISA
     computes a*z and t*q as low products and subtracts with wrapping, which gives the same lane
     value whenever the exact r fits the lane (the analysis proves it always does)."""
-    return a * z - mulhi(a, zs, lane) * np.int64(q)
+    t = mulhi(a << np.int64(shift), zs, lane) if shift else mulhi(a, zs, lane)
+    return a * z - t * np.int64(q)
 
 
 def montmul_var(a: Array, b: Array, lane: LaneType, q: int, qinv: int) -> Array:

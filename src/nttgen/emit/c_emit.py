@@ -29,6 +29,7 @@ from .isa.base import Isa
 
 ALIGN_MACRO = "NTTGEN_ALIGN"
 NOINLINE_MACRO = "NTTGEN_NOINLINE"
+OPAQUE_MACRO = "NTTGEN_OPAQUE"
 DEBUG_MACRO = "NTTGEN_DEBUG"
 
 
@@ -113,7 +114,15 @@ class CEmitter:
         """A vector load: aligned from tables and local arrays at whole-vector offsets,
         possibly unaligned from the caller's arrays; or a broadcast of one element."""
         if broadcast:
-            expr = self.isa.load_broadcast(self._memory(src), self._index(index))
+            L = self.fn.lanes
+            lane_of = getattr(self.isa, "load_lane_broadcast", None)
+            if lane_of and isinstance(src, Table) and all(c % L == 0 for _, c in index.terms):
+                # the vector of L table entries around it, and one lane of it: ISAs with
+                # multiplications by a lane (NEON) then need no broadcast at all
+                r = index.const % L
+                expr = lane_of(self._memory(src), self._index(index + (-r)), r)
+            else:
+                expr = self.isa.load_broadcast(self._memory(src), self._index(index))
             return self._bind(expr, self._hint())
         aligned = (isinstance(src, Table) or src in self.fn.locals) and self._aligned(index)
         return self._bind(
@@ -247,14 +256,16 @@ class CEmitter:
         replay(self.fn, self)
         for s in self._contract_checks("out"):
             self._out(s)
-        aliases = [
-            C.Decl(
-                f"const {t.lane.c_type} *const",
-                name,
-                C.Name(self.table_name(self.fn, t)),
-            )
-            for t, name in self.tables.items()
-        ]
+        opaque = getattr(self.isa, "opaque_tables", False)
+        aliases: list[C.Stmt] = []
+        for t, name in self.tables.items():
+            table = C.Name(self.table_name(self.fn, t))
+            if opaque:  # a pointer the asm may change: `const T *name`
+                aliases.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
+            else:
+                aliases.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
+            if opaque:
+                aliases.append(C.ExprStmt(C.Call(OPAQUE_MACRO, (C.Name(name),))))
         n_locals = len(self.fn.locals)
         self.blocks[0][n_locals:n_locals] = aliases
         return C.FuncDef(

@@ -16,7 +16,7 @@ from ..programs.kernels import OP_INFO, KernelSet
 from ..rings import Ring
 from ..version import __version__
 from . import c_ast as C
-from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
+from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, OPAQUE_MACRO, CEmitter
 from .isa.base import EmitContext, Isa
 from .strip_emit import StripEmitter, is_strip_mined
 
@@ -40,6 +40,20 @@ class GeneratedFiles:
             (f"{self.stem}.c", self.source),
             (f"{self.stem}.json", self.manifest),
         ]
+
+
+def _opaque_macro() -> list[C.Top]:
+    """``NTTGEN_OPAQUE(p)``: an empty asm statement that the compiler must assume changes the
+    pointer p, so that loads through it are not folded into immediates (gcc, clang)."""
+    return [
+        C.Directive(f"#ifndef {OPAQUE_MACRO}"),
+        C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+        C.Directive(f'#define {OPAQUE_MACRO}(p) __asm__("" : "+r"(p))'),
+        C.Directive("#else"),
+        C.Directive(f"#define {OPAQUE_MACRO}(p) ((void)0)"),
+        C.Directive("#endif"),
+        C.Directive("#endif"),
+    ]
 
 
 def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
@@ -278,6 +292,7 @@ class FileWriter:
             C.Blank(),
             *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
             *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
+            *(_opaque_macro() if getattr(self.isa, "opaque_tables", False) else []),
         ]
         u.items += [C.Blank(), *self._debug_helper()]
         kernels: list[C.Top] = []

@@ -206,7 +206,8 @@ class Evaluator:
     def shoupmul(self, a: Array, z: Array, zs: Array) -> Array:
         """Product by a constant with a precomputed quotient (Shoup)."""
         a, z, zs = self._align(a), self._align(z), self._align(zs)
-        return self._finish("shoupmul", semantics.shoupmul(a, z, zs, self.lane, self.arith.q))
+        exact = semantics.shoupmul(a, z, zs, self.lane, self.arith.q, self.arith.shoup_shift)
+        return self._finish("shoupmul", exact)
 
     def montmul_var(self, a: Array, b: Array) -> Array:
         """Montgomery product of two variables."""

@@ -76,13 +76,14 @@ def montmul(a: Range, z: Range, arith: Arith) -> Range:
 
 
 def shoupmul(a: Range, arith: Arith) -> Range:
-    """Range of shoupmul(a, z, zs) for a in a and any constant z with zs = round(z*beta/q).
+    """Range of shoupmul(a, z, zs) for a in a and any constant z with its quotient zs =
+    round(z*beta/(q*2^s)), s = ``arith.shoup_shift``.
 
-    With zs = z*beta/q - e (|e| <= 1/2), t = floor(a*zs/beta) lies in
-    (a*z/q - a*e/beta - 1, a*z/q - a*e/beta], so r = a*z - t*q lies in
-    [q*a*e/beta, q + q*a*e/beta) and |a*e| <= M/2 with M = max |a|: r in
-    [-q*M/(2 beta), q + q*M/(2 beta)). Independent of z."""
-    m = max(abs(a[0]), abs(a[1]))
+    With zs = z*beta/(q*2^s) - e (|e| <= 1/2), t = floor(a*zs*2^s/beta) lies in
+    (a*z/q - a*e*2^s/beta - 1, a*z/q - a*e*2^s/beta], so r = a*z - t*q lies in
+    [q*a*e*2^s/beta, q + q*a*e*2^s/beta) and |a*e| <= M/2 with M = max |a|: r in
+    [-q*M*2^s/(2 beta), q + q*M*2^s/(2 beta)). Independent of z."""
+    m = max(abs(a[0]), abs(a[1])) << arith.shoup_shift
     two_beta = 2 * arith.beta
     lo = _ceildiv(-arith.q * m, two_beta)
     hi = _ceildiv(arith.q * (two_beta + m), two_beta) - 1  # strict upper bound

@@ -14,6 +14,10 @@ Derivations (beta = 2^bits is the lane's word size; all values are checked on co
   zs = round(z * beta / q), so shoupmul(a, z, zs) = a*c (mod q) (Shoup's method). It costs one
   multiplication fewer where the ISA has no high product of its lane width (32-bit lanes on x86:
   4 instead of 5); its results lie in about [0, q) instead of [-q/2, q/2].
+* ``const_mul = "shoup2"`` is Shoup's method for an ISA whose high product doubles
+  (AArch64 ``sqdmulh``: floor(2*a*b/beta)): zs = round(z * beta / (2q)), and the quotient is
+  floor(2*a*zs/beta). Three instructions (``sqdmulh``, ``mul``, ``mls``) where Montgomery takes
+  four; the range is twice as wide around [0, q) (:func:`nttgen.interp.transfer.shoupmul`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from typing import Literal
 from ..arith import centered, signed_mod_pow2
 from ..lanes import LaneType
 
+ConstMul = Literal["montgomery", "shoup", "shoup2"]
+"""How products by constants are formed: see the module docstring."""
+
 
 @dataclass(frozen=True)
 class Arith:
@@ -31,11 +38,13 @@ class Arith:
 
     q: int
     lane: LaneType
-    const_mul: Literal["montgomery", "shoup"] = "montgomery"
+    const_mul: ConstMul = "montgomery"
 
     def __post_init__(self) -> None:
-        if self.const_mul not in ("montgomery", "shoup"):
-            raise ValueError(f"const_mul must be 'montgomery' or 'shoup', not {self.const_mul!r}")
+        if self.const_mul not in ("montgomery", "shoup", "shoup2"):
+            raise ValueError(
+                f"const_mul must be 'montgomery', 'shoup' or 'shoup2', not {self.const_mul!r}"
+            )
         if not (self.q % 2 == 1 and 2 < self.q < self.lane.beta // 2):
             raise ValueError(f"q={self.q} must be odd with q < beta/2 = {self.lane.beta // 2}")
         if (self.q * self.qinv) % self.lane.beta != 1:
@@ -74,7 +83,7 @@ class Arith:
         (z, zq) with z = c*beta mod q (centred), zq = z*q^-1 mod beta (signed), so
         montmul(a, z, zq) = a*c (mod q); for Shoup products (z, zs) with z = c mod q (centred)
         and zs = round(z*beta/q), so shoupmul(a, z, zs) = a*c (mod q)."""
-        if self.const_mul == "shoup":
+        if self.const_mul != "montgomery":
             return self.shoup_pair(c)
         z = centered(c * self.beta, self.q)
         return z, signed_mod_pow2(z * self.qinv, self.lane.bits)
@@ -84,17 +93,27 @@ class Arith:
         """How a constant pair of :meth:`twisted` is made, for table comments."""
         if self.const_mul == "shoup":
             return "Shoup pairs (z, round(z*beta/q))"
+        if self.const_mul == "shoup2":
+            return "Shoup pairs (z, round(z*beta/(2q))) for a doubling high product"
         return "Montgomery form, pairs (z, z*q^-1 mod beta)"
 
+    @property
+    def shoup_shift(self) -> int:
+        """log2 of the factor the ISA's high product carries in Shoup products: 0, or 1 for a
+        doubling high product (``shoup2``)."""
+        return 1 if self.const_mul == "shoup2" else 0
+
     def shoup_pair(self, c: int) -> tuple[int, int]:
-        """(z, zs): z = c mod q (centred), zs = round(z*beta/q) (|zs| < beta/2, a signed lane)."""
+        """(z, zs): z = c mod q (centred), zs = round(z*beta/(q*2^shoup_shift)) (a signed
+        lane: |zs| < beta/2)."""
         z = centered(c, self.q)
-        return z, (2 * z * self.beta + self.q) // (2 * self.q)
+        den = self.q << self.shoup_shift
+        return z, (2 * z * self.beta + den) // (2 * den)
 
     def twisted_raw(self, z: int) -> tuple[int, int]:
         """The pair that multiplies by z/beta (mod q), a Montgomery product by z used as is:
         (z, zq) for montmul, or the Shoup pair of z*beta^-1 mod q."""
-        if self.const_mul == "shoup":
+        if self.const_mul != "montgomery":
             return self.shoup_pair(z * pow(self.beta, -1, self.q))
         z = centered(z, self.q)
         return z, signed_mod_pow2(z * self.qinv, self.lane.bits)

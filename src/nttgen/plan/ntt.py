@@ -31,7 +31,7 @@ import numpy as np
 
 from ..arith import bitrev, multiplicative_order
 from ..rings import Ring
-from .constants import Arith
+from .constants import Arith, ConstMul
 
 Network = Literal["ct", "gs", "dit"]
 """Which butterfly network a transform runs: the forward Cooley–Tukey network or one of the two
@@ -45,7 +45,7 @@ class NttAlgebra:
     """Twiddles and checks for one ring's NTT."""
 
     ring: Ring
-    const_mul: Literal["montgomery", "shoup"] = "montgomery"
+    const_mul: ConstMul = "montgomery"
 
     def __post_init__(self) -> None:
         r, q, d = self.ring.root, self.ring.q, self.ring.depth

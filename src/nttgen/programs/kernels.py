@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Function
 from ..errors import BoundsError
 from ..interp.cost import count_ops, estimated_cycles, total_ops
-from ..plan.constants import Arith
+from ..plan.constants import Arith, ConstMul
 from ..plan.layout import MemOrder, MoveCosts, PassPlan, plan_forward
 from ..plan.ntt import Network, NttAlgebra
 from ..rings import Ring
@@ -167,9 +166,9 @@ class BuildConfig:
     order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`);
     ``intt_networks`` the inverse networks the inverse NTT may be built with; ``shuffles``
     names the emitter's shuffle style where an ISA offers several (see its module), else
-    ``"default"``; ``const_mul`` how products by constants are formed (``"montgomery"`` or
-    ``"shoup"``, see :mod:`nttgen.plan.constants`); ``move_costs`` what the ISA pays for each
-    way of moving lane bits into register slots (None: swaps only; see
+    ``"default"``; ``const_mul`` how products by constants are formed (``"montgomery"``,
+    ``"shoup"`` or ``"shoup2"``, see :mod:`nttgen.plan.constants`); ``move_costs`` what the ISA
+    pays for each way of moving lane bits into register slots (None: swaps only; see
     :class:`nttgen.plan.layout.MoveCosts`)."""
 
     lanes: int = 1
@@ -181,7 +180,7 @@ class BuildConfig:
     park_bits: tuple[int, ...] = ()
     intt_networks: tuple[Network, ...] = ("gs", "dit")
     shuffles: str = "default"
-    const_mul: Literal["montgomery", "shoup"] = "montgomery"
+    const_mul: ConstMul = "montgomery"
     move_costs: MoveCosts | None = None
 
 

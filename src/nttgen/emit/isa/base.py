@@ -5,10 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ...lanes import LaneType
-from ...plan.constants import Arith
+from ...plan.constants import Arith, ConstMul
 from ...plan.layout import MoveCosts
 from .. import c_ast as C
 
@@ -71,7 +71,7 @@ class Isa(ABC):
         """How many lanes of this type one vector holds."""
 
     @classmethod
-    def const_mul_for(cls, lane: LaneType, q: int) -> Literal["montgomery", "shoup"]:
+    def const_mul_for(cls, lane: LaneType, q: int) -> ConstMul:
         """How products by constants are formed for modulus q in these lanes (see
         :mod:`nttgen.plan.constants`): Montgomery unless the ISA says Shoup is cheaper."""
         del lane, q
@@ -105,6 +105,8 @@ class Isa(ABC):
         """Product by a constant with its Shoup quotient, from the ISA's own products:
         lo(a*z) - lo(hi(a*zs)*q), where both low products and the subtraction wrap, which is
         exact whenever the result fits the lane (the analysis proves it does)."""
+        if self.arith.shoup_shift:
+            raise ValueError(f"{self.name} forms Shoup quotients with an exact high product")
         vocab: Any = self  # an Isa implements the vocabulary's mullo, mulhi, sub and const
         q = vocab.const(value=self.arith.q)
         return vocab.sub(vocab.mullo(a, z), vocab.mullo(vocab.mulhi(a, zs), q))

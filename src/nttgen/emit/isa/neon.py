@@ -23,6 +23,7 @@ correction is a shift, an AND and an add (no comparison result feeds a branch).
 from __future__ import annotations
 
 from ...lanes import LaneType
+from ...plan.constants import ConstMul
 from .. import c_ast as C
 from .base import HelperCalls, Isa
 
@@ -42,12 +43,27 @@ class Neon(HelperCalls, Isa):
     features = ("asimd",)
     registers = 32
     includes = ("arm_neon.h",)
+    # table pointers are made opaque to the compiler, so that the lanes of a loaded table
+    # vector feed multiplications by a lane instead of being folded into immediates
+    opaque_tables = True
     compilers = ("clang-19", "clang", "aarch64-linux-gnu-gcc")
 
     @classmethod
     def lanes_for(cls, lane: LaneType) -> int:
         """128 bits of lanes."""
         return 128 // lane.bits
+
+    @classmethod
+    def const_mul_for(cls, lane: LaneType, q: int) -> ConstMul:
+        """Shoup products for the doubling high product (``shoup2``: ``sqdmulh``, ``mul``,
+        ``mls``, three instructions) where they fit, else Montgomery's four."""
+        return "shoup2" if cls.shoup_fits(lane, q) else "montgomery"
+
+    @staticmethod
+    def shoup_fits(lane: LaneType, q: int) -> bool:
+        """Whether shoup2 products of full-range lanes stay inside the lane, with room for a
+        sum: their range, about [-q/2, 1.5q), must leave two doublings of headroom."""
+        return 8 * q < lane.beta // 2
 
     @property
     def _s(self) -> str:
@@ -80,6 +96,14 @@ class Neon(HelperCalls, Isa):
     def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
         """``ld1r``: one element into every lane."""
         return self._q("ld1_dup", C.Unary("&", C.Index(base, index)))
+
+    def load_lane_broadcast(self, base: C.Expr, index: C.Expr, lane: int) -> C.Expr:
+        """Lane ``lane`` of the table vector at ``index`` (a whole-vector offset), in every
+        lane. Compilers fold the duplication into the multiplications by a lane
+        (``sqdmulh``/``mul``/``mls`` by element), so one ``ldr q`` serves L broadcasts where
+        ``ld1r`` of a constant table becomes a move of an immediate and a ``dup`` each."""
+        vec = self._q("ld1", C.Unary("&", C.Index(base, index)))
+        return call(f"vdupq_laneq_{self._s}", vec, C.Int(lane))
 
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """``st1``."""
@@ -130,6 +154,21 @@ class Neon(HelperCalls, Isa):
                     f"with m = a*zq mod 2^{bits}, as floor((2az/2^{bits} - 2mq/2^{bits}) / 2) "
                     "by sqdmulh and shsub (exact: the",
                     "difference of the doubled high halves is even).",
+                ),
+            ),
+            self._fn(
+                "shoupmul",
+                ("a", "z", "zs"),
+                [
+                    self._decl("t", dmulh(a, n("zs"))),
+                    C.Return(self._q("mls", mul(a, z), n("t"), self._dup(q))),
+                ],
+                (
+                    f"Product by a constant with its quotient zs = round(z*2^{bits - 1}/q) "
+                    "(Shoup, for the doubling",
+                    "high product): t = sqdmulh(a, zs) = floor(2*a*zs/2^"
+                    f"{bits}), then a*z - t*q by mul and mls:",
+                    "three instructions where the Montgomery product takes four.",
                 ),
             ),
             self._fn(
@@ -266,6 +305,12 @@ class Neon(HelperCalls, Isa):
         return tuple(  # type: ignore[return-value]
             self._reinterpret(call(f"v{op}q_s{elem}", x, y), elem) for op in ops
         )
+
+    def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
+        """Product by a constant with its quotient for the doubling high product."""
+        if self.arith.shoup_shift != 1:
+            raise ValueError("NEON forms Shoup quotients with sqdmulh: const_mul must be shoup2")
+        return call(self.helper("shoupmul"), a, z, zs)
 
     def shuffle(self, a: C.Expr, b: C.Expr, *, d: int) -> tuple[C.Expr, C.Expr]:
         """Interleave at lane distance d: ``trn1``/``trn2`` at the block width."""

@@ -127,7 +127,10 @@ class PortableC(HelperCalls, Isa):
                 ),
             )
         )
-        t_of = self._hi(a, C.Name("zs"))
+        shift = self.arith.shoup_shift
+        t_of = C.Bin(
+            ">>", C.Bin("*", self._wide(a), C.Name("zs")), C.Int(bits - shift)
+        )  # floor(2^shift * a * zs / 2^bits)
         fns.append(
             C.FuncDef(
                 t,
@@ -148,8 +151,9 @@ class PortableC(HelperCalls, Isa):
                 ),
                 storage="static inline",
                 doc=(
-                    f"Product by a constant with its quotient zs = round(z*2^{bits}/q) (Shoup):",
-                    f"a*z - t*q with t = floor(a*zs / 2^{bits}), exact in the wide type;",
+                    f"Product by a constant with its quotient zs = round(z*2^{bits - shift}/q) "
+                    "(Shoup):",
+                    f"a*z - t*q with t = floor(a*zs / 2^{bits - shift}), exact in the wide type;",
                     "congruent to a*z mod q.",
                 ),
             )

@@ -10,9 +10,8 @@ width, its intrinsic prefix, how it blends and how it shuffles; the templates he
 
 from __future__ import annotations
 
-from typing import Literal
-
 from ...lanes import LaneType
+from ...plan.constants import ConstMul
 from ...plan.layout import MoveCosts
 from .. import c_ast as C
 from .base import HelperCalls, Isa
@@ -36,7 +35,7 @@ class X86Simd(HelperCalls, Isa):
         return cls.width // lane.bits
 
     @classmethod
-    def const_mul_for(cls, lane: LaneType, q: int) -> Literal["montgomery", "shoup"]:
+    def const_mul_for(cls, lane: LaneType, q: int) -> ConstMul:
         """Shoup products in 32-bit lanes: with no high 32-bit product, a Montgomery product by
         a constant takes 5 multiplications (vpmulld for m, 4 vpmuldq), a Shoup product 4 (2
         vpmuldq for the quotient, 2 vpmulld) and fewer shifts (ML-DSA on the development
@@ -401,7 +400,9 @@ class X86Simd(HelperCalls, Isa):
         return self._i("sub", a, b)
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
-        """Product by a constant with its Shoup quotient."""
+        """Product by a constant with its Shoup quotient (from an exact high product)."""
+        if self.arith.shoup_shift:
+            raise ValueError(f"{self.name} forms Shoup quotients with an exact high product")
         return call(self.helper("shoupmul"), a, z, zs)
 
     def mullo(self, a: C.Expr, b: C.Expr) -> C.Expr:
