@@ -42,33 +42,31 @@ class GeneratedFiles:
         ]
 
 
-def _opaque_macro() -> list[C.Top]:
-    """``NTTGEN_OPAQUE(p)``: an empty asm statement that the compiler must assume changes the
-    pointer p, so that loads through it are not folded into immediates (gcc, clang)."""
+def _gnu_macro(macro: str, gnu: str, other: str = "") -> list[C.Top]:
+    """``#define macro gnu`` for gcc and clang, ``#define macro other`` for other compilers,
+    unless the includer defined it already."""
+    name = macro.split("(")[0]
     return [
-        C.Directive(f"#ifndef {OPAQUE_MACRO}"),
+        C.Directive(f"#ifndef {name}"),
         C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
-        C.Directive(f'#define {OPAQUE_MACRO}(p) __asm__("" : "+r"(p))'),
+        C.Directive(f"#define {macro} {gnu}"),
         C.Directive("#else"),
-        C.Directive(f"#define {OPAQUE_MACRO}(p) ((void)0)"),
+        C.Directive(f"#define {macro} {other}".rstrip()),
         C.Directive("#endif"),
         C.Directive("#endif"),
     ]
+
+
+def _opaque_macro() -> list[C.Top]:
+    """``NTTGEN_OPAQUE(p)``: an empty asm statement that the compiler must assume changes the
+    pointer p, so that loads through it are not folded into immediates (gcc, clang)."""
+    return _gnu_macro(f"{OPAQUE_MACRO}(p)", '__asm__("" : "+r"(p))', "((void)0)")
 
 
 def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
     """``#define macro __attribute__((attribute))`` for gcc and clang, empty for other
     compilers (the attributes only help speed), unless the includer defined it already."""
-    name = macro.split("(")[0]
-    return [
-        C.Directive(f"#ifndef {name}"),
-        C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
-        C.Directive(f"#define {macro} __attribute__(({attribute}))"),
-        C.Directive("#else"),
-        C.Directive(f"#define {macro}"),
-        C.Directive("#endif"),
-        C.Directive("#endif"),
-    ]
+    return _gnu_macro(macro, f"__attribute__(({attribute}))")
 
 
 def provenance_lines(file_name: str, command: str, ring: Ring) -> list[str]:
