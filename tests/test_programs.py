@@ -3,6 +3,8 @@ layer-merge plan (the same programs future SIMD backends use), and the layout pl
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -109,6 +111,95 @@ def test_vector_layouts(
     assert list(std) == ks.alg.reference_ntt(list(a[-1]))
     for fn in ks.functions.values():
         assert analyse(fn, ks.arith) == fn.contract.outputs
+
+
+GATHER_CASES = [
+    ("mlkem", 8, (4, 3), (0, 1), "gs"),
+    ("mlkem", 16, (4, 3), None, "dit"),
+    ("kyber-r1", 16, (4, 4), None, "dit"),
+    ("mldsa", 4, (4, 4), None, "gs"),
+    ("newhope512", 8, (1, 4, 4), None, "gs"),
+    ("newhope1024", 16, (2, 4, 4), (1, 0, 0), "dit"),
+]
+
+
+@pytest.mark.parametrize("name,lanes,merge,extra,network", GATHER_CASES)
+def test_gathered_layouts(
+    name: str, lanes: int, merge: tuple[int, ...], extra: tuple[int, ...] | None, network: str
+) -> None:
+    """Plans that move lane bits into slots by gathering at load time (and scattering the
+    inverse's stores) compute the same kernels: exact product, the ring's NTT through the
+    native order, the conversions to and from the standard order, proven contracts."""
+    ring = PRESETS[name]
+    park = (0,) if ring.base_degree == 2 else ()
+    config = BuildConfig(
+        lanes=lanes, merge=merge, extra_slots=extra, park_bits=park, gathers=True,
+        intt_networks=(network,),  # type: ignore[arg-type]
+    )  # fmt: skip
+    ks = build_kernels(ring, config)
+    assert any(p.gathered for p in ks.passes)
+    assert not any(isinstance(st, Shuffle) for p in ks.passes for st in p.steps)
+    a = _inputs(ring.n, ring.q, 7, trials=2)
+    b = np.roll(a, 1, axis=0)
+    got = evaluate(ks.functions["polymul"], ks.arith, {"a": a, "b": b}, checked=True)["r"]
+    assert np.array_equal(got, schoolbook_batch(a, b, ring.q))
+    nat = evaluate(ks.functions["ntt"], ks.arith, {"a": a}, checked=True)["a"]
+    std = evaluate(ks.functions["to_standard"], ks.arith, {"a": nat})["a"] % ring.q
+    for x, y in zip(a, std, strict=True):
+        assert list(y) == ks.alg.reference_ntt(list(x))
+    back = evaluate(ks.functions["from_standard"], ks.arith, {"a": std})["a"]
+    assert np.array_equal(back, nat % ring.q)
+    inv = evaluate(ks.functions["intt"], ks.arith, {"a": nat}, checked=True)["a"]
+    plain = build_kernels(ring, replace(config, gathers=False))
+    plain_nat = evaluate(plain.functions["from_standard"], plain.arith, {"a": std})["a"]
+    want = evaluate(plain.functions["intt"], plain.arith, {"a": plain_nat})["a"]
+    assert np.array_equal(inv % ring.q, want % ring.q)
+    for fn in ks.functions.values():
+        assert analyse(fn, ks.arith) == fn.contract.outputs
+
+
+@pytest.mark.parametrize("lane_bits", [1, 2, 3, 4])
+def test_gathered_plans(lane_bits: int) -> None:
+    """A gathered pass needs no lane move: the loaded order has every butterfly bit above
+    the lanes, and the gather offsets read, for register r and lane k, the memory address
+    (in the pass's input order) that holds the logical position the loaded order puts there;
+    the chunk is stored as loaded, so the pass's output order is the loaded order."""
+    log_n = 8
+    for merge, park in (([4, 4], ()), ([4, 3], (0,)), ([2, 3, 3], ()), ([1, 3, 4], ())):
+        depth = sum(merge)
+        order = MemOrder.identity(log_n)
+        for p in plan_forward(log_n, depth, lane_bits, merge, gather=True, park_bits=park):
+            assert p.order_in == order
+            assert not any(isinstance(st, Shuffle) for st in p.steps)
+            loaded = p.loaded_order
+            for st in p.steps:
+                assert loaded.perm[p.slots[st.slot]] == st.bit  # type: ignore[union-attr]
+            assert p.order_out == loaded
+            registers, lanes = p.gather_offsets() if p.gathered else (None, None)
+            if registers is not None:
+                assert lanes is not None
+                virtual = [sum(((r >> j) & 1) << s for j, s in enumerate(p.slots))
+                           for r in range(p.registers)]  # fmt: skip
+                loop_bits = [b for b in range(lane_bits, log_n) if b not in p.slots]
+                for base_bits in range(1 << len(loop_bits)):
+                    base = sum(((base_bits >> i) & 1) << b for i, b in enumerate(loop_bits))
+                    for r in range(p.registers):
+                        for lane in range(1 << lane_bits):
+                            at = base + registers[r] + lanes[lane]
+                            assert p.order_in.index(at) == loaded.index(base + virtual[r] + lane)
+            order = p.order_out
+
+
+def test_gather_offsets_are_checked() -> None:
+    """The builder refuses lane offsets that are not L distinct non-negative numbers."""
+    ks = build_kernels(PRESETS["mlkem"], BuildConfig(lanes=4))
+    S = ks.builder("probe", "probe")
+    a = S.inout("a", 256, (0, 3328))
+    for bad in ((0, 1, 2), (0, 1, 1, 2), (-1, 0, 1, 2)):
+        with pytest.raises(ValueError, match="must be 4 distinct non-negative offsets"):
+            S.load(a, 0, lanes_at=bad)
+    S.store(a, 8, S.load(a, 0, lanes_at=(0, 1, 2, 3)))  # consecutive: an ordinary access
+    assert S.load(a, 0, lanes_at=(0, 4, 1, 5)) is not None
 
 
 @pytest.mark.parametrize("lanes", [16, 32])

@@ -73,25 +73,55 @@ def test_lmul_variants(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
     _against_portable(ring, isa, max(cls.min_vlen, 128))  # type: ignore[attr-defined]
 
 
+STYLE_MARKS = {"slide": "__riscv_vslideup_vx", "gather": "__riscv_vrgather_vv"}
+
+
+@pytest.mark.parametrize("style", ["slide", "gather"])
 @pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=lambda r: r.name)
-def test_gather_shuffles(ring, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The second shuffle style (vrgather by vid -+ d under the same lane masks) computes the
-    same kernels as the default masked slides."""
+def test_in_register_shuffle_styles(ring, style: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The presets load by gathers (the measured default, see :mod:`nttgen.tuning`); the
+    in-register shuffle styles (masked slides, or vrgather by vid -+ d under the same lane
+    masks) compute the same kernels."""
     require_isa("rvv128")
     import nttgen.generate as gen
 
     default = generate(ring, "rvv128").source
-    assert "__riscv_vslideup_vx" in default and "__riscv_vrgather" not in default
-    monkeypatch.setitem(gen.TUNED, (ring.name, "rvv128"), {"shuffles": "gather"})
+    assert "__riscv_vluxei" in default and "__riscv_vsuxei" in default
+    assert not any(mark in default for mark in STYLE_MARKS.values())
+    monkeypatch.setitem(gen.TUNED, (ring.name, "rvv128"), {"shuffles": style})
     kernel_set.cache_clear()
     _LOADED.clear()
     try:
         text = generate(ring, "rvv128").source
-        assert "__riscv_vrgather_vv" in text and "__riscv_vslideup" not in text
+        assert STYLE_MARKS[style] in text and "__riscv_vluxei" not in text
+        assert all(m not in text for s, m in STYLE_MARKS.items() if s != style)
         _against_portable(ring, "rvv128", 128)
     finally:
         kernel_set.cache_clear()
         _LOADED.clear()
+
+
+@pytest.mark.parametrize("ring", [PRESETS["kyber-r1"], PRESETS["newhope512"]], ids=lambda r: r.name)
+def test_indexed_loads_at_a_longer_vlen(ring) -> None:  # type: ignore[no-untyped-def]
+    """The gathered code of VLEN 128 on a core of VLEN 256 (it uses the low part of each
+    register; the lane offsets come from vid over the constant vector length)."""
+    require_isa("rvv128")
+    assert "__riscv_vluxei" in generate(ring, "rvv128").source
+    _against_portable(ring, "rvv128", 256)
+
+
+def test_lane_offsets_must_be_a_bit_permutation() -> None:
+    """The RVV lane offsets are computed from vid, which needs offsets additive in the lane
+    bits, each a power of two (as every exchange of lane and slot bits gives)."""
+    from nttgen.emit.isa.base import EmitContext
+    from nttgen.plan.constants import Arith
+
+    isa = isa_class("rvv128")(EmitContext(Arith(3329, PRESETS["mlkem"].lane), "p"))
+    isa.lane_offsets("ok", (0, 64, 128, 192, 1, 65, 129, 193))
+    with pytest.raises(ValueError, match="not additive in lane bits"):
+        isa.lane_offsets("bad", (0, 1, 2, 4, 3, 5, 6, 7))
+    with pytest.raises(ValueError, match="not a power of two"):
+        isa.lane_offsets("bad", (0, 3, 6, 9, 12, 15, 18, 21))
 
 
 def test_specialised_code_refuses_a_shorter_vlen() -> None:

@@ -6,8 +6,8 @@
  *         Falcon-1024 ring: complete NTT
  * NTT:    depth 10, factors of degree 1, root r = 7 of order 2048
  * Order:  standard NTT order: entry j holds a(r^(2*brv10(j)+1)), r = 7 of order 2048
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 3, 0, 1,
- *           2, 7, 8, 9]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [7, 8, 9, 3, 4, 5,
+ *           6, 0, 1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 8 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,21 +15,21 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_falcon1024_rvv128_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-22649, 22649]
- *       ops: load 894, store 256, add 640, sub 640, montmul 640, barrett 192, shuffle 192
+ *       a in [-12288, 12288] -> a in [-22650, 22650]
+ *       ops: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
  *       coefficient reductions: 1536
  *   nttgen_falcon1024_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-13971, 13971]
+ *       a in [-22650, 22650], b in [-22650, 22650] -> r in [-13972, 13972]
  *       ops: load 256, store 128, montmul_var 128
  *   nttgen_falcon1024_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-6144, 6144]
+ *       a in [-22650, 22650], b in [-22650, 22650] -> r in [-6144, 6144]
  *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
  *   nttgen_falcon1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13971, 13971] -> a in [-9018, 9018]
- *       ops: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
- *       coefficient reductions: 1536
+ *       a in [-13972, 13972] -> a in [-9015, 9015]
+ *       ops: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
+ *       coefficient reductions: 1856
  *   nttgen_falcon1024_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -44,16 +44,16 @@
  *   nttgen_falcon1024_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 128, store 128, shuffle 192
+ *       ops: load 128, scatter 128
  *   nttgen_falcon1024_rvv128_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 128, store 128, shuffle 192
+ *       ops: gather 128, store 128
  *   nttgen_falcon1024_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 2814, store 896, add 1920, sub 1920, montmul 1984, montmul_var 128, barrett 576,
- *         cond_add_q 128, shuffle 576
- *       coefficient reductions: 4608
+ *       ops: load 2414, gather 256, store 1152, scatter 128, add 1920, sub 1920, montmul 1928,
+ *         montmul_var 128, barrett 616, cond_add_q 128
+ *       coefficient reductions: 4928
  */
 #ifndef NTTGEN_FALCON1024_RVV128_H
 #define NTTGEN_FALCON1024_RVV128_H
@@ -73,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22649, 22649]
- * Ops per call: load 894, store 256, add 640, sub 640, montmul 640, barrett 192, shuffle 192
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22650, 22650]
+ * Ops per call: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
  */
 void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]);
 
@@ -83,9 +83,9 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13971, 13971]
- * a[1024]: on entry in [-22649, 22649]
- * b[1024]: on entry in [-22649, 22649]
+ * r[1024]: on exit in [-13972, 13972]
+ * a[1024]: on entry in [-22650, 22650]
+ * b[1024]: on entry in [-22650, 22650]
  * Ops per call: load 256, store 128, montmul_var 128
  */
 void nttgen_falcon1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
@@ -97,8 +97,8 @@ void nttgen_falcon1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22649, 22649]
- * b[1024 x k]: on entry in [-22649, 22649]
+ * a[1024 x k]: on entry in [-22650, 22650]
+ * b[1024 x k]: on entry in [-22650, 22650]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 256, store 128, montmul_var 128, barrett 128
  */
@@ -110,8 +110,8 @@ void nttgen_falcon1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, con
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13971, 13971], on exit in [-9018, 9018]
- * Ops per call: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
+ * a[1024]: on entry in [-13972, 13972], on exit in [-9015, 9015]
+ * Ops per call: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
  */
 void nttgen_falcon1024_rvv128_intt(int16_t a[1024]);
 
@@ -151,7 +151,7 @@ void nttgen_falcon1024_rvv128_frommont(int16_t a[1024]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 128, store 128, shuffle 192
+ * Ops per call: load 128, scatter 128
  */
 void nttgen_falcon1024_rvv128_to_standard(int16_t a[1024]);
 
@@ -161,7 +161,7 @@ void nttgen_falcon1024_rvv128_to_standard(int16_t a[1024]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 128, store 128, shuffle 192
+ * Ops per call: gather 128, store 128
  */
 void nttgen_falcon1024_rvv128_from_standard(int16_t a[1024]);
 
@@ -173,8 +173,8 @@ void nttgen_falcon1024_rvv128_from_standard(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 2814, store 896, add 1920, sub 1920, montmul 1984, montmul_var 128, barrett
- *   576, cond_add_q 128, shuffle 576
+ * Ops per call: load 2414, gather 256, store 1152, scatter 128, add 1920, sub 1920, montmul 1928,
+ *   montmul_var 128, barrett 616, cond_add_q 128
  */
 void nttgen_falcon1024_rvv128_polymul(int16_t r[1024], const int16_t a[1024],
                                       const int16_t b[1024]);

@@ -6,8 +6,8 @@
  *         Falcon-1024 ring: complete NTT
  * NTT:    depth 10, factors of degree 1, root r = 7 of order 2048
  * Order:  standard NTT order: entry j holds a(r^(2*brv10(j)+1)), r = 7 of order 2048
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
- *           2, 3, 8, 9]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 7, 8, 9, 4, 5,
+ *           0, 1, 2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,21 +15,21 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_falcon1024_rvv256_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-22611, 22610]
- *       ops: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 128
+ *       a in [-12288, 12288] -> a in [-22649, 22649]
+ *       ops: load 374, gather 64, store 192, add 320, sub 320, montmul 320, barrett 96
  *       coefficient reductions: 1536
  *   nttgen_falcon1024_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-13945, 13945]
+ *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-13971, 13971]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_falcon1024_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-6144, 6144]
+ *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_falcon1024_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13945, 13945] -> a in [-8990, 8990]
- *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 128
- *       coefficient reductions: 1536
+ *       a in [-13971, 13971] -> a in [-8988, 8988]
+ *       ops: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
+ *       coefficient reductions: 1856
  *   nttgen_falcon1024_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -44,16 +44,16 @@
  *   nttgen_falcon1024_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, store 64, shuffle 128
+ *       ops: load 64, scatter 64
  *   nttgen_falcon1024_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, store 64, shuffle 128
+ *       ops: gather 64, store 64
  *   nttgen_falcon1024_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
- *         cond_add_q 64, shuffle 384
- *       coefficient reductions: 4608
+ *       ops: load 1344, gather 128, store 576, scatter 64, add 960, sub 960, montmul 964,
+ *         montmul_var 64, barrett 308, cond_add_q 64
+ *       coefficient reductions: 4928
  */
 #ifndef NTTGEN_FALCON1024_RVV256_H
 #define NTTGEN_FALCON1024_RVV256_H
@@ -73,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22611, 22610]
- * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 128
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22649, 22649]
+ * Ops per call: load 374, gather 64, store 192, add 320, sub 320, montmul 320, barrett 96
  */
 void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]);
 
@@ -83,9 +83,9 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13945, 13945]
- * a[1024]: on entry in [-22611, 22610]
- * b[1024]: on entry in [-22611, 22610]
+ * r[1024]: on exit in [-13971, 13971]
+ * a[1024]: on entry in [-22649, 22649]
+ * b[1024]: on entry in [-22649, 22649]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_falcon1024_rvv256_basemul(int16_t r[1024], const int16_t a[1024],
@@ -97,8 +97,8 @@ void nttgen_falcon1024_rvv256_basemul(int16_t r[1024], const int16_t a[1024],
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22611, 22610]
- * b[1024 x k]: on entry in [-22611, 22610]
+ * a[1024 x k]: on entry in [-22649, 22649]
+ * b[1024 x k]: on entry in [-22649, 22649]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
@@ -110,8 +110,8 @@ void nttgen_falcon1024_rvv256_basemul_acc(int16_t r[1024], const int16_t *a, con
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13945, 13945], on exit in [-8990, 8990]
- * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 128
+ * a[1024]: on entry in [-13971, 13971], on exit in [-8988, 8988]
+ * Ops per call: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
  */
 void nttgen_falcon1024_rvv256_intt(int16_t a[1024]);
 
@@ -151,7 +151,7 @@ void nttgen_falcon1024_rvv256_frommont(int16_t a[1024]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, store 64, shuffle 128
+ * Ops per call: load 64, scatter 64
  */
 void nttgen_falcon1024_rvv256_to_standard(int16_t a[1024]);
 
@@ -161,7 +161,7 @@ void nttgen_falcon1024_rvv256_to_standard(int16_t a[1024]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, store 64, shuffle 128
+ * Ops per call: gather 64, store 64
  */
 void nttgen_falcon1024_rvv256_from_standard(int16_t a[1024]);
 
@@ -173,8 +173,8 @@ void nttgen_falcon1024_rvv256_from_standard(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
- *   cond_add_q 64, shuffle 384
+ * Ops per call: load 1344, gather 128, store 576, scatter 64, add 960, sub 960, montmul 964,
+ *   montmul_var 64, barrett 308, cond_add_q 64
  */
 void nttgen_falcon1024_rvv256_polymul(int16_t r[1024], const int16_t a[1024],
                                       const int16_t b[1024]);

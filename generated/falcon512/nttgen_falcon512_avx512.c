@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_falcon512_avx512_ntt: forward NTT, in place
  *       a in [-12288, 12288] -> a in [-14940, 14940]
- *       ops: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32
+ *       ops: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
  *       coefficient reductions: 768
  *   nttgen_falcon512_avx512_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-14940, 14940], b in [-14940, 14940] -> r in [-9550, 9550]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 512
  *   nttgen_falcon512_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7498, 7498]
- *       ops: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, shuffle 32
+ *       ops: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, shuffle 32, zip 8
  *       coefficient reductions: 768
  *   nttgen_falcon512_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_falcon512_avx512_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, store 16, shuffle 32, zip 8
  *   nttgen_falcon512_avx512_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, store 16, shuffle 32, zip 8
  *   nttgen_falcon512_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 370, store 64, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
- *         cond_add_q 16, shuffle 96
+ *         cond_add_q 16, shuffle 96, zip 24
  *       coefficient reductions: 2304
  */
 #include "nttgen_falcon512_avx512.h"
@@ -361,7 +361,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_falcon512_avx512_intt_twist[1024] =
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[512]: on entry in [-12288, 12288], on exit in [-14940, 14940]
- * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32
+ * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
  */
 void nttgen_falcon512_avx512_ntt(int16_t a[512]) {
     const int16_t *const zetas_0 = nttgen_falcon512_avx512_ntt_zetas;
@@ -1172,7 +1172,7 @@ void nttgen_falcon512_avx512_basemul_acc(int16_t r[512], const int16_t *a, const
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[512]: on entry in [-12288, 12288], on exit in [-7498, 7498]
- * Ops per call: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, shuffle 32
+ * Ops per call: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, shuffle 32, zip 8
  */
 void nttgen_falcon512_avx512_intt(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_falcon512_avx512_intt_zetas_dit;
@@ -1899,7 +1899,7 @@ void nttgen_falcon512_avx512_frommont(int16_t a[512]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, store 16, shuffle 32, zip 8
  */
 void nttgen_falcon512_avx512_to_standard(int16_t a[512]) {
 #ifdef NTTGEN_DEBUG
@@ -2028,7 +2028,7 @@ void nttgen_falcon512_avx512_to_standard(int16_t a[512]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, store 16, shuffle 32, zip 8
  */
 void nttgen_falcon512_avx512_from_standard(int16_t a[512]) {
 #ifdef NTTGEN_DEBUG
@@ -2158,7 +2158,7 @@ void nttgen_falcon512_avx512_from_standard(int16_t a[512]) {
  * Output: r: NTT domain in this ISA's native order
  * r[512]: on exit in [-14940, 14940]
  * a[512]: on entry in [-12288, 12288]
- * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32
+ * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_falcon512_avx512_ntt_from(int16_t r[512], const int16_t a[512]) {
     const int16_t *const zetas_0 = nttgen_falcon512_avx512_ntt_zetas;
@@ -2640,7 +2640,7 @@ static NTTGEN_NOINLINE void nttgen_falcon512_avx512_ntt_from(int16_t r[512], con
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
  * Ops per call: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, cond_add_q 16, shuffle
- *   32
+ *   32, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_falcon512_avx512_intt_reduce(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_falcon512_avx512_intt_zetas_dit;
@@ -3109,7 +3109,7 @@ static NTTGEN_NOINLINE void nttgen_falcon512_avx512_intt_reduce(int16_t a[512]) 
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
  * Ops per call: load 370, store 64, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
- *   cond_add_q 16, shuffle 96
+ *   cond_add_q 16, shuffle 96, zip 24
  */
 void nttgen_falcon512_avx512_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_avx2_ntt: forward NTT, in place
  *       a in [-7680, 7680] -> a in [-18058, 18058]
- *       ops: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24
+ *       ops: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8816, 8816] -> a in [-5415, 5415]
- *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_kyber_r1_avx2_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 24
+ *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_kyber_r1_avx2_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 24
+ *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *         cond_add_q 16, shuffle 72
+ *         cond_add_q 16, shuffle 72, zip 24
  *       coefficient reductions: 384
  */
 #include "nttgen_kyber_r1_avx2.h"
@@ -329,7 +329,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24
+ * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
@@ -809,7 +809,7 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8816, 8816], on exit in [-5415, 5415]
- * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
@@ -1253,7 +1253,7 @@ void nttgen_kyber_r1_avx2_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 24
+ * Ops per call: load 16, store 16, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1366,7 +1366,7 @@ void nttgen_kyber_r1_avx2_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 24
+ * Ops per call: load 16, store 16, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1480,7 +1480,7 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-18058, 18058]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24
+ * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
@@ -1897,7 +1897,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
  * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, cond_add_q 16, shuffle
- *   24
+ *   24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
@@ -2279,7 +2279,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *   cond_add_q 16, shuffle 72
+ *   cond_add_q 16, shuffle 72, zip 24
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_avx512_ntt: forward NTT, in place
  *       a in [-7680, 7680] -> a in [-18058, 18058]
- *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16
+ *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8816, 8816] -> a in [-5389, 5389]
- *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16
+ *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_kyber_r1_avx512_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 16
+ *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_kyber_r1_avx512_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 16
+ *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_kyber_r1_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 186, store 32, add 96, sub 96, montmul 100, montmul_var 8, barrett 12, cond_add_q
- *         8, shuffle 48
+ *         8, shuffle 48, zip 12
  *       coefficient reductions: 384
  */
 #include "nttgen_kyber_r1_avx512.h"
@@ -289,7 +289,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
- * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
@@ -704,7 +704,7 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8816, 8816], on exit in [-5389, 5389]
- * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
@@ -1087,7 +1087,7 @@ void nttgen_kyber_r1_avx512_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 16
+ * Ops per call: load 8, store 8, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1160,7 +1160,7 @@ void nttgen_kyber_r1_avx512_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 16
+ * Ops per call: load 8, store 8, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1234,7 +1234,7 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-18058, 18058]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
@@ -1463,7 +1463,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
- * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, cond_add_q 8, shuffle 16
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, cond_add_q 8, shuffle 16,
+ *   zip 4
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
@@ -1692,7 +1693,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 186, store 32, add 96, sub 96, montmul 100, montmul_var 8, barrett 12,
- *   cond_add_q 8, shuffle 48
+ *   cond_add_q 8, shuffle 48, zip 12
  */
 void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -6,8 +6,8 @@
  *         Kyber round 1 prime (Seiler 2018): complete NTT
  * NTT:    depth 8, factors of degree 1, root r = 62 of order 512
  * Order:  standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 62 of order 512
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 3, 0, 1,
- *           2, 7]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 3, 4, 0,
+ *           1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 8 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,21 +15,21 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv128_ntt: forward NTT, in place
- *       a in [-7680, 7680] -> a in [-18285, 18285]
- *       ops: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
+ *       a in [-7680, 7680] -> a in [-18303, 18303]
+ *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18285, 18285], b in [-18285, 18285] -> r in [-8942, 8942]
+ *       a in [-18303, 18303], b in [-18303, 18303] -> r in [-8952, 8952]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_kyber_r1_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18285, 18285], b in [-18285, 18285] -> r in [-3840, 3840]
+ *       a in [-18303, 18303], b in [-18303, 18303] -> r in [-3840, 3840]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8942, 8942] -> a in [-5417, 5417]
- *       ops: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
- *       coefficient reductions: 128
+ *       a in [-8952, 8952] -> a in [-5149, 5150]
+ *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -44,16 +44,16 @@
  *   nttgen_kyber_r1_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: load 32, scatter 32
  *   nttgen_kyber_r1_rvv128_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: gather 32, store 32
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 48,
- *         cond_add_q 32, shuffle 144
- *       coefficient reductions: 384
+ *       ops: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386, montmul_var
+ *         32, barrett 64, cond_add_q 32
+ *       coefficient reductions: 512
  */
 #ifndef NTTGEN_KYBER_R1_RVV128_H
 #define NTTGEN_KYBER_R1_RVV128_H
@@ -73,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18285, 18285]
- * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
+ * a[256]: on entry in [-7680, 7680], on exit in [-18303, 18303]
+ * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
  */
 void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]);
 
@@ -83,9 +83,9 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8942, 8942]
- * a[256]: on entry in [-18285, 18285]
- * b[256]: on entry in [-18285, 18285]
+ * r[256]: on exit in [-8952, 8952]
+ * a[256]: on entry in [-18303, 18303]
+ * b[256]: on entry in [-18303, 18303]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -96,8 +96,8 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18285, 18285]
- * b[256 x k]: on entry in [-18285, 18285]
+ * a[256 x k]: on entry in [-18303, 18303]
+ * b[256 x k]: on entry in [-18303, 18303]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
@@ -109,8 +109,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8942, 8942], on exit in [-5417, 5417]
- * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
+ * a[256]: on entry in [-8952, 8952], on exit in [-5149, 5150]
+ * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]);
 
@@ -150,7 +150,7 @@ void nttgen_kyber_r1_rvv128_frommont(int16_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: load 32, scatter 32
  */
 void nttgen_kyber_r1_rvv128_to_standard(int16_t a[256]);
 
@@ -160,7 +160,7 @@ void nttgen_kyber_r1_rvv128_to_standard(int16_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: gather 32, store 32
  */
 void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]);
 
@@ -172,8 +172,8 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 48,
- *   cond_add_q 32, shuffle 144
+ * Ops per call: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386,
+ *   montmul_var 32, barrett 64, cond_add_q 32
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

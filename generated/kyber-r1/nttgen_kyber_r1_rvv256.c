@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv256_ntt: forward NTT, in place
  *       a in [-7680, 7680] -> a in [-18058, 18058]
- *       ops: load 110, store 16, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ *       ops: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
@@ -27,9 +27,9 @@
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-5389, 5389]
- *       ops: load 84, store 16, add 64, sub 64, montmul 72, barrett 8, shuffle 32
- *       coefficient reductions: 128
+ *       a in [-8816, 8816] -> a in [-5142, 5142]
+ *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -44,16 +44,16 @@
  *   nttgen_kyber_r1_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, scatter 16
  *   nttgen_kyber_r1_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: gather 16, store 16
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 336, store 64, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *         cond_add_q 16, shuffle 96
- *       coefficient reductions: 384
+ *       ops: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193, montmul_var
+ *         16, barrett 32, cond_add_q 16
+ *       coefficient reductions: 512
  */
 #include "nttgen_kyber_r1_rvv256.h"
 
@@ -130,131 +130,28 @@ static inline vint16m1_t nttgen_kyber_r1_rvv256_cond_add_q(vint16m1_t a, size_t 
     return __riscv_vadd_vv_i16m1(a, __riscv_vand_vx_i16m1(mask, 7681, vl), vl);
 }
 
-/*
- * The first output of the interleave at lane distance 1 (masked vslideup).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv1_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 1, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 1, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 1 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv1_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 1, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 1, vl);
-}
-
-/*
- * The first output of the interleave at lane distance 2 (masked vslideup).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv2_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 2, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 2, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 2 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv2_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 2, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 2, vl);
-}
-
-/*
- * The first output of the interleave at lane distance 4 (masked vslideup).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv4_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 4, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 4, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 4 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv4_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 4, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 4, vl);
-}
-
-/*
- * The first output of the interleave at lane distance 8 (masked vslideup).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv8_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 8, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 8, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 8 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_kyber_r1_rvv256_ilv8_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 8, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 8, vl);
-}
-
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_zetas[1056] = {
-    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
-    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -1525, -1525, -1525, -1525, -1525, -1525, -1525, -1525,
-    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -20469, -20469, -20469, -20469, -20469, -20469, -20469, -20469,
-    -1599, -1599, -1599, -1599, -1599, -1599, -1599, -1599, -2830, -2830, -2830, -2830, -2830, -2830, -2830, -2830,
-    23489, 23489, 23489, 23489, 23489, 23489, 23489, 23489, -26382, -26382, -26382, -26382, -26382, -26382, -26382, -26382,
-    -2237, -2237, -2237, -2237, -2237, -2237, -2237, -2237, 1296, 1296, 1296, 1296, 1296, 1296, 1296, 1296,
-    7491, 7491, 7491, 7491, 7491, 7491, 7491, 7491, 9488, 9488, 9488, 9488, 9488, 9488, 9488, 9488,
-    3706, 3706, 3706, 3706, 3706, 3706, 3706, 3706, 617, 617, 617, 617, 617, 617, 617, 617,
-    -15750, -15750, -15750, -15750, -15750, -15750, -15750, -15750, -19351, -19351, -19351, -19351, -19351, -19351, -19351, -19351,
-    -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2557, -2557, -2557, -2557, -2557, -2557, -2557, -2557,
-    -22568, -22568, -22568, -22568, -22568, -22568, -22568, -22568, -25597, -25597, -25597, -25597, -25597, -25597, -25597, -25597,
-    1993, 1993, 1993, 1993, 1993, 1993, 1993, 1993, 3364, 3364, 3364, 3364, 3364, 3364, 3364, 3364,
-    31177, 31177, 31177, 31177, 31177, 31177, 31177, 31177, -10972, -10972, -10972, -10972, -10972, -10972, -10972, -10972,
-    1986, 1986, 1986, 1986, 1986, 1986, 1986, 1986, 1483, 1483, 1483, 1483, 1483, 1483, 1483, 1483,
-    19394, 19394, 19394, 19394, 19394, 19394, 19394, 19394, 15307, 15307, 15307, 15307, 15307, 15307, 15307, 15307,
-    -2006, -2006, -2006, -2006, -2006, -2006, -2006, -2006, 1921, 1921, 1921, 1921, 1921, 1921, 1921, 1921,
-    3114, 3114, 3114, 3114, 3114, 3114, 3114, 3114, -5759, -5759, -5759, -5759, -5759, -5759, -5759, -5759,
-    -3689, -3689, -3689, -3689, -438, -438, -438, -438, 3772, 3772, 3772, 3772, -1399, -1399, -1399, -1399,
-    16279, 16279, 16279, 16279, 21066, 21066, 21066, 21066, 1724, 1724, 1724, 1724, -4983, -4983, -4983, -4983,
-    -1738, -1738, -1738, -1738, -679, -679, -679, -679, -2535, -2535, -2535, -2535, 1321, 1321, 1321, 1321,
-    -23242, -23242, -23242, -23242, -28839, -28839, -28839, -28839, 2073, 2073, 2073, 2073, 14121, 14121, 14121, 14121,
-    810, 810, 810, 810, 396, 396, 396, 396, 1535, 1535, 1535, 1535, -103, -103, -103, -103,
-    5930, 5930, 5930, 5930, -26228, -26228, -26228, -26228, 9215, 9215, 9215, 9215, 4505, 4505, 4505, 4505,
-    1887, 1887, 1887, 1887, -3174, -3174, -3174, -3174, -549, -549, -549, -549, 2804, 2804, 2804, 2804,
-    -6817, -6817, -6817, -6817, -6246, -6246, -6246, -6246, 21467, 21467, 21467, 21467, 29428, 29428, 29428, 29428,
-    3266, 3266, 3266, 3266, -1305, -1305, -1305, -1305, -2440, -2440, -2440, -2440, 514, 514, 514, 514,
-    20674, 20674, 20674, 20674, -5913, -5913, -5913, -5913, -6536, -6536, -6536, -6536, -14846, -14846, -14846, -14846,
-    -3600, -3600, -3600, -3600, -1760, -1760, -1760, -1760, -2555, -2555, -2555, -2555, -2956, -2956, -2956, -2956,
-    -11792, -11792, -11792, -11792, 14624, 14624, 14624, 14624, 24581, 24581, 24581, 24581, 23668, 23668, 23668, 23668,
-    -638, -638, -638, -638, -3555, -3555, -3555, -3555, 3153, 3153, 3153, 3153, -2043, -2043, -2043, -2043,
-    -15998, -15998, -15998, -15998, -29667, -29667, -29667, -29667, -29103, -29103, -29103, -29103, 25093, 25093, 25093, 25093,
-    -7, -7, -7, -7, -1881, -1881, -1881, -1881, 2310, 2310, 2310, 2310, -1431, -1431, -1431, -1431,
-    -11783, -11783, -11783, -11783, 26279, 26279, 26279, 26279, 21766, 21766, 21766, 21766, -21399, -21399, -21399, -21399,
-    -1054, -1054, -3417, -3417, 2175, 2175, -1497, -1497, -1390, -1390, -1533, -1533, -2160, -2160, -1056, -1056,
-    32738, 32738, 24743, 24743, 9855, 9855, 26663, 26663, -8558, -8558, -24573, -24573, 6032, 6032, -17440, -17440,
-    -3456, -3456, 2919, 2919, 3692, 3692, -3145, -3145, 3750, 3750, -727, -727, -859, -859, 1799, 1799,
-    -3456, -3456, -1689, -1689, 26220, 26220, -32329, -32329, -25946, -25946, 12073, 12073, -22875, -22875, 13575, 13575,
-    1698, 1698, -194, -194, 373, 373, 2572, 2572, 1598, 1598, 1464, 1464, 2649, 2649, 783, 783,
-    2722, 2722, -17602, -17602, 19317, 19317, -24052, -24052, -15810, -15810, 30136, 30136, -25511, -25511, 16655, 16655,
-    1166, 1166, 2789, 2789, -730, -730, 1350, 1350, 2762, 2762, 1521, 1521, 2579, 2579, -2665, -2665,
-    24718, 24718, 13541, 13541, -30426, -30426, -11962, -11962, 24266, 24266, -14351, -14351, -12269, -12269, 17303, 17303,
-    2426, 2426, 3405, 3405, -1756, -1756, -2224, -2224, 2835, 2835, 1386, 1386, 1532, 1532, 3480, 3480,
-    -17030, -17030, 1869, 1869, -16092, -16092, -26800, -26800, -12013, -12013, -26262, -26262, 32252, 32252, 15768, 15768,
-    915, 915, -2113, -2113, -2391, -2391, -1681, -1681, -2233, -2233, -921, -921, -486, -486, -3310, -3310,
-    -13933, -13933, -27201, -27201, 10409, 10409, -2193, -2193, -23225, -23225, -5529, -5529, -3558, -3558, -10478, -10478,
-    3831, 3831, 2385, 2385, 3135, 3135, -3588, -3588, 2764, 2764, -3428, -3428, 1919, 1919, 2133, 2133,
-    7415, 7415, -29871, -29871, -21953, -21953, 27132, 27132, 8908, 8908, -21860, -21860, 9599, 9599, 4693, 4693,
-    -2, -2, -2732, -2732, 660, 660, 2883, 2883, 3816, 3816, -2743, -2743, 404, 404, -1168, -1168,
-    15358, 15358, 7508, 7508, -21868, -21868, 12611, 12611, -8472, -8472, 26441, 26441, -22124, -22124, -9360, -9360,
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_zetas[512] = {
+    // pass 0: layer(s) 0, 1, 2, 3
+    3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655,
+    -2319, -18191, 834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0,
+    // pass 1: layer(s) 4, 5, 6, 7
+    2816, -2088, -2237, 1986, -1599, 1993, 3706, -2006, -1525, -2557, 1296, 1483, -2830, 3364, 617, 1921,
+    2816, -22568, 7491, 19394, 23489, 31177, -15750, 3114, -20469, -25597, 9488, 15307, -26382, -10972, -19351, -5759,
+    -3689, 3266, 810, -638, -438, -1305, 396, -3555, 3772, -2440, 1535, 3153, -1399, 514, -103, -2043,
+    16279, 20674, 5930, -15998, 21066, -5913, -26228, -29667, 1724, -6536, 9215, -29103, -4983, -14846, 4505, 25093,
+    -1738, -3600, 1887, -7, -679, -1760, -3174, -1881, -2535, -2555, -549, 2310, 1321, -2956, 2804, -1431,
+    -23242, -11792, -6817, -11783, -28839, 14624, -6246, 26279, 2073, 24581, 21467, 21766, 14121, 23668, 29428, -21399,
+    -1054, 2426, -3417, 3405, 2175, -1756, -1497, -2224, -1390, 2835, -1533, 1386, -2160, 1532, -1056, 3480,
+    32738, -17030, 24743, 1869, 9855, -16092, 26663, -26800, -8558, -12013, -24573, -26262, 6032, 32252, -17440, 15768,
+    -3456, 915, 2919, -2113, 3692, -2391, -3145, -1681, 3750, -2233, -727, -921, -859, -486, 1799, -3310,
+    -3456, -13933, -1689, -27201, 26220, 10409, -32329, -2193, -25946, -23225, 12073, -5529, -22875, -3558, 13575, -10478,
+    1698, 3831, -194, 2385, 373, 3135, 2572, -3588, 1598, 2764, 1464, -3428, 2649, 1919, 783, 2133,
+    2722, 7415, -17602, -29871, 19317, -21953, -24052, 27132, -15810, 8908, 30136, -21860, -25511, 9599, 16655, 4693,
+    1166, -2, 2789, -2732, -730, 660, 1350, 2883, 2762, 3816, 1521, -2743, 2579, 404, -2665, -1168,
+    24718, 15358, 13541, 7508, -30426, -21868, -11962, 12611, 24266, -8472, -14351, 26441, -12269, -22124, 17303, -9360,
     -17, -179, -2071, -2378, 1712, 3568, 3434, -2247, 3781, 3214, -3408, -642, -1689, -2874, -3343, 3657,
     -529, -1715, -22039, -23882, 26288, -4624, -24214, 18745, -1851, 26766, 21168, 14718, -6297, -16186, -19215, -32695,
     1278, 2161, 715, 1203, -3547, 1509, 2998, 1295, -3208, 3723, -1338, 370, -893, 1441, 2812, 692,
@@ -271,8 +168,6 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_zetas[1056] = {
     -30255, 24530, 22764, 31518, -10179, -10802, 16715, 25648, 25179, -12449, 14138, -20759, -2858, 27730, 25733, 24232,
     -2230, 3177, -1476, -3794, -434, -1407, -2719, 3450, -124, -402, 2515, 2083, -1519, -1084, 2005, -3287,
     19274, -16791, -3524, -29394, -9650, -9087, -26783, -16006, -30844, 6766, 20435, -4573, -1007, 964, 4565, 9513,
-    3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655,
-    -2319, -18191, 834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0,
 };
 // clang-format on
 
@@ -280,14 +175,11 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_zetas[1056] = {
 //  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
 //  (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_zetas_dit[576] = {
-    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
-    -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777, -3593, -3777,
-    -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865, -9, -28865,
-    -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182, -3593, -3625, -3777, 3182,
-    -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350, -9, -16425, -28865, 10350,
-    -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696,
-    -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496,
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_zetas_dit[512] = {
+    // pass 0: layer(s) 4, 5, 6, 7
+    -3777, -28865, -3777, -28865, -3625, -16425, 3182, 10350, -3777, -28865, -3625, -16425, 3182, 10350, -2194, 4974,
+    -2456, -14744, 1100, 7244, 3696, -4496, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    // pass 1: layer(s) 0, 1, 2, 3
     -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
     -9, -20870, 4974, -22593, -16425, -828, 7244, 23754, -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655,
     -3593, -1921, -1414, 2006, -2194, -1483, 2495, -1986, -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088,
@@ -366,108 +258,46 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
- * Ops per call: load 110, store 16, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ * Ops per call: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  */
 void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_0 = nttgen_kyber_r1_rvv256_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
 #endif
-    // layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[1024], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1025], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[1026], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[1027], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[1028], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[1029], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[1030], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[1031], 16);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[1032], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[1033], 16);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[1034], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[1035], 16);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[1036], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[1037], 16);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[1038], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[1039], 16);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[1040], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[1041], 16);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[1042], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[1043], 16);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[1044], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[1045], 16);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[1046], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[1047], 16);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[1048], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[1049], 16);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[1050], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[1051], 16);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[1052], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[1053], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[0], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[16], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
-    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
-    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
-    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
-    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
-    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
-    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
-    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
-    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
-    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
-    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
-    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
-    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
-    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
-    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
-    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
-    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
-    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
-    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
-    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
-    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
-    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
-    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
-    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
-    const vint16m1_t zeta_30 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
-    const vint16m1_t zetaqinv_30 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
-    const vint16m1_t zeta_31 = __riscv_vle16_v_i16m1(&zetas_0[512], 16);
-    const vint16m1_t zetaqinv_31 = __riscv_vle16_v_i16m1(&zetas_0[528], 16);
-    const vint16m1_t zeta_32 = __riscv_vle16_v_i16m1(&zetas_0[544], 16);
-    const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_0[560], 16);
-    const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_0[576], 16);
-    const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_0[592], 16);
-    const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_0[608], 16);
-    const vint16m1_t zetaqinv_34 = __riscv_vle16_v_i16m1(&zetas_0[624], 16);
-    const vint16m1_t zeta_35 = __riscv_vle16_v_i16m1(&zetas_0[640], 16);
-    const vint16m1_t zetaqinv_35 = __riscv_vle16_v_i16m1(&zetas_0[656], 16);
-    const vint16m1_t zeta_36 = __riscv_vle16_v_i16m1(&zetas_0[672], 16);
-    const vint16m1_t zetaqinv_36 = __riscv_vle16_v_i16m1(&zetas_0[688], 16);
-    const vint16m1_t zeta_37 = __riscv_vle16_v_i16m1(&zetas_0[704], 16);
-    const vint16m1_t zetaqinv_37 = __riscv_vle16_v_i16m1(&zetas_0[720], 16);
-    const vint16m1_t zeta_38 = __riscv_vle16_v_i16m1(&zetas_0[736], 16);
-    const vint16m1_t zetaqinv_38 = __riscv_vle16_v_i16m1(&zetas_0[752], 16);
-    const vint16m1_t zeta_39 = __riscv_vle16_v_i16m1(&zetas_0[768], 16);
-    const vint16m1_t zetaqinv_39 = __riscv_vle16_v_i16m1(&zetas_0[784], 16);
-    const vint16m1_t zeta_40 = __riscv_vle16_v_i16m1(&zetas_0[800], 16);
-    const vint16m1_t zetaqinv_40 = __riscv_vle16_v_i16m1(&zetas_0[816], 16);
-    const vint16m1_t zeta_41 = __riscv_vle16_v_i16m1(&zetas_0[832], 16);
-    const vint16m1_t zetaqinv_41 = __riscv_vle16_v_i16m1(&zetas_0[848], 16);
-    const vint16m1_t zeta_42 = __riscv_vle16_v_i16m1(&zetas_0[864], 16);
-    const vint16m1_t zetaqinv_42 = __riscv_vle16_v_i16m1(&zetas_0[880], 16);
-    const vint16m1_t zeta_43 = __riscv_vle16_v_i16m1(&zetas_0[896], 16);
-    const vint16m1_t zetaqinv_43 = __riscv_vle16_v_i16m1(&zetas_0[912], 16);
-    const vint16m1_t zeta_44 = __riscv_vle16_v_i16m1(&zetas_0[928], 16);
-    const vint16m1_t zetaqinv_44 = __riscv_vle16_v_i16m1(&zetas_0[944], 16);
-    const vint16m1_t zeta_45 = __riscv_vle16_v_i16m1(&zetas_0[960], 16);
-    const vint16m1_t zetaqinv_45 = __riscv_vle16_v_i16m1(&zetas_0[976], 16);
-    const vint16m1_t zeta_46 = __riscv_vle16_v_i16m1(&zetas_0[992], 16);
-    const vint16m1_t zetaqinv_46 = __riscv_vle16_v_i16m1(&zetas_0[1008], 16);
+    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 16);
+    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 16);
+    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 16);
+    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 16);
+    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 16);
+    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 16);
+    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 16);
+    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 16);
+    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 16);
+    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
+    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
+    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -580,190 +410,189 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
     const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    const vint16m1_t x_80 = nttgen_kyber_r1_rvv256_ilv8_lo(x_64, x_66, 16);
-    const vint16m1_t x_81 = nttgen_kyber_r1_rvv256_ilv8_hi(x_64, x_66, 16);
-    const vint16m1_t x_82 = nttgen_kyber_r1_rvv256_ilv8_lo(x_68, x_70, 16);
-    const vint16m1_t x_83 = nttgen_kyber_r1_rvv256_ilv8_hi(x_68, x_70, 16);
-    const vint16m1_t x_84 = nttgen_kyber_r1_rvv256_ilv8_lo(x_72, x_74, 16);
-    const vint16m1_t x_85 = nttgen_kyber_r1_rvv256_ilv8_hi(x_72, x_74, 16);
-    const vint16m1_t x_86 = nttgen_kyber_r1_rvv256_ilv8_lo(x_76, x_78, 16);
-    const vint16m1_t x_87 = nttgen_kyber_r1_rvv256_ilv8_hi(x_76, x_78, 16);
-    const vint16m1_t x_88 = nttgen_kyber_r1_rvv256_ilv8_lo(x_65, x_67, 16);
-    const vint16m1_t x_89 = nttgen_kyber_r1_rvv256_ilv8_hi(x_65, x_67, 16);
-    const vint16m1_t x_90 = nttgen_kyber_r1_rvv256_ilv8_lo(x_69, x_71, 16);
-    const vint16m1_t x_91 = nttgen_kyber_r1_rvv256_ilv8_hi(x_69, x_71, 16);
-    const vint16m1_t x_92 = nttgen_kyber_r1_rvv256_ilv8_lo(x_73, x_75, 16);
-    const vint16m1_t x_93 = nttgen_kyber_r1_rvv256_ilv8_hi(x_73, x_75, 16);
-    const vint16m1_t x_94 = nttgen_kyber_r1_rvv256_ilv8_lo(x_77, x_79, 16);
-    const vint16m1_t x_95 = nttgen_kyber_r1_rvv256_ilv8_hi(x_77, x_79, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_66, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_68, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_70, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_72, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_74, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_76, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_78, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_65, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_67, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_69, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_71, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_73, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_75, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_77, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    // layers 4, 5, 6, 7: 16 register(s) per chunk
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
+    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
+    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
+    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
+    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
+    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
+    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
+    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
+    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
+    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
+    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
+    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
+    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
+    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
+    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
+    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
+    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
+    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
+    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
+    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
+    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
+    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
+    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
+    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
+    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
+    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
+    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
+    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
+    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
+    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
+    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
+    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
+    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
+    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
+    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
     const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
     const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_33, 16);
     const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_85, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_85, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_34, 16);
     const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_35, 16);
     const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 16);
     const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_37, 16);
     const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_38, 16);
     const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_94, t_39, 16);
     const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t x_112 = nttgen_kyber_r1_rvv256_ilv4_lo(x_96, x_98, 16);
-    const vint16m1_t x_113 = nttgen_kyber_r1_rvv256_ilv4_hi(x_96, x_98, 16);
-    const vint16m1_t x_114 = nttgen_kyber_r1_rvv256_ilv4_lo(x_97, x_99, 16);
-    const vint16m1_t x_115 = nttgen_kyber_r1_rvv256_ilv4_hi(x_97, x_99, 16);
-    const vint16m1_t x_116 = nttgen_kyber_r1_rvv256_ilv4_lo(x_100, x_102, 16);
-    const vint16m1_t x_117 = nttgen_kyber_r1_rvv256_ilv4_hi(x_100, x_102, 16);
-    const vint16m1_t x_118 = nttgen_kyber_r1_rvv256_ilv4_lo(x_101, x_103, 16);
-    const vint16m1_t x_119 = nttgen_kyber_r1_rvv256_ilv4_hi(x_101, x_103, 16);
-    const vint16m1_t x_120 = nttgen_kyber_r1_rvv256_ilv4_lo(x_104, x_106, 16);
-    const vint16m1_t x_121 = nttgen_kyber_r1_rvv256_ilv4_hi(x_104, x_106, 16);
-    const vint16m1_t x_122 = nttgen_kyber_r1_rvv256_ilv4_lo(x_105, x_107, 16);
-    const vint16m1_t x_123 = nttgen_kyber_r1_rvv256_ilv4_hi(x_105, x_107, 16);
-    const vint16m1_t x_124 = nttgen_kyber_r1_rvv256_ilv4_lo(x_108, x_110, 16);
-    const vint16m1_t x_125 = nttgen_kyber_r1_rvv256_ilv4_hi(x_108, x_110, 16);
-    const vint16m1_t x_126 = nttgen_kyber_r1_rvv256_ilv4_lo(x_109, x_111, 16);
-    const vint16m1_t x_127 = nttgen_kyber_r1_rvv256_ilv4_hi(x_109, x_111, 16);
-    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_113, zeta_23, zetaqinv_23, 16);
-    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_112, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(red_0, t_40, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(red_0, t_40, 16);
-    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_115, zeta_24, zetaqinv_24, 16);
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_114, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(red_1, t_41, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(red_1, t_41, 16);
-    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_25, zetaqinv_25, 16);
-    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_116, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(red_2, t_42, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(red_2, t_42, 16);
-    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_26, zetaqinv_26, 16);
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_118, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(red_3, t_43, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(red_3, t_43, 16);
-    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_121, zeta_27, zetaqinv_27, 16);
-    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_120, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(red_4, t_44, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(red_4, t_44, 16);
-    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_123, zeta_28, zetaqinv_28, 16);
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_122, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
-    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_29, zetaqinv_29, 16);
-    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_124, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
-    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_30, zetaqinv_30, 16);
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_126, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(red_7, t_47, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(red_7, t_47, 16);
-    const vint16m1_t x_144 = nttgen_kyber_r1_rvv256_ilv2_lo(x_128, x_132, 16);
-    const vint16m1_t x_145 = nttgen_kyber_r1_rvv256_ilv2_hi(x_128, x_132, 16);
-    const vint16m1_t x_146 = nttgen_kyber_r1_rvv256_ilv2_lo(x_130, x_134, 16);
-    const vint16m1_t x_147 = nttgen_kyber_r1_rvv256_ilv2_hi(x_130, x_134, 16);
-    const vint16m1_t x_148 = nttgen_kyber_r1_rvv256_ilv2_lo(x_129, x_133, 16);
-    const vint16m1_t x_149 = nttgen_kyber_r1_rvv256_ilv2_hi(x_129, x_133, 16);
-    const vint16m1_t x_150 = nttgen_kyber_r1_rvv256_ilv2_lo(x_131, x_135, 16);
-    const vint16m1_t x_151 = nttgen_kyber_r1_rvv256_ilv2_hi(x_131, x_135, 16);
-    const vint16m1_t x_152 = nttgen_kyber_r1_rvv256_ilv2_lo(x_136, x_140, 16);
-    const vint16m1_t x_153 = nttgen_kyber_r1_rvv256_ilv2_hi(x_136, x_140, 16);
-    const vint16m1_t x_154 = nttgen_kyber_r1_rvv256_ilv2_lo(x_138, x_142, 16);
-    const vint16m1_t x_155 = nttgen_kyber_r1_rvv256_ilv2_hi(x_138, x_142, 16);
-    const vint16m1_t x_156 = nttgen_kyber_r1_rvv256_ilv2_lo(x_137, x_141, 16);
-    const vint16m1_t x_157 = nttgen_kyber_r1_rvv256_ilv2_hi(x_137, x_141, 16);
-    const vint16m1_t x_158 = nttgen_kyber_r1_rvv256_ilv2_lo(x_139, x_143, 16);
-    const vint16m1_t x_159 = nttgen_kyber_r1_rvv256_ilv2_hi(x_139, x_143, 16);
-    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_145, zeta_31, zetaqinv_31, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_147, zeta_32, zetaqinv_32, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_149, zeta_33, zetaqinv_33, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_151, zeta_34, zetaqinv_34, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_153, zeta_35, zetaqinv_35, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_155, zeta_36, zetaqinv_36, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_157, zeta_37, zetaqinv_37, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_159, zeta_38, zetaqinv_38, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_176 = nttgen_kyber_r1_rvv256_ilv1_lo(x_160, x_168, 16);
-    const vint16m1_t x_177 = nttgen_kyber_r1_rvv256_ilv1_hi(x_160, x_168, 16);
-    const vint16m1_t x_178 = nttgen_kyber_r1_rvv256_ilv1_lo(x_162, x_170, 16);
-    const vint16m1_t x_179 = nttgen_kyber_r1_rvv256_ilv1_hi(x_162, x_170, 16);
-    const vint16m1_t x_180 = nttgen_kyber_r1_rvv256_ilv1_lo(x_164, x_172, 16);
-    const vint16m1_t x_181 = nttgen_kyber_r1_rvv256_ilv1_hi(x_164, x_172, 16);
-    const vint16m1_t x_182 = nttgen_kyber_r1_rvv256_ilv1_lo(x_166, x_174, 16);
-    const vint16m1_t x_183 = nttgen_kyber_r1_rvv256_ilv1_hi(x_166, x_174, 16);
-    const vint16m1_t x_184 = nttgen_kyber_r1_rvv256_ilv1_lo(x_161, x_169, 16);
-    const vint16m1_t x_185 = nttgen_kyber_r1_rvv256_ilv1_hi(x_161, x_169, 16);
-    const vint16m1_t x_186 = nttgen_kyber_r1_rvv256_ilv1_lo(x_163, x_171, 16);
-    const vint16m1_t x_187 = nttgen_kyber_r1_rvv256_ilv1_hi(x_163, x_171, 16);
-    const vint16m1_t x_188 = nttgen_kyber_r1_rvv256_ilv1_lo(x_165, x_173, 16);
-    const vint16m1_t x_189 = nttgen_kyber_r1_rvv256_ilv1_hi(x_165, x_173, 16);
-    const vint16m1_t x_190 = nttgen_kyber_r1_rvv256_ilv1_lo(x_167, x_175, 16);
-    const vint16m1_t x_191 = nttgen_kyber_r1_rvv256_ilv1_hi(x_167, x_175, 16);
-    const vint16m1_t t_56 = nttgen_kyber_r1_rvv256_montmul(x_177, zeta_39, zetaqinv_39, 16);
-    const vint16m1_t x_192 = __riscv_vadd_vv_i16m1(x_176, t_56, 16);
-    const vint16m1_t x_193 = __riscv_vsub_vv_i16m1(x_176, t_56, 16);
-    const vint16m1_t t_57 = nttgen_kyber_r1_rvv256_montmul(x_179, zeta_40, zetaqinv_40, 16);
-    const vint16m1_t x_194 = __riscv_vadd_vv_i16m1(x_178, t_57, 16);
-    const vint16m1_t x_195 = __riscv_vsub_vv_i16m1(x_178, t_57, 16);
-    const vint16m1_t t_58 = nttgen_kyber_r1_rvv256_montmul(x_181, zeta_41, zetaqinv_41, 16);
-    const vint16m1_t x_196 = __riscv_vadd_vv_i16m1(x_180, t_58, 16);
-    const vint16m1_t x_197 = __riscv_vsub_vv_i16m1(x_180, t_58, 16);
-    const vint16m1_t t_59 = nttgen_kyber_r1_rvv256_montmul(x_183, zeta_42, zetaqinv_42, 16);
-    const vint16m1_t x_198 = __riscv_vadd_vv_i16m1(x_182, t_59, 16);
-    const vint16m1_t x_199 = __riscv_vsub_vv_i16m1(x_182, t_59, 16);
-    const vint16m1_t t_60 = nttgen_kyber_r1_rvv256_montmul(x_185, zeta_43, zetaqinv_43, 16);
-    const vint16m1_t x_200 = __riscv_vadd_vv_i16m1(x_184, t_60, 16);
-    const vint16m1_t x_201 = __riscv_vsub_vv_i16m1(x_184, t_60, 16);
-    const vint16m1_t t_61 = nttgen_kyber_r1_rvv256_montmul(x_187, zeta_44, zetaqinv_44, 16);
-    const vint16m1_t x_202 = __riscv_vadd_vv_i16m1(x_186, t_61, 16);
-    const vint16m1_t x_203 = __riscv_vsub_vv_i16m1(x_186, t_61, 16);
-    const vint16m1_t t_62 = nttgen_kyber_r1_rvv256_montmul(x_189, zeta_45, zetaqinv_45, 16);
-    const vint16m1_t x_204 = __riscv_vadd_vv_i16m1(x_188, t_62, 16);
-    const vint16m1_t x_205 = __riscv_vsub_vv_i16m1(x_188, t_62, 16);
-    const vint16m1_t t_63 = nttgen_kyber_r1_rvv256_montmul(x_191, zeta_46, zetaqinv_46, 16);
-    const vint16m1_t x_206 = __riscv_vadd_vv_i16m1(x_190, t_63, 16);
-    const vint16m1_t x_207 = __riscv_vsub_vv_i16m1(x_190, t_63, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_192, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_194, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_196, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_198, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_200, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_202, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_204, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_206, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_193, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_195, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_197, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_199, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_201, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_203, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_205, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_207, 16);
+    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_96, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(red_0, t_40, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(red_0, t_40, 16);
+    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_97, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(red_1, t_41, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(red_1, t_41, 16);
+    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_100, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(red_2, t_42, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(red_2, t_42, 16);
+    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_101, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(red_3, t_43, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(red_3, t_43, 16);
+    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_104, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(red_4, t_44, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(red_4, t_44, 16);
+    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_105, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
+    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
+    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_109, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(red_7, t_47, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(red_7, t_47, 16);
+    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_116, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_124, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
+    const vint16m1_t t_56 = nttgen_kyber_r1_rvv256_montmul(x_136, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_56, 16);
+    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_56, 16);
+    const vint16m1_t t_57 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_23, zetaqinv_23, 16);
+    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 16);
+    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 16);
+    const vint16m1_t t_58 = nttgen_kyber_r1_rvv256_montmul(x_140, zeta_24, zetaqinv_24, 16);
+    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 16);
+    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 16);
+    const vint16m1_t t_59 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_25, zetaqinv_25, 16);
+    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_134, t_59, 16);
+    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_134, t_59, 16);
+    const vint16m1_t t_60 = nttgen_kyber_r1_rvv256_montmul(x_137, zeta_26, zetaqinv_26, 16);
+    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_129, t_60, 16);
+    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_129, t_60, 16);
+    const vint16m1_t t_61 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_27, zetaqinv_27, 16);
+    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_131, t_61, 16);
+    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_131, t_61, 16);
+    const vint16m1_t t_62 = nttgen_kyber_r1_rvv256_montmul(x_141, zeta_28, zetaqinv_28, 16);
+    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_133, t_62, 16);
+    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_133, t_62, 16);
+    const vint16m1_t t_63 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_29, zetaqinv_29, 16);
+    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_63, 16);
+    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_63, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_144, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_146, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_148, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_150, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_152, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_154, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_156, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_158, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_145, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_147, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_149, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_151, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_153, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_155, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_157, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_159, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -18058, 18058);
 #endif
@@ -1104,52 +933,40 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-5389, 5389]
- * Ops per call: load 84, store 16, add 64, sub 64, montmul 72, barrett 8, shuffle 32
+ * a[256]: on entry in [-8816, 8816], on exit in [-5142, 5142]
+ * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -8816, 8816);
 #endif
-    // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
-    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
-    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
-    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
-    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
-    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
-    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
-    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[512], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[528], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[544], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[560], 16);
+    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
+    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[8], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[9], 16);
+    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[10], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[11], 16);
+    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[12], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[13], 16);
+    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[14], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[15], 16);
+    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[16], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[17], 16);
+    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[18], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[19], 16);
+    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[20], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[21], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -1182,312 +999,312 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_6, x_14, 16);
     const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_7, x_15, 16);
     const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_7, x_15, 16);
-    const vint16m1_t x_32 = nttgen_kyber_r1_rvv256_ilv1_lo(x_16, x_17, 16);
-    const vint16m1_t x_33 = nttgen_kyber_r1_rvv256_ilv1_hi(x_16, x_17, 16);
-    const vint16m1_t x_34 = nttgen_kyber_r1_rvv256_ilv1_lo(x_18, x_19, 16);
-    const vint16m1_t x_35 = nttgen_kyber_r1_rvv256_ilv1_hi(x_18, x_19, 16);
-    const vint16m1_t x_36 = nttgen_kyber_r1_rvv256_ilv1_lo(x_20, x_21, 16);
-    const vint16m1_t x_37 = nttgen_kyber_r1_rvv256_ilv1_hi(x_20, x_21, 16);
-    const vint16m1_t x_38 = nttgen_kyber_r1_rvv256_ilv1_lo(x_22, x_23, 16);
-    const vint16m1_t x_39 = nttgen_kyber_r1_rvv256_ilv1_hi(x_22, x_23, 16);
-    const vint16m1_t x_40 = nttgen_kyber_r1_rvv256_ilv1_lo(x_24, x_25, 16);
-    const vint16m1_t x_41 = nttgen_kyber_r1_rvv256_ilv1_hi(x_24, x_25, 16);
-    const vint16m1_t x_42 = nttgen_kyber_r1_rvv256_ilv1_lo(x_26, x_27, 16);
-    const vint16m1_t x_43 = nttgen_kyber_r1_rvv256_ilv1_hi(x_26, x_27, 16);
-    const vint16m1_t x_44 = nttgen_kyber_r1_rvv256_ilv1_lo(x_28, x_29, 16);
-    const vint16m1_t x_45 = nttgen_kyber_r1_rvv256_ilv1_hi(x_28, x_29, 16);
-    const vint16m1_t x_46 = nttgen_kyber_r1_rvv256_ilv1_lo(x_30, x_31, 16);
-    const vint16m1_t x_47 = nttgen_kyber_r1_rvv256_ilv1_hi(x_30, x_31, 16);
-    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_40, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_0, 16);
-    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_0, 16);
-    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_42, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_1, 16);
-    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_1, 16);
-    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_2, 16);
-    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_2, 16);
-    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_38, t_3, 16);
-    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_38, t_3, 16);
-    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_41, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
-    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
-    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_43, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_35, t_5, 16);
-    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_35, t_5, 16);
-    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_37, t_6, 16);
-    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_37, t_6, 16);
-    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_39, t_7, 16);
-    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_39, t_7, 16);
-    const vint16m1_t x_64 = nttgen_kyber_r1_rvv256_ilv2_lo(x_48, x_49, 16);
-    const vint16m1_t x_65 = nttgen_kyber_r1_rvv256_ilv2_hi(x_48, x_49, 16);
-    const vint16m1_t x_66 = nttgen_kyber_r1_rvv256_ilv2_lo(x_50, x_51, 16);
-    const vint16m1_t x_67 = nttgen_kyber_r1_rvv256_ilv2_hi(x_50, x_51, 16);
-    const vint16m1_t x_68 = nttgen_kyber_r1_rvv256_ilv2_lo(x_52, x_53, 16);
-    const vint16m1_t x_69 = nttgen_kyber_r1_rvv256_ilv2_hi(x_52, x_53, 16);
-    const vint16m1_t x_70 = nttgen_kyber_r1_rvv256_ilv2_lo(x_54, x_55, 16);
-    const vint16m1_t x_71 = nttgen_kyber_r1_rvv256_ilv2_hi(x_54, x_55, 16);
-    const vint16m1_t x_72 = nttgen_kyber_r1_rvv256_ilv2_lo(x_56, x_57, 16);
-    const vint16m1_t x_73 = nttgen_kyber_r1_rvv256_ilv2_hi(x_56, x_57, 16);
-    const vint16m1_t x_74 = nttgen_kyber_r1_rvv256_ilv2_lo(x_58, x_59, 16);
-    const vint16m1_t x_75 = nttgen_kyber_r1_rvv256_ilv2_hi(x_58, x_59, 16);
-    const vint16m1_t x_76 = nttgen_kyber_r1_rvv256_ilv2_lo(x_60, x_61, 16);
-    const vint16m1_t x_77 = nttgen_kyber_r1_rvv256_ilv2_hi(x_60, x_61, 16);
-    const vint16m1_t x_78 = nttgen_kyber_r1_rvv256_ilv2_lo(x_62, x_63, 16);
-    const vint16m1_t x_79 = nttgen_kyber_r1_rvv256_ilv2_hi(x_62, x_63, 16);
-    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_68, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_8, 16);
-    const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_8, 16);
-    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_70, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_66, t_9, 16);
-    const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_66, t_9, 16);
-    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_69, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_65, t_10, 16);
-    const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_65, t_10, 16);
-    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_71, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_11, 16);
-    const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_11, 16);
-    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_76, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_72, t_12, 16);
-    const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_72, t_12, 16);
-    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_78, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_74, t_13, 16);
-    const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_74, t_13, 16);
-    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_77, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_73, t_14, 16);
-    const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_73, t_14, 16);
-    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_79, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_75, t_15, 16);
-    const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_75, t_15, 16);
-    const vint16m1_t x_96 = nttgen_kyber_r1_rvv256_ilv4_lo(x_80, x_81, 16);
-    const vint16m1_t x_97 = nttgen_kyber_r1_rvv256_ilv4_hi(x_80, x_81, 16);
-    const vint16m1_t x_98 = nttgen_kyber_r1_rvv256_ilv4_lo(x_82, x_83, 16);
-    const vint16m1_t x_99 = nttgen_kyber_r1_rvv256_ilv4_hi(x_82, x_83, 16);
-    const vint16m1_t x_100 = nttgen_kyber_r1_rvv256_ilv4_lo(x_84, x_85, 16);
-    const vint16m1_t x_101 = nttgen_kyber_r1_rvv256_ilv4_hi(x_84, x_85, 16);
-    const vint16m1_t x_102 = nttgen_kyber_r1_rvv256_ilv4_lo(x_86, x_87, 16);
-    const vint16m1_t x_103 = nttgen_kyber_r1_rvv256_ilv4_hi(x_86, x_87, 16);
-    const vint16m1_t x_104 = nttgen_kyber_r1_rvv256_ilv4_lo(x_88, x_89, 16);
-    const vint16m1_t x_105 = nttgen_kyber_r1_rvv256_ilv4_hi(x_88, x_89, 16);
-    const vint16m1_t x_106 = nttgen_kyber_r1_rvv256_ilv4_lo(x_90, x_91, 16);
-    const vint16m1_t x_107 = nttgen_kyber_r1_rvv256_ilv4_hi(x_90, x_91, 16);
-    const vint16m1_t x_108 = nttgen_kyber_r1_rvv256_ilv4_lo(x_92, x_93, 16);
-    const vint16m1_t x_109 = nttgen_kyber_r1_rvv256_ilv4_hi(x_92, x_93, 16);
-    const vint16m1_t x_110 = nttgen_kyber_r1_rvv256_ilv4_lo(x_94, x_95, 16);
-    const vint16m1_t x_111 = nttgen_kyber_r1_rvv256_ilv4_hi(x_94, x_95, 16);
-    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_96, 16);
-    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(red_0, t_16, 16);
-    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(red_0, t_16, 16);
-    const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_97, 16);
-    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(red_1, t_17, 16);
-    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(red_1, t_17, 16);
-    const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_100, 16);
-    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(red_2, t_18, 16);
-    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(red_2, t_18, 16);
-    const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_101, 16);
-    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(red_3, t_19, 16);
-    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(red_3, t_19, 16);
-    const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_104, 16);
-    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(red_4, t_20, 16);
-    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(red_4, t_20, 16);
-    const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_105, 16);
-    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_21, 16);
-    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_21, 16);
-    const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
-    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_22, 16);
-    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_22, 16);
-    const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_109, 16);
-    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(red_7, t_23, 16);
-    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(red_7, t_23, 16);
-    const vint16m1_t x_128 = nttgen_kyber_r1_rvv256_ilv8_lo(x_112, x_113, 16);
-    const vint16m1_t x_129 = nttgen_kyber_r1_rvv256_ilv8_hi(x_112, x_113, 16);
-    const vint16m1_t x_130 = nttgen_kyber_r1_rvv256_ilv8_lo(x_114, x_115, 16);
-    const vint16m1_t x_131 = nttgen_kyber_r1_rvv256_ilv8_hi(x_114, x_115, 16);
-    const vint16m1_t x_132 = nttgen_kyber_r1_rvv256_ilv8_lo(x_116, x_117, 16);
-    const vint16m1_t x_133 = nttgen_kyber_r1_rvv256_ilv8_hi(x_116, x_117, 16);
-    const vint16m1_t x_134 = nttgen_kyber_r1_rvv256_ilv8_lo(x_118, x_119, 16);
-    const vint16m1_t x_135 = nttgen_kyber_r1_rvv256_ilv8_hi(x_118, x_119, 16);
-    const vint16m1_t x_136 = nttgen_kyber_r1_rvv256_ilv8_lo(x_120, x_121, 16);
-    const vint16m1_t x_137 = nttgen_kyber_r1_rvv256_ilv8_hi(x_120, x_121, 16);
-    const vint16m1_t x_138 = nttgen_kyber_r1_rvv256_ilv8_lo(x_122, x_123, 16);
-    const vint16m1_t x_139 = nttgen_kyber_r1_rvv256_ilv8_hi(x_122, x_123, 16);
-    const vint16m1_t x_140 = nttgen_kyber_r1_rvv256_ilv8_lo(x_124, x_125, 16);
-    const vint16m1_t x_141 = nttgen_kyber_r1_rvv256_ilv8_hi(x_124, x_125, 16);
-    const vint16m1_t x_142 = nttgen_kyber_r1_rvv256_ilv8_lo(x_126, x_127, 16);
-    const vint16m1_t x_143 = nttgen_kyber_r1_rvv256_ilv8_hi(x_126, x_127, 16);
-    const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_136, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_137, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_129, t_25, 16);
-    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_129, t_25, 16);
-    const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_130, t_26, 16);
-    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_130, t_26, 16);
-    const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_131, t_27, 16);
-    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_131, t_27, 16);
-    const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_140, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_132, t_28, 16);
-    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_132, t_28, 16);
-    const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_141, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_133, t_29, 16);
-    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_133, t_29, 16);
-    const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_134, t_30, 16);
-    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_134, t_30, 16);
-    const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_152, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(x_144, t_32, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(x_144, t_32, 16);
-    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_154, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(x_146, t_33, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(x_146, t_33, 16);
-    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_156, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(x_148, t_34, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(x_148, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_158, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(x_150, t_35, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(x_150, t_35, 16);
-    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_153, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(x_145, t_36, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(x_145, t_36, 16);
-    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_155, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(x_147, t_37, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(x_147, t_37, 16);
-    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_157, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(x_149, t_38, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(x_149, t_38, 16);
-    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_159, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(x_151, t_39, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(x_151, t_39, 16);
-    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_164, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_176 = __riscv_vadd_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t x_177 = __riscv_vsub_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_166, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_178 = __riscv_vadd_vv_i16m1(x_162, t_41, 16);
-    const vint16m1_t x_179 = __riscv_vsub_vv_i16m1(x_162, t_41, 16);
-    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_165, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_180 = __riscv_vadd_vv_i16m1(x_161, t_42, 16);
-    const vint16m1_t x_181 = __riscv_vsub_vv_i16m1(x_161, t_42, 16);
-    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_167, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_182 = __riscv_vadd_vv_i16m1(x_163, t_43, 16);
-    const vint16m1_t x_183 = __riscv_vsub_vv_i16m1(x_163, t_43, 16);
-    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_172, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_184 = __riscv_vadd_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t x_185 = __riscv_vsub_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_174, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_186 = __riscv_vadd_vv_i16m1(x_170, t_45, 16);
-    const vint16m1_t x_187 = __riscv_vsub_vv_i16m1(x_170, t_45, 16);
-    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_173, zeta_9, zetaqinv_9, 16);
-    const vint16m1_t x_188 = __riscv_vadd_vv_i16m1(x_169, t_46, 16);
-    const vint16m1_t x_189 = __riscv_vsub_vv_i16m1(x_169, t_46, 16);
-    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_175, zeta_9, zetaqinv_9, 16);
-    const vint16m1_t x_190 = __riscv_vadd_vv_i16m1(x_171, t_47, 16);
-    const vint16m1_t x_191 = __riscv_vsub_vv_i16m1(x_171, t_47, 16);
-    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_178, zeta_10, zetaqinv_10, 16);
-    const vint16m1_t x_192 = __riscv_vadd_vv_i16m1(x_176, t_48, 16);
-    const vint16m1_t x_193 = __riscv_vsub_vv_i16m1(x_176, t_48, 16);
-    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_179, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t x_194 = __riscv_vadd_vv_i16m1(x_177, t_49, 16);
-    const vint16m1_t x_195 = __riscv_vsub_vv_i16m1(x_177, t_49, 16);
-    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_182, zeta_12, zetaqinv_12, 16);
-    const vint16m1_t x_196 = __riscv_vadd_vv_i16m1(x_180, t_50, 16);
-    const vint16m1_t x_197 = __riscv_vsub_vv_i16m1(x_180, t_50, 16);
-    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_183, zeta_13, zetaqinv_13, 16);
-    const vint16m1_t x_198 = __riscv_vadd_vv_i16m1(x_181, t_51, 16);
-    const vint16m1_t x_199 = __riscv_vsub_vv_i16m1(x_181, t_51, 16);
-    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_186, zeta_14, zetaqinv_14, 16);
-    const vint16m1_t x_200 = __riscv_vadd_vv_i16m1(x_184, t_52, 16);
-    const vint16m1_t x_201 = __riscv_vsub_vv_i16m1(x_184, t_52, 16);
-    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_187, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_202 = __riscv_vadd_vv_i16m1(x_185, t_53, 16);
-    const vint16m1_t x_203 = __riscv_vsub_vv_i16m1(x_185, t_53, 16);
-    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_190, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_204 = __riscv_vadd_vv_i16m1(x_188, t_54, 16);
-    const vint16m1_t x_205 = __riscv_vsub_vv_i16m1(x_188, t_54, 16);
-    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_191, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t x_206 = __riscv_vadd_vv_i16m1(x_189, t_55, 16);
-    const vint16m1_t x_207 = __riscv_vsub_vv_i16m1(x_189, t_55, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_24, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_26, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_25, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_27, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_36, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_38, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_50, 16);
+    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_51, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_54, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_55, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
+    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
+    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_64, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_65, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_66, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_67, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_68, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_69, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_70, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_71, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_72, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_73, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_74, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_75, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_76, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_77, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_78, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_79, 16);
+    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
+    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
+    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
+    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
+    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
+    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
+    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
+    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
+    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
+    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
+    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
+    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 16);
+    const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_84 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_85 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_86 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_87 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_88 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_89 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_90 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_91 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_92 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_93 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_88, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_8, t_17, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_8, t_17, 16);
+    const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_9, t_18, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_9, t_18, 16);
+    const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_90, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_82, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_10, t_19, 16);
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_10, t_19, 16);
+    const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_83, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_11, t_20, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_11, t_20, 16);
+    const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_92, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_84, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_12, t_21, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_12, t_21, 16);
+    const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(x_85, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_13, t_22, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_13, t_22, 16);
+    const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_86, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_14, t_23, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_14, t_23, 16);
+    const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(x_87, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_15, t_24, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_15, t_24, 16);
+    const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_104, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 16);
+    const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_26, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_26, 16);
+    const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_108, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_27, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_27, 16);
+    const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_102, t_28, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_102, t_28, 16);
+    const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_105, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_97, t_29, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_97, t_29, 16);
+    const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_99, t_30, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_99, t_30, 16);
+    const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_109, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_101, t_31, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_101, t_31, 16);
+    const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_103, t_32, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_103, t_32, 16);
+    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_116, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_33, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_33, 16);
+    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_36, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_36, 16);
+    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_124, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_37, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_37, 16);
+    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_126, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_38, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_38, 16);
+    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_40, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_40, 16);
+    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_130, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_41, 16);
+    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_41, 16);
+    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_131, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_129, t_42, 16);
+    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_129, t_42, 16);
+    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_134, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_43, 16);
+    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_43, 16);
+    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_135, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_133, t_44, 16);
+    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_133, t_44, 16);
+    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_45, 16);
+    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_45, 16);
+    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_23, zetaqinv_23, 16);
+    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_46, 16);
+    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_46, 16);
+    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_24, zetaqinv_24, 16);
+    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_140, t_47, 16);
+    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_140, t_47, 16);
+    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_25, zetaqinv_25, 16);
+    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_141, t_48, 16);
+    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_141, t_48, 16);
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
-    const vint16m1_t x_208 = nttgen_kyber_r1_rvv256_montmul(x_192, tw_0, twqinv_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_208, 16);
+    const vint16m1_t x_160 = nttgen_kyber_r1_rvv256_montmul(x_144, tw_0, twqinv_0, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_160, 16);
     const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[256], 16);
     const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[272], 16);
-    const vint16m1_t x_209 = nttgen_kyber_r1_rvv256_montmul(x_193, tw_1, twqinv_1, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_209, 16);
+    const vint16m1_t x_161 = nttgen_kyber_r1_rvv256_montmul(x_145, tw_1, twqinv_1, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_161, 16);
     const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[128], 16);
     const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[144], 16);
-    const vint16m1_t x_210 = nttgen_kyber_r1_rvv256_montmul(x_194, tw_2, twqinv_2, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_210, 16);
+    const vint16m1_t x_162 = nttgen_kyber_r1_rvv256_montmul(x_146, tw_2, twqinv_2, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_162, 16);
     const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[384], 16);
     const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[400], 16);
-    const vint16m1_t x_211 = nttgen_kyber_r1_rvv256_montmul(x_195, tw_3, twqinv_3, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_211, 16);
+    const vint16m1_t x_163 = nttgen_kyber_r1_rvv256_montmul(x_147, tw_3, twqinv_3, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_163, 16);
     const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[64], 16);
     const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[80], 16);
-    const vint16m1_t x_212 = nttgen_kyber_r1_rvv256_montmul(x_196, tw_4, twqinv_4, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_212, 16);
+    const vint16m1_t x_164 = nttgen_kyber_r1_rvv256_montmul(x_148, tw_4, twqinv_4, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_164, 16);
     const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[320], 16);
     const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[336], 16);
-    const vint16m1_t x_213 = nttgen_kyber_r1_rvv256_montmul(x_197, tw_5, twqinv_5, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_213, 16);
+    const vint16m1_t x_165 = nttgen_kyber_r1_rvv256_montmul(x_149, tw_5, twqinv_5, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_165, 16);
     const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[192], 16);
     const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[208], 16);
-    const vint16m1_t x_214 = nttgen_kyber_r1_rvv256_montmul(x_198, tw_6, twqinv_6, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_214, 16);
+    const vint16m1_t x_166 = nttgen_kyber_r1_rvv256_montmul(x_150, tw_6, twqinv_6, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_166, 16);
     const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[448], 16);
     const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[464], 16);
-    const vint16m1_t x_215 = nttgen_kyber_r1_rvv256_montmul(x_199, tw_7, twqinv_7, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_215, 16);
+    const vint16m1_t x_167 = nttgen_kyber_r1_rvv256_montmul(x_151, tw_7, twqinv_7, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_167, 16);
     const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[32], 16);
     const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[48], 16);
-    const vint16m1_t x_216 = nttgen_kyber_r1_rvv256_montmul(x_200, tw_8, twqinv_8, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_216, 16);
+    const vint16m1_t x_168 = nttgen_kyber_r1_rvv256_montmul(x_152, tw_8, twqinv_8, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_168, 16);
     const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[288], 16);
     const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[304], 16);
-    const vint16m1_t x_217 = nttgen_kyber_r1_rvv256_montmul(x_201, tw_9, twqinv_9, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_217, 16);
+    const vint16m1_t x_169 = nttgen_kyber_r1_rvv256_montmul(x_153, tw_9, twqinv_9, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_169, 16);
     const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[160], 16);
     const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[176], 16);
-    const vint16m1_t x_218 = nttgen_kyber_r1_rvv256_montmul(x_202, tw_10, twqinv_10, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_218, 16);
+    const vint16m1_t x_170 = nttgen_kyber_r1_rvv256_montmul(x_154, tw_10, twqinv_10, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_170, 16);
     const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[416], 16);
     const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[432], 16);
-    const vint16m1_t x_219 = nttgen_kyber_r1_rvv256_montmul(x_203, tw_11, twqinv_11, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_219, 16);
+    const vint16m1_t x_171 = nttgen_kyber_r1_rvv256_montmul(x_155, tw_11, twqinv_11, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_171, 16);
     const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[96], 16);
     const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[112], 16);
-    const vint16m1_t x_220 = nttgen_kyber_r1_rvv256_montmul(x_204, tw_12, twqinv_12, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_220, 16);
+    const vint16m1_t x_172 = nttgen_kyber_r1_rvv256_montmul(x_156, tw_12, twqinv_12, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_172, 16);
     const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[352], 16);
     const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[368], 16);
-    const vint16m1_t x_221 = nttgen_kyber_r1_rvv256_montmul(x_205, tw_13, twqinv_13, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_221, 16);
+    const vint16m1_t x_173 = nttgen_kyber_r1_rvv256_montmul(x_157, tw_13, twqinv_13, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_173, 16);
     const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[224], 16);
     const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[240], 16);
-    const vint16m1_t x_222 = nttgen_kyber_r1_rvv256_montmul(x_206, tw_14, twqinv_14, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_222, 16);
+    const vint16m1_t x_174 = nttgen_kyber_r1_rvv256_montmul(x_158, tw_14, twqinv_14, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_174, 16);
     const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[480], 16);
     const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[496], 16);
-    const vint16m1_t x_223 = nttgen_kyber_r1_rvv256_montmul(x_207, tw_15, twqinv_15, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_223, 16);
+    const vint16m1_t x_175 = nttgen_kyber_r1_rvv256_montmul(x_159, tw_15, twqinv_15, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_175, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -5389, 5389);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -5142, 5142);
 #endif
 }
 
@@ -1774,9 +1591,11 @@ void nttgen_kyber_r1_rvv256_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1796,86 +1615,22 @@ void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]) {
     const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
     const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_16 = nttgen_kyber_r1_rvv256_ilv1_lo(x_0, x_8, 16);
-    const vint16m1_t x_17 = nttgen_kyber_r1_rvv256_ilv1_hi(x_0, x_8, 16);
-    const vint16m1_t x_18 = nttgen_kyber_r1_rvv256_ilv1_lo(x_1, x_9, 16);
-    const vint16m1_t x_19 = nttgen_kyber_r1_rvv256_ilv1_hi(x_1, x_9, 16);
-    const vint16m1_t x_20 = nttgen_kyber_r1_rvv256_ilv1_lo(x_2, x_10, 16);
-    const vint16m1_t x_21 = nttgen_kyber_r1_rvv256_ilv1_hi(x_2, x_10, 16);
-    const vint16m1_t x_22 = nttgen_kyber_r1_rvv256_ilv1_lo(x_3, x_11, 16);
-    const vint16m1_t x_23 = nttgen_kyber_r1_rvv256_ilv1_hi(x_3, x_11, 16);
-    const vint16m1_t x_24 = nttgen_kyber_r1_rvv256_ilv1_lo(x_4, x_12, 16);
-    const vint16m1_t x_25 = nttgen_kyber_r1_rvv256_ilv1_hi(x_4, x_12, 16);
-    const vint16m1_t x_26 = nttgen_kyber_r1_rvv256_ilv1_lo(x_5, x_13, 16);
-    const vint16m1_t x_27 = nttgen_kyber_r1_rvv256_ilv1_hi(x_5, x_13, 16);
-    const vint16m1_t x_28 = nttgen_kyber_r1_rvv256_ilv1_lo(x_6, x_14, 16);
-    const vint16m1_t x_29 = nttgen_kyber_r1_rvv256_ilv1_hi(x_6, x_14, 16);
-    const vint16m1_t x_30 = nttgen_kyber_r1_rvv256_ilv1_lo(x_7, x_15, 16);
-    const vint16m1_t x_31 = nttgen_kyber_r1_rvv256_ilv1_hi(x_7, x_15, 16);
-    const vint16m1_t x_32 = nttgen_kyber_r1_rvv256_ilv2_lo(x_16, x_24, 16);
-    const vint16m1_t x_33 = nttgen_kyber_r1_rvv256_ilv2_hi(x_16, x_24, 16);
-    const vint16m1_t x_34 = nttgen_kyber_r1_rvv256_ilv2_lo(x_18, x_26, 16);
-    const vint16m1_t x_35 = nttgen_kyber_r1_rvv256_ilv2_hi(x_18, x_26, 16);
-    const vint16m1_t x_36 = nttgen_kyber_r1_rvv256_ilv2_lo(x_20, x_28, 16);
-    const vint16m1_t x_37 = nttgen_kyber_r1_rvv256_ilv2_hi(x_20, x_28, 16);
-    const vint16m1_t x_38 = nttgen_kyber_r1_rvv256_ilv2_lo(x_22, x_30, 16);
-    const vint16m1_t x_39 = nttgen_kyber_r1_rvv256_ilv2_hi(x_22, x_30, 16);
-    const vint16m1_t x_40 = nttgen_kyber_r1_rvv256_ilv2_lo(x_17, x_25, 16);
-    const vint16m1_t x_41 = nttgen_kyber_r1_rvv256_ilv2_hi(x_17, x_25, 16);
-    const vint16m1_t x_42 = nttgen_kyber_r1_rvv256_ilv2_lo(x_19, x_27, 16);
-    const vint16m1_t x_43 = nttgen_kyber_r1_rvv256_ilv2_hi(x_19, x_27, 16);
-    const vint16m1_t x_44 = nttgen_kyber_r1_rvv256_ilv2_lo(x_21, x_29, 16);
-    const vint16m1_t x_45 = nttgen_kyber_r1_rvv256_ilv2_hi(x_21, x_29, 16);
-    const vint16m1_t x_46 = nttgen_kyber_r1_rvv256_ilv2_lo(x_23, x_31, 16);
-    const vint16m1_t x_47 = nttgen_kyber_r1_rvv256_ilv2_hi(x_23, x_31, 16);
-    const vint16m1_t x_48 = nttgen_kyber_r1_rvv256_ilv4_lo(x_32, x_36, 16);
-    const vint16m1_t x_49 = nttgen_kyber_r1_rvv256_ilv4_hi(x_32, x_36, 16);
-    const vint16m1_t x_50 = nttgen_kyber_r1_rvv256_ilv4_lo(x_34, x_38, 16);
-    const vint16m1_t x_51 = nttgen_kyber_r1_rvv256_ilv4_hi(x_34, x_38, 16);
-    const vint16m1_t x_52 = nttgen_kyber_r1_rvv256_ilv4_lo(x_33, x_37, 16);
-    const vint16m1_t x_53 = nttgen_kyber_r1_rvv256_ilv4_hi(x_33, x_37, 16);
-    const vint16m1_t x_54 = nttgen_kyber_r1_rvv256_ilv4_lo(x_35, x_39, 16);
-    const vint16m1_t x_55 = nttgen_kyber_r1_rvv256_ilv4_hi(x_35, x_39, 16);
-    const vint16m1_t x_56 = nttgen_kyber_r1_rvv256_ilv4_lo(x_40, x_44, 16);
-    const vint16m1_t x_57 = nttgen_kyber_r1_rvv256_ilv4_hi(x_40, x_44, 16);
-    const vint16m1_t x_58 = nttgen_kyber_r1_rvv256_ilv4_lo(x_42, x_46, 16);
-    const vint16m1_t x_59 = nttgen_kyber_r1_rvv256_ilv4_hi(x_42, x_46, 16);
-    const vint16m1_t x_60 = nttgen_kyber_r1_rvv256_ilv4_lo(x_41, x_45, 16);
-    const vint16m1_t x_61 = nttgen_kyber_r1_rvv256_ilv4_hi(x_41, x_45, 16);
-    const vint16m1_t x_62 = nttgen_kyber_r1_rvv256_ilv4_lo(x_43, x_47, 16);
-    const vint16m1_t x_63 = nttgen_kyber_r1_rvv256_ilv4_hi(x_43, x_47, 16);
-    const vint16m1_t x_64 = nttgen_kyber_r1_rvv256_ilv8_lo(x_48, x_50, 16);
-    const vint16m1_t x_65 = nttgen_kyber_r1_rvv256_ilv8_hi(x_48, x_50, 16);
-    const vint16m1_t x_66 = nttgen_kyber_r1_rvv256_ilv8_lo(x_49, x_51, 16);
-    const vint16m1_t x_67 = nttgen_kyber_r1_rvv256_ilv8_hi(x_49, x_51, 16);
-    const vint16m1_t x_68 = nttgen_kyber_r1_rvv256_ilv8_lo(x_52, x_54, 16);
-    const vint16m1_t x_69 = nttgen_kyber_r1_rvv256_ilv8_hi(x_52, x_54, 16);
-    const vint16m1_t x_70 = nttgen_kyber_r1_rvv256_ilv8_lo(x_53, x_55, 16);
-    const vint16m1_t x_71 = nttgen_kyber_r1_rvv256_ilv8_hi(x_53, x_55, 16);
-    const vint16m1_t x_72 = nttgen_kyber_r1_rvv256_ilv8_lo(x_56, x_58, 16);
-    const vint16m1_t x_73 = nttgen_kyber_r1_rvv256_ilv8_hi(x_56, x_58, 16);
-    const vint16m1_t x_74 = nttgen_kyber_r1_rvv256_ilv8_lo(x_57, x_59, 16);
-    const vint16m1_t x_75 = nttgen_kyber_r1_rvv256_ilv8_hi(x_57, x_59, 16);
-    const vint16m1_t x_76 = nttgen_kyber_r1_rvv256_ilv8_lo(x_60, x_62, 16);
-    const vint16m1_t x_77 = nttgen_kyber_r1_rvv256_ilv8_hi(x_60, x_62, 16);
-    const vint16m1_t x_78 = nttgen_kyber_r1_rvv256_ilv8_lo(x_61, x_63, 16);
-    const vint16m1_t x_79 = nttgen_kyber_r1_rvv256_ilv8_hi(x_61, x_63, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_65, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_66, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_67, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_68, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_69, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_70, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_71, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_72, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_73, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_74, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_75, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_76, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_77, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_78, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_0, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_1, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_2, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_3, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_4, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_5, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_6, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_7, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_8, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_10, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_11, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_12, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_13, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_14, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1887,108 +1642,46 @@ void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_16 = nttgen_kyber_r1_rvv256_ilv8_lo(x_0, x_1, 16);
-    const vint16m1_t x_17 = nttgen_kyber_r1_rvv256_ilv8_hi(x_0, x_1, 16);
-    const vint16m1_t x_18 = nttgen_kyber_r1_rvv256_ilv8_lo(x_2, x_3, 16);
-    const vint16m1_t x_19 = nttgen_kyber_r1_rvv256_ilv8_hi(x_2, x_3, 16);
-    const vint16m1_t x_20 = nttgen_kyber_r1_rvv256_ilv8_lo(x_4, x_5, 16);
-    const vint16m1_t x_21 = nttgen_kyber_r1_rvv256_ilv8_hi(x_4, x_5, 16);
-    const vint16m1_t x_22 = nttgen_kyber_r1_rvv256_ilv8_lo(x_6, x_7, 16);
-    const vint16m1_t x_23 = nttgen_kyber_r1_rvv256_ilv8_hi(x_6, x_7, 16);
-    const vint16m1_t x_24 = nttgen_kyber_r1_rvv256_ilv8_lo(x_8, x_9, 16);
-    const vint16m1_t x_25 = nttgen_kyber_r1_rvv256_ilv8_hi(x_8, x_9, 16);
-    const vint16m1_t x_26 = nttgen_kyber_r1_rvv256_ilv8_lo(x_10, x_11, 16);
-    const vint16m1_t x_27 = nttgen_kyber_r1_rvv256_ilv8_hi(x_10, x_11, 16);
-    const vint16m1_t x_28 = nttgen_kyber_r1_rvv256_ilv8_lo(x_12, x_13, 16);
-    const vint16m1_t x_29 = nttgen_kyber_r1_rvv256_ilv8_hi(x_12, x_13, 16);
-    const vint16m1_t x_30 = nttgen_kyber_r1_rvv256_ilv8_lo(x_14, x_15, 16);
-    const vint16m1_t x_31 = nttgen_kyber_r1_rvv256_ilv8_hi(x_14, x_15, 16);
-    const vint16m1_t x_32 = nttgen_kyber_r1_rvv256_ilv4_lo(x_16, x_18, 16);
-    const vint16m1_t x_33 = nttgen_kyber_r1_rvv256_ilv4_hi(x_16, x_18, 16);
-    const vint16m1_t x_34 = nttgen_kyber_r1_rvv256_ilv4_lo(x_17, x_19, 16);
-    const vint16m1_t x_35 = nttgen_kyber_r1_rvv256_ilv4_hi(x_17, x_19, 16);
-    const vint16m1_t x_36 = nttgen_kyber_r1_rvv256_ilv4_lo(x_20, x_22, 16);
-    const vint16m1_t x_37 = nttgen_kyber_r1_rvv256_ilv4_hi(x_20, x_22, 16);
-    const vint16m1_t x_38 = nttgen_kyber_r1_rvv256_ilv4_lo(x_21, x_23, 16);
-    const vint16m1_t x_39 = nttgen_kyber_r1_rvv256_ilv4_hi(x_21, x_23, 16);
-    const vint16m1_t x_40 = nttgen_kyber_r1_rvv256_ilv4_lo(x_24, x_26, 16);
-    const vint16m1_t x_41 = nttgen_kyber_r1_rvv256_ilv4_hi(x_24, x_26, 16);
-    const vint16m1_t x_42 = nttgen_kyber_r1_rvv256_ilv4_lo(x_25, x_27, 16);
-    const vint16m1_t x_43 = nttgen_kyber_r1_rvv256_ilv4_hi(x_25, x_27, 16);
-    const vint16m1_t x_44 = nttgen_kyber_r1_rvv256_ilv4_lo(x_28, x_30, 16);
-    const vint16m1_t x_45 = nttgen_kyber_r1_rvv256_ilv4_hi(x_28, x_30, 16);
-    const vint16m1_t x_46 = nttgen_kyber_r1_rvv256_ilv4_lo(x_29, x_31, 16);
-    const vint16m1_t x_47 = nttgen_kyber_r1_rvv256_ilv4_hi(x_29, x_31, 16);
-    const vint16m1_t x_48 = nttgen_kyber_r1_rvv256_ilv2_lo(x_32, x_36, 16);
-    const vint16m1_t x_49 = nttgen_kyber_r1_rvv256_ilv2_hi(x_32, x_36, 16);
-    const vint16m1_t x_50 = nttgen_kyber_r1_rvv256_ilv2_lo(x_34, x_38, 16);
-    const vint16m1_t x_51 = nttgen_kyber_r1_rvv256_ilv2_hi(x_34, x_38, 16);
-    const vint16m1_t x_52 = nttgen_kyber_r1_rvv256_ilv2_lo(x_33, x_37, 16);
-    const vint16m1_t x_53 = nttgen_kyber_r1_rvv256_ilv2_hi(x_33, x_37, 16);
-    const vint16m1_t x_54 = nttgen_kyber_r1_rvv256_ilv2_lo(x_35, x_39, 16);
-    const vint16m1_t x_55 = nttgen_kyber_r1_rvv256_ilv2_hi(x_35, x_39, 16);
-    const vint16m1_t x_56 = nttgen_kyber_r1_rvv256_ilv2_lo(x_40, x_44, 16);
-    const vint16m1_t x_57 = nttgen_kyber_r1_rvv256_ilv2_hi(x_40, x_44, 16);
-    const vint16m1_t x_58 = nttgen_kyber_r1_rvv256_ilv2_lo(x_42, x_46, 16);
-    const vint16m1_t x_59 = nttgen_kyber_r1_rvv256_ilv2_hi(x_42, x_46, 16);
-    const vint16m1_t x_60 = nttgen_kyber_r1_rvv256_ilv2_lo(x_41, x_45, 16);
-    const vint16m1_t x_61 = nttgen_kyber_r1_rvv256_ilv2_hi(x_41, x_45, 16);
-    const vint16m1_t x_62 = nttgen_kyber_r1_rvv256_ilv2_lo(x_43, x_47, 16);
-    const vint16m1_t x_63 = nttgen_kyber_r1_rvv256_ilv2_hi(x_43, x_47, 16);
-    const vint16m1_t x_64 = nttgen_kyber_r1_rvv256_ilv1_lo(x_48, x_56, 16);
-    const vint16m1_t x_65 = nttgen_kyber_r1_rvv256_ilv1_hi(x_48, x_56, 16);
-    const vint16m1_t x_66 = nttgen_kyber_r1_rvv256_ilv1_lo(x_50, x_58, 16);
-    const vint16m1_t x_67 = nttgen_kyber_r1_rvv256_ilv1_hi(x_50, x_58, 16);
-    const vint16m1_t x_68 = nttgen_kyber_r1_rvv256_ilv1_lo(x_52, x_60, 16);
-    const vint16m1_t x_69 = nttgen_kyber_r1_rvv256_ilv1_hi(x_52, x_60, 16);
-    const vint16m1_t x_70 = nttgen_kyber_r1_rvv256_ilv1_lo(x_54, x_62, 16);
-    const vint16m1_t x_71 = nttgen_kyber_r1_rvv256_ilv1_hi(x_54, x_62, 16);
-    const vint16m1_t x_72 = nttgen_kyber_r1_rvv256_ilv1_lo(x_49, x_57, 16);
-    const vint16m1_t x_73 = nttgen_kyber_r1_rvv256_ilv1_hi(x_49, x_57, 16);
-    const vint16m1_t x_74 = nttgen_kyber_r1_rvv256_ilv1_lo(x_51, x_59, 16);
-    const vint16m1_t x_75 = nttgen_kyber_r1_rvv256_ilv1_hi(x_51, x_59, 16);
-    const vint16m1_t x_76 = nttgen_kyber_r1_rvv256_ilv1_lo(x_53, x_61, 16);
-    const vint16m1_t x_77 = nttgen_kyber_r1_rvv256_ilv1_hi(x_53, x_61, 16);
-    const vint16m1_t x_78 = nttgen_kyber_r1_rvv256_ilv1_lo(x_55, x_63, 16);
-    const vint16m1_t x_79 = nttgen_kyber_r1_rvv256_ilv1_hi(x_55, x_63, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_66, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_68, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_70, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_72, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_74, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_76, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_78, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_65, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_67, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_69, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_71, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_73, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_75, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_77, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
+    const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
+    const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
+    const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
+    const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
+    const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
+    const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
+    const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
+    const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
+    const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
+    const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
+    const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
+    const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
+    const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
+    const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
+    const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_0, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_1, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_2, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_3, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_4, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_5, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_6, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_7, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_8, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_9, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_10, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_11, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_12, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_13, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_14, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -2001,108 +1694,46 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-18058, 18058]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 110, store 16, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ * Ops per call: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_0 = nttgen_kyber_r1_rvv256_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
 #endif
-    // layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[1024], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1025], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[1026], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[1027], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[1028], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[1029], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[1030], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[1031], 16);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[1032], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[1033], 16);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[1034], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[1035], 16);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[1036], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[1037], 16);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[1038], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[1039], 16);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[1040], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[1041], 16);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[1042], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[1043], 16);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[1044], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[1045], 16);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[1046], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[1047], 16);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[1048], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[1049], 16);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[1050], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[1051], 16);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[1052], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[1053], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[0], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[16], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
-    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
-    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
-    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
-    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
-    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
-    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
-    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
-    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
-    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
-    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
-    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
-    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
-    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
-    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
-    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
-    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
-    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
-    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
-    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
-    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
-    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
-    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
-    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
-    const vint16m1_t zeta_30 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
-    const vint16m1_t zetaqinv_30 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
-    const vint16m1_t zeta_31 = __riscv_vle16_v_i16m1(&zetas_0[512], 16);
-    const vint16m1_t zetaqinv_31 = __riscv_vle16_v_i16m1(&zetas_0[528], 16);
-    const vint16m1_t zeta_32 = __riscv_vle16_v_i16m1(&zetas_0[544], 16);
-    const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_0[560], 16);
-    const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_0[576], 16);
-    const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_0[592], 16);
-    const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_0[608], 16);
-    const vint16m1_t zetaqinv_34 = __riscv_vle16_v_i16m1(&zetas_0[624], 16);
-    const vint16m1_t zeta_35 = __riscv_vle16_v_i16m1(&zetas_0[640], 16);
-    const vint16m1_t zetaqinv_35 = __riscv_vle16_v_i16m1(&zetas_0[656], 16);
-    const vint16m1_t zeta_36 = __riscv_vle16_v_i16m1(&zetas_0[672], 16);
-    const vint16m1_t zetaqinv_36 = __riscv_vle16_v_i16m1(&zetas_0[688], 16);
-    const vint16m1_t zeta_37 = __riscv_vle16_v_i16m1(&zetas_0[704], 16);
-    const vint16m1_t zetaqinv_37 = __riscv_vle16_v_i16m1(&zetas_0[720], 16);
-    const vint16m1_t zeta_38 = __riscv_vle16_v_i16m1(&zetas_0[736], 16);
-    const vint16m1_t zetaqinv_38 = __riscv_vle16_v_i16m1(&zetas_0[752], 16);
-    const vint16m1_t zeta_39 = __riscv_vle16_v_i16m1(&zetas_0[768], 16);
-    const vint16m1_t zetaqinv_39 = __riscv_vle16_v_i16m1(&zetas_0[784], 16);
-    const vint16m1_t zeta_40 = __riscv_vle16_v_i16m1(&zetas_0[800], 16);
-    const vint16m1_t zetaqinv_40 = __riscv_vle16_v_i16m1(&zetas_0[816], 16);
-    const vint16m1_t zeta_41 = __riscv_vle16_v_i16m1(&zetas_0[832], 16);
-    const vint16m1_t zetaqinv_41 = __riscv_vle16_v_i16m1(&zetas_0[848], 16);
-    const vint16m1_t zeta_42 = __riscv_vle16_v_i16m1(&zetas_0[864], 16);
-    const vint16m1_t zetaqinv_42 = __riscv_vle16_v_i16m1(&zetas_0[880], 16);
-    const vint16m1_t zeta_43 = __riscv_vle16_v_i16m1(&zetas_0[896], 16);
-    const vint16m1_t zetaqinv_43 = __riscv_vle16_v_i16m1(&zetas_0[912], 16);
-    const vint16m1_t zeta_44 = __riscv_vle16_v_i16m1(&zetas_0[928], 16);
-    const vint16m1_t zetaqinv_44 = __riscv_vle16_v_i16m1(&zetas_0[944], 16);
-    const vint16m1_t zeta_45 = __riscv_vle16_v_i16m1(&zetas_0[960], 16);
-    const vint16m1_t zetaqinv_45 = __riscv_vle16_v_i16m1(&zetas_0[976], 16);
-    const vint16m1_t zeta_46 = __riscv_vle16_v_i16m1(&zetas_0[992], 16);
-    const vint16m1_t zetaqinv_46 = __riscv_vle16_v_i16m1(&zetas_0[1008], 16);
+    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 16);
+    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 16);
+    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 16);
+    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 16);
+    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 16);
+    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 16);
+    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 16);
+    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 16);
+    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 16);
+    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
+    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
+    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -2215,190 +1846,189 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
     const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    const vint16m1_t x_80 = nttgen_kyber_r1_rvv256_ilv8_lo(x_64, x_66, 16);
-    const vint16m1_t x_81 = nttgen_kyber_r1_rvv256_ilv8_hi(x_64, x_66, 16);
-    const vint16m1_t x_82 = nttgen_kyber_r1_rvv256_ilv8_lo(x_68, x_70, 16);
-    const vint16m1_t x_83 = nttgen_kyber_r1_rvv256_ilv8_hi(x_68, x_70, 16);
-    const vint16m1_t x_84 = nttgen_kyber_r1_rvv256_ilv8_lo(x_72, x_74, 16);
-    const vint16m1_t x_85 = nttgen_kyber_r1_rvv256_ilv8_hi(x_72, x_74, 16);
-    const vint16m1_t x_86 = nttgen_kyber_r1_rvv256_ilv8_lo(x_76, x_78, 16);
-    const vint16m1_t x_87 = nttgen_kyber_r1_rvv256_ilv8_hi(x_76, x_78, 16);
-    const vint16m1_t x_88 = nttgen_kyber_r1_rvv256_ilv8_lo(x_65, x_67, 16);
-    const vint16m1_t x_89 = nttgen_kyber_r1_rvv256_ilv8_hi(x_65, x_67, 16);
-    const vint16m1_t x_90 = nttgen_kyber_r1_rvv256_ilv8_lo(x_69, x_71, 16);
-    const vint16m1_t x_91 = nttgen_kyber_r1_rvv256_ilv8_hi(x_69, x_71, 16);
-    const vint16m1_t x_92 = nttgen_kyber_r1_rvv256_ilv8_lo(x_73, x_75, 16);
-    const vint16m1_t x_93 = nttgen_kyber_r1_rvv256_ilv8_hi(x_73, x_75, 16);
-    const vint16m1_t x_94 = nttgen_kyber_r1_rvv256_ilv8_lo(x_77, x_79, 16);
-    const vint16m1_t x_95 = nttgen_kyber_r1_rvv256_ilv8_hi(x_77, x_79, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_64, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_66, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_68, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_70, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_72, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_74, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_76, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_78, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_65, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_67, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_69, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_71, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_73, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_75, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_77, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_79, 16);
+    // layers 4, 5, 6, 7: 16 register(s) per chunk
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
+    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
+    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
+    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
+    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
+    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
+    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
+    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
+    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
+    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
+    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
+    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
+    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
+    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
+    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
+    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
+    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
+    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
+    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
+    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
+    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
+    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
+    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
+    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
+    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
+    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
+    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
+    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
+    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
+    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
+    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
+    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
+    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
+    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
+    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
     const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
     const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_33, 16);
     const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_85, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_85, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_34, 16);
     const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_35, 16);
     const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 16);
     const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_37, 16);
     const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_38, 16);
     const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_94, t_39, 16);
     const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t x_112 = nttgen_kyber_r1_rvv256_ilv4_lo(x_96, x_98, 16);
-    const vint16m1_t x_113 = nttgen_kyber_r1_rvv256_ilv4_hi(x_96, x_98, 16);
-    const vint16m1_t x_114 = nttgen_kyber_r1_rvv256_ilv4_lo(x_97, x_99, 16);
-    const vint16m1_t x_115 = nttgen_kyber_r1_rvv256_ilv4_hi(x_97, x_99, 16);
-    const vint16m1_t x_116 = nttgen_kyber_r1_rvv256_ilv4_lo(x_100, x_102, 16);
-    const vint16m1_t x_117 = nttgen_kyber_r1_rvv256_ilv4_hi(x_100, x_102, 16);
-    const vint16m1_t x_118 = nttgen_kyber_r1_rvv256_ilv4_lo(x_101, x_103, 16);
-    const vint16m1_t x_119 = nttgen_kyber_r1_rvv256_ilv4_hi(x_101, x_103, 16);
-    const vint16m1_t x_120 = nttgen_kyber_r1_rvv256_ilv4_lo(x_104, x_106, 16);
-    const vint16m1_t x_121 = nttgen_kyber_r1_rvv256_ilv4_hi(x_104, x_106, 16);
-    const vint16m1_t x_122 = nttgen_kyber_r1_rvv256_ilv4_lo(x_105, x_107, 16);
-    const vint16m1_t x_123 = nttgen_kyber_r1_rvv256_ilv4_hi(x_105, x_107, 16);
-    const vint16m1_t x_124 = nttgen_kyber_r1_rvv256_ilv4_lo(x_108, x_110, 16);
-    const vint16m1_t x_125 = nttgen_kyber_r1_rvv256_ilv4_hi(x_108, x_110, 16);
-    const vint16m1_t x_126 = nttgen_kyber_r1_rvv256_ilv4_lo(x_109, x_111, 16);
-    const vint16m1_t x_127 = nttgen_kyber_r1_rvv256_ilv4_hi(x_109, x_111, 16);
-    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_113, zeta_23, zetaqinv_23, 16);
-    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_112, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(red_0, t_40, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(red_0, t_40, 16);
-    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_115, zeta_24, zetaqinv_24, 16);
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_114, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(red_1, t_41, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(red_1, t_41, 16);
-    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_25, zetaqinv_25, 16);
-    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_116, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(red_2, t_42, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(red_2, t_42, 16);
-    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_26, zetaqinv_26, 16);
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_118, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(red_3, t_43, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(red_3, t_43, 16);
-    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_121, zeta_27, zetaqinv_27, 16);
-    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_120, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(red_4, t_44, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(red_4, t_44, 16);
-    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_123, zeta_28, zetaqinv_28, 16);
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_122, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
-    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_29, zetaqinv_29, 16);
-    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_124, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
-    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_30, zetaqinv_30, 16);
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_126, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(red_7, t_47, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(red_7, t_47, 16);
-    const vint16m1_t x_144 = nttgen_kyber_r1_rvv256_ilv2_lo(x_128, x_132, 16);
-    const vint16m1_t x_145 = nttgen_kyber_r1_rvv256_ilv2_hi(x_128, x_132, 16);
-    const vint16m1_t x_146 = nttgen_kyber_r1_rvv256_ilv2_lo(x_130, x_134, 16);
-    const vint16m1_t x_147 = nttgen_kyber_r1_rvv256_ilv2_hi(x_130, x_134, 16);
-    const vint16m1_t x_148 = nttgen_kyber_r1_rvv256_ilv2_lo(x_129, x_133, 16);
-    const vint16m1_t x_149 = nttgen_kyber_r1_rvv256_ilv2_hi(x_129, x_133, 16);
-    const vint16m1_t x_150 = nttgen_kyber_r1_rvv256_ilv2_lo(x_131, x_135, 16);
-    const vint16m1_t x_151 = nttgen_kyber_r1_rvv256_ilv2_hi(x_131, x_135, 16);
-    const vint16m1_t x_152 = nttgen_kyber_r1_rvv256_ilv2_lo(x_136, x_140, 16);
-    const vint16m1_t x_153 = nttgen_kyber_r1_rvv256_ilv2_hi(x_136, x_140, 16);
-    const vint16m1_t x_154 = nttgen_kyber_r1_rvv256_ilv2_lo(x_138, x_142, 16);
-    const vint16m1_t x_155 = nttgen_kyber_r1_rvv256_ilv2_hi(x_138, x_142, 16);
-    const vint16m1_t x_156 = nttgen_kyber_r1_rvv256_ilv2_lo(x_137, x_141, 16);
-    const vint16m1_t x_157 = nttgen_kyber_r1_rvv256_ilv2_hi(x_137, x_141, 16);
-    const vint16m1_t x_158 = nttgen_kyber_r1_rvv256_ilv2_lo(x_139, x_143, 16);
-    const vint16m1_t x_159 = nttgen_kyber_r1_rvv256_ilv2_hi(x_139, x_143, 16);
-    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_145, zeta_31, zetaqinv_31, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_147, zeta_32, zetaqinv_32, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_149, zeta_33, zetaqinv_33, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_151, zeta_34, zetaqinv_34, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_153, zeta_35, zetaqinv_35, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_155, zeta_36, zetaqinv_36, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_157, zeta_37, zetaqinv_37, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_159, zeta_38, zetaqinv_38, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_176 = nttgen_kyber_r1_rvv256_ilv1_lo(x_160, x_168, 16);
-    const vint16m1_t x_177 = nttgen_kyber_r1_rvv256_ilv1_hi(x_160, x_168, 16);
-    const vint16m1_t x_178 = nttgen_kyber_r1_rvv256_ilv1_lo(x_162, x_170, 16);
-    const vint16m1_t x_179 = nttgen_kyber_r1_rvv256_ilv1_hi(x_162, x_170, 16);
-    const vint16m1_t x_180 = nttgen_kyber_r1_rvv256_ilv1_lo(x_164, x_172, 16);
-    const vint16m1_t x_181 = nttgen_kyber_r1_rvv256_ilv1_hi(x_164, x_172, 16);
-    const vint16m1_t x_182 = nttgen_kyber_r1_rvv256_ilv1_lo(x_166, x_174, 16);
-    const vint16m1_t x_183 = nttgen_kyber_r1_rvv256_ilv1_hi(x_166, x_174, 16);
-    const vint16m1_t x_184 = nttgen_kyber_r1_rvv256_ilv1_lo(x_161, x_169, 16);
-    const vint16m1_t x_185 = nttgen_kyber_r1_rvv256_ilv1_hi(x_161, x_169, 16);
-    const vint16m1_t x_186 = nttgen_kyber_r1_rvv256_ilv1_lo(x_163, x_171, 16);
-    const vint16m1_t x_187 = nttgen_kyber_r1_rvv256_ilv1_hi(x_163, x_171, 16);
-    const vint16m1_t x_188 = nttgen_kyber_r1_rvv256_ilv1_lo(x_165, x_173, 16);
-    const vint16m1_t x_189 = nttgen_kyber_r1_rvv256_ilv1_hi(x_165, x_173, 16);
-    const vint16m1_t x_190 = nttgen_kyber_r1_rvv256_ilv1_lo(x_167, x_175, 16);
-    const vint16m1_t x_191 = nttgen_kyber_r1_rvv256_ilv1_hi(x_167, x_175, 16);
-    const vint16m1_t t_56 = nttgen_kyber_r1_rvv256_montmul(x_177, zeta_39, zetaqinv_39, 16);
-    const vint16m1_t x_192 = __riscv_vadd_vv_i16m1(x_176, t_56, 16);
-    const vint16m1_t x_193 = __riscv_vsub_vv_i16m1(x_176, t_56, 16);
-    const vint16m1_t t_57 = nttgen_kyber_r1_rvv256_montmul(x_179, zeta_40, zetaqinv_40, 16);
-    const vint16m1_t x_194 = __riscv_vadd_vv_i16m1(x_178, t_57, 16);
-    const vint16m1_t x_195 = __riscv_vsub_vv_i16m1(x_178, t_57, 16);
-    const vint16m1_t t_58 = nttgen_kyber_r1_rvv256_montmul(x_181, zeta_41, zetaqinv_41, 16);
-    const vint16m1_t x_196 = __riscv_vadd_vv_i16m1(x_180, t_58, 16);
-    const vint16m1_t x_197 = __riscv_vsub_vv_i16m1(x_180, t_58, 16);
-    const vint16m1_t t_59 = nttgen_kyber_r1_rvv256_montmul(x_183, zeta_42, zetaqinv_42, 16);
-    const vint16m1_t x_198 = __riscv_vadd_vv_i16m1(x_182, t_59, 16);
-    const vint16m1_t x_199 = __riscv_vsub_vv_i16m1(x_182, t_59, 16);
-    const vint16m1_t t_60 = nttgen_kyber_r1_rvv256_montmul(x_185, zeta_43, zetaqinv_43, 16);
-    const vint16m1_t x_200 = __riscv_vadd_vv_i16m1(x_184, t_60, 16);
-    const vint16m1_t x_201 = __riscv_vsub_vv_i16m1(x_184, t_60, 16);
-    const vint16m1_t t_61 = nttgen_kyber_r1_rvv256_montmul(x_187, zeta_44, zetaqinv_44, 16);
-    const vint16m1_t x_202 = __riscv_vadd_vv_i16m1(x_186, t_61, 16);
-    const vint16m1_t x_203 = __riscv_vsub_vv_i16m1(x_186, t_61, 16);
-    const vint16m1_t t_62 = nttgen_kyber_r1_rvv256_montmul(x_189, zeta_45, zetaqinv_45, 16);
-    const vint16m1_t x_204 = __riscv_vadd_vv_i16m1(x_188, t_62, 16);
-    const vint16m1_t x_205 = __riscv_vsub_vv_i16m1(x_188, t_62, 16);
-    const vint16m1_t t_63 = nttgen_kyber_r1_rvv256_montmul(x_191, zeta_46, zetaqinv_46, 16);
-    const vint16m1_t x_206 = __riscv_vadd_vv_i16m1(x_190, t_63, 16);
-    const vint16m1_t x_207 = __riscv_vsub_vv_i16m1(x_190, t_63, 16);
-    __riscv_vse16_v_i16m1(&r[0], x_192, 16);
-    __riscv_vse16_v_i16m1(&r[128], x_194, 16);
-    __riscv_vse16_v_i16m1(&r[64], x_196, 16);
-    __riscv_vse16_v_i16m1(&r[192], x_198, 16);
-    __riscv_vse16_v_i16m1(&r[32], x_200, 16);
-    __riscv_vse16_v_i16m1(&r[160], x_202, 16);
-    __riscv_vse16_v_i16m1(&r[96], x_204, 16);
-    __riscv_vse16_v_i16m1(&r[224], x_206, 16);
-    __riscv_vse16_v_i16m1(&r[16], x_193, 16);
-    __riscv_vse16_v_i16m1(&r[144], x_195, 16);
-    __riscv_vse16_v_i16m1(&r[80], x_197, 16);
-    __riscv_vse16_v_i16m1(&r[208], x_199, 16);
-    __riscv_vse16_v_i16m1(&r[48], x_201, 16);
-    __riscv_vse16_v_i16m1(&r[176], x_203, 16);
-    __riscv_vse16_v_i16m1(&r[112], x_205, 16);
-    __riscv_vse16_v_i16m1(&r[240], x_207, 16);
+    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_96, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(red_0, t_40, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(red_0, t_40, 16);
+    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_97, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(red_1, t_41, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(red_1, t_41, 16);
+    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_100, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(red_2, t_42, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(red_2, t_42, 16);
+    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_101, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(red_3, t_43, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(red_3, t_43, 16);
+    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_104, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(red_4, t_44, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(red_4, t_44, 16);
+    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_105, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
+    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
+    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_109, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(red_7, t_47, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(red_7, t_47, 16);
+    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_116, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_124, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
+    const vint16m1_t t_56 = nttgen_kyber_r1_rvv256_montmul(x_136, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_56, 16);
+    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_56, 16);
+    const vint16m1_t t_57 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_23, zetaqinv_23, 16);
+    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 16);
+    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 16);
+    const vint16m1_t t_58 = nttgen_kyber_r1_rvv256_montmul(x_140, zeta_24, zetaqinv_24, 16);
+    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 16);
+    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 16);
+    const vint16m1_t t_59 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_25, zetaqinv_25, 16);
+    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_134, t_59, 16);
+    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_134, t_59, 16);
+    const vint16m1_t t_60 = nttgen_kyber_r1_rvv256_montmul(x_137, zeta_26, zetaqinv_26, 16);
+    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_129, t_60, 16);
+    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_129, t_60, 16);
+    const vint16m1_t t_61 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_27, zetaqinv_27, 16);
+    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_131, t_61, 16);
+    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_131, t_61, 16);
+    const vint16m1_t t_62 = nttgen_kyber_r1_rvv256_montmul(x_141, zeta_28, zetaqinv_28, 16);
+    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_133, t_62, 16);
+    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_133, t_62, 16);
+    const vint16m1_t t_63 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_29, zetaqinv_29, 16);
+    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_63, 16);
+    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_63, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_144, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_146, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_148, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_150, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_152, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_154, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_156, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_158, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_145, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_147, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_149, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_151, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_153, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_155, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_157, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_159, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(r, 256, -18058, 18058);
 #endif
@@ -2410,51 +2040,40 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
- * Ops per call: load 84, store 16, add 64, sub 64, montmul 72, barrett 8, cond_add_q 16, shuffle 32
+ * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16, cond_add_q
+ *   16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -8816, 8816);
 #endif
-    // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
-    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
-    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
-    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
-    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
-    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
-    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
-    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[512], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[528], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[544], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[560], 16);
+    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
+    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[8], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[9], 16);
+    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[10], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[11], 16);
+    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[12], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[13], 16);
+    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[14], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[15], 16);
+    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[16], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[17], 16);
+    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[18], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[19], 16);
+    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[20], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[21], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -2487,326 +2106,326 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_6, x_14, 16);
     const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_7, x_15, 16);
     const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_7, x_15, 16);
-    const vint16m1_t x_32 = nttgen_kyber_r1_rvv256_ilv1_lo(x_16, x_17, 16);
-    const vint16m1_t x_33 = nttgen_kyber_r1_rvv256_ilv1_hi(x_16, x_17, 16);
-    const vint16m1_t x_34 = nttgen_kyber_r1_rvv256_ilv1_lo(x_18, x_19, 16);
-    const vint16m1_t x_35 = nttgen_kyber_r1_rvv256_ilv1_hi(x_18, x_19, 16);
-    const vint16m1_t x_36 = nttgen_kyber_r1_rvv256_ilv1_lo(x_20, x_21, 16);
-    const vint16m1_t x_37 = nttgen_kyber_r1_rvv256_ilv1_hi(x_20, x_21, 16);
-    const vint16m1_t x_38 = nttgen_kyber_r1_rvv256_ilv1_lo(x_22, x_23, 16);
-    const vint16m1_t x_39 = nttgen_kyber_r1_rvv256_ilv1_hi(x_22, x_23, 16);
-    const vint16m1_t x_40 = nttgen_kyber_r1_rvv256_ilv1_lo(x_24, x_25, 16);
-    const vint16m1_t x_41 = nttgen_kyber_r1_rvv256_ilv1_hi(x_24, x_25, 16);
-    const vint16m1_t x_42 = nttgen_kyber_r1_rvv256_ilv1_lo(x_26, x_27, 16);
-    const vint16m1_t x_43 = nttgen_kyber_r1_rvv256_ilv1_hi(x_26, x_27, 16);
-    const vint16m1_t x_44 = nttgen_kyber_r1_rvv256_ilv1_lo(x_28, x_29, 16);
-    const vint16m1_t x_45 = nttgen_kyber_r1_rvv256_ilv1_hi(x_28, x_29, 16);
-    const vint16m1_t x_46 = nttgen_kyber_r1_rvv256_ilv1_lo(x_30, x_31, 16);
-    const vint16m1_t x_47 = nttgen_kyber_r1_rvv256_ilv1_hi(x_30, x_31, 16);
-    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_40, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_0, 16);
-    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_0, 16);
-    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_42, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_1, 16);
-    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_1, 16);
-    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_2, 16);
-    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_2, 16);
-    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_38, t_3, 16);
-    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_38, t_3, 16);
-    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_41, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
-    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
-    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_43, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_35, t_5, 16);
-    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_35, t_5, 16);
-    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_37, t_6, 16);
-    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_37, t_6, 16);
-    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_39, t_7, 16);
-    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_39, t_7, 16);
-    const vint16m1_t x_64 = nttgen_kyber_r1_rvv256_ilv2_lo(x_48, x_49, 16);
-    const vint16m1_t x_65 = nttgen_kyber_r1_rvv256_ilv2_hi(x_48, x_49, 16);
-    const vint16m1_t x_66 = nttgen_kyber_r1_rvv256_ilv2_lo(x_50, x_51, 16);
-    const vint16m1_t x_67 = nttgen_kyber_r1_rvv256_ilv2_hi(x_50, x_51, 16);
-    const vint16m1_t x_68 = nttgen_kyber_r1_rvv256_ilv2_lo(x_52, x_53, 16);
-    const vint16m1_t x_69 = nttgen_kyber_r1_rvv256_ilv2_hi(x_52, x_53, 16);
-    const vint16m1_t x_70 = nttgen_kyber_r1_rvv256_ilv2_lo(x_54, x_55, 16);
-    const vint16m1_t x_71 = nttgen_kyber_r1_rvv256_ilv2_hi(x_54, x_55, 16);
-    const vint16m1_t x_72 = nttgen_kyber_r1_rvv256_ilv2_lo(x_56, x_57, 16);
-    const vint16m1_t x_73 = nttgen_kyber_r1_rvv256_ilv2_hi(x_56, x_57, 16);
-    const vint16m1_t x_74 = nttgen_kyber_r1_rvv256_ilv2_lo(x_58, x_59, 16);
-    const vint16m1_t x_75 = nttgen_kyber_r1_rvv256_ilv2_hi(x_58, x_59, 16);
-    const vint16m1_t x_76 = nttgen_kyber_r1_rvv256_ilv2_lo(x_60, x_61, 16);
-    const vint16m1_t x_77 = nttgen_kyber_r1_rvv256_ilv2_hi(x_60, x_61, 16);
-    const vint16m1_t x_78 = nttgen_kyber_r1_rvv256_ilv2_lo(x_62, x_63, 16);
-    const vint16m1_t x_79 = nttgen_kyber_r1_rvv256_ilv2_hi(x_62, x_63, 16);
-    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_68, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_8, 16);
-    const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_8, 16);
-    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_70, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_66, t_9, 16);
-    const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_66, t_9, 16);
-    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_69, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_65, t_10, 16);
-    const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_65, t_10, 16);
-    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_71, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_11, 16);
-    const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_11, 16);
-    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_76, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_72, t_12, 16);
-    const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_72, t_12, 16);
-    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_78, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_74, t_13, 16);
-    const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_74, t_13, 16);
-    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_77, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_73, t_14, 16);
-    const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_73, t_14, 16);
-    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_79, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_75, t_15, 16);
-    const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_75, t_15, 16);
-    const vint16m1_t x_96 = nttgen_kyber_r1_rvv256_ilv4_lo(x_80, x_81, 16);
-    const vint16m1_t x_97 = nttgen_kyber_r1_rvv256_ilv4_hi(x_80, x_81, 16);
-    const vint16m1_t x_98 = nttgen_kyber_r1_rvv256_ilv4_lo(x_82, x_83, 16);
-    const vint16m1_t x_99 = nttgen_kyber_r1_rvv256_ilv4_hi(x_82, x_83, 16);
-    const vint16m1_t x_100 = nttgen_kyber_r1_rvv256_ilv4_lo(x_84, x_85, 16);
-    const vint16m1_t x_101 = nttgen_kyber_r1_rvv256_ilv4_hi(x_84, x_85, 16);
-    const vint16m1_t x_102 = nttgen_kyber_r1_rvv256_ilv4_lo(x_86, x_87, 16);
-    const vint16m1_t x_103 = nttgen_kyber_r1_rvv256_ilv4_hi(x_86, x_87, 16);
-    const vint16m1_t x_104 = nttgen_kyber_r1_rvv256_ilv4_lo(x_88, x_89, 16);
-    const vint16m1_t x_105 = nttgen_kyber_r1_rvv256_ilv4_hi(x_88, x_89, 16);
-    const vint16m1_t x_106 = nttgen_kyber_r1_rvv256_ilv4_lo(x_90, x_91, 16);
-    const vint16m1_t x_107 = nttgen_kyber_r1_rvv256_ilv4_hi(x_90, x_91, 16);
-    const vint16m1_t x_108 = nttgen_kyber_r1_rvv256_ilv4_lo(x_92, x_93, 16);
-    const vint16m1_t x_109 = nttgen_kyber_r1_rvv256_ilv4_hi(x_92, x_93, 16);
-    const vint16m1_t x_110 = nttgen_kyber_r1_rvv256_ilv4_lo(x_94, x_95, 16);
-    const vint16m1_t x_111 = nttgen_kyber_r1_rvv256_ilv4_hi(x_94, x_95, 16);
-    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_96, 16);
-    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(red_0, t_16, 16);
-    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(red_0, t_16, 16);
-    const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_97, 16);
-    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(red_1, t_17, 16);
-    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(red_1, t_17, 16);
-    const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_100, 16);
-    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(red_2, t_18, 16);
-    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(red_2, t_18, 16);
-    const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_101, 16);
-    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(red_3, t_19, 16);
-    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(red_3, t_19, 16);
-    const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_104, 16);
-    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(red_4, t_20, 16);
-    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(red_4, t_20, 16);
-    const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_105, 16);
-    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_21, 16);
-    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_21, 16);
-    const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
-    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_22, 16);
-    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_22, 16);
-    const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_109, 16);
-    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(red_7, t_23, 16);
-    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(red_7, t_23, 16);
-    const vint16m1_t x_128 = nttgen_kyber_r1_rvv256_ilv8_lo(x_112, x_113, 16);
-    const vint16m1_t x_129 = nttgen_kyber_r1_rvv256_ilv8_hi(x_112, x_113, 16);
-    const vint16m1_t x_130 = nttgen_kyber_r1_rvv256_ilv8_lo(x_114, x_115, 16);
-    const vint16m1_t x_131 = nttgen_kyber_r1_rvv256_ilv8_hi(x_114, x_115, 16);
-    const vint16m1_t x_132 = nttgen_kyber_r1_rvv256_ilv8_lo(x_116, x_117, 16);
-    const vint16m1_t x_133 = nttgen_kyber_r1_rvv256_ilv8_hi(x_116, x_117, 16);
-    const vint16m1_t x_134 = nttgen_kyber_r1_rvv256_ilv8_lo(x_118, x_119, 16);
-    const vint16m1_t x_135 = nttgen_kyber_r1_rvv256_ilv8_hi(x_118, x_119, 16);
-    const vint16m1_t x_136 = nttgen_kyber_r1_rvv256_ilv8_lo(x_120, x_121, 16);
-    const vint16m1_t x_137 = nttgen_kyber_r1_rvv256_ilv8_hi(x_120, x_121, 16);
-    const vint16m1_t x_138 = nttgen_kyber_r1_rvv256_ilv8_lo(x_122, x_123, 16);
-    const vint16m1_t x_139 = nttgen_kyber_r1_rvv256_ilv8_hi(x_122, x_123, 16);
-    const vint16m1_t x_140 = nttgen_kyber_r1_rvv256_ilv8_lo(x_124, x_125, 16);
-    const vint16m1_t x_141 = nttgen_kyber_r1_rvv256_ilv8_hi(x_124, x_125, 16);
-    const vint16m1_t x_142 = nttgen_kyber_r1_rvv256_ilv8_lo(x_126, x_127, 16);
-    const vint16m1_t x_143 = nttgen_kyber_r1_rvv256_ilv8_hi(x_126, x_127, 16);
-    const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_136, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_137, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_129, t_25, 16);
-    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_129, t_25, 16);
-    const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_130, t_26, 16);
-    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_130, t_26, 16);
-    const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_131, t_27, 16);
-    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_131, t_27, 16);
-    const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_140, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_132, t_28, 16);
-    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_132, t_28, 16);
-    const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_141, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_133, t_29, 16);
-    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_133, t_29, 16);
-    const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_134, t_30, 16);
-    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_134, t_30, 16);
-    const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_152, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(x_144, t_32, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(x_144, t_32, 16);
-    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_154, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(x_146, t_33, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(x_146, t_33, 16);
-    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_156, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(x_148, t_34, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(x_148, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_158, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(x_150, t_35, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(x_150, t_35, 16);
-    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_153, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(x_145, t_36, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(x_145, t_36, 16);
-    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_155, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(x_147, t_37, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(x_147, t_37, 16);
-    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_157, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(x_149, t_38, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(x_149, t_38, 16);
-    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_159, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(x_151, t_39, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(x_151, t_39, 16);
-    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_164, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_176 = __riscv_vadd_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t x_177 = __riscv_vsub_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_166, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_178 = __riscv_vadd_vv_i16m1(x_162, t_41, 16);
-    const vint16m1_t x_179 = __riscv_vsub_vv_i16m1(x_162, t_41, 16);
-    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_165, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_180 = __riscv_vadd_vv_i16m1(x_161, t_42, 16);
-    const vint16m1_t x_181 = __riscv_vsub_vv_i16m1(x_161, t_42, 16);
-    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_167, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_182 = __riscv_vadd_vv_i16m1(x_163, t_43, 16);
-    const vint16m1_t x_183 = __riscv_vsub_vv_i16m1(x_163, t_43, 16);
-    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_172, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_184 = __riscv_vadd_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t x_185 = __riscv_vsub_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_174, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_186 = __riscv_vadd_vv_i16m1(x_170, t_45, 16);
-    const vint16m1_t x_187 = __riscv_vsub_vv_i16m1(x_170, t_45, 16);
-    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_173, zeta_9, zetaqinv_9, 16);
-    const vint16m1_t x_188 = __riscv_vadd_vv_i16m1(x_169, t_46, 16);
-    const vint16m1_t x_189 = __riscv_vsub_vv_i16m1(x_169, t_46, 16);
-    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_175, zeta_9, zetaqinv_9, 16);
-    const vint16m1_t x_190 = __riscv_vadd_vv_i16m1(x_171, t_47, 16);
-    const vint16m1_t x_191 = __riscv_vsub_vv_i16m1(x_171, t_47, 16);
-    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_178, zeta_10, zetaqinv_10, 16);
-    const vint16m1_t x_192 = __riscv_vadd_vv_i16m1(x_176, t_48, 16);
-    const vint16m1_t x_193 = __riscv_vsub_vv_i16m1(x_176, t_48, 16);
-    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_179, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t x_194 = __riscv_vadd_vv_i16m1(x_177, t_49, 16);
-    const vint16m1_t x_195 = __riscv_vsub_vv_i16m1(x_177, t_49, 16);
-    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_182, zeta_12, zetaqinv_12, 16);
-    const vint16m1_t x_196 = __riscv_vadd_vv_i16m1(x_180, t_50, 16);
-    const vint16m1_t x_197 = __riscv_vsub_vv_i16m1(x_180, t_50, 16);
-    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_183, zeta_13, zetaqinv_13, 16);
-    const vint16m1_t x_198 = __riscv_vadd_vv_i16m1(x_181, t_51, 16);
-    const vint16m1_t x_199 = __riscv_vsub_vv_i16m1(x_181, t_51, 16);
-    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_186, zeta_14, zetaqinv_14, 16);
-    const vint16m1_t x_200 = __riscv_vadd_vv_i16m1(x_184, t_52, 16);
-    const vint16m1_t x_201 = __riscv_vsub_vv_i16m1(x_184, t_52, 16);
-    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_187, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_202 = __riscv_vadd_vv_i16m1(x_185, t_53, 16);
-    const vint16m1_t x_203 = __riscv_vsub_vv_i16m1(x_185, t_53, 16);
-    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_190, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_204 = __riscv_vadd_vv_i16m1(x_188, t_54, 16);
-    const vint16m1_t x_205 = __riscv_vsub_vv_i16m1(x_188, t_54, 16);
-    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_191, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t x_206 = __riscv_vadd_vv_i16m1(x_189, t_55, 16);
-    const vint16m1_t x_207 = __riscv_vsub_vv_i16m1(x_189, t_55, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_24, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_26, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_25, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_27, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_36, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_38, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_50, 16);
+    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_51, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_54, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_55, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
+    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
+    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_64, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_65, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_66, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_67, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_68, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_69, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_70, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_71, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_72, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_73, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_74, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_75, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_76, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_77, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_78, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_79, 16);
+    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
+    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
+    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
+    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
+    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
+    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
+    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
+    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
+    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
+    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
+    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
+    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 16);
+    const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_84 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_85 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_86 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_87 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_88 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_89 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_90 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_91 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_92 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_93 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_88, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_8, t_17, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_8, t_17, 16);
+    const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_9, t_18, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_9, t_18, 16);
+    const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_90, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_82, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_10, t_19, 16);
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_10, t_19, 16);
+    const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_83, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_11, t_20, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_11, t_20, 16);
+    const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_92, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_84, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_12, t_21, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_12, t_21, 16);
+    const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(x_85, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_13, t_22, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_13, t_22, 16);
+    const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_86, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_14, t_23, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_14, t_23, 16);
+    const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(x_87, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_15, t_24, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_15, t_24, 16);
+    const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_104, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 16);
+    const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_26, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_26, 16);
+    const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_108, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_27, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_27, 16);
+    const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_102, t_28, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_102, t_28, 16);
+    const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_105, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_97, t_29, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_97, t_29, 16);
+    const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_99, t_30, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_99, t_30, 16);
+    const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_109, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_101, t_31, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_101, t_31, 16);
+    const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_103, t_32, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_103, t_32, 16);
+    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_116, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_33, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_33, 16);
+    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_36, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_36, 16);
+    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_124, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_37, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_37, 16);
+    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_126, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_38, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_38, 16);
+    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_40, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_40, 16);
+    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_130, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_41, 16);
+    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_41, 16);
+    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_131, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_129, t_42, 16);
+    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_129, t_42, 16);
+    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_134, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_43, 16);
+    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_43, 16);
+    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_135, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_133, t_44, 16);
+    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_133, t_44, 16);
+    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_45, 16);
+    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_45, 16);
+    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_23, zetaqinv_23, 16);
+    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_46, 16);
+    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_46, 16);
+    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_24, zetaqinv_24, 16);
+    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_140, t_47, 16);
+    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_140, t_47, 16);
+    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_25, zetaqinv_25, 16);
+    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_141, t_48, 16);
+    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_141, t_48, 16);
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
-    const vint16m1_t x_208 = nttgen_kyber_r1_rvv256_montmul(x_192, tw_0, twqinv_0, 16);
-    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_cond_add_q(x_208, 16);
-    __riscv_vse16_v_i16m1(&a[0], red_8, 16);
+    const vint16m1_t x_160 = nttgen_kyber_r1_rvv256_montmul(x_144, tw_0, twqinv_0, 16);
+    const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_cond_add_q(x_160, 16);
+    __riscv_vse16_v_i16m1(&a[0], red_16, 16);
     const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[256], 16);
     const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[272], 16);
-    const vint16m1_t x_209 = nttgen_kyber_r1_rvv256_montmul(x_193, tw_1, twqinv_1, 16);
-    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_cond_add_q(x_209, 16);
-    __riscv_vse16_v_i16m1(&a[128], red_9, 16);
+    const vint16m1_t x_161 = nttgen_kyber_r1_rvv256_montmul(x_145, tw_1, twqinv_1, 16);
+    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_cond_add_q(x_161, 16);
+    __riscv_vse16_v_i16m1(&a[128], red_17, 16);
     const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[128], 16);
     const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[144], 16);
-    const vint16m1_t x_210 = nttgen_kyber_r1_rvv256_montmul(x_194, tw_2, twqinv_2, 16);
-    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_cond_add_q(x_210, 16);
-    __riscv_vse16_v_i16m1(&a[64], red_10, 16);
+    const vint16m1_t x_162 = nttgen_kyber_r1_rvv256_montmul(x_146, tw_2, twqinv_2, 16);
+    const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_cond_add_q(x_162, 16);
+    __riscv_vse16_v_i16m1(&a[64], red_18, 16);
     const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[384], 16);
     const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[400], 16);
-    const vint16m1_t x_211 = nttgen_kyber_r1_rvv256_montmul(x_195, tw_3, twqinv_3, 16);
-    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_cond_add_q(x_211, 16);
-    __riscv_vse16_v_i16m1(&a[192], red_11, 16);
+    const vint16m1_t x_163 = nttgen_kyber_r1_rvv256_montmul(x_147, tw_3, twqinv_3, 16);
+    const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_cond_add_q(x_163, 16);
+    __riscv_vse16_v_i16m1(&a[192], red_19, 16);
     const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[64], 16);
     const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[80], 16);
-    const vint16m1_t x_212 = nttgen_kyber_r1_rvv256_montmul(x_196, tw_4, twqinv_4, 16);
-    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_cond_add_q(x_212, 16);
-    __riscv_vse16_v_i16m1(&a[32], red_12, 16);
+    const vint16m1_t x_164 = nttgen_kyber_r1_rvv256_montmul(x_148, tw_4, twqinv_4, 16);
+    const vint16m1_t red_20 = nttgen_kyber_r1_rvv256_cond_add_q(x_164, 16);
+    __riscv_vse16_v_i16m1(&a[32], red_20, 16);
     const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[320], 16);
     const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[336], 16);
-    const vint16m1_t x_213 = nttgen_kyber_r1_rvv256_montmul(x_197, tw_5, twqinv_5, 16);
-    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_cond_add_q(x_213, 16);
-    __riscv_vse16_v_i16m1(&a[160], red_13, 16);
+    const vint16m1_t x_165 = nttgen_kyber_r1_rvv256_montmul(x_149, tw_5, twqinv_5, 16);
+    const vint16m1_t red_21 = nttgen_kyber_r1_rvv256_cond_add_q(x_165, 16);
+    __riscv_vse16_v_i16m1(&a[160], red_21, 16);
     const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[192], 16);
     const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[208], 16);
-    const vint16m1_t x_214 = nttgen_kyber_r1_rvv256_montmul(x_198, tw_6, twqinv_6, 16);
-    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_cond_add_q(x_214, 16);
-    __riscv_vse16_v_i16m1(&a[96], red_14, 16);
+    const vint16m1_t x_166 = nttgen_kyber_r1_rvv256_montmul(x_150, tw_6, twqinv_6, 16);
+    const vint16m1_t red_22 = nttgen_kyber_r1_rvv256_cond_add_q(x_166, 16);
+    __riscv_vse16_v_i16m1(&a[96], red_22, 16);
     const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[448], 16);
     const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[464], 16);
-    const vint16m1_t x_215 = nttgen_kyber_r1_rvv256_montmul(x_199, tw_7, twqinv_7, 16);
-    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_cond_add_q(x_215, 16);
-    __riscv_vse16_v_i16m1(&a[224], red_15, 16);
+    const vint16m1_t x_167 = nttgen_kyber_r1_rvv256_montmul(x_151, tw_7, twqinv_7, 16);
+    const vint16m1_t red_23 = nttgen_kyber_r1_rvv256_cond_add_q(x_167, 16);
+    __riscv_vse16_v_i16m1(&a[224], red_23, 16);
     const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[32], 16);
     const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[48], 16);
-    const vint16m1_t x_216 = nttgen_kyber_r1_rvv256_montmul(x_200, tw_8, twqinv_8, 16);
-    const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_cond_add_q(x_216, 16);
-    __riscv_vse16_v_i16m1(&a[16], red_16, 16);
+    const vint16m1_t x_168 = nttgen_kyber_r1_rvv256_montmul(x_152, tw_8, twqinv_8, 16);
+    const vint16m1_t red_24 = nttgen_kyber_r1_rvv256_cond_add_q(x_168, 16);
+    __riscv_vse16_v_i16m1(&a[16], red_24, 16);
     const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[288], 16);
     const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[304], 16);
-    const vint16m1_t x_217 = nttgen_kyber_r1_rvv256_montmul(x_201, tw_9, twqinv_9, 16);
-    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_cond_add_q(x_217, 16);
-    __riscv_vse16_v_i16m1(&a[144], red_17, 16);
+    const vint16m1_t x_169 = nttgen_kyber_r1_rvv256_montmul(x_153, tw_9, twqinv_9, 16);
+    const vint16m1_t red_25 = nttgen_kyber_r1_rvv256_cond_add_q(x_169, 16);
+    __riscv_vse16_v_i16m1(&a[144], red_25, 16);
     const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[160], 16);
     const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[176], 16);
-    const vint16m1_t x_218 = nttgen_kyber_r1_rvv256_montmul(x_202, tw_10, twqinv_10, 16);
-    const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_cond_add_q(x_218, 16);
-    __riscv_vse16_v_i16m1(&a[80], red_18, 16);
+    const vint16m1_t x_170 = nttgen_kyber_r1_rvv256_montmul(x_154, tw_10, twqinv_10, 16);
+    const vint16m1_t red_26 = nttgen_kyber_r1_rvv256_cond_add_q(x_170, 16);
+    __riscv_vse16_v_i16m1(&a[80], red_26, 16);
     const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[416], 16);
     const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[432], 16);
-    const vint16m1_t x_219 = nttgen_kyber_r1_rvv256_montmul(x_203, tw_11, twqinv_11, 16);
-    const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_cond_add_q(x_219, 16);
-    __riscv_vse16_v_i16m1(&a[208], red_19, 16);
+    const vint16m1_t x_171 = nttgen_kyber_r1_rvv256_montmul(x_155, tw_11, twqinv_11, 16);
+    const vint16m1_t red_27 = nttgen_kyber_r1_rvv256_cond_add_q(x_171, 16);
+    __riscv_vse16_v_i16m1(&a[208], red_27, 16);
     const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[96], 16);
     const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[112], 16);
-    const vint16m1_t x_220 = nttgen_kyber_r1_rvv256_montmul(x_204, tw_12, twqinv_12, 16);
-    const vint16m1_t red_20 = nttgen_kyber_r1_rvv256_cond_add_q(x_220, 16);
-    __riscv_vse16_v_i16m1(&a[48], red_20, 16);
+    const vint16m1_t x_172 = nttgen_kyber_r1_rvv256_montmul(x_156, tw_12, twqinv_12, 16);
+    const vint16m1_t red_28 = nttgen_kyber_r1_rvv256_cond_add_q(x_172, 16);
+    __riscv_vse16_v_i16m1(&a[48], red_28, 16);
     const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[352], 16);
     const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[368], 16);
-    const vint16m1_t x_221 = nttgen_kyber_r1_rvv256_montmul(x_205, tw_13, twqinv_13, 16);
-    const vint16m1_t red_21 = nttgen_kyber_r1_rvv256_cond_add_q(x_221, 16);
-    __riscv_vse16_v_i16m1(&a[176], red_21, 16);
+    const vint16m1_t x_173 = nttgen_kyber_r1_rvv256_montmul(x_157, tw_13, twqinv_13, 16);
+    const vint16m1_t red_29 = nttgen_kyber_r1_rvv256_cond_add_q(x_173, 16);
+    __riscv_vse16_v_i16m1(&a[176], red_29, 16);
     const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[224], 16);
     const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[240], 16);
-    const vint16m1_t x_222 = nttgen_kyber_r1_rvv256_montmul(x_206, tw_14, twqinv_14, 16);
-    const vint16m1_t red_22 = nttgen_kyber_r1_rvv256_cond_add_q(x_222, 16);
-    __riscv_vse16_v_i16m1(&a[112], red_22, 16);
+    const vint16m1_t x_174 = nttgen_kyber_r1_rvv256_montmul(x_158, tw_14, twqinv_14, 16);
+    const vint16m1_t red_30 = nttgen_kyber_r1_rvv256_cond_add_q(x_174, 16);
+    __riscv_vse16_v_i16m1(&a[112], red_30, 16);
     const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[480], 16);
     const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[496], 16);
-    const vint16m1_t x_223 = nttgen_kyber_r1_rvv256_montmul(x_207, tw_15, twqinv_15, 16);
-    const vint16m1_t red_23 = nttgen_kyber_r1_rvv256_cond_add_q(x_223, 16);
-    __riscv_vse16_v_i16m1(&a[240], red_23, 16);
+    const vint16m1_t x_175 = nttgen_kyber_r1_rvv256_montmul(x_159, tw_15, twqinv_15, 16);
+    const vint16m1_t red_31 = nttgen_kyber_r1_rvv256_cond_add_q(x_175, 16);
+    __riscv_vse16_v_i16m1(&a[240], red_31, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, 0, 7680);
 #endif
@@ -2820,8 +2439,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 336, store 64, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *   cond_add_q 16, shuffle 96
+ * Ops per call: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193,
+ *   montmul_var 16, barrett 32, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

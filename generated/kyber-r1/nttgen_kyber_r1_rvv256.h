@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv256_ntt: forward NTT, in place
  *       a in [-7680, 7680] -> a in [-18058, 18058]
- *       ops: load 110, store 16, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ *       ops: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
@@ -27,9 +27,9 @@
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-5389, 5389]
- *       ops: load 84, store 16, add 64, sub 64, montmul 72, barrett 8, shuffle 32
- *       coefficient reductions: 128
+ *       a in [-8816, 8816] -> a in [-5142, 5142]
+ *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -44,16 +44,16 @@
  *   nttgen_kyber_r1_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, scatter 16
  *   nttgen_kyber_r1_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: gather 16, store 16
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 336, store 64, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *         cond_add_q 16, shuffle 96
- *       coefficient reductions: 384
+ *       ops: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193, montmul_var
+ *         16, barrett 32, cond_add_q 16
+ *       coefficient reductions: 512
  */
 #ifndef NTTGEN_KYBER_R1_RVV256_H
 #define NTTGEN_KYBER_R1_RVV256_H
@@ -74,7 +74,7 @@ extern "C" {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
- * Ops per call: load 110, store 16, add 64, sub 64, montmul 64, barrett 8, shuffle 32
+ * Ops per call: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  */
 void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]);
 
@@ -109,8 +109,8 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-5389, 5389]
- * Ops per call: load 84, store 16, add 64, sub 64, montmul 72, barrett 8, shuffle 32
+ * a[256]: on entry in [-8816, 8816], on exit in [-5142, 5142]
+ * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]);
 
@@ -150,7 +150,7 @@ void nttgen_kyber_r1_rvv256_frommont(int16_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]);
 
@@ -160,7 +160,7 @@ void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
 
@@ -172,8 +172,8 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 336, store 64, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
- *   cond_add_q 16, shuffle 96
+ * Ops per call: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193,
+ *   montmul_var 16, barrett 32, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -57,8 +57,8 @@ void nttgen_mldsa_ntt(int32_t a[256]);
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-5535573, 5535573] (any ISA)
- * a[256]: on entry in [-42040934, 42040934] (every ISA)
- * b[256]: on entry in [-42040934, 42040934] (every ISA)
+ * a[256]: on entry in [-42035253, 42035253] (every ISA)
+ * b[256]: on entry in [-42035253, 42035253] (every ISA)
  */
 void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 
@@ -68,8 +68,8 @@ void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208] (any ISA)
- * a[256 x k]: on entry in [-42040934, 42040934] (every ISA)
- * b[256 x k]: on entry in [-42040934, 42040934] (every ISA)
+ * a[256 x k]: on entry in [-42035253, 42035253] (every ISA)
+ * b[256 x k]: on entry in [-42035253, 42035253] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);

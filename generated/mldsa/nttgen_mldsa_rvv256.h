@@ -7,8 +7,8 @@
  * NTT:    depth 8, factors of degree 1, root r = 1753 of order 512
  * Order: standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 1753 of order 512 (the FIPS 204
  *   order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 3, 0, 1,
- *           2, 7]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 3, 4, 0,
+ *           1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 8 lane(s) of 32 bits per value
  * Lanes: beta = 2^32; q^-1 mod beta = 58728449; beta mod q = -4186625; Barrett v = 1074791297,
  *   shift 53
@@ -17,19 +17,19 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_rvv256_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42041396, 42041396]
- *       ops: load 222, store 64, add 128, sub 128, montmul 128, shuffle 48
+ *       a in [-8380416, 8380416] -> a in [-42035253, 42035253]
+ *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42041396, 42041396], b in [-42041396, 42041396] -> r in [-4601731, 4601731]
+ *       a in [-42035253, 42035253], b in [-42035253, 42035253] -> r in [-4601611, 4601611]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-42041396, 42041396], b in [-42041396, 42041396] -> r in [-4190208, 4190208]
+ *       a in [-42035253, 42035253], b in [-42035253, 42035253] -> r in [-4190208, 4190208]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 222, store 64, add 128, sub 128, montmul 144, shuffle 48, const 32
+ *       ops: load 154, store 32, scatter 32, add 128, sub 128, montmul 144, const 32
  *   nttgen_mldsa_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -44,15 +44,15 @@
  *   nttgen_mldsa_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-2147483648, 2147483647] -> a in [-2147483648, 2147483647]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: load 32, scatter 32
  *   nttgen_mldsa_rvv256_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-2147483648, 2147483647] -> a in [-2147483648, 2147483647]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: gather 32, store 32
  *   nttgen_mldsa_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 730, store 224, add 384, sub 384, montmul 400, montmul_var 32, cond_add_q 32,
- *         shuffle 144, const 32
+ *       ops: load 462, gather 64, store 192, scatter 32, add 384, sub 384, montmul 400, montmul_var
+ *         32, cond_add_q 32, const 32
  */
 #ifndef NTTGEN_MLDSA_RVV256_H
 #define NTTGEN_MLDSA_RVV256_H
@@ -72,8 +72,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42041396, 42041396]
- * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, shuffle 48
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-42035253, 42035253]
+ * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128
  */
 void nttgen_mldsa_rvv256_ntt(int32_t a[256]);
 
@@ -82,9 +82,9 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601731, 4601731]
- * a[256]: on entry in [-42041396, 42041396]
- * b[256]: on entry in [-42041396, 42041396]
+ * r[256]: on exit in [-4601611, 4601611]
+ * a[256]: on entry in [-42035253, 42035253]
+ * b[256]: on entry in [-42035253, 42035253]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
@@ -95,8 +95,8 @@ void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42041396, 42041396]
- * b[256 x k]: on entry in [-42041396, 42041396]
+ * a[256 x k]: on entry in [-42035253, 42035253]
+ * b[256 x k]: on entry in [-42035253, 42035253]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
@@ -108,7 +108,7 @@ void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 222, store 64, add 128, sub 128, montmul 144, shuffle 48, const 32
+ * Ops per call: load 154, store 32, scatter 32, add 128, sub 128, montmul 144, const 32
  */
 void nttgen_mldsa_rvv256_intt(int32_t a[256]);
 
@@ -148,7 +148,7 @@ void nttgen_mldsa_rvv256_frommont(int32_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-2147483648, 2147483647]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: load 32, scatter 32
  */
 void nttgen_mldsa_rvv256_to_standard(int32_t a[256]);
 
@@ -158,7 +158,7 @@ void nttgen_mldsa_rvv256_to_standard(int32_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-2147483648, 2147483647]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: gather 32, store 32
  */
 void nttgen_mldsa_rvv256_from_standard(int32_t a[256]);
 
@@ -170,8 +170,8 @@ void nttgen_mldsa_rvv256_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 730, store 224, add 384, sub 384, montmul 400, montmul_var 32, cond_add_q 32,
- *   shuffle 144, const 32
+ * Ops per call: load 462, gather 64, store 192, scatter 32, add 384, sub 384, montmul 400,
+ *   montmul_var 32, cond_add_q 32, const 32
  */
 void nttgen_mldsa_rvv256_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 

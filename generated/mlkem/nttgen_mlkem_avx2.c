@@ -17,7 +17,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_avx2_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16180, 16179]
- *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24
+ *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
  *   nttgen_mlkem_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
@@ -28,7 +28,7 @@
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11316, 11318] -> a in [-1810, 1810]
- *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_mlkem_avx2_to_standard: in place: NTT domain from this ISA's native order to the ring's
  *     standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 24
+ *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_mlkem_avx2_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 24
+ *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *         16, shuffle 72, const 8
+ *         16, shuffle 72, zip 24, const 8
  *       coefficient reductions: 128
  */
 #include "nttgen_mlkem_avx2.h"
@@ -323,7 +323,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24
+ * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
  */
 void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_zetas;
@@ -799,7 +799,7 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
  */
 void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
@@ -1217,7 +1217,7 @@ void nttgen_mlkem_avx2_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 24
+ * Ops per call: load 16, store 16, shuffle 24, zip 8
  */
 void nttgen_mlkem_avx2_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1330,7 +1330,7 @@ void nttgen_mlkem_avx2_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 24
+ * Ops per call: load 16, store 16, shuffle 24, zip 8
  */
 void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1444,7 +1444,7 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-16180, 16179]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24
+ * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_zetas;
@@ -1812,7 +1812,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle 24
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle
+ *   24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
@@ -2168,7 +2169,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *   16, shuffle 72, const 8
+ *   16, shuffle 72, zip 24, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -17,7 +17,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_avx512_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16180, 16179]
- *       ops: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16
+ *       ops: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
@@ -28,7 +28,7 @@
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11316, 11318] -> a in [-1810, 1810]
- *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16
+ *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_mlkem_avx512_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 16
+ *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 8, store 8, shuffle 16
+ *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 176, store 32, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *         shuffle 48, const 4
+ *         shuffle 48, zip 12, const 4
  *       coefficient reductions: 128
  */
 #include "nttgen_mlkem_avx512.h"
@@ -283,7 +283,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
- * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16
+ * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  */
 void nttgen_mlkem_avx512_ntt(int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_zetas;
@@ -775,7 +775,7 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
- * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16
+ * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
  */
 void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
@@ -1144,7 +1144,7 @@ void nttgen_mlkem_avx512_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 16
+ * Ops per call: load 8, store 8, shuffle 16, zip 4
  */
 void nttgen_mlkem_avx512_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1217,7 +1217,7 @@ void nttgen_mlkem_avx512_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 8, store 8, shuffle 16
+ * Ops per call: load 8, store 8, shuffle 16, zip 4
  */
 void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1291,7 +1291,7 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-16180, 16179]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16
+ * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_zetas;
@@ -1496,7 +1496,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, cond_add_q 8, shuffle 16
+ * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, cond_add_q 8, shuffle 16,
+ *   zip 4
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
@@ -1711,7 +1712,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 176, store 32, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *   shuffle 48, const 4
+ *   shuffle 48, zip 12, const 4
  */
 void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

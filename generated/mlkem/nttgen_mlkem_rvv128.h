@@ -7,8 +7,8 @@
  * NTT:    depth 7, factors of degree 2, root r = 17 of order 256
  * Order: standard NTT order: entries 2j..2j+1 hold a mod (x^2 - r^(2*brv7(j)+1)), r = 17 of order
  *   256 (the FIPS 203 order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 3, 0, 1,
- *           2, 7]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 3, 4, 0,
+ *           1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 8 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -3327; beta mod q = -1044; Barrett v = 20159, shift 26
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -16,20 +16,20 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv128_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-16382, 16382]
- *       ops: load 190, store 64, add 112, sub 112, montmul 112, shuffle 48
+ *       a in [-3328, 3328] -> a in [-16199, 16200]
+ *       ops: load 90, gather 32, store 64, add 112, sub 112, montmul 112
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-11518, 11518]
+ *       a in [-16199, 16200], b in [-16199, 16200] -> r in [-11336, 11338]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  *   nttgen_mlkem_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9233, 9233]
+ *       a in [-16199, 16200], b in [-16199, 16200] -> r in [-9139, 9141]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11518, 11518] -> a in [-1812, 1812]
- *       ops: load 192, store 64, add 112, sub 112, montmul 128, barrett 16, shuffle 48
- *       coefficient reductions: 128
+ *       a in [-11336, 11338] -> a in [-2020, 2021]
+ *       ops: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
+ *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -44,16 +44,16 @@
  *   nttgen_mlkem_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: load 32, scatter 32
  *   nttgen_mlkem_rvv128_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: gather 32, store 32
  *   nttgen_mlkem_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 432, barrett 16, cond_add_q
- *         32, shuffle 144, const 16
- *       coefficient reductions: 128
+ *       ops: load 472, gather 64, store 192, scatter 32, add 368, sub 336, mullo 32, montmul 420,
+ *         barrett 24, cond_add_q 32, const 16
+ *       coefficient reductions: 192
  */
 #ifndef NTTGEN_MLKEM_RVV128_H
 #define NTTGEN_MLKEM_RVV128_H
@@ -73,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-16382, 16382]
- * Ops per call: load 190, store 64, add 112, sub 112, montmul 112, shuffle 48
+ * a[256]: on entry in [-3328, 3328], on exit in [-16199, 16200]
+ * Ops per call: load 90, gather 32, store 64, add 112, sub 112, montmul 112
  */
 void nttgen_mlkem_rvv128_ntt(int16_t a[256]);
 
@@ -83,9 +83,9 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11518, 11518]
- * a[256]: on entry in [-16382, 16382]
- * b[256]: on entry in [-16382, 16382]
+ * r[256]: on exit in [-11336, 11338]
+ * a[256]: on entry in [-16199, 16200]
+ * b[256]: on entry in [-16199, 16200]
  * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  */
 void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -95,9 +95,9 @@ void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9233, 9233]
- * a[256 x k]: on entry in [-16382, 16382]
- * b[256 x k]: on entry in [-16382, 16382]
+ * r[256]: on exit in [-9139, 9141]
+ * a[256 x k]: on entry in [-16199, 16200]
+ * b[256 x k]: on entry in [-16199, 16200]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
  */
@@ -108,8 +108,8 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11518, 11518], on exit in [-1812, 1812]
- * Ops per call: load 192, store 64, add 112, sub 112, montmul 128, barrett 16, shuffle 48
+ * a[256]: on entry in [-11336, 11338], on exit in [-2020, 2021]
+ * Ops per call: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]);
 
@@ -149,7 +149,7 @@ void nttgen_mlkem_rvv128_frommont(int16_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: load 32, scatter 32
  */
 void nttgen_mlkem_rvv128_to_standard(int16_t a[256]);
 
@@ -159,7 +159,7 @@ void nttgen_mlkem_rvv128_to_standard(int16_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: gather 32, store 32
  */
 void nttgen_mlkem_rvv128_from_standard(int16_t a[256]);
 
@@ -171,8 +171,8 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 668, store 224, add 368, sub 336, mullo 32, montmul 432, barrett 16,
- *   cond_add_q 32, shuffle 144, const 16
+ * Ops per call: load 472, gather 64, store 192, scatter 32, add 368, sub 336, mullo 32, montmul
+ *   420, barrett 24, cond_add_q 32, const 16
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

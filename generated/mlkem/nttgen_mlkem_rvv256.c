@@ -17,7 +17,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv256_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16180, 16179]
- *       ops: load 94, store 16, add 56, sub 56, montmul 56, shuffle 32
+ *       ops: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  *   nttgen_mlkem_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
@@ -27,9 +27,9 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11316, 11318] -> a in [-1810, 1810]
- *       ops: load 82, store 16, add 56, sub 56, montmul 64, barrett 8, shuffle 32
- *       coefficient reductions: 128
+ *       a in [-11316, 11318] -> a in [-2018, 2018]
+ *       ops: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
+ *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -44,16 +44,16 @@
  *   nttgen_mlkem_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, scatter 16
  *   nttgen_mlkem_rvv256_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: gather 16, store 16
  *   nttgen_mlkem_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 318, store 64, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q 16,
- *         shuffle 96, const 8
- *       coefficient reductions: 128
+ *       ops: load 270, gather 32, store 96, scatter 16, add 184, sub 168, mullo 16, montmul 210,
+ *         barrett 12, cond_add_q 16, const 8
+ *       coefficient reductions: 192
  */
 #include "nttgen_mlkem_rvv256.h"
 
@@ -120,133 +120,28 @@ static inline vint16m1_t nttgen_mlkem_rvv256_cond_add_q(vint16m1_t a, size_t vl)
     return __riscv_vadd_vv_i16m1(a, __riscv_vand_vx_i16m1(mask, 3329, vl), vl);
 }
 
-/*
- * The first output of the interleave at lane distance 1 (masked vslideup).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv1_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 1, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 1, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 1 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv1_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 1, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 1, vl);
-}
-
-/*
- * The first output of the interleave at lane distance 2 (masked vslideup).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv2_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 2, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 2, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 2 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv2_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 2, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 2, vl);
-}
-
-/*
- * The first output of the interleave at lane distance 4 (masked vslideup).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv4_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 4, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 4, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 4 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv4_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 4, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 4, vl);
-}
-
-/*
- * The first output of the interleave at lane distance 8 (masked vslideup).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv8_lo(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmsne_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 8, vl), 0, vl);
-    return __riscv_vslideup_vx_i16m1_mu(mask, a, b, 8, vl);
-}
-
-/*
- * The second output of the interleave at lane distance 8 (masked vslidedown).
- */
-static inline vint16m1_t nttgen_mlkem_rvv256_ilv8_hi(vint16m1_t a, vint16m1_t b, size_t vl) {
-    const vbool16_t mask =
-        __riscv_vmseq_vx_u16m1_b16(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(vl), 8, vl), 0, vl);
-    return __riscv_vslidedown_vx_i16m1_mu(mask, b, a, 8, vl);
-}
-
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_zetas[800] = {
-    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6
-    573, 573, 573, 573, 573, 573, 573, 573, -681, -681, -681, -681, -681, -681, -681, -681,
-    -5827, -5827, -5827, -5827, -5827, -5827, -5827, -5827, -28073, -28073, -28073, -28073, -28073, -28073, -28073, -28073,
-    -829, -829, -829, -829, -829, -829, -829, -829, -1542, -1542, -1542, -1542, -1542, -1542, -1542, -1542,
-    5571, 5571, 5571, 5571, 5571, 5571, 5571, 5571, 18426, 18426, 18426, 18426, 18426, 18426, 18426, 18426,
-    264, 264, 264, 264, 264, 264, 264, 264, 732, 732, 732, 732, 732, 732, 732, 732,
-    -26360, -26360, -26360, -26360, -26360, -26360, -26360, -26360, -10532, -10532, -10532, -10532, -10532, -10532, -10532, -10532,
-    -1602, -1602, -1602, -1602, -1602, -1602, -1602, -1602, -205, -205, -205, -205, -205, -205, -205, -205,
-    21438, 21438, 21438, 21438, 21438, 21438, 21438, 21438, 26675, 26675, 26675, 26675, 26675, 26675, 26675, 26675,
-    -1325, -1325, -1325, -1325, -1325, -1325, -1325, -1325, 1017, 1017, 1017, 1017, 1017, 1017, 1017, 1017,
-    17363, 17363, 17363, 17363, 17363, 17363, 17363, 17363, 24313, 24313, 24313, 24313, 24313, 24313, 24313, 24313,
-    1458, 1458, 1458, 1458, 1458, 1458, 1458, 1458, 411, 411, 411, 411, 411, 411, 411, 411,
-    -1102, -1102, -1102, -1102, -1102, -1102, -1102, -1102, 8859, 8859, 8859, 8859, 8859, 8859, 8859, 8859,
-    383, 383, 383, 383, 383, 383, 383, 383, 608, 608, 608, 608, 608, 608, 608, 608,
-    -29057, -29057, -29057, -29057, -29057, -29057, -29057, -29057, 8800, 8800, 8800, 8800, 8800, 8800, 8800, 8800,
-    -130, -130, -130, -130, -130, -130, -130, -130, -1571, -1571, -1571, -1571, -1571, -1571, -1571, -1571,
-    -26242, -26242, -26242, -26242, -26242, -26242, -26242, -26242, -16163, -16163, -16163, -16163, -16163, -16163, -16163, -16163,
-    1223, 1223, 1223, 1223, 516, 516, 516, 516, -853, -853, -853, -853, -398, -398, -398, -398,
-    -5689, -5689, -5689, -5689, -12796, -12796, -12796, -12796, 19883, 19883, 19883, 19883, 13426, 13426, 13426, 13426,
-    652, 652, 652, 652, -8, -8, -8, -8, -90, -90, -90, -90, 961, 961, 961, 961,
-    -6516, -6516, -6516, -6516, 26616, 26616, 26616, 26616, -28250, -28250, -28250, -28250, 14017, 14017, 14017, 14017,
-    -1293, -1293, -1293, -1293, -1618, -1618, -1618, -1618, 107, 107, 107, 107, 448, 448, 448, 448,
-    -23565, -23565, -23565, -23565, 9134, 9134, 9134, 9134, -28309, -28309, -28309, -28309, 16832, 16832, 16832, 16832,
-    1491, 1491, 1491, 1491, -1162, -1162, -1162, -1162, -1421, -1421, -1421, -1421, -1065, -1065, -1065, -1065,
-    20179, 20179, 20179, 20179, -650, -650, -650, -650, 9075, 9075, 9075, 9075, 4311, 4311, 4311, 4311,
-    -552, -552, -552, -552, -320, -320, -320, -320, -271, -271, -271, -271, -1508, -1508, -1508, -1508,
-    1496, 1496, 1496, 1496, 16064, 16064, 16064, 16064, -15887, -15887, -15887, -15887, -29156, -29156, -29156, -29156,
-    1015, 1015, 1015, 1015, -666, -666, -666, -666, 830, 830, 830, 830, -725, -725, -725, -725,
-    30967, 30967, 30967, 30967, -12442, -12442, -12442, -12442, -8898, -8898, -8898, -8898, -12757, -12757, -12757, -12757,
-    -282, -282, -282, -282, 126, 126, 126, 126, -247, -247, -247, -247, 677, 677, 677, 677,
-    20710, 20710, 20710, 20710, -25986, -25986, -25986, -25986, -30199, -30199, -30199, -30199, -24155, -24155, -24155, -24155,
-    -1544, -1544, -1544, -1544, 1469, 1469, 1469, 1469, -951, -951, -951, -951, -1275, -1275, -1275, -1275,
-    25080, 25080, 25080, 25080, 27837, 27837, 27837, 27837, 18249, 18249, 18249, 18249, -17915, -17915, -17915, -17915,
-    -1103, -1103, 422, 422, -246, -246, -1590, -1590, 817, 817, -1215, -1215, -1185, -1185, -108, -108,
-    -335, -335, -27738, -27738, 32010, 32010, -18486, -18486, -31183, -31183, -20927, -20927, 10335, 10335, 31636, 31636,
-    555, 555, 177, 177, 1159, 1159, -872, -872, 603, 603, 1218, 1218, -1278, -1278, 996, 996,
-    -11477, -11477, 945, 945, 10631, 10631, 17560, 17560, 25435, 25435, 10946, 10946, -7934, -7934, 28644, 28644,
-    430, 430, 587, 587, 778, 778, 644, 644, 1097, 1097, -136, -136, -1530, -1530, -308, -308,
-    11182, 11182, 13131, 13131, -32502, -32502, 20100, 20100, 20297, 20297, -6280, -6280, -21498, -21498, -23860, -23860,
-    843, 843, -235, -235, -147, -147, 349, 349, 610, 610, -1335, -1335, 794, 794, 991, 991,
-    13387, 13387, -4587, -4587, 30317, 30317, 18525, 18525, 2146, 2146, -14903, -14903, -20198, -20198, -20257, -20257,
-    -1251, -1251, -291, -291, -777, -777, 418, 418, 1322, 1322, -874, -874, -1510, -1510, 958, 958,
-    -32227, -32227, -14883, -14883, 29175, 29175, -14430, -14430, -7382, -7382, 24214, 24214, -22502, -22502, 23998, 23998,
-    1550, 1550, 1574, 1574, -602, -602, -156, -156, -1465, -1465, -1187, -1187, -870, -870, 1522, 1522,
-    20494, 20494, 6182, 6182, -28762, -28762, -5276, -5276, 24391, 24391, 16989, 16989, 10906, 10906, -17422, -17422,
-    871, 871, -460, -460, 1483, 1483, 329, 329, -1285, -1285, 220, 220, -854, -854, -1460, -1460,
-    -14233, -14233, 23092, 23092, -18741, -18741, 19529, 19529, 15355, 15355, -11044, -11044, 23210, 23210, 7756, 7756,
-    105, 105, 1653, 1653, 1119, 1119, -75, -75, 384, 384, -1659, -1659, 478, 478, 1628, 1628,
-    -21655, -21655, 5493, 5493, 12639, 12639, -12619, -12619, -32384, -32384, 14469, 14469, -17442, -17442, 23132, 23132,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_zetas[256] = {
+    // pass 0: layer(s) 0, 1, 2, 3
     -758, 31498, -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, -171, -20907,
     962, 10690, 1577, -3799, -1474, -11202, 622, 27758, -1202, 1358, 182, -15690, 1468, 31164, 0, 0,
+    // pass 1: layer(s) 4, 5, 6
+    573, -1325, 264, 383, -829, 1458, -1602, -130, -681, 1017, 732, 608, -1542, 411, -205, -1571,
+    -5827, 17363, -26360, -29057, 5571, -1102, 21438, -26242, -28073, 24313, -10532, 8800, 18426, 8859, 26675, -16163,
+    1223, -552, -1293, -282, 516, -320, -1618, 126, -853, -271, 107, -247, -398, -1508, 448, 677,
+    -5689, 1496, -23565, 20710, -12796, 16064, 9134, -25986, 19883, -15887, -28309, -30199, 13426, -29156, 16832, -24155,
+    652, 1015, 1491, -1544, -8, -666, -1162, 1469, -90, 830, -1421, -951, 961, -725, -1065, -1275,
+    -6516, 30967, 20179, 25080, 26616, -12442, -650, 27837, -28250, -8898, 9075, 18249, 14017, -12757, 4311, -17915,
+    -1103, -1251, 422, -291, -246, -777, -1590, 418, 817, 1322, -1215, -874, -1185, -1510, -108, 958,
+    -335, -32227, -27738, -14883, 32010, 29175, -18486, -14430, -31183, -7382, -20927, 24214, 10335, -22502, 31636, 23998,
+    555, 1550, 177, 1574, 1159, -602, -872, -156, 603, -1465, 1218, -1187, -1278, -870, 996, 1522,
+    -11477, 20494, 945, 6182, 10631, -28762, 17560, -5276, 25435, 24391, 10946, 16989, -7934, 10906, 28644, -17422,
+    430, 871, 587, -460, 778, 1483, 644, 329, 1097, -1285, -136, 220, -1530, -854, -308, -1460,
+    11182, -14233, 13131, 23092, -32502, -18741, 20100, 19529, 20297, 15355, -6280, -11044, -21498, 23210, -23860, 7756,
+    843, 105, -235, 1653, -147, 1119, 349, -75, 610, 384, -1335, -1659, 794, 478, 991, 1628,
+    13387, -21655, -4587, 5493, 30317, 12639, 18525, -12619, 2146, -32384, -14903, 14469, -20198, -17442, -20257, 23132,
 };
 // clang-format on
 
@@ -277,12 +172,10 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_basemul_gammas[256] = 
 //  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
 //  (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_zetas_dit[544] = {
-    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6
-    -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758, -1044, -1044, 758, 758,
-    -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498, -20, -20, -31498, -31498,
-    -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359,
-    -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_zetas_dit[496] = {
+    // pass 0: layer(s) 4, 5, 6
+    758, -31498, 758, -31498, 1517, -787, 359, -14745, 0, 0, 0, 0, 0, 0, 0, 0,
+    // pass 1: layer(s) 0, 1, 2, 3
     -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, 758, 758, -287, -287, 359, 359, -1493, -1493,
     -20, -20, 16694, 16694, -787, -787, 12402, 12402, -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
     -1044, -1044, -1468, -1468, -202, -202, -182, -182, 1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
@@ -361,92 +254,46 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_twist[512] = {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
- * Ops per call: load 94, store 16, add 56, sub 56, montmul 56, shuffle 32
+ * Ops per call: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  */
 void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_0 = nttgen_mlkem_rvv256_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -3328, 3328);
 #endif
-    // layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[768], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[769], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[770], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[771], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[772], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[773], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[774], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[775], 16);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[776], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[777], 16);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[778], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[779], 16);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[780], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[781], 16);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[782], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[783], 16);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[784], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[785], 16);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[786], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[787], 16);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[788], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[789], 16);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[790], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[791], 16);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[792], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[793], 16);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[794], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[795], 16);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[796], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[797], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[0], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[16], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
-    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
-    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
-    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
-    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
-    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
-    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
-    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
-    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
-    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
-    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
-    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
-    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
-    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
-    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
-    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
-    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
-    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
-    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
-    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
-    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
-    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
-    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
-    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
-    const vint16m1_t zeta_30 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
-    const vint16m1_t zetaqinv_30 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
-    const vint16m1_t zeta_31 = __riscv_vle16_v_i16m1(&zetas_0[512], 16);
-    const vint16m1_t zetaqinv_31 = __riscv_vle16_v_i16m1(&zetas_0[528], 16);
-    const vint16m1_t zeta_32 = __riscv_vle16_v_i16m1(&zetas_0[544], 16);
-    const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_0[560], 16);
-    const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_0[576], 16);
-    const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_0[592], 16);
-    const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_0[608], 16);
-    const vint16m1_t zetaqinv_34 = __riscv_vle16_v_i16m1(&zetas_0[624], 16);
-    const vint16m1_t zeta_35 = __riscv_vle16_v_i16m1(&zetas_0[640], 16);
-    const vint16m1_t zetaqinv_35 = __riscv_vle16_v_i16m1(&zetas_0[656], 16);
-    const vint16m1_t zeta_36 = __riscv_vle16_v_i16m1(&zetas_0[672], 16);
-    const vint16m1_t zetaqinv_36 = __riscv_vle16_v_i16m1(&zetas_0[688], 16);
-    const vint16m1_t zeta_37 = __riscv_vle16_v_i16m1(&zetas_0[704], 16);
-    const vint16m1_t zetaqinv_37 = __riscv_vle16_v_i16m1(&zetas_0[720], 16);
-    const vint16m1_t zeta_38 = __riscv_vle16_v_i16m1(&zetas_0[736], 16);
-    const vint16m1_t zetaqinv_38 = __riscv_vle16_v_i16m1(&zetas_0[752], 16);
+    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 16);
+    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 16);
+    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 16);
+    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 16);
+    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 16);
+    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 16);
+    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 16);
+    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 16);
+    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 16);
+    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
+    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
+    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -559,158 +406,141 @@ void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
     const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    const vint16m1_t x_80 = nttgen_mlkem_rvv256_ilv8_lo(x_64, x_66, 16);
-    const vint16m1_t x_81 = nttgen_mlkem_rvv256_ilv8_hi(x_64, x_66, 16);
-    const vint16m1_t x_82 = nttgen_mlkem_rvv256_ilv8_lo(x_68, x_70, 16);
-    const vint16m1_t x_83 = nttgen_mlkem_rvv256_ilv8_hi(x_68, x_70, 16);
-    const vint16m1_t x_84 = nttgen_mlkem_rvv256_ilv8_lo(x_72, x_74, 16);
-    const vint16m1_t x_85 = nttgen_mlkem_rvv256_ilv8_hi(x_72, x_74, 16);
-    const vint16m1_t x_86 = nttgen_mlkem_rvv256_ilv8_lo(x_76, x_78, 16);
-    const vint16m1_t x_87 = nttgen_mlkem_rvv256_ilv8_hi(x_76, x_78, 16);
-    const vint16m1_t x_88 = nttgen_mlkem_rvv256_ilv8_lo(x_65, x_67, 16);
-    const vint16m1_t x_89 = nttgen_mlkem_rvv256_ilv8_hi(x_65, x_67, 16);
-    const vint16m1_t x_90 = nttgen_mlkem_rvv256_ilv8_lo(x_69, x_71, 16);
-    const vint16m1_t x_91 = nttgen_mlkem_rvv256_ilv8_hi(x_69, x_71, 16);
-    const vint16m1_t x_92 = nttgen_mlkem_rvv256_ilv8_lo(x_73, x_75, 16);
-    const vint16m1_t x_93 = nttgen_mlkem_rvv256_ilv8_hi(x_73, x_75, 16);
-    const vint16m1_t x_94 = nttgen_mlkem_rvv256_ilv8_lo(x_77, x_79, 16);
-    const vint16m1_t x_95 = nttgen_mlkem_rvv256_ilv8_hi(x_77, x_79, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_66, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_68, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_70, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_72, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_74, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_76, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_78, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_65, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_67, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_69, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_71, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_73, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_75, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_77, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    // layers 4, 5, 6: 16 register(s) per chunk
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
+    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
+    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
+    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
+    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
+    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
+    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
+    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
+    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
+    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
+    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
+    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
+    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
+    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
+    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
+    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
+    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
+    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
+    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
     const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
     const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_83, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_83, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_33, 16);
     const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_85, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_85, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_34, 16);
     const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_87, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_87, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_35, 16);
     const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_89, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_89, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 16);
     const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_91, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_91, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_37, 16);
     const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_93, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_93, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_38, 16);
     const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_95, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_95, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_94, t_39, 16);
     const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t x_112 = nttgen_mlkem_rvv256_ilv4_lo(x_96, x_98, 16);
-    const vint16m1_t x_113 = nttgen_mlkem_rvv256_ilv4_hi(x_96, x_98, 16);
-    const vint16m1_t x_114 = nttgen_mlkem_rvv256_ilv4_lo(x_97, x_99, 16);
-    const vint16m1_t x_115 = nttgen_mlkem_rvv256_ilv4_hi(x_97, x_99, 16);
-    const vint16m1_t x_116 = nttgen_mlkem_rvv256_ilv4_lo(x_100, x_102, 16);
-    const vint16m1_t x_117 = nttgen_mlkem_rvv256_ilv4_hi(x_100, x_102, 16);
-    const vint16m1_t x_118 = nttgen_mlkem_rvv256_ilv4_lo(x_101, x_103, 16);
-    const vint16m1_t x_119 = nttgen_mlkem_rvv256_ilv4_hi(x_101, x_103, 16);
-    const vint16m1_t x_120 = nttgen_mlkem_rvv256_ilv4_lo(x_104, x_106, 16);
-    const vint16m1_t x_121 = nttgen_mlkem_rvv256_ilv4_hi(x_104, x_106, 16);
-    const vint16m1_t x_122 = nttgen_mlkem_rvv256_ilv4_lo(x_105, x_107, 16);
-    const vint16m1_t x_123 = nttgen_mlkem_rvv256_ilv4_hi(x_105, x_107, 16);
-    const vint16m1_t x_124 = nttgen_mlkem_rvv256_ilv4_lo(x_108, x_110, 16);
-    const vint16m1_t x_125 = nttgen_mlkem_rvv256_ilv4_hi(x_108, x_110, 16);
-    const vint16m1_t x_126 = nttgen_mlkem_rvv256_ilv4_lo(x_109, x_111, 16);
-    const vint16m1_t x_127 = nttgen_mlkem_rvv256_ilv4_hi(x_109, x_111, 16);
-    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_113, zeta_23, zetaqinv_23, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_40, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_40, 16);
-    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_115, zeta_24, zetaqinv_24, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_41, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_41, 16);
-    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_117, zeta_25, zetaqinv_25, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_42, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_42, 16);
-    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_119, zeta_26, zetaqinv_26, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_118, t_43, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_118, t_43, 16);
-    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_121, zeta_27, zetaqinv_27, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_44, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_44, 16);
-    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_123, zeta_28, zetaqinv_28, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_45, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_45, 16);
-    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_125, zeta_29, zetaqinv_29, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_46, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_46, 16);
-    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_127, zeta_30, zetaqinv_30, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_126, t_47, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_126, t_47, 16);
-    const vint16m1_t x_144 = nttgen_mlkem_rvv256_ilv2_lo(x_128, x_132, 16);
-    const vint16m1_t x_145 = nttgen_mlkem_rvv256_ilv2_hi(x_128, x_132, 16);
-    const vint16m1_t x_146 = nttgen_mlkem_rvv256_ilv2_lo(x_130, x_134, 16);
-    const vint16m1_t x_147 = nttgen_mlkem_rvv256_ilv2_hi(x_130, x_134, 16);
-    const vint16m1_t x_148 = nttgen_mlkem_rvv256_ilv2_lo(x_129, x_133, 16);
-    const vint16m1_t x_149 = nttgen_mlkem_rvv256_ilv2_hi(x_129, x_133, 16);
-    const vint16m1_t x_150 = nttgen_mlkem_rvv256_ilv2_lo(x_131, x_135, 16);
-    const vint16m1_t x_151 = nttgen_mlkem_rvv256_ilv2_hi(x_131, x_135, 16);
-    const vint16m1_t x_152 = nttgen_mlkem_rvv256_ilv2_lo(x_136, x_140, 16);
-    const vint16m1_t x_153 = nttgen_mlkem_rvv256_ilv2_hi(x_136, x_140, 16);
-    const vint16m1_t x_154 = nttgen_mlkem_rvv256_ilv2_lo(x_138, x_142, 16);
-    const vint16m1_t x_155 = nttgen_mlkem_rvv256_ilv2_hi(x_138, x_142, 16);
-    const vint16m1_t x_156 = nttgen_mlkem_rvv256_ilv2_lo(x_137, x_141, 16);
-    const vint16m1_t x_157 = nttgen_mlkem_rvv256_ilv2_hi(x_137, x_141, 16);
-    const vint16m1_t x_158 = nttgen_mlkem_rvv256_ilv2_lo(x_139, x_143, 16);
-    const vint16m1_t x_159 = nttgen_mlkem_rvv256_ilv2_hi(x_139, x_143, 16);
-    const vint16m1_t t_48 = nttgen_mlkem_rvv256_montmul(x_145, zeta_31, zetaqinv_31, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t t_49 = nttgen_mlkem_rvv256_montmul(x_147, zeta_32, zetaqinv_32, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t t_50 = nttgen_mlkem_rvv256_montmul(x_149, zeta_33, zetaqinv_33, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t t_51 = nttgen_mlkem_rvv256_montmul(x_151, zeta_34, zetaqinv_34, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t t_52 = nttgen_mlkem_rvv256_montmul(x_153, zeta_35, zetaqinv_35, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_155, zeta_36, zetaqinv_36, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_157, zeta_37, zetaqinv_37, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t t_55 = nttgen_mlkem_rvv256_montmul(x_159, zeta_38, zetaqinv_38, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_176 = nttgen_mlkem_rvv256_ilv1_lo(x_160, x_168, 16);
-    const vint16m1_t x_177 = nttgen_mlkem_rvv256_ilv1_hi(x_160, x_168, 16);
-    const vint16m1_t x_178 = nttgen_mlkem_rvv256_ilv1_lo(x_162, x_170, 16);
-    const vint16m1_t x_179 = nttgen_mlkem_rvv256_ilv1_hi(x_162, x_170, 16);
-    const vint16m1_t x_180 = nttgen_mlkem_rvv256_ilv1_lo(x_164, x_172, 16);
-    const vint16m1_t x_181 = nttgen_mlkem_rvv256_ilv1_hi(x_164, x_172, 16);
-    const vint16m1_t x_182 = nttgen_mlkem_rvv256_ilv1_lo(x_166, x_174, 16);
-    const vint16m1_t x_183 = nttgen_mlkem_rvv256_ilv1_hi(x_166, x_174, 16);
-    const vint16m1_t x_184 = nttgen_mlkem_rvv256_ilv1_lo(x_161, x_169, 16);
-    const vint16m1_t x_185 = nttgen_mlkem_rvv256_ilv1_hi(x_161, x_169, 16);
-    const vint16m1_t x_186 = nttgen_mlkem_rvv256_ilv1_lo(x_163, x_171, 16);
-    const vint16m1_t x_187 = nttgen_mlkem_rvv256_ilv1_hi(x_163, x_171, 16);
-    const vint16m1_t x_188 = nttgen_mlkem_rvv256_ilv1_lo(x_165, x_173, 16);
-    const vint16m1_t x_189 = nttgen_mlkem_rvv256_ilv1_hi(x_165, x_173, 16);
-    const vint16m1_t x_190 = nttgen_mlkem_rvv256_ilv1_lo(x_167, x_175, 16);
-    const vint16m1_t x_191 = nttgen_mlkem_rvv256_ilv1_hi(x_167, x_175, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_176, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_178, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_180, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_182, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_184, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_186, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_188, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_190, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_177, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_179, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_181, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_183, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_185, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_187, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_189, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_191, 16);
+    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_40, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_40, 16);
+    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_99, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_97, t_41, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_97, t_41, 16);
+    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_42, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_42, 16);
+    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_101, t_43, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_101, t_43, 16);
+    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_106, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_44, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_44, 16);
+    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_107, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_105, t_45, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_105, t_45, 16);
+    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_108, t_46, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_108, t_46, 16);
+    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_111, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_109, t_47, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_109, t_47, 16);
+    const vint16m1_t t_48 = nttgen_mlkem_rvv256_montmul(x_116, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t t_49 = nttgen_mlkem_rvv256_montmul(x_118, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t t_50 = nttgen_mlkem_rvv256_montmul(x_117, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t t_51 = nttgen_mlkem_rvv256_montmul(x_119, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t t_52 = nttgen_mlkem_rvv256_montmul(x_124, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t t_55 = nttgen_mlkem_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_128, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_130, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_132, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_134, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_129, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_131, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_133, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_135, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_136, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_138, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_140, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_142, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_137, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_139, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_141, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_143, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -16180, 16179);
 #endif
@@ -1252,50 +1082,26 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
- * Ops per call: load 82, store 16, add 56, sub 56, montmul 64, barrett 8, shuffle 32
+ * a[256]: on entry in [-11316, 11318], on exit in [-2018, 2018]
+ * Ops per call: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -11316, 11318);
 #endif
-    // inverse layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
-    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
-    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
-    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
-    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
-    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
-    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
-    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[512], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[528], 16);
+    // inverse layers 4, 5, 6: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -1312,304 +1118,301 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
     const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
     const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_16 = nttgen_mlkem_rvv256_ilv1_lo(x_0, x_8, 16);
-    const vint16m1_t x_17 = nttgen_mlkem_rvv256_ilv1_hi(x_0, x_8, 16);
-    const vint16m1_t x_18 = nttgen_mlkem_rvv256_ilv1_lo(x_1, x_9, 16);
-    const vint16m1_t x_19 = nttgen_mlkem_rvv256_ilv1_hi(x_1, x_9, 16);
-    const vint16m1_t x_20 = nttgen_mlkem_rvv256_ilv1_lo(x_2, x_10, 16);
-    const vint16m1_t x_21 = nttgen_mlkem_rvv256_ilv1_hi(x_2, x_10, 16);
-    const vint16m1_t x_22 = nttgen_mlkem_rvv256_ilv1_lo(x_3, x_11, 16);
-    const vint16m1_t x_23 = nttgen_mlkem_rvv256_ilv1_hi(x_3, x_11, 16);
-    const vint16m1_t x_24 = nttgen_mlkem_rvv256_ilv1_lo(x_4, x_12, 16);
-    const vint16m1_t x_25 = nttgen_mlkem_rvv256_ilv1_hi(x_4, x_12, 16);
-    const vint16m1_t x_26 = nttgen_mlkem_rvv256_ilv1_lo(x_5, x_13, 16);
-    const vint16m1_t x_27 = nttgen_mlkem_rvv256_ilv1_hi(x_5, x_13, 16);
-    const vint16m1_t x_28 = nttgen_mlkem_rvv256_ilv1_lo(x_6, x_14, 16);
-    const vint16m1_t x_29 = nttgen_mlkem_rvv256_ilv1_hi(x_6, x_14, 16);
-    const vint16m1_t x_30 = nttgen_mlkem_rvv256_ilv1_lo(x_7, x_15, 16);
-    const vint16m1_t x_31 = nttgen_mlkem_rvv256_ilv1_hi(x_7, x_15, 16);
-    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, x_24, 16);
-    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, x_24, 16);
-    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, x_26, 16);
-    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, x_26, 16);
-    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, x_28, 16);
-    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, x_28, 16);
-    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_22, x_30, 16);
-    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_22, x_30, 16);
-    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_17, x_25, 16);
-    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_17, x_25, 16);
-    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_19, x_27, 16);
-    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_19, x_27, 16);
-    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_21, x_29, 16);
-    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_21, x_29, 16);
-    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_23, x_31, 16);
-    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_23, x_31, 16);
-    const vint16m1_t x_48 = nttgen_mlkem_rvv256_ilv2_lo(x_32, x_33, 16);
-    const vint16m1_t x_49 = nttgen_mlkem_rvv256_ilv2_hi(x_32, x_33, 16);
-    const vint16m1_t x_50 = nttgen_mlkem_rvv256_ilv2_lo(x_34, x_35, 16);
-    const vint16m1_t x_51 = nttgen_mlkem_rvv256_ilv2_hi(x_34, x_35, 16);
-    const vint16m1_t x_52 = nttgen_mlkem_rvv256_ilv2_lo(x_36, x_37, 16);
-    const vint16m1_t x_53 = nttgen_mlkem_rvv256_ilv2_hi(x_36, x_37, 16);
-    const vint16m1_t x_54 = nttgen_mlkem_rvv256_ilv2_lo(x_38, x_39, 16);
-    const vint16m1_t x_55 = nttgen_mlkem_rvv256_ilv2_hi(x_38, x_39, 16);
-    const vint16m1_t x_56 = nttgen_mlkem_rvv256_ilv2_lo(x_40, x_41, 16);
-    const vint16m1_t x_57 = nttgen_mlkem_rvv256_ilv2_hi(x_40, x_41, 16);
-    const vint16m1_t x_58 = nttgen_mlkem_rvv256_ilv2_lo(x_42, x_43, 16);
-    const vint16m1_t x_59 = nttgen_mlkem_rvv256_ilv2_hi(x_42, x_43, 16);
-    const vint16m1_t x_60 = nttgen_mlkem_rvv256_ilv2_lo(x_44, x_45, 16);
-    const vint16m1_t x_61 = nttgen_mlkem_rvv256_ilv2_hi(x_44, x_45, 16);
-    const vint16m1_t x_62 = nttgen_mlkem_rvv256_ilv2_lo(x_46, x_47, 16);
-    const vint16m1_t x_63 = nttgen_mlkem_rvv256_ilv2_hi(x_46, x_47, 16);
-    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul(x_52, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_0, 16);
-    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_0, 16);
-    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul(x_54, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_1, 16);
-    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_1, 16);
-    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_53, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_49, t_2, 16);
-    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_49, t_2, 16);
-    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_55, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_51, t_3, 16);
-    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_51, t_3, 16);
-    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_60, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_4, 16);
-    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_4, 16);
-    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_62, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_58, t_5, 16);
-    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_58, t_5, 16);
-    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_61, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_57, t_6, 16);
-    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_57, t_6, 16);
-    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_63, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_59, t_7, 16);
-    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_59, t_7, 16);
-    const vint16m1_t x_80 = nttgen_mlkem_rvv256_ilv4_lo(x_64, x_65, 16);
-    const vint16m1_t x_81 = nttgen_mlkem_rvv256_ilv4_hi(x_64, x_65, 16);
-    const vint16m1_t x_82 = nttgen_mlkem_rvv256_ilv4_lo(x_66, x_67, 16);
-    const vint16m1_t x_83 = nttgen_mlkem_rvv256_ilv4_hi(x_66, x_67, 16);
-    const vint16m1_t x_84 = nttgen_mlkem_rvv256_ilv4_lo(x_68, x_69, 16);
-    const vint16m1_t x_85 = nttgen_mlkem_rvv256_ilv4_hi(x_68, x_69, 16);
-    const vint16m1_t x_86 = nttgen_mlkem_rvv256_ilv4_lo(x_70, x_71, 16);
-    const vint16m1_t x_87 = nttgen_mlkem_rvv256_ilv4_hi(x_70, x_71, 16);
-    const vint16m1_t x_88 = nttgen_mlkem_rvv256_ilv4_lo(x_72, x_73, 16);
-    const vint16m1_t x_89 = nttgen_mlkem_rvv256_ilv4_hi(x_72, x_73, 16);
-    const vint16m1_t x_90 = nttgen_mlkem_rvv256_ilv4_lo(x_74, x_75, 16);
-    const vint16m1_t x_91 = nttgen_mlkem_rvv256_ilv4_hi(x_74, x_75, 16);
-    const vint16m1_t x_92 = nttgen_mlkem_rvv256_ilv4_lo(x_76, x_77, 16);
-    const vint16m1_t x_93 = nttgen_mlkem_rvv256_ilv4_hi(x_76, x_77, 16);
-    const vint16m1_t x_94 = nttgen_mlkem_rvv256_ilv4_lo(x_78, x_79, 16);
-    const vint16m1_t x_95 = nttgen_mlkem_rvv256_ilv4_hi(x_78, x_79, 16);
-    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_82, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_8, 16);
-    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_8, 16);
-    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_83, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_81, t_9, 16);
-    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_81, t_9, 16);
-    const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_86, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_10, 16);
-    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_10, 16);
-    const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_87, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_85, t_11, 16);
-    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_85, t_11, 16);
-    const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_90, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_12, 16);
-    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_12, 16);
-    const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_91, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_89, t_13, 16);
-    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_89, t_13, 16);
-    const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_94, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_14, 16);
-    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_14, 16);
-    const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_95, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_93, t_15, 16);
-    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_93, t_15, 16);
-    const vint16m1_t x_112 = nttgen_mlkem_rvv256_ilv8_lo(x_96, x_97, 16);
-    const vint16m1_t x_113 = nttgen_mlkem_rvv256_ilv8_hi(x_96, x_97, 16);
-    const vint16m1_t x_114 = nttgen_mlkem_rvv256_ilv8_lo(x_98, x_99, 16);
-    const vint16m1_t x_115 = nttgen_mlkem_rvv256_ilv8_hi(x_98, x_99, 16);
-    const vint16m1_t x_116 = nttgen_mlkem_rvv256_ilv8_lo(x_100, x_101, 16);
-    const vint16m1_t x_117 = nttgen_mlkem_rvv256_ilv8_hi(x_100, x_101, 16);
-    const vint16m1_t x_118 = nttgen_mlkem_rvv256_ilv8_lo(x_102, x_103, 16);
-    const vint16m1_t x_119 = nttgen_mlkem_rvv256_ilv8_hi(x_102, x_103, 16);
-    const vint16m1_t x_120 = nttgen_mlkem_rvv256_ilv8_lo(x_104, x_105, 16);
-    const vint16m1_t x_121 = nttgen_mlkem_rvv256_ilv8_hi(x_104, x_105, 16);
-    const vint16m1_t x_122 = nttgen_mlkem_rvv256_ilv8_lo(x_106, x_107, 16);
-    const vint16m1_t x_123 = nttgen_mlkem_rvv256_ilv8_hi(x_106, x_107, 16);
-    const vint16m1_t x_124 = nttgen_mlkem_rvv256_ilv8_lo(x_108, x_109, 16);
-    const vint16m1_t x_125 = nttgen_mlkem_rvv256_ilv8_hi(x_108, x_109, 16);
-    const vint16m1_t x_126 = nttgen_mlkem_rvv256_ilv8_lo(x_110, x_111, 16);
-    const vint16m1_t x_127 = nttgen_mlkem_rvv256_ilv8_hi(x_110, x_111, 16);
-    const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_120, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_16, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_16, 16);
-    const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_121, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_17, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_17, 16);
-    const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_122, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_114, t_18, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_114, t_18, 16);
-    const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_123, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_19, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_19, 16);
-    const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_124, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_116, t_20, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_116, t_20, 16);
-    const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_125, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_117, t_21, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_117, t_21, 16);
-    const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_126, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_118, t_22, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_118, t_22, 16);
-    const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_127, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_119, t_23, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_119, t_23, 16);
-    const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_136, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_138, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_25, 16);
-    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_25, 16);
-    const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_140, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_26, 16);
-    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_26, 16);
-    const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_142, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_134, t_27, 16);
-    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_134, t_27, 16);
-    const vint16m1_t t_28 = nttgen_mlkem_rvv256_montmul(x_137, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_129, t_28, 16);
-    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_129, t_28, 16);
-    const vint16m1_t t_29 = nttgen_mlkem_rvv256_montmul(x_139, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_131, t_29, 16);
-    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_131, t_29, 16);
-    const vint16m1_t t_30 = nttgen_mlkem_rvv256_montmul(x_141, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_133, t_30, 16);
-    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_133, t_30, 16);
-    const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_143, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_148, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_144, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(red_0, t_32, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(red_0, t_32, 16);
-    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_150, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_146, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(red_1, t_33, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(red_1, t_33, 16);
-    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_149, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_145, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(red_2, t_34, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(red_2, t_34, 16);
-    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_151, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_147, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(red_3, t_35, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(red_3, t_35, 16);
-    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_156, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_152, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(red_4, t_36, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(red_4, t_36, 16);
-    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_158, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_154, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(red_5, t_37, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(red_5, t_37, 16);
-    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_157, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_153, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(red_6, t_38, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(red_6, t_38, 16);
-    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_159, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(x_155, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(red_7, t_39, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(red_7, t_39, 16);
-    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_162, zeta_9, zetaqinv_9, 16);
-    const vint16m1_t x_176 = __riscv_vadd_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t x_177 = __riscv_vsub_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_163, zeta_10, zetaqinv_10, 16);
-    const vint16m1_t x_178 = __riscv_vadd_vv_i16m1(x_161, t_41, 16);
-    const vint16m1_t x_179 = __riscv_vsub_vv_i16m1(x_161, t_41, 16);
-    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_166, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t x_180 = __riscv_vadd_vv_i16m1(x_164, t_42, 16);
-    const vint16m1_t x_181 = __riscv_vsub_vv_i16m1(x_164, t_42, 16);
-    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_167, zeta_12, zetaqinv_12, 16);
-    const vint16m1_t x_182 = __riscv_vadd_vv_i16m1(x_165, t_43, 16);
-    const vint16m1_t x_183 = __riscv_vsub_vv_i16m1(x_165, t_43, 16);
-    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_170, zeta_13, zetaqinv_13, 16);
-    const vint16m1_t x_184 = __riscv_vadd_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t x_185 = __riscv_vsub_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_171, zeta_14, zetaqinv_14, 16);
-    const vint16m1_t x_186 = __riscv_vadd_vv_i16m1(x_169, t_45, 16);
-    const vint16m1_t x_187 = __riscv_vsub_vv_i16m1(x_169, t_45, 16);
-    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_174, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_188 = __riscv_vadd_vv_i16m1(x_172, t_46, 16);
-    const vint16m1_t x_189 = __riscv_vsub_vv_i16m1(x_172, t_46, 16);
-    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_175, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_190 = __riscv_vadd_vv_i16m1(x_173, t_47, 16);
-    const vint16m1_t x_191 = __riscv_vsub_vv_i16m1(x_173, t_47, 16);
+    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_16, 16);
+    const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_20, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_18, 16);
+    const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_22, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul(x_21, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_17, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul(x_23, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_19, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_24, 16);
+    const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t red_8 = nttgen_mlkem_rvv256_barrett(x_26, 16);
+    const vint16m1_t red_9 = nttgen_mlkem_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_10 = nttgen_mlkem_rvv256_barrett(x_25, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_11 = nttgen_mlkem_rvv256_barrett(x_27, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_35, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_38, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_39, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_43, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_48, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_49, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_50, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_51, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_52, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_53, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_54, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_55, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_56, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_57, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_58, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_59, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_60, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_61, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_62, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_63, 16);
+    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
+    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
+    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
+    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
+    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
+    const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_72 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_73 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_74 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_72, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_10, 16);
+    const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_10, 16);
+    const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_73, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_65, t_11, 16);
+    const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_65, t_11, 16);
+    const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_74, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_66, t_12, 16);
+    const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_66, t_12, 16);
+    const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_75, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_13, 16);
+    const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_13, 16);
+    const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_76, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_68, t_14, 16);
+    const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_68, t_14, 16);
+    const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_77, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_69, t_15, 16);
+    const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_69, t_15, 16);
+    const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_78, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_70, t_16, 16);
+    const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_70, t_16, 16);
+    const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_79, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_71, t_17, 16);
+    const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_71, t_17, 16);
+    const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_88, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_18, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_18, 16);
+    const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_90, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_19, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_19, 16);
+    const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_92, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_20, 16);
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_20, 16);
+    const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_94, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_21, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_21, 16);
+    const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_89, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_81, t_22, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_81, t_22, 16);
+    const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_91, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_83, t_23, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_83, t_23, 16);
+    const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_93, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_85, t_24, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_85, t_24, 16);
+    const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_95, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_87, t_25, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_87, t_25, 16);
+    const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_100, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_26, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_26, 16);
+    const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_102, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_27, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_27, 16);
+    const vint16m1_t t_28 = nttgen_mlkem_rvv256_montmul(x_101, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_97, t_28, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_97, t_28, 16);
+    const vint16m1_t t_29 = nttgen_mlkem_rvv256_montmul(x_103, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_99, t_29, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_99, t_29, 16);
+    const vint16m1_t t_30 = nttgen_mlkem_rvv256_montmul(x_108, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_30, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_30, 16);
+    const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_110, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_106, t_31, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_106, t_31, 16);
+    const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_109, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_105, t_32, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_105, t_32, 16);
+    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_111, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_107, t_33, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_107, t_33, 16);
+    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_114, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_34, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_34, 16);
+    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_115, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_118, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_36, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_36, 16);
+    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_119, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_117, t_37, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_117, t_37, 16);
+    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_122, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_38, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_38, 16);
+    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_123, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_126, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_40, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_40, 16);
+    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_127, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_41, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_41, 16);
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
-    const vint16m1_t x_192 = nttgen_mlkem_rvv256_montmul(x_176, tw_0, twqinv_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_192, 16);
+    const vint16m1_t x_144 = nttgen_mlkem_rvv256_montmul(x_128, tw_0, twqinv_0, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_144, 16);
     const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[256], 16);
     const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[272], 16);
-    const vint16m1_t x_193 = nttgen_mlkem_rvv256_montmul(x_177, tw_1, twqinv_1, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_193, 16);
+    const vint16m1_t x_145 = nttgen_mlkem_rvv256_montmul(x_129, tw_1, twqinv_1, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_145, 16);
     const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[128], 16);
     const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[144], 16);
-    const vint16m1_t x_194 = nttgen_mlkem_rvv256_montmul(x_178, tw_2, twqinv_2, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_194, 16);
+    const vint16m1_t x_146 = nttgen_mlkem_rvv256_montmul(x_130, tw_2, twqinv_2, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_146, 16);
     const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[384], 16);
     const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[400], 16);
-    const vint16m1_t x_195 = nttgen_mlkem_rvv256_montmul(x_179, tw_3, twqinv_3, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_195, 16);
+    const vint16m1_t x_147 = nttgen_mlkem_rvv256_montmul(x_131, tw_3, twqinv_3, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_147, 16);
     const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[64], 16);
     const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[80], 16);
-    const vint16m1_t x_196 = nttgen_mlkem_rvv256_montmul(x_180, tw_4, twqinv_4, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_196, 16);
+    const vint16m1_t x_148 = nttgen_mlkem_rvv256_montmul(x_132, tw_4, twqinv_4, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_148, 16);
     const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[320], 16);
     const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[336], 16);
-    const vint16m1_t x_197 = nttgen_mlkem_rvv256_montmul(x_181, tw_5, twqinv_5, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_197, 16);
+    const vint16m1_t x_149 = nttgen_mlkem_rvv256_montmul(x_133, tw_5, twqinv_5, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_149, 16);
     const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[192], 16);
     const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[208], 16);
-    const vint16m1_t x_198 = nttgen_mlkem_rvv256_montmul(x_182, tw_6, twqinv_6, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_198, 16);
+    const vint16m1_t x_150 = nttgen_mlkem_rvv256_montmul(x_134, tw_6, twqinv_6, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_150, 16);
     const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[448], 16);
     const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[464], 16);
-    const vint16m1_t x_199 = nttgen_mlkem_rvv256_montmul(x_183, tw_7, twqinv_7, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_199, 16);
+    const vint16m1_t x_151 = nttgen_mlkem_rvv256_montmul(x_135, tw_7, twqinv_7, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_151, 16);
     const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[32], 16);
     const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[48], 16);
-    const vint16m1_t x_200 = nttgen_mlkem_rvv256_montmul(x_184, tw_8, twqinv_8, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_200, 16);
+    const vint16m1_t x_152 = nttgen_mlkem_rvv256_montmul(x_136, tw_8, twqinv_8, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_152, 16);
     const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[288], 16);
     const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[304], 16);
-    const vint16m1_t x_201 = nttgen_mlkem_rvv256_montmul(x_185, tw_9, twqinv_9, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_201, 16);
+    const vint16m1_t x_153 = nttgen_mlkem_rvv256_montmul(x_137, tw_9, twqinv_9, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_153, 16);
     const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[160], 16);
     const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[176], 16);
-    const vint16m1_t x_202 = nttgen_mlkem_rvv256_montmul(x_186, tw_10, twqinv_10, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_202, 16);
+    const vint16m1_t x_154 = nttgen_mlkem_rvv256_montmul(x_138, tw_10, twqinv_10, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_154, 16);
     const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[416], 16);
     const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[432], 16);
-    const vint16m1_t x_203 = nttgen_mlkem_rvv256_montmul(x_187, tw_11, twqinv_11, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_203, 16);
+    const vint16m1_t x_155 = nttgen_mlkem_rvv256_montmul(x_139, tw_11, twqinv_11, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_155, 16);
     const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[96], 16);
     const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[112], 16);
-    const vint16m1_t x_204 = nttgen_mlkem_rvv256_montmul(x_188, tw_12, twqinv_12, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_204, 16);
+    const vint16m1_t x_156 = nttgen_mlkem_rvv256_montmul(x_140, tw_12, twqinv_12, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_156, 16);
     const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[352], 16);
     const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[368], 16);
-    const vint16m1_t x_205 = nttgen_mlkem_rvv256_montmul(x_189, tw_13, twqinv_13, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_205, 16);
+    const vint16m1_t x_157 = nttgen_mlkem_rvv256_montmul(x_141, tw_13, twqinv_13, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_157, 16);
     const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[224], 16);
     const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[240], 16);
-    const vint16m1_t x_206 = nttgen_mlkem_rvv256_montmul(x_190, tw_14, twqinv_14, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_206, 16);
+    const vint16m1_t x_158 = nttgen_mlkem_rvv256_montmul(x_142, tw_14, twqinv_14, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_158, 16);
     const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[480], 16);
     const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[496], 16);
-    const vint16m1_t x_207 = nttgen_mlkem_rvv256_montmul(x_191, tw_15, twqinv_15, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_207, 16);
+    const vint16m1_t x_159 = nttgen_mlkem_rvv256_montmul(x_143, tw_15, twqinv_15, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_159, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -1810, 1810);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -2018, 2018);
 #endif
 }
 
@@ -1896,9 +1699,11 @@ void nttgen_mlkem_rvv256_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_mlkem_rvv256_to_standard(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1918,86 +1723,22 @@ void nttgen_mlkem_rvv256_to_standard(int16_t a[256]) {
     const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
     const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_16 = nttgen_mlkem_rvv256_ilv1_lo(x_0, x_8, 16);
-    const vint16m1_t x_17 = nttgen_mlkem_rvv256_ilv1_hi(x_0, x_8, 16);
-    const vint16m1_t x_18 = nttgen_mlkem_rvv256_ilv1_lo(x_1, x_9, 16);
-    const vint16m1_t x_19 = nttgen_mlkem_rvv256_ilv1_hi(x_1, x_9, 16);
-    const vint16m1_t x_20 = nttgen_mlkem_rvv256_ilv1_lo(x_2, x_10, 16);
-    const vint16m1_t x_21 = nttgen_mlkem_rvv256_ilv1_hi(x_2, x_10, 16);
-    const vint16m1_t x_22 = nttgen_mlkem_rvv256_ilv1_lo(x_3, x_11, 16);
-    const vint16m1_t x_23 = nttgen_mlkem_rvv256_ilv1_hi(x_3, x_11, 16);
-    const vint16m1_t x_24 = nttgen_mlkem_rvv256_ilv1_lo(x_4, x_12, 16);
-    const vint16m1_t x_25 = nttgen_mlkem_rvv256_ilv1_hi(x_4, x_12, 16);
-    const vint16m1_t x_26 = nttgen_mlkem_rvv256_ilv1_lo(x_5, x_13, 16);
-    const vint16m1_t x_27 = nttgen_mlkem_rvv256_ilv1_hi(x_5, x_13, 16);
-    const vint16m1_t x_28 = nttgen_mlkem_rvv256_ilv1_lo(x_6, x_14, 16);
-    const vint16m1_t x_29 = nttgen_mlkem_rvv256_ilv1_hi(x_6, x_14, 16);
-    const vint16m1_t x_30 = nttgen_mlkem_rvv256_ilv1_lo(x_7, x_15, 16);
-    const vint16m1_t x_31 = nttgen_mlkem_rvv256_ilv1_hi(x_7, x_15, 16);
-    const vint16m1_t x_32 = nttgen_mlkem_rvv256_ilv2_lo(x_16, x_24, 16);
-    const vint16m1_t x_33 = nttgen_mlkem_rvv256_ilv2_hi(x_16, x_24, 16);
-    const vint16m1_t x_34 = nttgen_mlkem_rvv256_ilv2_lo(x_18, x_26, 16);
-    const vint16m1_t x_35 = nttgen_mlkem_rvv256_ilv2_hi(x_18, x_26, 16);
-    const vint16m1_t x_36 = nttgen_mlkem_rvv256_ilv2_lo(x_20, x_28, 16);
-    const vint16m1_t x_37 = nttgen_mlkem_rvv256_ilv2_hi(x_20, x_28, 16);
-    const vint16m1_t x_38 = nttgen_mlkem_rvv256_ilv2_lo(x_22, x_30, 16);
-    const vint16m1_t x_39 = nttgen_mlkem_rvv256_ilv2_hi(x_22, x_30, 16);
-    const vint16m1_t x_40 = nttgen_mlkem_rvv256_ilv2_lo(x_17, x_25, 16);
-    const vint16m1_t x_41 = nttgen_mlkem_rvv256_ilv2_hi(x_17, x_25, 16);
-    const vint16m1_t x_42 = nttgen_mlkem_rvv256_ilv2_lo(x_19, x_27, 16);
-    const vint16m1_t x_43 = nttgen_mlkem_rvv256_ilv2_hi(x_19, x_27, 16);
-    const vint16m1_t x_44 = nttgen_mlkem_rvv256_ilv2_lo(x_21, x_29, 16);
-    const vint16m1_t x_45 = nttgen_mlkem_rvv256_ilv2_hi(x_21, x_29, 16);
-    const vint16m1_t x_46 = nttgen_mlkem_rvv256_ilv2_lo(x_23, x_31, 16);
-    const vint16m1_t x_47 = nttgen_mlkem_rvv256_ilv2_hi(x_23, x_31, 16);
-    const vint16m1_t x_48 = nttgen_mlkem_rvv256_ilv4_lo(x_32, x_36, 16);
-    const vint16m1_t x_49 = nttgen_mlkem_rvv256_ilv4_hi(x_32, x_36, 16);
-    const vint16m1_t x_50 = nttgen_mlkem_rvv256_ilv4_lo(x_34, x_38, 16);
-    const vint16m1_t x_51 = nttgen_mlkem_rvv256_ilv4_hi(x_34, x_38, 16);
-    const vint16m1_t x_52 = nttgen_mlkem_rvv256_ilv4_lo(x_33, x_37, 16);
-    const vint16m1_t x_53 = nttgen_mlkem_rvv256_ilv4_hi(x_33, x_37, 16);
-    const vint16m1_t x_54 = nttgen_mlkem_rvv256_ilv4_lo(x_35, x_39, 16);
-    const vint16m1_t x_55 = nttgen_mlkem_rvv256_ilv4_hi(x_35, x_39, 16);
-    const vint16m1_t x_56 = nttgen_mlkem_rvv256_ilv4_lo(x_40, x_44, 16);
-    const vint16m1_t x_57 = nttgen_mlkem_rvv256_ilv4_hi(x_40, x_44, 16);
-    const vint16m1_t x_58 = nttgen_mlkem_rvv256_ilv4_lo(x_42, x_46, 16);
-    const vint16m1_t x_59 = nttgen_mlkem_rvv256_ilv4_hi(x_42, x_46, 16);
-    const vint16m1_t x_60 = nttgen_mlkem_rvv256_ilv4_lo(x_41, x_45, 16);
-    const vint16m1_t x_61 = nttgen_mlkem_rvv256_ilv4_hi(x_41, x_45, 16);
-    const vint16m1_t x_62 = nttgen_mlkem_rvv256_ilv4_lo(x_43, x_47, 16);
-    const vint16m1_t x_63 = nttgen_mlkem_rvv256_ilv4_hi(x_43, x_47, 16);
-    const vint16m1_t x_64 = nttgen_mlkem_rvv256_ilv8_lo(x_48, x_50, 16);
-    const vint16m1_t x_65 = nttgen_mlkem_rvv256_ilv8_hi(x_48, x_50, 16);
-    const vint16m1_t x_66 = nttgen_mlkem_rvv256_ilv8_lo(x_49, x_51, 16);
-    const vint16m1_t x_67 = nttgen_mlkem_rvv256_ilv8_hi(x_49, x_51, 16);
-    const vint16m1_t x_68 = nttgen_mlkem_rvv256_ilv8_lo(x_52, x_54, 16);
-    const vint16m1_t x_69 = nttgen_mlkem_rvv256_ilv8_hi(x_52, x_54, 16);
-    const vint16m1_t x_70 = nttgen_mlkem_rvv256_ilv8_lo(x_53, x_55, 16);
-    const vint16m1_t x_71 = nttgen_mlkem_rvv256_ilv8_hi(x_53, x_55, 16);
-    const vint16m1_t x_72 = nttgen_mlkem_rvv256_ilv8_lo(x_56, x_58, 16);
-    const vint16m1_t x_73 = nttgen_mlkem_rvv256_ilv8_hi(x_56, x_58, 16);
-    const vint16m1_t x_74 = nttgen_mlkem_rvv256_ilv8_lo(x_57, x_59, 16);
-    const vint16m1_t x_75 = nttgen_mlkem_rvv256_ilv8_hi(x_57, x_59, 16);
-    const vint16m1_t x_76 = nttgen_mlkem_rvv256_ilv8_lo(x_60, x_62, 16);
-    const vint16m1_t x_77 = nttgen_mlkem_rvv256_ilv8_hi(x_60, x_62, 16);
-    const vint16m1_t x_78 = nttgen_mlkem_rvv256_ilv8_lo(x_61, x_63, 16);
-    const vint16m1_t x_79 = nttgen_mlkem_rvv256_ilv8_hi(x_61, x_63, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_65, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_66, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_67, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_68, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_69, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_70, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_71, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_72, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_73, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_74, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_75, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_76, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_77, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_78, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_0, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_1, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_2, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_3, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_4, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_5, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_6, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_7, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_8, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_10, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_11, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_12, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_13, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_14, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -2009,108 +1750,46 @@ void nttgen_mlkem_rvv256_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_16 = nttgen_mlkem_rvv256_ilv8_lo(x_0, x_1, 16);
-    const vint16m1_t x_17 = nttgen_mlkem_rvv256_ilv8_hi(x_0, x_1, 16);
-    const vint16m1_t x_18 = nttgen_mlkem_rvv256_ilv8_lo(x_2, x_3, 16);
-    const vint16m1_t x_19 = nttgen_mlkem_rvv256_ilv8_hi(x_2, x_3, 16);
-    const vint16m1_t x_20 = nttgen_mlkem_rvv256_ilv8_lo(x_4, x_5, 16);
-    const vint16m1_t x_21 = nttgen_mlkem_rvv256_ilv8_hi(x_4, x_5, 16);
-    const vint16m1_t x_22 = nttgen_mlkem_rvv256_ilv8_lo(x_6, x_7, 16);
-    const vint16m1_t x_23 = nttgen_mlkem_rvv256_ilv8_hi(x_6, x_7, 16);
-    const vint16m1_t x_24 = nttgen_mlkem_rvv256_ilv8_lo(x_8, x_9, 16);
-    const vint16m1_t x_25 = nttgen_mlkem_rvv256_ilv8_hi(x_8, x_9, 16);
-    const vint16m1_t x_26 = nttgen_mlkem_rvv256_ilv8_lo(x_10, x_11, 16);
-    const vint16m1_t x_27 = nttgen_mlkem_rvv256_ilv8_hi(x_10, x_11, 16);
-    const vint16m1_t x_28 = nttgen_mlkem_rvv256_ilv8_lo(x_12, x_13, 16);
-    const vint16m1_t x_29 = nttgen_mlkem_rvv256_ilv8_hi(x_12, x_13, 16);
-    const vint16m1_t x_30 = nttgen_mlkem_rvv256_ilv8_lo(x_14, x_15, 16);
-    const vint16m1_t x_31 = nttgen_mlkem_rvv256_ilv8_hi(x_14, x_15, 16);
-    const vint16m1_t x_32 = nttgen_mlkem_rvv256_ilv4_lo(x_16, x_18, 16);
-    const vint16m1_t x_33 = nttgen_mlkem_rvv256_ilv4_hi(x_16, x_18, 16);
-    const vint16m1_t x_34 = nttgen_mlkem_rvv256_ilv4_lo(x_17, x_19, 16);
-    const vint16m1_t x_35 = nttgen_mlkem_rvv256_ilv4_hi(x_17, x_19, 16);
-    const vint16m1_t x_36 = nttgen_mlkem_rvv256_ilv4_lo(x_20, x_22, 16);
-    const vint16m1_t x_37 = nttgen_mlkem_rvv256_ilv4_hi(x_20, x_22, 16);
-    const vint16m1_t x_38 = nttgen_mlkem_rvv256_ilv4_lo(x_21, x_23, 16);
-    const vint16m1_t x_39 = nttgen_mlkem_rvv256_ilv4_hi(x_21, x_23, 16);
-    const vint16m1_t x_40 = nttgen_mlkem_rvv256_ilv4_lo(x_24, x_26, 16);
-    const vint16m1_t x_41 = nttgen_mlkem_rvv256_ilv4_hi(x_24, x_26, 16);
-    const vint16m1_t x_42 = nttgen_mlkem_rvv256_ilv4_lo(x_25, x_27, 16);
-    const vint16m1_t x_43 = nttgen_mlkem_rvv256_ilv4_hi(x_25, x_27, 16);
-    const vint16m1_t x_44 = nttgen_mlkem_rvv256_ilv4_lo(x_28, x_30, 16);
-    const vint16m1_t x_45 = nttgen_mlkem_rvv256_ilv4_hi(x_28, x_30, 16);
-    const vint16m1_t x_46 = nttgen_mlkem_rvv256_ilv4_lo(x_29, x_31, 16);
-    const vint16m1_t x_47 = nttgen_mlkem_rvv256_ilv4_hi(x_29, x_31, 16);
-    const vint16m1_t x_48 = nttgen_mlkem_rvv256_ilv2_lo(x_32, x_36, 16);
-    const vint16m1_t x_49 = nttgen_mlkem_rvv256_ilv2_hi(x_32, x_36, 16);
-    const vint16m1_t x_50 = nttgen_mlkem_rvv256_ilv2_lo(x_34, x_38, 16);
-    const vint16m1_t x_51 = nttgen_mlkem_rvv256_ilv2_hi(x_34, x_38, 16);
-    const vint16m1_t x_52 = nttgen_mlkem_rvv256_ilv2_lo(x_33, x_37, 16);
-    const vint16m1_t x_53 = nttgen_mlkem_rvv256_ilv2_hi(x_33, x_37, 16);
-    const vint16m1_t x_54 = nttgen_mlkem_rvv256_ilv2_lo(x_35, x_39, 16);
-    const vint16m1_t x_55 = nttgen_mlkem_rvv256_ilv2_hi(x_35, x_39, 16);
-    const vint16m1_t x_56 = nttgen_mlkem_rvv256_ilv2_lo(x_40, x_44, 16);
-    const vint16m1_t x_57 = nttgen_mlkem_rvv256_ilv2_hi(x_40, x_44, 16);
-    const vint16m1_t x_58 = nttgen_mlkem_rvv256_ilv2_lo(x_42, x_46, 16);
-    const vint16m1_t x_59 = nttgen_mlkem_rvv256_ilv2_hi(x_42, x_46, 16);
-    const vint16m1_t x_60 = nttgen_mlkem_rvv256_ilv2_lo(x_41, x_45, 16);
-    const vint16m1_t x_61 = nttgen_mlkem_rvv256_ilv2_hi(x_41, x_45, 16);
-    const vint16m1_t x_62 = nttgen_mlkem_rvv256_ilv2_lo(x_43, x_47, 16);
-    const vint16m1_t x_63 = nttgen_mlkem_rvv256_ilv2_hi(x_43, x_47, 16);
-    const vint16m1_t x_64 = nttgen_mlkem_rvv256_ilv1_lo(x_48, x_56, 16);
-    const vint16m1_t x_65 = nttgen_mlkem_rvv256_ilv1_hi(x_48, x_56, 16);
-    const vint16m1_t x_66 = nttgen_mlkem_rvv256_ilv1_lo(x_50, x_58, 16);
-    const vint16m1_t x_67 = nttgen_mlkem_rvv256_ilv1_hi(x_50, x_58, 16);
-    const vint16m1_t x_68 = nttgen_mlkem_rvv256_ilv1_lo(x_52, x_60, 16);
-    const vint16m1_t x_69 = nttgen_mlkem_rvv256_ilv1_hi(x_52, x_60, 16);
-    const vint16m1_t x_70 = nttgen_mlkem_rvv256_ilv1_lo(x_54, x_62, 16);
-    const vint16m1_t x_71 = nttgen_mlkem_rvv256_ilv1_hi(x_54, x_62, 16);
-    const vint16m1_t x_72 = nttgen_mlkem_rvv256_ilv1_lo(x_49, x_57, 16);
-    const vint16m1_t x_73 = nttgen_mlkem_rvv256_ilv1_hi(x_49, x_57, 16);
-    const vint16m1_t x_74 = nttgen_mlkem_rvv256_ilv1_lo(x_51, x_59, 16);
-    const vint16m1_t x_75 = nttgen_mlkem_rvv256_ilv1_hi(x_51, x_59, 16);
-    const vint16m1_t x_76 = nttgen_mlkem_rvv256_ilv1_lo(x_53, x_61, 16);
-    const vint16m1_t x_77 = nttgen_mlkem_rvv256_ilv1_hi(x_53, x_61, 16);
-    const vint16m1_t x_78 = nttgen_mlkem_rvv256_ilv1_lo(x_55, x_63, 16);
-    const vint16m1_t x_79 = nttgen_mlkem_rvv256_ilv1_hi(x_55, x_63, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_66, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_68, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_70, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_72, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_74, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_76, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_78, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_65, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_67, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_69, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_71, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_73, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_75, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_77, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
+    const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
+    const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
+    const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
+    const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
+    const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
+    const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
+    const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
+    const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
+    const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
+    const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
+    const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
+    const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
+    const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
+    const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
+    const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_0, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_1, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_2, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_3, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_4, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_5, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_6, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_7, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_8, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_9, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_10, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_11, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_12, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_13, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_14, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -2123,92 +1802,46 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-16180, 16179]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 94, store 16, add 56, sub 56, montmul 56, shuffle 32
+ * Ops per call: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_0 = nttgen_mlkem_rvv256_ntt_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -3328, 3328);
 #endif
-    // layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[768], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[769], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[770], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[771], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[772], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[773], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[774], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[775], 16);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[776], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[777], 16);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[778], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[779], 16);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[780], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[781], 16);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[782], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[783], 16);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[784], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[785], 16);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[786], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[787], 16);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[788], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[789], 16);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[790], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[791], 16);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[792], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[793], 16);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[794], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[795], 16);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[796], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[797], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[0], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[16], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
-    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
-    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
-    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
-    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
-    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
-    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
-    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
-    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
-    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
-    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
-    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
-    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
-    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
-    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
-    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
-    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
-    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
-    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
-    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
-    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
-    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
-    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
-    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
-    const vint16m1_t zeta_30 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
-    const vint16m1_t zetaqinv_30 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
-    const vint16m1_t zeta_31 = __riscv_vle16_v_i16m1(&zetas_0[512], 16);
-    const vint16m1_t zetaqinv_31 = __riscv_vle16_v_i16m1(&zetas_0[528], 16);
-    const vint16m1_t zeta_32 = __riscv_vle16_v_i16m1(&zetas_0[544], 16);
-    const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_0[560], 16);
-    const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_0[576], 16);
-    const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_0[592], 16);
-    const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_0[608], 16);
-    const vint16m1_t zetaqinv_34 = __riscv_vle16_v_i16m1(&zetas_0[624], 16);
-    const vint16m1_t zeta_35 = __riscv_vle16_v_i16m1(&zetas_0[640], 16);
-    const vint16m1_t zetaqinv_35 = __riscv_vle16_v_i16m1(&zetas_0[656], 16);
-    const vint16m1_t zeta_36 = __riscv_vle16_v_i16m1(&zetas_0[672], 16);
-    const vint16m1_t zetaqinv_36 = __riscv_vle16_v_i16m1(&zetas_0[688], 16);
-    const vint16m1_t zeta_37 = __riscv_vle16_v_i16m1(&zetas_0[704], 16);
-    const vint16m1_t zetaqinv_37 = __riscv_vle16_v_i16m1(&zetas_0[720], 16);
-    const vint16m1_t zeta_38 = __riscv_vle16_v_i16m1(&zetas_0[736], 16);
-    const vint16m1_t zetaqinv_38 = __riscv_vle16_v_i16m1(&zetas_0[752], 16);
+    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 16);
+    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 16);
+    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 16);
+    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 16);
+    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 16);
+    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 16);
+    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 16);
+    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 16);
+    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 16);
+    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
+    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
+    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -2321,158 +1954,141 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const i
     const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    const vint16m1_t x_80 = nttgen_mlkem_rvv256_ilv8_lo(x_64, x_66, 16);
-    const vint16m1_t x_81 = nttgen_mlkem_rvv256_ilv8_hi(x_64, x_66, 16);
-    const vint16m1_t x_82 = nttgen_mlkem_rvv256_ilv8_lo(x_68, x_70, 16);
-    const vint16m1_t x_83 = nttgen_mlkem_rvv256_ilv8_hi(x_68, x_70, 16);
-    const vint16m1_t x_84 = nttgen_mlkem_rvv256_ilv8_lo(x_72, x_74, 16);
-    const vint16m1_t x_85 = nttgen_mlkem_rvv256_ilv8_hi(x_72, x_74, 16);
-    const vint16m1_t x_86 = nttgen_mlkem_rvv256_ilv8_lo(x_76, x_78, 16);
-    const vint16m1_t x_87 = nttgen_mlkem_rvv256_ilv8_hi(x_76, x_78, 16);
-    const vint16m1_t x_88 = nttgen_mlkem_rvv256_ilv8_lo(x_65, x_67, 16);
-    const vint16m1_t x_89 = nttgen_mlkem_rvv256_ilv8_hi(x_65, x_67, 16);
-    const vint16m1_t x_90 = nttgen_mlkem_rvv256_ilv8_lo(x_69, x_71, 16);
-    const vint16m1_t x_91 = nttgen_mlkem_rvv256_ilv8_hi(x_69, x_71, 16);
-    const vint16m1_t x_92 = nttgen_mlkem_rvv256_ilv8_lo(x_73, x_75, 16);
-    const vint16m1_t x_93 = nttgen_mlkem_rvv256_ilv8_hi(x_73, x_75, 16);
-    const vint16m1_t x_94 = nttgen_mlkem_rvv256_ilv8_lo(x_77, x_79, 16);
-    const vint16m1_t x_95 = nttgen_mlkem_rvv256_ilv8_hi(x_77, x_79, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_64, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_66, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_68, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_70, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_72, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_74, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_76, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_78, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_65, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_67, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_69, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_71, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_73, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_75, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_77, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_79, 16);
+    // layers 4, 5, 6: 16 register(s) per chunk
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
+    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
+    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
+    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
+    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
+    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
+    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
+    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
+    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
+    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
+    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
+    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
+    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
+    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
+    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
+    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
+    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
+    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
+    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
     const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
     const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_83, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_83, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_33, 16);
     const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_85, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_85, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_34, 16);
     const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_87, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_87, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_35, 16);
     const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_89, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_89, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 16);
     const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_91, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_91, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_37, 16);
     const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_93, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_93, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_38, 16);
     const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_95, zeta_22, zetaqinv_22, 16);
+    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_95, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_94, t_39, 16);
     const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t x_112 = nttgen_mlkem_rvv256_ilv4_lo(x_96, x_98, 16);
-    const vint16m1_t x_113 = nttgen_mlkem_rvv256_ilv4_hi(x_96, x_98, 16);
-    const vint16m1_t x_114 = nttgen_mlkem_rvv256_ilv4_lo(x_97, x_99, 16);
-    const vint16m1_t x_115 = nttgen_mlkem_rvv256_ilv4_hi(x_97, x_99, 16);
-    const vint16m1_t x_116 = nttgen_mlkem_rvv256_ilv4_lo(x_100, x_102, 16);
-    const vint16m1_t x_117 = nttgen_mlkem_rvv256_ilv4_hi(x_100, x_102, 16);
-    const vint16m1_t x_118 = nttgen_mlkem_rvv256_ilv4_lo(x_101, x_103, 16);
-    const vint16m1_t x_119 = nttgen_mlkem_rvv256_ilv4_hi(x_101, x_103, 16);
-    const vint16m1_t x_120 = nttgen_mlkem_rvv256_ilv4_lo(x_104, x_106, 16);
-    const vint16m1_t x_121 = nttgen_mlkem_rvv256_ilv4_hi(x_104, x_106, 16);
-    const vint16m1_t x_122 = nttgen_mlkem_rvv256_ilv4_lo(x_105, x_107, 16);
-    const vint16m1_t x_123 = nttgen_mlkem_rvv256_ilv4_hi(x_105, x_107, 16);
-    const vint16m1_t x_124 = nttgen_mlkem_rvv256_ilv4_lo(x_108, x_110, 16);
-    const vint16m1_t x_125 = nttgen_mlkem_rvv256_ilv4_hi(x_108, x_110, 16);
-    const vint16m1_t x_126 = nttgen_mlkem_rvv256_ilv4_lo(x_109, x_111, 16);
-    const vint16m1_t x_127 = nttgen_mlkem_rvv256_ilv4_hi(x_109, x_111, 16);
-    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_113, zeta_23, zetaqinv_23, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_40, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_40, 16);
-    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_115, zeta_24, zetaqinv_24, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_41, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_41, 16);
-    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_117, zeta_25, zetaqinv_25, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_42, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_42, 16);
-    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_119, zeta_26, zetaqinv_26, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_118, t_43, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_118, t_43, 16);
-    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_121, zeta_27, zetaqinv_27, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_44, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_44, 16);
-    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_123, zeta_28, zetaqinv_28, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_45, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_45, 16);
-    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_125, zeta_29, zetaqinv_29, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_46, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_46, 16);
-    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_127, zeta_30, zetaqinv_30, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_126, t_47, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_126, t_47, 16);
-    const vint16m1_t x_144 = nttgen_mlkem_rvv256_ilv2_lo(x_128, x_132, 16);
-    const vint16m1_t x_145 = nttgen_mlkem_rvv256_ilv2_hi(x_128, x_132, 16);
-    const vint16m1_t x_146 = nttgen_mlkem_rvv256_ilv2_lo(x_130, x_134, 16);
-    const vint16m1_t x_147 = nttgen_mlkem_rvv256_ilv2_hi(x_130, x_134, 16);
-    const vint16m1_t x_148 = nttgen_mlkem_rvv256_ilv2_lo(x_129, x_133, 16);
-    const vint16m1_t x_149 = nttgen_mlkem_rvv256_ilv2_hi(x_129, x_133, 16);
-    const vint16m1_t x_150 = nttgen_mlkem_rvv256_ilv2_lo(x_131, x_135, 16);
-    const vint16m1_t x_151 = nttgen_mlkem_rvv256_ilv2_hi(x_131, x_135, 16);
-    const vint16m1_t x_152 = nttgen_mlkem_rvv256_ilv2_lo(x_136, x_140, 16);
-    const vint16m1_t x_153 = nttgen_mlkem_rvv256_ilv2_hi(x_136, x_140, 16);
-    const vint16m1_t x_154 = nttgen_mlkem_rvv256_ilv2_lo(x_138, x_142, 16);
-    const vint16m1_t x_155 = nttgen_mlkem_rvv256_ilv2_hi(x_138, x_142, 16);
-    const vint16m1_t x_156 = nttgen_mlkem_rvv256_ilv2_lo(x_137, x_141, 16);
-    const vint16m1_t x_157 = nttgen_mlkem_rvv256_ilv2_hi(x_137, x_141, 16);
-    const vint16m1_t x_158 = nttgen_mlkem_rvv256_ilv2_lo(x_139, x_143, 16);
-    const vint16m1_t x_159 = nttgen_mlkem_rvv256_ilv2_hi(x_139, x_143, 16);
-    const vint16m1_t t_48 = nttgen_mlkem_rvv256_montmul(x_145, zeta_31, zetaqinv_31, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(x_144, t_48, 16);
-    const vint16m1_t t_49 = nttgen_mlkem_rvv256_montmul(x_147, zeta_32, zetaqinv_32, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(x_146, t_49, 16);
-    const vint16m1_t t_50 = nttgen_mlkem_rvv256_montmul(x_149, zeta_33, zetaqinv_33, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(x_148, t_50, 16);
-    const vint16m1_t t_51 = nttgen_mlkem_rvv256_montmul(x_151, zeta_34, zetaqinv_34, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(x_150, t_51, 16);
-    const vint16m1_t t_52 = nttgen_mlkem_rvv256_montmul(x_153, zeta_35, zetaqinv_35, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(x_152, t_52, 16);
-    const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_155, zeta_36, zetaqinv_36, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(x_154, t_53, 16);
-    const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_157, zeta_37, zetaqinv_37, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(x_156, t_54, 16);
-    const vint16m1_t t_55 = nttgen_mlkem_rvv256_montmul(x_159, zeta_38, zetaqinv_38, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(x_158, t_55, 16);
-    const vint16m1_t x_176 = nttgen_mlkem_rvv256_ilv1_lo(x_160, x_168, 16);
-    const vint16m1_t x_177 = nttgen_mlkem_rvv256_ilv1_hi(x_160, x_168, 16);
-    const vint16m1_t x_178 = nttgen_mlkem_rvv256_ilv1_lo(x_162, x_170, 16);
-    const vint16m1_t x_179 = nttgen_mlkem_rvv256_ilv1_hi(x_162, x_170, 16);
-    const vint16m1_t x_180 = nttgen_mlkem_rvv256_ilv1_lo(x_164, x_172, 16);
-    const vint16m1_t x_181 = nttgen_mlkem_rvv256_ilv1_hi(x_164, x_172, 16);
-    const vint16m1_t x_182 = nttgen_mlkem_rvv256_ilv1_lo(x_166, x_174, 16);
-    const vint16m1_t x_183 = nttgen_mlkem_rvv256_ilv1_hi(x_166, x_174, 16);
-    const vint16m1_t x_184 = nttgen_mlkem_rvv256_ilv1_lo(x_161, x_169, 16);
-    const vint16m1_t x_185 = nttgen_mlkem_rvv256_ilv1_hi(x_161, x_169, 16);
-    const vint16m1_t x_186 = nttgen_mlkem_rvv256_ilv1_lo(x_163, x_171, 16);
-    const vint16m1_t x_187 = nttgen_mlkem_rvv256_ilv1_hi(x_163, x_171, 16);
-    const vint16m1_t x_188 = nttgen_mlkem_rvv256_ilv1_lo(x_165, x_173, 16);
-    const vint16m1_t x_189 = nttgen_mlkem_rvv256_ilv1_hi(x_165, x_173, 16);
-    const vint16m1_t x_190 = nttgen_mlkem_rvv256_ilv1_lo(x_167, x_175, 16);
-    const vint16m1_t x_191 = nttgen_mlkem_rvv256_ilv1_hi(x_167, x_175, 16);
-    __riscv_vse16_v_i16m1(&r[0], x_176, 16);
-    __riscv_vse16_v_i16m1(&r[128], x_178, 16);
-    __riscv_vse16_v_i16m1(&r[64], x_180, 16);
-    __riscv_vse16_v_i16m1(&r[192], x_182, 16);
-    __riscv_vse16_v_i16m1(&r[32], x_184, 16);
-    __riscv_vse16_v_i16m1(&r[160], x_186, 16);
-    __riscv_vse16_v_i16m1(&r[96], x_188, 16);
-    __riscv_vse16_v_i16m1(&r[224], x_190, 16);
-    __riscv_vse16_v_i16m1(&r[16], x_177, 16);
-    __riscv_vse16_v_i16m1(&r[144], x_179, 16);
-    __riscv_vse16_v_i16m1(&r[80], x_181, 16);
-    __riscv_vse16_v_i16m1(&r[208], x_183, 16);
-    __riscv_vse16_v_i16m1(&r[48], x_185, 16);
-    __riscv_vse16_v_i16m1(&r[176], x_187, 16);
-    __riscv_vse16_v_i16m1(&r[112], x_189, 16);
-    __riscv_vse16_v_i16m1(&r[240], x_191, 16);
+    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_40, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_40, 16);
+    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_99, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_97, t_41, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_97, t_41, 16);
+    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_42, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_42, 16);
+    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_101, t_43, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_101, t_43, 16);
+    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_106, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_44, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_44, 16);
+    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_107, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_105, t_45, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_105, t_45, 16);
+    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_108, t_46, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_108, t_46, 16);
+    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_111, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_109, t_47, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_109, t_47, 16);
+    const vint16m1_t t_48 = nttgen_mlkem_rvv256_montmul(x_116, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 16);
+    const vint16m1_t t_49 = nttgen_mlkem_rvv256_montmul(x_118, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_49, 16);
+    const vint16m1_t t_50 = nttgen_mlkem_rvv256_montmul(x_117, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_50, 16);
+    const vint16m1_t t_51 = nttgen_mlkem_rvv256_montmul(x_119, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_51, 16);
+    const vint16m1_t t_52 = nttgen_mlkem_rvv256_montmul(x_124, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
+    const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
+    const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_54, 16);
+    const vint16m1_t t_55 = nttgen_mlkem_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_128, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_130, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_132, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_134, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_129, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_131, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_133, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_135, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_136, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_138, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_140, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_142, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_137, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_139, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_141, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_143, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(r, 256, -16180, 16179);
 #endif
@@ -2484,49 +2100,26 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const i
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 82, store 16, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle 32
+ * Ops per call: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12, cond_add_q
+ *   16
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -11316, 11318);
 #endif
-    // inverse layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
-    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
-    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
-    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
-    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
-    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
-    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
-    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[512], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[528], 16);
+    // inverse layers 4, 5, 6: 16 register(s) per chunk
+    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
+    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
+    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
+    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
+    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
+    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
+    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
+    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
     const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
     const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
@@ -2543,318 +2136,315 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
     const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_16 = nttgen_mlkem_rvv256_ilv1_lo(x_0, x_8, 16);
-    const vint16m1_t x_17 = nttgen_mlkem_rvv256_ilv1_hi(x_0, x_8, 16);
-    const vint16m1_t x_18 = nttgen_mlkem_rvv256_ilv1_lo(x_1, x_9, 16);
-    const vint16m1_t x_19 = nttgen_mlkem_rvv256_ilv1_hi(x_1, x_9, 16);
-    const vint16m1_t x_20 = nttgen_mlkem_rvv256_ilv1_lo(x_2, x_10, 16);
-    const vint16m1_t x_21 = nttgen_mlkem_rvv256_ilv1_hi(x_2, x_10, 16);
-    const vint16m1_t x_22 = nttgen_mlkem_rvv256_ilv1_lo(x_3, x_11, 16);
-    const vint16m1_t x_23 = nttgen_mlkem_rvv256_ilv1_hi(x_3, x_11, 16);
-    const vint16m1_t x_24 = nttgen_mlkem_rvv256_ilv1_lo(x_4, x_12, 16);
-    const vint16m1_t x_25 = nttgen_mlkem_rvv256_ilv1_hi(x_4, x_12, 16);
-    const vint16m1_t x_26 = nttgen_mlkem_rvv256_ilv1_lo(x_5, x_13, 16);
-    const vint16m1_t x_27 = nttgen_mlkem_rvv256_ilv1_hi(x_5, x_13, 16);
-    const vint16m1_t x_28 = nttgen_mlkem_rvv256_ilv1_lo(x_6, x_14, 16);
-    const vint16m1_t x_29 = nttgen_mlkem_rvv256_ilv1_hi(x_6, x_14, 16);
-    const vint16m1_t x_30 = nttgen_mlkem_rvv256_ilv1_lo(x_7, x_15, 16);
-    const vint16m1_t x_31 = nttgen_mlkem_rvv256_ilv1_hi(x_7, x_15, 16);
-    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, x_24, 16);
-    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, x_24, 16);
-    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, x_26, 16);
-    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, x_26, 16);
-    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, x_28, 16);
-    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, x_28, 16);
-    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_22, x_30, 16);
-    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_22, x_30, 16);
-    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_17, x_25, 16);
-    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_17, x_25, 16);
-    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_19, x_27, 16);
-    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_19, x_27, 16);
-    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_21, x_29, 16);
-    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_21, x_29, 16);
-    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_23, x_31, 16);
-    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_23, x_31, 16);
-    const vint16m1_t x_48 = nttgen_mlkem_rvv256_ilv2_lo(x_32, x_33, 16);
-    const vint16m1_t x_49 = nttgen_mlkem_rvv256_ilv2_hi(x_32, x_33, 16);
-    const vint16m1_t x_50 = nttgen_mlkem_rvv256_ilv2_lo(x_34, x_35, 16);
-    const vint16m1_t x_51 = nttgen_mlkem_rvv256_ilv2_hi(x_34, x_35, 16);
-    const vint16m1_t x_52 = nttgen_mlkem_rvv256_ilv2_lo(x_36, x_37, 16);
-    const vint16m1_t x_53 = nttgen_mlkem_rvv256_ilv2_hi(x_36, x_37, 16);
-    const vint16m1_t x_54 = nttgen_mlkem_rvv256_ilv2_lo(x_38, x_39, 16);
-    const vint16m1_t x_55 = nttgen_mlkem_rvv256_ilv2_hi(x_38, x_39, 16);
-    const vint16m1_t x_56 = nttgen_mlkem_rvv256_ilv2_lo(x_40, x_41, 16);
-    const vint16m1_t x_57 = nttgen_mlkem_rvv256_ilv2_hi(x_40, x_41, 16);
-    const vint16m1_t x_58 = nttgen_mlkem_rvv256_ilv2_lo(x_42, x_43, 16);
-    const vint16m1_t x_59 = nttgen_mlkem_rvv256_ilv2_hi(x_42, x_43, 16);
-    const vint16m1_t x_60 = nttgen_mlkem_rvv256_ilv2_lo(x_44, x_45, 16);
-    const vint16m1_t x_61 = nttgen_mlkem_rvv256_ilv2_hi(x_44, x_45, 16);
-    const vint16m1_t x_62 = nttgen_mlkem_rvv256_ilv2_lo(x_46, x_47, 16);
-    const vint16m1_t x_63 = nttgen_mlkem_rvv256_ilv2_hi(x_46, x_47, 16);
-    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul(x_52, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_0, 16);
-    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_0, 16);
-    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul(x_54, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_1, 16);
-    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_1, 16);
-    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_53, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_49, t_2, 16);
-    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_49, t_2, 16);
-    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_55, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_51, t_3, 16);
-    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_51, t_3, 16);
-    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_60, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_4, 16);
-    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_4, 16);
-    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_62, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_58, t_5, 16);
-    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_58, t_5, 16);
-    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_61, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_57, t_6, 16);
-    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_57, t_6, 16);
-    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_63, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_59, t_7, 16);
-    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_59, t_7, 16);
-    const vint16m1_t x_80 = nttgen_mlkem_rvv256_ilv4_lo(x_64, x_65, 16);
-    const vint16m1_t x_81 = nttgen_mlkem_rvv256_ilv4_hi(x_64, x_65, 16);
-    const vint16m1_t x_82 = nttgen_mlkem_rvv256_ilv4_lo(x_66, x_67, 16);
-    const vint16m1_t x_83 = nttgen_mlkem_rvv256_ilv4_hi(x_66, x_67, 16);
-    const vint16m1_t x_84 = nttgen_mlkem_rvv256_ilv4_lo(x_68, x_69, 16);
-    const vint16m1_t x_85 = nttgen_mlkem_rvv256_ilv4_hi(x_68, x_69, 16);
-    const vint16m1_t x_86 = nttgen_mlkem_rvv256_ilv4_lo(x_70, x_71, 16);
-    const vint16m1_t x_87 = nttgen_mlkem_rvv256_ilv4_hi(x_70, x_71, 16);
-    const vint16m1_t x_88 = nttgen_mlkem_rvv256_ilv4_lo(x_72, x_73, 16);
-    const vint16m1_t x_89 = nttgen_mlkem_rvv256_ilv4_hi(x_72, x_73, 16);
-    const vint16m1_t x_90 = nttgen_mlkem_rvv256_ilv4_lo(x_74, x_75, 16);
-    const vint16m1_t x_91 = nttgen_mlkem_rvv256_ilv4_hi(x_74, x_75, 16);
-    const vint16m1_t x_92 = nttgen_mlkem_rvv256_ilv4_lo(x_76, x_77, 16);
-    const vint16m1_t x_93 = nttgen_mlkem_rvv256_ilv4_hi(x_76, x_77, 16);
-    const vint16m1_t x_94 = nttgen_mlkem_rvv256_ilv4_lo(x_78, x_79, 16);
-    const vint16m1_t x_95 = nttgen_mlkem_rvv256_ilv4_hi(x_78, x_79, 16);
-    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_82, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_8, 16);
-    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_8, 16);
-    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_83, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_81, t_9, 16);
-    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_81, t_9, 16);
-    const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_86, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_10, 16);
-    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_10, 16);
-    const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_87, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_85, t_11, 16);
-    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_85, t_11, 16);
-    const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_90, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_12, 16);
-    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_12, 16);
-    const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_91, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_89, t_13, 16);
-    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_89, t_13, 16);
-    const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_94, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_14, 16);
-    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_14, 16);
-    const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_95, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_93, t_15, 16);
-    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_93, t_15, 16);
-    const vint16m1_t x_112 = nttgen_mlkem_rvv256_ilv8_lo(x_96, x_97, 16);
-    const vint16m1_t x_113 = nttgen_mlkem_rvv256_ilv8_hi(x_96, x_97, 16);
-    const vint16m1_t x_114 = nttgen_mlkem_rvv256_ilv8_lo(x_98, x_99, 16);
-    const vint16m1_t x_115 = nttgen_mlkem_rvv256_ilv8_hi(x_98, x_99, 16);
-    const vint16m1_t x_116 = nttgen_mlkem_rvv256_ilv8_lo(x_100, x_101, 16);
-    const vint16m1_t x_117 = nttgen_mlkem_rvv256_ilv8_hi(x_100, x_101, 16);
-    const vint16m1_t x_118 = nttgen_mlkem_rvv256_ilv8_lo(x_102, x_103, 16);
-    const vint16m1_t x_119 = nttgen_mlkem_rvv256_ilv8_hi(x_102, x_103, 16);
-    const vint16m1_t x_120 = nttgen_mlkem_rvv256_ilv8_lo(x_104, x_105, 16);
-    const vint16m1_t x_121 = nttgen_mlkem_rvv256_ilv8_hi(x_104, x_105, 16);
-    const vint16m1_t x_122 = nttgen_mlkem_rvv256_ilv8_lo(x_106, x_107, 16);
-    const vint16m1_t x_123 = nttgen_mlkem_rvv256_ilv8_hi(x_106, x_107, 16);
-    const vint16m1_t x_124 = nttgen_mlkem_rvv256_ilv8_lo(x_108, x_109, 16);
-    const vint16m1_t x_125 = nttgen_mlkem_rvv256_ilv8_hi(x_108, x_109, 16);
-    const vint16m1_t x_126 = nttgen_mlkem_rvv256_ilv8_lo(x_110, x_111, 16);
-    const vint16m1_t x_127 = nttgen_mlkem_rvv256_ilv8_hi(x_110, x_111, 16);
-    const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_120, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_16, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_16, 16);
-    const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_121, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_17, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_17, 16);
-    const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_122, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_114, t_18, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_114, t_18, 16);
-    const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_123, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_19, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_19, 16);
-    const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_124, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_116, t_20, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_116, t_20, 16);
-    const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_125, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_117, t_21, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_117, t_21, 16);
-    const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_126, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_118, t_22, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_118, t_22, 16);
-    const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_127, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_119, t_23, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_119, t_23, 16);
-    const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_136, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_24, 16);
-    const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_138, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_25, 16);
-    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_25, 16);
-    const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_140, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_26, 16);
-    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_26, 16);
-    const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_142, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_134, t_27, 16);
-    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_134, t_27, 16);
-    const vint16m1_t t_28 = nttgen_mlkem_rvv256_montmul(x_137, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_129, t_28, 16);
-    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_129, t_28, 16);
-    const vint16m1_t t_29 = nttgen_mlkem_rvv256_montmul(x_139, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_131, t_29, 16);
-    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_131, t_29, 16);
-    const vint16m1_t t_30 = nttgen_mlkem_rvv256_montmul(x_141, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_133, t_30, 16);
-    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_133, t_30, 16);
-    const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_143, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_31, 16);
-    const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_148, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_144, 16);
-    const vint16m1_t x_160 = __riscv_vadd_vv_i16m1(red_0, t_32, 16);
-    const vint16m1_t x_161 = __riscv_vsub_vv_i16m1(red_0, t_32, 16);
-    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_150, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_146, 16);
-    const vint16m1_t x_162 = __riscv_vadd_vv_i16m1(red_1, t_33, 16);
-    const vint16m1_t x_163 = __riscv_vsub_vv_i16m1(red_1, t_33, 16);
-    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_149, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_145, 16);
-    const vint16m1_t x_164 = __riscv_vadd_vv_i16m1(red_2, t_34, 16);
-    const vint16m1_t x_165 = __riscv_vsub_vv_i16m1(red_2, t_34, 16);
-    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_151, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_147, 16);
-    const vint16m1_t x_166 = __riscv_vadd_vv_i16m1(red_3, t_35, 16);
-    const vint16m1_t x_167 = __riscv_vsub_vv_i16m1(red_3, t_35, 16);
-    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_156, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_152, 16);
-    const vint16m1_t x_168 = __riscv_vadd_vv_i16m1(red_4, t_36, 16);
-    const vint16m1_t x_169 = __riscv_vsub_vv_i16m1(red_4, t_36, 16);
-    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_158, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_154, 16);
-    const vint16m1_t x_170 = __riscv_vadd_vv_i16m1(red_5, t_37, 16);
-    const vint16m1_t x_171 = __riscv_vsub_vv_i16m1(red_5, t_37, 16);
-    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_157, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_153, 16);
-    const vint16m1_t x_172 = __riscv_vadd_vv_i16m1(red_6, t_38, 16);
-    const vint16m1_t x_173 = __riscv_vsub_vv_i16m1(red_6, t_38, 16);
-    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_159, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(x_155, 16);
-    const vint16m1_t x_174 = __riscv_vadd_vv_i16m1(red_7, t_39, 16);
-    const vint16m1_t x_175 = __riscv_vsub_vv_i16m1(red_7, t_39, 16);
-    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_162, zeta_9, zetaqinv_9, 16);
-    const vint16m1_t x_176 = __riscv_vadd_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t x_177 = __riscv_vsub_vv_i16m1(x_160, t_40, 16);
-    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_163, zeta_10, zetaqinv_10, 16);
-    const vint16m1_t x_178 = __riscv_vadd_vv_i16m1(x_161, t_41, 16);
-    const vint16m1_t x_179 = __riscv_vsub_vv_i16m1(x_161, t_41, 16);
-    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_166, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t x_180 = __riscv_vadd_vv_i16m1(x_164, t_42, 16);
-    const vint16m1_t x_181 = __riscv_vsub_vv_i16m1(x_164, t_42, 16);
-    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_167, zeta_12, zetaqinv_12, 16);
-    const vint16m1_t x_182 = __riscv_vadd_vv_i16m1(x_165, t_43, 16);
-    const vint16m1_t x_183 = __riscv_vsub_vv_i16m1(x_165, t_43, 16);
-    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_170, zeta_13, zetaqinv_13, 16);
-    const vint16m1_t x_184 = __riscv_vadd_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t x_185 = __riscv_vsub_vv_i16m1(x_168, t_44, 16);
-    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_171, zeta_14, zetaqinv_14, 16);
-    const vint16m1_t x_186 = __riscv_vadd_vv_i16m1(x_169, t_45, 16);
-    const vint16m1_t x_187 = __riscv_vsub_vv_i16m1(x_169, t_45, 16);
-    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_174, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_188 = __riscv_vadd_vv_i16m1(x_172, t_46, 16);
-    const vint16m1_t x_189 = __riscv_vsub_vv_i16m1(x_172, t_46, 16);
-    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_175, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_190 = __riscv_vadd_vv_i16m1(x_173, t_47, 16);
-    const vint16m1_t x_191 = __riscv_vsub_vv_i16m1(x_173, t_47, 16);
+    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_16, 16);
+    const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_20, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_18, 16);
+    const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_22, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul(x_21, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_17, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul(x_23, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_19, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_24, 16);
+    const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t red_8 = nttgen_mlkem_rvv256_barrett(x_26, 16);
+    const vint16m1_t red_9 = nttgen_mlkem_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_10 = nttgen_mlkem_rvv256_barrett(x_25, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_11 = nttgen_mlkem_rvv256_barrett(x_27, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_35, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_38, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_39, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_43, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_48, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_49, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_50, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_51, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_52, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_53, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_54, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_55, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_56, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_57, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_58, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_59, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_60, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_61, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_62, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_63, 16);
+    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
+    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
+    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
+    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[288], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[304], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[320], 16);
+    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[336], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 16);
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[400], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[416], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 16);
+    const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_72 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_73 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_74 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_72, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_10, 16);
+    const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_10, 16);
+    const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_73, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_65, t_11, 16);
+    const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_65, t_11, 16);
+    const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_74, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_66, t_12, 16);
+    const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_66, t_12, 16);
+    const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_75, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_13, 16);
+    const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_13, 16);
+    const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_76, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_68, t_14, 16);
+    const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_68, t_14, 16);
+    const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_77, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_69, t_15, 16);
+    const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_69, t_15, 16);
+    const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_78, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_70, t_16, 16);
+    const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_70, t_16, 16);
+    const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_79, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_71, t_17, 16);
+    const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_71, t_17, 16);
+    const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_88, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_18, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_18, 16);
+    const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_90, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_19, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_19, 16);
+    const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_92, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_20, 16);
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_20, 16);
+    const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_94, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_21, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_21, 16);
+    const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_89, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_81, t_22, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_81, t_22, 16);
+    const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_91, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_83, t_23, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_83, t_23, 16);
+    const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_93, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_85, t_24, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_85, t_24, 16);
+    const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_95, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_87, t_25, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_87, t_25, 16);
+    const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_100, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_26, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_26, 16);
+    const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_102, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_27, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_27, 16);
+    const vint16m1_t t_28 = nttgen_mlkem_rvv256_montmul(x_101, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_97, t_28, 16);
+    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_97, t_28, 16);
+    const vint16m1_t t_29 = nttgen_mlkem_rvv256_montmul(x_103, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_99, t_29, 16);
+    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_99, t_29, 16);
+    const vint16m1_t t_30 = nttgen_mlkem_rvv256_montmul(x_108, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_30, 16);
+    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_30, 16);
+    const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_110, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_106, t_31, 16);
+    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_106, t_31, 16);
+    const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_109, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_105, t_32, 16);
+    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_105, t_32, 16);
+    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_111, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_107, t_33, 16);
+    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_107, t_33, 16);
+    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_114, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_34, 16);
+    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_34, 16);
+    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_115, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
+    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_118, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_36, 16);
+    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_36, 16);
+    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_119, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_117, t_37, 16);
+    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_117, t_37, 16);
+    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_122, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_38, 16);
+    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_38, 16);
+    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_123, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_121, t_39, 16);
+    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_126, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_40, 16);
+    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_40, 16);
+    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_127, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_41, 16);
+    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_41, 16);
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
-    const vint16m1_t x_192 = nttgen_mlkem_rvv256_montmul(x_176, tw_0, twqinv_0, 16);
-    const vint16m1_t red_8 = nttgen_mlkem_rvv256_cond_add_q(x_192, 16);
-    __riscv_vse16_v_i16m1(&a[0], red_8, 16);
+    const vint16m1_t x_144 = nttgen_mlkem_rvv256_montmul(x_128, tw_0, twqinv_0, 16);
+    const vint16m1_t red_12 = nttgen_mlkem_rvv256_cond_add_q(x_144, 16);
+    __riscv_vse16_v_i16m1(&a[0], red_12, 16);
     const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[256], 16);
     const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[272], 16);
-    const vint16m1_t x_193 = nttgen_mlkem_rvv256_montmul(x_177, tw_1, twqinv_1, 16);
-    const vint16m1_t red_9 = nttgen_mlkem_rvv256_cond_add_q(x_193, 16);
-    __riscv_vse16_v_i16m1(&a[128], red_9, 16);
+    const vint16m1_t x_145 = nttgen_mlkem_rvv256_montmul(x_129, tw_1, twqinv_1, 16);
+    const vint16m1_t red_13 = nttgen_mlkem_rvv256_cond_add_q(x_145, 16);
+    __riscv_vse16_v_i16m1(&a[128], red_13, 16);
     const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[128], 16);
     const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[144], 16);
-    const vint16m1_t x_194 = nttgen_mlkem_rvv256_montmul(x_178, tw_2, twqinv_2, 16);
-    const vint16m1_t red_10 = nttgen_mlkem_rvv256_cond_add_q(x_194, 16);
-    __riscv_vse16_v_i16m1(&a[64], red_10, 16);
+    const vint16m1_t x_146 = nttgen_mlkem_rvv256_montmul(x_130, tw_2, twqinv_2, 16);
+    const vint16m1_t red_14 = nttgen_mlkem_rvv256_cond_add_q(x_146, 16);
+    __riscv_vse16_v_i16m1(&a[64], red_14, 16);
     const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[384], 16);
     const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[400], 16);
-    const vint16m1_t x_195 = nttgen_mlkem_rvv256_montmul(x_179, tw_3, twqinv_3, 16);
-    const vint16m1_t red_11 = nttgen_mlkem_rvv256_cond_add_q(x_195, 16);
-    __riscv_vse16_v_i16m1(&a[192], red_11, 16);
+    const vint16m1_t x_147 = nttgen_mlkem_rvv256_montmul(x_131, tw_3, twqinv_3, 16);
+    const vint16m1_t red_15 = nttgen_mlkem_rvv256_cond_add_q(x_147, 16);
+    __riscv_vse16_v_i16m1(&a[192], red_15, 16);
     const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[64], 16);
     const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[80], 16);
-    const vint16m1_t x_196 = nttgen_mlkem_rvv256_montmul(x_180, tw_4, twqinv_4, 16);
-    const vint16m1_t red_12 = nttgen_mlkem_rvv256_cond_add_q(x_196, 16);
-    __riscv_vse16_v_i16m1(&a[32], red_12, 16);
+    const vint16m1_t x_148 = nttgen_mlkem_rvv256_montmul(x_132, tw_4, twqinv_4, 16);
+    const vint16m1_t red_16 = nttgen_mlkem_rvv256_cond_add_q(x_148, 16);
+    __riscv_vse16_v_i16m1(&a[32], red_16, 16);
     const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[320], 16);
     const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[336], 16);
-    const vint16m1_t x_197 = nttgen_mlkem_rvv256_montmul(x_181, tw_5, twqinv_5, 16);
-    const vint16m1_t red_13 = nttgen_mlkem_rvv256_cond_add_q(x_197, 16);
-    __riscv_vse16_v_i16m1(&a[160], red_13, 16);
+    const vint16m1_t x_149 = nttgen_mlkem_rvv256_montmul(x_133, tw_5, twqinv_5, 16);
+    const vint16m1_t red_17 = nttgen_mlkem_rvv256_cond_add_q(x_149, 16);
+    __riscv_vse16_v_i16m1(&a[160], red_17, 16);
     const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[192], 16);
     const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[208], 16);
-    const vint16m1_t x_198 = nttgen_mlkem_rvv256_montmul(x_182, tw_6, twqinv_6, 16);
-    const vint16m1_t red_14 = nttgen_mlkem_rvv256_cond_add_q(x_198, 16);
-    __riscv_vse16_v_i16m1(&a[96], red_14, 16);
+    const vint16m1_t x_150 = nttgen_mlkem_rvv256_montmul(x_134, tw_6, twqinv_6, 16);
+    const vint16m1_t red_18 = nttgen_mlkem_rvv256_cond_add_q(x_150, 16);
+    __riscv_vse16_v_i16m1(&a[96], red_18, 16);
     const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[448], 16);
     const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[464], 16);
-    const vint16m1_t x_199 = nttgen_mlkem_rvv256_montmul(x_183, tw_7, twqinv_7, 16);
-    const vint16m1_t red_15 = nttgen_mlkem_rvv256_cond_add_q(x_199, 16);
-    __riscv_vse16_v_i16m1(&a[224], red_15, 16);
+    const vint16m1_t x_151 = nttgen_mlkem_rvv256_montmul(x_135, tw_7, twqinv_7, 16);
+    const vint16m1_t red_19 = nttgen_mlkem_rvv256_cond_add_q(x_151, 16);
+    __riscv_vse16_v_i16m1(&a[224], red_19, 16);
     const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[32], 16);
     const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[48], 16);
-    const vint16m1_t x_200 = nttgen_mlkem_rvv256_montmul(x_184, tw_8, twqinv_8, 16);
-    const vint16m1_t red_16 = nttgen_mlkem_rvv256_cond_add_q(x_200, 16);
-    __riscv_vse16_v_i16m1(&a[16], red_16, 16);
+    const vint16m1_t x_152 = nttgen_mlkem_rvv256_montmul(x_136, tw_8, twqinv_8, 16);
+    const vint16m1_t red_20 = nttgen_mlkem_rvv256_cond_add_q(x_152, 16);
+    __riscv_vse16_v_i16m1(&a[16], red_20, 16);
     const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[288], 16);
     const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[304], 16);
-    const vint16m1_t x_201 = nttgen_mlkem_rvv256_montmul(x_185, tw_9, twqinv_9, 16);
-    const vint16m1_t red_17 = nttgen_mlkem_rvv256_cond_add_q(x_201, 16);
-    __riscv_vse16_v_i16m1(&a[144], red_17, 16);
+    const vint16m1_t x_153 = nttgen_mlkem_rvv256_montmul(x_137, tw_9, twqinv_9, 16);
+    const vint16m1_t red_21 = nttgen_mlkem_rvv256_cond_add_q(x_153, 16);
+    __riscv_vse16_v_i16m1(&a[144], red_21, 16);
     const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[160], 16);
     const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[176], 16);
-    const vint16m1_t x_202 = nttgen_mlkem_rvv256_montmul(x_186, tw_10, twqinv_10, 16);
-    const vint16m1_t red_18 = nttgen_mlkem_rvv256_cond_add_q(x_202, 16);
-    __riscv_vse16_v_i16m1(&a[80], red_18, 16);
+    const vint16m1_t x_154 = nttgen_mlkem_rvv256_montmul(x_138, tw_10, twqinv_10, 16);
+    const vint16m1_t red_22 = nttgen_mlkem_rvv256_cond_add_q(x_154, 16);
+    __riscv_vse16_v_i16m1(&a[80], red_22, 16);
     const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[416], 16);
     const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[432], 16);
-    const vint16m1_t x_203 = nttgen_mlkem_rvv256_montmul(x_187, tw_11, twqinv_11, 16);
-    const vint16m1_t red_19 = nttgen_mlkem_rvv256_cond_add_q(x_203, 16);
-    __riscv_vse16_v_i16m1(&a[208], red_19, 16);
+    const vint16m1_t x_155 = nttgen_mlkem_rvv256_montmul(x_139, tw_11, twqinv_11, 16);
+    const vint16m1_t red_23 = nttgen_mlkem_rvv256_cond_add_q(x_155, 16);
+    __riscv_vse16_v_i16m1(&a[208], red_23, 16);
     const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[96], 16);
     const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[112], 16);
-    const vint16m1_t x_204 = nttgen_mlkem_rvv256_montmul(x_188, tw_12, twqinv_12, 16);
-    const vint16m1_t red_20 = nttgen_mlkem_rvv256_cond_add_q(x_204, 16);
-    __riscv_vse16_v_i16m1(&a[48], red_20, 16);
+    const vint16m1_t x_156 = nttgen_mlkem_rvv256_montmul(x_140, tw_12, twqinv_12, 16);
+    const vint16m1_t red_24 = nttgen_mlkem_rvv256_cond_add_q(x_156, 16);
+    __riscv_vse16_v_i16m1(&a[48], red_24, 16);
     const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[352], 16);
     const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[368], 16);
-    const vint16m1_t x_205 = nttgen_mlkem_rvv256_montmul(x_189, tw_13, twqinv_13, 16);
-    const vint16m1_t red_21 = nttgen_mlkem_rvv256_cond_add_q(x_205, 16);
-    __riscv_vse16_v_i16m1(&a[176], red_21, 16);
+    const vint16m1_t x_157 = nttgen_mlkem_rvv256_montmul(x_141, tw_13, twqinv_13, 16);
+    const vint16m1_t red_25 = nttgen_mlkem_rvv256_cond_add_q(x_157, 16);
+    __riscv_vse16_v_i16m1(&a[176], red_25, 16);
     const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[224], 16);
     const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[240], 16);
-    const vint16m1_t x_206 = nttgen_mlkem_rvv256_montmul(x_190, tw_14, twqinv_14, 16);
-    const vint16m1_t red_22 = nttgen_mlkem_rvv256_cond_add_q(x_206, 16);
-    __riscv_vse16_v_i16m1(&a[112], red_22, 16);
+    const vint16m1_t x_158 = nttgen_mlkem_rvv256_montmul(x_142, tw_14, twqinv_14, 16);
+    const vint16m1_t red_26 = nttgen_mlkem_rvv256_cond_add_q(x_158, 16);
+    __riscv_vse16_v_i16m1(&a[112], red_26, 16);
     const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[480], 16);
     const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[496], 16);
-    const vint16m1_t x_207 = nttgen_mlkem_rvv256_montmul(x_191, tw_15, twqinv_15, 16);
-    const vint16m1_t red_23 = nttgen_mlkem_rvv256_cond_add_q(x_207, 16);
-    __riscv_vse16_v_i16m1(&a[240], red_23, 16);
+    const vint16m1_t x_159 = nttgen_mlkem_rvv256_montmul(x_143, tw_15, twqinv_15, 16);
+    const vint16m1_t red_27 = nttgen_mlkem_rvv256_cond_add_q(x_159, 16);
+    __riscv_vse16_v_i16m1(&a[240], red_27, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, 0, 3328);
 #endif
@@ -2868,8 +2458,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 318, store 64, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *   16, shuffle 96, const 8
+ * Ops per call: load 270, gather 32, store 96, scatter 16, add 184, sub 168, mullo 16, montmul 210,
+ *   barrett 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

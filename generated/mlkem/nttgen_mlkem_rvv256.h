@@ -17,7 +17,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv256_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16180, 16179]
- *       ops: load 94, store 16, add 56, sub 56, montmul 56, shuffle 32
+ *       ops: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  *   nttgen_mlkem_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
@@ -27,9 +27,9 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11316, 11318] -> a in [-1810, 1810]
- *       ops: load 82, store 16, add 56, sub 56, montmul 64, barrett 8, shuffle 32
- *       coefficient reductions: 128
+ *       a in [-11316, 11318] -> a in [-2018, 2018]
+ *       ops: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
+ *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -44,16 +44,16 @@
  *   nttgen_mlkem_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: load 16, scatter 16
  *   nttgen_mlkem_rvv256_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 16, store 16, shuffle 32
+ *       ops: gather 16, store 16
  *   nttgen_mlkem_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 318, store 64, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q 16,
- *         shuffle 96, const 8
- *       coefficient reductions: 128
+ *       ops: load 270, gather 32, store 96, scatter 16, add 184, sub 168, mullo 16, montmul 210,
+ *         barrett 12, cond_add_q 16, const 8
+ *       coefficient reductions: 192
  */
 #ifndef NTTGEN_MLKEM_RVV256_H
 #define NTTGEN_MLKEM_RVV256_H
@@ -74,7 +74,7 @@ extern "C" {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
- * Ops per call: load 94, store 16, add 56, sub 56, montmul 56, shuffle 32
+ * Ops per call: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  */
 void nttgen_mlkem_rvv256_ntt(int16_t a[256]);
 
@@ -108,8 +108,8 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
- * Ops per call: load 82, store 16, add 56, sub 56, montmul 64, barrett 8, shuffle 32
+ * a[256]: on entry in [-11316, 11318], on exit in [-2018, 2018]
+ * Ops per call: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]);
 
@@ -149,7 +149,7 @@ void nttgen_mlkem_rvv256_frommont(int16_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_mlkem_rvv256_to_standard(int16_t a[256]);
 
@@ -159,7 +159,7 @@ void nttgen_mlkem_rvv256_to_standard(int16_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 16, store 16, shuffle 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_mlkem_rvv256_from_standard(int16_t a[256]);
 
@@ -171,8 +171,8 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 318, store 64, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *   16, shuffle 96, const 8
+ * Ops per call: load 270, gather 32, store 96, scatter 16, add 184, sub 168, mullo 16, montmul 210,
+ *   barrett 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

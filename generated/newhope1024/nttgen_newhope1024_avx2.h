@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope1024_avx2_ntt: forward NTT, in place
  *       a in [-12288, 12288] -> a in [-22611, 22610]
- *       ops: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96
+ *       ops: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-13945, 13945]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-13945, 13945] -> a in [-8990, 8990]
- *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96
+ *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96, zip 32
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_newhope1024_avx2_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, store 64, shuffle 96
+ *       ops: load 64, store 64, shuffle 96, zip 32
  *   nttgen_newhope1024_avx2_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, store 64, shuffle 96
+ *       ops: load 64, store 64, shuffle 96, zip 32
  *   nttgen_newhope1024_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
- *         cond_add_q 64, shuffle 288
+ *         cond_add_q 64, shuffle 288, zip 96
  *       coefficient reductions: 4608
  */
 #ifndef NTTGEN_NEWHOPE1024_AVX2_H
@@ -74,7 +74,7 @@ extern "C" {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[1024]: on entry in [-12288, 12288], on exit in [-22611, 22610]
- * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96
+ * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
  */
 void nttgen_newhope1024_avx2_ntt(int16_t a[1024]);
 
@@ -110,7 +110,7 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[1024]: on entry in [-13945, 13945], on exit in [-8990, 8990]
- * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96
+ * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96, zip 32
  */
 void nttgen_newhope1024_avx2_intt(int16_t a[1024]);
 
@@ -150,7 +150,7 @@ void nttgen_newhope1024_avx2_frommont(int16_t a[1024]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, store 64, shuffle 96
+ * Ops per call: load 64, store 64, shuffle 96, zip 32
  */
 void nttgen_newhope1024_avx2_to_standard(int16_t a[1024]);
 
@@ -160,7 +160,7 @@ void nttgen_newhope1024_avx2_to_standard(int16_t a[1024]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, store 64, shuffle 96
+ * Ops per call: load 64, store 64, shuffle 96, zip 32
  */
 void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]);
 
@@ -173,7 +173,7 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]);
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
  * Ops per call: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
- *   cond_add_q 64, shuffle 288
+ *   cond_add_q 64, shuffle 288, zip 96
  */
 void nttgen_newhope1024_avx2_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
 

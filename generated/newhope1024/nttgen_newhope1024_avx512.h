@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope1024_avx512_ntt: forward NTT, in place
  *       a in [-12288, 12288] -> a in [-22455, 22454]
- *       ops: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64
+ *       ops: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64, zip 16
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx512_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22455, 22454], b in [-22455, 22454] -> r in [-13837, 13838]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-13837, 13838] -> a in [-8958, 8958]
- *       ops: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64
+ *       ops: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_newhope1024_avx512_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 64
+ *       ops: load 32, store 32, shuffle 64, zip 16
  *   nttgen_newhope1024_avx512_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 64
+ *       ops: load 32, store 32, shuffle 64, zip 16
  *   nttgen_newhope1024_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 834, store 224, add 480, sub 480, montmul 496, montmul_var 32, barrett 144,
- *         cond_add_q 32, shuffle 192
+ *         cond_add_q 32, shuffle 192, zip 48
  *       coefficient reductions: 4608
  */
 #ifndef NTTGEN_NEWHOPE1024_AVX512_H
@@ -74,7 +74,7 @@ extern "C" {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[1024]: on entry in [-12288, 12288], on exit in [-22455, 22454]
- * Ops per call: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64
+ * Ops per call: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64, zip 16
  */
 void nttgen_newhope1024_avx512_ntt(int16_t a[1024]);
 
@@ -111,7 +111,7 @@ void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, co
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[1024]: on entry in [-13837, 13838], on exit in [-8958, 8958]
- * Ops per call: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64
+ * Ops per call: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
  */
 void nttgen_newhope1024_avx512_intt(int16_t a[1024]);
 
@@ -151,7 +151,7 @@ void nttgen_newhope1024_avx512_frommont(int16_t a[1024]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 64
+ * Ops per call: load 32, store 32, shuffle 64, zip 16
  */
 void nttgen_newhope1024_avx512_to_standard(int16_t a[1024]);
 
@@ -161,7 +161,7 @@ void nttgen_newhope1024_avx512_to_standard(int16_t a[1024]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 64
+ * Ops per call: load 32, store 32, shuffle 64, zip 16
  */
 void nttgen_newhope1024_avx512_from_standard(int16_t a[1024]);
 
@@ -174,7 +174,7 @@ void nttgen_newhope1024_avx512_from_standard(int16_t a[1024]);
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
  * Ops per call: load 834, store 224, add 480, sub 480, montmul 496, montmul_var 32, barrett 144,
- *   cond_add_q 32, shuffle 192
+ *   cond_add_q 32, shuffle 192, zip 48
  */
 void nttgen_newhope1024_avx512_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);

@@ -16,7 +16,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope512_avx2_ntt: forward NTT, in place
  *       a in [-12288, 12288] -> a in [-15071, 15071]
- *       ops: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48
+ *       ops: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx2_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-15071, 15071], b in [-15071, 15071] -> r in [-9610, 9610]
@@ -28,7 +28,7 @@
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7545, 7546]
- *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48
+ *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48, zip 16
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx2_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -44,15 +44,15 @@
  *   nttgen_newhope512_avx2_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: load 32, store 32, shuffle 48, zip 16
  *   nttgen_newhope512_avx2_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, store 32, shuffle 48
+ *       ops: load 32, store 32, shuffle 48, zip 16
  *   nttgen_newhope512_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
- *         cond_add_q 32, shuffle 144
+ *         cond_add_q 32, shuffle 144, zip 48
  *       coefficient reductions: 2304
  */
 #include "nttgen_newhope512_avx2.h"
@@ -459,7 +459,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_intt_twist[1024] = 
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[512]: on entry in [-12288, 12288], on exit in [-15071, 15071]
- * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48
+ * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  */
 void nttgen_newhope512_avx2_ntt(int16_t a[512]) {
     const int16_t *const zetas_0 = nttgen_newhope512_avx2_ntt_zetas;
@@ -1002,7 +1002,7 @@ void nttgen_newhope512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const 
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[512]: on entry in [-12288, 12288], on exit in [-7545, 7546]
- * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48, zip 16
  */
 void nttgen_newhope512_avx2_intt(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx2_intt_zetas_dit;
@@ -1478,7 +1478,7 @@ void nttgen_newhope512_avx2_frommont(int16_t a[512]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: load 32, store 32, shuffle 48, zip 16
  */
 void nttgen_newhope512_avx2_to_standard(int16_t a[512]) {
 #ifdef NTTGEN_DEBUG
@@ -1593,7 +1593,7 @@ void nttgen_newhope512_avx2_to_standard(int16_t a[512]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, store 32, shuffle 48
+ * Ops per call: load 32, store 32, shuffle 48, zip 16
  */
 void nttgen_newhope512_avx2_from_standard(int16_t a[512]) {
 #ifdef NTTGEN_DEBUG
@@ -1709,7 +1709,7 @@ void nttgen_newhope512_avx2_from_standard(int16_t a[512]) {
  * Output: r: NTT domain in this ISA's native order
  * r[512]: on exit in [-15071, 15071]
  * a[512]: on entry in [-12288, 12288]
- * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48
+ * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], const int16_t a[512]) {
     const int16_t *const zetas_0 = nttgen_newhope512_avx2_ntt_zetas;
@@ -2189,7 +2189,7 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], cons
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
  * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, cond_add_q 32,
- *   shuffle 48
+ *   shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx2_intt_zetas_dit;
@@ -2603,7 +2603,7 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
  * Ops per call: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
- *   cond_add_q 32, shuffle 144
+ *   cond_add_q 32, shuffle 144, zip 48
  */
 void nttgen_newhope512_avx2_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

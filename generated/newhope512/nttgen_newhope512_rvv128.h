@@ -6,8 +6,8 @@
  *         NewHope-512: complete NTT
  * NTT:    depth 9, factors of degree 1, root r = 49 of order 1024
  * Order:  standard NTT order: entry j holds a(r^(2*brv9(j)+1)), r = 49 of order 1024
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 3, 0, 1,
- *           2, 7, 8]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 7, 8, 3, 4, 5,
+ *           0, 1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 8 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,21 +15,21 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope512_rvv128_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-15088, 15088]
- *       ops: load 446, store 128, add 288, sub 288, montmul 288, barrett 96, shuffle 96
+ *       a in [-12288, 12288] -> a in [-15114, 15114]
+ *       ops: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15088, 15088], b in [-15088, 15088] -> r in [-9617, 9618]
+ *       a in [-15114, 15114], b in [-15114, 15114] -> r in [-9629, 9630]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15088, 15088], b in [-15088, 15088] -> r in [-6144, 6144]
+ *       a in [-15114, 15114], b in [-15114, 15114] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7546, 7546]
- *       ops: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, shuffle 96
- *       coefficient reductions: 768
+ *       a in [-12288, 12288] -> a in [-7546, 7547]
+ *       ops: load 466, store 128, scatter 64, add 288, sub 288, montmul 292, barrett 120
+ *       coefficient reductions: 960
  *   nttgen_newhope512_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -44,16 +44,16 @@
  *   nttgen_newhope512_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, store 64, shuffle 96
+ *       ops: load 64, scatter 64
  *   nttgen_newhope512_rvv128_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, store 64, shuffle 96
+ *       ops: gather 64, store 64
  *   nttgen_newhope512_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 288,
- *         cond_add_q 64, shuffle 288
- *       coefficient reductions: 2304
+ *       ops: load 1214, gather 128, store 576, scatter 64, add 864, sub 864, montmul 868,
+ *         montmul_var 64, barrett 312, cond_add_q 64
+ *       coefficient reductions: 2496
  */
 #ifndef NTTGEN_NEWHOPE512_RVV128_H
 #define NTTGEN_NEWHOPE512_RVV128_H
@@ -73,8 +73,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[512]: on entry in [-12288, 12288], on exit in [-15088, 15088]
- * Ops per call: load 446, store 128, add 288, sub 288, montmul 288, barrett 96, shuffle 96
+ * a[512]: on entry in [-12288, 12288], on exit in [-15114, 15114]
+ * Ops per call: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  */
 void nttgen_newhope512_rvv128_ntt(int16_t a[512]);
 
@@ -83,9 +83,9 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9617, 9618]
- * a[512]: on entry in [-15088, 15088]
- * b[512]: on entry in [-15088, 15088]
+ * r[512]: on exit in [-9629, 9630]
+ * a[512]: on entry in [-15114, 15114]
+ * b[512]: on entry in [-15114, 15114]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -96,8 +96,8 @@ void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15088, 15088]
- * b[512 x k]: on entry in [-15088, 15088]
+ * a[512 x k]: on entry in [-15114, 15114]
+ * b[512 x k]: on entry in [-15114, 15114]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
@@ -109,8 +109,8 @@ void nttgen_newhope512_rvv128_basemul_acc(int16_t r[512], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7546, 7546]
- * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, shuffle 96
+ * a[512]: on entry in [-12288, 12288], on exit in [-7546, 7547]
+ * Ops per call: load 466, store 128, scatter 64, add 288, sub 288, montmul 292, barrett 120
  */
 void nttgen_newhope512_rvv128_intt(int16_t a[512]);
 
@@ -150,7 +150,7 @@ void nttgen_newhope512_rvv128_frommont(int16_t a[512]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, store 64, shuffle 96
+ * Ops per call: load 64, scatter 64
  */
 void nttgen_newhope512_rvv128_to_standard(int16_t a[512]);
 
@@ -160,7 +160,7 @@ void nttgen_newhope512_rvv128_to_standard(int16_t a[512]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, store 64, shuffle 96
+ * Ops per call: gather 64, store 64
  */
 void nttgen_newhope512_rvv128_from_standard(int16_t a[512]);
 
@@ -172,8 +172,8 @@ void nttgen_newhope512_rvv128_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 288,
- *   cond_add_q 64, shuffle 288
+ * Ops per call: load 1214, gather 128, store 576, scatter 64, add 864, sub 864, montmul 868,
+ *   montmul_var 64, barrett 312, cond_add_q 64
  */
 void nttgen_newhope512_rvv128_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

@@ -26,6 +26,15 @@ def default_config(ring: Ring, isa: str) -> BuildConfig:
     if config.move_costs is not None and config.shuffles != base.shuffles:
         # the moves an ISA offers, and their costs, depend on its shuffle style
         config = replace(config, move_costs=isa_class(isa).move_costs(ring.lane, config.shuffles))
+    if config.shuffles == "indexed":
+        config = replace(config, gathers=True)
+        if not (tuned and "merge" in tuned):
+            cls = isa_class(isa)
+            lane_bits = config.lanes.bit_length() - 1
+            merge, extra = simd_plan(
+                ring.log_n, ring.depth, lane_bits, cls.registers, len(config.park_bits)
+            )
+            config = replace(config, merge=merge, extra_slots=extra)
     return config
 
 

@@ -242,20 +242,43 @@ class Builder:
         index: Affine | int | LoopVar,
         hint: str = "",
         broadcast: bool = False,
+        lanes_at: tuple[int, ...] | None = None,
     ) -> Value:
         """Load L consecutive lanes starting at element ``index`` (or, with ``broadcast``, the
-        element at ``index`` into every lane)."""
+        element at ``index`` into every lane; with ``lanes_at``, lane k from element
+        ``index + lanes_at[k]``: a gather whose offsets are public constants)."""
         idx = Affine.of(index)
-        b = self.bounds.load(src, idx, broadcast=broadcast)
+        lanes_at = self._check_lanes_at(lanes_at)
+        b = self.bounds.load(src, idx, broadcast=broadcast, lanes_at=lanes_at)
         v = self._value(hint or src.name, b)
-        self._emit(Load(v, src, idx, self._tag, broadcast))
+        self._emit(Load(v, src, idx, self._tag, broadcast, lanes_at))
         return v
 
-    def store(self, dst: Buffer, index: Affine | int | LoopVar, value: Value) -> None:
-        """Store L lanes at element ``index``."""
+    def store(
+        self,
+        dst: Buffer,
+        index: Affine | int | LoopVar,
+        value: Value,
+        lanes_at: tuple[int, ...] | None = None,
+    ) -> None:
+        """Store L lanes at element ``index`` (with ``lanes_at``, lane k at element
+        ``index + lanes_at[k]``: a scatter whose offsets are public constants)."""
         idx = Affine.of(index)
-        self.bounds.store(dst, idx, self.bound(value))
-        self._emit(Store(dst, idx, value, self._tag))
+        lanes_at = self._check_lanes_at(lanes_at)
+        self.bounds.store(dst, idx, self.bound(value), lanes_at=lanes_at)
+        self._emit(Store(dst, idx, value, self._tag, lanes_at))
+
+    def _check_lanes_at(self, lanes_at: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        """Gather/scatter offsets: L distinct non-negative offsets, or None for the
+        consecutive lanes (which they also normalise to)."""
+        if lanes_at is None:
+            return None
+        lanes_at = tuple(lanes_at)
+        if len(lanes_at) != self.lanes or len(set(lanes_at)) != self.lanes or min(lanes_at) < 0:
+            raise ValueError(
+                f"lane offsets {lanes_at} must be {self.lanes} distinct non-negative offsets"
+            )
+        return None if lanes_at == tuple(range(self.lanes)) else lanes_at
 
     # ----------------------------------------------------------------- vocabulary
     def _op(self, kind: str, args: tuple[Value, ...], hint: str, **attrs: int) -> Value:

@@ -172,23 +172,27 @@ class Op:
 
 @dataclass(eq=False)
 class Load:
-    """result = src[index .. index + L - 1], or src[index] in every lane (``broadcast``)."""
+    """result = src[index .. index + L - 1], or src[index] in every lane (``broadcast``), or
+    lane k = src[index + lanes_at[k]] (a gather by offsets fixed at generation time)."""
 
     result: Value
     src: Memory
     index: Affine
     tag: str = ""
     broadcast: bool = False
+    lanes_at: tuple[int, ...] | None = None
 
 
 @dataclass(eq=False)
 class Store:
-    """dst[index .. index + L - 1] = value."""
+    """dst[index .. index + L - 1] = value, or dst[index + lanes_at[k]] = lane k (a scatter by
+    offsets fixed at generation time)."""
 
     dst: Buffer
     index: Affine
     value: Value
     tag: str = ""
+    lanes_at: tuple[int, ...] | None = None
 
 
 @dataclass(eq=False)

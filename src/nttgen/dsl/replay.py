@@ -36,9 +36,9 @@ def run_block(body: list[Stmt], env: dict[Value, Any], interp: Any) -> None:
                 for r, o in zip(s.results, out, strict=True):
                     env[r] = o
         elif isinstance(s, Load):
-            env[s.result] = interp.load(s.src, s.index, broadcast=s.broadcast)
+            env[s.result] = interp.load(s.src, s.index, broadcast=s.broadcast, lanes_at=s.lanes_at)
         elif isinstance(s, Store):
-            interp.store(s.dst, s.index, env[s.value])
+            interp.store(s.dst, s.index, env[s.value], lanes_at=s.lanes_at)
         elif isinstance(s, Loop):
             body = s.body
             interp.loop(

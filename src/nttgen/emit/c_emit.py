@@ -74,6 +74,7 @@ class CEmitter:
         self.stmt: Stmt | None = None
         self.tag = ""
         self.tables: dict[Table, str] = {}
+        self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
 
     # ----------------------------------------------------------------- helpers
     def _out(self, s: C.Stmt) -> None:
@@ -110,9 +111,31 @@ class CEmitter:
         return C.Name(src.name)
 
     # ----------------------------------------------------------------- structure
-    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> C.Expr:
+    def _lane_offsets(self, lanes_at: tuple[int, ...]) -> C.Expr:
+        """The ISA's vector of a gather's lane offsets, computed once at the top of the
+        function (offsets are public constants; each distinct set gets one local)."""
+        if lanes_at not in self.lane_offsets:
+            name = self.names.fresh("lanes_at")
+            decl = self.isa.lane_offsets(name, lanes_at)
+            self.blocks[0].insert(len(self.lane_offsets), decl)
+            self.lane_offsets[lanes_at] = C.Name(name)
+        return self.lane_offsets[lanes_at]
+
+    def load(
+        self,
+        src: Memory,
+        index: Affine,
+        *,
+        broadcast: bool = False,
+        lanes_at: tuple[int, ...] | None = None,
+    ) -> C.Expr:
         """A vector load: aligned from tables and local arrays at whole-vector offsets,
-        possibly unaligned from the caller's arrays; or a broadcast of one element."""
+        possibly unaligned from the caller's arrays; or a broadcast of one element; or a
+        gather by constant lane offsets."""
+        if lanes_at is not None:
+            offsets = self._lane_offsets(lanes_at)
+            expr = self.isa.load_gather(self._memory(src), self._index(index), offsets)
+            return self._bind(expr, self._hint())
         if broadcast:
             L = self.fn.lanes
             lane_of = getattr(self.isa, "load_lane_broadcast", None)
@@ -133,8 +156,14 @@ class CEmitter:
         L = self.fn.lanes
         return index.const % L == 0 and all(c % L == 0 for _, c in index.terms)
 
-    def store(self, dst: Buffer, index: Affine, value: C.Expr) -> None:
-        """A vector store."""
+    def store(
+        self, dst: Buffer, index: Affine, value: C.Expr, *, lanes_at: tuple[int, ...] | None = None
+    ) -> None:
+        """A vector store (or a scatter by constant lane offsets)."""
+        if lanes_at is not None:
+            offsets = self._lane_offsets(lanes_at)
+            self._out(self.isa.store_scatter(C.Name(dst.name), self._index(index), value, offsets))
+            return
         aligned = dst in self.fn.locals and self._aligned(index)
         self._out(self.isa.store(C.Name(dst.name), self._index(index), value, aligned))
 
@@ -266,7 +295,7 @@ class CEmitter:
                 aliases.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
             if opaque:
                 aliases.append(C.ExprStmt(C.Call(OPAQUE_MACRO, (C.Name(name),))))
-        n_locals = len(self.fn.locals)
+        n_locals = len(self.lane_offsets) + len(self.fn.locals)
         self.blocks[0][n_locals:n_locals] = aliases
         return C.FuncDef(
             "void",

@@ -20,8 +20,9 @@ from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, OPAQUE_MACRO, CEmi
 from .isa.base import EmitContext, Isa
 from .strip_emit import StripEmitter, is_strip_mined
 
-OP_ORDER = ("load", "store", "add", "sub", "mullo", "mulhi", "sra", "montmul", "shoupmul",
-            "montmul_var", "barrett", "cond_add_q", "shuffle", "const")  # fmt: skip
+OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi", "sra",
+            "montmul", "shoupmul", "montmul_var", "barrett", "cond_add_q", "shuffle", "zip",
+            "const")  # fmt: skip
 
 
 @dataclass
@@ -151,8 +152,11 @@ def _fmt_range(r: tuple[int, int]) -> str:
 
 
 def _ops_text(counts: dict[str, int]) -> str:
-    parts = [f"{k} {counts[k]}" for k in OP_ORDER if counts.get(k)]
-    return ", ".join(parts)
+    # every counted op appears: the known ones in their order, any other after them
+    # (coefficient reductions are not ops: the header states them on a line of their own)
+    others = sorted(k for k in counts if k not in OP_ORDER and k != "reductions")
+    keys = [k for k in OP_ORDER if counts.get(k)] + others
+    return ", ".join(f"{k} {counts[k]}" for k in keys if counts.get(k))
 
 
 class FileWriter:

@@ -140,17 +140,27 @@ class StripEmitter(CEmitter):
         return dict(index.terms).get(self.active, 0)
 
     # ----------------------------------------------------------------- structure
-    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> C.Expr:
+    def load(
+        self,
+        src: Memory,
+        index: Affine,
+        *,
+        broadcast: bool = False,
+        lanes_at: tuple[int, ...] | None = None,
+    ) -> C.Expr:
         """A scalar load, or a unit-stride or strided vector load along the vector loop."""
-        del broadcast  # one lane: a broadcast is a load
+        del broadcast, lanes_at  # one lane: a broadcast is a load, a gather too
         stride = self._stride(index)
         mem, idx = self._memory(src), self._index(index)
         if stride == 0:
             return self._bind_as(C.Index(mem, idx), self._hint(), False)
         return self._bind_as(self.isa.load_strided(mem, idx, stride), self._hint(), True)
 
-    def store(self, dst: Buffer, index: Affine, value: C.Expr) -> None:
+    def store(
+        self, dst: Buffer, index: Affine, value: C.Expr, *, lanes_at: tuple[int, ...] | None = None
+    ) -> None:
         """A vector store along the vector loop (or a scalar store outside vector loops)."""
+        del lanes_at  # one lane: a scatter is a store
         stride = self._stride(index)
         if stride == 0:
             if self.active is not None:

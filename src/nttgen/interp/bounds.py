@@ -47,10 +47,10 @@ class _LoopFrame:
 
     var: LoopVar
     count: Count
-    pending: list[tuple[Buffer, Affine, Bound, tuple[tuple[LoopVar, Count], ...]]] = field(
-        default_factory=list
-    )
-    reads: list[tuple[Buffer, Affine, tuple[tuple[LoopVar, Count], ...]]] = field(
+    pending: list[
+        tuple[Buffer, Affine, tuple[int, ...], Bound, tuple[tuple[LoopVar, Count], ...]]
+    ] = field(default_factory=list)
+    reads: list[tuple[Buffer, Affine, tuple[int, ...], tuple[tuple[LoopVar, Count], ...]]] = field(
         default_factory=list
     )
 
@@ -148,69 +148,84 @@ class BoundsInterp:
             raise BoundsError(f"{self._where()}: reads {src.name}[{i}] before it is written")
         return cell
 
-    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> Bound:
+    def _lanes(self, lanes_at: tuple[int, ...] | None) -> tuple[int, ...]:
+        """The element offsets of the L lanes of an access."""
+        return tuple(range(self.lanes)) if lanes_at is None else lanes_at
+
+    def load(
+        self,
+        src: Memory,
+        index: Affine,
+        *,
+        broadcast: bool = False,
+        lanes_at: tuple[int, ...] | None = None,
+    ) -> Bound:
         """Range of a vector load: per lane, the join over every iteration that reaches it."""
         if isinstance(src, Buffer) and src.readonly:
             assert src.contract is not None
             return Bound.uniform(*src.contract, self.lanes)
+        offsets = (0,) * self.lanes if broadcast else self._lanes(lanes_at)
         frame = self._commit_frame()
         if isinstance(src, Buffer) and frame is not None:
-            frame.reads.append((src, index, self._static_stack()))
+            frame.reads.append((src, index, offsets, self._static_stack()))
         lo = [None] * self.lanes
         hi = [None] * self.lanes
         for env in self._iterations(index, self._static_stack()):
             base = index.evaluate(env)
             for k in range(self.lanes):
-                a, b = self._element_bound(src, base + (0 if broadcast else k))
+                a, b = self._element_bound(src, base + offsets[k])
                 lo[k] = a if lo[k] is None else min(lo[k], a)
                 hi[k] = b if hi[k] is None else max(hi[k], b)
         return Bound(tuple(lo), tuple(hi))  # type: ignore[arg-type]
 
-    def store(self, dst: Buffer, index: Affine, value: Bound) -> None:
+    def store(
+        self, dst: Buffer, index: Affine, value: Bound, *, lanes_at: tuple[int, ...] | None = None
+    ) -> None:
         """Record a store; inside loops it is committed when the outermost loop ends."""
         if dst.readonly:
             raise BoundsError(f"{self._where()}: writes read-only input {dst.name}")
+        offsets = self._lanes(lanes_at)
         frame = self._commit_frame()
         if frame is not None:
-            frame.pending.append((dst, index, value, self._static_stack()))
+            frame.pending.append((dst, index, offsets, value, self._static_stack()))
             return
         self._iterations(index, ())  # rejects an index on a runtime counter
-        self._commit(dst, index.const, value)
+        self._commit(dst, index.const, offsets, value)
 
-    def _commit(self, dst: Buffer, base: int, value: Bound) -> None:
+    def _commit(self, dst: Buffer, base: int, offsets: tuple[int, ...], value: Bound) -> None:
         cells = self.memory[dst]
-        if base < 0 or base + self.lanes > len(cells):
+        if base < 0 or base + max(offsets) >= len(cells):
             raise BoundsError(f"{self._where()}: store to {dst.name}[{base}] is out of bounds")
-        for k in range(self.lanes):
-            cells[base + k] = (value.lo[k], value.hi[k])
+        for k, off in enumerate(offsets):
+            cells[base + off] = (value.lo[k], value.hi[k])
 
     def _close_outermost(self, frame: _LoopFrame) -> None:
         writers: dict[tuple[Buffer, int], tuple[int, ...]] = {}
-        for dst, index, _, stack in frame.pending:
+        for dst, index, offsets, _, stack in frame.pending:
             for env in self._full_iterations(stack):
                 base = index.evaluate(env)
                 key = tuple(env[v] for v, _ in stack)
-                for k in range(self.lanes):
-                    prev = writers.setdefault((dst, base + k), key)
+                for off in offsets:
+                    prev = writers.setdefault((dst, base + off), key)
                     if prev != key:
                         raise BoundsError(
-                            f"{self._where()}: {dst.name}[{base + k}] is written by two loop "
+                            f"{self._where()}: {dst.name}[{base + off}] is written by two loop "
                             "iterations"
                         )
-        for src, index, stack in frame.reads:
+        for src, index, offsets, stack in frame.reads:
             for env in self._full_iterations(stack):
                 base = index.evaluate(env)
                 key = tuple(env[v] for v, _ in stack)
-                for k in range(self.lanes):
-                    w = writers.get((src, base + k))
+                for off in offsets:
+                    w = writers.get((src, base + off))
                     if w is not None and w[: len(key)] != key[: len(w)]:
                         raise BoundsError(
-                            f"{self._where()}: {src.name}[{base + k}] is read by one loop "
+                            f"{self._where()}: {src.name}[{base + off}] is read by one loop "
                             "iteration and written by another"
                         )
-        for dst, index, value, stack in frame.pending:
+        for dst, index, offsets, value, stack in frame.pending:
             for env in self._full_iterations(stack):
-                self._commit(dst, index.evaluate(env), value)
+                self._commit(dst, index.evaluate(env), offsets, value)
 
     @staticmethod
     def _full_iterations(stack: tuple[tuple[LoopVar, Count], ...]) -> list[dict[LoopVar, int]]:

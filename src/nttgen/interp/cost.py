@@ -37,15 +37,24 @@ class CostCounter:
 
         return count
 
-    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> None:
-        """A vector load (or a broadcast of one element)."""
+    def load(
+        self,
+        src: Memory,
+        index: Affine,
+        *,
+        broadcast: bool = False,
+        lanes_at: tuple[int, ...] | None = None,
+    ) -> None:
+        """A vector load (or a broadcast of one element, or a gather: counted apart)."""
         del src, index, broadcast
-        self.counts["load"] += self.weight
+        self.counts["load" if lanes_at is None else "gather"] += self.weight
 
-    def store(self, dst: Buffer, index: Affine, value: object) -> None:
-        """A vector store."""
+    def store(
+        self, dst: Buffer, index: Affine, value: object, *, lanes_at: tuple[int, ...] | None = None
+    ) -> None:
+        """A vector store (or a scatter: counted apart)."""
         del dst, index, value
-        self.counts["store"] += self.weight
+        self.counts["store" if lanes_at is None else "scatter"] += self.weight
 
     def loop(
         self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False

@@ -90,18 +90,31 @@ class Evaluator:
             return np.asarray(src.values, dtype=np.int64)[None, :]
         return self.memory[src]
 
-    def load(self, src: Memory, index: Affine, *, broadcast: bool = False) -> Array:
+    def _lanes(self, lanes_at: tuple[int, ...] | None) -> Array:
+        """The element offsets of the L lanes of an access."""
+        return np.arange(self.lanes) if lanes_at is None else np.asarray(lanes_at, np.int64)
+
+    def load(
+        self,
+        src: Memory,
+        index: Affine,
+        *,
+        broadcast: bool = False,
+        lanes_at: tuple[int, ...] | None = None,
+    ) -> Array:
         """Gather L lanes per iteration (or one element into every lane)."""
-        lanes = np.zeros(self.lanes, dtype=np.int64) if broadcast else np.arange(self.lanes)
+        lanes = np.zeros(self.lanes, dtype=np.int64) if broadcast else self._lanes(lanes_at)
         idx = self._index_array(index)[..., None] + lanes
         arr = self._array(src)
         if idx.size and (idx.min() < 0 or idx.max() >= arr.shape[1]):
             raise IndexError(f"{self.fn.name}: load from {src.name} out of bounds")
         return arr[:, idx]
 
-    def store(self, dst: Buffer, index: Affine, value: Array) -> None:
+    def store(
+        self, dst: Buffer, index: Affine, value: Array, *, lanes_at: tuple[int, ...] | None = None
+    ) -> None:
         """Scatter L lanes per iteration."""
-        idx = self._index_array(index)[..., None] + np.arange(self.lanes)
+        idx = self._index_array(index)[..., None] + self._lanes(lanes_at)
         arr = self.memory[dst]
         full = np.broadcast_to(self._align(value), (arr.shape[0], *idx.shape))
         if idx.size and (idx.min() < 0 or idx.max() >= arr.shape[1]):

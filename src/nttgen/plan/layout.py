@@ -17,7 +17,7 @@ the shuffle for each distance.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,14 @@ class LoopRun:
 
 @dataclass(frozen=True)
 class PassPlan:
-    """One pass: load a chunk of registers, run ``steps``, store the chunk back."""
+    """One pass: load a chunk of registers, run ``steps``, store the chunk back.
+
+    ``gathered`` lists (lane position, slot position) pairs exchanged *as the chunk is
+    loaded*: each register takes its lanes from addresses that differ in the slot positions
+    (an indexed load, a gather by constant offsets) instead of consecutive ones, so those lane
+    bits need no in-register move. The chunk is stored to consecutive addresses, so the memory
+    order changes as if the moves had been made; a transform run backwards loads consecutive
+    addresses and scatters its stores."""
 
     layers: tuple[int, ...]
     slots: tuple[int, ...]
@@ -151,16 +158,44 @@ class PassPlan:
     order_in: MemOrder
     order_out: MemOrder
     lane_bits: int
+    gathered: tuple[tuple[int, int], ...] = ()
 
     @property
     def registers(self) -> int:
         """Registers per chunk."""
         return 1 << len(self.slots)
 
+    @property
+    def loaded_order(self) -> MemOrder:
+        """The order of the chunk's registers right after loading (``order_in`` with the
+        gathered exchanges made)."""
+        cur = self.order_in
+        for lane_pos, slot_pos in self.gathered:
+            cur = cur.swap(lane_pos, slot_pos)
+        return cur
+
+    def gather_offsets(self) -> tuple[list[int], tuple[int, ...]]:
+        """For a pass with gathered bits: (each register's offset, each lane's offset) in the
+        memory of ``order_in``, to add to a chunk's base address. A register's offset has the
+        bits of its slots, a lane's the bits of its lane number, each at the position where
+        the gather exchanged it (the lane bits not exchanged stay where they are)."""
+        where = list(range(max(self.slots, default=0) + 1))
+        for lane_pos, slot_pos in self.gathered:
+            where[lane_pos], where[slot_pos] = slot_pos, lane_pos
+        registers = [
+            sum(((r >> j) & 1) << where[p] for j, p in enumerate(self.slots))
+            for r in range(self.registers)
+        ]
+        lanes = tuple(
+            sum(((k >> b) & 1) << where[b] for b in range(self.lane_bits))
+            for k in range(1 << self.lane_bits)
+        )
+        return registers, lanes
+
     def slot_orders(self) -> list[MemOrder]:
         """The order *before* each step (and the final one), for computing twiddle lanes."""
-        orders = [self.order_in]
-        cur = self.order_in
+        orders = [self.loaded_order]
+        cur = self.loaded_order
         for st in self.steps:
             cur = apply_move(cur, self.slots, st)
             orders.append(cur)
@@ -186,11 +221,16 @@ def plan_pass(
     class_slots: int = 0,
     park_bits: tuple[int, ...] = (),
     costs: MoveCosts | None = None,
+    gather: bool = False,
 ) -> PassPlan:
-    """Plan one forward pass (see :func:`_plan_pass`). With ``costs`` whose ISA has zips, every
-    mix of swaps and zips that brings the lane bits into slots is tried and the cheapest
-    (forward plus inverse) kept; otherwise every lane bit is swapped in."""
+    """Plan one forward pass (see :func:`_plan_pass`). With ``gather`` the lane bits the pass
+    needs in slots are exchanged as the chunk is loaded (:attr:`PassPlan.gathered`). With
+    ``costs`` whose ISA has zips, every mix of swaps and zips that brings the lane bits into
+    slots is tried and the cheapest (forward plus inverse) kept; otherwise every lane bit is
+    swapped in."""
     args = (order, layers, log_n, lane_bits, extra_slots, class_slots, park_bits)
+    if gather:
+        return _plan_gathered(*args)
     if costs is None or costs.zip_group is None:
         return _plan_pass(*args)
     best: tuple[int, int, PassPlan] | None = None
@@ -212,6 +252,45 @@ def plan_pass(
             best = (total, zips, plan)
     assert best is not None
     return best[2]
+
+
+def _plan_gathered(
+    order: MemOrder,
+    layers: list[int],
+    log_n: int,
+    lane_bits: int,
+    extra_slots: int = 0,
+    class_slots: int = 0,
+    park_bits: tuple[int, ...] = (),
+) -> PassPlan:
+    """A pass whose butterfly (and ``park_bits``) index bits found in the lanes are exchanged
+    with positions above the lanes as the chunk is loaded: the highest positions whose index
+    bit the pass does not use become slots for them. The rest is :func:`_plan_pass` on the
+    loaded order, which then needs no lane move."""
+    bits = [log_n - 1 - layer for layer in layers]
+    wanted = [b for b in [*bits, *park_bits] if order.position_of_bit(b) < lane_bits]
+    spare = [p for p in range(log_n - 1, lane_bits - 1, -1) if order.perm[p] not in bits]
+    spare = [p for p in spare if order.perm[p] not in park_bits]
+    if len(spare) < len(wanted):
+        raise ValueError(
+            f"a gathered pass of layers {layers} needs {len(wanted)} positions above the "
+            f"{1 << lane_bits} lanes that it does not use; there are {len(spare)}"
+        )
+    gathered = tuple((order.position_of_bit(b), p) for b, p in zip(wanted, spare, strict=False))
+    loaded = order
+    for lane_pos, slot_pos in gathered:
+        loaded = loaded.swap(lane_pos, slot_pos)
+    plan = _plan_pass(loaded, layers, log_n, lane_bits, extra_slots, class_slots, park_bits)
+    assert not any(isinstance(st, (Shuffle, Zip)) for st in plan.steps)
+    # a gathered park bit the butterflies did not need in a slot gets one (appended: the
+    # steps name slots by their index)
+    slots = plan.slots + tuple(p for _, p in gathered if p not in plan.slots)
+    if slots != plan.slots:
+        loops = [p for p in range(lane_bits, log_n) if p not in slots]
+        plan = replace(
+            plan, slots=slots, loops=loop_runs(loops, plan.order_out, lambda j: j > min(bits))
+        )
+    return replace(plan, order_in=order, gathered=gathered)
 
 
 class _NeedsChoice(Exception):
@@ -341,11 +420,12 @@ def plan_forward(
     class_slots: int = 0,
     park_bits: tuple[int, ...] = (),
     costs: MoveCosts | None = None,
+    gather: bool = False,
 ) -> list[PassPlan]:
     """Plan all forward passes: ``merge`` lists how many consecutive layers each pass runs
     (summing to ``depth``); ``extra_slots`` gives per pass the extra registers for ILP;
-    ``class_slots`` and ``costs`` are passed to every :func:`plan_pass`, ``park_bits`` to the
-    last one."""
+    ``class_slots``, ``costs`` and ``gather`` are passed to every :func:`plan_pass`,
+    ``park_bits`` to the last one."""
     if sum(merge) != depth or any(m < 1 for m in merge):
         raise ValueError(f"merge plan {merge} must be positive and sum to depth {depth}")
     if lane_bits > log_n - 1:
@@ -357,7 +437,7 @@ def plan_forward(
     for k, (m, e) in enumerate(zip(merge, extra, strict=True)):
         park = park_bits if k == len(merge) - 1 else ()
         layers = list(range(first, first + m))
-        p = plan_pass(cur, layers, log_n, lane_bits, e, class_slots, park, costs)
+        p = plan_pass(cur, layers, log_n, lane_bits, e, class_slots, park, costs, gather)
         plans.append(p)
         cur = p.order_out
         first += m
@@ -378,16 +458,25 @@ def plan_regroup(
 
 
 def simd_plan(
-    log_n: int, depth: int, lane_bits: int, registers: int = 16
+    log_n: int,
+    depth: int,
+    lane_bits: int,
+    registers: int = 16,
+    gathered_park: int | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """A default pass plan for a SIMD ISA with ``registers`` vector registers: chunks of half of
     them (the rest hold twiddles and temporaries). The last pass runs every layer whose
     butterfly bit lies in its chunk (slot bits plus lane bits: the low log2(R) + lane_bits
     bits, with shuffles for the lane bits); the layers above run in passes of at most log2(R)
-    layers, filled up with extra slots to R registers. Returns (merge, extra_slots)."""
+    layers, filled up with extra slots to R registers. With ``gathered_park`` (the number of
+    park bits; plans whose lane bits are gathered at load time) the last pass runs only as
+    many layers as leave a slot to each park bit. Returns (merge, extra_slots)."""
     chunk_bits = max((registers // 2).bit_length() - 1, 1)
     lowest = log_n - depth  # the lowest butterfly bit (1 for degree-2 base cases)
-    last = max(min(depth, chunk_bits + lane_bits - lowest), 1)
+    if gathered_park is None:
+        last = max(min(depth, chunk_bits + lane_bits - lowest), 1)
+    else:  # no slot is reused: every butterfly and parked bit needs its own
+        last = max(min(depth, chunk_bits - gathered_park), 1)
     rest = depth - last
     merge: list[int] = []
     while rest > 0:

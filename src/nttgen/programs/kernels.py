@@ -169,7 +169,8 @@ class BuildConfig:
     ``"default"``; ``const_mul`` how products by constants are formed (``"montgomery"``,
     ``"shoup"`` or ``"shoup2"``, see :mod:`nttgen.plan.constants`); ``move_costs`` what the ISA
     pays for each way of moving lane bits into register slots (None: swaps only; see
-    :class:`nttgen.plan.layout.MoveCosts`)."""
+    :class:`nttgen.plan.layout.MoveCosts`); ``gathers`` moves lane bits into slots as chunks
+    are loaded (indexed loads, :class:`nttgen.plan.layout.PassPlan`) instead of in registers."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -182,6 +183,7 @@ class BuildConfig:
     shuffles: str = "default"
     const_mul: ConstMul = "montgomery"
     move_costs: MoveCosts | None = None
+    gathers: bool = False
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -222,6 +224,7 @@ class KernelSet:
             class_slots=self.config.class_slots,
             park_bits=self.config.park_bits,
             costs=self.config.move_costs,
+            gather=self.config.gathers,
         )
 
     @property

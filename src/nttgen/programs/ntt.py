@@ -202,8 +202,10 @@ def run_pass(
     relevant, inner = _twiddle_loops(pas, depends)
     Twiddles = dict[tuple[int, tuple[int, ...]], tuple[Value, Value] | None]
 
+    load, store = _chunk_access(S, pas, inverse)
+
     def chunk(addr: Affine, twiddles: Twiddles) -> None:
-        regs = [S.load(src or buf, addr + off, hint="x") for off in offsets]
+        regs = load(src or buf, addr)
         if after_load:
             regs = [after_load(x) for x in regs]
         for si in step_order:
@@ -229,7 +231,7 @@ def run_pass(
                 v = S.mulconst(v, f, fq, hint="x")
             if before_store:
                 v = before_store(v)
-            S.store(buf, addr + off, v)
+            store(buf, addr, r, v)
 
     def with_twiddles(addr: Affine, it: Affine) -> None:
         tw: Twiddles = {}
@@ -251,6 +253,30 @@ def run_pass(
     what = "inverse layers" if inverse else "layers"
     S.comment(f"{what} {layers}: {pas.registers} register(s) per chunk")
     nest_loops(S, relevant, with_twiddles, hint="blk")
+
+
+def _chunk_access(
+    S: Builder, pas: PassPlan, inverse: bool
+) -> tuple[Callable[[Buffer, Affine], list[Value]], Callable[[Buffer, Affine, int, Value], None]]:
+    """How a chunk at a base address is loaded (all registers) and stored (register r):
+    consecutive lanes at the register offsets of its slots, except that a pass with gathered
+    lane bits loads by gather (forward) or stores by scatter (a transform run backwards) at
+    offsets in the memory order the forward pass reads (:meth:`PassPlan.gather_offsets`)."""
+    offsets = _register_offsets(pas)
+    gathered, lanes = pas.gather_offsets() if pas.gathered else (offsets, None)
+
+    def load(buf: Buffer, addr: Affine) -> list[Value]:
+        if lanes is None or inverse:
+            return [S.load(buf, addr + off, hint="x") for off in offsets]
+        return [S.load(buf, addr + off, hint="x", lanes_at=lanes) for off in gathered]
+
+    def store(buf: Buffer, addr: Affine, r: int, v: Value) -> None:
+        if lanes is None or not inverse:
+            S.store(buf, addr + offsets[r], v)
+        else:
+            S.store(buf, addr + gathered[r], v, lanes_at=lanes)
+
+    return load, store
 
 
 def apply_move(
@@ -346,7 +372,9 @@ def build_transform(
     )
     table = S.table(name, rows, notes, doc)
     pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
-    twist = _twist_table(S, alg, seq[-1].order_in, scale) if network == "dit" else None
+    # the twist multiplies registers as they are stored, which a gathered pass's scatter then
+    # spreads: so its table follows the registers' (loaded) order
+    twist = _twist_table(S, alg, seq[-1].loaded_order, scale) if network == "dit" else None
 
     def scale_input(x: Value) -> Value:
         assert pair is not None
@@ -399,15 +427,15 @@ def _permute_pass(
 ) -> None:
     """Apply ``moves`` (or, ``inverse``, their inverses; nothing else) to every chunk of one
     pass's layout."""
-    offsets = _register_offsets(pas)
+    load, store = _chunk_access(S, pas, inverse)
 
     def chunk(addr: Affine, it: Affine) -> None:
         del it
-        regs = [S.load(buf, addr + off, hint="x") for off in offsets]
+        regs = load(buf, addr)
         for st in moves:
             apply_move(S, pas, regs, st, inverse=inverse)
-        for r, off in enumerate(offsets):
-            S.store(buf, addr + off, regs[r])
+        for r, v in enumerate(regs):
+            store(buf, addr, r, v)
 
     nest_loops(S, pas.loops, chunk, hint="j")
 
@@ -420,5 +448,5 @@ def build_permutation(
     standard). Coefficient values are not touched."""
     for pas in list(reversed(passes)) if to_standard else list(passes):
         moves: list[Move] = [st for st in pas.steps if isinstance(st, (Shuffle, Zip))]
-        if moves:
+        if moves or pas.gathered:
             _permute_pass(S, pas, buf, moves[::-1] if to_standard else moves, inverse=to_standard)

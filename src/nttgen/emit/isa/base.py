@@ -131,6 +131,26 @@ class Isa(ABC):
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """Store one vector to ``base[index]``."""
 
+    # ISAs whose loads and stores may take each lane from its own address (plans may then move
+    # lane bits at load time, see :class:`nttgen.plan.layout.PassPlan`)
+    gathers: bool = False
+
+    def lane_offsets(self, name: str, lanes_at: tuple[int, ...]) -> C.Stmt:
+        """The declaration of ``name``, the vector of a gather's lane offsets (in the units
+        :meth:`load_gather` takes) for element offsets ``lanes_at``."""
+        del name, lanes_at
+        raise ValueError(f"{self.name} has no gathers")
+
+    def load_gather(self, base: C.Expr, index: C.Expr, offsets: C.Expr) -> C.Expr:
+        """Lane k from ``base[index]`` plus lane k of ``offsets`` (:meth:`lane_offsets`)."""
+        del base, index, offsets
+        raise ValueError(f"{self.name} has no gathers")
+
+    def store_scatter(self, base: C.Expr, index: C.Expr, value: C.Expr, offsets: C.Expr) -> C.Stmt:
+        """Lane k of ``value`` to ``base[index]`` plus lane k of ``offsets``."""
+        del base, index, value, offsets
+        raise ValueError(f"{self.name} has no scatters")
+
 
 class HelperCalls:
     """The vocabulary ops that SIMD backends implement as calls of their static inline helpers

@@ -31,7 +31,11 @@ In-register shuffles (``shuffle`` of the vocabulary, fixed-VLEN backends only) c
 styles, selected with ``shuffles=``: ``slide`` (default) merges a masked ``vslideup`` (first
 output) and a masked ``vslidedown`` (second output) into the other operand, one instruction per
 output; ``gather`` uses ``vrgather.vv`` with the index vectors ``vid -+ d`` under the same
-masks. The masks depend only on lane numbers (``vid``), never on data.
+masks. The masks depend only on lane numbers (``vid``), never on data. A third style,
+``indexed`` (the presets' measured choice, :mod:`nttgen.tuning`), needs no in-register shuffle
+at all: plans exchange lane bits with slot bits as chunks are loaded (``vluxei`` at constant
+lane offsets computed from ``vid``), and the inverse scatters its stores (``vsuxei``); see
+:class:`nttgen.plan.layout.PassPlan`.
 """
 
 from __future__ import annotations
@@ -136,6 +140,51 @@ class RvvOps(HelperCalls, Isa):
             return C.ExprStmt(self._v(f"vse{bits}", "v", self._ptr(base, index), value))
         stride_bytes = C.Int(stride * bits // 8)
         return C.ExprStmt(self._v(f"vsse{bits}", "v", self._ptr(base, index), stride_bytes, value))
+
+    def lane_offsets(self, name: str, lanes_at: tuple[int, ...]) -> C.Stmt:
+        """Byte offsets of the lanes of an indexed load or store, computed from the lane
+        number (``vid``) when ``lanes_at`` is additive in its bits (lane j = the sum of the
+        offsets of j's set bits, as for every bit permutation): per lane bit one ``vand``
+        and one shift, no memory access and no data involved."""
+        lanes = len(lanes_at)
+        size = self.lane.bits // 8
+        unit = [lanes_at[1 << k] for k in range(lanes.bit_length() - 1)]
+        if lanes_at[0] != 0 or any(
+            lanes_at[j] != sum(c for k, c in enumerate(unit) if j >> k & 1) for j in range(lanes)
+        ):
+            raise ValueError(f"{self.name}: lane offsets {lanes_at} are not additive in lane bits")
+        if max(lanes_at) * size >= 1 << self.lane.bits:
+            raise ValueError(f"{self.name}: lane offsets {lanes_at} do not fit the index lanes")
+        # lane bits that move by the same distance share one AND and one shift
+        moves: dict[int, int] = {}
+        for k, c in enumerate(unit):
+            shift = (c * size).bit_length() - 1
+            if c * size != 1 << shift:
+                raise ValueError(f"{self.name}: lane offset {c} is not a power of two")
+            moves[shift - k] = moves.get(shift - k, 0) | 1 << k
+        u = self._usuffix
+        vid = call(f"__riscv_vid_v_{u}", self.vl_expr)
+        total: C.Expr | None = None
+        for by, mask in sorted(moves.items()):
+            term = call(f"__riscv_vand_vx_{u}", vid, C.Int(mask), self.vl_expr)
+            if by:
+                op = "vsll" if by > 0 else "vsrl"
+                term = call(f"__riscv_{op}_vx_{u}", term, C.Int(abs(by)), self.vl_expr)
+            if total is not None:
+                term = call(f"__riscv_vor_vv_{u}", total, term, self.vl_expr)
+            total = term
+        assert total is not None
+        return C.Decl(f"vuint{self.lane.bits}m{self.lmul}_t", name, total, const=True)
+
+    def load_gather(self, base: C.Expr, index: C.Expr, offsets: C.Expr) -> C.Expr:
+        """Indexed load (``vluxei``: unordered, the lanes are independent elements)."""
+        return self._v(f"vluxei{self.lane.bits}", "v", self._ptr(base, index), offsets)
+
+    def store_scatter(self, base: C.Expr, index: C.Expr, value: C.Expr, offsets: C.Expr) -> C.Stmt:
+        """Indexed store (``vsuxei``; no two lanes share an address, so order is moot)."""
+        return C.ExprStmt(
+            self._v(f"vsuxei{self.lane.bits}", "v", self._ptr(base, index), offsets, value)
+        )
 
     # ----------------------------------------------------------------- helpers
     def _fn(
@@ -308,7 +357,8 @@ class RvvFixed(RvvOps):
     """RVV code for one VLEN: ``vlen * lmul / SEW`` lanes per value, constant vector lengths."""
 
     vlen: int = 128
-    shuffle_styles = ("slide", "gather", "compress")
+    shuffle_styles = ("slide", "gather", "compress", "indexed")
+    gathers = True
 
     @classmethod
     def move_costs(cls, lane: LaneType, style: str = "default") -> MoveCosts | None:
