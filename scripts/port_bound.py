@@ -44,7 +44,7 @@ INSTRUCTIONS = {
 BUTTERFLY = ["vpmullw", "vpmulhw", "vpmulhw", "vpsubw", "vpaddw", "vpsubw"]
 # multiplications per vocabulary op, by lane width (see emit/isa/x86.py)
 MULS = {
-    16: {"mullo": 1, "mulhi": 1, "montmul": 3, "shoupmul": 3, "montmul_var": 4, "barrett": 3},
+    16: {"mullo": 1, "mulhi": 1, "montmul": 3, "shoupmul": 3, "montmul_var": 4, "barrett": 2},
     32: {"mullo": 1, "mulhi": 2, "montmul": 5, "shoupmul": 4, "montmul_var": 6, "barrett": 3},
 }
 OPS = ("ntt", "intt", "basemul", "polymul")

@@ -102,12 +102,12 @@ static inline __m256i nttgen_mlkem_avx2_montmul(__m256i a, __m256i z, __m256i zq
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*20159) / 2^10) by a rounding
- * high product (vpmulhrsw), then a - t*q.
+ * Signed Barrett reduction: t = round(hi(a*20159) / 2^10) by adding
+ * 2^9 and shifting, then a - t*q.
  */
 static inline __m256i nttgen_mlkem_avx2_barrett(__m256i a) {
     const __m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(20159));
-    const __m256i r = _mm256_mulhrs_epi16(t, _mm256_set1_epi16(32));
+    const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(512)), 10);
     return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, _mm256_set1_epi16(3329)));
 }
 

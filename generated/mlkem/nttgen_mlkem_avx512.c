@@ -102,12 +102,12 @@ static inline __m512i nttgen_mlkem_avx512_montmul(__m512i a, __m512i z, __m512i 
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*20159) / 2^10) by a rounding
- * high product (vpmulhrsw), then a - t*q.
+ * Signed Barrett reduction: t = round(hi(a*20159) / 2^10) by adding
+ * 2^9 and shifting, then a - t*q.
  */
 static inline __m512i nttgen_mlkem_avx512_barrett(__m512i a) {
     const __m512i t = _mm512_mulhi_epi16(a, _mm512_set1_epi16(20159));
-    const __m512i r = _mm512_mulhrs_epi16(t, _mm512_set1_epi16(32));
+    const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(512)), 10);
     return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, _mm512_set1_epi16(3329)));
 }
 

@@ -113,12 +113,12 @@ static inline __m256i nttgen_newhope512_avx2_montmul_var(__m256i a, __m256i b) {
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by a rounding
- * high product (vpmulhrsw), then a - t*q.
+ * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by adding
+ * 2^11 and shifting, then a - t*q.
  */
 static inline __m256i nttgen_newhope512_avx2_barrett(__m256i a) {
     const __m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(21844));
-    const __m256i r = _mm256_mulhrs_epi16(t, _mm256_set1_epi16(8));
+    const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(2048)), 12);
     return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, _mm256_set1_epi16(12289)));
 }
 

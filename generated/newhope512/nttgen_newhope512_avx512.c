@@ -113,12 +113,12 @@ static inline __m512i nttgen_newhope512_avx512_montmul_var(__m512i a, __m512i b)
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by a rounding
- * high product (vpmulhrsw), then a - t*q.
+ * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by adding
+ * 2^11 and shifting, then a - t*q.
  */
 static inline __m512i nttgen_newhope512_avx512_barrett(__m512i a) {
     const __m512i t = _mm512_mulhi_epi16(a, _mm512_set1_epi16(21844));
-    const __m512i r = _mm512_mulhrs_epi16(t, _mm512_set1_epi16(8));
+    const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(2048)), 12);
     return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, _mm512_set1_epi16(12289)));
 }
 

@@ -2,9 +2,10 @@
 
 Both have separate low and high 16-bit products (``vpmullw``/``vpmulhw``, Seiler 2018), so
 Montgomery multiplication by a twisted constant is 3 multiplications and a subtraction, and
-Barrett reduction rounds with ``vpmulhrsw``. Neither has a high 32-bit product, so 32-bit lanes
-form products with ``vpmuldq`` on the even lanes and on the odd lanes shifted down (as the
-reference AVX2 ML-DSA does) and join the high halves with a blend. A subclass names its register
+Barrett reduction rounds by an addition and a shift (not a ``vpmulhrsw``: the multipliers are
+the scarce port). Neither has a high 32-bit product, so 32-bit lanes form products with
+``vpmuldq`` on the even lanes and on the odd lanes shifted down (as the reference AVX2 ML-DSA
+does) and join the high halves with a blend. A subclass names its register
 width, its intrinsic prefix, how it blends and how it shuffles; the templates here only compose.
 """
 
@@ -286,12 +287,17 @@ class X86Simd(HelperCalls, Isa):
                 ("a",),
                 [
                     self._decl("t", mulhi(a, self._set1(v))),
-                    self._decl("r", self._i("mulhrs", t, self._set1(1 << (15 - k)))),
+                    # round half up by an addition and a shift: the same value as a rounding
+                    # high product (vpmulhrsw) without taking a multiplier slot
+                    self._decl(
+                        "r",
+                        self._i("srai", self._i("add", t, self._set1(1 << (k - 1))), C.Int(k)),
+                    ),
                     C.Return(sub(a, mullo(C.Name("r"), self._set1(q)))),
                 ],
                 (
-                    f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by a rounding",
-                    "high product (vpmulhrsw), then a - t*q.",
+                    f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by adding",
+                    f"2^{k - 1} and shifting, then a - t*q.",
                 ),
             ),
         ]
