@@ -19,7 +19,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_help_everywhere() -> None:
-    for cmd in ([], ["list"], ["generate"], ["verify"], ["bench"]):
+    for cmd in ([], ["list"], ["generate"], ["verify"], ["bench"], ["plans"]):
         p = run(*cmd, "--help")
         assert p.returncode == 0 and "usage: nttgen" in p.stdout
 

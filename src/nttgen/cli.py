@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,6 +22,13 @@ from . import cpu
 from .cross import RVV_VLENS, Target, isa_target
 from .emit.isa import ISAS, isa_class
 from .errors import NttgenError
+from .ntru_rings import (
+    NTRU_PRESETS,
+    NtruPrimeRing,
+    get_ntru_ring,
+    make_ntru_ring,
+    parse_ntru_modulus,
+)
 from .rings import PRESETS, Ring, custom_ring, get_ring
 from .version import __version__
 
@@ -86,6 +94,24 @@ def cmd_list(args: argparse.Namespace) -> int:
         ntt = "complete" if r.complete else f"depth {r.depth}, degree-{r.base_degree} base"
         t.add_row(r.name, str(r.n), str(r.q), f"{r.lane.bits}-bit", ntt, r.description)
     console.print(t)
+    t = Table(
+        title=escape(
+            "NTRU Prime rings Z_q[x]/(x^p - x - 1) (no NTT: products through the "
+            "pipelines of 'nttgen plans'; any p, q with --q/--f)"
+        )
+    )
+    for col in ("name", "p", "q", "outputs", "pipelines", "description"):
+        t.add_column(col)
+    for nr in NTRU_PRESETS.values():
+        t.add_row(
+            nr.name,
+            str(nr.p),
+            str(nr.q),
+            escape(f"[{-nr.half}, {nr.half}]"),
+            ", ".join(nr.pipeline_names),
+            nr.description,
+        )
+    console.print(t)
     t = Table(title="ISAs")
     for col in ("name", "backend", "usable here"):
         t.add_column(col)
@@ -94,6 +120,103 @@ def cmd_list(args: argparse.Namespace) -> int:
         t.add_row(name, cls.title, "yes" if name in usable else "no")
     console.print(t)
     return 0
+
+
+def _ntru_rings(args: argparse.Namespace) -> list[NtruPrimeRing]:
+    """The NTRU Prime rings named by --ring or given by --q/--f (default: the presets)."""
+    if args.q is not None or args.f is not None:
+        if args.q is None or args.f is None:
+            raise NttgenError("a custom NTRU Prime ring needs both --q Q and --f 'x^p - x - 1'")
+        if args.ring:
+            raise NttgenError("give either --ring or --q/--f, not both")
+        return [make_ntru_ring(parse_ntru_modulus(args.f), args.q)]
+    if not args.ring:
+        return list(NTRU_PRESETS.values())
+    out: list[NtruPrimeRing] = []
+    for name in args.ring:
+        out += list(NTRU_PRESETS.values()) if name == "all" else [get_ntru_ring(name)]
+    return out
+
+
+def _plans_rows(ring: NtruPrimeRing) -> list[dict[str, object]]:
+    """One record per pipeline of :data:`PIPELINE_NAMES`: its plan and op counts, or the rule
+    that refuses it for this ring."""
+    from .plan.maps import PIPELINE_NAMES, explain_pipelines
+
+    notes = explain_pipelines(ring.p, ring.q)
+    rows: list[dict[str, object]] = []
+    for name in PIPELINE_NAMES:
+        if name not in ring.pipeline_names:
+            rows.append({"pipeline": name, "exists": False, "refused": notes[name][9:]})
+            continue
+        pipe = ring.pipeline(name)
+        rows.append(
+            {
+                "pipeline": name,
+                "exists": True,
+                "default": name == ring.default_pipeline,
+                "g": pipe.plan.modulus,
+                "leaves": {str(d): k for d, k in pipe.leaf_histogram().items()},
+                "ops": pipe.cost_breakdown(),
+                "note": pipe.plan.note,
+            }
+        )
+    return rows
+
+
+def cmd_plans(args: argparse.Namespace) -> int:
+    """List the multiplication pipelines of NTRU Prime rings with their op counts."""
+    import json
+
+    rings = _ntru_rings(args)
+    if args.json:
+        _check_output_file("--json", Path(args.json))
+    records = []
+    for ring in rings:
+        rows = _plans_rows(ring)
+        records.append({"ring": ring.summary(), "pipelines": rows})
+        t = Table(
+            title=escape(
+                f"{ring.name}: Z_{ring.q}[x]/({ring.modulus_poly}), outputs in "
+                f"[{-ring.half}, {ring.half}]; ops per polymul = 2 forward + base + inverse "
+                "+ reduce; * = default"
+            )
+        )
+        for col in ("pipeline", "g", "leaves", "forward add/mul", "base mul", "inverse add/mul"):
+            t.add_column(col)
+        for col in ("total add", "total mul", "shifts"):
+            t.add_column(col, justify="right")
+        refused = []
+        for row in rows:
+            if not row["exists"]:
+                refused.append(f"refused: {row['refused']}")
+                continue
+            ops = row["ops"]
+            leaves = row["leaves"]
+            assert isinstance(ops, dict) and isinstance(leaves, dict)
+            fwd, inv, tot = ops["forward"], ops["inverse"], ops["total"]
+            t.add_row(
+                f"{row['pipeline']}{' *' if row['default'] else ''}",
+                escape(str(row["g"])),
+                " + ".join(f"{k} x deg {d}" for d, k in leaves.items()),
+                f"{fwd['add']:,} / {_muls(fwd):,}",
+                f"{ops['base']['mul_var']:,}",
+                f"{inv['add']:,} / {_muls(inv):,}",
+                f"{tot['add']:,}",
+                f"{_muls(tot):,}",
+                f"{tot['shift']:,}",
+            )
+        console.print(t)
+        for line in refused:
+            console.print(escape(line))
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
+        console.print(f"wrote {args.json}")
+    return 0
+
+
+def _muls(ops: dict[str, int]) -> int:
+    return ops["mul_const"] + ops["scale"] + ops["mul_var"]
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -300,6 +423,20 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("list", help="list ring presets and ISAs")
     s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser(
+        "plans", help="list the multiplication pipelines of NTRU Prime rings with op counts"
+    )
+    s.add_argument(
+        "--ring",
+        action="append",
+        help=f"NTRU Prime preset ({', '.join(NTRU_PRESETS)}) or p<P>_q<Q>; repeatable "
+        "(default: the presets)",
+    )
+    s.add_argument("--q", type=int, help="custom ring: the prime modulus q (with --f)")
+    s.add_argument("--f", help="custom ring: the modulus, written 'x^p - x - 1' (with --q)")
+    s.add_argument("--json", help="also write the plans and counts to this JSON file")
+    s.set_defaults(func=cmd_plans)
 
     s = sub.add_parser("generate", help="write the .h/.c/.json files of a ring")
     _add_ring_args(s, many=False)

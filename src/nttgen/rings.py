@@ -26,6 +26,12 @@ MIN_N = 16
 MAX_N = 4096
 
 
+def c_identifier(name: str) -> str:
+    """A ring name as a C identifier fragment: every character other than a letter, a digit or
+    ``_`` becomes ``_`` (``kyber-r1`` -> ``kyber_r1``)."""
+    return re.sub(r"[^0-9A-Za-z_]", "_", name)
+
+
 @dataclass(frozen=True)
 class Ring:
     """A validated ring Z_q[x]/(x^n + 1) together with the NTT that nttgen computes in it.
@@ -68,7 +74,7 @@ class Ring:
     @property
     def c_name(self) -> str:
         """The ring's name as a C identifier fragment (``kyber-r1`` -> ``kyber_r1``)."""
-        return re.sub(r"[^0-9A-Za-z_]", "_", self.name)
+        return c_identifier(self.name)
 
     def factor_root(self, j: int) -> int:
         """Return r^(2*brv(j)+1) mod q: factor j of the standard order is x^b - factor_root(j)."""
@@ -241,6 +247,14 @@ def get_ring(name: str) -> Ring:
     if m:
         bits = int(m.group(3)) if m.group(3) else None
         return make_ring(int(m.group(1)), int(m.group(2)), lane_bits=bits, name=name)
+    from .ntru_rings import is_ntru_name  # late: the NTRU Prime module imports the map layer
+
+    if is_ntru_name(name):
+        raise RingError(
+            f"{name} is an NTRU Prime ring Z_q[x]/(x^p - x - 1), which has no NTT: nttgen does "
+            f"not generate C for it yet; 'nttgen plans --ring {name}' lists its multiplication "
+            f"pipelines and nttgen.ntru_rings.polymul computes its products"
+        )
     raise UnknownNameError(
         f"unknown ring {name!r}: presets are {', '.join(PRESETS)}; a custom ring is written "
         f"n<N>_q<Q> (e.g. n256_q7681) or given with --n/--q"
