@@ -147,7 +147,8 @@ def _plans_rows(ring: NtruPrimeRing) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for name in PIPELINE_NAMES:
         if name not in ring.pipeline_names:
-            rows.append({"pipeline": name, "exists": False, "refused": notes[name][9:]})
+            rule = notes[name].removeprefix("refused: ")
+            rows.append({"pipeline": name, "exists": False, "refused": rule})
             continue
         pipe = ring.pipeline(name)
         rows.append(
@@ -216,7 +217,9 @@ def cmd_plans(args: argparse.Namespace) -> int:
 
 
 def _muls(ops: dict[str, int]) -> int:
-    return ops["mul_const"] + ops["scale"] + ops["mul_var"]
+    from .plan.maps import Cost
+
+    return Cost(ops).multiplications
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
