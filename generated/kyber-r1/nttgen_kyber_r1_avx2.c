@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
  *         cond_add_q 16, shuffle 72, zip 24
- *       coefficient reductions: 384
+ *       coefficient reductions: 368
  */
 #include "nttgen_kyber_r1_avx2.h"
 
@@ -320,6 +320,80 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_twist[512] = {
     28549, -18566, 8157, -14667, 30417, -32277, -10034, 18865, -2867, 14752, -819, 4215, -18959, 29291, 22670, -19718,
     -252, 3217, -72, -3470, 2174, -3186, -3768, 187, 1118, 2248, 2514, -455, -379, -130, 989, -3329,
     -30972, 3729, 28600, -27022, 17534, 20366, -32440, 5819, 94, -26424, 28114, 20537, 26757, 15230, 7645, 4351,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// clang-format off
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_mul_core_zetas[1056] = {
+    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
+    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -1525, -1525, -1525, -1525, -1525, -1525, -1525, -1525,
+    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -20469, -20469, -20469, -20469, -20469, -20469, -20469, -20469,
+    -1599, -1599, -1599, -1599, -1599, -1599, -1599, -1599, -2830, -2830, -2830, -2830, -2830, -2830, -2830, -2830,
+    23489, 23489, 23489, 23489, 23489, 23489, 23489, 23489, -26382, -26382, -26382, -26382, -26382, -26382, -26382, -26382,
+    -2237, -2237, -2237, -2237, -2237, -2237, -2237, -2237, 1296, 1296, 1296, 1296, 1296, 1296, 1296, 1296,
+    7491, 7491, 7491, 7491, 7491, 7491, 7491, 7491, 9488, 9488, 9488, 9488, 9488, 9488, 9488, 9488,
+    3706, 3706, 3706, 3706, 3706, 3706, 3706, 3706, 617, 617, 617, 617, 617, 617, 617, 617,
+    -15750, -15750, -15750, -15750, -15750, -15750, -15750, -15750, -19351, -19351, -19351, -19351, -19351, -19351, -19351, -19351,
+    -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2557, -2557, -2557, -2557, -2557, -2557, -2557, -2557,
+    -22568, -22568, -22568, -22568, -22568, -22568, -22568, -22568, -25597, -25597, -25597, -25597, -25597, -25597, -25597, -25597,
+    1993, 1993, 1993, 1993, 1993, 1993, 1993, 1993, 3364, 3364, 3364, 3364, 3364, 3364, 3364, 3364,
+    31177, 31177, 31177, 31177, 31177, 31177, 31177, 31177, -10972, -10972, -10972, -10972, -10972, -10972, -10972, -10972,
+    1986, 1986, 1986, 1986, 1986, 1986, 1986, 1986, 1483, 1483, 1483, 1483, 1483, 1483, 1483, 1483,
+    19394, 19394, 19394, 19394, 19394, 19394, 19394, 19394, 15307, 15307, 15307, 15307, 15307, 15307, 15307, 15307,
+    -2006, -2006, -2006, -2006, -2006, -2006, -2006, -2006, 1921, 1921, 1921, 1921, 1921, 1921, 1921, 1921,
+    3114, 3114, 3114, 3114, 3114, 3114, 3114, 3114, -5759, -5759, -5759, -5759, -5759, -5759, -5759, -5759,
+    -3689, -3689, -438, -438, -3689, -3689, -438, -438, 3772, 3772, -1399, -1399, 3772, 3772, -1399, -1399,
+    16279, 16279, 21066, 21066, 16279, 16279, 21066, 21066, 1724, 1724, -4983, -4983, 1724, 1724, -4983, -4983,
+    -1738, -1738, -679, -679, -1738, -1738, -679, -679, -2535, -2535, 1321, 1321, -2535, -2535, 1321, 1321,
+    -23242, -23242, -28839, -28839, -23242, -23242, -28839, -28839, 2073, 2073, 14121, 14121, 2073, 2073, 14121, 14121,
+    810, 810, 396, 396, 810, 810, 396, 396, 1535, 1535, -103, -103, 1535, 1535, -103, -103,
+    5930, 5930, -26228, -26228, 5930, 5930, -26228, -26228, 9215, 9215, 4505, 4505, 9215, 9215, 4505, 4505,
+    1887, 1887, -3174, -3174, 1887, 1887, -3174, -3174, -549, -549, 2804, 2804, -549, -549, 2804, 2804,
+    -6817, -6817, -6246, -6246, -6817, -6817, -6246, -6246, 21467, 21467, 29428, 29428, 21467, 21467, 29428, 29428,
+    3266, 3266, -1305, -1305, 3266, 3266, -1305, -1305, -2440, -2440, 514, 514, -2440, -2440, 514, 514,
+    20674, 20674, -5913, -5913, 20674, 20674, -5913, -5913, -6536, -6536, -14846, -14846, -6536, -6536, -14846, -14846,
+    -3600, -3600, -1760, -1760, -3600, -3600, -1760, -1760, -2555, -2555, -2956, -2956, -2555, -2555, -2956, -2956,
+    -11792, -11792, 14624, 14624, -11792, -11792, 14624, 14624, 24581, 24581, 23668, 23668, 24581, 24581, 23668, 23668,
+    -638, -638, -3555, -3555, -638, -638, -3555, -3555, 3153, 3153, -2043, -2043, 3153, 3153, -2043, -2043,
+    -15998, -15998, -29667, -29667, -15998, -15998, -29667, -29667, -29103, -29103, 25093, 25093, -29103, -29103, 25093, 25093,
+    -7, -7, -1881, -1881, -7, -7, -1881, -1881, 2310, 2310, -1431, -1431, 2310, 2310, -1431, -1431,
+    -11783, -11783, 26279, 26279, -11783, -11783, 26279, 26279, 21766, 21766, -21399, -21399, 21766, 21766, -21399, -21399,
+    -1054, -1054, 2175, 2175, -3417, -3417, -1497, -1497, -1390, -1390, -2160, -2160, -1533, -1533, -1056, -1056,
+    32738, 32738, 9855, 9855, 24743, 24743, 26663, 26663, -8558, -8558, 6032, 6032, -24573, -24573, -17440, -17440,
+    -3456, -3456, 3692, 3692, 2919, 2919, -3145, -3145, 3750, 3750, -859, -859, -727, -727, 1799, 1799,
+    -3456, -3456, 26220, 26220, -1689, -1689, -32329, -32329, -25946, -25946, -22875, -22875, 12073, 12073, 13575, 13575,
+    1698, 1698, 373, 373, -194, -194, 2572, 2572, 1598, 1598, 2649, 2649, 1464, 1464, 783, 783,
+    2722, 2722, 19317, 19317, -17602, -17602, -24052, -24052, -15810, -15810, -25511, -25511, 30136, 30136, 16655, 16655,
+    1166, 1166, -730, -730, 2789, 2789, 1350, 1350, 2762, 2762, 2579, 2579, 1521, 1521, -2665, -2665,
+    24718, 24718, -30426, -30426, 13541, 13541, -11962, -11962, 24266, 24266, -12269, -12269, -14351, -14351, 17303, 17303,
+    2426, 2426, -1756, -1756, 3405, 3405, -2224, -2224, 2835, 2835, 1532, 1532, 1386, 1386, 3480, 3480,
+    -17030, -17030, -16092, -16092, 1869, 1869, -26800, -26800, -12013, -12013, 32252, 32252, -26262, -26262, 15768, 15768,
+    915, 915, -2391, -2391, -2113, -2113, -1681, -1681, -2233, -2233, -486, -486, -921, -921, -3310, -3310,
+    -13933, -13933, 10409, 10409, -27201, -27201, -2193, -2193, -23225, -23225, -3558, -3558, -5529, -5529, -10478, -10478,
+    3831, 3831, 3135, 3135, 2385, 2385, -3588, -3588, 2764, 2764, 1919, 1919, -3428, -3428, 2133, 2133,
+    7415, 7415, -21953, -21953, -29871, -29871, 27132, 27132, 8908, 8908, 9599, 9599, -21860, -21860, 4693, 4693,
+    -2, -2, 660, 660, -2732, -2732, 2883, 2883, 3816, 3816, 404, 404, -2743, -2743, -1168, -1168,
+    15358, 15358, -21868, -21868, 7508, 7508, 12611, 12611, -8472, -8472, -22124, -22124, 26441, 26441, -9360, -9360,
+    -17, -179, 1712, 3568, -2071, -2378, 3434, -2247, 3781, 3214, -1689, -2874, -3408, -642, -3343, 3657,
+    -529, -1715, 26288, -4624, -22039, -23882, -24214, 18745, -1851, 26766, -6297, -16186, 21168, 14718, -19215, -32695,
+    1278, 2161, -3547, 1509, 715, 1203, 2998, 1295, -3208, 3723, -893, 1441, -1338, 370, 2812, 692,
+    16638, -13711, -25563, 12261, 14539, 2739, -18506, 17167, -7304, -15221, -23933, 10145, -14650, -23182, -32004, -5452,
+    2422, -2059, 2786, 3581, -436, 3542, 2340, 1144, 796, -3366, 2070, 1012, -1526, -2965, 509, -3677,
+    13686, 16885, -28958, 26621, 5708, -1578, -11996, -2952, -17636, 26330, 29718, 27636, -12790, 27243, 23549, -10333,
+    -1348, 2072, -1151, 2339, -658, -151, 3461, -3770, 2963, -429, -188, -3335, -2303, 3312, 592, 2167,
+    -3396, 14360, -8831, -4317, 6510, -20119, 30597, -17082, -11885, 17491, 1860, -15111, -9983, -4880, -23984, 5751,
+    3744, -1242, -222, -3693, 1121, 2767, -3550, -2589, -2258, 3334, -777, -1404, 83, -1837, 2937, 2460,
+    20128, -30938, 802, -18541, -22943, -14129, -2526, 23523, -27858, 22790, 2807, -32124, 18003, 16083, -8839, -15972,
+    929, 1649, 1779, 2918, 670, 1181, -3314, -2815, -589, 1931, 2386, 2532, 2345, 293, 3763, 1669,
+    9633, -14223, -29453, 5990, 32414, -24931, 20238, -10495, 947, -17013, 27986, 20964, 15145, -21723, 5299, 28805,
+    2001, -1070, -451, -1586, 236, -226, 2891, 1072, 3163, -3745, 2262, 2130, 826, -791, -1403, 3752,
+    -30255, 24530, -10179, -10802, 22764, 31518, 16715, 25648, 25179, -12449, -2858, 27730, 14138, -20759, 25733, 24232,
+    -2230, 3177, -434, -1407, -1476, -3794, -2719, 3450, -124, -402, -1519, -1084, 2515, 2083, 2005, -3287,
+    19274, -16791, -9650, -9087, -3524, -29394, -26783, -16006, -30844, 6766, -1007, 964, 20435, -4573, 4565, 9513,
+    3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655,
+    -2319, -18191, 834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0,
 };
 // clang-format on
 
@@ -1891,382 +1965,804 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
 }
 
 /*
- * inverse NTT times beta, reduced to [0, q) (polymul's helper)
+ * r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)
  *
- * Input:  a: NTT domain, native order
- * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
- * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, cond_add_q 16, shuffle
- *   24, zip 8
+ * Input:  r: a_hat, NTT domain, native order; b: coefficients, standard order
+ * Output: r: coefficients, standard order, in [0, q)
+ * r[256]: on entry in [-18058, 18058], on exit in [0, 7680]
+ * b[256]: on entry in [-7680, 7680]
+ * Ops per call: load 194, store 16, add 128, sub 128, montmul 136, montmul_var 16, barrett 15,
+ *   cond_add_q 16, shuffle 48, zip 16
  */
-static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_mul_core_zetas;
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(a, 256, -8816, 8816);
+    nttgen_kyber_r1_avx2_assert_range(r, 256, -18058, 18058);
+    nttgen_kyber_r1_avx2_assert_range(b, 256, -7680, 7680);
 #endif
-    // inverse layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
-    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
-    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
-    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
-    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
-    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
-    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
-    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
-    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
-    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
-    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
-    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
-    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
-    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
-    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
-    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
-    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
-    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
-    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[288]);
-    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
-    const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[0]);
-    const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[128]);
-    const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[64]);
-    const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[192]);
-    const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[32]);
-    const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[160]);
-    const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[96]);
-    const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[224]);
-    const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[16]);
-    const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[144]);
-    const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[80]);
-    const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[208]);
-    const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[48]);
-    const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
-    const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[112]);
-    const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    const __m256i x_16 = _mm256_add_epi16(x_0, x_8);
-    const __m256i x_17 = _mm256_sub_epi16(x_0, x_8);
-    const __m256i x_18 = _mm256_add_epi16(x_1, x_9);
-    const __m256i x_19 = _mm256_sub_epi16(x_1, x_9);
-    const __m256i x_20 = _mm256_add_epi16(x_2, x_10);
-    const __m256i x_21 = _mm256_sub_epi16(x_2, x_10);
-    const __m256i x_22 = _mm256_add_epi16(x_3, x_11);
-    const __m256i x_23 = _mm256_sub_epi16(x_3, x_11);
-    const __m256i x_24 = _mm256_add_epi16(x_4, x_12);
-    const __m256i x_25 = _mm256_sub_epi16(x_4, x_12);
-    const __m256i x_26 = _mm256_add_epi16(x_5, x_13);
-    const __m256i x_27 = _mm256_sub_epi16(x_5, x_13);
-    const __m256i x_28 = _mm256_add_epi16(x_6, x_14);
-    const __m256i x_29 = _mm256_sub_epi16(x_6, x_14);
-    const __m256i x_30 = _mm256_add_epi16(x_7, x_15);
-    const __m256i x_31 = _mm256_sub_epi16(x_7, x_15);
-    const __m256i x_32 = nttgen_kyber_r1_avx2_ilv16_lo(x_16, x_17);
-    const __m256i x_33 = nttgen_kyber_r1_avx2_ilv16_hi(x_16, x_17);
-    const __m256i x_34 = nttgen_kyber_r1_avx2_ilv16_lo(x_18, x_19);
-    const __m256i x_35 = nttgen_kyber_r1_avx2_ilv16_hi(x_18, x_19);
-    const __m256i x_36 = nttgen_kyber_r1_avx2_ilv16_lo(x_20, x_21);
-    const __m256i x_37 = nttgen_kyber_r1_avx2_ilv16_hi(x_20, x_21);
-    const __m256i x_38 = nttgen_kyber_r1_avx2_ilv16_lo(x_22, x_23);
-    const __m256i x_39 = nttgen_kyber_r1_avx2_ilv16_hi(x_22, x_23);
-    const __m256i x_40 = nttgen_kyber_r1_avx2_ilv16_lo(x_24, x_25);
-    const __m256i x_41 = nttgen_kyber_r1_avx2_ilv16_hi(x_24, x_25);
-    const __m256i x_42 = nttgen_kyber_r1_avx2_ilv16_lo(x_26, x_27);
-    const __m256i x_43 = nttgen_kyber_r1_avx2_ilv16_hi(x_26, x_27);
-    const __m256i x_44 = nttgen_kyber_r1_avx2_ilv16_lo(x_28, x_29);
-    const __m256i x_45 = nttgen_kyber_r1_avx2_ilv16_hi(x_28, x_29);
-    const __m256i x_46 = nttgen_kyber_r1_avx2_ilv16_lo(x_30, x_31);
-    const __m256i x_47 = nttgen_kyber_r1_avx2_ilv16_hi(x_30, x_31);
-    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_40, zeta_0, zetaqinv_0);
-    const __m256i x_48 = _mm256_add_epi16(x_32, t_0);
-    const __m256i x_49 = _mm256_sub_epi16(x_32, t_0);
-    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_42, zeta_0, zetaqinv_0);
-    const __m256i x_50 = _mm256_add_epi16(x_34, t_1);
-    const __m256i x_51 = _mm256_sub_epi16(x_34, t_1);
-    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_44, zeta_0, zetaqinv_0);
-    const __m256i x_52 = _mm256_add_epi16(x_36, t_2);
-    const __m256i x_53 = _mm256_sub_epi16(x_36, t_2);
-    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_0, zetaqinv_0);
-    const __m256i x_54 = _mm256_add_epi16(x_38, t_3);
-    const __m256i x_55 = _mm256_sub_epi16(x_38, t_3);
-    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_41, zeta_0, zetaqinv_0);
-    const __m256i x_56 = _mm256_add_epi16(x_33, t_4);
-    const __m256i x_57 = _mm256_sub_epi16(x_33, t_4);
-    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_43, zeta_0, zetaqinv_0);
-    const __m256i x_58 = _mm256_add_epi16(x_35, t_5);
-    const __m256i x_59 = _mm256_sub_epi16(x_35, t_5);
-    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_45, zeta_0, zetaqinv_0);
-    const __m256i x_60 = _mm256_add_epi16(x_37, t_6);
-    const __m256i x_61 = _mm256_sub_epi16(x_37, t_6);
-    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_0, zetaqinv_0);
-    const __m256i x_62 = _mm256_add_epi16(x_39, t_7);
-    const __m256i x_63 = _mm256_sub_epi16(x_39, t_7);
-    const __m256i x_64 = _mm256_unpacklo_epi64(x_48, x_49);
-    const __m256i x_65 = _mm256_unpackhi_epi64(x_48, x_49);
-    const __m256i x_66 = _mm256_unpacklo_epi64(x_50, x_51);
-    const __m256i x_67 = _mm256_unpackhi_epi64(x_50, x_51);
-    const __m256i x_68 = _mm256_unpacklo_epi64(x_52, x_53);
-    const __m256i x_69 = _mm256_unpackhi_epi64(x_52, x_53);
-    const __m256i x_70 = _mm256_unpacklo_epi64(x_54, x_55);
-    const __m256i x_71 = _mm256_unpackhi_epi64(x_54, x_55);
-    const __m256i x_72 = _mm256_unpacklo_epi64(x_56, x_57);
-    const __m256i x_73 = _mm256_unpackhi_epi64(x_56, x_57);
-    const __m256i x_74 = _mm256_unpacklo_epi64(x_58, x_59);
-    const __m256i x_75 = _mm256_unpackhi_epi64(x_58, x_59);
-    const __m256i x_76 = _mm256_unpacklo_epi64(x_60, x_61);
-    const __m256i x_77 = _mm256_unpackhi_epi64(x_60, x_61);
-    const __m256i x_78 = _mm256_unpacklo_epi64(x_62, x_63);
-    const __m256i x_79 = _mm256_unpackhi_epi64(x_62, x_63);
-    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_68, zeta_1, zetaqinv_1);
-    const __m256i x_80 = _mm256_add_epi16(x_64, t_8);
-    const __m256i x_81 = _mm256_sub_epi16(x_64, t_8);
-    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_70, zeta_1, zetaqinv_1);
-    const __m256i x_82 = _mm256_add_epi16(x_66, t_9);
-    const __m256i x_83 = _mm256_sub_epi16(x_66, t_9);
-    const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(x_69, zeta_1, zetaqinv_1);
-    const __m256i x_84 = _mm256_add_epi16(x_65, t_10);
-    const __m256i x_85 = _mm256_sub_epi16(x_65, t_10);
-    const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_71, zeta_1, zetaqinv_1);
-    const __m256i x_86 = _mm256_add_epi16(x_67, t_11);
-    const __m256i x_87 = _mm256_sub_epi16(x_67, t_11);
-    const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_76, zeta_1, zetaqinv_1);
-    const __m256i x_88 = _mm256_add_epi16(x_72, t_12);
-    const __m256i x_89 = _mm256_sub_epi16(x_72, t_12);
-    const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_78, zeta_1, zetaqinv_1);
-    const __m256i x_90 = _mm256_add_epi16(x_74, t_13);
-    const __m256i x_91 = _mm256_sub_epi16(x_74, t_13);
-    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_77, zeta_1, zetaqinv_1);
-    const __m256i x_92 = _mm256_add_epi16(x_73, t_14);
-    const __m256i x_93 = _mm256_sub_epi16(x_73, t_14);
-    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_79, zeta_1, zetaqinv_1);
-    const __m256i x_94 = _mm256_add_epi16(x_75, t_15);
-    const __m256i x_95 = _mm256_sub_epi16(x_75, t_15);
-    const __m256i x_96 = nttgen_kyber_r1_avx2_unzip32_lo(x_80, x_81);
-    const __m256i x_97 = nttgen_kyber_r1_avx2_unzip32_hi(x_80, x_81);
-    const __m256i x_98 = nttgen_kyber_r1_avx2_unzip32_lo(x_82, x_83);
-    const __m256i x_99 = nttgen_kyber_r1_avx2_unzip32_hi(x_82, x_83);
-    const __m256i x_100 = nttgen_kyber_r1_avx2_unzip32_lo(x_84, x_85);
-    const __m256i x_101 = nttgen_kyber_r1_avx2_unzip32_hi(x_84, x_85);
-    const __m256i x_102 = nttgen_kyber_r1_avx2_unzip32_lo(x_86, x_87);
-    const __m256i x_103 = nttgen_kyber_r1_avx2_unzip32_hi(x_86, x_87);
-    const __m256i x_104 = nttgen_kyber_r1_avx2_unzip32_lo(x_88, x_89);
-    const __m256i x_105 = nttgen_kyber_r1_avx2_unzip32_hi(x_88, x_89);
-    const __m256i x_106 = nttgen_kyber_r1_avx2_unzip32_lo(x_90, x_91);
-    const __m256i x_107 = nttgen_kyber_r1_avx2_unzip32_hi(x_90, x_91);
-    const __m256i x_108 = nttgen_kyber_r1_avx2_unzip32_lo(x_92, x_93);
-    const __m256i x_109 = nttgen_kyber_r1_avx2_unzip32_hi(x_92, x_93);
-    const __m256i x_110 = nttgen_kyber_r1_avx2_unzip32_lo(x_94, x_95);
-    const __m256i x_111 = nttgen_kyber_r1_avx2_unzip32_hi(x_94, x_95);
-    const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_98, zeta_2, zetaqinv_2);
-    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_96);
-    const __m256i x_112 = _mm256_add_epi16(red_0, t_16);
-    const __m256i x_113 = _mm256_sub_epi16(red_0, t_16);
-    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_99, zeta_2, zetaqinv_2);
-    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_97);
-    const __m256i x_114 = _mm256_add_epi16(red_1, t_17);
-    const __m256i x_115 = _mm256_sub_epi16(red_1, t_17);
-    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_102, zeta_2, zetaqinv_2);
-    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_100);
-    const __m256i x_116 = _mm256_add_epi16(red_2, t_18);
-    const __m256i x_117 = _mm256_sub_epi16(red_2, t_18);
-    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_103, zeta_2, zetaqinv_2);
-    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_101);
-    const __m256i x_118 = _mm256_add_epi16(red_3, t_19);
-    const __m256i x_119 = _mm256_sub_epi16(red_3, t_19);
-    const __m256i t_20 = nttgen_kyber_r1_avx2_montmul(x_106, zeta_2, zetaqinv_2);
-    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_104);
-    const __m256i x_120 = _mm256_add_epi16(red_4, t_20);
-    const __m256i x_121 = _mm256_sub_epi16(red_4, t_20);
-    const __m256i t_21 = nttgen_kyber_r1_avx2_montmul(x_107, zeta_2, zetaqinv_2);
-    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_105);
-    const __m256i x_122 = _mm256_add_epi16(red_5, t_21);
-    const __m256i x_123 = _mm256_sub_epi16(red_5, t_21);
-    const __m256i t_22 = nttgen_kyber_r1_avx2_montmul(x_110, zeta_2, zetaqinv_2);
-    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_108);
-    const __m256i x_124 = _mm256_add_epi16(red_6, t_22);
-    const __m256i x_125 = _mm256_sub_epi16(red_6, t_22);
-    const __m256i t_23 = nttgen_kyber_r1_avx2_montmul(x_111, zeta_2, zetaqinv_2);
-    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_109);
-    const __m256i x_126 = _mm256_add_epi16(red_7, t_23);
-    const __m256i x_127 = _mm256_sub_epi16(red_7, t_23);
-    const __m256i x_128 = _mm256_permute2x128_si256(x_112, x_113, 32);
-    const __m256i x_129 = _mm256_permute2x128_si256(x_112, x_113, 49);
-    const __m256i x_130 = _mm256_permute2x128_si256(x_114, x_115, 32);
-    const __m256i x_131 = _mm256_permute2x128_si256(x_114, x_115, 49);
-    const __m256i x_132 = _mm256_permute2x128_si256(x_116, x_117, 32);
-    const __m256i x_133 = _mm256_permute2x128_si256(x_116, x_117, 49);
-    const __m256i x_134 = _mm256_permute2x128_si256(x_118, x_119, 32);
-    const __m256i x_135 = _mm256_permute2x128_si256(x_118, x_119, 49);
-    const __m256i x_136 = _mm256_permute2x128_si256(x_120, x_121, 32);
-    const __m256i x_137 = _mm256_permute2x128_si256(x_120, x_121, 49);
-    const __m256i x_138 = _mm256_permute2x128_si256(x_122, x_123, 32);
-    const __m256i x_139 = _mm256_permute2x128_si256(x_122, x_123, 49);
-    const __m256i x_140 = _mm256_permute2x128_si256(x_124, x_125, 32);
-    const __m256i x_141 = _mm256_permute2x128_si256(x_124, x_125, 49);
-    const __m256i x_142 = _mm256_permute2x128_si256(x_126, x_127, 32);
-    const __m256i x_143 = _mm256_permute2x128_si256(x_126, x_127, 49);
-    const __m256i t_24 = nttgen_kyber_r1_avx2_montmul(x_136, zeta_3, zetaqinv_3);
-    const __m256i x_144 = _mm256_add_epi16(x_128, t_24);
-    const __m256i x_145 = _mm256_sub_epi16(x_128, t_24);
-    const __m256i t_25 = nttgen_kyber_r1_avx2_montmul(x_137, zeta_3, zetaqinv_3);
-    const __m256i x_146 = _mm256_add_epi16(x_129, t_25);
-    const __m256i x_147 = _mm256_sub_epi16(x_129, t_25);
-    const __m256i t_26 = nttgen_kyber_r1_avx2_montmul(x_138, zeta_3, zetaqinv_3);
-    const __m256i x_148 = _mm256_add_epi16(x_130, t_26);
-    const __m256i x_149 = _mm256_sub_epi16(x_130, t_26);
-    const __m256i t_27 = nttgen_kyber_r1_avx2_montmul(x_139, zeta_3, zetaqinv_3);
-    const __m256i x_150 = _mm256_add_epi16(x_131, t_27);
-    const __m256i x_151 = _mm256_sub_epi16(x_131, t_27);
-    const __m256i t_28 = nttgen_kyber_r1_avx2_montmul(x_140, zeta_3, zetaqinv_3);
-    const __m256i x_152 = _mm256_add_epi16(x_132, t_28);
-    const __m256i x_153 = _mm256_sub_epi16(x_132, t_28);
-    const __m256i t_29 = nttgen_kyber_r1_avx2_montmul(x_141, zeta_3, zetaqinv_3);
-    const __m256i x_154 = _mm256_add_epi16(x_133, t_29);
-    const __m256i x_155 = _mm256_sub_epi16(x_133, t_29);
-    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_142, zeta_3, zetaqinv_3);
-    const __m256i x_156 = _mm256_add_epi16(x_134, t_30);
-    const __m256i x_157 = _mm256_sub_epi16(x_134, t_30);
-    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_143, zeta_3, zetaqinv_3);
-    const __m256i x_158 = _mm256_add_epi16(x_135, t_31);
-    const __m256i x_159 = _mm256_sub_epi16(x_135, t_31);
-    const __m256i t_32 = nttgen_kyber_r1_avx2_montmul(x_152, zeta_4, zetaqinv_4);
-    const __m256i x_160 = _mm256_add_epi16(x_144, t_32);
-    const __m256i x_161 = _mm256_sub_epi16(x_144, t_32);
-    const __m256i t_33 = nttgen_kyber_r1_avx2_montmul(x_154, zeta_4, zetaqinv_4);
-    const __m256i x_162 = _mm256_add_epi16(x_146, t_33);
-    const __m256i x_163 = _mm256_sub_epi16(x_146, t_33);
-    const __m256i t_34 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_4, zetaqinv_4);
-    const __m256i x_164 = _mm256_add_epi16(x_148, t_34);
-    const __m256i x_165 = _mm256_sub_epi16(x_148, t_34);
-    const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_158, zeta_4, zetaqinv_4);
-    const __m256i x_166 = _mm256_add_epi16(x_150, t_35);
-    const __m256i x_167 = _mm256_sub_epi16(x_150, t_35);
-    const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_153, zeta_5, zetaqinv_5);
-    const __m256i x_168 = _mm256_add_epi16(x_145, t_36);
-    const __m256i x_169 = _mm256_sub_epi16(x_145, t_36);
-    const __m256i t_37 = nttgen_kyber_r1_avx2_montmul(x_155, zeta_5, zetaqinv_5);
-    const __m256i x_170 = _mm256_add_epi16(x_147, t_37);
-    const __m256i x_171 = _mm256_sub_epi16(x_147, t_37);
-    const __m256i t_38 = nttgen_kyber_r1_avx2_montmul(x_157, zeta_5, zetaqinv_5);
-    const __m256i x_172 = _mm256_add_epi16(x_149, t_38);
-    const __m256i x_173 = _mm256_sub_epi16(x_149, t_38);
-    const __m256i t_39 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_5, zetaqinv_5);
-    const __m256i x_174 = _mm256_add_epi16(x_151, t_39);
-    const __m256i x_175 = _mm256_sub_epi16(x_151, t_39);
-    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_164, zeta_6, zetaqinv_6);
-    const __m256i x_176 = _mm256_add_epi16(x_160, t_40);
-    const __m256i x_177 = _mm256_sub_epi16(x_160, t_40);
-    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_166, zeta_6, zetaqinv_6);
-    const __m256i x_178 = _mm256_add_epi16(x_162, t_41);
-    const __m256i x_179 = _mm256_sub_epi16(x_162, t_41);
-    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_165, zeta_7, zetaqinv_7);
-    const __m256i x_180 = _mm256_add_epi16(x_161, t_42);
-    const __m256i x_181 = _mm256_sub_epi16(x_161, t_42);
-    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_167, zeta_7, zetaqinv_7);
-    const __m256i x_182 = _mm256_add_epi16(x_163, t_43);
-    const __m256i x_183 = _mm256_sub_epi16(x_163, t_43);
-    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_172, zeta_8, zetaqinv_8);
-    const __m256i x_184 = _mm256_add_epi16(x_168, t_44);
-    const __m256i x_185 = _mm256_sub_epi16(x_168, t_44);
-    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_174, zeta_8, zetaqinv_8);
-    const __m256i x_186 = _mm256_add_epi16(x_170, t_45);
-    const __m256i x_187 = _mm256_sub_epi16(x_170, t_45);
-    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_173, zeta_9, zetaqinv_9);
-    const __m256i x_188 = _mm256_add_epi16(x_169, t_46);
-    const __m256i x_189 = _mm256_sub_epi16(x_169, t_46);
-    const __m256i t_47 = nttgen_kyber_r1_avx2_montmul(x_175, zeta_9, zetaqinv_9);
-    const __m256i x_190 = _mm256_add_epi16(x_171, t_47);
-    const __m256i x_191 = _mm256_sub_epi16(x_171, t_47);
-    _mm256_storeu_si256((__m256i *)&a[0], x_176);
-    _mm256_storeu_si256((__m256i *)&a[128], x_178);
-    _mm256_storeu_si256((__m256i *)&a[64], x_177);
-    _mm256_storeu_si256((__m256i *)&a[192], x_179);
-    _mm256_storeu_si256((__m256i *)&a[32], x_180);
-    _mm256_storeu_si256((__m256i *)&a[160], x_182);
-    _mm256_storeu_si256((__m256i *)&a[96], x_181);
-    _mm256_storeu_si256((__m256i *)&a[224], x_183);
-    _mm256_storeu_si256((__m256i *)&a[16], x_184);
-    _mm256_storeu_si256((__m256i *)&a[144], x_186);
-    _mm256_storeu_si256((__m256i *)&a[80], x_185);
-    _mm256_storeu_si256((__m256i *)&a[208], x_187);
-    _mm256_storeu_si256((__m256i *)&a[48], x_188);
-    _mm256_storeu_si256((__m256i *)&a[176], x_190);
-    _mm256_storeu_si256((__m256i *)&a[112], x_189);
-    _mm256_storeu_si256((__m256i *)&a[240], x_191);
-    // inverse layers 0: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
-        const __m256i zetaqinv_10 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
-        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
-        const __m256i zetaqinv_11 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
-        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
-        const __m256i zetaqinv_12 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
-        const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 416]);
-        const __m256i zetaqinv_13 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 432]);
-        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
-        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
-        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
-        const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
-        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
-        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
-        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
-        const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_193, zeta_10, zetaqinv_10);
-        const __m256i x_200 = _mm256_add_epi16(x_192, t_48);
-        const __m256i x_201 = _mm256_sub_epi16(x_192, t_48);
-        const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_195, zeta_11, zetaqinv_11);
-        const __m256i x_202 = _mm256_add_epi16(x_194, t_49);
-        const __m256i x_203 = _mm256_sub_epi16(x_194, t_49);
-        const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_197, zeta_12, zetaqinv_12);
-        const __m256i x_204 = _mm256_add_epi16(x_196, t_50);
-        const __m256i x_205 = _mm256_sub_epi16(x_196, t_50);
-        const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_199, zeta_13, zetaqinv_13);
-        const __m256i x_206 = _mm256_add_epi16(x_198, t_51);
-        const __m256i x_207 = _mm256_sub_epi16(x_198, t_51);
-        const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
-        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
-        const __m256i x_208 = nttgen_kyber_r1_avx2_montmul(x_200, tw_0, twqinv_0);
-        const __m256i red_8 = nttgen_kyber_r1_avx2_cond_add_q(x_208);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], red_8);
-        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
-        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
-        const __m256i x_209 = nttgen_kyber_r1_avx2_montmul(x_201, tw_1, twqinv_1);
-        const __m256i red_9 = nttgen_kyber_r1_avx2_cond_add_q(x_209);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], red_9);
-        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
-        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
-        const __m256i x_210 = nttgen_kyber_r1_avx2_montmul(x_202, tw_2, twqinv_2);
-        const __m256i red_10 = nttgen_kyber_r1_avx2_cond_add_q(x_210);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], red_10);
-        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
-        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
-        const __m256i x_211 = nttgen_kyber_r1_avx2_montmul(x_203, tw_3, twqinv_3);
-        const __m256i red_11 = nttgen_kyber_r1_avx2_cond_add_q(x_211);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], red_11);
-        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
-        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
-        const __m256i x_212 = nttgen_kyber_r1_avx2_montmul(x_204, tw_4, twqinv_4);
-        const __m256i red_12 = nttgen_kyber_r1_avx2_cond_add_q(x_212);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], red_12);
-        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
-        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
-        const __m256i x_213 = nttgen_kyber_r1_avx2_montmul(x_205, tw_5, twqinv_5);
-        const __m256i red_13 = nttgen_kyber_r1_avx2_cond_add_q(x_213);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], red_13);
-        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
-        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
-        const __m256i x_214 = nttgen_kyber_r1_avx2_montmul(x_206, tw_6, twqinv_6);
-        const __m256i red_14 = nttgen_kyber_r1_avx2_cond_add_q(x_214);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], red_14);
-        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
-        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
-        const __m256i x_215 = nttgen_kyber_r1_avx2_montmul(x_207, tw_7, twqinv_7);
-        const __m256i red_15 = nttgen_kyber_r1_avx2_cond_add_q(x_215);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], red_15);
-    }
+    // layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
+    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[1024]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1025]);
+    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[1026]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[1027]);
+    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[1028]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1029]);
+    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[1030]);
+    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[1031]);
+    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[1032]);
+    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[1033]);
+    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[1034]);
+    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[1035]);
+    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[1036]);
+    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[1037]);
+    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[1038]);
+    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[1039]);
+    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[1040]);
+    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[1041]);
+    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[1042]);
+    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[1043]);
+    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[1044]);
+    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[1045]);
+    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[1046]);
+    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[1047]);
+    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[1048]);
+    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[1049]);
+    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[1050]);
+    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[1051]);
+    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[1052]);
+    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[1053]);
+    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
+    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
+    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
+    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
+    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
+    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
+    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
+    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
+    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
+    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
+    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
+    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
+    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
+    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
+    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
+    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
+    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
+    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
+    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
+    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
+    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
+    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
+    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
+    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
+    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
+    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
+    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
+    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
+    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
+    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
+    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
+    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
+    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
+    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
+    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
+    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
+    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
+    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
+    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
+    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
+    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
+    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
+    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
+    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
+    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
+    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
+    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
+    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[784]);
+    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[800]);
+    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[816]);
+    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[832]);
+    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[848]);
+    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
+    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
+    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[896]);
+    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_0[912]);
+    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
+    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
+    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[960]);
+    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[976]);
+    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
+    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
+    const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[0]);
+    const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&b[128]);
+    const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[64]);
+    const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[192]);
+    const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&b[32]);
+    const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&b[160]);
+    const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&b[96]);
+    const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&b[224]);
+    const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&b[16]);
+    const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&b[144]);
+    const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&b[80]);
+    const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&b[208]);
+    const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&b[48]);
+    const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&b[176]);
+    const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&b[112]);
+    const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&b[240]);
+    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_1, zeta_0, zetaqinv_0);
+    const __m256i x_16 = _mm256_add_epi16(x_0, t_0);
+    const __m256i x_17 = _mm256_sub_epi16(x_0, t_0);
+    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m256i x_18 = _mm256_add_epi16(x_2, t_1);
+    const __m256i x_19 = _mm256_sub_epi16(x_2, t_1);
+    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_5, zeta_0, zetaqinv_0);
+    const __m256i x_20 = _mm256_add_epi16(x_4, t_2);
+    const __m256i x_21 = _mm256_sub_epi16(x_4, t_2);
+    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_7, zeta_0, zetaqinv_0);
+    const __m256i x_22 = _mm256_add_epi16(x_6, t_3);
+    const __m256i x_23 = _mm256_sub_epi16(x_6, t_3);
+    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_9, zeta_0, zetaqinv_0);
+    const __m256i x_24 = _mm256_add_epi16(x_8, t_4);
+    const __m256i x_25 = _mm256_sub_epi16(x_8, t_4);
+    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_11, zeta_0, zetaqinv_0);
+    const __m256i x_26 = _mm256_add_epi16(x_10, t_5);
+    const __m256i x_27 = _mm256_sub_epi16(x_10, t_5);
+    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_13, zeta_0, zetaqinv_0);
+    const __m256i x_28 = _mm256_add_epi16(x_12, t_6);
+    const __m256i x_29 = _mm256_sub_epi16(x_12, t_6);
+    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_15, zeta_0, zetaqinv_0);
+    const __m256i x_30 = _mm256_add_epi16(x_14, t_7);
+    const __m256i x_31 = _mm256_sub_epi16(x_14, t_7);
+    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_18, zeta_1, zetaqinv_1);
+    const __m256i x_32 = _mm256_add_epi16(x_16, t_8);
+    const __m256i x_33 = _mm256_sub_epi16(x_16, t_8);
+    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_19, zeta_2, zetaqinv_2);
+    const __m256i x_34 = _mm256_add_epi16(x_17, t_9);
+    const __m256i x_35 = _mm256_sub_epi16(x_17, t_9);
+    const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(x_22, zeta_1, zetaqinv_1);
+    const __m256i x_36 = _mm256_add_epi16(x_20, t_10);
+    const __m256i x_37 = _mm256_sub_epi16(x_20, t_10);
+    const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_23, zeta_2, zetaqinv_2);
+    const __m256i x_38 = _mm256_add_epi16(x_21, t_11);
+    const __m256i x_39 = _mm256_sub_epi16(x_21, t_11);
+    const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_26, zeta_1, zetaqinv_1);
+    const __m256i x_40 = _mm256_add_epi16(x_24, t_12);
+    const __m256i x_41 = _mm256_sub_epi16(x_24, t_12);
+    const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_27, zeta_2, zetaqinv_2);
+    const __m256i x_42 = _mm256_add_epi16(x_25, t_13);
+    const __m256i x_43 = _mm256_sub_epi16(x_25, t_13);
+    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_30, zeta_1, zetaqinv_1);
+    const __m256i x_44 = _mm256_add_epi16(x_28, t_14);
+    const __m256i x_45 = _mm256_sub_epi16(x_28, t_14);
+    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_31, zeta_2, zetaqinv_2);
+    const __m256i x_46 = _mm256_add_epi16(x_29, t_15);
+    const __m256i x_47 = _mm256_sub_epi16(x_29, t_15);
+    const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_36, zeta_3, zetaqinv_3);
+    const __m256i x_48 = _mm256_add_epi16(x_32, t_16);
+    const __m256i x_49 = _mm256_sub_epi16(x_32, t_16);
+    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_38, zeta_4, zetaqinv_4);
+    const __m256i x_50 = _mm256_add_epi16(x_34, t_17);
+    const __m256i x_51 = _mm256_sub_epi16(x_34, t_17);
+    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_37, zeta_5, zetaqinv_5);
+    const __m256i x_52 = _mm256_add_epi16(x_33, t_18);
+    const __m256i x_53 = _mm256_sub_epi16(x_33, t_18);
+    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_39, zeta_6, zetaqinv_6);
+    const __m256i x_54 = _mm256_add_epi16(x_35, t_19);
+    const __m256i x_55 = _mm256_sub_epi16(x_35, t_19);
+    const __m256i t_20 = nttgen_kyber_r1_avx2_montmul(x_44, zeta_3, zetaqinv_3);
+    const __m256i x_56 = _mm256_add_epi16(x_40, t_20);
+    const __m256i x_57 = _mm256_sub_epi16(x_40, t_20);
+    const __m256i t_21 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_4, zetaqinv_4);
+    const __m256i x_58 = _mm256_add_epi16(x_42, t_21);
+    const __m256i x_59 = _mm256_sub_epi16(x_42, t_21);
+    const __m256i t_22 = nttgen_kyber_r1_avx2_montmul(x_45, zeta_5, zetaqinv_5);
+    const __m256i x_60 = _mm256_add_epi16(x_41, t_22);
+    const __m256i x_61 = _mm256_sub_epi16(x_41, t_22);
+    const __m256i t_23 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_6, zetaqinv_6);
+    const __m256i x_62 = _mm256_add_epi16(x_43, t_23);
+    const __m256i x_63 = _mm256_sub_epi16(x_43, t_23);
+    const __m256i t_24 = nttgen_kyber_r1_avx2_montmul(x_56, zeta_7, zetaqinv_7);
+    const __m256i x_64 = _mm256_add_epi16(x_48, t_24);
+    const __m256i x_65 = _mm256_sub_epi16(x_48, t_24);
+    const __m256i t_25 = nttgen_kyber_r1_avx2_montmul(x_58, zeta_8, zetaqinv_8);
+    const __m256i x_66 = _mm256_add_epi16(x_50, t_25);
+    const __m256i x_67 = _mm256_sub_epi16(x_50, t_25);
+    const __m256i t_26 = nttgen_kyber_r1_avx2_montmul(x_60, zeta_9, zetaqinv_9);
+    const __m256i x_68 = _mm256_add_epi16(x_52, t_26);
+    const __m256i x_69 = _mm256_sub_epi16(x_52, t_26);
+    const __m256i t_27 = nttgen_kyber_r1_avx2_montmul(x_62, zeta_10, zetaqinv_10);
+    const __m256i x_70 = _mm256_add_epi16(x_54, t_27);
+    const __m256i x_71 = _mm256_sub_epi16(x_54, t_27);
+    const __m256i t_28 = nttgen_kyber_r1_avx2_montmul(x_57, zeta_11, zetaqinv_11);
+    const __m256i x_72 = _mm256_add_epi16(x_49, t_28);
+    const __m256i x_73 = _mm256_sub_epi16(x_49, t_28);
+    const __m256i t_29 = nttgen_kyber_r1_avx2_montmul(x_59, zeta_12, zetaqinv_12);
+    const __m256i x_74 = _mm256_add_epi16(x_51, t_29);
+    const __m256i x_75 = _mm256_sub_epi16(x_51, t_29);
+    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_61, zeta_13, zetaqinv_13);
+    const __m256i x_76 = _mm256_add_epi16(x_53, t_30);
+    const __m256i x_77 = _mm256_sub_epi16(x_53, t_30);
+    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_63, zeta_14, zetaqinv_14);
+    const __m256i x_78 = _mm256_add_epi16(x_55, t_31);
+    const __m256i x_79 = _mm256_sub_epi16(x_55, t_31);
+    const __m256i x_80 = _mm256_permute2x128_si256(x_64, x_66, 32);
+    const __m256i x_81 = _mm256_permute2x128_si256(x_64, x_66, 49);
+    const __m256i x_82 = _mm256_permute2x128_si256(x_68, x_70, 32);
+    const __m256i x_83 = _mm256_permute2x128_si256(x_68, x_70, 49);
+    const __m256i x_84 = _mm256_permute2x128_si256(x_72, x_74, 32);
+    const __m256i x_85 = _mm256_permute2x128_si256(x_72, x_74, 49);
+    const __m256i x_86 = _mm256_permute2x128_si256(x_76, x_78, 32);
+    const __m256i x_87 = _mm256_permute2x128_si256(x_76, x_78, 49);
+    const __m256i x_88 = _mm256_permute2x128_si256(x_65, x_67, 32);
+    const __m256i x_89 = _mm256_permute2x128_si256(x_65, x_67, 49);
+    const __m256i x_90 = _mm256_permute2x128_si256(x_69, x_71, 32);
+    const __m256i x_91 = _mm256_permute2x128_si256(x_69, x_71, 49);
+    const __m256i x_92 = _mm256_permute2x128_si256(x_73, x_75, 32);
+    const __m256i x_93 = _mm256_permute2x128_si256(x_73, x_75, 49);
+    const __m256i x_94 = _mm256_permute2x128_si256(x_77, x_79, 32);
+    const __m256i x_95 = _mm256_permute2x128_si256(x_77, x_79, 49);
+    const __m256i t_32 = nttgen_kyber_r1_avx2_montmul(x_81, zeta_15, zetaqinv_15);
+    const __m256i x_96 = _mm256_add_epi16(x_80, t_32);
+    const __m256i x_97 = _mm256_sub_epi16(x_80, t_32);
+    const __m256i t_33 = nttgen_kyber_r1_avx2_montmul(x_83, zeta_16, zetaqinv_16);
+    const __m256i x_98 = _mm256_add_epi16(x_82, t_33);
+    const __m256i x_99 = _mm256_sub_epi16(x_82, t_33);
+    const __m256i t_34 = nttgen_kyber_r1_avx2_montmul(x_85, zeta_17, zetaqinv_17);
+    const __m256i x_100 = _mm256_add_epi16(x_84, t_34);
+    const __m256i x_101 = _mm256_sub_epi16(x_84, t_34);
+    const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_87, zeta_18, zetaqinv_18);
+    const __m256i x_102 = _mm256_add_epi16(x_86, t_35);
+    const __m256i x_103 = _mm256_sub_epi16(x_86, t_35);
+    const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_89, zeta_19, zetaqinv_19);
+    const __m256i x_104 = _mm256_add_epi16(x_88, t_36);
+    const __m256i x_105 = _mm256_sub_epi16(x_88, t_36);
+    const __m256i t_37 = nttgen_kyber_r1_avx2_montmul(x_91, zeta_20, zetaqinv_20);
+    const __m256i x_106 = _mm256_add_epi16(x_90, t_37);
+    const __m256i x_107 = _mm256_sub_epi16(x_90, t_37);
+    const __m256i t_38 = nttgen_kyber_r1_avx2_montmul(x_93, zeta_21, zetaqinv_21);
+    const __m256i x_108 = _mm256_add_epi16(x_92, t_38);
+    const __m256i x_109 = _mm256_sub_epi16(x_92, t_38);
+    const __m256i t_39 = nttgen_kyber_r1_avx2_montmul(x_95, zeta_22, zetaqinv_22);
+    const __m256i x_110 = _mm256_add_epi16(x_94, t_39);
+    const __m256i x_111 = _mm256_sub_epi16(x_94, t_39);
+    const __m256i x_112 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_113 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_114 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_115 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_100, x_102);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_100, x_102);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_101, x_103);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_101, x_103);
+    const __m256i x_120 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_121 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_122 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_123 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_108, x_110);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_108, x_110);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_109, x_111);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_109, x_111);
+    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_113, zeta_23, zetaqinv_23);
+    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_112);
+    const __m256i x_128 = _mm256_add_epi16(red_0, t_40);
+    const __m256i x_129 = _mm256_sub_epi16(red_0, t_40);
+    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_115, zeta_24, zetaqinv_24);
+    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_114);
+    const __m256i x_130 = _mm256_add_epi16(red_1, t_41);
+    const __m256i x_131 = _mm256_sub_epi16(red_1, t_41);
+    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_117, zeta_25, zetaqinv_25);
+    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_116);
+    const __m256i x_132 = _mm256_add_epi16(red_2, t_42);
+    const __m256i x_133 = _mm256_sub_epi16(red_2, t_42);
+    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_119, zeta_26, zetaqinv_26);
+    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_118);
+    const __m256i x_134 = _mm256_add_epi16(red_3, t_43);
+    const __m256i x_135 = _mm256_sub_epi16(red_3, t_43);
+    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_121, zeta_27, zetaqinv_27);
+    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_120);
+    const __m256i x_136 = _mm256_add_epi16(red_4, t_44);
+    const __m256i x_137 = _mm256_sub_epi16(red_4, t_44);
+    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_123, zeta_28, zetaqinv_28);
+    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_122);
+    const __m256i x_138 = _mm256_add_epi16(red_5, t_45);
+    const __m256i x_139 = _mm256_sub_epi16(red_5, t_45);
+    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_125, zeta_29, zetaqinv_29);
+    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_124);
+    const __m256i x_140 = _mm256_add_epi16(red_6, t_46);
+    const __m256i x_141 = _mm256_sub_epi16(red_6, t_46);
+    const __m256i t_47 = nttgen_kyber_r1_avx2_montmul(x_127, zeta_30, zetaqinv_30);
+    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_126);
+    const __m256i x_142 = _mm256_add_epi16(red_7, t_47);
+    const __m256i x_143 = _mm256_sub_epi16(red_7, t_47);
+    const __m256i x_144 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_145 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i x_146 = _mm256_unpacklo_epi64(x_130, x_134);
+    const __m256i x_147 = _mm256_unpackhi_epi64(x_130, x_134);
+    const __m256i x_148 = _mm256_unpacklo_epi64(x_129, x_133);
+    const __m256i x_149 = _mm256_unpackhi_epi64(x_129, x_133);
+    const __m256i x_150 = _mm256_unpacklo_epi64(x_131, x_135);
+    const __m256i x_151 = _mm256_unpackhi_epi64(x_131, x_135);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_136, x_140);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_136, x_140);
+    const __m256i x_154 = _mm256_unpacklo_epi64(x_138, x_142);
+    const __m256i x_155 = _mm256_unpackhi_epi64(x_138, x_142);
+    const __m256i x_156 = _mm256_unpacklo_epi64(x_137, x_141);
+    const __m256i x_157 = _mm256_unpackhi_epi64(x_137, x_141);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_139, x_143);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_139, x_143);
+    const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_145, zeta_31, zetaqinv_31);
+    const __m256i x_160 = _mm256_add_epi16(x_144, t_48);
+    const __m256i x_161 = _mm256_sub_epi16(x_144, t_48);
+    const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_147, zeta_32, zetaqinv_32);
+    const __m256i x_162 = _mm256_add_epi16(x_146, t_49);
+    const __m256i x_163 = _mm256_sub_epi16(x_146, t_49);
+    const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_149, zeta_33, zetaqinv_33);
+    const __m256i x_164 = _mm256_add_epi16(x_148, t_50);
+    const __m256i x_165 = _mm256_sub_epi16(x_148, t_50);
+    const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_151, zeta_34, zetaqinv_34);
+    const __m256i x_166 = _mm256_add_epi16(x_150, t_51);
+    const __m256i x_167 = _mm256_sub_epi16(x_150, t_51);
+    const __m256i t_52 = nttgen_kyber_r1_avx2_montmul(x_153, zeta_35, zetaqinv_35);
+    const __m256i x_168 = _mm256_add_epi16(x_152, t_52);
+    const __m256i x_169 = _mm256_sub_epi16(x_152, t_52);
+    const __m256i t_53 = nttgen_kyber_r1_avx2_montmul(x_155, zeta_36, zetaqinv_36);
+    const __m256i x_170 = _mm256_add_epi16(x_154, t_53);
+    const __m256i x_171 = _mm256_sub_epi16(x_154, t_53);
+    const __m256i t_54 = nttgen_kyber_r1_avx2_montmul(x_157, zeta_37, zetaqinv_37);
+    const __m256i x_172 = _mm256_add_epi16(x_156, t_54);
+    const __m256i x_173 = _mm256_sub_epi16(x_156, t_54);
+    const __m256i t_55 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_38, zetaqinv_38);
+    const __m256i x_174 = _mm256_add_epi16(x_158, t_55);
+    const __m256i x_175 = _mm256_sub_epi16(x_158, t_55);
+    const __m256i x_176 = nttgen_kyber_r1_avx2_ilv16_lo(x_160, x_168);
+    const __m256i x_177 = nttgen_kyber_r1_avx2_ilv16_hi(x_160, x_168);
+    const __m256i x_178 = nttgen_kyber_r1_avx2_ilv16_lo(x_162, x_170);
+    const __m256i x_179 = nttgen_kyber_r1_avx2_ilv16_hi(x_162, x_170);
+    const __m256i x_180 = nttgen_kyber_r1_avx2_ilv16_lo(x_164, x_172);
+    const __m256i x_181 = nttgen_kyber_r1_avx2_ilv16_hi(x_164, x_172);
+    const __m256i x_182 = nttgen_kyber_r1_avx2_ilv16_lo(x_166, x_174);
+    const __m256i x_183 = nttgen_kyber_r1_avx2_ilv16_hi(x_166, x_174);
+    const __m256i x_184 = nttgen_kyber_r1_avx2_ilv16_lo(x_161, x_169);
+    const __m256i x_185 = nttgen_kyber_r1_avx2_ilv16_hi(x_161, x_169);
+    const __m256i x_186 = nttgen_kyber_r1_avx2_ilv16_lo(x_163, x_171);
+    const __m256i x_187 = nttgen_kyber_r1_avx2_ilv16_hi(x_163, x_171);
+    const __m256i x_188 = nttgen_kyber_r1_avx2_ilv16_lo(x_165, x_173);
+    const __m256i x_189 = nttgen_kyber_r1_avx2_ilv16_hi(x_165, x_173);
+    const __m256i x_190 = nttgen_kyber_r1_avx2_ilv16_lo(x_167, x_175);
+    const __m256i x_191 = nttgen_kyber_r1_avx2_ilv16_hi(x_167, x_175);
+    const __m256i t_56 = nttgen_kyber_r1_avx2_montmul(x_177, zeta_39, zetaqinv_39);
+    const __m256i x_192 = _mm256_add_epi16(x_176, t_56);
+    const __m256i x_193 = _mm256_sub_epi16(x_176, t_56);
+    const __m256i t_57 = nttgen_kyber_r1_avx2_montmul(x_179, zeta_40, zetaqinv_40);
+    const __m256i x_194 = _mm256_add_epi16(x_178, t_57);
+    const __m256i x_195 = _mm256_sub_epi16(x_178, t_57);
+    const __m256i t_58 = nttgen_kyber_r1_avx2_montmul(x_181, zeta_41, zetaqinv_41);
+    const __m256i x_196 = _mm256_add_epi16(x_180, t_58);
+    const __m256i x_197 = _mm256_sub_epi16(x_180, t_58);
+    const __m256i t_59 = nttgen_kyber_r1_avx2_montmul(x_183, zeta_42, zetaqinv_42);
+    const __m256i x_198 = _mm256_add_epi16(x_182, t_59);
+    const __m256i x_199 = _mm256_sub_epi16(x_182, t_59);
+    const __m256i t_60 = nttgen_kyber_r1_avx2_montmul(x_185, zeta_43, zetaqinv_43);
+    const __m256i x_200 = _mm256_add_epi16(x_184, t_60);
+    const __m256i x_201 = _mm256_sub_epi16(x_184, t_60);
+    const __m256i t_61 = nttgen_kyber_r1_avx2_montmul(x_187, zeta_44, zetaqinv_44);
+    const __m256i x_202 = _mm256_add_epi16(x_186, t_61);
+    const __m256i x_203 = _mm256_sub_epi16(x_186, t_61);
+    const __m256i t_62 = nttgen_kyber_r1_avx2_montmul(x_189, zeta_45, zetaqinv_45);
+    const __m256i x_204 = _mm256_add_epi16(x_188, t_62);
+    const __m256i x_205 = _mm256_sub_epi16(x_188, t_62);
+    const __m256i t_63 = nttgen_kyber_r1_avx2_montmul(x_191, zeta_46, zetaqinv_46);
+    const __m256i x_206 = _mm256_add_epi16(x_190, t_63);
+    const __m256i x_207 = _mm256_sub_epi16(x_190, t_63);
+    // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
+    const __m256i zeta_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
+    const __m256i zetaqinv_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
+    const __m256i zeta_48 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
+    const __m256i zetaqinv_48 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
+    const __m256i zeta_49 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
+    const __m256i zetaqinv_49 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
+    const __m256i zeta_50 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
+    const __m256i zetaqinv_50 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
+    const __m256i zeta_51 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
+    const __m256i zetaqinv_51 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
+    const __m256i zeta_52 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_52 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_53 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_53 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
+    const __m256i zeta_54 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
+    const __m256i zetaqinv_54 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
+    const __m256i zeta_55 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
+    const __m256i zetaqinv_55 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
+    const __m256i zeta_56 = _mm256_load_si256((const __m256i *)&zetas_dit_0[288]);
+    const __m256i zetaqinv_56 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
+    const __m256i zeta_57 = _mm256_load_si256((const __m256i *)&zetas_dit_0[320]);
+    const __m256i zetaqinv_57 = _mm256_load_si256((const __m256i *)&zetas_dit_0[336]);
+    const __m256i zeta_58 = _mm256_load_si256((const __m256i *)&zetas_dit_0[352]);
+    const __m256i zetaqinv_58 = _mm256_load_si256((const __m256i *)&zetas_dit_0[368]);
+    const __m256i zeta_59 = _mm256_load_si256((const __m256i *)&zetas_dit_0[384]);
+    const __m256i zetaqinv_59 = _mm256_load_si256((const __m256i *)&zetas_dit_0[400]);
+    const __m256i zeta_60 = _mm256_load_si256((const __m256i *)&zetas_dit_0[416]);
+    const __m256i zetaqinv_60 = _mm256_load_si256((const __m256i *)&zetas_dit_0[432]);
+    const __m256i zeta_61 = _mm256_load_si256((const __m256i *)&zetas_dit_0[448]);
+    const __m256i zetaqinv_61 = _mm256_load_si256((const __m256i *)&zetas_dit_0[464]);
+    const __m256i zeta_62 = _mm256_load_si256((const __m256i *)&zetas_dit_0[480]);
+    const __m256i zetaqinv_62 = _mm256_load_si256((const __m256i *)&zetas_dit_0[496]);
+    const __m256i zeta_63 = _mm256_load_si256((const __m256i *)&zetas_dit_0[512]);
+    const __m256i zetaqinv_63 = _mm256_load_si256((const __m256i *)&zetas_dit_0[528]);
+    const __m256i zeta_64 = _mm256_load_si256((const __m256i *)&zetas_dit_0[544]);
+    const __m256i zetaqinv_64 = _mm256_load_si256((const __m256i *)&zetas_dit_0[560]);
+    const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&r[0]);
+    const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&r[128]);
+    const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&r[64]);
+    const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&r[192]);
+    const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&r[32]);
+    const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&r[160]);
+    const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&r[96]);
+    const __m256i a_7 = _mm256_loadu_si256((const __m256i *)&r[224]);
+    const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&r[16]);
+    const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&r[144]);
+    const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&r[80]);
+    const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&r[208]);
+    const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&r[48]);
+    const __m256i a_13 = _mm256_loadu_si256((const __m256i *)&r[176]);
+    const __m256i a_14 = _mm256_loadu_si256((const __m256i *)&r[112]);
+    const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&r[240]);
+    const __m256i p_0 = nttgen_kyber_r1_avx2_montmul_var(a_0, x_192);
+    const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_1, x_194);
+    const __m256i p_2 = nttgen_kyber_r1_avx2_montmul_var(a_2, x_196);
+    const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_3, x_198);
+    const __m256i p_4 = nttgen_kyber_r1_avx2_montmul_var(a_4, x_200);
+    const __m256i p_5 = nttgen_kyber_r1_avx2_montmul_var(a_5, x_202);
+    const __m256i p_6 = nttgen_kyber_r1_avx2_montmul_var(a_6, x_204);
+    const __m256i p_7 = nttgen_kyber_r1_avx2_montmul_var(a_7, x_206);
+    const __m256i p_8 = nttgen_kyber_r1_avx2_montmul_var(a_8, x_193);
+    const __m256i p_9 = nttgen_kyber_r1_avx2_montmul_var(a_9, x_195);
+    const __m256i p_10 = nttgen_kyber_r1_avx2_montmul_var(a_10, x_197);
+    const __m256i p_11 = nttgen_kyber_r1_avx2_montmul_var(a_11, x_199);
+    const __m256i p_12 = nttgen_kyber_r1_avx2_montmul_var(a_12, x_201);
+    const __m256i p_13 = nttgen_kyber_r1_avx2_montmul_var(a_13, x_203);
+    const __m256i p_14 = nttgen_kyber_r1_avx2_montmul_var(a_14, x_205);
+    const __m256i p_15 = nttgen_kyber_r1_avx2_montmul_var(a_15, x_207);
+    const __m256i x_208 = _mm256_add_epi16(p_0, p_8);
+    const __m256i x_209 = _mm256_sub_epi16(p_0, p_8);
+    const __m256i x_210 = _mm256_add_epi16(p_1, p_9);
+    const __m256i x_211 = _mm256_sub_epi16(p_1, p_9);
+    const __m256i x_212 = _mm256_add_epi16(p_2, p_10);
+    const __m256i x_213 = _mm256_sub_epi16(p_2, p_10);
+    const __m256i x_214 = _mm256_add_epi16(p_3, p_11);
+    const __m256i x_215 = _mm256_sub_epi16(p_3, p_11);
+    const __m256i x_216 = _mm256_add_epi16(p_4, p_12);
+    const __m256i x_217 = _mm256_sub_epi16(p_4, p_12);
+    const __m256i x_218 = _mm256_add_epi16(p_5, p_13);
+    const __m256i x_219 = _mm256_sub_epi16(p_5, p_13);
+    const __m256i x_220 = _mm256_add_epi16(p_6, p_14);
+    const __m256i x_221 = _mm256_sub_epi16(p_6, p_14);
+    const __m256i x_222 = _mm256_add_epi16(p_7, p_15);
+    const __m256i x_223 = _mm256_sub_epi16(p_7, p_15);
+    const __m256i x_224 = nttgen_kyber_r1_avx2_ilv16_lo(x_208, x_209);
+    const __m256i x_225 = nttgen_kyber_r1_avx2_ilv16_hi(x_208, x_209);
+    const __m256i x_226 = nttgen_kyber_r1_avx2_ilv16_lo(x_210, x_211);
+    const __m256i x_227 = nttgen_kyber_r1_avx2_ilv16_hi(x_210, x_211);
+    const __m256i x_228 = nttgen_kyber_r1_avx2_ilv16_lo(x_212, x_213);
+    const __m256i x_229 = nttgen_kyber_r1_avx2_ilv16_hi(x_212, x_213);
+    const __m256i x_230 = nttgen_kyber_r1_avx2_ilv16_lo(x_214, x_215);
+    const __m256i x_231 = nttgen_kyber_r1_avx2_ilv16_hi(x_214, x_215);
+    const __m256i x_232 = nttgen_kyber_r1_avx2_ilv16_lo(x_216, x_217);
+    const __m256i x_233 = nttgen_kyber_r1_avx2_ilv16_hi(x_216, x_217);
+    const __m256i x_234 = nttgen_kyber_r1_avx2_ilv16_lo(x_218, x_219);
+    const __m256i x_235 = nttgen_kyber_r1_avx2_ilv16_hi(x_218, x_219);
+    const __m256i x_236 = nttgen_kyber_r1_avx2_ilv16_lo(x_220, x_221);
+    const __m256i x_237 = nttgen_kyber_r1_avx2_ilv16_hi(x_220, x_221);
+    const __m256i x_238 = nttgen_kyber_r1_avx2_ilv16_lo(x_222, x_223);
+    const __m256i x_239 = nttgen_kyber_r1_avx2_ilv16_hi(x_222, x_223);
+    const __m256i t_64 = nttgen_kyber_r1_avx2_montmul(x_232, zeta_47, zetaqinv_47);
+    const __m256i x_240 = _mm256_add_epi16(x_224, t_64);
+    const __m256i x_241 = _mm256_sub_epi16(x_224, t_64);
+    const __m256i t_65 = nttgen_kyber_r1_avx2_montmul(x_234, zeta_47, zetaqinv_47);
+    const __m256i x_242 = _mm256_add_epi16(x_226, t_65);
+    const __m256i x_243 = _mm256_sub_epi16(x_226, t_65);
+    const __m256i t_66 = nttgen_kyber_r1_avx2_montmul(x_236, zeta_47, zetaqinv_47);
+    const __m256i x_244 = _mm256_add_epi16(x_228, t_66);
+    const __m256i x_245 = _mm256_sub_epi16(x_228, t_66);
+    const __m256i t_67 = nttgen_kyber_r1_avx2_montmul(x_238, zeta_47, zetaqinv_47);
+    const __m256i x_246 = _mm256_add_epi16(x_230, t_67);
+    const __m256i x_247 = _mm256_sub_epi16(x_230, t_67);
+    const __m256i t_68 = nttgen_kyber_r1_avx2_montmul(x_233, zeta_47, zetaqinv_47);
+    const __m256i x_248 = _mm256_add_epi16(x_225, t_68);
+    const __m256i x_249 = _mm256_sub_epi16(x_225, t_68);
+    const __m256i t_69 = nttgen_kyber_r1_avx2_montmul(x_235, zeta_47, zetaqinv_47);
+    const __m256i x_250 = _mm256_add_epi16(x_227, t_69);
+    const __m256i x_251 = _mm256_sub_epi16(x_227, t_69);
+    const __m256i t_70 = nttgen_kyber_r1_avx2_montmul(x_237, zeta_47, zetaqinv_47);
+    const __m256i x_252 = _mm256_add_epi16(x_229, t_70);
+    const __m256i x_253 = _mm256_sub_epi16(x_229, t_70);
+    const __m256i t_71 = nttgen_kyber_r1_avx2_montmul(x_239, zeta_47, zetaqinv_47);
+    const __m256i x_254 = _mm256_add_epi16(x_231, t_71);
+    const __m256i x_255 = _mm256_sub_epi16(x_231, t_71);
+    const __m256i x_256 = _mm256_unpacklo_epi64(x_240, x_241);
+    const __m256i x_257 = _mm256_unpackhi_epi64(x_240, x_241);
+    const __m256i x_258 = _mm256_unpacklo_epi64(x_242, x_243);
+    const __m256i x_259 = _mm256_unpackhi_epi64(x_242, x_243);
+    const __m256i x_260 = _mm256_unpacklo_epi64(x_244, x_245);
+    const __m256i x_261 = _mm256_unpackhi_epi64(x_244, x_245);
+    const __m256i x_262 = _mm256_unpacklo_epi64(x_246, x_247);
+    const __m256i x_263 = _mm256_unpackhi_epi64(x_246, x_247);
+    const __m256i x_264 = _mm256_unpacklo_epi64(x_248, x_249);
+    const __m256i x_265 = _mm256_unpackhi_epi64(x_248, x_249);
+    const __m256i x_266 = _mm256_unpacklo_epi64(x_250, x_251);
+    const __m256i x_267 = _mm256_unpackhi_epi64(x_250, x_251);
+    const __m256i x_268 = _mm256_unpacklo_epi64(x_252, x_253);
+    const __m256i x_269 = _mm256_unpackhi_epi64(x_252, x_253);
+    const __m256i x_270 = _mm256_unpacklo_epi64(x_254, x_255);
+    const __m256i x_271 = _mm256_unpackhi_epi64(x_254, x_255);
+    const __m256i t_72 = nttgen_kyber_r1_avx2_montmul(x_260, zeta_48, zetaqinv_48);
+    const __m256i x_272 = _mm256_add_epi16(x_256, t_72);
+    const __m256i x_273 = _mm256_sub_epi16(x_256, t_72);
+    const __m256i t_73 = nttgen_kyber_r1_avx2_montmul(x_262, zeta_48, zetaqinv_48);
+    const __m256i x_274 = _mm256_add_epi16(x_258, t_73);
+    const __m256i x_275 = _mm256_sub_epi16(x_258, t_73);
+    const __m256i t_74 = nttgen_kyber_r1_avx2_montmul(x_261, zeta_48, zetaqinv_48);
+    const __m256i x_276 = _mm256_add_epi16(x_257, t_74);
+    const __m256i x_277 = _mm256_sub_epi16(x_257, t_74);
+    const __m256i t_75 = nttgen_kyber_r1_avx2_montmul(x_263, zeta_48, zetaqinv_48);
+    const __m256i x_278 = _mm256_add_epi16(x_259, t_75);
+    const __m256i x_279 = _mm256_sub_epi16(x_259, t_75);
+    const __m256i t_76 = nttgen_kyber_r1_avx2_montmul(x_268, zeta_48, zetaqinv_48);
+    const __m256i x_280 = _mm256_add_epi16(x_264, t_76);
+    const __m256i x_281 = _mm256_sub_epi16(x_264, t_76);
+    const __m256i t_77 = nttgen_kyber_r1_avx2_montmul(x_270, zeta_48, zetaqinv_48);
+    const __m256i x_282 = _mm256_add_epi16(x_266, t_77);
+    const __m256i x_283 = _mm256_sub_epi16(x_266, t_77);
+    const __m256i t_78 = nttgen_kyber_r1_avx2_montmul(x_269, zeta_48, zetaqinv_48);
+    const __m256i x_284 = _mm256_add_epi16(x_265, t_78);
+    const __m256i x_285 = _mm256_sub_epi16(x_265, t_78);
+    const __m256i t_79 = nttgen_kyber_r1_avx2_montmul(x_271, zeta_48, zetaqinv_48);
+    const __m256i x_286 = _mm256_add_epi16(x_267, t_79);
+    const __m256i x_287 = _mm256_sub_epi16(x_267, t_79);
+    const __m256i x_288 = nttgen_kyber_r1_avx2_unzip32_lo(x_272, x_273);
+    const __m256i x_289 = nttgen_kyber_r1_avx2_unzip32_hi(x_272, x_273);
+    const __m256i x_290 = nttgen_kyber_r1_avx2_unzip32_lo(x_274, x_275);
+    const __m256i x_291 = nttgen_kyber_r1_avx2_unzip32_hi(x_274, x_275);
+    const __m256i x_292 = nttgen_kyber_r1_avx2_unzip32_lo(x_276, x_277);
+    const __m256i x_293 = nttgen_kyber_r1_avx2_unzip32_hi(x_276, x_277);
+    const __m256i x_294 = nttgen_kyber_r1_avx2_unzip32_lo(x_278, x_279);
+    const __m256i x_295 = nttgen_kyber_r1_avx2_unzip32_hi(x_278, x_279);
+    const __m256i x_296 = nttgen_kyber_r1_avx2_unzip32_lo(x_280, x_281);
+    const __m256i x_297 = nttgen_kyber_r1_avx2_unzip32_hi(x_280, x_281);
+    const __m256i x_298 = nttgen_kyber_r1_avx2_unzip32_lo(x_282, x_283);
+    const __m256i x_299 = nttgen_kyber_r1_avx2_unzip32_hi(x_282, x_283);
+    const __m256i x_300 = nttgen_kyber_r1_avx2_unzip32_lo(x_284, x_285);
+    const __m256i x_301 = nttgen_kyber_r1_avx2_unzip32_hi(x_284, x_285);
+    const __m256i x_302 = nttgen_kyber_r1_avx2_unzip32_lo(x_286, x_287);
+    const __m256i x_303 = nttgen_kyber_r1_avx2_unzip32_hi(x_286, x_287);
+    const __m256i t_80 = nttgen_kyber_r1_avx2_montmul(x_290, zeta_49, zetaqinv_49);
+    const __m256i red_8 = nttgen_kyber_r1_avx2_barrett(x_288);
+    const __m256i x_304 = _mm256_add_epi16(red_8, t_80);
+    const __m256i x_305 = _mm256_sub_epi16(red_8, t_80);
+    const __m256i t_81 = nttgen_kyber_r1_avx2_montmul(x_291, zeta_49, zetaqinv_49);
+    const __m256i x_306 = _mm256_add_epi16(x_289, t_81);
+    const __m256i x_307 = _mm256_sub_epi16(x_289, t_81);
+    const __m256i t_82 = nttgen_kyber_r1_avx2_montmul(x_294, zeta_49, zetaqinv_49);
+    const __m256i x_308 = _mm256_add_epi16(x_292, t_82);
+    const __m256i x_309 = _mm256_sub_epi16(x_292, t_82);
+    const __m256i t_83 = nttgen_kyber_r1_avx2_montmul(x_295, zeta_49, zetaqinv_49);
+    const __m256i x_310 = _mm256_add_epi16(x_293, t_83);
+    const __m256i x_311 = _mm256_sub_epi16(x_293, t_83);
+    const __m256i t_84 = nttgen_kyber_r1_avx2_montmul(x_298, zeta_49, zetaqinv_49);
+    const __m256i x_312 = _mm256_add_epi16(x_296, t_84);
+    const __m256i x_313 = _mm256_sub_epi16(x_296, t_84);
+    const __m256i t_85 = nttgen_kyber_r1_avx2_montmul(x_299, zeta_49, zetaqinv_49);
+    const __m256i x_314 = _mm256_add_epi16(x_297, t_85);
+    const __m256i x_315 = _mm256_sub_epi16(x_297, t_85);
+    const __m256i t_86 = nttgen_kyber_r1_avx2_montmul(x_302, zeta_49, zetaqinv_49);
+    const __m256i x_316 = _mm256_add_epi16(x_300, t_86);
+    const __m256i x_317 = _mm256_sub_epi16(x_300, t_86);
+    const __m256i t_87 = nttgen_kyber_r1_avx2_montmul(x_303, zeta_49, zetaqinv_49);
+    const __m256i x_318 = _mm256_add_epi16(x_301, t_87);
+    const __m256i x_319 = _mm256_sub_epi16(x_301, t_87);
+    const __m256i x_320 = _mm256_permute2x128_si256(x_304, x_305, 32);
+    const __m256i x_321 = _mm256_permute2x128_si256(x_304, x_305, 49);
+    const __m256i x_322 = _mm256_permute2x128_si256(x_306, x_307, 32);
+    const __m256i x_323 = _mm256_permute2x128_si256(x_306, x_307, 49);
+    const __m256i x_324 = _mm256_permute2x128_si256(x_308, x_309, 32);
+    const __m256i x_325 = _mm256_permute2x128_si256(x_308, x_309, 49);
+    const __m256i x_326 = _mm256_permute2x128_si256(x_310, x_311, 32);
+    const __m256i x_327 = _mm256_permute2x128_si256(x_310, x_311, 49);
+    const __m256i x_328 = _mm256_permute2x128_si256(x_312, x_313, 32);
+    const __m256i x_329 = _mm256_permute2x128_si256(x_312, x_313, 49);
+    const __m256i x_330 = _mm256_permute2x128_si256(x_314, x_315, 32);
+    const __m256i x_331 = _mm256_permute2x128_si256(x_314, x_315, 49);
+    const __m256i x_332 = _mm256_permute2x128_si256(x_316, x_317, 32);
+    const __m256i x_333 = _mm256_permute2x128_si256(x_316, x_317, 49);
+    const __m256i x_334 = _mm256_permute2x128_si256(x_318, x_319, 32);
+    const __m256i x_335 = _mm256_permute2x128_si256(x_318, x_319, 49);
+    const __m256i t_88 = nttgen_kyber_r1_avx2_montmul(x_328, zeta_50, zetaqinv_50);
+    const __m256i x_336 = _mm256_add_epi16(x_320, t_88);
+    const __m256i x_337 = _mm256_sub_epi16(x_320, t_88);
+    const __m256i t_89 = nttgen_kyber_r1_avx2_montmul(x_329, zeta_50, zetaqinv_50);
+    const __m256i x_338 = _mm256_add_epi16(x_321, t_89);
+    const __m256i x_339 = _mm256_sub_epi16(x_321, t_89);
+    const __m256i t_90 = nttgen_kyber_r1_avx2_montmul(x_330, zeta_50, zetaqinv_50);
+    const __m256i red_9 = nttgen_kyber_r1_avx2_barrett(x_322);
+    const __m256i x_340 = _mm256_add_epi16(red_9, t_90);
+    const __m256i x_341 = _mm256_sub_epi16(red_9, t_90);
+    const __m256i t_91 = nttgen_kyber_r1_avx2_montmul(x_331, zeta_50, zetaqinv_50);
+    const __m256i red_10 = nttgen_kyber_r1_avx2_barrett(x_323);
+    const __m256i x_342 = _mm256_add_epi16(red_10, t_91);
+    const __m256i x_343 = _mm256_sub_epi16(red_10, t_91);
+    const __m256i t_92 = nttgen_kyber_r1_avx2_montmul(x_332, zeta_50, zetaqinv_50);
+    const __m256i red_11 = nttgen_kyber_r1_avx2_barrett(x_324);
+    const __m256i x_344 = _mm256_add_epi16(red_11, t_92);
+    const __m256i x_345 = _mm256_sub_epi16(red_11, t_92);
+    const __m256i t_93 = nttgen_kyber_r1_avx2_montmul(x_333, zeta_50, zetaqinv_50);
+    const __m256i red_12 = nttgen_kyber_r1_avx2_barrett(x_325);
+    const __m256i x_346 = _mm256_add_epi16(red_12, t_93);
+    const __m256i x_347 = _mm256_sub_epi16(red_12, t_93);
+    const __m256i t_94 = nttgen_kyber_r1_avx2_montmul(x_334, zeta_50, zetaqinv_50);
+    const __m256i red_13 = nttgen_kyber_r1_avx2_barrett(x_326);
+    const __m256i x_348 = _mm256_add_epi16(red_13, t_94);
+    const __m256i x_349 = _mm256_sub_epi16(red_13, t_94);
+    const __m256i t_95 = nttgen_kyber_r1_avx2_montmul(x_335, zeta_50, zetaqinv_50);
+    const __m256i red_14 = nttgen_kyber_r1_avx2_barrett(x_327);
+    const __m256i x_350 = _mm256_add_epi16(red_14, t_95);
+    const __m256i x_351 = _mm256_sub_epi16(red_14, t_95);
+    const __m256i t_96 = nttgen_kyber_r1_avx2_montmul(x_344, zeta_51, zetaqinv_51);
+    const __m256i x_352 = _mm256_add_epi16(x_336, t_96);
+    const __m256i x_353 = _mm256_sub_epi16(x_336, t_96);
+    const __m256i t_97 = nttgen_kyber_r1_avx2_montmul(x_346, zeta_51, zetaqinv_51);
+    const __m256i x_354 = _mm256_add_epi16(x_338, t_97);
+    const __m256i x_355 = _mm256_sub_epi16(x_338, t_97);
+    const __m256i t_98 = nttgen_kyber_r1_avx2_montmul(x_348, zeta_51, zetaqinv_51);
+    const __m256i x_356 = _mm256_add_epi16(x_340, t_98);
+    const __m256i x_357 = _mm256_sub_epi16(x_340, t_98);
+    const __m256i t_99 = nttgen_kyber_r1_avx2_montmul(x_350, zeta_51, zetaqinv_51);
+    const __m256i x_358 = _mm256_add_epi16(x_342, t_99);
+    const __m256i x_359 = _mm256_sub_epi16(x_342, t_99);
+    const __m256i t_100 = nttgen_kyber_r1_avx2_montmul(x_345, zeta_52, zetaqinv_52);
+    const __m256i x_360 = _mm256_add_epi16(x_337, t_100);
+    const __m256i x_361 = _mm256_sub_epi16(x_337, t_100);
+    const __m256i t_101 = nttgen_kyber_r1_avx2_montmul(x_347, zeta_52, zetaqinv_52);
+    const __m256i x_362 = _mm256_add_epi16(x_339, t_101);
+    const __m256i x_363 = _mm256_sub_epi16(x_339, t_101);
+    const __m256i t_102 = nttgen_kyber_r1_avx2_montmul(x_349, zeta_52, zetaqinv_52);
+    const __m256i x_364 = _mm256_add_epi16(x_341, t_102);
+    const __m256i x_365 = _mm256_sub_epi16(x_341, t_102);
+    const __m256i t_103 = nttgen_kyber_r1_avx2_montmul(x_351, zeta_52, zetaqinv_52);
+    const __m256i x_366 = _mm256_add_epi16(x_343, t_103);
+    const __m256i x_367 = _mm256_sub_epi16(x_343, t_103);
+    const __m256i t_104 = nttgen_kyber_r1_avx2_montmul(x_356, zeta_53, zetaqinv_53);
+    const __m256i x_368 = _mm256_add_epi16(x_352, t_104);
+    const __m256i x_369 = _mm256_sub_epi16(x_352, t_104);
+    const __m256i t_105 = nttgen_kyber_r1_avx2_montmul(x_358, zeta_53, zetaqinv_53);
+    const __m256i x_370 = _mm256_add_epi16(x_354, t_105);
+    const __m256i x_371 = _mm256_sub_epi16(x_354, t_105);
+    const __m256i t_106 = nttgen_kyber_r1_avx2_montmul(x_357, zeta_54, zetaqinv_54);
+    const __m256i x_372 = _mm256_add_epi16(x_353, t_106);
+    const __m256i x_373 = _mm256_sub_epi16(x_353, t_106);
+    const __m256i t_107 = nttgen_kyber_r1_avx2_montmul(x_359, zeta_54, zetaqinv_54);
+    const __m256i x_374 = _mm256_add_epi16(x_355, t_107);
+    const __m256i x_375 = _mm256_sub_epi16(x_355, t_107);
+    const __m256i t_108 = nttgen_kyber_r1_avx2_montmul(x_364, zeta_55, zetaqinv_55);
+    const __m256i x_376 = _mm256_add_epi16(x_360, t_108);
+    const __m256i x_377 = _mm256_sub_epi16(x_360, t_108);
+    const __m256i t_109 = nttgen_kyber_r1_avx2_montmul(x_366, zeta_55, zetaqinv_55);
+    const __m256i x_378 = _mm256_add_epi16(x_362, t_109);
+    const __m256i x_379 = _mm256_sub_epi16(x_362, t_109);
+    const __m256i t_110 = nttgen_kyber_r1_avx2_montmul(x_365, zeta_56, zetaqinv_56);
+    const __m256i x_380 = _mm256_add_epi16(x_361, t_110);
+    const __m256i x_381 = _mm256_sub_epi16(x_361, t_110);
+    const __m256i t_111 = nttgen_kyber_r1_avx2_montmul(x_367, zeta_56, zetaqinv_56);
+    const __m256i x_382 = _mm256_add_epi16(x_363, t_111);
+    const __m256i x_383 = _mm256_sub_epi16(x_363, t_111);
+    const __m256i t_112 = nttgen_kyber_r1_avx2_montmul(x_370, zeta_57, zetaqinv_57);
+    const __m256i x_384 = _mm256_add_epi16(x_368, t_112);
+    const __m256i x_385 = _mm256_sub_epi16(x_368, t_112);
+    const __m256i t_113 = nttgen_kyber_r1_avx2_montmul(x_371, zeta_58, zetaqinv_58);
+    const __m256i x_386 = _mm256_add_epi16(x_369, t_113);
+    const __m256i x_387 = _mm256_sub_epi16(x_369, t_113);
+    const __m256i t_114 = nttgen_kyber_r1_avx2_montmul(x_374, zeta_59, zetaqinv_59);
+    const __m256i x_388 = _mm256_add_epi16(x_372, t_114);
+    const __m256i x_389 = _mm256_sub_epi16(x_372, t_114);
+    const __m256i t_115 = nttgen_kyber_r1_avx2_montmul(x_375, zeta_60, zetaqinv_60);
+    const __m256i x_390 = _mm256_add_epi16(x_373, t_115);
+    const __m256i x_391 = _mm256_sub_epi16(x_373, t_115);
+    const __m256i t_116 = nttgen_kyber_r1_avx2_montmul(x_378, zeta_61, zetaqinv_61);
+    const __m256i x_392 = _mm256_add_epi16(x_376, t_116);
+    const __m256i x_393 = _mm256_sub_epi16(x_376, t_116);
+    const __m256i t_117 = nttgen_kyber_r1_avx2_montmul(x_379, zeta_62, zetaqinv_62);
+    const __m256i x_394 = _mm256_add_epi16(x_377, t_117);
+    const __m256i x_395 = _mm256_sub_epi16(x_377, t_117);
+    const __m256i t_118 = nttgen_kyber_r1_avx2_montmul(x_382, zeta_63, zetaqinv_63);
+    const __m256i x_396 = _mm256_add_epi16(x_380, t_118);
+    const __m256i x_397 = _mm256_sub_epi16(x_380, t_118);
+    const __m256i t_119 = nttgen_kyber_r1_avx2_montmul(x_383, zeta_64, zetaqinv_64);
+    const __m256i x_398 = _mm256_add_epi16(x_381, t_119);
+    const __m256i x_399 = _mm256_sub_epi16(x_381, t_119);
+    const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[0]);
+    const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[16]);
+    const __m256i x_400 = nttgen_kyber_r1_avx2_montmul(x_384, tw_0, twqinv_0);
+    const __m256i red_15 = nttgen_kyber_r1_avx2_cond_add_q(x_400);
+    _mm256_storeu_si256((__m256i *)&r[0], red_15);
+    const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[256]);
+    const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[272]);
+    const __m256i x_401 = nttgen_kyber_r1_avx2_montmul(x_385, tw_1, twqinv_1);
+    const __m256i red_16 = nttgen_kyber_r1_avx2_cond_add_q(x_401);
+    _mm256_storeu_si256((__m256i *)&r[128], red_16);
+    const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[128]);
+    const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[144]);
+    const __m256i x_402 = nttgen_kyber_r1_avx2_montmul(x_386, tw_2, twqinv_2);
+    const __m256i red_17 = nttgen_kyber_r1_avx2_cond_add_q(x_402);
+    _mm256_storeu_si256((__m256i *)&r[64], red_17);
+    const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[384]);
+    const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[400]);
+    const __m256i x_403 = nttgen_kyber_r1_avx2_montmul(x_387, tw_3, twqinv_3);
+    const __m256i red_18 = nttgen_kyber_r1_avx2_cond_add_q(x_403);
+    _mm256_storeu_si256((__m256i *)&r[192], red_18);
+    const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[64]);
+    const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[80]);
+    const __m256i x_404 = nttgen_kyber_r1_avx2_montmul(x_388, tw_4, twqinv_4);
+    const __m256i red_19 = nttgen_kyber_r1_avx2_cond_add_q(x_404);
+    _mm256_storeu_si256((__m256i *)&r[32], red_19);
+    const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[320]);
+    const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[336]);
+    const __m256i x_405 = nttgen_kyber_r1_avx2_montmul(x_389, tw_5, twqinv_5);
+    const __m256i red_20 = nttgen_kyber_r1_avx2_cond_add_q(x_405);
+    _mm256_storeu_si256((__m256i *)&r[160], red_20);
+    const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[192]);
+    const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[208]);
+    const __m256i x_406 = nttgen_kyber_r1_avx2_montmul(x_390, tw_6, twqinv_6);
+    const __m256i red_21 = nttgen_kyber_r1_avx2_cond_add_q(x_406);
+    _mm256_storeu_si256((__m256i *)&r[96], red_21);
+    const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[448]);
+    const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[464]);
+    const __m256i x_407 = nttgen_kyber_r1_avx2_montmul(x_391, tw_7, twqinv_7);
+    const __m256i red_22 = nttgen_kyber_r1_avx2_cond_add_q(x_407);
+    _mm256_storeu_si256((__m256i *)&r[224], red_22);
+    const __m256i tw_8 = _mm256_load_si256((const __m256i *)&twist_0[32]);
+    const __m256i twqinv_8 = _mm256_load_si256((const __m256i *)&twist_0[48]);
+    const __m256i x_408 = nttgen_kyber_r1_avx2_montmul(x_392, tw_8, twqinv_8);
+    const __m256i red_23 = nttgen_kyber_r1_avx2_cond_add_q(x_408);
+    _mm256_storeu_si256((__m256i *)&r[16], red_23);
+    const __m256i tw_9 = _mm256_load_si256((const __m256i *)&twist_0[288]);
+    const __m256i twqinv_9 = _mm256_load_si256((const __m256i *)&twist_0[304]);
+    const __m256i x_409 = nttgen_kyber_r1_avx2_montmul(x_393, tw_9, twqinv_9);
+    const __m256i red_24 = nttgen_kyber_r1_avx2_cond_add_q(x_409);
+    _mm256_storeu_si256((__m256i *)&r[144], red_24);
+    const __m256i tw_10 = _mm256_load_si256((const __m256i *)&twist_0[160]);
+    const __m256i twqinv_10 = _mm256_load_si256((const __m256i *)&twist_0[176]);
+    const __m256i x_410 = nttgen_kyber_r1_avx2_montmul(x_394, tw_10, twqinv_10);
+    const __m256i red_25 = nttgen_kyber_r1_avx2_cond_add_q(x_410);
+    _mm256_storeu_si256((__m256i *)&r[80], red_25);
+    const __m256i tw_11 = _mm256_load_si256((const __m256i *)&twist_0[416]);
+    const __m256i twqinv_11 = _mm256_load_si256((const __m256i *)&twist_0[432]);
+    const __m256i x_411 = nttgen_kyber_r1_avx2_montmul(x_395, tw_11, twqinv_11);
+    const __m256i red_26 = nttgen_kyber_r1_avx2_cond_add_q(x_411);
+    _mm256_storeu_si256((__m256i *)&r[208], red_26);
+    const __m256i tw_12 = _mm256_load_si256((const __m256i *)&twist_0[96]);
+    const __m256i twqinv_12 = _mm256_load_si256((const __m256i *)&twist_0[112]);
+    const __m256i x_412 = nttgen_kyber_r1_avx2_montmul(x_396, tw_12, twqinv_12);
+    const __m256i red_27 = nttgen_kyber_r1_avx2_cond_add_q(x_412);
+    _mm256_storeu_si256((__m256i *)&r[48], red_27);
+    const __m256i tw_13 = _mm256_load_si256((const __m256i *)&twist_0[352]);
+    const __m256i twqinv_13 = _mm256_load_si256((const __m256i *)&twist_0[368]);
+    const __m256i x_413 = nttgen_kyber_r1_avx2_montmul(x_397, tw_13, twqinv_13);
+    const __m256i red_28 = nttgen_kyber_r1_avx2_cond_add_q(x_413);
+    _mm256_storeu_si256((__m256i *)&r[176], red_28);
+    const __m256i tw_14 = _mm256_load_si256((const __m256i *)&twist_0[224]);
+    const __m256i twqinv_14 = _mm256_load_si256((const __m256i *)&twist_0[240]);
+    const __m256i x_414 = nttgen_kyber_r1_avx2_montmul(x_398, tw_14, twqinv_14);
+    const __m256i red_29 = nttgen_kyber_r1_avx2_cond_add_q(x_414);
+    _mm256_storeu_si256((__m256i *)&r[112], red_29);
+    const __m256i tw_15 = _mm256_load_si256((const __m256i *)&twist_0[480]);
+    const __m256i twqinv_15 = _mm256_load_si256((const __m256i *)&twist_0[496]);
+    const __m256i x_415 = nttgen_kyber_r1_avx2_montmul(x_399, tw_15, twqinv_15);
+    const __m256i red_30 = nttgen_kyber_r1_avx2_cond_add_q(x_415);
+    _mm256_storeu_si256((__m256i *)&r[240], red_30);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(a, 256, 0, 7680);
+    nttgen_kyber_r1_avx2_assert_range(r, 256, 0, 7680);
 #endif
 }
 
@@ -2278,20 +2774,16 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ * Ops per call: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
  *   cond_add_q 16, shuffle 72, zip 24
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    NTTGEN_ALIGN(64) int16_t a_hat[256];
-    NTTGEN_ALIGN(64) int16_t b_hat[256];
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
     nttgen_kyber_r1_avx2_assert_range(b, 256, -7680, 7680);
 #endif
-    nttgen_kyber_r1_avx2_ntt_from(a_hat, a);
-    nttgen_kyber_r1_avx2_ntt_from(b_hat, b);
-    nttgen_kyber_r1_avx2_basemul(r, a_hat, b_hat);
-    nttgen_kyber_r1_avx2_intt_reduce(r);
+    nttgen_kyber_r1_avx2_ntt_from(r, a);
+    nttgen_kyber_r1_avx2_mul_core(r, b);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(r, 256, 0, 7680);
 #endif

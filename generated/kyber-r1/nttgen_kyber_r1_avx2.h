@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
  *         cond_add_q 16, shuffle 72, zip 24
- *       coefficient reductions: 384
+ *       coefficient reductions: 368
  */
 #ifndef NTTGEN_KYBER_R1_AVX2_H
 #define NTTGEN_KYBER_R1_AVX2_H
@@ -171,7 +171,7 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 384, store 112, add 192, sub 192, montmul 200, montmul_var 16, barrett 24,
+ * Ops per call: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
  *   cond_add_q 16, shuffle 72, zip 24
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);

@@ -51,7 +51,7 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mldsa_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 362, store 64, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
+ *       ops: load 330, store 32, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
  *         cond_add_q 16, shuffle 96, const 16
  *       coefficient reductions: 256
  */
@@ -171,7 +171,7 @@ void nttgen_mldsa_avx512_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 362, store 64, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
+ * Ops per call: load 330, store 32, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
  *   cond_add_q 16, shuffle 96, const 16
  */
 void nttgen_mldsa_avx512_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);

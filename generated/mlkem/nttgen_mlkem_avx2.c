@@ -51,9 +51,9 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
- *         16, shuffle 72, zip 24, const 8
- *       coefficient reductions: 128
+ *       ops: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett 6, cond_add_q 16,
+ *         shuffle 72, zip 24, const 8
+ *       coefficient reductions: 96
  */
 #include "nttgen_mlkem_avx2.h"
 
@@ -314,6 +314,87 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_twist[512] = {
     22246, 22246, -10257, -10257, 7107, 7107, 27403, 27403, 20887, 20887, 32069, 32069, -1969, -1969, -19391, -19391,
     998, 998, 842, 842, 637, 637, -550, -550, -424, -424, 1150, 1150, -324, -324, -1194, -1194,
     21990, 21990, 16714, 16714, -22147, -22147, -5158, -5158, -31144, -31144, -24962, -24962, 29372, 29372, -25258, -25258,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// clang-format off
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_mul_core_zetas[800] = {
+    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6
+    573, 573, 573, 573, 573, 573, 573, 573, -681, -681, -681, -681, -681, -681, -681, -681,
+    -5827, -5827, -5827, -5827, -5827, -5827, -5827, -5827, -28073, -28073, -28073, -28073, -28073, -28073, -28073, -28073,
+    -829, -829, -829, -829, -829, -829, -829, -829, -1542, -1542, -1542, -1542, -1542, -1542, -1542, -1542,
+    5571, 5571, 5571, 5571, 5571, 5571, 5571, 5571, 18426, 18426, 18426, 18426, 18426, 18426, 18426, 18426,
+    264, 264, 264, 264, 264, 264, 264, 264, 732, 732, 732, 732, 732, 732, 732, 732,
+    -26360, -26360, -26360, -26360, -26360, -26360, -26360, -26360, -10532, -10532, -10532, -10532, -10532, -10532, -10532, -10532,
+    -1602, -1602, -1602, -1602, -1602, -1602, -1602, -1602, -205, -205, -205, -205, -205, -205, -205, -205,
+    21438, 21438, 21438, 21438, 21438, 21438, 21438, 21438, 26675, 26675, 26675, 26675, 26675, 26675, 26675, 26675,
+    -1325, -1325, -1325, -1325, -1325, -1325, -1325, -1325, 1017, 1017, 1017, 1017, 1017, 1017, 1017, 1017,
+    17363, 17363, 17363, 17363, 17363, 17363, 17363, 17363, 24313, 24313, 24313, 24313, 24313, 24313, 24313, 24313,
+    1458, 1458, 1458, 1458, 1458, 1458, 1458, 1458, 411, 411, 411, 411, 411, 411, 411, 411,
+    -1102, -1102, -1102, -1102, -1102, -1102, -1102, -1102, 8859, 8859, 8859, 8859, 8859, 8859, 8859, 8859,
+    383, 383, 383, 383, 383, 383, 383, 383, 608, 608, 608, 608, 608, 608, 608, 608,
+    -29057, -29057, -29057, -29057, -29057, -29057, -29057, -29057, 8800, 8800, 8800, 8800, 8800, 8800, 8800, 8800,
+    -130, -130, -130, -130, -130, -130, -130, -130, -1571, -1571, -1571, -1571, -1571, -1571, -1571, -1571,
+    -26242, -26242, -26242, -26242, -26242, -26242, -26242, -26242, -16163, -16163, -16163, -16163, -16163, -16163, -16163, -16163,
+    1223, 1223, 516, 516, 1223, 1223, 516, 516, -853, -853, -398, -398, -853, -853, -398, -398,
+    -5689, -5689, -12796, -12796, -5689, -5689, -12796, -12796, 19883, 19883, 13426, 13426, 19883, 19883, 13426, 13426,
+    652, 652, -8, -8, 652, 652, -8, -8, -90, -90, 961, 961, -90, -90, 961, 961,
+    -6516, -6516, 26616, 26616, -6516, -6516, 26616, 26616, -28250, -28250, 14017, 14017, -28250, -28250, 14017, 14017,
+    -1293, -1293, -1618, -1618, -1293, -1293, -1618, -1618, 107, 107, 448, 448, 107, 107, 448, 448,
+    -23565, -23565, 9134, 9134, -23565, -23565, 9134, 9134, -28309, -28309, 16832, 16832, -28309, -28309, 16832, 16832,
+    1491, 1491, -1162, -1162, 1491, 1491, -1162, -1162, -1421, -1421, -1065, -1065, -1421, -1421, -1065, -1065,
+    20179, 20179, -650, -650, 20179, 20179, -650, -650, 9075, 9075, 4311, 4311, 9075, 9075, 4311, 4311,
+    -552, -552, -320, -320, -552, -552, -320, -320, -271, -271, -1508, -1508, -271, -271, -1508, -1508,
+    1496, 1496, 16064, 16064, 1496, 1496, 16064, 16064, -15887, -15887, -29156, -29156, -15887, -15887, -29156, -29156,
+    1015, 1015, -666, -666, 1015, 1015, -666, -666, 830, 830, -725, -725, 830, 830, -725, -725,
+    30967, 30967, -12442, -12442, 30967, 30967, -12442, -12442, -8898, -8898, -12757, -12757, -8898, -8898, -12757, -12757,
+    -282, -282, 126, 126, -282, -282, 126, 126, -247, -247, 677, 677, -247, -247, 677, 677,
+    20710, 20710, -25986, -25986, 20710, 20710, -25986, -25986, -30199, -30199, -24155, -24155, -30199, -30199, -24155, -24155,
+    -1544, -1544, 1469, 1469, -1544, -1544, 1469, 1469, -951, -951, -1275, -1275, -951, -951, -1275, -1275,
+    25080, 25080, 27837, 27837, 25080, 25080, 27837, 27837, 18249, 18249, -17915, -17915, 18249, 18249, -17915, -17915,
+    -1103, -1103, -246, -246, 422, 422, -1590, -1590, 817, 817, -1185, -1185, -1215, -1215, -108, -108,
+    -335, -335, 32010, 32010, -27738, -27738, -18486, -18486, -31183, -31183, 10335, 10335, -20927, -20927, 31636, 31636,
+    555, 555, 1159, 1159, 177, 177, -872, -872, 603, 603, -1278, -1278, 1218, 1218, 996, 996,
+    -11477, -11477, 10631, 10631, 945, 945, 17560, 17560, 25435, 25435, -7934, -7934, 10946, 10946, 28644, 28644,
+    430, 430, 778, 778, 587, 587, 644, 644, 1097, 1097, -1530, -1530, -136, -136, -308, -308,
+    11182, 11182, -32502, -32502, 13131, 13131, 20100, 20100, 20297, 20297, -21498, -21498, -6280, -6280, -23860, -23860,
+    843, 843, -147, -147, -235, -235, 349, 349, 610, 610, 794, 794, -1335, -1335, 991, 991,
+    13387, 13387, 30317, 30317, -4587, -4587, 18525, 18525, 2146, 2146, -20198, -20198, -14903, -14903, -20257, -20257,
+    -1251, -1251, -777, -777, -291, -291, 418, 418, 1322, 1322, -1510, -1510, -874, -874, 958, 958,
+    -32227, -32227, 29175, 29175, -14883, -14883, -14430, -14430, -7382, -7382, -22502, -22502, 24214, 24214, 23998, 23998,
+    1550, 1550, -602, -602, 1574, 1574, -156, -156, -1465, -1465, -870, -870, -1187, -1187, 1522, 1522,
+    20494, 20494, -28762, -28762, 6182, 6182, -5276, -5276, 24391, 24391, 10906, 10906, 16989, 16989, -17422, -17422,
+    871, 871, 1483, 1483, -460, -460, 329, 329, -1285, -1285, -854, -854, 220, 220, -1460, -1460,
+    -14233, -14233, -18741, -18741, 23092, 23092, 19529, 19529, 15355, 15355, 23210, 23210, -11044, -11044, 7756, 7756,
+    105, 105, 1119, 1119, 1653, 1653, -75, -75, 384, 384, 478, 478, -1659, -1659, 1628, 1628,
+    -21655, -21655, 12639, 12639, 5493, 5493, -12619, -12619, -32384, -32384, -17442, -17442, 14469, 14469, 23132, 23132,
+    -758, 31498, -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, -171, -20907,
+    962, 10690, 1577, -3799, -1474, -11202, 622, 27758, -1202, 1358, 182, -15690, 1468, 31164, 0, 0,
+};
+// clang-format on
+
+// roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, pairs (z, z*q^-1 mod beta), per
+//  register pair of the fused pass: L lanes of z, then L lanes of the second
+// clang-format off
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_mul_core_gammas_fused[256] = {
+    -1103, -1251, -246, -777, 422, -291, -1590, 418, 817, 1322, -1185, -1510, -1215, -874, -108, 958,
+    -335, -32227, 32010, 29175, -27738, -14883, -18486, -14430, -31183, -7382, 10335, -22502, -20927, 24214, 31636, 23998,
+    555, 1550, 1159, -602, 177, 1574, -872, -156, 603, -1465, -1278, -870, 1218, -1187, 996, 1522,
+    -11477, 20494, 10631, -28762, 945, 6182, 17560, -5276, 25435, 24391, -7934, 10906, 10946, 16989, 28644, -17422,
+    430, 871, 778, 1483, 587, -460, 644, 329, 1097, -1285, -1530, -854, -136, 220, -308, -1460,
+    11182, -14233, -32502, -18741, 13131, 23092, 20100, 19529, 20297, 15355, -21498, 23210, -6280, -11044, -23860, 7756,
+    843, 105, -147, 1119, -235, 1653, 349, -75, 610, 384, 794, 478, -1335, -1659, 991, 1628,
+    13387, -21655, 30317, 12639, -4587, 5493, 18525, -12619, 2146, -32384, -20198, -17442, -14903, 14469, -20257, 23132,
+    1103, 1251, 246, 777, -422, 291, 1590, -418, -817, -1322, 1185, 1510, 1215, 874, 108, -958,
+    335, 32227, -32010, -29175, 27738, 14883, 18486, 14430, 31183, 7382, -10335, 22502, 20927, -24214, -31636, -23998,
+    -555, -1550, -1159, 602, -177, -1574, 872, 156, -603, 1465, 1278, 870, -1218, 1187, -996, -1522,
+    11477, -20494, -10631, 28762, -945, -6182, -17560, 5276, -25435, -24391, 7934, -10906, -10946, -16989, -28644, 17422,
+    -430, -871, -778, -1483, -587, 460, -644, -329, -1097, 1285, 1530, 854, 136, -220, 308, 1460,
+    -11182, 14233, 32502, 18741, -13131, -23092, -20100, -19529, -20297, -15355, 21498, -23210, 6280, 11044, 23860, -7756,
+    -843, -105, 147, -1119, 235, -1653, -349, 75, -610, -384, -794, -478, 1335, 1659, -991, -1628,
+    -13387, 21655, -30317, -12639, 4587, -5493, -18525, 12619, -2146, 32384, 20198, 17442, 14903, -14469, 20257, -23132,
 };
 // clang-format on
 
@@ -1807,356 +1888,810 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
 }
 
 /*
- * inverse NTT times beta, reduced to [0, q) (polymul's helper)
+ * r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)
  *
- * Input:  a: NTT domain, native order
- * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, cond_add_q 16, shuffle
- *   24, zip 8
+ * Input:  r: a_hat, NTT domain, native order; b: coefficients, standard order
+ * Output: r: coefficients, standard order, in [0, q)
+ * r[256]: on entry in [-16180, 16179], on exit in [0, 3328]
+ * b[256]: on entry in [-3328, 3328]
+ * Ops per call: load 192, store 16, add 128, sub 112, mullo 16, montmul 160, barrett 6, cond_add_q
+ *   16, shuffle 48, zip 16, const 8
  */
-static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
+    const int16_t *const zetas_0 = nttgen_mlkem_avx2_mul_core_zetas;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
+    const int16_t *const gammas_fused_0 = nttgen_mlkem_avx2_mul_core_gammas_fused;
     const int16_t *const twist_0 = nttgen_mlkem_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx2_assert_range(a, 256, -11316, 11318);
+    nttgen_mlkem_avx2_assert_range(r, 256, -16180, 16179);
+    nttgen_mlkem_avx2_assert_range(b, 256, -3328, 3328);
 #endif
-    // inverse layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
-    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
-    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
-    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
-    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
-    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
-    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
-    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
-    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
-    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
-    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
-    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
-    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
-    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
-    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
-    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
-    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
-    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
-    const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[0]);
-    const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[128]);
-    const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[64]);
-    const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[192]);
-    const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[32]);
-    const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[160]);
-    const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[96]);
-    const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[224]);
-    const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[16]);
-    const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[144]);
-    const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[80]);
-    const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[208]);
-    const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[48]);
-    const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
-    const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[112]);
-    const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    const __m256i x_16 = nttgen_mlkem_avx2_ilv16_lo(x_0, x_8);
-    const __m256i x_17 = nttgen_mlkem_avx2_ilv16_hi(x_0, x_8);
-    const __m256i x_18 = nttgen_mlkem_avx2_ilv16_lo(x_1, x_9);
-    const __m256i x_19 = nttgen_mlkem_avx2_ilv16_hi(x_1, x_9);
-    const __m256i x_20 = nttgen_mlkem_avx2_ilv16_lo(x_2, x_10);
-    const __m256i x_21 = nttgen_mlkem_avx2_ilv16_hi(x_2, x_10);
-    const __m256i x_22 = nttgen_mlkem_avx2_ilv16_lo(x_3, x_11);
-    const __m256i x_23 = nttgen_mlkem_avx2_ilv16_hi(x_3, x_11);
-    const __m256i x_24 = nttgen_mlkem_avx2_ilv16_lo(x_4, x_12);
-    const __m256i x_25 = nttgen_mlkem_avx2_ilv16_hi(x_4, x_12);
-    const __m256i x_26 = nttgen_mlkem_avx2_ilv16_lo(x_5, x_13);
-    const __m256i x_27 = nttgen_mlkem_avx2_ilv16_hi(x_5, x_13);
-    const __m256i x_28 = nttgen_mlkem_avx2_ilv16_lo(x_6, x_14);
-    const __m256i x_29 = nttgen_mlkem_avx2_ilv16_hi(x_6, x_14);
-    const __m256i x_30 = nttgen_mlkem_avx2_ilv16_lo(x_7, x_15);
-    const __m256i x_31 = nttgen_mlkem_avx2_ilv16_hi(x_7, x_15);
-    const __m256i x_32 = _mm256_add_epi16(x_16, x_24);
-    const __m256i x_33 = _mm256_sub_epi16(x_16, x_24);
-    const __m256i x_34 = _mm256_add_epi16(x_18, x_26);
-    const __m256i x_35 = _mm256_sub_epi16(x_18, x_26);
-    const __m256i x_36 = _mm256_add_epi16(x_20, x_28);
-    const __m256i x_37 = _mm256_sub_epi16(x_20, x_28);
-    const __m256i x_38 = _mm256_add_epi16(x_22, x_30);
-    const __m256i x_39 = _mm256_sub_epi16(x_22, x_30);
-    const __m256i x_40 = _mm256_add_epi16(x_17, x_25);
-    const __m256i x_41 = _mm256_sub_epi16(x_17, x_25);
-    const __m256i x_42 = _mm256_add_epi16(x_19, x_27);
-    const __m256i x_43 = _mm256_sub_epi16(x_19, x_27);
-    const __m256i x_44 = _mm256_add_epi16(x_21, x_29);
-    const __m256i x_45 = _mm256_sub_epi16(x_21, x_29);
-    const __m256i x_46 = _mm256_add_epi16(x_23, x_31);
-    const __m256i x_47 = _mm256_sub_epi16(x_23, x_31);
-    const __m256i x_48 = _mm256_unpacklo_epi64(x_32, x_33);
-    const __m256i x_49 = _mm256_unpackhi_epi64(x_32, x_33);
-    const __m256i x_50 = _mm256_unpacklo_epi64(x_34, x_35);
-    const __m256i x_51 = _mm256_unpackhi_epi64(x_34, x_35);
-    const __m256i x_52 = _mm256_unpacklo_epi64(x_36, x_37);
-    const __m256i x_53 = _mm256_unpackhi_epi64(x_36, x_37);
-    const __m256i x_54 = _mm256_unpacklo_epi64(x_38, x_39);
-    const __m256i x_55 = _mm256_unpackhi_epi64(x_38, x_39);
-    const __m256i x_56 = _mm256_unpacklo_epi64(x_40, x_41);
-    const __m256i x_57 = _mm256_unpackhi_epi64(x_40, x_41);
-    const __m256i x_58 = _mm256_unpacklo_epi64(x_42, x_43);
-    const __m256i x_59 = _mm256_unpackhi_epi64(x_42, x_43);
-    const __m256i x_60 = _mm256_unpacklo_epi64(x_44, x_45);
-    const __m256i x_61 = _mm256_unpackhi_epi64(x_44, x_45);
-    const __m256i x_62 = _mm256_unpacklo_epi64(x_46, x_47);
-    const __m256i x_63 = _mm256_unpackhi_epi64(x_46, x_47);
-    const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_52, zeta_0, zetaqinv_0);
-    const __m256i x_64 = _mm256_add_epi16(x_48, t_0);
-    const __m256i x_65 = _mm256_sub_epi16(x_48, t_0);
-    const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_54, zeta_0, zetaqinv_0);
-    const __m256i x_66 = _mm256_add_epi16(x_50, t_1);
-    const __m256i x_67 = _mm256_sub_epi16(x_50, t_1);
-    const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_53, zeta_0, zetaqinv_0);
-    const __m256i x_68 = _mm256_add_epi16(x_49, t_2);
-    const __m256i x_69 = _mm256_sub_epi16(x_49, t_2);
-    const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_55, zeta_0, zetaqinv_0);
-    const __m256i x_70 = _mm256_add_epi16(x_51, t_3);
-    const __m256i x_71 = _mm256_sub_epi16(x_51, t_3);
-    const __m256i t_4 = nttgen_mlkem_avx2_montmul(x_60, zeta_0, zetaqinv_0);
-    const __m256i x_72 = _mm256_add_epi16(x_56, t_4);
-    const __m256i x_73 = _mm256_sub_epi16(x_56, t_4);
-    const __m256i t_5 = nttgen_mlkem_avx2_montmul(x_62, zeta_0, zetaqinv_0);
-    const __m256i x_74 = _mm256_add_epi16(x_58, t_5);
-    const __m256i x_75 = _mm256_sub_epi16(x_58, t_5);
-    const __m256i t_6 = nttgen_mlkem_avx2_montmul(x_61, zeta_0, zetaqinv_0);
-    const __m256i x_76 = _mm256_add_epi16(x_57, t_6);
-    const __m256i x_77 = _mm256_sub_epi16(x_57, t_6);
-    const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_63, zeta_0, zetaqinv_0);
-    const __m256i x_78 = _mm256_add_epi16(x_59, t_7);
-    const __m256i x_79 = _mm256_sub_epi16(x_59, t_7);
-    const __m256i x_80 = nttgen_mlkem_avx2_unzip32_lo(x_64, x_65);
-    const __m256i x_81 = nttgen_mlkem_avx2_unzip32_hi(x_64, x_65);
-    const __m256i x_82 = nttgen_mlkem_avx2_unzip32_lo(x_66, x_67);
-    const __m256i x_83 = nttgen_mlkem_avx2_unzip32_hi(x_66, x_67);
-    const __m256i x_84 = nttgen_mlkem_avx2_unzip32_lo(x_68, x_69);
-    const __m256i x_85 = nttgen_mlkem_avx2_unzip32_hi(x_68, x_69);
-    const __m256i x_86 = nttgen_mlkem_avx2_unzip32_lo(x_70, x_71);
-    const __m256i x_87 = nttgen_mlkem_avx2_unzip32_hi(x_70, x_71);
-    const __m256i x_88 = nttgen_mlkem_avx2_unzip32_lo(x_72, x_73);
-    const __m256i x_89 = nttgen_mlkem_avx2_unzip32_hi(x_72, x_73);
-    const __m256i x_90 = nttgen_mlkem_avx2_unzip32_lo(x_74, x_75);
-    const __m256i x_91 = nttgen_mlkem_avx2_unzip32_hi(x_74, x_75);
-    const __m256i x_92 = nttgen_mlkem_avx2_unzip32_lo(x_76, x_77);
-    const __m256i x_93 = nttgen_mlkem_avx2_unzip32_hi(x_76, x_77);
-    const __m256i x_94 = nttgen_mlkem_avx2_unzip32_lo(x_78, x_79);
-    const __m256i x_95 = nttgen_mlkem_avx2_unzip32_hi(x_78, x_79);
-    const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_82, zeta_1, zetaqinv_1);
-    const __m256i x_96 = _mm256_add_epi16(x_80, t_8);
-    const __m256i x_97 = _mm256_sub_epi16(x_80, t_8);
-    const __m256i t_9 = nttgen_mlkem_avx2_montmul(x_83, zeta_1, zetaqinv_1);
-    const __m256i x_98 = _mm256_add_epi16(x_81, t_9);
-    const __m256i x_99 = _mm256_sub_epi16(x_81, t_9);
-    const __m256i t_10 = nttgen_mlkem_avx2_montmul(x_86, zeta_1, zetaqinv_1);
-    const __m256i x_100 = _mm256_add_epi16(x_84, t_10);
-    const __m256i x_101 = _mm256_sub_epi16(x_84, t_10);
-    const __m256i t_11 = nttgen_mlkem_avx2_montmul(x_87, zeta_1, zetaqinv_1);
-    const __m256i x_102 = _mm256_add_epi16(x_85, t_11);
-    const __m256i x_103 = _mm256_sub_epi16(x_85, t_11);
-    const __m256i t_12 = nttgen_mlkem_avx2_montmul(x_90, zeta_1, zetaqinv_1);
-    const __m256i x_104 = _mm256_add_epi16(x_88, t_12);
-    const __m256i x_105 = _mm256_sub_epi16(x_88, t_12);
-    const __m256i t_13 = nttgen_mlkem_avx2_montmul(x_91, zeta_1, zetaqinv_1);
-    const __m256i x_106 = _mm256_add_epi16(x_89, t_13);
-    const __m256i x_107 = _mm256_sub_epi16(x_89, t_13);
-    const __m256i t_14 = nttgen_mlkem_avx2_montmul(x_94, zeta_1, zetaqinv_1);
-    const __m256i x_108 = _mm256_add_epi16(x_92, t_14);
-    const __m256i x_109 = _mm256_sub_epi16(x_92, t_14);
-    const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_95, zeta_1, zetaqinv_1);
-    const __m256i x_110 = _mm256_add_epi16(x_93, t_15);
-    const __m256i x_111 = _mm256_sub_epi16(x_93, t_15);
-    const __m256i x_112 = _mm256_permute2x128_si256(x_96, x_97, 32);
-    const __m256i x_113 = _mm256_permute2x128_si256(x_96, x_97, 49);
-    const __m256i x_114 = _mm256_permute2x128_si256(x_98, x_99, 32);
-    const __m256i x_115 = _mm256_permute2x128_si256(x_98, x_99, 49);
-    const __m256i x_116 = _mm256_permute2x128_si256(x_100, x_101, 32);
-    const __m256i x_117 = _mm256_permute2x128_si256(x_100, x_101, 49);
-    const __m256i x_118 = _mm256_permute2x128_si256(x_102, x_103, 32);
-    const __m256i x_119 = _mm256_permute2x128_si256(x_102, x_103, 49);
-    const __m256i x_120 = _mm256_permute2x128_si256(x_104, x_105, 32);
-    const __m256i x_121 = _mm256_permute2x128_si256(x_104, x_105, 49);
-    const __m256i x_122 = _mm256_permute2x128_si256(x_106, x_107, 32);
-    const __m256i x_123 = _mm256_permute2x128_si256(x_106, x_107, 49);
-    const __m256i x_124 = _mm256_permute2x128_si256(x_108, x_109, 32);
-    const __m256i x_125 = _mm256_permute2x128_si256(x_108, x_109, 49);
-    const __m256i x_126 = _mm256_permute2x128_si256(x_110, x_111, 32);
-    const __m256i x_127 = _mm256_permute2x128_si256(x_110, x_111, 49);
-    const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_120, zeta_2, zetaqinv_2);
-    const __m256i x_128 = _mm256_add_epi16(x_112, t_16);
-    const __m256i x_129 = _mm256_sub_epi16(x_112, t_16);
-    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_121, zeta_2, zetaqinv_2);
-    const __m256i x_130 = _mm256_add_epi16(x_113, t_17);
-    const __m256i x_131 = _mm256_sub_epi16(x_113, t_17);
-    const __m256i t_18 = nttgen_mlkem_avx2_montmul(x_122, zeta_2, zetaqinv_2);
-    const __m256i x_132 = _mm256_add_epi16(x_114, t_18);
-    const __m256i x_133 = _mm256_sub_epi16(x_114, t_18);
-    const __m256i t_19 = nttgen_mlkem_avx2_montmul(x_123, zeta_2, zetaqinv_2);
-    const __m256i x_134 = _mm256_add_epi16(x_115, t_19);
-    const __m256i x_135 = _mm256_sub_epi16(x_115, t_19);
-    const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_124, zeta_2, zetaqinv_2);
-    const __m256i x_136 = _mm256_add_epi16(x_116, t_20);
-    const __m256i x_137 = _mm256_sub_epi16(x_116, t_20);
-    const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_125, zeta_2, zetaqinv_2);
-    const __m256i x_138 = _mm256_add_epi16(x_117, t_21);
-    const __m256i x_139 = _mm256_sub_epi16(x_117, t_21);
-    const __m256i t_22 = nttgen_mlkem_avx2_montmul(x_126, zeta_2, zetaqinv_2);
-    const __m256i x_140 = _mm256_add_epi16(x_118, t_22);
-    const __m256i x_141 = _mm256_sub_epi16(x_118, t_22);
-    const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_127, zeta_2, zetaqinv_2);
-    const __m256i x_142 = _mm256_add_epi16(x_119, t_23);
-    const __m256i x_143 = _mm256_sub_epi16(x_119, t_23);
-    const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_136, zeta_3, zetaqinv_3);
-    const __m256i x_144 = _mm256_add_epi16(x_128, t_24);
-    const __m256i x_145 = _mm256_sub_epi16(x_128, t_24);
-    const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_138, zeta_3, zetaqinv_3);
-    const __m256i x_146 = _mm256_add_epi16(x_130, t_25);
-    const __m256i x_147 = _mm256_sub_epi16(x_130, t_25);
-    const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_140, zeta_3, zetaqinv_3);
-    const __m256i x_148 = _mm256_add_epi16(x_132, t_26);
-    const __m256i x_149 = _mm256_sub_epi16(x_132, t_26);
-    const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_142, zeta_3, zetaqinv_3);
-    const __m256i x_150 = _mm256_add_epi16(x_134, t_27);
-    const __m256i x_151 = _mm256_sub_epi16(x_134, t_27);
-    const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_137, zeta_4, zetaqinv_4);
-    const __m256i x_152 = _mm256_add_epi16(x_129, t_28);
-    const __m256i x_153 = _mm256_sub_epi16(x_129, t_28);
-    const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_139, zeta_4, zetaqinv_4);
-    const __m256i x_154 = _mm256_add_epi16(x_131, t_29);
-    const __m256i x_155 = _mm256_sub_epi16(x_131, t_29);
-    const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_141, zeta_4, zetaqinv_4);
-    const __m256i x_156 = _mm256_add_epi16(x_133, t_30);
-    const __m256i x_157 = _mm256_sub_epi16(x_133, t_30);
-    const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_143, zeta_4, zetaqinv_4);
-    const __m256i x_158 = _mm256_add_epi16(x_135, t_31);
-    const __m256i x_159 = _mm256_sub_epi16(x_135, t_31);
-    const __m256i t_32 = nttgen_mlkem_avx2_montmul(x_148, zeta_5, zetaqinv_5);
-    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_144);
-    const __m256i x_160 = _mm256_add_epi16(red_0, t_32);
-    const __m256i x_161 = _mm256_sub_epi16(red_0, t_32);
-    const __m256i t_33 = nttgen_mlkem_avx2_montmul(x_150, zeta_5, zetaqinv_5);
-    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_146);
-    const __m256i x_162 = _mm256_add_epi16(red_1, t_33);
-    const __m256i x_163 = _mm256_sub_epi16(red_1, t_33);
-    const __m256i t_34 = nttgen_mlkem_avx2_montmul(x_149, zeta_6, zetaqinv_6);
-    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_145);
-    const __m256i x_164 = _mm256_add_epi16(red_2, t_34);
-    const __m256i x_165 = _mm256_sub_epi16(red_2, t_34);
-    const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_151, zeta_6, zetaqinv_6);
-    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_147);
-    const __m256i x_166 = _mm256_add_epi16(red_3, t_35);
-    const __m256i x_167 = _mm256_sub_epi16(red_3, t_35);
-    const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_156, zeta_7, zetaqinv_7);
-    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_152);
-    const __m256i x_168 = _mm256_add_epi16(red_4, t_36);
-    const __m256i x_169 = _mm256_sub_epi16(red_4, t_36);
-    const __m256i t_37 = nttgen_mlkem_avx2_montmul(x_158, zeta_7, zetaqinv_7);
-    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_154);
-    const __m256i x_170 = _mm256_add_epi16(red_5, t_37);
-    const __m256i x_171 = _mm256_sub_epi16(red_5, t_37);
-    const __m256i t_38 = nttgen_mlkem_avx2_montmul(x_157, zeta_8, zetaqinv_8);
-    const __m256i red_6 = nttgen_mlkem_avx2_barrett(x_153);
-    const __m256i x_172 = _mm256_add_epi16(red_6, t_38);
-    const __m256i x_173 = _mm256_sub_epi16(red_6, t_38);
-    const __m256i t_39 = nttgen_mlkem_avx2_montmul(x_159, zeta_8, zetaqinv_8);
-    const __m256i red_7 = nttgen_mlkem_avx2_barrett(x_155);
-    const __m256i x_174 = _mm256_add_epi16(red_7, t_39);
-    const __m256i x_175 = _mm256_sub_epi16(red_7, t_39);
-    _mm256_storeu_si256((__m256i *)&a[0], x_160);
-    _mm256_storeu_si256((__m256i *)&a[128], x_162);
-    _mm256_storeu_si256((__m256i *)&a[64], x_161);
-    _mm256_storeu_si256((__m256i *)&a[192], x_163);
-    _mm256_storeu_si256((__m256i *)&a[32], x_164);
-    _mm256_storeu_si256((__m256i *)&a[160], x_166);
-    _mm256_storeu_si256((__m256i *)&a[96], x_165);
-    _mm256_storeu_si256((__m256i *)&a[224], x_167);
-    _mm256_storeu_si256((__m256i *)&a[16], x_168);
-    _mm256_storeu_si256((__m256i *)&a[144], x_170);
-    _mm256_storeu_si256((__m256i *)&a[80], x_169);
-    _mm256_storeu_si256((__m256i *)&a[208], x_171);
-    _mm256_storeu_si256((__m256i *)&a[48], x_172);
-    _mm256_storeu_si256((__m256i *)&a[176], x_174);
-    _mm256_storeu_si256((__m256i *)&a[112], x_173);
-    _mm256_storeu_si256((__m256i *)&a[240], x_175);
-    // inverse layers 0: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 288]);
-        const __m256i zetaqinv_9 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 304]);
-        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
-        const __m256i zetaqinv_10 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
-        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
-        const __m256i zetaqinv_11 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
-        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
-        const __m256i zetaqinv_12 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
-        const __m256i x_176 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_177 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
-        const __m256i x_178 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
-        const __m256i x_179 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
-        const __m256i x_180 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
-        const __m256i x_181 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
-        const __m256i x_182 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
-        const __m256i x_183 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
-        const __m256i t_40 = nttgen_mlkem_avx2_montmul(x_177, zeta_9, zetaqinv_9);
-        const __m256i x_184 = _mm256_add_epi16(x_176, t_40);
-        const __m256i x_185 = _mm256_sub_epi16(x_176, t_40);
-        const __m256i t_41 = nttgen_mlkem_avx2_montmul(x_179, zeta_10, zetaqinv_10);
-        const __m256i x_186 = _mm256_add_epi16(x_178, t_41);
-        const __m256i x_187 = _mm256_sub_epi16(x_178, t_41);
-        const __m256i t_42 = nttgen_mlkem_avx2_montmul(x_181, zeta_11, zetaqinv_11);
-        const __m256i x_188 = _mm256_add_epi16(x_180, t_42);
-        const __m256i x_189 = _mm256_sub_epi16(x_180, t_42);
-        const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_183, zeta_12, zetaqinv_12);
-        const __m256i x_190 = _mm256_add_epi16(x_182, t_43);
-        const __m256i x_191 = _mm256_sub_epi16(x_182, t_43);
-        const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
-        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
-        const __m256i x_192 = nttgen_mlkem_avx2_montmul(x_184, tw_0, twqinv_0);
-        const __m256i red_8 = nttgen_mlkem_avx2_cond_add_q(x_192);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], red_8);
-        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
-        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
-        const __m256i x_193 = nttgen_mlkem_avx2_montmul(x_185, tw_1, twqinv_1);
-        const __m256i red_9 = nttgen_mlkem_avx2_cond_add_q(x_193);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], red_9);
-        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
-        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
-        const __m256i x_194 = nttgen_mlkem_avx2_montmul(x_186, tw_2, twqinv_2);
-        const __m256i red_10 = nttgen_mlkem_avx2_cond_add_q(x_194);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], red_10);
-        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
-        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
-        const __m256i x_195 = nttgen_mlkem_avx2_montmul(x_187, tw_3, twqinv_3);
-        const __m256i red_11 = nttgen_mlkem_avx2_cond_add_q(x_195);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], red_11);
-        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
-        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
-        const __m256i x_196 = nttgen_mlkem_avx2_montmul(x_188, tw_4, twqinv_4);
-        const __m256i red_12 = nttgen_mlkem_avx2_cond_add_q(x_196);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], red_12);
-        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
-        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
-        const __m256i x_197 = nttgen_mlkem_avx2_montmul(x_189, tw_5, twqinv_5);
-        const __m256i red_13 = nttgen_mlkem_avx2_cond_add_q(x_197);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], red_13);
-        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
-        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
-        const __m256i x_198 = nttgen_mlkem_avx2_montmul(x_190, tw_6, twqinv_6);
-        const __m256i red_14 = nttgen_mlkem_avx2_cond_add_q(x_198);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], red_14);
-        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
-        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
-        const __m256i x_199 = nttgen_mlkem_avx2_montmul(x_191, tw_7, twqinv_7);
-        const __m256i red_15 = nttgen_mlkem_avx2_cond_add_q(x_199);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], red_15);
-    }
+    // layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
+    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[768]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[769]);
+    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[770]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[771]);
+    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[772]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[773]);
+    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[774]);
+    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[775]);
+    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[776]);
+    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[777]);
+    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[778]);
+    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[779]);
+    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[780]);
+    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[781]);
+    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[782]);
+    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[783]);
+    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[784]);
+    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[785]);
+    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[786]);
+    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[787]);
+    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[788]);
+    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[789]);
+    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[790]);
+    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[791]);
+    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[792]);
+    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[793]);
+    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[794]);
+    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[795]);
+    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[796]);
+    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[797]);
+    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
+    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
+    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
+    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
+    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
+    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
+    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
+    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
+    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
+    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
+    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
+    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
+    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
+    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
+    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
+    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
+    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
+    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
+    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
+    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
+    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
+    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
+    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
+    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
+    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
+    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
+    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
+    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
+    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
+    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
+    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
+    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
+    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
+    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
+    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
+    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
+    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
+    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
+    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
+    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
+    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
+    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
+    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
+    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
+    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
+    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
+    const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[0]);
+    const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&b[128]);
+    const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[64]);
+    const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[192]);
+    const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&b[32]);
+    const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&b[160]);
+    const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&b[96]);
+    const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&b[224]);
+    const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&b[16]);
+    const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&b[144]);
+    const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&b[80]);
+    const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&b[208]);
+    const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&b[48]);
+    const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&b[176]);
+    const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&b[112]);
+    const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&b[240]);
+    const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_1, zeta_0, zetaqinv_0);
+    const __m256i x_16 = _mm256_add_epi16(x_0, t_0);
+    const __m256i x_17 = _mm256_sub_epi16(x_0, t_0);
+    const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m256i x_18 = _mm256_add_epi16(x_2, t_1);
+    const __m256i x_19 = _mm256_sub_epi16(x_2, t_1);
+    const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_5, zeta_0, zetaqinv_0);
+    const __m256i x_20 = _mm256_add_epi16(x_4, t_2);
+    const __m256i x_21 = _mm256_sub_epi16(x_4, t_2);
+    const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_7, zeta_0, zetaqinv_0);
+    const __m256i x_22 = _mm256_add_epi16(x_6, t_3);
+    const __m256i x_23 = _mm256_sub_epi16(x_6, t_3);
+    const __m256i t_4 = nttgen_mlkem_avx2_montmul(x_9, zeta_0, zetaqinv_0);
+    const __m256i x_24 = _mm256_add_epi16(x_8, t_4);
+    const __m256i x_25 = _mm256_sub_epi16(x_8, t_4);
+    const __m256i t_5 = nttgen_mlkem_avx2_montmul(x_11, zeta_0, zetaqinv_0);
+    const __m256i x_26 = _mm256_add_epi16(x_10, t_5);
+    const __m256i x_27 = _mm256_sub_epi16(x_10, t_5);
+    const __m256i t_6 = nttgen_mlkem_avx2_montmul(x_13, zeta_0, zetaqinv_0);
+    const __m256i x_28 = _mm256_add_epi16(x_12, t_6);
+    const __m256i x_29 = _mm256_sub_epi16(x_12, t_6);
+    const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_15, zeta_0, zetaqinv_0);
+    const __m256i x_30 = _mm256_add_epi16(x_14, t_7);
+    const __m256i x_31 = _mm256_sub_epi16(x_14, t_7);
+    const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_18, zeta_1, zetaqinv_1);
+    const __m256i x_32 = _mm256_add_epi16(x_16, t_8);
+    const __m256i x_33 = _mm256_sub_epi16(x_16, t_8);
+    const __m256i t_9 = nttgen_mlkem_avx2_montmul(x_19, zeta_2, zetaqinv_2);
+    const __m256i x_34 = _mm256_add_epi16(x_17, t_9);
+    const __m256i x_35 = _mm256_sub_epi16(x_17, t_9);
+    const __m256i t_10 = nttgen_mlkem_avx2_montmul(x_22, zeta_1, zetaqinv_1);
+    const __m256i x_36 = _mm256_add_epi16(x_20, t_10);
+    const __m256i x_37 = _mm256_sub_epi16(x_20, t_10);
+    const __m256i t_11 = nttgen_mlkem_avx2_montmul(x_23, zeta_2, zetaqinv_2);
+    const __m256i x_38 = _mm256_add_epi16(x_21, t_11);
+    const __m256i x_39 = _mm256_sub_epi16(x_21, t_11);
+    const __m256i t_12 = nttgen_mlkem_avx2_montmul(x_26, zeta_1, zetaqinv_1);
+    const __m256i x_40 = _mm256_add_epi16(x_24, t_12);
+    const __m256i x_41 = _mm256_sub_epi16(x_24, t_12);
+    const __m256i t_13 = nttgen_mlkem_avx2_montmul(x_27, zeta_2, zetaqinv_2);
+    const __m256i x_42 = _mm256_add_epi16(x_25, t_13);
+    const __m256i x_43 = _mm256_sub_epi16(x_25, t_13);
+    const __m256i t_14 = nttgen_mlkem_avx2_montmul(x_30, zeta_1, zetaqinv_1);
+    const __m256i x_44 = _mm256_add_epi16(x_28, t_14);
+    const __m256i x_45 = _mm256_sub_epi16(x_28, t_14);
+    const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_31, zeta_2, zetaqinv_2);
+    const __m256i x_46 = _mm256_add_epi16(x_29, t_15);
+    const __m256i x_47 = _mm256_sub_epi16(x_29, t_15);
+    const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_36, zeta_3, zetaqinv_3);
+    const __m256i x_48 = _mm256_add_epi16(x_32, t_16);
+    const __m256i x_49 = _mm256_sub_epi16(x_32, t_16);
+    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_38, zeta_4, zetaqinv_4);
+    const __m256i x_50 = _mm256_add_epi16(x_34, t_17);
+    const __m256i x_51 = _mm256_sub_epi16(x_34, t_17);
+    const __m256i t_18 = nttgen_mlkem_avx2_montmul(x_37, zeta_5, zetaqinv_5);
+    const __m256i x_52 = _mm256_add_epi16(x_33, t_18);
+    const __m256i x_53 = _mm256_sub_epi16(x_33, t_18);
+    const __m256i t_19 = nttgen_mlkem_avx2_montmul(x_39, zeta_6, zetaqinv_6);
+    const __m256i x_54 = _mm256_add_epi16(x_35, t_19);
+    const __m256i x_55 = _mm256_sub_epi16(x_35, t_19);
+    const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_44, zeta_3, zetaqinv_3);
+    const __m256i x_56 = _mm256_add_epi16(x_40, t_20);
+    const __m256i x_57 = _mm256_sub_epi16(x_40, t_20);
+    const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_46, zeta_4, zetaqinv_4);
+    const __m256i x_58 = _mm256_add_epi16(x_42, t_21);
+    const __m256i x_59 = _mm256_sub_epi16(x_42, t_21);
+    const __m256i t_22 = nttgen_mlkem_avx2_montmul(x_45, zeta_5, zetaqinv_5);
+    const __m256i x_60 = _mm256_add_epi16(x_41, t_22);
+    const __m256i x_61 = _mm256_sub_epi16(x_41, t_22);
+    const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_47, zeta_6, zetaqinv_6);
+    const __m256i x_62 = _mm256_add_epi16(x_43, t_23);
+    const __m256i x_63 = _mm256_sub_epi16(x_43, t_23);
+    const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_56, zeta_7, zetaqinv_7);
+    const __m256i x_64 = _mm256_add_epi16(x_48, t_24);
+    const __m256i x_65 = _mm256_sub_epi16(x_48, t_24);
+    const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_58, zeta_8, zetaqinv_8);
+    const __m256i x_66 = _mm256_add_epi16(x_50, t_25);
+    const __m256i x_67 = _mm256_sub_epi16(x_50, t_25);
+    const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_60, zeta_9, zetaqinv_9);
+    const __m256i x_68 = _mm256_add_epi16(x_52, t_26);
+    const __m256i x_69 = _mm256_sub_epi16(x_52, t_26);
+    const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_62, zeta_10, zetaqinv_10);
+    const __m256i x_70 = _mm256_add_epi16(x_54, t_27);
+    const __m256i x_71 = _mm256_sub_epi16(x_54, t_27);
+    const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_57, zeta_11, zetaqinv_11);
+    const __m256i x_72 = _mm256_add_epi16(x_49, t_28);
+    const __m256i x_73 = _mm256_sub_epi16(x_49, t_28);
+    const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_59, zeta_12, zetaqinv_12);
+    const __m256i x_74 = _mm256_add_epi16(x_51, t_29);
+    const __m256i x_75 = _mm256_sub_epi16(x_51, t_29);
+    const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_61, zeta_13, zetaqinv_13);
+    const __m256i x_76 = _mm256_add_epi16(x_53, t_30);
+    const __m256i x_77 = _mm256_sub_epi16(x_53, t_30);
+    const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_63, zeta_14, zetaqinv_14);
+    const __m256i x_78 = _mm256_add_epi16(x_55, t_31);
+    const __m256i x_79 = _mm256_sub_epi16(x_55, t_31);
+    const __m256i x_80 = _mm256_permute2x128_si256(x_64, x_66, 32);
+    const __m256i x_81 = _mm256_permute2x128_si256(x_64, x_66, 49);
+    const __m256i x_82 = _mm256_permute2x128_si256(x_68, x_70, 32);
+    const __m256i x_83 = _mm256_permute2x128_si256(x_68, x_70, 49);
+    const __m256i x_84 = _mm256_permute2x128_si256(x_72, x_74, 32);
+    const __m256i x_85 = _mm256_permute2x128_si256(x_72, x_74, 49);
+    const __m256i x_86 = _mm256_permute2x128_si256(x_76, x_78, 32);
+    const __m256i x_87 = _mm256_permute2x128_si256(x_76, x_78, 49);
+    const __m256i x_88 = _mm256_permute2x128_si256(x_65, x_67, 32);
+    const __m256i x_89 = _mm256_permute2x128_si256(x_65, x_67, 49);
+    const __m256i x_90 = _mm256_permute2x128_si256(x_69, x_71, 32);
+    const __m256i x_91 = _mm256_permute2x128_si256(x_69, x_71, 49);
+    const __m256i x_92 = _mm256_permute2x128_si256(x_73, x_75, 32);
+    const __m256i x_93 = _mm256_permute2x128_si256(x_73, x_75, 49);
+    const __m256i x_94 = _mm256_permute2x128_si256(x_77, x_79, 32);
+    const __m256i x_95 = _mm256_permute2x128_si256(x_77, x_79, 49);
+    const __m256i t_32 = nttgen_mlkem_avx2_montmul(x_81, zeta_15, zetaqinv_15);
+    const __m256i x_96 = _mm256_add_epi16(x_80, t_32);
+    const __m256i x_97 = _mm256_sub_epi16(x_80, t_32);
+    const __m256i t_33 = nttgen_mlkem_avx2_montmul(x_83, zeta_16, zetaqinv_16);
+    const __m256i x_98 = _mm256_add_epi16(x_82, t_33);
+    const __m256i x_99 = _mm256_sub_epi16(x_82, t_33);
+    const __m256i t_34 = nttgen_mlkem_avx2_montmul(x_85, zeta_17, zetaqinv_17);
+    const __m256i x_100 = _mm256_add_epi16(x_84, t_34);
+    const __m256i x_101 = _mm256_sub_epi16(x_84, t_34);
+    const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_87, zeta_18, zetaqinv_18);
+    const __m256i x_102 = _mm256_add_epi16(x_86, t_35);
+    const __m256i x_103 = _mm256_sub_epi16(x_86, t_35);
+    const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_89, zeta_19, zetaqinv_19);
+    const __m256i x_104 = _mm256_add_epi16(x_88, t_36);
+    const __m256i x_105 = _mm256_sub_epi16(x_88, t_36);
+    const __m256i t_37 = nttgen_mlkem_avx2_montmul(x_91, zeta_20, zetaqinv_20);
+    const __m256i x_106 = _mm256_add_epi16(x_90, t_37);
+    const __m256i x_107 = _mm256_sub_epi16(x_90, t_37);
+    const __m256i t_38 = nttgen_mlkem_avx2_montmul(x_93, zeta_21, zetaqinv_21);
+    const __m256i x_108 = _mm256_add_epi16(x_92, t_38);
+    const __m256i x_109 = _mm256_sub_epi16(x_92, t_38);
+    const __m256i t_39 = nttgen_mlkem_avx2_montmul(x_95, zeta_22, zetaqinv_22);
+    const __m256i x_110 = _mm256_add_epi16(x_94, t_39);
+    const __m256i x_111 = _mm256_sub_epi16(x_94, t_39);
+    const __m256i x_112 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_113 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_114 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_115 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_100, x_102);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_100, x_102);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_101, x_103);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_101, x_103);
+    const __m256i x_120 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_121 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_122 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_123 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_108, x_110);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_108, x_110);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_109, x_111);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_109, x_111);
+    const __m256i t_40 = nttgen_mlkem_avx2_montmul(x_113, zeta_23, zetaqinv_23);
+    const __m256i x_128 = _mm256_add_epi16(x_112, t_40);
+    const __m256i x_129 = _mm256_sub_epi16(x_112, t_40);
+    const __m256i t_41 = nttgen_mlkem_avx2_montmul(x_115, zeta_24, zetaqinv_24);
+    const __m256i x_130 = _mm256_add_epi16(x_114, t_41);
+    const __m256i x_131 = _mm256_sub_epi16(x_114, t_41);
+    const __m256i t_42 = nttgen_mlkem_avx2_montmul(x_117, zeta_25, zetaqinv_25);
+    const __m256i x_132 = _mm256_add_epi16(x_116, t_42);
+    const __m256i x_133 = _mm256_sub_epi16(x_116, t_42);
+    const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_119, zeta_26, zetaqinv_26);
+    const __m256i x_134 = _mm256_add_epi16(x_118, t_43);
+    const __m256i x_135 = _mm256_sub_epi16(x_118, t_43);
+    const __m256i t_44 = nttgen_mlkem_avx2_montmul(x_121, zeta_27, zetaqinv_27);
+    const __m256i x_136 = _mm256_add_epi16(x_120, t_44);
+    const __m256i x_137 = _mm256_sub_epi16(x_120, t_44);
+    const __m256i t_45 = nttgen_mlkem_avx2_montmul(x_123, zeta_28, zetaqinv_28);
+    const __m256i x_138 = _mm256_add_epi16(x_122, t_45);
+    const __m256i x_139 = _mm256_sub_epi16(x_122, t_45);
+    const __m256i t_46 = nttgen_mlkem_avx2_montmul(x_125, zeta_29, zetaqinv_29);
+    const __m256i x_140 = _mm256_add_epi16(x_124, t_46);
+    const __m256i x_141 = _mm256_sub_epi16(x_124, t_46);
+    const __m256i t_47 = nttgen_mlkem_avx2_montmul(x_127, zeta_30, zetaqinv_30);
+    const __m256i x_142 = _mm256_add_epi16(x_126, t_47);
+    const __m256i x_143 = _mm256_sub_epi16(x_126, t_47);
+    const __m256i x_144 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_145 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i x_146 = _mm256_unpacklo_epi64(x_130, x_134);
+    const __m256i x_147 = _mm256_unpackhi_epi64(x_130, x_134);
+    const __m256i x_148 = _mm256_unpacklo_epi64(x_129, x_133);
+    const __m256i x_149 = _mm256_unpackhi_epi64(x_129, x_133);
+    const __m256i x_150 = _mm256_unpacklo_epi64(x_131, x_135);
+    const __m256i x_151 = _mm256_unpackhi_epi64(x_131, x_135);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_136, x_140);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_136, x_140);
+    const __m256i x_154 = _mm256_unpacklo_epi64(x_138, x_142);
+    const __m256i x_155 = _mm256_unpackhi_epi64(x_138, x_142);
+    const __m256i x_156 = _mm256_unpacklo_epi64(x_137, x_141);
+    const __m256i x_157 = _mm256_unpackhi_epi64(x_137, x_141);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_139, x_143);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_139, x_143);
+    const __m256i t_48 = nttgen_mlkem_avx2_montmul(x_145, zeta_31, zetaqinv_31);
+    const __m256i x_160 = _mm256_add_epi16(x_144, t_48);
+    const __m256i x_161 = _mm256_sub_epi16(x_144, t_48);
+    const __m256i t_49 = nttgen_mlkem_avx2_montmul(x_147, zeta_32, zetaqinv_32);
+    const __m256i x_162 = _mm256_add_epi16(x_146, t_49);
+    const __m256i x_163 = _mm256_sub_epi16(x_146, t_49);
+    const __m256i t_50 = nttgen_mlkem_avx2_montmul(x_149, zeta_33, zetaqinv_33);
+    const __m256i x_164 = _mm256_add_epi16(x_148, t_50);
+    const __m256i x_165 = _mm256_sub_epi16(x_148, t_50);
+    const __m256i t_51 = nttgen_mlkem_avx2_montmul(x_151, zeta_34, zetaqinv_34);
+    const __m256i x_166 = _mm256_add_epi16(x_150, t_51);
+    const __m256i x_167 = _mm256_sub_epi16(x_150, t_51);
+    const __m256i t_52 = nttgen_mlkem_avx2_montmul(x_153, zeta_35, zetaqinv_35);
+    const __m256i x_168 = _mm256_add_epi16(x_152, t_52);
+    const __m256i x_169 = _mm256_sub_epi16(x_152, t_52);
+    const __m256i t_53 = nttgen_mlkem_avx2_montmul(x_155, zeta_36, zetaqinv_36);
+    const __m256i x_170 = _mm256_add_epi16(x_154, t_53);
+    const __m256i x_171 = _mm256_sub_epi16(x_154, t_53);
+    const __m256i t_54 = nttgen_mlkem_avx2_montmul(x_157, zeta_37, zetaqinv_37);
+    const __m256i x_172 = _mm256_add_epi16(x_156, t_54);
+    const __m256i x_173 = _mm256_sub_epi16(x_156, t_54);
+    const __m256i t_55 = nttgen_mlkem_avx2_montmul(x_159, zeta_38, zetaqinv_38);
+    const __m256i x_174 = _mm256_add_epi16(x_158, t_55);
+    const __m256i x_175 = _mm256_sub_epi16(x_158, t_55);
+    const __m256i x_176 = nttgen_mlkem_avx2_ilv16_lo(x_160, x_168);
+    const __m256i x_177 = nttgen_mlkem_avx2_ilv16_hi(x_160, x_168);
+    const __m256i x_178 = nttgen_mlkem_avx2_ilv16_lo(x_162, x_170);
+    const __m256i x_179 = nttgen_mlkem_avx2_ilv16_hi(x_162, x_170);
+    const __m256i x_180 = nttgen_mlkem_avx2_ilv16_lo(x_164, x_172);
+    const __m256i x_181 = nttgen_mlkem_avx2_ilv16_hi(x_164, x_172);
+    const __m256i x_182 = nttgen_mlkem_avx2_ilv16_lo(x_166, x_174);
+    const __m256i x_183 = nttgen_mlkem_avx2_ilv16_hi(x_166, x_174);
+    const __m256i x_184 = nttgen_mlkem_avx2_ilv16_lo(x_161, x_169);
+    const __m256i x_185 = nttgen_mlkem_avx2_ilv16_hi(x_161, x_169);
+    const __m256i x_186 = nttgen_mlkem_avx2_ilv16_lo(x_163, x_171);
+    const __m256i x_187 = nttgen_mlkem_avx2_ilv16_hi(x_163, x_171);
+    const __m256i x_188 = nttgen_mlkem_avx2_ilv16_lo(x_165, x_173);
+    const __m256i x_189 = nttgen_mlkem_avx2_ilv16_hi(x_165, x_173);
+    const __m256i x_190 = nttgen_mlkem_avx2_ilv16_lo(x_167, x_175);
+    const __m256i x_191 = nttgen_mlkem_avx2_ilv16_hi(x_167, x_175);
+    // inverse layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
+    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
+    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
+    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
+    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
+    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
+    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
+    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
+    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
+    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
+    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
+    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
+    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
+    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
+    const __m256i zeta_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
+    const __m256i zetaqinv_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
+    const __m256i zeta_48 = _mm256_load_si256((const __m256i *)&zetas_dit_0[288]);
+    const __m256i zetaqinv_48 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
+    const __m256i zeta_49 = _mm256_load_si256((const __m256i *)&zetas_dit_0[320]);
+    const __m256i zetaqinv_49 = _mm256_load_si256((const __m256i *)&zetas_dit_0[336]);
+    const __m256i zeta_50 = _mm256_load_si256((const __m256i *)&zetas_dit_0[352]);
+    const __m256i zetaqinv_50 = _mm256_load_si256((const __m256i *)&zetas_dit_0[368]);
+    const __m256i zeta_51 = _mm256_load_si256((const __m256i *)&zetas_dit_0[384]);
+    const __m256i zetaqinv_51 = _mm256_load_si256((const __m256i *)&zetas_dit_0[400]);
+    const __m256i zeta_52 = _mm256_load_si256((const __m256i *)&zetas_dit_0[416]);
+    const __m256i zetaqinv_52 = _mm256_load_si256((const __m256i *)&zetas_dit_0[432]);
+    const __m256i zeta_53 = _mm256_load_si256((const __m256i *)&zetas_dit_0[448]);
+    const __m256i zetaqinv_53 = _mm256_load_si256((const __m256i *)&zetas_dit_0[464]);
+    const __m256i zeta_54 = _mm256_load_si256((const __m256i *)&zetas_dit_0[480]);
+    const __m256i zetaqinv_54 = _mm256_load_si256((const __m256i *)&zetas_dit_0[496]);
+    const __m256i zeta_55 = _mm256_load_si256((const __m256i *)&zetas_dit_0[512]);
+    const __m256i zetaqinv_55 = _mm256_load_si256((const __m256i *)&zetas_dit_0[528]);
+    const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&r[0]);
+    const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&r[128]);
+    const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&r[64]);
+    const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&r[192]);
+    const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&r[32]);
+    const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&r[160]);
+    const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&r[96]);
+    const __m256i a_7 = _mm256_loadu_si256((const __m256i *)&r[224]);
+    const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&r[16]);
+    const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&r[144]);
+    const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&r[80]);
+    const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&r[208]);
+    const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&r[48]);
+    const __m256i a_13 = _mm256_loadu_si256((const __m256i *)&r[176]);
+    const __m256i a_14 = _mm256_loadu_si256((const __m256i *)&r[112]);
+    const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&r[240]);
+    const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[0]);
+    const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[16]);
+    const __m256i qinv_0 = _mm256_set1_epi16(-3327);
+    const __m256i bq_0 = _mm256_mullo_epi16(x_176, qinv_0);
+    const __m256i bq_1 = _mm256_mullo_epi16(x_177, qinv_0);
+    const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, x_176, bq_0);
+    const __m256i p_1 = nttgen_mlkem_avx2_montmul(a_8, x_177, bq_1);
+    const __m256i p_2 = nttgen_mlkem_avx2_montmul(p_1, gamma_0, gammaqinv_0);
+    const __m256i p_3 = nttgen_mlkem_avx2_montmul(a_0, x_177, bq_1);
+    const __m256i p_4 = nttgen_mlkem_avx2_montmul(a_8, x_176, bq_0);
+    const __m256i r_0 = _mm256_add_epi16(p_0, p_2);
+    const __m256i r_1 = _mm256_add_epi16(p_3, p_4);
+    const __m256i gamma_1 = _mm256_load_si256((const __m256i *)&gammas_fused_0[32]);
+    const __m256i gammaqinv_1 = _mm256_load_si256((const __m256i *)&gammas_fused_0[48]);
+    const __m256i qinv_1 = _mm256_set1_epi16(-3327);
+    const __m256i bq_2 = _mm256_mullo_epi16(x_178, qinv_1);
+    const __m256i bq_3 = _mm256_mullo_epi16(x_179, qinv_1);
+    const __m256i p_5 = nttgen_mlkem_avx2_montmul(a_1, x_178, bq_2);
+    const __m256i p_6 = nttgen_mlkem_avx2_montmul(a_9, x_179, bq_3);
+    const __m256i p_7 = nttgen_mlkem_avx2_montmul(p_6, gamma_1, gammaqinv_1);
+    const __m256i p_8 = nttgen_mlkem_avx2_montmul(a_1, x_179, bq_3);
+    const __m256i p_9 = nttgen_mlkem_avx2_montmul(a_9, x_178, bq_2);
+    const __m256i r_2 = _mm256_add_epi16(p_5, p_7);
+    const __m256i r_3 = _mm256_add_epi16(p_8, p_9);
+    const __m256i gamma_2 = _mm256_load_si256((const __m256i *)&gammas_fused_0[64]);
+    const __m256i gammaqinv_2 = _mm256_load_si256((const __m256i *)&gammas_fused_0[80]);
+    const __m256i qinv_2 = _mm256_set1_epi16(-3327);
+    const __m256i bq_4 = _mm256_mullo_epi16(x_180, qinv_2);
+    const __m256i bq_5 = _mm256_mullo_epi16(x_181, qinv_2);
+    const __m256i p_10 = nttgen_mlkem_avx2_montmul(a_2, x_180, bq_4);
+    const __m256i p_11 = nttgen_mlkem_avx2_montmul(a_10, x_181, bq_5);
+    const __m256i p_12 = nttgen_mlkem_avx2_montmul(p_11, gamma_2, gammaqinv_2);
+    const __m256i p_13 = nttgen_mlkem_avx2_montmul(a_2, x_181, bq_5);
+    const __m256i p_14 = nttgen_mlkem_avx2_montmul(a_10, x_180, bq_4);
+    const __m256i r_4 = _mm256_add_epi16(p_10, p_12);
+    const __m256i r_5 = _mm256_add_epi16(p_13, p_14);
+    const __m256i gamma_3 = _mm256_load_si256((const __m256i *)&gammas_fused_0[96]);
+    const __m256i gammaqinv_3 = _mm256_load_si256((const __m256i *)&gammas_fused_0[112]);
+    const __m256i qinv_3 = _mm256_set1_epi16(-3327);
+    const __m256i bq_6 = _mm256_mullo_epi16(x_182, qinv_3);
+    const __m256i bq_7 = _mm256_mullo_epi16(x_183, qinv_3);
+    const __m256i p_15 = nttgen_mlkem_avx2_montmul(a_3, x_182, bq_6);
+    const __m256i p_16 = nttgen_mlkem_avx2_montmul(a_11, x_183, bq_7);
+    const __m256i p_17 = nttgen_mlkem_avx2_montmul(p_16, gamma_3, gammaqinv_3);
+    const __m256i p_18 = nttgen_mlkem_avx2_montmul(a_3, x_183, bq_7);
+    const __m256i p_19 = nttgen_mlkem_avx2_montmul(a_11, x_182, bq_6);
+    const __m256i r_6 = _mm256_add_epi16(p_15, p_17);
+    const __m256i r_7 = _mm256_add_epi16(p_18, p_19);
+    const __m256i gamma_4 = _mm256_load_si256((const __m256i *)&gammas_fused_0[128]);
+    const __m256i gammaqinv_4 = _mm256_load_si256((const __m256i *)&gammas_fused_0[144]);
+    const __m256i qinv_4 = _mm256_set1_epi16(-3327);
+    const __m256i bq_8 = _mm256_mullo_epi16(x_184, qinv_4);
+    const __m256i bq_9 = _mm256_mullo_epi16(x_185, qinv_4);
+    const __m256i p_20 = nttgen_mlkem_avx2_montmul(a_4, x_184, bq_8);
+    const __m256i p_21 = nttgen_mlkem_avx2_montmul(a_12, x_185, bq_9);
+    const __m256i p_22 = nttgen_mlkem_avx2_montmul(p_21, gamma_4, gammaqinv_4);
+    const __m256i p_23 = nttgen_mlkem_avx2_montmul(a_4, x_185, bq_9);
+    const __m256i p_24 = nttgen_mlkem_avx2_montmul(a_12, x_184, bq_8);
+    const __m256i r_8 = _mm256_add_epi16(p_20, p_22);
+    const __m256i r_9 = _mm256_add_epi16(p_23, p_24);
+    const __m256i gamma_5 = _mm256_load_si256((const __m256i *)&gammas_fused_0[160]);
+    const __m256i gammaqinv_5 = _mm256_load_si256((const __m256i *)&gammas_fused_0[176]);
+    const __m256i qinv_5 = _mm256_set1_epi16(-3327);
+    const __m256i bq_10 = _mm256_mullo_epi16(x_186, qinv_5);
+    const __m256i bq_11 = _mm256_mullo_epi16(x_187, qinv_5);
+    const __m256i p_25 = nttgen_mlkem_avx2_montmul(a_5, x_186, bq_10);
+    const __m256i p_26 = nttgen_mlkem_avx2_montmul(a_13, x_187, bq_11);
+    const __m256i p_27 = nttgen_mlkem_avx2_montmul(p_26, gamma_5, gammaqinv_5);
+    const __m256i p_28 = nttgen_mlkem_avx2_montmul(a_5, x_187, bq_11);
+    const __m256i p_29 = nttgen_mlkem_avx2_montmul(a_13, x_186, bq_10);
+    const __m256i r_10 = _mm256_add_epi16(p_25, p_27);
+    const __m256i r_11 = _mm256_add_epi16(p_28, p_29);
+    const __m256i gamma_6 = _mm256_load_si256((const __m256i *)&gammas_fused_0[192]);
+    const __m256i gammaqinv_6 = _mm256_load_si256((const __m256i *)&gammas_fused_0[208]);
+    const __m256i qinv_6 = _mm256_set1_epi16(-3327);
+    const __m256i bq_12 = _mm256_mullo_epi16(x_188, qinv_6);
+    const __m256i bq_13 = _mm256_mullo_epi16(x_189, qinv_6);
+    const __m256i p_30 = nttgen_mlkem_avx2_montmul(a_6, x_188, bq_12);
+    const __m256i p_31 = nttgen_mlkem_avx2_montmul(a_14, x_189, bq_13);
+    const __m256i p_32 = nttgen_mlkem_avx2_montmul(p_31, gamma_6, gammaqinv_6);
+    const __m256i p_33 = nttgen_mlkem_avx2_montmul(a_6, x_189, bq_13);
+    const __m256i p_34 = nttgen_mlkem_avx2_montmul(a_14, x_188, bq_12);
+    const __m256i r_12 = _mm256_add_epi16(p_30, p_32);
+    const __m256i r_13 = _mm256_add_epi16(p_33, p_34);
+    const __m256i gamma_7 = _mm256_load_si256((const __m256i *)&gammas_fused_0[224]);
+    const __m256i gammaqinv_7 = _mm256_load_si256((const __m256i *)&gammas_fused_0[240]);
+    const __m256i qinv_7 = _mm256_set1_epi16(-3327);
+    const __m256i bq_14 = _mm256_mullo_epi16(x_190, qinv_7);
+    const __m256i bq_15 = _mm256_mullo_epi16(x_191, qinv_7);
+    const __m256i p_35 = nttgen_mlkem_avx2_montmul(a_7, x_190, bq_14);
+    const __m256i p_36 = nttgen_mlkem_avx2_montmul(a_15, x_191, bq_15);
+    const __m256i p_37 = nttgen_mlkem_avx2_montmul(p_36, gamma_7, gammaqinv_7);
+    const __m256i p_38 = nttgen_mlkem_avx2_montmul(a_7, x_191, bq_15);
+    const __m256i p_39 = nttgen_mlkem_avx2_montmul(a_15, x_190, bq_14);
+    const __m256i r_14 = _mm256_add_epi16(p_35, p_37);
+    const __m256i r_15 = _mm256_add_epi16(p_38, p_39);
+    const __m256i x_192 = nttgen_mlkem_avx2_ilv16_lo(r_0, r_1);
+    const __m256i x_193 = nttgen_mlkem_avx2_ilv16_hi(r_0, r_1);
+    const __m256i x_194 = nttgen_mlkem_avx2_ilv16_lo(r_2, r_3);
+    const __m256i x_195 = nttgen_mlkem_avx2_ilv16_hi(r_2, r_3);
+    const __m256i x_196 = nttgen_mlkem_avx2_ilv16_lo(r_4, r_5);
+    const __m256i x_197 = nttgen_mlkem_avx2_ilv16_hi(r_4, r_5);
+    const __m256i x_198 = nttgen_mlkem_avx2_ilv16_lo(r_6, r_7);
+    const __m256i x_199 = nttgen_mlkem_avx2_ilv16_hi(r_6, r_7);
+    const __m256i x_200 = nttgen_mlkem_avx2_ilv16_lo(r_8, r_9);
+    const __m256i x_201 = nttgen_mlkem_avx2_ilv16_hi(r_8, r_9);
+    const __m256i x_202 = nttgen_mlkem_avx2_ilv16_lo(r_10, r_11);
+    const __m256i x_203 = nttgen_mlkem_avx2_ilv16_hi(r_10, r_11);
+    const __m256i x_204 = nttgen_mlkem_avx2_ilv16_lo(r_12, r_13);
+    const __m256i x_205 = nttgen_mlkem_avx2_ilv16_hi(r_12, r_13);
+    const __m256i x_206 = nttgen_mlkem_avx2_ilv16_lo(r_14, r_15);
+    const __m256i x_207 = nttgen_mlkem_avx2_ilv16_hi(r_14, r_15);
+    const __m256i x_208 = _mm256_add_epi16(x_192, x_200);
+    const __m256i x_209 = _mm256_sub_epi16(x_192, x_200);
+    const __m256i x_210 = _mm256_add_epi16(x_194, x_202);
+    const __m256i x_211 = _mm256_sub_epi16(x_194, x_202);
+    const __m256i x_212 = _mm256_add_epi16(x_196, x_204);
+    const __m256i x_213 = _mm256_sub_epi16(x_196, x_204);
+    const __m256i x_214 = _mm256_add_epi16(x_198, x_206);
+    const __m256i x_215 = _mm256_sub_epi16(x_198, x_206);
+    const __m256i x_216 = _mm256_add_epi16(x_193, x_201);
+    const __m256i x_217 = _mm256_sub_epi16(x_193, x_201);
+    const __m256i x_218 = _mm256_add_epi16(x_195, x_203);
+    const __m256i x_219 = _mm256_sub_epi16(x_195, x_203);
+    const __m256i x_220 = _mm256_add_epi16(x_197, x_205);
+    const __m256i x_221 = _mm256_sub_epi16(x_197, x_205);
+    const __m256i x_222 = _mm256_add_epi16(x_199, x_207);
+    const __m256i x_223 = _mm256_sub_epi16(x_199, x_207);
+    const __m256i x_224 = _mm256_unpacklo_epi64(x_208, x_209);
+    const __m256i x_225 = _mm256_unpackhi_epi64(x_208, x_209);
+    const __m256i x_226 = _mm256_unpacklo_epi64(x_210, x_211);
+    const __m256i x_227 = _mm256_unpackhi_epi64(x_210, x_211);
+    const __m256i x_228 = _mm256_unpacklo_epi64(x_212, x_213);
+    const __m256i x_229 = _mm256_unpackhi_epi64(x_212, x_213);
+    const __m256i x_230 = _mm256_unpacklo_epi64(x_214, x_215);
+    const __m256i x_231 = _mm256_unpackhi_epi64(x_214, x_215);
+    const __m256i x_232 = _mm256_unpacklo_epi64(x_216, x_217);
+    const __m256i x_233 = _mm256_unpackhi_epi64(x_216, x_217);
+    const __m256i x_234 = _mm256_unpacklo_epi64(x_218, x_219);
+    const __m256i x_235 = _mm256_unpackhi_epi64(x_218, x_219);
+    const __m256i x_236 = _mm256_unpacklo_epi64(x_220, x_221);
+    const __m256i x_237 = _mm256_unpackhi_epi64(x_220, x_221);
+    const __m256i x_238 = _mm256_unpacklo_epi64(x_222, x_223);
+    const __m256i x_239 = _mm256_unpackhi_epi64(x_222, x_223);
+    const __m256i t_56 = nttgen_mlkem_avx2_montmul(x_228, zeta_39, zetaqinv_39);
+    const __m256i x_240 = _mm256_add_epi16(x_224, t_56);
+    const __m256i x_241 = _mm256_sub_epi16(x_224, t_56);
+    const __m256i t_57 = nttgen_mlkem_avx2_montmul(x_230, zeta_39, zetaqinv_39);
+    const __m256i x_242 = _mm256_add_epi16(x_226, t_57);
+    const __m256i x_243 = _mm256_sub_epi16(x_226, t_57);
+    const __m256i t_58 = nttgen_mlkem_avx2_montmul(x_229, zeta_39, zetaqinv_39);
+    const __m256i x_244 = _mm256_add_epi16(x_225, t_58);
+    const __m256i x_245 = _mm256_sub_epi16(x_225, t_58);
+    const __m256i t_59 = nttgen_mlkem_avx2_montmul(x_231, zeta_39, zetaqinv_39);
+    const __m256i x_246 = _mm256_add_epi16(x_227, t_59);
+    const __m256i x_247 = _mm256_sub_epi16(x_227, t_59);
+    const __m256i t_60 = nttgen_mlkem_avx2_montmul(x_236, zeta_39, zetaqinv_39);
+    const __m256i x_248 = _mm256_add_epi16(x_232, t_60);
+    const __m256i x_249 = _mm256_sub_epi16(x_232, t_60);
+    const __m256i t_61 = nttgen_mlkem_avx2_montmul(x_238, zeta_39, zetaqinv_39);
+    const __m256i x_250 = _mm256_add_epi16(x_234, t_61);
+    const __m256i x_251 = _mm256_sub_epi16(x_234, t_61);
+    const __m256i t_62 = nttgen_mlkem_avx2_montmul(x_237, zeta_39, zetaqinv_39);
+    const __m256i x_252 = _mm256_add_epi16(x_233, t_62);
+    const __m256i x_253 = _mm256_sub_epi16(x_233, t_62);
+    const __m256i t_63 = nttgen_mlkem_avx2_montmul(x_239, zeta_39, zetaqinv_39);
+    const __m256i x_254 = _mm256_add_epi16(x_235, t_63);
+    const __m256i x_255 = _mm256_sub_epi16(x_235, t_63);
+    const __m256i x_256 = nttgen_mlkem_avx2_unzip32_lo(x_240, x_241);
+    const __m256i x_257 = nttgen_mlkem_avx2_unzip32_hi(x_240, x_241);
+    const __m256i x_258 = nttgen_mlkem_avx2_unzip32_lo(x_242, x_243);
+    const __m256i x_259 = nttgen_mlkem_avx2_unzip32_hi(x_242, x_243);
+    const __m256i x_260 = nttgen_mlkem_avx2_unzip32_lo(x_244, x_245);
+    const __m256i x_261 = nttgen_mlkem_avx2_unzip32_hi(x_244, x_245);
+    const __m256i x_262 = nttgen_mlkem_avx2_unzip32_lo(x_246, x_247);
+    const __m256i x_263 = nttgen_mlkem_avx2_unzip32_hi(x_246, x_247);
+    const __m256i x_264 = nttgen_mlkem_avx2_unzip32_lo(x_248, x_249);
+    const __m256i x_265 = nttgen_mlkem_avx2_unzip32_hi(x_248, x_249);
+    const __m256i x_266 = nttgen_mlkem_avx2_unzip32_lo(x_250, x_251);
+    const __m256i x_267 = nttgen_mlkem_avx2_unzip32_hi(x_250, x_251);
+    const __m256i x_268 = nttgen_mlkem_avx2_unzip32_lo(x_252, x_253);
+    const __m256i x_269 = nttgen_mlkem_avx2_unzip32_hi(x_252, x_253);
+    const __m256i x_270 = nttgen_mlkem_avx2_unzip32_lo(x_254, x_255);
+    const __m256i x_271 = nttgen_mlkem_avx2_unzip32_hi(x_254, x_255);
+    const __m256i t_64 = nttgen_mlkem_avx2_montmul(x_258, zeta_40, zetaqinv_40);
+    const __m256i x_272 = _mm256_add_epi16(x_256, t_64);
+    const __m256i x_273 = _mm256_sub_epi16(x_256, t_64);
+    const __m256i t_65 = nttgen_mlkem_avx2_montmul(x_259, zeta_40, zetaqinv_40);
+    const __m256i x_274 = _mm256_add_epi16(x_257, t_65);
+    const __m256i x_275 = _mm256_sub_epi16(x_257, t_65);
+    const __m256i t_66 = nttgen_mlkem_avx2_montmul(x_262, zeta_40, zetaqinv_40);
+    const __m256i x_276 = _mm256_add_epi16(x_260, t_66);
+    const __m256i x_277 = _mm256_sub_epi16(x_260, t_66);
+    const __m256i t_67 = nttgen_mlkem_avx2_montmul(x_263, zeta_40, zetaqinv_40);
+    const __m256i x_278 = _mm256_add_epi16(x_261, t_67);
+    const __m256i x_279 = _mm256_sub_epi16(x_261, t_67);
+    const __m256i t_68 = nttgen_mlkem_avx2_montmul(x_266, zeta_40, zetaqinv_40);
+    const __m256i x_280 = _mm256_add_epi16(x_264, t_68);
+    const __m256i x_281 = _mm256_sub_epi16(x_264, t_68);
+    const __m256i t_69 = nttgen_mlkem_avx2_montmul(x_267, zeta_40, zetaqinv_40);
+    const __m256i x_282 = _mm256_add_epi16(x_265, t_69);
+    const __m256i x_283 = _mm256_sub_epi16(x_265, t_69);
+    const __m256i t_70 = nttgen_mlkem_avx2_montmul(x_270, zeta_40, zetaqinv_40);
+    const __m256i x_284 = _mm256_add_epi16(x_268, t_70);
+    const __m256i x_285 = _mm256_sub_epi16(x_268, t_70);
+    const __m256i t_71 = nttgen_mlkem_avx2_montmul(x_271, zeta_40, zetaqinv_40);
+    const __m256i x_286 = _mm256_add_epi16(x_269, t_71);
+    const __m256i x_287 = _mm256_sub_epi16(x_269, t_71);
+    const __m256i x_288 = _mm256_permute2x128_si256(x_272, x_273, 32);
+    const __m256i x_289 = _mm256_permute2x128_si256(x_272, x_273, 49);
+    const __m256i x_290 = _mm256_permute2x128_si256(x_274, x_275, 32);
+    const __m256i x_291 = _mm256_permute2x128_si256(x_274, x_275, 49);
+    const __m256i x_292 = _mm256_permute2x128_si256(x_276, x_277, 32);
+    const __m256i x_293 = _mm256_permute2x128_si256(x_276, x_277, 49);
+    const __m256i x_294 = _mm256_permute2x128_si256(x_278, x_279, 32);
+    const __m256i x_295 = _mm256_permute2x128_si256(x_278, x_279, 49);
+    const __m256i x_296 = _mm256_permute2x128_si256(x_280, x_281, 32);
+    const __m256i x_297 = _mm256_permute2x128_si256(x_280, x_281, 49);
+    const __m256i x_298 = _mm256_permute2x128_si256(x_282, x_283, 32);
+    const __m256i x_299 = _mm256_permute2x128_si256(x_282, x_283, 49);
+    const __m256i x_300 = _mm256_permute2x128_si256(x_284, x_285, 32);
+    const __m256i x_301 = _mm256_permute2x128_si256(x_284, x_285, 49);
+    const __m256i x_302 = _mm256_permute2x128_si256(x_286, x_287, 32);
+    const __m256i x_303 = _mm256_permute2x128_si256(x_286, x_287, 49);
+    const __m256i t_72 = nttgen_mlkem_avx2_montmul(x_296, zeta_41, zetaqinv_41);
+    const __m256i x_304 = _mm256_add_epi16(x_288, t_72);
+    const __m256i x_305 = _mm256_sub_epi16(x_288, t_72);
+    const __m256i t_73 = nttgen_mlkem_avx2_montmul(x_297, zeta_41, zetaqinv_41);
+    const __m256i x_306 = _mm256_add_epi16(x_289, t_73);
+    const __m256i x_307 = _mm256_sub_epi16(x_289, t_73);
+    const __m256i t_74 = nttgen_mlkem_avx2_montmul(x_298, zeta_41, zetaqinv_41);
+    const __m256i x_308 = _mm256_add_epi16(x_290, t_74);
+    const __m256i x_309 = _mm256_sub_epi16(x_290, t_74);
+    const __m256i t_75 = nttgen_mlkem_avx2_montmul(x_299, zeta_41, zetaqinv_41);
+    const __m256i x_310 = _mm256_add_epi16(x_291, t_75);
+    const __m256i x_311 = _mm256_sub_epi16(x_291, t_75);
+    const __m256i t_76 = nttgen_mlkem_avx2_montmul(x_300, zeta_41, zetaqinv_41);
+    const __m256i x_312 = _mm256_add_epi16(x_292, t_76);
+    const __m256i x_313 = _mm256_sub_epi16(x_292, t_76);
+    const __m256i t_77 = nttgen_mlkem_avx2_montmul(x_301, zeta_41, zetaqinv_41);
+    const __m256i x_314 = _mm256_add_epi16(x_293, t_77);
+    const __m256i x_315 = _mm256_sub_epi16(x_293, t_77);
+    const __m256i t_78 = nttgen_mlkem_avx2_montmul(x_302, zeta_41, zetaqinv_41);
+    const __m256i x_316 = _mm256_add_epi16(x_294, t_78);
+    const __m256i x_317 = _mm256_sub_epi16(x_294, t_78);
+    const __m256i t_79 = nttgen_mlkem_avx2_montmul(x_303, zeta_41, zetaqinv_41);
+    const __m256i x_318 = _mm256_add_epi16(x_295, t_79);
+    const __m256i x_319 = _mm256_sub_epi16(x_295, t_79);
+    const __m256i t_80 = nttgen_mlkem_avx2_montmul(x_312, zeta_42, zetaqinv_42);
+    const __m256i x_320 = _mm256_add_epi16(x_304, t_80);
+    const __m256i x_321 = _mm256_sub_epi16(x_304, t_80);
+    const __m256i t_81 = nttgen_mlkem_avx2_montmul(x_314, zeta_42, zetaqinv_42);
+    const __m256i x_322 = _mm256_add_epi16(x_306, t_81);
+    const __m256i x_323 = _mm256_sub_epi16(x_306, t_81);
+    const __m256i t_82 = nttgen_mlkem_avx2_montmul(x_316, zeta_42, zetaqinv_42);
+    const __m256i x_324 = _mm256_add_epi16(x_308, t_82);
+    const __m256i x_325 = _mm256_sub_epi16(x_308, t_82);
+    const __m256i t_83 = nttgen_mlkem_avx2_montmul(x_318, zeta_42, zetaqinv_42);
+    const __m256i x_326 = _mm256_add_epi16(x_310, t_83);
+    const __m256i x_327 = _mm256_sub_epi16(x_310, t_83);
+    const __m256i t_84 = nttgen_mlkem_avx2_montmul(x_313, zeta_43, zetaqinv_43);
+    const __m256i x_328 = _mm256_add_epi16(x_305, t_84);
+    const __m256i x_329 = _mm256_sub_epi16(x_305, t_84);
+    const __m256i t_85 = nttgen_mlkem_avx2_montmul(x_315, zeta_43, zetaqinv_43);
+    const __m256i x_330 = _mm256_add_epi16(x_307, t_85);
+    const __m256i x_331 = _mm256_sub_epi16(x_307, t_85);
+    const __m256i t_86 = nttgen_mlkem_avx2_montmul(x_317, zeta_43, zetaqinv_43);
+    const __m256i x_332 = _mm256_add_epi16(x_309, t_86);
+    const __m256i x_333 = _mm256_sub_epi16(x_309, t_86);
+    const __m256i t_87 = nttgen_mlkem_avx2_montmul(x_319, zeta_43, zetaqinv_43);
+    const __m256i x_334 = _mm256_add_epi16(x_311, t_87);
+    const __m256i x_335 = _mm256_sub_epi16(x_311, t_87);
+    const __m256i t_88 = nttgen_mlkem_avx2_montmul(x_324, zeta_44, zetaqinv_44);
+    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_320);
+    const __m256i x_336 = _mm256_add_epi16(red_0, t_88);
+    const __m256i x_337 = _mm256_sub_epi16(red_0, t_88);
+    const __m256i t_89 = nttgen_mlkem_avx2_montmul(x_326, zeta_44, zetaqinv_44);
+    const __m256i x_338 = _mm256_add_epi16(x_322, t_89);
+    const __m256i x_339 = _mm256_sub_epi16(x_322, t_89);
+    const __m256i t_90 = nttgen_mlkem_avx2_montmul(x_325, zeta_45, zetaqinv_45);
+    const __m256i x_340 = _mm256_add_epi16(x_321, t_90);
+    const __m256i x_341 = _mm256_sub_epi16(x_321, t_90);
+    const __m256i t_91 = nttgen_mlkem_avx2_montmul(x_327, zeta_45, zetaqinv_45);
+    const __m256i x_342 = _mm256_add_epi16(x_323, t_91);
+    const __m256i x_343 = _mm256_sub_epi16(x_323, t_91);
+    const __m256i t_92 = nttgen_mlkem_avx2_montmul(x_332, zeta_46, zetaqinv_46);
+    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_328);
+    const __m256i x_344 = _mm256_add_epi16(red_1, t_92);
+    const __m256i x_345 = _mm256_sub_epi16(red_1, t_92);
+    const __m256i t_93 = nttgen_mlkem_avx2_montmul(x_334, zeta_46, zetaqinv_46);
+    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_330);
+    const __m256i x_346 = _mm256_add_epi16(red_2, t_93);
+    const __m256i x_347 = _mm256_sub_epi16(red_2, t_93);
+    const __m256i t_94 = nttgen_mlkem_avx2_montmul(x_333, zeta_47, zetaqinv_47);
+    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_329);
+    const __m256i x_348 = _mm256_add_epi16(red_3, t_94);
+    const __m256i x_349 = _mm256_sub_epi16(red_3, t_94);
+    const __m256i t_95 = nttgen_mlkem_avx2_montmul(x_335, zeta_47, zetaqinv_47);
+    const __m256i x_350 = _mm256_add_epi16(x_331, t_95);
+    const __m256i x_351 = _mm256_sub_epi16(x_331, t_95);
+    const __m256i t_96 = nttgen_mlkem_avx2_montmul(x_338, zeta_48, zetaqinv_48);
+    const __m256i x_352 = _mm256_add_epi16(x_336, t_96);
+    const __m256i x_353 = _mm256_sub_epi16(x_336, t_96);
+    const __m256i t_97 = nttgen_mlkem_avx2_montmul(x_339, zeta_49, zetaqinv_49);
+    const __m256i x_354 = _mm256_add_epi16(x_337, t_97);
+    const __m256i x_355 = _mm256_sub_epi16(x_337, t_97);
+    const __m256i t_98 = nttgen_mlkem_avx2_montmul(x_342, zeta_50, zetaqinv_50);
+    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_340);
+    const __m256i x_356 = _mm256_add_epi16(red_4, t_98);
+    const __m256i x_357 = _mm256_sub_epi16(red_4, t_98);
+    const __m256i t_99 = nttgen_mlkem_avx2_montmul(x_343, zeta_51, zetaqinv_51);
+    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_341);
+    const __m256i x_358 = _mm256_add_epi16(red_5, t_99);
+    const __m256i x_359 = _mm256_sub_epi16(red_5, t_99);
+    const __m256i t_100 = nttgen_mlkem_avx2_montmul(x_346, zeta_52, zetaqinv_52);
+    const __m256i x_360 = _mm256_add_epi16(x_344, t_100);
+    const __m256i x_361 = _mm256_sub_epi16(x_344, t_100);
+    const __m256i t_101 = nttgen_mlkem_avx2_montmul(x_347, zeta_53, zetaqinv_53);
+    const __m256i x_362 = _mm256_add_epi16(x_345, t_101);
+    const __m256i x_363 = _mm256_sub_epi16(x_345, t_101);
+    const __m256i t_102 = nttgen_mlkem_avx2_montmul(x_350, zeta_54, zetaqinv_54);
+    const __m256i x_364 = _mm256_add_epi16(x_348, t_102);
+    const __m256i x_365 = _mm256_sub_epi16(x_348, t_102);
+    const __m256i t_103 = nttgen_mlkem_avx2_montmul(x_351, zeta_55, zetaqinv_55);
+    const __m256i x_366 = _mm256_add_epi16(x_349, t_103);
+    const __m256i x_367 = _mm256_sub_epi16(x_349, t_103);
+    const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[0]);
+    const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[16]);
+    const __m256i x_368 = nttgen_mlkem_avx2_montmul(x_352, tw_0, twqinv_0);
+    const __m256i red_6 = nttgen_mlkem_avx2_cond_add_q(x_368);
+    _mm256_storeu_si256((__m256i *)&r[0], red_6);
+    const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[256]);
+    const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[272]);
+    const __m256i x_369 = nttgen_mlkem_avx2_montmul(x_353, tw_1, twqinv_1);
+    const __m256i red_7 = nttgen_mlkem_avx2_cond_add_q(x_369);
+    _mm256_storeu_si256((__m256i *)&r[128], red_7);
+    const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[128]);
+    const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[144]);
+    const __m256i x_370 = nttgen_mlkem_avx2_montmul(x_354, tw_2, twqinv_2);
+    const __m256i red_8 = nttgen_mlkem_avx2_cond_add_q(x_370);
+    _mm256_storeu_si256((__m256i *)&r[64], red_8);
+    const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[384]);
+    const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[400]);
+    const __m256i x_371 = nttgen_mlkem_avx2_montmul(x_355, tw_3, twqinv_3);
+    const __m256i red_9 = nttgen_mlkem_avx2_cond_add_q(x_371);
+    _mm256_storeu_si256((__m256i *)&r[192], red_9);
+    const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[64]);
+    const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[80]);
+    const __m256i x_372 = nttgen_mlkem_avx2_montmul(x_356, tw_4, twqinv_4);
+    const __m256i red_10 = nttgen_mlkem_avx2_cond_add_q(x_372);
+    _mm256_storeu_si256((__m256i *)&r[32], red_10);
+    const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[320]);
+    const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[336]);
+    const __m256i x_373 = nttgen_mlkem_avx2_montmul(x_357, tw_5, twqinv_5);
+    const __m256i red_11 = nttgen_mlkem_avx2_cond_add_q(x_373);
+    _mm256_storeu_si256((__m256i *)&r[160], red_11);
+    const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[192]);
+    const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[208]);
+    const __m256i x_374 = nttgen_mlkem_avx2_montmul(x_358, tw_6, twqinv_6);
+    const __m256i red_12 = nttgen_mlkem_avx2_cond_add_q(x_374);
+    _mm256_storeu_si256((__m256i *)&r[96], red_12);
+    const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[448]);
+    const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[464]);
+    const __m256i x_375 = nttgen_mlkem_avx2_montmul(x_359, tw_7, twqinv_7);
+    const __m256i red_13 = nttgen_mlkem_avx2_cond_add_q(x_375);
+    _mm256_storeu_si256((__m256i *)&r[224], red_13);
+    const __m256i tw_8 = _mm256_load_si256((const __m256i *)&twist_0[32]);
+    const __m256i twqinv_8 = _mm256_load_si256((const __m256i *)&twist_0[48]);
+    const __m256i x_376 = nttgen_mlkem_avx2_montmul(x_360, tw_8, twqinv_8);
+    const __m256i red_14 = nttgen_mlkem_avx2_cond_add_q(x_376);
+    _mm256_storeu_si256((__m256i *)&r[16], red_14);
+    const __m256i tw_9 = _mm256_load_si256((const __m256i *)&twist_0[288]);
+    const __m256i twqinv_9 = _mm256_load_si256((const __m256i *)&twist_0[304]);
+    const __m256i x_377 = nttgen_mlkem_avx2_montmul(x_361, tw_9, twqinv_9);
+    const __m256i red_15 = nttgen_mlkem_avx2_cond_add_q(x_377);
+    _mm256_storeu_si256((__m256i *)&r[144], red_15);
+    const __m256i tw_10 = _mm256_load_si256((const __m256i *)&twist_0[160]);
+    const __m256i twqinv_10 = _mm256_load_si256((const __m256i *)&twist_0[176]);
+    const __m256i x_378 = nttgen_mlkem_avx2_montmul(x_362, tw_10, twqinv_10);
+    const __m256i red_16 = nttgen_mlkem_avx2_cond_add_q(x_378);
+    _mm256_storeu_si256((__m256i *)&r[80], red_16);
+    const __m256i tw_11 = _mm256_load_si256((const __m256i *)&twist_0[416]);
+    const __m256i twqinv_11 = _mm256_load_si256((const __m256i *)&twist_0[432]);
+    const __m256i x_379 = nttgen_mlkem_avx2_montmul(x_363, tw_11, twqinv_11);
+    const __m256i red_17 = nttgen_mlkem_avx2_cond_add_q(x_379);
+    _mm256_storeu_si256((__m256i *)&r[208], red_17);
+    const __m256i tw_12 = _mm256_load_si256((const __m256i *)&twist_0[96]);
+    const __m256i twqinv_12 = _mm256_load_si256((const __m256i *)&twist_0[112]);
+    const __m256i x_380 = nttgen_mlkem_avx2_montmul(x_364, tw_12, twqinv_12);
+    const __m256i red_18 = nttgen_mlkem_avx2_cond_add_q(x_380);
+    _mm256_storeu_si256((__m256i *)&r[48], red_18);
+    const __m256i tw_13 = _mm256_load_si256((const __m256i *)&twist_0[352]);
+    const __m256i twqinv_13 = _mm256_load_si256((const __m256i *)&twist_0[368]);
+    const __m256i x_381 = nttgen_mlkem_avx2_montmul(x_365, tw_13, twqinv_13);
+    const __m256i red_19 = nttgen_mlkem_avx2_cond_add_q(x_381);
+    _mm256_storeu_si256((__m256i *)&r[176], red_19);
+    const __m256i tw_14 = _mm256_load_si256((const __m256i *)&twist_0[224]);
+    const __m256i twqinv_14 = _mm256_load_si256((const __m256i *)&twist_0[240]);
+    const __m256i x_382 = nttgen_mlkem_avx2_montmul(x_366, tw_14, twqinv_14);
+    const __m256i red_20 = nttgen_mlkem_avx2_cond_add_q(x_382);
+    _mm256_storeu_si256((__m256i *)&r[112], red_20);
+    const __m256i tw_15 = _mm256_load_si256((const __m256i *)&twist_0[480]);
+    const __m256i twqinv_15 = _mm256_load_si256((const __m256i *)&twist_0[496]);
+    const __m256i x_383 = nttgen_mlkem_avx2_montmul(x_367, tw_15, twqinv_15);
+    const __m256i red_21 = nttgen_mlkem_avx2_cond_add_q(x_383);
+    _mm256_storeu_si256((__m256i *)&r[240], red_21);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx2_assert_range(a, 256, 0, 3328);
+    nttgen_mlkem_avx2_assert_range(r, 256, 0, 3328);
 #endif
 }
 
@@ -2168,20 +2703,16 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 366, store 112, add 184, sub 168, mullo 16, montmul 216, barrett 8, cond_add_q
+ * Ops per call: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett 6, cond_add_q
  *   16, shuffle 72, zip 24, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    NTTGEN_ALIGN(64) int16_t a_hat[256];
-    NTTGEN_ALIGN(64) int16_t b_hat[256];
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -3328, 3328);
     nttgen_mlkem_avx2_assert_range(b, 256, -3328, 3328);
 #endif
-    nttgen_mlkem_avx2_ntt_from(a_hat, a);
-    nttgen_mlkem_avx2_ntt_from(b_hat, b);
-    nttgen_mlkem_avx2_basemul(r, a_hat, b_hat);
-    nttgen_mlkem_avx2_intt_reduce(r);
+    nttgen_mlkem_avx2_ntt_from(r, a);
+    nttgen_mlkem_avx2_mul_core(r, b);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(r, 256, 0, 3328);
 #endif

@@ -51,9 +51,9 @@
  *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 176, store 32, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
+ *       ops: load 160, store 16, add 92, sub 84, mullo 8, montmul 108, barrett 3, cond_add_q 8,
  *         shuffle 48, zip 12, const 4
- *       coefficient reductions: 128
+ *       coefficient reductions: 96
  */
 #include "nttgen_mlkem_avx512.h"
 
@@ -274,6 +274,21 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_intt_twist[512] = {
     -12855, -12855, -31597, -31597, -32699, -32699, -17344, -17344, 2835, 2835, -11398, -11398, -23801, -23801, 17875, 17875, 31892, 31892, -13544, -13544, 10768, 10768, 4488, 4488, 31104, 31104, -21301, -21301, 6457, 6457, -15040, -15040,
     1254, 1254, -1297, -1297, 707, 707, -1525, -1525, -873, -873, -443, -443, -1201, -1201, 321, 321, 998, 998, 842, 842, 637, 637, -550, -550, -424, -424, 1150, 1150, -324, -324, -1194, -1194,
     22246, 22246, -10257, -10257, 7107, 7107, 27403, 27403, 20887, 20887, 32069, 32069, -1969, -1969, -19391, -19391, 21990, 21990, 16714, 16714, -22147, -22147, -5158, -5158, -31144, -31144, -24962, -24962, 29372, 29372, -25258, -25258,
+};
+// clang-format on
+
+// roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, pairs (z, z*q^-1 mod beta), per
+//  register pair of the fused pass: L lanes of z, then L lanes of the second
+// clang-format off
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_mul_core_gammas_fused[256] = {
+    -1103, 555, 422, 177, -1251, 1550, -291, 1574, -246, 1159, -1590, -872, -777, -602, 418, -156, 817, 603, -1215, 1218, 1322, -1465, -874, -1187, -1185, -1278, -108, 996, -1510, -870, 958, 1522,
+    -335, -11477, -27738, 945, -32227, 20494, -14883, 6182, 32010, 10631, -18486, 17560, 29175, -28762, -14430, -5276, -31183, 25435, -20927, 10946, -7382, 24391, 24214, 16989, 10335, -7934, 31636, 28644, -22502, 10906, 23998, -17422,
+    1103, -555, -422, -177, 1251, -1550, 291, -1574, 246, -1159, 1590, 872, 777, 602, -418, 156, -817, -603, 1215, -1218, -1322, 1465, 874, 1187, 1185, 1278, 108, -996, 1510, 870, -958, -1522,
+    335, 11477, 27738, -945, 32227, -20494, 14883, -6182, -32010, -10631, 18486, -17560, -29175, 28762, 14430, 5276, 31183, -25435, 20927, -10946, 7382, -24391, -24214, -16989, -10335, 7934, -31636, -28644, 22502, -10906, -23998, 17422,
+    430, 843, 587, -235, 871, 105, -460, 1653, 778, -147, 644, 349, 1483, 1119, 329, -75, 1097, 610, -136, -1335, -1285, 384, 220, -1659, -1530, 794, -308, 991, -854, 478, -1460, 1628,
+    11182, 13387, 13131, -4587, -14233, -21655, 23092, 5493, -32502, 30317, 20100, 18525, -18741, 12639, 19529, -12619, 20297, 2146, -6280, -14903, 15355, -32384, -11044, 14469, -21498, -20198, -23860, -20257, 23210, -17442, 7756, 23132,
+    -430, -843, -587, 235, -871, -105, 460, -1653, -778, 147, -644, -349, -1483, -1119, -329, 75, -1097, -610, 136, 1335, 1285, -384, -220, 1659, 1530, -794, 308, -991, 854, -478, 1460, -1628,
+    -11182, -13387, -13131, 4587, 14233, 21655, -23092, -5493, 32502, -30317, -20100, -18525, 18741, -12639, -19529, 12619, -20297, -2146, 6280, 14903, -15355, 32384, 11044, -14469, 21498, 20198, 23860, 20257, -23210, 17442, -7756, -23132,
 };
 // clang-format on
 
@@ -1491,215 +1506,445 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
 }
 
 /*
- * inverse NTT times beta, reduced to [0, q) (polymul's helper)
+ * r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)
  *
- * Input:  a: NTT domain, native order
- * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
- * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, cond_add_q 8, shuffle 16,
- *   zip 4
+ * Input:  r: a_hat, NTT domain, native order; b: coefficients, standard order
+ * Output: r: coefficients, standard order, in [0, q)
+ * r[256]: on entry in [-16180, 16179], on exit in [0, 3328]
+ * b[256]: on entry in [-3328, 3328]
+ * Ops per call: load 106, store 8, add 64, sub 56, mullo 8, montmul 80, barrett 3, cond_add_q 8,
+ *   shuffle 32, zip 8, const 4
  */
-static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_core(int16_t r[256], const int16_t b[256]) {
+    const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_zetas;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
+    const int16_t *const gammas_fused_0 = nttgen_mlkem_avx512_mul_core_gammas_fused;
     const int16_t *const twist_0 = nttgen_mlkem_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx512_assert_range(a, 256, -11316, 11318);
+    nttgen_mlkem_avx512_assert_range(r, 256, -16180, 16179);
+    nttgen_mlkem_avx512_assert_range(b, 256, -3328, 3328);
 #endif
+    // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
+    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1024]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1025]);
+    const __m512i zeta_1 = _mm512_set1_epi16(zetas_0[1026]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[1027]);
+    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1028]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1029]);
+    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1030]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[1031]);
+    const __m512i zeta_4 = _mm512_set1_epi16(zetas_0[1032]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_0[1033]);
+    const __m512i zeta_5 = _mm512_set1_epi16(zetas_0[1034]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[1035]);
+    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1036]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1037]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_0[192]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_0[224]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_0[256]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_0[288]);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_0[320]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_0[352]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_0[384]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_0[416]);
+    const __m512i zeta_14 = _mm512_load_si512((const __m512i *)&zetas_0[448]);
+    const __m512i zetaqinv_14 = _mm512_load_si512((const __m512i *)&zetas_0[480]);
+    const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
+    const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
+    const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
+    const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
+    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
+    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
+    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
+    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
+    const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[768]);
+    const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[800]);
+    const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[832]);
+    const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_0[864]);
+    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_0[896]);
+    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_0[928]);
+    const __m512i zeta_22 = _mm512_load_si512((const __m512i *)&zetas_0[960]);
+    const __m512i zetaqinv_22 = _mm512_load_si512((const __m512i *)&zetas_0[992]);
+    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
+    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&b[128]);
+    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&b[32]);
+    const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&b[160]);
+    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i t_0 = nttgen_mlkem_avx512_montmul(x_1, zeta_0, zetaqinv_0);
+    const __m512i x_8 = _mm512_add_epi16(x_0, t_0);
+    const __m512i x_9 = _mm512_sub_epi16(x_0, t_0);
+    const __m512i t_1 = nttgen_mlkem_avx512_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m512i x_10 = _mm512_add_epi16(x_2, t_1);
+    const __m512i x_11 = _mm512_sub_epi16(x_2, t_1);
+    const __m512i t_2 = nttgen_mlkem_avx512_montmul(x_5, zeta_0, zetaqinv_0);
+    const __m512i x_12 = _mm512_add_epi16(x_4, t_2);
+    const __m512i x_13 = _mm512_sub_epi16(x_4, t_2);
+    const __m512i t_3 = nttgen_mlkem_avx512_montmul(x_7, zeta_0, zetaqinv_0);
+    const __m512i x_14 = _mm512_add_epi16(x_6, t_3);
+    const __m512i x_15 = _mm512_sub_epi16(x_6, t_3);
+    const __m512i t_4 = nttgen_mlkem_avx512_montmul(x_10, zeta_1, zetaqinv_1);
+    const __m512i x_16 = _mm512_add_epi16(x_8, t_4);
+    const __m512i x_17 = _mm512_sub_epi16(x_8, t_4);
+    const __m512i t_5 = nttgen_mlkem_avx512_montmul(x_11, zeta_2, zetaqinv_2);
+    const __m512i x_18 = _mm512_add_epi16(x_9, t_5);
+    const __m512i x_19 = _mm512_sub_epi16(x_9, t_5);
+    const __m512i t_6 = nttgen_mlkem_avx512_montmul(x_14, zeta_1, zetaqinv_1);
+    const __m512i x_20 = _mm512_add_epi16(x_12, t_6);
+    const __m512i x_21 = _mm512_sub_epi16(x_12, t_6);
+    const __m512i t_7 = nttgen_mlkem_avx512_montmul(x_15, zeta_2, zetaqinv_2);
+    const __m512i x_22 = _mm512_add_epi16(x_13, t_7);
+    const __m512i x_23 = _mm512_sub_epi16(x_13, t_7);
+    const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_20, zeta_3, zetaqinv_3);
+    const __m512i x_24 = _mm512_add_epi16(x_16, t_8);
+    const __m512i x_25 = _mm512_sub_epi16(x_16, t_8);
+    const __m512i t_9 = nttgen_mlkem_avx512_montmul(x_22, zeta_4, zetaqinv_4);
+    const __m512i x_26 = _mm512_add_epi16(x_18, t_9);
+    const __m512i x_27 = _mm512_sub_epi16(x_18, t_9);
+    const __m512i t_10 = nttgen_mlkem_avx512_montmul(x_21, zeta_5, zetaqinv_5);
+    const __m512i x_28 = _mm512_add_epi16(x_17, t_10);
+    const __m512i x_29 = _mm512_sub_epi16(x_17, t_10);
+    const __m512i t_11 = nttgen_mlkem_avx512_montmul(x_23, zeta_6, zetaqinv_6);
+    const __m512i x_30 = _mm512_add_epi16(x_19, t_11);
+    const __m512i x_31 = _mm512_sub_epi16(x_19, t_11);
+    const __m512i x_32 = _mm512_shuffle_i64x2(x_24, x_26, 68);
+    const __m512i x_33 = _mm512_shuffle_i64x2(x_24, x_26, 238);
+    const __m512i x_34 = _mm512_shuffle_i64x2(x_28, x_30, 68);
+    const __m512i x_35 = _mm512_shuffle_i64x2(x_28, x_30, 238);
+    const __m512i x_36 = _mm512_shuffle_i64x2(x_25, x_27, 68);
+    const __m512i x_37 = _mm512_shuffle_i64x2(x_25, x_27, 238);
+    const __m512i x_38 = _mm512_shuffle_i64x2(x_29, x_31, 68);
+    const __m512i x_39 = _mm512_shuffle_i64x2(x_29, x_31, 238);
+    const __m512i t_12 = nttgen_mlkem_avx512_montmul(x_33, zeta_7, zetaqinv_7);
+    const __m512i x_40 = _mm512_add_epi16(x_32, t_12);
+    const __m512i x_41 = _mm512_sub_epi16(x_32, t_12);
+    const __m512i t_13 = nttgen_mlkem_avx512_montmul(x_35, zeta_8, zetaqinv_8);
+    const __m512i x_42 = _mm512_add_epi16(x_34, t_13);
+    const __m512i x_43 = _mm512_sub_epi16(x_34, t_13);
+    const __m512i t_14 = nttgen_mlkem_avx512_montmul(x_37, zeta_9, zetaqinv_9);
+    const __m512i x_44 = _mm512_add_epi16(x_36, t_14);
+    const __m512i x_45 = _mm512_sub_epi16(x_36, t_14);
+    const __m512i t_15 = nttgen_mlkem_avx512_montmul(x_39, zeta_10, zetaqinv_10);
+    const __m512i x_46 = _mm512_add_epi16(x_38, t_15);
+    const __m512i x_47 = _mm512_sub_epi16(x_38, t_15);
+    const __m512i x_48 = nttgen_mlkem_avx512_ilv128_lo(x_40, x_42);
+    const __m512i x_49 = nttgen_mlkem_avx512_ilv128_hi(x_40, x_42);
+    const __m512i x_50 = nttgen_mlkem_avx512_ilv128_lo(x_41, x_43);
+    const __m512i x_51 = nttgen_mlkem_avx512_ilv128_hi(x_41, x_43);
+    const __m512i x_52 = nttgen_mlkem_avx512_ilv128_lo(x_44, x_46);
+    const __m512i x_53 = nttgen_mlkem_avx512_ilv128_hi(x_44, x_46);
+    const __m512i x_54 = nttgen_mlkem_avx512_ilv128_lo(x_45, x_47);
+    const __m512i x_55 = nttgen_mlkem_avx512_ilv128_hi(x_45, x_47);
+    const __m512i t_16 = nttgen_mlkem_avx512_montmul(x_49, zeta_11, zetaqinv_11);
+    const __m512i x_56 = _mm512_add_epi16(x_48, t_16);
+    const __m512i x_57 = _mm512_sub_epi16(x_48, t_16);
+    const __m512i t_17 = nttgen_mlkem_avx512_montmul(x_51, zeta_12, zetaqinv_12);
+    const __m512i x_58 = _mm512_add_epi16(x_50, t_17);
+    const __m512i x_59 = _mm512_sub_epi16(x_50, t_17);
+    const __m512i t_18 = nttgen_mlkem_avx512_montmul(x_53, zeta_13, zetaqinv_13);
+    const __m512i x_60 = _mm512_add_epi16(x_52, t_18);
+    const __m512i x_61 = _mm512_sub_epi16(x_52, t_18);
+    const __m512i t_19 = nttgen_mlkem_avx512_montmul(x_55, zeta_14, zetaqinv_14);
+    const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
+    const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
+    const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
+    const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
+    const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
+    const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
+    const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
+    const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
+    const __m512i x_71 = _mm512_unpackhi_epi32(x_59, x_63);
+    const __m512i t_20 = nttgen_mlkem_avx512_montmul(x_65, zeta_15, zetaqinv_15);
+    const __m512i x_72 = _mm512_add_epi16(x_64, t_20);
+    const __m512i x_73 = _mm512_sub_epi16(x_64, t_20);
+    const __m512i t_21 = nttgen_mlkem_avx512_montmul(x_67, zeta_16, zetaqinv_16);
+    const __m512i x_74 = _mm512_add_epi16(x_66, t_21);
+    const __m512i x_75 = _mm512_sub_epi16(x_66, t_21);
+    const __m512i t_22 = nttgen_mlkem_avx512_montmul(x_69, zeta_17, zetaqinv_17);
+    const __m512i x_76 = _mm512_add_epi16(x_68, t_22);
+    const __m512i x_77 = _mm512_sub_epi16(x_68, t_22);
+    const __m512i t_23 = nttgen_mlkem_avx512_montmul(x_71, zeta_18, zetaqinv_18);
+    const __m512i x_78 = _mm512_add_epi16(x_70, t_23);
+    const __m512i x_79 = _mm512_sub_epi16(x_70, t_23);
+    const __m512i x_80 = _mm512_unpacklo_epi64(x_72, x_74);
+    const __m512i x_81 = _mm512_unpackhi_epi64(x_72, x_74);
+    const __m512i x_82 = _mm512_unpacklo_epi64(x_76, x_78);
+    const __m512i x_83 = _mm512_unpackhi_epi64(x_76, x_78);
+    const __m512i x_84 = _mm512_unpacklo_epi64(x_73, x_75);
+    const __m512i x_85 = _mm512_unpackhi_epi64(x_73, x_75);
+    const __m512i x_86 = _mm512_unpacklo_epi64(x_77, x_79);
+    const __m512i x_87 = _mm512_unpackhi_epi64(x_77, x_79);
+    const __m512i t_24 = nttgen_mlkem_avx512_montmul(x_81, zeta_19, zetaqinv_19);
+    const __m512i x_88 = _mm512_add_epi16(x_80, t_24);
+    const __m512i x_89 = _mm512_sub_epi16(x_80, t_24);
+    const __m512i t_25 = nttgen_mlkem_avx512_montmul(x_83, zeta_20, zetaqinv_20);
+    const __m512i x_90 = _mm512_add_epi16(x_82, t_25);
+    const __m512i x_91 = _mm512_sub_epi16(x_82, t_25);
+    const __m512i t_26 = nttgen_mlkem_avx512_montmul(x_85, zeta_21, zetaqinv_21);
+    const __m512i x_92 = _mm512_add_epi16(x_84, t_26);
+    const __m512i x_93 = _mm512_sub_epi16(x_84, t_26);
+    const __m512i t_27 = nttgen_mlkem_avx512_montmul(x_87, zeta_22, zetaqinv_22);
+    const __m512i x_94 = _mm512_add_epi16(x_86, t_27);
+    const __m512i x_95 = _mm512_sub_epi16(x_86, t_27);
+    const __m512i x_96 = nttgen_mlkem_avx512_ilv16_lo(x_88, x_90);
+    const __m512i x_97 = nttgen_mlkem_avx512_ilv16_hi(x_88, x_90);
+    const __m512i x_98 = nttgen_mlkem_avx512_ilv16_lo(x_89, x_91);
+    const __m512i x_99 = nttgen_mlkem_avx512_ilv16_hi(x_89, x_91);
+    const __m512i x_100 = nttgen_mlkem_avx512_ilv16_lo(x_92, x_94);
+    const __m512i x_101 = nttgen_mlkem_avx512_ilv16_hi(x_92, x_94);
+    const __m512i x_102 = nttgen_mlkem_avx512_ilv16_lo(x_93, x_95);
+    const __m512i x_103 = nttgen_mlkem_avx512_ilv16_hi(x_93, x_95);
     // inverse layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_dit_0[0]);
-    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_dit_0[32]);
-    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_dit_0[64]);
-    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_dit_0[96]);
-    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_dit_0[128]);
-    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_dit_0[160]);
-    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
-    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
-    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
-    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
-    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
-    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_dit_0[352]);
-    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
-    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
-    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
-    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_dit_0[480]);
-    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[512]);
-    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
-    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
-    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i x_8 = nttgen_mlkem_avx512_ilv16_lo(x_0, x_2);
-    const __m512i x_9 = nttgen_mlkem_avx512_ilv16_hi(x_0, x_2);
-    const __m512i x_10 = nttgen_mlkem_avx512_ilv16_lo(x_1, x_3);
-    const __m512i x_11 = nttgen_mlkem_avx512_ilv16_hi(x_1, x_3);
-    const __m512i x_12 = nttgen_mlkem_avx512_ilv16_lo(x_4, x_6);
-    const __m512i x_13 = nttgen_mlkem_avx512_ilv16_hi(x_4, x_6);
-    const __m512i x_14 = nttgen_mlkem_avx512_ilv16_lo(x_5, x_7);
-    const __m512i x_15 = nttgen_mlkem_avx512_ilv16_hi(x_5, x_7);
-    const __m512i x_16 = _mm512_add_epi16(x_8, x_10);
-    const __m512i x_17 = _mm512_sub_epi16(x_8, x_10);
-    const __m512i x_18 = _mm512_add_epi16(x_9, x_11);
-    const __m512i x_19 = _mm512_sub_epi16(x_9, x_11);
-    const __m512i x_20 = _mm512_add_epi16(x_12, x_14);
-    const __m512i x_21 = _mm512_sub_epi16(x_12, x_14);
-    const __m512i x_22 = _mm512_add_epi16(x_13, x_15);
-    const __m512i x_23 = _mm512_sub_epi16(x_13, x_15);
-    const __m512i x_24 = _mm512_unpacklo_epi64(x_16, x_17);
-    const __m512i x_25 = _mm512_unpackhi_epi64(x_16, x_17);
-    const __m512i x_26 = _mm512_unpacklo_epi64(x_18, x_19);
-    const __m512i x_27 = _mm512_unpackhi_epi64(x_18, x_19);
-    const __m512i x_28 = _mm512_unpacklo_epi64(x_20, x_21);
-    const __m512i x_29 = _mm512_unpackhi_epi64(x_20, x_21);
-    const __m512i x_30 = _mm512_unpacklo_epi64(x_22, x_23);
-    const __m512i x_31 = _mm512_unpackhi_epi64(x_22, x_23);
-    const __m512i t_0 = nttgen_mlkem_avx512_montmul(x_28, zeta_0, zetaqinv_0);
-    const __m512i x_32 = _mm512_add_epi16(x_24, t_0);
-    const __m512i x_33 = _mm512_sub_epi16(x_24, t_0);
-    const __m512i t_1 = nttgen_mlkem_avx512_montmul(x_29, zeta_0, zetaqinv_0);
-    const __m512i x_34 = _mm512_add_epi16(x_25, t_1);
-    const __m512i x_35 = _mm512_sub_epi16(x_25, t_1);
-    const __m512i t_2 = nttgen_mlkem_avx512_montmul(x_30, zeta_0, zetaqinv_0);
-    const __m512i x_36 = _mm512_add_epi16(x_26, t_2);
-    const __m512i x_37 = _mm512_sub_epi16(x_26, t_2);
-    const __m512i t_3 = nttgen_mlkem_avx512_montmul(x_31, zeta_0, zetaqinv_0);
-    const __m512i x_38 = _mm512_add_epi16(x_27, t_3);
-    const __m512i x_39 = _mm512_sub_epi16(x_27, t_3);
-    const __m512i x_40 = nttgen_mlkem_avx512_unzip32_lo(x_32, x_33);
-    const __m512i x_41 = nttgen_mlkem_avx512_unzip32_hi(x_32, x_33);
-    const __m512i x_42 = nttgen_mlkem_avx512_unzip32_lo(x_34, x_35);
-    const __m512i x_43 = nttgen_mlkem_avx512_unzip32_hi(x_34, x_35);
-    const __m512i x_44 = nttgen_mlkem_avx512_unzip32_lo(x_36, x_37);
-    const __m512i x_45 = nttgen_mlkem_avx512_unzip32_hi(x_36, x_37);
-    const __m512i x_46 = nttgen_mlkem_avx512_unzip32_lo(x_38, x_39);
-    const __m512i x_47 = nttgen_mlkem_avx512_unzip32_hi(x_38, x_39);
-    const __m512i t_4 = nttgen_mlkem_avx512_montmul(x_44, zeta_1, zetaqinv_1);
-    const __m512i x_48 = _mm512_add_epi16(x_40, t_4);
-    const __m512i x_49 = _mm512_sub_epi16(x_40, t_4);
-    const __m512i t_5 = nttgen_mlkem_avx512_montmul(x_46, zeta_1, zetaqinv_1);
-    const __m512i x_50 = _mm512_add_epi16(x_42, t_5);
-    const __m512i x_51 = _mm512_sub_epi16(x_42, t_5);
-    const __m512i t_6 = nttgen_mlkem_avx512_montmul(x_45, zeta_1, zetaqinv_1);
-    const __m512i x_52 = _mm512_add_epi16(x_41, t_6);
-    const __m512i x_53 = _mm512_sub_epi16(x_41, t_6);
-    const __m512i t_7 = nttgen_mlkem_avx512_montmul(x_47, zeta_1, zetaqinv_1);
-    const __m512i x_54 = _mm512_add_epi16(x_43, t_7);
-    const __m512i x_55 = _mm512_sub_epi16(x_43, t_7);
-    const __m512i x_56 = nttgen_mlkem_avx512_ilv128_lo(x_48, x_49);
-    const __m512i x_57 = nttgen_mlkem_avx512_ilv128_hi(x_48, x_49);
-    const __m512i x_58 = nttgen_mlkem_avx512_ilv128_lo(x_50, x_51);
-    const __m512i x_59 = nttgen_mlkem_avx512_ilv128_hi(x_50, x_51);
-    const __m512i x_60 = nttgen_mlkem_avx512_ilv128_lo(x_52, x_53);
-    const __m512i x_61 = nttgen_mlkem_avx512_ilv128_hi(x_52, x_53);
-    const __m512i x_62 = nttgen_mlkem_avx512_ilv128_lo(x_54, x_55);
-    const __m512i x_63 = nttgen_mlkem_avx512_ilv128_hi(x_54, x_55);
-    const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_58, zeta_2, zetaqinv_2);
-    const __m512i x_64 = _mm512_add_epi16(x_56, t_8);
-    const __m512i x_65 = _mm512_sub_epi16(x_56, t_8);
-    const __m512i t_9 = nttgen_mlkem_avx512_montmul(x_59, zeta_2, zetaqinv_2);
-    const __m512i x_66 = _mm512_add_epi16(x_57, t_9);
-    const __m512i x_67 = _mm512_sub_epi16(x_57, t_9);
-    const __m512i t_10 = nttgen_mlkem_avx512_montmul(x_62, zeta_2, zetaqinv_2);
-    const __m512i x_68 = _mm512_add_epi16(x_60, t_10);
-    const __m512i x_69 = _mm512_sub_epi16(x_60, t_10);
-    const __m512i t_11 = nttgen_mlkem_avx512_montmul(x_63, zeta_2, zetaqinv_2);
-    const __m512i x_70 = _mm512_add_epi16(x_61, t_11);
-    const __m512i x_71 = _mm512_sub_epi16(x_61, t_11);
-    const __m512i x_72 = _mm512_shuffle_i64x2(x_64, x_65, 68);
-    const __m512i x_73 = _mm512_shuffle_i64x2(x_64, x_65, 238);
-    const __m512i x_74 = _mm512_shuffle_i64x2(x_66, x_67, 68);
-    const __m512i x_75 = _mm512_shuffle_i64x2(x_66, x_67, 238);
-    const __m512i x_76 = _mm512_shuffle_i64x2(x_68, x_69, 68);
-    const __m512i x_77 = _mm512_shuffle_i64x2(x_68, x_69, 238);
-    const __m512i x_78 = _mm512_shuffle_i64x2(x_70, x_71, 68);
-    const __m512i x_79 = _mm512_shuffle_i64x2(x_70, x_71, 238);
-    const __m512i t_12 = nttgen_mlkem_avx512_montmul(x_76, zeta_3, zetaqinv_3);
-    const __m512i x_80 = _mm512_add_epi16(x_72, t_12);
-    const __m512i x_81 = _mm512_sub_epi16(x_72, t_12);
-    const __m512i t_13 = nttgen_mlkem_avx512_montmul(x_77, zeta_3, zetaqinv_3);
-    const __m512i x_82 = _mm512_add_epi16(x_73, t_13);
-    const __m512i x_83 = _mm512_sub_epi16(x_73, t_13);
-    const __m512i t_14 = nttgen_mlkem_avx512_montmul(x_78, zeta_3, zetaqinv_3);
-    const __m512i x_84 = _mm512_add_epi16(x_74, t_14);
-    const __m512i x_85 = _mm512_sub_epi16(x_74, t_14);
-    const __m512i t_15 = nttgen_mlkem_avx512_montmul(x_79, zeta_3, zetaqinv_3);
-    const __m512i x_86 = _mm512_add_epi16(x_75, t_15);
-    const __m512i x_87 = _mm512_sub_epi16(x_75, t_15);
-    const __m512i t_16 = nttgen_mlkem_avx512_montmul(x_84, zeta_4, zetaqinv_4);
-    const __m512i red_0 = nttgen_mlkem_avx512_barrett(x_80);
-    const __m512i x_88 = _mm512_add_epi16(red_0, t_16);
-    const __m512i x_89 = _mm512_sub_epi16(red_0, t_16);
-    const __m512i t_17 = nttgen_mlkem_avx512_montmul(x_86, zeta_4, zetaqinv_4);
-    const __m512i red_1 = nttgen_mlkem_avx512_barrett(x_82);
-    const __m512i x_90 = _mm512_add_epi16(red_1, t_17);
-    const __m512i x_91 = _mm512_sub_epi16(red_1, t_17);
-    const __m512i t_18 = nttgen_mlkem_avx512_montmul(x_85, zeta_5, zetaqinv_5);
-    const __m512i red_2 = nttgen_mlkem_avx512_barrett(x_81);
-    const __m512i x_92 = _mm512_add_epi16(red_2, t_18);
-    const __m512i x_93 = _mm512_sub_epi16(red_2, t_18);
-    const __m512i t_19 = nttgen_mlkem_avx512_montmul(x_87, zeta_5, zetaqinv_5);
-    const __m512i red_3 = nttgen_mlkem_avx512_barrett(x_83);
-    const __m512i x_94 = _mm512_add_epi16(red_3, t_19);
-    const __m512i x_95 = _mm512_sub_epi16(red_3, t_19);
-    const __m512i t_20 = nttgen_mlkem_avx512_montmul(x_90, zeta_6, zetaqinv_6);
-    const __m512i x_96 = _mm512_add_epi16(x_88, t_20);
-    const __m512i x_97 = _mm512_sub_epi16(x_88, t_20);
-    const __m512i t_21 = nttgen_mlkem_avx512_montmul(x_91, zeta_7, zetaqinv_7);
-    const __m512i x_98 = _mm512_add_epi16(x_89, t_21);
-    const __m512i x_99 = _mm512_sub_epi16(x_89, t_21);
-    const __m512i t_22 = nttgen_mlkem_avx512_montmul(x_94, zeta_8, zetaqinv_8);
-    const __m512i x_100 = _mm512_add_epi16(x_92, t_22);
-    const __m512i x_101 = _mm512_sub_epi16(x_92, t_22);
-    const __m512i t_23 = nttgen_mlkem_avx512_montmul(x_95, zeta_9, zetaqinv_9);
-    const __m512i x_102 = _mm512_add_epi16(x_93, t_23);
-    const __m512i x_103 = _mm512_sub_epi16(x_93, t_23);
+    const __m512i zeta_23 = _mm512_load_si512((const __m512i *)&zetas_dit_0[0]);
+    const __m512i zetaqinv_23 = _mm512_load_si512((const __m512i *)&zetas_dit_0[32]);
+    const __m512i zeta_24 = _mm512_load_si512((const __m512i *)&zetas_dit_0[64]);
+    const __m512i zetaqinv_24 = _mm512_load_si512((const __m512i *)&zetas_dit_0[96]);
+    const __m512i zeta_25 = _mm512_load_si512((const __m512i *)&zetas_dit_0[128]);
+    const __m512i zetaqinv_25 = _mm512_load_si512((const __m512i *)&zetas_dit_0[160]);
+    const __m512i zeta_26 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
+    const __m512i zetaqinv_26 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
+    const __m512i zeta_27 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
+    const __m512i zetaqinv_27 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
+    const __m512i zeta_28 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
+    const __m512i zetaqinv_28 = _mm512_load_si512((const __m512i *)&zetas_dit_0[352]);
+    const __m512i zeta_29 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
+    const __m512i zetaqinv_29 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
+    const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
+    const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_dit_0[480]);
+    const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_dit_0[512]);
+    const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
+    const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
+    const __m512i zetaqinv_32 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
+    const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&r[0]);
+    const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&r[128]);
+    const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&r[64]);
+    const __m512i a_3 = _mm512_loadu_si512((const __m512i *)&r[192]);
+    const __m512i a_4 = _mm512_loadu_si512((const __m512i *)&r[32]);
+    const __m512i a_5 = _mm512_loadu_si512((const __m512i *)&r[160]);
+    const __m512i a_6 = _mm512_loadu_si512((const __m512i *)&r[96]);
+    const __m512i a_7 = _mm512_loadu_si512((const __m512i *)&r[224]);
+    const __m512i gamma_0 = _mm512_load_si512((const __m512i *)&gammas_fused_0[0]);
+    const __m512i gammaqinv_0 = _mm512_load_si512((const __m512i *)&gammas_fused_0[32]);
+    const __m512i qinv_0 = _mm512_set1_epi16(-3327);
+    const __m512i bq_0 = _mm512_mullo_epi16(x_96, qinv_0);
+    const __m512i bq_1 = _mm512_mullo_epi16(x_97, qinv_0);
+    const __m512i p_0 = nttgen_mlkem_avx512_montmul(a_0, x_96, bq_0);
+    const __m512i p_1 = nttgen_mlkem_avx512_montmul(a_2, x_97, bq_1);
+    const __m512i p_2 = nttgen_mlkem_avx512_montmul(p_1, gamma_0, gammaqinv_0);
+    const __m512i p_3 = nttgen_mlkem_avx512_montmul(a_0, x_97, bq_1);
+    const __m512i p_4 = nttgen_mlkem_avx512_montmul(a_2, x_96, bq_0);
+    const __m512i r_0 = _mm512_add_epi16(p_0, p_2);
+    const __m512i r_1 = _mm512_add_epi16(p_3, p_4);
+    const __m512i gamma_1 = _mm512_load_si512((const __m512i *)&gammas_fused_0[64]);
+    const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)&gammas_fused_0[96]);
+    const __m512i qinv_1 = _mm512_set1_epi16(-3327);
+    const __m512i bq_2 = _mm512_mullo_epi16(x_98, qinv_1);
+    const __m512i bq_3 = _mm512_mullo_epi16(x_99, qinv_1);
+    const __m512i p_5 = nttgen_mlkem_avx512_montmul(a_1, x_98, bq_2);
+    const __m512i p_6 = nttgen_mlkem_avx512_montmul(a_3, x_99, bq_3);
+    const __m512i p_7 = nttgen_mlkem_avx512_montmul(p_6, gamma_1, gammaqinv_1);
+    const __m512i p_8 = nttgen_mlkem_avx512_montmul(a_1, x_99, bq_3);
+    const __m512i p_9 = nttgen_mlkem_avx512_montmul(a_3, x_98, bq_2);
+    const __m512i r_2 = _mm512_add_epi16(p_5, p_7);
+    const __m512i r_3 = _mm512_add_epi16(p_8, p_9);
+    const __m512i gamma_2 = _mm512_load_si512((const __m512i *)&gammas_fused_0[128]);
+    const __m512i gammaqinv_2 = _mm512_load_si512((const __m512i *)&gammas_fused_0[160]);
+    const __m512i qinv_2 = _mm512_set1_epi16(-3327);
+    const __m512i bq_4 = _mm512_mullo_epi16(x_100, qinv_2);
+    const __m512i bq_5 = _mm512_mullo_epi16(x_101, qinv_2);
+    const __m512i p_10 = nttgen_mlkem_avx512_montmul(a_4, x_100, bq_4);
+    const __m512i p_11 = nttgen_mlkem_avx512_montmul(a_6, x_101, bq_5);
+    const __m512i p_12 = nttgen_mlkem_avx512_montmul(p_11, gamma_2, gammaqinv_2);
+    const __m512i p_13 = nttgen_mlkem_avx512_montmul(a_4, x_101, bq_5);
+    const __m512i p_14 = nttgen_mlkem_avx512_montmul(a_6, x_100, bq_4);
+    const __m512i r_4 = _mm512_add_epi16(p_10, p_12);
+    const __m512i r_5 = _mm512_add_epi16(p_13, p_14);
+    const __m512i gamma_3 = _mm512_load_si512((const __m512i *)&gammas_fused_0[192]);
+    const __m512i gammaqinv_3 = _mm512_load_si512((const __m512i *)&gammas_fused_0[224]);
+    const __m512i qinv_3 = _mm512_set1_epi16(-3327);
+    const __m512i bq_6 = _mm512_mullo_epi16(x_102, qinv_3);
+    const __m512i bq_7 = _mm512_mullo_epi16(x_103, qinv_3);
+    const __m512i p_15 = nttgen_mlkem_avx512_montmul(a_5, x_102, bq_6);
+    const __m512i p_16 = nttgen_mlkem_avx512_montmul(a_7, x_103, bq_7);
+    const __m512i p_17 = nttgen_mlkem_avx512_montmul(p_16, gamma_3, gammaqinv_3);
+    const __m512i p_18 = nttgen_mlkem_avx512_montmul(a_5, x_103, bq_7);
+    const __m512i p_19 = nttgen_mlkem_avx512_montmul(a_7, x_102, bq_6);
+    const __m512i r_6 = _mm512_add_epi16(p_15, p_17);
+    const __m512i r_7 = _mm512_add_epi16(p_18, p_19);
+    const __m512i x_104 = nttgen_mlkem_avx512_ilv16_lo(r_0, r_1);
+    const __m512i x_105 = nttgen_mlkem_avx512_ilv16_hi(r_0, r_1);
+    const __m512i x_106 = nttgen_mlkem_avx512_ilv16_lo(r_2, r_3);
+    const __m512i x_107 = nttgen_mlkem_avx512_ilv16_hi(r_2, r_3);
+    const __m512i x_108 = nttgen_mlkem_avx512_ilv16_lo(r_4, r_5);
+    const __m512i x_109 = nttgen_mlkem_avx512_ilv16_hi(r_4, r_5);
+    const __m512i x_110 = nttgen_mlkem_avx512_ilv16_lo(r_6, r_7);
+    const __m512i x_111 = nttgen_mlkem_avx512_ilv16_hi(r_6, r_7);
+    const __m512i x_112 = _mm512_add_epi16(x_104, x_106);
+    const __m512i x_113 = _mm512_sub_epi16(x_104, x_106);
+    const __m512i x_114 = _mm512_add_epi16(x_105, x_107);
+    const __m512i x_115 = _mm512_sub_epi16(x_105, x_107);
+    const __m512i x_116 = _mm512_add_epi16(x_108, x_110);
+    const __m512i x_117 = _mm512_sub_epi16(x_108, x_110);
+    const __m512i x_118 = _mm512_add_epi16(x_109, x_111);
+    const __m512i x_119 = _mm512_sub_epi16(x_109, x_111);
+    const __m512i x_120 = _mm512_unpacklo_epi64(x_112, x_113);
+    const __m512i x_121 = _mm512_unpackhi_epi64(x_112, x_113);
+    const __m512i x_122 = _mm512_unpacklo_epi64(x_114, x_115);
+    const __m512i x_123 = _mm512_unpackhi_epi64(x_114, x_115);
+    const __m512i x_124 = _mm512_unpacklo_epi64(x_116, x_117);
+    const __m512i x_125 = _mm512_unpackhi_epi64(x_116, x_117);
+    const __m512i x_126 = _mm512_unpacklo_epi64(x_118, x_119);
+    const __m512i x_127 = _mm512_unpackhi_epi64(x_118, x_119);
+    const __m512i t_28 = nttgen_mlkem_avx512_montmul(x_124, zeta_23, zetaqinv_23);
+    const __m512i x_128 = _mm512_add_epi16(x_120, t_28);
+    const __m512i x_129 = _mm512_sub_epi16(x_120, t_28);
+    const __m512i t_29 = nttgen_mlkem_avx512_montmul(x_125, zeta_23, zetaqinv_23);
+    const __m512i x_130 = _mm512_add_epi16(x_121, t_29);
+    const __m512i x_131 = _mm512_sub_epi16(x_121, t_29);
+    const __m512i t_30 = nttgen_mlkem_avx512_montmul(x_126, zeta_23, zetaqinv_23);
+    const __m512i x_132 = _mm512_add_epi16(x_122, t_30);
+    const __m512i x_133 = _mm512_sub_epi16(x_122, t_30);
+    const __m512i t_31 = nttgen_mlkem_avx512_montmul(x_127, zeta_23, zetaqinv_23);
+    const __m512i x_134 = _mm512_add_epi16(x_123, t_31);
+    const __m512i x_135 = _mm512_sub_epi16(x_123, t_31);
+    const __m512i x_136 = nttgen_mlkem_avx512_unzip32_lo(x_128, x_129);
+    const __m512i x_137 = nttgen_mlkem_avx512_unzip32_hi(x_128, x_129);
+    const __m512i x_138 = nttgen_mlkem_avx512_unzip32_lo(x_130, x_131);
+    const __m512i x_139 = nttgen_mlkem_avx512_unzip32_hi(x_130, x_131);
+    const __m512i x_140 = nttgen_mlkem_avx512_unzip32_lo(x_132, x_133);
+    const __m512i x_141 = nttgen_mlkem_avx512_unzip32_hi(x_132, x_133);
+    const __m512i x_142 = nttgen_mlkem_avx512_unzip32_lo(x_134, x_135);
+    const __m512i x_143 = nttgen_mlkem_avx512_unzip32_hi(x_134, x_135);
+    const __m512i t_32 = nttgen_mlkem_avx512_montmul(x_140, zeta_24, zetaqinv_24);
+    const __m512i x_144 = _mm512_add_epi16(x_136, t_32);
+    const __m512i x_145 = _mm512_sub_epi16(x_136, t_32);
+    const __m512i t_33 = nttgen_mlkem_avx512_montmul(x_142, zeta_24, zetaqinv_24);
+    const __m512i x_146 = _mm512_add_epi16(x_138, t_33);
+    const __m512i x_147 = _mm512_sub_epi16(x_138, t_33);
+    const __m512i t_34 = nttgen_mlkem_avx512_montmul(x_141, zeta_24, zetaqinv_24);
+    const __m512i x_148 = _mm512_add_epi16(x_137, t_34);
+    const __m512i x_149 = _mm512_sub_epi16(x_137, t_34);
+    const __m512i t_35 = nttgen_mlkem_avx512_montmul(x_143, zeta_24, zetaqinv_24);
+    const __m512i x_150 = _mm512_add_epi16(x_139, t_35);
+    const __m512i x_151 = _mm512_sub_epi16(x_139, t_35);
+    const __m512i x_152 = nttgen_mlkem_avx512_ilv128_lo(x_144, x_145);
+    const __m512i x_153 = nttgen_mlkem_avx512_ilv128_hi(x_144, x_145);
+    const __m512i x_154 = nttgen_mlkem_avx512_ilv128_lo(x_146, x_147);
+    const __m512i x_155 = nttgen_mlkem_avx512_ilv128_hi(x_146, x_147);
+    const __m512i x_156 = nttgen_mlkem_avx512_ilv128_lo(x_148, x_149);
+    const __m512i x_157 = nttgen_mlkem_avx512_ilv128_hi(x_148, x_149);
+    const __m512i x_158 = nttgen_mlkem_avx512_ilv128_lo(x_150, x_151);
+    const __m512i x_159 = nttgen_mlkem_avx512_ilv128_hi(x_150, x_151);
+    const __m512i t_36 = nttgen_mlkem_avx512_montmul(x_154, zeta_25, zetaqinv_25);
+    const __m512i x_160 = _mm512_add_epi16(x_152, t_36);
+    const __m512i x_161 = _mm512_sub_epi16(x_152, t_36);
+    const __m512i t_37 = nttgen_mlkem_avx512_montmul(x_155, zeta_25, zetaqinv_25);
+    const __m512i x_162 = _mm512_add_epi16(x_153, t_37);
+    const __m512i x_163 = _mm512_sub_epi16(x_153, t_37);
+    const __m512i t_38 = nttgen_mlkem_avx512_montmul(x_158, zeta_25, zetaqinv_25);
+    const __m512i x_164 = _mm512_add_epi16(x_156, t_38);
+    const __m512i x_165 = _mm512_sub_epi16(x_156, t_38);
+    const __m512i t_39 = nttgen_mlkem_avx512_montmul(x_159, zeta_25, zetaqinv_25);
+    const __m512i x_166 = _mm512_add_epi16(x_157, t_39);
+    const __m512i x_167 = _mm512_sub_epi16(x_157, t_39);
+    const __m512i x_168 = _mm512_shuffle_i64x2(x_160, x_161, 68);
+    const __m512i x_169 = _mm512_shuffle_i64x2(x_160, x_161, 238);
+    const __m512i x_170 = _mm512_shuffle_i64x2(x_162, x_163, 68);
+    const __m512i x_171 = _mm512_shuffle_i64x2(x_162, x_163, 238);
+    const __m512i x_172 = _mm512_shuffle_i64x2(x_164, x_165, 68);
+    const __m512i x_173 = _mm512_shuffle_i64x2(x_164, x_165, 238);
+    const __m512i x_174 = _mm512_shuffle_i64x2(x_166, x_167, 68);
+    const __m512i x_175 = _mm512_shuffle_i64x2(x_166, x_167, 238);
+    const __m512i t_40 = nttgen_mlkem_avx512_montmul(x_172, zeta_26, zetaqinv_26);
+    const __m512i x_176 = _mm512_add_epi16(x_168, t_40);
+    const __m512i x_177 = _mm512_sub_epi16(x_168, t_40);
+    const __m512i t_41 = nttgen_mlkem_avx512_montmul(x_173, zeta_26, zetaqinv_26);
+    const __m512i x_178 = _mm512_add_epi16(x_169, t_41);
+    const __m512i x_179 = _mm512_sub_epi16(x_169, t_41);
+    const __m512i t_42 = nttgen_mlkem_avx512_montmul(x_174, zeta_26, zetaqinv_26);
+    const __m512i x_180 = _mm512_add_epi16(x_170, t_42);
+    const __m512i x_181 = _mm512_sub_epi16(x_170, t_42);
+    const __m512i t_43 = nttgen_mlkem_avx512_montmul(x_175, zeta_26, zetaqinv_26);
+    const __m512i x_182 = _mm512_add_epi16(x_171, t_43);
+    const __m512i x_183 = _mm512_sub_epi16(x_171, t_43);
+    const __m512i t_44 = nttgen_mlkem_avx512_montmul(x_180, zeta_27, zetaqinv_27);
+    const __m512i red_0 = nttgen_mlkem_avx512_barrett(x_176);
+    const __m512i x_184 = _mm512_add_epi16(red_0, t_44);
+    const __m512i x_185 = _mm512_sub_epi16(red_0, t_44);
+    const __m512i t_45 = nttgen_mlkem_avx512_montmul(x_182, zeta_27, zetaqinv_27);
+    const __m512i red_1 = nttgen_mlkem_avx512_barrett(x_178);
+    const __m512i x_186 = _mm512_add_epi16(red_1, t_45);
+    const __m512i x_187 = _mm512_sub_epi16(red_1, t_45);
+    const __m512i t_46 = nttgen_mlkem_avx512_montmul(x_181, zeta_28, zetaqinv_28);
+    const __m512i red_2 = nttgen_mlkem_avx512_barrett(x_177);
+    const __m512i x_188 = _mm512_add_epi16(red_2, t_46);
+    const __m512i x_189 = _mm512_sub_epi16(red_2, t_46);
+    const __m512i t_47 = nttgen_mlkem_avx512_montmul(x_183, zeta_28, zetaqinv_28);
+    const __m512i x_190 = _mm512_add_epi16(x_179, t_47);
+    const __m512i x_191 = _mm512_sub_epi16(x_179, t_47);
+    const __m512i t_48 = nttgen_mlkem_avx512_montmul(x_186, zeta_29, zetaqinv_29);
+    const __m512i x_192 = _mm512_add_epi16(x_184, t_48);
+    const __m512i x_193 = _mm512_sub_epi16(x_184, t_48);
+    const __m512i t_49 = nttgen_mlkem_avx512_montmul(x_187, zeta_30, zetaqinv_30);
+    const __m512i x_194 = _mm512_add_epi16(x_185, t_49);
+    const __m512i x_195 = _mm512_sub_epi16(x_185, t_49);
+    const __m512i t_50 = nttgen_mlkem_avx512_montmul(x_190, zeta_31, zetaqinv_31);
+    const __m512i x_196 = _mm512_add_epi16(x_188, t_50);
+    const __m512i x_197 = _mm512_sub_epi16(x_188, t_50);
+    const __m512i t_51 = nttgen_mlkem_avx512_montmul(x_191, zeta_32, zetaqinv_32);
+    const __m512i x_198 = _mm512_add_epi16(x_189, t_51);
+    const __m512i x_199 = _mm512_sub_epi16(x_189, t_51);
     const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
     const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
-    const __m512i x_104 = nttgen_mlkem_avx512_montmul(x_96, tw_0, twqinv_0);
-    const __m512i red_4 = nttgen_mlkem_avx512_cond_add_q(x_104);
-    _mm512_storeu_si512((__m512i *)&a[0], red_4);
+    const __m512i x_200 = nttgen_mlkem_avx512_montmul(x_192, tw_0, twqinv_0);
+    const __m512i red_3 = nttgen_mlkem_avx512_cond_add_q(x_200);
+    _mm512_storeu_si512((__m512i *)&r[0], red_3);
     const __m512i tw_1 = _mm512_load_si512((const __m512i *)&twist_0[256]);
     const __m512i twqinv_1 = _mm512_load_si512((const __m512i *)&twist_0[288]);
-    const __m512i x_105 = nttgen_mlkem_avx512_montmul(x_97, tw_1, twqinv_1);
-    const __m512i red_5 = nttgen_mlkem_avx512_cond_add_q(x_105);
-    _mm512_storeu_si512((__m512i *)&a[128], red_5);
+    const __m512i x_201 = nttgen_mlkem_avx512_montmul(x_193, tw_1, twqinv_1);
+    const __m512i red_4 = nttgen_mlkem_avx512_cond_add_q(x_201);
+    _mm512_storeu_si512((__m512i *)&r[128], red_4);
     const __m512i tw_2 = _mm512_load_si512((const __m512i *)&twist_0[128]);
     const __m512i twqinv_2 = _mm512_load_si512((const __m512i *)&twist_0[160]);
-    const __m512i x_106 = nttgen_mlkem_avx512_montmul(x_98, tw_2, twqinv_2);
-    const __m512i red_6 = nttgen_mlkem_avx512_cond_add_q(x_106);
-    _mm512_storeu_si512((__m512i *)&a[64], red_6);
+    const __m512i x_202 = nttgen_mlkem_avx512_montmul(x_194, tw_2, twqinv_2);
+    const __m512i red_5 = nttgen_mlkem_avx512_cond_add_q(x_202);
+    _mm512_storeu_si512((__m512i *)&r[64], red_5);
     const __m512i tw_3 = _mm512_load_si512((const __m512i *)&twist_0[384]);
     const __m512i twqinv_3 = _mm512_load_si512((const __m512i *)&twist_0[416]);
-    const __m512i x_107 = nttgen_mlkem_avx512_montmul(x_99, tw_3, twqinv_3);
-    const __m512i red_7 = nttgen_mlkem_avx512_cond_add_q(x_107);
-    _mm512_storeu_si512((__m512i *)&a[192], red_7);
+    const __m512i x_203 = nttgen_mlkem_avx512_montmul(x_195, tw_3, twqinv_3);
+    const __m512i red_6 = nttgen_mlkem_avx512_cond_add_q(x_203);
+    _mm512_storeu_si512((__m512i *)&r[192], red_6);
     const __m512i tw_4 = _mm512_load_si512((const __m512i *)&twist_0[64]);
     const __m512i twqinv_4 = _mm512_load_si512((const __m512i *)&twist_0[96]);
-    const __m512i x_108 = nttgen_mlkem_avx512_montmul(x_100, tw_4, twqinv_4);
-    const __m512i red_8 = nttgen_mlkem_avx512_cond_add_q(x_108);
-    _mm512_storeu_si512((__m512i *)&a[32], red_8);
+    const __m512i x_204 = nttgen_mlkem_avx512_montmul(x_196, tw_4, twqinv_4);
+    const __m512i red_7 = nttgen_mlkem_avx512_cond_add_q(x_204);
+    _mm512_storeu_si512((__m512i *)&r[32], red_7);
     const __m512i tw_5 = _mm512_load_si512((const __m512i *)&twist_0[320]);
     const __m512i twqinv_5 = _mm512_load_si512((const __m512i *)&twist_0[352]);
-    const __m512i x_109 = nttgen_mlkem_avx512_montmul(x_101, tw_5, twqinv_5);
-    const __m512i red_9 = nttgen_mlkem_avx512_cond_add_q(x_109);
-    _mm512_storeu_si512((__m512i *)&a[160], red_9);
+    const __m512i x_205 = nttgen_mlkem_avx512_montmul(x_197, tw_5, twqinv_5);
+    const __m512i red_8 = nttgen_mlkem_avx512_cond_add_q(x_205);
+    _mm512_storeu_si512((__m512i *)&r[160], red_8);
     const __m512i tw_6 = _mm512_load_si512((const __m512i *)&twist_0[192]);
     const __m512i twqinv_6 = _mm512_load_si512((const __m512i *)&twist_0[224]);
-    const __m512i x_110 = nttgen_mlkem_avx512_montmul(x_102, tw_6, twqinv_6);
-    const __m512i red_10 = nttgen_mlkem_avx512_cond_add_q(x_110);
-    _mm512_storeu_si512((__m512i *)&a[96], red_10);
+    const __m512i x_206 = nttgen_mlkem_avx512_montmul(x_198, tw_6, twqinv_6);
+    const __m512i red_9 = nttgen_mlkem_avx512_cond_add_q(x_206);
+    _mm512_storeu_si512((__m512i *)&r[96], red_9);
     const __m512i tw_7 = _mm512_load_si512((const __m512i *)&twist_0[448]);
     const __m512i twqinv_7 = _mm512_load_si512((const __m512i *)&twist_0[480]);
-    const __m512i x_111 = nttgen_mlkem_avx512_montmul(x_103, tw_7, twqinv_7);
-    const __m512i red_11 = nttgen_mlkem_avx512_cond_add_q(x_111);
-    _mm512_storeu_si512((__m512i *)&a[224], red_11);
+    const __m512i x_207 = nttgen_mlkem_avx512_montmul(x_199, tw_7, twqinv_7);
+    const __m512i red_10 = nttgen_mlkem_avx512_cond_add_q(x_207);
+    _mm512_storeu_si512((__m512i *)&r[224], red_10);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx512_assert_range(a, 256, 0, 3328);
+    nttgen_mlkem_avx512_assert_range(r, 256, 0, 3328);
 #endif
 }
 
@@ -1711,20 +1956,16 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 176, store 32, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
+ * Ops per call: load 160, store 16, add 92, sub 84, mullo 8, montmul 108, barrett 3, cond_add_q 8,
  *   shuffle 48, zip 12, const 4
  */
 void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    NTTGEN_ALIGN(64) int16_t a_hat[256];
-    NTTGEN_ALIGN(64) int16_t b_hat[256];
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(a, 256, -3328, 3328);
     nttgen_mlkem_avx512_assert_range(b, 256, -3328, 3328);
 #endif
-    nttgen_mlkem_avx512_ntt_from(a_hat, a);
-    nttgen_mlkem_avx512_ntt_from(b_hat, b);
-    nttgen_mlkem_avx512_basemul(r, a_hat, b_hat);
-    nttgen_mlkem_avx512_intt_reduce(r);
+    nttgen_mlkem_avx512_ntt_from(r, a);
+    nttgen_mlkem_avx512_mul_core(r, b);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(r, 256, 0, 3328);
 #endif

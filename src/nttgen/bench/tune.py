@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..build import compiler
 from ..emit.files import FileWriter
 from ..emit.isa import isa_class
 from ..generate import canonical_command
@@ -20,7 +21,8 @@ from . import Entry, run_entries
 
 @dataclass(frozen=True)
 class Variant:
-    """A named build configuration, optionally compiled with another compiler."""
+    """A named build configuration, optionally compiled with another compiler (default: the
+    one ``nttgen bench`` uses for the ISA)."""
 
     name: str
     config: BuildConfig
@@ -44,7 +46,9 @@ def compare(
         ks = build_kernels(ring, v.config)
         prefix = f"nttgen_{ring.c_name}_{isa}_{v.name}"
         files = FileWriter(ks, cls, canonical_command(ring, isa), prefix=prefix).files()
-        entries.append(Entry(v.name, files, (*cls.cflags, *v.cflags), v.cc))
+        # the compiler `nttgen bench` builds this ISA with, unless the variant names another
+        cc = v.cc or compiler(cls.compilers)
+        entries.append(Entry(v.name, files, (*cls.cflags, *v.cflags), cc))
     out: dict[str, dict[str, float]] = {}
     for rec in run_entries(ring, entries, ops, samples=samples, repeats=repeats, ks=(3,)):
         label = rec["op"] if rec["op"] != "basemul_acc" else f"basemul_acc k={rec['k']}"

@@ -28,8 +28,9 @@ from ..plan.constants import Arith, ConstMul
 from ..plan.layout import MemOrder, MoveCosts, PassPlan, plan_forward
 from ..plan.ntt import Network, NttAlgebra
 from ..rings import Ring
+from .fused import pair_slot, program_mul_core, whole_pass
 from .lazy import Reducer
-from .ntt import build_permutation, build_transform
+from .ntt import Transform, build_permutation, build_transform
 from .pointwise import (
     program_basemul,
     program_basemul_acc,
@@ -148,6 +149,11 @@ OP_INFO: dict[str, OpInfo] = {
         "a: NTT domain, standard order (any lane values)",
         "a: the same values, native order",
     ),
+    "mul_core": OpInfo(
+        "r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)",
+        "r: a_hat, NTT domain, native order; b: coefficients, standard order",
+        "r: coefficients, standard order, in [0, q)",
+    ),
     "polymul": OpInfo(
         "r = a * b mod (q, x^n + 1)",
         "a, b: coefficients, standard order",
@@ -170,7 +176,10 @@ class BuildConfig:
     ``"shoup"`` or ``"shoup2"``, see :mod:`nttgen.plan.constants`); ``move_costs`` what the ISA
     pays for each way of moving lane bits into register slots (None: swaps only; see
     :class:`nttgen.plan.layout.MoveCosts`); ``gathers`` moves lane bits into slots as chunks
-    are loaded (indexed loads, :class:`nttgen.plan.layout.PassPlan`) instead of in registers."""
+    are loaded (indexed loads, :class:`nttgen.plan.layout.PassPlan`) instead of in registers;
+    ``fuse_polymul`` lets polymul run the second forward NTT, the base multiplication and the
+    inverse NTT as one function where the last pass holds the whole polynomial (see
+    :mod:`nttgen.programs.fused`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -184,10 +193,22 @@ class BuildConfig:
     const_mul: ConstMul = "montgomery"
     move_costs: MoveCosts | None = None
     gathers: bool = False
+    fuse_polymul: bool = True
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
     return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+def _cheaper(best: Function | None, fn: Function, variant: InttVariant) -> Function:
+    """Record ``fn``'s inverse ``variant`` and its rank (estimated cycles, then reductions,
+    then op count) and return the cheaper of ``best`` and ``fn``."""
+    counts = count_ops(fn)
+    fn.info["variant"] = variant
+    fn.info["rank"] = (estimated_cycles(counts), counts.get("reductions", 0), total_ops(counts))
+    if best is None or fn.info["rank"] < best.info["rank"]:  # type: ignore[operator]
+        return fn
+    return best
 
 
 @dataclass
@@ -275,18 +296,10 @@ class KernelSet:
                 fn = self._intt(variant, contract, name, to_standard)
             except BoundsError:  # e.g. a threshold below what a reduction can reach
                 continue
-            counts = count_ops(fn)
-            fn.info["variant"] = variant
             fn.info["network"] = variant.network
             fn.info["scale"] = variant.scale_where
             fn.info["policy"] = variant.policy
-            fn.info["rank"] = (
-                estimated_cycles(counts),
-                counts.get("reductions", 0),
-                total_ops(counts),
-            )
-            if best is None or fn.info["rank"] < best.info["rank"]:  # type: ignore[operator]
-                best = fn
+            best = _cheaper(best, fn, variant)
         if best is None:
             raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
         return best
@@ -313,6 +326,39 @@ class KernelSet:
             src=src,
         )
         return S.finish()
+
+    def _mul_core(self, hat_contract: tuple[int, int]) -> Function | None:
+        """polymul's fused core (see :mod:`nttgen.programs.fused`): r <- NTT^-1(r o NTT(b))
+        in [0, q), its inverse the cheapest of the variants the generator tries (ranked as in
+        :meth:`_best_intt`); None where the transform does not fit one chunk of registers."""
+        n, q = self.ring.n, self.ring.q
+        whole = whole_pass(self.passes)
+        slot = None if whole is None else pair_slot(whole, self.ring.base_degree)
+        if whole is None or slot is None:
+            return None
+        best: Function | None = None
+        for variant in intt_variants(q, self.config.intt_networks):
+            S = self.builder("mul_core", OP_INFO["mul_core"].summary)
+            r = S.inout("r", n, hat_contract, doc="a_hat (NTT domain) in, product out")
+            b = S.input("b", n, (-(q - 1), q - 1), doc="coefficients")
+            try:
+                inverse = Transform(
+                    S,
+                    self.alg,
+                    [whole],
+                    network=variant.network,
+                    scale=self.alg.inverse_scale() * self.arith.beta % q,
+                    scale_first=variant.scale_first,
+                    red=Reducer(S, variant.threshold),
+                )
+                program_mul_core(S, self.alg, whole, inverse, slot, r, b)
+                fn = S.finish(require={"r": (0, q - 1)})
+            except BoundsError:
+                continue
+            best = _cheaper(best, fn, variant)
+        if best is not None:
+            best.internal = True
+        return best
 
     def build(self) -> KernelSet:
         """Build every entry point (see the module docstring)."""
@@ -369,19 +415,27 @@ class KernelSet:
         # the same variant as intt, so the two share their twiddle table
         variant = f["intt"].info["variant"]
         assert isinstance(variant, InttVariant)
-        f["intt_reduce"] = self._intt(variant, intt_in, "intt_reduce", True)
-        f["intt_reduce"].internal = True
+        core = self._mul_core(ntt_out) if self.config.fuse_polymul else None
+        if core is not None:
+            f["mul_core"] = core
+        else:
+            f["intt_reduce"] = self._intt(variant, intt_in, "intt_reduce", True)
+            f["intt_reduce"].internal = True
 
         S = self.builder("polymul", "r = a*b mod (q, x^n + 1), coefficients in [0, q)")
         r = S.output("r", n, doc="product, standard order, in [0, q)")
         a = S.input("a", n, canonical, doc="coefficients")
         b = S.input("b", n, canonical, doc="coefficients")
-        ta = S.local("a_hat", n)
-        tb = S.local("b_hat", n)
-        S.call(f["ntt_from"], r=ta, a=a)
-        S.call(f["ntt_from"], r=tb, a=b)
-        S.call(f["basemul"], r=r, a=ta, b=tb)
-        S.call(f["intt_reduce"], a=r)
+        if core is not None:  # no scratch array: see nttgen.programs.fused
+            S.call(f["ntt_from"], r=r, a=a)
+            S.call(core, r=r, b=b)
+        else:
+            ta = S.local("a_hat", n)
+            tb = S.local("b_hat", n)
+            S.call(f["ntt_from"], r=ta, a=a)
+            S.call(f["ntt_from"], r=tb, a=b)
+            S.call(f["basemul"], r=r, a=ta, b=tb)
+            S.call(f["intt_reduce"], a=r)
         f["polymul"] = S.finish(require={"r": (0, q - 1)})
         del ring
         return self

@@ -20,13 +20,20 @@ from .lazy import Reducer
 from .loops import nest_loops, run_bases
 
 
-def _register_offsets(pas: PassPlan) -> list[int]:
+def register_offsets(pas: PassPlan) -> list[int]:
+    """The memory offset of each register of a chunk of ``pas`` from the chunk's base address
+    (register r holds the L consecutive positions at its offset; bit j of r is slot j)."""
     return [sum(((r >> j) & 1) << p for j, p in enumerate(pas.slots)) for r in range(pas.registers)]
 
 
 def _pairs(registers: int, slot: int) -> list[tuple[int, int]]:
     return [(r, r | (1 << slot)) for r in range(registers) if not (r >> slot) & 1]
 
+
+ChunkSource = Callable[[Affine], list[Value]]
+"""A fused pass's loads: the chunk's base address -> its registers (in register order)."""
+ChunkSink = Callable[[Affine, list[Value]], None]
+"""A fused pass's stores: the chunk's base address and its final registers."""
 
 Depends = Callable[[int, int], bool]
 """``depends(index_bit, pair_bit)``: whether twiddles of butterflies on ``pair_bit`` vary with
@@ -127,7 +134,7 @@ def twiddle_layout(
     use holds the twiddle of the logical position that lane holds at that step. With
     ``scale`` (the ``gs`` network's folded final factor), layer 0's twiddles carry it too."""
     ar = alg.arith
-    offsets = _register_offsets(pas)
+    offsets = register_offsets(pas)
     orders = pas.slot_orders()
     depends = _depends(alg, network)
     uses = _uses(pas, _step_order(pas, network != "ct"), depends)
@@ -185,6 +192,8 @@ def run_pass(
     twist: Table | None = None,
     before_store: Callable[[Value], Value] | None = None,
     src: Buffer | None = None,
+    load_chunk: ChunkSource | None = None,
+    store_chunk: ChunkSink | None = None,
 ) -> None:
     """Emit one pass of ``network`` on ``buf`` (loading from ``src`` instead when given, for an
     out-of-place first pass), reading its twiddles from ``table`` at ``base_row`` (laid out as
@@ -192,10 +201,12 @@ def run_pass(
     twisted final factor (z, zq) the ``gs`` inverse multiplies its layer-0 sums by;
     ``after_load`` may transform each loaded register; ``twist`` is a table of (z, zq) lane
     vectors per stored vector (at rows 2*address and 2*address + L), each register is
-    Montgomery-multiplied by before it is stored; ``before_store`` then transforms it."""
+    Montgomery-multiplied by before it is stored; ``before_store`` then transforms it.
+    ``load_chunk`` (chunk address -> its registers) replaces the loads and ``store_chunk``
+    (chunk address, final registers) the stores, for passes fused with other work."""
     L = S.lanes
     inverse = network != "ct"
-    offsets = _register_offsets(pas)
+    offsets = register_offsets(pas)
     orders = pas.slot_orders()
     step_order = _step_order(pas, inverse)
     uses = layout.uses
@@ -205,7 +216,7 @@ def run_pass(
     load, store = _chunk_access(S, pas, inverse)
 
     def chunk(addr: Affine, twiddles: Twiddles) -> None:
-        regs = load(src or buf, addr)
+        regs = load_chunk(addr) if load_chunk else load(src or buf, addr)
         if after_load:
             regs = [after_load(x) for x in regs]
         for si in step_order:
@@ -222,6 +233,7 @@ def run_pass(
                         regs[r0], regs[r1] = gs_butterfly(S, red, regs[r0], regs[r1], z, sc)
                     else:
                         regs[r0], regs[r1] = ct_butterfly(S, red, regs[r0], regs[r1], z)
+        final: list[Value] = []
         for r, off in enumerate(offsets):
             v = regs[r]
             if twist is not None:
@@ -231,7 +243,12 @@ def run_pass(
                 v = S.mulconst(v, f, fq, hint="x")
             if before_store:
                 v = before_store(v)
-            store(buf, addr, r, v)
+            if store_chunk:
+                final.append(v)
+            else:
+                store(buf, addr, r, v)
+        if store_chunk:
+            store_chunk(addr, final)
 
     def with_twiddles(addr: Affine, it: Affine) -> None:
         tw: Twiddles = {}
@@ -262,7 +279,7 @@ def _chunk_access(
     consecutive lanes at the register offsets of its slots, except that a pass with gathered
     lane bits loads by gather (forward) or stores by scatter (a transform run backwards) at
     offsets in the memory order the forward pass reads (:meth:`PassPlan.gather_offsets`)."""
-    offsets = _register_offsets(pas)
+    offsets = register_offsets(pas)
     gathered, lanes = pas.gather_offsets() if pas.gathered else (offsets, None)
 
     def load(buf: Buffer, addr: Affine) -> list[Value]:
@@ -325,6 +342,106 @@ def gs_butterfly(
     return s, t
 
 
+class Transform:
+    """One NTT ready to emit pass by pass: the forward (``network="ct"``) or an inverse
+    (``"gs"``, ``"dit"``, see :mod:`nttgen.plan.ntt`) network over the forward pass plans
+    ``passes`` (an inverse runs them backwards), with its twiddle table built in the function
+    under construction. For an inverse, ``scale`` is a constant factor of the output, applied
+    without a pass of its own: ``gs`` folds it into the last layer (its twiddles and sums,
+    ``scale_first=False``) or Montgomery-multiplies every input by it as it is first loaded
+    (``scale_first=True``, which also reduces the inputs, so the layers start from small
+    values and any lane value is an acceptable input); ``dit`` multiplies every output by its
+    twist times ``scale`` as it is stored (which leaves the outputs reduced)."""
+
+    def __init__(
+        self,
+        S: Builder,
+        alg: NttAlgebra,
+        passes: list[PassPlan],
+        *,
+        network: Network,
+        scale: int | None = None,
+        scale_first: bool = False,
+        red: Reducer | None = None,
+    ) -> None:
+        self.S = S
+        self.network = network
+        self.red = red or Reducer(S)
+        inverse = network != "ct"
+        self.seq = list(reversed(passes)) if inverse else list(passes)
+        fold = scale if (network == "gs" and not scale_first) else None
+        self.depends = _depends(alg, network)
+        rows: list[int] = []
+        notes: list[tuple[int, str]] = []
+        self.bases: list[int] = []
+        self.layouts: list[TwiddleLayout] = []
+        for k, pas in enumerate(self.seq):
+            self.bases.append(len(rows))
+            notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
+            self.layouts.append(twiddle_layout(alg, pas, S.lanes, network=network, scale=fold))
+            rows.extend(self.layouts[-1].rows())
+        name = {"ct": "zetas", "gs": "zetas_inv", "dit": "zetas_dit"}[network]
+        doc = {
+            "ct": "twiddles zeta_k = r^brv(k)",
+            "gs": "inverse twiddles zeta_k^-1"
+            + (" (layer 0 times the final scale)" if fold else ""),
+            "dit": "inverse twiddles of the cyclic DIT network (powers of r^-2)",
+        }[network] + (
+            f", {alg.arith.pair_doc}, in consumption order: as lane vectors, or as"
+            " one pair where all lanes share it (twiddles equal to 1 are not stored)"
+        )
+        self.table = S.table(name, rows, notes, doc)
+        self.pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
+        self.folded = fold is not None
+        self.scale_first = network == "gs" and scale_first
+        # the twist multiplies registers as they are stored, which a gathered pass's scatter
+        # then spreads: so its table follows the registers' (loaded) order
+        self.twist = (
+            _twist_table(S, alg, self.seq[-1].loaded_order, scale) if network == "dit" else None
+        )
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def _scale_input(self, x: Value) -> Value:
+        assert self.pair is not None
+        f = self.S.const(self.pair[0], hint="f")
+        fq = self.S.const(self.pair[1], hint="fqinv")
+        return self.S.mulconst(x, f, fq, hint="x")
+
+    def run(
+        self,
+        k: int,
+        buf: Buffer,
+        *,
+        src: Buffer | None = None,
+        before_store: Callable[[Value], Value] | None = None,
+        load_chunk: ChunkSource | None = None,
+        store_chunk: ChunkSink | None = None,
+    ) -> None:
+        """Emit pass ``k`` (in execution order) on ``buf``; see :func:`run_pass` for ``src``,
+        ``before_store``, ``load_chunk`` and ``store_chunk``."""
+        first, last = k == 0, k == len(self.seq) - 1
+        run_pass(
+            self.S,
+            self.seq[k],
+            buf,
+            self.table,
+            self.bases[k],
+            self.layouts[k],
+            network=self.network,
+            red=self.red,
+            depends=self.depends,
+            scale=self.pair if self.folded else None,
+            after_load=self._scale_input if (self.scale_first and first) else None,
+            twist=self.twist if last else None,
+            before_store=before_store,
+            src=src,
+            load_chunk=load_chunk,
+            store_chunk=store_chunk,
+        )
+
+
 def build_transform(
     S: Builder,
     alg: NttAlgebra,
@@ -338,67 +455,16 @@ def build_transform(
     red: Reducer | None = None,
     src: Buffer | None = None,
 ) -> None:
-    """Emit every pass of the forward (``network="ct"``) or an inverse (``"gs"``, ``"dit"``, see
-    :mod:`nttgen.plan.ntt`) NTT on ``buf``: in place, or reading the input from ``src`` (the
-    first pass loads from it, so no copy is needed). For an inverse, ``passes`` are the forward
-    plans (run backwards) and ``scale`` a constant factor of the output, applied without a pass
-    of its own. ``gs`` folds it into the last layer (its twiddles and sums,
-    ``scale_first=False``) or Montgomery-multiplies every input by it as it is first loaded
-    (``scale_first=True``, which also reduces the inputs, so the layers start from small
-    values and any lane value is an acceptable input). ``dit`` multiplies every output by its
-    twist times ``scale`` as it is stored (which leaves the outputs reduced)."""
-    red = red or Reducer(S)
-    inverse = network != "ct"
-    seq = list(reversed(passes)) if inverse else list(passes)
-    fold = scale if (network == "gs" and not scale_first) else None
-    depends = _depends(alg, network)
-    rows: list[int] = []
-    notes: list[tuple[int, str]] = []
-    bases: list[int] = []
-    layouts: list[TwiddleLayout] = []
-    for k, pas in enumerate(seq):
-        bases.append(len(rows))
-        notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
-        layouts.append(twiddle_layout(alg, pas, S.lanes, network=network, scale=fold))
-        rows.extend(layouts[-1].rows())
-    name = {"ct": "zetas", "gs": "zetas_inv", "dit": "zetas_dit"}[network]
-    doc = {
-        "ct": "twiddles zeta_k = r^brv(k)",
-        "gs": "inverse twiddles zeta_k^-1" + (" (layer 0 times the final scale)" if fold else ""),
-        "dit": "inverse twiddles of the cyclic DIT network (powers of r^-2)",
-    }[network] + (
-        f", {alg.arith.pair_doc}, in consumption order: as lane vectors, or as"
-        " one pair where all lanes share it (twiddles equal to 1 are not stored)"
-    )
-    table = S.table(name, rows, notes, doc)
-    pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
-    # the twist multiplies registers as they are stored, which a gathered pass's scatter then
-    # spreads: so its table follows the registers' (loaded) order
-    twist = _twist_table(S, alg, seq[-1].loaded_order, scale) if network == "dit" else None
-
-    def scale_input(x: Value) -> Value:
-        assert pair is not None
-        f = S.const(pair[0], hint="f")
-        fq = S.const(pair[1], hint="fqinv")
-        return S.mulconst(x, f, fq, hint="x")
-
-    for k, pas in enumerate(seq):
-        first, last = k == 0, k == len(seq) - 1
-        run_pass(
-            S,
-            pas,
+    """Emit every pass of one NTT (see :class:`Transform`) on ``buf``: in place, or reading the
+    input from ``src`` (the first pass loads from it, so no copy is needed); ``before_store``
+    transforms each register the last pass stores."""
+    t = Transform(S, alg, passes, network=network, scale=scale, scale_first=scale_first, red=red)
+    for k in range(len(t)):
+        t.run(
+            k,
             buf,
-            table,
-            bases[k],
-            layouts[k],
-            network=network,
-            red=red,
-            depends=depends,
-            scale=pair if fold is not None else None,
-            after_load=scale_input if (network == "gs" and scale_first and first) else None,
-            twist=twist if last else None,
-            before_store=before_store if last else None,
-            src=src if first else None,
+            src=src if k == 0 else None,
+            before_store=before_store if k == len(t) - 1 else None,
         )
 
 

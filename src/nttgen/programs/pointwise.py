@@ -148,23 +148,33 @@ class BaseMul:
         self, red: Reducer, a: list[Value], b: list[Value], gamma: tuple[Value, Value] | None
     ) -> list[Value]:
         """The base product of one chunk (Montgomery: carries beta^-1)."""
-        S = self.S
-        if self.degree == 1:
-            return [S.montmul_var(a[0], b[0], hint="p")]
-        assert gamma is not None
-        # Each b coefficient meets two a coefficients: twist it once (bq = b*q^-1 mod beta)
-        # and every product is a Montgomery multiplication by a "constant": 3 multiplies
-        # instead of 4 (the multiplier ports bound this kernel).
-        qinv = S.const(S.arith.qinv, hint="qinv")
-        bq = [S.mullo(x, qinv, hint="bq") for x in b]
-        p00 = S.montmul(a[0], b[0], bq[0], hint="p")
-        p11 = S.montmul(a[1], b[1], bq[1], hint="p")
-        g11 = S.mulconst(p11, gamma[0], gamma[1], hint="p")
-        p01 = S.montmul(a[0], b[1], bq[1], hint="p")
-        p10 = S.montmul(a[1], b[0], bq[0], hint="p")
-        x, y = red.make_room(p00, g11, need_diff=False)
-        u, w = red.make_room(p01, p10, need_diff=False)
-        return [S.add(x, y, hint="r"), S.add(u, w, hint="r")]
+        return base_product(self.S, red, a, b, gamma)
+
+
+def base_product(
+    S: Builder, red: Reducer, a: list[Value], b: list[Value], gamma: tuple[Value, Value] | None
+) -> list[Value]:
+    """The base product of one factor's coefficient registers, a Montgomery product carrying
+    beta^-1: ``[a0 * b0]`` for a complete NTT (``gamma`` None); for a degree-2 factor
+    x^2 - g, ``[a0 b0 + g a1 b1, a0 b1 + a1 b0]`` with ``gamma`` the twisted root g as
+    (z, zq) lane vectors. Operand ranges must allow their Montgomery products (an NTT
+    output's ``fit_for_product`` contract); sums are made room for by ``red``."""
+    if len(a) == 1:
+        return [S.montmul_var(a[0], b[0], hint="p")]
+    assert gamma is not None
+    # Each b coefficient meets two a coefficients: twist it once (bq = b*q^-1 mod beta)
+    # and every product is a Montgomery multiplication by a "constant": 3 multiplies
+    # instead of 4 (the multiplier ports bound this kernel).
+    qinv = S.const(S.arith.qinv, hint="qinv")
+    bq = [S.mullo(x, qinv, hint="bq") for x in b]
+    p00 = S.montmul(a[0], b[0], bq[0], hint="p")
+    p11 = S.montmul(a[1], b[1], bq[1], hint="p")
+    g11 = S.mulconst(p11, gamma[0], gamma[1], hint="p")
+    p01 = S.montmul(a[0], b[1], bq[1], hint="p")
+    p10 = S.montmul(a[1], b[0], bq[0], hint="p")
+    x, y = red.make_room(p00, g11, need_diff=False)
+    u, w = red.make_room(p01, p10, need_diff=False)
+    return [S.add(x, y, hint="r"), S.add(u, w, hint="r")]
 
 
 def program_basemul(
