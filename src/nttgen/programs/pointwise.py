@@ -68,6 +68,13 @@ def copy(S: Builder, dst: Buffer, src: Buffer, n: int) -> None:
     for_each_vector(S, n, lambda i: S.store(dst, i, S.load(src, i, hint="x")))
 
 
+def gamma_lanes(alg: NttAlgebra, order: MemOrder, base: int, lanes: int) -> list[int]:
+    """The twisted roots g_j of the degree-2 factors whose coefficients the ``lanes`` memory
+    positions from ``base`` hold (in ``order``): the lanes' z, then their second constants."""
+    pairs = [alg.arith.twisted(alg.base_root(order.index(base + k) >> 1)) for k in range(lanes)]
+    return [z for z, _ in pairs] + [zq for _, zq in pairs]
+
+
 class BaseMul:
     """Base multiplication in the NTT domain for a given memory order.
 
@@ -90,13 +97,7 @@ class BaseMul:
         self.loops = loop_runs(positions, self.inner_order, lambda j: True)
         rows: list[int] = []
         for base in run_bases(self.loops):
-            zs, zqs = [], []
-            for k in range(S.lanes):
-                i = self.inner_order.index(base + k)
-                z, zq = alg.arith.twisted(alg.base_root(i >> 1))
-                zs.append(z)
-                zqs.append(zq)
-            rows.extend(zs + zqs)
+            rows.extend(gamma_lanes(alg, self.inner_order, base, S.lanes))
         self.table = S.table(
             "gammas",
             rows,
