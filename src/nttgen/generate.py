@@ -48,6 +48,13 @@ def _same_shape_preset(ring: Ring) -> str | None:
     return None
 
 
+# Registers the statement schedule leaves free of live data vectors (for constants, twiddles
+# and the compiler's temporaries). Measured on AVX2 (16 registers), one harness: limits of
+# 8 to 12 live vectors gave the same times, 16 and more lost part of the gain (ML-KEM polymul
+# 379.6 recorded order, 351.5 at 12, 356 at 16, 388 without a limit; see nttgen.dsl.schedule).
+LIVE_MARGIN = 4
+
+
 def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
     """The build configuration derived from the ISA's shape alone: scalar loops for portable
     C (compilers vectorise them), and for SIMD ISAs fully unrolled register-blocked passes
@@ -83,6 +90,8 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         intt_networks=("gs", "dit") if ring.lane.bits == 16 else ("gs",),
         const_mul=cls.const_mul_for(ring.lane, ring.q),
         move_costs=cls.move_costs(ring.lane, "default"),
+        schedule="critical_path",
+        live_limit=cls.registers - LIVE_MARGIN,
     )
 
 

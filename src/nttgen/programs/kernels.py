@@ -22,6 +22,7 @@ from functools import cached_property
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Function
+from ..dsl.schedule import Schedule, schedule
 from ..errors import BoundsError
 from ..interp.cost import count_ops, estimated_cycles, total_ops
 from ..plan.constants import Arith, ConstMul
@@ -179,7 +180,11 @@ class BuildConfig:
     are loaded (indexed loads, :class:`nttgen.plan.layout.PassPlan`) instead of in registers;
     ``fuse_polymul`` lets polymul run the second forward NTT, the base multiplication and the
     inverse NTT as one function where the last pass holds the whole polynomial (see
-    :mod:`nttgen.programs.fused`)."""
+    :mod:`nttgen.programs.fused`); ``schedule`` the statement order of every function
+    (``"critical_path"``: each straight-line run list-scheduled, see
+    :mod:`nttgen.dsl.schedule`; ``"recorded"``: the order the programs record) and
+    ``live_limit`` the number of live vectors above which the schedule stops starting new
+    values (None: no limit)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -194,6 +199,8 @@ class BuildConfig:
     move_costs: MoveCosts | None = None
     gathers: bool = False
     fuse_polymul: bool = True
+    schedule: Schedule = "recorded"
+    live_limit: int | None = None
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -437,6 +444,9 @@ class KernelSet:
             S.call(f["basemul"], r=r, a=ta, b=tb)
             S.call(f["intt_reduce"], a=r)
         f["polymul"] = S.finish(require={"r": (0, q - 1)})
+        if self.config.schedule == "critical_path":
+            for fn in f.values():
+                schedule(fn, self.config.live_limit)
         del ring
         return self
 
