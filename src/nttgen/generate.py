@@ -90,7 +90,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         intt_networks=("gs", "dit") if ring.lane.bits == 16 else ("gs",),
         const_mul=cls.const_mul_for(ring.lane, ring.q),
         move_costs=cls.move_costs(ring.lane, "default"),
-        schedule="critical_path",
+        schedule=cls.schedule,
         live_limit=cls.registers - LIVE_MARGIN,
     )
 

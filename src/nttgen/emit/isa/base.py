@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...dsl.schedule import Schedule
 from ...lanes import LaneType
 from ...plan.constants import Arith, ConstMul
 from ...plan.layout import MoveCosts
@@ -53,6 +54,11 @@ class Isa(ABC):
     xcr0: int = 0
     # shuffle styles this ISA can emit, the first being its default
     shuffle_styles: tuple[str, ...] = ("default",)
+    # statement order of its SIMD kernels (:mod:`nttgen.dsl.schedule`): "critical_path" where
+    # measured faster (x86), else the recorded order. Under QEMU only instruction counts can be
+    # measured, and the list schedule changed NEON's by -3 % to +6 % (ML-KEM NTT 835 -> 810,
+    # inverse 1,052 -> 1,120): no evidence for it there, so Arm and RISC-V keep the recorded order
+    schedule: Schedule = "recorded"
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:

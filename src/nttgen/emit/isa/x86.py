@@ -26,6 +26,8 @@ def call(name: str, *args: C.Expr) -> C.Expr:
 class X86Simd(HelperCalls, Isa):
     """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
 
+    schedule = "critical_path"
+
     width: int = 0  # bits per vector register
     arch = "x86_64"
     includes = ("immintrin.h",)
