@@ -103,10 +103,7 @@ def list_schedule(stmts: list[_Straight], limit: int | None = None) -> list[_Str
     height = [0] * len(stmts)
     for i in reversed(range(len(stmts))):
         height[i] = _latency(stmts[i]) + max((height[u] for u in users[i]), default=0)
-    producer: dict[int, int] = {}
-    for i, s in enumerate(stmts):
-        for v in _defs(s):
-            producer[v] = i
+    defined = {v for s in stmts for v in _defs(s)}  # values born in this run
     # constants and table loads need no register of their own (x86 folds them into the
     # instruction that uses them; elsewhere they are cheap to reload): they do not count
     free = {
@@ -119,7 +116,7 @@ def list_schedule(stmts: list[_Straight], limit: int | None = None) -> list[_Str
     uses_left: dict[int, int] = {}
     for s in stmts:
         for v in _uses(s):
-            if v in producer:
+            if v in defined:
                 uses_left[v] = uses_left.get(v, 0) + 1
     waiting = [len(d) for d in deps]
     ready = [i for i in range(len(stmts)) if not waiting[i]]
