@@ -1,0 +1,311 @@
+"""Generated files of an NTRU Prime ring: the .h/.c pair and the JSON manifest for one ISA.
+
+Same conventions as :mod:`nttgen.emit.files` (deterministic text, provenance header, contracts
+in the prototypes' comments); the functions come from :mod:`nttgen.programs.ntru`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..dsl.ir import Buffer, Function, Table
+from ..dsl.schedule import schedule
+from ..errors import IsaUnavailableError
+from ..interp.cost import count_ops
+from ..lanes import I16
+from ..ntru_rings import NtruPrimeRing
+from ..plan.constants import Arith
+from ..plan.maps.choose import GRB
+from ..programs.ntru import NtruFunctions, build_good_rader
+from ..version import __version__
+from . import c_ast as C
+from .c_emit import ALIGN_MACRO, NOINLINE_MACRO, CEmitter
+from .files import (
+    GeneratedFiles,
+    _gnu_attribute_macro,
+    _ops_text,
+    _used_helpers,
+    header_close,
+    header_open,
+)
+from .isa import isa_class
+from .isa.base import EmitContext
+
+NTRU_ISAS = ("c", "avx2", "neon")
+"""The ISAs NTRU Prime rings are generated for. AVX-512 (32 lanes) and RISC-V Vector are not
+yet: the programs keep a block of 16 coefficients in whole vectors (see
+:mod:`nttgen.programs.ntru`)."""
+
+NTRU_PIPELINES = (GRB,)
+"""The pipelines with generated C (the others exist as checked ring maps, ``nttgen plans``)."""
+
+
+@dataclass(frozen=True)
+class EntryDoc:
+    """What an exported function computes, for its comment and the manifest."""
+
+    summary: str
+    inputs: str
+    output: str
+
+
+def entry_docs(ring: NtruPrimeRing) -> dict[str, EntryDoc]:
+    """The exported functions of an NTRU Prime ring, by name."""
+    h = ring.half
+    out = f"r: {ring.p} coefficients in [{-h}, {h}] (the centred representatives)"
+    return {
+        "polymul": EntryDoc(
+            f"r = a*b mod (q, {ring.modulus_poly})",
+            f"a, b: {ring.p} coefficients each in [{-h}, {h}], lowest first",
+            out,
+        ),
+        "polymul_small": EntryDoc(
+            f"r = a*b mod (q, {ring.modulus_poly}) for a small b",
+            f"a: {ring.p} coefficients in [{-h}, {h}]; b: {ring.p} coefficients in {{-1, 0, 1}}",
+            out,
+        ),
+    }
+
+
+def ntru_command(ring: NtruPrimeRing, isa: str) -> str:
+    """The command line that regenerates a ring's files for an ISA (output location aside)."""
+    what = f"--ring {ring.name}" if ring.preset else f'--q {ring.q} --f "{ring.modulus_poly}"'
+    return f"nttgen generate {what} --isa {isa}"
+
+
+def ntru_arith(ring: NtruPrimeRing, isa: str) -> Arith:
+    """The lane arithmetic of ``ring`` on ``isa``: 16-bit lanes (q < 2^15), products by
+    constants as the ISA prefers them."""
+    return Arith(ring.q, I16, isa_class(isa).const_mul_for(I16, ring.q))
+
+
+def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> NtruFunctions:
+    """The functions of ``ring`` for ``isa``, statement-scheduled where the ISA asks for it.
+    Raises :class:`IsaUnavailableError` for an ISA or a pipeline without generated C yet,
+    and the pipeline's own error (naming the rule) where it does not exist for (p, q)."""
+    name = pipeline or GRB
+    if name not in NTRU_PIPELINES:
+        raise IsaUnavailableError(
+            f"pipeline {name!r} has no generated C yet (generated: {', '.join(NTRU_PIPELINES)})"
+        )
+    if isa not in NTRU_ISAS:
+        raise IsaUnavailableError(
+            f"NTRU Prime rings are generated for {', '.join(NTRU_ISAS)}, not yet for {isa}"
+        )
+    ring.pipeline(name)  # the pipeline's rules, with their message, before any building
+    cls = isa_class(isa)
+    fs = build_good_rader(ring.p, ring.q, ntru_arith(ring, isa), cls.lanes_for(I16))
+    if cls.schedule == "critical_path":
+        for fn in fs.functions.values():
+            schedule(fn, cls.registers - 4)
+    return fs
+
+
+class NtruFileWriter:
+    """Builds the generated files of one NTRU Prime ring for one ISA."""
+
+    def __init__(self, ring: NtruPrimeRing, isa: str) -> None:
+        self.ring = ring
+        self.fs = ntru_functions(ring, isa)
+        self.arith = ntru_arith(ring, isa)
+        cls = isa_class(isa)
+        self.prefix = f"nttgen_{ring.c_name}_{cls.name}"
+        self.stem = self.prefix
+        self.command = ntru_command(ring, isa)
+        self.isa = cls(EmitContext(self.arith, self.prefix))
+        self.lanes = self.fs.shape.lanes
+        self.docs = entry_docs(ring)
+        self.costs = {n: dict(count_ops(f, {})) for n, f in self.fs.functions.items()}
+        # identical tables are emitted once
+        self._tables: dict[tuple[int, ...], str] = {}
+        self._unique: list[tuple[Function, Table]] = []
+        for fn in self.fs.functions.values():
+            for t in fn.tables:
+                if t.values not in self._tables:
+                    self._tables[t.values] = f"{self.prefix}_{fn.name}_{t.name}"
+                    self._unique.append((fn, t))
+
+    def entry_points(self) -> list[tuple[str, Function]]:
+        """The exported functions."""
+        return [(n, f) for n, f in self.fs.functions.items() if not f.internal]
+
+    def c_name(self, fn: Function) -> str:
+        """The C name of a function."""
+        return f"{self.prefix}_{fn.name}"
+
+    def table_name(self, fn: Function, table: Table) -> str:
+        """The C name of a constant table."""
+        del fn
+        return self._tables[table.values]
+
+    def _lines(self, kind: str) -> list[str]:
+        ring, shape, ar = self.ring, self.fs.shape, self.arith
+        axes = " x ".join(map(str, shape.axes))
+        lines = [
+            f"{self.stem}.{kind}: generated by nttgen {__version__}. Do not edit; regenerate with",
+            f"  {self.command}",
+            "",
+            f"Ring:   Z_q[x]/({ring.modulus_poly}), p = {ring.p}, q = {ring.q}"
+            + (f" (preset {ring.name})" if ring.preset else ""),
+            f"Plan:   {GRB}: the product in Z_q[x]/(x^{shape.m * shape.n} - 1), Good–Thomas DFT "
+            f"of length {shape.n} = {axes}",
+            f"        over blocks of {shape.m} coefficients (Rader for {shape.axes[0]}), "
+            f"{shape.n} products modulo x^{shape.m} - t_k,",
+            f"        inverse DFT, fold modulo {ring.modulus_poly}; outputs centred in "
+            f"[{-ring.half}, {ring.half}]",
+            f"ISA:    {self.isa.title}; {self.lanes} lane(s) of 16 bits per value",
+            f"Lanes:  beta = 2^16; q^-1 mod beta = {ar.qinv}; beta mod q = {ar.mont}; "
+            f"Barrett v = {ar.barrett_v}, shift {16 + ar.barrett_k}",
+            "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",
+            "        the stated input range.",
+            "",
+            "Functions (input range -> output range; executed ops per call, vector ops):",
+        ]
+        for name, fn in self.entry_points():
+            lines.append(f"  {self.c_name(fn)}: {self.docs[name].summary}")
+            lines.append(f"      {_contract(fn)}")
+            lines.append(f"      ops: {_ops_text(self.costs[name])}")
+            if self.costs[name].get("reductions"):
+                lines.append(f"      coefficient reductions: {self.costs[name]['reductions']}")
+        return lines
+
+    def _function_doc(self, name: str, fn: Function) -> tuple[str, ...]:
+        if fn.internal:
+            return (fn.doc, f"Ops per call: {_ops_text(self.costs[name])}")
+        d = self.docs[name]
+        lines = [d.summary, "", f"Input:  {d.inputs}", f"Output: {d.output}"]
+        for p in fn.params:
+            if isinstance(p, Buffer):
+                rng = []
+                if p.name in fn.contract.inputs:
+                    rng.append(f"on entry in {_fmt(fn.contract.inputs[p.name])}")
+                if p.name in fn.contract.outputs:
+                    rng.append(f"on exit in {_fmt(fn.contract.outputs[p.name])}")
+                lines.append(f"{p.name}[{p.length}]: {', '.join(rng)}")
+        lines.append(f"Ops per call: {_ops_text(self.costs[name])}")
+        return tuple(lines)
+
+    def header(self) -> str:
+        """The .h text: prototypes with their contracts."""
+        u = C.Unit()
+        u.items.append(C.BlockComment(tuple(self._lines("h"))))
+        u.items += header_open(self.stem, self.ring.p, self.ring.q)
+        for name, fn in self.entry_points():
+            emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
+            u.items.append(C.Blank())
+            u.items.append(
+                C.FuncDef(
+                    "void",
+                    self.c_name(fn),
+                    emitter.params(),
+                    None,
+                    doc=self._function_doc(name, fn),
+                )
+            )
+        u.items += header_close(self.stem)
+        return u.render()
+
+    def source(self) -> str:
+        """The .c text: helpers, tables and functions."""
+        u = C.Unit()
+        u.items.append(C.BlockComment(tuple(self._lines("c"))))
+        u.items += [
+            C.Directive(f'#include "{self.stem}.h"'),
+            C.Blank(),
+            C.Directive("#include <stddef.h>"),
+            C.Directive("#include <stdint.h>"),
+        ]
+        for inc in getattr(self.isa, "includes", ()):
+            u.items.append(C.Directive(f"#include <{inc}>"))
+        u.items += [
+            C.Blank(),
+            *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
+            *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
+        ]
+        kernels: list[C.Top] = []
+        for name, fn in self.fs.functions.items():
+            kernels.append(C.Blank())
+            kernels.append(
+                CEmitter(
+                    fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
+                ).emit()
+            )
+        for h in _used_helpers(self.isa.helpers(), kernels):
+            u.items += [C.Blank(), h]
+        for fn, t in self._unique:
+            u.items.append(C.Blank())
+            u.items.append(
+                C.ArrayDef(
+                    fn.lane.c_type,
+                    self.table_name(fn, t),
+                    t.values,
+                    align=f"{ALIGN_MACRO}(64)",
+                    per_line=max(self.lanes, 8),
+                    notes=t.notes,
+                    doc=(t.doc,),
+                )
+            )
+        u.items += kernels
+        return u.render()
+
+    def manifest(self) -> str:
+        """The JSON manifest (what the Python bindings and the benchmark read)."""
+        funcs: dict[str, object] = {}
+        for name, fn in self.entry_points():
+            params = [
+                {
+                    "name": p.name,
+                    "kind": "array",
+                    "role": p.role,
+                    "elem": p.lane.c_type,
+                    "length": p.length,
+                    "in_range": list(fn.contract.inputs.get(p.name, ())) or None,
+                    "out_range": list(fn.contract.outputs.get(p.name, ())) or None,
+                }
+                for p in fn.params
+                if isinstance(p, Buffer)
+            ]
+            d = self.docs[name]
+            funcs[name] = {
+                "c_name": self.c_name(fn),
+                "summary": d.summary,
+                "input": d.inputs,
+                "output": d.output,
+                "params": params,
+                "ops": dict(sorted(self.costs[name].items())),
+            }
+        doc = {
+            "generator": {"name": "nttgen", "version": __version__, "command": self.command},
+            "ring": self.ring.summary(),
+            "pipeline": GRB,
+            "isa": {
+                "name": self.isa.name,
+                "title": self.isa.title,
+                "lanes": self.lanes,
+                "cflags": list(self.isa.cflags),
+                "features": list(self.isa.features),
+            },
+            "arith": self.arith.summary(),
+            "functions": funcs,
+        }
+        return json.dumps(doc, indent=2) + "\n"
+
+    def files(self) -> GeneratedFiles:
+        """All generated texts."""
+        return GeneratedFiles(self.stem, self.header(), self.source(), self.manifest())
+
+
+def _fmt(r: tuple[int, int]) -> str:
+    return f"[{r[0]}, {r[1]}]"
+
+
+def _contract(fn: Function) -> str:
+    ins = [f"{k} in {_fmt(v)}" for k, v in fn.contract.inputs.items()]
+    outs = [f"{k} in {_fmt(v)}" for k, v in fn.contract.outputs.items()]
+    return f"{', '.join(ins)} -> {', '.join(outs)}"
+
+
+def generate_ntru(ring: NtruPrimeRing, isa: str = "c") -> GeneratedFiles:
+    """The generated files of an NTRU Prime ring for one ISA."""
+    return NtruFileWriter(ring, isa).files()

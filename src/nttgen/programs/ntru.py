@@ -1,0 +1,487 @@
+"""NTRU Prime multiplication as DSL programs: the Good–Rader pipeline over lanes.
+
+The ring Z_q[x]/(x^p - x - 1) has no large power-of-two roots of unity, so the product of two
+polynomials of degree < p is computed in Z_q[x]/(x^(m*n) - 1), m*n >= 2p - 1 (for p = 761,
+q = 4591: m = 16, n = 102 = 17 * 3 * 2), and folded back. Write a = sum_j A_j y^j with y = x^m
+and blocks A_j of m coefficients. The Good–Thomas map (``plan.maps.good_thomas``) evaluates
+y at the n-th roots of unity t_k by a prime-factor DFT over the blocks (Rader's algorithm for
+the length-17 axis, radix 3 and 2 for the others); piece k is a's image in Z_q[x]/(x^m - t_k).
+Every DFT operation acts on whole blocks with the same scalar constant, so the programs keep
+coefficient positions in lanes (a block of 16 is one AVX2 register) and every constant is a
+broadcast.
+
+Stages of ``polymul(r, a, b)`` (all functions below, in this order):
+
+``forward`` (once per operand)
+    The DFT over blocks, lanes = coefficient positions, in chunks of L lanes (L | m). Its
+    straight-line code is the *trace* of the checked map (``plan.maps.trace``): the map run
+    on symbolic coefficients, so the program performs exactly the map's additions and
+    products by constants, never on the zero padding above p. Negations are not performed:
+    each traced value carries a sign that later ops absorb (a - (-b) is an addition, c * (-v)
+    a product by -c). Both operands go through the same trace, so a piece's sign is the same
+    in both and cancels in their product.
+``base`` (pieces in lanes)
+    c_k = a_k * b_k mod (x^m - t_k): schoolbook, the wrapped half multiplied by t_k, a
+    per-lane constant. With L lanes, L pieces' coefficient i form one vector: an L x L
+    transpose (log2 L stages of ``shuffle``) turns the rows of the forward output into such
+    vectors and back. The products are Montgomery products, so c carries a factor beta^-1.
+``inverse``
+    The inverse DFT over blocks (lanes = coefficient positions again), *without* its 1/n
+    normalisation, for the blocks below 2p only (the product has degree <= 2p - 2).
+``fold``
+    r_j = K * (c_j + c_(j+p) + c_(j+p-1)) (the last term for j >= 1), x^p = x + 1, with
+    K = beta / n mod q undoing the Montgomery factor and the normalisation in one product;
+    then the exact centred representative in [-(q-1)/2, (q-1)/2] (two conditional additions
+    of q).
+
+Reductions are placed by the interval analysis (:class:`~nttgen.programs.lazy.Reducer`),
+so the same code yields each ISA's and each operand range's own schedule (``polymul_small``
+runs the small operand's forward transform with the contract [-1, 1] and reduces less).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..dsl.builder import Builder
+from ..dsl.ir import Affine, Buffer, Function, LoopVar, Value
+from ..errors import IsaUnavailableError
+from ..plan.constants import Arith
+from ..plan.maps.cost import Cost
+from ..plan.maps.dft import apply_axes
+from ..plan.maps.good_thomas import GoodThomasMap
+from ..plan.maps.trace import Sym, Trace, trace_map
+from .lazy import Reducer
+
+Signed = tuple[Value, int]
+"""A lowered traced value: (vector, sign), standing for sign * vector."""
+
+
+@dataclass(frozen=True)
+class GoodRaderShape:
+    """The sizes of the Good–Rader pipeline for Z_q[x]/(x^p - x - 1) at L lanes.
+
+    ``m``: block size (coefficients per piece); ``axes``: the coprime DFT lengths (the first
+    prime, done by Rader's algorithm, then 3 and 2); ``lanes``: L, a divisor of m."""
+
+    p: int
+    q: int
+    m: int
+    axes: tuple[int, ...]
+    lanes: int
+
+    def __post_init__(self) -> None:
+        if self.m % self.lanes:
+            raise IsaUnavailableError(
+                f"the Good–Rader program keeps a block of {self.m} coefficients in whole "
+                f"vectors: {self.lanes} lanes do not divide {self.m}"
+            )
+        if self.n * self.m < 2 * self.p:
+            raise ValueError(f"x^{self.n * self.m} - 1 is too small for p = {self.p}")
+
+    @property
+    def n(self) -> int:
+        """Number of pieces (the DFT length)."""
+        out = 1
+        for a in self.axes:
+            out *= a
+        return out
+
+    @property
+    def blocks_in(self) -> int:
+        """Blocks holding an input (degree < p)."""
+        return -(-self.p // self.m)
+
+    @property
+    def blocks_out(self) -> int:
+        """Blocks of the product the fold reads: indices up to 2p - 1."""
+        return -(-2 * self.p // self.m)
+
+    @property
+    def rows(self) -> int:
+        """Pieces rounded up to whole groups of L (the padding rows are zero)."""
+        return -(-self.n // self.lanes) * self.lanes
+
+    @cached_property
+    def map(self) -> GoodThomasMap:
+        """The checked Good–Thomas map on single coefficients (m = 1): the same DFT, constants
+        and index maps as on blocks, applied lane by lane."""
+        return GoodThomasMap(self.q, 1, self.axes)
+
+    @property
+    def points(self) -> list[int]:
+        """t_k of every piece k (x^m - t_k), in the map's target order."""
+        return [t for _, t in self.map.points]
+
+    @cached_property
+    def forward_trace(self) -> tuple[Trace, list[Sym | int]]:
+        """The forward DFT traced on the input blocks (the blocks above are zero)."""
+        n, gt = self.n, self.map
+        trace, outs = trace_map(
+            lambda xs: gt.forward(list(xs) + [0] * (n - len(xs))), self.q, self.blocks_in
+        )
+        return trace, [part[0] for part in outs]
+
+    @cached_property
+    def inverse_trace(self) -> tuple[Trace, list[Sym | int]]:
+        """The unnormalised inverse DFT traced on the n pieces, for the output blocks the fold
+        reads (the map's own inverse multiplies by 1/n; here that goes into K)."""
+        gt = self.map
+
+        def inverse(xs: Sequence[Sym]) -> list[list[Sym | int]]:
+            arr = apply_axes([[x] for x in xs], gt.axes, gt.dfts, True, Cost())
+            return [arr[gt.in_perm[j]] for j in range(self.blocks_out)]
+
+        trace, outs = trace_map(inverse, self.q, self.n)
+        return trace, [part[0] for part in outs]
+
+
+def good_rader_shape(p: int, q: int, lanes: int) -> GoodRaderShape:
+    """The shape of the Good–Rader program for (p, q) at ``lanes`` lanes, from the pipeline's
+    checked plan (raises the plan's error, naming the rule, where the pipeline does not exist
+    for (p, q))."""
+    from ..plan.maps.choose import GRB, plan_pipeline
+
+    plan = plan_pipeline(GRB, p, q)
+    return GoodRaderShape(p, q, plan.sizes["m"], (plan.sizes["r"], 3, 2), lanes)
+
+
+# --------------------------------------------------------------------------- trace lowering
+class TraceLowering:
+    """Lowers a trace onto the builder: one vocabulary op per traced addition, subtraction or
+    product by a constant, negations folded into signs, reductions where the analysis needs
+    them. Constants are broadcast once per function."""
+
+    def __init__(self, S: Builder, red: Reducer) -> None:
+        self.S, self.red = S, red
+        self._consts: dict[int, tuple[Value, Value]] = {}
+
+    def constant(self, c: int) -> tuple[Value, Value]:
+        """The broadcast pair that multiplies by c (mod q) with ``mulconst``."""
+        c %= self.S.arith.q
+        if c not in self._consts:
+            z, zq = self.S.arith.twisted(c)
+            self._consts[c] = (self.S.const(z, hint="w"), self.S.const(zq, hint="wq"))
+        return self._consts[c]
+
+    def run(
+        self,
+        trace: Trace,
+        inputs: Callable[[int], Signed],
+        outputs: Sequence[Sym | int],
+    ) -> list[Signed | None]:
+        """Lower every node; ``inputs(i)`` gives input i. Returns each output as (value,
+        sign), or None for an output that is identically zero."""
+        S, red = self.S, self.red
+        env: dict[int, Signed] = {}
+
+        def arg(x: Sym | int) -> tuple[int, Signed]:
+            if isinstance(x, int):  # pragma: no cover - the maps only add traced values
+                raise AssertionError("a traced op with a constant operand")
+            return x.id, env[x.id]
+
+        for node in trace.nodes:
+            if node.op == "in":
+                env[node.id] = inputs(int(node.const or 0))
+            elif node.op == "neg":
+                v, s = arg(node.args[0])[1]
+                env[node.id] = (v, -s)
+            elif node.op == "mulc":
+                v, s = arg(node.args[0])[1]
+                z, zq = self.constant(s * int(node.const or 0))
+                env[node.id] = (S.mulconst(v, z, zq, hint="t"), 1)
+            else:
+                (ia, (va, sa)), (ib, (vb, sb)) = arg(node.args[0]), arg(node.args[1])
+                if node.op == "sub":
+                    sb = -sb
+                same = sa == sb
+                va, vb = red.make_room(va, vb, need_sum=same, need_diff=not same)
+                env[ia], env[ib] = (va, env[ia][1]), (vb, env[ib][1])
+                if same:
+                    env[node.id] = (S.add(va, vb), sa)
+                elif sa > 0:
+                    env[node.id] = (S.sub(va, vb), 1)
+                else:
+                    env[node.id] = (S.sub(vb, va), 1)
+        return [None if isinstance(o, int) else env[o.id] for o in outputs]
+
+
+def negate(S: Builder, red: Reducer, x: Signed) -> Value:
+    """The value of a signed pair as one vector (0 - v where the sign is negative)."""
+    v, s = x
+    if s > 0:
+        return v
+    zero = S.const(0, hint="zero")
+    _, v = red.make_room(zero, v, need_sum=False)
+    return S.sub(zero, v, hint="neg")
+
+
+# --------------------------------------------------------------------------- stages
+def transpose(S: Builder, rows: list[Value]) -> list[Value]:
+    """The L x L transpose of L vectors (row r, lane c) -> (row c, lane r): log2 L stages of
+    ``shuffle``, stage d swapping row bit d with lane bit d."""
+    out = list(rows)
+    d = 1
+    while d < len(out):
+        for r in range(len(out)):
+            if r & d == 0:
+                out[r], out[r + d] = S.shuffle(out[r], out[r + d], d, hints=("tr", "tr"))
+        d *= 2
+    return out
+
+
+def columns(S: Builder, shape: GoodRaderShape, body: Callable[[Affine], None]) -> None:
+    """Run ``body(c0)`` for every chunk of L coefficient positions c0 .. c0 + L - 1 of a
+    block (a loop over m / L chunks)."""
+    L = shape.lanes
+    S.loop(shape.m // L, lambda v: body(Affine.of(v) * L), hint="col")
+
+
+def program_forward(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]) -> None:
+    """forward(r, a): r[k*m + i] = coefficient i of a mod (x^m - t_k) up to the sign of piece
+    k (the trace's, see the module docstring), for the n pieces; rows n .. rows-1 are zero."""
+    p, m = shape.p, shape.m
+    L = shape.lanes
+    r = S.output("r", shape.rows * m, doc="pieces, row k = a mod (x^m - t_k) up to sign")
+    a = S.input("a", p, contract, doc="coefficients")
+    padded = S.local("a_pad", shape.blocks_in * m)
+    red = Reducer(S)
+    zero = S.const(0, hint="zero")
+    # the last block, zero above p, then the input over it (the last chunk may overlap)
+    for i in range(0, m, L):
+        S.store(padded, (shape.blocks_in - 1) * m + i, zero)
+    starts = list(range(0, p - L + 1, L))
+    if p % L:
+        starts.append(p - L)
+    for s in starts:
+        S.store(padded, s, S.load(a, s, hint="a"))
+    for k in range(shape.n, shape.rows):
+        for i in range(0, m, L):
+            S.store(r, k * m + i, zero)
+    trace, outs = shape.forward_trace
+    lower = TraceLowering(S, red)
+
+    def chunk(c0: Affine) -> None:
+        got = lower.run(trace, lambda j: (S.load(padded, c0 + j * m, hint="a"), 1), outs)
+        for k, x in enumerate(got):
+            S.store(r, c0 + k * m, zero if x is None else x[0])
+
+    columns(S, shape, chunk)
+
+
+def forward_signs(shape: GoodRaderShape) -> list[int]:
+    """The sign each piece of :func:`program_forward` carries (+1 or -1; +1 for zero)."""
+    trace, outs = shape.forward_trace
+    sign: dict[int, int] = {}
+    for node in trace.nodes:
+        if node.op == "neg":
+            sign[node.id] = -sign[node.args[0].id]  # type: ignore[union-attr]
+        elif node.op in ("in", "mulc"):
+            sign[node.id] = 1
+        elif node.op in ("add", "sub"):
+            a, b = node.args
+            sa, sb = sign[a.id], sign[b.id]  # type: ignore[union-attr]
+            sb = -sb if node.op == "sub" else sb
+            sign[node.id] = sa if sa == sb else 1
+    return [1 if isinstance(o, int) else sign[o.id] for o in outs]
+
+
+def program_base(
+    S: Builder, shape: GoodRaderShape, contract_a: tuple[int, int], contract_b: tuple[int, int]
+) -> None:
+    """base(r, a, b): row k of r = (row k of a) * (row k of b) * beta^-1 mod (x^m - t_k), for
+    every row (the padding rows have t = 0 and zero inputs)."""
+    m, L, rows = shape.m, shape.lanes, shape.rows
+    r = S.output("r", rows * m, doc="piecewise products (times beta^-1)")
+    a = S.input("a", rows * m, contract_a, doc="pieces")
+    b = S.input("b", rows * m, contract_b, doc="pieces")
+    ts = shape.points + [0] * (rows - shape.n)
+    pairs = [S.arith.twisted(t) for t in ts]
+    tz = S.table("t", [z for z, _ in pairs], doc="t_k of x^m - t_k, per piece (multiplier)")
+    tzq = S.table("tq", [zq for _, zq in pairs], doc="t_k of x^m - t_k, per piece (quotient)")
+    red = Reducer(S)
+    q = S.arith.q
+
+    def load_piece(src: Buffer, k0: Affine) -> list[Value]:
+        """Coefficient i of pieces k0 .. k0+L-1, for i < m."""
+        out: list[Value] = []
+        for h in range(0, m, L):
+            tile = [S.load(src, k0 * m + rr * m + h, hint=src.name) for rr in range(L)]
+            out += transpose(S, tile) if L > 1 else tile
+        return [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
+
+    def group(v: LoopVar) -> None:
+        k0 = Affine.of(v) * L
+        x, y = load_piece(a, k0), load_piece(b, k0)
+        t = (S.load(tz, k0, hint="t"), S.load(tzq, k0, hint="tq"))
+        low: list[Value | None] = [None] * m
+        high: list[Value | None] = [None] * m
+        for i in range(m):
+            for j in range(m):
+                prod = S.montmul_var(x[i], y[j], hint="p")
+                acc = low if i + j < m else high
+                k = (i + j) % m
+                if acc[k] is None:
+                    acc[k] = prod
+                else:
+                    u, w = red.make_room(acc[k], prod, need_diff=False)  # type: ignore[arg-type]
+                    acc[k] = S.add(u, w, hint="acc")
+        res: list[Value] = []
+        for k in range(m):
+            lo = low[k]
+            assert lo is not None
+            hk = high[k]
+            if hk is None:
+                res.append(lo)
+                continue
+            wrapped = S.mulconst(hk, t[0], t[1], hint="tw")
+            u, w = red.make_room(lo, wrapped, need_diff=False)
+            res.append(S.add(u, w, hint="c"))
+        for h in range(0, m, L):
+            tile = res[h : h + L]
+            back = transpose(S, tile) if L > 1 else tile
+            for rr, val in enumerate(back):
+                S.store(r, k0 * m + rr * m + h, val)
+
+    S.loop(rows // L, group, hint="grp")
+
+
+def program_inverse(
+    S: Builder, shape: GoodRaderShape, contract: tuple[int, int], signs: Sequence[int]
+) -> None:
+    """inverse(r, c): r = n * c mod (x^(m*n) - 1) for the blocks the fold reads, where row k
+    of c is c mod (x^m - t_k) times ``signs[k]``."""
+    m = shape.m
+    r = S.output("r", shape.blocks_out * m, doc="n times the product, low blocks")
+    c = S.input("c", shape.rows * m, contract, doc="piecewise products")
+    red = Reducer(S)
+    trace, outs = shape.inverse_trace
+    lower = TraceLowering(S, red)
+
+    def chunk(c0: Affine) -> None:
+        got = lower.run(
+            trace, lambda k: (S.load(c, c0 + k * m, hint="c"), signs[k]), outs
+        )
+        for j, x in enumerate(got):
+            val = S.const(0, hint="zero") if x is None else negate(S, red, x)
+            S.store(r, c0 + j * m, val)
+
+    columns(S, shape, chunk)
+
+
+def centre(S: Builder, x: Value) -> Value:
+    """The representative of x (in [-q, q)) in [-(q-1)/2, (q-1)/2]: x + q where negative
+    gives [0, q); minus (q+1)/2, + q where negative, minus (q-1)/2 maps [0, (q-1)/2] to
+    itself and [(q+1)/2, q) to [-(q-1)/2, 0)."""
+    q = S.arith.q
+    s = S.cond_add_q(x, hint="r")
+    s = S.sub(s, S.const((q + 1) // 2, hint="h1"), hint="r")
+    s = S.cond_add_q(s, hint="r")
+    return S.sub(s, S.const((q - 1) // 2, hint="h0"), hint="r")
+
+
+def program_fold(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]) -> None:
+    """fold(r, c): r = K * c mod (x^p - x - 1), centred, for c of degree < 2p (2p entries
+    read), K = beta / n mod q."""
+    p, q, L = shape.p, shape.q, shape.lanes
+    r = S.output("r", p, doc="product, centred")
+    c = S.input("c", shape.blocks_out * shape.m, contract, doc="n * beta^-1 * product")
+    red = Reducer(S)
+    k_const = S.arith.beta * pow(shape.n, -1, q) % q
+    kz, kzq = S.arith.twisted(k_const)
+    kpair = (S.const(kz, hint="k"), S.const(kzq, hint="kq"))
+
+    def total(at: Affine | int, masked: bool) -> Value:
+        x, y = red.make_room(S.load(c, at, hint="c"), S.load(c, at + p, hint="c"), need_diff=False)
+        s = S.add(x, y, hint="s")
+        if not masked:
+            z = S.load(c, at + (p - 1), hint="c")
+            u, w = red.make_room(s, z, need_diff=False)
+            return S.mulconst(S.add(u, w, hint="s"), *kpair, hint="k")
+        out = S.mulconst(s, *kpair, hint="k")
+        if L == 1:
+            return out  # r_0 has no c_(p-1) term
+        # lanes 1 .. L-1 take c_(j+p-1) times K, lane 0 times 0
+        pairs = [S.arith.twisted(0)] + [S.arith.twisted(k_const)] * (L - 1)
+        mz = S.table("mask", [z for z, _ in pairs], doc="K, but 0 in lane 0 (r_0 has no c_(p-1))")
+        mzq = S.table("maskq", [zq for _, zq in pairs], doc="quotients of mask")
+        third = S.mulconst(
+            S.load(c, p - 1, hint="c"), S.load(mz, 0, hint="m"), S.load(mzq, 0, hint="mq")
+        )
+        u, w = red.make_room(out, third, need_diff=False)
+        return S.add(u, w, hint="s")
+
+    def finish(at: Affine | int, val: Value) -> None:
+        val = red.fit_to(val, (-q, q - 1))
+        S.store(r, at, centre(S, val))
+
+    finish(0, total(0, True))
+    count = (p - L) // L  # whole chunks after the first
+    S.loop(count, lambda v: finish(Affine.of(v) * L + L, total(Affine.of(v) * L + L, False)),
+           hint="j")  # fmt: skip
+    if p % L:
+        finish(p - L, total(p - L, False))
+
+
+# --------------------------------------------------------------------------- functions
+@dataclass
+class NtruFunctions:
+    """The functions of one NTRU Prime ring at one lane count, entry points last."""
+
+    shape: GoodRaderShape
+    functions: dict[str, Function]
+
+
+def build_good_rader(p: int, q: int, arith: Arith, lanes: int) -> NtruFunctions:
+    """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
+    with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes."""
+    shape = good_rader_shape(p, q, lanes)
+    half = (q - 1) // 2
+    m, rows = shape.m, shape.rows
+    f: dict[str, Function] = {}
+
+    def builder(name: str, doc: str) -> Builder:
+        S = Builder(name, arith, lanes, doc)
+        S.unroll_default = lanes > 1
+        return S
+
+    for name, contract in (("forward", (-half, half)), ("forward_small", (-1, 1))):
+        S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
+        program_forward(S, shape, contract)
+        f[name] = S.finish()
+        f[name].internal = True
+    big = f["forward"].contract.outputs["r"]
+    small = f["forward_small"].contract.outputs["r"]
+    S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
+    program_base(S, shape, big, (min(big[0], small[0]), max(big[1], small[1])))
+    f["base"] = S.finish()
+    f["base"].internal = True
+    S = builder("inverse", "unnormalised inverse DFT over blocks")
+    program_inverse(S, shape, f["base"].contract.outputs["r"], forward_signs(shape))
+    f["inverse"] = S.finish()
+    f["inverse"].internal = True
+    S = builder("fold", f"fold modulo x^{p} - x - 1, scale and centre")
+    program_fold(S, shape, f["inverse"].contract.outputs["r"])
+    f["fold"] = S.finish(require={"r": (-half, half)})
+    f["fold"].internal = True
+
+    for name, fwd_b, b_range in (
+        ("polymul", "forward", (-half, half)),
+        ("polymul_small", "forward_small", (-1, 1)),
+    ):
+        S = builder(name, f"r = a*b mod (q, x^{p} - x - 1), centred")
+        r = S.output("r", p, doc=f"product, centred in [{-half}, {half}]")
+        a = S.input("a", p, (-half, half), doc="coefficients")
+        b = S.input("b", p, b_range, doc="coefficients" if b_range[1] > 1 else "small")
+        ta, tb = S.local("a_hat", rows * m), S.local("b_hat", rows * m)
+        tc = S.local("c_hat", rows * m)
+        prod = S.local("c", shape.blocks_out * m)
+        S.call(f["forward"], r=ta, a=a)
+        S.call(f[fwd_b], r=tb, a=b)
+        S.call(f["base"], r=tc, a=ta, b=tb)
+        S.call(f["inverse"], r=prod, c=tc)
+        S.call(f["fold"], r=r, c=prod)
+        f[name] = S.finish(require={"r": (-half, half)})
+    return NtruFunctions(shape, f)
