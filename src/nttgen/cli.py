@@ -133,7 +133,7 @@ def _ntru_rings(args: argparse.Namespace) -> list[NtruPrimeRing]:
     if not args.ring:
         return list(NTRU_PRESETS.values())
     out: list[NtruPrimeRing] = []
-    for name in args.ring:
+    for name in args.ring if isinstance(args.ring, list) else [args.ring]:
         out += list(NTRU_PRESETS.values()) if name == "all" else [get_ntru_ring(name)]
     return out
 
@@ -226,15 +226,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files."""
     from .generate import dispatch_isas, generate, generate_dispatch, write_files
 
+    from .emit.ntru_files import NTRU_ISAS, generate_ntru
+    from .ntru_rings import is_ntru_name
+
     isas = _isas(args.isa, list(ISAS) if args.presets else ["c"])
     dispatch = args.dispatch or (args.presets and not args.isa)
+    out = Path(args.output)
+    ntru: list[NtruPrimeRing] = []
     if args.presets:
-        if args.ring or args.n is not None:
+        if args.ring or args.n is not None or args.f is not None:
             raise NttgenError("--presets generates every preset; do not also give a ring")
         rings = list(PRESETS.values())
+        ntru = list(NTRU_PRESETS.values())
+    elif args.f is not None or (args.ring and is_ntru_name(args.ring)):
+        if args.n is not None:
+            raise NttgenError("--n names an x^n + 1 ring; an NTRU Prime ring takes --q and --f")
+        if args.dispatch:
+            raise NttgenError("--dispatch is for x^n + 1 rings; NTRU Prime rings have none yet")
+        rings = []
+        ntru = _ntru_rings(args)
     else:
         rings = _rings(args, default_all=False)
-    out = Path(args.output)
+    for nring in ntru:
+        target = out / nring.name if args.presets else out
+        ntru_isas = [i for i in isas if i in NTRU_ISAS] if args.presets else isas
+        for isa in ntru_isas:
+            for path in write_files(generate_ntru(nring, isa), target):
+                console.print(f"wrote {path}")
     for ring in rings:
         target = out / ring.name if args.presets else out
         ring_isas = dispatch_isas(ring, isas) if dispatch else isas
@@ -454,6 +472,9 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write nttgen_<ring>.h/.c: ISA-neutral entry points that pick the best of the "
         "generated ISAs at run time (implied by --presets without --isa)",
+    )
+    s.add_argument(
+        "--f", help="custom NTRU Prime ring: the modulus 'x^p - x - 1' (with --q; see plans)"
     )
     s.add_argument("-o", "--output", required=True, help="output directory")
     s.set_defaults(func=cmd_generate)

@@ -24,6 +24,7 @@ from .c_emit import ALIGN_MACRO, NOINLINE_MACRO, CEmitter
 from .files import (
     GeneratedFiles,
     _gnu_attribute_macro,
+    _opaque_macro,
     _ops_text,
     _used_helpers,
     header_close,
@@ -222,6 +223,7 @@ class NtruFileWriter:
             C.Blank(),
             *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
             *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
+            *(_opaque_macro() if getattr(self.isa, "opaque_tables", False) else []),
         ]
         kernels: list[C.Top] = []
         for name, fn in self.fs.functions.items():
@@ -260,6 +262,7 @@ class NtruFileWriter:
                     "role": p.role,
                     "elem": p.lane.c_type,
                     "length": p.length,
+                    "times": None,
                     "in_range": list(fn.contract.inputs.get(p.name, ())) or None,
                     "out_range": list(fn.contract.outputs.get(p.name, ())) or None,
                 }

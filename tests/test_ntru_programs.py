@@ -1,0 +1,248 @@
+"""NTRU Prime multiplication as generated code (nttgen.programs.ntru, nttgen.emit.ntru_files).
+
+Checked three ways: the exact evaluator of the recorded programs and the compiled C of every
+NTRU ISA (portable C, AVX2, NEON under QEMU) against an independent schoolbook product mod
+(q, x^p - x - 1) over the integers, against galois over GF(q), and the SIMD C against the
+portable C; on random, all-extreme, alternating, sparse and zero inputs. Each stage is also
+checked alone against the ring map it lowers, every transfer application of the analysis is
+proven, the objects are checked for constant time, and bad inputs and ISAs are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import compile_command, compilers_for, require_isa, require_tool
+from nttgen.ctcheck import check_object
+from nttgen.emit.isa import isa_class
+from nttgen.emit.ntru_files import NTRU_ISAS, generate_ntru, ntru_functions
+from nttgen.errors import InputError, IsaUnavailableError, NttgenError
+from nttgen.interp.evaluate import evaluate
+from nttgen.lanes import I16
+from nttgen.ntru_kernel import load_ntru
+from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
+from nttgen.plan.constants import Arith
+from nttgen.plan.maps.good_thomas import GoodThomasMap
+from nttgen.programs.ntru import build_good_rader, forward_signs, good_rader_shape
+from nttgen.proofs import applications, prove
+
+P, Q = 761, 4591
+H = (Q - 1) // 2
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def schoolbook(a: list[int], b: list[int], p: int, q: int) -> list[int]:
+    """a*b mod (q, x^p - x - 1) over the integers, centred (independent of nttgen)."""
+    c = [0] * (2 * p - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                c[i + j] += x * y
+    for i in range(2 * p - 2, p - 1, -1):  # x^i = x^(i-p) * (x + 1)
+        c[i - p] += c[i]
+        c[i - p + 1] += c[i]
+    out = []
+    for x in c[:p]:
+        x %= q
+        out.append(x - q if x > (q - 1) // 2 else x)
+    return out
+
+
+def cases(p: int, q: int, seed: int) -> list[tuple[list[int], list[int], list[int]]]:
+    """(a, b, s): random, every extreme, alternating extremes, sparse and zero operands."""
+    h = (q - 1) // 2
+    rng = random.Random(seed)
+    out = []
+    for _ in range(3):
+        out.append(
+            (
+                [rng.randint(-h, h) for _ in range(p)],
+                [rng.randint(-h, h) for _ in range(p)],
+                [rng.randint(-1, 1) for _ in range(p)],
+            )
+        )
+    out.append(([h] * p, [h] * p, [1] * p))
+    out.append(([-h] * p, [h] * p, [-1] * p))
+    out.append(([(-1) ** i * h for i in range(p)], [-h] * p, [(-1) ** i for i in range(p)]))
+    sparse = [0] * p
+    sparse[0], sparse[p - 1], sparse[p // 2] = h, -h, 1
+    out.append((sparse, list(reversed(sparse)), [0] * (p - 1) + [1]))
+    out.append(([0] * p, [rng.randint(-h, h) for _ in range(p)], [0] * p))
+    return out
+
+
+def _evaluate(p: int, q: int, lanes: int, seed: int) -> None:
+    fs = build_good_rader(p, q, Arith(q, I16), lanes)
+    cs = cases(p, q, seed)
+    a = np.array([c[0] for c in cs])
+    b = np.array([c[1] for c in cs])
+    s = np.array([c[2] for c in cs])
+    arith = Arith(q, I16)
+    big = evaluate(fs.functions["polymul"], arith, {"a": a, "b": b}, checked=True)["r"]
+    small = evaluate(fs.functions["polymul_small"], arith, {"a": a, "b": s}, checked=True)["r"]
+    for k, (x, y, z) in enumerate(cs):
+        assert list(big[k]) == schoolbook(x, y, p, q), f"polymul case {k}"
+        assert list(small[k]) == schoolbook(x, z, p, q), f"polymul_small case {k}"
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 8, 16])
+def test_programs_compute_the_product(lanes: int) -> None:
+    """Checked evaluation (a lane overflow would raise) equals the schoolbook product."""
+    _evaluate(P, Q, lanes, seed=lanes)
+
+
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_another_parameter_set(lanes: int) -> None:
+    """p = 857, q = 5167 (NTRU Prime's sntrup857): the plan's own sizes, same program."""
+    _evaluate(857, 5167, lanes, seed=857)
+
+
+def test_forward_and_base_stages_alone() -> None:
+    """forward's row k is the map's piece k times the trace's sign; base's row k is the
+    product of the rows mod x^m - t_k, times beta^-1."""
+    shape = good_rader_shape(P, Q, 16)
+    fs = build_good_rader(P, Q, Arith(Q, I16), 16)
+    gt = GoodThomasMap(Q, shape.m, shape.axes)
+    rng = random.Random(7)
+    a = [rng.randint(-H, H) for _ in range(P)]
+    b = [rng.randint(-H, H) for _ in range(P)]
+    arith = Arith(Q, I16)
+    fa = evaluate(fs.functions["forward"], arith, {"a": np.array(a)}, checked=True)["r"][0]
+    fb = evaluate(fs.functions["forward"], arith, {"a": np.array(b)}, checked=True)["r"][0]
+    pad = a + [0] * (shape.m * shape.n - P)
+    pieces = gt.forward(pad)
+    signs = forward_signs(shape)
+    assert set(signs) <= {1, -1}
+    m = shape.m
+    for k, piece in enumerate(pieces):
+        got = [int(x) * signs[k] % Q for x in fa[k * m : (k + 1) * m]]
+        assert got == [x % Q for x in piece], f"piece {k}"
+    assert not fa[shape.n * m :].any()  # the padding rows
+    prod = evaluate(fs.functions["base"], arith, {"a": fa, "b": fb}, checked=True)["r"][0]
+    rinv = pow(1 << 16, -1, Q)
+    for k, t in enumerate(shape.points):
+        x, y = fa[k * m : (k + 1) * m], fb[k * m : (k + 1) * m]
+        want = [0] * m
+        for i in range(m):
+            for j in range(m):
+                f = t if i + j >= m else 1
+                want[(i + j) % m] += int(x[i]) * int(y[j]) * f
+        assert [int(v) % Q for v in prod[k * m : (k + 1) * m]] == [
+            w * rinv % Q for w in want
+        ], f"product {k}"
+
+
+def test_every_transfer_application_is_proven() -> None:
+    """The bounds the programs rely on: each (op, input ranges) -> output range the analysis
+    used is proven exhaustively over 16-bit inputs (nttgen.proofs)."""
+    for lanes in (1, 16):
+        fs = build_good_rader(P, Q, Arith(Q, I16), lanes)
+        arith = Arith(Q, I16)
+        apps = applications(fs.functions.values(), arith)
+        assert len(apps) > 10
+        failed = [x for x in (prove(a, arith) for a in apps) if not x.ok]
+        assert not failed, failed[:3]
+
+
+def test_contracts() -> None:
+    """Proven ranges: inputs as the scheme stores them, outputs centred."""
+    fs = build_good_rader(P, Q, Arith(Q, I16), 16).functions
+    assert fs["polymul"].contract.inputs == {"a": (-H, H), "b": (-H, H)}
+    assert fs["polymul_small"].contract.inputs == {"a": (-H, H), "b": (-1, 1)}
+    for name in ("polymul", "polymul_small"):
+        assert fs[name].contract.outputs == {"r": (-H, H)}
+
+
+# --------------------------------------------------------------------------- compiled C
+@pytest.mark.parametrize("isa", NTRU_ISAS)
+@pytest.mark.parametrize("ring", list(NTRU_PRESETS), ids=str)
+def test_compiled_kernels(isa: str, ring: str) -> None:
+    """Each ISA's C against the schoolbook product and the portable C; one case against
+    galois polynomial arithmetic over GF(q) as well."""
+    require_isa(isa)
+    k = load_ntru(ring, isa)
+    ref = load_ntru(ring, "c")
+    cs = cases(P, Q, seed=len(isa))
+    a = np.array([c[0] for c in cs])
+    b = np.array([c[1] for c in cs])
+    s = np.array([c[2] for c in cs])
+    big, small = k.polymul(a, b), k.polymul_small(a, s)
+    for i, (x, y, z) in enumerate(cs):
+        assert list(big[i]) == schoolbook(x, y, P, Q), f"{isa} polymul case {i}"
+        assert list(small[i]) == schoolbook(x, z, P, Q), f"{isa} polymul_small case {i}"
+    assert (big == ref.polymul(a, b)).all() and (small == ref.polymul_small(a, s)).all()
+    galois = pytest.importorskip("galois")
+    gf = galois.GF(Q)
+    f = galois.Poly([1] + [0] * (P - 2) + [Q - 1, Q - 1], field=gf)  # x^p - x - 1
+
+    def poly(v: list[int]) -> object:
+        return galois.Poly([x % Q for x in reversed(v)], field=gf)
+
+    want = (poly(cs[0][0]) * poly(cs[0][1])) % f
+    coeffs = [int(x) for x in reversed(want.coeffs)] + [0] * P
+    assert [x % Q for x in big[0]] == coeffs[:P]
+
+
+def test_refusals() -> None:
+    """Inputs outside the contract, wrong shapes, ISAs and pipelines without NTRU code are
+    refused with the rule named, never computed."""
+    k = load_ntru("sntrup761", "c")
+    with pytest.raises(InputError, match=r"\[-2295, 2295\]"):
+        k.polymul([2296] * P, [0] * P)
+    with pytest.raises(InputError, match=r"\[-1, 1\]"):
+        k.polymul_small([0] * P, [2] * P)
+    with pytest.raises(InputError, match="p = 761"):
+        k.polymul([0] * 760, [0] * 760)
+    with pytest.raises(IsaUnavailableError, match="not yet for avx512"):
+        ntru_functions(get_ntru_ring("sntrup761"), "avx512")
+    with pytest.raises(IsaUnavailableError, match="no generated C yet"):
+        ntru_functions(get_ntru_ring("sntrup761"), "c", "good-schoenhage-bruun")
+    with pytest.raises(NttgenError, match="Rader"):  # p = 653, q = 4621: no Good–Rader plan
+        ntru_functions(make_ntru_ring(653, 4621), "c")
+
+
+def test_checked_in_presets_match_the_generator() -> None:
+    """generated/<ring>/ holds what `make gen` writes today (CI regenerates and compares)."""
+    for ring in NTRU_PRESETS.values():
+        for isa in NTRU_ISAS:
+            for name, text in generate_ntru(ring, isa).items():
+                path = ROOT / "generated" / ring.name / name
+                assert path.exists(), f"{path} is missing: run `make gen`"
+                assert path.read_text() == text, f"{path} is stale: run `make gen`"
+
+
+def test_header_names_generator_command_and_ring() -> None:
+    files = generate_ntru(get_ntru_ring("sntrup761"), "avx2")
+    head = files.source[:600]
+    assert "generated by nttgen" in head
+    assert "nttgen generate --ring sntrup761 --isa avx2" in head
+    assert "x^761 - x - 1" in head and "q = 4591" in head
+    meta = json.loads(files.manifest)
+    assert meta["ring"]["p"] == 761 and meta["isa"]["lanes"] == 16
+
+
+@pytest.mark.parametrize("isa", NTRU_ISAS)
+def test_objects_are_constant_time(isa: str, tmp_path: Path) -> None:
+    """No branch or address on data and no division in the compiled objects (gcc and clang,
+    -O0 and -O3), statically (nttgen.ctcheck)."""
+    require_tool("objdump")
+    files = generate_ntru(get_ntru_ring("sntrup761"), isa)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    src = tmp_path / f"{files.stem}.c"
+    names = [f["c_name"] for f in json.loads(files.manifest)["functions"].values()]
+    arch = isa_class(isa).arch or "x86_64"
+    for compiler in compilers_for(isa):
+        cc = compile_command(compiler, isa)
+        for opt in ("-O0", "-O3"):
+            obj = tmp_path / f"{compiler}{opt}.o"
+            flags = ["-std=c99", opt, "-Wall", "-Wextra", "-Werror", *isa_class(isa).cflags]
+            subprocess.run([*cc, *flags, "-c", str(src), "-o", str(obj)], check=True)
+            violations = check_object(obj, arch, names)
+            assert not violations, f"{compiler} {opt}: " + "\n".join(map(str, violations[:10]))
