@@ -133,9 +133,9 @@ def test_forward_and_base_stages_alone() -> None:
             for j in range(m):
                 f = t if i + j >= m else 1
                 want[(i + j) % m] += int(x[i]) * int(y[j]) * f
-        assert [int(v) % Q for v in prod[k * m : (k + 1) * m]] == [
-            w * rinv % Q for w in want
-        ], f"product {k}"
+        assert [int(v) % Q for v in prod[k * m : (k + 1) * m]] == [w * rinv % Q for w in want], (
+            f"product {k}"
+        )
 
 
 def test_every_transfer_application_is_proven() -> None:

@@ -208,8 +208,18 @@ def test_plans_command_custom_ring_and_refusals() -> None:
         assert p.returncode == 2 and rule in p.stderr and p.stderr.count("\n") == 1, (args, p)
 
 
-def test_generate_refuses_an_ntru_prime_ring_clearly(tmp_path: Path) -> None:
-    p = run("generate", "--ring", "sntrup761", "-o", str(tmp_path))
-    assert p.returncode == 2 and "nttgen plans --ring sntrup761" in p.stderr
+def test_generate_writes_an_ntru_prime_ring_or_refuses_clearly(tmp_path: Path) -> None:
+    p = run("generate", "--ring", "sntrup761", "--isa", "avx2", "-o", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "nttgen_sntrup761_avx2.c").exists()
+    p = run("generate", "--q", "5167", "--f", "x^857 - x - 1", "-o", str(tmp_path))
+    assert p.returncode == 0 and (tmp_path / "nttgen_p857_q5167_c.h").exists(), p.stderr
+    for args, rule in (
+        (("--ring", "sntrup761", "--isa", "avx512"), "not yet for avx512"),
+        (("--q", "4621", "--f", "x^653 - x - 1"), "good-rader-bruun: needs a prime r >= 5"),
+        (("--ring", "sntrup761", "--dispatch"), "--dispatch is for x^n + 1 rings"),
+    ):
+        p = run("generate", *args, "-o", str(tmp_path))
+        assert p.returncode == 2 and rule in p.stderr and p.stderr.count("\n") == 1, (args, p)
     p = run("list")
     assert p.returncode == 0 and "sntrup761" in p.stdout and "ntrulpr761" in p.stdout

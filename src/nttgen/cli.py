@@ -224,9 +224,8 @@ def _muls(ops: dict[str, int]) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files."""
-    from .generate import dispatch_isas, generate, generate_dispatch, write_files
-
     from .emit.ntru_files import NTRU_ISAS, generate_ntru
+    from .generate import dispatch_isas, generate, generate_dispatch, write_files
     from .ntru_rings import is_ntru_name
 
     isas = _isas(args.isa, list(ISAS) if args.presets else ["c"])
@@ -295,19 +294,28 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time the kernels and print the table."""
-    from .bench import BENCH_OPS, run_bench
+    from .bench import BENCH_OPS, NTRU_BENCH_OPS, run_bench
     from .bench.chart import chart_title, write_chart
     from .bench.report import print_count_table, print_table
+    from .ntru_rings import is_ntru_name
 
-    rings = _rings(args, default_all=True)
+    names = args.ring or []
+    ntru = [get_ntru_ring(n) for n in names if is_ntru_name(n)]
+    if "all" in names or (not names and args.n is None and args.q is None):
+        ntru = list(NTRU_PRESETS.values())
+    args.ring = [n for n in names if not is_ntru_name(n)]
+    rings: list[Ring] = []
+    if args.ring or args.n is not None or args.q is not None or not ntru:
+        rings = _rings(args, default_all=True)
     emulated_default = [i for i in ISAS if _emulated(i) and not isa_target(ISAS[i]).missing_tools()]
     requested = _isas(args.isa, cpu.usable_isas() + emulated_default)
     emulated = [i for i in requested if _emulated(i)]
     isas = [i for i in requested if not _emulated(i)]
-    ops = args.op or list(BENCH_OPS)
+    known = list(dict.fromkeys((*BENCH_OPS, *NTRU_BENCH_OPS)))
+    ops = args.op or known
     for op in ops:
-        if op not in BENCH_OPS:
-            raise NttgenError(f"unknown op {op!r}: choose from {', '.join(BENCH_OPS)}")
+        if op not in known:
+            raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)}")
     for name in isas:
         if name not in cpu.usable_isas():
             raise NttgenError(f"ISA {name!r} cannot run on this CPU")
@@ -322,12 +330,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for option, value in (("--json", args.json), ("--png", args.png)):
         if value:  # fail before the run, not after it
             _check_output_file(option, Path(value))
-    counts = _count(rings, emulated, ops, vlens) if emulated else []
+    ntt_ops = [o for o in ops if o in BENCH_OPS]
+    counts = _count(rings, emulated, ntt_ops, vlens) if emulated and rings and ntt_ops else []
     if not isas:
         print_count_table(console, counts, emulated)
         _write_bench_json(args, [], counts, isas, emulated)
         return 0
-    total = len(rings) * len(isas)
+    all_rings = [*rings, *ntru]
+    total = len(all_rings) * len(isas)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -337,16 +347,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         transient=True,
         disable=not console.is_terminal,  # piped output: only the table, as before
     ) as bar:
-        task = bar.add_task(f"benchmarking {rings[0].name}", total=total)
+        task = bar.add_task(f"benchmarking {all_rings[0].name}", total=total)
         done = 0
 
         def step(label: str) -> None:
             nonlocal done
             done += 1
-            now = f"benchmarking {rings[done // len(isas)].name}" if done < total else "done"
+            now = f"benchmarking {all_rings[done // len(isas)].name}" if done < total else "done"
             bar.update(task, advance=1, description=now)
 
-        results = run_bench(rings, isas, ops, samples=args.samples, batch=args.batch, progress=step)
+        results = run_bench(
+            all_rings, isas, ops, samples=args.samples, batch=args.batch, progress=step
+        )
     print_table(
         console, results, isas, samples=args.samples, batch=args.batch, compilers=_compilers(isas)
     )

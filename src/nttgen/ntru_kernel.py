@@ -85,7 +85,9 @@ class NtruKernel:
             raise InputError(f"{name}: expected an integer array, got dtype {arr.dtype}")
         p = self.ring.p
         if arr.ndim not in (1, 2) or arr.shape[-1] != p:
-            raise InputError(f"{name}: expected shape (p,) or (batch, p) with p = {p}, got {arr.shape}")
+            raise InputError(
+                f"{name}: expected shape (p,) or (batch, p) with p = {p}, got {arr.shape}"
+            )
         if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
             raise InputError(
                 f"{name}: coefficients must lie in [{lo}, {hi}], got values in "

@@ -14,10 +14,22 @@ static uint64_t next_random(void) {
     return rng_state;
 }
 
-/* Uniform in [0, q): valid input for every kernel's contract. */
+/* Uniform in [0, q): valid input for every kernel's contract; with BENCH_CENTRED (NTRU Prime
+ * rings) uniform in [-(q-1)/2, (q-1)/2] instead. */
 static void fill(bench_elem_t *p, size_t len) {
     for (size_t i = 0; i < len; ++i) {
-        p[i] = (bench_elem_t)(next_random() % (uint64_t)BENCH_Q);
+        int64_t x = (int64_t)(next_random() % (uint64_t)BENCH_Q);
+#ifdef BENCH_CENTRED
+        x -= (BENCH_Q - 1) / 2;
+#endif
+        p[i] = (bench_elem_t)x;
+    }
+}
+
+/* Uniform in {-1, 0, 1}: the small operand of polymul_small. */
+static void fill_small(bench_elem_t *p, size_t len) {
+    for (size_t i = 0; i < len; ++i) {
+        p[i] = (bench_elem_t)((int64_t)(next_random() % 3u) - 1);
     }
 }
 

@@ -51,12 +51,14 @@ static inline uint64_t ticks(void) {
 #define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
 
 
-enum op { OP_COPY, OP_NTT, OP_INTT, OP_BASEMUL, OP_BASEMUL_ACC, OP_POLYMUL };
+enum op { OP_COPY, OP_NTT, OP_INTT, OP_BASEMUL, OP_BASEMUL_ACC, OP_POLYMUL, OP_POLYMUL_SMALL };
+#define OP_LAST OP_POLYMUL_SMALL
 
 static bench_elem_t pristine[BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t work[BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_a[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_b[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
+static bench_elem_t in_s[BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t out_r[BENCH_N] __attribute__((aligned(64)));
 
 static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
@@ -86,6 +88,10 @@ static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch
             break;
         case OP_POLYMUL:
             k->polymul(out_r, in_a, in_b);
+            BARRIER(out_r);
+            break;
+        case OP_POLYMUL_SMALL:
+            k->polymul_small(out_r, in_a, in_s);
             BARRIER(out_r);
             break;
         }
@@ -122,7 +128,8 @@ static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples
     free(v);
 }
 
-static const char *const OP_NAMES[] = {"copy", "ntt", "intt", "basemul", "basemul_acc", "polymul"};
+static const char *const OP_NAMES[] = {"copy",    "ntt",     "intt",         "basemul",
+                                        "basemul_acc", "polymul", "polymul_small"};
 
 #define MAX_KS 8
 #define MAX_ISAS 8
@@ -133,7 +140,7 @@ typedef struct {
 } stat_t;
 
 /* Per (ISA, op, k) and round: quartiles of ticks per call. */
-static stat_t stats[MAX_ISAS][OP_POLYMUL + 1][MAX_KS][MAX_ROUNDS];
+static stat_t stats[MAX_ISAS][OP_LAST + 1][MAX_KS][MAX_ROUNDS];
 
 static stat_t run_one(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
                       int warmup) {
@@ -170,10 +177,10 @@ int main(int argc, char **argv) {
                         "[rounds 1..%d]\n", MAX_ROUNDS);
         return 2;
     }
-    int wanted[OP_POLYMUL + 1] = {0};
+    int wanted[OP_LAST + 1] = {0};
     for (const char *p = ops; *p != '\0';) {
         size_t len = strcspn(p, ",");
-        for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
+        for (int op = OP_NTT; op <= OP_LAST; ++op) {
             if (strlen(OP_NAMES[op]) == len && strncmp(p, OP_NAMES[op], len) == 0) {
                 wanted[op] = 1;
             }
@@ -200,12 +207,13 @@ int main(int argc, char **argv) {
     fill(pristine, BENCH_N);
     fill(in_a, (size_t)BENCH_KMAX * BENCH_N);
     fill(in_b, (size_t)BENCH_KMAX * BENCH_N);
+    fill_small(in_s, BENCH_N);
     int per_round = samples / rounds;
     for (int round = 0; round < rounds; ++round) {
         for (size_t i = 0; i < nisas; ++i) {
             const bench_kernels_t *k = &BENCH_KERNELS[i];
             stats[i][OP_COPY][0][round] = run_one(k, OP_COPY, 0, per_round, batch, warmup);
-            for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
+            for (int op = OP_NTT; op <= OP_LAST; ++op) {
                 for (int j = 0; wanted[op] && j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
                     stats[i][op][j][round] = run_one(k, (enum op)op, ks[j], per_round, batch, warmup);
                 }
@@ -215,7 +223,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nisas; ++i) {
         double copy_all;
         double copy = quietest(stats[i][OP_COPY][0], rounds, &copy_all).med;
-        for (int op = OP_NTT; op <= OP_POLYMUL; ++op) {
+        for (int op = OP_NTT; op <= OP_LAST; ++op) {
             for (int j = 0; wanted[op] && j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
                 double all;
                 stat_t st = quietest(stats[i][op][j], rounds, &all);
