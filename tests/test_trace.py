@@ -1,4 +1,4 @@
-"""Traced ring maps (work in progress): the trace of a map's forward transform, evaluated, equals
+"""Traced ring maps: the trace of a map's forward transform, evaluated, equals
 the map itself, and it skips the zero padding."""
 
 from __future__ import annotations

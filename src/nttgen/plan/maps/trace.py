@@ -1,4 +1,4 @@
-"""Tracing ring maps into straight-line programs (work in progress, branch wip/ntru-trace).
+"""Tracing ring maps into straight-line programs.
 
 The maps of this package do all their arithmetic through :mod:`.ops` on lists of coefficients
 with Python's ``+``, ``-``, ``*`` by an int constant and ``% q``. Running a map's ``forward`` or
@@ -7,9 +7,10 @@ map, the exact straight-line program it performs: a DAG of additions, subtractio
 and multiplications by constants over its inputs. Zero coefficients (the padding above p) stay
 plain ints, so the trace skips the work on them.
 
-This is the seam for generating C from the plan layer: the trace is lowered to the DSL (one
-vocabulary op per node, constants as twisted Montgomery pairs, reductions placed by the interval
-analysis), and for SIMD isomorphic sub-traces are grouped into lanes (see docs/design.md).
+This is the seam for generating C from the plan layer: :class:`nttgen.programs.ntru.TraceLowering`
+lowers a trace to the DSL (one vocabulary op per node, constants as twisted pairs, negations
+folded into signs, reductions placed by the interval analysis), running the trace of a DFT on
+single coefficients over whole vectors of coefficient positions (see docs/design.md).
 """
 
 from __future__ import annotations
