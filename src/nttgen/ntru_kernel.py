@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import cpu
+from .api import BASE_EMULATED_CFLAGS
 from .build import compile_shared, load_library
 from .cross import HOST_ARCH, check_vlen, isa_target
 from .emit.isa import isa_class
@@ -26,8 +27,6 @@ from .emit.ntru_files import NTRU_ISAS, generate_ntru
 from .emulate import EmulatedLibrary
 from .errors import InputError, IsaUnavailableError
 from .ntru_rings import NtruPrimeRing, get_ntru_ring
-
-BASE_EMULATED_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror")
 
 
 class NtruKernel:

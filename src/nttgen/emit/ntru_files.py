@@ -23,6 +23,7 @@ from . import c_ast as C
 from .c_emit import ALIGN_MACRO, NOINLINE_MACRO, CEmitter
 from .files import (
     GeneratedFiles,
+    _fmt_range,
     _gnu_attribute_macro,
     _opaque_macro,
     _ops_text,
@@ -180,9 +181,9 @@ class NtruFileWriter:
             if isinstance(p, Buffer):
                 rng = []
                 if p.name in fn.contract.inputs:
-                    rng.append(f"on entry in {_fmt(fn.contract.inputs[p.name])}")
+                    rng.append(f"on entry in {_fmt_range(fn.contract.inputs[p.name])}")
                 if p.name in fn.contract.outputs:
-                    rng.append(f"on exit in {_fmt(fn.contract.outputs[p.name])}")
+                    rng.append(f"on exit in {_fmt_range(fn.contract.outputs[p.name])}")
                 lines.append(f"{p.name}[{p.length}]: {', '.join(rng)}")
         lines.append(f"Ops per call: {_ops_text(self.costs[name])}")
         return tuple(lines)
@@ -299,13 +300,9 @@ class NtruFileWriter:
         return GeneratedFiles(self.stem, self.header(), self.source(), self.manifest())
 
 
-def _fmt(r: tuple[int, int]) -> str:
-    return f"[{r[0]}, {r[1]}]"
-
-
 def _contract(fn: Function) -> str:
-    ins = [f"{k} in {_fmt(v)}" for k, v in fn.contract.inputs.items()]
-    outs = [f"{k} in {_fmt(v)}" for k, v in fn.contract.outputs.items()]
+    ins = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.inputs.items()]
+    outs = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.outputs.items()]
     return f"{', '.join(ins)} -> {', '.join(outs)}"
 
 
