@@ -20,6 +20,7 @@ import pytest
 
 from conftest import compile_command, compilers_for, require_isa, require_tool
 from nttgen.ctcheck import check_object
+from nttgen.dsl.builder import Builder
 from nttgen.emit.isa import isa_class
 from nttgen.emit.ntru_files import NTRU_ISAS, generate_ntru, ntru_functions
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
@@ -246,3 +247,22 @@ def test_objects_are_constant_time(isa: str, tmp_path: Path) -> None:
             subprocess.run([*cc, *flags, "-c", str(src), "-o", str(obj)], check=True)
             violations = check_object(obj, arch, names)
             assert not violations, f"{compiler} {opt}: " + "\n".join(map(str, violations[:10]))
+
+
+def test_stages_take_distinct_arrays_declared_restrict() -> None:
+    """The internal stages never get one array for two parameters: the builder refuses such a
+    call, so their C parameters can be ``restrict`` (without it gcc kept the inverse DFT's
+    column loop scalar: sntrup761 portable polymul 50,071 -> 23,093 ticks with it)."""
+    fs = build_good_rader(P, Q, Arith(Q, I16), 16).functions
+    for name in ("forward", "forward_small", "base", "inverse", "fold"):
+        assert fs[name].distinct_buffers, name
+    S = Builder("caller", Arith(Q, I16), 16)
+    rows = good_rader_shape(P, Q, 16).rows * 16
+    x = S.local("x", rows)
+    S.call(fs["forward"], r=x, a=S.input("a", P, (-H, H)))
+    with pytest.raises(ValueError, match=r"restrict.*different array"):
+        S.call(fs["base"], r=x, a=x, b=x)
+    source = generate_ntru(get_ntru_ring("sntrup761"), "c").source
+    assert "int16_t r[restrict 1632]" in source
+    # the entry points keep plain parameters: a caller may pass r == a
+    assert "void nttgen_sntrup761_c_polymul(int16_t r[761], const int16_t a[761]" in source

@@ -15,14 +15,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_c_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 10440, store 8747, add 58673, sub 25298, mullo 1632, montmul 45363, barrett
- *         15317, cond_add_q 1522, const 5660
- *       coefficient reductions: 15317
+ *       ops: load 10440, store 8747, add 51329, sub 38150, mullo 5508, montmul 30267, barrett
+ *         15983, cond_add_q 1522, const 5559
+ *       coefficient reductions: 15983
  *   nttgen_sntrup761_c_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 10440, store 8747, add 58673, sub 25298, mullo 1632, montmul 45363, barrett
- *         15141, cond_add_q 1522, const 5660
- *       coefficient reductions: 15141
+ *       ops: load 10440, store 8747, add 51329, sub 38150, mullo 5508, montmul 30267, barrett
+ *         15807, cond_add_q 1522, const 5559
+ *       coefficient reductions: 15807
  */
 #ifndef NTTGEN_SNTRUP761_C_H
 #define NTTGEN_SNTRUP761_C_H
@@ -45,8 +45,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 10440, store 8747, add 58673, sub 25298, mullo 1632, montmul 45363, barrett
- *   15317, cond_add_q 1522, const 5660
+ * Ops per call: load 10440, store 8747, add 51329, sub 38150, mullo 5508, montmul 30267, barrett
+ *   15983, cond_add_q 1522, const 5559
  */
 void nttgen_sntrup761_c_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_sntrup761_c_polymul(int16_t r[761], const int16_t a[761], const int1
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 10440, store 8747, add 58673, sub 25298, mullo 1632, montmul 45363, barrett
- *   15141, cond_add_q 1522, const 5660
+ * Ops per call: load 10440, store 8747, add 51329, sub 38150, mullo 5508, montmul 30267, barrett
+ *   15807, cond_add_q 1522, const 5559
  */
 void nttgen_sntrup761_c_polymul_small(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 

@@ -228,6 +228,13 @@ class Builder:
         for p in callee.params:
             if p.name not in args:
                 raise TypeError(f"call to {callee.name}: missing argument {p.name}")
+        if callee.distinct_buffers:
+            passed = [v for v in args.values() if isinstance(v, Buffer)]
+            if len({id(v) for v in passed}) < len(passed):
+                raise ValueError(
+                    f"call to {callee.name}: its buffer parameters are declared restrict, so "
+                    f"each must get a different array (got {[v.name for v in passed]})"
+                )
         stmt = Call(callee, tuple((k, v) for k, v in args.items()), self._tag)
         self.bounds.call(stmt)
         self._emit(stmt)

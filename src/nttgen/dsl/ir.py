@@ -276,6 +276,10 @@ class Function:
     reductions: int = 0
     info: dict[str, object] = field(default_factory=dict)
     internal: bool = False  # a static helper of the file, not an entry point
+    # Every call passes a different array to each buffer parameter (the builder checks it at
+    # each call), so the C declares them ``restrict``: compilers may then reorder and
+    # vectorize the loads and stores without run-time overlap checks.
+    distinct_buffers: bool = False
 
     def param(self, name: str) -> Buffer | ScalarParam:
         """The parameter called ``name``."""

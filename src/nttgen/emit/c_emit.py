@@ -248,7 +248,8 @@ class CEmitter:
                 out.append(C.Param(f"{const}{elem}", f"*{p.name}"))
             else:
                 const = "const " if p.readonly else ""
-                out.append(C.Param(f"{const}{elem}", p.name, str(p.length)))
+                size = f"restrict {p.length}" if self.fn.distinct_buffers else str(p.length)
+                out.append(C.Param(f"{const}{elem}", p.name, size))
         return tuple(out)
 
     def _contract_checks(self, which: str) -> list[C.Stmt]:
