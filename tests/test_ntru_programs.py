@@ -92,9 +92,10 @@ def _evaluate(p: int, q: int, lanes: int, seed: int) -> None:
         assert list(small[k]) == schoolbook(x, z, p, q), f"polymul_small case {k}"
 
 
-@pytest.mark.parametrize("lanes", [1, 2, 8, 16])
+@pytest.mark.parametrize("lanes", [1, 2, 8, 16, 32])
 def test_programs_compute_the_product(lanes: int) -> None:
-    """Checked evaluation (a lane overflow would raise) equals the schoolbook product."""
+    """Checked evaluation (a lane overflow would raise) equals the schoolbook product (at 32
+    lanes: blocks of 32, DFT 17 x 3 and the Cooley–Tukey split of the base products)."""
     _evaluate(P, Q, lanes, seed=lanes)
 
 
@@ -104,11 +105,16 @@ def test_another_parameter_set(lanes: int) -> None:
     _evaluate(857, 5167, lanes, seed=857)
 
 
-def test_forward_and_base_stages_alone() -> None:
+@pytest.mark.parametrize("lanes", [16, 32])
+def test_forward_and_base_stages_alone(lanes: int) -> None:
     """forward's row k is the map's piece k times the trace's sign; base's row k is the
-    product of the rows mod x^m - t_k, times beta^-1."""
-    shape = good_rader_shape(P, Q, 16)
-    fs = build_good_rader(P, Q, Arith(Q, I16), 16)
+    product of the rows mod x^m - t_k, times beta^-1 (and times 2 where the base splits
+    the pieces: at 32 lanes, where every t_k is a square)."""
+    shape = good_rader_shape(P, Q, lanes)
+    assert (shape.m, shape.axes, shape.base_scale) == (
+        (16, (17, 3, 2), 1) if lanes == 16 else (32, (17, 3), 2)
+    )
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes)
     gt = GoodThomasMap(Q, shape.m, shape.axes)
     rng = random.Random(7)
     a = [rng.randint(-H, H) for _ in range(P)]
@@ -126,7 +132,7 @@ def test_forward_and_base_stages_alone() -> None:
         assert got == [x % Q for x in piece], f"piece {k}"
     assert not fa[shape.n * m :].any()  # the padding rows
     prod = evaluate(fs.functions["base"], arith, {"a": fa, "b": fb}, checked=True)["r"][0]
-    rinv = pow(1 << 16, -1, Q)
+    rinv = shape.base_scale * pow(1 << 16, -1, Q)
     for k, t in enumerate(shape.points):
         x, y = fa[k * m : (k + 1) * m], fb[k * m : (k + 1) * m]
         want = [0] * m
@@ -200,8 +206,10 @@ def test_refusals() -> None:
         k.polymul_small([0] * P, [2] * P)
     with pytest.raises(InputError, match="p = 761"):
         k.polymul([0] * 760, [0] * 760)
-    with pytest.raises(IsaUnavailableError, match="not yet for avx512"):
-        ntru_functions(get_ntru_ring("sntrup761"), "avx512")
+    with pytest.raises(IsaUnavailableError, match="not yet for rvv"):
+        ntru_functions(get_ntru_ring("sntrup761"), "rvv")
+    with pytest.raises(IsaUnavailableError, match="64 lanes do not divide 16"):
+        build_good_rader(P, Q, Arith(Q, I16), 64)
     with pytest.raises(IsaUnavailableError, match="no generated C yet"):
         ntru_functions(get_ntru_ring("sntrup761"), "c", "good-schoenhage-bruun")
     with pytest.raises(NttgenError, match="Rader"):  # p = 653, q = 4621: no Good–Rader plan

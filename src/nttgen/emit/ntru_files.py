@@ -34,10 +34,10 @@ from .files import (
 from .isa import isa_class
 from .isa.base import EmitContext
 
-NTRU_ISAS = ("c", "avx2", "neon")
-"""The ISAs NTRU Prime rings are generated for. AVX-512 (32 lanes) and RISC-V Vector are not
-yet: the programs keep a block of 16 coefficients in whole vectors (see
-:mod:`nttgen.programs.ntru`)."""
+NTRU_ISAS = ("c", "avx2", "avx512", "neon")
+"""The ISAs NTRU Prime rings are generated for. AVX-512 (32 lanes) uses blocks of 32 and a DFT
+of length 51 (see :func:`nttgen.programs.ntru.good_rader_shape`). RISC-V Vector is not yet:
+its lane count is the hardware's, and the programs keep a block in whole vectors."""
 
 NTRU_PIPELINES = (GRB,)
 """The pipelines with generated C (the others exist as checked ring maps, ``nttgen plans``)."""

@@ -21,7 +21,12 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     a product by -c). Both operands go through the same trace, so a piece's sign is the same
     in both and cancels in their product.
 ``base`` (pieces in lanes)
-    c_k = a_k * b_k mod (x^m - t_k): the full product by Karatsuba (halving down to
+    c_k = a_k * b_k mod (x^m - t_k). Where every t_k is a square (blocks of 32, DFT 17 x 3:
+    the 32-lane shape of AVX-512) the pieces first split by Cooley–Tukey into
+    x^(m/2) - s_k and x^(m/2) + s_k, s_k^2 = t_k (per-lane constants), the halves are
+    multiplied as below in their own loop, and 2 c_k comes back as (c+ + c-) +
+    x^(m/2) (c+ - c-) / s_k (the 2 goes into the fold's constant). Each product is the
+    full product by Karatsuba (halving down to
     ``KARATSUBA_LEAF`` coefficients, schoolbook below: 108 products for m = 16 instead of
     256), the wrapped half multiplied by t_k, a per-lane constant. Each coefficient of b_k
     (and of each Karatsuba sum of them) is multiplied by q^-1 mod beta once, so each product
@@ -34,7 +39,8 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     normalisation, for the blocks below 2p only (the product has degree <= 2p - 2).
 ``fold``
     r_j = K * (c_j + c_(j+p) + c_(j+p-1)) (the last term for j >= 1), x^p = x + 1, with
-    K = beta / n mod q undoing the Montgomery factor and the normalisation in one product;
+    K = beta / (n * base scale) mod q undoing the Montgomery factor, the normalisation and the
+    split's factor 2 in one product;
     then the exact centred representative in [-(q-1)/2, (q-1)/2] (two conditional additions
     of q).
 
@@ -56,6 +62,7 @@ from ..plan.constants import Arith
 from ..plan.maps.cost import Cost
 from ..plan.maps.dft import apply_axes
 from ..plan.maps.good_thomas import GoodThomasMap
+from ..plan.maps.modarith import sqrt_mod
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
 
@@ -126,6 +133,25 @@ class GoodRaderShape:
         return [t for _, t in self.map.points]
 
     @cached_property
+    def split_roots(self) -> list[int] | None:
+        """s_k with s_k^2 = t_k for every piece k, when every t_k is a square: then each
+        x^m - t_k = (x^(m/2) - s_k)(x^(m/2) + s_k) and the base product is two half-size
+        products (Cooley–Tukey). None where some t_k is not a square (q = 4591: at m = 16,
+        n = 102, the odd powers of w_102 are not), or m is odd."""
+        if self.m % 2:
+            return None
+        roots = [sqrt_mod(t, self.q) for t in self.points]
+        if any(r is None for r in roots):
+            return None
+        return roots  # type: ignore[return-value]
+
+    @property
+    def base_scale(self) -> int:
+        """The factor the base stage leaves on every product besides beta^-1: 2 where the
+        pieces are split (the CRT back from x^(m/2) -+ s computes 2c), 1 otherwise."""
+        return 2 if self.split_roots is not None else 1
+
+    @cached_property
     def forward_trace(self) -> tuple[Trace, list[Sym | int]]:
         """The forward DFT traced on the input blocks (the blocks above are zero)."""
         n, gt = self.n, self.map
@@ -151,11 +177,19 @@ class GoodRaderShape:
 def good_rader_shape(p: int, q: int, lanes: int) -> GoodRaderShape:
     """The shape of the Good–Rader program for (p, q) at ``lanes`` lanes, from the pipeline's
     checked plan (raises the plan's error, naming the rule, where the pipeline does not exist
-    for (p, q))."""
+    for (p, q)).
+
+    Up to the plan's block size m (16) lanes, the shape is the plan's: blocks of m, DFT
+    r x 3 x 2. At 2m lanes (AVX-512's 32) the radix-2 axis moves into the block: blocks of
+    2m and DFT r x 3, the same x^(6rm) - 1, so a block still fills whole vectors (half as
+    many pieces, each twice as long). Wider vectors raise :class:`IsaUnavailableError`."""
     from ..plan.maps.choose import GRB, plan_pipeline
 
     plan = plan_pipeline(GRB, p, q)
-    return GoodRaderShape(p, q, plan.sizes["m"], (plan.sizes["r"], 3, 2), lanes)
+    m, r = plan.sizes["m"], plan.sizes["r"]
+    if lanes == 2 * m:
+        return GoodRaderShape(p, q, 2 * m, (r, 3), lanes)
+    return GoodRaderShape(p, q, m, (r, 3, 2), lanes)
 
 
 # --------------------------------------------------------------------------- trace lowering
@@ -307,12 +341,13 @@ def program_base(
     r = S.output("r", rows * m, doc="piecewise products (times beta^-1)")
     a = S.input("a", rows * m, contract_a, doc="pieces")
     b = S.input("b", rows * m, contract_b, doc="pieces")
-    ts = shape.points + [0] * (rows - shape.n)
-    pairs = [S.arith.twisted(t) for t in ts]
-    tz = S.table("t", [z for z, _ in pairs], doc="t_k of x^m - t_k, per piece (multiplier)")
-    tzq = S.table("tq", [zq for _, zq in pairs], doc="t_k of x^m - t_k, per piece (quotient)")
     red = Reducer(S)
     q = S.arith.q
+    if shape.split_roots is None:
+        ts = shape.points + [0] * (rows - shape.n)
+        pairs = [S.arith.twisted(t) for t in ts]
+        tz = S.table("t", [z for z, _ in pairs], doc="t_k of x^m - t_k, per piece (multiplier)")
+        tzq = S.table("tq", [zq for _, zq in pairs], doc="t_k of x^m - t_k, per piece (quotient)")
 
     def load_piece(src: Buffer, k0: Affine) -> list[Value]:
         """Coefficient i of pieces k0 .. k0+L-1, for i < m."""
@@ -374,29 +409,116 @@ def program_base(
             accumulate(out, k + h, val, sub=True)
         return out  # type: ignore[return-value]
 
-    def group(v: LoopVar) -> None:
-        k0 = Affine.of(v) * L
-        x, y = load_piece(a, k0), load_piece(b, k0)
-        t = (S.load(tz, k0, hint="t"), S.load(tzq, k0, hint="tq"))
-        full = product(x, y, times_qinv(y))
-        # x^m = t_k: coefficient m + k wraps onto k times t_k
+    def wrap(full: list[Value], t: tuple[Value, Value], sub: bool) -> list[Value]:
+        """full mod (x^n - t) (``sub``: mod x^n + t), n = (len(full) + 1) / 2: coefficient
+        n + k wraps onto k times t (or -t)."""
+        n = (len(full) + 1) // 2
         res: list[Value] = []
-        for k in range(m):
-            if k + m >= len(full):
+        for k in range(n):
+            if k + n >= len(full):
                 res.append(full[k])
                 continue
-            wrapped = S.mulconst(full[k + m], t[0], t[1], hint="tw")
-            u, w = red.make_room(full[k], wrapped, need_diff=False)
-            res.append(S.add(u, w, hint="c"))
+            wrapped = S.mulconst(full[k + n], t[0], t[1], hint="tw")
+            u, w = red.make_room(full[k], wrapped, need_sum=not sub, need_diff=sub)
+            res.append(S.sub(u, w, hint="c") if sub else S.add(u, w, hint="c"))
+        return res
+
+    def per_piece(
+        name: str, values: list[int], doc: str
+    ) -> Callable[[Affine], tuple[Value, Value]]:
+        """Tables of the twisted pairs of one constant per piece; returns their loader."""
+        pairs = [S.arith.twisted(x) for x in values]
+        z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)")
+        zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)")
+        return lambda k0: (S.load(z, k0, hint=name), S.load(zq, k0, hint=name + "q"))
+
+    roots = shape.split_roots
+    if roots is not None:
+        pad = [0] * (rows - shape.n)
+        half = m // 2
+        root = per_piece(
+            "s", roots + pad, f"s_k, s_k^2 = t_k: x^{m} - t_k = (x^{half} - s_k)(x^{half} + s_k)"
+        )
+        root_inv = per_piece("si", [pow(x, -1, q) for x in roots] + pad, "1 / s_k")
+        # the wrap constants of the two halves of group g: s_k (x^h = s_k), then -s_k
+        signed = [
+            u * sign
+            for g in range(0, rows, L)
+            for sign in (1, -1)
+            for u in (roots + pad)[g : g + L]
+        ]
+        half_root = per_piece("sw", signed, "s_k, then -s_k, for each group of pieces")
+
+    def split(v: list[Value], s: tuple[Value, Value]) -> tuple[list[Value], list[Value]]:
+        """v mod (x^h - s) and v mod (x^h + s), h = len(v) / 2: lo + s*hi and lo - s*hi."""
+        h = len(v) // 2
+        plus, minus = [], []
+        for lo, hi in zip(v[:h], v[h:], strict=True):
+            lo, t = red.make_room(lo, S.mulconst(hi, s[0], s[1], hint="sh"))
+            plus.append(S.add(lo, t, hint="sp"))
+            minus.append(S.sub(lo, t, hint="sm"))
+        return plus, minus
+
+    def store_rows(k0: Affine, res: list[Value]) -> None:
+        """Coefficient vectors of pieces k0 .. k0+L-1 back to rows."""
         for h in range(0, m, L):
             tile = res[h : h + L]
             back = transpose(S, tile) if L > 1 else tile
             for rr, val in enumerate(back):
                 S.store(r, k0 * m + rr * m + h, val)
 
-    # a loop, not unrolled: the body is some 2,500 instructions on AVX2, and the 7 copies
-    # overflowed the instruction cache (sntrup761 polymul 8,832 unrolled, 7,943 looped)
-    S.loop(rows // L, group, hint="grp", unroll=False)
+    groups = rows // L
+    if roots is None:
+
+        def group(v: LoopVar) -> None:
+            k0 = Affine.of(v) * L
+            x, y = load_piece(a, k0), load_piece(b, k0)
+            t = (S.load(tz, k0, hint="t"), S.load(tzq, k0, hint="tq"))
+            store_rows(k0, wrap(product(x, y, times_qinv(y)), t, sub=False))
+
+        # a loop, not unrolled: the body is some 2,500 instructions on AVX2, and the 7 copies
+        # overflowed the instruction cache (sntrup761 polymul 8,832 unrolled, 7,943 looped)
+        S.loop(groups, group, hint="grp", unroll=False)
+        return
+
+    # Cooley–Tukey, in three loops that pass the halves through memory: split each group's
+    # pieces, multiply the 2 * groups halves in one loop, then 2c = (c+ + c-) + x^h (c+ - c-)/s.
+    # With both halves' products inline, their values spilled (AVX-512, sntrup761: the base
+    # took 3,400 of 6,500 ticks).
+    half = m // 2
+    xs, ys, cs = (S.local(name, rows * m) for name in ("xs", "ys", "cs"))
+
+    def split_group(v: LoopVar) -> None:
+        k0 = Affine.of(v) * L
+        s = root(k0)
+        for src, dst in ((a, xs), (b, ys)):
+            plus, minus = split(load_piece(src, k0), s)
+            for i, val in enumerate(plus + minus):
+                S.store(dst, k0 * m + i * L, val)
+
+    def half_product(v: LoopVar) -> None:
+        at = Affine.of(v) * (half * L)
+        xh = [S.load(xs, at + i * L, hint="x") for i in range(half)]
+        yh = [S.load(ys, at + i * L, hint="y") for i in range(half)]
+        t = half_root(Affine.of(v) * L)
+        for i, val in enumerate(wrap(product(xh, yh, times_qinv(yh)), t, sub=False)):
+            S.store(cs, at + i * L, val)
+
+    def join_group(v: LoopVar) -> None:
+        k0 = Affine.of(v) * L
+        si = root_inv(k0)
+        lo, hi = [], []
+        for i in range(half):
+            u = S.load(cs, k0 * m + i * L, hint="cp")
+            w = S.load(cs, k0 * m + (half + i) * L, hint="cm")
+            u, w = red.make_room(u, w)
+            lo.append(S.add(u, w, hint="c"))
+            hi.append(S.mulconst(S.sub(u, w, hint="d"), si[0], si[1], hint="c"))
+        store_rows(k0, lo + hi)
+
+    S.loop(groups, split_group, hint="grp", unroll=False)
+    S.loop(2 * groups, half_product, hint="half", unroll=False)
+    S.loop(groups, join_group, hint="grp", unroll=False)
 
 
 def program_inverse(
@@ -438,7 +560,7 @@ def program_fold(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]) -
     r = S.output("r", p, doc="product, centred")
     c = S.input("c", shape.blocks_out * shape.m, contract, doc="n * beta^-1 * product")
     red = Reducer(S)
-    k_const = S.arith.beta * pow(shape.n, -1, q) % q
+    k_const = S.arith.beta * pow(shape.n * shape.base_scale, -1, q) % q
     kz, kzq = S.arith.twisted(k_const)
     kpair = (S.const(kz, hint="k"), S.const(kzq, hint="kq"))
 
