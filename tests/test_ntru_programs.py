@@ -30,7 +30,7 @@ from nttgen.ntru_kernel import load_ntru
 from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
 from nttgen.plan.constants import Arith
 from nttgen.plan.maps.good_thomas import GoodThomasMap
-from nttgen.programs.ntru import build_good_rader, forward_signs, good_rader_shape
+from nttgen.programs.ntru import build_good_rader, forward_signs, good_rader_shape, transpose
 from nttgen.proofs import applications, prove
 
 P, Q = 761, 4591
@@ -78,8 +78,8 @@ def cases(p: int, q: int, seed: int) -> list[tuple[list[int], list[int], list[in
     return out
 
 
-def _evaluate(p: int, q: int, lanes: int, seed: int) -> None:
-    fs = build_good_rader(p, q, Arith(q, I16), lanes)
+def _evaluate(p: int, q: int, lanes: int, seed: int, zip_group: int | None = None) -> None:
+    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group)
     cs = cases(p, q, seed)
     a = np.array([c[0] for c in cs])
     b = np.array([c[1] for c in cs])
@@ -92,11 +92,34 @@ def _evaluate(p: int, q: int, lanes: int, seed: int) -> None:
         assert list(small[k]) == schoolbook(x, z, p, q), f"polymul_small case {k}"
 
 
-@pytest.mark.parametrize("lanes", [1, 2, 8, 16, 32])
-def test_programs_compute_the_product(lanes: int) -> None:
+@pytest.mark.parametrize(
+    ("lanes", "zip_group"), [(1, None), (2, None), (8, None), (16, 3), (32, 3)]
+)
+def test_programs_compute_the_product(lanes: int, zip_group: int | None) -> None:
     """Checked evaluation (a lane overflow would raise) equals the schoolbook product (at 32
-    lanes: blocks of 32, DFT 17 x 3 and the Cooley–Tukey split of the base products)."""
-    _evaluate(P, Q, lanes, seed=lanes)
+    lanes: blocks of 32, DFT 17 x 3 and the Cooley–Tukey split of the base products). The
+    transposes use the moves of the ISAs at that width: NEON's ``trn`` swaps at 8 lanes,
+    x86's 128-bit-group zips at 16 and 32."""
+    _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group)
+
+
+@pytest.mark.parametrize(
+    ("lanes", "zip_group"), [(2, None), (4, 2), (8, 3), (8, None), (16, 3), (16, None), (32, 3)]
+)
+def test_transpose_is_a_transpose(lanes: int, zip_group: int | None) -> None:
+    """``transpose`` of L rows gives out[c] lane l = row l lane c, with zips inside groups
+    of 2^zip_group lanes (the relabelling of rows and columns it works out) or swaps."""
+    arith = Arith(Q, I16)
+    S = Builder("tr", arith, lanes, "transpose")
+    src = S.input("a", lanes * lanes, (-H, H), doc="rows")
+    dst = S.output("r", lanes * lanes, doc="columns")
+    rows = [S.load(src, r * lanes) for r in range(lanes)]
+    for c, v in enumerate(transpose(S, rows, zip_group)):
+        S.store(dst, c * lanes, v)
+    fn = S.finish()
+    x = np.arange(lanes * lanes).reshape(1, lanes * lanes) - lanes * lanes // 2
+    got = evaluate(fn, arith, {"a": x})["r"].reshape(lanes, lanes)
+    assert (got == x.reshape(lanes, lanes).T).all()
 
 
 @pytest.mark.parametrize("lanes", [1, 16])

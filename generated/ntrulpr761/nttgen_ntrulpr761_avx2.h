@@ -16,13 +16,13 @@
  *   nttgen_ntrulpr761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
  *       ops: load 678, store 578, add 3314, sub 2464, mullo 378, montmul 1970, barrett 1038,
- *         cond_add_q 96, shuffle 672, const 353
+ *         cond_add_q 96, shuffle 168, zip 504, const 353
  *       coefficient reductions: 16608
  *   nttgen_ntrulpr761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 678, store 578, add 3314, sub 2464, mullo 378, montmul 1970, barrett 1027,
- *         cond_add_q 96, shuffle 672, const 353
- *       coefficient reductions: 16432
+ *       ops: load 678, store 578, add 3314, sub 2464, mullo 433, montmul 1915, barrett 1013,
+ *         cond_add_q 96, shuffle 168, zip 504, const 353
+ *       coefficient reductions: 16208
  */
 #ifndef NTTGEN_NTRULPR761_AVX2_H
 #define NTTGEN_NTRULPR761_AVX2_H
@@ -46,7 +46,7 @@ extern "C" {
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
  * Ops per call: load 678, store 578, add 3314, sub 2464, mullo 378, montmul 1970, barrett 1038,
- *   cond_add_q 96, shuffle 672, const 353
+ *   cond_add_q 96, shuffle 168, zip 504, const 353
  */
 void nttgen_ntrulpr761_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_ntrulpr761_avx2_polymul(int16_t r[761], const int16_t a[761], const 
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 678, store 578, add 3314, sub 2464, mullo 378, montmul 1970, barrett 1027,
- *   cond_add_q 96, shuffle 672, const 353
+ * Ops per call: load 678, store 578, add 3314, sub 2464, mullo 433, montmul 1915, barrett 1013,
+ *   cond_add_q 96, shuffle 168, zip 504, const 353
  */
 void nttgen_ntrulpr761_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                           const int16_t b[761]);

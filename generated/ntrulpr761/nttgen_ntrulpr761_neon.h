@@ -20,9 +20,9 @@
  *       coefficient reductions: 16120
  *   nttgen_ntrulpr761_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1320, store 1108, add 6460, sub 4802, mullo 702, montmul 3816, barrett 1993,
+ *       ops: load 1320, store 1108, add 6460, sub 4802, mullo 812, montmul 3706, barrett 1965,
  *         cond_add_q 192, shuffle 936, const 701
- *       coefficient reductions: 15944
+ *       coefficient reductions: 15720
  */
 #ifndef NTTGEN_NTRULPR761_NEON_H
 #define NTTGEN_NTRULPR761_NEON_H
@@ -58,7 +58,7 @@ void nttgen_ntrulpr761_neon_polymul(int16_t r[761], const int16_t a[761], const 
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1320, store 1108, add 6460, sub 4802, mullo 702, montmul 3816, barrett 1993,
+ * Ops per call: load 1320, store 1108, add 6460, sub 4802, mullo 812, montmul 3706, barrett 1965,
  *   cond_add_q 192, shuffle 936, const 701
  */
 void nttgen_ntrulpr761_neon_polymul_small(int16_t r[761], const int16_t a[761],
