@@ -180,6 +180,25 @@ def test_every_transfer_application_is_proven() -> None:
         assert not failed, failed[:3]
 
 
+@pytest.mark.parametrize("vlen", [256, 512, 1024])
+def test_strip_mined_rvv_at_every_vlen(vlen: int) -> None:
+    """The VLEN-agnostic RVV code (strip-mined: vl chosen at run time) on wider cores than the
+    128 bits of test_compiled_kernels: the DFT strips then cover the whole block of 16 in one
+    vl and the pieces' loop takes 16, 32 or 64 pieces at a time (strided loads)."""
+    require_isa("rvv")
+    k = load_ntru("sntrup761", "rvv", vlen=vlen)
+    cs = cases(P, Q, seed=vlen)
+    a = np.array([c[0] for c in cs])
+    b = np.array([c[1] for c in cs])
+    s = np.array([c[2] for c in cs])
+    big, small = k.polymul(a, b), k.polymul_small(a, s)
+    for i, (x, y, z) in enumerate(cs):
+        assert list(big[i]) == schoolbook(x, y, P, Q), f"vlen {vlen} polymul case {i}"
+        assert list(small[i]) == schoolbook(x, z, P, Q), f"vlen {vlen} polymul_small case {i}"
+    with pytest.raises(IsaUnavailableError, match="vlen applies to riscv64 only"):
+        load_ntru("sntrup761", "c", vlen=vlen)
+
+
 def test_contracts() -> None:
     """Proven ranges: inputs as the scheme stores them, outputs centred."""
     fs = build_good_rader(P, Q, Arith(Q, I16), 16).functions
@@ -229,8 +248,8 @@ def test_refusals() -> None:
         k.polymul_small([0] * P, [2] * P)
     with pytest.raises(InputError, match="p = 761"):
         k.polymul([0] * 760, [0] * 760)
-    with pytest.raises(IsaUnavailableError, match="not yet for rvv"):
-        ntru_functions(get_ntru_ring("sntrup761"), "rvv")
+    with pytest.raises(IsaUnavailableError, match="not yet for rvv256"):
+        ntru_functions(get_ntru_ring("sntrup761"), "rvv256")
     with pytest.raises(IsaUnavailableError, match="64 lanes do not divide 16"):
         build_good_rader(P, Q, Arith(Q, I16), 64)
     with pytest.raises(IsaUnavailableError, match="no generated C yet"):

@@ -9425,16 +9425,18 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_c_fold(int16_t r[restrict 761],
 #ifdef NTTGEN_DEBUG
     nttgen_sntrup761_c_assert_range(c, 1536, -28130, 28129);
 #endif
-    const int16_t c_0 = c[0];
-    const int16_t c_1 = c[761];
-    const int16_t red_0 = nttgen_sntrup761_c_barrett(c_1);
-    const int16_t s_0 = (int16_t)(c_0 + red_0);
-    const int16_t k_0 = nttgen_sntrup761_c_montmul(s_0, 1121, 24239);
-    const int16_t r_0 = nttgen_sntrup761_c_cond_add_q(k_0);
-    const int16_t r_1 = (int16_t)(r_0 - 2296);
-    const int16_t r_2 = nttgen_sntrup761_c_cond_add_q(r_1);
-    const int16_t r_3 = (int16_t)(r_2 - 2295);
-    r[0] = r_3;
+    for (size_t j0_0 = 0; j0_0 < 1; ++j0_0) {
+        const int16_t c_0 = c[j0_0];
+        const int16_t c_1 = c[j0_0 + 761];
+        const int16_t red_0 = nttgen_sntrup761_c_barrett(c_1);
+        const int16_t s_0 = (int16_t)(c_0 + red_0);
+        const int16_t k_0 = nttgen_sntrup761_c_montmul(s_0, 1121, 24239);
+        const int16_t r_0 = nttgen_sntrup761_c_cond_add_q(k_0);
+        const int16_t r_1 = (int16_t)(r_0 - 2296);
+        const int16_t r_2 = nttgen_sntrup761_c_cond_add_q(r_1);
+        const int16_t r_3 = (int16_t)(r_2 - 2295);
+        r[j0_0] = r_3;
+    }
     for (size_t j_0 = 0; j_0 < 760; ++j_0) {
         const int16_t c_2 = c[j_0 + 1];
         const int16_t c_3 = c[j_0 + 762];

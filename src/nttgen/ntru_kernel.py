@@ -21,7 +21,7 @@ import numpy as np
 from . import cpu
 from .api import BASE_EMULATED_CFLAGS
 from .build import compile_shared, load_library
-from .cross import HOST_ARCH, check_vlen, isa_target
+from .cross import HOST_ARCH, Target, check_vlen, isa_target
 from .emit.isa import isa_class
 from .emit.ntru_files import NTRU_ISAS, generate_ntru
 from .emulate import EmulatedLibrary
@@ -33,10 +33,10 @@ class NtruKernel:
     """The compiled multipliers of one NTRU Prime ring for one ISA (host: ctypes; another
     architecture: the QEMU server of :mod:`nttgen.emulate`)."""
 
-    def __init__(self, ring: NtruPrimeRing, isa: str) -> None:
+    def __init__(self, ring: NtruPrimeRing, isa: str, target: Target | None = None) -> None:
         self.ring, self.isa = ring, isa
         cls = isa_class(isa)
-        self.target = isa_target(cls)
+        self.target = target or isa_target(cls)
         check_vlen(cls, self.target)
         files = generate_ntru(ring, isa)
         self.files = files
@@ -119,13 +119,17 @@ class NtruKernel:
         return self._mul("polymul_small", a, s, (-1, 1))
 
 
-_LOADED: dict[tuple[NtruPrimeRing, str], NtruKernel] = {}
+_LOADED: dict[tuple[NtruPrimeRing, str, Target], NtruKernel] = {}
 
 
-def load_ntru(ring: str | NtruPrimeRing = "sntrup761", isa: str = "auto") -> NtruKernel:
+def load_ntru(
+    ring: str | NtruPrimeRing = "sntrup761", isa: str = "auto", *, vlen: int | None = None
+) -> NtruKernel:
     """Compile (once, cached) and load an NTRU Prime ring's multipliers for an ISA.
-    ``isa="auto"`` picks the best of :data:`~nttgen.emit.ntru_files.NTRU_ISAS` this CPU runs.
-    Raises IsaUnavailableError naming why an ISA cannot run here or has no NTRU Prime code."""
+    ``isa="auto"`` picks the best of :data:`~nttgen.emit.ntru_files.NTRU_ISAS` this CPU runs;
+    ``vlen`` sets the emulated RISC-V vector length for ``isa="rvv"`` (128 by default).
+    Raises IsaUnavailableError naming why an ISA cannot run here or has no NTRU Prime code,
+    or why the vlen does not apply (another ISA, or not 128, 256, 512 or 1024)."""
     r = ring if isinstance(ring, NtruPrimeRing) else get_ntru_ring(ring)
     if isa == "auto":
         isa = next((i for i in cpu.usable_isas() if i in NTRU_ISAS), "c")
@@ -136,9 +140,12 @@ def load_ntru(ring: str | NtruPrimeRing = "sntrup761", isa: str = "auto") -> Ntr
     cls = isa_class(isa)
     if (cls.arch or HOST_ARCH) == HOST_ARCH and isa not in cpu.usable_isas():
         raise IsaUnavailableError(f"ISA {isa!r} cannot run on this CPU (needs {cls.features})")
+    target = isa_target(cls)
+    if vlen is not None:  # Target refuses a vlen off RISC-V or outside 128 .. 1024
+        target = Target(cls.arch or HOST_ARCH, vlen)
     if (cls.arch or HOST_ARCH) != HOST_ARCH:
-        isa_target(cls).require(f"ISA {isa!r}")
-    key = (r, isa)
+        target.require(f"ISA {isa!r}")
+    key = (r, isa, target)
     if key not in _LOADED:
-        _LOADED[key] = NtruKernel(r, isa)
+        _LOADED[key] = NtruKernel(r, isa, target)
     return _LOADED[key]

@@ -675,7 +675,12 @@ def program_fold(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]) -
         val = red.fit_to(val, (-q, q - 1))
         S.store(r, at, centre(S, val))
 
-    finish(0, total(0, True))
+    if L == 1:
+        # r_0 in a loop of one iteration, so that strip-mined code (which vectorises loops,
+        # not straight-line code) has a loop to run it in
+        S.loop(1, lambda v: finish(Affine.of(v), total(Affine.of(v), True)), hint="j0")
+    else:
+        finish(0, total(0, True))
     count = (p - L) // L  # whole chunks after the first
     S.loop(count, lambda v: finish(Affine.of(v) * L + L, total(Affine.of(v) * L + L, False)),
            hint="j")  # fmt: skip
