@@ -130,6 +130,43 @@ def test_instruction_counts_under_qemu() -> None:
         assert len(counts) == 1, counts
 
 
+def test_ntru_instruction_counts_under_qemu() -> None:
+    """NTRU Prime rings are counted too: strip-mined RVV's polymul_small below the portable
+    C's -O3 on the same machine, the same count for other inputs (constant time)."""
+    from nttgen.bench.icount import build_counter, count_call, count_ring
+    from nttgen.cross import Target
+    from nttgen.ntru_rings import get_ntru_ring
+
+    require_isa("rvv")
+    ring = get_ntru_ring("sntrup761")
+    target = Target("riscv64", 256)
+    res = count_ring(ring, ["rvv", "c"], target, ["polymul_small"], scalar=False)
+    by = {r.isa: r for r in res}
+    assert set(by) == {"rvv", "c"}
+    assert 0 < by["rvv"].instructions < by["c"].instructions
+    exe, _ = build_counter(ring, ["rvv", "c"], target)
+    for op in ("polymul", "polymul_small"):
+        counts = {count_call(exe, target, 0, op, seed=s) for s in (0, 1, 2)}
+        assert len(counts) == 1, (op, counts)
+
+
+def test_bench_cli_counts_ntru_rings(tmp_path: Path) -> None:
+    """``bench --ring sntrup761 --isa rvv`` counts the NTRU Prime multipliers under QEMU."""
+    require_isa("rvv")
+    out = tmp_path / "b.json"
+    args = ["bench", "--ring", "sntrup761", "--isa", "rvv", "--vlen", "256"]
+    args += ["--op", "polymul_small", "--json", str(out)]
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stderr
+    assert "dynamic instructions per call under QEMU" in p.stdout and "c/rvv" in p.stdout
+    got = {
+        (r["ring"], r["isa"], r["op"]) for r in json.loads(out.read_text())["instruction_counts"]
+    }
+    assert got == {("sntrup761", i, "polymul_small") for i in ("rvv", "c", "c scalar")}
+
+
 def test_bench_cli_counts_emulated_isas(tmp_path: Path) -> None:
     require_isa("neon")
     out = tmp_path / "b.json"

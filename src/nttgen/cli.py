@@ -331,7 +331,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if value:  # fail before the run, not after it
             _check_output_file(option, Path(value))
     ntt_ops = [o for o in ops if o in BENCH_OPS]
+    ntru_ops = [o for o in ops if o in NTRU_BENCH_OPS]
     counts = _count(rings, emulated, ntt_ops, vlens) if emulated and rings and ntt_ops else []
+    if emulated and ntru and ntru_ops:
+        counts += _count(ntru, emulated, ntru_ops, vlens)
     if not isas:
         print_count_table(console, counts, emulated)
         _write_bench_json(args, [], counts, isas, emulated)
@@ -383,11 +386,13 @@ def _compilers(isas: list[str]) -> dict[str, str]:
 
 
 def _count(
-    rings: list[Ring], emulated: list[str], ops: list[str], vlens: list[int]
+    rings: Sequence[Ring | NtruPrimeRing], emulated: list[str], ops: list[str], vlens: list[int]
 ) -> list[CountResult]:
     """Instruction counts of the emulated ISAs, each next to the portable C on its machine;
-    RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN is at least what it needs)."""
+    RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN is at least what it needs).
+    NTRU Prime rings: the ISAs they are generated for."""
     from .bench.icount import count_ring
+    from .emit.ntru_files import NTRU_ISAS
 
     out: list[CountResult] = []
     with console.status("counting instructions under QEMU") as status:
@@ -395,7 +400,10 @@ def _count(
             by_target: dict[Target, list[str]] = {}
             for isa in emulated:
                 cls = isa_class(isa)
-                if cls.unsupported(ring.n, ring.lane) is not None:
+                if isinstance(ring, NtruPrimeRing):
+                    if isa not in NTRU_ISAS:
+                        continue
+                elif cls.unsupported(ring.n, ring.lane) is not None:
                     continue
                 arch = str(cls.arch)
                 machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]

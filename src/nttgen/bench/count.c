@@ -8,7 +8,8 @@
  * markers alone) is subtracted, so what remains is the call with its argument set-up. The
  * kernels are constant-time, so one call on valid random input gives the count of every input.
  *
- * Usage: count ISA_INDEX OP K [SEED]   (OP: none, ntt, intt, basemul, basemul_acc, polymul)
+ * Usage: count ISA_INDEX OP K [SEED]
+ *   (OP: none, ntt, intt, basemul, basemul_acc, polymul, polymul_small)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,13 @@ int main(int argc, char **argv) {
     } else if (strcmp(op, "polymul") == 0) {
         count_begin();
         kern->polymul(out_r, in_a, in_b);
+        count_end();
+    } else if (strcmp(op, "polymul_small") == 0) {
+        for (size_t i = 0; i < BENCH_N; i++) { /* the small operand: coefficients in {-1, 0, 1} */
+            in_b[i] = (bench_elem_t)((int)(in_b[i] % 3) - 1);
+        }
+        count_begin();
+        kern->polymul_small(out_r, in_a, in_b);
         count_end();
     } else {
         fprintf(stderr, "unknown op %s\n", op);

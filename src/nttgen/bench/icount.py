@@ -23,11 +23,13 @@ from pathlib import Path
 from ..build import cache_dir
 from ..cross import Target, build_static
 from ..emit.isa import isa_class
+from ..emit.ntru_files import generate_ntru, ntru_functions
 from ..errors import BuildError
 from ..generate import generate, kernel_set
 from ..interp.cost import count_ops, total_ops
+from ..ntru_rings import NtruPrimeRing
 from ..rings import Ring
-from . import BENCH_OPS, Entry, _kernels_header
+from . import BENCH_OPS, NTRU_BENCH_OPS, Entry, _kernels_header
 
 COUNT_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror")
 _MARK = re.compile(r" (count_begin|count_end)$")
@@ -56,18 +58,30 @@ SCALAR_FLAGS = ("-fno-tree-vectorize",)  # gcc: keep the portable C scalar
 
 
 def _entries(
-    ring: Ring, isas: list[str], target: Target, extra: tuple[str, ...] = ()
+    ring: Ring | NtruPrimeRing, isas: list[str], target: Target, extra: tuple[str, ...] = ()
 ) -> list[tuple[Entry, list[str]]]:
     out = []
     for isa in isas:
         cls = isa_class(isa)
         cmd = [*target.pick_compiler(cls.compilers), *COUNT_CFLAGS, *cls.cflags, *extra]
-        out.append((Entry(isa, generate(ring, isa), tuple(cls.cflags)), cmd))
+        if isinstance(ring, NtruPrimeRing):
+            entry = Entry(isa, generate_ntru(ring, isa), tuple(cls.cflags), ops=NTRU_BENCH_OPS)
+        else:
+            entry = Entry(isa, generate(ring, isa), tuple(cls.cflags))
+        out.append((entry, cmd))
     return out
 
 
+def _static_ops(ring: Ring | NtruPrimeRing, isa: str, op: str, k: int) -> int:
+    """The cost interpreter's op count of one call (the program's vector ops)."""
+    if isinstance(ring, NtruPrimeRing):
+        return total_ops(count_ops(ntru_functions(ring, isa).functions[op], {}))
+    fn = kernel_set(ring, isa).functions[op]
+    return total_ops(count_ops(fn, {"k": k} if op == "basemul_acc" else {}))
+
+
 def build_counter(
-    ring: Ring, isas: list[str], target: Target, extra: tuple[str, ...] = ()
+    ring: Ring | NtruPrimeRing, isas: list[str], target: Target, extra: tuple[str, ...] = ()
 ) -> tuple[Path, dict[str, str]]:
     """The static counting program of one ring with the kernels of ``isas`` for ``target``
     (cached by content), each compiled with its compiler, -O3 and ``extra``; returns its path
@@ -112,14 +126,15 @@ SCALAR_LABEL = "c scalar"
 
 
 def count_ring(
-    ring: Ring,
+    ring: Ring | NtruPrimeRing,
     isas: list[str],
     target: Target,
     ops: Iterable[str] = BENCH_OPS,
     ks: Iterable[int] = (3, 5),
     scalar: bool = True,
 ) -> list[CountResult]:
-    """Instruction counts of every (ISA, op) of one ring on ``target``. ``isas`` should include
+    """Instruction counts of every (ISA, op) of one ring (an NTRU Prime ring: its
+    ``polymul``/``polymul_small``) on ``target``. ``isas`` should include
     ``c``: the portable C compiled -O3 for the same machine (gcc vectorises its loops there);
     ``scalar`` adds it once more with vectorisation off (ISA label ``c scalar``), the baseline
     of a machine without a vector unit."""
@@ -136,8 +151,7 @@ def count_ring(
             for op in ops:
                 for k in ks if op == "basemul_acc" else (1,):
                     n = count_call(exe, target, index, op, k) - base
-                    fn = kernel_set(ring, isa).functions[op]
-                    static = total_ops(count_ops(fn, {"k": k} if op == "basemul_acc" else {}))
+                    static = _static_ops(ring, isa, op, k)
                     out.append(
                         CountResult(
                             ring.name, label, op, k, target.label, compilers[isa], n, static
