@@ -430,11 +430,20 @@ def program_base(
     b = S.input("b", rows * m, contract_b, doc="pieces")
     red = Reducer(S)
     q = S.arith.q
+
+    def per_piece(
+        name: str, values: list[int], doc: str
+    ) -> Callable[[Affine], tuple[Value, Value]]:
+        """Tables of the twisted pairs of one constant per piece; returns their loader."""
+        pairs = [S.arith.twisted(x) for x in values]
+        z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)")
+        zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)")
+        return lambda k0: (S.load(z, k0, hint=name), S.load(zq, k0, hint=name + "q"))
+
     if shape.split_roots is None:
-        ts = shape.points + [0] * (rows - shape.n)
-        pairs = [S.arith.twisted(t) for t in ts]
-        tz = S.table("t", [z for z, _ in pairs], doc="t_k of x^m - t_k, per piece (multiplier)")
-        tzq = S.table("tq", [zq for _, zq in pairs], doc="t_k of x^m - t_k, per piece (quotient)")
+        piece_t = per_piece(
+            "t", shape.points + [0] * (rows - shape.n), "t_k of x^m - t_k, per piece"
+        )
 
     def load_piece(src: Buffer, k0: Affine) -> list[Value]:
         """Coefficient i of pieces k0 .. k0+L-1, for i < m."""
@@ -510,15 +519,6 @@ def program_base(
             res.append(S.sub(u, w, hint="c") if sub else S.add(u, w, hint="c"))
         return res
 
-    def per_piece(
-        name: str, values: list[int], doc: str
-    ) -> Callable[[Affine], tuple[Value, Value]]:
-        """Tables of the twisted pairs of one constant per piece; returns their loader."""
-        pairs = [S.arith.twisted(x) for x in values]
-        z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)")
-        zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)")
-        return lambda k0: (S.load(z, k0, hint=name), S.load(zq, k0, hint=name + "q"))
-
     roots = shape.split_roots
     if roots is not None:
         pad = [0] * (rows - shape.n)
@@ -560,7 +560,7 @@ def program_base(
         def group(v: LoopVar) -> None:
             k0 = Affine.of(v) * L
             x, y = load_piece(a, k0), load_piece(b, k0)
-            t = (S.load(tz, k0, hint="t"), S.load(tzq, k0, hint="tq"))
+            t = piece_t(k0)
             store_rows(k0, wrap(product(x, y, times_qinv(y)), t, sub=False))
 
         # a loop, not unrolled: the body is some 2,500 instructions on AVX2, and the 7 copies
@@ -713,29 +713,29 @@ def build_good_rader(
         S.unroll_default = lanes > 1
         return S
 
+    def stage(S: Builder, require: dict[str, tuple[int, int]] | None = None) -> Function:
+        """Finish an internal stage: called only by the entry points, with distinct buffers
+        (its parameters are ``restrict``)."""
+        fn = S.finish(require=require)
+        fn.internal = True
+        fn.distinct_buffers = True
+        return fn
+
     for name, contract in (("forward", (-half, half)), ("forward_small", (-1, 1))):
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
         program_forward(S, shape, contract)
-        f[name] = S.finish()
-        f[name].internal = True
-        f[name].distinct_buffers = True
+        f[name] = stage(S)
     big = f["forward"].contract.outputs["r"]
     small = f["forward_small"].contract.outputs["r"]
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
     program_base(S, shape, big, (min(big[0], small[0]), max(big[1], small[1])), zip_group)
-    f["base"] = S.finish()
-    f["base"].internal = True
-    f["base"].distinct_buffers = True
+    f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
     program_inverse(S, shape, f["base"].contract.outputs["r"], forward_signs(shape))
-    f["inverse"] = S.finish()
-    f["inverse"].internal = True
-    f["inverse"].distinct_buffers = True
+    f["inverse"] = stage(S)
     S = builder("fold", f"fold modulo x^{p} - x - 1, scale and centre")
     program_fold(S, shape, f["inverse"].contract.outputs["r"])
-    f["fold"] = S.finish(require={"r": (-half, half)})
-    f["fold"].internal = True
-    f["fold"].distinct_buffers = True
+    f["fold"] = stage(S, require={"r": (-half, half)})
 
     for name, fwd_b, b_range in (
         ("polymul", "forward", (-half, half)),
