@@ -147,6 +147,13 @@ def prefix_of(ks: KernelSet, isa_name: str) -> str:
     return f"nttgen_{ks.ring.c_name}_{isa_name}"
 
 
+def lanes_text(isa: object, lanes: int) -> str:
+    """How many lanes a value has, as the file headers say it (strip-mined code: vl lanes)."""
+    if getattr(isa, "strip_mined", False):
+        return "vl lanes (as many as a register group holds, chosen at run time)"
+    return f"{lanes} lane(s)"
+
+
 def _fmt_range(r: tuple[int, int]) -> str:
     return f"[{r[0]}, {r[1]}]"
 
@@ -215,11 +222,9 @@ class FileWriter:
                 f"        this ISA's native order: address bit p holds index bit perm[p], perm = "
                 f"{list(ks.order.perm)}"
             )
-        lanes = f"{ks.config.lanes} lane(s)"
-        if getattr(self.isa, "strip_mined", False):
-            lanes = "vl lanes (as many as a register group holds, chosen at run time)"
         lines += [
-            f"ISA:    {self.isa.title}; {lanes} of {ring.lane.bits} bits per value",
+            f"ISA:    {self.isa.title}; {lanes_text(self.isa, ks.config.lanes)} of "
+            f"{ring.lane.bits} bits per value",
             f"Lanes:  beta = 2^{ring.lane.bits}; q^-1 mod beta = {ar.qinv}; beta mod q = "
             f"{ar.mont}; Barrett v = {ar.barrett_v}, shift {ar.lane.bits + ar.barrett_k}",
             "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",

@@ -29,6 +29,7 @@ from .files import (
     _used_helpers,
     header_close,
     header_open,
+    lanes_text,
 )
 from .isa import isa_class
 from .isa.base import EmitContext
@@ -36,8 +37,9 @@ from .strip_emit import StripEmitter, is_strip_mined
 
 NTRU_ISAS = ("c", "avx2", "avx512", "neon", "rvv")
 """The ISAs NTRU Prime rings are generated for. AVX-512 (32 lanes) uses blocks of 32 and a DFT
-of length 51 (see :func:`nttgen.programs.ntru.good_rader_shape`). RISC-V Vector is not yet:
-its lane count is the hardware's, and the programs keep a block in whole vectors."""
+of length 51 (see :func:`nttgen.programs.ntru.good_rader_shape`). RISC-V Vector is the
+VLEN-agnostic ``rvv``: the one-lane program strip-mined (the VLEN-specialised ``rvv<VLEN>``
+backends are not generated for these rings)."""
 
 NTRU_PIPELINES = (GRB,)
 """The pipelines with generated C (the others exist as checked ring maps, ``nttgen plans``)."""
@@ -161,7 +163,7 @@ class NtruFileWriter:
             f"{shape.n} products modulo x^{shape.m} - t_k,",
             f"        inverse DFT, fold modulo {ring.modulus_poly}; outputs centred in "
             f"[{-ring.half}, {ring.half}]",
-            f"ISA:    {self.isa.title}; {self._lanes_text()} of 16 bits per value",
+            f"ISA:    {self.isa.title}; {lanes_text(self.isa, self.lanes)} of 16 bits per value",
             f"Lanes:  beta = 2^16; q^-1 mod beta = {ar.qinv}; beta mod q = {ar.mont}; "
             f"Barrett v = {ar.barrett_v}, shift {16 + ar.barrett_k}",
             "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",
@@ -176,11 +178,6 @@ class NtruFileWriter:
             if self.costs[name].get("reductions"):
                 lines.append(f"      coefficient reductions: {self.costs[name]['reductions']}")
         return lines
-
-    def _lanes_text(self) -> str:
-        if getattr(self.isa, "strip_mined", False):
-            return "vl lanes (as many as a register group holds, chosen at run time)"
-        return f"{self.lanes} lane(s)"
 
     def _function_doc(self, name: str, fn: Function) -> tuple[str, ...]:
         if fn.internal:
