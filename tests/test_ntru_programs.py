@@ -10,6 +10,7 @@ proven, the objects are checked for constant time, and bad inputs and ISAs are r
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
@@ -22,7 +23,7 @@ from conftest import compile_command, compilers_for, require_isa, require_tool
 from nttgen.ctcheck import check_object
 from nttgen.dsl.builder import Builder
 from nttgen.emit.isa import isa_class
-from nttgen.emit.ntru_files import NTRU_ISAS, generate_ntru, ntru_functions
+from nttgen.emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru, ntru_functions
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
 from nttgen.interp.evaluate import evaluate
 from nttgen.lanes import I16
@@ -31,6 +32,7 @@ from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
 from nttgen.plan.constants import Arith
 from nttgen.plan.maps.good_thomas import GoodThomasMap
 from nttgen.programs.ntru import build_good_rader, forward_signs, good_rader_shape, transpose
+from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
 from nttgen.proofs import applications, prove
 
 P, Q = 761, 4591
@@ -238,6 +240,89 @@ def test_compiled_kernels(isa: str, ring: str) -> None:
     assert [x % Q for x in big[0]] == coeffs[:P]
 
 
+SHIFT_CASES = [(pipe, lanes) for pipe in ("good-schoenhage-bruun", "schoenhage-nussbaumer")
+               for lanes in (1, 8, 16, 32)]  # fmt: skip
+
+
+def _evaluate_shift(pipeline: str, p: int, q: int, lanes: int, seed: int) -> None:
+    zip_group = 3 if lanes >= 16 else None
+    fs = build_shift_pipeline(pipeline, p, q, Arith(q, I16), lanes, zip_group)
+    cs = cases(p, q, seed)
+    a, b, s = (np.array([c[i] for c in cs]) for i in range(3))
+    arith = Arith(q, I16)
+    big = evaluate(fs.functions["polymul"], arith, {"a": a, "b": b}, checked=True)["r"]
+    small = evaluate(fs.functions["polymul_small"], arith, {"a": a, "b": s}, checked=True)["r"]
+    for k, (x, y, z) in enumerate(cs):
+        assert list(big[k]) == schoolbook(x, y, p, q), f"{pipeline} polymul case {k}"
+        assert list(small[k]) == schoolbook(x, z, p, q), f"{pipeline} polymul_small case {k}"
+    for name in ("polymul", "polymul_small"):
+        assert fs.functions[name].contract.outputs == {"r": (-(q // 2), q // 2)}
+
+
+@pytest.mark.parametrize(("pipeline", "lanes"), SHIFT_CASES)
+def test_schoenhage_programs_compute_the_product(pipeline: str, lanes: int) -> None:
+    """The Schönhage pipelines' programs, in checked evaluation (a lane overflow raises),
+    equal the schoolbook product on random, extreme, alternating, sparse and zero inputs, at
+    every lane count the ISAs use (1: portable C and strip-mined RVV, 8: NEON, 16: AVX2, 32:
+    AVX-512, where Good–Schönhage–Bruun's pieces double to x^64 + 1)."""
+    _evaluate_shift(pipeline, P, Q, lanes, seed=lanes)
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "p", "q", "lanes"),
+    [
+        ("schoenhage-nussbaumer", 653, 4621, 8),  # truncated Schönhage; no other pipeline
+        ("schoenhage-nussbaumer", 857, 5167, 16),  # cyclic Schönhage on x^2048 - 1
+        ("good-schoenhage-bruun", 857, 5167, 32),
+    ],
+)
+def test_schoenhage_programs_on_other_rings(pipeline: str, p: int, q: int, lanes: int) -> None:
+    """Other NTRU Prime parameter sets through the Schönhage programs."""
+    _evaluate_shift(pipeline, p, q, lanes, seed=p)
+
+
+def test_schoenhage_forward_matches_the_map() -> None:
+    """The forward stage's leaves are the checked map's (pieces in lanes), coefficient by
+    coefficient, for both Schönhage pipelines."""
+    from nttgen.plan.maps.pipelines import build_pipeline
+
+    rng = random.Random(5)
+    for pipeline in ("good-schoenhage-bruun", "schoenhage-nussbaumer"):
+        lanes = 8
+        shape = shift_shape(pipeline, P, Q, lanes)
+        fs = build_shift_pipeline(pipeline, P, Q, Arith(Q, I16), lanes)
+        x = [rng.randint(-H, H) for _ in range(P)]
+        got = evaluate(fs.functions["forward"], Arith(Q, I16), {"a": np.array([x])})["r"][0]
+        want = build_pipeline(pipeline, P, Q).forward(x)
+        LC = shape.leaf_length
+        for k in range(shape.n):
+            g, lane = divmod(k, lanes)
+            leaves = [want[k * len(shape.leaves) + t] for t in range(len(shape.leaves))]
+            flat = [c for leaf in leaves for c in leaf]
+            mine = [int(got[(g * LC + i) * lanes + lane]) % Q for i in range(LC)]
+            assert mine == [c % Q for c in flat], f"{pipeline} piece {k}"
+
+
+@pytest.mark.parametrize("isa", NTRU_ISAS)
+@pytest.mark.parametrize("pipeline", ["good-schoenhage-bruun", "schoenhage-nussbaumer"])
+def test_compiled_schoenhage_pipelines(isa: str, pipeline: str) -> None:
+    """Each ISA's C of the Schönhage pipelines against the schoolbook product, their portable
+    C and the default pipeline's portable C."""
+    require_isa(isa)
+    k = load_ntru("sntrup761", isa, pipeline=pipeline)
+    ref = load_ntru("sntrup761", "c", pipeline=pipeline)
+    grb = load_ntru("sntrup761", "c")
+    cs = cases(P, Q, seed=len(isa) + len(pipeline))
+    a, b, s = (np.array([c[i] for c in cs]) for i in range(3))
+    big, small = k.polymul(a, b), k.polymul_small(a, s)
+    for i, (x, y, z) in enumerate(cs):
+        assert list(big[i]) == schoolbook(x, y, P, Q), f"{isa} polymul case {i}"
+        assert list(small[i]) == schoolbook(x, z, P, Q), f"{isa} polymul_small case {i}"
+    assert (big == ref.polymul(a, b)).all() and (small == ref.polymul_small(a, s)).all()
+    assert (big == grb.polymul(a, b)).all()
+    assert k.manifest["pipeline"] == pipeline
+
+
 def test_refusals() -> None:
     """Inputs outside the contract, wrong shapes, ISAs and pipelines without NTRU code are
     refused with the rule named, never computed."""
@@ -252,8 +337,10 @@ def test_refusals() -> None:
         ntru_functions(get_ntru_ring("sntrup761"), "rvv256")
     with pytest.raises(IsaUnavailableError, match="64 lanes do not divide 16"):
         build_good_rader(P, Q, Arith(Q, I16), 64)
-    with pytest.raises(IsaUnavailableError, match="no generated C yet"):
-        ntru_functions(get_ntru_ring("sntrup761"), "c", "good-schoenhage-bruun")
+    with pytest.raises(IsaUnavailableError, match="unknown pipeline 'fft'"):
+        load_ntru("sntrup761", "c", pipeline="fft")
+    with pytest.raises(NttgenError, match=r"q=4621 = 1 .mod 4."):  # Bruun needs q = 3 mod 4
+        ntru_functions(make_ntru_ring(653, 4621), "c", "good-schoenhage-bruun")
     with pytest.raises(NttgenError, match="Rader"):  # p = 653, q = 4621: no Good–Rader plan
         ntru_functions(make_ntru_ring(653, 4621), "c")
 
@@ -261,8 +348,8 @@ def test_refusals() -> None:
 def test_checked_in_presets_match_the_generator() -> None:
     """generated/<ring>/ holds what `make gen` writes today (CI regenerates and compares)."""
     for ring in NTRU_PRESETS.values():
-        for isa in NTRU_ISAS:
-            for name, text in generate_ntru(ring, isa).items():
+        for isa, pipeline in itertools.product(NTRU_ISAS, NTRU_PIPELINES):
+            for name, text in generate_ntru(ring, isa, pipeline).items():
                 path = ROOT / "generated" / ring.name / name
                 assert path.exists(), f"{path} is missing: run `make gen`"
                 assert path.read_text() == text, f"{path} is stale: run `make gen`"
@@ -278,12 +365,13 @@ def test_header_names_generator_command_and_ring() -> None:
     assert meta["ring"]["p"] == 761 and meta["isa"]["lanes"] == 16
 
 
+@pytest.mark.parametrize("pipeline", NTRU_PIPELINES)
 @pytest.mark.parametrize("isa", NTRU_ISAS)
-def test_objects_are_constant_time(isa: str, tmp_path: Path) -> None:
+def test_objects_are_constant_time(isa: str, pipeline: str, tmp_path: Path) -> None:
     """No branch or address on data and no division in the compiled objects (gcc and clang,
-    -O0 and -O3), statically (nttgen.ctcheck)."""
+    -O0 and -O3), statically (nttgen.ctcheck), for every pipeline."""
     require_tool("objdump")
-    files = generate_ntru(get_ntru_ring("sntrup761"), isa)
+    files = generate_ntru(get_ntru_ring("sntrup761"), isa, pipeline)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     src = tmp_path / f"{files.stem}.c"

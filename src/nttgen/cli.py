@@ -222,6 +222,27 @@ def _muls(ops: dict[str, int]) -> int:
     return Cost(ops).multiplications
 
 
+def _pipelines(names: list[str] | None, every: bool = False) -> list[str]:
+    """The pipelines named by --pipeline ('all': the three), checked; default the
+    Good–Rader–Bruun pipeline alone (``every``: all of them)."""
+    from .emit.ntru_files import NTRU_PIPELINES
+    from .plan.maps.choose import GRB
+
+    if not names:
+        return list(NTRU_PIPELINES) if every else [GRB]
+    out: list[str] = []
+    for name in names:
+        if name == "all":
+            out += NTRU_PIPELINES
+        elif name in NTRU_PIPELINES:
+            out.append(name)
+        else:
+            raise NttgenError(
+                f"unknown pipeline {name!r}: choose from {', '.join(NTRU_PIPELINES)} or all"
+            )
+    return list(dict.fromkeys(out))
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files."""
     from .emit.ntru_files import NTRU_ISAS, generate_ntru
@@ -246,12 +267,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
         ntru = _ntru_rings(args)
     else:
         rings = _rings(args, default_all=False)
+    pipelines = _pipelines(args.pipeline, every=args.presets)
+    if args.pipeline and not ntru:
+        raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761, or --q/--f)")
     for nring in ntru:
         target = out / nring.name if args.presets else out
         ntru_isas = [i for i in isas if i in NTRU_ISAS] if args.presets else isas
-        for isa in ntru_isas:
-            for path in write_files(generate_ntru(nring, isa), target):
-                console.print(f"wrote {path}")
+        for pipe in pipelines:
+            for isa in ntru_isas:
+                for path in write_files(generate_ntru(nring, isa, pipe), target):
+                    console.print(f"wrote {path}")
     for ring in rings:
         target = out / ring.name if args.presets else out
         ring_isas = dispatch_isas(ring, isas) if dispatch else isas
@@ -330,6 +355,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for option, value in (("--json", args.json), ("--png", args.png)):
         if value:  # fail before the run, not after it
             _check_output_file(option, Path(value))
+    pipelines = _pipelines(args.pipeline)
+    if args.pipeline and not ntru:
+        raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761)")
     ntt_ops = [o for o in ops if o in BENCH_OPS]
     ntru_ops = [o for o in ops if o in NTRU_BENCH_OPS]
     counts = _count(rings, emulated, ntt_ops, vlens) if emulated and rings and ntt_ops else []
@@ -360,8 +388,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             bar.update(task, advance=1, description=now)
 
         results = run_bench(
-            all_rings, isas, ops, samples=args.samples, batch=args.batch, progress=step
-        )
+            all_rings, isas, ops, samples=args.samples, batch=args.batch, progress=step,
+            pipelines=pipelines,
+        )  # fmt: skip
     print_table(
         console, results, isas, samples=args.samples, batch=args.batch, compilers=_compilers(isas)
     )
@@ -496,6 +525,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--f", help="custom NTRU Prime ring: the modulus 'x^p - x - 1' (with --q; see plans)"
     )
+    s.add_argument(
+        "--pipeline",
+        action="append",
+        help="NTRU Prime rings: the multiplication pipeline (good-rader-bruun, the default; "
+        "good-schoenhage-bruun; schoenhage-nussbaumer); repeatable (--presets: all three)",
+    )
     s.add_argument("-o", "--output", required=True, help="output directory")
     s.set_defaults(func=cmd_generate)
 
@@ -515,6 +550,12 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         action="append",
         help="RISC-V VLEN to count RVV at; repeatable (default: 128 and 256)",
+    )
+    s.add_argument(
+        "--pipeline",
+        action="append",
+        help="NTRU Prime rings: time this pipeline (default good-rader-bruun; 'all' for the "
+        "three); repeatable",
     )
     s.add_argument("--samples", type=int, default=1000, help="timed batches (default 1000)")
     s.add_argument("--batch", type=int, default=100, help="calls per batch (default 100)")

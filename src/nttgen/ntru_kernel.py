@@ -23,7 +23,7 @@ from .api import BASE_EMULATED_CFLAGS
 from .build import compile_shared, load_library
 from .cross import HOST_ARCH, Target, check_vlen, isa_target
 from .emit.isa import isa_class
-from .emit.ntru_files import NTRU_ISAS, generate_ntru
+from .emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru
 from .emulate import EmulatedLibrary
 from .errors import InputError, IsaUnavailableError
 from .ntru_rings import NtruPrimeRing, get_ntru_ring
@@ -33,12 +33,18 @@ class NtruKernel:
     """The compiled multipliers of one NTRU Prime ring for one ISA (host: ctypes; another
     architecture: the QEMU server of :mod:`nttgen.emulate`)."""
 
-    def __init__(self, ring: NtruPrimeRing, isa: str, target: Target | None = None) -> None:
-        self.ring, self.isa = ring, isa
+    def __init__(
+        self,
+        ring: NtruPrimeRing,
+        isa: str,
+        target: Target | None = None,
+        pipeline: str | None = None,
+    ) -> None:
+        self.ring, self.isa, self.pipeline = ring, isa, pipeline
         cls = isa_class(isa)
         self.target = target or isa_target(cls)
         check_vlen(cls, self.target)
-        files = generate_ntru(ring, isa)
+        files = generate_ntru(ring, isa, pipeline)
         self.files = files
         self.manifest: dict[str, Any] = json.loads(files.manifest)
         self._emulated: EmulatedLibrary | None = None
@@ -119,17 +125,22 @@ class NtruKernel:
         return self._mul("polymul_small", a, s, (-1, 1))
 
 
-_LOADED: dict[tuple[NtruPrimeRing, str, Target], NtruKernel] = {}
+_LOADED: dict[tuple[NtruPrimeRing, str, Target, str | None], NtruKernel] = {}
 
 
 def load_ntru(
-    ring: str | NtruPrimeRing = "sntrup761", isa: str = "auto", *, vlen: int | None = None
+    ring: str | NtruPrimeRing = "sntrup761",
+    isa: str = "auto",
+    *,
+    vlen: int | None = None,
+    pipeline: str | None = None,
 ) -> NtruKernel:
     """Compile (once, cached) and load an NTRU Prime ring's multipliers for an ISA.
     ``isa="auto"`` picks the best of :data:`~nttgen.emit.ntru_files.NTRU_ISAS` this CPU runs;
     ``vlen`` sets the emulated RISC-V vector length for ``isa="rvv"`` (128 by default).
     Raises IsaUnavailableError naming why an ISA cannot run here or has no NTRU Prime code,
-    or why the vlen does not apply (another ISA, or not 128, 256, 512 or 1024)."""
+    or why the vlen does not apply (another ISA, or not 128, 256, 512 or 1024). ``pipeline``:
+    one of :data:`~nttgen.emit.ntru_files.NTRU_PIPELINES` (default Good–Rader–Bruun)."""
     r = ring if isinstance(ring, NtruPrimeRing) else get_ntru_ring(ring)
     if isa == "auto":
         isa = next((i for i in cpu.usable_isas() if i in NTRU_ISAS), "c")
@@ -145,7 +156,11 @@ def load_ntru(
         target = Target(cls.arch or HOST_ARCH, vlen)
     if (cls.arch or HOST_ARCH) != HOST_ARCH:
         target.require(f"ISA {isa!r}")
-    key = (r, isa, target)
+    if pipeline is not None and pipeline not in NTRU_PIPELINES:
+        raise IsaUnavailableError(
+            f"unknown pipeline {pipeline!r}: choose from {', '.join(NTRU_PIPELINES)}"
+        )
+    key = (r, isa, target, pipeline)
     if key not in _LOADED:
-        _LOADED[key] = NtruKernel(r, isa, target)
+        _LOADED[key] = NtruKernel(r, isa, target, pipeline)
     return _LOADED[key]

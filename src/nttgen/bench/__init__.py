@@ -274,12 +274,17 @@ def bench_ntru_ring(
     warmup: int = 100,
     rounds: int = 7,
     repeats: int = 3,
+    pipeline: str | None = None,
 ) -> list[BenchResult]:
     """Time ``polymul`` and ``polymul_small`` of an NTRU Prime ring on every ISA (the method
-    of :func:`bench_ring`; inputs centred in [-(q-1)/2, (q-1)/2], the small one in {-1, 0, 1})."""
-    from ..emit.ntru_files import NtruFileWriter
+    of :func:`bench_ring`; inputs centred in [-(q-1)/2, (q-1)/2], the small one in {-1, 0, 1})
+    through ``pipeline`` (default Good–Rader–Bruun; the rows of another are labelled
+    ``ring/tag``, e.g. ``sntrup761/sn``)."""
+    from ..emit.ntru_files import PIPELINE_TAGS, NtruFileWriter
+    from ..plan.maps.choose import GRB
 
-    writers = {isa: NtruFileWriter(ring, isa) for isa in isas}
+    writers = {isa: NtruFileWriter(ring, isa, pipeline) for isa in isas}
+    tag = PIPELINE_TAGS[pipeline or GRB]
     entries = [
         Entry(
             isa,
@@ -299,7 +304,7 @@ def bench_ntru_ring(
         del k
         return int(writers[isa].costs[op].get("reductions", 0))
 
-    return _results(ring.name, records, reductions)
+    return _results(f"{ring.name}/{tag}" if tag else ring.name, records, reductions)
 
 
 def run_bench(
@@ -314,9 +319,11 @@ def run_bench(
     rounds: int = 7,
     repeats: int = 3,
     progress: Callable[[str], None] | None = None,
+    pipelines: Sequence[str | None] = (None,),
 ) -> list[BenchResult]:
     """Benchmark several rings (NTRU Prime rings: their ``polymul``/``polymul_small`` among
-    ``ops``, on the ISAs of ``isas`` they are generated for).
+    ``ops``, on the ISAs of ``isas`` they are generated for, through each of ``pipelines``,
+    None standing for the default).
 
     ``progress``, if given, is called once per completed (ring, ISA) step with a label such as
     ``"mlkem avx2"``: ``len(rings) * len(isas)`` calls in all, in ring order. The ISAs of a ring
@@ -330,10 +337,10 @@ def run_bench(
 
             here = [i for i in isas if i in NTRU_ISAS]
             wanted = [o for o in ops if o in NTRU_BENCH_OPS]
-            if here and wanted:
+            for pipe in pipelines if here and wanted else ():
                 out += bench_ntru_ring(
                     ring, here, wanted, samples=samples, batch=batch, warmup=warmup,
-                    rounds=rounds, repeats=repeats,
+                    rounds=rounds, repeats=repeats, pipeline=pipe,
                 )  # fmt: skip
             if progress:
                 for isa in isas:

@@ -373,8 +373,15 @@ def _signature(f: FuncDef) -> list[str]:
     one = head + ", ".join(ps) + end
     if len(one) <= COLUMNS:
         return [one]
-    # Bin-pack the parameters after the open parenthesis, as clang-format does.
-    return bin_pack(head, ps, end)
+    # Bin-pack the parameters after the open parenthesis, as clang-format does; where a
+    # parameter would still overflow, clang-format breaks after the return type instead.
+    packed = bin_pack(head, ps, end)
+    if all(len(line) <= COLUMNS for line in packed):
+        return packed
+    rest = f"{f.name}(" + ", ".join(ps) + end
+    if len(rest) <= COLUMNS:
+        return [f"{storage}{f.ret}", rest]
+    return [f"{storage}{f.ret}", *bin_pack(f"{f.name}(", ps, end)]
 
 
 def bin_pack(head: str, items: list[str], tail: str) -> list[str]:

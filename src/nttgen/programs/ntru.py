@@ -55,6 +55,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
@@ -63,6 +64,7 @@ from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, Function, LoopVar, Value
 from ..errors import IsaUnavailableError
 from ..plan.constants import Arith
+from ..plan.maps.choose import GRB as GRB_NAME
 from ..plan.maps.cost import Cost
 from ..plan.maps.dft import apply_axes
 from ..plan.maps.good_thomas import GoodThomasMap
@@ -150,10 +152,33 @@ class GoodRaderShape:
         return roots  # type: ignore[return-value]
 
     @property
+    def fold_scale(self) -> int:
+        """The factor the inverse stage leaves on the product besides beta^-1 (the fold's
+        constant K undoes it): n (the unnormalised inverse DFT) times :attr:`base_scale`."""
+        return self.n * self.base_scale
+
+    @property
+    def product_length(self) -> int:
+        """Coefficients of the product the inverse stage writes (whole blocks, >= 2p)."""
+        return self.blocks_out * self.m
+
+    @property
     def base_scale(self) -> int:
         """The factor the base stage leaves on every product besides beta^-1: 2 where the
         pieces are split (the CRT back from x^(m/2) -+ s computes 2c), 1 otherwise."""
         return 2 if self.split_roots is not None else 1
+
+    def plan_lines(self, modulus: str) -> list[str]:
+        """The "Plan:" paragraph of the generated files' header."""
+        axes = " x ".join(map(str, self.axes))
+        return [
+            f"Plan:   {GRB_NAME}: the product in Z_q[x]/(x^{self.m * self.n} - 1), Good–Thomas "
+            f"DFT of length {self.n} = {axes}",
+            f"        over blocks of {self.m} coefficients (Rader for {self.axes[0]}), "
+            f"{self.n} products modulo x^{self.m} - t_k,",
+            f"        inverse DFT, fold modulo {modulus}; outputs centred in "
+            f"[{-(self.q // 2)}, {self.q // 2}]",
+        ]
 
     @cached_property
     def forward_trace(self) -> tuple[Trace, list[Sym | int]]:
@@ -196,6 +221,20 @@ def good_rader_shape(p: int, q: int, lanes: int) -> GoodRaderShape:
     return GoodRaderShape(p, q, m, (r, 3, 2), lanes)
 
 
+class FoldShape(Protocol):
+    """What :func:`program_fold` needs of a pipeline's shape."""
+
+    p: int
+    q: int
+    lanes: int
+
+    @property
+    def fold_scale(self) -> int: ...
+
+    @property
+    def product_length(self) -> int: ...
+
+
 # --------------------------------------------------------------------------- trace lowering
 class TraceLowering:
     """Lowers a trace onto the builder: one vocabulary op per traced addition, subtraction or
@@ -234,6 +273,15 @@ class TraceLowering:
             self._small[c] = S.const(c, hint="c")
         return S.mullo(v, self._small[c], hint="t")
 
+    def multiply(self, v: Value, c: int) -> Value:
+        """v * c mod q: an exact ``mullo`` where :meth:`exact_product` allows it, else a
+        product by the constant's broadcast pair."""
+        exact = self.exact_product(v, c)
+        if exact is not None:
+            return exact
+        z, zq = self.constant(c)
+        return self.S.mulconst(v, z, zq, hint="t")
+
     def run(
         self,
         trace: Trace,
@@ -258,13 +306,7 @@ class TraceLowering:
                 env[node.id] = (v, -s)
             elif node.op == "mulc":
                 v, s = arg(node.args[0])[1]
-                c = s * int(node.const or 0)
-                exact = self.exact_product(v, c)
-                if exact is not None:
-                    env[node.id] = (exact, 1)
-                else:
-                    z, zq = self.constant(c)
-                    env[node.id] = (S.mulconst(v, z, zq, hint="t"), 1)
+                env[node.id] = (self.multiply(v, s * int(node.const or 0)), 1)
             else:
                 (ia, (va, sa)), (ib, (vb, sb)) = arg(node.args[0]), arg(node.args[1])
                 if node.op == "sub":
@@ -289,6 +331,68 @@ def negate(S: Builder, red: Reducer, x: Signed) -> Value:
     zero = S.const(0, hint="zero")
     _, v = red.make_room(zero, v, need_sum=False)
     return S.sub(zero, v, hint="neg")
+
+
+class Products:
+    """Full products of coefficient vectors (lane-wise polynomials), times beta^-1: Karatsuba
+    halving down to ``KARATSUBA_LEAF`` coefficients, schoolbook below, with the reductions the
+    interval analysis needs. Shared by the base stages of every NTRU Prime program."""
+
+    def __init__(self, S: Builder, red: Reducer) -> None:
+        self.S, self.red = S, red
+        self.qinv = S.const(S.arith.qinv, hint="qinv")
+
+    def times_qinv(self, y: list[Value]) -> list[Value]:
+        """y_j * q^-1 mod beta once per coefficient: each product by y_j is then a Montgomery
+        product by a precomputed pair (three multiplications instead of four)."""
+        return [self.S.mullo(v, self.qinv, hint="bq") for v in y]
+
+    def accumulate(self, acc: list[Value | None], k: int, x: Value, sub: bool = False) -> None:
+        """acc[k] += x (or -= x), reducing first where the sum could overflow."""
+        S, red = self.S, self.red
+        prev = acc[k]
+        if prev is None:
+            acc[k] = negate(S, red, (x, -1)) if sub else x
+            return
+        u, w = red.make_room(prev, x, need_sum=not sub, need_diff=sub)
+        acc[k] = S.sub(u, w, hint="acc") if sub else S.add(u, w, hint="acc")
+
+    def product(self, x: list[Value], y: list[Value], yq: list[Value]) -> list[Value]:
+        """The full product (2n - 1 coefficients, times beta^-1) of two n-coefficient
+        polynomials x and y (``yq``: :meth:`times_qinv` of y): Karatsuba halving down to
+        ``KARATSUBA_LEAF`` coefficients, then schoolbook."""
+        S, red, accumulate = self.S, self.red, self.accumulate
+        n = len(x)
+        out: list[Value | None] = [None] * (2 * n - 1)
+        if n <= KARATSUBA_LEAF or n % 2:
+            for i in range(n):
+                for j in range(n):
+                    accumulate(out, i + j, S.montmul(x[i], y[j], yq[j], hint="p"))
+            return out  # type: ignore[return-value]
+        h = n // 2
+
+        def halves_sum(v: list[Value]) -> list[Value]:
+            res = []
+            for lo, hi in zip(v[:h], v[h:], strict=True):
+                lo, hi = red.make_room(lo, hi, need_diff=False)
+                res.append(S.add(lo, hi, hint="ks"))
+            return res
+
+        z0 = self.product(x[:h], y[:h], yq[:h])
+        z2 = self.product(x[h:], y[h:], yq[h:])
+        ys = halves_sum(y)
+        z1 = self.product(halves_sum(x), ys, self.times_qinv(ys))
+        for k, val in enumerate(z0):
+            accumulate(out, k, val)
+        for k, val in enumerate(z2):
+            accumulate(out, k + 2 * h, val)
+        for k, val in enumerate(z1):
+            accumulate(out, k + h, val)
+        for k, val in enumerate(z0):
+            accumulate(out, k + h, val, sub=True)
+        for k, val in enumerate(z2):
+            accumulate(out, k + h, val, sub=True)
+        return out  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- stages
@@ -453,57 +557,8 @@ def program_base(
             out += transpose(S, tile, zip_group) if L > 1 else tile
         return [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
 
-    qinv = S.const(S.arith.qinv, hint="qinv")
-
-    def times_qinv(y: list[Value]) -> list[Value]:
-        """y_j * q^-1 mod beta once per coefficient: each product by y_j is then a Montgomery
-        product by a precomputed pair (three multiplications instead of four)."""
-        return [S.mullo(v, qinv, hint="bq") for v in y]
-
-    def accumulate(acc: list[Value | None], k: int, x: Value, sub: bool = False) -> None:
-        """acc[k] += x (or -= x), reducing first where the sum could overflow."""
-        prev = acc[k]
-        if prev is None:
-            acc[k] = negate(S, red, (x, -1)) if sub else x
-            return
-        u, w = red.make_room(prev, x, need_sum=not sub, need_diff=sub)
-        acc[k] = S.sub(u, w, hint="acc") if sub else S.add(u, w, hint="acc")
-
-    def product(x: list[Value], y: list[Value], yq: list[Value]) -> list[Value]:
-        """The full product (2n - 1 coefficients, times beta^-1) of two n-coefficient
-        polynomials: Karatsuba halving down to ``KARATSUBA_LEAF`` coefficients, then
-        schoolbook."""
-        n = len(x)
-        out: list[Value | None] = [None] * (2 * n - 1)
-        if n <= KARATSUBA_LEAF or n % 2:
-            for i in range(n):
-                for j in range(n):
-                    accumulate(out, i + j, S.montmul(x[i], y[j], yq[j], hint="p"))
-            return out  # type: ignore[return-value]
-        h = n // 2
-
-        def halves_sum(v: list[Value]) -> list[Value]:
-            res = []
-            for lo, hi in zip(v[:h], v[h:], strict=True):
-                lo, hi = red.make_room(lo, hi, need_diff=False)
-                res.append(S.add(lo, hi, hint="ks"))
-            return res
-
-        z0 = product(x[:h], y[:h], yq[:h])
-        z2 = product(x[h:], y[h:], yq[h:])
-        ys = halves_sum(y)
-        z1 = product(halves_sum(x), ys, times_qinv(ys))
-        for k, val in enumerate(z0):
-            accumulate(out, k, val)
-        for k, val in enumerate(z2):
-            accumulate(out, k + 2 * h, val)
-        for k, val in enumerate(z1):
-            accumulate(out, k + h, val)
-        for k, val in enumerate(z0):
-            accumulate(out, k + h, val, sub=True)
-        for k, val in enumerate(z2):
-            accumulate(out, k + h, val, sub=True)
-        return out  # type: ignore[return-value]
+    prod = Products(S, red)
+    times_qinv, product = prod.times_qinv, prod.product
 
     def wrap(full: list[Value], t: tuple[Value, Value], sub: bool) -> list[Value]:
         """full mod (x^n - t) (``sub``: mod x^n + t), n = (len(full) + 1) / 2: coefficient
@@ -640,14 +695,14 @@ def centre(S: Builder, x: Value) -> Value:
     return S.sub(s, S.const((q - 1) // 2, hint="h0"), hint="r")
 
 
-def program_fold(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]) -> None:
+def program_fold(S: Builder, shape: FoldShape, contract: tuple[int, int]) -> None:
     """fold(r, c): r = K * c mod (x^p - x - 1), centred, for c of degree < 2p (2p entries
-    read), K = beta / n mod q."""
+    read), K = beta / ``shape.fold_scale`` mod q."""
     p, q, L = shape.p, shape.q, shape.lanes
     r = S.output("r", p, doc="product, centred")
-    c = S.input("c", shape.blocks_out * shape.m, contract, doc="n * beta^-1 * product")
+    c = S.input("c", shape.product_length, contract, doc="scaled product")
     red = Reducer(S)
-    k_const = S.arith.beta * pow(shape.n * shape.base_scale, -1, q) % q
+    k_const = S.arith.beta * pow(shape.fold_scale, -1, q) % q
     kz, kzq = S.arith.twisted(k_const)
     kpair = (S.const(kz, hint="k"), S.const(kzq, hint="kq"))
 
