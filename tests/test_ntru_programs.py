@@ -27,7 +27,7 @@ from nttgen.emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru, ntr
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
 from nttgen.interp.evaluate import evaluate
 from nttgen.lanes import I16
-from nttgen.ntru_kernel import load_ntru
+from nttgen.ntru_kernel import NtruKernel, load_ntru
 from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
 from nttgen.plan.constants import Arith
 from nttgen.plan.maps.good_thomas import GoodThomasMap
@@ -80,8 +80,10 @@ def cases(p: int, q: int, seed: int) -> list[tuple[list[int], list[int], list[in
     return out
 
 
-def _evaluate(p: int, q: int, lanes: int, seed: int, zip_group: int | None = None) -> None:
-    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group)
+def _evaluate(
+    p: int, q: int, lanes: int, seed: int, zip_group: int | None = None, wide: bool = False
+) -> None:
+    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group, wide)
     cs = cases(p, q, seed)
     a = np.array([c[0] for c in cs])
     b = np.array([c[1] for c in cs])
@@ -94,15 +96,43 @@ def _evaluate(p: int, q: int, lanes: int, seed: int, zip_group: int | None = Non
         assert list(small[k]) == schoolbook(x, z, p, q), f"polymul_small case {k}"
 
 
+@pytest.mark.parametrize("wide", [False, True], ids=["karatsuba", "wide-sums"])
 @pytest.mark.parametrize(
     ("lanes", "zip_group"), [(1, None), (2, None), (8, None), (16, 3), (32, 3)]
 )
-def test_programs_compute_the_product(lanes: int, zip_group: int | None) -> None:
-    """Checked evaluation (a lane overflow would raise) equals the schoolbook product (at 32
-    lanes: blocks of 32, DFT 17 x 3 and the Cooley–Tukey split of the base products). The
-    transposes use the moves of the ISAs at that width: NEON's ``trn`` swaps at 8 lanes,
+def test_programs_compute_the_product(lanes: int, zip_group: int | None, wide: bool) -> None:
+    """Checked evaluation (a lane overflow, double-width ones included, would raise) equals
+    the schoolbook product (at 32 lanes: blocks of 32, DFT 17 x 3 and the Cooley–Tukey split
+    of the base products), with the base's products by Karatsuba and as double-width sums.
+    The transposes use the moves of the ISAs at that width: NEON's ``trn`` swaps at 8 lanes,
     x86's 128-bit-group zips at 16 and 32."""
-    _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group)
+    _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group, wide=wide)
+
+
+@pytest.mark.parametrize("isa", NTRU_ISAS)
+def test_compiled_base_products_both_ways(isa: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each ISA's C with the base products it does not use by default (double-width sums
+    where it keeps Karatsuba, and the reverse), so that every backend's ``madd``, ``addw``
+    and ``mredw`` (and Karatsuba on AVX-512) run compiled: against the schoolbook product,
+    the exact evaluator of the same program and the default portable C."""
+    require_isa(isa)
+    cls = isa_class(isa)
+    wide = not cls.wide_sums
+    monkeypatch.setattr(cls, "wide_sums", wide)
+    ring = get_ntru_ring("sntrup761")
+    k = NtruKernel(ring, isa)
+    assert ("_mredw(" in k.files.source) == wide
+    ref = load_ntru("sntrup761", "c")
+    cs = cases(P, Q, seed=len(isa) + 11)
+    a, b, s = (np.array([c[i] for c in cs]) for i in range(3))
+    big, small = k.polymul(a, b), k.polymul_small(a, s)
+    for i, (x, y, z) in enumerate(cs):
+        assert list(big[i]) == schoolbook(x, y, P, Q), f"{isa} polymul case {i}"
+        assert list(small[i]) == schoolbook(x, z, P, Q), f"{isa} polymul_small case {i}"
+    assert (big == ref.polymul(a, b)).all() and (small == ref.polymul_small(a, s)).all()
+    fs = ntru_functions(ring, isa)
+    exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
+    assert (big == exact["r"]).all()
 
 
 @pytest.mark.parametrize(

@@ -333,3 +333,55 @@ def test_compiled_shoup_helper(name: str, tmp_path: Path) -> None:
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout
     assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("q", [*RINGS16, 4591, 4621, 5167])
+def test_wide_montgomery_reduction(q: int) -> None:
+    """mredw: (a - m*q)/2^16 is exact, congruent to a*2^-16, and inside its transfer range,
+    for every low half of a (all 2^16) at many high halves including the extremes the
+    16-bit result allows."""
+    ar = Arith(q, I16)
+    r_inv = pow(1 << 16, -1, q)
+    lim = (1 << 31) - (1 << 15) * q  # |a| where the result can still reach the lane's end
+    highs = np.array([-(lim >> 16), -7, -1, 0, 1, 7, lim >> 16], dtype=np.int64)
+    a = (highs[:, None] << 16) + np.arange(1 << 16, dtype=np.int64)[None, :]
+    a = a.reshape(-1)
+    r = semantics.mredw(a, I16, q, ar.qinv)
+    assert np.all((r - a * r_inv) % q == 0)
+    lo, hi = transfer.mredw((int(a.min()), int(a.max())), ar)
+    assert lo <= r.min() and r.max() <= hi
+    # and the transfer function is tight enough to be useful: within q/2 + 1 of |a|/2^16
+    assert hi <= int(a.max()) // (1 << 16) + q // 2 + 1
+
+
+def test_madd_transfer_and_width_rules() -> None:
+    """madd's range is the sum of the product ranges; the builder keeps widths apart and the
+    analysis refuses a sum that leaves the 32-bit lane (vpmaddwd would wrap there)."""
+    from nttgen.dsl.builder import Builder
+    from nttgen.errors import BoundsError
+
+    assert transfer.madd((-3, 2), (5, 7), (-1, 1), (-4, 4)) == (-25, 18)
+    x = np.array([-3, 2, 2]), np.array([7, 5, -9]), np.array([1, -1, 4]), np.array([4, 4, 3])
+    assert list(semantics.madd(*x)) == [-17, 6, -6]
+    ar = Arith(4591, I16)
+    S = Builder("t", ar, 8)
+    v = S.load(S.input("a", 8, (-(1 << 15) + 1, (1 << 15) - 1)), 0)
+    S.madd(v, v, v, v)  # 2 * 32767^2 still fits
+    full = S.load(S.input("f", 8, (-(1 << 15), (1 << 15) - 1)), 0)
+    with pytest.raises(BoundsError, match="32-bit lane"):
+        S.madd(full, full, full, full)  # 2 * (-32768)^2 does not
+    w = S.madd(v, S.const(3), v, S.const(-3))
+    with pytest.raises(TypeError, match="operand a of add must be a lane value"):
+        S.add(w, v)
+    with pytest.raises(TypeError, match="operand b of addw must be a double-width value"):
+        S.addw(w, v)
+    assert S.bound(S.mredw(w)).magnitude <= q_half_plus(ar, 6 * ((1 << 15) - 1))
+    S32 = Builder("t32", Arith(8380417, I32), 4)
+    b = S32.load(S32.input("b", 4, (-5, 5)), 0)
+    with pytest.raises(ValueError, match="16-bit lanes"):
+        S32.madd(b, b, b, b)
+
+
+def q_half_plus(ar: Arith, magnitude: int) -> int:
+    """The bound a Montgomery reduction of values within ``magnitude`` must meet."""
+    return magnitude // ar.beta + ar.q // 2 + 1

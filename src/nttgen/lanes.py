@@ -46,6 +46,11 @@ class LaneType:
         """Short name, ``i16`` or ``i32``."""
         return f"i{self.bits}"
 
+    @property
+    def wide(self) -> LaneType:
+        """The double-width lane that holds an exact sum of a few products of two lanes."""
+        return LaneType(2 * self.bits)
+
     def fits(self, lo: int, hi: int) -> bool:
         """Return whether every integer of [lo, hi] is representable in this lane."""
         return self.min <= lo and hi <= self.max

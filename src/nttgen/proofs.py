@@ -89,7 +89,7 @@ def _z3_linear(app: Application) -> bool:
     (alo, ahi), (blo, bhi) = app.inputs
     a, b = z3.Ints("a b")
     s.add(alo <= a, a <= ahi, blo <= b, b <= bhi)
-    r = {"add": a + b, "sub": a - b}[app.kind]
+    r = {"add": a + b, "addw": a + b, "sub": a - b}[app.kind]
     s.add(z3.Or(r < app.output[0], r > app.output[1]))
     return _unsat(s)
 
@@ -195,15 +195,31 @@ def z3_cond_add_q(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> boo
 
 
 # --------------------------------------------------------------------------- dispatcher
+def _corners(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """The range of x*y spanned by the corners of a and b (which z3 then proves)."""
+    return min(x * y for x in a for y in b), max(x * y for x in a for y in b)
+
+
 def prove(app: Application, arith: Arith) -> Proof:
     """Prove one application (see the module docstring for the methods)."""
     bits = arith.lane.bits
     kind = app.kind
-    if kind in ("add", "sub"):
+    if kind in ("add", "sub", "addw"):
         return Proof(app, "z3 (integers)", _z3_linear(app))
+    if kind == "madd":
+        # two proven product ranges, then their sum (linear)
+        a0, b0, a1, b1 = app.inputs
+        p0, p1 = _corners(a0, b0), _corners(a1, b1)
+        inside = app.output[0] <= p0[0] + p1[0] and p0[1] + p1[1] <= app.output[1]
+        steps = [z3_product_range(a0, b0, p0), z3_product_range(a1, b1, p1), inside]
+        return Proof(app, "z3 (two product ranges) + their sum", all(steps))
+    if kind == "mredw":
+        steps = [z3_montgomery_range(app.inputs[0], app.output, arith)]
+        steps.append(montgomery_exact_16(arith.q) if bits == 16 else False)
+        return Proof(app, "z3 (range) + exhaustive over 2^16 low halves", all(steps))
     if kind in ("montmul", "montmul_var"):
         a, b = app.inputs
-        p = (min(x * y for x in a for y in b), max(x * y for x in a for y in b))
+        p = _corners(a, b)
         steps = [z3_product_range(a, b, p), z3_montgomery_range(p, app.output, arith)]
         if bits == 16:
             steps.append(montgomery_exact_16(arith.q))
@@ -222,7 +238,7 @@ def prove(app: Application, arith: Arith) -> Proof:
         # standalone products: the result is the exact product's low or high half, so the
         # product range (proven) determines it
         a, b = app.inputs
-        p = (min(x * y for x in a for y in b), max(x * y for x in a for y in b))
+        p = _corners(a, b)
         return Proof(app, "z3 (product range)", z3_product_range(a, b, p))
     if bits == 16:
         return _exhaustive_unary(app, arith)

@@ -88,8 +88,8 @@ class Builder:
         """Record a comment for the emitted code."""
         self._emit(Comment(text))
 
-    def _value(self, hint: str, bound: Bound) -> Value:
-        v = Value(self.lane, hint, self._next_id())
+    def _value(self, hint: str, bound: Bound, wide: bool = False) -> Value:
+        v = Value(self.lane.wide if wide else self.lane, hint, self._next_id())
         self.fn.bounds[v] = bound
         return v
 
@@ -291,8 +291,15 @@ class Builder:
     def _op(self, kind: str, args: tuple[Value, ...], hint: str, **attrs: int) -> Value:
         spec = VOCABULARY[kind]
         assert len(args) == len(spec.operands) and spec.results == 1
+        for k, a in enumerate(args):
+            if (a.lane != self.lane) != spec.operand_wide(k):
+                raise TypeError(
+                    f"{self.fn.name}: operand {spec.operands[k]} of {kind} must be a "
+                    f"{'double-width' if spec.operand_wide(k) else 'lane'} value, got {a!r} "
+                    f"({a.lane.name})"
+                )
         b = getattr(self.bounds, kind)(*(self.bound(a) for a in args), **attrs)
-        v = self._value(hint, b)
+        v = self._value(hint, b, spec.result_wide)
         self._emit(Op(kind, (v,), args, tuple(sorted(attrs.items())), self._tag))
         return v
 
@@ -339,6 +346,28 @@ class Builder:
     def montmul_var(self, a: Value, b: Value, hint: str = "p") -> Value:
         """Montgomery product of two variables."""
         return self._op("montmul_var", (a, b), hint)
+
+    def madd(self, a0: Value, b0: Value, a1: Value, b1: Value, hint: str = "w") -> Value:
+        """a0*b0 + a1*b1 exactly, as a double-width value (16-bit lanes only)."""
+        self._need_wide("madd")
+        return self._op("madd", (a0, b0, a1, b1), hint)
+
+    def addw(self, a: Value, b: Value, hint: str = "w") -> Value:
+        """a + b of double-width values."""
+        self._need_wide("addw")
+        return self._op("addw", (a, b), hint)
+
+    def mredw(self, a: Value, hint: str = "r") -> Value:
+        """Signed Montgomery reduction of a double-width value to a lane: a/beta mod q."""
+        self._need_wide("mredw")
+        return self._op("mredw", (a,), hint)
+
+    def _need_wide(self, op: str) -> None:
+        if self.lane.bits != 16:
+            raise ValueError(
+                f"{self.fn.name}: {op} needs 16-bit lanes (double-width values are 32-bit); "
+                f"this program has {self.lane.bits}-bit lanes"
+            )
 
     def barrett(self, a: Value, hint: str = "r") -> Value:
         """Barrett reduction."""

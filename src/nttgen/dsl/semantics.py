@@ -80,6 +80,18 @@ def montmul_var(a: Array, b: Array, lane: LaneType, q: int, qinv: int) -> Array:
     return mulhi(a, b, lane) - mulhi(m, np.int64(q), lane)
 
 
+def madd(a0: Array, b0: Array, a1: Array, b1: Array) -> Array:
+    """a0*b0 + a1*b1, exact (the double-width lane must hold it; the analysis proves it)."""
+    return a0 * b0 + a1 * b1
+
+
+def mredw(a: Array, lane: LaneType, q: int, qinv: int) -> Array:
+    """Signed Montgomery reduction of a double-width value a: r = (a - m*q) / beta with
+    m = lo(lo(a) * q^-1), so r = a * beta^-1 (mod q) and |r| <= |a|/beta + q/2."""
+    m = mullo(wrap(a, lane), np.int64(qinv), lane)
+    return (a - m * np.int64(q)) >> lane.bits
+
+
 def round_shift(x: Array, k: int) -> Array:
     """Rounding arithmetic shift: floor((x + 2^(k-1)) / 2^k) (round half up)."""
     return (x + (1 << (k - 1))) >> k

@@ -22,6 +22,18 @@ class OpSpec:
     attrs: tuple[str, ...] = ()
     results: int = 1
     doc: str = ""
+    # operand and result widths: "n" a lane of the arithmetic's width, "w" a lane of twice it
+    # (an exact sum of products, before its one Montgomery reduction)
+    widths: str = ""
+
+    def operand_wide(self, k: int) -> bool:
+        """Whether operand k is a wide (double-width) value."""
+        return bool(self.widths) and self.widths[k] == "w"
+
+    @property
+    def result_wide(self) -> bool:
+        """Whether the result is a wide (double-width) value."""
+        return bool(self.widths) and self.widths[-1] == "w"
 
 
 VOCABULARY: dict[str, OpSpec] = {
@@ -46,6 +58,20 @@ VOCABULARY: dict[str, OpSpec] = {
         OpSpec("montmul_var", ("a", "b"), doc="signed Montgomery product a*b/beta mod q"),
         OpSpec("barrett", ("a",), doc="signed Barrett reduction to about [-q/2, q/2]"),
         OpSpec("cond_add_q", ("a",), doc="a + q where a < 0 (from the sign mask)"),
+        OpSpec(
+            "madd",
+            ("a0", "b0", "a1", "b1"),
+            widths="nnnnw",
+            doc="a0*b0 + a1*b1 exactly, in a double-width lane (x86 vpmaddwd after interleaving "
+            "the pairs, Arm smull/smlal, RISC-V vwmul/vwmacc)",
+        ),
+        OpSpec("addw", ("a", "b"), widths="www", doc="a + b of double-width values"),
+        OpSpec(
+            "mredw",
+            ("a",),
+            widths="wn",
+            doc="signed Montgomery reduction of a double-width value: a/beta mod q in one lane",
+        ),
         OpSpec(
             "shuffle",
             ("a", "b"),

@@ -80,12 +80,18 @@ class CEmitter:
     def _out(self, s: C.Stmt) -> None:
         self.blocks[-1].append(s)
 
-    def _bind(self, expr: C.Expr, hint: str) -> C.Expr:
+    def _bind(self, expr: C.Expr, hint: str, wide: bool = False) -> C.Expr:
         if isinstance(expr, C.Int):
             return expr
         name = self.names.fresh(hint)
-        self._out(C.Decl(self.isa.vec_type(), name, expr, const=True))
+        ctype = self.isa.wide_type() if wide else self.isa.vec_type()
+        self._out(C.Decl(ctype, name, expr, const=True))
         return C.Name(name)
+
+    def _bind_wide(self, parts: tuple[C.Expr, ...], hint: str) -> tuple[C.Expr, ...]:
+        """A double-width value held in several registers (x86, NEON): one local per part,
+        passed on as the tuple of their names."""
+        return tuple(self._bind(e, hint, wide=True) for e in parts)
 
     def _hint(self, k: int = 0) -> str:
         s = self.stmt
@@ -229,6 +235,10 @@ class CEmitter:
 
         def emit(*args: C.Expr, **attrs: int) -> object:
             out = template(*args, **attrs)
+            if VOCABULARY[op].result_wide:
+                if isinstance(out, tuple):
+                    return self._bind_wide(out, self._hint())
+                return self._bind(out, self._hint(), wide=True)
             if isinstance(out, tuple):
                 return tuple(self._bind(e, self._hint(k)) for k, e in enumerate(out))
             return self._bind(out, self._hint())

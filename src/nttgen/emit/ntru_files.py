@@ -123,7 +123,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
     zip_group = costs.zip_group if costs is not None else None
     arith, lanes = ntru_arith(ring, isa), cls.lanes_for(I16)
     if name == GRB:
-        return build_good_rader(ring.p, ring.q, arith, lanes, zip_group)
+        return build_good_rader(ring.p, ring.q, arith, lanes, zip_group, cls.wide_sums)
     return build_shift_pipeline(name, ring.p, ring.q, arith, lanes, zip_group)
 
 

@@ -119,11 +119,13 @@ class StripEmitter(CEmitter):
     def _is_vec(self, e: C.Expr) -> bool:
         return isinstance(e, C.Name) and e.text in self.vectors
 
-    def _bind_as(self, expr: C.Expr, hint: str, vector: bool) -> C.Expr:
+    def _bind_as(self, expr: C.Expr, hint: str, vector: bool, wide: bool = False) -> C.Expr:
         if isinstance(expr, C.Int):
             return expr
         name = self.names.fresh(hint)
-        ctype = self.isa.vec_type() if vector else self.fn.lane.c_type
+        ctype = self.fn.lane.c_type
+        if vector:
+            ctype = self.isa.wide_type() if wide else self.isa.vec_type()
         self._out(C.Decl(ctype, name, expr, const=True))
         if vector:
             self.vectors.add(name)
@@ -240,7 +242,7 @@ class StripEmitter(CEmitter):
             out = isa.scalar_form(op, v, s, scalar_first=not vec[0])
         else:
             out = getattr(isa, op)(*(self._vector(a) for a in args), **attrs)
-        return self._bind_as(out, self._hint(), True)
+        return self._bind_as(out, self._hint(), True, VOCABULARY[op].result_wide)
 
 
 def is_strip_mined(fn: Function, isa: object) -> bool:

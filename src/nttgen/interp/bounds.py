@@ -88,11 +88,12 @@ class BoundsInterp:
             hi.append(r[1])
         return Bound(tuple(lo), tuple(hi))
 
-    def _checked(self, op: str, result: Bound) -> Bound:
-        if not self.lane.fits(result.min, result.max):
+    def _checked(self, op: str, result: Bound, wide: bool = False) -> Bound:
+        lane = self.lane.wide if wide else self.lane
+        if not lane.fits(result.min, result.max):
             raise BoundsError(
                 f"{self._where()}: {op} can overflow: its result lies in {result}, outside "
-                f"the {self.lane.bits}-bit lane [{self.lane.min}, {self.lane.max}]"
+                f"the {lane.bits}-bit lane [{lane.min}, {lane.max}]"
             )
         return result
 
@@ -418,6 +419,20 @@ class BoundsInterp:
             self._lanewise(
                 "montmul_var", lambda x, y: transfer.montmul_var(x, y, self.arith), a, b
             ),
+        )
+
+    def madd(self, a0: Bound, b0: Bound, a1: Bound, b1: Bound) -> Bound:
+        """a0*b0 + a1*b1 in a double-width lane."""
+        return self._checked("madd", self._lanewise("madd", transfer.madd, a0, b0, a1, b1), True)
+
+    def addw(self, a: Bound, b: Bound) -> Bound:
+        """a + b of double-width values."""
+        return self._checked("addw", self._lanewise("addw", transfer.add, a, b), True)
+
+    def mredw(self, a: Bound) -> Bound:
+        """Montgomery reduction of a double-width value to a lane."""
+        return self._checked(
+            "mredw", self._lanewise("mredw", lambda x: transfer.mredw(x, self.arith), a)
         )
 
     def barrett(self, a: Bound) -> Bound:

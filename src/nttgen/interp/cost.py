@@ -113,6 +113,10 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "cond_add_q": (0, 3),
     "shuffle": (0, 4),
     "zip": (0, 3),
+    # vpunpck{l,h}wd of each pair (shared between the sums that reuse a pair), two vpmaddwd
+    "madd": (2, 2),
+    "addw": (0, 2),
+    "mredw": (4, 5),
 }
 MULTIPLY_PORTS = 2
 VECTOR_PORTS = 4

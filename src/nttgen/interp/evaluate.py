@@ -72,15 +72,17 @@ class Evaluator:
             idx = idx + c * np.arange(self.axes[pos][1], dtype=np.int64).reshape(shape)
         return idx
 
-    def _finish(self, op: str, exact: Array) -> Array:
-        mag = np.abs(exact)
-        self.peak = np.maximum(self.peak, mag.reshape(mag.shape[0], -1).max(axis=1))
-        wrapped = semantics.wrap(exact, self.lane)
+    def _finish(self, op: str, exact: Array, wide: bool = False) -> Array:
+        lane = self.lane.wide if wide else self.lane
+        if not wide:  # the peak is the largest lane value (wide sums are reduced right after)
+            mag = np.abs(exact)
+            self.peak = np.maximum(self.peak, mag.reshape(mag.shape[0], -1).max(axis=1))
+        wrapped = semantics.wrap(exact, lane)
         if self.checked and not np.array_equal(wrapped, exact):
             bad = exact[wrapped != exact].flat[0]
             raise LaneOverflowError(
                 f"{self.fn.name} ({self.tag}): {op} overflowed: exact result {int(bad)} does "
-                f"not fit the {self.lane.bits}-bit lane"
+                f"not fit the {lane.bits}-bit lane"
             )
         return wrapped
 
@@ -227,6 +229,20 @@ class Evaluator:
         a, b = self._bin(a, b)
         exact = semantics.montmul_var(a, b, self.lane, self.arith.q, self.arith.qinv)
         return self._finish("montmul_var", exact)
+
+    def madd(self, a0: Array, b0: Array, a1: Array, b1: Array) -> Array:
+        """a0*b0 + a1*b1 in a double-width lane."""
+        a0, b0, a1, b1 = (self._align(x) for x in (a0, b0, a1, b1))
+        return self._finish("madd", semantics.madd(a0, b0, a1, b1), wide=True)
+
+    def addw(self, a: Array, b: Array) -> Array:
+        """a + b of double-width values."""
+        return self._finish("addw", semantics.add(*self._bin(a, b)), wide=True)
+
+    def mredw(self, a: Array) -> Array:
+        """Montgomery reduction of a double-width value."""
+        exact = semantics.mredw(self._align(a), self.lane, self.arith.q, self.arith.qinv)
+        return self._finish("mredw", exact)
 
     def barrett(self, a: Array) -> Array:
         """Barrett reduction."""

@@ -95,6 +95,16 @@ def montmul_var(a: Range, b: Range, arith: Arith) -> Range:
     return montgomery_of_product(product_range(a, b), arith)
 
 
+def madd(a0: Range, b0: Range, a1: Range, b1: Range) -> Range:
+    """Range of a0*b0 + a1*b1."""
+    return add(product_range(a0, b0), product_range(a1, b1))
+
+
+def mredw(a: Range, arith: Arith) -> Range:
+    """Range of the Montgomery reduction of a double-width value a."""
+    return montgomery_of_product(a, arith)
+
+
 @lru_cache(maxsize=65536)
 def _barrett_exhaustive(lo: int, hi: int, q: int, bits: int) -> Range:
     arith = Arith(q, LaneType(bits))

@@ -25,10 +25,14 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     the 32-lane shape of AVX-512) the pieces first split by Cooley–Tukey into
     x^(m/2) - s_k and x^(m/2) + s_k, s_k^2 = t_k (per-lane constants), the halves are
     multiplied as below in their own loop, and 2 c_k comes back as (c+ + c-) +
-    x^(m/2) (c+ - c-) / s_k (the 2 goes into the fold's constant). Each product is the
-    full product by Karatsuba (halving down to
+    x^(m/2) (c+ - c-) / s_k (the 2 goes into the fold's constant). Each product modulo
+    x^n - t is, where the ISA says double-width sums pay (``Isa.wide_sums``), a schoolbook
+    product against b's coefficients with the wrapped ones multiplied by t (per-lane
+    constants) first: every output coefficient is one exact sum of n products in
+    double-width lanes (``madd``, ``addw``) and one Montgomery reduction (``mredw``), see
+    :func:`twisted_product`. Elsewhere it is the full product by Karatsuba (halving down to
     ``KARATSUBA_LEAF`` coefficients, schoolbook below: 108 products for m = 16 instead of
-    256), the wrapped half multiplied by t_k, a per-lane constant. Each coefficient of b_k
+    256), the wrapped half multiplied by t_k, a per-lane constant; each coefficient of b_k
     (and of each Karatsuba sum of them) is multiplied by q^-1 mod beta once, so each product
     is a Montgomery product by a precomputed pair (``montmul``). With L
     lanes, L pieces' coefficient i form one vector: an L x L transpose (one move per
@@ -395,6 +399,70 @@ class Products:
         return out  # type: ignore[return-value]
 
 
+def twisted_product(
+    S: Builder, red: Reducer
+) -> Callable[[list[Value], list[Value], tuple[Value, Value]], list[Value]]:
+    """The product of pieces modulo x^n - t with per-lane t (the pair that multiplies by t):
+    c_k = sum_i x_i y'_(k-i) times beta^-1, where y'_j = y_j for j >= 0 and t * y_(j+n) below
+    (x^n = t), so each coefficient is one exact sum of n products in double-width lanes
+    (``madd`` of two products at a time, ``addw``) and one Montgomery reduction (``mredw``):
+    n^2 products but n reductions and no reduction between the additions; against
+    Karatsuba's 3 multiplications per product and a reduction every few additions it needs
+    about half the multiplications (x86 ``vpmaddwd`` forms 2 products per lane). Returns the
+    function (x, y, t) -> the n coefficient vectors."""
+
+    def product(x: list[Value], y: list[Value], t: tuple[Value, Value]) -> list[Value]:
+        n = len(x)
+        y = [v if S.bound(v).magnitude <= S.arith.q else red.reduce(v) for v in y]
+        ext = {j: y[j] for j in range(n)}
+        for j in range(1, n):
+            ext[j - n] = S.mulconst(y[j], t[0], t[1], hint="yt")
+        worst = max(S.bound(v).magnitude for v in ext.values())
+        lane = S.lane.wide
+        # every sum of n products must fit the double-width lane (reduce x until it does)
+        x = [v if n * S.bound(v).magnitude * worst <= lane.max else red.reduce(v) for v in x]
+        out: list[Value] = []
+        for k in range(n):
+            acc: Value | None = None
+            for i in range(0, n, 2):
+                if i + 1 < n:
+                    w = S.madd(x[i], ext[k - i], x[i + 1], ext[k - i - 1], hint="w")
+                else:  # an odd n: the last product alone
+                    zero = S.const(0, hint="zero")
+                    w = S.madd(x[i], ext[k - i], zero, zero, hint="w")
+                acc = w if acc is None else S.addw(acc, w, hint="acc")
+            assert acc is not None
+            out.append(S.mredw(acc, hint="c"))
+        return out
+
+    return product
+
+
+def karatsuba_product(
+    S: Builder, red: Reducer
+) -> Callable[[list[Value], list[Value], tuple[Value, Value]], list[Value]]:
+    """The product of pieces modulo x^n - t with per-lane t, as :func:`twisted_product`
+    computes it, from lane arithmetic only: the full product by :class:`Products`
+    (Karatsuba, Montgomery products by b's coefficients pre-multiplied by q^-1), then the
+    upper half wrapped onto the lower times t."""
+    prod = Products(S, red)
+
+    def product(x: list[Value], y: list[Value], t: tuple[Value, Value]) -> list[Value]:
+        full = prod.product(x, y, prod.times_qinv(y))
+        n = len(x)
+        res: list[Value] = []
+        for k in range(n):
+            if k + n >= len(full):
+                res.append(full[k])
+                continue
+            wrapped = S.mulconst(full[k + n], t[0], t[1], hint="tw")
+            u, w = red.make_room(full[k], wrapped, need_diff=False)
+            res.append(S.add(u, w, hint="c"))
+        return res
+
+    return product
+
+
 # --------------------------------------------------------------------------- stages
 def _transpose_moves(lanes: int, zip_group: int | None) -> list[tuple[str, int]]:
     """The moves of an L x L transpose, one per register bit: ("zip", b) interleaves 1-lane
@@ -524,10 +592,13 @@ def program_base(
     contract_a: tuple[int, int],
     contract_b: tuple[int, int],
     zip_group: int | None = None,
+    wide_sums: bool = False,
 ) -> None:
     """base(r, a, b): row k of r = (row k of a) * (row k of b) * beta^-1 mod (x^m - t_k), for
     every row (the padding rows have t = 0 and zero inputs). ``zip_group``: the ISA's
-    interleave group in lane bits, for the transposes (None: ``shuffle`` only)."""
+    interleave group in lane bits, for the transposes (None: ``shuffle`` only);
+    ``wide_sums``: products by :func:`twisted_product` (double-width sums), else by
+    :func:`karatsuba_product`."""
     m, L, rows = shape.m, shape.lanes, shape.rows
     r = S.output("r", rows * m, doc="piecewise products (times beta^-1)")
     a = S.input("a", rows * m, contract_a, doc="pieces")
@@ -557,22 +628,7 @@ def program_base(
             out += transpose(S, tile, zip_group) if L > 1 else tile
         return [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
 
-    prod = Products(S, red)
-    times_qinv, product = prod.times_qinv, prod.product
-
-    def wrap(full: list[Value], t: tuple[Value, Value], sub: bool) -> list[Value]:
-        """full mod (x^n - t) (``sub``: mod x^n + t), n = (len(full) + 1) / 2: coefficient
-        n + k wraps onto k times t (or -t)."""
-        n = (len(full) + 1) // 2
-        res: list[Value] = []
-        for k in range(n):
-            if k + n >= len(full):
-                res.append(full[k])
-                continue
-            wrapped = S.mulconst(full[k + n], t[0], t[1], hint="tw")
-            u, w = red.make_room(full[k], wrapped, need_sum=not sub, need_diff=sub)
-            res.append(S.sub(u, w, hint="c") if sub else S.add(u, w, hint="c"))
-        return res
+    product = twisted_product(S, red) if wide_sums else karatsuba_product(S, red)
 
     roots = shape.split_roots
     if roots is not None:
@@ -616,7 +672,7 @@ def program_base(
             k0 = Affine.of(v) * L
             x, y = load_piece(a, k0), load_piece(b, k0)
             t = piece_t(k0)
-            store_rows(k0, wrap(product(x, y, times_qinv(y)), t, sub=False))
+            store_rows(k0, product(x, y, t))
 
         # a loop, not unrolled: the body is some 2,500 instructions on AVX2, and the 7 copies
         # overflowed the instruction cache (sntrup761 polymul 8,832 unrolled, 7,943 looped)
@@ -643,7 +699,7 @@ def program_base(
         xh = [S.load(xs, at + i * L, hint="x") for i in range(half)]
         yh = [S.load(ys, at + i * L, hint="y") for i in range(half)]
         t = half_root(Affine.of(v) * L)
-        for i, val in enumerate(wrap(product(xh, yh, times_qinv(yh)), t, sub=False)):
+        for i, val in enumerate(product(xh, yh, t)):
             S.store(cs, at + i * L, val)
 
     def join_group(v: LoopVar) -> None:
@@ -753,11 +809,16 @@ class NtruFunctions:
 
 
 def build_good_rader(
-    p: int, q: int, arith: Arith, lanes: int, zip_group: int | None = None
+    p: int,
+    q: int,
+    arith: Arith,
+    lanes: int,
+    zip_group: int | None = None,
+    wide_sums: bool = False,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
-    with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``:
-    see :func:`program_base`)."""
+    with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
+    and ``wide_sums``: see :func:`program_base`)."""
     shape = good_rader_shape(p, q, lanes)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
@@ -783,7 +844,8 @@ def build_good_rader(
     big = f["forward"].contract.outputs["r"]
     small = f["forward_small"].contract.outputs["r"]
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
-    program_base(S, shape, big, (min(big[0], small[0]), max(big[1], small[1])), zip_group)
+    b_range = (min(big[0], small[0]), max(big[1], small[1]))
+    program_base(S, shape, big, b_range, zip_group, wide_sums)
     f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
     program_inverse(S, shape, f["base"].contract.outputs["r"], forward_signs(shape))

@@ -59,6 +59,10 @@ class Isa(ABC):
     # measured, and the list schedule changed NEON's by -3 % to +6 % (ML-KEM NTT 835 -> 810,
     # inverse 1,052 -> 1,120): no evidence for it there, so Arm and RISC-V keep the recorded order
     schedule: Schedule = "recorded"
+    # whether products of coefficient vectors (the NTRU Prime base) pay as exact sums in
+    # double-width lanes (``madd``/``addw``/``mredw``) rather than Karatsuba over Montgomery
+    # products; set where the benchmark measured it faster
+    wide_sums: bool = False
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:
@@ -106,6 +110,11 @@ class Isa(ABC):
     @abstractmethod
     def vec_type(self) -> str:
         """The C type of one vector value."""
+
+    def wide_type(self) -> str:
+        """The C type of one double-width value (``madd``, ``addw``; the same lanes as a
+        vector, each twice as wide: on most ISAs two registers)."""
+        raise ValueError(f"{self.name} has no double-width values for {self.lane.name} lanes")
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient, from the ISA's own products:
@@ -179,6 +188,18 @@ class HelperCalls:
     def cond_add_q(self, a: C.Expr) -> C.Expr:
         """a + (q AND the sign mask of a)."""
         return C.Call(self.helper("cond_add_q"), (a,))
+
+    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> C.Expr:
+        """a0*b0 + a1*b1 as a double-width value."""
+        return C.Call(self.helper("madd"), (a0, b0, a1, b1))
+
+    def addw(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a + b of double-width values."""
+        return C.Call(self.helper("addw"), (a, b))
+
+    def mredw(self, a: C.Expr) -> C.Expr:
+        """Montgomery reduction of a double-width value."""
+        return C.Call(self.helper("mredw"), (a,))
 
     def _helper_pair(self, stem: str, a: C.Expr, b: C.Expr) -> tuple[C.Expr, C.Expr]:
         """Calls of the helpers ``<stem>_lo`` and ``<stem>_hi`` (a shuffle's two outputs)."""

@@ -78,6 +78,72 @@ class Neon(HelperCalls, Isa):
         """The vector type."""
         return self.vtype
 
+    def wide_type(self) -> str:
+        """A double-width value is two ``int32x4_t``: lanes 0-3, then lanes 4-7."""
+        if self.lane.bits != 16:
+            return super().wide_type()
+        return "int32x4_t"
+
+    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> tuple[C.Expr, C.Expr]:
+        """a0*b0 + a1*b1 in 32-bit lanes: ``smull``/``smlal`` on the low halves,
+        ``smull2``/``smlal2`` on the high ones."""
+        low = lambda x: call("vget_low_s16", x)  # noqa: E731
+        return (
+            call("vmlal_s16", call("vmull_s16", low(a0), low(b0)), low(a1), low(b1)),
+            call("vmlal_high_s16", call("vmull_high_s16", a0, b0), a1, b1),
+        )
+
+    def addw(self, a: tuple[C.Expr, C.Expr], b: tuple[C.Expr, C.Expr]) -> tuple[C.Expr, C.Expr]:  # type: ignore[override]
+        """Sums of the 32-bit halves."""
+        return tuple(call("vaddq_s32", x, y) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
+
+    def mredw(self, a: tuple[C.Expr, C.Expr]) -> C.Expr:  # type: ignore[override]
+        """Montgomery reduction of both halves into one vector."""
+        return call(self.helper("mredw"), *a)
+
+    def _mredw_helper(self) -> C.FuncDef:
+        """(a - m*q) / 2^16: the low halves of the eight sums by ``uzp1``, m by one ``mul``,
+        m*q by ``smull``/``smull2``, and the exact high halves of the differences by
+        ``subhn``/``subhn2`` (the low halves are zero)."""
+        lo, hi, m = C.Name("lo"), C.Name("hi"), C.Name("m")
+        s16 = lambda x: call("vreinterpretq_s16_s32", x)  # noqa: E731
+        q = C.Int(self.arith.q)
+        body = [
+            self._decl(
+                "m",
+                self._q("mul", call("vuzp1q_s16", s16(lo), s16(hi)), self._dup(self.arith.qinv)),
+            ),
+            C.Decl(
+                "int16x4_t",
+                "r_lo",
+                call(
+                    "vsubhn_s32",
+                    lo,
+                    call("vmull_s16", call("vget_low_s16", m), call("vdup_n_s16", q)),
+                ),
+                const=True,
+            ),
+            C.Return(
+                call(
+                    "vsubhn_high_s32",
+                    C.Name("r_lo"),
+                    hi,
+                    call("vmull_high_s16", m, self._dup(self.arith.q)),
+                )
+            ),
+        ]
+        return C.FuncDef(
+            self.vtype,
+            self.helper("mredw"),
+            (C.Param("int32x4_t", "lo"), C.Param("int32x4_t", "hi")),
+            tuple(body),
+            storage="static inline",
+            doc=(
+                "Signed Montgomery reduction of 32-bit sums (lanes 0-3, then 4-7) to 16-bit",
+                "lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.",
+            ),
+        )
+
     def _q(self, op: str, *args: C.Expr) -> C.Expr:
         """The 128-bit intrinsic of ``op`` on the lane type: ``add`` -> ``vaddq_s16``,
         ``dup_n`` -> ``vdupq_n_s16`` (the q follows the operation's first word)."""
@@ -258,6 +324,8 @@ class Neon(HelperCalls, Isa):
                         (f"{which} {width}-bit blocks of a and b, interleaved ({op}).",),
                     )
                 )
+        if bits == 16:
+            fns.append(self._mredw_helper())
         return fns
 
     def _reinterpret(self, x: C.Expr, width: int, to_lane: bool = True) -> C.Expr:

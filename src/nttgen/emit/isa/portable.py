@@ -30,6 +30,12 @@ class PortableC(HelperCalls, Isa):
         """The lane's C type."""
         return self.lane.c_type
 
+    def wide_type(self) -> str:
+        """The double-width lane's C type."""
+        if self.lane.bits != 16:
+            return super().wide_type()
+        return self._w
+
     # ----------------------------------------------------------------- types
     @property
     def _t(self) -> str:
@@ -180,6 +186,33 @@ class PortableC(HelperCalls, Isa):
                 ),
             )
         )
+        if bits == 16:
+            fns.append(
+                C.FuncDef(
+                    t,
+                    self.helper("mredw"),
+                    (C.Param(w, "a"),),
+                    (
+                        C.Decl(t, "m", self._lo(C.Cast(t, a), C.Int(self.arith.qinv)), const=True),
+                        C.Return(
+                            C.Cast(
+                                t,
+                                C.Bin(
+                                    ">>",
+                                    C.Bin("-", a, C.Bin("*", self._wide(C.Name("m")), C.Int(q))),
+                                    C.Int(bits),
+                                ),
+                            )
+                        ),
+                    ),
+                    storage="static inline",
+                    doc=(
+                        f"Signed Montgomery reduction of a {2 * bits}-bit sum of products:",
+                        f"(a - m*q) / 2^{bits} with m = (a mod 2^{bits}) * q^-1 mod 2^{bits};",
+                        f"congruent to a*2^-{bits} mod q (a - m*q is exact: the result fits).",
+                    ),
+                )
+            )
         fns.append(
             C.FuncDef(
                 t,
@@ -210,6 +243,14 @@ class PortableC(HelperCalls, Isa):
     def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """a - b (proven not to overflow)."""
         return C.Cast(self._t, C.Bin("-", a, b)) if self.lane.bits == 16 else C.Bin("-", a, b)
+
+    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> C.Expr:
+        """a0*b0 + a1*b1 in the wide type."""
+        return C.Bin("+", C.Bin("*", self._wide(a0), b0), C.Bin("*", self._wide(a1), b1))
+
+    def addw(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a + b in the wide type (proven not to overflow)."""
+        return C.Bin("+", a, b)
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient (a helper, exact in the wide type)."""

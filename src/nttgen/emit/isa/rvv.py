@@ -92,6 +92,70 @@ class RvvOps(HelperCalls, Isa):
         """The C vector type, e.g. ``vint16m1_t``."""
         return f"vint{self.lane.bits}m{self.lmul}_t"
 
+    @property
+    def _wsuffix(self) -> str:
+        """The intrinsics' suffix of the double-width register group, e.g. ``i32m2``."""
+        if self.lane.bits != 16 or self.lmul > 4:
+            raise ValueError(
+                f"{self.name} has no double-width values for {self.lane.name} lanes at "
+                f"LMUL={self.lmul} (they need 16-bit lanes and LMUL <= 4)"
+            )
+        return f"i32m{2 * self.lmul}"
+
+    def wide_type(self) -> str:
+        """A double-width value is one register group of twice the LMUL (``vint32m2_t``)."""
+        return f"v{self._wsuffix[:3].replace('i', 'int')}m{2 * self.lmul}_t"
+
+    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> C.Expr:
+        """a0*b0 + a1*b1 widened: ``vwmul`` then ``vwmacc``."""
+        w = self._wsuffix
+        prod = call(f"__riscv_vwmul_vv_{w}", a0, b0, self.vl_expr)
+        return call(f"__riscv_vwmacc_vv_{w}", prod, a1, b1, self.vl_expr)
+
+    def addw(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Sum of double-width register groups."""
+        return call(f"__riscv_vadd_vv_{self._wsuffix}", a, b, self.vl_expr)
+
+    def mredw(self, a: C.Expr) -> C.Expr:
+        """Montgomery reduction of a double-width register group."""
+        return call(self.helper("mredw"), a, self.vl_expr)
+
+    def _mredw_helper(self) -> C.FuncDef:
+        """(a - m*q) / 2^16: the low halves by ``vncvt``, m by ``vmul``, a - m*q by one
+        widening ``vwmacc`` by -q, and the exact narrowing shift ``vnsra``."""
+        a, m = C.Name("a"), C.Name("m")
+        w = self._wsuffix
+        body = [
+            self._decl(
+                "m",
+                self._h(
+                    "vmul",
+                    "vx",
+                    call(f"__riscv_vncvt_x_x_w_{self._suffix}", a, VL),
+                    C.Int(self.arith.qinv),
+                ),
+            ),
+            C.Return(
+                call(
+                    f"__riscv_vnsra_wx_{self._suffix}",
+                    call(f"__riscv_vwmacc_vx_{w}", a, C.Int(-self.arith.q), m, VL),
+                    C.Int(16),
+                    VL,
+                )
+            ),
+        ]
+        return C.FuncDef(
+            self.vec_type(),
+            self.helper("mredw"),
+            (C.Param(self.wide_type(), "a"), C.Param("size_t", "vl")),
+            tuple(body),
+            storage="static inline",
+            doc=(
+                "Signed Montgomery reduction of 32-bit sums to 16-bit lanes:",
+                "(a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.",
+            ),
+        )
+
     def _v(self, op: str, form: str, *args: C.Expr, vl: C.Expr | None = None) -> C.Expr:
         """``__riscv_<op>_<form>_<type>(args..., vl)``."""
         return call(f"__riscv_{op}_{form}_{self._suffix}", *args, vl or self.vl_expr)
@@ -288,6 +352,8 @@ class RvvOps(HelperCalls, Isa):
                 ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
             ),
         ]
+        if bits == 16 and self.lmul <= 4:
+            fns.append(self._mredw_helper())
         return fns
 
     # ----------------------------------------------------------------- vocabulary

@@ -81,6 +81,13 @@ class X86Simd(HelperCalls, Isa):
         """The vector type."""
         return self.vtype
 
+    def wide_type(self) -> str:
+        """A double-width value is two vectors of 32-bit lanes: the lanes that
+        ``vpunpcklwd`` takes from each 128-bit group, then those ``vpunpckhwd`` takes."""
+        if self.lane.bits != 16:
+            return super().wide_type()
+        return self.vtype
+
     # ----------------------------------------------------------------- naming
     @property
     def _p(self) -> str:
@@ -144,7 +151,8 @@ class X86Simd(HelperCalls, Isa):
         high-product helpers: every op the kernels call is then one short call."""
         moves = self._interleave_helpers() + self._unzip_helpers()
         if self.lane.bits == 16:
-            return self._helpers16() + self._cond_add_helper() + moves
+            wide = [*self._madd_helpers(), self._mredw_helper()]
+            return [*self._helpers16(), *wide, *self._cond_add_helper(), *moves]
         arith = self._helpers32()
         return arith[:-1] + self._cond_add_helper() + moves + arith[-1:]
 
@@ -406,6 +414,63 @@ class X86Simd(HelperCalls, Isa):
     def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """Lane-wise subtract."""
         return self._i("sub", a, b)
+
+    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> tuple[C.Expr, C.Expr]:
+        """a0*b0 + a1*b1 in 32-bit lanes: the pairs interleaved (``vpunpck{l,h}wd``; the
+        compiler shares the interleave of a pair between the sums that reuse it), then one
+        ``vpmaddwd`` per half."""
+        return tuple(call(self.helper(f"madd_{h}"), a0, b0, a1, b1) for h in ("lo", "hi"))  # type: ignore[return-value]
+
+    def addw(self, a: tuple[C.Expr, C.Expr], b: tuple[C.Expr, C.Expr]) -> tuple[C.Expr, C.Expr]:  # type: ignore[override]
+        """Sums of the 32-bit halves."""
+        return tuple(self._i("add", x, y, e="epi32") for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
+
+    def mredw(self, a: tuple[C.Expr, C.Expr]) -> C.Expr:  # type: ignore[override]
+        """Montgomery reduction of both halves, packed back into the lane order."""
+        return call(self.helper("mredw"), *a)
+
+    def _madd_helpers(self) -> list[C.Top]:
+        """The two halves of :meth:`madd`: interleave the pairs, then ``vpmaddwd``."""
+        a0, b0, a1, b1 = (C.Name(x) for x in ("a0", "b0", "a1", "b1"))
+        fns: list[C.Top] = []
+        for half in ("lo", "hi"):
+            ilv = lambda x, y, h=half: self._i(f"unpack{h}", x, y, e="epi16")  # noqa: E731
+            body = [C.Return(self._i("madd", ilv(a0, a1), ilv(b0, b1), e="epi16"))]
+            which = "vpunpcklwd" if half == "lo" else "vpunpckhwd"
+            doc = (f"a0*b0 + a1*b1 in 32-bit lanes for the lanes {which} takes (vpmaddwd).",)
+            fns.append(self._fn(f"madd_{half}", ("a0", "b0", "a1", "b1"), body, doc))
+        return fns
+
+    def _mredw_helper(self) -> C.FuncDef:
+        """(a - m*q) / 2^16 per 32-bit lane: m = lo(a)*q^-1 by ``vpmullw`` against q^-1 in the
+        low words (zero in the high ones, so m arrives zero-extended), m*q by ``vpmaddwd``
+        against (q, 0), an exact shift, and ``vpackssdw``, which puts the lanes back in the
+        order the interleaves of :meth:`madd` took them from (its saturation never acts: the
+        analysis proves every result fits)."""
+        lo, hi = C.Name("lo"), C.Name("hi")
+        qinv = self._set1(self.arith.qinv & 0xFFFF, 32)
+        q = self._set1(self.arith.q, 32)
+        body: list[C.Stmt] = [self._decl("qinv", qinv), self._decl("q", q)]
+        for x in (lo, hi):
+            h = x.text
+            m, mq, d = (C.Name(f"{v}_{h}") for v in ("m", "mq", "d"))
+            body += [
+                self._decl(m.text, self._i("mullo", x, C.Name("qinv"), e="epi16")),
+                self._decl(mq.text, self._i("madd", m, C.Name("q"), e="epi16")),
+                self._decl(d.text, self._i("sub", x, mq, e="epi32")),
+                self._decl(f"r_{h}", self._i("srai", d, C.Int(16), e="epi32")),
+            ]
+        body.append(C.Return(self._i("packs", C.Name("r_lo"), C.Name("r_hi"), e="epi32")))
+        return self._fn(
+            "mredw",
+            ("lo", "hi"),
+            body,
+            (
+                "Signed Montgomery reduction of 32-bit sums (two vectors, as vpunpck{l,h}wd",
+                "ordered them) to 16-bit lanes in their order: (a - m*q) / 2^16 with",
+                "m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).",
+            ),
+        )
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient (from an exact high product)."""
