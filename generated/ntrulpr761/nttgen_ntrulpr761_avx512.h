@@ -14,14 +14,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_avx512_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 557, store 506, add 1087, sub 818, montmul 708, barrett 484, cond_add_q 48,
+ *       ops: load 557, store 506, add 1087, sub 818, montmul 708, barrett 461, cond_add_q 48,
  *         shuffle 192, zip 288, const 304, addw 448, madd 512, mredw 64
- *       coefficient reductions: 15488
+ *       coefficient reductions: 14752
  *   nttgen_ntrulpr761_avx512_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 557, store 506, add 1087, sub 818, mullo 34, montmul 674, barrett 482, cond_add_q
+ *       ops: load 557, store 506, add 1087, sub 818, mullo 34, montmul 674, barrett 459, cond_add_q
  *         48, shuffle 192, zip 288, const 303, addw 448, madd 512, mredw 64
- *       coefficient reductions: 15424
+ *       coefficient reductions: 14688
  */
 #ifndef NTTGEN_NTRULPR761_AVX512_H
 #define NTTGEN_NTRULPR761_AVX512_H
@@ -44,7 +44,7 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 557, store 506, add 1087, sub 818, montmul 708, barrett 484, cond_add_q 48,
+ * Ops per call: load 557, store 506, add 1087, sub 818, montmul 708, barrett 461, cond_add_q 48,
  *   shuffle 192, zip 288, const 304, addw 448, madd 512, mredw 64
  */
 void nttgen_ntrulpr761_avx512_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
@@ -57,7 +57,7 @@ void nttgen_ntrulpr761_avx512_polymul(int16_t r[761], const int16_t a[761], cons
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 557, store 506, add 1087, sub 818, mullo 34, montmul 674, barrett 482,
+ * Ops per call: load 557, store 506, add 1087, sub 818, mullo 34, montmul 674, barrett 459,
  *   cond_add_q 48, shuffle 192, zip 288, const 303, addw 448, madd 512, mredw 64
  */
 void nttgen_ntrulpr761_avx512_polymul_small(int16_t r[761], const int16_t a[761],

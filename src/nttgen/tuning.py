@@ -46,3 +46,18 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("falcon1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), "unroll": False},
     **{(ring, isa): {"shuffles": "indexed"} for ring in _PRESETS for isa in ("rvv128", "rvv256")},
 }
+
+
+NTRU_TUNED: dict[tuple[int, int, str], dict[str, int]] = {
+    # AVX-512, sntrup761/ntrulpr761 (p = 761, q = 4591), Good–Rader pipeline: its base leaves
+    # the pieces within about 2.2q (the double-width sums), and the inverse DFT's lazy policy
+    # then reduces late; reducing every operand wider than 4q before its next op takes the
+    # same number of reductions (136 -> 137) but measured faster (stage harness built with
+    # the ISA's flags, best of 5: inverse 1,019 -> 895 ticks, polymul 5,346 -> 5,201).
+    # AVX2, whose Karatsuba base leaves them within 5.4q, measured slower with it (polymul
+    # 6,064 -> 6,199) and keeps the lazy policy.
+    (761, 4591, "avx512"): {"inverse_threshold_q": 4},
+}
+"""Measured choices for the NTRU Prime programs, per (p, q, ISA): ``inverse_threshold_q``,
+the reduction threshold of the Good–Rader inverse DFT in multiples of q (see
+:class:`nttgen.programs.lazy.Reducer`)."""

@@ -18,6 +18,7 @@ from ..plan.constants import Arith
 from ..plan.maps.choose import GRB, GSB, SN
 from ..programs.ntru import NtruFunctions, build_good_rader
 from ..programs.ntru_shift import build_shift_pipeline
+from ..tuning import NTRU_TUNED
 from ..version import __version__
 from . import c_ast as C
 from .c_emit import ALIGN_MACRO, NOINLINE_MACRO, CEmitter
@@ -123,7 +124,17 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
     zip_group = costs.zip_group if costs is not None else None
     arith, lanes = ntru_arith(ring, isa), cls.lanes_for(I16)
     if name == GRB:
-        return build_good_rader(ring.p, ring.q, arith, lanes, zip_group, cls.wide_sums)
+        tuned = NTRU_TUNED.get((ring.p, ring.q, isa), {})
+        threshold = tuned.get("inverse_threshold_q")
+        return build_good_rader(
+            ring.p,
+            ring.q,
+            arith,
+            lanes,
+            zip_group,
+            cls.wide_sums,
+            None if threshold is None else threshold * ring.q,
+        )
     return build_shift_pipeline(name, ring.p, ring.q, arith, lanes, zip_group)
 
 

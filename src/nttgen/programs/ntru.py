@@ -312,19 +312,29 @@ class TraceLowering:
                 v, s = arg(node.args[0])[1]
                 env[node.id] = (self.multiply(v, s * int(node.const or 0)), 1)
             else:
-                (ia, (va, sa)), (ib, (vb, sb)) = arg(node.args[0]), arg(node.args[1])
-                if node.op == "sub":
-                    sb = -sb
-                same = sa == sb
-                va, vb = red.make_room(va, vb, need_sum=same, need_diff=not same)
-                env[ia], env[ib] = (va, env[ia][1]), (vb, env[ib][1])
-                if same:
-                    env[node.id] = (S.add(va, vb), sa)
-                elif sa > 0:
-                    env[node.id] = (S.sub(va, vb), 1)
-                else:
-                    env[node.id] = (S.sub(vb, va), 1)
+                (ia, a), (ib, b) = arg(node.args[0]), arg(node.args[1])
+                env[node.id], (va, vb) = signed_sum(S, red, a, b, node.op == "sub")
+                # later readers of the operands reuse their reductions
+                env[ia], env[ib] = (va, a[1]), (vb, b[1])
         return [None if isinstance(o, int) else env[o.id] for o in outputs]
+
+
+def signed_sum(
+    S: Builder, red: Reducer, a: Signed, b: Signed, subtract: bool
+) -> tuple[Signed, tuple[Value, Value]]:
+    """a + b (or a - b) of signed values as one addition or subtraction, reducing first where
+    the analysis needs room. Returns the result (its sign is the operands' where they agree,
+    else +1) and the operands' vectors as they were used (reduced or not)."""
+    (va, sa), (vb, sb) = a, b
+    if subtract:
+        sb = -sb
+    same = sa == sb
+    va, vb = red.make_room(va, vb, need_sum=same, need_diff=not same)
+    if same:
+        return (S.add(va, vb), sa), (va, vb)
+    if sa > 0:
+        return (S.sub(va, vb), 1), (va, vb)
+    return (S.sub(vb, va), 1), (va, vb)
 
 
 def negate(S: Builder, red: Reducer, x: Signed) -> Value:
@@ -530,6 +540,29 @@ def transpose(S: Builder, rows: list[Value], zip_group: int | None = None) -> li
     return out
 
 
+def load_rows(
+    S: Builder,
+    src: Buffer,
+    k0: Affine,
+    stride: int,
+    length: int,
+    zip_group: int | None,
+    red: Reducer | None = None,
+) -> list[Value]:
+    """Coefficients 0 .. length-1 of pieces k0 .. k0+L-1 (piece k at ``src[k*stride]``), one
+    vector per coefficient (pieces in lanes): L x L tiles, transposed. With ``red``, each
+    vector is reduced to within q where it could lie outside."""
+    L = S.lanes
+    out: list[Value] = []
+    for h in range(0, length, L):
+        tile = [S.load(src, k0 * stride + rr * stride + h, hint=src.name) for rr in range(L)]
+        out += transpose(S, tile, zip_group) if L > 1 else tile
+    if red is not None:
+        q = S.arith.q
+        out = [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
+    return out
+
+
 def columns(S: Builder, shape: GoodRaderShape, body: Callable[[Affine], None]) -> None:
     """Run ``body(c0)`` for every chunk of L coefficient positions c0 .. c0 + L - 1 of a
     block (a loop over m / L chunks)."""
@@ -621,12 +654,8 @@ def program_base(
         )
 
     def load_piece(src: Buffer, k0: Affine) -> list[Value]:
-        """Coefficient i of pieces k0 .. k0+L-1, for i < m."""
-        out: list[Value] = []
-        for h in range(0, m, L):
-            tile = [S.load(src, k0 * m + rr * m + h, hint=src.name) for rr in range(L)]
-            out += transpose(S, tile, zip_group) if L > 1 else tile
-        return [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
+        """Coefficient i of pieces k0 .. k0+L-1, for i < m, within q."""
+        return load_rows(S, src, k0, m, m, zip_group, red)
 
     product = twisted_product(S, red) if wide_sums else karatsuba_product(S, red)
 
@@ -720,14 +749,19 @@ def program_base(
 
 
 def program_inverse(
-    S: Builder, shape: GoodRaderShape, contract: tuple[int, int], signs: Sequence[int]
+    S: Builder,
+    shape: GoodRaderShape,
+    contract: tuple[int, int],
+    signs: Sequence[int],
+    threshold: int | None = None,
 ) -> None:
     """inverse(r, c): r = n * c mod (x^(m*n) - 1) for the blocks the fold reads, where row k
-    of c is c mod (x^m - t_k) times ``signs[k]``."""
+    of c is c mod (x^m - t_k) times ``signs[k]``; ``threshold``: the reducer's (None: the
+    lazy policy alone)."""
     m = shape.m
     r = S.output("r", shape.blocks_out * m, doc="n times the product, low blocks")
     c = S.input("c", shape.rows * m, contract, doc="piecewise products")
-    red = Reducer(S)
+    red = Reducer(S, threshold)
     trace, outs = shape.inverse_trace
     lower = TraceLowering(S, red)
 
@@ -815,10 +849,12 @@ def build_good_rader(
     lanes: int,
     zip_group: int | None = None,
     wide_sums: bool = False,
+    inverse_threshold: int | None = None,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
-    and ``wide_sums``: see :func:`program_base`)."""
+    and ``wide_sums``: see :func:`program_base`; ``inverse_threshold``: see
+    :func:`program_inverse`)."""
     shape = good_rader_shape(p, q, lanes)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
@@ -848,7 +884,8 @@ def build_good_rader(
     program_base(S, shape, big, b_range, zip_group, wide_sums)
     f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
-    program_inverse(S, shape, f["base"].contract.outputs["r"], forward_signs(shape))
+    base_out = f["base"].contract.outputs["r"]
+    program_inverse(S, shape, base_out, forward_signs(shape), inverse_threshold)
     f["inverse"] = stage(S)
     S = builder("fold", f"fold modulo x^{p} - x - 1, scale and centre")
     program_fold(S, shape, f["inverse"].contract.outputs["r"])

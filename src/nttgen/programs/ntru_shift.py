@@ -58,8 +58,10 @@ from .ntru import (
     Products,
     Signed,
     TraceLowering,
+    load_rows,
     negate,
     program_fold,
+    signed_sum,
     transpose,
 )
 
@@ -416,9 +418,8 @@ def schoenhage_inverse(
     2 R~ - P~_j - P~_(j+h) and 2l P = 2 P~, so 2l W needs no multiplication at all."""
     m = g.M // 2
 
-    def low(w: MaybeRef) -> MaybeRef:  # the first m coefficients of w: w itself, read short
-        return w
-
+    # an addition of length m reads the first m coefficients of its operands, so w itself
+    # stands for its low half
     def high(w: MaybeRef) -> MaybeRef:  # coefficients m .. 2m-1 of w at 0 .. m-1
         return g.shift(w, -m)
 
@@ -431,7 +432,7 @@ def schoenhage_inverse(
         p2 = [g.add(x, x) for x in pp]
         w = [g.add(p2[j], t[j]) for j in range(h)] + p2[h:] + t
         nb = 3 * h
-        out = [low(w[0])] + [g.add(low(w[j]), high(w[j - 1]), m) for j in range(1, nb)]
+        out = [w[0]] + [g.add(w[j], high(w[j - 1]), m) for j in range(1, nb)]
         over = high(w[nb - 1])
         out[0] = g.add(out[0], over, m)
         out[h] = g.sub(out[h], over, m)
@@ -440,7 +441,7 @@ def schoenhage_inverse(
         assert isinstance(root, SchoenhageMap)
         arr = g.axes(list(parts), root.axes, root.dfts, True)
         c = [arr[root.in_perm[j]] for j in range(root.n)]
-        out = [g.add(low(c[j]), high(c[j - 1]), m) for j in range(root.n)]
+        out = [g.add(c[j], high(c[j - 1]), m) for j in range(root.n)]
     return out[:count]
 
 
@@ -529,7 +530,7 @@ def lower_blocks(S: Builder, g: BlockGraph, red: Reducer, lower: TraceLowering) 
                     (v1, s1), c = vals[0], node.const
                     res = (lower.multiply(v1, s1 * c), 1)
                 elif node.op in ("add", "sub"):
-                    res = signed_sum(S, red, vals[0], vals[1], node.op == "sub")
+                    res = signed_sum(S, red, vals[0], vals[1], node.op == "sub")[0]
                 else:  # out
                     assert node.buf is not None
                     val = S.const(0, hint="zero") if not vals else negate(S, red, vals[0])
@@ -551,37 +552,7 @@ def lower_blocks(S: Builder, g: BlockGraph, red: Reducer, lower: TraceLowering) 
             pool.setdefault(node.buf.length, []).append(node.buf)
 
 
-def signed_sum(S: Builder, red: Reducer, a: Signed, b: Signed, subtract: bool) -> Signed:
-    """a + b (or a - b) of signed values, one addition or subtraction, reducing first where
-    the analysis needs room (the result's sign is the operands' where they agree)."""
-    (va, sa), (vb, sb) = a, b
-    if subtract:
-        sb = -sb
-    same = sa == sb
-    va, vb = red.make_room(va, vb, need_sum=same, need_diff=not same)
-    if same:
-        return S.add(va, vb), sa
-    if sa > 0:
-        return S.sub(va, vb), 1
-    return S.sub(vb, va), 1
-
-
 # --------------------------------------------------------------------------- stages
-def _rows(S: Builder, src: Buffer, k0: Affine, stride: int, length: int, zip_group: int | None,
-          red: Reducer | None = None) -> list[Value]:  # fmt: skip
-    """Coefficients 0 .. length-1 of pieces k0 .. k0+L-1 (row k at ``src[k*stride]``), one
-    vector per coefficient (pieces in lanes)."""
-    L = S.lanes
-    out: list[Value] = []
-    for h in range(0, length, L):
-        tile = [S.load(src, k0 * stride + rr * stride + h, hint=src.name) for rr in range(L)]
-        out += transpose(S, tile, zip_group) if L > 1 else tile
-    if red is not None:
-        q = S.arith.q
-        out = [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
-    return out
-
-
 def program_forward(
     S: Builder, shape: ShiftShape, contract: tuple[int, int], zip_group: int | None
 ) -> None:
@@ -631,7 +602,7 @@ def program_forward(
 
     def group(v: LoopVar) -> None:
         k0 = Affine.of(v) * L
-        x = _rows(S, pieces, k0, M, M, zip_group)
+        x = load_rows(S, pieces, k0, M, M, zip_group)
         got = lower.run(trace, lambda i: (x[i], 1), flat)
         for i, y in enumerate(got):
             val = zero if y is None else negate(S, red, y)
@@ -663,7 +634,7 @@ def reduce_mod(
             if prev is None:
                 c[i - d + j] = negate(S, red, term)
             else:
-                c[i - d + j] = signed_sum(S, red, (prev, 1), term, False)[0]
+                c[i - d + j] = signed_sum(S, red, (prev, 1), term, False)[0][0]
     return c[:d]  # type: ignore[return-value]
 
 
