@@ -123,12 +123,30 @@ static inline int16x8_t nttgen_sntrup761_neon_ilv64_hi(int16x8_t a, int16x8_t b)
 }
 
 /*
+ * a0*b0 + a1*b1 in 32-bit lanes, lanes 0-3.
+ */
+static inline int32x4_t nttgen_sntrup761_neon_madd_lo(int16x8_t a0, int16x8_t b0, int16x8_t a1,
+                                                      int16x8_t b1) {
+    const int32x4_t p = vmull_s16(vget_low_s16(a0), vget_low_s16(b0));
+    return vmlal_s16(p, vget_low_s16(a1), vget_low_s16(b1));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes, lanes 4-7.
+ */
+static inline int32x4_t nttgen_sntrup761_neon_madd_hi(int16x8_t a0, int16x8_t b0, int16x8_t a1,
+                                                      int16x8_t b1) {
+    const int32x4_t p = vmull_high_s16(a0, b0);
+    return vmlal_high_s16(p, a1, b1);
+}
+
+/*
  * Signed Montgomery reduction of 32-bit sums (lanes 0-3, then 4-7) to 16-bit
  * lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
  */
 static inline int16x8_t nttgen_sntrup761_neon_mredw(int32x4_t lo, int32x4_t hi) {
-    const int16x8_t m =
-        vmulq_s16(vuzp1q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi)), vdupq_n_s16(15631));
+    const int16x8_t low = vuzp1q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
+    const int16x8_t m = vmulq_s16(low, vdupq_n_s16(15631));
     const int16x4_t r_lo = vsubhn_s32(lo, vmull_s16(vget_low_s16(m), vdup_n_s16(4591)));
     return vsubhn_high_s32(r_lo, hi, vmull_high_s16(m, vdupq_n_s16(4591)));
 }
@@ -8062,627 +8080,499 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1664],
         const int16x8_t yt_12 = nttgen_sntrup761_neon_montmul(red_29, t_1, tq_1);
         const int16x8_t yt_13 = nttgen_sntrup761_neon_montmul(red_30, t_1, tq_1);
         const int16x8_t yt_14 = nttgen_sntrup761_neon_montmul(red_31, t_1, tq_1);
-        const int32x4_t w_0 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_16)), vget_low_s16(red_1), vget_low_s16(yt_14));
-        const int32x4_t w_1 = vmlal_high_s16(vmull_high_s16(red_0, red_16), red_1, yt_14);
-        const int32x4_t w_2 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(yt_13)), vget_low_s16(red_3), vget_low_s16(yt_12));
-        const int32x4_t w_3 = vmlal_high_s16(vmull_high_s16(red_2, yt_13), red_3, yt_12);
+        const int32x4_t w_0 = nttgen_sntrup761_neon_madd_lo(red_0, red_16, red_1, yt_14);
+        const int32x4_t w_1 = nttgen_sntrup761_neon_madd_hi(red_0, red_16, red_1, yt_14);
+        const int32x4_t w_2 = nttgen_sntrup761_neon_madd_lo(red_2, yt_13, red_3, yt_12);
+        const int32x4_t w_3 = nttgen_sntrup761_neon_madd_hi(red_2, yt_13, red_3, yt_12);
         const int32x4_t acc_0 = vaddq_s32(w_0, w_2);
         const int32x4_t acc_1 = vaddq_s32(w_1, w_3);
-        const int32x4_t w_4 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(yt_11)), vget_low_s16(red_5), vget_low_s16(yt_10));
-        const int32x4_t w_5 = vmlal_high_s16(vmull_high_s16(red_4, yt_11), red_5, yt_10);
+        const int32x4_t w_4 = nttgen_sntrup761_neon_madd_lo(red_4, yt_11, red_5, yt_10);
+        const int32x4_t w_5 = nttgen_sntrup761_neon_madd_hi(red_4, yt_11, red_5, yt_10);
         const int32x4_t acc_2 = vaddq_s32(acc_0, w_4);
         const int32x4_t acc_3 = vaddq_s32(acc_1, w_5);
-        const int32x4_t w_6 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(yt_9)), vget_low_s16(red_7), vget_low_s16(yt_8));
-        const int32x4_t w_7 = vmlal_high_s16(vmull_high_s16(red_6, yt_9), red_7, yt_8);
+        const int32x4_t w_6 = nttgen_sntrup761_neon_madd_lo(red_6, yt_9, red_7, yt_8);
+        const int32x4_t w_7 = nttgen_sntrup761_neon_madd_hi(red_6, yt_9, red_7, yt_8);
         const int32x4_t acc_4 = vaddq_s32(acc_2, w_6);
         const int32x4_t acc_5 = vaddq_s32(acc_3, w_7);
-        const int32x4_t w_8 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_7)), vget_low_s16(red_9), vget_low_s16(yt_6));
-        const int32x4_t w_9 = vmlal_high_s16(vmull_high_s16(red_8, yt_7), red_9, yt_6);
+        const int32x4_t w_8 = nttgen_sntrup761_neon_madd_lo(red_8, yt_7, red_9, yt_6);
+        const int32x4_t w_9 = nttgen_sntrup761_neon_madd_hi(red_8, yt_7, red_9, yt_6);
         const int32x4_t acc_6 = vaddq_s32(acc_4, w_8);
         const int32x4_t acc_7 = vaddq_s32(acc_5, w_9);
-        const int32x4_t w_10 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_5)), vget_low_s16(red_11), vget_low_s16(yt_4));
-        const int32x4_t w_11 = vmlal_high_s16(vmull_high_s16(red_10, yt_5), red_11, yt_4);
+        const int32x4_t w_10 = nttgen_sntrup761_neon_madd_lo(red_10, yt_5, red_11, yt_4);
+        const int32x4_t w_11 = nttgen_sntrup761_neon_madd_hi(red_10, yt_5, red_11, yt_4);
         const int32x4_t acc_8 = vaddq_s32(acc_6, w_10);
         const int32x4_t acc_9 = vaddq_s32(acc_7, w_11);
-        const int32x4_t w_12 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_3)), vget_low_s16(red_13), vget_low_s16(yt_2));
-        const int32x4_t w_13 = vmlal_high_s16(vmull_high_s16(red_12, yt_3), red_13, yt_2);
+        const int32x4_t w_12 = nttgen_sntrup761_neon_madd_lo(red_12, yt_3, red_13, yt_2);
+        const int32x4_t w_13 = nttgen_sntrup761_neon_madd_hi(red_12, yt_3, red_13, yt_2);
         const int32x4_t acc_10 = vaddq_s32(acc_8, w_12);
         const int32x4_t acc_11 = vaddq_s32(acc_9, w_13);
-        const int32x4_t w_14 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_1)), vget_low_s16(red_15), vget_low_s16(yt_0));
-        const int32x4_t w_15 = vmlal_high_s16(vmull_high_s16(red_14, yt_1), red_15, yt_0);
+        const int32x4_t w_14 = nttgen_sntrup761_neon_madd_lo(red_14, yt_1, red_15, yt_0);
+        const int32x4_t w_15 = nttgen_sntrup761_neon_madd_hi(red_14, yt_1, red_15, yt_0);
         const int32x4_t acc_12 = vaddq_s32(acc_10, w_14);
         const int32x4_t acc_13 = vaddq_s32(acc_11, w_15);
         const int16x8_t c_0 = nttgen_sntrup761_neon_mredw(acc_12, acc_13);
-        const int32x4_t w_16 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_17)), vget_low_s16(red_1), vget_low_s16(red_16));
-        const int32x4_t w_17 = vmlal_high_s16(vmull_high_s16(red_0, red_17), red_1, red_16);
-        const int32x4_t w_18 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(yt_14)), vget_low_s16(red_3), vget_low_s16(yt_13));
-        const int32x4_t w_19 = vmlal_high_s16(vmull_high_s16(red_2, yt_14), red_3, yt_13);
+        const int32x4_t w_16 = nttgen_sntrup761_neon_madd_lo(red_0, red_17, red_1, red_16);
+        const int32x4_t w_17 = nttgen_sntrup761_neon_madd_hi(red_0, red_17, red_1, red_16);
+        const int32x4_t w_18 = nttgen_sntrup761_neon_madd_lo(red_2, yt_14, red_3, yt_13);
+        const int32x4_t w_19 = nttgen_sntrup761_neon_madd_hi(red_2, yt_14, red_3, yt_13);
         const int32x4_t acc_14 = vaddq_s32(w_16, w_18);
         const int32x4_t acc_15 = vaddq_s32(w_17, w_19);
-        const int32x4_t w_20 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(yt_12)), vget_low_s16(red_5), vget_low_s16(yt_11));
-        const int32x4_t w_21 = vmlal_high_s16(vmull_high_s16(red_4, yt_12), red_5, yt_11);
+        const int32x4_t w_20 = nttgen_sntrup761_neon_madd_lo(red_4, yt_12, red_5, yt_11);
+        const int32x4_t w_21 = nttgen_sntrup761_neon_madd_hi(red_4, yt_12, red_5, yt_11);
         const int32x4_t acc_16 = vaddq_s32(acc_14, w_20);
         const int32x4_t acc_17 = vaddq_s32(acc_15, w_21);
-        const int32x4_t w_22 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(yt_10)), vget_low_s16(red_7), vget_low_s16(yt_9));
-        const int32x4_t w_23 = vmlal_high_s16(vmull_high_s16(red_6, yt_10), red_7, yt_9);
+        const int32x4_t w_22 = nttgen_sntrup761_neon_madd_lo(red_6, yt_10, red_7, yt_9);
+        const int32x4_t w_23 = nttgen_sntrup761_neon_madd_hi(red_6, yt_10, red_7, yt_9);
         const int32x4_t acc_18 = vaddq_s32(acc_16, w_22);
         const int32x4_t acc_19 = vaddq_s32(acc_17, w_23);
-        const int32x4_t w_24 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_8)), vget_low_s16(red_9), vget_low_s16(yt_7));
-        const int32x4_t w_25 = vmlal_high_s16(vmull_high_s16(red_8, yt_8), red_9, yt_7);
+        const int32x4_t w_24 = nttgen_sntrup761_neon_madd_lo(red_8, yt_8, red_9, yt_7);
+        const int32x4_t w_25 = nttgen_sntrup761_neon_madd_hi(red_8, yt_8, red_9, yt_7);
         const int32x4_t acc_20 = vaddq_s32(acc_18, w_24);
         const int32x4_t acc_21 = vaddq_s32(acc_19, w_25);
-        const int32x4_t w_26 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_6)), vget_low_s16(red_11), vget_low_s16(yt_5));
-        const int32x4_t w_27 = vmlal_high_s16(vmull_high_s16(red_10, yt_6), red_11, yt_5);
+        const int32x4_t w_26 = nttgen_sntrup761_neon_madd_lo(red_10, yt_6, red_11, yt_5);
+        const int32x4_t w_27 = nttgen_sntrup761_neon_madd_hi(red_10, yt_6, red_11, yt_5);
         const int32x4_t acc_22 = vaddq_s32(acc_20, w_26);
         const int32x4_t acc_23 = vaddq_s32(acc_21, w_27);
-        const int32x4_t w_28 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_4)), vget_low_s16(red_13), vget_low_s16(yt_3));
-        const int32x4_t w_29 = vmlal_high_s16(vmull_high_s16(red_12, yt_4), red_13, yt_3);
+        const int32x4_t w_28 = nttgen_sntrup761_neon_madd_lo(red_12, yt_4, red_13, yt_3);
+        const int32x4_t w_29 = nttgen_sntrup761_neon_madd_hi(red_12, yt_4, red_13, yt_3);
         const int32x4_t acc_24 = vaddq_s32(acc_22, w_28);
         const int32x4_t acc_25 = vaddq_s32(acc_23, w_29);
-        const int32x4_t w_30 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_2)), vget_low_s16(red_15), vget_low_s16(yt_1));
-        const int32x4_t w_31 = vmlal_high_s16(vmull_high_s16(red_14, yt_2), red_15, yt_1);
+        const int32x4_t w_30 = nttgen_sntrup761_neon_madd_lo(red_14, yt_2, red_15, yt_1);
+        const int32x4_t w_31 = nttgen_sntrup761_neon_madd_hi(red_14, yt_2, red_15, yt_1);
         const int32x4_t acc_26 = vaddq_s32(acc_24, w_30);
         const int32x4_t acc_27 = vaddq_s32(acc_25, w_31);
         const int16x8_t c_1 = nttgen_sntrup761_neon_mredw(acc_26, acc_27);
-        const int32x4_t w_32 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_18)), vget_low_s16(red_1), vget_low_s16(red_17));
-        const int32x4_t w_33 = vmlal_high_s16(vmull_high_s16(red_0, red_18), red_1, red_17);
-        const int32x4_t w_34 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_16)), vget_low_s16(red_3), vget_low_s16(yt_14));
-        const int32x4_t w_35 = vmlal_high_s16(vmull_high_s16(red_2, red_16), red_3, yt_14);
+        const int32x4_t w_32 = nttgen_sntrup761_neon_madd_lo(red_0, red_18, red_1, red_17);
+        const int32x4_t w_33 = nttgen_sntrup761_neon_madd_hi(red_0, red_18, red_1, red_17);
+        const int32x4_t w_34 = nttgen_sntrup761_neon_madd_lo(red_2, red_16, red_3, yt_14);
+        const int32x4_t w_35 = nttgen_sntrup761_neon_madd_hi(red_2, red_16, red_3, yt_14);
         const int32x4_t acc_28 = vaddq_s32(w_32, w_34);
         const int32x4_t acc_29 = vaddq_s32(w_33, w_35);
-        const int32x4_t w_36 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(yt_13)), vget_low_s16(red_5), vget_low_s16(yt_12));
-        const int32x4_t w_37 = vmlal_high_s16(vmull_high_s16(red_4, yt_13), red_5, yt_12);
+        const int32x4_t w_36 = nttgen_sntrup761_neon_madd_lo(red_4, yt_13, red_5, yt_12);
+        const int32x4_t w_37 = nttgen_sntrup761_neon_madd_hi(red_4, yt_13, red_5, yt_12);
         const int32x4_t acc_30 = vaddq_s32(acc_28, w_36);
         const int32x4_t acc_31 = vaddq_s32(acc_29, w_37);
-        const int32x4_t w_38 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(yt_11)), vget_low_s16(red_7), vget_low_s16(yt_10));
-        const int32x4_t w_39 = vmlal_high_s16(vmull_high_s16(red_6, yt_11), red_7, yt_10);
+        const int32x4_t w_38 = nttgen_sntrup761_neon_madd_lo(red_6, yt_11, red_7, yt_10);
+        const int32x4_t w_39 = nttgen_sntrup761_neon_madd_hi(red_6, yt_11, red_7, yt_10);
         const int32x4_t acc_32 = vaddq_s32(acc_30, w_38);
         const int32x4_t acc_33 = vaddq_s32(acc_31, w_39);
-        const int32x4_t w_40 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_9)), vget_low_s16(red_9), vget_low_s16(yt_8));
-        const int32x4_t w_41 = vmlal_high_s16(vmull_high_s16(red_8, yt_9), red_9, yt_8);
+        const int32x4_t w_40 = nttgen_sntrup761_neon_madd_lo(red_8, yt_9, red_9, yt_8);
+        const int32x4_t w_41 = nttgen_sntrup761_neon_madd_hi(red_8, yt_9, red_9, yt_8);
         const int32x4_t acc_34 = vaddq_s32(acc_32, w_40);
         const int32x4_t acc_35 = vaddq_s32(acc_33, w_41);
-        const int32x4_t w_42 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_7)), vget_low_s16(red_11), vget_low_s16(yt_6));
-        const int32x4_t w_43 = vmlal_high_s16(vmull_high_s16(red_10, yt_7), red_11, yt_6);
+        const int32x4_t w_42 = nttgen_sntrup761_neon_madd_lo(red_10, yt_7, red_11, yt_6);
+        const int32x4_t w_43 = nttgen_sntrup761_neon_madd_hi(red_10, yt_7, red_11, yt_6);
         const int32x4_t acc_36 = vaddq_s32(acc_34, w_42);
         const int32x4_t acc_37 = vaddq_s32(acc_35, w_43);
-        const int32x4_t w_44 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_5)), vget_low_s16(red_13), vget_low_s16(yt_4));
-        const int32x4_t w_45 = vmlal_high_s16(vmull_high_s16(red_12, yt_5), red_13, yt_4);
+        const int32x4_t w_44 = nttgen_sntrup761_neon_madd_lo(red_12, yt_5, red_13, yt_4);
+        const int32x4_t w_45 = nttgen_sntrup761_neon_madd_hi(red_12, yt_5, red_13, yt_4);
         const int32x4_t acc_38 = vaddq_s32(acc_36, w_44);
         const int32x4_t acc_39 = vaddq_s32(acc_37, w_45);
-        const int32x4_t w_46 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_3)), vget_low_s16(red_15), vget_low_s16(yt_2));
-        const int32x4_t w_47 = vmlal_high_s16(vmull_high_s16(red_14, yt_3), red_15, yt_2);
+        const int32x4_t w_46 = nttgen_sntrup761_neon_madd_lo(red_14, yt_3, red_15, yt_2);
+        const int32x4_t w_47 = nttgen_sntrup761_neon_madd_hi(red_14, yt_3, red_15, yt_2);
         const int32x4_t acc_40 = vaddq_s32(acc_38, w_46);
         const int32x4_t acc_41 = vaddq_s32(acc_39, w_47);
         const int16x8_t c_2 = nttgen_sntrup761_neon_mredw(acc_40, acc_41);
-        const int32x4_t w_48 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_19)), vget_low_s16(red_1), vget_low_s16(red_18));
-        const int32x4_t w_49 = vmlal_high_s16(vmull_high_s16(red_0, red_19), red_1, red_18);
-        const int32x4_t w_50 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_17)), vget_low_s16(red_3), vget_low_s16(red_16));
-        const int32x4_t w_51 = vmlal_high_s16(vmull_high_s16(red_2, red_17), red_3, red_16);
+        const int32x4_t w_48 = nttgen_sntrup761_neon_madd_lo(red_0, red_19, red_1, red_18);
+        const int32x4_t w_49 = nttgen_sntrup761_neon_madd_hi(red_0, red_19, red_1, red_18);
+        const int32x4_t w_50 = nttgen_sntrup761_neon_madd_lo(red_2, red_17, red_3, red_16);
+        const int32x4_t w_51 = nttgen_sntrup761_neon_madd_hi(red_2, red_17, red_3, red_16);
         const int32x4_t acc_42 = vaddq_s32(w_48, w_50);
         const int32x4_t acc_43 = vaddq_s32(w_49, w_51);
-        const int32x4_t w_52 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(yt_14)), vget_low_s16(red_5), vget_low_s16(yt_13));
-        const int32x4_t w_53 = vmlal_high_s16(vmull_high_s16(red_4, yt_14), red_5, yt_13);
+        const int32x4_t w_52 = nttgen_sntrup761_neon_madd_lo(red_4, yt_14, red_5, yt_13);
+        const int32x4_t w_53 = nttgen_sntrup761_neon_madd_hi(red_4, yt_14, red_5, yt_13);
         const int32x4_t acc_44 = vaddq_s32(acc_42, w_52);
         const int32x4_t acc_45 = vaddq_s32(acc_43, w_53);
-        const int32x4_t w_54 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(yt_12)), vget_low_s16(red_7), vget_low_s16(yt_11));
-        const int32x4_t w_55 = vmlal_high_s16(vmull_high_s16(red_6, yt_12), red_7, yt_11);
+        const int32x4_t w_54 = nttgen_sntrup761_neon_madd_lo(red_6, yt_12, red_7, yt_11);
+        const int32x4_t w_55 = nttgen_sntrup761_neon_madd_hi(red_6, yt_12, red_7, yt_11);
         const int32x4_t acc_46 = vaddq_s32(acc_44, w_54);
         const int32x4_t acc_47 = vaddq_s32(acc_45, w_55);
-        const int32x4_t w_56 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_10)), vget_low_s16(red_9), vget_low_s16(yt_9));
-        const int32x4_t w_57 = vmlal_high_s16(vmull_high_s16(red_8, yt_10), red_9, yt_9);
+        const int32x4_t w_56 = nttgen_sntrup761_neon_madd_lo(red_8, yt_10, red_9, yt_9);
+        const int32x4_t w_57 = nttgen_sntrup761_neon_madd_hi(red_8, yt_10, red_9, yt_9);
         const int32x4_t acc_48 = vaddq_s32(acc_46, w_56);
         const int32x4_t acc_49 = vaddq_s32(acc_47, w_57);
-        const int32x4_t w_58 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_8)), vget_low_s16(red_11), vget_low_s16(yt_7));
-        const int32x4_t w_59 = vmlal_high_s16(vmull_high_s16(red_10, yt_8), red_11, yt_7);
+        const int32x4_t w_58 = nttgen_sntrup761_neon_madd_lo(red_10, yt_8, red_11, yt_7);
+        const int32x4_t w_59 = nttgen_sntrup761_neon_madd_hi(red_10, yt_8, red_11, yt_7);
         const int32x4_t acc_50 = vaddq_s32(acc_48, w_58);
         const int32x4_t acc_51 = vaddq_s32(acc_49, w_59);
-        const int32x4_t w_60 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_6)), vget_low_s16(red_13), vget_low_s16(yt_5));
-        const int32x4_t w_61 = vmlal_high_s16(vmull_high_s16(red_12, yt_6), red_13, yt_5);
+        const int32x4_t w_60 = nttgen_sntrup761_neon_madd_lo(red_12, yt_6, red_13, yt_5);
+        const int32x4_t w_61 = nttgen_sntrup761_neon_madd_hi(red_12, yt_6, red_13, yt_5);
         const int32x4_t acc_52 = vaddq_s32(acc_50, w_60);
         const int32x4_t acc_53 = vaddq_s32(acc_51, w_61);
-        const int32x4_t w_62 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_4)), vget_low_s16(red_15), vget_low_s16(yt_3));
-        const int32x4_t w_63 = vmlal_high_s16(vmull_high_s16(red_14, yt_4), red_15, yt_3);
+        const int32x4_t w_62 = nttgen_sntrup761_neon_madd_lo(red_14, yt_4, red_15, yt_3);
+        const int32x4_t w_63 = nttgen_sntrup761_neon_madd_hi(red_14, yt_4, red_15, yt_3);
         const int32x4_t acc_54 = vaddq_s32(acc_52, w_62);
         const int32x4_t acc_55 = vaddq_s32(acc_53, w_63);
         const int16x8_t c_3 = nttgen_sntrup761_neon_mredw(acc_54, acc_55);
-        const int32x4_t w_64 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_20)), vget_low_s16(red_1), vget_low_s16(red_19));
-        const int32x4_t w_65 = vmlal_high_s16(vmull_high_s16(red_0, red_20), red_1, red_19);
-        const int32x4_t w_66 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_18)), vget_low_s16(red_3), vget_low_s16(red_17));
-        const int32x4_t w_67 = vmlal_high_s16(vmull_high_s16(red_2, red_18), red_3, red_17);
+        const int32x4_t w_64 = nttgen_sntrup761_neon_madd_lo(red_0, red_20, red_1, red_19);
+        const int32x4_t w_65 = nttgen_sntrup761_neon_madd_hi(red_0, red_20, red_1, red_19);
+        const int32x4_t w_66 = nttgen_sntrup761_neon_madd_lo(red_2, red_18, red_3, red_17);
+        const int32x4_t w_67 = nttgen_sntrup761_neon_madd_hi(red_2, red_18, red_3, red_17);
         const int32x4_t acc_56 = vaddq_s32(w_64, w_66);
         const int32x4_t acc_57 = vaddq_s32(w_65, w_67);
-        const int32x4_t w_68 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_16)), vget_low_s16(red_5), vget_low_s16(yt_14));
-        const int32x4_t w_69 = vmlal_high_s16(vmull_high_s16(red_4, red_16), red_5, yt_14);
+        const int32x4_t w_68 = nttgen_sntrup761_neon_madd_lo(red_4, red_16, red_5, yt_14);
+        const int32x4_t w_69 = nttgen_sntrup761_neon_madd_hi(red_4, red_16, red_5, yt_14);
         const int32x4_t acc_58 = vaddq_s32(acc_56, w_68);
         const int32x4_t acc_59 = vaddq_s32(acc_57, w_69);
-        const int32x4_t w_70 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(yt_13)), vget_low_s16(red_7), vget_low_s16(yt_12));
-        const int32x4_t w_71 = vmlal_high_s16(vmull_high_s16(red_6, yt_13), red_7, yt_12);
+        const int32x4_t w_70 = nttgen_sntrup761_neon_madd_lo(red_6, yt_13, red_7, yt_12);
+        const int32x4_t w_71 = nttgen_sntrup761_neon_madd_hi(red_6, yt_13, red_7, yt_12);
         const int32x4_t acc_60 = vaddq_s32(acc_58, w_70);
         const int32x4_t acc_61 = vaddq_s32(acc_59, w_71);
-        const int32x4_t w_72 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_11)), vget_low_s16(red_9), vget_low_s16(yt_10));
-        const int32x4_t w_73 = vmlal_high_s16(vmull_high_s16(red_8, yt_11), red_9, yt_10);
+        const int32x4_t w_72 = nttgen_sntrup761_neon_madd_lo(red_8, yt_11, red_9, yt_10);
+        const int32x4_t w_73 = nttgen_sntrup761_neon_madd_hi(red_8, yt_11, red_9, yt_10);
         const int32x4_t acc_62 = vaddq_s32(acc_60, w_72);
         const int32x4_t acc_63 = vaddq_s32(acc_61, w_73);
-        const int32x4_t w_74 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_9)), vget_low_s16(red_11), vget_low_s16(yt_8));
-        const int32x4_t w_75 = vmlal_high_s16(vmull_high_s16(red_10, yt_9), red_11, yt_8);
+        const int32x4_t w_74 = nttgen_sntrup761_neon_madd_lo(red_10, yt_9, red_11, yt_8);
+        const int32x4_t w_75 = nttgen_sntrup761_neon_madd_hi(red_10, yt_9, red_11, yt_8);
         const int32x4_t acc_64 = vaddq_s32(acc_62, w_74);
         const int32x4_t acc_65 = vaddq_s32(acc_63, w_75);
-        const int32x4_t w_76 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_7)), vget_low_s16(red_13), vget_low_s16(yt_6));
-        const int32x4_t w_77 = vmlal_high_s16(vmull_high_s16(red_12, yt_7), red_13, yt_6);
+        const int32x4_t w_76 = nttgen_sntrup761_neon_madd_lo(red_12, yt_7, red_13, yt_6);
+        const int32x4_t w_77 = nttgen_sntrup761_neon_madd_hi(red_12, yt_7, red_13, yt_6);
         const int32x4_t acc_66 = vaddq_s32(acc_64, w_76);
         const int32x4_t acc_67 = vaddq_s32(acc_65, w_77);
-        const int32x4_t w_78 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_5)), vget_low_s16(red_15), vget_low_s16(yt_4));
-        const int32x4_t w_79 = vmlal_high_s16(vmull_high_s16(red_14, yt_5), red_15, yt_4);
+        const int32x4_t w_78 = nttgen_sntrup761_neon_madd_lo(red_14, yt_5, red_15, yt_4);
+        const int32x4_t w_79 = nttgen_sntrup761_neon_madd_hi(red_14, yt_5, red_15, yt_4);
         const int32x4_t acc_68 = vaddq_s32(acc_66, w_78);
         const int32x4_t acc_69 = vaddq_s32(acc_67, w_79);
         const int16x8_t c_4 = nttgen_sntrup761_neon_mredw(acc_68, acc_69);
-        const int32x4_t w_80 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_21)), vget_low_s16(red_1), vget_low_s16(red_20));
-        const int32x4_t w_81 = vmlal_high_s16(vmull_high_s16(red_0, red_21), red_1, red_20);
-        const int32x4_t w_82 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_19)), vget_low_s16(red_3), vget_low_s16(red_18));
-        const int32x4_t w_83 = vmlal_high_s16(vmull_high_s16(red_2, red_19), red_3, red_18);
+        const int32x4_t w_80 = nttgen_sntrup761_neon_madd_lo(red_0, red_21, red_1, red_20);
+        const int32x4_t w_81 = nttgen_sntrup761_neon_madd_hi(red_0, red_21, red_1, red_20);
+        const int32x4_t w_82 = nttgen_sntrup761_neon_madd_lo(red_2, red_19, red_3, red_18);
+        const int32x4_t w_83 = nttgen_sntrup761_neon_madd_hi(red_2, red_19, red_3, red_18);
         const int32x4_t acc_70 = vaddq_s32(w_80, w_82);
         const int32x4_t acc_71 = vaddq_s32(w_81, w_83);
-        const int32x4_t w_84 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_17)), vget_low_s16(red_5), vget_low_s16(red_16));
-        const int32x4_t w_85 = vmlal_high_s16(vmull_high_s16(red_4, red_17), red_5, red_16);
+        const int32x4_t w_84 = nttgen_sntrup761_neon_madd_lo(red_4, red_17, red_5, red_16);
+        const int32x4_t w_85 = nttgen_sntrup761_neon_madd_hi(red_4, red_17, red_5, red_16);
         const int32x4_t acc_72 = vaddq_s32(acc_70, w_84);
         const int32x4_t acc_73 = vaddq_s32(acc_71, w_85);
-        const int32x4_t w_86 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(yt_14)), vget_low_s16(red_7), vget_low_s16(yt_13));
-        const int32x4_t w_87 = vmlal_high_s16(vmull_high_s16(red_6, yt_14), red_7, yt_13);
+        const int32x4_t w_86 = nttgen_sntrup761_neon_madd_lo(red_6, yt_14, red_7, yt_13);
+        const int32x4_t w_87 = nttgen_sntrup761_neon_madd_hi(red_6, yt_14, red_7, yt_13);
         const int32x4_t acc_74 = vaddq_s32(acc_72, w_86);
         const int32x4_t acc_75 = vaddq_s32(acc_73, w_87);
-        const int32x4_t w_88 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_12)), vget_low_s16(red_9), vget_low_s16(yt_11));
-        const int32x4_t w_89 = vmlal_high_s16(vmull_high_s16(red_8, yt_12), red_9, yt_11);
+        const int32x4_t w_88 = nttgen_sntrup761_neon_madd_lo(red_8, yt_12, red_9, yt_11);
+        const int32x4_t w_89 = nttgen_sntrup761_neon_madd_hi(red_8, yt_12, red_9, yt_11);
         const int32x4_t acc_76 = vaddq_s32(acc_74, w_88);
         const int32x4_t acc_77 = vaddq_s32(acc_75, w_89);
-        const int32x4_t w_90 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_10)), vget_low_s16(red_11), vget_low_s16(yt_9));
-        const int32x4_t w_91 = vmlal_high_s16(vmull_high_s16(red_10, yt_10), red_11, yt_9);
+        const int32x4_t w_90 = nttgen_sntrup761_neon_madd_lo(red_10, yt_10, red_11, yt_9);
+        const int32x4_t w_91 = nttgen_sntrup761_neon_madd_hi(red_10, yt_10, red_11, yt_9);
         const int32x4_t acc_78 = vaddq_s32(acc_76, w_90);
         const int32x4_t acc_79 = vaddq_s32(acc_77, w_91);
-        const int32x4_t w_92 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_8)), vget_low_s16(red_13), vget_low_s16(yt_7));
-        const int32x4_t w_93 = vmlal_high_s16(vmull_high_s16(red_12, yt_8), red_13, yt_7);
+        const int32x4_t w_92 = nttgen_sntrup761_neon_madd_lo(red_12, yt_8, red_13, yt_7);
+        const int32x4_t w_93 = nttgen_sntrup761_neon_madd_hi(red_12, yt_8, red_13, yt_7);
         const int32x4_t acc_80 = vaddq_s32(acc_78, w_92);
         const int32x4_t acc_81 = vaddq_s32(acc_79, w_93);
-        const int32x4_t w_94 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_6)), vget_low_s16(red_15), vget_low_s16(yt_5));
-        const int32x4_t w_95 = vmlal_high_s16(vmull_high_s16(red_14, yt_6), red_15, yt_5);
+        const int32x4_t w_94 = nttgen_sntrup761_neon_madd_lo(red_14, yt_6, red_15, yt_5);
+        const int32x4_t w_95 = nttgen_sntrup761_neon_madd_hi(red_14, yt_6, red_15, yt_5);
         const int32x4_t acc_82 = vaddq_s32(acc_80, w_94);
         const int32x4_t acc_83 = vaddq_s32(acc_81, w_95);
         const int16x8_t c_5 = nttgen_sntrup761_neon_mredw(acc_82, acc_83);
-        const int32x4_t w_96 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_22)), vget_low_s16(red_1), vget_low_s16(red_21));
-        const int32x4_t w_97 = vmlal_high_s16(vmull_high_s16(red_0, red_22), red_1, red_21);
-        const int32x4_t w_98 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_20)), vget_low_s16(red_3), vget_low_s16(red_19));
-        const int32x4_t w_99 = vmlal_high_s16(vmull_high_s16(red_2, red_20), red_3, red_19);
+        const int32x4_t w_96 = nttgen_sntrup761_neon_madd_lo(red_0, red_22, red_1, red_21);
+        const int32x4_t w_97 = nttgen_sntrup761_neon_madd_hi(red_0, red_22, red_1, red_21);
+        const int32x4_t w_98 = nttgen_sntrup761_neon_madd_lo(red_2, red_20, red_3, red_19);
+        const int32x4_t w_99 = nttgen_sntrup761_neon_madd_hi(red_2, red_20, red_3, red_19);
         const int32x4_t acc_84 = vaddq_s32(w_96, w_98);
         const int32x4_t acc_85 = vaddq_s32(w_97, w_99);
-        const int32x4_t w_100 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_18)), vget_low_s16(red_5), vget_low_s16(red_17));
-        const int32x4_t w_101 = vmlal_high_s16(vmull_high_s16(red_4, red_18), red_5, red_17);
+        const int32x4_t w_100 = nttgen_sntrup761_neon_madd_lo(red_4, red_18, red_5, red_17);
+        const int32x4_t w_101 = nttgen_sntrup761_neon_madd_hi(red_4, red_18, red_5, red_17);
         const int32x4_t acc_86 = vaddq_s32(acc_84, w_100);
         const int32x4_t acc_87 = vaddq_s32(acc_85, w_101);
-        const int32x4_t w_102 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_16)), vget_low_s16(red_7), vget_low_s16(yt_14));
-        const int32x4_t w_103 = vmlal_high_s16(vmull_high_s16(red_6, red_16), red_7, yt_14);
+        const int32x4_t w_102 = nttgen_sntrup761_neon_madd_lo(red_6, red_16, red_7, yt_14);
+        const int32x4_t w_103 = nttgen_sntrup761_neon_madd_hi(red_6, red_16, red_7, yt_14);
         const int32x4_t acc_88 = vaddq_s32(acc_86, w_102);
         const int32x4_t acc_89 = vaddq_s32(acc_87, w_103);
-        const int32x4_t w_104 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_13)), vget_low_s16(red_9), vget_low_s16(yt_12));
-        const int32x4_t w_105 = vmlal_high_s16(vmull_high_s16(red_8, yt_13), red_9, yt_12);
+        const int32x4_t w_104 = nttgen_sntrup761_neon_madd_lo(red_8, yt_13, red_9, yt_12);
+        const int32x4_t w_105 = nttgen_sntrup761_neon_madd_hi(red_8, yt_13, red_9, yt_12);
         const int32x4_t acc_90 = vaddq_s32(acc_88, w_104);
         const int32x4_t acc_91 = vaddq_s32(acc_89, w_105);
-        const int32x4_t w_106 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_11)), vget_low_s16(red_11), vget_low_s16(yt_10));
-        const int32x4_t w_107 = vmlal_high_s16(vmull_high_s16(red_10, yt_11), red_11, yt_10);
+        const int32x4_t w_106 = nttgen_sntrup761_neon_madd_lo(red_10, yt_11, red_11, yt_10);
+        const int32x4_t w_107 = nttgen_sntrup761_neon_madd_hi(red_10, yt_11, red_11, yt_10);
         const int32x4_t acc_92 = vaddq_s32(acc_90, w_106);
         const int32x4_t acc_93 = vaddq_s32(acc_91, w_107);
-        const int32x4_t w_108 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_9)), vget_low_s16(red_13), vget_low_s16(yt_8));
-        const int32x4_t w_109 = vmlal_high_s16(vmull_high_s16(red_12, yt_9), red_13, yt_8);
+        const int32x4_t w_108 = nttgen_sntrup761_neon_madd_lo(red_12, yt_9, red_13, yt_8);
+        const int32x4_t w_109 = nttgen_sntrup761_neon_madd_hi(red_12, yt_9, red_13, yt_8);
         const int32x4_t acc_94 = vaddq_s32(acc_92, w_108);
         const int32x4_t acc_95 = vaddq_s32(acc_93, w_109);
-        const int32x4_t w_110 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_7)), vget_low_s16(red_15), vget_low_s16(yt_6));
-        const int32x4_t w_111 = vmlal_high_s16(vmull_high_s16(red_14, yt_7), red_15, yt_6);
+        const int32x4_t w_110 = nttgen_sntrup761_neon_madd_lo(red_14, yt_7, red_15, yt_6);
+        const int32x4_t w_111 = nttgen_sntrup761_neon_madd_hi(red_14, yt_7, red_15, yt_6);
         const int32x4_t acc_96 = vaddq_s32(acc_94, w_110);
         const int32x4_t acc_97 = vaddq_s32(acc_95, w_111);
         const int16x8_t c_6 = nttgen_sntrup761_neon_mredw(acc_96, acc_97);
-        const int32x4_t w_112 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_23)), vget_low_s16(red_1), vget_low_s16(red_22));
-        const int32x4_t w_113 = vmlal_high_s16(vmull_high_s16(red_0, red_23), red_1, red_22);
-        const int32x4_t w_114 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_21)), vget_low_s16(red_3), vget_low_s16(red_20));
-        const int32x4_t w_115 = vmlal_high_s16(vmull_high_s16(red_2, red_21), red_3, red_20);
+        const int32x4_t w_112 = nttgen_sntrup761_neon_madd_lo(red_0, red_23, red_1, red_22);
+        const int32x4_t w_113 = nttgen_sntrup761_neon_madd_hi(red_0, red_23, red_1, red_22);
+        const int32x4_t w_114 = nttgen_sntrup761_neon_madd_lo(red_2, red_21, red_3, red_20);
+        const int32x4_t w_115 = nttgen_sntrup761_neon_madd_hi(red_2, red_21, red_3, red_20);
         const int32x4_t acc_98 = vaddq_s32(w_112, w_114);
         const int32x4_t acc_99 = vaddq_s32(w_113, w_115);
-        const int32x4_t w_116 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_19)), vget_low_s16(red_5), vget_low_s16(red_18));
-        const int32x4_t w_117 = vmlal_high_s16(vmull_high_s16(red_4, red_19), red_5, red_18);
+        const int32x4_t w_116 = nttgen_sntrup761_neon_madd_lo(red_4, red_19, red_5, red_18);
+        const int32x4_t w_117 = nttgen_sntrup761_neon_madd_hi(red_4, red_19, red_5, red_18);
         const int32x4_t acc_100 = vaddq_s32(acc_98, w_116);
         const int32x4_t acc_101 = vaddq_s32(acc_99, w_117);
-        const int32x4_t w_118 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_17)), vget_low_s16(red_7), vget_low_s16(red_16));
-        const int32x4_t w_119 = vmlal_high_s16(vmull_high_s16(red_6, red_17), red_7, red_16);
+        const int32x4_t w_118 = nttgen_sntrup761_neon_madd_lo(red_6, red_17, red_7, red_16);
+        const int32x4_t w_119 = nttgen_sntrup761_neon_madd_hi(red_6, red_17, red_7, red_16);
         const int32x4_t acc_102 = vaddq_s32(acc_100, w_118);
         const int32x4_t acc_103 = vaddq_s32(acc_101, w_119);
-        const int32x4_t w_120 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(yt_14)), vget_low_s16(red_9), vget_low_s16(yt_13));
-        const int32x4_t w_121 = vmlal_high_s16(vmull_high_s16(red_8, yt_14), red_9, yt_13);
+        const int32x4_t w_120 = nttgen_sntrup761_neon_madd_lo(red_8, yt_14, red_9, yt_13);
+        const int32x4_t w_121 = nttgen_sntrup761_neon_madd_hi(red_8, yt_14, red_9, yt_13);
         const int32x4_t acc_104 = vaddq_s32(acc_102, w_120);
         const int32x4_t acc_105 = vaddq_s32(acc_103, w_121);
-        const int32x4_t w_122 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_12)), vget_low_s16(red_11), vget_low_s16(yt_11));
-        const int32x4_t w_123 = vmlal_high_s16(vmull_high_s16(red_10, yt_12), red_11, yt_11);
+        const int32x4_t w_122 = nttgen_sntrup761_neon_madd_lo(red_10, yt_12, red_11, yt_11);
+        const int32x4_t w_123 = nttgen_sntrup761_neon_madd_hi(red_10, yt_12, red_11, yt_11);
         const int32x4_t acc_106 = vaddq_s32(acc_104, w_122);
         const int32x4_t acc_107 = vaddq_s32(acc_105, w_123);
-        const int32x4_t w_124 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_10)), vget_low_s16(red_13), vget_low_s16(yt_9));
-        const int32x4_t w_125 = vmlal_high_s16(vmull_high_s16(red_12, yt_10), red_13, yt_9);
+        const int32x4_t w_124 = nttgen_sntrup761_neon_madd_lo(red_12, yt_10, red_13, yt_9);
+        const int32x4_t w_125 = nttgen_sntrup761_neon_madd_hi(red_12, yt_10, red_13, yt_9);
         const int32x4_t acc_108 = vaddq_s32(acc_106, w_124);
         const int32x4_t acc_109 = vaddq_s32(acc_107, w_125);
-        const int32x4_t w_126 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_8)), vget_low_s16(red_15), vget_low_s16(yt_7));
-        const int32x4_t w_127 = vmlal_high_s16(vmull_high_s16(red_14, yt_8), red_15, yt_7);
+        const int32x4_t w_126 = nttgen_sntrup761_neon_madd_lo(red_14, yt_8, red_15, yt_7);
+        const int32x4_t w_127 = nttgen_sntrup761_neon_madd_hi(red_14, yt_8, red_15, yt_7);
         const int32x4_t acc_110 = vaddq_s32(acc_108, w_126);
         const int32x4_t acc_111 = vaddq_s32(acc_109, w_127);
         const int16x8_t c_7 = nttgen_sntrup761_neon_mredw(acc_110, acc_111);
-        const int32x4_t w_128 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_24)), vget_low_s16(red_1), vget_low_s16(red_23));
-        const int32x4_t w_129 = vmlal_high_s16(vmull_high_s16(red_0, red_24), red_1, red_23);
-        const int32x4_t w_130 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_22)), vget_low_s16(red_3), vget_low_s16(red_21));
-        const int32x4_t w_131 = vmlal_high_s16(vmull_high_s16(red_2, red_22), red_3, red_21);
+        const int32x4_t w_128 = nttgen_sntrup761_neon_madd_lo(red_0, red_24, red_1, red_23);
+        const int32x4_t w_129 = nttgen_sntrup761_neon_madd_hi(red_0, red_24, red_1, red_23);
+        const int32x4_t w_130 = nttgen_sntrup761_neon_madd_lo(red_2, red_22, red_3, red_21);
+        const int32x4_t w_131 = nttgen_sntrup761_neon_madd_hi(red_2, red_22, red_3, red_21);
         const int32x4_t acc_112 = vaddq_s32(w_128, w_130);
         const int32x4_t acc_113 = vaddq_s32(w_129, w_131);
-        const int32x4_t w_132 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_20)), vget_low_s16(red_5), vget_low_s16(red_19));
-        const int32x4_t w_133 = vmlal_high_s16(vmull_high_s16(red_4, red_20), red_5, red_19);
+        const int32x4_t w_132 = nttgen_sntrup761_neon_madd_lo(red_4, red_20, red_5, red_19);
+        const int32x4_t w_133 = nttgen_sntrup761_neon_madd_hi(red_4, red_20, red_5, red_19);
         const int32x4_t acc_114 = vaddq_s32(acc_112, w_132);
         const int32x4_t acc_115 = vaddq_s32(acc_113, w_133);
-        const int32x4_t w_134 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_18)), vget_low_s16(red_7), vget_low_s16(red_17));
-        const int32x4_t w_135 = vmlal_high_s16(vmull_high_s16(red_6, red_18), red_7, red_17);
+        const int32x4_t w_134 = nttgen_sntrup761_neon_madd_lo(red_6, red_18, red_7, red_17);
+        const int32x4_t w_135 = nttgen_sntrup761_neon_madd_hi(red_6, red_18, red_7, red_17);
         const int32x4_t acc_116 = vaddq_s32(acc_114, w_134);
         const int32x4_t acc_117 = vaddq_s32(acc_115, w_135);
-        const int32x4_t w_136 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_16)), vget_low_s16(red_9), vget_low_s16(yt_14));
-        const int32x4_t w_137 = vmlal_high_s16(vmull_high_s16(red_8, red_16), red_9, yt_14);
+        const int32x4_t w_136 = nttgen_sntrup761_neon_madd_lo(red_8, red_16, red_9, yt_14);
+        const int32x4_t w_137 = nttgen_sntrup761_neon_madd_hi(red_8, red_16, red_9, yt_14);
         const int32x4_t acc_118 = vaddq_s32(acc_116, w_136);
         const int32x4_t acc_119 = vaddq_s32(acc_117, w_137);
-        const int32x4_t w_138 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_13)), vget_low_s16(red_11), vget_low_s16(yt_12));
-        const int32x4_t w_139 = vmlal_high_s16(vmull_high_s16(red_10, yt_13), red_11, yt_12);
+        const int32x4_t w_138 = nttgen_sntrup761_neon_madd_lo(red_10, yt_13, red_11, yt_12);
+        const int32x4_t w_139 = nttgen_sntrup761_neon_madd_hi(red_10, yt_13, red_11, yt_12);
         const int32x4_t acc_120 = vaddq_s32(acc_118, w_138);
         const int32x4_t acc_121 = vaddq_s32(acc_119, w_139);
-        const int32x4_t w_140 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_11)), vget_low_s16(red_13), vget_low_s16(yt_10));
-        const int32x4_t w_141 = vmlal_high_s16(vmull_high_s16(red_12, yt_11), red_13, yt_10);
+        const int32x4_t w_140 = nttgen_sntrup761_neon_madd_lo(red_12, yt_11, red_13, yt_10);
+        const int32x4_t w_141 = nttgen_sntrup761_neon_madd_hi(red_12, yt_11, red_13, yt_10);
         const int32x4_t acc_122 = vaddq_s32(acc_120, w_140);
         const int32x4_t acc_123 = vaddq_s32(acc_121, w_141);
-        const int32x4_t w_142 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_9)), vget_low_s16(red_15), vget_low_s16(yt_8));
-        const int32x4_t w_143 = vmlal_high_s16(vmull_high_s16(red_14, yt_9), red_15, yt_8);
+        const int32x4_t w_142 = nttgen_sntrup761_neon_madd_lo(red_14, yt_9, red_15, yt_8);
+        const int32x4_t w_143 = nttgen_sntrup761_neon_madd_hi(red_14, yt_9, red_15, yt_8);
         const int32x4_t acc_124 = vaddq_s32(acc_122, w_142);
         const int32x4_t acc_125 = vaddq_s32(acc_123, w_143);
         const int16x8_t c_8 = nttgen_sntrup761_neon_mredw(acc_124, acc_125);
-        const int32x4_t w_144 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_25)), vget_low_s16(red_1), vget_low_s16(red_24));
-        const int32x4_t w_145 = vmlal_high_s16(vmull_high_s16(red_0, red_25), red_1, red_24);
-        const int32x4_t w_146 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_23)), vget_low_s16(red_3), vget_low_s16(red_22));
-        const int32x4_t w_147 = vmlal_high_s16(vmull_high_s16(red_2, red_23), red_3, red_22);
+        const int32x4_t w_144 = nttgen_sntrup761_neon_madd_lo(red_0, red_25, red_1, red_24);
+        const int32x4_t w_145 = nttgen_sntrup761_neon_madd_hi(red_0, red_25, red_1, red_24);
+        const int32x4_t w_146 = nttgen_sntrup761_neon_madd_lo(red_2, red_23, red_3, red_22);
+        const int32x4_t w_147 = nttgen_sntrup761_neon_madd_hi(red_2, red_23, red_3, red_22);
         const int32x4_t acc_126 = vaddq_s32(w_144, w_146);
         const int32x4_t acc_127 = vaddq_s32(w_145, w_147);
-        const int32x4_t w_148 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_21)), vget_low_s16(red_5), vget_low_s16(red_20));
-        const int32x4_t w_149 = vmlal_high_s16(vmull_high_s16(red_4, red_21), red_5, red_20);
+        const int32x4_t w_148 = nttgen_sntrup761_neon_madd_lo(red_4, red_21, red_5, red_20);
+        const int32x4_t w_149 = nttgen_sntrup761_neon_madd_hi(red_4, red_21, red_5, red_20);
         const int32x4_t acc_128 = vaddq_s32(acc_126, w_148);
         const int32x4_t acc_129 = vaddq_s32(acc_127, w_149);
-        const int32x4_t w_150 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_19)), vget_low_s16(red_7), vget_low_s16(red_18));
-        const int32x4_t w_151 = vmlal_high_s16(vmull_high_s16(red_6, red_19), red_7, red_18);
+        const int32x4_t w_150 = nttgen_sntrup761_neon_madd_lo(red_6, red_19, red_7, red_18);
+        const int32x4_t w_151 = nttgen_sntrup761_neon_madd_hi(red_6, red_19, red_7, red_18);
         const int32x4_t acc_130 = vaddq_s32(acc_128, w_150);
         const int32x4_t acc_131 = vaddq_s32(acc_129, w_151);
-        const int32x4_t w_152 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_17)), vget_low_s16(red_9), vget_low_s16(red_16));
-        const int32x4_t w_153 = vmlal_high_s16(vmull_high_s16(red_8, red_17), red_9, red_16);
+        const int32x4_t w_152 = nttgen_sntrup761_neon_madd_lo(red_8, red_17, red_9, red_16);
+        const int32x4_t w_153 = nttgen_sntrup761_neon_madd_hi(red_8, red_17, red_9, red_16);
         const int32x4_t acc_132 = vaddq_s32(acc_130, w_152);
         const int32x4_t acc_133 = vaddq_s32(acc_131, w_153);
-        const int32x4_t w_154 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(yt_14)), vget_low_s16(red_11), vget_low_s16(yt_13));
-        const int32x4_t w_155 = vmlal_high_s16(vmull_high_s16(red_10, yt_14), red_11, yt_13);
+        const int32x4_t w_154 = nttgen_sntrup761_neon_madd_lo(red_10, yt_14, red_11, yt_13);
+        const int32x4_t w_155 = nttgen_sntrup761_neon_madd_hi(red_10, yt_14, red_11, yt_13);
         const int32x4_t acc_134 = vaddq_s32(acc_132, w_154);
         const int32x4_t acc_135 = vaddq_s32(acc_133, w_155);
-        const int32x4_t w_156 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_12)), vget_low_s16(red_13), vget_low_s16(yt_11));
-        const int32x4_t w_157 = vmlal_high_s16(vmull_high_s16(red_12, yt_12), red_13, yt_11);
+        const int32x4_t w_156 = nttgen_sntrup761_neon_madd_lo(red_12, yt_12, red_13, yt_11);
+        const int32x4_t w_157 = nttgen_sntrup761_neon_madd_hi(red_12, yt_12, red_13, yt_11);
         const int32x4_t acc_136 = vaddq_s32(acc_134, w_156);
         const int32x4_t acc_137 = vaddq_s32(acc_135, w_157);
-        const int32x4_t w_158 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_10)), vget_low_s16(red_15), vget_low_s16(yt_9));
-        const int32x4_t w_159 = vmlal_high_s16(vmull_high_s16(red_14, yt_10), red_15, yt_9);
+        const int32x4_t w_158 = nttgen_sntrup761_neon_madd_lo(red_14, yt_10, red_15, yt_9);
+        const int32x4_t w_159 = nttgen_sntrup761_neon_madd_hi(red_14, yt_10, red_15, yt_9);
         const int32x4_t acc_138 = vaddq_s32(acc_136, w_158);
         const int32x4_t acc_139 = vaddq_s32(acc_137, w_159);
         const int16x8_t c_9 = nttgen_sntrup761_neon_mredw(acc_138, acc_139);
-        const int32x4_t w_160 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_26)), vget_low_s16(red_1), vget_low_s16(red_25));
-        const int32x4_t w_161 = vmlal_high_s16(vmull_high_s16(red_0, red_26), red_1, red_25);
-        const int32x4_t w_162 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_24)), vget_low_s16(red_3), vget_low_s16(red_23));
-        const int32x4_t w_163 = vmlal_high_s16(vmull_high_s16(red_2, red_24), red_3, red_23);
+        const int32x4_t w_160 = nttgen_sntrup761_neon_madd_lo(red_0, red_26, red_1, red_25);
+        const int32x4_t w_161 = nttgen_sntrup761_neon_madd_hi(red_0, red_26, red_1, red_25);
+        const int32x4_t w_162 = nttgen_sntrup761_neon_madd_lo(red_2, red_24, red_3, red_23);
+        const int32x4_t w_163 = nttgen_sntrup761_neon_madd_hi(red_2, red_24, red_3, red_23);
         const int32x4_t acc_140 = vaddq_s32(w_160, w_162);
         const int32x4_t acc_141 = vaddq_s32(w_161, w_163);
-        const int32x4_t w_164 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_22)), vget_low_s16(red_5), vget_low_s16(red_21));
-        const int32x4_t w_165 = vmlal_high_s16(vmull_high_s16(red_4, red_22), red_5, red_21);
+        const int32x4_t w_164 = nttgen_sntrup761_neon_madd_lo(red_4, red_22, red_5, red_21);
+        const int32x4_t w_165 = nttgen_sntrup761_neon_madd_hi(red_4, red_22, red_5, red_21);
         const int32x4_t acc_142 = vaddq_s32(acc_140, w_164);
         const int32x4_t acc_143 = vaddq_s32(acc_141, w_165);
-        const int32x4_t w_166 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_20)), vget_low_s16(red_7), vget_low_s16(red_19));
-        const int32x4_t w_167 = vmlal_high_s16(vmull_high_s16(red_6, red_20), red_7, red_19);
+        const int32x4_t w_166 = nttgen_sntrup761_neon_madd_lo(red_6, red_20, red_7, red_19);
+        const int32x4_t w_167 = nttgen_sntrup761_neon_madd_hi(red_6, red_20, red_7, red_19);
         const int32x4_t acc_144 = vaddq_s32(acc_142, w_166);
         const int32x4_t acc_145 = vaddq_s32(acc_143, w_167);
-        const int32x4_t w_168 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_18)), vget_low_s16(red_9), vget_low_s16(red_17));
-        const int32x4_t w_169 = vmlal_high_s16(vmull_high_s16(red_8, red_18), red_9, red_17);
+        const int32x4_t w_168 = nttgen_sntrup761_neon_madd_lo(red_8, red_18, red_9, red_17);
+        const int32x4_t w_169 = nttgen_sntrup761_neon_madd_hi(red_8, red_18, red_9, red_17);
         const int32x4_t acc_146 = vaddq_s32(acc_144, w_168);
         const int32x4_t acc_147 = vaddq_s32(acc_145, w_169);
-        const int32x4_t w_170 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(red_16)), vget_low_s16(red_11), vget_low_s16(yt_14));
-        const int32x4_t w_171 = vmlal_high_s16(vmull_high_s16(red_10, red_16), red_11, yt_14);
+        const int32x4_t w_170 = nttgen_sntrup761_neon_madd_lo(red_10, red_16, red_11, yt_14);
+        const int32x4_t w_171 = nttgen_sntrup761_neon_madd_hi(red_10, red_16, red_11, yt_14);
         const int32x4_t acc_148 = vaddq_s32(acc_146, w_170);
         const int32x4_t acc_149 = vaddq_s32(acc_147, w_171);
-        const int32x4_t w_172 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_13)), vget_low_s16(red_13), vget_low_s16(yt_12));
-        const int32x4_t w_173 = vmlal_high_s16(vmull_high_s16(red_12, yt_13), red_13, yt_12);
+        const int32x4_t w_172 = nttgen_sntrup761_neon_madd_lo(red_12, yt_13, red_13, yt_12);
+        const int32x4_t w_173 = nttgen_sntrup761_neon_madd_hi(red_12, yt_13, red_13, yt_12);
         const int32x4_t acc_150 = vaddq_s32(acc_148, w_172);
         const int32x4_t acc_151 = vaddq_s32(acc_149, w_173);
-        const int32x4_t w_174 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_11)), vget_low_s16(red_15), vget_low_s16(yt_10));
-        const int32x4_t w_175 = vmlal_high_s16(vmull_high_s16(red_14, yt_11), red_15, yt_10);
+        const int32x4_t w_174 = nttgen_sntrup761_neon_madd_lo(red_14, yt_11, red_15, yt_10);
+        const int32x4_t w_175 = nttgen_sntrup761_neon_madd_hi(red_14, yt_11, red_15, yt_10);
         const int32x4_t acc_152 = vaddq_s32(acc_150, w_174);
         const int32x4_t acc_153 = vaddq_s32(acc_151, w_175);
         const int16x8_t c_10 = nttgen_sntrup761_neon_mredw(acc_152, acc_153);
-        const int32x4_t w_176 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_27)), vget_low_s16(red_1), vget_low_s16(red_26));
-        const int32x4_t w_177 = vmlal_high_s16(vmull_high_s16(red_0, red_27), red_1, red_26);
-        const int32x4_t w_178 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_25)), vget_low_s16(red_3), vget_low_s16(red_24));
-        const int32x4_t w_179 = vmlal_high_s16(vmull_high_s16(red_2, red_25), red_3, red_24);
+        const int32x4_t w_176 = nttgen_sntrup761_neon_madd_lo(red_0, red_27, red_1, red_26);
+        const int32x4_t w_177 = nttgen_sntrup761_neon_madd_hi(red_0, red_27, red_1, red_26);
+        const int32x4_t w_178 = nttgen_sntrup761_neon_madd_lo(red_2, red_25, red_3, red_24);
+        const int32x4_t w_179 = nttgen_sntrup761_neon_madd_hi(red_2, red_25, red_3, red_24);
         const int32x4_t acc_154 = vaddq_s32(w_176, w_178);
         const int32x4_t acc_155 = vaddq_s32(w_177, w_179);
-        const int32x4_t w_180 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_23)), vget_low_s16(red_5), vget_low_s16(red_22));
-        const int32x4_t w_181 = vmlal_high_s16(vmull_high_s16(red_4, red_23), red_5, red_22);
+        const int32x4_t w_180 = nttgen_sntrup761_neon_madd_lo(red_4, red_23, red_5, red_22);
+        const int32x4_t w_181 = nttgen_sntrup761_neon_madd_hi(red_4, red_23, red_5, red_22);
         const int32x4_t acc_156 = vaddq_s32(acc_154, w_180);
         const int32x4_t acc_157 = vaddq_s32(acc_155, w_181);
-        const int32x4_t w_182 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_21)), vget_low_s16(red_7), vget_low_s16(red_20));
-        const int32x4_t w_183 = vmlal_high_s16(vmull_high_s16(red_6, red_21), red_7, red_20);
+        const int32x4_t w_182 = nttgen_sntrup761_neon_madd_lo(red_6, red_21, red_7, red_20);
+        const int32x4_t w_183 = nttgen_sntrup761_neon_madd_hi(red_6, red_21, red_7, red_20);
         const int32x4_t acc_158 = vaddq_s32(acc_156, w_182);
         const int32x4_t acc_159 = vaddq_s32(acc_157, w_183);
-        const int32x4_t w_184 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_19)), vget_low_s16(red_9), vget_low_s16(red_18));
-        const int32x4_t w_185 = vmlal_high_s16(vmull_high_s16(red_8, red_19), red_9, red_18);
+        const int32x4_t w_184 = nttgen_sntrup761_neon_madd_lo(red_8, red_19, red_9, red_18);
+        const int32x4_t w_185 = nttgen_sntrup761_neon_madd_hi(red_8, red_19, red_9, red_18);
         const int32x4_t acc_160 = vaddq_s32(acc_158, w_184);
         const int32x4_t acc_161 = vaddq_s32(acc_159, w_185);
-        const int32x4_t w_186 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(red_17)), vget_low_s16(red_11), vget_low_s16(red_16));
-        const int32x4_t w_187 = vmlal_high_s16(vmull_high_s16(red_10, red_17), red_11, red_16);
+        const int32x4_t w_186 = nttgen_sntrup761_neon_madd_lo(red_10, red_17, red_11, red_16);
+        const int32x4_t w_187 = nttgen_sntrup761_neon_madd_hi(red_10, red_17, red_11, red_16);
         const int32x4_t acc_162 = vaddq_s32(acc_160, w_186);
         const int32x4_t acc_163 = vaddq_s32(acc_161, w_187);
-        const int32x4_t w_188 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(yt_14)), vget_low_s16(red_13), vget_low_s16(yt_13));
-        const int32x4_t w_189 = vmlal_high_s16(vmull_high_s16(red_12, yt_14), red_13, yt_13);
+        const int32x4_t w_188 = nttgen_sntrup761_neon_madd_lo(red_12, yt_14, red_13, yt_13);
+        const int32x4_t w_189 = nttgen_sntrup761_neon_madd_hi(red_12, yt_14, red_13, yt_13);
         const int32x4_t acc_164 = vaddq_s32(acc_162, w_188);
         const int32x4_t acc_165 = vaddq_s32(acc_163, w_189);
-        const int32x4_t w_190 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_12)), vget_low_s16(red_15), vget_low_s16(yt_11));
-        const int32x4_t w_191 = vmlal_high_s16(vmull_high_s16(red_14, yt_12), red_15, yt_11);
+        const int32x4_t w_190 = nttgen_sntrup761_neon_madd_lo(red_14, yt_12, red_15, yt_11);
+        const int32x4_t w_191 = nttgen_sntrup761_neon_madd_hi(red_14, yt_12, red_15, yt_11);
         const int32x4_t acc_166 = vaddq_s32(acc_164, w_190);
         const int32x4_t acc_167 = vaddq_s32(acc_165, w_191);
         const int16x8_t c_11 = nttgen_sntrup761_neon_mredw(acc_166, acc_167);
-        const int32x4_t w_192 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_28)), vget_low_s16(red_1), vget_low_s16(red_27));
-        const int32x4_t w_193 = vmlal_high_s16(vmull_high_s16(red_0, red_28), red_1, red_27);
-        const int32x4_t w_194 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_26)), vget_low_s16(red_3), vget_low_s16(red_25));
-        const int32x4_t w_195 = vmlal_high_s16(vmull_high_s16(red_2, red_26), red_3, red_25);
+        const int32x4_t w_192 = nttgen_sntrup761_neon_madd_lo(red_0, red_28, red_1, red_27);
+        const int32x4_t w_193 = nttgen_sntrup761_neon_madd_hi(red_0, red_28, red_1, red_27);
+        const int32x4_t w_194 = nttgen_sntrup761_neon_madd_lo(red_2, red_26, red_3, red_25);
+        const int32x4_t w_195 = nttgen_sntrup761_neon_madd_hi(red_2, red_26, red_3, red_25);
         const int32x4_t acc_168 = vaddq_s32(w_192, w_194);
         const int32x4_t acc_169 = vaddq_s32(w_193, w_195);
-        const int32x4_t w_196 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_24)), vget_low_s16(red_5), vget_low_s16(red_23));
-        const int32x4_t w_197 = vmlal_high_s16(vmull_high_s16(red_4, red_24), red_5, red_23);
+        const int32x4_t w_196 = nttgen_sntrup761_neon_madd_lo(red_4, red_24, red_5, red_23);
+        const int32x4_t w_197 = nttgen_sntrup761_neon_madd_hi(red_4, red_24, red_5, red_23);
         const int32x4_t acc_170 = vaddq_s32(acc_168, w_196);
         const int32x4_t acc_171 = vaddq_s32(acc_169, w_197);
-        const int32x4_t w_198 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_22)), vget_low_s16(red_7), vget_low_s16(red_21));
-        const int32x4_t w_199 = vmlal_high_s16(vmull_high_s16(red_6, red_22), red_7, red_21);
+        const int32x4_t w_198 = nttgen_sntrup761_neon_madd_lo(red_6, red_22, red_7, red_21);
+        const int32x4_t w_199 = nttgen_sntrup761_neon_madd_hi(red_6, red_22, red_7, red_21);
         const int32x4_t acc_172 = vaddq_s32(acc_170, w_198);
         const int32x4_t acc_173 = vaddq_s32(acc_171, w_199);
-        const int32x4_t w_200 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_20)), vget_low_s16(red_9), vget_low_s16(red_19));
-        const int32x4_t w_201 = vmlal_high_s16(vmull_high_s16(red_8, red_20), red_9, red_19);
+        const int32x4_t w_200 = nttgen_sntrup761_neon_madd_lo(red_8, red_20, red_9, red_19);
+        const int32x4_t w_201 = nttgen_sntrup761_neon_madd_hi(red_8, red_20, red_9, red_19);
         const int32x4_t acc_174 = vaddq_s32(acc_172, w_200);
         const int32x4_t acc_175 = vaddq_s32(acc_173, w_201);
-        const int32x4_t w_202 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(red_18)), vget_low_s16(red_11), vget_low_s16(red_17));
-        const int32x4_t w_203 = vmlal_high_s16(vmull_high_s16(red_10, red_18), red_11, red_17);
+        const int32x4_t w_202 = nttgen_sntrup761_neon_madd_lo(red_10, red_18, red_11, red_17);
+        const int32x4_t w_203 = nttgen_sntrup761_neon_madd_hi(red_10, red_18, red_11, red_17);
         const int32x4_t acc_176 = vaddq_s32(acc_174, w_202);
         const int32x4_t acc_177 = vaddq_s32(acc_175, w_203);
-        const int32x4_t w_204 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(red_16)), vget_low_s16(red_13), vget_low_s16(yt_14));
-        const int32x4_t w_205 = vmlal_high_s16(vmull_high_s16(red_12, red_16), red_13, yt_14);
+        const int32x4_t w_204 = nttgen_sntrup761_neon_madd_lo(red_12, red_16, red_13, yt_14);
+        const int32x4_t w_205 = nttgen_sntrup761_neon_madd_hi(red_12, red_16, red_13, yt_14);
         const int32x4_t acc_178 = vaddq_s32(acc_176, w_204);
         const int32x4_t acc_179 = vaddq_s32(acc_177, w_205);
-        const int32x4_t w_206 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_13)), vget_low_s16(red_15), vget_low_s16(yt_12));
-        const int32x4_t w_207 = vmlal_high_s16(vmull_high_s16(red_14, yt_13), red_15, yt_12);
+        const int32x4_t w_206 = nttgen_sntrup761_neon_madd_lo(red_14, yt_13, red_15, yt_12);
+        const int32x4_t w_207 = nttgen_sntrup761_neon_madd_hi(red_14, yt_13, red_15, yt_12);
         const int32x4_t acc_180 = vaddq_s32(acc_178, w_206);
         const int32x4_t acc_181 = vaddq_s32(acc_179, w_207);
         const int16x8_t c_12 = nttgen_sntrup761_neon_mredw(acc_180, acc_181);
-        const int32x4_t w_208 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_29)), vget_low_s16(red_1), vget_low_s16(red_28));
-        const int32x4_t w_209 = vmlal_high_s16(vmull_high_s16(red_0, red_29), red_1, red_28);
-        const int32x4_t w_210 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_27)), vget_low_s16(red_3), vget_low_s16(red_26));
-        const int32x4_t w_211 = vmlal_high_s16(vmull_high_s16(red_2, red_27), red_3, red_26);
+        const int32x4_t w_208 = nttgen_sntrup761_neon_madd_lo(red_0, red_29, red_1, red_28);
+        const int32x4_t w_209 = nttgen_sntrup761_neon_madd_hi(red_0, red_29, red_1, red_28);
+        const int32x4_t w_210 = nttgen_sntrup761_neon_madd_lo(red_2, red_27, red_3, red_26);
+        const int32x4_t w_211 = nttgen_sntrup761_neon_madd_hi(red_2, red_27, red_3, red_26);
         const int32x4_t acc_182 = vaddq_s32(w_208, w_210);
         const int32x4_t acc_183 = vaddq_s32(w_209, w_211);
-        const int32x4_t w_212 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_25)), vget_low_s16(red_5), vget_low_s16(red_24));
-        const int32x4_t w_213 = vmlal_high_s16(vmull_high_s16(red_4, red_25), red_5, red_24);
+        const int32x4_t w_212 = nttgen_sntrup761_neon_madd_lo(red_4, red_25, red_5, red_24);
+        const int32x4_t w_213 = nttgen_sntrup761_neon_madd_hi(red_4, red_25, red_5, red_24);
         const int32x4_t acc_184 = vaddq_s32(acc_182, w_212);
         const int32x4_t acc_185 = vaddq_s32(acc_183, w_213);
-        const int32x4_t w_214 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_23)), vget_low_s16(red_7), vget_low_s16(red_22));
-        const int32x4_t w_215 = vmlal_high_s16(vmull_high_s16(red_6, red_23), red_7, red_22);
+        const int32x4_t w_214 = nttgen_sntrup761_neon_madd_lo(red_6, red_23, red_7, red_22);
+        const int32x4_t w_215 = nttgen_sntrup761_neon_madd_hi(red_6, red_23, red_7, red_22);
         const int32x4_t acc_186 = vaddq_s32(acc_184, w_214);
         const int32x4_t acc_187 = vaddq_s32(acc_185, w_215);
-        const int32x4_t w_216 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_21)), vget_low_s16(red_9), vget_low_s16(red_20));
-        const int32x4_t w_217 = vmlal_high_s16(vmull_high_s16(red_8, red_21), red_9, red_20);
+        const int32x4_t w_216 = nttgen_sntrup761_neon_madd_lo(red_8, red_21, red_9, red_20);
+        const int32x4_t w_217 = nttgen_sntrup761_neon_madd_hi(red_8, red_21, red_9, red_20);
         const int32x4_t acc_188 = vaddq_s32(acc_186, w_216);
         const int32x4_t acc_189 = vaddq_s32(acc_187, w_217);
-        const int32x4_t w_218 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(red_19)), vget_low_s16(red_11), vget_low_s16(red_18));
-        const int32x4_t w_219 = vmlal_high_s16(vmull_high_s16(red_10, red_19), red_11, red_18);
+        const int32x4_t w_218 = nttgen_sntrup761_neon_madd_lo(red_10, red_19, red_11, red_18);
+        const int32x4_t w_219 = nttgen_sntrup761_neon_madd_hi(red_10, red_19, red_11, red_18);
         const int32x4_t acc_190 = vaddq_s32(acc_188, w_218);
         const int32x4_t acc_191 = vaddq_s32(acc_189, w_219);
-        const int32x4_t w_220 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(red_17)), vget_low_s16(red_13), vget_low_s16(red_16));
-        const int32x4_t w_221 = vmlal_high_s16(vmull_high_s16(red_12, red_17), red_13, red_16);
+        const int32x4_t w_220 = nttgen_sntrup761_neon_madd_lo(red_12, red_17, red_13, red_16);
+        const int32x4_t w_221 = nttgen_sntrup761_neon_madd_hi(red_12, red_17, red_13, red_16);
         const int32x4_t acc_192 = vaddq_s32(acc_190, w_220);
         const int32x4_t acc_193 = vaddq_s32(acc_191, w_221);
-        const int32x4_t w_222 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(yt_14)), vget_low_s16(red_15), vget_low_s16(yt_13));
-        const int32x4_t w_223 = vmlal_high_s16(vmull_high_s16(red_14, yt_14), red_15, yt_13);
+        const int32x4_t w_222 = nttgen_sntrup761_neon_madd_lo(red_14, yt_14, red_15, yt_13);
+        const int32x4_t w_223 = nttgen_sntrup761_neon_madd_hi(red_14, yt_14, red_15, yt_13);
         const int32x4_t acc_194 = vaddq_s32(acc_192, w_222);
         const int32x4_t acc_195 = vaddq_s32(acc_193, w_223);
         const int16x8_t c_13 = nttgen_sntrup761_neon_mredw(acc_194, acc_195);
-        const int32x4_t w_224 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_30)), vget_low_s16(red_1), vget_low_s16(red_29));
-        const int32x4_t w_225 = vmlal_high_s16(vmull_high_s16(red_0, red_30), red_1, red_29);
-        const int32x4_t w_226 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_28)), vget_low_s16(red_3), vget_low_s16(red_27));
-        const int32x4_t w_227 = vmlal_high_s16(vmull_high_s16(red_2, red_28), red_3, red_27);
+        const int32x4_t w_224 = nttgen_sntrup761_neon_madd_lo(red_0, red_30, red_1, red_29);
+        const int32x4_t w_225 = nttgen_sntrup761_neon_madd_hi(red_0, red_30, red_1, red_29);
+        const int32x4_t w_226 = nttgen_sntrup761_neon_madd_lo(red_2, red_28, red_3, red_27);
+        const int32x4_t w_227 = nttgen_sntrup761_neon_madd_hi(red_2, red_28, red_3, red_27);
         const int32x4_t acc_196 = vaddq_s32(w_224, w_226);
         const int32x4_t acc_197 = vaddq_s32(w_225, w_227);
-        const int32x4_t w_228 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_26)), vget_low_s16(red_5), vget_low_s16(red_25));
-        const int32x4_t w_229 = vmlal_high_s16(vmull_high_s16(red_4, red_26), red_5, red_25);
+        const int32x4_t w_228 = nttgen_sntrup761_neon_madd_lo(red_4, red_26, red_5, red_25);
+        const int32x4_t w_229 = nttgen_sntrup761_neon_madd_hi(red_4, red_26, red_5, red_25);
         const int32x4_t acc_198 = vaddq_s32(acc_196, w_228);
         const int32x4_t acc_199 = vaddq_s32(acc_197, w_229);
-        const int32x4_t w_230 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_24)), vget_low_s16(red_7), vget_low_s16(red_23));
-        const int32x4_t w_231 = vmlal_high_s16(vmull_high_s16(red_6, red_24), red_7, red_23);
+        const int32x4_t w_230 = nttgen_sntrup761_neon_madd_lo(red_6, red_24, red_7, red_23);
+        const int32x4_t w_231 = nttgen_sntrup761_neon_madd_hi(red_6, red_24, red_7, red_23);
         const int32x4_t acc_200 = vaddq_s32(acc_198, w_230);
         const int32x4_t acc_201 = vaddq_s32(acc_199, w_231);
-        const int32x4_t w_232 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_22)), vget_low_s16(red_9), vget_low_s16(red_21));
-        const int32x4_t w_233 = vmlal_high_s16(vmull_high_s16(red_8, red_22), red_9, red_21);
+        const int32x4_t w_232 = nttgen_sntrup761_neon_madd_lo(red_8, red_22, red_9, red_21);
+        const int32x4_t w_233 = nttgen_sntrup761_neon_madd_hi(red_8, red_22, red_9, red_21);
         const int32x4_t acc_202 = vaddq_s32(acc_200, w_232);
         const int32x4_t acc_203 = vaddq_s32(acc_201, w_233);
-        const int32x4_t w_234 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(red_20)), vget_low_s16(red_11), vget_low_s16(red_19));
-        const int32x4_t w_235 = vmlal_high_s16(vmull_high_s16(red_10, red_20), red_11, red_19);
+        const int32x4_t w_234 = nttgen_sntrup761_neon_madd_lo(red_10, red_20, red_11, red_19);
+        const int32x4_t w_235 = nttgen_sntrup761_neon_madd_hi(red_10, red_20, red_11, red_19);
         const int32x4_t acc_204 = vaddq_s32(acc_202, w_234);
         const int32x4_t acc_205 = vaddq_s32(acc_203, w_235);
-        const int32x4_t w_236 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(red_18)), vget_low_s16(red_13), vget_low_s16(red_17));
-        const int32x4_t w_237 = vmlal_high_s16(vmull_high_s16(red_12, red_18), red_13, red_17);
+        const int32x4_t w_236 = nttgen_sntrup761_neon_madd_lo(red_12, red_18, red_13, red_17);
+        const int32x4_t w_237 = nttgen_sntrup761_neon_madd_hi(red_12, red_18, red_13, red_17);
         const int32x4_t acc_206 = vaddq_s32(acc_204, w_236);
         const int32x4_t acc_207 = vaddq_s32(acc_205, w_237);
-        const int32x4_t w_238 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(red_16)), vget_low_s16(red_15), vget_low_s16(yt_14));
-        const int32x4_t w_239 = vmlal_high_s16(vmull_high_s16(red_14, red_16), red_15, yt_14);
+        const int32x4_t w_238 = nttgen_sntrup761_neon_madd_lo(red_14, red_16, red_15, yt_14);
+        const int32x4_t w_239 = nttgen_sntrup761_neon_madd_hi(red_14, red_16, red_15, yt_14);
         const int32x4_t acc_208 = vaddq_s32(acc_206, w_238);
         const int32x4_t acc_209 = vaddq_s32(acc_207, w_239);
         const int16x8_t c_14 = nttgen_sntrup761_neon_mredw(acc_208, acc_209);
-        const int32x4_t w_240 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_0), vget_low_s16(red_31)), vget_low_s16(red_1), vget_low_s16(red_30));
-        const int32x4_t w_241 = vmlal_high_s16(vmull_high_s16(red_0, red_31), red_1, red_30);
-        const int32x4_t w_242 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_2), vget_low_s16(red_29)), vget_low_s16(red_3), vget_low_s16(red_28));
-        const int32x4_t w_243 = vmlal_high_s16(vmull_high_s16(red_2, red_29), red_3, red_28);
+        const int32x4_t w_240 = nttgen_sntrup761_neon_madd_lo(red_0, red_31, red_1, red_30);
+        const int32x4_t w_241 = nttgen_sntrup761_neon_madd_hi(red_0, red_31, red_1, red_30);
+        const int32x4_t w_242 = nttgen_sntrup761_neon_madd_lo(red_2, red_29, red_3, red_28);
+        const int32x4_t w_243 = nttgen_sntrup761_neon_madd_hi(red_2, red_29, red_3, red_28);
         const int32x4_t acc_210 = vaddq_s32(w_240, w_242);
         const int32x4_t acc_211 = vaddq_s32(w_241, w_243);
-        const int32x4_t w_244 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_4), vget_low_s16(red_27)), vget_low_s16(red_5), vget_low_s16(red_26));
-        const int32x4_t w_245 = vmlal_high_s16(vmull_high_s16(red_4, red_27), red_5, red_26);
+        const int32x4_t w_244 = nttgen_sntrup761_neon_madd_lo(red_4, red_27, red_5, red_26);
+        const int32x4_t w_245 = nttgen_sntrup761_neon_madd_hi(red_4, red_27, red_5, red_26);
         const int32x4_t acc_212 = vaddq_s32(acc_210, w_244);
         const int32x4_t acc_213 = vaddq_s32(acc_211, w_245);
-        const int32x4_t w_246 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_6), vget_low_s16(red_25)), vget_low_s16(red_7), vget_low_s16(red_24));
-        const int32x4_t w_247 = vmlal_high_s16(vmull_high_s16(red_6, red_25), red_7, red_24);
+        const int32x4_t w_246 = nttgen_sntrup761_neon_madd_lo(red_6, red_25, red_7, red_24);
+        const int32x4_t w_247 = nttgen_sntrup761_neon_madd_hi(red_6, red_25, red_7, red_24);
         const int32x4_t acc_214 = vaddq_s32(acc_212, w_246);
         const int32x4_t acc_215 = vaddq_s32(acc_213, w_247);
-        const int32x4_t w_248 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_8), vget_low_s16(red_23)), vget_low_s16(red_9), vget_low_s16(red_22));
-        const int32x4_t w_249 = vmlal_high_s16(vmull_high_s16(red_8, red_23), red_9, red_22);
+        const int32x4_t w_248 = nttgen_sntrup761_neon_madd_lo(red_8, red_23, red_9, red_22);
+        const int32x4_t w_249 = nttgen_sntrup761_neon_madd_hi(red_8, red_23, red_9, red_22);
         const int32x4_t acc_216 = vaddq_s32(acc_214, w_248);
         const int32x4_t acc_217 = vaddq_s32(acc_215, w_249);
-        const int32x4_t w_250 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_10), vget_low_s16(red_21)), vget_low_s16(red_11), vget_low_s16(red_20));
-        const int32x4_t w_251 = vmlal_high_s16(vmull_high_s16(red_10, red_21), red_11, red_20);
+        const int32x4_t w_250 = nttgen_sntrup761_neon_madd_lo(red_10, red_21, red_11, red_20);
+        const int32x4_t w_251 = nttgen_sntrup761_neon_madd_hi(red_10, red_21, red_11, red_20);
         const int32x4_t acc_218 = vaddq_s32(acc_216, w_250);
         const int32x4_t acc_219 = vaddq_s32(acc_217, w_251);
-        const int32x4_t w_252 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_12), vget_low_s16(red_19)), vget_low_s16(red_13), vget_low_s16(red_18));
-        const int32x4_t w_253 = vmlal_high_s16(vmull_high_s16(red_12, red_19), red_13, red_18);
+        const int32x4_t w_252 = nttgen_sntrup761_neon_madd_lo(red_12, red_19, red_13, red_18);
+        const int32x4_t w_253 = nttgen_sntrup761_neon_madd_hi(red_12, red_19, red_13, red_18);
         const int32x4_t acc_220 = vaddq_s32(acc_218, w_252);
         const int32x4_t acc_221 = vaddq_s32(acc_219, w_253);
-        const int32x4_t w_254 =
-            vmlal_s16(vmull_s16(vget_low_s16(red_14), vget_low_s16(red_17)), vget_low_s16(red_15), vget_low_s16(red_16));
-        const int32x4_t w_255 = vmlal_high_s16(vmull_high_s16(red_14, red_17), red_15, red_16);
+        const int32x4_t w_254 = nttgen_sntrup761_neon_madd_lo(red_14, red_17, red_15, red_16);
+        const int32x4_t w_255 = nttgen_sntrup761_neon_madd_hi(red_14, red_17, red_15, red_16);
         const int32x4_t acc_222 = vaddq_s32(acc_220, w_254);
         const int32x4_t acc_223 = vaddq_s32(acc_221, w_255);
         const int16x8_t c_15 = nttgen_sntrup761_neon_mredw(acc_222, acc_223);

@@ -89,12 +89,29 @@ class Neon(HelperCalls, Isa):
 
     def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> tuple[C.Expr, C.Expr]:
         """a0*b0 + a1*b1 in 32-bit lanes: ``smull``/``smlal`` on the low halves,
-        ``smull2``/``smlal2`` on the high ones."""
+        ``smull2``/``smlal2`` on the high ones (two helpers)."""
+        return tuple(call(self.helper(f"madd_{h}"), a0, b0, a1, b1) for h in ("lo", "hi"))  # type: ignore[return-value]
+
+    def _madd_helpers(self) -> list[C.Top]:
+        """The two halves of :meth:`madd`."""
+        a0, b0, a1, b1 = (C.Name(x) for x in ("a0", "b0", "a1", "b1"))
         low = lambda x: call("vget_low_s16", x)  # noqa: E731
-        return (
-            call("vmlal_s16", call("vmull_s16", low(a0), low(b0)), low(a1), low(b1)),
-            call("vmlal_high_s16", call("vmull_high_s16", a0, b0), a1, b1),
+        p = C.Name("p")
+        halves = (
+            ("lo", call("vmull_s16", low(a0), low(b0)), call("vmlal_s16", p, low(a1), low(b1))),
+            ("hi", call("vmull_high_s16", a0, b0), call("vmlal_high_s16", p, a1, b1)),
         )
+        return [
+            C.FuncDef(
+                "int32x4_t",
+                self.helper(f"madd_{h}"),
+                tuple(C.Param(self.vtype, x) for x in ("a0", "b0", "a1", "b1")),
+                (C.Decl("int32x4_t", "p", first, const=True), C.Return(second)),
+                storage="static inline",
+                doc=(f"a0*b0 + a1*b1 in 32-bit lanes, lanes {'0-3' if h == 'lo' else '4-7'}.",),
+            )
+            for h, first, second in halves
+        ]
 
     def addw(self, a: tuple[C.Expr, C.Expr], b: tuple[C.Expr, C.Expr]) -> tuple[C.Expr, C.Expr]:  # type: ignore[override]
         """Sums of the 32-bit halves."""
@@ -112,10 +129,8 @@ class Neon(HelperCalls, Isa):
         s16 = lambda x: call("vreinterpretq_s16_s32", x)  # noqa: E731
         q = C.Int(self.arith.q)
         body = [
-            self._decl(
-                "m",
-                self._q("mul", call("vuzp1q_s16", s16(lo), s16(hi)), self._dup(self.arith.qinv)),
-            ),
+            self._decl("low", call("vuzp1q_s16", s16(lo), s16(hi))),
+            self._decl("m", self._q("mul", C.Name("low"), self._dup(self.arith.qinv))),
             C.Decl(
                 "int16x4_t",
                 "r_lo",
@@ -328,7 +343,7 @@ class Neon(HelperCalls, Isa):
                     )
                 )
         if bits == 16:
-            fns.append(self._mredw_helper())
+            fns += [*self._madd_helpers(), self._mredw_helper()]
         return fns
 
     def _reinterpret(self, x: C.Expr, width: int, to_lane: bool = True) -> C.Expr:
