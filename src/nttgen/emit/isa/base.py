@@ -189,17 +189,19 @@ class HelperCalls:
         """a + (q AND the sign mask of a)."""
         return C.Call(self.helper("cond_add_q"), (a,))
 
-    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> C.Expr:
-        """a0*b0 + a1*b1 as a double-width value."""
-        return C.Call(self.helper("madd"), (a0, b0, a1, b1))
+    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> tuple[C.Expr, ...]:
+        """a0*b0 + a1*b1 as a double-width value held in two registers: the backend's
+        helpers ``madd_lo`` and ``madd_hi`` (x86: the lanes ``vpunpck{l,h}wd`` take; NEON:
+        lanes 0-3 and 4-7). ISAs with one register per wide value override this."""
+        return tuple(C.Call(self.helper(f"madd_{h}"), (a0, b0, a1, b1)) for h in ("lo", "hi"))
 
     def addw(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """a + b of double-width values."""
         return C.Call(self.helper("addw"), (a, b))
 
-    def mredw(self, a: C.Expr) -> C.Expr:
-        """Montgomery reduction of a double-width value."""
-        return C.Call(self.helper("mredw"), (a,))
+    def mredw(self, a: C.Expr | tuple[C.Expr, ...]) -> C.Expr:
+        """Montgomery reduction of a double-width value (one expression, or its registers)."""
+        return C.Call(self.helper("mredw"), a if isinstance(a, tuple) else (a,))
 
     def _helper_pair(self, stem: str, a: C.Expr, b: C.Expr) -> tuple[C.Expr, C.Expr]:
         """Calls of the helpers ``<stem>_lo`` and ``<stem>_hi`` (a shuffle's two outputs)."""

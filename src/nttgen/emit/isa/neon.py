@@ -87,11 +87,6 @@ class Neon(HelperCalls, Isa):
             return super().wide_type()
         return "int32x4_t"
 
-    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> tuple[C.Expr, C.Expr]:
-        """a0*b0 + a1*b1 in 32-bit lanes: ``smull``/``smlal`` on the low halves,
-        ``smull2``/``smlal2`` on the high ones (two helpers)."""
-        return tuple(call(self.helper(f"madd_{h}"), a0, b0, a1, b1) for h in ("lo", "hi"))  # type: ignore[return-value]
-
     def _madd_helpers(self) -> list[C.Top]:
         """The two halves of :meth:`madd`."""
         a0, b0, a1, b1 = (C.Name(x) for x in ("a0", "b0", "a1", "b1"))
@@ -116,10 +111,6 @@ class Neon(HelperCalls, Isa):
     def addw(self, a: tuple[C.Expr, C.Expr], b: tuple[C.Expr, C.Expr]) -> tuple[C.Expr, C.Expr]:  # type: ignore[override]
         """Sums of the 32-bit halves."""
         return tuple(call("vaddq_s32", x, y) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
-
-    def mredw(self, a: tuple[C.Expr, C.Expr]) -> C.Expr:  # type: ignore[override]
-        """Montgomery reduction of both halves into one vector."""
-        return call(self.helper("mredw"), *a)
 
     def _mredw_helper(self) -> C.FuncDef:
         """(a - m*q) / 2^16: the low halves of the eight sums by ``uzp1``, m by one ``mul``,

@@ -415,19 +415,9 @@ class X86Simd(HelperCalls, Isa):
         """Lane-wise subtract."""
         return self._i("sub", a, b)
 
-    def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> tuple[C.Expr, C.Expr]:
-        """a0*b0 + a1*b1 in 32-bit lanes: the pairs interleaved (``vpunpck{l,h}wd``; the
-        compiler shares the interleave of a pair between the sums that reuse it), then one
-        ``vpmaddwd`` per half."""
-        return tuple(call(self.helper(f"madd_{h}"), a0, b0, a1, b1) for h in ("lo", "hi"))  # type: ignore[return-value]
-
     def addw(self, a: tuple[C.Expr, C.Expr], b: tuple[C.Expr, C.Expr]) -> tuple[C.Expr, C.Expr]:  # type: ignore[override]
         """Sums of the 32-bit halves."""
         return tuple(self._i("add", x, y, e="epi32") for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
-
-    def mredw(self, a: tuple[C.Expr, C.Expr]) -> C.Expr:  # type: ignore[override]
-        """Montgomery reduction of both halves, packed back into the lane order."""
-        return call(self.helper("mredw"), *a)
 
     def _madd_helpers(self) -> list[C.Top]:
         """The two halves of :meth:`madd`: interleave the pairs, then ``vpmaddwd``."""
