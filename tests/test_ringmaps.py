@@ -43,6 +43,7 @@ from nttgen.plan.maps import (
     explain_pipelines,
     plan_pipeline,
 )
+from nttgen.plan.maps.basecase import ConstMul
 from nttgen.plan.maps.dft import DirectDFT, FieldAction, Radix2DFT, ShiftAction
 from nttgen.plan.maps.good_thomas import index_map, index_unmap
 from nttgen.plan.maps.modarith import is_primitive_root_of_unity, sqrt_mod
@@ -278,6 +279,54 @@ def test_rader_matches_the_defining_sum_on_blocks() -> None:
     c = Cost()
     rader.apply(line, False, c)
     assert c["scale"] == 0
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_rader_leaves_both_ways(paired: bool) -> None:
+    """Rader's quadratic leaves (x^2 + 1 and the Bruun factors x^2 +- a x + 1) in the paired
+    form (three constant multiplications) or as the 2 x 2 matrix (four): both give the
+    defining sum, on random and extreme (0, +-1, q - 1) lines, and the paired form saves one
+    multiplication per quadratic leaf."""
+    w = next(x for x in range(2, Q) if is_primitive_root_of_unity(x, 17, Q))
+    rader = RaderDFT(Q, 17, w, paired_leaves=paired)
+    direct = DirectDFT(FieldAction(Q, w, 17))
+    rng = random.Random(f"leaves{paired}")
+    lines = [[rand_poly(rng, 4, Q) for _ in range(17)]]
+    lines += [[[x] * 4 for _ in range(17)] for x in (0, 1, Q - 1, (Q - 1) // 2)]
+    lines.append([[Q - 1 if (i + j) % 2 else 1 for j in range(4)] for i in range(17)])
+    for line in lines:
+        for inverse in (False, True):
+            assert rader.apply(line, inverse, Cost()) == direct.apply(line, inverse, Cost())
+    quadratic = [m for m in rader.kernel_hat if m.n == 2]
+    assert len(quadratic) == 7
+    assert all((m.paired() is not None) == paired for m in quadratic)
+    c = Cost()
+    rader.apply([[1]] * 17, False, c)
+    assert c["mul_const"] == (47 if paired else 54)
+
+
+def test_const_mul_paired_form() -> None:
+    """ConstMul of degree 2: the paired form equals the matrix product for every modulus
+    x^2 + a x + b with b = +-1 and random constants, on all-extreme and random inputs; other
+    moduli, and matrices with a trivial entry, keep the matrix."""
+    rng = random.Random("paired")
+    for b in (1, Q - 1):
+        for a in (0, 58, 1229, Q - 58):
+            g = (b, a, 1)
+            for _ in range(20):
+                k = [rng.randrange(2, Q - 1), rng.randrange(2, Q - 1)]
+                fast, plain = ConstMul(Q, g, k), ConstMul(Q, g, k, paired=False)
+                assert fast.paired() is not None and plain.paired() is None
+                inputs = [rand_poly(rng, 2, Q) for _ in range(8)]
+                inputs += [[x, y] for x in (0, 1, Q - 1) for y in (0, 1, Q - 1)]
+                for x in inputs:
+                    want = ref_mulmod(x, k, g, Q)
+                    assert fast.mul(x) == plain.mul(x) == want
+                c = Cost()
+                fast.mul([1, 1], c)
+                assert c["mul_const"] <= 3
+    assert ConstMul(Q, (5, 58, 1), [7, 9]).paired() is None  # b = 5: M[0][1] != +-M[1][0]
+    assert ConstMul(Q, (1, 0, 1), [1, 9]).paired() is None  # an entry of +-1: matrix is cheaper
 
 
 def test_schoenhage_twiddles_are_shifts_by_powers_of_x() -> None:

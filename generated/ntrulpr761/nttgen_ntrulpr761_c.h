@@ -15,14 +15,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_c_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 10440, store 8747, add 51329, sub 38150, mullo 5508, montmul 30267, barrett
- *         15983, cond_add_q 1522, const 5559
- *       coefficient reductions: 15983
+ *       ops: load 10440, store 8747, add 51521, sub 39974, mullo 5508, montmul 28251, barrett
+ *         16655, cond_add_q 1522, const 5111
+ *       coefficient reductions: 16655
  *   nttgen_ntrulpr761_c_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 10440, store 8747, add 51329, sub 38150, mullo 6388, montmul 29387, barrett
- *         15583, cond_add_q 1522, const 5559
- *       coefficient reductions: 15583
+ *       ops: load 10440, store 8747, add 51521, sub 39974, mullo 6228, montmul 27531, barrett
+ *         16415, cond_add_q 1522, const 5111
+ *       coefficient reductions: 16415
  */
 #ifndef NTTGEN_NTRULPR761_C_H
 #define NTTGEN_NTRULPR761_C_H
@@ -45,8 +45,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 10440, store 8747, add 51329, sub 38150, mullo 5508, montmul 30267, barrett
- *   15983, cond_add_q 1522, const 5559
+ * Ops per call: load 10440, store 8747, add 51521, sub 39974, mullo 5508, montmul 28251, barrett
+ *   16655, cond_add_q 1522, const 5111
  */
 void nttgen_ntrulpr761_c_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_ntrulpr761_c_polymul(int16_t r[761], const int16_t a[761], const int
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 10440, store 8747, add 51329, sub 38150, mullo 6388, montmul 29387, barrett
- *   15583, cond_add_q 1522, const 5559
+ * Ops per call: load 10440, store 8747, add 51521, sub 39974, mullo 6228, montmul 27531, barrett
+ *   16415, cond_add_q 1522, const 5111
  */
 void nttgen_ntrulpr761_c_polymul_small(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 

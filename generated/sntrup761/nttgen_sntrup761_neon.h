@@ -15,14 +15,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_neon_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1320, store 1108, add 4276, sub 3164, montmul 2412, barrett 1710, cond_add_q 192,
- *         shuffle 936, const 700, addw 1456, madd 1664, mredw 208
- *       coefficient reductions: 13680
+ *       ops: load 1320, store 1108, add 4300, sub 3392, montmul 2160, barrett 1786, cond_add_q 192,
+ *         shuffle 936, const 644, addw 1456, madd 1664, mredw 208
+ *       coefficient reductions: 14288
  *   nttgen_sntrup761_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1320, store 1108, add 4276, sub 3164, mullo 110, montmul 2302, barrett 1660,
- *         cond_add_q 192, shuffle 936, const 700, addw 1456, madd 1664, mredw 208
- *       coefficient reductions: 13280
+ *       ops: load 1320, store 1108, add 4300, sub 3392, mullo 90, montmul 2070, barrett 1756,
+ *         cond_add_q 192, shuffle 936, const 644, addw 1456, madd 1664, mredw 208
+ *       coefficient reductions: 14048
  */
 #ifndef NTTGEN_SNTRUP761_NEON_H
 #define NTTGEN_SNTRUP761_NEON_H
@@ -45,8 +45,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1320, store 1108, add 4276, sub 3164, montmul 2412, barrett 1710, cond_add_q
- *   192, shuffle 936, const 700, addw 1456, madd 1664, mredw 208
+ * Ops per call: load 1320, store 1108, add 4300, sub 3392, montmul 2160, barrett 1786, cond_add_q
+ *   192, shuffle 936, const 644, addw 1456, madd 1664, mredw 208
  */
 void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1320, store 1108, add 4276, sub 3164, mullo 110, montmul 2302, barrett 1660,
- *   cond_add_q 192, shuffle 936, const 700, addw 1456, madd 1664, mredw 208
+ * Ops per call: load 1320, store 1108, add 4300, sub 3392, mullo 90, montmul 2070, barrett 1756,
+ *   cond_add_q 192, shuffle 936, const 644, addw 1456, madd 1664, mredw 208
  */
 void nttgen_sntrup761_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

@@ -134,6 +134,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             zip_group,
             cls.wide_sums,
             None if threshold is None else threshold * ring.q,
+            cls.paired_leaves,
         )
     return build_shift_pipeline(name, ring.p, ring.q, arith, lanes, zip_group)
 

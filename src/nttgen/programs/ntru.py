@@ -91,13 +91,17 @@ class GoodRaderShape:
     """The sizes of the Good–Rader pipeline for Z_q[x]/(x^p - x - 1) at L lanes.
 
     ``m``: block size (coefficients per piece); ``axes``: the coprime DFT lengths (the first
-    prime, done by Rader's algorithm, then 3 and 2); ``lanes``: L, a divisor of m."""
+    prime, done by Rader's algorithm, then 3 and 2); ``lanes``: L, a divisor of m;
+    ``paired_leaves``: Rader's quadratic leaves by three multiplications and one more addition
+    instead of four multiplications (:class:`~nttgen.plan.maps.basecase.ConstMul`), where the
+    ISA measured it faster (``Isa.paired_leaves``)."""
 
     p: int
     q: int
     m: int
     axes: tuple[int, ...]
     lanes: int
+    paired_leaves: bool = True
 
     def __post_init__(self) -> None:
         if self.m % self.lanes:
@@ -135,7 +139,7 @@ class GoodRaderShape:
     def map(self) -> GoodThomasMap:
         """The checked Good–Thomas map on single coefficients (m = 1): the same DFT, constants
         and index maps as on blocks, applied lane by lane."""
-        return GoodThomasMap(self.q, 1, self.axes)
+        return GoodThomasMap(self.q, 1, self.axes, paired_leaves=self.paired_leaves)
 
     @property
     def points(self) -> list[int]:
@@ -207,7 +211,7 @@ class GoodRaderShape:
         return trace, [part[0] for part in outs]
 
 
-def good_rader_shape(p: int, q: int, lanes: int) -> GoodRaderShape:
+def good_rader_shape(p: int, q: int, lanes: int, paired_leaves: bool = True) -> GoodRaderShape:
     """The shape of the Good–Rader program for (p, q) at ``lanes`` lanes, from the pipeline's
     checked plan (raises the plan's error, naming the rule, where the pipeline does not exist
     for (p, q)).
@@ -215,14 +219,15 @@ def good_rader_shape(p: int, q: int, lanes: int) -> GoodRaderShape:
     Up to the plan's block size m (16) lanes, the shape is the plan's: blocks of m, DFT
     r x 3 x 2. At 2m lanes (AVX-512's 32) the radix-2 axis moves into the block: blocks of
     2m and DFT r x 3, the same x^(6rm) - 1, so a block still fills whole vectors (half as
-    many pieces, each twice as long). Wider vectors raise :class:`IsaUnavailableError`."""
+    many pieces, each twice as long). Wider vectors raise :class:`IsaUnavailableError`.
+    ``paired_leaves``: see :class:`GoodRaderShape`."""
     from ..plan.maps.choose import GRB, plan_pipeline
 
     plan = plan_pipeline(GRB, p, q)
     m, r = plan.sizes["m"], plan.sizes["r"]
     if lanes == 2 * m:
-        return GoodRaderShape(p, q, 2 * m, (r, 3), lanes)
-    return GoodRaderShape(p, q, m, (r, 3, 2), lanes)
+        return GoodRaderShape(p, q, 2 * m, (r, 3), lanes, paired_leaves)
+    return GoodRaderShape(p, q, m, (r, 3, 2), lanes, paired_leaves)
 
 
 class FoldShape(Protocol):
@@ -850,12 +855,13 @@ def build_good_rader(
     zip_group: int | None = None,
     wide_sums: bool = False,
     inverse_threshold: int | None = None,
+    paired_leaves: bool = True,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
     and ``wide_sums``: see :func:`program_base`; ``inverse_threshold``: see
-    :func:`program_inverse`)."""
-    shape = good_rader_shape(p, q, lanes)
+    :func:`program_inverse`; ``paired_leaves``: see :class:`GoodRaderShape`)."""
+    shape = good_rader_shape(p, q, lanes, paired_leaves)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
     f: dict[str, Function] = {}

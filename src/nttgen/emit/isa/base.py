@@ -63,6 +63,13 @@ class Isa(ABC):
     # double-width lanes (``madd``/``addw``/``mredw``) rather than Karatsuba over Montgomery
     # products; set where the benchmark measured it faster
     wide_sums: bool = False
+    # whether the NTRU Prime DFTs multiply Rader's quadratic leaves by a constant with three
+    # multiplications and one more addition (ConstMul's paired form) rather than four; set
+    # where measured faster. sntrup761 polymul, 2026-11-24 (Zen 3; NEON and RVV in guest
+    # instructions under QEMU): portable C 29,789 -> 28,609 ticks, NEON 46,685 -> 45,654,
+    # RVV (VLEN 128) 73,955 -> 72,994; AVX2 7,312 -> 7,347 (the one more addition and the
+    # reductions it brings cost more there), so x86 keeps four
+    paired_leaves: bool = True
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:

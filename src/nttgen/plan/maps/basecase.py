@@ -130,17 +130,44 @@ class ConstMul:
     x^i in k * x^j mod g (precomputed), costing one ``mul_const`` per entry not in {0, +-1} and
     one ``add`` per nonzero entry beyond the first of each row."""
 
-    def __init__(self, q: int, g: Modulus, k: Sequence[int]) -> None:
-        self.q, self.g = q, tuple(g)
+    def __init__(self, q: int, g: Modulus, k: Sequence[int], paired: bool = True) -> None:
+        self.q, self.g, self.allow_paired = q, tuple(g), paired
         self.n = len(g) - 1
         self.k = pad(k, self.n, q)
         cols = [poly_mod([0] * j + self.k, self.g, q) for j in range(self.n)]
         self.matrix = [[cols[j][i] for j in range(self.n)] for i in range(self.n)]
 
+    def paired(self) -> tuple[int, int, int, int] | None:
+        """For degree 2, when M[0][1] = s * M[1][0] with s = +-1 and the matrix product would
+        take four multiplications: (s, M[0][0] - M[1][0], M[1][0], M[1][1] - s * M[1][0])
+        (mod q), the constants of the three-multiplication form of :meth:`mul`; else None
+        (and None when constructed with ``paired=False``).
+        Every k mod x^2 + a x + b with b = -+1 qualifies (M = [[k0, -b k1], [k1, k0 - a k1]])."""
+        if self.n != 2 or not self.allow_paired:
+            return None
+        q = self.q
+        (m00, m01), (m10, m11) = self.matrix
+        if any(m in (0, 1, q - 1) for m in (m00, m01, m10, m11)):
+            return None
+        for s in (1, -1):
+            if (m01 - s * m10) % q == 0:
+                return s, (m00 - m10) % q, m10, (m11 - s * m10) % q
+        return None
+
     def mul(self, a: Sequence[int], ctr: Cost | None = None) -> list[int]:
-        """k * a mod (g, q)."""
+        """k * a mod (g, q). Degree 2 with :meth:`paired` constants (s, u, v, w): three
+        multiplications instead of four, t = v (a0 + s a1), out0 = u a0 + t,
+        out1 = t + w a1 (so out0 = m00 a0 + s v a1 and out1 = v a0 + m11 a1)."""
         c = sink(ctr)
         q = self.q
+        pair = self.paired()
+        if pair is not None:
+            s, u, v, w = pair
+            a0, a1 = a
+            c.tick("mul_const", sum(1 for m in (u, v, w) if m not in (0, 1, q - 1)))
+            c.tick("add", 3)
+            t = ((a0 + a1) if s == 1 else (a0 - a1)) * v % q
+            return [(u * a0 + t) % q, (t + w * a1) % q]
         out = []
         for row in self.matrix:
             acc, terms = 0, 0

@@ -33,14 +33,15 @@ from .polys import binomial, describe
 from .rader import RaderDFT
 
 
-def field_dft(q: int, n: int, w: int | None = None) -> BlockDFT:
+def field_dft(q: int, n: int, w: int | None = None, paired_leaves: bool = True) -> BlockDFT:
     """The DFT algorithm this module uses for an axis of length n over Z_q (see the module
-    docstring); w defaults to the smallest primitive n-th root of unity."""
+    docstring); w defaults to the smallest primitive n-th root of unity; ``paired_leaves``:
+    Rader's quadratic leaves by three multiplications (see :class:`~.basecase.ConstMul`)."""
     w = primitive_root_of_unity(n, q) if w is None else w
     if n == 3:
         return Radix3DFT(FieldAction(q, w, 3))
     if is_prime(n) and n >= 5:
-        return RaderDFT(q, n, w)
+        return RaderDFT(q, n, w, paired_leaves)
     if is_power_of_two(n) and n >= 4:
         return Radix2DFT(FieldAction(q, w, n))
     return DirectDFT(FieldAction(q, w, n))
@@ -86,10 +87,16 @@ class GoodThomasMap(RingMap):
     coprime (see the module docstring). Targets are in row-major order of (k_1, ..., k_d).
 
     ``omegas`` (optional) fixes the root of each axis; by default the smallest primitive n_i-th
-    root of unity (raises :class:`~.errors.NoRootOfUnityError` if n_i does not divide q - 1)."""
+    root of unity (raises :class:`~.errors.NoRootOfUnityError` if n_i does not divide q - 1);
+    ``paired_leaves``: see :func:`field_dft`."""
 
     def __init__(
-        self, q: int, m: int, axes: Sequence[int], omegas: Sequence[int] | None = None
+        self,
+        q: int,
+        m: int,
+        axes: Sequence[int],
+        omegas: Sequence[int] | None = None,
+        paired_leaves: bool = True,
     ) -> None:
         axes = tuple(axes)
         check_coprime(axes)
@@ -98,7 +105,9 @@ class GoodThomasMap(RingMap):
         ws = [primitive_root_of_unity(n, q) for n in axes] if omegas is None else list(omegas)
         self.m, self.axes, self.n = m, axes, prod(axes)
         self.omegas = [w % q for w in ws]
-        self.dfts = [field_dft(q, n, w) for n, w in zip(axes, self.omegas, strict=True)]
+        self.dfts = [
+            field_dft(q, n, w, paired_leaves) for n, w in zip(axes, self.omegas, strict=True)
+        ]
         self.points: list[tuple[tuple[int, ...], int]] = []
         for k in product(*(range(n) for n in axes)):
             t = prod(pow(w, ki, q) for w, ki in zip(self.omegas, k, strict=True)) % q

@@ -42,12 +42,13 @@ class RaderDFT(BlockDFT):
     w (forward) and w^-1 (inverse), the split tree of x^(n-1) - 1 and the kernels' transforms.
     The construction compares the result with the defining sum on a pseudo-random line."""
 
-    def __init__(self, q: int, n: int, w: int) -> None:
+    def __init__(self, q: int, n: int, w: int, paired_leaves: bool = True) -> None:
         if not (is_prime(n) and n > 2):
             raise SizeError(f"Rader's algorithm needs an odd prime length, got {n}")
         if not is_primitive_root_of_unity(w, n, q):
             raise NoRootOfUnityError(f"{w} is not a primitive {n}-th root of unity mod q={q}")
         self.q, self.n, self.w = q, n, w % q
+        self.paired_leaves = paired_leaves
         g = multiplicative_generator(n)
         if multiplicative_order(g, n) != n - 1:  # pragma: no cover - defensive
             raise FactorisationError(f"{g} does not generate (Z/{n})^*")
@@ -72,13 +73,13 @@ class RaderDFT(BlockDFT):
         unnormalised inverse can be used: no ``scale`` operations remain)."""
         q = self.q
         if self.conv is None:
-            return [ConstMul(q, self.conv_modulus, kernel)]
+            return [ConstMul(q, self.conv_modulus, kernel, self.paired_leaves)]
         parts = self.conv.forward(kernel)
         nus = self.conv.norms()
         if nus is None:  # pragma: no cover - every split map has norms
             raise FactorisationError("Rader: the convolution tree has no unnormalised inverse")
         return [
-            ConstMul(q, g, [x * nu % q for x in k])
+            ConstMul(q, g, [x * nu % q for x in k], self.paired_leaves)
             for g, k, nu in zip(self.leaves, parts, nus, strict=True)
         ]
 
