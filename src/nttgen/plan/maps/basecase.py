@@ -128,7 +128,9 @@ class BaseMul:
 class ConstMul:
     """Multiplication by a constant k in Z_q[x]/(g): out = M a with M[i][j] the coefficient of
     x^i in k * x^j mod g (precomputed), costing one ``mul_const`` per entry not in {0, +-1} and
-    one ``add`` per nonzero entry beyond the first of each row."""
+    one ``add`` per nonzero entry beyond the first of each row; of degree 2 with
+    M[0][1] = +-M[1][0] (every g = x^2 + a x +- 1), three ``mul_const`` and three ``add``
+    instead (:meth:`paired`), unless constructed with ``paired=False``."""
 
     def __init__(self, q: int, g: Modulus, k: Sequence[int], paired: bool = True) -> None:
         self.q, self.g, self.allow_paired = q, tuple(g), paired
@@ -141,8 +143,8 @@ class ConstMul:
         """For degree 2, when M[0][1] = s * M[1][0] with s = +-1 and the matrix product would
         take four multiplications: (s, M[0][0] - M[1][0], M[1][0], M[1][1] - s * M[1][0])
         (mod q), the constants of the three-multiplication form of :meth:`mul`; else None
-        (and None when constructed with ``paired=False``).
-        Every k mod x^2 + a x + b with b = -+1 qualifies (M = [[k0, -b k1], [k1, k0 - a k1]])."""
+        (and None when constructed with ``paired=False``). Every k mod x^2 + a x + b with
+        b = +-1 qualifies (M = [[k0, -b k1], [k1, k0 - a k1]])."""
         if self.n != 2 or not self.allow_paired:
             return None
         q = self.q
