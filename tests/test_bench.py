@@ -4,6 +4,7 @@ by a test: speed is shown by the benchmark, not by timed unit tests)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,24 @@ def test_bench_cli_counts_emulated_isas(tmp_path: Path) -> None:
     assert data["results"] == []
     got = {(r["isa"], r["op"]) for r in data["instruction_counts"]}
     assert got == {("neon", "intt"), ("c", "intt"), ("c scalar", "intt")}
+
+
+def test_harness_runs_on_the_idlest_cpu() -> None:
+    """The benchmark pins its harness to the CPU idle the longest between two readings (a
+    busy CPU is shared by time slices and inflates the figures), the last one on a tie or
+    when the readings know none of the CPUs."""
+    from nttgen.bench import cpu_times, idlest_cpu
+
+    readings = iter(
+        [
+            {0: (100, 1000), 1: (100, 1000), 2: (100, 1000)},
+            {0: (150, 1100), 1: (195, 1100), 2: (120, 1100)},
+        ]
+    )
+    assert idlest_cpu([0, 1, 2], lambda: next(readings), interval=0) == 1
+    same = {0: (10, 20), 1: (10, 20)}
+    assert idlest_cpu([0, 1], lambda: same, interval=0) == 1  # no progress: a tie
+    assert idlest_cpu([3, 5], lambda: {}, interval=0) == 5
+    real = cpu_times()
+    assert all(0 <= idle <= total for idle, total in real.values())
+    assert idlest_cpu(sorted(os.sched_getaffinity(0)), interval=0.01) in os.sched_getaffinity(0)

@@ -13,8 +13,10 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -58,25 +60,67 @@ class BenchResult:
 ADDR_NO_RANDOMIZE = 0x0040000
 
 
-def _quiet_process() -> None:
-    """Run the harness pinned to one CPU and without address-space randomisation: the same
+def cpu_times() -> dict[int, tuple[int, int]]:
+    """Per CPU, (idle, total) jiffies since boot from /proc/stat (idle counts iowait too);
+    empty where /proc/stat cannot be read (not Linux)."""
+    out: dict[int, tuple[int, int]] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/stat").read_text().splitlines():
+            name, *fields = line.split()
+            if name.startswith("cpu") and name[3:].isdigit():
+                ticks = [int(x) for x in fields]
+                out[int(name[3:])] = (ticks[3] + ticks[4], sum(ticks))
+    return out
+
+
+def idlest_cpu(
+    cpus: Sequence[int],
+    times: Callable[[], dict[int, tuple[int, int]]] = cpu_times,
+    interval: float = 0.2,
+) -> int:
+    """The CPU of ``cpus`` (non-empty, ascending) that was idle for the largest share of the
+    next ``interval`` seconds (by two readings of ``times``); the last one on a tie or where
+    ``times`` knows none of them. Pinning the harness to a busy CPU shares it by time slices:
+    beside a test run on the last CPU the long portable kernels read up to 2.4x slow."""
+    before = times()
+    time.sleep(interval)
+    after = times()
+
+    def idle_share(c: int) -> float:
+        if c not in before or c not in after:
+            return -1.0
+        idle, total = (a - b for a, b in zip(after[c], before[c], strict=True))
+        return idle / total if total > 0 else -1.0
+
+    return max(reversed(cpus), key=idle_share)
+
+
+@cache
+def bench_cpu() -> int:
+    """The CPU every harness of this process runs on: the idlest of those it may use, chosen
+    once (so that every figure of one table comes from the same CPU)."""
+    return idlest_cpu(sorted(os.sched_getaffinity(0)))
+
+
+def _quiet_process(cpu: int) -> None:
+    """Run the harness pinned to ``cpu`` and without address-space randomisation: the same
     binary ran 1.3-1.5x slower under some random stack placements (aliasing between the stack
     and the data), so a fixed layout makes runs reproducible, like the fixed code alignment."""
-    if hasattr(os, "sched_setaffinity"):
-        cpus = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpus[-1]})
+    os.sched_setaffinity(0, {cpu})
     with contextlib.suppress(OSError, AttributeError):  # not Linux: keep the default layout
         ctypes.CDLL(None).personality(ADDR_NO_RANDOMIZE)
 
 
 def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
+    pinned = pin and hasattr(os, "sched_setaffinity")
+    cpu = bench_cpu() if pinned else 0
     proc = subprocess.run(
         cmd,
         cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
-        preexec_fn=_quiet_process if pin else None,
+        preexec_fn=(lambda: _quiet_process(cpu)) if pinned else None,
     )
     if proc.returncode != 0:
         raise BuildError(f"{' '.join(cmd[:2])} failed:\n{proc.stderr.strip()}")

@@ -20,12 +20,17 @@ def print_table(
     compilers: dict[str, str] | None = None,
 ) -> None:
     """Print one row per (ring, op) with a column per ISA and its ratio to portable C."""
+    import os
+
+    from . import bench_cpu  # here: the package imports this module
+
     unit = results[0].unit if results else "tsc"
     built = ", ".join(f"{i}: {c}" for i, c in (compilers or {}).items())
+    where = f"; CPU {bench_cpu()}" if hasattr(os, "sched_setaffinity") else ""
     t = Table(
         title=(
             f"median {unit} ticks per call ({samples} samples of {batch} calls; "
-            f"-O3 {' '.join(ALIGN_FLAGS)}" + (f"; {built}" if built else "") + ")"
+            f"-O3 {' '.join(ALIGN_FLAGS)}" + (f"; {built}" if built else "") + where + ")"
         )
     )
     t.add_column("ring")
