@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import require_isa
 from nttgen.bench import BENCH_OPS, BenchResult, bench_ring, run_bench
 from nttgen.bench.chart import build_figure, write_chart
@@ -202,3 +204,17 @@ def test_harness_runs_on_the_idlest_cpu() -> None:
     real = cpu_times()
     assert all(0 <= idle <= total for idle, total in real.values())
     assert idlest_cpu(sorted(os.sched_getaffinity(0)), interval=0.01) in os.sched_getaffinity(0)
+
+
+def test_no_pinning_where_the_system_cannot_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where os has no sched_setaffinity (not Linux) the benchmark names no CPU and runs its
+    harness unpinned, instead of failing."""
+    from nttgen import bench
+
+    monkeypatch.delattr(os, "sched_setaffinity")
+    bench.bench_cpu.cache_clear()
+    try:
+        assert bench.bench_cpu() is None
+        assert bench._run(["true"], Path("."), pin=True) == ""
+    finally:
+        bench.bench_cpu.cache_clear()

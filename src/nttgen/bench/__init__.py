@@ -96,9 +96,12 @@ def idlest_cpu(
 
 
 @cache
-def bench_cpu() -> int:
+def bench_cpu() -> int | None:
     """The CPU every harness of this process runs on: the idlest of those it may use, chosen
-    once (so that every figure of one table comes from the same CPU)."""
+    once (so that every figure of one table comes from the same CPU); None where the system
+    cannot pin a process to a CPU (not Linux), and the harness then runs unpinned."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
     return idlest_cpu(sorted(os.sched_getaffinity(0)))
 
 
@@ -112,15 +115,14 @@ def _quiet_process(cpu: int) -> None:
 
 
 def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
-    pinned = pin and hasattr(os, "sched_setaffinity")
-    cpu = bench_cpu() if pinned else 0
+    cpu = bench_cpu() if pin else None
     proc = subprocess.run(
         cmd,
         cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
-        preexec_fn=(lambda: _quiet_process(cpu)) if pinned else None,
+        preexec_fn=None if cpu is None else (lambda: _quiet_process(cpu)),
     )
     if proc.returncode != 0:
         raise BuildError(f"{' '.join(cmd[:2])} failed:\n{proc.stderr.strip()}")

@@ -20,13 +20,12 @@ def print_table(
     compilers: dict[str, str] | None = None,
 ) -> None:
     """Print one row per (ring, op) with a column per ISA and its ratio to portable C."""
-    import os
-
     from . import bench_cpu  # here: the package imports this module
 
     unit = results[0].unit if results else "tsc"
     built = ", ".join(f"{i}: {c}" for i, c in (compilers or {}).items())
-    where = f"; CPU {bench_cpu()}" if hasattr(os, "sched_setaffinity") else ""
+    cpu = bench_cpu()
+    where = "" if cpu is None else f"; CPU {cpu}"
     t = Table(
         title=(
             f"median {unit} ticks per call ({samples} samples of {batch} calls; "

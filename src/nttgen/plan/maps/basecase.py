@@ -138,13 +138,18 @@ class ConstMul:
         self.k = pad(k, self.n, q)
         cols = [poly_mod([0] * j + self.k, self.g, q) for j in range(self.n)]
         self.matrix = [[cols[j][i] for j in range(self.n)] for i in range(self.n)]
+        self._pair = self._paired_constants()
 
     def paired(self) -> tuple[int, int, int, int] | None:
         """For degree 2, when M[0][1] = s * M[1][0] with s = +-1 and the matrix product would
         take four multiplications: (s, M[0][0] - M[1][0], M[1][0], M[1][1] - s * M[1][0])
         (mod q), the constants of the three-multiplication form of :meth:`mul`; else None
         (and None when constructed with ``paired=False``). Every k mod x^2 + a x + b with
-        b = +-1 qualifies (M = [[k0, -b k1], [k1, k0 - a k1]])."""
+        b = +-1 qualifies (M = [[k0, -b k1], [k1, k0 - a k1]]). Computed once, at
+        construction."""
+        return self._pair
+
+    def _paired_constants(self) -> tuple[int, int, int, int] | None:
         if self.n != 2 or not self.allow_paired:
             return None
         q = self.q
@@ -162,7 +167,7 @@ class ConstMul:
         out1 = t + w a1 (so out0 = m00 a0 + s v a1 and out1 = v a0 + m11 a1)."""
         c = sink(ctr)
         q = self.q
-        pair = self.paired()
+        pair = self._pair
         if pair is not None:
             s, u, v, w = pair
             a0, a1 = a
