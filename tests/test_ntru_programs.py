@@ -31,7 +31,13 @@ from nttgen.ntru_kernel import NtruKernel, load_ntru
 from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
 from nttgen.plan.constants import Arith
 from nttgen.plan.maps.good_thomas import GoodThomasMap
-from nttgen.programs.ntru import build_good_rader, forward_signs, good_rader_shape, transpose
+from nttgen.programs.ntru import (
+    GoodRaderShape,
+    build_good_rader,
+    forward_signs,
+    good_rader_shape,
+    transpose,
+)
 from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
 from nttgen.proofs import applications, prove
 
@@ -81,9 +87,15 @@ def cases(p: int, q: int, seed: int) -> list[tuple[list[int], list[int], list[in
 
 
 def _evaluate(
-    p: int, q: int, lanes: int, seed: int, zip_group: int | None = None, wide: bool = False
+    p: int,
+    q: int,
+    lanes: int,
+    seed: int,
+    zip_group: int | None = None,
+    wide: bool = False,
+    cyclotomic: bool = True,
 ) -> None:
-    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group, wide)
+    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group, wide, cyclotomic=cyclotomic)
     cs = cases(p, q, seed)
     a = np.array([c[0] for c in cs])
     b = np.array([c[1] for c in cs])
@@ -107,6 +119,35 @@ def test_programs_compute_the_product(lanes: int, zip_group: int | None, wide: b
     The transposes use the moves of the ISAs at that width: NEON's ``trn`` swaps at 8 lanes,
     x86's 128-bit-group zips at 16 and 32."""
     _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group, wide=wide)
+
+
+@pytest.mark.parametrize(("lanes", "zip_group"), [(1, None), (16, 3), (32, 3)])
+def test_programs_modulo_the_whole_x_mn_minus_one(lanes: int, zip_group: int | None) -> None:
+    """Without ``cyclotomic`` the programs multiply modulo the whole x^(m n) - 1, the pieces at
+    Rader's zero frequency included (the shape a ring gets where Phi_r(x^(m n / r)) is too
+    small for its product), and are right too."""
+    shape = good_rader_shape(P, Q, lanes, cyclotomic=False)
+    assert not shape.cyclotomic and len(shape.pieces) == shape.n
+    assert shape.modulus == f"x^{shape.m * shape.n} - 1"
+    _evaluate(P, Q, lanes, seed=40 + lanes, zip_group=zip_group, cyclotomic=False)
+
+
+def test_cyclotomic_shape_only_where_the_product_fits() -> None:
+    """Phi_17(x^96) has degree 1536 >= 2p - 1 = 1521 for p = 761: granted, 96 pieces (none at
+    Rader's zero frequency) in 96 rows at 16 lanes instead of 102 in 112; for p = 787
+    (2p - 1 = 1573 > 1536) the shape keeps x^1632 - 1, and asking for it directly is refused
+    with the rule."""
+    shape = good_rader_shape(P, Q, 16)
+    assert (shape.cyclotomic, shape.modulus, len(shape.pieces), shape.rows) == (
+        True,
+        "Phi_17(x^96)",
+        96,
+        96,
+    )
+    assert all(shape.map.points[k][0][0] != 0 for k in shape.pieces)
+    assert not good_rader_shape(787, Q, 16).cyclotomic
+    with pytest.raises(ValueError, match=r"Phi_17\(x\^96\) is too small for p = 787"):
+        GoodRaderShape(787, Q, 16, (17, 3, 2), 16, cyclotomic=True)
 
 
 def _check_compiled(
@@ -190,10 +231,12 @@ def test_forward_and_base_stages_alone(lanes: int) -> None:
     signs = forward_signs(shape)
     assert set(signs) <= {1, -1}
     m = shape.m
-    for k, piece in enumerate(pieces):
-        got = [int(x) * signs[k] % Q for x in fa[k * m : (k + 1) * m]]
-        assert got == [x % Q for x in piece], f"piece {k}"
-    assert not fa[shape.n * m :].any()  # the padding rows
+    # Phi_17(x^(m n / 17)): the rows are the pieces off Rader's zero frequency, in map order
+    assert shape.cyclotomic and shape.pieces == [k for k, (i, _) in enumerate(gt.points) if i[0]]
+    for row, k in enumerate(shape.pieces):
+        got = [int(x) * signs[row] % Q for x in fa[row * m : (row + 1) * m]]
+        assert got == [x % Q for x in pieces[k]], f"piece {k}"
+    assert not fa[len(shape.pieces) * m :].any()  # the padding rows
     prod = evaluate(fs.functions["base"], arith, {"a": fa, "b": fb}, checked=True)["r"][0]
     rinv = shape.base_scale * pow(1 << 16, -1, Q)
     for k, t in enumerate(shape.points):
@@ -432,6 +475,6 @@ def test_stages_take_distinct_arrays_declared_restrict() -> None:
     with pytest.raises(ValueError, match=r"restrict.*different array"):
         S.call(fs["base"], r=x, a=x, b=x)
     source = generate_ntru(get_ntru_ring("sntrup761"), "c").source
-    assert "int16_t r[restrict 1632]" in source
+    assert f"int16_t r[restrict {good_rader_shape(P, Q, 1).rows * 16}]" in source
     # the entry points keep plain parameters: a caller may pass r == a
     assert "void nttgen_sntrup761_c_polymul(int16_t r[761], const int16_t a[761]" in source

@@ -3,9 +3,11 @@
  *   nttgen generate --ring ntrulpr761 --isa avx512
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset ntrulpr761)
- * Plan: good-rader-bruun: the product in Z_q[x]/(x^1632 - 1), Good–Thomas DFT of length 51 = 17 x 3
- *         over blocks of 32 coefficients (Rader for 17), 51 products modulo x^32 - t_k,
- *         inverse DFT, fold modulo x^761 - x - 1; outputs centred in [-2295, 2295]
+ * Plan:   good-rader-bruun: the product in Z_q[x]/(Phi_17(x^96)) (x^1632 - 1 without its
+ *         factor x^96 - 1: no pieces at Rader's zero frequency), Good–Thomas DFT of length
+ *         51 = 17 x 3 over blocks of 32 coefficients (Rader for 17), 48 products modulo
+ *         x^32 - t_k, inverse DFT, fold modulo x^761 - x - 1; outputs centred in [-2295,
+ *         2295]
  * ISA:    AVX-512 (512-bit vectors, 32 registers); 32 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = 15631; beta mod q = 1262; Barrett v = 29235, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -14,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_avx512_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 557, store 506, add 1087, sub 818, montmul 708, barrett 461, cond_add_q 48,
+ *       ops: load 554, store 506, add 989, sub 856, montmul 705, barrett 445, cond_add_q 48,
  *         shuffle 192, zip 288, const 304, addw 448, madd 512, mredw 64
- *       coefficient reductions: 14752
+ *       coefficient reductions: 14240
  *   nttgen_ntrulpr761_avx512_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 557, store 506, add 1087, sub 818, mullo 34, montmul 674, barrett 459, cond_add_q
+ *       ops: load 554, store 506, add 989, sub 856, mullo 34, montmul 671, barrett 445, cond_add_q
  *         48, shuffle 192, zip 288, const 303, addw 448, madd 512, mredw 64
- *       coefficient reductions: 14688
+ *       coefficient reductions: 14240
  */
 #ifndef NTTGEN_NTRULPR761_AVX512_H
 #define NTTGEN_NTRULPR761_AVX512_H
@@ -44,7 +46,7 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 557, store 506, add 1087, sub 818, montmul 708, barrett 461, cond_add_q 48,
+ * Ops per call: load 554, store 506, add 989, sub 856, montmul 705, barrett 445, cond_add_q 48,
  *   shuffle 192, zip 288, const 304, addw 448, madd 512, mredw 64
  */
 void nttgen_ntrulpr761_avx512_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
@@ -57,7 +59,7 @@ void nttgen_ntrulpr761_avx512_polymul(int16_t r[761], const int16_t a[761], cons
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 557, store 506, add 1087, sub 818, mullo 34, montmul 674, barrett 459,
+ * Ops per call: load 554, store 506, add 989, sub 856, mullo 34, montmul 671, barrett 445,
  *   cond_add_q 48, shuffle 192, zip 288, const 303, addw 448, madd 512, mredw 64
  */
 void nttgen_ntrulpr761_avx512_polymul_small(int16_t r[761], const int16_t a[761],

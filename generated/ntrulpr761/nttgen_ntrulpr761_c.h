@@ -3,10 +3,11 @@
  *   nttgen generate --ring ntrulpr761 --isa c
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset ntrulpr761)
- * Plan: good-rader-bruun: the product in Z_q[x]/(x^1632 - 1), Good–Thomas DFT of length 102 = 17 x
- *   3 x 2
- *         over blocks of 16 coefficients (Rader for 17), 102 products modulo x^16 - t_k,
- *         inverse DFT, fold modulo x^761 - x - 1; outputs centred in [-2295, 2295]
+ * Plan:   good-rader-bruun: the product in Z_q[x]/(Phi_17(x^96)) (x^1632 - 1 without its
+ *         factor x^96 - 1: no pieces at Rader's zero frequency), Good–Thomas DFT of length
+ *         102 = 17 x 3 x 2 over blocks of 16 coefficients (Rader for 17), 96 products
+ *         modulo x^16 - t_k, inverse DFT, fold modulo x^761 - x - 1; outputs centred in
+ *         [-2295, 2295]
  * ISA:    portable C99 (1 lane per value); 1 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = 15631; beta mod q = 1262; Barrett v = 29235, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_c_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 10440, store 8747, add 51521, sub 39974, mullo 5508, montmul 28251, barrett
- *         16655, cond_add_q 1522, const 5111
- *       coefficient reductions: 16655
+ *       ops: load 10140, store 8459, add 47249, sub 40274, mullo 5184, montmul 27417, barrett
+ *         16272, cond_add_q 1522, const 5111
+ *       coefficient reductions: 16272
  *   nttgen_ntrulpr761_c_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 10440, store 8747, add 51521, sub 39974, mullo 6228, montmul 27531, barrett
- *         16415, cond_add_q 1522, const 5111
- *       coefficient reductions: 16415
+ *       ops: load 10140, store 8459, add 47249, sub 40274, mullo 5904, montmul 26697, barrett
+ *         16144, cond_add_q 1522, const 5111
+ *       coefficient reductions: 16144
  */
 #ifndef NTTGEN_NTRULPR761_C_H
 #define NTTGEN_NTRULPR761_C_H
@@ -45,8 +46,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 10440, store 8747, add 51521, sub 39974, mullo 5508, montmul 28251, barrett
- *   16655, cond_add_q 1522, const 5111
+ * Ops per call: load 10140, store 8459, add 47249, sub 40274, mullo 5184, montmul 27417, barrett
+ *   16272, cond_add_q 1522, const 5111
  */
 void nttgen_ntrulpr761_c_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +59,8 @@ void nttgen_ntrulpr761_c_polymul(int16_t r[761], const int16_t a[761], const int
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 10440, store 8747, add 51521, sub 39974, mullo 6228, montmul 27531, barrett
- *   16415, cond_add_q 1522, const 5111
+ * Ops per call: load 10140, store 8459, add 47249, sub 40274, mullo 5904, montmul 26697, barrett
+ *   16144, cond_add_q 1522, const 5111
  */
 void nttgen_ntrulpr761_c_polymul_small(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 

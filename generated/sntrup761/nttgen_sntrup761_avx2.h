@@ -3,10 +3,11 @@
  *   nttgen generate --ring sntrup761 --isa avx2
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset sntrup761)
- * Plan: good-rader-bruun: the product in Z_q[x]/(x^1632 - 1), Good–Thomas DFT of length 102 = 17 x
- *   3 x 2
- *         over blocks of 16 coefficients (Rader for 17), 102 products modulo x^16 - t_k,
- *         inverse DFT, fold modulo x^761 - x - 1; outputs centred in [-2295, 2295]
+ * Plan:   good-rader-bruun: the product in Z_q[x]/(Phi_17(x^96)) (x^1632 - 1 without its
+ *         factor x^96 - 1: no pieces at Rader's zero frequency), Good–Thomas DFT of length
+ *         102 = 17 x 3 x 2 over blocks of 16 coefficients (Rader for 17), 96 products
+ *         modulo x^16 - t_k, inverse DFT, fold modulo x^761 - x - 1; outputs centred in
+ *         [-2295, 2295]
  * ISA:    AVX2 (256-bit vectors); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = 15631; beta mod q = 1262; Barrett v = 29235, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 678, store 578, add 3314, sub 2464, mullo 378, montmul 1970, barrett 1038,
- *         cond_add_q 96, shuffle 168, zip 504, const 353
- *       coefficient reductions: 16608
+ *       ops: load 638, store 530, add 2942, sub 2404, mullo 324, montmul 1841, barrett 976,
+ *         cond_add_q 96, shuffle 144, zip 432, const 353
+ *       coefficient reductions: 15616
  *   nttgen_sntrup761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 678, store 578, add 3314, sub 2464, mullo 433, montmul 1915, barrett 1013,
- *         cond_add_q 96, shuffle 168, zip 504, const 353
- *       coefficient reductions: 16208
+ *       ops: load 638, store 530, add 2942, sub 2404, mullo 379, montmul 1786, barrett 958,
+ *         cond_add_q 96, shuffle 144, zip 432, const 353
+ *       coefficient reductions: 15328
  */
 #ifndef NTTGEN_SNTRUP761_AVX2_H
 #define NTTGEN_SNTRUP761_AVX2_H
@@ -45,8 +46,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 678, store 578, add 3314, sub 2464, mullo 378, montmul 1970, barrett 1038,
- *   cond_add_q 96, shuffle 168, zip 504, const 353
+ * Ops per call: load 638, store 530, add 2942, sub 2404, mullo 324, montmul 1841, barrett 976,
+ *   cond_add_q 96, shuffle 144, zip 432, const 353
  */
 void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +59,8 @@ void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 678, store 578, add 3314, sub 2464, mullo 433, montmul 1915, barrett 1013,
- *   cond_add_q 96, shuffle 168, zip 504, const 353
+ * Ops per call: load 638, store 530, add 2942, sub 2404, mullo 379, montmul 1786, barrett 958,
+ *   cond_add_q 96, shuffle 144, zip 432, const 353
  */
 void nttgen_sntrup761_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

@@ -3,10 +3,11 @@
  *   nttgen generate --ring sntrup761 --isa neon
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset sntrup761)
- * Plan: good-rader-bruun: the product in Z_q[x]/(x^1632 - 1), Good–Thomas DFT of length 102 = 17 x
- *   3 x 2
- *         over blocks of 16 coefficients (Rader for 17), 102 products modulo x^16 - t_k,
- *         inverse DFT, fold modulo x^761 - x - 1; outputs centred in [-2295, 2295]
+ * Plan:   good-rader-bruun: the product in Z_q[x]/(Phi_17(x^96)) (x^1632 - 1 without its
+ *         factor x^96 - 1: no pieces at Rader's zero frequency), Good–Thomas DFT of length
+ *         102 = 17 x 3 x 2 over blocks of 16 coefficients (Rader for 17), 96 products
+ *         modulo x^16 - t_k, inverse DFT, fold modulo x^761 - x - 1; outputs centred in
+ *         [-2295, 2295]
  * ISA:    Arm NEON (AArch64, 128-bit vectors, 32 registers); 8 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = 15631; beta mod q = 1262; Barrett v = 29235, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -15,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_neon_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1320, store 1108, add 4300, sub 3392, montmul 2160, barrett 1786, cond_add_q 192,
- *         shuffle 936, const 644, addw 1456, madd 1664, mredw 208
- *       coefficient reductions: 14288
+ *       ops: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett 1711, cond_add_q 192,
+ *         shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ *       coefficient reductions: 13688
  *   nttgen_sntrup761_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1320, store 1108, add 4300, sub 3392, mullo 90, montmul 2070, barrett 1756,
- *         cond_add_q 192, shuffle 936, const 644, addw 1456, madd 1664, mredw 208
- *       coefficient reductions: 14048
+ *       ops: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett 1695,
+ *         cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ *       coefficient reductions: 13560
  */
 #ifndef NTTGEN_SNTRUP761_NEON_H
 #define NTTGEN_SNTRUP761_NEON_H
@@ -45,8 +46,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1320, store 1108, add 4300, sub 3392, montmul 2160, barrett 1786, cond_add_q
- *   192, shuffle 936, const 644, addw 1456, madd 1664, mredw 208
+ * Ops per call: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett 1711, cond_add_q
+ *   192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +59,8 @@ void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1320, store 1108, add 4300, sub 3392, mullo 90, montmul 2070, barrett 1756,
- *   cond_add_q 192, shuffle 936, const 644, addw 1456, madd 1664, mredw 208
+ * Ops per call: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett 1695,
+ *   cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

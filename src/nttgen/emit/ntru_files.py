@@ -135,6 +135,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             cls.wide_sums,
             None if threshold is None else threshold * ring.q,
             cls.paired_leaves,
+            narrow_inverse=cls.narrow_inverse_outputs,
         )
     return build_shift_pipeline(name, ring.p, ring.q, arith, lanes, zip_group)
 

@@ -1,14 +1,18 @@
 """NTRU Prime multiplication as DSL programs: the Good–Rader pipeline over lanes.
 
 The ring Z_q[x]/(x^p - x - 1) has no large power-of-two roots of unity, so the product of two
-polynomials of degree < p is computed in Z_q[x]/(x^(m*n) - 1), m*n >= 2p - 1 (for p = 761,
-q = 4591: m = 16, n = 102 = 17 * 3 * 2), and folded back. Write a = sum_j A_j y^j with y = x^m
-and blocks A_j of m coefficients. The Good–Thomas map (``plan.maps.good_thomas``) evaluates
-y at the n-th roots of unity t_k by a prime-factor DFT over the blocks (Rader's algorithm for
-the length-17 axis, radix 3 and 2 for the others); piece k is a's image in Z_q[x]/(x^m - t_k).
-Every DFT operation acts on whole blocks with the same scalar constant, so the programs keep
-coefficient positions in lanes (a block of 16 is one AVX2 register) and every constant is a
-broadcast.
+polynomials of degree < p is computed in a ring with a fast transform and folded back. Write
+a = sum_j A_j y^j with y = x^m and blocks A_j of m coefficients. The Good–Thomas map
+(``plan.maps.good_thomas``) evaluates y at the n-th roots of unity t_k by a prime-factor DFT
+over the blocks (Rader's algorithm for the prime axis r, radix 3 and 2 for the others); piece k
+is a's image in Z_q[x]/(x^m - t_k), and all n pieces make Z_q[x]/(x^(m*n) - 1) (for p = 761,
+q = 4591: m = 16, n = 102 = 17 * 3 * 2, x^1632 - 1). The programs leave out the n/r pieces at
+Rader's zero frequency (t_k^(n/r) = 1), whose product is x^(m*n/r) - 1, and so compute in
+Z_q[x]/(Phi_r(x^(m*n/r))) (Phi_17(x^96), degree 1536 >= 2p - 1 = 1521, the ring of Hwang 2023)
+wherever the product fits in it (:func:`good_rader_shape`): 96 pieces instead of 102, six
+whole AVX2 groups of 16 in the base instead of seven with ten padding rows. Every DFT
+operation acts on whole blocks with the same scalar constant, so the programs keep coefficient
+positions in lanes (a block of 16 is one AVX2 register) and every constant is a broadcast.
 
 Stages of ``polymul(r, a, b)`` (all functions below, in this order):
 
@@ -41,7 +45,12 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     products, so c carries a factor beta^-1.
 ``inverse``
     The inverse DFT over blocks (lanes = coefficient positions again), *without* its 1/n
-    normalisation, for the blocks below 2p only (the product has degree <= 2p - 2).
+    normalisation, for the blocks below 2p only (the product has degree <= 2p - 2). With the
+    zero-frequency pieces left out it takes them as zero, which gives the representative
+    c'' of the product that is 0 modulo y^(n/r) - 1; c'' mod Phi_r(y^(n/r)) subtracts each of
+    its top n/r blocks from the blocks below congruent to it mod n/r, one line of Rader's
+    axis at a time (:attr:`GoodRaderShape.inverse_trace`). Its outputs are left within a
+    third of the lane, so that the fold's sums need no reduction.
 ``fold``
     r_j = K * (c_j + c_(j+p) + c_(j+p-1)) (the last term for j >= 1), x^p = x + 1, with
     K = beta / (n * base scale) mod q undoing the Montgomery factor, the normalisation and the
@@ -56,9 +65,11 @@ runs the small operand's forward transform with the contract [-1, 1] and reduces
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from math import prod
 from typing import Protocol
 
 import numpy as np
@@ -94,7 +105,12 @@ class GoodRaderShape:
     prime, done by Rader's algorithm, then 3 and 2); ``lanes``: L, a divisor of m;
     ``paired_leaves``: Rader's quadratic leaves by three multiplications and one more addition
     instead of four multiplications (:class:`~nttgen.plan.maps.basecase.ConstMul`), where the
-    ISA measured it faster (``Isa.paired_leaves``)."""
+    ISA measured it faster (``Isa.paired_leaves``); ``cyclotomic``: the product modulo
+    Phi_r(x^(m*n/r)) instead of x^(m*n) - 1 (r = ``axes[0]``, Rader's prime), which drops the
+    factor x^(m*n/r) - 1: the n/r pieces at Rader's zero frequency are neither computed nor
+    multiplied (:attr:`pieces`), and the inverse folds its top n/r blocks back (see
+    :attr:`inverse_trace`). Valid where the product still fits, (n - n/r) * m >= 2p - 1
+    (:func:`good_rader_shape` decides)."""
 
     p: int
     q: int
@@ -102,6 +118,7 @@ class GoodRaderShape:
     axes: tuple[int, ...]
     lanes: int
     paired_leaves: bool = True
+    cyclotomic: bool = False
 
     def __post_init__(self) -> None:
         if self.m % self.lanes:
@@ -109,8 +126,8 @@ class GoodRaderShape:
                 f"the Good–Rader program keeps a block of {self.m} coefficients in whole "
                 f"vectors: {self.lanes} lanes do not divide {self.m}"
             )
-        if self.n * self.m < 2 * self.p:
-            raise ValueError(f"x^{self.n * self.m} - 1 is too small for p = {self.p}")
+        if self.degree_blocks * self.m < 2 * self.p - 1:
+            raise ValueError(f"{self.modulus} is too small for p = {self.p}")
 
     @property
     def n(self) -> int:
@@ -119,6 +136,28 @@ class GoodRaderShape:
         for a in self.axes:
             out *= a
         return out
+
+    @property
+    def degree_blocks(self) -> int:
+        """Blocks of m coefficients in the ring's modulus: n for x^(m*n) - 1, n - n/r for
+        Phi_r(x^(m*n/r)) (:attr:`cyclotomic`)."""
+        return self.n - self.n // self.axes[0] if self.cyclotomic else self.n
+
+    @property
+    def modulus(self) -> str:
+        """The ring's modulus as text, e.g. ``x^1632 - 1`` or ``Phi_17(x^96)``."""
+        if self.cyclotomic:
+            return f"Phi_{self.axes[0]}(x^{self.m * self.n // self.axes[0]})"
+        return f"x^{self.m * self.n} - 1"
+
+    @cached_property
+    def pieces(self) -> list[int]:
+        """The map targets (indices into the Good–Thomas map's points, in its order) that the
+        program computes, one row each: all n, or with :attr:`cyclotomic` those whose index on
+        Rader's axis is nonzero (x^m - t_k with t_k^(n/r) != 1)."""
+        return [
+            k for k, (idx, _) in enumerate(self.map.points) if not (self.cyclotomic and idx[0] == 0)
+        ]
 
     @property
     def blocks_in(self) -> int:
@@ -133,7 +172,7 @@ class GoodRaderShape:
     @property
     def rows(self) -> int:
         """Pieces rounded up to whole groups of L (the padding rows are zero)."""
-        return -(-self.n // self.lanes) * self.lanes
+        return -(-len(self.pieces) // self.lanes) * self.lanes
 
     @cached_property
     def map(self) -> GoodThomasMap:
@@ -143,8 +182,8 @@ class GoodRaderShape:
 
     @property
     def points(self) -> list[int]:
-        """t_k of every piece k (x^m - t_k), in the map's target order."""
-        return [t for _, t in self.map.points]
+        """t_k of every computed piece (x^m - t_k), row by row (:attr:`pieces`)."""
+        return [self.map.points[k][1] for k in self.pieces]
 
     @cached_property
     def split_roots(self) -> list[int] | None:
@@ -179,14 +218,22 @@ class GoodRaderShape:
     def plan_lines(self, modulus: str) -> list[str]:
         """The "Plan:" paragraph of the generated files' header."""
         axes = " x ".join(map(str, self.axes))
-        return [
-            f"Plan:   {GRB_NAME}: the product in Z_q[x]/(x^{self.m * self.n} - 1), Good–Thomas "
-            f"DFT of length {self.n} = {axes}",
-            f"        over blocks of {self.m} coefficients (Rader for {self.axes[0]}), "
-            f"{self.n} products modulo x^{self.m} - t_k,",
-            f"        inverse DFT, fold modulo {modulus}; outputs centred in "
-            f"[{-(self.q // 2)}, {self.q // 2}]",
-        ]
+        ring = f"Z_q[x]/({self.modulus})"
+        if self.cyclotomic:
+            whole = self.m * self.n
+            ring += (
+                f" (x^{whole} - 1 without its factor x^{whole // self.axes[0]} - 1: no pieces"
+                " at Rader's zero frequency)"
+            )
+        text = (
+            f"{GRB_NAME}: the product in {ring}, Good–Thomas DFT of length {self.n} = {axes} "
+            f"over blocks of {self.m} coefficients (Rader for {self.axes[0]}), "
+            f"{len(self.pieces)} products modulo x^{self.m} - t_k, inverse DFT, fold modulo "
+            f"{modulus}; outputs centred in [{-(self.q // 2)}, {self.q // 2}]"
+        )
+        return textwrap.wrap(
+            text, 88, initial_indent="Plan:   ", subsequent_indent=" " * 8, break_on_hyphens=False
+        )
 
     @cached_property
     def forward_trace(self) -> tuple[Trace, list[Sym | int]]:
@@ -195,26 +242,54 @@ class GoodRaderShape:
         trace, outs = trace_map(
             lambda xs: gt.forward(list(xs) + [0] * (n - len(xs))), self.q, self.blocks_in
         )
-        return trace, [part[0] for part in outs]
+        kept = [outs[k][0] for k in self.pieces]
+        return trace.pruned(kept), kept
 
     @cached_property
     def inverse_trace(self) -> tuple[Trace, list[Sym | int]]:
-        """The unnormalised inverse DFT traced on the n pieces, for the output blocks the fold
-        reads (the map's own inverse multiplies by 1/n; here that goes into K)."""
-        gt = self.map
+        """The unnormalised inverse DFT traced on the computed pieces, for the output blocks
+        the fold reads (the map's own inverse multiplies by 1/n; here that goes into K).
+
+        With :attr:`cyclotomic` the pieces at Rader's zero frequency enter as zero, so the
+        inverse DFT returns the c'' with c'' = c mod Phi_r(y) and c'' = 0 mod y - 1 for
+        y = x^(m*n/r), of degree < m*n; Phi_r(y) = 1 + y + ... + y^(r-1), so reducing c''
+        modulo it subtracts each top block D + i (D = n - n/r, i < n/r) from the blocks below
+        D congruent to i mod n/r. That gives c itself: it has degree < 2p - 1 <= m*D."""
+        gt, pieces = self.map, self.pieces
+        stride, top = self.n // self.axes[0], self.degree_blocks
+        dft_end = 0
 
         def inverse(xs: Sequence[Sym]) -> list[list[Sym | int]]:
-            arr = apply_axes([[x] for x in xs], gt.axes, gt.dfts, True, Cost())
-            return [arr[gt.in_perm[j]] for j in range(self.blocks_out)]
+            nonlocal dft_end
+            full: list[list[Sym | int]] = [[0] for _ in range(self.n)]
+            for k, x in zip(pieces, xs, strict=True):
+                full[k] = [x]
+            arr = apply_axes(full, gt.axes, gt.dfts, True, Cost())
+            out = [arr[gt.in_perm[j]] for j in range(self.blocks_out)]
+            if self.cyclotomic:
+                dft_end = len(xs[0].trace.nodes)
+                out = [
+                    [u - v for u, v in zip(o, arr[gt.in_perm[top + j % stride]], strict=True)]
+                    for j, o in enumerate(out)
+                ]
+            return out
 
-        trace, outs = trace_map(inverse, self.q, self.n)
+        trace, outs = trace_map(inverse, self.q, len(pieces))
+        if self.cyclotomic:
+            # Rader's axis is inverted last, one line of r blocks at a time, and each line
+            # holds the block its outputs subtract: done there, not after the whole DFT
+            trace = trace.hoisted(dft_end)
         return trace, [part[0] for part in outs]
 
 
-def good_rader_shape(p: int, q: int, lanes: int, paired_leaves: bool = True) -> GoodRaderShape:
+def good_rader_shape(
+    p: int, q: int, lanes: int, paired_leaves: bool = True, cyclotomic: bool = True
+) -> GoodRaderShape:
     """The shape of the Good–Rader program for (p, q) at ``lanes`` lanes, from the pipeline's
     checked plan (raises the plan's error, naming the rule, where the pipeline does not exist
-    for (p, q)).
+    for (p, q)). ``cyclotomic`` asks for the product modulo Phi_r(x^(m*n/r)) (see
+    :class:`GoodRaderShape`), granted where the product fits in it and the fold's blocks lie
+    below its degree.
 
     Up to the plan's block size m (16) lanes, the shape is the plan's: blocks of m, DFT
     r x 3 x 2. At 2m lanes (AVX-512's 32) the radix-2 axis moves into the block: blocks of
@@ -226,8 +301,12 @@ def good_rader_shape(p: int, q: int, lanes: int, paired_leaves: bool = True) -> 
     plan = plan_pipeline(GRB, p, q)
     m, r = plan.sizes["m"], plan.sizes["r"]
     if lanes == 2 * m:
-        return GoodRaderShape(p, q, 2 * m, (r, 3), lanes, paired_leaves)
-    return GoodRaderShape(p, q, m, (r, 3, 2), lanes, paired_leaves)
+        m, axes = 2 * m, (r, 3)
+    else:
+        axes = (r, 3, 2)
+    n = prod(axes)
+    fits = (n - n // r) * m >= 2 * p - 1 and -(-2 * p // m) <= n - n // r
+    return GoodRaderShape(p, q, m, axes, lanes, paired_leaves, cyclotomic and fits)
 
 
 class FoldShape(Protocol):
@@ -593,7 +672,7 @@ def program_forward(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]
         starts.append(p - L)
     for s in starts:
         S.store(padded, s, S.load(a, s, hint="a"))
-    for k in range(shape.n, shape.rows):
+    for k in range(len(shape.pieces), shape.rows):
         for i in range(0, m, L):
             S.store(r, k * m + i, zero)
     trace, outs = shape.forward_trace
@@ -655,7 +734,7 @@ def program_base(
 
     if shape.split_roots is None:
         piece_t = per_piece(
-            "t", shape.points + [0] * (rows - shape.n), "t_k of x^m - t_k, per piece"
+            "t", shape.points + [0] * (rows - len(shape.points)), "t_k of x^m - t_k, per piece"
         )
 
     def load_piece(src: Buffer, k0: Affine) -> list[Value]:
@@ -666,7 +745,7 @@ def program_base(
 
     roots = shape.split_roots
     if roots is not None:
-        pad = [0] * (rows - shape.n)
+        pad = [0] * (rows - len(roots))
         half = m // 2
         root = per_piece(
             "s", roots + pad, f"s_k, s_k^2 = t_k: x^{m} - t_k = (x^{half} - s_k)(x^{half} + s_k)"
@@ -759,10 +838,13 @@ def program_inverse(
     contract: tuple[int, int],
     signs: Sequence[int],
     threshold: int | None = None,
+    out_bound: int | None = None,
 ) -> None:
-    """inverse(r, c): r = n * c mod (x^(m*n) - 1) for the blocks the fold reads, where row k
-    of c is c mod (x^m - t_k) times ``signs[k]``; ``threshold``: the reducer's (None: the
-    lazy policy alone)."""
+    """inverse(r, c): r = n * c mod the ring's modulus (:attr:`GoodRaderShape.modulus`) for
+    the blocks the fold reads, where row k of c is piece k (:attr:`GoodRaderShape.pieces`)
+    times ``signs[k]``; ``threshold``: the reducer's (None: the lazy policy alone);
+    ``out_bound``: every output within [-out_bound, out_bound] (reduced where its range is
+    wider; None: whatever range the lazy policy leaves)."""
     m = shape.m
     r = S.output("r", shape.blocks_out * m, doc="n times the product, low blocks")
     c = S.input("c", shape.rows * m, contract, doc="piecewise products")
@@ -773,7 +855,12 @@ def program_inverse(
     def chunk(c0: Affine) -> None:
         got = lower.run(trace, lambda k: (S.load(c, c0 + k * m, hint="c"), signs[k]), outs)
         for j, x in enumerate(got):
-            val = S.const(0, hint="zero") if x is None else negate(S, red, x)
+            if x is None:
+                val = S.const(0, hint="zero")
+            else:
+                val = negate(S, red, x)
+                if out_bound is not None:
+                    val = red.fit_to(val, (-out_bound, out_bound))
             S.store(r, c0 + j * m, val)
 
     columns(S, shape, chunk)
@@ -856,12 +943,16 @@ def build_good_rader(
     wide_sums: bool = False,
     inverse_threshold: int | None = None,
     paired_leaves: bool = True,
+    cyclotomic: bool = True,
+    narrow_inverse: bool = True,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
     and ``wide_sums``: see :func:`program_base`; ``inverse_threshold``: see
-    :func:`program_inverse`; ``paired_leaves``: see :class:`GoodRaderShape`)."""
-    shape = good_rader_shape(p, q, lanes, paired_leaves)
+    :func:`program_inverse`; ``paired_leaves`` and ``cyclotomic``: see
+    :class:`GoodRaderShape` and :func:`good_rader_shape`; ``narrow_inverse``: the inverse's
+    outputs within a third of the lane, so that the fold's sums need no reduction)."""
+    shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
     f: dict[str, Function] = {}
@@ -891,7 +982,19 @@ def build_good_rader(
     f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
     base_out = f["base"].contract.outputs["r"]
-    program_inverse(S, shape, base_out, forward_signs(shape), inverse_threshold)
+    # The fold adds three of the inverse's outputs before its product by K: within a third
+    # of the lane, the sum needs no reduction. The inverse's last subtraction (Phi_r) leaves
+    # most outputs wider, and reducing each there once takes fewer reductions than the fold
+    # would (it reads the upper half twice). Measured (sntrup761, AVX2, stage harness): fold
+    # 343 -> 170 ticks, inverse 1,440 -> 1,499, polymul 6,931 -> 6,736.
+    program_inverse(
+        S,
+        shape,
+        base_out,
+        forward_signs(shape),
+        inverse_threshold,
+        out_bound=arith.lane.max // 3 if narrow_inverse else None,
+    )
     f["inverse"] = stage(S)
     S = builder("fold", f"fold modulo x^{p} - x - 1, scale and centre")
     program_fold(S, shape, f["inverse"].contract.outputs["r"])

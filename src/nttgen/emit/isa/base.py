@@ -70,6 +70,13 @@ class Isa(ABC):
     # RVV (VLEN 128) 73,955 -> 72,994; AVX2 7,312 -> 7,347 (the one more addition and the
     # reductions it brings cost more there), so x86 keeps four
     paired_leaves: bool = True
+    # whether the NTRU Prime inverse DFT leaves its outputs within a third of the lane (a
+    # reduction on each wider one), so that the fold adds its three terms without reducing
+    # them; set where measured faster. sntrup761 polymul, 2026-11-24 (Zen 3; guest
+    # instructions under QEMU): portable C 24,459 -> 24,145 ticks, AVX2 7,064 -> 6,981, NEON
+    # 43,662 -> 43,537; RVV (VLEN 128) 69,450 -> 76,124 and (VLEN 256) 35,094 -> 38,423, so
+    # RVV keeps the fold's reductions
+    narrow_inverse_outputs: bool = True
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:

@@ -68,6 +68,8 @@ class RvvOps(HelperCalls, Isa):
     compilers = ("clang-19", "clang")
     lmul: int = 1
     min_vlen: int = 128  # the V extension guarantees VLEN >= 128
+    # the fold's reductions cost fewer instructions than the inverse's (Isa.narrow_inverse_outputs)
+    narrow_inverse_outputs = False
 
     # ----------------------------------------------------------------- naming
     @property

@@ -41,6 +41,28 @@ class Trace:
             out[n.op] = out.get(n.op, 0) + 1
         return out
 
+    def pruned(self, outputs: Sequence[Sym | int]) -> Trace:
+        """The same trace without the nodes no output depends on (a map's outputs that a
+        program does not need), in the same order; the nodes are shared."""
+        needed = {o.id for o in outputs if isinstance(o, Sym)}
+        for node in reversed(self.nodes):
+            if node.id in needed:
+                needed.add(node.id)
+                needed.update(a.id for a in node.args if isinstance(a, Sym))
+        return Trace(self.q, [n for n in self.nodes if n.id in needed], self.counter)
+
+    def hoisted(self, start: int) -> Trace:
+        """The same trace with each node from position ``start`` on moved up to just after
+        its latest operand (in their order where several land at one place): a tail of
+        nodes that a program adds after a map, e.g. one subtraction per output, then runs
+        where its operands are made instead of keeping them all live until the end."""
+        pos = {n.id: float(i) for i, n in enumerate(self.nodes[:start])}
+        for i, n in enumerate(self.nodes[start:]):
+            args = [pos[a.id] for a in n.args if isinstance(a, Sym)]
+            pos[n.id] = max(args, default=-1.0) + (1 + i) / (len(self.nodes) + 1)
+        order = sorted(self.nodes, key=lambda n: pos[n.id])
+        return Trace(self.q, order, self.counter)
+
     def evaluate(self, inputs: Sequence[int], outputs: Sequence[Sym | int]) -> list[int]:
         """The outputs' values mod q when input i is ``inputs[i]`` (exact reference semantics
         of the trace, to check it against the map it came from)."""
