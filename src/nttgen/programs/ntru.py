@@ -67,9 +67,8 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
-from math import prod
 from typing import Protocol
 
 import numpy as np
@@ -109,8 +108,7 @@ class GoodRaderShape:
     Phi_r(x^(m*n/r)) instead of x^(m*n) - 1 (r = ``axes[0]``, Rader's prime), which drops the
     factor x^(m*n/r) - 1: the n/r pieces at Rader's zero frequency are neither computed nor
     multiplied (:attr:`pieces`), and the inverse folds its top n/r blocks back (see
-    :attr:`inverse_trace`). Valid where the product still fits, (n - n/r) * m >= 2p - 1
-    (:func:`good_rader_shape` decides)."""
+    :attr:`inverse_trace`). Valid where the product still fits (:attr:`admits_cyclotomic`)."""
 
     p: int
     q: int
@@ -126,7 +124,7 @@ class GoodRaderShape:
                 f"the Good–Rader program keeps a block of {self.m} coefficients in whole "
                 f"vectors: {self.lanes} lanes do not divide {self.m}"
             )
-        if self.degree_blocks * self.m < 2 * self.p - 1:
+        if self.blocks_out > self.degree_blocks:
             raise ValueError(f"{self.modulus} is too small for p = {self.p}")
 
     @property
@@ -142,6 +140,12 @@ class GoodRaderShape:
         """Blocks of m coefficients in the ring's modulus: n for x^(m*n) - 1, n - n/r for
         Phi_r(x^(m*n/r)) (:attr:`cyclotomic`)."""
         return self.n - self.n // self.axes[0] if self.cyclotomic else self.n
+
+    @property
+    def admits_cyclotomic(self) -> bool:
+        """Whether the fold's blocks (those the product can occupy) lie below the degree of
+        Phi_r(x^(m*n/r)), so that the product is determined modulo it."""
+        return self.blocks_out <= self.n - self.n // self.axes[0]
 
     @property
     def modulus(self) -> str:
@@ -301,12 +305,10 @@ def good_rader_shape(
     plan = plan_pipeline(GRB, p, q)
     m, r = plan.sizes["m"], plan.sizes["r"]
     if lanes == 2 * m:
-        m, axes = 2 * m, (r, 3)
+        shape = GoodRaderShape(p, q, 2 * m, (r, 3), lanes, paired_leaves)
     else:
-        axes = (r, 3, 2)
-    n = prod(axes)
-    fits = (n - n // r) * m >= 2 * p - 1 and -(-2 * p // m) <= n - n // r
-    return GoodRaderShape(p, q, m, axes, lanes, paired_leaves, cyclotomic and fits)
+        shape = GoodRaderShape(p, q, m, (r, 3, 2), lanes, paired_leaves)
+    return replace(shape, cyclotomic=True) if cyclotomic and shape.admits_cyclotomic else shape
 
 
 class FoldShape(Protocol):
