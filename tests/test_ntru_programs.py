@@ -22,6 +22,7 @@ import pytest
 from conftest import compile_command, compilers_for, require_isa, require_tool
 from nttgen.ctcheck import check_object
 from nttgen.dsl.builder import Builder
+from nttgen.dsl.ir import Loop
 from nttgen.emit.isa import isa_class
 from nttgen.emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru, ntru_functions
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
@@ -94,8 +95,11 @@ def _evaluate(
     zip_group: int | None = None,
     wide: bool = False,
     cyclotomic: bool = True,
+    dft_lines: bool = False,
 ) -> None:
-    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group, wide, cyclotomic=cyclotomic)
+    fs = build_good_rader(
+        p, q, Arith(q, I16), lanes, zip_group, wide, cyclotomic=cyclotomic, dft_lines=dft_lines
+    )
     cs = cases(p, q, seed)
     a = np.array([c[0] for c in cs])
     b = np.array([c[1] for c in cs])
@@ -132,6 +136,47 @@ def test_programs_modulo_the_whole_x_mn_minus_one(lanes: int, zip_group: int | N
     _evaluate(P, Q, lanes, seed=40 + lanes, zip_group=zip_group, cyclotomic=False)
 
 
+@pytest.mark.parametrize("cyclotomic", [True, False], ids=["phi", "whole"])
+@pytest.mark.parametrize(("lanes", "zip_group"), [(1, None), (8, None), (16, 3), (32, 3)])
+def test_dfts_by_lines_compute_the_product(
+    lanes: int, zip_group: int | None, cyclotomic: bool
+) -> None:
+    """The DFTs as loops over lines (``dft_lines``: one axis kernel per loop body, scratch
+    arrays between the passes) give the schoolbook product too, modulo Phi_17(x^96) and modulo
+    the whole x^1632 - 1, at every lane count (blocks of 32 at 32 lanes: DFT 17 x 3)."""
+    _evaluate(
+        P, Q, lanes, seed=60 + lanes, zip_group=zip_group, cyclotomic=cyclotomic, dft_lines=True
+    )
+    if lanes == 16 and cyclotomic:
+        _evaluate(857, 5167, lanes, seed=858, dft_lines=True)
+
+
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_dft_by_lines_writes_the_pieces(lanes: int) -> None:
+    """The looped forward writes each piece itself (sign +1), row by row in map order, and
+    zero padding rows; its stage is a few loops, not the whole trace unrolled."""
+    shape = good_rader_shape(P, Q, lanes)
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, dft_lines=True).functions
+    rng = random.Random(lanes)
+    for a in ([rng.randint(-H, H) for _ in range(P)], [H] * P, [-1] * P):
+        got = evaluate(fs["forward"], Arith(Q, I16), {"a": np.array(a)}, checked=True)["r"][0]
+        m = shape.m
+        pieces = GoodThomasMap(Q, m, shape.axes).forward(a + [0] * (m * shape.n - P))
+        for row, k in enumerate(shape.pieces):
+            piece = [x % Q for x in got[row * m : (row + 1) * m]]
+            assert piece == [x % Q for x in pieces[k]], f"piece {k}"
+        assert not got[len(shape.pieces) * m :].any()
+    straight = build_good_rader(P, Q, Arith(Q, I16), lanes).functions
+    for name in ("forward", "inverse"):
+        # each kernel is a loop body, so it appears once: far fewer statements
+        assert 2 * statements(fs[name].body) < statements(straight[name].body), name
+
+
+def statements(body: list) -> int:  # type: ignore[type-arg]
+    """Statements of a program body, those inside loops counted once."""
+    return sum(1 + statements(st.body) if isinstance(st, Loop) else 1 for st in body)
+
+
 def test_cyclotomic_shape_only_where_the_product_fits() -> None:
     """Phi_17(x^96) has degree 1536 >= 2p - 1 = 1521 for p = 761: granted, 96 pieces (none at
     Rader's zero frequency) in 96 rows at 16 lanes instead of 102 in 112; for p = 787
@@ -165,20 +210,31 @@ def _check_compiled(
     return a, b, big
 
 
+OTHER_WAYS = {
+    # Isa flag: (text only its True form emits, seed)
+    "wide_sums": ("_mredw(", 11),
+    "dft_lines": ("line_", 21),
+}
+
+
+@pytest.mark.parametrize("flag", list(OTHER_WAYS))
 @pytest.mark.parametrize("isa", NTRU_ISAS)
-def test_compiled_base_products_both_ways(isa: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Each ISA's C with the base products it does not use by default (double-width sums
-    where it keeps Karatsuba, and the reverse), so that every backend's ``madd``, ``addw``
-    and ``mredw`` (and Karatsuba on AVX-512) run compiled: against the schoolbook product,
-    the exact evaluator of the same program and the default portable C."""
+def test_compiled_both_ways(isa: str, flag: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each ISA's C with a choice the other way from its default, so that both forms run
+    compiled on every backend: the base products (double-width sums where it keeps
+    Karatsuba, and the reverse: every backend's ``madd``, ``addw`` and ``mredw``, and
+    Karatsuba on AVX-512) and the DFTs (loops over lines where it keeps the straight-line
+    trace, and the reverse). Against the schoolbook product, the exact evaluator of the same
+    program and the default portable C."""
     require_isa(isa)
     cls = isa_class(isa)
-    wide = not cls.wide_sums
-    monkeypatch.setattr(cls, "wide_sums", wide)
+    other = not getattr(cls, flag)
+    monkeypatch.setattr(cls, flag, other)
+    marker, seed = OTHER_WAYS[flag]
     ring = get_ntru_ring("sntrup761")
     k = NtruKernel(ring, isa)
-    assert ("_mredw(" in k.files.source) == wide
-    a, b, big = _check_compiled(k, load_ntru("sntrup761", "c"), seed=len(isa) + 11)
+    assert (marker in k.files.source) == other
+    a, b, big = _check_compiled(k, load_ntru("sntrup761", "c"), seed=len(isa) + seed)
     fs = ntru_functions(ring, isa)
     exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
     assert (big == exact["r"]).all()

@@ -16,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 638, store 530, add 2942, sub 2404, mullo 324, montmul 1841, barrett 976,
- *         cond_add_q 96, shuffle 144, zip 432, const 353
- *       coefficient reductions: 15616
+ *       ops: load 1140, store 1034, add 3150, sub 2556, mullo 324, montmul 1855, barrett 1076,
+ *         cond_add_q 96, shuffle 144, zip 432, const 329
+ *       coefficient reductions: 17216
  *   nttgen_sntrup761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 638, store 530, add 2942, sub 2404, mullo 379, montmul 1786, barrett 958,
- *         cond_add_q 96, shuffle 144, zip 432, const 353
- *       coefficient reductions: 15328
+ *       ops: load 1140, store 1034, add 3150, sub 2556, mullo 360, montmul 1819, barrett 1022,
+ *         cond_add_q 96, shuffle 144, zip 432, const 328
+ *       coefficient reductions: 16352
  */
 #ifndef NTTGEN_SNTRUP761_AVX2_H
 #define NTTGEN_SNTRUP761_AVX2_H
@@ -46,8 +46,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 638, store 530, add 2942, sub 2404, mullo 324, montmul 1841, barrett 976,
- *   cond_add_q 96, shuffle 144, zip 432, const 353
+ * Ops per call: load 1140, store 1034, add 3150, sub 2556, mullo 324, montmul 1855, barrett 1076,
+ *   cond_add_q 96, shuffle 144, zip 432, const 329
  */
 void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -59,8 +59,8 @@ void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 638, store 530, add 2942, sub 2404, mullo 379, montmul 1786, barrett 958,
- *   cond_add_q 96, shuffle 144, zip 432, const 353
+ * Ops per call: load 1140, store 1034, add 3150, sub 2556, mullo 360, montmul 1819, barrett 1022,
+ *   cond_add_q 96, shuffle 144, zip 432, const 328
  */
 void nttgen_sntrup761_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

@@ -136,6 +136,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             None if threshold is None else threshold * ring.q,
             cls.paired_leaves,
             narrow_inverse=cls.narrow_inverse_outputs,
+            dft_lines=cls.dft_lines,
         )
     return build_shift_pipeline(name, ring.p, ring.q, arith, lanes, zip_group)
 

@@ -23,7 +23,11 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     products by constants, never on the zero padding above p. Negations are not performed:
     each traced value carries a sign that later ops absorb (a - (-b) is an addition, c * (-v)
     a product by -c). Both operands go through the same trace, so a piece's sign is the same
-    in both and cancels in their product.
+    in both and cancels in their product. Where the ISA measured it faster
+    (``Isa.dft_lines``) the DFT runs instead as two loops whose bodies are single axes'
+    traces, Rader's on each line, then the other axes' on each frequency
+    (:mod:`.ntru_lines`): more operations (no zero blocks skipped, values stored between
+    the passes), far less code. The inverse likewise.
 ``base`` (pieces in lanes)
     c_k = a_k * b_k mod (x^m - t_k). Where every t_k is a square (blocks of 32, DFT 17 x 3:
     the 32-lane shape of AVX-512) the pieces first split by Cooley–Tukey into
@@ -344,6 +348,24 @@ class TraceLowering:
             self._consts[c] = (self.S.const(z, hint="w"), self.S.const(zq, hint="wq"))
         return self._consts[c]
 
+    def small_constant(self, c: int) -> Value:
+        """The broadcast c (centred, |c| <= q/2) that ``mullo`` multiplies by exactly."""
+        if c not in self._small:
+            self._small[c] = self.S.const(c, hint="c")
+        return self._small[c]
+
+    def preload(self, trace: Trace) -> None:
+        """Broadcast every constant the trace may multiply by (either sign, both forms), so
+        that a trace lowered inside a loop body finds them made before the loop; the
+        unused ones are dead code, which the builder drops."""
+        q = self.S.arith.q
+        for node in trace.nodes:
+            if node.op == "mulc":
+                for c in (int(node.const or 0), -int(node.const or 0)):
+                    self.constant(c)
+                    centred = c % q - q if c % q > q // 2 else c % q
+                    self.small_constant(centred)
+
     def exact_product(self, v: Value, c: int) -> Value | None:
         """v * c as one ``mullo`` by c's centred representative, where the interval analysis
         proves the product is at most q in magnitude (below the bound of a Montgomery product,
@@ -359,9 +381,7 @@ class TraceLowering:
             c -= q
         if S.bound(v).magnitude * abs(c) > q:
             return None
-        if c not in self._small:
-            self._small[c] = S.const(c, hint="c")
-        return S.mullo(v, self._small[c], hint="t")
+        return S.mullo(v, self.small_constant(c), hint="t")
 
     def multiply(self, v: Value, c: int) -> Value:
         """v * c mod q: an exact ``mullo`` where :meth:`exact_product` allows it, else a
@@ -947,17 +967,22 @@ def build_good_rader(
     paired_leaves: bool = True,
     cyclotomic: bool = True,
     narrow_inverse: bool = True,
+    dft_lines: bool = False,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
     and ``wide_sums``: see :func:`program_base`; ``inverse_threshold``: see
     :func:`program_inverse`; ``paired_leaves`` and ``cyclotomic``: see
     :class:`GoodRaderShape` and :func:`good_rader_shape`; ``narrow_inverse``: the inverse's
-    outputs within a third of the lane, so that the fold's sums need no reduction)."""
+    outputs within a third of the lane, so that the fold's sums need no reduction;
+    ``dft_lines``: the forward and inverse DFTs as loops over lines, see
+    :mod:`.ntru_lines`)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
     f: dict[str, Function] = {}
+    # imported here: ntru_lines builds on this module's lowering
+    from .ntru_lines import program_forward_lines, program_inverse_lines
 
     def builder(name: str, doc: str) -> Builder:
         S = Builder(name, arith, lanes, doc)
@@ -974,7 +999,10 @@ def build_good_rader(
 
     for name, contract in (("forward", (-half, half)), ("forward_small", (-1, 1))):
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
-        program_forward(S, shape, contract)
+        if dft_lines:
+            program_forward_lines(S, shape, contract)
+        else:
+            program_forward(S, shape, contract)
         f[name] = stage(S)
     big = f["forward"].contract.outputs["r"]
     small = f["forward_small"].contract.outputs["r"]
@@ -989,14 +1017,13 @@ def build_good_rader(
     # most outputs wider, and reducing each there once takes fewer reductions than the fold
     # would (it reads the upper half twice). Measured (sntrup761, AVX2, stage harness): fold
     # 343 -> 170 ticks, inverse 1,440 -> 1,499, polymul 6,931 -> 6,736.
-    program_inverse(
-        S,
-        shape,
-        base_out,
-        forward_signs(shape),
-        inverse_threshold,
-        out_bound=arith.lane.max // 3 if narrow_inverse else None,
-    )
+    out_bound = arith.lane.max // 3 if narrow_inverse else None
+    if dft_lines:
+        program_inverse_lines(S, shape, base_out, inverse_threshold, out_bound)
+    else:
+        program_inverse(
+            S, shape, base_out, forward_signs(shape), inverse_threshold, out_bound=out_bound
+        )
     f["inverse"] = stage(S)
     S = builder("fold", f"fold modulo x^{p} - x - 1, scale and centre")
     program_fold(S, shape, f["inverse"].contract.outputs["r"])

@@ -19,6 +19,8 @@ class Avx2(X86Simd):
     cflags = ("-mavx2",)
     features = ("avx2",)
     width = 256
+    # the NTRU Prime DFTs as loops over lines (measured: see ``Isa.dft_lines``)
+    dft_lines = True
     cpuid7_ebx = 1 << 5  # AVX2
     xcr0 = 0x6  # SSE and AVX (ymm) state
 

@@ -70,6 +70,8 @@ class RvvOps(HelperCalls, Isa):
     min_vlen: int = 128  # the V extension guarantees VLEN >= 128
     # the fold's reductions cost fewer instructions than the inverse's (Isa.narrow_inverse_outputs)
     narrow_inverse_outputs = False
+    # the NTRU Prime DFTs as loops over lines (measured: see ``Isa.dft_lines``)
+    dft_lines = True
 
     # ----------------------------------------------------------------- naming
     @property
