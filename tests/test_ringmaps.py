@@ -22,6 +22,7 @@ from nttgen.plan.maps import (
     CooleyTukey3Map,
     CooleyTukeyMap,
     Cost,
+    CyclotomicGoodThomasMap,
     FactorisationError,
     GoodThomasMap,
     InputShapeError,
@@ -128,6 +129,8 @@ MAPS: dict[str, Callable[[], RingMap]] = {
     "good-thomas-17x3x2": lambda: GoodThomasMap(Q, 16, (17, 3, 2)),
     "good-thomas-5x3": lambda: GoodThomasMap(Q, 2, (5, 3)),
     "good-thomas-17": lambda: GoodThomasMap(Q, 1, (17,)),
+    "good-thomas-phi17-x96": lambda: CyclotomicGoodThomasMap(Q, 16, (17, 3, 2)),
+    "good-thomas-phi5-x6": lambda: CyclotomicGoodThomasMap(Q, 2, (5, 3)),
     "schoenhage-3x32": lambda: SchoenhageMap(Q, 16, 32, odd=3),
     "schoenhage-small": lambda: SchoenhageMap(Q, 4, 8),
     "schoenhage-l=4m": lambda: SchoenhageMap(Q, 4, 16, odd=5),
@@ -515,12 +518,22 @@ def test_pipeline_shapes_match_the_slides() -> None:
     assert gsb.leaf_histogram() == {8: 384}  # 96 x (x^32 + 1) -> Bruun -> 4 x degree 8 each
     assert len(gsb.tree.root.targets) == 96
     assert {t[4] for t in gsb.tree.targets} == {58, Q - 58, 2116, Q - 2116}
+    # Phi_17(x^96) = (x^1632 - 1)/(x^96 - 1): the 6 pieces at Rader's zero frequency left out
     grb = build_pipeline(GRB, 761, 4591)
-    assert grb.tree.source_degree == 1632
-    assert grb.leaf_histogram() == {8: 192, 16: 6}  # "192 size-8 + 6 size-16"
+    assert grb.tree.source_degree == 1536 and grb.plan.modulus == "Phi_17(x^96)"
+    assert grb.leaf_histogram() == {8: 192}
     kinds = [type(c).__name__ if c is not None else None for c in grb.tree.children]
     assert kinds.count("CooleyTukeyMap") == 48 and kinds.count("BruunMap") == 48
+    # where the product does not fit below deg Phi_17(x^96) (2p - 1 = 1573), the whole
+    # x^1632 - 1 with its 6 DC pieces of degree 16 ("192 size-8 + 6 size-16")
+    whole = build_pipeline(GRB, 787, 4591)
+    assert whole.tree.source_degree == 1632 and whole.plan.modulus == "x^1632 - 1"
+    assert whole.leaf_histogram() == {8: 192, 16: 6}
+    kinds = [type(c).__name__ if c is not None else None for c in whole.tree.children]
     assert kinds.count(None) == 6
+    rng = random.Random("787")
+    a, b = rand_poly(rng, 787, Q), rand_poly(rng, 787, Q)
+    assert whole.polymul(a, b) == ref_ntru(a, b, 787, Q)
     sn = build_pipeline(SN, 761, 4591)
     assert sn.tree.source_degree == 1536 and sn.plan.modulus == "(x^1024 + 1)(x^512 - 1)"
     assert sn.leaf_histogram() == {8: 768}  # 48 x 16 = 768 x (y^8 + 1)
@@ -545,10 +558,38 @@ def test_pipeline_costs() -> None:
         pipe.polymul(rand_poly(rng, 761, Q), rand_poly(rng, 761, Q), ctr)
         assert ctr.as_dict() == pipe.cost()
     assert build_pipeline(GSB, 761, Q).cost_breakdown()["base"]["mul_var"] == 384 * 64
-    assert build_pipeline(GRB, 761, Q).cost_breakdown()["base"]["mul_var"] == 192 * 64 + 6 * 256
+    assert build_pipeline(GRB, 761, Q).cost_breakdown()["base"]["mul_var"] == 192 * 64
+    assert build_pipeline(GRB, 787, Q).cost_breakdown()["base"]["mul_var"] == 192 * 64 + 6 * 256
     assert build_pipeline(SN, 761, Q).cost_breakdown()["base"]["mul_var"] == 768 * 64
-    assert build_pipeline(GRB, 761, Q).cost()["shift"] == 0  # no Schönhage, no shifts
+    # no Schönhage shifts: only the negations the pruned forward makes (0 - x where a zero top
+    # block is subtracted), 2 per coefficient position in each forward
+    assert build_pipeline(GRB, 761, Q).cost()["shift"] == 2 * 2 * 16
+    assert build_pipeline(GRB, 787, Q).cost()["shift"] == 0
     assert build_pipeline(SN, 761, Q).cost()["mul_const"] == 0  # shifts only
+
+
+def test_cyclotomic_good_thomas_counts_what_it_computes() -> None:
+    """Phi_17(x^96): the forward counts the Good–Thomas DFT without what only the 6 left-out
+    pieces and the zero top blocks need (the trace pruned), the inverse the DFT on the 96
+    pieces plus one subtraction and one n^-1 per output coefficient; both below the whole
+    map's, and the map's own checks hold (a CRT map: the kept pieces multiply to the source)."""
+    cyc, whole = CyclotomicGoodThomasMap(Q, 16, (17, 3, 2)), GoodThomasMap(Q, 16, (17, 3, 2))
+    assert len(cyc.targets) == 96 and cyc.source_degree == 1536
+    assert all(k[0] != 0 for k, _ in cyc.points)
+    f, i = cyc.forward_cost(), cyc.inverse_cost()
+    assert (
+        f["add"] < whole.forward_cost()["add"]
+        and f["mul_const"] < whole.forward_cost()["mul_const"]
+    )
+    assert i["scale"] == 1536 and i["add"] < whole.inverse_cost()["add"]
+    # a counted run ticks the static count
+    ctr = Cost()
+    rng = random.Random("phi17")
+    cyc.inverse(cyc.forward(rand_poly(rng, 1536, Q), ctr), ctr)
+    assert ctr == f + i
+    assert cyc.constants()["modulus"] == "Phi_17(x^96)" and len(cyc.constants()["kept"]) == 96
+    with pytest.raises(SizeError, match="Rader's prime first"):
+        CyclotomicGoodThomasMap(Q, 16, (3, 17, 2))
 
 
 def test_karatsuba_base_multiplication() -> None:
@@ -578,7 +619,8 @@ def test_chooser_for_the_three_parameter_sets() -> None:
         for plan in choose_pipelines(*pq):
             assert plan.degree >= 2 * pq[0] - 1 and plan.note
     big = {c.name: c for c in choose_pipelines(857, 5167)}
-    assert big[GSB].degree == 3072 and big[GRB].sizes["r"] == 41 and big[GRB].degree == 3936
+    # Phi_41(x^96): x^3936 - 1 without its 96 DC coefficients
+    assert big[GSB].degree == 3072 and big[GRB].sizes["r"] == 41 and big[GRB].degree == 3840
     assert big[SN].modulus == "x^2048 - 1"
     small = {c.name: c for c in choose_pipelines(761, 4591)}
     assert small[GRB].sizes["r"] == 17 and small[GSB].sizes == {"m": 16, "l": 32, "odd": 3}

@@ -39,7 +39,7 @@ from .errors import (
     ParameterError,
     SizeError,
 )
-from .good_thomas import GoodThomasMap
+from .good_thomas import CyclotomicGoodThomasMap, GoodThomasMap
 from .nussbaumer import NussbaumerMap
 from .pipelines import Pipeline, build_pipeline, reduce_ntru
 from .rader import RaderDFT
@@ -54,6 +54,7 @@ __all__ = [
     "CooleyTukey3Map",
     "CooleyTukeyMap",
     "Cost",
+    "CyclotomicGoodThomasMap",
     "FactorisationError",
     "GoodThomasMap",
     "InputShapeError",

@@ -144,18 +144,36 @@ def plan_good_rader_bruun(p: int, q: int) -> PipelinePlan:
         )
     r = fitting[0]
     n = BLOCK * 6 * r
+    # Phi_r(x^(6m)) = (x^(6rm) - 1) / (x^(6m) - 1) where the product still fits below its
+    # degree (the blocks it occupies, 2p coefficients rounded up to blocks): then the 6
+    # pieces at Rader's zero frequency are left out (Hwang 2023)
+    cyclotomic = -(-2 * p // BLOCK) <= 6 * (r - 1)
+    degree = BLOCK * 6 * (r - 1) if cyclotomic else n
+    modulus = f"Phi_{r}(x^{6 * BLOCK})" if cyclotomic else f"x^{n} - 1"
     split = (
         "Cooley–Tukey on the pieces with t a square and Bruun on the others"
         if q % 4 == 3
         else "Cooley–Tukey on every piece (q = 1 mod 4: every t is a square; Bruun is not needed)"
     )
-    note = (
-        f"x^{n} - 1 (N = {BLOCK}*{6 * r} >= 2p-1 = {2 * p - 1}): Good–Thomas {r} x 3 x 2 on "
-        f"blocks of {BLOCK} (Rader on the {r}-axis, generator-permuted length-{r - 1} cyclic "
-        f"convolution) -> {6 * r} x (x^{BLOCK} - t); {split} -> {2 * 6 * (r - 1)} size-{LEAF} "
-        f"and 6 size-{BLOCK} base multiplications; blow-up 1"
+    whole = (
+        f"Good–Thomas {r} x 3 x 2 on blocks of {BLOCK} (Rader on the {r}-axis, "
+        f"generator-permuted length-{r - 1} cyclic convolution)"
     )
-    return PipelinePlan(GRB, p, q, n, f"x^{n} - 1", {"m": BLOCK, "r": r}, note)
+    if cyclotomic:
+        note = (
+            f"{modulus} = (x^{n} - 1)/(x^{6 * BLOCK} - 1) (degree {degree} >= 2p-1 = "
+            f"{2 * p - 1}): {whole} without the 6 pieces at Rader's zero frequency -> "
+            f"{6 * (r - 1)} x (x^{BLOCK} - t); {split} -> {2 * 6 * (r - 1)} size-{LEAF} base "
+            f"multiplications; blow-up 1"
+        )
+    else:
+        note = (
+            f"x^{n} - 1 (N = {BLOCK}*{6 * r} >= 2p-1 = {2 * p - 1}): {whole} -> {6 * r} x "
+            f"(x^{BLOCK} - t); {split} -> {2 * 6 * (r - 1)} size-{LEAF} and 6 size-{BLOCK} base "
+            f"multiplications; blow-up 1"
+        )
+    sizes = {"m": BLOCK, "r": r, "cyclotomic": int(cyclotomic)}
+    return PipelinePlan(GRB, p, q, degree, modulus, sizes, note)
 
 
 def plan_schoenhage_nussbaumer(p: int, q: int) -> PipelinePlan:

@@ -29,8 +29,9 @@ from .dft import BlockDFT, DirectDFT, FieldAction, Radix2DFT, Radix3DFT, apply_a
 from .errors import SizeError
 from .modarith import centred, inverse_mod, primitive_root_of_unity
 from .ops import scale
-from .polys import binomial, describe
+from .polys import binomial, cyclotomic_of_power, describe
 from .rader import RaderDFT
+from .trace import Trace, trace_map
 
 
 def field_dft(q: int, n: int, w: int | None = None, paired_leaves: bool = True) -> BlockDFT:
@@ -149,3 +150,119 @@ class GoodThomasMap(RingMap):
             "axis_algorithms": [d.constants() for d in self.dfts],
             "targets": [describe(t, q) for t in self.targets],
         }
+
+
+class CyclotomicGoodThomasMap(RingMap):
+    """Z_q[x]/(Phi_r(x^(m*n/r))) -> prod_k Z_q[x]/(x^m - t_k) over the n - n/r points of the
+    Good–Thomas map with k_r != 0, r = axes[0] (a prime, done by Rader's algorithm).
+
+    x^(m*n) - 1 = (x^(m*n/r) - 1) * Phi_r(x^(m*n/r)), and the first factor is the product of
+    the n/r pieces at Rader's zero frequency (t_k^(n/r) = 1), so leaving those out gives a CRT
+    map of the second (the ring of Hwang 2023 for sntrup761: Phi_17(x^96), degree 1536).
+    The forward is the Good–Thomas DFT with the input's n/r top blocks zero, pruned to the kept
+    pieces; the inverse runs the inverse DFT with the left-out pieces zero, which gives the
+    representative c'' of the element that is 0 modulo x^(m*n/r) - 1, then reduces c''
+    modulo Phi_r(y^(n/r)), y = x^m: each top block (n - n/r + i) is subtracted from the blocks
+    below congruent to i mod n/r; then n^-1 (``scale``).
+
+    Costs are those of this structure: the DFTs as traced (``plan.maps.trace``, on one
+    coefficient per block, times m): the forward without the operations only the left-out
+    pieces or the zero top blocks need, the inverse without those on its zero inputs."""
+
+    def __init__(
+        self,
+        q: int,
+        m: int,
+        axes: Sequence[int],
+        omegas: Sequence[int] | None = None,
+        paired_leaves: bool = True,
+    ) -> None:
+        self.whole = GoodThomasMap(q, m, axes, omegas, paired_leaves)
+        self.m, self.axes, self.n = m, self.whole.axes, self.whole.n
+        r = self.axes[0]
+        if not is_prime(r) or r < 5:
+            raise SizeError(f"the cyclotomic Good–Thomas map needs Rader's prime first, got {r}")
+        self.width = self.n // r
+        self.kept = [i for i, (k, _) in enumerate(self.whole.points) if k[0]]
+        self.points = [self.whole.points[i] for i in self.kept]
+        self.modulus_text = f"Phi_{r}(x^{m * self.width})"
+        super().__init__(
+            q,
+            cyclotomic_of_power(r, m * self.width, q),
+            [self.whole.targets[i] for i in self.kept],
+            f"GoodThomas({'x'.join(map(str, self.axes))}, m={m}) mod {self.modulus_text}",
+        )
+        self.top = self.n - self.width  # blocks of the source
+        self._fwd_cost, self._inv_cost = self._traced_costs(paired_leaves)
+        self._verify()
+
+    def _traced_costs(self, paired_leaves: bool) -> tuple[Cost, Cost]:
+        """The forward and inverse counts, from traces of the map on one coefficient per
+        block (the same DFTs and constants), times m."""
+        q, n, top, width = self.q, self.n, self.top, self.width
+        one = GoodThomasMap(q, 1, self.axes, self.whole.omegas, paired_leaves)
+        fwd, outs = trace_map(lambda xs: one.forward(list(xs) + [0] * width), q, top)
+        kept = [outs[i][0] for i in self.kept]
+        fwd = fwd.pruned(kept)
+
+        def inverse(xs: Sequence[object]) -> list[list[object]]:
+            full: list[list[object]] = [[0] for _ in range(n)]
+            for i, x in zip(self.kept, xs, strict=True):
+                full[i] = [x]
+            arr = apply_axes(full, self.axes, one.dfts, True, Cost())  # type: ignore[arg-type]
+            return [
+                [arr[one.in_perm[j]][0] - arr[one.in_perm[top + j % width]][0]]  # type: ignore[operator]
+                for j in range(top)
+            ]
+
+        inv, _ = trace_map(inverse, q, len(self.kept))  # type: ignore[arg-type]
+        scale_count = Cost({"scale": top}) if self.whole.inv_n != 1 else Cost()
+        return _trace_cost(fwd) * self.m, _trace_cost(inv) * self.m + scale_count * self.m
+
+    def _forward(self, a: list[int], ctr: Cost) -> list[list[int]]:
+        parts = self.whole._forward(a + [0] * (self.m * self.width), Cost())
+        _tick(ctr, self._fwd_cost)
+        return [parts[i] for i in self.kept]
+
+    def _inverse(self, parts: list[list[int]], ctr: Cost) -> list[int]:
+        m, q, top, width = self.m, self.q, self.top, self.width
+        full = [[0] * m for _ in range(self.n)]
+        for i, part in zip(self.kept, parts, strict=True):
+            full[i] = part
+        arr = apply_axes(full, self.axes, self.whole.dfts, True, Cost())
+        out: list[int] = []
+        for j in range(top):
+            block = arr[self.whole.in_perm[j]]
+            fold = arr[self.whole.in_perm[top + j % width]]
+            out.extend((x - y) * self.whole.inv_n % q for x, y in zip(block, fold, strict=True))
+        _tick(ctr, self._inv_cost)
+        return out
+
+    def constants(self) -> dict[str, object]:
+        """The whole map's constants (:meth:`GoodThomasMap.constants`) with "kept" (the points
+        computed, indices into "points") and "modulus" (Phi_r(x^(m n / r)) as text)."""
+        out = self.whole.constants()
+        out["kept"] = list(self.kept)
+        out["modulus"] = self.modulus_text
+        return out
+
+    def describe(self) -> str:
+        """One line: name and a summary of the targets (the source by name)."""
+        return f"{self.name}: {len(self.targets)} parts of degree {self.m}"
+
+
+def _trace_cost(trace: Trace) -> Cost:
+    """A trace's operations as :mod:`.cost` counts: additions and subtractions ``add``,
+    products by constants ``mul_const``, negations ``shift`` (as :mod:`.ops` counts them)."""
+    kinds = {"add": "add", "sub": "add", "mulc": "mul_const", "neg": "shift"}
+    out = Cost()
+    for op, count in trace.counts().items():
+        if op in kinds:
+            out.tick(kinds[op], count)
+    return out
+
+
+def _tick(ctr: Cost, cost: Cost) -> None:
+    """Add every count of ``cost`` to ``ctr``."""
+    for key, value in cost.as_dict().items():
+        ctr.tick(key, value)

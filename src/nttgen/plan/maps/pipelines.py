@@ -14,9 +14,11 @@ Pipelines (sizes from :mod:`.choose`; shown for p = 761, q = 4591):
     SchoenhageMap(m=16, 3 x 32): x^1536 - 1 -> 96 x (x^32 + 1), then on each piece the Bruun tree
     x^32 + 1 -> 2 x (x^16 +- e x^8 + 1) -> 4 x (x^8 + alpha x^4 + 1): 384 leaves of degree 8.
 ``good-rader-bruun``
-    GoodThomasMap(m=16, 17 x 3 x 2): x^1632 - 1 -> 102 x (x^16 - t); the 96 pieces with
-    k_17 != 0 split once (CooleyTukeyMap when t is a square, BruunMap otherwise): 192 leaves of
-    degree 8 plus the 6 unsplit DC pieces of degree 16.
+    CyclotomicGoodThomasMap(m=16, 17 x 3 x 2): Phi_17(x^96) = (x^1632 - 1)/(x^96 - 1) -> 96 x
+    (x^16 - t), the pieces with k_17 != 0, each split once (CooleyTukeyMap when t is a square,
+    BruunMap otherwise): 192 leaves of degree 8. Where the product does not fit below
+    Phi_r's degree, GoodThomasMap on the whole x^(96 r) - 1, whose 6 DC pieces of degree 16
+    stay unsplit (unless ``split_dc``).
 ``schoenhage-nussbaumer``
     TruncatedSchoenhageMap(m=32, l=32): (x^1024 + 1)(x^512 - 1) -> 48 x (x^64 + 1), then
     NussbaumerMap(k=8, r=8) on each: 768 leaves y^8 + 1.
@@ -35,7 +37,7 @@ from .compose import MapTree
 from .cooley_tukey import CooleyTukeyMap
 from .cost import Cost, sink
 from .errors import FactorisationError, InputShapeError
-from .good_thomas import GoodThomasMap
+from .good_thomas import CyclotomicGoodThomasMap, GoodThomasMap
 from .modarith import is_square
 from .nussbaumer import NussbaumerMap
 from .polys import Modulus, centred_list, describe, ntru_prime_modulus, pad
@@ -161,7 +163,11 @@ def _good_schoenhage_bruun(plan: PipelinePlan) -> RingMap:
 
 def _good_rader_bruun(plan: PipelinePlan, split_dc: bool = False) -> RingMap:
     q, m, r = plan.q, plan.sizes["m"], plan.sizes["r"]
-    root = GoodThomasMap(q, m, (r, 3, 2))
+    root: GoodThomasMap | CyclotomicGoodThomasMap
+    if plan.sizes["cyclotomic"]:
+        root = CyclotomicGoodThomasMap(q, m, (r, 3, 2))
+    else:
+        root = GoodThomasMap(q, m, (r, 3, 2))
     kids: list[RingMap | None] = []
     for k, t in root.points:
         if k[0] == 0 and not split_dc:

@@ -138,6 +138,17 @@ def binomial(n: int, c: int, q: int) -> Modulus:
     return tuple([(-c) % q] + [0] * (n - 1) + [1])
 
 
+def cyclotomic_of_power(r: int, e: int, q: int) -> Modulus:
+    """Phi_r(x^e) = 1 + x^e + ... + x^((r-1)e) for a prime r (the factor of x^(re) - 1 left
+    when x^e - 1 is divided out)."""
+    if r < 2 or e < 1:
+        raise ValueError(f"Phi_r(x^e) needs r >= 2 and e >= 1, got r={r}, e={e}")
+    f = [0] * ((r - 1) * e + 1)
+    for i in range(r):
+        f[i * e] = 1 % q
+    return tuple(f)
+
+
 def trinomial(n: int, c: int, d: int, q: int) -> Modulus:
     """The modulus x^n + c x^(n/2) + d (n even, n >= 2)."""
     if n < 2 or n % 2:
