@@ -166,7 +166,177 @@ def _ops_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {counts[k]}" for k in keys if counts.get(k))
 
 
-class FileWriter:
+class CFileWriter:
+    """What every writer of a generated .h/.c pair shares: the unique-table registry, the
+    names, the prototypes with their contracts, the .c file's layout and the buffer lines of a
+    function's comment. A subclass sets ``prefix``, ``stem``, ``isa``, ``costs`` and
+    ``functions`` (then calls :meth:`_register_tables`), and supplies the provenance lines
+    (:meth:`_header_lines`), what an entry point computes (:meth:`_entry_text`) and the
+    ring's (n, q) for the header's macros (:meth:`_dims`)."""
+
+    prefix: str
+    stem: str
+    isa: Isa
+    costs: dict[str, dict[str, int]]
+    functions: dict[str, Function]
+
+    def _register_tables(self) -> None:
+        # identical tables (e.g. the roots basemul and basemul_acc share) are emitted once
+        self._tables: dict[tuple[int, ...], str] = {}
+        self._unique: list[tuple[Function, Table]] = []
+        for fn in self.functions.values():
+            for t in fn.tables:
+                if t.values not in self._tables:
+                    self._tables[t.values] = f"{self.prefix}_{fn.name}_{t.name}"
+                    self._unique.append((fn, t))
+
+    def entry_points(self) -> list[tuple[str, Function]]:
+        """The exported functions (internal helpers are static and undocumented in the .h)."""
+        return [(n, f) for n, f in self.functions.items() if not f.internal]
+
+    def c_name(self, fn: Function) -> str:
+        """The C name of a function."""
+        return f"{self.prefix}_{fn.name}"
+
+    def table_name(self, fn: Function, table: Table) -> str:
+        """The C name of a constant table (shared by every function with the same contents)."""
+        del fn
+        return self._tables[table.values]
+
+    # ----------------------------------------------------------------- hooks
+    def _header_lines(self, kind: str) -> list[str]:
+        """The block comment that opens the .h (``kind`` "h") or the .c ("c")."""
+        raise NotImplementedError
+
+    def _entry_text(self, name: str) -> tuple[str, str, str]:
+        """(summary, input, output) of the entry point ``name``, in words."""
+        raise NotImplementedError
+
+    def _dims(self) -> tuple[int, int]:
+        """(number of coefficients, q): the header's macros."""
+        raise NotImplementedError
+
+    def _table_per_line(self) -> int:
+        """How many table values one line of the .c holds."""
+        return 8
+
+    def _prelude(self) -> list[C.Top]:
+        """What the .c holds between its macros and its helpers (nothing by default)."""
+        return []
+
+    # ----------------------------------------------------------------- documentation
+    def _entry_lines(self) -> list[str]:
+        """The header comment's list of entry points: contract and op counts of each."""
+        lines = []
+        for name, fn in self.entry_points():
+            lines.append(f"  {self.c_name(fn)}: {self._entry_text(name)[0]}")
+            lines.append(f"      {contract_text(fn)}")
+            lines.append(f"      ops: {_ops_text(self.costs[name])}")
+            if self.costs[name].get("reductions"):
+                lines.append(f"      coefficient reductions: {self.costs[name]['reductions']}")
+        return lines
+
+    def _function_doc(self, name: str, fn: Function) -> tuple[str, ...]:
+        summary, inputs, output = self._entry_text(name)
+        lines = [summary, "", f"Input:  {inputs}", f"Output: {output}"]
+        for p in fn.params:
+            if isinstance(p, ScalarParam):
+                lines.append(f"{p.name}: {p.doc} (public; loops depend on it, never on data)")
+            elif isinstance(p, Buffer):
+                rng = []
+                if p.name in fn.contract.inputs:
+                    rng.append(f"on entry in {_fmt_range(fn.contract.inputs[p.name])}")
+                if p.name in fn.contract.outputs:
+                    rng.append(f"on exit in {_fmt_range(fn.contract.outputs[p.name])}")
+                size = f"{p.length} x k" if p.per_param else f"{p.length}"
+                lines.append(f"{p.name}[{size}]: {', '.join(rng)}")
+        lines.append(f"Ops per call: {_ops_text(self.costs[name])}")
+        return tuple(lines)
+
+    # ----------------------------------------------------------------- files
+    def header(self) -> str:
+        """The .h text: prototypes with their contracts."""
+        u = C.Unit()
+        u.items.append(C.BlockComment(tuple(self._header_lines("h"))))
+        u.items += header_open(self.stem, *self._dims())
+        for name, fn in self.entry_points():
+            emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
+            u.items.append(C.Blank())
+            u.items.append(
+                C.FuncDef(
+                    "void",
+                    self.c_name(fn),
+                    emitter.params(),
+                    None,
+                    doc=self._function_doc(name, fn),
+                )
+            )
+        u.items += header_close(self.stem)
+        return u.render()
+
+    def source(self) -> str:
+        """The .c text: helpers, tables and functions."""
+        u = C.Unit()
+        u.items.append(C.BlockComment(tuple(self._header_lines("c"))))
+        u.items += [
+            C.Directive(f'#include "{self.stem}.h"'),
+            C.Blank(),
+            C.Directive("#include <stddef.h>"),
+            C.Directive("#include <stdint.h>"),
+        ]
+        for inc in getattr(self.isa, "includes", ()):
+            u.items.append(C.Directive(f"#include <{inc}>"))
+        u.items += [
+            C.Blank(),
+            *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
+            *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
+            *(_opaque_macro() if getattr(self.isa, "opaque_tables", False) else []),
+        ]
+        u.items += self._prelude()
+        kernels: list[C.Top] = []
+        for name, fn in self.functions.items():
+            kernels.append(C.Blank())
+            emitter = StripEmitter if is_strip_mined(fn, self.isa) else CEmitter
+            kernels.append(
+                emitter(
+                    fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
+                ).emit()
+            )
+        for h in _used_helpers(self.isa.helpers(), kernels):
+            u.items += [C.Blank(), h]
+        for fn, t in self._unique:
+            u.items.append(C.Blank())
+            u.items.append(
+                C.ArrayDef(
+                    fn.lane.c_type,
+                    self.table_name(fn, t),
+                    t.values,
+                    align=f"{ALIGN_MACRO}(64)",
+                    per_line=self._table_per_line(),
+                    notes=t.notes,
+                    doc=(t.doc,),
+                )
+            )
+        u.items += kernels
+        return u.render()
+
+    def manifest(self) -> str:
+        """The JSON manifest the Python bindings, the docs and the benchmark read."""
+        raise NotImplementedError
+
+    def files(self) -> GeneratedFiles:
+        """All generated texts."""
+        return GeneratedFiles(self.stem, self.header(), self.source(), self.manifest())
+
+
+def contract_text(fn: Function) -> str:
+    """ "a in [lo, hi], ... -> r in [lo, hi]": a function's proven contract on one line."""
+    ins = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.inputs.items()]
+    outs = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.outputs.items()]
+    return f"{', '.join(ins)} -> {', '.join(outs)}"
+
+
+class FileWriter(CFileWriter):
     """Builds the generated files of one kernel set for one ISA."""
 
     def __init__(
@@ -177,32 +347,26 @@ class FileWriter:
         self.isa = isa_cls(EmitContext(ks.arith, self.prefix, ks.config.shuffles))
         self.command = command
         self.stem = self.prefix
+        self.functions = ks.functions
         self.costs = {name: self._costs(fn) for name, fn in ks.functions.items()}
-        # Identical tables (e.g. the roots basemul and basemul_acc share) are emitted once.
-        self._tables: dict[tuple[int, ...], str] = {}
-        self._unique: list[tuple[Function, Table]] = []
-        for fn in ks.functions.values():
-            for t in fn.tables:
-                if t.values not in self._tables:
-                    self._tables[t.values] = f"{self.prefix}_{fn.name}_{t.name}"
-                    self._unique.append((fn, t))
+        self._register_tables()
 
     def _costs(self, fn: Function) -> dict[str, int]:
         scalars = {p.name: 1 for p in fn.params if isinstance(p, ScalarParam)}
         return dict(count_ops(fn, scalars))
 
-    def entry_points(self) -> list[tuple[str, Function]]:
-        """The exported functions (internal helpers are static and undocumented in the .h)."""
-        return [(n, f) for n, f in self.ks.functions.items() if not f.internal]
+    def _entry_text(self, name: str) -> tuple[str, str, str]:
+        info = OP_INFO[name]
+        return info.summary, info.input, info.output
 
-    def c_name(self, fn: Function) -> str:
-        """The C name of an entry point."""
-        return f"{self.prefix}_{fn.name}"
+    def _dims(self) -> tuple[int, int]:
+        return self.ks.ring.n, self.ks.ring.q
 
-    def table_name(self, fn: Function, table: Table) -> str:
-        """The C name of a constant table (shared by every function with the same contents)."""
-        del fn
-        return self._tables[table.values]
+    def _table_per_line(self) -> int:
+        return max(self.ks.config.lanes, 8 if self.ks.ring.lane.bits == 16 else 6)
+
+    def _prelude(self) -> list[C.Top]:
+        return [C.Blank(), *self._debug_helper()]
 
     # ----------------------------------------------------------------- documentation
     def _header_lines(self, kind: str) -> list[str]:
@@ -232,103 +396,7 @@ class FileWriter:
             "",
             "Functions (input range -> output range; executed ops per call, vector ops):",
         ]
-        for name, fn in self.entry_points():
-            lines.append(f"  {self.c_name(fn)}: {OP_INFO[name].summary}")
-            lines.append(f"      {self._contract_text(fn)}")
-            lines.append(f"      ops: {_ops_text(self.costs[name])}")
-            if self.costs[name].get("reductions"):
-                lines.append(f"      coefficient reductions: {self.costs[name]['reductions']}")
-        return lines
-
-    def _contract_text(self, fn: Function) -> str:
-        ins = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.inputs.items()]
-        outs = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.outputs.items()]
-        return f"{', '.join(ins)} -> {', '.join(outs)}"
-
-    def _function_doc(self, name: str, fn: Function) -> tuple[str, ...]:
-        info = OP_INFO[name]
-        lines = [info.summary, "", f"Input:  {info.input}", f"Output: {info.output}"]
-        for p in fn.params:
-            if isinstance(p, ScalarParam):
-                lines.append(f"{p.name}: {p.doc} (public; loops depend on it, never on data)")
-            elif isinstance(p, Buffer):
-                rng = []
-                if p.name in fn.contract.inputs:
-                    rng.append(f"on entry in {_fmt_range(fn.contract.inputs[p.name])}")
-                if p.name in fn.contract.outputs:
-                    rng.append(f"on exit in {_fmt_range(fn.contract.outputs[p.name])}")
-                size = f"{p.length} x k" if p.per_param else f"{p.length}"
-                lines.append(f"{p.name}[{size}]: {', '.join(rng)}")
-        lines.append(f"Ops per call: {_ops_text(self.costs[name])}")
-        return tuple(lines)
-
-    # ----------------------------------------------------------------- files
-    def header(self) -> str:
-        """The .h text: prototypes with their contracts."""
-        u = C.Unit()
-        u.items.append(C.BlockComment(tuple(self._header_lines("h"))))
-        u.items += header_open(self.stem, self.ks.ring.n, self.ks.ring.q)
-        for name, fn in self.entry_points():
-            emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
-            u.items.append(C.Blank())
-            u.items.append(
-                C.FuncDef(
-                    "void",
-                    self.c_name(fn),
-                    emitter.params(),
-                    None,
-                    doc=self._function_doc(name, fn),
-                )
-            )
-        u.items += header_close(self.stem)
-        return u.render()
-
-    def source(self) -> str:
-        """The .c text: helpers, tables and kernels."""
-        u = C.Unit()
-        u.items.append(C.BlockComment(tuple(self._header_lines("c"))))
-        u.items += [
-            C.Directive(f'#include "{self.stem}.h"'),
-            C.Blank(),
-            C.Directive("#include <stddef.h>"),
-            C.Directive("#include <stdint.h>"),
-        ]
-        for inc in getattr(self.isa, "includes", ()):
-            u.items.append(C.Directive(f"#include <{inc}>"))
-        u.items += [
-            C.Blank(),
-            *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
-            *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
-            *(_opaque_macro() if getattr(self.isa, "opaque_tables", False) else []),
-        ]
-        u.items += [C.Blank(), *self._debug_helper()]
-        kernels: list[C.Top] = []
-        for name, fn in self.ks.functions.items():
-            kernels.append(C.Blank())
-            emitter = StripEmitter if is_strip_mined(fn, self.isa) else CEmitter
-            kernels.append(
-                emitter(
-                    fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
-                ).emit()
-            )
-        for h in _used_helpers(self.isa.helpers(), kernels):
-            u.items += [C.Blank(), h]
-        per_line = max(self.ks.config.lanes, 8 if self.ks.ring.lane.bits == 16 else 6)
-        for fn, t in self._unique:
-            u.items.append(C.Blank())
-            u.items.append(
-                C.ArrayDef(
-                    fn.lane.c_type,
-                    self.table_name(fn, t),
-                    t.values,
-                    align=f"{ALIGN_MACRO}(64)",
-                    per_line=per_line,
-                    notes=t.notes,
-                    doc=(t.doc,),
-                )
-            )
-        u.items += kernels
-        return u.render()
+        return lines + self._entry_lines()
 
     def _debug_helper(self) -> list[C.Top]:
         """The range assertion debug builds call at every entry and exit (not constant time:
@@ -422,7 +490,3 @@ class FileWriter:
             "functions": funcs,
         }
         return json.dumps(doc, indent=2, sort_keys=False) + "\n"
-
-    def files(self) -> GeneratedFiles:
-        """All generated texts."""
-        return GeneratedFiles(self.stem, self.header(), self.source(), self.manifest())
