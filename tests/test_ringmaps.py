@@ -46,7 +46,7 @@ from nttgen.plan.maps import (
 )
 from nttgen.plan.maps.basecase import ConstMul
 from nttgen.plan.maps.dft import DirectDFT, FieldAction, Radix2DFT, ShiftAction
-from nttgen.plan.maps.good_thomas import index_map, index_unmap
+from nttgen.plan.maps.good_thomas import fold_phi, index_map, index_unmap
 from nttgen.plan.maps.modarith import is_primitive_root_of_unity, sqrt_mod
 
 Q = 4591
@@ -590,6 +590,39 @@ def test_cyclotomic_good_thomas_counts_what_it_computes() -> None:
     assert cyc.constants()["modulus"] == "Phi_17(x^96)" and len(cyc.constants()["kept"]) == 96
     with pytest.raises(SizeError, match="Rader's prime first"):
         CyclotomicGoodThomasMap(Q, 16, (3, 17, 2))
+
+
+@pytest.mark.parametrize(("r", "width", "m"), [(17, 6, 1), (17, 6, 16), (5, 3, 4), (41, 2, 3)])
+def test_fold_phi_is_the_remainder_modulo_phi(r: int, width: int, m: int) -> None:
+    """fold_phi against long division by Phi_r(x^(m*width)) over the integers (Phi is monic):
+    random and extreme blocks, the whole remainder and a prefix of it; more blocks than the
+    remainder has are refused."""
+    n, top = r * width, (r - 1) * width
+    deg = m * top  # degree of Phi_r(x^(m*width))
+    phi = [0] * (deg + 1)
+    for e in range(r):
+        phi[e * m * width] = 1
+
+    def remainder(c: list[int]) -> list[int]:
+        c = list(c)
+        for d in range(len(c) - 1, deg - 1, -1):
+            lead = c[d]
+            for e, coeff in enumerate(phi):
+                c[d - deg + e] -= lead * coeff
+        return c[:deg]
+
+    rng = random.Random(f"phi{r}")
+    for c in (
+        [rng.randrange(-(10**6), 10**6) for _ in range(n * m)],
+        [2**15 - 1] * (n * m),
+        [(-1) ** i * 2**15 for i in range(n * m)],
+    ):
+        blocks = [c[j * m : (j + 1) * m] for j in range(n)]
+        got = fold_phi(blocks, width, top)
+        assert [x for block in got for x in block] == remainder(c)
+        assert fold_phi(blocks, width, top - 1) == got[:-1]
+    with pytest.raises(SizeError, match="blocks asked"):
+        fold_phi([[0] * m for _ in range(n)], width, top + 1)
 
 
 def test_karatsuba_base_multiplication() -> None:

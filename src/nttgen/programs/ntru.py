@@ -83,9 +83,7 @@ from ..dsl.ir import Affine, Buffer, Function, LoopVar, Value
 from ..errors import IsaUnavailableError
 from ..plan.constants import Arith
 from ..plan.maps.choose import GRB as GRB_NAME
-from ..plan.maps.cost import Cost
-from ..plan.maps.dft import apply_axes
-from ..plan.maps.good_thomas import GoodThomasMap
+from ..plan.maps.good_thomas import GoodThomasMap, fold_phi, inverse_dft_blocks
 from ..plan.maps.modarith import sqrt_mod
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
@@ -263,26 +261,17 @@ class GoodRaderShape:
         y = x^(m*n/r), of degree < m*n; Phi_r(y) = 1 + y + ... + y^(r-1), so reducing c''
         modulo it subtracts each top block D + i (D = n - n/r, i < n/r) from the blocks below
         D congruent to i mod n/r. That gives c itself: it has degree < 2p - 1 <= m*D."""
-        gt, pieces = self.map, self.pieces
-        stride, top = self.n // self.axes[0], self.degree_blocks
         dft_end = 0
 
         def inverse(xs: Sequence[Sym]) -> list[list[Sym | int]]:
             nonlocal dft_end
-            full: list[list[Sym | int]] = [[0] for _ in range(self.n)]
-            for k, x in zip(pieces, xs, strict=True):
-                full[k] = [x]
-            arr = apply_axes(full, gt.axes, gt.dfts, True, Cost())
-            out = [arr[gt.in_perm[j]] for j in range(self.blocks_out)]
-            if self.cyclotomic:
-                dft_end = len(xs[0].trace.nodes)
-                out = [
-                    [u - v for u, v in zip(o, arr[gt.in_perm[top + j % stride]], strict=True)]
-                    for j, o in enumerate(out)
-                ]
-            return out
+            blocks = inverse_dft_blocks(self.map, self.pieces, [[x] for x in xs])
+            if not self.cyclotomic:
+                return blocks[: self.blocks_out]
+            dft_end = len(xs[0].trace.nodes)
+            return fold_phi(blocks, self.n // self.axes[0], self.blocks_out)
 
-        trace, outs = trace_map(inverse, self.q, len(pieces))
+        trace, outs = trace_map(inverse, self.q, len(self.pieces))
         if self.cyclotomic:
             # Rader's axis is inverted last, one line of r blocks at a time, and each line
             # holds the block its outputs subtract: done there, not after the whole DFT

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import product
 from math import gcd, prod
+from typing import TypeVar
 
 from ...arith import is_power_of_two, is_prime
 from .base import RingMap
@@ -32,6 +33,8 @@ from .ops import scale
 from .polys import binomial, cyclotomic_of_power, describe
 from .rader import RaderDFT
 from .trace import Trace, trace_map
+
+T = TypeVar("T")
 
 
 def field_dft(q: int, n: int, w: int | None = None, paired_leaves: bool = True) -> BlockDFT:
@@ -152,6 +155,36 @@ class GoodThomasMap(RingMap):
         }
 
 
+def inverse_dft_blocks(
+    gt: GoodThomasMap, kept: Sequence[int], parts: Sequence[Sequence[T]]
+) -> list[list[T | int]]:
+    """The unnormalised inverse Good–Thomas DFT of ``parts`` (the pieces at the indices
+    ``kept`` into ``gt.points``; every other piece zero), as the n blocks of the source in
+    their natural order (block j = coefficients j*m .. j*m + m - 1, m = len of a part).
+    Works on ints and on traced symbols alike."""
+    m = len(parts[0])
+    full: list[list[T | int]] = [[0] * m for _ in range(gt.n)]
+    for i, part in zip(kept, parts, strict=True):
+        full[i] = list(part)
+    arr = apply_axes(full, gt.axes, gt.dfts, True, Cost())  # type: ignore[arg-type]
+    return [arr[gt.in_perm[j]] for j in range(gt.n)]
+
+
+def fold_phi(blocks: Sequence[Sequence[T]], width: int, count: int) -> list[list[T]]:
+    """Blocks 0 .. count-1 of c mod Phi_r(y^width), y = x^m, for any c given as its n =
+    r * width blocks of m coefficients (degree < n m): Phi_r(y^width) = 1 + y^width + ... +
+    y^(width (r-1)) is monic of degree top = n - width blocks, so each top block top + i
+    (i < width) is subtracted from the blocks below congruent to i mod width. ``count`` at
+    most ``top`` (the remainder has no more blocks)."""
+    top = len(blocks) - width
+    if count > top:
+        raise SizeError(f"{count} blocks asked of Phi's {top}")
+    return [
+        [u - v for u, v in zip(blocks[j], blocks[top + j % width], strict=True)]  # type: ignore[operator]
+        for j in range(count)
+    ]
+
+
 class CyclotomicGoodThomasMap(RingMap):
     """Z_q[x]/(Phi_r(x^(m*n/r))) -> prod_k Z_q[x]/(x^m - t_k) over the n - n/r points of the
     Good–Thomas map with k_r != 0, r = axes[0] (a prime, done by Rader's algorithm).
@@ -199,21 +232,15 @@ class CyclotomicGoodThomasMap(RingMap):
     def _traced_costs(self, paired_leaves: bool) -> tuple[Cost, Cost]:
         """The forward and inverse counts, from traces of the map on one coefficient per
         block (the same DFTs and constants), times m."""
-        q, n, top, width = self.q, self.n, self.top, self.width
+        q, top, width = self.q, self.top, self.width
         one = GoodThomasMap(q, 1, self.axes, self.whole.omegas, paired_leaves)
         fwd, outs = trace_map(lambda xs: one.forward(list(xs) + [0] * width), q, top)
         kept = [outs[i][0] for i in self.kept]
         fwd = fwd.pruned(kept)
 
         def inverse(xs: Sequence[object]) -> list[list[object]]:
-            full: list[list[object]] = [[0] for _ in range(n)]
-            for i, x in zip(self.kept, xs, strict=True):
-                full[i] = [x]
-            arr = apply_axes(full, self.axes, one.dfts, True, Cost())  # type: ignore[arg-type]
-            return [
-                [arr[one.in_perm[j]][0] - arr[one.in_perm[top + j % width]][0]]  # type: ignore[operator]
-                for j in range(top)
-            ]
+            blocks = inverse_dft_blocks(one, self.kept, [[x] for x in xs])
+            return fold_phi(blocks, width, top)
 
         inv, _ = trace_map(inverse, q, len(self.kept))  # type: ignore[arg-type]
         scale_count = Cost({"scale": top}) if self.whole.inv_n != 1 else Cost()
@@ -225,16 +252,9 @@ class CyclotomicGoodThomasMap(RingMap):
         return [parts[i] for i in self.kept]
 
     def _inverse(self, parts: list[list[int]], ctr: Cost) -> list[int]:
-        m, q, top, width = self.m, self.q, self.top, self.width
-        full = [[0] * m for _ in range(self.n)]
-        for i, part in zip(self.kept, parts, strict=True):
-            full[i] = part
-        arr = apply_axes(full, self.axes, self.whole.dfts, True, Cost())
-        out: list[int] = []
-        for j in range(top):
-            block = arr[self.whole.in_perm[j]]
-            fold = arr[self.whole.in_perm[top + j % width]]
-            out.extend((x - y) * self.whole.inv_n % q for x, y in zip(block, fold, strict=True))
+        q, inv_n = self.q, self.whole.inv_n
+        blocks = fold_phi(inverse_dft_blocks(self.whole, self.kept, parts), self.width, self.top)
+        out = [x * inv_n % q for block in blocks for x in block]
         _tick(ctr, self._inv_cost)
         return out
 
