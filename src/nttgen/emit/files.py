@@ -205,7 +205,8 @@ class CFileWriter:
 
     # ----------------------------------------------------------------- hooks
     def _header_lines(self, kind: str) -> list[str]:
-        """The block comment that opens the .h (``kind`` "h") or the .c ("c")."""
+        """The provenance and ring lines that open the .h (``kind`` "h") or the .c ("c")
+        comment; :meth:`_opening` adds the list of entry points."""
         raise NotImplementedError
 
     def _entry_text(self, name: str) -> tuple[str, str, str]:
@@ -225,16 +226,21 @@ class CFileWriter:
         return []
 
     # ----------------------------------------------------------------- documentation
-    def _entry_lines(self) -> list[str]:
-        """The header comment's list of entry points: contract and op counts of each."""
-        lines = []
+    def _opening(self, kind: str) -> tuple[str, ...]:
+        """The block comment that opens the .h or the .c: :meth:`_header_lines`, then each
+        entry point with its contract and op counts."""
+        lines = [
+            *self._header_lines(kind),
+            "",
+            "Functions (input range -> output range; executed ops per call, vector ops):",
+        ]
         for name, fn in self.entry_points():
             lines.append(f"  {self.c_name(fn)}: {self._entry_text(name)[0]}")
             lines.append(f"      {contract_text(fn)}")
             lines.append(f"      ops: {_ops_text(self.costs[name])}")
             if self.costs[name].get("reductions"):
                 lines.append(f"      coefficient reductions: {self.costs[name]['reductions']}")
-        return lines
+        return tuple(lines)
 
     def _function_doc(self, name: str, fn: Function) -> tuple[str, ...]:
         summary, inputs, output = self._entry_text(name)
@@ -257,7 +263,7 @@ class CFileWriter:
     def header(self) -> str:
         """The .h text: prototypes with their contracts."""
         u = C.Unit()
-        u.items.append(C.BlockComment(tuple(self._header_lines("h"))))
+        u.items.append(C.BlockComment(self._opening("h")))
         u.items += header_open(self.stem, *self._dims())
         for name, fn in self.entry_points():
             emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
@@ -277,7 +283,7 @@ class CFileWriter:
     def source(self) -> str:
         """The .c text: helpers, tables and functions."""
         u = C.Unit()
-        u.items.append(C.BlockComment(tuple(self._header_lines("c"))))
+        u.items.append(C.BlockComment(self._opening("c")))
         u.items += [
             C.Directive(f'#include "{self.stem}.h"'),
             C.Blank(),
@@ -393,10 +399,8 @@ class FileWriter(CFileWriter):
             f"{ar.mont}; Barrett v = {ar.barrett_v}, shift {ar.lane.bits + ar.barrett_k}",
             "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",
             '        the stated input range. "times beta^-1": the Montgomery factor.',
-            "",
-            "Functions (input range -> output range; executed ops per call, vector ops):",
         ]
-        return lines + self._entry_lines()
+        return lines
 
     def _debug_helper(self) -> list[C.Top]:
         """The range assertion debug builds call at every entry and exit (not constant time:

@@ -171,10 +171,8 @@ class NtruFileWriter(CFileWriter):
             f"Barrett v = {ar.barrett_v}, shift {16 + ar.barrett_k}",
             "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",
             "        the stated input range.",
-            "",
-            "Functions (input range -> output range; executed ops per call, vector ops):",
         ]
-        return lines + self._entry_lines()
+        return lines
 
     def _function_doc(self, name: str, fn: Function) -> tuple[str, ...]:
         # the stages (forward, base, ...) are internal: their own doc and their op counts
