@@ -23,7 +23,9 @@ from conftest import compile_command, compilers_for, require_isa, require_tool
 from nttgen.ctcheck import check_object
 from nttgen.dsl.builder import Builder
 from nttgen.dsl.ir import Loop
+from nttgen.emit import c_ast as C
 from nttgen.emit.isa import isa_class
+from nttgen.emit.isa.base import EmitContext
 from nttgen.emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru, ntru_functions
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
 from nttgen.interp.evaluate import evaluate
@@ -33,10 +35,12 @@ from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
 from nttgen.plan.constants import Arith
 from nttgen.plan.maps.good_thomas import GoodThomasMap
 from nttgen.programs.ntru import (
+    BaseProducts,
     GoodRaderShape,
     build_good_rader,
     forward_signs,
     good_rader_shape,
+    pairs_fit,
     transpose,
 )
 from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
@@ -93,12 +97,12 @@ def _evaluate(
     lanes: int,
     seed: int,
     zip_group: int | None = None,
-    wide: bool = False,
+    products: BaseProducts = "karatsuba",
     cyclotomic: bool = True,
     dft_lines: bool = False,
 ) -> None:
     fs = build_good_rader(
-        p, q, Arith(q, I16), lanes, zip_group, wide, cyclotomic=cyclotomic, dft_lines=dft_lines
+        p, q, Arith(q, I16), lanes, zip_group, products, cyclotomic=cyclotomic, dft_lines=dft_lines
     )
     cs = cases(p, q, seed)
     a = np.array([c[0] for c in cs])
@@ -112,17 +116,38 @@ def _evaluate(
         assert list(small[k]) == schoolbook(x, z, p, q), f"polymul_small case {k}"
 
 
-@pytest.mark.parametrize("wide", [False, True], ids=["karatsuba", "wide-sums"])
+@pytest.mark.parametrize("products", ["karatsuba", "wide"])
 @pytest.mark.parametrize(
     ("lanes", "zip_group"), [(1, None), (2, None), (8, None), (16, 3), (32, 3)]
 )
-def test_programs_compute_the_product(lanes: int, zip_group: int | None, wide: bool) -> None:
+def test_programs_compute_the_product(
+    lanes: int, zip_group: int | None, products: BaseProducts
+) -> None:
     """Checked evaluation (a lane overflow, double-width ones included, would raise) equals
     the schoolbook product (at 32 lanes: blocks of 32, DFT 17 x 3 and the Cooley–Tukey split
     of the base products), with the base's products by Karatsuba and as double-width sums.
     The transposes use the moves of the ISAs at that width: NEON's ``trn`` swaps at 8 lanes,
     x86's 128-bit-group zips at 16 and 32."""
-    _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group, wide=wide)
+    _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group, products=products)
+
+
+@pytest.mark.parametrize(("lanes", "zip_group"), [(2, None), (16, 3), (16, None)])
+def test_pair_sums_compute_the_product(lanes: int, zip_group: int | None) -> None:
+    """The base as pair sums where a piece fills a register (16 lanes: x86's zips of 32-bit
+    elements, or ``shuffle`` alone), and where it does not (2 lanes) the Karatsuba it falls
+    back to: checked evaluation against the schoolbook product, for sntrup761 and for
+    p = 857, q = 5167."""
+    shape = good_rader_shape(P, Q, lanes)
+    assert pairs_fit(shape) == (lanes == 16)
+    _evaluate(P, Q, lanes, seed=40 + lanes, zip_group=zip_group, products="pairs")
+    if lanes == 16:
+        _evaluate(857, 5167, lanes, seed=857, zip_group=zip_group, products="pairs")
+
+
+def test_base_products_refuses_an_unknown_choice() -> None:
+    """A base-products name outside the three is refused by name, not read as Karatsuba."""
+    with pytest.raises(ValueError, match=r"base products 'toom'.*karatsuba, wide, pairs"):
+        build_good_rader(P, Q, Arith(Q, I16), 16, 3, "toom")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("lanes", "zip_group"), [(1, None), (16, 3), (32, 3)])
@@ -210,9 +235,56 @@ def _check_compiled(
     return a, b, big
 
 
+# every choice of the base's products an ISA can emit, other than its default (pairs: x86
+# with one piece per register, i.e. AVX2; AVX-512 splits its pieces)
+OTHER_PRODUCTS = [
+    (isa, choice)
+    for isa in NTRU_ISAS
+    for choice in ("karatsuba", "wide", "pairs")
+    if choice != isa_class(isa).base_products and (choice != "pairs" or isa == "avx2")
+]
+# the text only each choice emits
+PRODUCT_MARKERS = {"karatsuba": None, "wide": "_mredw(", "pairs": "_pair_mred("}
+
+
+@pytest.mark.parametrize(("isa", "choice"), OTHER_PRODUCTS)
+def test_compiled_base_products(isa: str, choice: BaseProducts, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each ISA's C with the base's products made each other way it can emit, so that every
+    form runs compiled on every backend that has it (every backend's ``madd``, ``addw`` and
+    ``mredw``; Karatsuba on AVX-512, NEON and AVX2, whose defaults are the sums). Against the
+    schoolbook product, the exact evaluator of the same program and the default portable C."""
+    require_isa(isa)
+    monkeypatch.setattr(isa_class(isa), "base_products", choice)
+    ring = get_ntru_ring("sntrup761")
+    k = NtruKernel(ring, isa)
+    for other, marker in PRODUCT_MARKERS.items():
+        if marker is not None:
+            assert (marker in k.files.source) == (other == choice), (other, marker)
+    a, b, big = _check_compiled(k, load_ntru("sntrup761", "c"), seed=len(isa) + len(choice))
+    fs = ntru_functions(ring, isa)
+    exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
+    assert (big == exact["r"]).all()
+
+
+@pytest.mark.parametrize("isa", ["c", "neon", "rvv"])
+def test_pair_ops_refused_where_not_emitted(isa: str) -> None:
+    """Backends with no adjacent-lane multiply-add refuse every ``pair_*`` op by name rather
+    than emit something else."""
+    backend = isa_class(isa)(EmitContext(Arith(Q, I16), "p"))
+    x = C.Name("x")
+    for op, args in (
+        ("pair_madd", (x, x)),
+        ("pair_add", (x, x)),
+        ("pair_mred", (x, x)),
+        ("pair_swap", (x,)),
+        ("pair_blend", (x, x)),
+    ):
+        with pytest.raises(ValueError, match=f"{isa} has no {op}: pair sums"):
+            getattr(backend, op)(*args)
+
+
 OTHER_WAYS = {
     # Isa flag: (text only its True form emits, seed)
-    "wide_sums": ("_mredw(", 11),
     "dft_lines": ("line_", 21),
 }
 
@@ -221,9 +293,7 @@ OTHER_WAYS = {
 @pytest.mark.parametrize("isa", NTRU_ISAS)
 def test_compiled_both_ways(isa: str, flag: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Each ISA's C with a choice the other way from its default, so that both forms run
-    compiled on every backend: the base products (double-width sums where it keeps
-    Karatsuba, and the reverse: every backend's ``madd``, ``addw`` and ``mredw``, and
-    Karatsuba on AVX-512) and the DFTs (loops over lines where it keeps the straight-line
+    compiled on every backend: the DFTs (loops over lines where it keeps the straight-line
     trace, and the reverse). Against the schoolbook product, the exact evaluator of the same
     program and the default portable C."""
     require_isa(isa)
@@ -240,23 +310,27 @@ def test_compiled_both_ways(isa: str, flag: str, monkeypatch) -> None:  # type: 
     assert (big == exact["r"]).all()
 
 
+@pytest.mark.parametrize("elem_bits", [0, 1])
 @pytest.mark.parametrize(
     ("lanes", "zip_group"), [(2, None), (4, 2), (8, 3), (8, None), (16, 3), (16, None), (32, 3)]
 )
-def test_transpose_is_a_transpose(lanes: int, zip_group: int | None) -> None:
-    """``transpose`` of L rows gives out[c] lane l = row l lane c, with zips inside groups
-    of 2^zip_group lanes (the relabelling of rows and columns it works out) or swaps."""
+def test_transpose_is_a_transpose(lanes: int, zip_group: int | None, elem_bits: int) -> None:
+    """``transpose`` of R rows of R elements of 2^elem_bits lanes gives out[c] element e =
+    row e element c, with zips inside groups of 2^zip_group lanes (the relabelling of rows
+    and columns it works out) or swaps."""
     arith = Arith(Q, I16)
+    E = 1 << elem_bits
+    R = lanes // E
     S = Builder("tr", arith, lanes, "transpose")
-    src = S.input("a", lanes * lanes, (-H, H), doc="rows")
-    dst = S.output("r", lanes * lanes, doc="columns")
-    rows = [S.load(src, r * lanes) for r in range(lanes)]
-    for c, v in enumerate(transpose(S, rows, zip_group)):
+    src = S.input("a", R * lanes, (-H, H), doc="rows")
+    dst = S.output("r", R * lanes, doc="columns")
+    rows = [S.load(src, r * lanes) for r in range(R)]
+    for c, v in enumerate(transpose(S, rows, zip_group, elem_bits)):
         S.store(dst, c * lanes, v)
     fn = S.finish()
-    x = np.arange(lanes * lanes).reshape(1, lanes * lanes) - lanes * lanes // 2
-    got = evaluate(fn, arith, {"a": x})["r"].reshape(lanes, lanes)
-    assert (got == x.reshape(lanes, lanes).T).all()
+    x = np.arange(R * lanes).reshape(1, R * lanes) - R * lanes // 2
+    got = evaluate(fn, arith, {"a": x})["r"].reshape(R, R, E)
+    assert (got == x.reshape(R, R, E).transpose(1, 0, 2)).all()
 
 
 @pytest.mark.parametrize("lanes", [1, 16])
@@ -265,16 +339,18 @@ def test_another_parameter_set(lanes: int) -> None:
     _evaluate(857, 5167, lanes, seed=857)
 
 
-@pytest.mark.parametrize("lanes", [16, 32])
-def test_forward_and_base_stages_alone(lanes: int) -> None:
+@pytest.mark.parametrize(
+    ("lanes", "products"), [(16, "karatsuba"), (16, "pairs"), (32, "karatsuba"), (32, "wide")]
+)
+def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts) -> None:
     """forward's row k is the map's piece k times the trace's sign; base's row k is the
     product of the rows mod x^m - t_k, times beta^-1 (and times 2 where the base splits
-    the pieces: at 32 lanes, where every t_k is a square)."""
+    the pieces: at 32 lanes, where every t_k is a square), whichever way it multiplies."""
     shape = good_rader_shape(P, Q, lanes)
     assert (shape.m, shape.axes, shape.base_scale) == (
         (16, (17, 3, 2), 1) if lanes == 16 else (32, (17, 3), 2)
     )
-    fs = build_good_rader(P, Q, Arith(Q, I16), lanes)
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, products)
     gt = GoodThomasMap(Q, shape.m, shape.axes)
     rng = random.Random(7)
     a = [rng.randint(-H, H) for _ in range(P)]
@@ -310,8 +386,8 @@ def test_forward_and_base_stages_alone(lanes: int) -> None:
 def test_every_transfer_application_is_proven() -> None:
     """The bounds the programs rely on: each (op, input ranges) -> output range the analysis
     used is proven exhaustively over 16-bit inputs (nttgen.proofs)."""
-    for lanes in (1, 16):
-        fs = build_good_rader(P, Q, Arith(Q, I16), lanes)
+    for lanes, products in ((1, "karatsuba"), (16, "karatsuba"), (16, "pairs")):
+        fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, products)  # type: ignore[arg-type]
         arith = Arith(Q, I16)
         apps = applications(fs.functions.values(), arith)
         assert len(apps) > 10

@@ -385,3 +385,58 @@ def test_madd_transfer_and_width_rules() -> None:
 def q_half_plus(ar: Arith, magnitude: int) -> int:
     """The bound a Montgomery reduction of values within ``magnitude`` must meet."""
     return magnitude // ar.beta + ar.q // 2 + 1
+
+
+def test_pair_ops_semantics_bounds_and_rules() -> None:
+    """pair_madd sums the products of lanes 2i and 2i+1 into L/2 double-width lanes, pair_add
+    adds them, pair_mred reduces two of them into the even and the odd lanes of one vector,
+    pair_swap and pair_blend move lanes; the evaluator agrees with direct integer arithmetic
+    at the extremes, every evaluated lane lies in the range the analysis gives it, and the
+    builder keeps the kinds apart and refuses odd lane counts and sums that leave 32 bits."""
+    from nttgen.dsl.builder import Builder
+    from nttgen.errors import BoundsError
+    from nttgen.interp.evaluate import evaluate
+
+    ar = Arith(4591, I16)
+    L, lim = 8, (1 << 15) - 1
+    S = Builder("pairs", ar, L)
+    a_in, b_in = S.input("a", L, (-lim, lim)), S.input("b", L, (-2295, 2295))
+    out = S.output("r", 5 * L)
+    a, b = S.load(a_in, 0), S.load(b_in, 0)
+    w = S.pair_madd(a, b)
+    two = S.pair_add(w, S.pair_madd(b, a))
+    for k, v in enumerate(
+        (S.pair_mred(w, two), S.pair_swap(a), S.pair_blend(a, b), S.pair_mred(two, w), b)
+    ):
+        S.store(out, k * L, v)
+    fn = S.finish()
+    rng = np.random.default_rng(5)
+    xs = np.concatenate(
+        (np.full((1, L), lim), np.full((1, L), -lim), rng.integers(-lim, lim + 1, (30, L)))
+    )
+    ys = np.concatenate(
+        (np.full((1, L), 2295), np.full((1, L), 2295), rng.integers(-2295, 2296, (30, L)))
+    )
+    got = evaluate(fn, ar, {"a": xs, "b": ys}, checked=True)["r"].reshape(-1, 5, L)
+    rinv = pow(1 << 16, -1, ar.q)
+    for x, y, g in zip(xs.tolist(), ys.tolist(), got, strict=True):
+        sums = [x[2 * i] * y[2 * i] + x[2 * i + 1] * y[2 * i + 1] for i in range(L // 2)]
+        for i, s in enumerate(sums):
+            assert (int(g[0][2 * i]) - s * rinv) % ar.q == 0
+            assert (int(g[0][2 * i + 1]) - 2 * s * rinv) % ar.q == 0
+            assert (int(g[3][2 * i]) - 2 * s * rinv) % ar.q == 0
+        assert g[1].tolist() == [x[i ^ 1] for i in range(L)]
+        assert g[2].tolist() == [x[i] if i % 2 == 0 else y[i] for i in range(L)]
+    hull = fn.output_bounds["r"]
+    flat = got.reshape(len(xs), -1)
+    assert (flat >= np.array(hull.lo)).all() and (flat <= np.array(hull.hi)).all()
+    assert S.bound(w).lo == (-2 * lim * 2295,) * (L // 2)  # half as many lanes
+    with pytest.raises(TypeError, match="operand a of pair_add must be a pair-sum value"):
+        S.pair_add(a, w)
+    with pytest.raises(TypeError, match="operand a of addw must be a double-width value"):
+        S.addw(w, w)
+    full = S.load(S.input("f", L, (-(1 << 15), lim)), 0)
+    with pytest.raises(BoundsError, match="32-bit lane"):
+        S.pair_madd(full, full)  # 2 * (-32768)^2 does not fit
+    with pytest.raises(ValueError, match="pairs of lanes; this program has 1 lane"):
+        Builder("one", ar, 1).pair_swap(a)

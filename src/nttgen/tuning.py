@@ -54,9 +54,12 @@ NTRU_TUNED: dict[tuple[int, int, str], dict[str, int]] = {
     # then reduces late; reducing every operand wider than 4q before its next op takes the
     # same number of reductions (136 -> 137) but measured faster (stage harness built with
     # the ISA's flags, best of 5: inverse 1,019 -> 895 ticks, polymul 5,346 -> 5,201).
-    # AVX2, whose Karatsuba base leaves them within 5.4q, measured slower with it (polymul
-    # 6,064 -> 6,199) and keeps the lazy policy.
+    # AVX2's Karatsuba base left them within 5.4q, and it measured slower with it (polymul
+    # 6,064 -> 6,199); its pair-sum base leaves them within 1.8q, and there the lazy policy
+    # took 438 reductions against 352 with the threshold (stage harness, clang-19, best of 3,
+    # Zen 3: inverse 1,643 -> 1,129 ticks, polymul 5,839 -> 5,402; 3q: 1,271 and 5,480).
     (761, 4591, "avx512"): {"inverse_threshold_q": 4},
+    (761, 4591, "avx2"): {"inverse_threshold_q": 4},
 }
 """Measured choices for the NTRU Prime programs, per (p, q, ISA): ``inverse_threshold_q``,
 the reduction threshold of the Good–Rader inverse DFT in multiples of q (see

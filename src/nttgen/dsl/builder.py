@@ -43,6 +43,8 @@ from .ir import (
 from .replay import run_block
 from .vocab import VOCABULARY
 
+_KIND_NAMES = {"n": "lane", "w": "double-width", "p": "pair-sum"}
+
 
 class Builder:
     """Records one kernel function from a tagless-final program, with live interval analysis.
@@ -88,8 +90,8 @@ class Builder:
         """Record a comment for the emitted code."""
         self._emit(Comment(text))
 
-    def _value(self, hint: str, bound: Bound, wide: bool = False) -> Value:
-        v = Value(self.lane.wide if wide else self.lane, hint, self._next_id())
+    def _value(self, hint: str, bound: Bound, wide: bool = False, pair_sum: bool = False) -> Value:
+        v = Value(self.lane.wide if wide else self.lane, hint, self._next_id(), pair_sum)
         self.fn.bounds[v] = bound
         return v
 
@@ -292,14 +294,15 @@ class Builder:
         spec = VOCABULARY[kind]
         assert len(args) == len(spec.operands) and spec.results == 1
         for k, a in enumerate(args):
-            if (a.lane != self.lane) != spec.operand_wide(k):
+            want = spec.operand_kind(k)
+            if a.kind_for(self.lane) != want:
                 raise TypeError(
                     f"{self.fn.name}: operand {spec.operands[k]} of {kind} must be a "
-                    f"{'double-width' if spec.operand_wide(k) else 'lane'} value, got {a!r} "
-                    f"({a.lane.name})"
+                    f"{_KIND_NAMES[want]} value, got {a!r} "
+                    f"({_KIND_NAMES[a.kind_for(self.lane)]}, {a.lane.name})"
                 )
         b = getattr(self.bounds, kind)(*(self.bound(a) for a in args), **attrs)
-        v = self._value(hint, b, spec.result_wide)
+        v = self._value(hint, b, spec.result_wide, spec.result_kind == "p")
         self._emit(Op(kind, (v,), args, tuple(sorted(attrs.items())), self._tag))
         return v
 
@@ -361,6 +364,41 @@ class Builder:
         """Signed Montgomery reduction of a double-width value to a lane: a/beta mod q."""
         self._need_wide("mredw")
         return self._op("mredw", (a,), hint)
+
+    def pair_madd(self, a: Value, b: Value, hint: str = "w") -> Value:
+        """Pair sums a[2i]*b[2i] + a[2i+1]*b[2i+1]: L/2 double-width lanes (16-bit lanes,
+        an even lane count)."""
+        self._need_pairs("pair_madd")
+        return self._op("pair_madd", (a, b), hint)
+
+    def pair_add(self, a: Value, b: Value, hint: str = "w") -> Value:
+        """a + b of pair sums."""
+        self._need_pairs("pair_add")
+        return self._op("pair_add", (a, b), hint)
+
+    def pair_mred(self, even: Value, odd: Value, hint: str = "r") -> Value:
+        """Montgomery reductions of two pair sums into one vector: lane 2i from even[i], lane
+        2i+1 from odd[i], each a/beta mod q."""
+        self._need_pairs("pair_mred")
+        return self._op("pair_mred", (even, odd), hint)
+
+    def pair_swap(self, a: Value, hint: str = "sw") -> Value:
+        """Lanes 2i and 2i+1 exchanged."""
+        self._need_pairs("pair_swap")
+        return self._op("pair_swap", (a,), hint)
+
+    def pair_blend(self, a: Value, b: Value, hint: str = "bl") -> Value:
+        """Even lanes from a, odd lanes from b."""
+        self._need_pairs("pair_blend")
+        return self._op("pair_blend", (a, b), hint)
+
+    def _need_pairs(self, op: str) -> None:
+        self._need_wide(op)
+        if self.lanes % 2:
+            raise ValueError(
+                f"{self.fn.name}: {op} works on pairs of lanes; this program has "
+                f"{self.lanes} lane(s) per vector"
+            )
 
     def _need_wide(self, op: str) -> None:
         if self.lane.bits != 16:

@@ -22,11 +22,19 @@ from ..lanes import LaneType
 
 @dataclass(eq=False)
 class Value:
-    """An SSA vector value. ``hint`` is a readable name stem for emitters (``t``, ``zeta``)."""
+    """An SSA vector value. ``hint`` is a readable name stem for emitters (``t``, ``zeta``);
+    ``pair_sum``: a value of L/2 double-width lanes (see the vocabulary's ``pair_madd``)."""
 
     lane: LaneType
     hint: str
     id: int
+    pair_sum: bool = False
+
+    def kind_for(self, narrow: LaneType) -> str:
+        """The vocabulary kind of this value in a program whose lanes are ``narrow``."""
+        if self.pair_sum:
+            return "p"
+        return "n" if self.lane == narrow else "w"
 
     def __repr__(self) -> str:
         return f"%{self.hint}{self.id}"

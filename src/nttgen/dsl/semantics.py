@@ -92,6 +92,31 @@ def mredw(a: Array, lane: LaneType, q: int, qinv: int) -> Array:
     return (a - m * np.int64(q)) >> lane.bits
 
 
+def pair_madd(a: Array, b: Array) -> Array:
+    """Pair sums: lane i (of half as many) is a[2i]*b[2i] + a[2i+1]*b[2i+1], exact."""
+    return a[..., 0::2] * b[..., 0::2] + a[..., 1::2] * b[..., 1::2]
+
+
+def pair_mred(even: Array, odd: Array, lane: LaneType, q: int, qinv: int) -> Array:
+    """:func:`mredw` of two pair sums, interleaved: lane 2i from even[i], 2i+1 from odd[i]."""
+    even, odd = np.broadcast_arrays(even, odd)
+    r = np.stack((mredw(even, lane, q, qinv), mredw(odd, lane, q, qinv)), axis=-1)
+    return r.reshape(*even.shape[:-1], 2 * even.shape[-1])
+
+
+def pair_swap(a: Array) -> Array:
+    """Lanes 2i and 2i+1 exchanged."""
+    return a.reshape(*a.shape[:-1], -1, 2)[..., ::-1].reshape(a.shape)
+
+
+def pair_blend(a: Array, b: Array) -> Array:
+    """Even lanes from a, odd lanes from b."""
+    a, b = np.broadcast_arrays(a, b)
+    out = a.copy()
+    out[..., 1::2] = b[..., 1::2]
+    return out
+
+
 def round_shift(x: Array, k: int) -> Array:
     """Rounding arithmetic shift: floor((x + 2^(k-1)) / 2^k) (round half up)."""
     return (x + (1 << (k - 1))) >> k

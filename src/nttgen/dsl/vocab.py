@@ -22,18 +22,28 @@ class OpSpec:
     attrs: tuple[str, ...] = ()
     results: int = 1
     doc: str = ""
-    # operand and result widths: "n" a lane of the arithmetic's width, "w" a lane of twice it
-    # (an exact sum of products, before its one Montgomery reduction)
+    # operand and result kinds: "n" a lane of the arithmetic's width, "w" a lane of twice it
+    # (an exact sum of products, before its one Montgomery reduction), "p" a pair sum: half as
+    # many lanes of twice the width, lane i summing the products of lanes 2i and 2i+1
     widths: str = ""
+
+    def operand_kind(self, k: int) -> str:
+        """The kind of operand k: "n", "w" or "p" (see ``widths``)."""
+        return self.widths[k] if self.widths else "n"
 
     def operand_wide(self, k: int) -> bool:
         """Whether operand k is a wide (double-width) value."""
-        return bool(self.widths) and self.widths[k] == "w"
+        return self.operand_kind(k) == "w"
+
+    @property
+    def result_kind(self) -> str:
+        """The kind of the result: "n", "w" or "p"."""
+        return self.widths[-1] if self.widths else "n"
 
     @property
     def result_wide(self) -> bool:
-        """Whether the result is a wide (double-width) value."""
-        return bool(self.widths) and self.widths[-1] == "w"
+        """Whether the result has double-width lanes (a wide value or a pair sum)."""
+        return self.result_kind in ("w", "p")
 
 
 VOCABULARY: dict[str, OpSpec] = {
@@ -72,6 +82,23 @@ VOCABULARY: dict[str, OpSpec] = {
             widths="wn",
             doc="signed Montgomery reduction of a double-width value: a/beta mod q in one lane",
         ),
+        OpSpec(
+            "pair_madd",
+            ("a", "b"),
+            widths="nnp",
+            doc="pair sums: lane i of the result (L/2 lanes of double width) is "
+            "a[2i]*b[2i] + a[2i+1]*b[2i+1] exactly (x86 vpmaddwd, no interleave)",
+        ),
+        OpSpec("pair_add", ("a", "b"), widths="ppp", doc="a + b of pair sums"),
+        OpSpec(
+            "pair_mred",
+            ("even", "odd"),
+            widths="ppn",
+            doc="signed Montgomery reductions of two pair sums into one vector: lane 2i is "
+            "even[i]/beta mod q, lane 2i+1 odd[i]/beta mod q",
+        ),
+        OpSpec("pair_swap", ("a",), doc="lanes 2i and 2i+1 exchanged"),
+        OpSpec("pair_blend", ("a", "b"), doc="even lanes from a, odd lanes from b"),
         OpSpec(
             "shuffle",
             ("a", "b"),

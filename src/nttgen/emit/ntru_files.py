@@ -119,7 +119,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             arith,
             lanes,
             zip_group,
-            cls.wide_sums,
+            cls.base_products,
             None if threshold is None else threshold * ring.q,
             cls.paired_leaves,
             narrow_inverse=cls.narrow_inverse_outputs,

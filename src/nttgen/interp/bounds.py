@@ -79,7 +79,7 @@ class BoundsInterp:
     def _lanewise(self, kind: str, f: Callable[..., tuple[int, int]], *bounds: Bound) -> Bound:
         lo: list[int] = []
         hi: list[int] = []
-        for k in range(self.lanes):
+        for k in range(len(bounds[0].lo)):  # L lanes, or L/2 for pair sums
             args = tuple((b.lo[k], b.hi[k]) for b in bounds)
             r = f(*args)
             if self.log is not None:
@@ -434,6 +434,38 @@ class BoundsInterp:
         return self._checked(
             "mredw", self._lanewise("mredw", lambda x: transfer.mredw(x, self.arith), a)
         )
+
+    @staticmethod
+    def _pairs(a: Bound, parity: int) -> Bound:
+        """The ranges of lanes 2i + parity (i < L/2)."""
+        return Bound(a.lo[parity::2], a.hi[parity::2])
+
+    def pair_madd(self, a: Bound, b: Bound) -> Bound:
+        """Pair sums: lane i is madd of lanes 2i and 2i+1 (the same transfer function)."""
+        a0, b0, a1, b1 = (self._pairs(x, parity) for parity in (0, 1) for x in (a, b))
+        sums = self._lanewise("madd", transfer.madd, a0, b0, a1, b1)
+        return self._checked("pair_madd", sums, True)
+
+    def pair_add(self, a: Bound, b: Bound) -> Bound:
+        """a + b of pair sums."""
+        return self._checked("pair_add", self._lanewise("addw", transfer.add, a, b), True)
+
+    def pair_mred(self, even: Bound, odd: Bound) -> Bound:
+        """Two pair sums reduced (as mredw) and interleaved."""
+        r = [self.mredw(x) for x in (even, odd)]
+        lo = tuple(v for pair in zip(r[0].lo, r[1].lo, strict=True) for v in pair)
+        hi = tuple(v for pair in zip(r[0].hi, r[1].hi, strict=True) for v in pair)
+        return Bound(lo, hi)
+
+    def pair_swap(self, a: Bound) -> Bound:
+        """Lanes 2i and 2i+1 exchanged: their ranges with them."""
+        swap = lambda t: tuple(v for i in range(0, len(t), 2) for v in (t[i + 1], t[i]))  # noqa: E731
+        return Bound(swap(a.lo), swap(a.hi))
+
+    def pair_blend(self, a: Bound, b: Bound) -> Bound:
+        """Even lanes' ranges from a, odd lanes' from b."""
+        pick = lambda x, y: tuple(x[i] if i % 2 == 0 else y[i] for i in range(len(x)))  # noqa: E731
+        return Bound(pick(a.lo, b.lo), pick(a.hi, b.hi))
 
     def barrett(self, a: Bound) -> Bound:
         """Barrett reduction."""

@@ -244,6 +244,29 @@ class Evaluator:
         exact = semantics.mredw(self._align(a), self.lane, self.arith.q, self.arith.qinv)
         return self._finish("mredw", exact)
 
+    def pair_madd(self, a: Array, b: Array) -> Array:
+        """Pair sums in double-width lanes (half as many)."""
+        a, b = self._bin(a, b)
+        return self._finish("pair_madd", semantics.pair_madd(a, b), wide=True)
+
+    def pair_add(self, a: Array, b: Array) -> Array:
+        """a + b of pair sums."""
+        return self._finish("pair_add", semantics.add(*self._bin(a, b)), wide=True)
+
+    def pair_mred(self, even: Array, odd: Array) -> Array:
+        """Two pair sums reduced and interleaved."""
+        even, odd = self._bin(even, odd)
+        exact = semantics.pair_mred(even, odd, self.lane, self.arith.q, self.arith.qinv)
+        return self._finish("pair_mred", exact)
+
+    def pair_swap(self, a: Array) -> Array:
+        """Lanes 2i and 2i+1 exchanged."""
+        return semantics.pair_swap(self._align(a))
+
+    def pair_blend(self, a: Array, b: Array) -> Array:
+        """Even lanes from a, odd from b."""
+        return semantics.pair_blend(*self._bin(a, b))
+
     def barrett(self, a: Array) -> Array:
         """Barrett reduction."""
         ar = self.arith

@@ -34,19 +34,23 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     x^(m/2) - s_k and x^(m/2) + s_k, s_k^2 = t_k (per-lane constants), the halves are
     multiplied as below in their own loop, and 2 c_k comes back as (c+ + c-) +
     x^(m/2) (c+ - c-) / s_k (the 2 goes into the fold's constant). Each product modulo
-    x^n - t is, where the ISA says double-width sums pay (``Isa.wide_sums``), a schoolbook
+    x^n - t is, as the ISA chooses (``Isa.base_products``), one of three. "wide": a schoolbook
     product against b's coefficients with the wrapped ones multiplied by t (per-lane
     constants) first: every output coefficient is one exact sum of n products in
     double-width lanes (``madd``, ``addw``) and one Montgomery reduction (``mredw``), see
-    :func:`twisted_product`. Elsewhere it is the full product by Karatsuba (halving down to
+    :func:`twisted_product`. "karatsuba": the full product by Karatsuba (halving down to
     ``KARATSUBA_LEAF`` coefficients, schoolbook below: 108 products for m = 16 instead of
     256), the wrapped half multiplied by t_k, a per-lane constant; each coefficient of b_k
     (and of each Karatsuba sum of them) is multiplied by q^-1 mod beta once, so each product
     is a Montgomery product by a precomputed pair (``montmul``). With L
     lanes, L pieces' coefficient i form one vector: an L x L transpose (one move per
     register bit: the ISA's in-group zips where it has them, ``shuffle`` otherwise) turns the
-    rows of the forward output into such vectors and back. The products are Montgomery
-    products, so c carries a factor beta^-1.
+    rows of the forward output into such vectors and back. "pairs" (where a piece fills a
+    register): the same sums as "wide", but with coefficients 2j and 2j+1 of each of L/2
+    pieces in adjacent lanes, so that ``pair_madd`` (x86 ``vpmaddwd``) forms each pair of
+    products without interleaving, the other operand's pairs come from one blend or swap,
+    and the transposes move 2-lane elements (:func:`program_base_pairs`). The products are
+    Montgomery products, so c carries a factor beta^-1.
 ``inverse``
     The inverse DFT over blocks (lanes = coefficient positions again), *without* its 1/n
     normalisation, for the blocks below 2p only (the product has degree <= 2p - 2). With the
@@ -73,7 +77,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 import numpy as np
 
@@ -87,6 +91,11 @@ from ..plan.maps.good_thomas import GoodThomasMap, fold_phi, inverse_dft_blocks
 from ..plan.maps.modarith import sqrt_mod
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
+
+# how the base multiplies its pieces (see program_base); an ISA names its choice in
+# Isa.base_products
+BaseProducts = Literal["karatsuba", "wide", "pairs"]
+BASE_PRODUCTS: tuple[str, ...] = get_args(BaseProducts)
 
 KARATSUBA_LEAF = 2
 """Base products of at most this many coefficients are schoolbook; larger ones Karatsuba.
@@ -569,13 +578,14 @@ def karatsuba_product(
 
 
 # --------------------------------------------------------------------------- stages
-def _transpose_moves(lanes: int, zip_group: int | None) -> list[tuple[str, int]]:
-    """The moves of an L x L transpose, one per register bit: ("zip", b) interleaves 1-lane
-    elements inside groups of 2^zip_group lanes (x86 ``vpunpck{l,h}wd``: one instruction per
-    output), for as many register bits as a group has lane bits; ("shuffle", b) swaps register
-    bit b with lane bit b (the ``shuffle`` op) for the rest."""
-    bits = lanes.bit_length() - 1
-    zips = min(zip_group or 0, bits)
+def _transpose_moves(regs: int, zip_group: int | None, elem_bits: int = 0) -> list[tuple[str, int]]:
+    """The moves of a transpose of ``regs`` registers of ``regs`` elements (of 2^elem_bits
+    lanes each), one per register bit: ("zip", b) interleaves elements inside groups of
+    2^zip_group lanes (x86 ``vpunpck{l,h}{wd,dq}``: one instruction per output), for as many
+    register bits as a group has element bits; ("shuffle", b) swaps register bit b with
+    element bit b (the ``shuffle`` op) for the rest."""
+    bits = regs.bit_length() - 1
+    zips = max(0, min((zip_group or 0) - elem_bits, bits))
     return [("zip", b) for b in range(zips)] + [("shuffle", b) for b in range(zips, bits)]
 
 
@@ -585,49 +595,59 @@ def _run_moves(
     zip_group: int | None,
     shuffle: Callable,
     zip_: Callable,
+    elem_bits: int = 0,
 ) -> list:
     """Apply ``moves`` to the registers ``regs`` (in place, and returned) with the given
-    two-register primitives."""
+    two-register primitives, on elements of 2^elem_bits lanes."""
     for kind, bit in moves:
         d = 1 << bit
         for r in range(len(regs)):
             if r & d:
                 continue
             if kind == "zip":
-                regs[r], regs[r + d] = zip_(regs[r], regs[r + d], 0, zip_group, 0)
+                regs[r], regs[r + d] = zip_(regs[r], regs[r + d], elem_bits, zip_group, 0)
             else:
-                regs[r], regs[r + d] = shuffle(regs[r], regs[r + d], d)
+                regs[r], regs[r + d] = shuffle(regs[r], regs[r + d], d << elem_bits)
     return regs
 
 
-def transpose(S: Builder, rows: list[Value], zip_group: int | None = None) -> list[Value]:
-    """The L x L transpose of L vectors: out[c] lane l = rows[l] lane c. One move per register
-    bit (:func:`_transpose_moves`): zips where the ISA has them (``zip_group``), else the
+def transpose(
+    S: Builder, rows: list[Value], zip_group: int | None = None, elem_bits: int = 0
+) -> list[Value]:
+    """The transpose of R vectors of R elements of E = 2^elem_bits lanes (R * E = L):
+    out[c] element e = rows[e] element c. One move per register bit
+    (:func:`_transpose_moves`): zips where the ISA has them (``zip_group``), else the
     ``shuffle`` op. A network of zips is a transpose up to a relabelling of rows and columns,
-    so the rows go into registers in the order that puts row l in lane l, and the registers
-    come out in column order; both orders are found by running the network on lane tags."""
-    L = len(rows)
-    moves = _transpose_moves(L, zip_group)
-    tags = [np.arange(r * L, (r + 1) * L, dtype=np.int64) for r in range(L)]
+    so the rows go into registers in the order that puts row e at element e, and the
+    registers come out in column order; both orders are found by running the network on lane
+    tags."""
+    R, L, E = len(rows), S.lanes, 1 << elem_bits
+    if R * E != L:
+        raise ValueError(f"a transpose of {R} rows of {E}-lane elements needs {R * E} lanes")
+    moves = _transpose_moves(R, zip_group, elem_bits)
+    tags = [np.arange(r * L, (r + 1) * L, dtype=np.int64) for r in range(R)]
     out_tags = _run_moves(
         moves,
         tags,
         zip_group,
         lambda a, b, d: semantics.shuffle(d, a, b),
         lambda a, b, w, g, inv: semantics.zip_lanes(w, g, inv, a, b),
+        elem_bits,
     )
-    # what register i holds ends in lane lane_of[i]; register j ends holding column col[j]
-    lane_of = {int(t[lane]) // L: lane for t in out_tags for lane in range(L)}
-    col = [int(t[0]) % L for t in out_tags]
+    # what register i holds ends at element elem_of[i]; register j ends holding column col[j]
+    elem_of = {int(t[lane]) // L: lane // E for t in out_tags for lane in range(L)}
+    col = [(int(t[0]) % L) // E for t in out_tags]
     for t, c in zip(out_tags, col, strict=True):
-        if any(int(x) % L != c or lane_of[int(x) // L] != i for i, x in enumerate(t)):
-            raise AssertionError("not a relabelled transpose")  # pragma: no cover
+        for lane, x in enumerate(int(v) for v in t):
+            if (x % L) // E != c or x % E != lane % E or elem_of[x // L] != lane // E:
+                raise AssertionError("not a relabelled transpose")  # pragma: no cover
     regs = _run_moves(
         moves,
-        [rows[lane_of[i]] for i in range(L)],
+        [rows[elem_of[i]] for i in range(R)],
         zip_group,
         lambda a, b, d: S.shuffle(a, b, d, hints=("tr", "tr")),
         lambda a, b, w, g, inv: S.zip(a, b, w, g, inv, hints=("tr", "tr")),
+        elem_bits,
     )
     out: list[Value] = list(regs)
     for j, c in enumerate(col):
@@ -720,13 +740,19 @@ def program_base(
     contract_a: tuple[int, int],
     contract_b: tuple[int, int],
     zip_group: int | None = None,
-    wide_sums: bool = False,
+    products: BaseProducts = "karatsuba",
 ) -> None:
     """base(r, a, b): row k of r = (row k of a) * (row k of b) * beta^-1 mod (x^m - t_k), for
     every row (the padding rows have t = 0 and zero inputs). ``zip_group``: the ISA's
     interleave group in lane bits, for the transposes (None: ``shuffle`` only);
-    ``wide_sums``: products by :func:`twisted_product` (double-width sums), else by
-    :func:`karatsuba_product`."""
+    ``products``: "wide", by :func:`twisted_product` (double-width sums); "karatsuba", by
+    :func:`karatsuba_product`; "pairs", by :func:`program_base_pairs` where its shape allows
+    (:func:`pairs_fit`), else as "karatsuba"."""
+    if products not in BASE_PRODUCTS:
+        raise ValueError(f"base products {products!r}: choose one of {', '.join(BASE_PRODUCTS)}")
+    if products == "pairs" and pairs_fit(shape):
+        program_base_pairs(S, shape, contract_a, contract_b, zip_group)
+        return
     m, L, rows = shape.m, shape.lanes, shape.rows
     r = S.output("r", rows * m, doc="piecewise products (times beta^-1)")
     a = S.input("a", rows * m, contract_a, doc="pieces")
@@ -752,7 +778,7 @@ def program_base(
         """Coefficient i of pieces k0 .. k0+L-1, for i < m, within q."""
         return load_rows(S, src, k0, m, m, zip_group, red)
 
-    product = twisted_product(S, red) if wide_sums else karatsuba_product(S, red)
+    product = twisted_product(S, red) if products == "wide" else karatsuba_product(S, red)
 
     roots = shape.split_roots
     if roots is not None:
@@ -841,6 +867,87 @@ def program_base(
     S.loop(groups, split_group, hint="grp", unroll=False)
     S.loop(2 * groups, half_product, hint="half", unroll=False)
     S.loop(groups, join_group, hint="grp", unroll=False)
+
+
+def pairs_fit(shape: GoodRaderShape) -> bool:
+    """Whether :func:`program_base_pairs` applies: a piece fills one register (m = L, even)
+    and the pieces are not split."""
+    return shape.m == shape.lanes and shape.m % 2 == 0 and shape.split_roots is None
+
+
+def program_base_pairs(
+    S: Builder,
+    shape: GoodRaderShape,
+    contract_a: tuple[int, int],
+    contract_b: tuple[int, int],
+    zip_group: int | None = None,
+) -> None:
+    """:func:`program_base` with the coefficients of each piece kept in pairs: lanes 2i and
+    2i+1 of a vector hold coefficients 2j and 2j+1 of piece i, so a vector holds one pair of
+    each of L/2 pieces, and the L/2 rows of a group turn into that form by a transpose of
+    2-lane elements (one fewer interleave step than lanes of one coefficient).
+
+    With x^m = t and y'_j = y_j (j >= 0), t*y_(j+m) (j < 0), coefficient k of the product is
+    sum_u x_2u y'_(k-2u) + x_(2u+1) y'_(k-2u-1): for k = 2s a pair sum of x's pair u with
+    (y'_2(s-u), y'_2(s-u)-1), one blend of y's pairs s-u and s-u-1; for k = 2s+1 with
+    (y'_2(s-u)+1, y'_2(s-u)), y's pair s-u swapped. So each coefficient is m/2 pair sums,
+    added exactly in double-width lanes and reduced once, and the m/2 pair-layout vectors of
+    the results transpose back to rows. Needs m = L (a row is one vector) and an even m."""
+    m, L, rows = shape.m, shape.lanes, shape.rows
+    if not pairs_fit(shape):
+        raise ValueError(
+            f"pair sums need one piece per register and unsplit pieces (m = {m}, L = {L})"
+        )
+    half = m // 2  # pairs per piece, and pieces per vector
+    r = S.output("r", rows * m, doc="piecewise products (times beta^-1)")
+    a = S.input("a", rows * m, contract_a, doc="pieces")
+    b = S.input("b", rows * m, contract_b, doc="pieces")
+    red = Reducer(S)
+    q = S.arith.q
+    # t_k in both lanes of piece k's pair: a vector of the group's half pieces
+    pad = shape.points + [0] * (rows - len(shape.points))
+    twisted = [S.arith.twisted(x) for x in pad for _ in (0, 1)]
+    tz = S.table("t", [z for z, _ in twisted], doc="t_k of x^m - t_k, twice per piece")
+    tzq = S.table("tq", [zq for _, zq in twisted], doc="t_k (quotient), twice per piece")
+
+    def pairs_of(src: Buffer, k0: Affine) -> list[Value]:
+        """Vector u: coefficients 2u, 2u+1 of pieces k0 .. k0 + L/2 - 1."""
+        tile = [S.load(src, (k0 + i) * m, hint=src.name) for i in range(half)]
+        return transpose(S, tile, zip_group, elem_bits=1)
+
+    def group(v: LoopVar) -> None:
+        k0 = Affine.of(v) * half
+        y = [w if S.bound(w).magnitude <= q else red.reduce(w) for w in pairs_of(b, k0)]
+        t = (S.load(tz, k0 * 2, hint="t"), S.load(tzq, k0 * 2, hint="tq"))
+        wrapped = [S.mulconst(w, t[0], t[1], hint="yt") for w in y]
+
+        def ext(j: int) -> Value:
+            """y's pair j (pairs -half .. -1 wrapped: times t)."""
+            return y[j] if j >= 0 else wrapped[j + half]
+
+        even = {j: S.pair_blend(ext(j), ext(j - 1), hint="ye") for j in range(1 - half, half)}
+        odd = {j: S.pair_swap(ext(j), hint="yo") for j in range(1 - half, half)}
+        worst = max(S.bound(w).magnitude for w in (*even.values(), *odd.values()))
+        # every sum of m products must fit the double-width lane (reduce x until it does)
+        x = [
+            w if m * S.bound(w).magnitude * worst <= S.lane.wide.max else red.reduce(w)
+            for w in pairs_of(a, k0)
+        ]
+        sums: list[Value] = []
+        for k in range(m):
+            s, other = divmod(k, 2)
+            acc: Value | None = None
+            for u in range(half):
+                w = S.pair_madd(x[u], (odd if other else even)[s - u], hint="w")
+                acc = w if acc is None else S.pair_add(acc, w, hint="acc")
+            assert acc is not None
+            sums.append(acc)
+        res = [S.pair_mred(sums[2 * j], sums[2 * j + 1], hint="c") for j in range(half)]
+        for i, row in enumerate(transpose(S, res, zip_group, elem_bits=1)):
+            S.store(r, (k0 + i) * m, row)
+
+    # a loop, not unrolled, as in program_base
+    S.loop(rows // half, group, hint="grp", unroll=False)
 
 
 def program_inverse(
@@ -951,7 +1058,7 @@ def build_good_rader(
     arith: Arith,
     lanes: int,
     zip_group: int | None = None,
-    wide_sums: bool = False,
+    base_products: BaseProducts = "karatsuba",
     inverse_threshold: int | None = None,
     paired_leaves: bool = True,
     cyclotomic: bool = True,
@@ -960,7 +1067,7 @@ def build_good_rader(
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
-    and ``wide_sums``: see :func:`program_base`; ``inverse_threshold``: see
+    and ``base_products``: see :func:`program_base`; ``inverse_threshold``: see
     :func:`program_inverse`; ``paired_leaves`` and ``cyclotomic``: see
     :class:`GoodRaderShape` and :func:`good_rader_shape`; ``narrow_inverse``: the inverse's
     outputs within a third of the lane, so that the fold's sums need no reduction;
@@ -997,7 +1104,7 @@ def build_good_rader(
     small = f["forward_small"].contract.outputs["r"]
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
     b_range = (min(big[0], small[0]), max(big[1], small[1]))
-    program_base(S, shape, big, b_range, zip_group, wide_sums)
+    program_base(S, shape, big, b_range, zip_group, base_products)
     f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
     base_out = f["base"].contract.outputs["r"]

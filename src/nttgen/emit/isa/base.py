@@ -5,13 +5,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...dsl.schedule import Schedule
 from ...lanes import LaneType
 from ...plan.constants import Arith, ConstMul
 from ...plan.layout import MoveCosts
 from .. import c_ast as C
+
+if TYPE_CHECKING:
+    from ...programs.ntru import BaseProducts
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,11 @@ class Isa(ABC):
     # measured, and the list schedule changed NEON's by -3 % to +6 % (ML-KEM NTT 835 -> 810,
     # inverse 1,052 -> 1,120): no evidence for it there, so Arm and RISC-V keep the recorded order
     schedule: Schedule = "recorded"
-    # whether products of coefficient vectors (the NTRU Prime base) pay as exact sums in
-    # double-width lanes (``madd``/``addw``/``mredw``) rather than Karatsuba over Montgomery
-    # products; set where the benchmark measured it faster
-    wide_sums: bool = False
+    # how the NTRU Prime base multiplies its pieces (:data:`nttgen.programs.ntru.BaseProducts`):
+    # "karatsuba" over Montgomery products, "wide" exact sums in double-width lanes
+    # (``madd``/``addw``/``mredw``), or "pairs", coefficient pairs in adjacent lanes summed by
+    # ``pair_madd`` (only ISAs that implement the ``pair_*`` ops); set where measured faster
+    base_products: BaseProducts = "karatsuba"
     # whether the NTRU Prime DFTs multiply Rader's quadratic leaves by a constant with three
     # multiplications and one more addition (ConstMul's paired form) rather than four; set
     # where measured faster. sntrup761 polymul, 2026-11-24 (Zen 3; NEON and RVV in guest
@@ -138,6 +142,40 @@ class Isa(ABC):
         """The C type of one double-width value (``madd``, ``addw``; the same lanes as a
         vector, each twice as wide: on most ISAs two registers)."""
         raise ValueError(f"{self.name} has no double-width values for {self.lane.name} lanes")
+
+    # ----------------------------------------------------------------- pair sums
+    # Backends without an adjacent-lane multiply-add refuse these; the programs use them only
+    # where ``base_products`` is "pairs".
+    def _no_pairs(self, op: str) -> ValueError:
+        return ValueError(
+            f"{self.name} has no {op}: pair sums (adjacent-lane multiply-adds) are emitted "
+            f"for x86 only; programs for {self.name} must not use the pair_* ops"
+        )
+
+    def pair_madd(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Pair sums a[2i]*b[2i] + a[2i+1]*b[2i+1] (refused unless overridden)."""
+        del a, b
+        raise self._no_pairs("pair_madd")
+
+    def pair_add(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a + b of pair sums (refused unless overridden)."""
+        del a, b
+        raise self._no_pairs("pair_add")
+
+    def pair_mred(self, even: C.Expr, odd: C.Expr) -> C.Expr:
+        """Two pair sums reduced and interleaved (refused unless overridden)."""
+        del even, odd
+        raise self._no_pairs("pair_mred")
+
+    def pair_swap(self, a: C.Expr) -> C.Expr:
+        """Lanes 2i and 2i+1 exchanged (refused unless overridden)."""
+        del a
+        raise self._no_pairs("pair_swap")
+
+    def pair_blend(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Even lanes from a, odd from b (refused unless overridden)."""
+        del a, b
+        raise self._no_pairs("pair_blend")
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient, from the ISA's own products:

@@ -44,7 +44,7 @@ class Neon(HelperCalls, Isa):
     registers = 32
     # the NTRU Prime base's products as smull/smlal sums (guest instructions per sntrup761
     # polymul under QEMU: 51,668 with Karatsuba, 46,681 with the sums)
-    wide_sums = True
+    base_products = "wide"
     includes = ("arm_neon.h",)
     # table pointers are made opaque to the compiler, so that the lanes of a loaded table
     # vector feed multiplications by a lane instead of being folded into immediates

@@ -154,7 +154,7 @@ class X86Simd(HelperCalls, Isa):
         high-product helpers: every op the kernels call is then one short call."""
         moves = self._interleave_helpers() + self._unzip_helpers()
         if self.lane.bits == 16:
-            wide = [*self._madd_helpers(), self._mredw_helper()]
+            wide = [*self._madd_helpers(), self._mredw_helper(), *self._pair_helpers()]
             return [*self._helpers16(), *wide, *self._cond_add_helper(), *moves]
         arith = self._helpers32()
         return arith[:-1] + self._cond_add_helper() + moves + arith[-1:]
@@ -216,17 +216,26 @@ class X86Simd(HelperCalls, Isa):
             fns.append(self._fn(f"unzip32_{half}", ("a", "b"), body, (doc,)))
         # bytes of one 128-bit group: even 16-bit elements first, then the odd ones
         order = [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15]
-        words = [sum(order[8 * k + j] << (8 * j) for j in range(8)) for k in (0, 1)]
-        reps = self.width // 128
-        set64 = "_mm256_setr_epi64x" if self.width == 256 else "_mm512_setr_epi64"
-        mask = call(set64, *(C.Name(f"0x{w:016x}") for w in words * reps))
         doc = (
             "The even 16-bit elements of each 128-bit group, then the odd ones (vpshufb):",
             "vpunpck{l,h}qdq of two such vectors de-interleaves them.",
         )
-        body = [C.Return(call(f"{p}_shuffle_epi8", a, mask))]
-        fns.append(self._fn("evens_first16", ("a",), body, doc))
+        fns.append(self._byte_shuffle("evens_first16", order, doc))
         return fns
+
+    def _byte_shuffle(self, name: str, order: list[int], doc: tuple[str, ...]) -> C.FuncDef:
+        """A helper of one ``vpshufb`` that puts byte ``order[i]`` of each 128-bit group at
+        byte i (the control bytes as two 64-bit halves, lo and hi, repeated per group)."""
+        words = [sum(order[8 * k + j] << (8 * j) for j in range(8)) for k in (0, 1)]
+        reps = self.width // 128
+        set64 = "_mm256_setr_epi64x" if self.width == 256 else "_mm512_setr_epi64"
+        mask = call(set64, *(C.Name(h) for h in ("lo", "hi") * reps))
+        body: list[C.Stmt] = [
+            C.Decl("int64_t", h, C.Name(f"0x{w:016x}"), const=True)
+            for h, w in zip(("lo", "hi"), words, strict=True)
+        ]
+        body.append(C.Return(call(f"{self._p}_shuffle_epi8", C.Name("a"), mask)))
+        return self._fn(name, ("a",), body, doc)
 
     def zip(self, a: C.Expr, b: C.Expr, *, w: int, g: int, inverse: int) -> tuple[C.Expr, C.Expr]:
         """Interleave (``vpunpck{l,h}``) or de-interleave elements of 2^w lanes inside the
@@ -464,6 +473,75 @@ class X86Simd(HelperCalls, Isa):
                 "m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).",
             ),
         )
+
+    # ----------------------------------------------------------------- pair sums
+    def pair_madd(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """``vpmaddwd``: the pairs already sit in adjacent lanes."""
+        self._pairs_need16("pair_madd")
+        return self._i("madd", a, b, e="epi16")
+
+    def pair_add(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """``vpaddd``."""
+        self._pairs_need16("pair_add")
+        return self._i("add", a, b, e="epi32")
+
+    def pair_mred(self, even: C.Expr, odd: C.Expr) -> C.Expr:
+        """The helper ``pair_mred`` (see :meth:`_pair_helpers`)."""
+        self._pairs_need16("pair_mred")
+        return call(self.helper("pair_mred"), even, odd)
+
+    def pair_swap(self, a: C.Expr) -> C.Expr:
+        """The helper ``pair_swap`` (one ``vpshufb``)."""
+        self._pairs_need16("pair_swap")
+        return call(self.helper("pair_swap"), a)
+
+    def pair_blend(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """``vpblendw`` (or a masked move on AVX-512): odd 16-bit lanes from b."""
+        self._pairs_need16("pair_blend")
+        return self.blend_odd(a, b, 16)
+
+    def _pairs_need16(self, op: str) -> None:
+        if self.lane.bits != 16:
+            raise ValueError(f"{self.name}: {op} needs 16-bit lanes (vpmaddwd)")
+
+    def _pair_helpers(self) -> list[C.Top]:
+        """``pair_mred``: per 32-bit lane, m = lo(a)*q^-1 by ``vpmullw`` against q^-1 in the
+        low words (zero in the high ones, so m arrives zero-extended), a - m*q by
+        ``vpmaddwd`` against (q, 0) and ``vpsubd``; the even sums' results move to the low
+        words by a shift, the odd sums' already sit in the high words and one ``vpblendw``
+        joins them. ``pair_swap``: one ``vpshufb`` within each 128-bit group."""
+        qinv = self._set1(self.arith.qinv & 0xFFFF, 32)
+        q = self._set1(self.arith.q, 32)
+        body: list[C.Stmt] = [self._decl("qinv", qinv), self._decl("q", q)]
+        for x in ("even", "odd"):
+            m = self._i("mullo", C.Name(x), C.Name("qinv"), e="epi16")
+            body += [
+                self._decl(f"m_{x}", m),
+                self._decl(
+                    f"d_{x}",
+                    self._i(
+                        "sub",
+                        C.Name(x),
+                        self._i("madd", C.Name(f"m_{x}"), C.Name("q"), e="epi16"),
+                        e="epi32",
+                    ),
+                ),
+            ]
+        low = self._i("srli", C.Name("d_even"), C.Int(16), e="epi32")
+        body.append(C.Return(self.blend_odd(low, C.Name("d_odd"), 16)))
+        mred = self._fn(
+            "pair_mred",
+            ("even", "odd"),
+            body,
+            (
+                "Signed Montgomery reductions of two vectors of 32-bit pair sums into one of",
+                "16-bit lanes: lane 2i = even[i]/2^16 mod q, lane 2i+1 = odd[i]/2^16 mod q.",
+            ),
+        )
+        # bytes of one 128-bit group with the two 16-bit lanes of each pair exchanged
+        order = [b ^ 2 for b in range(16)]
+        doc = ("Lanes 2i and 2i+1 exchanged (vpshufb).",)
+        return [mred, self._byte_shuffle("pair_swap", order, doc)]
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient (from an exact high product)."""
