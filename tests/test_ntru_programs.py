@@ -286,6 +286,7 @@ def test_pair_ops_refused_where_not_emitted(isa: str) -> None:
 OTHER_WAYS = {
     # Isa flag: (text only its True form emits, seed)
     "dft_lines": ("line_", 21),
+    "coarse_reductions": ("_barrett_coarse(", 23),
 }
 
 

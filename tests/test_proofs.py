@@ -50,6 +50,9 @@ def test_false_claims_are_refuted(arith: Arith) -> None:
         Application("montmul", ((-top, top), (q // 2, q // 2)), (-(q // 4), q // 4)),
         Application("montmul_var", ((-q, q), (-q, q)), (-(q // 8), q // 8)),
     ]
+    if arith.lane.bits == 16:
+        # the coarse reduction's range is wider than the centred one (2160 for q = 3329)
+        bad.append(Application("barrett_coarse", ((-top, top),), (-(q // 2), q // 2)))
     for app in bad:
         assert not prove(app, arith).ok, app
 

@@ -16,16 +16,16 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1152, store 1034, add 2142, sub 1800, montmul 1213, barrett 805, cond_add_q 96,
- *         shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536, pair_mred
- *         96, pair_swap 180
- *       coefficient reductions: 12880
+ *       ops: load 1152, store 1034, add 2142, sub 1800, montmul 1213, barrett_coarse 791,
+ *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
+ *         1536, pair_mred 96, pair_swap 180
+ *       coefficient reductions: 12656
  *   nttgen_ntrulpr761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1152, store 1034, add 2142, sub 1800, mullo 36, montmul 1177, barrett 751,
+ *       ops: load 1152, store 1034, add 2142, sub 1800, mullo 36, montmul 1177, barrett_coarse 737,
  *         cond_add_q 96, shuffle 144, zip 288, const 327, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 12016
+ *       coefficient reductions: 11792
  */
 #include "nttgen_ntrulpr761_avx2.h"
 
@@ -59,13 +59,12 @@ static inline __m256i nttgen_ntrulpr761_avx2_montmul(__m256i a, __m256i z, __m25
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*29235) / 2^11) by adding
- * 2^10 and shifting, then a - t*q.
+ * Barrett reduction by one rounding high product: t = round(a*7 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
  */
-static inline __m256i nttgen_ntrulpr761_avx2_barrett(__m256i a) {
-    const __m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(29235));
-    const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(1024)), 11);
-    return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, _mm256_set1_epi16(4591)));
+static inline __m256i nttgen_ntrulpr761_avx2_barrett_coarse(__m256i a) {
+    const __m256i t = _mm256_mulhrs_epi16(a, _mm256_set1_epi16(7));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, _mm256_set1_epi16(4591)));
 }
 
 /*
@@ -99,7 +98,7 @@ static inline __m256i nttgen_ntrulpr761_avx2_cond_add_q(__m256i a) {
     return _mm256_add_epi16(a, _mm256_and_si256(_mm256_set1_epi16(4591), mask));
 }
 
-// t_k of x^m - t_k, twice per piece
+// t_k of x^m - t_k, twice per piece (multiplier)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_ntrulpr761_avx2_base_t[192] = {
     1593, 1593, -1593, -1593, -1998, -1998, 1998, 1998, 405, 405, -405, -405, 50, 50, -50, -50,
@@ -117,7 +116,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_ntrulpr761_avx2_base_t[192] = {
 };
 // clang-format on
 
-// t_k (quotient), twice per piece
+// t_k of x^m - t_k, twice per piece (quotient)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_ntrulpr761_avx2_base_tq[192] = {
     -3497, -3497, 3497, 3497, 29934, 29934, -29934, -29934, -26437, -26437, 26437, 26437, -4882, -4882, 4882, 4882,
@@ -151,7 +150,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_ntrulpr761_avx2_fold_maskq[16] = {
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-2295, 2295)
- * Ops per call: load 248, store 298, add 684, sub 536, montmul 356, barrett 178, const 77
+ * Ops per call: load 248, store 298, add 684, sub 536, montmul 356, barrett_coarse 178, const 77
  */
 static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward(int16_t r[restrict 1536],
                                                            const int16_t a[restrict 761]) {
@@ -438,7 +437,7 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward(int16_t r[restrict 15
         const __m256i sum_13 = _mm256_add_epi16(sum_9, sum_11);
         const __m256i diff_12 = _mm256_sub_epi16(sum_8, sum_10);
         const __m256i diff_13 = _mm256_sub_epi16(sum_9, sum_11);
-        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett(sum_13);
+        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_13);
         const __m256i sum_14 = _mm256_add_epi16(sum_12, red_0);
         const __m256i diff_14 = _mm256_sub_epi16(sum_12, red_0);
         const __m256i diff_15 = _mm256_sub_epi16(diff_8, diff_10);
@@ -583,9 +582,9 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward(int16_t r[restrict 15
         const __m256i sum_65 = _mm256_add_epi16(t_44, t_47);
         const __m256i diff_50 = _mm256_sub_epi16(sum_64, t_50);
         const __m256i diff_51 = _mm256_sub_epi16(sum_65, t_51);
-        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett(sum_62);
+        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_62);
         const __m256i sum_66 = _mm256_add_epi16(sum_50, red_1);
-        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett(sum_63);
+        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_63);
         const __m256i sum_67 = _mm256_add_epi16(sum_51, red_2);
         const __m256i sum_68 = _mm256_add_epi16(sum_52, diff_50);
         const __m256i sum_69 = _mm256_add_epi16(sum_53, diff_51);
@@ -643,34 +642,34 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward(int16_t r[restrict 15
         const __m256i l_3 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 144]);
         const __m256i l_4 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 160]);
         const __m256i l_5 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 176]);
-        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett(l_4);
+        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett_coarse(l_4);
         const __m256i diff_60 = _mm256_sub_epi16(l_2, red_3);
         const __m256i t_54 = nttgen_ntrulpr761_avx2_montmul(diff_60, w_37, wq_37);
-        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett(l_2);
+        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett_coarse(l_2);
         const __m256i sum_90 = _mm256_add_epi16(l_0, red_4);
-        const __m256i sum_91 = _mm256_add_epi16(sum_90, red_3);
+        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_90);
+        const __m256i sum_91 = _mm256_add_epi16(red_5, red_3);
         const __m256i diff_61 = _mm256_sub_epi16(l_0, red_3);
-        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett(diff_61);
-        const __m256i sum_92 = _mm256_add_epi16(red_5, t_54);
+        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_61);
+        const __m256i sum_92 = _mm256_add_epi16(red_6, t_54);
         const __m256i diff_62 = _mm256_sub_epi16(l_0, red_4);
-        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett(diff_62);
-        const __m256i diff_63 = _mm256_sub_epi16(red_6, t_54);
-        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett(l_5);
-        const __m256i diff_64 = _mm256_sub_epi16(l_3, red_7);
+        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_62);
+        const __m256i diff_63 = _mm256_sub_epi16(red_7, t_54);
+        const __m256i red_8 = nttgen_ntrulpr761_avx2_barrett_coarse(l_5);
+        const __m256i diff_64 = _mm256_sub_epi16(l_3, red_8);
         const __m256i t_55 = nttgen_ntrulpr761_avx2_montmul(diff_64, w_37, wq_37);
-        const __m256i red_8 = nttgen_ntrulpr761_avx2_barrett(l_3);
-        const __m256i sum_93 = _mm256_add_epi16(l_1, red_8);
-        const __m256i sum_94 = _mm256_add_epi16(sum_93, red_7);
-        const __m256i diff_65 = _mm256_sub_epi16(l_1, red_7);
-        const __m256i red_9 = nttgen_ntrulpr761_avx2_barrett(diff_65);
-        const __m256i sum_95 = _mm256_add_epi16(red_9, t_55);
-        const __m256i diff_66 = _mm256_sub_epi16(l_1, red_8);
-        const __m256i red_10 = nttgen_ntrulpr761_avx2_barrett(diff_66);
-        const __m256i diff_67 = _mm256_sub_epi16(red_10, t_55);
-        const __m256i red_11 = nttgen_ntrulpr761_avx2_barrett(sum_94);
-        const __m256i red_12 = nttgen_ntrulpr761_avx2_barrett(sum_91);
-        const __m256i sum_96 = _mm256_add_epi16(red_12, red_11);
-        const __m256i diff_68 = _mm256_sub_epi16(red_12, red_11);
+        const __m256i red_9 = nttgen_ntrulpr761_avx2_barrett_coarse(l_3);
+        const __m256i sum_93 = _mm256_add_epi16(l_1, red_9);
+        const __m256i red_10 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_93);
+        const __m256i sum_94 = _mm256_add_epi16(red_10, red_8);
+        const __m256i diff_65 = _mm256_sub_epi16(l_1, red_8);
+        const __m256i red_11 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_65);
+        const __m256i sum_95 = _mm256_add_epi16(red_11, t_55);
+        const __m256i diff_66 = _mm256_sub_epi16(l_1, red_9);
+        const __m256i red_12 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_66);
+        const __m256i diff_67 = _mm256_sub_epi16(red_12, t_55);
+        const __m256i sum_96 = _mm256_add_epi16(sum_91, sum_94);
+        const __m256i diff_68 = _mm256_sub_epi16(sum_91, sum_94);
         const __m256i sum_97 = _mm256_add_epi16(sum_92, sum_95);
         const __m256i diff_69 = _mm256_sub_epi16(sum_92, sum_95);
         const __m256i sum_98 = _mm256_add_epi16(diff_63, diff_67);
@@ -683,13 +682,14 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward(int16_t r[restrict 15
         _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 80], diff_70);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -10094, 10094);
+    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -11344, 11344);
 #endif
 }
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-1, 1)
- * Ops per call: load 248, store 298, add 684, sub 536, mullo 36, montmul 320, barrett 124, const 76
+ * Ops per call: load 248, store 298, add 684, sub 536, mullo 36, montmul 320, barrett_coarse 124,
+ *   const 76
  */
 static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward_small(int16_t r[restrict 1536],
                                                                  const int16_t a[restrict 761]) {
@@ -1119,9 +1119,9 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward_small(int16_t r[restr
         const __m256i sum_65 = _mm256_add_epi16(t_44, t_47);
         const __m256i diff_50 = _mm256_sub_epi16(sum_64, t_50);
         const __m256i diff_51 = _mm256_sub_epi16(sum_65, t_51);
-        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett(sum_62);
+        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_62);
         const __m256i sum_66 = _mm256_add_epi16(sum_50, red_0);
-        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett(sum_63);
+        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_63);
         const __m256i sum_67 = _mm256_add_epi16(sum_51, red_1);
         const __m256i sum_68 = _mm256_add_epi16(sum_52, diff_50);
         const __m256i sum_69 = _mm256_add_epi16(sum_53, diff_51);
@@ -1179,33 +1179,33 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward_small(int16_t r[restr
         const __m256i l_3 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 144]);
         const __m256i l_4 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 160]);
         const __m256i l_5 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 176]);
-        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett(l_4);
+        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett_coarse(l_4);
         const __m256i diff_60 = _mm256_sub_epi16(l_2, red_2);
         const __m256i t_54 = nttgen_ntrulpr761_avx2_montmul(diff_60, w_35, wq_35);
-        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett(l_2);
+        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett_coarse(l_2);
         const __m256i sum_90 = _mm256_add_epi16(l_0, red_3);
         const __m256i sum_91 = _mm256_add_epi16(sum_90, red_2);
         const __m256i diff_61 = _mm256_sub_epi16(l_0, red_2);
         const __m256i sum_92 = _mm256_add_epi16(diff_61, t_54);
         const __m256i diff_62 = _mm256_sub_epi16(l_0, red_3);
         const __m256i diff_63 = _mm256_sub_epi16(diff_62, t_54);
-        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett(l_5);
+        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett_coarse(l_5);
         const __m256i diff_64 = _mm256_sub_epi16(l_3, red_4);
         const __m256i t_55 = nttgen_ntrulpr761_avx2_montmul(diff_64, w_35, wq_35);
-        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett(l_3);
+        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett_coarse(l_3);
         const __m256i sum_93 = _mm256_add_epi16(l_1, red_5);
         const __m256i sum_94 = _mm256_add_epi16(sum_93, red_4);
         const __m256i diff_65 = _mm256_sub_epi16(l_1, red_4);
         const __m256i sum_95 = _mm256_add_epi16(diff_65, t_55);
         const __m256i diff_66 = _mm256_sub_epi16(l_1, red_5);
         const __m256i diff_67 = _mm256_sub_epi16(diff_66, t_55);
-        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett(sum_94);
+        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_94);
         const __m256i sum_96 = _mm256_add_epi16(sum_91, red_6);
         const __m256i diff_68 = _mm256_sub_epi16(sum_91, red_6);
-        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett(sum_95);
+        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_95);
         const __m256i sum_97 = _mm256_add_epi16(sum_92, red_7);
         const __m256i diff_69 = _mm256_sub_epi16(sum_92, red_7);
-        const __m256i red_8 = nttgen_ntrulpr761_avx2_barrett(diff_67);
+        const __m256i red_8 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_67);
         const __m256i sum_98 = _mm256_add_epi16(diff_63, red_8);
         const __m256i diff_70 = _mm256_sub_epi16(diff_63, red_8);
         _mm256_storeu_si256((__m256i *)&r[freq_0 * 96], sum_96);
@@ -1216,14 +1216,14 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward_small(int16_t r[restr
         _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 80], diff_70);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -29317, 29317);
+    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -30726, 30728);
 #endif
 }
 
 /*
  * products modulo x^16 - t_k, pieces in lanes
- * Ops per call: load 216, store 96, montmul 96, barrett 96, shuffle 144, zip 288, pair_add 1344,
- *   pair_blend 180, pair_madd 1536, pair_mred 96, pair_swap 180
+ * Ops per call: load 216, store 96, montmul 96, barrett_coarse 96, shuffle 144, zip 288, pair_add
+ *   1344, pair_blend 180, pair_madd 1536, pair_mred 96, pair_swap 180
  */
 static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_base(int16_t r[restrict 1536],
                                                         const int16_t a[restrict 1536],
@@ -1231,8 +1231,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_base(int16_t r[restrict 1536]
     const int16_t *const t_0 = nttgen_ntrulpr761_avx2_base_t;
     const int16_t *const tq_0 = nttgen_ntrulpr761_avx2_base_tq;
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(a, 1536, -10094, 10094);
-    nttgen_ntrulpr761_avx2_assert_range(b, 1536, -29317, 29317);
+    nttgen_ntrulpr761_avx2_assert_range(a, 1536, -11344, 11344);
+    nttgen_ntrulpr761_avx2_assert_range(b, 1536, -30726, 30728);
 #endif
     for (size_t grp_0 = 0; grp_0 < 12; ++grp_0) {
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 128]);
@@ -1267,14 +1267,14 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_base(int16_t r[restrict 1536]
         const __m256i tr_21 = _mm256_permute2x128_si256(tr_9, tr_13, 49);
         const __m256i tr_22 = _mm256_permute2x128_si256(tr_11, tr_15, 32);
         const __m256i tr_23 = _mm256_permute2x128_si256(tr_11, tr_15, 49);
-        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett(tr_16);
-        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett(tr_20);
-        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett(tr_18);
-        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett(tr_22);
-        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett(tr_17);
-        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett(tr_21);
-        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett(tr_19);
-        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett(tr_23);
+        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_16);
+        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_20);
+        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_18);
+        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_22);
+        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_17);
+        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_21);
+        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_19);
+        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett_coarse(tr_23);
         const __m256i t_1 = _mm256_load_si256((const __m256i *)&t_0[grp_0 * 16]);
         const __m256i tq_1 = _mm256_load_si256((const __m256i *)&tq_0[grp_0 * 16]);
         const __m256i yt_0 = nttgen_ntrulpr761_avx2_montmul(red_0, t_1, tq_1);
@@ -1629,20 +1629,20 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_base(int16_t r[restrict 1536]
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 128 + 112], tr_71);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -8124, 8124);
+    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -10274, 10274);
 #endif
 }
 
 /*
  * unnormalised inverse DFT over blocks
- * Ops per call: load 294, store 294, add 678, sub 632, montmul 356, barrett 352, const 76
+ * Ops per call: load 294, store 294, add 678, sub 632, montmul 356, barrett_coarse 338, const 76
  */
 static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 1536],
                                                            const int16_t c[restrict 1536]) {
     NTTGEN_ALIGN(64) int16_t freqs[1632];
     NTTGEN_ALIGN(64) int16_t grid[1632];
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(c, 1536, -8124, 8124);
+    nttgen_ntrulpr761_avx2_assert_range(c, 1536, -10274, 10274);
 #endif
     const __m256i w_0 = _mm256_set1_epi16(-2247);
     const __m256i wq_0 = _mm256_set1_epi16(4439);
@@ -1659,28 +1659,28 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
         const __m256i diff_1 = _mm256_sub_epi16(c_2, c_3);
         const __m256i sum_2 = _mm256_add_epi16(c_4, c_5);
         const __m256i diff_2 = _mm256_sub_epi16(c_4, c_5);
-        const __m256i diff_3 = _mm256_sub_epi16(sum_1, sum_2);
+        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_1);
+        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_2);
+        const __m256i diff_3 = _mm256_sub_epi16(red_0, red_1);
         const __m256i t_0 = nttgen_ntrulpr761_avx2_montmul(diff_3, w_0, wq_0);
-        const __m256i sum_3 = _mm256_add_epi16(sum_0, sum_1);
-        const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett(sum_3);
-        const __m256i sum_4 = _mm256_add_epi16(red_0, sum_2);
-        const __m256i diff_4 = _mm256_sub_epi16(sum_0, sum_2);
-        const __m256i red_1 = nttgen_ntrulpr761_avx2_barrett(diff_4);
-        const __m256i sum_5 = _mm256_add_epi16(red_1, t_0);
-        const __m256i diff_5 = _mm256_sub_epi16(sum_0, sum_1);
-        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett(diff_5);
-        const __m256i diff_6 = _mm256_sub_epi16(red_2, t_0);
-        const __m256i diff_7 = _mm256_sub_epi16(diff_1, diff_2);
+        const __m256i red_2 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_0);
+        const __m256i sum_3 = _mm256_add_epi16(red_2, red_0);
+        const __m256i sum_4 = _mm256_add_epi16(sum_3, red_1);
+        const __m256i diff_4 = _mm256_sub_epi16(red_2, red_1);
+        const __m256i sum_5 = _mm256_add_epi16(diff_4, t_0);
+        const __m256i diff_5 = _mm256_sub_epi16(red_2, red_0);
+        const __m256i diff_6 = _mm256_sub_epi16(diff_5, t_0);
+        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_1);
+        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_2);
+        const __m256i diff_7 = _mm256_sub_epi16(red_3, red_4);
         const __m256i t_1 = nttgen_ntrulpr761_avx2_montmul(diff_7, w_0, wq_0);
-        const __m256i sum_6 = _mm256_add_epi16(diff_0, diff_1);
-        const __m256i red_3 = nttgen_ntrulpr761_avx2_barrett(sum_6);
-        const __m256i sum_7 = _mm256_add_epi16(red_3, diff_2);
-        const __m256i diff_8 = _mm256_sub_epi16(diff_0, diff_2);
-        const __m256i red_4 = nttgen_ntrulpr761_avx2_barrett(diff_8);
-        const __m256i sum_8 = _mm256_add_epi16(red_4, t_1);
-        const __m256i diff_9 = _mm256_sub_epi16(diff_0, diff_1);
-        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett(diff_9);
-        const __m256i diff_10 = _mm256_sub_epi16(red_5, t_1);
+        const __m256i red_5 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_0);
+        const __m256i sum_6 = _mm256_add_epi16(red_5, red_3);
+        const __m256i sum_7 = _mm256_add_epi16(sum_6, red_4);
+        const __m256i diff_8 = _mm256_sub_epi16(red_5, red_4);
+        const __m256i sum_8 = _mm256_add_epi16(diff_8, t_1);
+        const __m256i diff_9 = _mm256_sub_epi16(red_5, red_3);
+        const __m256i diff_10 = _mm256_sub_epi16(diff_9, t_1);
         _mm256_storeu_si256((__m256i *)&freqs[freq_0 * 96 + 96], sum_4);
         _mm256_storeu_si256((__m256i *)&freqs[freq_0 * 96 + 112], sum_7);
         _mm256_storeu_si256((__m256i *)&freqs[freq_0 * 96 + 128], sum_5);
@@ -1779,54 +1779,43 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
         const __m256i f_13 = _mm256_load_si256((const __m256i *)&freqs[line_0 * 16 + 1344]);
         const __m256i f_14 = _mm256_load_si256((const __m256i *)&freqs[line_0 * 16 + 1440]);
         const __m256i f_15 = _mm256_load_si256((const __m256i *)&freqs[line_0 * 16 + 1536]);
-        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett(f_0);
-        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett(f_1);
-        const __m256i sum_9 = _mm256_add_epi16(red_6, red_7);
-        const __m256i red_8 = nttgen_ntrulpr761_avx2_barrett(f_2);
-        const __m256i sum_10 = _mm256_add_epi16(sum_9, red_8);
-        const __m256i red_9 = nttgen_ntrulpr761_avx2_barrett(f_3);
-        const __m256i sum_11 = _mm256_add_epi16(sum_10, red_9);
-        const __m256i red_10 = nttgen_ntrulpr761_avx2_barrett(f_4);
-        const __m256i sum_12 = _mm256_add_epi16(sum_11, red_10);
-        const __m256i red_11 = nttgen_ntrulpr761_avx2_barrett(f_5);
-        const __m256i sum_13 = _mm256_add_epi16(sum_12, red_11);
-        const __m256i red_12 = nttgen_ntrulpr761_avx2_barrett(f_6);
-        const __m256i sum_14 = _mm256_add_epi16(sum_13, red_12);
-        const __m256i red_13 = nttgen_ntrulpr761_avx2_barrett(f_7);
-        const __m256i sum_15 = _mm256_add_epi16(sum_14, red_13);
-        const __m256i red_14 = nttgen_ntrulpr761_avx2_barrett(f_8);
-        const __m256i sum_16 = _mm256_add_epi16(sum_15, red_14);
-        const __m256i red_15 = nttgen_ntrulpr761_avx2_barrett(sum_16);
-        const __m256i red_16 = nttgen_ntrulpr761_avx2_barrett(f_9);
-        const __m256i sum_17 = _mm256_add_epi16(red_15, red_16);
-        const __m256i red_17 = nttgen_ntrulpr761_avx2_barrett(f_10);
-        const __m256i sum_18 = _mm256_add_epi16(sum_17, red_17);
-        const __m256i red_18 = nttgen_ntrulpr761_avx2_barrett(f_11);
-        const __m256i sum_19 = _mm256_add_epi16(sum_18, red_18);
-        const __m256i red_19 = nttgen_ntrulpr761_avx2_barrett(f_12);
-        const __m256i sum_20 = _mm256_add_epi16(sum_19, red_19);
-        const __m256i red_20 = nttgen_ntrulpr761_avx2_barrett(f_13);
-        const __m256i sum_21 = _mm256_add_epi16(sum_20, red_20);
-        const __m256i red_21 = nttgen_ntrulpr761_avx2_barrett(f_14);
-        const __m256i sum_22 = _mm256_add_epi16(sum_21, red_21);
-        const __m256i red_22 = nttgen_ntrulpr761_avx2_barrett(f_15);
-        const __m256i sum_23 = _mm256_add_epi16(sum_22, red_22);
-        const __m256i sum_24 = _mm256_add_epi16(red_6, red_22);
-        const __m256i sum_25 = _mm256_add_epi16(red_11, red_17);
-        const __m256i sum_26 = _mm256_add_epi16(red_7, red_21);
-        const __m256i sum_27 = _mm256_add_epi16(red_18, red_10);
-        const __m256i sum_28 = _mm256_add_epi16(red_9, red_19);
-        const __m256i sum_29 = _mm256_add_epi16(red_12, red_16);
-        const __m256i sum_30 = _mm256_add_epi16(red_13, red_14);
-        const __m256i sum_31 = _mm256_add_epi16(red_20, red_8);
-        const __m256i diff_11 = _mm256_sub_epi16(red_6, red_22);
-        const __m256i diff_12 = _mm256_sub_epi16(red_11, red_17);
-        const __m256i diff_13 = _mm256_sub_epi16(red_7, red_21);
-        const __m256i diff_14 = _mm256_sub_epi16(red_18, red_10);
-        const __m256i diff_15 = _mm256_sub_epi16(red_9, red_19);
-        const __m256i diff_16 = _mm256_sub_epi16(red_12, red_16);
-        const __m256i diff_17 = _mm256_sub_epi16(red_13, red_14);
-        const __m256i diff_18 = _mm256_sub_epi16(red_20, red_8);
+        const __m256i sum_9 = _mm256_add_epi16(f_0, f_1);
+        const __m256i sum_10 = _mm256_add_epi16(sum_9, f_2);
+        const __m256i red_6 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_10);
+        const __m256i sum_11 = _mm256_add_epi16(red_6, f_3);
+        const __m256i sum_12 = _mm256_add_epi16(sum_11, f_4);
+        const __m256i red_7 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_12);
+        const __m256i sum_13 = _mm256_add_epi16(red_7, f_5);
+        const __m256i sum_14 = _mm256_add_epi16(sum_13, f_6);
+        const __m256i sum_15 = _mm256_add_epi16(sum_14, f_7);
+        const __m256i red_8 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_15);
+        const __m256i sum_16 = _mm256_add_epi16(red_8, f_8);
+        const __m256i sum_17 = _mm256_add_epi16(sum_16, f_9);
+        const __m256i red_9 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_17);
+        const __m256i sum_18 = _mm256_add_epi16(red_9, f_10);
+        const __m256i sum_19 = _mm256_add_epi16(sum_18, f_11);
+        const __m256i sum_20 = _mm256_add_epi16(sum_19, f_12);
+        const __m256i red_10 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_20);
+        const __m256i sum_21 = _mm256_add_epi16(red_10, f_13);
+        const __m256i sum_22 = _mm256_add_epi16(sum_21, f_14);
+        const __m256i red_11 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_22);
+        const __m256i sum_23 = _mm256_add_epi16(red_11, f_15);
+        const __m256i sum_24 = _mm256_add_epi16(f_0, f_15);
+        const __m256i sum_25 = _mm256_add_epi16(f_5, f_10);
+        const __m256i sum_26 = _mm256_add_epi16(f_1, f_14);
+        const __m256i sum_27 = _mm256_add_epi16(f_11, f_4);
+        const __m256i sum_28 = _mm256_add_epi16(f_3, f_12);
+        const __m256i sum_29 = _mm256_add_epi16(f_6, f_9);
+        const __m256i sum_30 = _mm256_add_epi16(f_7, f_8);
+        const __m256i sum_31 = _mm256_add_epi16(f_13, f_2);
+        const __m256i diff_11 = _mm256_sub_epi16(f_0, f_15);
+        const __m256i diff_12 = _mm256_sub_epi16(f_5, f_10);
+        const __m256i diff_13 = _mm256_sub_epi16(f_1, f_14);
+        const __m256i diff_14 = _mm256_sub_epi16(f_11, f_4);
+        const __m256i diff_15 = _mm256_sub_epi16(f_3, f_12);
+        const __m256i diff_16 = _mm256_sub_epi16(f_6, f_9);
+        const __m256i diff_17 = _mm256_sub_epi16(f_7, f_8);
+        const __m256i diff_18 = _mm256_sub_epi16(f_13, f_2);
         const __m256i sum_32 = _mm256_add_epi16(sum_24, sum_28);
         const __m256i sum_33 = _mm256_add_epi16(sum_25, sum_29);
         const __m256i sum_34 = _mm256_add_epi16(sum_26, sum_30);
@@ -1835,17 +1824,24 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
         const __m256i diff_20 = _mm256_sub_epi16(sum_25, sum_29);
         const __m256i diff_21 = _mm256_sub_epi16(sum_26, sum_30);
         const __m256i diff_22 = _mm256_sub_epi16(sum_27, sum_31);
-        const __m256i sum_36 = _mm256_add_epi16(sum_32, sum_34);
-        const __m256i sum_37 = _mm256_add_epi16(sum_33, sum_35);
-        const __m256i diff_23 = _mm256_sub_epi16(sum_32, sum_34);
-        const __m256i diff_24 = _mm256_sub_epi16(sum_33, sum_35);
-        const __m256i red_23 = nttgen_ntrulpr761_avx2_barrett(sum_37);
-        const __m256i sum_38 = _mm256_add_epi16(sum_36, red_23);
-        const __m256i diff_25 = _mm256_sub_epi16(sum_36, red_23);
-        const __m256i diff_26 = _mm256_sub_epi16(diff_19, diff_21);
-        const __m256i sum_39 = _mm256_add_epi16(diff_20, diff_22);
-        const __m256i t_2 = nttgen_ntrulpr761_avx2_montmul(diff_22, w_1, wq_1);
-        const __m256i t_3 = nttgen_ntrulpr761_avx2_montmul(diff_21, w_1, wq_1);
+        const __m256i red_12 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_32);
+        const __m256i red_13 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_34);
+        const __m256i sum_36 = _mm256_add_epi16(red_12, red_13);
+        const __m256i red_14 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_33);
+        const __m256i red_15 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_35);
+        const __m256i sum_37 = _mm256_add_epi16(red_14, red_15);
+        const __m256i diff_23 = _mm256_sub_epi16(red_12, red_13);
+        const __m256i diff_24 = _mm256_sub_epi16(red_14, red_15);
+        const __m256i sum_38 = _mm256_add_epi16(sum_36, sum_37);
+        const __m256i diff_25 = _mm256_sub_epi16(sum_36, sum_37);
+        const __m256i red_16 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_19);
+        const __m256i red_17 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_21);
+        const __m256i diff_26 = _mm256_sub_epi16(red_16, red_17);
+        const __m256i red_18 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_20);
+        const __m256i red_19 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_22);
+        const __m256i sum_39 = _mm256_add_epi16(red_18, red_19);
+        const __m256i t_2 = nttgen_ntrulpr761_avx2_montmul(red_19, w_1, wq_1);
+        const __m256i t_3 = nttgen_ntrulpr761_avx2_montmul(red_17, w_1, wq_1);
         const __m256i sum_40 = _mm256_add_epi16(diff_26, t_2);
         const __m256i diff_27 = _mm256_sub_epi16(sum_39, t_3);
         const __m256i diff_28 = _mm256_sub_epi16(diff_26, t_2);
@@ -1858,33 +1854,35 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
         const __m256i t_5 = nttgen_ntrulpr761_avx2_montmul(diff_18, w_1, wq_1);
         const __m256i t_6 = nttgen_ntrulpr761_avx2_montmul(diff_15, w_1, wq_1);
         const __m256i t_7 = nttgen_ntrulpr761_avx2_montmul(diff_16, w_1, wq_1);
-        const __m256i sum_44 = _mm256_add_epi16(diff_29, t_4);
-        const __m256i sum_45 = _mm256_add_epi16(diff_30, t_5);
-        const __m256i diff_31 = _mm256_sub_epi16(sum_42, t_6);
-        const __m256i diff_32 = _mm256_sub_epi16(sum_43, t_7);
-        const __m256i diff_33 = _mm256_sub_epi16(diff_29, t_4);
-        const __m256i diff_34 = _mm256_sub_epi16(diff_30, t_5);
-        const __m256i sum_46 = _mm256_add_epi16(sum_42, t_6);
-        const __m256i sum_47 = _mm256_add_epi16(sum_43, t_7);
+        const __m256i red_20 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_29);
+        const __m256i sum_44 = _mm256_add_epi16(red_20, t_4);
+        const __m256i red_21 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_30);
+        const __m256i sum_45 = _mm256_add_epi16(red_21, t_5);
+        const __m256i red_22 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_42);
+        const __m256i diff_31 = _mm256_sub_epi16(red_22, t_6);
+        const __m256i red_23 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_43);
+        const __m256i diff_32 = _mm256_sub_epi16(red_23, t_7);
+        const __m256i diff_33 = _mm256_sub_epi16(red_20, t_4);
+        const __m256i diff_34 = _mm256_sub_epi16(red_21, t_5);
+        const __m256i sum_46 = _mm256_add_epi16(red_22, t_6);
+        const __m256i sum_47 = _mm256_add_epi16(red_23, t_7);
         const __m256i diff_35 = _mm256_sub_epi16(sum_44, diff_31);
         const __m256i t_8 = nttgen_ntrulpr761_avx2_montmul(diff_32, w_2, wq_2);
         const __m256i sum_48 = _mm256_add_epi16(sum_45, t_8);
         const __m256i t_9 = nttgen_ntrulpr761_avx2_montmul(diff_32, w_3, wq_3);
         const __m256i t_10 = nttgen_ntrulpr761_avx2_montmul(diff_31, w_3, wq_3);
-        const __m256i red_24 = nttgen_ntrulpr761_avx2_barrett(diff_35);
-        const __m256i sum_49 = _mm256_add_epi16(red_24, t_9);
+        const __m256i sum_49 = _mm256_add_epi16(diff_35, t_9);
         const __m256i diff_36 = _mm256_sub_epi16(sum_48, t_10);
-        const __m256i diff_37 = _mm256_sub_epi16(red_24, t_9);
+        const __m256i diff_37 = _mm256_sub_epi16(diff_35, t_9);
         const __m256i sum_50 = _mm256_add_epi16(sum_48, t_10);
         const __m256i diff_38 = _mm256_sub_epi16(diff_33, sum_46);
         const __m256i t_11 = nttgen_ntrulpr761_avx2_montmul(sum_47, w_4, wq_4);
         const __m256i sum_51 = _mm256_add_epi16(diff_34, t_11);
         const __m256i t_12 = nttgen_ntrulpr761_avx2_montmul(sum_47, w_5, wq_5);
         const __m256i t_13 = nttgen_ntrulpr761_avx2_montmul(sum_46, w_5, wq_5);
-        const __m256i red_25 = nttgen_ntrulpr761_avx2_barrett(diff_38);
-        const __m256i sum_52 = _mm256_add_epi16(red_25, t_12);
+        const __m256i sum_52 = _mm256_add_epi16(diff_38, t_12);
         const __m256i diff_39 = _mm256_sub_epi16(sum_51, t_13);
-        const __m256i diff_40 = _mm256_sub_epi16(red_25, t_12);
+        const __m256i diff_40 = _mm256_sub_epi16(diff_38, t_12);
         const __m256i sum_53 = _mm256_add_epi16(sum_51, t_13);
         const __m256i t_14 = nttgen_ntrulpr761_avx2_montmul(sum_38, w_6, wq_6);
         const __m256i t_15 = nttgen_ntrulpr761_avx2_montmul(diff_25, w_7, wq_7);
@@ -1980,32 +1978,32 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
         const __m256i t_55 = nttgen_ntrulpr761_avx2_montmul(diff_60, w_35, wq_35);
         const __m256i sum_84 = _mm256_add_epi16(sum_79, sum_82);
         const __m256i sum_85 = _mm256_add_epi16(diff_53, diff_56);
-        const __m256i red_26 = nttgen_ntrulpr761_avx2_barrett(sum_84);
-        const __m256i sum_86 = _mm256_add_epi16(red_26, t_54);
-        const __m256i red_27 = nttgen_ntrulpr761_avx2_barrett(sum_85);
-        const __m256i sum_87 = _mm256_add_epi16(red_27, t_55);
+        const __m256i red_24 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_84);
+        const __m256i sum_86 = _mm256_add_epi16(red_24, t_54);
+        const __m256i red_25 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_85);
+        const __m256i sum_87 = _mm256_add_epi16(red_25, t_55);
         const __m256i sum_88 = _mm256_add_epi16(t_47, t_50);
         const __m256i sum_89 = _mm256_add_epi16(t_46, t_49);
         const __m256i diff_61 = _mm256_sub_epi16(sum_88, t_52);
         const __m256i diff_62 = _mm256_sub_epi16(sum_89, t_53);
-        const __m256i red_28 = nttgen_ntrulpr761_avx2_barrett(sum_74);
-        const __m256i sum_90 = _mm256_add_epi16(red_28, sum_86);
-        const __m256i red_29 = nttgen_ntrulpr761_avx2_barrett(sum_75);
-        const __m256i sum_91 = _mm256_add_epi16(red_29, sum_87);
+        const __m256i red_26 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_74);
+        const __m256i sum_90 = _mm256_add_epi16(red_26, sum_86);
+        const __m256i red_27 = nttgen_ntrulpr761_avx2_barrett_coarse(sum_75);
+        const __m256i sum_91 = _mm256_add_epi16(red_27, sum_87);
         const __m256i sum_92 = _mm256_add_epi16(sum_76, diff_61);
         const __m256i sum_93 = _mm256_add_epi16(sum_77, diff_62);
-        const __m256i red_30 = nttgen_ntrulpr761_avx2_barrett(diff_47);
-        const __m256i sum_94 = _mm256_add_epi16(red_30, t_54);
-        const __m256i red_31 = nttgen_ntrulpr761_avx2_barrett(diff_48);
-        const __m256i sum_95 = _mm256_add_epi16(red_31, t_55);
+        const __m256i red_28 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_47);
+        const __m256i sum_94 = _mm256_add_epi16(red_28, t_54);
+        const __m256i red_29 = nttgen_ntrulpr761_avx2_barrett_coarse(diff_48);
+        const __m256i sum_95 = _mm256_add_epi16(red_29, t_55);
         const __m256i sum_96 = _mm256_add_epi16(diff_49, t_52);
         const __m256i sum_97 = _mm256_add_epi16(diff_50, t_53);
-        const __m256i diff_63 = _mm256_sub_epi16(red_28, sum_86);
-        const __m256i diff_64 = _mm256_sub_epi16(red_29, sum_87);
+        const __m256i diff_63 = _mm256_sub_epi16(red_26, sum_86);
+        const __m256i diff_64 = _mm256_sub_epi16(red_27, sum_87);
         const __m256i diff_65 = _mm256_sub_epi16(sum_76, diff_61);
         const __m256i diff_66 = _mm256_sub_epi16(sum_77, diff_62);
-        const __m256i diff_67 = _mm256_sub_epi16(red_30, t_54);
-        const __m256i diff_68 = _mm256_sub_epi16(red_31, t_55);
+        const __m256i diff_67 = _mm256_sub_epi16(red_28, t_54);
+        const __m256i diff_68 = _mm256_sub_epi16(red_29, t_55);
         const __m256i diff_69 = _mm256_sub_epi16(diff_49, t_52);
         const __m256i diff_70 = _mm256_sub_epi16(diff_50, t_53);
         _mm256_storeu_si256((__m256i *)&grid[line_0 * 16], sum_23);
@@ -2028,233 +2026,231 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
     }
     const __m256i g_0 = _mm256_load_si256((const __m256i *)&grid[0]);
     const __m256i g_1 = _mm256_load_si256((const __m256i *)&grid[1056]);
-    const __m256i red_32 = nttgen_ntrulpr761_avx2_barrett(g_0);
-    const __m256i o_0 = _mm256_sub_epi16(red_32, g_1);
-    const __m256i red_33 = nttgen_ntrulpr761_avx2_barrett(o_0);
-    _mm256_storeu_si256((__m256i *)&r[0], red_33);
+    const __m256i o_0 = _mm256_sub_epi16(g_0, g_1);
+    const __m256i red_30 = nttgen_ntrulpr761_avx2_barrett_coarse(o_0);
+    _mm256_storeu_si256((__m256i *)&r[0], red_30);
     const __m256i g_2 = _mm256_load_si256((const __m256i *)&grid[144]);
     const __m256i g_3 = _mm256_load_si256((const __m256i *)&grid[1200]);
     const __m256i o_1 = _mm256_sub_epi16(g_2, g_3);
-    const __m256i red_34 = nttgen_ntrulpr761_avx2_barrett(o_1);
-    _mm256_storeu_si256((__m256i *)&r[16], red_34);
+    const __m256i red_31 = nttgen_ntrulpr761_avx2_barrett_coarse(o_1);
+    _mm256_storeu_si256((__m256i *)&r[16], red_31);
     const __m256i g_4 = _mm256_load_si256((const __m256i *)&grid[256]);
     const __m256i g_5 = _mm256_load_si256((const __m256i *)&grid[1312]);
     const __m256i o_2 = _mm256_sub_epi16(g_4, g_5);
-    const __m256i red_35 = nttgen_ntrulpr761_avx2_barrett(o_2);
-    _mm256_storeu_si256((__m256i *)&r[32], red_35);
+    const __m256i red_32 = nttgen_ntrulpr761_avx2_barrett_coarse(o_2);
+    _mm256_storeu_si256((__m256i *)&r[32], red_32);
     const __m256i g_6 = _mm256_load_si256((const __m256i *)&grid[304]);
     const __m256i g_7 = _mm256_load_si256((const __m256i *)&grid[1360]);
     const __m256i o_3 = _mm256_sub_epi16(g_6, g_7);
-    const __m256i red_36 = nttgen_ntrulpr761_avx2_barrett(o_3);
-    _mm256_storeu_si256((__m256i *)&r[48], red_36);
+    const __m256i red_33 = nttgen_ntrulpr761_avx2_barrett_coarse(o_3);
+    _mm256_storeu_si256((__m256i *)&r[48], red_33);
     const __m256i g_8 = _mm256_load_si256((const __m256i *)&grid[416]);
     const __m256i g_9 = _mm256_load_si256((const __m256i *)&grid[1472]);
     const __m256i o_4 = _mm256_sub_epi16(g_8, g_9);
-    const __m256i red_37 = nttgen_ntrulpr761_avx2_barrett(o_4);
-    _mm256_storeu_si256((__m256i *)&r[64], red_37);
+    const __m256i red_34 = nttgen_ntrulpr761_avx2_barrett_coarse(o_4);
+    _mm256_storeu_si256((__m256i *)&r[64], red_34);
     const __m256i g_10 = _mm256_load_si256((const __m256i *)&grid[560]);
     const __m256i g_11 = _mm256_load_si256((const __m256i *)&grid[1616]);
     const __m256i o_5 = _mm256_sub_epi16(g_10, g_11);
-    const __m256i red_38 = nttgen_ntrulpr761_avx2_barrett(o_5);
-    _mm256_storeu_si256((__m256i *)&r[80], red_38);
+    const __m256i red_35 = nttgen_ntrulpr761_avx2_barrett_coarse(o_5);
+    _mm256_storeu_si256((__m256i *)&r[80], red_35);
     const __m256i g_12 = _mm256_load_si256((const __m256i *)&grid[576]);
     const __m256i o_6 = _mm256_sub_epi16(g_12, g_1);
-    const __m256i red_39 = nttgen_ntrulpr761_avx2_barrett(o_6);
-    _mm256_storeu_si256((__m256i *)&r[96], red_39);
+    const __m256i red_36 = nttgen_ntrulpr761_avx2_barrett_coarse(o_6);
+    _mm256_storeu_si256((__m256i *)&r[96], red_36);
     const __m256i g_13 = _mm256_load_si256((const __m256i *)&grid[720]);
-    const __m256i red_40 = nttgen_ntrulpr761_avx2_barrett(g_13);
-    const __m256i o_7 = _mm256_sub_epi16(red_40, g_3);
+    const __m256i red_37 = nttgen_ntrulpr761_avx2_barrett_coarse(g_13);
+    const __m256i o_7 = _mm256_sub_epi16(red_37, g_3);
     _mm256_storeu_si256((__m256i *)&r[112], o_7);
     const __m256i g_14 = _mm256_load_si256((const __m256i *)&grid[832]);
-    const __m256i red_41 = nttgen_ntrulpr761_avx2_barrett(g_14);
-    const __m256i o_8 = _mm256_sub_epi16(red_41, g_5);
+    const __m256i red_38 = nttgen_ntrulpr761_avx2_barrett_coarse(g_14);
+    const __m256i o_8 = _mm256_sub_epi16(red_38, g_5);
     _mm256_storeu_si256((__m256i *)&r[128], o_8);
     const __m256i g_15 = _mm256_load_si256((const __m256i *)&grid[880]);
-    const __m256i red_42 = nttgen_ntrulpr761_avx2_barrett(g_15);
-    const __m256i o_9 = _mm256_sub_epi16(red_42, g_7);
+    const __m256i red_39 = nttgen_ntrulpr761_avx2_barrett_coarse(g_15);
+    const __m256i o_9 = _mm256_sub_epi16(red_39, g_7);
     _mm256_storeu_si256((__m256i *)&r[144], o_9);
     const __m256i g_16 = _mm256_load_si256((const __m256i *)&grid[992]);
-    const __m256i red_43 = nttgen_ntrulpr761_avx2_barrett(g_16);
-    const __m256i o_10 = _mm256_sub_epi16(red_43, g_9);
-    const __m256i red_44 = nttgen_ntrulpr761_avx2_barrett(o_10);
-    _mm256_storeu_si256((__m256i *)&r[160], red_44);
+    const __m256i red_40 = nttgen_ntrulpr761_avx2_barrett_coarse(g_16);
+    const __m256i o_10 = _mm256_sub_epi16(red_40, g_9);
+    const __m256i red_41 = nttgen_ntrulpr761_avx2_barrett_coarse(o_10);
+    _mm256_storeu_si256((__m256i *)&r[160], red_41);
     const __m256i g_17 = _mm256_load_si256((const __m256i *)&grid[1136]);
     const __m256i o_11 = _mm256_sub_epi16(g_17, g_11);
-    const __m256i red_45 = nttgen_ntrulpr761_avx2_barrett(o_11);
-    _mm256_storeu_si256((__m256i *)&r[176], red_45);
+    const __m256i red_42 = nttgen_ntrulpr761_avx2_barrett_coarse(o_11);
+    _mm256_storeu_si256((__m256i *)&r[176], red_42);
     const __m256i g_18 = _mm256_load_si256((const __m256i *)&grid[1152]);
     const __m256i o_12 = _mm256_sub_epi16(g_18, g_1);
-    const __m256i red_46 = nttgen_ntrulpr761_avx2_barrett(o_12);
-    _mm256_storeu_si256((__m256i *)&r[192], red_46);
+    const __m256i red_43 = nttgen_ntrulpr761_avx2_barrett_coarse(o_12);
+    _mm256_storeu_si256((__m256i *)&r[192], red_43);
     const __m256i g_19 = _mm256_load_si256((const __m256i *)&grid[1296]);
     const __m256i o_13 = _mm256_sub_epi16(g_19, g_3);
     _mm256_storeu_si256((__m256i *)&r[208], o_13);
     const __m256i g_20 = _mm256_load_si256((const __m256i *)&grid[1408]);
     const __m256i o_14 = _mm256_sub_epi16(g_20, g_5);
-    const __m256i red_47 = nttgen_ntrulpr761_avx2_barrett(o_14);
-    _mm256_storeu_si256((__m256i *)&r[224], red_47);
+    const __m256i red_44 = nttgen_ntrulpr761_avx2_barrett_coarse(o_14);
+    _mm256_storeu_si256((__m256i *)&r[224], red_44);
     const __m256i g_21 = _mm256_load_si256((const __m256i *)&grid[1456]);
     const __m256i o_15 = _mm256_sub_epi16(g_21, g_7);
-    const __m256i red_48 = nttgen_ntrulpr761_avx2_barrett(o_15);
-    _mm256_storeu_si256((__m256i *)&r[240], red_48);
+    const __m256i red_45 = nttgen_ntrulpr761_avx2_barrett_coarse(o_15);
+    _mm256_storeu_si256((__m256i *)&r[240], red_45);
     const __m256i g_22 = _mm256_load_si256((const __m256i *)&grid[1568]);
     const __m256i o_16 = _mm256_sub_epi16(g_22, g_9);
-    const __m256i red_49 = nttgen_ntrulpr761_avx2_barrett(o_16);
-    _mm256_storeu_si256((__m256i *)&r[256], red_49);
+    const __m256i red_46 = nttgen_ntrulpr761_avx2_barrett_coarse(o_16);
+    _mm256_storeu_si256((__m256i *)&r[256], red_46);
     const __m256i g_23 = _mm256_load_si256((const __m256i *)&grid[80]);
     const __m256i o_17 = _mm256_sub_epi16(g_23, g_11);
-    const __m256i red_50 = nttgen_ntrulpr761_avx2_barrett(o_17);
-    _mm256_storeu_si256((__m256i *)&r[272], red_50);
+    const __m256i red_47 = nttgen_ntrulpr761_avx2_barrett_coarse(o_17);
+    _mm256_storeu_si256((__m256i *)&r[272], red_47);
     const __m256i g_24 = _mm256_load_si256((const __m256i *)&grid[96]);
     const __m256i o_18 = _mm256_sub_epi16(g_24, g_1);
-    const __m256i red_51 = nttgen_ntrulpr761_avx2_barrett(o_18);
-    _mm256_storeu_si256((__m256i *)&r[288], red_51);
+    const __m256i red_48 = nttgen_ntrulpr761_avx2_barrett_coarse(o_18);
+    _mm256_storeu_si256((__m256i *)&r[288], red_48);
     const __m256i g_25 = _mm256_load_si256((const __m256i *)&grid[240]);
     const __m256i o_19 = _mm256_sub_epi16(g_25, g_3);
-    const __m256i red_52 = nttgen_ntrulpr761_avx2_barrett(o_19);
-    _mm256_storeu_si256((__m256i *)&r[304], red_52);
+    const __m256i red_49 = nttgen_ntrulpr761_avx2_barrett_coarse(o_19);
+    _mm256_storeu_si256((__m256i *)&r[304], red_49);
     const __m256i g_26 = _mm256_load_si256((const __m256i *)&grid[352]);
     const __m256i o_20 = _mm256_sub_epi16(g_26, g_5);
-    const __m256i red_53 = nttgen_ntrulpr761_avx2_barrett(o_20);
-    _mm256_storeu_si256((__m256i *)&r[320], red_53);
+    const __m256i red_50 = nttgen_ntrulpr761_avx2_barrett_coarse(o_20);
+    _mm256_storeu_si256((__m256i *)&r[320], red_50);
     const __m256i g_27 = _mm256_load_si256((const __m256i *)&grid[400]);
     const __m256i o_21 = _mm256_sub_epi16(g_27, g_7);
-    const __m256i red_54 = nttgen_ntrulpr761_avx2_barrett(o_21);
-    _mm256_storeu_si256((__m256i *)&r[336], red_54);
+    const __m256i red_51 = nttgen_ntrulpr761_avx2_barrett_coarse(o_21);
+    _mm256_storeu_si256((__m256i *)&r[336], red_51);
     const __m256i g_28 = _mm256_load_si256((const __m256i *)&grid[512]);
     const __m256i o_22 = _mm256_sub_epi16(g_28, g_9);
-    const __m256i red_55 = nttgen_ntrulpr761_avx2_barrett(o_22);
-    _mm256_storeu_si256((__m256i *)&r[352], red_55);
+    const __m256i red_52 = nttgen_ntrulpr761_avx2_barrett_coarse(o_22);
+    _mm256_storeu_si256((__m256i *)&r[352], red_52);
     const __m256i g_29 = _mm256_load_si256((const __m256i *)&grid[656]);
     const __m256i o_23 = _mm256_sub_epi16(g_29, g_11);
-    const __m256i red_56 = nttgen_ntrulpr761_avx2_barrett(o_23);
-    _mm256_storeu_si256((__m256i *)&r[368], red_56);
+    const __m256i red_53 = nttgen_ntrulpr761_avx2_barrett_coarse(o_23);
+    _mm256_storeu_si256((__m256i *)&r[368], red_53);
     const __m256i g_30 = _mm256_load_si256((const __m256i *)&grid[672]);
-    const __m256i red_57 = nttgen_ntrulpr761_avx2_barrett(g_30);
-    const __m256i o_24 = _mm256_sub_epi16(red_57, g_1);
-    const __m256i red_58 = nttgen_ntrulpr761_avx2_barrett(o_24);
-    _mm256_storeu_si256((__m256i *)&r[384], red_58);
+    const __m256i red_54 = nttgen_ntrulpr761_avx2_barrett_coarse(g_30);
+    const __m256i o_24 = _mm256_sub_epi16(red_54, g_1);
+    const __m256i red_55 = nttgen_ntrulpr761_avx2_barrett_coarse(o_24);
+    _mm256_storeu_si256((__m256i *)&r[384], red_55);
     const __m256i g_31 = _mm256_load_si256((const __m256i *)&grid[816]);
-    const __m256i red_59 = nttgen_ntrulpr761_avx2_barrett(g_31);
-    const __m256i o_25 = _mm256_sub_epi16(red_59, g_3);
+    const __m256i red_56 = nttgen_ntrulpr761_avx2_barrett_coarse(g_31);
+    const __m256i o_25 = _mm256_sub_epi16(red_56, g_3);
     _mm256_storeu_si256((__m256i *)&r[400], o_25);
     const __m256i g_32 = _mm256_load_si256((const __m256i *)&grid[928]);
-    const __m256i red_60 = nttgen_ntrulpr761_avx2_barrett(g_32);
-    const __m256i o_26 = _mm256_sub_epi16(red_60, g_5);
+    const __m256i red_57 = nttgen_ntrulpr761_avx2_barrett_coarse(g_32);
+    const __m256i o_26 = _mm256_sub_epi16(red_57, g_5);
     _mm256_storeu_si256((__m256i *)&r[416], o_26);
     const __m256i g_33 = _mm256_load_si256((const __m256i *)&grid[976]);
-    const __m256i red_61 = nttgen_ntrulpr761_avx2_barrett(g_33);
-    const __m256i o_27 = _mm256_sub_epi16(red_61, g_7);
+    const __m256i red_58 = nttgen_ntrulpr761_avx2_barrett_coarse(g_33);
+    const __m256i o_27 = _mm256_sub_epi16(red_58, g_7);
     _mm256_storeu_si256((__m256i *)&r[432], o_27);
     const __m256i g_34 = _mm256_load_si256((const __m256i *)&grid[1088]);
     const __m256i o_28 = _mm256_sub_epi16(g_34, g_9);
-    const __m256i red_62 = nttgen_ntrulpr761_avx2_barrett(o_28);
-    _mm256_storeu_si256((__m256i *)&r[448], red_62);
+    const __m256i red_59 = nttgen_ntrulpr761_avx2_barrett_coarse(o_28);
+    _mm256_storeu_si256((__m256i *)&r[448], red_59);
     const __m256i g_35 = _mm256_load_si256((const __m256i *)&grid[1232]);
     const __m256i o_29 = _mm256_sub_epi16(g_35, g_11);
-    const __m256i red_63 = nttgen_ntrulpr761_avx2_barrett(o_29);
-    _mm256_storeu_si256((__m256i *)&r[464], red_63);
+    const __m256i red_60 = nttgen_ntrulpr761_avx2_barrett_coarse(o_29);
+    _mm256_storeu_si256((__m256i *)&r[464], red_60);
     const __m256i g_36 = _mm256_load_si256((const __m256i *)&grid[1248]);
     const __m256i o_30 = _mm256_sub_epi16(g_36, g_1);
-    const __m256i red_64 = nttgen_ntrulpr761_avx2_barrett(o_30);
-    _mm256_storeu_si256((__m256i *)&r[480], red_64);
+    const __m256i red_61 = nttgen_ntrulpr761_avx2_barrett_coarse(o_30);
+    _mm256_storeu_si256((__m256i *)&r[480], red_61);
     const __m256i g_37 = _mm256_load_si256((const __m256i *)&grid[1392]);
     const __m256i o_31 = _mm256_sub_epi16(g_37, g_3);
-    const __m256i red_65 = nttgen_ntrulpr761_avx2_barrett(o_31);
-    _mm256_storeu_si256((__m256i *)&r[496], red_65);
+    const __m256i red_62 = nttgen_ntrulpr761_avx2_barrett_coarse(o_31);
+    _mm256_storeu_si256((__m256i *)&r[496], red_62);
     const __m256i g_38 = _mm256_load_si256((const __m256i *)&grid[1504]);
     const __m256i o_32 = _mm256_sub_epi16(g_38, g_5);
-    const __m256i red_66 = nttgen_ntrulpr761_avx2_barrett(o_32);
-    _mm256_storeu_si256((__m256i *)&r[512], red_66);
+    const __m256i red_63 = nttgen_ntrulpr761_avx2_barrett_coarse(o_32);
+    _mm256_storeu_si256((__m256i *)&r[512], red_63);
     const __m256i g_39 = _mm256_load_si256((const __m256i *)&grid[1552]);
     const __m256i o_33 = _mm256_sub_epi16(g_39, g_7);
-    const __m256i red_67 = nttgen_ntrulpr761_avx2_barrett(o_33);
-    _mm256_storeu_si256((__m256i *)&r[528], red_67);
+    const __m256i red_64 = nttgen_ntrulpr761_avx2_barrett_coarse(o_33);
+    _mm256_storeu_si256((__m256i *)&r[528], red_64);
     const __m256i g_40 = _mm256_load_si256((const __m256i *)&grid[32]);
-    const __m256i red_68 = nttgen_ntrulpr761_avx2_barrett(g_40);
-    const __m256i o_34 = _mm256_sub_epi16(red_68, g_9);
-    const __m256i red_69 = nttgen_ntrulpr761_avx2_barrett(o_34);
-    _mm256_storeu_si256((__m256i *)&r[544], red_69);
+    const __m256i o_34 = _mm256_sub_epi16(g_40, g_9);
+    const __m256i red_65 = nttgen_ntrulpr761_avx2_barrett_coarse(o_34);
+    _mm256_storeu_si256((__m256i *)&r[544], red_65);
     const __m256i g_41 = _mm256_load_si256((const __m256i *)&grid[176]);
     const __m256i o_35 = _mm256_sub_epi16(g_41, g_11);
-    const __m256i red_70 = nttgen_ntrulpr761_avx2_barrett(o_35);
-    _mm256_storeu_si256((__m256i *)&r[560], red_70);
+    const __m256i red_66 = nttgen_ntrulpr761_avx2_barrett_coarse(o_35);
+    _mm256_storeu_si256((__m256i *)&r[560], red_66);
     const __m256i g_42 = _mm256_load_si256((const __m256i *)&grid[192]);
     const __m256i o_36 = _mm256_sub_epi16(g_42, g_1);
-    const __m256i red_71 = nttgen_ntrulpr761_avx2_barrett(o_36);
-    _mm256_storeu_si256((__m256i *)&r[576], red_71);
+    const __m256i red_67 = nttgen_ntrulpr761_avx2_barrett_coarse(o_36);
+    _mm256_storeu_si256((__m256i *)&r[576], red_67);
     const __m256i g_43 = _mm256_load_si256((const __m256i *)&grid[336]);
     const __m256i o_37 = _mm256_sub_epi16(g_43, g_3);
-    const __m256i red_72 = nttgen_ntrulpr761_avx2_barrett(o_37);
-    _mm256_storeu_si256((__m256i *)&r[592], red_72);
+    const __m256i red_68 = nttgen_ntrulpr761_avx2_barrett_coarse(o_37);
+    _mm256_storeu_si256((__m256i *)&r[592], red_68);
     const __m256i g_44 = _mm256_load_si256((const __m256i *)&grid[448]);
     const __m256i o_38 = _mm256_sub_epi16(g_44, g_5);
     _mm256_storeu_si256((__m256i *)&r[608], o_38);
     const __m256i g_45 = _mm256_load_si256((const __m256i *)&grid[496]);
     const __m256i o_39 = _mm256_sub_epi16(g_45, g_7);
-    const __m256i red_73 = nttgen_ntrulpr761_avx2_barrett(o_39);
-    _mm256_storeu_si256((__m256i *)&r[624], red_73);
+    const __m256i red_69 = nttgen_ntrulpr761_avx2_barrett_coarse(o_39);
+    _mm256_storeu_si256((__m256i *)&r[624], red_69);
     const __m256i g_46 = _mm256_load_si256((const __m256i *)&grid[608]);
     const __m256i o_40 = _mm256_sub_epi16(g_46, g_9);
-    const __m256i red_74 = nttgen_ntrulpr761_avx2_barrett(o_40);
-    _mm256_storeu_si256((__m256i *)&r[640], red_74);
+    const __m256i red_70 = nttgen_ntrulpr761_avx2_barrett_coarse(o_40);
+    _mm256_storeu_si256((__m256i *)&r[640], red_70);
     const __m256i g_47 = _mm256_load_si256((const __m256i *)&grid[752]);
-    const __m256i red_75 = nttgen_ntrulpr761_avx2_barrett(g_47);
-    const __m256i o_41 = _mm256_sub_epi16(red_75, g_11);
+    const __m256i red_71 = nttgen_ntrulpr761_avx2_barrett_coarse(g_47);
+    const __m256i o_41 = _mm256_sub_epi16(red_71, g_11);
     _mm256_storeu_si256((__m256i *)&r[656], o_41);
     const __m256i g_48 = _mm256_load_si256((const __m256i *)&grid[768]);
-    const __m256i red_76 = nttgen_ntrulpr761_avx2_barrett(g_48);
-    const __m256i o_42 = _mm256_sub_epi16(red_76, g_1);
-    const __m256i red_77 = nttgen_ntrulpr761_avx2_barrett(o_42);
-    _mm256_storeu_si256((__m256i *)&r[672], red_77);
+    const __m256i red_72 = nttgen_ntrulpr761_avx2_barrett_coarse(g_48);
+    const __m256i o_42 = _mm256_sub_epi16(red_72, g_1);
+    const __m256i red_73 = nttgen_ntrulpr761_avx2_barrett_coarse(o_42);
+    _mm256_storeu_si256((__m256i *)&r[672], red_73);
     const __m256i g_49 = _mm256_load_si256((const __m256i *)&grid[912]);
-    const __m256i red_78 = nttgen_ntrulpr761_avx2_barrett(g_49);
-    const __m256i o_43 = _mm256_sub_epi16(red_78, g_3);
+    const __m256i red_74 = nttgen_ntrulpr761_avx2_barrett_coarse(g_49);
+    const __m256i o_43 = _mm256_sub_epi16(red_74, g_3);
     _mm256_storeu_si256((__m256i *)&r[688], o_43);
     const __m256i g_50 = _mm256_load_si256((const __m256i *)&grid[1024]);
-    const __m256i red_79 = nttgen_ntrulpr761_avx2_barrett(g_50);
-    const __m256i o_44 = _mm256_sub_epi16(red_79, g_5);
+    const __m256i red_75 = nttgen_ntrulpr761_avx2_barrett_coarse(g_50);
+    const __m256i o_44 = _mm256_sub_epi16(red_75, g_5);
     _mm256_storeu_si256((__m256i *)&r[704], o_44);
     const __m256i g_51 = _mm256_load_si256((const __m256i *)&grid[1072]);
     const __m256i o_45 = _mm256_sub_epi16(g_51, g_7);
-    const __m256i red_80 = nttgen_ntrulpr761_avx2_barrett(o_45);
-    _mm256_storeu_si256((__m256i *)&r[720], red_80);
+    const __m256i red_76 = nttgen_ntrulpr761_avx2_barrett_coarse(o_45);
+    _mm256_storeu_si256((__m256i *)&r[720], red_76);
     const __m256i g_52 = _mm256_load_si256((const __m256i *)&grid[1184]);
     const __m256i o_46 = _mm256_sub_epi16(g_52, g_9);
-    const __m256i red_81 = nttgen_ntrulpr761_avx2_barrett(o_46);
-    _mm256_storeu_si256((__m256i *)&r[736], red_81);
+    const __m256i red_77 = nttgen_ntrulpr761_avx2_barrett_coarse(o_46);
+    _mm256_storeu_si256((__m256i *)&r[736], red_77);
     const __m256i g_53 = _mm256_load_si256((const __m256i *)&grid[1328]);
     const __m256i o_47 = _mm256_sub_epi16(g_53, g_11);
-    const __m256i red_82 = nttgen_ntrulpr761_avx2_barrett(o_47);
-    _mm256_storeu_si256((__m256i *)&r[752], red_82);
+    const __m256i red_78 = nttgen_ntrulpr761_avx2_barrett_coarse(o_47);
+    _mm256_storeu_si256((__m256i *)&r[752], red_78);
     const __m256i g_54 = _mm256_load_si256((const __m256i *)&grid[1344]);
     const __m256i o_48 = _mm256_sub_epi16(g_54, g_1);
-    const __m256i red_83 = nttgen_ntrulpr761_avx2_barrett(o_48);
-    _mm256_storeu_si256((__m256i *)&r[768], red_83);
+    const __m256i red_79 = nttgen_ntrulpr761_avx2_barrett_coarse(o_48);
+    _mm256_storeu_si256((__m256i *)&r[768], red_79);
     const __m256i g_55 = _mm256_load_si256((const __m256i *)&grid[1488]);
     const __m256i o_49 = _mm256_sub_epi16(g_55, g_3);
-    const __m256i red_84 = nttgen_ntrulpr761_avx2_barrett(o_49);
-    _mm256_storeu_si256((__m256i *)&r[784], red_84);
+    const __m256i red_80 = nttgen_ntrulpr761_avx2_barrett_coarse(o_49);
+    _mm256_storeu_si256((__m256i *)&r[784], red_80);
     const __m256i g_56 = _mm256_load_si256((const __m256i *)&grid[1600]);
     const __m256i o_50 = _mm256_sub_epi16(g_56, g_5);
-    const __m256i red_85 = nttgen_ntrulpr761_avx2_barrett(o_50);
-    _mm256_storeu_si256((__m256i *)&r[800], red_85);
+    const __m256i red_81 = nttgen_ntrulpr761_avx2_barrett_coarse(o_50);
+    _mm256_storeu_si256((__m256i *)&r[800], red_81);
     const __m256i g_57 = _mm256_load_si256((const __m256i *)&grid[16]);
     const __m256i o_51 = _mm256_sub_epi16(g_57, g_7);
-    const __m256i red_86 = nttgen_ntrulpr761_avx2_barrett(o_51);
-    _mm256_storeu_si256((__m256i *)&r[816], red_86);
+    const __m256i red_82 = nttgen_ntrulpr761_avx2_barrett_coarse(o_51);
+    _mm256_storeu_si256((__m256i *)&r[816], red_82);
     const __m256i g_58 = _mm256_load_si256((const __m256i *)&grid[128]);
     const __m256i o_52 = _mm256_sub_epi16(g_58, g_9);
-    const __m256i red_87 = nttgen_ntrulpr761_avx2_barrett(o_52);
-    _mm256_storeu_si256((__m256i *)&r[832], red_87);
+    const __m256i red_83 = nttgen_ntrulpr761_avx2_barrett_coarse(o_52);
+    _mm256_storeu_si256((__m256i *)&r[832], red_83);
     const __m256i g_59 = _mm256_load_si256((const __m256i *)&grid[272]);
     const __m256i o_53 = _mm256_sub_epi16(g_59, g_11);
-    const __m256i red_88 = nttgen_ntrulpr761_avx2_barrett(o_53);
-    _mm256_storeu_si256((__m256i *)&r[848], red_88);
+    const __m256i red_84 = nttgen_ntrulpr761_avx2_barrett_coarse(o_53);
+    _mm256_storeu_si256((__m256i *)&r[848], red_84);
     const __m256i g_60 = _mm256_load_si256((const __m256i *)&grid[288]);
     const __m256i o_54 = _mm256_sub_epi16(g_60, g_1);
-    const __m256i red_89 = nttgen_ntrulpr761_avx2_barrett(o_54);
-    _mm256_storeu_si256((__m256i *)&r[864], red_89);
+    const __m256i red_85 = nttgen_ntrulpr761_avx2_barrett_coarse(o_54);
+    _mm256_storeu_si256((__m256i *)&r[864], red_85);
     const __m256i g_61 = _mm256_load_si256((const __m256i *)&grid[432]);
     const __m256i o_55 = _mm256_sub_epi16(g_61, g_3);
     _mm256_storeu_si256((__m256i *)&r[880], o_55);
@@ -2263,178 +2259,179 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
     _mm256_storeu_si256((__m256i *)&r[896], o_56);
     const __m256i g_63 = _mm256_load_si256((const __m256i *)&grid[592]);
     const __m256i o_57 = _mm256_sub_epi16(g_63, g_7);
-    const __m256i red_90 = nttgen_ntrulpr761_avx2_barrett(o_57);
-    _mm256_storeu_si256((__m256i *)&r[912], red_90);
+    const __m256i red_86 = nttgen_ntrulpr761_avx2_barrett_coarse(o_57);
+    _mm256_storeu_si256((__m256i *)&r[912], red_86);
     const __m256i g_64 = _mm256_load_si256((const __m256i *)&grid[704]);
-    const __m256i red_91 = nttgen_ntrulpr761_avx2_barrett(g_64);
-    const __m256i o_58 = _mm256_sub_epi16(red_91, g_9);
-    const __m256i red_92 = nttgen_ntrulpr761_avx2_barrett(o_58);
-    _mm256_storeu_si256((__m256i *)&r[928], red_92);
+    const __m256i red_87 = nttgen_ntrulpr761_avx2_barrett_coarse(g_64);
+    const __m256i o_58 = _mm256_sub_epi16(red_87, g_9);
+    const __m256i red_88 = nttgen_ntrulpr761_avx2_barrett_coarse(o_58);
+    _mm256_storeu_si256((__m256i *)&r[928], red_88);
     const __m256i g_65 = _mm256_load_si256((const __m256i *)&grid[848]);
-    const __m256i red_93 = nttgen_ntrulpr761_avx2_barrett(g_65);
-    const __m256i o_59 = _mm256_sub_epi16(red_93, g_11);
+    const __m256i red_89 = nttgen_ntrulpr761_avx2_barrett_coarse(g_65);
+    const __m256i o_59 = _mm256_sub_epi16(red_89, g_11);
     _mm256_storeu_si256((__m256i *)&r[944], o_59);
     const __m256i g_66 = _mm256_load_si256((const __m256i *)&grid[864]);
-    const __m256i red_94 = nttgen_ntrulpr761_avx2_barrett(g_66);
-    const __m256i o_60 = _mm256_sub_epi16(red_94, g_1);
-    const __m256i red_95 = nttgen_ntrulpr761_avx2_barrett(o_60);
-    _mm256_storeu_si256((__m256i *)&r[960], red_95);
+    const __m256i red_90 = nttgen_ntrulpr761_avx2_barrett_coarse(g_66);
+    const __m256i o_60 = _mm256_sub_epi16(red_90, g_1);
+    const __m256i red_91 = nttgen_ntrulpr761_avx2_barrett_coarse(o_60);
+    _mm256_storeu_si256((__m256i *)&r[960], red_91);
     const __m256i g_67 = _mm256_load_si256((const __m256i *)&grid[1008]);
-    const __m256i red_96 = nttgen_ntrulpr761_avx2_barrett(g_67);
-    const __m256i o_61 = _mm256_sub_epi16(red_96, g_3);
+    const __m256i red_92 = nttgen_ntrulpr761_avx2_barrett_coarse(g_67);
+    const __m256i o_61 = _mm256_sub_epi16(red_92, g_3);
     _mm256_storeu_si256((__m256i *)&r[976], o_61);
     const __m256i g_68 = _mm256_load_si256((const __m256i *)&grid[1120]);
     const __m256i o_62 = _mm256_sub_epi16(g_68, g_5);
-    const __m256i red_97 = nttgen_ntrulpr761_avx2_barrett(o_62);
-    _mm256_storeu_si256((__m256i *)&r[992], red_97);
+    const __m256i red_93 = nttgen_ntrulpr761_avx2_barrett_coarse(o_62);
+    _mm256_storeu_si256((__m256i *)&r[992], red_93);
     const __m256i g_69 = _mm256_load_si256((const __m256i *)&grid[1168]);
     const __m256i o_63 = _mm256_sub_epi16(g_69, g_7);
-    const __m256i red_98 = nttgen_ntrulpr761_avx2_barrett(o_63);
-    _mm256_storeu_si256((__m256i *)&r[1008], red_98);
+    const __m256i red_94 = nttgen_ntrulpr761_avx2_barrett_coarse(o_63);
+    _mm256_storeu_si256((__m256i *)&r[1008], red_94);
     const __m256i g_70 = _mm256_load_si256((const __m256i *)&grid[1280]);
     const __m256i o_64 = _mm256_sub_epi16(g_70, g_9);
-    const __m256i red_99 = nttgen_ntrulpr761_avx2_barrett(o_64);
-    _mm256_storeu_si256((__m256i *)&r[1024], red_99);
+    const __m256i red_95 = nttgen_ntrulpr761_avx2_barrett_coarse(o_64);
+    _mm256_storeu_si256((__m256i *)&r[1024], red_95);
     const __m256i g_71 = _mm256_load_si256((const __m256i *)&grid[1424]);
     const __m256i o_65 = _mm256_sub_epi16(g_71, g_11);
-    const __m256i red_100 = nttgen_ntrulpr761_avx2_barrett(o_65);
-    _mm256_storeu_si256((__m256i *)&r[1040], red_100);
+    const __m256i red_96 = nttgen_ntrulpr761_avx2_barrett_coarse(o_65);
+    _mm256_storeu_si256((__m256i *)&r[1040], red_96);
     const __m256i g_72 = _mm256_load_si256((const __m256i *)&grid[1440]);
     const __m256i o_66 = _mm256_sub_epi16(g_72, g_1);
-    const __m256i red_101 = nttgen_ntrulpr761_avx2_barrett(o_66);
-    _mm256_storeu_si256((__m256i *)&r[1056], red_101);
+    const __m256i red_97 = nttgen_ntrulpr761_avx2_barrett_coarse(o_66);
+    _mm256_storeu_si256((__m256i *)&r[1056], red_97);
     const __m256i g_73 = _mm256_load_si256((const __m256i *)&grid[1584]);
     const __m256i o_67 = _mm256_sub_epi16(g_73, g_3);
-    const __m256i red_102 = nttgen_ntrulpr761_avx2_barrett(o_67);
-    _mm256_storeu_si256((__m256i *)&r[1072], red_102);
+    const __m256i red_98 = nttgen_ntrulpr761_avx2_barrett_coarse(o_67);
+    _mm256_storeu_si256((__m256i *)&r[1072], red_98);
     const __m256i g_74 = _mm256_load_si256((const __m256i *)&grid[64]);
     const __m256i o_68 = _mm256_sub_epi16(g_74, g_5);
-    const __m256i red_103 = nttgen_ntrulpr761_avx2_barrett(o_68);
-    _mm256_storeu_si256((__m256i *)&r[1088], red_103);
+    const __m256i red_99 = nttgen_ntrulpr761_avx2_barrett_coarse(o_68);
+    _mm256_storeu_si256((__m256i *)&r[1088], red_99);
     const __m256i g_75 = _mm256_load_si256((const __m256i *)&grid[112]);
     const __m256i o_69 = _mm256_sub_epi16(g_75, g_7);
-    const __m256i red_104 = nttgen_ntrulpr761_avx2_barrett(o_69);
-    _mm256_storeu_si256((__m256i *)&r[1104], red_104);
+    const __m256i red_100 = nttgen_ntrulpr761_avx2_barrett_coarse(o_69);
+    _mm256_storeu_si256((__m256i *)&r[1104], red_100);
     const __m256i g_76 = _mm256_load_si256((const __m256i *)&grid[224]);
     const __m256i o_70 = _mm256_sub_epi16(g_76, g_9);
-    const __m256i red_105 = nttgen_ntrulpr761_avx2_barrett(o_70);
-    _mm256_storeu_si256((__m256i *)&r[1120], red_105);
+    const __m256i red_101 = nttgen_ntrulpr761_avx2_barrett_coarse(o_70);
+    _mm256_storeu_si256((__m256i *)&r[1120], red_101);
     const __m256i g_77 = _mm256_load_si256((const __m256i *)&grid[368]);
     const __m256i o_71 = _mm256_sub_epi16(g_77, g_11);
-    const __m256i red_106 = nttgen_ntrulpr761_avx2_barrett(o_71);
-    _mm256_storeu_si256((__m256i *)&r[1136], red_106);
+    const __m256i red_102 = nttgen_ntrulpr761_avx2_barrett_coarse(o_71);
+    _mm256_storeu_si256((__m256i *)&r[1136], red_102);
     const __m256i g_78 = _mm256_load_si256((const __m256i *)&grid[384]);
     const __m256i o_72 = _mm256_sub_epi16(g_78, g_1);
-    const __m256i red_107 = nttgen_ntrulpr761_avx2_barrett(o_72);
-    _mm256_storeu_si256((__m256i *)&r[1152], red_107);
+    const __m256i red_103 = nttgen_ntrulpr761_avx2_barrett_coarse(o_72);
+    _mm256_storeu_si256((__m256i *)&r[1152], red_103);
     const __m256i g_79 = _mm256_load_si256((const __m256i *)&grid[528]);
     const __m256i o_73 = _mm256_sub_epi16(g_79, g_3);
     _mm256_storeu_si256((__m256i *)&r[1168], o_73);
     const __m256i g_80 = _mm256_load_si256((const __m256i *)&grid[640]);
     const __m256i o_74 = _mm256_sub_epi16(g_80, g_5);
-    const __m256i red_108 = nttgen_ntrulpr761_avx2_barrett(o_74);
-    _mm256_storeu_si256((__m256i *)&r[1184], red_108);
+    const __m256i red_104 = nttgen_ntrulpr761_avx2_barrett_coarse(o_74);
+    _mm256_storeu_si256((__m256i *)&r[1184], red_104);
     const __m256i g_81 = _mm256_load_si256((const __m256i *)&grid[688]);
-    const __m256i red_109 = nttgen_ntrulpr761_avx2_barrett(g_81);
-    const __m256i o_75 = _mm256_sub_epi16(red_109, g_7);
+    const __m256i red_105 = nttgen_ntrulpr761_avx2_barrett_coarse(g_81);
+    const __m256i o_75 = _mm256_sub_epi16(red_105, g_7);
     _mm256_storeu_si256((__m256i *)&r[1200], o_75);
     const __m256i g_82 = _mm256_load_si256((const __m256i *)&grid[800]);
-    const __m256i red_110 = nttgen_ntrulpr761_avx2_barrett(g_82);
-    const __m256i o_76 = _mm256_sub_epi16(red_110, g_9);
-    const __m256i red_111 = nttgen_ntrulpr761_avx2_barrett(o_76);
-    _mm256_storeu_si256((__m256i *)&r[1216], red_111);
+    const __m256i red_106 = nttgen_ntrulpr761_avx2_barrett_coarse(g_82);
+    const __m256i o_76 = _mm256_sub_epi16(red_106, g_9);
+    const __m256i red_107 = nttgen_ntrulpr761_avx2_barrett_coarse(o_76);
+    _mm256_storeu_si256((__m256i *)&r[1216], red_107);
     const __m256i g_83 = _mm256_load_si256((const __m256i *)&grid[944]);
-    const __m256i red_112 = nttgen_ntrulpr761_avx2_barrett(g_83);
-    const __m256i o_77 = _mm256_sub_epi16(red_112, g_11);
+    const __m256i red_108 = nttgen_ntrulpr761_avx2_barrett_coarse(g_83);
+    const __m256i o_77 = _mm256_sub_epi16(red_108, g_11);
     _mm256_storeu_si256((__m256i *)&r[1232], o_77);
     const __m256i g_84 = _mm256_load_si256((const __m256i *)&grid[960]);
-    const __m256i red_113 = nttgen_ntrulpr761_avx2_barrett(g_84);
-    const __m256i o_78 = _mm256_sub_epi16(red_113, g_1);
-    const __m256i red_114 = nttgen_ntrulpr761_avx2_barrett(o_78);
-    _mm256_storeu_si256((__m256i *)&r[1248], red_114);
+    const __m256i red_109 = nttgen_ntrulpr761_avx2_barrett_coarse(g_84);
+    const __m256i o_78 = _mm256_sub_epi16(red_109, g_1);
+    const __m256i red_110 = nttgen_ntrulpr761_avx2_barrett_coarse(o_78);
+    _mm256_storeu_si256((__m256i *)&r[1248], red_110);
     const __m256i g_85 = _mm256_load_si256((const __m256i *)&grid[1104]);
     const __m256i o_79 = _mm256_sub_epi16(g_85, g_3);
-    const __m256i red_115 = nttgen_ntrulpr761_avx2_barrett(o_79);
-    _mm256_storeu_si256((__m256i *)&r[1264], red_115);
+    const __m256i red_111 = nttgen_ntrulpr761_avx2_barrett_coarse(o_79);
+    _mm256_storeu_si256((__m256i *)&r[1264], red_111);
     const __m256i g_86 = _mm256_load_si256((const __m256i *)&grid[1216]);
     const __m256i o_80 = _mm256_sub_epi16(g_86, g_5);
     _mm256_storeu_si256((__m256i *)&r[1280], o_80);
     const __m256i g_87 = _mm256_load_si256((const __m256i *)&grid[1264]);
     const __m256i o_81 = _mm256_sub_epi16(g_87, g_7);
-    const __m256i red_116 = nttgen_ntrulpr761_avx2_barrett(o_81);
-    _mm256_storeu_si256((__m256i *)&r[1296], red_116);
+    const __m256i red_112 = nttgen_ntrulpr761_avx2_barrett_coarse(o_81);
+    _mm256_storeu_si256((__m256i *)&r[1296], red_112);
     const __m256i g_88 = _mm256_load_si256((const __m256i *)&grid[1376]);
     const __m256i o_82 = _mm256_sub_epi16(g_88, g_9);
-    const __m256i red_117 = nttgen_ntrulpr761_avx2_barrett(o_82);
-    _mm256_storeu_si256((__m256i *)&r[1312], red_117);
+    const __m256i red_113 = nttgen_ntrulpr761_avx2_barrett_coarse(o_82);
+    _mm256_storeu_si256((__m256i *)&r[1312], red_113);
     const __m256i g_89 = _mm256_load_si256((const __m256i *)&grid[1520]);
     const __m256i o_83 = _mm256_sub_epi16(g_89, g_11);
-    const __m256i red_118 = nttgen_ntrulpr761_avx2_barrett(o_83);
-    _mm256_storeu_si256((__m256i *)&r[1328], red_118);
+    const __m256i red_114 = nttgen_ntrulpr761_avx2_barrett_coarse(o_83);
+    _mm256_storeu_si256((__m256i *)&r[1328], red_114);
     const __m256i g_90 = _mm256_load_si256((const __m256i *)&grid[1536]);
     const __m256i o_84 = _mm256_sub_epi16(g_90, g_1);
-    const __m256i red_119 = nttgen_ntrulpr761_avx2_barrett(o_84);
-    _mm256_storeu_si256((__m256i *)&r[1344], red_119);
+    const __m256i red_115 = nttgen_ntrulpr761_avx2_barrett_coarse(o_84);
+    _mm256_storeu_si256((__m256i *)&r[1344], red_115);
     const __m256i g_91 = _mm256_load_si256((const __m256i *)&grid[48]);
     const __m256i o_85 = _mm256_sub_epi16(g_91, g_3);
-    const __m256i red_120 = nttgen_ntrulpr761_avx2_barrett(o_85);
-    _mm256_storeu_si256((__m256i *)&r[1360], red_120);
+    const __m256i red_116 = nttgen_ntrulpr761_avx2_barrett_coarse(o_85);
+    _mm256_storeu_si256((__m256i *)&r[1360], red_116);
     const __m256i g_92 = _mm256_load_si256((const __m256i *)&grid[160]);
     const __m256i o_86 = _mm256_sub_epi16(g_92, g_5);
-    const __m256i red_121 = nttgen_ntrulpr761_avx2_barrett(o_86);
-    _mm256_storeu_si256((__m256i *)&r[1376], red_121);
+    const __m256i red_117 = nttgen_ntrulpr761_avx2_barrett_coarse(o_86);
+    _mm256_storeu_si256((__m256i *)&r[1376], red_117);
     const __m256i g_93 = _mm256_load_si256((const __m256i *)&grid[208]);
     const __m256i o_87 = _mm256_sub_epi16(g_93, g_7);
-    const __m256i red_122 = nttgen_ntrulpr761_avx2_barrett(o_87);
-    _mm256_storeu_si256((__m256i *)&r[1392], red_122);
+    const __m256i red_118 = nttgen_ntrulpr761_avx2_barrett_coarse(o_87);
+    _mm256_storeu_si256((__m256i *)&r[1392], red_118);
     const __m256i g_94 = _mm256_load_si256((const __m256i *)&grid[320]);
     const __m256i o_88 = _mm256_sub_epi16(g_94, g_9);
-    const __m256i red_123 = nttgen_ntrulpr761_avx2_barrett(o_88);
-    _mm256_storeu_si256((__m256i *)&r[1408], red_123);
+    const __m256i red_119 = nttgen_ntrulpr761_avx2_barrett_coarse(o_88);
+    _mm256_storeu_si256((__m256i *)&r[1408], red_119);
     const __m256i g_95 = _mm256_load_si256((const __m256i *)&grid[464]);
     const __m256i o_89 = _mm256_sub_epi16(g_95, g_11);
-    const __m256i red_124 = nttgen_ntrulpr761_avx2_barrett(o_89);
-    _mm256_storeu_si256((__m256i *)&r[1424], red_124);
+    const __m256i red_120 = nttgen_ntrulpr761_avx2_barrett_coarse(o_89);
+    _mm256_storeu_si256((__m256i *)&r[1424], red_120);
     const __m256i g_96 = _mm256_load_si256((const __m256i *)&grid[480]);
     const __m256i o_90 = _mm256_sub_epi16(g_96, g_1);
-    const __m256i red_125 = nttgen_ntrulpr761_avx2_barrett(o_90);
-    _mm256_storeu_si256((__m256i *)&r[1440], red_125);
+    const __m256i red_121 = nttgen_ntrulpr761_avx2_barrett_coarse(o_90);
+    _mm256_storeu_si256((__m256i *)&r[1440], red_121);
     const __m256i g_97 = _mm256_load_si256((const __m256i *)&grid[624]);
     const __m256i o_91 = _mm256_sub_epi16(g_97, g_3);
-    const __m256i red_126 = nttgen_ntrulpr761_avx2_barrett(o_91);
-    _mm256_storeu_si256((__m256i *)&r[1456], red_126);
+    const __m256i red_122 = nttgen_ntrulpr761_avx2_barrett_coarse(o_91);
+    _mm256_storeu_si256((__m256i *)&r[1456], red_122);
     const __m256i g_98 = _mm256_load_si256((const __m256i *)&grid[736]);
-    const __m256i red_127 = nttgen_ntrulpr761_avx2_barrett(g_98);
-    const __m256i o_92 = _mm256_sub_epi16(red_127, g_5);
+    const __m256i red_123 = nttgen_ntrulpr761_avx2_barrett_coarse(g_98);
+    const __m256i o_92 = _mm256_sub_epi16(red_123, g_5);
     _mm256_storeu_si256((__m256i *)&r[1472], o_92);
     const __m256i g_99 = _mm256_load_si256((const __m256i *)&grid[784]);
-    const __m256i red_128 = nttgen_ntrulpr761_avx2_barrett(g_99);
-    const __m256i o_93 = _mm256_sub_epi16(red_128, g_7);
+    const __m256i red_124 = nttgen_ntrulpr761_avx2_barrett_coarse(g_99);
+    const __m256i o_93 = _mm256_sub_epi16(red_124, g_7);
     _mm256_storeu_si256((__m256i *)&r[1488], o_93);
     const __m256i g_100 = _mm256_load_si256((const __m256i *)&grid[896]);
-    const __m256i red_129 = nttgen_ntrulpr761_avx2_barrett(g_100);
-    const __m256i o_94 = _mm256_sub_epi16(red_129, g_9);
-    const __m256i red_130 = nttgen_ntrulpr761_avx2_barrett(o_94);
-    _mm256_storeu_si256((__m256i *)&r[1504], red_130);
+    const __m256i red_125 = nttgen_ntrulpr761_avx2_barrett_coarse(g_100);
+    const __m256i o_94 = _mm256_sub_epi16(red_125, g_9);
+    const __m256i red_126 = nttgen_ntrulpr761_avx2_barrett_coarse(o_94);
+    _mm256_storeu_si256((__m256i *)&r[1504], red_126);
     const __m256i g_101 = _mm256_load_si256((const __m256i *)&grid[1040]);
-    const __m256i red_131 = nttgen_ntrulpr761_avx2_barrett(g_101);
-    const __m256i o_95 = _mm256_sub_epi16(red_131, g_11);
+    const __m256i red_127 = nttgen_ntrulpr761_avx2_barrett_coarse(g_101);
+    const __m256i o_95 = _mm256_sub_epi16(red_127, g_11);
     _mm256_storeu_si256((__m256i *)&r[1520], o_95);
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -9236, 9236);
+    nttgen_ntrulpr761_avx2_assert_range(r, 1536, -10336, 10335);
 #endif
 }
 
 /*
  * fold modulo x^761 - x - 1, scale and centre
- * Ops per call: load 146, store 48, add 96, sub 96, montmul 49, barrett 1, cond_add_q 96, const 98
+ * Ops per call: load 146, store 48, add 96, sub 96, montmul 49, barrett_coarse 1, cond_add_q 96,
+ *   const 98
  */
 static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_fold(int16_t r[restrict 761],
                                                         const int16_t c[restrict 1536]) {
     const int16_t *const mask_0 = nttgen_ntrulpr761_avx2_fold_mask;
     const int16_t *const maskq_0 = nttgen_ntrulpr761_avx2_fold_maskq;
 #ifdef NTTGEN_DEBUG
-    nttgen_ntrulpr761_avx2_assert_range(c, 1536, -9236, 9236);
+    nttgen_ntrulpr761_avx2_assert_range(c, 1536, -10336, 10335);
 #endif
     const __m256i k_0 = _mm256_set1_epi16(1121);
     const __m256i kq_0 = _mm256_set1_epi16(24239);
@@ -2447,7 +2444,7 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_fold(int16_t r[restrict 761],
     const __m256i mq_0 = _mm256_load_si256((const __m256i *)&maskq_0[0]);
     const __m256i t_0 = nttgen_ntrulpr761_avx2_montmul(c_2, m_0, mq_0);
     const __m256i s_1 = _mm256_add_epi16(k_1, t_0);
-    const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett(s_1);
+    const __m256i red_0 = nttgen_ntrulpr761_avx2_barrett_coarse(s_1);
     const __m256i r_0 = nttgen_ntrulpr761_avx2_cond_add_q(red_0);
     const __m256i h1_0 = _mm256_set1_epi16(2296);
     const __m256i r_1 = _mm256_sub_epi16(r_0, h1_0);
@@ -3079,9 +3076,9 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_fold(int16_t r[restrict 761],
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1152, store 1034, add 2142, sub 1800, montmul 1213, barrett 805, cond_add_q
- *   96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536, pair_mred
- *   96, pair_swap 180
+ * Ops per call: load 1152, store 1034, add 2142, sub 1800, montmul 1213, barrett_coarse 791,
+ *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
+ *   pair_mred 96, pair_swap 180
  */
 void nttgen_ntrulpr761_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
     NTTGEN_ALIGN(64) int16_t a_hat[1536];
@@ -3110,9 +3107,9 @@ void nttgen_ntrulpr761_avx2_polymul(int16_t r[761], const int16_t a[761], const 
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1152, store 1034, add 2142, sub 1800, mullo 36, montmul 1177, barrett 751,
- *   cond_add_q 96, shuffle 144, zip 288, const 327, pair_add 1344, pair_blend 180, pair_madd 1536,
- *   pair_mred 96, pair_swap 180
+ * Ops per call: load 1152, store 1034, add 2142, sub 1800, mullo 36, montmul 1177, barrett_coarse
+ *   737, cond_add_q 96, shuffle 144, zip 288, const 327, pair_add 1344, pair_blend 180, pair_madd
+ *   1536, pair_mred 96, pair_swap 180
  */
 void nttgen_ntrulpr761_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                           const int16_t b[761]) {

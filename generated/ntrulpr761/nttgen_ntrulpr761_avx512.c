@@ -91,12 +91,10 @@ static inline __m512i nttgen_ntrulpr761_avx512_mredw(__m512i lo, __m512i hi) {
     const __m512i qinv = _mm512_set1_epi32(15631);
     const __m512i q = _mm512_set1_epi32(4591);
     const __m512i m_lo = _mm512_mullo_epi16(lo, qinv);
-    const __m512i mq_lo = _mm512_madd_epi16(m_lo, q);
-    const __m512i d_lo = _mm512_sub_epi32(lo, mq_lo);
-    const __m512i r_lo = _mm512_srai_epi32(d_lo, 16);
+    const __m512i d_lo = _mm512_sub_epi32(lo, _mm512_madd_epi16(m_lo, q));
     const __m512i m_hi = _mm512_mullo_epi16(hi, qinv);
-    const __m512i mq_hi = _mm512_madd_epi16(m_hi, q);
-    const __m512i d_hi = _mm512_sub_epi32(hi, mq_hi);
+    const __m512i d_hi = _mm512_sub_epi32(hi, _mm512_madd_epi16(m_hi, q));
+    const __m512i r_lo = _mm512_srai_epi32(d_lo, 16);
     const __m512i r_hi = _mm512_srai_epi32(d_hi, 16);
     return _mm512_packs_epi32(r_lo, r_hi);
 }

@@ -15,14 +15,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_sn_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett 4660,
- *         cond_add_q 96, shuffle 288, zip 864, const 1241
- *       coefficient reductions: 74560
+ *       ops: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett_coarse
+ *         4026, cond_add_q 96, shuffle 288, zip 864, const 1241
+ *       coefficient reductions: 64416
  *   nttgen_ntrulpr761_sn_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett 3922,
- *         cond_add_q 96, shuffle 288, zip 864, const 1241
- *       coefficient reductions: 62752
+ *       ops: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett_coarse
+ *         3558, cond_add_q 96, shuffle 288, zip 864, const 1241
+ *       coefficient reductions: 56928
  */
 #ifndef NTTGEN_NTRULPR761_SN_AVX2_H
 #define NTTGEN_NTRULPR761_SN_AVX2_H
@@ -45,8 +45,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett 4660,
- *   cond_add_q 96, shuffle 288, zip 864, const 1241
+ * Ops per call: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett_coarse
+ *   4026, cond_add_q 96, shuffle 288, zip 864, const 1241
  */
 void nttgen_ntrulpr761_sn_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_ntrulpr761_sn_avx2_polymul(int16_t r[761], const int16_t a[761], con
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett 3922,
- *   cond_add_q 96, shuffle 288, zip 864, const 1241
+ * Ops per call: load 5998, store 4952, add 5850, sub 6462, mullo 864, montmul 1777, barrett_coarse
+ *   3558, cond_add_q 96, shuffle 288, zip 864, const 1241
  */
 void nttgen_ntrulpr761_sn_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                              const int16_t b[761]);

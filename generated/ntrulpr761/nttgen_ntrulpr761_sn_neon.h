@@ -15,14 +15,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_sn_neon_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553, barrett 9320,
- *         cond_add_q 192, shuffle 1728, const 2477
- *       coefficient reductions: 74560
+ *       ops: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553, barrett_coarse
+ *         8052, cond_add_q 192, shuffle 1728, const 2477
+ *       coefficient reductions: 64416
  *   nttgen_ntrulpr761_sn_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553, barrett 7844,
- *         cond_add_q 192, shuffle 1728, const 2477
- *       coefficient reductions: 62752
+ *       ops: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553, barrett_coarse
+ *         7116, cond_add_q 192, shuffle 1728, const 2477
+ *       coefficient reductions: 56928
  */
 #ifndef NTTGEN_NTRULPR761_SN_NEON_H
 #define NTTGEN_NTRULPR761_SN_NEON_H
@@ -45,8 +45,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553, barrett
- *   9320, cond_add_q 192, shuffle 1728, const 2477
+ * Ops per call: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553,
+ *   barrett_coarse 8052, cond_add_q 192, shuffle 1728, const 2477
  */
 void nttgen_ntrulpr761_sn_neon_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_ntrulpr761_sn_neon_polymul(int16_t r[761], const int16_t a[761], con
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553, barrett
- *   7844, cond_add_q 192, shuffle 1728, const 2477
+ * Ops per call: load 11994, store 9904, add 11700, sub 12924, mullo 1728, montmul 3553,
+ *   barrett_coarse 7116, cond_add_q 192, shuffle 1728, const 2477
  */
 void nttgen_ntrulpr761_sn_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                              const int16_t b[761]);

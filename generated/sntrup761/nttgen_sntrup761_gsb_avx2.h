@@ -14,14 +14,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_gsb_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 5266, store 4400, add 3992, sub 4910, mullo 432, montmul 1973, barrett 3048,
- *         cond_add_q 96, shuffle 288, zip 864, const 1519
- *       coefficient reductions: 48768
+ *       ops: load 5266, store 4400, add 3992, sub 4910, mullo 432, montmul 1973, barrett_coarse
+ *         3264, cond_add_q 96, shuffle 288, zip 864, const 1519
+ *       coefficient reductions: 52224
  *   nttgen_sntrup761_gsb_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 5266, store 4400, add 3992, sub 4910, mullo 486, montmul 1919, barrett 2424,
- *         cond_add_q 96, shuffle 288, zip 864, const 1515
- *       coefficient reductions: 38784
+ *       ops: load 5266, store 4400, add 3992, sub 4910, mullo 486, montmul 1919, barrett_coarse
+ *         2528, cond_add_q 96, shuffle 288, zip 864, const 1515
+ *       coefficient reductions: 40448
  */
 #ifndef NTTGEN_SNTRUP761_GSB_AVX2_H
 #define NTTGEN_SNTRUP761_GSB_AVX2_H
@@ -44,8 +44,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 5266, store 4400, add 3992, sub 4910, mullo 432, montmul 1973, barrett 3048,
- *   cond_add_q 96, shuffle 288, zip 864, const 1519
+ * Ops per call: load 5266, store 4400, add 3992, sub 4910, mullo 432, montmul 1973, barrett_coarse
+ *   3264, cond_add_q 96, shuffle 288, zip 864, const 1519
  */
 void nttgen_sntrup761_gsb_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -57,8 +57,8 @@ void nttgen_sntrup761_gsb_avx2_polymul(int16_t r[761], const int16_t a[761], con
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 5266, store 4400, add 3992, sub 4910, mullo 486, montmul 1919, barrett 2424,
- *   cond_add_q 96, shuffle 288, zip 864, const 1515
+ * Ops per call: load 5266, store 4400, add 3992, sub 4910, mullo 486, montmul 1919, barrett_coarse
+ *   2528, cond_add_q 96, shuffle 288, zip 864, const 1515
  */
 void nttgen_sntrup761_gsb_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                              const int16_t b[761]);

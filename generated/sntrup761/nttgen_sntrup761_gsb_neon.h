@@ -14,14 +14,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_gsb_neon_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 10530, store 8800, add 7984, sub 9820, mullo 864, montmul 3945, barrett 6096,
- *         cond_add_q 192, shuffle 1728, const 3033
- *       coefficient reductions: 48768
+ *       ops: load 10530, store 8800, add 7984, sub 9820, mullo 864, montmul 3945, barrett_coarse
+ *         6528, cond_add_q 192, shuffle 1728, const 3033
+ *       coefficient reductions: 52224
  *   nttgen_sntrup761_gsb_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 10530, store 8800, add 7984, sub 9820, mullo 972, montmul 3837, barrett 4848,
- *         cond_add_q 192, shuffle 1728, const 3025
- *       coefficient reductions: 38784
+ *       ops: load 10530, store 8800, add 7984, sub 9820, mullo 972, montmul 3837, barrett_coarse
+ *         5056, cond_add_q 192, shuffle 1728, const 3025
+ *       coefficient reductions: 40448
  */
 #ifndef NTTGEN_SNTRUP761_GSB_NEON_H
 #define NTTGEN_SNTRUP761_GSB_NEON_H
@@ -44,8 +44,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 10530, store 8800, add 7984, sub 9820, mullo 864, montmul 3945, barrett 6096,
- *   cond_add_q 192, shuffle 1728, const 3033
+ * Ops per call: load 10530, store 8800, add 7984, sub 9820, mullo 864, montmul 3945, barrett_coarse
+ *   6528, cond_add_q 192, shuffle 1728, const 3033
  */
 void nttgen_sntrup761_gsb_neon_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -57,8 +57,8 @@ void nttgen_sntrup761_gsb_neon_polymul(int16_t r[761], const int16_t a[761], con
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 10530, store 8800, add 7984, sub 9820, mullo 972, montmul 3837, barrett 4848,
- *   cond_add_q 192, shuffle 1728, const 3025
+ * Ops per call: load 10530, store 8800, add 7984, sub 9820, mullo 972, montmul 3837, barrett_coarse
+ *   5056, cond_add_q 192, shuffle 1728, const 3025
  */
 void nttgen_sntrup761_gsb_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                              const int16_t b[761]);

@@ -15,14 +15,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_gsb_rvv_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 84188, store 70379, add 63857, sub 78546, mullo 6912, montmul 31545, barrett
- *         48753, cond_add_q 1522, const 24215
- *       coefficient reductions: 48753
+ *       ops: load 84188, store 70379, add 63857, sub 78546, mullo 6912, montmul 31545,
+ *         barrett_coarse 52209, cond_add_q 1522, const 24215
+ *       coefficient reductions: 52209
  *   nttgen_sntrup761_gsb_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 84188, store 70379, add 63857, sub 78546, mullo 7776, montmul 30681, barrett
- *         38769, cond_add_q 1522, const 24151
- *       coefficient reductions: 38769
+ *       ops: load 84188, store 70379, add 63857, sub 78546, mullo 7776, montmul 30681,
+ *         barrett_coarse 40433, cond_add_q 1522, const 24151
+ *       coefficient reductions: 40433
  */
 #ifndef NTTGEN_SNTRUP761_GSB_RVV_H
 #define NTTGEN_SNTRUP761_GSB_RVV_H
@@ -45,8 +45,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 84188, store 70379, add 63857, sub 78546, mullo 6912, montmul 31545, barrett
- *   48753, cond_add_q 1522, const 24215
+ * Ops per call: load 84188, store 70379, add 63857, sub 78546, mullo 6912, montmul 31545,
+ *   barrett_coarse 52209, cond_add_q 1522, const 24215
  */
 void nttgen_sntrup761_gsb_rvv_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -58,8 +58,8 @@ void nttgen_sntrup761_gsb_rvv_polymul(int16_t r[761], const int16_t a[761], cons
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 84188, store 70379, add 63857, sub 78546, mullo 7776, montmul 30681, barrett
- *   38769, cond_add_q 1522, const 24151
+ * Ops per call: load 84188, store 70379, add 63857, sub 78546, mullo 7776, montmul 30681,
+ *   barrett_coarse 40433, cond_add_q 1522, const 24151
  */
 void nttgen_sntrup761_gsb_rvv_polymul_small(int16_t r[761], const int16_t a[761],
                                             const int16_t b[761]);

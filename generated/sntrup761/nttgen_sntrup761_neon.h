@@ -16,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_neon_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett 1711, cond_add_q 192,
- *         shuffle 864, const 644, addw 1344, madd 1536, mredw 192
- *       coefficient reductions: 13688
+ *       ops: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett_coarse 1761,
+ *         cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ *       coefficient reductions: 14088
  *   nttgen_sntrup761_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett 1695,
- *         cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
- *       coefficient reductions: 13560
+ *       ops: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett_coarse
+ *         1725, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ *       coefficient reductions: 13800
  */
 #ifndef NTTGEN_SNTRUP761_NEON_H
 #define NTTGEN_SNTRUP761_NEON_H
@@ -46,8 +46,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett 1711, cond_add_q
- *   192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ * Ops per call: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett_coarse 1761,
+ *   cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -59,8 +59,8 @@ void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett 1695,
- *   cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ * Ops per call: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett_coarse
+ *   1725, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

@@ -17,14 +17,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_rvv_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641, barrett
- *         20026, cond_add_q 1522, const 4599
- *       coefficient reductions: 20026
+ *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
+ *         barrett_coarse 21818, cond_add_q 1522, const 4599
+ *       coefficient reductions: 21818
  *   nttgen_sntrup761_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161, barrett
- *         18490, cond_add_q 1522, const 4599
- *       coefficient reductions: 18490
+ *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
+ *         barrett_coarse 20282, cond_add_q 1522, const 4599
+ *       coefficient reductions: 20282
  */
 #include "nttgen_sntrup761_rvv.h"
 
@@ -70,12 +70,11 @@ static inline vint16m1_t nttgen_sntrup761_rvv_montmul_vx(vint16m1_t a, int16_t z
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*29235) / 2^11) by vssra with round-to-nearest-up,
- * then a - t*q by vnmsac.
+ * Barrett reduction by one rounding high product: t = round(a*7 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
  */
-static inline vint16m1_t nttgen_sntrup761_rvv_barrett(vint16m1_t a, size_t vl) {
-    const vint16m1_t t =
-        __riscv_vssra_vx_i16m1(__riscv_vmulh_vx_i16m1(a, 29235, vl), 11, __RISCV_VXRM_RNU, vl);
+static inline vint16m1_t nttgen_sntrup761_rvv_barrett_coarse(vint16m1_t a, size_t vl) {
+    const vint16m1_t t = __riscv_vsmul_vx_i16m1(a, 7, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m1(a, 4591, t, vl);
 }
 
@@ -125,7 +124,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_rvv_base_tq[96] = {
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-2295, 2295)
- * Ops per call: load 3961, store 4761, add 10944, sub 9248, montmul 5024, barrett 3520, const 1025
+ * Ops per call: load 3961, store 4761, add 10944, sub 9248, montmul 5024, barrett_coarse 3520,
+ *   const 1025
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536],
                                                          const int16_t a[restrict 761]) {
@@ -419,7 +419,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
             const vint16m1_t sum_13 = __riscv_vadd_vv_i16m1(sum_9, sum_11, vl);
             const vint16m1_t diff_12 = __riscv_vsub_vv_i16m1(sum_8, sum_10, vl);
             const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(sum_9, sum_11, vl);
-            const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett(sum_13, vl);
+            const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(sum_13, vl);
             const vint16m1_t sum_14 = __riscv_vadd_vv_i16m1(sum_12, red_0, vl);
             const vint16m1_t diff_14 = __riscv_vsub_vv_i16m1(sum_12, red_0, vl);
             const vint16m1_t diff_15 = __riscv_vsub_vv_i16m1(diff_8, diff_10, vl);
@@ -466,49 +466,49 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
             const vint16m1_t sum_29 = __riscv_vadd_vv_i16m1(sum_27, t_11, vl);
             const vint16m1_t t_12 = nttgen_sntrup761_rvv_montmul_vx(sum_14, 495, 4097, vl);
             const vint16m1_t t_13 = nttgen_sntrup761_rvv_montmul_vx(diff_14, 2280, -12904, vl);
-            const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett(diff_13, vl);
+            const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett_coarse(diff_13, vl);
             const vint16m1_t diff_30 = __riscv_vsub_vv_i16m1(diff_12, red_1, vl);
             const vint16m1_t t_14 = nttgen_sntrup761_rvv_montmul_vx(diff_30, -998, -2170, vl);
             const vint16m1_t t_15 = nttgen_sntrup761_rvv_montmul_vx(diff_12, -1290, 21098, vl);
             const vint16m1_t sum_30 = __riscv_vadd_vv_i16m1(t_15, t_14, vl);
             const vint16m1_t t_16 = nttgen_sntrup761_rvv_montmul_vx(red_1, 1305, 16759, vl);
             const vint16m1_t sum_31 = __riscv_vadd_vv_i16m1(t_14, t_16, vl);
-            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett(diff_16, vl);
+            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(diff_16, vl);
             const vint16m1_t diff_31 = __riscv_vsub_vv_i16m1(sum_16, red_2, vl);
             const vint16m1_t t_17 = nttgen_sntrup761_rvv_montmul_vx(diff_31, 1267, 12605, vl);
             const vint16m1_t t_18 = nttgen_sntrup761_rvv_montmul_vx(sum_16, -217, 15945, vl);
             const vint16m1_t sum_32 = __riscv_vadd_vv_i16m1(t_18, t_17, vl);
             const vint16m1_t t_19 = nttgen_sntrup761_rvv_montmul_vx(red_2, 1523, 16445, vl);
             const vint16m1_t sum_33 = __riscv_vadd_vv_i16m1(t_17, t_19, vl);
-            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett(sum_17, vl);
+            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(sum_17, vl);
             const vint16m1_t diff_32 = __riscv_vsub_vv_i16m1(diff_17, red_3, vl);
             const vint16m1_t t_20 = nttgen_sntrup761_rvv_montmul_vx(diff_32, -799, 28207, vl);
             const vint16m1_t t_21 = nttgen_sntrup761_rvv_montmul_vx(diff_17, 750, -7694, vl);
             const vint16m1_t sum_34 = __riscv_vadd_vv_i16m1(t_21, t_20, vl);
             const vint16m1_t t_22 = nttgen_sntrup761_rvv_montmul_vx(red_3, -345, -18743, vl);
             const vint16m1_t sum_35 = __riscv_vadd_vv_i16m1(t_20, t_22, vl);
-            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett(sum_25, vl);
+            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(sum_25, vl);
             const vint16m1_t diff_33 = __riscv_vsub_vv_i16m1(red_4, diff_25, vl);
             const vint16m1_t t_23 = nttgen_sntrup761_rvv_montmul_vx(diff_33, 762, -16730, vl);
             const vint16m1_t t_24 = nttgen_sntrup761_rvv_montmul_vx(red_4, -2075, 5995, vl);
             const vint16m1_t sum_36 = __riscv_vadd_vv_i16m1(t_24, t_23, vl);
             const vint16m1_t t_25 = nttgen_sntrup761_rvv_montmul_vx(diff_25, 1163, 25381, vl);
             const vint16m1_t sum_37 = __riscv_vadd_vv_i16m1(t_23, t_25, vl);
-            const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett(diff_26, vl);
+            const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett_coarse(diff_26, vl);
             const vint16m1_t diff_34 = __riscv_vsub_vv_i16m1(red_5, sum_26, vl);
             const vint16m1_t t_26 = nttgen_sntrup761_rvv_montmul_vx(diff_34, 40, -30120, vl);
             const vint16m1_t t_27 = nttgen_sntrup761_rvv_montmul_vx(red_5, -1876, -29164, vl);
             const vint16m1_t sum_38 = __riscv_vadd_vv_i16m1(t_27, t_26, vl);
             const vint16m1_t t_28 = nttgen_sntrup761_rvv_montmul_vx(sum_26, 524, -1356, vl);
             const vint16m1_t sum_39 = __riscv_vadd_vv_i16m1(t_26, t_28, vl);
-            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett(sum_28, vl);
+            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(sum_28, vl);
             const vint16m1_t diff_35 = __riscv_vsub_vv_i16m1(red_6, diff_28, vl);
             const vint16m1_t t_29 = nttgen_sntrup761_rvv_montmul_vx(diff_35, -1423, -26209, vl);
             const vint16m1_t t_30 = nttgen_sntrup761_rvv_montmul_vx(red_6, -1793, 23025, vl);
             const vint16m1_t sum_40 = __riscv_vadd_vv_i16m1(t_30, t_29, vl);
             const vint16m1_t t_31 = nttgen_sntrup761_rvv_montmul_vx(diff_28, -676, -15260, vl);
             const vint16m1_t sum_41 = __riscv_vadd_vv_i16m1(t_29, t_31, vl);
-            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett(diff_29, vl);
+            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(diff_29, vl);
             const vint16m1_t diff_36 = __riscv_vsub_vv_i16m1(red_7, sum_29, vl);
             const vint16m1_t t_32 = nttgen_sntrup761_rvv_montmul_vx(diff_36, -2069, -31291, vl);
             const vint16m1_t t_33 = nttgen_sntrup761_rvv_montmul_vx(red_7, -810, -12662, vl);
@@ -571,9 +571,9 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
             const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(t_37, t_40, vl);
             const vint16m1_t diff_57 = __riscv_vsub_vv_i16m1(sum_64, t_43, vl);
             const vint16m1_t diff_58 = __riscv_vsub_vv_i16m1(sum_65, t_44, vl);
-            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett(sum_62, vl);
+            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(sum_62, vl);
             const vint16m1_t sum_66 = __riscv_vadd_vv_i16m1(sum_50, red_8, vl);
-            const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett(sum_63, vl);
+            const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett_coarse(sum_63, vl);
             const vint16m1_t sum_67 = __riscv_vadd_vv_i16m1(sum_51, red_9, vl);
             const vint16m1_t sum_68 = __riscv_vadd_vv_i16m1(sum_52, diff_57, vl);
             const vint16m1_t sum_69 = __riscv_vadd_vv_i16m1(sum_53, diff_58, vl);
@@ -633,34 +633,34 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
             const vint16m1_t l_3 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 144], vl);
             const vint16m1_t l_4 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 160], vl);
             const vint16m1_t l_5 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 176], vl);
-            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett(l_4, vl);
+            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(l_4, vl);
             const vint16m1_t diff_67 = __riscv_vsub_vv_i16m1(l_2, red_10, vl);
             const vint16m1_t t_47 = nttgen_sntrup761_rvv_montmul_vx(diff_67, 985, -4425, vl);
-            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett(l_2, vl);
+            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(l_2, vl);
             const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(l_0, red_11, vl);
-            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_90, red_10, vl);
+            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(sum_90, vl);
+            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(red_12, red_10, vl);
             const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(l_0, red_10, vl);
-            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett(diff_68, vl);
-            const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(red_12, t_47, vl);
+            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(diff_68, vl);
+            const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(red_13, t_47, vl);
             const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(l_0, red_11, vl);
-            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett(diff_69, vl);
-            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(red_13, t_47, vl);
-            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett(l_5, vl);
-            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(l_3, red_14, vl);
+            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(diff_69, vl);
+            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(red_14, t_47, vl);
+            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(l_5, vl);
+            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(l_3, red_15, vl);
             const vint16m1_t t_48 = nttgen_sntrup761_rvv_montmul_vx(diff_71, 985, -4425, vl);
-            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett(l_3, vl);
-            const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(l_1, red_15, vl);
-            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(sum_93, red_14, vl);
-            const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(l_1, red_14, vl);
-            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett(diff_72, vl);
-            const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(red_16, t_48, vl);
-            const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(l_1, red_15, vl);
-            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett(diff_73, vl);
-            const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(red_17, t_48, vl);
-            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett(sum_94, vl);
-            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett(sum_91, vl);
-            const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(red_19, red_18, vl);
-            const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(red_19, red_18, vl);
+            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett_coarse(l_3, vl);
+            const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(l_1, red_16, vl);
+            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett_coarse(sum_93, vl);
+            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(red_17, red_15, vl);
+            const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(l_1, red_15, vl);
+            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett_coarse(diff_72, vl);
+            const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(red_18, t_48, vl);
+            const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(l_1, red_16, vl);
+            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett_coarse(diff_73, vl);
+            const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(red_19, t_48, vl);
+            const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(sum_91, sum_94, vl);
+            const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(sum_91, sum_94, vl);
             const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(sum_92, sum_95, vl);
             const vint16m1_t diff_76 = __riscv_vsub_vv_i16m1(sum_92, sum_95, vl);
             const vint16m1_t sum_98 = __riscv_vadd_vv_i16m1(diff_70, diff_74, vl);
@@ -675,14 +675,14 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
         col_2 = col_2 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -10088, 10088);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -11344, 11344);
 #endif
 }
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-1, 1)
- * Ops per call: load 3961, store 4761, add 10944, sub 9248, mullo 480, montmul 4544, barrett 1984,
- *   const 1025
+ * Ops per call: load 3961, store 4761, add 10944, sub 9248, mullo 480, montmul 4544, barrett_coarse
+ *   1984, const 1025
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restrict 1536],
                                                                const int16_t a[restrict 761]) {
@@ -1120,9 +1120,9 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
             const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(t_37, t_40, vl);
             const vint16m1_t diff_57 = __riscv_vsub_vv_i16m1(sum_64, t_43, vl);
             const vint16m1_t diff_58 = __riscv_vsub_vv_i16m1(sum_65, t_44, vl);
-            const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett(sum_62, vl);
+            const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(sum_62, vl);
             const vint16m1_t sum_66 = __riscv_vadd_vv_i16m1(sum_50, red_0, vl);
-            const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett(sum_63, vl);
+            const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett_coarse(sum_63, vl);
             const vint16m1_t sum_67 = __riscv_vadd_vv_i16m1(sum_51, red_1, vl);
             const vint16m1_t sum_68 = __riscv_vadd_vv_i16m1(sum_52, diff_57, vl);
             const vint16m1_t sum_69 = __riscv_vadd_vv_i16m1(sum_53, diff_58, vl);
@@ -1182,33 +1182,33 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
             const vint16m1_t l_3 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 144], vl);
             const vint16m1_t l_4 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 160], vl);
             const vint16m1_t l_5 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 176], vl);
-            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett(l_4, vl);
+            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(l_4, vl);
             const vint16m1_t diff_67 = __riscv_vsub_vv_i16m1(l_2, red_2, vl);
             const vint16m1_t t_47 = nttgen_sntrup761_rvv_montmul_vx(diff_67, 985, -4425, vl);
-            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett(l_2, vl);
+            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(l_2, vl);
             const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(l_0, red_3, vl);
             const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_90, red_2, vl);
             const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(l_0, red_2, vl);
             const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(diff_68, t_47, vl);
             const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(l_0, red_3, vl);
             const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(diff_69, t_47, vl);
-            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett(l_5, vl);
+            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(l_5, vl);
             const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(l_3, red_4, vl);
             const vint16m1_t t_48 = nttgen_sntrup761_rvv_montmul_vx(diff_71, 985, -4425, vl);
-            const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett(l_3, vl);
+            const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett_coarse(l_3, vl);
             const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(l_1, red_5, vl);
             const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(sum_93, red_4, vl);
             const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(l_1, red_4, vl);
             const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(diff_72, t_48, vl);
             const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(l_1, red_5, vl);
             const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(diff_73, t_48, vl);
-            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett(sum_94, vl);
+            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(sum_94, vl);
             const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(sum_91, red_6, vl);
             const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(sum_91, red_6, vl);
-            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett(sum_95, vl);
+            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(sum_95, vl);
             const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(sum_92, red_7, vl);
             const vint16m1_t diff_76 = __riscv_vsub_vv_i16m1(sum_92, red_7, vl);
-            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett(diff_74, vl);
+            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(diff_74, vl);
             const vint16m1_t sum_98 = __riscv_vadd_vv_i16m1(diff_70, red_8, vl);
             const vint16m1_t diff_77 = __riscv_vsub_vv_i16m1(diff_70, red_8, vl);
             __riscv_vse16_v_i16m1(&r[col_2 + freq_0 * 96], sum_96, vl);
@@ -1221,14 +1221,14 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
         col_2 = col_2 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -30653, 30651);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -32042, 32042);
 #endif
 }
 
 /*
  * products modulo x^16 - t_k, pieces in lanes
- * Ops per call: load 3264, store 1536, add 16128, sub 12096, mullo 5184, montmul 11808, barrett
- *   5856, const 1
+ * Ops per call: load 3264, store 1536, add 16128, sub 12096, mullo 5184, montmul 11808,
+ *   barrett_coarse 6048, const 1
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
                                                       const int16_t a[restrict 1536],
@@ -1236,8 +1236,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
     const int16_t *const t_0 = nttgen_sntrup761_rvv_base_t;
     const int16_t *const tq_0 = nttgen_sntrup761_rvv_base_tq;
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(a, 1536, -10088, 10088);
-    nttgen_sntrup761_rvv_assert_range(b, 1536, -30653, 30651);
+    nttgen_sntrup761_rvv_assert_range(a, 1536, -11344, 11344);
+    nttgen_sntrup761_rvv_assert_range(b, 1536, -32042, 32042);
 #endif
     for (size_t grp_0 = 0; grp_0 < 96;) {
         const size_t vl = __riscv_vsetvl_e16m1(96 - grp_0);
@@ -1257,22 +1257,22 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t a_13 = __riscv_vlse16_v_i16m1(&a[grp_0 * 16 + 13], 32, vl);
         const vint16m1_t a_14 = __riscv_vlse16_v_i16m1(&a[grp_0 * 16 + 14], 32, vl);
         const vint16m1_t a_15 = __riscv_vlse16_v_i16m1(&a[grp_0 * 16 + 15], 32, vl);
-        const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett(a_0, vl);
-        const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett(a_1, vl);
-        const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett(a_2, vl);
-        const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett(a_3, vl);
-        const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett(a_4, vl);
-        const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett(a_5, vl);
-        const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett(a_6, vl);
-        const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett(a_7, vl);
-        const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett(a_8, vl);
-        const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett(a_9, vl);
-        const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett(a_10, vl);
-        const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett(a_11, vl);
-        const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett(a_12, vl);
-        const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett(a_13, vl);
-        const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett(a_14, vl);
-        const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett(a_15, vl);
+        const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(a_0, vl);
+        const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett_coarse(a_1, vl);
+        const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(a_2, vl);
+        const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(a_3, vl);
+        const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(a_4, vl);
+        const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett_coarse(a_5, vl);
+        const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(a_6, vl);
+        const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(a_7, vl);
+        const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(a_8, vl);
+        const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett_coarse(a_9, vl);
+        const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(a_10, vl);
+        const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(a_11, vl);
+        const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(a_12, vl);
+        const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(a_13, vl);
+        const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(a_14, vl);
+        const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(a_15, vl);
         const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[grp_0 * 16], 32, vl);
         const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[grp_0 * 16 + 1], 32, vl);
         const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[grp_0 * 16 + 2], 32, vl);
@@ -1289,22 +1289,22 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t b_13 = __riscv_vlse16_v_i16m1(&b[grp_0 * 16 + 13], 32, vl);
         const vint16m1_t b_14 = __riscv_vlse16_v_i16m1(&b[grp_0 * 16 + 14], 32, vl);
         const vint16m1_t b_15 = __riscv_vlse16_v_i16m1(&b[grp_0 * 16 + 15], 32, vl);
-        const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett(b_0, vl);
-        const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett(b_1, vl);
-        const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett(b_2, vl);
-        const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett(b_3, vl);
-        const vint16m1_t red_20 = nttgen_sntrup761_rvv_barrett(b_4, vl);
-        const vint16m1_t red_21 = nttgen_sntrup761_rvv_barrett(b_5, vl);
-        const vint16m1_t red_22 = nttgen_sntrup761_rvv_barrett(b_6, vl);
-        const vint16m1_t red_23 = nttgen_sntrup761_rvv_barrett(b_7, vl);
-        const vint16m1_t red_24 = nttgen_sntrup761_rvv_barrett(b_8, vl);
-        const vint16m1_t red_25 = nttgen_sntrup761_rvv_barrett(b_9, vl);
-        const vint16m1_t red_26 = nttgen_sntrup761_rvv_barrett(b_10, vl);
-        const vint16m1_t red_27 = nttgen_sntrup761_rvv_barrett(b_11, vl);
-        const vint16m1_t red_28 = nttgen_sntrup761_rvv_barrett(b_12, vl);
-        const vint16m1_t red_29 = nttgen_sntrup761_rvv_barrett(b_13, vl);
-        const vint16m1_t red_30 = nttgen_sntrup761_rvv_barrett(b_14, vl);
-        const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett(b_15, vl);
+        const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett_coarse(b_0, vl);
+        const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett_coarse(b_1, vl);
+        const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett_coarse(b_2, vl);
+        const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett_coarse(b_3, vl);
+        const vint16m1_t red_20 = nttgen_sntrup761_rvv_barrett_coarse(b_4, vl);
+        const vint16m1_t red_21 = nttgen_sntrup761_rvv_barrett_coarse(b_5, vl);
+        const vint16m1_t red_22 = nttgen_sntrup761_rvv_barrett_coarse(b_6, vl);
+        const vint16m1_t red_23 = nttgen_sntrup761_rvv_barrett_coarse(b_7, vl);
+        const vint16m1_t red_24 = nttgen_sntrup761_rvv_barrett_coarse(b_8, vl);
+        const vint16m1_t red_25 = nttgen_sntrup761_rvv_barrett_coarse(b_9, vl);
+        const vint16m1_t red_26 = nttgen_sntrup761_rvv_barrett_coarse(b_10, vl);
+        const vint16m1_t red_27 = nttgen_sntrup761_rvv_barrett_coarse(b_11, vl);
+        const vint16m1_t red_28 = nttgen_sntrup761_rvv_barrett_coarse(b_12, vl);
+        const vint16m1_t red_29 = nttgen_sntrup761_rvv_barrett_coarse(b_13, vl);
+        const vint16m1_t red_30 = nttgen_sntrup761_rvv_barrett_coarse(b_14, vl);
+        const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett_coarse(b_15, vl);
         const vint16m1_t t_1 = __riscv_vle16_v_i16m1(&t_0[grp_0], vl);
         const vint16m1_t tq_1 = __riscv_vle16_v_i16m1(&tq_0[grp_0], vl);
         const vint16m1_t bq_0 = __riscv_vmul_vx_i16m1(red_16, 15631, vl);
@@ -1431,17 +1431,17 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t acc_39 = __riscv_vsub_vv_i16m1(acc_33, p_0, vl);
         const vint16m1_t acc_40 = __riscv_vsub_vv_i16m1(acc_34, acc_0, vl);
         const vint16m1_t acc_41 = __riscv_vsub_vv_i16m1(acc_35, acc_8, vl);
-        const vint16m1_t acc_42 = __riscv_vsub_vv_i16m1(acc_31, acc_9, vl);
+        const vint16m1_t red_32 = nttgen_sntrup761_rvv_barrett_coarse(acc_31, vl);
+        const vint16m1_t acc_42 = __riscv_vsub_vv_i16m1(red_32, acc_9, vl);
         const vint16m1_t acc_43 = __riscv_vsub_vv_i16m1(acc_36, acc_10, vl);
         const vint16m1_t acc_44 = __riscv_vsub_vv_i16m1(acc_37, acc_1, vl);
         const vint16m1_t acc_45 = __riscv_vsub_vv_i16m1(acc_38, p_7, vl);
         const vint16m1_t acc_46 = __riscv_vsub_vv_i16m1(acc_39, p_12, vl);
         const vint16m1_t acc_47 = __riscv_vsub_vv_i16m1(acc_40, acc_11, vl);
-        const vint16m1_t red_32 = nttgen_sntrup761_rvv_barrett(acc_41, vl);
-        const vint16m1_t acc_48 = __riscv_vsub_vv_i16m1(red_32, acc_19, vl);
-        const vint16m1_t red_33 = nttgen_sntrup761_rvv_barrett(acc_42, vl);
-        const vint16m1_t acc_49 = __riscv_vsub_vv_i16m1(red_33, acc_20, vl);
-        const vint16m1_t red_34 = nttgen_sntrup761_rvv_barrett(acc_43, vl);
+        const vint16m1_t red_33 = nttgen_sntrup761_rvv_barrett_coarse(acc_41, vl);
+        const vint16m1_t acc_48 = __riscv_vsub_vv_i16m1(red_33, acc_19, vl);
+        const vint16m1_t acc_49 = __riscv_vsub_vv_i16m1(acc_42, acc_20, vl);
+        const vint16m1_t red_34 = nttgen_sntrup761_rvv_barrett_coarse(acc_43, vl);
         const vint16m1_t acc_50 = __riscv_vsub_vv_i16m1(red_34, acc_21, vl);
         const vint16m1_t acc_51 = __riscv_vsub_vv_i16m1(acc_44, acc_12, vl);
         const vint16m1_t acc_52 = __riscv_vsub_vv_i16m1(acc_45, p_19, vl);
@@ -1553,17 +1553,17 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t acc_92 = __riscv_vsub_vv_i16m1(acc_86, p_36, vl);
         const vint16m1_t acc_93 = __riscv_vsub_vv_i16m1(acc_87, acc_53, vl);
         const vint16m1_t acc_94 = __riscv_vsub_vv_i16m1(acc_88, acc_61, vl);
-        const vint16m1_t acc_95 = __riscv_vsub_vv_i16m1(acc_84, acc_62, vl);
+        const vint16m1_t red_35 = nttgen_sntrup761_rvv_barrett_coarse(acc_84, vl);
+        const vint16m1_t acc_95 = __riscv_vsub_vv_i16m1(red_35, acc_62, vl);
         const vint16m1_t acc_96 = __riscv_vsub_vv_i16m1(acc_89, acc_63, vl);
         const vint16m1_t acc_97 = __riscv_vsub_vv_i16m1(acc_90, acc_54, vl);
         const vint16m1_t acc_98 = __riscv_vsub_vv_i16m1(acc_91, p_43, vl);
         const vint16m1_t acc_99 = __riscv_vsub_vv_i16m1(acc_92, p_48, vl);
         const vint16m1_t acc_100 = __riscv_vsub_vv_i16m1(acc_93, acc_64, vl);
-        const vint16m1_t red_35 = nttgen_sntrup761_rvv_barrett(acc_94, vl);
-        const vint16m1_t acc_101 = __riscv_vsub_vv_i16m1(red_35, acc_72, vl);
-        const vint16m1_t red_36 = nttgen_sntrup761_rvv_barrett(acc_95, vl);
-        const vint16m1_t acc_102 = __riscv_vsub_vv_i16m1(red_36, acc_73, vl);
-        const vint16m1_t red_37 = nttgen_sntrup761_rvv_barrett(acc_96, vl);
+        const vint16m1_t red_36 = nttgen_sntrup761_rvv_barrett_coarse(acc_94, vl);
+        const vint16m1_t acc_101 = __riscv_vsub_vv_i16m1(red_36, acc_72, vl);
+        const vint16m1_t acc_102 = __riscv_vsub_vv_i16m1(acc_95, acc_73, vl);
+        const vint16m1_t red_37 = nttgen_sntrup761_rvv_barrett_coarse(acc_96, vl);
         const vint16m1_t acc_103 = __riscv_vsub_vv_i16m1(red_37, acc_74, vl);
         const vint16m1_t acc_104 = __riscv_vsub_vv_i16m1(acc_97, acc_65, vl);
         const vint16m1_t acc_105 = __riscv_vsub_vv_i16m1(acc_98, p_55, vl);
@@ -1688,7 +1688,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t acc_134 = __riscv_vsub_vv_i16m1(acc_130, acc_128, vl);
         const vint16m1_t acc_135 = __riscv_vsub_vv_i16m1(acc_132, p_99, vl);
         const vint16m1_t acc_136 = __riscv_vsub_vv_i16m1(acc_133, p_100, vl);
-        const vint16m1_t acc_137 = __riscv_vsub_vv_i16m1(acc_134, acc_129, vl);
+        const vint16m1_t red_38 = nttgen_sntrup761_rvv_barrett_coarse(acc_134, vl);
+        const vint16m1_t acc_137 = __riscv_vsub_vv_i16m1(red_38, acc_129, vl);
         const vint16m1_t acc_138 = __riscv_vsub_vv_i16m1(acc_135, p_103, vl);
         const vint16m1_t acc_139 = __riscv_vadd_vv_i16m1(acc_116, p_96, vl);
         const vint16m1_t acc_140 = __riscv_vadd_vv_i16m1(acc_107, acc_128, vl);
@@ -1698,83 +1699,84 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t acc_144 = __riscv_vadd_vv_i16m1(acc_125, p_103, vl);
         const vint16m1_t acc_145 = __riscv_vsub_vv_i16m1(acc_139, p_72, vl);
         const vint16m1_t acc_146 = __riscv_vsub_vv_i16m1(acc_140, acc_106, vl);
-        const vint16m1_t acc_147 = __riscv_vsub_vv_i16m1(acc_141, acc_114, vl);
-        const vint16m1_t red_38 = nttgen_sntrup761_rvv_barrett(acc_137, vl);
-        const vint16m1_t acc_148 = __riscv_vsub_vv_i16m1(red_38, acc_115, vl);
-        const vint16m1_t acc_149 = __riscv_vsub_vv_i16m1(acc_142, acc_116, vl);
+        const vint16m1_t red_39 = nttgen_sntrup761_rvv_barrett_coarse(acc_141, vl);
+        const vint16m1_t acc_147 = __riscv_vsub_vv_i16m1(red_39, acc_114, vl);
+        const vint16m1_t acc_148 = __riscv_vsub_vv_i16m1(acc_137, acc_115, vl);
+        const vint16m1_t red_40 = nttgen_sntrup761_rvv_barrett_coarse(acc_142, vl);
+        const vint16m1_t acc_149 = __riscv_vsub_vv_i16m1(red_40, acc_116, vl);
         const vint16m1_t acc_150 = __riscv_vsub_vv_i16m1(acc_143, acc_107, vl);
         const vint16m1_t acc_151 = __riscv_vsub_vv_i16m1(acc_144, p_79, vl);
         const vint16m1_t acc_152 = __riscv_vsub_vv_i16m1(acc_145, p_84, vl);
         const vint16m1_t acc_153 = __riscv_vsub_vv_i16m1(acc_146, acc_117, vl);
-        const vint16m1_t red_39 = nttgen_sntrup761_rvv_barrett(acc_147, vl);
-        const vint16m1_t acc_154 = __riscv_vsub_vv_i16m1(red_39, acc_125, vl);
-        const vint16m1_t red_40 = nttgen_sntrup761_rvv_barrett(acc_148, vl);
-        const vint16m1_t acc_155 = __riscv_vsub_vv_i16m1(red_40, acc_126, vl);
-        const vint16m1_t red_41 = nttgen_sntrup761_rvv_barrett(acc_149, vl);
-        const vint16m1_t acc_156 = __riscv_vsub_vv_i16m1(red_41, acc_127, vl);
+        const vint16m1_t acc_154 = __riscv_vsub_vv_i16m1(acc_147, acc_125, vl);
+        const vint16m1_t red_41 = nttgen_sntrup761_rvv_barrett_coarse(acc_148, vl);
+        const vint16m1_t acc_155 = __riscv_vsub_vv_i16m1(red_41, acc_126, vl);
+        const vint16m1_t acc_156 = __riscv_vsub_vv_i16m1(acc_149, acc_127, vl);
         const vint16m1_t acc_157 = __riscv_vsub_vv_i16m1(acc_150, acc_118, vl);
         const vint16m1_t acc_158 = __riscv_vsub_vv_i16m1(acc_151, p_91, vl);
         const vint16m1_t acc_159 = __riscv_vadd_vv_i16m1(acc_50, p_72, vl);
         const vint16m1_t acc_160 = __riscv_vadd_vv_i16m1(acc_51, acc_106, vl);
         const vint16m1_t acc_161 = __riscv_vadd_vv_i16m1(acc_52, acc_114, vl);
-        const vint16m1_t acc_162 = __riscv_vadd_vv_i16m1(acc_20, acc_115, vl);
+        const vint16m1_t red_42 = nttgen_sntrup761_rvv_barrett_coarse(acc_115, vl);
+        const vint16m1_t acc_162 = __riscv_vadd_vv_i16m1(acc_20, red_42, vl);
         const vint16m1_t acc_163 = __riscv_vadd_vv_i16m1(acc_21, acc_152, vl);
         const vint16m1_t acc_164 = __riscv_vadd_vv_i16m1(acc_12, acc_153, vl);
         const vint16m1_t acc_165 = __riscv_vadd_vv_i16m1(p_19, acc_154, vl);
         const vint16m1_t acc_166 = __riscv_vadd_vv_i16m1(p_36, acc_156, vl);
         const vint16m1_t acc_167 = __riscv_vadd_vv_i16m1(acc_53, acc_157, vl);
         const vint16m1_t acc_168 = __riscv_vadd_vv_i16m1(acc_61, acc_158, vl);
-        const vint16m1_t acc_169 = __riscv_vadd_vv_i16m1(acc_62, acc_126, vl);
+        const vint16m1_t red_43 = nttgen_sntrup761_rvv_barrett_coarse(acc_126, vl);
+        const vint16m1_t acc_169 = __riscv_vadd_vv_i16m1(acc_62, red_43, vl);
         const vint16m1_t acc_170 = __riscv_vadd_vv_i16m1(acc_99, acc_127, vl);
         const vint16m1_t acc_171 = __riscv_vadd_vv_i16m1(acc_100, acc_118, vl);
         const vint16m1_t acc_172 = __riscv_vadd_vv_i16m1(acc_101, p_91, vl);
         const vint16m1_t acc_173 = __riscv_vsub_vv_i16m1(acc_159, p_0, vl);
         const vint16m1_t acc_174 = __riscv_vsub_vv_i16m1(acc_160, acc_0, vl);
-        const vint16m1_t red_42 = nttgen_sntrup761_rvv_barrett(acc_161, vl);
-        const vint16m1_t acc_175 = __riscv_vsub_vv_i16m1(red_42, acc_8, vl);
-        const vint16m1_t red_43 = nttgen_sntrup761_rvv_barrett(acc_162, vl);
-        const vint16m1_t acc_176 = __riscv_vsub_vv_i16m1(red_43, acc_9, vl);
-        const vint16m1_t red_44 = nttgen_sntrup761_rvv_barrett(acc_163, vl);
-        const vint16m1_t acc_177 = __riscv_vsub_vv_i16m1(red_44, acc_46, vl);
-        const vint16m1_t red_45 = nttgen_sntrup761_rvv_barrett(acc_164, vl);
-        const vint16m1_t acc_178 = __riscv_vsub_vv_i16m1(red_45, acc_47, vl);
-        const vint16m1_t acc_179 = __riscv_vsub_vv_i16m1(acc_165, acc_48, vl);
-        const vint16m1_t red_46 = nttgen_sntrup761_rvv_barrett(acc_155, vl);
-        const vint16m1_t acc_180 = __riscv_vsub_vv_i16m1(red_46, acc_49, vl);
-        const vint16m1_t acc_181 = __riscv_vsub_vv_i16m1(acc_166, acc_50, vl);
-        const vint16m1_t red_47 = nttgen_sntrup761_rvv_barrett(acc_167, vl);
-        const vint16m1_t acc_182 = __riscv_vsub_vv_i16m1(red_47, acc_51, vl);
-        const vint16m1_t red_48 = nttgen_sntrup761_rvv_barrett(acc_168, vl);
-        const vint16m1_t acc_183 = __riscv_vsub_vv_i16m1(red_48, acc_52, vl);
-        const vint16m1_t red_49 = nttgen_sntrup761_rvv_barrett(acc_169, vl);
-        const vint16m1_t acc_184 = __riscv_vsub_vv_i16m1(red_49, acc_20, vl);
-        const vint16m1_t red_50 = nttgen_sntrup761_rvv_barrett(acc_170, vl);
-        const vint16m1_t acc_185 = __riscv_vsub_vv_i16m1(red_50, acc_21, vl);
+        const vint16m1_t red_44 = nttgen_sntrup761_rvv_barrett_coarse(acc_161, vl);
+        const vint16m1_t acc_175 = __riscv_vsub_vv_i16m1(red_44, acc_8, vl);
+        const vint16m1_t acc_176 = __riscv_vsub_vv_i16m1(acc_162, acc_9, vl);
+        const vint16m1_t red_45 = nttgen_sntrup761_rvv_barrett_coarse(acc_163, vl);
+        const vint16m1_t acc_177 = __riscv_vsub_vv_i16m1(red_45, acc_46, vl);
+        const vint16m1_t red_46 = nttgen_sntrup761_rvv_barrett_coarse(acc_164, vl);
+        const vint16m1_t acc_178 = __riscv_vsub_vv_i16m1(red_46, acc_47, vl);
+        const vint16m1_t red_47 = nttgen_sntrup761_rvv_barrett_coarse(acc_165, vl);
+        const vint16m1_t acc_179 = __riscv_vsub_vv_i16m1(red_47, acc_48, vl);
+        const vint16m1_t red_48 = nttgen_sntrup761_rvv_barrett_coarse(acc_49, vl);
+        const vint16m1_t acc_180 = __riscv_vsub_vv_i16m1(acc_155, red_48, vl);
+        const vint16m1_t red_49 = nttgen_sntrup761_rvv_barrett_coarse(acc_166, vl);
+        const vint16m1_t acc_181 = __riscv_vsub_vv_i16m1(red_49, acc_50, vl);
+        const vint16m1_t red_50 = nttgen_sntrup761_rvv_barrett_coarse(acc_167, vl);
+        const vint16m1_t acc_182 = __riscv_vsub_vv_i16m1(red_50, acc_51, vl);
+        const vint16m1_t red_51 = nttgen_sntrup761_rvv_barrett_coarse(acc_168, vl);
+        const vint16m1_t acc_183 = __riscv_vsub_vv_i16m1(red_51, acc_52, vl);
+        const vint16m1_t acc_184 = __riscv_vsub_vv_i16m1(acc_169, acc_20, vl);
+        const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett_coarse(acc_170, vl);
+        const vint16m1_t acc_185 = __riscv_vsub_vv_i16m1(red_52, acc_21, vl);
         const vint16m1_t acc_186 = __riscv_vsub_vv_i16m1(acc_171, acc_12, vl);
         const vint16m1_t acc_187 = __riscv_vsub_vv_i16m1(acc_172, p_19, vl);
         const vint16m1_t acc_188 = __riscv_vsub_vv_i16m1(acc_173, p_36, vl);
-        const vint16m1_t red_51 = nttgen_sntrup761_rvv_barrett(acc_174, vl);
-        const vint16m1_t acc_189 = __riscv_vsub_vv_i16m1(red_51, acc_53, vl);
+        const vint16m1_t red_53 = nttgen_sntrup761_rvv_barrett_coarse(acc_174, vl);
+        const vint16m1_t acc_189 = __riscv_vsub_vv_i16m1(red_53, acc_53, vl);
         const vint16m1_t acc_190 = __riscv_vsub_vv_i16m1(acc_175, acc_61, vl);
-        const vint16m1_t acc_191 = __riscv_vsub_vv_i16m1(acc_176, acc_62, vl);
-        const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett(acc_177, vl);
-        const vint16m1_t acc_192 = __riscv_vsub_vv_i16m1(red_52, acc_99, vl);
-        const vint16m1_t red_53 = nttgen_sntrup761_rvv_barrett(acc_178, vl);
-        const vint16m1_t acc_193 = __riscv_vsub_vv_i16m1(red_53, acc_100, vl);
-        const vint16m1_t red_54 = nttgen_sntrup761_rvv_barrett(acc_179, vl);
-        const vint16m1_t acc_194 = __riscv_vsub_vv_i16m1(red_54, acc_101, vl);
-        const vint16m1_t red_55 = nttgen_sntrup761_rvv_barrett(acc_180, vl);
-        const vint16m1_t acc_195 = __riscv_vsub_vv_i16m1(red_55, acc_102, vl);
-        const vint16m1_t red_56 = nttgen_sntrup761_rvv_barrett(acc_181, vl);
-        const vint16m1_t acc_196 = __riscv_vsub_vv_i16m1(red_56, acc_103, vl);
-        const vint16m1_t red_57 = nttgen_sntrup761_rvv_barrett(acc_182, vl);
-        const vint16m1_t acc_197 = __riscv_vsub_vv_i16m1(red_57, acc_104, vl);
-        const vint16m1_t red_58 = nttgen_sntrup761_rvv_barrett(acc_183, vl);
-        const vint16m1_t acc_198 = __riscv_vsub_vv_i16m1(red_58, acc_105, vl);
-        const vint16m1_t acc_199 = __riscv_vsub_vv_i16m1(acc_184, acc_73, vl);
+        const vint16m1_t red_54 = nttgen_sntrup761_rvv_barrett_coarse(acc_176, vl);
+        const vint16m1_t acc_191 = __riscv_vsub_vv_i16m1(red_54, acc_62, vl);
+        const vint16m1_t red_55 = nttgen_sntrup761_rvv_barrett_coarse(acc_177, vl);
+        const vint16m1_t acc_192 = __riscv_vsub_vv_i16m1(red_55, acc_99, vl);
+        const vint16m1_t red_56 = nttgen_sntrup761_rvv_barrett_coarse(acc_178, vl);
+        const vint16m1_t acc_193 = __riscv_vsub_vv_i16m1(red_56, acc_100, vl);
+        const vint16m1_t acc_194 = __riscv_vsub_vv_i16m1(acc_179, acc_101, vl);
+        const vint16m1_t red_57 = nttgen_sntrup761_rvv_barrett_coarse(acc_102, vl);
+        const vint16m1_t acc_195 = __riscv_vsub_vv_i16m1(acc_180, red_57, vl);
+        const vint16m1_t acc_196 = __riscv_vsub_vv_i16m1(acc_181, acc_103, vl);
+        const vint16m1_t red_58 = nttgen_sntrup761_rvv_barrett_coarse(acc_182, vl);
+        const vint16m1_t acc_197 = __riscv_vsub_vv_i16m1(red_58, acc_104, vl);
+        const vint16m1_t red_59 = nttgen_sntrup761_rvv_barrett_coarse(acc_183, vl);
+        const vint16m1_t acc_198 = __riscv_vsub_vv_i16m1(red_59, acc_105, vl);
+        const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett_coarse(acc_184, vl);
+        const vint16m1_t acc_199 = __riscv_vsub_vv_i16m1(red_60, acc_73, vl);
         const vint16m1_t acc_200 = __riscv_vsub_vv_i16m1(acc_185, acc_74, vl);
-        const vint16m1_t red_59 = nttgen_sntrup761_rvv_barrett(acc_186, vl);
-        const vint16m1_t acc_201 = __riscv_vsub_vv_i16m1(red_59, acc_65, vl);
+        const vint16m1_t red_61 = nttgen_sntrup761_rvv_barrett_coarse(acc_186, vl);
+        const vint16m1_t acc_201 = __riscv_vsub_vv_i16m1(red_61, acc_65, vl);
         const vint16m1_t acc_202 = __riscv_vsub_vv_i16m1(acc_187, p_55, vl);
         const vint16m1_t tw_0 = nttgen_sntrup761_rvv_montmul(acc_196, t_1, tq_1, vl);
         const vint16m1_t c_0 = __riscv_vadd_vv_i16m1(p_0, tw_0, vl);
@@ -1791,7 +1793,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t tw_6 = nttgen_sntrup761_rvv_montmul(acc_202, t_1, tq_1, vl);
         const vint16m1_t c_6 = __riscv_vadd_vv_i16m1(acc_48, tw_6, vl);
         const vint16m1_t tw_7 = nttgen_sntrup761_rvv_montmul(acc_102, t_1, tq_1, vl);
-        const vint16m1_t c_7 = __riscv_vadd_vv_i16m1(acc_49, tw_7, vl);
+        const vint16m1_t red_62 = nttgen_sntrup761_rvv_barrett_coarse(acc_49, vl);
+        const vint16m1_t c_7 = __riscv_vadd_vv_i16m1(red_62, tw_7, vl);
         const vint16m1_t tw_8 = nttgen_sntrup761_rvv_montmul(acc_103, t_1, tq_1, vl);
         const vint16m1_t c_8 = __riscv_vadd_vv_i16m1(acc_188, tw_8, vl);
         const vint16m1_t tw_9 = nttgen_sntrup761_rvv_montmul(acc_104, t_1, tq_1, vl);
@@ -1799,8 +1802,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t tw_10 = nttgen_sntrup761_rvv_montmul(acc_105, t_1, tq_1, vl);
         const vint16m1_t c_10 = __riscv_vadd_vv_i16m1(acc_190, tw_10, vl);
         const vint16m1_t tw_11 = nttgen_sntrup761_rvv_montmul(acc_73, t_1, tq_1, vl);
-        const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett(acc_191, vl);
-        const vint16m1_t c_11 = __riscv_vadd_vv_i16m1(red_60, tw_11, vl);
+        const vint16m1_t c_11 = __riscv_vadd_vv_i16m1(acc_191, tw_11, vl);
         const vint16m1_t tw_12 = nttgen_sntrup761_rvv_montmul(acc_74, t_1, tq_1, vl);
         const vint16m1_t c_12 = __riscv_vadd_vv_i16m1(acc_192, tw_12, vl);
         const vint16m1_t tw_13 = nttgen_sntrup761_rvv_montmul(acc_65, t_1, tq_1, vl);
@@ -1826,20 +1828,21 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         grp_0 = grp_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -24632, 24632);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -30423, 30423);
 #endif
 }
 
 /*
  * unnormalised inverse DFT over blocks
- * Ops per call: load 4704, store 4704, add 10848, sub 10784, montmul 5024, barrett 4848, const 1024
+ * Ops per call: load 4704, store 4704, add 10848, sub 10784, montmul 5024, barrett_coarse 6448,
+ *   const 1024
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536],
                                                          const int16_t c[restrict 1536]) {
     NTTGEN_ALIGN(64) int16_t freqs[1632];
     NTTGEN_ALIGN(64) int16_t grid[1632];
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(c, 1536, -24632, 24632);
+    nttgen_sntrup761_rvv_assert_range(c, 1536, -30423, 30423);
 #endif
     for (size_t col_0 = 0; col_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - col_0);
@@ -1850,34 +1853,33 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t c_3 = __riscv_vle16_v_i16m1(&c[col_0 + freq_0 * 96 + 48], vl);
             const vint16m1_t c_4 = __riscv_vle16_v_i16m1(&c[col_0 + freq_0 * 96 + 64], vl);
             const vint16m1_t c_5 = __riscv_vle16_v_i16m1(&c[col_0 + freq_0 * 96 + 80], vl);
-            const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett(c_1, vl);
-            const vint16m1_t sum_0 = __riscv_vadd_vv_i16m1(c_0, red_0, vl);
-            const vint16m1_t diff_0 = __riscv_vsub_vv_i16m1(c_0, red_0, vl);
-            const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett(c_3, vl);
-            const vint16m1_t sum_1 = __riscv_vadd_vv_i16m1(c_2, red_1, vl);
-            const vint16m1_t diff_1 = __riscv_vsub_vv_i16m1(c_2, red_1, vl);
-            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett(c_5, vl);
-            const vint16m1_t sum_2 = __riscv_vadd_vv_i16m1(c_4, red_2, vl);
-            const vint16m1_t diff_2 = __riscv_vsub_vv_i16m1(c_4, red_2, vl);
-            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett(sum_2, vl);
-            const vint16m1_t diff_3 = __riscv_vsub_vv_i16m1(sum_1, red_3, vl);
+            const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(c_1, vl);
+            const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett_coarse(c_0, vl);
+            const vint16m1_t sum_0 = __riscv_vadd_vv_i16m1(red_1, red_0, vl);
+            const vint16m1_t diff_0 = __riscv_vsub_vv_i16m1(red_1, red_0, vl);
+            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(c_3, vl);
+            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(c_2, vl);
+            const vint16m1_t sum_1 = __riscv_vadd_vv_i16m1(red_3, red_2, vl);
+            const vint16m1_t diff_1 = __riscv_vsub_vv_i16m1(red_3, red_2, vl);
+            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(c_5, vl);
+            const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett_coarse(c_4, vl);
+            const vint16m1_t sum_2 = __riscv_vadd_vv_i16m1(red_5, red_4, vl);
+            const vint16m1_t diff_2 = __riscv_vsub_vv_i16m1(red_5, red_4, vl);
+            const vint16m1_t diff_3 = __riscv_vsub_vv_i16m1(sum_1, sum_2, vl);
             const vint16m1_t t_0 = nttgen_sntrup761_rvv_montmul_vx(diff_3, -2247, 4439, vl);
-            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett(sum_1, vl);
-            const vint16m1_t sum_3 = __riscv_vadd_vv_i16m1(sum_0, red_4, vl);
-            const vint16m1_t sum_4 = __riscv_vadd_vv_i16m1(sum_3, red_3, vl);
-            const vint16m1_t diff_4 = __riscv_vsub_vv_i16m1(sum_0, red_3, vl);
+            const vint16m1_t sum_3 = __riscv_vadd_vv_i16m1(sum_0, sum_1, vl);
+            const vint16m1_t sum_4 = __riscv_vadd_vv_i16m1(sum_3, sum_2, vl);
+            const vint16m1_t diff_4 = __riscv_vsub_vv_i16m1(sum_0, sum_2, vl);
             const vint16m1_t sum_5 = __riscv_vadd_vv_i16m1(diff_4, t_0, vl);
-            const vint16m1_t diff_5 = __riscv_vsub_vv_i16m1(sum_0, red_4, vl);
+            const vint16m1_t diff_5 = __riscv_vsub_vv_i16m1(sum_0, sum_1, vl);
             const vint16m1_t diff_6 = __riscv_vsub_vv_i16m1(diff_5, t_0, vl);
-            const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett(diff_2, vl);
-            const vint16m1_t diff_7 = __riscv_vsub_vv_i16m1(diff_1, red_5, vl);
+            const vint16m1_t diff_7 = __riscv_vsub_vv_i16m1(diff_1, diff_2, vl);
             const vint16m1_t t_1 = nttgen_sntrup761_rvv_montmul_vx(diff_7, -2247, 4439, vl);
-            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett(diff_1, vl);
-            const vint16m1_t sum_6 = __riscv_vadd_vv_i16m1(diff_0, red_6, vl);
-            const vint16m1_t sum_7 = __riscv_vadd_vv_i16m1(sum_6, red_5, vl);
-            const vint16m1_t diff_8 = __riscv_vsub_vv_i16m1(diff_0, red_5, vl);
+            const vint16m1_t sum_6 = __riscv_vadd_vv_i16m1(diff_0, diff_1, vl);
+            const vint16m1_t sum_7 = __riscv_vadd_vv_i16m1(sum_6, diff_2, vl);
+            const vint16m1_t diff_8 = __riscv_vsub_vv_i16m1(diff_0, diff_2, vl);
             const vint16m1_t sum_8 = __riscv_vadd_vv_i16m1(diff_8, t_1, vl);
-            const vint16m1_t diff_9 = __riscv_vsub_vv_i16m1(diff_0, red_6, vl);
+            const vint16m1_t diff_9 = __riscv_vsub_vv_i16m1(diff_0, diff_1, vl);
             const vint16m1_t diff_10 = __riscv_vsub_vv_i16m1(diff_9, t_1, vl);
             __riscv_vse16_v_i16m1(&freqs[col_0 + freq_0 * 96 + 96], sum_4, vl);
             __riscv_vse16_v_i16m1(&freqs[col_0 + freq_0 * 96 + 112], sum_7, vl);
@@ -1907,85 +1909,102 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t f_13 = __riscv_vle16_v_i16m1(&freqs[col_1 + line_0 * 16 + 1344], vl);
             const vint16m1_t f_14 = __riscv_vle16_v_i16m1(&freqs[col_1 + line_0 * 16 + 1440], vl);
             const vint16m1_t f_15 = __riscv_vle16_v_i16m1(&freqs[col_1 + line_0 * 16 + 1536], vl);
-            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett(f_1, vl);
-            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett(f_0, vl);
-            const vint16m1_t sum_9 = __riscv_vadd_vv_i16m1(red_8, red_7, vl);
-            const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett(f_2, vl);
-            const vint16m1_t sum_10 = __riscv_vadd_vv_i16m1(sum_9, red_9, vl);
-            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett(f_3, vl);
-            const vint16m1_t sum_11 = __riscv_vadd_vv_i16m1(sum_10, red_10, vl);
-            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett(f_4, vl);
-            const vint16m1_t sum_12 = __riscv_vadd_vv_i16m1(sum_11, red_11, vl);
-            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett(f_5, vl);
-            const vint16m1_t sum_13 = __riscv_vadd_vv_i16m1(sum_12, red_12, vl);
-            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett(f_6, vl);
-            const vint16m1_t sum_14 = __riscv_vadd_vv_i16m1(sum_13, red_13, vl);
-            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett(f_7, vl);
-            const vint16m1_t sum_15 = __riscv_vadd_vv_i16m1(sum_14, red_14, vl);
-            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett(f_8, vl);
-            const vint16m1_t sum_16 = __riscv_vadd_vv_i16m1(sum_15, red_15, vl);
-            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett(f_9, vl);
-            const vint16m1_t sum_17 = __riscv_vadd_vv_i16m1(sum_16, red_16, vl);
-            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett(f_10, vl);
-            const vint16m1_t sum_18 = __riscv_vadd_vv_i16m1(sum_17, red_17, vl);
-            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett(f_11, vl);
-            const vint16m1_t sum_19 = __riscv_vadd_vv_i16m1(sum_18, red_18, vl);
-            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett(f_12, vl);
-            const vint16m1_t sum_20 = __riscv_vadd_vv_i16m1(sum_19, red_19, vl);
-            const vint16m1_t red_20 = nttgen_sntrup761_rvv_barrett(f_13, vl);
-            const vint16m1_t sum_21 = __riscv_vadd_vv_i16m1(sum_20, red_20, vl);
-            const vint16m1_t red_21 = nttgen_sntrup761_rvv_barrett(f_14, vl);
-            const vint16m1_t red_22 = nttgen_sntrup761_rvv_barrett(sum_21, vl);
-            const vint16m1_t sum_22 = __riscv_vadd_vv_i16m1(red_22, red_21, vl);
-            const vint16m1_t red_23 = nttgen_sntrup761_rvv_barrett(f_15, vl);
-            const vint16m1_t sum_23 = __riscv_vadd_vv_i16m1(sum_22, red_23, vl);
-            const vint16m1_t sum_24 = __riscv_vadd_vv_i16m1(red_8, red_23, vl);
-            const vint16m1_t sum_25 = __riscv_vadd_vv_i16m1(red_12, red_17, vl);
-            const vint16m1_t sum_26 = __riscv_vadd_vv_i16m1(red_7, red_21, vl);
-            const vint16m1_t sum_27 = __riscv_vadd_vv_i16m1(red_18, red_11, vl);
-            const vint16m1_t sum_28 = __riscv_vadd_vv_i16m1(red_10, red_19, vl);
-            const vint16m1_t sum_29 = __riscv_vadd_vv_i16m1(red_13, red_16, vl);
-            const vint16m1_t sum_30 = __riscv_vadd_vv_i16m1(red_14, red_15, vl);
-            const vint16m1_t sum_31 = __riscv_vadd_vv_i16m1(red_20, red_9, vl);
-            const vint16m1_t diff_11 = __riscv_vsub_vv_i16m1(red_8, red_23, vl);
-            const vint16m1_t diff_12 = __riscv_vsub_vv_i16m1(red_12, red_17, vl);
-            const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(red_7, red_21, vl);
-            const vint16m1_t diff_14 = __riscv_vsub_vv_i16m1(red_18, red_11, vl);
-            const vint16m1_t diff_15 = __riscv_vsub_vv_i16m1(red_10, red_19, vl);
-            const vint16m1_t diff_16 = __riscv_vsub_vv_i16m1(red_13, red_16, vl);
-            const vint16m1_t diff_17 = __riscv_vsub_vv_i16m1(red_14, red_15, vl);
-            const vint16m1_t diff_18 = __riscv_vsub_vv_i16m1(red_20, red_9, vl);
-            const vint16m1_t sum_32 = __riscv_vadd_vv_i16m1(sum_24, sum_28, vl);
-            const vint16m1_t sum_33 = __riscv_vadd_vv_i16m1(sum_25, sum_29, vl);
-            const vint16m1_t sum_34 = __riscv_vadd_vv_i16m1(sum_26, sum_30, vl);
-            const vint16m1_t sum_35 = __riscv_vadd_vv_i16m1(sum_27, sum_31, vl);
-            const vint16m1_t diff_19 = __riscv_vsub_vv_i16m1(sum_24, sum_28, vl);
-            const vint16m1_t diff_20 = __riscv_vsub_vv_i16m1(sum_25, sum_29, vl);
-            const vint16m1_t diff_21 = __riscv_vsub_vv_i16m1(sum_26, sum_30, vl);
-            const vint16m1_t diff_22 = __riscv_vsub_vv_i16m1(sum_27, sum_31, vl);
-            const vint16m1_t sum_36 = __riscv_vadd_vv_i16m1(sum_32, sum_34, vl);
-            const vint16m1_t sum_37 = __riscv_vadd_vv_i16m1(sum_33, sum_35, vl);
-            const vint16m1_t diff_23 = __riscv_vsub_vv_i16m1(sum_32, sum_34, vl);
-            const vint16m1_t diff_24 = __riscv_vsub_vv_i16m1(sum_33, sum_35, vl);
-            const vint16m1_t red_24 = nttgen_sntrup761_rvv_barrett(sum_37, vl);
-            const vint16m1_t sum_38 = __riscv_vadd_vv_i16m1(sum_36, red_24, vl);
-            const vint16m1_t diff_25 = __riscv_vsub_vv_i16m1(sum_36, red_24, vl);
-            const vint16m1_t diff_26 = __riscv_vsub_vv_i16m1(diff_19, diff_21, vl);
-            const vint16m1_t sum_39 = __riscv_vadd_vv_i16m1(diff_20, diff_22, vl);
-            const vint16m1_t t_2 = nttgen_sntrup761_rvv_montmul_vx(diff_22, -760, -17544, vl);
-            const vint16m1_t t_3 = nttgen_sntrup761_rvv_montmul_vx(diff_21, -760, -17544, vl);
+            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(f_1, vl);
+            const vint16m1_t sum_9 = __riscv_vadd_vv_i16m1(f_0, red_6, vl);
+            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(sum_9, vl);
+            const vint16m1_t sum_10 = __riscv_vadd_vv_i16m1(red_7, f_2, vl);
+            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(sum_10, vl);
+            const vint16m1_t sum_11 = __riscv_vadd_vv_i16m1(red_8, f_3, vl);
+            const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett_coarse(sum_11, vl);
+            const vint16m1_t sum_12 = __riscv_vadd_vv_i16m1(red_9, f_4, vl);
+            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(sum_12, vl);
+            const vint16m1_t sum_13 = __riscv_vadd_vv_i16m1(red_10, f_5, vl);
+            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(sum_13, vl);
+            const vint16m1_t sum_14 = __riscv_vadd_vv_i16m1(red_11, f_6, vl);
+            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(sum_14, vl);
+            const vint16m1_t sum_15 = __riscv_vadd_vv_i16m1(red_12, f_7, vl);
+            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(sum_15, vl);
+            const vint16m1_t sum_16 = __riscv_vadd_vv_i16m1(red_13, f_8, vl);
+            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(sum_16, vl);
+            const vint16m1_t sum_17 = __riscv_vadd_vv_i16m1(red_14, f_9, vl);
+            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(sum_17, vl);
+            const vint16m1_t sum_18 = __riscv_vadd_vv_i16m1(red_15, f_10, vl);
+            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett_coarse(sum_18, vl);
+            const vint16m1_t sum_19 = __riscv_vadd_vv_i16m1(red_16, f_11, vl);
+            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett_coarse(sum_19, vl);
+            const vint16m1_t sum_20 = __riscv_vadd_vv_i16m1(red_17, f_12, vl);
+            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett_coarse(sum_20, vl);
+            const vint16m1_t sum_21 = __riscv_vadd_vv_i16m1(red_18, f_13, vl);
+            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett_coarse(sum_21, vl);
+            const vint16m1_t sum_22 = __riscv_vadd_vv_i16m1(red_19, f_14, vl);
+            const vint16m1_t red_20 = nttgen_sntrup761_rvv_barrett_coarse(sum_22, vl);
+            const vint16m1_t sum_23 = __riscv_vadd_vv_i16m1(red_20, f_15, vl);
+            const vint16m1_t red_21 = nttgen_sntrup761_rvv_barrett_coarse(f_15, vl);
+            const vint16m1_t sum_24 = __riscv_vadd_vv_i16m1(f_0, red_21, vl);
+            const vint16m1_t red_22 = nttgen_sntrup761_rvv_barrett_coarse(f_10, vl);
+            const vint16m1_t sum_25 = __riscv_vadd_vv_i16m1(f_5, red_22, vl);
+            const vint16m1_t sum_26 = __riscv_vadd_vv_i16m1(red_6, f_14, vl);
+            const vint16m1_t red_23 = nttgen_sntrup761_rvv_barrett_coarse(f_4, vl);
+            const vint16m1_t sum_27 = __riscv_vadd_vv_i16m1(f_11, red_23, vl);
+            const vint16m1_t red_24 = nttgen_sntrup761_rvv_barrett_coarse(f_12, vl);
+            const vint16m1_t sum_28 = __riscv_vadd_vv_i16m1(f_3, red_24, vl);
+            const vint16m1_t red_25 = nttgen_sntrup761_rvv_barrett_coarse(f_9, vl);
+            const vint16m1_t sum_29 = __riscv_vadd_vv_i16m1(f_6, red_25, vl);
+            const vint16m1_t red_26 = nttgen_sntrup761_rvv_barrett_coarse(f_8, vl);
+            const vint16m1_t sum_30 = __riscv_vadd_vv_i16m1(f_7, red_26, vl);
+            const vint16m1_t red_27 = nttgen_sntrup761_rvv_barrett_coarse(f_2, vl);
+            const vint16m1_t sum_31 = __riscv_vadd_vv_i16m1(f_13, red_27, vl);
+            const vint16m1_t diff_11 = __riscv_vsub_vv_i16m1(f_0, red_21, vl);
+            const vint16m1_t diff_12 = __riscv_vsub_vv_i16m1(f_5, red_22, vl);
+            const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(red_6, f_14, vl);
+            const vint16m1_t diff_14 = __riscv_vsub_vv_i16m1(f_11, red_23, vl);
+            const vint16m1_t diff_15 = __riscv_vsub_vv_i16m1(f_3, red_24, vl);
+            const vint16m1_t diff_16 = __riscv_vsub_vv_i16m1(f_6, red_25, vl);
+            const vint16m1_t diff_17 = __riscv_vsub_vv_i16m1(f_7, red_26, vl);
+            const vint16m1_t diff_18 = __riscv_vsub_vv_i16m1(f_13, red_27, vl);
+            const vint16m1_t red_28 = nttgen_sntrup761_rvv_barrett_coarse(sum_28, vl);
+            const vint16m1_t sum_32 = __riscv_vadd_vv_i16m1(sum_24, red_28, vl);
+            const vint16m1_t red_29 = nttgen_sntrup761_rvv_barrett_coarse(sum_29, vl);
+            const vint16m1_t sum_33 = __riscv_vadd_vv_i16m1(sum_25, red_29, vl);
+            const vint16m1_t red_30 = nttgen_sntrup761_rvv_barrett_coarse(sum_30, vl);
+            const vint16m1_t sum_34 = __riscv_vadd_vv_i16m1(sum_26, red_30, vl);
+            const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett_coarse(sum_31, vl);
+            const vint16m1_t sum_35 = __riscv_vadd_vv_i16m1(sum_27, red_31, vl);
+            const vint16m1_t diff_19 = __riscv_vsub_vv_i16m1(sum_24, red_28, vl);
+            const vint16m1_t diff_20 = __riscv_vsub_vv_i16m1(sum_25, red_29, vl);
+            const vint16m1_t diff_21 = __riscv_vsub_vv_i16m1(sum_26, red_30, vl);
+            const vint16m1_t diff_22 = __riscv_vsub_vv_i16m1(sum_27, red_31, vl);
+            const vint16m1_t red_32 = nttgen_sntrup761_rvv_barrett_coarse(sum_34, vl);
+            const vint16m1_t sum_36 = __riscv_vadd_vv_i16m1(sum_32, red_32, vl);
+            const vint16m1_t red_33 = nttgen_sntrup761_rvv_barrett_coarse(sum_35, vl);
+            const vint16m1_t sum_37 = __riscv_vadd_vv_i16m1(sum_33, red_33, vl);
+            const vint16m1_t diff_23 = __riscv_vsub_vv_i16m1(sum_32, red_32, vl);
+            const vint16m1_t diff_24 = __riscv_vsub_vv_i16m1(sum_33, red_33, vl);
+            const vint16m1_t red_34 = nttgen_sntrup761_rvv_barrett_coarse(sum_37, vl);
+            const vint16m1_t sum_38 = __riscv_vadd_vv_i16m1(sum_36, red_34, vl);
+            const vint16m1_t diff_25 = __riscv_vsub_vv_i16m1(sum_36, red_34, vl);
+            const vint16m1_t red_35 = nttgen_sntrup761_rvv_barrett_coarse(diff_21, vl);
+            const vint16m1_t diff_26 = __riscv_vsub_vv_i16m1(diff_19, red_35, vl);
+            const vint16m1_t red_36 = nttgen_sntrup761_rvv_barrett_coarse(diff_22, vl);
+            const vint16m1_t sum_39 = __riscv_vadd_vv_i16m1(diff_20, red_36, vl);
+            const vint16m1_t t_2 = nttgen_sntrup761_rvv_montmul_vx(red_36, -760, -17544, vl);
+            const vint16m1_t t_3 = nttgen_sntrup761_rvv_montmul_vx(red_35, -760, -17544, vl);
             const vint16m1_t sum_40 = __riscv_vadd_vv_i16m1(diff_26, t_2, vl);
             const vint16m1_t diff_27 = __riscv_vsub_vv_i16m1(sum_39, t_3, vl);
             const vint16m1_t diff_28 = __riscv_vsub_vv_i16m1(diff_26, t_2, vl);
             const vint16m1_t sum_41 = __riscv_vadd_vv_i16m1(sum_39, t_3, vl);
-            const vint16m1_t diff_29 = __riscv_vsub_vv_i16m1(diff_11, diff_15, vl);
-            const vint16m1_t diff_30 = __riscv_vsub_vv_i16m1(diff_12, diff_16, vl);
-            const vint16m1_t sum_42 = __riscv_vadd_vv_i16m1(diff_13, diff_17, vl);
-            const vint16m1_t sum_43 = __riscv_vadd_vv_i16m1(diff_14, diff_18, vl);
-            const vint16m1_t t_4 = nttgen_sntrup761_rvv_montmul_vx(diff_17, -760, -17544, vl);
-            const vint16m1_t t_5 = nttgen_sntrup761_rvv_montmul_vx(diff_18, -760, -17544, vl);
-            const vint16m1_t t_6 = nttgen_sntrup761_rvv_montmul_vx(diff_15, -760, -17544, vl);
-            const vint16m1_t t_7 = nttgen_sntrup761_rvv_montmul_vx(diff_16, -760, -17544, vl);
+            const vint16m1_t red_37 = nttgen_sntrup761_rvv_barrett_coarse(diff_15, vl);
+            const vint16m1_t diff_29 = __riscv_vsub_vv_i16m1(diff_11, red_37, vl);
+            const vint16m1_t red_38 = nttgen_sntrup761_rvv_barrett_coarse(diff_16, vl);
+            const vint16m1_t diff_30 = __riscv_vsub_vv_i16m1(diff_12, red_38, vl);
+            const vint16m1_t red_39 = nttgen_sntrup761_rvv_barrett_coarse(diff_17, vl);
+            const vint16m1_t sum_42 = __riscv_vadd_vv_i16m1(diff_13, red_39, vl);
+            const vint16m1_t red_40 = nttgen_sntrup761_rvv_barrett_coarse(diff_18, vl);
+            const vint16m1_t sum_43 = __riscv_vadd_vv_i16m1(diff_14, red_40, vl);
+            const vint16m1_t t_4 = nttgen_sntrup761_rvv_montmul_vx(red_39, -760, -17544, vl);
+            const vint16m1_t t_5 = nttgen_sntrup761_rvv_montmul_vx(red_40, -760, -17544, vl);
+            const vint16m1_t t_6 = nttgen_sntrup761_rvv_montmul_vx(red_37, -760, -17544, vl);
+            const vint16m1_t t_7 = nttgen_sntrup761_rvv_montmul_vx(red_38, -760, -17544, vl);
             const vint16m1_t sum_44 = __riscv_vadd_vv_i16m1(diff_29, t_4, vl);
             const vint16m1_t sum_45 = __riscv_vadd_vv_i16m1(diff_30, t_5, vl);
             const vint16m1_t diff_31 = __riscv_vsub_vv_i16m1(sum_42, t_6, vl);
@@ -1994,72 +2013,74 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t diff_34 = __riscv_vsub_vv_i16m1(diff_30, t_5, vl);
             const vint16m1_t sum_46 = __riscv_vadd_vv_i16m1(sum_42, t_6, vl);
             const vint16m1_t sum_47 = __riscv_vadd_vv_i16m1(sum_43, t_7, vl);
-            const vint16m1_t diff_35 = __riscv_vsub_vv_i16m1(sum_44, diff_31, vl);
+            const vint16m1_t red_41 = nttgen_sntrup761_rvv_barrett_coarse(diff_31, vl);
+            const vint16m1_t diff_35 = __riscv_vsub_vv_i16m1(sum_44, red_41, vl);
             const vint16m1_t t_8 = nttgen_sntrup761_rvv_montmul_vx(diff_32, 2022, 17530, vl);
             const vint16m1_t sum_48 = __riscv_vadd_vv_i16m1(sum_45, t_8, vl);
             const vint16m1_t t_9 = nttgen_sntrup761_rvv_montmul_vx(diff_32, -260, -828, vl);
-            const vint16m1_t t_10 = nttgen_sntrup761_rvv_montmul_vx(diff_31, -260, -828, vl);
+            const vint16m1_t t_10 = nttgen_sntrup761_rvv_montmul_vx(red_41, -260, -828, vl);
             const vint16m1_t sum_49 = __riscv_vadd_vv_i16m1(diff_35, t_9, vl);
             const vint16m1_t diff_36 = __riscv_vsub_vv_i16m1(sum_48, t_10, vl);
             const vint16m1_t diff_37 = __riscv_vsub_vv_i16m1(diff_35, t_9, vl);
             const vint16m1_t sum_50 = __riscv_vadd_vv_i16m1(sum_48, t_10, vl);
-            const vint16m1_t diff_38 = __riscv_vsub_vv_i16m1(diff_33, sum_46, vl);
+            const vint16m1_t red_42 = nttgen_sntrup761_rvv_barrett_coarse(sum_46, vl);
+            const vint16m1_t diff_38 = __riscv_vsub_vv_i16m1(diff_33, red_42, vl);
             const vint16m1_t t_11 = nttgen_sntrup761_rvv_montmul_vx(sum_47, 502, -17558, vl);
             const vint16m1_t sum_51 = __riscv_vadd_vv_i16m1(diff_34, t_11, vl);
             const vint16m1_t t_12 = nttgen_sntrup761_rvv_montmul_vx(sum_47, -1570, -30206, vl);
-            const vint16m1_t t_13 = nttgen_sntrup761_rvv_montmul_vx(sum_46, -1570, -30206, vl);
+            const vint16m1_t t_13 = nttgen_sntrup761_rvv_montmul_vx(red_42, -1570, -30206, vl);
             const vint16m1_t sum_52 = __riscv_vadd_vv_i16m1(diff_38, t_12, vl);
             const vint16m1_t diff_39 = __riscv_vsub_vv_i16m1(sum_51, t_13, vl);
             const vint16m1_t diff_40 = __riscv_vsub_vv_i16m1(diff_38, t_12, vl);
             const vint16m1_t sum_53 = __riscv_vadd_vv_i16m1(sum_51, t_13, vl);
             const vint16m1_t t_14 = nttgen_sntrup761_rvv_montmul_vx(sum_38, 495, 4097, vl);
             const vint16m1_t t_15 = nttgen_sntrup761_rvv_montmul_vx(diff_25, 2280, -12904, vl);
-            const vint16m1_t red_25 = nttgen_sntrup761_rvv_barrett(diff_24, vl);
-            const vint16m1_t diff_41 = __riscv_vsub_vv_i16m1(diff_23, red_25, vl);
+            const vint16m1_t red_43 = nttgen_sntrup761_rvv_barrett_coarse(diff_24, vl);
+            const vint16m1_t diff_41 = __riscv_vsub_vv_i16m1(diff_23, red_43, vl);
             const vint16m1_t t_16 = nttgen_sntrup761_rvv_montmul_vx(diff_41, -998, -2170, vl);
             const vint16m1_t t_17 = nttgen_sntrup761_rvv_montmul_vx(diff_23, -1290, 21098, vl);
             const vint16m1_t sum_54 = __riscv_vadd_vv_i16m1(t_17, t_16, vl);
-            const vint16m1_t t_18 = nttgen_sntrup761_rvv_montmul_vx(red_25, 1305, 16759, vl);
+            const vint16m1_t t_18 = nttgen_sntrup761_rvv_montmul_vx(red_43, 1305, 16759, vl);
             const vint16m1_t sum_55 = __riscv_vadd_vv_i16m1(t_16, t_18, vl);
-            const vint16m1_t red_26 = nttgen_sntrup761_rvv_barrett(diff_27, vl);
-            const vint16m1_t diff_42 = __riscv_vsub_vv_i16m1(sum_40, red_26, vl);
+            const vint16m1_t red_44 = nttgen_sntrup761_rvv_barrett_coarse(diff_27, vl);
+            const vint16m1_t diff_42 = __riscv_vsub_vv_i16m1(sum_40, red_44, vl);
             const vint16m1_t t_19 = nttgen_sntrup761_rvv_montmul_vx(diff_42, 1267, 12605, vl);
             const vint16m1_t t_20 = nttgen_sntrup761_rvv_montmul_vx(sum_40, -217, 15945, vl);
             const vint16m1_t sum_56 = __riscv_vadd_vv_i16m1(t_20, t_19, vl);
-            const vint16m1_t t_21 = nttgen_sntrup761_rvv_montmul_vx(red_26, 1523, 16445, vl);
+            const vint16m1_t t_21 = nttgen_sntrup761_rvv_montmul_vx(red_44, 1523, 16445, vl);
             const vint16m1_t sum_57 = __riscv_vadd_vv_i16m1(t_19, t_21, vl);
-            const vint16m1_t red_27 = nttgen_sntrup761_rvv_barrett(sum_41, vl);
-            const vint16m1_t diff_43 = __riscv_vsub_vv_i16m1(diff_28, red_27, vl);
+            const vint16m1_t red_45 = nttgen_sntrup761_rvv_barrett_coarse(sum_41, vl);
+            const vint16m1_t diff_43 = __riscv_vsub_vv_i16m1(diff_28, red_45, vl);
             const vint16m1_t t_22 = nttgen_sntrup761_rvv_montmul_vx(diff_43, -799, 28207, vl);
             const vint16m1_t t_23 = nttgen_sntrup761_rvv_montmul_vx(diff_28, 750, -7694, vl);
             const vint16m1_t sum_58 = __riscv_vadd_vv_i16m1(t_23, t_22, vl);
-            const vint16m1_t t_24 = nttgen_sntrup761_rvv_montmul_vx(red_27, -345, -18743, vl);
+            const vint16m1_t t_24 = nttgen_sntrup761_rvv_montmul_vx(red_45, -345, -18743, vl);
             const vint16m1_t sum_59 = __riscv_vadd_vv_i16m1(t_22, t_24, vl);
-            const vint16m1_t red_28 = nttgen_sntrup761_rvv_barrett(sum_49, vl);
-            const vint16m1_t diff_44 = __riscv_vsub_vv_i16m1(red_28, diff_36, vl);
+            const vint16m1_t red_46 = nttgen_sntrup761_rvv_barrett_coarse(diff_36, vl);
+            const vint16m1_t diff_44 = __riscv_vsub_vv_i16m1(sum_49, red_46, vl);
             const vint16m1_t t_25 = nttgen_sntrup761_rvv_montmul_vx(diff_44, -762, 16730, vl);
-            const vint16m1_t t_26 = nttgen_sntrup761_rvv_montmul_vx(red_28, 2075, -5995, vl);
+            const vint16m1_t t_26 = nttgen_sntrup761_rvv_montmul_vx(sum_49, 2075, -5995, vl);
             const vint16m1_t sum_60 = __riscv_vadd_vv_i16m1(t_26, t_25, vl);
-            const vint16m1_t t_27 = nttgen_sntrup761_rvv_montmul_vx(diff_36, -1163, -25381, vl);
+            const vint16m1_t t_27 = nttgen_sntrup761_rvv_montmul_vx(red_46, -1163, -25381, vl);
             const vint16m1_t sum_61 = __riscv_vadd_vv_i16m1(t_25, t_27, vl);
-            const vint16m1_t red_29 = nttgen_sntrup761_rvv_barrett(diff_37, vl);
-            const vint16m1_t diff_45 = __riscv_vsub_vv_i16m1(red_29, sum_50, vl);
+            const vint16m1_t red_47 = nttgen_sntrup761_rvv_barrett_coarse(sum_50, vl);
+            const vint16m1_t diff_45 = __riscv_vsub_vv_i16m1(diff_37, red_47, vl);
             const vint16m1_t t_28 = nttgen_sntrup761_rvv_montmul_vx(diff_45, -40, 30120, vl);
-            const vint16m1_t t_29 = nttgen_sntrup761_rvv_montmul_vx(red_29, 1876, 29164, vl);
+            const vint16m1_t t_29 = nttgen_sntrup761_rvv_montmul_vx(diff_37, 1876, 29164, vl);
             const vint16m1_t sum_62 = __riscv_vadd_vv_i16m1(t_29, t_28, vl);
-            const vint16m1_t t_30 = nttgen_sntrup761_rvv_montmul_vx(sum_50, -524, 1356, vl);
+            const vint16m1_t t_30 = nttgen_sntrup761_rvv_montmul_vx(red_47, -524, 1356, vl);
             const vint16m1_t sum_63 = __riscv_vadd_vv_i16m1(t_28, t_30, vl);
-            const vint16m1_t red_30 = nttgen_sntrup761_rvv_barrett(sum_52, vl);
-            const vint16m1_t diff_46 = __riscv_vsub_vv_i16m1(red_30, diff_39, vl);
+            const vint16m1_t red_48 = nttgen_sntrup761_rvv_barrett_coarse(sum_52, vl);
+            const vint16m1_t diff_46 = __riscv_vsub_vv_i16m1(red_48, diff_39, vl);
             const vint16m1_t t_31 = nttgen_sntrup761_rvv_montmul_vx(diff_46, 1423, 26209, vl);
-            const vint16m1_t t_32 = nttgen_sntrup761_rvv_montmul_vx(red_30, 1793, -23025, vl);
+            const vint16m1_t t_32 = nttgen_sntrup761_rvv_montmul_vx(red_48, 1793, -23025, vl);
             const vint16m1_t sum_64 = __riscv_vadd_vv_i16m1(t_32, t_31, vl);
             const vint16m1_t t_33 = nttgen_sntrup761_rvv_montmul_vx(diff_39, 676, 15260, vl);
             const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(t_31, t_33, vl);
-            const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett(diff_40, vl);
-            const vint16m1_t diff_47 = __riscv_vsub_vv_i16m1(red_31, sum_53, vl);
+            const vint16m1_t red_49 = nttgen_sntrup761_rvv_barrett_coarse(diff_40, vl);
+            const vint16m1_t diff_47 = __riscv_vsub_vv_i16m1(red_49, sum_53, vl);
             const vint16m1_t t_34 = nttgen_sntrup761_rvv_montmul_vx(diff_47, 2069, 31291, vl);
-            const vint16m1_t t_35 = nttgen_sntrup761_rvv_montmul_vx(red_31, 810, 12662, vl);
+            const vint16m1_t t_35 = nttgen_sntrup761_rvv_montmul_vx(red_49, 810, 12662, vl);
             const vint16m1_t sum_66 = __riscv_vadd_vv_i16m1(t_35, t_34, vl);
             const vint16m1_t t_36 = nttgen_sntrup761_rvv_montmul_vx(sum_53, -1453, 29149, vl);
             const vint16m1_t sum_67 = __riscv_vadd_vv_i16m1(t_34, t_36, vl);
@@ -2119,18 +2140,18 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t sum_89 = __riscv_vadd_vv_i16m1(t_39, t_42, vl);
             const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(sum_88, t_45, vl);
             const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(sum_89, t_46, vl);
-            const vint16m1_t red_32 = nttgen_sntrup761_rvv_barrett(sum_86, vl);
-            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(sum_74, red_32, vl);
-            const vint16m1_t red_33 = nttgen_sntrup761_rvv_barrett(sum_87, vl);
-            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_75, red_33, vl);
+            const vint16m1_t red_50 = nttgen_sntrup761_rvv_barrett_coarse(sum_86, vl);
+            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(sum_74, red_50, vl);
+            const vint16m1_t red_51 = nttgen_sntrup761_rvv_barrett_coarse(sum_87, vl);
+            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_75, red_51, vl);
             const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(sum_76, diff_68, vl);
             const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(sum_77, diff_69, vl);
             const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(diff_54, t_47, vl);
             const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(diff_55, t_48, vl);
             const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(diff_56, t_45, vl);
             const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(diff_57, t_46, vl);
-            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(sum_74, red_32, vl);
-            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(sum_75, red_33, vl);
+            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(sum_74, red_50, vl);
+            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(sum_75, red_51, vl);
             const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(sum_76, diff_68, vl);
             const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(sum_77, diff_69, vl);
             const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(diff_54, t_47, vl);
@@ -2161,350 +2182,352 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
         const size_t vl = __riscv_vsetvl_e16m1(16 - col_2);
         const vint16m1_t g_0 = __riscv_vle16_v_i16m1(&grid[col_2], vl);
         const vint16m1_t g_1 = __riscv_vle16_v_i16m1(&grid[col_2 + 1056], vl);
-        const vint16m1_t o_0 = __riscv_vsub_vv_i16m1(g_0, g_1, vl);
+        const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett_coarse(g_0, vl);
+        const vint16m1_t o_0 = __riscv_vsub_vv_i16m1(red_52, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2], o_0, vl);
         const vint16m1_t g_2 = __riscv_vle16_v_i16m1(&grid[col_2 + 144], vl);
         const vint16m1_t g_3 = __riscv_vle16_v_i16m1(&grid[col_2 + 1200], vl);
-        const vint16m1_t red_34 = nttgen_sntrup761_rvv_barrett(g_2, vl);
-        const vint16m1_t o_1 = __riscv_vsub_vv_i16m1(red_34, g_3, vl);
+        const vint16m1_t red_53 = nttgen_sntrup761_rvv_barrett_coarse(g_2, vl);
+        const vint16m1_t o_1 = __riscv_vsub_vv_i16m1(red_53, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 16], o_1, vl);
         const vint16m1_t g_4 = __riscv_vle16_v_i16m1(&grid[col_2 + 256], vl);
         const vint16m1_t g_5 = __riscv_vle16_v_i16m1(&grid[col_2 + 1312], vl);
-        const vint16m1_t red_35 = nttgen_sntrup761_rvv_barrett(g_5, vl);
-        const vint16m1_t o_2 = __riscv_vsub_vv_i16m1(g_4, red_35, vl);
+        const vint16m1_t red_54 = nttgen_sntrup761_rvv_barrett_coarse(g_5, vl);
+        const vint16m1_t o_2 = __riscv_vsub_vv_i16m1(g_4, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 32], o_2, vl);
         const vint16m1_t g_6 = __riscv_vle16_v_i16m1(&grid[col_2 + 304], vl);
         const vint16m1_t g_7 = __riscv_vle16_v_i16m1(&grid[col_2 + 1360], vl);
-        const vint16m1_t red_36 = nttgen_sntrup761_rvv_barrett(g_7, vl);
-        const vint16m1_t o_3 = __riscv_vsub_vv_i16m1(g_6, red_36, vl);
+        const vint16m1_t red_55 = nttgen_sntrup761_rvv_barrett_coarse(g_7, vl);
+        const vint16m1_t o_3 = __riscv_vsub_vv_i16m1(g_6, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 48], o_3, vl);
         const vint16m1_t g_8 = __riscv_vle16_v_i16m1(&grid[col_2 + 416], vl);
         const vint16m1_t g_9 = __riscv_vle16_v_i16m1(&grid[col_2 + 1472], vl);
-        const vint16m1_t red_37 = nttgen_sntrup761_rvv_barrett(g_8, vl);
-        const vint16m1_t o_4 = __riscv_vsub_vv_i16m1(red_37, g_9, vl);
+        const vint16m1_t red_56 = nttgen_sntrup761_rvv_barrett_coarse(g_8, vl);
+        const vint16m1_t o_4 = __riscv_vsub_vv_i16m1(red_56, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 64], o_4, vl);
         const vint16m1_t g_10 = __riscv_vle16_v_i16m1(&grid[col_2 + 560], vl);
         const vint16m1_t g_11 = __riscv_vle16_v_i16m1(&grid[col_2 + 1616], vl);
-        const vint16m1_t red_38 = nttgen_sntrup761_rvv_barrett(g_11, vl);
-        const vint16m1_t o_5 = __riscv_vsub_vv_i16m1(g_10, red_38, vl);
+        const vint16m1_t red_57 = nttgen_sntrup761_rvv_barrett_coarse(g_11, vl);
+        const vint16m1_t o_5 = __riscv_vsub_vv_i16m1(g_10, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 80], o_5, vl);
         const vint16m1_t g_12 = __riscv_vle16_v_i16m1(&grid[col_2 + 576], vl);
         const vint16m1_t o_6 = __riscv_vsub_vv_i16m1(g_12, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 96], o_6, vl);
         const vint16m1_t g_13 = __riscv_vle16_v_i16m1(&grid[col_2 + 720], vl);
-        const vint16m1_t red_39 = nttgen_sntrup761_rvv_barrett(g_3, vl);
-        const vint16m1_t o_7 = __riscv_vsub_vv_i16m1(g_13, red_39, vl);
+        const vint16m1_t red_58 = nttgen_sntrup761_rvv_barrett_coarse(g_3, vl);
+        const vint16m1_t o_7 = __riscv_vsub_vv_i16m1(g_13, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 112], o_7, vl);
         const vint16m1_t g_14 = __riscv_vle16_v_i16m1(&grid[col_2 + 832], vl);
-        const vint16m1_t o_8 = __riscv_vsub_vv_i16m1(g_14, red_35, vl);
+        const vint16m1_t o_8 = __riscv_vsub_vv_i16m1(g_14, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 128], o_8, vl);
         const vint16m1_t g_15 = __riscv_vle16_v_i16m1(&grid[col_2 + 880], vl);
-        const vint16m1_t o_9 = __riscv_vsub_vv_i16m1(g_15, red_36, vl);
+        const vint16m1_t o_9 = __riscv_vsub_vv_i16m1(g_15, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 144], o_9, vl);
         const vint16m1_t g_16 = __riscv_vle16_v_i16m1(&grid[col_2 + 992], vl);
-        const vint16m1_t red_40 = nttgen_sntrup761_rvv_barrett(g_16, vl);
-        const vint16m1_t o_10 = __riscv_vsub_vv_i16m1(red_40, g_9, vl);
+        const vint16m1_t red_59 = nttgen_sntrup761_rvv_barrett_coarse(g_16, vl);
+        const vint16m1_t o_10 = __riscv_vsub_vv_i16m1(red_59, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 160], o_10, vl);
         const vint16m1_t g_17 = __riscv_vle16_v_i16m1(&grid[col_2 + 1136], vl);
-        const vint16m1_t o_11 = __riscv_vsub_vv_i16m1(g_17, red_38, vl);
+        const vint16m1_t o_11 = __riscv_vsub_vv_i16m1(g_17, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 176], o_11, vl);
         const vint16m1_t g_18 = __riscv_vle16_v_i16m1(&grid[col_2 + 1152], vl);
-        const vint16m1_t red_41 = nttgen_sntrup761_rvv_barrett(g_18, vl);
-        const vint16m1_t o_12 = __riscv_vsub_vv_i16m1(red_41, g_1, vl);
+        const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett_coarse(g_18, vl);
+        const vint16m1_t o_12 = __riscv_vsub_vv_i16m1(red_60, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 192], o_12, vl);
         const vint16m1_t g_19 = __riscv_vle16_v_i16m1(&grid[col_2 + 1296], vl);
-        const vint16m1_t o_13 = __riscv_vsub_vv_i16m1(g_19, red_39, vl);
+        const vint16m1_t o_13 = __riscv_vsub_vv_i16m1(g_19, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 208], o_13, vl);
         const vint16m1_t g_20 = __riscv_vle16_v_i16m1(&grid[col_2 + 1408], vl);
-        const vint16m1_t o_14 = __riscv_vsub_vv_i16m1(g_20, red_35, vl);
+        const vint16m1_t o_14 = __riscv_vsub_vv_i16m1(g_20, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 224], o_14, vl);
         const vint16m1_t g_21 = __riscv_vle16_v_i16m1(&grid[col_2 + 1456], vl);
-        const vint16m1_t o_15 = __riscv_vsub_vv_i16m1(g_21, red_36, vl);
+        const vint16m1_t o_15 = __riscv_vsub_vv_i16m1(g_21, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 240], o_15, vl);
         const vint16m1_t g_22 = __riscv_vle16_v_i16m1(&grid[col_2 + 1568], vl);
-        const vint16m1_t red_42 = nttgen_sntrup761_rvv_barrett(g_22, vl);
-        const vint16m1_t o_16 = __riscv_vsub_vv_i16m1(red_42, g_9, vl);
+        const vint16m1_t red_61 = nttgen_sntrup761_rvv_barrett_coarse(g_22, vl);
+        const vint16m1_t o_16 = __riscv_vsub_vv_i16m1(red_61, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 256], o_16, vl);
         const vint16m1_t g_23 = __riscv_vle16_v_i16m1(&grid[col_2 + 80], vl);
-        const vint16m1_t o_17 = __riscv_vsub_vv_i16m1(g_23, red_38, vl);
+        const vint16m1_t o_17 = __riscv_vsub_vv_i16m1(g_23, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 272], o_17, vl);
         const vint16m1_t g_24 = __riscv_vle16_v_i16m1(&grid[col_2 + 96], vl);
-        const vint16m1_t red_43 = nttgen_sntrup761_rvv_barrett(g_24, vl);
-        const vint16m1_t o_18 = __riscv_vsub_vv_i16m1(red_43, g_1, vl);
+        const vint16m1_t red_62 = nttgen_sntrup761_rvv_barrett_coarse(g_24, vl);
+        const vint16m1_t o_18 = __riscv_vsub_vv_i16m1(red_62, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 288], o_18, vl);
         const vint16m1_t g_25 = __riscv_vle16_v_i16m1(&grid[col_2 + 240], vl);
-        const vint16m1_t o_19 = __riscv_vsub_vv_i16m1(g_25, red_39, vl);
+        const vint16m1_t o_19 = __riscv_vsub_vv_i16m1(g_25, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 304], o_19, vl);
         const vint16m1_t g_26 = __riscv_vle16_v_i16m1(&grid[col_2 + 352], vl);
-        const vint16m1_t o_20 = __riscv_vsub_vv_i16m1(g_26, red_35, vl);
+        const vint16m1_t o_20 = __riscv_vsub_vv_i16m1(g_26, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 320], o_20, vl);
         const vint16m1_t g_27 = __riscv_vle16_v_i16m1(&grid[col_2 + 400], vl);
-        const vint16m1_t o_21 = __riscv_vsub_vv_i16m1(g_27, red_36, vl);
+        const vint16m1_t o_21 = __riscv_vsub_vv_i16m1(g_27, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 336], o_21, vl);
         const vint16m1_t g_28 = __riscv_vle16_v_i16m1(&grid[col_2 + 512], vl);
-        const vint16m1_t red_44 = nttgen_sntrup761_rvv_barrett(g_28, vl);
-        const vint16m1_t o_22 = __riscv_vsub_vv_i16m1(red_44, g_9, vl);
+        const vint16m1_t red_63 = nttgen_sntrup761_rvv_barrett_coarse(g_28, vl);
+        const vint16m1_t o_22 = __riscv_vsub_vv_i16m1(red_63, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 352], o_22, vl);
         const vint16m1_t g_29 = __riscv_vle16_v_i16m1(&grid[col_2 + 656], vl);
-        const vint16m1_t o_23 = __riscv_vsub_vv_i16m1(g_29, red_38, vl);
+        const vint16m1_t o_23 = __riscv_vsub_vv_i16m1(g_29, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 368], o_23, vl);
         const vint16m1_t g_30 = __riscv_vle16_v_i16m1(&grid[col_2 + 672], vl);
-        const vint16m1_t red_45 = nttgen_sntrup761_rvv_barrett(g_30, vl);
-        const vint16m1_t o_24 = __riscv_vsub_vv_i16m1(red_45, g_1, vl);
+        const vint16m1_t red_64 = nttgen_sntrup761_rvv_barrett_coarse(g_30, vl);
+        const vint16m1_t o_24 = __riscv_vsub_vv_i16m1(red_64, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 384], o_24, vl);
         const vint16m1_t g_31 = __riscv_vle16_v_i16m1(&grid[col_2 + 816], vl);
-        const vint16m1_t o_25 = __riscv_vsub_vv_i16m1(g_31, red_39, vl);
+        const vint16m1_t o_25 = __riscv_vsub_vv_i16m1(g_31, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 400], o_25, vl);
         const vint16m1_t g_32 = __riscv_vle16_v_i16m1(&grid[col_2 + 928], vl);
-        const vint16m1_t o_26 = __riscv_vsub_vv_i16m1(g_32, red_35, vl);
+        const vint16m1_t o_26 = __riscv_vsub_vv_i16m1(g_32, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 416], o_26, vl);
         const vint16m1_t g_33 = __riscv_vle16_v_i16m1(&grid[col_2 + 976], vl);
-        const vint16m1_t o_27 = __riscv_vsub_vv_i16m1(g_33, red_36, vl);
+        const vint16m1_t o_27 = __riscv_vsub_vv_i16m1(g_33, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 432], o_27, vl);
         const vint16m1_t g_34 = __riscv_vle16_v_i16m1(&grid[col_2 + 1088], vl);
         const vint16m1_t o_28 = __riscv_vsub_vv_i16m1(g_34, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 448], o_28, vl);
         const vint16m1_t g_35 = __riscv_vle16_v_i16m1(&grid[col_2 + 1232], vl);
-        const vint16m1_t o_29 = __riscv_vsub_vv_i16m1(g_35, red_38, vl);
+        const vint16m1_t o_29 = __riscv_vsub_vv_i16m1(g_35, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 464], o_29, vl);
         const vint16m1_t g_36 = __riscv_vle16_v_i16m1(&grid[col_2 + 1248], vl);
-        const vint16m1_t red_46 = nttgen_sntrup761_rvv_barrett(g_36, vl);
-        const vint16m1_t o_30 = __riscv_vsub_vv_i16m1(red_46, g_1, vl);
+        const vint16m1_t red_65 = nttgen_sntrup761_rvv_barrett_coarse(g_36, vl);
+        const vint16m1_t o_30 = __riscv_vsub_vv_i16m1(red_65, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 480], o_30, vl);
         const vint16m1_t g_37 = __riscv_vle16_v_i16m1(&grid[col_2 + 1392], vl);
-        const vint16m1_t o_31 = __riscv_vsub_vv_i16m1(g_37, red_39, vl);
+        const vint16m1_t o_31 = __riscv_vsub_vv_i16m1(g_37, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 496], o_31, vl);
         const vint16m1_t g_38 = __riscv_vle16_v_i16m1(&grid[col_2 + 1504], vl);
-        const vint16m1_t o_32 = __riscv_vsub_vv_i16m1(g_38, red_35, vl);
+        const vint16m1_t o_32 = __riscv_vsub_vv_i16m1(g_38, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 512], o_32, vl);
         const vint16m1_t g_39 = __riscv_vle16_v_i16m1(&grid[col_2 + 1552], vl);
-        const vint16m1_t o_33 = __riscv_vsub_vv_i16m1(g_39, red_36, vl);
+        const vint16m1_t o_33 = __riscv_vsub_vv_i16m1(g_39, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 528], o_33, vl);
         const vint16m1_t g_40 = __riscv_vle16_v_i16m1(&grid[col_2 + 32], vl);
-        const vint16m1_t o_34 = __riscv_vsub_vv_i16m1(g_40, g_9, vl);
+        const vint16m1_t red_66 = nttgen_sntrup761_rvv_barrett_coarse(g_40, vl);
+        const vint16m1_t o_34 = __riscv_vsub_vv_i16m1(red_66, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 544], o_34, vl);
         const vint16m1_t g_41 = __riscv_vle16_v_i16m1(&grid[col_2 + 176], vl);
-        const vint16m1_t o_35 = __riscv_vsub_vv_i16m1(g_41, red_38, vl);
+        const vint16m1_t o_35 = __riscv_vsub_vv_i16m1(g_41, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 560], o_35, vl);
         const vint16m1_t g_42 = __riscv_vle16_v_i16m1(&grid[col_2 + 192], vl);
         const vint16m1_t o_36 = __riscv_vsub_vv_i16m1(g_42, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 576], o_36, vl);
         const vint16m1_t g_43 = __riscv_vle16_v_i16m1(&grid[col_2 + 336], vl);
-        const vint16m1_t o_37 = __riscv_vsub_vv_i16m1(g_43, red_39, vl);
+        const vint16m1_t o_37 = __riscv_vsub_vv_i16m1(g_43, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 592], o_37, vl);
         const vint16m1_t g_44 = __riscv_vle16_v_i16m1(&grid[col_2 + 448], vl);
-        const vint16m1_t o_38 = __riscv_vsub_vv_i16m1(g_44, red_35, vl);
+        const vint16m1_t o_38 = __riscv_vsub_vv_i16m1(g_44, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 608], o_38, vl);
         const vint16m1_t g_45 = __riscv_vle16_v_i16m1(&grid[col_2 + 496], vl);
-        const vint16m1_t o_39 = __riscv_vsub_vv_i16m1(g_45, red_36, vl);
+        const vint16m1_t o_39 = __riscv_vsub_vv_i16m1(g_45, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 624], o_39, vl);
         const vint16m1_t g_46 = __riscv_vle16_v_i16m1(&grid[col_2 + 608], vl);
         const vint16m1_t o_40 = __riscv_vsub_vv_i16m1(g_46, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 640], o_40, vl);
         const vint16m1_t g_47 = __riscv_vle16_v_i16m1(&grid[col_2 + 752], vl);
-        const vint16m1_t o_41 = __riscv_vsub_vv_i16m1(g_47, red_38, vl);
+        const vint16m1_t o_41 = __riscv_vsub_vv_i16m1(g_47, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 656], o_41, vl);
         const vint16m1_t g_48 = __riscv_vle16_v_i16m1(&grid[col_2 + 768], vl);
-        const vint16m1_t red_47 = nttgen_sntrup761_rvv_barrett(g_48, vl);
-        const vint16m1_t o_42 = __riscv_vsub_vv_i16m1(red_47, g_1, vl);
+        const vint16m1_t red_67 = nttgen_sntrup761_rvv_barrett_coarse(g_48, vl);
+        const vint16m1_t o_42 = __riscv_vsub_vv_i16m1(red_67, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 672], o_42, vl);
         const vint16m1_t g_49 = __riscv_vle16_v_i16m1(&grid[col_2 + 912], vl);
-        const vint16m1_t o_43 = __riscv_vsub_vv_i16m1(g_49, red_39, vl);
+        const vint16m1_t o_43 = __riscv_vsub_vv_i16m1(g_49, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 688], o_43, vl);
         const vint16m1_t g_50 = __riscv_vle16_v_i16m1(&grid[col_2 + 1024], vl);
-        const vint16m1_t o_44 = __riscv_vsub_vv_i16m1(g_50, red_35, vl);
+        const vint16m1_t o_44 = __riscv_vsub_vv_i16m1(g_50, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 704], o_44, vl);
         const vint16m1_t g_51 = __riscv_vle16_v_i16m1(&grid[col_2 + 1072], vl);
-        const vint16m1_t o_45 = __riscv_vsub_vv_i16m1(g_51, red_36, vl);
+        const vint16m1_t o_45 = __riscv_vsub_vv_i16m1(g_51, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 720], o_45, vl);
         const vint16m1_t g_52 = __riscv_vle16_v_i16m1(&grid[col_2 + 1184], vl);
-        const vint16m1_t red_48 = nttgen_sntrup761_rvv_barrett(g_52, vl);
-        const vint16m1_t o_46 = __riscv_vsub_vv_i16m1(red_48, g_9, vl);
+        const vint16m1_t red_68 = nttgen_sntrup761_rvv_barrett_coarse(g_52, vl);
+        const vint16m1_t o_46 = __riscv_vsub_vv_i16m1(red_68, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 736], o_46, vl);
         const vint16m1_t g_53 = __riscv_vle16_v_i16m1(&grid[col_2 + 1328], vl);
-        const vint16m1_t o_47 = __riscv_vsub_vv_i16m1(g_53, red_38, vl);
+        const vint16m1_t o_47 = __riscv_vsub_vv_i16m1(g_53, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 752], o_47, vl);
         const vint16m1_t g_54 = __riscv_vle16_v_i16m1(&grid[col_2 + 1344], vl);
-        const vint16m1_t red_49 = nttgen_sntrup761_rvv_barrett(g_54, vl);
-        const vint16m1_t o_48 = __riscv_vsub_vv_i16m1(red_49, g_1, vl);
+        const vint16m1_t red_69 = nttgen_sntrup761_rvv_barrett_coarse(g_54, vl);
+        const vint16m1_t o_48 = __riscv_vsub_vv_i16m1(red_69, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 768], o_48, vl);
         const vint16m1_t g_55 = __riscv_vle16_v_i16m1(&grid[col_2 + 1488], vl);
-        const vint16m1_t o_49 = __riscv_vsub_vv_i16m1(g_55, red_39, vl);
+        const vint16m1_t o_49 = __riscv_vsub_vv_i16m1(g_55, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 784], o_49, vl);
         const vint16m1_t g_56 = __riscv_vle16_v_i16m1(&grid[col_2 + 1600], vl);
-        const vint16m1_t o_50 = __riscv_vsub_vv_i16m1(g_56, red_35, vl);
+        const vint16m1_t o_50 = __riscv_vsub_vv_i16m1(g_56, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 800], o_50, vl);
         const vint16m1_t g_57 = __riscv_vle16_v_i16m1(&grid[col_2 + 16], vl);
-        const vint16m1_t o_51 = __riscv_vsub_vv_i16m1(g_57, red_36, vl);
+        const vint16m1_t o_51 = __riscv_vsub_vv_i16m1(g_57, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 816], o_51, vl);
         const vint16m1_t g_58 = __riscv_vle16_v_i16m1(&grid[col_2 + 128], vl);
-        const vint16m1_t red_50 = nttgen_sntrup761_rvv_barrett(g_58, vl);
-        const vint16m1_t o_52 = __riscv_vsub_vv_i16m1(red_50, g_9, vl);
+        const vint16m1_t red_70 = nttgen_sntrup761_rvv_barrett_coarse(g_58, vl);
+        const vint16m1_t o_52 = __riscv_vsub_vv_i16m1(red_70, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 832], o_52, vl);
         const vint16m1_t g_59 = __riscv_vle16_v_i16m1(&grid[col_2 + 272], vl);
-        const vint16m1_t o_53 = __riscv_vsub_vv_i16m1(g_59, red_38, vl);
+        const vint16m1_t o_53 = __riscv_vsub_vv_i16m1(g_59, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 848], o_53, vl);
         const vint16m1_t g_60 = __riscv_vle16_v_i16m1(&grid[col_2 + 288], vl);
-        const vint16m1_t red_51 = nttgen_sntrup761_rvv_barrett(g_60, vl);
-        const vint16m1_t o_54 = __riscv_vsub_vv_i16m1(red_51, g_1, vl);
+        const vint16m1_t red_71 = nttgen_sntrup761_rvv_barrett_coarse(g_60, vl);
+        const vint16m1_t o_54 = __riscv_vsub_vv_i16m1(red_71, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 864], o_54, vl);
         const vint16m1_t g_61 = __riscv_vle16_v_i16m1(&grid[col_2 + 432], vl);
-        const vint16m1_t o_55 = __riscv_vsub_vv_i16m1(g_61, red_39, vl);
+        const vint16m1_t o_55 = __riscv_vsub_vv_i16m1(g_61, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 880], o_55, vl);
         const vint16m1_t g_62 = __riscv_vle16_v_i16m1(&grid[col_2 + 544], vl);
-        const vint16m1_t o_56 = __riscv_vsub_vv_i16m1(g_62, red_35, vl);
+        const vint16m1_t o_56 = __riscv_vsub_vv_i16m1(g_62, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 896], o_56, vl);
         const vint16m1_t g_63 = __riscv_vle16_v_i16m1(&grid[col_2 + 592], vl);
-        const vint16m1_t o_57 = __riscv_vsub_vv_i16m1(g_63, red_36, vl);
+        const vint16m1_t o_57 = __riscv_vsub_vv_i16m1(g_63, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 912], o_57, vl);
         const vint16m1_t g_64 = __riscv_vle16_v_i16m1(&grid[col_2 + 704], vl);
-        const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett(g_64, vl);
-        const vint16m1_t o_58 = __riscv_vsub_vv_i16m1(red_52, g_9, vl);
+        const vint16m1_t red_72 = nttgen_sntrup761_rvv_barrett_coarse(g_64, vl);
+        const vint16m1_t o_58 = __riscv_vsub_vv_i16m1(red_72, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 928], o_58, vl);
         const vint16m1_t g_65 = __riscv_vle16_v_i16m1(&grid[col_2 + 848], vl);
-        const vint16m1_t o_59 = __riscv_vsub_vv_i16m1(g_65, red_38, vl);
+        const vint16m1_t o_59 = __riscv_vsub_vv_i16m1(g_65, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 944], o_59, vl);
         const vint16m1_t g_66 = __riscv_vle16_v_i16m1(&grid[col_2 + 864], vl);
-        const vint16m1_t red_53 = nttgen_sntrup761_rvv_barrett(g_66, vl);
-        const vint16m1_t o_60 = __riscv_vsub_vv_i16m1(red_53, g_1, vl);
+        const vint16m1_t red_73 = nttgen_sntrup761_rvv_barrett_coarse(g_66, vl);
+        const vint16m1_t o_60 = __riscv_vsub_vv_i16m1(red_73, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 960], o_60, vl);
         const vint16m1_t g_67 = __riscv_vle16_v_i16m1(&grid[col_2 + 1008], vl);
-        const vint16m1_t o_61 = __riscv_vsub_vv_i16m1(g_67, red_39, vl);
+        const vint16m1_t o_61 = __riscv_vsub_vv_i16m1(g_67, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 976], o_61, vl);
         const vint16m1_t g_68 = __riscv_vle16_v_i16m1(&grid[col_2 + 1120], vl);
-        const vint16m1_t o_62 = __riscv_vsub_vv_i16m1(g_68, red_35, vl);
+        const vint16m1_t o_62 = __riscv_vsub_vv_i16m1(g_68, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 992], o_62, vl);
         const vint16m1_t g_69 = __riscv_vle16_v_i16m1(&grid[col_2 + 1168], vl);
-        const vint16m1_t o_63 = __riscv_vsub_vv_i16m1(g_69, red_36, vl);
+        const vint16m1_t o_63 = __riscv_vsub_vv_i16m1(g_69, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1008], o_63, vl);
         const vint16m1_t g_70 = __riscv_vle16_v_i16m1(&grid[col_2 + 1280], vl);
-        const vint16m1_t red_54 = nttgen_sntrup761_rvv_barrett(g_70, vl);
-        const vint16m1_t o_64 = __riscv_vsub_vv_i16m1(red_54, g_9, vl);
+        const vint16m1_t red_74 = nttgen_sntrup761_rvv_barrett_coarse(g_70, vl);
+        const vint16m1_t o_64 = __riscv_vsub_vv_i16m1(red_74, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1024], o_64, vl);
         const vint16m1_t g_71 = __riscv_vle16_v_i16m1(&grid[col_2 + 1424], vl);
-        const vint16m1_t o_65 = __riscv_vsub_vv_i16m1(g_71, red_38, vl);
+        const vint16m1_t o_65 = __riscv_vsub_vv_i16m1(g_71, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1040], o_65, vl);
         const vint16m1_t g_72 = __riscv_vle16_v_i16m1(&grid[col_2 + 1440], vl);
         const vint16m1_t o_66 = __riscv_vsub_vv_i16m1(g_72, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1056], o_66, vl);
         const vint16m1_t g_73 = __riscv_vle16_v_i16m1(&grid[col_2 + 1584], vl);
-        const vint16m1_t o_67 = __riscv_vsub_vv_i16m1(g_73, red_39, vl);
+        const vint16m1_t o_67 = __riscv_vsub_vv_i16m1(g_73, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1072], o_67, vl);
         const vint16m1_t g_74 = __riscv_vle16_v_i16m1(&grid[col_2 + 64], vl);
-        const vint16m1_t o_68 = __riscv_vsub_vv_i16m1(g_74, red_35, vl);
+        const vint16m1_t o_68 = __riscv_vsub_vv_i16m1(g_74, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1088], o_68, vl);
         const vint16m1_t g_75 = __riscv_vle16_v_i16m1(&grid[col_2 + 112], vl);
-        const vint16m1_t o_69 = __riscv_vsub_vv_i16m1(g_75, red_36, vl);
+        const vint16m1_t o_69 = __riscv_vsub_vv_i16m1(g_75, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1104], o_69, vl);
         const vint16m1_t g_76 = __riscv_vle16_v_i16m1(&grid[col_2 + 224], vl);
         const vint16m1_t o_70 = __riscv_vsub_vv_i16m1(g_76, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1120], o_70, vl);
         const vint16m1_t g_77 = __riscv_vle16_v_i16m1(&grid[col_2 + 368], vl);
-        const vint16m1_t o_71 = __riscv_vsub_vv_i16m1(g_77, red_38, vl);
+        const vint16m1_t o_71 = __riscv_vsub_vv_i16m1(g_77, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1136], o_71, vl);
         const vint16m1_t g_78 = __riscv_vle16_v_i16m1(&grid[col_2 + 384], vl);
-        const vint16m1_t red_55 = nttgen_sntrup761_rvv_barrett(g_78, vl);
-        const vint16m1_t o_72 = __riscv_vsub_vv_i16m1(red_55, g_1, vl);
+        const vint16m1_t red_75 = nttgen_sntrup761_rvv_barrett_coarse(g_78, vl);
+        const vint16m1_t o_72 = __riscv_vsub_vv_i16m1(red_75, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1152], o_72, vl);
         const vint16m1_t g_79 = __riscv_vle16_v_i16m1(&grid[col_2 + 528], vl);
-        const vint16m1_t o_73 = __riscv_vsub_vv_i16m1(g_79, red_39, vl);
+        const vint16m1_t o_73 = __riscv_vsub_vv_i16m1(g_79, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1168], o_73, vl);
         const vint16m1_t g_80 = __riscv_vle16_v_i16m1(&grid[col_2 + 640], vl);
-        const vint16m1_t o_74 = __riscv_vsub_vv_i16m1(g_80, red_35, vl);
+        const vint16m1_t o_74 = __riscv_vsub_vv_i16m1(g_80, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1184], o_74, vl);
         const vint16m1_t g_81 = __riscv_vle16_v_i16m1(&grid[col_2 + 688], vl);
-        const vint16m1_t o_75 = __riscv_vsub_vv_i16m1(g_81, red_36, vl);
+        const vint16m1_t o_75 = __riscv_vsub_vv_i16m1(g_81, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1200], o_75, vl);
         const vint16m1_t g_82 = __riscv_vle16_v_i16m1(&grid[col_2 + 800], vl);
-        const vint16m1_t red_56 = nttgen_sntrup761_rvv_barrett(g_82, vl);
-        const vint16m1_t o_76 = __riscv_vsub_vv_i16m1(red_56, g_9, vl);
+        const vint16m1_t red_76 = nttgen_sntrup761_rvv_barrett_coarse(g_82, vl);
+        const vint16m1_t o_76 = __riscv_vsub_vv_i16m1(red_76, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1216], o_76, vl);
         const vint16m1_t g_83 = __riscv_vle16_v_i16m1(&grid[col_2 + 944], vl);
-        const vint16m1_t o_77 = __riscv_vsub_vv_i16m1(g_83, red_38, vl);
+        const vint16m1_t o_77 = __riscv_vsub_vv_i16m1(g_83, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1232], o_77, vl);
         const vint16m1_t g_84 = __riscv_vle16_v_i16m1(&grid[col_2 + 960], vl);
-        const vint16m1_t red_57 = nttgen_sntrup761_rvv_barrett(g_84, vl);
-        const vint16m1_t o_78 = __riscv_vsub_vv_i16m1(red_57, g_1, vl);
+        const vint16m1_t red_77 = nttgen_sntrup761_rvv_barrett_coarse(g_84, vl);
+        const vint16m1_t o_78 = __riscv_vsub_vv_i16m1(red_77, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1248], o_78, vl);
         const vint16m1_t g_85 = __riscv_vle16_v_i16m1(&grid[col_2 + 1104], vl);
-        const vint16m1_t o_79 = __riscv_vsub_vv_i16m1(g_85, red_39, vl);
+        const vint16m1_t o_79 = __riscv_vsub_vv_i16m1(g_85, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1264], o_79, vl);
         const vint16m1_t g_86 = __riscv_vle16_v_i16m1(&grid[col_2 + 1216], vl);
-        const vint16m1_t o_80 = __riscv_vsub_vv_i16m1(g_86, red_35, vl);
+        const vint16m1_t o_80 = __riscv_vsub_vv_i16m1(g_86, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1280], o_80, vl);
         const vint16m1_t g_87 = __riscv_vle16_v_i16m1(&grid[col_2 + 1264], vl);
-        const vint16m1_t o_81 = __riscv_vsub_vv_i16m1(g_87, red_36, vl);
+        const vint16m1_t o_81 = __riscv_vsub_vv_i16m1(g_87, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1296], o_81, vl);
         const vint16m1_t g_88 = __riscv_vle16_v_i16m1(&grid[col_2 + 1376], vl);
-        const vint16m1_t red_58 = nttgen_sntrup761_rvv_barrett(g_88, vl);
-        const vint16m1_t o_82 = __riscv_vsub_vv_i16m1(red_58, g_9, vl);
+        const vint16m1_t red_78 = nttgen_sntrup761_rvv_barrett_coarse(g_88, vl);
+        const vint16m1_t o_82 = __riscv_vsub_vv_i16m1(red_78, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1312], o_82, vl);
         const vint16m1_t g_89 = __riscv_vle16_v_i16m1(&grid[col_2 + 1520], vl);
-        const vint16m1_t o_83 = __riscv_vsub_vv_i16m1(g_89, red_38, vl);
+        const vint16m1_t o_83 = __riscv_vsub_vv_i16m1(g_89, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1328], o_83, vl);
         const vint16m1_t g_90 = __riscv_vle16_v_i16m1(&grid[col_2 + 1536], vl);
-        const vint16m1_t red_59 = nttgen_sntrup761_rvv_barrett(g_90, vl);
-        const vint16m1_t o_84 = __riscv_vsub_vv_i16m1(red_59, g_1, vl);
+        const vint16m1_t red_79 = nttgen_sntrup761_rvv_barrett_coarse(g_90, vl);
+        const vint16m1_t o_84 = __riscv_vsub_vv_i16m1(red_79, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1344], o_84, vl);
         const vint16m1_t g_91 = __riscv_vle16_v_i16m1(&grid[col_2 + 48], vl);
-        const vint16m1_t o_85 = __riscv_vsub_vv_i16m1(g_91, red_39, vl);
+        const vint16m1_t o_85 = __riscv_vsub_vv_i16m1(g_91, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1360], o_85, vl);
         const vint16m1_t g_92 = __riscv_vle16_v_i16m1(&grid[col_2 + 160], vl);
-        const vint16m1_t o_86 = __riscv_vsub_vv_i16m1(g_92, red_35, vl);
+        const vint16m1_t o_86 = __riscv_vsub_vv_i16m1(g_92, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1376], o_86, vl);
         const vint16m1_t g_93 = __riscv_vle16_v_i16m1(&grid[col_2 + 208], vl);
-        const vint16m1_t o_87 = __riscv_vsub_vv_i16m1(g_93, red_36, vl);
+        const vint16m1_t o_87 = __riscv_vsub_vv_i16m1(g_93, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1392], o_87, vl);
         const vint16m1_t g_94 = __riscv_vle16_v_i16m1(&grid[col_2 + 320], vl);
-        const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett(g_94, vl);
-        const vint16m1_t o_88 = __riscv_vsub_vv_i16m1(red_60, g_9, vl);
+        const vint16m1_t red_80 = nttgen_sntrup761_rvv_barrett_coarse(g_94, vl);
+        const vint16m1_t o_88 = __riscv_vsub_vv_i16m1(red_80, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1408], o_88, vl);
         const vint16m1_t g_95 = __riscv_vle16_v_i16m1(&grid[col_2 + 464], vl);
-        const vint16m1_t o_89 = __riscv_vsub_vv_i16m1(g_95, red_38, vl);
+        const vint16m1_t o_89 = __riscv_vsub_vv_i16m1(g_95, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1424], o_89, vl);
         const vint16m1_t g_96 = __riscv_vle16_v_i16m1(&grid[col_2 + 480], vl);
-        const vint16m1_t red_61 = nttgen_sntrup761_rvv_barrett(g_96, vl);
-        const vint16m1_t o_90 = __riscv_vsub_vv_i16m1(red_61, g_1, vl);
+        const vint16m1_t red_81 = nttgen_sntrup761_rvv_barrett_coarse(g_96, vl);
+        const vint16m1_t o_90 = __riscv_vsub_vv_i16m1(red_81, g_1, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1440], o_90, vl);
         const vint16m1_t g_97 = __riscv_vle16_v_i16m1(&grid[col_2 + 624], vl);
-        const vint16m1_t o_91 = __riscv_vsub_vv_i16m1(g_97, red_39, vl);
+        const vint16m1_t o_91 = __riscv_vsub_vv_i16m1(g_97, red_58, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1456], o_91, vl);
         const vint16m1_t g_98 = __riscv_vle16_v_i16m1(&grid[col_2 + 736], vl);
-        const vint16m1_t o_92 = __riscv_vsub_vv_i16m1(g_98, red_35, vl);
+        const vint16m1_t o_92 = __riscv_vsub_vv_i16m1(g_98, red_54, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1472], o_92, vl);
         const vint16m1_t g_99 = __riscv_vle16_v_i16m1(&grid[col_2 + 784], vl);
-        const vint16m1_t o_93 = __riscv_vsub_vv_i16m1(g_99, red_36, vl);
+        const vint16m1_t o_93 = __riscv_vsub_vv_i16m1(g_99, red_55, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1488], o_93, vl);
         const vint16m1_t g_100 = __riscv_vle16_v_i16m1(&grid[col_2 + 896], vl);
-        const vint16m1_t red_62 = nttgen_sntrup761_rvv_barrett(g_100, vl);
-        const vint16m1_t o_94 = __riscv_vsub_vv_i16m1(red_62, g_9, vl);
+        const vint16m1_t red_82 = nttgen_sntrup761_rvv_barrett_coarse(g_100, vl);
+        const vint16m1_t o_94 = __riscv_vsub_vv_i16m1(red_82, g_9, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1504], o_94, vl);
         const vint16m1_t g_101 = __riscv_vle16_v_i16m1(&grid[col_2 + 1040], vl);
-        const vint16m1_t o_95 = __riscv_vsub_vv_i16m1(g_101, red_38, vl);
+        const vint16m1_t o_95 = __riscv_vsub_vv_i16m1(g_101, red_57, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1520], o_95, vl);
         col_2 = col_2 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -31043, 31043);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -32178, 32178);
 #endif
 }
 
 /*
  * fold modulo x^761 - x - 1, scale and centre
- * Ops per call: load 2282, store 761, add 1521, sub 1522, montmul 761, barrett 2282, cond_add_q
- *   1522, const 1524
+ * Ops per call: load 2282, store 761, add 1521, sub 1522, montmul 761, barrett_coarse 2282,
+ *   cond_add_q 1522, const 1524
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_fold(int16_t r[restrict 761],
                                                       const int16_t c[restrict 1536]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(c, 1536, -31043, 31043);
+    nttgen_sntrup761_rvv_assert_range(c, 1536, -32178, 32178);
 #endif
     for (size_t j0_0 = 0; j0_0 < 1;) {
         const size_t vl = __riscv_vsetvl_e16m1(1 - j0_0);
         const vint16m1_t c_0 = __riscv_vle16_v_i16m1(&c[j0_0], vl);
         const vint16m1_t c_1 = __riscv_vle16_v_i16m1(&c[j0_0 + 761], vl);
-        const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett(c_1, vl);
-        const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett(c_0, vl);
+        const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(c_1, vl);
+        const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett_coarse(c_0, vl);
         const vint16m1_t s_0 = __riscv_vadd_vv_i16m1(red_1, red_0, vl);
         const vint16m1_t k_0 = nttgen_sntrup761_rvv_montmul_vx(s_0, 1121, 24239, vl);
         const vint16m1_t r_0 = nttgen_sntrup761_rvv_cond_add_q(k_0, vl);
@@ -2518,11 +2541,11 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_fold(int16_t r[restrict 761],
         const size_t vl = __riscv_vsetvl_e16m1(760 - j_0);
         const vint16m1_t c_2 = __riscv_vle16_v_i16m1(&c[j_0 + 1], vl);
         const vint16m1_t c_3 = __riscv_vle16_v_i16m1(&c[j_0 + 762], vl);
-        const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett(c_3, vl);
-        const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett(c_2, vl);
+        const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(c_3, vl);
+        const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(c_2, vl);
         const vint16m1_t s_1 = __riscv_vadd_vv_i16m1(red_3, red_2, vl);
         const vint16m1_t c_4 = __riscv_vle16_v_i16m1(&c[j_0 + 761], vl);
-        const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett(c_4, vl);
+        const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(c_4, vl);
         const vint16m1_t s_2 = __riscv_vadd_vv_i16m1(s_1, red_4, vl);
         const vint16m1_t k_1 = nttgen_sntrup761_rvv_montmul_vx(s_2, 1121, 24239, vl);
         const vint16m1_t r_4 = nttgen_sntrup761_rvv_cond_add_q(k_1, vl);
@@ -2545,8 +2568,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_fold(int16_t r[restrict 761],
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641, barrett
- *   20026, cond_add_q 1522, const 4599
+ * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
+ *   barrett_coarse 21818, cond_add_q 1522, const 4599
  */
 void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
     NTTGEN_ALIGN(64) int16_t a_hat[1536];
@@ -2575,8 +2598,8 @@ void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const in
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161, barrett
- *   18490, cond_add_q 1522, const 4599
+ * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
+ *   barrett_coarse 20282, cond_add_q 1522, const 4599
  */
 void nttgen_sntrup761_rvv_polymul_small(int16_t r[761], const int16_t a[761],
                                         const int16_t b[761]) {

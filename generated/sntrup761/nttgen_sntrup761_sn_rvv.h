@@ -16,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_sn_rvv_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409, barrett
- *         74545, cond_add_q 1522, const 19767
- *       coefficient reductions: 74545
+ *       ops: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409,
+ *         barrett_coarse 64394, cond_add_q 1522, const 19767
+ *       coefficient reductions: 64394
  *   nttgen_sntrup761_sn_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409, barrett
- *         62737, cond_add_q 1522, const 19767
- *       coefficient reductions: 62737
+ *       ops: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409,
+ *         barrett_coarse 56906, cond_add_q 1522, const 19767
+ *       coefficient reductions: 56906
  */
 #ifndef NTTGEN_SNTRUP761_SN_RVV_H
 #define NTTGEN_SNTRUP761_SN_RVV_H
@@ -46,8 +46,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409, barrett
- *   74545, cond_add_q 1522, const 19767
+ * Ops per call: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409,
+ *   barrett_coarse 64394, cond_add_q 1522, const 19767
  */
 void nttgen_sntrup761_sn_rvv_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -59,8 +59,8 @@ void nttgen_sntrup761_sn_rvv_polymul(int16_t r[761], const int16_t a[761], const
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409, barrett
- *   62737, cond_add_q 1522, const 19767
+ * Ops per call: load 95900, store 79211, add 93585, sub 103378, mullo 13824, montmul 28409,
+ *   barrett_coarse 56906, cond_add_q 1522, const 19767
  */
 void nttgen_sntrup761_sn_rvv_polymul_small(int16_t r[761], const int16_t a[761],
                                            const int16_t b[761]);

@@ -27,7 +27,9 @@ class WorstCase:
     bound: int
 
 
-CHECKED_OPS = ("add", "sub", "montmul", "shoupmul", "montmul_var", "barrett", "cond_add_q")
+CHECKED_OPS = (
+    "add", "sub", "montmul", "shoupmul", "montmul_var", "barrett", "barrett_coarse", "cond_add_q"
+)  # fmt: skip
 
 
 def analysis_peak(fn: Function) -> int:

@@ -50,6 +50,8 @@ def _exhaustive_unary(app: Application, arith: Arith) -> Proof:
     a = np.arange(lo, hi + 1, dtype=np.int64)
     if app.kind == "barrett":
         r = semantics.barrett(a, arith.lane, arith.q, arith.barrett_v, arith.barrett_k)
+    elif app.kind == "barrett_coarse":
+        r = semantics.barrett_coarse(a, arith.lane, arith.q, arith.barrett_coarse_v)
     elif app.kind == "cond_add_q":
         r = semantics.cond_add_q(a, arith.lane, arith.q)
     elif app.kind.startswith("sra:"):

@@ -60,6 +60,10 @@ class Builder:
         self.bounds = BoundsInterp(arith, lanes, name)
         self._blocks: list[list[Stmt]] = [self.fn.body]
         self.unroll_default = False
+        # whether the lazy policy (programs.lazy.Reducer) may reduce by barrett_coarse (3
+        # x86 instructions where barrett takes 5) where its wider range serves: a program
+        # option, as unroll_default; the analysis checks every use of the wider range
+        self.coarse_reductions = False
         self._ids = 0
         self._tags: list[str] = []
 
@@ -410,6 +414,17 @@ class Builder:
     def barrett(self, a: Value, hint: str = "r") -> Value:
         """Barrett reduction."""
         return self._op("barrett", (a,), hint)
+
+    def barrett_coarse(self, a: Value, hint: str = "r") -> Value:
+        """Barrett reduction by one rounding high product (16-bit lanes only): congruent to
+        a, within a wider range than :meth:`barrett` gives (see
+        :func:`~nttgen.dsl.semantics.barrett_coarse`)."""
+        if self.lane.bits != 16:
+            raise ValueError(
+                f"{self.fn.name}: barrett_coarse needs 16-bit lanes (its rounding high product "
+                f"is vpmulhrsw, sqrdmulh or vsmul); this program has {self.lane.bits}-bit lanes"
+            )
+        return self._op("barrett_coarse", (a,), hint)
 
     def cond_add_q(self, a: Value, hint: str = "r") -> Value:
         """a + q where a < 0."""

@@ -42,6 +42,7 @@ OP_LATENCY = {
     "shoupmul": 7,
     "montmul_var": 10,
     "barrett": 9,
+    "barrett_coarse": 7,
     "cond_add_q": 3,
     "shuffle": 2,
     "zip": 2,

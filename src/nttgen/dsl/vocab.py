@@ -67,6 +67,12 @@ VOCABULARY: dict[str, OpSpec] = {
         ),
         OpSpec("montmul_var", ("a", "b"), doc="signed Montgomery product a*b/beta mod q"),
         OpSpec("barrett", ("a",), doc="signed Barrett reduction to about [-q/2, q/2]"),
+        OpSpec(
+            "barrett_coarse",
+            ("a",),
+            doc="Barrett reduction by one rounding high product (16-bit lanes): "
+            "a - round(a*v/2^15)*q, v = round(2^15/q); wider than barrett, cheaper",
+        ),
         OpSpec("cond_add_q", ("a",), doc="a + q where a < 0 (from the sign mask)"),
         OpSpec(
             "madd",

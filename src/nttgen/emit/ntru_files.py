@@ -124,8 +124,11 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             cls.paired_leaves,
             narrow_inverse=cls.narrow_inverse_outputs,
             dft_lines=cls.dft_lines,
+            coarse_reductions=cls.coarse_reductions,
         )
-    return build_shift_pipeline(name, ring.p, ring.q, arith, lanes, zip_group)
+    return build_shift_pipeline(
+        name, ring.p, ring.q, arith, lanes, zip_group, cls.coarse_reductions
+    )
 
 
 class NtruFileWriter(CFileWriter):

@@ -473,6 +473,13 @@ class BoundsInterp:
             "barrett", self._lanewise("barrett", lambda x: transfer.barrett(x, self.arith), a)
         )
 
+    def barrett_coarse(self, a: Bound) -> Bound:
+        """Barrett reduction by one rounding high product."""
+        return self._checked(
+            "barrett_coarse",
+            self._lanewise("barrett_coarse", lambda x: transfer.barrett_coarse(x, self.arith), a),
+        )
+
     def cond_add_q(self, a: Bound) -> Bound:
         """Conditional add of q from the sign."""
         return self._checked(

@@ -31,7 +31,7 @@ class CostCounter:
         def count(*args: object, **attrs: int) -> object:
             del args, attrs
             self.counts[op] += self.weight
-            if op == "barrett":
+            if op in ("barrett", "barrett_coarse"):
                 self.counts["reductions"] += self.weight * self.fn.lanes
             return (None, None) if VOCABULARY[op].results == 2 else None
 
@@ -110,6 +110,8 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "montmul_var": (4, 1),
     "shoupmul": (3, 1),
     "barrett": (2, 2),
+    # vpmulhrsw, vpmullw, vpsubw
+    "barrett_coarse": (2, 1),
     "cond_add_q": (0, 3),
     "shuffle": (0, 4),
     "zip": (0, 3),

@@ -273,6 +273,12 @@ class Evaluator:
         exact = semantics.barrett(self._align(a), self.lane, ar.q, ar.barrett_v, ar.barrett_k)
         return self._finish("barrett", exact)
 
+    def barrett_coarse(self, a: Array) -> Array:
+        """Barrett reduction by one rounding high product."""
+        ar = self.arith
+        exact = semantics.barrett_coarse(self._align(a), self.lane, ar.q, ar.barrett_coarse_v)
+        return self._finish("barrett_coarse", exact)
+
     def cond_add_q(self, a: Array) -> Array:
         """a + q where a < 0."""
         return self._finish(

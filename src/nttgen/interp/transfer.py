@@ -113,6 +113,21 @@ def _barrett_exhaustive(lo: int, hi: int, q: int, bits: int) -> Range:
     return int(r.min()), int(r.max())
 
 
+@lru_cache(maxsize=65536)
+def _barrett_coarse_exhaustive(lo: int, hi: int, q: int) -> Range:
+    arith = Arith(q, LaneType(16))
+    a = np.arange(lo, hi + 1, dtype=np.int64)
+    r = semantics.barrett_coarse(a, arith.lane, q, arith.barrett_coarse_v)
+    return int(r.min()), int(r.max())
+
+
+def barrett_coarse(a: Range, arith: Arith) -> Range:
+    """Range of barrett_coarse(a), a 16-bit op: the exhaustive image of the range."""
+    if arith.lane.bits != 16:
+        raise ValueError(f"barrett_coarse is a 16-bit op, not {arith.lane.bits}-bit")
+    return _barrett_coarse_exhaustive(a[0], a[1], arith.q)
+
+
 def barrett_analytic(a: Range, arith: Arith) -> Range:
     """A sound range of barrett(a) for any lane width.
 

@@ -78,6 +78,13 @@ class Arith:
         s = self.lane.bits + self.barrett_k
         return ((1 << s) + self.q // 2) // self.q
 
+    @property
+    def barrett_coarse_v(self) -> int:
+        """round(2^(bits-1) / q): the multiplier of the one-product Barrett reduction
+        (``barrett_coarse``), at least 1 since q < beta/2."""
+        s = self.lane.bits - 1
+        return ((1 << s) + self.q // 2) // self.q
+
     def twisted(self, c: int) -> tuple[int, int]:
         """The pair that multiplies by c (mod q) under ``const_mul``: for Montgomery products
         (z, zq) with z = c*beta mod q (centred), zq = z*q^-1 mod beta (signed), so

@@ -22,10 +22,43 @@ class Reducer:
     def __init__(self, S: Builder, threshold: int | None = None) -> None:
         self.S = S
         self.reduced: set[int] = set()
+        self.coarsely_reduced: set[int] = set()
         self.threshold = threshold
 
     def reduce(self, x: Value) -> Value:
-        """Barrett-reduce x (marking the result as reduced)."""
+        """Reduce x: by ``barrett_coarse`` where the builder allows it
+        (``S.coarse_reductions``) and x is not its result already, else by ``barrett``
+        (marking the result as reduced, so that the policy never reduces it again)."""
+        if self.S.coarse_reductions and x.id not in self.coarsely_reduced:
+            r = self.S.barrett_coarse(x, hint="red")
+            self.coarsely_reduced.add(r.id)
+            return r
+        return self.reduce_exactly(x)
+
+    def within(self, x: Value, limit: int) -> Value:
+        """x if every lane of it lies within [-limit, limit], else x reduced (:meth:`reduce`)."""
+        return x if self.S.bound(x).magnitude <= limit else self.reduce(x)
+
+    def for_sums(self, xs: list[Value], n: int, worst: int) -> list[Value]:
+        """``xs`` with each value reduced whose n products by factors within ``worst`` could
+        sum beyond the double-width lane (the exact sums of ``madd``/``pair_madd``)."""
+        return [self.within(x, self.S.lane.wide.max // (n * worst)) for x in xs]
+
+    def _coarse_fits(self, x: Value, target: tuple[int, int]) -> bool:
+        """Whether ``reduce`` would take the coarse reduction for x and its result would lie
+        in ``target`` (the range of every lane, before emitting it)."""
+        S = self.S
+        if not S.coarse_reductions or x.id in self.coarsely_reduced:
+            return False
+        b = S.bound(x)
+        for lo, hi in zip(b.lo, b.hi, strict=True):
+            r = transfer.barrett_coarse((lo, hi), S.arith)
+            if r[0] < target[0] or r[1] > target[1]:
+                return False
+        return True
+
+    def reduce_exactly(self, x: Value) -> Value:
+        """Barrett-reduce x to about [-q/2, q/2] (marking the result as reduced)."""
         r = self.S.barrett(x, hint="red")
         self.reduced.add(r.id)
         return r
@@ -76,7 +109,7 @@ class Reducer:
         """Reduce x if its range is not inside ``target``; fail if even then it is not."""
         if self.S.bound(x).within(*target):
             return x
-        r = self.reduce(x)
+        r = self.reduce(x) if self._coarse_fits(x, target) else self.reduce_exactly(x)
         if not self.S.bound(r).within(*target):
             raise BoundsError(
                 f"{self.S.fn.name} ({self.S._tag}): a reduced value in {self.S.bound(r)} does "

@@ -527,14 +527,12 @@ def twisted_product(
 
     def product(x: list[Value], y: list[Value], t: tuple[Value, Value]) -> list[Value]:
         n = len(x)
-        y = [v if S.bound(v).magnitude <= S.arith.q else red.reduce(v) for v in y]
+        y = [red.within(v, S.arith.q) for v in y]
         ext = {j: y[j] for j in range(n)}
         for j in range(1, n):
             ext[j - n] = S.mulconst(y[j], t[0], t[1], hint="yt")
         worst = max(S.bound(v).magnitude for v in ext.values())
-        lane = S.lane.wide
-        # every sum of n products must fit the double-width lane (reduce x until it does)
-        x = [v if n * S.bound(v).magnitude * worst <= lane.max else red.reduce(v) for v in x]
+        x = red.for_sums(x, n, worst)
         out: list[Value] = []
         for k in range(n):
             acc: Value | None = None
@@ -674,7 +672,7 @@ def load_rows(
         out += transpose(S, tile, zip_group) if L > 1 else tile
     if red is not None:
         q = S.arith.q
-        out = [v if S.bound(v).magnitude <= q else red.reduce(v) for v in out]
+        out = [red.within(v, q) for v in out]
     return out
 
 
@@ -734,6 +732,18 @@ def forward_signs(shape: GoodRaderShape) -> list[int]:
     return [1 if isinstance(o, int) else sign[o.id] for o in outs]
 
 
+def twisted_tables(
+    S: Builder, name: str, values: list[int], doc: str, repeat: int = 1
+) -> Callable[[Affine], tuple[Value, Value]]:
+    """Tables ``name`` and ``name``q of the twisted pairs of ``values`` (the multipliers and
+    their quotients, each value ``repeat`` times in a row); returns their loader: entry k0
+    onwards of both, one vector each."""
+    pairs = [S.arith.twisted(x) for x in values for _ in range(repeat)]
+    z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)")
+    zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)")
+    return lambda k0: (S.load(z, k0, hint=name), S.load(zq, k0, hint=name + "q"))
+
+
 def program_base(
     S: Builder,
     shape: GoodRaderShape,
@@ -760,18 +770,9 @@ def program_base(
     red = Reducer(S)
     q = S.arith.q
 
-    def per_piece(
-        name: str, values: list[int], doc: str
-    ) -> Callable[[Affine], tuple[Value, Value]]:
-        """Tables of the twisted pairs of one constant per piece; returns their loader."""
-        pairs = [S.arith.twisted(x) for x in values]
-        z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)")
-        zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)")
-        return lambda k0: (S.load(z, k0, hint=name), S.load(zq, k0, hint=name + "q"))
-
     if shape.split_roots is None:
-        piece_t = per_piece(
-            "t", shape.points + [0] * (rows - len(shape.points)), "t_k of x^m - t_k, per piece"
+        piece_t = twisted_tables(
+            S, "t", shape.points + [0] * (rows - len(shape.points)), "t_k of x^m - t_k, per piece"
         )
 
     def load_piece(src: Buffer, k0: Affine) -> list[Value]:
@@ -784,10 +785,10 @@ def program_base(
     if roots is not None:
         pad = [0] * (rows - len(roots))
         half = m // 2
-        root = per_piece(
-            "s", roots + pad, f"s_k, s_k^2 = t_k: x^{m} - t_k = (x^{half} - s_k)(x^{half} + s_k)"
+        root = twisted_tables(
+            S, "s", roots + pad, f"s_k, s_k^2 = t_k: x^{m} - t_k = (x^{half} - s_k)(x^{half} + s_k)"
         )
-        root_inv = per_piece("si", [pow(x, -1, q) for x in roots] + pad, "1 / s_k")
+        root_inv = twisted_tables(S, "si", [pow(x, -1, q) for x in roots] + pad, "1 / s_k")
         # the wrap constants of the two halves of group g: s_k (x^h = s_k), then -s_k
         signed = [
             u * sign
@@ -795,7 +796,7 @@ def program_base(
             for sign in (1, -1)
             for u in (roots + pad)[g : g + L]
         ]
-        half_root = per_piece("sw", signed, "s_k, then -s_k, for each group of pieces")
+        half_root = twisted_tables(S, "sw", signed, "s_k, then -s_k, for each group of pieces")
 
     def split(v: list[Value], s: tuple[Value, Value]) -> tuple[list[Value], list[Value]]:
         """v mod (x^h - s) and v mod (x^h + s), h = len(v) / 2: lo + s*hi and lo - s*hi."""
@@ -906,9 +907,7 @@ def program_base_pairs(
     q = S.arith.q
     # t_k in both lanes of piece k's pair: a vector of the group's half pieces
     pad = shape.points + [0] * (rows - len(shape.points))
-    twisted = [S.arith.twisted(x) for x in pad for _ in (0, 1)]
-    tz = S.table("t", [z for z, _ in twisted], doc="t_k of x^m - t_k, twice per piece")
-    tzq = S.table("tq", [zq for _, zq in twisted], doc="t_k (quotient), twice per piece")
+    t_of = twisted_tables(S, "t", pad, "t_k of x^m - t_k, twice per piece", repeat=2)
 
     def pairs_of(src: Buffer, k0: Affine) -> list[Value]:
         """Vector u: coefficients 2u, 2u+1 of pieces k0 .. k0 + L/2 - 1."""
@@ -917,8 +916,8 @@ def program_base_pairs(
 
     def group(v: LoopVar) -> None:
         k0 = Affine.of(v) * half
-        y = [w if S.bound(w).magnitude <= q else red.reduce(w) for w in pairs_of(b, k0)]
-        t = (S.load(tz, k0 * 2, hint="t"), S.load(tzq, k0 * 2, hint="tq"))
+        y = [red.within(w, q) for w in pairs_of(b, k0)]
+        t = t_of(k0 * 2)
         wrapped = [S.mulconst(w, t[0], t[1], hint="yt") for w in y]
 
         def ext(j: int) -> Value:
@@ -928,11 +927,7 @@ def program_base_pairs(
         even = {j: S.pair_blend(ext(j), ext(j - 1), hint="ye") for j in range(1 - half, half)}
         odd = {j: S.pair_swap(ext(j), hint="yo") for j in range(1 - half, half)}
         worst = max(S.bound(w).magnitude for w in (*even.values(), *odd.values()))
-        # every sum of m products must fit the double-width lane (reduce x until it does)
-        x = [
-            w if m * S.bound(w).magnitude * worst <= S.lane.wide.max else red.reduce(w)
-            for w in pairs_of(a, k0)
-        ]
+        x = red.for_sums(pairs_of(a, k0), m, worst)
         sums: list[Value] = []
         for k in range(m):
             s, other = divmod(k, 2)
@@ -1064,6 +1059,7 @@ def build_good_rader(
     cyclotomic: bool = True,
     narrow_inverse: bool = True,
     dft_lines: bool = False,
+    coarse_reductions: bool = False,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
@@ -1072,7 +1068,8 @@ def build_good_rader(
     :class:`GoodRaderShape` and :func:`good_rader_shape`; ``narrow_inverse``: the inverse's
     outputs within a third of the lane, so that the fold's sums need no reduction;
     ``dft_lines``: the forward and inverse DFTs as loops over lines, see
-    :mod:`.ntru_lines`)."""
+    :mod:`.ntru_lines`; ``coarse_reductions``: the lazy reductions by ``barrett_coarse``
+    where its wider range serves, see :class:`~nttgen.programs.lazy.Reducer`)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
@@ -1083,6 +1080,7 @@ def build_good_rader(
     def builder(name: str, doc: str) -> Builder:
         S = Builder(name, arith, lanes, doc)
         S.unroll_default = lanes > 1
+        S.coarse_reductions = coarse_reductions
         return S
 
     def stage(S: Builder, require: dict[str, tuple[int, int]] | None = None) -> Function:

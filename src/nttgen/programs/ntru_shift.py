@@ -655,7 +655,7 @@ def program_base(
 
     def load(src: Buffer, at: Affine) -> Value:
         v = S.load(src, at, hint=src.name)
-        return v if S.bound(v).magnitude <= q else red.reduce(v)
+        return red.within(v, q)
 
     def group(v: LoopVar) -> None:
         k0 = Affine.of(v) * L
@@ -707,10 +707,17 @@ def program_inverse(
 
 # --------------------------------------------------------------------------- functions
 def build_shift_pipeline(
-    pipeline: str, p: int, q: int, arith: Arith, lanes: int, zip_group: int | None = None
+    pipeline: str,
+    p: int,
+    q: int,
+    arith: Arith,
+    lanes: int,
+    zip_group: int | None = None,
+    coarse_reductions: bool = False,
 ) -> NtruFunctions:
     """``polymul`` and ``polymul_small`` (as :func:`nttgen.programs.ntru.build_good_rader`)
-    through Good–Schönhage–Bruun or Schönhage–Nussbaumer at ``lanes`` lanes."""
+    through Good–Schönhage–Bruun or Schönhage–Nussbaumer at ``lanes`` lanes
+    (``coarse_reductions``: as there)."""
     shape = shift_shape(pipeline, p, q, lanes)
     half = (q - 1) // 2
     f: dict[str, Function] = {}
@@ -718,6 +725,7 @@ def build_shift_pipeline(
     def builder(name: str, doc: str) -> Builder:
         S = Builder(name, arith, lanes, doc)
         S.unroll_default = lanes > 1
+        S.coarse_reductions = coarse_reductions
         return S
 
     def stage(S: Builder, require: dict[str, tuple[int, int]] | None = None) -> Function:

@@ -90,6 +90,14 @@ class Isa(ABC):
     # portable C (gcc vectorises the straight-line column loop, stage harness) 24,154 ->
     # 110,223 keep the trace. AVX-512 keeps it until measured on a CPU that has it
     dft_lines: bool = False
+    # whether the NTRU Prime programs' lazy reductions use ``barrett_coarse`` (one rounding
+    # high product, t = round(a*v/2^15)) wherever its wider range (within 0.63q for q = 4591)
+    # serves, rather than ``barrett``; set where measured faster. sntrup761 polymul,
+    # 2026-11-25 (guest instructions under QEMU): NEON 43,537 -> 41,691, RVV (VLEN 128)
+    # 61,553 -> 58,722 and (VLEN 256) 31,082 -> 29,655; AVX2 see there. The portable C keeps
+    # barrett: gcc -O3 vectorises barrett's high product but not the rounding one (polymul
+    # 23,852 -> 32,336 ticks, Zen 3). AVX-512 keeps it until measured on a CPU that has it
+    coarse_reductions: bool = False
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:
@@ -245,6 +253,10 @@ class HelperCalls:
     def barrett(self, a: C.Expr) -> C.Expr:
         """Barrett reduction."""
         return C.Call(self.helper("barrett"), (a,))
+
+    def barrett_coarse(self, a: C.Expr) -> C.Expr:
+        """Barrett reduction by one rounding high product."""
+        return C.Call(self.helper("barrett_coarse"), (a,))
 
     def cond_add_q(self, a: C.Expr) -> C.Expr:
         """a + (q AND the sign mask of a)."""

@@ -45,6 +45,8 @@ class Neon(HelperCalls, Isa):
     # the NTRU Prime base's products as smull/smlal sums (guest instructions per sntrup761
     # polymul under QEMU: 51,668 with Karatsuba, 46,681 with the sums)
     base_products = "wide"
+    # the NTRU Prime reductions by sqrdmulh and mls (measured: see ``Isa.coarse_reductions``)
+    coarse_reductions = True
     includes = ("arm_neon.h",)
     # table pointers are made opaque to the compiler, so that the lanes of a loaded table
     # vector feed multiplications by a lane instead of being folded into immediates
@@ -271,6 +273,19 @@ class Neon(HelperCalls, Isa):
                     f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}), formed as a "
                     f"rounding shift by {k + 1}",
                     "of the doubled high product (the same integer), then a - t*q by mls.",
+                ),
+            ),
+            self._fn(
+                "barrett_coarse",
+                ("a",),
+                [
+                    self._decl("t", self._q("qrdmulh", a, self._dup(self.arith.barrett_coarse_v))),
+                    C.Return(self._q("mls", a, n("t"), self._dup(q))),
+                ],
+                (
+                    "Barrett reduction by one rounding high product: t = round(a*"
+                    f"{self.arith.barrett_coarse_v} / 2^{bits - 1}) by sqrdmulh,",
+                    "then a - t*q by mls: congruent to a, in a wider range than barrett.",
                 ),
             ),
             self._fn(

@@ -187,6 +187,33 @@ class PortableC(HelperCalls, Isa):
             )
         )
         if bits == 16:
+            cv = self.arith.barrett_coarse_v
+            fns.append(
+                C.FuncDef(
+                    t,
+                    self.helper("barrett_coarse"),
+                    (C.Param(t, "a"),),
+                    (
+                        C.Decl(
+                            w,
+                            "t",
+                            C.Bin(
+                                ">>",
+                                C.Bin("+", C.Bin("*", self._wide(a), C.Int(cv)), C.Int(1 << 14)),
+                                C.Int(15),
+                            ),
+                            const=True,
+                        ),
+                        C.Return(C.Cast(t, C.Bin("-", a, C.Bin("*", C.Name("t"), C.Int(q))))),
+                    ),
+                    storage="static inline",
+                    doc=(
+                        "Barrett reduction by one rounding high product (as vpmulhrsw):",
+                        f"t = round(a*{cv} / 2^15), {cv} = round(2^15/q); returns a - t*q,",
+                        "congruent to a, in a wider range than barrett's.",
+                    ),
+                )
+            )
             fns.append(
                 C.FuncDef(
                     t,

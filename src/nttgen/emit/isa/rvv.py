@@ -72,6 +72,8 @@ class RvvOps(HelperCalls, Isa):
     narrow_inverse_outputs = False
     # the NTRU Prime DFTs as loops over lines (measured: see ``Isa.dft_lines``)
     dft_lines = True
+    # the NTRU Prime reductions by vsmul and vnmsac (measured: see ``Isa.coarse_reductions``)
+    coarse_reductions = True
 
     # ----------------------------------------------------------------- naming
     @property
@@ -347,6 +349,29 @@ class RvvOps(HelperCalls, Isa):
                 ),
             ),
             self._fn(
+                "barrett_coarse",
+                ("a",),
+                [
+                    self._decl(
+                        "t",
+                        self._h(
+                            "vsmul",
+                            "vx",
+                            a,
+                            C.Int(self.arith.barrett_coarse_v),
+                            C.Name("__RISCV_VXRM_RNU"),
+                        ),
+                    ),
+                    C.Return(self._h("vnmsac", "vx", a, C.Int(q), n("t"))),
+                ],
+                (
+                    "Barrett reduction by one rounding high product: t = round(a*"
+                    f"{self.arith.barrett_coarse_v} / 2^{bits - 1}) by vsmul",
+                    "with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a "
+                    "wider range than barrett.",
+                ),
+            ),
+            self._fn(
                 "cond_add_q",
                 ("a",),
                 [
@@ -376,6 +401,10 @@ class RvvOps(HelperCalls, Isa):
     def barrett(self, a: C.Expr) -> C.Expr:
         """Barrett reduction."""
         return call(self.helper("barrett"), a, self.vl_expr)
+
+    def barrett_coarse(self, a: C.Expr) -> C.Expr:
+        """Barrett reduction by one rounding high product."""
+        return call(self.helper("barrett_coarse"), a, self.vl_expr)
 
     def cond_add_q(self, a: C.Expr) -> C.Expr:
         """a + (q AND the sign mask of a)."""

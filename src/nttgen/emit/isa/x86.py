@@ -322,6 +322,19 @@ class X86Simd(HelperCalls, Isa):
                     f"2^{k - 1} and shifting, then a - t*q.",
                 ),
             ),
+            self._fn(
+                "barrett_coarse",
+                ("a",),
+                [
+                    self._decl("t", self._i("mulhrs", a, self._set1(self.arith.barrett_coarse_v))),
+                    C.Return(sub(a, mullo(t, self._set1(q)))),
+                ],
+                (
+                    f"Barrett reduction by one rounding high product: t = round(a*"
+                    f"{self.arith.barrett_coarse_v} / 2^15)",
+                    "(vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.",
+                ),
+            ),
         ]
 
     def _helpers32(self) -> list[C.Top]:
@@ -449,19 +462,11 @@ class X86Simd(HelperCalls, Isa):
         against (q, 0), an exact shift, and ``vpackssdw``, which puts the lanes back in the
         order the interleaves of :meth:`madd` took them from (its saturation never acts: the
         analysis proves every result fits)."""
-        lo, hi = C.Name("lo"), C.Name("hi")
-        qinv = self._set1(self.arith.qinv & 0xFFFF, 32)
-        q = self._set1(self.arith.q, 32)
-        body: list[C.Stmt] = [self._decl("qinv", qinv), self._decl("q", q)]
-        for x in (lo, hi):
-            h = x.text
-            m, mq, d = (C.Name(f"{v}_{h}") for v in ("m", "mq", "d"))
-            body += [
-                self._decl(m.text, self._i("mullo", x, C.Name("qinv"), e="epi16")),
-                self._decl(mq.text, self._i("madd", m, C.Name("q"), e="epi16")),
-                self._decl(d.text, self._i("sub", x, mq, e="epi32")),
-                self._decl(f"r_{h}", self._i("srai", d, C.Int(16), e="epi32")),
-            ]
+        body = self._mont32_steps(("lo", "hi"))
+        for h in ("lo", "hi"):
+            body.append(
+                self._decl(f"r_{h}", self._i("srai", C.Name(f"d_{h}"), C.Int(16), e="epi32"))
+            )
         body.append(C.Return(self._i("packs", C.Name("r_lo"), C.Name("r_hi"), e="epi32")))
         return self._fn(
             "mredw",
@@ -473,6 +478,23 @@ class X86Simd(HelperCalls, Isa):
                 "m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).",
             ),
         )
+
+    def _mont32_steps(self, names: tuple[str, ...]) -> list[C.Stmt]:
+        """The Montgomery steps both 32-bit reductions share, for each vector named in
+        ``names``: d_x = x - m*q with m = lo(x)*q^-1 (``vpmullw`` against q^-1 in the low
+        words, zero in the high ones, so m arrives zero-extended) and m*q by ``vpmaddwd``
+        against (q, 0); d_x / 2^16, the result, is then exact in its high word."""
+        qinv = self._set1(self.arith.qinv & 0xFFFF, 32)
+        q = self._set1(self.arith.q, 32)
+        body: list[C.Stmt] = [self._decl("qinv", qinv), self._decl("q", q)]
+        for x in names:
+            m = self._i("mullo", C.Name(x), C.Name("qinv"), e="epi16")
+            mq = self._i("madd", C.Name(f"m_{x}"), C.Name("q"), e="epi16")
+            body += [
+                self._decl(f"m_{x}", m),
+                self._decl(f"d_{x}", self._i("sub", C.Name(x), mq, e="epi32")),
+            ]
+        return body
 
     # ----------------------------------------------------------------- pair sums
     def pair_madd(self, a: C.Expr, b: C.Expr) -> C.Expr:
@@ -510,23 +532,7 @@ class X86Simd(HelperCalls, Isa):
         ``vpmaddwd`` against (q, 0) and ``vpsubd``; the even sums' results move to the low
         words by a shift, the odd sums' already sit in the high words and one ``vpblendw``
         joins them. ``pair_swap``: one ``vpshufb`` within each 128-bit group."""
-        qinv = self._set1(self.arith.qinv & 0xFFFF, 32)
-        q = self._set1(self.arith.q, 32)
-        body: list[C.Stmt] = [self._decl("qinv", qinv), self._decl("q", q)]
-        for x in ("even", "odd"):
-            m = self._i("mullo", C.Name(x), C.Name("qinv"), e="epi16")
-            body += [
-                self._decl(f"m_{x}", m),
-                self._decl(
-                    f"d_{x}",
-                    self._i(
-                        "sub",
-                        C.Name(x),
-                        self._i("madd", C.Name(f"m_{x}"), C.Name("q"), e="epi16"),
-                        e="epi32",
-                    ),
-                ),
-            ]
+        body = self._mont32_steps(("even", "odd"))
         low = self._i("srli", C.Name("d_even"), C.Int(16), e="epi32")
         body.append(C.Return(self.blend_odd(low, C.Name("d_odd"), 16)))
         mred = self._fn(
