@@ -21,6 +21,7 @@ import numpy as np
 
 from .dsl import semantics
 from .dsl.ir import Function
+from .interp import transfer
 from .interp.bounds import Application, analyse
 from .lanes import LaneType
 from .plan.constants import Arith
@@ -48,10 +49,8 @@ def applications(functions: Iterable[Function], arith: Arith) -> set[Application
 def _exhaustive_unary(app: Application, arith: Arith) -> Proof:
     ((lo, hi),) = app.inputs
     a = np.arange(lo, hi + 1, dtype=np.int64)
-    if app.kind == "barrett":
-        r = semantics.barrett(a, arith.lane, arith.q, arith.barrett_v, arith.barrett_k)
-    elif app.kind == "barrett_coarse":
-        r = semantics.barrett_coarse(a, arith.lane, arith.q, arith.barrett_coarse_v)
+    if app.kind in ("barrett", "barrett_coarse"):
+        r = transfer.reduction_exact(app.kind, a, arith)
     elif app.kind == "cond_add_q":
         r = semantics.cond_add_q(a, arith.lane, arith.q)
     elif app.kind.startswith("sra:"):

@@ -105,19 +105,20 @@ def mredw(a: Range, arith: Arith) -> Range:
     return montgomery_of_product(a, arith)
 
 
-@lru_cache(maxsize=65536)
-def _barrett_exhaustive(lo: int, hi: int, q: int, bits: int) -> Range:
-    arith = Arith(q, LaneType(bits))
-    a = np.arange(lo, hi + 1, dtype=np.int64)
-    r = semantics.barrett(a, arith.lane, q, arith.barrett_v, arith.barrett_k)
-    return int(r.min()), int(r.max())
+def reduction_exact(kind: str, a: np.ndarray, arith: Arith) -> np.ndarray:
+    """The exact lane results of the one-operand reduction ``kind`` ("barrett" or
+    "barrett_coarse") on the values ``a`` (the evaluator's semantics, for the exhaustive
+    ranges here and the exhaustive proofs)."""
+    if kind == "barrett":
+        return semantics.barrett(a, arith.lane, arith.q, arith.barrett_v, arith.barrett_k)
+    if kind == "barrett_coarse":
+        return semantics.barrett_coarse(a, arith.lane, arith.q, arith.barrett_coarse_v)
+    raise ValueError(f"{kind} is not a reduction")
 
 
 @lru_cache(maxsize=65536)
-def _barrett_coarse_exhaustive(lo: int, hi: int, q: int) -> Range:
-    arith = Arith(q, LaneType(16))
-    a = np.arange(lo, hi + 1, dtype=np.int64)
-    r = semantics.barrett_coarse(a, arith.lane, q, arith.barrett_coarse_v)
+def _exhaustive_image(kind: str, lo: int, hi: int, q: int, bits: int) -> Range:
+    r = reduction_exact(kind, np.arange(lo, hi + 1, dtype=np.int64), Arith(q, LaneType(bits)))
     return int(r.min()), int(r.max())
 
 
@@ -125,7 +126,7 @@ def barrett_coarse(a: Range, arith: Arith) -> Range:
     """Range of barrett_coarse(a), a 16-bit op: the exhaustive image of the range."""
     if arith.lane.bits != 16:
         raise ValueError(f"barrett_coarse is a 16-bit op, not {arith.lane.bits}-bit")
-    return _barrett_coarse_exhaustive(a[0], a[1], arith.q)
+    return _exhaustive_image("barrett_coarse", a[0], a[1], arith.q, 16)
 
 
 def barrett_analytic(a: Range, arith: Arith) -> Range:
@@ -150,7 +151,7 @@ def barrett_analytic(a: Range, arith: Arith) -> Range:
 def barrett(a: Range, arith: Arith) -> Range:
     """Range of barrett(a): exhaustive image for 16-bit lanes, analytic bound otherwise."""
     if arith.lane.bits == 16:
-        return _barrett_exhaustive(a[0], a[1], arith.q, 16)
+        return _exhaustive_image("barrett", a[0], a[1], arith.q, 16)
     return barrett_analytic(a, arith)
 
 

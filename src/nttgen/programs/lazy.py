@@ -29,7 +29,7 @@ class Reducer:
         """Reduce x: by ``barrett_coarse`` where the builder allows it
         (``S.coarse_reductions``) and x is not its result already, else by ``barrett``
         (marking the result as reduced, so that the policy never reduces it again)."""
-        if self.S.coarse_reductions and x.id not in self.coarsely_reduced:
+        if self._may_coarsen(x):
             r = self.S.barrett_coarse(x, hint="red")
             self.coarsely_reduced.add(r.id)
             return r
@@ -44,11 +44,15 @@ class Reducer:
         sum beyond the double-width lane (the exact sums of ``madd``/``pair_madd``)."""
         return [self.within(x, self.S.lane.wide.max // (n * worst)) for x in xs]
 
+    def _may_coarsen(self, x: Value) -> bool:
+        """Whether :meth:`reduce` takes ``barrett_coarse`` for x."""
+        return self.S.coarse_reductions and x.id not in self.coarsely_reduced
+
     def _coarse_fits(self, x: Value, target: tuple[int, int]) -> bool:
         """Whether ``reduce`` would take the coarse reduction for x and its result would lie
         in ``target`` (the range of every lane, before emitting it)."""
         S = self.S
-        if not S.coarse_reductions or x.id in self.coarsely_reduced:
+        if not self._may_coarsen(x):
             return False
         b = S.bound(x)
         for lo, hi in zip(b.lo, b.hi, strict=True):
