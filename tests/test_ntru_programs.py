@@ -10,9 +10,11 @@ proven, the objects are checked for constant time, and bad inputs and ISAs are r
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from nttgen.emit.isa import isa_class
 from nttgen.emit.isa.base import EmitContext
 from nttgen.emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru, ntru_functions
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
+from nttgen.interp.cost import count_ops
 from nttgen.interp.evaluate import evaluate
 from nttgen.lanes import I16
 from nttgen.ntru_kernel import NtruKernel, load_ntru
@@ -611,3 +614,48 @@ def test_stages_take_distinct_arrays_declared_restrict() -> None:
     assert f"int16_t r[restrict {good_rader_shape(P, Q, 1).rows * 16}]" in source
     # the entry points keep plain parameters: a caller may pass r == a
     assert "void nttgen_sntrup761_c_polymul(int16_t r[761], const int16_t a[761]" in source
+
+
+def test_pair_base_reads_its_tables_from_a_frame_copy() -> None:
+    """The AVX2 base (pair sums) copies its t_k tables into its frame and reads the copy
+    through an opaque pointer, so that no compiler reads the static tables instead: read from
+    static data between the loop's stack stores, they made that stage up to 1.6x slower,
+    depending on where the caller's stack lay (docs/design.md). The op counter includes the
+    copy (a load and a store per vector). The other ISAs' bases read the static tables: a
+    copy measured slower in the portable C and is not measured on the others."""
+    ring = get_ntru_ring("sntrup761")
+    source = generate_ntru(ring, "avx2").source
+    start = source.index("static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_base(")
+    base = source[start : source.index("\n}\n", start)]
+    loop = base[base.index("for (size_t grp_0") :]
+    for name in ("t", "tq"):
+        assert f"NTTGEN_ALIGN(64) int16_t {name}_frame_0[192];" in base
+        copy = re.search(
+            rf"{name}_frame_0\[(i_\d+)\] = nttgen_sntrup761_avx2_base_{name}\[\1\];", base
+        )
+        assert copy is not None, name
+        assert f"const int16_t *{name}_0 = {name}_frame_0;\n    NTTGEN_OPAQUE({name}_0);" in base
+        assert f"&{name}_0[grp_0 * 16]" in loop
+        assert f"nttgen_sntrup761_avx2_base_{name}[" not in loop
+    assert "#define NTTGEN_OPAQUE(p) __asm__" in source
+
+    base_fn = ntru_functions(ring, "avx2").functions["base"]
+    frame = [t for t in base_fn.tables if t.in_frame]
+    assert sorted(t.name for t in frame) == ["t", "tq"]
+    plain = dataclasses.replace(
+        base_fn, tables=[dataclasses.replace(t, in_frame=False) for t in base_fn.tables]
+    )
+    with_copy, without = count_ops(base_fn), count_ops(plain)
+    assert with_copy["load"] - without["load"] == 2 * 192 // 16
+    assert with_copy["store"] - without["store"] == 2 * 192 // 16
+    for isa in ("c", "avx512", "neon", "rvv"):
+        assert "_frame_" not in generate_ntru(ring, isa).source, isa
+
+
+def test_frame_copies_need_whole_vectors() -> None:
+    """A table copied into the frame is copied a vector at a time, so its length must be a
+    whole number of vectors: the builder refuses another length by name."""
+    S = Builder("f", Arith(Q, I16), 16)
+    S.table("whole", list(range(32)), in_frame=True)
+    with pytest.raises(ValueError, match=r"table part: a copy in the frame needs whole vectors"):
+        S.table("part", list(range(24)), in_frame=True)

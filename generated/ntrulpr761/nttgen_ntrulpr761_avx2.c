@@ -16,13 +16,13 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1152, store 1034, add 2142, sub 1800, montmul 1213, barrett_coarse 791,
+ *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 791,
  *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
  *       coefficient reductions: 12656
  *   nttgen_ntrulpr761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1152, store 1034, add 2142, sub 1800, mullo 36, montmul 1177, barrett_coarse 737,
+ *       ops: load 1176, store 1058, add 2142, sub 1800, mullo 36, montmul 1177, barrett_coarse 737,
  *         cond_add_q 96, shuffle 144, zip 288, const 327, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
  *       coefficient reductions: 11792
@@ -45,6 +45,13 @@
 #define NTTGEN_NOINLINE __attribute__((noinline))
 #else
 #define NTTGEN_NOINLINE
+#endif
+#endif
+#ifndef NTTGEN_OPAQUE
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_OPAQUE(p) ((void)0)
 #endif
 #endif
 
@@ -1222,14 +1229,24 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_forward_small(int16_t r[restr
 
 /*
  * products modulo x^16 - t_k, pieces in lanes
- * Ops per call: load 216, store 96, montmul 96, barrett_coarse 96, shuffle 144, zip 288, pair_add
+ * Ops per call: load 240, store 120, montmul 96, barrett_coarse 96, shuffle 144, zip 288, pair_add
  *   1344, pair_blend 180, pair_madd 1536, pair_mred 96, pair_swap 180
  */
 static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_base(int16_t r[restrict 1536],
                                                         const int16_t a[restrict 1536],
                                                         const int16_t b[restrict 1536]) {
-    const int16_t *const t_0 = nttgen_ntrulpr761_avx2_base_t;
-    const int16_t *const tq_0 = nttgen_ntrulpr761_avx2_base_tq;
+    NTTGEN_ALIGN(64) int16_t t_frame_0[192];
+    for (size_t i_0 = 0; i_0 < 192; ++i_0) {
+        t_frame_0[i_0] = nttgen_ntrulpr761_avx2_base_t[i_0];
+    }
+    const int16_t *t_0 = t_frame_0;
+    NTTGEN_OPAQUE(t_0);
+    NTTGEN_ALIGN(64) int16_t tq_frame_0[192];
+    for (size_t i_1 = 0; i_1 < 192; ++i_1) {
+        tq_frame_0[i_1] = nttgen_ntrulpr761_avx2_base_tq[i_1];
+    }
+    const int16_t *tq_0 = tq_frame_0;
+    NTTGEN_OPAQUE(tq_0);
 #ifdef NTTGEN_DEBUG
     nttgen_ntrulpr761_avx2_assert_range(a, 1536, -11344, 11344);
     nttgen_ntrulpr761_avx2_assert_range(b, 1536, -30726, 30728);
@@ -3076,7 +3093,7 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_fold(int16_t r[restrict 761],
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1152, store 1034, add 2142, sub 1800, montmul 1213, barrett_coarse 791,
+ * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 791,
  *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
  *   pair_mred 96, pair_swap 180
  */
@@ -3107,7 +3124,7 @@ void nttgen_ntrulpr761_avx2_polymul(int16_t r[761], const int16_t a[761], const 
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1152, store 1034, add 2142, sub 1800, mullo 36, montmul 1177, barrett_coarse
+ * Ops per call: load 1176, store 1058, add 2142, sub 1800, mullo 36, montmul 1177, barrett_coarse
  *   737, cond_add_q 96, shuffle 144, zip 288, const 327, pair_add 1344, pair_blend 180, pair_madd
  *   1536, pair_mred 96, pair_swap 180
  */

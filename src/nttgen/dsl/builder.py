@@ -151,12 +151,20 @@ class Builder:
         values: list[int],
         notes: list[tuple[int, str]] | None = None,
         doc: str = "",
+        *,
+        in_frame: bool = False,
     ) -> Table:
-        """A constant table; each value must fit the lane."""
+        """A constant table; each value must fit the lane. ``in_frame``: the emitted C copies
+        it into the function's stack frame on entry and reads the copy (:class:`Table`)."""
         for v in values:
             if not self.lane.fits(v, v):
                 raise ValueError(f"table {name}: {v} does not fit {self.lane.name}")
-        t = Table(name, self.lane, tuple(values), tuple(notes or ()), doc)
+        if in_frame and len(values) % self.fn.lanes:
+            raise ValueError(
+                f"table {name}: a copy in the frame needs whole vectors "
+                f"({len(values)} values, {self.fn.lanes} lanes)"
+            )
+        t = Table(name, self.lane, tuple(values), tuple(notes or ()), doc, in_frame)
         self.fn.tables.append(t)
         return t
 

@@ -153,6 +153,12 @@ class Table:
     values: tuple[int, ...]
     notes: tuple[tuple[int, str], ...] = ()
     doc: str = ""
+    # Copied into the function's stack frame on entry, the loads then reading the copy. Static
+    # data lies at an offset from the caller's stack that nobody controls; where a loop
+    # stores to the stack between its loads of a table, a load whose address matches a recent
+    # store's in the low 12 bits waits for it (4K aliasing). The copy lies at a fixed offset
+    # from the function's other stack data instead (see docs/design.md).
+    in_frame: bool = False
 
 
 Memory = Buffer | Table

@@ -279,6 +279,30 @@ class CEmitter:
             return []
         return [C.PP(f"#ifdef {DEBUG_MACRO}"), *checks, C.PP("#endif")]
 
+    def _table_alias(self, t: Table, name: str) -> list[C.Stmt]:
+        """The local pointer ``name`` through which the body reads table ``t``: the file-scope
+        table itself, or for an ``in_frame`` table a copy in this function's frame (made
+        here, element by element). The pointer is opaque (NTTGEN_OPAQUE) where the ISA wants
+        its tables so, and always for a copy: otherwise compilers read the static table
+        again instead of the copy, since they know both hold the same values."""
+        table: C.Expr = C.Name(self.table_name(self.fn, t))
+        out: list[C.Stmt] = []
+        if t.in_frame:
+            frame = self.names.fresh(f"{t.name}_frame")
+            i = self.names.fresh("i")
+            n = len(t.values)
+            out.append(C.Decl(t.lane.c_type, frame, None, array=n, align=f"{ALIGN_MACRO}(64)"))
+            copy = C.Assign(C.Index(C.Name(frame), C.Name(i)), C.Index(table, C.Name(i)))
+            out.append(C.For(i, C.Bin("<", C.Name(i), C.Int(n)), (copy,)))
+            table = C.Name(frame)
+        if t.in_frame or getattr(self.isa, "opaque_tables", False):
+            # a pointer the asm may change: `const T *name`
+            out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
+            out.append(C.ExprStmt(C.Call(OPAQUE_MACRO, (C.Name(name),))))
+        else:
+            out.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
+        return out
+
     def emit(self) -> C.FuncDef:
         """The function definition (with contract assertions under NTTGEN_DEBUG)."""
         for buf in self.fn.locals:
@@ -296,16 +320,9 @@ class CEmitter:
         replay(self.fn, self)
         for s in self._contract_checks("out"):
             self._out(s)
-        opaque = getattr(self.isa, "opaque_tables", False)
         aliases: list[C.Stmt] = []
         for t, name in self.tables.items():
-            table = C.Name(self.table_name(self.fn, t))
-            if opaque:  # a pointer the asm may change: `const T *name`
-                aliases.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
-            else:
-                aliases.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
-            if opaque:
-                aliases.append(C.ExprStmt(C.Call(OPAQUE_MACRO, (C.Name(name),))))
+            aliases += self._table_alias(t, name)
         n_locals = len(self.lane_offsets) + len(self.fn.locals)
         self.blocks[0][n_locals:n_locals] = aliases
         return C.FuncDef(

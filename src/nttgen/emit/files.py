@@ -198,6 +198,12 @@ class CFileWriter:
         """The C name of a function."""
         return f"{self.prefix}_{fn.name}"
 
+    def _opaque_pointers(self) -> bool:
+        """Whether some function reads a table through an opaque pointer (the ISA wants all
+        of them so, or a table is copied into a frame): the .c then defines NTTGEN_OPAQUE."""
+        in_frame = any(t.in_frame for fn in self.functions.values() for t in fn.tables)
+        return in_frame or getattr(self.isa, "opaque_tables", False)
+
     def table_name(self, fn: Function, table: Table) -> str:
         """The C name of a constant table (shared by every function with the same contents)."""
         del fn
@@ -296,7 +302,7 @@ class CFileWriter:
             C.Blank(),
             *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
             *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
-            *(_opaque_macro() if getattr(self.isa, "opaque_tables", False) else []),
+            *(_opaque_macro() if self._opaque_pointers() else []),
         ]
         u.items += self._prelude()
         kernels: list[C.Top] = []

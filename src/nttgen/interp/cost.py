@@ -88,6 +88,10 @@ def count_ops(fn: Function, scalars: Mapping[str, int] | None = None) -> Counter
     """Executed op counts of one call of ``fn`` (``scalars`` gives runtime counts such as k)."""
     c = CostCounter(fn, scalars or {})
     replay(fn, c)
+    for t in fn.tables:
+        if t.in_frame:  # the copy into the frame on entry, a vector at a time
+            c.counts["load"] += len(t.values) // fn.lanes
+            c.counts["store"] += len(t.values) // fn.lanes
     return c.counts
 
 

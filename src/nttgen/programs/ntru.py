@@ -733,14 +733,14 @@ def forward_signs(shape: GoodRaderShape) -> list[int]:
 
 
 def twisted_tables(
-    S: Builder, name: str, values: list[int], doc: str, repeat: int = 1
+    S: Builder, name: str, values: list[int], doc: str, repeat: int = 1, in_frame: bool = False
 ) -> Callable[[Affine], tuple[Value, Value]]:
     """Tables ``name`` and ``name``q of the twisted pairs of ``values`` (the multipliers and
-    their quotients, each value ``repeat`` times in a row); returns their loader: entry k0
-    onwards of both, one vector each."""
+    their quotients, each value ``repeat`` times in a row, both copied into the frame if
+    ``in_frame``); returns their loader: entry k0 onwards of both, one vector each."""
     pairs = [S.arith.twisted(x) for x in values for _ in range(repeat)]
-    z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)")
-    zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)")
+    z = S.table(name, [z for z, _ in pairs], doc=f"{doc} (multiplier)", in_frame=in_frame)
+    zq = S.table(name + "q", [zq for _, zq in pairs], doc=f"{doc} (quotient)", in_frame=in_frame)
     return lambda k0: (S.load(z, k0, hint=name), S.load(zq, k0, hint=name + "q"))
 
 
@@ -905,9 +905,13 @@ def program_base_pairs(
     b = S.input("b", rows * m, contract_b, doc="pieces")
     red = Reducer(S)
     q = S.arith.q
-    # t_k in both lanes of piece k's pair: a vector of the group's half pieces
+    # t_k in both lanes of piece k's pair: a vector of the group's half pieces. The tables are
+    # read from a copy in the frame: read from static data, between the loop's many stack
+    # stores, they made this stage 1.0-1.6x slower depending on where the caller's stack lay
+    # (4K aliasing; AVX2, Zen 3: 1,652-2,701 ticks over 8 KiB of placements, 1,534-1,552 with
+    # the copy; docs/design.md).
     pad = shape.points + [0] * (rows - len(shape.points))
-    t_of = twisted_tables(S, "t", pad, "t_k of x^m - t_k, twice per piece", repeat=2)
+    t_of = twisted_tables(S, "t", pad, "t_k of x^m - t_k, twice per piece", repeat=2, in_frame=True)
 
     def pairs_of(src: Buffer, k0: Affine) -> list[Value]:
         """Vector u: coefficients 2u, 2u+1 of pieces k0 .. k0 + L/2 - 1."""
