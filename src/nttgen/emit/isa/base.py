@@ -82,8 +82,9 @@ class Isa(ABC):
     # RVV keeps the fold's reductions
     narrow_inverse_outputs: bool = True
     # whether the NTRU Prime DFTs run as loops over lines, one axis kernel per loop body
-    # (:mod:`nttgen.programs.ntru_lines`), rather than as one straight-line trace; set where
-    # measured faster. sntrup761 polymul, 2026-11-24 (Zen 3; guest instructions under QEMU):
+    # (:mod:`nttgen.programs.ntru_lines`), rather than as one straight-line trace, and the
+    # Good–Rader fold as a loop over its vectors (see ``program_fold``); set where measured
+    # faster. sntrup761 polymul, 2026-11-24 (Zen 3; guest instructions under QEMU):
     # AVX2 6,980 -> 6,197 ticks (stage harness: forward 1,121 -> 987, inverse 1,499 -> 1,193;
     # a few thousand instructions run once per call were decoded afresh each time), RVV
     # (VLEN 128) 69,454 -> 61,557 and (VLEN 256) 35,098 -> 31,086; NEON 43,537 -> 46,222 and
