@@ -123,10 +123,11 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "madd": (2, 2),
     "addw": (0, 2),
     "mredw": (4, 5),
-    # vpmaddwd; vpaddd; 2 shifts and 2 blends, vpmullw, vpmulhw, vpsubw; vpshufb; vpblendw
+    # vpmaddwd; vpaddd; 2 vpmullw and 2 vpmaddwd, 2 vpsubd, a shift and a blend; vpshufb;
+    # vpblendw
     "pair_madd": (1, 0),
     "pair_add": (0, 1),
-    "pair_mred": (2, 5),
+    "pair_mred": (4, 4),
     "pair_swap": (0, 1),
     "pair_blend": (0, 1),
 }

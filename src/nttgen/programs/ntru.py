@@ -97,12 +97,6 @@ from .lazy import Reducer
 BaseProducts = Literal["karatsuba", "wide", "pairs"]
 BASE_PRODUCTS: tuple[str, ...] = get_args(BaseProducts)
 
-PAIR_SUM_OUTPUTS = 4
-"""How many output coefficients the pair-sum base (:func:`program_base_pairs`) sums at a time,
-in the outer loop over x's pairs. Modelled by ``llvm-mca -mcpu=znver3`` on clang-19's loop
-(cycles per group of 8 pieces, with the 7-instruction ``pair_mred``): all 16 outputs one by
-one 160, 2 at a time 158, 4 at a time 145, 8 at a time 160, all 16 in one loop 180."""
-
 KARATSUBA_LEAF = 2
 """Base products of at most this many coefficients are schoolbook; larger ones Karatsuba.
 On AVX2 (sntrup761 polymul, one harness): schoolbook 16 x 16 7,770 ticks, Karatsuba down to
@@ -938,18 +932,15 @@ def program_base_pairs(
         odd = {j: S.pair_swap(ext(j), hint="yo") for j in range(1 - half, half)}
         worst = max(S.bound(w).magnitude for w in (*even.values(), *odd.values()))
         x = red.for_sums(pairs_of(a, k0), m, worst)
-        # The sums of PAIR_SUM_OUTPUTS coefficients at a time, x's pairs in the outer loop:
-        # each x pair then meets the variants it needs while they are still in registers
         sums: list[Value] = []
-        width = min(PAIR_SUM_OUTPUTS, m)
-        for k_first in range(0, m, width):
-            accs: list[Value | None] = [None] * width
+        for k in range(m):
+            s, other = divmod(k, 2)
+            acc: Value | None = None
             for u in range(half):
-                for i in range(width):
-                    s, other = divmod(k_first + i, 2)
-                    w = S.pair_madd(x[u], (odd if other else even)[s - u], hint="w")
-                    accs[i] = w if accs[i] is None else S.pair_add(accs[i], w, hint="acc")
-            sums += accs  # type: ignore[arg-type]
+                w = S.pair_madd(x[u], (odd if other else even)[s - u], hint="w")
+                acc = w if acc is None else S.pair_add(acc, w, hint="acc")
+            assert acc is not None
+            sums.append(acc)
         res = [S.pair_mred(sums[2 * j], sums[2 * j + 1], hint="c") for j in range(half)]
         for i, row in enumerate(transpose(S, res, zip_group, elem_bits=1)):
             S.store(r, (k0 + i) * m, row)

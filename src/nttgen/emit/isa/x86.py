@@ -527,36 +527,21 @@ class X86Simd(HelperCalls, Isa):
             raise ValueError(f"{self.name}: {op} needs 16-bit lanes (vpmaddwd)")
 
     def _pair_helpers(self) -> list[C.Top]:
-        """``pair_mred``: the low words of both vectors' sums gathered into one vector
-        (lane 2i from even[i], the odd sums' shifted up into lane 2i+1; one shift and one
-        ``vpblendw``), their high words likewise (the even sums' shifted down), then one
-        16-bit Montgomery step for all 16 lanes: hi - mulhi(lo*q^-1, q). It is exact: a sum
-        less m*q is 0 in its low word, so its high word is the difference of the high words.
-        Two multiplications where reducing each vector in 32-bit lanes (``vpmullw`` and
-        ``vpmaddwd`` against (q, 0)) takes four. ``pair_swap``: one ``vpshufb`` within each
-        128-bit group."""
-        lo = self.blend_odd(
-            C.Name("even"), self._i("slli", C.Name("odd"), C.Int(16), e="epi32"), 16
-        )
-        hi = self.blend_odd(
-            self._i("srli", C.Name("even"), C.Int(16), e="epi32"), C.Name("odd"), 16
-        )
-        m = self._i("mullo", C.Name("lo"), self._set1(self.arith.qinv))
-        mq = self._i("mulhi", C.Name("m"), self._set1(self.arith.q))
-        body: list[C.Stmt] = [
-            self._decl("lo", lo),
-            self._decl("hi", hi),
-            self._decl("m", m),
-            C.Return(self._i("sub", C.Name("hi"), mq)),
-        ]
+        """``pair_mred``: per 32-bit lane, m = lo(a)*q^-1 by ``vpmullw`` against q^-1 in the
+        low words (zero in the high ones, so m arrives zero-extended), a - m*q by
+        ``vpmaddwd`` against (q, 0) and ``vpsubd``; the even sums' results move to the low
+        words by a shift, the odd sums' already sit in the high words and one ``vpblendw``
+        joins them. ``pair_swap``: one ``vpshufb`` within each 128-bit group."""
+        body = self._mont32_steps(("even", "odd"))
+        low = self._i("srli", C.Name("d_even"), C.Int(16), e="epi32")
+        body.append(C.Return(self.blend_odd(low, C.Name("d_odd"), 16)))
         mred = self._fn(
             "pair_mred",
             ("even", "odd"),
             body,
             (
                 "Signed Montgomery reductions of two vectors of 32-bit pair sums into one of",
-                "16-bit lanes: lane 2i = even[i]/2^16 mod q, lane 2i+1 = odd[i]/2^16 mod q",
-                "(the low and the high words gathered, then one 16-bit Montgomery step).",
+                "16-bit lanes: lane 2i = even[i]/2^16 mod q, lane 2i+1 = odd[i]/2^16 mod q.",
             ),
         )
         # bytes of one 128-bit group with the two 16-bit lanes of each pair exchanged
