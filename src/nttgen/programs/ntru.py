@@ -908,8 +908,8 @@ def program_base_pairs(
     # t_k in both lanes of piece k's pair: a vector of the group's half pieces. The tables are
     # read from a copy in the frame: read from static data, between the loop's many stack
     # stores, they made this stage 1.0-1.6x slower depending on where the caller's stack lay
-    # (4K aliasing; AVX2, Zen 3: 1,652-2,701 ticks over 8 KiB of placements, 1,534-1,552 with
-    # the copy; docs/design.md).
+    # (likely 4K aliasing, by the 4 KiB period; no counter here confirms it. AVX2, Zen 3:
+    # 1,652-2,701 ticks over 8 KiB of placements, 1,534-1,552 with the copy; docs/design.md).
     pad = shape.points + [0] * (rows - len(shape.points))
     t_of = twisted_tables(S, "t", pad, "t_k of x^m - t_k, twice per piece", repeat=2, in_frame=True)
 
