@@ -103,10 +103,21 @@ def _evaluate(
     products: BaseProducts = "karatsuba",
     cyclotomic: bool = True,
     dft_lines: bool = False,
+    small_forward: bool = True,
 ) -> None:
     fs = build_good_rader(
-        p, q, Arith(q, I16), lanes, zip_group, products, cyclotomic=cyclotomic, dft_lines=dft_lines
+        p,
+        q,
+        Arith(q, I16),
+        lanes,
+        zip_group,
+        products,
+        cyclotomic=cyclotomic,
+        dft_lines=dft_lines,
+        small_forward=small_forward,
     )
+    # polymul_small transforms the small operand by its own DFT, or by the shared one
+    assert ("forward_small" in fs.functions) == small_forward
     cs = cases(p, q, seed)
     a = np.array([c[0] for c in cs])
     b = np.array([c[1] for c in cs])
@@ -145,6 +156,18 @@ def test_pair_sums_compute_the_product(lanes: int, zip_group: int | None) -> Non
     _evaluate(P, Q, lanes, seed=40 + lanes, zip_group=zip_group, products="pairs")
     if lanes == 16:
         _evaluate(857, 5167, lanes, seed=857, zip_group=zip_group, products="pairs")
+
+
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_polymul_small_through_the_shared_forward(lanes: int) -> None:
+    """Where an ISA clears ``small_forward`` (AVX2), polymul_small sends its small operand
+    through the same forward DFT as the other one, and the file has no ``forward_small``:
+    checked evaluation against the schoolbook product (the base then takes the big
+    operand's range for both)."""
+    _evaluate(P, Q, lanes, seed=60 + lanes, zip_group=3 if lanes == 16 else None,
+              products="pairs", dft_lines=True, small_forward=False)  # fmt: skip
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, small_forward=False).functions
+    assert fs["base"].contract.inputs["b"] == fs["forward"].contract.outputs["r"]
 
 
 def test_base_products_refuses_an_unknown_choice() -> None:
@@ -290,6 +313,7 @@ OTHER_WAYS = {
     # Isa flag: (text only its True form emits, seed)
     "dft_lines": ("line_", 21),
     "coarse_reductions": ("_barrett_coarse(", 23),
+    "small_forward": ("_forward_small(", 25),
 }
 
 

@@ -58,6 +58,9 @@ NTRU_TUNED: dict[tuple[int, int, str], dict[str, int]] = {
     # 6,064 -> 6,199); its pair-sum base leaves them within 1.8q, and there the lazy policy
     # took 438 reductions against 352 with the threshold (stage harness, clang-19, best of 3,
     # Zen 3: inverse 1,643 -> 1,129 ticks, polymul 5,839 -> 5,402; 3q: 1,271 and 5,480).
+    # Re-checked when AVX2 dropped forward_small (Isa.small_forward; the base's second input
+    # then within 11,344, not 30,728): 4q places 392 inverse reductions and 5q 320, but 5q
+    # measured about 1 % slower (benchmark libraries alternated, polymul 4,972 -> 5,022).
     (761, 4591, "avx512"): {"inverse_threshold_q": 4},
     (761, 4591, "avx2"): {"inverse_threshold_q": 4},
 }

@@ -125,6 +125,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             narrow_inverse=cls.narrow_inverse_outputs,
             dft_lines=cls.dft_lines,
             coarse_reductions=cls.coarse_reductions,
+            small_forward=cls.small_forward,
         )
     return build_shift_pipeline(
         name, ring.p, ring.q, arith, lanes, zip_group, cls.coarse_reductions

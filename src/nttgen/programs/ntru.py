@@ -68,7 +68,8 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
 
 Reductions are placed by the interval analysis (:class:`~nttgen.programs.lazy.Reducer`),
 so the same code yields each ISA's and each operand range's own schedule (``polymul_small``
-runs the small operand's forward transform with the contract [-1, 1] and reduces less).
+runs the small operand's forward transform with the contract [-1, 1] and reduces less, except
+where ``Isa.small_forward`` says one shared transform measured faster).
 """
 
 from __future__ import annotations
@@ -1067,6 +1068,7 @@ def build_good_rader(
     narrow_inverse: bool = True,
     dft_lines: bool = False,
     coarse_reductions: bool = False,
+    small_forward: bool = True,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
@@ -1076,7 +1078,10 @@ def build_good_rader(
     outputs within a third of the lane, so that the fold's sums need no reduction;
     ``dft_lines``: the forward and inverse DFTs as loops over lines (and the fold a loop), see
     :mod:`.ntru_lines`; ``coarse_reductions``: the lazy reductions by ``barrett_coarse``
-    where its wider range serves, see :class:`~nttgen.programs.lazy.Reducer`)."""
+    where its wider range serves, see :class:`~nttgen.programs.lazy.Reducer`;
+    ``small_forward``: ``polymul_small`` transforms its small operand by ``forward_small``,
+    a DFT of its own with the contract [-1, 1], else by ``forward`` and the file has no
+    ``forward_small``)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
@@ -1098,7 +1103,10 @@ def build_good_rader(
         fn.distinct_buffers = True
         return fn
 
-    for name, contract in (("forward", (-half, half)), ("forward_small", (-1, 1))):
+    forwards = [("forward", (-half, half))]
+    if small_forward:
+        forwards.append(("forward_small", (-1, 1)))
+    for name, contract in forwards:
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
         if dft_lines:
             program_forward_lines(S, shape, contract)
@@ -1106,7 +1114,7 @@ def build_good_rader(
             program_forward(S, shape, contract)
         f[name] = stage(S)
     big = f["forward"].contract.outputs["r"]
-    small = f["forward_small"].contract.outputs["r"]
+    small = f["forward_small"].contract.outputs["r"] if small_forward else big
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
     b_range = (min(big[0], small[0]), max(big[1], small[1]))
     program_base(S, shape, big, b_range, zip_group, base_products)
@@ -1136,7 +1144,7 @@ def build_good_rader(
 
     for name, fwd_b, b_range in (
         ("polymul", "forward", (-half, half)),
-        ("polymul_small", "forward_small", (-1, 1)),
+        ("polymul_small", "forward_small" if small_forward else "forward", (-1, 1)),
     ):
         S = builder(name, f"r = a*b mod (q, x^{p} - x - 1), centred")
         r = S.output("r", p, doc=f"product, centred in [{-half}, {half}]")

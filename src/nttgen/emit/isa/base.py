@@ -99,6 +99,18 @@ class Isa(ABC):
     # barrett: gcc -O3 vectorises barrett's high product but not the rounding one (polymul
     # 23,852 -> 32,336 ticks, Zen 3). AVX-512 keeps it until measured on a CPU that has it
     coarse_reductions: bool = False
+    # whether the NTRU Prime Good–Rader polymul_small transforms its small operand by a DFT of
+    # its own (``forward_small``, fewer reductions for inputs in [-1, 1]) rather than by the
+    # same ``forward`` as the other operand; cleared where one shared transform measured
+    # faster. AVX2, 2026-11-25 (Zen 3, sntrup761, the benchmark's shared libraries loaded
+    # side by side, batches of 100 calls alternated, medians of 3 runs): polymul_small
+    # 5,137 -> 5,043, 5,163 -> 5,069, 5,129 -> 5,047 ticks, polymul 5,021 -> 4,974,
+    # 5,043 -> 4,998, 5,020 -> 4,978 (the base then takes the big operand's range only). The
+    # DFTs are 4.5 KiB of code each and the stages together outgrow the op cache (see
+    # docs/design.md, "Code size"): the smaller transform's fewer reductions do not pay for
+    # decoding a second one. The other ISAs keep both (not measured for this; AVX-512 has no
+    # CPU here, and QEMU's instruction counts cannot show decoding)
+    small_forward: bool = True
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:
