@@ -1103,10 +1103,11 @@ def build_good_rader(
         fn.distinct_buffers = True
         return fn
 
-    forwards = [("forward", (-half, half))]
-    if small_forward:
-        forwards.append(("forward_small", (-1, 1)))
-    for name, contract in forwards:
+    # the small operand's transform: a DFT of its own, or the shared one
+    small_name = "forward_small" if small_forward else "forward"
+    contracts = {"forward": (-half, half), "forward_small": (-1, 1)}
+    for name in dict.fromkeys(("forward", small_name)):
+        contract = contracts[name]
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
         if dft_lines:
             program_forward_lines(S, shape, contract)
@@ -1114,7 +1115,7 @@ def build_good_rader(
             program_forward(S, shape, contract)
         f[name] = stage(S)
     big = f["forward"].contract.outputs["r"]
-    small = f["forward_small"].contract.outputs["r"] if small_forward else big
+    small = f[small_name].contract.outputs["r"]
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
     b_range = (min(big[0], small[0]), max(big[1], small[1]))
     program_base(S, shape, big, b_range, zip_group, base_products)
@@ -1144,7 +1145,7 @@ def build_good_rader(
 
     for name, fwd_b, b_range in (
         ("polymul", "forward", (-half, half)),
-        ("polymul_small", "forward_small" if small_forward else "forward", (-1, 1)),
+        ("polymul_small", small_name, (-1, 1)),
     ):
         S = builder(name, f"r = a*b mod (q, x^{p} - x - 1), centred")
         r = S.output("r", p, doc=f"product, centred in [{-half}, {half}]")
