@@ -24,11 +24,17 @@ import pytest
 from conftest import compile_command, compilers_for, require_isa, require_tool
 from nttgen.ctcheck import check_object
 from nttgen.dsl.builder import Builder
-from nttgen.dsl.ir import Loop
+from nttgen.dsl.ir import Function, Loop
 from nttgen.emit import c_ast as C
 from nttgen.emit.isa import isa_class
 from nttgen.emit.isa.base import EmitContext
-from nttgen.emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru, ntru_functions
+from nttgen.emit.ntru_files import (
+    NTRU_ISAS,
+    NTRU_PIPELINES,
+    generate_ntru,
+    line_thresholds,
+    ntru_functions,
+)
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
 from nttgen.interp.cost import count_ops
 from nttgen.interp.evaluate import evaluate
@@ -40,14 +46,17 @@ from nttgen.plan.maps.good_thomas import GoodThomasMap
 from nttgen.programs.ntru import (
     BaseProducts,
     GoodRaderShape,
+    NtruFunctions,
     build_good_rader,
     forward_signs,
     good_rader_shape,
     pairs_fit,
     transpose,
 )
+from nttgen.programs.ntru_lines import LineThresholds
 from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
 from nttgen.proofs import applications, prove
+from nttgen.tuning import NTRU_TUNED, NtruTuning
 
 P, Q = 761, 4591
 H = (Q - 1) // 2
@@ -104,7 +113,8 @@ def _evaluate(
     cyclotomic: bool = True,
     dft_lines: bool = False,
     small_forward: bool = True,
-) -> None:
+    line_thresholds: LineThresholds | None = None,
+) -> NtruFunctions:
     fs = build_good_rader(
         p,
         q,
@@ -115,6 +125,7 @@ def _evaluate(
         cyclotomic=cyclotomic,
         dft_lines=dft_lines,
         small_forward=small_forward,
+        line_thresholds=line_thresholds,
     )
     # polymul_small transforms the small operand by its own DFT, or by the shared one
     assert ("forward_small" in fs.functions) == small_forward
@@ -128,6 +139,7 @@ def _evaluate(
     for k, (x, y, z) in enumerate(cs):
         assert list(big[k]) == schoolbook(x, y, p, q), f"polymul case {k}"
         assert list(small[k]) == schoolbook(x, z, p, q), f"polymul_small case {k}"
+    return fs
 
 
 @pytest.mark.parametrize("products", ["karatsuba", "wide"])
@@ -168,6 +180,55 @@ def test_polymul_small_through_the_shared_forward(lanes: int) -> None:
               products="pairs", dft_lines=True, small_forward=False)  # fmt: skip
     fs = build_good_rader(P, Q, Arith(Q, I16), lanes, small_forward=False).functions
     assert fs["base"].contract.inputs["b"] == fs["forward"].contract.outputs["r"]
+
+
+@pytest.mark.parametrize(
+    ("forward", "inverse"),
+    [((None, 2), (None, None, 2)), ((3, 2), (2, 5, None)), ((2, 2), (2, 2, 2))],
+    ids=["avx2", "mixed", "tight"],
+)
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_dfts_by_lines_with_a_threshold_per_pass(
+    lanes: int, forward: tuple[int | None, int | None], inverse: tuple[int | None, ...]
+) -> None:
+    """Each pass of the DFTs as lines takes its own reducer threshold (``LineThresholds``,
+    AVX2's tuned choice among them): every choice still multiplies correctly in checked
+    evaluation (a lane overflow raises), and each pass's threshold reaches its pass."""
+
+    def lines(fwd: tuple[int | None, ...], inv: tuple[int | None, ...]) -> LineThresholds:
+        f = [None if k is None else k * Q for k in fwd]
+        i = [None if k is None else k * Q for k in inv]
+        return LineThresholds(forward=(f[0], f[1]), inverse=(i[0], i[1], i[2]))
+
+    zip_group = 3 if lanes == 16 else None
+    fs = _evaluate(P, Q, lanes, seed=70 + lanes, zip_group=zip_group, products="pairs",
+                   dft_lines=True, small_forward=False,
+                   line_thresholds=lines(forward, inverse))  # fmt: skip
+    none = build_good_rader(P, Q, Arith(Q, I16), lanes, zip_group, "pairs", dft_lines=True,
+                            small_forward=False).functions  # fmt: skip
+
+    def reductions(functions: dict[str, Function], name: str) -> int:
+        return count_ops(functions[name])["reductions"]
+
+    for name in ("forward", "inverse"):
+        assert reductions(fs.functions, name) != reductions(none, name), name
+
+
+def test_avx2_thresholds_per_pass_reduce_less(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """AVX2's measured thresholds per pass (``NTRU_TUNED``) place fewer reductions in
+    sntrup761's polymul than the one inverse threshold it replaced (4q in every pass): the
+    op counter's 611 against 845 coarse reductions."""
+    tuned = NTRU_TUNED[(P, Q, "avx2")]
+    assert line_thresholds(tuned, Q) == LineThresholds(
+        forward=(None, 2 * Q), inverse=(None, None, 2 * Q)
+    )
+    assert line_thresholds(NtruTuning(inverse_threshold_q=4), Q) is None
+    ring = get_ntru_ring("sntrup761")
+    per_pass = ntru_functions(ring, "avx2").functions["polymul"]
+    monkeypatch.setitem(NTRU_TUNED, (P, Q, "avx2"), NtruTuning(inverse_threshold_q=4))
+    one = ntru_functions(ring, "avx2").functions["polymul"]
+    assert count_ops(per_pass)["barrett_coarse"] == 611
+    assert count_ops(one)["barrett_coarse"] == 845
 
 
 def test_base_products_refuses_an_unknown_choice() -> None:

@@ -16,16 +16,16 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 845,
+ *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
  *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 13520
+ *       coefficient reductions: 9776
  *   nttgen_ntrulpr761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 845,
+ *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
  *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 13520
+ *       coefficient reductions: 9776
  */
 #ifndef NTTGEN_NTRULPR761_AVX2_H
 #define NTTGEN_NTRULPR761_AVX2_H
@@ -48,7 +48,7 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 845,
+ * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
  *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
  *   pair_mred 96, pair_swap 180
  */
@@ -62,7 +62,7 @@ void nttgen_ntrulpr761_avx2_polymul(int16_t r[761], const int16_t a[761], const 
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 845,
+ * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
  *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
  *   pair_mred 96, pair_swap 180
  */

@@ -16,14 +16,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_neon_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett_coarse 1761,
+ *       ops: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett_coarse 1599,
  *         cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
- *       coefficient reductions: 14088
+ *       coefficient reductions: 12792
  *   nttgen_sntrup761_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
  *       ops: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett_coarse
- *         1725, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
- *       coefficient reductions: 13800
+ *         1563, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ *       coefficient reductions: 12504
  */
 #ifndef NTTGEN_SNTRUP761_NEON_H
 #define NTTGEN_SNTRUP761_NEON_H
@@ -46,7 +46,7 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett_coarse 1761,
+ * Ops per call: load 1274, store 1060, add 3892, sub 3524, montmul 2133, barrett_coarse 1599,
  *   cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
@@ -60,7 +60,7 @@ void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const i
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
  * Ops per call: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett_coarse
- *   1725, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ *   1563, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

@@ -18,13 +18,13 @@
  *   nttgen_sntrup761_rvv_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
  *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
- *         barrett_coarse 21818, cond_add_q 1522, const 4599
- *       coefficient reductions: 21818
+ *         barrett_coarse 17464, cond_add_q 1522, const 4599
+ *       coefficient reductions: 17464
  *   nttgen_sntrup761_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
  *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
- *         barrett_coarse 20282, cond_add_q 1522, const 4599
- *       coefficient reductions: 20282
+ *         barrett_coarse 16696, cond_add_q 1522, const 4599
+ *       coefficient reductions: 16696
  */
 #include "nttgen_sntrup761_rvv.h"
 
@@ -124,7 +124,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_rvv_base_tq[96] = {
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-2295, 2295)
- * Ops per call: load 3961, store 4761, add 10944, sub 9248, montmul 5024, barrett_coarse 3520,
+ * Ops per call: load 3961, store 4761, add 10944, sub 9248, montmul 5024, barrett_coarse 2496,
  *   const 1025
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536],
@@ -633,32 +633,28 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
             const vint16m1_t l_3 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 144], vl);
             const vint16m1_t l_4 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 160], vl);
             const vint16m1_t l_5 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 176], vl);
-            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(l_4, vl);
-            const vint16m1_t diff_67 = __riscv_vsub_vv_i16m1(l_2, red_10, vl);
+            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(l_2, vl);
+            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(l_4, vl);
+            const vint16m1_t diff_67 = __riscv_vsub_vv_i16m1(red_10, red_11, vl);
             const vint16m1_t t_47 = nttgen_sntrup761_rvv_montmul_vx(diff_67, 985, -4425, vl);
-            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(l_2, vl);
-            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(l_0, red_11, vl);
-            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(sum_90, vl);
-            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(red_12, red_10, vl);
-            const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(l_0, red_10, vl);
-            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(diff_68, vl);
-            const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(red_13, t_47, vl);
-            const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(l_0, red_11, vl);
-            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(diff_69, vl);
-            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(red_14, t_47, vl);
-            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(l_5, vl);
-            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(l_3, red_15, vl);
+            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(l_0, vl);
+            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(red_12, red_10, vl);
+            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_90, red_11, vl);
+            const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(red_12, red_11, vl);
+            const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(diff_68, t_47, vl);
+            const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(red_12, red_10, vl);
+            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(diff_69, t_47, vl);
+            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(l_3, vl);
+            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(l_5, vl);
+            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(red_13, red_14, vl);
             const vint16m1_t t_48 = nttgen_sntrup761_rvv_montmul_vx(diff_71, 985, -4425, vl);
-            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett_coarse(l_3, vl);
-            const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(l_1, red_16, vl);
-            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett_coarse(sum_93, vl);
-            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(red_17, red_15, vl);
-            const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(l_1, red_15, vl);
-            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett_coarse(diff_72, vl);
-            const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(red_18, t_48, vl);
-            const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(l_1, red_16, vl);
-            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett_coarse(diff_73, vl);
-            const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(red_19, t_48, vl);
+            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(l_1, vl);
+            const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(red_15, red_13, vl);
+            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(sum_93, red_14, vl);
+            const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(red_15, red_14, vl);
+            const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(diff_72, t_48, vl);
+            const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(red_15, red_13, vl);
+            const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(diff_73, t_48, vl);
             const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(sum_91, sum_94, vl);
             const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(sum_91, sum_94, vl);
             const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(sum_92, sum_95, vl);
@@ -675,14 +671,14 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
         col_2 = col_2 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -11344, 11344);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -16746, 16746);
 #endif
 }
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-1, 1)
  * Ops per call: load 3961, store 4761, add 10944, sub 9248, mullo 480, montmul 4544, barrett_coarse
- *   1984, const 1025
+ *   1728, const 1025
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restrict 1536],
                                                                const int16_t a[restrict 761]) {
@@ -1182,35 +1178,34 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
             const vint16m1_t l_3 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 144], vl);
             const vint16m1_t l_4 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 160], vl);
             const vint16m1_t l_5 = __riscv_vle16_v_i16m1(&lines[col_2 + freq_0 * 96 + 176], vl);
-            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(l_4, vl);
-            const vint16m1_t diff_67 = __riscv_vsub_vv_i16m1(l_2, red_2, vl);
+            const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(l_2, vl);
+            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(l_4, vl);
+            const vint16m1_t diff_67 = __riscv_vsub_vv_i16m1(red_2, red_3, vl);
             const vint16m1_t t_47 = nttgen_sntrup761_rvv_montmul_vx(diff_67, 985, -4425, vl);
-            const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(l_2, vl);
-            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(l_0, red_3, vl);
-            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_90, red_2, vl);
-            const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(l_0, red_2, vl);
+            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(l_0, vl);
+            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(red_4, red_2, vl);
+            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_90, red_3, vl);
+            const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(red_4, red_3, vl);
             const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(diff_68, t_47, vl);
-            const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(l_0, red_3, vl);
+            const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(red_4, red_2, vl);
             const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(diff_69, t_47, vl);
-            const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(l_5, vl);
-            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(l_3, red_4, vl);
-            const vint16m1_t t_48 = nttgen_sntrup761_rvv_montmul_vx(diff_71, 985, -4425, vl);
             const vint16m1_t red_5 = nttgen_sntrup761_rvv_barrett_coarse(l_3, vl);
-            const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(l_1, red_5, vl);
-            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(sum_93, red_4, vl);
-            const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(l_1, red_4, vl);
+            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(l_5, vl);
+            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(red_5, red_6, vl);
+            const vint16m1_t t_48 = nttgen_sntrup761_rvv_montmul_vx(diff_71, 985, -4425, vl);
+            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(l_1, vl);
+            const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(red_7, red_5, vl);
+            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(sum_93, red_6, vl);
+            const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(red_7, red_6, vl);
             const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(diff_72, t_48, vl);
-            const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(l_1, red_5, vl);
+            const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(red_7, red_5, vl);
             const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(diff_73, t_48, vl);
-            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(sum_94, vl);
-            const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(sum_91, red_6, vl);
-            const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(sum_91, red_6, vl);
-            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(sum_95, vl);
-            const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(sum_92, red_7, vl);
-            const vint16m1_t diff_76 = __riscv_vsub_vv_i16m1(sum_92, red_7, vl);
-            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(diff_74, vl);
-            const vint16m1_t sum_98 = __riscv_vadd_vv_i16m1(diff_70, red_8, vl);
-            const vint16m1_t diff_77 = __riscv_vsub_vv_i16m1(diff_70, red_8, vl);
+            const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(sum_91, sum_94, vl);
+            const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(sum_91, sum_94, vl);
+            const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(sum_92, sum_95, vl);
+            const vint16m1_t diff_76 = __riscv_vsub_vv_i16m1(sum_92, sum_95, vl);
+            const vint16m1_t sum_98 = __riscv_vadd_vv_i16m1(diff_70, diff_74, vl);
+            const vint16m1_t diff_77 = __riscv_vsub_vv_i16m1(diff_70, diff_74, vl);
             __riscv_vse16_v_i16m1(&r[col_2 + freq_0 * 96], sum_96, vl);
             __riscv_vse16_v_i16m1(&r[col_2 + freq_0 * 96 + 16], diff_75, vl);
             __riscv_vse16_v_i16m1(&r[col_2 + freq_0 * 96 + 32], sum_97, vl);
@@ -1221,7 +1216,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
         col_2 = col_2 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -32042, 32042);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -16206, 16206);
 #endif
 }
 
@@ -1236,8 +1231,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
     const int16_t *const t_0 = nttgen_sntrup761_rvv_base_t;
     const int16_t *const tq_0 = nttgen_sntrup761_rvv_base_tq;
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(a, 1536, -11344, 11344);
-    nttgen_sntrup761_rvv_assert_range(b, 1536, -32042, 32042);
+    nttgen_sntrup761_rvv_assert_range(a, 1536, -16746, 16746);
+    nttgen_sntrup761_rvv_assert_range(b, 1536, -16746, 16746);
 #endif
     for (size_t grp_0 = 0; grp_0 < 96;) {
         const size_t vl = __riscv_vsetvl_e16m1(96 - grp_0);
@@ -1828,13 +1823,13 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         grp_0 = grp_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -30423, 30423);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -30382, 30382);
 #endif
 }
 
 /*
  * unnormalised inverse DFT over blocks
- * Ops per call: load 4704, store 4704, add 10848, sub 10784, montmul 5024, barrett_coarse 6448,
+ * Ops per call: load 4704, store 4704, add 10848, sub 10784, montmul 5024, barrett_coarse 5664,
  *   const 1024
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536],
@@ -1842,7 +1837,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
     NTTGEN_ALIGN(64) int16_t freqs[1632];
     NTTGEN_ALIGN(64) int16_t grid[1632];
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(c, 1536, -30423, 30423);
+    nttgen_sntrup761_rvv_assert_range(c, 1536, -30382, 30382);
 #endif
     for (size_t col_0 = 0; col_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - col_0);
@@ -1909,102 +1904,89 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t f_13 = __riscv_vle16_v_i16m1(&freqs[col_1 + line_0 * 16 + 1344], vl);
             const vint16m1_t f_14 = __riscv_vle16_v_i16m1(&freqs[col_1 + line_0 * 16 + 1440], vl);
             const vint16m1_t f_15 = __riscv_vle16_v_i16m1(&freqs[col_1 + line_0 * 16 + 1536], vl);
-            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(f_1, vl);
-            const vint16m1_t sum_9 = __riscv_vadd_vv_i16m1(f_0, red_6, vl);
-            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(sum_9, vl);
-            const vint16m1_t sum_10 = __riscv_vadd_vv_i16m1(red_7, f_2, vl);
-            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(sum_10, vl);
-            const vint16m1_t sum_11 = __riscv_vadd_vv_i16m1(red_8, f_3, vl);
-            const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett_coarse(sum_11, vl);
-            const vint16m1_t sum_12 = __riscv_vadd_vv_i16m1(red_9, f_4, vl);
-            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(sum_12, vl);
-            const vint16m1_t sum_13 = __riscv_vadd_vv_i16m1(red_10, f_5, vl);
-            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(sum_13, vl);
-            const vint16m1_t sum_14 = __riscv_vadd_vv_i16m1(red_11, f_6, vl);
-            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(sum_14, vl);
-            const vint16m1_t sum_15 = __riscv_vadd_vv_i16m1(red_12, f_7, vl);
-            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(sum_15, vl);
-            const vint16m1_t sum_16 = __riscv_vadd_vv_i16m1(red_13, f_8, vl);
-            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(sum_16, vl);
-            const vint16m1_t sum_17 = __riscv_vadd_vv_i16m1(red_14, f_9, vl);
-            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(sum_17, vl);
-            const vint16m1_t sum_18 = __riscv_vadd_vv_i16m1(red_15, f_10, vl);
-            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett_coarse(sum_18, vl);
-            const vint16m1_t sum_19 = __riscv_vadd_vv_i16m1(red_16, f_11, vl);
-            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett_coarse(sum_19, vl);
-            const vint16m1_t sum_20 = __riscv_vadd_vv_i16m1(red_17, f_12, vl);
-            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett_coarse(sum_20, vl);
-            const vint16m1_t sum_21 = __riscv_vadd_vv_i16m1(red_18, f_13, vl);
-            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett_coarse(sum_21, vl);
-            const vint16m1_t sum_22 = __riscv_vadd_vv_i16m1(red_19, f_14, vl);
-            const vint16m1_t red_20 = nttgen_sntrup761_rvv_barrett_coarse(sum_22, vl);
-            const vint16m1_t sum_23 = __riscv_vadd_vv_i16m1(red_20, f_15, vl);
-            const vint16m1_t red_21 = nttgen_sntrup761_rvv_barrett_coarse(f_15, vl);
-            const vint16m1_t sum_24 = __riscv_vadd_vv_i16m1(f_0, red_21, vl);
-            const vint16m1_t red_22 = nttgen_sntrup761_rvv_barrett_coarse(f_10, vl);
-            const vint16m1_t sum_25 = __riscv_vadd_vv_i16m1(f_5, red_22, vl);
-            const vint16m1_t sum_26 = __riscv_vadd_vv_i16m1(red_6, f_14, vl);
-            const vint16m1_t red_23 = nttgen_sntrup761_rvv_barrett_coarse(f_4, vl);
-            const vint16m1_t sum_27 = __riscv_vadd_vv_i16m1(f_11, red_23, vl);
-            const vint16m1_t red_24 = nttgen_sntrup761_rvv_barrett_coarse(f_12, vl);
-            const vint16m1_t sum_28 = __riscv_vadd_vv_i16m1(f_3, red_24, vl);
-            const vint16m1_t red_25 = nttgen_sntrup761_rvv_barrett_coarse(f_9, vl);
-            const vint16m1_t sum_29 = __riscv_vadd_vv_i16m1(f_6, red_25, vl);
-            const vint16m1_t red_26 = nttgen_sntrup761_rvv_barrett_coarse(f_8, vl);
-            const vint16m1_t sum_30 = __riscv_vadd_vv_i16m1(f_7, red_26, vl);
-            const vint16m1_t red_27 = nttgen_sntrup761_rvv_barrett_coarse(f_2, vl);
-            const vint16m1_t sum_31 = __riscv_vadd_vv_i16m1(f_13, red_27, vl);
-            const vint16m1_t diff_11 = __riscv_vsub_vv_i16m1(f_0, red_21, vl);
-            const vint16m1_t diff_12 = __riscv_vsub_vv_i16m1(f_5, red_22, vl);
-            const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(red_6, f_14, vl);
-            const vint16m1_t diff_14 = __riscv_vsub_vv_i16m1(f_11, red_23, vl);
-            const vint16m1_t diff_15 = __riscv_vsub_vv_i16m1(f_3, red_24, vl);
-            const vint16m1_t diff_16 = __riscv_vsub_vv_i16m1(f_6, red_25, vl);
-            const vint16m1_t diff_17 = __riscv_vsub_vv_i16m1(f_7, red_26, vl);
-            const vint16m1_t diff_18 = __riscv_vsub_vv_i16m1(f_13, red_27, vl);
-            const vint16m1_t red_28 = nttgen_sntrup761_rvv_barrett_coarse(sum_28, vl);
-            const vint16m1_t sum_32 = __riscv_vadd_vv_i16m1(sum_24, red_28, vl);
-            const vint16m1_t red_29 = nttgen_sntrup761_rvv_barrett_coarse(sum_29, vl);
-            const vint16m1_t sum_33 = __riscv_vadd_vv_i16m1(sum_25, red_29, vl);
-            const vint16m1_t red_30 = nttgen_sntrup761_rvv_barrett_coarse(sum_30, vl);
-            const vint16m1_t sum_34 = __riscv_vadd_vv_i16m1(sum_26, red_30, vl);
-            const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett_coarse(sum_31, vl);
-            const vint16m1_t sum_35 = __riscv_vadd_vv_i16m1(sum_27, red_31, vl);
-            const vint16m1_t diff_19 = __riscv_vsub_vv_i16m1(sum_24, red_28, vl);
-            const vint16m1_t diff_20 = __riscv_vsub_vv_i16m1(sum_25, red_29, vl);
-            const vint16m1_t diff_21 = __riscv_vsub_vv_i16m1(sum_26, red_30, vl);
-            const vint16m1_t diff_22 = __riscv_vsub_vv_i16m1(sum_27, red_31, vl);
-            const vint16m1_t red_32 = nttgen_sntrup761_rvv_barrett_coarse(sum_34, vl);
-            const vint16m1_t sum_36 = __riscv_vadd_vv_i16m1(sum_32, red_32, vl);
-            const vint16m1_t red_33 = nttgen_sntrup761_rvv_barrett_coarse(sum_35, vl);
-            const vint16m1_t sum_37 = __riscv_vadd_vv_i16m1(sum_33, red_33, vl);
-            const vint16m1_t diff_23 = __riscv_vsub_vv_i16m1(sum_32, red_32, vl);
-            const vint16m1_t diff_24 = __riscv_vsub_vv_i16m1(sum_33, red_33, vl);
-            const vint16m1_t red_34 = nttgen_sntrup761_rvv_barrett_coarse(sum_37, vl);
-            const vint16m1_t sum_38 = __riscv_vadd_vv_i16m1(sum_36, red_34, vl);
-            const vint16m1_t diff_25 = __riscv_vsub_vv_i16m1(sum_36, red_34, vl);
-            const vint16m1_t red_35 = nttgen_sntrup761_rvv_barrett_coarse(diff_21, vl);
-            const vint16m1_t diff_26 = __riscv_vsub_vv_i16m1(diff_19, red_35, vl);
-            const vint16m1_t red_36 = nttgen_sntrup761_rvv_barrett_coarse(diff_22, vl);
-            const vint16m1_t sum_39 = __riscv_vadd_vv_i16m1(diff_20, red_36, vl);
-            const vint16m1_t t_2 = nttgen_sntrup761_rvv_montmul_vx(red_36, -760, -17544, vl);
-            const vint16m1_t t_3 = nttgen_sntrup761_rvv_montmul_vx(red_35, -760, -17544, vl);
-            const vint16m1_t sum_40 = __riscv_vadd_vv_i16m1(diff_26, t_2, vl);
-            const vint16m1_t diff_27 = __riscv_vsub_vv_i16m1(sum_39, t_3, vl);
-            const vint16m1_t diff_28 = __riscv_vsub_vv_i16m1(diff_26, t_2, vl);
-            const vint16m1_t sum_41 = __riscv_vadd_vv_i16m1(sum_39, t_3, vl);
-            const vint16m1_t red_37 = nttgen_sntrup761_rvv_barrett_coarse(diff_15, vl);
-            const vint16m1_t diff_29 = __riscv_vsub_vv_i16m1(diff_11, red_37, vl);
-            const vint16m1_t red_38 = nttgen_sntrup761_rvv_barrett_coarse(diff_16, vl);
-            const vint16m1_t diff_30 = __riscv_vsub_vv_i16m1(diff_12, red_38, vl);
-            const vint16m1_t red_39 = nttgen_sntrup761_rvv_barrett_coarse(diff_17, vl);
-            const vint16m1_t sum_42 = __riscv_vadd_vv_i16m1(diff_13, red_39, vl);
-            const vint16m1_t red_40 = nttgen_sntrup761_rvv_barrett_coarse(diff_18, vl);
-            const vint16m1_t sum_43 = __riscv_vadd_vv_i16m1(diff_14, red_40, vl);
-            const vint16m1_t t_4 = nttgen_sntrup761_rvv_montmul_vx(red_39, -760, -17544, vl);
-            const vint16m1_t t_5 = nttgen_sntrup761_rvv_montmul_vx(red_40, -760, -17544, vl);
-            const vint16m1_t t_6 = nttgen_sntrup761_rvv_montmul_vx(red_37, -760, -17544, vl);
-            const vint16m1_t t_7 = nttgen_sntrup761_rvv_montmul_vx(red_38, -760, -17544, vl);
+            const vint16m1_t red_6 = nttgen_sntrup761_rvv_barrett_coarse(f_0, vl);
+            const vint16m1_t red_7 = nttgen_sntrup761_rvv_barrett_coarse(f_1, vl);
+            const vint16m1_t sum_9 = __riscv_vadd_vv_i16m1(red_6, red_7, vl);
+            const vint16m1_t red_8 = nttgen_sntrup761_rvv_barrett_coarse(f_2, vl);
+            const vint16m1_t sum_10 = __riscv_vadd_vv_i16m1(sum_9, red_8, vl);
+            const vint16m1_t red_9 = nttgen_sntrup761_rvv_barrett_coarse(f_3, vl);
+            const vint16m1_t sum_11 = __riscv_vadd_vv_i16m1(sum_10, red_9, vl);
+            const vint16m1_t red_10 = nttgen_sntrup761_rvv_barrett_coarse(f_4, vl);
+            const vint16m1_t sum_12 = __riscv_vadd_vv_i16m1(sum_11, red_10, vl);
+            const vint16m1_t red_11 = nttgen_sntrup761_rvv_barrett_coarse(f_5, vl);
+            const vint16m1_t sum_13 = __riscv_vadd_vv_i16m1(sum_12, red_11, vl);
+            const vint16m1_t red_12 = nttgen_sntrup761_rvv_barrett_coarse(sum_13, vl);
+            const vint16m1_t red_13 = nttgen_sntrup761_rvv_barrett_coarse(f_6, vl);
+            const vint16m1_t sum_14 = __riscv_vadd_vv_i16m1(red_12, red_13, vl);
+            const vint16m1_t red_14 = nttgen_sntrup761_rvv_barrett_coarse(f_7, vl);
+            const vint16m1_t sum_15 = __riscv_vadd_vv_i16m1(sum_14, red_14, vl);
+            const vint16m1_t red_15 = nttgen_sntrup761_rvv_barrett_coarse(f_8, vl);
+            const vint16m1_t sum_16 = __riscv_vadd_vv_i16m1(sum_15, red_15, vl);
+            const vint16m1_t red_16 = nttgen_sntrup761_rvv_barrett_coarse(f_9, vl);
+            const vint16m1_t sum_17 = __riscv_vadd_vv_i16m1(sum_16, red_16, vl);
+            const vint16m1_t red_17 = nttgen_sntrup761_rvv_barrett_coarse(f_10, vl);
+            const vint16m1_t sum_18 = __riscv_vadd_vv_i16m1(sum_17, red_17, vl);
+            const vint16m1_t red_18 = nttgen_sntrup761_rvv_barrett_coarse(sum_18, vl);
+            const vint16m1_t red_19 = nttgen_sntrup761_rvv_barrett_coarse(f_11, vl);
+            const vint16m1_t sum_19 = __riscv_vadd_vv_i16m1(red_18, red_19, vl);
+            const vint16m1_t red_20 = nttgen_sntrup761_rvv_barrett_coarse(f_12, vl);
+            const vint16m1_t sum_20 = __riscv_vadd_vv_i16m1(sum_19, red_20, vl);
+            const vint16m1_t red_21 = nttgen_sntrup761_rvv_barrett_coarse(f_13, vl);
+            const vint16m1_t sum_21 = __riscv_vadd_vv_i16m1(sum_20, red_21, vl);
+            const vint16m1_t red_22 = nttgen_sntrup761_rvv_barrett_coarse(f_14, vl);
+            const vint16m1_t sum_22 = __riscv_vadd_vv_i16m1(sum_21, red_22, vl);
+            const vint16m1_t red_23 = nttgen_sntrup761_rvv_barrett_coarse(f_15, vl);
+            const vint16m1_t sum_23 = __riscv_vadd_vv_i16m1(sum_22, red_23, vl);
+            const vint16m1_t sum_24 = __riscv_vadd_vv_i16m1(red_6, red_23, vl);
+            const vint16m1_t sum_25 = __riscv_vadd_vv_i16m1(red_11, red_17, vl);
+            const vint16m1_t sum_26 = __riscv_vadd_vv_i16m1(red_7, red_22, vl);
+            const vint16m1_t sum_27 = __riscv_vadd_vv_i16m1(red_19, red_10, vl);
+            const vint16m1_t sum_28 = __riscv_vadd_vv_i16m1(red_9, red_20, vl);
+            const vint16m1_t sum_29 = __riscv_vadd_vv_i16m1(red_13, red_16, vl);
+            const vint16m1_t sum_30 = __riscv_vadd_vv_i16m1(red_14, red_15, vl);
+            const vint16m1_t sum_31 = __riscv_vadd_vv_i16m1(red_21, red_8, vl);
+            const vint16m1_t diff_11 = __riscv_vsub_vv_i16m1(red_6, red_23, vl);
+            const vint16m1_t diff_12 = __riscv_vsub_vv_i16m1(red_11, red_17, vl);
+            const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(red_7, red_22, vl);
+            const vint16m1_t diff_14 = __riscv_vsub_vv_i16m1(red_19, red_10, vl);
+            const vint16m1_t diff_15 = __riscv_vsub_vv_i16m1(red_9, red_20, vl);
+            const vint16m1_t diff_16 = __riscv_vsub_vv_i16m1(red_13, red_16, vl);
+            const vint16m1_t diff_17 = __riscv_vsub_vv_i16m1(red_14, red_15, vl);
+            const vint16m1_t diff_18 = __riscv_vsub_vv_i16m1(red_21, red_8, vl);
+            const vint16m1_t sum_32 = __riscv_vadd_vv_i16m1(sum_24, sum_28, vl);
+            const vint16m1_t sum_33 = __riscv_vadd_vv_i16m1(sum_25, sum_29, vl);
+            const vint16m1_t sum_34 = __riscv_vadd_vv_i16m1(sum_26, sum_30, vl);
+            const vint16m1_t sum_35 = __riscv_vadd_vv_i16m1(sum_27, sum_31, vl);
+            const vint16m1_t diff_19 = __riscv_vsub_vv_i16m1(sum_24, sum_28, vl);
+            const vint16m1_t diff_20 = __riscv_vsub_vv_i16m1(sum_25, sum_29, vl);
+            const vint16m1_t diff_21 = __riscv_vsub_vv_i16m1(sum_26, sum_30, vl);
+            const vint16m1_t diff_22 = __riscv_vsub_vv_i16m1(sum_27, sum_31, vl);
+            const vint16m1_t sum_36 = __riscv_vadd_vv_i16m1(sum_32, sum_34, vl);
+            const vint16m1_t sum_37 = __riscv_vadd_vv_i16m1(sum_33, sum_35, vl);
+            const vint16m1_t diff_23 = __riscv_vsub_vv_i16m1(sum_32, sum_34, vl);
+            const vint16m1_t diff_24 = __riscv_vsub_vv_i16m1(sum_33, sum_35, vl);
+            const vint16m1_t red_24 = nttgen_sntrup761_rvv_barrett_coarse(sum_36, vl);
+            const vint16m1_t red_25 = nttgen_sntrup761_rvv_barrett_coarse(sum_37, vl);
+            const vint16m1_t sum_38 = __riscv_vadd_vv_i16m1(red_24, red_25, vl);
+            const vint16m1_t diff_25 = __riscv_vsub_vv_i16m1(red_24, red_25, vl);
+            const vint16m1_t diff_26 = __riscv_vsub_vv_i16m1(diff_19, diff_21, vl);
+            const vint16m1_t sum_39 = __riscv_vadd_vv_i16m1(diff_20, diff_22, vl);
+            const vint16m1_t t_2 = nttgen_sntrup761_rvv_montmul_vx(diff_22, -760, -17544, vl);
+            const vint16m1_t t_3 = nttgen_sntrup761_rvv_montmul_vx(diff_21, -760, -17544, vl);
+            const vint16m1_t red_26 = nttgen_sntrup761_rvv_barrett_coarse(diff_26, vl);
+            const vint16m1_t sum_40 = __riscv_vadd_vv_i16m1(red_26, t_2, vl);
+            const vint16m1_t red_27 = nttgen_sntrup761_rvv_barrett_coarse(sum_39, vl);
+            const vint16m1_t diff_27 = __riscv_vsub_vv_i16m1(red_27, t_3, vl);
+            const vint16m1_t diff_28 = __riscv_vsub_vv_i16m1(red_26, t_2, vl);
+            const vint16m1_t sum_41 = __riscv_vadd_vv_i16m1(red_27, t_3, vl);
+            const vint16m1_t diff_29 = __riscv_vsub_vv_i16m1(diff_11, diff_15, vl);
+            const vint16m1_t diff_30 = __riscv_vsub_vv_i16m1(diff_12, diff_16, vl);
+            const vint16m1_t sum_42 = __riscv_vadd_vv_i16m1(diff_13, diff_17, vl);
+            const vint16m1_t sum_43 = __riscv_vadd_vv_i16m1(diff_14, diff_18, vl);
+            const vint16m1_t t_4 = nttgen_sntrup761_rvv_montmul_vx(diff_17, -760, -17544, vl);
+            const vint16m1_t t_5 = nttgen_sntrup761_rvv_montmul_vx(diff_18, -760, -17544, vl);
+            const vint16m1_t t_6 = nttgen_sntrup761_rvv_montmul_vx(diff_15, -760, -17544, vl);
+            const vint16m1_t t_7 = nttgen_sntrup761_rvv_montmul_vx(diff_16, -760, -17544, vl);
             const vint16m1_t sum_44 = __riscv_vadd_vv_i16m1(diff_29, t_4, vl);
             const vint16m1_t sum_45 = __riscv_vadd_vv_i16m1(diff_30, t_5, vl);
             const vint16m1_t diff_31 = __riscv_vsub_vv_i16m1(sum_42, t_6, vl);
@@ -2013,74 +1995,71 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t diff_34 = __riscv_vsub_vv_i16m1(diff_30, t_5, vl);
             const vint16m1_t sum_46 = __riscv_vadd_vv_i16m1(sum_42, t_6, vl);
             const vint16m1_t sum_47 = __riscv_vadd_vv_i16m1(sum_43, t_7, vl);
-            const vint16m1_t red_41 = nttgen_sntrup761_rvv_barrett_coarse(diff_31, vl);
-            const vint16m1_t diff_35 = __riscv_vsub_vv_i16m1(sum_44, red_41, vl);
+            const vint16m1_t diff_35 = __riscv_vsub_vv_i16m1(sum_44, diff_31, vl);
             const vint16m1_t t_8 = nttgen_sntrup761_rvv_montmul_vx(diff_32, 2022, 17530, vl);
             const vint16m1_t sum_48 = __riscv_vadd_vv_i16m1(sum_45, t_8, vl);
             const vint16m1_t t_9 = nttgen_sntrup761_rvv_montmul_vx(diff_32, -260, -828, vl);
-            const vint16m1_t t_10 = nttgen_sntrup761_rvv_montmul_vx(red_41, -260, -828, vl);
-            const vint16m1_t sum_49 = __riscv_vadd_vv_i16m1(diff_35, t_9, vl);
-            const vint16m1_t diff_36 = __riscv_vsub_vv_i16m1(sum_48, t_10, vl);
-            const vint16m1_t diff_37 = __riscv_vsub_vv_i16m1(diff_35, t_9, vl);
-            const vint16m1_t sum_50 = __riscv_vadd_vv_i16m1(sum_48, t_10, vl);
-            const vint16m1_t red_42 = nttgen_sntrup761_rvv_barrett_coarse(sum_46, vl);
-            const vint16m1_t diff_38 = __riscv_vsub_vv_i16m1(diff_33, red_42, vl);
+            const vint16m1_t t_10 = nttgen_sntrup761_rvv_montmul_vx(diff_31, -260, -828, vl);
+            const vint16m1_t red_28 = nttgen_sntrup761_rvv_barrett_coarse(diff_35, vl);
+            const vint16m1_t sum_49 = __riscv_vadd_vv_i16m1(red_28, t_9, vl);
+            const vint16m1_t red_29 = nttgen_sntrup761_rvv_barrett_coarse(sum_48, vl);
+            const vint16m1_t diff_36 = __riscv_vsub_vv_i16m1(red_29, t_10, vl);
+            const vint16m1_t diff_37 = __riscv_vsub_vv_i16m1(red_28, t_9, vl);
+            const vint16m1_t sum_50 = __riscv_vadd_vv_i16m1(red_29, t_10, vl);
+            const vint16m1_t diff_38 = __riscv_vsub_vv_i16m1(diff_33, sum_46, vl);
             const vint16m1_t t_11 = nttgen_sntrup761_rvv_montmul_vx(sum_47, 502, -17558, vl);
             const vint16m1_t sum_51 = __riscv_vadd_vv_i16m1(diff_34, t_11, vl);
             const vint16m1_t t_12 = nttgen_sntrup761_rvv_montmul_vx(sum_47, -1570, -30206, vl);
-            const vint16m1_t t_13 = nttgen_sntrup761_rvv_montmul_vx(red_42, -1570, -30206, vl);
-            const vint16m1_t sum_52 = __riscv_vadd_vv_i16m1(diff_38, t_12, vl);
-            const vint16m1_t diff_39 = __riscv_vsub_vv_i16m1(sum_51, t_13, vl);
-            const vint16m1_t diff_40 = __riscv_vsub_vv_i16m1(diff_38, t_12, vl);
-            const vint16m1_t sum_53 = __riscv_vadd_vv_i16m1(sum_51, t_13, vl);
+            const vint16m1_t t_13 = nttgen_sntrup761_rvv_montmul_vx(sum_46, -1570, -30206, vl);
+            const vint16m1_t red_30 = nttgen_sntrup761_rvv_barrett_coarse(diff_38, vl);
+            const vint16m1_t sum_52 = __riscv_vadd_vv_i16m1(red_30, t_12, vl);
+            const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett_coarse(sum_51, vl);
+            const vint16m1_t diff_39 = __riscv_vsub_vv_i16m1(red_31, t_13, vl);
+            const vint16m1_t diff_40 = __riscv_vsub_vv_i16m1(red_30, t_12, vl);
+            const vint16m1_t sum_53 = __riscv_vadd_vv_i16m1(red_31, t_13, vl);
             const vint16m1_t t_14 = nttgen_sntrup761_rvv_montmul_vx(sum_38, 495, 4097, vl);
             const vint16m1_t t_15 = nttgen_sntrup761_rvv_montmul_vx(diff_25, 2280, -12904, vl);
-            const vint16m1_t red_43 = nttgen_sntrup761_rvv_barrett_coarse(diff_24, vl);
-            const vint16m1_t diff_41 = __riscv_vsub_vv_i16m1(diff_23, red_43, vl);
+            const vint16m1_t red_32 = nttgen_sntrup761_rvv_barrett_coarse(diff_23, vl);
+            const vint16m1_t red_33 = nttgen_sntrup761_rvv_barrett_coarse(diff_24, vl);
+            const vint16m1_t diff_41 = __riscv_vsub_vv_i16m1(red_32, red_33, vl);
             const vint16m1_t t_16 = nttgen_sntrup761_rvv_montmul_vx(diff_41, -998, -2170, vl);
-            const vint16m1_t t_17 = nttgen_sntrup761_rvv_montmul_vx(diff_23, -1290, 21098, vl);
+            const vint16m1_t t_17 = nttgen_sntrup761_rvv_montmul_vx(red_32, -1290, 21098, vl);
             const vint16m1_t sum_54 = __riscv_vadd_vv_i16m1(t_17, t_16, vl);
-            const vint16m1_t t_18 = nttgen_sntrup761_rvv_montmul_vx(red_43, 1305, 16759, vl);
+            const vint16m1_t t_18 = nttgen_sntrup761_rvv_montmul_vx(red_33, 1305, 16759, vl);
             const vint16m1_t sum_55 = __riscv_vadd_vv_i16m1(t_16, t_18, vl);
-            const vint16m1_t red_44 = nttgen_sntrup761_rvv_barrett_coarse(diff_27, vl);
-            const vint16m1_t diff_42 = __riscv_vsub_vv_i16m1(sum_40, red_44, vl);
+            const vint16m1_t diff_42 = __riscv_vsub_vv_i16m1(sum_40, diff_27, vl);
             const vint16m1_t t_19 = nttgen_sntrup761_rvv_montmul_vx(diff_42, 1267, 12605, vl);
             const vint16m1_t t_20 = nttgen_sntrup761_rvv_montmul_vx(sum_40, -217, 15945, vl);
             const vint16m1_t sum_56 = __riscv_vadd_vv_i16m1(t_20, t_19, vl);
-            const vint16m1_t t_21 = nttgen_sntrup761_rvv_montmul_vx(red_44, 1523, 16445, vl);
+            const vint16m1_t t_21 = nttgen_sntrup761_rvv_montmul_vx(diff_27, 1523, 16445, vl);
             const vint16m1_t sum_57 = __riscv_vadd_vv_i16m1(t_19, t_21, vl);
-            const vint16m1_t red_45 = nttgen_sntrup761_rvv_barrett_coarse(sum_41, vl);
-            const vint16m1_t diff_43 = __riscv_vsub_vv_i16m1(diff_28, red_45, vl);
+            const vint16m1_t diff_43 = __riscv_vsub_vv_i16m1(diff_28, sum_41, vl);
             const vint16m1_t t_22 = nttgen_sntrup761_rvv_montmul_vx(diff_43, -799, 28207, vl);
             const vint16m1_t t_23 = nttgen_sntrup761_rvv_montmul_vx(diff_28, 750, -7694, vl);
             const vint16m1_t sum_58 = __riscv_vadd_vv_i16m1(t_23, t_22, vl);
-            const vint16m1_t t_24 = nttgen_sntrup761_rvv_montmul_vx(red_45, -345, -18743, vl);
+            const vint16m1_t t_24 = nttgen_sntrup761_rvv_montmul_vx(sum_41, -345, -18743, vl);
             const vint16m1_t sum_59 = __riscv_vadd_vv_i16m1(t_22, t_24, vl);
-            const vint16m1_t red_46 = nttgen_sntrup761_rvv_barrett_coarse(diff_36, vl);
-            const vint16m1_t diff_44 = __riscv_vsub_vv_i16m1(sum_49, red_46, vl);
+            const vint16m1_t diff_44 = __riscv_vsub_vv_i16m1(sum_49, diff_36, vl);
             const vint16m1_t t_25 = nttgen_sntrup761_rvv_montmul_vx(diff_44, -762, 16730, vl);
             const vint16m1_t t_26 = nttgen_sntrup761_rvv_montmul_vx(sum_49, 2075, -5995, vl);
             const vint16m1_t sum_60 = __riscv_vadd_vv_i16m1(t_26, t_25, vl);
-            const vint16m1_t t_27 = nttgen_sntrup761_rvv_montmul_vx(red_46, -1163, -25381, vl);
+            const vint16m1_t t_27 = nttgen_sntrup761_rvv_montmul_vx(diff_36, -1163, -25381, vl);
             const vint16m1_t sum_61 = __riscv_vadd_vv_i16m1(t_25, t_27, vl);
-            const vint16m1_t red_47 = nttgen_sntrup761_rvv_barrett_coarse(sum_50, vl);
-            const vint16m1_t diff_45 = __riscv_vsub_vv_i16m1(diff_37, red_47, vl);
+            const vint16m1_t diff_45 = __riscv_vsub_vv_i16m1(diff_37, sum_50, vl);
             const vint16m1_t t_28 = nttgen_sntrup761_rvv_montmul_vx(diff_45, -40, 30120, vl);
             const vint16m1_t t_29 = nttgen_sntrup761_rvv_montmul_vx(diff_37, 1876, 29164, vl);
             const vint16m1_t sum_62 = __riscv_vadd_vv_i16m1(t_29, t_28, vl);
-            const vint16m1_t t_30 = nttgen_sntrup761_rvv_montmul_vx(red_47, -524, 1356, vl);
+            const vint16m1_t t_30 = nttgen_sntrup761_rvv_montmul_vx(sum_50, -524, 1356, vl);
             const vint16m1_t sum_63 = __riscv_vadd_vv_i16m1(t_28, t_30, vl);
-            const vint16m1_t red_48 = nttgen_sntrup761_rvv_barrett_coarse(sum_52, vl);
-            const vint16m1_t diff_46 = __riscv_vsub_vv_i16m1(red_48, diff_39, vl);
+            const vint16m1_t diff_46 = __riscv_vsub_vv_i16m1(sum_52, diff_39, vl);
             const vint16m1_t t_31 = nttgen_sntrup761_rvv_montmul_vx(diff_46, 1423, 26209, vl);
-            const vint16m1_t t_32 = nttgen_sntrup761_rvv_montmul_vx(red_48, 1793, -23025, vl);
+            const vint16m1_t t_32 = nttgen_sntrup761_rvv_montmul_vx(sum_52, 1793, -23025, vl);
             const vint16m1_t sum_64 = __riscv_vadd_vv_i16m1(t_32, t_31, vl);
             const vint16m1_t t_33 = nttgen_sntrup761_rvv_montmul_vx(diff_39, 676, 15260, vl);
             const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(t_31, t_33, vl);
-            const vint16m1_t red_49 = nttgen_sntrup761_rvv_barrett_coarse(diff_40, vl);
-            const vint16m1_t diff_47 = __riscv_vsub_vv_i16m1(red_49, sum_53, vl);
+            const vint16m1_t diff_47 = __riscv_vsub_vv_i16m1(diff_40, sum_53, vl);
             const vint16m1_t t_34 = nttgen_sntrup761_rvv_montmul_vx(diff_47, 2069, 31291, vl);
-            const vint16m1_t t_35 = nttgen_sntrup761_rvv_montmul_vx(red_49, 810, 12662, vl);
+            const vint16m1_t t_35 = nttgen_sntrup761_rvv_montmul_vx(diff_40, 810, 12662, vl);
             const vint16m1_t sum_66 = __riscv_vadd_vv_i16m1(t_35, t_34, vl);
             const vint16m1_t t_36 = nttgen_sntrup761_rvv_montmul_vx(sum_53, -1453, 29149, vl);
             const vint16m1_t sum_67 = __riscv_vadd_vv_i16m1(t_34, t_36, vl);
@@ -2134,28 +2113,32 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t t_48 = nttgen_sntrup761_rvv_montmul_vx(diff_67, -380, 23996, vl);
             const vint16m1_t sum_84 = __riscv_vadd_vv_i16m1(sum_79, sum_82, vl);
             const vint16m1_t sum_85 = __riscv_vadd_vv_i16m1(diff_60, diff_63, vl);
-            const vint16m1_t sum_86 = __riscv_vadd_vv_i16m1(sum_84, t_47, vl);
-            const vint16m1_t sum_87 = __riscv_vadd_vv_i16m1(sum_85, t_48, vl);
+            const vint16m1_t red_34 = nttgen_sntrup761_rvv_barrett_coarse(sum_84, vl);
+            const vint16m1_t sum_86 = __riscv_vadd_vv_i16m1(red_34, t_47, vl);
+            const vint16m1_t red_35 = nttgen_sntrup761_rvv_barrett_coarse(sum_85, vl);
+            const vint16m1_t sum_87 = __riscv_vadd_vv_i16m1(red_35, t_48, vl);
             const vint16m1_t sum_88 = __riscv_vadd_vv_i16m1(t_40, t_43, vl);
             const vint16m1_t sum_89 = __riscv_vadd_vv_i16m1(t_39, t_42, vl);
             const vint16m1_t diff_68 = __riscv_vsub_vv_i16m1(sum_88, t_45, vl);
             const vint16m1_t diff_69 = __riscv_vsub_vv_i16m1(sum_89, t_46, vl);
-            const vint16m1_t red_50 = nttgen_sntrup761_rvv_barrett_coarse(sum_86, vl);
-            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(sum_74, red_50, vl);
-            const vint16m1_t red_51 = nttgen_sntrup761_rvv_barrett_coarse(sum_87, vl);
-            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_75, red_51, vl);
+            const vint16m1_t red_36 = nttgen_sntrup761_rvv_barrett_coarse(sum_74, vl);
+            const vint16m1_t sum_90 = __riscv_vadd_vv_i16m1(red_36, sum_86, vl);
+            const vint16m1_t red_37 = nttgen_sntrup761_rvv_barrett_coarse(sum_75, vl);
+            const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(red_37, sum_87, vl);
             const vint16m1_t sum_92 = __riscv_vadd_vv_i16m1(sum_76, diff_68, vl);
             const vint16m1_t sum_93 = __riscv_vadd_vv_i16m1(sum_77, diff_69, vl);
-            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(diff_54, t_47, vl);
-            const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(diff_55, t_48, vl);
+            const vint16m1_t red_38 = nttgen_sntrup761_rvv_barrett_coarse(diff_54, vl);
+            const vint16m1_t sum_94 = __riscv_vadd_vv_i16m1(red_38, t_47, vl);
+            const vint16m1_t red_39 = nttgen_sntrup761_rvv_barrett_coarse(diff_55, vl);
+            const vint16m1_t sum_95 = __riscv_vadd_vv_i16m1(red_39, t_48, vl);
             const vint16m1_t sum_96 = __riscv_vadd_vv_i16m1(diff_56, t_45, vl);
             const vint16m1_t sum_97 = __riscv_vadd_vv_i16m1(diff_57, t_46, vl);
-            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(sum_74, red_50, vl);
-            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(sum_75, red_51, vl);
+            const vint16m1_t diff_70 = __riscv_vsub_vv_i16m1(red_36, sum_86, vl);
+            const vint16m1_t diff_71 = __riscv_vsub_vv_i16m1(red_37, sum_87, vl);
             const vint16m1_t diff_72 = __riscv_vsub_vv_i16m1(sum_76, diff_68, vl);
             const vint16m1_t diff_73 = __riscv_vsub_vv_i16m1(sum_77, diff_69, vl);
-            const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(diff_54, t_47, vl);
-            const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(diff_55, t_48, vl);
+            const vint16m1_t diff_74 = __riscv_vsub_vv_i16m1(red_38, t_47, vl);
+            const vint16m1_t diff_75 = __riscv_vsub_vv_i16m1(red_39, t_48, vl);
             const vint16m1_t diff_76 = __riscv_vsub_vv_i16m1(diff_56, t_45, vl);
             const vint16m1_t diff_77 = __riscv_vsub_vv_i16m1(diff_57, t_46, vl);
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16], sum_23, vl);
@@ -2182,353 +2165,374 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
         const size_t vl = __riscv_vsetvl_e16m1(16 - col_2);
         const vint16m1_t g_0 = __riscv_vle16_v_i16m1(&grid[col_2], vl);
         const vint16m1_t g_1 = __riscv_vle16_v_i16m1(&grid[col_2 + 1056], vl);
-        const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett_coarse(g_0, vl);
-        const vint16m1_t o_0 = __riscv_vsub_vv_i16m1(red_52, g_1, vl);
+        const vint16m1_t red_40 = nttgen_sntrup761_rvv_barrett_coarse(g_0, vl);
+        const vint16m1_t red_41 = nttgen_sntrup761_rvv_barrett_coarse(g_1, vl);
+        const vint16m1_t o_0 = __riscv_vsub_vv_i16m1(red_40, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2], o_0, vl);
         const vint16m1_t g_2 = __riscv_vle16_v_i16m1(&grid[col_2 + 144], vl);
         const vint16m1_t g_3 = __riscv_vle16_v_i16m1(&grid[col_2 + 1200], vl);
-        const vint16m1_t red_53 = nttgen_sntrup761_rvv_barrett_coarse(g_2, vl);
-        const vint16m1_t o_1 = __riscv_vsub_vv_i16m1(red_53, g_3, vl);
+        const vint16m1_t o_1 = __riscv_vsub_vv_i16m1(g_2, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 16], o_1, vl);
         const vint16m1_t g_4 = __riscv_vle16_v_i16m1(&grid[col_2 + 256], vl);
         const vint16m1_t g_5 = __riscv_vle16_v_i16m1(&grid[col_2 + 1312], vl);
-        const vint16m1_t red_54 = nttgen_sntrup761_rvv_barrett_coarse(g_5, vl);
-        const vint16m1_t o_2 = __riscv_vsub_vv_i16m1(g_4, red_54, vl);
+        const vint16m1_t red_42 = nttgen_sntrup761_rvv_barrett_coarse(g_4, vl);
+        const vint16m1_t o_2 = __riscv_vsub_vv_i16m1(red_42, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 32], o_2, vl);
         const vint16m1_t g_6 = __riscv_vle16_v_i16m1(&grid[col_2 + 304], vl);
         const vint16m1_t g_7 = __riscv_vle16_v_i16m1(&grid[col_2 + 1360], vl);
-        const vint16m1_t red_55 = nttgen_sntrup761_rvv_barrett_coarse(g_7, vl);
-        const vint16m1_t o_3 = __riscv_vsub_vv_i16m1(g_6, red_55, vl);
+        const vint16m1_t o_3 = __riscv_vsub_vv_i16m1(g_6, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 48], o_3, vl);
         const vint16m1_t g_8 = __riscv_vle16_v_i16m1(&grid[col_2 + 416], vl);
         const vint16m1_t g_9 = __riscv_vle16_v_i16m1(&grid[col_2 + 1472], vl);
-        const vint16m1_t red_56 = nttgen_sntrup761_rvv_barrett_coarse(g_8, vl);
-        const vint16m1_t o_4 = __riscv_vsub_vv_i16m1(red_56, g_9, vl);
+        const vint16m1_t red_43 = nttgen_sntrup761_rvv_barrett_coarse(g_9, vl);
+        const vint16m1_t o_4 = __riscv_vsub_vv_i16m1(g_8, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 64], o_4, vl);
         const vint16m1_t g_10 = __riscv_vle16_v_i16m1(&grid[col_2 + 560], vl);
         const vint16m1_t g_11 = __riscv_vle16_v_i16m1(&grid[col_2 + 1616], vl);
-        const vint16m1_t red_57 = nttgen_sntrup761_rvv_barrett_coarse(g_11, vl);
-        const vint16m1_t o_5 = __riscv_vsub_vv_i16m1(g_10, red_57, vl);
+        const vint16m1_t o_5 = __riscv_vsub_vv_i16m1(g_10, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 80], o_5, vl);
         const vint16m1_t g_12 = __riscv_vle16_v_i16m1(&grid[col_2 + 576], vl);
-        const vint16m1_t o_6 = __riscv_vsub_vv_i16m1(g_12, g_1, vl);
+        const vint16m1_t red_44 = nttgen_sntrup761_rvv_barrett_coarse(g_12, vl);
+        const vint16m1_t o_6 = __riscv_vsub_vv_i16m1(red_44, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 96], o_6, vl);
         const vint16m1_t g_13 = __riscv_vle16_v_i16m1(&grid[col_2 + 720], vl);
-        const vint16m1_t red_58 = nttgen_sntrup761_rvv_barrett_coarse(g_3, vl);
-        const vint16m1_t o_7 = __riscv_vsub_vv_i16m1(g_13, red_58, vl);
+        const vint16m1_t red_45 = nttgen_sntrup761_rvv_barrett_coarse(g_13, vl);
+        const vint16m1_t o_7 = __riscv_vsub_vv_i16m1(red_45, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 112], o_7, vl);
         const vint16m1_t g_14 = __riscv_vle16_v_i16m1(&grid[col_2 + 832], vl);
-        const vint16m1_t o_8 = __riscv_vsub_vv_i16m1(g_14, red_54, vl);
+        const vint16m1_t red_46 = nttgen_sntrup761_rvv_barrett_coarse(g_14, vl);
+        const vint16m1_t o_8 = __riscv_vsub_vv_i16m1(red_46, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 128], o_8, vl);
         const vint16m1_t g_15 = __riscv_vle16_v_i16m1(&grid[col_2 + 880], vl);
-        const vint16m1_t o_9 = __riscv_vsub_vv_i16m1(g_15, red_55, vl);
+        const vint16m1_t red_47 = nttgen_sntrup761_rvv_barrett_coarse(g_15, vl);
+        const vint16m1_t o_9 = __riscv_vsub_vv_i16m1(red_47, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 144], o_9, vl);
         const vint16m1_t g_16 = __riscv_vle16_v_i16m1(&grid[col_2 + 992], vl);
-        const vint16m1_t red_59 = nttgen_sntrup761_rvv_barrett_coarse(g_16, vl);
-        const vint16m1_t o_10 = __riscv_vsub_vv_i16m1(red_59, g_9, vl);
+        const vint16m1_t red_48 = nttgen_sntrup761_rvv_barrett_coarse(g_16, vl);
+        const vint16m1_t o_10 = __riscv_vsub_vv_i16m1(red_48, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 160], o_10, vl);
         const vint16m1_t g_17 = __riscv_vle16_v_i16m1(&grid[col_2 + 1136], vl);
-        const vint16m1_t o_11 = __riscv_vsub_vv_i16m1(g_17, red_57, vl);
+        const vint16m1_t red_49 = nttgen_sntrup761_rvv_barrett_coarse(g_17, vl);
+        const vint16m1_t o_11 = __riscv_vsub_vv_i16m1(red_49, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 176], o_11, vl);
         const vint16m1_t g_18 = __riscv_vle16_v_i16m1(&grid[col_2 + 1152], vl);
-        const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett_coarse(g_18, vl);
-        const vint16m1_t o_12 = __riscv_vsub_vv_i16m1(red_60, g_1, vl);
+        const vint16m1_t o_12 = __riscv_vsub_vv_i16m1(g_18, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 192], o_12, vl);
         const vint16m1_t g_19 = __riscv_vle16_v_i16m1(&grid[col_2 + 1296], vl);
-        const vint16m1_t o_13 = __riscv_vsub_vv_i16m1(g_19, red_58, vl);
+        const vint16m1_t o_13 = __riscv_vsub_vv_i16m1(g_19, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 208], o_13, vl);
         const vint16m1_t g_20 = __riscv_vle16_v_i16m1(&grid[col_2 + 1408], vl);
-        const vint16m1_t o_14 = __riscv_vsub_vv_i16m1(g_20, red_54, vl);
+        const vint16m1_t o_14 = __riscv_vsub_vv_i16m1(g_20, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 224], o_14, vl);
         const vint16m1_t g_21 = __riscv_vle16_v_i16m1(&grid[col_2 + 1456], vl);
-        const vint16m1_t o_15 = __riscv_vsub_vv_i16m1(g_21, red_55, vl);
+        const vint16m1_t red_50 = nttgen_sntrup761_rvv_barrett_coarse(g_21, vl);
+        const vint16m1_t o_15 = __riscv_vsub_vv_i16m1(red_50, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 240], o_15, vl);
         const vint16m1_t g_22 = __riscv_vle16_v_i16m1(&grid[col_2 + 1568], vl);
-        const vint16m1_t red_61 = nttgen_sntrup761_rvv_barrett_coarse(g_22, vl);
-        const vint16m1_t o_16 = __riscv_vsub_vv_i16m1(red_61, g_9, vl);
+        const vint16m1_t o_16 = __riscv_vsub_vv_i16m1(g_22, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 256], o_16, vl);
         const vint16m1_t g_23 = __riscv_vle16_v_i16m1(&grid[col_2 + 80], vl);
-        const vint16m1_t o_17 = __riscv_vsub_vv_i16m1(g_23, red_57, vl);
+        const vint16m1_t red_51 = nttgen_sntrup761_rvv_barrett_coarse(g_23, vl);
+        const vint16m1_t o_17 = __riscv_vsub_vv_i16m1(red_51, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 272], o_17, vl);
         const vint16m1_t g_24 = __riscv_vle16_v_i16m1(&grid[col_2 + 96], vl);
-        const vint16m1_t red_62 = nttgen_sntrup761_rvv_barrett_coarse(g_24, vl);
-        const vint16m1_t o_18 = __riscv_vsub_vv_i16m1(red_62, g_1, vl);
+        const vint16m1_t o_18 = __riscv_vsub_vv_i16m1(g_24, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 288], o_18, vl);
         const vint16m1_t g_25 = __riscv_vle16_v_i16m1(&grid[col_2 + 240], vl);
-        const vint16m1_t o_19 = __riscv_vsub_vv_i16m1(g_25, red_58, vl);
+        const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett_coarse(g_25, vl);
+        const vint16m1_t o_19 = __riscv_vsub_vv_i16m1(red_52, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 304], o_19, vl);
         const vint16m1_t g_26 = __riscv_vle16_v_i16m1(&grid[col_2 + 352], vl);
-        const vint16m1_t o_20 = __riscv_vsub_vv_i16m1(g_26, red_54, vl);
+        const vint16m1_t o_20 = __riscv_vsub_vv_i16m1(g_26, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 320], o_20, vl);
         const vint16m1_t g_27 = __riscv_vle16_v_i16m1(&grid[col_2 + 400], vl);
-        const vint16m1_t o_21 = __riscv_vsub_vv_i16m1(g_27, red_55, vl);
+        const vint16m1_t o_21 = __riscv_vsub_vv_i16m1(g_27, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 336], o_21, vl);
         const vint16m1_t g_28 = __riscv_vle16_v_i16m1(&grid[col_2 + 512], vl);
-        const vint16m1_t red_63 = nttgen_sntrup761_rvv_barrett_coarse(g_28, vl);
-        const vint16m1_t o_22 = __riscv_vsub_vv_i16m1(red_63, g_9, vl);
+        const vint16m1_t o_22 = __riscv_vsub_vv_i16m1(g_28, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 352], o_22, vl);
         const vint16m1_t g_29 = __riscv_vle16_v_i16m1(&grid[col_2 + 656], vl);
-        const vint16m1_t o_23 = __riscv_vsub_vv_i16m1(g_29, red_57, vl);
+        const vint16m1_t red_53 = nttgen_sntrup761_rvv_barrett_coarse(g_29, vl);
+        const vint16m1_t o_23 = __riscv_vsub_vv_i16m1(red_53, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 368], o_23, vl);
         const vint16m1_t g_30 = __riscv_vle16_v_i16m1(&grid[col_2 + 672], vl);
-        const vint16m1_t red_64 = nttgen_sntrup761_rvv_barrett_coarse(g_30, vl);
-        const vint16m1_t o_24 = __riscv_vsub_vv_i16m1(red_64, g_1, vl);
+        const vint16m1_t red_54 = nttgen_sntrup761_rvv_barrett_coarse(g_30, vl);
+        const vint16m1_t o_24 = __riscv_vsub_vv_i16m1(red_54, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 384], o_24, vl);
         const vint16m1_t g_31 = __riscv_vle16_v_i16m1(&grid[col_2 + 816], vl);
-        const vint16m1_t o_25 = __riscv_vsub_vv_i16m1(g_31, red_58, vl);
+        const vint16m1_t red_55 = nttgen_sntrup761_rvv_barrett_coarse(g_31, vl);
+        const vint16m1_t o_25 = __riscv_vsub_vv_i16m1(red_55, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 400], o_25, vl);
         const vint16m1_t g_32 = __riscv_vle16_v_i16m1(&grid[col_2 + 928], vl);
-        const vint16m1_t o_26 = __riscv_vsub_vv_i16m1(g_32, red_54, vl);
+        const vint16m1_t red_56 = nttgen_sntrup761_rvv_barrett_coarse(g_32, vl);
+        const vint16m1_t o_26 = __riscv_vsub_vv_i16m1(red_56, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 416], o_26, vl);
         const vint16m1_t g_33 = __riscv_vle16_v_i16m1(&grid[col_2 + 976], vl);
-        const vint16m1_t o_27 = __riscv_vsub_vv_i16m1(g_33, red_55, vl);
+        const vint16m1_t red_57 = nttgen_sntrup761_rvv_barrett_coarse(g_33, vl);
+        const vint16m1_t o_27 = __riscv_vsub_vv_i16m1(red_57, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 432], o_27, vl);
         const vint16m1_t g_34 = __riscv_vle16_v_i16m1(&grid[col_2 + 1088], vl);
-        const vint16m1_t o_28 = __riscv_vsub_vv_i16m1(g_34, g_9, vl);
+        const vint16m1_t red_58 = nttgen_sntrup761_rvv_barrett_coarse(g_34, vl);
+        const vint16m1_t o_28 = __riscv_vsub_vv_i16m1(red_58, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 448], o_28, vl);
         const vint16m1_t g_35 = __riscv_vle16_v_i16m1(&grid[col_2 + 1232], vl);
-        const vint16m1_t o_29 = __riscv_vsub_vv_i16m1(g_35, red_57, vl);
+        const vint16m1_t o_29 = __riscv_vsub_vv_i16m1(g_35, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 464], o_29, vl);
         const vint16m1_t g_36 = __riscv_vle16_v_i16m1(&grid[col_2 + 1248], vl);
-        const vint16m1_t red_65 = nttgen_sntrup761_rvv_barrett_coarse(g_36, vl);
-        const vint16m1_t o_30 = __riscv_vsub_vv_i16m1(red_65, g_1, vl);
+        const vint16m1_t o_30 = __riscv_vsub_vv_i16m1(g_36, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 480], o_30, vl);
         const vint16m1_t g_37 = __riscv_vle16_v_i16m1(&grid[col_2 + 1392], vl);
-        const vint16m1_t o_31 = __riscv_vsub_vv_i16m1(g_37, red_58, vl);
+        const vint16m1_t o_31 = __riscv_vsub_vv_i16m1(g_37, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 496], o_31, vl);
         const vint16m1_t g_38 = __riscv_vle16_v_i16m1(&grid[col_2 + 1504], vl);
-        const vint16m1_t o_32 = __riscv_vsub_vv_i16m1(g_38, red_54, vl);
+        const vint16m1_t red_59 = nttgen_sntrup761_rvv_barrett_coarse(g_38, vl);
+        const vint16m1_t o_32 = __riscv_vsub_vv_i16m1(red_59, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 512], o_32, vl);
         const vint16m1_t g_39 = __riscv_vle16_v_i16m1(&grid[col_2 + 1552], vl);
-        const vint16m1_t o_33 = __riscv_vsub_vv_i16m1(g_39, red_55, vl);
+        const vint16m1_t o_33 = __riscv_vsub_vv_i16m1(g_39, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 528], o_33, vl);
         const vint16m1_t g_40 = __riscv_vle16_v_i16m1(&grid[col_2 + 32], vl);
-        const vint16m1_t red_66 = nttgen_sntrup761_rvv_barrett_coarse(g_40, vl);
-        const vint16m1_t o_34 = __riscv_vsub_vv_i16m1(red_66, g_9, vl);
+        const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett_coarse(g_40, vl);
+        const vint16m1_t o_34 = __riscv_vsub_vv_i16m1(red_60, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 544], o_34, vl);
         const vint16m1_t g_41 = __riscv_vle16_v_i16m1(&grid[col_2 + 176], vl);
-        const vint16m1_t o_35 = __riscv_vsub_vv_i16m1(g_41, red_57, vl);
+        const vint16m1_t o_35 = __riscv_vsub_vv_i16m1(g_41, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 560], o_35, vl);
         const vint16m1_t g_42 = __riscv_vle16_v_i16m1(&grid[col_2 + 192], vl);
-        const vint16m1_t o_36 = __riscv_vsub_vv_i16m1(g_42, g_1, vl);
+        const vint16m1_t red_61 = nttgen_sntrup761_rvv_barrett_coarse(g_42, vl);
+        const vint16m1_t o_36 = __riscv_vsub_vv_i16m1(red_61, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 576], o_36, vl);
         const vint16m1_t g_43 = __riscv_vle16_v_i16m1(&grid[col_2 + 336], vl);
-        const vint16m1_t o_37 = __riscv_vsub_vv_i16m1(g_43, red_58, vl);
+        const vint16m1_t o_37 = __riscv_vsub_vv_i16m1(g_43, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 592], o_37, vl);
         const vint16m1_t g_44 = __riscv_vle16_v_i16m1(&grid[col_2 + 448], vl);
-        const vint16m1_t o_38 = __riscv_vsub_vv_i16m1(g_44, red_54, vl);
+        const vint16m1_t o_38 = __riscv_vsub_vv_i16m1(g_44, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 608], o_38, vl);
         const vint16m1_t g_45 = __riscv_vle16_v_i16m1(&grid[col_2 + 496], vl);
-        const vint16m1_t o_39 = __riscv_vsub_vv_i16m1(g_45, red_55, vl);
+        const vint16m1_t o_39 = __riscv_vsub_vv_i16m1(g_45, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 624], o_39, vl);
         const vint16m1_t g_46 = __riscv_vle16_v_i16m1(&grid[col_2 + 608], vl);
-        const vint16m1_t o_40 = __riscv_vsub_vv_i16m1(g_46, g_9, vl);
+        const vint16m1_t red_62 = nttgen_sntrup761_rvv_barrett_coarse(g_46, vl);
+        const vint16m1_t o_40 = __riscv_vsub_vv_i16m1(red_62, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 640], o_40, vl);
         const vint16m1_t g_47 = __riscv_vle16_v_i16m1(&grid[col_2 + 752], vl);
-        const vint16m1_t o_41 = __riscv_vsub_vv_i16m1(g_47, red_57, vl);
+        const vint16m1_t red_63 = nttgen_sntrup761_rvv_barrett_coarse(g_47, vl);
+        const vint16m1_t o_41 = __riscv_vsub_vv_i16m1(red_63, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 656], o_41, vl);
         const vint16m1_t g_48 = __riscv_vle16_v_i16m1(&grid[col_2 + 768], vl);
-        const vint16m1_t red_67 = nttgen_sntrup761_rvv_barrett_coarse(g_48, vl);
-        const vint16m1_t o_42 = __riscv_vsub_vv_i16m1(red_67, g_1, vl);
+        const vint16m1_t red_64 = nttgen_sntrup761_rvv_barrett_coarse(g_48, vl);
+        const vint16m1_t o_42 = __riscv_vsub_vv_i16m1(red_64, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 672], o_42, vl);
         const vint16m1_t g_49 = __riscv_vle16_v_i16m1(&grid[col_2 + 912], vl);
-        const vint16m1_t o_43 = __riscv_vsub_vv_i16m1(g_49, red_58, vl);
+        const vint16m1_t red_65 = nttgen_sntrup761_rvv_barrett_coarse(g_49, vl);
+        const vint16m1_t o_43 = __riscv_vsub_vv_i16m1(red_65, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 688], o_43, vl);
         const vint16m1_t g_50 = __riscv_vle16_v_i16m1(&grid[col_2 + 1024], vl);
-        const vint16m1_t o_44 = __riscv_vsub_vv_i16m1(g_50, red_54, vl);
+        const vint16m1_t red_66 = nttgen_sntrup761_rvv_barrett_coarse(g_50, vl);
+        const vint16m1_t o_44 = __riscv_vsub_vv_i16m1(red_66, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 704], o_44, vl);
         const vint16m1_t g_51 = __riscv_vle16_v_i16m1(&grid[col_2 + 1072], vl);
-        const vint16m1_t o_45 = __riscv_vsub_vv_i16m1(g_51, red_55, vl);
+        const vint16m1_t red_67 = nttgen_sntrup761_rvv_barrett_coarse(g_51, vl);
+        const vint16m1_t o_45 = __riscv_vsub_vv_i16m1(red_67, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 720], o_45, vl);
         const vint16m1_t g_52 = __riscv_vle16_v_i16m1(&grid[col_2 + 1184], vl);
-        const vint16m1_t red_68 = nttgen_sntrup761_rvv_barrett_coarse(g_52, vl);
-        const vint16m1_t o_46 = __riscv_vsub_vv_i16m1(red_68, g_9, vl);
+        const vint16m1_t o_46 = __riscv_vsub_vv_i16m1(g_52, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 736], o_46, vl);
         const vint16m1_t g_53 = __riscv_vle16_v_i16m1(&grid[col_2 + 1328], vl);
-        const vint16m1_t o_47 = __riscv_vsub_vv_i16m1(g_53, red_57, vl);
+        const vint16m1_t o_47 = __riscv_vsub_vv_i16m1(g_53, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 752], o_47, vl);
         const vint16m1_t g_54 = __riscv_vle16_v_i16m1(&grid[col_2 + 1344], vl);
-        const vint16m1_t red_69 = nttgen_sntrup761_rvv_barrett_coarse(g_54, vl);
-        const vint16m1_t o_48 = __riscv_vsub_vv_i16m1(red_69, g_1, vl);
+        const vint16m1_t o_48 = __riscv_vsub_vv_i16m1(g_54, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 768], o_48, vl);
         const vint16m1_t g_55 = __riscv_vle16_v_i16m1(&grid[col_2 + 1488], vl);
-        const vint16m1_t o_49 = __riscv_vsub_vv_i16m1(g_55, red_58, vl);
+        const vint16m1_t red_68 = nttgen_sntrup761_rvv_barrett_coarse(g_55, vl);
+        const vint16m1_t o_49 = __riscv_vsub_vv_i16m1(red_68, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 784], o_49, vl);
         const vint16m1_t g_56 = __riscv_vle16_v_i16m1(&grid[col_2 + 1600], vl);
-        const vint16m1_t o_50 = __riscv_vsub_vv_i16m1(g_56, red_54, vl);
+        const vint16m1_t o_50 = __riscv_vsub_vv_i16m1(g_56, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 800], o_50, vl);
         const vint16m1_t g_57 = __riscv_vle16_v_i16m1(&grid[col_2 + 16], vl);
-        const vint16m1_t o_51 = __riscv_vsub_vv_i16m1(g_57, red_55, vl);
+        const vint16m1_t red_69 = nttgen_sntrup761_rvv_barrett_coarse(g_57, vl);
+        const vint16m1_t o_51 = __riscv_vsub_vv_i16m1(red_69, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 816], o_51, vl);
         const vint16m1_t g_58 = __riscv_vle16_v_i16m1(&grid[col_2 + 128], vl);
-        const vint16m1_t red_70 = nttgen_sntrup761_rvv_barrett_coarse(g_58, vl);
-        const vint16m1_t o_52 = __riscv_vsub_vv_i16m1(red_70, g_9, vl);
+        const vint16m1_t o_52 = __riscv_vsub_vv_i16m1(g_58, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 832], o_52, vl);
         const vint16m1_t g_59 = __riscv_vle16_v_i16m1(&grid[col_2 + 272], vl);
-        const vint16m1_t o_53 = __riscv_vsub_vv_i16m1(g_59, red_57, vl);
+        const vint16m1_t red_70 = nttgen_sntrup761_rvv_barrett_coarse(g_59, vl);
+        const vint16m1_t o_53 = __riscv_vsub_vv_i16m1(red_70, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 848], o_53, vl);
         const vint16m1_t g_60 = __riscv_vle16_v_i16m1(&grid[col_2 + 288], vl);
-        const vint16m1_t red_71 = nttgen_sntrup761_rvv_barrett_coarse(g_60, vl);
-        const vint16m1_t o_54 = __riscv_vsub_vv_i16m1(red_71, g_1, vl);
+        const vint16m1_t o_54 = __riscv_vsub_vv_i16m1(g_60, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 864], o_54, vl);
         const vint16m1_t g_61 = __riscv_vle16_v_i16m1(&grid[col_2 + 432], vl);
-        const vint16m1_t o_55 = __riscv_vsub_vv_i16m1(g_61, red_58, vl);
+        const vint16m1_t o_55 = __riscv_vsub_vv_i16m1(g_61, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 880], o_55, vl);
         const vint16m1_t g_62 = __riscv_vle16_v_i16m1(&grid[col_2 + 544], vl);
-        const vint16m1_t o_56 = __riscv_vsub_vv_i16m1(g_62, red_54, vl);
+        const vint16m1_t o_56 = __riscv_vsub_vv_i16m1(g_62, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 896], o_56, vl);
         const vint16m1_t g_63 = __riscv_vle16_v_i16m1(&grid[col_2 + 592], vl);
-        const vint16m1_t o_57 = __riscv_vsub_vv_i16m1(g_63, red_55, vl);
+        const vint16m1_t red_71 = nttgen_sntrup761_rvv_barrett_coarse(g_63, vl);
+        const vint16m1_t o_57 = __riscv_vsub_vv_i16m1(red_71, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 912], o_57, vl);
         const vint16m1_t g_64 = __riscv_vle16_v_i16m1(&grid[col_2 + 704], vl);
         const vint16m1_t red_72 = nttgen_sntrup761_rvv_barrett_coarse(g_64, vl);
-        const vint16m1_t o_58 = __riscv_vsub_vv_i16m1(red_72, g_9, vl);
+        const vint16m1_t o_58 = __riscv_vsub_vv_i16m1(red_72, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 928], o_58, vl);
         const vint16m1_t g_65 = __riscv_vle16_v_i16m1(&grid[col_2 + 848], vl);
-        const vint16m1_t o_59 = __riscv_vsub_vv_i16m1(g_65, red_57, vl);
+        const vint16m1_t red_73 = nttgen_sntrup761_rvv_barrett_coarse(g_65, vl);
+        const vint16m1_t o_59 = __riscv_vsub_vv_i16m1(red_73, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 944], o_59, vl);
         const vint16m1_t g_66 = __riscv_vle16_v_i16m1(&grid[col_2 + 864], vl);
-        const vint16m1_t red_73 = nttgen_sntrup761_rvv_barrett_coarse(g_66, vl);
-        const vint16m1_t o_60 = __riscv_vsub_vv_i16m1(red_73, g_1, vl);
+        const vint16m1_t red_74 = nttgen_sntrup761_rvv_barrett_coarse(g_66, vl);
+        const vint16m1_t o_60 = __riscv_vsub_vv_i16m1(red_74, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 960], o_60, vl);
         const vint16m1_t g_67 = __riscv_vle16_v_i16m1(&grid[col_2 + 1008], vl);
-        const vint16m1_t o_61 = __riscv_vsub_vv_i16m1(g_67, red_58, vl);
+        const vint16m1_t red_75 = nttgen_sntrup761_rvv_barrett_coarse(g_67, vl);
+        const vint16m1_t o_61 = __riscv_vsub_vv_i16m1(red_75, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 976], o_61, vl);
         const vint16m1_t g_68 = __riscv_vle16_v_i16m1(&grid[col_2 + 1120], vl);
-        const vint16m1_t o_62 = __riscv_vsub_vv_i16m1(g_68, red_54, vl);
+        const vint16m1_t red_76 = nttgen_sntrup761_rvv_barrett_coarse(g_68, vl);
+        const vint16m1_t o_62 = __riscv_vsub_vv_i16m1(red_76, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 992], o_62, vl);
         const vint16m1_t g_69 = __riscv_vle16_v_i16m1(&grid[col_2 + 1168], vl);
-        const vint16m1_t o_63 = __riscv_vsub_vv_i16m1(g_69, red_55, vl);
+        const vint16m1_t o_63 = __riscv_vsub_vv_i16m1(g_69, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1008], o_63, vl);
         const vint16m1_t g_70 = __riscv_vle16_v_i16m1(&grid[col_2 + 1280], vl);
-        const vint16m1_t red_74 = nttgen_sntrup761_rvv_barrett_coarse(g_70, vl);
-        const vint16m1_t o_64 = __riscv_vsub_vv_i16m1(red_74, g_9, vl);
+        const vint16m1_t o_64 = __riscv_vsub_vv_i16m1(g_70, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1024], o_64, vl);
         const vint16m1_t g_71 = __riscv_vle16_v_i16m1(&grid[col_2 + 1424], vl);
-        const vint16m1_t o_65 = __riscv_vsub_vv_i16m1(g_71, red_57, vl);
+        const vint16m1_t o_65 = __riscv_vsub_vv_i16m1(g_71, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1040], o_65, vl);
         const vint16m1_t g_72 = __riscv_vle16_v_i16m1(&grid[col_2 + 1440], vl);
-        const vint16m1_t o_66 = __riscv_vsub_vv_i16m1(g_72, g_1, vl);
+        const vint16m1_t red_77 = nttgen_sntrup761_rvv_barrett_coarse(g_72, vl);
+        const vint16m1_t o_66 = __riscv_vsub_vv_i16m1(red_77, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1056], o_66, vl);
         const vint16m1_t g_73 = __riscv_vle16_v_i16m1(&grid[col_2 + 1584], vl);
-        const vint16m1_t o_67 = __riscv_vsub_vv_i16m1(g_73, red_58, vl);
+        const vint16m1_t o_67 = __riscv_vsub_vv_i16m1(g_73, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1072], o_67, vl);
         const vint16m1_t g_74 = __riscv_vle16_v_i16m1(&grid[col_2 + 64], vl);
-        const vint16m1_t o_68 = __riscv_vsub_vv_i16m1(g_74, red_54, vl);
+        const vint16m1_t red_78 = nttgen_sntrup761_rvv_barrett_coarse(g_74, vl);
+        const vint16m1_t o_68 = __riscv_vsub_vv_i16m1(red_78, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1088], o_68, vl);
         const vint16m1_t g_75 = __riscv_vle16_v_i16m1(&grid[col_2 + 112], vl);
-        const vint16m1_t o_69 = __riscv_vsub_vv_i16m1(g_75, red_55, vl);
+        const vint16m1_t o_69 = __riscv_vsub_vv_i16m1(g_75, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1104], o_69, vl);
         const vint16m1_t g_76 = __riscv_vle16_v_i16m1(&grid[col_2 + 224], vl);
-        const vint16m1_t o_70 = __riscv_vsub_vv_i16m1(g_76, g_9, vl);
+        const vint16m1_t red_79 = nttgen_sntrup761_rvv_barrett_coarse(g_76, vl);
+        const vint16m1_t o_70 = __riscv_vsub_vv_i16m1(red_79, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1120], o_70, vl);
         const vint16m1_t g_77 = __riscv_vle16_v_i16m1(&grid[col_2 + 368], vl);
-        const vint16m1_t o_71 = __riscv_vsub_vv_i16m1(g_77, red_57, vl);
+        const vint16m1_t o_71 = __riscv_vsub_vv_i16m1(g_77, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1136], o_71, vl);
         const vint16m1_t g_78 = __riscv_vle16_v_i16m1(&grid[col_2 + 384], vl);
-        const vint16m1_t red_75 = nttgen_sntrup761_rvv_barrett_coarse(g_78, vl);
-        const vint16m1_t o_72 = __riscv_vsub_vv_i16m1(red_75, g_1, vl);
+        const vint16m1_t o_72 = __riscv_vsub_vv_i16m1(g_78, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1152], o_72, vl);
         const vint16m1_t g_79 = __riscv_vle16_v_i16m1(&grid[col_2 + 528], vl);
-        const vint16m1_t o_73 = __riscv_vsub_vv_i16m1(g_79, red_58, vl);
+        const vint16m1_t o_73 = __riscv_vsub_vv_i16m1(g_79, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1168], o_73, vl);
         const vint16m1_t g_80 = __riscv_vle16_v_i16m1(&grid[col_2 + 640], vl);
-        const vint16m1_t o_74 = __riscv_vsub_vv_i16m1(g_80, red_54, vl);
+        const vint16m1_t red_80 = nttgen_sntrup761_rvv_barrett_coarse(g_80, vl);
+        const vint16m1_t o_74 = __riscv_vsub_vv_i16m1(red_80, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1184], o_74, vl);
         const vint16m1_t g_81 = __riscv_vle16_v_i16m1(&grid[col_2 + 688], vl);
-        const vint16m1_t o_75 = __riscv_vsub_vv_i16m1(g_81, red_55, vl);
+        const vint16m1_t red_81 = nttgen_sntrup761_rvv_barrett_coarse(g_81, vl);
+        const vint16m1_t o_75 = __riscv_vsub_vv_i16m1(red_81, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1200], o_75, vl);
         const vint16m1_t g_82 = __riscv_vle16_v_i16m1(&grid[col_2 + 800], vl);
-        const vint16m1_t red_76 = nttgen_sntrup761_rvv_barrett_coarse(g_82, vl);
-        const vint16m1_t o_76 = __riscv_vsub_vv_i16m1(red_76, g_9, vl);
+        const vint16m1_t red_82 = nttgen_sntrup761_rvv_barrett_coarse(g_82, vl);
+        const vint16m1_t o_76 = __riscv_vsub_vv_i16m1(red_82, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1216], o_76, vl);
         const vint16m1_t g_83 = __riscv_vle16_v_i16m1(&grid[col_2 + 944], vl);
-        const vint16m1_t o_77 = __riscv_vsub_vv_i16m1(g_83, red_57, vl);
+        const vint16m1_t red_83 = nttgen_sntrup761_rvv_barrett_coarse(g_83, vl);
+        const vint16m1_t o_77 = __riscv_vsub_vv_i16m1(red_83, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1232], o_77, vl);
         const vint16m1_t g_84 = __riscv_vle16_v_i16m1(&grid[col_2 + 960], vl);
-        const vint16m1_t red_77 = nttgen_sntrup761_rvv_barrett_coarse(g_84, vl);
-        const vint16m1_t o_78 = __riscv_vsub_vv_i16m1(red_77, g_1, vl);
+        const vint16m1_t red_84 = nttgen_sntrup761_rvv_barrett_coarse(g_84, vl);
+        const vint16m1_t o_78 = __riscv_vsub_vv_i16m1(red_84, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1248], o_78, vl);
         const vint16m1_t g_85 = __riscv_vle16_v_i16m1(&grid[col_2 + 1104], vl);
-        const vint16m1_t o_79 = __riscv_vsub_vv_i16m1(g_85, red_58, vl);
+        const vint16m1_t red_85 = nttgen_sntrup761_rvv_barrett_coarse(g_85, vl);
+        const vint16m1_t o_79 = __riscv_vsub_vv_i16m1(red_85, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1264], o_79, vl);
         const vint16m1_t g_86 = __riscv_vle16_v_i16m1(&grid[col_2 + 1216], vl);
-        const vint16m1_t o_80 = __riscv_vsub_vv_i16m1(g_86, red_54, vl);
+        const vint16m1_t o_80 = __riscv_vsub_vv_i16m1(g_86, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1280], o_80, vl);
         const vint16m1_t g_87 = __riscv_vle16_v_i16m1(&grid[col_2 + 1264], vl);
-        const vint16m1_t o_81 = __riscv_vsub_vv_i16m1(g_87, red_55, vl);
+        const vint16m1_t o_81 = __riscv_vsub_vv_i16m1(g_87, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1296], o_81, vl);
         const vint16m1_t g_88 = __riscv_vle16_v_i16m1(&grid[col_2 + 1376], vl);
-        const vint16m1_t red_78 = nttgen_sntrup761_rvv_barrett_coarse(g_88, vl);
-        const vint16m1_t o_82 = __riscv_vsub_vv_i16m1(red_78, g_9, vl);
+        const vint16m1_t o_82 = __riscv_vsub_vv_i16m1(g_88, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1312], o_82, vl);
         const vint16m1_t g_89 = __riscv_vle16_v_i16m1(&grid[col_2 + 1520], vl);
-        const vint16m1_t o_83 = __riscv_vsub_vv_i16m1(g_89, red_57, vl);
+        const vint16m1_t red_86 = nttgen_sntrup761_rvv_barrett_coarse(g_89, vl);
+        const vint16m1_t o_83 = __riscv_vsub_vv_i16m1(red_86, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1328], o_83, vl);
         const vint16m1_t g_90 = __riscv_vle16_v_i16m1(&grid[col_2 + 1536], vl);
-        const vint16m1_t red_79 = nttgen_sntrup761_rvv_barrett_coarse(g_90, vl);
-        const vint16m1_t o_84 = __riscv_vsub_vv_i16m1(red_79, g_1, vl);
+        const vint16m1_t o_84 = __riscv_vsub_vv_i16m1(g_90, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1344], o_84, vl);
         const vint16m1_t g_91 = __riscv_vle16_v_i16m1(&grid[col_2 + 48], vl);
-        const vint16m1_t o_85 = __riscv_vsub_vv_i16m1(g_91, red_58, vl);
+        const vint16m1_t red_87 = nttgen_sntrup761_rvv_barrett_coarse(g_91, vl);
+        const vint16m1_t o_85 = __riscv_vsub_vv_i16m1(red_87, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1360], o_85, vl);
         const vint16m1_t g_92 = __riscv_vle16_v_i16m1(&grid[col_2 + 160], vl);
-        const vint16m1_t o_86 = __riscv_vsub_vv_i16m1(g_92, red_54, vl);
+        const vint16m1_t o_86 = __riscv_vsub_vv_i16m1(g_92, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1376], o_86, vl);
         const vint16m1_t g_93 = __riscv_vle16_v_i16m1(&grid[col_2 + 208], vl);
-        const vint16m1_t o_87 = __riscv_vsub_vv_i16m1(g_93, red_55, vl);
+        const vint16m1_t red_88 = nttgen_sntrup761_rvv_barrett_coarse(g_93, vl);
+        const vint16m1_t o_87 = __riscv_vsub_vv_i16m1(red_88, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1392], o_87, vl);
         const vint16m1_t g_94 = __riscv_vle16_v_i16m1(&grid[col_2 + 320], vl);
-        const vint16m1_t red_80 = nttgen_sntrup761_rvv_barrett_coarse(g_94, vl);
-        const vint16m1_t o_88 = __riscv_vsub_vv_i16m1(red_80, g_9, vl);
+        const vint16m1_t o_88 = __riscv_vsub_vv_i16m1(g_94, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1408], o_88, vl);
         const vint16m1_t g_95 = __riscv_vle16_v_i16m1(&grid[col_2 + 464], vl);
-        const vint16m1_t o_89 = __riscv_vsub_vv_i16m1(g_95, red_57, vl);
+        const vint16m1_t o_89 = __riscv_vsub_vv_i16m1(g_95, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1424], o_89, vl);
         const vint16m1_t g_96 = __riscv_vle16_v_i16m1(&grid[col_2 + 480], vl);
-        const vint16m1_t red_81 = nttgen_sntrup761_rvv_barrett_coarse(g_96, vl);
-        const vint16m1_t o_90 = __riscv_vsub_vv_i16m1(red_81, g_1, vl);
+        const vint16m1_t o_90 = __riscv_vsub_vv_i16m1(g_96, red_41, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1440], o_90, vl);
         const vint16m1_t g_97 = __riscv_vle16_v_i16m1(&grid[col_2 + 624], vl);
-        const vint16m1_t o_91 = __riscv_vsub_vv_i16m1(g_97, red_58, vl);
+        const vint16m1_t red_89 = nttgen_sntrup761_rvv_barrett_coarse(g_97, vl);
+        const vint16m1_t o_91 = __riscv_vsub_vv_i16m1(red_89, g_3, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1456], o_91, vl);
         const vint16m1_t g_98 = __riscv_vle16_v_i16m1(&grid[col_2 + 736], vl);
-        const vint16m1_t o_92 = __riscv_vsub_vv_i16m1(g_98, red_54, vl);
+        const vint16m1_t red_90 = nttgen_sntrup761_rvv_barrett_coarse(g_98, vl);
+        const vint16m1_t o_92 = __riscv_vsub_vv_i16m1(red_90, g_5, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1472], o_92, vl);
         const vint16m1_t g_99 = __riscv_vle16_v_i16m1(&grid[col_2 + 784], vl);
-        const vint16m1_t o_93 = __riscv_vsub_vv_i16m1(g_99, red_55, vl);
+        const vint16m1_t red_91 = nttgen_sntrup761_rvv_barrett_coarse(g_99, vl);
+        const vint16m1_t o_93 = __riscv_vsub_vv_i16m1(red_91, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1488], o_93, vl);
         const vint16m1_t g_100 = __riscv_vle16_v_i16m1(&grid[col_2 + 896], vl);
-        const vint16m1_t red_82 = nttgen_sntrup761_rvv_barrett_coarse(g_100, vl);
-        const vint16m1_t o_94 = __riscv_vsub_vv_i16m1(red_82, g_9, vl);
+        const vint16m1_t red_92 = nttgen_sntrup761_rvv_barrett_coarse(g_100, vl);
+        const vint16m1_t o_94 = __riscv_vsub_vv_i16m1(red_92, red_43, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1504], o_94, vl);
         const vint16m1_t g_101 = __riscv_vle16_v_i16m1(&grid[col_2 + 1040], vl);
-        const vint16m1_t o_95 = __riscv_vsub_vv_i16m1(g_101, red_57, vl);
+        const vint16m1_t red_93 = nttgen_sntrup761_rvv_barrett_coarse(g_101, vl);
+        const vint16m1_t o_95 = __riscv_vsub_vv_i16m1(red_93, g_11, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1520], o_95, vl);
         col_2 = col_2 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(r, 1536, -32178, 32178);
+    nttgen_sntrup761_rvv_assert_range(r, 1536, -15450, 15450);
 #endif
 }
 
 /*
  * fold modulo x^761 - x - 1, scale and centre
- * Ops per call: load 2282, store 761, add 1521, sub 1522, montmul 761, barrett_coarse 2282,
+ * Ops per call: load 2282, store 761, add 1521, sub 1522, montmul 761, barrett_coarse 760,
  *   cond_add_q 1522, const 1524
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_fold(int16_t r[restrict 761],
                                                       const int16_t c[restrict 1536]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_rvv_assert_range(c, 1536, -32178, 32178);
+    nttgen_sntrup761_rvv_assert_range(c, 1536, -15450, 15450);
 #endif
     for (size_t j0_0 = 0; j0_0 < 1;) {
         const size_t vl = __riscv_vsetvl_e16m1(1 - j0_0);
         const vint16m1_t c_0 = __riscv_vle16_v_i16m1(&c[j0_0], vl);
         const vint16m1_t c_1 = __riscv_vle16_v_i16m1(&c[j0_0 + 761], vl);
-        const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(c_1, vl);
-        const vint16m1_t red_1 = nttgen_sntrup761_rvv_barrett_coarse(c_0, vl);
-        const vint16m1_t s_0 = __riscv_vadd_vv_i16m1(red_1, red_0, vl);
+        const vint16m1_t s_0 = __riscv_vadd_vv_i16m1(c_0, c_1, vl);
         const vint16m1_t k_0 = nttgen_sntrup761_rvv_montmul_vx(s_0, 1121, 24239, vl);
         const vint16m1_t r_0 = nttgen_sntrup761_rvv_cond_add_q(k_0, vl);
         const vint16m1_t r_1 = __riscv_vsub_vx_i16m1(r_0, 2296, vl);
@@ -2541,12 +2545,10 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_fold(int16_t r[restrict 761],
         const size_t vl = __riscv_vsetvl_e16m1(760 - j_0);
         const vint16m1_t c_2 = __riscv_vle16_v_i16m1(&c[j_0 + 1], vl);
         const vint16m1_t c_3 = __riscv_vle16_v_i16m1(&c[j_0 + 762], vl);
-        const vint16m1_t red_2 = nttgen_sntrup761_rvv_barrett_coarse(c_3, vl);
-        const vint16m1_t red_3 = nttgen_sntrup761_rvv_barrett_coarse(c_2, vl);
-        const vint16m1_t s_1 = __riscv_vadd_vv_i16m1(red_3, red_2, vl);
+        const vint16m1_t s_1 = __riscv_vadd_vv_i16m1(c_2, c_3, vl);
         const vint16m1_t c_4 = __riscv_vle16_v_i16m1(&c[j_0 + 761], vl);
-        const vint16m1_t red_4 = nttgen_sntrup761_rvv_barrett_coarse(c_4, vl);
-        const vint16m1_t s_2 = __riscv_vadd_vv_i16m1(s_1, red_4, vl);
+        const vint16m1_t red_0 = nttgen_sntrup761_rvv_barrett_coarse(s_1, vl);
+        const vint16m1_t s_2 = __riscv_vadd_vv_i16m1(red_0, c_4, vl);
         const vint16m1_t k_1 = nttgen_sntrup761_rvv_montmul_vx(s_2, 1121, 24239, vl);
         const vint16m1_t r_4 = nttgen_sntrup761_rvv_cond_add_q(k_1, vl);
         const vint16m1_t r_5 = __riscv_vsub_vx_i16m1(r_4, 2296, vl);
@@ -2569,7 +2571,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_fold(int16_t r[restrict 761],
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
  * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
- *   barrett_coarse 21818, cond_add_q 1522, const 4599
+ *   barrett_coarse 17464, cond_add_q 1522, const 4599
  */
 void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
     NTTGEN_ALIGN(64) int16_t a_hat[1536];
@@ -2599,7 +2601,7 @@ void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const in
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
  * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
- *   barrett_coarse 20282, cond_add_q 1522, const 4599
+ *   barrett_coarse 16696, cond_add_q 1522, const 4599
  */
 void nttgen_sntrup761_rvv_polymul_small(int16_t r[761], const int16_t a[761],
                                         const int16_t b[761]) {

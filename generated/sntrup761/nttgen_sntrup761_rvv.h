@@ -18,13 +18,13 @@
  *   nttgen_sntrup761_rvv_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
  *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
- *         barrett_coarse 21818, cond_add_q 1522, const 4599
- *       coefficient reductions: 21818
+ *         barrett_coarse 17464, cond_add_q 1522, const 4599
+ *       coefficient reductions: 17464
  *   nttgen_sntrup761_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
  *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
- *         barrett_coarse 20282, cond_add_q 1522, const 4599
- *       coefficient reductions: 20282
+ *         barrett_coarse 16696, cond_add_q 1522, const 4599
+ *       coefficient reductions: 16696
  */
 #ifndef NTTGEN_SNTRUP761_RVV_H
 #define NTTGEN_SNTRUP761_RVV_H
@@ -48,7 +48,7 @@ extern "C" {
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
  * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
- *   barrett_coarse 21818, cond_add_q 1522, const 4599
+ *   barrett_coarse 17464, cond_add_q 1522, const 4599
  */
 void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -61,7 +61,7 @@ void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const in
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
  * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
- *   barrett_coarse 20282, cond_add_q 1522, const 4599
+ *   barrett_coarse 16696, cond_add_q 1522, const 4599
  */
 void nttgen_sntrup761_rvv_polymul_small(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 

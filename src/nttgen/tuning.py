@@ -34,6 +34,8 @@ multiplier-bound on this core, see ``scripts/port_bound.py``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 _PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024", "falcon512", "falcon1024")
 
 TUNED: dict[tuple[str, str], dict[str, object]] = {
@@ -48,22 +50,52 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 }
 
 
-NTRU_TUNED: dict[tuple[int, int, str], dict[str, int]] = {
+@dataclass(frozen=True)
+class NtruTuning:
+    """Measured reduction thresholds of one NTRU Prime ring's Good–Rader programs on one ISA,
+    in multiples of q (None: the lazy policy alone; see :class:`nttgen.programs.lazy.Reducer`).
+
+    ``inverse_threshold_q``: the inverse DFT's, in every pass; ``forward_lines_q`` and
+    ``inverse_lines_q``: where the DFTs run as loops over lines (``Isa.dft_lines``), one per
+    pass instead (:class:`nttgen.programs.ntru_lines.LineThresholds`), which overrides
+    ``inverse_threshold_q`` there."""
+
+    inverse_threshold_q: int | None = None
+    forward_lines_q: tuple[int | None, int | None] | None = None
+    inverse_lines_q: tuple[int | None, int | None, int | None] | None = None
+
+
+NTRU_TUNED: dict[tuple[int, int, str], NtruTuning] = {
     # AVX-512, sntrup761/ntrulpr761 (p = 761, q = 4591), Good–Rader pipeline: its base leaves
     # the pieces within about 2.2q (the double-width sums), and the inverse DFT's lazy policy
     # then reduces late; reducing every operand wider than 4q before its next op takes the
     # same number of reductions (136 -> 137) but measured faster (stage harness built with
     # the ISA's flags, best of 5: inverse 1,019 -> 895 ticks, polymul 5,346 -> 5,201).
-    # AVX2's Karatsuba base left them within 5.4q, and it measured slower with it (polymul
-    # 6,064 -> 6,199); its pair-sum base leaves them within 1.8q, and there the lazy policy
-    # took 438 reductions against 352 with the threshold (stage harness, clang-19, best of 3,
-    # Zen 3: inverse 1,643 -> 1,129 ticks, polymul 5,839 -> 5,402; 3q: 1,271 and 5,480).
-    # Re-checked when AVX2 dropped forward_small (Isa.small_forward; the base's second input
-    # then within 11,344, not 30,728): 4q places 392 inverse reductions and 5q 320, but 5q
-    # measured about 1 % slower (benchmark libraries alternated, polymul 4,972 -> 5,022).
-    (761, 4591, "avx512"): {"inverse_threshold_q": 4},
-    (761, 4591, "avx2"): {"inverse_threshold_q": 4},
+    (761, 4591, "avx512"): NtruTuning(inverse_threshold_q=4),
+    # AVX2 (DFTs as lines): the greedy policy is not monotone in its threshold. One threshold
+    # for every pass of the inverse (4q: its pair-sum base leaves the pieces within about 2q,
+    # and the lazy policy alone had taken 438 inverse reductions against 352, stage harness
+    # 1,643 -> 1,129 ticks) left it at 845 reductions per polymul (5q: 773, but measured 1 %
+    # slower). One threshold per pass, searched by the op
+    # counter over {none, 1.5q, 2q, ..., 6q} for the forward's two passes and the inverse's
+    # three jointly (the forward's output range is the base's input, whose output is the
+    # inverse's): 611 reductions with 2q in the forward's frequencies and in the fold, none
+    # elsewhere (forward 178 -> 114, inverse 392 -> 286). Measured the benchmark's way
+    # (sntrup761, clang-19, Zen 3: shared libraries alternated in batches of 100 calls, 3
+    # quiet runs): polymul 4,948 -> 4,854, polymul_small 5,021 -> 4,853 ticks. Either half
+    # alone measured slower (the forward's: 4,948 -> 5,065; the inverse's: 5,029 -> 5,503),
+    # as each alone widens what the other pass must reduce.
+    (761, 4591, "avx2"): NtruTuning(forward_lines_q=(None, 2), inverse_lines_q=(None, None, 2)),
+    # NEON (straight-line DFTs, one inverse threshold): the lazy policy alone took 1,761
+    # vector reductions per polymul; 3q 1,599, 4q 1,529, 5q 1,649. QEMU guest instructions
+    # per polymul (the NEON measure here, see bench/icount.py): none 41,695, 3q 40,768, 4q
+    # 40,929, 5q 41,291 (the count of reductions is not all: where they fall changes the
+    # register traffic).
+    (761, 4591, "neon"): NtruTuning(inverse_threshold_q=3),
+    # RVV (DFTs as lines): the same joint search as AVX2's by the op counter, 21,818 -> 17,752
+    # coefficient reductions per polymul; QEMU guest instructions per polymul, VLEN 128:
+    # 58,726 -> 57,814 (AVX2's choice: 58,029; 4q in the inverse's passes: 58,672), VLEN 256:
+    # 29,659 -> 29,200.
+    (761, 4591, "rvv"): NtruTuning(forward_lines_q=(None, 2), inverse_lines_q=(None, 3, 2)),
 }
-"""Measured choices for the NTRU Prime programs, per (p, q, ISA): ``inverse_threshold_q``,
-the reduction threshold of the Good–Rader inverse DFT in multiples of q (see
-:class:`nttgen.programs.lazy.Reducer`)."""
+"""Measured choices for the NTRU Prime programs, per (p, q, ISA)."""

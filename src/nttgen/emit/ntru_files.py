@@ -17,8 +17,9 @@ from ..ntru_rings import NtruPrimeRing
 from ..plan.constants import Arith
 from ..plan.maps.choose import GRB, GSB, SN
 from ..programs.ntru import NtruFunctions, build_good_rader
+from ..programs.ntru_lines import LineThresholds
 from ..programs.ntru_shift import build_shift_pipeline
-from ..tuning import NTRU_TUNED
+from ..tuning import NTRU_TUNED, NtruTuning
 from ..version import __version__
 from .files import CFileWriter, GeneratedFiles, _ops_text, lanes_text
 from .isa import isa_class
@@ -85,6 +86,18 @@ def ntru_arith(ring: NtruPrimeRing, isa: str) -> Arith:
     return Arith(ring.q, I16, isa_class(isa).const_mul_for(I16, ring.q))
 
 
+def line_thresholds(tuned: NtruTuning, q: int) -> LineThresholds | None:
+    """The per-pass thresholds of ``tuned`` as lane values for modulus q (a pass left out:
+    none in the forward's, ``inverse_threshold_q`` in the inverse's); None where it names
+    none."""
+    if tuned.forward_lines_q is None and tuned.inverse_lines_q is None:
+        return None
+    t = tuned.inverse_threshold_q
+    fwd = [None if k is None else k * q for k in tuned.forward_lines_q or (None, None)]
+    inv = [None if k is None else k * q for k in tuned.inverse_lines_q or (t, t, t)]
+    return LineThresholds(forward=(fwd[0], fwd[1]), inverse=(inv[0], inv[1], inv[2]))
+
+
 def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> NtruFunctions:
     """The functions of ``ring`` for ``isa``, in the order the programs record them.
     Raises :class:`IsaUnavailableError` for an ISA or a pipeline without generated C yet,
@@ -111,8 +124,8 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
     zip_group = costs.zip_group if costs is not None else None
     arith, lanes = ntru_arith(ring, isa), cls.lanes_for(I16)
     if name == GRB:
-        tuned = NTRU_TUNED.get((ring.p, ring.q, isa), {})
-        threshold = tuned.get("inverse_threshold_q")
+        tuned = NTRU_TUNED.get((ring.p, ring.q, isa), NtruTuning())
+        threshold = tuned.inverse_threshold_q
         return build_good_rader(
             ring.p,
             ring.q,
@@ -126,6 +139,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             dft_lines=cls.dft_lines,
             coarse_reductions=cls.coarse_reductions,
             small_forward=cls.small_forward,
+            line_thresholds=line_thresholds(tuned, ring.q),
         )
     return build_shift_pipeline(
         name, ring.p, ring.q, arith, lanes, zip_group, cls.coarse_reductions

@@ -78,7 +78,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 import numpy as np
 
@@ -92,6 +92,9 @@ from ..plan.maps.good_thomas import GoodThomasMap, fold_phi, inverse_dft_blocks
 from ..plan.maps.modarith import sqrt_mod
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
+
+if TYPE_CHECKING:  # ntru_lines builds on this module
+    from .ntru_lines import LineThresholds
 
 # how the base multiplies its pieces (see program_base); an ISA names its choice in
 # Isa.base_products
@@ -1069,6 +1072,7 @@ def build_good_rader(
     dft_lines: bool = False,
     coarse_reductions: bool = False,
     small_forward: bool = True,
+    line_thresholds: LineThresholds | None = None,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
@@ -1081,13 +1085,19 @@ def build_good_rader(
     where its wider range serves, see :class:`~nttgen.programs.lazy.Reducer`;
     ``small_forward``: ``polymul_small`` transforms its small operand by ``forward_small``,
     a DFT of its own with the contract [-1, 1], else by ``forward`` and the file has no
-    ``forward_small``)."""
+    ``forward_small``; ``line_thresholds``: with ``dft_lines``, the reducer's threshold in
+    each pass of the DFTs, see :class:`~.ntru_lines.LineThresholds` (None: none in the
+    forward's, ``inverse_threshold`` in each of the inverse's)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
     f: dict[str, Function] = {}
     # imported here: ntru_lines builds on this module's lowering
-    from .ntru_lines import program_forward_lines, program_inverse_lines
+    from .ntru_lines import LineThresholds, program_forward_lines, program_inverse_lines
+
+    if line_thresholds is None:
+        t = inverse_threshold
+        line_thresholds = LineThresholds(inverse=(t, t, t))
 
     def builder(name: str, doc: str) -> Builder:
         S = Builder(name, arith, lanes, doc)
@@ -1110,7 +1120,7 @@ def build_good_rader(
         contract = contracts[name]
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
         if dft_lines:
-            program_forward_lines(S, shape, contract)
+            program_forward_lines(S, shape, contract, line_thresholds.forward)
         else:
             program_forward(S, shape, contract)
         f[name] = stage(S)
@@ -1129,7 +1139,7 @@ def build_good_rader(
     # 343 -> 170 ticks, inverse 1,440 -> 1,499, polymul 6,931 -> 6,736.
     out_bound = arith.lane.max // 3 if narrow_inverse else None
     if dft_lines:
-        program_inverse_lines(S, shape, base_out, inverse_threshold, out_bound)
+        program_inverse_lines(S, shape, base_out, line_thresholds.inverse, out_bound)
     else:
         program_inverse(
             S, shape, base_out, forward_signs(shape), inverse_threshold, out_bound=out_bound

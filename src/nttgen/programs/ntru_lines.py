@@ -28,6 +28,7 @@ it measured faster; docs/design.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from ..dsl.builder import Builder
@@ -37,6 +38,20 @@ from ..plan.maps.dft import apply_axes
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
 from .ntru import GoodRaderShape, TraceLowering, columns, negate
+
+
+@dataclass(frozen=True)
+class LineThresholds:
+    """The lazy reducer's threshold for each pass of the DFTs as lines (lane values; None:
+    the lazy policy alone; see :class:`~nttgen.programs.lazy.Reducer`). The policy is greedy
+    and not monotone in its threshold, and each pass sees its own input ranges, so one
+    threshold per pass finds schedules a single one cannot (see ``tuning.NTRU_TUNED``)."""
+
+    forward: tuple[int | None, int | None] = (None, None)
+    """The forward's passes: Rader's lines, then the other axes' frequencies."""
+    inverse: tuple[int | None, int | None, int | None] = (None, None, None)
+    """The inverse's passes: the other axes' frequencies, Rader's lines, the fold modulo
+    Phi_r."""
 
 
 @cache
@@ -98,9 +113,15 @@ class Kernel:
             store(j, S.const(0, hint="zero") if x is None else negate(S, red, x))
 
 
-def program_forward_lines(S: Builder, shape: GoodRaderShape, contract: tuple[int, int]) -> None:
+def program_forward_lines(
+    S: Builder,
+    shape: GoodRaderShape,
+    contract: tuple[int, int],
+    thresholds: tuple[int | None, int | None] = (None, None),
+) -> None:
     """forward(r, a) as :func:`~.ntru.program_forward` computes it (row k = piece k, sign +1;
-    rows past the pieces zero), by the two loops of the module docstring."""
+    rows past the pieces zero), by the two loops of the module docstring; ``thresholds``:
+    the reducer's in each loop (:attr:`LineThresholds.forward`)."""
     p, m, n, L = shape.p, shape.m, shape.n, shape.lanes
     width = n // shape.axes[0]
     r = S.output("r", shape.rows * m, doc="pieces, row k = a mod (x^m - t_k)")
@@ -136,7 +157,7 @@ def program_forward_lines(S: Builder, shape: GoodRaderShape, contract: tuple[int
     fwd_rader, fwd_rest = rader_kernel(shape, False), rest_kernel(shape, False)
 
     def rader_lines(c0: Affine) -> None:
-        kernel = Kernel(S, fwd_rader, Reducer(S))
+        kernel = Kernel(S, fwd_rader, Reducer(S, thresholds[0]))
 
         def line(v: LoopVar) -> None:
             d = Affine.of(v)
@@ -148,7 +169,7 @@ def program_forward_lines(S: Builder, shape: GoodRaderShape, contract: tuple[int
         S.loop(width, line, hint="line", unroll=False)
 
     def frequencies(c0: Affine) -> None:
-        kernel = Kernel(S, fwd_rest, Reducer(S))
+        kernel = Kernel(S, fwd_rest, Reducer(S, thresholds[1]))
 
         def frequency(v: LoopVar) -> None:
             k = Affine.of(v)
@@ -171,11 +192,12 @@ def program_inverse_lines(
     S: Builder,
     shape: GoodRaderShape,
     contract: tuple[int, int],
-    threshold: int | None = None,
+    thresholds: tuple[int | None, int | None, int | None] = (None, None, None),
     out_bound: int | None = None,
 ) -> None:
     """inverse(r, c) as :func:`~.ntru.program_inverse` computes it, for pieces of sign +1 (as
-    :func:`program_forward_lines` writes them), by the loops of the module docstring."""
+    :func:`program_forward_lines` writes them), by the loops of the module docstring;
+    ``thresholds``: the reducer's in each pass (:attr:`LineThresholds.inverse`)."""
     m, n = shape.m, shape.n
     width = n // shape.axes[0]
     r = S.output("r", shape.blocks_out * m, doc="n times the product, low blocks")
@@ -188,7 +210,7 @@ def program_inverse_lines(
     top, stride = shape.degree_blocks, width
 
     def frequencies(c0: Affine) -> None:
-        kernel = Kernel(S, inv_rest, Reducer(S, threshold))
+        kernel = Kernel(S, inv_rest, Reducer(S, thresholds[0]))
 
         def frequency(v: LoopVar) -> None:
             k = Affine.of(v)
@@ -200,7 +222,7 @@ def program_inverse_lines(
         S.loop(count, frequency, hint="freq", unroll=False)
 
     def rader_lines(c0: Affine) -> None:
-        kernel = Kernel(S, inv_rader, Reducer(S, threshold))
+        kernel = Kernel(S, inv_rader, Reducer(S, thresholds[1]))
 
         def line(v: LoopVar) -> None:
             d = Affine.of(v)
@@ -212,7 +234,7 @@ def program_inverse_lines(
         S.loop(width, line, hint="line", unroll=False)
 
     def fold(c0: Affine) -> None:
-        red = Reducer(S, threshold)
+        red = Reducer(S, thresholds[2])
         folded: dict[int, Value] = {}
         for j in range(shape.blocks_out):
             val = S.load(grid, c0 + where[j] * m, hint="g")
