@@ -26,8 +26,8 @@ run: setup ## generate every preset; verify and time it on every ISA this CPU ru
 	$(BIN)/nttgen verify --ring all
 	$(BIN)/nttgen bench
 
-test: setup toolchain ## run the whole test suite
-	$(BIN)/python -m pytest
+test: setup toolchain ## run the whole test suite, one worker per CPU (pytest-xdist)
+	$(BIN)/python -m pytest -n auto
 
 gen: setup ## regenerate the checked-in C of the presets under generated/
 	$(BIN)/nttgen generate --presets -o generated
