@@ -181,7 +181,13 @@ def cmd_plans(args: argparse.Namespace) -> int:
                 f"{ring.name}: Z_{ring.q}[x]/({ring.modulus_poly}), outputs in "
                 f"[{-ring.half}, {ring.half}]; ops per polymul = 2 forward + base + inverse "
                 "+ reduce; * = default"
-            )
+            ),
+            caption=(
+                "Scalar operations over Z_q of each plan as the plan layer states it. The "
+                "generated C's vector ops per ISA are in each file's header: its Good–Rader "
+                "program multiplies the pieces x^m - t_k (split once by Cooley–Tukey on "
+                "AVX-512) without the Bruun split to degree 8."
+            ),
         )
         for col in ("pipeline", "g", "leaves", "forward add/mul", "base mul", "inverse add/mul"):
             t.add_column(col)
