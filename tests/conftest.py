@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,9 @@ from nttgen.arith import is_prime
 from nttgen.rings import PRESETS, Ring, make_ring
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# x86 ISAs this CPU lacks (AVX-512 on a Zen 3) run translated by SIMDe (nttgen.simde): their
+# kernels are checked like every other ISA's, and only the benchmark cannot time them
+os.environ.setdefault("NTTGEN_SIMDE", "1")
 
 
 def require_tool(name: str) -> str:
@@ -67,9 +72,9 @@ ALL_ISAS = ("c", *SIMD_ISAS, *EMULATED_ISAS)
 
 
 def require_isa(isa: str) -> None:
-    """Skip when this CPU cannot run ``isa`` (a host ISA: hardware no install provides, so the
-    skip holds under CI too, with its reason in the summary), or, for another architecture's
-    ISA, when its cross toolchain or QEMU is missing (installable: a failure under CI)."""
+    """Skip when ``isa``'s code cannot run here: for an x86 ISA this CPU lacks, when SIMDe is
+    missing to translate it (installable with the test extra: a failure under CI); for
+    another architecture's ISA, when its cross toolchain or QEMU is missing (likewise)."""
     from nttgen import cpu
     from nttgen.cross import isa_target
     from nttgen.emit.isa import isa_class
@@ -82,8 +87,15 @@ def require_isa(isa: str) -> None:
             if IN_CI:
                 pytest.fail(msg)
             pytest.skip(msg)
-    elif isa not in cpu.usable_isas():
-        pytest.skip(f"no {isa} on this CPU (its code is still compiled and checked here)")
+    elif isa not in cpu.usable_isas() and not target.simde:
+        from nttgen import simde
+
+        msg = f"no {isa} on this CPU (its code is still compiled and checked here)"
+        if simde.enabled() and isa in simde.HEADERS and simde.include_dir() is None:
+            msg = f"no {isa} on this CPU, and no SIMDe to translate it (pip install -e '.[test]')"
+            if IN_CI:
+                pytest.fail(msg)
+        pytest.skip(msg)
 
 
 def compile_command(compiler: str, isa: str) -> list[str]:
@@ -124,3 +136,20 @@ def compilers_for(isa: str) -> tuple[str, ...]:
 def ring_id(r: Ring) -> str:
     """A readable pytest id."""
     return r.name
+
+
+def host_executable(isa: str, src: Path, exe: Path) -> Path:
+    """The executable to run for a host program of ``isa`` built as ``exe`` from ``src``: ``exe``
+    itself where this CPU runs the ISA; else SIMDe's translation of ``src``, built beside it
+    with gcc (or a skip or failure, as :func:`require_isa` decides)."""
+    from nttgen import cpu, simde
+
+    if isa == "c" or isa in cpu.hardware_isas():
+        return exe
+    require_isa(isa)
+    translated = src.with_name(f"{src.stem}_simde.c")
+    translated.write_text(simde.translate(src.read_text(), isa))
+    out = exe.with_name(f"{exe.name}_simde")
+    cmd = [simde.COMPILERS[0], "-std=c99", "-Wall", "-Wextra", "-Werror", *simde.cflags(isa)]
+    subprocess.run([*cmd, str(translated), "-o", str(out)], check=True)
+    return out

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import cpu
-from .build import compile_shared, load_library
+from .build import compile_kernel, load_library
 from .cross import HOST_ARCH, Target, check_vlen, isa_target
 from .emit.isa import isa_class
 from .emulate import EmulatedLibrary
@@ -61,7 +61,7 @@ class Kernel:
         self._entries: dict[str, _Entry] = {}
         self._emulated: EmulatedLibrary | None = None
         if self.target.native:
-            self.library_path = compile_shared(files, tuple(cls.cflags), cls.compilers)
+            self.library_path = compile_kernel(files, cls, self.target)
             self._lib = load_library(self.library_path)
         else:
             cmd = [*self.target.pick_compiler(cls.compilers), *BASE_EMULATED_CFLAGS, *cls.cflags]
@@ -99,8 +99,8 @@ class Kernel:
         return self.ring.q
 
     def __repr__(self) -> str:
-        where = "" if self.target.native else f" on {self.target.label} (QEMU)"
-        return f"<nttgen.Kernel ring={self.ring.name} n={self.n} q={self.q} isa={self.isa}{where}>"
+        ring = f"ring={self.ring.name} n={self.n} q={self.q}"
+        return f"<nttgen.Kernel {ring} isa={self.isa}{self.target.note}>"
 
     # ----------------------------------------------------------------- raw calls
     def raw(self, op: str, *arrays: np.ndarray, k: int | None = None) -> list[np.ndarray]:
@@ -269,9 +269,8 @@ def resolve_isa(isa: str, ring: Ring, target: Target | None = None) -> str:
         raise IsaUnavailableError(f"ISA {isa!r} runs on {cls.arch}, not on {target.arch}")
     if arch != HOST_ARCH:
         (target or Target(arch)).require(f"ISA {isa!r}")
-    elif isa not in cpu.usable_isas():
-        feats = ", ".join(cls.features)
-        raise IsaUnavailableError(f"ISA {isa!r} cannot run on this CPU (it needs {feats})")
+    elif isa not in cpu.usable_isas() and not (target or isa_target(cls)).simde:
+        raise IsaUnavailableError(cpu.unavailable_reason(isa))
     why = cls.unsupported(ring.n, ring.lane)
     if why:
         raise IsaUnavailableError(why)

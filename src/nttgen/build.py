@@ -15,7 +15,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .cross import Target
 from .emit.files import GeneratedFiles
+from .emit.isa.base import Isa
 from .errors import BuildError
 
 BASE_CFLAGS = ("-std=c99", "-O3", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror")
@@ -46,9 +48,11 @@ def compile_shared(
     files: GeneratedFiles,
     extra_flags: tuple[str, ...] = (),
     preferences: tuple[str, ...] = PREFERRED_COMPILERS,
+    cc: str | None = None,
 ) -> Path:
-    """Compile a generated .c/.h pair into a shared library and return its path (cached)."""
-    cc = compiler(preferences)
+    """Compile a generated .c/.h pair into a shared library and return its path (cached).
+    The compiler is ``cc`` if given, else :func:`compiler` of ``preferences``."""
+    cc = cc or compiler(preferences)
     if shutil.which(cc) is None:
         raise BuildError(f"no C compiler: {cc!r} is not on PATH (set CC)")
     flags = (*BASE_CFLAGS, *extra_flags)
@@ -81,6 +85,19 @@ def compile_shared(
         # TemporaryDirectory cleanup must not fail on the renamed directory
         t.mkdir(exist_ok=True)
     return out
+
+
+def compile_kernel(files: GeneratedFiles, isa: type[Isa], target: Target) -> Path:
+    """Compile ``isa``'s generated files into a shared library for the host ``target`` (its
+    path, cached): with the ISA's flags and compilers, or, for a SIMDe target, translated
+    (:mod:`nttgen.simde`; gcc with SIMDe's flags)."""
+    if target.simde:
+        from . import simde
+
+        name = isa.name
+        translated = simde.translate_files(files, name)
+        return compile_shared(translated, simde.cflags(name), cc=simde.COMPILERS[0])
+    return compile_shared(files, tuple(isa.cflags), isa.compilers)
 
 
 def load_library(path: Path) -> ctypes.CDLL:

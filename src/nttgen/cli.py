@@ -349,7 +349,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)}")
     for name in isas:
         if name not in cpu.usable_isas():
-            raise NttgenError(f"ISA {name!r} cannot run on this CPU")
+            raise NttgenError(
+                f"ISA {name!r} cannot run on this CPU: the benchmark times only what the CPU "
+                "runs (never a SIMDe translation)"
+            )
     for name in emulated:
         isa_target(isa_class(name)).require(f"counting {name} instructions")
     vlens = sorted(set(args.vlen or (128, 256)))

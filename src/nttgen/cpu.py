@@ -55,15 +55,29 @@ def cpu_features() -> frozenset[str]:
     return frozenset(k for k, v in (ln.split("=") for ln in out.split()) if v == "1")
 
 
+def hardware_isas() -> list[str]:
+    """The ISAs whose instructions this CPU (and OS) supports, best first."""
+    feats = cpu_features()
+    return [n for n in PREFERENCE if n in ISAS and set(ISAS[n].features) <= feats]
+
+
 def usable_isas() -> list[str]:
     """The ISAs whose generated code this CPU runs, best first (restricted by NTTGEN_ISA)."""
-    feats = cpu_features()
-    out = [n for n in PREFERENCE if n in ISAS and set(ISAS[n].features) <= feats]
+    out = hardware_isas()
     forced = os.environ.get("NTTGEN_ISA")
     if forced:
         allowed = {x.strip() for x in forced.split(",")}
         out = [n for n in out if n in allowed]
     return out
+
+
+def unavailable_reason(isa: str) -> str:
+    """Why ``isa``'s code cannot run on this CPU, with the way to run it translated."""
+    feats = ", ".join(ISAS[isa].features)
+    return (
+        f"ISA {isa!r} cannot run on this CPU (it needs {feats}; NTTGEN_SIMDE=1 runs its code "
+        "translated by SIMDe, for testing, not timing)"
+    )
 
 
 def best_isa() -> str:

@@ -34,10 +34,13 @@ RVV_VLENS = (128, 256, 512, 1024)
 @dataclass(frozen=True)
 class Target:
     """A machine to build for and run on: an architecture (``uname -m`` spelling) and, for
-    RISC-V, the emulated vector length VLEN in bits (128 unless given)."""
+    RISC-V, the emulated vector length VLEN in bits (128 unless given). ``simde``: the host
+    runs x86 code it lacks the instructions for, each intrinsic translated to portable C by
+    SIMDe (:mod:`nttgen.simde`; for correctness only, never timed)."""
 
     arch: str = HOST_ARCH
     vlen: int | None = None
+    simde: bool = False
 
     def __post_init__(self) -> None:
         if self.arch != HOST_ARCH and self.arch not in _TRIPLES:
@@ -50,6 +53,8 @@ class Target:
                 raise IsaUnavailableError(
                     f"vlen must be one of {', '.join(map(str, RVV_VLENS))} bits, got {self.vlen}"
                 )
+        if self.simde and self.arch != "x86_64":
+            raise IsaUnavailableError(f"SIMDe translates x86-64 code, not {self.arch} code")
 
     @property
     def native(self) -> bool:
@@ -58,8 +63,18 @@ class Target:
 
     @property
     def label(self) -> str:
-        """``aarch64``, ``riscv64 vlen=256``."""
+        """``aarch64``, ``riscv64 vlen=256``, ``x86_64 via SIMDe``."""
+        if self.simde:
+            return f"{self.arch} via SIMDe"
         return self.arch + (f" vlen={self.emulated_vlen}" if self.arch == "riscv64" else "")
+
+    @property
+    def note(self) -> str:
+        """How code runs here, for a ``repr``: empty on the host's own instructions, else
+        `` on aarch64 (QEMU)`` or `` on x86_64 via SIMDe``."""
+        if self.simde:
+            return f" on {self.label}"
+        return "" if self.native else f" on {self.label} (QEMU)"
 
     @property
     def emulated_vlen(self) -> int:
@@ -132,8 +147,14 @@ def target_of(arch: str | None, min_vlen: int = 128) -> Target:
 
 def isa_target(cls: object) -> Target:
     """The machine that runs an ISA class's code by default (:func:`target_of` its arch and
-    its ``min_vlen``)."""
-    return target_of(getattr(cls, "arch", None), getattr(cls, "min_vlen", 128))
+    its ``min_vlen``); for an x86 ISA this CPU lacks, with ``NTTGEN_SIMDE=1``, the host
+    running SIMDe's translation (:mod:`nttgen.simde`)."""
+    from . import cpu, simde  # cpu builds its probe with the compiler of .build
+
+    target = target_of(getattr(cls, "arch", None), getattr(cls, "min_vlen", 128))
+    name = getattr(cls, "name", "")
+    lacked = target.native and name in simde.HEADERS and name not in cpu.hardware_isas()
+    return Target(target.arch, simde=True) if lacked and simde.enabled() else target
 
 
 def check_vlen(cls: object, target: Target) -> None:

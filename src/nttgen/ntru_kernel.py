@@ -20,7 +20,7 @@ import numpy as np
 
 from . import cpu
 from .api import BASE_EMULATED_CFLAGS
-from .build import compile_shared, load_library
+from .build import compile_kernel, load_library
 from .cross import HOST_ARCH, Target, check_vlen, isa_target
 from .emit.isa import isa_class
 from .emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru
@@ -50,7 +50,7 @@ class NtruKernel:
         self._emulated: EmulatedLibrary | None = None
         self._fns: dict[str, Any] = {}
         if self.target.native:
-            self.library_path = compile_shared(files, tuple(cls.cflags), cls.compilers)
+            self.library_path = compile_kernel(files, cls, self.target)
             lib = load_library(self.library_path)
             for name, meta in self.manifest["functions"].items():
                 fn = getattr(lib, meta["c_name"])
@@ -63,8 +63,7 @@ class NtruKernel:
             self.library_path = self._emulated.executable
 
     def __repr__(self) -> str:
-        where = "" if self.target.native else f" on {self.target.label} (QEMU)"
-        return f"<nttgen.NtruKernel ring={self.ring.name} isa={self.isa}{where}>"
+        return f"<nttgen.NtruKernel ring={self.ring.name} isa={self.isa}{self.target.note}>"
 
     def raw(self, op: str, *arrays: np.ndarray) -> np.ndarray:
         """Call entry point ``op`` once on int16 arrays of p elements (no range check: the
@@ -149,9 +148,10 @@ def load_ntru(
             f"NTRU Prime rings are generated for {', '.join(NTRU_ISAS)}, not yet for {isa}"
         )
     cls = isa_class(isa)
-    if (cls.arch or HOST_ARCH) == HOST_ARCH and isa not in cpu.usable_isas():
-        raise IsaUnavailableError(f"ISA {isa!r} cannot run on this CPU (needs {cls.features})")
     target = isa_target(cls)
+    native = (cls.arch or HOST_ARCH) == HOST_ARCH
+    if native and isa not in cpu.usable_isas() and not target.simde:
+        raise IsaUnavailableError(cpu.unavailable_reason(isa))
     if vlen is not None:  # Target refuses a vlen off RISC-V or outside 128 .. 1024
         target = Target(cls.arch or HOST_ARCH, vlen)
     if (cls.arch or HOST_ARCH) != HOST_ARCH:
