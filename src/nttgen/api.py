@@ -269,8 +269,8 @@ def resolve_isa(isa: str, ring: Ring, target: Target | None = None) -> str:
         raise IsaUnavailableError(f"ISA {isa!r} runs on {cls.arch}, not on {target.arch}")
     if arch != HOST_ARCH:
         (target or Target(arch)).require(f"ISA {isa!r}")
-    elif isa not in cpu.usable_isas() and not (target or isa_target(cls)).simde:
-        raise IsaUnavailableError(cpu.unavailable_reason(isa))
+    else:
+        cpu.require_runs(isa, (target or isa_target(cls)).simde)
     why = cls.unsupported(ring.n, ring.lane)
     if why:
         raise IsaUnavailableError(why)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .build import cache_dir, compiler
 from .emit.isa import ISAS
+from .errors import IsaUnavailableError
 
 # Preference order for isa="auto": the first usable one wins.
 PREFERENCE = ("avx512", "avx2", "c")
@@ -71,10 +72,14 @@ def usable_isas() -> list[str]:
     return out
 
 
-def unavailable_reason(isa: str) -> str:
-    """Why ``isa``'s code cannot run on this CPU, with the way to run it translated."""
+def require_runs(isa: str, translated: bool = False) -> None:
+    """Raise IsaUnavailableError unless this CPU runs host ISA ``isa`` (:func:`usable_isas`) or
+    its code runs ``translated`` by SIMDe; the message names the features and the way to run
+    it translated."""
+    if translated or isa in usable_isas():
+        return
     feats = ", ".join(ISAS[isa].features)
-    return (
+    raise IsaUnavailableError(
         f"ISA {isa!r} cannot run on this CPU (it needs {feats}; NTTGEN_SIMDE=1 runs its code "
         "translated by SIMDe, for testing, not timing)"
     )

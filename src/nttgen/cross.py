@@ -153,8 +153,10 @@ def isa_target(cls: object) -> Target:
 
     target = target_of(getattr(cls, "arch", None), getattr(cls, "min_vlen", 128))
     name = getattr(cls, "name", "")
-    lacked = target.native and name in simde.HEADERS and name not in cpu.hardware_isas()
-    return Target(target.arch, simde=True) if lacked and simde.enabled() else target
+    # the cheap tests first: the CPU probe runs only when a translation is wanted
+    translated = simde.enabled() and target.native and name in simde.HEADERS
+    lacked = translated and name not in cpu.hardware_isas()
+    return Target(target.arch, simde=True) if lacked else target
 
 
 def check_vlen(cls: object, target: Target) -> None:

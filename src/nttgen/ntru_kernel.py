@@ -149,9 +149,8 @@ def load_ntru(
         )
     cls = isa_class(isa)
     target = isa_target(cls)
-    native = (cls.arch or HOST_ARCH) == HOST_ARCH
-    if native and isa not in cpu.usable_isas() and not target.simde:
-        raise IsaUnavailableError(cpu.unavailable_reason(isa))
+    if (cls.arch or HOST_ARCH) == HOST_ARCH:
+        cpu.require_runs(isa, target.simde)
     if vlen is not None:  # Target refuses a vlen off RISC-V or outside 128 .. 1024
         target = Target(cls.arch or HOST_ARCH, vlen)
     if (cls.arch or HOST_ARCH) != HOST_ARCH:
