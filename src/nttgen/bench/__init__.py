@@ -129,6 +129,13 @@ def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
     return proc.stdout
 
 
+def run_pinned(cmd: list[str], cwd: Path) -> str:
+    """Run a timing program (``cmd`` in ``cwd``) as the benchmark runs its harness: pinned to
+    the benchmark's CPU, without address-space randomisation; returns its standard output and
+    raises :class:`BuildError` with its standard error if it fails."""
+    return _run(cmd, cwd, pin=True)
+
+
 @dataclass
 class Entry:
     """One set of kernels in a harness: a label, its generated files, how to compile them and
