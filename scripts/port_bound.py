@@ -103,6 +103,21 @@ NTRU_VEC_UOPS = {
 NOT_VECTOR_WORK = {"load", "store", "const", "reductions"}
 
 
+def probe_loop(fn: str, instructions: list[str], high: tuple[int, ...]) -> str:
+    """A C function ``fn`` that runs ``instructions`` (AT&T syntax, on registers 0 ..
+    N_REGS - 1 and those in ``high``) ITERS times as one inline-assembly block and returns the
+    TSC ticks of one run divided by N_REGS: per instruction for N_REGS independent instructions,
+    per group for N_REGS interleaved groups."""
+    body = "\\n\\t".join(instructions).replace("%", "%%")
+    # the clobbers keep the compiler's own values out of the registers the loop uses
+    clobbers = ", ".join(f'"xmm{i}"' for i in (*range(N_REGS), *high))
+    return (
+        f"static double {fn}(void) {{ uint64_t t = tsc();"
+        f' for (long i = 0; i < {ITERS}; i++) __asm__ volatile("{body}" ::: {clobbers});'
+        f" return (double)(tsc() - t) / ({N_REGS}.0 * {ITERS}); }}"
+    )
+
+
 def measure(regs: tuple[str, ...]) -> dict[tuple[str, str], float]:
     """Ticks per instruction for every (instruction, register kind) of ``regs`` (``ymm``,
     ``zmm``: only those the CPU runs)."""
@@ -121,16 +136,9 @@ def measure(regs: tuple[str, ...]) -> dict[tuple[str, str], float]:
                 if "vpermt2w" in text:
                     continue
                 text = text.replace("31", "15").replace("30", "14")
-            body = "\\n\\t".join(text.format(i=i) for i in range(N_REGS)).replace("%", "%%")
-            # the clobbers keep the compiler's own values out of the registers the loop uses
             high = (14, 15) if reg == "ymm" else (14, 15, 30, 31)
-            clobbers = ", ".join(f'"xmm{i}"' for i in (*range(N_REGS), *high))
             fn = f"f{k}_{reg}"
-            lines.append(
-                f"static double {fn}(void) {{ uint64_t t = tsc();"
-                f' for (long i = 0; i < {ITERS}; i++) __asm__ volatile("{body}" ::: {clobbers});'
-                f" return (double)(tsc() - t) / ({N_REGS}.0 * {ITERS}); }}"
-            )
+            lines.append(probe_loop(fn, [text.format(i=i) for i in range(N_REGS)], high))
             calls.append((fn, name, reg))
     for reg in regs:
         c = "15" if reg == "ymm" else "31"
@@ -139,14 +147,8 @@ def measure(regs: tuple[str, ...]) -> dict[tuple[str, str], float]:
             for k in range(N_REGS)
             for i, op in [((k + j) % N_REGS, op) for j, op in enumerate(BUTTERFLY)]
         ]
-        body = "\\n\\t".join(seq).replace("%", "%%")
-        clobbers = ", ".join(f'"xmm{i}"' for i in (*range(N_REGS), int(c)))
         fn = f"butterfly_{reg}"
-        lines.append(
-            f"static double {fn}(void) {{ uint64_t t = tsc();"
-            f' for (long i = 0; i < {ITERS}; i++) __asm__ volatile("{body}" ::: {clobbers});'
-            f" return (double)(tsc() - t) / ({N_REGS}.0 * {ITERS}); }}"
-        )
+        lines.append(probe_loop(fn, seq, (int(c),)))
         calls.append((fn, "butterfly", reg))
     # rounds over all the loops, each loop's best kept: a disturbance lasting a few loops
     # (another tenant on the core) then spoils one round, not every figure of one instruction

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -15,7 +16,7 @@ from nttgen.ntru_rings import get_ntru_ring
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "port_bound.py"
 
 
-def load_script():
+def load_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("port_bound", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
