@@ -55,6 +55,7 @@ from nttgen.programs.ntru import (
 )
 from nttgen.programs.ntru_lines import LineThresholds
 from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
+from nttgen.programs.ntru_ternary import program_forward_ternary, ternary_lines
 from nttgen.proofs import applications, prove
 from nttgen.tuning import NTRU_TUNED, NtruTuning
 
@@ -114,6 +115,7 @@ def _evaluate(
     dft_lines: bool = False,
     small_forward: bool = True,
     line_thresholds: LineThresholds | None = None,
+    ternary_forward: bool = False,
 ) -> NtruFunctions:
     fs = build_good_rader(
         p,
@@ -126,6 +128,7 @@ def _evaluate(
         dft_lines=dft_lines,
         small_forward=small_forward,
         line_thresholds=line_thresholds,
+        ternary_forward=ternary_forward,
     )
     # polymul_small transforms the small operand by its own DFT, or by the shared one
     assert ("forward_small" in fs.functions) == small_forward
@@ -172,7 +175,8 @@ def test_pair_sums_compute_the_product(lanes: int, zip_group: int | None) -> Non
 
 @pytest.mark.parametrize("lanes", [1, 16])
 def test_polymul_small_through_the_shared_forward(lanes: int) -> None:
-    """Where an ISA clears ``small_forward`` (AVX2), polymul_small sends its small operand
+    """Where an ISA clears ``small_forward`` (AVX2 did until it had the ternary forward; the
+    choice stays for an ISA that measures it so), polymul_small sends its small operand
     through the same forward DFT as the other one, and the file has no ``forward_small``:
     checked evaluation against the schoolbook product (the base then takes the big
     operand's range for both)."""
@@ -217,7 +221,9 @@ def test_dfts_by_lines_with_a_threshold_per_pass(
 def test_avx2_thresholds_per_pass_reduce_less(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """AVX2's measured thresholds per pass (``NTRU_TUNED``) place fewer reductions in
     sntrup761's polymul than the one inverse threshold it replaced (4q in every pass): the
-    op counter's 611 against 845 coarse reductions."""
+    op counter's 611 against 791 coarse reductions (845 when it was chosen, before the
+    ternary forward: the small operand's transform now leaves the base's second input
+    wider, which changes the base's output range and the inverse's reductions there)."""
     tuned = NTRU_TUNED[(P, Q, "avx2")]
     assert line_thresholds(tuned, Q) == LineThresholds(
         forward=(None, 2 * Q), inverse=(None, None, 2 * Q)
@@ -228,7 +234,7 @@ def test_avx2_thresholds_per_pass_reduce_less(monkeypatch) -> None:  # type: ign
     monkeypatch.setitem(NTRU_TUNED, (P, Q, "avx2"), NtruTuning(inverse_threshold_q=4))
     one = ntru_functions(ring, "avx2").functions["polymul"]
     assert count_ops(per_pass)["barrett_coarse"] == 611
-    assert count_ops(one)["barrett_coarse"] == 845
+    assert count_ops(one)["barrett_coarse"] == 791
 
 
 def test_base_products_refuses_an_unknown_choice() -> None:
@@ -261,6 +267,49 @@ def test_dfts_by_lines_compute_the_product(
     )
     if lanes == 16 and cyclotomic:
         _evaluate(857, 5167, lanes, seed=858, dft_lines=True)
+
+
+@pytest.mark.parametrize("cyclotomic", [True, False], ids=["phi", "whole"])
+@pytest.mark.parametrize(("lanes", "zip_group"), [(1, None), (8, None), (16, 3), (32, 3)])
+def test_ternary_forward_computes_the_product(
+    lanes: int, zip_group: int | None, cyclotomic: bool
+) -> None:
+    """polymul_small with its small operand transformed by sums of exact products and
+    twiddles (``ternary_forward``, :mod:`nttgen.programs.ntru_ternary`): checked evaluation
+    (a lane overflow raises) against the schoolbook product at every lane count, modulo
+    Phi_17(x^96) and the whole x^1632 - 1, straight-line and looped DFTs for the other
+    operand, and for p = 857, q = 5167."""
+    _evaluate(P, Q, lanes, seed=70 + lanes, zip_group=zip_group, cyclotomic=cyclotomic,
+              dft_lines=lanes != 8, ternary_forward=True)  # fmt: skip
+    if lanes == 16 and cyclotomic:
+        _evaluate(857, 5167, lanes, seed=859, dft_lines=True, ternary_forward=True)
+
+
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_ternary_forward_writes_the_pieces(lanes: int) -> None:
+    """The ternary forward writes exactly the pieces the looped forward writes (as residues),
+    for every input in [-1, 1] pattern tried (random, all -1, all 1, one nonzero coefficient
+    at each end), multiplies only by ``mullo`` in its sums (one per nonzero block and kept
+    frequency) and refuses inputs outside [-1, 1]."""
+    shape = good_rader_shape(P, Q, lanes)
+    fs = build_good_rader(
+        P, Q, Arith(Q, I16), lanes, dft_lines=True, ternary_forward=True
+    ).functions
+    rng = random.Random(lanes)
+    unit_low, unit_high = [1] + [0] * (P - 1), [0] * (P - 1) + [-1]
+    for s in ([rng.randint(-1, 1) for _ in range(P)], [-1] * P, [1] * P, unit_low, unit_high):
+        x = {"a": np.array(s)}
+        got = evaluate(fs["forward_small"], Arith(Q, I16), x, checked=True)["r"][0]
+        want = evaluate(fs["forward"], Arith(Q, I16), x, checked=True)["r"][0]
+        assert ((got - want) % Q == 0).all()
+    ops = count_ops(fs["forward_small"])
+    lines = ternary_lines(shape)
+    width = shape.n // shape.axes[0]
+    nonzero = sum(1 for row in lines.sums for g in row if g not in (1, Q - 1))
+    assert ops.get("mullo", 0) == nonzero * width * shape.m // lanes
+    S = Builder("bad", Arith(Q, I16), lanes, "")
+    with pytest.raises(ValueError, match=r"needs inputs in \[-1, 1\]"):
+        program_forward_ternary(S, shape, (-2, 2))
 
 
 @pytest.mark.parametrize("lanes", [1, 16])
@@ -372,9 +421,10 @@ def test_pair_ops_refused_where_not_emitted(isa: str) -> None:
 
 OTHER_WAYS = {
     # Isa flag: (text only its True form emits, seed)
-    "dft_lines": ("line_", 21),
+    "dft_lines": ("freqs[", 21),
     "coarse_reductions": ("_barrett_coarse(", 23),
     "small_forward": ("_forward_small(", 25),
+    "ternary_forward": ("_forward_small_tw[", 27),
 }
 
 

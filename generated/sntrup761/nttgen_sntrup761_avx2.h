@@ -22,10 +22,10 @@
  *       coefficient reductions: 9776
  *   nttgen_sntrup761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
- *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
+ *       ops: load 1238, store 964, add 2274, sub 1440, mullo 672, montmul 969, barrett_coarse 513,
+ *         cond_add_q 96, shuffle 144, zip 288, const 270, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 9776
+ *       coefficient reductions: 8208
  */
 #ifndef NTTGEN_SNTRUP761_AVX2_H
 #define NTTGEN_SNTRUP761_AVX2_H
@@ -62,9 +62,9 @@ void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
- *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
- *   pair_mred 96, pair_swap 180
+ * Ops per call: load 1238, store 964, add 2274, sub 1440, mullo 672, montmul 969, barrett_coarse
+ *   513, cond_add_q 96, shuffle 144, zip 288, const 270, pair_add 1344, pair_blend 180, pair_madd
+ *   1536, pair_mred 96, pair_swap 180
  */
 void nttgen_sntrup761_avx2_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

@@ -21,9 +21,9 @@
  *       coefficient reductions: 12792
  *   nttgen_sntrup761_neon_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett_coarse
- *         1563, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
- *       coefficient reductions: 12504
+ *       ops: load 1702, store 1178, add 4352, sub 2884, mullo 1344, montmul 1743, barrett_coarse
+ *         1323, cond_add_q 192, shuffle 864, const 520, addw 1344, madd 1536, mredw 192
+ *       coefficient reductions: 10584
  */
 #ifndef NTTGEN_SNTRUP761_NEON_H
 #define NTTGEN_SNTRUP761_NEON_H
@@ -59,8 +59,8 @@ void nttgen_sntrup761_neon_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1274, store 1060, add 3892, sub 3524, mullo 90, montmul 2043, barrett_coarse
- *   1563, cond_add_q 192, shuffle 864, const 644, addw 1344, madd 1536, mredw 192
+ * Ops per call: load 1702, store 1178, add 4352, sub 2884, mullo 1344, montmul 1743, barrett_coarse
+ *   1323, cond_add_q 192, shuffle 864, const 520, addw 1344, madd 1536, mredw 192
  */
 void nttgen_sntrup761_neon_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

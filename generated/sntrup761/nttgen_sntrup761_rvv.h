@@ -22,9 +22,9 @@
  *       coefficient reductions: 17464
  *   nttgen_sntrup761_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
- *         barrett_coarse 16696, cond_add_q 1522, const 4599
- *       coefficient reductions: 16696
+ *       ops: load 19164, store 15019, add 52497, sub 36466, mullo 15936, montmul 24409,
+ *         barrett_coarse 15224, cond_add_q 1522, const 3863
+ *       coefficient reductions: 15224
  */
 #ifndef NTTGEN_SNTRUP761_RVV_H
 #define NTTGEN_SNTRUP761_RVV_H
@@ -60,8 +60,8 @@ void nttgen_sntrup761_rvv_polymul(int16_t r[761], const int16_t a[761], const in
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5664, montmul 27161,
- *   barrett_coarse 16696, cond_add_q 1522, const 4599
+ * Ops per call: load 19164, store 15019, add 52497, sub 36466, mullo 15936, montmul 24409,
+ *   barrett_coarse 15224, cond_add_q 1522, const 3863
  */
 void nttgen_sntrup761_rvv_polymul_small(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 

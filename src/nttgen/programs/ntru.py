@@ -1073,6 +1073,7 @@ def build_good_rader(
     coarse_reductions: bool = False,
     small_forward: bool = True,
     line_thresholds: LineThresholds | None = None,
+    ternary_forward: bool = False,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
@@ -1087,13 +1088,16 @@ def build_good_rader(
     a DFT of its own with the contract [-1, 1], else by ``forward`` and the file has no
     ``forward_small``; ``line_thresholds``: with ``dft_lines``, the reducer's threshold in
     each pass of the DFTs, see :class:`~.ntru_lines.LineThresholds` (None: none in the
-    forward's, ``inverse_threshold`` in each of the inverse's)."""
+    forward's, ``inverse_threshold`` in each of the inverse's); ``ternary_forward``: with
+    ``small_forward``, ``forward_small`` by sums of exact products and twiddles, see
+    :mod:`.ntru_ternary` (its thresholds: the forward's of ``line_thresholds``)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
     f: dict[str, Function] = {}
     # imported here: ntru_lines builds on this module's lowering
     from .ntru_lines import LineThresholds, program_forward_lines, program_inverse_lines
+    from .ntru_ternary import program_forward_ternary
 
     if line_thresholds is None:
         t = inverse_threshold
@@ -1119,7 +1123,9 @@ def build_good_rader(
     for name in dict.fromkeys(("forward", small_name)):
         contract = contracts[name]
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
-        if dft_lines:
+        if ternary_forward and name == "forward_small":
+            program_forward_ternary(S, shape, contract, line_thresholds.forward)
+        elif dft_lines:
             program_forward_lines(S, shape, contract, line_thresholds.forward)
         else:
             program_forward(S, shape, contract)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..dsl.builder import Builder
-from ..dsl.ir import Affine, LoopVar, Value
+from ..dsl.ir import Affine, Buffer, LoopVar, Value
 from ..plan.maps.cost import Cost
 from ..plan.maps.dft import apply_axes
 from ..plan.maps.trace import Sym, Trace, trace_map
@@ -89,10 +89,34 @@ def rest_kernel(shape: GoodRaderShape, inverse: bool) -> tuple[Trace, list[Sym |
     return trace, [part[0] for part in outs]
 
 
-def _kept_frequencies(shape: GoodRaderShape) -> tuple[int, int]:
+def kept_frequencies(shape: GoodRaderShape) -> tuple[int, int]:
     """(first, count) of Rader's frequencies the program keeps."""
     r = shape.axes[0]
     return (1, r - 1) if shape.cyclotomic else (0, r)
+
+
+def copy_tail(
+    S: Builder, a: Buffer, p: int, at: int, length: int, zero: Value
+) -> tuple[Buffer, int]:
+    """A scratch copy of a[at .. at + length - 1], zero from p on (``zero``: the zero vector),
+    for vector loads that would run past a's p coefficients. Returns the scratch and its
+    lead: coefficient x is at lead + x - at. The copy moves whole vectors, the last one a[p - L .. p - 1] (it may
+    overlap the one before); where that starts below ``at``, the scratch starts one vector
+    early (lead L) to take it. The copy must end at or past p."""
+    L = S.lanes
+    if at + length < p:
+        raise ValueError(f"a tail copy from {at} of {length} coefficients ends before p = {p}")
+    partial = (p - at) % L != 0 and at < p
+    lead = L if partial and p - L < at else 0
+    tail = S.local("a_tail", lead + length)
+    for i in range(0, lead + length, L):
+        S.store(tail, i, zero)
+    starts = list(range(at, p - L + 1, L))
+    if partial:
+        starts.append(p - L)
+    for s in starts:
+        S.store(tail, lead + s - at, S.load(a, s, hint="a"))
+    return tail, lead
 
 
 class Kernel:
@@ -130,18 +154,11 @@ def program_forward_lines(
     lines = S.local("lines", n * m)
     where = shape.map.in_perm
     zero = S.const(0, hint="zero")
-    # the last two input blocks through a scratch pair, zero above p (the last chunk may
-    # overlap the one before); the blocks below straight from a
+    # the last two input blocks through a scratch pair, zero above p; the blocks below
+    # straight from a
     last = shape.blocks_in - 1
     first_tail = max(last - 1, 0)
-    tail = S.local("a_tail", 2 * m)
-    for i in range(0, 2 * m, L):
-        S.store(tail, i, zero)
-    starts = list(range(first_tail * m, p - L + 1, L))
-    if p % L:
-        starts.append(p - L)
-    for s in starts:
-        S.store(tail, s - first_tail * m, S.load(a, s, hint="a"))
+    tail, lead = copy_tail(S, a, p, first_tail * m, 2 * m, zero)
 
     def place(c0: Affine) -> None:
         for j in range(n):
@@ -149,11 +166,11 @@ def program_forward_lines(
             if j < first_tail:
                 S.store(grid, at, S.load(a, c0 + j * m, hint="a"))
             elif j <= last:
-                S.store(grid, at, S.load(tail, c0 + (j - first_tail) * m, hint="a"))
+                S.store(grid, at, S.load(tail, c0 + (j - first_tail) * m + lead, hint="a"))
             else:
                 S.store(grid, at, zero)
 
-    first, count = _kept_frequencies(shape)
+    first, count = kept_frequencies(shape)
     fwd_rader, fwd_rest = rader_kernel(shape, False), rest_kernel(shape, False)
 
     def rader_lines(c0: Affine) -> None:
@@ -205,7 +222,7 @@ def program_inverse_lines(
     freqs = S.local("freqs", n * m)
     grid = S.local("grid", n * m)
     where = shape.map.in_perm
-    first, count = _kept_frequencies(shape)
+    first, count = kept_frequencies(shape)
     inv_rest, inv_rader = rest_kernel(shape, True), rader_kernel(shape, True)
     top, stride = shape.degree_blocks, width
 

@@ -29,8 +29,8 @@ class Avx2(X86Simd):
     # stage harness (clang-19, Zen 3), forward 989 -> 906 ticks, inverse 1,134 -> 1,025,
     # polymul 5,445 -> 5,033
     coarse_reductions = True
-    # polymul_small through the shared forward DFT (measured: see ``Isa.small_forward``)
-    small_forward = False
+    # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
+    ternary_forward = True
     cpuid7_ebx = 1 << 5  # AVX2
     xcr0 = 0x6  # SSE and AVX (ymm) state
 

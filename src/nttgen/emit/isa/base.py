@@ -102,15 +102,25 @@ class Isa(ABC):
     # whether the NTRU Prime Good–Rader polymul_small transforms its small operand by a DFT of
     # its own (``forward_small``, fewer reductions for inputs in [-1, 1]) rather than by the
     # same ``forward`` as the other operand; cleared where one shared transform measured
-    # faster. AVX2, 2026-11-25 (Zen 3, sntrup761, the benchmark's shared libraries loaded
-    # side by side, batches of 100 calls alternated, medians of 3 runs): polymul_small
-    # 5,137 -> 5,043, 5,163 -> 5,069, 5,129 -> 5,047 ticks, polymul 5,021 -> 4,974,
-    # 5,043 -> 4,998, 5,020 -> 4,978 (the base then takes the big operand's range only). The
-    # DFTs are 4.5 KiB of code each and the stages together outgrow the op cache (see
-    # docs/design.md, "Code size"): the smaller transform's fewer reductions do not pay for
-    # decoding a second one. The other ISAs keep both (not measured for this; AVX-512 has no
-    # CPU here, and QEMU's instruction counts cannot show decoding)
+    # faster. AVX2 cleared it on 2026-11-25 (Zen 3, sntrup761, the benchmark's shared
+    # libraries loaded side by side, batches of 100 calls alternated, medians of 3 runs:
+    # polymul_small 5,137 -> 5,043, 5,163 -> 5,069, 5,129 -> 5,047 ticks): its own transform
+    # was then Rader's straight-line trace on [-1, 1], 4.5 KiB of code whose few saved
+    # reductions did not pay for decoding it (docs/design.md, "Code size"). With the ternary
+    # forward below it sets it again.
     small_forward: bool = True
+    # whether that ``forward_small`` is the ternary forward (:mod:`nttgen.programs.ntru_ternary`:
+    # Rader's axis by its defining sum over the nonzero blocks, each product an exact
+    # ``mullo`` of an input in [-1, 1], a loop over the lines with twiddles in the next pass)
+    # rather than the other operand's DFT run on [-1, 1]. sntrup761 polymul_small, 2026-11-26
+    # (Zen 3, clang-19; guest instructions under QEMU): AVX2, its stage alone 853 -> 554
+    # ticks, the whole call 4,590 -> 4,535 (shared libraries alternated in batches; the
+    # stage's gain mostly goes to running one more distinct function, see docs/design.md,
+    # "The small operand's transform"); NEON 40,451 -> 37,898; RVV (VLEN 128) 57,459 ->
+    # 54,596 and (VLEN 256) 29,022 -> 27,575. The portable C keeps its straight-line trace:
+    # gcc does not vectorise the sums loop as it does the trace (polymul_small 24,300 ->
+    # 49,652 ticks). AVX-512 keeps it until measured on a CPU that has it
+    ternary_forward: bool = False
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:

@@ -47,6 +47,8 @@ class Neon(HelperCalls, Isa):
     base_products = "wide"
     # the NTRU Prime reductions by sqrdmulh and mls (measured: see ``Isa.coarse_reductions``)
     coarse_reductions = True
+    # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
+    ternary_forward = True
     includes = ("arm_neon.h",)
     # table pointers are made opaque to the compiler, so that the lanes of a loaded table
     # vector feed multiplications by a lane instead of being folded into immediates

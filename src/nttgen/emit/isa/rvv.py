@@ -74,6 +74,8 @@ class RvvOps(HelperCalls, Isa):
     dft_lines = True
     # the NTRU Prime reductions by vsmul and vnmsac (measured: see ``Isa.coarse_reductions``)
     coarse_reductions = True
+    # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
+    ternary_forward = True
 
     # ----------------------------------------------------------------- naming
     @property
