@@ -100,9 +100,9 @@ def copy_tail(
 ) -> tuple[Buffer, int]:
     """A scratch copy of a[at .. at + length - 1], zero from p on (``zero``: the zero vector),
     for vector loads that would run past a's p coefficients. Returns the scratch and its
-    lead: coefficient x is at lead + x - at. The copy moves whole vectors, the last one a[p - L .. p - 1] (it may
-    overlap the one before); where that starts below ``at``, the scratch starts one vector
-    early (lead L) to take it. The copy must end at or past p."""
+    lead: coefficient x is at lead + x - at. The copy moves whole vectors, the last one
+    a[p - L .. p - 1] (it may overlap the one before); where that starts below ``at``, the
+    scratch starts one vector early (lead L) to take it. The copy must end at or past p."""
     L = S.lanes
     if at + length < p:
         raise ValueError(f"a tail copy from {at} of {length} coefficients ends before p = {p}")
