@@ -17,14 +17,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_ntrulpr761_rvv_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
- *         barrett_coarse 17464, cond_add_q 1522, const 4599
- *       coefficient reductions: 17464
+ *       ops: load 20156, store 13515, add 48465, sub 40786, mullo 5184, montmul 30009,
+ *         barrett_coarse 13880, cond_add_q 1522, const 4663
+ *       coefficient reductions: 13880
  *   nttgen_ntrulpr761_rvv_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 19164, store 15019, add 52497, sub 36466, mullo 15936, montmul 24409,
- *         barrett_coarse 15224, cond_add_q 1522, const 3863
- *       coefficient reductions: 15224
+ *       ops: load 20156, store 13515, add 51537, sub 35410, mullo 15936, montmul 25593,
+ *         barrett_coarse 13432, cond_add_q 1522, const 3895
+ *       coefficient reductions: 13432
  */
 #ifndef NTTGEN_NTRULPR761_RVV_H
 #define NTTGEN_NTRULPR761_RVV_H
@@ -47,8 +47,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 18172, store 16523, add 50385, sub 42898, mullo 5184, montmul 27641,
- *   barrett_coarse 17464, cond_add_q 1522, const 4599
+ * Ops per call: load 20156, store 13515, add 48465, sub 40786, mullo 5184, montmul 30009,
+ *   barrett_coarse 13880, cond_add_q 1522, const 4663
  */
 void nttgen_ntrulpr761_rvv_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -60,8 +60,8 @@ void nttgen_ntrulpr761_rvv_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 19164, store 15019, add 52497, sub 36466, mullo 15936, montmul 24409,
- *   barrett_coarse 15224, cond_add_q 1522, const 3863
+ * Ops per call: load 20156, store 13515, add 51537, sub 35410, mullo 15936, montmul 25593,
+ *   barrett_coarse 13432, cond_add_q 1522, const 3895
  */
 void nttgen_ntrulpr761_rvv_polymul_small(int16_t r[761], const int16_t a[761],
                                          const int16_t b[761]);

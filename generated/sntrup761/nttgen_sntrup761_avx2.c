@@ -16,16 +16,16 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
- *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
- *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 9776
+ *       ops: load 1300, store 870, add 2022, sub 1668, montmul 1361, barrett_coarse 471, cond_add_q
+ *         96, shuffle 144, zip 288, const 332, pair_add 1344, pair_blend 180, pair_madd 1536,
+ *         pair_mred 96, pair_swap 180
+ *       coefficient reductions: 7536
  *   nttgen_sntrup761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1238, store 964, add 2274, sub 1440, mullo 672, montmul 969, barrett_coarse 513,
- *         cond_add_q 96, shuffle 144, zip 288, const 270, pair_add 1344, pair_blend 180, pair_madd
+ *       ops: load 1300, store 870, add 2214, sub 1374, mullo 672, montmul 1043, barrett_coarse 443,
+ *         cond_add_q 96, shuffle 144, zip 288, const 272, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 8208
+ *       coefficient reductions: 7088
  */
 #include "nttgen_sntrup761_avx2.h"
 
@@ -107,7 +107,7 @@ static inline __m256i nttgen_sntrup761_avx2_cond_add_q(__m256i a) {
 
 // tw: twiddle of line rho at frequency k (multiplier)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx2_forward_small_tw[1280] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx2_forward_tw[1280] = {
     1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593, 1593,
     50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50,
     -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523, -1523,
@@ -193,7 +193,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx2_forward_small_tw[128
 
 // tw: twiddle of line rho at frequency k (quotient)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx2_forward_small_twq[1280] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx2_forward_twq[1280] = {
     -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497, -3497,
     -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882, -4882,
     -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445, -16445,
@@ -329,535 +329,379 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx2_fold_maskq[16] = {
 
 /*
  * Good–Thomas/Rader DFT over blocks of 16, inputs in (-2295, 2295)
- * Ops per call: load 248, store 298, add 684, sub 536, montmul 356, barrett_coarse 114, const 77
+ * Ops per call: load 310, store 204, add 624, sub 470, montmul 430, barrett_coarse 44, const 79
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_forward(int16_t r[restrict 1536],
                                                           const int16_t a[restrict 761]) {
-    NTTGEN_ALIGN(64) int16_t grid[1632];
-    NTTGEN_ALIGN(64) int16_t lines[1632];
-    NTTGEN_ALIGN(64) int16_t a_tail[32];
+    NTTGEN_ALIGN(64) int16_t sums[1536];
+    NTTGEN_ALIGN(64) int16_t a_tail[96];
+    const int16_t *const tw_0 = nttgen_sntrup761_avx2_forward_tw;
+    const int16_t *const twq_0 = nttgen_sntrup761_avx2_forward_twq;
 #ifdef NTTGEN_DEBUG
     nttgen_sntrup761_avx2_assert_range(a, 761, -2295, 2295);
 #endif
     const __m256i zero_0 = _mm256_set1_epi16(0);
     _mm256_storeu_si256((__m256i *)&a_tail[0], zero_0);
     _mm256_storeu_si256((__m256i *)&a_tail[16], zero_0);
-    const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[736]);
+    _mm256_storeu_si256((__m256i *)&a_tail[32], zero_0);
+    _mm256_storeu_si256((__m256i *)&a_tail[48], zero_0);
+    _mm256_storeu_si256((__m256i *)&a_tail[64], zero_0);
+    _mm256_storeu_si256((__m256i *)&a_tail[80], zero_0);
+    const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[672]);
     _mm256_storeu_si256((__m256i *)&a_tail[0], a_0);
-    const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[745]);
-    _mm256_storeu_si256((__m256i *)&a_tail[9], a_1);
-    const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[0]);
-    _mm256_storeu_si256((__m256i *)&grid[0], a_2);
-    const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[16]);
-    _mm256_storeu_si256((__m256i *)&grid[144], a_3);
-    const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&a[32]);
-    _mm256_storeu_si256((__m256i *)&grid[256], a_4);
-    const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&a[48]);
-    _mm256_storeu_si256((__m256i *)&grid[304], a_5);
-    const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&a[64]);
-    _mm256_storeu_si256((__m256i *)&grid[416], a_6);
-    const __m256i a_7 = _mm256_loadu_si256((const __m256i *)&a[80]);
-    _mm256_storeu_si256((__m256i *)&grid[560], a_7);
-    const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&a[96]);
-    _mm256_storeu_si256((__m256i *)&grid[576], a_8);
-    const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&a[112]);
-    _mm256_storeu_si256((__m256i *)&grid[720], a_9);
-    const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&a[128]);
-    _mm256_storeu_si256((__m256i *)&grid[832], a_10);
-    const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&a[144]);
-    _mm256_storeu_si256((__m256i *)&grid[880], a_11);
-    const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&a[160]);
-    _mm256_storeu_si256((__m256i *)&grid[992], a_12);
-    const __m256i a_13 = _mm256_loadu_si256((const __m256i *)&a[176]);
-    _mm256_storeu_si256((__m256i *)&grid[1136], a_13);
-    const __m256i a_14 = _mm256_loadu_si256((const __m256i *)&a[192]);
-    _mm256_storeu_si256((__m256i *)&grid[1152], a_14);
-    const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&a[208]);
-    _mm256_storeu_si256((__m256i *)&grid[1296], a_15);
-    const __m256i a_16 = _mm256_loadu_si256((const __m256i *)&a[224]);
-    _mm256_storeu_si256((__m256i *)&grid[1408], a_16);
-    const __m256i a_17 = _mm256_loadu_si256((const __m256i *)&a[240]);
-    _mm256_storeu_si256((__m256i *)&grid[1456], a_17);
-    const __m256i a_18 = _mm256_loadu_si256((const __m256i *)&a[256]);
-    _mm256_storeu_si256((__m256i *)&grid[1568], a_18);
-    const __m256i a_19 = _mm256_loadu_si256((const __m256i *)&a[272]);
-    _mm256_storeu_si256((__m256i *)&grid[80], a_19);
-    const __m256i a_20 = _mm256_loadu_si256((const __m256i *)&a[288]);
-    _mm256_storeu_si256((__m256i *)&grid[96], a_20);
-    const __m256i a_21 = _mm256_loadu_si256((const __m256i *)&a[304]);
-    _mm256_storeu_si256((__m256i *)&grid[240], a_21);
-    const __m256i a_22 = _mm256_loadu_si256((const __m256i *)&a[320]);
-    _mm256_storeu_si256((__m256i *)&grid[352], a_22);
-    const __m256i a_23 = _mm256_loadu_si256((const __m256i *)&a[336]);
-    _mm256_storeu_si256((__m256i *)&grid[400], a_23);
-    const __m256i a_24 = _mm256_loadu_si256((const __m256i *)&a[352]);
-    _mm256_storeu_si256((__m256i *)&grid[512], a_24);
-    const __m256i a_25 = _mm256_loadu_si256((const __m256i *)&a[368]);
-    _mm256_storeu_si256((__m256i *)&grid[656], a_25);
-    const __m256i a_26 = _mm256_loadu_si256((const __m256i *)&a[384]);
-    _mm256_storeu_si256((__m256i *)&grid[672], a_26);
-    const __m256i a_27 = _mm256_loadu_si256((const __m256i *)&a[400]);
-    _mm256_storeu_si256((__m256i *)&grid[816], a_27);
-    const __m256i a_28 = _mm256_loadu_si256((const __m256i *)&a[416]);
-    _mm256_storeu_si256((__m256i *)&grid[928], a_28);
-    const __m256i a_29 = _mm256_loadu_si256((const __m256i *)&a[432]);
-    _mm256_storeu_si256((__m256i *)&grid[976], a_29);
-    const __m256i a_30 = _mm256_loadu_si256((const __m256i *)&a[448]);
-    _mm256_storeu_si256((__m256i *)&grid[1088], a_30);
-    const __m256i a_31 = _mm256_loadu_si256((const __m256i *)&a[464]);
-    _mm256_storeu_si256((__m256i *)&grid[1232], a_31);
-    const __m256i a_32 = _mm256_loadu_si256((const __m256i *)&a[480]);
-    _mm256_storeu_si256((__m256i *)&grid[1248], a_32);
-    const __m256i a_33 = _mm256_loadu_si256((const __m256i *)&a[496]);
-    _mm256_storeu_si256((__m256i *)&grid[1392], a_33);
-    const __m256i a_34 = _mm256_loadu_si256((const __m256i *)&a[512]);
-    _mm256_storeu_si256((__m256i *)&grid[1504], a_34);
-    const __m256i a_35 = _mm256_loadu_si256((const __m256i *)&a[528]);
-    _mm256_storeu_si256((__m256i *)&grid[1552], a_35);
-    const __m256i a_36 = _mm256_loadu_si256((const __m256i *)&a[544]);
-    _mm256_storeu_si256((__m256i *)&grid[32], a_36);
-    const __m256i a_37 = _mm256_loadu_si256((const __m256i *)&a[560]);
-    _mm256_storeu_si256((__m256i *)&grid[176], a_37);
-    const __m256i a_38 = _mm256_loadu_si256((const __m256i *)&a[576]);
-    _mm256_storeu_si256((__m256i *)&grid[192], a_38);
-    const __m256i a_39 = _mm256_loadu_si256((const __m256i *)&a[592]);
-    _mm256_storeu_si256((__m256i *)&grid[336], a_39);
-    const __m256i a_40 = _mm256_loadu_si256((const __m256i *)&a[608]);
-    _mm256_storeu_si256((__m256i *)&grid[448], a_40);
-    const __m256i a_41 = _mm256_loadu_si256((const __m256i *)&a[624]);
-    _mm256_storeu_si256((__m256i *)&grid[496], a_41);
-    const __m256i a_42 = _mm256_loadu_si256((const __m256i *)&a[640]);
-    _mm256_storeu_si256((__m256i *)&grid[608], a_42);
-    const __m256i a_43 = _mm256_loadu_si256((const __m256i *)&a[656]);
-    _mm256_storeu_si256((__m256i *)&grid[752], a_43);
-    const __m256i a_44 = _mm256_loadu_si256((const __m256i *)&a[672]);
-    _mm256_storeu_si256((__m256i *)&grid[768], a_44);
-    const __m256i a_45 = _mm256_loadu_si256((const __m256i *)&a[688]);
-    _mm256_storeu_si256((__m256i *)&grid[912], a_45);
-    const __m256i a_46 = _mm256_loadu_si256((const __m256i *)&a[704]);
-    _mm256_storeu_si256((__m256i *)&grid[1024], a_46);
-    const __m256i a_47 = _mm256_loadu_si256((const __m256i *)&a[720]);
-    _mm256_storeu_si256((__m256i *)&grid[1072], a_47);
-    const __m256i a_48 = _mm256_load_si256((const __m256i *)&a_tail[0]);
-    _mm256_storeu_si256((__m256i *)&grid[1184], a_48);
-    const __m256i a_49 = _mm256_load_si256((const __m256i *)&a_tail[16]);
-    _mm256_storeu_si256((__m256i *)&grid[1328], a_49);
-    _mm256_storeu_si256((__m256i *)&grid[1344], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1488], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1600], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[16], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[128], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[272], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[288], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[432], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[544], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[592], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[704], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[848], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[864], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1008], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1120], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1168], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1280], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1424], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1440], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1584], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[64], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[112], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[224], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[368], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[384], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[528], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[640], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[688], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[800], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[944], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[960], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1104], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1216], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1264], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1376], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1520], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1536], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[48], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[160], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[208], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[320], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[464], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[480], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[624], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[736], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[784], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[896], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1040], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1056], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1200], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1312], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1360], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1472], zero_0);
-    _mm256_storeu_si256((__m256i *)&grid[1616], zero_0);
+    const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[688]);
+    _mm256_storeu_si256((__m256i *)&a_tail[16], a_1);
+    const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[704]);
+    _mm256_storeu_si256((__m256i *)&a_tail[32], a_2);
+    const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[720]);
+    _mm256_storeu_si256((__m256i *)&a_tail[48], a_3);
+    const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&a[736]);
+    _mm256_storeu_si256((__m256i *)&a_tail[64], a_4);
+    const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&a[745]);
+    _mm256_storeu_si256((__m256i *)&a_tail[73], a_5);
     const __m256i w_0 = _mm256_set1_epi16(-760);
     const __m256i wq_0 = _mm256_set1_epi16(-17544);
-    const __m256i w_1 = _mm256_set1_epi16(2022);
-    const __m256i wq_1 = _mm256_set1_epi16(17530);
-    const __m256i w_2 = _mm256_set1_epi16(-260);
-    const __m256i wq_2 = _mm256_set1_epi16(-828);
-    const __m256i w_3 = _mm256_set1_epi16(502);
-    const __m256i wq_3 = _mm256_set1_epi16(-17558);
-    const __m256i w_4 = _mm256_set1_epi16(-1570);
-    const __m256i wq_4 = _mm256_set1_epi16(-30206);
-    const __m256i w_5 = _mm256_set1_epi16(495);
-    const __m256i wq_5 = _mm256_set1_epi16(4097);
-    const __m256i w_6 = _mm256_set1_epi16(2280);
-    const __m256i wq_6 = _mm256_set1_epi16(-12904);
-    const __m256i w_7 = _mm256_set1_epi16(-2288);
-    const __m256i wq_7 = _mm256_set1_epi16(18928);
-    const __m256i w_8 = _mm256_set1_epi16(998);
-    const __m256i wq_8 = _mm256_set1_epi16(2170);
-    const __m256i w_9 = _mm256_set1_epi16(-998);
-    const __m256i wq_9 = _mm256_set1_epi16(-2170);
-    const __m256i w_10 = _mm256_set1_epi16(1050);
-    const __m256i wq_10 = _mm256_set1_epi16(28550);
-    const __m256i w_11 = _mm256_set1_epi16(-1267);
-    const __m256i wq_11 = _mm256_set1_epi16(-12605);
-    const __m256i w_12 = _mm256_set1_epi16(1267);
-    const __m256i wq_12 = _mm256_set1_epi16(12605);
-    const __m256i w_13 = _mm256_set1_epi16(256);
-    const __m256i wq_13 = _mm256_set1_epi16(3840);
-    const __m256i w_14 = _mm256_set1_epi16(-49);
-    const __m256i wq_14 = _mm256_set1_epi16(20513);
-    const __m256i w_15 = _mm256_set1_epi16(799);
-    const __m256i wq_15 = _mm256_set1_epi16(-28207);
-    const __m256i w_16 = _mm256_set1_epi16(-799);
-    const __m256i wq_16 = _mm256_set1_epi16(28207);
-    const __m256i w_17 = _mm256_set1_epi16(454);
-    const __m256i wq_17 = _mm256_set1_epi16(18586);
-    const __m256i w_18 = _mm256_set1_epi16(-1313);
-    const __m256i wq_18 = _mm256_set1_epi16(-10735);
-    const __m256i w_19 = _mm256_set1_epi16(-762);
-    const __m256i wq_19 = _mm256_set1_epi16(16730);
-    const __m256i w_20 = _mm256_set1_epi16(762);
-    const __m256i wq_20 = _mm256_set1_epi16(-16730);
-    const __m256i w_21 = _mm256_set1_epi16(401);
-    const __m256i wq_21 = _mm256_set1_epi16(-23425);
-    const __m256i w_22 = _mm256_set1_epi16(-1836);
-    const __m256i wq_22 = _mm256_set1_epi16(6252);
-    const __m256i w_23 = _mm256_set1_epi16(-40);
-    const __m256i wq_23 = _mm256_set1_epi16(30120);
-    const __m256i w_24 = _mm256_set1_epi16(40);
-    const __m256i wq_24 = _mm256_set1_epi16(-30120);
-    const __m256i w_25 = _mm256_set1_epi16(484);
-    const __m256i wq_25 = _mm256_set1_epi16(28764);
-    const __m256i w_26 = _mm256_set1_epi16(1375);
-    const __m256i wq_26 = _mm256_set1_epi16(-3183);
-    const __m256i w_27 = _mm256_set1_epi16(1423);
-    const __m256i wq_27 = _mm256_set1_epi16(26209);
-    const __m256i w_28 = _mm256_set1_epi16(-1423);
-    const __m256i wq_28 = _mm256_set1_epi16(-26209);
-    const __m256i w_29 = _mm256_set1_epi16(747);
-    const __m256i wq_29 = _mm256_set1_epi16(10949);
-    const __m256i w_30 = _mm256_set1_epi16(1712);
-    const __m256i wq_30 = _mm256_set1_epi16(21584);
-    const __m256i w_31 = _mm256_set1_epi16(2069);
-    const __m256i wq_31 = _mm256_set1_epi16(31291);
-    const __m256i w_32 = _mm256_set1_epi16(-2069);
-    const __m256i wq_32 = _mm256_set1_epi16(-31291);
-    const __m256i w_33 = _mm256_set1_epi16(-1069);
-    const __m256i wq_33 = _mm256_set1_epi16(2141);
-    const __m256i w_34 = _mm256_set1_epi16(-380);
-    const __m256i wq_34 = _mm256_set1_epi16(23996);
-    const __m256i w_35 = _mm256_set1_epi16(655);
-    const __m256i wq_35 = _mm256_set1_epi16(14689);
-    const __m256i w_36 = _mm256_set1_epi16(-915);
-    const __m256i wq_36 = _mm256_set1_epi16(-15517);
+    const __m256i w_1 = _mm256_set1_epi16(760);
+    const __m256i wq_1 = _mm256_set1_epi16(17544);
+    const __m256i w_2 = _mm256_set1_epi16(2022);
+    const __m256i wq_2 = _mm256_set1_epi16(17530);
+    const __m256i w_3 = _mm256_set1_epi16(-260);
+    const __m256i wq_3 = _mm256_set1_epi16(-828);
+    const __m256i w_4 = _mm256_set1_epi16(502);
+    const __m256i wq_4 = _mm256_set1_epi16(-17558);
+    const __m256i w_5 = _mm256_set1_epi16(-1570);
+    const __m256i wq_5 = _mm256_set1_epi16(-30206);
+    const __m256i w_6 = _mm256_set1_epi16(495);
+    const __m256i wq_6 = _mm256_set1_epi16(4097);
+    const __m256i w_7 = _mm256_set1_epi16(2280);
+    const __m256i wq_7 = _mm256_set1_epi16(-12904);
+    const __m256i w_8 = _mm256_set1_epi16(-2288);
+    const __m256i wq_8 = _mm256_set1_epi16(18928);
+    const __m256i w_9 = _mm256_set1_epi16(998);
+    const __m256i wq_9 = _mm256_set1_epi16(2170);
+    const __m256i w_10 = _mm256_set1_epi16(-998);
+    const __m256i wq_10 = _mm256_set1_epi16(-2170);
+    const __m256i w_11 = _mm256_set1_epi16(1050);
+    const __m256i wq_11 = _mm256_set1_epi16(28550);
+    const __m256i w_12 = _mm256_set1_epi16(-1267);
+    const __m256i wq_12 = _mm256_set1_epi16(-12605);
+    const __m256i w_13 = _mm256_set1_epi16(1267);
+    const __m256i wq_13 = _mm256_set1_epi16(12605);
+    const __m256i w_14 = _mm256_set1_epi16(256);
+    const __m256i wq_14 = _mm256_set1_epi16(3840);
+    const __m256i w_15 = _mm256_set1_epi16(-49);
+    const __m256i wq_15 = _mm256_set1_epi16(20513);
+    const __m256i w_16 = _mm256_set1_epi16(799);
+    const __m256i wq_16 = _mm256_set1_epi16(-28207);
+    const __m256i w_17 = _mm256_set1_epi16(-799);
+    const __m256i wq_17 = _mm256_set1_epi16(28207);
+    const __m256i w_18 = _mm256_set1_epi16(454);
+    const __m256i wq_18 = _mm256_set1_epi16(18586);
+    const __m256i w_19 = _mm256_set1_epi16(-1313);
+    const __m256i wq_19 = _mm256_set1_epi16(-10735);
+    const __m256i w_20 = _mm256_set1_epi16(-762);
+    const __m256i wq_20 = _mm256_set1_epi16(16730);
+    const __m256i w_21 = _mm256_set1_epi16(762);
+    const __m256i wq_21 = _mm256_set1_epi16(-16730);
+    const __m256i w_22 = _mm256_set1_epi16(401);
+    const __m256i wq_22 = _mm256_set1_epi16(-23425);
+    const __m256i w_23 = _mm256_set1_epi16(-1836);
+    const __m256i wq_23 = _mm256_set1_epi16(6252);
+    const __m256i w_24 = _mm256_set1_epi16(-40);
+    const __m256i wq_24 = _mm256_set1_epi16(30120);
+    const __m256i w_25 = _mm256_set1_epi16(40);
+    const __m256i wq_25 = _mm256_set1_epi16(-30120);
+    const __m256i w_26 = _mm256_set1_epi16(484);
+    const __m256i wq_26 = _mm256_set1_epi16(28764);
+    const __m256i w_27 = _mm256_set1_epi16(1375);
+    const __m256i wq_27 = _mm256_set1_epi16(-3183);
+    const __m256i w_28 = _mm256_set1_epi16(1423);
+    const __m256i wq_28 = _mm256_set1_epi16(26209);
+    const __m256i w_29 = _mm256_set1_epi16(-1423);
+    const __m256i wq_29 = _mm256_set1_epi16(-26209);
+    const __m256i w_30 = _mm256_set1_epi16(747);
+    const __m256i wq_30 = _mm256_set1_epi16(10949);
+    const __m256i w_31 = _mm256_set1_epi16(1712);
+    const __m256i wq_31 = _mm256_set1_epi16(21584);
+    const __m256i w_32 = _mm256_set1_epi16(2069);
+    const __m256i wq_32 = _mm256_set1_epi16(31291);
+    const __m256i w_33 = _mm256_set1_epi16(-2069);
+    const __m256i wq_33 = _mm256_set1_epi16(-31291);
+    const __m256i w_34 = _mm256_set1_epi16(-1069);
+    const __m256i wq_34 = _mm256_set1_epi16(2141);
+    const __m256i w_35 = _mm256_set1_epi16(-380);
+    const __m256i wq_35 = _mm256_set1_epi16(23996);
+    const __m256i w_36 = _mm256_set1_epi16(655);
+    const __m256i wq_36 = _mm256_set1_epi16(14689);
+    const __m256i w_37 = _mm256_set1_epi16(-915);
+    const __m256i wq_37 = _mm256_set1_epi16(-15517);
     for (size_t line_0 = 0; line_0 < 6; ++line_0) {
-        const __m256i g_0 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16]);
-        const __m256i g_1 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 96]);
-        const __m256i g_2 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 192]);
-        const __m256i g_3 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 288]);
-        const __m256i g_4 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 384]);
-        const __m256i g_5 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 480]);
-        const __m256i g_6 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 576]);
-        const __m256i g_7 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 672]);
-        const __m256i g_8 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 768]);
-        const __m256i g_9 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 864]);
-        const __m256i g_10 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 960]);
-        const __m256i g_11 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 1056]);
-        const __m256i g_12 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 1152]);
-        const __m256i g_13 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 1248]);
-        const __m256i g_14 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 1344]);
-        const __m256i g_15 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 1440]);
-        const __m256i g_16 = _mm256_load_si256((const __m256i *)&grid[line_0 * 16 + 1536]);
-        const __m256i sum_0 = _mm256_add_epi16(g_1, g_16);
-        const __m256i sum_1 = _mm256_add_epi16(g_6, g_11);
-        const __m256i sum_2 = _mm256_add_epi16(g_2, g_15);
-        const __m256i sum_3 = _mm256_add_epi16(g_12, g_5);
-        const __m256i sum_4 = _mm256_add_epi16(g_4, g_13);
-        const __m256i sum_5 = _mm256_add_epi16(g_7, g_10);
-        const __m256i sum_6 = _mm256_add_epi16(g_8, g_9);
-        const __m256i sum_7 = _mm256_add_epi16(g_14, g_3);
-        const __m256i diff_0 = _mm256_sub_epi16(g_1, g_16);
-        const __m256i diff_1 = _mm256_sub_epi16(g_6, g_11);
-        const __m256i diff_2 = _mm256_sub_epi16(g_2, g_15);
-        const __m256i diff_3 = _mm256_sub_epi16(g_12, g_5);
-        const __m256i diff_4 = _mm256_sub_epi16(g_4, g_13);
-        const __m256i diff_5 = _mm256_sub_epi16(g_7, g_10);
-        const __m256i diff_6 = _mm256_sub_epi16(g_8, g_9);
-        const __m256i diff_7 = _mm256_sub_epi16(g_14, g_3);
-        const __m256i sum_8 = _mm256_add_epi16(sum_0, sum_4);
-        const __m256i sum_9 = _mm256_add_epi16(sum_1, sum_5);
-        const __m256i sum_10 = _mm256_add_epi16(sum_2, sum_6);
-        const __m256i sum_11 = _mm256_add_epi16(sum_3, sum_7);
-        const __m256i diff_8 = _mm256_sub_epi16(sum_0, sum_4);
-        const __m256i diff_9 = _mm256_sub_epi16(sum_1, sum_5);
-        const __m256i diff_10 = _mm256_sub_epi16(sum_2, sum_6);
-        const __m256i diff_11 = _mm256_sub_epi16(sum_3, sum_7);
-        const __m256i sum_12 = _mm256_add_epi16(sum_8, sum_10);
-        const __m256i sum_13 = _mm256_add_epi16(sum_9, sum_11);
-        const __m256i diff_12 = _mm256_sub_epi16(sum_8, sum_10);
-        const __m256i diff_13 = _mm256_sub_epi16(sum_9, sum_11);
-        const __m256i red_0 = nttgen_sntrup761_avx2_barrett_coarse(sum_13);
-        const __m256i sum_14 = _mm256_add_epi16(sum_12, red_0);
-        const __m256i diff_14 = _mm256_sub_epi16(sum_12, red_0);
-        const __m256i diff_15 = _mm256_sub_epi16(diff_8, diff_10);
-        const __m256i sum_15 = _mm256_add_epi16(diff_9, diff_11);
-        const __m256i t_0 = nttgen_sntrup761_avx2_montmul(diff_11, w_0, wq_0);
-        const __m256i t_1 = nttgen_sntrup761_avx2_montmul(diff_10, w_0, wq_0);
-        const __m256i sum_16 = _mm256_add_epi16(diff_15, t_0);
-        const __m256i diff_16 = _mm256_sub_epi16(sum_15, t_1);
-        const __m256i diff_17 = _mm256_sub_epi16(diff_15, t_0);
-        const __m256i sum_17 = _mm256_add_epi16(sum_15, t_1);
-        const __m256i diff_18 = _mm256_sub_epi16(diff_0, diff_4);
-        const __m256i diff_19 = _mm256_sub_epi16(diff_1, diff_5);
-        const __m256i sum_18 = _mm256_add_epi16(diff_2, diff_6);
-        const __m256i sum_19 = _mm256_add_epi16(diff_3, diff_7);
-        const __m256i t_2 = nttgen_sntrup761_avx2_montmul(diff_6, w_0, wq_0);
-        const __m256i t_3 = nttgen_sntrup761_avx2_montmul(diff_7, w_0, wq_0);
-        const __m256i t_4 = nttgen_sntrup761_avx2_montmul(diff_4, w_0, wq_0);
-        const __m256i t_5 = nttgen_sntrup761_avx2_montmul(diff_5, w_0, wq_0);
-        const __m256i sum_20 = _mm256_add_epi16(diff_18, t_2);
-        const __m256i sum_21 = _mm256_add_epi16(diff_19, t_3);
-        const __m256i diff_20 = _mm256_sub_epi16(sum_18, t_4);
-        const __m256i diff_21 = _mm256_sub_epi16(sum_19, t_5);
-        const __m256i diff_22 = _mm256_sub_epi16(diff_18, t_2);
-        const __m256i diff_23 = _mm256_sub_epi16(diff_19, t_3);
-        const __m256i sum_22 = _mm256_add_epi16(sum_18, t_4);
-        const __m256i sum_23 = _mm256_add_epi16(sum_19, t_5);
-        const __m256i diff_24 = _mm256_sub_epi16(sum_20, diff_20);
-        const __m256i t_6 = nttgen_sntrup761_avx2_montmul(diff_21, w_1, wq_1);
-        const __m256i sum_24 = _mm256_add_epi16(sum_21, t_6);
-        const __m256i t_7 = nttgen_sntrup761_avx2_montmul(diff_21, w_2, wq_2);
-        const __m256i t_8 = nttgen_sntrup761_avx2_montmul(diff_20, w_2, wq_2);
-        const __m256i sum_25 = _mm256_add_epi16(diff_24, t_7);
-        const __m256i diff_25 = _mm256_sub_epi16(sum_24, t_8);
-        const __m256i diff_26 = _mm256_sub_epi16(diff_24, t_7);
-        const __m256i sum_26 = _mm256_add_epi16(sum_24, t_8);
-        const __m256i diff_27 = _mm256_sub_epi16(diff_22, sum_22);
-        const __m256i t_9 = nttgen_sntrup761_avx2_montmul(sum_23, w_3, wq_3);
-        const __m256i sum_27 = _mm256_add_epi16(diff_23, t_9);
-        const __m256i t_10 = nttgen_sntrup761_avx2_montmul(sum_23, w_4, wq_4);
-        const __m256i t_11 = nttgen_sntrup761_avx2_montmul(sum_22, w_4, wq_4);
-        const __m256i sum_28 = _mm256_add_epi16(diff_27, t_10);
-        const __m256i diff_28 = _mm256_sub_epi16(sum_27, t_11);
-        const __m256i diff_29 = _mm256_sub_epi16(diff_27, t_10);
-        const __m256i sum_29 = _mm256_add_epi16(sum_27, t_11);
-        const __m256i t_12 = nttgen_sntrup761_avx2_montmul(sum_14, w_5, wq_5);
-        const __m256i t_13 = nttgen_sntrup761_avx2_montmul(diff_14, w_6, wq_6);
-        const __m256i t_14 = nttgen_sntrup761_avx2_montmul(diff_12, w_7, wq_7);
-        const __m256i t_15 = nttgen_sntrup761_avx2_montmul(diff_13, w_8, wq_8);
-        const __m256i sum_30 = _mm256_add_epi16(t_14, t_15);
-        const __m256i t_16 = nttgen_sntrup761_avx2_montmul(diff_12, w_9, wq_9);
-        const __m256i t_17 = nttgen_sntrup761_avx2_montmul(diff_13, w_7, wq_7);
-        const __m256i sum_31 = _mm256_add_epi16(t_16, t_17);
-        const __m256i t_18 = nttgen_sntrup761_avx2_montmul(sum_16, w_10, wq_10);
-        const __m256i t_19 = nttgen_sntrup761_avx2_montmul(diff_16, w_11, wq_11);
-        const __m256i sum_32 = _mm256_add_epi16(t_18, t_19);
-        const __m256i t_20 = nttgen_sntrup761_avx2_montmul(sum_16, w_12, wq_12);
-        const __m256i t_21 = nttgen_sntrup761_avx2_montmul(diff_16, w_13, wq_13);
-        const __m256i sum_33 = _mm256_add_epi16(t_20, t_21);
-        const __m256i t_22 = nttgen_sntrup761_avx2_montmul(diff_17, w_14, wq_14);
-        const __m256i t_23 = nttgen_sntrup761_avx2_montmul(sum_17, w_15, wq_15);
-        const __m256i sum_34 = _mm256_add_epi16(t_22, t_23);
-        const __m256i t_24 = nttgen_sntrup761_avx2_montmul(diff_17, w_16, wq_16);
-        const __m256i t_25 = nttgen_sntrup761_avx2_montmul(sum_17, w_17, wq_17);
-        const __m256i sum_35 = _mm256_add_epi16(t_24, t_25);
-        const __m256i t_26 = nttgen_sntrup761_avx2_montmul(sum_25, w_18, wq_18);
-        const __m256i t_27 = nttgen_sntrup761_avx2_montmul(diff_25, w_19, wq_19);
-        const __m256i sum_36 = _mm256_add_epi16(t_26, t_27);
-        const __m256i t_28 = nttgen_sntrup761_avx2_montmul(sum_25, w_20, wq_20);
-        const __m256i t_29 = nttgen_sntrup761_avx2_montmul(diff_25, w_21, wq_21);
-        const __m256i sum_37 = _mm256_add_epi16(t_28, t_29);
-        const __m256i t_30 = nttgen_sntrup761_avx2_montmul(diff_26, w_22, wq_22);
-        const __m256i t_31 = nttgen_sntrup761_avx2_montmul(sum_26, w_23, wq_23);
-        const __m256i sum_38 = _mm256_add_epi16(t_30, t_31);
-        const __m256i t_32 = nttgen_sntrup761_avx2_montmul(diff_26, w_24, wq_24);
-        const __m256i t_33 = nttgen_sntrup761_avx2_montmul(sum_26, w_25, wq_25);
-        const __m256i sum_39 = _mm256_add_epi16(t_32, t_33);
-        const __m256i t_34 = nttgen_sntrup761_avx2_montmul(sum_28, w_26, wq_26);
-        const __m256i t_35 = nttgen_sntrup761_avx2_montmul(diff_28, w_27, wq_27);
-        const __m256i sum_40 = _mm256_add_epi16(t_34, t_35);
-        const __m256i t_36 = nttgen_sntrup761_avx2_montmul(sum_28, w_28, wq_28);
-        const __m256i t_37 = nttgen_sntrup761_avx2_montmul(diff_28, w_29, wq_29);
-        const __m256i sum_41 = _mm256_add_epi16(t_36, t_37);
-        const __m256i t_38 = nttgen_sntrup761_avx2_montmul(diff_29, w_30, wq_30);
-        const __m256i t_39 = nttgen_sntrup761_avx2_montmul(sum_29, w_31, wq_31);
-        const __m256i sum_42 = _mm256_add_epi16(t_38, t_39);
-        const __m256i t_40 = nttgen_sntrup761_avx2_montmul(diff_29, w_32, wq_32);
-        const __m256i t_41 = nttgen_sntrup761_avx2_montmul(sum_29, w_33, wq_33);
-        const __m256i sum_43 = _mm256_add_epi16(t_40, t_41);
-        const __m256i sum_44 = _mm256_add_epi16(t_12, t_13);
-        const __m256i diff_30 = _mm256_sub_epi16(t_12, t_13);
-        const __m256i sum_45 = _mm256_add_epi16(sum_44, sum_30);
-        const __m256i sum_46 = _mm256_add_epi16(diff_30, sum_31);
-        const __m256i diff_31 = _mm256_sub_epi16(sum_44, sum_30);
-        const __m256i diff_32 = _mm256_sub_epi16(diff_30, sum_31);
-        const __m256i diff_33 = _mm256_sub_epi16(sum_32, sum_34);
-        const __m256i t_42 = nttgen_sntrup761_avx2_montmul(diff_33, w_34, wq_34);
-        const __m256i diff_34 = _mm256_sub_epi16(sum_35, sum_33);
-        const __m256i t_43 = nttgen_sntrup761_avx2_montmul(diff_34, w_34, wq_34);
-        const __m256i sum_47 = _mm256_add_epi16(sum_32, sum_34);
-        const __m256i sum_48 = _mm256_add_epi16(sum_47, t_43);
-        const __m256i sum_49 = _mm256_add_epi16(sum_33, sum_35);
-        const __m256i diff_35 = _mm256_sub_epi16(sum_49, t_42);
+        const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16]);
+        const __m256i a_7 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16 + 96]);
+        const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16 + 192]);
+        const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16 + 288]);
+        const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16 + 384]);
+        const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16 + 480]);
+        const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&a[line_0 * 16 + 576]);
+        const __m256i a_13 = _mm256_load_si256((const __m256i *)&a_tail[line_0 * 16]);
+        const __m256i sum_0 = _mm256_add_epi16(a_9, a_11);
+        const __m256i sum_1 = _mm256_add_epi16(a_7, a_10);
+        const __m256i sum_2 = _mm256_add_epi16(a_12, a_13);
+        const __m256i diff_0 = _mm256_sub_epi16(a_9, a_11);
+        const __m256i diff_1 = _mm256_sub_epi16(a_7, a_10);
+        const __m256i diff_2 = _mm256_sub_epi16(a_12, a_13);
+        const __m256i sum_3 = _mm256_add_epi16(sum_0, sum_2);
+        const __m256i sum_4 = _mm256_add_epi16(sum_1, a_8);
+        const __m256i diff_3 = _mm256_sub_epi16(sum_0, sum_2);
+        const __m256i diff_4 = _mm256_sub_epi16(sum_1, a_8);
+        const __m256i sum_5 = _mm256_add_epi16(sum_3, sum_4);
+        const __m256i diff_5 = _mm256_sub_epi16(sum_3, sum_4);
+        const __m256i diff_6 = _mm256_sub_epi16(diff_0, diff_2);
+        const __m256i sum_6 = _mm256_add_epi16(diff_1, a_8);
+        const __m256i t_0 = nttgen_sntrup761_avx2_montmul(a_8, w_0, wq_0);
+        const __m256i t_1 = nttgen_sntrup761_avx2_montmul(diff_2, w_0, wq_0);
+        const __m256i sum_7 = _mm256_add_epi16(diff_6, t_0);
+        const __m256i diff_7 = _mm256_sub_epi16(sum_6, t_1);
+        const __m256i diff_8 = _mm256_sub_epi16(diff_6, t_0);
+        const __m256i sum_8 = _mm256_add_epi16(sum_6, t_1);
+        const __m256i sum_9 = _mm256_add_epi16(a_9, a_11);
+        const __m256i diff_9 = _mm256_sub_epi16(a_7, a_10);
+        const __m256i sum_10 = _mm256_add_epi16(a_12, a_13);
+        const __m256i t_2 = nttgen_sntrup761_avx2_montmul(a_13, w_0, wq_0);
+        const __m256i t_3 = nttgen_sntrup761_avx2_montmul(a_11, w_1, wq_1);
+        const __m256i t_4 = nttgen_sntrup761_avx2_montmul(a_10, w_0, wq_0);
+        const __m256i sum_11 = _mm256_add_epi16(sum_9, t_2);
+        const __m256i diff_10 = _mm256_sub_epi16(sum_10, t_3);
+        const __m256i diff_11 = _mm256_sub_epi16(a_8, t_4);
+        const __m256i diff_12 = _mm256_sub_epi16(sum_9, t_2);
+        const __m256i sum_12 = _mm256_add_epi16(sum_10, t_3);
+        const __m256i sum_13 = _mm256_add_epi16(a_8, t_4);
+        const __m256i diff_13 = _mm256_sub_epi16(sum_11, diff_10);
+        const __m256i t_5 = nttgen_sntrup761_avx2_montmul(diff_11, w_2, wq_2);
+        const __m256i sum_14 = _mm256_add_epi16(diff_9, t_5);
+        const __m256i t_6 = nttgen_sntrup761_avx2_montmul(diff_11, w_3, wq_3);
+        const __m256i t_7 = nttgen_sntrup761_avx2_montmul(diff_10, w_3, wq_3);
+        const __m256i sum_15 = _mm256_add_epi16(diff_13, t_6);
+        const __m256i diff_14 = _mm256_sub_epi16(sum_14, t_7);
+        const __m256i diff_15 = _mm256_sub_epi16(diff_13, t_6);
+        const __m256i sum_16 = _mm256_add_epi16(sum_14, t_7);
+        const __m256i diff_16 = _mm256_sub_epi16(diff_12, sum_12);
+        const __m256i t_8 = nttgen_sntrup761_avx2_montmul(sum_13, w_4, wq_4);
+        const __m256i sum_17 = _mm256_add_epi16(diff_9, t_8);
+        const __m256i t_9 = nttgen_sntrup761_avx2_montmul(sum_13, w_5, wq_5);
+        const __m256i t_10 = nttgen_sntrup761_avx2_montmul(sum_12, w_5, wq_5);
+        const __m256i sum_18 = _mm256_add_epi16(diff_16, t_9);
+        const __m256i diff_17 = _mm256_sub_epi16(sum_17, t_10);
+        const __m256i diff_18 = _mm256_sub_epi16(diff_16, t_9);
+        const __m256i sum_19 = _mm256_add_epi16(sum_17, t_10);
+        const __m256i t_11 = nttgen_sntrup761_avx2_montmul(sum_5, w_6, wq_6);
+        const __m256i t_12 = nttgen_sntrup761_avx2_montmul(diff_5, w_7, wq_7);
+        const __m256i t_13 = nttgen_sntrup761_avx2_montmul(diff_3, w_8, wq_8);
+        const __m256i t_14 = nttgen_sntrup761_avx2_montmul(diff_4, w_9, wq_9);
+        const __m256i sum_20 = _mm256_add_epi16(t_13, t_14);
+        const __m256i t_15 = nttgen_sntrup761_avx2_montmul(diff_3, w_10, wq_10);
+        const __m256i t_16 = nttgen_sntrup761_avx2_montmul(diff_4, w_8, wq_8);
+        const __m256i sum_21 = _mm256_add_epi16(t_15, t_16);
+        const __m256i t_17 = nttgen_sntrup761_avx2_montmul(sum_7, w_11, wq_11);
+        const __m256i t_18 = nttgen_sntrup761_avx2_montmul(diff_7, w_12, wq_12);
+        const __m256i sum_22 = _mm256_add_epi16(t_17, t_18);
+        const __m256i t_19 = nttgen_sntrup761_avx2_montmul(sum_7, w_13, wq_13);
+        const __m256i t_20 = nttgen_sntrup761_avx2_montmul(diff_7, w_14, wq_14);
+        const __m256i sum_23 = _mm256_add_epi16(t_19, t_20);
+        const __m256i t_21 = nttgen_sntrup761_avx2_montmul(diff_8, w_15, wq_15);
+        const __m256i t_22 = nttgen_sntrup761_avx2_montmul(sum_8, w_16, wq_16);
+        const __m256i sum_24 = _mm256_add_epi16(t_21, t_22);
+        const __m256i t_23 = nttgen_sntrup761_avx2_montmul(diff_8, w_17, wq_17);
+        const __m256i t_24 = nttgen_sntrup761_avx2_montmul(sum_8, w_18, wq_18);
+        const __m256i sum_25 = _mm256_add_epi16(t_23, t_24);
+        const __m256i t_25 = nttgen_sntrup761_avx2_montmul(sum_15, w_19, wq_19);
+        const __m256i t_26 = nttgen_sntrup761_avx2_montmul(diff_14, w_20, wq_20);
+        const __m256i sum_26 = _mm256_add_epi16(t_25, t_26);
+        const __m256i t_27 = nttgen_sntrup761_avx2_montmul(sum_15, w_21, wq_21);
+        const __m256i t_28 = nttgen_sntrup761_avx2_montmul(diff_14, w_22, wq_22);
+        const __m256i sum_27 = _mm256_add_epi16(t_27, t_28);
+        const __m256i t_29 = nttgen_sntrup761_avx2_montmul(diff_15, w_23, wq_23);
+        const __m256i t_30 = nttgen_sntrup761_avx2_montmul(sum_16, w_24, wq_24);
+        const __m256i sum_28 = _mm256_add_epi16(t_29, t_30);
+        const __m256i t_31 = nttgen_sntrup761_avx2_montmul(diff_15, w_25, wq_25);
+        const __m256i t_32 = nttgen_sntrup761_avx2_montmul(sum_16, w_26, wq_26);
+        const __m256i sum_29 = _mm256_add_epi16(t_31, t_32);
+        const __m256i t_33 = nttgen_sntrup761_avx2_montmul(sum_18, w_27, wq_27);
+        const __m256i t_34 = nttgen_sntrup761_avx2_montmul(diff_17, w_28, wq_28);
+        const __m256i sum_30 = _mm256_add_epi16(t_33, t_34);
+        const __m256i t_35 = nttgen_sntrup761_avx2_montmul(sum_18, w_29, wq_29);
+        const __m256i t_36 = nttgen_sntrup761_avx2_montmul(diff_17, w_30, wq_30);
+        const __m256i sum_31 = _mm256_add_epi16(t_35, t_36);
+        const __m256i t_37 = nttgen_sntrup761_avx2_montmul(diff_18, w_31, wq_31);
+        const __m256i t_38 = nttgen_sntrup761_avx2_montmul(sum_19, w_32, wq_32);
+        const __m256i sum_32 = _mm256_add_epi16(t_37, t_38);
+        const __m256i t_39 = nttgen_sntrup761_avx2_montmul(diff_18, w_33, wq_33);
+        const __m256i t_40 = nttgen_sntrup761_avx2_montmul(sum_19, w_34, wq_34);
+        const __m256i sum_33 = _mm256_add_epi16(t_39, t_40);
+        const __m256i sum_34 = _mm256_add_epi16(t_11, t_12);
+        const __m256i diff_19 = _mm256_sub_epi16(t_11, t_12);
+        const __m256i sum_35 = _mm256_add_epi16(sum_34, sum_20);
+        const __m256i sum_36 = _mm256_add_epi16(diff_19, sum_21);
+        const __m256i diff_20 = _mm256_sub_epi16(sum_34, sum_20);
+        const __m256i diff_21 = _mm256_sub_epi16(diff_19, sum_21);
+        const __m256i diff_22 = _mm256_sub_epi16(sum_22, sum_24);
+        const __m256i t_41 = nttgen_sntrup761_avx2_montmul(diff_22, w_35, wq_35);
+        const __m256i diff_23 = _mm256_sub_epi16(sum_25, sum_23);
+        const __m256i t_42 = nttgen_sntrup761_avx2_montmul(diff_23, w_35, wq_35);
+        const __m256i sum_37 = _mm256_add_epi16(sum_22, sum_24);
+        const __m256i sum_38 = _mm256_add_epi16(sum_37, t_42);
+        const __m256i sum_39 = _mm256_add_epi16(sum_23, sum_25);
+        const __m256i diff_24 = _mm256_sub_epi16(sum_39, t_41);
+        const __m256i sum_40 = _mm256_add_epi16(sum_35, sum_38);
+        const __m256i sum_41 = _mm256_add_epi16(sum_36, diff_24);
+        const __m256i sum_42 = _mm256_add_epi16(diff_20, t_42);
+        const __m256i sum_43 = _mm256_add_epi16(diff_21, t_41);
+        const __m256i diff_25 = _mm256_sub_epi16(sum_35, sum_38);
+        const __m256i diff_26 = _mm256_sub_epi16(sum_36, diff_24);
+        const __m256i diff_27 = _mm256_sub_epi16(diff_20, t_42);
+        const __m256i diff_28 = _mm256_sub_epi16(diff_21, t_41);
+        const __m256i diff_29 = _mm256_sub_epi16(sum_26, sum_28);
+        const __m256i t_43 = nttgen_sntrup761_avx2_montmul(diff_29, w_36, wq_36);
+        const __m256i diff_30 = _mm256_sub_epi16(sum_29, sum_27);
+        const __m256i t_44 = nttgen_sntrup761_avx2_montmul(diff_30, w_36, wq_36);
+        const __m256i sum_44 = _mm256_add_epi16(sum_26, sum_28);
+        const __m256i sum_45 = _mm256_add_epi16(sum_44, t_44);
+        const __m256i sum_46 = _mm256_add_epi16(sum_27, sum_29);
+        const __m256i t_45 = nttgen_sntrup761_avx2_montmul(t_43, w_2, wq_2);
+        const __m256i diff_31 = _mm256_sub_epi16(sum_46, t_45);
+        const __m256i diff_32 = _mm256_sub_epi16(sum_30, sum_32);
+        const __m256i t_46 = nttgen_sntrup761_avx2_montmul(diff_32, w_37, wq_37);
+        const __m256i diff_33 = _mm256_sub_epi16(sum_33, sum_31);
+        const __m256i t_47 = nttgen_sntrup761_avx2_montmul(diff_33, w_37, wq_37);
+        const __m256i sum_47 = _mm256_add_epi16(sum_30, sum_32);
+        const __m256i sum_48 = _mm256_add_epi16(sum_47, t_47);
+        const __m256i sum_49 = _mm256_add_epi16(sum_31, sum_33);
+        const __m256i t_48 = nttgen_sntrup761_avx2_montmul(t_46, w_4, wq_4);
+        const __m256i diff_34 = _mm256_sub_epi16(sum_49, t_48);
+        const __m256i diff_35 = _mm256_sub_epi16(sum_45, sum_48);
+        const __m256i diff_36 = _mm256_sub_epi16(diff_31, diff_34);
+        const __m256i t_49 = nttgen_sntrup761_avx2_montmul(diff_35, w_35, wq_35);
+        const __m256i t_50 = nttgen_sntrup761_avx2_montmul(diff_36, w_35, wq_35);
+        const __m256i diff_37 = _mm256_sub_epi16(t_47, t_44);
+        const __m256i diff_38 = _mm256_sub_epi16(t_46, t_43);
+        const __m256i t_51 = nttgen_sntrup761_avx2_montmul(diff_37, w_35, wq_35);
+        const __m256i t_52 = nttgen_sntrup761_avx2_montmul(diff_38, w_35, wq_35);
         const __m256i sum_50 = _mm256_add_epi16(sum_45, sum_48);
-        const __m256i sum_51 = _mm256_add_epi16(sum_46, diff_35);
-        const __m256i sum_52 = _mm256_add_epi16(diff_31, t_43);
-        const __m256i sum_53 = _mm256_add_epi16(diff_32, t_42);
-        const __m256i diff_36 = _mm256_sub_epi16(sum_45, sum_48);
-        const __m256i diff_37 = _mm256_sub_epi16(sum_46, diff_35);
-        const __m256i diff_38 = _mm256_sub_epi16(diff_31, t_43);
-        const __m256i diff_39 = _mm256_sub_epi16(diff_32, t_42);
-        const __m256i diff_40 = _mm256_sub_epi16(sum_36, sum_38);
-        const __m256i t_44 = nttgen_sntrup761_avx2_montmul(diff_40, w_35, wq_35);
-        const __m256i diff_41 = _mm256_sub_epi16(sum_39, sum_37);
-        const __m256i t_45 = nttgen_sntrup761_avx2_montmul(diff_41, w_35, wq_35);
-        const __m256i sum_54 = _mm256_add_epi16(sum_36, sum_38);
-        const __m256i sum_55 = _mm256_add_epi16(sum_54, t_45);
-        const __m256i sum_56 = _mm256_add_epi16(sum_37, sum_39);
-        const __m256i t_46 = nttgen_sntrup761_avx2_montmul(t_44, w_1, wq_1);
-        const __m256i diff_42 = _mm256_sub_epi16(sum_56, t_46);
-        const __m256i diff_43 = _mm256_sub_epi16(sum_40, sum_42);
-        const __m256i t_47 = nttgen_sntrup761_avx2_montmul(diff_43, w_36, wq_36);
-        const __m256i diff_44 = _mm256_sub_epi16(sum_43, sum_41);
-        const __m256i t_48 = nttgen_sntrup761_avx2_montmul(diff_44, w_36, wq_36);
-        const __m256i sum_57 = _mm256_add_epi16(sum_40, sum_42);
-        const __m256i sum_58 = _mm256_add_epi16(sum_57, t_48);
-        const __m256i sum_59 = _mm256_add_epi16(sum_41, sum_43);
-        const __m256i t_49 = nttgen_sntrup761_avx2_montmul(t_47, w_3, wq_3);
-        const __m256i diff_45 = _mm256_sub_epi16(sum_59, t_49);
-        const __m256i diff_46 = _mm256_sub_epi16(sum_55, sum_58);
-        const __m256i diff_47 = _mm256_sub_epi16(diff_42, diff_45);
-        const __m256i t_50 = nttgen_sntrup761_avx2_montmul(diff_46, w_34, wq_34);
-        const __m256i t_51 = nttgen_sntrup761_avx2_montmul(diff_47, w_34, wq_34);
-        const __m256i diff_48 = _mm256_sub_epi16(t_48, t_45);
-        const __m256i diff_49 = _mm256_sub_epi16(t_47, t_44);
-        const __m256i t_52 = nttgen_sntrup761_avx2_montmul(diff_48, w_34, wq_34);
-        const __m256i t_53 = nttgen_sntrup761_avx2_montmul(diff_49, w_34, wq_34);
-        const __m256i sum_60 = _mm256_add_epi16(sum_55, sum_58);
-        const __m256i sum_61 = _mm256_add_epi16(diff_42, diff_45);
-        const __m256i sum_62 = _mm256_add_epi16(sum_60, t_52);
-        const __m256i sum_63 = _mm256_add_epi16(sum_61, t_53);
-        const __m256i sum_64 = _mm256_add_epi16(t_45, t_48);
-        const __m256i sum_65 = _mm256_add_epi16(t_44, t_47);
-        const __m256i diff_50 = _mm256_sub_epi16(sum_64, t_50);
-        const __m256i diff_51 = _mm256_sub_epi16(sum_65, t_51);
-        const __m256i red_1 = nttgen_sntrup761_avx2_barrett_coarse(sum_62);
-        const __m256i sum_66 = _mm256_add_epi16(sum_50, red_1);
-        const __m256i red_2 = nttgen_sntrup761_avx2_barrett_coarse(sum_63);
-        const __m256i sum_67 = _mm256_add_epi16(sum_51, red_2);
-        const __m256i sum_68 = _mm256_add_epi16(sum_52, diff_50);
-        const __m256i sum_69 = _mm256_add_epi16(sum_53, diff_51);
-        const __m256i sum_70 = _mm256_add_epi16(diff_36, t_52);
-        const __m256i sum_71 = _mm256_add_epi16(diff_37, t_53);
-        const __m256i sum_72 = _mm256_add_epi16(diff_38, t_50);
-        const __m256i sum_73 = _mm256_add_epi16(diff_39, t_51);
-        const __m256i diff_52 = _mm256_sub_epi16(sum_50, red_1);
-        const __m256i diff_53 = _mm256_sub_epi16(sum_51, red_2);
-        const __m256i diff_54 = _mm256_sub_epi16(sum_52, diff_50);
-        const __m256i diff_55 = _mm256_sub_epi16(sum_53, diff_51);
-        const __m256i diff_56 = _mm256_sub_epi16(diff_36, t_52);
-        const __m256i diff_57 = _mm256_sub_epi16(diff_37, t_53);
-        const __m256i diff_58 = _mm256_sub_epi16(diff_38, t_50);
-        const __m256i diff_59 = _mm256_sub_epi16(diff_39, t_51);
-        const __m256i sum_74 = _mm256_add_epi16(g_0, sum_66);
-        const __m256i sum_75 = _mm256_add_epi16(g_0, sum_67);
-        const __m256i sum_76 = _mm256_add_epi16(g_0, sum_68);
-        const __m256i sum_77 = _mm256_add_epi16(g_0, sum_69);
-        const __m256i sum_78 = _mm256_add_epi16(g_0, sum_70);
-        const __m256i sum_79 = _mm256_add_epi16(g_0, sum_71);
-        const __m256i sum_80 = _mm256_add_epi16(g_0, sum_72);
-        const __m256i sum_81 = _mm256_add_epi16(g_0, sum_73);
-        const __m256i sum_82 = _mm256_add_epi16(g_0, diff_52);
-        const __m256i sum_83 = _mm256_add_epi16(g_0, diff_53);
-        const __m256i sum_84 = _mm256_add_epi16(g_0, diff_54);
-        const __m256i sum_85 = _mm256_add_epi16(g_0, diff_55);
-        const __m256i sum_86 = _mm256_add_epi16(g_0, diff_56);
-        const __m256i sum_87 = _mm256_add_epi16(g_0, diff_57);
-        const __m256i sum_88 = _mm256_add_epi16(g_0, diff_58);
-        const __m256i sum_89 = _mm256_add_epi16(g_0, diff_59);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 96], sum_74);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 192], sum_88);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 288], sum_75);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 384], sum_86);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 480], sum_79);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 576], sum_89);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 672], sum_85);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 768], sum_84);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 864], sum_76);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 960], sum_77);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 1056], sum_81);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 1152], sum_87);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 1248], sum_78);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 1344], sum_83);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 1440], sum_80);
-        _mm256_storeu_si256((__m256i *)&lines[line_0 * 16 + 1536], sum_82);
+        const __m256i sum_51 = _mm256_add_epi16(diff_31, diff_34);
+        const __m256i sum_52 = _mm256_add_epi16(sum_50, t_51);
+        const __m256i sum_53 = _mm256_add_epi16(sum_51, t_52);
+        const __m256i sum_54 = _mm256_add_epi16(t_44, t_47);
+        const __m256i sum_55 = _mm256_add_epi16(t_43, t_46);
+        const __m256i diff_39 = _mm256_sub_epi16(sum_54, t_49);
+        const __m256i diff_40 = _mm256_sub_epi16(sum_55, t_50);
+        const __m256i red_0 = nttgen_sntrup761_avx2_barrett_coarse(sum_52);
+        const __m256i sum_56 = _mm256_add_epi16(sum_40, red_0);
+        const __m256i red_1 = nttgen_sntrup761_avx2_barrett_coarse(sum_53);
+        const __m256i sum_57 = _mm256_add_epi16(sum_41, red_1);
+        const __m256i sum_58 = _mm256_add_epi16(sum_42, diff_39);
+        const __m256i sum_59 = _mm256_add_epi16(sum_43, diff_40);
+        const __m256i sum_60 = _mm256_add_epi16(diff_25, t_51);
+        const __m256i sum_61 = _mm256_add_epi16(diff_26, t_52);
+        const __m256i sum_62 = _mm256_add_epi16(diff_27, t_49);
+        const __m256i sum_63 = _mm256_add_epi16(diff_28, t_50);
+        const __m256i diff_41 = _mm256_sub_epi16(sum_40, red_0);
+        const __m256i diff_42 = _mm256_sub_epi16(sum_41, red_1);
+        const __m256i diff_43 = _mm256_sub_epi16(sum_42, diff_39);
+        const __m256i diff_44 = _mm256_sub_epi16(sum_43, diff_40);
+        const __m256i diff_45 = _mm256_sub_epi16(diff_25, t_51);
+        const __m256i diff_46 = _mm256_sub_epi16(diff_26, t_52);
+        const __m256i diff_47 = _mm256_sub_epi16(diff_27, t_49);
+        const __m256i diff_48 = _mm256_sub_epi16(diff_28, t_50);
+        const __m256i sum_64 = _mm256_add_epi16(a_6, sum_56);
+        const __m256i sum_65 = _mm256_add_epi16(a_6, sum_57);
+        const __m256i sum_66 = _mm256_add_epi16(a_6, sum_58);
+        const __m256i sum_67 = _mm256_add_epi16(a_6, sum_59);
+        const __m256i sum_68 = _mm256_add_epi16(a_6, sum_60);
+        const __m256i sum_69 = _mm256_add_epi16(a_6, sum_61);
+        const __m256i sum_70 = _mm256_add_epi16(a_6, sum_62);
+        const __m256i sum_71 = _mm256_add_epi16(a_6, sum_63);
+        const __m256i sum_72 = _mm256_add_epi16(a_6, diff_41);
+        const __m256i sum_73 = _mm256_add_epi16(a_6, diff_42);
+        const __m256i sum_74 = _mm256_add_epi16(a_6, diff_43);
+        const __m256i sum_75 = _mm256_add_epi16(a_6, diff_44);
+        const __m256i sum_76 = _mm256_add_epi16(a_6, diff_45);
+        const __m256i sum_77 = _mm256_add_epi16(a_6, diff_46);
+        const __m256i sum_78 = _mm256_add_epi16(a_6, diff_47);
+        const __m256i sum_79 = _mm256_add_epi16(a_6, diff_48);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16], sum_64);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 96], sum_78);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 192], sum_65);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 288], sum_76);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 384], sum_69);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 480], sum_79);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 576], sum_75);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 672], sum_74);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 768], sum_66);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 864], sum_67);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 960], sum_71);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 1056], sum_77);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 1152], sum_68);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 1248], sum_73);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 1344], sum_70);
+        _mm256_storeu_si256((__m256i *)&sums[line_0 * 16 + 1440], sum_72);
     }
-    const __m256i w_37 = _mm256_set1_epi16(985);
-    const __m256i wq_37 = _mm256_set1_epi16(-4425);
+    const __m256i w_38 = _mm256_set1_epi16(985);
+    const __m256i wq_38 = _mm256_set1_epi16(-4425);
     for (size_t freq_0 = 0; freq_0 < 16; ++freq_0) {
-        const __m256i l_0 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 96]);
-        const __m256i l_1 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 112]);
-        const __m256i l_2 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 128]);
-        const __m256i l_3 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 144]);
-        const __m256i l_4 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 160]);
-        const __m256i l_5 = _mm256_load_si256((const __m256i *)&lines[freq_0 * 96 + 176]);
-        const __m256i red_3 = nttgen_sntrup761_avx2_barrett_coarse(l_2);
-        const __m256i red_4 = nttgen_sntrup761_avx2_barrett_coarse(l_4);
-        const __m256i diff_60 = _mm256_sub_epi16(red_3, red_4);
-        const __m256i t_54 = nttgen_sntrup761_avx2_montmul(diff_60, w_37, wq_37);
-        const __m256i red_5 = nttgen_sntrup761_avx2_barrett_coarse(l_0);
-        const __m256i sum_90 = _mm256_add_epi16(red_5, red_3);
-        const __m256i sum_91 = _mm256_add_epi16(sum_90, red_4);
-        const __m256i diff_61 = _mm256_sub_epi16(red_5, red_4);
-        const __m256i sum_92 = _mm256_add_epi16(diff_61, t_54);
-        const __m256i diff_62 = _mm256_sub_epi16(red_5, red_3);
-        const __m256i diff_63 = _mm256_sub_epi16(diff_62, t_54);
-        const __m256i red_6 = nttgen_sntrup761_avx2_barrett_coarse(l_3);
-        const __m256i red_7 = nttgen_sntrup761_avx2_barrett_coarse(l_5);
-        const __m256i diff_64 = _mm256_sub_epi16(red_6, red_7);
-        const __m256i t_55 = nttgen_sntrup761_avx2_montmul(diff_64, w_37, wq_37);
-        const __m256i red_8 = nttgen_sntrup761_avx2_barrett_coarse(l_1);
-        const __m256i sum_93 = _mm256_add_epi16(red_8, red_6);
-        const __m256i sum_94 = _mm256_add_epi16(sum_93, red_7);
-        const __m256i diff_65 = _mm256_sub_epi16(red_8, red_7);
-        const __m256i sum_95 = _mm256_add_epi16(diff_65, t_55);
-        const __m256i diff_66 = _mm256_sub_epi16(red_8, red_6);
-        const __m256i diff_67 = _mm256_sub_epi16(diff_66, t_55);
-        const __m256i sum_96 = _mm256_add_epi16(sum_91, sum_94);
-        const __m256i diff_68 = _mm256_sub_epi16(sum_91, sum_94);
-        const __m256i sum_97 = _mm256_add_epi16(sum_92, sum_95);
-        const __m256i diff_69 = _mm256_sub_epi16(sum_92, sum_95);
-        const __m256i sum_98 = _mm256_add_epi16(diff_63, diff_67);
-        const __m256i diff_70 = _mm256_sub_epi16(diff_63, diff_67);
-        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96], sum_96);
-        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 16], diff_68);
-        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 32], sum_97);
-        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 48], diff_69);
-        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 64], sum_98);
-        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 80], diff_70);
+        const __m256i s_0 = _mm256_load_si256((const __m256i *)&sums[freq_0 * 96]);
+        const __m256i s_1 = _mm256_load_si256((const __m256i *)&sums[freq_0 * 96 + 48]);
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&tw_0[freq_0 * 80 + 32]);
+        const __m256i twq_1 = _mm256_load_si256((const __m256i *)&twq_0[freq_0 * 80 + 32]);
+        const __m256i tw_2 = nttgen_sntrup761_avx2_montmul(s_1, tw_1, twq_1);
+        const __m256i s_2 = _mm256_load_si256((const __m256i *)&sums[freq_0 * 96 + 64]);
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&tw_0[freq_0 * 80 + 48]);
+        const __m256i twq_2 = _mm256_load_si256((const __m256i *)&twq_0[freq_0 * 80 + 48]);
+        const __m256i tw_4 = nttgen_sntrup761_avx2_montmul(s_2, tw_3, twq_2);
+        const __m256i s_3 = _mm256_load_si256((const __m256i *)&sums[freq_0 * 96 + 16]);
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&tw_0[freq_0 * 80]);
+        const __m256i twq_3 = _mm256_load_si256((const __m256i *)&twq_0[freq_0 * 80]);
+        const __m256i tw_6 = nttgen_sntrup761_avx2_montmul(s_3, tw_5, twq_3);
+        const __m256i s_4 = _mm256_load_si256((const __m256i *)&sums[freq_0 * 96 + 32]);
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&tw_0[freq_0 * 80 + 16]);
+        const __m256i twq_4 = _mm256_load_si256((const __m256i *)&twq_0[freq_0 * 80 + 16]);
+        const __m256i tw_8 = nttgen_sntrup761_avx2_montmul(s_4, tw_7, twq_4);
+        const __m256i s_5 = _mm256_load_si256((const __m256i *)&sums[freq_0 * 96 + 80]);
+        const __m256i tw_9 = _mm256_load_si256((const __m256i *)&tw_0[freq_0 * 80 + 64]);
+        const __m256i twq_5 = _mm256_load_si256((const __m256i *)&twq_0[freq_0 * 80 + 64]);
+        const __m256i tw_10 = nttgen_sntrup761_avx2_montmul(s_5, tw_9, twq_5);
+        const __m256i diff_49 = _mm256_sub_epi16(tw_4, tw_8);
+        const __m256i t_53 = nttgen_sntrup761_avx2_montmul(diff_49, w_38, wq_38);
+        const __m256i red_2 = nttgen_sntrup761_avx2_barrett_coarse(s_0);
+        const __m256i sum_80 = _mm256_add_epi16(red_2, tw_4);
+        const __m256i sum_81 = _mm256_add_epi16(sum_80, tw_8);
+        const __m256i diff_50 = _mm256_sub_epi16(red_2, tw_8);
+        const __m256i sum_82 = _mm256_add_epi16(diff_50, t_53);
+        const __m256i diff_51 = _mm256_sub_epi16(red_2, tw_4);
+        const __m256i diff_52 = _mm256_sub_epi16(diff_51, t_53);
+        const __m256i diff_53 = _mm256_sub_epi16(tw_6, tw_10);
+        const __m256i t_54 = nttgen_sntrup761_avx2_montmul(diff_53, w_38, wq_38);
+        const __m256i sum_83 = _mm256_add_epi16(tw_2, tw_6);
+        const __m256i sum_84 = _mm256_add_epi16(sum_83, tw_10);
+        const __m256i diff_54 = _mm256_sub_epi16(tw_2, tw_10);
+        const __m256i sum_85 = _mm256_add_epi16(diff_54, t_54);
+        const __m256i diff_55 = _mm256_sub_epi16(tw_2, tw_6);
+        const __m256i diff_56 = _mm256_sub_epi16(diff_55, t_54);
+        const __m256i red_3 = nttgen_sntrup761_avx2_barrett_coarse(sum_84);
+        const __m256i sum_86 = _mm256_add_epi16(sum_81, red_3);
+        const __m256i diff_57 = _mm256_sub_epi16(sum_81, red_3);
+        const __m256i sum_87 = _mm256_add_epi16(sum_82, sum_85);
+        const __m256i diff_58 = _mm256_sub_epi16(sum_82, sum_85);
+        const __m256i sum_88 = _mm256_add_epi16(diff_52, diff_56);
+        const __m256i diff_59 = _mm256_sub_epi16(diff_52, diff_56);
+        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96], sum_86);
+        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 16], diff_57);
+        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 32], sum_87);
+        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 48], diff_58);
+        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 64], sum_88);
+        _mm256_storeu_si256((__m256i *)&r[freq_0 * 96 + 80], diff_59);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_avx2_assert_range(r, 1536, -16746, 16746);
+    nttgen_sntrup761_avx2_assert_range(r, 1536, -17066, 17066);
 #endif
 }
 
@@ -870,8 +714,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_forward_small(int16_t r[restri
                                                                 const int16_t a[restrict 761]) {
     NTTGEN_ALIGN(64) int16_t sums[1536];
     NTTGEN_ALIGN(64) int16_t a_tail[96];
-    const int16_t *const tw_0 = nttgen_sntrup761_avx2_forward_small_tw;
-    const int16_t *const twq_0 = nttgen_sntrup761_avx2_forward_small_twq;
+    const int16_t *const tw_0 = nttgen_sntrup761_avx2_forward_tw;
+    const int16_t *const twq_0 = nttgen_sntrup761_avx2_forward_twq;
 #ifdef NTTGEN_DEBUG
     nttgen_sntrup761_avx2_assert_range(a, 761, -1, 1);
 #endif
@@ -1240,8 +1084,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_base(int16_t r[restrict 1536],
     const int16_t *tq_0 = tq_frame_0;
     NTTGEN_OPAQUE(tq_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_avx2_assert_range(a, 1536, -16746, 16746);
-    nttgen_sntrup761_avx2_assert_range(b, 1536, -16746, 16746);
+    nttgen_sntrup761_avx2_assert_range(a, 1536, -17066, 17066);
+    nttgen_sntrup761_avx2_assert_range(b, 1536, -17066, 17066);
 #endif
     for (size_t grp_0 = 0; grp_0 < 12; ++grp_0) {
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 128]);
@@ -1638,7 +1482,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_base(int16_t r[restrict 1536],
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 128 + 112], tr_71);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_avx2_assert_range(r, 1536, -12970, 12970);
+    nttgen_sntrup761_avx2_assert_range(r, 1536, -13174, 13174);
 #endif
 }
 
@@ -1651,7 +1495,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_inverse(int16_t r[restrict 153
     NTTGEN_ALIGN(64) int16_t freqs[1632];
     NTTGEN_ALIGN(64) int16_t grid[1632];
 #ifdef NTTGEN_DEBUG
-    nttgen_sntrup761_avx2_assert_range(c, 1536, -12970, 12970);
+    nttgen_sntrup761_avx2_assert_range(c, 1536, -13174, 13174);
 #endif
     const __m256i w_0 = _mm256_set1_epi16(-2247);
     const __m256i wq_0 = _mm256_set1_epi16(4439);
@@ -2500,8 +2344,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_fold(int16_t r[restrict 761],
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
- *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
+ * Ops per call: load 1300, store 870, add 2022, sub 1668, montmul 1361, barrett_coarse 471,
+ *   cond_add_q 96, shuffle 144, zip 288, const 332, pair_add 1344, pair_blend 180, pair_madd 1536,
  *   pair_mred 96, pair_swap 180
  */
 void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
@@ -2531,8 +2375,8 @@ void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1238, store 964, add 2274, sub 1440, mullo 672, montmul 969, barrett_coarse
- *   513, cond_add_q 96, shuffle 144, zip 288, const 270, pair_add 1344, pair_blend 180, pair_madd
+ * Ops per call: load 1300, store 870, add 2214, sub 1374, mullo 672, montmul 1043, barrett_coarse
+ *   443, cond_add_q 96, shuffle 144, zip 288, const 272, pair_add 1344, pair_blend 180, pair_madd
  *   1536, pair_mred 96, pair_swap 180
  */
 void nttgen_sntrup761_avx2_polymul_small(int16_t r[761], const int16_t a[761],

@@ -16,16 +16,16 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx2_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
- *         cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd
- *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 9776
+ *       ops: load 1300, store 870, add 2022, sub 1668, montmul 1361, barrett_coarse 471, cond_add_q
+ *         96, shuffle 144, zip 288, const 332, pair_add 1344, pair_blend 180, pair_madd 1536,
+ *         pair_mred 96, pair_swap 180
+ *       coefficient reductions: 7536
  *   nttgen_sntrup761_avx2_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1238, store 964, add 2274, sub 1440, mullo 672, montmul 969, barrett_coarse 513,
- *         cond_add_q 96, shuffle 144, zip 288, const 270, pair_add 1344, pair_blend 180, pair_madd
+ *       ops: load 1300, store 870, add 2214, sub 1374, mullo 672, montmul 1043, barrett_coarse 443,
+ *         cond_add_q 96, shuffle 144, zip 288, const 272, pair_add 1344, pair_blend 180, pair_madd
  *         1536, pair_mred 96, pair_swap 180
- *       coefficient reductions: 8208
+ *       coefficient reductions: 7088
  */
 #ifndef NTTGEN_SNTRUP761_AVX2_H
 #define NTTGEN_SNTRUP761_AVX2_H
@@ -48,8 +48,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1176, store 1058, add 2142, sub 1800, montmul 1213, barrett_coarse 611,
- *   cond_add_q 96, shuffle 144, zip 288, const 328, pair_add 1344, pair_blend 180, pair_madd 1536,
+ * Ops per call: load 1300, store 870, add 2022, sub 1668, montmul 1361, barrett_coarse 471,
+ *   cond_add_q 96, shuffle 144, zip 288, const 332, pair_add 1344, pair_blend 180, pair_madd 1536,
  *   pair_mred 96, pair_swap 180
  */
 void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
@@ -62,8 +62,8 @@ void nttgen_sntrup761_avx2_polymul(int16_t r[761], const int16_t a[761], const i
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1238, store 964, add 2274, sub 1440, mullo 672, montmul 969, barrett_coarse
- *   513, cond_add_q 96, shuffle 144, zip 288, const 270, pair_add 1344, pair_blend 180, pair_madd
+ * Ops per call: load 1300, store 870, add 2214, sub 1374, mullo 672, montmul 1043, barrett_coarse
+ *   443, cond_add_q 96, shuffle 144, zip 288, const 272, pair_add 1344, pair_blend 180, pair_madd
  *   1536, pair_mred 96, pair_swap 180
  */
 void nttgen_sntrup761_avx2_polymul_small(int16_t r[761], const int16_t a[761],

@@ -140,6 +140,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             coarse_reductions=cls.coarse_reductions,
             small_forward=cls.small_forward,
             ternary_forward=cls.ternary_forward,
+            rotated_forward=cls.rotated_forward,
             line_thresholds=line_thresholds(tuned, ring.q),
         )
     return build_shift_pipeline(

@@ -1074,6 +1074,7 @@ def build_good_rader(
     small_forward: bool = True,
     line_thresholds: LineThresholds | None = None,
     ternary_forward: bool = False,
+    rotated_forward: bool = False,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
@@ -1090,7 +1091,9 @@ def build_good_rader(
     each pass of the DFTs, see :class:`~.ntru_lines.LineThresholds` (None: none in the
     forward's, ``inverse_threshold`` in each of the inverse's); ``ternary_forward``: with
     ``small_forward``, ``forward_small`` by sums of exact products and twiddles, see
-    :mod:`.ntru_ternary` (its thresholds: the forward's of ``line_thresholds``)."""
+    :mod:`.ntru_ternary` (its thresholds: the forward's of ``line_thresholds``);
+    ``rotated_forward``: with ``dft_lines``, ``forward`` by the same two loops with Rader's
+    algorithm on each line's nonzero blocks in place of the sums (no grid)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
@@ -1125,6 +1128,8 @@ def build_good_rader(
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
         if ternary_forward and name == "forward_small":
             program_forward_ternary(S, shape, contract, line_thresholds.forward)
+        elif dft_lines and rotated_forward:
+            program_forward_ternary(S, shape, contract, line_thresholds.forward, rader=True)
         elif dft_lines:
             program_forward_lines(S, shape, contract, line_thresholds.forward)
         else:

@@ -22,7 +22,13 @@ on every entry. The twiddles are Montgomery products in the next pass, by a tabl
 the frequency, where each of those inputs needed a reduction anyway (a Montgomery product
 reduces it).
 
-``forward_small``
+The same two loops serve the other operand's forward (``rotated_forward``): each line body
+runs Rader's algorithm on line 0's nonzero positions (:func:`rotated_rader_kernel`, zeros
+elsewhere, which its trace skips) instead of the sums; the blocks come straight from the
+input, with no pass through a grid in Good–Thomas order, and the twiddles take the place
+of most of the frequencies pass's reductions.
+
+``forward_small`` (and ``forward`` with ``rader``)
     the sums (a loop over rho; inputs straight from a, the rows that run past p through a
     zero-padded scratch), then for each kept frequency k the twiddles and the DFT over the
     other axes (:func:`~.ntru_lines.rest_kernel`), written to the pieces' rows in the order
@@ -54,6 +60,7 @@ class TernaryLines:
     other axes, 0 .. w - 1) of the blocks rho + w i."""
 
     per_line: int
+    position: tuple[int, ...]
     sums: tuple[tuple[int, ...], ...]
     twiddles: tuple[tuple[int, ...], ...]
     line_of: tuple[int, ...]
@@ -94,7 +101,8 @@ def ternary_lines(shape: GoodRaderShape) -> TernaryLines:
                     )
     per_line = -(-shape.blocks_in // width)
     sums = tuple(tuple(column[pos(width * i)][k] for i in range(per_line)) for k in kept)
-    return TernaryLines(per_line, sums, twiddles, line_of)
+    position = tuple(pos(width * i) for i in range(per_line))
+    return TernaryLines(per_line, position, sums, twiddles, line_of)
 
 
 @cache
@@ -116,17 +124,40 @@ def sums_kernel(shape: GoodRaderShape) -> tuple[Trace, list[Sym | int]]:
     return trace, [part[0] for part in outs]
 
 
+@cache
+def rotated_rader_kernel(shape: GoodRaderShape) -> tuple[Trace, list[Sym | int]]:
+    """Rader's algorithm on line 0's nonzero blocks (input i at position pos(w i), zeros
+    elsewhere), the kept outputs: what every line computes before its twiddles."""
+    lines = ternary_lines(shape)
+    r = shape.axes[0]
+    dft = shape.map.dfts[0]
+    first, count = kept_frequencies(shape)
+
+    def run(xs: Sequence[Sym]) -> list[list[Sym | int]]:
+        line: list[list[Sym | int]] = [[0] for _ in range(r)]
+        for x, e in zip(xs, lines.position, strict=True):
+            line[e] = [x]
+        out = dft.apply(line, False, Cost())
+        return [out[k] for k in range(first, first + count)]
+
+    trace, outs = trace_map(run, shape.q, lines.per_line)
+    kept = [part[0] for part in outs]
+    return trace.pruned(kept), kept
+
+
 def program_forward_ternary(
     S: Builder,
     shape: GoodRaderShape,
     contract: tuple[int, int],
     thresholds: tuple[int | None, int | None] = (None, None),
+    rader: bool = False,
 ) -> None:
-    """forward(r, a) for a in ``contract`` within [-1, 1], the pieces as
+    """forward(r, a) for a in ``contract`` within [-1, 1] (any contract with ``rader``: Rader's
+    algorithm on each line in place of the sums), the pieces as
     :func:`~.ntru_lines.program_forward_lines` writes them (row k = piece k, sign +1; rows
     past the pieces zero), by the two loops of the module docstring; ``thresholds``: the
     reducer's in each (:attr:`~.ntru_lines.LineThresholds.forward`)."""
-    if contract[0] < -1 or contract[1] > 1:
+    if not rader and (contract[0] < -1 or contract[1] > 1):
         raise ValueError(f"the ternary forward needs inputs in [-1, 1], got {list(contract)}")
     p, m, L = shape.p, shape.m, shape.lanes
     width = shape.n // shape.axes[0]
@@ -151,7 +182,8 @@ def program_forward_ternary(
         return S.load(tail, c0 + (rho + width * (i - full_rows)) * m + lead, hint="a")
 
     def line_sums(c0: Affine) -> None:
-        kernel = Kernel(S, sums_kernel(shape), Reducer(S, thresholds[0]))
+        traced = rotated_rader_kernel(shape) if rader else sums_kernel(shape)
+        kernel = Kernel(S, traced, Reducer(S, thresholds[0]))
 
         def line(v: LoopVar) -> None:
             rho = Affine.of(v)

@@ -31,6 +31,8 @@ class Avx2(X86Simd):
     coarse_reductions = True
     # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
     ternary_forward = True
+    # the forward DFT's lines read the input directly (measured: ``Isa.rotated_forward``)
+    rotated_forward = True
     cpuid7_ebx = 1 << 5  # AVX2
     xcr0 = 0x6  # SSE and AVX (ymm) state
 

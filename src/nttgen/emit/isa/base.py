@@ -121,6 +121,15 @@ class Isa(ABC):
     # gcc does not vectorise the sums loop as it does the trace (polymul_small 24,300 ->
     # 49,652 ticks). AVX-512 keeps it until measured on a CPU that has it
     ternary_forward: bool = False
+    # whether the Good–Rader forward DFT as lines (``dft_lines``) takes the ternary forward's
+    # two loops with Rader's algorithm on each line's nonzero blocks in place of its sums:
+    # the blocks read straight from the input, no grid pass, the lines' rotations as
+    # twiddles in the frequencies pass (where they replace reductions). sntrup761, 2026-11-26
+    # (Zen 3, clang-19, shared libraries alternated in batches, both orders): AVX2 polymul
+    # 4,535 -> 4,381 and 4,544 -> 4,393 ticks, polymul_small 4,532 -> 4,388 and 4,546 ->
+    # 4,408; RVV, guest instructions under QEMU, polymul 57,810 -> 55,354 (VLEN 128) and
+    # 29,196 -> 27,952 (VLEN 256), polymul_small 54,592 -> 53,364 and 27,571 -> 26,949
+    rotated_forward: bool = False
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:

@@ -76,6 +76,8 @@ class RvvOps(HelperCalls, Isa):
     coarse_reductions = True
     # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
     ternary_forward = True
+    # the forward DFT's lines read the input directly (measured: ``Isa.rotated_forward``)
+    rotated_forward = True
 
     # ----------------------------------------------------------------- naming
     @property
