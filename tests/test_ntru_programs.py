@@ -24,7 +24,7 @@ import pytest
 from conftest import compile_command, compilers_for, require_isa, require_tool
 from nttgen.ctcheck import check_object
 from nttgen.dsl.builder import Builder
-from nttgen.dsl.ir import Function, Loop
+from nttgen.dsl.ir import Function, Load, Loop, Store
 from nttgen.emit import c_ast as C
 from nttgen.emit.isa import isa_class
 from nttgen.emit.isa.base import EmitContext
@@ -117,6 +117,7 @@ def _evaluate(
     line_thresholds: LineThresholds | None = None,
     ternary_forward: bool = False,
     rotated_forward: bool = False,
+    indexed_outputs: bool = False,
 ) -> NtruFunctions:
     fs = build_good_rader(
         p,
@@ -131,6 +132,7 @@ def _evaluate(
         line_thresholds=line_thresholds,
         ternary_forward=ternary_forward,
         rotated_forward=rotated_forward,
+        indexed_outputs=indexed_outputs,
     )
     # polymul_small transforms the small operand by its own DFT, or by the shared one
     assert ("forward_small" in fs.functions) == small_forward
@@ -223,11 +225,13 @@ def test_dfts_by_lines_with_a_threshold_per_pass(
 def test_avx2_thresholds_per_pass_reduce_less(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """AVX2's measured thresholds per pass (``NTRU_TUNED``) place fewer reductions in
     sntrup761's polymul than the one inverse threshold it replaced (4q in every pass): the
-    op counter's 471 against 561 coarse reductions (611 against 845 when it was chosen,
+    op counter's 471 against 591 coarse reductions (611 against 845 when it was chosen,
     before the ternary and rotated forwards: the forward's twiddles now take the place of
     most of its frequencies pass's reductions, and the small operand's transform leaves the
     base's second input wider, which changes the base's output range and the inverse's
-    reductions)."""
+    reductions; 561 before the inverse's last pass became a loop, whose body reduces by the
+    hull of its blocks' ranges where the straight-line pass left 30 narrower blocks
+    alone)."""
     tuned = NTRU_TUNED[(P, Q, "avx2")]
     assert line_thresholds(tuned, Q) == LineThresholds(
         forward=(None, 2 * Q), inverse=(None, None, 2 * Q)
@@ -238,7 +242,7 @@ def test_avx2_thresholds_per_pass_reduce_less(monkeypatch) -> None:  # type: ign
     monkeypatch.setitem(NTRU_TUNED, (P, Q, "avx2"), NtruTuning(inverse_threshold_q=4))
     one = ntru_functions(ring, "avx2").functions["polymul"]
     assert count_ops(per_pass)["barrett_coarse"] == 471
-    assert count_ops(one)["barrett_coarse"] == 561
+    assert count_ops(one)["barrett_coarse"] == 591
 
 
 def test_base_products_refuses_an_unknown_choice() -> None:
@@ -313,6 +317,73 @@ def test_rotated_forward_computes_the_product(
         got = evaluate(rot["forward"], Arith(Q, I16), x, checked=True)["r"][0]
         assert ((got - want) % Q == 0).all()
         assert "grid" not in {b.name for b in rot["forward"].locals}
+
+
+@pytest.mark.parametrize("cyclotomic", [True, False], ids=["phi", "whole"])
+@pytest.mark.parametrize(("lanes", "zip_group"), [(1, None), (8, None), (16, 3), (32, 3)])
+def test_indexed_outputs_compute_the_product(
+    lanes: int, zip_group: int | None, cyclotomic: bool
+) -> None:
+    """The inverse's last pass as a loop reading its blocks' Good–Thomas positions from
+    tables of offsets (``indexed_outputs``): checked evaluation against the schoolbook
+    product at every lane count, modulo Phi_17(x^96) (groups of six blocks, one per top
+    block) and the whole x^1632 - 1 (no tops: one block per iteration), and for p = 857,
+    q = 5167; its outputs are the straight-line pass's residues, within the bound the fold
+    relies on, and its tables hold every output block's position once."""
+    _evaluate(P, Q, lanes, seed=90 + lanes, zip_group=zip_group, cyclotomic=cyclotomic,
+              dft_lines=True, rotated_forward=lanes != 8, indexed_outputs=True)  # fmt: skip
+    if lanes == 16 and cyclotomic:
+        _evaluate(857, 5167, lanes, seed=861, dft_lines=True, indexed_outputs=True)
+        shape = good_rader_shape(P, Q, lanes)
+        fs = {
+            flag: build_good_rader(
+                P, Q, Arith(Q, I16), lanes, dft_lines=True, indexed_outputs=flag
+            ).functions["inverse"]
+            for flag in (False, True)
+        }
+        rng = random.Random(91)
+        lo, hi = fs[True].contract.inputs["c"]
+        x = {"c": np.array([rng.randint(lo, hi) for _ in range(shape.rows * shape.m)])}
+        x["c"][: shape.m] = hi  # an extreme row too
+        want = evaluate(fs[False], Arith(Q, I16), x, checked=True)["r"]
+        got = evaluate(fs[True], Arith(Q, I16), x, checked=True)["r"]
+        # the same residues (reduced where each pass's ranges said: a loop body sees the
+        # hull of its blocks' ranges), within the output bound the fold relies on
+        assert ((got - want) % Q == 0).all()
+        lo, hi = fs[True].contract.outputs["r"]
+        assert lo <= got.min() and got.max() <= hi <= Arith(Q, I16).lane.max // 3
+        tables = [t for t in fs[True].tables if t.name.startswith("out_at")]
+        assert len(tables) == 6 and all(len(t.values) == 16 for t in tables)
+        where = shape.map.in_perm
+        assert sorted(v for t in tables for v in t.values) == sorted(
+            where[j] * shape.m for j in range(shape.blocks_out)
+        )
+
+
+@pytest.mark.parametrize("isa", NTRU_ISAS)
+def test_indices_depend_on_counters_and_public_tables(isa: str) -> None:
+    """Constant time by construction, for every NTRU Prime stage as each ISA builds it: every
+    memory index is affine in the counters of the loops around it, plus at most one offset
+    read by such a counter from a table of the function's own, fixed at generation time and
+    as long as the loop (AVX2's inverse reads its output positions so)."""
+    looked_up = 0
+
+    def check(fn: Function, body: list, trips: dict) -> None:  # type: ignore[type-arg]
+        nonlocal looked_up
+        for st in body:
+            if isinstance(st, Loop):
+                check(fn, st.body, {**trips, st.var: st.count.const})
+            elif isinstance(st, Load | Store):
+                assert all(v in trips for v in st.index.loop_vars), (fn.name, st)
+                if st.index.lookup is not None:
+                    looked_up += 1
+                    table, var = st.index.lookup.table, st.index.lookup.var
+                    assert any(t is table for t in fn.tables)
+                    assert len(table.values) == trips[var] and min(table.values) >= 0
+
+    for fn in ntru_functions(get_ntru_ring("sntrup761"), isa).functions.values():
+        check(fn, fn.body, {})
+    assert (looked_up > 0) == (isa == "avx2")
 
 
 @pytest.mark.parametrize("lanes", [1, 16])
@@ -456,6 +527,7 @@ OTHER_WAYS = {
     "small_forward": ("_forward_small(", 25),
     "ternary_forward": ("_forward_small_tw[", 27),
     "rotated_forward": ("_forward_tw[", 29),
+    "indexed_outputs": ("_inverse_out_at0[", 31),
 }
 
 
@@ -470,8 +542,8 @@ def test_compiled_both_ways(isa: str, flag: str, monkeypatch) -> None:  # type: 
     cls = isa_class(isa)
     other = not getattr(cls, flag)
     monkeypatch.setattr(cls, flag, other)
-    if flag == "rotated_forward" and other:
-        # the rotated forward is a form of the DFTs as lines
+    if flag in ("rotated_forward", "indexed_outputs") and other:
+        # the rotated forward and the indexed outputs are forms of the DFTs as lines
         monkeypatch.setattr(cls, "dft_lines", True)
     marker, seed = OTHER_WAYS[flag]
     ring = get_ntru_ring("sntrup761")

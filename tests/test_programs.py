@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import ALL_RINGS, ring_id
+from nttgen.emit import c_ast as C
 from nttgen.generate import kernel_set
 from nttgen.interp.bounds import analyse
 from nttgen.interp.evaluate import evaluate
@@ -266,3 +267,46 @@ def test_schoolbook_reference_is_exact() -> None:
     q = 2147483137
     a = np.full(n, q - 1)
     assert schoolbook(a, a, q)[0] == (sum((q - 1) ** 2 * (-1 if i else 1) for i in range(n))) % q
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+def test_table_lookup_indices(unroll: bool) -> None:
+    """An index may read one offset from a public table by a loop counter (the Good–Thomas
+    output order of the NTRU Prime inverse is affine in no counter): the evaluator follows
+    it, the C reads the file-scope table by the counter (or the offset itself where the loop
+    is unrolled), and the misuses are refused by name."""
+    from nttgen.dsl.builder import Builder
+    from nttgen.dsl.ir import Affine, LoopVar
+    from nttgen.emit.c_emit import CEmitter
+    from nttgen.emit.isa import isa_class
+    from nttgen.emit.isa.base import EmitContext
+    from nttgen.lanes import I16
+    from nttgen.plan.constants import Arith
+
+    arith, L = Arith(3329, I16), 4
+    perm = [5, 2, 7, 0, 3, 6, 1, 4]
+    S = Builder("permute", arith, L, "blocks in a public order")
+    a = S.input("a", 8 * L, (-1664, 1664))
+    r = S.output("r", 8 * L)
+    at = S.offsets("at", [b * L for b in perm])
+    S.loop(8, lambda v: S.store(r, Affine.of(v) * L, S.load(a, Affine.looked_up(at, v))),
+           hint="blk", unroll=unroll)  # fmt: skip
+    fn = S.finish()
+    x = np.arange(8 * L).reshape(1, -1) - 16
+    got = evaluate(fn, arith, {"a": x}, checked=True)["r"][0]
+    assert list(got) == [int(x[0, b * L + i]) for b in perm for i in range(L)]
+    isa = isa_class("c")(EmitContext(arith, "t"))
+    text = C.Unit([CEmitter(fn, isa, lambda f: f.name, lambda f, t: f"t_{t.name}").emit()]).render()
+    assert ("t_at[" in text) != unroll
+    if unroll:
+        assert "a[20]" in text and "a[28]" in text  # blocks 5 and 7, read as constants
+    v = LoopVar("i", 0)
+    with pytest.raises(ValueError, match="at most one table lookup"):
+        _ = Affine.looked_up(at, v) + Affine.looked_up(at, v)
+    with pytest.raises(ValueError, match="does not scale"):
+        _ = Affine.looked_up(at, v) * 2
+    with pytest.raises(ValueError, match="has 8 entries, read at 8"):
+        (Affine.looked_up(at, v) + 1).evaluate({v: 8})
+    assert (Affine.looked_up(at, v) + 3).evaluate({v: 1}) == 2 * L + 3
+    with pytest.raises(ValueError, match=r"offsets bad: need offsets in \[0, 2\^31\)"):
+        S.offsets("bad", [0, -4])

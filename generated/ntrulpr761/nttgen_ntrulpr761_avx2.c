@@ -313,6 +313,48 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_ntrulpr761_avx2_base_tq[192] = {
 };
 // clang-format on
 
+//
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_ntrulpr761_avx2_inverse_out_at0[16] = {
+    0, 576, 1152, 96, 672, 1248, 192, 768, 1344, 288, 864, 1440, 384, 960, 1536, 480,
+};
+// clang-format on
+
+//
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_ntrulpr761_avx2_inverse_out_at1[16] = {
+    144, 720, 1296, 240, 816, 1392, 336, 912, 1488, 432, 1008, 1584, 528, 1104, 48, 624,
+};
+// clang-format on
+
+//
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_ntrulpr761_avx2_inverse_out_at2[16] = {
+    256, 832, 1408, 352, 928, 1504, 448, 1024, 1600, 544, 1120, 64, 640, 1216, 160, 736,
+};
+// clang-format on
+
+//
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_ntrulpr761_avx2_inverse_out_at3[16] = {
+    304, 880, 1456, 400, 976, 1552, 496, 1072, 16, 592, 1168, 112, 688, 1264, 208, 784,
+};
+// clang-format on
+
+//
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_ntrulpr761_avx2_inverse_out_at4[16] = {
+    416, 992, 1568, 512, 1088, 32, 608, 1184, 128, 704, 1280, 224, 800, 1376, 320, 896,
+};
+// clang-format on
+
+//
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_ntrulpr761_avx2_inverse_out_at5[16] = {
+    560, 1136, 80, 656, 1232, 176, 752, 1328, 272, 848, 1424, 368, 944, 1520, 464, 1040,
+};
+// clang-format on
+
 // K, but 0 in lane 0 (r_0 has no c_(p-1))
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_ntrulpr761_avx2_fold_mask[16] = {
@@ -1871,402 +1913,50 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
         _mm256_storeu_si256((__m256i *)&grid[line_0 * 16 + 1440], sum_96);
         _mm256_storeu_si256((__m256i *)&grid[line_0 * 16 + 1536], diff_63);
     }
-    const __m256i g_0 = _mm256_load_si256((const __m256i *)&grid[0]);
-    const __m256i g_1 = _mm256_load_si256((const __m256i *)&grid[1056]);
-    const __m256i red_24 = nttgen_ntrulpr761_avx2_barrett_coarse(g_0);
-    const __m256i red_25 = nttgen_ntrulpr761_avx2_barrett_coarse(g_1);
-    const __m256i o_0 = _mm256_sub_epi16(red_24, red_25);
-    _mm256_storeu_si256((__m256i *)&r[0], o_0);
-    const __m256i g_2 = _mm256_load_si256((const __m256i *)&grid[144]);
-    const __m256i g_3 = _mm256_load_si256((const __m256i *)&grid[1200]);
-    const __m256i red_26 = nttgen_ntrulpr761_avx2_barrett_coarse(g_2);
-    const __m256i red_27 = nttgen_ntrulpr761_avx2_barrett_coarse(g_3);
-    const __m256i o_1 = _mm256_sub_epi16(red_26, red_27);
-    _mm256_storeu_si256((__m256i *)&r[16], o_1);
-    const __m256i g_4 = _mm256_load_si256((const __m256i *)&grid[256]);
-    const __m256i g_5 = _mm256_load_si256((const __m256i *)&grid[1312]);
-    const __m256i red_28 = nttgen_ntrulpr761_avx2_barrett_coarse(g_4);
-    const __m256i red_29 = nttgen_ntrulpr761_avx2_barrett_coarse(g_5);
-    const __m256i o_2 = _mm256_sub_epi16(red_28, red_29);
-    _mm256_storeu_si256((__m256i *)&r[32], o_2);
-    const __m256i g_6 = _mm256_load_si256((const __m256i *)&grid[304]);
-    const __m256i g_7 = _mm256_load_si256((const __m256i *)&grid[1360]);
-    const __m256i red_30 = nttgen_ntrulpr761_avx2_barrett_coarse(g_6);
-    const __m256i red_31 = nttgen_ntrulpr761_avx2_barrett_coarse(g_7);
-    const __m256i o_3 = _mm256_sub_epi16(red_30, red_31);
-    _mm256_storeu_si256((__m256i *)&r[48], o_3);
-    const __m256i g_8 = _mm256_load_si256((const __m256i *)&grid[416]);
-    const __m256i g_9 = _mm256_load_si256((const __m256i *)&grid[1472]);
-    const __m256i red_32 = nttgen_ntrulpr761_avx2_barrett_coarse(g_8);
-    const __m256i red_33 = nttgen_ntrulpr761_avx2_barrett_coarse(g_9);
-    const __m256i o_4 = _mm256_sub_epi16(red_32, red_33);
-    _mm256_storeu_si256((__m256i *)&r[64], o_4);
-    const __m256i g_10 = _mm256_load_si256((const __m256i *)&grid[560]);
-    const __m256i g_11 = _mm256_load_si256((const __m256i *)&grid[1616]);
-    const __m256i red_34 = nttgen_ntrulpr761_avx2_barrett_coarse(g_10);
-    const __m256i red_35 = nttgen_ntrulpr761_avx2_barrett_coarse(g_11);
-    const __m256i o_5 = _mm256_sub_epi16(red_34, red_35);
-    _mm256_storeu_si256((__m256i *)&r[80], o_5);
-    const __m256i g_12 = _mm256_load_si256((const __m256i *)&grid[576]);
-    const __m256i red_36 = nttgen_ntrulpr761_avx2_barrett_coarse(g_12);
-    const __m256i o_6 = _mm256_sub_epi16(red_36, red_25);
-    _mm256_storeu_si256((__m256i *)&r[96], o_6);
-    const __m256i g_13 = _mm256_load_si256((const __m256i *)&grid[720]);
-    const __m256i red_37 = nttgen_ntrulpr761_avx2_barrett_coarse(g_13);
-    const __m256i o_7 = _mm256_sub_epi16(red_37, red_27);
-    _mm256_storeu_si256((__m256i *)&r[112], o_7);
-    const __m256i g_14 = _mm256_load_si256((const __m256i *)&grid[832]);
-    const __m256i red_38 = nttgen_ntrulpr761_avx2_barrett_coarse(g_14);
-    const __m256i o_8 = _mm256_sub_epi16(red_38, red_29);
-    _mm256_storeu_si256((__m256i *)&r[128], o_8);
-    const __m256i g_15 = _mm256_load_si256((const __m256i *)&grid[880]);
-    const __m256i red_39 = nttgen_ntrulpr761_avx2_barrett_coarse(g_15);
-    const __m256i o_9 = _mm256_sub_epi16(red_39, red_31);
-    _mm256_storeu_si256((__m256i *)&r[144], o_9);
-    const __m256i g_16 = _mm256_load_si256((const __m256i *)&grid[992]);
-    const __m256i red_40 = nttgen_ntrulpr761_avx2_barrett_coarse(g_16);
-    const __m256i o_10 = _mm256_sub_epi16(red_40, red_33);
-    _mm256_storeu_si256((__m256i *)&r[160], o_10);
-    const __m256i g_17 = _mm256_load_si256((const __m256i *)&grid[1136]);
-    const __m256i red_41 = nttgen_ntrulpr761_avx2_barrett_coarse(g_17);
-    const __m256i o_11 = _mm256_sub_epi16(red_41, red_35);
-    _mm256_storeu_si256((__m256i *)&r[176], o_11);
-    const __m256i g_18 = _mm256_load_si256((const __m256i *)&grid[1152]);
-    const __m256i red_42 = nttgen_ntrulpr761_avx2_barrett_coarse(g_18);
-    const __m256i o_12 = _mm256_sub_epi16(red_42, red_25);
-    _mm256_storeu_si256((__m256i *)&r[192], o_12);
-    const __m256i g_19 = _mm256_load_si256((const __m256i *)&grid[1296]);
-    const __m256i red_43 = nttgen_ntrulpr761_avx2_barrett_coarse(g_19);
-    const __m256i o_13 = _mm256_sub_epi16(red_43, red_27);
-    _mm256_storeu_si256((__m256i *)&r[208], o_13);
-    const __m256i g_20 = _mm256_load_si256((const __m256i *)&grid[1408]);
-    const __m256i red_44 = nttgen_ntrulpr761_avx2_barrett_coarse(g_20);
-    const __m256i o_14 = _mm256_sub_epi16(red_44, red_29);
-    _mm256_storeu_si256((__m256i *)&r[224], o_14);
-    const __m256i g_21 = _mm256_load_si256((const __m256i *)&grid[1456]);
-    const __m256i red_45 = nttgen_ntrulpr761_avx2_barrett_coarse(g_21);
-    const __m256i o_15 = _mm256_sub_epi16(red_45, red_31);
-    _mm256_storeu_si256((__m256i *)&r[240], o_15);
-    const __m256i g_22 = _mm256_load_si256((const __m256i *)&grid[1568]);
-    const __m256i red_46 = nttgen_ntrulpr761_avx2_barrett_coarse(g_22);
-    const __m256i o_16 = _mm256_sub_epi16(red_46, red_33);
-    _mm256_storeu_si256((__m256i *)&r[256], o_16);
-    const __m256i g_23 = _mm256_load_si256((const __m256i *)&grid[80]);
-    const __m256i red_47 = nttgen_ntrulpr761_avx2_barrett_coarse(g_23);
-    const __m256i o_17 = _mm256_sub_epi16(red_47, red_35);
-    _mm256_storeu_si256((__m256i *)&r[272], o_17);
-    const __m256i g_24 = _mm256_load_si256((const __m256i *)&grid[96]);
-    const __m256i red_48 = nttgen_ntrulpr761_avx2_barrett_coarse(g_24);
-    const __m256i o_18 = _mm256_sub_epi16(red_48, red_25);
-    _mm256_storeu_si256((__m256i *)&r[288], o_18);
-    const __m256i g_25 = _mm256_load_si256((const __m256i *)&grid[240]);
-    const __m256i red_49 = nttgen_ntrulpr761_avx2_barrett_coarse(g_25);
-    const __m256i o_19 = _mm256_sub_epi16(red_49, red_27);
-    _mm256_storeu_si256((__m256i *)&r[304], o_19);
-    const __m256i g_26 = _mm256_load_si256((const __m256i *)&grid[352]);
-    const __m256i red_50 = nttgen_ntrulpr761_avx2_barrett_coarse(g_26);
-    const __m256i o_20 = _mm256_sub_epi16(red_50, red_29);
-    _mm256_storeu_si256((__m256i *)&r[320], o_20);
-    const __m256i g_27 = _mm256_load_si256((const __m256i *)&grid[400]);
-    const __m256i red_51 = nttgen_ntrulpr761_avx2_barrett_coarse(g_27);
-    const __m256i o_21 = _mm256_sub_epi16(red_51, red_31);
-    _mm256_storeu_si256((__m256i *)&r[336], o_21);
-    const __m256i g_28 = _mm256_load_si256((const __m256i *)&grid[512]);
-    const __m256i red_52 = nttgen_ntrulpr761_avx2_barrett_coarse(g_28);
-    const __m256i o_22 = _mm256_sub_epi16(red_52, red_33);
-    _mm256_storeu_si256((__m256i *)&r[352], o_22);
-    const __m256i g_29 = _mm256_load_si256((const __m256i *)&grid[656]);
-    const __m256i red_53 = nttgen_ntrulpr761_avx2_barrett_coarse(g_29);
-    const __m256i o_23 = _mm256_sub_epi16(red_53, red_35);
-    _mm256_storeu_si256((__m256i *)&r[368], o_23);
-    const __m256i g_30 = _mm256_load_si256((const __m256i *)&grid[672]);
-    const __m256i red_54 = nttgen_ntrulpr761_avx2_barrett_coarse(g_30);
-    const __m256i o_24 = _mm256_sub_epi16(red_54, red_25);
-    _mm256_storeu_si256((__m256i *)&r[384], o_24);
-    const __m256i g_31 = _mm256_load_si256((const __m256i *)&grid[816]);
-    const __m256i red_55 = nttgen_ntrulpr761_avx2_barrett_coarse(g_31);
-    const __m256i o_25 = _mm256_sub_epi16(red_55, red_27);
-    _mm256_storeu_si256((__m256i *)&r[400], o_25);
-    const __m256i g_32 = _mm256_load_si256((const __m256i *)&grid[928]);
-    const __m256i red_56 = nttgen_ntrulpr761_avx2_barrett_coarse(g_32);
-    const __m256i o_26 = _mm256_sub_epi16(red_56, red_29);
-    _mm256_storeu_si256((__m256i *)&r[416], o_26);
-    const __m256i g_33 = _mm256_load_si256((const __m256i *)&grid[976]);
-    const __m256i red_57 = nttgen_ntrulpr761_avx2_barrett_coarse(g_33);
-    const __m256i o_27 = _mm256_sub_epi16(red_57, red_31);
-    _mm256_storeu_si256((__m256i *)&r[432], o_27);
-    const __m256i g_34 = _mm256_load_si256((const __m256i *)&grid[1088]);
-    const __m256i red_58 = nttgen_ntrulpr761_avx2_barrett_coarse(g_34);
-    const __m256i o_28 = _mm256_sub_epi16(red_58, red_33);
-    _mm256_storeu_si256((__m256i *)&r[448], o_28);
-    const __m256i g_35 = _mm256_load_si256((const __m256i *)&grid[1232]);
-    const __m256i red_59 = nttgen_ntrulpr761_avx2_barrett_coarse(g_35);
-    const __m256i o_29 = _mm256_sub_epi16(red_59, red_35);
-    _mm256_storeu_si256((__m256i *)&r[464], o_29);
-    const __m256i g_36 = _mm256_load_si256((const __m256i *)&grid[1248]);
-    const __m256i red_60 = nttgen_ntrulpr761_avx2_barrett_coarse(g_36);
-    const __m256i o_30 = _mm256_sub_epi16(red_60, red_25);
-    _mm256_storeu_si256((__m256i *)&r[480], o_30);
-    const __m256i g_37 = _mm256_load_si256((const __m256i *)&grid[1392]);
-    const __m256i red_61 = nttgen_ntrulpr761_avx2_barrett_coarse(g_37);
-    const __m256i o_31 = _mm256_sub_epi16(red_61, red_27);
-    _mm256_storeu_si256((__m256i *)&r[496], o_31);
-    const __m256i g_38 = _mm256_load_si256((const __m256i *)&grid[1504]);
-    const __m256i red_62 = nttgen_ntrulpr761_avx2_barrett_coarse(g_38);
-    const __m256i o_32 = _mm256_sub_epi16(red_62, red_29);
-    _mm256_storeu_si256((__m256i *)&r[512], o_32);
-    const __m256i g_39 = _mm256_load_si256((const __m256i *)&grid[1552]);
-    const __m256i red_63 = nttgen_ntrulpr761_avx2_barrett_coarse(g_39);
-    const __m256i o_33 = _mm256_sub_epi16(red_63, red_31);
-    _mm256_storeu_si256((__m256i *)&r[528], o_33);
-    const __m256i g_40 = _mm256_load_si256((const __m256i *)&grid[32]);
-    const __m256i red_64 = nttgen_ntrulpr761_avx2_barrett_coarse(g_40);
-    const __m256i o_34 = _mm256_sub_epi16(red_64, red_33);
-    _mm256_storeu_si256((__m256i *)&r[544], o_34);
-    const __m256i g_41 = _mm256_load_si256((const __m256i *)&grid[176]);
-    const __m256i red_65 = nttgen_ntrulpr761_avx2_barrett_coarse(g_41);
-    const __m256i o_35 = _mm256_sub_epi16(red_65, red_35);
-    _mm256_storeu_si256((__m256i *)&r[560], o_35);
-    const __m256i g_42 = _mm256_load_si256((const __m256i *)&grid[192]);
-    const __m256i red_66 = nttgen_ntrulpr761_avx2_barrett_coarse(g_42);
-    const __m256i o_36 = _mm256_sub_epi16(red_66, red_25);
-    _mm256_storeu_si256((__m256i *)&r[576], o_36);
-    const __m256i g_43 = _mm256_load_si256((const __m256i *)&grid[336]);
-    const __m256i red_67 = nttgen_ntrulpr761_avx2_barrett_coarse(g_43);
-    const __m256i o_37 = _mm256_sub_epi16(red_67, red_27);
-    _mm256_storeu_si256((__m256i *)&r[592], o_37);
-    const __m256i g_44 = _mm256_load_si256((const __m256i *)&grid[448]);
-    const __m256i red_68 = nttgen_ntrulpr761_avx2_barrett_coarse(g_44);
-    const __m256i o_38 = _mm256_sub_epi16(red_68, red_29);
-    _mm256_storeu_si256((__m256i *)&r[608], o_38);
-    const __m256i g_45 = _mm256_load_si256((const __m256i *)&grid[496]);
-    const __m256i red_69 = nttgen_ntrulpr761_avx2_barrett_coarse(g_45);
-    const __m256i o_39 = _mm256_sub_epi16(red_69, red_31);
-    _mm256_storeu_si256((__m256i *)&r[624], o_39);
-    const __m256i g_46 = _mm256_load_si256((const __m256i *)&grid[608]);
-    const __m256i red_70 = nttgen_ntrulpr761_avx2_barrett_coarse(g_46);
-    const __m256i o_40 = _mm256_sub_epi16(red_70, red_33);
-    _mm256_storeu_si256((__m256i *)&r[640], o_40);
-    const __m256i g_47 = _mm256_load_si256((const __m256i *)&grid[752]);
-    const __m256i red_71 = nttgen_ntrulpr761_avx2_barrett_coarse(g_47);
-    const __m256i o_41 = _mm256_sub_epi16(red_71, red_35);
-    _mm256_storeu_si256((__m256i *)&r[656], o_41);
-    const __m256i g_48 = _mm256_load_si256((const __m256i *)&grid[768]);
-    const __m256i red_72 = nttgen_ntrulpr761_avx2_barrett_coarse(g_48);
-    const __m256i o_42 = _mm256_sub_epi16(red_72, red_25);
-    _mm256_storeu_si256((__m256i *)&r[672], o_42);
-    const __m256i g_49 = _mm256_load_si256((const __m256i *)&grid[912]);
-    const __m256i red_73 = nttgen_ntrulpr761_avx2_barrett_coarse(g_49);
-    const __m256i o_43 = _mm256_sub_epi16(red_73, red_27);
-    _mm256_storeu_si256((__m256i *)&r[688], o_43);
-    const __m256i g_50 = _mm256_load_si256((const __m256i *)&grid[1024]);
-    const __m256i red_74 = nttgen_ntrulpr761_avx2_barrett_coarse(g_50);
-    const __m256i o_44 = _mm256_sub_epi16(red_74, red_29);
-    _mm256_storeu_si256((__m256i *)&r[704], o_44);
-    const __m256i g_51 = _mm256_load_si256((const __m256i *)&grid[1072]);
-    const __m256i red_75 = nttgen_ntrulpr761_avx2_barrett_coarse(g_51);
-    const __m256i o_45 = _mm256_sub_epi16(red_75, red_31);
-    _mm256_storeu_si256((__m256i *)&r[720], o_45);
-    const __m256i g_52 = _mm256_load_si256((const __m256i *)&grid[1184]);
-    const __m256i red_76 = nttgen_ntrulpr761_avx2_barrett_coarse(g_52);
-    const __m256i o_46 = _mm256_sub_epi16(red_76, red_33);
-    _mm256_storeu_si256((__m256i *)&r[736], o_46);
-    const __m256i g_53 = _mm256_load_si256((const __m256i *)&grid[1328]);
-    const __m256i red_77 = nttgen_ntrulpr761_avx2_barrett_coarse(g_53);
-    const __m256i o_47 = _mm256_sub_epi16(red_77, red_35);
-    _mm256_storeu_si256((__m256i *)&r[752], o_47);
-    const __m256i g_54 = _mm256_load_si256((const __m256i *)&grid[1344]);
-    const __m256i red_78 = nttgen_ntrulpr761_avx2_barrett_coarse(g_54);
-    const __m256i o_48 = _mm256_sub_epi16(red_78, red_25);
-    _mm256_storeu_si256((__m256i *)&r[768], o_48);
-    const __m256i g_55 = _mm256_load_si256((const __m256i *)&grid[1488]);
-    const __m256i red_79 = nttgen_ntrulpr761_avx2_barrett_coarse(g_55);
-    const __m256i o_49 = _mm256_sub_epi16(red_79, red_27);
-    _mm256_storeu_si256((__m256i *)&r[784], o_49);
-    const __m256i g_56 = _mm256_load_si256((const __m256i *)&grid[1600]);
-    const __m256i red_80 = nttgen_ntrulpr761_avx2_barrett_coarse(g_56);
-    const __m256i o_50 = _mm256_sub_epi16(red_80, red_29);
-    _mm256_storeu_si256((__m256i *)&r[800], o_50);
-    const __m256i g_57 = _mm256_load_si256((const __m256i *)&grid[16]);
-    const __m256i red_81 = nttgen_ntrulpr761_avx2_barrett_coarse(g_57);
-    const __m256i o_51 = _mm256_sub_epi16(red_81, red_31);
-    _mm256_storeu_si256((__m256i *)&r[816], o_51);
-    const __m256i g_58 = _mm256_load_si256((const __m256i *)&grid[128]);
-    const __m256i red_82 = nttgen_ntrulpr761_avx2_barrett_coarse(g_58);
-    const __m256i o_52 = _mm256_sub_epi16(red_82, red_33);
-    _mm256_storeu_si256((__m256i *)&r[832], o_52);
-    const __m256i g_59 = _mm256_load_si256((const __m256i *)&grid[272]);
-    const __m256i red_83 = nttgen_ntrulpr761_avx2_barrett_coarse(g_59);
-    const __m256i o_53 = _mm256_sub_epi16(red_83, red_35);
-    _mm256_storeu_si256((__m256i *)&r[848], o_53);
-    const __m256i g_60 = _mm256_load_si256((const __m256i *)&grid[288]);
-    const __m256i red_84 = nttgen_ntrulpr761_avx2_barrett_coarse(g_60);
-    const __m256i o_54 = _mm256_sub_epi16(red_84, red_25);
-    _mm256_storeu_si256((__m256i *)&r[864], o_54);
-    const __m256i g_61 = _mm256_load_si256((const __m256i *)&grid[432]);
-    const __m256i red_85 = nttgen_ntrulpr761_avx2_barrett_coarse(g_61);
-    const __m256i o_55 = _mm256_sub_epi16(red_85, red_27);
-    _mm256_storeu_si256((__m256i *)&r[880], o_55);
-    const __m256i g_62 = _mm256_load_si256((const __m256i *)&grid[544]);
-    const __m256i red_86 = nttgen_ntrulpr761_avx2_barrett_coarse(g_62);
-    const __m256i o_56 = _mm256_sub_epi16(red_86, red_29);
-    _mm256_storeu_si256((__m256i *)&r[896], o_56);
-    const __m256i g_63 = _mm256_load_si256((const __m256i *)&grid[592]);
-    const __m256i red_87 = nttgen_ntrulpr761_avx2_barrett_coarse(g_63);
-    const __m256i o_57 = _mm256_sub_epi16(red_87, red_31);
-    _mm256_storeu_si256((__m256i *)&r[912], o_57);
-    const __m256i g_64 = _mm256_load_si256((const __m256i *)&grid[704]);
-    const __m256i red_88 = nttgen_ntrulpr761_avx2_barrett_coarse(g_64);
-    const __m256i o_58 = _mm256_sub_epi16(red_88, red_33);
-    _mm256_storeu_si256((__m256i *)&r[928], o_58);
-    const __m256i g_65 = _mm256_load_si256((const __m256i *)&grid[848]);
-    const __m256i red_89 = nttgen_ntrulpr761_avx2_barrett_coarse(g_65);
-    const __m256i o_59 = _mm256_sub_epi16(red_89, red_35);
-    _mm256_storeu_si256((__m256i *)&r[944], o_59);
-    const __m256i g_66 = _mm256_load_si256((const __m256i *)&grid[864]);
-    const __m256i red_90 = nttgen_ntrulpr761_avx2_barrett_coarse(g_66);
-    const __m256i o_60 = _mm256_sub_epi16(red_90, red_25);
-    _mm256_storeu_si256((__m256i *)&r[960], o_60);
-    const __m256i g_67 = _mm256_load_si256((const __m256i *)&grid[1008]);
-    const __m256i red_91 = nttgen_ntrulpr761_avx2_barrett_coarse(g_67);
-    const __m256i o_61 = _mm256_sub_epi16(red_91, red_27);
-    _mm256_storeu_si256((__m256i *)&r[976], o_61);
-    const __m256i g_68 = _mm256_load_si256((const __m256i *)&grid[1120]);
-    const __m256i red_92 = nttgen_ntrulpr761_avx2_barrett_coarse(g_68);
-    const __m256i o_62 = _mm256_sub_epi16(red_92, red_29);
-    _mm256_storeu_si256((__m256i *)&r[992], o_62);
-    const __m256i g_69 = _mm256_load_si256((const __m256i *)&grid[1168]);
-    const __m256i red_93 = nttgen_ntrulpr761_avx2_barrett_coarse(g_69);
-    const __m256i o_63 = _mm256_sub_epi16(red_93, red_31);
-    _mm256_storeu_si256((__m256i *)&r[1008], o_63);
-    const __m256i g_70 = _mm256_load_si256((const __m256i *)&grid[1280]);
-    const __m256i red_94 = nttgen_ntrulpr761_avx2_barrett_coarse(g_70);
-    const __m256i o_64 = _mm256_sub_epi16(red_94, red_33);
-    _mm256_storeu_si256((__m256i *)&r[1024], o_64);
-    const __m256i g_71 = _mm256_load_si256((const __m256i *)&grid[1424]);
-    const __m256i red_95 = nttgen_ntrulpr761_avx2_barrett_coarse(g_71);
-    const __m256i o_65 = _mm256_sub_epi16(red_95, red_35);
-    _mm256_storeu_si256((__m256i *)&r[1040], o_65);
-    const __m256i g_72 = _mm256_load_si256((const __m256i *)&grid[1440]);
-    const __m256i red_96 = nttgen_ntrulpr761_avx2_barrett_coarse(g_72);
-    const __m256i o_66 = _mm256_sub_epi16(red_96, red_25);
-    _mm256_storeu_si256((__m256i *)&r[1056], o_66);
-    const __m256i g_73 = _mm256_load_si256((const __m256i *)&grid[1584]);
-    const __m256i red_97 = nttgen_ntrulpr761_avx2_barrett_coarse(g_73);
-    const __m256i o_67 = _mm256_sub_epi16(red_97, red_27);
-    _mm256_storeu_si256((__m256i *)&r[1072], o_67);
-    const __m256i g_74 = _mm256_load_si256((const __m256i *)&grid[64]);
-    const __m256i red_98 = nttgen_ntrulpr761_avx2_barrett_coarse(g_74);
-    const __m256i o_68 = _mm256_sub_epi16(red_98, red_29);
-    _mm256_storeu_si256((__m256i *)&r[1088], o_68);
-    const __m256i g_75 = _mm256_load_si256((const __m256i *)&grid[112]);
-    const __m256i red_99 = nttgen_ntrulpr761_avx2_barrett_coarse(g_75);
-    const __m256i o_69 = _mm256_sub_epi16(red_99, red_31);
-    _mm256_storeu_si256((__m256i *)&r[1104], o_69);
-    const __m256i g_76 = _mm256_load_si256((const __m256i *)&grid[224]);
-    const __m256i red_100 = nttgen_ntrulpr761_avx2_barrett_coarse(g_76);
-    const __m256i o_70 = _mm256_sub_epi16(red_100, red_33);
-    _mm256_storeu_si256((__m256i *)&r[1120], o_70);
-    const __m256i g_77 = _mm256_load_si256((const __m256i *)&grid[368]);
-    const __m256i red_101 = nttgen_ntrulpr761_avx2_barrett_coarse(g_77);
-    const __m256i o_71 = _mm256_sub_epi16(red_101, red_35);
-    _mm256_storeu_si256((__m256i *)&r[1136], o_71);
-    const __m256i g_78 = _mm256_load_si256((const __m256i *)&grid[384]);
-    const __m256i red_102 = nttgen_ntrulpr761_avx2_barrett_coarse(g_78);
-    const __m256i o_72 = _mm256_sub_epi16(red_102, red_25);
-    _mm256_storeu_si256((__m256i *)&r[1152], o_72);
-    const __m256i g_79 = _mm256_load_si256((const __m256i *)&grid[528]);
-    const __m256i red_103 = nttgen_ntrulpr761_avx2_barrett_coarse(g_79);
-    const __m256i o_73 = _mm256_sub_epi16(red_103, red_27);
-    _mm256_storeu_si256((__m256i *)&r[1168], o_73);
-    const __m256i g_80 = _mm256_load_si256((const __m256i *)&grid[640]);
-    const __m256i red_104 = nttgen_ntrulpr761_avx2_barrett_coarse(g_80);
-    const __m256i o_74 = _mm256_sub_epi16(red_104, red_29);
-    _mm256_storeu_si256((__m256i *)&r[1184], o_74);
-    const __m256i g_81 = _mm256_load_si256((const __m256i *)&grid[688]);
-    const __m256i red_105 = nttgen_ntrulpr761_avx2_barrett_coarse(g_81);
-    const __m256i o_75 = _mm256_sub_epi16(red_105, red_31);
-    _mm256_storeu_si256((__m256i *)&r[1200], o_75);
-    const __m256i g_82 = _mm256_load_si256((const __m256i *)&grid[800]);
-    const __m256i red_106 = nttgen_ntrulpr761_avx2_barrett_coarse(g_82);
-    const __m256i o_76 = _mm256_sub_epi16(red_106, red_33);
-    _mm256_storeu_si256((__m256i *)&r[1216], o_76);
-    const __m256i g_83 = _mm256_load_si256((const __m256i *)&grid[944]);
-    const __m256i red_107 = nttgen_ntrulpr761_avx2_barrett_coarse(g_83);
-    const __m256i o_77 = _mm256_sub_epi16(red_107, red_35);
-    _mm256_storeu_si256((__m256i *)&r[1232], o_77);
-    const __m256i g_84 = _mm256_load_si256((const __m256i *)&grid[960]);
-    const __m256i red_108 = nttgen_ntrulpr761_avx2_barrett_coarse(g_84);
-    const __m256i o_78 = _mm256_sub_epi16(red_108, red_25);
-    _mm256_storeu_si256((__m256i *)&r[1248], o_78);
-    const __m256i g_85 = _mm256_load_si256((const __m256i *)&grid[1104]);
-    const __m256i red_109 = nttgen_ntrulpr761_avx2_barrett_coarse(g_85);
-    const __m256i o_79 = _mm256_sub_epi16(red_109, red_27);
-    _mm256_storeu_si256((__m256i *)&r[1264], o_79);
-    const __m256i g_86 = _mm256_load_si256((const __m256i *)&grid[1216]);
-    const __m256i red_110 = nttgen_ntrulpr761_avx2_barrett_coarse(g_86);
-    const __m256i o_80 = _mm256_sub_epi16(red_110, red_29);
-    _mm256_storeu_si256((__m256i *)&r[1280], o_80);
-    const __m256i g_87 = _mm256_load_si256((const __m256i *)&grid[1264]);
-    const __m256i red_111 = nttgen_ntrulpr761_avx2_barrett_coarse(g_87);
-    const __m256i o_81 = _mm256_sub_epi16(red_111, red_31);
-    _mm256_storeu_si256((__m256i *)&r[1296], o_81);
-    const __m256i g_88 = _mm256_load_si256((const __m256i *)&grid[1376]);
-    const __m256i red_112 = nttgen_ntrulpr761_avx2_barrett_coarse(g_88);
-    const __m256i o_82 = _mm256_sub_epi16(red_112, red_33);
-    _mm256_storeu_si256((__m256i *)&r[1312], o_82);
-    const __m256i g_89 = _mm256_load_si256((const __m256i *)&grid[1520]);
-    const __m256i red_113 = nttgen_ntrulpr761_avx2_barrett_coarse(g_89);
-    const __m256i o_83 = _mm256_sub_epi16(red_113, red_35);
-    _mm256_storeu_si256((__m256i *)&r[1328], o_83);
-    const __m256i g_90 = _mm256_load_si256((const __m256i *)&grid[1536]);
-    const __m256i red_114 = nttgen_ntrulpr761_avx2_barrett_coarse(g_90);
-    const __m256i o_84 = _mm256_sub_epi16(red_114, red_25);
-    _mm256_storeu_si256((__m256i *)&r[1344], o_84);
-    const __m256i g_91 = _mm256_load_si256((const __m256i *)&grid[48]);
-    const __m256i red_115 = nttgen_ntrulpr761_avx2_barrett_coarse(g_91);
-    const __m256i o_85 = _mm256_sub_epi16(red_115, red_27);
-    _mm256_storeu_si256((__m256i *)&r[1360], o_85);
-    const __m256i g_92 = _mm256_load_si256((const __m256i *)&grid[160]);
-    const __m256i red_116 = nttgen_ntrulpr761_avx2_barrett_coarse(g_92);
-    const __m256i o_86 = _mm256_sub_epi16(red_116, red_29);
-    _mm256_storeu_si256((__m256i *)&r[1376], o_86);
-    const __m256i g_93 = _mm256_load_si256((const __m256i *)&grid[208]);
-    const __m256i red_117 = nttgen_ntrulpr761_avx2_barrett_coarse(g_93);
-    const __m256i o_87 = _mm256_sub_epi16(red_117, red_31);
-    _mm256_storeu_si256((__m256i *)&r[1392], o_87);
-    const __m256i g_94 = _mm256_load_si256((const __m256i *)&grid[320]);
-    const __m256i red_118 = nttgen_ntrulpr761_avx2_barrett_coarse(g_94);
-    const __m256i o_88 = _mm256_sub_epi16(red_118, red_33);
-    _mm256_storeu_si256((__m256i *)&r[1408], o_88);
-    const __m256i g_95 = _mm256_load_si256((const __m256i *)&grid[464]);
-    const __m256i red_119 = nttgen_ntrulpr761_avx2_barrett_coarse(g_95);
-    const __m256i o_89 = _mm256_sub_epi16(red_119, red_35);
-    _mm256_storeu_si256((__m256i *)&r[1424], o_89);
-    const __m256i g_96 = _mm256_load_si256((const __m256i *)&grid[480]);
-    const __m256i red_120 = nttgen_ntrulpr761_avx2_barrett_coarse(g_96);
-    const __m256i o_90 = _mm256_sub_epi16(red_120, red_25);
-    _mm256_storeu_si256((__m256i *)&r[1440], o_90);
-    const __m256i g_97 = _mm256_load_si256((const __m256i *)&grid[624]);
-    const __m256i red_121 = nttgen_ntrulpr761_avx2_barrett_coarse(g_97);
-    const __m256i o_91 = _mm256_sub_epi16(red_121, red_27);
-    _mm256_storeu_si256((__m256i *)&r[1456], o_91);
-    const __m256i g_98 = _mm256_load_si256((const __m256i *)&grid[736]);
-    const __m256i red_122 = nttgen_ntrulpr761_avx2_barrett_coarse(g_98);
-    const __m256i o_92 = _mm256_sub_epi16(red_122, red_29);
-    _mm256_storeu_si256((__m256i *)&r[1472], o_92);
-    const __m256i g_99 = _mm256_load_si256((const __m256i *)&grid[784]);
-    const __m256i red_123 = nttgen_ntrulpr761_avx2_barrett_coarse(g_99);
-    const __m256i o_93 = _mm256_sub_epi16(red_123, red_31);
-    _mm256_storeu_si256((__m256i *)&r[1488], o_93);
-    const __m256i g_100 = _mm256_load_si256((const __m256i *)&grid[896]);
-    const __m256i red_124 = nttgen_ntrulpr761_avx2_barrett_coarse(g_100);
-    const __m256i o_94 = _mm256_sub_epi16(red_124, red_33);
-    _mm256_storeu_si256((__m256i *)&r[1504], o_94);
-    const __m256i g_101 = _mm256_load_si256((const __m256i *)&grid[1040]);
-    const __m256i red_125 = nttgen_ntrulpr761_avx2_barrett_coarse(g_101);
-    const __m256i o_95 = _mm256_sub_epi16(red_125, red_35);
-    _mm256_storeu_si256((__m256i *)&r[1520], o_95);
+    const __m256i top_0 = _mm256_load_si256((const __m256i *)&grid[1056]);
+    const __m256i red_24 = nttgen_ntrulpr761_avx2_barrett_coarse(top_0);
+    const __m256i top_1 = _mm256_load_si256((const __m256i *)&grid[1200]);
+    const __m256i red_25 = nttgen_ntrulpr761_avx2_barrett_coarse(top_1);
+    const __m256i top_2 = _mm256_load_si256((const __m256i *)&grid[1312]);
+    const __m256i red_26 = nttgen_ntrulpr761_avx2_barrett_coarse(top_2);
+    const __m256i top_3 = _mm256_load_si256((const __m256i *)&grid[1360]);
+    const __m256i red_27 = nttgen_ntrulpr761_avx2_barrett_coarse(top_3);
+    const __m256i top_4 = _mm256_load_si256((const __m256i *)&grid[1472]);
+    const __m256i red_28 = nttgen_ntrulpr761_avx2_barrett_coarse(top_4);
+    const __m256i top_5 = _mm256_load_si256((const __m256i *)&grid[1616]);
+    const __m256i red_29 = nttgen_ntrulpr761_avx2_barrett_coarse(top_5);
+    for (size_t grp_0 = 0; grp_0 < 16; ++grp_0) {
+        const __m256i g_0 =
+            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at0[grp_0]]);
+        const __m256i red_30 = nttgen_ntrulpr761_avx2_barrett_coarse(g_0);
+        const __m256i o_0 = _mm256_sub_epi16(red_30, red_24);
+        _mm256_storeu_si256((__m256i *)&r[grp_0 * 96], o_0);
+        const __m256i g_1 =
+            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at1[grp_0]]);
+        const __m256i red_31 = nttgen_ntrulpr761_avx2_barrett_coarse(g_1);
+        const __m256i o_1 = _mm256_sub_epi16(red_31, red_25);
+        _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 16], o_1);
+        const __m256i g_2 =
+            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at2[grp_0]]);
+        const __m256i red_32 = nttgen_ntrulpr761_avx2_barrett_coarse(g_2);
+        const __m256i o_2 = _mm256_sub_epi16(red_32, red_26);
+        _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 32], o_2);
+        const __m256i g_3 =
+            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at3[grp_0]]);
+        const __m256i red_33 = nttgen_ntrulpr761_avx2_barrett_coarse(g_3);
+        const __m256i o_3 = _mm256_sub_epi16(red_33, red_27);
+        _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 48], o_3);
+        const __m256i g_4 =
+            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at4[grp_0]]);
+        const __m256i red_34 = nttgen_ntrulpr761_avx2_barrett_coarse(g_4);
+        const __m256i o_4 = _mm256_sub_epi16(red_34, red_28);
+        _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 64], o_4);
+        const __m256i g_5 =
+            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at5[grp_0]]);
+        const __m256i red_35 = nttgen_ntrulpr761_avx2_barrett_coarse(g_5);
+        const __m256i o_5 = _mm256_sub_epi16(red_35, red_29);
+        _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 80], o_5);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_ntrulpr761_avx2_assert_range(r, 1536, -5582, 5582);
 #endif

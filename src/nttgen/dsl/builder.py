@@ -10,12 +10,13 @@ independent bounds check) replays the recorded IR, so all of them see exactly th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ..errors import BoundsError
 from ..interp.bounds import BoundsInterp, State
 from ..intervals import Bound
+from ..lanes import I32
 from ..plan.constants import Arith
 from .dce import eliminate_dead_code
 from .ir import (
@@ -165,6 +166,15 @@ class Builder:
                 f"({len(values)} values, {self.fn.lanes} lanes)"
             )
         t = Table(name, self.lane, tuple(values), tuple(notes or ()), doc, in_frame)
+        self.fn.tables.append(t)
+        return t
+
+    def offsets(self, name: str, values: Sequence[int], doc: str = "") -> Table:
+        """A table of element offsets (each in [0, 2^31)) for indices that read them by a loop
+        counter (:meth:`Affine.looked_up`): public constants, never loaded as lanes."""
+        if not values or any(not 0 <= v < 2**31 for v in values):
+            raise ValueError(f"offsets {name}: need offsets in [0, 2^31), got {list(values)}")
+        t = Table(name, I32, tuple(values), doc=doc)
         self.fn.tables.append(t)
         return t
 

@@ -2,9 +2,10 @@
 
 A :class:`Function` is a list of statements over SSA :class:`Value` s of one lane type, each a
 vector of L lanes (L is fixed per build: 1 for portable C, 16 for AVX2 16-bit lanes, ...).
-Memory is addressed by :class:`Affine` expressions of loop counters only, so no address can
-depend on data. Loops have compile-time trip counts, or a count read from a public scalar
-parameter. Mutable :class:`Var` s carry values across iterations of runtime loops.
+Memory is addressed by :class:`Affine` expressions of loop counters only (with at most one
+offset read from a public table by a loop counter), so no address can depend on data. Loops
+have compile-time trip counts, or a count read from a public scalar parameter. Mutable
+:class:`Var` s carry values across iterations of runtime loops.
 
 The IR is produced once per kernel by :class:`nttgen.dsl.builder.Builder` (which runs the
 tagless-final program and makes the analysis-driven decisions) and then replayed into every
@@ -61,11 +62,23 @@ class ScalarParam:
 
 
 @dataclass(frozen=True)
+class Lookup:
+    """``table.values[var]``: an element offset read, by a loop counter, from a table of
+    offsets fixed at generation time (public: no address depends on data). For index maps
+    that are not affine, such as a Good–Thomas output order."""
+
+    table: Table
+    var: LoopVar
+
+
+@dataclass(frozen=True)
 class Affine:
-    """const + sum(coef * var): an element index that depends on loop counters only."""
+    """const + sum(coef * var) [+ lookup]: an element index that depends on loop counters
+    only (``lookup``: at most one offset read from a public table by a loop counter)."""
 
     const: int = 0
     terms: tuple[tuple[LoopVar, int], ...] = ()
+    lookup: Lookup | None = None
 
     @staticmethod
     def of(x: Affine | int | LoopVar) -> Affine:
@@ -76,8 +89,15 @@ class Affine:
             return Affine(0, ((x, 1),))
         return Affine(int(x))
 
+    @staticmethod
+    def looked_up(table: Table, var: LoopVar) -> Affine:
+        """The index ``table.values[var]`` (an offsets table, see :meth:`Builder.offsets`)."""
+        return Affine(0, (), Lookup(table, var))
+
     def __add__(self, other: Affine | int | LoopVar) -> Affine:
         o = Affine.of(other)
+        if self.lookup is not None and o.lookup is not None:
+            raise ValueError("an index takes at most one table lookup")
         coefs: dict[LoopVar, int] = {}
         order: list[LoopVar] = []
         for v, c in (*self.terms, *o.terms):
@@ -85,27 +105,42 @@ class Affine:
                 order.append(v)
                 coefs[v] = 0
             coefs[v] += c
-        return Affine(self.const + o.const, tuple((v, coefs[v]) for v in order if coefs[v]))
+        terms = tuple((v, coefs[v]) for v in order if coefs[v])
+        return Affine(self.const + o.const, terms, self.lookup or o.lookup)
 
     __radd__ = __add__
 
     def __mul__(self, k: int) -> Affine:
         if not isinstance(k, int):
             raise TypeError("affine indices scale by integers only")
+        if self.lookup is not None and k != 1:
+            raise ValueError("a table lookup does not scale: store the offsets scaled")
         if k == 0:
             return Affine(0)
-        return Affine(self.const * k, tuple((v, c * k) for v, c in self.terms))
+        return Affine(self.const * k, tuple((v, c * k) for v, c in self.terms), self.lookup)
 
     __rmul__ = __mul__
 
     def evaluate(self, env: Mapping[LoopVar, int]) -> int:
         """The index for concrete counter values."""
-        return self.const + sum(c * env[v] for v, c in self.terms)
+        base = self.const + sum(c * env[v] for v, c in self.terms)
+        if self.lookup is None:
+            return base
+        offsets, i = self.lookup.table.values, env[self.lookup.var]
+        if not 0 <= i < len(offsets):
+            raise ValueError(
+                f"offsets table {self.lookup.table.name} has {len(offsets)} entries, "
+                f"read at {i}: its loop runs past it"
+            )
+        return base + offsets[i]
 
     @property
     def loop_vars(self) -> tuple[LoopVar, ...]:
         """The counters this index depends on."""
-        return tuple(v for v, _ in self.terms)
+        own = tuple(v for v, _ in self.terms)
+        if self.lookup is None or self.lookup.var in own:
+            return own
+        return (*own, self.lookup.var)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,13 @@ class CEmitter:
         terms = C.Int(0)
         for v, c in index.terms:
             terms = C.add(terms, C.mul(self.loopvars[v], c))
+        if index.lookup is not None:
+            # read straight from the file-scope table (not through an opaque alias): its
+            # address stays a constant of the program, so the offset read is public
+            t, i = index.lookup.table, self.loopvars[index.lookup.var]
+            table = C.Name(self.table_name(self.fn, t))
+            at = C.Int(t.values[i.value]) if isinstance(i, C.Int) else C.Index(table, i)
+            terms = C.add(terms, at)
         return C.add(terms, e)
 
     def _memory(self, src: Memory) -> C.Expr:
@@ -145,7 +152,12 @@ class CEmitter:
         if broadcast:
             L = self.fn.lanes
             lane_of = getattr(self.isa, "load_lane_broadcast", None)
-            if lane_of and isinstance(src, Table) and all(c % L == 0 for _, c in index.terms):
+            if (
+                lane_of
+                and isinstance(src, Table)
+                and index.lookup is None
+                and all(c % L == 0 for _, c in index.terms)
+            ):
                 # the vector of L table entries around it, and one lane of it: ISAs with
                 # multiplications by a lane (NEON) then need no broadcast at all
                 r = index.const % L
@@ -160,7 +172,12 @@ class CEmitter:
 
     def _aligned(self, index: Affine) -> bool:
         L = self.fn.lanes
-        return index.const % L == 0 and all(c % L == 0 for _, c in index.terms)
+        looked_up = index.lookup.table.values if index.lookup is not None else ()
+        return (
+            index.const % L == 0
+            and all(c % L == 0 for _, c in index.terms)
+            and all(v % L == 0 for v in looked_up)
+        )
 
     def store(
         self, dst: Buffer, index: Affine, value: C.Expr, *, lanes_at: tuple[int, ...] | None = None

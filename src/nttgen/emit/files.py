@@ -182,12 +182,13 @@ class CFileWriter:
 
     def _register_tables(self) -> None:
         # identical tables (e.g. the roots basemul and basemul_acc share) are emitted once
-        self._tables: dict[tuple[int, ...], str] = {}
+        # (an offsets table is another C type: keyed by the lane too)
+        self._tables: dict[tuple[int, tuple[int, ...]], str] = {}
         self._unique: list[tuple[Function, Table]] = []
         for fn in self.functions.values():
             for t in fn.tables:
-                if t.values not in self._tables:
-                    self._tables[t.values] = f"{self.prefix}_{fn.name}_{t.name}"
+                if (t.lane.bits, t.values) not in self._tables:
+                    self._tables[t.lane.bits, t.values] = f"{self.prefix}_{fn.name}_{t.name}"
                     self._unique.append((fn, t))
 
     def entry_points(self) -> list[tuple[str, Function]]:
@@ -207,7 +208,7 @@ class CFileWriter:
     def table_name(self, fn: Function, table: Table) -> str:
         """The C name of a constant table (shared by every function with the same contents)."""
         del fn
-        return self._tables[table.values]
+        return self._tables[table.lane.bits, table.values]
 
     # ----------------------------------------------------------------- hooks
     def _header_lines(self, kind: str) -> list[str]:
@@ -320,7 +321,7 @@ class CFileWriter:
             u.items.append(C.Blank())
             u.items.append(
                 C.ArrayDef(
-                    fn.lane.c_type,
+                    t.lane.c_type,
                     self.table_name(fn, t),
                     t.values,
                     align=f"{ALIGN_MACRO}(64)",

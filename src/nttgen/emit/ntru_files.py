@@ -141,6 +141,7 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             small_forward=cls.small_forward,
             ternary_forward=cls.ternary_forward,
             rotated_forward=cls.rotated_forward,
+            indexed_outputs=cls.indexed_outputs,
             line_thresholds=line_thresholds(tuned, ring.q),
         )
     return build_shift_pipeline(

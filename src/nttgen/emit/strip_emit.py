@@ -139,6 +139,9 @@ class StripEmitter(CEmitter):
         """The element stride of ``index`` along the active vector loop (0: invariant)."""
         if self.active is None:
             return 0
+        if index.lookup is not None and index.lookup.var is self.active:
+            # an offsets table gives no stride: such a loop must stay scalar
+            raise ValueError(f"{self.fn.name}: a table lookup along the vector loop")
         return dict(index.terms).get(self.active, 0)
 
     # ----------------------------------------------------------------- structure

@@ -63,14 +63,27 @@ class Evaluator:
         depth = len(self.axes)
         idx = np.full((1,) * depth, index.const, dtype=np.int64)
         for v, c in index.terms:
-            if v in self.runtime:
-                idx = idx + c * self.runtime[v]
-                continue
-            pos = next(i for i, (w, _) in enumerate(self.axes) if w is v)
-            shape = [1] * depth
-            shape[pos] = self.axes[pos][1]
-            idx = idx + c * np.arange(self.axes[pos][1], dtype=np.int64).reshape(shape)
+            idx = idx + c * self._counter(v)
+        if index.lookup is not None:
+            offsets = np.asarray(index.lookup.table.values, dtype=np.int64)
+            at = self._counter(index.lookup.var)
+            if at.max() >= len(offsets):
+                raise ValueError(
+                    f"{self.fn.name}: offsets table {index.lookup.table.name} has "
+                    f"{len(offsets)} entries, read at {int(at.max())}"
+                )
+            idx = idx + offsets[at]
         return idx
+
+    def _counter(self, v: LoopVar) -> Array:
+        """The values of counter ``v``: a scalar for a runtime loop, else along its axis."""
+        if v in self.runtime:
+            return np.asarray(self.runtime[v], dtype=np.int64)
+        depth = len(self.axes)
+        pos = next(i for i, (w, _) in enumerate(self.axes) if w is v)
+        shape = [1] * depth
+        shape[pos] = self.axes[pos][1]
+        return np.arange(self.axes[pos][1], dtype=np.int64).reshape(shape)
 
     def _finish(self, op: str, exact: Array, wide: bool = False) -> Array:
         lane = self.lane.wide if wide else self.lane

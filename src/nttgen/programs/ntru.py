@@ -1075,6 +1075,7 @@ def build_good_rader(
     line_thresholds: LineThresholds | None = None,
     ternary_forward: bool = False,
     rotated_forward: bool = False,
+    indexed_outputs: bool = False,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
     with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
@@ -1093,7 +1094,9 @@ def build_good_rader(
     ``small_forward``, ``forward_small`` by sums of exact products and twiddles, see
     :mod:`.ntru_ternary` (its thresholds: the forward's of ``line_thresholds``);
     ``rotated_forward``: with ``dft_lines``, ``forward`` by the same two loops with Rader's
-    algorithm on each line's nonzero blocks in place of the sums (no grid)."""
+    algorithm on each line's nonzero blocks in place of the sums (no grid);
+    ``indexed_outputs``: with ``dft_lines``, the inverse's last pass as a loop reading its
+    blocks' positions from tables (see :func:`~.ntru_lines.program_inverse_lines`)."""
     shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
@@ -1150,7 +1153,9 @@ def build_good_rader(
     # 343 -> 170 ticks, inverse 1,440 -> 1,499, polymul 6,931 -> 6,736.
     out_bound = arith.lane.max // 3 if narrow_inverse else None
     if dft_lines:
-        program_inverse_lines(S, shape, base_out, line_thresholds.inverse, out_bound)
+        program_inverse_lines(
+            S, shape, base_out, line_thresholds.inverse, out_bound, indexed_outputs
+        )
     else:
         program_inverse(
             S, shape, base_out, forward_signs(shape), inverse_threshold, out_bound=out_bound

@@ -211,10 +211,13 @@ def program_inverse_lines(
     contract: tuple[int, int],
     thresholds: tuple[int | None, int | None, int | None] = (None, None, None),
     out_bound: int | None = None,
+    indexed_outputs: bool = False,
 ) -> None:
     """inverse(r, c) as :func:`~.ntru.program_inverse` computes it, for pieces of sign +1 (as
     :func:`program_forward_lines` writes them), by the loops of the module docstring;
-    ``thresholds``: the reducer's in each pass (:attr:`LineThresholds.inverse`)."""
+    ``thresholds``: the reducer's in each pass (:attr:`LineThresholds.inverse`);
+    ``indexed_outputs``: the last pass as a loop over the output blocks, their Good–Thomas
+    positions read from a table of offsets (else straight-line code, one copy per block)."""
     m, n = shape.m, shape.n
     width = n // shape.axes[0]
     r = S.output("r", shape.blocks_out * m, doc="n times the product, low blocks")
@@ -250,20 +253,61 @@ def program_inverse_lines(
 
         S.loop(width, line, hint="line", unroll=False)
 
+    def output(
+        red: Reducer,
+        tops: dict[int, Value],
+        j: int,
+        at: Affine,
+        c0: Affine,
+        block: Affine | None = None,
+    ) -> None:
+        """Output block j (``block`` where a loop's counter gives it, j then naming its top)
+        from the grid block at ``at`` (from column ``c0``), less its top block (loaded into
+        ``tops`` on first use)."""
+        val = S.load(grid, c0 + at, hint="g")
+        if shape.cyclotomic:
+            i = j % stride
+            if i not in tops:
+                tops[i] = S.load(grid, c0 + where[top + i] * m, hint="g")
+            val, tops[i] = red.make_room(val, tops[i], need_sum=False)
+            val = S.sub(val, tops[i], hint="o")
+        if out_bound is not None:
+            val = red.fit_to(val, (-out_bound, out_bound))
+        S.store(r, c0 + (Affine.of(j) if block is None else block) * m, val)
+
     def fold(c0: Affine) -> None:
         red = Reducer(S, thresholds[2])
-        folded: dict[int, Value] = {}
+        tops: dict[int, Value] = {}
         for j in range(shape.blocks_out):
-            val = S.load(grid, c0 + where[j] * m, hint="g")
-            if shape.cyclotomic:
-                i = j % stride
-                if i not in folded:
-                    folded[i] = S.load(grid, c0 + where[top + i] * m, hint="g")
-                val, folded[i] = red.make_room(val, folded[i], need_sum=False)
-                val = S.sub(val, folded[i], hint="o")
-            if out_bound is not None:
-                val = red.fit_to(val, (-out_bound, out_bound))
-            S.store(r, c0 + j * m, val)
+            output(red, tops, j, Affine.of(where[j] * m), c0)
 
-    for body in (frequencies, rader_lines, fold):
+    def indexed_fold(c0: Affine) -> None:
+        # The output order is a CRT map of the grid's, affine in no counter: one loop over
+        # groups of `per` blocks (one of each top, so each body's tops are fixed) reads their
+        # positions from tables. The tops are loaded, and reduced past the threshold, before
+        # the loop, whose body only reads them. Measured (sntrup761, AVX2, Zen 3): the
+        # inverse's code 7.0 -> 4.0 KiB, polymul_small 4,400 -> 4,230 ticks.
+        red = Reducer(S, thresholds[2])
+        per = stride if shape.cyclotomic else 1
+        groups = shape.blocks_out // per
+        tops: dict[int, Value] = {}
+        for i in range(per if shape.cyclotomic else 0):
+            tops[i] = S.load(grid, c0 + where[top + i] * m, hint="top")
+            if red.threshold is not None and S.bound(tops[i]).magnitude > red.threshold:
+                tops[i] = red.reduce(tops[i])
+        at = [
+            S.offsets(f"out_at{i}", [where[g * per + i] * m for g in range(groups)])
+            for i in range(per)
+        ]
+
+        def group(v: LoopVar) -> None:
+            for i in range(per):
+                block = Affine.of(v) * per + i
+                output(red, dict(tops), i, Affine.looked_up(at[i], v), c0, block)
+
+        S.loop(groups, group, hint="grp", unroll=False)
+        for j in range(groups * per, shape.blocks_out):  # a last partial group, if any
+            output(red, tops, j, Affine.of(where[j] * m), c0)
+
+    for body in (frequencies, rader_lines, indexed_fold if indexed_outputs else fold):
         columns(S, shape, body)

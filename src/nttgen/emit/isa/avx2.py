@@ -33,6 +33,8 @@ class Avx2(X86Simd):
     ternary_forward = True
     # the forward DFT's lines read the input directly (measured: ``Isa.rotated_forward``)
     rotated_forward = True
+    # the inverse DFT's last pass as a loop over a table of positions (``Isa.indexed_outputs``)
+    indexed_outputs = True
     cpuid7_ebx = 1 << 5  # AVX2
     xcr0 = 0x6  # SSE and AVX (ymm) state
 

@@ -130,6 +130,13 @@ class Isa(ABC):
     # 4,408; RVV, guest instructions under QEMU, polymul 57,810 -> 55,354 (VLEN 128) and
     # 29,196 -> 27,952 (VLEN 256), polymul_small 54,592 -> 53,364 and 27,571 -> 26,949
     rotated_forward: bool = False
+    # whether the Good–Rader inverse DFT as lines (``dft_lines``) runs its last pass (each
+    # output block from its Good–Thomas position, less its top block) as a loop that reads
+    # the positions from tables of offsets, not as one straight-line copy per block: less
+    # code to decode per call. sntrup761, 2026-11-26 (Zen 3, clang-19, shared libraries
+    # alternated in batches, both orders): AVX2 polymul 4,380 -> 4,336, polymul_small
+    # 4,400 -> 4,234 ticks (the inverse's code 7.0 -> 4.0 KiB)
+    indexed_outputs: bool = False
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:
