@@ -1536,6 +1536,12 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
                                                            const int16_t c[restrict 1536]) {
     NTTGEN_ALIGN(64) int16_t freqs[1632];
     NTTGEN_ALIGN(64) int16_t grid[1632];
+    const int32_t *const out_at0_0 = nttgen_ntrulpr761_avx2_inverse_out_at0;
+    const int32_t *const out_at1_0 = nttgen_ntrulpr761_avx2_inverse_out_at1;
+    const int32_t *const out_at2_0 = nttgen_ntrulpr761_avx2_inverse_out_at2;
+    const int32_t *const out_at3_0 = nttgen_ntrulpr761_avx2_inverse_out_at3;
+    const int32_t *const out_at4_0 = nttgen_ntrulpr761_avx2_inverse_out_at4;
+    const int32_t *const out_at5_0 = nttgen_ntrulpr761_avx2_inverse_out_at5;
 #ifdef NTTGEN_DEBUG
     nttgen_ntrulpr761_avx2_assert_range(c, 1536, -13174, 13174);
 #endif
@@ -1926,33 +1932,27 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx2_inverse(int16_t r[restrict 15
     const __m256i top_5 = _mm256_load_si256((const __m256i *)&grid[1616]);
     const __m256i red_29 = nttgen_ntrulpr761_avx2_barrett_coarse(top_5);
     for (size_t grp_0 = 0; grp_0 < 16; ++grp_0) {
-        const __m256i g_0 =
-            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at0[grp_0]]);
+        const __m256i g_0 = _mm256_load_si256((const __m256i *)&grid[out_at0_0[grp_0]]);
         const __m256i red_30 = nttgen_ntrulpr761_avx2_barrett_coarse(g_0);
         const __m256i o_0 = _mm256_sub_epi16(red_30, red_24);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 96], o_0);
-        const __m256i g_1 =
-            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at1[grp_0]]);
+        const __m256i g_1 = _mm256_load_si256((const __m256i *)&grid[out_at1_0[grp_0]]);
         const __m256i red_31 = nttgen_ntrulpr761_avx2_barrett_coarse(g_1);
         const __m256i o_1 = _mm256_sub_epi16(red_31, red_25);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 16], o_1);
-        const __m256i g_2 =
-            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at2[grp_0]]);
+        const __m256i g_2 = _mm256_load_si256((const __m256i *)&grid[out_at2_0[grp_0]]);
         const __m256i red_32 = nttgen_ntrulpr761_avx2_barrett_coarse(g_2);
         const __m256i o_2 = _mm256_sub_epi16(red_32, red_26);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 32], o_2);
-        const __m256i g_3 =
-            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at3[grp_0]]);
+        const __m256i g_3 = _mm256_load_si256((const __m256i *)&grid[out_at3_0[grp_0]]);
         const __m256i red_33 = nttgen_ntrulpr761_avx2_barrett_coarse(g_3);
         const __m256i o_3 = _mm256_sub_epi16(red_33, red_27);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 48], o_3);
-        const __m256i g_4 =
-            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at4[grp_0]]);
+        const __m256i g_4 = _mm256_load_si256((const __m256i *)&grid[out_at4_0[grp_0]]);
         const __m256i red_34 = nttgen_ntrulpr761_avx2_barrett_coarse(g_4);
         const __m256i o_4 = _mm256_sub_epi16(red_34, red_28);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 64], o_4);
-        const __m256i g_5 =
-            _mm256_load_si256((const __m256i *)&grid[nttgen_ntrulpr761_avx2_inverse_out_at5[grp_0]]);
+        const __m256i g_5 = _mm256_load_si256((const __m256i *)&grid[out_at5_0[grp_0]]);
         const __m256i red_35 = nttgen_ntrulpr761_avx2_barrett_coarse(g_5);
         const __m256i o_5 = _mm256_sub_epi16(red_35, red_29);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 96 + 80], o_5);

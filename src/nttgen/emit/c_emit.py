@@ -74,6 +74,7 @@ class CEmitter:
         self.stmt: Stmt | None = None
         self.tag = ""
         self.tables: dict[Table, str] = {}
+        self.offsets: dict[Table, str] = {}  # offsets tables read by indices, and their alias
         self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
 
     # ----------------------------------------------------------------- helpers
@@ -107,12 +108,13 @@ class CEmitter:
         for v, c in index.terms:
             terms = C.add(terms, C.mul(self.loopvars[v], c))
         if index.lookup is not None:
-            # read straight from the file-scope table (not through an opaque alias): its
-            # address stays a constant of the program, so the offset read is public
             t, i = index.lookup.table, self.loopvars[index.lookup.var]
-            table = C.Name(self.table_name(self.fn, t))
-            at = C.Int(t.values[i.value]) if isinstance(i, C.Int) else C.Index(table, i)
-            terms = C.add(terms, at)
+            if isinstance(i, C.Int):  # an unrolled loop: the offset itself
+                terms = C.add(terms, C.Int(t.values[i.value]))
+            else:
+                if t not in self.offsets:
+                    self.offsets[t] = self.names.fresh(t.name)
+                terms = C.add(terms, C.Index(C.Name(self.offsets[t]), i))
         return C.add(terms, e)
 
     def _memory(self, src: Memory) -> C.Expr:
@@ -340,6 +342,11 @@ class CEmitter:
         aliases: list[C.Stmt] = []
         for t, name in self.tables.items():
             aliases += self._table_alias(t, name)
+        for t, name in self.offsets.items():
+            # never opaque (unlike a table of values may be): a constant pointer to read-only
+            # data, so the constant-time check sees the offsets it reads as public
+            table = C.Name(self.table_name(self.fn, t))
+            aliases.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         n_locals = len(self.lane_offsets) + len(self.fn.locals)
         self.blocks[0][n_locals:n_locals] = aliases
         return C.FuncDef(
