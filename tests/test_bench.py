@@ -218,3 +218,19 @@ def test_no_pinning_where_the_system_cannot_pin(monkeypatch: pytest.MonkeyPatch)
         assert bench._run(["true"], Path("."), pin=True) == ""
     finally:
         bench.bench_cpu.cache_clear()
+
+
+def test_reductions_column_shows_each_isa_where_they_differ() -> None:
+    """One count where every ISA's program reduces as often (the NTT rings' programs), each
+    ISA's own where they differ (an NTRU Prime ring: the AVX2 program is another program
+    than the portable C's), in the table's ISA order."""
+    from nttgen.bench.report import reductions_cell
+
+    def result(isa: str, reductions: int) -> BenchResult:
+        return BenchResult("sntrup761", isa, "polymul", 1, 1.0, 1.0, 1.0, 1.0, "tsc", reductions)
+
+    same = {"c": result("c", 1536), "avx2": result("avx2", 1536)}
+    assert reductions_cell(same, ["c", "avx2"]) == "1,536"
+    differ = {"avx2": result("avx2", 7536), "c": result("c", 16272)}
+    assert reductions_cell(differ, ["c", "avx2"]) == "c 16,272 / avx2 7,536"
+    assert reductions_cell(differ, ["avx2"]) == "7,536"

@@ -50,10 +50,19 @@ def print_table(
             if isa != "c" and "c" in isas:
                 base = by_isa.get("c")
                 cells.append(f"{base.median / r.median:.2f}x" if r and base and r.median else "-")
-        first = next(iter(by_isa.values()))
-        cells.append(str(first.reductions))
+        cells.append(reductions_cell(by_isa, isas))
         t.add_row(*cells)
     console.print(t)
+
+
+def reductions_cell(by_isa: dict[str, BenchResult], isas: list[str]) -> str:
+    """The reductions column of one row: the count where every ISA's program has the same,
+    else each ISA's own (an NTRU Prime ring's ISAs run different programs: the AVX2 one
+    reduces far fewer coefficients than the portable C)."""
+    counts = {isa: by_isa[isa].reductions for isa in isas if isa in by_isa}
+    if len(set(counts.values())) == 1:
+        return f"{next(iter(counts.values())):,}"
+    return " / ".join(f"{isa} {n:,}" for isa, n in counts.items())
 
 
 def print_count_table(console: Console, counts: list[CountResult], isas: list[str]) -> None:
