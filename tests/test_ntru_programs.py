@@ -55,7 +55,12 @@ from nttgen.programs.ntru import (
 )
 from nttgen.programs.ntru_lines import LineThresholds
 from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
-from nttgen.programs.ntru_ternary import program_forward_ternary, ternary_lines
+from nttgen.programs.ntru_ternary import (
+    _program_forward_two_loops,
+    program_forward_rotated,
+    program_forward_ternary,
+    ternary_lines,
+)
 from nttgen.proofs import applications, prove
 from nttgen.tuning import NTRU_TUNED, NtruTuning
 
@@ -411,6 +416,34 @@ def test_ternary_forward_writes_the_pieces(lanes: int) -> None:
     S = Builder("bad", Arith(Q, I16), lanes, "")
     with pytest.raises(ValueError, match=r"needs inputs in \[-1, 1\]"):
         program_forward_ternary(S, shape, (-2, 2))
+
+
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_rotated_forward_writes_the_pieces(lanes: int) -> None:
+    """``program_forward_rotated`` takes the whole centred range and writes the pieces the
+    looped forward writes (as residues), for random, all -H, all H and alternating inputs, by
+    Rader's algorithm: fewer Montgomery products than the sums of the same two loops take on
+    that range (which the public ternary form refuses)."""
+    shape = good_rader_shape(P, Q, lanes)
+    arith = Arith(Q, I16)
+    looped = build_good_rader(P, Q, arith, lanes, dft_lines=True).functions["forward"]
+    S = Builder("forward", arith, lanes, "")
+    S.unroll_default = lanes > 1
+    program_forward_rotated(S, shape, (-H, H))
+    rotated = S.finish()
+    rng = random.Random(7 * lanes)
+    alternating = [H if i % 2 else -H for i in range(P)]
+    for s in ([rng.randint(-H, H) for _ in range(P)], [-H] * P, [H] * P, alternating):
+        x = {"a": np.array(s)}
+        got = evaluate(rotated, arith, x, checked=True)["r"][0]
+        want = evaluate(looped, arith, x, checked=True)["r"][0]
+        assert ((got - want) % Q == 0).all()
+    sums = Builder("forward", arith, lanes, "")
+    sums.unroll_default = lanes > 1
+    _program_forward_two_loops(sums, shape, (-H, H), (None, None), rader=False)
+    assert count_ops(rotated)["montmul"] < count_ops(sums.finish())["montmul"]
+    with pytest.raises(ValueError, match=r"needs inputs in \[-1, 1\]"):
+        program_forward_ternary(Builder("bad", arith, lanes, ""), shape, (-H, H))
 
 
 @pytest.mark.parametrize("lanes", [1, 16])

@@ -1103,7 +1103,7 @@ def build_good_rader(
     f: dict[str, Function] = {}
     # imported here: ntru_lines builds on this module's lowering
     from .ntru_lines import LineThresholds, program_forward_lines, program_inverse_lines
-    from .ntru_ternary import program_forward_ternary
+    from .ntru_ternary import program_forward_rotated, program_forward_ternary
 
     if line_thresholds is None:
         t = inverse_threshold
@@ -1132,7 +1132,7 @@ def build_good_rader(
         if ternary_forward and name == "forward_small":
             program_forward_ternary(S, shape, contract, line_thresholds.forward)
         elif dft_lines and rotated_forward:
-            program_forward_ternary(S, shape, contract, line_thresholds.forward, rader=True)
+            program_forward_rotated(S, shape, contract, line_thresholds.forward)
         elif dft_lines:
             program_forward_lines(S, shape, contract, line_thresholds.forward)
         else:

@@ -28,11 +28,11 @@ elsewhere, which its trace skips) instead of the sums; the blocks come straight 
 input, with no pass through a grid in Good–Thomas order, and the twiddles take the place
 of most of the frequencies pass's reductions.
 
-``forward_small`` (and ``forward`` with ``rader``)
-    the sums (a loop over rho; inputs straight from a, the rows that run past p through a
-    zero-padded scratch), then for each kept frequency k the twiddles and the DFT over the
-    other axes (:func:`~.ntru_lines.rest_kernel`), written to the pieces' rows in the order
-    of :func:`~.ntru_lines.program_forward_lines`, sign +1.
+``forward_small`` (:func:`program_forward_ternary`; ``forward``: :func:`program_forward_rotated`)
+    the sums (Rader's algorithm for ``forward``) in a loop over rho, inputs straight from a,
+    the rows that run past p through a zero-padded scratch; then for each kept frequency k
+    the twiddles and the DFT over the other axes (:func:`~.ntru_lines.rest_kernel`), written
+    to the pieces' rows in the order of :func:`~.ntru_lines.program_forward_lines`, sign +1.
 """
 
 from __future__ import annotations
@@ -150,15 +150,38 @@ def program_forward_ternary(
     shape: GoodRaderShape,
     contract: tuple[int, int],
     thresholds: tuple[int | None, int | None] = (None, None),
-    rader: bool = False,
 ) -> None:
-    """forward(r, a) for a in ``contract`` within [-1, 1] (any contract with ``rader``: Rader's
-    algorithm on each line in place of the sums), the pieces as
-    :func:`~.ntru_lines.program_forward_lines` writes them (row k = piece k, sign +1; rows
-    past the pieces zero), by the two loops of the module docstring; ``thresholds``: the
-    reducer's in each (:attr:`~.ntru_lines.LineThresholds.forward`)."""
-    if not rader and (contract[0] < -1 or contract[1] > 1):
+    """forward(r, a) for a in ``contract`` within [-1, 1] by the sums of exact products: the
+    pieces as :func:`~.ntru_lines.program_forward_lines` writes them (row k = piece k, sign
+    +1; rows past the pieces zero), by the two loops of the module docstring; ``thresholds``:
+    the reducer's in each (:attr:`~.ntru_lines.LineThresholds.forward`). Raises ValueError
+    for a contract wider than [-1, 1]."""
+    if contract[0] < -1 or contract[1] > 1:
         raise ValueError(f"the ternary forward needs inputs in [-1, 1], got {list(contract)}")
+    _program_forward_two_loops(S, shape, contract, thresholds, rader=False)
+
+
+def program_forward_rotated(
+    S: Builder,
+    shape: GoodRaderShape,
+    contract: tuple[int, int],
+    thresholds: tuple[int | None, int | None] = (None, None),
+) -> None:
+    """forward(r, a) for a in any ``contract`` by the same two loops as
+    :func:`program_forward_ternary`, with Rader's algorithm on each line's nonzero blocks
+    (:func:`rotated_rader_kernel`) in place of the sums: the same pieces, in the same rows."""
+    _program_forward_two_loops(S, shape, contract, thresholds, rader=True)
+
+
+def _program_forward_two_loops(
+    S: Builder,
+    shape: GoodRaderShape,
+    contract: tuple[int, int],
+    thresholds: tuple[int | None, int | None],
+    rader: bool,
+) -> None:
+    """The two loops of the module docstring: the lines (the sums, or Rader's algorithm with
+    ``rader``), then the frequencies (twiddles and the DFT over the other axes)."""
     p, m, L = shape.p, shape.m, shape.lanes
     width = shape.n // shape.axes[0]
     lines = ternary_lines(shape)
