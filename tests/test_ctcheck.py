@@ -126,3 +126,42 @@ def test_public_loops_and_pointer_arithmetic_pass(tmp_path: Path) -> None:
 
 def test_architectures_are_registered() -> None:
     assert "x86_64" in ARCHES
+
+
+def test_secret_stack_bytes_behave_as_a_set_of_bytes() -> None:
+    """The checker keeps secret stack bytes as sorted ranges (nttgen.byte_ranges): after any
+    mix of stores, overwrites and joins they hold exactly the bytes a plain set would, in the
+    canonical form (sorted, disjoint, not touching), and answer overlap queries alike."""
+    import random
+
+    from nttgen.byte_ranges import ByteRanges
+
+    rng = random.Random(5)
+    for _ in range(300):
+        ranges, plain = ByteRanges(), set()
+        for _ in range(40):
+            lo = rng.randint(-64, 64)
+            hi = lo + rng.randint(0, 16)
+            what = rng.random()
+            if what < 0.4:
+                ranges.add(lo, hi)
+                plain |= set(range(lo, hi))
+            elif what < 0.7:
+                ranges.remove(lo, hi)
+                plain -= set(range(lo, hi))
+            else:
+                other = ByteRanges()
+                other.add(lo, hi)
+                other.add(hi + 3, hi + 9)
+                before = len(ranges)
+                ranges |= other
+                added = (set(range(lo, hi)) | set(range(hi + 3, hi + 9))) - plain
+                plain |= added
+                assert (len(ranges) > before) == bool(added)  # how a join sees a change
+            assert {b for start, size in ranges for b in range(start, start + size)} == plain
+            assert len(ranges) == len(plain)
+            assert all(s < e for s, e in zip(ranges.starts, ranges.ends, strict=True))
+            assert all(e < s for e, s in zip(ranges.ends, ranges.starts[1:], strict=False))
+            lo = rng.randint(-70, 70)
+            hi = lo + rng.randint(1, 12)
+            assert ranges.overlaps(lo, hi) == bool(plain & set(range(lo, hi)))
