@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help setup toolchain run test gen bench lint format clean
+.PHONY: help setup toolchain run test test-fast gen bench lint format clean
 
 help: ## list the tasks
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -26,8 +26,14 @@ run: setup ## generate every preset; verify and time it on every ISA this CPU ru
 	$(BIN)/nttgen verify --ring all
 	$(BIN)/nttgen bench
 
-test: setup toolchain ## run the whole test suite, one worker per CPU (pytest-xdist)
-	$(BIN)/python -m pytest -n auto
+# pytest with one worker per CPU (pytest-xdist); it prints the 25 slowest tests and its wall time
+PYTEST = $(BIN)/python -m pytest -n auto --durations=25
+
+test: setup toolchain ## run the whole test suite (docs/testing.md); PYTEST_ARGS="-k mlkem" narrows it
+	$(PYTEST) $(PYTEST_ARGS)
+
+test-fast: setup toolchain ## the inner loop: all but the slow tier (no QEMU, proofs, valgrind)
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
 
 gen: setup ## regenerate the checked-in C of the presets under generated/
 	$(BIN)/nttgen generate --presets -o generated

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from functools import cache
 from pathlib import Path
 
@@ -153,3 +154,80 @@ def host_executable(isa: str, src: Path, exe: Path) -> Path:
     cmd = [simde.COMPILERS[0], "-std=c99", "-Wall", "-Wextra", "-Werror", *simde.cflags(isa)]
     subprocess.run([*cmd, str(translated), "-o", str(out)], check=True)
     return out
+
+
+# ------------------------------------------------------------------------- tiers
+# `make test` runs everything; `make test-fast` (the inner loop) deselects the tests marked
+# `slow` here: whole-object constant-time checks, valgrind, QEMU, exhaustive and z3 proofs,
+# clang-format over every ring, the non-default NTRU pipelines and the other-VLEN and LMUL
+# variants. What stays is every module's unit tests and every ring's portable C and host SIMD
+# against the oracles. docs/testing.md says what each tier covers and what each costs.
+SLOW = {
+    "test_ctcheck.py::test_generated_objects_are_constant_time": "objects at five -O levels",
+    "test_ctcheck_arches.py::test_generated_kernels_pass": "cross-compiled objects",
+    "test_ntru_programs.py::test_objects_are_constant_time": "objects of every pipeline",
+    "test_constant_time.py": "valgrind",
+    "test_proofs.py::test_every_transfer_application_is_proven": "exhaustive and z3 proofs",
+    "test_proofs.py::test_shoup_kernels_are_proven": "z3 proofs",
+    "test_proofs.py::test_neon_shoup2_kernels_are_proven": "z3 proofs",
+    "test_proofs.py::test_worst_case_inputs": "adversarial search",
+    "test_ntru_programs.py::test_every_transfer_application_is_proven": "exhaustive proofs",
+    "test_semantics.py::test_montmul_by_every_table_constant_exhaustive": "exhaustive",
+    "test_semantics.py::test_compiled_helpers_exhaustive": "exhaustive",
+    "test_emulated.py": "QEMU",
+    "test_rvv.py": "QEMU",
+    "test_bench.py::test_instruction_counts_under_qemu": "QEMU",
+    "test_bench.py::test_ntru_instruction_counts_under_qemu": "QEMU",
+    "test_bench.py::test_bench_cli_counts_ntru_rings": "QEMU",
+    "test_bench.py::test_bench_cli_counts_emulated_isas": "QEMU",
+    "test_dispatch.py::test_aarch64_front_end_picks_neon": "QEMU",
+    "test_dispatch.py::test_riscv_front_end_picks_by_vlen": "QEMU",
+    "test_lint.py::test_generated_c_is_clang_formatted": "clang-format over generated/",
+    "test_emit.py::test_clang_format_clean": "clang-format over every ring",
+    "test_dispatch.py::test_front_ends_are_clang_format_clean": "clang-format",
+    "test_emit.py::test_generation_is_deterministic": "every ring generated twice",
+    "test_ntru_programs.py::test_compiled_both_ways": "program variants",
+    "test_ntru_programs.py::test_compiled_schoenhage_pipelines": "non-default pipelines",
+    "test_ntru_programs.py::test_checked_in_presets_match_the_generator": "every pipeline",
+    "test_properties.py::test_random_valid_rings_verify": "random rings",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: left out of `make test-fast` (see conftest.SLOW)")
+    config.stash[_STARTED] = time.monotonic()
+
+
+_STARTED = pytest.StashKey[float]()
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    """The run's wall time, collection included (the tiers' budgets are wall times)."""
+    if _STARTED in config.stash:
+        seconds = time.monotonic() - config.stash[_STARTED]
+        terminalreporter.write_line(f"wall time: {seconds:.0f} s ({seconds / 60:.1f} min)")
+
+
+def _is_slow(item: pytest.Item, emulated: set[str]) -> bool:
+    path = item.nodeid.split("::")[0].rsplit("/", 1)[-1]
+    name = f"{path}::{item.nodeid.split('::')[1].split('[')[0]}"
+    if path in SLOW or name in SLOW:
+        return True
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    isa, ring = params.get("isa"), params.get("ring")
+    if isinstance(isa, str) and isa in emulated:
+        return True  # runs under QEMU
+    return isinstance(ring, Ring) and not ring.preset  # the extreme custom rings
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the slow tier (the tests named in :data:`SLOW`, every test of an ISA that runs
+    under QEMU, every test of an extreme custom ring) and run it first: the longest tests
+    started last would leave one worker running alone at the end."""
+    emulated = {*EMULATED_ISAS, "rvv512", "rvv1024"}
+    slow = {id(item) for item in items if _is_slow(item, emulated)}
+    for item in items:
+        if id(item) in slow:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: id(item) not in slow)  # stable: each tier keeps its order
