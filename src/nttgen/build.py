@@ -8,13 +8,12 @@ is ``$CC`` or the first available of the ISA backend's preferred compilers.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
+from .build_cache import cached_build
 from .cross import Target
 from .emit.files import GeneratedFiles
 from .emit.isa.base import Isa
@@ -56,35 +55,22 @@ def compile_shared(
     if shutil.which(cc) is None:
         raise BuildError(f"no C compiler: {cc!r} is not on PATH (set CC)")
     flags = (*BASE_CFLAGS, *extra_flags)
-    key = hashlib.sha256("\0".join((files.header, files.source, cc, *flags)).encode()).hexdigest()[
-        :20
-    ]
-    out = cache_dir() / f"{files.stem}-{key}" / f"lib{files.stem}.so"
-    if out.exists():
-        return out
-    out.parent.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent.parent) as tmp:
-        t = Path(tmp)
+    name = f"lib{files.stem}.so"
+
+    def build(t: Path) -> None:
         (t / f"{files.stem}.h").write_text(files.header)
         (t / f"{files.stem}.c").write_text(files.source)
-        lib = t / out.name
         proc = subprocess.run(
-            [cc, *flags, str(t / f"{files.stem}.c"), "-o", str(lib)],
+            [cc, *flags, str(t / f"{files.stem}.c"), "-o", str(t / name)],
             capture_output=True,
             text=True,
             check=False,
         )
         if proc.returncode != 0:
             raise BuildError(f"{cc} failed on generated {files.stem}.c:\n{proc.stderr.strip()}")
-        final = out.parent
-        try:
-            t.rename(final)
-        except OSError:
-            if not out.exists():  # a concurrent build won the race only if it finished
-                raise
-        # TemporaryDirectory cleanup must not fail on the renamed directory
-        t.mkdir(exist_ok=True)
-    return out
+
+    key = (files.header, files.source, cc, *flags)
+    return cached_build(cache_dir(), files.stem, key, name, build)
 
 
 def compile_kernel(files: GeneratedFiles, isa: type[Isa], target: Target) -> Path:

@@ -12,14 +12,13 @@ Toolchains (Debian packages; ``scripts/install-toolchain.sh`` installs them):
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .build_cache import cached_build
 from .errors import BuildError, IsaUnavailableError
 
 HOST_ARCH = platform.machine()
@@ -189,13 +188,8 @@ def build_static(
         key_parts += [name, sources[name]]
     for name, cmd in objects_from:
         key_parts += [name, *cmd]
-    key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()[:20]
-    out = cache / f"{out_name}-{target.arch}-{key}" / out_name
-    if out.exists():
-        return out
-    out.parent.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent.parent) as tmp:
-        t = Path(tmp)
+
+    def build(t: Path) -> None:
         for name, text in sources.items():
             (t / name).write_text(text)
         objects = []
@@ -203,17 +197,11 @@ def build_static(
             obj = t / (Path(name).stem + ".o")
             _check([*cmd, "-c", str(t / name), "-o", str(obj)], f"compiling {name}")
             objects.append(str(obj))
-        exe = t / out_name
         link = [*target.compile_command(target.linker), "-O2", "-std=gnu99", "-static"]
-        _check([*link, str(t / main_source), *objects, "-o", str(exe)], f"linking {out_name}")
-        final = out.parent
-        try:
-            t.rename(final)
-        except OSError:
-            if not out.exists():
-                raise
-        t.mkdir(exist_ok=True)
-    return out
+        _check([*link, str(t / main_source), *objects, "-o", str(t / out_name)],
+               f"linking {out_name}")  # fmt: skip
+
+    return cached_build(cache, f"{out_name}-{target.arch}", key_parts, out_name, build)
 
 
 def _check(cmd: list[str], what: str) -> None:
