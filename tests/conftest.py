@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from nttgen.arith import is_prime
+from nttgen.emit.files import GeneratedFiles
 from nttgen.rings import PRESETS, Ring, make_ring
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -125,6 +126,38 @@ def ring_isa_cases(isas: tuple[str, ...] = ALL_ISAS) -> list:  # type: ignore[ty
 # gcc 12, the only riscv64 gcc this distribution ships, has no RVV intrinsics: RVV code is
 # built with clang only (../shared/MACHINE.md)
 COMPILERS = ("gcc", "clang-19")
+
+
+# what the generated C must compile under without a warning
+STRICT = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wconversion", "-Wshadow")
+
+
+def compiled_object(
+    compiler: str, isa: str, files: GeneratedFiles, opt: str, warnings: tuple[str, ...] = STRICT
+) -> Path:
+    """The object file of generated ``files`` compiled for ``isa`` by ``compiler`` (``gcc`` or
+    ``clang-19``) at ``opt`` with ``warnings`` and the ISA's flags; a warning fails the test
+    with the compiler's message. Each object is built once per content for every test and
+    worker (nttgen.build_cache): the warning checks, the constant-time checks of the objects
+    and the symbol checks read the same objects."""
+    from nttgen.build import cache_dir
+    from nttgen.build_cache import cached_build
+    from nttgen.emit.isa import isa_class
+
+    cmd = [*compile_command(compiler, isa), *warnings, *isa_class(isa).cflags, opt]
+
+    def build(directory: Path) -> None:
+        for name, text in files.items():
+            (directory / name).write_text(text)
+        src = directory / f"{files.stem}.c"
+        proc = subprocess.run(
+            [*cmd, "-c", str(src), "-o", str(directory / "k.o")], capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            pytest.fail(f"{' '.join(cmd)}:\n{proc.stderr[:3000]}")
+
+    key = [*cmd, *(part for item in files.items() for part in item)]
+    return cached_build(cache_dir() / "objects", files.stem, key, "k.o", build)
 
 
 def compilers_for(isa: str) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import compile_command, compilers_for, require_tool
+from conftest import compiled_object, compilers_for, require_tool
 from nttgen.ctcheck import ARCHES, check_object
 from nttgen.emit.isa import isa_class
 from nttgen.generate import generate
@@ -33,23 +33,15 @@ def _isa_compilers() -> list:  # type: ignore[type-arg]
 
 @pytest.mark.parametrize("isa,compiler", _isa_compilers())
 @pytest.mark.parametrize("ring", list(PRESETS.values()), ids=lambda r: r.name)
-def test_generated_objects_are_constant_time(  # type: ignore[no-untyped-def]
-    isa: str, compiler: str, ring, tmp_path: Path
-) -> None:
+def test_generated_objects_are_constant_time(isa: str, compiler: str, ring) -> None:  # type: ignore[no-untyped-def]
     """Every ISA's objects on its own architecture (NEON: AArch64, RVV: RV64GCV,
     cross-compiled)."""
-    cc = compile_command(compiler, isa)
     arch = isa_class(isa).arch or "x86_64"
     require_tool("objdump")
     files = generate(ring, isa)
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    src = tmp_path / f"{files.stem}.c"
     names = [f["c_name"] for f in json.loads(files.manifest)["functions"].values()]
     for opt in OPTS:
-        obj = tmp_path / f"k{opt}.o"
-        cmd = [*cc, "-std=c99", opt, *isa_class(isa).cflags, "-c", str(src), "-o", str(obj)]
-        subprocess.run(cmd, check=True)
+        obj = compiled_object(compiler, isa, files, opt)
         violations = check_object(obj, arch, names)
         assert not violations, f"{compiler} {opt}:\n" + "\n".join(map(str, violations[:10]))
 
