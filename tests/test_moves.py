@@ -22,7 +22,7 @@ import nttgen.api as api
 from conftest import require_isa
 from nttgen.dsl import semantics
 from nttgen.emit.isa import isa_class
-from nttgen.generate import default_config, generate, kernel_set
+from nttgen.generate import clear_caches, default_config, generate, kernel_set
 from nttgen.interp.bounds import analyse
 from nttgen.interp.evaluate import evaluate
 from nttgen.lanes import LANE_TYPES
@@ -230,7 +230,7 @@ def test_every_zip_compiles_and_verifies(
         import nttgen.generate as gen
 
         monkeypatch.setitem(gen.TUNED, (name, isa), {"shuffles": style})
-    kernel_set.cache_clear()
+    clear_caches()
     api._LOADED.clear()
     try:
         steps = [st for p in kernel_set(ring, isa).passes for st in p.steps]
@@ -239,5 +239,5 @@ def test_every_zip_compiles_and_verifies(
         results = verify_kernel(k, trials=4, seed=7)
         assert not [f"{r.name}: {r.failure}" for r in results if not r.ok]
     finally:
-        kernel_set.cache_clear()
+        clear_caches()
         api._LOADED.clear()

@@ -15,7 +15,7 @@ from nttgen.api import _LOADED
 from nttgen.dsl.ir import Loop, walk
 from nttgen.emit.isa import isa_class
 from nttgen.emit.strip_emit import vector_loops
-from nttgen.generate import generate, kernel_set
+from nttgen.generate import clear_caches, generate, kernel_set
 from nttgen.reference import schoolbook
 from nttgen.rings import PRESETS
 from nttgen.verify import coefficient_cases, verify_kernel
@@ -89,7 +89,7 @@ def test_in_register_shuffle_styles(ring, style: str, monkeypatch) -> None:  # t
     assert "__riscv_vluxei" in default and "__riscv_vsuxei" in default
     assert not any(mark in default for mark in STYLE_MARKS.values())
     monkeypatch.setitem(gen.TUNED, (ring.name, "rvv128"), {"shuffles": style})
-    kernel_set.cache_clear()
+    clear_caches()
     _LOADED.clear()
     try:
         text = generate(ring, "rvv128").source
@@ -97,7 +97,7 @@ def test_in_register_shuffle_styles(ring, style: str, monkeypatch) -> None:  # t
         assert all(m not in text for s, m in STYLE_MARKS.items() if s != style)
         _against_portable(ring, "rvv128", 128)
     finally:
-        kernel_set.cache_clear()
+        clear_caches()
         _LOADED.clear()
 
 

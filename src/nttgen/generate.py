@@ -118,18 +118,31 @@ def canonical_command(ring: Ring, isa: str) -> str:
     return f"nttgen generate {what} --isa {isa}"
 
 
-@lru_cache(maxsize=64)
+# Enough for every preset and custom ring of a session on every ISA (the test suite holds
+# about 110 pairs): a kernel set takes up to seconds to build and its files a third of that.
+GENERATION_CACHE = 256
+
+
+@lru_cache(maxsize=GENERATION_CACHE)
 def kernel_set(ring: Ring, isa: str) -> KernelSet:
     """The (cached) kernel set of a ring built with an ISA's default configuration."""
     return build_kernels(ring, default_config(ring, isa))
+
+
+def clear_caches() -> None:
+    """Forget every cached kernel set and generated file set: for callers that change the
+    tuning table or an ISA's choices in place and want the next generation to see it."""
+    kernel_set.cache_clear()
+    generate.cache_clear()
 
 
 def _writer(ring: Ring, isa: str) -> FileWriter:
     return FileWriter(kernel_set(ring, isa), isa_class(isa), canonical_command(ring, isa))
 
 
+@lru_cache(maxsize=GENERATION_CACHE)
 def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
-    """Generate the .h/.c/.json texts of ``ring`` for ``isa``."""
+    """Generate the .h/.c/.json texts of ``ring`` for ``isa`` (cached)."""
     return _writer(ring, isa).files()
 
 

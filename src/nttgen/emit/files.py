@@ -25,9 +25,10 @@ OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi"
             "shuffle", "zip", "const")  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True)
 class GeneratedFiles:
-    """The text of the generated files, by file name."""
+    """The text of the generated files, by file name (immutable: generation results are
+    cached and shared)."""
 
     stem: str
     header: str
