@@ -118,10 +118,13 @@ def test_checked_in_presets_match_the_generator(isa: str) -> None:
 
 @pytest.mark.parametrize("isa", ALL_ISAS)
 def test_clang_format_clean(isa: str, tmp_path: Path) -> None:
+    """The custom rings' files are clang-format clean. The presets' are checked where they are
+    checked in (test_lint.py formats generated/, and test_checked_in_presets_match_the_generator
+    shows the generator writes those bytes today), so they are not formatted twice."""
     cf = require_tool("clang-format-19")
     paths = []
     for ring in ALL_RINGS:
-        if isa_class(isa).unsupported(ring.n, ring.lane):
+        if ring.preset or isa_class(isa).unsupported(ring.n, ring.lane):
             continue
         files = generate(ring, isa)
         for name, text in files.items():
