@@ -6,6 +6,7 @@ Everything here works on Python integers (arbitrary precision); nothing depends 
 from __future__ import annotations
 
 from functools import cache
+from math import gcd
 
 
 def is_prime(m: int) -> bool:
@@ -86,14 +87,38 @@ def multiplicative_order(x: int, q: int) -> int:
 
 
 @cache
+def smallest_generator(q: int) -> int:
+    """Return the smallest generator of the cyclic group (Z/q)^* for prime ``q`` (1 for q = 2).
+
+    Generators are dense (phi(q-1) of the q-1 units), so the scan stops after a few steps."""
+    if q == 2:
+        return 1
+    primes = list(factorize(q - 1))
+    for g in range(2, q):
+        if all(pow(g, (q - 1) // p, q) != 1 for p in primes):
+            return g
+    raise ValueError(f"no generator mod {q}: {q} is not prime")
+
+
+@cache
 def smallest_root_of_unity(order: int, q: int) -> int:
-    """Return the smallest integer r in [2, q) whose multiplicative order mod prime ``q`` is
-    exactly ``order``. Raise ValueError when ``order`` does not divide q - 1.
+    """Return the smallest integer r in [1, q) whose multiplicative order mod prime ``q`` is
+    exactly ``order`` (>= 1). Raise ValueError when ``order`` does not divide q - 1.
 
     For (256, 3329) this is 17 and for (512, 8380417) it is 1753: the roots FIPS 203 and
-    FIPS 204 fix, so one rule reproduces both standards."""
-    if (q - 1) % order:
+    FIPS 204 fix, so one rule reproduces both standards.
+
+    The elements of order n are w^k for w = g^((q-1)/n) and k prime to n. For a small order
+    the minimum over those phi(n) powers is cheap; for a large one, elements of that order are
+    dense and scanning upwards from 2 finds the first after about q/phi(n) steps. Either way
+    the result is the exact minimum."""
+    if order < 1 or (q - 1) % order:
         raise ValueError(f"no element of order {order} mod {q}: {order} does not divide q-1")
+    if order == 1:
+        return 1
+    if order * order <= 4 * q:
+        w = pow(smallest_generator(q), (q - 1) // order, q)
+        return min(pow(w, k, q) for k in range(1, order) if gcd(k, order) == 1)
     for r in range(2, q):
         if pow(r, order, q) == 1 and multiplicative_order(r, q) == order:
             return r

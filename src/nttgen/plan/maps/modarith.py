@@ -7,9 +7,8 @@ error whose message names the rule broken.
 from __future__ import annotations
 
 from functools import cache
-from math import gcd
 
-from ...arith import factorize, is_prime, multiplicative_order
+from ...arith import factorize, is_prime, smallest_generator, smallest_root_of_unity
 from .errors import NoRootOfUnityError, NoSquareRootError, ParameterError
 
 _ROOT_NAMES = {2: "square root of unity", 3: "cube root of unity"}
@@ -50,10 +49,7 @@ def primitive_root_of_unity(n: int, q: int) -> int:
         raise NoRootOfUnityError(f"root of unity order must be >= 1, got {n}")
     if (q - 1) % n:
         raise NoRootOfUnityError(f"q={q} has no {root_name(n)} ({n} does not divide q-1={q - 1})")
-    g = multiplicative_generator(q)
-    w0 = pow(g, (q - 1) // n, q)
-    # smallest element of order n: scan the powers w0^k with gcd(k, n) = 1
-    best = min(pow(w0, k, q) for k in range(1, n + 1) if gcd(k, n) == 1)
+    best = smallest_root_of_unity(n, q)
     if not is_primitive_root_of_unity(best, n, q):  # pragma: no cover - defensive
         raise NoRootOfUnityError(f"internal: {best} is not of order {n} mod {q}")
     return best
@@ -65,12 +61,7 @@ def multiplicative_generator(m: int) -> int:
     to find roots of unity)."""
     if not is_prime(m):
         raise ParameterError(f"m={m} is not prime: (Z/m)^* is cyclic of order m-1 only for primes")
-    if m == 2:
-        return 1
-    for g in range(2, m):
-        if multiplicative_order(g, m) == m - 1:
-            return g
-    raise ParameterError(f"no generator mod {m}")  # pragma: no cover - unreachable for primes
+    return smallest_generator(m)
 
 
 def is_square(a: int, q: int) -> bool:
