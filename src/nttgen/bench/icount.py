@@ -12,15 +12,18 @@ stores of the program; what an ideal one-instruction-per-op translation would ex
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from ..build import cache_dir
+from ..build_cache import cached_build
 from ..cross import Target, build_static
 from ..emit.isa import isa_class
 from ..emit.ntru_files import generate_ntru, ntru_functions
@@ -99,26 +102,52 @@ def build_counter(
     return exe, names
 
 
+@cache
+def _file_digest(path: str) -> str:
+    """The content hash of a file (the counting program, the emulator binary)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def count_call(exe: Path, target: Target, index: int, op: str, k: int = 1, seed: int = 0) -> int:
     """Guest instructions between the markers of one run of the counting program (kernel
-    ``index`` of its table, one call of ``op``, inputs drawn with ``seed``)."""
-    with tempfile.TemporaryDirectory(prefix="nttgen-count-") as tmp:
-        log = Path(tmp) / "exec.log"
-        cmd = [*target.emulator(), "-singlestep", "-d", "exec,nochain", "-D", str(log)]
-        args = [str(exe), str(index), op, str(k), *([str(seed)] if seed else [])]
-        proc = subprocess.run([*cmd, *args], capture_output=True, text=True, check=False)
+    ``index`` of its table, one call of ``op``, inputs drawn with ``seed``).
+
+    The count is a pure function of the program, the emulator and the arguments (the
+    emulation is deterministic), so each one is run once and its count kept in the build cache
+    under a hash of all three: a second caller (another test, another worker, the benchmark)
+    reads it instead of single-stepping the same run again."""
+    cmd = [*target.emulator(), "-singlestep", "-d", "exec,nochain"]
+    args = [str(index), op, str(k), *([str(seed)] if seed else [])]
+    emulator = shutil.which(cmd[0]) if cmd else None
+    key = [*cmd, _file_digest(emulator) if emulator else "", _file_digest(str(exe)), *args]
+
+    def run(directory: Path) -> None:
+        log = directory / "exec.log"
+        proc = subprocess.run(
+            [*cmd, "-D", str(log), str(exe), *args], capture_output=True, text=True, check=False
+        )
         if proc.returncode != 0:
             raise BuildError(f"{exe.name} {op} under {target.label} failed: {proc.stderr.strip()}")
-        counting, n = False, 0
-        with log.open() as f:
-            for line in f:
-                m = _MARK.search(line.rstrip("\n"))
-                if m and m.group(1) == "count_begin":
-                    counting, n = True, 0
-                elif m and counting:
-                    return n
-                elif counting:
-                    n += 1
+        (directory / "count").write_text(str(_count_between_markers(log, exe, op)))
+        log.unlink()
+
+    out = cached_build(cache_dir() / "counts", f"{exe.stem}-{op}", key, "count", run)
+    return int(out.read_text())
+
+
+def _count_between_markers(log: Path, exe: Path, op: str) -> int:
+    """The number of executed blocks (one instruction each) logged between count_begin and
+    count_end."""
+    counting, n = False, 0
+    with log.open() as f:
+        for line in f:
+            m = _MARK.search(line.rstrip("\n"))
+            if m and m.group(1) == "count_begin":
+                counting, n = True, 0
+            elif m and counting:
+                return n
+            elif counting:
+                n += 1
     raise BuildError(f"{exe.name} {op}: the QEMU log has no count_begin/count_end markers")
 
 
