@@ -63,27 +63,11 @@ from nttgen.programs.ntru_ternary import (
 )
 from nttgen.proofs import applications, prove
 from nttgen.tuning import NTRU_TUNED, NtruTuning
+from test_ringmaps import ref_ntru as schoolbook  # exact integers, x^p = x + 1, centred
 
 P, Q = 761, 4591
 H = (Q - 1) // 2
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def schoolbook(a: list[int], b: list[int], p: int, q: int) -> list[int]:
-    """a*b mod (q, x^p - x - 1) over the integers, centred (independent of nttgen)."""
-    c = [0] * (2 * p - 1)
-    for i, x in enumerate(a):
-        if x:
-            for j, y in enumerate(b):
-                c[i + j] += x * y
-    for i in range(2 * p - 2, p - 1, -1):  # x^i = x^(i-p) * (x + 1)
-        c[i - p] += c[i]
-        c[i - p + 1] += c[i]
-    out = []
-    for x in c[:p]:
-        x %= q
-        out.append(x - q if x > (q - 1) // 2 else x)
-    return out
 
 
 def cases(p: int, q: int, seed: int) -> list[tuple[list[int], list[int], list[int]]]:

@@ -76,21 +76,21 @@ def ref_mulmod(a: Sequence[int], b: Sequence[int], f: Sequence[int], q: int) -> 
 
 
 def ref_ntru(a: Sequence[int], b: Sequence[int], p: int, q: int) -> list[int]:
-    """a * b mod (q, x^p - x - 1) by exact-integer schoolbook and integer reduction
-    (x^p = x + 1), then centred mod q."""
-    c = [0] * (2 * p - 1)
-    for i, x in enumerate(a):
-        if x:
-            for j, y in enumerate(b):
-                c[i + j] += x * y
-    for i in range(2 * p - 2, p - 1, -1):
-        c[i - p] += c[i]
-        c[i - p + 1] += c[i]
-    out = []
-    for x in c[:p]:
-        r = x % q
-        out.append(r - q if r > q // 2 else r)
-    return out
+    """a * b mod (q, x^p - x - 1) by an exact-integer convolution and integer reduction
+    (x^p = x + 1), then centred mod q. The convolution runs in int64 where no sum can reach
+    2^62 (every ring here), else on Python integers."""
+    big = max(map(abs, a), default=0) * max(map(abs, b), default=0) * min(len(a), len(b))
+    dtype = np.int64 if big < 1 << 62 else object
+    c = np.zeros(2 * p - 1, dtype=dtype)
+    if len(a) and len(b):
+        prod = np.convolve(np.array(a, dtype=dtype), np.array(b, dtype=dtype))
+        c[: len(prod)] = prod
+    # x^i = x^(i-p) * (x + 1) for p <= i <= 2p - 2 lands below p: one fold of the top half
+    low = c[:p].copy()
+    low[: p - 1] += c[p:]
+    low[1:p] += c[p:]
+    r = low % q
+    return [int(x) for x in np.where(r > q // 2, r - q, r)]
 
 
 @pytest.fixture(scope="module")
