@@ -23,6 +23,9 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # x86 ISAs this CPU lacks (AVX-512 on a Zen 3) run translated by SIMDe (nttgen.simde): their
 # kernels are checked like every other ISA's, and only the benchmark cannot time them
 os.environ.setdefault("NTTGEN_SIMDE", "1")
+# the workers share generated kernel sets and files through the build cache (one generation
+# per ring and ISA for the whole run; nttgen.build_cache.stored) instead of each making its own
+os.environ.setdefault("NTTGEN_STORE_GENERATED", "1")
 
 
 def require_tool(name: str) -> str:

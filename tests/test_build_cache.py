@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nttgen.build_cache import cached_build
+from nttgen import build_cache
+from nttgen.build_cache import STORE_ENV, cached_build, stop_storing, stored
 
 
 def _build_once(root: str, log: str) -> str:
@@ -40,3 +41,29 @@ def test_a_failed_build_caches_nothing(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="compiler failed"):
         cached_build(tmp_path, "thing", ["x"], "out.txt", fail)
     assert not list(tmp_path.glob("thing-*/out.txt"))
+
+
+def test_stored_results_are_computed_once_per_key_and_only_when_enabled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the store enabled a result is computed once per key and read back equal; other
+    arguments are another key; disabled (the default for users) or stopped (after a change
+    in place), it is computed on every call."""
+    monkeypatch.setattr(build_cache, "_store_off_in_this_process", False)
+    calls: list[int] = []
+
+    def compute(x: int) -> dict[str, list[int]]:
+        calls.append(x)
+        return {"value": [x, x * x]}
+
+    def ask(x: int) -> dict[str, list[int]]:
+        return stored(tmp_path, "square", (x,), lambda: compute(x))
+
+    monkeypatch.delenv(STORE_ENV, raising=False)
+    assert ask(3) == ask(3) == {"value": [3, 9]} and calls == [3, 3]
+    monkeypatch.setenv(STORE_ENV, "1")
+    calls.clear()
+    assert ask(3) == ask(3) == {"value": [3, 9]} and ask(4) == {"value": [4, 16]}
+    assert calls == [3, 4]
+    stop_storing()
+    assert ask(3) == {"value": [3, 9]} and calls == [3, 4, 3]

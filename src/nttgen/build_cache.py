@@ -5,15 +5,24 @@ An output is built once into a directory named by a hash of everything that dete
 makes concurrent callers (the test suite's workers, two programs) wait for the one that builds
 it instead of compiling the same thing twice; where file locks are unavailable the build is
 still safe, only possibly repeated (the finished directory is moved into place atomically).
+
+:func:`stored` keeps Python results the same way (pickled), for work that is a pure function
+of nttgen's own source and its arguments: the test suite's workers share the kernel sets and
+generated files one of them built instead of each generating them again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import pickle
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 try:
     import fcntl
@@ -65,3 +74,51 @@ def cached_build(
             # TemporaryDirectory cleanup must not fail on the renamed directory
             t.mkdir(exist_ok=True)
     return out
+
+
+T = TypeVar("T")
+
+# `stored` is off unless this is set (the test suite sets it): a user's `nttgen generate`
+# always builds afresh, and nothing it does depends on a pickle left by another version
+STORE_ENV = "NTTGEN_STORE_GENERATED"
+_store_off_in_this_process = False
+
+
+@cache
+def source_fingerprint() -> str:
+    """A hash of every file of the installed nttgen package (its code and C resources), the
+    Python version and numpy's: a stored result is valid exactly while all of them are the
+    same."""
+    import numpy
+
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"{sys.version}\0{numpy.__version__}".encode())
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def stop_storing() -> None:
+    """Neither read nor write stored results again in this process: its state no longer
+    follows from the source alone (a caller changed a tuning table or an ISA's choices in
+    place)."""
+    global _store_off_in_this_process
+    _store_off_in_this_process = True
+
+
+def stored(root: Path, name: str, args: Iterable[object], compute: Callable[[], T]) -> T:
+    """``compute()``, kept pickled under ``root`` by a hash of ``name``, the ``repr`` of each of
+    ``args`` and :func:`source_fingerprint`, when ``$NTTGEN_STORE_GENERATED`` is set (else
+    computed every time). ``args`` must determine the result together with nttgen's source,
+    and their ``repr`` must show everything that does. A second process asking for the same
+    key waits for the first and reads its result."""
+    if _store_off_in_this_process or not os.environ.get(STORE_ENV):
+        return compute()
+    key = [name, source_fingerprint(), *map(repr, args)]
+
+    def build(directory: Path) -> None:
+        (directory / "result.pickle").write_bytes(pickle.dumps(compute(), protocol=5))
+
+    path = cached_build(root, name, key, "result.pickle", build)
+    return pickle.loads(path.read_bytes())  # written by this user's own nttgen

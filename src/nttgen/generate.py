@@ -6,6 +6,8 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from .build import cache_dir
+from .build_cache import stop_storing, stored
 from .emit.dispatch import DispatchWriter
 from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import isa_class
@@ -126,12 +128,19 @@ GENERATION_CACHE = 256
 @lru_cache(maxsize=GENERATION_CACHE)
 def kernel_set(ring: Ring, isa: str) -> KernelSet:
     """The (cached) kernel set of a ring built with an ISA's default configuration."""
-    return build_kernels(ring, default_config(ring, isa))
+    return stored(
+        cache_dir() / "generated",
+        "kernel_set",
+        (ring, isa),
+        lambda: build_kernels(ring, default_config(ring, isa)),
+    )
 
 
 def clear_caches() -> None:
-    """Forget every cached kernel set and generated file set: for callers that change the
-    tuning table or an ISA's choices in place and want the next generation to see it."""
+    """Forget every cached kernel set and generated file set, and stop reading or writing
+    stored ones (:func:`nttgen.build_cache.stored`) in this process: for callers that change
+    the tuning table or an ISA's choices in place and want the next generation to see it."""
+    stop_storing()
     kernel_set.cache_clear()
     generate.cache_clear()
 
@@ -143,7 +152,9 @@ def _writer(ring: Ring, isa: str) -> FileWriter:
 @lru_cache(maxsize=GENERATION_CACHE)
 def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
     """Generate the .h/.c/.json texts of ``ring`` for ``isa`` (cached)."""
-    return _writer(ring, isa).files()
+    return stored(
+        cache_dir() / "generated", "generate", (ring, isa), lambda: _writer(ring, isa).files()
+    )
 
 
 def dispatch_isas(ring: Ring, isas: list[str]) -> list[str]:
