@@ -222,6 +222,7 @@ SLOW = {
     "test_emit.py::test_clang_format_clean": "clang-format over every ring",
     "test_dispatch.py::test_front_ends_are_clang_format_clean": "clang-format",
     "test_emit.py::test_generation_is_deterministic": "every ring generated twice",
+    "test_emit.py::test_parts_leave_optimised_objects_unchanged": "files compiled twice",
     "test_ntru_programs.py::test_compiled_both_ways": "program variants",
     "test_ntru_programs.py::test_compiled_schoenhage_pipelines": "non-default pipelines",
     "test_ntru_programs.py::test_checked_in_presets_match_the_generator": "every pipeline",

@@ -246,3 +246,47 @@ def test_measured_plans_apply_to_rings_of_the_same_shape() -> None:
     other = custom_ring(128, 257)
     assert default_config(other, "avx2") == heuristic_config(other, "avx2")
     assert default_config(twin, "c") == heuristic_config(twin, "c")
+
+
+def test_long_straight_line_runs_are_split_into_parts() -> None:
+    """A part (``goto part_k; part_k:;``) before every PART_STATEMENTS-th statement of each
+    straight-line run, loop bodies included, numbered through the function; a short body
+    comes back unchanged; labels print where clang-format puts them."""
+    n = C.PART_STATEMENTS
+    run = tuple(C.ExprStmt(C.Call("f", (C.Int(i),))) for i in range(2 * n + 1))
+    loop = C.For("i", C.Bin("<", C.Name("i"), C.Int(3)), run)
+    body = C.split_long_runs([*run, loop])
+    assert [s.label for s in body if isinstance(s, C.Part)] == ["part_1", "part_2"]
+    inner = body[-1]
+    assert isinstance(inner, C.For)
+    assert [s.label for s in inner.body if isinstance(s, C.Part)] == ["part_3", "part_4"]
+    assert body.index(C.Part("part_1")) == n and len(inner.body) == 2 * n + 3
+    assert C.split_long_runs(run[:n]) == run[:n]
+    text = C.Unit([C.FuncDef("void", "g", (), body)]).render()
+    assert "\n    goto part_1;\npart_1:;\n" in text
+    assert "\n        goto part_3;\n    part_3:;\n" in text
+
+
+@pytest.mark.parametrize("isa", ["avx2", "neon", "rvv128"])
+def test_parts_leave_optimised_objects_unchanged(isa: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parts only shape unoptimised builds: at -O2 and -O3, gcc's and clang's code for a
+    file is the same instructions with or without them."""
+    from nttgen.emit.files import FileWriter
+    from nttgen.generate import kernel_set
+
+    ring = PRESETS["mldsa"]
+    with_parts = generate(ring, isa)
+    monkeypatch.setattr(C, "PART_STATEMENTS", 1 << 30)
+    ks = kernel_set(ring, isa)
+    without = FileWriter(ks, isa_class(isa), canonical_command(ring, isa)).files()
+    assert "goto part_1;" in with_parts.source and "goto part_" not in without.source
+    objdump = require_tool("llvm-objdump-19")
+    for compiler in compilers_for(isa):
+        for opt in ("-O2", "-O3"):
+            code = []
+            for files in (with_parts, without):
+                obj = compiled_object(compiler, isa, files, opt)
+                args = [objdump, "-d", "--no-show-raw-insn", obj.name]
+                out = subprocess.run(args, cwd=obj.parent, capture_output=True, text=True)
+                code.append(out.stdout)
+            assert code[0] == code[1] and "nttgen_mldsa" in code[0], (compiler, opt)

@@ -934,6 +934,8 @@ void nttgen_falcon1024_avx2_ntt(int16_t a[1024]) {
         const __m256i x_40 = _mm256_sub_epi16(red_1, t_9);
         const __m256i t_16 = nttgen_falcon1024_avx2_montmul(x_39, zeta_4, zetaqinv_4);
         const __m256i t_17 = nttgen_falcon1024_avx2_montmul(x_40, zeta_5, zetaqinv_5);
+        goto part_1;
+    part_1:;
         const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 128]);
         const __m256i t_18 = nttgen_falcon1024_avx2_montmul(x_41, zeta_3, zetaqinv_3);
         const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 16]);
@@ -1062,6 +1064,8 @@ void nttgen_falcon1024_avx2_ntt(int16_t a[1024]) {
         const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
         const __m256i t_48 = nttgen_falcon1024_avx2_montmul(x_125, zeta_26, zetaqinv_26);
         const __m256i t_49 = nttgen_falcon1024_avx2_montmul(x_127, zeta_27, zetaqinv_27);
+        goto part_2;
+    part_2:;
         const __m256i x_128 = _mm256_add_epi16(x_108, t_44);
         const __m256i x_129 = _mm256_sub_epi16(x_108, t_44);
         const __m256i x_130 = _mm256_add_epi16(x_116, t_46);
@@ -1190,6 +1194,8 @@ void nttgen_falcon1024_avx2_ntt(int16_t a[1024]) {
         const __m256i x_221 = _mm256_sub_epi16(x_206, t_68);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 64], x_220);
         const __m256i x_222 = _mm256_add_epi16(x_212, t_70);
+        goto part_3;
+    part_3:;
         const __m256i x_223 = _mm256_sub_epi16(x_212, t_70);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 192], x_222);
         const __m256i x_224 = _mm256_add_epi16(x_196, t_65);
@@ -1464,6 +1470,8 @@ void nttgen_falcon1024_avx2_intt(int16_t a[1024]) {
         const __m256i x_95 = nttgen_falcon1024_avx2_unzip32_hi(x_92, x_93);
         const __m256i x_96 = _mm256_add_epi16(x_66, t_9);
         const __m256i x_97 = _mm256_sub_epi16(x_66, t_9);
+        goto part_1;
+    part_1:;
         const __m256i x_98 = nttgen_falcon1024_avx2_unzip32_lo(x_96, x_97);
         const __m256i x_99 = nttgen_falcon1024_avx2_unzip32_hi(x_96, x_97);
         const __m256i t_22 = nttgen_falcon1024_avx2_montmul(x_99, zeta_2, zetaqinv_2);
@@ -1592,6 +1600,8 @@ void nttgen_falcon1024_avx2_intt(int16_t a[1024]) {
         const __m256i x_181 = _mm256_sub_epi16(x_170, t_42);
         const __m256i x_182 = _mm256_add_epi16(x_171, t_43);
         const __m256i x_183 = _mm256_sub_epi16(x_171, t_43);
+        goto part_2;
+    part_2:;
         const __m256i x_184 = _mm256_add_epi16(x_180, t_44);
         const __m256i x_185 = _mm256_sub_epi16(x_180, t_44);
         const __m256i t_48 = nttgen_falcon1024_avx2_montmul(x_184, zeta_10, zetaqinv_10);
@@ -2257,6 +2267,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_40 = _mm256_sub_epi16(red_1, t_9);
         const __m256i t_16 = nttgen_falcon1024_avx2_montmul(x_39, zeta_4, zetaqinv_4);
         const __m256i t_17 = nttgen_falcon1024_avx2_montmul(x_40, zeta_5, zetaqinv_5);
+        goto part_1;
+    part_1:;
         const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 128]);
         const __m256i t_18 = nttgen_falcon1024_avx2_montmul(x_41, zeta_3, zetaqinv_3);
         const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 16]);
@@ -2385,6 +2397,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
         const __m256i t_48 = nttgen_falcon1024_avx2_montmul(x_125, zeta_26, zetaqinv_26);
         const __m256i t_49 = nttgen_falcon1024_avx2_montmul(x_127, zeta_27, zetaqinv_27);
+        goto part_2;
+    part_2:;
         const __m256i x_128 = _mm256_add_epi16(x_108, t_44);
         const __m256i x_129 = _mm256_sub_epi16(x_108, t_44);
         const __m256i x_130 = _mm256_add_epi16(x_116, t_46);
@@ -2513,6 +2527,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_221 = _mm256_sub_epi16(x_206, t_68);
         _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 64], x_220);
         const __m256i x_222 = _mm256_add_epi16(x_212, t_70);
+        goto part_3;
+    part_3:;
         const __m256i x_223 = _mm256_sub_epi16(x_212, t_70);
         _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 192], x_222);
         const __m256i x_224 = _mm256_add_epi16(x_196, t_65);
@@ -2722,6 +2738,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx2_intt_reduce(int16_t a[1024]) 
         const __m256i x_95 = nttgen_falcon1024_avx2_unzip32_hi(x_92, x_93);
         const __m256i x_96 = _mm256_add_epi16(x_66, t_9);
         const __m256i x_97 = _mm256_sub_epi16(x_66, t_9);
+        goto part_1;
+    part_1:;
         const __m256i x_98 = nttgen_falcon1024_avx2_unzip32_lo(x_96, x_97);
         const __m256i x_99 = nttgen_falcon1024_avx2_unzip32_hi(x_96, x_97);
         const __m256i t_22 = nttgen_falcon1024_avx2_montmul(x_99, zeta_2, zetaqinv_2);
@@ -2850,6 +2868,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx2_intt_reduce(int16_t a[1024]) 
         const __m256i x_181 = _mm256_sub_epi16(x_170, t_42);
         const __m256i x_182 = _mm256_add_epi16(x_171, t_43);
         const __m256i x_183 = _mm256_sub_epi16(x_171, t_43);
+        goto part_2;
+    part_2:;
         const __m256i x_184 = _mm256_add_epi16(x_180, t_44);
         const __m256i x_185 = _mm256_sub_epi16(x_180, t_44);
         const __m256i t_48 = nttgen_falcon1024_avx2_montmul(x_184, zeta_10, zetaqinv_10);

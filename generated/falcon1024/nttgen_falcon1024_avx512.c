@@ -644,6 +644,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i x_69 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i x_70 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_71 = _mm512_loadu_si512((const __m512i *)&a[224]);
+    goto part_1;
+part_1:;
     const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[2594]);
     const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[2595]);
     const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[2596]);
@@ -772,6 +774,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i x_131 = _mm512_sub_epi16(x_122, t_41);
     const __m512i x_132 = _mm512_add_epi16(x_124, t_42);
     const __m512i x_133 = _mm512_sub_epi16(x_124, t_42);
+    goto part_2;
+part_2:;
     const __m512i x_134 = _mm512_add_epi16(x_126, t_43);
     const __m512i x_135 = _mm512_sub_epi16(x_126, t_43);
     const __m512i x_136 = _mm512_add_epi16(x_121, t_44);
@@ -900,6 +904,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[1408]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[1440]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[1472]);
+    goto part_3;
+part_3:;
     const __m512i zeta_39 = _mm512_load_si512((const __m512i *)&zetas_0[1504]);
     const __m512i zetaqinv_39 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
     const __m512i x_192 = _mm512_add_epi16(x_176, t_56);
@@ -1028,6 +1034,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i x_259 = _mm512_sub_epi16(red_17, t_73);
     const __m512i x_260 = _mm512_add_epi16(red_18, t_74);
     const __m512i x_261 = _mm512_sub_epi16(red_18, t_74);
+    goto part_4;
+part_4:;
     const __m512i x_262 = _mm512_add_epi16(red_19, t_75);
     const __m512i x_263 = _mm512_sub_epi16(red_19, t_75);
     const __m512i x_264 = _mm512_add_epi16(red_20, t_76);
@@ -1156,6 +1164,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i t_100 = nttgen_falcon1024_avx512_montmul(x_328, zeta_57, zetaqinv_57);
     const __m512i t_101 = nttgen_falcon1024_avx512_montmul(x_329, zeta_58, zetaqinv_58);
     const __m512i x_331 = _mm512_add_epi16(red_24, t_94);
+    goto part_5;
+part_5:;
     const __m512i x_332 = _mm512_sub_epi16(red_24, t_94);
     const __m512i x_333 = _mm512_add_epi16(red_25, t_95);
     const __m512i x_334 = _mm512_sub_epi16(red_25, t_95);
@@ -1284,6 +1294,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i red_37 = nttgen_falcon1024_avx512_barrett(x_394);
     const __m512i red_38 = nttgen_falcon1024_avx512_barrett(x_396);
     const __m512i red_39 = nttgen_falcon1024_avx512_barrett(x_398);
+    goto part_6;
+part_6:;
     const __m512i t_120 = nttgen_falcon1024_avx512_montmul(x_385, zeta_71, zetaqinv_71);
     const __m512i t_121 = nttgen_falcon1024_avx512_montmul(x_387, zeta_72, zetaqinv_72);
     const __m512i t_122 = nttgen_falcon1024_avx512_montmul(x_389, zeta_73, zetaqinv_73);
@@ -1412,6 +1424,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i x_469 = _mm512_sub_epi16(x_452, t_138);
     const __m512i x_470 = _mm512_add_epi16(x_454, t_139);
     const __m512i x_471 = _mm512_sub_epi16(x_454, t_139);
+    goto part_7;
+part_7:;
     const __m512i x_472 = _mm512_add_epi16(x_456, t_140);
     const __m512i x_473 = _mm512_sub_epi16(x_456, t_140);
     const __m512i x_474 = _mm512_add_epi16(x_458, t_141);
@@ -1540,6 +1554,8 @@ void nttgen_falcon1024_avx512_ntt(int16_t a[1024]) {
     const __m512i x_541 = _mm512_sub_epi16(x_524, t_158);
     const __m512i x_542 = _mm512_add_epi16(x_526, t_159);
     const __m512i x_543 = _mm512_sub_epi16(x_526, t_159);
+    goto part_8;
+part_8:;
     _mm512_storeu_si512((__m512i *)&a[512], x_528);
     _mm512_storeu_si512((__m512i *)&a[768], x_529);
     _mm512_storeu_si512((__m512i *)&a[640], x_530);
@@ -1703,6 +1719,8 @@ void nttgen_falcon1024_avx512_basemul(int16_t r[1024], const int16_t a[1024],
     _mm512_storeu_si512((__m512i *)&r[960], p_30);
     const __m512i a_31 = _mm512_loadu_si512((const __m512i *)&a[992]);
     const __m512i b_31 = _mm512_loadu_si512((const __m512i *)&b[992]);
+    goto part_1;
+part_1:;
     const __m512i p_31 = nttgen_falcon1024_avx512_montmul_var(a_31, b_31);
     _mm512_storeu_si512((__m512i *)&r[992], p_31);
 #ifdef NTTGEN_DEBUG
@@ -2320,6 +2338,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     const __m512i x_66 = _mm512_add_epi16(red_5, t_5);
     const __m512i x_67 = _mm512_sub_epi16(red_5, t_5);
     const __m512i x_68 = _mm512_unpacklo_epi64(x_64, x_65);
+    goto part_1;
+part_1:;
     const __m512i x_69 = _mm512_unpackhi_epi64(x_64, x_65);
     const __m512i x_70 = _mm512_unpacklo_epi64(x_66, x_67);
     const __m512i x_71 = _mm512_unpackhi_epi64(x_66, x_67);
@@ -2448,6 +2468,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     const __m512i x_162 = _mm512_add_epi16(red_13, t_29);
     const __m512i x_163 = _mm512_sub_epi16(red_13, t_29);
     const __m512i x_164 = _mm512_shuffle_i64x2(x_160, x_161, 68);
+    goto part_2;
+part_2:;
     const __m512i x_165 = _mm512_shuffle_i64x2(x_160, x_161, 238);
     const __m512i x_166 = _mm512_shuffle_i64x2(x_162, x_163, 68);
     const __m512i x_167 = _mm512_shuffle_i64x2(x_162, x_163, 238);
@@ -2576,6 +2598,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     _mm512_storeu_si512((__m512i *)&a[96], x_236);
     _mm512_storeu_si512((__m512i *)&a[352], x_237);
     _mm512_storeu_si512((__m512i *)&a[224], x_238);
+    goto part_3;
+part_3:;
     _mm512_storeu_si512((__m512i *)&a[480], x_239);
     const __m512i x_240 = _mm512_loadu_si512((const __m512i *)&a[704]);
     const __m512i x_241 = _mm512_loadu_si512((const __m512i *)&a[960]);
@@ -2704,6 +2728,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     const __m512i x_338 = _mm512_add_epi16(x_327, t_77);
     const __m512i x_339 = _mm512_sub_epi16(x_327, t_77);
     const __m512i x_340 = nttgen_falcon1024_avx512_unzip32_lo(x_336, x_337);
+    goto part_4;
+part_4:;
     const __m512i x_341 = nttgen_falcon1024_avx512_unzip32_hi(x_336, x_337);
     const __m512i x_342 = nttgen_falcon1024_avx512_unzip32_lo(x_338, x_339);
     const __m512i x_343 = nttgen_falcon1024_avx512_unzip32_hi(x_338, x_339);
@@ -2832,6 +2858,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     const __m512i x_430 = _mm512_add_epi16(x_404, t_103);
     const __m512i x_431 = _mm512_sub_epi16(x_404, t_103);
     const __m512i red_40 = nttgen_falcon1024_avx512_barrett(x_424);
+    goto part_5;
+part_5:;
     const __m512i red_41 = nttgen_falcon1024_avx512_barrett(x_425);
     const __m512i red_42 = nttgen_falcon1024_avx512_barrett(x_426);
     const __m512i red_43 = nttgen_falcon1024_avx512_barrett(x_427);
@@ -2961,6 +2989,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     const __m512i x_492 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_493 = _mm512_loadu_si512((const __m512i *)&a[320]);
     const __m512i x_494 = _mm512_loadu_si512((const __m512i *)&a[192]);
+    goto part_6;
+part_6:;
     const __m512i x_495 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
     const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
@@ -3089,6 +3119,8 @@ void nttgen_falcon1024_avx512_intt(int16_t a[1024]) {
     const __m512i tw_18 = _mm512_load_si512((const __m512i *)&twist_0[576]);
     const __m512i twqinv_18 = _mm512_load_si512((const __m512i *)&twist_0[608]);
     const __m512i tw_19 = _mm512_load_si512((const __m512i *)&twist_0[1600]);
+    goto part_7;
+part_7:;
     const __m512i twqinv_19 = _mm512_load_si512((const __m512i *)&twist_0[1632]);
     const __m512i tw_20 = _mm512_load_si512((const __m512i *)&twist_0[320]);
     const __m512i twqinv_20 = _mm512_load_si512((const __m512i *)&twist_0[352]);
@@ -3306,6 +3338,8 @@ void nttgen_falcon1024_avx512_reduce(int16_t a[1024]) {
     const __m512i x_31 = _mm512_loadu_si512((const __m512i *)&a[992]);
     const __m512i red_62 = nttgen_falcon1024_avx512_barrett(x_31);
     const __m512i red_63 = nttgen_falcon1024_avx512_cond_add_q(red_62);
+    goto part_1;
+part_1:;
     _mm512_storeu_si512((__m512i *)&a[992], red_63);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_avx512_assert_range(a, 1024, 0, 12288);
@@ -3452,6 +3486,8 @@ void nttgen_falcon1024_avx512_tomont(int16_t a[1024]) {
     _mm512_storeu_si512((__m512i *)&a[768], x_49);
     const __m512i x_50 = _mm512_loadu_si512((const __m512i *)&a[800]);
     const __m512i f_25 = _mm512_set1_epi16(-1337);
+    goto part_1;
+part_1:;
     const __m512i fqinv_25 = _mm512_set1_epi16(-21817);
     const __m512i x_51 = nttgen_falcon1024_avx512_montmul(x_50, f_25, fqinv_25);
     _mm512_storeu_si512((__m512i *)&a[800], x_51);
@@ -3630,6 +3666,8 @@ void nttgen_falcon1024_avx512_frommont(int16_t a[1024]) {
     _mm512_storeu_si512((__m512i *)&a[768], x_49);
     const __m512i x_50 = _mm512_loadu_si512((const __m512i *)&a[800]);
     const __m512i f_25 = _mm512_set1_epi16(1);
+    goto part_1;
+part_1:;
     const __m512i fqinv_25 = _mm512_set1_epi16(-12287);
     const __m512i x_51 = nttgen_falcon1024_avx512_montmul(x_50, f_25, fqinv_25);
     _mm512_storeu_si512((__m512i *)&a[800], x_51);
@@ -3807,6 +3845,8 @@ void nttgen_falcon1024_avx512_to_standard(int16_t a[1024]) {
     const __m512i x_108 = _mm512_loadu_si512((const __m512i *)&a[608]);
     const __m512i x_109 = _mm512_loadu_si512((const __m512i *)&a[864]);
     const __m512i x_110 = _mm512_loadu_si512((const __m512i *)&a[736]);
+    goto part_1;
+part_1:;
     const __m512i x_111 = _mm512_loadu_si512((const __m512i *)&a[992]);
     const __m512i x_112 = nttgen_falcon1024_avx512_ilv16_lo(x_96, x_97);
     const __m512i x_113 = nttgen_falcon1024_avx512_ilv16_hi(x_96, x_97);
@@ -4048,6 +4088,8 @@ void nttgen_falcon1024_avx512_from_standard(int16_t a[1024]) {
     const __m512i x_108 = _mm512_loadu_si512((const __m512i *)&a[608]);
     const __m512i x_109 = _mm512_loadu_si512((const __m512i *)&a[864]);
     const __m512i x_110 = _mm512_loadu_si512((const __m512i *)&a[736]);
+    goto part_1;
+part_1:;
     const __m512i x_111 = _mm512_loadu_si512((const __m512i *)&a[992]);
     const __m512i x_112 = _mm512_shuffle_i64x2(x_96, x_97, 68);
     const __m512i x_113 = _mm512_shuffle_i64x2(x_96, x_97, 238);
@@ -4293,6 +4335,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_69 = _mm512_loadu_si512((const __m512i *)&r[448]);
     const __m512i x_70 = _mm512_loadu_si512((const __m512i *)&r[416]);
     const __m512i x_71 = _mm512_loadu_si512((const __m512i *)&r[224]);
+    goto part_1;
+part_1:;
     const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[2594]);
     const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[2595]);
     const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[2596]);
@@ -4421,6 +4465,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_131 = _mm512_sub_epi16(x_122, t_41);
     const __m512i x_132 = _mm512_add_epi16(x_124, t_42);
     const __m512i x_133 = _mm512_sub_epi16(x_124, t_42);
+    goto part_2;
+part_2:;
     const __m512i x_134 = _mm512_add_epi16(x_126, t_43);
     const __m512i x_135 = _mm512_sub_epi16(x_126, t_43);
     const __m512i x_136 = _mm512_add_epi16(x_121, t_44);
@@ -4549,6 +4595,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[1408]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[1440]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[1472]);
+    goto part_3;
+part_3:;
     const __m512i zeta_39 = _mm512_load_si512((const __m512i *)&zetas_0[1504]);
     const __m512i zetaqinv_39 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
     const __m512i x_192 = _mm512_add_epi16(x_176, t_56);
@@ -4677,6 +4725,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_259 = _mm512_sub_epi16(red_17, t_73);
     const __m512i x_260 = _mm512_add_epi16(red_18, t_74);
     const __m512i x_261 = _mm512_sub_epi16(red_18, t_74);
+    goto part_4;
+part_4:;
     const __m512i x_262 = _mm512_add_epi16(red_19, t_75);
     const __m512i x_263 = _mm512_sub_epi16(red_19, t_75);
     const __m512i x_264 = _mm512_add_epi16(red_20, t_76);
@@ -4805,6 +4855,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i t_100 = nttgen_falcon1024_avx512_montmul(x_328, zeta_57, zetaqinv_57);
     const __m512i t_101 = nttgen_falcon1024_avx512_montmul(x_329, zeta_58, zetaqinv_58);
     const __m512i x_331 = _mm512_add_epi16(red_24, t_94);
+    goto part_5;
+part_5:;
     const __m512i x_332 = _mm512_sub_epi16(red_24, t_94);
     const __m512i x_333 = _mm512_add_epi16(red_25, t_95);
     const __m512i x_334 = _mm512_sub_epi16(red_25, t_95);
@@ -4933,6 +4985,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i red_37 = nttgen_falcon1024_avx512_barrett(x_394);
     const __m512i red_38 = nttgen_falcon1024_avx512_barrett(x_396);
     const __m512i red_39 = nttgen_falcon1024_avx512_barrett(x_398);
+    goto part_6;
+part_6:;
     const __m512i t_120 = nttgen_falcon1024_avx512_montmul(x_385, zeta_71, zetaqinv_71);
     const __m512i t_121 = nttgen_falcon1024_avx512_montmul(x_387, zeta_72, zetaqinv_72);
     const __m512i t_122 = nttgen_falcon1024_avx512_montmul(x_389, zeta_73, zetaqinv_73);
@@ -5061,6 +5115,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_469 = _mm512_sub_epi16(x_452, t_138);
     const __m512i x_470 = _mm512_add_epi16(x_454, t_139);
     const __m512i x_471 = _mm512_sub_epi16(x_454, t_139);
+    goto part_7;
+part_7:;
     const __m512i x_472 = _mm512_add_epi16(x_456, t_140);
     const __m512i x_473 = _mm512_sub_epi16(x_456, t_140);
     const __m512i x_474 = _mm512_add_epi16(x_458, t_141);
@@ -5189,6 +5245,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_541 = _mm512_sub_epi16(x_524, t_158);
     const __m512i x_542 = _mm512_add_epi16(x_526, t_159);
     const __m512i x_543 = _mm512_sub_epi16(x_526, t_159);
+    goto part_8;
+part_8:;
     _mm512_storeu_si512((__m512i *)&r[512], x_528);
     _mm512_storeu_si512((__m512i *)&r[768], x_529);
     _mm512_storeu_si512((__m512i *)&r[640], x_530);
@@ -5351,6 +5409,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     const __m512i x_66 = _mm512_add_epi16(red_5, t_5);
     const __m512i x_67 = _mm512_sub_epi16(red_5, t_5);
     const __m512i x_68 = _mm512_unpacklo_epi64(x_64, x_65);
+    goto part_1;
+part_1:;
     const __m512i x_69 = _mm512_unpackhi_epi64(x_64, x_65);
     const __m512i x_70 = _mm512_unpacklo_epi64(x_66, x_67);
     const __m512i x_71 = _mm512_unpackhi_epi64(x_66, x_67);
@@ -5479,6 +5539,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     const __m512i x_162 = _mm512_add_epi16(red_13, t_29);
     const __m512i x_163 = _mm512_sub_epi16(red_13, t_29);
     const __m512i x_164 = _mm512_shuffle_i64x2(x_160, x_161, 68);
+    goto part_2;
+part_2:;
     const __m512i x_165 = _mm512_shuffle_i64x2(x_160, x_161, 238);
     const __m512i x_166 = _mm512_shuffle_i64x2(x_162, x_163, 68);
     const __m512i x_167 = _mm512_shuffle_i64x2(x_162, x_163, 238);
@@ -5607,6 +5669,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     _mm512_storeu_si512((__m512i *)&a[96], x_236);
     _mm512_storeu_si512((__m512i *)&a[352], x_237);
     _mm512_storeu_si512((__m512i *)&a[224], x_238);
+    goto part_3;
+part_3:;
     _mm512_storeu_si512((__m512i *)&a[480], x_239);
     const __m512i x_240 = _mm512_loadu_si512((const __m512i *)&a[704]);
     const __m512i x_241 = _mm512_loadu_si512((const __m512i *)&a[960]);
@@ -5735,6 +5799,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     const __m512i x_338 = _mm512_add_epi16(x_327, t_77);
     const __m512i x_339 = _mm512_sub_epi16(x_327, t_77);
     const __m512i x_340 = nttgen_falcon1024_avx512_unzip32_lo(x_336, x_337);
+    goto part_4;
+part_4:;
     const __m512i x_341 = nttgen_falcon1024_avx512_unzip32_hi(x_336, x_337);
     const __m512i x_342 = nttgen_falcon1024_avx512_unzip32_lo(x_338, x_339);
     const __m512i x_343 = nttgen_falcon1024_avx512_unzip32_hi(x_338, x_339);
@@ -5863,6 +5929,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     const __m512i x_430 = _mm512_add_epi16(x_404, t_103);
     const __m512i x_431 = _mm512_sub_epi16(x_404, t_103);
     const __m512i red_40 = nttgen_falcon1024_avx512_barrett(x_424);
+    goto part_5;
+part_5:;
     const __m512i red_41 = nttgen_falcon1024_avx512_barrett(x_425);
     const __m512i red_42 = nttgen_falcon1024_avx512_barrett(x_426);
     const __m512i red_43 = nttgen_falcon1024_avx512_barrett(x_427);
@@ -5992,6 +6060,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     const __m512i x_492 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_493 = _mm512_loadu_si512((const __m512i *)&a[320]);
     const __m512i x_494 = _mm512_loadu_si512((const __m512i *)&a[192]);
+    goto part_6;
+part_6:;
     const __m512i x_495 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
     const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
@@ -6120,6 +6190,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_avx512_intt_reduce(int16_t a[1024]
     const __m512i t_140 = nttgen_falcon1024_avx512_montmul(x_532, zeta_31, zetaqinv_31);
     const __m512i t_141 = nttgen_falcon1024_avx512_montmul(x_533, zeta_32, zetaqinv_32);
     const __m512i t_142 = nttgen_falcon1024_avx512_montmul(x_534, zeta_33, zetaqinv_33);
+    goto part_7;
+part_7:;
     const __m512i t_143 = nttgen_falcon1024_avx512_montmul(x_535, zeta_34, zetaqinv_34);
     const __m512i x_536 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i x_537 = _mm512_loadu_si512((const __m512i *)&a[288]);

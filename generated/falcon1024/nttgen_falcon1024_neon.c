@@ -1277,6 +1277,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     vst1q_s16(&a[192], x_57);
     vst1q_s16(&a[704], x_59);
     vst1q_s16(&a[448], x_61);
+    goto part_1;
+part_1:;
     vst1q_s16(&a[960], x_63);
     const int16x8_t x_64 = vld1q_s16(&a[8]);
     const int16x8_t x_65 = vld1q_s16(&a[520]);
@@ -1405,6 +1407,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_140 = vld1q_s16(&a[208]);
     const int16x8_t x_141 = vld1q_s16(&a[720]);
     const int16x8_t x_142 = vld1q_s16(&a[464]);
+    goto part_2;
+part_2:;
     const int16x8_t x_143 = vld1q_s16(&a[976]);
     const int16x8_t t_48 = nttgen_falcon1024_neon_montmul(x_129, zeta_0, zetaqinv_0);
     const int16x8_t x_144 = vaddq_s16(x_128, t_48);
@@ -1533,6 +1537,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_76 = nttgen_falcon1024_neon_montmul(x_201, zeta_0, zetaqinv_0);
     const int16x8_t x_216 = vaddq_s16(x_200, t_76);
     const int16x8_t x_217 = vsubq_s16(x_200, t_76);
+    goto part_3;
+part_3:;
     const int16x8_t t_77 = nttgen_falcon1024_neon_montmul(x_203, zeta_0, zetaqinv_0);
     const int16x8_t x_218 = vaddq_s16(x_202, t_77);
     const int16x8_t x_219 = vsubq_s16(x_202, t_77);
@@ -1661,6 +1667,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_290 = vaddq_s16(x_273, t_105);
     const int16x8_t x_291 = vsubq_s16(x_273, t_105);
     const int16x8_t t_106 = nttgen_falcon1024_neon_montmul(x_278, zeta_1, zetaqinv_1);
+    goto part_4;
+part_4:;
     const int16x8_t x_292 = vaddq_s16(x_276, t_106);
     const int16x8_t x_293 = vsubq_s16(x_276, t_106);
     const int16x8_t t_107 = nttgen_falcon1024_neon_montmul(x_279, zeta_2, zetaqinv_2);
@@ -1789,6 +1797,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_365 = vsubq_s16(x_348, t_134);
     const int16x8_t t_135 = nttgen_falcon1024_neon_montmul(x_351, zeta_2, zetaqinv_2);
     const int16x8_t x_366 = vaddq_s16(x_349, t_135);
+    goto part_5;
+part_5:;
     const int16x8_t x_367 = vsubq_s16(x_349, t_135);
     const int16x8_t t_136 = nttgen_falcon1024_neon_montmul(x_356, zeta_3, zetaqinv_3);
     const int16x8_t red_40 = nttgen_falcon1024_neon_barrett(x_352);
@@ -1917,6 +1927,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_163 = nttgen_falcon1024_neon_montmul(x_423, zeta_6, zetaqinv_6);
     const int16x8_t red_51 = nttgen_falcon1024_neon_barrett(x_419);
     const int16x8_t x_438 = vaddq_s16(red_51, t_163);
+    goto part_6;
+part_6:;
     const int16x8_t x_439 = vsubq_s16(red_51, t_163);
     const int16x8_t t_164 = nttgen_falcon1024_neon_montmul(x_428, zeta_3, zetaqinv_3);
     const int16x8_t red_52 = nttgen_falcon1024_neon_barrett(x_424);
@@ -2045,6 +2057,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_191 = nttgen_falcon1024_neon_montmul(x_495, zeta_6, zetaqinv_6);
     const int16x8_t red_63 = nttgen_falcon1024_neon_barrett(x_491);
     const int16x8_t x_510 = vaddq_s16(red_63, t_191);
+    goto part_7;
+part_7:;
     const int16x8_t x_511 = vsubq_s16(red_63, t_191);
     vst1q_s16(&a[56], x_496);
     vst1q_s16(&a[568], x_498);
@@ -2174,6 +2188,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_537 = vsubq_s16(x_520, t_196);
     const int16x8_t t_197 = nttgen_falcon1024_neon_montmul(x_523, zeta_7, zetaqinv_7);
     const int16x8_t x_538 = vaddq_s16(x_522, t_197);
+    goto part_8;
+part_8:;
     const int16x8_t x_539 = vsubq_s16(x_522, t_197);
     const int16x8_t t_198 = nttgen_falcon1024_neon_montmul(x_525, zeta_7, zetaqinv_7);
     const int16x8_t x_540 = vaddq_s16(x_524, t_198);
@@ -2302,6 +2318,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_622 = vaddq_s16(x_606, t_231);
     const int16x8_t x_623 = vsubq_s16(x_606, t_231);
     const int16x8_t x_624 = nttgen_falcon1024_neon_ilv32_lo(x_608, x_610);
+    goto part_9;
+part_9:;
     const int16x8_t x_625 = nttgen_falcon1024_neon_ilv32_hi(x_608, x_610);
     const int16x8_t x_626 = nttgen_falcon1024_neon_ilv32_lo(x_609, x_611);
     const int16x8_t x_627 = nttgen_falcon1024_neon_ilv32_hi(x_609, x_611);
@@ -2430,6 +2448,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t zeta_57 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 6);
     const int16x8_t zetaqinv_57 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 7);
     const int16x8_t zeta_58 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 0);
+    goto part_10;
+part_10:;
     const int16x8_t zetaqinv_58 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 1);
     const int16x8_t zeta_59 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 2);
     const int16x8_t zetaqinv_59 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 3);
@@ -2558,6 +2578,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_266 = nttgen_falcon1024_neon_montmul(x_725, zeta_51, zetaqinv_51);
     const int16x8_t red_82 = nttgen_falcon1024_neon_barrett(x_721);
     const int16x8_t x_740 = vaddq_s16(red_82, t_266);
+    goto part_11;
+part_11:;
     const int16x8_t x_741 = vsubq_s16(red_82, t_266);
     const int16x8_t t_267 = nttgen_falcon1024_neon_montmul(x_727, zeta_52, zetaqinv_52);
     const int16x8_t red_83 = nttgen_falcon1024_neon_barrett(x_723);
@@ -2686,6 +2708,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_294 = nttgen_falcon1024_neon_montmul(x_813, zeta_75, zetaqinv_75);
     const int16x8_t red_94 = nttgen_falcon1024_neon_barrett(x_812);
     const int16x8_t x_828 = vaddq_s16(red_94, t_294);
+    goto part_12;
+part_12:;
     const int16x8_t x_829 = vsubq_s16(red_94, t_294);
     const int16x8_t t_295 = nttgen_falcon1024_neon_montmul(x_815, zeta_76, zetaqinv_76);
     const int16x8_t red_95 = nttgen_falcon1024_neon_barrett(x_814);
@@ -2814,6 +2838,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t zeta_117 = vld1q_s16(&zetas_0[1120]);
     const int16x8_t zetaqinv_117 = vld1q_s16(&zetas_0[1128]);
     const int16x8_t zeta_118 = vld1q_s16(&zetas_0[1136]);
+    goto part_13;
+part_13:;
     const int16x8_t zetaqinv_118 = vld1q_s16(&zetas_0[1144]);
     const int16x8_t zeta_119 = vld1q_s16(&zetas_0[1152]);
     const int16x8_t zetaqinv_119 = vld1q_s16(&zetas_0[1160]);
@@ -2942,6 +2968,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_334 = nttgen_falcon1024_neon_montmul(x_925, zeta_98, zetaqinv_98);
     const int16x8_t x_940 = vaddq_s16(x_917, t_334);
     const int16x8_t x_941 = vsubq_s16(x_917, t_334);
+    goto part_14;
+part_14:;
     const int16x8_t t_335 = nttgen_falcon1024_neon_montmul(x_927, zeta_99, zetaqinv_99);
     const int16x8_t x_942 = vaddq_s16(x_919, t_335);
     const int16x8_t x_943 = vsubq_s16(x_919, t_335);
@@ -3070,6 +3098,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_358 = nttgen_falcon1024_neon_montmul(x_1021, zeta_122, zetaqinv_122);
     const int16x8_t x_1036 = vaddq_s16(x_1020, t_358);
     const int16x8_t x_1037 = vsubq_s16(x_1020, t_358);
+    goto part_15;
+part_15:;
     const int16x8_t t_359 = nttgen_falcon1024_neon_montmul(x_1023, zeta_123, zetaqinv_123);
     const int16x8_t x_1038 = vaddq_s16(x_1022, t_359);
     const int16x8_t x_1039 = vsubq_s16(x_1022, t_359);
@@ -3198,6 +3228,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_364 = nttgen_falcon1024_neon_montmul(x_1049, zeta_124, zetaqinv_124);
     const int16x8_t x_1064 = vaddq_s16(x_1048, t_364);
     const int16x8_t x_1065 = vsubq_s16(x_1048, t_364);
+    goto part_16;
+part_16:;
     const int16x8_t t_365 = nttgen_falcon1024_neon_montmul(x_1051, zeta_124, zetaqinv_124);
     const int16x8_t x_1066 = vaddq_s16(x_1050, t_365);
     const int16x8_t x_1067 = vsubq_s16(x_1050, t_365);
@@ -3326,6 +3358,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_1149 = vsubq_s16(x_1132, t_398);
     const int16x8_t t_399 = nttgen_falcon1024_neon_montmul(x_1135, zeta_146, zetaqinv_146);
     const int16x8_t x_1150 = vaddq_s16(x_1134, t_399);
+    goto part_17;
+part_17:;
     const int16x8_t x_1151 = vsubq_s16(x_1134, t_399);
     const int16x8_t x_1152 = nttgen_falcon1024_neon_ilv32_lo(x_1136, x_1138);
     const int16x8_t x_1153 = nttgen_falcon1024_neon_ilv32_hi(x_1136, x_1138);
@@ -3454,6 +3488,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t zeta_173 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 4);
     const int16x8_t zetaqinv_173 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 5);
     const int16x8_t zeta_174 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 6);
+    goto part_18;
+part_18:;
     const int16x8_t zetaqinv_174 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 7);
     const int16x8_t zeta_175 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2088]), 0);
     const int16x8_t zetaqinv_175 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2088]), 1);
@@ -3582,6 +3618,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_1266 = vaddq_s16(red_129, t_433);
     const int16x8_t x_1267 = vsubq_s16(red_129, t_433);
     const int16x8_t t_434 = nttgen_falcon1024_neon_montmul(x_1253, zeta_168, zetaqinv_168);
+    goto part_19;
+part_19:;
     const int16x8_t red_130 = nttgen_falcon1024_neon_barrett(x_1249);
     const int16x8_t x_1268 = vaddq_s16(red_130, t_434);
     const int16x8_t x_1269 = vsubq_s16(red_130, t_434);
@@ -3710,6 +3748,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_1354 = vaddq_s16(red_141, t_461);
     const int16x8_t x_1355 = vsubq_s16(red_141, t_461);
     const int16x8_t t_462 = nttgen_falcon1024_neon_montmul(x_1341, zeta_192, zetaqinv_192);
+    goto part_20;
+part_20:;
     const int16x8_t red_142 = nttgen_falcon1024_neon_barrett(x_1340);
     const int16x8_t x_1356 = vaddq_s16(red_142, t_462);
     const int16x8_t x_1357 = vsubq_s16(red_142, t_462);
@@ -3838,6 +3878,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t zeta_233 = vld1q_s16(&zetas_0[2352]);
     const int16x8_t zetaqinv_233 = vld1q_s16(&zetas_0[2360]);
     const int16x8_t zeta_234 = vld1q_s16(&zetas_0[2368]);
+    goto part_21;
+part_21:;
     const int16x8_t zetaqinv_234 = vld1q_s16(&zetas_0[2376]);
     const int16x8_t zeta_235 = vld1q_s16(&zetas_0[2384]);
     const int16x8_t zetaqinv_235 = vld1q_s16(&zetas_0[2392]);
@@ -3966,6 +4008,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_1466 = vaddq_s16(x_1443, t_501);
     const int16x8_t x_1467 = vsubq_s16(x_1443, t_501);
     const int16x8_t t_502 = nttgen_falcon1024_neon_montmul(x_1453, zeta_215, zetaqinv_215);
+    goto part_22;
+part_22:;
     const int16x8_t x_1468 = vaddq_s16(x_1445, t_502);
     const int16x8_t x_1469 = vsubq_s16(x_1445, t_502);
     const int16x8_t t_503 = nttgen_falcon1024_neon_montmul(x_1455, zeta_216, zetaqinv_216);
@@ -4094,6 +4138,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_1562 = vaddq_s16(x_1546, t_525);
     const int16x8_t x_1563 = vsubq_s16(x_1546, t_525);
     const int16x8_t t_526 = nttgen_falcon1024_neon_montmul(x_1549, zeta_239, zetaqinv_239);
+    goto part_23;
+part_23:;
     const int16x8_t x_1564 = vaddq_s16(x_1548, t_526);
     const int16x8_t x_1565 = vsubq_s16(x_1548, t_526);
     const int16x8_t t_527 = nttgen_falcon1024_neon_montmul(x_1551, zeta_240, zetaqinv_240);
@@ -4222,6 +4268,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t x_1590 = vaddq_s16(x_1574, t_531);
     const int16x8_t x_1591 = vsubq_s16(x_1574, t_531);
     const int16x8_t t_532 = nttgen_falcon1024_neon_montmul(x_1577, zeta_241, zetaqinv_241);
+    goto part_24;
+part_24:;
     const int16x8_t x_1592 = vaddq_s16(x_1576, t_532);
     const int16x8_t x_1593 = vsubq_s16(x_1576, t_532);
     const int16x8_t t_533 = nttgen_falcon1024_neon_montmul(x_1579, zeta_241, zetaqinv_241);
@@ -4350,6 +4398,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_566 = nttgen_falcon1024_neon_montmul(x_1661, zeta_262, zetaqinv_262);
     const int16x8_t x_1676 = vaddq_s16(x_1660, t_566);
     const int16x8_t x_1677 = vsubq_s16(x_1660, t_566);
+    goto part_25;
+part_25:;
     const int16x8_t t_567 = nttgen_falcon1024_neon_montmul(x_1663, zeta_263, zetaqinv_263);
     const int16x8_t x_1678 = vaddq_s16(x_1662, t_567);
     const int16x8_t x_1679 = vsubq_s16(x_1662, t_567);
@@ -4478,6 +4528,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t zeta_289 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 2);
     const int16x8_t zetaqinv_289 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 3);
     const int16x8_t zeta_290 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 4);
+    goto part_26;
+part_26:;
     const int16x8_t zetaqinv_290 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 5);
     const int16x8_t zeta_291 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 6);
     const int16x8_t zetaqinv_291 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 7);
@@ -4606,6 +4658,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_601 = nttgen_falcon1024_neon_montmul(x_1782, zeta_284, zetaqinv_284);
     const int16x8_t red_177 = nttgen_falcon1024_neon_barrett(x_1778);
     const int16x8_t x_1794 = vaddq_s16(red_177, t_601);
+    goto part_27;
+part_27:;
     const int16x8_t x_1795 = vsubq_s16(red_177, t_601);
     const int16x8_t t_602 = nttgen_falcon1024_neon_montmul(x_1781, zeta_285, zetaqinv_285);
     const int16x8_t red_178 = nttgen_falcon1024_neon_barrett(x_1777);
@@ -4734,6 +4788,8 @@ void nttgen_falcon1024_neon_ntt(int16_t a[1024]) {
     const int16x8_t t_629 = nttgen_falcon1024_neon_montmul(x_1867, zeta_308, zetaqinv_308);
     const int16x8_t red_189 = nttgen_falcon1024_neon_barrett(x_1866);
     const int16x8_t x_1882 = vaddq_s16(red_189, t_629);
+    goto part_28;
+part_28:;
     const int16x8_t x_1883 = vsubq_s16(red_189, t_629);
     const int16x8_t t_630 = nttgen_falcon1024_neon_montmul(x_1869, zeta_309, zetaqinv_309);
     const int16x8_t red_190 = nttgen_falcon1024_neon_barrett(x_1868);
@@ -4945,6 +5001,8 @@ void nttgen_falcon1024_neon_basemul(int16_t r[1024], const int16_t a[1024], cons
     vst1q_s16(&r[240], p_30);
     const int16x8_t a_31 = vld1q_s16(&a[248]);
     const int16x8_t b_31 = vld1q_s16(&b[248]);
+    goto part_1;
+part_1:;
     const int16x8_t p_31 = nttgen_falcon1024_neon_montmul_var(a_31, b_31);
     vst1q_s16(&r[248], p_31);
     const int16x8_t a_32 = vld1q_s16(&a[256]);
@@ -5073,6 +5131,8 @@ void nttgen_falcon1024_neon_basemul(int16_t r[1024], const int16_t a[1024], cons
     vst1q_s16(&r[496], p_62);
     const int16x8_t a_63 = vld1q_s16(&a[504]);
     const int16x8_t b_63 = vld1q_s16(&b[504]);
+    goto part_2;
+part_2:;
     const int16x8_t p_63 = nttgen_falcon1024_neon_montmul_var(a_63, b_63);
     vst1q_s16(&r[504], p_63);
     const int16x8_t a_64 = vld1q_s16(&a[512]);
@@ -5201,6 +5261,8 @@ void nttgen_falcon1024_neon_basemul(int16_t r[1024], const int16_t a[1024], cons
     vst1q_s16(&r[752], p_94);
     const int16x8_t a_95 = vld1q_s16(&a[760]);
     const int16x8_t b_95 = vld1q_s16(&b[760]);
+    goto part_3;
+part_3:;
     const int16x8_t p_95 = nttgen_falcon1024_neon_montmul_var(a_95, b_95);
     vst1q_s16(&r[760], p_95);
     const int16x8_t a_96 = vld1q_s16(&a[768]);
@@ -5329,6 +5391,8 @@ void nttgen_falcon1024_neon_basemul(int16_t r[1024], const int16_t a[1024], cons
     vst1q_s16(&r[1008], p_126);
     const int16x8_t a_127 = vld1q_s16(&a[1016]);
     const int16x8_t b_127 = vld1q_s16(&b[1016]);
+    goto part_4;
+part_4:;
     const int16x8_t p_127 = nttgen_falcon1024_neon_montmul_var(a_127, b_127);
     vst1q_s16(&r[1016], p_127);
 #ifdef NTTGEN_DEBUG
@@ -7290,6 +7354,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_70 = nttgen_falcon1024_neon_ilv32_lo(x_54, x_55);
     const int16x8_t x_71 = nttgen_falcon1024_neon_ilv32_hi(x_54, x_55);
     const int16x8_t x_72 = nttgen_falcon1024_neon_ilv32_lo(x_56, x_57);
+    goto part_1;
+part_1:;
     const int16x8_t x_73 = nttgen_falcon1024_neon_ilv32_hi(x_56, x_57);
     const int16x8_t x_74 = nttgen_falcon1024_neon_ilv32_lo(x_58, x_59);
     const int16x8_t x_75 = nttgen_falcon1024_neon_ilv32_hi(x_58, x_59);
@@ -7418,6 +7484,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_158 = vaddq_s16(x_139, t_39);
     const int16x8_t x_159 = vsubq_s16(x_139, t_39);
     const int16x8_t t_40 = nttgen_falcon1024_neon_montmul(x_146, zeta_9, zetaqinv_9);
+    goto part_2;
+part_2:;
     const int16x8_t x_160 = vaddq_s16(x_144, t_40);
     const int16x8_t x_161 = vsubq_s16(x_144, t_40);
     const int16x8_t t_41 = nttgen_falcon1024_neon_montmul(x_147, zeta_10, zetaqinv_10);
@@ -7546,6 +7614,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_246 = nttgen_falcon1024_neon_ilv32_lo(x_230, x_231);
     const int16x8_t x_247 = nttgen_falcon1024_neon_ilv32_hi(x_230, x_231);
     const int16x8_t x_248 = nttgen_falcon1024_neon_ilv32_lo(x_232, x_233);
+    goto part_3;
+part_3:;
     const int16x8_t x_249 = nttgen_falcon1024_neon_ilv32_hi(x_232, x_233);
     const int16x8_t x_250 = nttgen_falcon1024_neon_ilv32_lo(x_234, x_235);
     const int16x8_t x_251 = nttgen_falcon1024_neon_ilv32_hi(x_234, x_235);
@@ -7674,6 +7744,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_334 = vaddq_s16(x_315, t_87);
     const int16x8_t x_335 = vsubq_s16(x_315, t_87);
     const int16x8_t t_88 = nttgen_falcon1024_neon_montmul(x_322, zeta_9, zetaqinv_9);
+    goto part_4;
+part_4:;
     const int16x8_t x_336 = vaddq_s16(x_320, t_88);
     const int16x8_t x_337 = vsubq_s16(x_320, t_88);
     const int16x8_t t_89 = nttgen_falcon1024_neon_montmul(x_323, zeta_10, zetaqinv_10);
@@ -7802,6 +7874,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_422 = nttgen_falcon1024_neon_ilv32_lo(x_406, x_407);
     const int16x8_t x_423 = nttgen_falcon1024_neon_ilv32_hi(x_406, x_407);
     const int16x8_t x_424 = nttgen_falcon1024_neon_ilv32_lo(x_408, x_409);
+    goto part_5;
+part_5:;
     const int16x8_t x_425 = nttgen_falcon1024_neon_ilv32_hi(x_408, x_409);
     const int16x8_t x_426 = nttgen_falcon1024_neon_ilv32_lo(x_410, x_411);
     const int16x8_t x_427 = nttgen_falcon1024_neon_ilv32_hi(x_410, x_411);
@@ -7930,6 +8004,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_510 = vaddq_s16(x_491, t_135);
     const int16x8_t x_511 = vsubq_s16(x_491, t_135);
     const int16x8_t t_136 = nttgen_falcon1024_neon_montmul(x_498, zeta_9, zetaqinv_9);
+    goto part_6;
+part_6:;
     const int16x8_t x_512 = vaddq_s16(x_496, t_136);
     const int16x8_t x_513 = vsubq_s16(x_496, t_136);
     const int16x8_t t_137 = nttgen_falcon1024_neon_montmul(x_499, zeta_10, zetaqinv_10);
@@ -8058,6 +8134,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_598 = nttgen_falcon1024_neon_ilv32_lo(x_582, x_583);
     const int16x8_t x_599 = nttgen_falcon1024_neon_ilv32_hi(x_582, x_583);
     const int16x8_t x_600 = nttgen_falcon1024_neon_ilv32_lo(x_584, x_585);
+    goto part_7;
+part_7:;
     const int16x8_t x_601 = nttgen_falcon1024_neon_ilv32_hi(x_584, x_585);
     const int16x8_t x_602 = nttgen_falcon1024_neon_ilv32_lo(x_586, x_587);
     const int16x8_t x_603 = nttgen_falcon1024_neon_ilv32_hi(x_586, x_587);
@@ -8186,6 +8264,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_686 = vaddq_s16(x_667, t_183);
     const int16x8_t x_687 = vsubq_s16(x_667, t_183);
     const int16x8_t t_184 = nttgen_falcon1024_neon_montmul(x_674, zeta_9, zetaqinv_9);
+    goto part_8;
+part_8:;
     const int16x8_t x_688 = vaddq_s16(x_672, t_184);
     const int16x8_t x_689 = vsubq_s16(x_672, t_184);
     const int16x8_t t_185 = nttgen_falcon1024_neon_montmul(x_675, zeta_10, zetaqinv_10);
@@ -8314,6 +8394,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_774 = nttgen_falcon1024_neon_ilv32_lo(x_758, x_759);
     const int16x8_t x_775 = nttgen_falcon1024_neon_ilv32_hi(x_758, x_759);
     const int16x8_t x_776 = nttgen_falcon1024_neon_ilv32_lo(x_760, x_761);
+    goto part_9;
+part_9:;
     const int16x8_t x_777 = nttgen_falcon1024_neon_ilv32_hi(x_760, x_761);
     const int16x8_t x_778 = nttgen_falcon1024_neon_ilv32_lo(x_762, x_763);
     const int16x8_t x_779 = nttgen_falcon1024_neon_ilv32_hi(x_762, x_763);
@@ -8442,6 +8524,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_862 = vaddq_s16(x_843, t_231);
     const int16x8_t x_863 = vsubq_s16(x_843, t_231);
     const int16x8_t t_232 = nttgen_falcon1024_neon_montmul(x_850, zeta_9, zetaqinv_9);
+    goto part_10;
+part_10:;
     const int16x8_t x_864 = vaddq_s16(x_848, t_232);
     const int16x8_t x_865 = vsubq_s16(x_848, t_232);
     const int16x8_t t_233 = nttgen_falcon1024_neon_montmul(x_851, zeta_10, zetaqinv_10);
@@ -8570,6 +8654,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_950 = nttgen_falcon1024_neon_ilv32_lo(x_934, x_935);
     const int16x8_t x_951 = nttgen_falcon1024_neon_ilv32_hi(x_934, x_935);
     const int16x8_t x_952 = nttgen_falcon1024_neon_ilv32_lo(x_936, x_937);
+    goto part_11;
+part_11:;
     const int16x8_t x_953 = nttgen_falcon1024_neon_ilv32_hi(x_936, x_937);
     const int16x8_t x_954 = nttgen_falcon1024_neon_ilv32_lo(x_938, x_939);
     const int16x8_t x_955 = nttgen_falcon1024_neon_ilv32_hi(x_938, x_939);
@@ -8698,6 +8784,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1038 = vaddq_s16(x_1019, t_279);
     const int16x8_t x_1039 = vsubq_s16(x_1019, t_279);
     const int16x8_t t_280 = nttgen_falcon1024_neon_montmul(x_1026, zeta_9, zetaqinv_9);
+    goto part_12;
+part_12:;
     const int16x8_t x_1040 = vaddq_s16(x_1024, t_280);
     const int16x8_t x_1041 = vsubq_s16(x_1024, t_280);
     const int16x8_t t_281 = nttgen_falcon1024_neon_montmul(x_1027, zeta_10, zetaqinv_10);
@@ -8826,6 +8914,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1126 = nttgen_falcon1024_neon_ilv32_lo(x_1110, x_1111);
     const int16x8_t x_1127 = nttgen_falcon1024_neon_ilv32_hi(x_1110, x_1111);
     const int16x8_t x_1128 = nttgen_falcon1024_neon_ilv32_lo(x_1112, x_1113);
+    goto part_13;
+part_13:;
     const int16x8_t x_1129 = nttgen_falcon1024_neon_ilv32_hi(x_1112, x_1113);
     const int16x8_t x_1130 = nttgen_falcon1024_neon_ilv32_lo(x_1114, x_1115);
     const int16x8_t x_1131 = nttgen_falcon1024_neon_ilv32_hi(x_1114, x_1115);
@@ -8954,6 +9044,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1214 = vaddq_s16(x_1195, t_327);
     const int16x8_t x_1215 = vsubq_s16(x_1195, t_327);
     const int16x8_t t_328 = nttgen_falcon1024_neon_montmul(x_1202, zeta_9, zetaqinv_9);
+    goto part_14;
+part_14:;
     const int16x8_t x_1216 = vaddq_s16(x_1200, t_328);
     const int16x8_t x_1217 = vsubq_s16(x_1200, t_328);
     const int16x8_t t_329 = nttgen_falcon1024_neon_montmul(x_1203, zeta_10, zetaqinv_10);
@@ -9082,6 +9174,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1302 = nttgen_falcon1024_neon_ilv32_lo(x_1286, x_1287);
     const int16x8_t x_1303 = nttgen_falcon1024_neon_ilv32_hi(x_1286, x_1287);
     const int16x8_t x_1304 = nttgen_falcon1024_neon_ilv32_lo(x_1288, x_1289);
+    goto part_15;
+part_15:;
     const int16x8_t x_1305 = nttgen_falcon1024_neon_ilv32_hi(x_1288, x_1289);
     const int16x8_t x_1306 = nttgen_falcon1024_neon_ilv32_lo(x_1290, x_1291);
     const int16x8_t x_1307 = nttgen_falcon1024_neon_ilv32_hi(x_1290, x_1291);
@@ -9210,6 +9304,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1390 = vaddq_s16(x_1371, t_375);
     const int16x8_t x_1391 = vsubq_s16(x_1371, t_375);
     const int16x8_t t_376 = nttgen_falcon1024_neon_montmul(x_1378, zeta_9, zetaqinv_9);
+    goto part_16;
+part_16:;
     const int16x8_t x_1392 = vaddq_s16(x_1376, t_376);
     const int16x8_t x_1393 = vsubq_s16(x_1376, t_376);
     const int16x8_t t_377 = nttgen_falcon1024_neon_montmul(x_1379, zeta_10, zetaqinv_10);
@@ -9339,6 +9435,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1446 = vaddq_s16(x_1427, t_395);
     const int16x8_t x_1447 = vsubq_s16(x_1427, t_395);
     const int16x8_t t_396 = nttgen_falcon1024_neon_montmul(x_1436, zeta_21, zetaqinv_21);
+    goto part_17;
+part_17:;
     const int16x8_t x_1448 = vaddq_s16(x_1432, t_396);
     const int16x8_t x_1449 = vsubq_s16(x_1432, t_396);
     const int16x8_t t_397 = nttgen_falcon1024_neon_montmul(x_1438, zeta_21, zetaqinv_21);
@@ -9467,6 +9565,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t zeta_44 = vld1q_s16(&zetas_dit_0[704]);
     const int16x8_t zetaqinv_44 = vld1q_s16(&zetas_dit_0[712]);
     const int16x8_t x_1488 = vld1q_s16(&a[8]);
+    goto part_18;
+part_18:;
     const int16x8_t x_1489 = vld1q_s16(&a[520]);
     const int16x8_t x_1490 = vld1q_s16(&a[264]);
     const int16x8_t x_1491 = vld1q_s16(&a[776]);
@@ -9595,6 +9695,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1559 = nttgen_falcon1024_neon_montmul(x_1543, tw_23, twqinv_23);
     vst1q_s16(&a[904], x_1559);
     const int16x8_t tw_24 = vld1q_s16(&twist_0[144]);
+    goto part_19;
+part_19:;
     const int16x8_t twqinv_24 = vld1q_s16(&twist_0[152]);
     const int16x8_t x_1560 = nttgen_falcon1024_neon_montmul(x_1544, tw_24, twqinv_24);
     vst1q_s16(&a[72], x_1560);
@@ -9723,6 +9825,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t t_446 = nttgen_falcon1024_neon_montmul(x_1597, zeta_50, zetaqinv_50);
     const int16x8_t x_1612 = vaddq_s16(x_1593, t_446);
     const int16x8_t x_1613 = vsubq_s16(x_1593, t_446);
+    goto part_20;
+part_20:;
     const int16x8_t t_447 = nttgen_falcon1024_neon_montmul(x_1599, zeta_50, zetaqinv_50);
     const int16x8_t x_1614 = vaddq_s16(x_1595, t_447);
     const int16x8_t x_1615 = vsubq_s16(x_1595, t_447);
@@ -9851,6 +9955,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1654 = vld1q_s16(&a[408]);
     const int16x8_t x_1655 = vld1q_s16(&a[920]);
     const int16x8_t x_1656 = vld1q_s16(&a[88]);
+    goto part_21;
+part_21:;
     const int16x8_t x_1657 = vld1q_s16(&a[600]);
     const int16x8_t x_1658 = vld1q_s16(&a[344]);
     const int16x8_t x_1659 = vld1q_s16(&a[856]);
@@ -9979,6 +10085,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1721 = nttgen_falcon1024_neon_montmul(x_1705, tw_57, twqinv_57);
     vst1q_s16(&a[600], x_1721);
     const int16x8_t tw_58 = vld1q_s16(&twist_0[688]);
+    goto part_22;
+part_22:;
     const int16x8_t twqinv_58 = vld1q_s16(&twist_0[696]);
     const int16x8_t x_1722 = nttgen_falcon1024_neon_montmul(x_1706, tw_58, twqinv_58);
     vst1q_s16(&a[344], x_1722);
@@ -10107,6 +10215,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1777 = vsubq_s16(x_1760, t_496);
     const int16x8_t t_497 = nttgen_falcon1024_neon_montmul(x_1763, zeta_80, zetaqinv_80);
     const int16x8_t x_1778 = vaddq_s16(x_1761, t_497);
+    goto part_23;
+part_23:;
     const int16x8_t x_1779 = vsubq_s16(x_1761, t_497);
     const int16x8_t t_498 = nttgen_falcon1024_neon_montmul(x_1766, zeta_81, zetaqinv_81);
     const int16x8_t x_1780 = vaddq_s16(x_1764, t_498);
@@ -10235,6 +10345,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1822 = vld1q_s16(&a[488]);
     const int16x8_t x_1823 = vld1q_s16(&a[1000]);
     const int16x8_t t_504 = nttgen_falcon1024_neon_montmul(x_1812, zeta_87, zetaqinv_87);
+    goto part_24;
+part_24:;
     const int16x8_t red_168 = nttgen_falcon1024_neon_barrett(x_1808);
     const int16x8_t x_1824 = vaddq_s16(red_168, t_504);
     const int16x8_t x_1825 = vsubq_s16(red_168, t_504);
@@ -10363,6 +10475,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1883 = nttgen_falcon1024_neon_montmul(x_1867, tw_91, twqinv_91);
     vst1q_s16(&a[872], x_1883);
     const int16x8_t tw_92 = vld1q_s16(&twist_0[464]);
+    goto part_25;
+part_25:;
     const int16x8_t twqinv_92 = vld1q_s16(&twist_0[472]);
     const int16x8_t x_1884 = nttgen_falcon1024_neon_montmul(x_1868, tw_92, twqinv_92);
     vst1q_s16(&a[232], x_1884);
@@ -10491,6 +10605,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1942 = vaddq_s16(x_1925, t_547);
     const int16x8_t x_1943 = vsubq_s16(x_1925, t_547);
     const int16x8_t t_548 = nttgen_falcon1024_neon_montmul(x_1930, zeta_111, zetaqinv_111);
+    goto part_26;
+part_26:;
     const int16x8_t x_1944 = vaddq_s16(x_1928, t_548);
     const int16x8_t x_1945 = vsubq_s16(x_1928, t_548);
     const int16x8_t t_549 = nttgen_falcon1024_neon_montmul(x_1931, zeta_112, zetaqinv_112);
@@ -10619,6 +10735,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_1986 = vaddq_s16(red_185, t_553);
     const int16x8_t x_1987 = vsubq_s16(red_185, t_553);
     const int16x8_t t_554 = nttgen_falcon1024_neon_montmul(x_1974, zeta_115, zetaqinv_115);
+    goto part_27;
+part_27:;
     const int16x8_t red_186 = nttgen_falcon1024_neon_barrett(x_1970);
     const int16x8_t x_1988 = vaddq_s16(red_186, t_554);
     const int16x8_t x_1989 = vsubq_s16(red_186, t_554);
@@ -10747,6 +10865,8 @@ void nttgen_falcon1024_neon_intt(int16_t a[1024]) {
     const int16x8_t x_2045 = nttgen_falcon1024_neon_montmul(x_2029, tw_125, twqinv_125);
     vst1q_s16(&a[760], x_2045);
     const int16x8_t tw_126 = vld1q_s16(&twist_0[1008]);
+    goto part_28;
+part_28:;
     const int16x8_t twqinv_126 = vld1q_s16(&twist_0[1016]);
     const int16x8_t x_2046 = nttgen_falcon1024_neon_montmul(x_2030, tw_126, twqinv_126);
     vst1q_s16(&a[504], x_2046);
@@ -10898,6 +11018,8 @@ void nttgen_falcon1024_neon_reduce(int16_t a[1024]) {
     const int16x8_t x_31 = vld1q_s16(&a[248]);
     const int16x8_t red_62 = nttgen_falcon1024_neon_barrett(x_31);
     const int16x8_t red_63 = nttgen_falcon1024_neon_cond_add_q(red_62);
+    goto part_1;
+part_1:;
     vst1q_s16(&a[248], red_63);
     const int16x8_t x_32 = vld1q_s16(&a[256]);
     const int16x8_t red_64 = nttgen_falcon1024_neon_barrett(x_32);
@@ -11026,6 +11148,8 @@ void nttgen_falcon1024_neon_reduce(int16_t a[1024]) {
     const int16x8_t x_63 = vld1q_s16(&a[504]);
     const int16x8_t red_126 = nttgen_falcon1024_neon_barrett(x_63);
     const int16x8_t red_127 = nttgen_falcon1024_neon_cond_add_q(red_126);
+    goto part_2;
+part_2:;
     vst1q_s16(&a[504], red_127);
     const int16x8_t x_64 = vld1q_s16(&a[512]);
     const int16x8_t red_128 = nttgen_falcon1024_neon_barrett(x_64);
@@ -11154,6 +11278,8 @@ void nttgen_falcon1024_neon_reduce(int16_t a[1024]) {
     const int16x8_t x_95 = vld1q_s16(&a[760]);
     const int16x8_t red_190 = nttgen_falcon1024_neon_barrett(x_95);
     const int16x8_t red_191 = nttgen_falcon1024_neon_cond_add_q(red_190);
+    goto part_3;
+part_3:;
     vst1q_s16(&a[760], red_191);
     const int16x8_t x_96 = vld1q_s16(&a[768]);
     const int16x8_t red_192 = nttgen_falcon1024_neon_barrett(x_96);
@@ -11282,6 +11408,8 @@ void nttgen_falcon1024_neon_reduce(int16_t a[1024]) {
     const int16x8_t x_127 = vld1q_s16(&a[1016]);
     const int16x8_t red_254 = nttgen_falcon1024_neon_barrett(x_127);
     const int16x8_t red_255 = nttgen_falcon1024_neon_cond_add_q(red_254);
+    goto part_4;
+part_4:;
     vst1q_s16(&a[1016], red_255);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_neon_assert_range(a, 1024, 0, 12288);
@@ -11428,6 +11556,8 @@ void nttgen_falcon1024_neon_tomont(int16_t a[1024]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(-1337);
     const int16x8_t fqinv_25 = vdupq_n_s16(-21817);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_falcon1024_neon_montmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -11556,6 +11686,8 @@ void nttgen_falcon1024_neon_tomont(int16_t a[1024]) {
     const int16x8_t x_100 = vld1q_s16(&a[400]);
     const int16x8_t x_101 = nttgen_falcon1024_neon_montmul(x_100, f_50, fqinv_50);
     vst1q_s16(&a[400], x_101);
+    goto part_2;
+part_2:;
     const int16x8_t f_51 = vdupq_n_s16(-1337);
     const int16x8_t fqinv_51 = vdupq_n_s16(-21817);
     const int16x8_t x_102 = vld1q_s16(&a[408]);
@@ -11684,6 +11816,8 @@ void nttgen_falcon1024_neon_tomont(int16_t a[1024]) {
     const int16x8_t f_76 = vdupq_n_s16(-1337);
     const int16x8_t fqinv_76 = vdupq_n_s16(-21817);
     const int16x8_t x_152 = vld1q_s16(&a[608]);
+    goto part_3;
+part_3:;
     const int16x8_t x_153 = nttgen_falcon1024_neon_montmul(x_152, f_76, fqinv_76);
     vst1q_s16(&a[608], x_153);
     const int16x8_t f_77 = vdupq_n_s16(-1337);
@@ -11812,6 +11946,8 @@ void nttgen_falcon1024_neon_tomont(int16_t a[1024]) {
     const int16x8_t x_203 = nttgen_falcon1024_neon_montmul(x_202, f_101, fqinv_101);
     vst1q_s16(&a[808], x_203);
     const int16x8_t f_102 = vdupq_n_s16(-1337);
+    goto part_4;
+part_4:;
     const int16x8_t fqinv_102 = vdupq_n_s16(-21817);
     const int16x8_t x_204 = vld1q_s16(&a[816]);
     const int16x8_t x_205 = nttgen_falcon1024_neon_montmul(x_204, f_102, fqinv_102);
@@ -11940,6 +12076,8 @@ void nttgen_falcon1024_neon_tomont(int16_t a[1024]) {
     const int16x8_t fqinv_127 = vdupq_n_s16(-21817);
     const int16x8_t x_254 = vld1q_s16(&a[1016]);
     const int16x8_t x_255 = nttgen_falcon1024_neon_montmul(x_254, f_127, fqinv_127);
+    goto part_5;
+part_5:;
     vst1q_s16(&a[1016], x_255);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_neon_assert_range(a, 1024, -6812, 6813);
@@ -12086,6 +12224,8 @@ void nttgen_falcon1024_neon_frommont(int16_t a[1024]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(1);
     const int16x8_t fqinv_25 = vdupq_n_s16(-12287);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_falcon1024_neon_montmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -12214,6 +12354,8 @@ void nttgen_falcon1024_neon_frommont(int16_t a[1024]) {
     const int16x8_t x_100 = vld1q_s16(&a[400]);
     const int16x8_t x_101 = nttgen_falcon1024_neon_montmul(x_100, f_50, fqinv_50);
     vst1q_s16(&a[400], x_101);
+    goto part_2;
+part_2:;
     const int16x8_t f_51 = vdupq_n_s16(1);
     const int16x8_t fqinv_51 = vdupq_n_s16(-12287);
     const int16x8_t x_102 = vld1q_s16(&a[408]);
@@ -12342,6 +12484,8 @@ void nttgen_falcon1024_neon_frommont(int16_t a[1024]) {
     const int16x8_t f_76 = vdupq_n_s16(1);
     const int16x8_t fqinv_76 = vdupq_n_s16(-12287);
     const int16x8_t x_152 = vld1q_s16(&a[608]);
+    goto part_3;
+part_3:;
     const int16x8_t x_153 = nttgen_falcon1024_neon_montmul(x_152, f_76, fqinv_76);
     vst1q_s16(&a[608], x_153);
     const int16x8_t f_77 = vdupq_n_s16(1);
@@ -12470,6 +12614,8 @@ void nttgen_falcon1024_neon_frommont(int16_t a[1024]) {
     const int16x8_t x_203 = nttgen_falcon1024_neon_montmul(x_202, f_101, fqinv_101);
     vst1q_s16(&a[808], x_203);
     const int16x8_t f_102 = vdupq_n_s16(1);
+    goto part_4;
+part_4:;
     const int16x8_t fqinv_102 = vdupq_n_s16(-12287);
     const int16x8_t x_204 = vld1q_s16(&a[816]);
     const int16x8_t x_205 = nttgen_falcon1024_neon_montmul(x_204, f_102, fqinv_102);
@@ -12598,6 +12744,8 @@ void nttgen_falcon1024_neon_frommont(int16_t a[1024]) {
     const int16x8_t fqinv_127 = vdupq_n_s16(-12287);
     const int16x8_t x_254 = vld1q_s16(&a[1016]);
     const int16x8_t x_255 = nttgen_falcon1024_neon_montmul(x_254, f_127, fqinv_127);
+    goto part_5;
+part_5:;
     vst1q_s16(&a[1016], x_255);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_neon_assert_range(a, 1024, -6144, 6144);
@@ -12743,6 +12891,8 @@ void nttgen_falcon1024_neon_to_standard(int16_t a[1024]) {
     const int16x8_t x_108 = nttgen_falcon1024_neon_ilv32_lo(x_89, x_93);
     const int16x8_t x_109 = nttgen_falcon1024_neon_ilv32_hi(x_89, x_93);
     const int16x8_t x_110 = nttgen_falcon1024_neon_ilv32_lo(x_91, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_falcon1024_neon_ilv32_hi(x_91, x_95);
     const int16x8_t x_112 = nttgen_falcon1024_neon_ilv64_lo(x_96, x_98);
     const int16x8_t x_113 = nttgen_falcon1024_neon_ilv64_hi(x_96, x_98);
@@ -12871,6 +13021,8 @@ void nttgen_falcon1024_neon_to_standard(int16_t a[1024]) {
     const int16x8_t x_204 = vld1q_s16(&a[408]);
     const int16x8_t x_205 = vld1q_s16(&a[472]);
     const int16x8_t x_206 = vld1q_s16(&a[440]);
+    goto part_2;
+part_2:;
     const int16x8_t x_207 = vld1q_s16(&a[504]);
     const int16x8_t x_208 = nttgen_falcon1024_neon_ilv16_lo(x_192, x_196);
     const int16x8_t x_209 = nttgen_falcon1024_neon_ilv16_hi(x_192, x_196);
@@ -12999,6 +13151,8 @@ void nttgen_falcon1024_neon_to_standard(int16_t a[1024]) {
     const int16x8_t x_316 = nttgen_falcon1024_neon_ilv64_lo(x_300, x_302);
     const int16x8_t x_317 = nttgen_falcon1024_neon_ilv64_hi(x_300, x_302);
     const int16x8_t x_318 = nttgen_falcon1024_neon_ilv64_lo(x_301, x_303);
+    goto part_3;
+part_3:;
     const int16x8_t x_319 = nttgen_falcon1024_neon_ilv64_hi(x_301, x_303);
     vst1q_s16(&a[512], x_304);
     vst1q_s16(&a[576], x_305);
@@ -13127,6 +13281,8 @@ void nttgen_falcon1024_neon_to_standard(int16_t a[1024]) {
     const int16x8_t x_412 = nttgen_falcon1024_neon_ilv16_lo(x_394, x_398);
     const int16x8_t x_413 = nttgen_falcon1024_neon_ilv16_hi(x_394, x_398);
     const int16x8_t x_414 = nttgen_falcon1024_neon_ilv16_lo(x_395, x_399);
+    goto part_4;
+part_4:;
     const int16x8_t x_415 = nttgen_falcon1024_neon_ilv16_hi(x_395, x_399);
     const int16x8_t x_416 = nttgen_falcon1024_neon_ilv32_lo(x_400, x_404);
     const int16x8_t x_417 = nttgen_falcon1024_neon_ilv32_hi(x_400, x_404);
@@ -13255,6 +13411,8 @@ void nttgen_falcon1024_neon_to_standard(int16_t a[1024]) {
     vst1q_s16(&a[920], x_508);
     vst1q_s16(&a[984], x_509);
     vst1q_s16(&a[952], x_510);
+    goto part_5;
+part_5:;
     vst1q_s16(&a[1016], x_511);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_neon_assert_range(a, 1024, -32768, 32767);
@@ -13400,6 +13558,8 @@ void nttgen_falcon1024_neon_from_standard(int16_t a[1024]) {
     const int16x8_t x_108 = nttgen_falcon1024_neon_ilv32_lo(x_92, x_94);
     const int16x8_t x_109 = nttgen_falcon1024_neon_ilv32_hi(x_92, x_94);
     const int16x8_t x_110 = nttgen_falcon1024_neon_ilv32_lo(x_93, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_falcon1024_neon_ilv32_hi(x_93, x_95);
     const int16x8_t x_112 = nttgen_falcon1024_neon_ilv16_lo(x_96, x_100);
     const int16x8_t x_113 = nttgen_falcon1024_neon_ilv16_hi(x_96, x_100);
@@ -13528,6 +13688,8 @@ void nttgen_falcon1024_neon_from_standard(int16_t a[1024]) {
     const int16x8_t x_204 = vld1q_s16(&a[408]);
     const int16x8_t x_205 = vld1q_s16(&a[472]);
     const int16x8_t x_206 = vld1q_s16(&a[440]);
+    goto part_2;
+part_2:;
     const int16x8_t x_207 = vld1q_s16(&a[504]);
     const int16x8_t x_208 = nttgen_falcon1024_neon_ilv64_lo(x_192, x_193);
     const int16x8_t x_209 = nttgen_falcon1024_neon_ilv64_hi(x_192, x_193);
@@ -13656,6 +13818,8 @@ void nttgen_falcon1024_neon_from_standard(int16_t a[1024]) {
     const int16x8_t x_316 = nttgen_falcon1024_neon_ilv16_lo(x_297, x_301);
     const int16x8_t x_317 = nttgen_falcon1024_neon_ilv16_hi(x_297, x_301);
     const int16x8_t x_318 = nttgen_falcon1024_neon_ilv16_lo(x_299, x_303);
+    goto part_3;
+part_3:;
     const int16x8_t x_319 = nttgen_falcon1024_neon_ilv16_hi(x_299, x_303);
     vst1q_s16(&a[512], x_304);
     vst1q_s16(&a[576], x_306);
@@ -13784,6 +13948,8 @@ void nttgen_falcon1024_neon_from_standard(int16_t a[1024]) {
     const int16x8_t x_412 = nttgen_falcon1024_neon_ilv64_lo(x_396, x_397);
     const int16x8_t x_413 = nttgen_falcon1024_neon_ilv64_hi(x_396, x_397);
     const int16x8_t x_414 = nttgen_falcon1024_neon_ilv64_lo(x_398, x_399);
+    goto part_4;
+part_4:;
     const int16x8_t x_415 = nttgen_falcon1024_neon_ilv64_hi(x_398, x_399);
     const int16x8_t x_416 = nttgen_falcon1024_neon_ilv32_lo(x_400, x_402);
     const int16x8_t x_417 = nttgen_falcon1024_neon_ilv32_hi(x_400, x_402);
@@ -13912,6 +14078,8 @@ void nttgen_falcon1024_neon_from_standard(int16_t a[1024]) {
     vst1q_s16(&a[920], x_505);
     vst1q_s16(&a[984], x_507);
     vst1q_s16(&a[952], x_509);
+    goto part_5;
+part_5:;
     vst1q_s16(&a[1016], x_511);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_neon_assert_range(a, 1024, -32768, 32767);
@@ -14060,6 +14228,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     vst1q_s16(&r[192], x_57);
     vst1q_s16(&r[704], x_59);
     vst1q_s16(&r[448], x_61);
+    goto part_1;
+part_1:;
     vst1q_s16(&r[960], x_63);
     const int16x8_t x_64 = vld1q_s16(&a[8]);
     const int16x8_t x_65 = vld1q_s16(&a[520]);
@@ -14188,6 +14358,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_140 = vld1q_s16(&a[208]);
     const int16x8_t x_141 = vld1q_s16(&a[720]);
     const int16x8_t x_142 = vld1q_s16(&a[464]);
+    goto part_2;
+part_2:;
     const int16x8_t x_143 = vld1q_s16(&a[976]);
     const int16x8_t t_48 = nttgen_falcon1024_neon_montmul(x_129, zeta_0, zetaqinv_0);
     const int16x8_t x_144 = vaddq_s16(x_128, t_48);
@@ -14316,6 +14488,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_76 = nttgen_falcon1024_neon_montmul(x_201, zeta_0, zetaqinv_0);
     const int16x8_t x_216 = vaddq_s16(x_200, t_76);
     const int16x8_t x_217 = vsubq_s16(x_200, t_76);
+    goto part_3;
+part_3:;
     const int16x8_t t_77 = nttgen_falcon1024_neon_montmul(x_203, zeta_0, zetaqinv_0);
     const int16x8_t x_218 = vaddq_s16(x_202, t_77);
     const int16x8_t x_219 = vsubq_s16(x_202, t_77);
@@ -14444,6 +14618,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_290 = vaddq_s16(x_273, t_105);
     const int16x8_t x_291 = vsubq_s16(x_273, t_105);
     const int16x8_t t_106 = nttgen_falcon1024_neon_montmul(x_278, zeta_1, zetaqinv_1);
+    goto part_4;
+part_4:;
     const int16x8_t x_292 = vaddq_s16(x_276, t_106);
     const int16x8_t x_293 = vsubq_s16(x_276, t_106);
     const int16x8_t t_107 = nttgen_falcon1024_neon_montmul(x_279, zeta_2, zetaqinv_2);
@@ -14572,6 +14748,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_365 = vsubq_s16(x_348, t_134);
     const int16x8_t t_135 = nttgen_falcon1024_neon_montmul(x_351, zeta_2, zetaqinv_2);
     const int16x8_t x_366 = vaddq_s16(x_349, t_135);
+    goto part_5;
+part_5:;
     const int16x8_t x_367 = vsubq_s16(x_349, t_135);
     const int16x8_t t_136 = nttgen_falcon1024_neon_montmul(x_356, zeta_3, zetaqinv_3);
     const int16x8_t red_40 = nttgen_falcon1024_neon_barrett(x_352);
@@ -14700,6 +14878,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_163 = nttgen_falcon1024_neon_montmul(x_423, zeta_6, zetaqinv_6);
     const int16x8_t red_51 = nttgen_falcon1024_neon_barrett(x_419);
     const int16x8_t x_438 = vaddq_s16(red_51, t_163);
+    goto part_6;
+part_6:;
     const int16x8_t x_439 = vsubq_s16(red_51, t_163);
     const int16x8_t t_164 = nttgen_falcon1024_neon_montmul(x_428, zeta_3, zetaqinv_3);
     const int16x8_t red_52 = nttgen_falcon1024_neon_barrett(x_424);
@@ -14828,6 +15008,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_191 = nttgen_falcon1024_neon_montmul(x_495, zeta_6, zetaqinv_6);
     const int16x8_t red_63 = nttgen_falcon1024_neon_barrett(x_491);
     const int16x8_t x_510 = vaddq_s16(red_63, t_191);
+    goto part_7;
+part_7:;
     const int16x8_t x_511 = vsubq_s16(red_63, t_191);
     vst1q_s16(&r[56], x_496);
     vst1q_s16(&r[568], x_498);
@@ -14957,6 +15139,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_537 = vsubq_s16(x_520, t_196);
     const int16x8_t t_197 = nttgen_falcon1024_neon_montmul(x_523, zeta_7, zetaqinv_7);
     const int16x8_t x_538 = vaddq_s16(x_522, t_197);
+    goto part_8;
+part_8:;
     const int16x8_t x_539 = vsubq_s16(x_522, t_197);
     const int16x8_t t_198 = nttgen_falcon1024_neon_montmul(x_525, zeta_7, zetaqinv_7);
     const int16x8_t x_540 = vaddq_s16(x_524, t_198);
@@ -15085,6 +15269,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_622 = vaddq_s16(x_606, t_231);
     const int16x8_t x_623 = vsubq_s16(x_606, t_231);
     const int16x8_t x_624 = nttgen_falcon1024_neon_ilv32_lo(x_608, x_610);
+    goto part_9;
+part_9:;
     const int16x8_t x_625 = nttgen_falcon1024_neon_ilv32_hi(x_608, x_610);
     const int16x8_t x_626 = nttgen_falcon1024_neon_ilv32_lo(x_609, x_611);
     const int16x8_t x_627 = nttgen_falcon1024_neon_ilv32_hi(x_609, x_611);
@@ -15213,6 +15399,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t zeta_57 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 6);
     const int16x8_t zetaqinv_57 = vdupq_laneq_s16(vld1q_s16(&zetas_0[832]), 7);
     const int16x8_t zeta_58 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 0);
+    goto part_10;
+part_10:;
     const int16x8_t zetaqinv_58 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 1);
     const int16x8_t zeta_59 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 2);
     const int16x8_t zetaqinv_59 = vdupq_laneq_s16(vld1q_s16(&zetas_0[840]), 3);
@@ -15341,6 +15529,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_266 = nttgen_falcon1024_neon_montmul(x_725, zeta_51, zetaqinv_51);
     const int16x8_t red_82 = nttgen_falcon1024_neon_barrett(x_721);
     const int16x8_t x_740 = vaddq_s16(red_82, t_266);
+    goto part_11;
+part_11:;
     const int16x8_t x_741 = vsubq_s16(red_82, t_266);
     const int16x8_t t_267 = nttgen_falcon1024_neon_montmul(x_727, zeta_52, zetaqinv_52);
     const int16x8_t red_83 = nttgen_falcon1024_neon_barrett(x_723);
@@ -15469,6 +15659,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_294 = nttgen_falcon1024_neon_montmul(x_813, zeta_75, zetaqinv_75);
     const int16x8_t red_94 = nttgen_falcon1024_neon_barrett(x_812);
     const int16x8_t x_828 = vaddq_s16(red_94, t_294);
+    goto part_12;
+part_12:;
     const int16x8_t x_829 = vsubq_s16(red_94, t_294);
     const int16x8_t t_295 = nttgen_falcon1024_neon_montmul(x_815, zeta_76, zetaqinv_76);
     const int16x8_t red_95 = nttgen_falcon1024_neon_barrett(x_814);
@@ -15597,6 +15789,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t zeta_117 = vld1q_s16(&zetas_0[1120]);
     const int16x8_t zetaqinv_117 = vld1q_s16(&zetas_0[1128]);
     const int16x8_t zeta_118 = vld1q_s16(&zetas_0[1136]);
+    goto part_13;
+part_13:;
     const int16x8_t zetaqinv_118 = vld1q_s16(&zetas_0[1144]);
     const int16x8_t zeta_119 = vld1q_s16(&zetas_0[1152]);
     const int16x8_t zetaqinv_119 = vld1q_s16(&zetas_0[1160]);
@@ -15725,6 +15919,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_334 = nttgen_falcon1024_neon_montmul(x_925, zeta_98, zetaqinv_98);
     const int16x8_t x_940 = vaddq_s16(x_917, t_334);
     const int16x8_t x_941 = vsubq_s16(x_917, t_334);
+    goto part_14;
+part_14:;
     const int16x8_t t_335 = nttgen_falcon1024_neon_montmul(x_927, zeta_99, zetaqinv_99);
     const int16x8_t x_942 = vaddq_s16(x_919, t_335);
     const int16x8_t x_943 = vsubq_s16(x_919, t_335);
@@ -15853,6 +16049,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_358 = nttgen_falcon1024_neon_montmul(x_1021, zeta_122, zetaqinv_122);
     const int16x8_t x_1036 = vaddq_s16(x_1020, t_358);
     const int16x8_t x_1037 = vsubq_s16(x_1020, t_358);
+    goto part_15;
+part_15:;
     const int16x8_t t_359 = nttgen_falcon1024_neon_montmul(x_1023, zeta_123, zetaqinv_123);
     const int16x8_t x_1038 = vaddq_s16(x_1022, t_359);
     const int16x8_t x_1039 = vsubq_s16(x_1022, t_359);
@@ -15981,6 +16179,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_364 = nttgen_falcon1024_neon_montmul(x_1049, zeta_124, zetaqinv_124);
     const int16x8_t x_1064 = vaddq_s16(x_1048, t_364);
     const int16x8_t x_1065 = vsubq_s16(x_1048, t_364);
+    goto part_16;
+part_16:;
     const int16x8_t t_365 = nttgen_falcon1024_neon_montmul(x_1051, zeta_124, zetaqinv_124);
     const int16x8_t x_1066 = vaddq_s16(x_1050, t_365);
     const int16x8_t x_1067 = vsubq_s16(x_1050, t_365);
@@ -16109,6 +16309,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_1149 = vsubq_s16(x_1132, t_398);
     const int16x8_t t_399 = nttgen_falcon1024_neon_montmul(x_1135, zeta_146, zetaqinv_146);
     const int16x8_t x_1150 = vaddq_s16(x_1134, t_399);
+    goto part_17;
+part_17:;
     const int16x8_t x_1151 = vsubq_s16(x_1134, t_399);
     const int16x8_t x_1152 = nttgen_falcon1024_neon_ilv32_lo(x_1136, x_1138);
     const int16x8_t x_1153 = nttgen_falcon1024_neon_ilv32_hi(x_1136, x_1138);
@@ -16237,6 +16439,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t zeta_173 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 4);
     const int16x8_t zetaqinv_173 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 5);
     const int16x8_t zeta_174 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 6);
+    goto part_18;
+part_18:;
     const int16x8_t zetaqinv_174 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2080]), 7);
     const int16x8_t zeta_175 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2088]), 0);
     const int16x8_t zetaqinv_175 = vdupq_laneq_s16(vld1q_s16(&zetas_0[2088]), 1);
@@ -16365,6 +16569,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_1266 = vaddq_s16(red_129, t_433);
     const int16x8_t x_1267 = vsubq_s16(red_129, t_433);
     const int16x8_t t_434 = nttgen_falcon1024_neon_montmul(x_1253, zeta_168, zetaqinv_168);
+    goto part_19;
+part_19:;
     const int16x8_t red_130 = nttgen_falcon1024_neon_barrett(x_1249);
     const int16x8_t x_1268 = vaddq_s16(red_130, t_434);
     const int16x8_t x_1269 = vsubq_s16(red_130, t_434);
@@ -16493,6 +16699,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_1354 = vaddq_s16(red_141, t_461);
     const int16x8_t x_1355 = vsubq_s16(red_141, t_461);
     const int16x8_t t_462 = nttgen_falcon1024_neon_montmul(x_1341, zeta_192, zetaqinv_192);
+    goto part_20;
+part_20:;
     const int16x8_t red_142 = nttgen_falcon1024_neon_barrett(x_1340);
     const int16x8_t x_1356 = vaddq_s16(red_142, t_462);
     const int16x8_t x_1357 = vsubq_s16(red_142, t_462);
@@ -16621,6 +16829,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t zeta_233 = vld1q_s16(&zetas_0[2352]);
     const int16x8_t zetaqinv_233 = vld1q_s16(&zetas_0[2360]);
     const int16x8_t zeta_234 = vld1q_s16(&zetas_0[2368]);
+    goto part_21;
+part_21:;
     const int16x8_t zetaqinv_234 = vld1q_s16(&zetas_0[2376]);
     const int16x8_t zeta_235 = vld1q_s16(&zetas_0[2384]);
     const int16x8_t zetaqinv_235 = vld1q_s16(&zetas_0[2392]);
@@ -16749,6 +16959,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_1466 = vaddq_s16(x_1443, t_501);
     const int16x8_t x_1467 = vsubq_s16(x_1443, t_501);
     const int16x8_t t_502 = nttgen_falcon1024_neon_montmul(x_1453, zeta_215, zetaqinv_215);
+    goto part_22;
+part_22:;
     const int16x8_t x_1468 = vaddq_s16(x_1445, t_502);
     const int16x8_t x_1469 = vsubq_s16(x_1445, t_502);
     const int16x8_t t_503 = nttgen_falcon1024_neon_montmul(x_1455, zeta_216, zetaqinv_216);
@@ -16877,6 +17089,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_1562 = vaddq_s16(x_1546, t_525);
     const int16x8_t x_1563 = vsubq_s16(x_1546, t_525);
     const int16x8_t t_526 = nttgen_falcon1024_neon_montmul(x_1549, zeta_239, zetaqinv_239);
+    goto part_23;
+part_23:;
     const int16x8_t x_1564 = vaddq_s16(x_1548, t_526);
     const int16x8_t x_1565 = vsubq_s16(x_1548, t_526);
     const int16x8_t t_527 = nttgen_falcon1024_neon_montmul(x_1551, zeta_240, zetaqinv_240);
@@ -17005,6 +17219,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t x_1590 = vaddq_s16(x_1574, t_531);
     const int16x8_t x_1591 = vsubq_s16(x_1574, t_531);
     const int16x8_t t_532 = nttgen_falcon1024_neon_montmul(x_1577, zeta_241, zetaqinv_241);
+    goto part_24;
+part_24:;
     const int16x8_t x_1592 = vaddq_s16(x_1576, t_532);
     const int16x8_t x_1593 = vsubq_s16(x_1576, t_532);
     const int16x8_t t_533 = nttgen_falcon1024_neon_montmul(x_1579, zeta_241, zetaqinv_241);
@@ -17133,6 +17349,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_566 = nttgen_falcon1024_neon_montmul(x_1661, zeta_262, zetaqinv_262);
     const int16x8_t x_1676 = vaddq_s16(x_1660, t_566);
     const int16x8_t x_1677 = vsubq_s16(x_1660, t_566);
+    goto part_25;
+part_25:;
     const int16x8_t t_567 = nttgen_falcon1024_neon_montmul(x_1663, zeta_263, zetaqinv_263);
     const int16x8_t x_1678 = vaddq_s16(x_1662, t_567);
     const int16x8_t x_1679 = vsubq_s16(x_1662, t_567);
@@ -17261,6 +17479,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t zeta_289 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 2);
     const int16x8_t zetaqinv_289 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 3);
     const int16x8_t zeta_290 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 4);
+    goto part_26;
+part_26:;
     const int16x8_t zetaqinv_290 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 5);
     const int16x8_t zeta_291 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 6);
     const int16x8_t zetaqinv_291 = vdupq_laneq_s16(vld1q_s16(&zetas_0[3328]), 7);
@@ -17389,6 +17609,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_601 = nttgen_falcon1024_neon_montmul(x_1782, zeta_284, zetaqinv_284);
     const int16x8_t red_177 = nttgen_falcon1024_neon_barrett(x_1778);
     const int16x8_t x_1794 = vaddq_s16(red_177, t_601);
+    goto part_27;
+part_27:;
     const int16x8_t x_1795 = vsubq_s16(red_177, t_601);
     const int16x8_t t_602 = nttgen_falcon1024_neon_montmul(x_1781, zeta_285, zetaqinv_285);
     const int16x8_t red_178 = nttgen_falcon1024_neon_barrett(x_1777);
@@ -17517,6 +17739,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_ntt_from(int16_t r[1024],
     const int16x8_t t_629 = nttgen_falcon1024_neon_montmul(x_1867, zeta_308, zetaqinv_308);
     const int16x8_t red_189 = nttgen_falcon1024_neon_barrett(x_1866);
     const int16x8_t x_1882 = vaddq_s16(red_189, t_629);
+    goto part_28;
+part_28:;
     const int16x8_t x_1883 = vsubq_s16(red_189, t_629);
     const int16x8_t t_630 = nttgen_falcon1024_neon_montmul(x_1869, zeta_309, zetaqinv_309);
     const int16x8_t red_190 = nttgen_falcon1024_neon_barrett(x_1868);
@@ -17728,6 +17952,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_70 = nttgen_falcon1024_neon_ilv32_lo(x_54, x_55);
     const int16x8_t x_71 = nttgen_falcon1024_neon_ilv32_hi(x_54, x_55);
     const int16x8_t x_72 = nttgen_falcon1024_neon_ilv32_lo(x_56, x_57);
+    goto part_1;
+part_1:;
     const int16x8_t x_73 = nttgen_falcon1024_neon_ilv32_hi(x_56, x_57);
     const int16x8_t x_74 = nttgen_falcon1024_neon_ilv32_lo(x_58, x_59);
     const int16x8_t x_75 = nttgen_falcon1024_neon_ilv32_hi(x_58, x_59);
@@ -17856,6 +18082,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_158 = vaddq_s16(x_139, t_39);
     const int16x8_t x_159 = vsubq_s16(x_139, t_39);
     const int16x8_t t_40 = nttgen_falcon1024_neon_montmul(x_146, zeta_9, zetaqinv_9);
+    goto part_2;
+part_2:;
     const int16x8_t x_160 = vaddq_s16(x_144, t_40);
     const int16x8_t x_161 = vsubq_s16(x_144, t_40);
     const int16x8_t t_41 = nttgen_falcon1024_neon_montmul(x_147, zeta_10, zetaqinv_10);
@@ -17984,6 +18212,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_246 = nttgen_falcon1024_neon_ilv32_lo(x_230, x_231);
     const int16x8_t x_247 = nttgen_falcon1024_neon_ilv32_hi(x_230, x_231);
     const int16x8_t x_248 = nttgen_falcon1024_neon_ilv32_lo(x_232, x_233);
+    goto part_3;
+part_3:;
     const int16x8_t x_249 = nttgen_falcon1024_neon_ilv32_hi(x_232, x_233);
     const int16x8_t x_250 = nttgen_falcon1024_neon_ilv32_lo(x_234, x_235);
     const int16x8_t x_251 = nttgen_falcon1024_neon_ilv32_hi(x_234, x_235);
@@ -18112,6 +18342,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_334 = vaddq_s16(x_315, t_87);
     const int16x8_t x_335 = vsubq_s16(x_315, t_87);
     const int16x8_t t_88 = nttgen_falcon1024_neon_montmul(x_322, zeta_9, zetaqinv_9);
+    goto part_4;
+part_4:;
     const int16x8_t x_336 = vaddq_s16(x_320, t_88);
     const int16x8_t x_337 = vsubq_s16(x_320, t_88);
     const int16x8_t t_89 = nttgen_falcon1024_neon_montmul(x_323, zeta_10, zetaqinv_10);
@@ -18240,6 +18472,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_422 = nttgen_falcon1024_neon_ilv32_lo(x_406, x_407);
     const int16x8_t x_423 = nttgen_falcon1024_neon_ilv32_hi(x_406, x_407);
     const int16x8_t x_424 = nttgen_falcon1024_neon_ilv32_lo(x_408, x_409);
+    goto part_5;
+part_5:;
     const int16x8_t x_425 = nttgen_falcon1024_neon_ilv32_hi(x_408, x_409);
     const int16x8_t x_426 = nttgen_falcon1024_neon_ilv32_lo(x_410, x_411);
     const int16x8_t x_427 = nttgen_falcon1024_neon_ilv32_hi(x_410, x_411);
@@ -18368,6 +18602,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_510 = vaddq_s16(x_491, t_135);
     const int16x8_t x_511 = vsubq_s16(x_491, t_135);
     const int16x8_t t_136 = nttgen_falcon1024_neon_montmul(x_498, zeta_9, zetaqinv_9);
+    goto part_6;
+part_6:;
     const int16x8_t x_512 = vaddq_s16(x_496, t_136);
     const int16x8_t x_513 = vsubq_s16(x_496, t_136);
     const int16x8_t t_137 = nttgen_falcon1024_neon_montmul(x_499, zeta_10, zetaqinv_10);
@@ -18496,6 +18732,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_598 = nttgen_falcon1024_neon_ilv32_lo(x_582, x_583);
     const int16x8_t x_599 = nttgen_falcon1024_neon_ilv32_hi(x_582, x_583);
     const int16x8_t x_600 = nttgen_falcon1024_neon_ilv32_lo(x_584, x_585);
+    goto part_7;
+part_7:;
     const int16x8_t x_601 = nttgen_falcon1024_neon_ilv32_hi(x_584, x_585);
     const int16x8_t x_602 = nttgen_falcon1024_neon_ilv32_lo(x_586, x_587);
     const int16x8_t x_603 = nttgen_falcon1024_neon_ilv32_hi(x_586, x_587);
@@ -18624,6 +18862,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_686 = vaddq_s16(x_667, t_183);
     const int16x8_t x_687 = vsubq_s16(x_667, t_183);
     const int16x8_t t_184 = nttgen_falcon1024_neon_montmul(x_674, zeta_9, zetaqinv_9);
+    goto part_8;
+part_8:;
     const int16x8_t x_688 = vaddq_s16(x_672, t_184);
     const int16x8_t x_689 = vsubq_s16(x_672, t_184);
     const int16x8_t t_185 = nttgen_falcon1024_neon_montmul(x_675, zeta_10, zetaqinv_10);
@@ -18752,6 +18992,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_774 = nttgen_falcon1024_neon_ilv32_lo(x_758, x_759);
     const int16x8_t x_775 = nttgen_falcon1024_neon_ilv32_hi(x_758, x_759);
     const int16x8_t x_776 = nttgen_falcon1024_neon_ilv32_lo(x_760, x_761);
+    goto part_9;
+part_9:;
     const int16x8_t x_777 = nttgen_falcon1024_neon_ilv32_hi(x_760, x_761);
     const int16x8_t x_778 = nttgen_falcon1024_neon_ilv32_lo(x_762, x_763);
     const int16x8_t x_779 = nttgen_falcon1024_neon_ilv32_hi(x_762, x_763);
@@ -18880,6 +19122,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_862 = vaddq_s16(x_843, t_231);
     const int16x8_t x_863 = vsubq_s16(x_843, t_231);
     const int16x8_t t_232 = nttgen_falcon1024_neon_montmul(x_850, zeta_9, zetaqinv_9);
+    goto part_10;
+part_10:;
     const int16x8_t x_864 = vaddq_s16(x_848, t_232);
     const int16x8_t x_865 = vsubq_s16(x_848, t_232);
     const int16x8_t t_233 = nttgen_falcon1024_neon_montmul(x_851, zeta_10, zetaqinv_10);
@@ -19008,6 +19252,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_950 = nttgen_falcon1024_neon_ilv32_lo(x_934, x_935);
     const int16x8_t x_951 = nttgen_falcon1024_neon_ilv32_hi(x_934, x_935);
     const int16x8_t x_952 = nttgen_falcon1024_neon_ilv32_lo(x_936, x_937);
+    goto part_11;
+part_11:;
     const int16x8_t x_953 = nttgen_falcon1024_neon_ilv32_hi(x_936, x_937);
     const int16x8_t x_954 = nttgen_falcon1024_neon_ilv32_lo(x_938, x_939);
     const int16x8_t x_955 = nttgen_falcon1024_neon_ilv32_hi(x_938, x_939);
@@ -19136,6 +19382,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1038 = vaddq_s16(x_1019, t_279);
     const int16x8_t x_1039 = vsubq_s16(x_1019, t_279);
     const int16x8_t t_280 = nttgen_falcon1024_neon_montmul(x_1026, zeta_9, zetaqinv_9);
+    goto part_12;
+part_12:;
     const int16x8_t x_1040 = vaddq_s16(x_1024, t_280);
     const int16x8_t x_1041 = vsubq_s16(x_1024, t_280);
     const int16x8_t t_281 = nttgen_falcon1024_neon_montmul(x_1027, zeta_10, zetaqinv_10);
@@ -19264,6 +19512,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1126 = nttgen_falcon1024_neon_ilv32_lo(x_1110, x_1111);
     const int16x8_t x_1127 = nttgen_falcon1024_neon_ilv32_hi(x_1110, x_1111);
     const int16x8_t x_1128 = nttgen_falcon1024_neon_ilv32_lo(x_1112, x_1113);
+    goto part_13;
+part_13:;
     const int16x8_t x_1129 = nttgen_falcon1024_neon_ilv32_hi(x_1112, x_1113);
     const int16x8_t x_1130 = nttgen_falcon1024_neon_ilv32_lo(x_1114, x_1115);
     const int16x8_t x_1131 = nttgen_falcon1024_neon_ilv32_hi(x_1114, x_1115);
@@ -19392,6 +19642,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1214 = vaddq_s16(x_1195, t_327);
     const int16x8_t x_1215 = vsubq_s16(x_1195, t_327);
     const int16x8_t t_328 = nttgen_falcon1024_neon_montmul(x_1202, zeta_9, zetaqinv_9);
+    goto part_14;
+part_14:;
     const int16x8_t x_1216 = vaddq_s16(x_1200, t_328);
     const int16x8_t x_1217 = vsubq_s16(x_1200, t_328);
     const int16x8_t t_329 = nttgen_falcon1024_neon_montmul(x_1203, zeta_10, zetaqinv_10);
@@ -19520,6 +19772,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1302 = nttgen_falcon1024_neon_ilv32_lo(x_1286, x_1287);
     const int16x8_t x_1303 = nttgen_falcon1024_neon_ilv32_hi(x_1286, x_1287);
     const int16x8_t x_1304 = nttgen_falcon1024_neon_ilv32_lo(x_1288, x_1289);
+    goto part_15;
+part_15:;
     const int16x8_t x_1305 = nttgen_falcon1024_neon_ilv32_hi(x_1288, x_1289);
     const int16x8_t x_1306 = nttgen_falcon1024_neon_ilv32_lo(x_1290, x_1291);
     const int16x8_t x_1307 = nttgen_falcon1024_neon_ilv32_hi(x_1290, x_1291);
@@ -19648,6 +19902,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1390 = vaddq_s16(x_1371, t_375);
     const int16x8_t x_1391 = vsubq_s16(x_1371, t_375);
     const int16x8_t t_376 = nttgen_falcon1024_neon_montmul(x_1378, zeta_9, zetaqinv_9);
+    goto part_16;
+part_16:;
     const int16x8_t x_1392 = vaddq_s16(x_1376, t_376);
     const int16x8_t x_1393 = vsubq_s16(x_1376, t_376);
     const int16x8_t t_377 = nttgen_falcon1024_neon_montmul(x_1379, zeta_10, zetaqinv_10);
@@ -19777,6 +20033,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1446 = vaddq_s16(x_1427, t_395);
     const int16x8_t x_1447 = vsubq_s16(x_1427, t_395);
     const int16x8_t t_396 = nttgen_falcon1024_neon_montmul(x_1436, zeta_21, zetaqinv_21);
+    goto part_17;
+part_17:;
     const int16x8_t x_1448 = vaddq_s16(x_1432, t_396);
     const int16x8_t x_1449 = vsubq_s16(x_1432, t_396);
     const int16x8_t t_397 = nttgen_falcon1024_neon_montmul(x_1438, zeta_21, zetaqinv_21);
@@ -19905,6 +20163,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t zeta_36 = vld1q_s16(&zetas_dit_0[576]);
     const int16x8_t zetaqinv_36 = vld1q_s16(&zetas_dit_0[584]);
     const int16x8_t zeta_37 = vld1q_s16(&zetas_dit_0[592]);
+    goto part_18;
+part_18:;
     const int16x8_t zetaqinv_37 = vld1q_s16(&zetas_dit_0[600]);
     const int16x8_t zeta_38 = vld1q_s16(&zetas_dit_0[608]);
     const int16x8_t zetaqinv_38 = vld1q_s16(&zetas_dit_0[616]);
@@ -20033,6 +20293,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     vst1q_s16(&a[264], red_162);
     const int16x8_t tw_19 = vld1q_s16(&twist_0[1552]);
     const int16x8_t twqinv_19 = vld1q_s16(&twist_0[1560]);
+    goto part_19;
+part_19:;
     const int16x8_t x_1555 = nttgen_falcon1024_neon_montmul(x_1539, tw_19, twqinv_19);
     const int16x8_t red_163 = nttgen_falcon1024_neon_cond_add_q(x_1555);
     vst1q_s16(&a[776], red_163);
@@ -20161,6 +20423,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1592 = vaddq_s16(red_180, t_436);
     const int16x8_t x_1593 = vsubq_s16(red_180, t_436);
     const int16x8_t t_437 = nttgen_falcon1024_neon_montmul(x_1581, zeta_46, zetaqinv_46);
+    goto part_20;
+part_20:;
     const int16x8_t red_181 = nttgen_falcon1024_neon_barrett(x_1577);
     const int16x8_t x_1594 = vaddq_s16(red_181, t_437);
     const int16x8_t x_1595 = vsubq_s16(red_181, t_437);
@@ -20289,6 +20553,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t twqinv_45 = vld1q_s16(&twist_0[1448]);
     const int16x8_t x_1645 = nttgen_falcon1024_neon_montmul(x_1629, tw_45, twqinv_45);
     const int16x8_t red_197 = nttgen_falcon1024_neon_cond_add_q(x_1645);
+    goto part_21;
+part_21:;
     vst1q_s16(&a[720], red_197);
     const int16x8_t tw_46 = vld1q_s16(&twist_0[928]);
     const int16x8_t twqinv_46 = vld1q_s16(&twist_0[936]);
@@ -20417,6 +20683,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1705 = vsubq_s16(x_1688, t_476);
     const int16x8_t t_477 = nttgen_falcon1024_neon_montmul(x_1691, zeta_70, zetaqinv_70);
     const int16x8_t x_1706 = vaddq_s16(x_1689, t_477);
+    goto part_22;
+part_22:;
     const int16x8_t x_1707 = vsubq_s16(x_1689, t_477);
     const int16x8_t t_478 = nttgen_falcon1024_neon_montmul(x_1694, zeta_71, zetaqinv_71);
     const int16x8_t x_1708 = vaddq_s16(x_1692, t_478);
@@ -20545,6 +20813,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1738 = vld1q_s16(&a[352]);
     const int16x8_t x_1739 = vld1q_s16(&a[864]);
     const int16x8_t x_1740 = vld1q_s16(&a[224]);
+    goto part_23;
+part_23:;
     const int16x8_t x_1741 = vld1q_s16(&a[736]);
     const int16x8_t x_1742 = vld1q_s16(&a[480]);
     const int16x8_t x_1743 = vld1q_s16(&a[992]);
@@ -20673,6 +20943,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1800 = nttgen_falcon1024_neon_montmul(x_1784, tw_72, twqinv_72);
     const int16x8_t red_240 = nttgen_falcon1024_neon_cond_add_q(x_1800);
     vst1q_s16(&a[96], red_240);
+    goto part_24;
+part_24:;
     const int16x8_t tw_73 = vld1q_s16(&twist_0[1216]);
     const int16x8_t twqinv_73 = vld1q_s16(&twist_0[1224]);
     const int16x8_t x_1801 = nttgen_falcon1024_neon_montmul(x_1785, tw_73, twqinv_73);
@@ -20801,6 +21073,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1849 = vsubq_s16(x_1832, t_516);
     const int16x8_t t_517 = nttgen_falcon1024_neon_montmul(x_1838, zeta_91, zetaqinv_91);
     const int16x8_t x_1850 = vaddq_s16(x_1834, t_517);
+    goto part_25;
+part_25:;
     const int16x8_t x_1851 = vsubq_s16(x_1834, t_517);
     const int16x8_t t_518 = nttgen_falcon1024_neon_montmul(x_1837, zeta_92, zetaqinv_92);
     const int16x8_t x_1852 = vaddq_s16(x_1833, t_518);
@@ -20929,6 +21203,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t zeta_108 = vld1q_s16(&zetas_dit_0[1728]);
     const int16x8_t zetaqinv_108 = vld1q_s16(&zetas_dit_0[1736]);
     const int16x8_t zeta_109 = vld1q_s16(&zetas_dit_0[1744]);
+    goto part_26;
+part_26:;
     const int16x8_t zetaqinv_109 = vld1q_s16(&zetas_dit_0[1752]);
     const int16x8_t zeta_110 = vld1q_s16(&zetas_dit_0[1760]);
     const int16x8_t zetaqinv_110 = vld1q_s16(&zetas_dit_0[1768]);
@@ -21057,6 +21333,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t red_283 = nttgen_falcon1024_neon_cond_add_q(x_1955);
     vst1q_s16(&a[816], red_283);
     const int16x8_t tw_100 = vld1q_s16(&twist_0[352]);
+    goto part_27;
+part_27:;
     const int16x8_t twqinv_100 = vld1q_s16(&twist_0[360]);
     const int16x8_t x_1956 = nttgen_falcon1024_neon_montmul(x_1940, tw_100, twqinv_100);
     const int16x8_t red_284 = nttgen_falcon1024_neon_cond_add_q(x_1956);
@@ -21185,6 +21463,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t x_1994 = vaddq_s16(red_301, t_557);
     const int16x8_t x_1995 = vsubq_s16(red_301, t_557);
     const int16x8_t t_558 = nttgen_falcon1024_neon_montmul(x_1982, zeta_116, zetaqinv_116);
+    goto part_28;
+part_28:;
     const int16x8_t red_302 = nttgen_falcon1024_neon_barrett(x_1978);
     const int16x8_t x_1996 = vaddq_s16(red_302, t_558);
     const int16x8_t x_1997 = vsubq_s16(red_302, t_558);
@@ -21313,6 +21593,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_neon_intt_reduce(int16_t a[1024]) 
     const int16x8_t tw_126 = vld1q_s16(&twist_0[1008]);
     const int16x8_t twqinv_126 = vld1q_s16(&twist_0[1016]);
     const int16x8_t x_2046 = nttgen_falcon1024_neon_montmul(x_2030, tw_126, twqinv_126);
+    goto part_29;
+part_29:;
     const int16x8_t red_318 = nttgen_falcon1024_neon_cond_add_q(x_2046);
     vst1q_s16(&a[504], red_318);
     const int16x8_t tw_127 = vld1q_s16(&twist_0[2032]);

@@ -1068,6 +1068,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_22, 8);
     const vint16m1_t t_23 = nttgen_falcon1024_rvv128_montmul(x_63, zeta_0, zetaqinv_0, 8);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_62, t_23, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_62, t_23, 8);
     const vint16m1_t t_24 = nttgen_falcon1024_rvv128_montmul(x_66, zeta_1, zetaqinv_1, 8);
     const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_24, 8);
@@ -1196,6 +1198,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_148 = __riscv_vle16_v_i16m1(&a[152], 8);
     const vint16m1_t x_149 = __riscv_vle16_v_i16m1(&a[664], 8);
     const vint16m1_t x_150 = __riscv_vle16_v_i16m1(&a[408], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_151 = __riscv_vle16_v_i16m1(&a[920], 8);
     const vint16m1_t x_152 = __riscv_vle16_v_i16m1(&a[88], 8);
     const vint16m1_t x_153 = __riscv_vle16_v_i16m1(&a[600], 8);
@@ -1324,6 +1328,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t t_76 = nttgen_falcon1024_rvv128_montmul(x_218, zeta_1, zetaqinv_1, 8);
     const vint16m1_t x_232 = __riscv_vadd_vv_i16m1(x_216, t_76, 8);
     const vint16m1_t x_233 = __riscv_vsub_vv_i16m1(x_216, t_76, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t t_77 = nttgen_falcon1024_rvv128_montmul(x_219, zeta_2, zetaqinv_2, 8);
     const vint16m1_t x_234 = __riscv_vadd_vv_i16m1(x_217, t_77, 8);
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_217, t_77, 8);
@@ -1452,6 +1458,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_306 = __riscv_vadd_vv_i16m1(x_290, t_97, 8);
     const vint16m1_t x_307 = __riscv_vsub_vv_i16m1(x_290, t_97, 8);
     const vint16m1_t t_98 = nttgen_falcon1024_rvv128_montmul(x_293, zeta_0, zetaqinv_0, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_308 = __riscv_vadd_vv_i16m1(x_292, t_98, 8);
     const vint16m1_t x_309 = __riscv_vsub_vv_i16m1(x_292, t_98, 8);
     const vint16m1_t t_99 = nttgen_falcon1024_rvv128_montmul(x_295, zeta_0, zetaqinv_0, 8);
@@ -1580,6 +1588,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[184], x_372, 8);
     __riscv_vse16_v_i16m1(&a[696], x_374, 8);
     __riscv_vse16_v_i16m1(&a[440], x_373, 8);
+    goto part_5;
+part_5:;
     __riscv_vse16_v_i16m1(&a[952], x_375, 8);
     __riscv_vse16_v_i16m1(&a[120], x_376, 8);
     __riscv_vse16_v_i16m1(&a[632], x_378, 8);
@@ -1709,6 +1719,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_441 = __riscv_vsub_vv_i16m1(x_424, t_148, 8);
     const vint16m1_t t_149 = nttgen_falcon1024_rvv128_montmul(x_430, zeta_7, zetaqinv_7, 8);
     const vint16m1_t x_442 = __riscv_vadd_vv_i16m1(x_426, t_149, 8);
+    goto part_6;
+part_6:;
     const vint16m1_t x_443 = __riscv_vsub_vv_i16m1(x_426, t_149, 8);
     const vint16m1_t t_150 = nttgen_falcon1024_rvv128_montmul(x_429, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_444 = __riscv_vadd_vv_i16m1(x_425, t_150, 8);
@@ -1837,6 +1849,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_510 = __riscv_vadd_vv_i16m1(x_493, t_175, 8);
     const vint16m1_t x_511 = __riscv_vsub_vv_i16m1(x_493, t_175, 8);
     const vint16m1_t t_176 = nttgen_falcon1024_rvv128_montmul(x_500, zeta_6, zetaqinv_6, 8);
+    goto part_7;
+part_7:;
     const vint16m1_t x_512 = __riscv_vadd_vv_i16m1(x_496, t_176, 8);
     const vint16m1_t x_513 = __riscv_vsub_vv_i16m1(x_496, t_176, 8);
     const vint16m1_t t_177 = nttgen_falcon1024_rvv128_montmul(x_502, zeta_7, zetaqinv_7, 8);
@@ -1965,6 +1979,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t t_194 = nttgen_falcon1024_rvv128_montmul(x_549, zeta_18, zetaqinv_18, 8);
     const vint16m1_t red_34 = nttgen_falcon1024_rvv128_barrett(x_548, 8);
     const vint16m1_t x_564 = __riscv_vadd_vv_i16m1(red_34, t_194, 8);
+    goto part_8;
+part_8:;
     const vint16m1_t x_565 = __riscv_vsub_vv_i16m1(red_34, t_194, 8);
     const vint16m1_t t_195 = nttgen_falcon1024_rvv128_montmul(x_551, zeta_18, zetaqinv_18, 8);
     const vint16m1_t red_35 = nttgen_falcon1024_rvv128_barrett(x_550, 8);
@@ -2093,6 +2109,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_632 = __riscv_vle16_v_i16m1(&a[280], 8);
     const vint16m1_t x_633 = __riscv_vle16_v_i16m1(&a[408], 8);
     const vint16m1_t x_634 = __riscv_vle16_v_i16m1(&a[344], 8);
+    goto part_9;
+part_9:;
     const vint16m1_t x_635 = __riscv_vle16_v_i16m1(&a[472], 8);
     const vint16m1_t x_636 = __riscv_vle16_v_i16m1(&a[312], 8);
     const vint16m1_t x_637 = __riscv_vle16_v_i16m1(&a[440], 8);
@@ -2221,6 +2239,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[280], x_689, 8);
     __riscv_vse16_v_i16m1(&a[408], x_691, 8);
     __riscv_vse16_v_i16m1(&a[344], x_693, 8);
+    goto part_10;
+part_10:;
     __riscv_vse16_v_i16m1(&a[472], x_695, 8);
     __riscv_vse16_v_i16m1(&a[312], x_697, 8);
     __riscv_vse16_v_i16m1(&a[440], x_699, 8);
@@ -2349,6 +2369,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t t_278 = nttgen_falcon1024_rvv128_montmul(x_749, zeta_38, zetaqinv_38, 8);
     const vint16m1_t x_764 = __riscv_vadd_vv_i16m1(x_745, t_278, 8);
     const vint16m1_t x_765 = __riscv_vsub_vv_i16m1(x_745, t_278, 8);
+    goto part_11;
+part_11:;
     const vint16m1_t t_279 = nttgen_falcon1024_rvv128_montmul(x_751, zeta_39, zetaqinv_39, 8);
     const vint16m1_t x_766 = __riscv_vadd_vv_i16m1(x_747, t_279, 8);
     const vint16m1_t x_767 = __riscv_vsub_vv_i16m1(x_747, t_279, 8);
@@ -2477,6 +2499,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_833 = __riscv_vsub_vv_i16m1(x_816, t_304, 8);
     const vint16m1_t t_305 = nttgen_falcon1024_rvv128_montmul(x_822, zeta_37, zetaqinv_37, 8);
     const vint16m1_t x_834 = __riscv_vadd_vv_i16m1(x_818, t_305, 8);
+    goto part_12;
+part_12:;
     const vint16m1_t x_835 = __riscv_vsub_vv_i16m1(x_818, t_305, 8);
     const vint16m1_t t_306 = nttgen_falcon1024_rvv128_montmul(x_821, zeta_38, zetaqinv_38, 8);
     const vint16m1_t x_836 = __riscv_vadd_vv_i16m1(x_817, t_306, 8);
@@ -2605,6 +2629,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t t_323 = nttgen_falcon1024_rvv128_montmul(x_871, zeta_48, zetaqinv_48, 8);
     const vint16m1_t red_99 = nttgen_falcon1024_rvv128_barrett(x_870, 8);
     const vint16m1_t x_886 = __riscv_vadd_vv_i16m1(red_99, t_323, 8);
+    goto part_13;
+part_13:;
     const vint16m1_t x_887 = __riscv_vsub_vv_i16m1(red_99, t_323, 8);
     const vint16m1_t t_324 = nttgen_falcon1024_rvv128_montmul(x_873, zeta_48, zetaqinv_48, 8);
     const vint16m1_t red_100 = nttgen_falcon1024_rvv128_barrett(x_872, 8);
@@ -2733,6 +2759,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_956 = __riscv_vle16_v_i16m1(&a[824], 8);
     const vint16m1_t x_957 = __riscv_vle16_v_i16m1(&a[952], 8);
     const vint16m1_t x_958 = __riscv_vle16_v_i16m1(&a[888], 8);
+    goto part_14;
+part_14:;
     const vint16m1_t x_959 = __riscv_vle16_v_i16m1(&a[1016], 8);
     const vint16m1_t t_352 = nttgen_falcon1024_rvv128_montmul(x_945, zeta_48, zetaqinv_48, 8);
     const vint16m1_t red_112 = nttgen_falcon1024_rvv128_barrett(x_944, 8);
@@ -2861,6 +2889,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[824], x_1017, 8);
     __riscv_vse16_v_i16m1(&a[952], x_1019, 8);
     __riscv_vse16_v_i16m1(&a[888], x_1021, 8);
+    goto part_15;
+part_15:;
     __riscv_vse16_v_i16m1(&a[1016], x_1023, 8);
     // layers 6, 7, 8, 9: 16 register(s) per chunk
     const vint16m1_t zeta_63 = __riscv_vle16_v_i16m1(&zetas_0[136], 8);
@@ -2990,6 +3020,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_1086 = __riscv_vadd_vv_i16m1(red_135, t_407, 8);
     const vint16m1_t x_1087 = __riscv_vsub_vv_i16m1(red_135, t_407, 8);
     const vint16m1_t t_408 = nttgen_falcon1024_rvv128_montmul(x_1076, zeta_70, zetaqinv_70, 8);
+    goto part_16;
+part_16:;
     const vint16m1_t x_1088 = __riscv_vadd_vv_i16m1(x_1072, t_408, 8);
     const vint16m1_t x_1089 = __riscv_vsub_vv_i16m1(x_1072, t_408, 8);
     const vint16m1_t t_409 = nttgen_falcon1024_rvv128_montmul(x_1078, zeta_71, zetaqinv_71, 8);
@@ -3118,6 +3150,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_1146 = __riscv_vadd_vv_i16m1(x_1125, t_429, 8);
     const vint16m1_t x_1147 = __riscv_vsub_vv_i16m1(x_1125, t_429, 8);
     const vint16m1_t t_430 = nttgen_falcon1024_rvv128_montmul(x_1131, zeta_80, zetaqinv_80, 8);
+    goto part_17;
+part_17:;
     const vint16m1_t x_1148 = __riscv_vadd_vv_i16m1(x_1129, t_430, 8);
     const vint16m1_t x_1149 = __riscv_vsub_vv_i16m1(x_1129, t_430, 8);
     const vint16m1_t t_431 = nttgen_falcon1024_rvv128_montmul(x_1135, zeta_80, zetaqinv_80, 8);
@@ -3246,6 +3280,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_1201 = __riscv_vsub_vv_i16m1(x_1184, t_448, 8);
     const vint16m1_t t_449 = nttgen_falcon1024_rvv128_montmul(x_1193, zeta_93, zetaqinv_93, 8);
     const vint16m1_t x_1202 = __riscv_vadd_vv_i16m1(x_1185, t_449, 8);
+    goto part_18;
+part_18:;
     const vint16m1_t x_1203 = __riscv_vsub_vv_i16m1(x_1185, t_449, 8);
     const vint16m1_t t_450 = nttgen_falcon1024_rvv128_montmul(x_1194, zeta_93, zetaqinv_93, 8);
     const vint16m1_t x_1204 = __riscv_vadd_vv_i16m1(x_1186, t_450, 8);
@@ -3374,6 +3410,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t zeta_113 = __riscv_vle16_v_i16m1(&zetas_0[936], 8);
     const vint16m1_t zetaqinv_113 = __riscv_vle16_v_i16m1(&zetas_0[944], 8);
     const vint16m1_t zeta_114 = __riscv_vle16_v_i16m1(&zetas_0[952], 8);
+    goto part_19;
+part_19:;
     const vint16m1_t zetaqinv_114 = __riscv_vle16_v_i16m1(&zetas_0[960], 8);
     const vint16m1_t zeta_115 = __riscv_vle16_v_i16m1(&zetas_0[968], 8);
     const vint16m1_t zetaqinv_115 = __riscv_vle16_v_i16m1(&zetas_0[976], 8);
@@ -3502,6 +3540,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t t_508 = nttgen_falcon1024_rvv128_montmul(x_1324, zeta_119, zetaqinv_119, 8);
     const vint16m1_t x_1336 = __riscv_vadd_vv_i16m1(x_1320, t_508, 8);
     const vint16m1_t x_1337 = __riscv_vsub_vv_i16m1(x_1320, t_508, 8);
+    goto part_20;
+part_20:;
     const vint16m1_t t_509 = nttgen_falcon1024_rvv128_montmul(x_1326, zeta_120, zetaqinv_120, 8);
     const vint16m1_t x_1338 = __riscv_vadd_vv_i16m1(x_1322, t_509, 8);
     const vint16m1_t x_1339 = __riscv_vsub_vv_i16m1(x_1322, t_509, 8);
@@ -3630,6 +3670,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_1394 = __riscv_vadd_vv_i16m1(red_161, t_529, 8);
     const vint16m1_t x_1395 = __riscv_vsub_vv_i16m1(red_161, t_529, 8);
     const vint16m1_t t_530 = nttgen_falcon1024_rvv128_montmul(x_1382, zeta_126, zetaqinv_126, 8);
+    goto part_21;
+part_21:;
     const vint16m1_t red_162 = nttgen_falcon1024_rvv128_barrett(x_1380, 8);
     const vint16m1_t x_1396 = __riscv_vadd_vv_i16m1(red_162, t_530, 8);
     const vint16m1_t x_1397 = __riscv_vsub_vv_i16m1(red_162, t_530, 8);
@@ -3758,6 +3800,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t x_1450 = __riscv_vadd_vv_i16m1(x_1429, t_549, 8);
     const vint16m1_t x_1451 = __riscv_vsub_vv_i16m1(x_1429, t_549, 8);
     const vint16m1_t t_550 = nttgen_falcon1024_rvv128_montmul(x_1438, zeta_138, zetaqinv_138, 8);
+    goto part_22;
+part_22:;
     const vint16m1_t x_1452 = __riscv_vadd_vv_i16m1(x_1430, t_550, 8);
     const vint16m1_t x_1453 = __riscv_vsub_vv_i16m1(x_1430, t_550, 8);
     const vint16m1_t t_551 = nttgen_falcon1024_rvv128_montmul(x_1439, zeta_138, zetaqinv_138, 8);
@@ -3886,6 +3930,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t zeta_165 = __riscv_vle16_v_i16m1(&zetas_0[1768], 8);
     const vint16m1_t zetaqinv_165 = __riscv_vle16_v_i16m1(&zetas_0[1776], 8);
     const vint16m1_t zeta_166 = __riscv_vle16_v_i16m1(&zetas_0[1784], 8);
+    goto part_23;
+part_23:;
     const vint16m1_t zetaqinv_166 = __riscv_vle16_v_i16m1(&zetas_0[1792], 8);
     const vint16m1_t zeta_167 = __riscv_vle16_v_i16m1(&zetas_0[1800], 8);
     const vint16m1_t zetaqinv_167 = __riscv_vle16_v_i16m1(&zetas_0[1808], 8);
@@ -4014,6 +4060,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[352], x_1572, 8);
     __riscv_vse16_v_i16m1(&a[864], x_1574, 8);
     __riscv_vse16_v_i16m1(&a[224], x_1569, 8);
+    goto part_24;
+part_24:;
     __riscv_vse16_v_i16m1(&a[736], x_1571, 8);
     __riscv_vse16_v_i16m1(&a[480], x_1573, 8);
     __riscv_vse16_v_i16m1(&a[992], x_1575, 8);
@@ -4142,6 +4190,8 @@ void nttgen_falcon1024_rvv128_ntt(int16_t a[1024]) {
     const vint16m1_t t_629 = nttgen_falcon1024_rvv128_montmul(x_1627, zeta_174, zetaqinv_174, 8);
     const vint16m1_t red_189 = nttgen_falcon1024_rvv128_barrett(x_1625, 8);
     const vint16m1_t x_1642 = __riscv_vadd_vv_i16m1(red_189, t_629, 8);
+    goto part_25;
+part_25:;
     const vint16m1_t x_1643 = __riscv_vsub_vv_i16m1(red_189, t_629, 8);
     const vint16m1_t t_630 = nttgen_falcon1024_rvv128_montmul(x_1630, zeta_173, zetaqinv_173, 8);
     const vint16m1_t red_190 = nttgen_falcon1024_rvv128_barrett(x_1628, 8);
@@ -4338,6 +4388,8 @@ void nttgen_falcon1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
     __riscv_vse16_v_i16m1(&r[240], p_30, 8);
     const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[248], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t p_31 = nttgen_falcon1024_rvv128_montmul_var(a_31, b_31, 8);
     __riscv_vse16_v_i16m1(&r[248], p_31, 8);
     const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[256], 8);
@@ -4466,6 +4518,8 @@ void nttgen_falcon1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
     __riscv_vse16_v_i16m1(&r[496], p_62, 8);
     const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[504], 8);
     const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[504], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t p_63 = nttgen_falcon1024_rvv128_montmul_var(a_63, b_63, 8);
     __riscv_vse16_v_i16m1(&r[504], p_63, 8);
     const vint16m1_t a_64 = __riscv_vle16_v_i16m1(&a[512], 8);
@@ -4594,6 +4648,8 @@ void nttgen_falcon1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
     __riscv_vse16_v_i16m1(&r[752], p_94, 8);
     const vint16m1_t a_95 = __riscv_vle16_v_i16m1(&a[760], 8);
     const vint16m1_t b_95 = __riscv_vle16_v_i16m1(&b[760], 8);
+    goto part_3;
+part_3:;
     const vint16m1_t p_95 = nttgen_falcon1024_rvv128_montmul_var(a_95, b_95, 8);
     __riscv_vse16_v_i16m1(&r[760], p_95, 8);
     const vint16m1_t a_96 = __riscv_vle16_v_i16m1(&a[768], 8);
@@ -4722,6 +4778,8 @@ void nttgen_falcon1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
     __riscv_vse16_v_i16m1(&r[1008], p_126, 8);
     const vint16m1_t a_127 = __riscv_vle16_v_i16m1(&a[1016], 8);
     const vint16m1_t b_127 = __riscv_vle16_v_i16m1(&b[1016], 8);
+    goto part_4;
+part_4:;
     const vint16m1_t p_127 = nttgen_falcon1024_rvv128_montmul_var(a_127, b_127, 8);
     __riscv_vse16_v_i16m1(&r[1016], p_127, 8);
 #ifdef NTTGEN_DEBUG
@@ -6684,6 +6742,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_52, t_13, 8);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_52, t_13, 8);
     const vint16m1_t t_14 = nttgen_falcon1024_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_53, t_14, 8);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_53, t_14, 8);
     const vint16m1_t t_15 = nttgen_falcon1024_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
@@ -6812,6 +6872,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t t_31 = nttgen_falcon1024_rvv128_montmul(x_141, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_133, t_31, 8);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_133, t_31, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t t_32 = nttgen_falcon1024_rvv128_montmul(x_142, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_134, t_32, 8);
     const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_134, t_32, 8);
@@ -6940,6 +7002,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_213, t_48, 8);
     const vint16m1_t t_49 = nttgen_falcon1024_rvv128_montmul(x_222, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_236 = __riscv_vadd_vv_i16m1(x_214, t_49, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_237 = __riscv_vsub_vv_i16m1(x_214, t_49, 8);
     const vint16m1_t t_50 = nttgen_falcon1024_rvv128_montmul(x_223, zeta_10, zetaqinv_10, 8);
     const vint16m1_t x_238 = __riscv_vadd_vv_i16m1(x_215, t_50, 8);
@@ -7068,6 +7132,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_316 = __riscv_vadd_vv_i16m1(x_294, t_66, 8);
     const vint16m1_t x_317 = __riscv_vsub_vv_i16m1(x_294, t_66, 8);
     const vint16m1_t t_67 = nttgen_falcon1024_rvv128_montmul(x_303, zeta_10, zetaqinv_10, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_318 = __riscv_vadd_vv_i16m1(x_295, t_67, 8);
     const vint16m1_t x_319 = __riscv_vsub_vv_i16m1(x_295, t_67, 8);
     __riscv_vsuxei16_v_i16m1(&a[48], lanes_at_0, x_304, 8);
@@ -7196,6 +7262,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t t_84 = nttgen_falcon1024_rvv128_montmul(x_383, zeta_10, zetaqinv_10, 8);
     const vint16m1_t x_398 = __riscv_vadd_vv_i16m1(x_375, t_84, 8);
     const vint16m1_t x_399 = __riscv_vsub_vv_i16m1(x_375, t_84, 8);
+    goto part_5;
+part_5:;
     __riscv_vsuxei16_v_i16m1(&a[64], lanes_at_0, x_384, 8);
     __riscv_vsuxei16_v_i16m1(&a[68], lanes_at_0, x_386, 8);
     __riscv_vsuxei16_v_i16m1(&a[66], lanes_at_0, x_388, 8);
@@ -7324,6 +7392,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_479 = __riscv_vsub_vv_i16m1(x_455, t_101, 8);
     __riscv_vsuxei16_v_i16m1(&a[80], lanes_at_0, x_464, 8);
     __riscv_vsuxei16_v_i16m1(&a[84], lanes_at_0, x_466, 8);
+    goto part_6;
+part_6:;
     __riscv_vsuxei16_v_i16m1(&a[82], lanes_at_0, x_468, 8);
     __riscv_vsuxei16_v_i16m1(&a[86], lanes_at_0, x_470, 8);
     __riscv_vsuxei16_v_i16m1(&a[81], lanes_at_0, x_472, 8);
@@ -7452,6 +7522,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     __riscv_vsuxei16_v_i16m1(&a[100], lanes_at_0, x_546, 8);
     __riscv_vsuxei16_v_i16m1(&a[98], lanes_at_0, x_548, 8);
     __riscv_vsuxei16_v_i16m1(&a[102], lanes_at_0, x_550, 8);
+    goto part_7;
+part_7:;
     __riscv_vsuxei16_v_i16m1(&a[97], lanes_at_0, x_552, 8);
     __riscv_vsuxei16_v_i16m1(&a[101], lanes_at_0, x_554, 8);
     __riscv_vsuxei16_v_i16m1(&a[99], lanes_at_0, x_556, 8);
@@ -7580,6 +7652,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     __riscv_vsuxei16_v_i16m1(&a[118], lanes_at_0, x_630, 8);
     __riscv_vsuxei16_v_i16m1(&a[113], lanes_at_0, x_632, 8);
     __riscv_vsuxei16_v_i16m1(&a[117], lanes_at_0, x_634, 8);
+    goto part_8;
+part_8:;
     __riscv_vsuxei16_v_i16m1(&a[115], lanes_at_0, x_636, 8);
     __riscv_vsuxei16_v_i16m1(&a[119], lanes_at_0, x_638, 8);
     __riscv_vsuxei16_v_i16m1(&a[120], lanes_at_0, x_625, 8);
@@ -7709,6 +7783,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_696 = __riscv_vadd_vv_i16m1(x_680, t_156, 8);
     const vint16m1_t x_697 = __riscv_vsub_vv_i16m1(x_680, t_156, 8);
     const vint16m1_t t_157 = nttgen_falcon1024_rvv128_montmul(x_686, zeta_16, zetaqinv_16, 8);
+    goto part_9;
+part_9:;
     const vint16m1_t x_698 = __riscv_vadd_vv_i16m1(x_682, t_157, 8);
     const vint16m1_t x_699 = __riscv_vsub_vv_i16m1(x_682, t_157, 8);
     const vint16m1_t t_158 = nttgen_falcon1024_rvv128_montmul(x_685, zeta_17, zetaqinv_17, 8);
@@ -7837,6 +7913,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t t_183 = nttgen_falcon1024_rvv128_montmul(x_751, zeta_13, zetaqinv_13, 8);
     const vint16m1_t x_766 = __riscv_vadd_vv_i16m1(x_743, t_183, 8);
     const vint16m1_t x_767 = __riscv_vsub_vv_i16m1(x_743, t_183, 8);
+    goto part_10;
+part_10:;
     const vint16m1_t t_184 = nttgen_falcon1024_rvv128_montmul(x_756, zeta_14, zetaqinv_14, 8);
     const vint16m1_t x_768 = __riscv_vadd_vv_i16m1(x_752, t_184, 8);
     const vint16m1_t x_769 = __riscv_vsub_vv_i16m1(x_752, t_184, 8);
@@ -7965,6 +8043,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_835 = __riscv_vsub_vv_i16m1(x_818, t_209, 8);
     const vint16m1_t t_210 = nttgen_falcon1024_rvv128_montmul(x_828, zeta_12, zetaqinv_12, 8);
     const vint16m1_t x_836 = __riscv_vadd_vv_i16m1(x_820, t_210, 8);
+    goto part_11;
+part_11:;
     const vint16m1_t x_837 = __riscv_vsub_vv_i16m1(x_820, t_210, 8);
     const vint16m1_t t_211 = nttgen_falcon1024_rvv128_montmul(x_830, zeta_12, zetaqinv_12, 8);
     const vint16m1_t x_838 = __riscv_vadd_vv_i16m1(x_822, t_211, 8);
@@ -8093,6 +8173,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t red_157 = nttgen_falcon1024_rvv128_barrett(x_885, 8);
     const vint16m1_t x_906 = __riscv_vadd_vv_i16m1(red_157, t_237, 8);
     const vint16m1_t x_907 = __riscv_vsub_vv_i16m1(red_157, t_237, 8);
+    goto part_12;
+part_12:;
     const vint16m1_t t_238 = nttgen_falcon1024_rvv128_montmul(x_894, zeta_11, zetaqinv_11, 8);
     const vint16m1_t red_158 = nttgen_falcon1024_rvv128_barrett(x_886, 8);
     const vint16m1_t x_908 = __riscv_vadd_vv_i16m1(red_158, t_238, 8);
@@ -8221,6 +8303,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t zetaqinv_36 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 8);
     const vint16m1_t zeta_37 = __riscv_vle16_v_i16m1(&zetas_dit_0[440], 8);
     const vint16m1_t zetaqinv_37 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 8);
+    goto part_13;
+part_13:;
     const vint16m1_t zeta_38 = __riscv_vle16_v_i16m1(&zetas_dit_0[456], 8);
     const vint16m1_t zetaqinv_38 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 8);
     const vint16m1_t zeta_39 = __riscv_vle16_v_i16m1(&zetas_dit_0[472], 8);
@@ -8349,6 +8433,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1035 = __riscv_vsub_vv_i16m1(red_181, t_293, 8);
     const vint16m1_t t_294 = nttgen_falcon1024_rvv128_montmul(x_1022, zeta_39, zetaqinv_39, 8);
     const vint16m1_t red_182 = nttgen_falcon1024_rvv128_barrett(x_1020, 8);
+    goto part_14;
+part_14:;
     const vint16m1_t x_1036 = __riscv_vadd_vv_i16m1(red_182, t_294, 8);
     const vint16m1_t x_1037 = __riscv_vsub_vv_i16m1(red_182, t_294, 8);
     const vint16m1_t t_295 = nttgen_falcon1024_rvv128_montmul(x_1023, zeta_40, zetaqinv_40, 8);
@@ -8477,6 +8563,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1107 = __riscv_vsub_vv_i16m1(red_193, t_321, 8);
     const vint16m1_t t_322 = nttgen_falcon1024_rvv128_montmul(x_1094, zeta_35, zetaqinv_35, 8);
     const vint16m1_t red_194 = nttgen_falcon1024_rvv128_barrett(x_1092, 8);
+    goto part_15;
+part_15:;
     const vint16m1_t x_1108 = __riscv_vadd_vv_i16m1(red_194, t_322, 8);
     const vint16m1_t x_1109 = __riscv_vsub_vv_i16m1(red_194, t_322, 8);
     const vint16m1_t t_323 = nttgen_falcon1024_rvv128_montmul(x_1095, zeta_36, zetaqinv_36, 8);
@@ -8605,6 +8693,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t t_349 = nttgen_falcon1024_rvv128_montmul(x_1166, zeta_31, zetaqinv_31, 8);
     const vint16m1_t x_1178 = __riscv_vadd_vv_i16m1(x_1162, t_349, 8);
     const vint16m1_t x_1179 = __riscv_vsub_vv_i16m1(x_1162, t_349, 8);
+    goto part_16;
+part_16:;
     const vint16m1_t t_350 = nttgen_falcon1024_rvv128_montmul(x_1165, zeta_32, zetaqinv_32, 8);
     const vint16m1_t x_1180 = __riscv_vadd_vv_i16m1(x_1161, t_350, 8);
     const vint16m1_t x_1181 = __riscv_vsub_vv_i16m1(x_1161, t_350, 8);
@@ -8733,6 +8823,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1247 = __riscv_vsub_vv_i16m1(x_1223, t_375, 8);
     const vint16m1_t t_376 = nttgen_falcon1024_rvv128_montmul(x_1236, zeta_29, zetaqinv_29, 8);
     const vint16m1_t x_1248 = __riscv_vadd_vv_i16m1(x_1232, t_376, 8);
+    goto part_17;
+part_17:;
     const vint16m1_t x_1249 = __riscv_vsub_vv_i16m1(x_1232, t_376, 8);
     const vint16m1_t t_377 = nttgen_falcon1024_rvv128_montmul(x_1238, zeta_29, zetaqinv_29, 8);
     const vint16m1_t x_1250 = __riscv_vadd_vv_i16m1(x_1234, t_377, 8);
@@ -8862,6 +8954,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t t_397 = nttgen_falcon1024_rvv128_montmul(x_1291, zeta_43, zetaqinv_43, 8);
     const vint16m1_t x_1306 = __riscv_vadd_vv_i16m1(x_1289, t_397, 8);
     const vint16m1_t x_1307 = __riscv_vsub_vv_i16m1(x_1289, t_397, 8);
+    goto part_18;
+part_18:;
     const vint16m1_t t_398 = nttgen_falcon1024_rvv128_montmul(x_1294, zeta_44, zetaqinv_44, 8);
     const vint16m1_t x_1308 = __riscv_vadd_vv_i16m1(x_1292, t_398, 8);
     const vint16m1_t x_1309 = __riscv_vsub_vv_i16m1(x_1292, t_398, 8);
@@ -8990,6 +9084,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1351 = __riscv_vle16_v_i16m1(&a[904], 8);
     const vint16m1_t x_1352 = __riscv_vle16_v_i16m1(&a[72], 8);
     const vint16m1_t x_1353 = __riscv_vle16_v_i16m1(&a[584], 8);
+    goto part_19;
+part_19:;
     const vint16m1_t x_1354 = __riscv_vle16_v_i16m1(&a[328], 8);
     const vint16m1_t x_1355 = __riscv_vle16_v_i16m1(&a[840], 8);
     const vint16m1_t x_1356 = __riscv_vle16_v_i16m1(&a[200], 8);
@@ -9118,6 +9214,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t zetaqinv_68 = __riscv_vle16_v_i16m1(&zetas_dit_0[944], 8);
     const vint16m1_t zeta_69 = __riscv_vle16_v_i16m1(&zetas_dit_0[952], 8);
     const vint16m1_t zetaqinv_69 = __riscv_vle16_v_i16m1(&zetas_dit_0[960], 8);
+    goto part_20;
+part_20:;
     const vint16m1_t zeta_70 = __riscv_vle16_v_i16m1(&zetas_dit_0[968], 8);
     const vint16m1_t zetaqinv_70 = __riscv_vle16_v_i16m1(&zetas_dit_0[976], 8);
     const vint16m1_t zeta_71 = __riscv_vle16_v_i16m1(&zetas_dit_0[984], 8);
@@ -9246,6 +9344,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[848], x_1467, 8);
     const vint16m1_t tw_44 = __riscv_vle16_v_i16m1(&twist_0[416], 8);
     const vint16m1_t twqinv_44 = __riscv_vle16_v_i16m1(&twist_0[424], 8);
+    goto part_21;
+part_21:;
     const vint16m1_t x_1468 = nttgen_falcon1024_rvv128_montmul(x_1452, tw_44, twqinv_44, 8);
     __riscv_vse16_v_i16m1(&a[208], x_1468, 8);
     const vint16m1_t tw_45 = __riscv_vle16_v_i16m1(&twist_0[1440], 8);
@@ -9374,6 +9474,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[664], x_1525, 8);
     const vint16m1_t tw_54 = __riscv_vle16_v_i16m1(&twist_0[816], 8);
     const vint16m1_t twqinv_54 = __riscv_vle16_v_i16m1(&twist_0[824], 8);
+    goto part_22;
+part_22:;
     const vint16m1_t x_1526 = nttgen_falcon1024_rvv128_montmul(x_1510, tw_54, twqinv_54, 8);
     __riscv_vse16_v_i16m1(&a[408], x_1526, 8);
     const vint16m1_t tw_55 = __riscv_vle16_v_i16m1(&twist_0[1840], 8);
@@ -9502,6 +9604,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1583 = __riscv_vsub_vv_i16m1(x_1565, t_471, 8);
     const vint16m1_t tw_64 = __riscv_vle16_v_i16m1(&twist_0[64], 8);
     const vint16m1_t twqinv_64 = __riscv_vle16_v_i16m1(&twist_0[72], 8);
+    goto part_23;
+part_23:;
     const vint16m1_t x_1584 = nttgen_falcon1024_rvv128_montmul(x_1568, tw_64, twqinv_64, 8);
     __riscv_vse16_v_i16m1(&a[32], x_1584, 8);
     const vint16m1_t tw_65 = __riscv_vle16_v_i16m1(&twist_0[1088], 8);
@@ -9630,6 +9734,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1631 = __riscv_vsub_vv_i16m1(x_1613, t_479, 8);
     const vint16m1_t t_480 = nttgen_falcon1024_rvv128_montmul(x_1618, zeta_105, zetaqinv_105, 8);
     const vint16m1_t x_1632 = __riscv_vadd_vv_i16m1(x_1616, t_480, 8);
+    goto part_24;
+part_24:;
     const vint16m1_t x_1633 = __riscv_vsub_vv_i16m1(x_1616, t_480, 8);
     const vint16m1_t t_481 = nttgen_falcon1024_rvv128_montmul(x_1619, zeta_106, zetaqinv_106, 8);
     const vint16m1_t x_1634 = __riscv_vadd_vv_i16m1(x_1617, t_481, 8);
@@ -9758,6 +9864,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t x_1679 = __riscv_vle16_v_i16m1(&a[1008], 8);
     const vint16m1_t t_488 = nttgen_falcon1024_rvv128_montmul(x_1666, zeta_113, zetaqinv_113, 8);
     const vint16m1_t x_1680 = __riscv_vadd_vv_i16m1(x_1664, t_488, 8);
+    goto part_25;
+part_25:;
     const vint16m1_t x_1681 = __riscv_vsub_vv_i16m1(x_1664, t_488, 8);
     const vint16m1_t t_489 = nttgen_falcon1024_rvv128_montmul(x_1667, zeta_113, zetaqinv_113, 8);
     const vint16m1_t x_1682 = __riscv_vadd_vv_i16m1(x_1665, t_489, 8);
@@ -9886,6 +9994,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     const vint16m1_t zetaqinv_132 = __riscv_vle16_v_i16m1(&zetas_dit_0[1968], 8);
     const vint16m1_t zeta_133 = __riscv_vle16_v_i16m1(&zetas_dit_0[1976], 8);
     const vint16m1_t zetaqinv_133 = __riscv_vle16_v_i16m1(&zetas_dit_0[1984], 8);
+    goto part_26;
+part_26:;
     const vint16m1_t zeta_134 = __riscv_vle16_v_i16m1(&zetas_dit_0[1992], 8);
     const vint16m1_t zetaqinv_134 = __riscv_vle16_v_i16m1(&zetas_dit_0[2000], 8);
     const vint16m1_t zeta_135 = __riscv_vle16_v_i16m1(&zetas_dit_0[2008], 8);
@@ -10014,6 +10124,8 @@ void nttgen_falcon1024_rvv128_intt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[760], x_1789, 8);
     const vint16m1_t tw_126 = __riscv_vle16_v_i16m1(&twist_0[1008], 8);
     const vint16m1_t twqinv_126 = __riscv_vle16_v_i16m1(&twist_0[1016], 8);
+    goto part_27;
+part_27:;
     const vint16m1_t x_1790 = nttgen_falcon1024_rvv128_montmul(x_1774, tw_126, twqinv_126, 8);
     __riscv_vse16_v_i16m1(&a[504], x_1790, 8);
     const vint16m1_t tw_127 = __riscv_vle16_v_i16m1(&twist_0[2032], 8);
@@ -10164,6 +10276,8 @@ void nttgen_falcon1024_rvv128_reduce(int16_t a[1024]) {
     const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t red_62 = nttgen_falcon1024_rvv128_barrett(x_31, 8);
     const vint16m1_t red_63 = nttgen_falcon1024_rvv128_cond_add_q(red_62, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[248], red_63, 8);
     const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[256], 8);
     const vint16m1_t red_64 = nttgen_falcon1024_rvv128_barrett(x_32, 8);
@@ -10292,6 +10406,8 @@ void nttgen_falcon1024_rvv128_reduce(int16_t a[1024]) {
     const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[504], 8);
     const vint16m1_t red_126 = nttgen_falcon1024_rvv128_barrett(x_63, 8);
     const vint16m1_t red_127 = nttgen_falcon1024_rvv128_cond_add_q(red_126, 8);
+    goto part_2;
+part_2:;
     __riscv_vse16_v_i16m1(&a[504], red_127, 8);
     const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[512], 8);
     const vint16m1_t red_128 = nttgen_falcon1024_rvv128_barrett(x_64, 8);
@@ -10420,6 +10536,8 @@ void nttgen_falcon1024_rvv128_reduce(int16_t a[1024]) {
     const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[760], 8);
     const vint16m1_t red_190 = nttgen_falcon1024_rvv128_barrett(x_95, 8);
     const vint16m1_t red_191 = nttgen_falcon1024_rvv128_cond_add_q(red_190, 8);
+    goto part_3;
+part_3:;
     __riscv_vse16_v_i16m1(&a[760], red_191, 8);
     const vint16m1_t x_96 = __riscv_vle16_v_i16m1(&a[768], 8);
     const vint16m1_t red_192 = nttgen_falcon1024_rvv128_barrett(x_96, 8);
@@ -10548,6 +10666,8 @@ void nttgen_falcon1024_rvv128_reduce(int16_t a[1024]) {
     const vint16m1_t x_127 = __riscv_vle16_v_i16m1(&a[1016], 8);
     const vint16m1_t red_254 = nttgen_falcon1024_rvv128_barrett(x_127, 8);
     const vint16m1_t red_255 = nttgen_falcon1024_rvv128_cond_add_q(red_254, 8);
+    goto part_4;
+part_4:;
     __riscv_vse16_v_i16m1(&a[1016], red_255, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_rvv128_assert_range(a, 1024, 0, 12288);
@@ -10694,6 +10814,8 @@ void nttgen_falcon1024_rvv128_tomont(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(-1337, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-21817, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_falcon1024_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -10822,6 +10944,8 @@ void nttgen_falcon1024_rvv128_tomont(int16_t a[1024]) {
     const vint16m1_t x_100 = __riscv_vle16_v_i16m1(&a[400], 8);
     const vint16m1_t x_101 = nttgen_falcon1024_rvv128_montmul(x_100, f_50, fqinv_50, 8);
     __riscv_vse16_v_i16m1(&a[400], x_101, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t f_51 = __riscv_vmv_v_x_i16m1(-1337, 8);
     const vint16m1_t fqinv_51 = __riscv_vmv_v_x_i16m1(-21817, 8);
     const vint16m1_t x_102 = __riscv_vle16_v_i16m1(&a[408], 8);
@@ -10950,6 +11074,8 @@ void nttgen_falcon1024_rvv128_tomont(int16_t a[1024]) {
     const vint16m1_t f_76 = __riscv_vmv_v_x_i16m1(-1337, 8);
     const vint16m1_t fqinv_76 = __riscv_vmv_v_x_i16m1(-21817, 8);
     const vint16m1_t x_152 = __riscv_vle16_v_i16m1(&a[608], 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_153 = nttgen_falcon1024_rvv128_montmul(x_152, f_76, fqinv_76, 8);
     __riscv_vse16_v_i16m1(&a[608], x_153, 8);
     const vint16m1_t f_77 = __riscv_vmv_v_x_i16m1(-1337, 8);
@@ -11078,6 +11204,8 @@ void nttgen_falcon1024_rvv128_tomont(int16_t a[1024]) {
     const vint16m1_t x_203 = nttgen_falcon1024_rvv128_montmul(x_202, f_101, fqinv_101, 8);
     __riscv_vse16_v_i16m1(&a[808], x_203, 8);
     const vint16m1_t f_102 = __riscv_vmv_v_x_i16m1(-1337, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t fqinv_102 = __riscv_vmv_v_x_i16m1(-21817, 8);
     const vint16m1_t x_204 = __riscv_vle16_v_i16m1(&a[816], 8);
     const vint16m1_t x_205 = nttgen_falcon1024_rvv128_montmul(x_204, f_102, fqinv_102, 8);
@@ -11206,6 +11334,8 @@ void nttgen_falcon1024_rvv128_tomont(int16_t a[1024]) {
     const vint16m1_t fqinv_127 = __riscv_vmv_v_x_i16m1(-21817, 8);
     const vint16m1_t x_254 = __riscv_vle16_v_i16m1(&a[1016], 8);
     const vint16m1_t x_255 = nttgen_falcon1024_rvv128_montmul(x_254, f_127, fqinv_127, 8);
+    goto part_5;
+part_5:;
     __riscv_vse16_v_i16m1(&a[1016], x_255, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_rvv128_assert_range(a, 1024, -6812, 6813);
@@ -11352,6 +11482,8 @@ void nttgen_falcon1024_rvv128_frommont(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_falcon1024_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -11480,6 +11612,8 @@ void nttgen_falcon1024_rvv128_frommont(int16_t a[1024]) {
     const vint16m1_t x_100 = __riscv_vle16_v_i16m1(&a[400], 8);
     const vint16m1_t x_101 = nttgen_falcon1024_rvv128_montmul(x_100, f_50, fqinv_50, 8);
     __riscv_vse16_v_i16m1(&a[400], x_101, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t f_51 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_51 = __riscv_vmv_v_x_i16m1(-12287, 8);
     const vint16m1_t x_102 = __riscv_vle16_v_i16m1(&a[408], 8);
@@ -11608,6 +11742,8 @@ void nttgen_falcon1024_rvv128_frommont(int16_t a[1024]) {
     const vint16m1_t f_76 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_76 = __riscv_vmv_v_x_i16m1(-12287, 8);
     const vint16m1_t x_152 = __riscv_vle16_v_i16m1(&a[608], 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_153 = nttgen_falcon1024_rvv128_montmul(x_152, f_76, fqinv_76, 8);
     __riscv_vse16_v_i16m1(&a[608], x_153, 8);
     const vint16m1_t f_77 = __riscv_vmv_v_x_i16m1(1, 8);
@@ -11736,6 +11872,8 @@ void nttgen_falcon1024_rvv128_frommont(int16_t a[1024]) {
     const vint16m1_t x_203 = nttgen_falcon1024_rvv128_montmul(x_202, f_101, fqinv_101, 8);
     __riscv_vse16_v_i16m1(&a[808], x_203, 8);
     const vint16m1_t f_102 = __riscv_vmv_v_x_i16m1(1, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t fqinv_102 = __riscv_vmv_v_x_i16m1(-12287, 8);
     const vint16m1_t x_204 = __riscv_vle16_v_i16m1(&a[816], 8);
     const vint16m1_t x_205 = nttgen_falcon1024_rvv128_montmul(x_204, f_102, fqinv_102, 8);
@@ -11864,6 +12002,8 @@ void nttgen_falcon1024_rvv128_frommont(int16_t a[1024]) {
     const vint16m1_t fqinv_127 = __riscv_vmv_v_x_i16m1(-12287, 8);
     const vint16m1_t x_254 = __riscv_vle16_v_i16m1(&a[1016], 8);
     const vint16m1_t x_255 = nttgen_falcon1024_rvv128_montmul(x_254, f_127, fqinv_127, 8);
+    goto part_5;
+part_5:;
     __riscv_vse16_v_i16m1(&a[1016], x_255, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_rvv128_assert_range(a, 1024, -6144, 6144);
@@ -12010,6 +12150,8 @@ void nttgen_falcon1024_rvv128_to_standard(int16_t a[1024]) {
     __riscv_vsuxei16_v_i16m1(&a[62], lanes_at_0, x_59, 8);
     __riscv_vsuxei16_v_i16m1(&a[57], lanes_at_0, x_60, 8);
     __riscv_vsuxei16_v_i16m1(&a[61], lanes_at_0, x_61, 8);
+    goto part_1;
+part_1:;
     __riscv_vsuxei16_v_i16m1(&a[59], lanes_at_0, x_62, 8);
     __riscv_vsuxei16_v_i16m1(&a[63], lanes_at_0, x_63, 8);
     const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[64], 8);
@@ -12138,6 +12280,8 @@ void nttgen_falcon1024_rvv128_to_standard(int16_t a[1024]) {
     __riscv_vsuxei16_v_i16m1(&a[126], lanes_at_0, x_123, 8);
     __riscv_vsuxei16_v_i16m1(&a[121], lanes_at_0, x_124, 8);
     __riscv_vsuxei16_v_i16m1(&a[125], lanes_at_0, x_125, 8);
+    goto part_2;
+part_2:;
     __riscv_vsuxei16_v_i16m1(&a[123], lanes_at_0, x_126, 8);
     __riscv_vsuxei16_v_i16m1(&a[127], lanes_at_0, x_127, 8);
 #ifdef NTTGEN_DEBUG
@@ -12285,6 +12429,8 @@ void nttgen_falcon1024_rvv128_from_standard(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[824], x_59, 8);
     __riscv_vse16_v_i16m1(&a[184], x_60, 8);
     __riscv_vse16_v_i16m1(&a[696], x_61, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[440], x_62, 8);
     __riscv_vse16_v_i16m1(&a[952], x_63, 8);
     const vint16m1_t x_64 = __riscv_vluxei16_v_i16m1(&a[64], lanes_at_0, 8);
@@ -12413,6 +12559,8 @@ void nttgen_falcon1024_rvv128_from_standard(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[888], x_123, 8);
     __riscv_vse16_v_i16m1(&a[248], x_124, 8);
     __riscv_vse16_v_i16m1(&a[760], x_125, 8);
+    goto part_2;
+part_2:;
     __riscv_vse16_v_i16m1(&a[504], x_126, 8);
     __riscv_vse16_v_i16m1(&a[1016], x_127, 8);
 #ifdef NTTGEN_DEBUG
@@ -12563,6 +12711,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_22, 8);
     const vint16m1_t t_23 = nttgen_falcon1024_rvv128_montmul(x_63, zeta_0, zetaqinv_0, 8);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_62, t_23, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_62, t_23, 8);
     const vint16m1_t t_24 = nttgen_falcon1024_rvv128_montmul(x_66, zeta_1, zetaqinv_1, 8);
     const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_24, 8);
@@ -12691,6 +12841,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_148 = __riscv_vle16_v_i16m1(&a[152], 8);
     const vint16m1_t x_149 = __riscv_vle16_v_i16m1(&a[664], 8);
     const vint16m1_t x_150 = __riscv_vle16_v_i16m1(&a[408], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_151 = __riscv_vle16_v_i16m1(&a[920], 8);
     const vint16m1_t x_152 = __riscv_vle16_v_i16m1(&a[88], 8);
     const vint16m1_t x_153 = __riscv_vle16_v_i16m1(&a[600], 8);
@@ -12819,6 +12971,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t t_76 = nttgen_falcon1024_rvv128_montmul(x_218, zeta_1, zetaqinv_1, 8);
     const vint16m1_t x_232 = __riscv_vadd_vv_i16m1(x_216, t_76, 8);
     const vint16m1_t x_233 = __riscv_vsub_vv_i16m1(x_216, t_76, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t t_77 = nttgen_falcon1024_rvv128_montmul(x_219, zeta_2, zetaqinv_2, 8);
     const vint16m1_t x_234 = __riscv_vadd_vv_i16m1(x_217, t_77, 8);
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_217, t_77, 8);
@@ -12947,6 +13101,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_306 = __riscv_vadd_vv_i16m1(x_290, t_97, 8);
     const vint16m1_t x_307 = __riscv_vsub_vv_i16m1(x_290, t_97, 8);
     const vint16m1_t t_98 = nttgen_falcon1024_rvv128_montmul(x_293, zeta_0, zetaqinv_0, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_308 = __riscv_vadd_vv_i16m1(x_292, t_98, 8);
     const vint16m1_t x_309 = __riscv_vsub_vv_i16m1(x_292, t_98, 8);
     const vint16m1_t t_99 = nttgen_falcon1024_rvv128_montmul(x_295, zeta_0, zetaqinv_0, 8);
@@ -13075,6 +13231,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     __riscv_vse16_v_i16m1(&r[184], x_372, 8);
     __riscv_vse16_v_i16m1(&r[696], x_374, 8);
     __riscv_vse16_v_i16m1(&r[440], x_373, 8);
+    goto part_5;
+part_5:;
     __riscv_vse16_v_i16m1(&r[952], x_375, 8);
     __riscv_vse16_v_i16m1(&r[120], x_376, 8);
     __riscv_vse16_v_i16m1(&r[632], x_378, 8);
@@ -13204,6 +13362,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_441 = __riscv_vsub_vv_i16m1(x_424, t_148, 8);
     const vint16m1_t t_149 = nttgen_falcon1024_rvv128_montmul(x_430, zeta_7, zetaqinv_7, 8);
     const vint16m1_t x_442 = __riscv_vadd_vv_i16m1(x_426, t_149, 8);
+    goto part_6;
+part_6:;
     const vint16m1_t x_443 = __riscv_vsub_vv_i16m1(x_426, t_149, 8);
     const vint16m1_t t_150 = nttgen_falcon1024_rvv128_montmul(x_429, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_444 = __riscv_vadd_vv_i16m1(x_425, t_150, 8);
@@ -13332,6 +13492,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_510 = __riscv_vadd_vv_i16m1(x_493, t_175, 8);
     const vint16m1_t x_511 = __riscv_vsub_vv_i16m1(x_493, t_175, 8);
     const vint16m1_t t_176 = nttgen_falcon1024_rvv128_montmul(x_500, zeta_6, zetaqinv_6, 8);
+    goto part_7;
+part_7:;
     const vint16m1_t x_512 = __riscv_vadd_vv_i16m1(x_496, t_176, 8);
     const vint16m1_t x_513 = __riscv_vsub_vv_i16m1(x_496, t_176, 8);
     const vint16m1_t t_177 = nttgen_falcon1024_rvv128_montmul(x_502, zeta_7, zetaqinv_7, 8);
@@ -13460,6 +13622,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t t_194 = nttgen_falcon1024_rvv128_montmul(x_549, zeta_18, zetaqinv_18, 8);
     const vint16m1_t red_34 = nttgen_falcon1024_rvv128_barrett(x_548, 8);
     const vint16m1_t x_564 = __riscv_vadd_vv_i16m1(red_34, t_194, 8);
+    goto part_8;
+part_8:;
     const vint16m1_t x_565 = __riscv_vsub_vv_i16m1(red_34, t_194, 8);
     const vint16m1_t t_195 = nttgen_falcon1024_rvv128_montmul(x_551, zeta_18, zetaqinv_18, 8);
     const vint16m1_t red_35 = nttgen_falcon1024_rvv128_barrett(x_550, 8);
@@ -13588,6 +13752,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_632 = __riscv_vle16_v_i16m1(&r[280], 8);
     const vint16m1_t x_633 = __riscv_vle16_v_i16m1(&r[408], 8);
     const vint16m1_t x_634 = __riscv_vle16_v_i16m1(&r[344], 8);
+    goto part_9;
+part_9:;
     const vint16m1_t x_635 = __riscv_vle16_v_i16m1(&r[472], 8);
     const vint16m1_t x_636 = __riscv_vle16_v_i16m1(&r[312], 8);
     const vint16m1_t x_637 = __riscv_vle16_v_i16m1(&r[440], 8);
@@ -13716,6 +13882,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     __riscv_vse16_v_i16m1(&r[280], x_689, 8);
     __riscv_vse16_v_i16m1(&r[408], x_691, 8);
     __riscv_vse16_v_i16m1(&r[344], x_693, 8);
+    goto part_10;
+part_10:;
     __riscv_vse16_v_i16m1(&r[472], x_695, 8);
     __riscv_vse16_v_i16m1(&r[312], x_697, 8);
     __riscv_vse16_v_i16m1(&r[440], x_699, 8);
@@ -13844,6 +14012,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t t_278 = nttgen_falcon1024_rvv128_montmul(x_749, zeta_38, zetaqinv_38, 8);
     const vint16m1_t x_764 = __riscv_vadd_vv_i16m1(x_745, t_278, 8);
     const vint16m1_t x_765 = __riscv_vsub_vv_i16m1(x_745, t_278, 8);
+    goto part_11;
+part_11:;
     const vint16m1_t t_279 = nttgen_falcon1024_rvv128_montmul(x_751, zeta_39, zetaqinv_39, 8);
     const vint16m1_t x_766 = __riscv_vadd_vv_i16m1(x_747, t_279, 8);
     const vint16m1_t x_767 = __riscv_vsub_vv_i16m1(x_747, t_279, 8);
@@ -13972,6 +14142,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_833 = __riscv_vsub_vv_i16m1(x_816, t_304, 8);
     const vint16m1_t t_305 = nttgen_falcon1024_rvv128_montmul(x_822, zeta_37, zetaqinv_37, 8);
     const vint16m1_t x_834 = __riscv_vadd_vv_i16m1(x_818, t_305, 8);
+    goto part_12;
+part_12:;
     const vint16m1_t x_835 = __riscv_vsub_vv_i16m1(x_818, t_305, 8);
     const vint16m1_t t_306 = nttgen_falcon1024_rvv128_montmul(x_821, zeta_38, zetaqinv_38, 8);
     const vint16m1_t x_836 = __riscv_vadd_vv_i16m1(x_817, t_306, 8);
@@ -14100,6 +14272,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t t_323 = nttgen_falcon1024_rvv128_montmul(x_871, zeta_48, zetaqinv_48, 8);
     const vint16m1_t red_99 = nttgen_falcon1024_rvv128_barrett(x_870, 8);
     const vint16m1_t x_886 = __riscv_vadd_vv_i16m1(red_99, t_323, 8);
+    goto part_13;
+part_13:;
     const vint16m1_t x_887 = __riscv_vsub_vv_i16m1(red_99, t_323, 8);
     const vint16m1_t t_324 = nttgen_falcon1024_rvv128_montmul(x_873, zeta_48, zetaqinv_48, 8);
     const vint16m1_t red_100 = nttgen_falcon1024_rvv128_barrett(x_872, 8);
@@ -14228,6 +14402,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_956 = __riscv_vle16_v_i16m1(&r[824], 8);
     const vint16m1_t x_957 = __riscv_vle16_v_i16m1(&r[952], 8);
     const vint16m1_t x_958 = __riscv_vle16_v_i16m1(&r[888], 8);
+    goto part_14;
+part_14:;
     const vint16m1_t x_959 = __riscv_vle16_v_i16m1(&r[1016], 8);
     const vint16m1_t t_352 = nttgen_falcon1024_rvv128_montmul(x_945, zeta_48, zetaqinv_48, 8);
     const vint16m1_t red_112 = nttgen_falcon1024_rvv128_barrett(x_944, 8);
@@ -14356,6 +14532,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     __riscv_vse16_v_i16m1(&r[824], x_1017, 8);
     __riscv_vse16_v_i16m1(&r[952], x_1019, 8);
     __riscv_vse16_v_i16m1(&r[888], x_1021, 8);
+    goto part_15;
+part_15:;
     __riscv_vse16_v_i16m1(&r[1016], x_1023, 8);
     // layers 6, 7, 8, 9: 16 register(s) per chunk
     const vint16m1_t zeta_63 = __riscv_vle16_v_i16m1(&zetas_0[136], 8);
@@ -14485,6 +14663,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_1086 = __riscv_vadd_vv_i16m1(red_135, t_407, 8);
     const vint16m1_t x_1087 = __riscv_vsub_vv_i16m1(red_135, t_407, 8);
     const vint16m1_t t_408 = nttgen_falcon1024_rvv128_montmul(x_1076, zeta_70, zetaqinv_70, 8);
+    goto part_16;
+part_16:;
     const vint16m1_t x_1088 = __riscv_vadd_vv_i16m1(x_1072, t_408, 8);
     const vint16m1_t x_1089 = __riscv_vsub_vv_i16m1(x_1072, t_408, 8);
     const vint16m1_t t_409 = nttgen_falcon1024_rvv128_montmul(x_1078, zeta_71, zetaqinv_71, 8);
@@ -14613,6 +14793,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_1146 = __riscv_vadd_vv_i16m1(x_1125, t_429, 8);
     const vint16m1_t x_1147 = __riscv_vsub_vv_i16m1(x_1125, t_429, 8);
     const vint16m1_t t_430 = nttgen_falcon1024_rvv128_montmul(x_1131, zeta_80, zetaqinv_80, 8);
+    goto part_17;
+part_17:;
     const vint16m1_t x_1148 = __riscv_vadd_vv_i16m1(x_1129, t_430, 8);
     const vint16m1_t x_1149 = __riscv_vsub_vv_i16m1(x_1129, t_430, 8);
     const vint16m1_t t_431 = nttgen_falcon1024_rvv128_montmul(x_1135, zeta_80, zetaqinv_80, 8);
@@ -14741,6 +14923,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_1201 = __riscv_vsub_vv_i16m1(x_1184, t_448, 8);
     const vint16m1_t t_449 = nttgen_falcon1024_rvv128_montmul(x_1193, zeta_93, zetaqinv_93, 8);
     const vint16m1_t x_1202 = __riscv_vadd_vv_i16m1(x_1185, t_449, 8);
+    goto part_18;
+part_18:;
     const vint16m1_t x_1203 = __riscv_vsub_vv_i16m1(x_1185, t_449, 8);
     const vint16m1_t t_450 = nttgen_falcon1024_rvv128_montmul(x_1194, zeta_93, zetaqinv_93, 8);
     const vint16m1_t x_1204 = __riscv_vadd_vv_i16m1(x_1186, t_450, 8);
@@ -14869,6 +15053,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t zeta_113 = __riscv_vle16_v_i16m1(&zetas_0[936], 8);
     const vint16m1_t zetaqinv_113 = __riscv_vle16_v_i16m1(&zetas_0[944], 8);
     const vint16m1_t zeta_114 = __riscv_vle16_v_i16m1(&zetas_0[952], 8);
+    goto part_19;
+part_19:;
     const vint16m1_t zetaqinv_114 = __riscv_vle16_v_i16m1(&zetas_0[960], 8);
     const vint16m1_t zeta_115 = __riscv_vle16_v_i16m1(&zetas_0[968], 8);
     const vint16m1_t zetaqinv_115 = __riscv_vle16_v_i16m1(&zetas_0[976], 8);
@@ -14997,6 +15183,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t t_508 = nttgen_falcon1024_rvv128_montmul(x_1324, zeta_119, zetaqinv_119, 8);
     const vint16m1_t x_1336 = __riscv_vadd_vv_i16m1(x_1320, t_508, 8);
     const vint16m1_t x_1337 = __riscv_vsub_vv_i16m1(x_1320, t_508, 8);
+    goto part_20;
+part_20:;
     const vint16m1_t t_509 = nttgen_falcon1024_rvv128_montmul(x_1326, zeta_120, zetaqinv_120, 8);
     const vint16m1_t x_1338 = __riscv_vadd_vv_i16m1(x_1322, t_509, 8);
     const vint16m1_t x_1339 = __riscv_vsub_vv_i16m1(x_1322, t_509, 8);
@@ -15125,6 +15313,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_1394 = __riscv_vadd_vv_i16m1(red_161, t_529, 8);
     const vint16m1_t x_1395 = __riscv_vsub_vv_i16m1(red_161, t_529, 8);
     const vint16m1_t t_530 = nttgen_falcon1024_rvv128_montmul(x_1382, zeta_126, zetaqinv_126, 8);
+    goto part_21;
+part_21:;
     const vint16m1_t red_162 = nttgen_falcon1024_rvv128_barrett(x_1380, 8);
     const vint16m1_t x_1396 = __riscv_vadd_vv_i16m1(red_162, t_530, 8);
     const vint16m1_t x_1397 = __riscv_vsub_vv_i16m1(red_162, t_530, 8);
@@ -15253,6 +15443,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t x_1450 = __riscv_vadd_vv_i16m1(x_1429, t_549, 8);
     const vint16m1_t x_1451 = __riscv_vsub_vv_i16m1(x_1429, t_549, 8);
     const vint16m1_t t_550 = nttgen_falcon1024_rvv128_montmul(x_1438, zeta_138, zetaqinv_138, 8);
+    goto part_22;
+part_22:;
     const vint16m1_t x_1452 = __riscv_vadd_vv_i16m1(x_1430, t_550, 8);
     const vint16m1_t x_1453 = __riscv_vsub_vv_i16m1(x_1430, t_550, 8);
     const vint16m1_t t_551 = nttgen_falcon1024_rvv128_montmul(x_1439, zeta_138, zetaqinv_138, 8);
@@ -15381,6 +15573,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t zeta_165 = __riscv_vle16_v_i16m1(&zetas_0[1768], 8);
     const vint16m1_t zetaqinv_165 = __riscv_vle16_v_i16m1(&zetas_0[1776], 8);
     const vint16m1_t zeta_166 = __riscv_vle16_v_i16m1(&zetas_0[1784], 8);
+    goto part_23;
+part_23:;
     const vint16m1_t zetaqinv_166 = __riscv_vle16_v_i16m1(&zetas_0[1792], 8);
     const vint16m1_t zeta_167 = __riscv_vle16_v_i16m1(&zetas_0[1800], 8);
     const vint16m1_t zetaqinv_167 = __riscv_vle16_v_i16m1(&zetas_0[1808], 8);
@@ -15509,6 +15703,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     __riscv_vse16_v_i16m1(&r[352], x_1572, 8);
     __riscv_vse16_v_i16m1(&r[864], x_1574, 8);
     __riscv_vse16_v_i16m1(&r[224], x_1569, 8);
+    goto part_24;
+part_24:;
     __riscv_vse16_v_i16m1(&r[736], x_1571, 8);
     __riscv_vse16_v_i16m1(&r[480], x_1573, 8);
     __riscv_vse16_v_i16m1(&r[992], x_1575, 8);
@@ -15637,6 +15833,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_ntt_from(int16_t r[1024],
     const vint16m1_t t_629 = nttgen_falcon1024_rvv128_montmul(x_1627, zeta_174, zetaqinv_174, 8);
     const vint16m1_t red_189 = nttgen_falcon1024_rvv128_barrett(x_1625, 8);
     const vint16m1_t x_1642 = __riscv_vadd_vv_i16m1(red_189, t_629, 8);
+    goto part_25;
+part_25:;
     const vint16m1_t x_1643 = __riscv_vsub_vv_i16m1(red_189, t_629, 8);
     const vint16m1_t t_630 = nttgen_falcon1024_rvv128_montmul(x_1630, zeta_173, zetaqinv_173, 8);
     const vint16m1_t red_190 = nttgen_falcon1024_rvv128_barrett(x_1628, 8);
@@ -15833,6 +16031,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_52, t_13, 8);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_52, t_13, 8);
     const vint16m1_t t_14 = nttgen_falcon1024_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_53, t_14, 8);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_53, t_14, 8);
     const vint16m1_t t_15 = nttgen_falcon1024_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
@@ -15961,6 +16161,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t t_31 = nttgen_falcon1024_rvv128_montmul(x_141, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_133, t_31, 8);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_133, t_31, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t t_32 = nttgen_falcon1024_rvv128_montmul(x_142, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_134, t_32, 8);
     const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_134, t_32, 8);
@@ -16089,6 +16291,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_213, t_48, 8);
     const vint16m1_t t_49 = nttgen_falcon1024_rvv128_montmul(x_222, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_236 = __riscv_vadd_vv_i16m1(x_214, t_49, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_237 = __riscv_vsub_vv_i16m1(x_214, t_49, 8);
     const vint16m1_t t_50 = nttgen_falcon1024_rvv128_montmul(x_223, zeta_10, zetaqinv_10, 8);
     const vint16m1_t x_238 = __riscv_vadd_vv_i16m1(x_215, t_50, 8);
@@ -16217,6 +16421,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_316 = __riscv_vadd_vv_i16m1(x_294, t_66, 8);
     const vint16m1_t x_317 = __riscv_vsub_vv_i16m1(x_294, t_66, 8);
     const vint16m1_t t_67 = nttgen_falcon1024_rvv128_montmul(x_303, zeta_10, zetaqinv_10, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_318 = __riscv_vadd_vv_i16m1(x_295, t_67, 8);
     const vint16m1_t x_319 = __riscv_vsub_vv_i16m1(x_295, t_67, 8);
     __riscv_vsuxei16_v_i16m1(&a[48], lanes_at_0, x_304, 8);
@@ -16345,6 +16551,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t t_84 = nttgen_falcon1024_rvv128_montmul(x_383, zeta_10, zetaqinv_10, 8);
     const vint16m1_t x_398 = __riscv_vadd_vv_i16m1(x_375, t_84, 8);
     const vint16m1_t x_399 = __riscv_vsub_vv_i16m1(x_375, t_84, 8);
+    goto part_5;
+part_5:;
     __riscv_vsuxei16_v_i16m1(&a[64], lanes_at_0, x_384, 8);
     __riscv_vsuxei16_v_i16m1(&a[68], lanes_at_0, x_386, 8);
     __riscv_vsuxei16_v_i16m1(&a[66], lanes_at_0, x_388, 8);
@@ -16473,6 +16681,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_479 = __riscv_vsub_vv_i16m1(x_455, t_101, 8);
     __riscv_vsuxei16_v_i16m1(&a[80], lanes_at_0, x_464, 8);
     __riscv_vsuxei16_v_i16m1(&a[84], lanes_at_0, x_466, 8);
+    goto part_6;
+part_6:;
     __riscv_vsuxei16_v_i16m1(&a[82], lanes_at_0, x_468, 8);
     __riscv_vsuxei16_v_i16m1(&a[86], lanes_at_0, x_470, 8);
     __riscv_vsuxei16_v_i16m1(&a[81], lanes_at_0, x_472, 8);
@@ -16601,6 +16811,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     __riscv_vsuxei16_v_i16m1(&a[100], lanes_at_0, x_546, 8);
     __riscv_vsuxei16_v_i16m1(&a[98], lanes_at_0, x_548, 8);
     __riscv_vsuxei16_v_i16m1(&a[102], lanes_at_0, x_550, 8);
+    goto part_7;
+part_7:;
     __riscv_vsuxei16_v_i16m1(&a[97], lanes_at_0, x_552, 8);
     __riscv_vsuxei16_v_i16m1(&a[101], lanes_at_0, x_554, 8);
     __riscv_vsuxei16_v_i16m1(&a[99], lanes_at_0, x_556, 8);
@@ -16729,6 +16941,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     __riscv_vsuxei16_v_i16m1(&a[118], lanes_at_0, x_630, 8);
     __riscv_vsuxei16_v_i16m1(&a[113], lanes_at_0, x_632, 8);
     __riscv_vsuxei16_v_i16m1(&a[117], lanes_at_0, x_634, 8);
+    goto part_8;
+part_8:;
     __riscv_vsuxei16_v_i16m1(&a[115], lanes_at_0, x_636, 8);
     __riscv_vsuxei16_v_i16m1(&a[119], lanes_at_0, x_638, 8);
     __riscv_vsuxei16_v_i16m1(&a[120], lanes_at_0, x_625, 8);
@@ -16858,6 +17072,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_696 = __riscv_vadd_vv_i16m1(x_680, t_156, 8);
     const vint16m1_t x_697 = __riscv_vsub_vv_i16m1(x_680, t_156, 8);
     const vint16m1_t t_157 = nttgen_falcon1024_rvv128_montmul(x_686, zeta_16, zetaqinv_16, 8);
+    goto part_9;
+part_9:;
     const vint16m1_t x_698 = __riscv_vadd_vv_i16m1(x_682, t_157, 8);
     const vint16m1_t x_699 = __riscv_vsub_vv_i16m1(x_682, t_157, 8);
     const vint16m1_t t_158 = nttgen_falcon1024_rvv128_montmul(x_685, zeta_17, zetaqinv_17, 8);
@@ -16986,6 +17202,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t t_183 = nttgen_falcon1024_rvv128_montmul(x_751, zeta_13, zetaqinv_13, 8);
     const vint16m1_t x_766 = __riscv_vadd_vv_i16m1(x_743, t_183, 8);
     const vint16m1_t x_767 = __riscv_vsub_vv_i16m1(x_743, t_183, 8);
+    goto part_10;
+part_10:;
     const vint16m1_t t_184 = nttgen_falcon1024_rvv128_montmul(x_756, zeta_14, zetaqinv_14, 8);
     const vint16m1_t x_768 = __riscv_vadd_vv_i16m1(x_752, t_184, 8);
     const vint16m1_t x_769 = __riscv_vsub_vv_i16m1(x_752, t_184, 8);
@@ -17114,6 +17332,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_835 = __riscv_vsub_vv_i16m1(x_818, t_209, 8);
     const vint16m1_t t_210 = nttgen_falcon1024_rvv128_montmul(x_828, zeta_12, zetaqinv_12, 8);
     const vint16m1_t x_836 = __riscv_vadd_vv_i16m1(x_820, t_210, 8);
+    goto part_11;
+part_11:;
     const vint16m1_t x_837 = __riscv_vsub_vv_i16m1(x_820, t_210, 8);
     const vint16m1_t t_211 = nttgen_falcon1024_rvv128_montmul(x_830, zeta_12, zetaqinv_12, 8);
     const vint16m1_t x_838 = __riscv_vadd_vv_i16m1(x_822, t_211, 8);
@@ -17242,6 +17462,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t red_157 = nttgen_falcon1024_rvv128_barrett(x_885, 8);
     const vint16m1_t x_906 = __riscv_vadd_vv_i16m1(red_157, t_237, 8);
     const vint16m1_t x_907 = __riscv_vsub_vv_i16m1(red_157, t_237, 8);
+    goto part_12;
+part_12:;
     const vint16m1_t t_238 = nttgen_falcon1024_rvv128_montmul(x_894, zeta_11, zetaqinv_11, 8);
     const vint16m1_t red_158 = nttgen_falcon1024_rvv128_barrett(x_886, 8);
     const vint16m1_t x_908 = __riscv_vadd_vv_i16m1(red_158, t_238, 8);
@@ -17370,6 +17592,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t zetaqinv_36 = __riscv_vle16_v_i16m1(&zetas_dit_0[432], 8);
     const vint16m1_t zeta_37 = __riscv_vle16_v_i16m1(&zetas_dit_0[440], 8);
     const vint16m1_t zetaqinv_37 = __riscv_vle16_v_i16m1(&zetas_dit_0[448], 8);
+    goto part_13;
+part_13:;
     const vint16m1_t zeta_38 = __riscv_vle16_v_i16m1(&zetas_dit_0[456], 8);
     const vint16m1_t zetaqinv_38 = __riscv_vle16_v_i16m1(&zetas_dit_0[464], 8);
     const vint16m1_t zeta_39 = __riscv_vle16_v_i16m1(&zetas_dit_0[472], 8);
@@ -17498,6 +17722,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_1035 = __riscv_vsub_vv_i16m1(red_181, t_293, 8);
     const vint16m1_t t_294 = nttgen_falcon1024_rvv128_montmul(x_1022, zeta_39, zetaqinv_39, 8);
     const vint16m1_t red_182 = nttgen_falcon1024_rvv128_barrett(x_1020, 8);
+    goto part_14;
+part_14:;
     const vint16m1_t x_1036 = __riscv_vadd_vv_i16m1(red_182, t_294, 8);
     const vint16m1_t x_1037 = __riscv_vsub_vv_i16m1(red_182, t_294, 8);
     const vint16m1_t t_295 = nttgen_falcon1024_rvv128_montmul(x_1023, zeta_40, zetaqinv_40, 8);
@@ -17626,6 +17852,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_1107 = __riscv_vsub_vv_i16m1(red_193, t_321, 8);
     const vint16m1_t t_322 = nttgen_falcon1024_rvv128_montmul(x_1094, zeta_35, zetaqinv_35, 8);
     const vint16m1_t red_194 = nttgen_falcon1024_rvv128_barrett(x_1092, 8);
+    goto part_15;
+part_15:;
     const vint16m1_t x_1108 = __riscv_vadd_vv_i16m1(red_194, t_322, 8);
     const vint16m1_t x_1109 = __riscv_vsub_vv_i16m1(red_194, t_322, 8);
     const vint16m1_t t_323 = nttgen_falcon1024_rvv128_montmul(x_1095, zeta_36, zetaqinv_36, 8);
@@ -17754,6 +17982,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t t_349 = nttgen_falcon1024_rvv128_montmul(x_1166, zeta_31, zetaqinv_31, 8);
     const vint16m1_t x_1178 = __riscv_vadd_vv_i16m1(x_1162, t_349, 8);
     const vint16m1_t x_1179 = __riscv_vsub_vv_i16m1(x_1162, t_349, 8);
+    goto part_16;
+part_16:;
     const vint16m1_t t_350 = nttgen_falcon1024_rvv128_montmul(x_1165, zeta_32, zetaqinv_32, 8);
     const vint16m1_t x_1180 = __riscv_vadd_vv_i16m1(x_1161, t_350, 8);
     const vint16m1_t x_1181 = __riscv_vsub_vv_i16m1(x_1161, t_350, 8);
@@ -17882,6 +18112,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_1247 = __riscv_vsub_vv_i16m1(x_1223, t_375, 8);
     const vint16m1_t t_376 = nttgen_falcon1024_rvv128_montmul(x_1236, zeta_29, zetaqinv_29, 8);
     const vint16m1_t x_1248 = __riscv_vadd_vv_i16m1(x_1232, t_376, 8);
+    goto part_17;
+part_17:;
     const vint16m1_t x_1249 = __riscv_vsub_vv_i16m1(x_1232, t_376, 8);
     const vint16m1_t t_377 = nttgen_falcon1024_rvv128_montmul(x_1238, zeta_29, zetaqinv_29, 8);
     const vint16m1_t x_1250 = __riscv_vadd_vv_i16m1(x_1234, t_377, 8);
@@ -18011,6 +18243,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t t_397 = nttgen_falcon1024_rvv128_montmul(x_1291, zeta_43, zetaqinv_43, 8);
     const vint16m1_t x_1306 = __riscv_vadd_vv_i16m1(x_1289, t_397, 8);
     const vint16m1_t x_1307 = __riscv_vsub_vv_i16m1(x_1289, t_397, 8);
+    goto part_18;
+part_18:;
     const vint16m1_t t_398 = nttgen_falcon1024_rvv128_montmul(x_1294, zeta_44, zetaqinv_44, 8);
     const vint16m1_t x_1308 = __riscv_vadd_vv_i16m1(x_1292, t_398, 8);
     const vint16m1_t x_1309 = __riscv_vsub_vv_i16m1(x_1292, t_398, 8);
@@ -18139,6 +18373,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t zetaqinv_60 = __riscv_vle16_v_i16m1(&zetas_dit_0[816], 8);
     const vint16m1_t zeta_61 = __riscv_vle16_v_i16m1(&zetas_dit_0[824], 8);
     const vint16m1_t zetaqinv_61 = __riscv_vle16_v_i16m1(&zetas_dit_0[832], 8);
+    goto part_19;
+part_19:;
     const vint16m1_t zeta_62 = __riscv_vle16_v_i16m1(&zetas_dit_0[840], 8);
     const vint16m1_t zetaqinv_62 = __riscv_vle16_v_i16m1(&zetas_dit_0[848], 8);
     const vint16m1_t zeta_63 = __riscv_vle16_v_i16m1(&zetas_dit_0[856], 8);
@@ -18267,6 +18503,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t tw_27 = __riscv_vle16_v_i16m1(&twist_0[1680], 8);
     const vint16m1_t twqinv_27 = __riscv_vle16_v_i16m1(&twist_0[1688], 8);
     const vint16m1_t x_1403 = nttgen_falcon1024_rvv128_montmul(x_1387, tw_27, twqinv_27, 8);
+    goto part_20;
+part_20:;
     const vint16m1_t red_259 = nttgen_falcon1024_rvv128_cond_add_q(x_1403, 8);
     __riscv_vse16_v_i16m1(&a[840], red_259, 8);
     const vint16m1_t tw_28 = __riscv_vle16_v_i16m1(&twist_0[400], 8);
@@ -18395,6 +18633,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t tw_35 = __riscv_vle16_v_i16m1(&twist_0[1568], 8);
     const vint16m1_t twqinv_35 = __riscv_vle16_v_i16m1(&twist_0[1576], 8);
     const vint16m1_t x_1459 = nttgen_falcon1024_rvv128_montmul(x_1443, tw_35, twqinv_35, 8);
+    goto part_21;
+part_21:;
     const vint16m1_t red_267 = nttgen_falcon1024_rvv128_cond_add_q(x_1459, 8);
     __riscv_vse16_v_i16m1(&a[784], red_267, 8);
     const vint16m1_t tw_36 = __riscv_vle16_v_i16m1(&twist_0[288], 8);
@@ -18523,6 +18763,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_1503 = __riscv_vsub_vv_i16m1(x_1485, t_447, 8);
     const vint16m1_t t_448 = nttgen_falcon1024_rvv128_montmul(x_1490, zeta_81, zetaqinv_81, 8);
     const vint16m1_t x_1504 = __riscv_vadd_vv_i16m1(x_1488, t_448, 8);
+    goto part_22;
+part_22:;
     const vint16m1_t x_1505 = __riscv_vsub_vv_i16m1(x_1488, t_448, 8);
     const vint16m1_t t_449 = nttgen_falcon1024_rvv128_montmul(x_1491, zeta_82, zetaqinv_82, 8);
     const vint16m1_t x_1506 = __riscv_vadd_vv_i16m1(x_1489, t_449, 8);
@@ -18651,6 +18893,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t zetaqinv_100 = __riscv_vle16_v_i16m1(&zetas_dit_0[1456], 8);
     const vint16m1_t x_1536 = __riscv_vle16_v_i16m1(&a[32], 8);
     const vint16m1_t x_1537 = __riscv_vle16_v_i16m1(&a[544], 8);
+    goto part_23;
+part_23:;
     const vint16m1_t x_1538 = __riscv_vle16_v_i16m1(&a[288], 8);
     const vint16m1_t x_1539 = __riscv_vle16_v_i16m1(&a[800], 8);
     const vint16m1_t x_1540 = __riscv_vle16_v_i16m1(&a[160], 8);
@@ -18779,6 +19023,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t red_308 = nttgen_falcon1024_rvv128_cond_add_q(x_1596, 8);
     __riscv_vse16_v_i16m1(&a[224], red_308, 8);
     const vint16m1_t tw_77 = __riscv_vle16_v_i16m1(&twist_0[1472], 8);
+    goto part_24;
+part_24:;
     const vint16m1_t twqinv_77 = __riscv_vle16_v_i16m1(&twist_0[1480], 8);
     const vint16m1_t x_1597 = nttgen_falcon1024_rvv128_montmul(x_1581, tw_77, twqinv_77, 8);
     const vint16m1_t red_309 = nttgen_falcon1024_rvv128_cond_add_q(x_1597, 8);
@@ -18907,6 +19153,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t red_316 = nttgen_falcon1024_rvv128_cond_add_q(x_1652, 8);
     __riscv_vse16_v_i16m1(&a[168], red_316, 8);
     const vint16m1_t tw_85 = __riscv_vle16_v_i16m1(&twist_0[1360], 8);
+    goto part_25;
+part_25:;
     const vint16m1_t twqinv_85 = __riscv_vle16_v_i16m1(&twist_0[1368], 8);
     const vint16m1_t x_1653 = nttgen_falcon1024_rvv128_montmul(x_1637, tw_85, twqinv_85, 8);
     const vint16m1_t red_317 = nttgen_falcon1024_rvv128_cond_add_q(x_1653, 8);
@@ -19035,6 +19283,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_1700 = __riscv_vadd_vv_i16m1(x_1684, t_498, 8);
     const vint16m1_t x_1701 = __riscv_vsub_vv_i16m1(x_1684, t_498, 8);
     const vint16m1_t t_499 = nttgen_falcon1024_rvv128_montmul(x_1687, zeta_120, zetaqinv_120, 8);
+    goto part_26;
+part_26:;
     const vint16m1_t x_1702 = __riscv_vadd_vv_i16m1(x_1685, t_499, 8);
     const vint16m1_t x_1703 = __riscv_vsub_vv_i16m1(x_1685, t_499, 8);
     const vint16m1_t t_500 = nttgen_falcon1024_rvv128_montmul(x_1690, zeta_121, zetaqinv_121, 8);
@@ -19163,6 +19413,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t x_1735 = __riscv_vle16_v_i16m1(&a[952], 8);
     const vint16m1_t x_1736 = __riscv_vle16_v_i16m1(&a[120], 8);
     const vint16m1_t x_1737 = __riscv_vle16_v_i16m1(&a[632], 8);
+    goto part_27;
+part_27:;
     const vint16m1_t x_1738 = __riscv_vle16_v_i16m1(&a[376], 8);
     const vint16m1_t x_1739 = __riscv_vle16_v_i16m1(&a[888], 8);
     const vint16m1_t x_1740 = __riscv_vle16_v_i16m1(&a[248], 8);
@@ -19291,6 +19543,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv128_intt_reduce(int16_t a[1024]
     const vint16m1_t twqinv_126 = __riscv_vle16_v_i16m1(&twist_0[1016], 8);
     const vint16m1_t x_1790 = nttgen_falcon1024_rvv128_montmul(x_1774, tw_126, twqinv_126, 8);
     const vint16m1_t red_358 = nttgen_falcon1024_rvv128_cond_add_q(x_1790, 8);
+    goto part_28;
+part_28:;
     __riscv_vse16_v_i16m1(&a[504], red_358, 8);
     const vint16m1_t tw_127 = __riscv_vle16_v_i16m1(&twist_0[2032], 8);
     const vint16m1_t twqinv_127 = __riscv_vle16_v_i16m1(&twist_0[2040], 8);

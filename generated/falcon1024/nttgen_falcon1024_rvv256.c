@@ -685,6 +685,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_22, 16);
     const vint16m1_t t_23 = nttgen_falcon1024_rvv256_montmul(x_63, zeta_0, zetaqinv_0, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_62, t_23, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_62, t_23, 16);
     const vint16m1_t t_24 = nttgen_falcon1024_rvv256_montmul(x_66, zeta_1, zetaqinv_1, 16);
     const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_24, 16);
@@ -813,6 +815,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_148 = __riscv_vle16_v_i16m1(&a[176], 16);
     const vint16m1_t x_149 = __riscv_vle16_v_i16m1(&a[688], 16);
     const vint16m1_t x_150 = __riscv_vle16_v_i16m1(&a[432], 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_151 = __riscv_vle16_v_i16m1(&a[944], 16);
     const vint16m1_t x_152 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_153 = __riscv_vle16_v_i16m1(&a[624], 16);
@@ -942,6 +946,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_210 = __riscv_vadd_vv_i16m1(red_1, t_65, 16);
     const vint16m1_t x_211 = __riscv_vsub_vv_i16m1(red_1, t_65, 16);
     const vint16m1_t t_66 = nttgen_falcon1024_rvv256_montmul(x_197, zeta_3, zetaqinv_3, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t red_2 = nttgen_falcon1024_rvv256_barrett(x_196, 16);
     const vint16m1_t x_212 = __riscv_vadd_vv_i16m1(red_2, t_66, 16);
     const vint16m1_t x_213 = __riscv_vsub_vv_i16m1(red_2, t_66, 16);
@@ -1070,6 +1076,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t zeta_21 = __riscv_vmv_v_x_i16m1(zetas_0[54], 16);
     const vint16m1_t zetaqinv_21 = __riscv_vmv_v_x_i16m1(zetas_0[55], 16);
     const vint16m1_t zeta_22 = __riscv_vmv_v_x_i16m1(zetas_0[56], 16);
+    goto part_4;
+part_4:;
     const vint16m1_t zetaqinv_22 = __riscv_vmv_v_x_i16m1(zetas_0[57], 16);
     const vint16m1_t zeta_23 = __riscv_vmv_v_x_i16m1(zetas_0[58], 16);
     const vint16m1_t zetaqinv_23 = __riscv_vmv_v_x_i16m1(zetas_0[59], 16);
@@ -1198,6 +1206,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t t_122 = nttgen_falcon1024_rvv256_montmul(x_332, zeta_27, zetaqinv_27, 16);
     const vint16m1_t red_26 = nttgen_falcon1024_rvv256_barrett(x_324, 16);
     const vint16m1_t x_340 = __riscv_vadd_vv_i16m1(red_26, t_122, 16);
+    goto part_5;
+part_5:;
     const vint16m1_t x_341 = __riscv_vsub_vv_i16m1(red_26, t_122, 16);
     const vint16m1_t t_123 = nttgen_falcon1024_rvv256_montmul(x_334, zeta_28, zetaqinv_28, 16);
     const vint16m1_t red_27 = nttgen_falcon1024_rvv256_barrett(x_326, 16);
@@ -1326,6 +1336,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_390 = __riscv_vadd_vv_i16m1(x_373, t_139, 16);
     const vint16m1_t x_391 = __riscv_vsub_vv_i16m1(x_373, t_139, 16);
     const vint16m1_t t_140 = nttgen_falcon1024_rvv256_montmul(x_378, zeta_34, zetaqinv_34, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_392 = __riscv_vadd_vv_i16m1(x_376, t_140, 16);
     const vint16m1_t x_393 = __riscv_vsub_vv_i16m1(x_376, t_140, 16);
     const vint16m1_t t_141 = nttgen_falcon1024_rvv256_montmul(x_379, zeta_35, zetaqinv_35, 16);
@@ -1454,6 +1466,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_444 = __riscv_vle16_v_i16m1(&a[816], 16);
     const vint16m1_t x_445 = __riscv_vle16_v_i16m1(&a[944], 16);
     const vint16m1_t x_446 = __riscv_vle16_v_i16m1(&a[880], 16);
+    goto part_7;
+part_7:;
     const vint16m1_t x_447 = __riscv_vle16_v_i16m1(&a[1008], 16);
     const vint16m1_t t_160 = nttgen_falcon1024_rvv256_montmul(x_433, zeta_48, zetaqinv_48, 16);
     const vint16m1_t red_48 = nttgen_falcon1024_rvv256_barrett(x_432, 16);
@@ -1582,6 +1596,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[816], x_505, 16);
     __riscv_vse16_v_i16m1(&a[944], x_507, 16);
     __riscv_vse16_v_i16m1(&a[880], x_509, 16);
+    goto part_8;
+part_8:;
     __riscv_vse16_v_i16m1(&a[1008], x_511, 16);
     // layers 6, 7, 8, 9: 16 register(s) per chunk
     const vint16m1_t zeta_63 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
@@ -1711,6 +1727,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_574 = __riscv_vadd_vv_i16m1(red_71, t_215, 16);
     const vint16m1_t x_575 = __riscv_vsub_vv_i16m1(red_71, t_215, 16);
     const vint16m1_t t_216 = nttgen_falcon1024_rvv256_montmul(x_568, zeta_70, zetaqinv_70, 16);
+    goto part_9;
+part_9:;
     const vint16m1_t x_576 = __riscv_vadd_vv_i16m1(x_560, t_216, 16);
     const vint16m1_t x_577 = __riscv_vsub_vv_i16m1(x_560, t_216, 16);
     const vint16m1_t t_217 = nttgen_falcon1024_rvv256_montmul(x_570, zeta_71, zetaqinv_71, 16);
@@ -1839,6 +1857,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_634 = __riscv_vadd_vv_i16m1(x_617, t_237, 16);
     const vint16m1_t x_635 = __riscv_vsub_vv_i16m1(x_617, t_237, 16);
     const vint16m1_t t_238 = nttgen_falcon1024_rvv256_montmul(x_622, zeta_79, zetaqinv_79, 16);
+    goto part_10;
+part_10:;
     const vint16m1_t x_636 = __riscv_vadd_vv_i16m1(x_620, t_238, 16);
     const vint16m1_t x_637 = __riscv_vsub_vv_i16m1(x_620, t_238, 16);
     const vint16m1_t t_239 = nttgen_falcon1024_rvv256_montmul(x_623, zeta_80, zetaqinv_80, 16);
@@ -1967,6 +1987,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t x_689 = __riscv_vsub_vv_i16m1(x_672, t_256, 16);
     const vint16m1_t t_257 = nttgen_falcon1024_rvv256_montmul(x_675, zeta_93, zetaqinv_93, 16);
     const vint16m1_t x_690 = __riscv_vadd_vv_i16m1(x_674, t_257, 16);
+    goto part_11;
+part_11:;
     const vint16m1_t x_691 = __riscv_vsub_vv_i16m1(x_674, t_257, 16);
     const vint16m1_t t_258 = nttgen_falcon1024_rvv256_montmul(x_677, zeta_93, zetaqinv_93, 16);
     const vint16m1_t x_692 = __riscv_vadd_vv_i16m1(x_676, t_258, 16);
@@ -2095,6 +2117,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t zeta_113 = __riscv_vle16_v_i16m1(&zetas_0[1744], 16);
     const vint16m1_t zetaqinv_113 = __riscv_vle16_v_i16m1(&zetas_0[1760], 16);
     const vint16m1_t zeta_114 = __riscv_vle16_v_i16m1(&zetas_0[1776], 16);
+    goto part_12;
+part_12:;
     const vint16m1_t zetaqinv_114 = __riscv_vle16_v_i16m1(&zetas_0[1792], 16);
     const vint16m1_t zeta_115 = __riscv_vle16_v_i16m1(&zetas_0[1808], 16);
     const vint16m1_t zetaqinv_115 = __riscv_vle16_v_i16m1(&zetas_0[1824], 16);
@@ -2223,6 +2247,8 @@ void nttgen_falcon1024_rvv256_ntt(int16_t a[1024]) {
     const vint16m1_t t_316 = nttgen_falcon1024_rvv256_montmul(x_809, zeta_119, zetaqinv_119, 16);
     const vint16m1_t x_824 = __riscv_vadd_vv_i16m1(x_801, t_316, 16);
     const vint16m1_t x_825 = __riscv_vsub_vv_i16m1(x_801, t_316, 16);
+    goto part_13;
+part_13:;
     const vint16m1_t t_317 = nttgen_falcon1024_rvv256_montmul(x_811, zeta_120, zetaqinv_120, 16);
     const vint16m1_t x_826 = __riscv_vadd_vv_i16m1(x_803, t_317, 16);
     const vint16m1_t x_827 = __riscv_vsub_vv_i16m1(x_803, t_317, 16);
@@ -2395,6 +2421,8 @@ void nttgen_falcon1024_rvv256_basemul(int16_t r[1024], const int16_t a[1024],
     __riscv_vse16_v_i16m1(&r[480], p_30, 16);
     const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[496], 16);
     const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[496], 16);
+    goto part_1;
+part_1:;
     const vint16m1_t p_31 = nttgen_falcon1024_rvv256_montmul_var(a_31, b_31, 16);
     __riscv_vse16_v_i16m1(&r[496], p_31, 16);
     const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[512], 16);
@@ -2523,6 +2551,8 @@ void nttgen_falcon1024_rvv256_basemul(int16_t r[1024], const int16_t a[1024],
     __riscv_vse16_v_i16m1(&r[992], p_62, 16);
     const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[1008], 16);
     const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[1008], 16);
+    goto part_2;
+part_2:;
     const vint16m1_t p_63 = nttgen_falcon1024_rvv256_montmul_var(a_63, b_63, 16);
     __riscv_vse16_v_i16m1(&r[1008], p_63, 16);
 #ifdef NTTGEN_DEBUG
@@ -3589,6 +3619,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
     const vint16m1_t t_14 = nttgen_falcon1024_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
     const vint16m1_t t_15 = nttgen_falcon1024_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
@@ -3717,6 +3749,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t t_31 = nttgen_falcon1024_rvv256_montmul(x_139, zeta_8, zetaqinv_8, 16);
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_31, 16);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_31, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t t_32 = nttgen_falcon1024_rvv256_montmul(x_142, zeta_9, zetaqinv_9, 16);
     const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_140, t_32, 16);
     const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_140, t_32, 16);
@@ -3845,6 +3879,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_217, t_48, 16);
     const vint16m1_t t_49 = nttgen_falcon1024_rvv256_montmul(x_222, zeta_9, zetaqinv_9, 16);
     const vint16m1_t x_236 = __riscv_vadd_vv_i16m1(x_220, t_49, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t x_237 = __riscv_vsub_vv_i16m1(x_220, t_49, 16);
     const vint16m1_t t_50 = nttgen_falcon1024_rvv256_montmul(x_223, zeta_10, zetaqinv_10, 16);
     const vint16m1_t x_238 = __riscv_vadd_vv_i16m1(x_221, t_50, 16);
@@ -3973,6 +4009,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t x_316 = __riscv_vadd_vv_i16m1(x_300, t_66, 16);
     const vint16m1_t x_317 = __riscv_vsub_vv_i16m1(x_300, t_66, 16);
     const vint16m1_t t_67 = nttgen_falcon1024_rvv256_montmul(x_303, zeta_10, zetaqinv_10, 16);
+    goto part_4;
+part_4:;
     const vint16m1_t x_318 = __riscv_vadd_vv_i16m1(x_301, t_67, 16);
     const vint16m1_t x_319 = __riscv_vsub_vv_i16m1(x_301, t_67, 16);
     __riscv_vsuxei16_v_i16m1(&a[48], lanes_at_0, x_304, 16);
@@ -4102,6 +4140,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t x_371 = __riscv_vsub_vv_i16m1(x_354, t_85, 16);
     const vint16m1_t t_86 = nttgen_falcon1024_rvv256_montmul(x_357, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_372 = __riscv_vadd_vv_i16m1(x_353, t_86, 16);
+    goto part_5;
+part_5:;
     const vint16m1_t x_373 = __riscv_vsub_vv_i16m1(x_353, t_86, 16);
     const vint16m1_t t_87 = nttgen_falcon1024_rvv256_montmul(x_359, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_374 = __riscv_vadd_vv_i16m1(x_355, t_87, 16);
@@ -4230,6 +4270,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t x_440 = __riscv_vadd_vv_i16m1(x_417, t_112, 16);
     const vint16m1_t x_441 = __riscv_vsub_vv_i16m1(x_417, t_112, 16);
     const vint16m1_t t_113 = nttgen_falcon1024_rvv256_montmul(x_427, zeta_13, zetaqinv_13, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_442 = __riscv_vadd_vv_i16m1(x_419, t_113, 16);
     const vint16m1_t x_443 = __riscv_vsub_vv_i16m1(x_419, t_113, 16);
     const vint16m1_t t_114 = nttgen_falcon1024_rvv256_montmul(x_429, zeta_13, zetaqinv_13, 16);
@@ -4358,6 +4400,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t red_91 = nttgen_falcon1024_rvv256_barrett(x_487, 16);
     const vint16m1_t x_510 = __riscv_vadd_vv_i16m1(red_91, t_139, 16);
     const vint16m1_t x_511 = __riscv_vsub_vv_i16m1(red_91, t_139, 16);
+    goto part_7;
+part_7:;
     const vint16m1_t t_140 = nttgen_falcon1024_rvv256_montmul(x_504, zeta_12, zetaqinv_12, 16);
     const vint16m1_t x_512 = __riscv_vadd_vv_i16m1(x_496, t_140, 16);
     const vint16m1_t x_513 = __riscv_vsub_vv_i16m1(x_496, t_140, 16);
@@ -4486,6 +4530,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t red_103 = nttgen_falcon1024_rvv256_barrett(x_563, 16);
     const vint16m1_t x_582 = __riscv_vadd_vv_i16m1(red_103, t_167, 16);
     const vint16m1_t x_583 = __riscv_vsub_vv_i16m1(red_103, t_167, 16);
+    goto part_8;
+part_8:;
     const vint16m1_t t_168 = nttgen_falcon1024_rvv256_montmul(x_572, zeta_11, zetaqinv_11, 16);
     const vint16m1_t red_104 = nttgen_falcon1024_rvv256_barrett(x_564, 16);
     const vint16m1_t x_584 = __riscv_vadd_vv_i16m1(red_104, t_168, 16);
@@ -4615,6 +4661,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_dit_0[720], 16);
     const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_dit_0[736], 16);
     const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_dit_0[752], 16);
+    goto part_9;
+part_9:;
     const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_dit_0[768], 16);
     const vint16m1_t zetaqinv_34 = __riscv_vle16_v_i16m1(&zetas_dit_0[784], 16);
     const vint16m1_t zeta_35 = __riscv_vle16_v_i16m1(&zetas_dit_0[800], 16);
@@ -4743,6 +4791,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[1424], 16);
     const vint16m1_t x_701 = nttgen_falcon1024_rvv256_montmul(x_685, tw_13, twqinv_13, 16);
     __riscv_vse16_v_i16m1(&a[704], x_701, 16);
+    goto part_10;
+part_10:;
     const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[896], 16);
     const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[912], 16);
     const vint16m1_t x_702 = nttgen_falcon1024_rvv256_montmul(x_686, tw_14, twqinv_14, 16);
@@ -4871,6 +4921,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t twqinv_23 = __riscv_vle16_v_i16m1(&twist_0[1840], 16);
     const vint16m1_t x_759 = nttgen_falcon1024_rvv256_montmul(x_743, tw_23, twqinv_23, 16);
     __riscv_vse16_v_i16m1(&a[912], x_759, 16);
+    goto part_11;
+part_11:;
     const vint16m1_t tw_24 = __riscv_vle16_v_i16m1(&twist_0[160], 16);
     const vint16m1_t twqinv_24 = __riscv_vle16_v_i16m1(&twist_0[176], 16);
     const vint16m1_t x_760 = nttgen_falcon1024_rvv256_montmul(x_744, tw_24, twqinv_24, 16);
@@ -4999,6 +5051,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t twqinv_33 = __riscv_vle16_v_i16m1(&twist_0[1104], 16);
     const vint16m1_t x_817 = nttgen_falcon1024_rvv256_montmul(x_801, tw_33, twqinv_33, 16);
     __riscv_vse16_v_i16m1(&a[544], x_817, 16);
+    goto part_12;
+part_12:;
     const vint16m1_t tw_34 = __riscv_vle16_v_i16m1(&twist_0[576], 16);
     const vint16m1_t twqinv_34 = __riscv_vle16_v_i16m1(&twist_0[592], 16);
     const vint16m1_t x_818 = nttgen_falcon1024_rvv256_montmul(x_802, tw_34, twqinv_34, 16);
@@ -5127,6 +5181,8 @@ void nttgen_falcon1024_rvv256_intt(int16_t a[1024]) {
     const vint16m1_t x_867 = __riscv_vsub_vv_i16m1(x_849, t_253, 16);
     const vint16m1_t t_254 = nttgen_falcon1024_rvv256_montmul(x_854, zeta_68, zetaqinv_68, 16);
     const vint16m1_t x_868 = __riscv_vadd_vv_i16m1(x_852, t_254, 16);
+    goto part_13;
+part_13:;
     const vint16m1_t x_869 = __riscv_vsub_vv_i16m1(x_852, t_254, 16);
     const vint16m1_t t_255 = nttgen_falcon1024_rvv256_montmul(x_855, zeta_69, zetaqinv_69, 16);
     const vint16m1_t x_870 = __riscv_vadd_vv_i16m1(x_853, t_255, 16);
@@ -5351,6 +5407,8 @@ void nttgen_falcon1024_rvv256_reduce(int16_t a[1024]) {
     const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[496], 16);
     const vint16m1_t red_62 = nttgen_falcon1024_rvv256_barrett(x_31, 16);
     const vint16m1_t red_63 = nttgen_falcon1024_rvv256_cond_add_q(red_62, 16);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[496], red_63, 16);
     const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[512], 16);
     const vint16m1_t red_64 = nttgen_falcon1024_rvv256_barrett(x_32, 16);
@@ -5479,6 +5537,8 @@ void nttgen_falcon1024_rvv256_reduce(int16_t a[1024]) {
     const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[1008], 16);
     const vint16m1_t red_126 = nttgen_falcon1024_rvv256_barrett(x_63, 16);
     const vint16m1_t red_127 = nttgen_falcon1024_rvv256_cond_add_q(red_126, 16);
+    goto part_2;
+part_2:;
     __riscv_vse16_v_i16m1(&a[1008], red_127, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_falcon1024_rvv256_assert_range(a, 1024, 0, 12288);
@@ -5625,6 +5685,8 @@ void nttgen_falcon1024_rvv256_tomont(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[384], x_49, 16);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(-1337, 16);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-21817, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[400], 16);
     const vint16m1_t x_51 = nttgen_falcon1024_rvv256_montmul(x_50, f_25, fqinv_25, 16);
     __riscv_vse16_v_i16m1(&a[400], x_51, 16);
@@ -5753,6 +5815,8 @@ void nttgen_falcon1024_rvv256_tomont(int16_t a[1024]) {
     const vint16m1_t x_100 = __riscv_vle16_v_i16m1(&a[800], 16);
     const vint16m1_t x_101 = nttgen_falcon1024_rvv256_montmul(x_100, f_50, fqinv_50, 16);
     __riscv_vse16_v_i16m1(&a[800], x_101, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t f_51 = __riscv_vmv_v_x_i16m1(-1337, 16);
     const vint16m1_t fqinv_51 = __riscv_vmv_v_x_i16m1(-21817, 16);
     const vint16m1_t x_102 = __riscv_vle16_v_i16m1(&a[816], 16);
@@ -5963,6 +6027,8 @@ void nttgen_falcon1024_rvv256_frommont(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[384], x_49, 16);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1, 16);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[400], 16);
     const vint16m1_t x_51 = nttgen_falcon1024_rvv256_montmul(x_50, f_25, fqinv_25, 16);
     __riscv_vse16_v_i16m1(&a[400], x_51, 16);
@@ -6091,6 +6157,8 @@ void nttgen_falcon1024_rvv256_frommont(int16_t a[1024]) {
     const vint16m1_t x_100 = __riscv_vle16_v_i16m1(&a[800], 16);
     const vint16m1_t x_101 = nttgen_falcon1024_rvv256_montmul(x_100, f_50, fqinv_50, 16);
     __riscv_vse16_v_i16m1(&a[800], x_101, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t f_51 = __riscv_vmv_v_x_i16m1(1, 16);
     const vint16m1_t fqinv_51 = __riscv_vmv_v_x_i16m1(-12287, 16);
     const vint16m1_t x_102 = __riscv_vle16_v_i16m1(&a[816], 16);
@@ -6301,6 +6369,8 @@ void nttgen_falcon1024_rvv256_to_standard(int16_t a[1024]) {
     __riscv_vsuxei16_v_i16m1(&a[61], lanes_at_0, x_59, 16);
     __riscv_vsuxei16_v_i16m1(&a[51], lanes_at_0, x_60, 16);
     __riscv_vsuxei16_v_i16m1(&a[59], lanes_at_0, x_61, 16);
+    goto part_1;
+part_1:;
     __riscv_vsuxei16_v_i16m1(&a[55], lanes_at_0, x_62, 16);
     __riscv_vsuxei16_v_i16m1(&a[63], lanes_at_0, x_63, 16);
 #ifdef NTTGEN_DEBUG
@@ -6448,6 +6518,8 @@ void nttgen_falcon1024_rvv256_from_standard(int16_t a[1024]) {
     __riscv_vse16_v_i16m1(&a[880], x_59, 16);
     __riscv_vse16_v_i16m1(&a[240], x_60, 16);
     __riscv_vse16_v_i16m1(&a[752], x_61, 16);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[496], x_62, 16);
     __riscv_vse16_v_i16m1(&a[1008], x_63, 16);
 #ifdef NTTGEN_DEBUG
@@ -6598,6 +6670,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_22, 16);
     const vint16m1_t t_23 = nttgen_falcon1024_rvv256_montmul(x_63, zeta_0, zetaqinv_0, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_62, t_23, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_62, t_23, 16);
     const vint16m1_t t_24 = nttgen_falcon1024_rvv256_montmul(x_66, zeta_1, zetaqinv_1, 16);
     const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_24, 16);
@@ -6726,6 +6800,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_148 = __riscv_vle16_v_i16m1(&a[176], 16);
     const vint16m1_t x_149 = __riscv_vle16_v_i16m1(&a[688], 16);
     const vint16m1_t x_150 = __riscv_vle16_v_i16m1(&a[432], 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_151 = __riscv_vle16_v_i16m1(&a[944], 16);
     const vint16m1_t x_152 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_153 = __riscv_vle16_v_i16m1(&a[624], 16);
@@ -6855,6 +6931,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_210 = __riscv_vadd_vv_i16m1(red_1, t_65, 16);
     const vint16m1_t x_211 = __riscv_vsub_vv_i16m1(red_1, t_65, 16);
     const vint16m1_t t_66 = nttgen_falcon1024_rvv256_montmul(x_197, zeta_3, zetaqinv_3, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t red_2 = nttgen_falcon1024_rvv256_barrett(x_196, 16);
     const vint16m1_t x_212 = __riscv_vadd_vv_i16m1(red_2, t_66, 16);
     const vint16m1_t x_213 = __riscv_vsub_vv_i16m1(red_2, t_66, 16);
@@ -6983,6 +7061,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t zeta_21 = __riscv_vmv_v_x_i16m1(zetas_0[54], 16);
     const vint16m1_t zetaqinv_21 = __riscv_vmv_v_x_i16m1(zetas_0[55], 16);
     const vint16m1_t zeta_22 = __riscv_vmv_v_x_i16m1(zetas_0[56], 16);
+    goto part_4;
+part_4:;
     const vint16m1_t zetaqinv_22 = __riscv_vmv_v_x_i16m1(zetas_0[57], 16);
     const vint16m1_t zeta_23 = __riscv_vmv_v_x_i16m1(zetas_0[58], 16);
     const vint16m1_t zetaqinv_23 = __riscv_vmv_v_x_i16m1(zetas_0[59], 16);
@@ -7111,6 +7191,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t t_122 = nttgen_falcon1024_rvv256_montmul(x_332, zeta_27, zetaqinv_27, 16);
     const vint16m1_t red_26 = nttgen_falcon1024_rvv256_barrett(x_324, 16);
     const vint16m1_t x_340 = __riscv_vadd_vv_i16m1(red_26, t_122, 16);
+    goto part_5;
+part_5:;
     const vint16m1_t x_341 = __riscv_vsub_vv_i16m1(red_26, t_122, 16);
     const vint16m1_t t_123 = nttgen_falcon1024_rvv256_montmul(x_334, zeta_28, zetaqinv_28, 16);
     const vint16m1_t red_27 = nttgen_falcon1024_rvv256_barrett(x_326, 16);
@@ -7239,6 +7321,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_390 = __riscv_vadd_vv_i16m1(x_373, t_139, 16);
     const vint16m1_t x_391 = __riscv_vsub_vv_i16m1(x_373, t_139, 16);
     const vint16m1_t t_140 = nttgen_falcon1024_rvv256_montmul(x_378, zeta_34, zetaqinv_34, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_392 = __riscv_vadd_vv_i16m1(x_376, t_140, 16);
     const vint16m1_t x_393 = __riscv_vsub_vv_i16m1(x_376, t_140, 16);
     const vint16m1_t t_141 = nttgen_falcon1024_rvv256_montmul(x_379, zeta_35, zetaqinv_35, 16);
@@ -7367,6 +7451,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_444 = __riscv_vle16_v_i16m1(&r[816], 16);
     const vint16m1_t x_445 = __riscv_vle16_v_i16m1(&r[944], 16);
     const vint16m1_t x_446 = __riscv_vle16_v_i16m1(&r[880], 16);
+    goto part_7;
+part_7:;
     const vint16m1_t x_447 = __riscv_vle16_v_i16m1(&r[1008], 16);
     const vint16m1_t t_160 = nttgen_falcon1024_rvv256_montmul(x_433, zeta_48, zetaqinv_48, 16);
     const vint16m1_t red_48 = nttgen_falcon1024_rvv256_barrett(x_432, 16);
@@ -7495,6 +7581,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     __riscv_vse16_v_i16m1(&r[816], x_505, 16);
     __riscv_vse16_v_i16m1(&r[944], x_507, 16);
     __riscv_vse16_v_i16m1(&r[880], x_509, 16);
+    goto part_8;
+part_8:;
     __riscv_vse16_v_i16m1(&r[1008], x_511, 16);
     // layers 6, 7, 8, 9: 16 register(s) per chunk
     const vint16m1_t zeta_63 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
@@ -7624,6 +7712,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_574 = __riscv_vadd_vv_i16m1(red_71, t_215, 16);
     const vint16m1_t x_575 = __riscv_vsub_vv_i16m1(red_71, t_215, 16);
     const vint16m1_t t_216 = nttgen_falcon1024_rvv256_montmul(x_568, zeta_70, zetaqinv_70, 16);
+    goto part_9;
+part_9:;
     const vint16m1_t x_576 = __riscv_vadd_vv_i16m1(x_560, t_216, 16);
     const vint16m1_t x_577 = __riscv_vsub_vv_i16m1(x_560, t_216, 16);
     const vint16m1_t t_217 = nttgen_falcon1024_rvv256_montmul(x_570, zeta_71, zetaqinv_71, 16);
@@ -7752,6 +7842,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_634 = __riscv_vadd_vv_i16m1(x_617, t_237, 16);
     const vint16m1_t x_635 = __riscv_vsub_vv_i16m1(x_617, t_237, 16);
     const vint16m1_t t_238 = nttgen_falcon1024_rvv256_montmul(x_622, zeta_79, zetaqinv_79, 16);
+    goto part_10;
+part_10:;
     const vint16m1_t x_636 = __riscv_vadd_vv_i16m1(x_620, t_238, 16);
     const vint16m1_t x_637 = __riscv_vsub_vv_i16m1(x_620, t_238, 16);
     const vint16m1_t t_239 = nttgen_falcon1024_rvv256_montmul(x_623, zeta_80, zetaqinv_80, 16);
@@ -7880,6 +7972,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t x_689 = __riscv_vsub_vv_i16m1(x_672, t_256, 16);
     const vint16m1_t t_257 = nttgen_falcon1024_rvv256_montmul(x_675, zeta_93, zetaqinv_93, 16);
     const vint16m1_t x_690 = __riscv_vadd_vv_i16m1(x_674, t_257, 16);
+    goto part_11;
+part_11:;
     const vint16m1_t x_691 = __riscv_vsub_vv_i16m1(x_674, t_257, 16);
     const vint16m1_t t_258 = nttgen_falcon1024_rvv256_montmul(x_677, zeta_93, zetaqinv_93, 16);
     const vint16m1_t x_692 = __riscv_vadd_vv_i16m1(x_676, t_258, 16);
@@ -8008,6 +8102,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t zeta_113 = __riscv_vle16_v_i16m1(&zetas_0[1744], 16);
     const vint16m1_t zetaqinv_113 = __riscv_vle16_v_i16m1(&zetas_0[1760], 16);
     const vint16m1_t zeta_114 = __riscv_vle16_v_i16m1(&zetas_0[1776], 16);
+    goto part_12;
+part_12:;
     const vint16m1_t zetaqinv_114 = __riscv_vle16_v_i16m1(&zetas_0[1792], 16);
     const vint16m1_t zeta_115 = __riscv_vle16_v_i16m1(&zetas_0[1808], 16);
     const vint16m1_t zetaqinv_115 = __riscv_vle16_v_i16m1(&zetas_0[1824], 16);
@@ -8136,6 +8232,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_ntt_from(int16_t r[1024],
     const vint16m1_t t_316 = nttgen_falcon1024_rvv256_montmul(x_809, zeta_119, zetaqinv_119, 16);
     const vint16m1_t x_824 = __riscv_vadd_vv_i16m1(x_801, t_316, 16);
     const vint16m1_t x_825 = __riscv_vsub_vv_i16m1(x_801, t_316, 16);
+    goto part_13;
+part_13:;
     const vint16m1_t t_317 = nttgen_falcon1024_rvv256_montmul(x_811, zeta_120, zetaqinv_120, 16);
     const vint16m1_t x_826 = __riscv_vadd_vv_i16m1(x_803, t_317, 16);
     const vint16m1_t x_827 = __riscv_vsub_vv_i16m1(x_803, t_317, 16);
@@ -8308,6 +8406,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
     const vint16m1_t t_14 = nttgen_falcon1024_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
     const vint16m1_t t_15 = nttgen_falcon1024_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
@@ -8436,6 +8536,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t t_31 = nttgen_falcon1024_rvv256_montmul(x_139, zeta_8, zetaqinv_8, 16);
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_31, 16);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_31, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t t_32 = nttgen_falcon1024_rvv256_montmul(x_142, zeta_9, zetaqinv_9, 16);
     const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_140, t_32, 16);
     const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_140, t_32, 16);
@@ -8564,6 +8666,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_217, t_48, 16);
     const vint16m1_t t_49 = nttgen_falcon1024_rvv256_montmul(x_222, zeta_9, zetaqinv_9, 16);
     const vint16m1_t x_236 = __riscv_vadd_vv_i16m1(x_220, t_49, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t x_237 = __riscv_vsub_vv_i16m1(x_220, t_49, 16);
     const vint16m1_t t_50 = nttgen_falcon1024_rvv256_montmul(x_223, zeta_10, zetaqinv_10, 16);
     const vint16m1_t x_238 = __riscv_vadd_vv_i16m1(x_221, t_50, 16);
@@ -8692,6 +8796,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t x_316 = __riscv_vadd_vv_i16m1(x_300, t_66, 16);
     const vint16m1_t x_317 = __riscv_vsub_vv_i16m1(x_300, t_66, 16);
     const vint16m1_t t_67 = nttgen_falcon1024_rvv256_montmul(x_303, zeta_10, zetaqinv_10, 16);
+    goto part_4;
+part_4:;
     const vint16m1_t x_318 = __riscv_vadd_vv_i16m1(x_301, t_67, 16);
     const vint16m1_t x_319 = __riscv_vsub_vv_i16m1(x_301, t_67, 16);
     __riscv_vsuxei16_v_i16m1(&a[48], lanes_at_0, x_304, 16);
@@ -8821,6 +8927,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t x_371 = __riscv_vsub_vv_i16m1(x_354, t_85, 16);
     const vint16m1_t t_86 = nttgen_falcon1024_rvv256_montmul(x_357, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_372 = __riscv_vadd_vv_i16m1(x_353, t_86, 16);
+    goto part_5;
+part_5:;
     const vint16m1_t x_373 = __riscv_vsub_vv_i16m1(x_353, t_86, 16);
     const vint16m1_t t_87 = nttgen_falcon1024_rvv256_montmul(x_359, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_374 = __riscv_vadd_vv_i16m1(x_355, t_87, 16);
@@ -8949,6 +9057,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t x_440 = __riscv_vadd_vv_i16m1(x_417, t_112, 16);
     const vint16m1_t x_441 = __riscv_vsub_vv_i16m1(x_417, t_112, 16);
     const vint16m1_t t_113 = nttgen_falcon1024_rvv256_montmul(x_427, zeta_13, zetaqinv_13, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_442 = __riscv_vadd_vv_i16m1(x_419, t_113, 16);
     const vint16m1_t x_443 = __riscv_vsub_vv_i16m1(x_419, t_113, 16);
     const vint16m1_t t_114 = nttgen_falcon1024_rvv256_montmul(x_429, zeta_13, zetaqinv_13, 16);
@@ -9077,6 +9187,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t red_91 = nttgen_falcon1024_rvv256_barrett(x_487, 16);
     const vint16m1_t x_510 = __riscv_vadd_vv_i16m1(red_91, t_139, 16);
     const vint16m1_t x_511 = __riscv_vsub_vv_i16m1(red_91, t_139, 16);
+    goto part_7;
+part_7:;
     const vint16m1_t t_140 = nttgen_falcon1024_rvv256_montmul(x_504, zeta_12, zetaqinv_12, 16);
     const vint16m1_t x_512 = __riscv_vadd_vv_i16m1(x_496, t_140, 16);
     const vint16m1_t x_513 = __riscv_vsub_vv_i16m1(x_496, t_140, 16);
@@ -9205,6 +9317,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t red_103 = nttgen_falcon1024_rvv256_barrett(x_563, 16);
     const vint16m1_t x_582 = __riscv_vadd_vv_i16m1(red_103, t_167, 16);
     const vint16m1_t x_583 = __riscv_vsub_vv_i16m1(red_103, t_167, 16);
+    goto part_8;
+part_8:;
     const vint16m1_t t_168 = nttgen_falcon1024_rvv256_montmul(x_572, zeta_11, zetaqinv_11, 16);
     const vint16m1_t red_104 = nttgen_falcon1024_rvv256_barrett(x_564, 16);
     const vint16m1_t x_584 = __riscv_vadd_vv_i16m1(red_104, t_168, 16);
@@ -9334,6 +9448,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_dit_0[720], 16);
     const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_dit_0[736], 16);
     const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_dit_0[752], 16);
+    goto part_9;
+part_9:;
     const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_dit_0[768], 16);
     const vint16m1_t zetaqinv_34 = __riscv_vle16_v_i16m1(&zetas_dit_0[784], 16);
     const vint16m1_t zeta_35 = __riscv_vle16_v_i16m1(&zetas_dit_0[800], 16);
@@ -9462,6 +9578,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t red_126 = nttgen_falcon1024_rvv256_cond_add_q(x_698, 16);
     __riscv_vse16_v_i16m1(&a[320], red_126, 16);
     const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[1664], 16);
+    goto part_10;
+part_10:;
     const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[1680], 16);
     const vint16m1_t x_699 = nttgen_falcon1024_rvv256_montmul(x_683, tw_11, twqinv_11, 16);
     const vint16m1_t red_127 = nttgen_falcon1024_rvv256_cond_add_q(x_699, 16);
@@ -9590,6 +9708,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t red_134 = nttgen_falcon1024_rvv256_cond_add_q(x_754, 16);
     __riscv_vse16_v_i16m1(&a[272], red_134, 16);
     const vint16m1_t tw_19 = __riscv_vle16_v_i16m1(&twist_0[1568], 16);
+    goto part_11;
+part_11:;
     const vint16m1_t twqinv_19 = __riscv_vle16_v_i16m1(&twist_0[1584], 16);
     const vint16m1_t x_755 = nttgen_falcon1024_rvv256_montmul(x_739, tw_19, twqinv_19, 16);
     const vint16m1_t red_135 = nttgen_falcon1024_rvv256_cond_add_q(x_755, 16);
@@ -9718,6 +9838,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t t_235 = nttgen_falcon1024_rvv256_montmul(x_783, zeta_53, zetaqinv_53, 16);
     const vint16m1_t x_798 = __riscv_vadd_vv_i16m1(x_781, t_235, 16);
     const vint16m1_t x_799 = __riscv_vsub_vv_i16m1(x_781, t_235, 16);
+    goto part_12;
+part_12:;
     const vint16m1_t t_236 = nttgen_falcon1024_rvv256_montmul(x_786, zeta_54, zetaqinv_54, 16);
     const vint16m1_t x_800 = __riscv_vadd_vv_i16m1(x_784, t_236, 16);
     const vint16m1_t x_801 = __riscv_vsub_vv_i16m1(x_784, t_236, 16);
@@ -9846,6 +9968,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t zetaqinv_72 = __riscv_vle16_v_i16m1(&zetas_dit_0[2000], 16);
     const vint16m1_t zeta_73 = __riscv_vle16_v_i16m1(&zetas_dit_0[2016], 16);
     const vint16m1_t zetaqinv_73 = __riscv_vle16_v_i16m1(&zetas_dit_0[2032], 16);
+    goto part_13;
+part_13:;
     const vint16m1_t x_832 = __riscv_vle16_v_i16m1(&a[48], 16);
     const vint16m1_t x_833 = __riscv_vle16_v_i16m1(&a[560], 16);
     const vint16m1_t x_834 = __riscv_vle16_v_i16m1(&a[304], 16);
@@ -9974,6 +10098,8 @@ static NTTGEN_NOINLINE void nttgen_falcon1024_rvv256_intt_reduce(int16_t a[1024]
     const vint16m1_t twqinv_60 = __riscv_vle16_v_i16m1(&twist_0[496], 16);
     const vint16m1_t x_892 = nttgen_falcon1024_rvv256_montmul(x_876, tw_60, twqinv_60, 16);
     const vint16m1_t red_176 = nttgen_falcon1024_rvv256_cond_add_q(x_892, 16);
+    goto part_14;
+part_14:;
     __riscv_vse16_v_i16m1(&a[240], red_176, 16);
     const vint16m1_t tw_61 = __riscv_vle16_v_i16m1(&twist_0[1504], 16);
     const vint16m1_t twqinv_61 = __riscv_vle16_v_i16m1(&twist_0[1520], 16);

@@ -572,6 +572,8 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_35, zeta_5, zetaqinv_5);
     const __m256i x_36 = _mm256_add_epi16(x_31, t_7);
     const __m256i x_37 = _mm256_sub_epi16(x_31, t_7);
+    goto part_1;
+part_1:;
     const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_36, zeta_4, zetaqinv_4);
     const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_37, zeta_6, zetaqinv_6);
     const __m256i x_38 = _mm256_add_epi16(x_32, t_8);
@@ -700,6 +702,8 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const __m256i x_129 = _mm256_sub_epi16(red_0, t_36);
     const __m256i x_130 = _mm256_add_epi16(red_1, t_37);
     const __m256i x_131 = _mm256_sub_epi16(red_1, t_37);
+    goto part_2;
+part_2:;
     const __m256i x_132 = _mm256_add_epi16(red_2, t_38);
     const __m256i x_133 = _mm256_sub_epi16(red_2, t_38);
     const __m256i x_134 = _mm256_unpacklo_epi64(x_128, x_132);
@@ -1018,6 +1022,8 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i x_82 = _mm256_unpacklo_epi64(x_80, x_81);
     const __m256i x_83 = _mm256_unpackhi_epi64(x_80, x_81);
     const __m256i x_84 = _mm256_add_epi16(x_54, t_7);
+    goto part_1;
+part_1:;
     const __m256i x_85 = _mm256_sub_epi16(x_54, t_7);
     const __m256i x_86 = _mm256_unpacklo_epi64(x_84, x_85);
     const __m256i x_87 = _mm256_unpackhi_epi64(x_84, x_85);
@@ -1146,6 +1152,8 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i x_174 = _mm256_add_epi16(x_167, t_39);
     const __m256i x_175 = _mm256_sub_epi16(x_167, t_39);
     const __m256i x_176 = _mm256_add_epi16(x_168, t_40);
+    goto part_2;
+part_2:;
     const __m256i x_177 = _mm256_sub_epi16(x_168, t_40);
     _mm256_storeu_si256((__m256i *)&a[0], x_176);
     const __m256i x_178 = _mm256_add_epi16(x_170, t_42);
@@ -1723,6 +1731,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_35, zeta_5, zetaqinv_5);
     const __m256i x_36 = _mm256_add_epi16(x_31, t_7);
     const __m256i x_37 = _mm256_sub_epi16(x_31, t_7);
+    goto part_1;
+part_1:;
     const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_36, zeta_4, zetaqinv_4);
     const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_37, zeta_6, zetaqinv_6);
     const __m256i x_38 = _mm256_add_epi16(x_32, t_8);
@@ -1851,6 +1861,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i x_129 = _mm256_sub_epi16(red_0, t_36);
     const __m256i x_130 = _mm256_add_epi16(red_1, t_37);
     const __m256i x_131 = _mm256_sub_epi16(red_1, t_37);
+    goto part_2;
+part_2:;
     const __m256i x_132 = _mm256_add_epi16(red_2, t_38);
     const __m256i x_133 = _mm256_sub_epi16(red_2, t_38);
     const __m256i x_134 = _mm256_unpacklo_epi64(x_128, x_132);
@@ -2107,6 +2119,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
     const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
     const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
+    goto part_1;
+part_1:;
     const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
     const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
     const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
@@ -2235,6 +2249,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_54 = _mm256_add_epi16(x_51, t_19);
     const __m256i x_55 = _mm256_sub_epi16(x_51, t_19);
     const __m256i x_56 = _mm256_add_epi16(x_52, t_20);
+    goto part_2;
+part_2:;
     const __m256i x_57 = _mm256_sub_epi16(x_52, t_20);
     const __m256i x_58 = _mm256_add_epi16(x_54, t_22);
     const __m256i x_59 = _mm256_sub_epi16(x_54, t_22);
@@ -2363,6 +2379,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_152 = _mm256_sub_epi16(red_5, t_45);
     const __m256i x_153 = _mm256_add_epi16(red_5, t_45);
     const __m256i x_154 = _mm256_sub_epi16(red_7, t_47);
+    goto part_3;
+part_3:;
     const __m256i x_155 = _mm256_unpacklo_epi64(x_152, x_154);
     const __m256i x_156 = _mm256_unpackhi_epi64(x_152, x_154);
     const __m256i t_54 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_36, zetaqinv_36);
@@ -2491,6 +2509,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_230 = _mm256_unpacklo_epi64(x_228, x_229);
     const __m256i x_231 = _mm256_unpackhi_epi64(x_228, x_229);
     const __m256i t_72 = nttgen_kyber_r1_avx2_montmul(x_231, zeta_48, zetaqinv_48);
+    goto part_4;
+part_4:;
     const __m256i t_73 = nttgen_kyber_r1_avx2_montmul(x_230, zeta_48, zetaqinv_48);
     const __m256i x_232 = _mm256_add_epi16(p_8, p_9);
     const __m256i x_233 = _mm256_sub_epi16(p_8, p_9);
@@ -2619,6 +2639,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_329 = _mm256_sub_epi16(red_8, t_88);
     const __m256i t_94 = nttgen_kyber_r1_avx2_montmul(x_328, zeta_51, zetaqinv_51);
     const __m256i t_95 = nttgen_kyber_r1_avx2_montmul(x_329, zeta_52, zetaqinv_52);
+    goto part_5;
+part_5:;
     const __m256i x_330 = _mm256_add_epi16(x_310, t_87);
     const __m256i x_331 = _mm256_sub_epi16(x_310, t_87);
     const __m256i x_332 = _mm256_permute2x128_si256(x_330, x_331, 32);
@@ -2747,6 +2769,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i red_25 = nttgen_kyber_r1_avx2_cond_add_q(x_410);
     const __m256i red_26 = nttgen_kyber_r1_avx2_cond_add_q(x_411);
     const __m256i red_27 = nttgen_kyber_r1_avx2_cond_add_q(x_412);
+    goto part_6;
+part_6:;
     const __m256i red_28 = nttgen_kyber_r1_avx2_cond_add_q(x_413);
     const __m256i red_29 = nttgen_kyber_r1_avx2_cond_add_q(x_414);
     const __m256i red_30 = nttgen_kyber_r1_avx2_cond_add_q(x_415);

@@ -423,6 +423,8 @@ void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    goto part_1;
+part_1:;
     const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
     const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
     const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
@@ -838,6 +840,8 @@ void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const __m512i x_85 = _mm512_sub_epi16(x_81, t_15);
     const __m512i t_19 = nttgen_kyber_r1_avx512_montmul(x_84, zeta_5, zetaqinv_5);
     const __m512i t_20 = nttgen_kyber_r1_avx512_montmul(x_85, zeta_6, zetaqinv_6);
+    goto part_1;
+part_1:;
     const __m512i x_86 = _mm512_add_epi16(x_74, t_16);
     const __m512i x_87 = _mm512_sub_epi16(x_74, t_16);
     const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
@@ -1368,6 +1372,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    goto part_1;
+part_1:;
     const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
     const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
     const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
@@ -1600,6 +1606,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_core(int16_t r[256], cons
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
+    goto part_1;
+part_1:;
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
@@ -1728,6 +1736,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_core(int16_t r[256], cons
     const __m512i x_132 = _mm512_add_epi16(x_131, t_33);
     const __m512i x_133 = _mm512_sub_epi16(x_131, t_33);
     const __m512i x_134 = _mm512_add_epi16(x_122, t_34);
+    goto part_2;
+part_2:;
     const __m512i x_135 = _mm512_sub_epi16(x_122, t_34);
     const __m512i x_136 = _mm512_unpacklo_epi64(x_132, x_133);
     const __m512i x_137 = _mm512_unpackhi_epi64(x_132, x_133);
@@ -1856,6 +1866,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_core(int16_t r[256], cons
     const __m512i twqinv_7 = _mm512_load_si512((const __m512i *)&twist_0[480]);
     const __m512i x_202 = _mm512_add_epi16(x_192, t_53);
     const __m512i x_203 = _mm512_sub_epi16(x_192, t_53);
+    goto part_3;
+part_3:;
     const __m512i x_204 = _mm512_add_epi16(x_202, t_54);
     const __m512i x_205 = _mm512_sub_epi16(x_202, t_54);
     const __m512i x_206 = _mm512_add_epi16(x_203, t_55);

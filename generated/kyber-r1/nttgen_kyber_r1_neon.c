@@ -581,6 +581,8 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     const int16x8_t zeta_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 0);
     const int16x8_t zetaqinv_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 1);
     const int16x8_t zeta_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 2);
+    goto part_1;
+part_1:;
     const int16x8_t zetaqinv_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 3);
     const int16x8_t zeta_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 4);
     const int16x8_t zetaqinv_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 5);
@@ -709,6 +711,8 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     const int16x8_t t_30 = nttgen_kyber_r1_neon_montmul(x_94, zeta_2, zetaqinv_2);
     const int16x8_t x_108 = vaddq_s16(x_92, t_30);
     const int16x8_t x_109 = vsubq_s16(x_92, t_30);
+    goto part_2;
+part_2:;
     const int16x8_t t_31 = nttgen_kyber_r1_neon_montmul(x_95, zeta_3, zetaqinv_3);
     const int16x8_t x_110 = vaddq_s16(x_93, t_31);
     const int16x8_t x_111 = vsubq_s16(x_93, t_31);
@@ -837,6 +841,8 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     const int16x8_t x_198 = vaddq_s16(x_182, t_59);
     const int16x8_t x_199 = vsubq_s16(x_182, t_59);
     const int16x8_t t_60 = nttgen_kyber_r1_neon_montmul(x_185, zeta_28, zetaqinv_28);
+    goto part_3;
+part_3:;
     const int16x8_t x_200 = vaddq_s16(x_184, t_60);
     const int16x8_t x_201 = vsubq_s16(x_184, t_60);
     const int16x8_t t_61 = nttgen_kyber_r1_neon_montmul(x_187, zeta_29, zetaqinv_29);
@@ -965,6 +971,8 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     const int16x8_t zeta_69 = vld1q_s16(&zetas_0[648]);
     const int16x8_t zetaqinv_69 = vld1q_s16(&zetas_0[656]);
     const int16x8_t zeta_70 = vld1q_s16(&zetas_0[664]);
+    goto part_4;
+part_4:;
     const int16x8_t zetaqinv_70 = vld1q_s16(&zetas_0[672]);
     const int16x8_t zeta_71 = vld1q_s16(&zetas_0[680]);
     const int16x8_t zetaqinv_71 = vld1q_s16(&zetas_0[688]);
@@ -1093,6 +1101,8 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     const int16x8_t x_317 = vsubq_s16(x_293, t_102);
     const int16x8_t t_103 = nttgen_kyber_r1_neon_montmul(x_303, zeta_54, zetaqinv_54);
     const int16x8_t x_318 = vaddq_s16(x_295, t_103);
+    goto part_5;
+part_5:;
     const int16x8_t x_319 = vsubq_s16(x_295, t_103);
     const int16x8_t x_320 = nttgen_kyber_r1_neon_ilv64_lo(x_304, x_306);
     const int16x8_t x_321 = nttgen_kyber_r1_neon_ilv64_hi(x_304, x_306);
@@ -1221,6 +1231,8 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
     const int16x8_t x_413 = vsubq_s16(x_396, t_126);
     const int16x8_t t_127 = nttgen_kyber_r1_neon_montmul(x_399, zeta_78, zetaqinv_78);
     const int16x8_t x_414 = vaddq_s16(x_398, t_127);
+    goto part_6;
+part_6:;
     const int16x8_t x_415 = vsubq_s16(x_398, t_127);
     vst1q_s16(&a[128], x_400);
     vst1q_s16(&a[192], x_402);
@@ -1384,6 +1396,8 @@ void nttgen_kyber_r1_neon_basemul(int16_t r[256], const int16_t a[256], const in
     vst1q_s16(&r[240], p_30);
     const int16x8_t a_31 = vld1q_s16(&a[248]);
     const int16x8_t b_31 = vld1q_s16(&b[248]);
+    goto part_1;
+part_1:;
     const int16x8_t p_31 = nttgen_kyber_r1_neon_montmul_var(a_31, b_31);
     vst1q_s16(&r[248], p_31);
 #ifdef NTTGEN_DEBUG
@@ -2001,6 +2015,8 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16x8_t x_78 = nttgen_kyber_r1_neon_ilv32_lo(x_62, x_63);
     const int16x8_t x_79 = nttgen_kyber_r1_neon_ilv32_hi(x_62, x_63);
     const int16x8_t t_8 = nttgen_kyber_r1_neon_montmul(x_66, zeta_1, zetaqinv_1);
+    goto part_1;
+part_1:;
     const int16x8_t x_80 = vaddq_s16(x_64, t_8);
     const int16x8_t x_81 = vsubq_s16(x_64, t_8);
     const int16x8_t t_9 = nttgen_kyber_r1_neon_montmul(x_67, zeta_1, zetaqinv_1);
@@ -2129,6 +2145,8 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16x8_t t_42 = nttgen_kyber_r1_neon_montmul(x_150, zeta_11, zetaqinv_11);
     const int16x8_t x_164 = vaddq_s16(x_148, t_42);
     const int16x8_t x_165 = vsubq_s16(x_148, t_42);
+    goto part_2;
+part_2:;
     const int16x8_t t_43 = nttgen_kyber_r1_neon_montmul(x_151, zeta_12, zetaqinv_12);
     const int16x8_t x_166 = vaddq_s16(x_149, t_43);
     const int16x8_t x_167 = vsubq_s16(x_149, t_43);
@@ -2257,6 +2275,8 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16x8_t t_58 = nttgen_kyber_r1_neon_montmul(x_246, zeta_1, zetaqinv_1);
     const int16x8_t x_260 = vaddq_s16(x_244, t_58);
     const int16x8_t x_261 = vsubq_s16(x_244, t_58);
+    goto part_3;
+part_3:;
     const int16x8_t t_59 = nttgen_kyber_r1_neon_montmul(x_247, zeta_1, zetaqinv_1);
     const int16x8_t x_262 = vaddq_s16(x_245, t_59);
     const int16x8_t x_263 = vsubq_s16(x_245, t_59);
@@ -2385,6 +2405,8 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16x8_t x_345 = vsubq_s16(x_328, t_92);
     const int16x8_t t_93 = nttgen_kyber_r1_neon_montmul(x_331, zeta_14, zetaqinv_14);
     const int16x8_t x_346 = vaddq_s16(x_329, t_93);
+    goto part_4;
+part_4:;
     const int16x8_t x_347 = vsubq_s16(x_329, t_93);
     const int16x8_t t_94 = nttgen_kyber_r1_neon_montmul(x_334, zeta_15, zetaqinv_15);
     const int16x8_t x_348 = vaddq_s16(x_332, t_94);
@@ -2514,6 +2536,8 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16x8_t x_395 = nttgen_kyber_r1_neon_montmul(x_379, tw_11, twqinv_11);
     vst1q_s16(&a[208], x_395);
     const int16x8_t tw_12 = vld1q_s16(&twist_0[96]);
+    goto part_5;
+part_5:;
     const int16x8_t twqinv_12 = vld1q_s16(&twist_0[104]);
     const int16x8_t x_396 = nttgen_kyber_r1_neon_montmul(x_380, tw_12, twqinv_12);
     vst1q_s16(&a[48], x_396);
@@ -2642,6 +2666,8 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16x8_t x_445 = nttgen_kyber_r1_neon_montmul(x_429, tw_29, twqinv_29);
     vst1q_s16(&a[184], x_445);
     const int16x8_t tw_30 = vld1q_s16(&twist_0[240]);
+    goto part_6;
+part_6:;
     const int16x8_t twqinv_30 = vld1q_s16(&twist_0[248]);
     const int16x8_t x_446 = nttgen_kyber_r1_neon_montmul(x_430, tw_30, twqinv_30);
     vst1q_s16(&a[120], x_446);
@@ -2793,6 +2819,8 @@ void nttgen_kyber_r1_neon_reduce(int16_t a[256]) {
     const int16x8_t x_31 = vld1q_s16(&a[248]);
     const int16x8_t red_62 = nttgen_kyber_r1_neon_barrett(x_31);
     const int16x8_t red_63 = nttgen_kyber_r1_neon_cond_add_q(red_62);
+    goto part_1;
+part_1:;
     vst1q_s16(&a[248], red_63);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_neon_assert_range(a, 256, 0, 7680);
@@ -2939,6 +2967,8 @@ void nttgen_kyber_r1_neon_tomont(int16_t a[256]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(-2112);
     const int16x8_t fqinv_25 = vdupq_n_s16(30656);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_kyber_r1_neon_montmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -3117,6 +3147,8 @@ void nttgen_kyber_r1_neon_frommont(int16_t a[256]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(1);
     const int16x8_t fqinv_25 = vdupq_n_s16(-7679);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_kyber_r1_neon_montmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -3294,6 +3326,8 @@ void nttgen_kyber_r1_neon_to_standard(int16_t a[256]) {
     const int16x8_t x_108 = nttgen_kyber_r1_neon_ilv32_lo(x_89, x_93);
     const int16x8_t x_109 = nttgen_kyber_r1_neon_ilv32_hi(x_89, x_93);
     const int16x8_t x_110 = nttgen_kyber_r1_neon_ilv32_lo(x_91, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_kyber_r1_neon_ilv32_hi(x_91, x_95);
     const int16x8_t x_112 = nttgen_kyber_r1_neon_ilv64_lo(x_96, x_98);
     const int16x8_t x_113 = nttgen_kyber_r1_neon_ilv64_hi(x_96, x_98);
@@ -3471,6 +3505,8 @@ void nttgen_kyber_r1_neon_from_standard(int16_t a[256]) {
     const int16x8_t x_108 = nttgen_kyber_r1_neon_ilv32_lo(x_92, x_94);
     const int16x8_t x_109 = nttgen_kyber_r1_neon_ilv32_hi(x_92, x_94);
     const int16x8_t x_110 = nttgen_kyber_r1_neon_ilv32_lo(x_93, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_kyber_r1_neon_ilv32_hi(x_93, x_95);
     const int16x8_t x_112 = nttgen_kyber_r1_neon_ilv16_lo(x_96, x_100);
     const int16x8_t x_113 = nttgen_kyber_r1_neon_ilv16_hi(x_96, x_100);
@@ -3651,6 +3687,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     const int16x8_t zeta_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 0);
     const int16x8_t zetaqinv_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 1);
     const int16x8_t zeta_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 2);
+    goto part_1;
+part_1:;
     const int16x8_t zetaqinv_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 3);
     const int16x8_t zeta_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 4);
     const int16x8_t zetaqinv_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[400]), 5);
@@ -3779,6 +3817,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     const int16x8_t t_30 = nttgen_kyber_r1_neon_montmul(x_94, zeta_2, zetaqinv_2);
     const int16x8_t x_108 = vaddq_s16(x_92, t_30);
     const int16x8_t x_109 = vsubq_s16(x_92, t_30);
+    goto part_2;
+part_2:;
     const int16x8_t t_31 = nttgen_kyber_r1_neon_montmul(x_95, zeta_3, zetaqinv_3);
     const int16x8_t x_110 = vaddq_s16(x_93, t_31);
     const int16x8_t x_111 = vsubq_s16(x_93, t_31);
@@ -3907,6 +3947,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     const int16x8_t x_198 = vaddq_s16(x_182, t_59);
     const int16x8_t x_199 = vsubq_s16(x_182, t_59);
     const int16x8_t t_60 = nttgen_kyber_r1_neon_montmul(x_185, zeta_28, zetaqinv_28);
+    goto part_3;
+part_3:;
     const int16x8_t x_200 = vaddq_s16(x_184, t_60);
     const int16x8_t x_201 = vsubq_s16(x_184, t_60);
     const int16x8_t t_61 = nttgen_kyber_r1_neon_montmul(x_187, zeta_29, zetaqinv_29);
@@ -4035,6 +4077,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     const int16x8_t zeta_69 = vld1q_s16(&zetas_0[648]);
     const int16x8_t zetaqinv_69 = vld1q_s16(&zetas_0[656]);
     const int16x8_t zeta_70 = vld1q_s16(&zetas_0[664]);
+    goto part_4;
+part_4:;
     const int16x8_t zetaqinv_70 = vld1q_s16(&zetas_0[672]);
     const int16x8_t zeta_71 = vld1q_s16(&zetas_0[680]);
     const int16x8_t zetaqinv_71 = vld1q_s16(&zetas_0[688]);
@@ -4163,6 +4207,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     const int16x8_t x_317 = vsubq_s16(x_293, t_102);
     const int16x8_t t_103 = nttgen_kyber_r1_neon_montmul(x_303, zeta_54, zetaqinv_54);
     const int16x8_t x_318 = vaddq_s16(x_295, t_103);
+    goto part_5;
+part_5:;
     const int16x8_t x_319 = vsubq_s16(x_295, t_103);
     const int16x8_t x_320 = nttgen_kyber_r1_neon_ilv64_lo(x_304, x_306);
     const int16x8_t x_321 = nttgen_kyber_r1_neon_ilv64_hi(x_304, x_306);
@@ -4291,6 +4337,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_ntt_from(int16_t r[256], const 
     const int16x8_t x_413 = vsubq_s16(x_396, t_126);
     const int16x8_t t_127 = nttgen_kyber_r1_neon_montmul(x_399, zeta_78, zetaqinv_78);
     const int16x8_t x_414 = vaddq_s16(x_398, t_127);
+    goto part_6;
+part_6:;
     const int16x8_t x_415 = vsubq_s16(x_398, t_127);
     vst1q_s16(&r[128], x_400);
     vst1q_s16(&r[192], x_402);
@@ -4454,6 +4502,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_78 = nttgen_kyber_r1_neon_ilv32_lo(x_62, x_63);
     const int16x8_t x_79 = nttgen_kyber_r1_neon_ilv32_hi(x_62, x_63);
     const int16x8_t t_8 = nttgen_kyber_r1_neon_montmul(x_66, zeta_1, zetaqinv_1);
+    goto part_1;
+part_1:;
     const int16x8_t x_80 = vaddq_s16(x_64, t_8);
     const int16x8_t x_81 = vsubq_s16(x_64, t_8);
     const int16x8_t t_9 = nttgen_kyber_r1_neon_montmul(x_67, zeta_1, zetaqinv_1);
@@ -4582,6 +4632,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t t_42 = nttgen_kyber_r1_neon_montmul(x_150, zeta_11, zetaqinv_11);
     const int16x8_t x_164 = vaddq_s16(x_148, t_42);
     const int16x8_t x_165 = vsubq_s16(x_148, t_42);
+    goto part_2;
+part_2:;
     const int16x8_t t_43 = nttgen_kyber_r1_neon_montmul(x_151, zeta_12, zetaqinv_12);
     const int16x8_t x_166 = vaddq_s16(x_149, t_43);
     const int16x8_t x_167 = vsubq_s16(x_149, t_43);
@@ -4710,6 +4762,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t t_58 = nttgen_kyber_r1_neon_montmul(x_246, zeta_1, zetaqinv_1);
     const int16x8_t x_260 = vaddq_s16(x_244, t_58);
     const int16x8_t x_261 = vsubq_s16(x_244, t_58);
+    goto part_3;
+part_3:;
     const int16x8_t t_59 = nttgen_kyber_r1_neon_montmul(x_247, zeta_1, zetaqinv_1);
     const int16x8_t x_262 = vaddq_s16(x_245, t_59);
     const int16x8_t x_263 = vsubq_s16(x_245, t_59);
@@ -4838,6 +4892,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_345 = vsubq_s16(x_328, t_92);
     const int16x8_t t_93 = nttgen_kyber_r1_neon_montmul(x_331, zeta_14, zetaqinv_14);
     const int16x8_t x_346 = vaddq_s16(x_329, t_93);
+    goto part_4;
+part_4:;
     const int16x8_t x_347 = vsubq_s16(x_329, t_93);
     const int16x8_t t_94 = nttgen_kyber_r1_neon_montmul(x_334, zeta_15, zetaqinv_15);
     const int16x8_t x_348 = vaddq_s16(x_332, t_94);
@@ -4967,6 +5023,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t twqinv_9 = vld1q_s16(&twist_0[296]);
     const int16x8_t x_393 = nttgen_kyber_r1_neon_montmul(x_377, tw_9, twqinv_9);
     const int16x8_t red_25 = nttgen_kyber_r1_neon_cond_add_q(x_393);
+    goto part_5;
+part_5:;
     vst1q_s16(&a[144], red_25);
     const int16x8_t tw_10 = vld1q_s16(&twist_0[160]);
     const int16x8_t twqinv_10 = vld1q_s16(&twist_0[168]);
@@ -5095,6 +5153,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t red_39 = nttgen_kyber_r1_neon_cond_add_q(x_439);
     vst1q_s16(&a[232], red_39);
     const int16x8_t tw_24 = vld1q_s16(&twist_0[48]);
+    goto part_6;
+part_6:;
     const int16x8_t twqinv_24 = vld1q_s16(&twist_0[56]);
     const int16x8_t x_440 = nttgen_kyber_r1_neon_montmul(x_424, tw_24, twqinv_24);
     const int16x8_t red_40 = nttgen_kyber_r1_neon_cond_add_q(x_440);

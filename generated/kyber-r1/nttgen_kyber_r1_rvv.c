@@ -452,6 +452,8 @@ void nttgen_kyber_r1_rvv_ntt(int16_t a[256]) {
         __riscv_vse16_v_i16m1(&a[j_0 + 48], x_73, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 176], x_75, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 112], x_77, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse16_v_i16m1(&a[j_0 + 240], x_79, vl);
         j_0 = j_0 + vl;
     }
@@ -585,6 +587,8 @@ void nttgen_kyber_r1_rvv_ntt(int16_t a[256]) {
         const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, vl);
         const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, vl);
         const vint16m1_t t_56 = nttgen_kyber_r1_rvv_montmul(x_136, zeta_22, zetaqinv_22, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_56, vl);
         const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_56, vl);
         const vint16m1_t t_57 = nttgen_kyber_r1_rvv_montmul(x_138, zeta_23, zetaqinv_23, vl);
@@ -857,6 +861,8 @@ void nttgen_kyber_r1_rvv_intt(int16_t a[256]) {
         const vint16m1_t red_6 = nttgen_kyber_r1_rvv_barrett(x_50, vl);
         const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, vl);
         const vint16m1_t d_24 = __riscv_vsub_vv_i16m1(x_48, red_6, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t x_65 = nttgen_kyber_r1_rvv_montmul(d_24, zeta_14, zetaqinv_14, vl);
         const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, x_51, vl);
         const vint16m1_t d_25 = __riscv_vsub_vv_i16m1(x_49, x_51, vl);
@@ -1058,6 +1064,8 @@ void nttgen_kyber_r1_rvv_intt(int16_t a[256]) {
         const vint16m1_t x_157 = nttgen_kyber_r1_rvv_montmul_vx(d_60, zeta_29, zetaqinv_29, vl);
         const vint16m1_t x_158 = nttgen_kyber_r1_rvv_montmul_vx(x_156, 1912, -2184, vl);
         const vint16m1_t x_159 = __riscv_vadd_vv_i16m1(x_137, x_139, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t d_61 = __riscv_vsub_vv_i16m1(x_137, x_139, vl);
         const vint16m1_t x_160 = nttgen_kyber_r1_rvv_montmul_vx(d_61, zeta_29, zetaqinv_29, vl);
         const vint16m1_t x_161 = nttgen_kyber_r1_rvv_montmul_vx(x_159, 1912, -2184, vl);
@@ -1341,6 +1349,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv_ntt_from(int16_t r[256], const i
         __riscv_vse16_v_i16m1(&r[j_0 + 48], x_73, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 176], x_75, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 112], x_77, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse16_v_i16m1(&r[j_0 + 240], x_79, vl);
         j_0 = j_0 + vl;
     }
@@ -1474,6 +1484,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv_ntt_from(int16_t r[256], const i
         const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, vl);
         const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, vl);
         const vint16m1_t t_56 = nttgen_kyber_r1_rvv_montmul(x_136, zeta_22, zetaqinv_22, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_56, vl);
         const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_56, vl);
         const vint16m1_t t_57 = nttgen_kyber_r1_rvv_montmul(x_138, zeta_23, zetaqinv_23, vl);
@@ -1669,6 +1681,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv_intt_reduce(int16_t a[256]) {
         const vint16m1_t red_6 = nttgen_kyber_r1_rvv_barrett(x_50, vl);
         const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, vl);
         const vint16m1_t d_24 = __riscv_vsub_vv_i16m1(x_48, red_6, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t x_65 = nttgen_kyber_r1_rvv_montmul(d_24, zeta_14, zetaqinv_14, vl);
         const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, x_51, vl);
         const vint16m1_t d_25 = __riscv_vsub_vv_i16m1(x_49, x_51, vl);
@@ -1870,6 +1884,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv_intt_reduce(int16_t a[256]) {
         const vint16m1_t x_157 = nttgen_kyber_r1_rvv_montmul_vx(d_60, zeta_29, zetaqinv_29, vl);
         const vint16m1_t x_158 = nttgen_kyber_r1_rvv_montmul_vx(x_156, 1912, -2184, vl);
         const vint16m1_t x_159 = __riscv_vadd_vv_i16m1(x_137, x_139, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t d_61 = __riscv_vsub_vv_i16m1(x_137, x_139, vl);
         const vint16m1_t x_160 = nttgen_kyber_r1_rvv_montmul_vx(d_61, zeta_29, zetaqinv_29, vl);
         const vint16m1_t x_161 = nttgen_kyber_r1_rvv_montmul_vx(x_159, 1912, -2184, vl);

@@ -488,6 +488,8 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t t_26 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t t_27 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 8);
@@ -616,6 +618,8 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t t_58 = nttgen_kyber_r1_rvv128_montmul(x_140, zeta_9, zetaqinv_9, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t t_59 = nttgen_kyber_r1_rvv128_montmul(x_142, zeta_10, zetaqinv_10, 8);
@@ -745,6 +749,8 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_202 = __riscv_vadd_vv_i16m1(red_5, t_77, 8);
     const vint16m1_t x_203 = __riscv_vsub_vv_i16m1(red_5, t_77, 8);
     const vint16m1_t t_78 = nttgen_kyber_r1_rvv128_montmul(x_187, zeta_17, zetaqinv_17, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_185, 8);
     const vint16m1_t x_204 = __riscv_vadd_vv_i16m1(red_6, t_78, 8);
     const vint16m1_t x_205 = __riscv_vsub_vv_i16m1(red_6, t_78, 8);
@@ -873,6 +879,8 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_261 = __riscv_vsub_vv_i16m1(x_242, t_98, 8);
     const vint16m1_t t_99 = nttgen_kyber_r1_rvv128_montmul(x_251, zeta_30, zetaqinv_30, 8);
     const vint16m1_t x_262 = __riscv_vadd_vv_i16m1(x_243, t_99, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_263 = __riscv_vsub_vv_i16m1(x_243, t_99, 8);
     const vint16m1_t t_100 = nttgen_kyber_r1_rvv128_montmul(x_252, zeta_30, zetaqinv_30, 8);
     const vint16m1_t x_264 = __riscv_vadd_vv_i16m1(x_244, t_100, 8);
@@ -1128,6 +1136,8 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
     __riscv_vse16_v_i16m1(&r[240], p_30, 8);
     const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[248], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t p_31 = nttgen_kyber_r1_rvv128_montmul_var(a_31, b_31, 8);
     __riscv_vse16_v_i16m1(&r[248], p_31, 8);
 #ifdef NTTGEN_DEBUG
@@ -1746,6 +1756,8 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_54, t_15, 8);
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_54, t_15, 8);
     const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 8);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 8);
@@ -1874,6 +1886,8 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     __riscv_vsuxei16_v_i16m1(&a[20], lanes_at_0, x_146, 8);
     __riscv_vsuxei16_v_i16m1(&a[18], lanes_at_0, x_148, 8);
     __riscv_vsuxei16_v_i16m1(&a[22], lanes_at_0, x_150, 8);
+    goto part_2;
+part_2:;
     __riscv_vsuxei16_v_i16m1(&a[17], lanes_at_0, x_152, 8);
     __riscv_vsuxei16_v_i16m1(&a[21], lanes_at_0, x_154, 8);
     __riscv_vsuxei16_v_i16m1(&a[19], lanes_at_0, x_156, 8);
@@ -2003,6 +2017,8 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vint16m1_t x_215 = __riscv_vsub_vv_i16m1(x_195, t_53, 8);
     const vint16m1_t t_54 = nttgen_kyber_r1_rvv128_montmul(x_204, zeta_16, zetaqinv_16, 8);
     const vint16m1_t x_216 = __riscv_vadd_vv_i16m1(x_200, t_54, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_217 = __riscv_vsub_vv_i16m1(x_200, t_54, 8);
     const vint16m1_t t_55 = nttgen_kyber_r1_rvv128_montmul(x_206, zeta_16, zetaqinv_16, 8);
     const vint16m1_t x_218 = __riscv_vadd_vv_i16m1(x_202, t_55, 8);
@@ -2131,6 +2147,8 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vint16m1_t zetaqinv_39 = __riscv_vle16_v_i16m1(&zetas_dit_0[480], 8);
     const vint16m1_t zeta_40 = __riscv_vle16_v_i16m1(&zetas_dit_0[488], 8);
     const vint16m1_t zetaqinv_40 = __riscv_vle16_v_i16m1(&zetas_dit_0[496], 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_256 = __riscv_vle16_v_i16m1(&a[8], 8);
     const vint16m1_t x_257 = __riscv_vle16_v_i16m1(&a[136], 8);
     const vint16m1_t x_258 = __riscv_vle16_v_i16m1(&a[72], 8);
@@ -2259,6 +2277,8 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vint16m1_t twqinv_17 = __riscv_vle16_v_i16m1(&twist_0[280], 8);
     const vint16m1_t x_337 = nttgen_kyber_r1_rvv128_montmul(x_321, tw_17, twqinv_17, 8);
     __riscv_vse16_v_i16m1(&a[136], x_337, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t tw_18 = __riscv_vle16_v_i16m1(&twist_0[144], 8);
     const vint16m1_t twqinv_18 = __riscv_vle16_v_i16m1(&twist_0[152], 8);
     const vint16m1_t x_338 = nttgen_kyber_r1_rvv128_montmul(x_322, tw_18, twqinv_18, 8);
@@ -2459,6 +2479,8 @@ void nttgen_kyber_r1_rvv128_reduce(int16_t a[256]) {
     const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t red_62 = nttgen_kyber_r1_rvv128_barrett(x_31, 8);
     const vint16m1_t red_63 = nttgen_kyber_r1_rvv128_cond_add_q(red_62, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[248], red_63, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, 0, 7680);
@@ -2605,6 +2627,8 @@ void nttgen_kyber_r1_rvv128_tomont(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(-2112, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(30656, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_kyber_r1_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -2783,6 +2807,8 @@ void nttgen_kyber_r1_rvv128_frommont(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-7679, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_kyber_r1_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -3129,6 +3155,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t t_26 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t t_27 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 8);
@@ -3257,6 +3285,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
     const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t t_58 = nttgen_kyber_r1_rvv128_montmul(x_140, zeta_9, zetaqinv_9, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t t_59 = nttgen_kyber_r1_rvv128_montmul(x_142, zeta_10, zetaqinv_10, 8);
@@ -3386,6 +3416,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
     const vint16m1_t x_202 = __riscv_vadd_vv_i16m1(red_5, t_77, 8);
     const vint16m1_t x_203 = __riscv_vsub_vv_i16m1(red_5, t_77, 8);
     const vint16m1_t t_78 = nttgen_kyber_r1_rvv128_montmul(x_187, zeta_17, zetaqinv_17, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_185, 8);
     const vint16m1_t x_204 = __riscv_vadd_vv_i16m1(red_6, t_78, 8);
     const vint16m1_t x_205 = __riscv_vsub_vv_i16m1(red_6, t_78, 8);
@@ -3514,6 +3546,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
     const vint16m1_t x_261 = __riscv_vsub_vv_i16m1(x_242, t_98, 8);
     const vint16m1_t t_99 = nttgen_kyber_r1_rvv128_montmul(x_251, zeta_30, zetaqinv_30, 8);
     const vint16m1_t x_262 = __riscv_vadd_vv_i16m1(x_243, t_99, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_263 = __riscv_vsub_vv_i16m1(x_243, t_99, 8);
     const vint16m1_t t_100 = nttgen_kyber_r1_rvv128_montmul(x_252, zeta_30, zetaqinv_30, 8);
     const vint16m1_t x_264 = __riscv_vadd_vv_i16m1(x_244, t_100, 8);
@@ -3770,6 +3804,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_54, t_15, 8);
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_54, t_15, 8);
     const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 8);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 8);
@@ -3898,6 +3934,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     __riscv_vsuxei16_v_i16m1(&a[20], lanes_at_0, x_146, 8);
     __riscv_vsuxei16_v_i16m1(&a[18], lanes_at_0, x_148, 8);
     __riscv_vsuxei16_v_i16m1(&a[22], lanes_at_0, x_150, 8);
+    goto part_2;
+part_2:;
     __riscv_vsuxei16_v_i16m1(&a[17], lanes_at_0, x_152, 8);
     __riscv_vsuxei16_v_i16m1(&a[21], lanes_at_0, x_154, 8);
     __riscv_vsuxei16_v_i16m1(&a[19], lanes_at_0, x_156, 8);
@@ -4027,6 +4065,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_215 = __riscv_vsub_vv_i16m1(x_195, t_53, 8);
     const vint16m1_t t_54 = nttgen_kyber_r1_rvv128_montmul(x_204, zeta_16, zetaqinv_16, 8);
     const vint16m1_t x_216 = __riscv_vadd_vv_i16m1(x_200, t_54, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_217 = __riscv_vsub_vv_i16m1(x_200, t_54, 8);
     const vint16m1_t t_55 = nttgen_kyber_r1_rvv128_montmul(x_206, zeta_16, zetaqinv_16, 8);
     const vint16m1_t x_218 = __riscv_vadd_vv_i16m1(x_202, t_55, 8);
@@ -4155,6 +4195,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t zetaqinv_31 = __riscv_vle16_v_i16m1(&zetas_dit_0[352], 8);
     const vint16m1_t zeta_32 = __riscv_vle16_v_i16m1(&zetas_dit_0[360], 8);
     const vint16m1_t zetaqinv_32 = __riscv_vle16_v_i16m1(&zetas_dit_0[368], 8);
+    goto part_4;
+part_4:;
     const vint16m1_t zeta_33 = __riscv_vle16_v_i16m1(&zetas_dit_0[376], 8);
     const vint16m1_t zetaqinv_33 = __riscv_vle16_v_i16m1(&zetas_dit_0[384], 8);
     const vint16m1_t zeta_34 = __riscv_vle16_v_i16m1(&zetas_dit_0[392], 8);
@@ -4283,6 +4325,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_328 = __riscv_vadd_vv_i16m1(x_312, t_94, 8);
     const vint16m1_t x_329 = __riscv_vsub_vv_i16m1(x_312, t_94, 8);
     const vint16m1_t t_95 = nttgen_kyber_r1_rvv128_montmul(x_315, zeta_38, zetaqinv_38, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t x_330 = __riscv_vadd_vv_i16m1(x_313, t_95, 8);
     const vint16m1_t x_331 = __riscv_vsub_vv_i16m1(x_313, t_95, 8);
     const vint16m1_t t_96 = nttgen_kyber_r1_rvv128_montmul(x_318, zeta_39, zetaqinv_39, 8);

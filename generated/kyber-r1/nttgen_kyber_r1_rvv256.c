@@ -393,6 +393,8 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
@@ -522,6 +524,8 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
     const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
     const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
     const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
     const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
     const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
@@ -1069,6 +1073,8 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
     const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 16);
@@ -1198,6 +1204,8 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 16);
     const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
     const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_15, zetaqinv_15, 16);
@@ -1829,6 +1837,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
@@ -1958,6 +1968,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
     const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
     const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
     const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
     const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
     const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
@@ -2176,6 +2188,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
     const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
     const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 16);
@@ -2305,6 +2319,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 16);
     const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
     const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_15, zetaqinv_15, 16);

@@ -583,6 +583,8 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i t_27 = nttgen_mldsa_avx2_shoupmul(x_53, zeta_14, zetaqinv_14);
         const __m256i x_54 = _mm256_add_epi32(x_47, t_16);
         const __m256i x_55 = _mm256_sub_epi32(x_47, t_16);
+        goto part_1;
+    part_1:;
         const __m256i t_28 = nttgen_mldsa_avx2_shoupmul(x_54, zeta_11, zetaqinv_11);
         const __m256i t_29 = nttgen_mldsa_avx2_shoupmul(x_55, zeta_15, zetaqinv_15);
         const __m256i x_56 = _mm256_add_epi32(x_49, t_17);
@@ -711,6 +713,8 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i x_157 = _mm256_sub_epi32(x_132, t_46);
         const __m256i x_158 = nttgen_mldsa_avx2_ilv32_lo(x_152, x_156);
         const __m256i x_159 = nttgen_mldsa_avx2_ilv32_hi(x_152, x_156);
+        goto part_2;
+    part_2:;
         const __m256i x_160 = nttgen_mldsa_avx2_ilv32_lo(x_153, x_157);
         const __m256i x_161 = nttgen_mldsa_avx2_ilv32_hi(x_153, x_157);
         const __m256i t_52 = nttgen_mldsa_avx2_shoupmul(x_159, zeta_37, zetaqinv_37);
@@ -991,6 +995,8 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i x_42 = nttgen_mldsa_avx2_ilv32_lo(x_41, x_40);
         const __m256i x_43 = nttgen_mldsa_avx2_ilv32_hi(x_41, x_40);
         const __m256i d_7 = _mm256_sub_epi32(x_11, x_15);
+        goto part_1;
+    part_1:;
         const __m256i x_44 = nttgen_mldsa_avx2_shoupmul(d_7, zeta_7, zetaqinv_7);
         const __m256i x_45 = _mm256_add_epi32(x_11, x_15);
         const __m256i x_46 = nttgen_mldsa_avx2_ilv32_lo(x_45, x_44);
@@ -1119,6 +1125,8 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i x_139 = _mm256_add_epi32(x_114, x_122);
         const __m256i d_38 = _mm256_sub_epi32(x_116, x_124);
         const __m256i x_140 = nttgen_mldsa_avx2_shoupmul(d_38, zeta_34, zetaqinv_34);
+        goto part_2;
+    part_2:;
         const __m256i x_141 = _mm256_add_epi32(x_116, x_124);
         const __m256i d_39 = _mm256_sub_epi32(x_118, x_126);
         const __m256i x_142 = nttgen_mldsa_avx2_shoupmul(d_39, zeta_35, zetaqinv_35);
@@ -1694,6 +1702,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i t_27 = nttgen_mldsa_avx2_shoupmul(x_53, zeta_14, zetaqinv_14);
         const __m256i x_54 = _mm256_add_epi32(x_47, t_16);
         const __m256i x_55 = _mm256_sub_epi32(x_47, t_16);
+        goto part_1;
+    part_1:;
         const __m256i t_28 = nttgen_mldsa_avx2_shoupmul(x_54, zeta_11, zetaqinv_11);
         const __m256i t_29 = nttgen_mldsa_avx2_shoupmul(x_55, zeta_15, zetaqinv_15);
         const __m256i x_56 = _mm256_add_epi32(x_49, t_17);
@@ -1822,6 +1832,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i x_157 = _mm256_sub_epi32(x_132, t_46);
         const __m256i x_158 = nttgen_mldsa_avx2_ilv32_lo(x_152, x_156);
         const __m256i x_159 = nttgen_mldsa_avx2_ilv32_hi(x_152, x_156);
+        goto part_2;
+    part_2:;
         const __m256i x_160 = nttgen_mldsa_avx2_ilv32_lo(x_153, x_157);
         const __m256i x_161 = nttgen_mldsa_avx2_ilv32_hi(x_153, x_157);
         const __m256i t_52 = nttgen_mldsa_avx2_shoupmul(x_159, zeta_37, zetaqinv_37);
@@ -2040,6 +2052,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i x_42 = nttgen_mldsa_avx2_ilv32_lo(x_41, x_40);
         const __m256i x_43 = nttgen_mldsa_avx2_ilv32_hi(x_41, x_40);
         const __m256i d_7 = _mm256_sub_epi32(x_11, x_15);
+        goto part_1;
+    part_1:;
         const __m256i x_44 = nttgen_mldsa_avx2_shoupmul(d_7, zeta_7, zetaqinv_7);
         const __m256i x_45 = _mm256_add_epi32(x_11, x_15);
         const __m256i x_46 = nttgen_mldsa_avx2_ilv32_lo(x_45, x_44);
@@ -2168,6 +2182,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i x_139 = _mm256_add_epi32(x_114, x_122);
         const __m256i d_38 = _mm256_sub_epi32(x_116, x_124);
         const __m256i x_140 = nttgen_mldsa_avx2_shoupmul(d_38, zeta_34, zetaqinv_34);
+        goto part_2;
+    part_2:;
         const __m256i x_141 = _mm256_add_epi32(x_116, x_124);
         const __m256i d_39 = _mm256_sub_epi32(x_118, x_126);
         const __m256i x_142 = nttgen_mldsa_avx2_shoupmul(d_39, zeta_35, zetaqinv_35);

@@ -469,6 +469,8 @@ void nttgen_mldsa_avx512_ntt(int32_t a[256]) {
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[80]);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[112]);
+    goto part_1;
+part_1:;
     const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
     const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[144]);
     const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
@@ -597,6 +599,8 @@ void nttgen_mldsa_avx512_ntt(int32_t a[256]) {
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[720]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[752]);
+    goto part_2;
+part_2:;
     const __m512i x_128 = _mm512_add_epi32(x_112, t_40);
     const __m512i x_129 = _mm512_sub_epi32(x_112, t_40);
     const __m512i x_130 = _mm512_add_epi32(x_114, t_41);
@@ -726,6 +730,8 @@ void nttgen_mldsa_avx512_ntt(int32_t a[256]) {
     _mm512_storeu_si512((__m512i *)&a[112], x_205);
     _mm512_storeu_si512((__m512i *)&a[240], x_207);
 #ifdef NTTGEN_DEBUG
+    goto part_3;
+part_3:;
     nttgen_mldsa_avx512_assert_range(a, 256, -75718753, 75718753);
 #endif
 }
@@ -1199,6 +1205,8 @@ void nttgen_mldsa_avx512_intt(int32_t a[256]) {
     const __m512i x_59 = _mm512_add_epi32(x_38, x_46);
     const __m512i x_60 = _mm512_add_epi32(x_33, x_41);
     const __m512i x_61 = _mm512_add_epi32(x_35, x_43);
+    goto part_1;
+part_1:;
     const __m512i x_62 = _mm512_add_epi32(x_37, x_45);
     const __m512i x_63 = _mm512_add_epi32(x_39, x_47);
     const __m512i x_64 = _mm512_unpacklo_epi64(x_56, x_48);
@@ -1327,6 +1335,8 @@ void nttgen_mldsa_avx512_intt(int32_t a[256]) {
     const __m512i x_139 = _mm512_shuffle_i64x2(x_125, x_117, 238);
     const __m512i x_140 = _mm512_shuffle_i64x2(x_126, x_118, 68);
     const __m512i x_141 = _mm512_shuffle_i64x2(x_126, x_118, 238);
+    goto part_2;
+part_2:;
     const __m512i x_142 = _mm512_shuffle_i64x2(x_127, x_119, 68);
     const __m512i x_143 = _mm512_shuffle_i64x2(x_127, x_119, 238);
     const __m512i d_32 = _mm512_sub_epi32(x_128, x_136);
@@ -1455,6 +1465,8 @@ void nttgen_mldsa_avx512_intt(int32_t a[256]) {
     const __m512i f_5 = _mm512_set1_epi32(16382);
     const __m512i fqinv_5 = _mm512_set1_epi32(8395782);
     const __m512i x_211 = nttgen_mldsa_avx512_shoupmul(x_197, f_5, fqinv_5);
+    goto part_3;
+part_3:;
     const __m512i x_212 = nttgen_mldsa_avx512_shoupmul(d_62, zeta_46, zetaqinv_46);
     const __m512i f_6 = _mm512_set1_epi32(16382);
     const __m512i fqinv_6 = _mm512_set1_epi32(8395782);
@@ -2128,6 +2140,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[80]);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[112]);
+    goto part_1;
+part_1:;
     const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
     const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[144]);
     const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
@@ -2256,6 +2270,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[720]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[752]);
+    goto part_2;
+part_2:;
     const __m512i x_128 = _mm512_add_epi32(x_112, t_40);
     const __m512i x_129 = _mm512_sub_epi32(x_112, t_40);
     const __m512i x_130 = _mm512_add_epi32(x_114, t_41);
@@ -2385,6 +2401,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     _mm512_storeu_si512((__m512i *)&r[112], x_205);
     _mm512_storeu_si512((__m512i *)&r[240], x_207);
 #ifdef NTTGEN_DEBUG
+    goto part_3;
+part_3:;
     nttgen_mldsa_avx512_assert_range(r, 256, -75718753, 75718753);
 #endif
 }
@@ -2532,6 +2550,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[48]);
     const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[80]);
+    goto part_1;
+part_1:;
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[112]);
     const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
@@ -2660,6 +2680,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_0[688]);
     const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[720]);
+    goto part_2;
+part_2:;
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[752]);
     const __m512i x_128 = _mm512_add_epi32(x_112, t_40);
@@ -2788,6 +2810,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_54 = _mm512_load_si512((const __m512i *)&zetas_inv_0[240]);
     const __m512i zeta_55 = _mm512_load_si512((const __m512i *)&zetas_inv_0[256]);
     const __m512i zetaqinv_55 = _mm512_load_si512((const __m512i *)&zetas_inv_0[272]);
+    goto part_3;
+part_3:;
     const __m512i zeta_56 = _mm512_load_si512((const __m512i *)&zetas_inv_0[288]);
     const __m512i zetaqinv_56 = _mm512_load_si512((const __m512i *)&zetas_inv_0[304]);
     const __m512i zeta_57 = _mm512_load_si512((const __m512i *)&zetas_inv_0[320]);
@@ -2916,6 +2940,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i p_13 = nttgen_mldsa_avx512_montmul_var(a_13, x_203);
     const __m512i p_14 = nttgen_mldsa_avx512_montmul_var(a_14, x_205);
     const __m512i p_15 = nttgen_mldsa_avx512_montmul_var(a_15, x_207);
+    goto part_4;
+part_4:;
     const __m512i d_0 = _mm512_sub_epi32(p_0, p_1);
     const __m512i d_1 = _mm512_sub_epi32(p_2, p_3);
     const __m512i d_2 = _mm512_sub_epi32(p_4, p_10);
@@ -3044,6 +3070,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i d_29 = _mm512_sub_epi32(x_297, x_299);
     const __m512i d_30 = _mm512_sub_epi32(x_300, x_302);
     const __m512i d_31 = _mm512_sub_epi32(x_301, x_303);
+    goto part_5;
+part_5:;
     const __m512i x_304 = nttgen_mldsa_avx512_shoupmul(d_24, zeta_71, zetaqinv_71);
     const __m512i x_305 = nttgen_mldsa_avx512_shoupmul(d_25, zeta_72, zetaqinv_72);
     const __m512i x_306 = nttgen_mldsa_avx512_shoupmul(d_26, zeta_73, zetaqinv_73);
@@ -3172,6 +3200,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i x_397 = nttgen_mldsa_avx512_shoupmul(x_386, f_2, fqinv_2);
     const __m512i x_398 = nttgen_mldsa_avx512_shoupmul(d_59, zeta_93, zetaqinv_93);
     const __m512i x_399 = nttgen_mldsa_avx512_shoupmul(x_387, f_3, fqinv_3);
+    goto part_6;
+part_6:;
     const __m512i x_400 = nttgen_mldsa_avx512_shoupmul(d_60, zeta_93, zetaqinv_93);
     const __m512i x_401 = nttgen_mldsa_avx512_shoupmul(x_388, f_4, fqinv_4);
     const __m512i x_402 = nttgen_mldsa_avx512_shoupmul(d_61, zeta_93, zetaqinv_93);

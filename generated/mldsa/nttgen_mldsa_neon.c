@@ -541,6 +541,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t x_77 = vsubq_s32(x_60, t_22);
     const int32x4_t t_23 = nttgen_mldsa_neon_shoupmul(x_63, zeta_0, zetaqinv_0);
     const int32x4_t x_78 = vaddq_s32(x_62, t_23);
+    goto part_1;
+part_1:;
     const int32x4_t x_79 = vsubq_s32(x_62, t_23);
     const int32x4_t t_24 = nttgen_mldsa_neon_shoupmul(x_66, zeta_1, zetaqinv_1);
     const int32x4_t x_80 = vaddq_s32(x_64, t_24);
@@ -669,6 +671,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t x_148 = vld1q_s32(&a[44]);
     const int32x4_t x_149 = vld1q_s32(&a[172]);
     const int32x4_t x_150 = vld1q_s32(&a[108]);
+    goto part_2;
+part_2:;
     const int32x4_t x_151 = vld1q_s32(&a[236]);
     const int32x4_t x_152 = vld1q_s32(&a[28]);
     const int32x4_t x_153 = vld1q_s32(&a[156]);
@@ -798,6 +802,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t zeta_29 = vld1q_s32(&zetas_0[96]);
     const int32x4_t zetaqinv_29 = vld1q_s32(&zetas_0[100]);
     const int32x4_t zeta_30 = vld1q_s32(&zetas_0[104]);
+    goto part_3;
+part_3:;
     const int32x4_t zetaqinv_30 = vld1q_s32(&zetas_0[108]);
     const int32x4_t zeta_31 = vld1q_s32(&zetas_0[112]);
     const int32x4_t zetaqinv_31 = vld1q_s32(&zetas_0[116]);
@@ -926,6 +932,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t x_278 = nttgen_mldsa_neon_ilv64_lo(x_268, x_270);
     const int32x4_t x_279 = nttgen_mldsa_neon_ilv64_hi(x_268, x_270);
     const int32x4_t x_280 = nttgen_mldsa_neon_ilv64_lo(x_257, x_259);
+    goto part_4;
+part_4:;
     const int32x4_t x_281 = nttgen_mldsa_neon_ilv64_hi(x_257, x_259);
     const int32x4_t x_282 = nttgen_mldsa_neon_ilv64_lo(x_261, x_263);
     const int32x4_t x_283 = nttgen_mldsa_neon_ilv64_hi(x_261, x_263);
@@ -1054,6 +1062,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t zeta_53 = vld1q_s32(&zetas_0[200]);
     const int32x4_t zetaqinv_53 = vld1q_s32(&zetas_0[204]);
     const int32x4_t zeta_54 = vld1q_s32(&zetas_0[208]);
+    goto part_5;
+part_5:;
     const int32x4_t zetaqinv_54 = vld1q_s32(&zetas_0[212]);
     const int32x4_t zeta_55 = vld1q_s32(&zetas_0[216]);
     const int32x4_t zetaqinv_55 = vld1q_s32(&zetas_0[220]);
@@ -1182,6 +1192,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t x_410 = vaddq_s32(x_387, t_141);
     const int32x4_t x_411 = vsubq_s32(x_387, t_141);
     const int32x4_t t_142 = nttgen_mldsa_neon_shoupmul(x_397, zeta_47, zetaqinv_47);
+    goto part_6;
+part_6:;
     const int32x4_t x_412 = vaddq_s32(x_389, t_142);
     const int32x4_t x_413 = vsubq_s32(x_389, t_142);
     const int32x4_t t_143 = nttgen_mldsa_neon_shoupmul(x_399, zeta_48, zetaqinv_48);
@@ -1310,6 +1322,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t zeta_77 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 0);
     const int32x4_t zetaqinv_77 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 1);
     const int32x4_t zeta_78 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 2);
+    goto part_7;
+part_7:;
     const int32x4_t zetaqinv_78 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 3);
     const int32x4_t zeta_79 = vdupq_laneq_s32(vld1q_s32(&zetas_0[484]), 0);
     const int32x4_t zetaqinv_79 = vdupq_laneq_s32(vld1q_s32(&zetas_0[484]), 1);
@@ -1438,6 +1452,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t x_545 = vsubq_s32(x_528, t_184);
     const int32x4_t t_185 = nttgen_mldsa_neon_shoupmul(x_538, zeta_73, zetaqinv_73);
     const int32x4_t x_546 = vaddq_s32(x_530, t_185);
+    goto part_8;
+part_8:;
     const int32x4_t x_547 = vsubq_s32(x_530, t_185);
     const int32x4_t t_186 = nttgen_mldsa_neon_shoupmul(x_540, zeta_74, zetaqinv_74);
     const int32x4_t x_548 = vaddq_s32(x_532, t_186);
@@ -1566,6 +1582,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t zeta_101 = vdupq_laneq_s32(vld1q_s32(&zetas_0[624]), 2);
     const int32x4_t zetaqinv_101 = vdupq_laneq_s32(vld1q_s32(&zetas_0[624]), 3);
     const int32x4_t zeta_102 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 0);
+    goto part_9;
+part_9:;
     const int32x4_t zetaqinv_102 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 1);
     const int32x4_t zeta_103 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 2);
     const int32x4_t zetaqinv_103 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 3);
@@ -1694,6 +1712,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     const int32x4_t t_228 = nttgen_mldsa_neon_shoupmul(x_668, zeta_99, zetaqinv_99);
     const int32x4_t x_680 = vaddq_s32(x_664, t_228);
     const int32x4_t x_681 = vsubq_s32(x_664, t_228);
+    goto part_10;
+part_10:;
     const int32x4_t t_229 = nttgen_mldsa_neon_shoupmul(x_670, zeta_100, zetaqinv_100);
     const int32x4_t x_682 = vaddq_s32(x_666, t_229);
     const int32x4_t x_683 = vsubq_s32(x_666, t_229);
@@ -1822,6 +1842,8 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
     vst1q_s32(&a[204], x_764);
     vst1q_s32(&a[236], x_766);
     vst1q_s32(&a[220], x_765);
+    goto part_11;
+part_11:;
     vst1q_s32(&a[252], x_767);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, 256, -76015108, 76015108);
@@ -1969,6 +1991,8 @@ void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32
     vst1q_s32(&r[120], p_30);
     const int32x4_t a_31 = vld1q_s32(&a[124]);
     const int32x4_t b_31 = vld1q_s32(&b[124]);
+    goto part_1;
+part_1:;
     const int32x4_t p_31 = nttgen_mldsa_neon_montmul_var(a_31, b_31);
     vst1q_s32(&r[124], p_31);
     const int32x4_t a_32 = vld1q_s32(&a[128]);
@@ -2097,6 +2121,8 @@ void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32
     vst1q_s32(&r[248], p_62);
     const int32x4_t a_63 = vld1q_s32(&a[252]);
     const int32x4_t b_63 = vld1q_s32(&b[252]);
+    goto part_2;
+part_2:;
     const int32x4_t p_63 = nttgen_mldsa_neon_montmul_var(a_63, b_63);
     vst1q_s32(&r[252], p_63);
 #ifdef NTTGEN_DEBUG
@@ -3161,6 +3187,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t d_9 = vsubq_s32(x_33, x_35);
     const int32x4_t x_51 = nttgen_mldsa_neon_shoupmul(d_9, zeta_9, zetaqinv_9);
     const int32x4_t x_52 = vaddq_s32(x_36, x_38);
+    goto part_1;
+part_1:;
     const int32x4_t d_10 = vsubq_s32(x_36, x_38);
     const int32x4_t x_53 = nttgen_mldsa_neon_shoupmul(d_10, zeta_10, zetaqinv_10);
     const int32x4_t x_54 = vaddq_s32(x_37, x_39);
@@ -3289,6 +3317,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_141 = nttgen_mldsa_neon_shoupmul(d_46, zeta_30, zetaqinv_30);
     const int32x4_t x_142 = vaddq_s32(x_125, x_127);
     const int32x4_t d_47 = vsubq_s32(x_125, x_127);
+    goto part_2;
+part_2:;
     const int32x4_t x_143 = nttgen_mldsa_neon_shoupmul(d_47, zeta_30, zetaqinv_30);
     vst1q_s32(&a[0], x_128);
     vst1q_s32(&a[32], x_129);
@@ -3417,6 +3447,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_182 = nttgen_mldsa_neon_ilv32_lo(x_166, x_167);
     const int32x4_t x_183 = nttgen_mldsa_neon_ilv32_hi(x_166, x_167);
     const int32x4_t x_184 = nttgen_mldsa_neon_ilv32_lo(x_168, x_169);
+    goto part_3;
+part_3:;
     const int32x4_t x_185 = nttgen_mldsa_neon_ilv32_hi(x_168, x_169);
     const int32x4_t x_186 = nttgen_mldsa_neon_ilv32_lo(x_170, x_171);
     const int32x4_t x_187 = nttgen_mldsa_neon_ilv32_hi(x_170, x_171);
@@ -3545,6 +3577,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_276 = vaddq_s32(x_260, x_262);
     const int32x4_t d_90 = vsubq_s32(x_260, x_262);
     const int32x4_t x_277 = nttgen_mldsa_neon_shoupmul(d_90, zeta_61, zetaqinv_61);
+    goto part_4;
+part_4:;
     const int32x4_t x_278 = vaddq_s32(x_261, x_263);
     const int32x4_t d_91 = vsubq_s32(x_261, x_263);
     const int32x4_t x_279 = nttgen_mldsa_neon_shoupmul(d_91, zeta_61, zetaqinv_61);
@@ -3673,6 +3707,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t d_101 = vsubq_s32(x_297, x_299);
     const int32x4_t x_315 = nttgen_mldsa_neon_shoupmul(d_101, zeta_67, zetaqinv_67);
     const int32x4_t x_316 = vaddq_s32(x_300, x_302);
+    goto part_5;
+part_5:;
     const int32x4_t d_102 = vsubq_s32(x_300, x_302);
     const int32x4_t x_317 = nttgen_mldsa_neon_shoupmul(d_102, zeta_68, zetaqinv_68);
     const int32x4_t x_318 = vaddq_s32(x_301, x_303);
@@ -3801,6 +3837,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t d_133 = vsubq_s32(x_394, x_398);
     const int32x4_t x_411 = nttgen_mldsa_neon_shoupmul(d_133, zeta_91, zetaqinv_91);
     const int32x4_t x_412 = vaddq_s32(x_393, x_397);
+    goto part_6;
+part_6:;
     const int32x4_t d_134 = vsubq_s32(x_393, x_397);
     const int32x4_t x_413 = nttgen_mldsa_neon_shoupmul(d_134, zeta_90, zetaqinv_90);
     const int32x4_t x_414 = vaddq_s32(x_395, x_399);
@@ -3929,6 +3967,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_449 = nttgen_mldsa_neon_shoupmul(d_144, zeta_93, zetaqinv_93);
     const int32x4_t x_450 = vaddq_s32(x_433, x_435);
     const int32x4_t d_145 = vsubq_s32(x_433, x_435);
+    goto part_7;
+part_7:;
     const int32x4_t x_451 = nttgen_mldsa_neon_shoupmul(d_145, zeta_94, zetaqinv_94);
     const int32x4_t x_452 = vaddq_s32(x_436, x_438);
     const int32x4_t d_146 = vsubq_s32(x_436, x_438);
@@ -4057,6 +4097,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_545 = nttgen_mldsa_neon_shoupmul(d_176, zeta_121, zetaqinv_121);
     const int32x4_t x_546 = vaddq_s32(x_530, x_534);
     const int32x4_t d_177 = vsubq_s32(x_530, x_534);
+    goto part_8;
+part_8:;
     const int32x4_t x_547 = nttgen_mldsa_neon_shoupmul(d_177, zeta_122, zetaqinv_122);
     const int32x4_t x_548 = vaddq_s32(x_529, x_533);
     const int32x4_t d_178 = vsubq_s32(x_529, x_533);
@@ -4186,6 +4228,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_618 = nttgen_mldsa_neon_shoupmul(d_203, zeta_126, zetaqinv_126);
     const int32x4_t f_3 = vdupq_n_s32(16382);
     const int32x4_t fqinv_3 = vdupq_n_s32(4197891);
+    goto part_9;
+part_9:;
     const int32x4_t x_619 = nttgen_mldsa_neon_shoupmul(x_617, f_3, fqinv_3);
     const int32x4_t x_620 = vaddq_s32(x_600, x_602);
     const int32x4_t d_204 = vsubq_s32(x_600, x_602);
@@ -4314,6 +4358,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_686 = nttgen_mldsa_neon_shoupmul(d_223, zeta_126, zetaqinv_126);
     const int32x4_t f_15 = vdupq_n_s32(16382);
     const int32x4_t fqinv_15 = vdupq_n_s32(4197891);
+    goto part_10;
+part_10:;
     const int32x4_t x_687 = nttgen_mldsa_neon_shoupmul(x_685, f_15, fqinv_15);
     vst1q_s32(&a[4], x_666);
     vst1q_s32(&a[132], x_665);
@@ -4442,6 +4488,8 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32x4_t x_748 = vld1q_s32(&a[44]);
     const int32x4_t x_749 = vld1q_s32(&a[172]);
     const int32x4_t x_750 = vld1q_s32(&a[108]);
+    goto part_11;
+part_11:;
     const int32x4_t x_751 = vld1q_s32(&a[236]);
     const int32x4_t x_752 = vld1q_s32(&a[28]);
     const int32x4_t x_753 = vld1q_s32(&a[156]);
@@ -4683,6 +4731,8 @@ void nttgen_mldsa_neon_reduce(int32_t a[256]) {
     const int32x4_t x_31 = vld1q_s32(&a[124]);
     const int32x4_t red_62 = nttgen_mldsa_neon_barrett(x_31);
     const int32x4_t red_63 = nttgen_mldsa_neon_cond_add_q(red_62);
+    goto part_1;
+part_1:;
     vst1q_s32(&a[124], red_63);
     const int32x4_t x_32 = vld1q_s32(&a[128]);
     const int32x4_t red_64 = nttgen_mldsa_neon_barrett(x_32);
@@ -4811,6 +4861,8 @@ void nttgen_mldsa_neon_reduce(int32_t a[256]) {
     const int32x4_t x_63 = vld1q_s32(&a[252]);
     const int32x4_t red_126 = nttgen_mldsa_neon_barrett(x_63);
     const int32x4_t red_127 = nttgen_mldsa_neon_cond_add_q(red_126);
+    goto part_2;
+part_2:;
     vst1q_s32(&a[252], red_127);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, 256, 0, 8380416);
@@ -4957,6 +5009,8 @@ void nttgen_mldsa_neon_tomont(int32_t a[256]) {
     vst1q_s32(&a[96], x_49);
     const int32x4_t f_25 = vdupq_n_s32(-4186625);
     const int32x4_t fqinv_25 = vdupq_n_s32(-1072823551);
+    goto part_1;
+part_1:;
     const int32x4_t x_50 = vld1q_s32(&a[100]);
     const int32x4_t x_51 = nttgen_mldsa_neon_shoupmul(x_50, f_25, fqinv_25);
     vst1q_s32(&a[100], x_51);
@@ -5085,6 +5139,8 @@ void nttgen_mldsa_neon_tomont(int32_t a[256]) {
     const int32x4_t x_100 = vld1q_s32(&a[200]);
     const int32x4_t x_101 = nttgen_mldsa_neon_shoupmul(x_100, f_50, fqinv_50);
     vst1q_s32(&a[200], x_101);
+    goto part_2;
+part_2:;
     const int32x4_t f_51 = vdupq_n_s32(-4186625);
     const int32x4_t fqinv_51 = vdupq_n_s32(-1072823551);
     const int32x4_t x_102 = vld1q_s32(&a[204]);
@@ -5295,6 +5351,8 @@ void nttgen_mldsa_neon_frommont(int32_t a[256]) {
     vst1q_s32(&a[96], x_49);
     const int32x4_t f_25 = vdupq_n_s32(-114592);
     const int32x4_t fqinv_25 = vdupq_n_s32(-29364224);
+    goto part_1;
+part_1:;
     const int32x4_t x_50 = vld1q_s32(&a[100]);
     const int32x4_t x_51 = nttgen_mldsa_neon_shoupmul(x_50, f_25, fqinv_25);
     vst1q_s32(&a[100], x_51);
@@ -5423,6 +5481,8 @@ void nttgen_mldsa_neon_frommont(int32_t a[256]) {
     const int32x4_t x_100 = vld1q_s32(&a[200]);
     const int32x4_t x_101 = nttgen_mldsa_neon_shoupmul(x_100, f_50, fqinv_50);
     vst1q_s32(&a[200], x_101);
+    goto part_2;
+part_2:;
     const int32x4_t f_51 = vdupq_n_s32(-114592);
     const int32x4_t fqinv_51 = vdupq_n_s32(-29364224);
     const int32x4_t x_102 = vld1q_s32(&a[204]);
@@ -5632,6 +5692,8 @@ void nttgen_mldsa_neon_to_standard(int32_t a[256]) {
     vst1q_s32(&a[76], x_92);
     vst1q_s32(&a[108], x_93);
     vst1q_s32(&a[92], x_94);
+    goto part_1;
+part_1:;
     vst1q_s32(&a[124], x_95);
     const int32x4_t x_96 = vld1q_s32(&a[128]);
     const int32x4_t x_97 = vld1q_s32(&a[160]);
@@ -5760,6 +5822,8 @@ void nttgen_mldsa_neon_to_standard(int32_t a[256]) {
     vst1q_s32(&a[204], x_188);
     vst1q_s32(&a[236], x_189);
     vst1q_s32(&a[220], x_190);
+    goto part_2;
+part_2:;
     vst1q_s32(&a[252], x_191);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -5905,6 +5969,8 @@ void nttgen_mldsa_neon_from_standard(int32_t a[256]) {
     vst1q_s32(&a[76], x_92);
     vst1q_s32(&a[108], x_94);
     vst1q_s32(&a[92], x_93);
+    goto part_1;
+part_1:;
     vst1q_s32(&a[124], x_95);
     const int32x4_t x_96 = vld1q_s32(&a[128]);
     const int32x4_t x_97 = vld1q_s32(&a[160]);
@@ -6033,6 +6099,8 @@ void nttgen_mldsa_neon_from_standard(int32_t a[256]) {
     vst1q_s32(&a[204], x_188);
     vst1q_s32(&a[236], x_190);
     vst1q_s32(&a[220], x_189);
+    goto part_2;
+part_2:;
     vst1q_s32(&a[252], x_191);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -6180,6 +6248,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t x_77 = vsubq_s32(x_60, t_22);
     const int32x4_t t_23 = nttgen_mldsa_neon_shoupmul(x_63, zeta_0, zetaqinv_0);
     const int32x4_t x_78 = vaddq_s32(x_62, t_23);
+    goto part_1;
+part_1:;
     const int32x4_t x_79 = vsubq_s32(x_62, t_23);
     const int32x4_t t_24 = nttgen_mldsa_neon_shoupmul(x_66, zeta_1, zetaqinv_1);
     const int32x4_t x_80 = vaddq_s32(x_64, t_24);
@@ -6308,6 +6378,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t x_148 = vld1q_s32(&a[44]);
     const int32x4_t x_149 = vld1q_s32(&a[172]);
     const int32x4_t x_150 = vld1q_s32(&a[108]);
+    goto part_2;
+part_2:;
     const int32x4_t x_151 = vld1q_s32(&a[236]);
     const int32x4_t x_152 = vld1q_s32(&a[28]);
     const int32x4_t x_153 = vld1q_s32(&a[156]);
@@ -6437,6 +6509,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t zeta_29 = vld1q_s32(&zetas_0[96]);
     const int32x4_t zetaqinv_29 = vld1q_s32(&zetas_0[100]);
     const int32x4_t zeta_30 = vld1q_s32(&zetas_0[104]);
+    goto part_3;
+part_3:;
     const int32x4_t zetaqinv_30 = vld1q_s32(&zetas_0[108]);
     const int32x4_t zeta_31 = vld1q_s32(&zetas_0[112]);
     const int32x4_t zetaqinv_31 = vld1q_s32(&zetas_0[116]);
@@ -6565,6 +6639,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t x_278 = nttgen_mldsa_neon_ilv64_lo(x_268, x_270);
     const int32x4_t x_279 = nttgen_mldsa_neon_ilv64_hi(x_268, x_270);
     const int32x4_t x_280 = nttgen_mldsa_neon_ilv64_lo(x_257, x_259);
+    goto part_4;
+part_4:;
     const int32x4_t x_281 = nttgen_mldsa_neon_ilv64_hi(x_257, x_259);
     const int32x4_t x_282 = nttgen_mldsa_neon_ilv64_lo(x_261, x_263);
     const int32x4_t x_283 = nttgen_mldsa_neon_ilv64_hi(x_261, x_263);
@@ -6693,6 +6769,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t zeta_53 = vld1q_s32(&zetas_0[200]);
     const int32x4_t zetaqinv_53 = vld1q_s32(&zetas_0[204]);
     const int32x4_t zeta_54 = vld1q_s32(&zetas_0[208]);
+    goto part_5;
+part_5:;
     const int32x4_t zetaqinv_54 = vld1q_s32(&zetas_0[212]);
     const int32x4_t zeta_55 = vld1q_s32(&zetas_0[216]);
     const int32x4_t zetaqinv_55 = vld1q_s32(&zetas_0[220]);
@@ -6821,6 +6899,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t x_410 = vaddq_s32(x_387, t_141);
     const int32x4_t x_411 = vsubq_s32(x_387, t_141);
     const int32x4_t t_142 = nttgen_mldsa_neon_shoupmul(x_397, zeta_47, zetaqinv_47);
+    goto part_6;
+part_6:;
     const int32x4_t x_412 = vaddq_s32(x_389, t_142);
     const int32x4_t x_413 = vsubq_s32(x_389, t_142);
     const int32x4_t t_143 = nttgen_mldsa_neon_shoupmul(x_399, zeta_48, zetaqinv_48);
@@ -6949,6 +7029,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t zeta_77 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 0);
     const int32x4_t zetaqinv_77 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 1);
     const int32x4_t zeta_78 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 2);
+    goto part_7;
+part_7:;
     const int32x4_t zetaqinv_78 = vdupq_laneq_s32(vld1q_s32(&zetas_0[480]), 3);
     const int32x4_t zeta_79 = vdupq_laneq_s32(vld1q_s32(&zetas_0[484]), 0);
     const int32x4_t zetaqinv_79 = vdupq_laneq_s32(vld1q_s32(&zetas_0[484]), 1);
@@ -7077,6 +7159,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t x_545 = vsubq_s32(x_528, t_184);
     const int32x4_t t_185 = nttgen_mldsa_neon_shoupmul(x_538, zeta_73, zetaqinv_73);
     const int32x4_t x_546 = vaddq_s32(x_530, t_185);
+    goto part_8;
+part_8:;
     const int32x4_t x_547 = vsubq_s32(x_530, t_185);
     const int32x4_t t_186 = nttgen_mldsa_neon_shoupmul(x_540, zeta_74, zetaqinv_74);
     const int32x4_t x_548 = vaddq_s32(x_532, t_186);
@@ -7205,6 +7289,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t zeta_101 = vdupq_laneq_s32(vld1q_s32(&zetas_0[624]), 2);
     const int32x4_t zetaqinv_101 = vdupq_laneq_s32(vld1q_s32(&zetas_0[624]), 3);
     const int32x4_t zeta_102 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 0);
+    goto part_9;
+part_9:;
     const int32x4_t zetaqinv_102 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 1);
     const int32x4_t zeta_103 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 2);
     const int32x4_t zetaqinv_103 = vdupq_laneq_s32(vld1q_s32(&zetas_0[628]), 3);
@@ -7333,6 +7419,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     const int32x4_t t_228 = nttgen_mldsa_neon_shoupmul(x_668, zeta_99, zetaqinv_99);
     const int32x4_t x_680 = vaddq_s32(x_664, t_228);
     const int32x4_t x_681 = vsubq_s32(x_664, t_228);
+    goto part_10;
+part_10:;
     const int32x4_t t_229 = nttgen_mldsa_neon_shoupmul(x_670, zeta_100, zetaqinv_100);
     const int32x4_t x_682 = vaddq_s32(x_666, t_229);
     const int32x4_t x_683 = vsubq_s32(x_666, t_229);
@@ -7461,6 +7549,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_ntt_from(int32_t r[256], const int
     vst1q_s32(&r[204], x_764);
     vst1q_s32(&r[236], x_766);
     vst1q_s32(&r[220], x_765);
+    goto part_11;
+part_11:;
     vst1q_s32(&r[252], x_767);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(r, 256, -76015108, 76015108);
@@ -7608,6 +7698,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t d_9 = vsubq_s32(x_33, x_35);
     const int32x4_t x_51 = nttgen_mldsa_neon_shoupmul(d_9, zeta_9, zetaqinv_9);
     const int32x4_t x_52 = vaddq_s32(x_36, x_38);
+    goto part_1;
+part_1:;
     const int32x4_t d_10 = vsubq_s32(x_36, x_38);
     const int32x4_t x_53 = nttgen_mldsa_neon_shoupmul(d_10, zeta_10, zetaqinv_10);
     const int32x4_t x_54 = vaddq_s32(x_37, x_39);
@@ -7736,6 +7828,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_141 = nttgen_mldsa_neon_shoupmul(d_46, zeta_30, zetaqinv_30);
     const int32x4_t x_142 = vaddq_s32(x_125, x_127);
     const int32x4_t d_47 = vsubq_s32(x_125, x_127);
+    goto part_2;
+part_2:;
     const int32x4_t x_143 = nttgen_mldsa_neon_shoupmul(d_47, zeta_30, zetaqinv_30);
     vst1q_s32(&a[0], x_128);
     vst1q_s32(&a[32], x_129);
@@ -7864,6 +7958,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_182 = nttgen_mldsa_neon_ilv32_lo(x_166, x_167);
     const int32x4_t x_183 = nttgen_mldsa_neon_ilv32_hi(x_166, x_167);
     const int32x4_t x_184 = nttgen_mldsa_neon_ilv32_lo(x_168, x_169);
+    goto part_3;
+part_3:;
     const int32x4_t x_185 = nttgen_mldsa_neon_ilv32_hi(x_168, x_169);
     const int32x4_t x_186 = nttgen_mldsa_neon_ilv32_lo(x_170, x_171);
     const int32x4_t x_187 = nttgen_mldsa_neon_ilv32_hi(x_170, x_171);
@@ -7992,6 +8088,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_276 = vaddq_s32(x_260, x_262);
     const int32x4_t d_90 = vsubq_s32(x_260, x_262);
     const int32x4_t x_277 = nttgen_mldsa_neon_shoupmul(d_90, zeta_61, zetaqinv_61);
+    goto part_4;
+part_4:;
     const int32x4_t x_278 = vaddq_s32(x_261, x_263);
     const int32x4_t d_91 = vsubq_s32(x_261, x_263);
     const int32x4_t x_279 = nttgen_mldsa_neon_shoupmul(d_91, zeta_61, zetaqinv_61);
@@ -8120,6 +8218,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t d_101 = vsubq_s32(x_297, x_299);
     const int32x4_t x_315 = nttgen_mldsa_neon_shoupmul(d_101, zeta_67, zetaqinv_67);
     const int32x4_t x_316 = vaddq_s32(x_300, x_302);
+    goto part_5;
+part_5:;
     const int32x4_t d_102 = vsubq_s32(x_300, x_302);
     const int32x4_t x_317 = nttgen_mldsa_neon_shoupmul(d_102, zeta_68, zetaqinv_68);
     const int32x4_t x_318 = vaddq_s32(x_301, x_303);
@@ -8248,6 +8348,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t d_133 = vsubq_s32(x_394, x_398);
     const int32x4_t x_411 = nttgen_mldsa_neon_shoupmul(d_133, zeta_91, zetaqinv_91);
     const int32x4_t x_412 = vaddq_s32(x_393, x_397);
+    goto part_6;
+part_6:;
     const int32x4_t d_134 = vsubq_s32(x_393, x_397);
     const int32x4_t x_413 = nttgen_mldsa_neon_shoupmul(d_134, zeta_90, zetaqinv_90);
     const int32x4_t x_414 = vaddq_s32(x_395, x_399);
@@ -8376,6 +8478,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_449 = nttgen_mldsa_neon_shoupmul(d_144, zeta_93, zetaqinv_93);
     const int32x4_t x_450 = vaddq_s32(x_433, x_435);
     const int32x4_t d_145 = vsubq_s32(x_433, x_435);
+    goto part_7;
+part_7:;
     const int32x4_t x_451 = nttgen_mldsa_neon_shoupmul(d_145, zeta_94, zetaqinv_94);
     const int32x4_t x_452 = vaddq_s32(x_436, x_438);
     const int32x4_t d_146 = vsubq_s32(x_436, x_438);
@@ -8504,6 +8608,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_545 = nttgen_mldsa_neon_shoupmul(d_176, zeta_121, zetaqinv_121);
     const int32x4_t x_546 = vaddq_s32(x_530, x_534);
     const int32x4_t d_177 = vsubq_s32(x_530, x_534);
+    goto part_8;
+part_8:;
     const int32x4_t x_547 = nttgen_mldsa_neon_shoupmul(d_177, zeta_122, zetaqinv_122);
     const int32x4_t x_548 = vaddq_s32(x_529, x_533);
     const int32x4_t d_178 = vsubq_s32(x_529, x_533);
@@ -8633,6 +8739,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_618 = nttgen_mldsa_neon_shoupmul(d_203, zeta_126, zetaqinv_126);
     const int32x4_t f_3 = vdupq_n_s32(16382);
     const int32x4_t fqinv_3 = vdupq_n_s32(4197891);
+    goto part_9;
+part_9:;
     const int32x4_t x_619 = nttgen_mldsa_neon_shoupmul(x_617, f_3, fqinv_3);
     const int32x4_t x_620 = vaddq_s32(x_600, x_602);
     const int32x4_t d_204 = vsubq_s32(x_600, x_602);
@@ -8761,6 +8869,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_670 = vaddq_s32(x_652, x_654);
     const int32x4_t d_218 = vsubq_s32(x_652, x_654);
     const int32x4_t x_671 = nttgen_mldsa_neon_shoupmul(d_218, zeta_126, zetaqinv_126);
+    goto part_10;
+part_10:;
     const int32x4_t f_10 = vdupq_n_s32(16382);
     const int32x4_t fqinv_10 = vdupq_n_s32(4197891);
     const int32x4_t x_672 = nttgen_mldsa_neon_shoupmul(x_670, f_10, fqinv_10);
@@ -8889,6 +8999,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t fqinv_16 = vdupq_n_s32(4197891);
     const int32x4_t x_722 = nttgen_mldsa_neon_shoupmul(x_720, f_16, fqinv_16);
     const int32x4_t x_723 = vaddq_s32(x_705, x_707);
+    goto part_11;
+part_11:;
     const int32x4_t d_233 = vsubq_s32(x_705, x_707);
     const int32x4_t x_724 = nttgen_mldsa_neon_shoupmul(d_233, zeta_126, zetaqinv_126);
     const int32x4_t f_17 = vdupq_n_s32(16382);
@@ -9017,6 +9129,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
     const int32x4_t x_773 = nttgen_mldsa_neon_shoupmul(d_246, zeta_124, zetaqinv_124);
     const int32x4_t x_774 = vaddq_s32(x_757, x_759);
     const int32x4_t d_247 = vsubq_s32(x_757, x_759);
+    goto part_12;
+part_12:;
     const int32x4_t x_775 = nttgen_mldsa_neon_shoupmul(d_247, zeta_125, zetaqinv_125);
     const int32x4_t x_776 = vaddq_s32(x_760, x_762);
     const int32x4_t d_248 = vsubq_s32(x_760, x_762);

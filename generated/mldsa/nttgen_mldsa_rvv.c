@@ -493,6 +493,8 @@ void nttgen_mldsa_rvv_ntt(int32_t a[256]) {
         __riscv_vse32_v_i32m1(&a[j_0 + 48], x_73, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 176], x_75, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 112], x_77, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse32_v_i32m1(&a[j_0 + 240], x_79, vl);
         j_0 = j_0 + vl;
     }
@@ -626,6 +628,8 @@ void nttgen_mldsa_rvv_ntt(int32_t a[256]) {
         const vint32m1_t t_58 = nttgen_mldsa_rvv_montmul(x_140, zeta_24, zetaqinv_24, vl);
         const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, vl);
         const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, vl);
+        goto part_2;
+    part_2:;
         const vint32m1_t t_59 = nttgen_mldsa_rvv_montmul(x_142, zeta_25, zetaqinv_25, vl);
         const vint32m1_t x_150 = __riscv_vadd_vv_i32m1(x_134, t_59, vl);
         const vint32m1_t x_151 = __riscv_vsub_vv_i32m1(x_134, t_59, vl);
@@ -895,6 +899,8 @@ void nttgen_mldsa_rvv_intt(int32_t a[256]) {
         const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, x_54, vl);
         const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_52, x_54, vl);
         const vint32m1_t x_69 = nttgen_mldsa_rvv_montmul(d_26, zeta_14, zetaqinv_14, vl);
+        goto part_1;
+    part_1:;
         const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_53, x_55, vl);
         const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_53, x_55, vl);
         const vint32m1_t x_71 = nttgen_mldsa_rvv_montmul(d_27, zeta_14, zetaqinv_14, vl);
@@ -1088,6 +1094,8 @@ void nttgen_mldsa_rvv_intt(int32_t a[256]) {
         __riscv_vse32_v_i32m1(&a[j_0 + 32], x_152, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 160], x_151, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 96], x_155, vl);
+        goto part_2;
+    part_2:;
         __riscv_vse32_v_i32m1(&a[j_0 + 224], x_154, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 16], x_158, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 144], x_157, vl);
@@ -1353,6 +1361,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv_ntt_from(int32_t r[256], const int3
         __riscv_vse32_v_i32m1(&r[j_0 + 48], x_73, vl);
         __riscv_vse32_v_i32m1(&r[j_0 + 176], x_75, vl);
         __riscv_vse32_v_i32m1(&r[j_0 + 112], x_77, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse32_v_i32m1(&r[j_0 + 240], x_79, vl);
         j_0 = j_0 + vl;
     }
@@ -1486,6 +1496,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv_ntt_from(int32_t r[256], const int3
         const vint32m1_t t_58 = nttgen_mldsa_rvv_montmul(x_140, zeta_24, zetaqinv_24, vl);
         const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, vl);
         const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, vl);
+        goto part_2;
+    part_2:;
         const vint32m1_t t_59 = nttgen_mldsa_rvv_montmul(x_142, zeta_25, zetaqinv_25, vl);
         const vint32m1_t x_150 = __riscv_vadd_vv_i32m1(x_134, t_59, vl);
         const vint32m1_t x_151 = __riscv_vsub_vv_i32m1(x_134, t_59, vl);
@@ -1677,6 +1689,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv_intt_reduce(int32_t a[256]) {
         const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, x_54, vl);
         const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_52, x_54, vl);
         const vint32m1_t x_69 = nttgen_mldsa_rvv_montmul(d_26, zeta_14, zetaqinv_14, vl);
+        goto part_1;
+    part_1:;
         const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_53, x_55, vl);
         const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_53, x_55, vl);
         const vint32m1_t x_71 = nttgen_mldsa_rvv_montmul(d_27, zeta_14, zetaqinv_14, vl);
@@ -1870,6 +1884,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv_intt_reduce(int32_t a[256]) {
         const vint32m1_t red_2 = nttgen_mldsa_rvv_cond_add_q(x_149, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 64], red_2, vl);
         const vint32m1_t red_3 = nttgen_mldsa_rvv_cond_add_q(x_148, vl);
+        goto part_2;
+    part_2:;
         __riscv_vse32_v_i32m1(&a[j_0 + 192], red_3, vl);
         const vint32m1_t red_4 = nttgen_mldsa_rvv_cond_add_q(x_152, vl);
         __riscv_vse32_v_i32m1(&a[j_0 + 32], red_4, vl);

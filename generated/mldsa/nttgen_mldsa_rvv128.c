@@ -460,6 +460,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_50, t_25, 4);
     const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_50, t_25, 4);
     const vint32m1_t t_26 = nttgen_mldsa_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 4);
+    goto part_1;
+part_1:;
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, t_26, 4);
     const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_52, t_26, 4);
     const vint32m1_t t_27 = nttgen_mldsa_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 4);
@@ -588,6 +590,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_130, t_57, 4);
     const vint32m1_t x_147 = __riscv_vsub_vv_i32m1(x_130, t_57, 4);
     const vint32m1_t t_58 = nttgen_mldsa_rvv128_montmul(x_140, zeta_9, zetaqinv_9, 4);
+    goto part_2;
+part_2:;
     const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, 4);
     const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, 4);
     const vint32m1_t t_59 = nttgen_mldsa_rvv128_montmul(x_142, zeta_10, zetaqinv_10, 4);
@@ -716,6 +720,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_226 = __riscv_vadd_vv_i32m1(x_210, t_89, 4);
     const vint32m1_t x_227 = __riscv_vsub_vv_i32m1(x_210, t_89, 4);
     const vint32m1_t t_90 = nttgen_mldsa_rvv128_montmul(x_220, zeta_9, zetaqinv_9, 4);
+    goto part_3;
+part_3:;
     const vint32m1_t x_228 = __riscv_vadd_vv_i32m1(x_212, t_90, 4);
     const vint32m1_t x_229 = __riscv_vsub_vv_i32m1(x_212, t_90, 4);
     const vint32m1_t t_91 = nttgen_mldsa_rvv128_montmul(x_222, zeta_10, zetaqinv_10, 4);
@@ -844,6 +850,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_306 = __riscv_vadd_vv_i32m1(x_290, t_121, 4);
     const vint32m1_t x_307 = __riscv_vsub_vv_i32m1(x_290, t_121, 4);
     const vint32m1_t t_122 = nttgen_mldsa_rvv128_montmul(x_300, zeta_9, zetaqinv_9, 4);
+    goto part_4;
+part_4:;
     const vint32m1_t x_308 = __riscv_vadd_vv_i32m1(x_292, t_122, 4);
     const vint32m1_t x_309 = __riscv_vsub_vv_i32m1(x_292, t_122, 4);
     const vint32m1_t t_123 = nttgen_mldsa_rvv128_montmul(x_302, zeta_10, zetaqinv_10, 4);
@@ -973,6 +981,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_366 = __riscv_vadd_vv_i32m1(x_343, t_143, 4);
     const vint32m1_t x_367 = __riscv_vsub_vv_i32m1(x_343, t_143, 4);
     const vint32m1_t t_144 = nttgen_mldsa_rvv128_montmul(x_354, zeta_18, zetaqinv_18, 4);
+    goto part_5;
+part_5:;
     const vint32m1_t x_368 = __riscv_vadd_vv_i32m1(x_352, t_144, 4);
     const vint32m1_t x_369 = __riscv_vsub_vv_i32m1(x_352, t_144, 4);
     const vint32m1_t t_145 = nttgen_mldsa_rvv128_montmul(x_358, zeta_18, zetaqinv_18, 4);
@@ -1101,6 +1111,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_426 = __riscv_vadd_vv_i32m1(x_409, t_165, 4);
     const vint32m1_t x_427 = __riscv_vsub_vv_i32m1(x_409, t_165, 4);
     const vint32m1_t t_166 = nttgen_mldsa_rvv128_montmul(x_414, zeta_30, zetaqinv_30, 4);
+    goto part_6;
+part_6:;
     const vint32m1_t x_428 = __riscv_vadd_vv_i32m1(x_410, t_166, 4);
     const vint32m1_t x_429 = __riscv_vsub_vv_i32m1(x_410, t_166, 4);
     const vint32m1_t t_167 = nttgen_mldsa_rvv128_montmul(x_415, zeta_30, zetaqinv_30, 4);
@@ -1229,6 +1241,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t x_482 = __riscv_vluxei32_v_i32m1(&a[33], lanes_at_0, 4);
     const vint32m1_t x_483 = __riscv_vluxei32_v_i32m1(&a[35], lanes_at_0, 4);
     const vint32m1_t x_484 = __riscv_vluxei32_v_i32m1(&a[40], lanes_at_0, 4);
+    goto part_7;
+part_7:;
     const vint32m1_t x_485 = __riscv_vluxei32_v_i32m1(&a[42], lanes_at_0, 4);
     const vint32m1_t x_486 = __riscv_vluxei32_v_i32m1(&a[41], lanes_at_0, 4);
     const vint32m1_t x_487 = __riscv_vluxei32_v_i32m1(&a[43], lanes_at_0, 4);
@@ -1357,6 +1371,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t zeta_61 = __riscv_vle32_v_i32m1(&zetas_0[400], 4);
     const vint32m1_t zetaqinv_61 = __riscv_vle32_v_i32m1(&zetas_0[404], 4);
     const vint32m1_t zeta_62 = __riscv_vle32_v_i32m1(&zetas_0[408], 4);
+    goto part_8;
+part_8:;
     const vint32m1_t zetaqinv_62 = __riscv_vle32_v_i32m1(&zetas_0[412], 4);
     const vint32m1_t zeta_63 = __riscv_vle32_v_i32m1(&zetas_0[416], 4);
     const vint32m1_t zetaqinv_63 = __riscv_vle32_v_i32m1(&zetas_0[420], 4);
@@ -1485,6 +1501,8 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
     const vint32m1_t t_252 = nttgen_mldsa_rvv128_montmul(x_618, zeta_71, zetaqinv_71, 4);
     const vint32m1_t x_632 = __riscv_vadd_vv_i32m1(x_616, t_252, 4);
     const vint32m1_t x_633 = __riscv_vsub_vv_i32m1(x_616, t_252, 4);
+    goto part_9;
+part_9:;
     const vint32m1_t t_253 = nttgen_mldsa_rvv128_montmul(x_619, zeta_72, zetaqinv_72, 4);
     const vint32m1_t x_634 = __riscv_vadd_vv_i32m1(x_617, t_253, 4);
     const vint32m1_t x_635 = __riscv_vsub_vv_i32m1(x_617, t_253, 4);
@@ -1656,6 +1674,8 @@ void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int
     __riscv_vse32_v_i32m1(&r[120], p_30, 4);
     const vint32m1_t a_31 = __riscv_vle32_v_i32m1(&a[124], 4);
     const vint32m1_t b_31 = __riscv_vle32_v_i32m1(&b[124], 4);
+    goto part_1;
+part_1:;
     const vint32m1_t p_31 = nttgen_mldsa_rvv128_montmul_var(a_31, b_31, 4);
     __riscv_vse32_v_i32m1(&r[124], p_31, 4);
     const vint32m1_t a_32 = __riscv_vle32_v_i32m1(&a[128], 4);
@@ -1784,6 +1804,8 @@ void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int
     __riscv_vse32_v_i32m1(&r[248], p_62, 4);
     const vint32m1_t a_63 = __riscv_vle32_v_i32m1(&a[252], 4);
     const vint32m1_t b_63 = __riscv_vle32_v_i32m1(&b[252], 4);
+    goto part_2;
+part_2:;
     const vint32m1_t p_63 = nttgen_mldsa_rvv128_montmul_var(a_63, b_63, 4);
     __riscv_vse32_v_i32m1(&r[252], p_63, 4);
 #ifdef NTTGEN_DEBUG
@@ -2849,6 +2871,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_50, x_58, 4);
     const vint32m1_t x_67 = nttgen_mldsa_rvv128_montmul(d_25, zeta_14, zetaqinv_14, 4);
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, x_60, 4);
+    goto part_1;
+part_1:;
     const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_52, x_60, 4);
     const vint32m1_t x_69 = nttgen_mldsa_rvv128_montmul(d_26, zeta_14, zetaqinv_14, 4);
     const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_54, x_62, 4);
@@ -2977,6 +3001,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t d_47 = __riscv_vsub_vv_i32m1(x_109, x_111, 4);
     const vint32m1_t x_127 = nttgen_mldsa_rvv128_montmul(d_47, zeta_26, zetaqinv_26, 4);
     const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, x_120, 4);
+    goto part_2;
+part_2:;
     const vint32m1_t d_48 = __riscv_vsub_vv_i32m1(x_112, x_120, 4);
     const vint32m1_t x_129 = nttgen_mldsa_rvv128_montmul(d_48, zeta_27, zetaqinv_27, 4);
     const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_113, x_121, 4);
@@ -3105,6 +3131,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t d_69 = __riscv_vsub_vv_i32m1(x_169, x_171, 4);
     const vint32m1_t x_187 = nttgen_mldsa_rvv128_montmul(d_69, zeta_35, zetaqinv_35, 4);
     const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_172, x_174, 4);
+    goto part_3;
+part_3:;
     const vint32m1_t d_70 = __riscv_vsub_vv_i32m1(x_172, x_174, 4);
     const vint32m1_t x_189 = nttgen_mldsa_rvv128_montmul(d_70, zeta_36, zetaqinv_36, 4);
     const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_173, x_175, 4);
@@ -3233,6 +3261,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t x_242 = __riscv_vle32_v_i32m1(&a[112], 4);
     const vint32m1_t x_243 = __riscv_vle32_v_i32m1(&a[240], 4);
     const vint32m1_t x_244 = __riscv_vle32_v_i32m1(&a[56], 4);
+    goto part_4;
+part_4:;
     const vint32m1_t x_245 = __riscv_vle32_v_i32m1(&a[184], 4);
     const vint32m1_t x_246 = __riscv_vle32_v_i32m1(&a[120], 4);
     const vint32m1_t x_247 = __riscv_vle32_v_i32m1(&a[248], 4);
@@ -3362,6 +3392,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t zeta_61 = __riscv_vmv_v_x_i32m1(zetas_inv_0[482], 4);
     const vint32m1_t zetaqinv_61 = __riscv_vmv_v_x_i32m1(zetas_inv_0[483], 4);
     const vint32m1_t zeta_62 = __riscv_vmv_v_x_i32m1(zetas_inv_0[484], 4);
+    goto part_5;
+part_5:;
     const vint32m1_t zetaqinv_62 = __riscv_vmv_v_x_i32m1(zetas_inv_0[485], 4);
     const vint32m1_t zeta_63 = __riscv_vmv_v_x_i32m1(zetas_inv_0[486], 4);
     const vint32m1_t zetaqinv_63 = __riscv_vmv_v_x_i32m1(zetas_inv_0[487], 4);
@@ -3490,6 +3522,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t x_390 = __riscv_vadd_vv_i32m1(x_372, x_374, 4);
     const vint32m1_t d_154 = __riscv_vsub_vv_i32m1(x_372, x_374, 4);
     const vint32m1_t x_391 = nttgen_mldsa_rvv128_montmul(d_154, zeta_74, zetaqinv_74, 4);
+    goto part_6;
+part_6:;
     const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 4);
     const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 4);
     const vint32m1_t x_392 = nttgen_mldsa_rvv128_montmul(x_390, f_2, fqinv_2, 4);
@@ -3618,6 +3652,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t x_464 = __riscv_vadd_vv_i32m1(x_448, x_452, 4);
     const vint32m1_t d_180 = __riscv_vsub_vv_i32m1(x_448, x_452, 4);
     const vint32m1_t x_465 = nttgen_mldsa_rvv128_montmul(d_180, zeta_72, zetaqinv_72, 4);
+    goto part_7;
+part_7:;
     const vint32m1_t x_466 = __riscv_vadd_vv_i32m1(x_450, x_454, 4);
     const vint32m1_t d_181 = __riscv_vsub_vv_i32m1(x_450, x_454, 4);
     const vint32m1_t x_467 = nttgen_mldsa_rvv128_montmul(d_181, zeta_73, zetaqinv_73, 4);
@@ -3746,6 +3782,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t x_536 = __riscv_vadd_vv_i32m1(x_513, x_521, 4);
     const vint32m1_t d_204 = __riscv_vsub_vv_i32m1(x_513, x_521, 4);
     const vint32m1_t x_537 = nttgen_mldsa_rvv128_montmul(d_204, zeta_68, zetaqinv_68, 4);
+    goto part_8;
+part_8:;
     const vint32m1_t x_538 = __riscv_vadd_vv_i32m1(x_515, x_523, 4);
     const vint32m1_t d_205 = __riscv_vsub_vv_i32m1(x_515, x_523, 4);
     const vint32m1_t x_539 = nttgen_mldsa_rvv128_montmul(d_205, zeta_69, zetaqinv_69, 4);
@@ -3874,6 +3912,8 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     const vint32m1_t x_608 = __riscv_vadd_vv_i32m1(x_588, x_596, 4);
     const vint32m1_t d_228 = __riscv_vsub_vv_i32m1(x_588, x_596, 4);
     const vint32m1_t x_609 = nttgen_mldsa_rvv128_montmul(d_228, zeta_64, zetaqinv_64, 4);
+    goto part_9;
+part_9:;
     const vint32m1_t x_610 = __riscv_vadd_vv_i32m1(x_589, x_597, 4);
     const vint32m1_t d_229 = __riscv_vsub_vv_i32m1(x_589, x_597, 4);
     const vint32m1_t x_611 = nttgen_mldsa_rvv128_montmul(d_229, zeta_65, zetaqinv_65, 4);
@@ -4139,6 +4179,8 @@ void nttgen_mldsa_rvv128_reduce(int32_t a[256]) {
     const vint32m1_t x_31 = __riscv_vle32_v_i32m1(&a[124], 4);
     const vint32m1_t red_62 = nttgen_mldsa_rvv128_barrett(x_31, 4);
     const vint32m1_t red_63 = nttgen_mldsa_rvv128_cond_add_q(red_62, 4);
+    goto part_1;
+part_1:;
     __riscv_vse32_v_i32m1(&a[124], red_63, 4);
     const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[128], 4);
     const vint32m1_t red_64 = nttgen_mldsa_rvv128_barrett(x_32, 4);
@@ -4267,6 +4309,8 @@ void nttgen_mldsa_rvv128_reduce(int32_t a[256]) {
     const vint32m1_t x_63 = __riscv_vle32_v_i32m1(&a[252], 4);
     const vint32m1_t red_126 = nttgen_mldsa_rvv128_barrett(x_63, 4);
     const vint32m1_t red_127 = nttgen_mldsa_rvv128_cond_add_q(red_126, 4);
+    goto part_2;
+part_2:;
     __riscv_vse32_v_i32m1(&a[252], red_127, 4);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(a, 256, 0, 8380416);
@@ -4413,6 +4457,8 @@ void nttgen_mldsa_rvv128_tomont(int32_t a[256]) {
     __riscv_vse32_v_i32m1(&a[96], x_49, 4);
     const vint32m1_t f_25 = __riscv_vmv_v_x_i32m1(2365951, 4);
     const vint32m1_t fqinv_25 = __riscv_vmv_v_x_i32m1(2145647103, 4);
+    goto part_1;
+part_1:;
     const vint32m1_t x_50 = __riscv_vle32_v_i32m1(&a[100], 4);
     const vint32m1_t x_51 = nttgen_mldsa_rvv128_montmul(x_50, f_25, fqinv_25, 4);
     __riscv_vse32_v_i32m1(&a[100], x_51, 4);
@@ -4541,6 +4587,8 @@ void nttgen_mldsa_rvv128_tomont(int32_t a[256]) {
     const vint32m1_t x_100 = __riscv_vle32_v_i32m1(&a[200], 4);
     const vint32m1_t x_101 = nttgen_mldsa_rvv128_montmul(x_100, f_50, fqinv_50, 4);
     __riscv_vse32_v_i32m1(&a[200], x_101, 4);
+    goto part_2;
+part_2:;
     const vint32m1_t f_51 = __riscv_vmv_v_x_i32m1(2365951, 4);
     const vint32m1_t fqinv_51 = __riscv_vmv_v_x_i32m1(2145647103, 4);
     const vint32m1_t x_102 = __riscv_vle32_v_i32m1(&a[204], 4);
@@ -4751,6 +4799,8 @@ void nttgen_mldsa_rvv128_frommont(int32_t a[256]) {
     __riscv_vse32_v_i32m1(&a[96], x_49, 4);
     const vint32m1_t f_25 = __riscv_vmv_v_x_i32m1(1, 4);
     const vint32m1_t fqinv_25 = __riscv_vmv_v_x_i32m1(58728449, 4);
+    goto part_1;
+part_1:;
     const vint32m1_t x_50 = __riscv_vle32_v_i32m1(&a[100], 4);
     const vint32m1_t x_51 = nttgen_mldsa_rvv128_montmul(x_50, f_25, fqinv_25, 4);
     __riscv_vse32_v_i32m1(&a[100], x_51, 4);
@@ -4879,6 +4929,8 @@ void nttgen_mldsa_rvv128_frommont(int32_t a[256]) {
     const vint32m1_t x_100 = __riscv_vle32_v_i32m1(&a[200], 4);
     const vint32m1_t x_101 = nttgen_mldsa_rvv128_montmul(x_100, f_50, fqinv_50, 4);
     __riscv_vse32_v_i32m1(&a[200], x_101, 4);
+    goto part_2;
+part_2:;
     const vint32m1_t f_51 = __riscv_vmv_v_x_i32m1(1, 4);
     const vint32m1_t fqinv_51 = __riscv_vmv_v_x_i32m1(58728449, 4);
     const vint32m1_t x_102 = __riscv_vle32_v_i32m1(&a[204], 4);
@@ -5089,6 +5141,8 @@ void nttgen_mldsa_rvv128_to_standard(int32_t a[256]) {
     __riscv_vsuxei32_v_i32m1(&a[55], lanes_at_0, x_59, 4);
     __riscv_vsuxei32_v_i32m1(&a[60], lanes_at_0, x_60, 4);
     __riscv_vsuxei32_v_i32m1(&a[62], lanes_at_0, x_61, 4);
+    goto part_1;
+part_1:;
     __riscv_vsuxei32_v_i32m1(&a[61], lanes_at_0, x_62, 4);
     __riscv_vsuxei32_v_i32m1(&a[63], lanes_at_0, x_63, 4);
 #ifdef NTTGEN_DEBUG
@@ -5236,6 +5290,8 @@ void nttgen_mldsa_rvv128_from_standard(int32_t a[256]) {
     __riscv_vse32_v_i32m1(&a[244], x_59, 4);
     __riscv_vse32_v_i32m1(&a[60], x_60, 4);
     __riscv_vse32_v_i32m1(&a[188], x_61, 4);
+    goto part_1;
+part_1:;
     __riscv_vse32_v_i32m1(&a[124], x_62, 4);
     __riscv_vse32_v_i32m1(&a[252], x_63, 4);
 #ifdef NTTGEN_DEBUG
@@ -5385,6 +5441,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_50, t_25, 4);
     const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_50, t_25, 4);
     const vint32m1_t t_26 = nttgen_mldsa_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 4);
+    goto part_1;
+part_1:;
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, t_26, 4);
     const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_52, t_26, 4);
     const vint32m1_t t_27 = nttgen_mldsa_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 4);
@@ -5513,6 +5571,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_130, t_57, 4);
     const vint32m1_t x_147 = __riscv_vsub_vv_i32m1(x_130, t_57, 4);
     const vint32m1_t t_58 = nttgen_mldsa_rvv128_montmul(x_140, zeta_9, zetaqinv_9, 4);
+    goto part_2;
+part_2:;
     const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, 4);
     const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, 4);
     const vint32m1_t t_59 = nttgen_mldsa_rvv128_montmul(x_142, zeta_10, zetaqinv_10, 4);
@@ -5641,6 +5701,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_226 = __riscv_vadd_vv_i32m1(x_210, t_89, 4);
     const vint32m1_t x_227 = __riscv_vsub_vv_i32m1(x_210, t_89, 4);
     const vint32m1_t t_90 = nttgen_mldsa_rvv128_montmul(x_220, zeta_9, zetaqinv_9, 4);
+    goto part_3;
+part_3:;
     const vint32m1_t x_228 = __riscv_vadd_vv_i32m1(x_212, t_90, 4);
     const vint32m1_t x_229 = __riscv_vsub_vv_i32m1(x_212, t_90, 4);
     const vint32m1_t t_91 = nttgen_mldsa_rvv128_montmul(x_222, zeta_10, zetaqinv_10, 4);
@@ -5769,6 +5831,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_306 = __riscv_vadd_vv_i32m1(x_290, t_121, 4);
     const vint32m1_t x_307 = __riscv_vsub_vv_i32m1(x_290, t_121, 4);
     const vint32m1_t t_122 = nttgen_mldsa_rvv128_montmul(x_300, zeta_9, zetaqinv_9, 4);
+    goto part_4;
+part_4:;
     const vint32m1_t x_308 = __riscv_vadd_vv_i32m1(x_292, t_122, 4);
     const vint32m1_t x_309 = __riscv_vsub_vv_i32m1(x_292, t_122, 4);
     const vint32m1_t t_123 = nttgen_mldsa_rvv128_montmul(x_302, zeta_10, zetaqinv_10, 4);
@@ -5898,6 +5962,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_366 = __riscv_vadd_vv_i32m1(x_343, t_143, 4);
     const vint32m1_t x_367 = __riscv_vsub_vv_i32m1(x_343, t_143, 4);
     const vint32m1_t t_144 = nttgen_mldsa_rvv128_montmul(x_354, zeta_18, zetaqinv_18, 4);
+    goto part_5;
+part_5:;
     const vint32m1_t x_368 = __riscv_vadd_vv_i32m1(x_352, t_144, 4);
     const vint32m1_t x_369 = __riscv_vsub_vv_i32m1(x_352, t_144, 4);
     const vint32m1_t t_145 = nttgen_mldsa_rvv128_montmul(x_358, zeta_18, zetaqinv_18, 4);
@@ -6026,6 +6092,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_426 = __riscv_vadd_vv_i32m1(x_409, t_165, 4);
     const vint32m1_t x_427 = __riscv_vsub_vv_i32m1(x_409, t_165, 4);
     const vint32m1_t t_166 = nttgen_mldsa_rvv128_montmul(x_414, zeta_30, zetaqinv_30, 4);
+    goto part_6;
+part_6:;
     const vint32m1_t x_428 = __riscv_vadd_vv_i32m1(x_410, t_166, 4);
     const vint32m1_t x_429 = __riscv_vsub_vv_i32m1(x_410, t_166, 4);
     const vint32m1_t t_167 = nttgen_mldsa_rvv128_montmul(x_415, zeta_30, zetaqinv_30, 4);
@@ -6154,6 +6222,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t x_482 = __riscv_vluxei32_v_i32m1(&r[33], lanes_at_0, 4);
     const vint32m1_t x_483 = __riscv_vluxei32_v_i32m1(&r[35], lanes_at_0, 4);
     const vint32m1_t x_484 = __riscv_vluxei32_v_i32m1(&r[40], lanes_at_0, 4);
+    goto part_7;
+part_7:;
     const vint32m1_t x_485 = __riscv_vluxei32_v_i32m1(&r[42], lanes_at_0, 4);
     const vint32m1_t x_486 = __riscv_vluxei32_v_i32m1(&r[41], lanes_at_0, 4);
     const vint32m1_t x_487 = __riscv_vluxei32_v_i32m1(&r[43], lanes_at_0, 4);
@@ -6282,6 +6352,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t zeta_61 = __riscv_vle32_v_i32m1(&zetas_0[400], 4);
     const vint32m1_t zetaqinv_61 = __riscv_vle32_v_i32m1(&zetas_0[404], 4);
     const vint32m1_t zeta_62 = __riscv_vle32_v_i32m1(&zetas_0[408], 4);
+    goto part_8;
+part_8:;
     const vint32m1_t zetaqinv_62 = __riscv_vle32_v_i32m1(&zetas_0[412], 4);
     const vint32m1_t zeta_63 = __riscv_vle32_v_i32m1(&zetas_0[416], 4);
     const vint32m1_t zetaqinv_63 = __riscv_vle32_v_i32m1(&zetas_0[420], 4);
@@ -6410,6 +6482,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     const vint32m1_t t_252 = nttgen_mldsa_rvv128_montmul(x_618, zeta_71, zetaqinv_71, 4);
     const vint32m1_t x_632 = __riscv_vadd_vv_i32m1(x_616, t_252, 4);
     const vint32m1_t x_633 = __riscv_vsub_vv_i32m1(x_616, t_252, 4);
+    goto part_9;
+part_9:;
     const vint32m1_t t_253 = nttgen_mldsa_rvv128_montmul(x_619, zeta_72, zetaqinv_72, 4);
     const vint32m1_t x_634 = __riscv_vadd_vv_i32m1(x_617, t_253, 4);
     const vint32m1_t x_635 = __riscv_vsub_vv_i32m1(x_617, t_253, 4);
@@ -6582,6 +6656,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_50, x_58, 4);
     const vint32m1_t x_67 = nttgen_mldsa_rvv128_montmul(d_25, zeta_14, zetaqinv_14, 4);
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, x_60, 4);
+    goto part_1;
+part_1:;
     const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_52, x_60, 4);
     const vint32m1_t x_69 = nttgen_mldsa_rvv128_montmul(d_26, zeta_14, zetaqinv_14, 4);
     const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_54, x_62, 4);
@@ -6710,6 +6786,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_47 = __riscv_vsub_vv_i32m1(x_109, x_111, 4);
     const vint32m1_t x_127 = nttgen_mldsa_rvv128_montmul(d_47, zeta_26, zetaqinv_26, 4);
     const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, x_120, 4);
+    goto part_2;
+part_2:;
     const vint32m1_t d_48 = __riscv_vsub_vv_i32m1(x_112, x_120, 4);
     const vint32m1_t x_129 = nttgen_mldsa_rvv128_montmul(d_48, zeta_27, zetaqinv_27, 4);
     const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_113, x_121, 4);
@@ -6838,6 +6916,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_69 = __riscv_vsub_vv_i32m1(x_169, x_171, 4);
     const vint32m1_t x_187 = nttgen_mldsa_rvv128_montmul(d_69, zeta_35, zetaqinv_35, 4);
     const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_172, x_174, 4);
+    goto part_3;
+part_3:;
     const vint32m1_t d_70 = __riscv_vsub_vv_i32m1(x_172, x_174, 4);
     const vint32m1_t x_189 = nttgen_mldsa_rvv128_montmul(d_70, zeta_36, zetaqinv_36, 4);
     const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_173, x_175, 4);
@@ -6966,6 +7046,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t x_242 = __riscv_vle32_v_i32m1(&a[112], 4);
     const vint32m1_t x_243 = __riscv_vle32_v_i32m1(&a[240], 4);
     const vint32m1_t x_244 = __riscv_vle32_v_i32m1(&a[56], 4);
+    goto part_4;
+part_4:;
     const vint32m1_t x_245 = __riscv_vle32_v_i32m1(&a[184], 4);
     const vint32m1_t x_246 = __riscv_vle32_v_i32m1(&a[120], 4);
     const vint32m1_t x_247 = __riscv_vle32_v_i32m1(&a[248], 4);
@@ -7095,6 +7177,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t zeta_61 = __riscv_vmv_v_x_i32m1(zetas_inv_0[482], 4);
     const vint32m1_t zetaqinv_61 = __riscv_vmv_v_x_i32m1(zetas_inv_0[483], 4);
     const vint32m1_t zeta_62 = __riscv_vmv_v_x_i32m1(zetas_inv_0[484], 4);
+    goto part_5;
+part_5:;
     const vint32m1_t zetaqinv_62 = __riscv_vmv_v_x_i32m1(zetas_inv_0[485], 4);
     const vint32m1_t zeta_63 = __riscv_vmv_v_x_i32m1(zetas_inv_0[486], 4);
     const vint32m1_t zetaqinv_63 = __riscv_vmv_v_x_i32m1(zetas_inv_0[487], 4);
@@ -7223,6 +7307,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t x_390 = __riscv_vadd_vv_i32m1(x_372, x_374, 4);
     const vint32m1_t d_154 = __riscv_vsub_vv_i32m1(x_372, x_374, 4);
     const vint32m1_t x_391 = nttgen_mldsa_rvv128_montmul(d_154, zeta_74, zetaqinv_74, 4);
+    goto part_6;
+part_6:;
     const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 4);
     const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 4);
     const vint32m1_t x_392 = nttgen_mldsa_rvv128_montmul(x_390, f_2, fqinv_2, 4);
@@ -7351,6 +7437,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t x_453 = nttgen_mldsa_rvv128_montmul(d_174, zeta_70, zetaqinv_70, 4);
     const vint32m1_t x_454 = __riscv_vadd_vv_i32m1(x_431, x_439, 4);
     const vint32m1_t d_175 = __riscv_vsub_vv_i32m1(x_431, x_439, 4);
+    goto part_7;
+part_7:;
     const vint32m1_t x_455 = nttgen_mldsa_rvv128_montmul(d_175, zeta_71, zetaqinv_71, 4);
     const vint32m1_t x_456 = __riscv_vadd_vv_i32m1(x_440, x_444, 4);
     const vint32m1_t d_176 = __riscv_vsub_vv_i32m1(x_440, x_444, 4);
@@ -7479,6 +7567,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_193 = __riscv_vsub_vv_i32m1(x_497, x_505, 4);
     const vint32m1_t x_515 = nttgen_mldsa_rvv128_montmul(d_193, zeta_61, zetaqinv_61, 4);
     const vint32m1_t x_516 = __riscv_vadd_vv_i32m1(x_498, x_506, 4);
+    goto part_8;
+part_8:;
     const vint32m1_t d_194 = __riscv_vsub_vv_i32m1(x_498, x_506, 4);
     const vint32m1_t x_517 = nttgen_mldsa_rvv128_montmul(d_194, zeta_62, zetaqinv_62, 4);
     const vint32m1_t x_518 = __riscv_vadd_vv_i32m1(x_499, x_507, 4);
@@ -7607,6 +7697,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t red_38 = nttgen_mldsa_rvv128_cond_add_q(x_571, 4);
     __riscv_vse32_v_i32m1(&a[104], red_38, 4);
     const vint32m1_t red_39 = nttgen_mldsa_rvv128_cond_add_q(x_570, 4);
+    goto part_9;
+part_9:;
     __riscv_vse32_v_i32m1(&a[232], red_39, 4);
     const vint32m1_t red_40 = nttgen_mldsa_rvv128_cond_add_q(x_574, 4);
     __riscv_vse32_v_i32m1(&a[24], red_40, 4);
@@ -7735,6 +7827,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     const vint32m1_t x_658 = nttgen_mldsa_rvv128_montmul(d_251, zeta_74, zetaqinv_74, 4);
     const vint32m1_t f_27 = __riscv_vmv_v_x_i32m1(41978, 4);
     const vint32m1_t fqinv_27 = __riscv_vmv_v_x_i32m1(-8395782, 4);
+    goto part_10;
+part_10:;
     const vint32m1_t x_659 = nttgen_mldsa_rvv128_montmul(x_657, f_27, fqinv_27, 4);
     const vint32m1_t x_660 = __riscv_vadd_vv_i32m1(x_640, x_642, 4);
     const vint32m1_t d_252 = __riscv_vsub_vv_i32m1(x_640, x_642, 4);

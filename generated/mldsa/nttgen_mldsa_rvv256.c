@@ -416,6 +416,8 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
     const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_50, t_25, 8);
     const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_50, t_25, 8);
     const vint32m1_t t_26 = nttgen_mldsa_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 8);
+    goto part_1;
+part_1:;
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, t_26, 8);
     const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_52, t_26, 8);
     const vint32m1_t t_27 = nttgen_mldsa_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 8);
@@ -544,6 +546,8 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
     const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_130, t_57, 8);
     const vint32m1_t x_147 = __riscv_vsub_vv_i32m1(x_130, t_57, 8);
     const vint32m1_t t_58 = nttgen_mldsa_rvv256_montmul(x_140, zeta_9, zetaqinv_9, 8);
+    goto part_2;
+part_2:;
     const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, 8);
     const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, 8);
     const vint32m1_t t_59 = nttgen_mldsa_rvv256_montmul(x_142, zeta_10, zetaqinv_10, 8);
@@ -673,6 +677,8 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
     const vint32m1_t x_206 = __riscv_vadd_vv_i32m1(x_189, t_79, 8);
     const vint32m1_t x_207 = __riscv_vsub_vv_i32m1(x_189, t_79, 8);
     const vint32m1_t t_80 = nttgen_mldsa_rvv256_montmul(x_194, zeta_18, zetaqinv_18, 8);
+    goto part_3;
+part_3:;
     const vint32m1_t x_208 = __riscv_vadd_vv_i32m1(x_192, t_80, 8);
     const vint32m1_t x_209 = __riscv_vsub_vv_i32m1(x_192, t_80, 8);
     const vint32m1_t t_81 = nttgen_mldsa_rvv256_montmul(x_195, zeta_19, zetaqinv_19, 8);
@@ -801,6 +807,8 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
     const vint32m1_t x_266 = __riscv_vadd_vv_i32m1(x_245, t_101, 8);
     const vint32m1_t x_267 = __riscv_vsub_vv_i32m1(x_245, t_101, 8);
     const vint32m1_t t_102 = nttgen_mldsa_rvv256_montmul(x_254, zeta_30, zetaqinv_30, 8);
+    goto part_4;
+part_4:;
     const vint32m1_t x_268 = __riscv_vadd_vv_i32m1(x_246, t_102, 8);
     const vint32m1_t x_269 = __riscv_vsub_vv_i32m1(x_246, t_102, 8);
     const vint32m1_t t_103 = nttgen_mldsa_rvv256_montmul(x_255, zeta_30, zetaqinv_30, 8);
@@ -1040,6 +1048,8 @@ void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int
     __riscv_vse32_v_i32m1(&r[240], p_30, 8);
     const vint32m1_t a_31 = __riscv_vle32_v_i32m1(&a[248], 8);
     const vint32m1_t b_31 = __riscv_vle32_v_i32m1(&b[248], 8);
+    goto part_1;
+part_1:;
     const vint32m1_t p_31 = nttgen_mldsa_rvv256_montmul_var(a_31, b_31, 8);
     __riscv_vse32_v_i32m1(&r[248], p_31, 8);
 #ifdef NTTGEN_DEBUG
@@ -1657,6 +1667,8 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_49, x_57, 8);
     const vint32m1_t x_67 = nttgen_mldsa_rvv256_montmul(d_25, zeta_14, zetaqinv_14, 8);
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_50, x_58, 8);
+    goto part_1;
+part_1:;
     const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_50, x_58, 8);
     const vint32m1_t x_69 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
     const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_51, x_59, 8);
@@ -1785,6 +1797,8 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     const vint32m1_t d_47 = __riscv_vsub_vv_i32m1(x_107, x_111, 8);
     const vint32m1_t x_127 = nttgen_mldsa_rvv256_montmul(d_47, zeta_26, zetaqinv_26, 8);
     const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, x_114, 8);
+    goto part_2;
+part_2:;
     const vint32m1_t d_48 = __riscv_vsub_vv_i32m1(x_112, x_114, 8);
     const vint32m1_t x_129 = nttgen_mldsa_rvv256_montmul(d_48, zeta_27, zetaqinv_27, 8);
     const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_113, x_115, 8);
@@ -1914,6 +1928,8 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     const vint32m1_t d_69 = __riscv_vsub_vv_i32m1(x_165, x_173, 8);
     const vint32m1_t x_187 = nttgen_mldsa_rvv256_montmul(d_69, zeta_35, zetaqinv_35, 8);
     const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_166, x_174, 8);
+    goto part_3;
+part_3:;
     const vint32m1_t d_70 = __riscv_vsub_vv_i32m1(x_166, x_174, 8);
     const vint32m1_t x_189 = nttgen_mldsa_rvv256_montmul(d_70, zeta_36, zetaqinv_36, 8);
     const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_167, x_175, 8);
@@ -2042,6 +2058,8 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     const vint32m1_t x_256 = __riscv_vle32_v_i32m1(&a[24], 8);
     const vint32m1_t x_257 = __riscv_vle32_v_i32m1(&a[152], 8);
     const vint32m1_t x_258 = __riscv_vle32_v_i32m1(&a[88], 8);
+    goto part_4;
+part_4:;
     const vint32m1_t x_259 = __riscv_vle32_v_i32m1(&a[216], 8);
     const vint32m1_t x_260 = __riscv_vle32_v_i32m1(&a[56], 8);
     const vint32m1_t x_261 = __riscv_vle32_v_i32m1(&a[184], 8);
@@ -2170,6 +2188,8 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     __riscv_vse32_v_i32m1(&a[8], x_314, 8);
     __riscv_vse32_v_i32m1(&a[136], x_313, 8);
     __riscv_vse32_v_i32m1(&a[72], x_317, 8);
+    goto part_5;
+part_5:;
     __riscv_vse32_v_i32m1(&a[200], x_316, 8);
     __riscv_vse32_v_i32m1(&a[40], x_320, 8);
     __riscv_vse32_v_i32m1(&a[168], x_319, 8);
@@ -2327,6 +2347,8 @@ void nttgen_mldsa_rvv256_reduce(int32_t a[256]) {
     const vint32m1_t x_31 = __riscv_vle32_v_i32m1(&a[248], 8);
     const vint32m1_t red_62 = nttgen_mldsa_rvv256_barrett(x_31, 8);
     const vint32m1_t red_63 = nttgen_mldsa_rvv256_cond_add_q(red_62, 8);
+    goto part_1;
+part_1:;
     __riscv_vse32_v_i32m1(&a[248], red_63, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, 0, 8380416);
@@ -2473,6 +2495,8 @@ void nttgen_mldsa_rvv256_tomont(int32_t a[256]) {
     __riscv_vse32_v_i32m1(&a[192], x_49, 8);
     const vint32m1_t f_25 = __riscv_vmv_v_x_i32m1(2365951, 8);
     const vint32m1_t fqinv_25 = __riscv_vmv_v_x_i32m1(2145647103, 8);
+    goto part_1;
+part_1:;
     const vint32m1_t x_50 = __riscv_vle32_v_i32m1(&a[200], 8);
     const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse32_v_i32m1(&a[200], x_51, 8);
@@ -2651,6 +2675,8 @@ void nttgen_mldsa_rvv256_frommont(int32_t a[256]) {
     __riscv_vse32_v_i32m1(&a[192], x_49, 8);
     const vint32m1_t f_25 = __riscv_vmv_v_x_i32m1(1, 8);
     const vint32m1_t fqinv_25 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    goto part_1;
+part_1:;
     const vint32m1_t x_50 = __riscv_vle32_v_i32m1(&a[200], 8);
     const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse32_v_i32m1(&a[200], x_51, 8);
@@ -2997,6 +3023,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
     const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_50, t_25, 8);
     const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_50, t_25, 8);
     const vint32m1_t t_26 = nttgen_mldsa_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 8);
+    goto part_1;
+part_1:;
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, t_26, 8);
     const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_52, t_26, 8);
     const vint32m1_t t_27 = nttgen_mldsa_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 8);
@@ -3125,6 +3153,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
     const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_130, t_57, 8);
     const vint32m1_t x_147 = __riscv_vsub_vv_i32m1(x_130, t_57, 8);
     const vint32m1_t t_58 = nttgen_mldsa_rvv256_montmul(x_140, zeta_9, zetaqinv_9, 8);
+    goto part_2;
+part_2:;
     const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, 8);
     const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, 8);
     const vint32m1_t t_59 = nttgen_mldsa_rvv256_montmul(x_142, zeta_10, zetaqinv_10, 8);
@@ -3254,6 +3284,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
     const vint32m1_t x_206 = __riscv_vadd_vv_i32m1(x_189, t_79, 8);
     const vint32m1_t x_207 = __riscv_vsub_vv_i32m1(x_189, t_79, 8);
     const vint32m1_t t_80 = nttgen_mldsa_rvv256_montmul(x_194, zeta_18, zetaqinv_18, 8);
+    goto part_3;
+part_3:;
     const vint32m1_t x_208 = __riscv_vadd_vv_i32m1(x_192, t_80, 8);
     const vint32m1_t x_209 = __riscv_vsub_vv_i32m1(x_192, t_80, 8);
     const vint32m1_t t_81 = nttgen_mldsa_rvv256_montmul(x_195, zeta_19, zetaqinv_19, 8);
@@ -3382,6 +3414,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
     const vint32m1_t x_266 = __riscv_vadd_vv_i32m1(x_245, t_101, 8);
     const vint32m1_t x_267 = __riscv_vsub_vv_i32m1(x_245, t_101, 8);
     const vint32m1_t t_102 = nttgen_mldsa_rvv256_montmul(x_254, zeta_30, zetaqinv_30, 8);
+    goto part_4;
+part_4:;
     const vint32m1_t x_268 = __riscv_vadd_vv_i32m1(x_246, t_102, 8);
     const vint32m1_t x_269 = __riscv_vsub_vv_i32m1(x_246, t_102, 8);
     const vint32m1_t t_103 = nttgen_mldsa_rvv256_montmul(x_255, zeta_30, zetaqinv_30, 8);
@@ -3622,6 +3656,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_49, x_57, 8);
     const vint32m1_t x_67 = nttgen_mldsa_rvv256_montmul(d_25, zeta_14, zetaqinv_14, 8);
     const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_50, x_58, 8);
+    goto part_1;
+part_1:;
     const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_50, x_58, 8);
     const vint32m1_t x_69 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
     const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_51, x_59, 8);
@@ -3750,6 +3786,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_47 = __riscv_vsub_vv_i32m1(x_107, x_111, 8);
     const vint32m1_t x_127 = nttgen_mldsa_rvv256_montmul(d_47, zeta_26, zetaqinv_26, 8);
     const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, x_114, 8);
+    goto part_2;
+part_2:;
     const vint32m1_t d_48 = __riscv_vsub_vv_i32m1(x_112, x_114, 8);
     const vint32m1_t x_129 = nttgen_mldsa_rvv256_montmul(d_48, zeta_27, zetaqinv_27, 8);
     const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_113, x_115, 8);
@@ -3879,6 +3917,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
     const vint32m1_t d_69 = __riscv_vsub_vv_i32m1(x_165, x_173, 8);
     const vint32m1_t x_187 = nttgen_mldsa_rvv256_montmul(d_69, zeta_35, zetaqinv_35, 8);
     const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_166, x_174, 8);
+    goto part_3;
+part_3:;
     const vint32m1_t d_70 = __riscv_vsub_vv_i32m1(x_166, x_174, 8);
     const vint32m1_t x_189 = nttgen_mldsa_rvv256_montmul(d_70, zeta_36, zetaqinv_36, 8);
     const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_167, x_175, 8);
@@ -4007,6 +4047,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
     const vint32m1_t red_12 = nttgen_mldsa_rvv256_cond_add_q(x_244, 8);
     __riscv_vse32_v_i32m1(&a[48], red_12, 8);
     const vint32m1_t red_13 = nttgen_mldsa_rvv256_cond_add_q(x_243, 8);
+    goto part_4;
+part_4:;
     __riscv_vse32_v_i32m1(&a[176], red_13, 8);
     const vint32m1_t red_14 = nttgen_mldsa_rvv256_cond_add_q(x_247, 8);
     __riscv_vse32_v_i32m1(&a[112], red_14, 8);
@@ -4135,6 +4177,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
     const vint32m1_t x_328 = nttgen_mldsa_rvv256_montmul(d_125, zeta_44, zetaqinv_44, 8);
     const vint32m1_t f_13 = __riscv_vmv_v_x_i32m1(41978, 8);
     const vint32m1_t fqinv_13 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+    goto part_5;
+part_5:;
     const vint32m1_t x_329 = nttgen_mldsa_rvv256_montmul(x_327, f_13, fqinv_13, 8);
     const vint32m1_t x_330 = __riscv_vadd_vv_i32m1(x_308, x_310, 8);
     const vint32m1_t d_126 = __riscv_vsub_vv_i32m1(x_308, x_310, 8);

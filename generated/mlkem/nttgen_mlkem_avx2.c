@@ -573,6 +573,8 @@ void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
     const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_45, zeta_12, zetaqinv_12);
     const __m256i x_46 = _mm256_add_epi16(x_39, t_12);
     const __m256i x_47 = _mm256_sub_epi16(x_39, t_12);
+    goto part_1;
+part_1:;
     const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_46, zeta_9, zetaqinv_9);
     const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_47, zeta_13, zetaqinv_13);
     const __m256i x_48 = _mm256_add_epi16(x_41, t_13);
@@ -701,6 +703,8 @@ void nttgen_mlkem_avx2_ntt(int16_t a[256]) {
     const __m256i x_149 = _mm256_sub_epi16(x_124, t_42);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_144, x_148);
     const __m256i x_151 = _mm256_unpackhi_epi64(x_144, x_148);
+    goto part_2;
+part_2:;
     const __m256i x_152 = _mm256_unpacklo_epi64(x_145, x_149);
     const __m256i x_153 = _mm256_unpackhi_epi64(x_145, x_149);
     const __m256i t_48 = nttgen_mlkem_avx2_montmul(x_151, zeta_35, zetaqinv_35);
@@ -1015,6 +1019,8 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_86, zeta_2, zetaqinv_2);
     const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_87, zeta_2, zetaqinv_2);
     const __m256i x_88 = _mm256_add_epi16(x_54, t_3);
+    goto part_1;
+part_1:;
     const __m256i x_89 = _mm256_sub_epi16(x_54, t_3);
     const __m256i x_90 = nttgen_mlkem_avx2_unzip32_lo(x_88, x_89);
     const __m256i x_91 = nttgen_mlkem_avx2_unzip32_hi(x_88, x_89);
@@ -1143,6 +1149,8 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     _mm256_storeu_si256((__m256i *)&a[16], x_168);
     _mm256_storeu_si256((__m256i *)&a[144], x_170);
     _mm256_storeu_si256((__m256i *)&a[80], x_169);
+    goto part_2;
+part_2:;
     _mm256_storeu_si256((__m256i *)&a[208], x_171);
     _mm256_storeu_si256((__m256i *)&a[48], x_172);
     _mm256_storeu_si256((__m256i *)&a[176], x_174);
@@ -1694,6 +1702,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_45, zeta_12, zetaqinv_12);
     const __m256i x_46 = _mm256_add_epi16(x_39, t_12);
     const __m256i x_47 = _mm256_sub_epi16(x_39, t_12);
+    goto part_1;
+part_1:;
     const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_46, zeta_9, zetaqinv_9);
     const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_47, zeta_13, zetaqinv_13);
     const __m256i x_48 = _mm256_add_epi16(x_41, t_13);
@@ -1822,6 +1832,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i x_149 = _mm256_sub_epi16(x_124, t_42);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_144, x_148);
     const __m256i x_151 = _mm256_unpackhi_epi64(x_144, x_148);
+    goto part_2;
+part_2:;
     const __m256i x_152 = _mm256_unpacklo_epi64(x_145, x_149);
     const __m256i x_153 = _mm256_unpackhi_epi64(x_145, x_149);
     const __m256i t_48 = nttgen_mlkem_avx2_montmul(x_151, zeta_35, zetaqinv_35);
@@ -2030,6 +2042,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
     const __m256i qinv_0 = _mm256_set1_epi16(-3327);
     const __m256i qinv_1 = _mm256_set1_epi16(-3327);
+    goto part_1;
+part_1:;
     const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[96]);
     const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[112]);
     const __m256i gamma_1 = _mm256_load_si256((const __m256i *)&gammas_fused_0[224]);
@@ -2158,6 +2172,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_47, zeta_10, zetaqinv_10);
     const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_48, zeta_14, zetaqinv_14);
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&b[0]);
+    goto part_2;
+part_2:;
     const __m256i x_50 = _mm256_add_epi16(x_49, t_17);
     const __m256i x_51 = _mm256_sub_epi16(x_49, t_17);
     const __m256i x_52 = _mm256_add_epi16(x_50, t_18);
@@ -2286,6 +2302,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i x_153 = _mm256_add_epi16(x_118, t_45);
     const __m256i x_154 = _mm256_sub_epi16(x_126, t_47);
     const __m256i x_155 = _mm256_unpacklo_epi64(x_152, x_154);
+    goto part_3;
+part_3:;
     const __m256i x_156 = _mm256_unpackhi_epi64(x_152, x_154);
     const __m256i t_54 = nttgen_mlkem_avx2_montmul(x_156, zeta_36, zetaqinv_36);
     const __m256i x_157 = _mm256_add_epi16(x_126, t_47);
@@ -2414,6 +2432,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i p_34 = nttgen_mlkem_avx2_montmul(a_14, x_193, bq_8);
     const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&r[32]);
     const __m256i p_35 = nttgen_mlkem_avx2_montmul(a_15, x_195, bq_11);
+    goto part_4;
+part_4:;
     const __m256i x_204 = _mm256_add_epi16(x_185, x_187);
     const __m256i x_205 = _mm256_sub_epi16(x_185, x_187);
     const __m256i x_206 = _mm256_unpacklo_epi64(x_204, x_205);
@@ -2542,6 +2562,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i t_81 = nttgen_mlkem_avx2_montmul(x_293, zeta_42, zetaqinv_42);
     const __m256i x_294 = _mm256_add_epi16(x_282, t_72);
     const __m256i t_82 = nttgen_mlkem_avx2_montmul(x_294, zeta_42, zetaqinv_42);
+    goto part_5;
+part_5:;
     const __m256i x_295 = _mm256_sub_epi16(x_282, t_72);
     const __m256i t_83 = nttgen_mlkem_avx2_montmul(x_295, zeta_43, zetaqinv_43);
     const __m256i x_296 = _mm256_add_epi16(x_262, t_65);
@@ -2670,6 +2692,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i x_382 = nttgen_mlkem_avx2_montmul(x_372, tw_14, twqinv_14);
     const __m256i x_383 = nttgen_mlkem_avx2_montmul(x_373, tw_15, twqinv_15);
     const __m256i red_12 = nttgen_mlkem_avx2_cond_add_q(x_374);
+    goto part_6;
+part_6:;
     const __m256i red_13 = nttgen_mlkem_avx2_cond_add_q(x_375);
     const __m256i red_14 = nttgen_mlkem_avx2_cond_add_q(x_376);
     const __m256i red_15 = nttgen_mlkem_avx2_cond_add_q(x_377);

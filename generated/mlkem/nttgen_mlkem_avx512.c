@@ -432,6 +432,8 @@ void nttgen_mlkem_avx512_ntt(int16_t a[256]) {
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    goto part_1;
+part_1:;
     const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
     const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
     const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
@@ -924,6 +926,8 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
     const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
     const __m512i x_84 = _mm512_add_epi16(x_74, t_14);
+    goto part_1;
+part_1:;
     const __m512i x_85 = _mm512_sub_epi16(x_74, t_14);
     const __m512i red_2 = nttgen_mlkem_avx512_barrett(x_84);
     const __m512i red_3 = nttgen_mlkem_avx512_barrett(x_85);
@@ -1440,6 +1444,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
+    goto part_1;
+part_1:;
     const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
     const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
     const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
@@ -1648,6 +1654,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_core(int16_t r[256], const i
     const __m512i x_61 = _mm512_sub_epi16(x_52, t_18);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
+    goto part_1;
+part_1:;
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
@@ -1776,6 +1784,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_core(int16_t r[256], const i
     const __m512i x_114 = nttgen_mlkem_avx512_ilv16_lo(r_6, r_7);
     const __m512i x_115 = nttgen_mlkem_avx512_ilv16_hi(r_6, r_7);
     const __m512i x_116 = _mm512_add_epi16(x_113, x_115);
+    goto part_2;
+part_2:;
     const __m512i x_117 = _mm512_sub_epi16(x_113, x_115);
     const __m512i x_118 = _mm512_add_epi16(x_104, x_106);
     const __m512i x_119 = _mm512_sub_epi16(x_104, x_106);
@@ -1904,6 +1914,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_core(int16_t r[256], const i
     const __m512i tw_5 = _mm512_load_si512((const __m512i *)&twist_0[320]);
     const __m512i twqinv_5 = _mm512_load_si512((const __m512i *)&twist_0[352]);
     const __m512i tw_6 = _mm512_load_si512((const __m512i *)&twist_0[192]);
+    goto part_3;
+part_3:;
     const __m512i twqinv_6 = _mm512_load_si512((const __m512i *)&twist_0[224]);
     const __m512i tw_7 = _mm512_load_si512((const __m512i *)&twist_0[448]);
     const __m512i twqinv_7 = _mm512_load_si512((const __m512i *)&twist_0[480]);

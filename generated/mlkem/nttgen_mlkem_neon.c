@@ -588,6 +588,8 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
     const int16x8_t zeta_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 0);
     const int16x8_t zetaqinv_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 1);
     const int16x8_t zeta_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 2);
+    goto part_1;
+part_1:;
     const int16x8_t zetaqinv_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 3);
     const int16x8_t zeta_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 4);
     const int16x8_t zetaqinv_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 5);
@@ -716,6 +718,8 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
     const int16x8_t x_118 = vaddq_s16(x_99, t_35);
     const int16x8_t x_119 = vsubq_s16(x_99, t_35);
     const int16x8_t t_36 = nttgen_mlkem_neon_shoupmul(x_108, zeta_4, zetaqinv_4);
+    goto part_2;
+part_2:;
     const int16x8_t x_120 = vaddq_s16(x_104, t_36);
     const int16x8_t x_121 = vsubq_s16(x_104, t_36);
     const int16x8_t t_37 = nttgen_mlkem_neon_shoupmul(x_110, zeta_5, zetaqinv_5);
@@ -844,6 +848,8 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
     const int16x8_t x_218 = nttgen_mlkem_neon_ilv16_lo(x_202, x_206);
     const int16x8_t x_219 = nttgen_mlkem_neon_ilv16_hi(x_202, x_206);
     const int16x8_t x_220 = nttgen_mlkem_neon_ilv16_lo(x_201, x_205);
+    goto part_3;
+part_3:;
     const int16x8_t x_221 = nttgen_mlkem_neon_ilv16_hi(x_201, x_205);
     const int16x8_t x_222 = nttgen_mlkem_neon_ilv16_lo(x_203, x_207);
     const int16x8_t x_223 = nttgen_mlkem_neon_ilv16_hi(x_203, x_207);
@@ -972,6 +978,8 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
     const int16x8_t x_258 = vaddq_s16(x_241, t_73);
     const int16x8_t x_259 = vsubq_s16(x_241, t_73);
     const int16x8_t t_74 = nttgen_mlkem_neon_shoupmul(x_246, zeta_33, zetaqinv_33);
+    goto part_4;
+part_4:;
     const int16x8_t x_260 = vaddq_s16(x_244, t_74);
     const int16x8_t x_261 = vsubq_s16(x_244, t_74);
     const int16x8_t t_75 = nttgen_mlkem_neon_shoupmul(x_247, zeta_34, zetaqinv_34);
@@ -1100,6 +1108,8 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
     const int16x8_t x_354 = vaddq_s16(x_338, t_105);
     const int16x8_t x_355 = vsubq_s16(x_338, t_105);
     const int16x8_t t_106 = nttgen_mlkem_neon_shoupmul(x_341, zeta_57, zetaqinv_57);
+    goto part_5;
+part_5:;
     const int16x8_t x_356 = vaddq_s16(x_340, t_106);
     const int16x8_t x_357 = vsubq_s16(x_340, t_106);
     const int16x8_t t_107 = nttgen_mlkem_neon_shoupmul(x_343, zeta_58, zetaqinv_58);
@@ -1295,6 +1305,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t bq_12 = vmulq_s16(b_12, qinv_6);
     const int16x8_t bq_13 = vmulq_s16(b_13, qinv_6);
     const int16x8_t p_30 = nttgen_mlkem_neon_montmul(a_12, b_12, bq_12);
+    goto part_1;
+part_1:;
     const int16x8_t p_31 = nttgen_mlkem_neon_montmul(a_13, b_13, bq_13);
     const int16x8_t p_32 = nttgen_mlkem_neon_shoupmul(p_31, gamma_6, gammaqinv_6);
     const int16x8_t p_33 = nttgen_mlkem_neon_montmul(a_12, b_13, bq_13);
@@ -1423,6 +1435,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t a_26 = vld1q_s16(&a[200]);
     const int16x8_t a_27 = vld1q_s16(&a[216]);
     const int16x8_t b_26 = vld1q_s16(&b[200]);
+    goto part_2;
+part_2:;
     const int16x8_t b_27 = vld1q_s16(&b[216]);
     const int16x8_t qinv_13 = vdupq_n_s16(-3327);
     const int16x8_t bq_26 = vmulq_s16(b_26, qinv_13);
@@ -2379,6 +2393,8 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16x8_t x_74 = vaddq_s16(x_57, t_5);
     const int16x8_t x_75 = vsubq_s16(x_57, t_5);
     const int16x8_t t_6 = nttgen_mlkem_neon_shoupmul(x_62, zeta_0, zetaqinv_0);
+    goto part_1;
+part_1:;
     const int16x8_t x_76 = vaddq_s16(x_60, t_6);
     const int16x8_t x_77 = vsubq_s16(x_60, t_6);
     const int16x8_t t_7 = nttgen_mlkem_neon_shoupmul(x_63, zeta_0, zetaqinv_0);
@@ -2507,6 +2523,8 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     vst1q_s16(&a[0], x_144);
     vst1q_s16(&a[64], x_145);
     vst1q_s16(&a[32], x_146);
+    goto part_2;
+part_2:;
     vst1q_s16(&a[96], x_147);
     vst1q_s16(&a[16], x_148);
     vst1q_s16(&a[80], x_149);
@@ -2635,6 +2653,8 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16x8_t t_48 = nttgen_mlkem_neon_shoupmul(x_248, zeta_1, zetaqinv_1);
     const int16x8_t x_256 = vaddq_s16(x_240, t_48);
     const int16x8_t x_257 = vsubq_s16(x_240, t_48);
+    goto part_3;
+part_3:;
     const int16x8_t t_49 = nttgen_mlkem_neon_shoupmul(x_249, zeta_1, zetaqinv_1);
     const int16x8_t x_258 = vaddq_s16(x_241, t_49);
     const int16x8_t x_259 = vsubq_s16(x_241, t_49);
@@ -2764,6 +2784,8 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16x8_t zeta_20 = vld1q_s16(&zetas_dit_0[320]);
     const int16x8_t zetaqinv_20 = vld1q_s16(&zetas_dit_0[328]);
     const int16x8_t zeta_21 = vld1q_s16(&zetas_dit_0[336]);
+    goto part_4;
+part_4:;
     const int16x8_t zetaqinv_21 = vld1q_s16(&zetas_dit_0[344]);
     const int16x8_t zeta_22 = vld1q_s16(&zetas_dit_0[352]);
     const int16x8_t zetaqinv_22 = vld1q_s16(&zetas_dit_0[360]);
@@ -2892,6 +2914,8 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16x8_t x_368 = vld1q_s16(&a[8]);
     const int16x8_t x_369 = vld1q_s16(&a[136]);
     const int16x8_t x_370 = vld1q_s16(&a[72]);
+    goto part_5;
+part_5:;
     const int16x8_t x_371 = vld1q_s16(&a[200]);
     const int16x8_t x_372 = vld1q_s16(&a[40]);
     const int16x8_t x_373 = vld1q_s16(&a[168]);
@@ -3137,6 +3161,8 @@ void nttgen_mlkem_neon_reduce(int16_t a[256]) {
     const int16x8_t x_31 = vld1q_s16(&a[248]);
     const int16x8_t red_62 = nttgen_mlkem_neon_barrett(x_31);
     const int16x8_t red_63 = nttgen_mlkem_neon_cond_add_q(red_62);
+    goto part_1;
+part_1:;
     vst1q_s16(&a[248], red_63);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(a, 256, 0, 3328);
@@ -3283,6 +3309,8 @@ void nttgen_mlkem_neon_tomont(int16_t a[256]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(-1044);
     const int16x8_t fqinv_25 = vdupq_n_s16(-10276);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_mlkem_neon_shoupmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -3461,6 +3489,8 @@ void nttgen_mlkem_neon_frommont(int16_t a[256]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(169);
     const int16x8_t fqinv_25 = vdupq_n_s16(1664);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_mlkem_neon_shoupmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -3638,6 +3668,8 @@ void nttgen_mlkem_neon_to_standard(int16_t a[256]) {
     const int16x8_t x_108 = nttgen_mlkem_neon_ilv32_lo(x_89, x_93);
     const int16x8_t x_109 = nttgen_mlkem_neon_ilv32_hi(x_89, x_93);
     const int16x8_t x_110 = nttgen_mlkem_neon_ilv32_lo(x_91, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_mlkem_neon_ilv32_hi(x_91, x_95);
     const int16x8_t x_112 = nttgen_mlkem_neon_ilv64_lo(x_96, x_98);
     const int16x8_t x_113 = nttgen_mlkem_neon_ilv64_hi(x_96, x_98);
@@ -3815,6 +3847,8 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]) {
     const int16x8_t x_108 = nttgen_mlkem_neon_ilv32_lo(x_92, x_94);
     const int16x8_t x_109 = nttgen_mlkem_neon_ilv32_hi(x_92, x_94);
     const int16x8_t x_110 = nttgen_mlkem_neon_ilv32_lo(x_93, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_mlkem_neon_ilv32_hi(x_93, x_95);
     const int16x8_t x_112 = nttgen_mlkem_neon_ilv16_lo(x_96, x_100);
     const int16x8_t x_113 = nttgen_mlkem_neon_ilv16_hi(x_96, x_100);
@@ -3995,6 +4029,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int
     const int16x8_t zeta_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 0);
     const int16x8_t zetaqinv_5 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 1);
     const int16x8_t zeta_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 2);
+    goto part_1;
+part_1:;
     const int16x8_t zetaqinv_6 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 3);
     const int16x8_t zeta_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 4);
     const int16x8_t zetaqinv_7 = vdupq_laneq_s16(vld1q_s16(&zetas_0[272]), 5);
@@ -4123,6 +4159,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int
     const int16x8_t x_118 = vaddq_s16(x_99, t_35);
     const int16x8_t x_119 = vsubq_s16(x_99, t_35);
     const int16x8_t t_36 = nttgen_mlkem_neon_shoupmul(x_108, zeta_4, zetaqinv_4);
+    goto part_2;
+part_2:;
     const int16x8_t x_120 = vaddq_s16(x_104, t_36);
     const int16x8_t x_121 = vsubq_s16(x_104, t_36);
     const int16x8_t t_37 = nttgen_mlkem_neon_shoupmul(x_110, zeta_5, zetaqinv_5);
@@ -4251,6 +4289,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int
     const int16x8_t x_218 = nttgen_mlkem_neon_ilv16_lo(x_202, x_206);
     const int16x8_t x_219 = nttgen_mlkem_neon_ilv16_hi(x_202, x_206);
     const int16x8_t x_220 = nttgen_mlkem_neon_ilv16_lo(x_201, x_205);
+    goto part_3;
+part_3:;
     const int16x8_t x_221 = nttgen_mlkem_neon_ilv16_hi(x_201, x_205);
     const int16x8_t x_222 = nttgen_mlkem_neon_ilv16_lo(x_203, x_207);
     const int16x8_t x_223 = nttgen_mlkem_neon_ilv16_hi(x_203, x_207);
@@ -4379,6 +4419,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int
     const int16x8_t x_258 = vaddq_s16(x_241, t_73);
     const int16x8_t x_259 = vsubq_s16(x_241, t_73);
     const int16x8_t t_74 = nttgen_mlkem_neon_shoupmul(x_246, zeta_33, zetaqinv_33);
+    goto part_4;
+part_4:;
     const int16x8_t x_260 = vaddq_s16(x_244, t_74);
     const int16x8_t x_261 = vsubq_s16(x_244, t_74);
     const int16x8_t t_75 = nttgen_mlkem_neon_shoupmul(x_247, zeta_34, zetaqinv_34);
@@ -4507,6 +4549,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int
     const int16x8_t x_354 = vaddq_s16(x_338, t_105);
     const int16x8_t x_355 = vsubq_s16(x_338, t_105);
     const int16x8_t t_106 = nttgen_mlkem_neon_shoupmul(x_341, zeta_57, zetaqinv_57);
+    goto part_5;
+part_5:;
     const int16x8_t x_356 = vaddq_s16(x_340, t_106);
     const int16x8_t x_357 = vsubq_s16(x_340, t_106);
     const int16x8_t t_107 = nttgen_mlkem_neon_shoupmul(x_343, zeta_58, zetaqinv_58);
@@ -4702,6 +4746,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_74 = vaddq_s16(x_57, t_5);
     const int16x8_t x_75 = vsubq_s16(x_57, t_5);
     const int16x8_t t_6 = nttgen_mlkem_neon_shoupmul(x_62, zeta_0, zetaqinv_0);
+    goto part_1;
+part_1:;
     const int16x8_t x_76 = vaddq_s16(x_60, t_6);
     const int16x8_t x_77 = vsubq_s16(x_60, t_6);
     const int16x8_t t_7 = nttgen_mlkem_neon_shoupmul(x_63, zeta_0, zetaqinv_0);
@@ -4830,6 +4876,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     vst1q_s16(&a[0], x_144);
     vst1q_s16(&a[64], x_145);
     vst1q_s16(&a[32], x_146);
+    goto part_2;
+part_2:;
     vst1q_s16(&a[96], x_147);
     vst1q_s16(&a[16], x_148);
     vst1q_s16(&a[80], x_149);
@@ -4958,6 +5006,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t t_48 = nttgen_mlkem_neon_shoupmul(x_248, zeta_1, zetaqinv_1);
     const int16x8_t x_256 = vaddq_s16(x_240, t_48);
     const int16x8_t x_257 = vsubq_s16(x_240, t_48);
+    goto part_3;
+part_3:;
     const int16x8_t t_49 = nttgen_mlkem_neon_shoupmul(x_249, zeta_1, zetaqinv_1);
     const int16x8_t x_258 = vaddq_s16(x_241, t_49);
     const int16x8_t x_259 = vsubq_s16(x_241, t_49);
@@ -5087,6 +5137,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t zeta_20 = vld1q_s16(&zetas_dit_0[320]);
     const int16x8_t zetaqinv_20 = vld1q_s16(&zetas_dit_0[328]);
     const int16x8_t zeta_21 = vld1q_s16(&zetas_dit_0[336]);
+    goto part_4;
+part_4:;
     const int16x8_t zetaqinv_21 = vld1q_s16(&zetas_dit_0[344]);
     const int16x8_t zeta_22 = vld1q_s16(&zetas_dit_0[352]);
     const int16x8_t zetaqinv_22 = vld1q_s16(&zetas_dit_0[360]);
@@ -5215,6 +5267,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_365 = nttgen_mlkem_neon_shoupmul(x_349, tw_13, twqinv_13);
     const int16x8_t red_58 = nttgen_mlkem_neon_barrett(x_365);
     const int16x8_t red_59 = nttgen_mlkem_neon_cond_add_q(red_58);
+    goto part_5;
+part_5:;
     vst1q_s16(&a[176], red_59);
     const int16x8_t tw_14 = vld1q_s16(&twist_0[224]);
     const int16x8_t twqinv_14 = vld1q_s16(&twist_0[232]);
@@ -5343,6 +5397,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_409 = nttgen_mlkem_neon_shoupmul(x_393, tw_25, twqinv_25);
     const int16x8_t red_82 = nttgen_mlkem_neon_barrett(x_409);
     const int16x8_t red_83 = nttgen_mlkem_neon_cond_add_q(red_82);
+    goto part_6;
+part_6:;
     vst1q_s16(&a[152], red_83);
     const int16x8_t tw_26 = vld1q_s16(&twist_0[176]);
     const int16x8_t twqinv_26 = vld1q_s16(&twist_0[184]);

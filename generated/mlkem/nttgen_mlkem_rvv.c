@@ -418,6 +418,8 @@ void nttgen_mlkem_rvv_ntt(int16_t a[256]) {
         __riscv_vse16_v_i16m1(&a[j_0 + 48], x_73, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 176], x_75, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 112], x_77, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse16_v_i16m1(&a[j_0 + 240], x_79, vl);
         j_0 = j_0 + vl;
     }
@@ -873,6 +875,8 @@ void nttgen_mlkem_rvv_intt(int16_t a[256]) {
         const vint16m1_t x_117 = __riscv_vadd_vv_i16m1(x_93, x_95, vl);
         const vint16m1_t d_43 = __riscv_vsub_vv_i16m1(x_93, x_95, vl);
         const vint16m1_t x_118 = nttgen_mlkem_rvv_montmul_vx(d_43, zeta_21, zetaqinv_21, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t x_119 = nttgen_mlkem_rvv_montmul_vx(x_117, 1441, -10079, vl);
         __riscv_vse16_v_i16m1(&a[j_1], x_98, vl);
         __riscv_vse16_v_i16m1(&a[j_1 + 128], x_97, vl);
@@ -1146,6 +1150,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_ntt_from(int16_t r[256], const int1
         __riscv_vse16_v_i16m1(&r[j_0 + 48], x_73, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 176], x_75, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 112], x_77, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse16_v_i16m1(&r[j_0 + 240], x_79, vl);
         j_0 = j_0 + vl;
     }
@@ -1478,6 +1484,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_intt_reduce(int16_t a[256]) {
         const vint16m1_t x_117 = __riscv_vadd_vv_i16m1(x_93, x_95, vl);
         const vint16m1_t d_43 = __riscv_vsub_vv_i16m1(x_93, x_95, vl);
         const vint16m1_t x_118 = nttgen_mlkem_rvv_montmul_vx(d_43, zeta_21, zetaqinv_21, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t x_119 = nttgen_mlkem_rvv_montmul_vx(x_117, 1441, -10079, vl);
         const vint16m1_t red_12 = nttgen_mlkem_rvv_cond_add_q(x_98, vl);
         __riscv_vse16_v_i16m1(&a[j_1], red_12, vl);

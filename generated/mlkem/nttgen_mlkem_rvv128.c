@@ -483,6 +483,8 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 8);
@@ -611,6 +613,8 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t t_58 = nttgen_mlkem_rvv128_montmul(x_140, zeta_9, zetaqinv_9, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t t_59 = nttgen_mlkem_rvv128_montmul(x_142, zeta_10, zetaqinv_10, 8);
@@ -740,6 +744,8 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
     const vint16m1_t x_217 = __riscv_vsub_vv_i16m1(x_200, t_84, 8);
     const vint16m1_t t_85 = nttgen_mlkem_rvv128_montmul(x_203, zeta_19, zetaqinv_19, 8);
     const vint16m1_t x_218 = __riscv_vadd_vv_i16m1(x_201, t_85, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_219 = __riscv_vsub_vv_i16m1(x_201, t_85, 8);
     const vint16m1_t t_86 = nttgen_mlkem_rvv128_montmul(x_206, zeta_20, zetaqinv_20, 8);
     const vint16m1_t x_220 = __riscv_vadd_vv_i16m1(x_204, t_86, 8);
@@ -868,6 +874,8 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[16], x_272, 8);
     __riscv_vse16_v_i16m1(&a[144], x_274, 8);
     __riscv_vse16_v_i16m1(&a[80], x_273, 8);
+    goto part_4;
+part_4:;
     __riscv_vse16_v_i16m1(&a[208], x_275, 8);
     __riscv_vse16_v_i16m1(&a[24], x_276, 8);
     __riscv_vse16_v_i16m1(&a[152], x_278, 8);
@@ -1027,6 +1035,8 @@ void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t r_12 = __riscv_vadd_vv_i16m1(p_30, p_32, 8);
     const vint16m1_t r_13 = __riscv_vadd_vv_i16m1(p_33, p_34, 8);
     __riscv_vse16_v_i16m1(&r[80], r_12, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&r[112], r_13, 8);
     const vint16m1_t gamma_7 = __riscv_vle16_v_i16m1(&gammas_0[112], 8);
     const vint16m1_t gammaqinv_7 = __riscv_vle16_v_i16m1(&gammas_0[120], 8);
@@ -1155,6 +1165,8 @@ void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int
     __riscv_vse16_v_i16m1(&r[200], r_26, 8);
     __riscv_vse16_v_i16m1(&r[232], r_27, 8);
     const vint16m1_t gamma_14 = __riscv_vle16_v_i16m1(&gammas_0[224], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t gammaqinv_14 = __riscv_vle16_v_i16m1(&gammas_0[232], 8);
     const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[208], 8);
     const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[240], 8);
@@ -2046,6 +2058,8 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[240], 8);
     const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[56], 8);
     const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[184], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[120], 8);
     const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, x_66, 8);
@@ -2175,6 +2189,8 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const vint16m1_t x_135 = __riscv_vle16_v_i16m1(&a[224], 8);
     const vint16m1_t x_136 = __riscv_vle16_v_i16m1(&a[16], 8);
     const vint16m1_t x_137 = __riscv_vle16_v_i16m1(&a[144], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_138 = __riscv_vle16_v_i16m1(&a[80], 8);
     const vint16m1_t x_139 = __riscv_vle16_v_i16m1(&a[208], 8);
     const vint16m1_t x_140 = __riscv_vle16_v_i16m1(&a[48], 8);
@@ -2303,6 +2319,8 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[160], x_213, 8);
     const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[192], 8);
     const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[200], 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_214 = nttgen_mlkem_rvv128_montmul(x_198, tw_6, twqinv_6, 8);
     __riscv_vse16_v_i16m1(&a[96], x_214, 8);
     const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[448], 8);
@@ -2431,6 +2449,8 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const vint16m1_t x_267 = __riscv_vsub_vv_i16m1(x_243, t_65, 8);
     const vint16m1_t t_66 = nttgen_mlkem_rvv128_montmul(x_253, zeta_21, zetaqinv_21, 8);
     const vint16m1_t x_268 = __riscv_vadd_vv_i16m1(x_245, t_66, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_269 = __riscv_vsub_vv_i16m1(x_245, t_66, 8);
     const vint16m1_t t_67 = nttgen_mlkem_rvv128_montmul(x_255, zeta_21, zetaqinv_21, 8);
     const vint16m1_t x_270 = __riscv_vadd_vv_i16m1(x_247, t_67, 8);
@@ -2691,6 +2711,8 @@ void nttgen_mlkem_rvv128_reduce(int16_t a[256]) {
     const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t red_62 = nttgen_mlkem_rvv128_barrett(x_31, 8);
     const vint16m1_t red_63 = nttgen_mlkem_rvv128_cond_add_q(red_62, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[248], red_63, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, 0, 3328);
@@ -2837,6 +2859,8 @@ void nttgen_mlkem_rvv128_tomont(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1353, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(20553, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_mlkem_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -3015,6 +3039,8 @@ void nttgen_mlkem_rvv128_frommont(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-3327, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_mlkem_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -3361,6 +3387,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 8);
     const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 8);
     const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 8);
@@ -3489,6 +3517,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
     const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 8);
     const vint16m1_t t_58 = nttgen_mlkem_rvv128_montmul(x_140, zeta_9, zetaqinv_9, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 8);
     const vint16m1_t t_59 = nttgen_mlkem_rvv128_montmul(x_142, zeta_10, zetaqinv_10, 8);
@@ -3618,6 +3648,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
     const vint16m1_t x_217 = __riscv_vsub_vv_i16m1(x_200, t_84, 8);
     const vint16m1_t t_85 = nttgen_mlkem_rvv128_montmul(x_203, zeta_19, zetaqinv_19, 8);
     const vint16m1_t x_218 = __riscv_vadd_vv_i16m1(x_201, t_85, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_219 = __riscv_vsub_vv_i16m1(x_201, t_85, 8);
     const vint16m1_t t_86 = nttgen_mlkem_rvv128_montmul(x_206, zeta_20, zetaqinv_20, 8);
     const vint16m1_t x_220 = __riscv_vadd_vv_i16m1(x_204, t_86, 8);
@@ -3746,6 +3778,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
     __riscv_vse16_v_i16m1(&r[16], x_272, 8);
     __riscv_vse16_v_i16m1(&r[144], x_274, 8);
     __riscv_vse16_v_i16m1(&r[80], x_273, 8);
+    goto part_4;
+part_4:;
     __riscv_vse16_v_i16m1(&r[208], x_275, 8);
     __riscv_vse16_v_i16m1(&r[24], x_276, 8);
     __riscv_vse16_v_i16m1(&r[152], x_278, 8);
@@ -3906,6 +3940,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[240], 8);
     const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[56], 8);
     const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[184], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[120], 8);
     const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, x_66, 8);
@@ -4035,6 +4071,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_135 = __riscv_vle16_v_i16m1(&a[224], 8);
     const vint16m1_t x_136 = __riscv_vle16_v_i16m1(&a[16], 8);
     const vint16m1_t x_137 = __riscv_vle16_v_i16m1(&a[144], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_138 = __riscv_vle16_v_i16m1(&a[80], 8);
     const vint16m1_t x_139 = __riscv_vle16_v_i16m1(&a[208], 8);
     const vint16m1_t x_140 = __riscv_vle16_v_i16m1(&a[48], 8);
@@ -4163,6 +4201,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t red_28 = nttgen_mlkem_rvv128_cond_add_q(x_212, 8);
     __riscv_vse16_v_i16m1(&a[32], red_28, 8);
     const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[320], 8);
+    goto part_3;
+part_3:;
     const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[328], 8);
     const vint16m1_t x_213 = nttgen_mlkem_rvv128_montmul(x_197, tw_5, twqinv_5, 8);
     const vint16m1_t red_29 = nttgen_mlkem_rvv128_cond_add_q(x_213, 8);
@@ -4291,6 +4331,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_256 = __riscv_vadd_vv_i16m1(x_240, t_60, 8);
     const vint16m1_t x_257 = __riscv_vsub_vv_i16m1(x_240, t_60, 8);
     const vint16m1_t t_61 = nttgen_mlkem_rvv128_montmul(x_250, zeta_20, zetaqinv_20, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t x_258 = __riscv_vadd_vv_i16m1(x_242, t_61, 8);
     const vint16m1_t x_259 = __riscv_vsub_vv_i16m1(x_242, t_61, 8);
     const vint16m1_t t_62 = nttgen_mlkem_rvv128_montmul(x_252, zeta_20, zetaqinv_20, 8);
@@ -4419,6 +4461,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_315 = nttgen_mlkem_rvv128_montmul(x_299, tw_27, twqinv_27, 8);
     const vint16m1_t red_51 = nttgen_mlkem_rvv128_cond_add_q(x_315, 8);
     __riscv_vse16_v_i16m1(&a[216], red_51, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t tw_28 = __riscv_vle16_v_i16m1(&twist_0[112], 8);
     const vint16m1_t twqinv_28 = __riscv_vle16_v_i16m1(&twist_0[120], 8);
     const vint16m1_t x_316 = nttgen_mlkem_rvv128_montmul(x_300, tw_28, twqinv_28, 8);

@@ -389,6 +389,8 @@ void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
@@ -518,6 +520,8 @@ void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
     const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
     const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
     const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
     const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
     const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
@@ -687,6 +691,8 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t r_12 = __riscv_vadd_vv_i16m1(p_30, p_32, 16);
     const vint16m1_t r_13 = __riscv_vadd_vv_i16m1(p_33, p_34, 16);
     __riscv_vse16_v_i16m1(&r[192], r_12, 16);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&r[208], r_13, 16);
     const vint16m1_t gamma_7 = __riscv_vle16_v_i16m1(&gammas_0[224], 16);
     const vint16m1_t gammaqinv_7 = __riscv_vle16_v_i16m1(&gammas_0[240], 16);
@@ -1219,6 +1225,8 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
     const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
     const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
     const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
+    goto part_1;
+part_1:;
     const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
     const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
     const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
@@ -1347,6 +1355,8 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
     const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_127, zeta_18, zetaqinv_18, 16);
     const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_41, 16);
     const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_41, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
     const vint16m1_t x_144 = nttgen_mlkem_rvv256_montmul(x_128, tw_0, twqinv_0, 16);
@@ -1937,6 +1947,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const i
     const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 16);
     const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 16);
     const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
@@ -2066,6 +2078,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const i
     const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
     const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
     const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
     const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
     const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
@@ -2237,6 +2251,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
     const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
     const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
+    goto part_1;
+part_1:;
     const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[240], 16);
     const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[256], 16);
     const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[272], 16);
@@ -2365,6 +2381,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_127, zeta_18, zetaqinv_18, 16);
     const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_41, 16);
     const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_41, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
     const vint16m1_t x_144 = nttgen_mlkem_rvv256_montmul(x_128, tw_0, twqinv_0, 16);

@@ -839,6 +839,8 @@ void nttgen_newhope1024_rvv_ntt(int16_t a[1024]) {
         __riscv_vse16_v_i16m1(&a[j_0 + 128], x_72, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 640], x_74, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 384], x_76, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse16_v_i16m1(&a[j_0 + 896], x_78, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 64], x_65, vl);
         __riscv_vse16_v_i16m1(&a[j_0 + 576], x_67, vl);
@@ -1424,6 +1426,8 @@ void nttgen_newhope1024_rvv_intt(int16_t a[1024]) {
         const vint16m1_t d_52 = __riscv_vsub_vv_i16m1(red_32, red_31, vl);
         const vint16m1_t x_141 = nttgen_newhope1024_rvv_montmul_vx(d_52, zeta_28, zetaqinv_28, vl);
         const vint16m1_t x_142 = nttgen_newhope1024_rvv_montmul_vx(x_140, 3755, -341, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t x_143 = __riscv_vadd_vv_i16m1(x_121, x_123, vl);
         const vint16m1_t d_53 = __riscv_vsub_vv_i16m1(x_121, x_123, vl);
         const vint16m1_t x_144 = nttgen_newhope1024_rvv_montmul_vx(d_53, zeta_28, zetaqinv_28, vl);
@@ -1709,6 +1713,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv_ntt_from(int16_t r[1024],
         __riscv_vse16_v_i16m1(&r[j_0 + 128], x_72, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 640], x_74, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 384], x_76, vl);
+        goto part_1;
+    part_1:;
         __riscv_vse16_v_i16m1(&r[j_0 + 896], x_78, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 64], x_65, vl);
         __riscv_vse16_v_i16m1(&r[j_0 + 576], x_67, vl);
@@ -2216,6 +2222,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv_intt_reduce(int16_t a[1024]) 
         const vint16m1_t d_52 = __riscv_vsub_vv_i16m1(red_32, red_31, vl);
         const vint16m1_t x_141 = nttgen_newhope1024_rvv_montmul_vx(d_52, zeta_28, zetaqinv_28, vl);
         const vint16m1_t x_142 = nttgen_newhope1024_rvv_montmul_vx(x_140, 3755, -341, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t x_143 = __riscv_vadd_vv_i16m1(x_121, x_123, vl);
         const vint16m1_t d_53 = __riscv_vsub_vv_i16m1(x_121, x_123, vl);
         const vint16m1_t x_144 = nttgen_newhope1024_rvv_montmul_vx(d_53, zeta_28, zetaqinv_28, vl);

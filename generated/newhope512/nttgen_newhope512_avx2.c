@@ -674,6 +674,8 @@ void nttgen_newhope512_avx2_ntt(int16_t a[512]) {
         const __m256i red_6 = nttgen_newhope512_avx2_barrett(x_40);
         const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 128 + 256]);
         const __m256i red_7 = nttgen_newhope512_avx2_barrett(x_41);
+        goto part_1;
+    part_1:;
         const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 128 + 64]);
         const __m256i t_18 = nttgen_newhope512_avx2_montmul(x_42, zeta_3, zetaqinv_3);
         const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 128 + 320]);
@@ -802,6 +804,8 @@ void nttgen_newhope512_avx2_ntt(int16_t a[512]) {
         const __m256i x_131 = _mm256_sub_epi16(red_15, t_39);
         const __m256i x_132 = _mm256_unpacklo_epi32(x_128, x_130);
         const __m256i x_133 = _mm256_unpackhi_epi32(x_128, x_130);
+        goto part_2;
+    part_2:;
         const __m256i x_134 = _mm256_unpacklo_epi32(x_129, x_131);
         const __m256i x_135 = _mm256_unpackhi_epi32(x_129, x_131);
         const __m256i t_46 = nttgen_newhope512_avx2_montmul(x_133, zeta_31, zetaqinv_31);
@@ -1160,6 +1164,8 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
         const __m256i x_95 = nttgen_newhope512_avx2_unzip32_hi(x_92, x_93);
         const __m256i x_96 = _mm256_add_epi16(red_3, t_11);
         const __m256i x_97 = _mm256_sub_epi16(red_3, t_11);
+        goto part_1;
+    part_1:;
         const __m256i x_98 = nttgen_newhope512_avx2_unzip32_lo(x_96, x_97);
         const __m256i x_99 = nttgen_newhope512_avx2_unzip32_hi(x_96, x_97);
         const __m256i t_22 = nttgen_newhope512_avx2_montmul(x_99, zeta_2, zetaqinv_2);
@@ -1288,6 +1294,8 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
         const __m256i x_184 = _mm256_add_epi16(x_172, t_44);
         const __m256i x_185 = _mm256_sub_epi16(x_172, t_44);
         const __m256i x_186 = _mm256_add_epi16(x_174, t_46);
+        goto part_2;
+    part_2:;
         const __m256i x_187 = _mm256_sub_epi16(x_174, t_46);
         const __m256i x_188 = _mm256_add_epi16(x_173, t_45);
         const __m256i x_189 = _mm256_sub_epi16(x_173, t_45);
@@ -1924,6 +1932,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], cons
         const __m256i red_6 = nttgen_newhope512_avx2_barrett(x_40);
         const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 128 + 256]);
         const __m256i red_7 = nttgen_newhope512_avx2_barrett(x_41);
+        goto part_1;
+    part_1:;
         const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 128 + 64]);
         const __m256i t_18 = nttgen_newhope512_avx2_montmul(x_42, zeta_3, zetaqinv_3);
         const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 128 + 320]);
@@ -2052,6 +2062,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], cons
         const __m256i x_131 = _mm256_sub_epi16(red_15, t_39);
         const __m256i x_132 = _mm256_unpacklo_epi32(x_128, x_130);
         const __m256i x_133 = _mm256_unpackhi_epi32(x_128, x_130);
+        goto part_2;
+    part_2:;
         const __m256i x_134 = _mm256_unpacklo_epi32(x_129, x_131);
         const __m256i x_135 = _mm256_unpackhi_epi32(x_129, x_131);
         const __m256i t_46 = nttgen_newhope512_avx2_montmul(x_133, zeta_31, zetaqinv_31);
@@ -2347,6 +2359,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
         const __m256i x_95 = nttgen_newhope512_avx2_unzip32_hi(x_92, x_93);
         const __m256i x_96 = _mm256_add_epi16(red_3, t_11);
         const __m256i x_97 = _mm256_sub_epi16(red_3, t_11);
+        goto part_1;
+    part_1:;
         const __m256i x_98 = nttgen_newhope512_avx2_unzip32_lo(x_96, x_97);
         const __m256i x_99 = nttgen_newhope512_avx2_unzip32_hi(x_96, x_97);
         const __m256i t_22 = nttgen_newhope512_avx2_montmul(x_99, zeta_2, zetaqinv_2);
@@ -2475,6 +2489,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
         const __m256i x_184 = _mm256_add_epi16(x_172, t_44);
         const __m256i x_185 = _mm256_sub_epi16(x_172, t_44);
         const __m256i x_186 = _mm256_add_epi16(x_174, t_46);
+        goto part_2;
+    part_2:;
         const __m256i x_187 = _mm256_sub_epi16(x_174, t_46);
         const __m256i x_188 = _mm256_add_epi16(x_173, t_45);
         const __m256i x_189 = _mm256_sub_epi16(x_173, t_45);

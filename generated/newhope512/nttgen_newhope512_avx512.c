@@ -495,6 +495,8 @@ void nttgen_newhope512_avx512_ntt(int16_t a[512]) {
     const __m512i t_29 = nttgen_newhope512_avx512_montmul(x_51, zeta_12, zetaqinv_12);
     const __m512i t_30 = nttgen_newhope512_avx512_montmul(x_53, zeta_13, zetaqinv_13);
     const __m512i t_31 = nttgen_newhope512_avx512_montmul(x_55, zeta_14, zetaqinv_14);
+    goto part_1;
+part_1:;
     const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
     const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
     const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
@@ -623,6 +625,8 @@ void nttgen_newhope512_avx512_ntt(int16_t a[512]) {
     const __m512i t_45 = nttgen_newhope512_avx512_montmul(x_123, zeta_28, zetaqinv_28);
     const __m512i t_46 = nttgen_newhope512_avx512_montmul(x_125, zeta_29, zetaqinv_29);
     const __m512i t_47 = nttgen_newhope512_avx512_montmul(x_127, zeta_30, zetaqinv_30);
+    goto part_2;
+part_2:;
     const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
     const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
     const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
@@ -751,6 +755,8 @@ void nttgen_newhope512_avx512_ntt(int16_t a[512]) {
     const __m512i x_205 = _mm512_sub_epi16(x_188, t_62);
     const __m512i x_206 = _mm512_add_epi16(x_190, t_63);
     const __m512i x_207 = _mm512_sub_epi16(x_190, t_63);
+    goto part_3;
+part_3:;
     const __m512i zeta_47 = _mm512_load_si512((const __m512i *)&zetas_0[2048]);
     const __m512i zetaqinv_47 = _mm512_load_si512((const __m512i *)&zetas_0[2080]);
     const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[2112]);
@@ -1306,6 +1312,8 @@ void nttgen_newhope512_avx512_intt(int16_t a[512]) {
     const __m512i red_7 = nttgen_newhope512_avx512_barrett(x_81);
     const __m512i x_92 = nttgen_newhope512_avx512_unzip32_lo(x_88, x_89);
     const __m512i x_93 = nttgen_newhope512_avx512_unzip32_hi(x_88, x_89);
+    goto part_1;
+part_1:;
     const __m512i x_94 = nttgen_newhope512_avx512_unzip32_lo(x_90, x_91);
     const __m512i x_95 = nttgen_newhope512_avx512_unzip32_hi(x_90, x_91);
     const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
@@ -1434,6 +1442,8 @@ void nttgen_newhope512_avx512_intt(int16_t a[512]) {
     const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[512]);
     const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
     const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
+    goto part_2;
+part_2:;
     const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
     const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_dit_0[640]);
     const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_dit_0[672]);
@@ -1562,6 +1572,8 @@ void nttgen_newhope512_avx512_intt(int16_t a[512]) {
     const __m512i tw_14 = _mm512_load_si512((const __m512i *)&twist_0[448]);
     const __m512i twqinv_14 = _mm512_load_si512((const __m512i *)&twist_0[480]);
     const __m512i tw_15 = _mm512_load_si512((const __m512i *)&twist_0[960]);
+    goto part_3;
+part_3:;
     const __m512i twqinv_15 = _mm512_load_si512((const __m512i *)&twist_0[992]);
     const __m512i x_224 = _mm512_add_epi16(red_16, t_56);
     const __m512i x_225 = _mm512_sub_epi16(red_16, t_56);
@@ -2293,6 +2305,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i t_29 = nttgen_newhope512_avx512_montmul(x_51, zeta_12, zetaqinv_12);
     const __m512i t_30 = nttgen_newhope512_avx512_montmul(x_53, zeta_13, zetaqinv_13);
     const __m512i t_31 = nttgen_newhope512_avx512_montmul(x_55, zeta_14, zetaqinv_14);
+    goto part_1;
+part_1:;
     const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
     const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
     const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
@@ -2421,6 +2435,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i t_45 = nttgen_newhope512_avx512_montmul(x_123, zeta_28, zetaqinv_28);
     const __m512i t_46 = nttgen_newhope512_avx512_montmul(x_125, zeta_29, zetaqinv_29);
     const __m512i t_47 = nttgen_newhope512_avx512_montmul(x_127, zeta_30, zetaqinv_30);
+    goto part_2;
+part_2:;
     const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
     const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
     const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
@@ -2549,6 +2565,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_205 = _mm512_sub_epi16(x_188, t_62);
     const __m512i x_206 = _mm512_add_epi16(x_190, t_63);
     const __m512i x_207 = _mm512_sub_epi16(x_190, t_63);
+    goto part_3;
+part_3:;
     const __m512i zeta_47 = _mm512_load_si512((const __m512i *)&zetas_0[2048]);
     const __m512i zetaqinv_47 = _mm512_load_si512((const __m512i *)&zetas_0[2080]);
     const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[2112]);
@@ -2778,6 +2796,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i t_26 = nttgen_newhope512_avx512_montmul(x_52, zeta_9, zetaqinv_9);
     const __m512i t_27 = nttgen_newhope512_avx512_montmul(x_54, zeta_10, zetaqinv_10);
     const __m512i t_28 = nttgen_newhope512_avx512_montmul(x_49, zeta_11, zetaqinv_11);
+    goto part_1;
+part_1:;
     const __m512i t_29 = nttgen_newhope512_avx512_montmul(x_51, zeta_12, zetaqinv_12);
     const __m512i t_30 = nttgen_newhope512_avx512_montmul(x_53, zeta_13, zetaqinv_13);
     const __m512i t_31 = nttgen_newhope512_avx512_montmul(x_55, zeta_14, zetaqinv_14);
@@ -2906,6 +2926,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i t_42 = nttgen_newhope512_avx512_montmul(x_117, zeta_25, zetaqinv_25);
     const __m512i t_43 = nttgen_newhope512_avx512_montmul(x_119, zeta_26, zetaqinv_26);
     const __m512i t_44 = nttgen_newhope512_avx512_montmul(x_121, zeta_27, zetaqinv_27);
+    goto part_2;
+part_2:;
     const __m512i t_45 = nttgen_newhope512_avx512_montmul(x_123, zeta_28, zetaqinv_28);
     const __m512i t_46 = nttgen_newhope512_avx512_montmul(x_125, zeta_29, zetaqinv_29);
     const __m512i t_47 = nttgen_newhope512_avx512_montmul(x_127, zeta_30, zetaqinv_30);
@@ -3034,6 +3056,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i x_198 = nttgen_newhope512_avx512_ilv16_lo(x_196, x_197);
     const __m512i x_199 = nttgen_newhope512_avx512_ilv16_hi(x_196, x_197);
     const __m512i red_16 = nttgen_newhope512_avx512_barrett(x_194);
+    goto part_3;
+part_3:;
     const __m512i t_64 = nttgen_newhope512_avx512_montmul(x_195, zeta_47, zetaqinv_47);
     const __m512i red_17 = nttgen_newhope512_avx512_barrett(x_198);
     const __m512i x_200 = _mm512_sub_epi16(x_180, t_60);
@@ -3162,6 +3186,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i x_262 = nttgen_newhope512_avx512_ilv16_lo(x_258, x_259);
     const __m512i x_263 = nttgen_newhope512_avx512_ilv16_hi(x_258, x_259);
     const __m512i t_74 = nttgen_newhope512_avx512_montmul(x_255, zeta_55, zetaqinv_55);
+    goto part_4;
+part_4:;
     const __m512i t_75 = nttgen_newhope512_avx512_montmul(x_238, zeta_55, zetaqinv_55);
     const __m512i x_264 = _mm512_add_epi16(x_253, t_72);
     const __m512i x_265 = _mm512_sub_epi16(x_253, t_72);
@@ -3290,6 +3316,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i x_352 = _mm512_add_epi16(x_324, t_92);
     const __m512i x_353 = _mm512_sub_epi16(x_324, t_92);
     const __m512i x_354 = _mm512_add_epi16(x_343, t_93);
+    goto part_5;
+part_5:;
     const __m512i x_355 = _mm512_sub_epi16(x_343, t_93);
     const __m512i x_356 = nttgen_newhope512_avx512_ilv128_lo(x_352, x_353);
     const __m512i x_357 = nttgen_newhope512_avx512_ilv128_hi(x_352, x_353);
@@ -3418,6 +3446,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i zeta_69 = _mm512_load_si512((const __m512i *)&zetas_dit_0[896]);
     const __m512i zetaqinv_69 = _mm512_load_si512((const __m512i *)&zetas_dit_0[928]);
     const __m512i zeta_70 = _mm512_load_si512((const __m512i *)&zetas_dit_0[960]);
+    goto part_6;
+part_6:;
     const __m512i zetaqinv_70 = _mm512_load_si512((const __m512i *)&zetas_dit_0[992]);
     const __m512i zeta_71 = _mm512_load_si512((const __m512i *)&zetas_dit_0[1024]);
     const __m512i zetaqinv_71 = _mm512_load_si512((const __m512i *)&zetas_dit_0[1056]);
@@ -3546,6 +3576,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
     const __m512i red_60 = nttgen_newhope512_avx512_cond_add_q(x_476);
     const __m512i red_61 = nttgen_newhope512_avx512_cond_add_q(x_477);
     const __m512i red_62 = nttgen_newhope512_avx512_cond_add_q(x_478);
+    goto part_7;
+part_7:;
     const __m512i red_63 = nttgen_newhope512_avx512_cond_add_q(x_479);
     _mm512_storeu_si512((__m512i *)&r[0], red_48);
     _mm512_storeu_si512((__m512i *)&r[256], red_49);

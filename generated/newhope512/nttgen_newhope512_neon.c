@@ -812,6 +812,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_77 = vsubq_s16(x_60, t_22);
     const int16x8_t t_23 = nttgen_newhope512_neon_montmul(x_63, zeta_0, zetaqinv_0);
     const int16x8_t x_78 = vaddq_s16(x_62, t_23);
+    goto part_1;
+part_1:;
     const int16x8_t x_79 = vsubq_s16(x_62, t_23);
     const int16x8_t t_24 = nttgen_newhope512_neon_montmul(x_66, zeta_1, zetaqinv_1);
     const int16x8_t x_80 = vaddq_s16(x_64, t_24);
@@ -940,6 +942,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_148 = vld1q_s16(&a[88]);
     const int16x8_t x_149 = vld1q_s16(&a[344]);
     const int16x8_t x_150 = vld1q_s16(&a[216]);
+    goto part_2;
+part_2:;
     const int16x8_t x_151 = vld1q_s16(&a[472]);
     const int16x8_t x_152 = vld1q_s16(&a[56]);
     const int16x8_t x_153 = vld1q_s16(&a[312]);
@@ -1069,6 +1073,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t zeta_29 = vld1q_s16(&zetas_0[184]);
     const int16x8_t zetaqinv_29 = vld1q_s16(&zetas_0[192]);
     const int16x8_t zeta_30 = vld1q_s16(&zetas_0[200]);
+    goto part_3;
+part_3:;
     const int16x8_t zetaqinv_30 = vld1q_s16(&zetas_0[208]);
     const int16x8_t zeta_31 = vld1q_s16(&zetas_0[216]);
     const int16x8_t zetaqinv_31 = vld1q_s16(&zetas_0[224]);
@@ -1197,6 +1203,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_258 = vaddq_s16(red_9, t_89);
     const int16x8_t x_259 = vsubq_s16(red_9, t_89);
     const int16x8_t t_90 = nttgen_newhope512_neon_montmul(x_252, zeta_12, zetaqinv_12);
+    goto part_4;
+part_4:;
     const int16x8_t red_10 = nttgen_newhope512_neon_barrett(x_244);
     const int16x8_t x_260 = vaddq_s16(red_10, t_90);
     const int16x8_t x_261 = vsubq_s16(red_10, t_90);
@@ -1325,6 +1333,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_354 = vaddq_s16(red_17, t_113);
     const int16x8_t x_355 = vsubq_s16(red_17, t_113);
     const int16x8_t t_114 = nttgen_newhope512_neon_montmul(x_341, zeta_36, zetaqinv_36);
+    goto part_5;
+part_5:;
     const int16x8_t red_18 = nttgen_newhope512_neon_barrett(x_340);
     const int16x8_t x_356 = vaddq_s16(red_18, t_114);
     const int16x8_t x_357 = vsubq_s16(red_18, t_114);
@@ -1453,6 +1463,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_376 = vld1q_s16(&a[136]);
     const int16x8_t x_377 = vld1q_s16(&a[200]);
     const int16x8_t x_378 = vld1q_s16(&a[168]);
+    goto part_6;
+part_6:;
     const int16x8_t x_379 = vld1q_s16(&a[232]);
     const int16x8_t x_380 = vld1q_s16(&a[152]);
     const int16x8_t x_381 = vld1q_s16(&a[216]);
@@ -1581,6 +1593,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_456 = nttgen_newhope512_neon_ilv64_lo(x_433, x_435);
     const int16x8_t x_457 = nttgen_newhope512_neon_ilv64_hi(x_433, x_435);
     const int16x8_t x_458 = nttgen_newhope512_neon_ilv64_lo(x_437, x_439);
+    goto part_7;
+part_7:;
     const int16x8_t x_459 = nttgen_newhope512_neon_ilv64_hi(x_437, x_439);
     const int16x8_t x_460 = nttgen_newhope512_neon_ilv64_lo(x_441, x_443);
     const int16x8_t x_461 = nttgen_newhope512_neon_ilv64_hi(x_441, x_443);
@@ -1709,6 +1723,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     vst1q_s16(&a[136], x_536);
     vst1q_s16(&a[200], x_538);
     vst1q_s16(&a[168], x_540);
+    goto part_8;
+part_8:;
     vst1q_s16(&a[232], x_542);
     vst1q_s16(&a[152], x_537);
     vst1q_s16(&a[216], x_539);
@@ -1837,6 +1853,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_572 = vaddq_s16(red_54, t_182);
     const int16x8_t x_573 = vsubq_s16(red_54, t_182);
     const int16x8_t t_183 = nttgen_newhope512_neon_montmul(x_559, zeta_81, zetaqinv_81);
+    goto part_9;
+part_9:;
     const int16x8_t red_55 = nttgen_newhope512_neon_barrett(x_558);
     const int16x8_t x_574 = vaddq_s16(red_55, t_183);
     const int16x8_t x_575 = vsubq_s16(red_55, t_183);
@@ -1965,6 +1983,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_658 = nttgen_newhope512_neon_ilv32_lo(x_641, x_643);
     const int16x8_t x_659 = nttgen_newhope512_neon_ilv32_hi(x_641, x_643);
     const int16x8_t x_660 = nttgen_newhope512_neon_ilv32_lo(x_644, x_646);
+    goto part_10;
+part_10:;
     const int16x8_t x_661 = nttgen_newhope512_neon_ilv32_hi(x_644, x_646);
     const int16x8_t x_662 = nttgen_newhope512_neon_ilv32_lo(x_645, x_647);
     const int16x8_t x_663 = nttgen_newhope512_neon_ilv32_hi(x_645, x_647);
@@ -2093,6 +2113,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t zeta_133 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 2);
     const int16x8_t zetaqinv_133 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 3);
     const int16x8_t zeta_134 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 4);
+    goto part_11;
+part_11:;
     const int16x8_t zetaqinv_134 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 5);
     const int16x8_t zeta_135 = vld1q_s16(&zetas_0[1256]);
     const int16x8_t zetaqinv_135 = vld1q_s16(&zetas_0[1264]);
@@ -2221,6 +2243,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_770 = vaddq_s16(x_754, t_249);
     const int16x8_t x_771 = vsubq_s16(x_754, t_249);
     const int16x8_t t_250 = nttgen_newhope512_neon_montmul(x_757, zeta_125, zetaqinv_125);
+    goto part_12;
+part_12:;
     const int16x8_t x_772 = vaddq_s16(x_753, t_250);
     const int16x8_t x_773 = vsubq_s16(x_753, t_250);
     const int16x8_t t_251 = nttgen_newhope512_neon_montmul(x_759, zeta_126, zetaqinv_126);
@@ -2349,6 +2373,8 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
     const int16x8_t x_861 = vsubq_s16(x_844, t_278);
     const int16x8_t t_279 = nttgen_newhope512_neon_montmul(x_847, zeta_150, zetaqinv_150);
     const int16x8_t x_862 = vaddq_s16(x_846, t_279);
+    goto part_13;
+part_13:;
     const int16x8_t x_863 = vsubq_s16(x_846, t_279);
     const int16x8_t x_864 = nttgen_newhope512_neon_ilv16_lo(x_848, x_852);
     const int16x8_t x_865 = nttgen_newhope512_neon_ilv16_hi(x_848, x_852);
@@ -2560,6 +2586,8 @@ void nttgen_newhope512_neon_basemul(int16_t r[512], const int16_t a[512], const 
     vst1q_s16(&r[240], p_30);
     const int16x8_t a_31 = vld1q_s16(&a[248]);
     const int16x8_t b_31 = vld1q_s16(&b[248]);
+    goto part_1;
+part_1:;
     const int16x8_t p_31 = nttgen_newhope512_neon_montmul_var(a_31, b_31);
     vst1q_s16(&r[248], p_31);
     const int16x8_t a_32 = vld1q_s16(&a[256]);
@@ -2688,6 +2716,8 @@ void nttgen_newhope512_neon_basemul(int16_t r[512], const int16_t a[512], const 
     vst1q_s16(&r[496], p_62);
     const int16x8_t a_63 = vld1q_s16(&a[504]);
     const int16x8_t b_63 = vld1q_s16(&b[504]);
+    goto part_2;
+part_2:;
     const int16x8_t p_63 = nttgen_newhope512_neon_montmul_var(a_63, b_63);
     vst1q_s16(&r[504], p_63);
 #ifdef NTTGEN_DEBUG
@@ -3753,6 +3783,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_78 = nttgen_newhope512_neon_ilv32_lo(x_62, x_63);
     const int16x8_t x_79 = nttgen_newhope512_neon_ilv32_hi(x_62, x_63);
     const int16x8_t t_8 = nttgen_newhope512_neon_montmul(x_66, zeta_1, zetaqinv_1);
+    goto part_1;
+part_1:;
     const int16x8_t red_0 = nttgen_newhope512_neon_barrett(x_64);
     const int16x8_t x_80 = vaddq_s16(red_0, t_8);
     const int16x8_t x_81 = vsubq_s16(red_0, t_8);
@@ -3881,6 +3913,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_158 = vaddq_s16(red_15, t_39);
     const int16x8_t x_159 = vsubq_s16(red_15, t_39);
     const int16x8_t t_40 = nttgen_newhope512_neon_montmul(x_146, zeta_9, zetaqinv_9);
+    goto part_2;
+part_2:;
     const int16x8_t x_160 = vaddq_s16(x_144, t_40);
     const int16x8_t x_161 = vsubq_s16(x_144, t_40);
     const int16x8_t t_41 = nttgen_newhope512_neon_montmul(x_147, zeta_10, zetaqinv_10);
@@ -4009,6 +4043,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_254 = nttgen_newhope512_neon_ilv32_lo(x_238, x_239);
     const int16x8_t x_255 = nttgen_newhope512_neon_ilv32_hi(x_238, x_239);
     const int16x8_t t_56 = nttgen_newhope512_neon_montmul(x_242, zeta_1, zetaqinv_1);
+    goto part_3;
+part_3:;
     const int16x8_t red_16 = nttgen_newhope512_neon_barrett(x_240);
     const int16x8_t x_256 = vaddq_s16(red_16, t_56);
     const int16x8_t x_257 = vsubq_s16(red_16, t_56);
@@ -4137,6 +4173,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_334 = vaddq_s16(red_31, t_87);
     const int16x8_t x_335 = vsubq_s16(red_31, t_87);
     const int16x8_t t_88 = nttgen_newhope512_neon_montmul(x_322, zeta_9, zetaqinv_9);
+    goto part_4;
+part_4:;
     const int16x8_t x_336 = vaddq_s16(x_320, t_88);
     const int16x8_t x_337 = vsubq_s16(x_320, t_88);
     const int16x8_t t_89 = nttgen_newhope512_neon_montmul(x_323, zeta_10, zetaqinv_10);
@@ -4265,6 +4303,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_430 = nttgen_newhope512_neon_ilv32_lo(x_414, x_415);
     const int16x8_t x_431 = nttgen_newhope512_neon_ilv32_hi(x_414, x_415);
     const int16x8_t t_104 = nttgen_newhope512_neon_montmul(x_418, zeta_1, zetaqinv_1);
+    goto part_5;
+part_5:;
     const int16x8_t red_32 = nttgen_newhope512_neon_barrett(x_416);
     const int16x8_t x_432 = vaddq_s16(red_32, t_104);
     const int16x8_t x_433 = vsubq_s16(red_32, t_104);
@@ -4393,6 +4433,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_510 = vaddq_s16(red_47, t_135);
     const int16x8_t x_511 = vsubq_s16(red_47, t_135);
     const int16x8_t t_136 = nttgen_newhope512_neon_montmul(x_498, zeta_9, zetaqinv_9);
+    goto part_6;
+part_6:;
     const int16x8_t x_512 = vaddq_s16(x_496, t_136);
     const int16x8_t x_513 = vsubq_s16(x_496, t_136);
     const int16x8_t t_137 = nttgen_newhope512_neon_montmul(x_499, zeta_10, zetaqinv_10);
@@ -4521,6 +4563,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_606 = nttgen_newhope512_neon_ilv32_lo(x_590, x_591);
     const int16x8_t x_607 = nttgen_newhope512_neon_ilv32_hi(x_590, x_591);
     const int16x8_t t_152 = nttgen_newhope512_neon_montmul(x_594, zeta_1, zetaqinv_1);
+    goto part_7;
+part_7:;
     const int16x8_t red_48 = nttgen_newhope512_neon_barrett(x_592);
     const int16x8_t x_608 = vaddq_s16(red_48, t_152);
     const int16x8_t x_609 = vsubq_s16(red_48, t_152);
@@ -4649,6 +4693,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_686 = vaddq_s16(red_63, t_183);
     const int16x8_t x_687 = vsubq_s16(red_63, t_183);
     const int16x8_t t_184 = nttgen_newhope512_neon_montmul(x_674, zeta_9, zetaqinv_9);
+    goto part_8;
+part_8:;
     const int16x8_t x_688 = vaddq_s16(x_672, t_184);
     const int16x8_t x_689 = vsubq_s16(x_672, t_184);
     const int16x8_t t_185 = nttgen_newhope512_neon_montmul(x_675, zeta_10, zetaqinv_10);
@@ -4778,6 +4824,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_746 = vaddq_s16(red_69, t_205);
     const int16x8_t x_747 = vsubq_s16(red_69, t_205);
     const int16x8_t t_206 = nttgen_newhope512_neon_montmul(x_734, zeta_27, zetaqinv_27);
+    goto part_9;
+part_9:;
     const int16x8_t red_70 = nttgen_newhope512_neon_barrett(x_732);
     const int16x8_t x_748 = vaddq_s16(red_70, t_206);
     const int16x8_t x_749 = vsubq_s16(red_70, t_206);
@@ -4906,6 +4954,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_793 = vsubq_s16(x_776, t_212);
     const int16x8_t t_213 = nttgen_newhope512_neon_montmul(x_779, zeta_31, zetaqinv_31);
     const int16x8_t x_794 = vaddq_s16(x_777, t_213);
+    goto part_10;
+part_10:;
     const int16x8_t x_795 = vsubq_s16(x_777, t_213);
     const int16x8_t t_214 = nttgen_newhope512_neon_montmul(x_782, zeta_32, zetaqinv_32);
     const int16x8_t x_796 = vaddq_s16(x_780, t_214);
@@ -5034,6 +5084,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t zeta_52 = vld1q_s16(&zetas_dit_0[832]);
     const int16x8_t zetaqinv_52 = vld1q_s16(&zetas_dit_0[840]);
     const int16x8_t x_832 = vld1q_s16(&a[16]);
+    goto part_11;
+part_11:;
     const int16x8_t x_833 = vld1q_s16(&a[272]);
     const int16x8_t x_834 = vld1q_s16(&a[144]);
     const int16x8_t x_835 = vld1q_s16(&a[400]);
@@ -5162,6 +5214,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_893 = nttgen_newhope512_neon_montmul(x_877, tw_45, twqinv_45);
     vst1q_s16(&a[368], x_893);
     const int16x8_t tw_46 = vld1q_s16(&twist_0[480]);
+    goto part_12;
+part_12:;
     const int16x8_t twqinv_46 = vld1q_s16(&twist_0[488]);
     const int16x8_t x_894 = nttgen_newhope512_neon_montmul(x_878, tw_46, twqinv_46);
     vst1q_s16(&a[240], x_894);
@@ -5290,6 +5344,8 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16x8_t x_949 = nttgen_newhope512_neon_montmul(x_933, tw_53, twqinv_53);
     vst1q_s16(&a[344], x_949);
     const int16x8_t tw_54 = vld1q_s16(&twist_0[432]);
+    goto part_13;
+part_13:;
     const int16x8_t twqinv_54 = vld1q_s16(&twist_0[440]);
     const int16x8_t x_950 = nttgen_newhope512_neon_montmul(x_934, tw_54, twqinv_54);
     vst1q_s16(&a[216], x_950);
@@ -5473,6 +5529,8 @@ void nttgen_newhope512_neon_reduce(int16_t a[512]) {
     const int16x8_t x_31 = vld1q_s16(&a[248]);
     const int16x8_t red_62 = nttgen_newhope512_neon_barrett(x_31);
     const int16x8_t red_63 = nttgen_newhope512_neon_cond_add_q(red_62);
+    goto part_1;
+part_1:;
     vst1q_s16(&a[248], red_63);
     const int16x8_t x_32 = vld1q_s16(&a[256]);
     const int16x8_t red_64 = nttgen_newhope512_neon_barrett(x_32);
@@ -5601,6 +5659,8 @@ void nttgen_newhope512_neon_reduce(int16_t a[512]) {
     const int16x8_t x_63 = vld1q_s16(&a[504]);
     const int16x8_t red_126 = nttgen_newhope512_neon_barrett(x_63);
     const int16x8_t red_127 = nttgen_newhope512_neon_cond_add_q(red_126);
+    goto part_2;
+part_2:;
     vst1q_s16(&a[504], red_127);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_neon_assert_range(a, 512, 0, 12288);
@@ -5747,6 +5807,8 @@ void nttgen_newhope512_neon_tomont(int16_t a[512]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(-1337);
     const int16x8_t fqinv_25 = vdupq_n_s16(-21817);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_newhope512_neon_montmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -5875,6 +5937,8 @@ void nttgen_newhope512_neon_tomont(int16_t a[512]) {
     const int16x8_t x_100 = vld1q_s16(&a[400]);
     const int16x8_t x_101 = nttgen_newhope512_neon_montmul(x_100, f_50, fqinv_50);
     vst1q_s16(&a[400], x_101);
+    goto part_2;
+part_2:;
     const int16x8_t f_51 = vdupq_n_s16(-1337);
     const int16x8_t fqinv_51 = vdupq_n_s16(-21817);
     const int16x8_t x_102 = vld1q_s16(&a[408]);
@@ -6085,6 +6149,8 @@ void nttgen_newhope512_neon_frommont(int16_t a[512]) {
     vst1q_s16(&a[192], x_49);
     const int16x8_t f_25 = vdupq_n_s16(1);
     const int16x8_t fqinv_25 = vdupq_n_s16(-12287);
+    goto part_1;
+part_1:;
     const int16x8_t x_50 = vld1q_s16(&a[200]);
     const int16x8_t x_51 = nttgen_newhope512_neon_montmul(x_50, f_25, fqinv_25);
     vst1q_s16(&a[200], x_51);
@@ -6213,6 +6279,8 @@ void nttgen_newhope512_neon_frommont(int16_t a[512]) {
     const int16x8_t x_100 = vld1q_s16(&a[400]);
     const int16x8_t x_101 = nttgen_newhope512_neon_montmul(x_100, f_50, fqinv_50);
     vst1q_s16(&a[400], x_101);
+    goto part_2;
+part_2:;
     const int16x8_t f_51 = vdupq_n_s16(1);
     const int16x8_t fqinv_51 = vdupq_n_s16(-12287);
     const int16x8_t x_102 = vld1q_s16(&a[408]);
@@ -6422,6 +6490,8 @@ void nttgen_newhope512_neon_to_standard(int16_t a[512]) {
     const int16x8_t x_108 = nttgen_newhope512_neon_ilv32_lo(x_89, x_93);
     const int16x8_t x_109 = nttgen_newhope512_neon_ilv32_hi(x_89, x_93);
     const int16x8_t x_110 = nttgen_newhope512_neon_ilv32_lo(x_91, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_newhope512_neon_ilv32_hi(x_91, x_95);
     const int16x8_t x_112 = nttgen_newhope512_neon_ilv64_lo(x_96, x_98);
     const int16x8_t x_113 = nttgen_newhope512_neon_ilv64_hi(x_96, x_98);
@@ -6550,6 +6620,8 @@ void nttgen_newhope512_neon_to_standard(int16_t a[512]) {
     const int16x8_t x_204 = vld1q_s16(&a[408]);
     const int16x8_t x_205 = vld1q_s16(&a[472]);
     const int16x8_t x_206 = vld1q_s16(&a[440]);
+    goto part_2;
+part_2:;
     const int16x8_t x_207 = vld1q_s16(&a[504]);
     const int16x8_t x_208 = nttgen_newhope512_neon_ilv16_lo(x_192, x_196);
     const int16x8_t x_209 = nttgen_newhope512_neon_ilv16_hi(x_192, x_196);
@@ -6759,6 +6831,8 @@ void nttgen_newhope512_neon_from_standard(int16_t a[512]) {
     const int16x8_t x_108 = nttgen_newhope512_neon_ilv32_lo(x_92, x_94);
     const int16x8_t x_109 = nttgen_newhope512_neon_ilv32_hi(x_92, x_94);
     const int16x8_t x_110 = nttgen_newhope512_neon_ilv32_lo(x_93, x_95);
+    goto part_1;
+part_1:;
     const int16x8_t x_111 = nttgen_newhope512_neon_ilv32_hi(x_93, x_95);
     const int16x8_t x_112 = nttgen_newhope512_neon_ilv16_lo(x_96, x_100);
     const int16x8_t x_113 = nttgen_newhope512_neon_ilv16_hi(x_96, x_100);
@@ -6887,6 +6961,8 @@ void nttgen_newhope512_neon_from_standard(int16_t a[512]) {
     const int16x8_t x_204 = vld1q_s16(&a[408]);
     const int16x8_t x_205 = vld1q_s16(&a[472]);
     const int16x8_t x_206 = vld1q_s16(&a[440]);
+    goto part_2;
+part_2:;
     const int16x8_t x_207 = vld1q_s16(&a[504]);
     const int16x8_t x_208 = nttgen_newhope512_neon_ilv64_lo(x_192, x_193);
     const int16x8_t x_209 = nttgen_newhope512_neon_ilv64_hi(x_192, x_193);
@@ -7098,6 +7174,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_77 = vsubq_s16(x_60, t_22);
     const int16x8_t t_23 = nttgen_newhope512_neon_montmul(x_63, zeta_0, zetaqinv_0);
     const int16x8_t x_78 = vaddq_s16(x_62, t_23);
+    goto part_1;
+part_1:;
     const int16x8_t x_79 = vsubq_s16(x_62, t_23);
     const int16x8_t t_24 = nttgen_newhope512_neon_montmul(x_66, zeta_1, zetaqinv_1);
     const int16x8_t x_80 = vaddq_s16(x_64, t_24);
@@ -7226,6 +7304,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_148 = vld1q_s16(&a[88]);
     const int16x8_t x_149 = vld1q_s16(&a[344]);
     const int16x8_t x_150 = vld1q_s16(&a[216]);
+    goto part_2;
+part_2:;
     const int16x8_t x_151 = vld1q_s16(&a[472]);
     const int16x8_t x_152 = vld1q_s16(&a[56]);
     const int16x8_t x_153 = vld1q_s16(&a[312]);
@@ -7355,6 +7435,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t zeta_29 = vld1q_s16(&zetas_0[184]);
     const int16x8_t zetaqinv_29 = vld1q_s16(&zetas_0[192]);
     const int16x8_t zeta_30 = vld1q_s16(&zetas_0[200]);
+    goto part_3;
+part_3:;
     const int16x8_t zetaqinv_30 = vld1q_s16(&zetas_0[208]);
     const int16x8_t zeta_31 = vld1q_s16(&zetas_0[216]);
     const int16x8_t zetaqinv_31 = vld1q_s16(&zetas_0[224]);
@@ -7483,6 +7565,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_258 = vaddq_s16(red_9, t_89);
     const int16x8_t x_259 = vsubq_s16(red_9, t_89);
     const int16x8_t t_90 = nttgen_newhope512_neon_montmul(x_252, zeta_12, zetaqinv_12);
+    goto part_4;
+part_4:;
     const int16x8_t red_10 = nttgen_newhope512_neon_barrett(x_244);
     const int16x8_t x_260 = vaddq_s16(red_10, t_90);
     const int16x8_t x_261 = vsubq_s16(red_10, t_90);
@@ -7611,6 +7695,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_354 = vaddq_s16(red_17, t_113);
     const int16x8_t x_355 = vsubq_s16(red_17, t_113);
     const int16x8_t t_114 = nttgen_newhope512_neon_montmul(x_341, zeta_36, zetaqinv_36);
+    goto part_5;
+part_5:;
     const int16x8_t red_18 = nttgen_newhope512_neon_barrett(x_340);
     const int16x8_t x_356 = vaddq_s16(red_18, t_114);
     const int16x8_t x_357 = vsubq_s16(red_18, t_114);
@@ -7739,6 +7825,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_376 = vld1q_s16(&r[136]);
     const int16x8_t x_377 = vld1q_s16(&r[200]);
     const int16x8_t x_378 = vld1q_s16(&r[168]);
+    goto part_6;
+part_6:;
     const int16x8_t x_379 = vld1q_s16(&r[232]);
     const int16x8_t x_380 = vld1q_s16(&r[152]);
     const int16x8_t x_381 = vld1q_s16(&r[216]);
@@ -7867,6 +7955,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_456 = nttgen_newhope512_neon_ilv64_lo(x_433, x_435);
     const int16x8_t x_457 = nttgen_newhope512_neon_ilv64_hi(x_433, x_435);
     const int16x8_t x_458 = nttgen_newhope512_neon_ilv64_lo(x_437, x_439);
+    goto part_7;
+part_7:;
     const int16x8_t x_459 = nttgen_newhope512_neon_ilv64_hi(x_437, x_439);
     const int16x8_t x_460 = nttgen_newhope512_neon_ilv64_lo(x_441, x_443);
     const int16x8_t x_461 = nttgen_newhope512_neon_ilv64_hi(x_441, x_443);
@@ -7995,6 +8085,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     vst1q_s16(&r[136], x_536);
     vst1q_s16(&r[200], x_538);
     vst1q_s16(&r[168], x_540);
+    goto part_8;
+part_8:;
     vst1q_s16(&r[232], x_542);
     vst1q_s16(&r[152], x_537);
     vst1q_s16(&r[216], x_539);
@@ -8123,6 +8215,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_572 = vaddq_s16(red_54, t_182);
     const int16x8_t x_573 = vsubq_s16(red_54, t_182);
     const int16x8_t t_183 = nttgen_newhope512_neon_montmul(x_559, zeta_81, zetaqinv_81);
+    goto part_9;
+part_9:;
     const int16x8_t red_55 = nttgen_newhope512_neon_barrett(x_558);
     const int16x8_t x_574 = vaddq_s16(red_55, t_183);
     const int16x8_t x_575 = vsubq_s16(red_55, t_183);
@@ -8251,6 +8345,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_658 = nttgen_newhope512_neon_ilv32_lo(x_641, x_643);
     const int16x8_t x_659 = nttgen_newhope512_neon_ilv32_hi(x_641, x_643);
     const int16x8_t x_660 = nttgen_newhope512_neon_ilv32_lo(x_644, x_646);
+    goto part_10;
+part_10:;
     const int16x8_t x_661 = nttgen_newhope512_neon_ilv32_hi(x_644, x_646);
     const int16x8_t x_662 = nttgen_newhope512_neon_ilv32_lo(x_645, x_647);
     const int16x8_t x_663 = nttgen_newhope512_neon_ilv32_hi(x_645, x_647);
@@ -8379,6 +8475,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t zeta_133 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 2);
     const int16x8_t zetaqinv_133 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 3);
     const int16x8_t zeta_134 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 4);
+    goto part_11;
+part_11:;
     const int16x8_t zetaqinv_134 = vdupq_laneq_s16(vld1q_s16(&zetas_0[1664]), 5);
     const int16x8_t zeta_135 = vld1q_s16(&zetas_0[1256]);
     const int16x8_t zetaqinv_135 = vld1q_s16(&zetas_0[1264]);
@@ -8507,6 +8605,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_770 = vaddq_s16(x_754, t_249);
     const int16x8_t x_771 = vsubq_s16(x_754, t_249);
     const int16x8_t t_250 = nttgen_newhope512_neon_montmul(x_757, zeta_125, zetaqinv_125);
+    goto part_12;
+part_12:;
     const int16x8_t x_772 = vaddq_s16(x_753, t_250);
     const int16x8_t x_773 = vsubq_s16(x_753, t_250);
     const int16x8_t t_251 = nttgen_newhope512_neon_montmul(x_759, zeta_126, zetaqinv_126);
@@ -8635,6 +8735,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_ntt_from(int16_t r[512], cons
     const int16x8_t x_861 = vsubq_s16(x_844, t_278);
     const int16x8_t t_279 = nttgen_newhope512_neon_montmul(x_847, zeta_150, zetaqinv_150);
     const int16x8_t x_862 = vaddq_s16(x_846, t_279);
+    goto part_13;
+part_13:;
     const int16x8_t x_863 = vsubq_s16(x_846, t_279);
     const int16x8_t x_864 = nttgen_newhope512_neon_ilv16_lo(x_848, x_852);
     const int16x8_t x_865 = nttgen_newhope512_neon_ilv16_hi(x_848, x_852);
@@ -8846,6 +8948,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_78 = nttgen_newhope512_neon_ilv32_lo(x_62, x_63);
     const int16x8_t x_79 = nttgen_newhope512_neon_ilv32_hi(x_62, x_63);
     const int16x8_t t_8 = nttgen_newhope512_neon_montmul(x_66, zeta_1, zetaqinv_1);
+    goto part_1;
+part_1:;
     const int16x8_t red_0 = nttgen_newhope512_neon_barrett(x_64);
     const int16x8_t x_80 = vaddq_s16(red_0, t_8);
     const int16x8_t x_81 = vsubq_s16(red_0, t_8);
@@ -8974,6 +9078,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_158 = vaddq_s16(red_15, t_39);
     const int16x8_t x_159 = vsubq_s16(red_15, t_39);
     const int16x8_t t_40 = nttgen_newhope512_neon_montmul(x_146, zeta_9, zetaqinv_9);
+    goto part_2;
+part_2:;
     const int16x8_t x_160 = vaddq_s16(x_144, t_40);
     const int16x8_t x_161 = vsubq_s16(x_144, t_40);
     const int16x8_t t_41 = nttgen_newhope512_neon_montmul(x_147, zeta_10, zetaqinv_10);
@@ -9102,6 +9208,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_254 = nttgen_newhope512_neon_ilv32_lo(x_238, x_239);
     const int16x8_t x_255 = nttgen_newhope512_neon_ilv32_hi(x_238, x_239);
     const int16x8_t t_56 = nttgen_newhope512_neon_montmul(x_242, zeta_1, zetaqinv_1);
+    goto part_3;
+part_3:;
     const int16x8_t red_16 = nttgen_newhope512_neon_barrett(x_240);
     const int16x8_t x_256 = vaddq_s16(red_16, t_56);
     const int16x8_t x_257 = vsubq_s16(red_16, t_56);
@@ -9230,6 +9338,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_334 = vaddq_s16(red_31, t_87);
     const int16x8_t x_335 = vsubq_s16(red_31, t_87);
     const int16x8_t t_88 = nttgen_newhope512_neon_montmul(x_322, zeta_9, zetaqinv_9);
+    goto part_4;
+part_4:;
     const int16x8_t x_336 = vaddq_s16(x_320, t_88);
     const int16x8_t x_337 = vsubq_s16(x_320, t_88);
     const int16x8_t t_89 = nttgen_newhope512_neon_montmul(x_323, zeta_10, zetaqinv_10);
@@ -9358,6 +9468,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_430 = nttgen_newhope512_neon_ilv32_lo(x_414, x_415);
     const int16x8_t x_431 = nttgen_newhope512_neon_ilv32_hi(x_414, x_415);
     const int16x8_t t_104 = nttgen_newhope512_neon_montmul(x_418, zeta_1, zetaqinv_1);
+    goto part_5;
+part_5:;
     const int16x8_t red_32 = nttgen_newhope512_neon_barrett(x_416);
     const int16x8_t x_432 = vaddq_s16(red_32, t_104);
     const int16x8_t x_433 = vsubq_s16(red_32, t_104);
@@ -9486,6 +9598,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_510 = vaddq_s16(red_47, t_135);
     const int16x8_t x_511 = vsubq_s16(red_47, t_135);
     const int16x8_t t_136 = nttgen_newhope512_neon_montmul(x_498, zeta_9, zetaqinv_9);
+    goto part_6;
+part_6:;
     const int16x8_t x_512 = vaddq_s16(x_496, t_136);
     const int16x8_t x_513 = vsubq_s16(x_496, t_136);
     const int16x8_t t_137 = nttgen_newhope512_neon_montmul(x_499, zeta_10, zetaqinv_10);
@@ -9614,6 +9728,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_606 = nttgen_newhope512_neon_ilv32_lo(x_590, x_591);
     const int16x8_t x_607 = nttgen_newhope512_neon_ilv32_hi(x_590, x_591);
     const int16x8_t t_152 = nttgen_newhope512_neon_montmul(x_594, zeta_1, zetaqinv_1);
+    goto part_7;
+part_7:;
     const int16x8_t red_48 = nttgen_newhope512_neon_barrett(x_592);
     const int16x8_t x_608 = vaddq_s16(red_48, t_152);
     const int16x8_t x_609 = vsubq_s16(red_48, t_152);
@@ -9742,6 +9858,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_686 = vaddq_s16(red_63, t_183);
     const int16x8_t x_687 = vsubq_s16(red_63, t_183);
     const int16x8_t t_184 = nttgen_newhope512_neon_montmul(x_674, zeta_9, zetaqinv_9);
+    goto part_8;
+part_8:;
     const int16x8_t x_688 = vaddq_s16(x_672, t_184);
     const int16x8_t x_689 = vsubq_s16(x_672, t_184);
     const int16x8_t t_185 = nttgen_newhope512_neon_montmul(x_675, zeta_10, zetaqinv_10);
@@ -9871,6 +9989,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_746 = vaddq_s16(red_69, t_205);
     const int16x8_t x_747 = vsubq_s16(red_69, t_205);
     const int16x8_t t_206 = nttgen_newhope512_neon_montmul(x_734, zeta_27, zetaqinv_27);
+    goto part_9;
+part_9:;
     const int16x8_t red_70 = nttgen_newhope512_neon_barrett(x_732);
     const int16x8_t x_748 = vaddq_s16(red_70, t_206);
     const int16x8_t x_749 = vsubq_s16(red_70, t_206);
@@ -9999,6 +10119,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_782 = vld1q_s16(&a[232]);
     const int16x8_t x_783 = vld1q_s16(&a[488]);
     const int16x8_t t_208 = nttgen_newhope512_neon_montmul(x_770, zeta_29, zetaqinv_29);
+    goto part_10;
+part_10:;
     const int16x8_t x_784 = vaddq_s16(x_768, t_208);
     const int16x8_t x_785 = vsubq_s16(x_768, t_208);
     const int16x8_t t_209 = nttgen_newhope512_neon_montmul(x_771, zeta_29, zetaqinv_29);
@@ -10127,6 +10249,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t tw_30 = vld1q_s16(&twist_0[464]);
     const int16x8_t twqinv_30 = vld1q_s16(&twist_0[472]);
     const int16x8_t x_830 = nttgen_newhope512_neon_montmul(x_814, tw_30, twqinv_30);
+    goto part_11;
+part_11:;
     const int16x8_t red_110 = nttgen_newhope512_neon_cond_add_q(x_830);
     vst1q_s16(&a[232], red_110);
     const int16x8_t tw_31 = vld1q_s16(&twist_0[976]);
@@ -10255,6 +10379,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_884 = nttgen_newhope512_neon_montmul(x_868, tw_36, twqinv_36);
     const int16x8_t red_124 = nttgen_newhope512_neon_cond_add_q(x_884);
     vst1q_s16(&a[80], red_124);
+    goto part_12;
+part_12:;
     const int16x8_t tw_37 = vld1q_s16(&twist_0[672]);
     const int16x8_t twqinv_37 = vld1q_s16(&twist_0[680]);
     const int16x8_t x_885 = nttgen_newhope512_neon_montmul(x_869, tw_37, twqinv_37);
@@ -10383,6 +10509,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16x8_t x_930 = vaddq_s16(red_137, t_249);
     const int16x8_t x_931 = vsubq_s16(red_137, t_249);
     const int16x8_t t_250 = nttgen_newhope512_neon_montmul(x_918, zeta_59, zetaqinv_59);
+    goto part_13;
+part_13:;
     const int16x8_t red_138 = nttgen_newhope512_neon_barrett(x_916);
     const int16x8_t x_932 = vaddq_s16(red_138, t_250);
     const int16x8_t x_933 = vsubq_s16(red_138, t_250);

@@ -684,6 +684,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t x_72 = __riscv_vle16_v_i16m1(&a[48], 8);
     const vint16m1_t x_73 = __riscv_vle16_v_i16m1(&a[304], 8);
     const vint16m1_t x_74 = __riscv_vle16_v_i16m1(&a[176], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[432], 8);
     const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[112], 8);
     const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[368], 8);
@@ -813,6 +815,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[32], 8);
     const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[33], 8);
     const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[34], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[35], 8);
     const vint16m1_t zeta_15 = __riscv_vmv_v_x_i16m1(zetas_0[36], 8);
     const vint16m1_t zetaqinv_15 = __riscv_vmv_v_x_i16m1(zetas_0[37], 8);
@@ -941,6 +945,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     __riscv_vse16_v_i16m1(&a[64], x_196, 8);
     __riscv_vse16_v_i16m1(&a[192], x_198, 8);
     __riscv_vse16_v_i16m1(&a[32], x_200, 8);
+    goto part_3;
+part_3:;
     __riscv_vse16_v_i16m1(&a[160], x_202, 8);
     __riscv_vse16_v_i16m1(&a[96], x_204, 8);
     __riscv_vse16_v_i16m1(&a[224], x_206, 8);
@@ -1069,6 +1075,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t t_94 = nttgen_newhope512_rvv128_montmul(x_269, zeta_14, zetaqinv_14, 8);
     const vint16m1_t x_284 = __riscv_vadd_vv_i16m1(x_261, t_94, 8);
     const vint16m1_t x_285 = __riscv_vsub_vv_i16m1(x_261, t_94, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t t_95 = nttgen_newhope512_rvv128_montmul(x_271, zeta_15, zetaqinv_15, 8);
     const vint16m1_t x_286 = __riscv_vadd_vv_i16m1(x_263, t_95, 8);
     const vint16m1_t x_287 = __riscv_vsub_vv_i16m1(x_263, t_95, 8);
@@ -1197,6 +1205,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t x_338 = __riscv_vadd_vv_i16m1(x_322, t_113, 8);
     const vint16m1_t x_339 = __riscv_vsub_vv_i16m1(x_322, t_113, 8);
     const vint16m1_t t_114 = nttgen_newhope512_rvv128_montmul(x_325, zeta_21, zetaqinv_21, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t x_340 = __riscv_vadd_vv_i16m1(x_321, t_114, 8);
     const vint16m1_t x_341 = __riscv_vsub_vv_i16m1(x_321, t_114, 8);
     const vint16m1_t t_115 = nttgen_newhope512_rvv128_montmul(x_327, zeta_22, zetaqinv_22, 8);
@@ -1325,6 +1335,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t t_143 = nttgen_newhope512_rvv128_montmul(x_399, zeta_18, zetaqinv_18, 8);
     const vint16m1_t red_31 = nttgen_newhope512_rvv128_barrett(x_397, 8);
     const vint16m1_t x_414 = __riscv_vadd_vv_i16m1(red_31, t_143, 8);
+    goto part_6;
+part_6:;
     const vint16m1_t x_415 = __riscv_vsub_vv_i16m1(red_31, t_143, 8);
     const vint16m1_t t_144 = nttgen_newhope512_rvv128_montmul(x_404, zeta_19, zetaqinv_19, 8);
     const vint16m1_t x_416 = __riscv_vadd_vv_i16m1(x_400, t_144, 8);
@@ -1454,6 +1466,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t x_470 = __riscv_vadd_vv_i16m1(red_35, t_163, 8);
     const vint16m1_t x_471 = __riscv_vsub_vv_i16m1(red_35, t_163, 8);
     const vint16m1_t t_164 = nttgen_newhope512_rvv128_montmul(x_460, zeta_31, zetaqinv_31, 8);
+    goto part_7;
+part_7:;
     const vint16m1_t red_36 = nttgen_newhope512_rvv128_barrett(x_452, 8);
     const vint16m1_t x_472 = __riscv_vadd_vv_i16m1(red_36, t_164, 8);
     const vint16m1_t x_473 = __riscv_vsub_vv_i16m1(red_36, t_164, 8);
@@ -1582,6 +1596,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t zeta_53 = __riscv_vle16_v_i16m1(&zetas_0[424], 8);
     const vint16m1_t zetaqinv_53 = __riscv_vle16_v_i16m1(&zetas_0[432], 8);
     const vint16m1_t zeta_54 = __riscv_vle16_v_i16m1(&zetas_0[440], 8);
+    goto part_8;
+part_8:;
     const vint16m1_t zetaqinv_54 = __riscv_vle16_v_i16m1(&zetas_0[448], 8);
     const vint16m1_t zeta_55 = __riscv_vle16_v_i16m1(&zetas_0[456], 8);
     const vint16m1_t zetaqinv_55 = __riscv_vle16_v_i16m1(&zetas_0[464], 8);
@@ -1710,6 +1726,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t t_220 = nttgen_newhope512_rvv128_montmul(x_588, zeta_57, zetaqinv_57, 8);
     const vint16m1_t red_60 = nttgen_newhope512_rvv128_barrett(x_584, 8);
     const vint16m1_t x_600 = __riscv_vadd_vv_i16m1(red_60, t_220, 8);
+    goto part_9;
+part_9:;
     const vint16m1_t x_601 = __riscv_vsub_vv_i16m1(red_60, t_220, 8);
     const vint16m1_t t_221 = nttgen_newhope512_rvv128_montmul(x_590, zeta_58, zetaqinv_58, 8);
     const vint16m1_t red_61 = nttgen_newhope512_rvv128_barrett(x_586, 8);
@@ -1838,6 +1856,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t t_238 = nttgen_newhope512_rvv128_montmul(x_635, zeta_63, zetaqinv_63, 8);
     const vint16m1_t x_652 = __riscv_vadd_vv_i16m1(x_633, t_238, 8);
     const vint16m1_t x_653 = __riscv_vsub_vv_i16m1(x_633, t_238, 8);
+    goto part_10;
+part_10:;
     const vint16m1_t t_239 = nttgen_newhope512_rvv128_montmul(x_639, zeta_63, zetaqinv_63, 8);
     const vint16m1_t x_654 = __riscv_vadd_vv_i16m1(x_637, t_239, 8);
     const vint16m1_t x_655 = __riscv_vsub_vv_i16m1(x_637, t_239, 8);
@@ -1966,6 +1986,8 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
     const vint16m1_t t_257 = nttgen_newhope512_rvv128_montmul(x_697, zeta_76, zetaqinv_76, 8);
     const vint16m1_t red_81 = nttgen_newhope512_rvv128_barrett(x_689, 8);
     const vint16m1_t x_706 = __riscv_vadd_vv_i16m1(red_81, t_257, 8);
+    goto part_11;
+part_11:;
     const vint16m1_t x_707 = __riscv_vsub_vv_i16m1(red_81, t_257, 8);
     const vint16m1_t t_258 = nttgen_newhope512_rvv128_montmul(x_698, zeta_76, zetaqinv_76, 8);
     const vint16m1_t red_82 = nttgen_newhope512_rvv128_barrett(x_690, 8);
@@ -2233,6 +2255,8 @@ void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], cons
     __riscv_vse16_v_i16m1(&r[240], p_30, 8);
     const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[248], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t p_31 = nttgen_newhope512_rvv128_montmul_var(a_31, b_31, 8);
     __riscv_vse16_v_i16m1(&r[248], p_31, 8);
     const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[256], 8);
@@ -2361,6 +2385,8 @@ void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], cons
     __riscv_vse16_v_i16m1(&r[496], p_62, 8);
     const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[504], 8);
     const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[504], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t p_63 = nttgen_newhope512_rvv128_montmul_var(a_63, b_63, 8);
     __riscv_vse16_v_i16m1(&r[504], p_63, 8);
 #ifdef NTTGEN_DEBUG
@@ -3427,6 +3453,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t t_13 = nttgen_newhope512_rvv128_montmul(x_60, zeta_7, zetaqinv_7, 8);
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_52, t_13, 8);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_52, t_13, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t t_14 = nttgen_newhope512_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_53, t_14, 8);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_53, t_14, 8);
@@ -3555,6 +3583,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_132, t_30, 8);
     const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_132, t_30, 8);
     const vint16m1_t t_31 = nttgen_newhope512_rvv128_montmul(x_141, zeta_8, zetaqinv_8, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_133, t_31, 8);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_133, t_31, 8);
     const vint16m1_t t_32 = nttgen_newhope512_rvv128_montmul(x_142, zeta_9, zetaqinv_9, 8);
@@ -3683,6 +3713,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t x_233 = __riscv_vsub_vv_i16m1(x_212, t_47, 8);
     const vint16m1_t t_48 = nttgen_newhope512_rvv128_montmul(x_221, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_234 = __riscv_vadd_vv_i16m1(x_213, t_48, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_213, t_48, 8);
     const vint16m1_t t_49 = nttgen_newhope512_rvv128_montmul(x_222, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_236 = __riscv_vadd_vv_i16m1(x_214, t_49, 8);
@@ -3811,6 +3843,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t t_65 = nttgen_newhope512_rvv128_montmul(x_301, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_314 = __riscv_vadd_vv_i16m1(x_293, t_65, 8);
     const vint16m1_t x_315 = __riscv_vsub_vv_i16m1(x_293, t_65, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t t_66 = nttgen_newhope512_rvv128_montmul(x_302, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_316 = __riscv_vadd_vv_i16m1(x_294, t_66, 8);
     const vint16m1_t x_317 = __riscv_vsub_vv_i16m1(x_294, t_66, 8);
@@ -3940,6 +3974,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t x_368 = __riscv_vadd_vv_i16m1(x_352, t_84, 8);
     const vint16m1_t x_369 = __riscv_vsub_vv_i16m1(x_352, t_84, 8);
     const vint16m1_t t_85 = nttgen_newhope512_rvv128_montmul(x_358, zeta_14, zetaqinv_14, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t x_370 = __riscv_vadd_vv_i16m1(x_354, t_85, 8);
     const vint16m1_t x_371 = __riscv_vsub_vv_i16m1(x_354, t_85, 8);
     const vint16m1_t t_86 = nttgen_newhope512_rvv128_montmul(x_357, zeta_15, zetaqinv_15, 8);
@@ -4068,6 +4104,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t red_70 = nttgen_newhope512_rvv128_barrett(x_421, 8);
     const vint16m1_t x_444 = __riscv_vadd_vv_i16m1(red_70, t_114, 8);
     const vint16m1_t x_445 = __riscv_vsub_vv_i16m1(red_70, t_114, 8);
+    goto part_6;
+part_6:;
     const vint16m1_t t_115 = nttgen_newhope512_rvv128_montmul(x_431, zeta_13, zetaqinv_13, 8);
     const vint16m1_t red_71 = nttgen_newhope512_rvv128_barrett(x_423, 8);
     const vint16m1_t x_446 = __riscv_vadd_vv_i16m1(red_71, t_115, 8);
@@ -4196,6 +4234,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t x_503 = __riscv_vsub_vv_i16m1(x_483, t_135, 8);
     const vint16m1_t t_136 = nttgen_newhope512_rvv128_montmul(x_492, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_504 = __riscv_vadd_vv_i16m1(x_484, t_136, 8);
+    goto part_7;
+part_7:;
     const vint16m1_t x_505 = __riscv_vsub_vv_i16m1(x_484, t_136, 8);
     const vint16m1_t t_137 = nttgen_newhope512_rvv128_montmul(x_493, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_506 = __riscv_vadd_vv_i16m1(x_485, t_137, 8);
@@ -4324,6 +4364,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t t_165 = nttgen_newhope512_rvv128_montmul(x_569, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_578 = __riscv_vadd_vv_i16m1(x_561, t_165, 8);
     const vint16m1_t x_579 = __riscv_vsub_vv_i16m1(x_561, t_165, 8);
+    goto part_8;
+part_8:;
     const vint16m1_t t_166 = nttgen_newhope512_rvv128_montmul(x_570, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_580 = __riscv_vadd_vv_i16m1(x_562, t_166, 8);
     const vint16m1_t x_581 = __riscv_vsub_vv_i16m1(x_562, t_166, 8);
@@ -4453,6 +4495,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t zetaqinv_46 = __riscv_vle16_v_i16m1(&zetas_dit_0[592], 8);
     const vint16m1_t zeta_47 = __riscv_vle16_v_i16m1(&zetas_dit_0[600], 8);
     const vint16m1_t zetaqinv_47 = __riscv_vle16_v_i16m1(&zetas_dit_0[608], 8);
+    goto part_9;
+part_9:;
     const vint16m1_t zeta_48 = __riscv_vle16_v_i16m1(&zetas_dit_0[616], 8);
     const vint16m1_t zetaqinv_48 = __riscv_vle16_v_i16m1(&zetas_dit_0[624], 8);
     const vint16m1_t x_640 = __riscv_vle16_v_i16m1(&a[0], 8);
@@ -4581,6 +4625,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t zetaqinv_54 = __riscv_vle16_v_i16m1(&zetas_dit_0[720], 8);
     const vint16m1_t zeta_55 = __riscv_vle16_v_i16m1(&zetas_dit_0[728], 8);
     const vint16m1_t zetaqinv_55 = __riscv_vle16_v_i16m1(&zetas_dit_0[736], 8);
+    goto part_10;
+part_10:;
     const vint16m1_t zeta_56 = __riscv_vle16_v_i16m1(&zetas_dit_0[744], 8);
     const vint16m1_t zetaqinv_56 = __riscv_vle16_v_i16m1(&zetas_dit_0[752], 8);
     const vint16m1_t x_688 = __riscv_vle16_v_i16m1(&a[8], 8);
@@ -4709,6 +4755,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t zetaqinv_62 = __riscv_vle16_v_i16m1(&zetas_dit_0[848], 8);
     const vint16m1_t zeta_63 = __riscv_vle16_v_i16m1(&zetas_dit_0[856], 8);
     const vint16m1_t zetaqinv_63 = __riscv_vle16_v_i16m1(&zetas_dit_0[864], 8);
+    goto part_11;
+part_11:;
     const vint16m1_t zeta_64 = __riscv_vle16_v_i16m1(&zetas_dit_0[872], 8);
     const vint16m1_t zetaqinv_64 = __riscv_vle16_v_i16m1(&zetas_dit_0[880], 8);
     const vint16m1_t x_736 = __riscv_vle16_v_i16m1(&a[16], 8);
@@ -4837,6 +4885,8 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vint16m1_t zetaqinv_70 = __riscv_vle16_v_i16m1(&zetas_dit_0[976], 8);
     const vint16m1_t zeta_71 = __riscv_vle16_v_i16m1(&zetas_dit_0[984], 8);
     const vint16m1_t zetaqinv_71 = __riscv_vle16_v_i16m1(&zetas_dit_0[992], 8);
+    goto part_12;
+part_12:;
     const vint16m1_t zeta_72 = __riscv_vle16_v_i16m1(&zetas_dit_0[1000], 8);
     const vint16m1_t zetaqinv_72 = __riscv_vle16_v_i16m1(&zetas_dit_0[1008], 8);
     const vint16m1_t x_784 = __riscv_vle16_v_i16m1(&a[24], 8);
@@ -5095,6 +5145,8 @@ void nttgen_newhope512_rvv128_reduce(int16_t a[512]) {
     const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[248], 8);
     const vint16m1_t red_62 = nttgen_newhope512_rvv128_barrett(x_31, 8);
     const vint16m1_t red_63 = nttgen_newhope512_rvv128_cond_add_q(red_62, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[248], red_63, 8);
     const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[256], 8);
     const vint16m1_t red_64 = nttgen_newhope512_rvv128_barrett(x_32, 8);
@@ -5223,6 +5275,8 @@ void nttgen_newhope512_rvv128_reduce(int16_t a[512]) {
     const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[504], 8);
     const vint16m1_t red_126 = nttgen_newhope512_rvv128_barrett(x_63, 8);
     const vint16m1_t red_127 = nttgen_newhope512_rvv128_cond_add_q(red_126, 8);
+    goto part_2;
+part_2:;
     __riscv_vse16_v_i16m1(&a[504], red_127, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(a, 512, 0, 12288);
@@ -5369,6 +5423,8 @@ void nttgen_newhope512_rvv128_tomont(int16_t a[512]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(-1337, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-21817, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_newhope512_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -5497,6 +5553,8 @@ void nttgen_newhope512_rvv128_tomont(int16_t a[512]) {
     const vint16m1_t x_100 = __riscv_vle16_v_i16m1(&a[400], 8);
     const vint16m1_t x_101 = nttgen_newhope512_rvv128_montmul(x_100, f_50, fqinv_50, 8);
     __riscv_vse16_v_i16m1(&a[400], x_101, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t f_51 = __riscv_vmv_v_x_i16m1(-1337, 8);
     const vint16m1_t fqinv_51 = __riscv_vmv_v_x_i16m1(-21817, 8);
     const vint16m1_t x_102 = __riscv_vle16_v_i16m1(&a[408], 8);
@@ -5707,6 +5765,8 @@ void nttgen_newhope512_rvv128_frommont(int16_t a[512]) {
     __riscv_vse16_v_i16m1(&a[192], x_49, 8);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[200], 8);
     const vint16m1_t x_51 = nttgen_newhope512_rvv128_montmul(x_50, f_25, fqinv_25, 8);
     __riscv_vse16_v_i16m1(&a[200], x_51, 8);
@@ -5835,6 +5895,8 @@ void nttgen_newhope512_rvv128_frommont(int16_t a[512]) {
     const vint16m1_t x_100 = __riscv_vle16_v_i16m1(&a[400], 8);
     const vint16m1_t x_101 = nttgen_newhope512_rvv128_montmul(x_100, f_50, fqinv_50, 8);
     __riscv_vse16_v_i16m1(&a[400], x_101, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t f_51 = __riscv_vmv_v_x_i16m1(1, 8);
     const vint16m1_t fqinv_51 = __riscv_vmv_v_x_i16m1(-12287, 8);
     const vint16m1_t x_102 = __riscv_vle16_v_i16m1(&a[408], 8);
@@ -6045,6 +6107,8 @@ void nttgen_newhope512_rvv128_to_standard(int16_t a[512]) {
     __riscv_vsuxei16_v_i16m1(&a[62], lanes_at_0, x_59, 8);
     __riscv_vsuxei16_v_i16m1(&a[57], lanes_at_0, x_60, 8);
     __riscv_vsuxei16_v_i16m1(&a[61], lanes_at_0, x_61, 8);
+    goto part_1;
+part_1:;
     __riscv_vsuxei16_v_i16m1(&a[59], lanes_at_0, x_62, 8);
     __riscv_vsuxei16_v_i16m1(&a[63], lanes_at_0, x_63, 8);
 #ifdef NTTGEN_DEBUG
@@ -6192,6 +6256,8 @@ void nttgen_newhope512_rvv128_from_standard(int16_t a[512]) {
     __riscv_vse16_v_i16m1(&a[440], x_59, 8);
     __riscv_vse16_v_i16m1(&a[120], x_60, 8);
     __riscv_vse16_v_i16m1(&a[376], x_61, 8);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[248], x_62, 8);
     __riscv_vse16_v_i16m1(&a[504], x_63, 8);
 #ifdef NTTGEN_DEBUG
@@ -6342,6 +6408,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t x_72 = __riscv_vle16_v_i16m1(&a[48], 8);
     const vint16m1_t x_73 = __riscv_vle16_v_i16m1(&a[304], 8);
     const vint16m1_t x_74 = __riscv_vle16_v_i16m1(&a[176], 8);
+    goto part_1;
+part_1:;
     const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[432], 8);
     const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[112], 8);
     const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[368], 8);
@@ -6471,6 +6539,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[32], 8);
     const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[33], 8);
     const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[34], 8);
+    goto part_2;
+part_2:;
     const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[35], 8);
     const vint16m1_t zeta_15 = __riscv_vmv_v_x_i16m1(zetas_0[36], 8);
     const vint16m1_t zetaqinv_15 = __riscv_vmv_v_x_i16m1(zetas_0[37], 8);
@@ -6599,6 +6669,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     __riscv_vse16_v_i16m1(&r[64], x_196, 8);
     __riscv_vse16_v_i16m1(&r[192], x_198, 8);
     __riscv_vse16_v_i16m1(&r[32], x_200, 8);
+    goto part_3;
+part_3:;
     __riscv_vse16_v_i16m1(&r[160], x_202, 8);
     __riscv_vse16_v_i16m1(&r[96], x_204, 8);
     __riscv_vse16_v_i16m1(&r[224], x_206, 8);
@@ -6727,6 +6799,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t t_94 = nttgen_newhope512_rvv128_montmul(x_269, zeta_14, zetaqinv_14, 8);
     const vint16m1_t x_284 = __riscv_vadd_vv_i16m1(x_261, t_94, 8);
     const vint16m1_t x_285 = __riscv_vsub_vv_i16m1(x_261, t_94, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t t_95 = nttgen_newhope512_rvv128_montmul(x_271, zeta_15, zetaqinv_15, 8);
     const vint16m1_t x_286 = __riscv_vadd_vv_i16m1(x_263, t_95, 8);
     const vint16m1_t x_287 = __riscv_vsub_vv_i16m1(x_263, t_95, 8);
@@ -6855,6 +6929,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t x_338 = __riscv_vadd_vv_i16m1(x_322, t_113, 8);
     const vint16m1_t x_339 = __riscv_vsub_vv_i16m1(x_322, t_113, 8);
     const vint16m1_t t_114 = nttgen_newhope512_rvv128_montmul(x_325, zeta_21, zetaqinv_21, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t x_340 = __riscv_vadd_vv_i16m1(x_321, t_114, 8);
     const vint16m1_t x_341 = __riscv_vsub_vv_i16m1(x_321, t_114, 8);
     const vint16m1_t t_115 = nttgen_newhope512_rvv128_montmul(x_327, zeta_22, zetaqinv_22, 8);
@@ -6983,6 +7059,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t t_143 = nttgen_newhope512_rvv128_montmul(x_399, zeta_18, zetaqinv_18, 8);
     const vint16m1_t red_31 = nttgen_newhope512_rvv128_barrett(x_397, 8);
     const vint16m1_t x_414 = __riscv_vadd_vv_i16m1(red_31, t_143, 8);
+    goto part_6;
+part_6:;
     const vint16m1_t x_415 = __riscv_vsub_vv_i16m1(red_31, t_143, 8);
     const vint16m1_t t_144 = nttgen_newhope512_rvv128_montmul(x_404, zeta_19, zetaqinv_19, 8);
     const vint16m1_t x_416 = __riscv_vadd_vv_i16m1(x_400, t_144, 8);
@@ -7112,6 +7190,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t x_470 = __riscv_vadd_vv_i16m1(red_35, t_163, 8);
     const vint16m1_t x_471 = __riscv_vsub_vv_i16m1(red_35, t_163, 8);
     const vint16m1_t t_164 = nttgen_newhope512_rvv128_montmul(x_460, zeta_31, zetaqinv_31, 8);
+    goto part_7;
+part_7:;
     const vint16m1_t red_36 = nttgen_newhope512_rvv128_barrett(x_452, 8);
     const vint16m1_t x_472 = __riscv_vadd_vv_i16m1(red_36, t_164, 8);
     const vint16m1_t x_473 = __riscv_vsub_vv_i16m1(red_36, t_164, 8);
@@ -7240,6 +7320,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t zeta_53 = __riscv_vle16_v_i16m1(&zetas_0[424], 8);
     const vint16m1_t zetaqinv_53 = __riscv_vle16_v_i16m1(&zetas_0[432], 8);
     const vint16m1_t zeta_54 = __riscv_vle16_v_i16m1(&zetas_0[440], 8);
+    goto part_8;
+part_8:;
     const vint16m1_t zetaqinv_54 = __riscv_vle16_v_i16m1(&zetas_0[448], 8);
     const vint16m1_t zeta_55 = __riscv_vle16_v_i16m1(&zetas_0[456], 8);
     const vint16m1_t zetaqinv_55 = __riscv_vle16_v_i16m1(&zetas_0[464], 8);
@@ -7368,6 +7450,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t t_220 = nttgen_newhope512_rvv128_montmul(x_588, zeta_57, zetaqinv_57, 8);
     const vint16m1_t red_60 = nttgen_newhope512_rvv128_barrett(x_584, 8);
     const vint16m1_t x_600 = __riscv_vadd_vv_i16m1(red_60, t_220, 8);
+    goto part_9;
+part_9:;
     const vint16m1_t x_601 = __riscv_vsub_vv_i16m1(red_60, t_220, 8);
     const vint16m1_t t_221 = nttgen_newhope512_rvv128_montmul(x_590, zeta_58, zetaqinv_58, 8);
     const vint16m1_t red_61 = nttgen_newhope512_rvv128_barrett(x_586, 8);
@@ -7496,6 +7580,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t t_238 = nttgen_newhope512_rvv128_montmul(x_635, zeta_63, zetaqinv_63, 8);
     const vint16m1_t x_652 = __riscv_vadd_vv_i16m1(x_633, t_238, 8);
     const vint16m1_t x_653 = __riscv_vsub_vv_i16m1(x_633, t_238, 8);
+    goto part_10;
+part_10:;
     const vint16m1_t t_239 = nttgen_newhope512_rvv128_montmul(x_639, zeta_63, zetaqinv_63, 8);
     const vint16m1_t x_654 = __riscv_vadd_vv_i16m1(x_637, t_239, 8);
     const vint16m1_t x_655 = __riscv_vsub_vv_i16m1(x_637, t_239, 8);
@@ -7624,6 +7710,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_ntt_from(int16_t r[512],
     const vint16m1_t t_257 = nttgen_newhope512_rvv128_montmul(x_697, zeta_76, zetaqinv_76, 8);
     const vint16m1_t red_81 = nttgen_newhope512_rvv128_barrett(x_689, 8);
     const vint16m1_t x_706 = __riscv_vadd_vv_i16m1(red_81, t_257, 8);
+    goto part_11;
+part_11:;
     const vint16m1_t x_707 = __riscv_vsub_vv_i16m1(red_81, t_257, 8);
     const vint16m1_t t_258 = nttgen_newhope512_rvv128_montmul(x_698, zeta_76, zetaqinv_76, 8);
     const vint16m1_t red_82 = nttgen_newhope512_rvv128_barrett(x_690, 8);
@@ -7892,6 +7980,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t t_13 = nttgen_newhope512_rvv128_montmul(x_60, zeta_7, zetaqinv_7, 8);
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_52, t_13, 8);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_52, t_13, 8);
+    goto part_1;
+part_1:;
     const vint16m1_t t_14 = nttgen_newhope512_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_53, t_14, 8);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_53, t_14, 8);
@@ -8020,6 +8110,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_132, t_30, 8);
     const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_132, t_30, 8);
     const vint16m1_t t_31 = nttgen_newhope512_rvv128_montmul(x_141, zeta_8, zetaqinv_8, 8);
+    goto part_2;
+part_2:;
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_133, t_31, 8);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_133, t_31, 8);
     const vint16m1_t t_32 = nttgen_newhope512_rvv128_montmul(x_142, zeta_9, zetaqinv_9, 8);
@@ -8148,6 +8240,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t x_233 = __riscv_vsub_vv_i16m1(x_212, t_47, 8);
     const vint16m1_t t_48 = nttgen_newhope512_rvv128_montmul(x_221, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_234 = __riscv_vadd_vv_i16m1(x_213, t_48, 8);
+    goto part_3;
+part_3:;
     const vint16m1_t x_235 = __riscv_vsub_vv_i16m1(x_213, t_48, 8);
     const vint16m1_t t_49 = nttgen_newhope512_rvv128_montmul(x_222, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_236 = __riscv_vadd_vv_i16m1(x_214, t_49, 8);
@@ -8276,6 +8370,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t t_65 = nttgen_newhope512_rvv128_montmul(x_301, zeta_8, zetaqinv_8, 8);
     const vint16m1_t x_314 = __riscv_vadd_vv_i16m1(x_293, t_65, 8);
     const vint16m1_t x_315 = __riscv_vsub_vv_i16m1(x_293, t_65, 8);
+    goto part_4;
+part_4:;
     const vint16m1_t t_66 = nttgen_newhope512_rvv128_montmul(x_302, zeta_9, zetaqinv_9, 8);
     const vint16m1_t x_316 = __riscv_vadd_vv_i16m1(x_294, t_66, 8);
     const vint16m1_t x_317 = __riscv_vsub_vv_i16m1(x_294, t_66, 8);
@@ -8405,6 +8501,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t x_368 = __riscv_vadd_vv_i16m1(x_352, t_84, 8);
     const vint16m1_t x_369 = __riscv_vsub_vv_i16m1(x_352, t_84, 8);
     const vint16m1_t t_85 = nttgen_newhope512_rvv128_montmul(x_358, zeta_14, zetaqinv_14, 8);
+    goto part_5;
+part_5:;
     const vint16m1_t x_370 = __riscv_vadd_vv_i16m1(x_354, t_85, 8);
     const vint16m1_t x_371 = __riscv_vsub_vv_i16m1(x_354, t_85, 8);
     const vint16m1_t t_86 = nttgen_newhope512_rvv128_montmul(x_357, zeta_15, zetaqinv_15, 8);
@@ -8533,6 +8631,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t red_70 = nttgen_newhope512_rvv128_barrett(x_421, 8);
     const vint16m1_t x_444 = __riscv_vadd_vv_i16m1(red_70, t_114, 8);
     const vint16m1_t x_445 = __riscv_vsub_vv_i16m1(red_70, t_114, 8);
+    goto part_6;
+part_6:;
     const vint16m1_t t_115 = nttgen_newhope512_rvv128_montmul(x_431, zeta_13, zetaqinv_13, 8);
     const vint16m1_t red_71 = nttgen_newhope512_rvv128_barrett(x_423, 8);
     const vint16m1_t x_446 = __riscv_vadd_vv_i16m1(red_71, t_115, 8);
@@ -8661,6 +8761,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t x_503 = __riscv_vsub_vv_i16m1(x_483, t_135, 8);
     const vint16m1_t t_136 = nttgen_newhope512_rvv128_montmul(x_492, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_504 = __riscv_vadd_vv_i16m1(x_484, t_136, 8);
+    goto part_7;
+part_7:;
     const vint16m1_t x_505 = __riscv_vsub_vv_i16m1(x_484, t_136, 8);
     const vint16m1_t t_137 = nttgen_newhope512_rvv128_montmul(x_493, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_506 = __riscv_vadd_vv_i16m1(x_485, t_137, 8);
@@ -8789,6 +8891,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t t_165 = nttgen_newhope512_rvv128_montmul(x_569, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_578 = __riscv_vadd_vv_i16m1(x_561, t_165, 8);
     const vint16m1_t x_579 = __riscv_vsub_vv_i16m1(x_561, t_165, 8);
+    goto part_8;
+part_8:;
     const vint16m1_t t_166 = nttgen_newhope512_rvv128_montmul(x_570, zeta_26, zetaqinv_26, 8);
     const vint16m1_t x_580 = __riscv_vadd_vv_i16m1(x_562, t_166, 8);
     const vint16m1_t x_581 = __riscv_vsub_vv_i16m1(x_562, t_166, 8);
@@ -8918,6 +9022,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t zetaqinv_46 = __riscv_vle16_v_i16m1(&zetas_dit_0[592], 8);
     const vint16m1_t zeta_47 = __riscv_vle16_v_i16m1(&zetas_dit_0[600], 8);
     const vint16m1_t zetaqinv_47 = __riscv_vle16_v_i16m1(&zetas_dit_0[608], 8);
+    goto part_9;
+part_9:;
     const vint16m1_t zeta_48 = __riscv_vle16_v_i16m1(&zetas_dit_0[616], 8);
     const vint16m1_t zetaqinv_48 = __riscv_vle16_v_i16m1(&zetas_dit_0[624], 8);
     const vint16m1_t x_640 = __riscv_vle16_v_i16m1(&a[0], 8);
@@ -9046,6 +9152,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[960], 8);
     const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[968], 8);
     const vint16m1_t x_687 = nttgen_newhope512_rvv128_montmul(x_671, tw_15, twqinv_15, 8);
+    goto part_10;
+part_10:;
     const vint16m1_t red_111 = nttgen_newhope512_rvv128_cond_add_q(x_687, 8);
     __riscv_vse16_v_i16m1(&a[480], red_111, 8);
     const vint16m1_t zeta_49 = __riscv_vle16_v_i16m1(&zetas_dit_0[632], 8);
@@ -9174,6 +9282,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     __riscv_vse16_v_i16m1(&a[424], red_131, 8);
     const vint16m1_t tw_28 = __riscv_vle16_v_i16m1(&twist_0[208], 8);
     const vint16m1_t twqinv_28 = __riscv_vle16_v_i16m1(&twist_0[216], 8);
+    goto part_11;
+part_11:;
     const vint16m1_t x_732 = nttgen_newhope512_rvv128_montmul(x_716, tw_28, twqinv_28, 8);
     const vint16m1_t red_132 = nttgen_newhope512_rvv128_cond_add_q(x_732, 8);
     __riscv_vse16_v_i16m1(&a[104], red_132, 8);
@@ -9302,6 +9412,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t red_152 = nttgen_newhope512_rvv128_cond_add_q(x_776, 8);
     __riscv_vse16_v_i16m1(&a[48], red_152, 8);
     const vint16m1_t tw_41 = __riscv_vle16_v_i16m1(&twist_0[608], 8);
+    goto part_12;
+part_12:;
     const vint16m1_t twqinv_41 = __riscv_vle16_v_i16m1(&twist_0[616], 8);
     const vint16m1_t x_777 = nttgen_newhope512_rvv128_montmul(x_761, tw_41, twqinv_41, 8);
     const vint16m1_t red_153 = nttgen_newhope512_rvv128_cond_add_q(x_777, 8);
@@ -9430,6 +9542,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
     const vint16m1_t x_821 = nttgen_newhope512_rvv128_montmul(x_805, tw_53, twqinv_53, 8);
     const vint16m1_t red_173 = nttgen_newhope512_rvv128_cond_add_q(x_821, 8);
     __riscv_vse16_v_i16m1(&a[344], red_173, 8);
+    goto part_13;
+part_13:;
     const vint16m1_t tw_54 = __riscv_vle16_v_i16m1(&twist_0[432], 8);
     const vint16m1_t twqinv_54 = __riscv_vle16_v_i16m1(&twist_0[440], 8);
     const vint16m1_t x_822 = nttgen_newhope512_rvv128_montmul(x_806, tw_54, twqinv_54, 8);

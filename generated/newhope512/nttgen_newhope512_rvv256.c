@@ -494,6 +494,8 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
     const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
     const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
     const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
+    goto part_1;
+part_1:;
     const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
     const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
     const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
@@ -622,6 +624,8 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
     const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_118, t_43, 16);
     const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_118, t_43, 16);
     const vint16m1_t t_44 = nttgen_newhope512_rvv256_montmul(x_121, zeta_12, zetaqinv_12, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_113, t_44, 16);
     const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_113, t_44, 16);
     const vint16m1_t t_45 = nttgen_newhope512_rvv256_montmul(x_123, zeta_13, zetaqinv_13, 16);
@@ -750,6 +754,8 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
     const vint16m1_t t_63 = nttgen_newhope512_rvv256_montmul(x_175, zeta_18, zetaqinv_18, 16);
     const vint16m1_t red_15 = nttgen_newhope512_rvv256_barrett(x_173, 16);
     const vint16m1_t x_190 = __riscv_vadd_vv_i16m1(red_15, t_63, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t x_191 = __riscv_vsub_vv_i16m1(red_15, t_63, 16);
     const vint16m1_t t_64 = nttgen_newhope512_rvv256_montmul(x_180, zeta_19, zetaqinv_19, 16);
     const vint16m1_t x_192 = __riscv_vadd_vv_i16m1(x_176, t_64, 16);
@@ -879,6 +885,8 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
     const vint16m1_t x_246 = __riscv_vadd_vv_i16m1(red_19, t_83, 16);
     const vint16m1_t x_247 = __riscv_vsub_vv_i16m1(red_19, t_83, 16);
     const vint16m1_t t_84 = nttgen_newhope512_rvv256_montmul(x_233, zeta_31, zetaqinv_31, 16);
+    goto part_4;
+part_4:;
     const vint16m1_t red_20 = nttgen_newhope512_rvv256_barrett(x_232, 16);
     const vint16m1_t x_248 = __riscv_vadd_vv_i16m1(red_20, t_84, 16);
     const vint16m1_t x_249 = __riscv_vsub_vv_i16m1(red_20, t_84, 16);
@@ -1007,6 +1015,8 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
     const vint16m1_t zeta_53 = __riscv_vle16_v_i16m1(&zetas_0[784], 16);
     const vint16m1_t zetaqinv_53 = __riscv_vle16_v_i16m1(&zetas_0[800], 16);
     const vint16m1_t zeta_54 = __riscv_vle16_v_i16m1(&zetas_0[816], 16);
+    goto part_5;
+part_5:;
     const vint16m1_t zetaqinv_54 = __riscv_vle16_v_i16m1(&zetas_0[832], 16);
     const vint16m1_t zeta_55 = __riscv_vle16_v_i16m1(&zetas_0[848], 16);
     const vint16m1_t zetaqinv_55 = __riscv_vle16_v_i16m1(&zetas_0[864], 16);
@@ -1135,6 +1145,8 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
     const vint16m1_t t_140 = nttgen_newhope512_rvv256_montmul(x_361, zeta_57, zetaqinv_57, 16);
     const vint16m1_t red_44 = nttgen_newhope512_rvv256_barrett(x_353, 16);
     const vint16m1_t x_376 = __riscv_vadd_vv_i16m1(red_44, t_140, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_377 = __riscv_vsub_vv_i16m1(red_44, t_140, 16);
     const vint16m1_t t_141 = nttgen_newhope512_rvv256_montmul(x_363, zeta_58, zetaqinv_58, 16);
     const vint16m1_t red_45 = nttgen_newhope512_rvv256_barrett(x_355, 16);
@@ -1310,6 +1322,8 @@ void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], cons
     __riscv_vse16_v_i16m1(&r[480], p_30, 16);
     const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[496], 16);
     const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[496], 16);
+    goto part_1;
+part_1:;
     const vint16m1_t p_31 = nttgen_newhope512_rvv256_montmul_var(a_31, b_31, 16);
     __riscv_vse16_v_i16m1(&r[496], p_31, 16);
 #ifdef NTTGEN_DEBUG
@@ -1928,6 +1942,8 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vint16m1_t t_13 = nttgen_newhope512_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t t_14 = nttgen_newhope512_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
@@ -2056,6 +2072,8 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_30, 16);
     const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_30, 16);
     const vint16m1_t t_31 = nttgen_newhope512_rvv256_montmul(x_139, zeta_8, zetaqinv_8, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_31, 16);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_31, 16);
     const vint16m1_t t_32 = nttgen_newhope512_rvv256_montmul(x_142, zeta_9, zetaqinv_9, 16);
@@ -2185,6 +2203,8 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vint16m1_t x_207 = __riscv_vsub_vv_i16m1(red_35, t_49, 16);
     const vint16m1_t t_50 = nttgen_newhope512_rvv256_montmul(x_196, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_208 = __riscv_vadd_vv_i16m1(x_192, t_50, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t x_209 = __riscv_vsub_vv_i16m1(x_192, t_50, 16);
     const vint16m1_t t_51 = nttgen_newhope512_rvv256_montmul(x_198, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_210 = __riscv_vadd_vv_i16m1(x_194, t_51, 16);
@@ -2313,6 +2333,8 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vint16m1_t x_283 = __riscv_vsub_vv_i16m1(red_41, t_79, 16);
     const vint16m1_t t_80 = nttgen_newhope512_rvv256_montmul(x_269, zeta_13, zetaqinv_13, 16);
     const vint16m1_t red_42 = nttgen_newhope512_rvv256_barrett(x_261, 16);
+    goto part_4;
+part_4:;
     const vint16m1_t x_284 = __riscv_vadd_vv_i16m1(red_42, t_80, 16);
     const vint16m1_t x_285 = __riscv_vsub_vv_i16m1(red_42, t_80, 16);
     const vint16m1_t t_81 = nttgen_newhope512_rvv256_montmul(x_271, zeta_13, zetaqinv_13, 16);
@@ -2442,6 +2464,8 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vint16m1_t x_347 = __riscv_vsub_vv_i16m1(red_49, t_103, 16);
     const vint16m1_t t_104 = nttgen_newhope512_rvv256_montmul(x_333, zeta_32, zetaqinv_32, 16);
     const vint16m1_t red_50 = nttgen_newhope512_rvv256_barrett(x_332, 16);
+    goto part_5;
+part_5:;
     const vint16m1_t x_348 = __riscv_vadd_vv_i16m1(red_50, t_104, 16);
     const vint16m1_t x_349 = __riscv_vsub_vv_i16m1(red_50, t_104, 16);
     const vint16m1_t t_105 = nttgen_newhope512_rvv256_montmul(x_335, zeta_33, zetaqinv_33, 16);
@@ -2570,6 +2594,8 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vint16m1_t x_395 = __riscv_vsub_vv_i16m1(red_57, t_111, 16);
     const vint16m1_t t_112 = nttgen_newhope512_rvv256_montmul(x_381, zeta_40, zetaqinv_40, 16);
     const vint16m1_t red_58 = nttgen_newhope512_rvv256_barrett(x_380, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_396 = __riscv_vadd_vv_i16m1(red_58, t_112, 16);
     const vint16m1_t x_397 = __riscv_vsub_vv_i16m1(red_58, t_112, 16);
     const vint16m1_t t_113 = nttgen_newhope512_rvv256_montmul(x_383, zeta_41, zetaqinv_41, 16);
@@ -2784,6 +2810,8 @@ void nttgen_newhope512_rvv256_reduce(int16_t a[512]) {
     const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[496], 16);
     const vint16m1_t red_62 = nttgen_newhope512_rvv256_barrett(x_31, 16);
     const vint16m1_t red_63 = nttgen_newhope512_rvv256_cond_add_q(red_62, 16);
+    goto part_1;
+part_1:;
     __riscv_vse16_v_i16m1(&a[496], red_63, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv256_assert_range(a, 512, 0, 12288);
@@ -2930,6 +2958,8 @@ void nttgen_newhope512_rvv256_tomont(int16_t a[512]) {
     __riscv_vse16_v_i16m1(&a[384], x_49, 16);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(-1337, 16);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-21817, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[400], 16);
     const vint16m1_t x_51 = nttgen_newhope512_rvv256_montmul(x_50, f_25, fqinv_25, 16);
     __riscv_vse16_v_i16m1(&a[400], x_51, 16);
@@ -3108,6 +3138,8 @@ void nttgen_newhope512_rvv256_frommont(int16_t a[512]) {
     __riscv_vse16_v_i16m1(&a[384], x_49, 16);
     const vint16m1_t f_25 = __riscv_vmv_v_x_i16m1(1, 16);
     const vint16m1_t fqinv_25 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&a[400], 16);
     const vint16m1_t x_51 = nttgen_newhope512_rvv256_montmul(x_50, f_25, fqinv_25, 16);
     __riscv_vse16_v_i16m1(&a[400], x_51, 16);
@@ -3456,6 +3488,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_ntt_from(int16_t r[512],
     const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
     const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
     const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
+    goto part_1;
+part_1:;
     const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
     const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
     const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
@@ -3584,6 +3618,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_ntt_from(int16_t r[512],
     const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_118, t_43, 16);
     const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_118, t_43, 16);
     const vint16m1_t t_44 = nttgen_newhope512_rvv256_montmul(x_121, zeta_12, zetaqinv_12, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_113, t_44, 16);
     const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_113, t_44, 16);
     const vint16m1_t t_45 = nttgen_newhope512_rvv256_montmul(x_123, zeta_13, zetaqinv_13, 16);
@@ -3712,6 +3748,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_ntt_from(int16_t r[512],
     const vint16m1_t t_63 = nttgen_newhope512_rvv256_montmul(x_175, zeta_18, zetaqinv_18, 16);
     const vint16m1_t red_15 = nttgen_newhope512_rvv256_barrett(x_173, 16);
     const vint16m1_t x_190 = __riscv_vadd_vv_i16m1(red_15, t_63, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t x_191 = __riscv_vsub_vv_i16m1(red_15, t_63, 16);
     const vint16m1_t t_64 = nttgen_newhope512_rvv256_montmul(x_180, zeta_19, zetaqinv_19, 16);
     const vint16m1_t x_192 = __riscv_vadd_vv_i16m1(x_176, t_64, 16);
@@ -3841,6 +3879,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_ntt_from(int16_t r[512],
     const vint16m1_t x_246 = __riscv_vadd_vv_i16m1(red_19, t_83, 16);
     const vint16m1_t x_247 = __riscv_vsub_vv_i16m1(red_19, t_83, 16);
     const vint16m1_t t_84 = nttgen_newhope512_rvv256_montmul(x_233, zeta_31, zetaqinv_31, 16);
+    goto part_4;
+part_4:;
     const vint16m1_t red_20 = nttgen_newhope512_rvv256_barrett(x_232, 16);
     const vint16m1_t x_248 = __riscv_vadd_vv_i16m1(red_20, t_84, 16);
     const vint16m1_t x_249 = __riscv_vsub_vv_i16m1(red_20, t_84, 16);
@@ -3969,6 +4009,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_ntt_from(int16_t r[512],
     const vint16m1_t zeta_53 = __riscv_vle16_v_i16m1(&zetas_0[784], 16);
     const vint16m1_t zetaqinv_53 = __riscv_vle16_v_i16m1(&zetas_0[800], 16);
     const vint16m1_t zeta_54 = __riscv_vle16_v_i16m1(&zetas_0[816], 16);
+    goto part_5;
+part_5:;
     const vint16m1_t zetaqinv_54 = __riscv_vle16_v_i16m1(&zetas_0[832], 16);
     const vint16m1_t zeta_55 = __riscv_vle16_v_i16m1(&zetas_0[848], 16);
     const vint16m1_t zetaqinv_55 = __riscv_vle16_v_i16m1(&zetas_0[864], 16);
@@ -4097,6 +4139,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_ntt_from(int16_t r[512],
     const vint16m1_t t_140 = nttgen_newhope512_rvv256_montmul(x_361, zeta_57, zetaqinv_57, 16);
     const vint16m1_t red_44 = nttgen_newhope512_rvv256_barrett(x_353, 16);
     const vint16m1_t x_376 = __riscv_vadd_vv_i16m1(red_44, t_140, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_377 = __riscv_vsub_vv_i16m1(red_44, t_140, 16);
     const vint16m1_t t_141 = nttgen_newhope512_rvv256_montmul(x_363, zeta_58, zetaqinv_58, 16);
     const vint16m1_t red_45 = nttgen_newhope512_rvv256_barrett(x_355, 16);
@@ -4273,6 +4317,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
     const vint16m1_t t_13 = nttgen_newhope512_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
     const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
     const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
+    goto part_1;
+part_1:;
     const vint16m1_t t_14 = nttgen_newhope512_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
     const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
     const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
@@ -4401,6 +4447,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
     const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_30, 16);
     const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_30, 16);
     const vint16m1_t t_31 = nttgen_newhope512_rvv256_montmul(x_139, zeta_8, zetaqinv_8, 16);
+    goto part_2;
+part_2:;
     const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_31, 16);
     const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_31, 16);
     const vint16m1_t t_32 = nttgen_newhope512_rvv256_montmul(x_142, zeta_9, zetaqinv_9, 16);
@@ -4530,6 +4578,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
     const vint16m1_t x_207 = __riscv_vsub_vv_i16m1(red_35, t_49, 16);
     const vint16m1_t t_50 = nttgen_newhope512_rvv256_montmul(x_196, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_208 = __riscv_vadd_vv_i16m1(x_192, t_50, 16);
+    goto part_3;
+part_3:;
     const vint16m1_t x_209 = __riscv_vsub_vv_i16m1(x_192, t_50, 16);
     const vint16m1_t t_51 = nttgen_newhope512_rvv256_montmul(x_198, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_210 = __riscv_vadd_vv_i16m1(x_194, t_51, 16);
@@ -4658,6 +4708,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
     const vint16m1_t x_283 = __riscv_vsub_vv_i16m1(red_41, t_79, 16);
     const vint16m1_t t_80 = nttgen_newhope512_rvv256_montmul(x_269, zeta_13, zetaqinv_13, 16);
     const vint16m1_t red_42 = nttgen_newhope512_rvv256_barrett(x_261, 16);
+    goto part_4;
+part_4:;
     const vint16m1_t x_284 = __riscv_vadd_vv_i16m1(red_42, t_80, 16);
     const vint16m1_t x_285 = __riscv_vsub_vv_i16m1(red_42, t_80, 16);
     const vint16m1_t t_81 = nttgen_newhope512_rvv256_montmul(x_271, zeta_13, zetaqinv_13, 16);
@@ -4787,6 +4839,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
     const vint16m1_t x_347 = __riscv_vsub_vv_i16m1(red_49, t_103, 16);
     const vint16m1_t t_104 = nttgen_newhope512_rvv256_montmul(x_333, zeta_32, zetaqinv_32, 16);
     const vint16m1_t red_50 = nttgen_newhope512_rvv256_barrett(x_332, 16);
+    goto part_5;
+part_5:;
     const vint16m1_t x_348 = __riscv_vadd_vv_i16m1(red_50, t_104, 16);
     const vint16m1_t x_349 = __riscv_vsub_vv_i16m1(red_50, t_104, 16);
     const vint16m1_t t_105 = nttgen_newhope512_rvv256_montmul(x_335, zeta_33, zetaqinv_33, 16);
@@ -4915,6 +4969,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
     const vint16m1_t x_387 = __riscv_vsub_vv_i16m1(red_69, t_107, 16);
     const vint16m1_t t_108 = nttgen_newhope512_rvv256_montmul(x_373, zeta_36, zetaqinv_36, 16);
     const vint16m1_t red_70 = nttgen_newhope512_rvv256_barrett(x_372, 16);
+    goto part_6;
+part_6:;
     const vint16m1_t x_388 = __riscv_vadd_vv_i16m1(red_70, t_108, 16);
     const vint16m1_t x_389 = __riscv_vsub_vv_i16m1(red_70, t_108, 16);
     const vint16m1_t t_109 = nttgen_newhope512_rvv256_montmul(x_375, zeta_37, zetaqinv_37, 16);

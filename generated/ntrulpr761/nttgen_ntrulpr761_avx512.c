@@ -327,6 +327,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     const __m512i diff_11 = _mm512_sub_epi16(diff_9, t_2);
     const __m512i diff_12 = _mm512_sub_epi16(a_30, t_3);
     const __m512i diff_13 = _mm512_sub_epi16(t_4, sum_9);
+    goto part_1;
+part_1:;
     const __m512i sum_13 = _mm512_add_epi16(sum_10, sum_12);
     const __m512i w_2 = _mm512_set1_epi16(2022);
     const __m512i wq_2 = _mm512_set1_epi16(17530);
@@ -455,6 +457,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     const __m512i t_39 = nttgen_ntrulpr761_avx512_montmul(diff_18, w_34, wq_34);
     const __m512i w_35 = _mm512_set1_epi16(-1069);
     const __m512i wq_35 = _mm512_set1_epi16(2141);
+    goto part_2;
+part_2:;
     const __m512i t_40 = nttgen_ntrulpr761_avx512_montmul(sum_19, w_35, wq_35);
     const __m512i sum_33 = _mm512_add_epi16(t_39, t_40);
     const __m512i sum_34 = _mm512_add_epi16(t_11, t_12);
@@ -583,6 +587,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     const __m512i sum_90 = _mm512_add_epi16(a_43, t_55);
     const __m512i diff_62 = _mm512_sub_epi16(t_56, a_46);
     const __m512i diff_63 = _mm512_sub_epi16(diff_60, diff_61);
+    goto part_3;
+part_3:;
     const __m512i w_39 = _mm512_set1_epi16(-2022);
     const __m512i wq_39 = _mm512_set1_epi16(-17530);
     const __m512i t_57 = nttgen_ntrulpr761_avx512_montmul(sum_89, w_39, wq_39);
@@ -711,6 +717,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     const __m512i sum_135 = _mm512_add_epi16(diff_77, t_103);
     const __m512i sum_136 = _mm512_add_epi16(diff_78, t_104);
     const __m512i sum_137 = _mm512_add_epi16(diff_79, t_101);
+    goto part_4;
+part_4:;
     const __m512i sum_138 = _mm512_add_epi16(diff_80, t_102);
     const __m512i diff_93 = _mm512_sub_epi16(sum_115, red_2);
     const __m512i diff_94 = _mm512_sub_epi16(sum_116, red_3);
@@ -839,6 +847,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     const __m512i t_147 = nttgen_ntrulpr761_avx512_montmul(diff_126, w_37, wq_37);
     const __m512i diff_127 = _mm512_sub_epi16(sum_166, sum_164);
     const __m512i t_148 = nttgen_ntrulpr761_avx512_montmul(diff_127, w_37, wq_37);
+    goto part_5;
+part_5:;
     const __m512i sum_181 = _mm512_add_epi16(sum_163, sum_165);
     const __m512i sum_182 = _mm512_add_epi16(sum_181, t_148);
     const __m512i sum_183 = _mm512_add_epi16(sum_164, sum_166);
@@ -967,6 +977,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     const __m512i red_18 = nttgen_ntrulpr761_avx512_barrett(diff_168);
     const __m512i diff_169 = _mm512_sub_epi16(red_18, t_162);
     const __m512i red_19 = nttgen_ntrulpr761_avx512_barrett(sum_212);
+    goto part_6;
+part_6:;
     const __m512i diff_170 = _mm512_sub_epi16(diff_96, red_19);
     const __m512i t_163 = nttgen_ntrulpr761_avx512_montmul(diff_170, w_43, wq_43);
     const __m512i red_20 = nttgen_ntrulpr761_avx512_barrett(sum_75);
@@ -1095,6 +1107,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward(int16_t r[restrict 
     _mm512_storeu_si512((__m512i *)&r[800], sum_243);
     _mm512_storeu_si512((__m512i *)&r[832], diff_181);
     _mm512_storeu_si512((__m512i *)&r[864], sum_245);
+    goto part_7;
+part_7:;
     _mm512_storeu_si512((__m512i *)&r[896], sum_246);
     _mm512_storeu_si512((__m512i *)&r[928], diff_185);
     _mm512_storeu_si512((__m512i *)&r[960], sum_248);
@@ -1256,6 +1270,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     const __m512i diff_13 = _mm512_sub_epi16(t_4, sum_9);
     const __m512i sum_13 = _mm512_add_epi16(sum_10, sum_12);
     const __m512i c_2 = _mm512_set1_epi16(-1228);
+    goto part_1;
+part_1:;
     const __m512i t_5 = _mm512_mullo_epi16(diff_10, c_2);
     const __m512i sum_14 = _mm512_add_epi16(sum_11, t_5);
     const __m512i c_3 = _mm512_set1_epi16(58);
@@ -1384,6 +1400,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     const __m512i diff_19 = _mm512_sub_epi16(t_11, t_12);
     const __m512i sum_35 = _mm512_add_epi16(sum_34, sum_20);
     const __m512i sum_36 = _mm512_add_epi16(diff_19, sum_21);
+    goto part_2;
+part_2:;
     const __m512i diff_20 = _mm512_sub_epi16(sum_34, sum_20);
     const __m512i diff_21 = _mm512_sub_epi16(diff_19, sum_21);
     const __m512i diff_22 = _mm512_sub_epi16(sum_22, sum_24);
@@ -1512,6 +1530,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     const __m512i diff_63 = _mm512_sub_epi16(diff_60, diff_61);
     const __m512i w_33 = _mm512_set1_epi16(-2022);
     const __m512i wq_33 = _mm512_set1_epi16(-17530);
+    goto part_3;
+part_3:;
     const __m512i t_57 = nttgen_ntrulpr761_avx512_montmul(sum_89, w_33, wq_33);
     const __m512i diff_64 = _mm512_sub_epi16(t_57, diff_51);
     const __m512i t_58 = nttgen_ntrulpr761_avx512_montmul(sum_89, w_0, wq_0);
@@ -1640,6 +1660,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     const __m512i sum_135 = _mm512_add_epi16(diff_77, t_103);
     const __m512i sum_136 = _mm512_add_epi16(diff_78, t_104);
     const __m512i sum_137 = _mm512_add_epi16(diff_79, t_101);
+    goto part_4;
+part_4:;
     const __m512i sum_138 = _mm512_add_epi16(diff_80, t_102);
     const __m512i diff_93 = _mm512_sub_epi16(sum_115, red_2);
     const __m512i diff_94 = _mm512_sub_epi16(sum_116, red_3);
@@ -1768,6 +1790,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     const __m512i diff_127 = _mm512_sub_epi16(sum_166, sum_164);
     const __m512i t_148 = nttgen_ntrulpr761_avx512_montmul(diff_127, w_29, wq_29);
     const __m512i sum_181 = _mm512_add_epi16(sum_163, sum_165);
+    goto part_5;
+part_5:;
     const __m512i sum_182 = _mm512_add_epi16(sum_181, t_148);
     const __m512i sum_183 = _mm512_add_epi16(sum_164, sum_166);
     const __m512i t_149 = nttgen_ntrulpr761_avx512_montmul(t_147, w_30, wq_30);
@@ -1896,6 +1920,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     const __m512i red_18 = nttgen_ntrulpr761_avx512_barrett(diff_96);
     const __m512i diff_170 = _mm512_sub_epi16(red_18, sum_212);
     const __m512i t_163 = nttgen_ntrulpr761_avx512_montmul(diff_170, w_37, wq_37);
+    goto part_6;
+part_6:;
     const __m512i sum_235 = _mm512_add_epi16(sum_75, red_18);
     const __m512i red_19 = nttgen_ntrulpr761_avx512_barrett(sum_235);
     const __m512i sum_236 = _mm512_add_epi16(red_19, sum_212);
@@ -2024,6 +2050,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_forward_small(int16_t r[res
     _mm512_storeu_si512((__m512i *)&r[832], diff_181);
     _mm512_storeu_si512((__m512i *)&r[864], sum_245);
     _mm512_storeu_si512((__m512i *)&r[896], sum_246);
+    goto part_7;
+part_7:;
     _mm512_storeu_si512((__m512i *)&r[928], diff_185);
     _mm512_storeu_si512((__m512i *)&r[960], sum_248);
     _mm512_storeu_si512((__m512i *)&r[992], sum_249);
@@ -2198,6 +2226,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i tr_91 = _mm512_unpackhi_epi16(tr_58, tr_62);
         const __m512i tr_92 = _mm512_unpacklo_epi16(tr_57, tr_61);
         const __m512i tr_93 = _mm512_unpackhi_epi16(tr_57, tr_61);
+        goto part_1;
+    part_1:;
         const __m512i tr_94 = _mm512_unpacklo_epi16(tr_59, tr_63);
         const __m512i tr_95 = _mm512_unpackhi_epi16(tr_59, tr_63);
         const __m512i tr_96 = nttgen_ntrulpr761_avx512_ilv128_lo(tr_64, tr_72);
@@ -2326,6 +2356,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i sh_9 = nttgen_ntrulpr761_avx512_montmul(red_25, s_1, sq_1);
         const __m512i sp_9 = _mm512_add_epi16(red_9, sh_9);
         const __m512i sm_9 = _mm512_sub_epi16(red_9, sh_9);
+        goto part_2;
+    part_2:;
         const __m512i sh_10 = nttgen_ntrulpr761_avx512_montmul(red_26, s_1, sq_1);
         const __m512i sp_10 = _mm512_add_epi16(red_10, sh_10);
         const __m512i sm_10 = _mm512_sub_epi16(red_10, sh_10);
@@ -2454,6 +2486,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i tr_203 = _mm512_unpackhi_epi16(tr_169, tr_171);
         const __m512i tr_204 = _mm512_unpacklo_epi16(tr_172, tr_174);
         const __m512i tr_205 = _mm512_unpackhi_epi16(tr_172, tr_174);
+        goto part_3;
+    part_3:;
         const __m512i tr_206 = _mm512_unpacklo_epi16(tr_173, tr_175);
         const __m512i tr_207 = _mm512_unpackhi_epi16(tr_173, tr_175);
         const __m512i tr_208 = _mm512_unpacklo_epi16(tr_176, tr_178);
@@ -2582,6 +2616,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i red_43 = nttgen_ntrulpr761_avx512_barrett(tr_316);
         const __m512i red_44 = nttgen_ntrulpr761_avx512_barrett(tr_306);
         const __m512i red_45 = nttgen_ntrulpr761_avx512_barrett(tr_314);
+        goto part_4;
+    part_4:;
         const __m512i red_46 = nttgen_ntrulpr761_avx512_barrett(tr_310);
         const __m512i red_47 = nttgen_ntrulpr761_avx512_barrett(tr_318);
         const __m512i red_48 = nttgen_ntrulpr761_avx512_barrett(tr_289);
@@ -2810,6 +2846,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i acc_27 = _mm512_add_epi32(acc_25, w_31);
         const __m512i c_1 = nttgen_ntrulpr761_avx512_mredw(acc_26, acc_27);
         const __m512i w_32 = nttgen_ntrulpr761_avx512_madd_lo(x_0, red_66, x_1, red_65);
+        goto part_5;
+    part_5:;
         const __m512i w_33 = nttgen_ntrulpr761_avx512_madd_hi(x_0, red_66, x_1, red_65);
         const __m512i w_34 = nttgen_ntrulpr761_avx512_madd_lo(x_2, red_64, x_3, yt_14);
         const __m512i w_35 = nttgen_ntrulpr761_avx512_madd_hi(x_2, red_64, x_3, yt_14);
@@ -2938,6 +2976,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i w_98 = nttgen_ntrulpr761_avx512_madd_lo(x_2, red_68, x_3, red_67);
         const __m512i w_99 = nttgen_ntrulpr761_avx512_madd_hi(x_2, red_68, x_3, red_67);
         const __m512i acc_84 = _mm512_add_epi32(w_96, w_98);
+        goto part_6;
+    part_6:;
         const __m512i acc_85 = _mm512_add_epi32(w_97, w_99);
         const __m512i w_100 = nttgen_ntrulpr761_avx512_madd_lo(x_4, red_66, x_5, red_65);
         const __m512i w_101 = nttgen_ntrulpr761_avx512_madd_hi(x_4, red_66, x_5, red_65);
@@ -3066,6 +3106,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i w_164 = nttgen_ntrulpr761_avx512_madd_lo(x_4, red_70, x_5, red_69);
         const __m512i w_165 = nttgen_ntrulpr761_avx512_madd_hi(x_4, red_70, x_5, red_69);
         const __m512i acc_142 = _mm512_add_epi32(acc_140, w_164);
+        goto part_7;
+    part_7:;
         const __m512i acc_143 = _mm512_add_epi32(acc_141, w_165);
         const __m512i w_166 = nttgen_ntrulpr761_avx512_madd_lo(x_6, red_68, x_7, red_67);
         const __m512i w_167 = nttgen_ntrulpr761_avx512_madd_hi(x_6, red_68, x_7, red_67);
@@ -3194,6 +3236,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i w_230 = nttgen_ntrulpr761_avx512_madd_lo(x_6, red_72, x_7, red_71);
         const __m512i w_231 = nttgen_ntrulpr761_avx512_madd_hi(x_6, red_72, x_7, red_71);
         const __m512i acc_200 = _mm512_add_epi32(acc_198, w_230);
+        goto part_8;
+    part_8:;
         const __m512i acc_201 = _mm512_add_epi32(acc_199, w_231);
         const __m512i w_232 = nttgen_ntrulpr761_avx512_madd_lo(x_8, red_70, x_9, red_69);
         const __m512i w_233 = nttgen_ntrulpr761_avx512_madd_hi(x_8, red_70, x_9, red_69);
@@ -3389,6 +3433,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         const __m512i tr_363 = _mm512_unpackhi_epi16(tr_329, tr_331);
         const __m512i tr_364 = _mm512_unpacklo_epi16(tr_332, tr_334);
         const __m512i tr_365 = _mm512_unpackhi_epi16(tr_332, tr_334);
+        goto part_9;
+    part_9:;
         const __m512i tr_366 = _mm512_unpacklo_epi16(tr_333, tr_335);
         const __m512i tr_367 = _mm512_unpackhi_epi16(tr_333, tr_335);
         const __m512i tr_368 = _mm512_unpacklo_epi16(tr_336, tr_338);
@@ -3517,6 +3563,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_base(int16_t r[restrict 204
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024 + 352], tr_476);
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024 + 384], tr_466);
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024 + 416], tr_474);
+        goto part_10;
+    part_10:;
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024 + 448], tr_470);
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024 + 480], tr_478);
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024 + 512], tr_449);
@@ -3677,6 +3725,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i diff_26 = _mm512_sub_epi16(c_18, c_19);
     const __m512i red_20 = nttgen_ntrulpr761_avx512_barrett(diff_26);
     const __m512i diff_27 = _mm512_sub_epi16(red_20, t_6);
+    goto part_1;
+part_1:;
     const __m512i diff_28 = _mm512_sub_epi16(c_22, c_23);
     const __m512i t_7 = nttgen_ntrulpr761_avx512_montmul(diff_28, w_0, wq_0);
     const __m512i sum_21 = _mm512_add_epi16(c_21, c_22);
@@ -3805,6 +3855,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i sum_67 = _mm512_add_epi16(sum_10, sum_37);
     const __m512i sum_68 = _mm512_add_epi16(sum_19, sum_28);
     const __m512i sum_69 = _mm512_add_epi16(sum_22, sum_25);
+    goto part_2;
+part_2:;
     const __m512i sum_70 = _mm512_add_epi16(sum_40, sum_7);
     const __m512i diff_64 = _mm512_sub_epi16(sum_1, sum_46);
     const __m512i diff_65 = _mm512_sub_epi16(sum_16, sum_31);
@@ -3933,6 +3985,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i t_38 = nttgen_ntrulpr761_avx512_montmul(diff_81, w_15, wq_15);
     const __m512i w_16 = _mm512_set1_epi16(799);
     const __m512i wq_16 = _mm512_set1_epi16(-28207);
+    goto part_3;
+part_3:;
     const __m512i t_39 = nttgen_ntrulpr761_avx512_montmul(sum_80, w_16, wq_16);
     const __m512i sum_97 = _mm512_add_epi16(t_38, t_39);
     const __m512i w_17 = _mm512_set1_epi16(-799);
@@ -4061,6 +4115,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i sum_127 = _mm512_add_epi16(t_61, t_64);
     const __m512i sum_128 = _mm512_add_epi16(t_60, t_63);
     const __m512i diff_114 = _mm512_sub_epi16(sum_127, t_66);
+    goto part_4;
+part_4:;
     const __m512i diff_115 = _mm512_sub_epi16(sum_128, t_67);
     const __m512i red_73 = nttgen_ntrulpr761_avx512_barrett(sum_113);
     const __m512i sum_129 = _mm512_add_epi16(red_73, sum_125);
@@ -4189,6 +4245,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i sum_175 = _mm512_add_epi16(red_96, t_75);
     const __m512i diff_164 = _mm512_sub_epi16(sum_172, diff_160);
     const __m512i t_76 = nttgen_ntrulpr761_avx512_montmul(diff_161, w_2, wq_2);
+    goto part_5;
+part_5:;
     const __m512i sum_176 = _mm512_add_epi16(sum_173, t_76);
     const __m512i t_77 = nttgen_ntrulpr761_avx512_montmul(diff_161, w_3, wq_3);
     const __m512i t_78 = nttgen_ntrulpr761_avx512_montmul(diff_160, w_3, wq_3);
@@ -4317,6 +4375,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i sum_222 = _mm512_add_epi16(red_101, t_122);
     const __m512i red_102 = nttgen_ntrulpr761_avx512_barrett(diff_177);
     const __m512i sum_223 = _mm512_add_epi16(red_102, t_123);
+    goto part_6;
+part_6:;
     const __m512i sum_224 = _mm512_add_epi16(diff_178, t_120);
     const __m512i diff_192 = _mm512_sub_epi16(sum_218, sum_224);
     const __m512i red_103 = nttgen_ntrulpr761_avx512_barrett(sum_221);
@@ -4445,6 +4505,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i t_133 = nttgen_ntrulpr761_avx512_montmul(sum_264, w_4, wq_4);
     const __m512i sum_268 = _mm512_add_epi16(diff_239, t_133);
     const __m512i t_134 = nttgen_ntrulpr761_avx512_montmul(sum_264, w_5, wq_5);
+    goto part_7;
+part_7:;
     const __m512i t_135 = nttgen_ntrulpr761_avx512_montmul(sum_263, w_5, wq_5);
     const __m512i sum_269 = _mm512_add_epi16(diff_243, t_134);
     const __m512i diff_244 = _mm512_sub_epi16(sum_268, t_135);
@@ -4573,6 +4635,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_inverse(int16_t r[restrict 
     const __m512i red_130 = nttgen_ntrulpr761_avx512_barrett(sum_309);
     const __m512i diff_273 = _mm512_sub_epi16(red_130, diff_268);
     const __m512i diff_274 = _mm512_sub_epi16(sum_313, diff_268);
+    goto part_8;
+part_8:;
     const __m512i diff_275 = _mm512_sub_epi16(sum_307, diff_268);
     const __m512i red_131 = nttgen_ntrulpr761_avx512_barrett(sum_310);
     const __m512i diff_276 = _mm512_sub_epi16(red_131, diff_268);
@@ -4820,6 +4884,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_fold(int16_t r[restrict 761
     _mm512_storeu_si512((__m512i *)&r[256], r_35);
     const __m512i c_27 = _mm512_loadu_si512((const __m512i *)&c[288]);
     const __m512i c_28 = _mm512_loadu_si512((const __m512i *)&c[1049]);
+    goto part_1;
+part_1:;
     const __m512i s_18 = _mm512_add_epi16(c_27, c_28);
     const __m512i c_29 = _mm512_loadu_si512((const __m512i *)&c[1048]);
     const __m512i s_19 = _mm512_add_epi16(s_18, c_29);
@@ -4948,6 +5014,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_avx512_fold(int16_t r[restrict 761
     const __m512i h0_18 = _mm512_set1_epi16(2295);
     const __m512i r_75 = _mm512_sub_epi16(r_74, h0_18);
     _mm512_storeu_si512((__m512i *)&r[576], r_75);
+    goto part_2;
+part_2:;
     const __m512i c_57 = _mm512_loadu_si512((const __m512i *)&c[608]);
     const __m512i c_58 = _mm512_loadu_si512((const __m512i *)&c[1369]);
     const __m512i s_38 = _mm512_add_epi16(c_57, c_58);

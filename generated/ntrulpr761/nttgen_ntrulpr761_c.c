@@ -244,6 +244,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[53] = a_53;
     const int16_t a_54 = a[54];
     a_pad[54] = a_54;
+    goto part_1;
+part_1:;
     const int16_t a_55 = a[55];
     a_pad[55] = a_55;
     const int16_t a_56 = a[56];
@@ -372,6 +374,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[117] = a_117;
     const int16_t a_118 = a[118];
     a_pad[118] = a_118;
+    goto part_2;
+part_2:;
     const int16_t a_119 = a[119];
     a_pad[119] = a_119;
     const int16_t a_120 = a[120];
@@ -500,6 +504,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[181] = a_181;
     const int16_t a_182 = a[182];
     a_pad[182] = a_182;
+    goto part_3;
+part_3:;
     const int16_t a_183 = a[183];
     a_pad[183] = a_183;
     const int16_t a_184 = a[184];
@@ -628,6 +634,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[245] = a_245;
     const int16_t a_246 = a[246];
     a_pad[246] = a_246;
+    goto part_4;
+part_4:;
     const int16_t a_247 = a[247];
     a_pad[247] = a_247;
     const int16_t a_248 = a[248];
@@ -756,6 +764,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[309] = a_309;
     const int16_t a_310 = a[310];
     a_pad[310] = a_310;
+    goto part_5;
+part_5:;
     const int16_t a_311 = a[311];
     a_pad[311] = a_311;
     const int16_t a_312 = a[312];
@@ -884,6 +894,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[373] = a_373;
     const int16_t a_374 = a[374];
     a_pad[374] = a_374;
+    goto part_6;
+part_6:;
     const int16_t a_375 = a[375];
     a_pad[375] = a_375;
     const int16_t a_376 = a[376];
@@ -1012,6 +1024,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[437] = a_437;
     const int16_t a_438 = a[438];
     a_pad[438] = a_438;
+    goto part_7;
+part_7:;
     const int16_t a_439 = a[439];
     a_pad[439] = a_439;
     const int16_t a_440 = a[440];
@@ -1140,6 +1154,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[501] = a_501;
     const int16_t a_502 = a[502];
     a_pad[502] = a_502;
+    goto part_8;
+part_8:;
     const int16_t a_503 = a[503];
     a_pad[503] = a_503;
     const int16_t a_504 = a[504];
@@ -1268,6 +1284,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[565] = a_565;
     const int16_t a_566 = a[566];
     a_pad[566] = a_566;
+    goto part_9;
+part_9:;
     const int16_t a_567 = a[567];
     a_pad[567] = a_567;
     const int16_t a_568 = a[568];
@@ -1396,6 +1414,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[629] = a_629;
     const int16_t a_630 = a[630];
     a_pad[630] = a_630;
+    goto part_10;
+part_10:;
     const int16_t a_631 = a[631];
     a_pad[631] = a_631;
     const int16_t a_632 = a[632];
@@ -1524,6 +1544,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[693] = a_693;
     const int16_t a_694 = a[694];
     a_pad[694] = a_694;
+    goto part_11;
+part_11:;
     const int16_t a_695 = a[695];
     a_pad[695] = a_695;
     const int16_t a_696 = a[696];
@@ -1652,6 +1674,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
     a_pad[757] = a_757;
     const int16_t a_758 = a[758];
     a_pad[758] = a_758;
+    goto part_12;
+part_12:;
     const int16_t a_759 = a[759];
     a_pad[759] = a_759;
     const int16_t a_760 = a[760];
@@ -1785,6 +1809,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t t_25 = nttgen_ntrulpr761_c_montmul(diff_23, 40, -30120);
         const int16_t t_26 = nttgen_ntrulpr761_c_montmul(diff_15, -1876, -29164);
         const int16_t sum_28 = (int16_t)(t_26 + t_25);
+        goto part_13;
+    part_13:;
         const int16_t t_27 = nttgen_ntrulpr761_c_montmul(sum_16, 524, -1356);
         const int16_t sum_29 = (int16_t)(t_25 + t_27);
         const int16_t diff_24 = (int16_t)(sum_18 - diff_17);
@@ -1913,6 +1939,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t sum_89 = (int16_t)(sum_87 + t_47);
         const int16_t sum_90 = (int16_t)(a_794 + a_782);
         const int16_t diff_66 = (int16_t)(a_788 - a_806);
+        goto part_14;
+    part_14:;
         const int16_t sum_91 = (int16_t)(a_776 + a_770);
         const int16_t sum_92 = (int16_t)(a_800 + a_764);
         const int16_t t_48 = nttgen_ntrulpr761_c_montmul(a_770, 760, 17544);
@@ -2041,6 +2069,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t sum_137 = (int16_t)(diff_93 + diff_96);
         const int16_t sum_138 = (int16_t)(sum_136 + t_91);
         const int16_t sum_139 = (int16_t)(sum_137 + t_92);
+        goto part_15;
+    part_15:;
         const int16_t sum_140 = (int16_t)(t_84 + t_87);
         const int16_t sum_141 = (int16_t)(t_83 + t_86);
         const int16_t diff_101 = (int16_t)(sum_140 - t_89);
@@ -2169,6 +2199,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t diff_137 = (int16_t)(sum_185 - diff_135);
         const int16_t diff_138 = (int16_t)(diff_131 - t_126);
         const int16_t diff_139 = (int16_t)(diff_132 - t_125);
+        goto part_16;
+    part_16:;
         const int16_t diff_140 = (int16_t)(sum_174 - sum_176);
         const int16_t t_127 = nttgen_ntrulpr761_c_montmul(diff_140, 655, 14689);
         const int16_t diff_141 = (int16_t)(sum_177 - sum_175);
@@ -2297,6 +2329,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t t_151 = nttgen_ntrulpr761_c_montmul(diff_181, -998, -2170);
         const int16_t t_152 = nttgen_ntrulpr761_c_montmul(diff_164, -1290, 21098);
         const int16_t sum_250 = (int16_t)(t_152 + t_151);
+        goto part_17;
+    part_17:;
         const int16_t t_153 = nttgen_ntrulpr761_c_montmul(diff_165, 1305, 16759);
         const int16_t sum_251 = (int16_t)(t_151 + t_153);
         const int16_t sum_252 = (int16_t)(sum_237 + sum_238);
@@ -2425,6 +2459,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t diff_223 = (int16_t)(sum_299 - sum_300);
         const int16_t sum_302 = (int16_t)(a_799 + diff_220);
         const int16_t sum_303 = (int16_t)(a_805 + sum_297);
+        goto part_18;
+    part_18:;
         const int16_t t_184 = nttgen_ntrulpr761_c_montmul(sum_297, 760, 17544);
         const int16_t t_185 = nttgen_ntrulpr761_c_montmul(diff_220, -760, -17544);
         const int16_t diff_224 = (int16_t)(t_184 - sum_302);
@@ -2553,6 +2589,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t diff_257 = (int16_t)(t_225 - t_222);
         const int16_t diff_258 = (int16_t)(t_224 - t_221);
         const int16_t t_229 = nttgen_ntrulpr761_c_montmul(diff_257, -380, 23996);
+        goto part_19;
+    part_19:;
         const int16_t t_230 = nttgen_ntrulpr761_c_montmul(diff_258, -380, 23996);
         const int16_t sum_351 = (int16_t)(sum_346 + sum_349);
         const int16_t sum_352 = (int16_t)(diff_251 + diff_254);
@@ -2681,6 +2719,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t sum_402 = (int16_t)(sum_397 + sum_400);
         const int16_t sum_403 = (int16_t)(sum_398 + diff_295);
         const int16_t sum_404 = (int16_t)(diff_291 + t_264);
+        goto part_20;
+    part_20:;
         const int16_t sum_405 = (int16_t)(diff_292 + t_263);
         const int16_t diff_296 = (int16_t)(sum_397 - sum_400);
         const int16_t diff_297 = (int16_t)(sum_398 - diff_295);
@@ -2809,6 +2849,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t diff_339 = (int16_t)(diff_338 - t_279);
         const int16_t red_25 = nttgen_ntrulpr761_c_barrett(sum_427);
         const int16_t diff_340 = (int16_t)(sum_288 - red_25);
+        goto part_21;
+    part_21:;
         const int16_t t_280 = nttgen_ntrulpr761_c_montmul(diff_340, 985, -4425);
         const int16_t red_26 = nttgen_ntrulpr761_c_barrett(sum_143);
         const int16_t sum_457 = (int16_t)(red_26 + sum_288);
@@ -2937,6 +2979,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t red_56 = nttgen_ntrulpr761_c_barrett(sum_428);
         const int16_t diff_388 = (int16_t)(sum_289 - red_56);
         const int16_t t_292 = nttgen_ntrulpr761_c_montmul(diff_388, 985, -4425);
+        goto part_22;
+    part_22:;
         const int16_t red_57 = nttgen_ntrulpr761_c_barrett(sum_289);
         const int16_t sum_493 = (int16_t)(sum_144 + red_57);
         const int16_t sum_494 = (int16_t)(sum_493 + red_56);
@@ -3065,6 +3109,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t sum_529 = (int16_t)(sum_148 + sum_293);
         const int16_t red_86 = nttgen_ntrulpr761_c_barrett(sum_529);
         const int16_t sum_530 = (int16_t)(red_86 + sum_432);
+        goto part_23;
+    part_23:;
         const int16_t diff_437 = (int16_t)(sum_148 - sum_432);
         const int16_t red_87 = nttgen_ntrulpr761_c_barrett(diff_437);
         const int16_t sum_531 = (int16_t)(red_87 + t_304);
@@ -3193,6 +3239,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward(int16_t r[restrict 1536]
         const int16_t diff_484 = (int16_t)(sum_515 - red_118);
         const int16_t red_119 = nttgen_ntrulpr761_c_barrett(sum_516);
         const int16_t sum_575 = (int16_t)(red_119 + sum_519);
+        goto part_24;
+    part_24:;
         const int16_t diff_485 = (int16_t)(red_119 - sum_519);
         const int16_t red_120 = nttgen_ntrulpr761_c_barrett(diff_423);
         const int16_t sum_576 = (int16_t)(diff_419 + red_120);
@@ -3461,6 +3509,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[53] = a_53;
     const int16_t a_54 = a[54];
     a_pad[54] = a_54;
+    goto part_1;
+part_1:;
     const int16_t a_55 = a[55];
     a_pad[55] = a_55;
     const int16_t a_56 = a[56];
@@ -3589,6 +3639,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[117] = a_117;
     const int16_t a_118 = a[118];
     a_pad[118] = a_118;
+    goto part_2;
+part_2:;
     const int16_t a_119 = a[119];
     a_pad[119] = a_119;
     const int16_t a_120 = a[120];
@@ -3717,6 +3769,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[181] = a_181;
     const int16_t a_182 = a[182];
     a_pad[182] = a_182;
+    goto part_3;
+part_3:;
     const int16_t a_183 = a[183];
     a_pad[183] = a_183;
     const int16_t a_184 = a[184];
@@ -3845,6 +3899,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[245] = a_245;
     const int16_t a_246 = a[246];
     a_pad[246] = a_246;
+    goto part_4;
+part_4:;
     const int16_t a_247 = a[247];
     a_pad[247] = a_247;
     const int16_t a_248 = a[248];
@@ -3973,6 +4029,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[309] = a_309;
     const int16_t a_310 = a[310];
     a_pad[310] = a_310;
+    goto part_5;
+part_5:;
     const int16_t a_311 = a[311];
     a_pad[311] = a_311;
     const int16_t a_312 = a[312];
@@ -4101,6 +4159,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[373] = a_373;
     const int16_t a_374 = a[374];
     a_pad[374] = a_374;
+    goto part_6;
+part_6:;
     const int16_t a_375 = a[375];
     a_pad[375] = a_375;
     const int16_t a_376 = a[376];
@@ -4229,6 +4289,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[437] = a_437;
     const int16_t a_438 = a[438];
     a_pad[438] = a_438;
+    goto part_7;
+part_7:;
     const int16_t a_439 = a[439];
     a_pad[439] = a_439;
     const int16_t a_440 = a[440];
@@ -4357,6 +4419,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[501] = a_501;
     const int16_t a_502 = a[502];
     a_pad[502] = a_502;
+    goto part_8;
+part_8:;
     const int16_t a_503 = a[503];
     a_pad[503] = a_503;
     const int16_t a_504 = a[504];
@@ -4485,6 +4549,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[565] = a_565;
     const int16_t a_566 = a[566];
     a_pad[566] = a_566;
+    goto part_9;
+part_9:;
     const int16_t a_567 = a[567];
     a_pad[567] = a_567;
     const int16_t a_568 = a[568];
@@ -4613,6 +4679,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[629] = a_629;
     const int16_t a_630 = a[630];
     a_pad[630] = a_630;
+    goto part_10;
+part_10:;
     const int16_t a_631 = a[631];
     a_pad[631] = a_631;
     const int16_t a_632 = a[632];
@@ -4741,6 +4809,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[693] = a_693;
     const int16_t a_694 = a[694];
     a_pad[694] = a_694;
+    goto part_11;
+part_11:;
     const int16_t a_695 = a[695];
     a_pad[695] = a_695;
     const int16_t a_696 = a[696];
@@ -4869,6 +4939,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
     a_pad[757] = a_757;
     const int16_t a_758 = a[758];
     a_pad[758] = a_758;
+    goto part_12;
+part_12:;
     const int16_t a_759 = a[759];
     a_pad[759] = a_759;
     const int16_t a_760 = a[760];
@@ -5002,6 +5074,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t t_25 = nttgen_ntrulpr761_c_montmul(diff_23, 40, -30120);
         const int16_t t_26 = nttgen_ntrulpr761_c_montmul(diff_15, -1876, -29164);
         const int16_t sum_28 = (int16_t)(t_26 + t_25);
+        goto part_13;
+    part_13:;
         const int16_t t_27 = nttgen_ntrulpr761_c_montmul(sum_16, 524, -1356);
         const int16_t sum_29 = (int16_t)(t_25 + t_27);
         const int16_t diff_24 = (int16_t)(sum_18 - diff_17);
@@ -5130,6 +5204,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t sum_89 = (int16_t)(sum_87 + t_47);
         const int16_t sum_90 = (int16_t)(a_794 + a_782);
         const int16_t diff_66 = (int16_t)(a_788 - a_806);
+        goto part_14;
+    part_14:;
         const int16_t sum_91 = (int16_t)(a_776 + a_770);
         const int16_t sum_92 = (int16_t)(a_800 + a_764);
         const int16_t t_48 = (int16_t)((int32_t)a_770 * (-1229));
@@ -5258,6 +5334,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t sum_137 = (int16_t)(diff_93 + diff_96);
         const int16_t sum_138 = (int16_t)(sum_136 + t_91);
         const int16_t sum_139 = (int16_t)(sum_137 + t_92);
+        goto part_15;
+    part_15:;
         const int16_t sum_140 = (int16_t)(t_84 + t_87);
         const int16_t sum_141 = (int16_t)(t_83 + t_86);
         const int16_t diff_101 = (int16_t)(sum_140 - t_89);
@@ -5386,6 +5464,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t diff_137 = (int16_t)(sum_185 - diff_135);
         const int16_t diff_138 = (int16_t)(diff_131 - t_126);
         const int16_t diff_139 = (int16_t)(diff_132 - t_125);
+        goto part_16;
+    part_16:;
         const int16_t diff_140 = (int16_t)(sum_174 - sum_176);
         const int16_t t_127 = nttgen_ntrulpr761_c_montmul(diff_140, 655, 14689);
         const int16_t diff_141 = (int16_t)(sum_177 - sum_175);
@@ -5514,6 +5594,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t t_151 = (int16_t)((int32_t)diff_181 * 152);
         const int16_t t_152 = nttgen_ntrulpr761_c_montmul(diff_164, -1290, 21098);
         const int16_t sum_250 = (int16_t)(t_152 + t_151);
+        goto part_17;
+    part_17:;
         const int16_t t_153 = (int16_t)((int32_t)diff_165 * (-1174));
         const int16_t sum_251 = (int16_t)(t_151 + t_153);
         const int16_t sum_252 = (int16_t)(sum_237 + sum_238);
@@ -5642,6 +5724,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t diff_223 = (int16_t)(sum_299 - sum_300);
         const int16_t sum_302 = (int16_t)(a_799 + diff_220);
         const int16_t sum_303 = (int16_t)(a_805 + sum_297);
+        goto part_18;
+    part_18:;
         const int16_t t_184 = (int16_t)((int32_t)sum_297 * (-1229));
         const int16_t t_185 = nttgen_ntrulpr761_c_montmul(diff_220, -760, -17544);
         const int16_t diff_224 = (int16_t)(t_184 - sum_302);
@@ -5770,6 +5854,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t diff_257 = (int16_t)(t_225 - t_222);
         const int16_t diff_258 = (int16_t)(t_224 - t_221);
         const int16_t t_229 = nttgen_ntrulpr761_c_montmul(diff_257, -380, 23996);
+        goto part_19;
+    part_19:;
         const int16_t t_230 = nttgen_ntrulpr761_c_montmul(diff_258, -380, 23996);
         const int16_t sum_351 = (int16_t)(sum_346 + sum_349);
         const int16_t sum_352 = (int16_t)(diff_251 + diff_254);
@@ -5898,6 +5984,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t sum_402 = (int16_t)(sum_397 + sum_400);
         const int16_t sum_403 = (int16_t)(sum_398 + diff_295);
         const int16_t sum_404 = (int16_t)(diff_291 + t_264);
+        goto part_20;
+    part_20:;
         const int16_t sum_405 = (int16_t)(diff_292 + t_263);
         const int16_t diff_296 = (int16_t)(sum_397 - sum_400);
         const int16_t diff_297 = (int16_t)(sum_398 - diff_295);
@@ -6026,6 +6114,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t sum_457 = (int16_t)(sum_143 + red_21);
         const int16_t red_22 = nttgen_ntrulpr761_c_barrett(sum_457);
         const int16_t sum_458 = (int16_t)(red_22 + sum_427);
+        goto part_21;
+    part_21:;
         const int16_t red_23 = nttgen_ntrulpr761_c_barrett(sum_143);
         const int16_t diff_341 = (int16_t)(red_23 - sum_427);
         const int16_t sum_459 = (int16_t)(diff_341 + t_280);
@@ -6154,6 +6244,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t sum_495 = (int16_t)(diff_389 + t_292);
         const int16_t diff_390 = (int16_t)(sum_144 - red_50);
         const int16_t diff_391 = (int16_t)(diff_390 - t_292);
+        goto part_22;
+    part_22:;
         const int16_t red_51 = nttgen_ntrulpr761_c_barrett(sum_360);
         const int16_t diff_392 = (int16_t)(sum_216 - red_51);
         const int16_t t_293 = nttgen_ntrulpr761_c_montmul(diff_392, 985, -4425);
@@ -6282,6 +6374,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t sum_533 = (int16_t)(red_76 + diff_261);
         const int16_t red_77 = nttgen_ntrulpr761_c_barrett(diff_261);
         const int16_t diff_441 = (int16_t)(sum_72 - red_77);
+        goto part_23;
+    part_23:;
         const int16_t sum_534 = (int16_t)(diff_441 + t_305);
         const int16_t diff_442 = (int16_t)(sum_72 - red_75);
         const int16_t diff_443 = (int16_t)(diff_442 - t_305);
@@ -6410,6 +6504,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_forward_small(int16_t r[restrict
         const int16_t diff_487 = (int16_t)(red_112 - sum_524);
         const int16_t red_113 = nttgen_ntrulpr761_c_barrett(sum_525);
         const int16_t sum_578 = (int16_t)(sum_522 + red_113);
+        goto part_24;
+    part_24:;
         const int16_t diff_488 = (int16_t)(sum_522 - red_113);
         const int16_t red_114 = nttgen_ntrulpr761_c_barrett(diff_427);
         const int16_t sum_579 = (int16_t)(red_114 + diff_431);
@@ -6676,6 +6772,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_base(int16_t r[restrict 1536],
         const int16_t bq_18 = (int16_t)((int32_t)ks_4 * 15631);
         const int16_t bq_19 = (int16_t)((int32_t)ks_5 * 15631);
         const int16_t p_20 = nttgen_ntrulpr761_c_montmul(ks_6, ks_4, bq_18);
+        goto part_1;
+    part_1:;
         const int16_t p_21 = nttgen_ntrulpr761_c_montmul(ks_6, ks_5, bq_19);
         const int16_t p_22 = nttgen_ntrulpr761_c_montmul(ks_7, ks_4, bq_18);
         const int16_t acc_13 = (int16_t)(p_21 + p_22);
@@ -6804,6 +6902,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_base(int16_t r[restrict 1536],
         const int16_t p_59 = nttgen_ntrulpr761_c_montmul(ks_27, ks_25, bq_29);
         const int16_t acc_67 = (int16_t)(p_51 + p_56);
         const int16_t acc_68 = (int16_t)(p_52 + p_59);
+        goto part_2;
+    part_2:;
         const int16_t acc_69 = (int16_t)(acc_67 - p_48);
         const int16_t acc_70 = (int16_t)(acc_66 - acc_64);
         const int16_t acc_71 = (int16_t)(acc_68 - p_51);
@@ -6932,6 +7032,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_base(int16_t r[restrict 1536],
         const int16_t p_86 = nttgen_ntrulpr761_c_montmul(ks_53, ks_44, bq_40);
         const int16_t acc_117 = (int16_t)(p_85 + p_86);
         const int16_t p_87 = nttgen_ntrulpr761_c_montmul(ks_53, ks_45, bq_41);
+        goto part_3;
+    part_3:;
         const int16_t p_88 = nttgen_ntrulpr761_c_montmul(ks_54, ks_46, bq_42);
         const int16_t p_89 = nttgen_ntrulpr761_c_montmul(ks_54, ks_47, bq_43);
         const int16_t p_90 = nttgen_ntrulpr761_c_montmul(ks_55, ks_46, bq_42);
@@ -7060,6 +7162,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_base(int16_t r[restrict 1536],
         const int16_t acc_186 = (int16_t)(acc_171 - acc_12);
         const int16_t acc_187 = (int16_t)(acc_172 - p_19);
         const int16_t acc_188 = (int16_t)(acc_173 - p_36);
+        goto part_4;
+    part_4:;
         const int16_t red_51 = nttgen_ntrulpr761_c_barrett(acc_174);
         const int16_t acc_189 = (int16_t)(red_51 - acc_53);
         const int16_t acc_190 = (int16_t)(acc_175 - acc_61);
@@ -7274,6 +7378,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_9 = (int16_t)(c_18 - red_9);
         const int16_t red_10 = nttgen_ntrulpr761_c_barrett(c_21);
         const int16_t sum_10 = (int16_t)(c_20 + red_10);
+        goto part_1;
+    part_1:;
         const int16_t diff_10 = (int16_t)(c_20 - red_10);
         const int16_t red_11 = nttgen_ntrulpr761_c_barrett(c_23);
         const int16_t sum_11 = (int16_t)(c_22 + red_11);
@@ -7402,6 +7508,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t red_51 = nttgen_ntrulpr761_c_barrett(diff_1);
         const int16_t sum_51 = (int16_t)(diff_0 + red_51);
         const int16_t sum_52 = (int16_t)(sum_51 + red_50);
+        goto part_2;
+    part_2:;
         const int16_t diff_53 = (int16_t)(diff_0 - red_50);
         const int16_t sum_53 = (int16_t)(diff_53 + t_1);
         const int16_t diff_54 = (int16_t)(diff_0 - red_51);
@@ -7530,6 +7638,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_104 = (int16_t)(sum_22 - red_76);
         const int16_t t_14 = nttgen_ntrulpr761_c_montmul(diff_104, -2247, 4439);
         const int16_t red_77 = nttgen_ntrulpr761_c_barrett(sum_22);
+        goto part_3;
+    part_3:;
         const int16_t sum_90 = (int16_t)(sum_21 + red_77);
         const int16_t sum_91 = (int16_t)(sum_90 + red_76);
         const int16_t diff_105 = (int16_t)(sum_21 - red_76);
@@ -7658,6 +7768,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_155 = (int16_t)(diff_154 - t_26);
         const int16_t red_102 = nttgen_ntrulpr761_c_barrett(diff_41);
         const int16_t diff_156 = (int16_t)(diff_40 - red_102);
+        goto part_4;
+    part_4:;
         const int16_t t_27 = nttgen_ntrulpr761_c_montmul(diff_156, -2247, 4439);
         const int16_t red_103 = nttgen_ntrulpr761_c_barrett(diff_40);
         const int16_t sum_129 = (int16_t)(diff_39 + red_103);
@@ -7786,6 +7898,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t t_36 = nttgen_ntrulpr761_c_montmul(diff_180, -760, -17544);
         const int16_t t_37 = nttgen_ntrulpr761_c_montmul(diff_181, -760, -17544);
         const int16_t sum_179 = (int16_t)(diff_194 + t_34);
+        goto part_5;
+    part_5:;
         const int16_t sum_180 = (int16_t)(diff_195 + t_35);
         const int16_t diff_196 = (int16_t)(sum_177 - t_36);
         const int16_t diff_197 = (int16_t)(sum_178 - t_37);
@@ -7914,6 +8028,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t sum_220 = (int16_t)(diff_225 + diff_228);
         const int16_t sum_221 = (int16_t)(sum_219 + t_77);
         const int16_t sum_222 = (int16_t)(sum_220 + t_78);
+        goto part_6;
+    part_6:;
         const int16_t sum_223 = (int16_t)(t_70 + t_73);
         const int16_t sum_224 = (int16_t)(t_69 + t_72);
         const int16_t diff_233 = (int16_t)(sum_223 - t_75);
@@ -8042,6 +8158,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t t_81 = nttgen_ntrulpr761_c_montmul(diff_265, -760, -17544);
         const int16_t t_82 = nttgen_ntrulpr761_c_montmul(diff_266, -760, -17544);
         const int16_t t_83 = nttgen_ntrulpr761_c_montmul(diff_263, -760, -17544);
+        goto part_7;
+    part_7:;
         const int16_t t_84 = nttgen_ntrulpr761_c_montmul(diff_264, -760, -17544);
         const int16_t sum_268 = (int16_t)(diff_277 + t_81);
         const int16_t sum_269 = (int16_t)(diff_278 + t_82);
@@ -8170,6 +8288,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t t_125 = nttgen_ntrulpr761_c_montmul(diff_315, -380, 23996);
         const int16_t sum_308 = (int16_t)(sum_303 + sum_306);
         const int16_t sum_309 = (int16_t)(diff_308 + diff_311);
+        goto part_8;
+    part_8:;
         const int16_t sum_310 = (int16_t)(sum_308 + t_124);
         const int16_t sum_311 = (int16_t)(sum_309 + t_125);
         const int16_t sum_312 = (int16_t)(t_117 + t_120);
@@ -8298,6 +8418,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_365 = (int16_t)(diff_361 - t_129);
         const int16_t sum_359 = (int16_t)(sum_355 + t_130);
         const int16_t sum_360 = (int16_t)(sum_356 + t_131);
+        goto part_9;
+    part_9:;
         const int16_t diff_366 = (int16_t)(sum_357 - diff_362);
         const int16_t t_132 = nttgen_ntrulpr761_c_montmul(diff_363, 2022, 17530);
         const int16_t sum_361 = (int16_t)(sum_358 + t_132);
@@ -8426,6 +8548,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t red_204 = nttgen_ntrulpr761_c_barrett(sum_399);
         const int16_t sum_403 = (int16_t)(sum_387 + red_204);
         const int16_t red_205 = nttgen_ntrulpr761_c_barrett(sum_400);
+        goto part_10;
+    part_10:;
         const int16_t sum_404 = (int16_t)(sum_388 + red_205);
         const int16_t sum_405 = (int16_t)(sum_389 + diff_399);
         const int16_t sum_406 = (int16_t)(sum_390 + diff_400);
@@ -8554,6 +8678,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_446 = (int16_t)(sum_445 - t_178);
         const int16_t diff_447 = (int16_t)(diff_443 - t_175);
         const int16_t diff_448 = (int16_t)(diff_444 - t_176);
+        goto part_11;
+    part_11:;
         const int16_t sum_448 = (int16_t)(sum_444 + t_177);
         const int16_t sum_449 = (int16_t)(sum_445 + t_178);
         const int16_t diff_449 = (int16_t)(sum_446 - diff_445);
@@ -8682,6 +8808,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_482 = (int16_t)(sum_490 - t_216);
         const int16_t diff_483 = (int16_t)(sum_491 - t_217);
         const int16_t red_243 = nttgen_ntrulpr761_c_barrett(sum_488);
+        goto part_12;
+    part_12:;
         const int16_t sum_492 = (int16_t)(sum_476 + red_243);
         const int16_t red_244 = nttgen_ntrulpr761_c_barrett(sum_489);
         const int16_t sum_493 = (int16_t)(sum_477 + red_244);
@@ -8810,6 +8938,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t t_227 = nttgen_ntrulpr761_c_montmul(diff_529, -260, -828);
         const int16_t t_228 = nttgen_ntrulpr761_c_montmul(diff_528, -260, -828);
         const int16_t sum_540 = (int16_t)(diff_532 + t_227);
+        goto part_13;
+    part_13:;
         const int16_t diff_533 = (int16_t)(sum_539 - t_228);
         const int16_t diff_534 = (int16_t)(diff_532 - t_227);
         const int16_t sum_541 = (int16_t)(sum_539 + t_228);
@@ -8938,6 +9068,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t sum_585 = (int16_t)(diff_551 + t_265);
         const int16_t red_274 = nttgen_ntrulpr761_c_barrett(sum_585);
         const int16_t diff_567 = (int16_t)(sum_582 - red_274);
+        goto part_14;
+    part_14:;
         const int16_t diff_568 = (int16_t)(sum_583 - red_274);
         const int16_t diff_569 = (int16_t)(sum_584 - red_274);
         const int16_t diff_570 = (int16_t)(sum_514 - red_274);
@@ -9066,6 +9198,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t t_277 = nttgen_ntrulpr761_c_montmul(sum_627, -1570, -30206);
         const int16_t t_278 = nttgen_ntrulpr761_c_montmul(sum_626, -1570, -30206);
         const int16_t sum_632 = (int16_t)(diff_618 + t_277);
+        goto part_15;
+    part_15:;
         const int16_t diff_619 = (int16_t)(sum_631 - t_278);
         const int16_t diff_620 = (int16_t)(diff_618 - t_277);
         const int16_t sum_633 = (int16_t)(sum_631 + t_278);
@@ -9194,6 +9328,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t diff_654 = (int16_t)(sum_670 - red_302);
         const int16_t diff_655 = (int16_t)(sum_674 - red_302);
         const int16_t diff_656 = (int16_t)(sum_671 - red_302);
+        goto part_16;
+    part_16:;
         const int16_t diff_657 = (int16_t)(sum_672 - red_302);
         const int16_t diff_658 = (int16_t)(sum_676 - red_302);
         const int16_t diff_659 = (int16_t)(sum_673 - red_302);
@@ -9322,6 +9458,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_c_inverse(int16_t r[restrict 1536]
         const int16_t red_356 = nttgen_ntrulpr761_c_barrett(diff_498);
         r[col_0 + 880] = red_356;
         const int16_t red_357 = nttgen_ntrulpr761_c_barrett(diff_572);
+        goto part_17;
+    part_17:;
         r[col_0 + 896] = red_357;
         const int16_t red_358 = nttgen_ntrulpr761_c_barrett(diff_341);
         r[col_0 + 912] = red_358;

@@ -220,6 +220,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -350,6 +352,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&a_pad[720], a_45);
     const __m256i a_46 = _mm256_loadu_si256((const __m256i *)&a[736]);
     _mm256_storeu_si256((__m256i *)&a_pad[736], a_46);
+    goto part_2;
+part_2:;
     const __m256i a_47 = _mm256_loadu_si256((const __m256i *)&a[745]);
     _mm256_storeu_si256((__m256i *)&a_pad[745], a_47);
     const __m256i a_48 = _mm256_load_si256((const __m256i *)&a_pad[0]);
@@ -478,6 +482,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&a_ext[1120], neg_17);
     _mm256_storeu_si256((__m256i *)&a_ext[1104], zero_0);
     _mm256_storeu_si256((__m256i *)&a_ext[1136], zero_0);
+    goto part_3;
+part_3:;
     const __m256i a_66 = _mm256_load_si256((const __m256i *)&a_pad[288]);
     _mm256_storeu_si256((__m256i *)&a_ext[1152], a_66);
     const __m256i zero_19 = _mm256_set1_epi16(0);
@@ -606,6 +612,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&a_ext[2288], zero_0);
     const __m256i a_84 = _mm256_load_si256((const __m256i *)&a_pad[576]);
     _mm256_storeu_si256((__m256i *)&a_ext[2304], a_84);
+    goto part_4;
+part_4:;
     const __m256i zero_37 = _mm256_set1_epi16(0);
     const __m256i neg_36 = _mm256_sub_epi16(zero_37, a_84);
     _mm256_storeu_si256((__m256i *)&a_ext[2336], neg_36);
@@ -734,6 +742,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i b_22 = _mm256_load_si256((const __m256i *)&a_ext[2240]);
     const __m256i diff_6 = _mm256_sub_epi16(b_21, b_22);
     const __m256i sum_7 = _mm256_add_epi16(diff_6, t_3);
+    goto part_5;
+part_5:;
     const __m256i b_23 = _mm256_load_si256((const __m256i *)&a_ext[192]);
     const __m256i diff_7 = _mm256_sub_epi16(b_23, t_3);
     const __m256i b_24 = _mm256_load_si256((const __m256i *)&a_ext[256]);
@@ -862,6 +872,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i b_91 = _mm256_load_si256((const __m256i *)&a_ext[960]);
     const __m256i b_92 = _mm256_load_si256((const __m256i *)&a_ext[3008]);
     const __m256i sum_30 = _mm256_add_epi16(b_91, b_92);
+    goto part_6;
+part_6:;
     const __m256i b_93 = _mm256_load_si256((const __m256i *)&a_ext[960]);
     const __m256i b_94 = _mm256_load_si256((const __m256i *)&a_ext[3008]);
     const __m256i diff_30 = _mm256_sub_epi16(b_93, b_94);
@@ -990,6 +1002,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i neg_56 = _mm256_sub_epi16(zero_57, diff_46);
     _mm256_storeu_si256((__m256i *)&blk9[32], neg_56);
     const __m256i b_138 = _mm256_load_si256((const __m256i *)&a_ext[1664]);
+    goto part_7;
+part_7:;
     const __m256i sum_48 = _mm256_add_epi16(sum_20, b_138);
     const __m256i b_139 = _mm256_load_si256((const __m256i *)&a_ext[1664]);
     const __m256i diff_47 = _mm256_sub_epi16(sum_20, b_139);
@@ -1118,6 +1132,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk29[32], neg_73);
     const __m256i red_4 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_67);
     const __m256i red_5 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_66);
+    goto part_8;
+part_8:;
     const __m256i sum_68 = _mm256_add_epi16(red_5, red_4);
     const __m256i red_6 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_67);
     const __m256i red_7 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_66);
@@ -1246,6 +1262,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i zero_92 = _mm256_set1_epi16(0);
     const __m256i neg_91 = _mm256_sub_epi16(zero_92, diff_87);
     _mm256_storeu_si256((__m256i *)&blk49[32], neg_91);
+    goto part_9;
+part_9:;
     const __m256i sum_89 = _mm256_add_epi16(sum_73, sum_81);
     const __m256i diff_88 = _mm256_sub_epi16(sum_73, sum_81);
     _mm256_storeu_si256((__m256i *)&blk50[0], diff_88);
@@ -1374,6 +1392,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i diff_108 = _mm256_sub_epi16(diff_19, sum_35);
     const __m256i sum_109 = _mm256_add_epi16(diff_19, sum_35);
     _mm256_storeu_si256((__m256i *)&blk69[0], sum_109);
+    goto part_10;
+part_10:;
     const __m256i zero_109 = _mm256_set1_epi16(0);
     const __m256i neg_108 = _mm256_sub_epi16(zero_109, sum_109);
     _mm256_storeu_si256((__m256i *)&blk69[32], neg_108);
@@ -1502,6 +1522,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i zero_126 = _mm256_set1_epi16(0);
     const __m256i neg_125 = _mm256_sub_epi16(zero_126, diff_128);
     _mm256_storeu_si256((__m256i *)&blk89[32], neg_125);
+    goto part_11;
+part_11:;
     const __m256i red_30 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_128);
     const __m256i sum_130 = _mm256_add_epi16(red_30, sum_129);
     const __m256i red_31 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_128);
@@ -1630,6 +1652,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i t_37 = nttgen_ntrulpr761_gsb_avx2_montmul(b_230, w_3, wq_3);
     const __m256i b_231 = _mm256_load_si256((const __m256i *)&a_ext[2704]);
     const __m256i b_232 = _mm256_load_si256((const __m256i *)&a_ext[656]);
+    goto part_12;
+part_12:;
     const __m256i sum_151 = _mm256_add_epi16(b_231, b_232);
     const __m256i b_233 = _mm256_load_si256((const __m256i *)&a_ext[2704]);
     const __m256i sum_152 = _mm256_add_epi16(b_233, t_37);
@@ -1758,6 +1782,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i neg_127 = _mm256_sub_epi16(zero_128, diff_169);
     _mm256_storeu_si256((__m256i *)&blk2[48], neg_127);
     const __m256i b_294 = _mm256_load_si256((const __m256i *)&a_ext[1232]);
+    goto part_13;
+part_13:;
     const __m256i sum_172 = _mm256_add_epi16(sum_137, b_294);
     const __m256i b_295 = _mm256_load_si256((const __m256i *)&a_ext[1232]);
     const __m256i diff_170 = _mm256_sub_epi16(sum_137, b_295);
@@ -1886,6 +1912,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i diff_187 = _mm256_sub_epi16(sum_173, sum_181);
     _mm256_storeu_si256((__m256i *)&blk20[16], diff_187);
     const __m256i zero_145 = _mm256_set1_epi16(0);
+    goto part_14;
+part_14:;
     const __m256i neg_144 = _mm256_sub_epi16(zero_145, diff_187);
     _mm256_storeu_si256((__m256i *)&blk20[48], neg_144);
     const __m256i sum_190 = _mm256_add_epi16(sum_174, sum_182);
@@ -2014,6 +2042,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk40[16], diff_208);
     const __m256i zero_162 = _mm256_set1_epi16(0);
     const __m256i neg_161 = _mm256_sub_epi16(zero_162, diff_208);
+    goto part_15;
+part_15:;
     _mm256_storeu_si256((__m256i *)&blk40[48], neg_161);
     const __m256i b_326 = _mm256_load_si256((const __m256i *)&a_ext[1744]);
     const __m256i sum_211 = _mm256_add_epi16(diff_153, b_326);
@@ -2142,6 +2172,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i sum_231 = _mm256_add_epi16(diff_131, sum_163);
     _mm256_storeu_si256((__m256i *)&blk60[16], sum_231);
     const __m256i diff_230 = _mm256_sub_epi16(diff_133, t_44);
+    goto part_16;
+part_16:;
     const __m256i sum_232 = _mm256_add_epi16(diff_133, t_44);
     _mm256_storeu_si256((__m256i *)&blk61[16], sum_232);
     const __m256i zero_179 = _mm256_set1_epi16(0);
@@ -2270,6 +2302,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk80[48], neg_196);
     const __m256i sum_252 = _mm256_add_epi16(diff_234, diff_242);
     const __m256i diff_250 = _mm256_sub_epi16(diff_234, diff_242);
+    goto part_17;
+part_17:;
     _mm256_storeu_si256((__m256i *)&blk81[16], diff_250);
     const __m256i zero_198 = _mm256_set1_epi16(0);
     const __m256i neg_197 = _mm256_sub_epi16(zero_198, diff_250);
@@ -2398,6 +2432,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i sum_268 = _mm256_add_epi16(b_364, b_365);
     const __m256i b_366 = _mm256_loadu_si256((const __m256i *)&blk6[20]);
     const __m256i b_367 = _mm256_loadu_si256((const __m256i *)&blk14[4]);
+    goto part_18;
+part_18:;
     const __m256i diff_266 = _mm256_sub_epi16(b_367, b_366);
     _mm256_storeu_si256((__m256i *)&blk96[0], diff_266);
     const __m256i zero_210 = _mm256_set1_epi16(0);
@@ -2526,6 +2562,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i b_398 = _mm256_load_si256((const __m256i *)&blk28[0]);
     const __m256i b_399 = _mm256_load_si256((const __m256i *)&blk29[16]);
     const __m256i red_78 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_399);
+    goto part_19;
+part_19:;
     const __m256i red_79 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_398);
     const __m256i sum_284 = _mm256_add_epi16(red_79, red_78);
     const __m256i red_80 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_279);
@@ -2654,6 +2692,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i zero_229 = _mm256_set1_epi16(0);
     const __m256i neg_228 = _mm256_sub_epi16(zero_229, diff_296);
     _mm256_storeu_si256((__m256i *)&blk122[32], neg_228);
+    goto part_20;
+part_20:;
     const __m256i b_444 = _mm256_loadu_si256((const __m256i *)&blk49[20]);
     const __m256i b_445 = _mm256_loadu_si256((const __m256i *)&blk53[4]);
     const __m256i red_96 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_445);
@@ -2782,6 +2822,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i diff_314 = _mm256_sub_epi16(b_468, b_469);
     const __m256i b_470 = _mm256_loadu_si256((const __m256i *)&blk62[28]);
     const __m256i b_471 = _mm256_loadu_si256((const __m256i *)&blk70[12]);
+    goto part_21;
+part_21:;
     const __m256i sum_316 = _mm256_add_epi16(b_470, b_471);
     _mm256_storeu_si256((__m256i *)&blk136[0], sum_316);
     const __m256i zero_238 = _mm256_set1_epi16(0);
@@ -2910,6 +2952,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i b_508 = _mm256_load_si256((const __m256i *)&blk84[0]);
     const __m256i b_509 = _mm256_load_si256((const __m256i *)&blk86[16]);
     const __m256i red_136 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_509);
+    goto part_22;
+part_22:;
     const __m256i diff_328 = _mm256_sub_epi16(b_508, red_136);
     const __m256i b_510 = _mm256_load_si256((const __m256i *)&blk84[0]);
     const __m256i b_511 = _mm256_load_si256((const __m256i *)&blk86[16]);
@@ -3038,6 +3082,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i b_536 = _mm256_loadu_si256((const __m256i *)&blk4[40]);
     const __m256i b_537 = _mm256_loadu_si256((const __m256i *)&blk12[24]);
     const __m256i sum_344 = _mm256_add_epi16(b_536, b_537);
+    goto part_23;
+part_23:;
     const __m256i b_538 = _mm256_loadu_si256((const __m256i *)&blk4[40]);
     const __m256i b_539 = _mm256_loadu_si256((const __m256i *)&blk12[24]);
     const __m256i diff_342 = _mm256_sub_epi16(b_539, b_538);
@@ -3166,6 +3212,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk109[16], diff_357);
     const __m256i zero_267 = _mm256_set1_epi16(0);
     const __m256i neg_266 = _mm256_sub_epi16(zero_267, diff_357);
+    goto part_24;
+part_24:;
     _mm256_storeu_si256((__m256i *)&blk109[48], neg_266);
     const __m256i red_164 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_354);
     const __m256i diff_358 = _mm256_sub_epi16(diff_350, red_164);
@@ -3294,6 +3342,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i red_185 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_615);
     const __m256i sum_374 = _mm256_add_epi16(b_614, red_185);
     _mm256_storeu_si256((__m256i *)&blk120[16], sum_374);
+    goto part_25;
+part_25:;
     const __m256i b_616 = _mm256_loadu_si256((const __m256i *)&blk47[44]);
     const __m256i b_617 = _mm256_loadu_si256((const __m256i *)&blk51[28]);
     const __m256i red_186 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_616);
@@ -3422,6 +3472,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i diff_389 = _mm256_sub_epi16(red_214, sum_387);
     const __m256i red_215 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(diff_384);
     const __m256i sum_391 = _mm256_add_epi16(red_215, sum_387);
+    goto part_26;
+part_26:;
     const __m256i b_640 = _mm256_load_si256((const __m256i *)&blk60[16]);
     const __m256i b_641 = _mm256_load_si256((const __m256i *)&blk68[32]);
     const __m256i sum_392 = _mm256_add_epi16(b_640, b_641);
@@ -3550,6 +3602,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i red_224 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_393);
     const __m256i diff_403 = _mm256_sub_epi16(diff_395, red_224);
     const __m256i red_225 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_393);
+    goto part_27;
+part_27:;
     const __m256i sum_405 = _mm256_add_epi16(red_225, diff_395);
     _mm256_storeu_si256((__m256i *)&blk147[16], sum_405);
     const __m256i zero_295 = _mm256_set1_epi16(0);
@@ -3678,6 +3732,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i neg_300 = _mm256_sub_epi16(zero_301, diff_417);
     _mm256_storeu_si256((__m256i *)&blk89[32], neg_300);
     const __m256i b_708 = _mm256_loadu_si256((const __m256i *)&blk92[24]);
+    goto part_28;
+part_28:;
     const __m256i b_709 = _mm256_loadu_si256((const __m256i *)&blk96[8]);
     const __m256i sum_420 = _mm256_add_epi16(b_708, b_709);
     const __m256i b_710 = _mm256_loadu_si256((const __m256i *)&blk92[24]);
@@ -3806,6 +3862,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i diff_432 = _mm256_sub_epi16(b_744, red_284);
     const __m256i b_746 = _mm256_load_si256((const __m256i *)&blk112[0]);
     const __m256i b_747 = _mm256_load_si256((const __m256i *)&blk116[16]);
+    goto part_29;
+part_29:;
     const __m256i red_285 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_747);
     const __m256i sum_434 = _mm256_add_epi16(b_746, red_285);
     _mm256_storeu_si256((__m256i *)&blk58[0], sum_434);
@@ -3934,6 +3992,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i diff_447 = _mm256_sub_epi16(red_312, sum_443);
     const __m256i red_313 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(diff_440);
     const __m256i sum_449 = _mm256_add_epi16(red_313, sum_443);
+    goto part_30;
+part_30:;
     const __m256i b_788 = _mm256_load_si256((const __m256i *)&blk134[0]);
     const __m256i b_789 = _mm256_load_si256((const __m256i *)&blk138[16]);
     const __m256i red_314 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_789);
@@ -4062,6 +4122,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i sum_463 = _mm256_add_epi16(red_339, b_831);
     const __m256i red_340 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(diff_454);
     const __m256i sum_464 = _mm256_add_epi16(red_340, diff_455);
+    goto part_31;
+part_31:;
     const __m256i red_341 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(diff_454);
     const __m256i diff_462 = _mm256_sub_epi16(red_341, diff_455);
     const __m256i red_342 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_458);
@@ -4190,6 +4252,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk60[16], sum_474);
     const __m256i red_354 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_469);
     const __m256i sum_475 = _mm256_add_epi16(sum_467, red_354);
+    goto part_32;
+part_32:;
     const __m256i red_355 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_469);
     const __m256i diff_473 = _mm256_sub_epi16(red_355, sum_467);
     _mm256_storeu_si256((__m256i *)&blk82[16], diff_473);
@@ -4318,6 +4382,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i sum_488 = _mm256_add_epi16(b_902, red_391);
     _mm256_storeu_si256((__m256i *)&blk46[16], sum_488);
     const __m256i b_904 = _mm256_loadu_si256((const __m256i *)&blk125[40]);
+    goto part_33;
+part_33:;
     const __m256i b_905 = _mm256_loadu_si256((const __m256i *)&blk127[24]);
     const __m256i red_392 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_905);
     const __m256i sum_489 = _mm256_add_epi16(b_904, red_392);
@@ -4446,6 +4512,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i b_945 = _mm256_load_si256((const __m256i *)&blk148[32]);
     const __m256i red_420 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_945);
     const __m256i diff_502 = _mm256_sub_epi16(b_944, red_420);
+    goto part_34;
+part_34:;
     const __m256i b_946 = _mm256_load_si256((const __m256i *)&blk146[16]);
     const __m256i b_947 = _mm256_load_si256((const __m256i *)&blk148[32]);
     const __m256i red_421 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_947);
@@ -4574,6 +4642,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i red_444 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_973);
     const __m256i red_445 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_972);
     const __m256i diff_514 = _mm256_sub_epi16(red_445, red_444);
+    goto part_35;
+part_35:;
     const __m256i b_974 = _mm256_load_si256((const __m256i *)&blk84[0]);
     const __m256i b_975 = _mm256_load_si256((const __m256i *)&blk85[16]);
     const __m256i red_446 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_975);
@@ -4702,6 +4772,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i red_482 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_526);
     const __m256i diff_529 = _mm256_sub_epi16(red_482, sum_527);
     const __m256i red_483 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_526);
+    goto part_36;
+part_36:;
     const __m256i sum_531 = _mm256_add_epi16(red_483, sum_527);
     _mm256_storeu_si256((__m256i *)&pieces[224], diff_517);
     _mm256_storeu_si256((__m256i *)&pieces[352], diff_516);
@@ -4830,6 +4902,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i red_513 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1062);
     const __m256i sum_542 = _mm256_add_epi16(red_513, b_1063);
     const __m256i red_514 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(diff_536);
+    goto part_37;
+part_37:;
     const __m256i diff_541 = _mm256_sub_epi16(red_514, sum_539);
     const __m256i red_515 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(diff_536);
     const __m256i sum_543 = _mm256_add_epi16(red_515, sum_539);
@@ -4958,6 +5032,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
     const __m256i sum_554 = _mm256_add_epi16(red_541, b_1103);
     const __m256i b_1104 = _mm256_load_si256((const __m256i *)&blk150[16]);
     const __m256i b_1105 = _mm256_load_si256((const __m256i *)&blk151[32]);
+    goto part_38;
+part_38:;
     const __m256i red_542 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1104);
     const __m256i diff_553 = _mm256_sub_epi16(red_542, b_1105);
     const __m256i b_1106 = _mm256_load_si256((const __m256i *)&blk150[16]);
@@ -5099,6 +5175,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
         const __m256i tr_93 = _mm256_unpackhi_epi16(tr_76, tr_78);
         const __m256i tr_94 = _mm256_unpacklo_epi16(tr_77, tr_79);
         const __m256i tr_95 = _mm256_unpackhi_epi16(tr_77, tr_79);
+        goto part_39;
+    part_39:;
         const __m256i tr_96 = _mm256_unpacklo_epi16(tr_80, tr_84);
         const __m256i tr_97 = _mm256_unpackhi_epi16(tr_80, tr_84);
         const __m256i tr_98 = _mm256_unpacklo_epi16(tr_82, tr_86);
@@ -5227,6 +5305,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_forward(int16_t r[restric
         const __m256i t_71 = nttgen_ntrulpr761_gsb_avx2_montmul(diff_567, w_5, wq_5);
         const __m256i t_72 = nttgen_ntrulpr761_gsb_avx2_montmul(diff_568, w_5, wq_5);
         const __m256i t_73 = nttgen_ntrulpr761_gsb_avx2_montmul(diff_569, w_5, wq_5);
+        goto part_40;
+    part_40:;
         const __m256i sum_580 = _mm256_add_epi16(sum_568, t_70);
         const __m256i sum_581 = _mm256_add_epi16(sum_569, t_71);
         const __m256i sum_582 = _mm256_add_epi16(sum_570, t_72);
@@ -5490,6 +5570,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -5620,6 +5702,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     _mm256_storeu_si256((__m256i *)&a_pad[720], a_45);
     const __m256i a_46 = _mm256_loadu_si256((const __m256i *)&a[736]);
     _mm256_storeu_si256((__m256i *)&a_pad[736], a_46);
+    goto part_2;
+part_2:;
     const __m256i a_47 = _mm256_loadu_si256((const __m256i *)&a[745]);
     _mm256_storeu_si256((__m256i *)&a_pad[745], a_47);
     const __m256i a_48 = _mm256_load_si256((const __m256i *)&a_pad[0]);
@@ -5748,6 +5832,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     _mm256_storeu_si256((__m256i *)&a_ext[1120], neg_17);
     _mm256_storeu_si256((__m256i *)&a_ext[1104], zero_0);
     _mm256_storeu_si256((__m256i *)&a_ext[1136], zero_0);
+    goto part_3;
+part_3:;
     const __m256i a_66 = _mm256_load_si256((const __m256i *)&a_pad[288]);
     _mm256_storeu_si256((__m256i *)&a_ext[1152], a_66);
     const __m256i zero_19 = _mm256_set1_epi16(0);
@@ -5876,6 +5962,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     _mm256_storeu_si256((__m256i *)&a_ext[2288], zero_0);
     const __m256i a_84 = _mm256_load_si256((const __m256i *)&a_pad[576]);
     _mm256_storeu_si256((__m256i *)&a_ext[2304], a_84);
+    goto part_4;
+part_4:;
     const __m256i zero_37 = _mm256_set1_epi16(0);
     const __m256i neg_36 = _mm256_sub_epi16(zero_37, a_84);
     _mm256_storeu_si256((__m256i *)&a_ext[2336], neg_36);
@@ -6004,6 +6092,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_7 = _mm256_add_epi16(diff_6, t_3);
     const __m256i b_23 = _mm256_load_si256((const __m256i *)&a_ext[192]);
     const __m256i diff_7 = _mm256_sub_epi16(b_23, t_3);
+    goto part_5;
+part_5:;
     const __m256i b_24 = _mm256_load_si256((const __m256i *)&a_ext[256]);
     const __m256i t_4 = _mm256_mullo_epi16(b_24, c_1);
     const __m256i b_25 = _mm256_load_si256((const __m256i *)&a_ext[2304]);
@@ -6132,6 +6222,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_30 = _mm256_add_epi16(b_91, b_92);
     const __m256i b_93 = _mm256_load_si256((const __m256i *)&a_ext[960]);
     const __m256i b_94 = _mm256_load_si256((const __m256i *)&a_ext[3008]);
+    goto part_6;
+part_6:;
     const __m256i diff_30 = _mm256_sub_epi16(b_93, b_94);
     const __m256i sum_31 = _mm256_add_epi16(diff_30, t_15);
     const __m256i b_95 = _mm256_load_si256((const __m256i *)&a_ext[960]);
@@ -6260,6 +6352,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_138 = _mm256_load_si256((const __m256i *)&a_ext[1664]);
     const __m256i sum_48 = _mm256_add_epi16(sum_20, b_138);
     const __m256i b_139 = _mm256_load_si256((const __m256i *)&a_ext[1664]);
+    goto part_7;
+part_7:;
     const __m256i diff_47 = _mm256_sub_epi16(sum_20, b_139);
     _mm256_storeu_si256((__m256i *)&blk10[0], diff_47);
     const __m256i zero_58 = _mm256_set1_epi16(0);
@@ -6388,6 +6482,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_70 = _mm256_add_epi16(sum_3, diff_32);
     const __m256i diff_69 = _mm256_sub_epi16(sum_3, diff_32);
     _mm256_storeu_si256((__m256i *)&blk31[0], diff_69);
+    goto part_8;
+part_8:;
     const __m256i zero_75 = _mm256_set1_epi16(0);
     const __m256i neg_74 = _mm256_sub_epi16(zero_75, diff_69);
     _mm256_storeu_si256((__m256i *)&blk31[32], neg_74);
@@ -6516,6 +6612,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i diff_89 = _mm256_sub_epi16(sum_74, sum_82);
     _mm256_storeu_si256((__m256i *)&blk51[0], diff_89);
     const __m256i zero_94 = _mm256_set1_epi16(0);
+    goto part_9;
+part_9:;
     const __m256i neg_93 = _mm256_sub_epi16(zero_94, diff_89);
     _mm256_storeu_si256((__m256i *)&blk51[32], neg_93);
     const __m256i sum_91 = _mm256_add_epi16(sum_75, sum_83);
@@ -6644,6 +6742,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     _mm256_storeu_si256((__m256i *)&blk72[0], sum_112);
     const __m256i zero_112 = _mm256_set1_epi16(0);
     const __m256i neg_111 = _mm256_sub_epi16(zero_112, sum_112);
+    goto part_10;
+part_10:;
     _mm256_storeu_si256((__m256i *)&blk72[32], neg_111);
     const __m256i diff_112 = _mm256_sub_epi16(diff_27, t_25);
     const __m256i sum_113 = _mm256_add_epi16(diff_27, t_25);
@@ -6772,6 +6872,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_181 = _mm256_load_si256((const __m256i *)&a_ext[80]);
     const __m256i diff_132 = _mm256_sub_epi16(b_180, b_181);
     const __m256i diff_133 = _mm256_sub_epi16(diff_132, t_28);
+    goto part_11;
+part_11:;
     const __m256i b_182 = _mm256_load_si256((const __m256i *)&a_ext[2192]);
     const __m256i b_183 = _mm256_load_si256((const __m256i *)&a_ext[144]);
     const __m256i diff_134 = _mm256_sub_epi16(b_182, b_183);
@@ -6900,6 +7002,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_157 = _mm256_add_epi16(b_249, b_250);
     const __m256i b_251 = _mm256_load_si256((const __m256i *)&a_ext[2896]);
     const __m256i sum_158 = _mm256_add_epi16(b_251, t_40);
+    goto part_12;
+part_12:;
     const __m256i b_252 = _mm256_load_si256((const __m256i *)&a_ext[2896]);
     const __m256i b_253 = _mm256_load_si256((const __m256i *)&a_ext[848]);
     const __m256i diff_156 = _mm256_sub_epi16(b_252, b_253);
@@ -7028,6 +7132,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_303 = _mm256_load_si256((const __m256i *)&a_ext[1488]);
     const __m256i diff_174 = _mm256_sub_epi16(sum_145, b_303);
     _mm256_storeu_si256((__m256i *)&blk7[16], diff_174);
+    goto part_13;
+part_13:;
     const __m256i zero_133 = _mm256_set1_epi16(0);
     const __m256i neg_132 = _mm256_sub_epi16(zero_133, diff_174);
     _mm256_storeu_si256((__m256i *)&blk7[48], neg_132);
@@ -7156,6 +7262,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i neg_149 = _mm256_sub_epi16(zero_150, diff_193);
     _mm256_storeu_si256((__m256i *)&blk26[48], neg_149);
     const __m256i sum_196 = _mm256_add_epi16(sum_188, sum_192);
+    goto part_14;
+part_14:;
     const __m256i diff_194 = _mm256_sub_epi16(sum_188, sum_192);
     _mm256_storeu_si256((__m256i *)&blk27[16], diff_194);
     const __m256i zero_151 = _mm256_set1_epi16(0);
@@ -7284,6 +7392,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i zero_168 = _mm256_set1_epi16(0);
     const __m256i neg_167 = _mm256_sub_epi16(zero_168, diff_215);
     _mm256_storeu_si256((__m256i *)&blk47[48], neg_167);
+    goto part_15;
+part_15:;
     const __m256i sum_218 = _mm256_add_epi16(sum_202, sum_210);
     const __m256i diff_216 = _mm256_sub_epi16(sum_202, sum_210);
     _mm256_storeu_si256((__m256i *)&blk48[16], diff_216);
@@ -7412,6 +7522,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i diff_238 = _mm256_sub_epi16(diff_149, sum_166);
     const __m256i sum_240 = _mm256_add_epi16(diff_149, sum_166);
     _mm256_storeu_si256((__m256i *)&blk69[16], sum_240);
+    goto part_16;
+part_16:;
     const __m256i zero_187 = _mm256_set1_epi16(0);
     const __m256i neg_186 = _mm256_sub_epi16(zero_187, sum_240);
     _mm256_storeu_si256((__m256i *)&blk69[48], neg_186);
@@ -7540,6 +7652,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     _mm256_storeu_si256((__m256i *)&pieces[2576], diff_259);
     const __m256i b_340 = _mm256_load_si256((const __m256i *)&blk0[0]);
     const __m256i b_341 = _mm256_load_si256((const __m256i *)&blk8[16]);
+    goto part_17;
+part_17:;
     const __m256i diff_260 = _mm256_sub_epi16(b_340, b_341);
     const __m256i b_342 = _mm256_load_si256((const __m256i *)&blk0[0]);
     const __m256i b_343 = _mm256_load_si256((const __m256i *)&blk8[16]);
@@ -7668,6 +7782,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i neg_215 = _mm256_sub_epi16(zero_216, diff_274);
     _mm256_storeu_si256((__m256i *)&blk104[32], neg_215);
     const __m256i sum_277 = _mm256_add_epi16(sum_265, sum_269);
+    goto part_18;
+part_18:;
     const __m256i diff_275 = _mm256_sub_epi16(sum_269, sum_265);
     _mm256_storeu_si256((__m256i *)&blk105[0], diff_275);
     const __m256i zero_217 = _mm256_set1_epi16(0);
@@ -7796,6 +7912,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     _mm256_storeu_si256((__m256i *)&blk119[0], diff_293);
     const __m256i zero_227 = _mm256_set1_epi16(0);
     const __m256i neg_226 = _mm256_sub_epi16(zero_227, diff_293);
+    goto part_19;
+part_19:;
     _mm256_storeu_si256((__m256i *)&blk119[32], neg_226);
     const __m256i b_432 = _mm256_load_si256((const __m256i *)&blk46[0]);
     const __m256i b_433 = _mm256_load_si256((const __m256i *)&blk50[16]);
@@ -7924,6 +8042,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i diff_314 = _mm256_sub_epi16(b_468, b_469);
     const __m256i b_470 = _mm256_loadu_si256((const __m256i *)&blk62[28]);
     const __m256i b_471 = _mm256_loadu_si256((const __m256i *)&blk70[12]);
+    goto part_20;
+part_20:;
     const __m256i sum_316 = _mm256_add_epi16(b_470, b_471);
     _mm256_storeu_si256((__m256i *)&blk136[0], sum_316);
     const __m256i zero_238 = _mm256_set1_epi16(0);
@@ -8052,6 +8172,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i diff_329 = _mm256_sub_epi16(b_515, b_514);
     _mm256_storeu_si256((__m256i *)&blk151[0], diff_329);
     const __m256i zero_250 = _mm256_set1_epi16(0);
+    goto part_21;
+part_21:;
     const __m256i neg_249 = _mm256_sub_epi16(zero_250, diff_329);
     _mm256_storeu_si256((__m256i *)&blk151[32], neg_249);
     const __m256i diff_330 = _mm256_sub_epi16(diff_320, sum_324);
@@ -8180,6 +8302,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_347 = _mm256_add_epi16(b_548, b_549);
     const __m256i b_550 = _mm256_loadu_si256((const __m256i *)&blk7[34]);
     const __m256i b_551 = _mm256_loadu_si256((const __m256i *)&blk15[18]);
+    goto part_22;
+part_22:;
     const __m256i diff_345 = _mm256_sub_epi16(b_551, b_550);
     _mm256_storeu_si256((__m256i *)&blk97[16], diff_345);
     const __m256i zero_259 = _mm256_set1_epi16(0);
@@ -8308,6 +8432,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i neg_268 = _mm256_sub_epi16(zero_269, diff_365);
     _mm256_storeu_si256((__m256i *)&blk113[48], neg_268);
     const __m256i b_588 = _mm256_loadu_si256((const __m256i *)&blk32[44]);
+    goto part_23;
+part_23:;
     const __m256i b_589 = _mm256_loadu_si256((const __m256i *)&blk40[28]);
     const __m256i sum_368 = _mm256_add_epi16(b_588, b_589);
     const __m256i b_590 = _mm256_loadu_si256((const __m256i *)&blk32[44]);
@@ -8436,6 +8562,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_633 = _mm256_loadu_si256((const __m256i *)&blk57[24]);
     const __m256i sum_383 = _mm256_add_epi16(b_632, b_633);
     const __m256i b_634 = _mm256_loadu_si256((const __m256i *)&blk55[40]);
+    goto part_24;
+part_24:;
     const __m256i b_635 = _mm256_loadu_si256((const __m256i *)&blk57[24]);
     const __m256i diff_381 = _mm256_sub_epi16(b_635, b_634);
     _mm256_storeu_si256((__m256i *)&blk129[16], diff_381);
@@ -8564,6 +8692,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i diff_399 = _mm256_sub_epi16(b_679, b_678);
     _mm256_storeu_si256((__m256i *)&blk143[16], diff_399);
     const __m256i zero_292 = _mm256_set1_epi16(0);
+    goto part_25;
+part_25:;
     const __m256i neg_291 = _mm256_sub_epi16(zero_292, diff_399);
     _mm256_storeu_si256((__m256i *)&blk143[48], neg_291);
     const __m256i b_680 = _mm256_loadu_si256((const __m256i *)&blk78[40]);
@@ -8692,6 +8822,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_707 = _mm256_loadu_si256((const __m256i *)&blk95[12]);
     const __m256i diff_417 = _mm256_sub_epi16(b_707, b_706);
     _mm256_storeu_si256((__m256i *)&blk89[0], diff_417);
+    goto part_26;
+part_26:;
     const __m256i zero_301 = _mm256_set1_epi16(0);
     const __m256i neg_300 = _mm256_sub_epi16(zero_301, diff_417);
     _mm256_storeu_si256((__m256i *)&blk89[32], neg_300);
@@ -8820,6 +8952,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i neg_308 = _mm256_sub_epi16(zero_309, diff_435);
     _mm256_storeu_si256((__m256i *)&blk79[32], neg_308);
     const __m256i b_760 = _mm256_load_si256((const __m256i *)&blk120[0]);
+    goto part_27;
+part_27:;
     const __m256i b_761 = _mm256_load_si256((const __m256i *)&blk122[16]);
     const __m256i diff_436 = _mm256_sub_epi16(b_760, b_761);
     const __m256i b_762 = _mm256_load_si256((const __m256i *)&blk120[0]);
@@ -8948,6 +9082,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_456 = _mm256_add_epi16(b_814, b_815);
     _mm256_storeu_si256((__m256i *)&blk16[0], sum_456);
     const __m256i b_816 = _mm256_loadu_si256((const __m256i *)&blk147[24]);
+    goto part_28;
+part_28:;
     const __m256i b_817 = _mm256_loadu_si256((const __m256i *)&blk149[8]);
     const __m256i diff_455 = _mm256_sub_epi16(b_816, b_817);
     const __m256i b_818 = _mm256_loadu_si256((const __m256i *)&blk147[24]);
@@ -9076,6 +9212,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_854 = _mm256_loadu_si256((const __m256i *)&blk99[40]);
     const __m256i b_855 = _mm256_loadu_si256((const __m256i *)&blk101[24]);
     const __m256i diff_469 = _mm256_sub_epi16(b_855, b_854);
+    goto part_29;
+part_29:;
     _mm256_storeu_si256((__m256i *)&blk85[16], diff_469);
     const __m256i zero_322 = _mm256_set1_epi16(0);
     const __m256i neg_321 = _mm256_sub_epi16(zero_322, diff_469);
@@ -9204,6 +9342,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i diff_488 = _mm256_sub_epi16(diff_480, sum_484);
     const __m256i sum_490 = _mm256_add_epi16(diff_480, sum_484);
     _mm256_storeu_si256((__m256i *)&blk30[16], sum_490);
+    goto part_30;
+part_30:;
     const __m256i sum_491 = _mm256_add_epi16(sum_483, sum_485);
     const __m256i diff_489 = _mm256_sub_epi16(sum_485, sum_483);
     _mm256_storeu_si256((__m256i *)&blk75[16], diff_489);
@@ -9332,6 +9472,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i b_961 = _mm256_load_si256((const __m256i *)&blk155[32]);
     const __m256i diff_509 = _mm256_sub_epi16(b_960, b_961);
     const __m256i b_962 = _mm256_load_si256((const __m256i *)&blk154[16]);
+    goto part_31;
+part_31:;
     const __m256i b_963 = _mm256_load_si256((const __m256i *)&blk155[32]);
     const __m256i sum_511 = _mm256_add_epi16(b_962, b_963);
     const __m256i sum_512 = _mm256_add_epi16(diff_502, diff_503);
@@ -9460,6 +9602,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_527 = _mm256_add_epi16(b_1008, b_1009);
     const __m256i b_1010 = _mm256_loadu_si256((const __m256i *)&blk74[24]);
     const __m256i b_1011 = _mm256_loadu_si256((const __m256i *)&blk72[8]);
+    goto part_32;
+part_32:;
     const __m256i diff_525 = _mm256_sub_epi16(b_1011, b_1010);
     _mm256_storeu_si256((__m256i *)&blk151[0], diff_525);
     const __m256i zero_339 = _mm256_set1_epi16(0);
@@ -9588,6 +9732,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
     const __m256i sum_544 = _mm256_add_epi16(b_1064, b_1065);
     const __m256i b_1066 = _mm256_load_si256((const __m256i *)&blk28[16]);
     const __m256i b_1067 = _mm256_load_si256((const __m256i *)&blk73[32]);
+    goto part_33;
+part_33:;
     const __m256i diff_542 = _mm256_sub_epi16(b_1066, b_1067);
     _mm256_storeu_si256((__m256i *)&blk150[16], diff_542);
     const __m256i b_1068 = _mm256_loadu_si256((const __m256i *)&blk74[40]);
@@ -9821,6 +9967,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
         const __m256i tr_93 = _mm256_unpackhi_epi16(tr_76, tr_78);
         const __m256i tr_94 = _mm256_unpacklo_epi16(tr_77, tr_79);
         const __m256i tr_95 = _mm256_unpackhi_epi16(tr_77, tr_79);
+        goto part_34;
+    part_34:;
         const __m256i tr_96 = _mm256_unpacklo_epi16(tr_80, tr_84);
         const __m256i tr_97 = _mm256_unpackhi_epi16(tr_80, tr_84);
         const __m256i tr_98 = _mm256_unpacklo_epi16(tr_82, tr_86);
@@ -9949,6 +10097,8 @@ nttgen_ntrulpr761_gsb_avx2_forward_small(int16_t r[restrict 3072], const int16_t
         const __m256i t_81 = nttgen_ntrulpr761_gsb_avx2_montmul(red_3, w_2, wq_2);
         const __m256i sum_584 = _mm256_add_epi16(diff_578, t_74);
         const __m256i sum_585 = _mm256_add_epi16(diff_579, t_75);
+        goto part_35;
+    part_35:;
         const __m256i sum_586 = _mm256_add_epi16(diff_580, t_76);
         const __m256i sum_587 = _mm256_add_epi16(diff_581, t_77);
         const __m256i diff_582 = _mm256_sub_epi16(sum_580, t_78);
@@ -10187,6 +10337,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_base(int16_t r[restrict 3
         const __m256i bq_17 = _mm256_mullo_epi16(ks_17, qinv_0);
         const __m256i p_32 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_18, ks_16, bq_16);
         const __m256i p_33 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const __m256i p_34 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_19, ks_16, bq_16);
         const __m256i acc_24 = _mm256_add_epi16(p_33, p_34);
         const __m256i p_35 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_19, ks_17, bq_17);
@@ -10315,6 +10467,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_base(int16_t r[restrict 3
         const __m256i acc_55 = _mm256_add_epi16(p_45, p_46);
         const __m256i p_47 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_23, ks_21, bq_27);
         const __m256i acc_56 = _mm256_add_epi16(p_39, p_44);
+        goto part_2;
+    part_2:;
         const __m256i acc_57 = _mm256_add_epi16(p_40, p_47);
         const __m256i acc_58 = _mm256_sub_epi16(acc_56, p_36);
         const __m256i acc_59 = _mm256_sub_epi16(acc_55, acc_53);
@@ -10443,6 +10597,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_base(int16_t r[restrict 3
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 144], diff_12);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 160], diff_11);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 176], diff_10);
+        goto part_3;
+    part_3:;
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 192], sum_13);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 208], sum_12);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 224], sum_11);
@@ -10571,6 +10727,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_base(int16_t r[restrict 3
         const __m256i ks_57 = _mm256_add_epi16(ks_49, ks_51);
         const __m256i ks_58 = _mm256_add_epi16(ks_52, ks_54);
         const __m256i ks_59 = _mm256_add_epi16(ks_53, ks_55);
+        goto part_4;
+    part_4:;
         const __m256i bq_52 = _mm256_mullo_epi16(ks_56, qinv_0);
         const __m256i bq_53 = _mm256_mullo_epi16(ks_57, qinv_0);
         const __m256i p_104 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_58, ks_56, bq_52);
@@ -10699,6 +10857,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_base(int16_t r[restrict 3
         const __m256i bq_63 = _mm256_mullo_epi16(ks_61, qinv_0);
         const __m256i p_116 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_62, ks_60, bq_62);
         const __m256i p_117 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_62, ks_61, bq_63);
+        goto part_5;
+    part_5:;
         const __m256i p_118 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_63, ks_60, bq_62);
         const __m256i acc_161 = _mm256_add_epi16(p_117, p_118);
         const __m256i p_119 = nttgen_ntrulpr761_gsb_avx2_montmul(ks_63, ks_61, bq_63);
@@ -10827,6 +10987,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_base(int16_t r[restrict 3
         const __m256i diff_27 = _mm256_sub_epi16(p_108, sum_23);
         const __m256i t_27 = nttgen_ntrulpr761_gsb_avx2_montmul(sum_23, w_3, wq_3);
         const __m256i sum_27 = _mm256_add_epi16(diff_23, t_27);
+        goto part_6;
+    part_6:;
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 384], diff_27);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 400], diff_26);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 512 + 416], diff_25);
@@ -10976,6 +11138,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     NTTGEN_ALIGN(64) int16_t blk124[32];
     NTTGEN_ALIGN(64) int16_t blk125[32];
     NTTGEN_ALIGN(64) int16_t blk126[64];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk127[64];
     NTTGEN_ALIGN(64) int16_t blk128[32];
     NTTGEN_ALIGN(64) int16_t blk129[32];
@@ -11188,6 +11352,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
         const __m256i sum_19 = _mm256_add_epi16(red_27, t_19);
         const __m256i sum_20 = _mm256_add_epi16(red_20, c_28);
         const __m256i sum_21 = _mm256_add_epi16(red_21, c_29);
+        goto part_2;
+    part_2:;
         const __m256i sum_22 = _mm256_add_epi16(red_22, c_30);
         const __m256i sum_23 = _mm256_add_epi16(red_23, c_31);
         const __m256i w_3 = _mm256_set1_epi16(502);
@@ -11316,6 +11482,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
         const __m256i tr_43 = _mm256_unpackhi_epi16(tr_26, tr_30);
         const __m256i tr_44 = _mm256_unpacklo_epi16(tr_25, tr_29);
         const __m256i tr_45 = _mm256_unpackhi_epi16(tr_25, tr_29);
+        goto part_3;
+    part_3:;
         const __m256i tr_46 = _mm256_unpacklo_epi16(tr_27, tr_31);
         const __m256i tr_47 = _mm256_unpackhi_epi16(tr_27, tr_31);
         const __m256i tr_48 = _mm256_permute2x128_si256(tr_32, tr_40, 32);
@@ -11444,6 +11612,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
         const __m256i tr_107 = _mm256_unpackhi_epi16(tr_90, tr_94);
         const __m256i tr_108 = _mm256_unpacklo_epi16(tr_89, tr_93);
         const __m256i tr_109 = _mm256_unpackhi_epi16(tr_89, tr_93);
+        goto part_4;
+    part_4:;
         const __m256i tr_110 = _mm256_unpacklo_epi16(tr_91, tr_95);
         const __m256i tr_111 = _mm256_unpackhi_epi16(tr_91, tr_95);
         const __m256i tr_112 = _mm256_permute2x128_si256(tr_96, tr_104, 32);
@@ -11655,6 +11825,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk14[0], diff_62);
     const __m256i b_60 = _mm256_load_si256((const __m256i *)&pieces[960]);
     const __m256i b_61 = _mm256_load_si256((const __m256i *)&pieces[1984]);
+    goto part_5;
+part_5:;
     const __m256i sum_63 = _mm256_add_epi16(b_60, b_61);
     const __m256i b_62 = _mm256_load_si256((const __m256i *)&pieces[960]);
     const __m256i b_63 = _mm256_load_si256((const __m256i *)&pieces[1984]);
@@ -11783,6 +11955,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_74 = _mm256_load_si256((const __m256i *)&pieces[2304]);
     const __m256i b_75 = _mm256_load_si256((const __m256i *)&pieces[3328]);
     const __m256i diff_81 = _mm256_sub_epi16(b_74, b_75);
+    goto part_6;
+part_6:;
     _mm256_storeu_si256((__m256i *)&blk32[0], diff_81);
     const __m256i b_76 = _mm256_load_si256((const __m256i *)&pieces[2816]);
     const __m256i b_77 = _mm256_load_si256((const __m256i *)&pieces[3840]);
@@ -11911,6 +12085,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk47[32], neg_55);
     const __m256i red_68 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_84);
     const __m256i sum_97 = _mm256_add_epi16(sum_83, red_68);
+    goto part_7;
+part_7:;
     const __m256i red_69 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_84);
     const __m256i diff_97 = _mm256_sub_epi16(sum_83, red_69);
     _mm256_storeu_si256((__m256i *)&blk48[0], diff_97);
@@ -12039,6 +12215,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_115 = _mm256_add_epi16(b_148, b_149);
     const __m256i b_150 = _mm256_load_si256((const __m256i *)&pieces[4736]);
     const __m256i b_151 = _mm256_load_si256((const __m256i *)&pieces[5760]);
+    goto part_8;
+part_8:;
     const __m256i diff_115 = _mm256_sub_epi16(b_150, b_151);
     _mm256_storeu_si256((__m256i *)&blk65[0], diff_115);
     const __m256i zero_64 = _mm256_set1_epi16(0);
@@ -12167,6 +12345,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk81[0], diff_131);
     const __m256i zero_72 = _mm256_set1_epi16(0);
     const __m256i neg_72 = _mm256_sub_epi16(zero_72, diff_131);
+    goto part_9;
+part_9:;
     _mm256_storeu_si256((__m256i *)&blk81[32], neg_72);
     const __m256i red_108 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_123);
     const __m256i sum_132 = _mm256_add_epi16(sum_122, red_108);
@@ -12295,6 +12475,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk4[16], diff_153);
     const __m256i b_212 = _mm256_load_si256((const __m256i *)&pieces[656]);
     const __m256i b_213 = _mm256_load_si256((const __m256i *)&pieces[1680]);
+    goto part_10;
+part_10:;
     const __m256i sum_152 = _mm256_add_epi16(b_212, b_213);
     const __m256i b_214 = _mm256_load_si256((const __m256i *)&pieces[656]);
     const __m256i b_215 = _mm256_load_si256((const __m256i *)&pieces[1680]);
@@ -12423,6 +12605,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_168 = _mm256_add_epi16(sum_157, red_140);
     const __m256i red_141 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_158);
     const __m256i diff_170 = _mm256_sub_epi16(sum_157, red_141);
+    goto part_11;
+part_11:;
     _mm256_storeu_si256((__m256i *)&blk21[16], diff_170);
     const __m256i zero_87 = _mm256_set1_epi16(0);
     const __m256i neg_87 = _mm256_sub_epi16(zero_87, diff_170);
@@ -12551,6 +12735,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_187 = _mm256_sub_epi16(b_286, b_287);
     _mm256_storeu_si256((__m256i *)&blk37[16], diff_187);
     const __m256i zero_95 = _mm256_set1_epi16(0);
+    goto part_12;
+part_12:;
     const __m256i neg_95 = _mm256_sub_epi16(zero_95, diff_187);
     _mm256_storeu_si256((__m256i *)&blk37[48], neg_95);
     const __m256i b_288 = _mm256_load_si256((const __m256i *)&pieces[2128]);
@@ -12679,6 +12865,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_204 = _mm256_sub_epi16(sum_194, red_179);
     _mm256_storeu_si256((__m256i *)&blk54[16], diff_204);
     const __m256i red_180 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_197);
+    goto part_13;
+part_13:;
     const __m256i sum_203 = _mm256_add_epi16(sum_196, red_180);
     const __m256i red_181 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_197);
     const __m256i diff_205 = _mm256_sub_epi16(sum_196, red_181);
@@ -12807,6 +12995,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_361 = _mm256_load_si256((const __m256i *)&pieces[5456]);
     const __m256i sum_219 = _mm256_add_epi16(b_360, b_361);
     const __m256i b_362 = _mm256_load_si256((const __m256i *)&pieces[4432]);
+    goto part_14;
+part_14:;
     const __m256i b_363 = _mm256_load_si256((const __m256i *)&pieces[5456]);
     const __m256i diff_221 = _mm256_sub_epi16(b_362, b_363);
     _mm256_storeu_si256((__m256i *)&blk70[16], diff_221);
@@ -12935,6 +13125,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i red_218 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_234);
     const __m256i red_219 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_233);
     const __m256i sum_237 = _mm256_add_epi16(red_219, red_218);
+    goto part_15;
+part_15:;
     const __m256i red_220 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_234);
     const __m256i red_221 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_233);
     const __m256i diff_239 = _mm256_sub_epi16(red_221, red_220);
@@ -13063,6 +13255,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_410 = _mm256_load_si256((const __m256i *)&blk12[0]);
     const __m256i b_411 = _mm256_load_si256((const __m256i *)&blk13[16]);
     const __m256i red_241 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_411);
+    goto part_16;
+part_16:;
     const __m256i diff_256 = _mm256_sub_epi16(b_410, red_241);
     _mm256_storeu_si256((__m256i *)&blk109[0], diff_256);
     const __m256i b_412 = _mm256_load_si256((const __m256i *)&blk14[0]);
@@ -13191,6 +13385,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_451 = _mm256_load_si256((const __m256i *)&blk33[16]);
     const __m256i red_263 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_451);
     const __m256i diff_266 = _mm256_sub_epi16(b_450, red_263);
+    goto part_17;
+part_17:;
     _mm256_storeu_si256((__m256i *)&blk127[0], diff_266);
     const __m256i zero_137 = _mm256_set1_epi16(0);
     const __m256i neg_137 = _mm256_sub_epi16(zero_137, diff_266);
@@ -13319,6 +13515,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk146[32], neg_146);
     const __m256i b_490 = _mm256_load_si256((const __m256i *)&blk52[0]);
     const __m256i b_491 = _mm256_load_si256((const __m256i *)&blk53[16]);
+    goto part_18;
+part_18:;
     const __m256i red_283 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_491);
     const __m256i diff_276 = _mm256_sub_epi16(b_490, red_283);
     _mm256_storeu_si256((__m256i *)&blk147[0], diff_276);
@@ -13447,6 +13645,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_530 = _mm256_load_si256((const __m256i *)&blk72[0]);
     const __m256i b_531 = _mm256_load_si256((const __m256i *)&blk73[16]);
     const __m256i red_305 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_531);
+    goto part_19;
+part_19:;
     const __m256i diff_286 = _mm256_sub_epi16(b_530, red_305);
     _mm256_storeu_si256((__m256i *)&blk165[0], diff_286);
     const __m256i b_532 = _mm256_load_si256((const __m256i *)&blk74[0]);
@@ -13575,6 +13775,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_296 = _mm256_add_epi16(diff_300, t_45);
     _mm256_storeu_si256((__m256i *)&blk184[0], sum_296);
     const __m256i diff_301 = _mm256_sub_epi16(diff_264, diff_279);
+    goto part_20;
+part_20:;
     const __m256i diff_302 = _mm256_sub_epi16(diff_301, t_45);
     _mm256_storeu_si256((__m256i *)&blk185[0], diff_302);
     const __m256i b_564 = _mm256_load_si256((const __m256i *)&blk0[16]);
@@ -13703,6 +13905,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_603 = _mm256_load_si256((const __m256i *)&blk19[32]);
     const __m256i red_345 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_603);
     const __m256i diff_312 = _mm256_sub_epi16(b_602, red_345);
+    goto part_21;
+part_21:;
     _mm256_storeu_si256((__m256i *)&blk115[16], diff_312);
     const __m256i zero_173 = _mm256_set1_epi16(0);
     const __m256i neg_173 = _mm256_sub_epi16(zero_173, diff_312);
@@ -13831,6 +14035,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i red_367 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_643);
     const __m256i diff_322 = _mm256_sub_epi16(b_642, red_367);
     _mm256_storeu_si256((__m256i *)&blk133[16], diff_322);
+    goto part_22;
+part_22:;
     const __m256i b_644 = _mm256_load_si256((const __m256i *)&blk40[16]);
     const __m256i b_645 = _mm256_load_si256((const __m256i *)&blk41[32]);
     const __m256i red_368 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_645);
@@ -13959,6 +14165,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_681 = _mm256_load_si256((const __m256i *)&blk59[32]);
     const __m256i sum_326 = _mm256_add_epi16(b_680, b_681);
     const __m256i b_682 = _mm256_load_si256((const __m256i *)&blk58[16]);
+    goto part_23;
+part_23:;
     const __m256i b_683 = _mm256_load_si256((const __m256i *)&blk59[32]);
     const __m256i diff_332 = _mm256_sub_epi16(b_682, b_683);
     const __m256i b_684 = _mm256_load_si256((const __m256i *)&blk60[16]);
@@ -14087,6 +14295,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_723 = _mm256_load_si256((const __m256i *)&blk79[32]);
     const __m256i red_409 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_723);
     const __m256i diff_342 = _mm256_sub_epi16(b_722, red_409);
+    goto part_24;
+part_24:;
     _mm256_storeu_si256((__m256i *)&blk171[16], diff_342);
     const __m256i zero_201 = _mm256_set1_epi16(0);
     const __m256i neg_201 = _mm256_sub_epi16(zero_201, diff_342);
@@ -14215,6 +14425,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk87[32], neg_207);
     const __m256i b_756 = _mm256_load_si256((const __m256i *)&blk101[0]);
     const __m256i b_757 = _mm256_loadu_si256((const __m256i *)&blk103[24]);
+    goto part_25;
+part_25:;
     const __m256i red_430 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_757);
     const __m256i sum_351 = _mm256_add_epi16(b_756, red_430);
     _mm256_storeu_si256((__m256i *)&blk85[0], sum_351);
@@ -14343,6 +14555,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk67[32], neg_217);
     const __m256i b_792 = _mm256_load_si256((const __m256i *)&blk120[0]);
     const __m256i b_793 = _mm256_loadu_si256((const __m256i *)&blk122[8]);
+    goto part_26;
+part_26:;
     const __m256i sum_360 = _mm256_add_epi16(b_792, b_793);
     const __m256i b_794 = _mm256_load_si256((const __m256i *)&blk120[0]);
     const __m256i b_795 = _mm256_loadu_si256((const __m256i *)&blk122[8]);
@@ -14471,6 +14685,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk46[0], diff_378);
     const __m256i b_836 = _mm256_load_si256((const __m256i *)&blk141[0]);
     const __m256i b_837 = _mm256_loadu_si256((const __m256i *)&blk143[24]);
+    goto part_27;
+part_27:;
     const __m256i red_476 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_837);
     const __m256i red_477 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_836);
     const __m256i sum_371 = _mm256_add_epi16(red_477, red_476);
@@ -14599,6 +14815,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_878 = _mm256_load_si256((const __m256i *)&blk161[0]);
     const __m256i b_879 = _mm256_loadu_si256((const __m256i *)&blk163[24]);
     const __m256i red_499 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_879);
+    goto part_28;
+part_28:;
     const __m256i diff_389 = _mm256_sub_epi16(b_878, red_499);
     _mm256_storeu_si256((__m256i *)&blk26[0], diff_389);
     const __m256i b_880 = _mm256_load_si256((const __m256i *)&blk164[0]);
@@ -14727,6 +14945,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_395 = _mm256_add_epi16(diff_403, t_49);
     _mm256_storeu_si256((__m256i *)&blk8[0], sum_395);
     const __m256i diff_404 = _mm256_sub_epi16(sum_361, sum_375);
+    goto part_29;
+part_29:;
     const __m256i diff_405 = _mm256_sub_epi16(diff_404, t_49);
     _mm256_storeu_si256((__m256i *)&blk6[0], diff_405);
     const __m256i diff_406 = _mm256_sub_epi16(diff_382, diff_396);
@@ -14855,6 +15075,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_421 = _mm256_sub_epi16(b_942, red_539);
     _mm256_storeu_si256((__m256i *)&blk75[16], diff_421);
     const __m256i zero_249 = _mm256_set1_epi16(0);
+    goto part_30;
+part_30:;
     const __m256i neg_249 = _mm256_sub_epi16(zero_249, diff_421);
     _mm256_storeu_si256((__m256i *)&blk75[48], neg_249);
     const __m256i b_944 = _mm256_load_si256((const __m256i *)&blk112[16]);
@@ -14983,6 +15205,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk59[48], neg_257);
     const __m256i b_984 = _mm256_load_si256((const __m256i *)&blk132[16]);
     const __m256i b_985 = _mm256_loadu_si256((const __m256i *)&blk134[24]);
+    goto part_31;
+part_31:;
     const __m256i red_564 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_985);
     const __m256i sum_420 = _mm256_add_epi16(b_984, red_564);
     _mm256_storeu_si256((__m256i *)&blk56[16], sum_420);
@@ -15111,6 +15335,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_430 = _mm256_add_epi16(b_1024, red_588);
     _mm256_storeu_si256((__m256i *)&blk40[16], sum_430);
     const __m256i b_1026 = _mm256_load_si256((const __m256i *)&blk152[16]);
+    goto part_32;
+part_32:;
     const __m256i b_1027 = _mm256_loadu_si256((const __m256i *)&blk154[24]);
     const __m256i red_589 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1027);
     const __m256i diff_442 = _mm256_sub_epi16(b_1026, red_589);
@@ -15239,6 +15465,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i red_613 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1064);
     const __m256i sum_440 = _mm256_add_epi16(red_613, red_612);
     _mm256_storeu_si256((__m256i *)&blk25[16], sum_440);
+    goto part_33;
+part_33:;
     const __m256i zero_274 = _mm256_set1_epi16(0);
     const __m256i neg_274 = _mm256_sub_epi16(zero_274, sum_440);
     _mm256_storeu_si256((__m256i *)&blk25[48], neg_274);
@@ -15367,6 +15595,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk168[0], diff_474);
     const __m256i b_1092 = _mm256_load_si256((const __m256i *)&blk82[0]);
     const __m256i b_1093 = _mm256_loadu_si256((const __m256i *)&blk83[28]);
+    goto part_34;
+part_34:;
     const __m256i red_636 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1093);
     const __m256i red_637 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1092);
     const __m256i sum_459 = _mm256_add_epi16(red_637, red_636);
@@ -15495,6 +15725,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_1135 = _mm256_loadu_si256((const __m256i *)&blk61[12]);
     const __m256i red_662 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1135);
     const __m256i red_663 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1134);
+    goto part_35;
+part_35:;
     const __m256i diff_485 = _mm256_sub_epi16(red_663, red_662);
     _mm256_storeu_si256((__m256i *)&blk156[0], diff_485);
     const __m256i b_1136 = _mm256_load_si256((const __m256i *)&blk62[0]);
@@ -15623,6 +15855,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i red_689 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1176);
     const __m256i sum_480 = _mm256_add_epi16(red_689, red_688);
     _mm256_storeu_si256((__m256i *)&blk145[0], sum_480);
+    goto part_36;
+part_36:;
     const __m256i b_1178 = _mm256_load_si256((const __m256i *)&blk40[0]);
     const __m256i b_1179 = _mm256_loadu_si256((const __m256i *)&blk41[4]);
     const __m256i red_690 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1179);
@@ -15751,6 +15985,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_505 = _mm256_sub_epi16(b_1214, b_1215);
     const __m256i b_1216 = _mm256_load_si256((const __m256i *)&blk22[0]);
     const __m256i b_1217 = _mm256_loadu_si256((const __m256i *)&blk23[20]);
+    goto part_37;
+part_37:;
     const __m256i sum_490 = _mm256_add_epi16(b_1216, b_1217);
     const __m256i b_1218 = _mm256_load_si256((const __m256i *)&blk22[0]);
     const __m256i b_1219 = _mm256_loadu_si256((const __m256i *)&blk23[20]);
@@ -15879,6 +16115,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_1231 = _mm256_loadu_si256((const __m256i *)&blk85[28]);
     const __m256i red_734 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1231);
     const __m256i red_735 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1230);
+    goto part_38;
+part_38:;
     const __m256i diff_541 = _mm256_sub_epi16(red_735, red_734);
     _mm256_storeu_si256((__m256i *)&blk172[16], diff_541);
     const __m256i b_1232 = _mm256_load_si256((const __m256i *)&blk86[16]);
@@ -16007,6 +16245,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i red_761 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1272);
     const __m256i sum_528 = _mm256_add_epi16(red_761, red_760);
     _mm256_storeu_si256((__m256i *)&blk161[16], sum_528);
+    goto part_39;
+part_39:;
     const __m256i b_1274 = _mm256_load_si256((const __m256i *)&blk64[16]);
     const __m256i b_1275 = _mm256_loadu_si256((const __m256i *)&blk65[20]);
     const __m256i red_762 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1275);
@@ -16135,6 +16375,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_561 = _mm256_sub_epi16(b_1310, b_1311);
     const __m256i b_1312 = _mm256_load_si256((const __m256i *)&blk46[16]);
     const __m256i b_1313 = _mm256_loadu_si256((const __m256i *)&blk47[36]);
+    goto part_40;
+part_40:;
     const __m256i sum_538 = _mm256_add_epi16(b_1312, b_1313);
     const __m256i b_1314 = _mm256_load_si256((const __m256i *)&blk46[16]);
     const __m256i b_1315 = _mm256_loadu_si256((const __m256i *)&blk47[36]);
@@ -16263,6 +16505,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_571 = _mm256_sub_epi16(red_823, red_822);
     _mm256_storeu_si256((__m256i *)&blk134[16], diff_571);
     const __m256i zero_325 = _mm256_set1_epi16(0);
+    goto part_41;
+part_41:;
     const __m256i neg_325 = _mm256_sub_epi16(zero_325, diff_571);
     _mm256_storeu_si256((__m256i *)&blk134[48], neg_325);
     const __m256i b_1352 = _mm256_load_si256((const __m256i *)&blk24[16]);
@@ -16391,6 +16635,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_1370 = _mm256_load_si256((const __m256i *)&blk177[0]);
     const __m256i b_1371 = _mm256_loadu_si256((const __m256i *)&blk179[2]);
     const __m256i diff_608 = _mm256_sub_epi16(b_1370, b_1371);
+    goto part_42;
+part_42:;
     const __m256i b_1372 = _mm256_load_si256((const __m256i *)&blk173[0]);
     const __m256i b_1373 = _mm256_loadu_si256((const __m256i *)&blk175[6]);
     const __m256i sum_577 = _mm256_add_epi16(b_1372, b_1373);
@@ -16519,6 +16765,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i diff_629 = _mm256_sub_epi16(b_1454, b_1455);
     const __m256i b_1456 = _mm256_load_si256((const __m256i *)&blk136[0]);
     const __m256i b_1457 = _mm256_loadu_si256((const __m256i *)&blk138[26]);
+    goto part_43;
+part_43:;
     const __m256i sum_598 = _mm256_add_epi16(b_1456, b_1457);
     const __m256i b_1458 = _mm256_load_si256((const __m256i *)&blk136[0]);
     const __m256i b_1459 = _mm256_loadu_si256((const __m256i *)&blk138[26]);
@@ -16647,6 +16895,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_629 = _mm256_add_epi16(diff_669, t_81);
     _mm256_storeu_si256((__m256i *)&blk74[0], sum_629);
     const __m256i diff_670 = _mm256_sub_epi16(diff_609, diff_617);
+    goto part_44;
+part_44:;
     const __m256i diff_671 = _mm256_sub_epi16(diff_670, t_81);
     _mm256_storeu_si256((__m256i *)&blk76[0], diff_671);
     const __m256i diff_672 = _mm256_sub_epi16(diff_618, diff_626);
@@ -16775,6 +17025,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i b_1498 = _mm256_load_si256((const __m256i *)&blk161[16]);
     const __m256i b_1499 = _mm256_loadu_si256((const __m256i *)&blk163[18]);
     const __m256i diff_704 = _mm256_sub_epi16(b_1498, b_1499);
+    goto part_45;
+part_45:;
     const __m256i b_1500 = _mm256_load_si256((const __m256i *)&blk157[16]);
     const __m256i b_1501 = _mm256_loadu_si256((const __m256i *)&blk159[22]);
     const __m256i sum_657 = _mm256_add_epi16(b_1500, b_1501);
@@ -16903,6 +17155,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     _mm256_storeu_si256((__m256i *)&blk34[16], diff_731);
     const __m256i diff_732 = _mm256_sub_epi16(sum_659, sum_667);
     const __m256i t_91 = nttgen_ntrulpr761_gsb_avx2_montmul(diff_732, w_6, wq_6);
+    goto part_46;
+part_46:;
     const __m256i sum_681 = _mm256_add_epi16(sum_651, sum_659);
     const __m256i red_851 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(sum_681);
     const __m256i sum_682 = _mm256_add_epi16(red_851, sum_667);
@@ -17031,6 +17285,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_713 = _mm256_add_epi16(diff_773, t_101);
     _mm256_storeu_si256((__m256i *)&blk199[16], sum_713);
     const __m256i diff_774 = _mm256_sub_epi16(diff_701, diff_709);
+    goto part_47;
+part_47:;
     const __m256i diff_775 = _mm256_sub_epi16(diff_774, t_101);
     _mm256_storeu_si256((__m256i *)&blk200[16], diff_775);
     const __m256i diff_776 = _mm256_sub_epi16(diff_710, diff_718);
@@ -17159,6 +17415,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_744 = _mm256_add_epi16(b_1608, red_888);
     const __m256i b_1610 = _mm256_load_si256((const __m256i *)&blk196[0]);
     const __m256i b_1611 = _mm256_load_si256((const __m256i *)&blk183[16]);
+    goto part_48;
+part_48:;
     const __m256i red_889 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1610);
     const __m256i sum_745 = _mm256_add_epi16(red_889, b_1611);
     const __m256i b_1612 = _mm256_load_si256((const __m256i *)&blk191[0]);
@@ -17287,6 +17545,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_776 = _mm256_add_epi16(b_1672, red_920);
     const __m256i b_1674 = _mm256_load_si256((const __m256i *)&blk195[0]);
     const __m256i b_1675 = _mm256_load_si256((const __m256i *)&blk185[16]);
+    goto part_49;
+part_49:;
     const __m256i red_921 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1675);
     const __m256i sum_777 = _mm256_add_epi16(b_1674, red_921);
     const __m256i b_1676 = _mm256_load_si256((const __m256i *)&blk190[0]);
@@ -17415,6 +17675,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_inverse(int16_t r[restric
     const __m256i sum_808 = _mm256_add_epi16(red_952, b_1737);
     const __m256i b_1738 = _mm256_load_si256((const __m256i *)&blk197[0]);
     const __m256i b_1739 = _mm256_load_si256((const __m256i *)&blk184[16]);
+    goto part_50;
+part_50:;
     const __m256i red_953 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(b_1739);
     const __m256i sum_809 = _mm256_add_epi16(b_1738, red_953);
     const __m256i b_1740 = _mm256_load_si256((const __m256i *)&blk189[0]);
@@ -17679,6 +17941,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_fold(int16_t r[restrict 7
     const __m256i h0_7 = _mm256_set1_epi16(2295);
     const __m256i r_31 = _mm256_sub_epi16(r_30, h0_7);
     _mm256_storeu_si256((__m256i *)&r[112], r_31);
+    goto part_1;
+part_1:;
     const __m256i c_24 = _mm256_loadu_si256((const __m256i *)&c[128]);
     const __m256i c_25 = _mm256_loadu_si256((const __m256i *)&c[889]);
     const __m256i red_16 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(c_25);
@@ -17807,6 +18071,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_fold(int16_t r[restrict 7
     const __m256i red_33 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(s_32);
     const __m256i s_33 = _mm256_add_epi16(red_33, c_50);
     const __m256i k_17 = nttgen_ntrulpr761_gsb_avx2_montmul(s_33, k_0, kq_0);
+    goto part_2;
+part_2:;
     const __m256i r_64 = nttgen_ntrulpr761_gsb_avx2_cond_add_q(k_17);
     const __m256i h1_16 = _mm256_set1_epi16(2296);
     const __m256i r_65 = _mm256_sub_epi16(r_64, h1_16);
@@ -17935,6 +18201,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_fold(int16_t r[restrict 7
     const __m256i r_99 = _mm256_sub_epi16(r_98, h0_24);
     _mm256_storeu_si256((__m256i *)&r[384], r_99);
     const __m256i c_75 = _mm256_loadu_si256((const __m256i *)&c[400]);
+    goto part_3;
+part_3:;
     const __m256i c_76 = _mm256_loadu_si256((const __m256i *)&c[1161]);
     const __m256i red_50 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(c_76);
     const __m256i s_50 = _mm256_add_epi16(c_75, red_50);
@@ -18063,6 +18331,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_fold(int16_t r[restrict 7
     const __m256i s_67 = _mm256_add_epi16(red_67, c_101);
     const __m256i k_34 = nttgen_ntrulpr761_gsb_avx2_montmul(s_67, k_0, kq_0);
     const __m256i r_132 = nttgen_ntrulpr761_gsb_avx2_cond_add_q(k_34);
+    goto part_4;
+part_4:;
     const __m256i h1_33 = _mm256_set1_epi16(2296);
     const __m256i r_133 = _mm256_sub_epi16(r_132, h1_33);
     const __m256i r_134 = nttgen_ntrulpr761_gsb_avx2_cond_add_q(r_133);
@@ -18191,6 +18461,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx2_fold(int16_t r[restrict 7
     _mm256_storeu_si256((__m256i *)&r[656], r_167);
     const __m256i c_126 = _mm256_loadu_si256((const __m256i *)&c[672]);
     const __m256i c_127 = _mm256_loadu_si256((const __m256i *)&c[1433]);
+    goto part_5;
+part_5:;
     const __m256i red_84 = nttgen_ntrulpr761_gsb_avx2_barrett_coarse(c_127);
     const __m256i s_84 = _mm256_add_epi16(c_126, red_84);
     const __m256i c_128 = _mm256_loadu_si256((const __m256i *)&c[1432]);

@@ -241,6 +241,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&a_ext[32], zero_0);
     _mm512_storeu_si512((__m512i *)&a_ext[96], zero_0);
     const __m512i a_25 = _mm512_load_si512((const __m512i *)&a_pad[32]);
+    goto part_1;
+part_1:;
     _mm512_storeu_si512((__m512i *)&a_ext[128], a_25);
     const __m512i zero_2 = _mm512_set1_epi16(0);
     const __m512i neg_1 = _mm512_sub_epi16(zero_2, a_25);
@@ -369,6 +371,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i a_43 = _mm512_load_si512((const __m512i *)&a_pad[608]);
     _mm512_storeu_si512((__m512i *)&a_ext[2432], a_43);
     const __m512i zero_20 = _mm512_set1_epi16(0);
+    goto part_2;
+part_2:;
     const __m512i neg_19 = _mm512_sub_epi16(zero_20, a_43);
     _mm512_storeu_si512((__m512i *)&a_ext[2496], neg_19);
     _mm512_storeu_si512((__m512i *)&a_ext[2464], zero_0);
@@ -497,6 +501,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i t_8 = nttgen_ntrulpr761_gsb_avx512_montmul(b_48, w_1, wq_1);
     const __m512i b_49 = _mm512_load_si512((const __m512i *)&a_ext[1024]);
     const __m512i diff_16 = _mm512_sub_epi16(t_8, b_49);
+    goto part_3;
+part_3:;
     const __m512i b_50 = _mm512_load_si512((const __m512i *)&a_ext[1280]);
     const __m512i t_9 = nttgen_ntrulpr761_gsb_avx512_montmul(b_50, w_0, wq_0);
     const __m512i b_51 = _mm512_load_si512((const __m512i *)&a_ext[1280]);
@@ -625,6 +631,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i zero_37 = _mm512_set1_epi16(0);
     const __m512i neg_36 = _mm512_sub_epi16(zero_37, diff_36);
     _mm512_storeu_si512((__m512i *)&blk16[64], neg_36);
+    goto part_4;
+part_4:;
     const __m512i sum_36 = _mm512_add_epi16(sum_7, diff_17);
     const __m512i diff_37 = _mm512_sub_epi16(sum_7, diff_17);
     _mm512_storeu_si512((__m512i *)&blk17[0], diff_37);
@@ -753,6 +761,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i diff_58 = _mm512_sub_epi16(diff_50, diff_54);
     _mm512_storeu_si512((__m512i *)&blk37[0], diff_58);
     const __m512i zero_54 = _mm512_set1_epi16(0);
+    goto part_5;
+part_5:;
     const __m512i neg_53 = _mm512_sub_epi16(zero_54, diff_58);
     _mm512_storeu_si512((__m512i *)&blk37[64], neg_53);
     const __m512i sum_58 = _mm512_add_epi16(diff_51, diff_55);
@@ -881,6 +891,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i b_133 = _mm512_load_si512((const __m512i *)&a_ext[928]);
     const __m512i sum_78 = _mm512_add_epi16(b_133, t_20);
     const __m512i b_134 = _mm512_load_si512((const __m512i *)&a_ext[1056]);
+    goto part_6;
+part_6:;
     const __m512i t_21 = nttgen_ntrulpr761_gsb_avx512_montmul(b_134, w_3, wq_3);
     const __m512i b_135 = _mm512_load_si512((const __m512i *)&a_ext[1056]);
     const __m512i diff_80 = _mm512_sub_epi16(t_21, b_135);
@@ -1009,6 +1021,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i sum_98 = _mm512_add_epi16(sum_68, t_22);
     const __m512i diff_100 = _mm512_sub_epi16(sum_68, t_22);
     _mm512_storeu_si512((__m512i *)&blk16[32], diff_100);
+    goto part_7;
+part_7:;
     const __m512i zero_70 = _mm512_set1_epi16(0);
     const __m512i neg_69 = _mm512_sub_epi16(zero_70, diff_100);
     _mm512_storeu_si512((__m512i *)&blk16[96], neg_69);
@@ -1137,6 +1151,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i diff_121 = _mm512_sub_epi16(diff_113, diff_117);
     _mm512_storeu_si512((__m512i *)&blk36[32], diff_121);
     const __m512i sum_120 = _mm512_add_epi16(diff_114, diff_118);
+    goto part_8;
+part_8:;
     const __m512i diff_122 = _mm512_sub_epi16(diff_114, diff_118);
     _mm512_storeu_si512((__m512i *)&blk37[32], diff_122);
     const __m512i zero_87 = _mm512_set1_epi16(0);
@@ -1265,6 +1281,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i b_205 = _mm512_loadu_si512((const __m512i *)&blk19[24]);
     const __m512i sum_138 = _mm512_add_epi16(b_204, b_205);
     const __m512i b_206 = _mm512_loadu_si512((const __m512i *)&blk15[56]);
+    goto part_9;
+part_9:;
     const __m512i b_207 = _mm512_loadu_si512((const __m512i *)&blk19[24]);
     const __m512i diff_140 = _mm512_sub_epi16(b_207, b_206);
     _mm512_storeu_si512((__m512i *)&blk51[0], diff_140);
@@ -1393,6 +1411,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i zero_104 = _mm512_set1_epi16(0);
     const __m512i neg_103 = _mm512_sub_epi16(zero_104, diff_155);
     _mm512_storeu_si512((__m512i *)&blk63[64], neg_103);
+    goto part_10;
+part_10:;
     const __m512i red_38 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_150);
     const __m512i diff_156 = _mm512_sub_epi16(sum_148, red_38);
     const __m512i red_39 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_150);
@@ -1521,6 +1541,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i b_285 = _mm512_load_si512((const __m512i *)&blk18[64]);
     const __m512i diff_172 = _mm512_sub_epi16(b_284, b_285);
     const __m512i b_286 = _mm512_load_si512((const __m512i *)&blk14[32]);
+    goto part_11;
+part_11:;
     const __m512i b_287 = _mm512_load_si512((const __m512i *)&blk18[64]);
     const __m512i sum_170 = _mm512_add_epi16(b_286, b_287);
     _mm512_storeu_si512((__m512i *)&blk50[32], sum_170);
@@ -1649,6 +1671,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i b_332 = _mm512_loadu_si512((const __m512i *)&blk37[80]);
     const __m512i b_333 = _mm512_loadu_si512((const __m512i *)&blk39[48]);
     const __m512i sum_186 = _mm512_add_epi16(b_332, b_333);
+    goto part_12;
+part_12:;
     const __m512i b_334 = _mm512_loadu_si512((const __m512i *)&blk37[80]);
     const __m512i b_335 = _mm512_loadu_si512((const __m512i *)&blk39[48]);
     const __m512i diff_188 = _mm512_sub_epi16(b_335, b_334);
@@ -1777,6 +1801,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i diff_203 = _mm512_sub_epi16(diff_199, red_84);
     const __m512i red_85 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_198);
     const __m512i sum_201 = _mm512_add_epi16(diff_199, red_85);
+    goto part_13;
+part_13:;
     const __m512i b_372 = _mm512_load_si512((const __m512i *)&blk58[0]);
     const __m512i b_373 = _mm512_load_si512((const __m512i *)&blk60[32]);
     const __m512i red_86 = nttgen_ntrulpr761_gsb_avx512_barrett(b_373);
@@ -1905,6 +1931,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     const __m512i b_418 = _mm512_load_si512((const __m512i *)&blk56[32]);
     const __m512i b_419 = _mm512_load_si512((const __m512i *)&blk57[64]);
     const __m512i red_105 = nttgen_ntrulpr761_gsb_avx512_barrett(b_419);
+    goto part_14;
+part_14:;
     const __m512i sum_215 = _mm512_add_epi16(b_418, red_105);
     const __m512i red_106 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_213);
     const __m512i diff_218 = _mm512_sub_epi16(diff_214, red_106);
@@ -2033,6 +2061,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&pieces[3168], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3200], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3232], zero_0);
+    goto part_15;
+part_15:;
     _mm512_storeu_si512((__m512i *)&pieces[3264], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3296], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3328], zero_0);
@@ -2188,6 +2218,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i tr_93 = _mm512_unpackhi_epi16(tr_57, tr_61);
         const __m512i tr_94 = _mm512_unpacklo_epi16(tr_59, tr_63);
         const __m512i tr_95 = _mm512_unpackhi_epi16(tr_59, tr_63);
+        goto part_16;
+    part_16:;
         const __m512i tr_96 = nttgen_ntrulpr761_gsb_avx512_ilv128_lo(tr_64, tr_72);
         const __m512i tr_97 = nttgen_ntrulpr761_gsb_avx512_ilv128_hi(tr_64, tr_72);
         const __m512i tr_98 = nttgen_ntrulpr761_gsb_avx512_ilv128_lo(tr_66, tr_74);
@@ -2316,6 +2348,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i tr_189 = _mm512_unpackhi_epi16(pieces_57, pieces_61);
         const __m512i tr_190 = _mm512_unpacklo_epi16(pieces_59, pieces_63);
         const __m512i tr_191 = _mm512_unpackhi_epi16(pieces_59, pieces_63);
+        goto part_17;
+    part_17:;
         const __m512i tr_192 = _mm512_unpacklo_epi16(tr_160, tr_162);
         const __m512i tr_193 = _mm512_unpackhi_epi16(tr_160, tr_162);
         const __m512i tr_194 = _mm512_unpacklo_epi16(tr_161, tr_163);
@@ -2444,6 +2478,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i tr_317 = _mm512_shuffle_i64x2(tr_269, tr_285, 238);
         const __m512i tr_318 = _mm512_shuffle_i64x2(tr_271, tr_287, 68);
         const __m512i tr_319 = _mm512_shuffle_i64x2(tr_271, tr_287, 238);
+        goto part_18;
+    part_18:;
         const __m512i red_128 = nttgen_ntrulpr761_gsb_avx512_barrett(tr_288);
         const __m512i diff_230 = _mm512_sub_epi16(tr_128, red_128);
         const __m512i red_129 = nttgen_ntrulpr761_gsb_avx512_barrett(tr_296);
@@ -2572,6 +2608,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i sum_257 = _mm512_add_epi16(red_173, t_39);
         const __m512i red_174 = nttgen_ntrulpr761_gsb_avx512_barrett(diff_244);
         const __m512i sum_258 = _mm512_add_epi16(red_174, t_40);
+        goto part_19;
+    part_19:;
         const __m512i red_175 = nttgen_ntrulpr761_gsb_avx512_barrett(diff_245);
         const __m512i sum_259 = _mm512_add_epi16(red_175, t_41);
         const __m512i red_176 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_228);
@@ -2700,6 +2738,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i diff_293 = _mm512_sub_epi16(sum_283, t_81);
         const __m512i diff_294 = _mm512_sub_epi16(diff_278, t_66);
         const __m512i diff_295 = _mm512_sub_epi16(diff_279, t_67);
+        goto part_20;
+    part_20:;
         const __m512i diff_296 = _mm512_sub_epi16(diff_280, t_68);
         const __m512i diff_297 = _mm512_sub_epi16(diff_281, t_69);
         const __m512i diff_298 = _mm512_sub_epi16(diff_282, t_70);
@@ -2828,6 +2868,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i wq_14 = _mm512_set1_epi16(-30206);
         const __m512i t_114 = nttgen_ntrulpr761_gsb_avx512_montmul(sum_268, w_14, wq_14);
         const __m512i t_115 = nttgen_ntrulpr761_gsb_avx512_montmul(sum_269, w_14, wq_14);
+        goto part_21;
+    part_21:;
         const __m512i t_116 = nttgen_ntrulpr761_gsb_avx512_montmul(sum_270, w_14, wq_14);
         const __m512i t_117 = nttgen_ntrulpr761_gsb_avx512_montmul(sum_271, w_14, wq_14);
         const __m512i t_118 = nttgen_ntrulpr761_gsb_avx512_montmul(sum_272, w_14, wq_14);
@@ -2956,6 +2998,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_forward(int16_t r[restr
         const __m512i diff_357 = _mm512_sub_epi16(sum_375, t_149);
         const __m512i sum_384 = _mm512_add_epi16(sum_376, t_150);
         const __m512i sum_385 = _mm512_add_epi16(sum_377, t_151);
+        goto part_22;
+    part_22:;
         const __m512i sum_386 = _mm512_add_epi16(sum_378, t_152);
         const __m512i sum_387 = _mm512_add_epi16(sum_379, t_153);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048], sum_308);
@@ -3166,6 +3210,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     _mm512_storeu_si512((__m512i *)&a_ext[32], zero_0);
     _mm512_storeu_si512((__m512i *)&a_ext[96], zero_0);
     const __m512i a_25 = _mm512_load_si512((const __m512i *)&a_pad[32]);
+    goto part_1;
+part_1:;
     _mm512_storeu_si512((__m512i *)&a_ext[128], a_25);
     const __m512i zero_2 = _mm512_set1_epi16(0);
     const __m512i neg_1 = _mm512_sub_epi16(zero_2, a_25);
@@ -3294,6 +3340,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i a_43 = _mm512_load_si512((const __m512i *)&a_pad[608]);
     _mm512_storeu_si512((__m512i *)&a_ext[2432], a_43);
     const __m512i zero_20 = _mm512_set1_epi16(0);
+    goto part_2;
+part_2:;
     const __m512i neg_19 = _mm512_sub_epi16(zero_20, a_43);
     _mm512_storeu_si512((__m512i *)&a_ext[2496], neg_19);
     _mm512_storeu_si512((__m512i *)&a_ext[2464], zero_0);
@@ -3422,6 +3470,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i diff_16 = _mm512_sub_epi16(t_8, b_49);
     const __m512i b_50 = _mm512_load_si512((const __m512i *)&a_ext[1280]);
     const __m512i t_9 = _mm512_mullo_epi16(b_50, c_0);
+    goto part_3;
+part_3:;
     const __m512i b_51 = _mm512_load_si512((const __m512i *)&a_ext[1280]);
     const __m512i sum_16 = _mm512_add_epi16(b_51, t_9);
     const __m512i b_52 = _mm512_load_si512((const __m512i *)&a_ext[1408]);
@@ -3550,6 +3600,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i diff_37 = _mm512_sub_epi16(sum_7, diff_17);
     _mm512_storeu_si512((__m512i *)&blk17[0], diff_37);
     const __m512i zero_38 = _mm512_set1_epi16(0);
+    goto part_4;
+part_4:;
     const __m512i neg_37 = _mm512_sub_epi16(zero_38, diff_37);
     _mm512_storeu_si512((__m512i *)&blk17[64], neg_37);
     const __m512i b_76 = _mm512_load_si512((const __m512i *)&a_ext[1536]);
@@ -3678,6 +3730,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i zero_55 = _mm512_set1_epi16(0);
     const __m512i neg_54 = _mm512_sub_epi16(zero_55, diff_59);
     _mm512_storeu_si512((__m512i *)&blk38[64], neg_54);
+    goto part_5;
+part_5:;
     const __m512i sum_59 = _mm512_add_epi16(diff_52, diff_56);
     const __m512i diff_60 = _mm512_sub_epi16(diff_52, diff_56);
     _mm512_storeu_si512((__m512i *)&blk39[0], diff_60);
@@ -3806,6 +3860,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i b_140 = _mm512_load_si512((const __m512i *)&a_ext[1696]);
     const __m512i t_24 = _mm512_mullo_epi16(b_140, c_2);
     const __m512i b_141 = _mm512_load_si512((const __m512i *)&a_ext[1696]);
+    goto part_6;
+part_6:;
     const __m512i sum_80 = _mm512_add_epi16(b_141, t_24);
     const __m512i b_142 = _mm512_load_si512((const __m512i *)&a_ext[1824]);
     const __m512i t_25 = _mm512_mullo_epi16(b_142, c_3);
@@ -3934,6 +3990,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     _mm512_storeu_si512((__m512i *)&blk18[32], diff_102);
     const __m512i zero_72 = _mm512_set1_epi16(0);
     const __m512i neg_71 = _mm512_sub_epi16(zero_72, diff_102);
+    goto part_7;
+part_7:;
     _mm512_storeu_si512((__m512i *)&blk18[96], neg_71);
     const __m512i sum_101 = _mm512_add_epi16(sum_74, t_24);
     const __m512i diff_103 = _mm512_sub_epi16(sum_74, t_24);
@@ -4062,6 +4120,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i sum_123 = _mm512_add_epi16(sum_119, sum_121);
     const __m512i diff_125 = _mm512_sub_epi16(sum_119, sum_121);
     _mm512_storeu_si512((__m512i *)&blk40[32], diff_125);
+    goto part_8;
+part_8:;
     const __m512i sum_124 = _mm512_add_epi16(sum_120, sum_122);
     const __m512i diff_126 = _mm512_sub_epi16(sum_120, sum_122);
     _mm512_storeu_si512((__m512i *)&blk41[32], diff_126);
@@ -4190,6 +4250,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i b_217 = _mm512_load_si512((const __m512i *)&blk24[32]);
     const __m512i diff_143 = _mm512_sub_epi16(b_216, b_217);
     const __m512i b_218 = _mm512_load_si512((const __m512i *)&blk22[0]);
+    goto part_9;
+part_9:;
     const __m512i b_219 = _mm512_load_si512((const __m512i *)&blk24[32]);
     const __m512i sum_141 = _mm512_add_epi16(b_218, b_219);
     _mm512_storeu_si512((__m512i *)&blk54[0], sum_141);
@@ -4318,6 +4380,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i diff_161 = _mm512_sub_epi16(b_256, b_257);
     const __m512i b_258 = _mm512_load_si512((const __m512i *)&blk0[32]);
     const __m512i b_259 = _mm512_load_si512((const __m512i *)&blk4[64]);
+    goto part_10;
+part_10:;
     const __m512i sum_159 = _mm512_add_epi16(b_258, b_259);
     _mm512_storeu_si512((__m512i *)&blk42[32], sum_159);
     const __m512i b_260 = _mm512_loadu_si512((const __m512i *)&blk1[88]);
@@ -4446,6 +4510,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i sum_177 = _mm512_add_epi16(sum_171, sum_173);
     const __m512i diff_179 = _mm512_sub_epi16(sum_173, sum_171);
     _mm512_storeu_si512((__m512i *)&blk57[32], diff_179);
+    goto part_11;
+part_11:;
     const __m512i zero_115 = _mm512_set1_epi16(0);
     const __m512i neg_114 = _mm512_sub_epi16(zero_115, diff_179);
     _mm512_storeu_si512((__m512i *)&blk57[96], neg_114);
@@ -4574,6 +4640,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i b_351 = _mm512_load_si512((const __m512i *)&blk47[32]);
     const __m512i sum_194 = _mm512_add_epi16(b_350, b_351);
     const __m512i b_352 = _mm512_load_si512((const __m512i *)&blk48[0]);
+    goto part_12;
+part_12:;
     const __m512i b_353 = _mm512_load_si512((const __m512i *)&blk49[32]);
     const __m512i diff_197 = _mm512_sub_epi16(b_352, b_353);
     const __m512i b_354 = _mm512_load_si512((const __m512i *)&blk48[0]);
@@ -4702,6 +4770,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     const __m512i b_408 = _mm512_loadu_si512((const __m512i *)&blk51[80]);
     const __m512i b_409 = _mm512_loadu_si512((const __m512i *)&blk53[48]);
     const __m512i sum_213 = _mm512_add_epi16(b_408, b_409);
+    goto part_13;
+part_13:;
     const __m512i b_410 = _mm512_loadu_si512((const __m512i *)&blk51[80]);
     const __m512i b_411 = _mm512_loadu_si512((const __m512i *)&blk53[48]);
     const __m512i diff_215 = _mm512_sub_epi16(b_411, b_410);
@@ -4830,6 +4900,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
     _mm512_storeu_si512((__m512i *)&pieces[3296], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3328], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3360], zero_0);
+    goto part_14;
+part_14:;
     _mm512_storeu_si512((__m512i *)&pieces[3392], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3424], zero_0);
     _mm512_storeu_si512((__m512i *)&pieces[3456], zero_0);
@@ -4981,6 +5053,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         const __m512i tr_93 = _mm512_unpackhi_epi16(tr_57, tr_61);
         const __m512i tr_94 = _mm512_unpacklo_epi16(tr_59, tr_63);
         const __m512i tr_95 = _mm512_unpackhi_epi16(tr_59, tr_63);
+        goto part_15;
+    part_15:;
         const __m512i tr_96 = nttgen_ntrulpr761_gsb_avx512_ilv128_lo(tr_64, tr_72);
         const __m512i tr_97 = nttgen_ntrulpr761_gsb_avx512_ilv128_hi(tr_64, tr_72);
         const __m512i tr_98 = nttgen_ntrulpr761_gsb_avx512_ilv128_lo(tr_66, tr_74);
@@ -5109,6 +5183,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         const __m512i tr_189 = _mm512_unpackhi_epi16(pieces_57, pieces_61);
         const __m512i tr_190 = _mm512_unpacklo_epi16(pieces_59, pieces_63);
         const __m512i tr_191 = _mm512_unpackhi_epi16(pieces_59, pieces_63);
+        goto part_16;
+    part_16:;
         const __m512i tr_192 = _mm512_unpacklo_epi16(tr_160, tr_162);
         const __m512i tr_193 = _mm512_unpackhi_epi16(tr_160, tr_162);
         const __m512i tr_194 = _mm512_unpacklo_epi16(tr_161, tr_163);
@@ -5237,6 +5313,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         const __m512i tr_317 = _mm512_shuffle_i64x2(tr_269, tr_285, 238);
         const __m512i tr_318 = _mm512_shuffle_i64x2(tr_271, tr_287, 68);
         const __m512i tr_319 = _mm512_shuffle_i64x2(tr_271, tr_287, 238);
+        goto part_17;
+    part_17:;
         const __m512i diff_230 = _mm512_sub_epi16(tr_128, tr_288);
         const __m512i diff_231 = _mm512_sub_epi16(tr_136, tr_296);
         const __m512i diff_232 = _mm512_sub_epi16(tr_132, tr_292);
@@ -5365,6 +5443,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         const __m512i sum_271 = _mm512_add_epi16(sum_239, t_53);
         const __m512i sum_272 = _mm512_add_epi16(sum_240, t_54);
         const __m512i sum_273 = _mm512_add_epi16(sum_241, t_55);
+        goto part_18;
+    part_18:;
         const __m512i sum_274 = _mm512_add_epi16(sum_242, t_56);
         const __m512i sum_275 = _mm512_add_epi16(sum_243, t_57);
         const __m512i diff_278 = _mm512_sub_epi16(sum_244, diff_246);
@@ -5493,6 +5573,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         const __m512i sum_316 = _mm512_add_epi16(red_4, sum_292);
         const __m512i red_5 = nttgen_ntrulpr761_gsb_avx512_barrett(diff_295);
         const __m512i sum_317 = _mm512_add_epi16(red_5, sum_293);
+        goto part_19;
+    part_19:;
         const __m512i red_6 = nttgen_ntrulpr761_gsb_avx512_barrett(diff_296);
         const __m512i sum_318 = _mm512_add_epi16(red_6, sum_294);
         const __m512i red_7 = nttgen_ntrulpr761_gsb_avx512_barrett(diff_297);
@@ -5621,6 +5703,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         const __m512i sum_359 = _mm512_add_epi16(red_11, diff_329);
         const __m512i w_11 = _mm512_set1_epi16(308);
         const __m512i wq_11 = _mm512_set1_epi16(30220);
+        goto part_20;
+    part_20:;
         const __m512i t_130 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_330, w_11, wq_11);
         const __m512i t_131 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_331, w_11, wq_11);
         const __m512i t_132 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_332, w_11, wq_11);
@@ -5749,6 +5833,8 @@ nttgen_ntrulpr761_gsb_avx512_forward_small(int16_t r[restrict 4096],
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1376], diff_349);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1408], sum_368);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1440], sum_369);
+        goto part_21;
+    part_21:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1472], sum_370);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1504], sum_371);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1536], sum_380);
@@ -5915,6 +6001,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i bq_17 = _mm512_mullo_epi16(ks_17, qinv_0);
         const __m512i p_32 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_18, ks_16, bq_16);
         const __m512i p_33 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const __m512i p_34 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_19, ks_16, bq_16);
         const __m512i acc_24 = _mm512_add_epi16(p_33, p_34);
         const __m512i p_35 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_19, ks_17, bq_17);
@@ -6043,6 +6131,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i p_47 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_23, ks_21, bq_27);
         const __m512i acc_56 = _mm512_add_epi16(p_39, p_44);
         const __m512i acc_57 = _mm512_add_epi16(p_40, p_47);
+        goto part_2;
+    part_2:;
         const __m512i acc_58 = _mm512_sub_epi16(acc_56, p_36);
         const __m512i acc_59 = _mm512_sub_epi16(acc_55, acc_53);
         const __m512i acc_60 = _mm512_sub_epi16(acc_57, p_39);
@@ -6171,6 +6261,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 352], sum_20);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 384], sum_27);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 416], sum_25);
+        goto part_3;
+    part_3:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 448], sum_23);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 480], sum_21);
         const __m512i a_16 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 2048 + 512]);
@@ -6299,6 +6391,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i ks_59 = _mm512_add_epi16(ks_53, ks_55);
         const __m512i bq_52 = _mm512_mullo_epi16(ks_56, qinv_0);
         const __m512i bq_53 = _mm512_mullo_epi16(ks_57, qinv_0);
+        goto part_4;
+    part_4:;
         const __m512i p_104 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_58, ks_56, bq_52);
         const __m512i p_105 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_58, ks_57, bq_53);
         const __m512i p_106 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_59, ks_56, bq_52);
@@ -6427,6 +6521,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i p_118 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_63, ks_60, bq_62);
         const __m512i acc_161 = _mm512_add_epi16(p_117, p_118);
         const __m512i p_119 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_63, ks_61, bq_63);
+        goto part_5;
+    part_5:;
         const __m512i acc_162 = _mm512_add_epi16(p_111, p_116);
         const __m512i acc_163 = _mm512_add_epi16(p_112, p_119);
         const __m512i acc_164 = _mm512_sub_epi16(acc_162, p_108);
@@ -6555,6 +6651,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 800], sum_52);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 832], sum_50);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 864], sum_48);
+        goto part_6;
+    part_6:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 896], sum_55);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 928], sum_53);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 960], sum_51);
@@ -6683,6 +6781,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i ks_97 = _mm512_add_epi16(ks_89, ks_91);
         const __m512i ks_98 = _mm512_add_epi16(ks_92, ks_94);
         const __m512i ks_99 = _mm512_add_epi16(ks_93, ks_95);
+        goto part_7;
+    part_7:;
         const __m512i bq_88 = _mm512_mullo_epi16(ks_96, qinv_0);
         const __m512i bq_89 = _mm512_mullo_epi16(ks_97, qinv_0);
         const __m512i p_176 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_98, ks_96, bq_88);
@@ -6811,6 +6911,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i p_188 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_102, ks_100, bq_98);
         const __m512i p_189 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_102, ks_101, bq_99);
         const __m512i p_190 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_103, ks_100, bq_98);
+        goto part_8;
+    part_8:;
         const __m512i acc_267 = _mm512_add_epi16(p_189, p_190);
         const __m512i p_191 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_103, ks_101, bq_99);
         const __m512i acc_268 = _mm512_add_epi16(p_183, p_188);
@@ -6939,6 +7041,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i sum_83 = _mm512_add_epi16(sum_74, t_41);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1280], sum_82);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1312], sum_80);
+        goto part_9;
+    part_9:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1344], sum_78);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1376], sum_76);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1408], sum_83);
@@ -7067,6 +7171,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i p_247 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_135, ks_131, bq_123);
         const __m512i ks_136 = _mm512_add_epi16(ks_128, ks_130);
         const __m512i ks_137 = _mm512_add_epi16(ks_129, ks_131);
+        goto part_10;
+    part_10:;
         const __m512i ks_138 = _mm512_add_epi16(ks_132, ks_134);
         const __m512i ks_139 = _mm512_add_epi16(ks_133, ks_135);
         const __m512i bq_124 = _mm512_mullo_epi16(ks_136, qinv_0);
@@ -7195,6 +7301,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i bq_134 = _mm512_mullo_epi16(ks_140, qinv_0);
         const __m512i bq_135 = _mm512_mullo_epi16(ks_141, qinv_0);
         const __m512i p_260 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_142, ks_140, bq_134);
+        goto part_11;
+    part_11:;
         const __m512i p_261 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_142, ks_141, bq_135);
         const __m512i p_262 = nttgen_ntrulpr761_gsb_avx512_montmul(ks_143, ks_140, bq_134);
         const __m512i acc_373 = _mm512_add_epi16(p_261, p_262);
@@ -7323,6 +7431,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_base(int16_t r[restrict
         const __m512i sum_110 = _mm512_add_epi16(p_252, sum_103);
         const __m512i t_55 = nttgen_ntrulpr761_gsb_avx512_montmul(sum_103, w_7, wq_7);
         const __m512i sum_111 = _mm512_add_epi16(sum_102, t_55);
+        goto part_12;
+    part_12:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1792], sum_110);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1824], sum_108);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 2048 + 1856], sum_106);
@@ -7576,6 +7686,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i diff_17 = _mm512_sub_epi16(c_17, red_17);
         const __m512i red_18 = nttgen_ntrulpr761_gsb_avx512_barrett(c_26);
         const __m512i diff_18 = _mm512_sub_epi16(c_18, red_18);
+        goto part_1;
+    part_1:;
         const __m512i red_19 = nttgen_ntrulpr761_gsb_avx512_barrett(c_27);
         const __m512i diff_19 = _mm512_sub_epi16(c_19, red_19);
         const __m512i w_3 = _mm512_set1_epi16(102);
@@ -7704,6 +7816,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i diff_53 = _mm512_sub_epi16(sum_37, t_45);
         const __m512i diff_54 = _mm512_sub_epi16(sum_38, t_46);
         const __m512i diff_55 = _mm512_sub_epi16(sum_39, t_47);
+        goto part_2;
+    part_2:;
         const __m512i red_32 = nttgen_ntrulpr761_gsb_avx512_barrett(c_40);
         const __m512i diff_56 = _mm512_sub_epi16(c_32, red_32);
         const __m512i red_33 = nttgen_ntrulpr761_gsb_avx512_barrett(c_41);
@@ -7832,6 +7946,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i wq_14 = _mm512_set1_epi16(-15517);
         const __m512i t_72 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_88, w_14, wq_14);
         const __m512i t_73 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_89, w_14, wq_14);
+        goto part_3;
+    part_3:;
         const __m512i t_74 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_90, w_14, wq_14);
         const __m512i t_75 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_91, w_14, wq_14);
         const __m512i t_76 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_92, w_14, wq_14);
@@ -7960,6 +8076,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i t_123 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_139, w_16, wq_16);
         const __m512i t_124 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_140, w_16, wq_16);
         const __m512i t_125 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_141, w_16, wq_16);
+        goto part_4;
+    part_4:;
         const __m512i t_126 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_142, w_16, wq_16);
         const __m512i t_127 = nttgen_ntrulpr761_gsb_avx512_montmul(diff_143, w_16, wq_16);
         const __m512i sum_80 = _mm512_add_epi16(sum_24, sum_64);
@@ -8088,6 +8206,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i tr_59 = _mm512_unpackhi_epi16(tr_25, tr_27);
         const __m512i tr_60 = _mm512_unpacklo_epi16(tr_28, tr_30);
         const __m512i tr_61 = _mm512_unpackhi_epi16(tr_28, tr_30);
+        goto part_5;
+    part_5:;
         const __m512i tr_62 = _mm512_unpacklo_epi16(tr_29, tr_31);
         const __m512i tr_63 = _mm512_unpackhi_epi16(tr_29, tr_31);
         const __m512i tr_64 = _mm512_unpacklo_epi16(tr_32, tr_36);
@@ -8216,6 +8336,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 832], neg_6);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 896], tr_142);
         const __m512i zero_7 = _mm512_set1_epi16(0);
+        goto part_6;
+    part_6:;
         const __m512i neg_7 = _mm512_sub_epi16(zero_7, tr_142);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 960], neg_7);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 1024], tr_144);
@@ -8344,6 +8466,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i tr_187 = _mm512_unpackhi_epi16(t_106, t_110);
         const __m512i tr_188 = _mm512_unpacklo_epi16(t_105, t_109);
         const __m512i tr_189 = _mm512_unpackhi_epi16(t_105, t_109);
+        goto part_7;
+    part_7:;
         const __m512i tr_190 = _mm512_unpacklo_epi16(t_107, t_111);
         const __m512i tr_191 = _mm512_unpackhi_epi16(t_107, t_111);
         const __m512i tr_192 = _mm512_unpacklo_epi16(tr_160, tr_162);
@@ -8472,6 +8596,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         const __m512i tr_315 = _mm512_shuffle_i64x2(tr_267, tr_283, 238);
         const __m512i tr_316 = _mm512_shuffle_i64x2(tr_269, tr_285, 68);
         const __m512i tr_317 = _mm512_shuffle_i64x2(tr_269, tr_285, 238);
+        goto part_8;
+    part_8:;
         const __m512i tr_318 = _mm512_shuffle_i64x2(tr_271, tr_287, 68);
         const __m512i tr_319 = _mm512_shuffle_i64x2(tr_271, tr_287, 238);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 32], tr_288);
@@ -8600,6 +8726,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 3936], neg_62);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 4000], tr_319);
         const __m512i zero_63 = _mm512_set1_epi16(0);
+        goto part_9;
+    part_9:;
         const __m512i neg_63 = _mm512_sub_epi16(zero_63, tr_319);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 4064], neg_63);
     }
@@ -8731,6 +8859,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i neg_70 = _mm512_sub_epi16(zero_70, diff_173);
     _mm512_storeu_si512((__m512i *)&blk13[64], neg_70);
     const __m512i sum_142 = _mm512_add_epi16(sum_140, sum_141);
+    goto part_10;
+part_10:;
     const __m512i diff_174 = _mm512_sub_epi16(sum_140, sum_141);
     const __m512i b_32 = _mm512_load_si512((const __m512i *)&pieces[2048]);
     const __m512i b_33 = _mm512_load_si512((const __m512i *)&pieces[3072]);
@@ -8859,6 +8989,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i zero_77 = _mm512_set1_epi16(0);
     const __m512i neg_77 = _mm512_sub_epi16(zero_77, diff_188);
     _mm512_storeu_si512((__m512i *)&blk27[64], neg_77);
+    goto part_11;
+part_11:;
     const __m512i sum_157 = _mm512_add_epi16(sum_155, sum_156);
     const __m512i diff_189 = _mm512_sub_epi16(sum_155, sum_156);
     const __m512i b_64 = _mm512_load_si512((const __m512i *)&pieces[4096]);
@@ -8987,6 +9119,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&blk41[0], diff_203);
     const __m512i zero_84 = _mm512_set1_epi16(0);
     const __m512i neg_84 = _mm512_sub_epi16(zero_84, diff_203);
+    goto part_12;
+part_12:;
     _mm512_storeu_si512((__m512i *)&blk41[64], neg_84);
     const __m512i sum_172 = _mm512_add_epi16(sum_170, sum_171);
     const __m512i diff_204 = _mm512_sub_epi16(sum_170, sum_171);
@@ -9115,6 +9249,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i sum_189 = _mm512_add_epi16(sum_183, red_180);
     const __m512i red_181 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_184);
     const __m512i diff_223 = _mm512_sub_epi16(sum_183, red_181);
+    goto part_13;
+part_13:;
     _mm512_storeu_si512((__m512i *)&blk10[32], diff_223);
     const __m512i red_182 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_186);
     const __m512i sum_190 = _mm512_add_epi16(sum_185, red_182);
@@ -9243,6 +9379,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i red_212 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_199);
     const __m512i sum_204 = _mm512_add_epi16(sum_198, red_212);
     const __m512i red_213 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_199);
+    goto part_14;
+part_14:;
     const __m512i diff_238 = _mm512_sub_epi16(sum_198, red_213);
     _mm512_storeu_si512((__m512i *)&blk24[32], diff_238);
     const __m512i red_214 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_201);
@@ -9371,6 +9509,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&blk37[96], neg_103);
     const __m512i red_244 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_214);
     const __m512i sum_219 = _mm512_add_epi16(sum_213, red_244);
+    goto part_15;
+part_15:;
     const __m512i red_245 = nttgen_ntrulpr761_gsb_avx512_barrett(sum_214);
     const __m512i diff_253 = _mm512_sub_epi16(sum_213, red_245);
     _mm512_storeu_si512((__m512i *)&blk38[32], diff_253);
@@ -9499,6 +9639,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i neg_110 = _mm512_sub_epi16(zero_110, sum_235);
     _mm512_storeu_si512((__m512i *)&blk58[64], neg_110);
     const __m512i b_214 = _mm512_load_si512((const __m512i *)&blk10[0]);
+    goto part_16;
+part_16:;
     const __m512i b_215 = _mm512_load_si512((const __m512i *)&blk11[32]);
     const __m512i red_270 = nttgen_ntrulpr761_gsb_avx512_barrett(b_215);
     const __m512i red_271 = nttgen_ntrulpr761_gsb_avx512_barrett(b_214);
@@ -9627,6 +9769,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i zero_119 = _mm512_set1_epi16(0);
     const __m512i neg_119 = _mm512_sub_epi16(zero_119, diff_281);
     _mm512_storeu_si512((__m512i *)&blk75[64], neg_119);
+    goto part_17;
+part_17:;
     const __m512i b_256 = _mm512_load_si512((const __m512i *)&blk32[0]);
     const __m512i b_257 = _mm512_load_si512((const __m512i *)&blk33[32]);
     const __m512i red_292 = nttgen_ntrulpr761_gsb_avx512_barrett(b_257);
@@ -9755,6 +9899,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i zero_126 = _mm512_set1_epi16(0);
     const __m512i neg_126 = _mm512_sub_epi16(zero_126, sum_260);
     _mm512_storeu_si512((__m512i *)&blk54[96], neg_126);
+    goto part_18;
+part_18:;
     const __m512i b_290 = _mm512_load_si512((const __m512i *)&blk6[32]);
     const __m512i b_291 = _mm512_load_si512((const __m512i *)&blk7[64]);
     const __m512i red_311 = nttgen_ntrulpr761_gsb_avx512_barrett(b_291);
@@ -9883,6 +10029,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&blk71[96], neg_135);
     const __m512i b_328 = _mm512_load_si512((const __m512i *)&blk26[32]);
     const __m512i b_329 = _mm512_load_si512((const __m512i *)&blk27[64]);
+    goto part_19;
+part_19:;
     const __m512i sum_270 = _mm512_add_epi16(b_328, b_329);
     const __m512i b_330 = _mm512_load_si512((const __m512i *)&blk26[32]);
     const __m512i b_331 = _mm512_load_si512((const __m512i *)&blk27[64]);
@@ -10011,6 +10159,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&blk38[0], diff_324);
     const __m512i b_364 = _mm512_load_si512((const __m512i *)&blk49[0]);
     const __m512i b_365 = _mm512_loadu_si512((const __m512i *)&blk51[48]);
+    goto part_20;
+part_20:;
     const __m512i red_356 = nttgen_ntrulpr761_gsb_avx512_barrett(b_365);
     const __m512i red_357 = nttgen_ntrulpr761_gsb_avx512_barrett(b_364);
     const __m512i sum_285 = _mm512_add_epi16(red_357, red_356);
@@ -10139,6 +10289,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i b_405 = _mm512_loadu_si512((const __m512i *)&blk71[48]);
     const __m512i sum_295 = _mm512_add_epi16(b_404, b_405);
     const __m512i b_406 = _mm512_load_si512((const __m512i *)&blk69[0]);
+    goto part_21;
+part_21:;
     const __m512i b_407 = _mm512_loadu_si512((const __m512i *)&blk71[48]);
     const __m512i diff_335 = _mm512_sub_epi16(b_406, b_407);
     const __m512i b_408 = _mm512_load_si512((const __m512i *)&blk72[0]);
@@ -10267,6 +10419,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i b_435 = _mm512_loadu_si512((const __m512i *)&blk50[48]);
     const __m512i red_402 = nttgen_ntrulpr761_gsb_avx512_barrett(b_435);
     const __m512i red_403 = nttgen_ntrulpr761_gsb_avx512_barrett(b_434);
+    goto part_22;
+part_22:;
     const __m512i diff_358 = _mm512_sub_epi16(red_403, red_402);
     _mm512_storeu_si512((__m512i *)&blk38[32], diff_358);
     const __m512i b_436 = _mm512_load_si512((const __m512i *)&blk49[32]);
@@ -10395,6 +10549,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i b_474 = _mm512_load_si512((const __m512i *)&blk68[32]);
     const __m512i b_475 = _mm512_loadu_si512((const __m512i *)&blk70[48]);
     const __m512i diff_368 = _mm512_sub_epi16(b_474, b_475);
+    goto part_23;
+part_23:;
     const __m512i b_476 = _mm512_load_si512((const __m512i *)&blk69[32]);
     const __m512i b_477 = _mm512_loadu_si512((const __m512i *)&blk71[80]);
     const __m512i sum_325 = _mm512_add_epi16(b_476, b_477);
@@ -10523,6 +10679,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i b_506 = _mm512_load_si512((const __m512i *)&blk40[0]);
     const __m512i b_507 = _mm512_loadu_si512((const __m512i *)&blk41[8]);
     const __m512i diff_392 = _mm512_sub_epi16(b_506, b_507);
+    goto part_24;
+part_24:;
     const __m512i b_508 = _mm512_load_si512((const __m512i *)&blk36[0]);
     const __m512i b_509 = _mm512_loadu_si512((const __m512i *)&blk37[24]);
     const __m512i sum_345 = _mm512_add_epi16(b_508, b_509);
@@ -10651,6 +10809,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&blk52[0], sum_372);
     const __m512i diff_425 = _mm512_sub_epi16(diff_393, diff_401);
     const __m512i sum_373 = _mm512_add_epi16(diff_425, t_149);
+    goto part_25;
+part_25:;
     _mm512_storeu_si512((__m512i *)&blk49[0], sum_373);
     const __m512i diff_426 = _mm512_sub_epi16(diff_393, diff_397);
     const __m512i diff_427 = _mm512_sub_epi16(diff_426, t_149);
@@ -10779,6 +10939,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i diff_457 = _mm512_sub_epi16(sum_382, sum_390);
     const __m512i sum_400 = _mm512_add_epi16(diff_457, t_154);
     _mm512_storeu_si512((__m512i *)&blk68[32], sum_400);
+    goto part_26;
+part_26:;
     const __m512i diff_458 = _mm512_sub_epi16(sum_382, sum_386);
     const __m512i diff_459 = _mm512_sub_epi16(diff_458, t_154);
     _mm512_storeu_si512((__m512i *)&blk65[32], diff_459);
@@ -10907,6 +11069,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     const __m512i sum_432 = _mm512_add_epi16(b_632, red_464);
     const __m512i b_634 = _mm512_load_si512((const __m512i *)&blk77[0]);
     const __m512i b_635 = _mm512_load_si512((const __m512i *)&blk43[32]);
+    goto part_27;
+part_27:;
     const __m512i red_465 = nttgen_ntrulpr761_gsb_avx512_barrett(b_635);
     const __m512i sum_433 = _mm512_add_epi16(b_634, red_465);
     const __m512i b_636 = _mm512_load_si512((const __m512i *)&blk16[0]);
@@ -11035,6 +11199,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_inverse(int16_t r[restr
     _mm512_storeu_si512((__m512i *)&r[96], sum_419);
     _mm512_storeu_si512((__m512i *)&r[128], sum_420);
     _mm512_storeu_si512((__m512i *)&r[160], sum_421);
+    goto part_28;
+part_28:;
     _mm512_storeu_si512((__m512i *)&r[192], sum_422);
     _mm512_storeu_si512((__m512i *)&r[224], sum_423);
     _mm512_storeu_si512((__m512i *)&r[256], sum_424);
@@ -11218,6 +11384,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_fold(int16_t r[restrict
     const __m512i h0_7 = _mm512_set1_epi16(2295);
     const __m512i r_31 = _mm512_sub_epi16(r_30, h0_7);
     _mm512_storeu_si512((__m512i *)&r[224], r_31);
+    goto part_1;
+part_1:;
     const __m512i c_24 = _mm512_loadu_si512((const __m512i *)&c[256]);
     const __m512i c_25 = _mm512_loadu_si512((const __m512i *)&c[1017]);
     const __m512i red_16 = nttgen_ntrulpr761_gsb_avx512_barrett(c_25);
@@ -11346,6 +11514,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_avx512_fold(int16_t r[restrict
     const __m512i red_33 = nttgen_ntrulpr761_gsb_avx512_barrett(s_32);
     const __m512i s_33 = _mm512_add_epi16(red_33, c_50);
     const __m512i k_17 = nttgen_ntrulpr761_gsb_avx512_montmul(s_33, k_0, kq_0);
+    goto part_2;
+part_2:;
     const __m512i r_64 = nttgen_ntrulpr761_gsb_avx512_cond_add_q(k_17);
     const __m512i h1_16 = _mm512_set1_epi16(2296);
     const __m512i r_65 = _mm512_sub_epi16(r_64, h1_16);

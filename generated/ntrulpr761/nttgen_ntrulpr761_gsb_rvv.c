@@ -219,6 +219,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -349,6 +351,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[38] = a_38;
     const int16_t a_39 = a[39];
     a_pad[39] = a_39;
+    goto part_2;
+part_2:;
     const int16_t a_40 = a[40];
     a_pad[40] = a_40;
     const int16_t a_41 = a[41];
@@ -477,6 +481,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[102] = a_102;
     const int16_t a_103 = a[103];
     a_pad[103] = a_103;
+    goto part_3;
+part_3:;
     const int16_t a_104 = a[104];
     a_pad[104] = a_104;
     const int16_t a_105 = a[105];
@@ -605,6 +611,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[166] = a_166;
     const int16_t a_167 = a[167];
     a_pad[167] = a_167;
+    goto part_4;
+part_4:;
     const int16_t a_168 = a[168];
     a_pad[168] = a_168;
     const int16_t a_169 = a[169];
@@ -733,6 +741,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[230] = a_230;
     const int16_t a_231 = a[231];
     a_pad[231] = a_231;
+    goto part_5;
+part_5:;
     const int16_t a_232 = a[232];
     a_pad[232] = a_232;
     const int16_t a_233 = a[233];
@@ -861,6 +871,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[294] = a_294;
     const int16_t a_295 = a[295];
     a_pad[295] = a_295;
+    goto part_6;
+part_6:;
     const int16_t a_296 = a[296];
     a_pad[296] = a_296;
     const int16_t a_297 = a[297];
@@ -989,6 +1001,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[358] = a_358;
     const int16_t a_359 = a[359];
     a_pad[359] = a_359;
+    goto part_7;
+part_7:;
     const int16_t a_360 = a[360];
     a_pad[360] = a_360;
     const int16_t a_361 = a[361];
@@ -1117,6 +1131,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[422] = a_422;
     const int16_t a_423 = a[423];
     a_pad[423] = a_423;
+    goto part_8;
+part_8:;
     const int16_t a_424 = a[424];
     a_pad[424] = a_424;
     const int16_t a_425 = a[425];
@@ -1245,6 +1261,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[486] = a_486;
     const int16_t a_487 = a[487];
     a_pad[487] = a_487;
+    goto part_9;
+part_9:;
     const int16_t a_488 = a[488];
     a_pad[488] = a_488;
     const int16_t a_489 = a[489];
@@ -1373,6 +1391,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[550] = a_550;
     const int16_t a_551 = a[551];
     a_pad[551] = a_551;
+    goto part_10;
+part_10:;
     const int16_t a_552 = a[552];
     a_pad[552] = a_552;
     const int16_t a_553 = a[553];
@@ -1501,6 +1521,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[614] = a_614;
     const int16_t a_615 = a[615];
     a_pad[615] = a_615;
+    goto part_11;
+part_11:;
     const int16_t a_616 = a[616];
     a_pad[616] = a_616;
     const int16_t a_617 = a[617];
@@ -1629,6 +1651,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[678] = a_678;
     const int16_t a_679 = a[679];
     a_pad[679] = a_679;
+    goto part_12;
+part_12:;
     const int16_t a_680 = a[680];
     a_pad[680] = a_680;
     const int16_t a_681 = a[681];
@@ -1757,6 +1781,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
     a_pad[742] = a_742;
     const int16_t a_743 = a[743];
     a_pad[743] = a_743;
+    goto part_13;
+part_13:;
     const int16_t a_744 = a[744];
     a_pad[744] = a_744;
     const int16_t a_745 = a[745];
@@ -1920,6 +1946,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1296], __riscv_vmv_v_x_i16m1(0, vl), vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1328], __riscv_vmv_v_x_i16m1(0, vl), vl);
         const vint16m1_t a_782 = __riscv_vle16_v_i16m1(&a_pad[col_0 + 336], vl);
+        goto part_14;
+    part_14:;
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1344], a_782, vl);
         const vint16m1_t neg_21 = __riscv_vrsub_vx_i16m1(a_782, 0, vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1376], neg_21, vl);
@@ -2048,6 +2076,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t a_803 = __riscv_vle16_v_i16m1(&a_pad[col_0 + 672], vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2688], a_803, vl);
         const vint16m1_t neg_42 = __riscv_vrsub_vx_i16m1(a_803, 0, vl);
+        goto part_15;
+    part_15:;
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2720], neg_42, vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2704], __riscv_vmv_v_x_i16m1(0, vl), vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2736], __riscv_vmv_v_x_i16m1(0, vl), vl);
@@ -2212,6 +2242,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t t_11 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(diff_22, 985, -4425, vl);
         const vint16m1_t b_68 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 2752], vl);
         const vint16m1_t b_69 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 704], vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t sum_22 = __riscv_vadd_vv_i16m1(b_68, b_69, vl);
         const vint16m1_t b_70 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 704], vl);
         const vint16m1_t diff_23 = __riscv_vsub_vv_i16m1(t_11, b_70, vl);
@@ -2340,6 +2372,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         __riscv_vse16_v_i16m1(&blk4[col_1 + 32], neg_51, vl);
         const vint16m1_t b_128 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1344], vl);
         const vint16m1_t sum_43 = __riscv_vadd_vv_i16m1(sum_10, b_128, vl);
+        goto part_17;
+    part_17:;
         const vint16m1_t b_129 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1344], vl);
         const vint16m1_t diff_42 = __riscv_vsub_vv_i16m1(sum_10, b_129, vl);
         __riscv_vse16_v_i16m1(&blk5[col_1], diff_42, vl);
@@ -2468,6 +2502,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         __riscv_vse16_v_i16m1(&blk26[col_1 + 32], neg_71, vl);
         const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(sum_57, sum_61, vl);
         const vint16m1_t diff_64 = __riscv_vsub_vv_i16m1(sum_57, sum_61, vl);
+        goto part_18;
+    part_18:;
         __riscv_vse16_v_i16m1(&blk27[col_1], diff_64, vl);
         const vint16m1_t neg_72 = __riscv_vrsub_vx_i16m1(diff_64, 0, vl);
         __riscv_vse16_v_i16m1(&blk27[col_1 + 32], neg_72, vl);
@@ -2596,6 +2632,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t neg_91 = __riscv_vrsub_vx_i16m1(diff_87, 0, vl);
         __riscv_vse16_v_i16m1(&blk49[col_1 + 32], neg_91, vl);
         const vint16m1_t sum_89 = __riscv_vadd_vv_i16m1(sum_73, sum_81, vl);
+        goto part_19;
+    part_19:;
         const vint16m1_t diff_88 = __riscv_vsub_vv_i16m1(sum_73, sum_81, vl);
         __riscv_vse16_v_i16m1(&blk50[col_1], diff_88, vl);
         const vint16m1_t neg_92 = __riscv_vrsub_vx_i16m1(diff_88, 0, vl);
@@ -2724,6 +2762,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t diff_111 = __riscv_vsub_vv_i16m1(diff_25, sum_36, vl);
         const vint16m1_t sum_112 = __riscv_vadd_vv_i16m1(diff_25, sum_36, vl);
         __riscv_vse16_v_i16m1(&blk72[col_1], sum_112, vl);
+        goto part_20;
+    part_20:;
         const vint16m1_t neg_111 = __riscv_vrsub_vx_i16m1(sum_112, 0, vl);
         __riscv_vse16_v_i16m1(&blk72[col_1 + 32], neg_111, vl);
         const vint16m1_t diff_112 = __riscv_vsub_vv_i16m1(diff_27, t_25, vl);
@@ -2958,6 +2998,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t red_32 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_219, vl);
         const vint16m1_t diff_146 = __riscv_vsub_vv_i16m1(b_218, red_32, vl);
         const vint16m1_t b_220 = __riscv_vle16_v_i16m1(&blk24[col_2], vl);
+        goto part_21;
+    part_21:;
         const vint16m1_t b_221 = __riscv_vle16_v_i16m1(&blk26[col_2 + 16], vl);
         const vint16m1_t red_33 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_221, vl);
         const vint16m1_t sum_147 = __riscv_vadd_vv_i16m1(b_220, red_33, vl);
@@ -3086,6 +3128,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         __riscv_vse16_v_i16m1(&blk118[col_2], diff_162, vl);
         const vint16m1_t neg_147 = __riscv_vrsub_vx_i16m1(diff_162, 0, vl);
         __riscv_vse16_v_i16m1(&blk118[col_2 + 32], neg_147, vl);
+        goto part_22;
+    part_22:;
         const vint16m1_t b_258 = __riscv_vle16_v_i16m1(&blk37[col_2 + 18], vl);
         const vint16m1_t b_259 = __riscv_vle16_v_i16m1(&blk45[col_2 + 2], vl);
         const vint16m1_t sum_164 = __riscv_vadd_vv_i16m1(b_258, b_259, vl);
@@ -3214,6 +3258,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t red_86 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_172, vl);
         const vint16m1_t diff_179 = __riscv_vsub_vv_i16m1(red_86, sum_174, vl);
         const vint16m1_t red_87 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_172, vl);
+        goto part_23;
+    part_23:;
         const vint16m1_t sum_180 = __riscv_vadd_vv_i16m1(red_87, sum_174, vl);
         const vint16m1_t red_88 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_174, vl);
         const vint16m1_t diff_180 = __riscv_vsub_vv_i16m1(red_88, sum_176, vl);
@@ -3342,6 +3388,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t diff_195 = __riscv_vsub_vv_i16m1(diff_187, red_100, vl);
         const vint16m1_t red_101 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_184, vl);
         const vint16m1_t sum_196 = __riscv_vadd_vv_i16m1(red_101, diff_187, vl);
+        goto part_24;
+    part_24:;
         __riscv_vse16_v_i16m1(&blk147[col_2], sum_196, vl);
         const vint16m1_t neg_168 = __riscv_vrsub_vx_i16m1(sum_196, 0, vl);
         __riscv_vse16_v_i16m1(&blk147[col_2 + 32], neg_168, vl);
@@ -3576,6 +3624,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t diff_222 = __riscv_vsub_vv_i16m1(red_153, red_152, vl);
         const vint16m1_t red_154 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_216, vl);
         const vint16m1_t red_155 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_214, vl);
+        goto part_25;
+    part_25:;
         const vint16m1_t sum_223 = __riscv_vadd_vv_i16m1(red_155, red_154, vl);
         const vint16m1_t red_156 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_218, vl);
         const vint16m1_t red_157 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_216, vl);
@@ -3704,6 +3754,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t red_185 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_436, vl);
         const vint16m1_t sum_238 = __riscv_vadd_vv_i16m1(red_185, b_437, vl);
         const vint16m1_t red_186 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_230, vl);
+        goto part_26;
+    part_26:;
         const vint16m1_t diff_238 = __riscv_vsub_vv_i16m1(red_186, sum_232, vl);
         const vint16m1_t red_187 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_230, vl);
         const vint16m1_t sum_239 = __riscv_vadd_vv_i16m1(red_187, sum_232, vl);
@@ -3832,6 +3884,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t red_215 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_480, vl);
         const vint16m1_t sum_254 = __riscv_vadd_vv_i16m1(red_215, b_481, vl);
         const vint16m1_t red_216 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_246, vl);
+        goto part_27;
+    part_27:;
         const vint16m1_t sum_255 = __riscv_vadd_vv_i16m1(red_216, diff_247, vl);
         const vint16m1_t red_217 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(diff_246, vl);
         const vint16m1_t diff_254 = __riscv_vsub_vv_i16m1(red_217, diff_247, vl);
@@ -4006,6 +4060,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t b_530 = __riscv_vle16_v_i16m1(&blk24[col_4], vl);
         const vint16m1_t b_531 = __riscv_vle16_v_i16m1(&blk71[col_4 + 16], vl);
         const vint16m1_t red_256 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_530, vl);
+        goto part_28;
+    part_28:;
         const vint16m1_t diff_270 = __riscv_vsub_vv_i16m1(red_256, b_531, vl);
         const vint16m1_t b_532 = __riscv_vle16_v_i16m1(&blk24[col_4], vl);
         const vint16m1_t b_533 = __riscv_vle16_v_i16m1(&blk71[col_4 + 16], vl);
@@ -4222,6 +4278,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward(int16_t r[restrict
         const vint16m1_t sum_302 = __riscv_vadd_vv_i16m1(sum_290, t_43, vl);
         const vint16m1_t sum_303 = __riscv_vadd_vv_i16m1(sum_291, t_44, vl);
         const vint16m1_t sum_304 = __riscv_vadd_vv_i16m1(sum_292, t_45, vl);
+        goto part_29;
+    part_29:;
         const vint16m1_t sum_305 = __riscv_vadd_vv_i16m1(sum_293, t_46, vl);
         const vint16m1_t t_47 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(diff_289, -260, -828, vl);
         const vint16m1_t t_48 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(diff_290, -260, -828, vl);
@@ -4477,6 +4535,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -4607,6 +4667,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[38] = a_38;
     const int16_t a_39 = a[39];
     a_pad[39] = a_39;
+    goto part_2;
+part_2:;
     const int16_t a_40 = a[40];
     a_pad[40] = a_40;
     const int16_t a_41 = a[41];
@@ -4735,6 +4797,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[102] = a_102;
     const int16_t a_103 = a[103];
     a_pad[103] = a_103;
+    goto part_3;
+part_3:;
     const int16_t a_104 = a[104];
     a_pad[104] = a_104;
     const int16_t a_105 = a[105];
@@ -4863,6 +4927,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[166] = a_166;
     const int16_t a_167 = a[167];
     a_pad[167] = a_167;
+    goto part_4;
+part_4:;
     const int16_t a_168 = a[168];
     a_pad[168] = a_168;
     const int16_t a_169 = a[169];
@@ -4991,6 +5057,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[230] = a_230;
     const int16_t a_231 = a[231];
     a_pad[231] = a_231;
+    goto part_5;
+part_5:;
     const int16_t a_232 = a[232];
     a_pad[232] = a_232;
     const int16_t a_233 = a[233];
@@ -5119,6 +5187,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[294] = a_294;
     const int16_t a_295 = a[295];
     a_pad[295] = a_295;
+    goto part_6;
+part_6:;
     const int16_t a_296 = a[296];
     a_pad[296] = a_296;
     const int16_t a_297 = a[297];
@@ -5247,6 +5317,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[358] = a_358;
     const int16_t a_359 = a[359];
     a_pad[359] = a_359;
+    goto part_7;
+part_7:;
     const int16_t a_360 = a[360];
     a_pad[360] = a_360;
     const int16_t a_361 = a[361];
@@ -5375,6 +5447,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[422] = a_422;
     const int16_t a_423 = a[423];
     a_pad[423] = a_423;
+    goto part_8;
+part_8:;
     const int16_t a_424 = a[424];
     a_pad[424] = a_424;
     const int16_t a_425 = a[425];
@@ -5503,6 +5577,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[486] = a_486;
     const int16_t a_487 = a[487];
     a_pad[487] = a_487;
+    goto part_9;
+part_9:;
     const int16_t a_488 = a[488];
     a_pad[488] = a_488;
     const int16_t a_489 = a[489];
@@ -5631,6 +5707,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[550] = a_550;
     const int16_t a_551 = a[551];
     a_pad[551] = a_551;
+    goto part_10;
+part_10:;
     const int16_t a_552 = a[552];
     a_pad[552] = a_552;
     const int16_t a_553 = a[553];
@@ -5759,6 +5837,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[614] = a_614;
     const int16_t a_615 = a[615];
     a_pad[615] = a_615;
+    goto part_11;
+part_11:;
     const int16_t a_616 = a[616];
     a_pad[616] = a_616;
     const int16_t a_617 = a[617];
@@ -5887,6 +5967,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[678] = a_678;
     const int16_t a_679 = a[679];
     a_pad[679] = a_679;
+    goto part_12;
+part_12:;
     const int16_t a_680 = a[680];
     a_pad[680] = a_680;
     const int16_t a_681 = a[681];
@@ -6015,6 +6097,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
     a_pad[742] = a_742;
     const int16_t a_743 = a[743];
     a_pad[743] = a_743;
+    goto part_13;
+part_13:;
     const int16_t a_744 = a[744];
     a_pad[744] = a_744;
     const int16_t a_745 = a[745];
@@ -6178,6 +6262,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1296], __riscv_vmv_v_x_i16m1(0, vl), vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1328], __riscv_vmv_v_x_i16m1(0, vl), vl);
         const vint16m1_t a_782 = __riscv_vle16_v_i16m1(&a_pad[col_0 + 336], vl);
+        goto part_14;
+    part_14:;
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1344], a_782, vl);
         const vint16m1_t neg_21 = __riscv_vrsub_vx_i16m1(a_782, 0, vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 1376], neg_21, vl);
@@ -6306,6 +6392,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t a_803 = __riscv_vle16_v_i16m1(&a_pad[col_0 + 672], vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2688], a_803, vl);
         const vint16m1_t neg_42 = __riscv_vrsub_vx_i16m1(a_803, 0, vl);
+        goto part_15;
+    part_15:;
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2720], neg_42, vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2704], __riscv_vmv_v_x_i16m1(0, vl), vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2736], __riscv_vmv_v_x_i16m1(0, vl), vl);
@@ -6470,6 +6558,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t t_11 = __riscv_vmul_vx_i16m1(diff_22, 310, vl);
         const vint16m1_t b_68 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 2752], vl);
         const vint16m1_t b_69 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 704], vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t sum_22 = __riscv_vadd_vv_i16m1(b_68, b_69, vl);
         const vint16m1_t b_70 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 704], vl);
         const vint16m1_t diff_23 = __riscv_vsub_vv_i16m1(t_11, b_70, vl);
@@ -6598,6 +6688,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         __riscv_vse16_v_i16m1(&blk4[col_1 + 32], neg_51, vl);
         const vint16m1_t b_128 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1344], vl);
         const vint16m1_t sum_43 = __riscv_vadd_vv_i16m1(sum_10, b_128, vl);
+        goto part_17;
+    part_17:;
         const vint16m1_t b_129 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1344], vl);
         const vint16m1_t diff_42 = __riscv_vsub_vv_i16m1(sum_10, b_129, vl);
         __riscv_vse16_v_i16m1(&blk5[col_1], diff_42, vl);
@@ -6726,6 +6818,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         __riscv_vse16_v_i16m1(&blk26[col_1 + 32], neg_71, vl);
         const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(sum_57, sum_61, vl);
         const vint16m1_t diff_64 = __riscv_vsub_vv_i16m1(sum_57, sum_61, vl);
+        goto part_18;
+    part_18:;
         __riscv_vse16_v_i16m1(&blk27[col_1], diff_64, vl);
         const vint16m1_t neg_72 = __riscv_vrsub_vx_i16m1(diff_64, 0, vl);
         __riscv_vse16_v_i16m1(&blk27[col_1 + 32], neg_72, vl);
@@ -6854,6 +6948,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t diff_89 = __riscv_vsub_vv_i16m1(sum_74, sum_82, vl);
         __riscv_vse16_v_i16m1(&blk51[col_1], diff_89, vl);
         const vint16m1_t neg_93 = __riscv_vrsub_vx_i16m1(diff_89, 0, vl);
+        goto part_19;
+    part_19:;
         __riscv_vse16_v_i16m1(&blk51[col_1 + 32], neg_93, vl);
         const vint16m1_t sum_91 = __riscv_vadd_vv_i16m1(sum_75, sum_83, vl);
         const vint16m1_t diff_90 = __riscv_vsub_vv_i16m1(sum_75, sum_83, vl);
@@ -6982,6 +7078,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t neg_114 = __riscv_vrsub_vx_i16m1(sum_115, 0, vl);
         __riscv_vse16_v_i16m1(&blk75[col_1 + 32], neg_114, vl);
         const vint16m1_t sum_116 = __riscv_vadd_vv_i16m1(diff_99, diff_107, vl);
+        goto part_20;
+    part_20:;
         const vint16m1_t diff_115 = __riscv_vsub_vv_i16m1(diff_99, diff_107, vl);
         __riscv_vse16_v_i16m1(&blk76[col_1], diff_115, vl);
         const vint16m1_t sum_117 = __riscv_vadd_vv_i16m1(diff_100, diff_108, vl);
@@ -7184,6 +7282,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t diff_146 = __riscv_vsub_vv_i16m1(b_218, b_219, vl);
         const vint16m1_t b_220 = __riscv_vle16_v_i16m1(&blk24[col_2], vl);
         const vint16m1_t b_221 = __riscv_vle16_v_i16m1(&blk26[col_2 + 16], vl);
+        goto part_21;
+    part_21:;
         const vint16m1_t sum_147 = __riscv_vadd_vv_i16m1(b_220, b_221, vl);
         __riscv_vse16_v_i16m1(&blk106[col_2], sum_147, vl);
         const vint16m1_t b_222 = __riscv_vle16_v_i16m1(&blk25[col_2 + 24], vl);
@@ -7312,6 +7412,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t b_270 = __riscv_vle16_v_i16m1(&blk48[col_2 + 24], vl);
         const vint16m1_t b_271 = __riscv_vle16_v_i16m1(&blk52[col_2 + 8], vl);
         const vint16m1_t sum_167 = __riscv_vadd_vv_i16m1(b_270, b_271, vl);
+        goto part_22;
+    part_22:;
         const vint16m1_t b_272 = __riscv_vle16_v_i16m1(&blk48[col_2 + 24], vl);
         const vint16m1_t b_273 = __riscv_vle16_v_i16m1(&blk52[col_2 + 8], vl);
         const vint16m1_t diff_166 = __riscv_vsub_vv_i16m1(b_273, b_272, vl);
@@ -7440,6 +7542,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t sum_188 = __riscv_vadd_vv_i16m1(b_312, b_313, vl);
         __riscv_vse16_v_i16m1(&blk139[col_2], sum_188, vl);
         const vint16m1_t neg_162 = __riscv_vrsub_vx_i16m1(sum_188, 0, vl);
+        goto part_23;
+    part_23:;
         __riscv_vse16_v_i16m1(&blk139[col_2 + 32], neg_162, vl);
         const vint16m1_t b_314 = __riscv_vle16_v_i16m1(&blk66[col_2 + 20], vl);
         const vint16m1_t b_315 = __riscv_vle16_v_i16m1(&blk74[col_2 + 4], vl);
@@ -7568,6 +7672,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         __riscv_vse16_v_i16m1(&pieces[col_2 + 1152], diff_179, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 1280], diff_178, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 1568], sum_182, vl);
+        goto part_24;
+    part_24:;
         __riscv_vse16_v_i16m1(&pieces[col_2 + 1600], sum_181, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 1664], sum_180, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 1792], sum_179, vl);
@@ -7710,6 +7816,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t b_407 = __riscv_vle16_v_i16m1(&blk119[col_3 + 4], vl);
         const vint16m1_t sum_228 = __riscv_vadd_vv_i16m1(b_406, b_407, vl);
         const vint16m1_t b_408 = __riscv_vle16_v_i16m1(&blk115[col_3 + 20], vl);
+        goto part_25;
+    part_25:;
         const vint16m1_t b_409 = __riscv_vle16_v_i16m1(&blk119[col_3 + 4], vl);
         const vint16m1_t diff_227 = __riscv_vsub_vv_i16m1(b_409, b_408, vl);
         __riscv_vse16_v_i16m1(&blk79[col_3], diff_227, vl);
@@ -7838,6 +7946,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         __riscv_vse16_v_i16m1(&blk16[col_3], sum_247, vl);
         const vint16m1_t b_466 = __riscv_vle16_v_i16m1(&blk147[col_3 + 24], vl);
         const vint16m1_t b_467 = __riscv_vle16_v_i16m1(&blk149[col_3 + 8], vl);
+        goto part_26;
+    part_26:;
         const vint16m1_t diff_247 = __riscv_vsub_vv_i16m1(b_466, b_467, vl);
         const vint16m1_t b_468 = __riscv_vle16_v_i16m1(&blk147[col_3 + 24], vl);
         const vint16m1_t b_469 = __riscv_vle16_v_i16m1(&blk149[col_3 + 8], vl);
@@ -8044,6 +8154,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         __riscv_vse16_v_i16m1(&pieces[col_4 + 2272], diff_273, vl);
         __riscv_vse16_v_i16m1(&pieces[col_4 + 2400], sum_273, vl);
         __riscv_vse16_v_i16m1(&pieces[col_4 + 2464], diff_271, vl);
+        goto part_27;
+    part_27:;
         __riscv_vse16_v_i16m1(&pieces[col_4 + 2496], diff_270, vl);
         __riscv_vse16_v_i16m1(&pieces[col_4 + 2784], sum_274, vl);
         __riscv_vse16_v_i16m1(&pieces[col_4 + 2912], diff_272, vl);
@@ -8208,6 +8320,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_forward_small(int16_t r[re
         const vint16m1_t diff_305 = __riscv_vsub_vv_i16m1(sum_302, t_51, vl);
         const vint16m1_t diff_306 = __riscv_vsub_vv_i16m1(sum_303, t_52, vl);
         const vint16m1_t diff_307 = __riscv_vsub_vv_i16m1(sum_304, t_53, vl);
+        goto part_28;
+    part_28:;
         const vint16m1_t diff_308 = __riscv_vsub_vv_i16m1(sum_305, t_54, vl);
         const vint16m1_t diff_309 = __riscv_vsub_vv_i16m1(diff_301, t_47, vl);
         const vint16m1_t diff_310 = __riscv_vsub_vv_i16m1(diff_302, t_48, vl);
@@ -8437,6 +8551,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_base(int16_t r[restrict 30
         const vint16m1_t bq_16 = __riscv_vmul_vx_i16m1(ks_16, 15631, vl);
         const vint16m1_t bq_17 = __riscv_vmul_vx_i16m1(ks_17, 15631, vl);
         const vint16m1_t p_32 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_18, ks_16, bq_16, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t p_33 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_18, ks_17, bq_17, vl);
         const vint16m1_t p_34 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_19, ks_16, bq_16, vl);
         const vint16m1_t acc_24 = __riscv_vadd_vv_i16m1(p_33, p_34, vl);
@@ -8565,6 +8681,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_base(int16_t r[restrict 30
         const vint16m1_t p_47 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_23, ks_21, bq_27, vl);
         const vint16m1_t acc_56 = __riscv_vadd_vv_i16m1(p_39, p_44, vl);
         const vint16m1_t acc_57 = __riscv_vadd_vv_i16m1(p_40, p_47, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t acc_58 = __riscv_vsub_vv_i16m1(acc_56, p_36, vl);
         const vint16m1_t acc_59 = __riscv_vsub_vv_i16m1(acc_55, acc_53, vl);
         const vint16m1_t acc_60 = __riscv_vsub_vv_i16m1(acc_57, p_39, vl);
@@ -8693,6 +8811,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_base(int16_t r[restrict 30
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 12], 64, sum_13, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 13], 64, sum_12, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 14], 64, sum_11, vl);
+        goto part_3;
+    part_3:;
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 15], 64, sum_10, vl);
         const vint16m1_t a_16 = __riscv_vlse16_v_i16m1(&a[grp_0 * 32 + 16], 64, vl);
         const vint16m1_t red_40 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(a_16, vl);
@@ -8821,6 +8941,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_base(int16_t r[restrict 30
         const vint16m1_t bq_52 = __riscv_vmul_vx_i16m1(ks_56, 15631, vl);
         const vint16m1_t bq_53 = __riscv_vmul_vx_i16m1(ks_57, 15631, vl);
         const vint16m1_t p_104 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_58, ks_56, bq_52, vl);
+        goto part_4;
+    part_4:;
         const vint16m1_t p_105 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_58, ks_57, bq_53, vl);
         const vint16m1_t p_106 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_59, ks_56, bq_52, vl);
         const vint16m1_t acc_130 = __riscv_vadd_vv_i16m1(p_105, p_106, vl);
@@ -8949,6 +9071,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_base(int16_t r[restrict 30
         const vint16m1_t p_119 = nttgen_ntrulpr761_gsb_rvv_montmul(ks_63, ks_61, bq_63, vl);
         const vint16m1_t acc_162 = __riscv_vadd_vv_i16m1(p_111, p_116, vl);
         const vint16m1_t acc_163 = __riscv_vadd_vv_i16m1(p_112, p_119, vl);
+        goto part_5;
+    part_5:;
         const vint16m1_t acc_164 = __riscv_vsub_vv_i16m1(acc_162, p_108, vl);
         const vint16m1_t acc_165 = __riscv_vsub_vv_i16m1(acc_161, acc_159, vl);
         const vint16m1_t acc_166 = __riscv_vsub_vv_i16m1(acc_163, p_111, vl);
@@ -9077,6 +9201,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_base(int16_t r[restrict 30
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 28], 64, sum_27, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 29], 64, sum_26, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 30], 64, sum_25, vl);
+        goto part_6;
+    part_6:;
         __riscv_vsse16_v_i16m1(&r[grp_0 * 32 + 31], 64, sum_24, vl);
         grp_0 = grp_0 + vl;
     }
@@ -9220,6 +9346,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
     NTTGEN_ALIGN(64) int16_t blk124[32];
     NTTGEN_ALIGN(64) int16_t blk125[32];
     NTTGEN_ALIGN(64) int16_t blk126[64];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk127[64];
     NTTGEN_ALIGN(64) int16_t blk128[32];
     NTTGEN_ALIGN(64) int16_t blk129[32];
@@ -9432,6 +9560,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t t_20 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(t_12, 502, -17558, vl);
         const vint16m1_t t_21 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(t_13, 502, -17558, vl);
         const vint16m1_t t_22 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(t_14, 502, -17558, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t t_23 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(t_15, 502, -17558, vl);
         const vint16m1_t red_28 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_20, vl);
         const vint16m1_t diff_20 = __riscv_vsub_vv_i16m1(red_28, t_20, vl);
@@ -9560,6 +9690,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t neg_17 = __riscv_vrsub_vx_i16m1(t_33, 0, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 64 + 49], 128, neg_17, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 64 + 18], 128, t_34, vl);
+        goto part_3;
+    part_3:;
         const vint16m1_t neg_18 = __riscv_vrsub_vx_i16m1(t_34, 0, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 64 + 50], 128, neg_18, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 64 + 19], 128, t_35, vl);
@@ -9732,6 +9864,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t diff_63 = __riscv_vsub_vv_i16m1(b_62, b_63, vl);
         __riscv_vse16_v_i16m1(&blk15[col_0], diff_63, vl);
         const vint16m1_t neg_39 = __riscv_vrsub_vx_i16m1(diff_63, 0, vl);
+        goto part_4;
+    part_4:;
         __riscv_vse16_v_i16m1(&blk15[col_0 + 32], neg_39, vl);
         const vint16m1_t red_32 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_49, vl);
         const vint16m1_t sum_64 = __riscv_vadd_vv_i16m1(sum_48, red_32, vl);
@@ -9860,6 +9994,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t sum_83 = __riscv_vadd_vv_i16m1(b_80, b_81, vl);
         const vint16m1_t b_82 = __riscv_vle16_v_i16m1(&pieces[col_0 + 2176], vl);
         const vint16m1_t b_83 = __riscv_vle16_v_i16m1(&pieces[col_0 + 3200], vl);
+        goto part_5;
+    part_5:;
         const vint16m1_t diff_83 = __riscv_vsub_vv_i16m1(b_82, b_83, vl);
         __riscv_vse16_v_i16m1(&blk34[col_0], diff_83, vl);
         const vint16m1_t b_84 = __riscv_vle16_v_i16m1(&pieces[col_0 + 2688], vl);
@@ -9988,6 +10124,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t neg_57 = __riscv_vrsub_vx_i16m1(diff_100, 0, vl);
         __riscv_vse16_v_i16m1(&blk51[col_0 + 32], neg_57, vl);
         const vint16m1_t red_76 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_92, vl);
+        goto part_6;
+    part_6:;
         const vint16m1_t sum_101 = __riscv_vadd_vv_i16m1(sum_91, red_76, vl);
         const vint16m1_t red_77 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_92, vl);
         const vint16m1_t diff_101 = __riscv_vsub_vv_i16m1(sum_91, red_77, vl);
@@ -10116,6 +10254,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_165 = __riscv_vle16_v_i16m1(&pieces[col_0 + 5696], vl);
         const vint16m1_t sum_119 = __riscv_vadd_vv_i16m1(b_164, b_165, vl);
         const vint16m1_t b_166 = __riscv_vle16_v_i16m1(&pieces[col_0 + 4672], vl);
+        goto part_7;
+    part_7:;
         const vint16m1_t b_167 = __riscv_vle16_v_i16m1(&pieces[col_0 + 5696], vl);
         const vint16m1_t diff_119 = __riscv_vsub_vv_i16m1(b_166, b_167, vl);
         __riscv_vse16_v_i16m1(&blk69[col_0], diff_119, vl);
@@ -10244,6 +10384,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t red_120 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_135, vl);
         const vint16m1_t red_121 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_134, vl);
         const vint16m1_t sum_138 = __riscv_vadd_vv_i16m1(red_121, red_120, vl);
+        goto part_8;
+    part_8:;
         const vint16m1_t red_122 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_135, vl);
         const vint16m1_t red_123 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_134, vl);
         const vint16m1_t diff_138 = __riscv_vsub_vv_i16m1(red_123, red_122, vl);
@@ -10414,6 +10556,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         __riscv_vse16_v_i16m1(&blk116[col_1], sum_157, vl);
         const vint16m1_t b_234 = __riscv_vle16_v_i16m1(&blk20[col_1], vl);
         const vint16m1_t b_235 = __riscv_vle16_v_i16m1(&blk21[col_1 + 16], vl);
+        goto part_9;
+    part_9:;
         const vint16m1_t red_151 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_235, vl);
         const vint16m1_t diff_159 = __riscv_vsub_vv_i16m1(b_234, red_151, vl);
         __riscv_vse16_v_i16m1(&blk117[col_1], diff_159, vl);
@@ -10542,6 +10686,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t red_174 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_277, vl);
         const vint16m1_t sum_168 = __riscv_vadd_vv_i16m1(b_276, red_174, vl);
         __riscv_vse16_v_i16m1(&blk136[col_1], sum_168, vl);
+        goto part_10;
+    part_10:;
         const vint16m1_t b_278 = __riscv_vle16_v_i16m1(&blk42[col_1], vl);
         const vint16m1_t b_279 = __riscv_vle16_v_i16m1(&blk43[col_1 + 16], vl);
         const vint16m1_t red_175 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_279, vl);
@@ -10670,6 +10816,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_320 = __riscv_vle16_v_i16m1(&blk64[col_1], vl);
         const vint16m1_t b_321 = __riscv_vle16_v_i16m1(&blk65[col_1 + 16], vl);
         const vint16m1_t red_198 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_321, vl);
+        goto part_11;
+    part_11:;
         const vint16m1_t sum_179 = __riscv_vadd_vv_i16m1(b_320, red_198, vl);
         __riscv_vse16_v_i16m1(&blk156[col_1], sum_179, vl);
         const vint16m1_t b_322 = __riscv_vle16_v_i16m1(&blk64[col_1], vl);
@@ -10798,6 +10946,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t red_220 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_363, vl);
         const vint16m1_t red_221 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_362, vl);
         const vint16m1_t diff_191 = __riscv_vsub_vv_i16m1(red_221, red_220, vl);
+        goto part_12;
+    part_12:;
         __riscv_vse16_v_i16m1(&blk177[col_1], diff_191, vl);
         const vint16m1_t b_364 = __riscv_vle16_v_i16m1(&blk86[col_1], vl);
         const vint16m1_t b_365 = __riscv_vle16_v_i16m1(&blk87[col_1 + 16], vl);
@@ -10976,6 +11126,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t sum_208 = __riscv_vadd_vv_i16m1(red_253, red_252, vl);
         __riscv_vse16_v_i16m1(&blk73[col_2], sum_208, vl);
         const vint16m1_t neg_127 = __riscv_vrsub_vx_i16m1(sum_208, 0, vl);
+        goto part_13;
+    part_13:;
         __riscv_vse16_v_i16m1(&blk73[col_2 + 32], neg_127, vl);
         const vint16m1_t b_414 = __riscv_vle16_v_i16m1(&blk116[col_2], vl);
         const vint16m1_t b_415 = __riscv_vle16_v_i16m1(&blk118[col_2 + 8], vl);
@@ -11104,6 +11256,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         __riscv_vse16_v_i16m1(&blk53[col_2 + 32], neg_137, vl);
         const vint16m1_t b_458 = __riscv_vle16_v_i16m1(&blk137[col_2], vl);
         const vint16m1_t b_459 = __riscv_vle16_v_i16m1(&blk139[col_2 + 24], vl);
+        goto part_14;
+    part_14:;
         const vint16m1_t red_275 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_459, vl);
         const vint16m1_t diff_223 = __riscv_vsub_vv_i16m1(b_458, red_275, vl);
         __riscv_vse16_v_i16m1(&blk51[col_2], diff_223, vl);
@@ -11232,6 +11386,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         __riscv_vse16_v_i16m1(&blk32[col_2], sum_230, vl);
         const vint16m1_t b_502 = __riscv_vle16_v_i16m1(&blk160[col_2], vl);
         const vint16m1_t b_503 = __riscv_vle16_v_i16m1(&blk162[col_2 + 8], vl);
+        goto part_15;
+    part_15:;
         const vint16m1_t red_301 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_503, vl);
         const vint16m1_t diff_234 = __riscv_vsub_vv_i16m1(b_502, red_301, vl);
         __riscv_vse16_v_i16m1(&blk30[col_2], diff_234, vl);
@@ -11360,6 +11516,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t sum_244 = __riscv_vadd_vv_i16m1(red_325, sum_239, vl);
         __riscv_vse16_v_i16m1(&blk10[col_2], sum_244, vl);
         const vint16m1_t diff_249 = __riscv_vsub_vv_i16m1(sum_211, sum_239, vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t sum_245 = __riscv_vadd_vv_i16m1(diff_249, t_45, vl);
         __riscv_vse16_v_i16m1(&blk8[col_2], sum_245, vl);
         const vint16m1_t diff_250 = __riscv_vsub_vv_i16m1(sum_211, sum_225, vl);
@@ -11520,6 +11678,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_580 = __riscv_vle16_v_i16m1(&blk70[col_3], vl);
         const vint16m1_t b_581 = __riscv_vle16_v_i16m1(&blk71[col_3 + 20], vl);
         const vint16m1_t sum_262 = __riscv_vadd_vv_i16m1(b_580, b_581, vl);
+        goto part_17;
+    part_17:;
         const vint16m1_t b_582 = __riscv_vle16_v_i16m1(&blk70[col_3], vl);
         const vint16m1_t b_583 = __riscv_vle16_v_i16m1(&blk71[col_3 + 20], vl);
         const vint16m1_t diff_270 = __riscv_vsub_vv_i16m1(b_582, b_583, vl);
@@ -11648,6 +11808,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_623 = __riscv_vle16_v_i16m1(&blk49[col_3 + 4], vl);
         const vint16m1_t diff_280 = __riscv_vsub_vv_i16m1(b_622, b_623, vl);
         const vint16m1_t b_624 = __riscv_vle16_v_i16m1(&blk44[col_3], vl);
+        goto part_18;
+    part_18:;
         const vint16m1_t b_625 = __riscv_vle16_v_i16m1(&blk45[col_3 + 12], vl);
         const vint16m1_t sum_273 = __riscv_vadd_vv_i16m1(b_624, b_625, vl);
         const vint16m1_t b_626 = __riscv_vle16_v_i16m1(&blk44[col_3], vl);
@@ -11776,6 +11938,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t diff_291 = __riscv_vsub_vv_i16m1(red_423, red_422, vl);
         __riscv_vse16_v_i16m1(&blk134[col_3], diff_291, vl);
         const vint16m1_t neg_178 = __riscv_vrsub_vx_i16m1(diff_291, 0, vl);
+        goto part_19;
+    part_19:;
         __riscv_vse16_v_i16m1(&blk134[col_3 + 32], neg_178, vl);
         const vint16m1_t b_668 = __riscv_vle16_v_i16m1(&blk24[col_3], vl);
         const vint16m1_t b_669 = __riscv_vle16_v_i16m1(&blk25[col_3 + 4], vl);
@@ -12028,6 +12192,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_767 = __riscv_vle16_v_i16m1(&blk146[col_4 + 18], vl);
         const vint16m1_t diff_348 = __riscv_vsub_vv_i16m1(b_766, b_767, vl);
         const vint16m1_t b_768 = __riscv_vle16_v_i16m1(&blk140[col_4], vl);
+        goto part_20;
+    part_20:;
         const vint16m1_t b_769 = __riscv_vle16_v_i16m1(&blk142[col_4 + 22], vl);
         const vint16m1_t sum_333 = __riscv_vadd_vv_i16m1(b_768, b_769, vl);
         const vint16m1_t b_770 = __riscv_vle16_v_i16m1(&blk140[col_4], vl);
@@ -12156,6 +12322,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t diff_388 = __riscv_vsub_vv_i16m1(diff_337, diff_345, vl);
         const vint16m1_t t_65 = nttgen_ntrulpr761_gsb_rvv_montmul_vx(diff_388, -2247, 4439, vl);
         const vint16m1_t sum_363 = __riscv_vadd_vv_i16m1(diff_329, diff_337, vl);
+        goto part_21;
+    part_21:;
         const vint16m1_t red_441 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(sum_363, vl);
         const vint16m1_t sum_364 = __riscv_vadd_vv_i16m1(red_441, diff_345, vl);
         __riscv_vse16_v_i16m1(&blk72[col_4], sum_364, vl);
@@ -12368,6 +12536,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_842 = __riscv_vle16_v_i16m1(&blk205[col_5], vl);
         const vint16m1_t b_843 = __riscv_vle16_v_i16m1(&blk192[col_5 + 16], vl);
         const vint16m1_t red_479 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_842, vl);
+        goto part_22;
+    part_22:;
         const vint16m1_t sum_415 = __riscv_vadd_vv_i16m1(red_479, b_843, vl);
         const vint16m1_t b_844 = __riscv_vle16_v_i16m1(&blk92[col_5], vl);
         const vint16m1_t b_845 = __riscv_vle16_v_i16m1(&blk205[col_5 + 16], vl);
@@ -12496,6 +12666,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_906 = __riscv_vle16_v_i16m1(&blk204[col_5], vl);
         const vint16m1_t b_907 = __riscv_vle16_v_i16m1(&blk194[col_5 + 16], vl);
         const vint16m1_t red_511 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_907, vl);
+        goto part_23;
+    part_23:;
         const vint16m1_t sum_447 = __riscv_vadd_vv_i16m1(b_906, red_511, vl);
         const vint16m1_t b_908 = __riscv_vle16_v_i16m1(&blk91[col_5], vl);
         const vint16m1_t b_909 = __riscv_vle16_v_i16m1(&blk204[col_5 + 16], vl);
@@ -12624,6 +12796,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_gsb_rvv_inverse(int16_t r[restrict
         const vint16m1_t b_970 = __riscv_vle16_v_i16m1(&blk206[col_5], vl);
         const vint16m1_t b_971 = __riscv_vle16_v_i16m1(&blk193[col_5 + 16], vl);
         const vint16m1_t red_543 = nttgen_ntrulpr761_gsb_rvv_barrett_coarse(b_971, vl);
+        goto part_24;
+    part_24:;
         const vint16m1_t sum_479 = __riscv_vadd_vv_i16m1(b_970, red_543, vl);
         __riscv_vse16_v_i16m1(&r[col_5], sum_384, vl);
         __riscv_vse16_v_i16m1(&r[col_5 + 16], sum_385, vl);

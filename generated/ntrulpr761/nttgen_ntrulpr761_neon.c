@@ -510,6 +510,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t a_60 = vld1q_s16(&a[480]);
     vst1q_s16(&a_pad[480], a_60);
     const int16x8_t a_61 = vld1q_s16(&a[488]);
+    goto part_1;
+part_1:;
     vst1q_s16(&a_pad[488], a_61);
     const int16x8_t a_62 = vld1q_s16(&a[496]);
     vst1q_s16(&a_pad[496], a_62);
@@ -638,6 +640,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_3 = vsubq_s16(sum_0, sum_2);
     const int16x8_t diff_4 = vsubq_s16(sum_1, a_108);
     const int16x8_t sum_5 = vaddq_s16(sum_3, sum_4);
+    goto part_2;
+part_2:;
     const int16x8_t diff_5 = vsubq_s16(sum_3, sum_4);
     const int16x8_t diff_6 = vsubq_s16(diff_0, diff_2);
     const int16x8_t sum_6 = vaddq_s16(diff_1, a_108);
@@ -766,6 +770,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t w_25 = vdupq_n_s16(-676);
     const int16x8_t wq_25 = vdupq_n_s16(-15260);
     const int16x8_t t_30 = nttgen_ntrulpr761_neon_montmul(diff_17, w_25, wq_25);
+    goto part_3;
+part_3:;
     const int16x8_t sum_31 = vaddq_s16(t_28, t_30);
     const int16x8_t diff_25 = vsubq_s16(diff_18, sum_19);
     const int16x8_t w_26 = vdupq_n_s16(-2069);
@@ -894,6 +900,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t t_46 = nttgen_ntrulpr761_neon_montmul(diff_59, w_0, wq_0);
     const int16x8_t t_47 = nttgen_ntrulpr761_neon_montmul(diff_58, w_0, wq_0);
     const int16x8_t sum_88 = vaddq_s16(diff_63, t_46);
+    goto part_4;
+part_4:;
     const int16x8_t diff_64 = vsubq_s16(sum_87, t_47);
     const int16x8_t diff_65 = vsubq_s16(diff_63, t_46);
     const int16x8_t sum_89 = vaddq_s16(sum_87, t_47);
@@ -1022,6 +1030,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t sum_134 = vaddq_s16(sum_133, t_87);
     const int16x8_t sum_135 = vaddq_s16(sum_116, sum_119);
     const int16x8_t t_88 = nttgen_ntrulpr761_neon_montmul(t_86, w_4, wq_4);
+    goto part_5;
+part_5:;
     const int16x8_t diff_96 = vsubq_s16(sum_135, t_88);
     const int16x8_t diff_97 = vsubq_s16(sum_131, sum_134);
     const int16x8_t diff_98 = vsubq_s16(diff_93, diff_96);
@@ -1150,6 +1160,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_133 = vsubq_s16(sum_170, sum_172);
     const int16x8_t t_125 = nttgen_ntrulpr761_neon_montmul(diff_133, w_29, wq_29);
     const int16x8_t diff_134 = vsubq_s16(sum_173, sum_171);
+    goto part_6;
+part_6:;
     const int16x8_t t_126 = nttgen_ntrulpr761_neon_montmul(diff_134, w_29, wq_29);
     const int16x8_t sum_186 = vaddq_s16(sum_170, sum_172);
     const int16x8_t sum_187 = vaddq_s16(sum_186, t_126);
@@ -1278,6 +1290,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t sum_247 = vaddq_s16(sum_245, t_145);
     const int16x8_t diff_177 = vsubq_s16(diff_173, sum_243);
     const int16x8_t t_146 = nttgen_ntrulpr761_neon_montmul(sum_244, w_4, wq_4);
+    goto part_7;
+part_7:;
     const int16x8_t diff_178 = vsubq_s16(t_146, sum_242);
     const int16x8_t t_147 = nttgen_ntrulpr761_neon_montmul(sum_244, w_5, wq_5);
     const int16x8_t t_148 = nttgen_ntrulpr761_neon_montmul(sum_243, w_5, wq_5);
@@ -1406,6 +1420,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_215 = vsubq_s16(diff_195, t_180);
     const int16x8_t diff_216 = vsubq_s16(diff_196, t_181);
     const int16x8_t sum_295 = vaddq_s16(a_98, a_128);
+    goto part_8;
+part_8:;
     const int16x8_t sum_296 = vaddq_s16(a_104, a_122);
     const int16x8_t sum_297 = vaddq_s16(a_110, a_116);
     const int16x8_t diff_217 = vsubq_s16(a_98, a_128);
@@ -1534,6 +1550,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t t_222 = nttgen_ntrulpr761_neon_montmul(diff_250, w_30, wq_30);
     const int16x8_t sum_345 = vaddq_s16(sum_326, sum_328);
     const int16x8_t sum_346 = vaddq_s16(sum_345, t_222);
+    goto part_9;
+part_9:;
     const int16x8_t sum_347 = vaddq_s16(sum_327, sum_329);
     const int16x8_t t_223 = nttgen_ntrulpr761_neon_montmul(t_221, w_2, wq_2);
     const int16x8_t diff_251 = vsubq_s16(sum_347, t_223);
@@ -1662,6 +1680,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t t_260 = nttgen_ntrulpr761_neon_montmul(diff_289, w_26, wq_26);
     const int16x8_t t_261 = nttgen_ntrulpr761_neon_montmul(diff_282, w_27, wq_27);
     const int16x8_t sum_394 = vaddq_s16(t_261, t_260);
+    goto part_10;
+part_10:;
     const int16x8_t t_262 = nttgen_ntrulpr761_neon_montmul(sum_381, w_28, wq_28);
     const int16x8_t sum_395 = vaddq_s16(t_260, t_262);
     const int16x8_t sum_396 = vaddq_s16(t_240, t_241);
@@ -1790,6 +1810,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_332 = vsubq_s16(diff_215, sum_440);
     const int16x8_t t_278 = nttgen_ntrulpr761_neon_montmul(diff_332, w_39, wq_39);
     const int16x8_t sum_451 = vaddq_s16(diff_109, diff_215);
+    goto part_11;
+part_11:;
     const int16x8_t red_19 = nttgen_ntrulpr761_neon_barrett_coarse(sum_451);
     const int16x8_t sum_452 = vaddq_s16(red_19, sum_440);
     const int16x8_t diff_333 = vsubq_s16(diff_109, sum_440);
@@ -1918,6 +1940,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t red_51 = nttgen_ntrulpr761_neon_barrett_coarse(sum_436);
     const int16x8_t diff_380 = vsubq_s16(diff_211, red_51);
     const int16x8_t t_290 = nttgen_ntrulpr761_neon_montmul(diff_380, w_39, wq_39);
+    goto part_12;
+part_12:;
     const int16x8_t red_52 = nttgen_ntrulpr761_neon_barrett_coarse(diff_211);
     const int16x8_t sum_487 = vaddq_s16(diff_105, red_52);
     const int16x8_t sum_488 = vaddq_s16(sum_487, red_51);
@@ -2046,6 +2070,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_428 = vsubq_s16(diff_210, red_82);
     const int16x8_t t_302 = nttgen_ntrulpr761_neon_montmul(diff_428, w_39, wq_39);
     const int16x8_t red_83 = nttgen_ntrulpr761_neon_barrett_coarse(diff_104);
+    goto part_13;
+part_13:;
     const int16x8_t sum_523 = vaddq_s16(red_83, diff_210);
     const int16x8_t sum_524 = vaddq_s16(sum_523, red_82);
     const int16x8_t diff_429 = vsubq_s16(red_83, red_82);
@@ -2174,6 +2200,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t sum_564 = vaddq_s16(diff_387, red_118);
     const int16x8_t diff_474 = vsubq_s16(diff_387, red_118);
     const int16x8_t red_119 = nttgen_ntrulpr761_neon_barrett_coarse(sum_500);
+    goto part_14;
+part_14:;
     const int16x8_t sum_565 = vaddq_s16(sum_497, red_119);
     const int16x8_t diff_475 = vsubq_s16(sum_497, red_119);
     const int16x8_t red_120 = nttgen_ntrulpr761_neon_barrett_coarse(sum_498);
@@ -2302,6 +2330,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     vst1q_s16(&r[1040], diff_480);
     vst1q_s16(&r[1056], sum_571);
     vst1q_s16(&r[1072], diff_481);
+    goto part_15;
+part_15:;
     vst1q_s16(&r[1088], sum_572);
     vst1q_s16(&r[1104], diff_482);
     vst1q_s16(&r[1120], sum_573);
@@ -2430,6 +2460,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_512 = vsubq_s16(diff_508, sum_598);
     const int16x8_t w_44 = vdupq_n_s16(502);
     const int16x8_t wq_44 = vdupq_n_s16(-17558);
+    goto part_16;
+part_16:;
     const int16x8_t t_315 = nttgen_ntrulpr761_neon_montmul(sum_599, w_44, wq_44);
     const int16x8_t sum_603 = vaddq_s16(diff_505, t_315);
     const int16x8_t w_45 = vdupq_n_s16(-1570);
@@ -2558,6 +2590,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t w_70 = vdupq_n_s16(655);
     const int16x8_t wq_70 = vdupq_n_s16(14689);
     const int16x8_t t_343 = nttgen_ntrulpr761_neon_montmul(diff_532, w_70, wq_70);
+    goto part_17;
+part_17:;
     const int16x8_t diff_533 = vsubq_s16(sum_615, sum_613);
     const int16x8_t t_344 = nttgen_ntrulpr761_neon_montmul(diff_533, w_70, wq_70);
     const int16x8_t sum_630 = vaddq_s16(sum_612, sum_614);
@@ -2686,6 +2720,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_570 = vsubq_s16(sum_688, t_364);
     const int16x8_t sum_689 = vaddq_s16(sum_687, t_363);
     const int16x8_t sum_690 = vaddq_s16(sum_688, t_364);
+    goto part_18;
+part_18:;
     const int16x8_t t_365 = nttgen_ntrulpr761_neon_montmul(sum_672, w_46, wq_46);
     const int16x8_t t_366 = nttgen_ntrulpr761_neon_montmul(diff_558, w_47, wq_47);
     const int16x8_t diff_571 = vsubq_s16(diff_556, diff_557);
@@ -2814,6 +2850,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_608 = vsubq_s16(a_190, a_166);
     const int16x8_t sum_738 = vaddq_s16(a_160, a_148);
     const int16x8_t sum_739 = vaddq_s16(sum_736, a_154);
+    goto part_19;
+part_19:;
     const int16x8_t diff_609 = vsubq_s16(a_160, a_148);
     const int16x8_t diff_610 = vsubq_s16(sum_736, a_154);
     const int16x8_t sum_740 = vaddq_s16(sum_739, sum_737);
@@ -2942,6 +2980,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t t_443 = nttgen_ntrulpr761_neon_montmul(diff_645, w_69, wq_69);
     const int16x8_t sum_785 = vaddq_s16(sum_780, sum_783);
     const int16x8_t sum_786 = vaddq_s16(diff_638, diff_641);
+    goto part_20;
+part_20:;
     const int16x8_t sum_787 = vaddq_s16(sum_785, t_442);
     const int16x8_t sum_788 = vaddq_s16(sum_786, t_443);
     const int16x8_t sum_789 = vaddq_s16(t_435, t_438);
@@ -3070,6 +3110,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t sum_845 = vaddq_s16(t_471, t_470);
     const int16x8_t t_472 = nttgen_ntrulpr761_neon_montmul(sum_833, w_62, wq_62);
     const int16x8_t sum_846 = vaddq_s16(t_470, t_472);
+    goto part_21;
+part_21:;
     const int16x8_t diff_681 = vsubq_s16(sum_834, diff_675);
     const int16x8_t t_473 = nttgen_ntrulpr761_neon_montmul(diff_681, w_63, wq_63);
     const int16x8_t t_474 = nttgen_ntrulpr761_neon_montmul(sum_834, w_64, wq_64);
@@ -3198,6 +3240,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t t_499 = nttgen_ntrulpr761_neon_montmul(diff_723, w_43, wq_43);
     const int16x8_t sum_898 = vaddq_s16(diff_726, t_498);
     const int16x8_t diff_727 = vsubq_s16(sum_897, t_499);
+    goto part_22;
+part_22:;
     const int16x8_t diff_728 = vsubq_s16(diff_726, t_498);
     const int16x8_t sum_899 = vaddq_s16(sum_897, t_499);
     const int16x8_t sum_900 = vaddq_s16(sum_894, sum_895);
@@ -3326,6 +3370,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_757 = vsubq_s16(sum_927, red_146);
     const int16x8_t diff_758 = vsubq_s16(sum_928, red_147);
     const int16x8_t diff_759 = vsubq_s16(sum_929, diff_755);
+    goto part_23;
+part_23:;
     const int16x8_t diff_760 = vsubq_s16(sum_930, diff_756);
     const int16x8_t diff_761 = vsubq_s16(diff_741, t_536);
     const int16x8_t diff_762 = vsubq_s16(diff_742, t_537);
@@ -3454,6 +3500,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t sum_996 = vaddq_s16(sum_995, t_576);
     const int16x8_t sum_997 = vaddq_s16(sum_979, sum_981);
     const int16x8_t t_577 = nttgen_ntrulpr761_neon_montmul(t_575, w_44, wq_44);
+    goto part_24;
+part_24:;
     const int16x8_t diff_801 = vsubq_s16(sum_997, t_577);
     const int16x8_t diff_802 = vsubq_s16(sum_993, sum_996);
     const int16x8_t diff_803 = vsubq_s16(diff_798, diff_801);
@@ -3582,6 +3630,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_842 = vsubq_s16(red_167, red_165);
     const int16x8_t diff_843 = vsubq_s16(diff_842, t_588);
     const int16x8_t red_168 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1024);
+    goto part_25;
+part_25:;
     const int16x8_t diff_844 = vsubq_s16(diff_709, red_168);
     const int16x8_t t_589 = nttgen_ntrulpr761_neon_montmul(diff_844, w_79, wq_79);
     const int16x8_t red_169 = nttgen_ntrulpr761_neon_barrett_coarse(diff_709);
@@ -3710,6 +3760,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t diff_891 = vsubq_s16(diff_890, t_600);
     const int16x8_t red_199 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1015);
     const int16x8_t diff_892 = vsubq_s16(sum_876, red_199);
+    goto part_26;
+part_26:;
     const int16x8_t t_601 = nttgen_ntrulpr761_neon_montmul(diff_892, w_79, wq_79);
     const int16x8_t red_200 = nttgen_ntrulpr761_neon_barrett_coarse(sum_731);
     const int16x8_t sum_1085 = vaddq_s16(red_200, sum_876);
@@ -3838,6 +3890,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t red_230 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1020);
     const int16x8_t diff_940 = vsubq_s16(diff_705, red_230);
     const int16x8_t t_613 = nttgen_ntrulpr761_neon_montmul(diff_940, w_79, wq_79);
+    goto part_27;
+part_27:;
     const int16x8_t red_231 = nttgen_ntrulpr761_neon_barrett_coarse(diff_705);
     const int16x8_t sum_1121 = vaddq_s16(diff_599, red_231);
     const int16x8_t sum_1122 = vaddq_s16(sum_1121, red_230);
@@ -3966,6 +4020,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward(int16_t r[restrict 15
     const int16x8_t sum_1164 = vaddq_s16(red_269, sum_1111);
     const int16x8_t diff_984 = vsubq_s16(red_269, sum_1111);
     const int16x8_t red_270 = nttgen_ntrulpr761_neon_barrett_coarse(diff_927);
+    goto part_28;
+part_28:;
     const int16x8_t sum_1165 = vaddq_s16(diff_923, red_270);
     const int16x8_t diff_985 = vsubq_s16(diff_923, red_270);
     const int16x8_t red_271 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1116);
@@ -4283,6 +4339,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward_small(int16_t r[restr
         const int16x8_t sum_58 = vaddq_s16(sum_57, t_58);
         const int16x8_t t_59 = vmulq_s16(a_16, c_1);
         const int16x8_t sum_59 = vaddq_s16(sum_58, t_59);
+        goto part_1;
+    part_1:;
         const int16x8_t t_60 = vmulq_s16(a_17, c_14);
         const int16x8_t sum_60 = vaddq_s16(sum_59, t_60);
         const int16x8_t t_61 = vmulq_s16(a_18, c_2);
@@ -4549,6 +4607,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_forward_small(int16_t r[restr
         const int16x8_t sum_170 = vaddq_s16(sum_169, t_170);
         const int16x8_t t_171 = vmulq_s16(a_24, c_17);
         const int16x8_t sum_171 = vaddq_s16(sum_170, t_171);
+        goto part_2;
+    part_2:;
         const int16x8_t t_172 = vmulq_s16(a_25, c_30);
         const int16x8_t sum_172 = vaddq_s16(sum_171, t_172);
         const int16x8_t t_173 = vmulq_s16(a_26, c_18);
@@ -4926,6 +4986,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_base(int16_t r[restrict 1536]
         const int16x8_t tr_77 = nttgen_ntrulpr761_neon_ilv16_hi(b_12, b_13);
         const int16x8_t tr_78 = nttgen_ntrulpr761_neon_ilv16_lo(b_14, b_15);
         const int16x8_t tr_79 = nttgen_ntrulpr761_neon_ilv16_hi(b_14, b_15);
+        goto part_1;
+    part_1:;
         const int16x8_t tr_80 = nttgen_ntrulpr761_neon_ilv32_lo(tr_72, tr_74);
         const int16x8_t tr_81 = nttgen_ntrulpr761_neon_ilv32_hi(tr_72, tr_74);
         const int16x8_t tr_82 = nttgen_ntrulpr761_neon_ilv32_lo(tr_73, tr_75);
@@ -5054,6 +5116,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_base(int16_t r[restrict 1536]
         const int32x4_t w_40 = nttgen_ntrulpr761_neon_madd_lo(red_8, yt_9, red_9, yt_8);
         const int32x4_t w_41 = nttgen_ntrulpr761_neon_madd_hi(red_8, yt_9, red_9, yt_8);
         const int32x4_t acc_34 = vaddq_s32(acc_32, w_40);
+        goto part_2;
+    part_2:;
         const int32x4_t acc_35 = vaddq_s32(acc_33, w_41);
         const int32x4_t w_42 = nttgen_ntrulpr761_neon_madd_lo(red_10, yt_7, red_11, yt_6);
         const int32x4_t w_43 = nttgen_ntrulpr761_neon_madd_hi(red_10, yt_7, red_11, yt_6);
@@ -5182,6 +5246,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_base(int16_t r[restrict 1536]
         const int32x4_t w_106 = nttgen_ntrulpr761_neon_madd_lo(red_10, yt_11, red_11, yt_10);
         const int32x4_t w_107 = nttgen_ntrulpr761_neon_madd_hi(red_10, yt_11, red_11, yt_10);
         const int32x4_t acc_92 = vaddq_s32(acc_90, w_106);
+        goto part_3;
+    part_3:;
         const int32x4_t acc_93 = vaddq_s32(acc_91, w_107);
         const int32x4_t w_108 = nttgen_ntrulpr761_neon_madd_lo(red_12, yt_9, red_13, yt_8);
         const int32x4_t w_109 = nttgen_ntrulpr761_neon_madd_hi(red_12, yt_9, red_13, yt_8);
@@ -5310,6 +5376,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_base(int16_t r[restrict 1536]
         const int32x4_t w_172 = nttgen_ntrulpr761_neon_madd_lo(red_12, yt_13, red_13, yt_12);
         const int32x4_t w_173 = nttgen_ntrulpr761_neon_madd_hi(red_12, yt_13, red_13, yt_12);
         const int32x4_t acc_150 = vaddq_s32(acc_148, w_172);
+        goto part_4;
+    part_4:;
         const int32x4_t acc_151 = vaddq_s32(acc_149, w_173);
         const int32x4_t w_174 = nttgen_ntrulpr761_neon_madd_lo(red_14, yt_11, red_15, yt_10);
         const int32x4_t w_175 = nttgen_ntrulpr761_neon_madd_hi(red_14, yt_11, red_15, yt_10);
@@ -5438,6 +5506,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_base(int16_t r[restrict 1536]
         const int32x4_t w_238 = nttgen_ntrulpr761_neon_madd_lo(red_14, red_16, red_15, yt_14);
         const int32x4_t w_239 = nttgen_ntrulpr761_neon_madd_hi(red_14, red_16, red_15, yt_14);
         const int32x4_t acc_208 = vaddq_s32(acc_206, w_238);
+        goto part_5;
+    part_5:;
         const int32x4_t acc_209 = vaddq_s32(acc_207, w_239);
         const int16x8_t c_14 = nttgen_ntrulpr761_neon_mredw(acc_208, acc_209);
         const int32x4_t w_240 = nttgen_ntrulpr761_neon_madd_lo(red_0, red_31, red_1, red_30);
@@ -5677,6 +5747,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_14 = vaddq_s16(c_28, c_29);
     const int16x8_t diff_14 = vsubq_s16(c_28, c_29);
     const int16x8_t sum_15 = vaddq_s16(c_30, c_31);
+    goto part_1;
+part_1:;
     const int16x8_t diff_15 = vsubq_s16(c_30, c_31);
     const int16x8_t sum_16 = vaddq_s16(c_32, c_33);
     const int16x8_t diff_16 = vsubq_s16(c_32, c_33);
@@ -5805,6 +5877,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_15 = nttgen_ntrulpr761_neon_barrett_coarse(sum_63);
     const int16x8_t sum_64 = vaddq_s16(red_15, diff_8);
     const int16x8_t diff_69 = vsubq_s16(diff_6, diff_8);
+    goto part_2;
+part_2:;
     const int16x8_t red_16 = nttgen_ntrulpr761_neon_barrett_coarse(diff_69);
     const int16x8_t sum_65 = vaddq_s16(red_16, t_5);
     const int16x8_t diff_70 = vsubq_s16(diff_6, diff_7);
@@ -5933,6 +6007,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t diff_115 = vsubq_s16(red_50, t_16);
     const int16x8_t diff_116 = vsubq_s16(diff_25, diff_26);
     const int16x8_t t_17 = nttgen_ntrulpr761_neon_montmul(diff_116, w_0, wq_0);
+    goto part_3;
+part_3:;
     const int16x8_t sum_99 = vaddq_s16(diff_24, diff_25);
     const int16x8_t red_51 = nttgen_ntrulpr761_neon_barrett_coarse(sum_99);
     const int16x8_t sum_100 = vaddq_s16(red_51, diff_26);
@@ -6061,6 +6137,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_85 = nttgen_ntrulpr761_neon_barrett_coarse(diff_161);
     const int16x8_t sum_134 = vaddq_s16(red_85, t_28);
     const int16x8_t diff_162 = vsubq_s16(sum_42, sum_43);
+    goto part_4;
+part_4:;
     const int16x8_t red_86 = nttgen_ntrulpr761_neon_barrett_coarse(diff_162);
     const int16x8_t diff_163 = vsubq_s16(red_86, t_28);
     const int16x8_t diff_164 = vsubq_s16(diff_43, diff_44);
@@ -6189,6 +6267,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_180 = vaddq_s16(diff_195, t_35);
     const int16x8_t diff_196 = vsubq_s16(sum_177, t_36);
     const int16x8_t diff_197 = vsubq_s16(sum_178, t_37);
+    goto part_5;
+part_5:;
     const int16x8_t diff_198 = vsubq_s16(diff_194, t_34);
     const int16x8_t diff_199 = vsubq_s16(diff_195, t_35);
     const int16x8_t sum_181 = vaddq_s16(sum_177, t_36);
@@ -6317,6 +6397,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_205 = vaddq_s16(diff_213, sum_190);
     const int16x8_t diff_214 = vsubq_s16(sum_203, sum_189);
     const int16x8_t diff_215 = vsubq_s16(diff_213, sum_190);
+    goto part_6;
+part_6:;
     const int16x8_t diff_216 = vsubq_s16(sum_191, sum_193);
     const int16x8_t w_29 = vdupq_n_s16(-380);
     const int16x8_t wq_29 = vdupq_n_s16(23996);
@@ -6445,6 +6527,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_147 = nttgen_ntrulpr761_neon_barrett_coarse(sum_246);
     const int16x8_t sum_247 = vaddq_s16(red_147, sum_142);
     const int16x8_t sum_248 = vaddq_s16(sum_52, sum_142);
+    goto part_7;
+part_7:;
     const int16x8_t sum_249 = vaddq_s16(sum_82, sum_112);
     const int16x8_t sum_250 = vaddq_s16(sum_58, sum_136);
     const int16x8_t sum_251 = vaddq_s16(sum_118, sum_76);
@@ -6573,6 +6657,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t t_110 = nttgen_ntrulpr761_neon_montmul(diff_287, w_25, wq_25);
     const int16x8_t sum_289 = vaddq_s16(t_108, t_110);
     const int16x8_t diff_295 = vsubq_s16(diff_288, sum_277);
+    goto part_8;
+part_8:;
     const int16x8_t t_111 = nttgen_ntrulpr761_neon_montmul(diff_295, w_26, wq_26);
     const int16x8_t t_112 = nttgen_ntrulpr761_neon_montmul(diff_288, w_27, wq_27);
     const int16x8_t sum_290 = vaddq_s16(t_112, t_111);
@@ -6701,6 +6787,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_184 = nttgen_ntrulpr761_neon_barrett_coarse(sum_335);
     const int16x8_t sum_336 = vaddq_s16(red_184, sum_140);
     const int16x8_t sum_337 = vaddq_s16(sum_50, sum_140);
+    goto part_9;
+part_9:;
     const int16x8_t sum_338 = vaddq_s16(sum_80, sum_110);
     const int16x8_t sum_339 = vaddq_s16(sum_56, sum_134);
     const int16x8_t sum_340 = vaddq_s16(sum_116, sum_74);
@@ -6829,6 +6917,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t t_160 = nttgen_ntrulpr761_neon_montmul(sum_366, w_28, wq_28);
     const int16x8_t sum_380 = vaddq_s16(t_158, t_160);
     const int16x8_t sum_381 = vaddq_s16(t_138, t_139);
+    goto part_10;
+part_10:;
     const int16x8_t diff_379 = vsubq_s16(t_138, t_139);
     const int16x8_t sum_382 = vaddq_s16(sum_381, sum_367);
     const int16x8_t sum_383 = vaddq_s16(diff_379, sum_368);
@@ -6957,6 +7047,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_430 = vaddq_s16(sum_71, sum_125);
     const int16x8_t sum_431 = vaddq_s16(sum_89, sum_107);
     const int16x8_t sum_432 = vaddq_s16(sum_95, sum_101);
+    goto part_11;
+part_11:;
     const int16x8_t sum_433 = vaddq_s16(sum_131, sum_65);
     const int16x8_t diff_425 = vsubq_s16(sum_53, sum_143);
     const int16x8_t diff_426 = vsubq_s16(sum_83, sum_113);
@@ -7085,6 +7177,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t diff_463 = vsubq_s16(sum_470, sum_456);
     const int16x8_t diff_464 = vsubq_s16(diff_462, sum_457);
     const int16x8_t diff_465 = vsubq_s16(sum_458, sum_460);
+    goto part_12;
+part_12:;
     const int16x8_t t_208 = nttgen_ntrulpr761_neon_montmul(diff_465, w_29, wq_29);
     const int16x8_t diff_466 = vsubq_s16(sum_461, sum_459);
     const int16x8_t t_209 = nttgen_ntrulpr761_neon_montmul(diff_466, w_29, wq_29);
@@ -7213,6 +7307,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t diff_510 = vsubq_s16(diff_59, diff_163);
     const int16x8_t diff_511 = vsubq_s16(diff_139, diff_83);
     const int16x8_t diff_512 = vsubq_s16(diff_75, diff_147);
+    goto part_13;
+part_13:;
     const int16x8_t diff_513 = vsubq_s16(diff_99, diff_123);
     const int16x8_t diff_514 = vsubq_s16(diff_107, diff_115);
     const int16x8_t diff_515 = vsubq_s16(diff_155, diff_67);
@@ -7341,6 +7437,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_562 = vaddq_s16(sum_547, sum_549);
     const int16x8_t sum_563 = vaddq_s16(sum_562, t_256);
     const int16x8_t sum_564 = vaddq_s16(sum_548, sum_550);
+    goto part_14;
+part_14:;
     const int16x8_t diff_550 = vsubq_s16(sum_564, t_255);
     const int16x8_t sum_565 = vaddq_s16(sum_560, sum_563);
     const int16x8_t sum_566 = vaddq_s16(sum_561, diff_550);
@@ -7469,6 +7567,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_612 = vaddq_s16(sum_604, sum_608);
     const int16x8_t sum_613 = vaddq_s16(sum_605, sum_609);
     const int16x8_t sum_614 = vaddq_s16(sum_606, sum_610);
+    goto part_15;
+part_15:;
     const int16x8_t sum_615 = vaddq_s16(sum_607, sum_611);
     const int16x8_t diff_599 = vsubq_s16(sum_604, sum_608);
     const int16x8_t diff_600 = vsubq_s16(sum_605, sum_609);
@@ -7597,6 +7697,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_656 = vaddq_s16(diff_629, t_303);
     const int16x8_t sum_657 = vaddq_s16(diff_630, t_302);
     const int16x8_t diff_634 = vsubq_s16(sum_649, sum_652);
+    goto part_16;
+part_16:;
     const int16x8_t diff_635 = vsubq_s16(sum_650, diff_633);
     const int16x8_t diff_636 = vsubq_s16(diff_629, t_303);
     const int16x8_t diff_637 = vsubq_s16(diff_630, t_302);
@@ -7725,6 +7827,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     vst1q_s16(&r[512], diff_573);
     const int16x8_t red_314 = nttgen_ntrulpr761_neon_barrett_coarse(diff_324);
     vst1q_s16(&r[528], red_314);
+    goto part_17;
+part_17:;
     vst1q_s16(&r[544], diff_403);
     const int16x8_t red_315 = nttgen_ntrulpr761_neon_barrett_coarse(diff_654);
     vst1q_s16(&r[560], red_315);
@@ -7853,6 +7957,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t c_143 = vld1q_s16(&c[760]);
     const int16x8_t c_144 = vld1q_s16(&c[776]);
     const int16x8_t c_145 = vld1q_s16(&c[792]);
+    goto part_18;
+part_18:;
     const int16x8_t c_146 = vld1q_s16(&c[808]);
     const int16x8_t c_147 = vld1q_s16(&c[824]);
     const int16x8_t c_148 = vld1q_s16(&c[840]);
@@ -7981,6 +8087,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t diff_713 = vsubq_s16(c_174, c_175);
     const int16x8_t sum_718 = vaddq_s16(c_176, c_177);
     const int16x8_t diff_714 = vsubq_s16(c_176, c_177);
+    goto part_19;
+part_19:;
     const int16x8_t sum_719 = vaddq_s16(c_178, c_179);
     const int16x8_t diff_715 = vsubq_s16(c_178, c_179);
     const int16x8_t sum_720 = vaddq_s16(c_180, c_181);
@@ -8109,6 +8217,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t diff_761 = vsubq_s16(red_360, t_323);
     const int16x8_t diff_762 = vsubq_s16(sum_694, sum_695);
     const int16x8_t t_324 = nttgen_ntrulpr761_neon_montmul(diff_762, w_32, wq_32);
+    goto part_20;
+part_20:;
     const int16x8_t sum_756 = vaddq_s16(sum_693, sum_694);
     const int16x8_t red_361 = nttgen_ntrulpr761_neon_barrett_coarse(sum_756);
     const int16x8_t sum_757 = vaddq_s16(red_361, sum_695);
@@ -8237,6 +8347,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_395 = nttgen_ntrulpr761_neon_barrett_coarse(diff_807);
     const int16x8_t sum_791 = vaddq_s16(red_395, t_335);
     const int16x8_t diff_808 = vsubq_s16(diff_704, diff_705);
+    goto part_21;
+part_21:;
     const int16x8_t red_396 = nttgen_ntrulpr761_neon_barrett_coarse(diff_808);
     const int16x8_t diff_809 = vsubq_s16(red_396, t_335);
     const int16x8_t diff_810 = vsubq_s16(sum_712, sum_713);
@@ -8365,6 +8477,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_432 = nttgen_ntrulpr761_neon_barrett_coarse(sum_829);
     const int16x8_t sum_830 = vaddq_s16(red_432, sum_781);
     const int16x8_t sum_831 = vaddq_s16(sum_830, sum_787);
+    goto part_22;
+part_22:;
     const int16x8_t red_433 = nttgen_ntrulpr761_neon_barrett_coarse(sum_831);
     const int16x8_t sum_832 = vaddq_s16(red_433, sum_793);
     const int16x8_t red_434 = nttgen_ntrulpr761_neon_barrett_coarse(sum_832);
@@ -8493,6 +8607,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t t_362 = nttgen_ntrulpr761_neon_montmul(diff_863, w_42, wq_42);
     const int16x8_t sum_868 = vaddq_s16(t_360, t_362);
     const int16x8_t diff_881 = vsubq_s16(sum_853, diff_866);
+    goto part_23;
+part_23:;
     const int16x8_t w_43 = vdupq_n_s16(1267);
     const int16x8_t wq_43 = vdupq_n_s16(12605);
     const int16x8_t t_363 = nttgen_ntrulpr761_neon_montmul(diff_881, w_43, wq_43);
@@ -8621,6 +8737,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_897 = vaddq_s16(sum_892, sum_895);
     const int16x8_t sum_898 = vaddq_s16(diff_899, diff_902);
     const int16x8_t red_455 = nttgen_ntrulpr761_neon_barrett_coarse(sum_897);
+    goto part_24;
+part_24:;
     const int16x8_t sum_899 = vaddq_s16(red_455, t_391);
     const int16x8_t red_456 = nttgen_ntrulpr761_neon_barrett_coarse(sum_898);
     const int16x8_t sum_900 = vaddq_s16(red_456, t_392);
@@ -8749,6 +8867,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_489 = nttgen_ntrulpr761_neon_barrett_coarse(diff_934);
     const int16x8_t red_490 = nttgen_ntrulpr761_neon_barrett_coarse(diff_938);
     const int16x8_t diff_952 = vsubq_s16(red_489, red_490);
+    goto part_25;
+part_25:;
     const int16x8_t red_491 = nttgen_ntrulpr761_neon_barrett_coarse(diff_935);
     const int16x8_t red_492 = nttgen_ntrulpr761_neon_barrett_coarse(diff_939);
     const int16x8_t sum_944 = vaddq_s16(red_491, red_492);
@@ -8877,6 +8997,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t t_437 = nttgen_ntrulpr761_neon_montmul(diff_987, w_61, wq_61);
     const int16x8_t diff_988 = vsubq_s16(t_434, t_431);
     const int16x8_t diff_989 = vsubq_s16(t_433, t_430);
+    goto part_26;
+part_26:;
     const int16x8_t t_438 = nttgen_ntrulpr761_neon_montmul(diff_988, w_61, wq_61);
     const int16x8_t t_439 = nttgen_ntrulpr761_neon_montmul(diff_989, w_61, wq_61);
     const int16x8_t sum_986 = vaddq_s16(sum_981, sum_984);
@@ -9005,6 +9127,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_1034 = vaddq_s16(diff_1019, diff_1023);
     const int16x8_t t_442 = nttgen_ntrulpr761_neon_montmul(diff_1022, w_33, wq_33);
     const int16x8_t t_443 = nttgen_ntrulpr761_neon_montmul(diff_1023, w_33, wq_33);
+    goto part_27;
+part_27:;
     const int16x8_t t_444 = nttgen_ntrulpr761_neon_montmul(diff_1020, w_33, wq_33);
     const int16x8_t t_445 = nttgen_ntrulpr761_neon_montmul(diff_1021, w_33, wq_33);
     const int16x8_t red_524 = nttgen_ntrulpr761_neon_barrett_coarse(diff_1034);
@@ -9133,6 +9257,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_1076 = vaddq_s16(diff_1065, diff_1068);
     const int16x8_t red_528 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1075);
     const int16x8_t sum_1077 = vaddq_s16(red_528, t_485);
+    goto part_28;
+part_28:;
     const int16x8_t red_529 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1076);
     const int16x8_t sum_1078 = vaddq_s16(red_529, t_486);
     const int16x8_t sum_1079 = vaddq_s16(t_478, t_481);
@@ -9261,6 +9387,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_1124 = vaddq_s16(red_555, t_489);
     const int16x8_t red_556 = nttgen_ntrulpr761_neon_barrett_coarse(diff_1118);
     const int16x8_t sum_1125 = vaddq_s16(red_556, t_490);
+    goto part_29;
+part_29:;
     const int16x8_t red_557 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1122);
     const int16x8_t diff_1119 = vsubq_s16(red_557, t_491);
     const int16x8_t red_558 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1123);
@@ -9389,6 +9517,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_1169 = vaddq_s16(t_524, t_527);
     const int16x8_t diff_1156 = vsubq_s16(sum_1168, t_530);
     const int16x8_t diff_1157 = vsubq_s16(sum_1169, t_531);
+    goto part_30;
+part_30:;
     const int16x8_t red_561 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1154);
     const int16x8_t sum_1170 = vaddq_s16(red_561, sum_1166);
     const int16x8_t red_562 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1155);
@@ -9517,6 +9647,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t diff_1203 = vsubq_s16(red_589, t_539);
     const int16x8_t diff_1204 = vsubq_s16(red_586, t_536);
     const int16x8_t diff_1205 = vsubq_s16(red_587, t_537);
+    goto part_31;
+part_31:;
     const int16x8_t sum_1215 = vaddq_s16(red_588, t_538);
     const int16x8_t sum_1216 = vaddq_s16(red_589, t_539);
     const int16x8_t diff_1206 = vsubq_s16(sum_1213, diff_1202);
@@ -9645,6 +9777,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_1260 = vaddq_s16(red_593, sum_1256);
     const int16x8_t sum_1261 = vaddq_s16(sum_1245, diff_1239);
     const int16x8_t sum_1262 = vaddq_s16(sum_1246, diff_1240);
+    goto part_32;
+part_32:;
     const int16x8_t red_594 = nttgen_ntrulpr761_neon_barrett_coarse(diff_1225);
     const int16x8_t sum_1263 = vaddq_s16(red_594, t_579);
     const int16x8_t diff_1241 = vsubq_s16(sum_1260, sum_1263);
@@ -9773,6 +9907,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t t_587 = nttgen_ntrulpr761_neon_montmul(diff_1286, w_34, wq_34);
     const int16x8_t sum_1306 = vaddq_s16(sum_1303, t_587);
     const int16x8_t t_588 = nttgen_ntrulpr761_neon_montmul(diff_1286, w_35, wq_35);
+    goto part_33;
+part_33:;
     const int16x8_t t_589 = nttgen_ntrulpr761_neon_montmul(diff_1285, w_35, wq_35);
     const int16x8_t sum_1307 = vaddq_s16(diff_1289, t_588);
     const int16x8_t diff_1290 = vsubq_s16(sum_1306, t_589);
@@ -9901,6 +10037,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t sum_1353 = vaddq_s16(red_626, t_627);
     const int16x8_t sum_1354 = vaddq_s16(diff_1310, t_624);
     const int16x8_t sum_1355 = vaddq_s16(diff_1311, t_625);
+    goto part_34;
+part_34:;
     const int16x8_t diff_1324 = vsubq_s16(red_623, sum_1344);
     const int16x8_t diff_1325 = vsubq_s16(sum_1353, diff_1324);
     const int16x8_t red_627 = nttgen_ntrulpr761_neon_barrett_coarse(sum_1355);
@@ -10029,6 +10167,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_inverse(int16_t r[restrict 15
     const int16x8_t red_657 = nttgen_ntrulpr761_neon_barrett_coarse(diff_1330);
     vst1q_s16(&r[1144], red_657);
     vst1q_s16(&r[1160], diff_926);
+    goto part_35;
+part_35:;
     vst1q_s16(&r[1176], diff_1175);
     vst1q_s16(&r[1192], diff_1264);
     vst1q_s16(&r[1208], diff_1007);
@@ -10198,6 +10338,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t h0_8 = vdupq_n_s16(2295);
     const int16x8_t r_35 = vsubq_s16(r_34, h0_8);
     vst1q_s16(&r[64], r_35);
+    goto part_1;
+part_1:;
     const int16x8_t c_27 = vld1q_s16(&c[72]);
     const int16x8_t c_28 = vld1q_s16(&c[833]);
     const int16x8_t s_18 = vaddq_s16(c_27, c_28);
@@ -10326,6 +10468,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t r_73 = vsubq_s16(r_72, h1_18);
     const int16x8_t r_74 = nttgen_ntrulpr761_neon_cond_add_q(r_73);
     const int16x8_t h0_18 = vdupq_n_s16(2295);
+    goto part_2;
+part_2:;
     const int16x8_t r_75 = vsubq_s16(r_74, h0_18);
     vst1q_s16(&r[144], r_75);
     const int16x8_t c_57 = vld1q_s16(&c[152]);
@@ -10454,6 +10598,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t r_112 = nttgen_ntrulpr761_neon_cond_add_q(k_29);
     const int16x8_t h1_28 = vdupq_n_s16(2296);
     const int16x8_t r_113 = vsubq_s16(r_112, h1_28);
+    goto part_3;
+part_3:;
     const int16x8_t r_114 = nttgen_ntrulpr761_neon_cond_add_q(r_113);
     const int16x8_t h0_28 = vdupq_n_s16(2295);
     const int16x8_t r_115 = vsubq_s16(r_114, h0_28);
@@ -10582,6 +10728,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t s_77 = vaddq_s16(s_76, c_116);
     const int16x8_t k_39 = nttgen_ntrulpr761_neon_montmul(s_77, k_0, kq_0);
     const int16x8_t r_152 = nttgen_ntrulpr761_neon_cond_add_q(k_39);
+    goto part_4;
+part_4:;
     const int16x8_t h1_38 = vdupq_n_s16(2296);
     const int16x8_t r_153 = vsubq_s16(r_152, h1_38);
     const int16x8_t r_154 = nttgen_ntrulpr761_neon_cond_add_q(r_153);
@@ -10710,6 +10858,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t s_96 = vaddq_s16(c_144, c_145);
     const int16x8_t c_146 = vld1q_s16(&c[1144]);
     const int16x8_t s_97 = vaddq_s16(s_96, c_146);
+    goto part_5;
+part_5:;
     const int16x8_t k_49 = nttgen_ntrulpr761_neon_montmul(s_97, k_0, kq_0);
     const int16x8_t r_192 = nttgen_ntrulpr761_neon_cond_add_q(k_49);
     const int16x8_t h1_48 = vdupq_n_s16(2296);
@@ -10838,6 +10988,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t c_174 = vld1q_s16(&c[464]);
     const int16x8_t c_175 = vld1q_s16(&c[1225]);
     const int16x8_t s_116 = vaddq_s16(c_174, c_175);
+    goto part_6;
+part_6:;
     const int16x8_t c_176 = vld1q_s16(&c[1224]);
     const int16x8_t s_117 = vaddq_s16(s_116, c_176);
     const int16x8_t k_59 = nttgen_ntrulpr761_neon_montmul(s_117, k_0, kq_0);
@@ -10966,6 +11118,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t r_271 = vsubq_s16(r_270, h0_67);
     vst1q_s16(&r[536], r_271);
     const int16x8_t c_204 = vld1q_s16(&c[544]);
+    goto part_7;
+part_7:;
     const int16x8_t c_205 = vld1q_s16(&c[1305]);
     const int16x8_t s_136 = vaddq_s16(c_204, c_205);
     const int16x8_t c_206 = vld1q_s16(&c[1304]);
@@ -11094,6 +11248,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t r_310 = nttgen_ntrulpr761_neon_cond_add_q(r_309);
     const int16x8_t h0_77 = vdupq_n_s16(2295);
     const int16x8_t r_311 = vsubq_s16(r_310, h0_77);
+    goto part_8;
+part_8:;
     vst1q_s16(&r[616], r_311);
     const int16x8_t c_234 = vld1q_s16(&c[624]);
     const int16x8_t c_235 = vld1q_s16(&c[1385]);
@@ -11222,6 +11378,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_neon_fold(int16_t r[restrict 761],
     const int16x8_t h1_87 = vdupq_n_s16(2296);
     const int16x8_t r_349 = vsubq_s16(r_348, h1_87);
     const int16x8_t r_350 = nttgen_ntrulpr761_neon_cond_add_q(r_349);
+    goto part_9;
+part_9:;
     const int16x8_t h0_87 = vdupq_n_s16(2295);
     const int16x8_t r_351 = vsubq_s16(r_350, h0_87);
     vst1q_s16(&r[696], r_351);

@@ -241,6 +241,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&a_ext[32], zero_0);
     _mm512_storeu_si512((__m512i *)&a_ext[96], zero_0);
     const __m512i a_25 = _mm512_load_si512((const __m512i *)&a_pad[32]);
+    goto part_1;
+part_1:;
     _mm512_storeu_si512((__m512i *)&a_ext[128], a_25);
     const __m512i zero_2 = _mm512_set1_epi16(0);
     const __m512i neg_1 = _mm512_sub_epi16(zero_2, a_25);
@@ -369,6 +371,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i a_43 = _mm512_load_si512((const __m512i *)&a_pad[608]);
     _mm512_storeu_si512((__m512i *)&a_ext[2432], a_43);
     const __m512i zero_20 = _mm512_set1_epi16(0);
+    goto part_2;
+part_2:;
     const __m512i neg_19 = _mm512_sub_epi16(zero_20, a_43);
     _mm512_storeu_si512((__m512i *)&a_ext[2496], neg_19);
     _mm512_storeu_si512((__m512i *)&a_ext[2464], zero_0);
@@ -497,6 +501,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i b_46 = _mm512_loadu_si512((const __m512i *)&a_ext[946]);
     const __m512i b_47 = _mm512_loadu_si512((const __m512i *)&a_ext[2962]);
     const __m512i diff_7 = _mm512_sub_epi16(b_47, b_46);
+    goto part_3;
+part_3:;
     _mm512_storeu_si512((__m512i *)&blk6[0], diff_7);
     const __m512i zero_31 = _mm512_set1_epi16(0);
     const __m512i neg_30 = _mm512_sub_epi16(zero_31, diff_7);
@@ -625,6 +631,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk25[64], neg_43);
     const __m512i b_72 = _mm512_load_si512((const __m512i *)&a_ext[1408]);
     const __m512i sum_35 = _mm512_add_epi16(sum_3, b_72);
+    goto part_4;
+part_4:;
     const __m512i b_73 = _mm512_load_si512((const __m512i *)&a_ext[1408]);
     const __m512i diff_27 = _mm512_sub_epi16(sum_3, b_73);
     _mm512_storeu_si512((__m512i *)&blk26[0], diff_27);
@@ -753,6 +761,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk1[96], neg_54);
     const __m512i b_110 = _mm512_loadu_si512((const __m512i *)&a_ext[474]);
     const __m512i b_111 = _mm512_loadu_si512((const __m512i *)&a_ext[2490]);
+    goto part_5;
+part_5:;
     const __m512i sum_58 = _mm512_add_epi16(b_110, b_111);
     const __m512i b_112 = _mm512_loadu_si512((const __m512i *)&a_ext[474]);
     const __m512i b_113 = _mm512_loadu_si512((const __m512i *)&a_ext[2490]);
@@ -881,6 +891,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i diff_58 = _mm512_sub_epi16(sum_69, sum_65);
     _mm512_storeu_si512((__m512i *)&blk19[32], diff_58);
     const __m512i zero_69 = _mm512_set1_epi16(0);
+    goto part_6;
+part_6:;
     const __m512i neg_68 = _mm512_sub_epi16(zero_69, diff_58);
     _mm512_storeu_si512((__m512i *)&blk19[96], neg_68);
     const __m512i sum_75 = _mm512_add_epi16(sum_66, sum_70);
@@ -1009,6 +1021,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i diff_78 = _mm512_sub_epi16(b_167, b_166);
     _mm512_storeu_si512((__m512i *)&blk37[0], diff_78);
     const __m512i zero_83 = _mm512_set1_epi16(0);
+    goto part_7;
+part_7:;
     const __m512i neg_82 = _mm512_sub_epi16(zero_83, diff_78);
     _mm512_storeu_si512((__m512i *)&blk37[64], neg_82);
     const __m512i b_168 = _mm512_loadu_si512((const __m512i *)&blk1[56]);
@@ -1137,6 +1151,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i b_212 = _mm512_load_si512((const __m512i *)&blk17[0]);
     const __m512i b_213 = _mm512_load_si512((const __m512i *)&blk19[32]);
     const __m512i sum_109 = _mm512_add_epi16(b_212, b_213);
+    goto part_8;
+part_8:;
     _mm512_storeu_si512((__m512i *)&blk52[0], sum_109);
     const __m512i b_214 = _mm512_loadu_si512((const __m512i *)&blk18[48]);
     const __m512i b_215 = _mm512_loadu_si512((const __m512i *)&blk20[16]);
@@ -1265,6 +1281,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i diff_113 = _mm512_sub_epi16(diff_109, red_20);
     const __m512i red_21 = nttgen_ntrulpr761_sn_avx512_barrett(sum_126);
     const __m512i sum_129 = _mm512_add_epi16(diff_109, red_21);
+    goto part_9;
+part_9:;
     _mm512_storeu_si512((__m512i *)&pieces[64], sum_118);
     _mm512_storeu_si512((__m512i *)&pieces[128], diff_101);
     _mm512_storeu_si512((__m512i *)&pieces[256], diff_100);
@@ -1393,6 +1411,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk48[32], diff_125);
     const __m512i diff_126 = _mm512_sub_epi16(diff_118, sum_130);
     const __m512i sum_142 = _mm512_add_epi16(sum_130, diff_118);
+    goto part_10;
+part_10:;
     _mm512_storeu_si512((__m512i *)&blk49[32], sum_142);
     const __m512i zero_114 = _mm512_set1_epi16(0);
     const __m512i neg_113 = _mm512_sub_epi16(zero_114, sum_142);
@@ -1521,6 +1541,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i diff_145 = _mm512_sub_epi16(diff_139, sum_157);
     const __m512i sum_161 = _mm512_add_epi16(diff_139, sum_157);
     _mm512_storeu_si512((__m512i *)&blk64[32], sum_161);
+    goto part_11;
+part_11:;
     const __m512i sum_162 = _mm512_add_epi16(sum_156, sum_158);
     const __m512i diff_146 = _mm512_sub_epi16(sum_158, sum_156);
     _mm512_storeu_si512((__m512i *)&blk65[32], diff_146);
@@ -1649,6 +1671,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i b_373 = _mm512_load_si512((const __m512i *)&blk55[32]);
     const __m512i red_38 = nttgen_ntrulpr761_sn_avx512_barrett(b_373);
     const __m512i diff_161 = _mm512_sub_epi16(b_372, red_38);
+    goto part_12;
+part_12:;
     const __m512i b_374 = _mm512_load_si512((const __m512i *)&blk54[0]);
     const __m512i b_375 = _mm512_load_si512((const __m512i *)&blk55[32]);
     const __m512i red_39 = nttgen_ntrulpr761_sn_avx512_barrett(b_375);
@@ -1777,6 +1801,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i sum_192 = _mm512_add_epi16(b_416, b_417);
     const __m512i b_418 = _mm512_loadu_si512((const __m512i *)&blk45[80]);
     const __m512i b_419 = _mm512_loadu_si512((const __m512i *)&blk47[48]);
+    goto part_13;
+part_13:;
     const __m512i diff_176 = _mm512_sub_epi16(b_419, b_418);
     _mm512_storeu_si512((__m512i *)&blk32[32], diff_176);
     const __m512i zero_135 = _mm512_set1_epi16(0);
@@ -1905,6 +1931,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i b_458 = _mm512_load_si512((const __m512i *)&blk35[0]);
     const __m512i b_459 = _mm512_load_si512((const __m512i *)&blk34[32]);
     const __m512i diff_192 = _mm512_sub_epi16(b_458, b_459);
+    goto part_14;
+part_14:;
     _mm512_storeu_si512((__m512i *)&blk64[0], diff_192);
     const __m512i b_460 = _mm512_loadu_si512((const __m512i *)&blk36[48]);
     const __m512i b_461 = _mm512_loadu_si512((const __m512i *)&blk33[16]);
@@ -2033,6 +2061,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
     const __m512i b_507 = _mm512_load_si512((const __m512i *)&blk65[32]);
     const __m512i red_93 = nttgen_ntrulpr761_sn_avx512_barrett(b_507);
     const __m512i sum_222 = _mm512_add_epi16(b_506, red_93);
+    goto part_15;
+part_15:;
     _mm512_storeu_si512((__m512i *)&pieces[960], diff_206);
     _mm512_storeu_si512((__m512i *)&pieces[1984], sum_222);
     const __m512i b_508 = _mm512_load_si512((const __m512i *)&blk64[32]);
@@ -2206,6 +2236,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i tr_93 = _mm512_unpackhi_epi16(tr_57, tr_61);
         const __m512i tr_94 = _mm512_unpacklo_epi16(tr_59, tr_63);
         const __m512i tr_95 = _mm512_unpackhi_epi16(tr_59, tr_63);
+        goto part_16;
+    part_16:;
         const __m512i tr_96 = nttgen_ntrulpr761_sn_avx512_ilv128_lo(tr_64, tr_72);
         const __m512i tr_97 = nttgen_ntrulpr761_sn_avx512_ilv128_hi(tr_64, tr_72);
         const __m512i tr_98 = nttgen_ntrulpr761_sn_avx512_ilv128_lo(tr_66, tr_74);
@@ -2334,6 +2366,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i tr_189 = _mm512_unpackhi_epi16(pieces_57, pieces_61);
         const __m512i tr_190 = _mm512_unpacklo_epi16(pieces_59, pieces_63);
         const __m512i tr_191 = _mm512_unpackhi_epi16(pieces_59, pieces_63);
+        goto part_17;
+    part_17:;
         const __m512i tr_192 = _mm512_unpacklo_epi16(tr_160, tr_162);
         const __m512i tr_193 = _mm512_unpackhi_epi16(tr_160, tr_162);
         const __m512i tr_194 = _mm512_unpacklo_epi16(tr_161, tr_163);
@@ -2462,6 +2496,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i tr_317 = _mm512_shuffle_i64x2(tr_269, tr_285, 238);
         const __m512i tr_318 = _mm512_shuffle_i64x2(tr_271, tr_287, 68);
         const __m512i tr_319 = _mm512_shuffle_i64x2(tr_271, tr_287, 238);
+        goto part_18;
+    part_18:;
         const __m512i red_96 = nttgen_ntrulpr761_sn_avx512_barrett(tr_130);
         const __m512i sum_224 = _mm512_add_epi16(tr_128, red_96);
         const __m512i red_97 = nttgen_ntrulpr761_sn_avx512_barrett(tr_146);
@@ -2590,6 +2626,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i diff_251 = _mm512_sub_epi16(tr_153, red_136);
         const __m512i sum_265 = _mm512_add_epi16(tr_296, red_104);
         const __m512i sum_266 = _mm512_add_epi16(tr_312, red_105);
+        goto part_19;
+    part_19:;
         const __m512i sum_267 = _mm512_add_epi16(tr_297, red_106);
         const __m512i diff_252 = _mm512_sub_epi16(red_132, tr_313);
         const __m512i sum_268 = _mm512_add_epi16(tr_136, red_133);
@@ -2718,6 +2756,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i red_187 = nttgen_ntrulpr761_sn_avx512_barrett(diff_210);
         const __m512i diff_290 = _mm512_sub_epi16(red_187, red_186);
         const __m512i red_188 = nttgen_ntrulpr761_sn_avx512_barrett(diff_231);
+        goto part_20;
+    part_20:;
         const __m512i red_189 = nttgen_ntrulpr761_sn_avx512_barrett(diff_211);
         const __m512i diff_291 = _mm512_sub_epi16(red_189, red_188);
         const __m512i red_190 = nttgen_ntrulpr761_sn_avx512_barrett(diff_224);
@@ -2846,6 +2886,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i red_251 = nttgen_ntrulpr761_sn_avx512_barrett(sum_262);
         const __m512i diff_322 = _mm512_sub_epi16(red_251, red_250);
         const __m512i red_252 = nttgen_ntrulpr761_sn_avx512_barrett(diff_263);
+        goto part_21;
+    part_21:;
         const __m512i red_253 = nttgen_ntrulpr761_sn_avx512_barrett(sum_263);
         const __m512i diff_323 = _mm512_sub_epi16(red_253, red_252);
         const __m512i red_254 = nttgen_ntrulpr761_sn_avx512_barrett(diff_260);
@@ -2974,6 +3016,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         const __m512i sum_390 = _mm512_add_epi16(sum_325, sum_333);
         const __m512i sum_391 = _mm512_add_epi16(diff_304, sum_328);
         const __m512i diff_369 = _mm512_sub_epi16(diff_305, diff_312);
+        goto part_22;
+    part_22:;
         const __m512i diff_370 = _mm512_sub_epi16(sum_320, diff_313);
         const __m512i diff_371 = _mm512_sub_epi16(sum_321, sum_329);
         const __m512i diff_372 = _mm512_sub_epi16(sum_322, sum_330);
@@ -3102,6 +3146,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_forward(int16_t r[restri
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 2272], diff_343);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 2304], sum_391);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 2336], diff_369);
+        goto part_23;
+    part_23:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 2368], diff_370);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 2400], diff_371);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 2432], diff_372);
@@ -3298,6 +3344,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     _mm512_storeu_si512((__m512i *)&a_ext[32], zero_0);
     _mm512_storeu_si512((__m512i *)&a_ext[96], zero_0);
     const __m512i a_25 = _mm512_load_si512((const __m512i *)&a_pad[32]);
+    goto part_1;
+part_1:;
     _mm512_storeu_si512((__m512i *)&a_ext[128], a_25);
     const __m512i zero_2 = _mm512_set1_epi16(0);
     const __m512i neg_1 = _mm512_sub_epi16(zero_2, a_25);
@@ -3426,6 +3474,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i a_43 = _mm512_load_si512((const __m512i *)&a_pad[608]);
     _mm512_storeu_si512((__m512i *)&a_ext[2432], a_43);
     const __m512i zero_20 = _mm512_set1_epi16(0);
+    goto part_2;
+part_2:;
     const __m512i neg_19 = _mm512_sub_epi16(zero_20, a_43);
     _mm512_storeu_si512((__m512i *)&a_ext[2496], neg_19);
     _mm512_storeu_si512((__m512i *)&a_ext[2464], zero_0);
@@ -3554,6 +3604,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i b_46 = _mm512_loadu_si512((const __m512i *)&a_ext[946]);
     const __m512i b_47 = _mm512_loadu_si512((const __m512i *)&a_ext[2962]);
     const __m512i diff_7 = _mm512_sub_epi16(b_47, b_46);
+    goto part_3;
+part_3:;
     _mm512_storeu_si512((__m512i *)&blk6[0], diff_7);
     const __m512i zero_31 = _mm512_set1_epi16(0);
     const __m512i neg_30 = _mm512_sub_epi16(zero_31, diff_7);
@@ -3682,6 +3734,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i sum_35 = _mm512_add_epi16(sum_3, b_72);
     const __m512i b_73 = _mm512_load_si512((const __m512i *)&a_ext[1408]);
     const __m512i diff_27 = _mm512_sub_epi16(sum_3, b_73);
+    goto part_4;
+part_4:;
     _mm512_storeu_si512((__m512i *)&blk26[0], diff_27);
     const __m512i zero_45 = _mm512_set1_epi16(0);
     const __m512i neg_44 = _mm512_sub_epi16(zero_45, diff_27);
@@ -3810,6 +3864,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i b_112 = _mm512_loadu_si512((const __m512i *)&a_ext[474]);
     const __m512i b_113 = _mm512_loadu_si512((const __m512i *)&a_ext[2490]);
     const __m512i diff_42 = _mm512_sub_epi16(b_113, b_112);
+    goto part_5;
+part_5:;
     _mm512_storeu_si512((__m512i *)&blk2[32], diff_42);
     const __m512i zero_56 = _mm512_set1_epi16(0);
     const __m512i neg_55 = _mm512_sub_epi16(zero_56, diff_42);
@@ -3938,6 +3994,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     _mm512_storeu_si512((__m512i *)&blk19[96], neg_68);
     const __m512i sum_75 = _mm512_add_epi16(sum_66, sum_70);
     const __m512i diff_59 = _mm512_sub_epi16(sum_70, sum_66);
+    goto part_6;
+part_6:;
     _mm512_storeu_si512((__m512i *)&blk20[32], diff_59);
     const __m512i zero_70 = _mm512_set1_epi16(0);
     const __m512i neg_69 = _mm512_sub_epi16(zero_70, diff_59);
@@ -4066,6 +4124,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i b_170 = _mm512_loadu_si512((const __m512i *)&blk1[56]);
     const __m512i b_171 = _mm512_loadu_si512((const __m512i *)&a_ext[1284]);
     const __m512i diff_79 = _mm512_sub_epi16(b_171, b_170);
+    goto part_7;
+part_7:;
     _mm512_storeu_si512((__m512i *)&blk38[0], diff_79);
     const __m512i zero_84 = _mm512_set1_epi16(0);
     const __m512i neg_83 = _mm512_sub_epi16(zero_84, diff_79);
@@ -4194,6 +4254,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i b_217 = _mm512_loadu_si512((const __m512i *)&blk20[16]);
     const __m512i diff_94 = _mm512_sub_epi16(b_217, b_216);
     _mm512_storeu_si512((__m512i *)&blk53[0], diff_94);
+    goto part_8;
+part_8:;
     const __m512i zero_96 = _mm512_set1_epi16(0);
     const __m512i neg_95 = _mm512_sub_epi16(zero_96, diff_94);
     _mm512_storeu_si512((__m512i *)&blk53[64], neg_95);
@@ -4322,6 +4384,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i diff_114 = _mm512_sub_epi16(b_253, b_252);
     _mm512_storeu_si512((__m512i *)&blk37[32], diff_114);
     const __m512i zero_104 = _mm512_set1_epi16(0);
+    goto part_9;
+part_9:;
     const __m512i neg_103 = _mm512_sub_epi16(zero_104, diff_114);
     _mm512_storeu_si512((__m512i *)&blk37[96], neg_103);
     const __m512i b_254 = _mm512_loadu_si512((const __m512i *)&blk1[88]);
@@ -4450,6 +4514,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i b_298 = _mm512_load_si512((const __m512i *)&blk17[32]);
     const __m512i b_299 = _mm512_load_si512((const __m512i *)&blk19[64]);
     const __m512i sum_145 = _mm512_add_epi16(b_298, b_299);
+    goto part_10;
+part_10:;
     _mm512_storeu_si512((__m512i *)&blk52[32], sum_145);
     const __m512i b_300 = _mm512_loadu_si512((const __m512i *)&blk18[80]);
     const __m512i b_301 = _mm512_loadu_si512((const __m512i *)&blk20[48]);
@@ -4578,6 +4644,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     _mm512_storeu_si512((__m512i *)&pieces[2656], sum_165);
     _mm512_storeu_si512((__m512i *)&pieces[2720], sum_164);
     _mm512_storeu_si512((__m512i *)&pieces[2848], sum_163);
+    goto part_11;
+part_11:;
     const __m512i b_336 = _mm512_load_si512((const __m512i *)&blk16[0]);
     const __m512i b_337 = _mm512_load_si512((const __m512i *)&blk40[32]);
     const __m512i sum_166 = _mm512_add_epi16(b_336, b_337);
@@ -4706,6 +4774,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i b_391 = _mm512_load_si512((const __m512i *)&blk63[32]);
     const __m512i sum_184 = _mm512_add_epi16(b_390, b_391);
     const __m512i b_392 = _mm512_load_si512((const __m512i *)&blk64[0]);
+    goto part_12;
+part_12:;
     const __m512i b_393 = _mm512_load_si512((const __m512i *)&blk65[32]);
     const __m512i diff_169 = _mm512_sub_epi16(b_392, b_393);
     const __m512i b_394 = _mm512_load_si512((const __m512i *)&blk64[0]);
@@ -4834,6 +4904,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i sum_201 = _mm512_add_epi16(sum_193, diff_178);
     const __m512i diff_185 = _mm512_sub_epi16(sum_193, diff_178);
     const __m512i sum_202 = _mm512_add_epi16(sum_195, sum_196);
+    goto part_13;
+part_13:;
     const __m512i diff_186 = _mm512_sub_epi16(sum_195, sum_196);
     const __m512i b_440 = _mm512_load_si512((const __m512i *)&blk58[32]);
     const __m512i b_441 = _mm512_load_si512((const __m512i *)&blk60[64]);
@@ -4962,6 +5034,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
     const __m512i sum_217 = _mm512_add_epi16(b_490, b_491);
     const __m512i b_492 = _mm512_load_si512((const __m512i *)&blk23[32]);
     const __m512i b_493 = _mm512_load_si512((const __m512i *)&blk30[64]);
+    goto part_14;
+part_14:;
     const __m512i diff_202 = _mm512_sub_epi16(b_492, b_493);
     const __m512i b_494 = _mm512_load_si512((const __m512i *)&blk23[32]);
     const __m512i b_495 = _mm512_load_si512((const __m512i *)&blk30[64]);
@@ -5167,6 +5241,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
         const __m512i tr_93 = _mm512_unpackhi_epi16(tr_57, tr_61);
         const __m512i tr_94 = _mm512_unpacklo_epi16(tr_59, tr_63);
         const __m512i tr_95 = _mm512_unpackhi_epi16(tr_59, tr_63);
+        goto part_15;
+    part_15:;
         const __m512i tr_96 = nttgen_ntrulpr761_sn_avx512_ilv128_lo(tr_64, tr_72);
         const __m512i tr_97 = nttgen_ntrulpr761_sn_avx512_ilv128_hi(tr_64, tr_72);
         const __m512i tr_98 = nttgen_ntrulpr761_sn_avx512_ilv128_lo(tr_66, tr_74);
@@ -5295,6 +5371,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
         const __m512i tr_189 = _mm512_unpackhi_epi16(pieces_57, pieces_61);
         const __m512i tr_190 = _mm512_unpacklo_epi16(pieces_59, pieces_63);
         const __m512i tr_191 = _mm512_unpackhi_epi16(pieces_59, pieces_63);
+        goto part_16;
+    part_16:;
         const __m512i tr_192 = _mm512_unpacklo_epi16(tr_160, tr_162);
         const __m512i tr_193 = _mm512_unpackhi_epi16(tr_160, tr_162);
         const __m512i tr_194 = _mm512_unpacklo_epi16(tr_161, tr_163);
@@ -5423,6 +5501,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
         const __m512i tr_317 = _mm512_shuffle_i64x2(tr_269, tr_285, 238);
         const __m512i tr_318 = _mm512_shuffle_i64x2(tr_271, tr_287, 68);
         const __m512i tr_319 = _mm512_shuffle_i64x2(tr_271, tr_287, 238);
+        goto part_17;
+    part_17:;
         const __m512i sum_224 = _mm512_add_epi16(tr_128, tr_130);
         const __m512i sum_225 = _mm512_add_epi16(tr_144, tr_146);
         const __m512i sum_226 = _mm512_add_epi16(tr_129, tr_131);
@@ -5551,6 +5631,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
         const __m512i sum_286 = _mm512_add_epi16(tr_141, tr_303);
         const __m512i sum_287 = _mm512_add_epi16(tr_157, tr_319);
         const __m512i diff_271 = _mm512_sub_epi16(tr_300, tr_142);
+        goto part_18;
+    part_18:;
         const __m512i sum_288 = _mm512_add_epi16(sum_224, sum_240);
         const __m512i sum_289 = _mm512_add_epi16(sum_225, sum_241);
         const __m512i sum_290 = _mm512_add_epi16(sum_226, sum_242);
@@ -5679,6 +5761,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
         const __m512i sum_351 = _mm512_add_epi16(sum_270, diff_271);
         const __m512i diff_334 = _mm512_sub_epi16(sum_271, diff_268);
         const __m512i diff_335 = _mm512_sub_epi16(diff_253, diff_269);
+        goto part_19;
+    part_19:;
         const __m512i sum_352 = _mm512_add_epi16(sum_288, sum_296);
         const __m512i sum_353 = _mm512_add_epi16(sum_289, sum_297);
         const __m512i sum_354 = _mm512_add_epi16(sum_290, sum_298);
@@ -5807,6 +5891,8 @@ nttgen_ntrulpr761_sn_avx512_forward_small(int16_t r[restrict 8192], const int16_
         const __m512i diff_397 = _mm512_sub_epi16(diff_325, diff_333);
         const __m512i diff_398 = _mm512_sub_epi16(diff_326, sum_348);
         const __m512i diff_399 = _mm512_sub_epi16(diff_327, sum_349);
+        goto part_20;
+    part_20:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096], sum_352);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 32], sum_353);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 64], sum_354);
@@ -6083,6 +6169,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i bq_17 = _mm512_mullo_epi16(ks_17, qinv_0);
         const __m512i p_32 = nttgen_ntrulpr761_sn_avx512_montmul(ks_18, ks_16, bq_16);
         const __m512i p_33 = nttgen_ntrulpr761_sn_avx512_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const __m512i p_34 = nttgen_ntrulpr761_sn_avx512_montmul(ks_19, ks_16, bq_16);
         const __m512i acc_24 = _mm512_add_epi16(p_33, p_34);
         const __m512i p_35 = nttgen_ntrulpr761_sn_avx512_montmul(ks_19, ks_17, bq_17);
@@ -6211,6 +6299,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i p_54 = nttgen_ntrulpr761_sn_avx512_montmul(red_26, red_33, bq_24);
         const __m512i acc_65 = _mm512_add_epi16(p_53, p_54);
         const __m512i p_55 = nttgen_ntrulpr761_sn_avx512_montmul(red_26, red_34, bq_25);
+        goto part_2;
+    part_2:;
         const __m512i ks_24 = _mm512_add_epi16(red_31, red_33);
         const __m512i ks_25 = _mm512_add_epi16(red_32, red_34);
         const __m512i ks_26 = _mm512_add_epi16(red_23, red_25);
@@ -6339,6 +6429,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i red_51 = nttgen_ntrulpr761_sn_avx512_barrett(b_21);
         const __m512i b_22 = _mm512_loadu_si512((const __m512i *)&b[grp_0 * 4096 + 704]);
         const __m512i red_52 = nttgen_ntrulpr761_sn_avx512_barrett(b_22);
+        goto part_3;
+    part_3:;
         const __m512i b_23 = _mm512_loadu_si512((const __m512i *)&b[grp_0 * 4096 + 736]);
         const __m512i red_53 = nttgen_ntrulpr761_sn_avx512_barrett(b_23);
         const __m512i bq_36 = _mm512_mullo_epi16(red_46, qinv_0);
@@ -6467,6 +6559,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i acc_154 = _mm512_sub_epi16(red_54, acc_125);
         const __m512i red_55 = nttgen_ntrulpr761_sn_avx512_barrett(acc_148);
         const __m512i acc_155 = _mm512_sub_epi16(red_55, acc_126);
+        goto part_4;
+    part_4:;
         const __m512i red_56 = nttgen_ntrulpr761_sn_avx512_barrett(acc_149);
         const __m512i acc_156 = _mm512_sub_epi16(red_56, acc_127);
         const __m512i acc_157 = _mm512_sub_epi16(acc_150, acc_118);
@@ -6595,6 +6689,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i bq_66 = _mm512_mullo_epi16(ks_68, qinv_0);
         const __m512i bq_67 = _mm512_mullo_epi16(ks_69, qinv_0);
         const __m512i bq_68 = _mm512_mullo_epi16(ks_70, qinv_0);
+        goto part_5;
+    part_5:;
         const __m512i bq_69 = _mm512_mullo_epi16(ks_71, qinv_0);
         const __m512i p_132 = nttgen_ntrulpr761_sn_avx512_montmul(ks_72, ks_68, bq_66);
         const __m512i p_133 = nttgen_ntrulpr761_sn_avx512_montmul(ks_72, ks_69, bq_67);
@@ -6723,6 +6819,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i p_153 = nttgen_ntrulpr761_sn_avx512_montmul(ks_82, ks_81, bq_81);
         const __m512i p_154 = nttgen_ntrulpr761_sn_avx512_montmul(ks_83, ks_80, bq_80);
         const __m512i acc_214 = _mm512_add_epi16(p_153, p_154);
+        goto part_6;
+    part_6:;
         const __m512i p_155 = nttgen_ntrulpr761_sn_avx512_montmul(ks_83, ks_81, bq_81);
         const __m512i acc_215 = _mm512_add_epi16(p_147, p_152);
         const __m512i acc_216 = _mm512_add_epi16(p_148, p_155);
@@ -6851,6 +6949,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i a_44 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 4096 + 1408]);
         const __m512i red_99 = nttgen_ntrulpr761_sn_avx512_barrett(a_44);
         const __m512i a_45 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 4096 + 1440]);
+        goto part_7;
+    part_7:;
         const __m512i red_100 = nttgen_ntrulpr761_sn_avx512_barrett(a_45);
         const __m512i a_46 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 4096 + 1472]);
         const __m512i red_101 = nttgen_ntrulpr761_sn_avx512_barrett(a_46);
@@ -6979,6 +7079,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i acc_295 = _mm512_sub_epi16(acc_292, p_208);
         const __m512i acc_296 = _mm512_sub_epi16(acc_293, acc_288);
         const __m512i acc_297 = _mm512_sub_epi16(acc_294, p_211);
+        goto part_8;
+    part_8:;
         const __m512i acc_298 = _mm512_add_epi16(acc_275, p_204);
         const __m512i acc_299 = _mm512_add_epi16(acc_266, acc_287);
         const __m512i acc_300 = _mm512_add_epi16(p_187, acc_295);
@@ -7107,6 +7209,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i p_238 = nttgen_ntrulpr761_sn_avx512_montmul(ks_127, ks_124, bq_118);
         const __m512i acc_331 = _mm512_add_epi16(p_237, p_238);
         const __m512i p_239 = nttgen_ntrulpr761_sn_avx512_montmul(ks_127, ks_125, bq_119);
+        goto part_9;
+    part_9:;
         const __m512i acc_332 = _mm512_add_epi16(p_231, p_236);
         const __m512i acc_333 = _mm512_add_epi16(p_232, p_239);
         const __m512i acc_334 = _mm512_sub_epi16(acc_332, p_228);
@@ -7235,6 +7339,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i bq_132 = _mm512_mullo_epi16(red_147, qinv_0);
         const __m512i bq_133 = _mm512_mullo_epi16(red_148, qinv_0);
         const __m512i p_252 = nttgen_ntrulpr761_sn_avx512_montmul(red_133, red_141, bq_126);
+        goto part_10;
+    part_10:;
         const __m512i p_253 = nttgen_ntrulpr761_sn_avx512_montmul(red_133, red_142, bq_127);
         const __m512i p_254 = nttgen_ntrulpr761_sn_avx512_montmul(red_134, red_141, bq_126);
         const __m512i acc_371 = _mm512_add_epi16(p_253, p_254);
@@ -7363,6 +7469,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i diff_53 = _mm512_sub_epi16(acc_379, acc_423);
         const __m512i diff_54 = _mm512_sub_epi16(acc_371, acc_422);
         const __m512i diff_55 = _mm512_sub_epi16(p_252, acc_421);
+        goto part_11;
+    part_11:;
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 1792], diff_55);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 1824], diff_54);
         _mm512_storeu_si512((__m512i *)&r[grp_0 * 4096 + 1856], diff_53);
@@ -7491,6 +7599,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i p_318 = nttgen_ntrulpr761_sn_avx512_montmul(ks_175, ks_170, bq_158);
         const __m512i acc_447 = _mm512_add_epi16(p_317, p_318);
         const __m512i p_319 = nttgen_ntrulpr761_sn_avx512_montmul(ks_175, ks_171, bq_159);
+        goto part_12;
+    part_12:;
         const __m512i ks_176 = _mm512_add_epi16(ks_168, ks_170);
         const __m512i ks_177 = _mm512_add_epi16(ks_169, ks_171);
         const __m512i ks_178 = _mm512_add_epi16(ks_172, ks_174);
@@ -7619,6 +7729,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i acc_487 = _mm512_sub_epi16(acc_484, p_331);
         const __m512i p_336 = nttgen_ntrulpr761_sn_avx512_montmul(red_175, red_183, bq_166);
         const __m512i p_337 = nttgen_ntrulpr761_sn_avx512_montmul(red_175, red_184, bq_167);
+        goto part_13;
+    part_13:;
         const __m512i p_338 = nttgen_ntrulpr761_sn_avx512_montmul(red_176, red_183, bq_166);
         const __m512i acc_488 = _mm512_add_epi16(p_337, p_338);
         const __m512i p_339 = nttgen_ntrulpr761_sn_avx512_montmul(red_176, red_184, bq_167);
@@ -7747,6 +7859,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i red_199 = nttgen_ntrulpr761_sn_avx512_barrett(b_81);
         const __m512i b_82 = _mm512_loadu_si512((const __m512i *)&b[grp_0 * 4096 + 2624]);
         const __m512i red_200 = nttgen_ntrulpr761_sn_avx512_barrett(b_82);
+        goto part_14;
+    part_14:;
         const __m512i b_83 = _mm512_loadu_si512((const __m512i *)&b[grp_0 * 4096 + 2656]);
         const __m512i red_201 = nttgen_ntrulpr761_sn_avx512_barrett(b_83);
         const __m512i b_84 = _mm512_loadu_si512((const __m512i *)&b[grp_0 * 4096 + 2688]);
@@ -7875,6 +7989,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i acc_571 = _mm512_sub_epi16(acc_565, acc_538);
         const __m512i acc_572 = _mm512_sub_epi16(acc_561, acc_539);
         const __m512i acc_573 = _mm512_sub_epi16(acc_566, acc_540);
+        goto part_15;
+    part_15:;
         const __m512i acc_574 = _mm512_sub_epi16(acc_567, acc_531);
         const __m512i acc_575 = _mm512_sub_epi16(acc_568, p_367);
         const __m512i acc_576 = _mm512_sub_epi16(acc_569, p_372);
@@ -8003,6 +8119,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i ks_228 = _mm512_add_epi16(red_217, red_221);
         const __m512i ks_229 = _mm512_add_epi16(red_218, red_222);
         const __m512i ks_230 = _mm512_add_epi16(red_219, red_223);
+        goto part_16;
+    part_16:;
         const __m512i ks_231 = _mm512_add_epi16(red_220, red_224);
         const __m512i ks_232 = _mm512_add_epi16(red_209, red_213);
         const __m512i ks_233 = _mm512_add_epi16(red_210, red_214);
@@ -8131,6 +8249,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i p_439 = nttgen_ntrulpr761_sn_avx512_montmul(red_231, red_239, bq_219);
         const __m512i ks_240 = _mm512_add_epi16(red_236, red_238);
         const __m512i ks_241 = _mm512_add_epi16(red_237, red_239);
+        goto part_17;
+    part_17:;
         const __m512i ks_242 = _mm512_add_epi16(red_228, red_230);
         const __m512i ks_243 = _mm512_add_epi16(red_229, red_231);
         const __m512i bq_224 = _mm512_mullo_epi16(ks_240, qinv_0);
@@ -8259,6 +8379,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i a_104 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 4096 + 3328]);
         const __m512i red_247 = nttgen_ntrulpr761_sn_avx512_barrett(a_104);
         const __m512i a_105 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 4096 + 3360]);
+        goto part_18;
+    part_18:;
         const __m512i red_248 = nttgen_ntrulpr761_sn_avx512_barrett(a_105);
         const __m512i a_106 = _mm512_loadu_si512((const __m512i *)&a[grp_0 * 4096 + 3392]);
         const __m512i red_249 = nttgen_ntrulpr761_sn_avx512_barrett(a_106);
@@ -8387,6 +8509,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i p_502 = nttgen_ntrulpr761_sn_avx512_montmul(ks_279, ks_276, bq_250);
         const __m512i acc_713 = _mm512_add_epi16(p_501, p_502);
         const __m512i p_503 = nttgen_ntrulpr761_sn_avx512_montmul(ks_279, ks_277, bq_251);
+        goto part_19;
+    part_19:;
         const __m512i acc_714 = _mm512_add_epi16(p_495, p_500);
         const __m512i acc_715 = _mm512_add_epi16(p_496, p_503);
         const __m512i acc_716 = _mm512_sub_epi16(acc_714, p_492);
@@ -8515,6 +8639,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i ks_284 = _mm512_add_epi16(red_278, red_280);
         const __m512i ks_285 = _mm512_add_epi16(red_279, red_281);
         const __m512i ks_286 = _mm512_add_epi16(red_270, red_272);
+        goto part_20;
+    part_20:;
         const __m512i ks_287 = _mm512_add_epi16(red_271, red_273);
         const __m512i bq_262 = _mm512_mullo_epi16(ks_284, qinv_0);
         const __m512i bq_263 = _mm512_mullo_epi16(ks_285, qinv_0);
@@ -8643,6 +8769,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i b_127 = _mm512_loadu_si512((const __m512i *)&b[grp_0 * 4096 + 4064]);
         const __m512i red_300 = nttgen_ntrulpr761_sn_avx512_barrett(b_127);
         const __m512i bq_270 = _mm512_mullo_epi16(red_293, qinv_0);
+        goto part_21;
+    part_21:;
         const __m512i bq_271 = _mm512_mullo_epi16(red_294, qinv_0);
         const __m512i bq_272 = _mm512_mullo_epi16(red_295, qinv_0);
         const __m512i bq_273 = _mm512_mullo_epi16(red_296, qinv_0);
@@ -8771,6 +8899,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_base(int16_t r[restrict 
         const __m512i red_303 = nttgen_ntrulpr761_sn_avx512_barrett(acc_838);
         const __m512i acc_845 = _mm512_sub_epi16(red_303, acc_816);
         const __m512i acc_846 = _mm512_sub_epi16(acc_839, acc_807);
+        goto part_22;
+    part_22:;
         const __m512i acc_847 = _mm512_sub_epi16(acc_840, p_559);
         const __m512i diff_105 = _mm512_sub_epi16(acc_843, p_559);
         const __m512i diff_106 = _mm512_sub_epi16(acc_842, acc_807);
@@ -9034,6 +9164,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i c_125 = _mm512_loadu_si512((const __m512i *)&c[grp_0 * 4096 + 4000]);
         const __m512i c_126 = _mm512_loadu_si512((const __m512i *)&c[grp_0 * 4096 + 4032]);
         const __m512i c_127 = _mm512_loadu_si512((const __m512i *)&c[grp_0 * 4096 + 4064]);
+        goto part_1;
+    part_1:;
         const __m512i red_0 = nttgen_ntrulpr761_sn_avx512_barrett(c_64);
         const __m512i sum_0 = _mm512_add_epi16(c_0, red_0);
         const __m512i red_1 = nttgen_ntrulpr761_sn_avx512_barrett(c_65);
@@ -9162,6 +9294,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i sum_42 = _mm512_add_epi16(c_42, red_42);
         const __m512i red_43 = nttgen_ntrulpr761_sn_avx512_barrett(c_107);
         const __m512i sum_43 = _mm512_add_epi16(c_43, red_43);
+        goto part_2;
+    part_2:;
         const __m512i red_44 = nttgen_ntrulpr761_sn_avx512_barrett(c_108);
         const __m512i sum_44 = _mm512_add_epi16(c_44, red_44);
         const __m512i red_45 = nttgen_ntrulpr761_sn_avx512_barrett(c_109);
@@ -9290,6 +9424,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i sum_77 = _mm512_add_epi16(red_91, red_90);
         const __m512i sum_78 = _mm512_add_epi16(red_93, red_92);
         const __m512i sum_79 = _mm512_add_epi16(red_95, red_94);
+        goto part_3;
+    part_3:;
         const __m512i red_96 = nttgen_ntrulpr761_sn_avx512_barrett(sum_24);
         const __m512i red_97 = nttgen_ntrulpr761_sn_avx512_barrett(sum_16);
         const __m512i sum_80 = _mm512_add_epi16(red_97, red_96);
@@ -9418,6 +9554,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i sum_109 = _mm512_add_epi16(red_155, red_154);
         const __m512i sum_110 = _mm512_add_epi16(red_157, red_156);
         const __m512i sum_111 = _mm512_add_epi16(red_159, red_158);
+        goto part_4;
+    part_4:;
         const __m512i red_160 = nttgen_ntrulpr761_sn_avx512_barrett(sum_56);
         const __m512i red_161 = nttgen_ntrulpr761_sn_avx512_barrett(sum_48);
         const __m512i sum_112 = _mm512_add_epi16(red_161, red_160);
@@ -9546,6 +9684,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i sum_157 = _mm512_add_epi16(sum_77, diff_95);
         const __m512i sum_158 = _mm512_add_epi16(sum_78, sum_92);
         const __m512i sum_159 = _mm512_add_epi16(sum_79, sum_93);
+        goto part_5;
+    part_5:;
         const __m512i sum_160 = _mm512_add_epi16(sum_96, sum_112);
         const __m512i sum_161 = _mm512_add_epi16(sum_97, sum_113);
         const __m512i sum_162 = _mm512_add_epi16(sum_98, sum_114);
@@ -9674,6 +9814,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i sum_221 = _mm512_add_epi16(diff_155, sum_184);
         const __m512i sum_222 = _mm512_add_epi16(diff_156, sum_185);
         const __m512i sum_223 = _mm512_add_epi16(diff_157, diff_184);
+        goto part_6;
+    part_6:;
         const __m512i sum_224 = _mm512_add_epi16(diff_128, diff_164);
         const __m512i sum_225 = _mm512_add_epi16(diff_129, diff_165);
         const __m512i sum_226 = _mm512_add_epi16(diff_130, diff_166);
@@ -9802,6 +9944,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i sum_282 = _mm512_add_epi16(diff_217, red_222);
         const __m512i red_223 = nttgen_ntrulpr761_sn_avx512_barrett(sum_222);
         const __m512i sum_283 = _mm512_add_epi16(diff_218, red_223);
+        goto part_7;
+    part_7:;
         const __m512i red_224 = nttgen_ntrulpr761_sn_avx512_barrett(sum_231);
         const __m512i diff_260 = _mm512_sub_epi16(sum_224, red_224);
         const __m512i red_225 = nttgen_ntrulpr761_sn_avx512_barrett(diff_228);
@@ -9930,6 +10074,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i tr_61 = _mm512_unpackhi_epi16(tr_28, tr_30);
         const __m512i tr_62 = _mm512_unpacklo_epi16(tr_29, tr_31);
         const __m512i tr_63 = _mm512_unpackhi_epi16(tr_29, tr_31);
+        goto part_8;
+    part_8:;
         const __m512i tr_64 = _mm512_unpacklo_epi16(tr_32, tr_36);
         const __m512i tr_65 = _mm512_unpackhi_epi16(tr_32, tr_36);
         const __m512i tr_66 = _mm512_unpacklo_epi16(tr_34, tr_38);
@@ -10058,6 +10204,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i zero_7 = _mm512_set1_epi16(0);
         const __m512i neg_7 = _mm512_sub_epi16(zero_7, tr_142);
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 960], neg_7);
+        goto part_9;
+    part_9:;
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 1024], tr_144);
         const __m512i zero_8 = _mm512_set1_epi16(0);
         const __m512i neg_8 = _mm512_sub_epi16(zero_8, tr_144);
@@ -10186,6 +10334,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i tr_189 = _mm512_unpackhi_epi16(sum_269, sum_297);
         const __m512i tr_190 = _mm512_unpacklo_epi16(sum_283, sum_311);
         const __m512i tr_191 = _mm512_unpackhi_epi16(sum_283, sum_311);
+        goto part_10;
+    part_10:;
         const __m512i tr_192 = _mm512_unpacklo_epi16(tr_160, tr_162);
         const __m512i tr_193 = _mm512_unpackhi_epi16(tr_160, tr_162);
         const __m512i tr_194 = _mm512_unpacklo_epi16(tr_161, tr_163);
@@ -10314,6 +10464,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
         const __m512i tr_317 = _mm512_shuffle_i64x2(tr_269, tr_285, 238);
         const __m512i tr_318 = _mm512_shuffle_i64x2(tr_271, tr_287, 68);
         const __m512i tr_319 = _mm512_shuffle_i64x2(tr_271, tr_287, 238);
+        goto part_11;
+    part_11:;
         _mm512_storeu_si512((__m512i *)&pieces[grp_0 * 4096 + 32], tr_288);
         const __m512i zero_32 = _mm512_set1_epi16(0);
         const __m512i neg_32 = _mm512_sub_epi16(zero_32, tr_288);
@@ -10571,6 +10723,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk11[64], neg_69);
     const __m512i b_48 = _mm512_load_si512((const __m512i *)&pieces[384]);
     const __m512i b_49 = _mm512_load_si512((const __m512i *)&pieces[2432]);
+    goto part_12;
+part_12:;
     const __m512i red_280 = nttgen_ntrulpr761_sn_avx512_barrett(b_49);
     const __m512i sum_324 = _mm512_add_epi16(b_48, red_280);
     const __m512i b_50 = _mm512_load_si512((const __m512i *)&pieces[384]);
@@ -10699,6 +10853,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_315 = nttgen_ntrulpr761_sn_avx512_barrett(sum_339);
     const __m512i diff_293 = _mm512_sub_epi16(sum_338, red_315);
     _mm512_storeu_si512((__m512i *)&blk29[0], diff_293);
+    goto part_13;
+part_13:;
     const __m512i zero_78 = _mm512_set1_epi16(0);
     const __m512i neg_78 = _mm512_sub_epi16(zero_78, diff_293);
     _mm512_storeu_si512((__m512i *)&blk29[64], neg_78);
@@ -10827,6 +10983,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk43[0], diff_307);
     const __m512i red_344 = nttgen_ntrulpr761_sn_avx512_barrett(sum_354);
     const __m512i sum_356 = _mm512_add_epi16(sum_353, red_344);
+    goto part_14;
+part_14:;
     const __m512i red_345 = nttgen_ntrulpr761_sn_avx512_barrett(sum_354);
     const __m512i diff_308 = _mm512_sub_epi16(sum_353, red_345);
     _mm512_storeu_si512((__m512i *)&blk44[0], diff_308);
@@ -10955,6 +11113,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i zero_91 = _mm512_set1_epi16(0);
     const __m512i neg_91 = _mm512_sub_epi16(zero_91, diff_320);
     _mm512_storeu_si512((__m512i *)&blk9[96], neg_91);
+    goto part_15;
+part_15:;
     const __m512i b_136 = _mm512_load_si512((const __m512i *)&pieces[672]);
     const __m512i b_137 = _mm512_load_si512((const __m512i *)&pieces[2720]);
     const __m512i red_374 = nttgen_ntrulpr761_sn_avx512_barrett(b_137);
@@ -11083,6 +11243,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i zero_99 = _mm512_set1_epi16(0);
     const __m512i neg_99 = _mm512_sub_epi16(zero_99, diff_336);
     _mm512_storeu_si512((__m512i *)&blk25[96], neg_99);
+    goto part_16;
+part_16:;
     const __m512i red_406 = nttgen_ntrulpr761_sn_avx512_barrett(sum_382);
     const __m512i sum_387 = _mm512_add_epi16(sum_381, red_406);
     const __m512i red_407 = nttgen_ntrulpr761_sn_avx512_barrett(sum_382);
@@ -11211,6 +11373,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_435 = nttgen_ntrulpr761_sn_avx512_barrett(sum_395);
     const __m512i diff_351 = _mm512_sub_epi16(sum_394, red_435);
     _mm512_storeu_si512((__m512i *)&blk40[32], diff_351);
+    goto part_17;
+part_17:;
     const __m512i zero_107 = _mm512_set1_epi16(0);
     const __m512i neg_107 = _mm512_sub_epi16(zero_107, diff_351);
     _mm512_storeu_si512((__m512i *)&blk40[96], neg_107);
@@ -11339,6 +11503,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i b_217 = _mm512_load_si512((const __m512i *)&blk13[32]);
     const __m512i red_464 = nttgen_ntrulpr761_sn_avx512_barrett(b_217);
     const __m512i sum_416 = _mm512_add_epi16(b_216, red_464);
+    goto part_18;
+part_18:;
     _mm512_storeu_si512((__m512i *)&blk60[0], sum_416);
     const __m512i b_218 = _mm512_load_si512((const __m512i *)&blk12[0]);
     const __m512i b_219 = _mm512_load_si512((const __m512i *)&blk13[32]);
@@ -11467,6 +11633,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk79[0], diff_373);
     const __m512i b_256 = _mm512_load_si512((const __m512i *)&blk33[0]);
     const __m512i b_257 = _mm512_load_si512((const __m512i *)&blk34[32]);
+    goto part_19;
+part_19:;
     const __m512i red_484 = nttgen_ntrulpr761_sn_avx512_barrett(b_257);
     const __m512i sum_426 = _mm512_add_epi16(b_256, red_484);
     _mm512_storeu_si512((__m512i *)&blk80[0], sum_426);
@@ -11595,6 +11763,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i b_295 = _mm512_load_si512((const __m512i *)&blk4[32]);
     const __m512i b_296 = _mm512_load_si512((const __m512i *)&blk5[64]);
     const __m512i red_506 = nttgen_ntrulpr761_sn_avx512_barrett(b_296);
+    goto part_20;
+part_20:;
     const __m512i diff_383 = _mm512_sub_epi16(b_295, red_506);
     _mm512_storeu_si512((__m512i *)&blk53[32], diff_383);
     const __m512i b_297 = _mm512_load_si512((const __m512i *)&blk6[32]);
@@ -11723,6 +11893,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i sum_448 = _mm512_add_epi16(b_333, red_525);
     _mm512_storeu_si512((__m512i *)&blk72[32], sum_448);
     const __m512i b_335 = _mm512_load_si512((const __m512i *)&blk24[32]);
+    goto part_21;
+part_21:;
     const __m512i b_336 = _mm512_load_si512((const __m512i *)&blk25[64]);
     const __m512i red_526 = nttgen_ntrulpr761_sn_avx512_barrett(b_336);
     const __m512i diff_393 = _mm512_sub_epi16(b_335, red_526);
@@ -11851,6 +12023,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i diff_403 = _mm512_sub_epi16(b_373, red_545);
     _mm512_storeu_si512((__m512i *)&blk90[32], diff_403);
     const __m512i red_546 = nttgen_ntrulpr761_sn_avx512_barrett(sum_457);
+    goto part_22;
+part_22:;
     const __m512i sum_458 = _mm512_add_epi16(sum_457, red_546);
     _mm512_storeu_si512((__m512i *)&blk91[32], sum_458);
     const __m512i red_547 = nttgen_ntrulpr761_sn_avx512_barrett(diff_402);
@@ -11979,6 +12153,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_567 = nttgen_ntrulpr761_sn_avx512_barrett(b_413);
     const __m512i diff_412 = _mm512_sub_epi16(b_412, red_567);
     _mm512_storeu_si512((__m512i *)&blk28[0], diff_412);
+    goto part_23;
+part_23:;
     const __m512i b_414 = _mm512_load_si512((const __m512i *)&blk65[0]);
     const __m512i b_415 = _mm512_loadu_si512((const __m512i *)&blk67[48]);
     const __m512i red_568 = nttgen_ntrulpr761_sn_avx512_barrett(b_415);
@@ -12107,6 +12283,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk7[64], neg_173);
     const __m512i b_450 = _mm512_load_si512((const __m512i *)&blk86[0]);
     const __m512i b_451 = _mm512_loadu_si512((const __m512i *)&blk88[16]);
+    goto part_24;
+part_24:;
     const __m512i red_586 = nttgen_ntrulpr761_sn_avx512_barrett(b_451);
     const __m512i sum_480 = _mm512_add_epi16(b_450, red_586);
     const __m512i b_452 = _mm512_load_si512((const __m512i *)&blk86[0]);
@@ -12235,6 +12413,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i zero_178 = _mm512_set1_epi16(0);
     const __m512i neg_178 = _mm512_sub_epi16(zero_178, sum_495);
     _mm512_storeu_si512((__m512i *)&blk36[96], neg_178);
+    goto part_25;
+part_25:;
     const __m512i b_491 = _mm512_load_si512((const __m512i *)&blk60[32]);
     const __m512i b_492 = _mm512_loadu_si512((const __m512i *)&blk62[48]);
     const __m512i red_614 = nttgen_ntrulpr761_sn_avx512_barrett(b_492);
@@ -12363,6 +12543,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_632 = nttgen_ntrulpr761_sn_avx512_barrett(b_528);
     const __m512i diff_441 = _mm512_sub_epi16(b_527, red_632);
     _mm512_storeu_si512((__m512i *)&blk16[32], diff_441);
+    goto part_26;
+part_26:;
     const __m512i b_529 = _mm512_load_si512((const __m512i *)&blk82[32]);
     const __m512i b_530 = _mm512_loadu_si512((const __m512i *)&blk84[48]);
     const __m512i red_633 = nttgen_ntrulpr761_sn_avx512_barrett(b_530);
@@ -12491,6 +12673,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i sum_520 = _mm512_add_epi16(b_568, red_660);
     _mm512_storeu_si512((__m512i *)&blk89[0], sum_520);
     const __m512i zero_194 = _mm512_set1_epi16(0);
+    goto part_27;
+part_27:;
     const __m512i neg_194 = _mm512_sub_epi16(zero_194, sum_520);
     _mm512_storeu_si512((__m512i *)&blk89[64], neg_194);
     const __m512i b_570 = _mm512_load_si512((const __m512i *)&blk39[0]);
@@ -12619,6 +12803,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i sum_528 = _mm512_add_epi16(b_600, red_676);
     const __m512i b_602 = _mm512_load_si512((const __m512i *)&blk22[0]);
     const __m512i b_603 = _mm512_loadu_si512((const __m512i *)&blk13[8]);
+    goto part_28;
+part_28:;
     const __m512i red_677 = nttgen_ntrulpr761_sn_avx512_barrett(b_603);
     const __m512i diff_460 = _mm512_sub_epi16(b_602, red_677);
     const __m512i b_604 = _mm512_load_si512((const __m512i *)&blk18[0]);
@@ -12747,6 +12933,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i b_643 = _mm512_loadu_si512((const __m512i *)&blk38[88]);
     const __m512i red_712 = nttgen_ntrulpr761_sn_avx512_barrett(b_643);
     const __m512i sum_549 = _mm512_add_epi16(b_642, red_712);
+    goto part_29;
+part_29:;
     _mm512_storeu_si512((__m512i *)&blk73[32], sum_549);
     const __m512i b_644 = _mm512_load_si512((const __m512i *)&blk41[32]);
     const __m512i b_645 = _mm512_loadu_si512((const __m512i *)&blk38[88]);
@@ -12875,6 +13063,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     _mm512_storeu_si512((__m512i *)&blk63[96], neg_224);
     const __m512i b_676 = _mm512_load_si512((const __m512i *)&blk24[32]);
     const __m512i b_677 = _mm512_loadu_si512((const __m512i *)&blk23[88]);
+    goto part_30;
+part_30:;
     const __m512i red_729 = nttgen_ntrulpr761_sn_avx512_barrett(b_677);
     const __m512i diff_479 = _mm512_sub_epi16(b_676, red_729);
     _mm512_storeu_si512((__m512i *)&blk62[32], diff_479);
@@ -13003,6 +13193,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i sum_577 = _mm512_add_epi16(b_712, red_762);
     _mm512_storeu_si512((__m512i *)&blk11[0], sum_577);
     const __m512i zero_228 = _mm512_set1_epi16(0);
+    goto part_31;
+part_31:;
     const __m512i neg_228 = _mm512_sub_epi16(zero_228, sum_577);
     _mm512_storeu_si512((__m512i *)&blk11[64], neg_228);
     const __m512i b_714 = _mm512_load_si512((const __m512i *)&blk83[0]);
@@ -13131,6 +13323,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i b_747 = _mm512_loadu_si512((const __m512i *)&blk67[20]);
     const __m512i red_782 = nttgen_ntrulpr761_sn_avx512_barrett(b_747);
     const __m512i red_783 = nttgen_ntrulpr761_sn_avx512_barrett(b_746);
+    goto part_32;
+part_32:;
     const __m512i diff_500 = _mm512_sub_epi16(red_783, red_782);
     const __m512i b_748 = _mm512_loadu_si512((const __m512i *)&blk66[52]);
     const __m512i red_784 = nttgen_ntrulpr761_sn_avx512_barrett(b_748);
@@ -13259,6 +13453,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i diff_507 = _mm512_sub_epi16(b_782, red_811);
     _mm512_storeu_si512((__m512i *)&blk21[32], diff_507);
     const __m512i zero_249 = _mm512_set1_epi16(0);
+    goto part_33;
+part_33:;
     const __m512i neg_249 = _mm512_sub_epi16(zero_249, diff_507);
     _mm512_storeu_si512((__m512i *)&blk21[96], neg_249);
     const __m512i b_784 = _mm512_load_si512((const __m512i *)&blk86[32]);
@@ -13387,6 +13583,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_841 = nttgen_ntrulpr761_sn_avx512_barrett(b_820);
     const __m512i sum_608 = _mm512_add_epi16(red_841, red_840);
     _mm512_storeu_si512((__m512i *)&blk24[32], sum_608);
+    goto part_34;
+part_34:;
     const __m512i b_822 = _mm512_loadu_si512((const __m512i *)&blk70[76]);
     const __m512i b_823 = _mm512_loadu_si512((const __m512i *)&blk70[76]);
     const __m512i red_842 = nttgen_ntrulpr761_sn_avx512_barrett(b_823);
@@ -13515,6 +13713,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_882 = nttgen_ntrulpr761_sn_avx512_barrett(b_863);
     const __m512i red_883 = nttgen_ntrulpr761_sn_avx512_barrett(b_862);
     const __m512i sum_621 = _mm512_add_epi16(red_883, red_882);
+    goto part_35;
+part_35:;
     const __m512i b_864 = _mm512_loadu_si512((const __m512i *)&blk30[26]);
     const __m512i b_865 = _mm512_loadu_si512((const __m512i *)&blk30[26]);
     const __m512i red_884 = nttgen_ntrulpr761_sn_avx512_barrett(b_865);
@@ -13643,6 +13843,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i red_921 = nttgen_ntrulpr761_sn_avx512_barrett(b_901);
     const __m512i diff_547 = _mm512_sub_epi16(diff_546, red_921);
     _mm512_storeu_si512((__m512i *)&blk83[32], diff_547);
+    goto part_36;
+part_36:;
     const __m512i b_902 = _mm512_load_si512((const __m512i *)&blk53[32]);
     const __m512i b_903 = _mm512_loadu_si512((const __m512i *)&blk30[58]);
     const __m512i red_922 = nttgen_ntrulpr761_sn_avx512_barrett(b_903);
@@ -13771,6 +13973,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i b_942 = _mm512_load_si512((const __m512i *)&blk33[0]);
     const __m512i b_943 = _mm512_load_si512((const __m512i *)&blk92[32]);
     const __m512i sum_665 = _mm512_add_epi16(b_942, b_943);
+    goto part_37;
+part_37:;
     const __m512i b_944 = _mm512_load_si512((const __m512i *)&blk91[0]);
     const __m512i b_945 = _mm512_load_si512((const __m512i *)&blk33[32]);
     const __m512i sum_666 = _mm512_add_epi16(b_944, b_945);
@@ -13899,6 +14103,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_inverse(int16_t r[restri
     const __m512i sum_707 = _mm512_add_epi16(b_1026, b_1027);
     const __m512i b_1028 = _mm512_load_si512((const __m512i *)&blk86[0]);
     const __m512i b_1029 = _mm512_load_si512((const __m512i *)&blk56[32]);
+    goto part_38;
+part_38:;
     const __m512i sum_708 = _mm512_add_epi16(b_1028, b_1029);
     const __m512i b_1030 = _mm512_load_si512((const __m512i *)&blk22[0]);
     const __m512i b_1031 = _mm512_load_si512((const __m512i *)&blk86[32]);
@@ -14102,6 +14308,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_fold(int16_t r[restrict 
     const __m512i h0_7 = _mm512_set1_epi16(2295);
     const __m512i r_31 = _mm512_sub_epi16(r_30, h0_7);
     _mm512_storeu_si512((__m512i *)&r[224], r_31);
+    goto part_1;
+part_1:;
     const __m512i c_24 = _mm512_loadu_si512((const __m512i *)&c[256]);
     const __m512i c_25 = _mm512_loadu_si512((const __m512i *)&c[1017]);
     const __m512i red_16 = nttgen_ntrulpr761_sn_avx512_barrett(c_25);
@@ -14230,6 +14438,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_avx512_fold(int16_t r[restrict 
     const __m512i red_33 = nttgen_ntrulpr761_sn_avx512_barrett(s_32);
     const __m512i s_33 = _mm512_add_epi16(red_33, c_50);
     const __m512i k_17 = nttgen_ntrulpr761_sn_avx512_montmul(s_33, k_0, kq_0);
+    goto part_2;
+part_2:;
     const __m512i r_64 = nttgen_ntrulpr761_sn_avx512_cond_add_q(k_17);
     const __m512i h1_16 = _mm512_set1_epi16(2296);
     const __m512i r_65 = _mm512_sub_epi16(r_64, h1_16);

@@ -207,6 +207,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[11] = a_11;
     const int16_t a_12 = a[12];
     a_pad[12] = a_12;
+    goto part_1;
+part_1:;
     const int16_t a_13 = a[13];
     a_pad[13] = a_13;
     const int16_t a_14 = a[14];
@@ -335,6 +337,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[75] = a_75;
     const int16_t a_76 = a[76];
     a_pad[76] = a_76;
+    goto part_2;
+part_2:;
     const int16_t a_77 = a[77];
     a_pad[77] = a_77;
     const int16_t a_78 = a[78];
@@ -463,6 +467,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[139] = a_139;
     const int16_t a_140 = a[140];
     a_pad[140] = a_140;
+    goto part_3;
+part_3:;
     const int16_t a_141 = a[141];
     a_pad[141] = a_141;
     const int16_t a_142 = a[142];
@@ -591,6 +597,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[203] = a_203;
     const int16_t a_204 = a[204];
     a_pad[204] = a_204;
+    goto part_4;
+part_4:;
     const int16_t a_205 = a[205];
     a_pad[205] = a_205;
     const int16_t a_206 = a[206];
@@ -719,6 +727,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[267] = a_267;
     const int16_t a_268 = a[268];
     a_pad[268] = a_268;
+    goto part_5;
+part_5:;
     const int16_t a_269 = a[269];
     a_pad[269] = a_269;
     const int16_t a_270 = a[270];
@@ -847,6 +857,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[331] = a_331;
     const int16_t a_332 = a[332];
     a_pad[332] = a_332;
+    goto part_6;
+part_6:;
     const int16_t a_333 = a[333];
     a_pad[333] = a_333;
     const int16_t a_334 = a[334];
@@ -975,6 +987,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[395] = a_395;
     const int16_t a_396 = a[396];
     a_pad[396] = a_396;
+    goto part_7;
+part_7:;
     const int16_t a_397 = a[397];
     a_pad[397] = a_397;
     const int16_t a_398 = a[398];
@@ -1103,6 +1117,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[459] = a_459;
     const int16_t a_460 = a[460];
     a_pad[460] = a_460;
+    goto part_8;
+part_8:;
     const int16_t a_461 = a[461];
     a_pad[461] = a_461;
     const int16_t a_462 = a[462];
@@ -1231,6 +1247,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[523] = a_523;
     const int16_t a_524 = a[524];
     a_pad[524] = a_524;
+    goto part_9;
+part_9:;
     const int16_t a_525 = a[525];
     a_pad[525] = a_525;
     const int16_t a_526 = a[526];
@@ -1359,6 +1377,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[587] = a_587;
     const int16_t a_588 = a[588];
     a_pad[588] = a_588;
+    goto part_10;
+part_10:;
     const int16_t a_589 = a[589];
     a_pad[589] = a_589;
     const int16_t a_590 = a[590];
@@ -1487,6 +1507,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[651] = a_651;
     const int16_t a_652 = a[652];
     a_pad[652] = a_652;
+    goto part_11;
+part_11:;
     const int16_t a_653 = a[653];
     a_pad[653] = a_653;
     const int16_t a_654 = a[654];
@@ -1615,6 +1637,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
     a_pad[715] = a_715;
     const int16_t a_716 = a[716];
     a_pad[716] = a_716;
+    goto part_12;
+part_12:;
     const int16_t a_717 = a[717];
     a_pad[717] = a_717;
     const int16_t a_718 = a[718];
@@ -1832,6 +1856,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         a_ext[col_0 + 2656] = 0;
         const int16_t a_782 = a_pad[col_0 + 672];
         a_ext[col_0 + 2688] = a_782;
+        goto part_13;
+    part_13:;
         const int16_t neg_21 = (int16_t)(0 - a_782);
         a_ext[col_0 + 2752] = neg_21;
         a_ext[col_0 + 2720] = 0;
@@ -1978,6 +2004,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         blk11[col_1 + 64] = neg_34;
         const int16_t b_58 = a_ext[col_1 + 1702];
         const int16_t sum_21 = (int16_t)(sum_13 + b_58);
+        goto part_14;
+    part_14:;
         const int16_t b_59 = a_ext[col_1 + 1702];
         const int16_t diff_13 = (int16_t)(b_59 - sum_13);
         blk12[col_1] = diff_13;
@@ -2106,6 +2134,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         const int16_t neg_51 = (int16_t)(0 - diff_35);
         blk34[col_1 + 64] = neg_51;
         const int16_t sum_44 = (int16_t)(sum_40 + sum_42);
+        goto part_15;
+    part_15:;
         const int16_t diff_36 = (int16_t)(sum_40 - sum_42);
         blk35[col_1] = diff_36;
         const int16_t sum_45 = (int16_t)(sum_41 + sum_43);
@@ -2251,6 +2281,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         const int16_t b_133 = blk20[col_2 + 16];
         const int16_t sum_63 = (int16_t)(b_132 + b_133);
         const int16_t b_134 = blk18[col_2 + 48];
+        goto part_16;
+    part_16:;
         const int16_t b_135 = blk20[col_2 + 16];
         const int16_t diff_55 = (int16_t)(b_135 - b_134);
         blk53[col_2] = diff_55;
@@ -2379,6 +2411,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         pieces[col_2 + 2304] = diff_72;
         pieces[col_2 + 2624] = sum_82;
         pieces[col_2 + 2688] = sum_81;
+        goto part_17;
+    part_17:;
         pieces[col_2 + 2816] = sum_80;
     }
     for (size_t col_3 = 0; col_3 < 64; ++col_3) {
@@ -2510,6 +2544,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         blk28[col_3 + 64] = neg_80;
         const int16_t b_220 = blk62[col_3];
         const int16_t b_221 = blk63[col_3 + 32];
+        goto part_18;
+    part_18:;
         const int16_t red_30 = nttgen_ntrulpr761_sn_c_barrett(b_221);
         const int16_t diff_93 = (int16_t)(b_220 - red_30);
         const int16_t b_222 = blk62[col_3];
@@ -2752,6 +2788,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         const int16_t sum_134 = (int16_t)(pieces_50 + red_70);
         const int16_t red_71 = nttgen_ntrulpr761_sn_c_barrett(pieces_62);
         const int16_t sum_135 = (int16_t)(pieces_58 + red_71);
+        goto part_19;
+    part_19:;
         const int16_t diff_120 = (int16_t)(pieces_2 - red_64);
         const int16_t diff_121 = (int16_t)(pieces_10 - red_65);
         const int16_t diff_122 = (int16_t)(pieces_18 - red_66);
@@ -2880,6 +2918,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         const int16_t red_107 = nttgen_ntrulpr761_sn_c_barrett(sum_114);
         const int16_t sum_178 = (int16_t)(red_107 + red_106);
         const int16_t red_108 = nttgen_ntrulpr761_sn_c_barrett(sum_131);
+        goto part_20;
+    part_20:;
         const int16_t red_109 = nttgen_ntrulpr761_sn_c_barrett(sum_115);
         const int16_t sum_179 = (int16_t)(red_109 + red_108);
         const int16_t red_110 = nttgen_ntrulpr761_sn_c_barrett(sum_132);
@@ -3008,6 +3048,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         const int16_t red_171 = nttgen_ntrulpr761_sn_c_barrett(diff_138);
         const int16_t sum_208 = (int16_t)(red_171 + red_170);
         const int16_t red_172 = nttgen_ntrulpr761_sn_c_barrett(diff_153);
+        goto part_21;
+    part_21:;
         const int16_t red_173 = nttgen_ntrulpr761_sn_c_barrett(diff_139);
         const int16_t sum_209 = (int16_t)(red_173 + red_172);
         const int16_t red_174 = nttgen_ntrulpr761_sn_c_barrett(diff_154);
@@ -3136,6 +3178,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         const int16_t sum_247 = (int16_t)(sum_183 + sum_191);
         const int16_t diff_232 = (int16_t)(sum_176 - sum_184);
         const int16_t diff_233 = (int16_t)(sum_177 - sum_185);
+        goto part_22;
+    part_22:;
         const int16_t diff_234 = (int16_t)(sum_178 - sum_186);
         const int16_t diff_235 = (int16_t)(sum_179 - sum_187);
         const int16_t diff_236 = (int16_t)(sum_180 - sum_188);
@@ -3264,6 +3308,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward(int16_t r[restrict 61
         r[grp_0 * 128 + 7] = sum_247;
         r[grp_0 * 128 + 8] = diff_264;
         r[grp_0 * 128 + 9] = sum_272;
+        goto part_23;
+    part_23:;
         r[grp_0 * 128 + 10] = sum_273;
         r[grp_0 * 128 + 11] = sum_274;
         r[grp_0 * 128 + 12] = sum_275;
@@ -3524,6 +3570,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[11] = a_11;
     const int16_t a_12 = a[12];
     a_pad[12] = a_12;
+    goto part_1;
+part_1:;
     const int16_t a_13 = a[13];
     a_pad[13] = a_13;
     const int16_t a_14 = a[14];
@@ -3652,6 +3700,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[75] = a_75;
     const int16_t a_76 = a[76];
     a_pad[76] = a_76;
+    goto part_2;
+part_2:;
     const int16_t a_77 = a[77];
     a_pad[77] = a_77;
     const int16_t a_78 = a[78];
@@ -3780,6 +3830,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[139] = a_139;
     const int16_t a_140 = a[140];
     a_pad[140] = a_140;
+    goto part_3;
+part_3:;
     const int16_t a_141 = a[141];
     a_pad[141] = a_141;
     const int16_t a_142 = a[142];
@@ -3908,6 +3960,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[203] = a_203;
     const int16_t a_204 = a[204];
     a_pad[204] = a_204;
+    goto part_4;
+part_4:;
     const int16_t a_205 = a[205];
     a_pad[205] = a_205;
     const int16_t a_206 = a[206];
@@ -4036,6 +4090,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[267] = a_267;
     const int16_t a_268 = a[268];
     a_pad[268] = a_268;
+    goto part_5;
+part_5:;
     const int16_t a_269 = a[269];
     a_pad[269] = a_269;
     const int16_t a_270 = a[270];
@@ -4164,6 +4220,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[331] = a_331;
     const int16_t a_332 = a[332];
     a_pad[332] = a_332;
+    goto part_6;
+part_6:;
     const int16_t a_333 = a[333];
     a_pad[333] = a_333;
     const int16_t a_334 = a[334];
@@ -4292,6 +4350,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[395] = a_395;
     const int16_t a_396 = a[396];
     a_pad[396] = a_396;
+    goto part_7;
+part_7:;
     const int16_t a_397 = a[397];
     a_pad[397] = a_397;
     const int16_t a_398 = a[398];
@@ -4420,6 +4480,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[459] = a_459;
     const int16_t a_460 = a[460];
     a_pad[460] = a_460;
+    goto part_8;
+part_8:;
     const int16_t a_461 = a[461];
     a_pad[461] = a_461;
     const int16_t a_462 = a[462];
@@ -4548,6 +4610,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[523] = a_523;
     const int16_t a_524 = a[524];
     a_pad[524] = a_524;
+    goto part_9;
+part_9:;
     const int16_t a_525 = a[525];
     a_pad[525] = a_525;
     const int16_t a_526 = a[526];
@@ -4676,6 +4740,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[587] = a_587;
     const int16_t a_588 = a[588];
     a_pad[588] = a_588;
+    goto part_10;
+part_10:;
     const int16_t a_589 = a[589];
     a_pad[589] = a_589;
     const int16_t a_590 = a[590];
@@ -4804,6 +4870,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[651] = a_651;
     const int16_t a_652 = a[652];
     a_pad[652] = a_652;
+    goto part_11;
+part_11:;
     const int16_t a_653 = a[653];
     a_pad[653] = a_653;
     const int16_t a_654 = a[654];
@@ -4932,6 +5000,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
     a_pad[715] = a_715;
     const int16_t a_716 = a[716];
     a_pad[716] = a_716;
+    goto part_12;
+part_12:;
     const int16_t a_717 = a[717];
     a_pad[717] = a_717;
     const int16_t a_718 = a[718];
@@ -5149,6 +5219,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         a_ext[col_0 + 2656] = 0;
         const int16_t a_782 = a_pad[col_0 + 672];
         a_ext[col_0 + 2688] = a_782;
+        goto part_13;
+    part_13:;
         const int16_t neg_21 = (int16_t)(0 - a_782);
         a_ext[col_0 + 2752] = neg_21;
         a_ext[col_0 + 2720] = 0;
@@ -5295,6 +5367,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         blk11[col_1 + 64] = neg_34;
         const int16_t b_58 = a_ext[col_1 + 1702];
         const int16_t sum_21 = (int16_t)(sum_13 + b_58);
+        goto part_14;
+    part_14:;
         const int16_t b_59 = a_ext[col_1 + 1702];
         const int16_t diff_13 = (int16_t)(b_59 - sum_13);
         blk12[col_1] = diff_13;
@@ -5423,6 +5497,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         const int16_t sum_44 = (int16_t)(sum_40 + sum_42);
         const int16_t diff_36 = (int16_t)(sum_40 - sum_42);
         blk35[col_1] = diff_36;
+        goto part_15;
+    part_15:;
         const int16_t sum_45 = (int16_t)(sum_41 + sum_43);
         const int16_t diff_37 = (int16_t)(sum_41 - sum_43);
         blk36[col_1] = diff_37;
@@ -5564,6 +5640,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         const int16_t b_133 = blk20[col_2 + 16];
         const int16_t sum_63 = (int16_t)(b_132 + b_133);
         const int16_t b_134 = blk18[col_2 + 48];
+        goto part_16;
+    part_16:;
         const int16_t b_135 = blk20[col_2 + 16];
         const int16_t diff_55 = (int16_t)(b_135 - b_134);
         blk53[col_2] = diff_55;
@@ -5809,6 +5887,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         const int16_t sum_102 = (int16_t)(b_226 + b_227);
         const int16_t diff_95 = (int16_t)(diff_91 - sum_100);
         const int16_t sum_103 = (int16_t)(diff_91 + sum_100);
+        goto part_17;
+    part_17:;
         pieces[col_3 + 192] = sum_98;
         pieces[col_3 + 320] = sum_97;
         pieces[col_3 + 384] = diff_87;
@@ -6021,6 +6101,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         const int16_t diff_133 = (int16_t)(pieces_43 - pieces_47);
         const int16_t diff_134 = (int16_t)(pieces_51 - pieces_55);
         const int16_t diff_135 = (int16_t)(pieces_59 - pieces_63);
+        goto part_18;
+    part_18:;
         const int16_t diff_136 = (int16_t)(pieces_0 - pieces_36);
         const int16_t diff_137 = (int16_t)(pieces_8 - pieces_44);
         const int16_t diff_138 = (int16_t)(pieces_16 - pieces_52);
@@ -6149,6 +6231,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         const int16_t sum_207 = (int16_t)(diff_115 + diff_135);
         const int16_t diff_198 = (int16_t)(diff_116 - diff_128);
         const int16_t diff_199 = (int16_t)(diff_117 - diff_129);
+        goto part_19;
+    part_19:;
         const int16_t diff_200 = (int16_t)(diff_136 - sum_160);
         const int16_t diff_201 = (int16_t)(diff_137 - sum_161);
         const int16_t sum_208 = (int16_t)(diff_138 + diff_152);
@@ -6277,6 +6361,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         const int16_t diff_261 = (int16_t)(diff_189 - diff_197);
         const int16_t diff_262 = (int16_t)(diff_190 - sum_204);
         const int16_t diff_263 = (int16_t)(diff_191 - sum_205);
+        goto part_20;
+    part_20:;
         const int16_t diff_264 = (int16_t)(diff_200 - sum_216);
         const int16_t sum_272 = (int16_t)(diff_201 + diff_208);
         const int16_t sum_273 = (int16_t)(sum_208 + diff_209);
@@ -6405,6 +6491,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_forward_small(int16_t r[restr
         r[grp_0 * 128 + 61] = sum_297;
         r[grp_0 * 128 + 62] = sum_298;
         r[grp_0 * 128 + 63] = sum_299;
+        goto part_21;
+    part_21:;
         r[grp_0 * 128 + 64] = diff_232;
         r[grp_0 * 128 + 65] = diff_233;
         r[grp_0 * 128 + 66] = diff_234;
@@ -6616,6 +6704,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t bq_17 = (int16_t)((int32_t)ks_17 * 15631);
         const int16_t p_32 = nttgen_ntrulpr761_sn_c_montmul(ks_18, ks_16, bq_16);
         const int16_t p_33 = nttgen_ntrulpr761_sn_c_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const int16_t p_34 = nttgen_ntrulpr761_sn_c_montmul(ks_19, ks_16, bq_16);
         const int16_t acc_24 = (int16_t)(p_33 + p_34);
         const int16_t p_35 = nttgen_ntrulpr761_sn_c_montmul(ks_19, ks_17, bq_17);
@@ -6744,6 +6834,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t p_54 = nttgen_ntrulpr761_sn_c_montmul(red_26, red_33, bq_24);
         const int16_t acc_65 = (int16_t)(p_53 + p_54);
         const int16_t p_55 = nttgen_ntrulpr761_sn_c_montmul(red_26, red_34, bq_25);
+        goto part_2;
+    part_2:;
         const int16_t ks_24 = (int16_t)(red_31 + red_33);
         const int16_t ks_25 = (int16_t)(red_32 + red_34);
         const int16_t ks_26 = (int16_t)(red_23 + red_25);
@@ -6872,6 +6964,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t red_51 = nttgen_ntrulpr761_sn_c_barrett(b_21);
         const int16_t b_22 = b[grp_0 * 128 + 22];
         const int16_t red_52 = nttgen_ntrulpr761_sn_c_barrett(b_22);
+        goto part_3;
+    part_3:;
         const int16_t b_23 = b[grp_0 * 128 + 23];
         const int16_t red_53 = nttgen_ntrulpr761_sn_c_barrett(b_23);
         const int16_t bq_36 = (int16_t)((int32_t)red_46 * 15631);
@@ -7000,6 +7094,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t acc_154 = (int16_t)(red_54 - acc_125);
         const int16_t red_55 = nttgen_ntrulpr761_sn_c_barrett(acc_148);
         const int16_t acc_155 = (int16_t)(red_55 - acc_126);
+        goto part_4;
+    part_4:;
         const int16_t red_56 = nttgen_ntrulpr761_sn_c_barrett(acc_149);
         const int16_t acc_156 = (int16_t)(red_56 - acc_127);
         const int16_t acc_157 = (int16_t)(acc_150 - acc_118);
@@ -7128,6 +7224,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t bq_66 = (int16_t)((int32_t)ks_68 * 15631);
         const int16_t bq_67 = (int16_t)((int32_t)ks_69 * 15631);
         const int16_t bq_68 = (int16_t)((int32_t)ks_70 * 15631);
+        goto part_5;
+    part_5:;
         const int16_t bq_69 = (int16_t)((int32_t)ks_71 * 15631);
         const int16_t p_132 = nttgen_ntrulpr761_sn_c_montmul(ks_72, ks_68, bq_66);
         const int16_t p_133 = nttgen_ntrulpr761_sn_c_montmul(ks_72, ks_69, bq_67);
@@ -7256,6 +7354,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t p_153 = nttgen_ntrulpr761_sn_c_montmul(ks_82, ks_81, bq_81);
         const int16_t p_154 = nttgen_ntrulpr761_sn_c_montmul(ks_83, ks_80, bq_80);
         const int16_t acc_214 = (int16_t)(p_153 + p_154);
+        goto part_6;
+    part_6:;
         const int16_t p_155 = nttgen_ntrulpr761_sn_c_montmul(ks_83, ks_81, bq_81);
         const int16_t acc_215 = (int16_t)(p_147 + p_152);
         const int16_t acc_216 = (int16_t)(p_148 + p_155);
@@ -7384,6 +7484,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t a_44 = a[grp_0 * 128 + 44];
         const int16_t red_99 = nttgen_ntrulpr761_sn_c_barrett(a_44);
         const int16_t a_45 = a[grp_0 * 128 + 45];
+        goto part_7;
+    part_7:;
         const int16_t red_100 = nttgen_ntrulpr761_sn_c_barrett(a_45);
         const int16_t a_46 = a[grp_0 * 128 + 46];
         const int16_t red_101 = nttgen_ntrulpr761_sn_c_barrett(a_46);
@@ -7512,6 +7614,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t acc_295 = (int16_t)(acc_292 - p_208);
         const int16_t acc_296 = (int16_t)(acc_293 - acc_288);
         const int16_t acc_297 = (int16_t)(acc_294 - p_211);
+        goto part_8;
+    part_8:;
         const int16_t acc_298 = (int16_t)(acc_275 + p_204);
         const int16_t acc_299 = (int16_t)(acc_266 + acc_287);
         const int16_t acc_300 = (int16_t)(p_187 + acc_295);
@@ -7640,6 +7744,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t p_238 = nttgen_ntrulpr761_sn_c_montmul(ks_127, ks_124, bq_118);
         const int16_t acc_331 = (int16_t)(p_237 + p_238);
         const int16_t p_239 = nttgen_ntrulpr761_sn_c_montmul(ks_127, ks_125, bq_119);
+        goto part_9;
+    part_9:;
         const int16_t acc_332 = (int16_t)(p_231 + p_236);
         const int16_t acc_333 = (int16_t)(p_232 + p_239);
         const int16_t acc_334 = (int16_t)(acc_332 - p_228);
@@ -7768,6 +7874,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t bq_132 = (int16_t)((int32_t)red_147 * 15631);
         const int16_t bq_133 = (int16_t)((int32_t)red_148 * 15631);
         const int16_t p_252 = nttgen_ntrulpr761_sn_c_montmul(red_133, red_141, bq_126);
+        goto part_10;
+    part_10:;
         const int16_t p_253 = nttgen_ntrulpr761_sn_c_montmul(red_133, red_142, bq_127);
         const int16_t p_254 = nttgen_ntrulpr761_sn_c_montmul(red_134, red_141, bq_126);
         const int16_t acc_371 = (int16_t)(p_253 + p_254);
@@ -7896,6 +8004,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t diff_53 = (int16_t)(acc_379 - acc_423);
         const int16_t diff_54 = (int16_t)(acc_371 - acc_422);
         const int16_t diff_55 = (int16_t)(p_252 - acc_421);
+        goto part_11;
+    part_11:;
         r[grp_0 * 128 + 56] = diff_55;
         r[grp_0 * 128 + 57] = diff_54;
         r[grp_0 * 128 + 58] = diff_53;
@@ -8024,6 +8134,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t p_318 = nttgen_ntrulpr761_sn_c_montmul(ks_175, ks_170, bq_158);
         const int16_t acc_447 = (int16_t)(p_317 + p_318);
         const int16_t p_319 = nttgen_ntrulpr761_sn_c_montmul(ks_175, ks_171, bq_159);
+        goto part_12;
+    part_12:;
         const int16_t ks_176 = (int16_t)(ks_168 + ks_170);
         const int16_t ks_177 = (int16_t)(ks_169 + ks_171);
         const int16_t ks_178 = (int16_t)(ks_172 + ks_174);
@@ -8152,6 +8264,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t acc_487 = (int16_t)(acc_484 - p_331);
         const int16_t p_336 = nttgen_ntrulpr761_sn_c_montmul(red_175, red_183, bq_166);
         const int16_t p_337 = nttgen_ntrulpr761_sn_c_montmul(red_175, red_184, bq_167);
+        goto part_13;
+    part_13:;
         const int16_t p_338 = nttgen_ntrulpr761_sn_c_montmul(red_176, red_183, bq_166);
         const int16_t acc_488 = (int16_t)(p_337 + p_338);
         const int16_t p_339 = nttgen_ntrulpr761_sn_c_montmul(red_176, red_184, bq_167);
@@ -8280,6 +8394,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t red_199 = nttgen_ntrulpr761_sn_c_barrett(b_81);
         const int16_t b_82 = b[grp_0 * 128 + 82];
         const int16_t red_200 = nttgen_ntrulpr761_sn_c_barrett(b_82);
+        goto part_14;
+    part_14:;
         const int16_t b_83 = b[grp_0 * 128 + 83];
         const int16_t red_201 = nttgen_ntrulpr761_sn_c_barrett(b_83);
         const int16_t b_84 = b[grp_0 * 128 + 84];
@@ -8408,6 +8524,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t acc_571 = (int16_t)(acc_565 - acc_538);
         const int16_t acc_572 = (int16_t)(acc_561 - acc_539);
         const int16_t acc_573 = (int16_t)(acc_566 - acc_540);
+        goto part_15;
+    part_15:;
         const int16_t acc_574 = (int16_t)(acc_567 - acc_531);
         const int16_t acc_575 = (int16_t)(acc_568 - p_367);
         const int16_t acc_576 = (int16_t)(acc_569 - p_372);
@@ -8536,6 +8654,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t ks_228 = (int16_t)(red_217 + red_221);
         const int16_t ks_229 = (int16_t)(red_218 + red_222);
         const int16_t ks_230 = (int16_t)(red_219 + red_223);
+        goto part_16;
+    part_16:;
         const int16_t ks_231 = (int16_t)(red_220 + red_224);
         const int16_t ks_232 = (int16_t)(red_209 + red_213);
         const int16_t ks_233 = (int16_t)(red_210 + red_214);
@@ -8664,6 +8784,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t p_439 = nttgen_ntrulpr761_sn_c_montmul(red_231, red_239, bq_219);
         const int16_t ks_240 = (int16_t)(red_236 + red_238);
         const int16_t ks_241 = (int16_t)(red_237 + red_239);
+        goto part_17;
+    part_17:;
         const int16_t ks_242 = (int16_t)(red_228 + red_230);
         const int16_t ks_243 = (int16_t)(red_229 + red_231);
         const int16_t bq_224 = (int16_t)((int32_t)ks_240 * 15631);
@@ -8792,6 +8914,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t a_104 = a[grp_0 * 128 + 104];
         const int16_t red_247 = nttgen_ntrulpr761_sn_c_barrett(a_104);
         const int16_t a_105 = a[grp_0 * 128 + 105];
+        goto part_18;
+    part_18:;
         const int16_t red_248 = nttgen_ntrulpr761_sn_c_barrett(a_105);
         const int16_t a_106 = a[grp_0 * 128 + 106];
         const int16_t red_249 = nttgen_ntrulpr761_sn_c_barrett(a_106);
@@ -8920,6 +9044,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t p_502 = nttgen_ntrulpr761_sn_c_montmul(ks_279, ks_276, bq_250);
         const int16_t acc_713 = (int16_t)(p_501 + p_502);
         const int16_t p_503 = nttgen_ntrulpr761_sn_c_montmul(ks_279, ks_277, bq_251);
+        goto part_19;
+    part_19:;
         const int16_t acc_714 = (int16_t)(p_495 + p_500);
         const int16_t acc_715 = (int16_t)(p_496 + p_503);
         const int16_t acc_716 = (int16_t)(acc_714 - p_492);
@@ -9048,6 +9174,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t ks_284 = (int16_t)(red_278 + red_280);
         const int16_t ks_285 = (int16_t)(red_279 + red_281);
         const int16_t ks_286 = (int16_t)(red_270 + red_272);
+        goto part_20;
+    part_20:;
         const int16_t ks_287 = (int16_t)(red_271 + red_273);
         const int16_t bq_262 = (int16_t)((int32_t)ks_284 * 15631);
         const int16_t bq_263 = (int16_t)((int32_t)ks_285 * 15631);
@@ -9176,6 +9304,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t b_127 = b[grp_0 * 128 + 127];
         const int16_t red_300 = nttgen_ntrulpr761_sn_c_barrett(b_127);
         const int16_t bq_270 = (int16_t)((int32_t)red_293 * 15631);
+        goto part_21;
+    part_21:;
         const int16_t bq_271 = (int16_t)((int32_t)red_294 * 15631);
         const int16_t bq_272 = (int16_t)((int32_t)red_295 * 15631);
         const int16_t bq_273 = (int16_t)((int32_t)red_296 * 15631);
@@ -9304,6 +9434,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_base(int16_t r[restrict 6144]
         const int16_t red_303 = nttgen_ntrulpr761_sn_c_barrett(acc_838);
         const int16_t acc_845 = (int16_t)(red_303 - acc_816);
         const int16_t acc_846 = (int16_t)(acc_839 - acc_807);
+        goto part_22;
+    part_22:;
         const int16_t acc_847 = (int16_t)(acc_840 - p_559);
         const int16_t diff_105 = (int16_t)(acc_843 - p_559);
         const int16_t diff_106 = (int16_t)(acc_842 - acc_807);
@@ -9566,6 +9698,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t c_125 = c[grp_0 * 128 + 125];
         const int16_t c_126 = c[grp_0 * 128 + 126];
         const int16_t c_127 = c[grp_0 * 128 + 127];
+        goto part_1;
+    part_1:;
         const int16_t red_0 = nttgen_ntrulpr761_sn_c_barrett(c_64);
         const int16_t sum_0 = (int16_t)(c_0 + red_0);
         const int16_t red_1 = nttgen_ntrulpr761_sn_c_barrett(c_65);
@@ -9694,6 +9828,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_42 = (int16_t)(c_42 + red_42);
         const int16_t red_43 = nttgen_ntrulpr761_sn_c_barrett(c_107);
         const int16_t sum_43 = (int16_t)(c_43 + red_43);
+        goto part_2;
+    part_2:;
         const int16_t red_44 = nttgen_ntrulpr761_sn_c_barrett(c_108);
         const int16_t sum_44 = (int16_t)(c_44 + red_44);
         const int16_t red_45 = nttgen_ntrulpr761_sn_c_barrett(c_109);
@@ -9822,6 +9958,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_77 = (int16_t)(red_91 + red_90);
         const int16_t sum_78 = (int16_t)(red_93 + red_92);
         const int16_t sum_79 = (int16_t)(red_95 + red_94);
+        goto part_3;
+    part_3:;
         const int16_t red_96 = nttgen_ntrulpr761_sn_c_barrett(sum_24);
         const int16_t red_97 = nttgen_ntrulpr761_sn_c_barrett(sum_16);
         const int16_t sum_80 = (int16_t)(red_97 + red_96);
@@ -9950,6 +10088,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_109 = (int16_t)(red_155 + red_154);
         const int16_t sum_110 = (int16_t)(red_157 + red_156);
         const int16_t sum_111 = (int16_t)(red_159 + red_158);
+        goto part_4;
+    part_4:;
         const int16_t red_160 = nttgen_ntrulpr761_sn_c_barrett(sum_56);
         const int16_t red_161 = nttgen_ntrulpr761_sn_c_barrett(sum_48);
         const int16_t sum_112 = (int16_t)(red_161 + red_160);
@@ -10078,6 +10218,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_157 = (int16_t)(sum_77 + diff_95);
         const int16_t sum_158 = (int16_t)(sum_78 + sum_92);
         const int16_t sum_159 = (int16_t)(sum_79 + sum_93);
+        goto part_5;
+    part_5:;
         const int16_t sum_160 = (int16_t)(sum_96 + sum_112);
         const int16_t sum_161 = (int16_t)(sum_97 + sum_113);
         const int16_t sum_162 = (int16_t)(sum_98 + sum_114);
@@ -10206,6 +10348,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_221 = (int16_t)(diff_155 + sum_184);
         const int16_t sum_222 = (int16_t)(diff_156 + sum_185);
         const int16_t sum_223 = (int16_t)(diff_157 + diff_184);
+        goto part_6;
+    part_6:;
         const int16_t sum_224 = (int16_t)(diff_128 + diff_164);
         const int16_t sum_225 = (int16_t)(diff_129 + diff_165);
         const int16_t sum_226 = (int16_t)(diff_130 + diff_166);
@@ -10334,6 +10478,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_282 = (int16_t)(diff_217 + red_222);
         const int16_t red_223 = nttgen_ntrulpr761_sn_c_barrett(sum_222);
         const int16_t sum_283 = (int16_t)(diff_218 + red_223);
+        goto part_7;
+    part_7:;
         const int16_t red_224 = nttgen_ntrulpr761_sn_c_barrett(sum_231);
         const int16_t diff_260 = (int16_t)(sum_224 - red_224);
         const int16_t red_225 = nttgen_ntrulpr761_sn_c_barrett(diff_228);
@@ -10462,6 +10608,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t neg_20 = (int16_t)(0 - sum_285);
         pieces[grp_0 * 128 + 84] = neg_20;
         pieces[grp_0 * 128 + 21] = sum_292;
+        goto part_8;
+    part_8:;
         const int16_t neg_21 = (int16_t)(0 - sum_292);
         pieces[grp_0 * 128 + 85] = neg_21;
         pieces[grp_0 * 128 + 22] = sum_299;
@@ -10720,6 +10868,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t b_51 = pieces[col_0 + 2432];
         const int16_t red_281 = nttgen_ntrulpr761_sn_c_barrett(b_51);
         const int16_t diff_276 = (int16_t)(b_50 - red_281);
+        goto part_9;
+    part_9:;
         blk12[col_0] = diff_276;
         const int16_t b_52 = pieces[col_0 + 1408];
         const int16_t b_53 = pieces[col_0 + 3456];
@@ -10848,6 +10998,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t red_318 = nttgen_ntrulpr761_sn_c_barrett(b_65);
         const int16_t sum_343 = (int16_t)(b_64 + red_318);
         const int16_t b_66 = pieces[col_0 + 4096];
+        goto part_10;
+    part_10:;
         const int16_t b_67 = pieces[col_0 + 5120];
         const int16_t red_319 = nttgen_ntrulpr761_sn_c_barrett(b_67);
         const int16_t diff_295 = (int16_t)(b_66 - red_319);
@@ -11106,6 +11258,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t b_138 = blk20[col_1];
         const int16_t b_139 = blk21[col_1 + 32];
         const int16_t red_375 = nttgen_ntrulpr761_sn_c_barrett(b_139);
+        goto part_11;
+    part_11:;
         const int16_t diff_321 = (int16_t)(b_138 - red_375);
         blk69[col_1] = diff_321;
         const int16_t b_140 = blk22[col_1];
@@ -11234,6 +11388,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         blk89[col_1 + 64] = neg_108;
         const int16_t b_180 = blk43[col_1];
         const int16_t b_181 = blk44[col_1 + 32];
+        goto part_12;
+    part_12:;
         const int16_t red_396 = nttgen_ntrulpr761_sn_c_barrett(b_181);
         const int16_t sum_382 = (int16_t)(b_180 + red_396);
         const int16_t b_182 = blk43[col_1];
@@ -11390,6 +11546,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t red_424 = nttgen_ntrulpr761_sn_c_barrett(b_232);
         const int16_t diff_344 = (int16_t)(b_231 - red_424);
         blk27[col_2] = diff_344;
+        goto part_13;
+    part_13:;
         const int16_t neg_118 = (int16_t)(0 - diff_344);
         blk27[col_2 + 64] = neg_118;
         const int16_t b_233 = blk69[col_2];
@@ -11518,6 +11676,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         blk8[col_2] = sum_409;
         const int16_t red_449 = nttgen_ntrulpr761_sn_c_barrett(diff_353);
         const int16_t sum_410 = (int16_t)(diff_353 + red_449);
+        goto part_14;
+    part_14:;
         blk6[col_2] = sum_410;
         const int16_t b_272 = blk76[col_2 + 16];
         const int16_t b_273 = blk76[col_2 + 16];
@@ -11662,6 +11822,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t b_317 = blk27[col_3 + 40];
         const int16_t red_474 = nttgen_ntrulpr761_sn_c_barrett(b_317);
         const int16_t sum_424 = (int16_t)(b_316 + red_474);
+        goto part_15;
+    part_15:;
         blk67[col_3] = sum_424;
         const int16_t neg_141 = (int16_t)(0 - sum_424);
         blk67[col_3 + 64] = neg_141;
@@ -11916,6 +12078,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t diff_386 = (int16_t)(red_528 - red_527);
         const int16_t b_391 = blk70[col_4 + 44];
         const int16_t red_529 = nttgen_ntrulpr761_sn_c_barrett(b_391);
+        goto part_16;
+    part_16:;
         const int16_t diff_387 = (int16_t)(diff_386 - red_529);
         blk18[col_4] = diff_387;
         const int16_t b_392 = blk8[col_4];
@@ -12118,6 +12282,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t b_459 = blk17[col_5 + 42];
         const int16_t red_596 = nttgen_ntrulpr761_sn_c_barrett(b_459);
         const int16_t red_597 = nttgen_ntrulpr761_sn_c_barrett(b_458);
+        goto part_17;
+    part_17:;
         const int16_t sum_474 = (int16_t)(red_597 + red_596);
         blk12[col_5] = sum_474;
         const int16_t b_460 = blk21[col_5 + 46];
@@ -12296,6 +12462,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_c_inverse(int16_t r[restrict 15
         const int16_t sum_529 = (int16_t)(b_552 + b_553);
         const int16_t b_554 = blk83[col_6];
         const int16_t b_555 = blk20[col_6 + 32];
+        goto part_18;
+    part_18:;
         const int16_t sum_530 = (int16_t)(b_554 + b_555);
         const int16_t b_556 = blk56[col_6];
         const int16_t b_557 = blk83[col_6 + 32];

@@ -273,6 +273,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t a_25 = vld1q_s16(&a[200]);
     vst1q_s16(&a_pad[200], a_25);
     const int16x8_t a_26 = vld1q_s16(&a[208]);
+    goto part_1;
+part_1:;
     vst1q_s16(&a_pad[208], a_26);
     const int16x8_t a_27 = vld1q_s16(&a[216]);
     vst1q_s16(&a_pad[216], a_27);
@@ -401,6 +403,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t a_89 = vld1q_s16(&a[712]);
     vst1q_s16(&a_pad[712], a_89);
     const int16x8_t a_90 = vld1q_s16(&a[720]);
+    goto part_2;
+part_2:;
     vst1q_s16(&a_pad[720], a_90);
     const int16x8_t a_91 = vld1q_s16(&a[728]);
     vst1q_s16(&a_pad[728], a_91);
@@ -529,6 +533,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t zero_17 = vdupq_n_s16(0);
     const int16x8_t neg_16 = vsubq_s16(zero_17, a_112);
     vst1q_s16(&a_ext[2112], neg_16);
+    goto part_3;
+part_3:;
     vst1q_s16(&a_ext[2080], zero_0);
     vst1q_s16(&a_ext[2144], zero_0);
     const int16x8_t a_113 = vld1q_s16(&a_pad[544]);
@@ -657,6 +663,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[1352], neg_34);
     vst1q_s16(&a_ext[1320], zero_0);
     vst1q_s16(&a_ext[1384], zero_0);
+    goto part_4;
+part_4:;
     const int16x8_t a_131 = vld1q_s16(&a_pad[360]);
     vst1q_s16(&a_ext[1416], a_131);
     const int16x8_t zero_36 = vdupq_n_s16(0);
@@ -785,6 +793,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[624], zero_0);
     const int16x8_t a_149 = vld1q_s16(&a_pad[176]);
     vst1q_s16(&a_ext[656], a_149);
+    goto part_5;
+part_5:;
     const int16x8_t zero_54 = vdupq_n_s16(0);
     const int16x8_t neg_53 = vsubq_s16(zero_54, a_149);
     vst1q_s16(&a_ext[720], neg_53);
@@ -913,6 +923,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[2960], a_167);
     const int16x8_t zero_72 = vdupq_n_s16(0);
     const int16x8_t neg_71 = vsubq_s16(zero_72, a_167);
+    goto part_6;
+part_6:;
     vst1q_s16(&a_ext[3024], neg_71);
     vst1q_s16(&a_ext[2992], zero_0);
     vst1q_s16(&a_ext[3056], zero_0);
@@ -1041,6 +1053,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_89 = vsubq_s16(zero_90, a_185);
     vst1q_s16(&a_ext[2264], neg_89);
     vst1q_s16(&a_ext[2232], zero_0);
+    goto part_7;
+part_7:;
     vst1q_s16(&a_ext[2296], zero_0);
     const int16x8_t a_186 = vld1q_s16(&a_pad[600]);
     vst1q_s16(&a_ext[2328], a_186);
@@ -1169,6 +1183,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_14 = vaddq_s16(b_40, b_41);
     const int16x8_t b_42 = vld1q_s16(&a_ext[820]);
     const int16x8_t b_43 = vld1q_s16(&a_ext[2836]);
+    goto part_8;
+part_8:;
     const int16x8_t diff_6 = vsubq_s16(b_43, b_42);
     vst1q_s16(&blk5[0], diff_6);
     const int16x8_t zero_102 = vdupq_n_s16(0);
@@ -1297,6 +1313,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk24[0], diff_25);
     const int16x8_t zero_115 = vdupq_n_s16(0);
     const int16x8_t neg_114 = vsubq_s16(zero_115, diff_25);
+    goto part_9;
+part_9:;
     vst1q_s16(&blk24[64], neg_114);
     const int16x8_t b_70 = vld1q_s16(&a_ext[1280]);
     const int16x8_t sum_34 = vaddq_s16(sum_2, b_70);
@@ -1425,6 +1443,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_125 = vsubq_s16(zero_126, diff_40);
     vst1q_s16(&blk0[72], neg_125);
     const int16x8_t b_106 = vld1q_s16(&a_ext[324]);
+    goto part_10;
+part_10:;
     const int16x8_t b_107 = vld1q_s16(&a_ext[2340]);
     const int16x8_t sum_57 = vaddq_s16(b_106, b_107);
     const int16x8_t b_108 = vld1q_s16(&a_ext[324]);
@@ -1553,6 +1573,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk16[8], sum_71);
     const int16x8_t diff_56 = vsubq_s16(diff_47, sum_67);
     const int16x8_t sum_72 = vaddq_s16(diff_47, sum_67);
+    goto part_11;
+part_11:;
     vst1q_s16(&blk17[8], sum_72);
     const int16x8_t sum_73 = vaddq_s16(sum_64, sum_68);
     const int16x8_t diff_57 = vsubq_s16(sum_68, sum_64);
@@ -1681,6 +1703,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_7 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_92);
     const int16x8_t diff_77 = vsubq_s16(sum_91, red_7);
     vst1q_s16(&pieces[8], diff_62);
+    goto part_12;
+part_12:;
     vst1q_s16(&pieces[1032], sum_78);
     vst1q_s16(&pieces[2056], sum_93);
     vst1q_s16(&pieces[2568], diff_77);
@@ -1809,6 +1833,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_113 = vaddq_s16(sum_105, b_218);
     const int16x8_t b_219 = vld1q_s16(&a_ext[1466]);
     const int16x8_t diff_89 = vsubq_s16(b_219, sum_105);
+    goto part_13;
+part_13:;
     vst1q_s16(&blk10[16], diff_89);
     const int16x8_t zero_164 = vdupq_n_s16(0);
     const int16x8_t neg_163 = vsubq_s16(zero_164, diff_89);
@@ -1937,6 +1963,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk29[16], diff_108);
     const int16x8_t zero_178 = vdupq_n_s16(0);
     const int16x8_t neg_177 = vsubq_s16(zero_178, diff_108);
+    goto part_14;
+part_14:;
     vst1q_s16(&blk29[80], neg_177);
     const int16x8_t b_244 = vld1q_s16(&a_ext[1936]);
     const int16x8_t sum_133 = vaddq_s16(sum_101, b_244);
@@ -2065,6 +2093,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_187 = vsubq_s16(zero_188, diff_122);
     vst1q_s16(&blk4[88], neg_187);
     const int16x8_t b_286 = vld1q_s16(&a_ext[844]);
+    goto part_15;
+part_15:;
     const int16x8_t b_287 = vld1q_s16(&a_ext[2860]);
     const int16x8_t sum_155 = vaddq_s16(b_286, b_287);
     const int16x8_t b_288 = vld1q_s16(&a_ext[844]);
@@ -2193,6 +2223,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_314 = vld1q_s16(&a_ext[1176]);
     const int16x8_t sum_174 = vaddq_s16(sum_142, b_314);
     const int16x8_t b_315 = vld1q_s16(&a_ext[1176]);
+    goto part_16;
+part_16:;
     const int16x8_t diff_142 = vsubq_s16(sum_142, b_315);
     vst1q_s16(&blk24[24], diff_142);
     const int16x8_t zero_202 = vdupq_n_s16(0);
@@ -2321,6 +2353,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_351 = vld1q_s16(&a_ext[2238]);
     const int16x8_t diff_157 = vsubq_s16(b_351, b_350);
     vst1q_s16(&blk0[32], diff_157);
+    goto part_17;
+part_17:;
     const int16x8_t zero_213 = vdupq_n_s16(0);
     const int16x8_t neg_212 = vsubq_s16(zero_213, diff_157);
     vst1q_s16(&blk0[96], neg_212);
@@ -2449,6 +2483,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t diff_172 = vsubq_s16(sum_196, b_392);
     vst1q_s16(&blk15[32], diff_172);
     const int16x8_t b_393 = vld1q_s16(&a_ext[1072]);
+    goto part_18;
+part_18:;
     const int16x8_t sum_212 = vaddq_s16(sum_196, b_393);
     vst1q_s16(&blk16[32], sum_212);
     const int16x8_t diff_173 = vsubq_s16(diff_164, sum_208);
@@ -2577,6 +2613,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_240 = vsubq_s16(zero_241, diff_193);
     vst1q_s16(&blk36[96], neg_240);
     const int16x8_t red_18 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_233);
+    goto part_19;
+part_19:;
     const int16x8_t sum_234 = vaddq_s16(sum_232, red_18);
     const int16x8_t red_19 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_233);
     const int16x8_t diff_194 = vsubq_s16(sum_232, red_19);
@@ -2705,6 +2743,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t zero_250 = vdupq_n_s16(0);
     const int16x8_t neg_249 = vsubq_s16(zero_250, diff_205);
     vst1q_s16(&blk9[104], neg_249);
+    goto part_20;
+part_20:;
     const int16x8_t b_464 = vld1q_s16(&a_ext[1490]);
     const int16x8_t sum_254 = vaddq_s16(sum_246, b_464);
     const int16x8_t b_465 = vld1q_s16(&a_ext[1490]);
@@ -2833,6 +2873,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_488 = vld1q_s16(&a_ext[1832]);
     const int16x8_t sum_273 = vaddq_s16(sum_241, b_488);
     const int16x8_t b_489 = vld1q_s16(&a_ext[1832]);
+    goto part_21;
+part_21:;
     const int16x8_t diff_225 = vsubq_s16(sum_241, b_489);
     vst1q_s16(&blk29[40], diff_225);
     const int16x8_t zero_265 = vdupq_n_s16(0);
@@ -2961,6 +3003,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_531 = vld1q_s16(&a_ext[2758]);
     const int16x8_t diff_239 = vsubq_s16(b_531, b_530);
     vst1q_s16(&blk4[48], diff_239);
+    goto part_22;
+part_22:;
     const int16x8_t zero_275 = vdupq_n_s16(0);
     const int16x8_t neg_274 = vsubq_s16(zero_275, diff_239);
     vst1q_s16(&blk4[112], neg_274);
@@ -3089,6 +3133,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_314 = vaddq_s16(sum_282, b_558);
     const int16x8_t b_559 = vld1q_s16(&a_ext[1072]);
     const int16x8_t diff_258 = vsubq_s16(sum_282, b_559);
+    goto part_23;
+part_23:;
     vst1q_s16(&blk23[48], diff_258);
     const int16x8_t b_560 = vld1q_s16(&a_ext[1200]);
     const int16x8_t sum_315 = vaddq_s16(sum_283, b_560);
@@ -3217,6 +3263,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_594 = vld1q_s16(&a_ext[246]);
     const int16x8_t b_595 = vld1q_s16(&a_ext[2262]);
     const int16x8_t sum_338 = vaddq_s16(b_594, b_595);
+    goto part_24;
+part_24:;
     const int16x8_t b_596 = vld1q_s16(&a_ext[246]);
     const int16x8_t b_597 = vld1q_s16(&a_ext[2262]);
     const int16x8_t diff_274 = vsubq_s16(b_597, b_596);
@@ -3345,6 +3393,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t zero_313 = vdupq_n_s16(0);
     const int16x8_t neg_312 = vsubq_s16(zero_313, diff_288);
     vst1q_s16(&blk14[120], neg_312);
+    goto part_25;
+part_25:;
     const int16x8_t b_638 = vld1q_s16(&a_ext[1096]);
     const int16x8_t diff_289 = vsubq_s16(sum_337, b_638);
     vst1q_s16(&blk15[56], diff_289);
@@ -3473,6 +3523,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_374 = vaddq_s16(sum_370, sum_372);
     const int16x8_t diff_310 = vsubq_s16(sum_370, sum_372);
     vst1q_s16(&blk36[56], diff_310);
+    goto part_26;
+part_26:;
     const int16x8_t zero_328 = vdupq_n_s16(0);
     const int16x8_t neg_327 = vsubq_s16(zero_328, diff_310);
     vst1q_s16(&blk36[120], neg_327);
@@ -3601,6 +3653,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk49[0], sum_388);
     const int16x8_t zero_339 = vdupq_n_s16(0);
     const int16x8_t neg_338 = vsubq_s16(zero_339, sum_388);
+    goto part_27;
+part_27:;
     vst1q_s16(&blk49[64], neg_338);
     const int16x8_t diff_325 = vsubq_s16(diff_317, sum_377);
     const int16x8_t sum_389 = vaddq_s16(sum_377, diff_317);
@@ -3729,6 +3783,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_408 = vaddq_s16(sum_402, sum_404);
     const int16x8_t diff_344 = vsubq_s16(sum_404, sum_402);
     vst1q_s16(&blk65[0], diff_344);
+    goto part_28;
+part_28:;
     const int16x8_t zero_349 = vdupq_n_s16(0);
     const int16x8_t neg_348 = vsubq_s16(zero_349, diff_344);
     vst1q_s16(&blk65[64], neg_348);
@@ -3857,6 +3913,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t diff_357 = vsubq_s16(b_781, b_780);
     vst1q_s16(&blk46[8], diff_357);
     const int16x8_t zero_358 = vdupq_n_s16(0);
+    goto part_29;
+part_29:;
     const int16x8_t neg_357 = vsubq_s16(zero_358, diff_357);
     vst1q_s16(&blk46[72], neg_357);
     const int16x8_t b_782 = vld1q_s16(&blk10[48]);
@@ -3985,6 +4043,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_367 = vsubq_s16(zero_368, diff_376);
     vst1q_s16(&blk61[72], neg_367);
     const int16x8_t b_816 = vld1q_s16(&blk31[8]);
+    goto part_30;
+part_30:;
     const int16x8_t b_817 = vld1q_s16(&blk33[40]);
     const int16x8_t diff_377 = vsubq_s16(b_816, b_817);
     const int16x8_t b_818 = vld1q_s16(&blk31[8]);
@@ -4113,6 +4173,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_856 = vld1q_s16(&blk7[16]);
     const int16x8_t b_857 = vld1q_s16(&blk11[48]);
     const int16x8_t diff_391 = vsubq_s16(b_856, b_857);
+    goto part_31;
+part_31:;
     const int16x8_t b_858 = vld1q_s16(&blk7[16]);
     const int16x8_t b_859 = vld1q_s16(&blk11[48]);
     const int16x8_t sum_455 = vaddq_s16(b_858, b_859);
@@ -4241,6 +4303,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk59[16], diff_410);
     const int16x8_t zero_387 = vdupq_n_s16(0);
     const int16x8_t neg_386 = vsubq_s16(zero_387, diff_410);
+    goto part_32;
+part_32:;
     vst1q_s16(&blk59[80], neg_386);
     const int16x8_t b_894 = vld1q_s16(&blk25[64]);
     const int16x8_t b_895 = vld1q_s16(&blk29[32]);
@@ -4369,6 +4433,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_395 = vsubq_s16(zero_396, sum_488);
     vst1q_s16(&blk41[88], neg_395);
     const int16x8_t b_934 = vld1q_s16(&blk5[64]);
+    goto part_33;
+part_33:;
     const int16x8_t b_935 = vld1q_s16(&a_ext[1860]);
     const int16x8_t diff_425 = vsubq_s16(b_935, b_934);
     const int16x8_t b_936 = vld1q_s16(&blk5[64]);
@@ -4497,6 +4563,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_506 = vaddq_s16(diff_435, red_77);
     const int16x8_t red_78 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_502);
     const int16x8_t diff_443 = vsubq_s16(diff_437, red_78);
+    goto part_34;
+part_34:;
     const int16x8_t red_79 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_502);
     const int16x8_t sum_507 = vaddq_s16(diff_437, red_79);
     const int16x8_t red_80 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_504);
@@ -4625,6 +4693,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk39[32], sum_522);
     const int16x8_t zero_415 = vdupq_n_s16(0);
     const int16x8_t neg_414 = vsubq_s16(zero_415, sum_522);
+    goto part_35;
+part_35:;
     vst1q_s16(&blk39[96], neg_414);
     const int16x8_t b_1012 = vld1q_s16(&blk3[80]);
     const int16x8_t b_1013 = vld1q_s16(&a_ext[1624]);
@@ -4753,6 +4823,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t neg_426 = vsubq_s16(zero_427, diff_474);
     vst1q_s16(&blk55[96], neg_426);
     const int16x8_t sum_539 = vaddq_s16(sum_531, diff_469);
+    goto part_36;
+part_36:;
     const int16x8_t diff_475 = vsubq_s16(sum_531, diff_469);
     vst1q_s16(&blk56[32], diff_475);
     const int16x8_t sum_540 = vaddq_s16(diff_468, sum_534);
@@ -4881,6 +4953,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1089 = vld1q_s16(&a_ext[1202]);
     const int16x8_t diff_492 = vsubq_s16(b_1089, b_1088);
     vst1q_s16(&blk37[40], diff_492);
+    goto part_37;
+part_37:;
     const int16x8_t zero_434 = vdupq_n_s16(0);
     const int16x8_t neg_433 = vsubq_s16(zero_434, diff_492);
     vst1q_s16(&blk37[104], neg_433);
@@ -5009,6 +5083,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t diff_507 = vsubq_s16(b_1132, b_1133);
     const int16x8_t b_1134 = vld1q_s16(&blk17[40]);
     const int16x8_t b_1135 = vld1q_s16(&blk19[72]);
+    goto part_38;
+part_38:;
     const int16x8_t sum_571 = vaddq_s16(b_1134, b_1135);
     vst1q_s16(&blk52[40], sum_571);
     const int16x8_t b_1136 = vld1q_s16(&blk18[88]);
@@ -5137,6 +5213,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_114 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_588);
     const int16x8_t diff_527 = vsubq_s16(diff_523, red_114);
     const int16x8_t red_115 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_588);
+    goto part_39;
+part_39:;
     const int16x8_t sum_591 = vaddq_s16(diff_523, red_115);
     vst1q_s16(&pieces[104], sum_580);
     vst1q_s16(&pieces[168], diff_515);
@@ -5265,6 +5343,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t diff_539 = vsubq_s16(b_1217, diff_531);
     vst1q_s16(&blk48[48], diff_539);
     const int16x8_t diff_540 = vsubq_s16(diff_532, sum_592);
+    goto part_40;
+part_40:;
     const int16x8_t sum_604 = vaddq_s16(sum_592, diff_532);
     vst1q_s16(&blk49[48], sum_604);
     const int16x8_t zero_465 = vdupq_n_s16(0);
@@ -5393,6 +5473,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk63[112], neg_473);
     const int16x8_t diff_559 = vsubq_s16(diff_553, sum_619);
     const int16x8_t sum_623 = vaddq_s16(diff_553, sum_619);
+    goto part_41;
+part_41:;
     vst1q_s16(&blk64[48], sum_623);
     const int16x8_t sum_624 = vaddq_s16(sum_618, sum_620);
     const int16x8_t diff_560 = vsubq_s16(sum_620, sum_618);
@@ -5521,6 +5603,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1295 = vld1q_s16(&blk13[72]);
     const int16x8_t sum_637 = vaddq_s16(b_1294, b_1295);
     const int16x8_t b_1296 = vld1q_s16(&blk9[104]);
+    goto part_42;
+part_42:;
     const int16x8_t b_1297 = vld1q_s16(&blk13[72]);
     const int16x8_t diff_573 = vsubq_s16(b_1297, b_1296);
     vst1q_s16(&blk46[56], diff_573);
@@ -5649,6 +5733,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1331 = vld1q_s16(&blk30[64]);
     const int16x8_t diff_592 = vsubq_s16(b_1331, b_1330);
     vst1q_s16(&blk61[56], diff_592);
+    goto part_43;
+part_43:;
     const int16x8_t zero_494 = vdupq_n_s16(0);
     const int16x8_t neg_493 = vsubq_s16(zero_494, diff_592);
     vst1q_s16(&blk61[120], neg_493);
@@ -5777,6 +5863,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_671 = vaddq_s16(b_1374, b_1375);
     vst1q_s16(&blk30[0], sum_671);
     const int16x8_t zero_501 = vdupq_n_s16(0);
+    goto part_44;
+part_44:;
     const int16x8_t neg_500 = vsubq_s16(zero_501, sum_671);
     vst1q_s16(&blk30[64], neg_500);
     const int16x8_t sum_672 = vaddq_s16(sum_664, diff_602);
@@ -5905,6 +5993,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     vst1q_s16(&blk34[8], sum_687);
     const int16x8_t zero_505 = vdupq_n_s16(0);
     const int16x8_t neg_504 = vsubq_s16(zero_505, sum_687);
+    goto part_45;
+part_45:;
     vst1q_s16(&blk34[72], neg_504);
     const int16x8_t b_1416 = vld1q_s16(&blk39[48]);
     const int16x8_t b_1417 = vld1q_s16(&blk43[16]);
@@ -6033,6 +6123,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_179 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_702);
     const int16x8_t sum_705 = vaddq_s16(diff_637, red_179);
     vst1q_s16(&pieces[200], sum_700);
+    goto part_46;
+part_46:;
     vst1q_s16(&pieces[328], sum_699);
     vst1q_s16(&pieces[392], diff_633);
     vst1q_s16(&pieces[584], diff_634);
@@ -6161,6 +6253,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_188 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_649);
     const int16x8_t sum_720 = vaddq_s16(sum_712, red_188);
     const int16x8_t red_189 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_649);
+    goto part_47;
+part_47:;
     const int16x8_t diff_656 = vsubq_s16(sum_712, red_189);
     const int16x8_t red_190 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_715);
     const int16x8_t sum_721 = vaddq_s16(sum_714, red_190);
@@ -6289,6 +6383,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1555 = vld1q_s16(&blk51[40]);
     const int16x8_t sum_734 = vaddq_s16(b_1554, b_1555);
     vst1q_s16(&blk30[24], sum_734);
+    goto part_48;
+part_48:;
     const int16x8_t zero_522 = vdupq_n_s16(0);
     const int16x8_t neg_521 = vsubq_s16(zero_522, sum_734);
     vst1q_s16(&blk30[88], neg_521);
@@ -6417,6 +6513,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_750 = vaddq_s16(b_1594, b_1595);
     vst1q_s16(&blk34[32], sum_750);
     const int16x8_t zero_526 = vdupq_n_s16(0);
+    goto part_49;
+part_49:;
     const int16x8_t neg_525 = vsubq_s16(zero_526, sum_750);
     vst1q_s16(&blk34[96], neg_525);
     const int16x8_t b_1596 = vld1q_s16(&blk39[72]);
@@ -6545,6 +6643,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t diff_704 = vsubq_s16(diff_700, red_232);
     const int16x8_t red_233 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_765);
     const int16x8_t sum_768 = vaddq_s16(diff_700, red_233);
+    goto part_50;
+part_50:;
     vst1q_s16(&pieces[224], sum_763);
     vst1q_s16(&pieces[352], sum_762);
     vst1q_s16(&pieces[416], diff_696);
@@ -6673,6 +6773,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t sum_782 = vaddq_s16(b_1686, red_241);
     const int16x8_t red_242 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_712);
     const int16x8_t sum_783 = vaddq_s16(sum_775, red_242);
+    goto part_51;
+part_51:;
     const int16x8_t red_243 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_712);
     const int16x8_t diff_719 = vsubq_s16(sum_775, red_243);
     const int16x8_t red_244 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_778);
@@ -6801,6 +6903,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1734 = vld1q_s16(&blk49[96]);
     const int16x8_t b_1735 = vld1q_s16(&blk51[64]);
     const int16x8_t sum_797 = vaddq_s16(b_1734, b_1735);
+    goto part_52;
+part_52:;
     vst1q_s16(&blk30[48], sum_797);
     const int16x8_t zero_543 = vdupq_n_s16(0);
     const int16x8_t neg_542 = vsubq_s16(zero_543, sum_797);
@@ -6929,6 +7033,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1775 = vld1q_s16(&blk42[72]);
     const int16x8_t sum_813 = vaddq_s16(b_1774, b_1775);
     vst1q_s16(&blk34[56], sum_813);
+    goto part_53;
+part_53:;
     const int16x8_t zero_547 = vdupq_n_s16(0);
     const int16x8_t neg_546 = vsubq_s16(zero_547, sum_813);
     vst1q_s16(&blk34[120], neg_546);
@@ -7057,6 +7163,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_286 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_828);
     const int16x8_t diff_767 = vsubq_s16(diff_763, red_286);
     const int16x8_t red_287 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_828);
+    goto part_54;
+part_54:;
     const int16x8_t sum_831 = vaddq_s16(diff_763, red_287);
     vst1q_s16(&pieces[248], sum_826);
     vst1q_s16(&pieces[376], sum_825);
@@ -7185,6 +7293,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_305 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_776);
     const int16x8_t diff_780 = vsubq_s16(sum_839, red_305);
     const int16x8_t b_1868 = vld1q_s16(&blk17[8]);
+    goto part_55;
+part_55:;
     const int16x8_t b_1869 = vld1q_s16(&blk28[40]);
     const int16x8_t red_306 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1869);
     const int16x8_t diff_781 = vsubq_s16(b_1868, red_306);
@@ -7313,6 +7423,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_1916 = vld1q_s16(&blk17[24]);
     const int16x8_t b_1917 = vld1q_s16(&blk28[56]);
     const int16x8_t red_326 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1917);
+    goto part_56;
+part_56:;
     const int16x8_t diff_795 = vsubq_s16(b_1916, red_326);
     const int16x8_t b_1918 = vld1q_s16(&blk17[24]);
     const int16x8_t b_1919 = vld1q_s16(&blk28[56]);
@@ -7441,6 +7553,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t red_346 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1965);
     const int16x8_t diff_809 = vsubq_s16(b_1964, red_346);
     const int16x8_t b_1966 = vld1q_s16(&blk17[40]);
+    goto part_57;
+part_57:;
     const int16x8_t b_1967 = vld1q_s16(&blk28[72]);
     const int16x8_t red_347 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1967);
     const int16x8_t sum_873 = vaddq_s16(b_1966, red_347);
@@ -7569,6 +7683,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
     const int16x8_t b_2014 = vld1q_s16(&blk17[56]);
     const int16x8_t b_2015 = vld1q_s16(&blk28[88]);
     const int16x8_t red_367 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2015);
+    goto part_58;
+part_58:;
     const int16x8_t sum_887 = vaddq_s16(b_2014, red_367);
     vst1q_s16(&pieces[504], sum_886);
     vst1q_s16(&pieces[760], diff_821);
@@ -7789,6 +7905,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
         const int16x8_t tr_93 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_81, tr_85);
         const int16x8_t tr_94 = nttgen_ntrulpr761_sn_neon_ilv64_lo(tr_83, tr_87);
         const int16x8_t tr_95 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_83, tr_87);
+        goto part_59;
+    part_59:;
         const int16x8_t pieces_32 = vld1q_s16(&pieces[grp_0 * 512 + 32]);
         const int16x8_t pieces_33 = vld1q_s16(&pieces[grp_0 * 512 + 96]);
         const int16x8_t pieces_34 = vld1q_s16(&pieces[grp_0 * 512 + 160]);
@@ -7917,6 +8035,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
         const int16x8_t tr_189 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_177, tr_181);
         const int16x8_t tr_190 = nttgen_ntrulpr761_sn_neon_ilv64_lo(tr_179, tr_183);
         const int16x8_t tr_191 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_179, tr_183);
+        goto part_60;
+    part_60:;
         const int16x8_t red_384 = nttgen_ntrulpr761_sn_neon_barrett_coarse(tr_17);
         const int16x8_t red_385 = nttgen_ntrulpr761_sn_neon_barrett_coarse(tr_16);
         const int16x8_t sum_896 = vaddq_s16(red_385, red_384);
@@ -8045,6 +8165,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
         const int16x8_t diff_861 = vsubq_s16(red_443, red_442);
         const int16x8_t diff_862 = vsubq_s16(red_445, red_444);
         const int16x8_t diff_863 = vsubq_s16(red_447, red_446);
+        goto part_61;
+    part_61:;
         const int16x8_t red_448 = nttgen_ntrulpr761_sn_neon_barrett_coarse(tr_113);
         const int16x8_t diff_864 = vsubq_s16(red_385, red_448);
         const int16x8_t red_449 = nttgen_ntrulpr761_sn_neon_barrett_coarse(tr_137);
@@ -8173,6 +8295,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
         const int16x8_t diff_913 = vsubq_s16(diff_833, diff_853);
         const int16x8_t diff_914 = vsubq_s16(diff_834, diff_854);
         const int16x8_t diff_915 = vsubq_s16(diff_835, diff_855);
+        goto part_62;
+    part_62:;
         const int16x8_t sum_976 = vaddq_s16(diff_836, diff_848);
         const int16x8_t sum_977 = vaddq_s16(diff_837, diff_849);
         const int16x8_t sum_978 = vaddq_s16(diff_838, diff_850);
@@ -8301,6 +8425,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
         const int16x8_t diff_977 = vsubq_s16(diff_913, sum_985);
         const int16x8_t sum_1040 = vaddq_s16(diff_914, diff_920);
         const int16x8_t sum_1041 = vaddq_s16(diff_915, diff_921);
+        goto part_63;
+    part_63:;
         const int16x8_t sum_1042 = vaddq_s16(sum_976, diff_922);
         const int16x8_t sum_1043 = vaddq_s16(sum_977, diff_923);
         const int16x8_t sum_1044 = vaddq_s16(sum_978, sum_986);
@@ -8429,6 +8555,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward(int16_t r[restrict
         vst1q_s16(&r[grp_0 * 1024 + 264], diff_969);
         vst1q_s16(&r[grp_0 * 1024 + 272], diff_970);
         vst1q_s16(&r[grp_0 * 1024 + 280], diff_971);
+        goto part_64;
+    part_64:;
         vst1q_s16(&r[grp_0 * 1024 + 288], sum_1032);
         vst1q_s16(&r[grp_0 * 1024 + 296], sum_1033);
         vst1q_s16(&r[grp_0 * 1024 + 304], sum_1034);
@@ -8663,6 +8791,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t a_25 = vld1q_s16(&a[200]);
     vst1q_s16(&a_pad[200], a_25);
     const int16x8_t a_26 = vld1q_s16(&a[208]);
+    goto part_1;
+part_1:;
     vst1q_s16(&a_pad[208], a_26);
     const int16x8_t a_27 = vld1q_s16(&a[216]);
     vst1q_s16(&a_pad[216], a_27);
@@ -8791,6 +8921,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t a_89 = vld1q_s16(&a[712]);
     vst1q_s16(&a_pad[712], a_89);
     const int16x8_t a_90 = vld1q_s16(&a[720]);
+    goto part_2;
+part_2:;
     vst1q_s16(&a_pad[720], a_90);
     const int16x8_t a_91 = vld1q_s16(&a[728]);
     vst1q_s16(&a_pad[728], a_91);
@@ -8919,6 +9051,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t zero_17 = vdupq_n_s16(0);
     const int16x8_t neg_16 = vsubq_s16(zero_17, a_112);
     vst1q_s16(&a_ext[2112], neg_16);
+    goto part_3;
+part_3:;
     vst1q_s16(&a_ext[2080], zero_0);
     vst1q_s16(&a_ext[2144], zero_0);
     const int16x8_t a_113 = vld1q_s16(&a_pad[544]);
@@ -9047,6 +9181,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[1352], neg_34);
     vst1q_s16(&a_ext[1320], zero_0);
     vst1q_s16(&a_ext[1384], zero_0);
+    goto part_4;
+part_4:;
     const int16x8_t a_131 = vld1q_s16(&a_pad[360]);
     vst1q_s16(&a_ext[1416], a_131);
     const int16x8_t zero_36 = vdupq_n_s16(0);
@@ -9175,6 +9311,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[624], zero_0);
     const int16x8_t a_149 = vld1q_s16(&a_pad[176]);
     vst1q_s16(&a_ext[656], a_149);
+    goto part_5;
+part_5:;
     const int16x8_t zero_54 = vdupq_n_s16(0);
     const int16x8_t neg_53 = vsubq_s16(zero_54, a_149);
     vst1q_s16(&a_ext[720], neg_53);
@@ -9303,6 +9441,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[2960], a_167);
     const int16x8_t zero_72 = vdupq_n_s16(0);
     const int16x8_t neg_71 = vsubq_s16(zero_72, a_167);
+    goto part_6;
+part_6:;
     vst1q_s16(&a_ext[3024], neg_71);
     vst1q_s16(&a_ext[2992], zero_0);
     vst1q_s16(&a_ext[3056], zero_0);
@@ -9431,6 +9571,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_89 = vsubq_s16(zero_90, a_185);
     vst1q_s16(&a_ext[2264], neg_89);
     vst1q_s16(&a_ext[2232], zero_0);
+    goto part_7;
+part_7:;
     vst1q_s16(&a_ext[2296], zero_0);
     const int16x8_t a_186 = vld1q_s16(&a_pad[600]);
     vst1q_s16(&a_ext[2328], a_186);
@@ -9559,6 +9701,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_14 = vaddq_s16(b_40, b_41);
     const int16x8_t b_42 = vld1q_s16(&a_ext[820]);
     const int16x8_t b_43 = vld1q_s16(&a_ext[2836]);
+    goto part_8;
+part_8:;
     const int16x8_t diff_6 = vsubq_s16(b_43, b_42);
     vst1q_s16(&blk5[0], diff_6);
     const int16x8_t zero_102 = vdupq_n_s16(0);
@@ -9687,6 +9831,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_114 = vsubq_s16(zero_115, diff_25);
     vst1q_s16(&blk24[64], neg_114);
     const int16x8_t b_70 = vld1q_s16(&a_ext[1280]);
+    goto part_9;
+part_9:;
     const int16x8_t sum_34 = vaddq_s16(sum_2, b_70);
     const int16x8_t b_71 = vld1q_s16(&a_ext[1280]);
     const int16x8_t diff_26 = vsubq_s16(sum_2, b_71);
@@ -9815,6 +9961,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_57 = vaddq_s16(b_106, b_107);
     const int16x8_t b_108 = vld1q_s16(&a_ext[324]);
     const int16x8_t b_109 = vld1q_s16(&a_ext[2340]);
+    goto part_10;
+part_10:;
     const int16x8_t diff_41 = vsubq_s16(b_109, b_108);
     vst1q_s16(&blk1[8], diff_41);
     const int16x8_t zero_127 = vdupq_n_s16(0);
@@ -9943,6 +10091,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_73 = vaddq_s16(sum_64, sum_68);
     const int16x8_t diff_57 = vsubq_s16(sum_68, sum_64);
     vst1q_s16(&blk18[8], diff_57);
+    goto part_11;
+part_11:;
     const int16x8_t zero_140 = vdupq_n_s16(0);
     const int16x8_t neg_139 = vsubq_s16(zero_140, diff_57);
     vst1q_s16(&blk18[72], neg_139);
@@ -10071,6 +10221,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_94 = vaddq_s16(b_164, b_165);
     const int16x8_t b_166 = vld1q_s16(&a_ext[144]);
     const int16x8_t b_167 = vld1q_s16(&a_ext[2192]);
+    goto part_12;
+part_12:;
     const int16x8_t sum_95 = vaddq_s16(b_166, b_167);
     const int16x8_t b_168 = vld1q_s16(&a_ext[272]);
     const int16x8_t b_169 = vld1q_s16(&a_ext[2320]);
@@ -10199,6 +10351,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_114 = vaddq_s16(sum_106, b_220);
     const int16x8_t b_221 = vld1q_s16(&a_ext[1592]);
     const int16x8_t diff_90 = vsubq_s16(b_221, sum_106);
+    goto part_13;
+part_13:;
     vst1q_s16(&blk11[16], diff_90);
     const int16x8_t zero_165 = vdupq_n_s16(0);
     const int16x8_t neg_164 = vsubq_s16(zero_165, diff_90);
@@ -10327,6 +10481,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_178 = vsubq_s16(zero_179, diff_109);
     vst1q_s16(&blk30[80], neg_178);
     const int16x8_t sum_134 = vaddq_s16(sum_126, sum_130);
+    goto part_14;
+part_14:;
     const int16x8_t diff_110 = vsubq_s16(sum_126, sum_130);
     vst1q_s16(&blk31[16], diff_110);
     const int16x8_t sum_135 = vaddq_s16(sum_127, sum_131);
@@ -10455,6 +10611,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_290 = vld1q_s16(&a_ext[970]);
     const int16x8_t b_291 = vld1q_s16(&a_ext[2986]);
     const int16x8_t sum_156 = vaddq_s16(b_290, b_291);
+    goto part_15;
+part_15:;
     const int16x8_t b_292 = vld1q_s16(&a_ext[970]);
     const int16x8_t b_293 = vld1q_s16(&a_ext[2986]);
     const int16x8_t diff_124 = vsubq_s16(b_293, b_292);
@@ -10583,6 +10741,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_202 = vsubq_s16(zero_203, diff_143);
     vst1q_s16(&blk25[88], neg_202);
     const int16x8_t b_318 = vld1q_s16(&a_ext[1432]);
+    goto part_16;
+part_16:;
     const int16x8_t sum_176 = vaddq_s16(sum_144, b_318);
     const int16x8_t b_319 = vld1q_s16(&a_ext[1432]);
     const int16x8_t diff_144 = vsubq_s16(sum_144, b_319);
@@ -10711,6 +10871,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_356 = vld1q_s16(&a_ext[474]);
     const int16x8_t b_357 = vld1q_s16(&a_ext[2490]);
     const int16x8_t sum_199 = vaddq_s16(b_356, b_357);
+    goto part_17;
+part_17:;
     const int16x8_t b_358 = vld1q_s16(&a_ext[474]);
     const int16x8_t b_359 = vld1q_s16(&a_ext[2490]);
     const int16x8_t diff_159 = vsubq_s16(b_359, b_358);
@@ -10839,6 +11001,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&blk19[32], diff_175);
     const int16x8_t zero_228 = vdupq_n_s16(0);
     const int16x8_t neg_227 = vsubq_s16(zero_228, diff_175);
+    goto part_18;
+part_18:;
     vst1q_s16(&blk19[96], neg_227);
     const int16x8_t sum_216 = vaddq_s16(sum_207, sum_211);
     const int16x8_t diff_176 = vsubq_s16(sum_211, sum_207);
@@ -10967,6 +11131,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_417 = vld1q_s16(&a_ext[2472]);
     const int16x8_t sum_238 = vaddq_s16(b_416, b_417);
     const int16x8_t b_418 = vld1q_s16(&a_ext[552]);
+    goto part_19;
+part_19:;
     const int16x8_t b_419 = vld1q_s16(&a_ext[2600]);
     const int16x8_t sum_239 = vaddq_s16(b_418, b_419);
     const int16x8_t b_420 = vld1q_s16(&a_ext[680]);
@@ -11095,6 +11261,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_256 = vaddq_s16(sum_248, b_468);
     const int16x8_t b_469 = vld1q_s16(&a_ext[1742]);
     const int16x8_t diff_208 = vsubq_s16(b_469, sum_248);
+    goto part_20;
+part_20:;
     vst1q_s16(&blk12[40], diff_208);
     const int16x8_t zero_253 = vdupq_n_s16(0);
     const int16x8_t neg_252 = vsubq_s16(zero_253, diff_208);
@@ -11223,6 +11391,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t zero_267 = vdupq_n_s16(0);
     const int16x8_t neg_266 = vsubq_s16(zero_267, diff_228);
     vst1q_s16(&blk32[104], neg_266);
+    goto part_21;
+part_21:;
     const int16x8_t sum_277 = vaddq_s16(sum_269, sum_273);
     const int16x8_t diff_229 = vsubq_s16(sum_269, sum_273);
     vst1q_s16(&blk33[40], diff_229);
@@ -11351,6 +11521,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_276 = vsubq_s16(zero_277, diff_241);
     vst1q_s16(&blk6[112], neg_276);
     const int16x8_t b_540 = vld1q_s16(&a_ext[1120]);
+    goto part_22;
+part_22:;
     const int16x8_t diff_242 = vsubq_s16(diff_234, b_540);
     const int16x8_t b_541 = vld1q_s16(&a_ext[1120]);
     const int16x8_t sum_298 = vaddq_s16(diff_234, b_541);
@@ -11479,6 +11651,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_290 = vsubq_s16(zero_291, diff_261);
     vst1q_s16(&blk26[112], neg_290);
     const int16x8_t b_566 = vld1q_s16(&a_ext[1584]);
+    goto part_23;
+part_23:;
     const int16x8_t sum_318 = vaddq_s16(sum_286, b_566);
     const int16x8_t b_567 = vld1q_s16(&a_ext[1584]);
     const int16x8_t diff_262 = vsubq_s16(sum_286, b_567);
@@ -11607,6 +11781,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_301 = vsubq_s16(zero_302, diff_276);
     vst1q_s16(&blk2[120], neg_301);
     const int16x8_t b_606 = vld1q_s16(&a_ext[624]);
+    goto part_24;
+part_24:;
     const int16x8_t b_607 = vld1q_s16(&a_ext[2640]);
     const int16x8_t sum_341 = vaddq_s16(b_606, b_607);
     const int16x8_t b_608 = vld1q_s16(&a_ext[624]);
@@ -11735,6 +11911,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_315 = vsubq_s16(zero_316, diff_293);
     vst1q_s16(&blk20[120], neg_315);
     const int16x8_t diff_294 = vsubq_s16(diff_290, sum_356);
+    goto part_25;
+part_25:;
     const int16x8_t sum_358 = vaddq_s16(diff_290, sum_356);
     vst1q_s16(&blk21[56], sum_358);
     const int16x8_t sum_359 = vaddq_s16(sum_355, sum_357);
@@ -11863,6 +12041,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_329 = vsubq_s16(zero_330, diff_313);
     vst1q_s16(&blk38[64], neg_329);
     const int16x8_t b_664 = vld1q_s16(&blk2[52]);
+    goto part_26;
+part_26:;
     const int16x8_t b_665 = vld1q_s16(&a_ext[1470]);
     const int16x8_t diff_314 = vsubq_s16(b_665, b_664);
     const int16x8_t b_666 = vld1q_s16(&blk2[52]);
@@ -11991,6 +12171,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&blk53[64], neg_341);
     const int16x8_t diff_329 = vsubq_s16(diff_319, sum_385);
     const int16x8_t sum_393 = vaddq_s16(diff_319, sum_385);
+    goto part_27;
+part_27:;
     vst1q_s16(&blk54[0], sum_393);
     const int16x8_t sum_394 = vaddq_s16(sum_384, sum_386);
     const int16x8_t diff_330 = vsubq_s16(sum_386, sum_384);
@@ -12119,6 +12301,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_746 = vld1q_s16(&blk1[64]);
     const int16x8_t b_747 = vld1q_s16(&a_ext[1292]);
     const int16x8_t sum_413 = vaddq_s16(b_746, b_747);
+    goto part_28;
+part_28:;
     const int16x8_t b_748 = vld1q_s16(&blk1[64]);
     const int16x8_t b_749 = vld1q_s16(&a_ext[1292]);
     const int16x8_t diff_349 = vsubq_s16(b_749, b_748);
@@ -12247,6 +12431,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_793 = vld1q_s16(&blk20[24]);
     const int16x8_t sum_428 = vaddq_s16(b_792, b_793);
     const int16x8_t b_794 = vld1q_s16(&blk18[56]);
+    goto part_29;
+part_29:;
     const int16x8_t b_795 = vld1q_s16(&blk20[24]);
     const int16x8_t diff_364 = vsubq_s16(b_795, b_794);
     vst1q_s16(&blk53[8], diff_364);
@@ -12375,6 +12561,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_448 = vaddq_s16(b_828, b_829);
     const int16x8_t b_830 = vld1q_s16(&blk0[76]);
     const int16x8_t b_831 = vld1q_s16(&a_ext[1178]);
+    goto part_30;
+part_30:;
     const int16x8_t diff_384 = vsubq_s16(b_831, b_830);
     vst1q_s16(&blk37[16], diff_384);
     const int16x8_t zero_371 = vdupq_n_s16(0);
@@ -12503,6 +12691,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_874 = vld1q_s16(&blk17[16]);
     const int16x8_t b_875 = vld1q_s16(&blk19[48]);
     const int16x8_t diff_399 = vsubq_s16(b_874, b_875);
+    goto part_31;
+part_31:;
     const int16x8_t b_876 = vld1q_s16(&blk17[16]);
     const int16x8_t b_877 = vld1q_s16(&blk19[48]);
     const int16x8_t sum_463 = vaddq_s16(b_876, b_877);
@@ -12631,6 +12821,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[2128], diff_419);
     vst1q_s16(&pieces[2192], diff_418);
     vst1q_s16(&pieces[2320], diff_417);
+    goto part_32;
+part_32:;
     vst1q_s16(&pieces[2640], sum_483);
     vst1q_s16(&pieces[2704], sum_482);
     vst1q_s16(&pieces[2832], sum_481);
@@ -12759,6 +12951,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_402 = vsubq_s16(zero_403, sum_497);
     vst1q_s16(&blk50[88], neg_402);
     const int16x8_t sum_498 = vaddq_s16(diff_422, diff_426);
+    goto part_33;
+part_33:;
     const int16x8_t diff_434 = vsubq_s16(diff_422, diff_426);
     vst1q_s16(&blk51[24], diff_434);
     const int16x8_t zero_404 = vdupq_n_s16(0);
@@ -12887,6 +13081,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[88], sum_508);
     vst1q_s16(&pieces[152], diff_443);
     vst1q_s16(&pieces[280], diff_442);
+    goto part_34;
+part_34:;
     vst1q_s16(&pieces[536], diff_441);
     vst1q_s16(&pieces[1112], diff_444);
     vst1q_s16(&pieces[1176], sum_507);
@@ -13015,6 +13211,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&blk49[32], sum_532);
     const int16x8_t zero_423 = vdupq_n_s16(0);
     const int16x8_t neg_422 = vsubq_s16(zero_423, sum_532);
+    goto part_35;
+part_35:;
     vst1q_s16(&blk49[96], neg_422);
     const int16x8_t diff_469 = vsubq_s16(diff_461, sum_521);
     const int16x8_t sum_533 = vaddq_s16(sum_521, diff_461);
@@ -13143,6 +13341,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t diff_489 = vsubq_s16(b_1082, b_1083);
     const int16x8_t b_1084 = vld1q_s16(&blk35[32]);
     const int16x8_t b_1085 = vld1q_s16(&blk36[64]);
+    goto part_36;
+part_36:;
     const int16x8_t sum_553 = vaddq_s16(b_1084, b_1085);
     const int16x8_t diff_490 = vsubq_s16(diff_485, sum_550);
     const int16x8_t sum_554 = vaddq_s16(diff_485, sum_550);
@@ -13271,6 +13471,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&blk47[104], neg_442);
     const int16x8_t b_1130 = vld1q_s16(&blk15[40]);
     const int16x8_t sum_567 = vaddq_s16(b_1130, diff_495);
+    goto part_37;
+part_37:;
     const int16x8_t b_1131 = vld1q_s16(&blk15[40]);
     const int16x8_t diff_503 = vsubq_s16(b_1131, diff_495);
     vst1q_s16(&blk48[40], diff_503);
@@ -13399,6 +13601,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_588 = vaddq_s16(sum_582, sum_584);
     const int16x8_t diff_524 = vsubq_s16(sum_584, sum_582);
     vst1q_s16(&blk65[40], diff_524);
+    goto part_38;
+part_38:;
     const int16x8_t zero_454 = vdupq_n_s16(0);
     const int16x8_t neg_453 = vsubq_s16(zero_454, diff_524);
     vst1q_s16(&blk65[104], neg_453);
@@ -13527,6 +13731,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1213 = vld1q_s16(&blk14[56]);
     const int16x8_t sum_602 = vaddq_s16(b_1212, b_1213);
     const int16x8_t b_1214 = vld1q_s16(&blk10[88]);
+    goto part_39;
+part_39:;
     const int16x8_t b_1215 = vld1q_s16(&blk14[56]);
     const int16x8_t diff_538 = vsubq_s16(b_1215, b_1214);
     vst1q_s16(&blk47[48], diff_538);
@@ -13655,6 +13861,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t diff_558 = vsubq_s16(b_1253, b_1252);
     vst1q_s16(&blk63[48], diff_558);
     const int16x8_t zero_474 = vdupq_n_s16(0);
+    goto part_40;
+part_40:;
     const int16x8_t neg_473 = vsubq_s16(zero_474, diff_558);
     vst1q_s16(&blk63[112], neg_473);
     const int16x8_t diff_559 = vsubq_s16(diff_553, sum_619);
@@ -13783,6 +13991,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1296 = vld1q_s16(&blk9[104]);
     const int16x8_t b_1297 = vld1q_s16(&blk13[72]);
     const int16x8_t diff_573 = vsubq_s16(b_1297, b_1296);
+    goto part_41;
+part_41:;
     vst1q_s16(&blk46[56], diff_573);
     const int16x8_t zero_484 = vdupq_n_s16(0);
     const int16x8_t neg_483 = vsubq_s16(zero_484, diff_573);
@@ -13911,6 +14121,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1335 = vld1q_s16(&blk33[88]);
     const int16x8_t sum_657 = vaddq_s16(b_1334, b_1335);
     vst1q_s16(&blk62[56], sum_657);
+    goto part_42;
+part_42:;
     const int16x8_t b_1336 = vld1q_s16(&blk32[104]);
     const int16x8_t b_1337 = vld1q_s16(&blk34[72]);
     const int16x8_t sum_658 = vaddq_s16(b_1336, b_1337);
@@ -14039,6 +14251,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t diff_610 = vsubq_s16(b_1376, b_1377);
     const int16x8_t b_1378 = vld1q_s16(&blk52[0]);
     const int16x8_t b_1379 = vld1q_s16(&blk53[32]);
+    goto part_43;
+part_43:;
     const int16x8_t sum_674 = vaddq_s16(b_1378, b_1379);
     const int16x8_t b_1380 = vld1q_s16(&blk54[0]);
     const int16x8_t b_1381 = vld1q_s16(&blk55[32]);
@@ -14167,6 +14381,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1430 = vld1q_s16(&blk48[8]);
     const int16x8_t b_1431 = vld1q_s16(&blk50[40]);
     const int16x8_t diff_627 = vsubq_s16(b_1430, b_1431);
+    goto part_44;
+part_44:;
     vst1q_s16(&blk23[8], diff_627);
     const int16x8_t b_1432 = vld1q_s16(&blk49[56]);
     const int16x8_t b_1433 = vld1q_s16(&blk51[24]);
@@ -14295,6 +14511,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t diff_645 = vsubq_s16(b_1478, b_1479);
     vst1q_s16(&blk33[16], diff_645);
     const int16x8_t zero_513 = vdupq_n_s16(0);
+    goto part_45;
+part_45:;
     const int16x8_t neg_512 = vsubq_s16(zero_513, diff_645);
     vst1q_s16(&blk33[80], neg_512);
     const int16x8_t b_1480 = vld1q_s16(&blk44[16]);
@@ -14423,6 +14641,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1528 = vld1q_s16(&blk37[80]);
     const int16x8_t b_1529 = vld1q_s16(&blk41[48]);
     const int16x8_t diff_664 = vsubq_s16(b_1529, b_1528);
+    goto part_46;
+part_46:;
     const int16x8_t b_1530 = vld1q_s16(&blk37[80]);
     const int16x8_t b_1531 = vld1q_s16(&blk41[48]);
     const int16x8_t sum_728 = vaddq_s16(b_1530, b_1531);
@@ -14551,6 +14771,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[216], sum_742);
     vst1q_s16(&pieces[344], sum_741);
     vst1q_s16(&pieces[408], diff_675);
+    goto part_47;
+part_47:;
     vst1q_s16(&pieces[600], diff_676);
     vst1q_s16(&pieces[664], diff_674);
     vst1q_s16(&pieces[792], diff_673);
@@ -14679,6 +14901,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&blk17[32], sum_764);
     const int16x8_t b_1632 = vld1q_s16(&blk59[80]);
     const int16x8_t b_1633 = vld1q_s16(&blk61[48]);
+    goto part_48;
+part_48:;
     const int16x8_t sum_765 = vaddq_s16(b_1632, b_1633);
     const int16x8_t b_1634 = vld1q_s16(&blk59[80]);
     const int16x8_t b_1635 = vld1q_s16(&blk61[48]);
@@ -14807,6 +15031,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t sum_779 = vaddq_s16(b_1678, b_1679);
     const int16x8_t b_1680 = vld1q_s16(&blk54[40]);
     const int16x8_t b_1681 = vld1q_s16(&blk55[72]);
+    goto part_49;
+part_49:;
     const int16x8_t diff_716 = vsubq_s16(b_1680, b_1681);
     const int16x8_t b_1682 = vld1q_s16(&blk54[40]);
     const int16x8_t b_1683 = vld1q_s16(&blk55[72]);
@@ -14935,6 +15161,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     vst1q_s16(&blk23[48], diff_732);
     const int16x8_t b_1732 = vld1q_s16(&blk49[96]);
     const int16x8_t b_1733 = vld1q_s16(&blk51[64]);
+    goto part_50;
+part_50:;
     const int16x8_t diff_733 = vsubq_s16(b_1732, b_1733);
     const int16x8_t b_1734 = vld1q_s16(&blk49[96]);
     const int16x8_t b_1735 = vld1q_s16(&blk51[64]);
@@ -15063,6 +15291,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t neg_547 = vsubq_s16(zero_548, diff_750);
     vst1q_s16(&blk33[120], neg_547);
     const int16x8_t b_1780 = vld1q_s16(&blk44[56]);
+    goto part_51;
+part_51:;
     const int16x8_t b_1781 = vld1q_s16(&blk46[88]);
     const int16x8_t diff_751 = vsubq_s16(b_1780, b_1781);
     const int16x8_t b_1782 = vld1q_s16(&blk44[56]);
@@ -15191,6 +15421,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1830 = vld1q_s16(&blk36[48]);
     const int16x8_t b_1831 = vld1q_s16(&blk33[16]);
     const int16x8_t sum_833 = vaddq_s16(b_1830, b_1831);
+    goto part_52;
+part_52:;
     vst1q_s16(&blk65[0], sum_833);
     const int16x8_t zero_553 = vdupq_n_s16(0);
     const int16x8_t neg_552 = vsubq_s16(zero_553, sum_833);
@@ -15319,6 +15551,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1890 = vld1q_s16(&blk21[16]);
     const int16x8_t b_1891 = vld1q_s16(&blk29[48]);
     const int16x8_t sum_850 = vaddq_s16(b_1890, b_1891);
+    goto part_53;
+part_53:;
     const int16x8_t sum_851 = vaddq_s16(sum_846, diff_783);
     const int16x8_t diff_787 = vsubq_s16(sum_846, diff_783);
     const int16x8_t b_1892 = vld1q_s16(&blk17[16]);
@@ -15447,6 +15681,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_1945 = vld1q_s16(&blk34[72]);
     const int16x8_t sum_867 = vaddq_s16(b_1944, b_1945);
     const int16x8_t b_1946 = vld1q_s16(&blk35[40]);
+    goto part_54;
+part_54:;
     const int16x8_t b_1947 = vld1q_s16(&blk34[72]);
     const int16x8_t diff_803 = vsubq_s16(b_1946, b_1947);
     vst1q_s16(&blk64[40], diff_803);
@@ -15575,6 +15811,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
     const int16x8_t b_2004 = vld1q_s16(&blk23[56]);
     const int16x8_t b_2005 = vld1q_s16(&blk30[88]);
     const int16x8_t diff_820 = vsubq_s16(b_2004, b_2005);
+    goto part_55;
+part_55:;
     const int16x8_t b_2006 = vld1q_s16(&blk23[56]);
     const int16x8_t b_2007 = vld1q_s16(&blk30[88]);
     const int16x8_t sum_884 = vaddq_s16(b_2006, b_2007);
@@ -15795,6 +16033,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
         const int16x8_t tr_93 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_81, tr_85);
         const int16x8_t tr_94 = nttgen_ntrulpr761_sn_neon_ilv64_lo(tr_83, tr_87);
         const int16x8_t tr_95 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_83, tr_87);
+        goto part_56;
+    part_56:;
         const int16x8_t pieces_32 = vld1q_s16(&pieces[grp_0 * 512 + 32]);
         const int16x8_t pieces_33 = vld1q_s16(&pieces[grp_0 * 512 + 96]);
         const int16x8_t pieces_34 = vld1q_s16(&pieces[grp_0 * 512 + 160]);
@@ -15923,6 +16163,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
         const int16x8_t tr_189 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_177, tr_181);
         const int16x8_t tr_190 = nttgen_ntrulpr761_sn_neon_ilv64_lo(tr_179, tr_183);
         const int16x8_t tr_191 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_179, tr_183);
+        goto part_57;
+    part_57:;
         const int16x8_t sum_896 = vaddq_s16(tr_16, tr_17);
         const int16x8_t sum_897 = vaddq_s16(tr_40, tr_41);
         const int16x8_t sum_898 = vaddq_s16(tr_64, tr_65);
@@ -16051,6 +16293,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
         const int16x8_t sum_958 = vaddq_s16(tr_70, tr_167);
         const int16x8_t sum_959 = vaddq_s16(tr_94, tr_191);
         const int16x8_t diff_895 = vsubq_s16(tr_118, tr_23);
+        goto part_58;
+    part_58:;
         const int16x8_t sum_960 = vaddq_s16(sum_896, sum_912);
         const int16x8_t sum_961 = vaddq_s16(sum_897, sum_913);
         const int16x8_t sum_962 = vaddq_s16(sum_898, sum_914);
@@ -16179,6 +16423,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
         const int16x8_t sum_1023 = vaddq_s16(sum_942, diff_895);
         const int16x8_t diff_958 = vsubq_s16(sum_943, diff_892);
         const int16x8_t diff_959 = vsubq_s16(diff_877, diff_893);
+        goto part_59;
+    part_59:;
         const int16x8_t sum_1024 = vaddq_s16(sum_960, sum_968);
         const int16x8_t sum_1025 = vaddq_s16(sum_961, sum_969);
         const int16x8_t sum_1026 = vaddq_s16(sum_962, sum_970);
@@ -16307,6 +16553,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_forward_small(int16_t r[re
         const int16x8_t diff_1021 = vsubq_s16(diff_949, diff_957);
         const int16x8_t diff_1022 = vsubq_s16(diff_950, sum_1020);
         const int16x8_t diff_1023 = vsubq_s16(diff_951, sum_1021);
+        goto part_60;
+    part_60:;
         vst1q_s16(&r[grp_0 * 1024], sum_1024);
         vst1q_s16(&r[grp_0 * 1024 + 8], sum_1025);
         vst1q_s16(&r[grp_0 * 1024 + 16], sum_1026);
@@ -16583,6 +16831,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t bq_17 = vmulq_s16(ks_17, qinv_0);
         const int16x8_t p_32 = nttgen_ntrulpr761_sn_neon_montmul(ks_18, ks_16, bq_16);
         const int16x8_t p_33 = nttgen_ntrulpr761_sn_neon_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const int16x8_t p_34 = nttgen_ntrulpr761_sn_neon_montmul(ks_19, ks_16, bq_16);
         const int16x8_t acc_24 = vaddq_s16(p_33, p_34);
         const int16x8_t p_35 = nttgen_ntrulpr761_sn_neon_montmul(ks_19, ks_17, bq_17);
@@ -16711,6 +16961,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t p_53 = nttgen_ntrulpr761_sn_neon_montmul(red_26, red_35, bq_25);
         const int16x8_t p_54 = nttgen_ntrulpr761_sn_neon_montmul(red_27, red_34, bq_24);
         const int16x8_t acc_65 = vaddq_s16(p_53, p_54);
+        goto part_2;
+    part_2:;
         const int16x8_t p_55 = nttgen_ntrulpr761_sn_neon_montmul(red_27, red_35, bq_25);
         const int16x8_t ks_24 = vaddq_s16(red_32, red_34);
         const int16x8_t ks_25 = vaddq_s16(red_33, red_35);
@@ -16839,6 +17091,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t red_52 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_20);
         const int16x8_t b_21 = vld1q_s16(&b[grp_0 * 1024 + 168]);
         const int16x8_t red_53 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_21);
+        goto part_3;
+    part_3:;
         const int16x8_t b_22 = vld1q_s16(&b[grp_0 * 1024 + 176]);
         const int16x8_t red_54 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_22);
         const int16x8_t b_23 = vld1q_s16(&b[grp_0 * 1024 + 184]);
@@ -16967,6 +17221,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t acc_152 = vsubq_s16(acc_145, p_84);
         const int16x8_t acc_153 = vsubq_s16(acc_146, acc_117);
         const int16x8_t red_57 = nttgen_ntrulpr761_sn_neon_barrett_coarse(acc_147);
+        goto part_4;
+    part_4:;
         const int16x8_t acc_154 = vsubq_s16(red_57, acc_125);
         const int16x8_t red_58 = nttgen_ntrulpr761_sn_neon_barrett_coarse(acc_148);
         const int16x8_t acc_155 = vsubq_s16(red_58, acc_126);
@@ -17095,6 +17351,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t ks_73 = vaddq_s16(red_61, red_65);
         const int16x8_t ks_74 = vaddq_s16(red_62, red_66);
         const int16x8_t ks_75 = vaddq_s16(red_63, red_67);
+        goto part_5;
+    part_5:;
         const int16x8_t bq_66 = vmulq_s16(ks_68, qinv_0);
         const int16x8_t bq_67 = vmulq_s16(ks_69, qinv_0);
         const int16x8_t bq_68 = vmulq_s16(ks_70, qinv_0);
@@ -17223,6 +17481,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t ks_83 = vaddq_s16(red_81, red_83);
         const int16x8_t bq_80 = vmulq_s16(ks_80, qinv_0);
         const int16x8_t bq_81 = vmulq_s16(ks_81, qinv_0);
+        goto part_6;
+    part_6:;
         const int16x8_t p_152 = nttgen_ntrulpr761_sn_neon_montmul(ks_82, ks_80, bq_80);
         const int16x8_t p_153 = nttgen_ntrulpr761_sn_neon_montmul(ks_82, ks_81, bq_81);
         const int16x8_t p_154 = nttgen_ntrulpr761_sn_neon_montmul(ks_83, ks_80, bq_80);
@@ -17351,6 +17611,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t red_101 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_41);
         const int16x8_t a_42 = vld1q_s16(&a[grp_0 * 1024 + 336]);
         const int16x8_t red_102 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_42);
+        goto part_7;
+    part_7:;
         const int16x8_t a_43 = vld1q_s16(&a[grp_0 * 1024 + 344]);
         const int16x8_t red_103 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_43);
         const int16x8_t a_44 = vld1q_s16(&a[grp_0 * 1024 + 352]);
@@ -17479,6 +17741,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t acc_290 = vaddq_s16(p_207, p_212);
         const int16x8_t acc_291 = vaddq_s16(p_208, p_215);
         const int16x8_t acc_292 = vsubq_s16(acc_290, p_204);
+        goto part_8;
+    part_8:;
         const int16x8_t acc_293 = vsubq_s16(acc_289, acc_287);
         const int16x8_t acc_294 = vsubq_s16(acc_291, p_207);
         const int16x8_t acc_295 = vsubq_s16(acc_292, p_208);
@@ -17607,6 +17871,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t ks_126 = vaddq_s16(red_124, red_126);
         const int16x8_t ks_127 = vaddq_s16(red_125, red_127);
         const int16x8_t bq_118 = vmulq_s16(ks_124, qinv_0);
+        goto part_9;
+    part_9:;
         const int16x8_t bq_119 = vmulq_s16(ks_125, qinv_0);
         const int16x8_t p_236 = nttgen_ntrulpr761_sn_neon_montmul(ks_126, ks_124, bq_118);
         const int16x8_t p_237 = nttgen_ntrulpr761_sn_neon_montmul(ks_126, ks_125, bq_119);
@@ -17735,6 +18001,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t red_155 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_63);
         const int16x8_t bq_126 = vmulq_s16(red_148, qinv_0);
         const int16x8_t bq_127 = vmulq_s16(red_149, qinv_0);
+        goto part_10;
+    part_10:;
         const int16x8_t bq_128 = vmulq_s16(red_150, qinv_0);
         const int16x8_t bq_129 = vmulq_s16(red_151, qinv_0);
         const int16x8_t bq_130 = vmulq_s16(red_152, qinv_0);
@@ -17863,6 +18131,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t red_159 = nttgen_ntrulpr761_sn_neon_barrett_coarse(acc_414);
         const int16x8_t acc_421 = vsubq_s16(red_159, acc_392);
         const int16x8_t acc_422 = vsubq_s16(acc_415, acc_383);
+        goto part_11;
+    part_11:;
         const int16x8_t acc_423 = vsubq_s16(acc_416, p_271);
         const int16x8_t diff_49 = vsubq_s16(acc_419, p_271);
         const int16x8_t diff_50 = vsubq_s16(acc_418, acc_383);
@@ -17991,6 +18261,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t bq_159 = vmulq_s16(ks_171, qinv_0);
         const int16x8_t p_312 = nttgen_ntrulpr761_sn_neon_montmul(ks_172, ks_168, bq_156);
         const int16x8_t p_313 = nttgen_ntrulpr761_sn_neon_montmul(ks_172, ks_169, bq_157);
+        goto part_12;
+    part_12:;
         const int16x8_t p_314 = nttgen_ntrulpr761_sn_neon_montmul(ks_173, ks_168, bq_156);
         const int16x8_t acc_446 = vaddq_s16(p_313, p_314);
         const int16x8_t p_315 = nttgen_ntrulpr761_sn_neon_montmul(ks_173, ks_169, bq_157);
@@ -18119,6 +18391,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t acc_479 = vaddq_s16(p_333, p_334);
         const int16x8_t p_335 = nttgen_ntrulpr761_sn_neon_montmul(ks_183, ks_181, bq_171);
         const int16x8_t acc_480 = vaddq_s16(p_327, p_332);
+        goto part_13;
+    part_13:;
         const int16x8_t acc_481 = vaddq_s16(p_328, p_335);
         const int16x8_t acc_482 = vsubq_s16(acc_480, p_324);
         const int16x8_t acc_483 = vsubq_s16(acc_479, acc_477);
@@ -18247,6 +18521,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t red_204 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_84);
         const int16x8_t a_85 = vld1q_s16(&a[grp_0 * 1024 + 680]);
         const int16x8_t red_205 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_85);
+        goto part_14;
+    part_14:;
         const int16x8_t a_86 = vld1q_s16(&a[grp_0 * 1024 + 688]);
         const int16x8_t red_206 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_86);
         const int16x8_t a_87 = vld1q_s16(&a[grp_0 * 1024 + 696]);
@@ -18375,6 +18651,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t acc_561 = vsubq_s16(acc_558, acc_553);
         const int16x8_t acc_562 = vsubq_s16(acc_559, p_391);
         const int16x8_t acc_563 = vaddq_s16(acc_540, p_384);
+        goto part_15;
+    part_15:;
         const int16x8_t acc_564 = vaddq_s16(acc_531, acc_552);
         const int16x8_t acc_565 = vaddq_s16(p_367, acc_560);
         const int16x8_t acc_566 = vaddq_s16(p_372, acc_562);
@@ -18503,6 +18781,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t p_418 = nttgen_ntrulpr761_sn_neon_montmul(ks_227, ks_224, bq_208);
         const int16x8_t acc_596 = vaddq_s16(p_417, p_418);
         const int16x8_t p_419 = nttgen_ntrulpr761_sn_neon_montmul(ks_227, ks_225, bq_209);
+        goto part_16;
+    part_16:;
         const int16x8_t acc_597 = vaddq_s16(p_411, p_416);
         const int16x8_t acc_598 = vaddq_s16(p_412, p_419);
         const int16x8_t acc_599 = vsubq_s16(acc_597, p_408);
@@ -18631,6 +18911,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t bq_221 = vmulq_s16(red_253, qinv_0);
         const int16x8_t bq_222 = vmulq_s16(red_254, qinv_0);
         const int16x8_t bq_223 = vmulq_s16(red_255, qinv_0);
+        goto part_17;
+    part_17:;
         const int16x8_t p_432 = nttgen_ntrulpr761_sn_neon_montmul(red_240, red_248, bq_216);
         const int16x8_t p_433 = nttgen_ntrulpr761_sn_neon_montmul(red_240, red_249, bq_217);
         const int16x8_t p_434 = nttgen_ntrulpr761_sn_neon_montmul(red_241, red_248, bq_216);
@@ -18759,6 +19041,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t diff_86 = vsubq_s16(acc_682, acc_657);
         const int16x8_t diff_87 = vsubq_s16(acc_645, acc_656);
         const int16x8_t diff_88 = vsubq_s16(acc_644, acc_688);
+        goto part_18;
+    part_18:;
         const int16x8_t diff_89 = vsubq_s16(acc_636, acc_687);
         const int16x8_t diff_90 = vsubq_s16(p_432, acc_686);
         vst1q_s16(&r[grp_0 * 1024 + 768], diff_90);
@@ -18887,6 +19171,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t p_496 = nttgen_ntrulpr761_sn_neon_montmul(ks_274, ks_270, bq_248);
         const int16x8_t p_497 = nttgen_ntrulpr761_sn_neon_montmul(ks_274, ks_271, bq_249);
         const int16x8_t p_498 = nttgen_ntrulpr761_sn_neon_montmul(ks_275, ks_270, bq_248);
+        goto part_19;
+    part_19:;
         const int16x8_t acc_712 = vaddq_s16(p_497, p_498);
         const int16x8_t p_499 = nttgen_ntrulpr761_sn_neon_montmul(ks_275, ks_271, bq_249);
         const int16x8_t ks_276 = vaddq_s16(ks_268, ks_270);
@@ -19015,6 +19301,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t acc_749 = vsubq_s16(acc_746, p_507);
         const int16x8_t acc_750 = vsubq_s16(acc_747, p_508);
         const int16x8_t acc_751 = vsubq_s16(acc_748, acc_743);
+        goto part_20;
+    part_20:;
         const int16x8_t acc_752 = vsubq_s16(acc_749, p_511);
         const int16x8_t p_516 = nttgen_ntrulpr761_sn_neon_montmul(red_284, red_292, bq_256);
         const int16x8_t p_517 = nttgen_ntrulpr761_sn_neon_montmul(red_284, red_293, bq_257);
@@ -19143,6 +19431,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t red_307 = nttgen_ntrulpr761_sn_neon_barrett_coarse(a_127);
         const int16x8_t b_120 = vld1q_s16(&b[grp_0 * 1024 + 960]);
         const int16x8_t red_308 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_120);
+        goto part_21;
+    part_21:;
         const int16x8_t b_121 = vld1q_s16(&b[grp_0 * 1024 + 968]);
         const int16x8_t red_309 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_121);
         const int16x8_t b_122 = vld1q_s16(&b[grp_0 * 1024 + 976]);
@@ -19271,6 +19561,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_base(int16_t r[restrict 61
         const int16x8_t acc_832 = vaddq_s16(acc_806, acc_818);
         const int16x8_t acc_833 = vaddq_s16(acc_814, p_571);
         const int16x8_t acc_834 = vsubq_s16(acc_828, p_540);
+        goto part_22;
+    part_22:;
         const int16x8_t acc_835 = vsubq_s16(acc_829, acc_795);
         const int16x8_t acc_836 = vsubq_s16(acc_830, acc_803);
         const int16x8_t red_316 = nttgen_ntrulpr761_sn_neon_barrett_coarse(acc_826);
@@ -19550,6 +19842,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t c_125 = vld1q_s16(&c[grp_0 * 1024 + 1000]);
         const int16x8_t c_126 = vld1q_s16(&c[grp_0 * 1024 + 1008]);
         const int16x8_t c_127 = vld1q_s16(&c[grp_0 * 1024 + 1016]);
+        goto part_1;
+    part_1:;
         const int16x8_t red_0 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_64);
         const int16x8_t red_1 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_0);
         const int16x8_t sum_0 = vaddq_s16(red_1, red_0);
@@ -19678,6 +19972,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t diff_29 = vsubq_s16(red_59, red_58);
         const int16x8_t diff_30 = vsubq_s16(red_61, red_60);
         const int16x8_t diff_31 = vsubq_s16(red_63, red_62);
+        goto part_2;
+    part_2:;
         const int16x8_t red_64 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_72);
         const int16x8_t red_65 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_8);
         const int16x8_t sum_32 = vaddq_s16(red_65, red_64);
@@ -19806,6 +20102,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t diff_61 = vsubq_s16(red_123, red_122);
         const int16x8_t diff_62 = vsubq_s16(red_125, red_124);
         const int16x8_t diff_63 = vsubq_s16(red_127, red_126);
+        goto part_3;
+    part_3:;
         const int16x8_t sum_64 = vaddq_s16(sum_0, sum_8);
         const int16x8_t sum_65 = vaddq_s16(sum_1, sum_9);
         const int16x8_t sum_66 = vaddq_s16(sum_2, sum_10);
@@ -19934,6 +20232,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t sum_125 = vaddq_s16(diff_53, diff_57);
         const int16x8_t sum_126 = vaddq_s16(diff_54, diff_58);
         const int16x8_t sum_127 = vaddq_s16(diff_55, diff_59);
+        goto part_4;
+    part_4:;
         const int16x8_t sum_128 = vaddq_s16(sum_64, sum_80);
         const int16x8_t sum_129 = vaddq_s16(sum_65, sum_81);
         const int16x8_t sum_130 = vaddq_s16(sum_66, sum_82);
@@ -20062,6 +20362,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t sum_189 = vaddq_s16(sum_109, diff_127);
         const int16x8_t sum_190 = vaddq_s16(sum_110, sum_124);
         const int16x8_t sum_191 = vaddq_s16(sum_111, sum_125);
+        goto part_5;
+    part_5:;
         const int16x8_t red_128 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_160);
         const int16x8_t sum_192 = vaddq_s16(sum_128, red_128);
         const int16x8_t red_129 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_161);
@@ -20190,6 +20492,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t sum_234 = vaddq_s16(diff_140, red_170);
         const int16x8_t red_171 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_170);
         const int16x8_t diff_232 = vsubq_s16(diff_141, red_171);
+        goto part_6;
+    part_6:;
         const int16x8_t red_172 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_171);
         const int16x8_t diff_233 = vsubq_s16(diff_142, red_172);
         const int16x8_t red_173 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_172);
@@ -20318,6 +20622,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t sum_282 = vaddq_s16(diff_217, red_222);
         const int16x8_t red_223 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_222);
         const int16x8_t sum_283 = vaddq_s16(diff_218, red_223);
+        goto part_7;
+    part_7:;
         const int16x8_t red_224 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_231);
         const int16x8_t diff_260 = vsubq_s16(sum_224, red_224);
         const int16x8_t red_225 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_228);
@@ -20446,6 +20752,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t tr_29 = nttgen_ntrulpr761_sn_neon_ilv16_hi(sum_284, sum_291);
         const int16x8_t tr_30 = nttgen_ntrulpr761_sn_neon_ilv16_lo(sum_298, sum_305);
         const int16x8_t tr_31 = nttgen_ntrulpr761_sn_neon_ilv16_hi(sum_298, sum_305);
+        goto part_8;
+    part_8:;
         const int16x8_t tr_32 = nttgen_ntrulpr761_sn_neon_ilv32_lo(tr_24, tr_26);
         const int16x8_t tr_33 = nttgen_ntrulpr761_sn_neon_ilv32_hi(tr_24, tr_26);
         const int16x8_t tr_34 = nttgen_ntrulpr761_sn_neon_ilv32_lo(tr_25, tr_27);
@@ -20574,6 +20882,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t tr_93 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_81, tr_85);
         const int16x8_t tr_94 = nttgen_ntrulpr761_sn_neon_ilv64_lo(tr_83, tr_87);
         const int16x8_t tr_95 = nttgen_ntrulpr761_sn_neon_ilv64_hi(tr_83, tr_87);
+        goto part_9;
+    part_9:;
         vst1q_s16(&pieces[grp_0 * 1024 + 24], tr_88);
         const int16x8_t zero_24 = vdupq_n_s16(0);
         const int16x8_t neg_24 = vsubq_s16(zero_24, tr_88);
@@ -20702,6 +21012,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
         const int16x8_t zero_43 = vdupq_n_s16(0);
         const int16x8_t neg_43 = vsubq_s16(zero_43, tr_142);
         vst1q_s16(&pieces[grp_0 * 1024 + 488], neg_43);
+        goto part_10;
+    part_10:;
         vst1q_s16(&pieces[grp_0 * 1024 + 552], tr_137);
         const int16x8_t zero_44 = vdupq_n_s16(0);
         const int16x8_t neg_44 = vsubq_s16(zero_44, tr_137);
@@ -20959,6 +21271,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk11[64], neg_69);
     const int16x8_t b_48 = vld1q_s16(&pieces[384]);
     const int16x8_t b_49 = vld1q_s16(&pieces[2432]);
+    goto part_11;
+part_11:;
     const int16x8_t red_280 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_49);
     const int16x8_t sum_324 = vaddq_s16(b_48, red_280);
     const int16x8_t b_50 = vld1q_s16(&pieces[384]);
@@ -21087,6 +21401,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk27[64], neg_77);
     const int16x8_t sum_340 = vaddq_s16(sum_336, sum_337);
     const int16x8_t diff_292 = vsubq_s16(sum_336, sum_337);
+    goto part_12;
+part_12:;
     vst1q_s16(&blk28[0], diff_292);
     const int16x8_t sum_341 = vaddq_s16(sum_338, sum_339);
     const int16x8_t diff_293 = vsubq_s16(sum_338, sum_339);
@@ -21215,6 +21531,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_354 = vaddq_s16(red_351, red_350);
     const int16x8_t red_352 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_350);
     const int16x8_t red_353 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_349);
+    goto part_13;
+part_13:;
     const int16x8_t diff_306 = vsubq_s16(red_353, red_352);
     vst1q_s16(&blk42[0], diff_306);
     const int16x8_t zero_85 = vdupq_n_s16(0);
@@ -21343,6 +21661,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_135 = vld1q_s16(&pieces[3208]);
     const int16x8_t red_377 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_135);
     const int16x8_t diff_320 = vsubq_s16(b_134, red_377);
+    goto part_14;
+part_14:;
     vst1q_s16(&blk9[8], diff_320);
     const int16x8_t zero_91 = vdupq_n_s16(0);
     const int16x8_t neg_91 = vsubq_s16(zero_91, diff_320);
@@ -21471,6 +21791,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_418 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_376);
     const int16x8_t red_419 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_375);
     const int16x8_t sum_384 = vaddq_s16(red_419, red_418);
+    goto part_15;
+part_15:;
     const int16x8_t red_420 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_376);
     const int16x8_t red_421 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_375);
     const int16x8_t diff_334 = vsubq_s16(red_421, red_420);
@@ -21599,6 +21921,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk38[72], neg_106);
     const int16x8_t red_440 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_393);
     const int16x8_t red_441 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_392);
+    goto part_16;
+part_16:;
     const int16x8_t sum_400 = vaddq_s16(red_441, red_440);
     const int16x8_t red_442 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_393);
     const int16x8_t red_443 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_392);
@@ -21727,6 +22051,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk6[16], diff_364);
     const int16x8_t b_220 = vld1q_s16(&pieces[1808]);
     const int16x8_t b_221 = vld1q_s16(&pieces[3856]);
+    goto part_17;
+part_17:;
     const int16x8_t red_474 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_221);
     const int16x8_t sum_417 = vaddq_s16(b_220, red_474);
     const int16x8_t b_222 = vld1q_s16(&pieces[1808]);
@@ -21855,6 +22181,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_119 = vdupq_n_s16(0);
     const int16x8_t neg_119 = vsubq_s16(zero_119, diff_377);
     vst1q_s16(&blk19[80], neg_119);
+    goto part_18;
+part_18:;
     const int16x8_t red_508 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_419);
     const int16x8_t red_509 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_418);
     const int16x8_t sum_430 = vaddq_s16(red_509, red_508);
@@ -21983,6 +22311,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_279 = vld1q_s16(&pieces[5776]);
     const int16x8_t red_537 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_279);
     const int16x8_t diff_394 = vsubq_s16(b_278, red_537);
+    goto part_19;
+part_19:;
     vst1q_s16(&blk36[16], diff_394);
     const int16x8_t zero_128 = vdupq_n_s16(0);
     const int16x8_t neg_128 = vsubq_s16(zero_128, diff_394);
@@ -22111,6 +22441,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_570 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_305);
     const int16x8_t sum_463 = vaddq_s16(b_304, red_570);
     const int16x8_t b_306 = vld1q_s16(&pieces[280]);
+    goto part_20;
+part_20:;
     const int16x8_t b_307 = vld1q_s16(&pieces[2328]);
     const int16x8_t red_571 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_307);
     const int16x8_t diff_409 = vsubq_s16(b_306, red_571);
@@ -22239,6 +22571,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_597 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_459);
     const int16x8_t diff_421 = vsubq_s16(red_597, red_596);
     vst1q_s16(&blk16[24], diff_421);
+    goto part_21;
+part_21:;
     const int16x8_t red_598 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_462);
     const int16x8_t red_599 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_461);
     const int16x8_t sum_476 = vaddq_s16(red_599, red_598);
@@ -22367,6 +22701,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk33[24], diff_438);
     const int16x8_t b_364 = vld1q_s16(&pieces[4888]);
     const int16x8_t b_365 = vld1q_s16(&pieces[5912]);
+    goto part_22;
+part_22:;
     const int16x8_t red_634 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_365);
     const int16x8_t sum_493 = vaddq_s16(b_364, red_634);
     const int16x8_t b_366 = vld1q_s16(&pieces[4888]);
@@ -22495,6 +22831,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk1[32], diff_453);
     const int16x8_t zero_156 = vdupq_n_s16(0);
     const int16x8_t neg_156 = vsubq_s16(zero_156, diff_453);
+    goto part_23;
+part_23:;
     vst1q_s16(&blk1[96], neg_156);
     const int16x8_t b_392 = vld1q_s16(&pieces[544]);
     const int16x8_t b_393 = vld1q_s16(&pieces[2592]);
@@ -22623,6 +22961,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t neg_162 = vsubq_s16(zero_162, diff_465);
     vst1q_s16(&blk13[96], neg_162);
     const int16x8_t b_440 = vld1q_s16(&pieces[928]);
+    goto part_24;
+part_24:;
     const int16x8_t b_441 = vld1q_s16(&pieces[2976]);
     const int16x8_t red_692 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_441);
     const int16x8_t sum_522 = vaddq_s16(b_440, red_692);
@@ -22751,6 +23091,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_730 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_449);
     const int16x8_t sum_539 = vaddq_s16(b_448, red_730);
     const int16x8_t b_450 = vld1q_s16(&pieces[4128]);
+    goto part_25;
+part_25:;
     const int16x8_t b_451 = vld1q_s16(&pieces[5152]);
     const int16x8_t red_731 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_451);
     const int16x8_t diff_483 = vsubq_s16(b_450, red_731);
@@ -22879,6 +23221,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_554 = vaddq_s16(sum_553, red_762);
     const int16x8_t red_763 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_538);
     const int16x8_t diff_498 = vsubq_s16(sum_554, red_763);
+    goto part_26;
+part_26:;
     vst1q_s16(&blk45[32], diff_498);
     const int16x8_t red_764 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_497);
     const int16x8_t sum_555 = vaddq_s16(diff_497, red_764);
@@ -23007,6 +23351,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_526 = vld1q_s16(&pieces[1704]);
     const int16x8_t b_527 = vld1q_s16(&pieces[3752]);
     const int16x8_t red_789 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_527);
+    goto part_27;
+part_27:;
     const int16x8_t diff_510 = vsubq_s16(b_526, red_789);
     vst1q_s16(&blk11[40], diff_510);
     const int16x8_t zero_184 = vdupq_n_s16(0);
@@ -23135,6 +23481,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t diff_525 = vsubq_s16(sum_577, sum_578);
     vst1q_s16(&blk26[40], diff_525);
     const int16x8_t sum_584 = vaddq_s16(sum_579, sum_580);
+    goto part_28;
+part_28:;
     const int16x8_t diff_526 = vsubq_s16(sum_579, sum_580);
     vst1q_s16(&blk27[40], diff_526);
     const int16x8_t zero_192 = vdupq_n_s16(0);
@@ -23263,6 +23611,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_598 = vaddq_s16(red_857, red_856);
     const int16x8_t red_858 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_593);
     const int16x8_t red_859 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_592);
+    goto part_29;
+part_29:;
     const int16x8_t diff_540 = vsubq_s16(red_859, red_858);
     vst1q_s16(&blk41[40], diff_540);
     const int16x8_t red_860 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_595);
@@ -23391,6 +23741,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t diff_554 = vsubq_s16(b_610, red_885);
     vst1q_s16(&blk8[48], diff_554);
     const int16x8_t b_612 = vld1q_s16(&pieces[1200]);
+    goto part_30;
+part_30:;
     const int16x8_t b_613 = vld1q_s16(&pieces[3248]);
     const int16x8_t red_886 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_613);
     const int16x8_t sum_615 = vaddq_s16(b_612, red_886);
@@ -23519,6 +23871,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_924 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_619);
     const int16x8_t red_925 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_618);
     const int16x8_t sum_628 = vaddq_s16(red_925, red_924);
+    goto part_31;
+part_31:;
     const int16x8_t red_926 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_619);
     const int16x8_t red_927 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_618);
     const int16x8_t diff_568 = vsubq_s16(red_927, red_926);
@@ -23647,6 +24001,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_670 = vld1q_s16(&pieces[5040]);
     const int16x8_t b_671 = vld1q_s16(&pieces[6064]);
     const int16x8_t red_949 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_671);
+    goto part_32;
+part_32:;
     const int16x8_t diff_584 = vsubq_s16(b_670, red_949);
     vst1q_s16(&blk38[48], diff_584);
     const int16x8_t zero_221 = vdupq_n_s16(0);
@@ -23775,6 +24131,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_697 = vld1q_s16(&pieces[2872]);
     const int16x8_t red_982 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_697);
     const int16x8_t sum_661 = vaddq_s16(b_696, red_982);
+    goto part_33;
+part_33:;
     const int16x8_t b_698 = vld1q_s16(&pieces[824]);
     const int16x8_t b_699 = vld1q_s16(&pieces[2872]);
     const int16x8_t red_983 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_699);
@@ -23903,6 +24261,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1014 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_662);
     const int16x8_t red_1015 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_661);
     const int16x8_t sum_674 = vaddq_s16(red_1015, red_1014);
+    goto part_34;
+part_34:;
     const int16x8_t red_1016 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_662);
     const int16x8_t red_1017 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_661);
     const int16x8_t diff_612 = vsubq_s16(red_1017, red_1016);
@@ -24031,6 +24391,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t diff_628 = vsubq_s16(b_754, red_1045);
     vst1q_s16(&blk35[56], diff_628);
     const int16x8_t b_756 = vld1q_s16(&pieces[4792]);
+    goto part_35;
+part_35:;
     const int16x8_t b_757 = vld1q_s16(&pieces[5816]);
     const int16x8_t red_1046 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_757);
     const int16x8_t sum_691 = vaddq_s16(b_756, red_1046);
@@ -24159,6 +24521,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_779 = vld1q_s16(&blk5[32]);
     const int16x8_t red_1082 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_779);
     const int16x8_t red_1083 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_778);
+    goto part_36;
+part_36:;
     const int16x8_t diff_642 = vsubq_s16(red_1083, red_1082);
     vst1q_s16(&blk53[0], diff_642);
     const int16x8_t b_780 = vld1q_s16(&blk6[0]);
@@ -24287,6 +24651,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_817 = vld1q_s16(&blk25[32]);
     const int16x8_t sum_716 = vaddq_s16(b_816, b_817);
     vst1q_s16(&blk72[0], sum_716);
+    goto part_37;
+part_37:;
     const int16x8_t b_818 = vld1q_s16(&blk24[0]);
     const int16x8_t b_819 = vld1q_s16(&blk25[32]);
     const int16x8_t diff_652 = vsubq_s16(b_818, b_819);
@@ -24415,6 +24781,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t diff_662 = vsubq_s16(red_1122, b_857);
     vst1q_s16(&blk90[0], diff_662);
     const int16x8_t red_1123 = nttgen_ntrulpr761_sn_neon_barrett_coarse(sum_725);
+    goto part_38;
+part_38:;
     const int16x8_t sum_726 = vaddq_s16(sum_725, red_1123);
     vst1q_s16(&blk91[0], sum_726);
     const int16x8_t red_1124 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_661);
@@ -24543,6 +24911,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_891 = vld1q_s16(&blk14[8]);
     const int16x8_t b_892 = vld1q_s16(&blk15[40]);
     const int16x8_t red_1157 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_892);
+    goto part_39;
+part_39:;
     const int16x8_t red_1158 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_891);
     const int16x8_t diff_670 = vsubq_s16(red_1158, red_1157);
     vst1q_s16(&blk63[8], diff_670);
@@ -24671,6 +25041,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_932 = vld1q_s16(&blk36[40]);
     const int16x8_t red_1171 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_932);
     const int16x8_t red_1172 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_931);
+    goto part_40;
+part_40:;
     const int16x8_t diff_680 = vsubq_s16(red_1172, red_1171);
     vst1q_s16(&blk83[8], diff_680);
     const int16x8_t b_933 = vld1q_s16(&blk37[8]);
@@ -24799,6 +25171,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_295 = vdupq_n_s16(0);
     const int16x8_t neg_295 = vsubq_s16(zero_295, diff_689);
     vst1q_s16(&blk55[80], neg_295);
+    goto part_41;
+part_41:;
     const int16x8_t b_970 = vld1q_s16(&blk8[16]);
     const int16x8_t b_971 = vld1q_s16(&blk9[48]);
     const int16x8_t red_1198 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_971);
@@ -24927,6 +25301,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk75[80], neg_305);
     const int16x8_t b_1010 = vld1q_s16(&blk28[16]);
     const int16x8_t b_1011 = vld1q_s16(&blk29[48]);
+    goto part_42;
+part_42:;
     const int16x8_t red_1214 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1011);
     const int16x8_t sum_770 = vaddq_s16(b_1010, red_1214);
     vst1q_s16(&blk76[16], sum_770);
@@ -25055,6 +25431,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1238 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1047);
     const int16x8_t sum_782 = vaddq_s16(red_1238, red_1237);
     vst1q_s16(&blk48[24], sum_782);
+    goto part_43;
+part_43:;
     const int16x8_t b_1049 = vld1q_s16(&blk0[24]);
     const int16x8_t b_1050 = vld1q_s16(&blk1[56]);
     const int16x8_t red_1239 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1050);
@@ -25183,6 +25561,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk66[24], sum_791);
     const int16x8_t zero_322 = vdupq_n_s16(0);
     const int16x8_t neg_322 = vsubq_s16(zero_322, sum_791);
+    goto part_44;
+part_44:;
     vst1q_s16(&blk66[88], neg_322);
     const int16x8_t b_1085 = vld1q_s16(&blk18[24]);
     const int16x8_t b_1086 = vld1q_s16(&blk19[56]);
@@ -25311,6 +25691,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_333 = vdupq_n_s16(0);
     const int16x8_t neg_333 = vsubq_s16(zero_333, diff_727);
     vst1q_s16(&blk85[88], neg_333);
+    goto part_45;
+part_45:;
     const int16x8_t b_1123 = vld1q_s16(&blk39[24]);
     const int16x8_t b_1124 = vld1q_s16(&blk40[56]);
     const int16x8_t sum_801 = vaddq_s16(b_1123, b_1124);
@@ -25439,6 +25821,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk58[32], sum_813);
     const int16x8_t zero_340 = vdupq_n_s16(0);
     const int16x8_t neg_340 = vsubq_s16(zero_340, sum_813);
+    goto part_46;
+part_46:;
     vst1q_s16(&blk58[96], neg_340);
     const int16x8_t b_1162 = vld1q_s16(&blk10[32]);
     const int16x8_t b_1163 = vld1q_s16(&blk11[64]);
@@ -25567,6 +25951,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1327 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1200);
     const int16x8_t sum_823 = vaddq_s16(red_1327, red_1326);
     vst1q_s16(&blk78[32], sum_823);
+    goto part_47;
+part_47:;
     const int16x8_t b_1202 = vld1q_s16(&blk31[32]);
     const int16x8_t b_1203 = vld1q_s16(&blk32[64]);
     const int16x8_t red_1328 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1203);
@@ -25695,6 +26081,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1353 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1240);
     const int16x8_t red_1354 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1239);
     const int16x8_t diff_756 = vsubq_s16(red_1354, red_1353);
+    goto part_48;
+part_48:;
     vst1q_s16(&blk51[40], diff_756);
     const int16x8_t zero_359 = vdupq_n_s16(0);
     const int16x8_t neg_359 = vsubq_s16(zero_359, diff_756);
@@ -25823,6 +26211,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1278 = vld1q_s16(&blk23[72]);
     const int16x8_t sum_845 = vaddq_s16(b_1277, b_1278);
     vst1q_s16(&blk70[40], sum_845);
+    goto part_49;
+part_49:;
     const int16x8_t zero_368 = vdupq_n_s16(0);
     const int16x8_t neg_368 = vsubq_s16(zero_368, sum_845);
     vst1q_s16(&blk70[104], neg_368);
@@ -25951,6 +26341,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t diff_775 = vsubq_s16(b_1315, b_1316);
     vst1q_s16(&blk89[40], diff_775);
     const int16x8_t zero_379 = vdupq_n_s16(0);
+    goto part_50;
+part_50:;
     const int16x8_t neg_379 = vsubq_s16(zero_379, diff_775);
     vst1q_s16(&blk89[104], neg_379);
     const int16x8_t b_1317 = vld1q_s16(&blk43[40]);
@@ -26079,6 +26471,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1353 = vld1q_s16(&blk13[80]);
     const int16x8_t red_1428 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1353);
     const int16x8_t red_1429 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1352);
+    goto part_51;
+part_51:;
     const int16x8_t diff_784 = vsubq_s16(red_1429, red_1428);
     vst1q_s16(&blk61[48], diff_784);
     const int16x8_t b_1354 = vld1q_s16(&blk14[48]);
@@ -26207,6 +26601,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1442 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1393);
     const int16x8_t red_1443 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1392);
     const int16x8_t diff_794 = vsubq_s16(red_1443, red_1442);
+    goto part_52;
+part_52:;
     vst1q_s16(&blk81[48], diff_794);
     const int16x8_t zero_397 = vdupq_n_s16(0);
     const int16x8_t neg_397 = vsubq_s16(zero_397, diff_794);
@@ -26335,6 +26731,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1432 = vld1q_s16(&blk7[88]);
     const int16x8_t red_1469 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1432);
     const int16x8_t red_1470 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1431);
+    goto part_53;
+part_53:;
     const int16x8_t sum_889 = vaddq_s16(red_1470, red_1469);
     vst1q_s16(&blk54[56], sum_889);
     const int16x8_t zero_404 = vdupq_n_s16(0);
@@ -26463,6 +26861,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk73[56], diff_813);
     const int16x8_t b_1471 = vld1q_s16(&blk26[56]);
     const int16x8_t b_1472 = vld1q_s16(&blk27[88]);
+    goto part_54;
+part_54:;
     const int16x8_t sum_899 = vaddq_s16(b_1471, b_1472);
     vst1q_s16(&blk74[56], sum_899);
     const int16x8_t zero_414 = vdupq_n_s16(0);
@@ -26591,6 +26991,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_909 = vaddq_s16(diff_822, red_1509);
     vst1q_s16(&blk92[56], sum_909);
     const int16x8_t b_1509 = vld1q_s16(&blk30[88]);
+    goto part_55;
+part_55:;
     const int16x8_t b_1510 = vld1q_s16(&blk30[88]);
     const int16x8_t red_1510 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1510);
     const int16x8_t sum_910 = vaddq_s16(b_1509, red_1510);
@@ -26719,6 +27121,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk27[64], neg_433);
     const int16x8_t b_1556 = vld1q_s16(&blk69[0]);
     const int16x8_t b_1557 = vld1q_s16(&blk71[48]);
+    goto part_56;
+part_56:;
     const int16x8_t sum_923 = vaddq_s16(b_1556, b_1557);
     vst1q_s16(&blk25[0], sum_923);
     const int16x8_t zero_434 = vdupq_n_s16(0);
@@ -26847,6 +27251,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1598 = vld1q_s16(&blk77[48]);
     const int16x8_t red_1523 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1598);
     const int16x8_t sum_937 = vaddq_s16(b_1597, red_1523);
+    goto part_57;
+part_57:;
     vst1q_s16(&blk4[0], sum_937);
     const int16x8_t red_1524 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_845);
     const int16x8_t sum_938 = vaddq_s16(sum_936, red_1524);
@@ -26975,6 +27381,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk25[8], sum_950);
     const int16x8_t zero_454 = vdupq_n_s16(0);
     const int16x8_t neg_454 = vsubq_s16(zero_454, sum_950);
+    goto part_58;
+part_58:;
     vst1q_s16(&blk25[72], neg_454);
     const int16x8_t b_1645 = vld1q_s16(&blk69[8]);
     const int16x8_t b_1646 = vld1q_s16(&blk71[56]);
@@ -27103,6 +27511,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1537 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_867);
     const int16x8_t sum_965 = vaddq_s16(sum_963, red_1537);
     vst1q_s16(&blk2[8], sum_965);
+    goto part_59;
+part_59:;
     const int16x8_t b_1686 = vld1q_s16(&blk48[16]);
     const int16x8_t b_1687 = vld1q_s16(&blk50[32]);
     const int16x8_t sum_966 = vaddq_s16(b_1686, b_1687);
@@ -27231,6 +27641,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1732 = vld1q_s16(&blk69[16]);
     const int16x8_t b_1733 = vld1q_s16(&blk71[64]);
     const int16x8_t diff_879 = vsubq_s16(b_1732, b_1733);
+    goto part_60;
+part_60:;
     vst1q_s16(&blk23[16], diff_879);
     const int16x8_t zero_475 = vdupq_n_s16(0);
     const int16x8_t neg_475 = vsubq_s16(zero_475, diff_879);
@@ -27359,6 +27771,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1774 = vld1q_s16(&blk50[40]);
     const int16x8_t sum_993 = vaddq_s16(b_1773, b_1774);
     vst1q_s16(&blk47[24], sum_993);
+    goto part_61;
+part_61:;
     const int16x8_t b_1775 = vld1q_s16(&blk48[24]);
     const int16x8_t b_1776 = vld1q_s16(&blk50[40]);
     const int16x8_t diff_890 = vsubq_s16(b_1775, b_1776);
@@ -27487,6 +27901,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_495 = vdupq_n_s16(0);
     const int16x8_t neg_495 = vsubq_s16(zero_495, diff_901);
     vst1q_s16(&blk23[88], neg_495);
+    goto part_62;
+part_62:;
     const int16x8_t b_1821 = vld1q_s16(&blk72[24]);
     const int16x8_t b_1822 = vld1q_s16(&blk74[40]);
     const int16x8_t red_1551 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1822);
@@ -27615,6 +28031,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1863 = vld1q_s16(&blk50[48]);
     const int16x8_t diff_912 = vsubq_s16(b_1862, b_1863);
     vst1q_s16(&blk45[32], diff_912);
+    goto part_63;
+part_63:;
     const int16x8_t b_1864 = vld1q_s16(&blk49[32]);
     const int16x8_t b_1865 = vld1q_s16(&blk51[80]);
     const int16x8_t sum_1021 = vaddq_s16(b_1864, b_1865);
@@ -27743,6 +28161,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1909 = vld1q_s16(&blk74[48]);
     const int16x8_t red_1564 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1909);
     const int16x8_t sum_1032 = vaddq_s16(b_1908, red_1564);
+    goto part_64;
+part_64:;
     vst1q_s16(&blk21[32], sum_1032);
     const int16x8_t zero_516 = vdupq_n_s16(0);
     const int16x8_t neg_516 = vsubq_s16(zero_516, sum_1032);
@@ -27871,6 +28291,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_1952 = vld1q_s16(&blk51[88]);
     const int16x8_t sum_1048 = vaddq_s16(b_1951, b_1952);
     vst1q_s16(&blk43[40], sum_1048);
+    goto part_65;
+part_65:;
     const int16x8_t b_1953 = vld1q_s16(&blk49[40]);
     const int16x8_t b_1954 = vld1q_s16(&blk51[88]);
     const int16x8_t diff_935 = vsubq_s16(b_1953, b_1954);
@@ -27999,6 +28421,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_536 = vdupq_n_s16(0);
     const int16x8_t neg_536 = vsubq_s16(zero_536, sum_1059);
     vst1q_s16(&blk21[104], neg_536);
+    goto part_66;
+part_66:;
     const int16x8_t b_1997 = vld1q_s16(&blk72[40]);
     const int16x8_t b_1998 = vld1q_s16(&blk74[56]);
     const int16x8_t red_1578 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_1998);
@@ -28127,6 +28551,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2041 = vld1q_s16(&blk51[96]);
     const int16x8_t diff_957 = vsubq_s16(b_2040, b_2041);
     vst1q_s16(&blk41[48], diff_957);
+    goto part_67;
+part_67:;
     const int16x8_t b_2042 = vld1q_s16(&blk52[48]);
     const int16x8_t b_2043 = vld1q_s16(&blk54[64]);
     const int16x8_t sum_1076 = vaddq_s16(b_2042, b_2043);
@@ -28255,6 +28681,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2085 = vld1q_s16(&blk74[64]);
     const int16x8_t red_1591 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2085);
     const int16x8_t diff_968 = vsubq_s16(b_2084, red_1591);
+    goto part_68;
+part_68:;
     vst1q_s16(&blk19[48], diff_968);
     const int16x8_t zero_557 = vdupq_n_s16(0);
     const int16x8_t neg_557 = vsubq_s16(zero_557, diff_968);
@@ -28383,6 +28811,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2130 = vld1q_s16(&blk54[72]);
     const int16x8_t sum_1103 = vaddq_s16(b_2129, b_2130);
     vst1q_s16(&blk44[56], sum_1103);
+    goto part_69;
+part_69:;
     const int16x8_t zero_564 = vdupq_n_s16(0);
     const int16x8_t neg_564 = vsubq_s16(zero_564, sum_1103);
     vst1q_s16(&blk44[120], neg_564);
@@ -28511,6 +28941,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_577 = vdupq_n_s16(0);
     const int16x8_t neg_577 = vsubq_s16(zero_577, diff_990);
     vst1q_s16(&blk19[120], neg_577);
+    goto part_70;
+part_70:;
     const int16x8_t b_2173 = vld1q_s16(&blk73[56]);
     const int16x8_t b_2174 = vld1q_s16(&blk75[104]);
     const int16x8_t red_1605 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2174);
@@ -28639,6 +29071,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2219 = vld1q_s16(&blk42[40]);
     const int16x8_t diff_1002 = vsubq_s16(b_2218, b_2219);
     vst1q_s16(&blk78[0], diff_1002);
+    goto part_71;
+part_71:;
     const int16x8_t b_2220 = vld1q_s16(&blk41[0]);
     const int16x8_t b_2221 = vld1q_s16(&blk38[56]);
     const int16x8_t sum_1131 = vaddq_s16(b_2220, b_2221);
@@ -28767,6 +29201,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_599 = vdupq_n_s16(0);
     const int16x8_t neg_599 = vsubq_s16(zero_599, diff_1011);
     vst1q_s16(&blk62[64], neg_599);
+    goto part_72;
+part_72:;
     const int16x8_t b_2256 = vld1q_s16(&blk22[0]);
     const int16x8_t b_2257 = vld1q_s16(&blk13[8]);
     const int16x8_t sum_1140 = vaddq_s16(b_2256, b_2257);
@@ -28895,6 +29331,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t neg_600 = vsubq_s16(zero_600, sum_1162);
     vst1q_s16(&blk89[72], neg_600);
     const int16x8_t b_2304 = vld1q_s16(&blk39[8]);
+    goto part_73;
+part_73:;
     const int16x8_t b_2305 = vld1q_s16(&blk36[16]);
     const int16x8_t diff_1024 = vsubq_s16(b_2304, b_2305);
     vst1q_s16(&blk88[8], diff_1024);
@@ -29023,6 +29461,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2343 = vld1q_s16(&blk11[48]);
     const int16x8_t sum_1172 = vaddq_s16(b_2342, b_2343);
     const int16x8_t b_2344 = vld1q_s16(&blk20[8]);
+    goto part_74;
+part_74:;
     const int16x8_t b_2345 = vld1q_s16(&blk11[48]);
     const int16x8_t diff_1034 = vsubq_s16(b_2344, b_2345);
     const int16x8_t b_2346 = vld1q_s16(&blk16[8]);
@@ -29151,6 +29591,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2386 = vld1q_s16(&blk35[16]);
     const int16x8_t b_2387 = vld1q_s16(&blk32[40]);
     const int16x8_t diff_1045 = vsubq_s16(b_2386, b_2387);
+    goto part_75;
+part_75:;
     vst1q_s16(&blk84[16], diff_1045);
     const int16x8_t zero_619 = vdupq_n_s16(0);
     const int16x8_t neg_619 = vsubq_s16(zero_619, diff_1045);
@@ -29279,6 +29721,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk68[16], sum_1205);
     const int16x8_t b_2428 = vld1q_s16(&blk91[16]);
     const int16x8_t b_2429 = vld1q_s16(&blk21[24]);
+    goto part_76;
+part_76:;
     const int16x8_t red_1678 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2429);
     const int16x8_t diff_1056 = vsubq_s16(b_2428, red_1678);
     const int16x8_t b_2430 = vld1q_s16(&blk19[56]);
@@ -29407,6 +29851,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t diff_1066 = vsubq_s16(b_2468, b_2469);
     vst1q_s16(&blk80[24], diff_1066);
     const int16x8_t zero_637 = vdupq_n_s16(0);
+    goto part_77;
+part_77:;
     const int16x8_t neg_637 = vsubq_s16(zero_637, diff_1066);
     vst1q_s16(&blk80[88], neg_637);
     const int16x8_t b_2470 = vld1q_s16(&blk33[24]);
@@ -29535,6 +29981,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_1238 = vaddq_s16(diff_1072, red_1708);
     vst1q_s16(&blk60[24], sum_1238);
     const int16x8_t red_1709 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1073);
+    goto part_78;
+part_78:;
     const int16x8_t sum_1239 = vaddq_s16(diff_1073, red_1709);
     vst1q_s16(&blk57[24], sum_1239);
     const int16x8_t b_2509 = vld1q_s16(&blk92[24]);
@@ -29663,6 +30111,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_655 = vdupq_n_s16(0);
     const int16x8_t neg_655 = vsubq_s16(zero_655, diff_1087);
     vst1q_s16(&blk76[96], neg_655);
+    goto part_79;
+part_79:;
     const int16x8_t b_2552 = vld1q_s16(&blk31[32]);
     const int16x8_t b_2553 = vld1q_s16(&blk29[40]);
     const int16x8_t red_1720 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2553);
@@ -29791,6 +30241,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1739 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1095);
     const int16x8_t sum_1271 = vaddq_s16(diff_1095, red_1739);
     vst1q_s16(&blk52[32], sum_1271);
+    goto part_80;
+part_80:;
     const int16x8_t b_2590 = vld1q_s16(&blk21[40]);
     const int16x8_t b_2591 = vld1q_s16(&blk21[40]);
     const int16x8_t red_1740 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2591);
@@ -29919,6 +30371,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_673 = vdupq_n_s16(0);
     const int16x8_t neg_673 = vsubq_s16(zero_673, diff_1108);
     vst1q_s16(&blk74[104], neg_673);
+    goto part_81;
+part_81:;
     const int16x8_t b_2634 = vld1q_s16(&blk26[40]);
     const int16x8_t b_2635 = vld1q_s16(&blk25[64]);
     const int16x8_t red_1748 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2635);
@@ -30047,6 +30501,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2674 = vld1q_s16(&blk15[96]);
     const int16x8_t b_2675 = vld1q_s16(&blk15[96]);
     const int16x8_t red_1769 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2675);
+    goto part_82;
+part_82:;
     const int16x8_t sum_1305 = vaddq_s16(b_2674, red_1769);
     vst1q_s16(&blk48[40], sum_1305);
     const int16x8_t red_1770 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1117);
@@ -30175,6 +30631,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_691 = vdupq_n_s16(0);
     const int16x8_t neg_691 = vsubq_s16(zero_691, diff_1129);
     vst1q_s16(&blk70[112], neg_691);
+    goto part_83;
+part_83:;
     const int16x8_t b_2716 = vld1q_s16(&blk28[48]);
     const int16x8_t b_2717 = vld1q_s16(&blk27[88]);
     const int16x8_t red_1776 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2717);
@@ -30303,6 +30761,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_2757 = vld1q_s16(&blk44[64]);
     const int16x8_t diff_1140 = vsubq_s16(b_2756, b_2757);
     vst1q_s16(&blk86[56], diff_1140);
+    goto part_84;
+part_84:;
     const int16x8_t b_2758 = vld1q_s16(&blk43[56]);
     const int16x8_t b_2759 = vld1q_s16(&blk40[80]);
     const int16x8_t sum_1339 = vaddq_s16(b_2758, b_2759);
@@ -30431,6 +30891,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_709 = vdupq_n_s16(0);
     const int16x8_t neg_709 = vsubq_s16(zero_709, diff_1150);
     vst1q_s16(&blk66[120], neg_709);
+    goto part_85;
+part_85:;
     const int16x8_t b_2798 = vld1q_s16(&blk24[56]);
     const int16x8_t b_2799 = vld1q_s16(&blk23[112]);
     const int16x8_t red_1804 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2799);
@@ -30559,6 +31021,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_714 = vdupq_n_s16(0);
     const int16x8_t neg_714 = vsubq_s16(zero_714, sum_1369);
     vst1q_s16(&blk11[64], neg_714);
+    goto part_86;
+part_86:;
     const int16x8_t b_2838 = vld1q_s16(&blk83[0]);
     const int16x8_t b_2839 = vld1q_s16(&blk85[12]);
     const int16x8_t red_1827 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2839);
@@ -30687,6 +31151,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_1845 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1172);
     const int16x8_t diff_1173 = vsubq_s16(red_1845, b_2872);
     vst1q_s16(&blk20[0], diff_1173);
+    goto part_87;
+part_87:;
     const int16x8_t b_2873 = vld1q_s16(&blk6[0]);
     const int16x8_t b_2874 = vld1q_s16(&blk63[28]);
     const int16x8_t red_1846 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2874);
@@ -30815,6 +31281,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_736 = vdupq_n_s16(0);
     const int16x8_t neg_736 = vsubq_s16(zero_736, sum_1392);
     vst1q_s16(&blk23[72], neg_736);
+    goto part_88;
+part_88:;
     const int16x8_t b_2910 = vld1q_s16(&blk86[8]);
     const int16x8_t b_2911 = vld1q_s16(&blk88[44]);
     const int16x8_t red_1869 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2911);
@@ -30943,6 +31411,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_1404 = vaddq_s16(sum_1396, red_1892);
     vst1q_s16(&blk33[8], sum_1404);
     const int16x8_t red_1893 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1187);
+    goto part_89;
+part_89:;
     const int16x8_t sum_1405 = vaddq_s16(sum_1397, red_1893);
     vst1q_s16(&blk35[8], sum_1405);
     const int16x8_t red_1894 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1189);
@@ -31071,6 +31541,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_758 = vdupq_n_s16(0);
     const int16x8_t neg_758 = vsubq_s16(zero_758, sum_1415);
     vst1q_s16(&blk34[80], neg_758);
+    goto part_90;
+part_90:;
     const int16x8_t b_2982 = vld1q_s16(&blk72[16]);
     const int16x8_t b_2983 = vld1q_s16(&blk76[76]);
     const int16x8_t red_1911 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_2983);
@@ -31199,6 +31671,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_764 = vdupq_n_s16(0);
     const int16x8_t neg_764 = vsubq_s16(zero_764, sum_1430);
     vst1q_s16(&blk15[88], neg_764);
+    goto part_91;
+part_91:;
     const int16x8_t b_3022 = vld1q_s16(&blk79[24]);
     const int16x8_t b_3023 = vld1q_s16(&blk81[44]);
     const int16x8_t red_1937 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3023);
@@ -31327,6 +31801,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3059 = vld1q_s16(&blk71[36]);
     const int16x8_t red_1957 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3059);
     const int16x8_t sum_1437 = vaddq_s16(b_3058, red_1957);
+    goto part_92;
+part_92:;
     const int16x8_t b_3060 = vld1q_s16(&blk67[44]);
     const int16x8_t b_3061 = vld1q_s16(&blk67[44]);
     const int16x8_t red_1958 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3061);
@@ -31455,6 +31931,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_786 = vdupq_n_s16(0);
     const int16x8_t neg_786 = vsubq_s16(zero_786, sum_1453);
     vst1q_s16(&blk27[96], neg_786);
+    goto part_93;
+part_93:;
     const int16x8_t b_3094 = vld1q_s16(&blk82[32]);
     const int16x8_t b_3095 = vld1q_s16(&blk84[76]);
     const int16x8_t red_1979 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3095);
@@ -31583,6 +32061,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_792 = vdupq_n_s16(0);
     const int16x8_t neg_792 = vsubq_s16(zero_792, sum_1468);
     vst1q_s16(&blk7[104], neg_792);
+    goto part_94;
+part_94:;
     const int16x8_t b_3134 = vld1q_s16(&blk87[40]);
     const int16x8_t b_3135 = vld1q_s16(&blk89[44]);
     const int16x8_t red_2005 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3135);
@@ -31711,6 +32191,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_2021 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1248);
     const int16x8_t diff_1249 = vsubq_s16(red_2021, b_3166);
     vst1q_s16(&blk16[40], diff_1249);
+    goto part_95;
+part_95:;
     const int16x8_t b_3167 = vld1q_s16(&blk12[40]);
     const int16x8_t b_3168 = vld1q_s16(&blk71[52]);
     const int16x8_t red_2022 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3168);
@@ -31839,6 +32321,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_814 = vdupq_n_s16(0);
     const int16x8_t neg_814 = vsubq_s16(zero_814, sum_1491);
     vst1q_s16(&blk19[112], neg_814);
+    goto part_96;
+part_96:;
     const int16x8_t b_3206 = vld1q_s16(&blk73[48]);
     const int16x8_t b_3207 = vld1q_s16(&blk77[76]);
     const int16x8_t red_2047 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3207);
@@ -31967,6 +32451,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3246 = vld1q_s16(&blk70[92]);
     const int16x8_t b_3247 = vld1q_s16(&blk70[92]);
     const int16x8_t red_2069 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3247);
+    goto part_97;
+part_97:;
     const int16x8_t sum_1501 = vaddq_s16(b_3246, red_2069);
     vst1q_s16(&blk26[48], sum_1501);
     const int16x8_t b_3248 = vld1q_s16(&blk66[100]);
@@ -32095,6 +32581,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t zero_836 = vdupq_n_s16(0);
     const int16x8_t neg_836 = vsubq_s16(zero_836, sum_1514);
     vst1q_s16(&blk30[120], neg_836);
+    goto part_98;
+part_98:;
     const int16x8_t b_3278 = vld1q_s16(&blk78[56]);
     const int16x8_t b_3279 = vld1q_s16(&blk80[108]);
     const int16x8_t red_2089 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3279);
@@ -32223,6 +32711,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_2117 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1292);
     const int16x8_t diff_1293 = vsubq_s16(red_2117, b_3320);
     vst1q_s16(&blk78[0], diff_1293);
+    goto part_99;
+part_99:;
     const int16x8_t b_3321 = vld1q_s16(&blk61[0]);
     const int16x8_t b_3322 = vld1q_s16(&blk19[14]);
     const int16x8_t red_2118 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3322);
@@ -32351,6 +32841,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_1548 = vaddq_s16(sum_1532, red_2148);
     vst1q_s16(&blk97[0], sum_1548);
     const int16x8_t red_2149 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1299);
+    goto part_100;
+part_100:;
     const int16x8_t sum_1549 = vaddq_s16(sum_1533, red_2149);
     vst1q_s16(&blk98[0], sum_1549);
     const int16x8_t red_2150 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1301);
@@ -32479,6 +32971,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3417 = vld1q_s16(&blk25[58]);
     const int16x8_t red_2180 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3417);
     const int16x8_t sum_1564 = vaddq_s16(b_3416, red_2180);
+    goto part_101;
+part_101:;
     vst1q_s16(&blk41[8], sum_1564);
     const int16x8_t b_3418 = vld1q_s16(&blk29[62]);
     const int16x8_t b_3419 = vld1q_s16(&blk29[62]);
@@ -32607,6 +33101,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3459 = vld1q_s16(&blk27[38]);
     const int16x8_t red_2213 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3459);
     const int16x8_t sum_1581 = vaddq_s16(b_3458, red_2213);
+    goto part_102;
+part_102:;
     const int16x8_t b_3460 = vld1q_s16(&blk30[42]);
     const int16x8_t b_3461 = vld1q_s16(&blk30[42]);
     const int16x8_t red_2214 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3461);
@@ -32735,6 +33231,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_2245 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1348);
     const int16x8_t diff_1349 = vsubq_s16(red_2245, b_3500);
     vst1q_s16(&blk86[24], diff_1349);
+    goto part_103;
+part_103:;
     const int16x8_t b_3501 = vld1q_s16(&blk52[24]);
     const int16x8_t b_3502 = vld1q_s16(&blk34[54]);
     const int16x8_t red_2246 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3502);
@@ -32863,6 +33361,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_2277 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1356);
     const int16x8_t diff_1357 = vsubq_s16(red_2277, b_3544);
     vst1q_s16(&blk78[32], diff_1357);
+    goto part_104;
+part_104:;
     const int16x8_t b_3545 = vld1q_s16(&blk61[32]);
     const int16x8_t b_3546 = vld1q_s16(&blk19[46]);
     const int16x8_t red_2278 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3546);
@@ -32991,6 +33491,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_1644 = vaddq_s16(sum_1628, red_2308);
     vst1q_s16(&blk97[32], sum_1644);
     const int16x8_t red_2309 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1363);
+    goto part_105;
+part_105:;
     const int16x8_t sum_1645 = vaddq_s16(sum_1629, red_2309);
     vst1q_s16(&blk98[32], sum_1645);
     const int16x8_t red_2310 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1365);
@@ -33119,6 +33621,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3641 = vld1q_s16(&blk25[90]);
     const int16x8_t red_2340 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3641);
     const int16x8_t sum_1660 = vaddq_s16(b_3640, red_2340);
+    goto part_106;
+part_106:;
     vst1q_s16(&blk41[40], sum_1660);
     const int16x8_t b_3642 = vld1q_s16(&blk29[94]);
     const int16x8_t b_3643 = vld1q_s16(&blk29[94]);
@@ -33247,6 +33751,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3683 = vld1q_s16(&blk27[70]);
     const int16x8_t red_2373 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3683);
     const int16x8_t sum_1677 = vaddq_s16(b_3682, red_2373);
+    goto part_107;
+part_107:;
     const int16x8_t b_3684 = vld1q_s16(&blk30[74]);
     const int16x8_t b_3685 = vld1q_s16(&blk30[74]);
     const int16x8_t red_2374 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3685);
@@ -33375,6 +33881,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_2405 = nttgen_ntrulpr761_sn_neon_barrett_coarse(diff_1412);
     const int16x8_t diff_1413 = vsubq_s16(red_2405, b_3724);
     vst1q_s16(&blk86[56], diff_1413);
+    goto part_108;
+part_108:;
     const int16x8_t b_3725 = vld1q_s16(&blk52[56]);
     const int16x8_t b_3726 = vld1q_s16(&blk34[86]);
     const int16x8_t red_2406 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3726);
@@ -33503,6 +34011,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3769 = vld1q_s16(&blk46[32]);
     const int16x8_t red_2440 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3769);
     const int16x8_t red_2441 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3768);
+    goto part_109;
+part_109:;
     const int16x8_t sum_1724 = vaddq_s16(red_2441, red_2440);
     const int16x8_t b_3770 = vld1q_s16(&blk35[0]);
     const int16x8_t b_3771 = vld1q_s16(&blk95[32]);
@@ -33631,6 +34141,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t red_2480 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3827);
     const int16x8_t sum_1753 = vaddq_s16(b_3826, red_2480);
     const int16x8_t b_3828 = vld1q_s16(&blk73[0]);
+    goto part_110;
+part_110:;
     const int16x8_t b_3829 = vld1q_s16(&blk16[32]);
     const int16x8_t red_2481 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3829);
     const int16x8_t sum_1754 = vaddq_s16(b_3828, red_2481);
@@ -33759,6 +34271,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3865 = vld1q_s16(&blk91[40]);
     const int16x8_t red_2503 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3865);
     const int16x8_t red_2504 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3864);
+    goto part_111;
+part_111:;
     const int16x8_t sum_1772 = vaddq_s16(red_2504, red_2503);
     const int16x8_t b_3866 = vld1q_s16(&blk95[8]);
     const int16x8_t b_3867 = vld1q_s16(&blk46[40]);
@@ -33887,6 +34401,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3923 = vld1q_s16(&blk90[40]);
     const int16x8_t red_2544 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3923);
     const int16x8_t sum_1801 = vaddq_s16(b_3922, red_2544);
+    goto part_112;
+part_112:;
     const int16x8_t b_3924 = vld1q_s16(&blk16[8]);
     const int16x8_t b_3925 = vld1q_s16(&blk72[40]);
     const int16x8_t red_2545 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3925);
@@ -34015,6 +34531,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_3961 = vld1q_s16(&blk33[48]);
     const int16x8_t red_2566 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3961);
     const int16x8_t red_2567 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_3960);
+    goto part_113;
+part_113:;
     const int16x8_t sum_1820 = vaddq_s16(red_2567, red_2566);
     const int16x8_t b_3962 = vld1q_s16(&blk46[16]);
     const int16x8_t b_3963 = vld1q_s16(&blk91[48]);
@@ -34143,6 +34661,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_4018 = vld1q_s16(&blk90[16]);
     const int16x8_t b_4019 = vld1q_s16(&blk47[48]);
     const int16x8_t red_2608 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_4019);
+    goto part_114;
+part_114:;
     const int16x8_t sum_1849 = vaddq_s16(b_4018, red_2608);
     const int16x8_t b_4020 = vld1q_s16(&blk72[16]);
     const int16x8_t b_4021 = vld1q_s16(&blk90[48]);
@@ -34271,6 +34791,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t b_4057 = vld1q_s16(&blk92[56]);
     const int16x8_t red_2629 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_4057);
     const int16x8_t red_2630 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_4056);
+    goto part_115;
+part_115:;
     const int16x8_t sum_1868 = vaddq_s16(red_2630, red_2629);
     const int16x8_t b_4058 = vld1q_s16(&blk91[24]);
     const int16x8_t b_4059 = vld1q_s16(&blk33[56]);
@@ -34399,6 +34921,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_inverse(int16_t r[restrict
     const int16x8_t sum_1896 = vaddq_s16(b_4112, red_2671);
     const int16x8_t b_4114 = vld1q_s16(&blk47[24]);
     const int16x8_t b_4115 = vld1q_s16(&blk31[56]);
+    goto part_116;
+part_116:;
     const int16x8_t red_2672 = nttgen_ntrulpr761_sn_neon_barrett_coarse(b_4115);
     const int16x8_t sum_1897 = vaddq_s16(b_4114, red_2672);
     const int16x8_t b_4116 = vld1q_s16(&blk90[24]);
@@ -34665,6 +35189,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_22 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_21);
     const int16x8_t s_14 = vaddq_s16(red_22, red_21);
     const int16x8_t c_23 = vld1q_s16(&c[816]);
+    goto part_1;
+part_1:;
     const int16x8_t red_23 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_23);
     const int16x8_t s_15 = vaddq_s16(s_14, red_23);
     const int16x8_t k_8 = nttgen_ntrulpr761_sn_neon_montmul(s_15, k_0, kq_0);
@@ -34793,6 +35319,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_46 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_45);
     const int16x8_t s_30 = vaddq_s16(red_46, red_45);
     const int16x8_t c_47 = vld1q_s16(&c[880]);
+    goto part_2;
+part_2:;
     const int16x8_t red_47 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_47);
     const int16x8_t s_31 = vaddq_s16(s_30, red_47);
     const int16x8_t k_16 = nttgen_ntrulpr761_sn_neon_montmul(s_31, k_0, kq_0);
@@ -34921,6 +35449,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_70 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_69);
     const int16x8_t s_46 = vaddq_s16(red_70, red_69);
     const int16x8_t c_71 = vld1q_s16(&c[944]);
+    goto part_3;
+part_3:;
     const int16x8_t red_71 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_71);
     const int16x8_t s_47 = vaddq_s16(s_46, red_71);
     const int16x8_t k_24 = nttgen_ntrulpr761_sn_neon_montmul(s_47, k_0, kq_0);
@@ -35049,6 +35579,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_94 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_93);
     const int16x8_t s_62 = vaddq_s16(red_94, red_93);
     const int16x8_t c_95 = vld1q_s16(&c[1008]);
+    goto part_4;
+part_4:;
     const int16x8_t red_95 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_95);
     const int16x8_t s_63 = vaddq_s16(s_62, red_95);
     const int16x8_t k_32 = nttgen_ntrulpr761_sn_neon_montmul(s_63, k_0, kq_0);
@@ -35177,6 +35709,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_118 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_117);
     const int16x8_t s_78 = vaddq_s16(red_118, red_117);
     const int16x8_t c_119 = vld1q_s16(&c[1072]);
+    goto part_5;
+part_5:;
     const int16x8_t red_119 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_119);
     const int16x8_t s_79 = vaddq_s16(s_78, red_119);
     const int16x8_t k_40 = nttgen_ntrulpr761_sn_neon_montmul(s_79, k_0, kq_0);
@@ -35305,6 +35839,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_142 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_141);
     const int16x8_t s_94 = vaddq_s16(red_142, red_141);
     const int16x8_t c_143 = vld1q_s16(&c[1136]);
+    goto part_6;
+part_6:;
     const int16x8_t red_143 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_143);
     const int16x8_t s_95 = vaddq_s16(s_94, red_143);
     const int16x8_t k_48 = nttgen_ntrulpr761_sn_neon_montmul(s_95, k_0, kq_0);
@@ -35433,6 +35969,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_166 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_165);
     const int16x8_t s_110 = vaddq_s16(red_166, red_165);
     const int16x8_t c_167 = vld1q_s16(&c[1200]);
+    goto part_7;
+part_7:;
     const int16x8_t red_167 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_167);
     const int16x8_t s_111 = vaddq_s16(s_110, red_167);
     const int16x8_t k_56 = nttgen_ntrulpr761_sn_neon_montmul(s_111, k_0, kq_0);
@@ -35561,6 +36099,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_190 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_189);
     const int16x8_t s_126 = vaddq_s16(red_190, red_189);
     const int16x8_t c_191 = vld1q_s16(&c[1264]);
+    goto part_8;
+part_8:;
     const int16x8_t red_191 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_191);
     const int16x8_t s_127 = vaddq_s16(s_126, red_191);
     const int16x8_t k_64 = nttgen_ntrulpr761_sn_neon_montmul(s_127, k_0, kq_0);
@@ -35689,6 +36229,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_214 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_213);
     const int16x8_t s_142 = vaddq_s16(red_214, red_213);
     const int16x8_t c_215 = vld1q_s16(&c[1328]);
+    goto part_9;
+part_9:;
     const int16x8_t red_215 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_215);
     const int16x8_t s_143 = vaddq_s16(s_142, red_215);
     const int16x8_t k_72 = nttgen_ntrulpr761_sn_neon_montmul(s_143, k_0, kq_0);
@@ -35817,6 +36359,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_238 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_237);
     const int16x8_t s_158 = vaddq_s16(red_238, red_237);
     const int16x8_t c_239 = vld1q_s16(&c[1392]);
+    goto part_10;
+part_10:;
     const int16x8_t red_239 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_239);
     const int16x8_t s_159 = vaddq_s16(s_158, red_239);
     const int16x8_t k_80 = nttgen_ntrulpr761_sn_neon_montmul(s_159, k_0, kq_0);
@@ -35945,6 +36489,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_262 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_261);
     const int16x8_t s_174 = vaddq_s16(red_262, red_261);
     const int16x8_t c_263 = vld1q_s16(&c[1456]);
+    goto part_11;
+part_11:;
     const int16x8_t red_263 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_263);
     const int16x8_t s_175 = vaddq_s16(s_174, red_263);
     const int16x8_t k_88 = nttgen_ntrulpr761_sn_neon_montmul(s_175, k_0, kq_0);
@@ -36073,6 +36619,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_neon_fold(int16_t r[restrict 76
     const int16x8_t red_286 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_285);
     const int16x8_t s_190 = vaddq_s16(red_286, red_285);
     const int16x8_t c_287 = vld1q_s16(&c[1513]);
+    goto part_12;
+part_12:;
     const int16x8_t red_287 = nttgen_ntrulpr761_sn_neon_barrett_coarse(c_287);
     const int16x8_t s_191 = vaddq_s16(s_190, red_287);
     const int16x8_t k_96 = nttgen_ntrulpr761_sn_neon_montmul(s_191, k_0, kq_0);

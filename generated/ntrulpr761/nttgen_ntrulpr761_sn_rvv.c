@@ -221,6 +221,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[11] = a_11;
     const int16_t a_12 = a[12];
     a_pad[12] = a_12;
+    goto part_1;
+part_1:;
     const int16_t a_13 = a[13];
     a_pad[13] = a_13;
     const int16_t a_14 = a[14];
@@ -349,6 +351,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[75] = a_75;
     const int16_t a_76 = a[76];
     a_pad[76] = a_76;
+    goto part_2;
+part_2:;
     const int16_t a_77 = a[77];
     a_pad[77] = a_77;
     const int16_t a_78 = a[78];
@@ -477,6 +481,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[139] = a_139;
     const int16_t a_140 = a[140];
     a_pad[140] = a_140;
+    goto part_3;
+part_3:;
     const int16_t a_141 = a[141];
     a_pad[141] = a_141;
     const int16_t a_142 = a[142];
@@ -605,6 +611,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[203] = a_203;
     const int16_t a_204 = a[204];
     a_pad[204] = a_204;
+    goto part_4;
+part_4:;
     const int16_t a_205 = a[205];
     a_pad[205] = a_205;
     const int16_t a_206 = a[206];
@@ -733,6 +741,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[267] = a_267;
     const int16_t a_268 = a[268];
     a_pad[268] = a_268;
+    goto part_5;
+part_5:;
     const int16_t a_269 = a[269];
     a_pad[269] = a_269;
     const int16_t a_270 = a[270];
@@ -861,6 +871,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[331] = a_331;
     const int16_t a_332 = a[332];
     a_pad[332] = a_332;
+    goto part_6;
+part_6:;
     const int16_t a_333 = a[333];
     a_pad[333] = a_333;
     const int16_t a_334 = a[334];
@@ -989,6 +1001,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[395] = a_395;
     const int16_t a_396 = a[396];
     a_pad[396] = a_396;
+    goto part_7;
+part_7:;
     const int16_t a_397 = a[397];
     a_pad[397] = a_397;
     const int16_t a_398 = a[398];
@@ -1117,6 +1131,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[459] = a_459;
     const int16_t a_460 = a[460];
     a_pad[460] = a_460;
+    goto part_8;
+part_8:;
     const int16_t a_461 = a[461];
     a_pad[461] = a_461;
     const int16_t a_462 = a[462];
@@ -1245,6 +1261,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[523] = a_523;
     const int16_t a_524 = a[524];
     a_pad[524] = a_524;
+    goto part_9;
+part_9:;
     const int16_t a_525 = a[525];
     a_pad[525] = a_525;
     const int16_t a_526 = a[526];
@@ -1373,6 +1391,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[587] = a_587;
     const int16_t a_588 = a[588];
     a_pad[588] = a_588;
+    goto part_10;
+part_10:;
     const int16_t a_589 = a[589];
     a_pad[589] = a_589;
     const int16_t a_590 = a[590];
@@ -1501,6 +1521,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[651] = a_651;
     const int16_t a_652 = a[652];
     a_pad[652] = a_652;
+    goto part_11;
+part_11:;
     const int16_t a_653 = a[653];
     a_pad[653] = a_653;
     const int16_t a_654 = a[654];
@@ -1629,6 +1651,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
     a_pad[715] = a_715;
     const int16_t a_716 = a[716];
     a_pad[716] = a_716;
+    goto part_12;
+part_12:;
     const int16_t a_717 = a[717];
     a_pad[717] = a_717;
     const int16_t a_718 = a[718];
@@ -1846,6 +1870,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2592], __riscv_vmv_v_x_i16m1(0, vl), vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2656], __riscv_vmv_v_x_i16m1(0, vl), vl);
         const vint16m1_t a_782 = __riscv_vle16_v_i16m1(&a_pad[col_0 + 672], vl);
+        goto part_13;
+    part_13:;
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2688], a_782, vl);
         const vint16m1_t neg_21 = __riscv_vrsub_vx_i16m1(a_782, 0, vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2752], neg_21, vl);
@@ -1994,6 +2020,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t neg_34 = __riscv_vrsub_vx_i16m1(diff_12, 0, vl);
         __riscv_vse16_v_i16m1(&blk11[col_1 + 64], neg_34, vl);
         const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1702], vl);
+        goto part_14;
+    part_14:;
         const vint16m1_t sum_21 = __riscv_vadd_vv_i16m1(sum_13, b_58, vl);
         const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1702], vl);
         const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(b_59, sum_13, vl);
@@ -2122,6 +2150,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         __riscv_vse16_v_i16m1(&blk34[col_1], diff_35, vl);
         const vint16m1_t neg_51 = __riscv_vrsub_vx_i16m1(diff_35, 0, vl);
         __riscv_vse16_v_i16m1(&blk34[col_1 + 64], neg_51, vl);
+        goto part_15;
+    part_15:;
         const vint16m1_t sum_44 = __riscv_vadd_vv_i16m1(sum_40, sum_42, vl);
         const vint16m1_t diff_36 = __riscv_vsub_vv_i16m1(sum_40, sum_42, vl);
         __riscv_vse16_v_i16m1(&blk35[col_1], diff_36, vl);
@@ -2269,6 +2299,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t b_132 = __riscv_vle16_v_i16m1(&blk18[col_2 + 48], vl);
         const vint16m1_t b_133 = __riscv_vle16_v_i16m1(&blk20[col_2 + 16], vl);
         const vint16m1_t sum_63 = __riscv_vadd_vv_i16m1(b_132, b_133, vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t b_134 = __riscv_vle16_v_i16m1(&blk18[col_2 + 48], vl);
         const vint16m1_t b_135 = __riscv_vle16_v_i16m1(&blk20[col_2 + 16], vl);
         const vint16m1_t diff_55 = __riscv_vsub_vv_i16m1(b_135, b_134, vl);
@@ -2397,6 +2429,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         __riscv_vse16_v_i16m1(&pieces[col_2 + 2176], diff_73, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 2304], diff_72, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 2624], sum_82, vl);
+        goto part_17;
+    part_17:;
         __riscv_vse16_v_i16m1(&pieces[col_2 + 2688], sum_81, vl);
         __riscv_vse16_v_i16m1(&pieces[col_2 + 2816], sum_80, vl);
         col_2 = col_2 + vl;
@@ -2530,6 +2564,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t neg_80 = __riscv_vrsub_vx_i16m1(diff_92, 0, vl);
         __riscv_vse16_v_i16m1(&blk28[col_3 + 64], neg_80, vl);
         const vint16m1_t b_220 = __riscv_vle16_v_i16m1(&blk62[col_3], vl);
+        goto part_18;
+    part_18:;
         const vint16m1_t b_221 = __riscv_vle16_v_i16m1(&blk63[col_3 + 32], vl);
         const vint16m1_t red_30 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_221, vl);
         const vint16m1_t diff_93 = __riscv_vsub_vv_i16m1(b_220, red_30, vl);
@@ -2778,6 +2814,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t diff_116 = __riscv_vsub_vv_i16m1(red_73, red_72, vl);
         const vint16m1_t diff_117 = __riscv_vsub_vv_i16m1(red_75, red_74, vl);
         const vint16m1_t diff_118 = __riscv_vsub_vv_i16m1(red_77, red_76, vl);
+        goto part_19;
+    part_19:;
         const vint16m1_t diff_119 = __riscv_vsub_vv_i16m1(red_79, red_78, vl);
         const vint16m1_t red_80 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(pieces_6, vl);
         const vint16m1_t red_81 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(pieces_2, vl);
@@ -2906,6 +2944,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t sum_164 = __riscv_vadd_vv_i16m1(red_81, red_126, vl);
         const vint16m1_t sum_165 = __riscv_vadd_vv_i16m1(red_83, red_127, vl);
         const vint16m1_t sum_166 = __riscv_vadd_vv_i16m1(red_85, red_128, vl);
+        goto part_20;
+    part_20:;
         const vint16m1_t sum_167 = __riscv_vadd_vv_i16m1(red_87, red_129, vl);
         const vint16m1_t diff_158 = __riscv_vsub_vv_i16m1(red_89, red_80, vl);
         const vint16m1_t diff_159 = __riscv_vsub_vv_i16m1(red_91, red_82, vl);
@@ -3034,6 +3074,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t diff_216 = __riscv_vsub_vv_i16m1(sum_148, sum_166, vl);
         const vint16m1_t diff_217 = __riscv_vsub_vv_i16m1(sum_149, sum_167, vl);
         const vint16m1_t diff_218 = __riscv_vsub_vv_i16m1(sum_150, diff_158, vl);
+        goto part_21;
+    part_21:;
         const vint16m1_t diff_219 = __riscv_vsub_vv_i16m1(sum_151, diff_159, vl);
         const vint16m1_t sum_224 = __riscv_vadd_vv_i16m1(diff_140, diff_156, vl);
         const vint16m1_t sum_225 = __riscv_vadd_vv_i16m1(diff_141, diff_157, vl);
@@ -3162,6 +3204,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         const vint16m1_t diff_280 = __riscv_vsub_vv_i16m1(diff_216, sum_232, vl);
         const vint16m1_t diff_281 = __riscv_vsub_vv_i16m1(diff_217, sum_233, vl);
         const vint16m1_t sum_288 = __riscv_vadd_vv_i16m1(diff_218, diff_224, vl);
+        goto part_22;
+    part_22:;
         const vint16m1_t sum_289 = __riscv_vadd_vv_i16m1(diff_219, diff_225, vl);
         const vint16m1_t sum_290 = __riscv_vadd_vv_i16m1(sum_224, diff_226, vl);
         const vint16m1_t sum_291 = __riscv_vadd_vv_i16m1(sum_225, diff_227, vl);
@@ -3290,6 +3334,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward(int16_t r[restrict 
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 96], 256, sum_252, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 97], 256, sum_253, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 98], 256, sum_254, vl);
+        goto part_23;
+    part_23:;
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 99], 256, sum_255, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 100], 256, diff_244, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 101], 256, diff_245, vl);
@@ -3462,6 +3508,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[11] = a_11;
     const int16_t a_12 = a[12];
     a_pad[12] = a_12;
+    goto part_1;
+part_1:;
     const int16_t a_13 = a[13];
     a_pad[13] = a_13;
     const int16_t a_14 = a[14];
@@ -3590,6 +3638,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[75] = a_75;
     const int16_t a_76 = a[76];
     a_pad[76] = a_76;
+    goto part_2;
+part_2:;
     const int16_t a_77 = a[77];
     a_pad[77] = a_77;
     const int16_t a_78 = a[78];
@@ -3718,6 +3768,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[139] = a_139;
     const int16_t a_140 = a[140];
     a_pad[140] = a_140;
+    goto part_3;
+part_3:;
     const int16_t a_141 = a[141];
     a_pad[141] = a_141;
     const int16_t a_142 = a[142];
@@ -3846,6 +3898,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[203] = a_203;
     const int16_t a_204 = a[204];
     a_pad[204] = a_204;
+    goto part_4;
+part_4:;
     const int16_t a_205 = a[205];
     a_pad[205] = a_205;
     const int16_t a_206 = a[206];
@@ -3974,6 +4028,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[267] = a_267;
     const int16_t a_268 = a[268];
     a_pad[268] = a_268;
+    goto part_5;
+part_5:;
     const int16_t a_269 = a[269];
     a_pad[269] = a_269;
     const int16_t a_270 = a[270];
@@ -4102,6 +4158,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[331] = a_331;
     const int16_t a_332 = a[332];
     a_pad[332] = a_332;
+    goto part_6;
+part_6:;
     const int16_t a_333 = a[333];
     a_pad[333] = a_333;
     const int16_t a_334 = a[334];
@@ -4230,6 +4288,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[395] = a_395;
     const int16_t a_396 = a[396];
     a_pad[396] = a_396;
+    goto part_7;
+part_7:;
     const int16_t a_397 = a[397];
     a_pad[397] = a_397;
     const int16_t a_398 = a[398];
@@ -4358,6 +4418,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[459] = a_459;
     const int16_t a_460 = a[460];
     a_pad[460] = a_460;
+    goto part_8;
+part_8:;
     const int16_t a_461 = a[461];
     a_pad[461] = a_461;
     const int16_t a_462 = a[462];
@@ -4486,6 +4548,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[523] = a_523;
     const int16_t a_524 = a[524];
     a_pad[524] = a_524;
+    goto part_9;
+part_9:;
     const int16_t a_525 = a[525];
     a_pad[525] = a_525;
     const int16_t a_526 = a[526];
@@ -4614,6 +4678,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[587] = a_587;
     const int16_t a_588 = a[588];
     a_pad[588] = a_588;
+    goto part_10;
+part_10:;
     const int16_t a_589 = a[589];
     a_pad[589] = a_589;
     const int16_t a_590 = a[590];
@@ -4742,6 +4808,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[651] = a_651;
     const int16_t a_652 = a[652];
     a_pad[652] = a_652;
+    goto part_11;
+part_11:;
     const int16_t a_653 = a[653];
     a_pad[653] = a_653;
     const int16_t a_654 = a[654];
@@ -4870,6 +4938,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
     a_pad[715] = a_715;
     const int16_t a_716 = a[716];
     a_pad[716] = a_716;
+    goto part_12;
+part_12:;
     const int16_t a_717 = a[717];
     a_pad[717] = a_717;
     const int16_t a_718 = a[718];
@@ -5087,6 +5157,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2592], __riscv_vmv_v_x_i16m1(0, vl), vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2656], __riscv_vmv_v_x_i16m1(0, vl), vl);
         const vint16m1_t a_782 = __riscv_vle16_v_i16m1(&a_pad[col_0 + 672], vl);
+        goto part_13;
+    part_13:;
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2688], a_782, vl);
         const vint16m1_t neg_21 = __riscv_vrsub_vx_i16m1(a_782, 0, vl);
         __riscv_vse16_v_i16m1(&a_ext[col_0 + 2752], neg_21, vl);
@@ -5235,6 +5307,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         const vint16m1_t neg_34 = __riscv_vrsub_vx_i16m1(diff_12, 0, vl);
         __riscv_vse16_v_i16m1(&blk11[col_1 + 64], neg_34, vl);
         const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1702], vl);
+        goto part_14;
+    part_14:;
         const vint16m1_t sum_21 = __riscv_vadd_vv_i16m1(sum_13, b_58, vl);
         const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&a_ext[col_1 + 1702], vl);
         const vint16m1_t diff_13 = __riscv_vsub_vv_i16m1(b_59, sum_13, vl);
@@ -5363,6 +5437,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         __riscv_vse16_v_i16m1(&blk34[col_1 + 64], neg_51, vl);
         const vint16m1_t sum_44 = __riscv_vadd_vv_i16m1(sum_40, sum_42, vl);
         const vint16m1_t diff_36 = __riscv_vsub_vv_i16m1(sum_40, sum_42, vl);
+        goto part_15;
+    part_15:;
         __riscv_vse16_v_i16m1(&blk35[col_1], diff_36, vl);
         const vint16m1_t sum_45 = __riscv_vadd_vv_i16m1(sum_41, sum_43, vl);
         const vint16m1_t diff_37 = __riscv_vsub_vv_i16m1(sum_41, sum_43, vl);
@@ -5506,6 +5582,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         const vint16m1_t b_132 = __riscv_vle16_v_i16m1(&blk18[col_2 + 48], vl);
         const vint16m1_t b_133 = __riscv_vle16_v_i16m1(&blk20[col_2 + 16], vl);
         const vint16m1_t sum_63 = __riscv_vadd_vv_i16m1(b_132, b_133, vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t b_134 = __riscv_vle16_v_i16m1(&blk18[col_2 + 48], vl);
         const vint16m1_t b_135 = __riscv_vle16_v_i16m1(&blk20[col_2 + 16], vl);
         const vint16m1_t diff_55 = __riscv_vsub_vv_i16m1(b_135, b_134, vl);
@@ -5753,6 +5831,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         const vint16m1_t b_227 = __riscv_vle16_v_i16m1(&blk65[col_3 + 32], vl);
         const vint16m1_t sum_102 = __riscv_vadd_vv_i16m1(b_226, b_227, vl);
         const vint16m1_t diff_95 = __riscv_vsub_vv_i16m1(diff_91, sum_100, vl);
+        goto part_17;
+    part_17:;
         const vint16m1_t sum_103 = __riscv_vadd_vv_i16m1(diff_91, sum_100, vl);
         __riscv_vse16_v_i16m1(&pieces[col_3 + 192], sum_98, vl);
         __riscv_vse16_v_i16m1(&pieces[col_3 + 320], sum_97, vl);
@@ -5971,6 +6051,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         const vint16m1_t diff_132 = __riscv_vsub_vv_i16m1(pieces_35, pieces_39, vl);
         const vint16m1_t diff_133 = __riscv_vsub_vv_i16m1(pieces_43, pieces_47, vl);
         const vint16m1_t diff_134 = __riscv_vsub_vv_i16m1(pieces_51, pieces_55, vl);
+        goto part_18;
+    part_18:;
         const vint16m1_t diff_135 = __riscv_vsub_vv_i16m1(pieces_59, pieces_63, vl);
         const vint16m1_t diff_136 = __riscv_vsub_vv_i16m1(pieces_0, pieces_36, vl);
         const vint16m1_t diff_137 = __riscv_vsub_vv_i16m1(pieces_8, pieces_44, vl);
@@ -6099,6 +6181,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         const vint16m1_t sum_206 = __riscv_vadd_vv_i16m1(diff_114, diff_134, vl);
         const vint16m1_t sum_207 = __riscv_vadd_vv_i16m1(diff_115, diff_135, vl);
         const vint16m1_t diff_198 = __riscv_vsub_vv_i16m1(diff_116, diff_128, vl);
+        goto part_19;
+    part_19:;
         const vint16m1_t diff_199 = __riscv_vsub_vv_i16m1(diff_117, diff_129, vl);
         const vint16m1_t diff_200 = __riscv_vsub_vv_i16m1(diff_136, sum_160, vl);
         const vint16m1_t diff_201 = __riscv_vsub_vv_i16m1(diff_137, sum_161, vl);
@@ -6227,6 +6311,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         const vint16m1_t diff_260 = __riscv_vsub_vv_i16m1(diff_188, diff_196, vl);
         const vint16m1_t diff_261 = __riscv_vsub_vv_i16m1(diff_189, diff_197, vl);
         const vint16m1_t diff_262 = __riscv_vsub_vv_i16m1(diff_190, sum_204, vl);
+        goto part_20;
+    part_20:;
         const vint16m1_t diff_263 = __riscv_vsub_vv_i16m1(diff_191, sum_205, vl);
         const vint16m1_t diff_264 = __riscv_vsub_vv_i16m1(diff_200, sum_216, vl);
         const vint16m1_t sum_272 = __riscv_vadd_vv_i16m1(diff_201, diff_208, vl);
@@ -6355,6 +6441,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_forward_small(int16_t r[res
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 60], 256, sum_296, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 61], 256, sum_297, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 62], 256, sum_298, vl);
+        goto part_21;
+    part_21:;
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 63], 256, sum_299, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 64], 256, diff_232, vl);
         __riscv_vsse16_v_i16m1(&r[grp_0 * 128 + 65], 256, diff_233, vl);
@@ -6568,6 +6656,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t bq_16 = __riscv_vmul_vx_i16m1(ks_16, 15631, vl);
         const vint16m1_t bq_17 = __riscv_vmul_vx_i16m1(ks_17, 15631, vl);
         const vint16m1_t p_32 = nttgen_ntrulpr761_sn_rvv_montmul(ks_18, ks_16, bq_16, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t p_33 = nttgen_ntrulpr761_sn_rvv_montmul(ks_18, ks_17, bq_17, vl);
         const vint16m1_t p_34 = nttgen_ntrulpr761_sn_rvv_montmul(ks_19, ks_16, bq_16, vl);
         const vint16m1_t acc_24 = __riscv_vadd_vv_i16m1(p_33, p_34, vl);
@@ -6696,6 +6786,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t p_52 = nttgen_ntrulpr761_sn_rvv_montmul(red_26, red_34, bq_24, vl);
         const vint16m1_t p_53 = nttgen_ntrulpr761_sn_rvv_montmul(red_26, red_35, bq_25, vl);
         const vint16m1_t p_54 = nttgen_ntrulpr761_sn_rvv_montmul(red_27, red_34, bq_24, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t acc_65 = __riscv_vadd_vv_i16m1(p_53, p_54, vl);
         const vint16m1_t p_55 = nttgen_ntrulpr761_sn_rvv_montmul(red_27, red_35, bq_25, vl);
         const vint16m1_t ks_24 = __riscv_vadd_vv_i16m1(red_32, red_34, vl);
@@ -6824,6 +6916,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t b_20 = __riscv_vlse16_v_i16m1(&b[grp_0 * 128 + 20], 256, vl);
         const vint16m1_t red_52 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_20, vl);
         const vint16m1_t b_21 = __riscv_vlse16_v_i16m1(&b[grp_0 * 128 + 21], 256, vl);
+        goto part_3;
+    part_3:;
         const vint16m1_t red_53 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_21, vl);
         const vint16m1_t b_22 = __riscv_vlse16_v_i16m1(&b[grp_0 * 128 + 22], 256, vl);
         const vint16m1_t red_54 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_22, vl);
@@ -6952,6 +7046,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t acc_151 = __riscv_vsub_vv_i16m1(acc_144, p_79, vl);
         const vint16m1_t acc_152 = __riscv_vsub_vv_i16m1(acc_145, p_84, vl);
         const vint16m1_t acc_153 = __riscv_vsub_vv_i16m1(acc_146, acc_117, vl);
+        goto part_4;
+    part_4:;
         const vint16m1_t red_57 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(acc_147, vl);
         const vint16m1_t acc_154 = __riscv_vsub_vv_i16m1(red_57, acc_125, vl);
         const vint16m1_t red_58 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(acc_148, vl);
@@ -7080,6 +7176,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t ks_72 = __riscv_vadd_vv_i16m1(red_60, red_64, vl);
         const vint16m1_t ks_73 = __riscv_vadd_vv_i16m1(red_61, red_65, vl);
         const vint16m1_t ks_74 = __riscv_vadd_vv_i16m1(red_62, red_66, vl);
+        goto part_5;
+    part_5:;
         const vint16m1_t ks_75 = __riscv_vadd_vv_i16m1(red_63, red_67, vl);
         const vint16m1_t bq_66 = __riscv_vmul_vx_i16m1(ks_68, 15631, vl);
         const vint16m1_t bq_67 = __riscv_vmul_vx_i16m1(ks_69, 15631, vl);
@@ -7208,6 +7306,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t ks_82 = __riscv_vadd_vv_i16m1(red_80, red_82, vl);
         const vint16m1_t ks_83 = __riscv_vadd_vv_i16m1(red_81, red_83, vl);
         const vint16m1_t bq_80 = __riscv_vmul_vx_i16m1(ks_80, 15631, vl);
+        goto part_6;
+    part_6:;
         const vint16m1_t bq_81 = __riscv_vmul_vx_i16m1(ks_81, 15631, vl);
         const vint16m1_t p_152 = nttgen_ntrulpr761_sn_rvv_montmul(ks_82, ks_80, bq_80, vl);
         const vint16m1_t p_153 = nttgen_ntrulpr761_sn_rvv_montmul(ks_82, ks_81, bq_81, vl);
@@ -7336,6 +7436,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t a_41 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 41], 256, vl);
         const vint16m1_t red_101 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_41, vl);
         const vint16m1_t a_42 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 42], 256, vl);
+        goto part_7;
+    part_7:;
         const vint16m1_t red_102 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_42, vl);
         const vint16m1_t a_43 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 43], 256, vl);
         const vint16m1_t red_103 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_43, vl);
@@ -7464,6 +7566,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t p_215 = nttgen_ntrulpr761_sn_rvv_montmul(ks_119, ks_117, bq_107, vl);
         const vint16m1_t acc_290 = __riscv_vadd_vv_i16m1(p_207, p_212, vl);
         const vint16m1_t acc_291 = __riscv_vadd_vv_i16m1(p_208, p_215, vl);
+        goto part_8;
+    part_8:;
         const vint16m1_t acc_292 = __riscv_vsub_vv_i16m1(acc_290, p_204, vl);
         const vint16m1_t acc_293 = __riscv_vsub_vv_i16m1(acc_289, acc_287, vl);
         const vint16m1_t acc_294 = __riscv_vsub_vv_i16m1(acc_291, p_207, vl);
@@ -7592,6 +7696,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t ks_125 = __riscv_vadd_vv_i16m1(red_133, red_135, vl);
         const vint16m1_t ks_126 = __riscv_vadd_vv_i16m1(red_124, red_126, vl);
         const vint16m1_t ks_127 = __riscv_vadd_vv_i16m1(red_125, red_127, vl);
+        goto part_9;
+    part_9:;
         const vint16m1_t bq_118 = __riscv_vmul_vx_i16m1(ks_124, 15631, vl);
         const vint16m1_t bq_119 = __riscv_vmul_vx_i16m1(ks_125, 15631, vl);
         const vint16m1_t p_236 = nttgen_ntrulpr761_sn_rvv_montmul(ks_126, ks_124, bq_118, vl);
@@ -7720,6 +7826,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t b_63 = __riscv_vlse16_v_i16m1(&b[grp_0 * 128 + 63], 256, vl);
         const vint16m1_t red_155 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_63, vl);
         const vint16m1_t bq_126 = __riscv_vmul_vx_i16m1(red_148, 15631, vl);
+        goto part_10;
+    part_10:;
         const vint16m1_t bq_127 = __riscv_vmul_vx_i16m1(red_149, 15631, vl);
         const vint16m1_t bq_128 = __riscv_vmul_vx_i16m1(red_150, 15631, vl);
         const vint16m1_t bq_129 = __riscv_vmul_vx_i16m1(red_151, 15631, vl);
@@ -7848,6 +7956,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t acc_420 = __riscv_vsub_vv_i16m1(red_158, acc_391, vl);
         const vint16m1_t red_159 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(acc_414, vl);
         const vint16m1_t acc_421 = __riscv_vsub_vv_i16m1(red_159, acc_392, vl);
+        goto part_11;
+    part_11:;
         const vint16m1_t acc_422 = __riscv_vsub_vv_i16m1(acc_415, acc_383, vl);
         const vint16m1_t acc_423 = __riscv_vsub_vv_i16m1(acc_416, p_271, vl);
         const vint16m1_t diff_49 = __riscv_vsub_vv_i16m1(acc_419, p_271, vl);
@@ -7976,6 +8086,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t bq_158 = __riscv_vmul_vx_i16m1(ks_170, 15631, vl);
         const vint16m1_t bq_159 = __riscv_vmul_vx_i16m1(ks_171, 15631, vl);
         const vint16m1_t p_312 = nttgen_ntrulpr761_sn_rvv_montmul(ks_172, ks_168, bq_156, vl);
+        goto part_12;
+    part_12:;
         const vint16m1_t p_313 = nttgen_ntrulpr761_sn_rvv_montmul(ks_172, ks_169, bq_157, vl);
         const vint16m1_t p_314 = nttgen_ntrulpr761_sn_rvv_montmul(ks_173, ks_168, bq_156, vl);
         const vint16m1_t acc_446 = __riscv_vadd_vv_i16m1(p_313, p_314, vl);
@@ -8104,6 +8216,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t p_334 = nttgen_ntrulpr761_sn_rvv_montmul(ks_183, ks_180, bq_170, vl);
         const vint16m1_t acc_479 = __riscv_vadd_vv_i16m1(p_333, p_334, vl);
         const vint16m1_t p_335 = nttgen_ntrulpr761_sn_rvv_montmul(ks_183, ks_181, bq_171, vl);
+        goto part_13;
+    part_13:;
         const vint16m1_t acc_480 = __riscv_vadd_vv_i16m1(p_327, p_332, vl);
         const vint16m1_t acc_481 = __riscv_vadd_vv_i16m1(p_328, p_335, vl);
         const vint16m1_t acc_482 = __riscv_vsub_vv_i16m1(acc_480, p_324, vl);
@@ -8232,6 +8346,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t a_84 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 84], 256, vl);
         const vint16m1_t red_204 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_84, vl);
         const vint16m1_t a_85 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 85], 256, vl);
+        goto part_14;
+    part_14:;
         const vint16m1_t red_205 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_85, vl);
         const vint16m1_t a_86 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 86], 256, vl);
         const vint16m1_t red_206 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_86, vl);
@@ -8360,6 +8476,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t acc_560 = __riscv_vsub_vv_i16m1(acc_557, p_388, vl);
         const vint16m1_t acc_561 = __riscv_vsub_vv_i16m1(acc_558, acc_553, vl);
         const vint16m1_t acc_562 = __riscv_vsub_vv_i16m1(acc_559, p_391, vl);
+        goto part_15;
+    part_15:;
         const vint16m1_t acc_563 = __riscv_vadd_vv_i16m1(acc_540, p_384, vl);
         const vint16m1_t acc_564 = __riscv_vadd_vv_i16m1(acc_531, acc_552, vl);
         const vint16m1_t acc_565 = __riscv_vadd_vv_i16m1(p_367, acc_560, vl);
@@ -8488,6 +8606,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t p_417 = nttgen_ntrulpr761_sn_rvv_montmul(ks_226, ks_225, bq_209, vl);
         const vint16m1_t p_418 = nttgen_ntrulpr761_sn_rvv_montmul(ks_227, ks_224, bq_208, vl);
         const vint16m1_t acc_596 = __riscv_vadd_vv_i16m1(p_417, p_418, vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t p_419 = nttgen_ntrulpr761_sn_rvv_montmul(ks_227, ks_225, bq_209, vl);
         const vint16m1_t acc_597 = __riscv_vadd_vv_i16m1(p_411, p_416, vl);
         const vint16m1_t acc_598 = __riscv_vadd_vv_i16m1(p_412, p_419, vl);
@@ -8616,6 +8736,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t bq_220 = __riscv_vmul_vx_i16m1(red_252, 15631, vl);
         const vint16m1_t bq_221 = __riscv_vmul_vx_i16m1(red_253, 15631, vl);
         const vint16m1_t bq_222 = __riscv_vmul_vx_i16m1(red_254, 15631, vl);
+        goto part_17;
+    part_17:;
         const vint16m1_t bq_223 = __riscv_vmul_vx_i16m1(red_255, 15631, vl);
         const vint16m1_t p_432 = nttgen_ntrulpr761_sn_rvv_montmul(red_240, red_248, bq_216, vl);
         const vint16m1_t p_433 = nttgen_ntrulpr761_sn_rvv_montmul(red_240, red_249, bq_217, vl);
@@ -8744,6 +8866,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t diff_85 = __riscv_vsub_vv_i16m1(acc_683, acc_648, vl);
         const vint16m1_t diff_86 = __riscv_vsub_vv_i16m1(acc_682, acc_657, vl);
         const vint16m1_t diff_87 = __riscv_vsub_vv_i16m1(acc_645, acc_656, vl);
+        goto part_18;
+    part_18:;
         const vint16m1_t diff_88 = __riscv_vsub_vv_i16m1(acc_644, acc_688, vl);
         const vint16m1_t diff_89 = __riscv_vsub_vv_i16m1(acc_636, acc_687, vl);
         const vint16m1_t diff_90 = __riscv_vsub_vv_i16m1(p_432, acc_686, vl);
@@ -8872,6 +8996,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t p_495 = nttgen_ntrulpr761_sn_rvv_montmul(ks_273, ks_269, bq_247, vl);
         const vint16m1_t p_496 = nttgen_ntrulpr761_sn_rvv_montmul(ks_274, ks_270, bq_248, vl);
         const vint16m1_t p_497 = nttgen_ntrulpr761_sn_rvv_montmul(ks_274, ks_271, bq_249, vl);
+        goto part_19;
+    part_19:;
         const vint16m1_t p_498 = nttgen_ntrulpr761_sn_rvv_montmul(ks_275, ks_270, bq_248, vl);
         const vint16m1_t acc_712 = __riscv_vadd_vv_i16m1(p_497, p_498, vl);
         const vint16m1_t p_499 = nttgen_ntrulpr761_sn_rvv_montmul(ks_275, ks_271, bq_249, vl);
@@ -9000,6 +9126,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t acc_748 = __riscv_vsub_vv_i16m1(acc_744, acc_742, vl);
         const vint16m1_t acc_749 = __riscv_vsub_vv_i16m1(acc_746, p_507, vl);
         const vint16m1_t acc_750 = __riscv_vsub_vv_i16m1(acc_747, p_508, vl);
+        goto part_20;
+    part_20:;
         const vint16m1_t acc_751 = __riscv_vsub_vv_i16m1(acc_748, acc_743, vl);
         const vint16m1_t acc_752 = __riscv_vsub_vv_i16m1(acc_749, p_511, vl);
         const vint16m1_t p_516 = nttgen_ntrulpr761_sn_rvv_montmul(red_284, red_292, bq_256, vl);
@@ -9128,6 +9256,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t a_127 = __riscv_vlse16_v_i16m1(&a[grp_0 * 128 + 127], 256, vl);
         const vint16m1_t red_307 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(a_127, vl);
         const vint16m1_t b_120 = __riscv_vlse16_v_i16m1(&b[grp_0 * 128 + 120], 256, vl);
+        goto part_21;
+    part_21:;
         const vint16m1_t red_308 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_120, vl);
         const vint16m1_t b_121 = __riscv_vlse16_v_i16m1(&b[grp_0 * 128 + 121], 256, vl);
         const vint16m1_t red_309 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_121, vl);
@@ -9256,6 +9386,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_base(int16_t r[restrict 614
         const vint16m1_t acc_831 = __riscv_vadd_vv_i16m1(p_552, acc_827, vl);
         const vint16m1_t acc_832 = __riscv_vadd_vv_i16m1(acc_806, acc_818, vl);
         const vint16m1_t acc_833 = __riscv_vadd_vv_i16m1(acc_814, p_571, vl);
+        goto part_22;
+    part_22:;
         const vint16m1_t acc_834 = __riscv_vsub_vv_i16m1(acc_828, p_540, vl);
         const vint16m1_t acc_835 = __riscv_vsub_vv_i16m1(acc_829, acc_795, vl);
         const vint16m1_t acc_836 = __riscv_vsub_vv_i16m1(acc_830, acc_803, vl);
@@ -9536,6 +9668,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t c_124 = __riscv_vlse16_v_i16m1(&c[grp_0 * 128 + 124], 256, vl);
         const vint16m1_t c_125 = __riscv_vlse16_v_i16m1(&c[grp_0 * 128 + 125], 256, vl);
         const vint16m1_t c_126 = __riscv_vlse16_v_i16m1(&c[grp_0 * 128 + 126], 256, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t c_127 = __riscv_vlse16_v_i16m1(&c[grp_0 * 128 + 127], 256, vl);
         const vint16m1_t red_0 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(c_64, vl);
         const vint16m1_t red_1 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(c_0, vl);
@@ -9664,6 +9798,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t diff_28 = __riscv_vsub_vv_i16m1(red_57, red_56, vl);
         const vint16m1_t diff_29 = __riscv_vsub_vv_i16m1(red_59, red_58, vl);
         const vint16m1_t diff_30 = __riscv_vsub_vv_i16m1(red_61, red_60, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t diff_31 = __riscv_vsub_vv_i16m1(red_63, red_62, vl);
         const vint16m1_t red_64 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(c_72, vl);
         const vint16m1_t red_65 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(c_8, vl);
@@ -9792,6 +9928,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t diff_60 = __riscv_vsub_vv_i16m1(red_121, red_120, vl);
         const vint16m1_t diff_61 = __riscv_vsub_vv_i16m1(red_123, red_122, vl);
         const vint16m1_t diff_62 = __riscv_vsub_vv_i16m1(red_125, red_124, vl);
+        goto part_3;
+    part_3:;
         const vint16m1_t diff_63 = __riscv_vsub_vv_i16m1(red_127, red_126, vl);
         const vint16m1_t sum_64 = __riscv_vadd_vv_i16m1(sum_0, sum_8, vl);
         const vint16m1_t sum_65 = __riscv_vadd_vv_i16m1(sum_1, sum_9, vl);
@@ -9920,6 +10058,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t sum_124 = __riscv_vadd_vv_i16m1(diff_52, diff_56, vl);
         const vint16m1_t sum_125 = __riscv_vadd_vv_i16m1(diff_53, diff_57, vl);
         const vint16m1_t sum_126 = __riscv_vadd_vv_i16m1(diff_54, diff_58, vl);
+        goto part_4;
+    part_4:;
         const vint16m1_t sum_127 = __riscv_vadd_vv_i16m1(diff_55, diff_59, vl);
         const vint16m1_t sum_128 = __riscv_vadd_vv_i16m1(sum_64, sum_80, vl);
         const vint16m1_t sum_129 = __riscv_vadd_vv_i16m1(sum_65, sum_81, vl);
@@ -10048,6 +10188,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t sum_188 = __riscv_vadd_vv_i16m1(sum_108, diff_126, vl);
         const vint16m1_t sum_189 = __riscv_vadd_vv_i16m1(sum_109, diff_127, vl);
         const vint16m1_t sum_190 = __riscv_vadd_vv_i16m1(sum_110, sum_124, vl);
+        goto part_5;
+    part_5:;
         const vint16m1_t sum_191 = __riscv_vadd_vv_i16m1(sum_111, sum_125, vl);
         const vint16m1_t red_128 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(sum_160, vl);
         const vint16m1_t sum_192 = __riscv_vadd_vv_i16m1(sum_128, red_128, vl);
@@ -10176,6 +10318,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t red_170 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(sum_175, vl);
         const vint16m1_t sum_234 = __riscv_vadd_vv_i16m1(diff_140, red_170, vl);
         const vint16m1_t red_171 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(diff_170, vl);
+        goto part_6;
+    part_6:;
         const vint16m1_t diff_232 = __riscv_vsub_vv_i16m1(diff_141, red_171, vl);
         const vint16m1_t red_172 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(diff_171, vl);
         const vint16m1_t diff_233 = __riscv_vsub_vv_i16m1(diff_142, red_172, vl);
@@ -10304,6 +10448,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t red_222 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(sum_221, vl);
         const vint16m1_t sum_282 = __riscv_vadd_vv_i16m1(diff_217, red_222, vl);
         const vint16m1_t red_223 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(sum_222, vl);
+        goto part_7;
+    part_7:;
         const vint16m1_t sum_283 = __riscv_vadd_vv_i16m1(diff_218, red_223, vl);
         const vint16m1_t red_224 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(sum_231, vl);
         const vint16m1_t diff_260 = __riscv_vsub_vv_i16m1(sum_224, red_224, vl);
@@ -10432,6 +10578,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 20], 256, sum_285, vl);
         const vint16m1_t neg_20 = __riscv_vrsub_vx_i16m1(sum_285, 0, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 84], 256, neg_20, vl);
+        goto part_8;
+    part_8:;
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 21], 256, sum_292, vl);
         const vint16m1_t neg_21 = __riscv_vrsub_vx_i16m1(sum_292, 0, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 85], 256, neg_21, vl);
@@ -10560,6 +10708,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 126], 256, neg_62, vl);
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 63], 256, sum_311, vl);
         const vint16m1_t neg_63 = __riscv_vrsub_vx_i16m1(sum_311, 0, vl);
+        goto part_9;
+    part_9:;
         __riscv_vsse16_v_i16m1(&pieces[grp_0 * 128 + 127], 256, neg_63, vl);
         grp_0 = grp_0 + vl;
     }
@@ -10692,6 +10842,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&pieces[col_0 + 384], vl);
         const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&pieces[col_0 + 2432], vl);
         const vint16m1_t red_281 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_51, vl);
+        goto part_10;
+    part_10:;
         const vint16m1_t diff_276 = __riscv_vsub_vv_i16m1(b_50, red_281, vl);
         __riscv_vse16_v_i16m1(&blk12[col_0], diff_276, vl);
         const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&pieces[col_0 + 1408], vl);
@@ -10820,6 +10972,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         __riscv_vse16_v_i16m1(&blk30[col_0], diff_294, vl);
         const vint16m1_t neg_79 = __riscv_vrsub_vx_i16m1(diff_294, 0, vl);
         __riscv_vse16_v_i16m1(&blk30[col_0 + 64], neg_79, vl);
+        goto part_11;
+    part_11:;
         const vint16m1_t b_64 = __riscv_vle16_v_i16m1(&pieces[col_0 + 4096], vl);
         const vint16m1_t b_65 = __riscv_vle16_v_i16m1(&pieces[col_0 + 5120], vl);
         const vint16m1_t red_322 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_65, vl);
@@ -10948,6 +11102,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t diff_310 = __riscv_vsub_vv_i16m1(sum_358, red_355, vl);
         __riscv_vse16_v_i16m1(&blk45[col_0], diff_310, vl);
         const vint16m1_t red_356 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(diff_309, vl);
+        goto part_12;
+    part_12:;
         const vint16m1_t sum_359 = __riscv_vadd_vv_i16m1(diff_309, red_356, vl);
         __riscv_vse16_v_i16m1(&blk46[col_0], sum_359, vl);
         const vint16m1_t red_357 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(sum_342, vl);
@@ -11084,6 +11240,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t neg_95 = __riscv_vrsub_vx_i16m1(sum_370, 0, vl);
         __riscv_vse16_v_i16m1(&blk66[col_1 + 64], neg_95, vl);
         const vint16m1_t b_134 = __riscv_vle16_v_i16m1(&blk18[col_1], vl);
+        goto part_13;
+    part_13:;
         const vint16m1_t b_135 = __riscv_vle16_v_i16m1(&blk19[col_1 + 32], vl);
         const vint16m1_t diff_320 = __riscv_vsub_vv_i16m1(b_134, b_135, vl);
         __riscv_vse16_v_i16m1(&blk67[col_1], diff_320, vl);
@@ -11212,6 +11370,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t sum_381 = __riscv_vadd_vv_i16m1(b_176, b_177, vl);
         __riscv_vse16_v_i16m1(&blk88[col_1], sum_381, vl);
         const vint16m1_t neg_107 = __riscv_vrsub_vx_i16m1(sum_381, 0, vl);
+        goto part_14;
+    part_14:;
         __riscv_vse16_v_i16m1(&blk88[col_1 + 64], neg_107, vl);
         const vint16m1_t b_178 = __riscv_vle16_v_i16m1(&blk41[col_1], vl);
         const vint16m1_t b_179 = __riscv_vle16_v_i16m1(&blk42[col_1 + 32], vl);
@@ -11376,6 +11536,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         __riscv_vse16_v_i16m1(&blk21[col_2], sum_399, vl);
         const vint16m1_t neg_121 = __riscv_vrsub_vx_i16m1(sum_399, 0, vl);
         __riscv_vse16_v_i16m1(&blk21[col_2 + 64], neg_121, vl);
+        goto part_15;
+    part_15:;
         const vint16m1_t b_239 = __riscv_vle16_v_i16m1(&blk72[col_2], vl);
         const vint16m1_t b_240 = __riscv_vle16_v_i16m1(&blk74[col_2 + 16], vl);
         const vint16m1_t red_414 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_240, vl);
@@ -11612,6 +11774,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t red_432 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_321, vl);
         const vint16m1_t sum_425 = __riscv_vadd_vv_i16m1(b_320, red_432, vl);
         __riscv_vse16_v_i16m1(&blk63[col_3], sum_425, vl);
+        goto part_16;
+    part_16:;
         const vint16m1_t neg_143 = __riscv_vrsub_vx_i16m1(sum_425, 0, vl);
         __riscv_vse16_v_i16m1(&blk63[col_3 + 64], neg_143, vl);
         const vint16m1_t b_322 = __riscv_vle16_v_i16m1(&blk24[col_3], vl);
@@ -11840,6 +12004,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t b_391 = __riscv_vle16_v_i16m1(&blk70[col_4 + 44], vl);
         const vint16m1_t red_471 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(diff_386, vl);
         const vint16m1_t diff_387 = __riscv_vsub_vv_i16m1(red_471, b_391, vl);
+        goto part_17;
+    part_17:;
         __riscv_vse16_v_i16m1(&blk18[col_4], diff_387, vl);
         const vint16m1_t b_392 = __riscv_vle16_v_i16m1(&blk8[col_4], vl);
         const vint16m1_t b_393 = __riscv_vle16_v_i16m1(&blk67[col_4 + 20], vl);
@@ -12036,6 +12202,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t sum_477 = __riscv_vadd_vv_i16m1(b_464, red_517, vl);
         __riscv_vse16_v_i16m1(&blk43[col_5], sum_477, vl);
         const vint16m1_t b_466 = __riscv_vle16_v_i16m1(&blk32[col_5 + 58], vl);
+        goto part_18;
+    part_18:;
         const vint16m1_t b_467 = __riscv_vle16_v_i16m1(&blk32[col_5 + 58], vl);
         const vint16m1_t red_518 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_467, vl);
         const vint16m1_t sum_478 = __riscv_vadd_vv_i16m1(b_466, red_518, vl);
@@ -12200,6 +12368,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         const vint16m1_t b_525 = __riscv_vle16_v_i16m1(&blk43[col_6 + 32], vl);
         const vint16m1_t red_570 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_525, vl);
         const vint16m1_t sum_515 = __riscv_vadd_vv_i16m1(b_524, red_570, vl);
+        goto part_19;
+    part_19:;
         const vint16m1_t b_526 = __riscv_vle16_v_i16m1(&blk45[col_6], vl);
         const vint16m1_t b_527 = __riscv_vle16_v_i16m1(&blk48[col_6 + 32], vl);
         const vint16m1_t red_571 = nttgen_ntrulpr761_sn_rvv_barrett_coarse(b_527, vl);
@@ -12328,6 +12498,8 @@ static NTTGEN_NOINLINE void nttgen_ntrulpr761_sn_rvv_inverse(int16_t r[restrict 
         __riscv_vse16_v_i16m1(&r[col_6 + 1248], sum_526, vl);
         __riscv_vse16_v_i16m1(&r[col_6 + 1280], sum_527, vl);
         __riscv_vse16_v_i16m1(&r[col_6 + 1312], sum_528, vl);
+        goto part_20;
+    part_20:;
         __riscv_vse16_v_i16m1(&r[col_6 + 1344], sum_529, vl);
         __riscv_vse16_v_i16m1(&r[col_6 + 1376], sum_530, vl);
         __riscv_vse16_v_i16m1(&r[col_6 + 1408], sum_531, vl);

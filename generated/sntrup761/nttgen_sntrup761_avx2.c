@@ -606,6 +606,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_forward(int16_t r[restrict 153
         const __m256i t_43 = nttgen_sntrup761_avx2_montmul(diff_29, w_36, wq_36);
         const __m256i diff_30 = _mm256_sub_epi16(sum_29, sum_27);
         const __m256i t_44 = nttgen_sntrup761_avx2_montmul(diff_30, w_36, wq_36);
+        goto part_1;
+    part_1:;
         const __m256i sum_44 = _mm256_add_epi16(sum_26, sum_28);
         const __m256i sum_45 = _mm256_add_epi16(sum_44, t_44);
         const __m256i sum_46 = _mm256_add_epi16(sum_27, sum_29);
@@ -925,6 +927,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_forward_small(int16_t r[restri
         const __m256i sum_58 = _mm256_add_epi16(sum_57, t_58);
         const __m256i t_59 = _mm256_mullo_epi16(a_10, c_1);
         const __m256i sum_59 = _mm256_add_epi16(sum_58, t_59);
+        goto part_1;
+    part_1:;
         const __m256i t_60 = _mm256_mullo_epi16(a_11, c_14);
         const __m256i sum_60 = _mm256_add_epi16(sum_59, t_60);
         const __m256i t_61 = _mm256_mullo_epi16(a_12, c_2);
@@ -1258,6 +1262,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_base(int16_t r[restrict 1536],
         const __m256i w_7 = _mm256_madd_epi16(tr_47, ye_0);
         const __m256i acc_6 = _mm256_add_epi32(acc_5, w_7);
         const __m256i w_8 = _mm256_madd_epi16(tr_40, yo_7);
+        goto part_1;
+    part_1:;
         const __m256i w_9 = _mm256_madd_epi16(tr_44, yo_6);
         const __m256i acc_7 = _mm256_add_epi32(w_8, w_9);
         const __m256i w_10 = _mm256_madd_epi16(tr_42, yo_5);
@@ -1386,6 +1392,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_base(int16_t r[restrict 1536],
         const __m256i acc_65 = _mm256_add_epi32(acc_64, w_75);
         const __m256i w_76 = _mm256_madd_epi16(tr_41, yo_7);
         const __m256i acc_66 = _mm256_add_epi32(acc_65, w_76);
+        goto part_2;
+    part_2:;
         const __m256i w_77 = _mm256_madd_epi16(tr_45, yo_6);
         const __m256i acc_67 = _mm256_add_epi32(acc_66, w_77);
         const __m256i w_78 = _mm256_madd_epi16(tr_43, yo_5);
@@ -1514,6 +1522,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_base(int16_t r[restrict 1536],
         const __m256i tr_69 = _mm256_permute2x128_si256(tr_57, tr_61, 49);
         const __m256i tr_70 = _mm256_permute2x128_si256(tr_59, tr_63, 32);
         const __m256i tr_71 = _mm256_permute2x128_si256(tr_59, tr_63, 49);
+        goto part_3;
+    part_3:;
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 128], tr_64);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 128 + 16], tr_68);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 128 + 32], tr_66);
@@ -1790,6 +1800,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx2_inverse(int16_t r[restrict 153
         const __m256i sum_54 = _mm256_add_epi16(t_16, t_17);
         const __m256i t_18 = nttgen_sntrup761_avx2_montmul(diff_23, w_10, wq_10);
         const __m256i t_19 = nttgen_sntrup761_avx2_montmul(diff_24, w_8, wq_8);
+        goto part_1;
+    part_1:;
         const __m256i sum_55 = _mm256_add_epi16(t_18, t_19);
         const __m256i t_20 = nttgen_sntrup761_avx2_montmul(sum_40, w_11, wq_11);
         const __m256i t_21 = nttgen_sntrup761_avx2_montmul(diff_27, w_12, wq_12);

@@ -205,6 +205,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -335,6 +337,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[38] = a_38;
     const int16_t a_39 = a[39];
     a_pad[39] = a_39;
+    goto part_2;
+part_2:;
     const int16_t a_40 = a[40];
     a_pad[40] = a_40;
     const int16_t a_41 = a[41];
@@ -463,6 +467,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[102] = a_102;
     const int16_t a_103 = a[103];
     a_pad[103] = a_103;
+    goto part_3;
+part_3:;
     const int16_t a_104 = a[104];
     a_pad[104] = a_104;
     const int16_t a_105 = a[105];
@@ -591,6 +597,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[166] = a_166;
     const int16_t a_167 = a[167];
     a_pad[167] = a_167;
+    goto part_4;
+part_4:;
     const int16_t a_168 = a[168];
     a_pad[168] = a_168;
     const int16_t a_169 = a[169];
@@ -719,6 +727,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[230] = a_230;
     const int16_t a_231 = a[231];
     a_pad[231] = a_231;
+    goto part_5;
+part_5:;
     const int16_t a_232 = a[232];
     a_pad[232] = a_232;
     const int16_t a_233 = a[233];
@@ -847,6 +857,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[294] = a_294;
     const int16_t a_295 = a[295];
     a_pad[295] = a_295;
+    goto part_6;
+part_6:;
     const int16_t a_296 = a[296];
     a_pad[296] = a_296;
     const int16_t a_297 = a[297];
@@ -975,6 +987,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[358] = a_358;
     const int16_t a_359 = a[359];
     a_pad[359] = a_359;
+    goto part_7;
+part_7:;
     const int16_t a_360 = a[360];
     a_pad[360] = a_360;
     const int16_t a_361 = a[361];
@@ -1103,6 +1117,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[422] = a_422;
     const int16_t a_423 = a[423];
     a_pad[423] = a_423;
+    goto part_8;
+part_8:;
     const int16_t a_424 = a[424];
     a_pad[424] = a_424;
     const int16_t a_425 = a[425];
@@ -1231,6 +1247,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[486] = a_486;
     const int16_t a_487 = a[487];
     a_pad[487] = a_487;
+    goto part_9;
+part_9:;
     const int16_t a_488 = a[488];
     a_pad[488] = a_488;
     const int16_t a_489 = a[489];
@@ -1359,6 +1377,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[550] = a_550;
     const int16_t a_551 = a[551];
     a_pad[551] = a_551;
+    goto part_10;
+part_10:;
     const int16_t a_552 = a[552];
     a_pad[552] = a_552;
     const int16_t a_553 = a[553];
@@ -1487,6 +1507,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[614] = a_614;
     const int16_t a_615 = a[615];
     a_pad[615] = a_615;
+    goto part_11;
+part_11:;
     const int16_t a_616 = a[616];
     a_pad[616] = a_616;
     const int16_t a_617 = a[617];
@@ -1615,6 +1637,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[678] = a_678;
     const int16_t a_679 = a[679];
     a_pad[679] = a_679;
+    goto part_12;
+part_12:;
     const int16_t a_680 = a[680];
     a_pad[680] = a_680;
     const int16_t a_681 = a[681];
@@ -1743,6 +1767,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
     a_pad[742] = a_742;
     const int16_t a_743 = a[743];
     a_pad[743] = a_743;
+    goto part_13;
+part_13:;
     const int16_t a_744 = a[744];
     a_pad[744] = a_744;
     const int16_t a_745 = a[745];
@@ -1906,6 +1932,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         a_ext[col_0 + 1328] = 0;
         const int16_t a_782 = a_pad[col_0 + 336];
         a_ext[col_0 + 1344] = a_782;
+        goto part_14;
+    part_14:;
         const int16_t neg_21 = (int16_t)(0 - a_782);
         a_ext[col_0 + 1376] = neg_21;
         a_ext[col_0 + 1360] = 0;
@@ -2034,6 +2062,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         a_ext[col_0 + 2688] = a_803;
         const int16_t neg_42 = (int16_t)(0 - a_803);
         a_ext[col_0 + 2720] = neg_42;
+        goto part_15;
+    part_15:;
         a_ext[col_0 + 2704] = 0;
         a_ext[col_0 + 2736] = 0;
         const int16_t a_804 = a_pad[col_0 + 688];
@@ -2196,6 +2226,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t b_68 = a_ext[col_1 + 2752];
         const int16_t b_69 = a_ext[col_1 + 704];
         const int16_t sum_22 = (int16_t)(b_68 + b_69);
+        goto part_16;
+    part_16:;
         const int16_t b_70 = a_ext[col_1 + 704];
         const int16_t diff_23 = (int16_t)(t_11 - b_70);
         const int16_t b_71 = a_ext[col_1 + 2752];
@@ -2324,6 +2356,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t b_128 = a_ext[col_1 + 1344];
         const int16_t sum_43 = (int16_t)(sum_10 + b_128);
         const int16_t b_129 = a_ext[col_1 + 1344];
+        goto part_17;
+    part_17:;
         const int16_t diff_42 = (int16_t)(sum_10 - b_129);
         blk5[col_1] = diff_42;
         const int16_t neg_52 = (int16_t)(0 - diff_42);
@@ -2452,6 +2486,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t sum_65 = (int16_t)(sum_57 + sum_61);
         const int16_t diff_64 = (int16_t)(sum_57 - sum_61);
         blk27[col_1] = diff_64;
+        goto part_18;
+    part_18:;
         const int16_t neg_72 = (int16_t)(0 - diff_64);
         blk27[col_1 + 32] = neg_72;
         const int16_t red_0 = nttgen_sntrup761_gsb_c_barrett(sum_64);
@@ -2580,6 +2616,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t diff_88 = (int16_t)(sum_73 - sum_81);
         blk50[col_1] = diff_88;
         const int16_t neg_92 = (int16_t)(0 - diff_88);
+        goto part_19;
+    part_19:;
         blk50[col_1 + 32] = neg_92;
         const int16_t sum_90 = (int16_t)(sum_74 + sum_82);
         const int16_t diff_89 = (int16_t)(sum_74 - sum_82);
@@ -2708,6 +2746,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t neg_111 = (int16_t)(0 - sum_112);
         blk72[col_1 + 32] = neg_111;
         const int16_t diff_112 = (int16_t)(diff_27 - t_25);
+        goto part_20;
+    part_20:;
         const int16_t sum_113 = (int16_t)(diff_27 + t_25);
         blk73[col_1] = sum_113;
         const int16_t neg_112 = (int16_t)(0 - sum_113);
@@ -2938,6 +2978,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t diff_146 = (int16_t)(b_218 - red_30);
         const int16_t b_220 = blk24[col_2];
         const int16_t b_221 = blk26[col_2 + 16];
+        goto part_21;
+    part_21:;
         const int16_t red_31 = nttgen_sntrup761_gsb_c_barrett(b_221);
         const int16_t sum_147 = (int16_t)(b_220 + red_31);
         blk106[col_2] = sum_147;
@@ -3066,6 +3108,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         blk119[col_2] = diff_163;
         const int16_t neg_148 = (int16_t)(0 - diff_163);
         blk119[col_2 + 32] = neg_148;
+        goto part_22;
+    part_22:;
         const int16_t b_262 = blk46[col_2];
         const int16_t b_263 = blk50[col_2 + 16];
         const int16_t red_50 = nttgen_sntrup761_gsb_c_barrett(b_263);
@@ -3194,6 +3238,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t diff_181 = (int16_t)(diff_176 - red_80);
         const int16_t red_81 = nttgen_sntrup761_gsb_c_barrett(sum_178);
         const int16_t sum_182 = (int16_t)(diff_176 + red_81);
+        goto part_23;
+    part_23:;
         const int16_t b_290 = blk60[col_2];
         const int16_t b_291 = blk68[col_2 + 16];
         const int16_t sum_183 = (int16_t)(b_290 + b_291);
@@ -3322,6 +3368,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t neg_169 = (int16_t)(0 - diff_196);
         blk148[col_2 + 32] = neg_169;
         const int16_t red_92 = nttgen_sntrup761_gsb_c_barrett(sum_190);
+        goto part_24;
+    part_24:;
         const int16_t diff_197 = (int16_t)(diff_185 - red_92);
         const int16_t red_93 = nttgen_sntrup761_gsb_c_barrett(sum_190);
         const int16_t sum_198 = (int16_t)(diff_185 + red_93);
@@ -3546,6 +3594,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t diff_224 = (int16_t)(b_394 - red_138);
         const int16_t b_396 = blk112[col_3];
         const int16_t b_397 = blk116[col_3 + 16];
+        goto part_25;
+    part_25:;
         const int16_t red_139 = nttgen_sntrup761_gsb_c_barrett(b_397);
         const int16_t sum_225 = (int16_t)(b_396 + red_139);
         blk58[col_3] = sum_225;
@@ -3674,6 +3724,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t diff_240 = (int16_t)(b_438 - red_168);
         const int16_t b_440 = blk134[col_3];
         const int16_t b_441 = blk138[col_3 + 16];
+        goto part_26;
+    part_26:;
         const int16_t red_169 = nttgen_sntrup761_gsb_c_barrett(b_441);
         const int16_t sum_241 = (int16_t)(b_440 + red_169);
         blk28[col_3] = sum_241;
@@ -3802,6 +3854,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         pieces[col_3 + 288] = diff_221;
         pieces[col_3 + 320] = diff_219;
         pieces[col_3 + 384] = diff_218;
+        goto part_27;
+    part_27:;
         pieces[col_3 + 608] = sum_224;
         pieces[col_3 + 672] = sum_223;
         pieces[col_3 + 704] = sum_221;
@@ -3962,6 +4016,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t b_535 = blk70[col_4 + 16];
         const int16_t red_228 = nttgen_sntrup761_gsb_c_barrett(b_535);
         const int16_t diff_271 = (int16_t)(b_534 - red_228);
+        goto part_28;
+    part_28:;
         const int16_t b_536 = blk16[col_4];
         const int16_t b_537 = blk70[col_4 + 16];
         const int16_t red_229 = nttgen_sntrup761_gsb_c_barrett(b_537);
@@ -4164,6 +4220,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward(int16_t r[restrict 30
         const int16_t sum_299 = (int16_t)(sum_283 + t_40);
         const int16_t sum_300 = (int16_t)(sum_284 + t_41);
         const int16_t sum_301 = (int16_t)(sum_285 + t_42);
+        goto part_29;
+    part_29:;
         const int16_t diff_301 = (int16_t)(sum_286 - diff_285);
         const int16_t diff_302 = (int16_t)(sum_287 - diff_286);
         const int16_t diff_303 = (int16_t)(sum_288 - diff_287);
@@ -4409,6 +4467,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -4539,6 +4599,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[38] = a_38;
     const int16_t a_39 = a[39];
     a_pad[39] = a_39;
+    goto part_2;
+part_2:;
     const int16_t a_40 = a[40];
     a_pad[40] = a_40;
     const int16_t a_41 = a[41];
@@ -4667,6 +4729,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[102] = a_102;
     const int16_t a_103 = a[103];
     a_pad[103] = a_103;
+    goto part_3;
+part_3:;
     const int16_t a_104 = a[104];
     a_pad[104] = a_104;
     const int16_t a_105 = a[105];
@@ -4795,6 +4859,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[166] = a_166;
     const int16_t a_167 = a[167];
     a_pad[167] = a_167;
+    goto part_4;
+part_4:;
     const int16_t a_168 = a[168];
     a_pad[168] = a_168;
     const int16_t a_169 = a[169];
@@ -4923,6 +4989,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[230] = a_230;
     const int16_t a_231 = a[231];
     a_pad[231] = a_231;
+    goto part_5;
+part_5:;
     const int16_t a_232 = a[232];
     a_pad[232] = a_232;
     const int16_t a_233 = a[233];
@@ -5051,6 +5119,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[294] = a_294;
     const int16_t a_295 = a[295];
     a_pad[295] = a_295;
+    goto part_6;
+part_6:;
     const int16_t a_296 = a[296];
     a_pad[296] = a_296;
     const int16_t a_297 = a[297];
@@ -5179,6 +5249,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[358] = a_358;
     const int16_t a_359 = a[359];
     a_pad[359] = a_359;
+    goto part_7;
+part_7:;
     const int16_t a_360 = a[360];
     a_pad[360] = a_360;
     const int16_t a_361 = a[361];
@@ -5307,6 +5379,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[422] = a_422;
     const int16_t a_423 = a[423];
     a_pad[423] = a_423;
+    goto part_8;
+part_8:;
     const int16_t a_424 = a[424];
     a_pad[424] = a_424;
     const int16_t a_425 = a[425];
@@ -5435,6 +5509,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[486] = a_486;
     const int16_t a_487 = a[487];
     a_pad[487] = a_487;
+    goto part_9;
+part_9:;
     const int16_t a_488 = a[488];
     a_pad[488] = a_488;
     const int16_t a_489 = a[489];
@@ -5563,6 +5639,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[550] = a_550;
     const int16_t a_551 = a[551];
     a_pad[551] = a_551;
+    goto part_10;
+part_10:;
     const int16_t a_552 = a[552];
     a_pad[552] = a_552;
     const int16_t a_553 = a[553];
@@ -5691,6 +5769,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[614] = a_614;
     const int16_t a_615 = a[615];
     a_pad[615] = a_615;
+    goto part_11;
+part_11:;
     const int16_t a_616 = a[616];
     a_pad[616] = a_616;
     const int16_t a_617 = a[617];
@@ -5819,6 +5899,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[678] = a_678;
     const int16_t a_679 = a[679];
     a_pad[679] = a_679;
+    goto part_12;
+part_12:;
     const int16_t a_680 = a[680];
     a_pad[680] = a_680;
     const int16_t a_681 = a[681];
@@ -5947,6 +6029,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
     a_pad[742] = a_742;
     const int16_t a_743 = a[743];
     a_pad[743] = a_743;
+    goto part_13;
+part_13:;
     const int16_t a_744 = a[744];
     a_pad[744] = a_744;
     const int16_t a_745 = a[745];
@@ -6110,6 +6194,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         a_ext[col_0 + 1328] = 0;
         const int16_t a_782 = a_pad[col_0 + 336];
         a_ext[col_0 + 1344] = a_782;
+        goto part_14;
+    part_14:;
         const int16_t neg_21 = (int16_t)(0 - a_782);
         a_ext[col_0 + 1376] = neg_21;
         a_ext[col_0 + 1360] = 0;
@@ -6238,6 +6324,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         a_ext[col_0 + 2688] = a_803;
         const int16_t neg_42 = (int16_t)(0 - a_803);
         a_ext[col_0 + 2720] = neg_42;
+        goto part_15;
+    part_15:;
         a_ext[col_0 + 2704] = 0;
         a_ext[col_0 + 2736] = 0;
         const int16_t a_804 = a_pad[col_0 + 688];
@@ -6400,6 +6488,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t b_68 = a_ext[col_1 + 2752];
         const int16_t b_69 = a_ext[col_1 + 704];
         const int16_t sum_22 = (int16_t)(b_68 + b_69);
+        goto part_16;
+    part_16:;
         const int16_t b_70 = a_ext[col_1 + 704];
         const int16_t diff_23 = (int16_t)(t_11 - b_70);
         const int16_t b_71 = a_ext[col_1 + 2752];
@@ -6528,6 +6618,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t b_128 = a_ext[col_1 + 1344];
         const int16_t sum_43 = (int16_t)(sum_10 + b_128);
         const int16_t b_129 = a_ext[col_1 + 1344];
+        goto part_17;
+    part_17:;
         const int16_t diff_42 = (int16_t)(sum_10 - b_129);
         blk5[col_1] = diff_42;
         const int16_t neg_52 = (int16_t)(0 - diff_42);
@@ -6656,6 +6748,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t sum_65 = (int16_t)(sum_57 + sum_61);
         const int16_t diff_64 = (int16_t)(sum_57 - sum_61);
         blk27[col_1] = diff_64;
+        goto part_18;
+    part_18:;
         const int16_t neg_72 = (int16_t)(0 - diff_64);
         blk27[col_1 + 32] = neg_72;
         const int16_t sum_66 = (int16_t)(sum_62 + sum_64);
@@ -6784,6 +6878,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         blk51[col_1] = diff_89;
         const int16_t neg_93 = (int16_t)(0 - diff_89);
         blk51[col_1 + 32] = neg_93;
+        goto part_19;
+    part_19:;
         const int16_t sum_91 = (int16_t)(sum_75 + sum_83);
         const int16_t diff_90 = (int16_t)(sum_75 - sum_83);
         blk52[col_1] = diff_90;
@@ -6912,6 +7008,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         blk75[col_1 + 32] = neg_114;
         const int16_t sum_116 = (int16_t)(diff_99 + diff_107);
         const int16_t diff_115 = (int16_t)(diff_99 - diff_107);
+        goto part_20;
+    part_20:;
         blk76[col_1] = diff_115;
         const int16_t sum_117 = (int16_t)(diff_100 + diff_108);
         const int16_t diff_116 = (int16_t)(diff_100 - diff_108);
@@ -7112,6 +7210,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t b_220 = blk24[col_2];
         const int16_t b_221 = blk26[col_2 + 16];
         const int16_t sum_147 = (int16_t)(b_220 + b_221);
+        goto part_21;
+    part_21:;
         blk106[col_2] = sum_147;
         const int16_t b_222 = blk25[col_2 + 24];
         const int16_t b_223 = blk27[col_2 + 8];
@@ -7240,6 +7340,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t b_271 = blk52[col_2 + 8];
         const int16_t sum_167 = (int16_t)(b_270 + b_271);
         const int16_t b_272 = blk48[col_2 + 24];
+        goto part_22;
+    part_22:;
         const int16_t b_273 = blk52[col_2 + 8];
         const int16_t diff_166 = (int16_t)(b_273 - b_272);
         blk122[col_2] = diff_166;
@@ -7368,6 +7470,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         blk139[col_2] = sum_188;
         const int16_t neg_162 = (int16_t)(0 - sum_188);
         blk139[col_2 + 32] = neg_162;
+        goto part_23;
+    part_23:;
         const int16_t b_314 = blk66[col_2 + 20];
         const int16_t b_315 = blk74[col_2 + 4];
         const int16_t diff_188 = (int16_t)(b_315 - b_314);
@@ -7496,6 +7600,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         pieces[col_2 + 1280] = diff_178;
         pieces[col_2 + 1568] = sum_182;
         pieces[col_2 + 1600] = sum_181;
+        goto part_24;
+    part_24:;
         pieces[col_2 + 1664] = sum_180;
         pieces[col_2 + 1792] = sum_179;
         pieces[col_2 + 2080] = sum_208;
@@ -7636,6 +7742,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t sum_228 = (int16_t)(b_406 + b_407);
         const int16_t b_408 = blk115[col_3 + 20];
         const int16_t b_409 = blk119[col_3 + 4];
+        goto part_25;
+    part_25:;
         const int16_t diff_227 = (int16_t)(b_409 - b_408);
         blk79[col_3] = diff_227;
         const int16_t neg_182 = (int16_t)(0 - diff_227);
@@ -7764,6 +7872,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t b_466 = blk147[col_3 + 24];
         const int16_t b_467 = blk149[col_3 + 8];
         const int16_t diff_247 = (int16_t)(b_466 - b_467);
+        goto part_26;
+    part_26:;
         const int16_t b_468 = blk147[col_3 + 24];
         const int16_t b_469 = blk149[col_3 + 8];
         const int16_t sum_248 = (int16_t)(b_468 + b_469);
@@ -7968,6 +8078,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         pieces[col_4 + 2400] = sum_273;
         pieces[col_4 + 2464] = diff_271;
         pieces[col_4 + 2496] = diff_270;
+        goto part_27;
+    part_27:;
         pieces[col_4 + 2784] = sum_274;
         pieces[col_4 + 2912] = diff_272;
         pieces[col_4 + 2976] = sum_272;
@@ -8128,6 +8240,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_forward_small(int16_t r[restr
         const int16_t diff_306 = (int16_t)(sum_303 - t_52);
         const int16_t diff_307 = (int16_t)(sum_304 - t_53);
         const int16_t diff_308 = (int16_t)(sum_305 - t_54);
+        goto part_28;
+    part_28:;
         const int16_t diff_309 = (int16_t)(diff_301 - t_47);
         const int16_t diff_310 = (int16_t)(diff_302 - t_48);
         const int16_t diff_311 = (int16_t)(diff_303 - t_49);
@@ -8355,6 +8469,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_base(int16_t r[restrict 3072]
         const int16_t bq_17 = (int16_t)((int32_t)ks_17 * 15631);
         const int16_t p_32 = nttgen_sntrup761_gsb_c_montmul(ks_18, ks_16, bq_16);
         const int16_t p_33 = nttgen_sntrup761_gsb_c_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const int16_t p_34 = nttgen_sntrup761_gsb_c_montmul(ks_19, ks_16, bq_16);
         const int16_t acc_24 = (int16_t)(p_33 + p_34);
         const int16_t p_35 = nttgen_sntrup761_gsb_c_montmul(ks_19, ks_17, bq_17);
@@ -8483,6 +8599,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_base(int16_t r[restrict 3072]
         const int16_t acc_57 = (int16_t)(p_40 + p_47);
         const int16_t acc_58 = (int16_t)(acc_56 - p_36);
         const int16_t acc_59 = (int16_t)(acc_55 - acc_53);
+        goto part_2;
+    part_2:;
         const int16_t acc_60 = (int16_t)(acc_57 - p_39);
         const int16_t acc_61 = (int16_t)(acc_58 - p_40);
         const int16_t acc_62 = (int16_t)(acc_59 - acc_54);
@@ -8611,6 +8729,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_base(int16_t r[restrict 3072]
         r[grp_0 * 32 + 15] = sum_10;
         const int16_t a_16 = a[grp_0 * 32 + 16];
         const int16_t red_38 = nttgen_sntrup761_gsb_c_barrett(a_16);
+        goto part_3;
+    part_3:;
         const int16_t a_17 = a[grp_0 * 32 + 17];
         const int16_t red_39 = nttgen_sntrup761_gsb_c_barrett(a_17);
         const int16_t a_18 = a[grp_0 * 32 + 18];
@@ -8739,6 +8859,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_base(int16_t r[restrict 3072]
         const int16_t p_105 = nttgen_sntrup761_gsb_c_montmul(ks_58, ks_57, bq_53);
         const int16_t p_106 = nttgen_sntrup761_gsb_c_montmul(ks_59, ks_56, bq_52);
         const int16_t acc_130 = (int16_t)(p_105 + p_106);
+        goto part_4;
+    part_4:;
         const int16_t p_107 = nttgen_sntrup761_gsb_c_montmul(ks_59, ks_57, bq_53);
         const int16_t acc_131 = (int16_t)(p_99 + p_104);
         const int16_t acc_132 = (int16_t)(p_100 + p_107);
@@ -8867,6 +8989,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_base(int16_t r[restrict 3072]
         const int16_t acc_165 = (int16_t)(acc_161 - acc_159);
         const int16_t acc_166 = (int16_t)(acc_163 - p_111);
         const int16_t acc_167 = (int16_t)(acc_164 - p_112);
+        goto part_5;
+    part_5:;
         const int16_t acc_168 = (int16_t)(acc_165 - acc_160);
         const int16_t acc_169 = (int16_t)(acc_166 - p_115);
         const int16_t p_120 = nttgen_sntrup761_gsb_c_montmul(red_61, red_69, bq_58);
@@ -9132,6 +9256,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
     NTTGEN_ALIGN(64) int16_t blk124[32];
     NTTGEN_ALIGN(64) int16_t blk125[32];
     NTTGEN_ALIGN(64) int16_t blk126[64];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk127[64];
     NTTGEN_ALIGN(64) int16_t blk128[32];
     NTTGEN_ALIGN(64) int16_t blk129[32];
@@ -9344,6 +9470,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t t_21 = nttgen_sntrup761_gsb_c_montmul(t_13, 502, -17558);
         const int16_t t_22 = nttgen_sntrup761_gsb_c_montmul(t_14, 502, -17558);
         const int16_t t_23 = nttgen_sntrup761_gsb_c_montmul(t_15, 502, -17558);
+        goto part_2;
+    part_2:;
         const int16_t red_28 = nttgen_sntrup761_gsb_c_barrett(sum_20);
         const int16_t diff_20 = (int16_t)(red_28 - t_20);
         const int16_t red_29 = nttgen_sntrup761_gsb_c_barrett(sum_21);
@@ -9472,6 +9600,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         pieces[grp_0 * 64 + 49] = neg_17;
         pieces[grp_0 * 64 + 18] = t_34;
         const int16_t neg_18 = (int16_t)(0 - t_34);
+        goto part_3;
+    part_3:;
         pieces[grp_0 * 64 + 50] = neg_18;
         pieces[grp_0 * 64 + 19] = t_35;
         const int16_t neg_19 = (int16_t)(0 - t_35);
@@ -9642,6 +9772,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         blk15[col_0] = diff_63;
         const int16_t neg_39 = (int16_t)(0 - diff_63);
         blk15[col_0 + 32] = neg_39;
+        goto part_4;
+    part_4:;
         const int16_t red_32 = nttgen_sntrup761_gsb_c_barrett(sum_49);
         const int16_t sum_64 = (int16_t)(sum_48 + red_32);
         const int16_t red_33 = nttgen_sntrup761_gsb_c_barrett(sum_49);
@@ -9770,6 +9902,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_82 = pieces[col_0 + 2176];
         const int16_t b_83 = pieces[col_0 + 3200];
         const int16_t diff_83 = (int16_t)(b_82 - b_83);
+        goto part_5;
+    part_5:;
         blk34[col_0] = diff_83;
         const int16_t b_84 = pieces[col_0 + 2688];
         const int16_t b_85 = pieces[col_0 + 3712];
@@ -9898,6 +10032,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         blk51[col_0 + 32] = neg_57;
         const int16_t red_76 = nttgen_sntrup761_gsb_c_barrett(sum_92);
         const int16_t sum_101 = (int16_t)(sum_91 + red_76);
+        goto part_6;
+    part_6:;
         const int16_t red_77 = nttgen_sntrup761_gsb_c_barrett(sum_92);
         const int16_t diff_101 = (int16_t)(sum_91 - red_77);
         blk52[col_0] = diff_101;
@@ -10026,6 +10162,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t sum_119 = (int16_t)(b_164 + b_165);
         const int16_t b_166 = pieces[col_0 + 4672];
         const int16_t b_167 = pieces[col_0 + 5696];
+        goto part_7;
+    part_7:;
         const int16_t diff_119 = (int16_t)(b_166 - b_167);
         blk69[col_0] = diff_119;
         const int16_t neg_66 = (int16_t)(0 - diff_119);
@@ -10154,6 +10292,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t sum_138 = (int16_t)(sum_134 + red_120);
         const int16_t red_121 = nttgen_sntrup761_gsb_c_barrett(sum_135);
         const int16_t diff_138 = (int16_t)(sum_134 - red_121);
+        goto part_8;
+    part_8:;
         blk88[col_0] = diff_138;
         const int16_t red_122 = nttgen_sntrup761_gsb_c_barrett(sum_137);
         const int16_t sum_139 = (int16_t)(sum_136 + red_122);
@@ -10320,6 +10460,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_234 = blk20[col_1];
         const int16_t b_235 = blk21[col_1 + 16];
         const int16_t red_149 = nttgen_sntrup761_gsb_c_barrett(b_235);
+        goto part_9;
+    part_9:;
         const int16_t diff_159 = (int16_t)(b_234 - red_149);
         blk117[col_1] = diff_159;
         const int16_t b_236 = blk22[col_1];
@@ -10448,6 +10590,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t sum_168 = (int16_t)(b_276 + red_172);
         blk136[col_1] = sum_168;
         const int16_t b_278 = blk42[col_1];
+        goto part_10;
+    part_10:;
         const int16_t b_279 = blk43[col_1 + 16];
         const int16_t red_173 = nttgen_sntrup761_gsb_c_barrett(b_279);
         const int16_t diff_170 = (int16_t)(b_278 - red_173);
@@ -10576,6 +10720,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_321 = blk65[col_1 + 16];
         const int16_t red_196 = nttgen_sntrup761_gsb_c_barrett(b_321);
         const int16_t sum_179 = (int16_t)(b_320 + red_196);
+        goto part_11;
+    part_11:;
         blk156[col_1] = sum_179;
         const int16_t b_322 = blk64[col_1];
         const int16_t b_323 = blk65[col_1 + 16];
@@ -10704,6 +10850,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         blk177[col_1] = diff_191;
         const int16_t b_364 = blk86[col_1];
         const int16_t b_365 = blk87[col_1 + 16];
+        goto part_12;
+    part_12:;
         const int16_t red_218 = nttgen_sntrup761_gsb_c_barrett(b_365);
         const int16_t sum_190 = (int16_t)(b_364 + red_218);
         blk178[col_1] = sum_190;
@@ -10878,6 +11026,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t red_245 = nttgen_sntrup761_gsb_c_barrett(b_415);
         const int16_t diff_212 = (int16_t)(b_414 - red_245);
         blk71[col_2] = diff_212;
+        goto part_13;
+    part_13:;
         const int16_t neg_128 = (int16_t)(0 - diff_212);
         blk71[col_2 + 32] = neg_128;
         const int16_t b_416 = blk117[col_2];
@@ -11006,6 +11156,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_458 = blk137[col_2];
         const int16_t b_459 = blk139[col_2 + 24];
         const int16_t red_271 = nttgen_sntrup761_gsb_c_barrett(b_459);
+        goto part_14;
+    part_14:;
         const int16_t diff_223 = (int16_t)(b_458 - red_271);
         blk51[col_2] = diff_223;
         const int16_t neg_138 = (int16_t)(0 - diff_223);
@@ -11134,6 +11286,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_502 = blk160[col_2];
         const int16_t b_503 = blk162[col_2 + 8];
         const int16_t red_297 = nttgen_sntrup761_gsb_c_barrett(b_503);
+        goto part_15;
+    part_15:;
         const int16_t diff_234 = (int16_t)(b_502 - red_297);
         blk30[col_2] = diff_234;
         const int16_t b_504 = blk161[col_2];
@@ -11262,6 +11416,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t sum_245 = (int16_t)(diff_249 + t_45);
         blk8[col_2] = sum_245;
         const int16_t diff_250 = (int16_t)(sum_211 - sum_225);
+        goto part_16;
+    part_16:;
         const int16_t diff_251 = (int16_t)(diff_250 - t_45);
         blk6[col_2] = diff_251;
         const int16_t diff_252 = (int16_t)(diff_228 - diff_242);
@@ -11416,6 +11572,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t diff_270 = (int16_t)(red_347 - red_346);
         const int16_t b_584 = blk66[col_3];
         const int16_t b_585 = blk67[col_3 + 28];
+        goto part_17;
+    part_17:;
         const int16_t red_348 = nttgen_sntrup761_gsb_c_barrett(b_585);
         const int16_t red_349 = nttgen_sntrup761_gsb_c_barrett(b_584);
         const int16_t sum_263 = (int16_t)(red_349 + red_348);
@@ -11544,6 +11702,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_629 = blk47[col_3 + 20];
         const int16_t red_376 = nttgen_sntrup761_gsb_c_barrett(b_629);
         const int16_t red_377 = nttgen_sntrup761_gsb_c_barrett(b_628);
+        goto part_18;
+    part_18:;
         const int16_t sum_274 = (int16_t)(red_377 + red_376);
         const int16_t b_630 = blk46[col_3];
         const int16_t b_631 = blk47[col_3 + 20];
@@ -11672,6 +11832,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t red_405 = nttgen_sntrup761_gsb_c_barrett(b_672);
         const int16_t sum_285 = (int16_t)(red_405 + red_404);
         const int16_t b_674 = blk20[col_3];
+        goto part_19;
+    part_19:;
         const int16_t b_675 = blk21[col_3 + 12];
         const int16_t red_406 = nttgen_sntrup761_gsb_c_barrett(b_675);
         const int16_t red_407 = nttgen_sntrup761_gsb_c_barrett(b_674);
@@ -11914,6 +12076,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_734 = blk160[col_4];
         const int16_t b_735 = blk162[col_4 + 18];
         const int16_t red_466 = nttgen_sntrup761_gsb_c_barrett(b_735);
+        goto part_20;
+    part_20:;
         const int16_t red_467 = nttgen_sntrup761_gsb_c_barrett(b_734);
         const int16_t diff_340 = (int16_t)(red_467 - red_466);
         const int16_t b_736 = blk156[col_4];
@@ -12042,6 +12206,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t sum_339 = (int16_t)(sum_313 + sum_321);
         const int16_t sum_340 = (int16_t)(sum_339 + sum_329);
         blk24[col_4] = sum_340;
+        goto part_21;
+    part_21:;
         const int16_t diff_357 = (int16_t)(sum_313 - sum_329);
         const int16_t sum_341 = (int16_t)(diff_357 + t_57);
         blk26[col_4] = sum_341;
@@ -12170,6 +12336,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t diff_403 = (int16_t)(diff_402 - t_68);
         blk197[col_4] = diff_403;
         const int16_t diff_404 = (int16_t)(diff_341 - diff_349);
+        goto part_22;
+    part_22:;
         const int16_t t_69 = nttgen_sntrup761_gsb_c_montmul(diff_404, -2247, 4439);
         const int16_t sum_375 = (int16_t)(diff_333 + diff_341);
         const int16_t sum_376 = (int16_t)(sum_375 + diff_349);
@@ -12332,6 +12500,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t sum_425 = (int16_t)(b_862 + b_863);
         const int16_t b_864 = blk117[col_5];
         const int16_t b_865 = blk46[col_5 + 16];
+        goto part_23;
+    part_23:;
         const int16_t sum_426 = (int16_t)(b_864 + b_865);
         const int16_t b_866 = blk50[col_5];
         const int16_t b_867 = blk117[col_5 + 16];
@@ -12460,6 +12630,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_c_inverse(int16_t r[restrict 15
         const int16_t b_949 = blk76[col_5 + 16];
         const int16_t sum_468 = (int16_t)(b_948 + b_949);
         const int16_t b_950 = blk80[col_5];
+        goto part_24;
+    part_24:;
         const int16_t b_951 = blk4[col_5 + 16];
         const int16_t sum_469 = (int16_t)(b_950 + b_951);
         const int16_t b_952 = blk96[col_5];

@@ -270,6 +270,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -400,6 +402,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t a_45 = vld1q_s16(&a[360]);
     vst1q_s16(&a_pad[360], a_45);
     const int16x8_t a_46 = vld1q_s16(&a[368]);
+    goto part_2;
+part_2:;
     vst1q_s16(&a_pad[368], a_46);
     const int16x8_t a_47 = vld1q_s16(&a[376]);
     vst1q_s16(&a_pad[376], a_47);
@@ -528,6 +532,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[208], zero_0);
     vst1q_s16(&a_ext[240], zero_0);
     const int16x8_t a_100 = vld1q_s16(&a_pad[64]);
+    goto part_3;
+part_3:;
     vst1q_s16(&a_ext[256], a_100);
     const int16x8_t zero_5 = vdupq_n_s16(0);
     const int16x8_t neg_4 = vsubq_s16(zero_5, a_100);
@@ -656,6 +662,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t a_118 = vld1q_s16(&a_pad[352]);
     vst1q_s16(&a_ext[1408], a_118);
     const int16x8_t zero_23 = vdupq_n_s16(0);
+    goto part_4;
+part_4:;
     const int16x8_t neg_22 = vsubq_s16(zero_23, a_118);
     vst1q_s16(&a_ext[1440], neg_22);
     vst1q_s16(&a_ext[1424], zero_0);
@@ -784,6 +792,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_41 = vdupq_n_s16(0);
     const int16x8_t neg_40 = vsubq_s16(zero_41, a_136);
     vst1q_s16(&a_ext[2592], neg_40);
+    goto part_5;
+part_5:;
     vst1q_s16(&a_ext[2576], zero_0);
     vst1q_s16(&a_ext[2608], zero_0);
     const int16x8_t a_137 = vld1q_s16(&a_pad[656]);
@@ -912,6 +922,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[680], neg_58);
     vst1q_s16(&a_ext[664], zero_0);
     vst1q_s16(&a_ext[696], zero_0);
+    goto part_6;
+part_6:;
     const int16x8_t a_155 = vld1q_s16(&a_pad[184]);
     vst1q_s16(&a_ext[712], a_155);
     const int16x8_t zero_60 = vdupq_n_s16(0);
@@ -1040,6 +1052,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[1848], zero_0);
     const int16x8_t a_173 = vld1q_s16(&a_pad[472]);
     vst1q_s16(&a_ext[1864], a_173);
+    goto part_7;
+part_7:;
     const int16x8_t zero_78 = vdupq_n_s16(0);
     const int16x8_t neg_77 = vsubq_s16(zero_78, a_173);
     vst1q_s16(&a_ext[1896], neg_77);
@@ -1168,6 +1182,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&a_ext[3016], a_191);
     const int16x8_t zero_96 = vdupq_n_s16(0);
     const int16x8_t neg_95 = vsubq_s16(zero_96, a_191);
+    goto part_8;
+part_8:;
     vst1q_s16(&a_ext[3048], neg_95);
     vst1q_s16(&a_ext[3032], zero_0);
     vst1q_s16(&a_ext[3064], zero_0);
@@ -1296,6 +1312,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_65 = vld1q_s16(&a_ext[640]);
     const int16x8_t diff_20 = vsubq_s16(b_64, b_65);
     const int16x8_t diff_21 = vsubq_s16(diff_20, t_10);
+    goto part_9;
+part_9:;
     const int16x8_t b_66 = vld1q_s16(&a_ext[2752]);
     const int16x8_t b_67 = vld1q_s16(&a_ext[704]);
     const int16x8_t diff_22 = vsubq_s16(b_66, b_67);
@@ -1424,6 +1442,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_99 = vdupq_n_s16(0);
     const int16x8_t neg_98 = vsubq_s16(zero_99, diff_40);
     vst1q_s16(&blk3[32], neg_98);
+    goto part_10;
+part_10:;
     const int16x8_t b_126 = vld1q_s16(&a_ext[1280]);
     const int16x8_t sum_42 = vaddq_s16(sum_8, b_126);
     const int16x8_t b_127 = vld1q_s16(&a_ext[1280]);
@@ -1552,6 +1572,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk21[0], diff_58);
     const int16x8_t zero_116 = vdupq_n_s16(0);
     const int16x8_t neg_115 = vsubq_s16(zero_116, diff_58);
+    goto part_11;
+part_11:;
     vst1q_s16(&blk21[32], neg_115);
     const int16x8_t sum_60 = vaddq_s16(sum_44, sum_52);
     const int16x8_t diff_59 = vsubq_s16(sum_44, sum_52);
@@ -1680,6 +1702,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t diff_79 = vsubq_s16(diff_23, b_157);
     vst1q_s16(&blk41[0], diff_79);
     const int16x8_t zero_133 = vdupq_n_s16(0);
+    goto part_12;
+part_12:;
     const int16x8_t neg_132 = vsubq_s16(zero_133, diff_79);
     vst1q_s16(&blk41[32], neg_132);
     const int16x8_t sum_81 = vaddq_s16(sum_25, t_24);
@@ -1808,6 +1832,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk61[32], neg_148);
     const int16x8_t b_160 = vld1q_s16(&a_ext[1152]);
     const int16x8_t diff_101 = vsubq_s16(b_160, sum_5);
+    goto part_13;
+part_13:;
     const int16x8_t b_161 = vld1q_s16(&a_ext[1152]);
     const int16x8_t sum_102 = vaddq_s16(sum_5, b_161);
     vst1q_s16(&blk62[0], sum_102);
@@ -1936,6 +1962,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t sum_122 = vaddq_s16(diff_105, diff_113);
     const int16x8_t diff_121 = vsubq_s16(diff_105, diff_113);
     vst1q_s16(&blk82[0], diff_121);
+    goto part_14;
+part_14:;
     const int16x8_t zero_169 = vdupq_n_s16(0);
     const int16x8_t neg_168 = vsubq_s16(zero_169, diff_121);
     vst1q_s16(&blk82[32], neg_168);
@@ -2064,6 +2092,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_204 = vld1q_s16(&a_ext[328]);
     const int16x8_t diff_141 = vsubq_s16(t_32, b_204);
     const int16x8_t b_205 = vld1q_s16(&a_ext[2376]);
+    goto part_15;
+part_15:;
     const int16x8_t sum_142 = vaddq_s16(b_205, t_32);
     const int16x8_t b_206 = vld1q_s16(&a_ext[2440]);
     const int16x8_t t_33 = nttgen_sntrup761_gsb_neon_montmul(b_206, w_2, wq_2);
@@ -2192,6 +2222,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_273 = vld1q_s16(&a_ext[1288]);
     const int16x8_t diff_163 = vsubq_s16(t_46, b_273);
     const int16x8_t b_274 = vld1q_s16(&a_ext[1416]);
+    goto part_16;
+part_16:;
     const int16x8_t t_47 = nttgen_sntrup761_gsb_neon_montmul(b_274, w_3, wq_3);
     const int16x8_t b_275 = vld1q_s16(&a_ext[1416]);
     const int16x8_t sum_165 = vaddq_s16(b_275, t_47);
@@ -2320,6 +2352,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_186 = vdupq_n_s16(0);
     const int16x8_t neg_185 = vsubq_s16(zero_186, diff_179);
     vst1q_s16(&blk12[40], neg_185);
+    goto part_17;
+part_17:;
     const int16x8_t b_314 = vld1q_s16(&a_ext[1864]);
     const int16x8_t sum_182 = vaddq_s16(sum_157, b_314);
     const int16x8_t b_315 = vld1q_s16(&a_ext[1864]);
@@ -2448,6 +2482,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk32[40], neg_201);
     const int16x8_t sum_203 = vaddq_s16(sum_138, t_45);
     const int16x8_t diff_201 = vsubq_s16(sum_138, t_45);
+    goto part_18;
+part_18:;
     vst1q_s16(&blk33[8], diff_201);
     const int16x8_t zero_203 = vdupq_n_s16(0);
     const int16x8_t neg_202 = vsubq_s16(zero_203, diff_201);
@@ -2576,6 +2612,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk53[8], diff_221);
     const int16x8_t zero_222 = vdupq_n_s16(0);
     const int16x8_t neg_221 = vsubq_s16(zero_222, diff_221);
+    goto part_19;
+part_19:;
     vst1q_s16(&blk53[40], neg_221);
     const int16x8_t red_40 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_220);
     const int16x8_t sum_224 = vaddq_s16(sum_216, red_40);
@@ -2704,6 +2742,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_238 = vdupq_n_s16(0);
     const int16x8_t neg_237 = vsubq_s16(zero_238, sum_243);
     vst1q_s16(&blk72[40], neg_237);
+    goto part_20;
+part_20:;
     const int16x8_t diff_242 = vsubq_s16(diff_157, t_52);
     const int16x8_t sum_244 = vaddq_s16(diff_157, t_52);
     vst1q_s16(&blk73[8], sum_244);
@@ -2832,6 +2872,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t sum_263 = vaddq_s16(diff_260, t_54);
     const int16x8_t b_345 = vld1q_s16(&a_ext[16]);
     const int16x8_t diff_261 = vsubq_s16(b_345, t_54);
+    goto part_21;
+part_21:;
     const int16x8_t b_346 = vld1q_s16(&a_ext[80]);
     const int16x8_t w_5 = vdupq_n_s16(985);
     const int16x8_t wq_5 = vdupq_n_s16(-4425);
@@ -2960,6 +3002,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_413 = vld1q_s16(&a_ext[784]);
     const int16x8_t b_414 = vld1q_s16(&a_ext[2832]);
     const int16x8_t sum_286 = vaddq_s16(b_413, b_414);
+    goto part_22;
+part_22:;
     const int16x8_t b_415 = vld1q_s16(&a_ext[784]);
     const int16x8_t b_416 = vld1q_s16(&a_ext[2832]);
     const int16x8_t diff_284 = vsubq_s16(b_415, b_416);
@@ -3088,6 +3132,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_257 = vdupq_n_s16(0);
     const int16x8_t neg_256 = vsubq_s16(zero_257, diff_302);
     vst1q_s16(&blk5[48], neg_256);
+    goto part_23;
+part_23:;
     const int16x8_t b_470 = vld1q_s16(&a_ext[1424]);
     const int16x8_t sum_306 = vaddq_s16(sum_274, b_470);
     const int16x8_t b_471 = vld1q_s16(&a_ext[1424]);
@@ -3216,6 +3262,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t sum_324 = vaddq_s16(sum_316, sum_320);
     const int16x8_t diff_321 = vsubq_s16(sum_316, sum_320);
     vst1q_s16(&blk24[16], diff_321);
+    goto part_24;
+part_24:;
     const int16x8_t sum_325 = vaddq_s16(sum_317, sum_321);
     const int16x8_t diff_322 = vsubq_s16(sum_317, sum_321);
     vst1q_s16(&blk25[16], diff_322);
@@ -3344,6 +3392,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk43[48], neg_290);
     const int16x8_t b_498 = vld1q_s16(&a_ext[1936]);
     const int16x8_t sum_345 = vaddq_s16(diff_289, b_498);
+    goto part_25;
+part_25:;
     const int16x8_t b_499 = vld1q_s16(&a_ext[1936]);
     const int16x8_t diff_342 = vsubq_s16(diff_289, b_499);
     vst1q_s16(&blk44[16], diff_342);
@@ -3472,6 +3522,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t sum_366 = vaddq_s16(diff_269, t_73);
     vst1q_s16(&blk64[16], sum_366);
     const int16x8_t zero_308 = vdupq_n_s16(0);
+    goto part_26;
+part_26:;
     const int16x8_t neg_307 = vsubq_s16(zero_308, sum_366);
     vst1q_s16(&blk64[48], neg_307);
     const int16x8_t b_502 = vld1q_s16(&a_ext[1360]);
@@ -3600,6 +3652,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk84[16], diff_383);
     const int16x8_t red_86 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_379);
     const int16x8_t sum_387 = vaddq_s16(red_86, sum_383);
+    goto part_27;
+part_27:;
     const int16x8_t red_87 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_379);
     const int16x8_t diff_384 = vsubq_s16(red_87, sum_383);
     vst1q_s16(&blk85[16], diff_384);
@@ -3728,6 +3782,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t t_88 = nttgen_sntrup761_gsb_neon_montmul(b_552, w_7, wq_7);
     const int16x8_t b_553 = vld1q_s16(&a_ext[2520]);
     const int16x8_t b_554 = vld1q_s16(&a_ext[472]);
+    goto part_28;
+part_28:;
     const int16x8_t sum_407 = vaddq_s16(b_553, b_554);
     const int16x8_t b_555 = vld1q_s16(&a_ext[2520]);
     const int16x8_t sum_408 = vaddq_s16(b_555, t_88);
@@ -3856,6 +3912,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_621 = vld1q_s16(&a_ext[1688]);
     const int16x8_t diff_425 = vsubq_s16(t_104, b_621);
     const int16x8_t b_622 = vld1q_s16(&a_ext[1816]);
+    goto part_29;
+part_29:;
     const int16x8_t t_105 = nttgen_sntrup761_gsb_neon_montmul(b_622, w_7, wq_7);
     const int16x8_t b_623 = vld1q_s16(&a_ext[1816]);
     const int16x8_t sum_429 = vaddq_s16(b_623, t_105);
@@ -3984,6 +4042,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_344 = vdupq_n_s16(0);
     const int16x8_t neg_343 = vsubq_s16(zero_344, diff_441);
     vst1q_s16(&blk14[56], neg_343);
+    goto part_30;
+part_30:;
     const int16x8_t b_658 = vld1q_s16(&a_ext[2008]);
     const int16x8_t sum_446 = vaddq_s16(sum_423, b_658);
     const int16x8_t b_659 = vld1q_s16(&a_ext[2008]);
@@ -4112,6 +4172,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t diff_463 = vsubq_s16(diff_401, b_663);
     vst1q_s16(&blk35[24], diff_463);
     const int16x8_t zero_361 = vdupq_n_s16(0);
+    goto part_31;
+part_31:;
     const int16x8_t neg_360 = vsubq_s16(zero_361, diff_463);
     vst1q_s16(&blk35[56], neg_360);
     const int16x8_t sum_468 = vaddq_s16(sum_406, t_101);
@@ -4240,6 +4302,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk55[56], neg_378);
     const int16x8_t sum_488 = vaddq_s16(sum_480, sum_484);
     const int16x8_t diff_484 = vsubq_s16(sum_480, sum_484);
+    goto part_32;
+part_32:;
     vst1q_s16(&blk56[24], diff_484);
     const int16x8_t zero_380 = vdupq_n_s16(0);
     const int16x8_t neg_379 = vsubq_s16(zero_380, diff_484);
@@ -4368,6 +4432,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk74[56], neg_395);
     const int16x8_t diff_504 = vsubq_s16(diff_421, sum_430);
     const int16x8_t sum_508 = vaddq_s16(diff_421, sum_430);
+    goto part_33;
+part_33:;
     vst1q_s16(&blk75[24], sum_508);
     const int16x8_t zero_397 = vdupq_n_s16(0);
     const int16x8_t neg_396 = vsubq_s16(zero_397, sum_508);
@@ -4496,6 +4562,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk92[32], neg_409);
     const int16x8_t b_692 = vld1q_s16(&blk3[26]);
     const int16x8_t b_693 = vld1q_s16(&blk11[10]);
+    goto part_34;
+part_34:;
     const int16x8_t sum_527 = vaddq_s16(b_692, b_693);
     const int16x8_t b_694 = vld1q_s16(&blk3[26]);
     const int16x8_t b_695 = vld1q_s16(&blk11[10]);
@@ -4624,6 +4692,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t neg_421 = vsubq_s16(zero_422, diff_537);
     vst1q_s16(&blk107[32], neg_421);
     const int16x8_t red_132 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_534);
+    goto part_35;
+part_35:;
     const int16x8_t diff_538 = vsubq_s16(diff_528, red_132);
     const int16x8_t red_133 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_534);
     const int16x8_t sum_542 = vaddq_s16(diff_528, red_133);
@@ -4752,6 +4822,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t diff_553 = vsubq_s16(b_771, b_770);
     vst1q_s16(&blk119[0], diff_553);
     const int16x8_t zero_431 = vdupq_n_s16(0);
+    goto part_36;
+part_36:;
     const int16x8_t neg_430 = vsubq_s16(zero_431, diff_553);
     vst1q_s16(&blk119[32], neg_430);
     const int16x8_t b_772 = vld1q_s16(&blk46[0]);
@@ -4880,6 +4952,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_181 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_798);
     const int16x8_t sum_572 = vaddq_s16(red_181, b_799);
     const int16x8_t red_182 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_562);
+    goto part_37;
+part_37:;
     const int16x8_t diff_569 = vsubq_s16(red_182, sum_567);
     const int16x8_t red_183 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_562);
     const int16x8_t sum_573 = vaddq_s16(red_183, sum_567);
@@ -5008,6 +5082,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_193 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_847);
     const int16x8_t diff_583 = vsubq_s16(red_193, b_846);
     vst1q_s16(&blk145[0], diff_583);
+    goto part_38;
+part_38:;
     const int16x8_t zero_450 = vdupq_n_s16(0);
     const int16x8_t neg_449 = vsubq_s16(zero_450, diff_583);
     vst1q_s16(&blk145[32], neg_449);
@@ -5136,6 +5212,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_863 = vld1q_s16(&blk8[24]);
     const int16x8_t sum_602 = vaddq_s16(b_862, b_863);
     vst1q_s16(&blk90[8], sum_602);
+    goto part_39;
+part_39:;
     const int16x8_t b_864 = vld1q_s16(&blk1[38]);
     const int16x8_t b_865 = vld1q_s16(&blk9[22]);
     const int16x8_t sum_603 = vaddq_s16(b_864, b_865);
@@ -5264,6 +5342,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_469 = vdupq_n_s16(0);
     const int16x8_t neg_468 = vsubq_s16(zero_469, diff_613);
     vst1q_s16(&blk105[40], neg_468);
+    goto part_40;
+part_40:;
     const int16x8_t b_908 = vld1q_s16(&blk24[8]);
     const int16x8_t b_909 = vld1q_s16(&blk26[24]);
     const int16x8_t red_220 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_909);
@@ -5392,6 +5472,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_942 = vld1q_s16(&blk35[30]);
     const int16x8_t b_943 = vld1q_s16(&blk43[14]);
     const int16x8_t diff_629 = vsubq_s16(b_943, b_942);
+    goto part_41;
+part_41:;
     vst1q_s16(&blk117[8], diff_629);
     const int16x8_t zero_477 = vdupq_n_s16(0);
     const int16x8_t neg_476 = vsubq_s16(zero_477, diff_629);
@@ -5520,6 +5602,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_487 = vdupq_n_s16(0);
     const int16x8_t neg_486 = vsubq_s16(zero_487, diff_643);
     vst1q_s16(&blk131[40], neg_486);
+    goto part_42;
+part_42:;
     const int16x8_t red_268 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_642);
     const int16x8_t diff_644 = vsubq_s16(diff_636, red_268);
     const int16x8_t red_269 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_642);
@@ -5648,6 +5732,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_283 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1018);
     const int16x8_t diff_659 = vsubq_s16(b_1019, red_283);
     vst1q_s16(&blk143[8], diff_659);
+    goto part_43;
+part_43:;
     const int16x8_t zero_496 = vdupq_n_s16(0);
     const int16x8_t neg_495 = vsubq_s16(zero_496, diff_659);
     vst1q_s16(&blk143[40], neg_495);
@@ -5776,6 +5862,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&pieces[648], sum_625);
     vst1q_s16(&pieces[776], sum_624);
     vst1q_s16(&pieces[1064], diff_649);
+    goto part_44;
+part_44:;
     vst1q_s16(&pieces[1096], diff_648);
     vst1q_s16(&pieces[1160], diff_647);
     vst1q_s16(&pieces[1288], diff_646);
@@ -5904,6 +5992,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk101[16], diff_687);
     const int16x8_t zero_514 = vdupq_n_s16(0);
     const int16x8_t neg_513 = vsubq_s16(zero_514, diff_687);
+    goto part_45;
+part_45:;
     vst1q_s16(&blk101[48], neg_513);
     const int16x8_t diff_688 = vsubq_s16(diff_676, sum_684);
     const int16x8_t sum_692 = vaddq_s16(diff_676, sum_684);
@@ -6032,6 +6122,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1113 = vld1q_s16(&blk41[26]);
     const int16x8_t sum_709 = vaddq_s16(b_1112, b_1113);
     const int16x8_t b_1114 = vld1q_s16(&blk33[42]);
+    goto part_46;
+part_46:;
     const int16x8_t b_1115 = vld1q_s16(&blk41[26]);
     const int16x8_t diff_705 = vsubq_s16(b_1115, b_1114);
     vst1q_s16(&blk115[16], diff_705);
@@ -6160,6 +6252,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1152 = vld1q_s16(&blk55[40]);
     const int16x8_t b_1153 = vld1q_s16(&blk57[24]);
     const int16x8_t red_354 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1153);
+    goto part_47;
+part_47:;
     const int16x8_t sum_723 = vaddq_s16(b_1152, red_354);
     const int16x8_t b_1154 = vld1q_s16(&blk55[40]);
     const int16x8_t b_1155 = vld1q_s16(&blk57[24]);
@@ -6288,6 +6382,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1190 = vld1q_s16(&blk67[34]);
     const int16x8_t b_1191 = vld1q_s16(&blk75[18]);
     const int16x8_t diff_735 = vsubq_s16(b_1191, b_1190);
+    goto part_48;
+part_48:;
     vst1q_s16(&blk141[16], diff_735);
     const int16x8_t zero_543 = vdupq_n_s16(0);
     const int16x8_t neg_542 = vsubq_s16(zero_543, diff_735);
@@ -6416,6 +6512,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1218 = vld1q_s16(&blk88[16]);
     const int16x8_t b_1219 = vld1q_s16(&blk89[32]);
     const int16x8_t red_397 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1218);
+    goto part_49;
+part_49:;
     const int16x8_t sum_754 = vaddq_s16(red_397, b_1219);
     const int16x8_t red_398 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_744);
     const int16x8_t diff_751 = vsubq_s16(red_398, sum_749);
@@ -6544,6 +6642,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1259 = vld1q_s16(&blk21[36]);
     const int16x8_t diff_763 = vsubq_s16(b_1259, b_1258);
     vst1q_s16(&blk99[24], diff_763);
+    goto part_50;
+part_50:;
     const int16x8_t zero_560 = vdupq_n_s16(0);
     const int16x8_t neg_559 = vsubq_s16(zero_560, diff_763);
     vst1q_s16(&blk99[56], neg_559);
@@ -6672,6 +6772,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk112[24], sum_784);
     const int16x8_t b_1284 = vld1q_s16(&blk31[54]);
     const int16x8_t b_1285 = vld1q_s16(&blk39[38]);
+    goto part_51;
+part_51:;
     const int16x8_t sum_785 = vaddq_s16(b_1284, b_1285);
     const int16x8_t b_1286 = vld1q_s16(&blk31[54]);
     const int16x8_t b_1287 = vld1q_s16(&blk39[38]);
@@ -6800,6 +6902,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t diff_794 = vsubq_s16(sum_790, sum_786);
     vst1q_s16(&blk126[24], diff_794);
     const int16x8_t zero_580 = vdupq_n_s16(0);
+    goto part_52;
+part_52:;
     const int16x8_t neg_579 = vsubq_s16(zero_580, diff_794);
     vst1q_s16(&blk126[56], neg_579);
     const int16x8_t red_442 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_791);
@@ -6928,6 +7032,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1361 = vld1q_s16(&blk73[30]);
     const int16x8_t diff_811 = vsubq_s16(b_1360, b_1361);
     const int16x8_t b_1362 = vld1q_s16(&blk65[46]);
+    goto part_53;
+part_53:;
     const int16x8_t b_1363 = vld1q_s16(&blk73[30]);
     const int16x8_t sum_815 = vaddq_s16(b_1362, b_1363);
     vst1q_s16(&blk139[24], sum_815);
@@ -7056,6 +7162,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t diff_825 = vsubq_s16(red_483, sum_819);
     vst1q_s16(&blk153[24], diff_825);
     const int16x8_t zero_599 = vdupq_n_s16(0);
+    goto part_54;
+part_54:;
     const int16x8_t neg_598 = vsubq_s16(zero_599, diff_825);
     vst1q_s16(&blk153[56], neg_598);
     const int16x8_t red_484 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_824);
@@ -7184,6 +7292,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk76[0], sum_842);
     const int16x8_t b_1428 = vld1q_s16(&blk103[24]);
     const int16x8_t b_1429 = vld1q_s16(&blk105[8]);
+    goto part_55;
+part_55:;
     const int16x8_t red_502 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1429);
     const int16x8_t sum_843 = vaddq_s16(b_1428, red_502);
     const int16x8_t b_1430 = vld1q_s16(&blk103[24]);
@@ -7312,6 +7422,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_540 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1465);
     const int16x8_t sum_857 = vaddq_s16(b_1464, red_540);
     const int16x8_t b_1466 = vld1q_s16(&blk121[24]);
+    goto part_56;
+part_56:;
     const int16x8_t b_1467 = vld1q_s16(&blk123[8]);
     const int16x8_t red_541 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1467);
     const int16x8_t diff_853 = vsubq_s16(red_541, b_1466);
@@ -7440,6 +7552,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1507 = vld1q_s16(&blk144[16]);
     const int16x8_t red_569 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1507);
     const int16x8_t sum_872 = vaddq_s16(b_1506, red_569);
+    goto part_57;
+part_57:;
     vst1q_s16(&blk24[0], sum_872);
     const int16x8_t b_1508 = vld1q_s16(&blk143[24]);
     const int16x8_t b_1509 = vld1q_s16(&blk145[8]);
@@ -7568,6 +7682,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&blk88[8], sum_884);
     const int16x8_t b_1536 = vld1q_s16(&blk91[36]);
     const int16x8_t b_1537 = vld1q_s16(&blk95[20]);
+    goto part_58;
+part_58:;
     const int16x8_t sum_885 = vaddq_s16(b_1536, b_1537);
     const int16x8_t b_1538 = vld1q_s16(&blk91[36]);
     const int16x8_t b_1539 = vld1q_s16(&blk95[20]);
@@ -7696,6 +7812,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_624 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_893);
     const int16x8_t red_625 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_888);
     const int16x8_t diff_895 = vsubq_s16(red_625, red_624);
+    goto part_59;
+part_59:;
     const int16x8_t red_626 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_893);
     const int16x8_t red_627 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_888);
     const int16x8_t sum_899 = vaddq_s16(red_627, red_626);
@@ -7824,6 +7942,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1618 = vld1q_s16(&blk132[8]);
     const int16x8_t b_1619 = vld1q_s16(&blk133[24]);
     const int16x8_t red_653 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1618);
+    goto part_60;
+part_60:;
     const int16x8_t sum_913 = vaddq_s16(red_653, b_1619);
     const int16x8_t red_654 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_902);
     const int16x8_t diff_910 = vsubq_s16(red_654, sum_907);
@@ -7952,6 +8072,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_681 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_916);
     const int16x8_t sum_928 = vaddq_s16(red_681, sum_921);
     const int16x8_t b_1660 = vld1q_s16(&blk154[8]);
+    goto part_61;
+part_61:;
     const int16x8_t b_1661 = vld1q_s16(&blk155[24]);
     const int16x8_t red_682 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1660);
     const int16x8_t diff_925 = vsubq_s16(red_682, b_1661);
@@ -8080,6 +8202,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t diff_935 = vsubq_s16(red_695, b_1694);
     vst1q_s16(&blk83[16], diff_935);
     const int16x8_t zero_641 = vdupq_n_s16(0);
+    goto part_62;
+part_62:;
     const int16x8_t neg_640 = vsubq_s16(zero_641, diff_935);
     vst1q_s16(&blk83[48], neg_640);
     const int16x8_t red_696 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_934);
@@ -8208,6 +8332,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t neg_645 = vsubq_s16(zero_646, diff_949);
     vst1q_s16(&blk78[48], neg_645);
     const int16x8_t b_1732 = vld1q_s16(&blk124[16]);
+    goto part_63;
+part_63:;
     const int16x8_t b_1733 = vld1q_s16(&blk126[32]);
     const int16x8_t red_734 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1733);
     const int16x8_t diff_950 = vsubq_s16(b_1732, red_734);
@@ -8336,6 +8462,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1774 = vld1q_s16(&blk143[40]);
     const int16x8_t b_1775 = vld1q_s16(&blk145[24]);
     const int16x8_t red_763 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1775);
+    goto part_64;
+part_64:;
     const int16x8_t diff_965 = vsubq_s16(red_763, b_1774);
     vst1q_s16(&blk71[16], diff_965);
     const int16x8_t zero_652 = vdupq_n_s16(0);
@@ -8464,6 +8592,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t zero_655 = vdupq_n_s16(0);
     const int16x8_t neg_654 = vsubq_s16(zero_655, diff_977);
     vst1q_s16(&blk89[56], neg_654);
+    goto part_65;
+part_65:;
     const int16x8_t b_1804 = vld1q_s16(&blk92[48]);
     const int16x8_t b_1805 = vld1q_s16(&blk96[32]);
     const int16x8_t sum_982 = vaddq_s16(b_1804, b_1805);
@@ -8592,6 +8722,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_820 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1841);
     const int16x8_t diff_992 = vsubq_s16(b_1840, red_820);
     const int16x8_t b_1842 = vld1q_s16(&blk112[24]);
+    goto part_66;
+part_66:;
     const int16x8_t b_1843 = vld1q_s16(&blk116[40]);
     const int16x8_t red_821 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1843);
     const int16x8_t sum_996 = vaddq_s16(b_1842, red_821);
@@ -8720,6 +8852,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_848 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_1000);
     const int16x8_t diff_1007 = vsubq_s16(red_848, sum_1005);
     const int16x8_t red_849 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_1000);
+    goto part_67;
+part_67:;
     const int16x8_t sum_1011 = vaddq_s16(red_849, sum_1005);
     const int16x8_t b_1884 = vld1q_s16(&blk134[24]);
     const int16x8_t b_1885 = vld1q_s16(&blk138[40]);
@@ -8848,6 +8982,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_875 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1926);
     const int16x8_t sum_1025 = vaddq_s16(red_875, b_1927);
     const int16x8_t red_876 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_1014);
+    goto part_68;
+part_68:;
     const int16x8_t sum_1026 = vaddq_s16(red_876, diff_1015);
     const int16x8_t red_877 = nttgen_sntrup761_gsb_neon_barrett_coarse(diff_1014);
     const int16x8_t diff_1022 = vsubq_s16(red_877, diff_1015);
@@ -8976,6 +9112,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_1958 = vld1q_s16(&blk54[0]);
     const int16x8_t b_1959 = vld1q_s16(&blk78[16]);
     const int16x8_t red_905 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1958);
+    goto part_69;
+part_69:;
     const int16x8_t sum_1036 = vaddq_s16(red_905, b_1959);
     const int16x8_t b_1960 = vld1q_s16(&blk46[0]);
     const int16x8_t b_1961 = vld1q_s16(&blk77[16]);
@@ -9104,6 +9242,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_2000 = vld1q_s16(&blk76[8]);
     const int16x8_t b_2001 = vld1q_s16(&blk83[24]);
     const int16x8_t red_932 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2001);
+    goto part_70;
+part_70:;
     const int16x8_t red_933 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2000);
     const int16x8_t diff_1045 = vsubq_s16(red_933, red_932);
     const int16x8_t b_2002 = vld1q_s16(&blk76[8]);
@@ -9232,6 +9372,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     vst1q_s16(&pieces[744], sum_1051);
     vst1q_s16(&pieces[872], sum_1050);
     vst1q_s16(&pieces[936], sum_1049);
+    goto part_71;
+part_71:;
     vst1q_s16(&pieces[968], sum_1048);
     vst1q_s16(&pieces[1256], diff_1053);
     vst1q_s16(&pieces[1384], diff_1052);
@@ -9360,6 +9502,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t red_1000 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2089);
     const int16x8_t sum_1076 = vaddq_s16(b_2088, red_1000);
     const int16x8_t b_2090 = vld1q_s16(&blk28[16]);
+    goto part_72;
+part_72:;
     const int16x8_t b_2091 = vld1q_s16(&blk73[32]);
     const int16x8_t red_1001 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2091);
     const int16x8_t diff_1072 = vsubq_s16(b_2090, red_1001);
@@ -9488,6 +9632,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_2128 = vld1q_s16(&blk58[24]);
     const int16x8_t b_2129 = vld1q_s16(&blk80[40]);
     const int16x8_t red_1032 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2129);
+    goto part_73;
+part_73:;
     const int16x8_t diff_1084 = vsubq_s16(b_2128, red_1032);
     const int16x8_t b_2130 = vld1q_s16(&blk58[24]);
     const int16x8_t b_2131 = vld1q_s16(&blk80[40]);
@@ -9616,6 +9762,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
     const int16x8_t b_2171 = vld1q_s16(&blk155[16]);
     const int16x8_t red_1058 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2171);
     const int16x8_t red_1059 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2170);
+    goto part_74;
+part_74:;
     const int16x8_t sum_1100 = vaddq_s16(red_1059, red_1058);
     const int16x8_t b_2172 = vld1q_s16(&blk152[0]);
     const int16x8_t b_2173 = vld1q_s16(&blk153[16]);
@@ -9864,6 +10012,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
         const int16x8_t tr_93 = nttgen_sntrup761_gsb_neon_ilv64_hi(tr_81, tr_85);
         const int16x8_t tr_94 = nttgen_sntrup761_gsb_neon_ilv64_lo(tr_83, tr_87);
         const int16x8_t tr_95 = nttgen_sntrup761_gsb_neon_ilv64_hi(tr_83, tr_87);
+        goto part_75;
+    part_75:;
         const int16x8_t red_1088 = nttgen_sntrup761_gsb_neon_barrett_coarse(tr_64);
         const int16x8_t diff_1108 = vsubq_s16(tr_16, red_1088);
         const int16x8_t red_1089 = nttgen_sntrup761_gsb_neon_barrett_coarse(tr_66);
@@ -9992,6 +10142,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward(int16_t r[restrict
         const int16x8_t diff_1139 = vsubq_s16(red_1115, t_135);
         const int16x8_t diff_1140 = vsubq_s16(red_1108, t_128);
         const int16x8_t diff_1141 = vsubq_s16(red_1109, t_129);
+        goto part_76;
+    part_76:;
         const int16x8_t diff_1142 = vsubq_s16(red_1110, t_130);
         const int16x8_t diff_1143 = vsubq_s16(red_1111, t_131);
         const int16x8_t sum_1144 = vaddq_s16(red_1112, t_132);
@@ -10223,6 +10375,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     NTTGEN_ALIGN(64) int16_t blk122[64];
     NTTGEN_ALIGN(64) int16_t blk123[64];
     NTTGEN_ALIGN(64) int16_t blk124[32];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk125[64];
     NTTGEN_ALIGN(64) int16_t blk126[64];
     NTTGEN_ALIGN(64) int16_t blk127[64];
@@ -10353,6 +10507,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t a_45 = vld1q_s16(&a[360]);
     vst1q_s16(&a_pad[360], a_45);
     const int16x8_t a_46 = vld1q_s16(&a[368]);
+    goto part_2;
+part_2:;
     vst1q_s16(&a_pad[368], a_46);
     const int16x8_t a_47 = vld1q_s16(&a[376]);
     vst1q_s16(&a_pad[376], a_47);
@@ -10481,6 +10637,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[208], zero_0);
     vst1q_s16(&a_ext[240], zero_0);
     const int16x8_t a_100 = vld1q_s16(&a_pad[64]);
+    goto part_3;
+part_3:;
     vst1q_s16(&a_ext[256], a_100);
     const int16x8_t zero_5 = vdupq_n_s16(0);
     const int16x8_t neg_4 = vsubq_s16(zero_5, a_100);
@@ -10609,6 +10767,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t a_118 = vld1q_s16(&a_pad[352]);
     vst1q_s16(&a_ext[1408], a_118);
     const int16x8_t zero_23 = vdupq_n_s16(0);
+    goto part_4;
+part_4:;
     const int16x8_t neg_22 = vsubq_s16(zero_23, a_118);
     vst1q_s16(&a_ext[1440], neg_22);
     vst1q_s16(&a_ext[1424], zero_0);
@@ -10737,6 +10897,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_41 = vdupq_n_s16(0);
     const int16x8_t neg_40 = vsubq_s16(zero_41, a_136);
     vst1q_s16(&a_ext[2592], neg_40);
+    goto part_5;
+part_5:;
     vst1q_s16(&a_ext[2576], zero_0);
     vst1q_s16(&a_ext[2608], zero_0);
     const int16x8_t a_137 = vld1q_s16(&a_pad[656]);
@@ -10865,6 +11027,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[680], neg_58);
     vst1q_s16(&a_ext[664], zero_0);
     vst1q_s16(&a_ext[696], zero_0);
+    goto part_6;
+part_6:;
     const int16x8_t a_155 = vld1q_s16(&a_pad[184]);
     vst1q_s16(&a_ext[712], a_155);
     const int16x8_t zero_60 = vdupq_n_s16(0);
@@ -10993,6 +11157,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[1848], zero_0);
     const int16x8_t a_173 = vld1q_s16(&a_pad[472]);
     vst1q_s16(&a_ext[1864], a_173);
+    goto part_7;
+part_7:;
     const int16x8_t zero_78 = vdupq_n_s16(0);
     const int16x8_t neg_77 = vsubq_s16(zero_78, a_173);
     vst1q_s16(&a_ext[1896], neg_77);
@@ -11121,6 +11287,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&a_ext[3016], a_191);
     const int16x8_t zero_96 = vdupq_n_s16(0);
     const int16x8_t neg_95 = vsubq_s16(zero_96, a_191);
+    goto part_8;
+part_8:;
     vst1q_s16(&a_ext[3048], neg_95);
     vst1q_s16(&a_ext[3032], zero_0);
     vst1q_s16(&a_ext[3064], zero_0);
@@ -11249,6 +11417,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_21 = vsubq_s16(diff_20, t_10);
     const int16x8_t b_66 = vld1q_s16(&a_ext[2752]);
     const int16x8_t b_67 = vld1q_s16(&a_ext[704]);
+    goto part_9;
+part_9:;
     const int16x8_t diff_22 = vsubq_s16(b_66, b_67);
     const int16x8_t t_11 = vmulq_s16(diff_22, c_1);
     const int16x8_t b_68 = vld1q_s16(&a_ext[2752]);
@@ -11377,6 +11547,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk3[32], neg_98);
     const int16x8_t b_126 = vld1q_s16(&a_ext[1280]);
     const int16x8_t sum_42 = vaddq_s16(sum_8, b_126);
+    goto part_10;
+part_10:;
     const int16x8_t b_127 = vld1q_s16(&a_ext[1280]);
     const int16x8_t diff_41 = vsubq_s16(sum_8, b_127);
     vst1q_s16(&blk4[0], diff_41);
@@ -11505,6 +11677,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t neg_115 = vsubq_s16(zero_116, diff_58);
     vst1q_s16(&blk21[32], neg_115);
     const int16x8_t sum_60 = vaddq_s16(sum_44, sum_52);
+    goto part_11;
+part_11:;
     const int16x8_t diff_59 = vsubq_s16(sum_44, sum_52);
     vst1q_s16(&blk22[0], diff_59);
     const int16x8_t zero_117 = vdupq_n_s16(0);
@@ -11633,6 +11807,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk42[32], neg_133);
     const int16x8_t sum_82 = vaddq_s16(sum_27, diff_36);
     const int16x8_t diff_81 = vsubq_s16(sum_27, diff_36);
+    goto part_12;
+part_12:;
     vst1q_s16(&blk43[0], diff_81);
     const int16x8_t zero_135 = vdupq_n_s16(0);
     const int16x8_t neg_134 = vsubq_s16(zero_135, diff_81);
@@ -11761,6 +11937,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_104 = vsubq_s16(b_162, sum_11);
     const int16x8_t b_163 = vld1q_s16(&a_ext[1344]);
     const int16x8_t sum_105 = vaddq_s16(sum_11, b_163);
+    goto part_13;
+part_13:;
     vst1q_s16(&blk65[0], sum_105);
     const int16x8_t zero_153 = vdupq_n_s16(0);
     const int16x8_t neg_152 = vsubq_s16(zero_153, sum_105);
@@ -11889,6 +12067,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_125 = vsubq_s16(sum_118, sum_122);
     vst1q_s16(&blk86[0], diff_125);
     const int16x8_t zero_172 = vdupq_n_s16(0);
+    goto part_14;
+part_14:;
     const int16x8_t neg_171 = vsubq_s16(zero_172, diff_125);
     vst1q_s16(&blk86[32], neg_171);
     const int16x8_t sum_127 = vaddq_s16(sum_119, sum_123);
@@ -12017,6 +12197,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t sum_148 = vaddq_s16(b_223, t_35);
     const int16x8_t b_224 = vld1q_s16(&a_ext[2632]);
     const int16x8_t t_36 = vmulq_s16(b_224, c_2);
+    goto part_15;
+part_15:;
     const int16x8_t b_225 = vld1q_s16(&a_ext[584]);
     const int16x8_t b_226 = vld1q_s16(&a_ext[2632]);
     const int16x8_t sum_149 = vaddq_s16(b_225, b_226);
@@ -12145,6 +12327,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t sum_170 = vaddq_s16(sum_133, b_290);
     const int16x8_t b_291 = vld1q_s16(&a_ext[1096]);
     const int16x8_t diff_168 = vsubq_s16(sum_133, b_291);
+    goto part_16;
+part_16:;
     vst1q_s16(&blk1[8], diff_168);
     const int16x8_t zero_175 = vdupq_n_s16(0);
     const int16x8_t neg_174 = vsubq_s16(zero_175, diff_168);
@@ -12273,6 +12457,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t sum_187 = vaddq_s16(sum_171, sum_179);
     const int16x8_t diff_185 = vsubq_s16(sum_171, sum_179);
     vst1q_s16(&blk18[8], diff_185);
+    goto part_17;
+part_17:;
     const int16x8_t zero_191 = vdupq_n_s16(0);
     const int16x8_t neg_190 = vsubq_s16(zero_191, diff_185);
     vst1q_s16(&blk18[40], neg_190);
@@ -12401,6 +12587,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_209 = vdupq_n_s16(0);
     const int16x8_t neg_208 = vsubq_s16(zero_209, diff_207);
     vst1q_s16(&blk39[40], neg_208);
+    goto part_18;
+part_18:;
     const int16x8_t sum_210 = vaddq_s16(sum_152, diff_165);
     const int16x8_t diff_208 = vsubq_s16(sum_152, diff_165);
     vst1q_s16(&blk40[8], diff_208);
@@ -12529,6 +12717,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk61[40], neg_226);
     const int16x8_t b_330 = vld1q_s16(&a_ext[1160]);
     const int16x8_t diff_231 = vsubq_s16(b_330, sum_136);
+    goto part_19;
+part_19:;
     const int16x8_t b_331 = vld1q_s16(&a_ext[1160]);
     const int16x8_t sum_233 = vaddq_s16(sum_136, b_331);
     vst1q_s16(&blk62[8], sum_233);
@@ -12657,6 +12847,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t sum_253 = vaddq_s16(diff_235, diff_243);
     const int16x8_t diff_251 = vsubq_s16(diff_235, diff_243);
     vst1q_s16(&blk82[8], diff_251);
+    goto part_20;
+part_20:;
     const int16x8_t zero_247 = vdupq_n_s16(0);
     const int16x8_t neg_246 = vsubq_s16(zero_247, diff_251);
     vst1q_s16(&blk82[40], neg_246);
@@ -12785,6 +12977,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_273 = vsubq_s16(b_381, t_60);
     const int16x8_t b_382 = vld1q_s16(&a_ext[464]);
     const int16x8_t t_61 = vmulq_s16(b_382, c_5);
+    goto part_21;
+part_21:;
     const int16x8_t b_383 = vld1q_s16(&a_ext[2512]);
     const int16x8_t b_384 = vld1q_s16(&a_ext[464]);
     const int16x8_t sum_276 = vaddq_s16(b_383, b_384);
@@ -12913,6 +13107,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_450 = vld1q_s16(&a_ext[1680]);
     const int16x8_t t_77 = vmulq_s16(b_450, c_4);
     const int16x8_t b_451 = vld1q_s16(&a_ext[1680]);
+    goto part_22;
+part_22:;
     const int16x8_t diff_295 = vsubq_s16(t_77, b_451);
     const int16x8_t b_452 = vld1q_s16(&a_ext[1808]);
     const int16x8_t t_78 = vmulq_s16(b_452, c_5);
@@ -13041,6 +13237,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_311 = vsubq_s16(sum_290, b_487);
     vst1q_s16(&blk14[16], diff_311);
     const int16x8_t zero_266 = vdupq_n_s16(0);
+    goto part_23;
+part_23:;
     const int16x8_t neg_265 = vsubq_s16(zero_266, diff_311);
     vst1q_s16(&blk14[48], neg_265);
     const int16x8_t b_488 = vld1q_s16(&a_ext[2000]);
@@ -13169,6 +13367,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_334 = vsubq_s16(sum_275, t_74);
     vst1q_s16(&blk36[16], diff_334);
     const int16x8_t zero_284 = vdupq_n_s16(0);
+    goto part_24;
+part_24:;
     const int16x8_t neg_283 = vsubq_s16(zero_284, diff_334);
     vst1q_s16(&blk36[48], neg_283);
     const int16x8_t sum_338 = vaddq_s16(sum_277, diff_294);
@@ -13297,6 +13497,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_303 = vdupq_n_s16(0);
     const int16x8_t neg_302 = vsubq_s16(zero_303, diff_355);
     vst1q_s16(&blk57[48], neg_302);
+    goto part_25;
+part_25:;
     const int16x8_t sum_359 = vaddq_s16(sum_355, sum_357);
     const int16x8_t diff_356 = vsubq_s16(sum_355, sum_357);
     vst1q_s16(&blk58[16], diff_356);
@@ -13425,6 +13627,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk78[16], diff_377);
     const int16x8_t zero_321 = vdupq_n_s16(0);
     const int16x8_t neg_320 = vsubq_s16(zero_321, diff_377);
+    goto part_26;
+part_26:;
     vst1q_s16(&blk78[48], neg_320);
     const int16x8_t sum_381 = vaddq_s16(diff_362, diff_370);
     const int16x8_t diff_378 = vsubq_s16(diff_362, diff_370);
@@ -13553,6 +13757,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_399 = vsubq_s16(diff_398, t_85);
     const int16x8_t b_540 = vld1q_s16(&a_ext[2392]);
     const int16x8_t b_541 = vld1q_s16(&a_ext[344]);
+    goto part_27;
+part_27:;
     const int16x8_t diff_400 = vsubq_s16(b_540, b_541);
     const int16x8_t t_86 = vmulq_s16(diff_400, c_7);
     const int16x8_t b_542 = vld1q_s16(&a_ext[2392]);
@@ -13681,6 +13887,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_609 = vld1q_s16(&a_ext[1112]);
     const int16x8_t diff_422 = vsubq_s16(t_98, b_609);
     const int16x8_t b_610 = vld1q_s16(&a_ext[1240]);
+    goto part_28;
+part_28:;
     const int16x8_t t_99 = vmulq_s16(b_610, c_7);
     const int16x8_t b_611 = vld1q_s16(&a_ext[1240]);
     const int16x8_t sum_426 = vaddq_s16(b_611, t_99);
@@ -13809,6 +14017,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_341 = vdupq_n_s16(0);
     const int16x8_t neg_340 = vsubq_s16(zero_341, diff_438);
     vst1q_s16(&blk11[56], neg_340);
+    goto part_29;
+part_29:;
     const int16x8_t b_652 = vld1q_s16(&a_ext[1816]);
     const int16x8_t sum_443 = vaddq_s16(sum_417, b_652);
     const int16x8_t b_653 = vld1q_s16(&a_ext[1816]);
@@ -13937,6 +14147,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk32[56], neg_357);
     const int16x8_t sum_465 = vaddq_s16(sum_400, t_99);
     const int16x8_t diff_461 = vsubq_s16(sum_400, t_99);
+    goto part_30;
+part_30:;
     vst1q_s16(&blk33[24], diff_461);
     const int16x8_t zero_359 = vdupq_n_s16(0);
     const int16x8_t neg_358 = vsubq_s16(zero_359, diff_461);
@@ -14065,6 +14277,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk53[24], diff_481);
     const int16x8_t zero_378 = vdupq_n_s16(0);
     const int16x8_t neg_377 = vsubq_s16(zero_378, diff_481);
+    goto part_31;
+part_31:;
     vst1q_s16(&blk53[56], neg_377);
     const int16x8_t sum_486 = vaddq_s16(sum_478, sum_482);
     const int16x8_t diff_482 = vsubq_s16(sum_478, sum_482);
@@ -14193,6 +14407,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t sum_507 = vaddq_s16(sum_422, b_679);
     vst1q_s16(&blk74[24], sum_507);
     const int16x8_t zero_396 = vdupq_n_s16(0);
+    goto part_32;
+part_32:;
     const int16x8_t neg_395 = vsubq_s16(zero_396, sum_507);
     vst1q_s16(&blk74[56], neg_395);
     const int16x8_t diff_504 = vsubq_s16(diff_421, sum_430);
@@ -14321,6 +14537,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_411 = vdupq_n_s16(0);
     const int16x8_t neg_410 = vsubq_s16(zero_411, diff_523);
     vst1q_s16(&blk93[32], neg_410);
+    goto part_33;
+part_33:;
     const int16x8_t b_696 = vld1q_s16(&blk4[24]);
     const int16x8_t b_697 = vld1q_s16(&blk12[8]);
     const int16x8_t sum_528 = vaddq_s16(b_696, b_697);
@@ -14449,6 +14667,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t sum_544 = vaddq_s16(diff_532, sum_538);
     vst1q_s16(&blk110[0], sum_544);
     const int16x8_t sum_545 = vaddq_s16(sum_537, sum_539);
+    goto part_34;
+part_34:;
     const int16x8_t diff_541 = vsubq_s16(sum_539, sum_537);
     vst1q_s16(&blk111[0], diff_541);
     const int16x8_t zero_424 = vdupq_n_s16(0);
@@ -14577,6 +14797,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_787 = vld1q_s16(&blk53[4]);
     const int16x8_t diff_557 = vsubq_s16(b_787, b_786);
     vst1q_s16(&blk123[0], diff_557);
+    goto part_35;
+part_35:;
     const int16x8_t zero_434 = vdupq_n_s16(0);
     const int16x8_t neg_433 = vsubq_s16(zero_434, diff_557);
     vst1q_s16(&blk123[32], neg_433);
@@ -14705,6 +14927,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_445 = vdupq_n_s16(0);
     const int16x8_t neg_444 = vsubq_s16(zero_445, sum_581);
     vst1q_s16(&blk139[32], neg_444);
+    goto part_36;
+part_36:;
     const int16x8_t b_824 = vld1q_s16(&blk66[20]);
     const int16x8_t b_825 = vld1q_s16(&blk74[4]);
     const int16x8_t diff_578 = vsubq_s16(b_825, b_824);
@@ -14833,6 +15057,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[32], diff_545);
     vst1q_s16(&pieces[64], diff_544);
     vst1q_s16(&pieces[128], diff_543);
+    goto part_37;
+part_37:;
     vst1q_s16(&pieces[256], diff_542);
     vst1q_s16(&pieces[544], sum_549);
     vst1q_s16(&pieces[576], sum_548);
@@ -14961,6 +15187,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_904 = vld1q_s16(&blk19[28]);
     const int16x8_t b_905 = vld1q_s16(&blk23[12]);
     const int16x8_t sum_613 = vaddq_s16(b_904, b_905);
+    goto part_38;
+part_38:;
     const int16x8_t b_906 = vld1q_s16(&blk19[28]);
     const int16x8_t b_907 = vld1q_s16(&blk23[12]);
     const int16x8_t diff_609 = vsubq_s16(b_907, b_906);
@@ -15089,6 +15317,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_942 = vld1q_s16(&blk35[30]);
     const int16x8_t b_943 = vld1q_s16(&blk43[14]);
     const int16x8_t diff_629 = vsubq_s16(b_943, b_942);
+    goto part_39;
+part_39:;
     vst1q_s16(&blk117[8], diff_629);
     const int16x8_t zero_477 = vdupq_n_s16(0);
     const int16x8_t neg_476 = vsubq_s16(zero_477, diff_629);
@@ -15217,6 +15447,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_648 = vsubq_s16(diff_642, sum_647);
     const int16x8_t sum_652 = vaddq_s16(diff_642, sum_647);
     const int16x8_t diff_649 = vsubq_s16(diff_644, sum_649);
+    goto part_40;
+part_40:;
     const int16x8_t sum_653 = vaddq_s16(diff_644, sum_649);
     const int16x8_t b_980 = vld1q_s16(&blk60[8]);
     const int16x8_t b_981 = vld1q_s16(&blk68[24]);
@@ -15345,6 +15577,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_664 = vsubq_s16(diff_652, diff_656);
     vst1q_s16(&blk148[8], diff_664);
     const int16x8_t zero_500 = vdupq_n_s16(0);
+    goto part_41;
+part_41:;
     const int16x8_t neg_499 = vsubq_s16(zero_500, diff_664);
     vst1q_s16(&blk148[40], neg_499);
     const int16x8_t diff_665 = vsubq_s16(diff_653, sum_661);
@@ -15473,6 +15707,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk94[48], neg_507);
     const int16x8_t b_1060 = vld1q_s16(&blk5[38]);
     const int16x8_t b_1061 = vld1q_s16(&blk13[22]);
+    goto part_42;
+part_42:;
     const int16x8_t sum_685 = vaddq_s16(b_1060, b_1061);
     const int16x8_t b_1062 = vld1q_s16(&blk5[38]);
     const int16x8_t b_1063 = vld1q_s16(&blk13[22]);
@@ -15601,6 +15837,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1099 = vld1q_s16(&blk29[32]);
     const int16x8_t sum_702 = vaddq_s16(b_1098, b_1099);
     const int16x8_t diff_699 = vsubq_s16(diff_692, sum_697);
+    goto part_43;
+part_43:;
     const int16x8_t sum_703 = vaddq_s16(diff_692, sum_697);
     const int16x8_t diff_700 = vsubq_s16(diff_694, sum_699);
     const int16x8_t sum_704 = vaddq_s16(diff_694, sum_699);
@@ -15729,6 +15967,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_531 = vdupq_n_s16(0);
     const int16x8_t neg_530 = vsubq_s16(zero_531, diff_715);
     vst1q_s16(&blk125[48], neg_530);
+    goto part_44;
+part_44:;
     const int16x8_t sum_720 = vaddq_s16(sum_708, sum_712);
     const int16x8_t diff_716 = vsubq_s16(sum_712, sum_708);
     vst1q_s16(&blk126[16], diff_716);
@@ -15857,6 +16097,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk140[48], neg_541);
     const int16x8_t b_1188 = vld1q_s16(&blk67[34]);
     const int16x8_t b_1189 = vld1q_s16(&blk75[18]);
+    goto part_45;
+part_45:;
     const int16x8_t sum_739 = vaddq_s16(b_1188, b_1189);
     const int16x8_t b_1190 = vld1q_s16(&blk67[34]);
     const int16x8_t b_1191 = vld1q_s16(&blk75[18]);
@@ -15985,6 +16227,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[1584], sum_731);
     vst1q_s16(&pieces[1616], sum_730);
     vst1q_s16(&pieces[1680], sum_729);
+    goto part_46;
+part_46:;
     vst1q_s16(&pieces[1808], sum_728);
     vst1q_s16(&pieces[2096], sum_757);
     vst1q_s16(&pieces[2128], diff_752);
@@ -16113,6 +16357,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk102[24], sum_770);
     const int16x8_t sum_771 = vaddq_s16(sum_759, sum_763);
     const int16x8_t diff_767 = vsubq_s16(sum_763, sum_759);
+    goto part_47;
+part_47:;
     vst1q_s16(&blk103[24], diff_767);
     const int16x8_t zero_563 = vdupq_n_s16(0);
     const int16x8_t neg_562 = vsubq_s16(zero_563, diff_767);
@@ -16241,6 +16487,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_786 = vsubq_s16(b_1307, b_1306);
     vst1q_s16(&blk118[24], diff_786);
     const int16x8_t zero_574 = vdupq_n_s16(0);
+    goto part_48;
+part_48:;
     const int16x8_t neg_573 = vsubq_s16(zero_574, diff_786);
     vst1q_s16(&blk118[56], neg_573);
     const int16x8_t b_1308 = vld1q_s16(&blk37[42]);
@@ -16369,6 +16617,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1345 = vld1q_s16(&blk69[38]);
     const int16x8_t sum_811 = vaddq_s16(b_1344, b_1345);
     const int16x8_t b_1346 = vld1q_s16(&blk61[54]);
+    goto part_49;
+part_49:;
     const int16x8_t b_1347 = vld1q_s16(&blk69[38]);
     const int16x8_t diff_807 = vsubq_s16(b_1347, b_1346);
     vst1q_s16(&blk135[24], diff_807);
@@ -16497,6 +16747,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1389 = vld1q_s16(&blk86[40]);
     const int16x8_t diff_822 = vsubq_s16(b_1388, b_1389);
     const int16x8_t b_1390 = vld1q_s16(&blk84[24]);
+    goto part_50;
+part_50:;
     const int16x8_t b_1391 = vld1q_s16(&blk86[40]);
     const int16x8_t sum_826 = vaddq_s16(b_1390, b_1391);
     vst1q_s16(&blk150[24], sum_826);
@@ -16625,6 +16877,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1427 = vld1q_s16(&blk104[16]);
     const int16x8_t sum_842 = vaddq_s16(b_1426, b_1427);
     vst1q_s16(&blk76[0], sum_842);
+    goto part_51;
+part_51:;
     const int16x8_t b_1428 = vld1q_s16(&blk103[24]);
     const int16x8_t b_1429 = vld1q_s16(&blk105[8]);
     const int16x8_t sum_843 = vaddq_s16(b_1428, b_1429);
@@ -16753,6 +17007,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_858 = vsubq_s16(b_1476, b_1477);
     const int16x8_t b_1478 = vld1q_s16(&blk128[0]);
     const int16x8_t b_1479 = vld1q_s16(&blk129[16]);
+    goto part_52;
+part_52:;
     const int16x8_t sum_862 = vaddq_s16(b_1478, b_1479);
     const int16x8_t b_1480 = vld1q_s16(&blk130[0]);
     const int16x8_t b_1481 = vld1q_s16(&blk131[16]);
@@ -16881,6 +17137,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[192], diff_844);
     vst1q_s16(&pieces[288], diff_845);
     vst1q_s16(&pieces[320], diff_843);
+    goto part_53;
+part_53:;
     vst1q_s16(&pieces[384], diff_842);
     vst1q_s16(&pieces[608], sum_851);
     vst1q_s16(&pieces[672], sum_850);
@@ -17009,6 +17267,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1572 = vld1q_s16(&blk110[8]);
     const int16x8_t b_1573 = vld1q_s16(&blk111[24]);
     const int16x8_t diff_893 = vsubq_s16(b_1572, b_1573);
+    goto part_54;
+part_54:;
     const int16x8_t b_1574 = vld1q_s16(&blk110[8]);
     const int16x8_t b_1575 = vld1q_s16(&blk111[24]);
     const int16x8_t sum_897 = vaddq_s16(b_1574, b_1575);
@@ -17137,6 +17397,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t zero_631 = vdupq_n_s16(0);
     const int16x8_t neg_630 = vsubq_s16(zero_631, diff_913);
     vst1q_s16(&blk74[40], neg_630);
+    goto part_55;
+part_55:;
     const int16x8_t b_1628 = vld1q_s16(&blk136[32]);
     const int16x8_t b_1629 = vld1q_s16(&blk140[16]);
     const int16x8_t diff_914 = vsubq_s16(b_1629, b_1628);
@@ -17265,6 +17527,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t diff_928 = vsubq_s16(b_1664, b_1665);
     const int16x8_t b_1666 = vld1q_s16(&blk90[16]);
     const int16x8_t b_1667 = vld1q_s16(&blk94[32]);
+    goto part_56;
+part_56:;
     const int16x8_t sum_932 = vaddq_s16(b_1666, b_1667);
     vst1q_s16(&blk88[16], sum_932);
     const int16x8_t b_1668 = vld1q_s16(&blk91[44]);
@@ -17393,6 +17657,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk80[48], neg_643);
     const int16x8_t b_1720 = vld1q_s16(&blk115[36]);
     const int16x8_t b_1721 = vld1q_s16(&blk119[20]);
+    goto part_57;
+part_57:;
     const int16x8_t sum_951 = vaddq_s16(b_1720, b_1721);
     const int16x8_t b_1722 = vld1q_s16(&blk115[36]);
     const int16x8_t b_1723 = vld1q_s16(&blk119[20]);
@@ -17521,6 +17787,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk71[16], diff_965);
     const int16x8_t zero_652 = vdupq_n_s16(0);
     const int16x8_t neg_651 = vsubq_s16(zero_652, diff_965);
+    goto part_58;
+part_58:;
     vst1q_s16(&blk71[48], neg_651);
     const int16x8_t b_1776 = vld1q_s16(&blk146[16]);
     const int16x8_t b_1777 = vld1q_s16(&blk148[32]);
@@ -17649,6 +17917,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1813 = vld1q_s16(&blk100[40]);
     const int16x8_t diff_980 = vsubq_s16(b_1812, b_1813);
     const int16x8_t b_1814 = vld1q_s16(&blk98[24]);
+    goto part_59;
+part_59:;
     const int16x8_t b_1815 = vld1q_s16(&blk100[40]);
     const int16x8_t sum_984 = vaddq_s16(b_1814, b_1815);
     vst1q_s16(&blk84[24], sum_984);
@@ -17777,6 +18047,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1869 = vld1q_s16(&blk127[32]);
     const int16x8_t sum_1003 = vaddq_s16(b_1868, b_1869);
     const int16x8_t b_1870 = vld1q_s16(&blk125[48]);
+    goto part_60;
+part_60:;
     const int16x8_t b_1871 = vld1q_s16(&blk127[32]);
     const int16x8_t diff_999 = vsubq_s16(b_1871, b_1870);
     vst1q_s16(&blk77[24], diff_999);
@@ -17905,6 +18177,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1920 = vld1q_s16(&blk152[24]);
     const int16x8_t b_1921 = vld1q_s16(&blk153[40]);
     const int16x8_t diff_1019 = vsubq_s16(b_1920, b_1921);
+    goto part_61;
+part_61:;
     const int16x8_t b_1922 = vld1q_s16(&blk152[24]);
     const int16x8_t b_1923 = vld1q_s16(&blk153[40]);
     const int16x8_t sum_1023 = vaddq_s16(b_1922, b_1923);
@@ -18033,6 +18307,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_1968 = vld1q_s16(&blk28[0]);
     const int16x8_t b_1969 = vld1q_s16(&blk73[16]);
     const int16x8_t sum_1040 = vaddq_s16(b_1968, b_1969);
+    goto part_62;
+part_62:;
     const int16x8_t b_1970 = vld1q_s16(&blk28[0]);
     const int16x8_t b_1971 = vld1q_s16(&blk73[16]);
     const int16x8_t diff_1036 = vsubq_s16(b_1970, b_1971);
@@ -18161,6 +18437,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_2025 = vld1q_s16(&blk75[24]);
     const int16x8_t diff_1052 = vsubq_s16(b_2024, b_2025);
     const int16x8_t b_2026 = vld1q_s16(&blk30[8]);
+    goto part_63;
+part_63:;
     const int16x8_t b_2027 = vld1q_s16(&blk75[24]);
     const int16x8_t sum_1056 = vaddq_s16(b_2026, b_2027);
     const int16x8_t diff_1053 = vsubq_s16(diff_1048, sum_1053);
@@ -18289,6 +18567,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     const int16x8_t b_2080 = vld1q_s16(&blk46[16]);
     const int16x8_t b_2081 = vld1q_s16(&blk77[32]);
     const int16x8_t diff_1069 = vsubq_s16(b_2080, b_2081);
+    goto part_64;
+part_64:;
     const int16x8_t b_2082 = vld1q_s16(&blk46[16]);
     const int16x8_t b_2083 = vld1q_s16(&blk77[32]);
     const int16x8_t sum_1073 = vaddq_s16(b_2082, b_2083);
@@ -18417,6 +18697,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&blk153[56], neg_682);
     const int16x8_t b_2136 = vld1q_s16(&blk54[24]);
     const int16x8_t b_2137 = vld1q_s16(&blk78[40]);
+    goto part_65;
+part_65:;
     const int16x8_t diff_1086 = vsubq_s16(b_2136, b_2137);
     const int16x8_t b_2138 = vld1q_s16(&blk54[24]);
     const int16x8_t b_2139 = vld1q_s16(&blk78[40]);
@@ -18545,6 +18827,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
     vst1q_s16(&pieces[2536], diff_1101);
     vst1q_s16(&pieces[3048], sum_1105);
     const int16x8_t b_2192 = vld1q_s16(&blk154[16]);
+    goto part_66;
+part_66:;
     const int16x8_t b_2193 = vld1q_s16(&blk155[32]);
     const int16x8_t diff_1102 = vsubq_s16(b_2192, b_2193);
     const int16x8_t b_2194 = vld1q_s16(&blk154[16]);
@@ -18721,6 +19005,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
         const int16x8_t tr_93 = nttgen_sntrup761_gsb_neon_ilv64_hi(tr_81, tr_85);
         const int16x8_t tr_94 = nttgen_sntrup761_gsb_neon_ilv64_lo(tr_83, tr_87);
         const int16x8_t tr_95 = nttgen_sntrup761_gsb_neon_ilv64_hi(tr_83, tr_87);
+        goto part_67;
+    part_67:;
         const int16x8_t diff_1108 = vsubq_s16(tr_16, tr_64);
         const int16x8_t diff_1109 = vsubq_s16(tr_18, tr_66);
         const int16x8_t diff_1110 = vsubq_s16(tr_20, tr_68);
@@ -18849,6 +19135,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_forward_small(int16_t r[re
         const int16x8_t sum_1149 = vaddq_s16(diff_1129, t_137);
         const int16x8_t sum_1150 = vaddq_s16(diff_1130, t_138);
         const int16x8_t sum_1151 = vaddq_s16(diff_1131, t_139);
+        goto part_68;
+    part_68:;
         const int16x8_t w_4 = vdupq_n_s16(-1570);
         const int16x8_t wq_4 = vdupq_n_s16(-30206);
         const int16x8_t t_140 = nttgen_sntrup761_gsb_neon_montmul(sum_1132, w_4, wq_4);
@@ -19055,6 +19343,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_base(int16_t r[restrict 30
         const int16x8_t bq_17 = vmulq_s16(ks_17, qinv_0);
         const int16x8_t p_32 = nttgen_sntrup761_gsb_neon_montmul(ks_18, ks_16, bq_16);
         const int16x8_t p_33 = nttgen_sntrup761_gsb_neon_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const int16x8_t p_34 = nttgen_sntrup761_gsb_neon_montmul(ks_19, ks_16, bq_16);
         const int16x8_t acc_24 = vaddq_s16(p_33, p_34);
         const int16x8_t p_35 = nttgen_sntrup761_gsb_neon_montmul(ks_19, ks_17, bq_17);
@@ -19183,6 +19473,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_base(int16_t r[restrict 30
         const int16x8_t acc_55 = vaddq_s16(p_45, p_46);
         const int16x8_t p_47 = nttgen_sntrup761_gsb_neon_montmul(ks_23, ks_21, bq_27);
         const int16x8_t acc_56 = vaddq_s16(p_39, p_44);
+        goto part_2;
+    part_2:;
         const int16x8_t acc_57 = vaddq_s16(p_40, p_47);
         const int16x8_t acc_58 = vsubq_s16(acc_56, p_36);
         const int16x8_t acc_59 = vsubq_s16(acc_55, acc_53);
@@ -19311,6 +19603,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_base(int16_t r[restrict 30
         vst1q_s16(&r[grp_0 * 256 + 72], diff_12);
         vst1q_s16(&r[grp_0 * 256 + 80], diff_11);
         vst1q_s16(&r[grp_0 * 256 + 88], diff_10);
+        goto part_3;
+    part_3:;
         vst1q_s16(&r[grp_0 * 256 + 96], sum_13);
         vst1q_s16(&r[grp_0 * 256 + 104], sum_12);
         vst1q_s16(&r[grp_0 * 256 + 112], sum_11);
@@ -19439,6 +19733,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_base(int16_t r[restrict 30
         const int16x8_t ks_57 = vaddq_s16(ks_49, ks_51);
         const int16x8_t ks_58 = vaddq_s16(ks_52, ks_54);
         const int16x8_t ks_59 = vaddq_s16(ks_53, ks_55);
+        goto part_4;
+    part_4:;
         const int16x8_t bq_52 = vmulq_s16(ks_56, qinv_0);
         const int16x8_t bq_53 = vmulq_s16(ks_57, qinv_0);
         const int16x8_t p_104 = nttgen_sntrup761_gsb_neon_montmul(ks_58, ks_56, bq_52);
@@ -19567,6 +19863,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_base(int16_t r[restrict 30
         const int16x8_t bq_63 = vmulq_s16(ks_61, qinv_0);
         const int16x8_t p_116 = nttgen_sntrup761_gsb_neon_montmul(ks_62, ks_60, bq_62);
         const int16x8_t p_117 = nttgen_sntrup761_gsb_neon_montmul(ks_62, ks_61, bq_63);
+        goto part_5;
+    part_5:;
         const int16x8_t p_118 = nttgen_sntrup761_gsb_neon_montmul(ks_63, ks_60, bq_62);
         const int16x8_t acc_161 = vaddq_s16(p_117, p_118);
         const int16x8_t p_119 = nttgen_sntrup761_gsb_neon_montmul(ks_63, ks_61, bq_63);
@@ -19695,6 +19993,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_base(int16_t r[restrict 30
         const int16x8_t diff_27 = vsubq_s16(p_108, sum_23);
         const int16x8_t t_27 = nttgen_sntrup761_gsb_neon_montmul(sum_23, w_3, wq_3);
         const int16x8_t sum_27 = vaddq_s16(diff_23, t_27);
+        goto part_6;
+    part_6:;
         vst1q_s16(&r[grp_0 * 256 + 192], diff_27);
         vst1q_s16(&r[grp_0 * 256 + 200], diff_26);
         vst1q_s16(&r[grp_0 * 256 + 208], diff_25);
@@ -19844,6 +20144,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     NTTGEN_ALIGN(64) int16_t blk124[32];
     NTTGEN_ALIGN(64) int16_t blk125[32];
     NTTGEN_ALIGN(64) int16_t blk126[64];
+    goto part_1;
+part_1:;
     NTTGEN_ALIGN(64) int16_t blk127[64];
     NTTGEN_ALIGN(64) int16_t blk128[32];
     NTTGEN_ALIGN(64) int16_t blk129[32];
@@ -20056,6 +20358,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
         const int16x8_t sum_19 = vaddq_s16(red_27, t_19);
         const int16x8_t sum_20 = vaddq_s16(red_20, c_28);
         const int16x8_t sum_21 = vaddq_s16(red_21, c_29);
+        goto part_2;
+    part_2:;
         const int16x8_t sum_22 = vaddq_s16(red_22, c_30);
         const int16x8_t sum_23 = vaddq_s16(red_23, c_31);
         const int16x8_t w_3 = vdupq_n_s16(502);
@@ -20184,6 +20488,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
         vst1q_s16(&pieces[grp_0 * 512 + 288], neg_4);
         vst1q_s16(&pieces[grp_0 * 512 + 320], tr_19);
         const int16x8_t zero_5 = vdupq_n_s16(0);
+        goto part_3;
+    part_3:;
         const int16x8_t neg_5 = vsubq_s16(zero_5, tr_19);
         vst1q_s16(&pieces[grp_0 * 512 + 352], neg_5);
         vst1q_s16(&pieces[grp_0 * 512 + 384], tr_21);
@@ -20312,6 +20618,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
         const int16x8_t tr_75 = nttgen_sntrup761_gsb_neon_ilv16_hi(t_26, t_27);
         const int16x8_t tr_76 = nttgen_sntrup761_gsb_neon_ilv16_lo(t_28, t_29);
         const int16x8_t tr_77 = nttgen_sntrup761_gsb_neon_ilv16_hi(t_28, t_29);
+        goto part_4;
+    part_4:;
         const int16x8_t tr_78 = nttgen_sntrup761_gsb_neon_ilv16_lo(t_30, t_31);
         const int16x8_t tr_79 = nttgen_sntrup761_gsb_neon_ilv16_hi(t_30, t_31);
         const int16x8_t tr_80 = nttgen_sntrup761_gsb_neon_ilv32_lo(tr_72, tr_74);
@@ -20491,6 +20799,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk14[0], diff_62);
     const int16x8_t b_60 = vld1q_s16(&pieces[960]);
     const int16x8_t b_61 = vld1q_s16(&pieces[1984]);
+    goto part_5;
+part_5:;
     const int16x8_t sum_63 = vaddq_s16(b_60, b_61);
     const int16x8_t b_62 = vld1q_s16(&pieces[960]);
     const int16x8_t b_63 = vld1q_s16(&pieces[1984]);
@@ -20619,6 +20929,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_74 = vld1q_s16(&pieces[2304]);
     const int16x8_t b_75 = vld1q_s16(&pieces[3328]);
     const int16x8_t diff_81 = vsubq_s16(b_74, b_75);
+    goto part_6;
+part_6:;
     vst1q_s16(&blk32[0], diff_81);
     const int16x8_t b_76 = vld1q_s16(&pieces[2816]);
     const int16x8_t b_77 = vld1q_s16(&pieces[3840]);
@@ -20747,6 +21059,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk47[32], neg_55);
     const int16x8_t red_68 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_84);
     const int16x8_t sum_97 = vaddq_s16(sum_83, red_68);
+    goto part_7;
+part_7:;
     const int16x8_t red_69 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_84);
     const int16x8_t diff_97 = vsubq_s16(sum_83, red_69);
     vst1q_s16(&blk48[0], diff_97);
@@ -20875,6 +21189,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t sum_115 = vaddq_s16(b_148, b_149);
     const int16x8_t b_150 = vld1q_s16(&pieces[4736]);
     const int16x8_t b_151 = vld1q_s16(&pieces[5760]);
+    goto part_8;
+part_8:;
     const int16x8_t diff_115 = vsubq_s16(b_150, b_151);
     vst1q_s16(&blk65[0], diff_115);
     const int16x8_t zero_64 = vdupq_n_s16(0);
@@ -21003,6 +21319,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk81[0], diff_131);
     const int16x8_t zero_72 = vdupq_n_s16(0);
     const int16x8_t neg_72 = vsubq_s16(zero_72, diff_131);
+    goto part_9;
+part_9:;
     vst1q_s16(&blk81[32], neg_72);
     const int16x8_t red_108 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_123);
     const int16x8_t sum_132 = vaddq_s16(sum_122, red_108);
@@ -21131,6 +21449,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk4[8], diff_153);
     const int16x8_t b_212 = vld1q_s16(&pieces[648]);
     const int16x8_t b_213 = vld1q_s16(&pieces[1672]);
+    goto part_10;
+part_10:;
     const int16x8_t sum_152 = vaddq_s16(b_212, b_213);
     const int16x8_t b_214 = vld1q_s16(&pieces[648]);
     const int16x8_t b_215 = vld1q_s16(&pieces[1672]);
@@ -21259,6 +21579,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t sum_168 = vaddq_s16(sum_157, red_140);
     const int16x8_t red_141 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_158);
     const int16x8_t diff_170 = vsubq_s16(sum_157, red_141);
+    goto part_11;
+part_11:;
     vst1q_s16(&blk21[8], diff_170);
     const int16x8_t zero_87 = vdupq_n_s16(0);
     const int16x8_t neg_87 = vsubq_s16(zero_87, diff_170);
@@ -21387,6 +21709,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_187 = vsubq_s16(b_286, b_287);
     vst1q_s16(&blk37[8], diff_187);
     const int16x8_t zero_95 = vdupq_n_s16(0);
+    goto part_12;
+part_12:;
     const int16x8_t neg_95 = vsubq_s16(zero_95, diff_187);
     vst1q_s16(&blk37[40], neg_95);
     const int16x8_t b_288 = vld1q_s16(&pieces[2120]);
@@ -21515,6 +21839,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_204 = vsubq_s16(sum_194, red_179);
     vst1q_s16(&blk54[8], diff_204);
     const int16x8_t red_180 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_197);
+    goto part_13;
+part_13:;
     const int16x8_t sum_203 = vaddq_s16(sum_196, red_180);
     const int16x8_t red_181 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_197);
     const int16x8_t diff_205 = vsubq_s16(sum_196, red_181);
@@ -21643,6 +21969,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_361 = vld1q_s16(&pieces[5448]);
     const int16x8_t sum_219 = vaddq_s16(b_360, b_361);
     const int16x8_t b_362 = vld1q_s16(&pieces[4424]);
+    goto part_14;
+part_14:;
     const int16x8_t b_363 = vld1q_s16(&pieces[5448]);
     const int16x8_t diff_221 = vsubq_s16(b_362, b_363);
     vst1q_s16(&blk70[8], diff_221);
@@ -21771,6 +22099,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t red_218 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_234);
     const int16x8_t red_219 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_233);
     const int16x8_t sum_237 = vaddq_s16(red_219, red_218);
+    goto part_15;
+part_15:;
     const int16x8_t red_220 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_234);
     const int16x8_t red_221 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_233);
     const int16x8_t diff_239 = vsubq_s16(red_221, red_220);
@@ -21899,6 +22229,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t neg_126 = vsubq_s16(zero_126, diff_259);
     vst1q_s16(&blk9[48], neg_126);
     const int16x8_t b_424 = vld1q_s16(&pieces[336]);
+    goto part_16;
+part_16:;
     const int16x8_t b_425 = vld1q_s16(&pieces[1360]);
     const int16x8_t sum_256 = vaddq_s16(b_424, b_425);
     const int16x8_t b_426 = vld1q_s16(&pieces[336]);
@@ -22027,6 +22359,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_135 = vdupq_n_s16(0);
     const int16x8_t neg_135 = vsubq_s16(zero_135, diff_277);
     vst1q_s16(&blk27[48], neg_135);
+    goto part_17;
+part_17:;
     const int16x8_t red_252 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_271);
     const int16x8_t red_253 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_270);
     const int16x8_t sum_274 = vaddq_s16(red_253, red_252);
@@ -22155,6 +22489,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_499 = vld1q_s16(&pieces[3280]);
     const int16x8_t diff_293 = vsubq_s16(b_498, b_499);
     vst1q_s16(&blk42[16], diff_293);
+    goto part_18;
+part_18:;
     const int16x8_t b_500 = vld1q_s16(&pieces[2768]);
     const int16x8_t b_501 = vld1q_s16(&pieces[3792]);
     const int16x8_t sum_290 = vaddq_s16(b_500, b_501);
@@ -22283,6 +22619,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_513 = vld1q_s16(&pieces[5136]);
     const int16x8_t sum_308 = vaddq_s16(b_512, b_513);
     const int16x8_t b_514 = vld1q_s16(&pieces[4112]);
+    goto part_19;
+part_19:;
     const int16x8_t b_515 = vld1q_s16(&pieces[5136]);
     const int16x8_t diff_312 = vsubq_s16(b_514, b_515);
     vst1q_s16(&blk60[16], diff_312);
@@ -22411,6 +22749,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_574 = vld1q_s16(&pieces[5072]);
     const int16x8_t b_575 = vld1q_s16(&pieces[6096]);
     const int16x8_t diff_327 = vsubq_s16(b_574, b_575);
+    goto part_20;
+part_20:;
     vst1q_s16(&blk75[16], diff_327);
     const int16x8_t zero_159 = vdupq_n_s16(0);
     const int16x8_t neg_159 = vsubq_s16(zero_159, diff_327);
@@ -22539,6 +22879,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_350 = vsubq_s16(diff_349, t_45);
     vst1q_s16(&blk95[16], diff_350);
     const int16x8_t b_576 = vld1q_s16(&pieces[24]);
+    goto part_21;
+part_21:;
     const int16x8_t b_577 = vld1q_s16(&pieces[1048]);
     const int16x8_t sum_345 = vaddq_s16(b_576, b_577);
     const int16x8_t b_578 = vld1q_s16(&pieces[24]);
@@ -22667,6 +23009,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_636 = vld1q_s16(&pieces[984]);
     const int16x8_t b_637 = vld1q_s16(&pieces[2008]);
     const int16x8_t sum_360 = vaddq_s16(b_636, b_637);
+    goto part_22;
+part_22:;
     const int16x8_t b_638 = vld1q_s16(&pieces[984]);
     const int16x8_t b_639 = vld1q_s16(&pieces[2008]);
     const int16x8_t diff_366 = vsubq_s16(b_638, b_639);
@@ -22795,6 +23139,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_651 = vld1q_s16(&pieces[3352]);
     const int16x8_t diff_384 = vsubq_s16(b_650, b_651);
     vst1q_s16(&blk32[24], diff_384);
+    goto part_23;
+part_23:;
     const int16x8_t b_652 = vld1q_s16(&pieces[2840]);
     const int16x8_t b_653 = vld1q_s16(&pieces[3864]);
     const int16x8_t sum_379 = vaddq_s16(b_652, b_653);
@@ -22923,6 +23269,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t red_362 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_381);
     const int16x8_t sum_394 = vaddq_s16(sum_380, red_362);
     const int16x8_t red_363 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_381);
+    goto part_24;
+part_24:;
     const int16x8_t diff_400 = vsubq_s16(sum_380, red_363);
     vst1q_s16(&blk48[24], diff_400);
     const int16x8_t red_364 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_383);
@@ -23051,6 +23399,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_726 = vld1q_s16(&pieces[4760]);
     const int16x8_t b_727 = vld1q_s16(&pieces[5784]);
     const int16x8_t diff_418 = vsubq_s16(b_726, b_727);
+    goto part_25;
+part_25:;
     vst1q_s16(&blk65[24], diff_418);
     const int16x8_t zero_199 = vdupq_n_s16(0);
     const int16x8_t neg_199 = vsubq_s16(zero_199, diff_418);
@@ -23179,6 +23529,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_207 = vdupq_n_s16(0);
     const int16x8_t neg_207 = vsubq_s16(zero_207, diff_434);
     vst1q_s16(&blk81[56], neg_207);
+    goto part_26;
+part_26:;
     const int16x8_t red_402 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_420);
     const int16x8_t sum_429 = vaddq_s16(sum_419, red_402);
     const int16x8_t red_403 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_420);
@@ -23307,6 +23659,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_214 = vdupq_n_s16(0);
     const int16x8_t neg_214 = vsubq_s16(zero_214, sum_447);
     vst1q_s16(&blk102[32], neg_214);
+    goto part_27;
+part_27:;
     const int16x8_t b_782 = vld1q_s16(&blk6[0]);
     const int16x8_t b_783 = vld1q_s16(&blk7[16]);
     const int16x8_t red_431 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_783);
@@ -23435,6 +23789,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_821 = vld1q_s16(&blk27[16]);
     const int16x8_t red_452 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_821);
     const int16x8_t red_453 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_820);
+    goto part_28;
+part_28:;
     const int16x8_t sum_457 = vaddq_s16(red_453, red_452);
     vst1q_s16(&blk122[0], sum_457);
     const int16x8_t zero_224 = vdupq_n_s16(0);
@@ -23563,6 +23919,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_861 = vld1q_s16(&blk47[16]);
     const int16x8_t red_472 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_861);
     const int16x8_t sum_467 = vaddq_s16(b_860, red_472);
+    goto part_29;
+part_29:;
     vst1q_s16(&blk140[0], sum_467);
     const int16x8_t b_862 = vld1q_s16(&blk46[0]);
     const int16x8_t b_863 = vld1q_s16(&blk47[16]);
@@ -23691,6 +24049,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_242 = vdupq_n_s16(0);
     const int16x8_t neg_242 = vsubq_s16(zero_242, sum_477);
     vst1q_s16(&blk158[32], neg_242);
+    goto part_30;
+part_30:;
     const int16x8_t b_902 = vld1q_s16(&blk66[0]);
     const int16x8_t b_903 = vld1q_s16(&blk67[16]);
     const int16x8_t red_495 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_903);
@@ -23819,6 +24179,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_941 = vld1q_s16(&blk87[16]);
     const int16x8_t red_516 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_941);
     const int16x8_t red_517 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_940);
+    goto part_31;
+part_31:;
     const int16x8_t sum_487 = vaddq_s16(red_517, red_516);
     vst1q_s16(&blk178[0], sum_487);
     const int16x8_t zero_252 = vdupq_n_s16(0);
@@ -23947,6 +24309,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t sum_501 = vaddq_s16(b_972, red_534);
     vst1q_s16(&blk108[8], sum_501);
     const int16x8_t b_974 = vld1q_s16(&blk12[8]);
+    goto part_32;
+part_32:;
     const int16x8_t b_975 = vld1q_s16(&blk13[24]);
     const int16x8_t red_535 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_975);
     const int16x8_t diff_511 = vsubq_s16(b_974, red_535);
@@ -24075,6 +24439,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk126[40], neg_268);
     const int16x8_t b_1014 = vld1q_s16(&blk32[8]);
     const int16x8_t b_1015 = vld1q_s16(&blk33[24]);
+    goto part_33;
+part_33:;
     const int16x8_t red_557 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1015);
     const int16x8_t diff_521 = vsubq_s16(b_1014, red_557);
     vst1q_s16(&blk127[8], diff_521);
@@ -24203,6 +24569,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_278 = vdupq_n_s16(0);
     const int16x8_t neg_278 = vsubq_s16(zero_278, sum_521);
     vst1q_s16(&blk146[40], neg_278);
+    goto part_34;
+part_34:;
     const int16x8_t b_1054 = vld1q_s16(&blk52[8]);
     const int16x8_t b_1055 = vld1q_s16(&blk53[24]);
     const int16x8_t red_577 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1055);
@@ -24331,6 +24699,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t sum_531 = vaddq_s16(b_1092, red_598);
     vst1q_s16(&blk164[8], sum_531);
     const int16x8_t b_1094 = vld1q_s16(&blk72[8]);
+    goto part_35;
+part_35:;
     const int16x8_t b_1095 = vld1q_s16(&blk73[24]);
     const int16x8_t red_599 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1095);
     const int16x8_t diff_541 = vsubq_s16(b_1094, red_599);
@@ -24459,6 +24829,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk183[8], sum_544);
     const int16x8_t diff_555 = vsubq_s16(diff_519, diff_549);
     const int16x8_t sum_545 = vaddq_s16(diff_555, t_51);
+    goto part_36;
+part_36:;
     vst1q_s16(&blk184[8], sum_545);
     const int16x8_t diff_556 = vsubq_s16(diff_519, diff_534);
     const int16x8_t diff_557 = vsubq_s16(diff_556, t_51);
@@ -24587,6 +24959,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk114[48], neg_304);
     const int16x8_t b_1166 = vld1q_s16(&blk18[16]);
     const int16x8_t b_1167 = vld1q_s16(&blk19[32]);
+    goto part_37;
+part_37:;
     const int16x8_t red_639 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1167);
     const int16x8_t diff_567 = vsubq_s16(b_1166, red_639);
     vst1q_s16(&blk115[16], diff_567);
@@ -24715,6 +25089,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1206 = vld1q_s16(&blk38[16]);
     const int16x8_t b_1207 = vld1q_s16(&blk39[32]);
     const int16x8_t red_661 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1207);
+    goto part_38;
+part_38:;
     const int16x8_t diff_577 = vsubq_s16(b_1206, red_661);
     vst1q_s16(&blk133[16], diff_577);
     const int16x8_t b_1208 = vld1q_s16(&blk40[16]);
@@ -24843,6 +25219,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk151[48], neg_323);
     const int16x8_t b_1244 = vld1q_s16(&blk58[16]);
     const int16x8_t b_1245 = vld1q_s16(&blk59[32]);
+    goto part_39;
+part_39:;
     const int16x8_t sum_575 = vaddq_s16(b_1244, b_1245);
     const int16x8_t b_1246 = vld1q_s16(&blk58[16]);
     const int16x8_t b_1247 = vld1q_s16(&blk59[32]);
@@ -24971,6 +25349,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk170[48], neg_332);
     const int16x8_t b_1286 = vld1q_s16(&blk78[16]);
     const int16x8_t b_1287 = vld1q_s16(&blk79[32]);
+    goto part_40;
+part_40:;
     const int16x8_t red_703 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1287);
     const int16x8_t diff_597 = vsubq_s16(b_1286, red_703);
     vst1q_s16(&blk171[16], diff_597);
@@ -25099,6 +25479,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t red_723 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1319);
     const int16x8_t diff_613 = vsubq_s16(b_1318, red_723);
     vst1q_s16(&blk101[24], diff_613);
+    goto part_41;
+part_41:;
     const int16x8_t b_1320 = vld1q_s16(&blk6[24]);
     const int16x8_t b_1321 = vld1q_s16(&blk7[40]);
     const int16x8_t red_724 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1321);
@@ -25227,6 +25609,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk120[24], sum_609);
     const int16x8_t b_1358 = vld1q_s16(&blk24[24]);
     const int16x8_t b_1359 = vld1q_s16(&blk25[40]);
+    goto part_42;
+part_42:;
     const int16x8_t red_744 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1359);
     const int16x8_t red_745 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1358);
     const int16x8_t diff_623 = vsubq_s16(red_745, red_744);
@@ -25355,6 +25739,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1399 = vld1q_s16(&blk45[40]);
     const int16x8_t red_765 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1399);
     const int16x8_t diff_633 = vsubq_s16(b_1398, red_765);
+    goto part_43;
+part_43:;
     vst1q_s16(&blk139[24], diff_633);
     const int16x8_t zero_359 = vdupq_n_s16(0);
     const int16x8_t neg_359 = vsubq_s16(zero_359, diff_633);
@@ -25483,6 +25869,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t red_787 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1439);
     const int16x8_t diff_643 = vsubq_s16(b_1438, red_787);
     vst1q_s16(&blk157[24], diff_643);
+    goto part_44;
+part_44:;
     const int16x8_t b_1440 = vld1q_s16(&blk66[24]);
     const int16x8_t b_1441 = vld1q_s16(&blk67[40]);
     const int16x8_t red_788 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1441);
@@ -25611,6 +25999,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk176[24], sum_639);
     const int16x8_t b_1478 = vld1q_s16(&blk84[24]);
     const int16x8_t b_1479 = vld1q_s16(&blk85[40]);
+    goto part_45;
+part_45:;
     const int16x8_t red_808 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1479);
     const int16x8_t red_809 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1478);
     const int16x8_t diff_653 = vsubq_s16(red_809, red_808);
@@ -25739,6 +26129,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1513 = vld1q_s16(&blk110[8]);
     const int16x8_t red_828 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1513);
     const int16x8_t sum_654 = vaddq_s16(b_1512, red_828);
+    goto part_46;
+part_46:;
     vst1q_s16(&blk81[0], sum_654);
     const int16x8_t zero_384 = vdupq_n_s16(0);
     const int16x8_t neg_384 = vsubq_s16(zero_384, sum_654);
@@ -25867,6 +26259,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_392 = vdupq_n_s16(0);
     const int16x8_t neg_392 = vsubq_s16(zero_392, sum_664);
     vst1q_s16(&blk65[32], neg_392);
+    goto part_47;
+part_47:;
     const int16x8_t b_1554 = vld1q_s16(&blk128[0]);
     const int16x8_t b_1555 = vld1q_s16(&blk130[8]);
     const int16x8_t red_853 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1555);
@@ -25995,6 +26389,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t neg_402 = vsubq_s16(zero_402, sum_673);
     vst1q_s16(&blk45[32], neg_402);
     const int16x8_t b_1590 = vld1q_s16(&blk145[0]);
+    goto part_48;
+part_48:;
     const int16x8_t b_1591 = vld1q_s16(&blk147[24]);
     const int16x8_t red_878 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1591);
     const int16x8_t red_879 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1590);
@@ -26123,6 +26519,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1633 = vld1q_s16(&blk170[8]);
     const int16x8_t red_896 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1633);
     const int16x8_t red_897 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1632);
+    goto part_49;
+part_49:;
     const int16x8_t sum_684 = vaddq_s16(red_897, red_896);
     vst1q_s16(&blk24[0], sum_684);
     const int16x8_t b_1634 = vld1q_s16(&blk168[0]);
@@ -26251,6 +26649,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk86[8], diff_722);
     const int16x8_t b_1660 = vld1q_s16(&blk97[8]);
     const int16x8_t b_1661 = vld1q_s16(&blk99[32]);
+    goto part_50;
+part_50:;
     const int16x8_t red_918 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1661);
     const int16x8_t sum_703 = vaddq_s16(b_1660, red_918);
     vst1q_s16(&blk84[8], sum_703);
@@ -26379,6 +26779,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1698 = vld1q_s16(&blk116[8]);
     const int16x8_t b_1699 = vld1q_s16(&blk118[16]);
     const int16x8_t red_942 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1699);
+    goto part_51;
+part_51:;
     const int16x8_t red_943 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1698);
     const int16x8_t diff_732 = vsubq_s16(red_943, red_942);
     vst1q_s16(&blk71[8], diff_732);
@@ -26507,6 +26909,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1741 = vld1q_s16(&blk139[32]);
     const int16x8_t red_962 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1741);
     const int16x8_t sum_723 = vaddq_s16(b_1740, red_962);
+    goto part_52;
+part_52:;
     vst1q_s16(&blk53[8], sum_723);
     const int16x8_t zero_434 = vdupq_n_s16(0);
     const int16x8_t neg_434 = vsubq_s16(zero_434, sum_723);
@@ -26635,6 +27039,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_442 = vdupq_n_s16(0);
     const int16x8_t neg_442 = vsubq_s16(zero_442, sum_733);
     vst1q_s16(&blk37[40], neg_442);
+    goto part_53;
+part_53:;
     const int16x8_t b_1782 = vld1q_s16(&blk157[8]);
     const int16x8_t b_1783 = vld1q_s16(&blk159[32]);
     const int16x8_t red_987 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1783);
@@ -26763,6 +27169,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_762 = vsubq_s16(b_1818, b_1819);
     const int16x8_t b_1820 = vld1q_s16(&blk177[8]);
     const int16x8_t b_1821 = vld1q_s16(&blk179[32]);
+    goto part_54;
+part_54:;
     const int16x8_t sum_743 = vaddq_s16(b_1820, b_1821);
     const int16x8_t b_1822 = vld1q_s16(&blk177[8]);
     const int16x8_t b_1823 = vld1q_s16(&blk179[32]);
@@ -26891,6 +27299,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1849 = vld1q_s16(&blk110[24]);
     const int16x8_t red_1028 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1849);
     const int16x8_t sum_762 = vaddq_s16(b_1848, red_1028);
+    goto part_55;
+part_55:;
     vst1q_s16(&blk81[16], sum_762);
     const int16x8_t zero_456 = vdupq_n_s16(0);
     const int16x8_t neg_456 = vsubq_s16(zero_456, sum_762);
@@ -27019,6 +27429,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_464 = vdupq_n_s16(0);
     const int16x8_t neg_464 = vsubq_s16(zero_464, sum_772);
     vst1q_s16(&blk65[48], neg_464);
+    goto part_56;
+part_56:;
     const int16x8_t b_1890 = vld1q_s16(&blk128[16]);
     const int16x8_t b_1891 = vld1q_s16(&blk130[24]);
     const int16x8_t red_1053 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1891);
@@ -27147,6 +27559,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t neg_474 = vsubq_s16(zero_474, sum_781);
     vst1q_s16(&blk45[48], neg_474);
     const int16x8_t b_1926 = vld1q_s16(&blk145[16]);
+    goto part_57;
+part_57:;
     const int16x8_t b_1927 = vld1q_s16(&blk147[40]);
     const int16x8_t red_1078 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1927);
     const int16x8_t red_1079 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1926);
@@ -27275,6 +27689,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_1969 = vld1q_s16(&blk170[24]);
     const int16x8_t red_1096 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1969);
     const int16x8_t red_1097 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1968);
+    goto part_58;
+part_58:;
     const int16x8_t sum_792 = vaddq_s16(red_1097, red_1096);
     vst1q_s16(&blk24[16], sum_792);
     const int16x8_t b_1970 = vld1q_s16(&blk168[16]);
@@ -27403,6 +27819,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk86[24], diff_838);
     const int16x8_t b_1996 = vld1q_s16(&blk97[24]);
     const int16x8_t b_1997 = vld1q_s16(&blk99[48]);
+    goto part_59;
+part_59:;
     const int16x8_t red_1118 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_1997);
     const int16x8_t sum_811 = vaddq_s16(b_1996, red_1118);
     vst1q_s16(&blk84[24], sum_811);
@@ -27531,6 +27949,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2034 = vld1q_s16(&blk116[24]);
     const int16x8_t b_2035 = vld1q_s16(&blk118[32]);
     const int16x8_t red_1142 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2035);
+    goto part_60;
+part_60:;
     const int16x8_t red_1143 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2034);
     const int16x8_t diff_848 = vsubq_s16(red_1143, red_1142);
     vst1q_s16(&blk71[24], diff_848);
@@ -27659,6 +28079,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2077 = vld1q_s16(&blk139[48]);
     const int16x8_t red_1162 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2077);
     const int16x8_t sum_831 = vaddq_s16(b_2076, red_1162);
+    goto part_61;
+part_61:;
     vst1q_s16(&blk53[24], sum_831);
     const int16x8_t zero_506 = vdupq_n_s16(0);
     const int16x8_t neg_506 = vsubq_s16(zero_506, sum_831);
@@ -27787,6 +28209,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t zero_514 = vdupq_n_s16(0);
     const int16x8_t neg_514 = vsubq_s16(zero_514, sum_841);
     vst1q_s16(&blk37[56], neg_514);
+    goto part_62;
+part_62:;
     const int16x8_t b_2118 = vld1q_s16(&blk157[24]);
     const int16x8_t b_2119 = vld1q_s16(&blk159[48]);
     const int16x8_t red_1187 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2119);
@@ -27915,6 +28339,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_878 = vsubq_s16(b_2154, b_2155);
     const int16x8_t b_2156 = vld1q_s16(&blk177[24]);
     const int16x8_t b_2157 = vld1q_s16(&blk179[48]);
+    goto part_63;
+part_63:;
     const int16x8_t sum_851 = vaddq_s16(b_2156, b_2157);
     const int16x8_t b_2158 = vld1q_s16(&blk177[24]);
     const int16x8_t b_2159 = vld1q_s16(&blk179[48]);
@@ -28043,6 +28469,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t neg_526 = vsubq_s16(zero_526, sum_869);
     vst1q_s16(&blk175[32], neg_526);
     const int16x8_t b_2182 = vld1q_s16(&blk76[0]);
+    goto part_64;
+part_64:;
     const int16x8_t b_2183 = vld1q_s16(&blk77[12]);
     const int16x8_t red_1238 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2183);
     const int16x8_t red_1239 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2182);
@@ -28171,6 +28599,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2226 = vld1q_s16(&blk56[0]);
     const int16x8_t b_2227 = vld1q_s16(&blk57[4]);
     const int16x8_t red_1266 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2227);
+    goto part_65;
+part_65:;
     const int16x8_t red_1267 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2226);
     const int16x8_t diff_912 = vsubq_s16(red_1267, red_1266);
     vst1q_s16(&blk162[0], diff_912);
@@ -28299,6 +28729,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk133[0], sum_891);
     const int16x8_t b_2270 = vld1q_s16(&blk34[0]);
     const int16x8_t b_2271 = vld1q_s16(&blk35[28]);
+    goto part_66;
+part_66:;
     const int16x8_t red_1294 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2271);
     const int16x8_t red_1295 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2270);
     const int16x8_t diff_923 = vsubq_s16(red_1295, red_1294);
@@ -28427,6 +28859,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t t_74 = nttgen_sntrup761_gsb_neon_montmul(diff_940, w_8, wq_8);
     const int16x8_t sum_906 = vaddq_s16(sum_874, sum_886);
     const int16x8_t red_1314 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_906);
+    goto part_67;
+part_67:;
     const int16x8_t sum_907 = vaddq_s16(red_1314, sum_898);
     vst1q_s16(&blk117[0], sum_907);
     const int16x8_t diff_941 = vsubq_s16(sum_874, sum_898);
@@ -28555,6 +28989,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2322 = vld1q_s16(&blk80[8]);
     const int16x8_t b_2323 = vld1q_s16(&blk81[12]);
     const int16x8_t red_1338 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2323);
+    goto part_68;
+part_68:;
     const int16x8_t red_1339 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2322);
     const int16x8_t diff_968 = vsubq_s16(red_1339, red_1338);
     vst1q_s16(&blk178[8], diff_968);
@@ -28683,6 +29119,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk149[8], sum_939);
     const int16x8_t b_2366 = vld1q_s16(&blk58[8]);
     const int16x8_t b_2367 = vld1q_s16(&blk59[36]);
+    goto part_69;
+part_69:;
     const int16x8_t red_1366 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2367);
     const int16x8_t red_1367 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2366);
     const int16x8_t diff_979 = vsubq_s16(red_1367, red_1366);
@@ -28811,6 +29249,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2409 = vld1q_s16(&blk39[28]);
     const int16x8_t red_1392 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2409);
     const int16x8_t red_1393 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2408);
+    goto part_70;
+part_70:;
     const int16x8_t sum_950 = vaddq_s16(red_1393, red_1392);
     vst1q_s16(&blk137[8], sum_950);
     const int16x8_t b_2410 = vld1q_s16(&blk38[8]);
@@ -28939,6 +29379,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_1002 = vsubq_s16(sum_932, sum_944);
     const int16x8_t diff_1003 = vsubq_s16(diff_1002, t_80);
     vst1q_s16(&blk125[8], diff_1003);
+    goto part_71;
+part_71:;
     const int16x8_t diff_1004 = vsubq_s16(sum_945, sum_957);
     const int16x8_t t_81 = nttgen_sntrup761_gsb_neon_montmul(diff_1004, w_8, wq_8);
     const int16x8_t sum_963 = vaddq_s16(sum_933, sum_945);
@@ -29067,6 +29509,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk165[16], sum_987);
     const int16x8_t b_2462 = vld1q_s16(&blk82[16]);
     const int16x8_t b_2463 = vld1q_s16(&blk83[44]);
+    goto part_72;
+part_72:;
     const int16x8_t red_1438 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2463);
     const int16x8_t red_1439 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2462);
     const int16x8_t diff_1035 = vsubq_s16(red_1439, red_1438);
@@ -29195,6 +29639,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2505 = vld1q_s16(&blk63[36]);
     const int16x8_t red_1464 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2505);
     const int16x8_t red_1465 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2504);
+    goto part_73;
+part_73:;
     const int16x8_t sum_998 = vaddq_s16(red_1465, red_1464);
     vst1q_s16(&blk153[16], sum_998);
     const int16x8_t b_2506 = vld1q_s16(&blk62[16]);
@@ -29323,6 +29769,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t red_1491 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2546);
     const int16x8_t diff_1056 = vsubq_s16(red_1491, red_1490);
     vst1q_s16(&blk144[16], diff_1056);
+    goto part_74;
+part_74:;
     const int16x8_t b_2548 = vld1q_s16(&blk36[16]);
     const int16x8_t b_2549 = vld1q_s16(&blk37[28]);
     const int16x8_t red_1492 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2549);
@@ -29451,6 +29899,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_1066 = vsubq_s16(b_2586, b_2587);
     const int16x8_t b_2588 = vld1q_s16(&blk18[16]);
     const int16x8_t b_2589 = vld1q_s16(&blk19[44]);
+    goto part_75;
+part_75:;
     const int16x8_t sum_1019 = vaddq_s16(b_2588, b_2589);
     const int16x8_t b_2590 = vld1q_s16(&blk18[16]);
     const int16x8_t b_2591 = vld1q_s16(&blk19[44]);
@@ -29579,6 +30029,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2601 = vld1q_s16(&blk87[44]);
     const int16x8_t red_1536 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2601);
     const int16x8_t red_1537 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2600);
+    goto part_76;
+part_76:;
     const int16x8_t sum_1046 = vaddq_s16(red_1537, red_1536);
     vst1q_s16(&blk169[24], sum_1046);
     const int16x8_t b_2602 = vld1q_s16(&blk86[24]);
@@ -29707,6 +30159,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t red_1563 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2642);
     const int16x8_t diff_1112 = vsubq_s16(red_1563, red_1562);
     vst1q_s16(&blk160[24], diff_1112);
+    goto part_77;
+part_77:;
     const int16x8_t b_2644 = vld1q_s16(&blk60[24]);
     const int16x8_t b_2645 = vld1q_s16(&blk61[36]);
     const int16x8_t red_1564 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_2645);
@@ -29835,6 +30289,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_1122 = vsubq_s16(b_2682, b_2683);
     const int16x8_t b_2684 = vld1q_s16(&blk42[24]);
     const int16x8_t b_2685 = vld1q_s16(&blk43[52]);
+    goto part_78;
+part_78:;
     const int16x8_t sum_1067 = vaddq_s16(b_2684, b_2685);
     const int16x8_t b_2686 = vld1q_s16(&blk42[24]);
     const int16x8_t b_2687 = vld1q_s16(&blk43[52]);
@@ -29963,6 +30419,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2721 = vld1q_s16(&blk25[28]);
     const int16x8_t sum_1076 = vaddq_s16(b_2720, b_2721);
     const int16x8_t b_2722 = vld1q_s16(&blk24[24]);
+    goto part_79;
+part_79:;
     const int16x8_t b_2723 = vld1q_s16(&blk25[28]);
     const int16x8_t diff_1132 = vsubq_s16(b_2722, b_2723);
     const int16x8_t b_2724 = vld1q_s16(&blk20[24]);
@@ -30091,6 +30549,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2742 = vld1q_s16(&blk173[0]);
     const int16x8_t b_2743 = vld1q_s16(&blk175[6]);
     const int16x8_t diff_1169 = vsubq_s16(b_2742, b_2743);
+    goto part_80;
+part_80:;
     const int16x8_t b_2744 = vld1q_s16(&blk169[0]);
     const int16x8_t b_2745 = vld1q_s16(&blk171[10]);
     const int16x8_t sum_1106 = vaddq_s16(b_2744, b_2745);
@@ -30219,6 +30679,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_1190 = vsubq_s16(b_2826, b_2827);
     const int16x8_t b_2828 = vld1q_s16(&blk132[0]);
     const int16x8_t b_2829 = vld1q_s16(&blk134[30]);
+    goto part_81;
+part_81:;
     const int16x8_t sum_1127 = vaddq_s16(b_2828, b_2829);
     const int16x8_t b_2830 = vld1q_s16(&blk132[0]);
     const int16x8_t b_2831 = vld1q_s16(&blk134[30]);
@@ -30347,6 +30809,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t t_114 = nttgen_sntrup761_gsb_neon_montmul(diff_1232, w_8, wq_8);
     const int16x8_t sum_1158 = vaddq_s16(diff_1170, diff_1178);
     const int16x8_t red_1642 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_1158);
+    goto part_82;
+part_82:;
     const int16x8_t sum_1159 = vaddq_s16(red_1642, diff_1186);
     vst1q_s16(&blk78[0], sum_1159);
     const int16x8_t diff_1233 = vsubq_s16(diff_1170, diff_1186);
@@ -30475,6 +30939,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2870 = vld1q_s16(&blk157[8]);
     const int16x8_t b_2871 = vld1q_s16(&blk159[14]);
     const int16x8_t diff_1265 = vsubq_s16(b_2870, b_2871);
+    goto part_83;
+part_83:;
     const int16x8_t b_2872 = vld1q_s16(&blk153[8]);
     const int16x8_t b_2873 = vld1q_s16(&blk155[18]);
     const int16x8_t sum_1186 = vaddq_s16(b_2872, b_2873);
@@ -30603,6 +31069,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk36[8], sum_1210);
     const int16x8_t diff_1293 = vsubq_s16(sum_1179, sum_1195);
     const int16x8_t sum_1211 = vaddq_s16(diff_1293, t_123);
+    goto part_84;
+part_84:;
     vst1q_s16(&blk38[8], sum_1211);
     const int16x8_t diff_1294 = vsubq_s16(sum_1179, sum_1187);
     const int16x8_t diff_1295 = vsubq_s16(diff_1294, t_123);
@@ -30731,6 +31199,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t t_134 = nttgen_sntrup761_gsb_neon_montmul(diff_1336, w_8, wq_8);
     const int16x8_t sum_1242 = vaddq_s16(diff_1262, diff_1270);
     const int16x8_t red_1662 = nttgen_sntrup761_gsb_neon_barrett_coarse(sum_1242);
+    goto part_85;
+part_85:;
     const int16x8_t sum_1243 = vaddq_s16(red_1662, diff_1278);
     vst1q_s16(&blk201[8], sum_1243);
     const int16x8_t diff_1337 = vsubq_s16(diff_1262, diff_1278);
@@ -30859,6 +31329,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_2998 = vld1q_s16(&blk141[16]);
     const int16x8_t b_2999 = vld1q_s16(&blk143[22]);
     const int16x8_t diff_1361 = vsubq_s16(b_2998, b_2999);
+    goto part_86;
+part_86:;
     const int16x8_t b_3000 = vld1q_s16(&blk137[16]);
     const int16x8_t b_3001 = vld1q_s16(&blk139[26]);
     const int16x8_t sum_1266 = vaddq_s16(b_3000, b_3001);
@@ -30987,6 +31459,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk60[16], sum_1294);
     const int16x8_t diff_1397 = vsubq_s16(sum_1255, sum_1271);
     const int16x8_t sum_1295 = vaddq_s16(diff_1397, t_143);
+    goto part_87;
+part_87:;
     vst1q_s16(&blk62[16], sum_1295);
     const int16x8_t diff_1398 = vsubq_s16(sum_1255, sum_1263);
     const int16x8_t diff_1399 = vsubq_s16(diff_1398, t_143);
@@ -31115,6 +31589,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3041 = vld1q_s16(&blk178[42]);
     const int16x8_t sum_1324 = vaddq_s16(b_3040, b_3041);
     const int16x8_t b_3042 = vld1q_s16(&blk176[24]);
+    goto part_88;
+part_88:;
     const int16x8_t b_3043 = vld1q_s16(&blk178[42]);
     const int16x8_t diff_1436 = vsubq_s16(b_3042, b_3043);
     const int16x8_t b_3044 = vld1q_s16(&blk172[24]);
@@ -31243,6 +31719,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t diff_1458 = vsubq_s16(sum_1320, sum_1328);
     const int16x8_t diff_1459 = vsubq_s16(diff_1458, t_152);
     vst1q_s16(&blk22[24], diff_1459);
+    goto part_89;
+part_89:;
     const int16x8_t diff_1460 = vsubq_s16(sum_1329, sum_1337);
     const int16x8_t t_153 = nttgen_sntrup761_gsb_neon_montmul(diff_1460, w_8, wq_8);
     const int16x8_t sum_1347 = vaddq_s16(sum_1321, sum_1329);
@@ -31371,6 +31849,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&blk84[24], sum_1378);
     const int16x8_t diff_1501 = vsubq_s16(diff_1435, diff_1451);
     const int16x8_t sum_1379 = vaddq_s16(diff_1501, t_163);
+    goto part_90;
+part_90:;
     vst1q_s16(&blk86[24], sum_1379);
     const int16x8_t diff_1502 = vsubq_s16(diff_1435, diff_1443);
     const int16x8_t diff_1503 = vsubq_s16(diff_1502, t_163);
@@ -31499,6 +31979,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3157 = vld1q_s16(&blk70[16]);
     const int16x8_t red_1714 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3157);
     const int16x8_t sum_1410 = vaddq_s16(b_3156, red_1714);
+    goto part_91;
+part_91:;
     const int16x8_t b_3158 = vld1q_s16(&blk74[0]);
     const int16x8_t b_3159 = vld1q_s16(&blk105[16]);
     const int16x8_t red_1715 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3158);
@@ -31627,6 +32109,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3221 = vld1q_s16(&blk68[16]);
     const int16x8_t red_1746 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3221);
     const int16x8_t sum_1442 = vaddq_s16(b_3220, red_1746);
+    goto part_92;
+part_92:;
     const int16x8_t b_3222 = vld1q_s16(&blk72[0]);
     const int16x8_t b_3223 = vld1q_s16(&blk101[16]);
     const int16x8_t red_1747 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3223);
@@ -31755,6 +32239,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3285 = vld1q_s16(&blk66[16]);
     const int16x8_t red_1778 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3284);
     const int16x8_t sum_1474 = vaddq_s16(red_1778, b_3285);
+    goto part_93;
+part_93:;
     const int16x8_t b_3286 = vld1q_s16(&blk76[0]);
     const int16x8_t b_3287 = vld1q_s16(&blk104[16]);
     const int16x8_t red_1779 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3287);
@@ -31883,6 +32369,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     vst1q_s16(&r[1168], sum_1465);
     vst1q_s16(&r[1184], sum_1466);
     vst1q_s16(&r[1200], sum_1467);
+    goto part_94;
+part_94:;
     vst1q_s16(&r[1216], sum_1468);
     vst1q_s16(&r[1232], sum_1469);
     vst1q_s16(&r[1248], sum_1470);
@@ -32011,6 +32499,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3365 = vld1q_s16(&blk196[24]);
     const int16x8_t red_1818 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3365);
     const int16x8_t sum_1514 = vaddq_s16(b_3364, red_1818);
+    goto part_95;
+part_95:;
     const int16x8_t b_3366 = vld1q_s16(&blk198[8]);
     const int16x8_t b_3367 = vld1q_s16(&blk191[24]);
     const int16x8_t red_1819 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3367);
@@ -32139,6 +32629,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3429 = vld1q_s16(&blk195[24]);
     const int16x8_t red_1850 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3428);
     const int16x8_t sum_1546 = vaddq_s16(red_1850, b_3429);
+    goto part_96;
+part_96:;
     const int16x8_t b_3430 = vld1q_s16(&blk200[8]);
     const int16x8_t b_3431 = vld1q_s16(&blk190[24]);
     const int16x8_t red_1851 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3431);
@@ -32267,6 +32759,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_inverse(int16_t r[restrict
     const int16x8_t b_3493 = vld1q_s16(&blk197[24]);
     const int16x8_t red_1882 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3493);
     const int16x8_t sum_1578 = vaddq_s16(b_3492, red_1882);
+    goto part_97;
+part_97:;
     const int16x8_t b_3494 = vld1q_s16(&blk199[8]);
     const int16x8_t b_3495 = vld1q_s16(&blk189[24]);
     const int16x8_t red_1883 = nttgen_sntrup761_gsb_neon_barrett_coarse(b_3494);
@@ -32525,6 +33019,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t r_29 = vsubq_s16(r_28, h1_7);
     const int16x8_t r_30 = nttgen_sntrup761_gsb_neon_cond_add_q(r_29);
     const int16x8_t h0_7 = vdupq_n_s16(2295);
+    goto part_1;
+part_1:;
     const int16x8_t r_31 = vsubq_s16(r_30, h0_7);
     vst1q_s16(&r[56], r_31);
     const int16x8_t c_24 = vld1q_s16(&c[64]);
@@ -32653,6 +33149,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t s_32 = vaddq_s16(c_48, red_32);
     const int16x8_t c_50 = vld1q_s16(&c[888]);
     const int16x8_t red_33 = nttgen_sntrup761_gsb_neon_barrett_coarse(s_32);
+    goto part_2;
+part_2:;
     const int16x8_t s_33 = vaddq_s16(red_33, c_50);
     const int16x8_t k_17 = nttgen_sntrup761_gsb_neon_montmul(s_33, k_0, kq_0);
     const int16x8_t r_64 = nttgen_sntrup761_gsb_neon_cond_add_q(k_17);
@@ -32781,6 +33279,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t r_98 = nttgen_sntrup761_gsb_neon_cond_add_q(r_97);
     const int16x8_t h0_24 = vdupq_n_s16(2295);
     const int16x8_t r_99 = vsubq_s16(r_98, h0_24);
+    goto part_3;
+part_3:;
     vst1q_s16(&r[192], r_99);
     const int16x8_t c_75 = vld1q_s16(&c[200]);
     const int16x8_t c_76 = vld1q_s16(&c[961]);
@@ -32909,6 +33409,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t c_101 = vld1q_s16(&c[1024]);
     const int16x8_t red_67 = nttgen_sntrup761_gsb_neon_barrett_coarse(s_66);
     const int16x8_t s_67 = vaddq_s16(red_67, c_101);
+    goto part_4;
+part_4:;
     const int16x8_t k_34 = nttgen_sntrup761_gsb_neon_montmul(s_67, k_0, kq_0);
     const int16x8_t r_132 = nttgen_sntrup761_gsb_neon_cond_add_q(k_34);
     const int16x8_t h1_33 = vdupq_n_s16(2296);
@@ -33037,6 +33539,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t h0_41 = vdupq_n_s16(2295);
     const int16x8_t r_167 = vsubq_s16(r_166, h0_41);
     vst1q_s16(&r[328], r_167);
+    goto part_5;
+part_5:;
     const int16x8_t c_126 = vld1q_s16(&c[336]);
     const int16x8_t c_127 = vld1q_s16(&c[1097]);
     const int16x8_t red_84 = nttgen_sntrup761_gsb_neon_barrett_coarse(c_127);
@@ -33165,6 +33669,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t red_101 = nttgen_sntrup761_gsb_neon_barrett_coarse(s_100);
     const int16x8_t s_101 = vaddq_s16(red_101, c_152);
     const int16x8_t k_51 = nttgen_sntrup761_gsb_neon_montmul(s_101, k_0, kq_0);
+    goto part_6;
+part_6:;
     const int16x8_t r_200 = nttgen_sntrup761_gsb_neon_cond_add_q(k_51);
     const int16x8_t h1_50 = vdupq_n_s16(2296);
     const int16x8_t r_201 = vsubq_s16(r_200, h1_50);
@@ -33293,6 +33799,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t r_235 = vsubq_s16(r_234, h0_58);
     vst1q_s16(&r[464], r_235);
     const int16x8_t c_177 = vld1q_s16(&c[472]);
+    goto part_7;
+part_7:;
     const int16x8_t c_178 = vld1q_s16(&c[1233]);
     const int16x8_t red_118 = nttgen_sntrup761_gsb_neon_barrett_coarse(c_178);
     const int16x8_t s_118 = vaddq_s16(c_177, red_118);
@@ -33421,6 +33929,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t s_135 = vaddq_s16(red_135, c_203);
     const int16x8_t k_68 = nttgen_sntrup761_gsb_neon_montmul(s_135, k_0, kq_0);
     const int16x8_t r_268 = nttgen_sntrup761_gsb_neon_cond_add_q(k_68);
+    goto part_8;
+part_8:;
     const int16x8_t h1_67 = vdupq_n_s16(2296);
     const int16x8_t r_269 = vsubq_s16(r_268, h1_67);
     const int16x8_t r_270 = nttgen_sntrup761_gsb_neon_cond_add_q(r_269);
@@ -33549,6 +34059,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     vst1q_s16(&r[600], r_303);
     const int16x8_t c_228 = vld1q_s16(&c[608]);
     const int16x8_t c_229 = vld1q_s16(&c[1369]);
+    goto part_9;
+part_9:;
     const int16x8_t red_152 = nttgen_sntrup761_gsb_neon_barrett_coarse(c_229);
     const int16x8_t s_152 = vaddq_s16(c_228, red_152);
     const int16x8_t c_230 = vld1q_s16(&c[1368]);
@@ -33677,6 +34189,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t k_85 = nttgen_sntrup761_gsb_neon_montmul(s_169, k_0, kq_0);
     const int16x8_t r_336 = nttgen_sntrup761_gsb_neon_cond_add_q(k_85);
     const int16x8_t h1_84 = vdupq_n_s16(2296);
+    goto part_10;
+part_10:;
     const int16x8_t r_337 = vsubq_s16(r_336, h1_84);
     const int16x8_t r_338 = nttgen_sntrup761_gsb_neon_cond_add_q(r_337);
     const int16x8_t h0_84 = vdupq_n_s16(2295);
@@ -33805,6 +34319,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_gsb_neon_fold(int16_t r[restrict 76
     const int16x8_t c_279 = vld1q_s16(&c[744]);
     const int16x8_t c_280 = vld1q_s16(&c[1505]);
     const int16x8_t red_186 = nttgen_sntrup761_gsb_neon_barrett_coarse(c_280);
+    goto part_11;
+part_11:;
     const int16x8_t s_186 = vaddq_s16(c_279, red_186);
     const int16x8_t c_281 = vld1q_s16(&c[1504]);
     const int16x8_t red_187 = nttgen_sntrup761_gsb_neon_barrett_coarse(s_186);

@@ -291,6 +291,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
     const int16_t a_12 = a[684];
     a_tail[12] = a_12;
     const int16_t a_13 = a[685];
+    goto part_1;
+part_1:;
     a_tail[13] = a_13;
     const int16_t a_14 = a[686];
     a_tail[14] = a_14;
@@ -419,6 +421,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
     const int16_t a_76 = a[748];
     a_tail[76] = a_76;
     const int16_t a_77 = a[749];
+    goto part_2;
+part_2:;
     a_tail[77] = a_77;
     const int16_t a_78 = a[750];
     a_tail[78] = a_78;
@@ -573,6 +577,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward(int16_t r[restrict 1536
             const vint16m1_t t_36 = nttgen_sntrup761_rvv_montmul_vx(diff_36, 655, 14689, vl);
             const vint16m1_t diff_37 = __riscv_vsub_vv_i16m1(sum_29, sum_27, vl);
             const vint16m1_t t_37 = nttgen_sntrup761_rvv_montmul_vx(diff_37, 655, 14689, vl);
+            goto part_3;
+        part_3:;
             const vint16m1_t sum_44 = __riscv_vadd_vv_i16m1(sum_26, sum_28, vl);
             const vint16m1_t sum_45 = __riscv_vadd_vv_i16m1(sum_44, t_37, vl);
             const vint16m1_t sum_46 = __riscv_vadd_vv_i16m1(sum_27, sum_29, vl);
@@ -855,6 +861,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
     const int16_t a_12 = a[684];
     a_tail[12] = a_12;
     const int16_t a_13 = a[685];
+    goto part_1;
+part_1:;
     a_tail[13] = a_13;
     const int16_t a_14 = a[686];
     a_tail[14] = a_14;
@@ -983,6 +991,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
     const int16_t a_76 = a[748];
     a_tail[76] = a_76;
     const int16_t a_77 = a[749];
+    goto part_2;
+part_2:;
     a_tail[77] = a_77;
     const int16_t a_78 = a[750];
     a_tail[78] = a_78;
@@ -1137,6 +1147,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_forward_small(int16_t r[restric
             const vint16m1_t sum_58 = __riscv_vadd_vv_i16m1(sum_57, t_58, vl);
             const vint16m1_t t_59 = __riscv_vmul_vx_i16m1(a_93, 1205, vl);
             const vint16m1_t sum_59 = __riscv_vadd_vv_i16m1(sum_58, t_59, vl);
+            goto part_3;
+        part_3:;
             const vint16m1_t t_60 = __riscv_vmul_vx_i16m1(a_94, 1678, vl);
             const vint16m1_t sum_60 = __riscv_vadd_vv_i16m1(sum_59, t_60, vl);
             const vint16m1_t t_61 = __riscv_vmul_vx_i16m1(a_95, 245, vl);
@@ -1464,6 +1476,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t ks_7 = __riscv_vadd_vv_i16m1(red_5, red_7, vl);
         const vint16m1_t bq_18 = __riscv_vmul_vx_i16m1(ks_4, 15631, vl);
         const vint16m1_t bq_19 = __riscv_vmul_vx_i16m1(ks_5, 15631, vl);
+        goto part_1;
+    part_1:;
         const vint16m1_t p_20 = nttgen_sntrup761_rvv_montmul(ks_6, ks_4, bq_18, vl);
         const vint16m1_t p_21 = nttgen_sntrup761_rvv_montmul(ks_6, ks_5, bq_19, vl);
         const vint16m1_t p_22 = nttgen_sntrup761_rvv_montmul(ks_7, ks_4, bq_18, vl);
@@ -1592,6 +1606,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t acc_66 = __riscv_vadd_vv_i16m1(p_57, p_58, vl);
         const vint16m1_t p_59 = nttgen_sntrup761_rvv_montmul(ks_27, ks_25, bq_29, vl);
         const vint16m1_t acc_67 = __riscv_vadd_vv_i16m1(p_51, p_56, vl);
+        goto part_2;
+    part_2:;
         const vint16m1_t acc_68 = __riscv_vadd_vv_i16m1(p_52, p_59, vl);
         const vint16m1_t acc_69 = __riscv_vsub_vv_i16m1(acc_67, p_48, vl);
         const vint16m1_t acc_70 = __riscv_vsub_vv_i16m1(acc_66, acc_64, vl);
@@ -1720,6 +1736,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t p_85 = nttgen_sntrup761_rvv_montmul(ks_52, ks_45, bq_41, vl);
         const vint16m1_t p_86 = nttgen_sntrup761_rvv_montmul(ks_53, ks_44, bq_40, vl);
         const vint16m1_t acc_117 = __riscv_vadd_vv_i16m1(p_85, p_86, vl);
+        goto part_3;
+    part_3:;
         const vint16m1_t p_87 = nttgen_sntrup761_rvv_montmul(ks_53, ks_45, bq_41, vl);
         const vint16m1_t p_88 = nttgen_sntrup761_rvv_montmul(ks_54, ks_46, bq_42, vl);
         const vint16m1_t p_89 = nttgen_sntrup761_rvv_montmul(ks_54, ks_47, bq_43, vl);
@@ -1848,6 +1866,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_base(int16_t r[restrict 1536],
         const vint16m1_t acc_184 = __riscv_vsub_vv_i16m1(acc_169, acc_20, vl);
         const vint16m1_t red_52 = nttgen_sntrup761_rvv_barrett_coarse(acc_170, vl);
         const vint16m1_t acc_185 = __riscv_vsub_vv_i16m1(red_52, acc_21, vl);
+        goto part_4;
+    part_4:;
         const vint16m1_t acc_186 = __riscv_vsub_vv_i16m1(acc_171, acc_12, vl);
         const vint16m1_t acc_187 = __riscv_vsub_vv_i16m1(acc_172, p_19, vl);
         const vint16m1_t acc_188 = __riscv_vsub_vv_i16m1(acc_173, p_36, vl);
@@ -2117,6 +2137,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             const vint16m1_t red_31 = nttgen_sntrup761_rvv_barrett_coarse(sum_51, vl);
             const vint16m1_t diff_39 = __riscv_vsub_vv_i16m1(red_31, t_13, vl);
             const vint16m1_t diff_40 = __riscv_vsub_vv_i16m1(red_30, t_12, vl);
+            goto part_1;
+        part_1:;
             const vint16m1_t sum_53 = __riscv_vadd_vv_i16m1(red_31, t_13, vl);
             const vint16m1_t t_14 = nttgen_sntrup761_rvv_montmul_vx(sum_38, 495, 4097, vl);
             const vint16m1_t t_15 = nttgen_sntrup761_rvv_montmul_vx(diff_25, 2280, -12904, vl);
@@ -2245,6 +2267,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16], sum_23, vl);
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16 + 96], sum_90, vl);
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16 + 192], diff_76, vl);
+            goto part_2;
+        part_2:;
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16 + 288], sum_91, vl);
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16 + 384], diff_74, vl);
             __riscv_vse16_v_i16m1(&grid[col_1 + line_0 * 16 + 480], sum_95, vl);
@@ -2391,6 +2415,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
         __riscv_vse16_v_i16m1(&r[col_2 + 512], o_32, vl);
         const vint16m1_t g_39 = __riscv_vle16_v_i16m1(&grid[col_2 + 1552], vl);
         const vint16m1_t o_33 = __riscv_vsub_vv_i16m1(g_39, g_7, vl);
+        goto part_3;
+    part_3:;
         __riscv_vse16_v_i16m1(&r[col_2 + 528], o_33, vl);
         const vint16m1_t g_40 = __riscv_vle16_v_i16m1(&grid[col_2 + 32], vl);
         const vint16m1_t red_60 = nttgen_sntrup761_rvv_barrett_coarse(g_40, vl);
@@ -2519,6 +2545,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_rvv_inverse(int16_t r[restrict 1536
         const vint16m1_t g_75 = __riscv_vle16_v_i16m1(&grid[col_2 + 112], vl);
         const vint16m1_t o_69 = __riscv_vsub_vv_i16m1(g_75, g_7, vl);
         __riscv_vse16_v_i16m1(&r[col_2 + 1104], o_69, vl);
+        goto part_4;
+    part_4:;
         const vint16m1_t g_76 = __riscv_vle16_v_i16m1(&grid[col_2 + 224], vl);
         const vint16m1_t red_79 = nttgen_sntrup761_rvv_barrett_coarse(g_76, vl);
         const vint16m1_t o_70 = __riscv_vsub_vv_i16m1(red_79, red_43, vl);

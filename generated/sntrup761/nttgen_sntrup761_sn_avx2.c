@@ -223,6 +223,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i a_26 = _mm256_loadu_si256((const __m256i *)&a[416]);
     _mm256_storeu_si256((__m256i *)&a_pad[416], a_26);
     const __m256i a_27 = _mm256_loadu_si256((const __m256i *)&a[432]);
+    goto part_1;
+part_1:;
     _mm256_storeu_si256((__m256i *)&a_pad[432], a_27);
     const __m256i a_28 = _mm256_loadu_si256((const __m256i *)&a[448]);
     _mm256_storeu_si256((__m256i *)&a_pad[448], a_28);
@@ -351,6 +353,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i a_60 = _mm256_load_si256((const __m256i *)&a_pad[384]);
     _mm256_storeu_si256((__m256i *)&a_ext[1536], a_60);
     const __m256i zero_13 = _mm256_set1_epi16(0);
+    goto part_2;
+part_2:;
     const __m256i neg_12 = _mm256_sub_epi16(zero_13, a_60);
     _mm256_storeu_si256((__m256i *)&a_ext[1600], neg_12);
     _mm256_storeu_si256((__m256i *)&a_ext[1568], zero_0);
@@ -479,6 +483,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i zero_31 = _mm256_set1_epi16(0);
     const __m256i neg_30 = _mm256_sub_epi16(zero_31, a_78);
     _mm256_storeu_si256((__m256i *)&a_ext[848], neg_30);
+    goto part_3;
+part_3:;
     _mm256_storeu_si256((__m256i *)&a_ext[816], zero_0);
     _mm256_storeu_si256((__m256i *)&a_ext[880], zero_0);
     const __m256i a_79 = _mm256_load_si256((const __m256i *)&a_pad[240]);
@@ -607,6 +613,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_3 = _mm256_load_si256((const __m256i *)&a_ext[2176]);
     const __m256i sum_1 = _mm256_add_epi16(b_2, b_3);
     const __m256i b_4 = _mm256_load_si256((const __m256i *)&a_ext[256]);
+    goto part_4;
+part_4:;
     const __m256i b_5 = _mm256_load_si256((const __m256i *)&a_ext[2304]);
     const __m256i sum_2 = _mm256_add_epi16(b_4, b_5);
     const __m256i b_6 = _mm256_load_si256((const __m256i *)&a_ext[384]);
@@ -735,6 +743,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i diff_12 = _mm256_sub_epi16(b_57, sum_12);
     _mm256_storeu_si256((__m256i *)&blk11[0], diff_12);
     const __m256i zero_59 = _mm256_set1_epi16(0);
+    goto part_5;
+part_5:;
     const __m256i neg_58 = _mm256_sub_epi16(zero_59, diff_12);
     _mm256_storeu_si256((__m256i *)&blk11[64], neg_58);
     const __m256i b_58 = _mm256_loadu_si256((const __m256i *)&a_ext[1702]);
@@ -863,6 +873,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i neg_72 = _mm256_sub_epi16(zero_73, diff_31);
     _mm256_storeu_si256((__m256i *)&blk30[64], neg_72);
     const __m256i sum_40 = _mm256_add_epi16(sum_32, sum_36);
+    goto part_6;
+part_6:;
     const __m256i diff_32 = _mm256_sub_epi16(sum_32, sum_36);
     _mm256_storeu_si256((__m256i *)&blk31[0], diff_32);
     const __m256i sum_41 = _mm256_add_epi16(sum_33, sum_37);
@@ -991,6 +1003,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i neg_82 = _mm256_sub_epi16(zero_83, diff_45);
     _mm256_storeu_si256((__m256i *)&blk5[80], neg_82);
     const __m256i b_126 = _mm256_loadu_si256((const __m256i *)&a_ext[962]);
+    goto part_7;
+part_7:;
     const __m256i b_127 = _mm256_loadu_si256((const __m256i *)&a_ext[2978]);
     const __m256i sum_62 = _mm256_add_epi16(b_126, b_127);
     const __m256i b_128 = _mm256_loadu_si256((const __m256i *)&a_ext[962]);
@@ -1119,6 +1133,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_153 = _mm256_load_si256((const __m256i *)&a_ext[1296]);
     const __m256i diff_65 = _mm256_sub_epi16(sum_49, b_153);
     _mm256_storeu_si256((__m256i *)&blk25[16], diff_65);
+    goto part_8;
+part_8:;
     const __m256i zero_97 = _mm256_set1_epi16(0);
     const __m256i neg_96 = _mm256_sub_epi16(zero_97, diff_65);
     _mm256_storeu_si256((__m256i *)&blk25[80], neg_96);
@@ -1247,6 +1263,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_191 = _mm256_loadu_si256((const __m256i *)&a_ext[2364]);
     const __m256i diff_80 = _mm256_sub_epi16(b_191, b_190);
     _mm256_storeu_si256((__m256i *)&blk1[32], diff_80);
+    goto part_9;
+part_9:;
     const __m256i zero_108 = _mm256_set1_epi16(0);
     const __m256i neg_107 = _mm256_sub_epi16(zero_108, diff_80);
     _mm256_storeu_si256((__m256i *)&blk1[96], neg_107);
@@ -1375,6 +1393,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk18[32], diff_96);
     const __m256i zero_121 = _mm256_set1_epi16(0);
     const __m256i neg_120 = _mm256_sub_epi16(zero_121, diff_96);
+    goto part_10;
+part_10:;
     _mm256_storeu_si256((__m256i *)&blk18[96], neg_120);
     const __m256i sum_121 = _mm256_add_epi16(sum_112, sum_116);
     const __m256i diff_97 = _mm256_sub_epi16(sum_116, sum_112);
@@ -1503,6 +1523,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_246 = _mm256_load_si256((const __m256i *)&a_ext[48]);
     const __m256i b_247 = _mm256_load_si256((const __m256i *)&a_ext[2096]);
     const __m256i sum_141 = _mm256_add_epi16(b_246, b_247);
+    goto part_11;
+part_11:;
     const __m256i b_248 = _mm256_load_si256((const __m256i *)&a_ext[176]);
     const __m256i b_249 = _mm256_load_si256((const __m256i *)&a_ext[2224]);
     const __m256i sum_142 = _mm256_add_epi16(b_248, b_249);
@@ -1631,6 +1653,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk10[112], neg_144);
     const __m256i b_302 = _mm256_loadu_si256((const __m256i *)&a_ext[1624]);
     const __m256i sum_161 = _mm256_add_epi16(sum_153, b_302);
+    goto part_12;
+part_12:;
     const __m256i b_303 = _mm256_loadu_si256((const __m256i *)&a_ext[1624]);
     const __m256i diff_129 = _mm256_sub_epi16(b_303, sum_153);
     _mm256_storeu_si256((__m256i *)&blk11[48], diff_129);
@@ -1759,6 +1783,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_327 = _mm256_load_si256((const __m256i *)&a_ext[1968]);
     const __m256i diff_148 = _mm256_sub_epi16(sum_148, b_327);
     _mm256_storeu_si256((__m256i *)&blk30[48], diff_148);
+    goto part_13;
+part_13:;
     const __m256i zero_160 = _mm256_set1_epi16(0);
     const __m256i neg_159 = _mm256_sub_epi16(zero_160, diff_148);
     _mm256_storeu_si256((__m256i *)&blk30[112], neg_159);
@@ -1887,6 +1913,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i zero_172 = _mm256_set1_epi16(0);
     const __m256i neg_171 = _mm256_sub_epi16(zero_172, diff_164);
     _mm256_storeu_si256((__m256i *)&blk45[64], neg_171);
+    goto part_14;
+part_14:;
     const __m256i b_364 = _mm256_load_si256((const __m256i *)&blk9[48]);
     const __m256i b_365 = _mm256_load_si256((const __m256i *)&blk13[16]);
     const __m256i sum_197 = _mm256_add_epi16(b_364, b_365);
@@ -2015,6 +2043,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_398 = _mm256_loadu_si256((const __m256i *)&blk26[40]);
     const __m256i b_399 = _mm256_loadu_si256((const __m256i *)&blk30[8]);
     const __m256i sum_216 = _mm256_add_epi16(b_398, b_399);
+    goto part_15;
+part_15:;
     const __m256i b_400 = _mm256_loadu_si256((const __m256i *)&blk26[40]);
     const __m256i b_401 = _mm256_loadu_si256((const __m256i *)&blk30[8]);
     const __m256i diff_184 = _mm256_sub_epi16(b_401, b_400);
@@ -2143,6 +2173,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i diff_198 = _mm256_sub_epi16(b_439, b_438);
     const __m256i b_440 = _mm256_loadu_si256((const __m256i *)&blk6[52]);
     const __m256i b_441 = _mm256_loadu_si256((const __m256i *)&a_ext[1974]);
+    goto part_16;
+part_16:;
     const __m256i sum_230 = _mm256_add_epi16(b_440, b_441);
     _mm256_storeu_si256((__m256i *)&blk43[16], sum_230);
     const __m256i zero_192 = _mm256_set1_epi16(0);
@@ -2271,6 +2303,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i sum_249 = _mm256_add_epi16(b_474, b_475);
     _mm256_storeu_si256((__m256i *)&blk58[16], sum_249);
     const __m256i b_476 = _mm256_loadu_si256((const __m256i *)&blk24[72]);
+    goto part_17;
+part_17:;
     const __m256i b_477 = _mm256_loadu_si256((const __m256i *)&blk28[40]);
     const __m256i sum_250 = _mm256_add_epi16(b_476, b_477);
     const __m256i b_478 = _mm256_loadu_si256((const __m256i *)&blk24[72]);
@@ -2399,6 +2433,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_516 = _mm256_loadu_si256((const __m256i *)&blk4[76]);
     const __m256i b_517 = _mm256_loadu_si256((const __m256i *)&a_ext[1746]);
     const __m256i diff_232 = _mm256_sub_epi16(b_517, b_516);
+    goto part_18;
+part_18:;
     const __m256i b_518 = _mm256_loadu_si256((const __m256i *)&blk4[76]);
     const __m256i b_519 = _mm256_loadu_si256((const __m256i *)&a_ext[1746]);
     const __m256i sum_264 = _mm256_add_epi16(b_518, b_519);
@@ -2527,6 +2563,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i diff_249 = _mm256_sub_epi16(b_554, red_44);
     const __m256i b_556 = _mm256_load_si256((const __m256i *)&blk21[32]);
     const __m256i b_557 = _mm256_load_si256((const __m256i *)&blk22[64]);
+    goto part_19;
+part_19:;
     const __m256i red_45 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_557);
     const __m256i sum_281 = _mm256_add_epi16(b_556, red_45);
     const __m256i red_46 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_276);
@@ -2655,6 +2693,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i neg_228 = _mm256_sub_epi16(zero_229, diff_265);
     _mm256_storeu_si256((__m256i *)&blk38[112], neg_228);
     const __m256i b_594 = _mm256_loadu_si256((const __m256i *)&blk2[100]);
+    goto part_20;
+part_20:;
     const __m256i b_595 = _mm256_loadu_si256((const __m256i *)&a_ext[1518]);
     const __m256i diff_266 = _mm256_sub_epi16(b_595, b_594);
     const __m256i b_596 = _mm256_loadu_si256((const __m256i *)&blk2[100]);
@@ -2783,6 +2823,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk53[112], neg_240);
     const __m256i diff_281 = _mm256_sub_epi16(diff_271, sum_305);
     const __m256i sum_313 = _mm256_add_epi16(diff_271, sum_305);
+    goto part_21;
+part_21:;
     _mm256_storeu_si256((__m256i *)&blk54[48], sum_313);
     const __m256i sum_314 = _mm256_add_epi16(sum_304, sum_306);
     const __m256i diff_282 = _mm256_sub_epi16(sum_306, sum_304);
@@ -2911,6 +2953,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&pieces[2352], diff_297);
     _mm256_storeu_si256((__m256i *)&pieces[2672], sum_331);
     _mm256_storeu_si256((__m256i *)&pieces[2736], sum_330);
+    goto part_22;
+part_22:;
     _mm256_storeu_si256((__m256i *)&pieces[2864], sum_329);
     const __m256i b_672 = _mm256_load_si256((const __m256i *)&blk16[0]);
     const __m256i b_673 = _mm256_load_si256((const __m256i *)&blk40[32]);
@@ -3039,6 +3083,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_721 = _mm256_load_si256((const __m256i *)&blk61[16]);
     const __m256i sum_349 = _mm256_add_epi16(b_720, b_721);
     const __m256i b_722 = _mm256_load_si256((const __m256i *)&blk59[48]);
+    goto part_23;
+part_23:;
     const __m256i b_723 = _mm256_load_si256((const __m256i *)&blk61[16]);
     const __m256i diff_317 = _mm256_sub_epi16(b_723, b_722);
     _mm256_storeu_si256((__m256i *)&blk28[0], diff_317);
@@ -3167,6 +3213,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_765 = _mm256_load_si256((const __m256i *)&blk53[48]);
     const __m256i red_90 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_765);
     const __m256i diff_331 = _mm256_sub_epi16(b_764, red_90);
+    goto part_24;
+part_24:;
     const __m256i b_766 = _mm256_load_si256((const __m256i *)&blk52[16]);
     const __m256i b_767 = _mm256_load_si256((const __m256i *)&blk53[48]);
     const __m256i red_91 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_767);
@@ -3295,6 +3343,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_809 = _mm256_load_si256((const __m256i *)&blk46[64]);
     const __m256i diff_346 = _mm256_sub_epi16(b_808, b_809);
     const __m256i b_810 = _mm256_load_si256((const __m256i *)&blk44[32]);
+    goto part_25;
+part_25:;
     const __m256i b_811 = _mm256_load_si256((const __m256i *)&blk46[64]);
     const __m256i sum_378 = _mm256_add_epi16(b_810, b_811);
     _mm256_storeu_si256((__m256i *)&blk31[32], sum_378);
@@ -3423,6 +3473,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&pieces[2400], diff_361);
     _mm256_storeu_si256((__m256i *)&pieces[2464], diff_360);
     _mm256_storeu_si256((__m256i *)&pieces[2784], sum_394);
+    goto part_26;
+part_26:;
     _mm256_storeu_si256((__m256i *)&pieces[2912], sum_393);
     _mm256_storeu_si256((__m256i *)&pieces[2976], sum_392);
     const __m256i b_852 = _mm256_load_si256((const __m256i *)&blk16[48]);
@@ -3551,6 +3603,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_900 = _mm256_load_si256((const __m256i *)&blk59[96]);
     const __m256i b_901 = _mm256_load_si256((const __m256i *)&blk61[64]);
     const __m256i sum_412 = _mm256_add_epi16(b_900, b_901);
+    goto part_27;
+part_27:;
     const __m256i b_902 = _mm256_load_si256((const __m256i *)&blk59[96]);
     const __m256i b_903 = _mm256_load_si256((const __m256i *)&blk61[64]);
     const __m256i diff_380 = _mm256_sub_epi16(b_903, b_902);
@@ -3679,6 +3733,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i b_944 = _mm256_load_si256((const __m256i *)&blk31[16]);
     const __m256i b_945 = _mm256_load_si256((const __m256i *)&blk32[48]);
     const __m256i red_154 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_945);
+    goto part_28;
+part_28:;
     const __m256i diff_393 = _mm256_sub_epi16(b_944, red_154);
     const __m256i b_946 = _mm256_load_si256((const __m256i *)&blk31[16]);
     const __m256i b_947 = _mm256_load_si256((const __m256i *)&blk32[48]);
@@ -3807,6 +3863,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
     const __m256i red_174 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_993);
     const __m256i diff_407 = _mm256_sub_epi16(b_992, red_174);
     const __m256i b_994 = _mm256_load_si256((const __m256i *)&blk31[48]);
+    goto part_29;
+part_29:;
     const __m256i b_995 = _mm256_load_si256((const __m256i *)&blk32[80]);
     const __m256i red_175 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_995);
     const __m256i sum_439 = _mm256_add_epi16(b_994, red_175);
@@ -4017,6 +4075,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         const __m256i tr_93 = _mm256_unpackhi_epi16(tr_76, tr_78);
         const __m256i tr_94 = _mm256_unpacklo_epi16(tr_77, tr_79);
         const __m256i tr_95 = _mm256_unpackhi_epi16(tr_77, tr_79);
+        goto part_30;
+    part_30:;
         const __m256i tr_96 = _mm256_unpacklo_epi16(tr_80, tr_84);
         const __m256i tr_97 = _mm256_unpackhi_epi16(tr_80, tr_84);
         const __m256i tr_98 = _mm256_unpacklo_epi16(tr_82, tr_86);
@@ -4145,6 +4205,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         const __m256i pieces_61 = _mm256_load_si256((const __m256i *)&pieces[grp_0 * 1024 + 880]);
         const __m256i pieces_62 = _mm256_load_si256((const __m256i *)&pieces[grp_0 * 1024 + 944]);
         const __m256i pieces_63 = _mm256_load_si256((const __m256i *)&pieces[grp_0 * 1024 + 1008]);
+        goto part_31;
+    part_31:;
         const __m256i tr_192 = _mm256_unpacklo_epi16(pieces_48, pieces_52);
         const __m256i tr_193 = _mm256_unpackhi_epi16(pieces_48, pieces_52);
         const __m256i tr_194 = _mm256_unpacklo_epi16(pieces_50, pieces_54);
@@ -4273,6 +4335,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         const __m256i diff_429 = _mm256_sub_epi16(red_219, red_218);
         const __m256i diff_430 = _mm256_sub_epi16(red_221, red_220);
         const __m256i diff_431 = _mm256_sub_epi16(red_223, red_222);
+        goto part_32;
+    part_32:;
         const __m256i red_224 = nttgen_sntrup761_sn_avx2_barrett_coarse(tr_54);
         const __m256i red_225 = nttgen_sntrup761_sn_avx2_barrett_coarse(tr_52);
         const __m256i sum_464 = _mm256_add_epi16(red_225, red_224);
@@ -4401,6 +4465,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         const __m256i sum_501 = _mm256_add_epi16(red_227, red_271);
         const __m256i sum_502 = _mm256_add_epi16(red_229, red_272);
         const __m256i sum_503 = _mm256_add_epi16(red_231, red_273);
+        goto part_33;
+    part_33:;
         const __m256i diff_470 = _mm256_sub_epi16(red_233, red_224);
         const __m256i diff_471 = _mm256_sub_epi16(red_235, red_226);
         const __m256i red_274 = nttgen_sntrup761_sn_avx2_barrett_coarse(tr_63);
@@ -4529,6 +4595,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         const __m256i diff_529 = _mm256_sub_epi16(sum_485, sum_503);
         const __m256i diff_530 = _mm256_sub_epi16(sum_486, diff_470);
         const __m256i diff_531 = _mm256_sub_epi16(sum_487, diff_471);
+        goto part_34;
+    part_34:;
         const __m256i sum_560 = _mm256_add_epi16(diff_452, diff_468);
         const __m256i sum_561 = _mm256_add_epi16(diff_453, diff_469);
         const __m256i sum_562 = _mm256_add_epi16(diff_454, sum_500);
@@ -4657,6 +4725,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         const __m256i diff_593 = _mm256_sub_epi16(diff_529, sum_569);
         const __m256i sum_624 = _mm256_add_epi16(diff_530, diff_536);
         const __m256i sum_625 = _mm256_add_epi16(diff_531, diff_537);
+        goto part_35;
+    part_35:;
         const __m256i sum_626 = _mm256_add_epi16(sum_560, diff_538);
         const __m256i sum_627 = _mm256_add_epi16(sum_561, diff_539);
         const __m256i sum_628 = _mm256_add_epi16(sum_562, sum_570);
@@ -4785,6 +4855,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward(int16_t r[restrict 
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1552], sum_589);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1568], sum_590);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1584], sum_591);
+        goto part_36;
+    part_36:;
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1600], diff_556);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1616], diff_557);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1632], diff_558);
@@ -4955,6 +5027,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i a_26 = _mm256_loadu_si256((const __m256i *)&a[416]);
     _mm256_storeu_si256((__m256i *)&a_pad[416], a_26);
     const __m256i a_27 = _mm256_loadu_si256((const __m256i *)&a[432]);
+    goto part_1;
+part_1:;
     _mm256_storeu_si256((__m256i *)&a_pad[432], a_27);
     const __m256i a_28 = _mm256_loadu_si256((const __m256i *)&a[448]);
     _mm256_storeu_si256((__m256i *)&a_pad[448], a_28);
@@ -5083,6 +5157,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i a_60 = _mm256_load_si256((const __m256i *)&a_pad[384]);
     _mm256_storeu_si256((__m256i *)&a_ext[1536], a_60);
     const __m256i zero_13 = _mm256_set1_epi16(0);
+    goto part_2;
+part_2:;
     const __m256i neg_12 = _mm256_sub_epi16(zero_13, a_60);
     _mm256_storeu_si256((__m256i *)&a_ext[1600], neg_12);
     _mm256_storeu_si256((__m256i *)&a_ext[1568], zero_0);
@@ -5211,6 +5287,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i zero_31 = _mm256_set1_epi16(0);
     const __m256i neg_30 = _mm256_sub_epi16(zero_31, a_78);
     _mm256_storeu_si256((__m256i *)&a_ext[848], neg_30);
+    goto part_3;
+part_3:;
     _mm256_storeu_si256((__m256i *)&a_ext[816], zero_0);
     _mm256_storeu_si256((__m256i *)&a_ext[880], zero_0);
     const __m256i a_79 = _mm256_load_si256((const __m256i *)&a_pad[240]);
@@ -5339,6 +5417,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_3 = _mm256_load_si256((const __m256i *)&a_ext[2176]);
     const __m256i sum_1 = _mm256_add_epi16(b_2, b_3);
     const __m256i b_4 = _mm256_load_si256((const __m256i *)&a_ext[256]);
+    goto part_4;
+part_4:;
     const __m256i b_5 = _mm256_load_si256((const __m256i *)&a_ext[2304]);
     const __m256i sum_2 = _mm256_add_epi16(b_4, b_5);
     const __m256i b_6 = _mm256_load_si256((const __m256i *)&a_ext[384]);
@@ -5467,6 +5547,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i diff_12 = _mm256_sub_epi16(b_57, sum_12);
     _mm256_storeu_si256((__m256i *)&blk11[0], diff_12);
     const __m256i zero_59 = _mm256_set1_epi16(0);
+    goto part_5;
+part_5:;
     const __m256i neg_58 = _mm256_sub_epi16(zero_59, diff_12);
     _mm256_storeu_si256((__m256i *)&blk11[64], neg_58);
     const __m256i b_58 = _mm256_loadu_si256((const __m256i *)&a_ext[1702]);
@@ -5595,6 +5677,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i sum_40 = _mm256_add_epi16(sum_32, sum_36);
     const __m256i diff_32 = _mm256_sub_epi16(sum_32, sum_36);
     _mm256_storeu_si256((__m256i *)&blk31[0], diff_32);
+    goto part_6;
+part_6:;
     const __m256i sum_41 = _mm256_add_epi16(sum_33, sum_37);
     const __m256i diff_33 = _mm256_sub_epi16(sum_33, sum_37);
     _mm256_storeu_si256((__m256i *)&blk32[0], diff_33);
@@ -5723,6 +5807,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i sum_62 = _mm256_add_epi16(b_126, b_127);
     const __m256i b_128 = _mm256_loadu_si256((const __m256i *)&a_ext[962]);
     const __m256i b_129 = _mm256_loadu_si256((const __m256i *)&a_ext[2978]);
+    goto part_7;
+part_7:;
     const __m256i diff_46 = _mm256_sub_epi16(b_129, b_128);
     _mm256_storeu_si256((__m256i *)&blk6[16], diff_46);
     const __m256i zero_84 = _mm256_set1_epi16(0);
@@ -5851,6 +5937,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_154 = _mm256_load_si256((const __m256i *)&a_ext[1424]);
     const __m256i sum_82 = _mm256_add_epi16(sum_50, b_154);
     const __m256i b_155 = _mm256_load_si256((const __m256i *)&a_ext[1424]);
+    goto part_8;
+part_8:;
     const __m256i diff_66 = _mm256_sub_epi16(sum_50, b_155);
     _mm256_storeu_si256((__m256i *)&blk26[16], diff_66);
     const __m256i zero_98 = _mm256_set1_epi16(0);
@@ -5979,6 +6067,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i sum_105 = _mm256_add_epi16(b_192, b_193);
     const __m256i b_194 = _mm256_loadu_si256((const __m256i *)&a_ext[474]);
     const __m256i b_195 = _mm256_loadu_si256((const __m256i *)&a_ext[2490]);
+    goto part_9;
+part_9:;
     const __m256i diff_81 = _mm256_sub_epi16(b_195, b_194);
     _mm256_storeu_si256((__m256i *)&blk2[32], diff_81);
     const __m256i zero_109 = _mm256_set1_epi16(0);
@@ -6107,6 +6197,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i neg_121 = _mm256_sub_epi16(zero_122, diff_97);
     _mm256_storeu_si256((__m256i *)&blk19[96], neg_121);
     const __m256i sum_122 = _mm256_add_epi16(sum_113, sum_117);
+    goto part_10;
+part_10:;
     const __m256i diff_98 = _mm256_sub_epi16(sum_117, sum_113);
     _mm256_storeu_si256((__m256i *)&blk20[32], diff_98);
     const __m256i zero_123 = _mm256_set1_epi16(0);
@@ -6235,6 +6327,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_254 = _mm256_load_si256((const __m256i *)&a_ext[560]);
     const __m256i b_255 = _mm256_load_si256((const __m256i *)&a_ext[2608]);
     const __m256i sum_145 = _mm256_add_epi16(b_254, b_255);
+    goto part_11;
+part_11:;
     const __m256i b_256 = _mm256_load_si256((const __m256i *)&a_ext[688]);
     const __m256i b_257 = _mm256_load_si256((const __m256i *)&a_ext[2736]);
     const __m256i sum_146 = _mm256_add_epi16(b_256, b_257);
@@ -6363,6 +6457,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i diff_130 = _mm256_sub_epi16(b_305, sum_154);
     _mm256_storeu_si256((__m256i *)&blk12[48], diff_130);
     const __m256i zero_147 = _mm256_set1_epi16(0);
+    goto part_12;
+part_12:;
     const __m256i neg_146 = _mm256_sub_epi16(zero_147, diff_130);
     _mm256_storeu_si256((__m256i *)&blk12[112], neg_146);
     const __m256i b_306 = _mm256_loadu_si256((const __m256i *)&a_ext[1876]);
@@ -6491,6 +6587,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     _mm256_storeu_si256((__m256i *)&blk32[112], neg_160);
     const __m256i sum_183 = _mm256_add_epi16(sum_175, sum_179);
     const __m256i diff_151 = _mm256_sub_epi16(sum_175, sum_179);
+    goto part_13;
+part_13:;
     _mm256_storeu_si256((__m256i *)&blk33[48], diff_151);
     const __m256i zero_162 = _mm256_set1_epi16(0);
     const __m256i neg_161 = _mm256_sub_epi16(zero_162, diff_151);
@@ -6619,6 +6717,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_370 = _mm256_loadu_si256((const __m256i *)&blk10[40]);
     const __m256i b_371 = _mm256_loadu_si256((const __m256i *)&blk14[8]);
     const __m256i diff_166 = _mm256_sub_epi16(b_371, b_370);
+    goto part_14;
+part_14:;
     _mm256_storeu_si256((__m256i *)&blk47[0], diff_166);
     const __m256i zero_174 = _mm256_set1_epi16(0);
     const __m256i neg_173 = _mm256_sub_epi16(zero_174, diff_166);
@@ -6747,6 +6847,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i zero_184 = _mm256_set1_epi16(0);
     const __m256i neg_183 = _mm256_sub_epi16(zero_184, diff_186);
     _mm256_storeu_si256((__m256i *)&blk63[64], neg_183);
+    goto part_15;
+part_15:;
     const __m256i diff_187 = _mm256_sub_epi16(diff_181, sum_215);
     const __m256i sum_219 = _mm256_add_epi16(diff_181, sum_215);
     _mm256_storeu_si256((__m256i *)&blk64[0], sum_219);
@@ -6875,6 +6977,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i diff_201 = _mm256_sub_epi16(b_453, b_452);
     _mm256_storeu_si256((__m256i *)&blk46[16], diff_201);
     const __m256i zero_194 = _mm256_set1_epi16(0);
+    goto part_16;
+part_16:;
     const __m256i neg_193 = _mm256_sub_epi16(zero_194, diff_201);
     _mm256_storeu_si256((__m256i *)&blk46[80], neg_193);
     const __m256i b_454 = _mm256_loadu_si256((const __m256i *)&blk10[56]);
@@ -7003,6 +7107,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     _mm256_storeu_si256((__m256i *)&blk62[16], sum_253);
     const __m256i b_492 = _mm256_load_si256((const __m256i *)&blk32[64]);
     const __m256i b_493 = _mm256_load_si256((const __m256i *)&blk34[32]);
+    goto part_17;
+part_17:;
     const __m256i sum_254 = _mm256_add_epi16(b_492, b_493);
     const __m256i b_494 = _mm256_load_si256((const __m256i *)&blk32[64]);
     const __m256i b_495 = _mm256_load_si256((const __m256i *)&blk34[32]);
@@ -7131,6 +7237,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i zero_214 = _mm256_set1_epi16(0);
     const __m256i neg_213 = _mm256_sub_epi16(zero_214, diff_236);
     _mm256_storeu_si256((__m256i *)&blk45[96], neg_213);
+    goto part_18;
+part_18:;
     const __m256i b_536 = _mm256_load_si256((const __m256i *)&blk9[80]);
     const __m256i b_537 = _mm256_load_si256((const __m256i *)&blk13[48]);
     const __m256i sum_269 = _mm256_add_epi16(b_536, b_537);
@@ -7259,6 +7367,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i neg_224 = _mm256_sub_epi16(zero_225, diff_256);
     _mm256_storeu_si256((__m256i *)&blk61[96], neg_224);
     const __m256i b_574 = _mm256_load_si256((const __m256i *)&blk31[32]);
+    goto part_19;
+part_19:;
     const __m256i b_575 = _mm256_load_si256((const __m256i *)&blk33[64]);
     const __m256i diff_257 = _mm256_sub_epi16(b_574, b_575);
     const __m256i b_576 = _mm256_load_si256((const __m256i *)&blk31[32]);
@@ -7387,6 +7497,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     _mm256_storeu_si256((__m256i *)&blk44[48], sum_303);
     const __m256i b_618 = _mm256_loadu_si256((const __m256i *)&blk8[104]);
     const __m256i b_619 = _mm256_loadu_si256((const __m256i *)&blk12[72]);
+    goto part_20;
+part_20:;
     const __m256i sum_304 = _mm256_add_epi16(b_618, b_619);
     const __m256i b_620 = _mm256_loadu_si256((const __m256i *)&blk8[104]);
     const __m256i b_621 = _mm256_loadu_si256((const __m256i *)&blk12[72]);
@@ -7515,6 +7627,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_656 = _mm256_loadu_si256((const __m256i *)&blk26[88]);
     const __m256i b_657 = _mm256_loadu_si256((const __m256i *)&blk30[56]);
     const __m256i sum_324 = _mm256_add_epi16(b_656, b_657);
+    goto part_21;
+part_21:;
     const __m256i b_658 = _mm256_loadu_si256((const __m256i *)&blk26[88]);
     const __m256i b_659 = _mm256_loadu_si256((const __m256i *)&blk30[56]);
     const __m256i diff_292 = _mm256_sub_epi16(b_659, b_658);
@@ -7643,6 +7757,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i zero_253 = _mm256_set1_epi16(0);
     const __m256i neg_252 = _mm256_sub_epi16(zero_253, sum_339);
     _mm256_storeu_si256((__m256i *)&blk30[64], neg_252);
+    goto part_22;
+part_22:;
     const __m256i sum_340 = _mm256_add_epi16(sum_332, diff_302);
     const __m256i diff_308 = _mm256_sub_epi16(sum_332, diff_302);
     _mm256_storeu_si256((__m256i *)&blk21[0], diff_308);
@@ -7771,6 +7887,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     _mm256_storeu_si256((__m256i *)&blk31[16], sum_357);
     const __m256i b_752 = _mm256_load_si256((const __m256i *)&blk45[64]);
     const __m256i b_753 = _mm256_load_si256((const __m256i *)&blk47[32]);
+    goto part_23;
+part_23:;
     const __m256i sum_358 = _mm256_add_epi16(b_752, b_753);
     const __m256i b_754 = _mm256_load_si256((const __m256i *)&blk45[64]);
     const __m256i b_755 = _mm256_load_si256((const __m256i *)&blk47[32]);
@@ -7899,6 +8017,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_801 = _mm256_load_si256((const __m256i *)&blk42[48]);
     const __m256i diff_344 = _mm256_sub_epi16(b_801, b_800);
     const __m256i b_802 = _mm256_load_si256((const __m256i *)&blk38[80]);
+    goto part_24;
+part_24:;
     const __m256i b_803 = _mm256_load_si256((const __m256i *)&blk42[48]);
     const __m256i sum_376 = _mm256_add_epi16(b_802, b_803);
     _mm256_storeu_si256((__m256i *)&blk34[32], sum_376);
@@ -8027,6 +8147,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     _mm256_storeu_si256((__m256i *)&pieces[1824], sum_384);
     _mm256_storeu_si256((__m256i *)&pieces[2272], diff_362);
     _mm256_storeu_si256((__m256i *)&pieces[2400], diff_361);
+    goto part_25;
+part_25:;
     _mm256_storeu_si256((__m256i *)&pieces[2464], diff_360);
     _mm256_storeu_si256((__m256i *)&pieces[2784], sum_394);
     _mm256_storeu_si256((__m256i *)&pieces[2912], sum_393);
@@ -8155,6 +8277,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_904 = _mm256_load_si256((const __m256i *)&blk62[48]);
     const __m256i b_905 = _mm256_load_si256((const __m256i *)&blk63[80]);
     const __m256i diff_381 = _mm256_sub_epi16(b_904, b_905);
+    goto part_26;
+part_26:;
     const __m256i b_906 = _mm256_load_si256((const __m256i *)&blk62[48]);
     const __m256i b_907 = _mm256_load_si256((const __m256i *)&blk63[80]);
     const __m256i sum_413 = _mm256_add_epi16(b_906, b_907);
@@ -8283,6 +8407,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     _mm256_storeu_si256((__m256i *)&pieces[464], sum_428);
     _mm256_storeu_si256((__m256i *)&pieces[720], diff_395);
     _mm256_storeu_si256((__m256i *)&pieces[848], diff_394);
+    goto part_27;
+part_27:;
     _mm256_storeu_si256((__m256i *)&pieces[912], diff_393);
     _mm256_storeu_si256((__m256i *)&pieces[1488], diff_396);
     _mm256_storeu_si256((__m256i *)&pieces[1744], sum_427);
@@ -8411,6 +8537,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
     const __m256i b_1015 = _mm256_load_si256((const __m256i *)&blk65[48]);
     const __m256i sum_445 = _mm256_add_epi16(b_1014, b_1015);
     _mm256_storeu_si256((__m256i *)&pieces[976], diff_413);
+    goto part_28;
+part_28:;
     _mm256_storeu_si256((__m256i *)&pieces[2000], sum_445);
     const __m256i b_1016 = _mm256_load_si256((const __m256i *)&blk64[32]);
     const __m256i b_1017 = _mm256_load_si256((const __m256i *)&blk65[64]);
@@ -8557,6 +8685,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
         const __m256i tr_93 = _mm256_unpackhi_epi16(tr_76, tr_78);
         const __m256i tr_94 = _mm256_unpacklo_epi16(tr_77, tr_79);
         const __m256i tr_95 = _mm256_unpackhi_epi16(tr_77, tr_79);
+        goto part_29;
+    part_29:;
         const __m256i tr_96 = _mm256_unpacklo_epi16(tr_80, tr_84);
         const __m256i tr_97 = _mm256_unpackhi_epi16(tr_80, tr_84);
         const __m256i tr_98 = _mm256_unpacklo_epi16(tr_82, tr_86);
@@ -8685,6 +8815,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
         const __m256i pieces_61 = _mm256_load_si256((const __m256i *)&pieces[grp_0 * 1024 + 880]);
         const __m256i pieces_62 = _mm256_load_si256((const __m256i *)&pieces[grp_0 * 1024 + 944]);
         const __m256i pieces_63 = _mm256_load_si256((const __m256i *)&pieces[grp_0 * 1024 + 1008]);
+        goto part_30;
+    part_30:;
         const __m256i tr_192 = _mm256_unpacklo_epi16(pieces_48, pieces_52);
         const __m256i tr_193 = _mm256_unpackhi_epi16(pieces_48, pieces_52);
         const __m256i tr_194 = _mm256_unpacklo_epi16(pieces_50, pieces_54);
@@ -8813,6 +8945,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
         const __m256i diff_445 = _mm256_sub_epi16(tr_189, tr_191);
         const __m256i diff_446 = _mm256_sub_epi16(tr_252, tr_254);
         const __m256i diff_447 = _mm256_sub_epi16(tr_253, tr_255);
+        goto part_31;
+    part_31:;
         const __m256i diff_448 = _mm256_sub_epi16(tr_48, tr_178);
         const __m256i diff_449 = _mm256_sub_epi16(tr_49, tr_179);
         const __m256i diff_450 = _mm256_sub_epi16(tr_112, tr_242);
@@ -8941,6 +9075,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
         const __m256i sum_543 = _mm256_add_epi16(diff_427, diff_447);
         const __m256i diff_510 = _mm256_sub_epi16(diff_428, diff_440);
         const __m256i diff_511 = _mm256_sub_epi16(diff_429, diff_441);
+        goto part_32;
+    part_32:;
         const __m256i diff_512 = _mm256_sub_epi16(diff_448, sum_496);
         const __m256i diff_513 = _mm256_sub_epi16(diff_449, sum_497);
         const __m256i sum_544 = _mm256_add_epi16(diff_450, diff_464);
@@ -9069,6 +9205,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
         const __m256i diff_573 = _mm256_sub_epi16(diff_501, diff_509);
         const __m256i diff_574 = _mm256_sub_epi16(diff_502, sum_540);
         const __m256i diff_575 = _mm256_sub_epi16(diff_503, sum_541);
+        goto part_33;
+    part_33:;
         const __m256i diff_576 = _mm256_sub_epi16(diff_512, sum_552);
         const __m256i sum_608 = _mm256_add_epi16(diff_513, diff_520);
         const __m256i sum_609 = _mm256_add_epi16(sum_544, diff_521);
@@ -9197,6 +9335,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_forward_small(int16_t r[res
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 976], sum_633);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 992], sum_634);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1008], sum_635);
+        goto part_34;
+    part_34:;
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1024], diff_544);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1040], diff_545);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1056], diff_546);
@@ -9409,6 +9549,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i bq_17 = _mm256_mullo_epi16(ks_17, qinv_0);
         const __m256i p_32 = nttgen_sntrup761_sn_avx2_montmul(ks_18, ks_16, bq_16);
         const __m256i p_33 = nttgen_sntrup761_sn_avx2_montmul(ks_18, ks_17, bq_17);
+        goto part_1;
+    part_1:;
         const __m256i p_34 = nttgen_sntrup761_sn_avx2_montmul(ks_19, ks_16, bq_16);
         const __m256i acc_24 = _mm256_add_epi16(p_33, p_34);
         const __m256i p_35 = nttgen_sntrup761_sn_avx2_montmul(ks_19, ks_17, bq_17);
@@ -9537,6 +9679,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i p_53 = nttgen_sntrup761_sn_avx2_montmul(red_26, red_35, bq_25);
         const __m256i p_54 = nttgen_sntrup761_sn_avx2_montmul(red_27, red_34, bq_24);
         const __m256i acc_65 = _mm256_add_epi16(p_53, p_54);
+        goto part_2;
+    part_2:;
         const __m256i p_55 = nttgen_sntrup761_sn_avx2_montmul(red_27, red_35, bq_25);
         const __m256i ks_24 = _mm256_add_epi16(red_32, red_34);
         const __m256i ks_25 = _mm256_add_epi16(red_33, red_35);
@@ -9665,6 +9809,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i red_52 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_20);
         const __m256i b_21 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 2048 + 336]);
         const __m256i red_53 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_21);
+        goto part_3;
+    part_3:;
         const __m256i b_22 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 2048 + 352]);
         const __m256i red_54 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_22);
         const __m256i b_23 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 2048 + 368]);
@@ -9793,6 +9939,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i acc_152 = _mm256_sub_epi16(acc_145, p_84);
         const __m256i acc_153 = _mm256_sub_epi16(acc_146, acc_117);
         const __m256i red_57 = nttgen_sntrup761_sn_avx2_barrett_coarse(acc_147);
+        goto part_4;
+    part_4:;
         const __m256i acc_154 = _mm256_sub_epi16(red_57, acc_125);
         const __m256i red_58 = nttgen_sntrup761_sn_avx2_barrett_coarse(acc_148);
         const __m256i acc_155 = _mm256_sub_epi16(red_58, acc_126);
@@ -9921,6 +10069,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i ks_73 = _mm256_add_epi16(red_61, red_65);
         const __m256i ks_74 = _mm256_add_epi16(red_62, red_66);
         const __m256i ks_75 = _mm256_add_epi16(red_63, red_67);
+        goto part_5;
+    part_5:;
         const __m256i bq_66 = _mm256_mullo_epi16(ks_68, qinv_0);
         const __m256i bq_67 = _mm256_mullo_epi16(ks_69, qinv_0);
         const __m256i bq_68 = _mm256_mullo_epi16(ks_70, qinv_0);
@@ -10049,6 +10199,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i ks_83 = _mm256_add_epi16(red_81, red_83);
         const __m256i bq_80 = _mm256_mullo_epi16(ks_80, qinv_0);
         const __m256i bq_81 = _mm256_mullo_epi16(ks_81, qinv_0);
+        goto part_6;
+    part_6:;
         const __m256i p_152 = nttgen_sntrup761_sn_avx2_montmul(ks_82, ks_80, bq_80);
         const __m256i p_153 = nttgen_sntrup761_sn_avx2_montmul(ks_82, ks_81, bq_81);
         const __m256i p_154 = nttgen_sntrup761_sn_avx2_montmul(ks_83, ks_80, bq_80);
@@ -10177,6 +10329,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i red_101 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_41);
         const __m256i a_42 = _mm256_loadu_si256((const __m256i *)&a[grp_0 * 2048 + 672]);
         const __m256i red_102 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_42);
+        goto part_7;
+    part_7:;
         const __m256i a_43 = _mm256_loadu_si256((const __m256i *)&a[grp_0 * 2048 + 688]);
         const __m256i red_103 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_43);
         const __m256i a_44 = _mm256_loadu_si256((const __m256i *)&a[grp_0 * 2048 + 704]);
@@ -10305,6 +10459,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i acc_290 = _mm256_add_epi16(p_207, p_212);
         const __m256i acc_291 = _mm256_add_epi16(p_208, p_215);
         const __m256i acc_292 = _mm256_sub_epi16(acc_290, p_204);
+        goto part_8;
+    part_8:;
         const __m256i acc_293 = _mm256_sub_epi16(acc_289, acc_287);
         const __m256i acc_294 = _mm256_sub_epi16(acc_291, p_207);
         const __m256i acc_295 = _mm256_sub_epi16(acc_292, p_208);
@@ -10433,6 +10589,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i ks_126 = _mm256_add_epi16(red_124, red_126);
         const __m256i ks_127 = _mm256_add_epi16(red_125, red_127);
         const __m256i bq_118 = _mm256_mullo_epi16(ks_124, qinv_0);
+        goto part_9;
+    part_9:;
         const __m256i bq_119 = _mm256_mullo_epi16(ks_125, qinv_0);
         const __m256i p_236 = nttgen_sntrup761_sn_avx2_montmul(ks_126, ks_124, bq_118);
         const __m256i p_237 = nttgen_sntrup761_sn_avx2_montmul(ks_126, ks_125, bq_119);
@@ -10561,6 +10719,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i red_155 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_63);
         const __m256i bq_126 = _mm256_mullo_epi16(red_148, qinv_0);
         const __m256i bq_127 = _mm256_mullo_epi16(red_149, qinv_0);
+        goto part_10;
+    part_10:;
         const __m256i bq_128 = _mm256_mullo_epi16(red_150, qinv_0);
         const __m256i bq_129 = _mm256_mullo_epi16(red_151, qinv_0);
         const __m256i bq_130 = _mm256_mullo_epi16(red_152, qinv_0);
@@ -10689,6 +10849,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i red_159 = nttgen_sntrup761_sn_avx2_barrett_coarse(acc_414);
         const __m256i acc_421 = _mm256_sub_epi16(red_159, acc_392);
         const __m256i acc_422 = _mm256_sub_epi16(acc_415, acc_383);
+        goto part_11;
+    part_11:;
         const __m256i acc_423 = _mm256_sub_epi16(acc_416, p_271);
         const __m256i diff_49 = _mm256_sub_epi16(acc_419, p_271);
         const __m256i diff_50 = _mm256_sub_epi16(acc_418, acc_383);
@@ -10817,6 +10979,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i bq_159 = _mm256_mullo_epi16(ks_171, qinv_0);
         const __m256i p_312 = nttgen_sntrup761_sn_avx2_montmul(ks_172, ks_168, bq_156);
         const __m256i p_313 = nttgen_sntrup761_sn_avx2_montmul(ks_172, ks_169, bq_157);
+        goto part_12;
+    part_12:;
         const __m256i p_314 = nttgen_sntrup761_sn_avx2_montmul(ks_173, ks_168, bq_156);
         const __m256i acc_446 = _mm256_add_epi16(p_313, p_314);
         const __m256i p_315 = nttgen_sntrup761_sn_avx2_montmul(ks_173, ks_169, bq_157);
@@ -10945,6 +11109,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i acc_479 = _mm256_add_epi16(p_333, p_334);
         const __m256i p_335 = nttgen_sntrup761_sn_avx2_montmul(ks_183, ks_181, bq_171);
         const __m256i acc_480 = _mm256_add_epi16(p_327, p_332);
+        goto part_13;
+    part_13:;
         const __m256i acc_481 = _mm256_add_epi16(p_328, p_335);
         const __m256i acc_482 = _mm256_sub_epi16(acc_480, p_324);
         const __m256i acc_483 = _mm256_sub_epi16(acc_479, acc_477);
@@ -11073,6 +11239,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i red_204 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_84);
         const __m256i a_85 = _mm256_loadu_si256((const __m256i *)&a[grp_0 * 2048 + 1360]);
         const __m256i red_205 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_85);
+        goto part_14;
+    part_14:;
         const __m256i a_86 = _mm256_loadu_si256((const __m256i *)&a[grp_0 * 2048 + 1376]);
         const __m256i red_206 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_86);
         const __m256i a_87 = _mm256_loadu_si256((const __m256i *)&a[grp_0 * 2048 + 1392]);
@@ -11201,6 +11369,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i acc_561 = _mm256_sub_epi16(acc_558, acc_553);
         const __m256i acc_562 = _mm256_sub_epi16(acc_559, p_391);
         const __m256i acc_563 = _mm256_add_epi16(acc_540, p_384);
+        goto part_15;
+    part_15:;
         const __m256i acc_564 = _mm256_add_epi16(acc_531, acc_552);
         const __m256i acc_565 = _mm256_add_epi16(p_367, acc_560);
         const __m256i acc_566 = _mm256_add_epi16(p_372, acc_562);
@@ -11329,6 +11499,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i p_418 = nttgen_sntrup761_sn_avx2_montmul(ks_227, ks_224, bq_208);
         const __m256i acc_596 = _mm256_add_epi16(p_417, p_418);
         const __m256i p_419 = nttgen_sntrup761_sn_avx2_montmul(ks_227, ks_225, bq_209);
+        goto part_16;
+    part_16:;
         const __m256i acc_597 = _mm256_add_epi16(p_411, p_416);
         const __m256i acc_598 = _mm256_add_epi16(p_412, p_419);
         const __m256i acc_599 = _mm256_sub_epi16(acc_597, p_408);
@@ -11457,6 +11629,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i bq_221 = _mm256_mullo_epi16(red_253, qinv_0);
         const __m256i bq_222 = _mm256_mullo_epi16(red_254, qinv_0);
         const __m256i bq_223 = _mm256_mullo_epi16(red_255, qinv_0);
+        goto part_17;
+    part_17:;
         const __m256i p_432 = nttgen_sntrup761_sn_avx2_montmul(red_240, red_248, bq_216);
         const __m256i p_433 = nttgen_sntrup761_sn_avx2_montmul(red_240, red_249, bq_217);
         const __m256i p_434 = nttgen_sntrup761_sn_avx2_montmul(red_241, red_248, bq_216);
@@ -11585,6 +11759,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i diff_86 = _mm256_sub_epi16(acc_682, acc_657);
         const __m256i diff_87 = _mm256_sub_epi16(acc_645, acc_656);
         const __m256i diff_88 = _mm256_sub_epi16(acc_644, acc_688);
+        goto part_18;
+    part_18:;
         const __m256i diff_89 = _mm256_sub_epi16(acc_636, acc_687);
         const __m256i diff_90 = _mm256_sub_epi16(p_432, acc_686);
         _mm256_storeu_si256((__m256i *)&r[grp_0 * 2048 + 1536], diff_90);
@@ -11713,6 +11889,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i p_496 = nttgen_sntrup761_sn_avx2_montmul(ks_274, ks_270, bq_248);
         const __m256i p_497 = nttgen_sntrup761_sn_avx2_montmul(ks_274, ks_271, bq_249);
         const __m256i p_498 = nttgen_sntrup761_sn_avx2_montmul(ks_275, ks_270, bq_248);
+        goto part_19;
+    part_19:;
         const __m256i acc_712 = _mm256_add_epi16(p_497, p_498);
         const __m256i p_499 = nttgen_sntrup761_sn_avx2_montmul(ks_275, ks_271, bq_249);
         const __m256i ks_276 = _mm256_add_epi16(ks_268, ks_270);
@@ -11841,6 +12019,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i acc_749 = _mm256_sub_epi16(acc_746, p_507);
         const __m256i acc_750 = _mm256_sub_epi16(acc_747, p_508);
         const __m256i acc_751 = _mm256_sub_epi16(acc_748, acc_743);
+        goto part_20;
+    part_20:;
         const __m256i acc_752 = _mm256_sub_epi16(acc_749, p_511);
         const __m256i p_516 = nttgen_sntrup761_sn_avx2_montmul(red_284, red_292, bq_256);
         const __m256i p_517 = nttgen_sntrup761_sn_avx2_montmul(red_284, red_293, bq_257);
@@ -11969,6 +12149,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i red_307 = nttgen_sntrup761_sn_avx2_barrett_coarse(a_127);
         const __m256i b_120 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 2048 + 1920]);
         const __m256i red_308 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_120);
+        goto part_21;
+    part_21:;
         const __m256i b_121 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 2048 + 1936]);
         const __m256i red_309 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_121);
         const __m256i b_122 = _mm256_loadu_si256((const __m256i *)&b[grp_0 * 2048 + 1952]);
@@ -12097,6 +12279,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_base(int16_t r[restrict 614
         const __m256i acc_832 = _mm256_add_epi16(acc_806, acc_818);
         const __m256i acc_833 = _mm256_add_epi16(acc_814, p_571);
         const __m256i acc_834 = _mm256_sub_epi16(acc_828, p_540);
+        goto part_22;
+    part_22:;
         const __m256i acc_835 = _mm256_sub_epi16(acc_829, acc_795);
         const __m256i acc_836 = _mm256_sub_epi16(acc_830, acc_803);
         const __m256i red_316 = nttgen_sntrup761_sn_avx2_barrett_coarse(acc_826);
@@ -12376,6 +12560,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i c_125 = _mm256_loadu_si256((const __m256i *)&c[grp_0 * 2048 + 2000]);
         const __m256i c_126 = _mm256_loadu_si256((const __m256i *)&c[grp_0 * 2048 + 2016]);
         const __m256i c_127 = _mm256_loadu_si256((const __m256i *)&c[grp_0 * 2048 + 2032]);
+        goto part_1;
+    part_1:;
         const __m256i red_0 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_64);
         const __m256i red_1 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_0);
         const __m256i sum_0 = _mm256_add_epi16(red_1, red_0);
@@ -12504,6 +12690,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i diff_29 = _mm256_sub_epi16(red_59, red_58);
         const __m256i diff_30 = _mm256_sub_epi16(red_61, red_60);
         const __m256i diff_31 = _mm256_sub_epi16(red_63, red_62);
+        goto part_2;
+    part_2:;
         const __m256i red_64 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_72);
         const __m256i red_65 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_8);
         const __m256i sum_32 = _mm256_add_epi16(red_65, red_64);
@@ -12632,6 +12820,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i diff_61 = _mm256_sub_epi16(red_123, red_122);
         const __m256i diff_62 = _mm256_sub_epi16(red_125, red_124);
         const __m256i diff_63 = _mm256_sub_epi16(red_127, red_126);
+        goto part_3;
+    part_3:;
         const __m256i sum_64 = _mm256_add_epi16(sum_0, sum_8);
         const __m256i sum_65 = _mm256_add_epi16(sum_1, sum_9);
         const __m256i sum_66 = _mm256_add_epi16(sum_2, sum_10);
@@ -12760,6 +12950,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i sum_125 = _mm256_add_epi16(diff_53, diff_57);
         const __m256i sum_126 = _mm256_add_epi16(diff_54, diff_58);
         const __m256i sum_127 = _mm256_add_epi16(diff_55, diff_59);
+        goto part_4;
+    part_4:;
         const __m256i sum_128 = _mm256_add_epi16(sum_64, sum_80);
         const __m256i sum_129 = _mm256_add_epi16(sum_65, sum_81);
         const __m256i sum_130 = _mm256_add_epi16(sum_66, sum_82);
@@ -12888,6 +13080,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i sum_189 = _mm256_add_epi16(sum_109, diff_127);
         const __m256i sum_190 = _mm256_add_epi16(sum_110, sum_124);
         const __m256i sum_191 = _mm256_add_epi16(sum_111, sum_125);
+        goto part_5;
+    part_5:;
         const __m256i red_128 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_160);
         const __m256i sum_192 = _mm256_add_epi16(sum_128, red_128);
         const __m256i red_129 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_161);
@@ -13016,6 +13210,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i sum_234 = _mm256_add_epi16(diff_140, red_170);
         const __m256i red_171 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_170);
         const __m256i diff_232 = _mm256_sub_epi16(diff_141, red_171);
+        goto part_6;
+    part_6:;
         const __m256i red_172 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_171);
         const __m256i diff_233 = _mm256_sub_epi16(diff_142, red_172);
         const __m256i red_173 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_172);
@@ -13144,6 +13340,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i sum_282 = _mm256_add_epi16(diff_217, red_222);
         const __m256i red_223 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_222);
         const __m256i sum_283 = _mm256_add_epi16(diff_218, red_223);
+        goto part_7;
+    part_7:;
         const __m256i red_224 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_231);
         const __m256i diff_260 = _mm256_sub_epi16(sum_224, red_224);
         const __m256i red_225 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_228);
@@ -13272,6 +13470,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i tr_61 = _mm256_permute2x128_si256(tr_37, tr_45, 49);
         const __m256i tr_62 = _mm256_permute2x128_si256(tr_39, tr_47, 32);
         const __m256i tr_63 = _mm256_permute2x128_si256(tr_39, tr_47, 49);
+        goto part_8;
+    part_8:;
         _mm256_storeu_si256((__m256i *)&pieces[grp_0 * 2048], tr_48);
         const __m256i zero_0 = _mm256_set1_epi16(0);
         const __m256i neg_0 = _mm256_sub_epi16(zero_0, tr_48);
@@ -13400,6 +13600,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i tr_125 = _mm256_permute2x128_si256(tr_101, tr_109, 49);
         const __m256i tr_126 = _mm256_permute2x128_si256(tr_103, tr_111, 32);
         const __m256i tr_127 = _mm256_permute2x128_si256(tr_103, tr_111, 49);
+        goto part_9;
+    part_9:;
         _mm256_storeu_si256((__m256i *)&pieces[grp_0 * 2048 + 16], tr_112);
         const __m256i zero_16 = _mm256_set1_epi16(0);
         const __m256i neg_16 = _mm256_sub_epi16(zero_16, tr_112);
@@ -13528,6 +13730,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i tr_189 = _mm256_permute2x128_si256(tr_165, tr_173, 49);
         const __m256i tr_190 = _mm256_permute2x128_si256(tr_167, tr_175, 32);
         const __m256i tr_191 = _mm256_permute2x128_si256(tr_167, tr_175, 49);
+        goto part_10;
+    part_10:;
         _mm256_storeu_si256((__m256i *)&pieces[grp_0 * 2048 + 32], tr_176);
         const __m256i zero_32 = _mm256_set1_epi16(0);
         const __m256i neg_32 = _mm256_sub_epi16(zero_32, tr_176);
@@ -13656,6 +13860,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
         const __m256i tr_253 = _mm256_permute2x128_si256(tr_229, tr_237, 49);
         const __m256i tr_254 = _mm256_permute2x128_si256(tr_231, tr_239, 32);
         const __m256i tr_255 = _mm256_permute2x128_si256(tr_231, tr_239, 49);
+        goto part_11;
+    part_11:;
         _mm256_storeu_si256((__m256i *)&pieces[grp_0 * 2048 + 48], tr_240);
         const __m256i zero_48 = _mm256_set1_epi16(0);
         const __m256i neg_48 = _mm256_sub_epi16(zero_48, tr_240);
@@ -13849,6 +14055,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk11[64], neg_69);
     const __m256i b_48 = _mm256_load_si256((const __m256i *)&pieces[384]);
     const __m256i b_49 = _mm256_load_si256((const __m256i *)&pieces[2432]);
+    goto part_12;
+part_12:;
     const __m256i red_280 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_49);
     const __m256i sum_324 = _mm256_add_epi16(b_48, red_280);
     const __m256i b_50 = _mm256_load_si256((const __m256i *)&pieces[384]);
@@ -13977,6 +14185,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk27[64], neg_77);
     const __m256i sum_340 = _mm256_add_epi16(sum_336, sum_337);
     const __m256i diff_292 = _mm256_sub_epi16(sum_336, sum_337);
+    goto part_13;
+part_13:;
     _mm256_storeu_si256((__m256i *)&blk28[0], diff_292);
     const __m256i sum_341 = _mm256_add_epi16(sum_338, sum_339);
     const __m256i diff_293 = _mm256_sub_epi16(sum_338, sum_339);
@@ -14105,6 +14315,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i sum_354 = _mm256_add_epi16(red_351, red_350);
     const __m256i red_352 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_350);
     const __m256i red_353 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_349);
+    goto part_14;
+part_14:;
     const __m256i diff_306 = _mm256_sub_epi16(red_353, red_352);
     _mm256_storeu_si256((__m256i *)&blk42[0], diff_306);
     const __m256i zero_85 = _mm256_set1_epi16(0);
@@ -14233,6 +14445,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_135 = _mm256_load_si256((const __m256i *)&pieces[3216]);
     const __m256i red_377 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_135);
     const __m256i diff_320 = _mm256_sub_epi16(b_134, red_377);
+    goto part_15;
+part_15:;
     _mm256_storeu_si256((__m256i *)&blk9[16], diff_320);
     const __m256i zero_91 = _mm256_set1_epi16(0);
     const __m256i neg_91 = _mm256_sub_epi16(zero_91, diff_320);
@@ -14361,6 +14575,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i red_418 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_376);
     const __m256i red_419 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_375);
     const __m256i sum_384 = _mm256_add_epi16(red_419, red_418);
+    goto part_16;
+part_16:;
     const __m256i red_420 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_376);
     const __m256i red_421 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_375);
     const __m256i diff_334 = _mm256_sub_epi16(red_421, red_420);
@@ -14489,6 +14705,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk38[80], neg_106);
     const __m256i red_440 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_393);
     const __m256i red_441 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_392);
+    goto part_17;
+part_17:;
     const __m256i sum_400 = _mm256_add_epi16(red_441, red_440);
     const __m256i red_442 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_393);
     const __m256i red_443 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_392);
@@ -14617,6 +14835,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk6[32], diff_364);
     const __m256i b_220 = _mm256_load_si256((const __m256i *)&pieces[1824]);
     const __m256i b_221 = _mm256_load_si256((const __m256i *)&pieces[3872]);
+    goto part_18;
+part_18:;
     const __m256i red_474 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_221);
     const __m256i sum_417 = _mm256_add_epi16(b_220, red_474);
     const __m256i b_222 = _mm256_load_si256((const __m256i *)&pieces[1824]);
@@ -14745,6 +14965,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i zero_119 = _mm256_set1_epi16(0);
     const __m256i neg_119 = _mm256_sub_epi16(zero_119, diff_377);
     _mm256_storeu_si256((__m256i *)&blk19[96], neg_119);
+    goto part_19;
+part_19:;
     const __m256i red_508 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_419);
     const __m256i red_509 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_418);
     const __m256i sum_430 = _mm256_add_epi16(red_509, red_508);
@@ -14873,6 +15095,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_279 = _mm256_load_si256((const __m256i *)&pieces[5792]);
     const __m256i red_537 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_279);
     const __m256i diff_394 = _mm256_sub_epi16(b_278, red_537);
+    goto part_20;
+part_20:;
     _mm256_storeu_si256((__m256i *)&blk36[32], diff_394);
     const __m256i zero_128 = _mm256_set1_epi16(0);
     const __m256i neg_128 = _mm256_sub_epi16(zero_128, diff_394);
@@ -15001,6 +15225,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i red_570 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_305);
     const __m256i sum_463 = _mm256_add_epi16(b_304, red_570);
     const __m256i b_306 = _mm256_load_si256((const __m256i *)&pieces[304]);
+    goto part_21;
+part_21:;
     const __m256i b_307 = _mm256_load_si256((const __m256i *)&pieces[2352]);
     const __m256i red_571 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_307);
     const __m256i diff_409 = _mm256_sub_epi16(b_306, red_571);
@@ -15129,6 +15355,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i red_597 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_459);
     const __m256i diff_421 = _mm256_sub_epi16(red_597, red_596);
     _mm256_storeu_si256((__m256i *)&blk16[48], diff_421);
+    goto part_22;
+part_22:;
     const __m256i red_598 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_462);
     const __m256i red_599 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_461);
     const __m256i sum_476 = _mm256_add_epi16(red_599, red_598);
@@ -15257,6 +15485,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk33[48], diff_438);
     const __m256i b_364 = _mm256_load_si256((const __m256i *)&pieces[4912]);
     const __m256i b_365 = _mm256_load_si256((const __m256i *)&pieces[5936]);
+    goto part_23;
+part_23:;
     const __m256i red_634 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_365);
     const __m256i sum_493 = _mm256_add_epi16(b_364, red_634);
     const __m256i b_366 = _mm256_load_si256((const __m256i *)&pieces[4912]);
@@ -15385,6 +15615,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk50[0], sum_509);
     const __m256i zero_156 = _mm256_set1_epi16(0);
     const __m256i neg_156 = _mm256_sub_epi16(zero_156, sum_509);
+    goto part_24;
+part_24:;
     _mm256_storeu_si256((__m256i *)&blk50[64], neg_156);
     const __m256i b_390 = _mm256_load_si256((const __m256i *)&blk2[0]);
     const __m256i b_391 = _mm256_load_si256((const __m256i *)&blk3[32]);
@@ -15513,6 +15745,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk68[0], sum_518);
     const __m256i b_426 = _mm256_load_si256((const __m256i *)&blk20[0]);
     const __m256i b_427 = _mm256_load_si256((const __m256i *)&blk21[32]);
+    goto part_25;
+part_25:;
     const __m256i diff_462 = _mm256_sub_epi16(b_426, b_427);
     _mm256_storeu_si256((__m256i *)&blk69[0], diff_462);
     const __m256i b_428 = _mm256_load_si256((const __m256i *)&blk22[0]);
@@ -15641,6 +15875,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk88[0], sum_528);
     const __m256i zero_176 = _mm256_set1_epi16(0);
     const __m256i neg_176 = _mm256_sub_epi16(zero_176, sum_528);
+    goto part_26;
+part_26:;
     _mm256_storeu_si256((__m256i *)&blk88[64], neg_176);
     const __m256i b_466 = _mm256_load_si256((const __m256i *)&blk41[0]);
     const __m256i b_467 = _mm256_load_si256((const __m256i *)&blk42[32]);
@@ -15769,6 +16005,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_502 = _mm256_load_si256((const __m256i *)&blk13[48]);
     const __m256i red_743 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_502);
     const __m256i red_744 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_501);
+    goto part_27;
+part_27:;
     const __m256i sum_540 = _mm256_add_epi16(red_744, red_743);
     _mm256_storeu_si256((__m256i *)&blk60[16], sum_540);
     const __m256i b_503 = _mm256_load_si256((const __m256i *)&blk12[16]);
@@ -15897,6 +16135,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk80[16], sum_550);
     const __m256i zero_194 = _mm256_set1_epi16(0);
     const __m256i neg_194 = _mm256_sub_epi16(zero_194, sum_550);
+    goto part_28;
+part_28:;
     _mm256_storeu_si256((__m256i *)&blk80[80], neg_194);
     const __m256i b_543 = _mm256_load_si256((const __m256i *)&blk33[16]);
     const __m256i b_544 = _mm256_load_si256((const __m256i *)&blk34[48]);
@@ -16025,6 +16265,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_581 = _mm256_load_si256((const __m256i *)&blk5[64]);
     const __m256i red_784 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_581);
     const __m256i red_785 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_580);
+    goto part_29;
+part_29:;
     const __m256i diff_500 = _mm256_sub_epi16(red_785, red_784);
     _mm256_storeu_si256((__m256i *)&blk53[32], diff_500);
     const __m256i b_582 = _mm256_load_si256((const __m256i *)&blk6[32]);
@@ -16153,6 +16395,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_619 = _mm256_load_si256((const __m256i *)&blk25[64]);
     const __m256i sum_572 = _mm256_add_epi16(b_618, b_619);
     _mm256_storeu_si256((__m256i *)&blk72[32], sum_572);
+    goto part_30;
+part_30:;
     const __m256i b_620 = _mm256_load_si256((const __m256i *)&blk24[32]);
     const __m256i b_621 = _mm256_load_si256((const __m256i *)&blk25[64]);
     const __m256i diff_510 = _mm256_sub_epi16(b_620, b_621);
@@ -16281,6 +16525,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i diff_520 = _mm256_sub_epi16(red_824, b_659);
     _mm256_storeu_si256((__m256i *)&blk90[32], diff_520);
     const __m256i red_825 = nttgen_sntrup761_sn_avx2_barrett_coarse(sum_581);
+    goto part_31;
+part_31:;
     const __m256i sum_582 = _mm256_add_epi16(sum_581, red_825);
     _mm256_storeu_si256((__m256i *)&blk91[32], sum_582);
     const __m256i red_826 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_519);
@@ -16409,6 +16655,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_693 = _mm256_load_si256((const __m256i *)&blk14[48]);
     const __m256i b_694 = _mm256_load_si256((const __m256i *)&blk15[80]);
     const __m256i red_859 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_694);
+    goto part_32;
+part_32:;
     const __m256i red_860 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_693);
     const __m256i diff_528 = _mm256_sub_epi16(red_860, red_859);
     _mm256_storeu_si256((__m256i *)&blk63[48], diff_528);
@@ -16537,6 +16785,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_734 = _mm256_load_si256((const __m256i *)&blk36[80]);
     const __m256i red_873 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_734);
     const __m256i red_874 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_733);
+    goto part_33;
+part_33:;
     const __m256i diff_538 = _mm256_sub_epi16(red_874, red_873);
     _mm256_storeu_si256((__m256i *)&blk83[48], diff_538);
     const __m256i b_735 = _mm256_load_si256((const __m256i *)&blk37[48]);
@@ -16665,6 +16915,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_779 = _mm256_load_si256((const __m256i *)&blk59[48]);
     const __m256i diff_549 = _mm256_sub_epi16(b_778, b_779);
     _mm256_storeu_si256((__m256i *)&blk33[0], diff_549);
+    goto part_34;
+part_34:;
     const __m256i b_780 = _mm256_load_si256((const __m256i *)&blk60[0]);
     const __m256i b_781 = _mm256_load_si256((const __m256i *)&blk62[16]);
     const __m256i sum_618 = _mm256_add_epi16(b_780, b_781);
@@ -16793,6 +17045,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i neg_260 = _mm256_sub_epi16(zero_260, sum_628);
     _mm256_storeu_si256((__m256i *)&blk13[64], neg_260);
     const __m256i b_822 = _mm256_load_si256((const __m256i *)&blk82[0]);
+    goto part_35;
+part_35:;
     const __m256i b_823 = _mm256_load_si256((const __m256i *)&blk84[16]);
     const __m256i diff_560 = _mm256_sub_epi16(b_822, b_823);
     _mm256_storeu_si256((__m256i *)&blk11[0], diff_560);
@@ -16921,6 +17175,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_868 = _mm256_load_si256((const __m256i *)&blk62[32]);
     const __m256i sum_645 = _mm256_add_epi16(b_867, b_868);
     _mm256_storeu_si256((__m256i *)&blk36[16], sum_645);
+    goto part_36;
+part_36:;
     const __m256i zero_268 = _mm256_set1_epi16(0);
     const __m256i neg_268 = _mm256_sub_epi16(zero_268, sum_645);
     _mm256_storeu_si256((__m256i *)&blk36[80], neg_268);
@@ -17049,6 +17305,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i diff_582 = _mm256_sub_epi16(b_909, b_910);
     _mm256_storeu_si256((__m256i *)&blk11[16], diff_582);
     const __m256i zero_281 = _mm256_set1_epi16(0);
+    goto part_37;
+part_37:;
     const __m256i neg_281 = _mm256_sub_epi16(zero_281, diff_582);
     _mm256_storeu_si256((__m256i *)&blk11[80], neg_281);
     const __m256i b_911 = _mm256_load_si256((const __m256i *)&blk83[16]);
@@ -17177,6 +17435,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i neg_288 = _mm256_sub_epi16(zero_288, sum_672);
     _mm256_storeu_si256((__m256i *)&blk36[96], neg_288);
     const __m256i b_956 = _mm256_load_si256((const __m256i *)&blk60[32]);
+    goto part_38;
+part_38:;
     const __m256i b_957 = _mm256_load_si256((const __m256i *)&blk62[48]);
     const __m256i diff_594 = _mm256_sub_epi16(b_956, b_957);
     _mm256_storeu_si256((__m256i *)&blk34[32], diff_594);
@@ -17305,6 +17565,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk11[96], neg_301);
     const __m256i b_998 = _mm256_load_si256((const __m256i *)&blk83[32]);
     const __m256i b_999 = _mm256_load_si256((const __m256i *)&blk85[80]);
+    goto part_39;
+part_39:;
     const __m256i sum_683 = _mm256_add_epi16(b_998, b_999);
     _mm256_storeu_si256((__m256i *)&blk9[32], sum_683);
     const __m256i zero_302 = _mm256_set1_epi16(0);
@@ -17433,6 +17695,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i diff_616 = _mm256_sub_epi16(b_1043, b_1044);
     _mm256_storeu_si256((__m256i *)&blk34[48], diff_616);
     const __m256i zero_309 = _mm256_set1_epi16(0);
+    goto part_40;
+part_40:;
     const __m256i neg_309 = _mm256_sub_epi16(zero_309, diff_616);
     _mm256_storeu_si256((__m256i *)&blk34[112], neg_309);
     const __m256i b_1045 = _mm256_load_si256((const __m256i *)&blk61[48]);
@@ -17561,6 +17825,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk9[48], sum_710);
     const __m256i zero_322 = _mm256_set1_epi16(0);
     const __m256i neg_322 = _mm256_sub_epi16(zero_322, sum_710);
+    goto part_41;
+part_41:;
     _mm256_storeu_si256((__m256i *)&blk9[112], neg_322);
     const __m256i b_1087 = _mm256_load_si256((const __m256i *)&blk83[48]);
     const __m256i b_1088 = _mm256_load_si256((const __m256i *)&blk85[96]);
@@ -17689,6 +17955,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk80[64], neg_329);
     const __m256i b_1132 = _mm256_load_si256((const __m256i *)&blk33[0]);
     const __m256i b_1133 = _mm256_loadu_si256((const __m256i *)&blk30[56]);
+    goto part_42;
+part_42:;
     const __m256i sum_727 = _mm256_add_epi16(b_1132, b_1133);
     _mm256_storeu_si256((__m256i *)&blk77[0], sum_727);
     const __m256i zero_330 = _mm256_set1_epi16(0);
@@ -17817,6 +18085,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk57[0], sum_741);
     const __m256i b_1171 = _mm256_load_si256((const __m256i *)&blk92[0]);
     const __m256i b_1172 = _mm256_loadu_si256((const __m256i *)&blk17[24]);
+    goto part_43;
+part_43:;
     const __m256i red_952 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1172);
     const __m256i diff_650 = _mm256_sub_epi16(b_1171, red_952);
     const __m256i b_1173 = _mm256_loadu_si256((const __m256i *)&blk15[56]);
@@ -17945,6 +18215,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1215 = _mm256_loadu_si256((const __m256i *)&blk29[24]);
     const __m256i red_962 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1215);
     const __m256i sum_758 = _mm256_add_epi16(b_1214, red_962);
+    goto part_44;
+part_44:;
     _mm256_storeu_si256((__m256i *)&blk75[16], sum_758);
     const __m256i zero_348 = _mm256_set1_epi16(0);
     const __m256i neg_348 = _mm256_sub_epi16(zero_348, sum_758);
@@ -18073,6 +18345,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1253 = _mm256_loadu_si256((const __m256i *)&blk21[24]);
     const __m256i red_982 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1253);
     const __m256i sum_774 = _mm256_add_epi16(b_1252, red_982);
+    goto part_45;
+part_45:;
     const __m256i b_1254 = _mm256_loadu_si256((const __m256i *)&blk17[40]);
     const __m256i b_1255 = _mm256_loadu_si256((const __m256i *)&blk17[40]);
     const __m256i red_983 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1255);
@@ -18201,6 +18475,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1297 = _mm256_loadu_si256((const __m256i *)&blk25[56]);
     const __m256i red_990 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1297);
     const __m256i sum_789 = _mm256_add_epi16(b_1296, red_990);
+    goto part_46;
+part_46:;
     _mm256_storeu_si256((__m256i *)&blk71[32], sum_789);
     const __m256i zero_366 = _mm256_set1_epi16(0);
     const __m256i neg_366 = _mm256_sub_epi16(zero_366, sum_789);
@@ -18329,6 +18605,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk48[32], sum_807);
     const __m256i red_1012 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_689);
     const __m256i sum_808 = _mm256_add_epi16(sum_804, red_1012);
+    goto part_47;
+part_47:;
     _mm256_storeu_si256((__m256i *)&blk46[32], sum_808);
     const __m256i red_1013 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_691);
     const __m256i sum_809 = _mm256_add_epi16(sum_805, red_1013);
@@ -18457,6 +18735,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1379 = _mm256_loadu_si256((const __m256i *)&blk27[88]);
     const __m256i red_1018 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1379);
     const __m256i sum_820 = _mm256_add_epi16(b_1378, red_1018);
+    goto part_48;
+part_48:;
     _mm256_storeu_si256((__m256i *)&blk67[48], sum_820);
     const __m256i zero_384 = _mm256_set1_epi16(0);
     const __m256i neg_384 = _mm256_sub_epi16(zero_384, sum_820);
@@ -18585,6 +18865,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1419 = _mm256_loadu_si256((const __m256i *)&blk89[4]);
     const __m256i red_1041 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1419);
     const __m256i diff_712 = _mm256_sub_epi16(b_1418, red_1041);
+    goto part_49;
+part_49:;
     _mm256_storeu_si256((__m256i *)&blk9[0], diff_712);
     const __m256i zero_389 = _mm256_set1_epi16(0);
     const __m256i neg_389 = _mm256_sub_epi16(zero_389, diff_712);
@@ -18713,6 +18995,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1452 = _mm256_loadu_si256((const __m256i *)&blk71[12]);
     const __m256i red_1058 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1452);
     const __m256i diff_722 = _mm256_sub_epi16(b_1451, red_1058);
+    goto part_50;
+part_50:;
     const __m256i b_1453 = _mm256_loadu_si256((const __m256i *)&blk70[44]);
     const __m256i red_1059 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_722);
     const __m256i diff_723 = _mm256_sub_epi16(red_1059, b_1453);
@@ -18841,6 +19125,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1491 = _mm256_loadu_si256((const __m256i *)&blk77[44]);
     const __m256i red_1083 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1491);
     const __m256i diff_731 = _mm256_sub_epi16(b_1490, red_1083);
+    goto part_51;
+part_51:;
     _mm256_storeu_si256((__m256i *)&blk21[16], diff_731);
     const __m256i zero_411 = _mm256_set1_epi16(0);
     const __m256i neg_411 = _mm256_sub_epi16(zero_411, diff_731);
@@ -18969,6 +19255,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk26[16], sum_873);
     const __m256i b_1532 = _mm256_loadu_si256((const __m256i *)&blk66[68]);
     const __m256i b_1533 = _mm256_loadu_si256((const __m256i *)&blk66[68]);
+    goto part_52;
+part_52:;
     const __m256i red_1106 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1533);
     const __m256i sum_874 = _mm256_add_epi16(b_1532, red_1106);
     _mm256_storeu_si256((__m256i *)&blk28[16], sum_874);
@@ -19097,6 +19385,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1563 = _mm256_loadu_si256((const __m256i *)&blk80[84]);
     const __m256i red_1125 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1563);
     const __m256i diff_750 = _mm256_sub_epi16(b_1562, red_1125);
+    goto part_53;
+part_53:;
     _mm256_storeu_si256((__m256i *)&blk32[32], diff_750);
     const __m256i zero_433 = _mm256_set1_epi16(0);
     const __m256i neg_433 = _mm256_sub_epi16(zero_433, diff_750);
@@ -19225,6 +19515,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1603 = _mm256_loadu_si256((const __m256i *)&blk85[60]);
     const __m256i red_1151 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1603);
     const __m256i diff_761 = _mm256_sub_epi16(b_1602, red_1151);
+    goto part_54;
+part_54:;
     _mm256_storeu_si256((__m256i *)&blk13[48], diff_761);
     const __m256i zero_439 = _mm256_set1_epi16(0);
     const __m256i neg_439 = _mm256_sub_epi16(zero_439, diff_761);
@@ -19353,6 +19645,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1638 = _mm256_loadu_si256((const __m256i *)&blk63[76]);
     const __m256i red_1170 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1638);
     const __m256i diff_774 = _mm256_sub_epi16(b_1637, red_1170);
+    goto part_55;
+part_55:;
     const __m256i b_1639 = _mm256_loadu_si256((const __m256i *)&blk62[108]);
     const __m256i red_1171 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_774);
     const __m256i diff_775 = _mm256_sub_epi16(red_1171, b_1639);
@@ -19481,6 +19775,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1685 = _mm256_loadu_si256((const __m256i *)&blk15[10]);
     const __m256i red_1202 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1685);
     const __m256i sum_922 = _mm256_add_epi16(b_1684, red_1202);
+    goto part_56;
+part_56:;
     const __m256i b_1686 = _mm256_loadu_si256((const __m256i *)&blk19[14]);
     const __m256i b_1687 = _mm256_loadu_si256((const __m256i *)&blk19[14]);
     const __m256i red_1203 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1687);
@@ -19609,6 +19905,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1728 = _mm256_loadu_si256((const __m256i *)&blk27[38]);
     const __m256i red_1234 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1728);
     const __m256i diff_802 = _mm256_sub_epi16(b_1727, red_1234);
+    goto part_57;
+part_57:;
     const __m256i b_1729 = _mm256_loadu_si256((const __m256i *)&blk29[70]);
     const __m256i red_1235 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_802);
     const __m256i diff_803 = _mm256_sub_epi16(red_1235, b_1729);
@@ -19737,6 +20035,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_1772 = _mm256_loadu_si256((const __m256i *)&blk11[38]);
     const __m256i red_1266 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1772);
     const __m256i diff_810 = _mm256_sub_epi16(b_1771, red_1266);
+    goto part_58;
+part_58:;
     const __m256i b_1773 = _mm256_loadu_si256((const __m256i *)&blk13[70]);
     const __m256i red_1267 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_810);
     const __m256i diff_811 = _mm256_sub_epi16(red_1267, b_1773);
@@ -19865,6 +20165,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i sum_984 = _mm256_add_epi16(sum_968, red_1296);
     _mm256_storeu_si256((__m256i *)&blk92[32], sum_984);
     const __m256i red_1297 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_811);
+    goto part_59;
+part_59:;
     const __m256i sum_985 = _mm256_add_epi16(sum_969, red_1297);
     _mm256_storeu_si256((__m256i *)&blk91[32], sum_985);
     const __m256i red_1298 = nttgen_sntrup761_sn_avx2_barrett_coarse(diff_813);
@@ -19993,6 +20295,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     _mm256_storeu_si256((__m256i *)&blk8[48], sum_1001);
     const __m256i b_1868 = _mm256_loadu_si256((const __m256i *)&blk17[90]);
     const __m256i b_1869 = _mm256_loadu_si256((const __m256i *)&blk17[90]);
+    goto part_60;
+part_60:;
     const __m256i red_1330 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1869);
     const __m256i sum_1002 = _mm256_add_epi16(b_1868, red_1330);
     _mm256_storeu_si256((__m256i *)&blk12[48], sum_1002);
@@ -20121,6 +20425,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i red_1373 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1908);
     const __m256i sum_1030 = _mm256_add_epi16(red_1373, red_1372);
     const __m256i b_1910 = _mm256_load_si256((const __m256i *)&blk93[0]);
+    goto part_61;
+part_61:;
     const __m256i b_1911 = _mm256_load_si256((const __m256i *)&blk100[32]);
     const __m256i red_1374 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1911);
     const __m256i sum_1031 = _mm256_add_epi16(b_1910, red_1374);
@@ -20249,6 +20555,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i red_1405 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1973);
     const __m256i sum_1062 = _mm256_add_epi16(b_1972, red_1405);
     const __m256i b_1974 = _mm256_load_si256((const __m256i *)&blk94[0]);
+    goto part_62;
+part_62:;
     const __m256i b_1975 = _mm256_load_si256((const __m256i *)&blk87[32]);
     const __m256i red_1406 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_1974);
     const __m256i sum_1063 = _mm256_add_epi16(red_1406, b_1975);
@@ -20377,6 +20685,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i red_1436 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_2004);
     const __m256i sum_1078 = _mm256_add_epi16(red_1436, red_1435);
     const __m256i b_2006 = _mm256_load_si256((const __m256i *)&blk100[16]);
+    goto part_63;
+part_63:;
     const __m256i b_2007 = _mm256_load_si256((const __m256i *)&blk39[48]);
     const __m256i red_1437 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_2007);
     const __m256i red_1438 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_2006);
@@ -20505,6 +20815,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_inverse(int16_t r[restrict 
     const __m256i b_2069 = _mm256_load_si256((const __m256i *)&blk86[48]);
     const __m256i red_1469 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_2069);
     const __m256i sum_1110 = _mm256_add_epi16(b_2068, red_1469);
+    goto part_64;
+part_64:;
     const __m256i b_2070 = _mm256_load_si256((const __m256i *)&blk87[16]);
     const __m256i b_2071 = _mm256_load_si256((const __m256i *)&blk22[48]);
     const __m256i red_1470 = nttgen_sntrup761_sn_avx2_barrett_coarse(b_2071);
@@ -20709,6 +21021,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_fold(int16_t r[restrict 761
     const __m256i c_23 = _mm256_loadu_si256((const __m256i *)&c[872]);
     const __m256i red_23 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_23);
     const __m256i s_15 = _mm256_add_epi16(s_14, red_23);
+    goto part_1;
+part_1:;
     const __m256i k_8 = nttgen_sntrup761_sn_avx2_montmul(s_15, k_0, kq_0);
     const __m256i r_28 = nttgen_sntrup761_sn_avx2_cond_add_q(k_8);
     const __m256i h1_7 = _mm256_set1_epi16(2296);
@@ -20837,6 +21151,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_fold(int16_t r[restrict 761
     const __m256i c_47 = _mm256_loadu_si256((const __m256i *)&c[1000]);
     const __m256i red_47 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_47);
     const __m256i s_31 = _mm256_add_epi16(s_30, red_47);
+    goto part_2;
+part_2:;
     const __m256i k_16 = nttgen_sntrup761_sn_avx2_montmul(s_31, k_0, kq_0);
     const __m256i r_60 = nttgen_sntrup761_sn_avx2_cond_add_q(k_16);
     const __m256i h1_15 = _mm256_set1_epi16(2296);
@@ -20965,6 +21281,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_fold(int16_t r[restrict 761
     const __m256i c_71 = _mm256_loadu_si256((const __m256i *)&c[1128]);
     const __m256i red_71 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_71);
     const __m256i s_47 = _mm256_add_epi16(s_46, red_71);
+    goto part_3;
+part_3:;
     const __m256i k_24 = nttgen_sntrup761_sn_avx2_montmul(s_47, k_0, kq_0);
     const __m256i r_92 = nttgen_sntrup761_sn_avx2_cond_add_q(k_24);
     const __m256i h1_23 = _mm256_set1_epi16(2296);
@@ -21093,6 +21411,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_fold(int16_t r[restrict 761
     const __m256i c_95 = _mm256_loadu_si256((const __m256i *)&c[1256]);
     const __m256i red_95 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_95);
     const __m256i s_63 = _mm256_add_epi16(s_62, red_95);
+    goto part_4;
+part_4:;
     const __m256i k_32 = nttgen_sntrup761_sn_avx2_montmul(s_63, k_0, kq_0);
     const __m256i r_124 = nttgen_sntrup761_sn_avx2_cond_add_q(k_32);
     const __m256i h1_31 = _mm256_set1_epi16(2296);
@@ -21221,6 +21541,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_fold(int16_t r[restrict 761
     const __m256i c_119 = _mm256_loadu_si256((const __m256i *)&c[1384]);
     const __m256i red_119 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_119);
     const __m256i s_79 = _mm256_add_epi16(s_78, red_119);
+    goto part_5;
+part_5:;
     const __m256i k_40 = nttgen_sntrup761_sn_avx2_montmul(s_79, k_0, kq_0);
     const __m256i r_156 = nttgen_sntrup761_sn_avx2_cond_add_q(k_40);
     const __m256i h1_39 = _mm256_set1_epi16(2296);
@@ -21349,6 +21671,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_sn_avx2_fold(int16_t r[restrict 761
     const __m256i c_143 = _mm256_loadu_si256((const __m256i *)&c[1505]);
     const __m256i red_143 = nttgen_sntrup761_sn_avx2_barrett_coarse(c_143);
     const __m256i s_95 = _mm256_add_epi16(s_94, red_143);
+    goto part_6;
+part_6:;
     const __m256i k_48 = nttgen_sntrup761_sn_avx2_montmul(s_95, k_0, kq_0);
     const __m256i r_188 = nttgen_sntrup761_sn_avx2_cond_add_q(k_48);
     const __m256i h1_47 = _mm256_set1_epi16(2296);

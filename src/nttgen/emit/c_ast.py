@@ -210,7 +210,49 @@ class PP:
     text: str
 
 
-Stmt = Decl | Assign | ExprStmt | For | Return | Comment | Blank | PP
+@dataclass(frozen=True)
+class Part:
+    """``goto label; label:;``: the statements after it start a new basic block in an
+    unoptimised build, and nothing changes in an optimised one (see :func:`split_long_runs`)."""
+
+    label: str
+
+
+Stmt = Decl | Assign | ExprStmt | For | Return | Comment | Blank | PP | Part
+
+# Straight-line statements per basic block in the bodies nttgen prints. clang 19 selects
+# AArch64 instructions at -O0 with GlobalISel, whose Localizer pass is quadratic in the
+# length of a block (LLVM stopped running it at -O0 in 2026): one unrolled block of a large
+# kernel took minutes (sntrup761's Good-Schoenhage-Bruun NEON file: 170 s at -O0 against
+# 14 s at -O3). Blocks of this many statements bring -O0 back to seconds; the -O2 and -O3
+# objects are the same bytes with or without the parts.
+PART_STATEMENTS = 128
+
+
+def split_long_runs(body: Sequence[Stmt], prefix: str = "part") -> tuple[Stmt, ...]:
+    """``body`` with a :class:`Part` (labels ``<prefix>_1``, ``<prefix>_2``, ...) before every
+    :data:`PART_STATEMENTS`-th statement of each run of straight-line statements, in loop
+    bodies too; a body without such a run comes back unchanged."""
+    count = 0
+
+    def split(stmts: Sequence[Stmt]) -> tuple[Stmt, ...]:
+        nonlocal count
+        out: list[Stmt] = []
+        run = 0
+        for st in stmts:
+            if isinstance(st, For):
+                st = For(st.var, st.cond, split(st.body), st.increment)
+                run = 0
+            elif isinstance(st, Decl | Assign | ExprStmt):
+                if run == PART_STATEMENTS:
+                    count += 1
+                    out.append(Part(f"{prefix}_{count}"))
+                    run = 0
+                run += 1
+            out.append(st)
+        return tuple(out)
+
+    return split(body)
 
 
 # ------------------------------------------------------------------------- top level
@@ -440,6 +482,9 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
         return [""]
     if isinstance(s, PP):
         return [s.text]
+    if isinstance(s, Part):
+        # clang-format's place for a label: one level out from the statements
+        return [f"{ind}goto {s.label};", f"{INDENT * (depth - 1)}{s.label}:;"]
     if isinstance(s, For):
         step = f" ++{s.var}" if s.increment else ""
         out = [f"{ind}for (size_t {s.var} = 0; {format_expr(s.cond)};{step}) {{"]

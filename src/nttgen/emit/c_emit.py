@@ -353,7 +353,7 @@ class CEmitter:
             "void",
             self.c_name(self.fn),
             self.params(),
-            tuple(self.blocks[0]),
+            C.split_long_runs(self.blocks[0]),
             # Internal transforms (polymul's out-of-place NTT and reducing inverse) stay calls:
             # inlined into polymul, their register spills share one large frame with the
             # scratch arrays, which measured up to 1.35x slower (AVX2, NewHope-1024).
