@@ -151,7 +151,14 @@ def _code_only(text: str) -> str:
 def test_source_has_no_secret_dependent_constructs(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
     """No branch, conditional, division or modulo anywhere in the kernels; every array index is
     built from loop counters and constants only."""
-    code = _code_only(generate(ring, isa).source)
+    lines = _code_only(generate(ring, isa).source).splitlines()
+    # a part (c_ast.split_long_runs) only starts a new basic block: its goto jumps to the
+    # very next line, unconditionally; every other goto is banned below
+    parts = [i for i, ln in enumerate(lines) if re.fullmatch(r" *goto part_\d+;", ln)]
+    for i in parts:
+        assert lines[i + 1].strip() == lines[i].strip()[5:-1] + ":;", lines[i : i + 2]
+    skip = {*parts, *(i + 1 for i in parts)}
+    code = "\n".join(ln for i, ln in enumerate(lines) if i not in skip)
     for bad in (
         r"\bif\b",
         r"\bwhile\b",
