@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from .build import cache_dir
 from .build_cache import stop_storing, stored
@@ -125,15 +127,18 @@ def canonical_command(ring: Ring, isa: str) -> str:
 GENERATION_CACHE = 256
 
 
+T = TypeVar("T")
+
+
+def _stored(what: str, ring: Ring, isa: str, make: Callable[[], T]) -> T:
+    """``make()``, shared through the build cache where storing is on (the test suite)."""
+    return stored(cache_dir() / "generated", what, (ring, isa), make)
+
+
 @lru_cache(maxsize=GENERATION_CACHE)
 def kernel_set(ring: Ring, isa: str) -> KernelSet:
     """The (cached) kernel set of a ring built with an ISA's default configuration."""
-    return stored(
-        cache_dir() / "generated",
-        "kernel_set",
-        (ring, isa),
-        lambda: build_kernels(ring, default_config(ring, isa)),
-    )
+    return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, default_config(ring, isa)))
 
 
 def clear_caches() -> None:
@@ -152,9 +157,7 @@ def _writer(ring: Ring, isa: str) -> FileWriter:
 @lru_cache(maxsize=GENERATION_CACHE)
 def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
     """Generate the .h/.c/.json texts of ``ring`` for ``isa`` (cached)."""
-    return stored(
-        cache_dir() / "generated", "generate", (ring, isa), lambda: _writer(ring, isa).files()
-    )
+    return _stored("generate", ring, isa, lambda: _writer(ring, isa).files())
 
 
 def dispatch_isas(ring: Ring, isas: list[str]) -> list[str]:

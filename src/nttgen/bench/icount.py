@@ -118,7 +118,7 @@ def count_call(exe: Path, target: Target, index: int, op: str, k: int = 1, seed:
     reads it instead of single-stepping the same run again."""
     cmd = [*target.emulator(), "-singlestep", "-d", "exec,nochain"]
     args = [str(index), op, str(k), *([str(seed)] if seed else [])]
-    emulator = shutil.which(cmd[0]) if cmd else None
+    emulator = shutil.which(cmd[0])
     key = [*cmd, _file_digest(emulator) if emulator else "", _file_digest(str(exe)), *args]
 
     def run(directory: Path) -> None:
