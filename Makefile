@@ -36,6 +36,7 @@ test-fast: setup toolchain ## the inner loop: all but the slow tier (no QEMU, pr
 	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
 
 gen: setup ## regenerate the checked-in C of the presets under generated/
+	rm -rf generated
 	$(BIN)/nttgen generate --presets -o generated
 
 bench: setup ## the full benchmark matrix (every preset, ISA and op); writes bench.json and bench.png

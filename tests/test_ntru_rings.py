@@ -65,7 +65,7 @@ def test_presets_multiply_through_every_pipeline(pipeline: str) -> None:
 @pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
 def test_polymul_small_through_every_pipeline(pipeline: str) -> None:
     rng = random.Random(2)
-    ring = NTRU_PRESETS["ntrulpr761"]
+    ring = get_ntru_ring("ntrulpr761")  # the alias names sntrup761's ring
     cases = {
         "random": [rng.choice((-1, 0, 1)) for _ in range(761)],
         "all+1": [1] * 761,

@@ -88,7 +88,7 @@ VECTOR_CASES = [
     ("newhope1024", 16, (3, 3, 4), None),
     ("newhope1024", 32, (5, 5), None),
     ("newhope512", 4, (9,), None),
-    ("falcon512", 4, (4, 5), (1, 0)),
+    ("newhope512", 4, (4, 5), (1, 0)),
 ]
 
 

@@ -52,8 +52,6 @@ def test_smallest_roots_reproduce_fips() -> None:
         ("kyber-r1", 256, 7681, 16, 8, 62),
         ("newhope512", 512, 12289, 16, 9, 49),
         ("newhope1024", 1024, 12289, 16, 10, 7),
-        ("falcon512", 512, 12289, 16, 9, 49),
-        ("falcon1024", 1024, 12289, 16, 10, 7),
     ],
 )
 def test_presets(name: str, n: int, q: int, bits: int, depth: int, root: int) -> None:

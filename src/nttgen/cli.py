@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import cpu
+from .aliases import SCHEME_ALIASES, SchemeAlias
 from .cross import RVV_VLENS, Target, isa_target
 from .emit.isa import ISAS, isa_class
 from .errors import NttgenError
@@ -111,6 +112,12 @@ def cmd_list(args: argparse.Namespace) -> int:
             ", ".join(nr.pipeline_names),
             nr.description,
         )
+    console.print(t)
+    t = Table(title="Scheme names that share a preset's ring (its code, under alias headers)")
+    for col in ("name", "ring", "description"):
+        t.add_column(col)
+    for alias in SCHEME_ALIASES.values():
+        t.add_row(alias.name, alias.target, alias.description)
     console.print(t)
     t = Table(title="ISAs")
     for col in ("name", "backend", "usable here"):
@@ -228,14 +235,14 @@ def _muls(ops: dict[str, int]) -> int:
     return Cost(ops).multiplications
 
 
-def _pipelines(names: list[str] | None, every: bool = False) -> list[str]:
+def _pipelines(names: list[str] | None) -> list[str]:
     """The pipelines named by --pipeline ('all': the three), checked; default the
-    Good–Rader–Bruun pipeline alone (``every``: all of them)."""
+    Good–Rader–Bruun pipeline alone."""
     from .emit.ntru_files import NTRU_PIPELINES
     from .plan.maps.choose import GRB
 
     if not names:
-        return list(NTRU_PIPELINES) if every else [GRB]
+        return [GRB]
     out: list[str] = []
     for name in names:
         if name == "all":
@@ -250,49 +257,61 @@ def _pipelines(names: list[str] | None, every: bool = False) -> list[str]:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    """Write the .h/.c/.json files."""
-    from .emit.ntru_files import NTRU_ISAS, generate_ntru
-    from .generate import dispatch_isas, generate, generate_dispatch, write_files
+    """Write the .h/.c/.json files (and the alias headers of a scheme name such as
+    falcon512, whose ring is a preset's)."""
+    from .emit.ntru_files import generate_ntru
+    from .generate import (
+        FileSet,
+        dispatch_isas,
+        generate,
+        generate_dispatch,
+        preset_files,
+        preset_names,
+        with_aliases,
+        write_files,
+    )
     from .ntru_rings import is_ntru_name
 
-    isas = _isas(args.isa, list(ISAS) if args.presets else ["c"])
-    dispatch = args.dispatch or (args.presets and not args.isa)
+    isas = _isas(args.isa, ["c"])
     out = Path(args.output)
-    ntru: list[NtruPrimeRing] = []
+    written: list[tuple[Path, FileSet]] = []
     if args.presets:
-        if args.ring or args.n is not None or args.f is not None:
+        if args.ring or args.n is not None or args.f is not None or args.q is not None:
             raise NttgenError("--presets generates every preset; do not also give a ring")
-        rings = list(PRESETS.values())
-        ntru = list(NTRU_PRESETS.values())
+        if args.dispatch and args.isa:
+            raise NttgenError("--presets writes the front ends when no --isa is given")
+        pipelines = _pipelines(args.pipeline) if args.pipeline else [None]
+        for name in preset_names():
+            for files in preset_files(name, args.isa and isas, pipelines):
+                written.append((out / name, files))
     elif args.f is not None or (args.ring and is_ntru_name(args.ring)):
         if args.n is not None:
             raise NttgenError("--n names an x^n + 1 ring; an NTRU Prime ring takes --q and --f")
         if args.dispatch:
             raise NttgenError("--dispatch is for x^n + 1 rings; NTRU Prime rings have none yet")
-        rings = []
-        ntru = _ntru_rings(args)
+        for nring in _ntru_rings(args):
+            texts = [generate_ntru(nring, i, p) for p in _pipelines(args.pipeline) for i in isas]
+            for files in with_aliases(nring, texts, _aliases(args.ring)):
+                written.append((out, files))
     else:
-        rings = _rings(args, default_all=False)
-    pipelines = _pipelines(args.pipeline, every=args.presets)
-    if args.pipeline and not ntru:
-        raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761, or --q/--f)")
-    for nring in ntru:
-        target = out / nring.name if args.presets else out
-        ntru_isas = [i for i in isas if i in NTRU_ISAS] if args.presets else isas
-        for pipe in pipelines:
-            for isa in ntru_isas:
-                for path in write_files(generate_ntru(nring, isa, pipe), target):
-                    console.print(f"wrote {path}")
-    for ring in rings:
-        target = out / ring.name if args.presets else out
-        ring_isas = dispatch_isas(ring, isas) if dispatch else isas
-        texts = [generate(ring, isa) for isa in ring_isas]
-        if dispatch:
-            texts.append(generate_dispatch(ring, ring_isas))
-        for files in texts:
-            for path in write_files(files, target):
-                console.print(f"wrote {path}")
+        if args.pipeline:
+            raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761, or --q/--f)")
+        for ring in _rings(args, default_all=False):
+            ring_isas = dispatch_isas(ring, isas) if args.dispatch else isas
+            texts = [generate(ring, isa) for isa in ring_isas]
+            if args.dispatch:
+                texts.append(generate_dispatch(ring, ring_isas))
+            for files in with_aliases(ring, texts, _aliases(args.ring)):
+                written.append((out, files))
+    for target, files in written:
+        for path in write_files(files, target):
+            console.print(f"wrote {path}")
     return 0
+
+
+def _aliases(name: str | None) -> list[SchemeAlias]:
+    """The scheme alias ``name`` names, if it names one (its ring is a preset's)."""
+    return [SCHEME_ALIASES[name]] if name in SCHEME_ALIASES else []
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -538,7 +557,7 @@ def parser() -> argparse.ArgumentParser:
         "--pipeline",
         action="append",
         help="NTRU Prime rings: the multiplication pipeline (good-rader-bruun, the default; "
-        "good-schoenhage-bruun; schoenhage-nussbaumer); repeatable (--presets: all three)",
+        "good-schoenhage-bruun; schoenhage-nussbaumer; all); repeatable",
     )
     s.add_argument("-o", "--output", required=True, help="output directory")
     s.set_defaults(func=cmd_generate)

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
+from .aliases import SchemeAlias, aliases_of
 from .build import cache_dir
 from .build_cache import stop_storing, stored
+from .emit.alias import AliasHeader, alias_header
 from .emit.dispatch import DispatchWriter
 from .emit.files import FileWriter, GeneratedFiles
-from .emit.isa import isa_class
+from .emit.isa import ISAS, isa_class
+from .emit.ntru_files import NTRU_ISAS, generate_ntru
 from .errors import IsaUnavailableError
+from .ntru_rings import NTRU_PRESETS, NtruPrimeRing
 from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
 from .rings import PRESETS, Ring
@@ -176,7 +180,48 @@ def generate_dispatch(ring: Ring, isas: list[str]) -> GeneratedFiles:
     return DispatchWriter([_writer(ring, i) for i in chosen], command).files()
 
 
-def write_files(files: GeneratedFiles, outdir: Path) -> list[Path]:
+FileSet = GeneratedFiles | AliasHeader
+
+
+def with_aliases(
+    ring: Ring | NtruPrimeRing, texts: list[GeneratedFiles], aliases: list[SchemeAlias]
+) -> list[FileSet]:
+    """``texts`` (generated for ``ring``) followed by, for each scheme alias, one alias header
+    per header of ``texts`` (:mod:`nttgen.emit.alias`)."""
+    line = f"Ring:   Z_q[x]/({ring.modulus_poly}), q = {ring.q} (preset {ring.name})"
+    return [*texts, *(alias_header(a, f, line) for a in aliases for f in texts)]
+
+
+def preset_names() -> list[str]:
+    """Every preset, one per arithmetic shape: the x^n + 1 rings, then NTRU Prime's."""
+    return [*PRESETS, *NTRU_PRESETS]
+
+
+def preset_files(
+    name: str, isas: list[str] | None = None, pipelines: Sequence[str | None] = (None,)
+) -> list[FileSet]:
+    """What ``nttgen generate --presets`` writes into ``generated/<name>/`` for the preset
+    ``name``, then the alias headers of the scheme names that share its ring.
+
+    An x^n + 1 ring: by default its files for every ISA that runs it and its dispatching front
+    end; with ``isas``, the files of those ISAs alone. An NTRU Prime ring: its files for every
+    ISA of ``isas`` (default all) it is generated for, through each of ``pipelines`` (default
+    its default pipeline alone: the others are generated on demand)."""
+    if name in NTRU_PRESETS:
+        nring = NTRU_PRESETS[name]
+        chosen = [i for i in isas or NTRU_ISAS if i in NTRU_ISAS]
+        texts = [generate_ntru(nring, isa, pipe) for pipe in pipelines for isa in chosen]
+        return with_aliases(nring, texts, aliases_of(name))
+    ring = PRESETS[name]
+    if isas is None:
+        usable = dispatch_isas(ring, list(ISAS))
+        texts = [*(generate(ring, isa) for isa in usable), generate_dispatch(ring, usable)]
+    else:
+        texts = [generate(ring, isa) for isa in isas]
+    return with_aliases(ring, texts, aliases_of(name))
+
+
+def write_files(files: FileSet, outdir: Path) -> list[Path]:
     """Write generated texts into ``outdir`` (created if needed); return the paths."""
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from .aliases import SCHEME_ALIASES, resolve_alias
 from .errors import InputError, RingError, UnknownNameError
 from .plan.maps import Cost, Pipeline, PipelinePlan, build_pipeline, choose_pipelines
 from .rings import c_identifier
@@ -134,15 +135,10 @@ NTRU_PRESETS: dict[str, NtruPrimeRing] = {
             description="Streamlined NTRU Prime 761: R_q products, R_q x small in encapsulation",
             preset=True,
         ),
-        make_ntru_ring(
-            761,
-            4591,
-            name="ntrulpr761",
-            description="NTRU LPRime 761: the same ring, R_q x small products throughout",
-            preset=True,
-        ),
     )
 }
+"""One preset per arithmetic shape; NTRU LPRime 761, which multiplies in sntrup761's ring, is a
+scheme alias (:data:`nttgen.aliases.SCHEME_ALIASES`)."""
 
 _CUSTOM = re.compile(r"^p(\d+)_q(\d+)$")
 _TRINOMIAL = re.compile(r"^x\s*\^\s*(\d+)\s*-\s*x\s*-\s*1$")
@@ -162,22 +158,26 @@ def parse_ntru_modulus(text: str) -> int:
 
 
 def get_ntru_ring(name: str) -> NtruPrimeRing:
-    """The NTRU Prime preset ``name``, or the custom ring named ``p<P>_q<Q>``.
+    """The NTRU Prime preset ``name`` (a scheme alias such as ``ntrulpr761`` names its target's
+    ring, ``sntrup761``), or the custom ring named ``p<P>_q<Q>``.
 
     Raises :class:`UnknownNameError` when the name is neither."""
+    name = resolve_alias(name)
     if name in NTRU_PRESETS:
         return NTRU_PRESETS[name]
     m = _CUSTOM.match(name)
     if m:
         return make_ntru_ring(int(m.group(1)), int(m.group(2)))
     raise UnknownNameError(
-        f"unknown NTRU Prime ring {name!r}: presets are {', '.join(NTRU_PRESETS)}; a custom "
+        f"unknown NTRU Prime ring {name!r}: presets are "
+        f"{', '.join([*NTRU_PRESETS, *(a for a in SCHEME_ALIASES if is_ntru_name(a))])}; a custom "
         f"ring is written p<P>_q<Q> (e.g. p653_q4621) or given with --q Q --f 'x^P - x - 1'"
     )
 
 
 def is_ntru_name(name: str) -> bool:
     """Whether ``name`` names an NTRU Prime ring (a preset or ``p<P>_q<Q>``)."""
+    name = resolve_alias(name)
     return name in NTRU_PRESETS or bool(_CUSTOM.match(name))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .aliases import SCHEME_ALIASES, resolve_alias
 from .arith import bitrev, is_power_of_two, is_prime, log2_exact, smallest_root_of_unity
 from .errors import RingError, UnknownNameError
 from .lanes import I16, I32, LANE_TYPES, LaneType
@@ -223,10 +224,10 @@ PRESETS: dict[str, Ring] = {
         _preset("kyber-r1", 256, 7681, True, "Kyber round 1 prime (Seiler 2018): complete NTT"),
         _preset("newhope512", 512, 12289, True, "NewHope-512: complete NTT"),
         _preset("newhope1024", 1024, 12289, True, "NewHope-1024: complete NTT"),
-        _preset("falcon512", 512, 12289, True, "Falcon-512 ring: complete NTT"),
-        _preset("falcon1024", 1024, 12289, True, "Falcon-1024 ring: complete NTT"),
     )
 }
+"""One preset per arithmetic shape; scheme names that share one (Falcon's rings are
+NewHope's) are :data:`nttgen.aliases.SCHEME_ALIASES`."""
 
 # The roots the standards fix; the smallest-root rule must reproduce them (checked at import).
 _STANDARD_ROOTS = {"mlkem": 17, "mldsa": 1753}
@@ -238,9 +239,11 @@ _CUSTOM = re.compile(r"^n(\d+)_q(\d+)(?:_l(16|32))?$")
 
 
 def get_ring(name: str) -> Ring:
-    """Return the preset called ``name``, or parse a custom ring name ``n<N>_q<Q>[_l<bits>]``.
+    """Return the preset called ``name`` (a scheme alias such as ``falcon512`` names its
+    target's ring, ``newhope512``), or parse a custom ring name ``n<N>_q<Q>[_l<bits>]``.
 
     Raises :class:`UnknownNameError` listing the presets when the name is neither."""
+    name = resolve_alias(name)
     if name in PRESETS:
         return PRESETS[name]
     m = _CUSTOM.match(name)
@@ -256,7 +259,8 @@ def get_ring(name: str) -> Ring:
             f"pipelines and nttgen.ntru_rings.polymul computes its products"
         )
     raise UnknownNameError(
-        f"unknown ring {name!r}: presets are {', '.join(PRESETS)}; a custom ring is written "
+        f"unknown ring {name!r}: presets are {', '.join([*PRESETS, *SCHEME_ALIASES])}; a "
+        f"custom ring is written "
         f"n<N>_q<Q> (e.g. n256_q7681) or given with --n/--q"
     )
 

@@ -20,6 +20,7 @@ the instructions); it is checked on the native code (``tests/test_constant_time.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -109,4 +110,4 @@ def translate(source: str, isa: str) -> str:
 def translate_files(files: GeneratedFiles, isa: str) -> GeneratedFiles:
     """The generated files with the source translated (:func:`translate`); the header and the
     manifest are unchanged (the header includes no intrinsics)."""
-    return GeneratedFiles(files.stem, files.header, translate(files.source, isa), files.manifest)
+    return replace(files, source=translate(files.source, isa))

@@ -36,16 +36,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-_PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024", "falcon512", "falcon1024")
+_PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024")
 
 TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("mlkem", "avx2"): {"extra_slots": (2, 1), "unroll": False},
     ("mldsa", "avx2"): {"extra_slots": (1, 1), "unroll": False},
     ("kyber-r1", "avx2"): {"extra_slots": (2, 1), "unroll": False},
     ("newhope512", "avx2"): {"extra_slots": (1, 1), "unroll": False},
-    ("falcon512", "avx2"): {"extra_slots": (1, 1), "unroll": False},
     ("newhope1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), "unroll": False},
-    ("falcon1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), "unroll": False},
     **{(ring, isa): {"shuffles": "indexed"} for ring in _PRESETS for isa in ("rvv128", "rvv256")},
 }
 
@@ -66,7 +64,7 @@ class NtruTuning:
 
 
 NTRU_TUNED: dict[tuple[int, int, str], NtruTuning] = {
-    # AVX-512, sntrup761/ntrulpr761 (p = 761, q = 4591), Good–Rader pipeline: its base leaves
+    # AVX-512, sntrup761 (p = 761, q = 4591), Good–Rader pipeline: its base leaves
     # the pieces within about 2.2q (the double-width sums), and the inverse DFT's lazy policy
     # then reduces late; reducing every operand wider than 4q before its next op takes the
     # same number of reductions (136 -> 137) but measured faster (stage harness built with

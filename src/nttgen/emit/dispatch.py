@@ -470,4 +470,4 @@ class DispatchWriter:
             "functions": [self._name(n) for n in ("isa", "use_isa", *self.entries)],
         }
         text = json.dumps(manifest, indent=2) + "\n"
-        return GeneratedFiles(self.stem, self.header(), self.source(), text)
+        return GeneratedFiles(self.stem, self.header(), self.source(), text, self.command)

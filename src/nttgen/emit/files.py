@@ -28,12 +28,13 @@ OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi"
 @dataclass(frozen=True)
 class GeneratedFiles:
     """The text of the generated files, by file name (immutable: generation results are
-    cached and shared)."""
+    cached and shared), and the command line that regenerates them."""
 
     stem: str
     header: str
     source: str
     manifest: str
+    command: str
 
     def items(self) -> list[tuple[str, str]]:
         """(file name, text) pairs."""
@@ -170,13 +171,14 @@ def _ops_text(counts: dict[str, int]) -> str:
 class CFileWriter:
     """What every writer of a generated .h/.c pair shares: the unique-table registry, the
     names, the prototypes with their contracts, the .c file's layout and the buffer lines of a
-    function's comment. A subclass sets ``prefix``, ``stem``, ``isa``, ``costs`` and
+    function's comment. A subclass sets ``prefix``, ``stem``, ``command``, ``isa``, ``costs`` and
     ``functions`` (then calls :meth:`_register_tables`), and supplies the provenance lines
     (:meth:`_header_lines`), what an entry point computes (:meth:`_entry_text`) and the
     ring's (n, q) for the header's macros (:meth:`_dims`)."""
 
     prefix: str
     stem: str
+    command: str
     isa: Isa
     costs: dict[str, dict[str, int]]
     functions: dict[str, Function]
@@ -340,7 +342,9 @@ class CFileWriter:
 
     def files(self) -> GeneratedFiles:
         """All generated texts."""
-        return GeneratedFiles(self.stem, self.header(), self.source(), self.manifest())
+        return GeneratedFiles(
+            self.stem, self.header(), self.source(), self.manifest(), self.command
+        )
 
 
 def contract_text(fn: Function) -> str:
