@@ -145,3 +145,10 @@ def test_every_alias_header_compiles(tmp_path: Path) -> None:
                 f'#include "{header.name}"\n\nvoid use(void);\nvoid use(void) {{\n{uses}}}\n'
             )
             subprocess.run([cc, *STRICT, "-fsyntax-only", "-I", str(folder), str(unit)], check=True)
+
+
+def test_generated_stays_small() -> None:
+    """The checked-in C stays under 10 MB: every byte of it is compiled by every user's build
+    and by the test suite, and read in every review of a change to the generator."""
+    total = sum(p.stat().st_size for p in GENERATED.glob("*/*"))
+    assert total < 10_000_000, f"generated/ holds {total:,} bytes"

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import ALL_RINGS, ring_id
+from conftest import ALL_RINGS, ring_id, ring_isa_cases
 from nttgen.emit import c_ast as C
 from nttgen.generate import kernel_set
 from nttgen.interp.bounds import analyse
@@ -41,6 +41,19 @@ def test_evaluated_ntt_is_evaluation_at_the_roots(ring) -> None:  # type: ignore
     got = evaluate(ks.functions["ntt"], ks.arith, {"a": a}, checked=True)["a"] % ring.q
     for x, y in zip(a, got, strict=True):
         assert list(y) == ks.alg.reference_ntt(list(x))
+
+
+@pytest.mark.parametrize("ring,isa", ring_isa_cases())
+def test_the_in_place_ntt_is_the_out_of_place_one_on_one_array(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
+    """Where the forward body is shared, ntt(a) calls ntt_from(a, a): with the two arrays one,
+    every pass must still read each position before it stores it. Evaluated on one array and
+    on two, on every ISA's pass plan (an ISA's lanes, merges, slots and gathers), the results
+    are the same."""
+    ks = kernel_set(ring, isa)
+    a = _inputs(ring.n, ring.q, 5, trials=1)
+    same = evaluate(ks.functions["ntt"], ks.arith, {"a": a}, checked=True)["a"]
+    apart = evaluate(ks.functions["ntt_from"], ks.arith, {"a": a, "r": 0 * a}, checked=True)["r"]
+    assert np.array_equal(same, apart)
 
 
 @pytest.mark.parametrize("ring", ALL_RINGS, ids=ring_id)

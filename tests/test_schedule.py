@@ -134,7 +134,7 @@ def test_the_schedule_is_a_legal_permutation_that_moves_statements(ring: Ring, i
             _check_order(y)
             assert _memory_trace(x) == _memory_trace(y), name
             moved += sum(_key(s) != _key(t) for s, t in zip(x, y, strict=True))
-    assert moved > 1000, "the schedule should reorder the unrolled transforms"
+    assert moved > 500, "the schedule should reorder the transforms (hundreds of moves each)"
 
 
 def _key(s: Stmt) -> str:

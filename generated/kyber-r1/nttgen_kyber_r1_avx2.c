@@ -165,7 +165,7 @@ static inline __m256i nttgen_kyber_r1_avx2_unzip32_hi(__m256i a, __m256i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_zetas[1072] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_from_zetas[1072] = {
     // pass 0: layer(s) 0
     3777, 28865, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     // pass 1: layer(s) 1, 2, 3, 4, 5, 6, 7
@@ -398,15 +398,16 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_mul_core_zetas[1056] 
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-18058, 18058]
+ * a[256]: on entry in [-7680, 7680]
  * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  */
-void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
 #endif
@@ -434,30 +435,30 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
         const __m256i x_13 = _mm256_sub_epi16(x_6, t_2);
         const __m256i x_14 = _mm256_add_epi16(x_7, t_3);
         const __m256i x_15 = _mm256_sub_epi16(x_7, t_3);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16], x_8);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 128], x_9);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 64], x_10);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 192], x_11);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 32], x_12);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 160], x_13);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 96], x_14);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 224], x_15);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_8);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_9);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 64], x_10);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 192], x_11);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 32], x_12);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 160], x_13);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 96], x_14);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 224], x_15);
     }
     // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[1040]);
     const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[1041]);
     const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[1042]);
     const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1043]);
-    const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&a[112]);
-    const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&a[240]);
+    const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&r[112]);
+    const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&r[240]);
     const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_16, zeta_1, zetaqinv_1);
     const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_17, zeta_2, zetaqinv_2);
-    const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&a[96]);
-    const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&a[224]);
-    const __m256i x_20 = _mm256_loadu_si256((const __m256i *)&a[80]);
-    const __m256i x_21 = _mm256_loadu_si256((const __m256i *)&a[208]);
-    const __m256i x_22 = _mm256_loadu_si256((const __m256i *)&a[48]);
-    const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&a[176]);
+    const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&r[96]);
+    const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&r[224]);
+    const __m256i x_20 = _mm256_loadu_si256((const __m256i *)&r[80]);
+    const __m256i x_21 = _mm256_loadu_si256((const __m256i *)&r[208]);
+    const __m256i x_22 = _mm256_loadu_si256((const __m256i *)&r[48]);
+    const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&r[176]);
     const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[1044]);
     const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[1045]);
     const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[1046]);
@@ -478,10 +479,10 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_26, zeta_4, zetaqinv_4);
     const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_25, zeta_5, zetaqinv_5);
     const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_27, zeta_6, zetaqinv_6);
-    const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&a[64]);
-    const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&a[192]);
-    const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&a[32]);
-    const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&a[160]);
+    const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[64]);
+    const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[192]);
+    const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[32]);
+    const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[160]);
     const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[1052]);
     const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[1053]);
     const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[1054]);
@@ -564,8 +565,8 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
     const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
     const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
     const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[1024]);
-    const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&a[16]);
-    const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&a[144]);
+    const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[16]);
+    const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[144]);
     const __m256i x_34 = _mm256_add_epi16(x_30, t_6);
     const __m256i x_35 = _mm256_sub_epi16(x_30, t_6);
     const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_34, zeta_3, zetaqinv_3);
@@ -596,8 +597,8 @@ part_1:;
     const __m256i x_49 = _mm256_sub_epi16(x_41, t_13);
     const __m256i t_26 = nttgen_kyber_r1_avx2_montmul(x_48, zeta_10, zetaqinv_10);
     const __m256i t_27 = nttgen_kyber_r1_avx2_montmul(x_49, zeta_14, zetaqinv_14);
-    const __m256i x_50 = _mm256_loadu_si256((const __m256i *)&a[0]);
-    const __m256i x_51 = _mm256_loadu_si256((const __m256i *)&a[128]);
+    const __m256i x_50 = _mm256_loadu_si256((const __m256i *)&r[0]);
+    const __m256i x_51 = _mm256_loadu_si256((const __m256i *)&r[128]);
     const __m256i x_52 = _mm256_add_epi16(x_50, t_14);
     const __m256i x_53 = _mm256_sub_epi16(x_50, t_14);
     const __m256i x_54 = _mm256_add_epi16(x_51, t_15);
@@ -782,36 +783,54 @@ part_2:;
     const __m256i t_59 = nttgen_kyber_r1_avx2_montmul(x_191, zeta_46, zetaqinv_46);
     const __m256i x_192 = _mm256_add_epi16(x_170, t_52);
     const __m256i x_193 = _mm256_sub_epi16(x_170, t_52);
-    _mm256_storeu_si256((__m256i *)&a[0], x_192);
+    _mm256_storeu_si256((__m256i *)&r[0], x_192);
     const __m256i x_194 = _mm256_add_epi16(x_176, t_54);
     const __m256i x_195 = _mm256_sub_epi16(x_176, t_54);
-    _mm256_storeu_si256((__m256i *)&a[128], x_194);
+    _mm256_storeu_si256((__m256i *)&r[128], x_194);
     const __m256i x_196 = _mm256_add_epi16(x_182, t_56);
     const __m256i x_197 = _mm256_sub_epi16(x_182, t_56);
-    _mm256_storeu_si256((__m256i *)&a[64], x_196);
+    _mm256_storeu_si256((__m256i *)&r[64], x_196);
     const __m256i x_198 = _mm256_add_epi16(x_188, t_58);
     const __m256i x_199 = _mm256_sub_epi16(x_188, t_58);
-    _mm256_storeu_si256((__m256i *)&a[192], x_198);
+    _mm256_storeu_si256((__m256i *)&r[192], x_198);
     const __m256i x_200 = _mm256_add_epi16(x_172, t_53);
     const __m256i x_201 = _mm256_sub_epi16(x_172, t_53);
-    _mm256_storeu_si256((__m256i *)&a[32], x_200);
+    _mm256_storeu_si256((__m256i *)&r[32], x_200);
     const __m256i x_202 = _mm256_add_epi16(x_178, t_55);
     const __m256i x_203 = _mm256_sub_epi16(x_178, t_55);
     const __m256i x_204 = _mm256_add_epi16(x_184, t_57);
     const __m256i x_205 = _mm256_sub_epi16(x_184, t_57);
     const __m256i x_206 = _mm256_add_epi16(x_190, t_59);
     const __m256i x_207 = _mm256_sub_epi16(x_190, t_59);
-    _mm256_storeu_si256((__m256i *)&a[160], x_202);
-    _mm256_storeu_si256((__m256i *)&a[96], x_204);
-    _mm256_storeu_si256((__m256i *)&a[224], x_206);
-    _mm256_storeu_si256((__m256i *)&a[16], x_193);
-    _mm256_storeu_si256((__m256i *)&a[144], x_195);
-    _mm256_storeu_si256((__m256i *)&a[80], x_197);
-    _mm256_storeu_si256((__m256i *)&a[208], x_199);
-    _mm256_storeu_si256((__m256i *)&a[48], x_201);
-    _mm256_storeu_si256((__m256i *)&a[176], x_203);
-    _mm256_storeu_si256((__m256i *)&a[112], x_205);
-    _mm256_storeu_si256((__m256i *)&a[240], x_207);
+    _mm256_storeu_si256((__m256i *)&r[160], x_202);
+    _mm256_storeu_si256((__m256i *)&r[96], x_204);
+    _mm256_storeu_si256((__m256i *)&r[224], x_206);
+    _mm256_storeu_si256((__m256i *)&r[16], x_193);
+    _mm256_storeu_si256((__m256i *)&r[144], x_195);
+    _mm256_storeu_si256((__m256i *)&r[80], x_197);
+    _mm256_storeu_si256((__m256i *)&r[208], x_199);
+    _mm256_storeu_si256((__m256i *)&r[48], x_201);
+    _mm256_storeu_si256((__m256i *)&r[176], x_203);
+    _mm256_storeu_si256((__m256i *)&r[112], x_205);
+    _mm256_storeu_si256((__m256i *)&r[240], x_207);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx2_assert_range(r, 256, -18058, 18058);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
+ */
+void nttgen_kyber_r1_avx2_ntt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
+#endif
+    nttgen_kyber_r1_avx2_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -18058, 18058);
 #endif
@@ -1552,427 +1571,6 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
     _mm256_storeu_si256((__m256i *)&a[240], x_79);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -32768, 32767);
-#endif
-}
-
-/*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-18058, 18058]
- * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
- */
-static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
-#endif
-    // layers 0: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
-        const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_2, zeta_0, zetaqinv_0);
-        const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_3, zeta_0, zetaqinv_0);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
-        const __m256i x_8 = _mm256_add_epi16(x_4, t_0);
-        const __m256i x_9 = _mm256_sub_epi16(x_4, t_0);
-        const __m256i x_10 = _mm256_add_epi16(x_5, t_1);
-        const __m256i x_11 = _mm256_sub_epi16(x_5, t_1);
-        const __m256i x_12 = _mm256_add_epi16(x_6, t_2);
-        const __m256i x_13 = _mm256_sub_epi16(x_6, t_2);
-        const __m256i x_14 = _mm256_add_epi16(x_7, t_3);
-        const __m256i x_15 = _mm256_sub_epi16(x_7, t_3);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_8);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_9);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 64], x_10);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 192], x_11);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 32], x_12);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 160], x_13);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 96], x_14);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 224], x_15);
-    }
-    // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[1040]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[1041]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[1042]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1043]);
-    const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&r[112]);
-    const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&r[240]);
-    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_16, zeta_1, zetaqinv_1);
-    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_17, zeta_2, zetaqinv_2);
-    const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&r[96]);
-    const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&r[224]);
-    const __m256i x_20 = _mm256_loadu_si256((const __m256i *)&r[80]);
-    const __m256i x_21 = _mm256_loadu_si256((const __m256i *)&r[208]);
-    const __m256i x_22 = _mm256_loadu_si256((const __m256i *)&r[48]);
-    const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&r[176]);
-    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[1044]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[1045]);
-    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[1046]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[1047]);
-    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[1048]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[1049]);
-    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[1050]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[1051]);
-    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_18, zeta_1, zetaqinv_1);
-    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_19, zeta_2, zetaqinv_2);
-    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_20, zeta_1, zetaqinv_1);
-    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_21, zeta_2, zetaqinv_2);
-    const __m256i x_24 = _mm256_add_epi16(x_22, t_4);
-    const __m256i x_25 = _mm256_sub_epi16(x_22, t_4);
-    const __m256i x_26 = _mm256_add_epi16(x_23, t_5);
-    const __m256i x_27 = _mm256_sub_epi16(x_23, t_5);
-    const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(x_24, zeta_3, zetaqinv_3);
-    const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_26, zeta_4, zetaqinv_4);
-    const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_25, zeta_5, zetaqinv_5);
-    const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_27, zeta_6, zetaqinv_6);
-    const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[64]);
-    const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[192]);
-    const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[32]);
-    const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[1052]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[1053]);
-    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[1054]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[1055]);
-    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[1056]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[1057]);
-    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[1058]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[1059]);
-    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[1060]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[1061]);
-    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[1062]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[1063]);
-    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[1064]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[1065]);
-    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[1066]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[1067]);
-    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_28, zeta_1, zetaqinv_1);
-    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_29, zeta_2, zetaqinv_2);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
-    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
-    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
-    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
-    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
-    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
-    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
-    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
-    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
-    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
-    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
-    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
-    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
-    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
-    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
-    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
-    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
-    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
-    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
-    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
-    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
-    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
-    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
-    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
-    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
-    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
-    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
-    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
-    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
-    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
-    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
-    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[784]);
-    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[800]);
-    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[816]);
-    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[832]);
-    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[848]);
-    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
-    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
-    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_0[896]);
-    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[912]);
-    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
-    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
-    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_0[960]);
-    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[976]);
-    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
-    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
-    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[1024]);
-    const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[16]);
-    const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[144]);
-    const __m256i x_34 = _mm256_add_epi16(x_30, t_6);
-    const __m256i x_35 = _mm256_sub_epi16(x_30, t_6);
-    const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_34, zeta_3, zetaqinv_3);
-    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_35, zeta_5, zetaqinv_5);
-    const __m256i x_36 = _mm256_add_epi16(x_31, t_7);
-    const __m256i x_37 = _mm256_sub_epi16(x_31, t_7);
-    goto part_1;
-part_1:;
-    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_36, zeta_4, zetaqinv_4);
-    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_37, zeta_6, zetaqinv_6);
-    const __m256i x_38 = _mm256_add_epi16(x_32, t_8);
-    const __m256i x_39 = _mm256_sub_epi16(x_32, t_8);
-    const __m256i x_40 = _mm256_add_epi16(x_33, t_9);
-    const __m256i x_41 = _mm256_sub_epi16(x_33, t_9);
-    const __m256i x_42 = _mm256_add_epi16(x_38, t_10);
-    const __m256i x_43 = _mm256_sub_epi16(x_38, t_10);
-    const __m256i t_20 = nttgen_kyber_r1_avx2_montmul(x_42, zeta_7, zetaqinv_7);
-    const __m256i t_21 = nttgen_kyber_r1_avx2_montmul(x_43, zeta_11, zetaqinv_11);
-    const __m256i x_44 = _mm256_add_epi16(x_40, t_11);
-    const __m256i x_45 = _mm256_sub_epi16(x_40, t_11);
-    const __m256i t_22 = nttgen_kyber_r1_avx2_montmul(x_44, zeta_8, zetaqinv_8);
-    const __m256i t_23 = nttgen_kyber_r1_avx2_montmul(x_45, zeta_12, zetaqinv_12);
-    const __m256i x_46 = _mm256_add_epi16(x_39, t_12);
-    const __m256i x_47 = _mm256_sub_epi16(x_39, t_12);
-    const __m256i t_24 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_9, zetaqinv_9);
-    const __m256i t_25 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_13, zetaqinv_13);
-    const __m256i x_48 = _mm256_add_epi16(x_41, t_13);
-    const __m256i x_49 = _mm256_sub_epi16(x_41, t_13);
-    const __m256i t_26 = nttgen_kyber_r1_avx2_montmul(x_48, zeta_10, zetaqinv_10);
-    const __m256i t_27 = nttgen_kyber_r1_avx2_montmul(x_49, zeta_14, zetaqinv_14);
-    const __m256i x_50 = _mm256_loadu_si256((const __m256i *)&r[0]);
-    const __m256i x_51 = _mm256_loadu_si256((const __m256i *)&r[128]);
-    const __m256i x_52 = _mm256_add_epi16(x_50, t_14);
-    const __m256i x_53 = _mm256_sub_epi16(x_50, t_14);
-    const __m256i x_54 = _mm256_add_epi16(x_51, t_15);
-    const __m256i x_55 = _mm256_sub_epi16(x_51, t_15);
-    const __m256i x_56 = _mm256_add_epi16(x_52, t_16);
-    const __m256i x_57 = _mm256_sub_epi16(x_52, t_16);
-    const __m256i x_58 = _mm256_add_epi16(x_54, t_18);
-    const __m256i x_59 = _mm256_sub_epi16(x_54, t_18);
-    const __m256i x_60 = _mm256_add_epi16(x_53, t_17);
-    const __m256i x_61 = _mm256_sub_epi16(x_53, t_17);
-    const __m256i x_62 = _mm256_add_epi16(x_55, t_19);
-    const __m256i x_63 = _mm256_sub_epi16(x_55, t_19);
-    const __m256i x_64 = _mm256_add_epi16(x_56, t_20);
-    const __m256i x_65 = _mm256_sub_epi16(x_56, t_20);
-    const __m256i x_66 = _mm256_add_epi16(x_58, t_22);
-    const __m256i x_67 = _mm256_sub_epi16(x_58, t_22);
-    const __m256i x_68 = _mm256_permute2x128_si256(x_64, x_66, 32);
-    const __m256i x_69 = _mm256_permute2x128_si256(x_64, x_66, 49);
-    const __m256i x_70 = _mm256_permute2x128_si256(x_65, x_67, 32);
-    const __m256i x_71 = _mm256_permute2x128_si256(x_65, x_67, 49);
-    const __m256i t_28 = nttgen_kyber_r1_avx2_montmul(x_69, zeta_15, zetaqinv_15);
-    const __m256i t_29 = nttgen_kyber_r1_avx2_montmul(x_71, zeta_19, zetaqinv_19);
-    const __m256i x_72 = _mm256_add_epi16(x_60, t_24);
-    const __m256i x_73 = _mm256_sub_epi16(x_60, t_24);
-    const __m256i x_74 = _mm256_add_epi16(x_62, t_26);
-    const __m256i x_75 = _mm256_sub_epi16(x_62, t_26);
-    const __m256i x_76 = _mm256_permute2x128_si256(x_72, x_74, 32);
-    const __m256i x_77 = _mm256_permute2x128_si256(x_72, x_74, 49);
-    const __m256i x_78 = _mm256_permute2x128_si256(x_73, x_75, 32);
-    const __m256i x_79 = _mm256_permute2x128_si256(x_73, x_75, 49);
-    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_77, zeta_16, zetaqinv_16);
-    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_79, zeta_20, zetaqinv_20);
-    const __m256i x_80 = _mm256_add_epi16(x_57, t_21);
-    const __m256i x_81 = _mm256_sub_epi16(x_57, t_21);
-    const __m256i x_82 = _mm256_add_epi16(x_59, t_23);
-    const __m256i x_83 = _mm256_sub_epi16(x_59, t_23);
-    const __m256i x_84 = _mm256_permute2x128_si256(x_80, x_82, 32);
-    const __m256i x_85 = _mm256_permute2x128_si256(x_80, x_82, 49);
-    const __m256i x_86 = _mm256_permute2x128_si256(x_81, x_83, 32);
-    const __m256i x_87 = _mm256_permute2x128_si256(x_81, x_83, 49);
-    const __m256i t_32 = nttgen_kyber_r1_avx2_montmul(x_85, zeta_17, zetaqinv_17);
-    const __m256i t_33 = nttgen_kyber_r1_avx2_montmul(x_87, zeta_21, zetaqinv_21);
-    const __m256i x_88 = _mm256_add_epi16(x_61, t_25);
-    const __m256i x_89 = _mm256_sub_epi16(x_61, t_25);
-    const __m256i x_90 = _mm256_add_epi16(x_63, t_27);
-    const __m256i x_91 = _mm256_sub_epi16(x_63, t_27);
-    const __m256i x_92 = _mm256_permute2x128_si256(x_88, x_90, 32);
-    const __m256i x_93 = _mm256_permute2x128_si256(x_88, x_90, 49);
-    const __m256i x_94 = _mm256_permute2x128_si256(x_89, x_91, 32);
-    const __m256i x_95 = _mm256_permute2x128_si256(x_89, x_91, 49);
-    const __m256i t_34 = nttgen_kyber_r1_avx2_montmul(x_93, zeta_18, zetaqinv_18);
-    const __m256i t_35 = nttgen_kyber_r1_avx2_montmul(x_95, zeta_22, zetaqinv_22);
-    const __m256i x_96 = _mm256_add_epi16(x_68, t_28);
-    const __m256i x_97 = _mm256_sub_epi16(x_68, t_28);
-    const __m256i x_98 = _mm256_add_epi16(x_76, t_30);
-    const __m256i x_99 = _mm256_sub_epi16(x_76, t_30);
-    const __m256i x_100 = _mm256_unpacklo_epi32(x_96, x_98);
-    const __m256i x_101 = _mm256_unpackhi_epi32(x_96, x_98);
-    const __m256i x_102 = _mm256_unpacklo_epi32(x_97, x_99);
-    const __m256i x_103 = _mm256_unpackhi_epi32(x_97, x_99);
-    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_100);
-    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_102);
-    const __m256i t_36 = nttgen_kyber_r1_avx2_montmul(x_101, zeta_23, zetaqinv_23);
-    const __m256i t_37 = nttgen_kyber_r1_avx2_montmul(x_103, zeta_24, zetaqinv_24);
-    const __m256i x_104 = _mm256_add_epi16(x_84, t_32);
-    const __m256i x_105 = _mm256_sub_epi16(x_84, t_32);
-    const __m256i x_106 = _mm256_add_epi16(x_92, t_34);
-    const __m256i x_107 = _mm256_sub_epi16(x_92, t_34);
-    const __m256i x_108 = _mm256_unpacklo_epi32(x_104, x_106);
-    const __m256i x_109 = _mm256_unpackhi_epi32(x_104, x_106);
-    const __m256i x_110 = _mm256_unpacklo_epi32(x_105, x_107);
-    const __m256i x_111 = _mm256_unpackhi_epi32(x_105, x_107);
-    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_108);
-    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_110);
-    const __m256i t_38 = nttgen_kyber_r1_avx2_montmul(x_109, zeta_25, zetaqinv_25);
-    const __m256i t_39 = nttgen_kyber_r1_avx2_montmul(x_111, zeta_26, zetaqinv_26);
-    const __m256i x_112 = _mm256_add_epi16(x_70, t_29);
-    const __m256i x_113 = _mm256_sub_epi16(x_70, t_29);
-    const __m256i x_114 = _mm256_add_epi16(x_78, t_31);
-    const __m256i x_115 = _mm256_sub_epi16(x_78, t_31);
-    const __m256i x_116 = _mm256_unpacklo_epi32(x_112, x_114);
-    const __m256i x_117 = _mm256_unpackhi_epi32(x_112, x_114);
-    const __m256i x_118 = _mm256_unpacklo_epi32(x_113, x_115);
-    const __m256i x_119 = _mm256_unpackhi_epi32(x_113, x_115);
-    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_116);
-    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_118);
-    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_117, zeta_27, zetaqinv_27);
-    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_119, zeta_28, zetaqinv_28);
-    const __m256i x_120 = _mm256_add_epi16(x_86, t_33);
-    const __m256i x_121 = _mm256_sub_epi16(x_86, t_33);
-    const __m256i x_122 = _mm256_add_epi16(x_94, t_35);
-    const __m256i x_123 = _mm256_sub_epi16(x_94, t_35);
-    const __m256i x_124 = _mm256_unpacklo_epi32(x_120, x_122);
-    const __m256i x_125 = _mm256_unpackhi_epi32(x_120, x_122);
-    const __m256i x_126 = _mm256_unpacklo_epi32(x_121, x_123);
-    const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
-    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_124);
-    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_126);
-    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_125, zeta_29, zetaqinv_29);
-    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_127, zeta_30, zetaqinv_30);
-    const __m256i x_128 = _mm256_add_epi16(red_0, t_36);
-    const __m256i x_129 = _mm256_sub_epi16(red_0, t_36);
-    const __m256i x_130 = _mm256_add_epi16(red_1, t_37);
-    const __m256i x_131 = _mm256_sub_epi16(red_1, t_37);
-    goto part_2;
-part_2:;
-    const __m256i x_132 = _mm256_add_epi16(red_2, t_38);
-    const __m256i x_133 = _mm256_sub_epi16(red_2, t_38);
-    const __m256i x_134 = _mm256_unpacklo_epi64(x_128, x_132);
-    const __m256i x_135 = _mm256_unpackhi_epi64(x_128, x_132);
-    const __m256i x_136 = _mm256_unpacklo_epi64(x_129, x_133);
-    const __m256i x_137 = _mm256_unpackhi_epi64(x_129, x_133);
-    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_135, zeta_31, zetaqinv_31);
-    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_137, zeta_33, zetaqinv_33);
-    const __m256i x_138 = _mm256_add_epi16(red_3, t_39);
-    const __m256i x_139 = _mm256_sub_epi16(red_3, t_39);
-    const __m256i x_140 = _mm256_unpacklo_epi64(x_130, x_138);
-    const __m256i x_141 = _mm256_unpackhi_epi64(x_130, x_138);
-    const __m256i x_142 = _mm256_unpacklo_epi64(x_131, x_139);
-    const __m256i x_143 = _mm256_unpackhi_epi64(x_131, x_139);
-    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_141, zeta_32, zetaqinv_32);
-    const __m256i t_47 = nttgen_kyber_r1_avx2_montmul(x_143, zeta_34, zetaqinv_34);
-    const __m256i x_144 = _mm256_add_epi16(red_4, t_40);
-    const __m256i x_145 = _mm256_sub_epi16(red_4, t_40);
-    const __m256i x_146 = _mm256_add_epi16(red_5, t_41);
-    const __m256i x_147 = _mm256_sub_epi16(red_5, t_41);
-    const __m256i x_148 = _mm256_add_epi16(red_6, t_42);
-    const __m256i x_149 = _mm256_sub_epi16(red_6, t_42);
-    const __m256i x_150 = _mm256_unpacklo_epi64(x_144, x_148);
-    const __m256i x_151 = _mm256_unpackhi_epi64(x_144, x_148);
-    const __m256i x_152 = _mm256_unpacklo_epi64(x_145, x_149);
-    const __m256i x_153 = _mm256_unpackhi_epi64(x_145, x_149);
-    const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_151, zeta_35, zetaqinv_35);
-    const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_153, zeta_37, zetaqinv_37);
-    const __m256i x_154 = _mm256_add_epi16(red_7, t_43);
-    const __m256i x_155 = _mm256_sub_epi16(red_7, t_43);
-    const __m256i x_156 = _mm256_unpacklo_epi64(x_146, x_154);
-    const __m256i x_157 = _mm256_unpackhi_epi64(x_146, x_154);
-    const __m256i x_158 = _mm256_unpacklo_epi64(x_147, x_155);
-    const __m256i x_159 = _mm256_unpackhi_epi64(x_147, x_155);
-    const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_157, zeta_36, zetaqinv_36);
-    const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_38, zetaqinv_38);
-    const __m256i x_160 = _mm256_add_epi16(x_134, t_44);
-    const __m256i x_161 = _mm256_sub_epi16(x_134, t_44);
-    const __m256i x_162 = _mm256_add_epi16(x_140, t_46);
-    const __m256i x_163 = _mm256_sub_epi16(x_140, t_46);
-    const __m256i x_164 = _mm256_add_epi16(x_136, t_45);
-    const __m256i x_165 = _mm256_sub_epi16(x_136, t_45);
-    const __m256i x_166 = _mm256_add_epi16(x_142, t_47);
-    const __m256i x_167 = _mm256_sub_epi16(x_142, t_47);
-    const __m256i x_168 = _mm256_add_epi16(x_150, t_48);
-    const __m256i x_169 = _mm256_sub_epi16(x_150, t_48);
-    const __m256i x_170 = nttgen_kyber_r1_avx2_ilv16_lo(x_160, x_168);
-    const __m256i x_171 = nttgen_kyber_r1_avx2_ilv16_hi(x_160, x_168);
-    const __m256i x_172 = nttgen_kyber_r1_avx2_ilv16_lo(x_161, x_169);
-    const __m256i x_173 = nttgen_kyber_r1_avx2_ilv16_hi(x_161, x_169);
-    const __m256i t_52 = nttgen_kyber_r1_avx2_montmul(x_171, zeta_39, zetaqinv_39);
-    const __m256i t_53 = nttgen_kyber_r1_avx2_montmul(x_173, zeta_43, zetaqinv_43);
-    const __m256i x_174 = _mm256_add_epi16(x_156, t_50);
-    const __m256i x_175 = _mm256_sub_epi16(x_156, t_50);
-    const __m256i x_176 = nttgen_kyber_r1_avx2_ilv16_lo(x_162, x_174);
-    const __m256i x_177 = nttgen_kyber_r1_avx2_ilv16_hi(x_162, x_174);
-    const __m256i x_178 = nttgen_kyber_r1_avx2_ilv16_lo(x_163, x_175);
-    const __m256i x_179 = nttgen_kyber_r1_avx2_ilv16_hi(x_163, x_175);
-    const __m256i t_54 = nttgen_kyber_r1_avx2_montmul(x_177, zeta_40, zetaqinv_40);
-    const __m256i t_55 = nttgen_kyber_r1_avx2_montmul(x_179, zeta_44, zetaqinv_44);
-    const __m256i x_180 = _mm256_add_epi16(x_152, t_49);
-    const __m256i x_181 = _mm256_sub_epi16(x_152, t_49);
-    const __m256i x_182 = nttgen_kyber_r1_avx2_ilv16_lo(x_164, x_180);
-    const __m256i x_183 = nttgen_kyber_r1_avx2_ilv16_hi(x_164, x_180);
-    const __m256i x_184 = nttgen_kyber_r1_avx2_ilv16_lo(x_165, x_181);
-    const __m256i x_185 = nttgen_kyber_r1_avx2_ilv16_hi(x_165, x_181);
-    const __m256i t_56 = nttgen_kyber_r1_avx2_montmul(x_183, zeta_41, zetaqinv_41);
-    const __m256i t_57 = nttgen_kyber_r1_avx2_montmul(x_185, zeta_45, zetaqinv_45);
-    const __m256i x_186 = _mm256_add_epi16(x_158, t_51);
-    const __m256i x_187 = _mm256_sub_epi16(x_158, t_51);
-    const __m256i x_188 = nttgen_kyber_r1_avx2_ilv16_lo(x_166, x_186);
-    const __m256i x_189 = nttgen_kyber_r1_avx2_ilv16_hi(x_166, x_186);
-    const __m256i x_190 = nttgen_kyber_r1_avx2_ilv16_lo(x_167, x_187);
-    const __m256i x_191 = nttgen_kyber_r1_avx2_ilv16_hi(x_167, x_187);
-    const __m256i t_58 = nttgen_kyber_r1_avx2_montmul(x_189, zeta_42, zetaqinv_42);
-    const __m256i t_59 = nttgen_kyber_r1_avx2_montmul(x_191, zeta_46, zetaqinv_46);
-    const __m256i x_192 = _mm256_add_epi16(x_170, t_52);
-    const __m256i x_193 = _mm256_sub_epi16(x_170, t_52);
-    _mm256_storeu_si256((__m256i *)&r[0], x_192);
-    const __m256i x_194 = _mm256_add_epi16(x_176, t_54);
-    const __m256i x_195 = _mm256_sub_epi16(x_176, t_54);
-    _mm256_storeu_si256((__m256i *)&r[128], x_194);
-    const __m256i x_196 = _mm256_add_epi16(x_182, t_56);
-    const __m256i x_197 = _mm256_sub_epi16(x_182, t_56);
-    _mm256_storeu_si256((__m256i *)&r[64], x_196);
-    const __m256i x_198 = _mm256_add_epi16(x_188, t_58);
-    const __m256i x_199 = _mm256_sub_epi16(x_188, t_58);
-    _mm256_storeu_si256((__m256i *)&r[192], x_198);
-    const __m256i x_200 = _mm256_add_epi16(x_172, t_53);
-    const __m256i x_201 = _mm256_sub_epi16(x_172, t_53);
-    _mm256_storeu_si256((__m256i *)&r[32], x_200);
-    const __m256i x_202 = _mm256_add_epi16(x_178, t_55);
-    const __m256i x_203 = _mm256_sub_epi16(x_178, t_55);
-    const __m256i x_204 = _mm256_add_epi16(x_184, t_57);
-    const __m256i x_205 = _mm256_sub_epi16(x_184, t_57);
-    const __m256i x_206 = _mm256_add_epi16(x_190, t_59);
-    const __m256i x_207 = _mm256_sub_epi16(x_190, t_59);
-    _mm256_storeu_si256((__m256i *)&r[160], x_202);
-    _mm256_storeu_si256((__m256i *)&r[96], x_204);
-    _mm256_storeu_si256((__m256i *)&r[224], x_206);
-    _mm256_storeu_si256((__m256i *)&r[16], x_193);
-    _mm256_storeu_si256((__m256i *)&r[144], x_195);
-    _mm256_storeu_si256((__m256i *)&r[80], x_197);
-    _mm256_storeu_si256((__m256i *)&r[208], x_199);
-    _mm256_storeu_si256((__m256i *)&r[48], x_201);
-    _mm256_storeu_si256((__m256i *)&r[176], x_203);
-    _mm256_storeu_si256((__m256i *)&r[112], x_205);
-    _mm256_storeu_si256((__m256i *)&r[240], x_207);
-#ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(r, 256, -18058, 18058);
 #endif
 }
 

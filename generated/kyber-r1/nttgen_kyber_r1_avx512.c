@@ -183,7 +183,7 @@ static inline __m512i nttgen_kyber_r1_avx512_unzip32_hi(__m512i a, __m512i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_zetas[1312] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_from_zetas[1312] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
     121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319,
     -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191,
@@ -284,15 +284,16 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-18058, 18058]
+ * a[256]: on entry in [-7680, 7680]
  * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  */
-void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
 #endif
@@ -501,14 +502,32 @@ part_1:;
     const __m512i x_109 = _mm512_sub_epi16(x_100, t_30);
     const __m512i x_110 = _mm512_add_epi16(x_102, t_31);
     const __m512i x_111 = _mm512_sub_epi16(x_102, t_31);
-    _mm512_storeu_si512((__m512i *)&a[0], x_104);
-    _mm512_storeu_si512((__m512i *)&a[128], x_106);
-    _mm512_storeu_si512((__m512i *)&a[64], x_105);
-    _mm512_storeu_si512((__m512i *)&a[192], x_107);
-    _mm512_storeu_si512((__m512i *)&a[32], x_108);
-    _mm512_storeu_si512((__m512i *)&a[160], x_110);
-    _mm512_storeu_si512((__m512i *)&a[96], x_109);
-    _mm512_storeu_si512((__m512i *)&a[224], x_111);
+    _mm512_storeu_si512((__m512i *)&r[0], x_104);
+    _mm512_storeu_si512((__m512i *)&r[128], x_106);
+    _mm512_storeu_si512((__m512i *)&r[64], x_105);
+    _mm512_storeu_si512((__m512i *)&r[192], x_107);
+    _mm512_storeu_si512((__m512i *)&r[32], x_108);
+    _mm512_storeu_si512((__m512i *)&r[160], x_110);
+    _mm512_storeu_si512((__m512i *)&r[96], x_109);
+    _mm512_storeu_si512((__m512i *)&r[224], x_111);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(r, 256, -18058, 18058);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
+ */
+void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
+#endif
+    nttgen_kyber_r1_avx512_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -18058, 18058);
 #endif
@@ -932,38 +951,12 @@ void nttgen_kyber_r1_avx512_reduce(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -32768, 32767);
 #endif
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_0);
-    const __m512i red_1 = nttgen_kyber_r1_avx512_cond_add_q(red_0);
-    _mm512_storeu_si512((__m512i *)&a[0], red_1);
-    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(x_1);
-    const __m512i red_3 = nttgen_kyber_r1_avx512_cond_add_q(red_2);
-    _mm512_storeu_si512((__m512i *)&a[32], red_3);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(x_2);
-    const __m512i red_5 = nttgen_kyber_r1_avx512_cond_add_q(red_4);
-    _mm512_storeu_si512((__m512i *)&a[64], red_5);
-    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i red_6 = nttgen_kyber_r1_avx512_barrett(x_3);
-    const __m512i red_7 = nttgen_kyber_r1_avx512_cond_add_q(red_6);
-    _mm512_storeu_si512((__m512i *)&a[96], red_7);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i red_8 = nttgen_kyber_r1_avx512_barrett(x_4);
-    const __m512i red_9 = nttgen_kyber_r1_avx512_cond_add_q(red_8);
-    _mm512_storeu_si512((__m512i *)&a[128], red_9);
-    const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i red_10 = nttgen_kyber_r1_avx512_barrett(x_5);
-    const __m512i red_11 = nttgen_kyber_r1_avx512_cond_add_q(red_10);
-    _mm512_storeu_si512((__m512i *)&a[160], red_11);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i red_12 = nttgen_kyber_r1_avx512_barrett(x_6);
-    const __m512i red_13 = nttgen_kyber_r1_avx512_cond_add_q(red_12);
-    _mm512_storeu_si512((__m512i *)&a[192], red_13);
-    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i red_14 = nttgen_kyber_r1_avx512_barrett(x_7);
-    const __m512i red_15 = nttgen_kyber_r1_avx512_cond_add_q(red_14);
-    _mm512_storeu_si512((__m512i *)&a[224], red_15);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_0);
+        const __m512i red_1 = nttgen_kyber_r1_avx512_cond_add_q(red_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], red_1);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, 0, 7680);
 #endif
@@ -982,46 +975,13 @@ void nttgen_kyber_r1_avx512_tomont(int16_t a[256]) {
     nttgen_kyber_r1_avx512_assert_range(a, 256, -32768, 32767);
 #endif
     // x -> x*beta (mod q)
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i f_0 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_0 = _mm512_set1_epi16(30656);
-    const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
-    _mm512_storeu_si512((__m512i *)&a[0], x_1);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i f_1 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_1 = _mm512_set1_epi16(30656);
-    const __m512i x_3 = nttgen_kyber_r1_avx512_montmul(x_2, f_1, fqinv_1);
-    _mm512_storeu_si512((__m512i *)&a[32], x_3);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i f_2 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_2 = _mm512_set1_epi16(30656);
-    const __m512i x_5 = nttgen_kyber_r1_avx512_montmul(x_4, f_2, fqinv_2);
-    _mm512_storeu_si512((__m512i *)&a[64], x_5);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i f_3 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_3 = _mm512_set1_epi16(30656);
-    const __m512i x_7 = nttgen_kyber_r1_avx512_montmul(x_6, f_3, fqinv_3);
-    _mm512_storeu_si512((__m512i *)&a[96], x_7);
-    const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i f_4 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_4 = _mm512_set1_epi16(30656);
-    const __m512i x_9 = nttgen_kyber_r1_avx512_montmul(x_8, f_4, fqinv_4);
-    _mm512_storeu_si512((__m512i *)&a[128], x_9);
-    const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i f_5 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_5 = _mm512_set1_epi16(30656);
-    const __m512i x_11 = nttgen_kyber_r1_avx512_montmul(x_10, f_5, fqinv_5);
-    _mm512_storeu_si512((__m512i *)&a[160], x_11);
-    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i f_6 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_6 = _mm512_set1_epi16(30656);
-    const __m512i x_13 = nttgen_kyber_r1_avx512_montmul(x_12, f_6, fqinv_6);
-    _mm512_storeu_si512((__m512i *)&a[192], x_13);
-    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i f_7 = _mm512_set1_epi16(-2112);
-    const __m512i fqinv_7 = _mm512_set1_epi16(30656);
-    const __m512i x_15 = nttgen_kyber_r1_avx512_montmul(x_14, f_7, fqinv_7);
-    _mm512_storeu_si512((__m512i *)&a[224], x_15);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i f_0 = _mm512_set1_epi16(-2112);
+        const __m512i fqinv_0 = _mm512_set1_epi16(30656);
+        const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -4896, 4896);
 #endif
@@ -1040,46 +1000,13 @@ void nttgen_kyber_r1_avx512_frommont(int16_t a[256]) {
     nttgen_kyber_r1_avx512_assert_range(a, 256, -32768, 32767);
 #endif
     // x -> x/beta (mod q)
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i f_0 = _mm512_set1_epi16(1);
-    const __m512i fqinv_0 = _mm512_set1_epi16(-7679);
-    const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
-    _mm512_storeu_si512((__m512i *)&a[0], x_1);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i f_1 = _mm512_set1_epi16(1);
-    const __m512i fqinv_1 = _mm512_set1_epi16(-7679);
-    const __m512i x_3 = nttgen_kyber_r1_avx512_montmul(x_2, f_1, fqinv_1);
-    _mm512_storeu_si512((__m512i *)&a[32], x_3);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i f_2 = _mm512_set1_epi16(1);
-    const __m512i fqinv_2 = _mm512_set1_epi16(-7679);
-    const __m512i x_5 = nttgen_kyber_r1_avx512_montmul(x_4, f_2, fqinv_2);
-    _mm512_storeu_si512((__m512i *)&a[64], x_5);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i f_3 = _mm512_set1_epi16(1);
-    const __m512i fqinv_3 = _mm512_set1_epi16(-7679);
-    const __m512i x_7 = nttgen_kyber_r1_avx512_montmul(x_6, f_3, fqinv_3);
-    _mm512_storeu_si512((__m512i *)&a[96], x_7);
-    const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i f_4 = _mm512_set1_epi16(1);
-    const __m512i fqinv_4 = _mm512_set1_epi16(-7679);
-    const __m512i x_9 = nttgen_kyber_r1_avx512_montmul(x_8, f_4, fqinv_4);
-    _mm512_storeu_si512((__m512i *)&a[128], x_9);
-    const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i f_5 = _mm512_set1_epi16(1);
-    const __m512i fqinv_5 = _mm512_set1_epi16(-7679);
-    const __m512i x_11 = nttgen_kyber_r1_avx512_montmul(x_10, f_5, fqinv_5);
-    _mm512_storeu_si512((__m512i *)&a[160], x_11);
-    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i f_6 = _mm512_set1_epi16(1);
-    const __m512i fqinv_6 = _mm512_set1_epi16(-7679);
-    const __m512i x_13 = nttgen_kyber_r1_avx512_montmul(x_12, f_6, fqinv_6);
-    _mm512_storeu_si512((__m512i *)&a[192], x_13);
-    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i f_7 = _mm512_set1_epi16(1);
-    const __m512i fqinv_7 = _mm512_set1_epi16(-7679);
-    const __m512i x_15 = nttgen_kyber_r1_avx512_montmul(x_14, f_7, fqinv_7);
-    _mm512_storeu_si512((__m512i *)&a[224], x_15);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i f_0 = _mm512_set1_epi16(1);
+        const __m512i fqinv_0 = _mm512_set1_epi16(-7679);
+        const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -3840, 3840);
 #endif
@@ -1232,238 +1159,6 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
 }
 
 /*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-18058, 18058]
- * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
- */
-static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
-#endif
-    // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1280]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1281]);
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(x_0, zeta_0, zetaqinv_0);
-    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_0[1282]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[1283]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1284]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1285]);
-    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i x_4 = _mm512_add_epi16(x_3, t_0);
-    const __m512i x_5 = _mm512_sub_epi16(x_3, t_0);
-    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_4, zeta_1, zetaqinv_1);
-    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_5, zeta_2, zetaqinv_2);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1286]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[1287]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_0[1288]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_0[1289]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_0[1290]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[1291]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1292]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1293]);
-    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(x_6, zeta_0, zetaqinv_0);
-    const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
-    const __m512i x_10 = _mm512_sub_epi16(x_7, t_1);
-    const __m512i x_11 = _mm512_add_epi16(x_8, t_2);
-    const __m512i x_12 = _mm512_sub_epi16(x_8, t_2);
-    const __m512i t_6 = nttgen_kyber_r1_avx512_montmul(x_9, zeta_1, zetaqinv_1);
-    const __m512i t_7 = nttgen_kyber_r1_avx512_montmul(x_10, zeta_2, zetaqinv_2);
-    const __m512i x_13 = _mm512_add_epi16(x_11, t_3);
-    const __m512i x_14 = _mm512_sub_epi16(x_11, t_3);
-    const __m512i x_15 = _mm512_add_epi16(x_12, t_4);
-    const __m512i x_16 = _mm512_sub_epi16(x_12, t_4);
-    const __m512i t_8 = nttgen_kyber_r1_avx512_montmul(x_13, zeta_3, zetaqinv_3);
-    const __m512i t_9 = nttgen_kyber_r1_avx512_montmul(x_15, zeta_4, zetaqinv_4);
-    const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(x_14, zeta_5, zetaqinv_5);
-    const __m512i t_11 = nttgen_kyber_r1_avx512_montmul(x_16, zeta_6, zetaqinv_6);
-    const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i x_18 = _mm512_add_epi16(x_17, t_5);
-    const __m512i x_19 = _mm512_sub_epi16(x_17, t_5);
-    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
-    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
-    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
-    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
-    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
-    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
-    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_0[192]);
-    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_0[224]);
-    const __m512i x_20 = _mm512_add_epi16(x_18, t_6);
-    const __m512i x_21 = _mm512_sub_epi16(x_18, t_6);
-    const __m512i x_22 = _mm512_add_epi16(x_19, t_7);
-    const __m512i x_23 = _mm512_sub_epi16(x_19, t_7);
-    const __m512i x_24 = _mm512_add_epi16(x_20, t_8);
-    const __m512i x_25 = _mm512_sub_epi16(x_20, t_8);
-    const __m512i x_26 = _mm512_add_epi16(x_22, t_9);
-    const __m512i x_27 = _mm512_sub_epi16(x_22, t_9);
-    const __m512i x_28 = _mm512_add_epi16(x_21, t_10);
-    const __m512i x_29 = _mm512_sub_epi16(x_21, t_10);
-    const __m512i x_30 = _mm512_add_epi16(x_23, t_11);
-    const __m512i x_31 = _mm512_sub_epi16(x_23, t_11);
-    const __m512i x_32 = _mm512_shuffle_i64x2(x_24, x_26, 68);
-    const __m512i x_33 = _mm512_shuffle_i64x2(x_24, x_26, 238);
-    const __m512i x_34 = _mm512_shuffle_i64x2(x_28, x_30, 68);
-    const __m512i x_35 = _mm512_shuffle_i64x2(x_28, x_30, 238);
-    const __m512i x_36 = _mm512_shuffle_i64x2(x_25, x_27, 68);
-    const __m512i x_37 = _mm512_shuffle_i64x2(x_25, x_27, 238);
-    const __m512i x_38 = _mm512_shuffle_i64x2(x_29, x_31, 68);
-    const __m512i x_39 = _mm512_shuffle_i64x2(x_29, x_31, 238);
-    const __m512i t_12 = nttgen_kyber_r1_avx512_montmul(x_33, zeta_7, zetaqinv_7);
-    const __m512i t_13 = nttgen_kyber_r1_avx512_montmul(x_35, zeta_8, zetaqinv_8);
-    const __m512i t_14 = nttgen_kyber_r1_avx512_montmul(x_37, zeta_9, zetaqinv_9);
-    const __m512i t_15 = nttgen_kyber_r1_avx512_montmul(x_39, zeta_10, zetaqinv_10);
-    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_0[256]);
-    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_0[288]);
-    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_0[320]);
-    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_0[352]);
-    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_0[384]);
-    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_0[416]);
-    const __m512i zeta_14 = _mm512_load_si512((const __m512i *)&zetas_0[448]);
-    const __m512i zetaqinv_14 = _mm512_load_si512((const __m512i *)&zetas_0[480]);
-    const __m512i x_40 = _mm512_add_epi16(x_32, t_12);
-    const __m512i x_41 = _mm512_sub_epi16(x_32, t_12);
-    const __m512i x_42 = _mm512_add_epi16(x_34, t_13);
-    const __m512i x_43 = _mm512_sub_epi16(x_34, t_13);
-    const __m512i x_44 = _mm512_add_epi16(x_36, t_14);
-    const __m512i x_45 = _mm512_sub_epi16(x_36, t_14);
-    const __m512i x_46 = _mm512_add_epi16(x_38, t_15);
-    const __m512i x_47 = _mm512_sub_epi16(x_38, t_15);
-    const __m512i x_48 = nttgen_kyber_r1_avx512_ilv128_lo(x_40, x_42);
-    const __m512i x_49 = nttgen_kyber_r1_avx512_ilv128_hi(x_40, x_42);
-    const __m512i x_50 = nttgen_kyber_r1_avx512_ilv128_lo(x_41, x_43);
-    const __m512i x_51 = nttgen_kyber_r1_avx512_ilv128_hi(x_41, x_43);
-    const __m512i x_52 = nttgen_kyber_r1_avx512_ilv128_lo(x_44, x_46);
-    const __m512i x_53 = nttgen_kyber_r1_avx512_ilv128_hi(x_44, x_46);
-    const __m512i x_54 = nttgen_kyber_r1_avx512_ilv128_lo(x_45, x_47);
-    const __m512i x_55 = nttgen_kyber_r1_avx512_ilv128_hi(x_45, x_47);
-    const __m512i t_16 = nttgen_kyber_r1_avx512_montmul(x_49, zeta_11, zetaqinv_11);
-    const __m512i t_17 = nttgen_kyber_r1_avx512_montmul(x_51, zeta_12, zetaqinv_12);
-    const __m512i t_18 = nttgen_kyber_r1_avx512_montmul(x_53, zeta_13, zetaqinv_13);
-    const __m512i t_19 = nttgen_kyber_r1_avx512_montmul(x_55, zeta_14, zetaqinv_14);
-    const __m512i x_56 = _mm512_add_epi16(x_48, t_16);
-    const __m512i x_57 = _mm512_sub_epi16(x_48, t_16);
-    const __m512i x_58 = _mm512_add_epi16(x_50, t_17);
-    const __m512i x_59 = _mm512_sub_epi16(x_50, t_17);
-    const __m512i x_60 = _mm512_add_epi16(x_52, t_18);
-    const __m512i x_61 = _mm512_sub_epi16(x_52, t_18);
-    const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
-    const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
-    const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
-    const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
-    const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
-    const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
-    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
-    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
-    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
-    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
-    const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
-    const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
-    const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
-    const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
-    goto part_1;
-part_1:;
-    const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
-    const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
-    const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
-    const __m512i x_71 = _mm512_unpackhi_epi32(x_59, x_63);
-    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_64);
-    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(x_66);
-    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(x_68);
-    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(x_70);
-    const __m512i t_20 = nttgen_kyber_r1_avx512_montmul(x_65, zeta_15, zetaqinv_15);
-    const __m512i t_21 = nttgen_kyber_r1_avx512_montmul(x_67, zeta_16, zetaqinv_16);
-    const __m512i t_22 = nttgen_kyber_r1_avx512_montmul(x_69, zeta_17, zetaqinv_17);
-    const __m512i t_23 = nttgen_kyber_r1_avx512_montmul(x_71, zeta_18, zetaqinv_18);
-    const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[768]);
-    const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[800]);
-    const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[832]);
-    const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_0[864]);
-    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_0[896]);
-    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_0[928]);
-    const __m512i zeta_22 = _mm512_load_si512((const __m512i *)&zetas_0[960]);
-    const __m512i zetaqinv_22 = _mm512_load_si512((const __m512i *)&zetas_0[992]);
-    const __m512i x_72 = _mm512_add_epi16(red_0, t_20);
-    const __m512i x_73 = _mm512_sub_epi16(red_0, t_20);
-    const __m512i x_74 = _mm512_add_epi16(red_1, t_21);
-    const __m512i x_75 = _mm512_sub_epi16(red_1, t_21);
-    const __m512i x_76 = _mm512_add_epi16(red_2, t_22);
-    const __m512i x_77 = _mm512_sub_epi16(red_2, t_22);
-    const __m512i x_78 = _mm512_add_epi16(red_3, t_23);
-    const __m512i x_79 = _mm512_sub_epi16(red_3, t_23);
-    const __m512i x_80 = _mm512_unpacklo_epi64(x_72, x_74);
-    const __m512i x_81 = _mm512_unpackhi_epi64(x_72, x_74);
-    const __m512i x_82 = _mm512_unpacklo_epi64(x_76, x_78);
-    const __m512i x_83 = _mm512_unpackhi_epi64(x_76, x_78);
-    const __m512i x_84 = _mm512_unpacklo_epi64(x_73, x_75);
-    const __m512i x_85 = _mm512_unpackhi_epi64(x_73, x_75);
-    const __m512i x_86 = _mm512_unpacklo_epi64(x_77, x_79);
-    const __m512i x_87 = _mm512_unpackhi_epi64(x_77, x_79);
-    const __m512i t_24 = nttgen_kyber_r1_avx512_montmul(x_81, zeta_19, zetaqinv_19);
-    const __m512i t_25 = nttgen_kyber_r1_avx512_montmul(x_83, zeta_20, zetaqinv_20);
-    const __m512i t_26 = nttgen_kyber_r1_avx512_montmul(x_85, zeta_21, zetaqinv_21);
-    const __m512i t_27 = nttgen_kyber_r1_avx512_montmul(x_87, zeta_22, zetaqinv_22);
-    const __m512i zeta_23 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
-    const __m512i zetaqinv_23 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
-    const __m512i zeta_24 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
-    const __m512i zetaqinv_24 = _mm512_load_si512((const __m512i *)&zetas_0[1120]);
-    const __m512i zeta_25 = _mm512_load_si512((const __m512i *)&zetas_0[1152]);
-    const __m512i zetaqinv_25 = _mm512_load_si512((const __m512i *)&zetas_0[1184]);
-    const __m512i zeta_26 = _mm512_load_si512((const __m512i *)&zetas_0[1216]);
-    const __m512i zetaqinv_26 = _mm512_load_si512((const __m512i *)&zetas_0[1248]);
-    const __m512i x_88 = _mm512_add_epi16(x_80, t_24);
-    const __m512i x_89 = _mm512_sub_epi16(x_80, t_24);
-    const __m512i x_90 = _mm512_add_epi16(x_82, t_25);
-    const __m512i x_91 = _mm512_sub_epi16(x_82, t_25);
-    const __m512i x_92 = _mm512_add_epi16(x_84, t_26);
-    const __m512i x_93 = _mm512_sub_epi16(x_84, t_26);
-    const __m512i x_94 = _mm512_add_epi16(x_86, t_27);
-    const __m512i x_95 = _mm512_sub_epi16(x_86, t_27);
-    const __m512i x_96 = nttgen_kyber_r1_avx512_ilv16_lo(x_88, x_90);
-    const __m512i x_97 = nttgen_kyber_r1_avx512_ilv16_hi(x_88, x_90);
-    const __m512i x_98 = nttgen_kyber_r1_avx512_ilv16_lo(x_89, x_91);
-    const __m512i x_99 = nttgen_kyber_r1_avx512_ilv16_hi(x_89, x_91);
-    const __m512i x_100 = nttgen_kyber_r1_avx512_ilv16_lo(x_92, x_94);
-    const __m512i x_101 = nttgen_kyber_r1_avx512_ilv16_hi(x_92, x_94);
-    const __m512i x_102 = nttgen_kyber_r1_avx512_ilv16_lo(x_93, x_95);
-    const __m512i x_103 = nttgen_kyber_r1_avx512_ilv16_hi(x_93, x_95);
-    const __m512i t_28 = nttgen_kyber_r1_avx512_montmul(x_97, zeta_23, zetaqinv_23);
-    const __m512i t_29 = nttgen_kyber_r1_avx512_montmul(x_99, zeta_24, zetaqinv_24);
-    const __m512i t_30 = nttgen_kyber_r1_avx512_montmul(x_101, zeta_25, zetaqinv_25);
-    const __m512i t_31 = nttgen_kyber_r1_avx512_montmul(x_103, zeta_26, zetaqinv_26);
-    const __m512i x_104 = _mm512_add_epi16(x_96, t_28);
-    const __m512i x_105 = _mm512_sub_epi16(x_96, t_28);
-    const __m512i x_106 = _mm512_add_epi16(x_98, t_29);
-    const __m512i x_107 = _mm512_sub_epi16(x_98, t_29);
-    const __m512i x_108 = _mm512_add_epi16(x_100, t_30);
-    const __m512i x_109 = _mm512_sub_epi16(x_100, t_30);
-    const __m512i x_110 = _mm512_add_epi16(x_102, t_31);
-    const __m512i x_111 = _mm512_sub_epi16(x_102, t_31);
-    _mm512_storeu_si512((__m512i *)&r[0], x_104);
-    _mm512_storeu_si512((__m512i *)&r[128], x_106);
-    _mm512_storeu_si512((__m512i *)&r[64], x_105);
-    _mm512_storeu_si512((__m512i *)&r[192], x_107);
-    _mm512_storeu_si512((__m512i *)&r[32], x_108);
-    _mm512_storeu_si512((__m512i *)&r[160], x_110);
-    _mm512_storeu_si512((__m512i *)&r[96], x_109);
-    _mm512_storeu_si512((__m512i *)&r[224], x_111);
-#ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(r, 256, -18058, 18058);
-#endif
-}
-
-/*
  * r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)
  *
  * Input:  r: a_hat, NTT domain, native order; b: coefficients, standard order
@@ -1474,7 +1169,7 @@ part_1:;
  *   8, shuffle 32, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_zetas;
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG

@@ -133,7 +133,7 @@ static inline vint16m1_t nttgen_kyber_r1_rvv256_cond_add_q(vint16m1_t a, size_t 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_zetas[512] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_from_zetas[512] = {
     // pass 0: layer(s) 0, 1, 2, 3
     3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655,
     -2319, -18191, 834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0,
@@ -253,17 +253,18 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_twist[512] = {
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-18058, 18058]
+ * a[256]: on entry in [-7680, 7680]
  * Ops per call: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  */
-void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
         __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
-    const int16_t *const zetas_0 = nttgen_kyber_r1_rvv256_ntt_zetas;
+    const int16_t *const zetas_0 = nttgen_kyber_r1_rvv256_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
 #endif
@@ -412,22 +413,22 @@ part_1:;
     const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_66, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_68, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_70, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_72, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_74, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_76, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_78, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_65, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_67, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_69, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_71, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_73, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_75, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_77, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_64, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_66, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_68, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_70, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_72, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_74, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_76, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_78, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_65, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_67, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_69, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_71, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_73, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_75, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_77, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_79, 16);
     // layers 4, 5, 6, 7: 16 register(s) per chunk
     const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
     const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
@@ -459,22 +460,22 @@ part_1:;
     const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
     const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
     const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
-    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
-    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
-    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
-    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
-    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
-    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
-    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
-    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
-    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
-    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
-    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
-    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
-    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
-    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
-    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
-    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
+    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
+    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
+    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
+    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
+    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
+    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
+    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
+    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
+    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
+    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
+    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
+    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
+    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
+    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
+    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
+    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
     const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
     const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
@@ -581,22 +582,40 @@ part_2:;
     const vint16m1_t t_63 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_29, zetaqinv_29, 16);
     const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_63, 16);
     const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_63, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_144, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_146, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_148, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_150, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_152, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_154, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_156, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_158, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_145, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_147, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_149, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_151, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_153, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_155, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_157, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_159, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_144, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_146, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_148, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_150, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_152, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_154, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_156, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_158, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_145, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_147, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_149, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_151, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_153, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_155, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_157, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_159, 16);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(r, 256, -18058, 18058);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Ops per call: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
+ */
+void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
+#endif
+    nttgen_kyber_r1_rvv256_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -18058, 18058);
 #endif
@@ -1328,70 +1347,12 @@ void nttgen_kyber_r1_rvv256_reduce(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_0, 16);
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_cond_add_q(red_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], red_1, 16);
-    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_1, 16);
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_cond_add_q(red_2, 16);
-    __riscv_vse16_v_i16m1(&a[16], red_3, 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_2, 16);
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_cond_add_q(red_4, 16);
-    __riscv_vse16_v_i16m1(&a[32], red_5, 16);
-    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_3, 16);
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_cond_add_q(red_6, 16);
-    __riscv_vse16_v_i16m1(&a[48], red_7, 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_4, 16);
-    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_cond_add_q(red_8, 16);
-    __riscv_vse16_v_i16m1(&a[64], red_9, 16);
-    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_5, 16);
-    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_cond_add_q(red_10, 16);
-    __riscv_vse16_v_i16m1(&a[80], red_11, 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_6, 16);
-    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_cond_add_q(red_12, 16);
-    __riscv_vse16_v_i16m1(&a[96], red_13, 16);
-    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_7, 16);
-    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_cond_add_q(red_14, 16);
-    __riscv_vse16_v_i16m1(&a[112], red_15, 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_barrett(x_8, 16);
-    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_cond_add_q(red_16, 16);
-    __riscv_vse16_v_i16m1(&a[128], red_17, 16);
-    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_barrett(x_9, 16);
-    const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_cond_add_q(red_18, 16);
-    __riscv_vse16_v_i16m1(&a[144], red_19, 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t red_20 = nttgen_kyber_r1_rvv256_barrett(x_10, 16);
-    const vint16m1_t red_21 = nttgen_kyber_r1_rvv256_cond_add_q(red_20, 16);
-    __riscv_vse16_v_i16m1(&a[160], red_21, 16);
-    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t red_22 = nttgen_kyber_r1_rvv256_barrett(x_11, 16);
-    const vint16m1_t red_23 = nttgen_kyber_r1_rvv256_cond_add_q(red_22, 16);
-    __riscv_vse16_v_i16m1(&a[176], red_23, 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t red_24 = nttgen_kyber_r1_rvv256_barrett(x_12, 16);
-    const vint16m1_t red_25 = nttgen_kyber_r1_rvv256_cond_add_q(red_24, 16);
-    __riscv_vse16_v_i16m1(&a[192], red_25, 16);
-    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t red_26 = nttgen_kyber_r1_rvv256_barrett(x_13, 16);
-    const vint16m1_t red_27 = nttgen_kyber_r1_rvv256_cond_add_q(red_26, 16);
-    __riscv_vse16_v_i16m1(&a[208], red_27, 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t red_28 = nttgen_kyber_r1_rvv256_barrett(x_14, 16);
-    const vint16m1_t red_29 = nttgen_kyber_r1_rvv256_cond_add_q(red_28, 16);
-    __riscv_vse16_v_i16m1(&a[224], red_29, 16);
-    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t red_30 = nttgen_kyber_r1_rvv256_barrett(x_15, 16);
-    const vint16m1_t red_31 = nttgen_kyber_r1_rvv256_cond_add_q(red_30, 16);
-    __riscv_vse16_v_i16m1(&a[240], red_31, 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_0, 16);
+        const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_cond_add_q(red_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], red_1, 16);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, 0, 7680);
 #endif
@@ -1410,86 +1371,13 @@ void nttgen_kyber_r1_rvv256_tomont(int16_t a[256]) {
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
     // x -> x*beta (mod q)
-    const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = nttgen_kyber_r1_rvv256_montmul(x_0, f_0, fqinv_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_1, 16);
-    const vint16m1_t f_1 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_1 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_3 = nttgen_kyber_r1_rvv256_montmul(x_2, f_1, fqinv_1, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_3, 16);
-    const vint16m1_t f_2 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_2 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = nttgen_kyber_r1_rvv256_montmul(x_4, f_2, fqinv_2, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_5, 16);
-    const vint16m1_t f_3 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_3 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_7 = nttgen_kyber_r1_rvv256_montmul(x_6, f_3, fqinv_3, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_7, 16);
-    const vint16m1_t f_4 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_4 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_9 = nttgen_kyber_r1_rvv256_montmul(x_8, f_4, fqinv_4, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_9, 16);
-    const vint16m1_t f_5 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_5 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = nttgen_kyber_r1_rvv256_montmul(x_10, f_5, fqinv_5, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_11, 16);
-    const vint16m1_t f_6 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_6 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_13 = nttgen_kyber_r1_rvv256_montmul(x_12, f_6, fqinv_6, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_13, 16);
-    const vint16m1_t f_7 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_7 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = nttgen_kyber_r1_rvv256_montmul(x_14, f_7, fqinv_7, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_15, 16);
-    const vint16m1_t f_8 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_8 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_17 = nttgen_kyber_r1_rvv256_montmul(x_16, f_8, fqinv_8, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_17, 16);
-    const vint16m1_t f_9 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_9 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_19 = nttgen_kyber_r1_rvv256_montmul(x_18, f_9, fqinv_9, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_19, 16);
-    const vint16m1_t f_10 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_10 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_21 = nttgen_kyber_r1_rvv256_montmul(x_20, f_10, fqinv_10, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_21, 16);
-    const vint16m1_t f_11 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_11 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_23 = nttgen_kyber_r1_rvv256_montmul(x_22, f_11, fqinv_11, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_23, 16);
-    const vint16m1_t f_12 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_12 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_25 = nttgen_kyber_r1_rvv256_montmul(x_24, f_12, fqinv_12, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_25, 16);
-    const vint16m1_t f_13 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_13 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_27 = nttgen_kyber_r1_rvv256_montmul(x_26, f_13, fqinv_13, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_27, 16);
-    const vint16m1_t f_14 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_14 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_29 = nttgen_kyber_r1_rvv256_montmul(x_28, f_14, fqinv_14, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_29, 16);
-    const vint16m1_t f_15 = __riscv_vmv_v_x_i16m1(-2112, 16);
-    const vint16m1_t fqinv_15 = __riscv_vmv_v_x_i16m1(30656, 16);
-    const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_31 = nttgen_kyber_r1_rvv256_montmul(x_30, f_15, fqinv_15, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_31, 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(-2112, 16);
+        const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(30656, 16);
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t x_1 = nttgen_kyber_r1_rvv256_montmul(x_0, f_0, fqinv_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], x_1, 16);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -4896, 4896);
 #endif
@@ -1508,86 +1396,13 @@ void nttgen_kyber_r1_rvv256_frommont(int16_t a[256]) {
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
     // x -> x/beta (mod q)
-    const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = nttgen_kyber_r1_rvv256_montmul(x_0, f_0, fqinv_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_1, 16);
-    const vint16m1_t f_1 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_1 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_3 = nttgen_kyber_r1_rvv256_montmul(x_2, f_1, fqinv_1, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_3, 16);
-    const vint16m1_t f_2 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_2 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = nttgen_kyber_r1_rvv256_montmul(x_4, f_2, fqinv_2, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_5, 16);
-    const vint16m1_t f_3 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_3 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_7 = nttgen_kyber_r1_rvv256_montmul(x_6, f_3, fqinv_3, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_7, 16);
-    const vint16m1_t f_4 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_4 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_9 = nttgen_kyber_r1_rvv256_montmul(x_8, f_4, fqinv_4, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_9, 16);
-    const vint16m1_t f_5 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_5 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = nttgen_kyber_r1_rvv256_montmul(x_10, f_5, fqinv_5, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_11, 16);
-    const vint16m1_t f_6 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_6 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_13 = nttgen_kyber_r1_rvv256_montmul(x_12, f_6, fqinv_6, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_13, 16);
-    const vint16m1_t f_7 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_7 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = nttgen_kyber_r1_rvv256_montmul(x_14, f_7, fqinv_7, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_15, 16);
-    const vint16m1_t f_8 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_8 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_17 = nttgen_kyber_r1_rvv256_montmul(x_16, f_8, fqinv_8, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_17, 16);
-    const vint16m1_t f_9 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_9 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_19 = nttgen_kyber_r1_rvv256_montmul(x_18, f_9, fqinv_9, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_19, 16);
-    const vint16m1_t f_10 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_10 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_21 = nttgen_kyber_r1_rvv256_montmul(x_20, f_10, fqinv_10, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_21, 16);
-    const vint16m1_t f_11 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_11 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_23 = nttgen_kyber_r1_rvv256_montmul(x_22, f_11, fqinv_11, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_23, 16);
-    const vint16m1_t f_12 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_12 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_25 = nttgen_kyber_r1_rvv256_montmul(x_24, f_12, fqinv_12, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_25, 16);
-    const vint16m1_t f_13 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_13 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_27 = nttgen_kyber_r1_rvv256_montmul(x_26, f_13, fqinv_13, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_27, 16);
-    const vint16m1_t f_14 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_14 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_29 = nttgen_kyber_r1_rvv256_montmul(x_28, f_14, fqinv_14, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_29, 16);
-    const vint16m1_t f_15 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_15 = __riscv_vmv_v_x_i16m1(-7679, 16);
-    const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_31 = nttgen_kyber_r1_rvv256_montmul(x_30, f_15, fqinv_15, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_31, 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(1, 16);
+        const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(-7679, 16);
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t x_1 = nttgen_kyber_r1_rvv256_montmul(x_0, f_0, fqinv_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], x_1, 16);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -3840, 3840);
 #endif
@@ -1692,357 +1507,6 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[240], x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
-#endif
-}
-
-/*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-18058, 18058]
- * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
- */
-static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 =
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
-    const int16_t *const zetas_0 = nttgen_kyber_r1_rvv256_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
-#endif
-    // layers 0, 1, 2, 3: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 16);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 16);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 16);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 16);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 16);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 16);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 16);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 16);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 16);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_1, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, t_0, 16);
-    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, t_0, 16);
-    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_3, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_2, t_1, 16);
-    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_2, t_1, 16);
-    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_5, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, t_2, 16);
-    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, t_2, 16);
-    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_7, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_6, t_3, 16);
-    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_6, t_3, 16);
-    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_9, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, t_4, 16);
-    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, t_4, 16);
-    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_11, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_10, t_5, 16);
-    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_10, t_5, 16);
-    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, t_6, 16);
-    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, t_6, 16);
-    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_14, t_7, 16);
-    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_14, t_7, 16);
-    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_18, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, t_8, 16);
-    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, t_8, 16);
-    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_19, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_17, t_9, 16);
-    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_17, t_9, 16);
-    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_22, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, t_10, 16);
-    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, t_10, 16);
-    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_23, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_21, t_11, 16);
-    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_21, t_11, 16);
-    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_26, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, t_12, 16);
-    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, t_12, 16);
-    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_27, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_25, t_13, 16);
-    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_25, t_13, 16);
-    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_30, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_28, t_14, 16);
-    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_28, t_14, 16);
-    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_31, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_29, t_15, 16);
-    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_29, t_15, 16);
-    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_36, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_16, 16);
-    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_16, 16);
-    const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_38, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_17, 16);
-    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_17, 16);
-    const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_18, 16);
-    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_18, 16);
-    const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_19, 16);
-    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_19, 16);
-    const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_20, 16);
-    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_20, 16);
-    const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_21, 16);
-    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_21, 16);
-    const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_22, 16);
-    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_22, 16);
-    const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_23, 16);
-    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_23, 16);
-    const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_56, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_24, 16);
-    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_24, 16);
-    const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 16);
-    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 16);
-    const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
-    goto part_1;
-part_1:;
-    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 16);
-    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 16);
-    const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
-    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_54, t_27, 16);
-    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_54, t_27, 16);
-    const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_57, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_49, t_28, 16);
-    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_49, t_28, 16);
-    const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_12, zetaqinv_12, 16);
-    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_51, t_29, 16);
-    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_51, t_29, 16);
-    const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_61, zeta_13, zetaqinv_13, 16);
-    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_53, t_30, 16);
-    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_53, t_30, 16);
-    const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
-    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
-    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    __riscv_vse16_v_i16m1(&r[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&r[128], x_66, 16);
-    __riscv_vse16_v_i16m1(&r[64], x_68, 16);
-    __riscv_vse16_v_i16m1(&r[192], x_70, 16);
-    __riscv_vse16_v_i16m1(&r[32], x_72, 16);
-    __riscv_vse16_v_i16m1(&r[160], x_74, 16);
-    __riscv_vse16_v_i16m1(&r[96], x_76, 16);
-    __riscv_vse16_v_i16m1(&r[224], x_78, 16);
-    __riscv_vse16_v_i16m1(&r[16], x_65, 16);
-    __riscv_vse16_v_i16m1(&r[144], x_67, 16);
-    __riscv_vse16_v_i16m1(&r[80], x_69, 16);
-    __riscv_vse16_v_i16m1(&r[208], x_71, 16);
-    __riscv_vse16_v_i16m1(&r[48], x_73, 16);
-    __riscv_vse16_v_i16m1(&r[176], x_75, 16);
-    __riscv_vse16_v_i16m1(&r[112], x_77, 16);
-    __riscv_vse16_v_i16m1(&r[240], x_79, 16);
-    // layers 4, 5, 6, 7: 16 register(s) per chunk
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
-    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
-    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
-    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
-    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
-    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
-    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
-    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
-    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
-    const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
-    const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
-    const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
-    const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
-    const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
-    const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
-    const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
-    const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
-    const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
-    const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
-    const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
-    const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
-    const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
-    const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
-    const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
-    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
-    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
-    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
-    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
-    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
-    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
-    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
-    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
-    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
-    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
-    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
-    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
-    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
-    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
-    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
-    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
-    const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_85, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_96, 16);
-    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(red_0, t_40, 16);
-    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(red_0, t_40, 16);
-    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_97, 16);
-    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(red_1, t_41, 16);
-    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(red_1, t_41, 16);
-    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_100, 16);
-    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(red_2, t_42, 16);
-    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(red_2, t_42, 16);
-    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_101, 16);
-    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(red_3, t_43, 16);
-    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(red_3, t_43, 16);
-    const vint16m1_t t_44 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_104, 16);
-    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(red_4, t_44, 16);
-    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(red_4, t_44, 16);
-    const vint16m1_t t_45 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_105, 16);
-    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_45, 16);
-    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_45, 16);
-    const vint16m1_t t_46 = nttgen_kyber_r1_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
-    goto part_2;
-part_2:;
-    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_108, 16);
-    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_46, 16);
-    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_46, 16);
-    const vint16m1_t t_47 = nttgen_kyber_r1_rvv256_montmul(x_111, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_109, 16);
-    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(red_7, t_47, 16);
-    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(red_7, t_47, 16);
-    const vint16m1_t t_48 = nttgen_kyber_r1_rvv256_montmul(x_116, zeta_18, zetaqinv_18, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 16);
-    const vint16m1_t t_49 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_19, zetaqinv_19, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_49, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_49, 16);
-    const vint16m1_t t_50 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_20, zetaqinv_20, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_50, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_50, 16);
-    const vint16m1_t t_51 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_21, zetaqinv_21, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_51, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_51, 16);
-    const vint16m1_t t_52 = nttgen_kyber_r1_rvv256_montmul(x_124, zeta_18, zetaqinv_18, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
-    const vint16m1_t t_53 = nttgen_kyber_r1_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
-    const vint16m1_t t_54 = nttgen_kyber_r1_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_54, 16);
-    const vint16m1_t t_55 = nttgen_kyber_r1_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
-    const vint16m1_t t_56 = nttgen_kyber_r1_rvv256_montmul(x_136, zeta_22, zetaqinv_22, 16);
-    const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_56, 16);
-    const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_56, 16);
-    const vint16m1_t t_57 = nttgen_kyber_r1_rvv256_montmul(x_138, zeta_23, zetaqinv_23, 16);
-    const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 16);
-    const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 16);
-    const vint16m1_t t_58 = nttgen_kyber_r1_rvv256_montmul(x_140, zeta_24, zetaqinv_24, 16);
-    const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_58, 16);
-    const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_58, 16);
-    const vint16m1_t t_59 = nttgen_kyber_r1_rvv256_montmul(x_142, zeta_25, zetaqinv_25, 16);
-    const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_134, t_59, 16);
-    const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_134, t_59, 16);
-    const vint16m1_t t_60 = nttgen_kyber_r1_rvv256_montmul(x_137, zeta_26, zetaqinv_26, 16);
-    const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_129, t_60, 16);
-    const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_129, t_60, 16);
-    const vint16m1_t t_61 = nttgen_kyber_r1_rvv256_montmul(x_139, zeta_27, zetaqinv_27, 16);
-    const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_131, t_61, 16);
-    const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_131, t_61, 16);
-    const vint16m1_t t_62 = nttgen_kyber_r1_rvv256_montmul(x_141, zeta_28, zetaqinv_28, 16);
-    const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_133, t_62, 16);
-    const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_133, t_62, 16);
-    const vint16m1_t t_63 = nttgen_kyber_r1_rvv256_montmul(x_143, zeta_29, zetaqinv_29, 16);
-    const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_135, t_63, 16);
-    const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_135, t_63, 16);
-    __riscv_vse16_v_i16m1(&r[0], x_144, 16);
-    __riscv_vse16_v_i16m1(&r[128], x_146, 16);
-    __riscv_vse16_v_i16m1(&r[64], x_148, 16);
-    __riscv_vse16_v_i16m1(&r[192], x_150, 16);
-    __riscv_vse16_v_i16m1(&r[32], x_152, 16);
-    __riscv_vse16_v_i16m1(&r[160], x_154, 16);
-    __riscv_vse16_v_i16m1(&r[96], x_156, 16);
-    __riscv_vse16_v_i16m1(&r[224], x_158, 16);
-    __riscv_vse16_v_i16m1(&r[16], x_145, 16);
-    __riscv_vse16_v_i16m1(&r[144], x_147, 16);
-    __riscv_vse16_v_i16m1(&r[80], x_149, 16);
-    __riscv_vse16_v_i16m1(&r[208], x_151, 16);
-    __riscv_vse16_v_i16m1(&r[48], x_153, 16);
-    __riscv_vse16_v_i16m1(&r[176], x_155, 16);
-    __riscv_vse16_v_i16m1(&r[112], x_157, 16);
-    __riscv_vse16_v_i16m1(&r[240], x_159, 16);
-#ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(r, 256, -18058, 18058);
 #endif
 }
 

@@ -165,7 +165,7 @@ static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/q)), in consumption order: as lane
 //  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_ntt_zetas[840] = {
+NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_ntt_from_zetas[840] = {
     // pass 0: layer(s) 0, 1
     -3572223, -1830765815, 3765607, 1929875198, 3761513, 1927777021, 0, 0,
     // pass 1: layer(s) 2, 3, 4, 5, 6, 7
@@ -392,15 +392,16 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_intt_zetas_inv[840] = {
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-75718753, 75718753]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-75718753, 75718753]
+ * a[256]: on entry in [-8380416, 8380416]
  * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
  */
-void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
-    const int32_t *const zetas_0 = nttgen_mldsa_avx2_ntt_zetas;
+static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int32_t a[256]) {
+    const int32_t *const zetas_0 = nttgen_mldsa_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
 #endif
@@ -444,14 +445,14 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i x_21 = _mm256_sub_epi32(x_14, t_6);
         const __m256i x_22 = _mm256_add_epi32(x_15, t_7);
         const __m256i x_23 = _mm256_sub_epi32(x_15, t_7);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], x_16);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 128], x_18);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 64], x_17);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 192], x_19);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 32], x_20);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 160], x_22);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 96], x_21);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 224], x_23);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8], x_16);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 128], x_18);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 64], x_17);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 192], x_19);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 32], x_20);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 160], x_22);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 96], x_21);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 224], x_23);
     }
     // layers 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
@@ -459,16 +460,16 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 393]);
         const __m256i zeta_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 394]);
         const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 395]);
-        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 56]);
-        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 184]);
+        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 56]);
+        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 184]);
         const __m256i t_8 = nttgen_mldsa_avx2_shoupmul(x_24, zeta_3, zetaqinv_3);
         const __m256i t_9 = nttgen_mldsa_avx2_shoupmul(x_25, zeta_4, zetaqinv_4);
-        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 48]);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 176]);
-        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 40]);
-        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 168]);
-        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 24]);
-        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 152]);
+        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 48]);
+        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 176]);
+        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 40]);
+        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 168]);
+        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 24]);
+        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 152]);
         const __m256i zeta_5 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 396]);
         const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 397]);
         const __m256i zeta_6 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 398]);
@@ -489,10 +490,10 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i t_15 = nttgen_mldsa_avx2_shoupmul(x_34, zeta_6, zetaqinv_6);
         const __m256i t_16 = nttgen_mldsa_avx2_shoupmul(x_33, zeta_7, zetaqinv_7);
         const __m256i t_17 = nttgen_mldsa_avx2_shoupmul(x_35, zeta_8, zetaqinv_8);
-        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 32]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 160]);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 16]);
-        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 144]);
+        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 32]);
+        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 160]);
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 16]);
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 144]);
         const __m256i zeta_9 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 404]);
         const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 405]);
         const __m256i zeta_10 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 406]);
@@ -559,8 +560,8 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 368]);
         const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 376]);
         const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 384]);
-        const __m256i x_40 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 8]);
-        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 136]);
+        const __m256i x_40 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 8]);
+        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 136]);
         const __m256i x_42 = _mm256_add_epi32(x_38, t_10);
         const __m256i x_43 = _mm256_sub_epi32(x_38, t_10);
         const __m256i t_20 = nttgen_mldsa_avx2_shoupmul(x_42, zeta_5, zetaqinv_5);
@@ -591,8 +592,8 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i x_57 = _mm256_sub_epi32(x_49, t_17);
         const __m256i t_30 = nttgen_mldsa_avx2_shoupmul(x_56, zeta_12, zetaqinv_12);
         const __m256i t_31 = nttgen_mldsa_avx2_shoupmul(x_57, zeta_16, zetaqinv_16);
-        const __m256i x_58 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64]);
-        const __m256i x_59 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 128]);
+        const __m256i x_58 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64]);
+        const __m256i x_59 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 128]);
         const __m256i x_60 = _mm256_add_epi32(x_58, t_18);
         const __m256i x_61 = _mm256_sub_epi32(x_58, t_18);
         const __m256i x_62 = _mm256_add_epi32(x_59, t_19);
@@ -729,17 +730,17 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i t_55 = nttgen_mldsa_avx2_shoupmul(x_167, zeta_40, zetaqinv_40);
         const __m256i x_168 = _mm256_add_epi32(x_142, t_48);
         const __m256i x_169 = _mm256_sub_epi32(x_142, t_48);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64], x_168);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64], x_168);
         const __m256i x_170 = _mm256_add_epi32(x_148, t_50);
         const __m256i x_171 = _mm256_sub_epi32(x_148, t_50);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 128], x_170);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 128], x_170);
         const __m256i x_172 = _mm256_add_epi32(x_144, t_49);
         const __m256i x_173 = _mm256_sub_epi32(x_144, t_49);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 32], x_172);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 32], x_172);
         const __m256i x_174 = _mm256_add_epi32(x_150, t_51);
         const __m256i x_175 = _mm256_sub_epi32(x_150, t_51);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 160], x_174);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 16], x_169);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 160], x_174);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 16], x_169);
         const __m256i x_176 = _mm256_add_epi32(x_158, t_52);
         const __m256i x_177 = _mm256_sub_epi32(x_158, t_52);
         const __m256i x_178 = _mm256_add_epi32(x_164, t_54);
@@ -748,18 +749,36 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
         const __m256i x_181 = _mm256_sub_epi32(x_160, t_53);
         const __m256i x_182 = _mm256_add_epi32(x_166, t_55);
         const __m256i x_183 = _mm256_sub_epi32(x_166, t_55);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 144], x_171);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 48], x_173);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 176], x_175);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 8], x_176);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 136], x_178);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 40], x_180);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 168], x_182);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 24], x_177);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 152], x_179);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 56], x_181);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 184], x_183);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 144], x_171);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 48], x_173);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 176], x_175);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 8], x_176);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 136], x_178);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 40], x_180);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 168], x_182);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 24], x_177);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 152], x_179);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 56], x_181);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 184], x_183);
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(r, 256, -75718753, 75718753);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-75718753, 75718753]
+ * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
+ */
+void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
+#endif
+    nttgen_mldsa_avx2_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -75718753, 75718753);
 #endif
@@ -1506,381 +1525,6 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, (-2147483647 - 1), 2147483647);
-#endif
-}
-
-/*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-75718753, 75718753]
- * a[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
- */
-static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int32_t a[256]) {
-    const int32_t *const zetas_0 = nttgen_mldsa_avx2_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
-#endif
-    // layers 0, 1: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi32(zetas_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_0[1]);
-    const __m256i zeta_1 = _mm256_set1_epi32(zetas_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi32(zetas_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_0[5]);
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 192]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 224]);
-        const __m256i t_0 = nttgen_mldsa_avx2_shoupmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_mldsa_avx2_shoupmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 128]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 64]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 160]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 96]);
-        const __m256i t_2 = nttgen_mldsa_avx2_shoupmul(x_2, zeta_0, zetaqinv_0);
-        const __m256i x_6 = _mm256_add_epi32(x_3, t_0);
-        const __m256i x_7 = _mm256_sub_epi32(x_3, t_0);
-        const __m256i t_3 = nttgen_mldsa_avx2_shoupmul(x_4, zeta_0, zetaqinv_0);
-        const __m256i x_8 = _mm256_add_epi32(x_5, t_1);
-        const __m256i x_9 = _mm256_sub_epi32(x_5, t_1);
-        const __m256i t_4 = nttgen_mldsa_avx2_shoupmul(x_6, zeta_1, zetaqinv_1);
-        const __m256i t_5 = nttgen_mldsa_avx2_shoupmul(x_7, zeta_2, zetaqinv_2);
-        const __m256i t_6 = nttgen_mldsa_avx2_shoupmul(x_8, zeta_1, zetaqinv_1);
-        const __m256i t_7 = nttgen_mldsa_avx2_shoupmul(x_9, zeta_2, zetaqinv_2);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 32]);
-        const __m256i x_12 = _mm256_add_epi32(x_10, t_2);
-        const __m256i x_13 = _mm256_sub_epi32(x_10, t_2);
-        const __m256i x_14 = _mm256_add_epi32(x_11, t_3);
-        const __m256i x_15 = _mm256_sub_epi32(x_11, t_3);
-        const __m256i x_16 = _mm256_add_epi32(x_12, t_4);
-        const __m256i x_17 = _mm256_sub_epi32(x_12, t_4);
-        const __m256i x_18 = _mm256_add_epi32(x_13, t_5);
-        const __m256i x_19 = _mm256_sub_epi32(x_13, t_5);
-        const __m256i x_20 = _mm256_add_epi32(x_14, t_6);
-        const __m256i x_21 = _mm256_sub_epi32(x_14, t_6);
-        const __m256i x_22 = _mm256_add_epi32(x_15, t_7);
-        const __m256i x_23 = _mm256_sub_epi32(x_15, t_7);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8], x_16);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 128], x_18);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 64], x_17);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 192], x_19);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 32], x_20);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 160], x_22);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 96], x_21);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 224], x_23);
-    }
-    // layers 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const __m256i zeta_3 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 392]);
-        const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 393]);
-        const __m256i zeta_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 394]);
-        const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 395]);
-        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 56]);
-        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 184]);
-        const __m256i t_8 = nttgen_mldsa_avx2_shoupmul(x_24, zeta_3, zetaqinv_3);
-        const __m256i t_9 = nttgen_mldsa_avx2_shoupmul(x_25, zeta_4, zetaqinv_4);
-        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 48]);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 176]);
-        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 40]);
-        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 168]);
-        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 24]);
-        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 152]);
-        const __m256i zeta_5 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 396]);
-        const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 397]);
-        const __m256i zeta_6 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 398]);
-        const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 399]);
-        const __m256i zeta_7 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 400]);
-        const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 401]);
-        const __m256i zeta_8 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 402]);
-        const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 403]);
-        const __m256i t_10 = nttgen_mldsa_avx2_shoupmul(x_26, zeta_3, zetaqinv_3);
-        const __m256i t_11 = nttgen_mldsa_avx2_shoupmul(x_27, zeta_4, zetaqinv_4);
-        const __m256i t_12 = nttgen_mldsa_avx2_shoupmul(x_28, zeta_3, zetaqinv_3);
-        const __m256i t_13 = nttgen_mldsa_avx2_shoupmul(x_29, zeta_4, zetaqinv_4);
-        const __m256i x_32 = _mm256_add_epi32(x_30, t_8);
-        const __m256i x_33 = _mm256_sub_epi32(x_30, t_8);
-        const __m256i x_34 = _mm256_add_epi32(x_31, t_9);
-        const __m256i x_35 = _mm256_sub_epi32(x_31, t_9);
-        const __m256i t_14 = nttgen_mldsa_avx2_shoupmul(x_32, zeta_5, zetaqinv_5);
-        const __m256i t_15 = nttgen_mldsa_avx2_shoupmul(x_34, zeta_6, zetaqinv_6);
-        const __m256i t_16 = nttgen_mldsa_avx2_shoupmul(x_33, zeta_7, zetaqinv_7);
-        const __m256i t_17 = nttgen_mldsa_avx2_shoupmul(x_35, zeta_8, zetaqinv_8);
-        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 32]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 160]);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 16]);
-        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 144]);
-        const __m256i zeta_9 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 404]);
-        const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 405]);
-        const __m256i zeta_10 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 406]);
-        const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 407]);
-        const __m256i zeta_11 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 408]);
-        const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 409]);
-        const __m256i zeta_12 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 410]);
-        const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 411]);
-        const __m256i zeta_13 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 412]);
-        const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 413]);
-        const __m256i zeta_14 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 414]);
-        const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 415]);
-        const __m256i zeta_15 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 416]);
-        const __m256i zetaqinv_15 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 417]);
-        const __m256i zeta_16 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 418]);
-        const __m256i zetaqinv_16 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 419]);
-        const __m256i t_18 = nttgen_mldsa_avx2_shoupmul(x_36, zeta_3, zetaqinv_3);
-        const __m256i t_19 = nttgen_mldsa_avx2_shoupmul(x_37, zeta_4, zetaqinv_4);
-        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 8]);
-        const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 16]);
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 24]);
-        const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 32]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 40]);
-        const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 48]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 56]);
-        const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 64]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 72]);
-        const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 80]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 88]);
-        const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 96]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 104]);
-        const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 112]);
-        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 120]);
-        const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 128]);
-        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 136]);
-        const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 144]);
-        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 152]);
-        const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 160]);
-        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 168]);
-        const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 176]);
-        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 184]);
-        const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 192]);
-        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 200]);
-        const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 208]);
-        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 216]);
-        const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 224]);
-        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 232]);
-        const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 240]);
-        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 248]);
-        const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 256]);
-        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 264]);
-        const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 272]);
-        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 280]);
-        const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 288]);
-        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 296]);
-        const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 304]);
-        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 312]);
-        const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 320]);
-        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 328]);
-        const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 336]);
-        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 344]);
-        const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 352]);
-        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 360]);
-        const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 368]);
-        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 376]);
-        const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 384]);
-        const __m256i x_40 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 8]);
-        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 136]);
-        const __m256i x_42 = _mm256_add_epi32(x_38, t_10);
-        const __m256i x_43 = _mm256_sub_epi32(x_38, t_10);
-        const __m256i t_20 = nttgen_mldsa_avx2_shoupmul(x_42, zeta_5, zetaqinv_5);
-        const __m256i t_21 = nttgen_mldsa_avx2_shoupmul(x_43, zeta_7, zetaqinv_7);
-        const __m256i x_44 = _mm256_add_epi32(x_39, t_11);
-        const __m256i x_45 = _mm256_sub_epi32(x_39, t_11);
-        const __m256i t_22 = nttgen_mldsa_avx2_shoupmul(x_44, zeta_6, zetaqinv_6);
-        const __m256i t_23 = nttgen_mldsa_avx2_shoupmul(x_45, zeta_8, zetaqinv_8);
-        const __m256i x_46 = _mm256_add_epi32(x_40, t_12);
-        const __m256i x_47 = _mm256_sub_epi32(x_40, t_12);
-        const __m256i x_48 = _mm256_add_epi32(x_41, t_13);
-        const __m256i x_49 = _mm256_sub_epi32(x_41, t_13);
-        const __m256i x_50 = _mm256_add_epi32(x_46, t_14);
-        const __m256i x_51 = _mm256_sub_epi32(x_46, t_14);
-        const __m256i t_24 = nttgen_mldsa_avx2_shoupmul(x_50, zeta_9, zetaqinv_9);
-        const __m256i t_25 = nttgen_mldsa_avx2_shoupmul(x_51, zeta_13, zetaqinv_13);
-        const __m256i x_52 = _mm256_add_epi32(x_48, t_15);
-        const __m256i x_53 = _mm256_sub_epi32(x_48, t_15);
-        const __m256i t_26 = nttgen_mldsa_avx2_shoupmul(x_52, zeta_10, zetaqinv_10);
-        const __m256i t_27 = nttgen_mldsa_avx2_shoupmul(x_53, zeta_14, zetaqinv_14);
-        const __m256i x_54 = _mm256_add_epi32(x_47, t_16);
-        const __m256i x_55 = _mm256_sub_epi32(x_47, t_16);
-        goto part_1;
-    part_1:;
-        const __m256i t_28 = nttgen_mldsa_avx2_shoupmul(x_54, zeta_11, zetaqinv_11);
-        const __m256i t_29 = nttgen_mldsa_avx2_shoupmul(x_55, zeta_15, zetaqinv_15);
-        const __m256i x_56 = _mm256_add_epi32(x_49, t_17);
-        const __m256i x_57 = _mm256_sub_epi32(x_49, t_17);
-        const __m256i t_30 = nttgen_mldsa_avx2_shoupmul(x_56, zeta_12, zetaqinv_12);
-        const __m256i t_31 = nttgen_mldsa_avx2_shoupmul(x_57, zeta_16, zetaqinv_16);
-        const __m256i x_58 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64]);
-        const __m256i x_59 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 128]);
-        const __m256i x_60 = _mm256_add_epi32(x_58, t_18);
-        const __m256i x_61 = _mm256_sub_epi32(x_58, t_18);
-        const __m256i x_62 = _mm256_add_epi32(x_59, t_19);
-        const __m256i x_63 = _mm256_sub_epi32(x_59, t_19);
-        const __m256i x_64 = _mm256_add_epi32(x_60, t_20);
-        const __m256i x_65 = _mm256_sub_epi32(x_60, t_20);
-        const __m256i x_66 = _mm256_add_epi32(x_62, t_22);
-        const __m256i x_67 = _mm256_sub_epi32(x_62, t_22);
-        const __m256i x_68 = _mm256_add_epi32(x_61, t_21);
-        const __m256i x_69 = _mm256_sub_epi32(x_61, t_21);
-        const __m256i x_70 = _mm256_add_epi32(x_63, t_23);
-        const __m256i x_71 = _mm256_sub_epi32(x_63, t_23);
-        const __m256i x_72 = _mm256_add_epi32(x_64, t_24);
-        const __m256i x_73 = _mm256_sub_epi32(x_64, t_24);
-        const __m256i x_74 = _mm256_add_epi32(x_66, t_26);
-        const __m256i x_75 = _mm256_sub_epi32(x_66, t_26);
-        const __m256i x_76 = _mm256_permute2x128_si256(x_72, x_74, 32);
-        const __m256i x_77 = _mm256_permute2x128_si256(x_72, x_74, 49);
-        const __m256i x_78 = _mm256_permute2x128_si256(x_73, x_75, 32);
-        const __m256i x_79 = _mm256_permute2x128_si256(x_73, x_75, 49);
-        const __m256i t_32 = nttgen_mldsa_avx2_shoupmul(x_77, zeta_17, zetaqinv_17);
-        const __m256i t_33 = nttgen_mldsa_avx2_shoupmul(x_79, zeta_21, zetaqinv_21);
-        const __m256i x_80 = _mm256_add_epi32(x_68, t_28);
-        const __m256i x_81 = _mm256_sub_epi32(x_68, t_28);
-        const __m256i x_82 = _mm256_add_epi32(x_70, t_30);
-        const __m256i x_83 = _mm256_sub_epi32(x_70, t_30);
-        const __m256i x_84 = _mm256_permute2x128_si256(x_80, x_82, 32);
-        const __m256i x_85 = _mm256_permute2x128_si256(x_80, x_82, 49);
-        const __m256i x_86 = _mm256_permute2x128_si256(x_81, x_83, 32);
-        const __m256i x_87 = _mm256_permute2x128_si256(x_81, x_83, 49);
-        const __m256i t_34 = nttgen_mldsa_avx2_shoupmul(x_85, zeta_18, zetaqinv_18);
-        const __m256i t_35 = nttgen_mldsa_avx2_shoupmul(x_87, zeta_22, zetaqinv_22);
-        const __m256i x_88 = _mm256_add_epi32(x_65, t_25);
-        const __m256i x_89 = _mm256_sub_epi32(x_65, t_25);
-        const __m256i x_90 = _mm256_add_epi32(x_67, t_27);
-        const __m256i x_91 = _mm256_sub_epi32(x_67, t_27);
-        const __m256i x_92 = _mm256_permute2x128_si256(x_88, x_90, 32);
-        const __m256i x_93 = _mm256_permute2x128_si256(x_88, x_90, 49);
-        const __m256i x_94 = _mm256_permute2x128_si256(x_89, x_91, 32);
-        const __m256i x_95 = _mm256_permute2x128_si256(x_89, x_91, 49);
-        const __m256i t_36 = nttgen_mldsa_avx2_shoupmul(x_93, zeta_19, zetaqinv_19);
-        const __m256i t_37 = nttgen_mldsa_avx2_shoupmul(x_95, zeta_23, zetaqinv_23);
-        const __m256i x_96 = _mm256_add_epi32(x_69, t_29);
-        const __m256i x_97 = _mm256_sub_epi32(x_69, t_29);
-        const __m256i x_98 = _mm256_add_epi32(x_71, t_31);
-        const __m256i x_99 = _mm256_sub_epi32(x_71, t_31);
-        const __m256i x_100 = _mm256_permute2x128_si256(x_96, x_98, 32);
-        const __m256i x_101 = _mm256_permute2x128_si256(x_96, x_98, 49);
-        const __m256i x_102 = _mm256_permute2x128_si256(x_97, x_99, 32);
-        const __m256i x_103 = _mm256_permute2x128_si256(x_97, x_99, 49);
-        const __m256i t_38 = nttgen_mldsa_avx2_shoupmul(x_101, zeta_20, zetaqinv_20);
-        const __m256i t_39 = nttgen_mldsa_avx2_shoupmul(x_103, zeta_24, zetaqinv_24);
-        const __m256i x_104 = _mm256_add_epi32(x_76, t_32);
-        const __m256i x_105 = _mm256_sub_epi32(x_76, t_32);
-        const __m256i x_106 = _mm256_add_epi32(x_84, t_34);
-        const __m256i x_107 = _mm256_sub_epi32(x_84, t_34);
-        const __m256i x_108 = _mm256_unpacklo_epi64(x_104, x_106);
-        const __m256i x_109 = _mm256_unpackhi_epi64(x_104, x_106);
-        const __m256i x_110 = _mm256_unpacklo_epi64(x_105, x_107);
-        const __m256i x_111 = _mm256_unpackhi_epi64(x_105, x_107);
-        const __m256i t_40 = nttgen_mldsa_avx2_shoupmul(x_109, zeta_25, zetaqinv_25);
-        const __m256i t_41 = nttgen_mldsa_avx2_shoupmul(x_111, zeta_26, zetaqinv_26);
-        const __m256i x_112 = _mm256_add_epi32(x_92, t_36);
-        const __m256i x_113 = _mm256_sub_epi32(x_92, t_36);
-        const __m256i x_114 = _mm256_add_epi32(x_100, t_38);
-        const __m256i x_115 = _mm256_sub_epi32(x_100, t_38);
-        const __m256i x_116 = _mm256_unpacklo_epi64(x_112, x_114);
-        const __m256i x_117 = _mm256_unpackhi_epi64(x_112, x_114);
-        const __m256i x_118 = _mm256_unpacklo_epi64(x_113, x_115);
-        const __m256i x_119 = _mm256_unpackhi_epi64(x_113, x_115);
-        const __m256i t_42 = nttgen_mldsa_avx2_shoupmul(x_117, zeta_27, zetaqinv_27);
-        const __m256i t_43 = nttgen_mldsa_avx2_shoupmul(x_119, zeta_28, zetaqinv_28);
-        const __m256i x_120 = _mm256_add_epi32(x_78, t_33);
-        const __m256i x_121 = _mm256_sub_epi32(x_78, t_33);
-        const __m256i x_122 = _mm256_add_epi32(x_86, t_35);
-        const __m256i x_123 = _mm256_sub_epi32(x_86, t_35);
-        const __m256i x_124 = _mm256_unpacklo_epi64(x_120, x_122);
-        const __m256i x_125 = _mm256_unpackhi_epi64(x_120, x_122);
-        const __m256i x_126 = _mm256_unpacklo_epi64(x_121, x_123);
-        const __m256i x_127 = _mm256_unpackhi_epi64(x_121, x_123);
-        const __m256i t_44 = nttgen_mldsa_avx2_shoupmul(x_125, zeta_29, zetaqinv_29);
-        const __m256i t_45 = nttgen_mldsa_avx2_shoupmul(x_127, zeta_30, zetaqinv_30);
-        const __m256i x_128 = _mm256_add_epi32(x_94, t_37);
-        const __m256i x_129 = _mm256_sub_epi32(x_94, t_37);
-        const __m256i x_130 = _mm256_add_epi32(x_102, t_39);
-        const __m256i x_131 = _mm256_sub_epi32(x_102, t_39);
-        const __m256i x_132 = _mm256_unpacklo_epi64(x_128, x_130);
-        const __m256i x_133 = _mm256_unpackhi_epi64(x_128, x_130);
-        const __m256i x_134 = _mm256_unpacklo_epi64(x_129, x_131);
-        const __m256i x_135 = _mm256_unpackhi_epi64(x_129, x_131);
-        const __m256i t_46 = nttgen_mldsa_avx2_shoupmul(x_133, zeta_31, zetaqinv_31);
-        const __m256i t_47 = nttgen_mldsa_avx2_shoupmul(x_135, zeta_32, zetaqinv_32);
-        const __m256i x_136 = _mm256_add_epi32(x_108, t_40);
-        const __m256i x_137 = _mm256_sub_epi32(x_108, t_40);
-        const __m256i x_138 = _mm256_add_epi32(x_110, t_41);
-        const __m256i x_139 = _mm256_sub_epi32(x_110, t_41);
-        const __m256i x_140 = _mm256_add_epi32(x_116, t_42);
-        const __m256i x_141 = _mm256_sub_epi32(x_116, t_42);
-        const __m256i x_142 = nttgen_mldsa_avx2_ilv32_lo(x_136, x_140);
-        const __m256i x_143 = nttgen_mldsa_avx2_ilv32_hi(x_136, x_140);
-        const __m256i x_144 = nttgen_mldsa_avx2_ilv32_lo(x_137, x_141);
-        const __m256i x_145 = nttgen_mldsa_avx2_ilv32_hi(x_137, x_141);
-        const __m256i t_48 = nttgen_mldsa_avx2_shoupmul(x_143, zeta_33, zetaqinv_33);
-        const __m256i t_49 = nttgen_mldsa_avx2_shoupmul(x_145, zeta_35, zetaqinv_35);
-        const __m256i x_146 = _mm256_add_epi32(x_118, t_43);
-        const __m256i x_147 = _mm256_sub_epi32(x_118, t_43);
-        const __m256i x_148 = nttgen_mldsa_avx2_ilv32_lo(x_138, x_146);
-        const __m256i x_149 = nttgen_mldsa_avx2_ilv32_hi(x_138, x_146);
-        const __m256i x_150 = nttgen_mldsa_avx2_ilv32_lo(x_139, x_147);
-        const __m256i x_151 = nttgen_mldsa_avx2_ilv32_hi(x_139, x_147);
-        const __m256i t_50 = nttgen_mldsa_avx2_shoupmul(x_149, zeta_34, zetaqinv_34);
-        const __m256i t_51 = nttgen_mldsa_avx2_shoupmul(x_151, zeta_36, zetaqinv_36);
-        const __m256i x_152 = _mm256_add_epi32(x_124, t_44);
-        const __m256i x_153 = _mm256_sub_epi32(x_124, t_44);
-        const __m256i x_154 = _mm256_add_epi32(x_126, t_45);
-        const __m256i x_155 = _mm256_sub_epi32(x_126, t_45);
-        const __m256i x_156 = _mm256_add_epi32(x_132, t_46);
-        const __m256i x_157 = _mm256_sub_epi32(x_132, t_46);
-        const __m256i x_158 = nttgen_mldsa_avx2_ilv32_lo(x_152, x_156);
-        const __m256i x_159 = nttgen_mldsa_avx2_ilv32_hi(x_152, x_156);
-        goto part_2;
-    part_2:;
-        const __m256i x_160 = nttgen_mldsa_avx2_ilv32_lo(x_153, x_157);
-        const __m256i x_161 = nttgen_mldsa_avx2_ilv32_hi(x_153, x_157);
-        const __m256i t_52 = nttgen_mldsa_avx2_shoupmul(x_159, zeta_37, zetaqinv_37);
-        const __m256i t_53 = nttgen_mldsa_avx2_shoupmul(x_161, zeta_39, zetaqinv_39);
-        const __m256i x_162 = _mm256_add_epi32(x_134, t_47);
-        const __m256i x_163 = _mm256_sub_epi32(x_134, t_47);
-        const __m256i x_164 = nttgen_mldsa_avx2_ilv32_lo(x_154, x_162);
-        const __m256i x_165 = nttgen_mldsa_avx2_ilv32_hi(x_154, x_162);
-        const __m256i x_166 = nttgen_mldsa_avx2_ilv32_lo(x_155, x_163);
-        const __m256i x_167 = nttgen_mldsa_avx2_ilv32_hi(x_155, x_163);
-        const __m256i t_54 = nttgen_mldsa_avx2_shoupmul(x_165, zeta_38, zetaqinv_38);
-        const __m256i t_55 = nttgen_mldsa_avx2_shoupmul(x_167, zeta_40, zetaqinv_40);
-        const __m256i x_168 = _mm256_add_epi32(x_142, t_48);
-        const __m256i x_169 = _mm256_sub_epi32(x_142, t_48);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64], x_168);
-        const __m256i x_170 = _mm256_add_epi32(x_148, t_50);
-        const __m256i x_171 = _mm256_sub_epi32(x_148, t_50);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 128], x_170);
-        const __m256i x_172 = _mm256_add_epi32(x_144, t_49);
-        const __m256i x_173 = _mm256_sub_epi32(x_144, t_49);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 32], x_172);
-        const __m256i x_174 = _mm256_add_epi32(x_150, t_51);
-        const __m256i x_175 = _mm256_sub_epi32(x_150, t_51);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 160], x_174);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 16], x_169);
-        const __m256i x_176 = _mm256_add_epi32(x_158, t_52);
-        const __m256i x_177 = _mm256_sub_epi32(x_158, t_52);
-        const __m256i x_178 = _mm256_add_epi32(x_164, t_54);
-        const __m256i x_179 = _mm256_sub_epi32(x_164, t_54);
-        const __m256i x_180 = _mm256_add_epi32(x_160, t_53);
-        const __m256i x_181 = _mm256_sub_epi32(x_160, t_53);
-        const __m256i x_182 = _mm256_add_epi32(x_166, t_55);
-        const __m256i x_183 = _mm256_sub_epi32(x_166, t_55);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 144], x_171);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 48], x_173);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 176], x_175);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 8], x_176);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 136], x_178);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 40], x_180);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 168], x_182);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 24], x_177);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 152], x_179);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 56], x_181);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 184], x_183);
-    }
-#ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(r, 256, -75718753, 75718753);
 #endif
 }
 

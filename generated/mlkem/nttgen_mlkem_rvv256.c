@@ -123,7 +123,7 @@ static inline vint16m1_t nttgen_mlkem_rvv256_cond_add_q(vint16m1_t a, size_t vl)
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_zetas[256] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_from_zetas[256] = {
     // pass 0: layer(s) 0, 1, 2, 3
     -758, 31498, -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, -171, -20907,
     962, 10690, 1577, -3799, -1474, -11202, 622, 27758, -1202, 1358, 182, -15690, 1468, 31164, 0, 0,
@@ -249,17 +249,18 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_twist[512] = {
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[256]: on exit in [-16180, 16179]
+ * a[256]: on entry in [-3328, 3328]
  * Ops per call: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  */
-void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
+static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
         __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
-    const int16_t *const zetas_0 = nttgen_mlkem_rvv256_ntt_zetas;
+    const int16_t *const zetas_0 = nttgen_mlkem_rvv256_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -3328, 3328);
 #endif
@@ -408,22 +409,22 @@ part_1:;
     const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
     const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_66, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_68, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_70, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_72, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_74, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_76, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_78, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_65, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_67, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_69, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_71, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_73, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_75, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_77, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_79, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_64, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_66, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_68, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_70, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_72, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_74, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_76, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_78, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_65, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_67, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_69, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_71, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_73, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_75, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_77, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_79, 16);
     // layers 4, 5, 6: 16 register(s) per chunk
     const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
     const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
@@ -439,22 +440,22 @@ part_1:;
     const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
     const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
     const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
-    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
-    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
-    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
-    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
-    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
-    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
-    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
-    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
-    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
-    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
-    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
-    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
-    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
-    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
-    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
+    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
+    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
+    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
+    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
+    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
+    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
+    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
+    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
+    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
+    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
+    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
+    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
+    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
+    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
+    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
+    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
     const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
     const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
@@ -529,22 +530,40 @@ part_2:;
     const vint16m1_t t_55 = nttgen_mlkem_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
     const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
     const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_128, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_130, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_132, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_134, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_129, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_131, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_133, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_135, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_136, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_138, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_140, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_142, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_137, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_139, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_141, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_143, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_128, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_130, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_132, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_134, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_129, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_131, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_133, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_135, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_136, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_138, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_140, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_142, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_137, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_139, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_141, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_143, 16);
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(r, 256, -16180, 16179);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[256]: on entry in [-3328, 3328], on exit in [-16180, 16179]
+ * Ops per call: load 60, gather 16, store 32, add 56, sub 56, montmul 56
+ */
+void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(a, 256, -3328, 3328);
+#endif
+    nttgen_mlkem_rvv256_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -16180, 16179);
 #endif
@@ -1438,70 +1457,12 @@ void nttgen_mlkem_rvv256_reduce(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_0, 16);
-    const vint16m1_t red_1 = nttgen_mlkem_rvv256_cond_add_q(red_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], red_1, 16);
-    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_1, 16);
-    const vint16m1_t red_3 = nttgen_mlkem_rvv256_cond_add_q(red_2, 16);
-    __riscv_vse16_v_i16m1(&a[16], red_3, 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_2, 16);
-    const vint16m1_t red_5 = nttgen_mlkem_rvv256_cond_add_q(red_4, 16);
-    __riscv_vse16_v_i16m1(&a[32], red_5, 16);
-    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_3, 16);
-    const vint16m1_t red_7 = nttgen_mlkem_rvv256_cond_add_q(red_6, 16);
-    __riscv_vse16_v_i16m1(&a[48], red_7, 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t red_8 = nttgen_mlkem_rvv256_barrett(x_4, 16);
-    const vint16m1_t red_9 = nttgen_mlkem_rvv256_cond_add_q(red_8, 16);
-    __riscv_vse16_v_i16m1(&a[64], red_9, 16);
-    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t red_10 = nttgen_mlkem_rvv256_barrett(x_5, 16);
-    const vint16m1_t red_11 = nttgen_mlkem_rvv256_cond_add_q(red_10, 16);
-    __riscv_vse16_v_i16m1(&a[80], red_11, 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t red_12 = nttgen_mlkem_rvv256_barrett(x_6, 16);
-    const vint16m1_t red_13 = nttgen_mlkem_rvv256_cond_add_q(red_12, 16);
-    __riscv_vse16_v_i16m1(&a[96], red_13, 16);
-    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t red_14 = nttgen_mlkem_rvv256_barrett(x_7, 16);
-    const vint16m1_t red_15 = nttgen_mlkem_rvv256_cond_add_q(red_14, 16);
-    __riscv_vse16_v_i16m1(&a[112], red_15, 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t red_16 = nttgen_mlkem_rvv256_barrett(x_8, 16);
-    const vint16m1_t red_17 = nttgen_mlkem_rvv256_cond_add_q(red_16, 16);
-    __riscv_vse16_v_i16m1(&a[128], red_17, 16);
-    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t red_18 = nttgen_mlkem_rvv256_barrett(x_9, 16);
-    const vint16m1_t red_19 = nttgen_mlkem_rvv256_cond_add_q(red_18, 16);
-    __riscv_vse16_v_i16m1(&a[144], red_19, 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t red_20 = nttgen_mlkem_rvv256_barrett(x_10, 16);
-    const vint16m1_t red_21 = nttgen_mlkem_rvv256_cond_add_q(red_20, 16);
-    __riscv_vse16_v_i16m1(&a[160], red_21, 16);
-    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t red_22 = nttgen_mlkem_rvv256_barrett(x_11, 16);
-    const vint16m1_t red_23 = nttgen_mlkem_rvv256_cond_add_q(red_22, 16);
-    __riscv_vse16_v_i16m1(&a[176], red_23, 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t red_24 = nttgen_mlkem_rvv256_barrett(x_12, 16);
-    const vint16m1_t red_25 = nttgen_mlkem_rvv256_cond_add_q(red_24, 16);
-    __riscv_vse16_v_i16m1(&a[192], red_25, 16);
-    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t red_26 = nttgen_mlkem_rvv256_barrett(x_13, 16);
-    const vint16m1_t red_27 = nttgen_mlkem_rvv256_cond_add_q(red_26, 16);
-    __riscv_vse16_v_i16m1(&a[208], red_27, 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t red_28 = nttgen_mlkem_rvv256_barrett(x_14, 16);
-    const vint16m1_t red_29 = nttgen_mlkem_rvv256_cond_add_q(red_28, 16);
-    __riscv_vse16_v_i16m1(&a[224], red_29, 16);
-    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t red_30 = nttgen_mlkem_rvv256_barrett(x_15, 16);
-    const vint16m1_t red_31 = nttgen_mlkem_rvv256_cond_add_q(red_30, 16);
-    __riscv_vse16_v_i16m1(&a[240], red_31, 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_0, 16);
+        const vint16m1_t red_1 = nttgen_mlkem_rvv256_cond_add_q(red_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], red_1, 16);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, 0, 3328);
 #endif
@@ -1520,86 +1481,13 @@ void nttgen_mlkem_rvv256_tomont(int16_t a[256]) {
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
     // x -> x*beta (mod q)
-    const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = nttgen_mlkem_rvv256_montmul(x_0, f_0, fqinv_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_1, 16);
-    const vint16m1_t f_1 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_1 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_3 = nttgen_mlkem_rvv256_montmul(x_2, f_1, fqinv_1, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_3, 16);
-    const vint16m1_t f_2 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_2 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = nttgen_mlkem_rvv256_montmul(x_4, f_2, fqinv_2, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_5, 16);
-    const vint16m1_t f_3 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_3 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_7 = nttgen_mlkem_rvv256_montmul(x_6, f_3, fqinv_3, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_7, 16);
-    const vint16m1_t f_4 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_4 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_9 = nttgen_mlkem_rvv256_montmul(x_8, f_4, fqinv_4, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_9, 16);
-    const vint16m1_t f_5 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_5 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = nttgen_mlkem_rvv256_montmul(x_10, f_5, fqinv_5, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_11, 16);
-    const vint16m1_t f_6 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_6 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_13 = nttgen_mlkem_rvv256_montmul(x_12, f_6, fqinv_6, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_13, 16);
-    const vint16m1_t f_7 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_7 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = nttgen_mlkem_rvv256_montmul(x_14, f_7, fqinv_7, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_15, 16);
-    const vint16m1_t f_8 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_8 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_17 = nttgen_mlkem_rvv256_montmul(x_16, f_8, fqinv_8, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_17, 16);
-    const vint16m1_t f_9 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_9 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_19 = nttgen_mlkem_rvv256_montmul(x_18, f_9, fqinv_9, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_19, 16);
-    const vint16m1_t f_10 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_10 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_21 = nttgen_mlkem_rvv256_montmul(x_20, f_10, fqinv_10, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_21, 16);
-    const vint16m1_t f_11 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_11 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_23 = nttgen_mlkem_rvv256_montmul(x_22, f_11, fqinv_11, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_23, 16);
-    const vint16m1_t f_12 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_12 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_25 = nttgen_mlkem_rvv256_montmul(x_24, f_12, fqinv_12, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_25, 16);
-    const vint16m1_t f_13 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_13 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_27 = nttgen_mlkem_rvv256_montmul(x_26, f_13, fqinv_13, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_27, 16);
-    const vint16m1_t f_14 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_14 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_29 = nttgen_mlkem_rvv256_montmul(x_28, f_14, fqinv_14, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_29, 16);
-    const vint16m1_t f_15 = __riscv_vmv_v_x_i16m1(1353, 16);
-    const vint16m1_t fqinv_15 = __riscv_vmv_v_x_i16m1(20553, 16);
-    const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_31 = nttgen_mlkem_rvv256_montmul(x_30, f_15, fqinv_15, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_31, 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(1353, 16);
+        const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(20553, 16);
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t x_1 = nttgen_mlkem_rvv256_montmul(x_0, f_0, fqinv_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], x_1, 16);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -2340, 2340);
 #endif
@@ -1618,86 +1506,13 @@ void nttgen_mlkem_rvv256_frommont(int16_t a[256]) {
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
     // x -> x/beta (mod q)
-    const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = nttgen_mlkem_rvv256_montmul(x_0, f_0, fqinv_0, 16);
-    __riscv_vse16_v_i16m1(&a[0], x_1, 16);
-    const vint16m1_t f_1 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_1 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_3 = nttgen_mlkem_rvv256_montmul(x_2, f_1, fqinv_1, 16);
-    __riscv_vse16_v_i16m1(&a[16], x_3, 16);
-    const vint16m1_t f_2 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_2 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = nttgen_mlkem_rvv256_montmul(x_4, f_2, fqinv_2, 16);
-    __riscv_vse16_v_i16m1(&a[32], x_5, 16);
-    const vint16m1_t f_3 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_3 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_7 = nttgen_mlkem_rvv256_montmul(x_6, f_3, fqinv_3, 16);
-    __riscv_vse16_v_i16m1(&a[48], x_7, 16);
-    const vint16m1_t f_4 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_4 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_9 = nttgen_mlkem_rvv256_montmul(x_8, f_4, fqinv_4, 16);
-    __riscv_vse16_v_i16m1(&a[64], x_9, 16);
-    const vint16m1_t f_5 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_5 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = nttgen_mlkem_rvv256_montmul(x_10, f_5, fqinv_5, 16);
-    __riscv_vse16_v_i16m1(&a[80], x_11, 16);
-    const vint16m1_t f_6 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_6 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_13 = nttgen_mlkem_rvv256_montmul(x_12, f_6, fqinv_6, 16);
-    __riscv_vse16_v_i16m1(&a[96], x_13, 16);
-    const vint16m1_t f_7 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_7 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = nttgen_mlkem_rvv256_montmul(x_14, f_7, fqinv_7, 16);
-    __riscv_vse16_v_i16m1(&a[112], x_15, 16);
-    const vint16m1_t f_8 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_8 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_17 = nttgen_mlkem_rvv256_montmul(x_16, f_8, fqinv_8, 16);
-    __riscv_vse16_v_i16m1(&a[128], x_17, 16);
-    const vint16m1_t f_9 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_9 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_19 = nttgen_mlkem_rvv256_montmul(x_18, f_9, fqinv_9, 16);
-    __riscv_vse16_v_i16m1(&a[144], x_19, 16);
-    const vint16m1_t f_10 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_10 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_21 = nttgen_mlkem_rvv256_montmul(x_20, f_10, fqinv_10, 16);
-    __riscv_vse16_v_i16m1(&a[160], x_21, 16);
-    const vint16m1_t f_11 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_11 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_23 = nttgen_mlkem_rvv256_montmul(x_22, f_11, fqinv_11, 16);
-    __riscv_vse16_v_i16m1(&a[176], x_23, 16);
-    const vint16m1_t f_12 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_12 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_25 = nttgen_mlkem_rvv256_montmul(x_24, f_12, fqinv_12, 16);
-    __riscv_vse16_v_i16m1(&a[192], x_25, 16);
-    const vint16m1_t f_13 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_13 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_27 = nttgen_mlkem_rvv256_montmul(x_26, f_13, fqinv_13, 16);
-    __riscv_vse16_v_i16m1(&a[208], x_27, 16);
-    const vint16m1_t f_14 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_14 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_29 = nttgen_mlkem_rvv256_montmul(x_28, f_14, fqinv_14, 16);
-    __riscv_vse16_v_i16m1(&a[224], x_29, 16);
-    const vint16m1_t f_15 = __riscv_vmv_v_x_i16m1(1, 16);
-    const vint16m1_t fqinv_15 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t x_31 = nttgen_mlkem_rvv256_montmul(x_30, f_15, fqinv_15, 16);
-    __riscv_vse16_v_i16m1(&a[240], x_31, 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t f_0 = __riscv_vmv_v_x_i16m1(1, 16);
+        const vint16m1_t fqinv_0 = __riscv_vmv_v_x_i16m1(-3327, 16);
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t x_1 = nttgen_mlkem_rvv256_montmul(x_0, f_0, fqinv_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], x_1, 16);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -1664, 1664);
 #endif
@@ -1802,309 +1617,6 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
     __riscv_vse16_v_i16m1(&a[240], x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
-#endif
-}
-
-/*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-16180, 16179]
- * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 60, gather 16, store 32, add 56, sub 56, montmul 56
- */
-static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 =
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
-    const int16_t *const zetas_0 = nttgen_mlkem_rvv256_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -3328, 3328);
-#endif
-    // layers 0, 1, 2, 3: 16 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 16);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 16);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 16);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 16);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 16);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 16);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 16);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 16);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 16);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 16);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 16);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 16);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 16);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 16);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 16);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 16);
-    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul(x_1, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, t_0, 16);
-    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, t_0, 16);
-    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul(x_3, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_2, t_1, 16);
-    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_2, t_1, 16);
-    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_5, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, t_2, 16);
-    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, t_2, 16);
-    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_7, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_6, t_3, 16);
-    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_6, t_3, 16);
-    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_9, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, t_4, 16);
-    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, t_4, 16);
-    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_11, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_10, t_5, 16);
-    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_10, t_5, 16);
-    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, t_6, 16);
-    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, t_6, 16);
-    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 16);
-    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_14, t_7, 16);
-    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_14, t_7, 16);
-    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_18, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, t_8, 16);
-    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, t_8, 16);
-    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_19, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_17, t_9, 16);
-    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_17, t_9, 16);
-    const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_22, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, t_10, 16);
-    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, t_10, 16);
-    const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_23, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_21, t_11, 16);
-    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_21, t_11, 16);
-    const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_26, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, t_12, 16);
-    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, t_12, 16);
-    const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_27, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_25, t_13, 16);
-    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_25, t_13, 16);
-    const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_30, zeta_1, zetaqinv_1, 16);
-    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_28, t_14, 16);
-    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_28, t_14, 16);
-    const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_31, zeta_2, zetaqinv_2, 16);
-    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_29, t_15, 16);
-    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_29, t_15, 16);
-    const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_36, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_16, 16);
-    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_16, 16);
-    const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_38, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_17, 16);
-    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_17, 16);
-    const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_37, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_18, 16);
-    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_18, 16);
-    const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_19, 16);
-    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_19, 16);
-    const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_44, zeta_3, zetaqinv_3, 16);
-    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_20, 16);
-    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_20, 16);
-    const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_46, zeta_4, zetaqinv_4, 16);
-    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_21, 16);
-    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_21, 16);
-    const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_45, zeta_5, zetaqinv_5, 16);
-    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_22, 16);
-    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_22, 16);
-    const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_47, zeta_6, zetaqinv_6, 16);
-    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_23, 16);
-    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_23, 16);
-    const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_56, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_24, 16);
-    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_24, 16);
-    const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 16);
-    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 16);
-    const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
-    goto part_1;
-part_1:;
-    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 16);
-    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 16);
-    const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
-    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_54, t_27, 16);
-    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_54, t_27, 16);
-    const vint16m1_t t_28 = nttgen_mlkem_rvv256_montmul(x_57, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_49, t_28, 16);
-    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_49, t_28, 16);
-    const vint16m1_t t_29 = nttgen_mlkem_rvv256_montmul(x_59, zeta_12, zetaqinv_12, 16);
-    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_51, t_29, 16);
-    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_51, t_29, 16);
-    const vint16m1_t t_30 = nttgen_mlkem_rvv256_montmul(x_61, zeta_13, zetaqinv_13, 16);
-    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_53, t_30, 16);
-    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_53, t_30, 16);
-    const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 16);
-    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 16);
-    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 16);
-    __riscv_vse16_v_i16m1(&r[0], x_64, 16);
-    __riscv_vse16_v_i16m1(&r[128], x_66, 16);
-    __riscv_vse16_v_i16m1(&r[64], x_68, 16);
-    __riscv_vse16_v_i16m1(&r[192], x_70, 16);
-    __riscv_vse16_v_i16m1(&r[32], x_72, 16);
-    __riscv_vse16_v_i16m1(&r[160], x_74, 16);
-    __riscv_vse16_v_i16m1(&r[96], x_76, 16);
-    __riscv_vse16_v_i16m1(&r[224], x_78, 16);
-    __riscv_vse16_v_i16m1(&r[16], x_65, 16);
-    __riscv_vse16_v_i16m1(&r[144], x_67, 16);
-    __riscv_vse16_v_i16m1(&r[80], x_69, 16);
-    __riscv_vse16_v_i16m1(&r[208], x_71, 16);
-    __riscv_vse16_v_i16m1(&r[48], x_73, 16);
-    __riscv_vse16_v_i16m1(&r[176], x_75, 16);
-    __riscv_vse16_v_i16m1(&r[112], x_77, 16);
-    __riscv_vse16_v_i16m1(&r[240], x_79, 16);
-    // layers 4, 5, 6: 16 register(s) per chunk
-    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[32], 16);
-    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[48], 16);
-    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[64], 16);
-    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
-    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
-    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
-    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
-    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
-    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
-    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
-    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
-    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
-    const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
-    const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
-    const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
-    const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
-    const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
-    const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
-    const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
-    const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
-    const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
-    const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
-    const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
-    const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
-    const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
-    const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
-    const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
-    const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
-    const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
-    const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
-    const vint16m1_t t_32 = nttgen_mlkem_rvv256_montmul(x_81, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 16);
-    const vint16m1_t t_33 = nttgen_mlkem_rvv256_montmul(x_83, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_33, 16);
-    const vint16m1_t t_34 = nttgen_mlkem_rvv256_montmul(x_85, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_34, 16);
-    const vint16m1_t t_35 = nttgen_mlkem_rvv256_montmul(x_87, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_35, 16);
-    const vint16m1_t t_36 = nttgen_mlkem_rvv256_montmul(x_89, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 16);
-    const vint16m1_t t_37 = nttgen_mlkem_rvv256_montmul(x_91, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_37, 16);
-    const vint16m1_t t_38 = nttgen_mlkem_rvv256_montmul(x_93, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_92, t_38, 16);
-    const vint16m1_t t_39 = nttgen_mlkem_rvv256_montmul(x_95, zeta_15, zetaqinv_15, 16);
-    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_94, t_39, 16);
-    const vint16m1_t t_40 = nttgen_mlkem_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_40, 16);
-    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_40, 16);
-    const vint16m1_t t_41 = nttgen_mlkem_rvv256_montmul(x_99, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_97, t_41, 16);
-    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_97, t_41, 16);
-    const vint16m1_t t_42 = nttgen_mlkem_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_42, 16);
-    const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_42, 16);
-    const vint16m1_t t_43 = nttgen_mlkem_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_101, t_43, 16);
-    const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_101, t_43, 16);
-    const vint16m1_t t_44 = nttgen_mlkem_rvv256_montmul(x_106, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_44, 16);
-    const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_44, 16);
-    const vint16m1_t t_45 = nttgen_mlkem_rvv256_montmul(x_107, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_105, t_45, 16);
-    const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_105, t_45, 16);
-    const vint16m1_t t_46 = nttgen_mlkem_rvv256_montmul(x_110, zeta_16, zetaqinv_16, 16);
-    const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_108, t_46, 16);
-    const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_108, t_46, 16);
-    const vint16m1_t t_47 = nttgen_mlkem_rvv256_montmul(x_111, zeta_17, zetaqinv_17, 16);
-    const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_109, t_47, 16);
-    const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_109, t_47, 16);
-    const vint16m1_t t_48 = nttgen_mlkem_rvv256_montmul(x_116, zeta_18, zetaqinv_18, 16);
-    const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 16);
-    const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 16);
-    const vint16m1_t t_49 = nttgen_mlkem_rvv256_montmul(x_118, zeta_19, zetaqinv_19, 16);
-    const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_49, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_49, 16);
-    const vint16m1_t t_50 = nttgen_mlkem_rvv256_montmul(x_117, zeta_20, zetaqinv_20, 16);
-    const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_50, 16);
-    const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_50, 16);
-    const vint16m1_t t_51 = nttgen_mlkem_rvv256_montmul(x_119, zeta_21, zetaqinv_21, 16);
-    const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_51, 16);
-    const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_51, 16);
-    const vint16m1_t t_52 = nttgen_mlkem_rvv256_montmul(x_124, zeta_18, zetaqinv_18, 16);
-    const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 16);
-    const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 16);
-    const vint16m1_t t_53 = nttgen_mlkem_rvv256_montmul(x_126, zeta_19, zetaqinv_19, 16);
-    const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_53, 16);
-    goto part_2;
-part_2:;
-    const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_53, 16);
-    const vint16m1_t t_54 = nttgen_mlkem_rvv256_montmul(x_125, zeta_20, zetaqinv_20, 16);
-    const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_54, 16);
-    const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_54, 16);
-    const vint16m1_t t_55 = nttgen_mlkem_rvv256_montmul(x_127, zeta_21, zetaqinv_21, 16);
-    const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_55, 16);
-    const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_55, 16);
-    __riscv_vse16_v_i16m1(&r[0], x_128, 16);
-    __riscv_vse16_v_i16m1(&r[128], x_130, 16);
-    __riscv_vse16_v_i16m1(&r[64], x_132, 16);
-    __riscv_vse16_v_i16m1(&r[192], x_134, 16);
-    __riscv_vse16_v_i16m1(&r[32], x_129, 16);
-    __riscv_vse16_v_i16m1(&r[160], x_131, 16);
-    __riscv_vse16_v_i16m1(&r[96], x_133, 16);
-    __riscv_vse16_v_i16m1(&r[224], x_135, 16);
-    __riscv_vse16_v_i16m1(&r[16], x_136, 16);
-    __riscv_vse16_v_i16m1(&r[144], x_138, 16);
-    __riscv_vse16_v_i16m1(&r[80], x_140, 16);
-    __riscv_vse16_v_i16m1(&r[208], x_142, 16);
-    __riscv_vse16_v_i16m1(&r[48], x_137, 16);
-    __riscv_vse16_v_i16m1(&r[176], x_139, 16);
-    __riscv_vse16_v_i16m1(&r[112], x_141, 16);
-    __riscv_vse16_v_i16m1(&r[240], x_143, 16);
-#ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(r, 256, -16180, 16179);
 #endif
 }
 

@@ -165,7 +165,7 @@ static inline __m256i nttgen_newhope1024_avx2_unzip32_hi(__m256i a, __m256i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx2_ntt_zetas[4240] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx2_ntt_from_zetas[4240] = {
     // pass 0: layer(s) 0, 1
     -4401, 7887, -1229, 27443, -1081, -21561, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     // pass 1: layer(s) 2, 3, 4, 5, 6, 7, 8, 9
@@ -714,15 +714,17 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx2_intt_twist[2048] =
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22611, 22610]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[1024]: on exit in [-22611, 22610]
+ * a[1024]: on entry in [-12288, 12288]
  * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
  */
-void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
-    const int16_t *const zetas_0 = nttgen_newhope1024_avx2_ntt_zetas;
+static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
+                                                             const int16_t a[1024]) {
+    const int16_t *const zetas_0 = nttgen_newhope1024_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, -12288, 12288);
 #endif
@@ -766,39 +768,39 @@ void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
         const __m256i x_21 = _mm256_sub_epi16(x_14, t_6);
         const __m256i x_22 = _mm256_add_epi16(x_15, t_7);
         const __m256i x_23 = _mm256_sub_epi16(x_15, t_7);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16], x_16);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 512], x_18);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 256], x_17);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 768], x_19);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 128], x_20);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 640], x_22);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 384], x_21);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 16 + 896], x_23);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_16);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 512], x_18);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 256], x_17);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 768], x_19);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_20);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 640], x_22);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 384], x_21);
+        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 896], x_23);
     }
     // layers 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 96]);
+        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 96]);
         const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1040]);
         const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1041]);
-        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 224]);
-        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 112]);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 240]);
+        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 224]);
+        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 112]);
+        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 240]);
         const __m256i red_0 = nttgen_newhope1024_avx2_barrett(x_24);
         const __m256i t_8 = nttgen_newhope1024_avx2_montmul(x_25, zeta_3, zetaqinv_3);
         const __m256i red_1 = nttgen_newhope1024_avx2_barrett(x_26);
-        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 64]);
-        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 32]);
+        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 64]);
+        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 32]);
         const __m256i t_9 = nttgen_newhope1024_avx2_montmul(x_27, zeta_3, zetaqinv_3);
-        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 192]);
-        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 160]);
-        const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 80]);
-        const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 48]);
+        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 192]);
+        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 160]);
+        const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 80]);
+        const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 48]);
         const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1042]);
         const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1043]);
         const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1044]);
         const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1045]);
-        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 208]);
-        const __m256i x_35 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 176]);
+        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 208]);
+        const __m256i x_35 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 176]);
         const __m256i red_2 = nttgen_newhope1024_avx2_barrett(x_28);
         const __m256i red_3 = nttgen_newhope1024_avx2_barrett(x_29);
         const __m256i t_10 = nttgen_newhope1024_avx2_montmul(x_30, zeta_3, zetaqinv_3);
@@ -928,7 +930,7 @@ void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
         const __m256i x_37 = _mm256_sub_epi16(red_0, t_8);
         const __m256i t_14 = nttgen_newhope1024_avx2_montmul(x_36, zeta_4, zetaqinv_4);
         const __m256i t_15 = nttgen_newhope1024_avx2_montmul(x_37, zeta_5, zetaqinv_5);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256]);
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256]);
         const __m256i red_6 = nttgen_newhope1024_avx2_barrett(x_38);
         const __m256i x_39 = _mm256_add_epi16(red_1, t_9);
         const __m256i x_40 = _mm256_sub_epi16(red_1, t_9);
@@ -936,11 +938,11 @@ void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
         const __m256i t_17 = nttgen_newhope1024_avx2_montmul(x_40, zeta_5, zetaqinv_5);
         goto part_1;
     part_1:;
-        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 128]);
+        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 128]);
         const __m256i t_18 = nttgen_newhope1024_avx2_montmul(x_41, zeta_3, zetaqinv_3);
-        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 16]);
+        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 16]);
         const __m256i red_7 = nttgen_newhope1024_avx2_barrett(x_42);
-        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 256 + 144]);
+        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 144]);
         const __m256i t_19 = nttgen_newhope1024_avx2_montmul(x_43, zeta_3, zetaqinv_3);
         const __m256i x_44 = _mm256_add_epi16(red_2, t_10);
         const __m256i x_45 = _mm256_sub_epi16(red_2, t_10);
@@ -1186,39 +1188,57 @@ void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
         const __m256i t_71 = nttgen_newhope1024_avx2_montmul(x_215, zeta_49, zetaqinv_49);
         const __m256i x_216 = _mm256_add_epi16(x_194, t_64);
         const __m256i x_217 = _mm256_sub_epi16(x_194, t_64);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256], x_216);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256], x_216);
         const __m256i x_218 = _mm256_add_epi16(x_200, t_66);
         const __m256i x_219 = _mm256_sub_epi16(x_200, t_66);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 128], x_218);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 128], x_218);
         const __m256i x_220 = _mm256_add_epi16(x_206, t_68);
         const __m256i x_221 = _mm256_sub_epi16(x_206, t_68);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 64], x_220);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 64], x_220);
         const __m256i x_222 = _mm256_add_epi16(x_212, t_70);
         goto part_3;
     part_3:;
         const __m256i x_223 = _mm256_sub_epi16(x_212, t_70);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 192], x_222);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 192], x_222);
         const __m256i x_224 = _mm256_add_epi16(x_196, t_65);
         const __m256i x_225 = _mm256_sub_epi16(x_196, t_65);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 32], x_224);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 32], x_224);
         const __m256i x_226 = _mm256_add_epi16(x_202, t_67);
         const __m256i x_227 = _mm256_sub_epi16(x_202, t_67);
         const __m256i x_228 = _mm256_add_epi16(x_208, t_69);
         const __m256i x_229 = _mm256_sub_epi16(x_208, t_69);
         const __m256i x_230 = _mm256_add_epi16(x_214, t_71);
         const __m256i x_231 = _mm256_sub_epi16(x_214, t_71);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 160], x_226);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 96], x_228);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 224], x_230);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 16], x_217);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 144], x_219);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 80], x_221);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 208], x_223);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 48], x_225);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 176], x_227);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 112], x_229);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 256 + 240], x_231);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 160], x_226);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 96], x_228);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 224], x_230);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 16], x_217);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 144], x_219);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 80], x_221);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 208], x_223);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 48], x_225);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 176], x_227);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 112], x_229);
+        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 240], x_231);
     }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx2_assert_range(r, 1024, -22611, 22610);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22611, 22610]
+ * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
+ */
+void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx2_assert_range(a, 1024, -12288, 12288);
+#endif
+    nttgen_newhope1024_avx2_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, -22611, 22610);
 #endif
@@ -2042,519 +2062,6 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, -32768, 32767);
-#endif
-}
-
-/*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[1024]: on exit in [-22611, 22610]
- * a[1024]: on entry in [-12288, 12288]
- * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
- */
-static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
-                                                             const int16_t a[1024]) {
-    const int16_t *const zetas_0 = nttgen_newhope1024_avx2_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(a, 1024, -12288, 12288);
-#endif
-    // layers 0, 1: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[5]);
-    for (size_t j_0 = 0; j_0 < 8; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 768]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 896]);
-        const __m256i t_0 = nttgen_newhope1024_avx2_montmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_newhope1024_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 512]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 256]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 640]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 384]);
-        const __m256i t_2 = nttgen_newhope1024_avx2_montmul(x_2, zeta_0, zetaqinv_0);
-        const __m256i x_6 = _mm256_add_epi16(x_3, t_0);
-        const __m256i x_7 = _mm256_sub_epi16(x_3, t_0);
-        const __m256i t_3 = nttgen_newhope1024_avx2_montmul(x_4, zeta_0, zetaqinv_0);
-        const __m256i x_8 = _mm256_add_epi16(x_5, t_1);
-        const __m256i x_9 = _mm256_sub_epi16(x_5, t_1);
-        const __m256i t_4 = nttgen_newhope1024_avx2_montmul(x_6, zeta_1, zetaqinv_1);
-        const __m256i t_5 = nttgen_newhope1024_avx2_montmul(x_7, zeta_2, zetaqinv_2);
-        const __m256i t_6 = nttgen_newhope1024_avx2_montmul(x_8, zeta_1, zetaqinv_1);
-        const __m256i t_7 = nttgen_newhope1024_avx2_montmul(x_9, zeta_2, zetaqinv_2);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_12 = _mm256_add_epi16(x_10, t_2);
-        const __m256i x_13 = _mm256_sub_epi16(x_10, t_2);
-        const __m256i x_14 = _mm256_add_epi16(x_11, t_3);
-        const __m256i x_15 = _mm256_sub_epi16(x_11, t_3);
-        const __m256i x_16 = _mm256_add_epi16(x_12, t_4);
-        const __m256i x_17 = _mm256_sub_epi16(x_12, t_4);
-        const __m256i x_18 = _mm256_add_epi16(x_13, t_5);
-        const __m256i x_19 = _mm256_sub_epi16(x_13, t_5);
-        const __m256i x_20 = _mm256_add_epi16(x_14, t_6);
-        const __m256i x_21 = _mm256_sub_epi16(x_14, t_6);
-        const __m256i x_22 = _mm256_add_epi16(x_15, t_7);
-        const __m256i x_23 = _mm256_sub_epi16(x_15, t_7);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_16);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 512], x_18);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 256], x_17);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 768], x_19);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_20);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 640], x_22);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 384], x_21);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 896], x_23);
-    }
-    // layers 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 96]);
-        const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1040]);
-        const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1041]);
-        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 224]);
-        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 112]);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 240]);
-        const __m256i red_0 = nttgen_newhope1024_avx2_barrett(x_24);
-        const __m256i t_8 = nttgen_newhope1024_avx2_montmul(x_25, zeta_3, zetaqinv_3);
-        const __m256i red_1 = nttgen_newhope1024_avx2_barrett(x_26);
-        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 64]);
-        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 32]);
-        const __m256i t_9 = nttgen_newhope1024_avx2_montmul(x_27, zeta_3, zetaqinv_3);
-        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 192]);
-        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 160]);
-        const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 80]);
-        const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 48]);
-        const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1042]);
-        const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1043]);
-        const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1044]);
-        const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1045]);
-        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 208]);
-        const __m256i x_35 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 176]);
-        const __m256i red_2 = nttgen_newhope1024_avx2_barrett(x_28);
-        const __m256i red_3 = nttgen_newhope1024_avx2_barrett(x_29);
-        const __m256i t_10 = nttgen_newhope1024_avx2_montmul(x_30, zeta_3, zetaqinv_3);
-        const __m256i t_11 = nttgen_newhope1024_avx2_montmul(x_31, zeta_3, zetaqinv_3);
-        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(x_32);
-        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(x_33);
-        const __m256i t_12 = nttgen_newhope1024_avx2_montmul(x_34, zeta_3, zetaqinv_3);
-        const __m256i t_13 = nttgen_newhope1024_avx2_montmul(x_35, zeta_3, zetaqinv_3);
-        const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1046]);
-        const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1047]);
-        const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1048]);
-        const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1049]);
-        const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1050]);
-        const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1051]);
-        const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1052]);
-        const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1053]);
-        const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1054]);
-        const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1055]);
-        const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1056]);
-        const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1057]);
-        const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1058]);
-        const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1059]);
-        const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1060]);
-        const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1061]);
-        const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1062]);
-        const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1063]);
-        const __m256i zeta_15 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1064]);
-        const __m256i zetaqinv_15 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1065]);
-        const __m256i zeta_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1066]);
-        const __m256i zetaqinv_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1067]);
-        const __m256i zeta_17 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1068]);
-        const __m256i zetaqinv_17 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1069]);
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 16]);
-        const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 32]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 48]);
-        const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 64]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 80]);
-        const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 96]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 112]);
-        const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 128]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 144]);
-        const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 160]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 176]);
-        const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 192]);
-        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 208]);
-        const __m256i zetaqinv_24 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 224]);
-        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 240]);
-        const __m256i zetaqinv_25 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 256]);
-        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 272]);
-        const __m256i zetaqinv_26 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 288]);
-        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 304]);
-        const __m256i zetaqinv_27 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 320]);
-        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 336]);
-        const __m256i zetaqinv_28 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 352]);
-        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 368]);
-        const __m256i zetaqinv_29 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 384]);
-        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 400]);
-        const __m256i zetaqinv_30 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 416]);
-        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 432]);
-        const __m256i zetaqinv_31 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 448]);
-        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 464]);
-        const __m256i zetaqinv_32 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 480]);
-        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 496]);
-        const __m256i zetaqinv_33 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 512]);
-        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 528]);
-        const __m256i zetaqinv_34 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 544]);
-        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 560]);
-        const __m256i zetaqinv_35 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 576]);
-        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 592]);
-        const __m256i zetaqinv_36 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 608]);
-        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 624]);
-        const __m256i zetaqinv_37 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 640]);
-        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 656]);
-        const __m256i zetaqinv_38 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 672]);
-        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 688]);
-        const __m256i zetaqinv_39 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 704]);
-        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 720]);
-        const __m256i zetaqinv_40 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 736]);
-        const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 752]);
-        const __m256i zetaqinv_41 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 768]);
-        const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 784]);
-        const __m256i zetaqinv_42 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 800]);
-        const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 816]);
-        const __m256i zetaqinv_43 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 832]);
-        const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 848]);
-        const __m256i zetaqinv_44 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 864]);
-        const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 880]);
-        const __m256i zetaqinv_45 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 896]);
-        const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 912]);
-        const __m256i zetaqinv_46 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 928]);
-        const __m256i zeta_47 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 944]);
-        const __m256i zetaqinv_47 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 960]);
-        const __m256i zeta_48 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 976]);
-        const __m256i zetaqinv_48 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 992]);
-        const __m256i zeta_49 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 1008]);
-        const __m256i zetaqinv_49 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 1024]);
-        const __m256i x_36 = _mm256_add_epi16(red_0, t_8);
-        const __m256i x_37 = _mm256_sub_epi16(red_0, t_8);
-        const __m256i t_14 = nttgen_newhope1024_avx2_montmul(x_36, zeta_4, zetaqinv_4);
-        const __m256i t_15 = nttgen_newhope1024_avx2_montmul(x_37, zeta_5, zetaqinv_5);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256]);
-        const __m256i red_6 = nttgen_newhope1024_avx2_barrett(x_38);
-        const __m256i x_39 = _mm256_add_epi16(red_1, t_9);
-        const __m256i x_40 = _mm256_sub_epi16(red_1, t_9);
-        const __m256i t_16 = nttgen_newhope1024_avx2_montmul(x_39, zeta_4, zetaqinv_4);
-        const __m256i t_17 = nttgen_newhope1024_avx2_montmul(x_40, zeta_5, zetaqinv_5);
-        goto part_1;
-    part_1:;
-        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 128]);
-        const __m256i t_18 = nttgen_newhope1024_avx2_montmul(x_41, zeta_3, zetaqinv_3);
-        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 16]);
-        const __m256i red_7 = nttgen_newhope1024_avx2_barrett(x_42);
-        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 144]);
-        const __m256i t_19 = nttgen_newhope1024_avx2_montmul(x_43, zeta_3, zetaqinv_3);
-        const __m256i x_44 = _mm256_add_epi16(red_2, t_10);
-        const __m256i x_45 = _mm256_sub_epi16(red_2, t_10);
-        const __m256i t_20 = nttgen_newhope1024_avx2_montmul(x_44, zeta_4, zetaqinv_4);
-        const __m256i t_21 = nttgen_newhope1024_avx2_montmul(x_45, zeta_5, zetaqinv_5);
-        const __m256i x_46 = _mm256_add_epi16(red_3, t_11);
-        const __m256i x_47 = _mm256_sub_epi16(red_3, t_11);
-        const __m256i x_48 = _mm256_add_epi16(x_46, t_14);
-        const __m256i x_49 = _mm256_sub_epi16(x_46, t_14);
-        const __m256i t_22 = nttgen_newhope1024_avx2_montmul(x_48, zeta_6, zetaqinv_6);
-        const __m256i t_23 = nttgen_newhope1024_avx2_montmul(x_49, zeta_8, zetaqinv_8);
-        const __m256i x_50 = _mm256_add_epi16(x_47, t_15);
-        const __m256i x_51 = _mm256_sub_epi16(x_47, t_15);
-        const __m256i t_24 = nttgen_newhope1024_avx2_montmul(x_50, zeta_7, zetaqinv_7);
-        const __m256i t_25 = nttgen_newhope1024_avx2_montmul(x_51, zeta_9, zetaqinv_9);
-        const __m256i x_52 = _mm256_add_epi16(red_4, t_12);
-        const __m256i x_53 = _mm256_sub_epi16(red_4, t_12);
-        const __m256i t_26 = nttgen_newhope1024_avx2_montmul(x_52, zeta_4, zetaqinv_4);
-        const __m256i t_27 = nttgen_newhope1024_avx2_montmul(x_53, zeta_5, zetaqinv_5);
-        const __m256i x_54 = _mm256_add_epi16(red_5, t_13);
-        const __m256i x_55 = _mm256_sub_epi16(red_5, t_13);
-        const __m256i x_56 = _mm256_add_epi16(x_54, t_16);
-        const __m256i x_57 = _mm256_sub_epi16(x_54, t_16);
-        const __m256i t_28 = nttgen_newhope1024_avx2_montmul(x_56, zeta_6, zetaqinv_6);
-        const __m256i t_29 = nttgen_newhope1024_avx2_montmul(x_57, zeta_8, zetaqinv_8);
-        const __m256i x_58 = _mm256_add_epi16(x_55, t_17);
-        const __m256i x_59 = _mm256_sub_epi16(x_55, t_17);
-        const __m256i t_30 = nttgen_newhope1024_avx2_montmul(x_58, zeta_7, zetaqinv_7);
-        const __m256i t_31 = nttgen_newhope1024_avx2_montmul(x_59, zeta_9, zetaqinv_9);
-        const __m256i x_60 = _mm256_add_epi16(red_6, t_18);
-        const __m256i x_61 = _mm256_sub_epi16(red_6, t_18);
-        const __m256i x_62 = _mm256_add_epi16(x_60, t_20);
-        const __m256i x_63 = _mm256_sub_epi16(x_60, t_20);
-        const __m256i x_64 = _mm256_add_epi16(x_61, t_21);
-        const __m256i x_65 = _mm256_sub_epi16(x_61, t_21);
-        const __m256i x_66 = _mm256_add_epi16(red_7, t_19);
-        const __m256i x_67 = _mm256_sub_epi16(red_7, t_19);
-        const __m256i x_68 = _mm256_add_epi16(x_62, t_22);
-        const __m256i x_69 = _mm256_sub_epi16(x_62, t_22);
-        const __m256i red_8 = nttgen_newhope1024_avx2_barrett(x_68);
-        const __m256i red_9 = nttgen_newhope1024_avx2_barrett(x_69);
-        const __m256i x_70 = _mm256_add_epi16(x_64, t_24);
-        const __m256i x_71 = _mm256_sub_epi16(x_64, t_24);
-        const __m256i red_10 = nttgen_newhope1024_avx2_barrett(x_70);
-        const __m256i red_11 = nttgen_newhope1024_avx2_barrett(x_71);
-        const __m256i x_72 = _mm256_add_epi16(x_63, t_23);
-        const __m256i x_73 = _mm256_sub_epi16(x_63, t_23);
-        const __m256i red_12 = nttgen_newhope1024_avx2_barrett(x_72);
-        const __m256i red_13 = nttgen_newhope1024_avx2_barrett(x_73);
-        const __m256i x_74 = _mm256_add_epi16(x_65, t_25);
-        const __m256i x_75 = _mm256_sub_epi16(x_65, t_25);
-        const __m256i red_14 = nttgen_newhope1024_avx2_barrett(x_74);
-        const __m256i red_15 = nttgen_newhope1024_avx2_barrett(x_75);
-        const __m256i x_76 = _mm256_add_epi16(x_66, t_26);
-        const __m256i x_77 = _mm256_sub_epi16(x_66, t_26);
-        const __m256i x_78 = _mm256_add_epi16(x_67, t_27);
-        const __m256i x_79 = _mm256_sub_epi16(x_67, t_27);
-        const __m256i x_80 = _mm256_add_epi16(x_76, t_28);
-        const __m256i x_81 = _mm256_sub_epi16(x_76, t_28);
-        const __m256i t_32 = nttgen_newhope1024_avx2_montmul(x_80, zeta_10, zetaqinv_10);
-        const __m256i t_33 = nttgen_newhope1024_avx2_montmul(x_81, zeta_14, zetaqinv_14);
-        const __m256i x_82 = _mm256_add_epi16(x_78, t_30);
-        const __m256i x_83 = _mm256_sub_epi16(x_78, t_30);
-        const __m256i t_34 = nttgen_newhope1024_avx2_montmul(x_82, zeta_11, zetaqinv_11);
-        const __m256i t_35 = nttgen_newhope1024_avx2_montmul(x_83, zeta_15, zetaqinv_15);
-        const __m256i x_84 = _mm256_add_epi16(x_77, t_29);
-        const __m256i x_85 = _mm256_sub_epi16(x_77, t_29);
-        const __m256i t_36 = nttgen_newhope1024_avx2_montmul(x_84, zeta_12, zetaqinv_12);
-        const __m256i t_37 = nttgen_newhope1024_avx2_montmul(x_85, zeta_16, zetaqinv_16);
-        const __m256i x_86 = _mm256_add_epi16(x_79, t_31);
-        const __m256i x_87 = _mm256_sub_epi16(x_79, t_31);
-        const __m256i t_38 = nttgen_newhope1024_avx2_montmul(x_86, zeta_13, zetaqinv_13);
-        const __m256i t_39 = nttgen_newhope1024_avx2_montmul(x_87, zeta_17, zetaqinv_17);
-        const __m256i x_88 = _mm256_add_epi16(red_8, t_32);
-        const __m256i x_89 = _mm256_sub_epi16(red_8, t_32);
-        const __m256i x_90 = _mm256_add_epi16(red_10, t_34);
-        const __m256i x_91 = _mm256_sub_epi16(red_10, t_34);
-        const __m256i x_92 = _mm256_permute2x128_si256(x_88, x_90, 32);
-        const __m256i x_93 = _mm256_permute2x128_si256(x_88, x_90, 49);
-        const __m256i x_94 = _mm256_permute2x128_si256(x_89, x_91, 32);
-        const __m256i x_95 = _mm256_permute2x128_si256(x_89, x_91, 49);
-        const __m256i t_40 = nttgen_newhope1024_avx2_montmul(x_93, zeta_18, zetaqinv_18);
-        const __m256i t_41 = nttgen_newhope1024_avx2_montmul(x_95, zeta_22, zetaqinv_22);
-        const __m256i x_96 = _mm256_add_epi16(red_12, t_36);
-        const __m256i x_97 = _mm256_sub_epi16(red_12, t_36);
-        const __m256i x_98 = _mm256_add_epi16(red_14, t_38);
-        const __m256i x_99 = _mm256_sub_epi16(red_14, t_38);
-        const __m256i x_100 = _mm256_permute2x128_si256(x_96, x_98, 32);
-        const __m256i x_101 = _mm256_permute2x128_si256(x_96, x_98, 49);
-        const __m256i x_102 = _mm256_permute2x128_si256(x_97, x_99, 32);
-        const __m256i x_103 = _mm256_permute2x128_si256(x_97, x_99, 49);
-        const __m256i t_42 = nttgen_newhope1024_avx2_montmul(x_101, zeta_19, zetaqinv_19);
-        const __m256i t_43 = nttgen_newhope1024_avx2_montmul(x_103, zeta_23, zetaqinv_23);
-        const __m256i x_104 = _mm256_add_epi16(red_9, t_33);
-        const __m256i x_105 = _mm256_sub_epi16(red_9, t_33);
-        const __m256i x_106 = _mm256_add_epi16(red_11, t_35);
-        const __m256i x_107 = _mm256_sub_epi16(red_11, t_35);
-        const __m256i x_108 = _mm256_permute2x128_si256(x_104, x_106, 32);
-        const __m256i x_109 = _mm256_permute2x128_si256(x_104, x_106, 49);
-        const __m256i x_110 = _mm256_permute2x128_si256(x_105, x_107, 32);
-        const __m256i x_111 = _mm256_permute2x128_si256(x_105, x_107, 49);
-        const __m256i t_44 = nttgen_newhope1024_avx2_montmul(x_109, zeta_20, zetaqinv_20);
-        const __m256i t_45 = nttgen_newhope1024_avx2_montmul(x_111, zeta_24, zetaqinv_24);
-        const __m256i x_112 = _mm256_add_epi16(red_13, t_37);
-        const __m256i x_113 = _mm256_sub_epi16(red_13, t_37);
-        const __m256i x_114 = _mm256_add_epi16(red_15, t_39);
-        const __m256i x_115 = _mm256_sub_epi16(red_15, t_39);
-        const __m256i x_116 = _mm256_permute2x128_si256(x_112, x_114, 32);
-        const __m256i x_117 = _mm256_permute2x128_si256(x_112, x_114, 49);
-        const __m256i x_118 = _mm256_permute2x128_si256(x_113, x_115, 32);
-        const __m256i x_119 = _mm256_permute2x128_si256(x_113, x_115, 49);
-        const __m256i t_46 = nttgen_newhope1024_avx2_montmul(x_117, zeta_21, zetaqinv_21);
-        const __m256i t_47 = nttgen_newhope1024_avx2_montmul(x_119, zeta_25, zetaqinv_25);
-        const __m256i x_120 = _mm256_add_epi16(x_92, t_40);
-        const __m256i x_121 = _mm256_sub_epi16(x_92, t_40);
-        const __m256i x_122 = _mm256_add_epi16(x_100, t_42);
-        const __m256i x_123 = _mm256_sub_epi16(x_100, t_42);
-        const __m256i x_124 = _mm256_unpacklo_epi32(x_120, x_122);
-        const __m256i x_125 = _mm256_unpackhi_epi32(x_120, x_122);
-        const __m256i x_126 = _mm256_unpacklo_epi32(x_121, x_123);
-        const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
-        const __m256i t_48 = nttgen_newhope1024_avx2_montmul(x_125, zeta_26, zetaqinv_26);
-        const __m256i t_49 = nttgen_newhope1024_avx2_montmul(x_127, zeta_27, zetaqinv_27);
-        goto part_2;
-    part_2:;
-        const __m256i x_128 = _mm256_add_epi16(x_108, t_44);
-        const __m256i x_129 = _mm256_sub_epi16(x_108, t_44);
-        const __m256i x_130 = _mm256_add_epi16(x_116, t_46);
-        const __m256i x_131 = _mm256_sub_epi16(x_116, t_46);
-        const __m256i x_132 = _mm256_unpacklo_epi32(x_128, x_130);
-        const __m256i x_133 = _mm256_unpackhi_epi32(x_128, x_130);
-        const __m256i x_134 = _mm256_unpacklo_epi32(x_129, x_131);
-        const __m256i x_135 = _mm256_unpackhi_epi32(x_129, x_131);
-        const __m256i t_50 = nttgen_newhope1024_avx2_montmul(x_133, zeta_28, zetaqinv_28);
-        const __m256i t_51 = nttgen_newhope1024_avx2_montmul(x_135, zeta_29, zetaqinv_29);
-        const __m256i x_136 = _mm256_add_epi16(x_94, t_41);
-        const __m256i x_137 = _mm256_sub_epi16(x_94, t_41);
-        const __m256i x_138 = _mm256_add_epi16(x_102, t_43);
-        const __m256i x_139 = _mm256_sub_epi16(x_102, t_43);
-        const __m256i x_140 = _mm256_unpacklo_epi32(x_136, x_138);
-        const __m256i x_141 = _mm256_unpackhi_epi32(x_136, x_138);
-        const __m256i x_142 = _mm256_unpacklo_epi32(x_137, x_139);
-        const __m256i x_143 = _mm256_unpackhi_epi32(x_137, x_139);
-        const __m256i t_52 = nttgen_newhope1024_avx2_montmul(x_141, zeta_30, zetaqinv_30);
-        const __m256i t_53 = nttgen_newhope1024_avx2_montmul(x_143, zeta_31, zetaqinv_31);
-        const __m256i x_144 = _mm256_add_epi16(x_110, t_45);
-        const __m256i x_145 = _mm256_sub_epi16(x_110, t_45);
-        const __m256i x_146 = _mm256_add_epi16(x_118, t_47);
-        const __m256i x_147 = _mm256_sub_epi16(x_118, t_47);
-        const __m256i x_148 = _mm256_unpacklo_epi32(x_144, x_146);
-        const __m256i x_149 = _mm256_unpackhi_epi32(x_144, x_146);
-        const __m256i x_150 = _mm256_unpacklo_epi32(x_145, x_147);
-        const __m256i x_151 = _mm256_unpackhi_epi32(x_145, x_147);
-        const __m256i t_54 = nttgen_newhope1024_avx2_montmul(x_149, zeta_32, zetaqinv_32);
-        const __m256i t_55 = nttgen_newhope1024_avx2_montmul(x_151, zeta_33, zetaqinv_33);
-        const __m256i x_152 = _mm256_add_epi16(x_124, t_48);
-        const __m256i x_153 = _mm256_sub_epi16(x_124, t_48);
-        const __m256i x_154 = _mm256_add_epi16(x_126, t_49);
-        const __m256i x_155 = _mm256_sub_epi16(x_126, t_49);
-        const __m256i x_156 = _mm256_add_epi16(x_132, t_50);
-        const __m256i x_157 = _mm256_sub_epi16(x_132, t_50);
-        const __m256i x_158 = _mm256_unpacklo_epi64(x_152, x_156);
-        const __m256i x_159 = _mm256_unpackhi_epi64(x_152, x_156);
-        const __m256i x_160 = _mm256_unpacklo_epi64(x_153, x_157);
-        const __m256i x_161 = _mm256_unpackhi_epi64(x_153, x_157);
-        const __m256i red_16 = nttgen_newhope1024_avx2_barrett(x_158);
-        const __m256i red_17 = nttgen_newhope1024_avx2_barrett(x_160);
-        const __m256i t_56 = nttgen_newhope1024_avx2_montmul(x_159, zeta_34, zetaqinv_34);
-        const __m256i t_57 = nttgen_newhope1024_avx2_montmul(x_161, zeta_36, zetaqinv_36);
-        const __m256i x_162 = _mm256_add_epi16(x_134, t_51);
-        const __m256i x_163 = _mm256_sub_epi16(x_134, t_51);
-        const __m256i x_164 = _mm256_unpacklo_epi64(x_154, x_162);
-        const __m256i x_165 = _mm256_unpackhi_epi64(x_154, x_162);
-        const __m256i x_166 = _mm256_unpacklo_epi64(x_155, x_163);
-        const __m256i x_167 = _mm256_unpackhi_epi64(x_155, x_163);
-        const __m256i red_18 = nttgen_newhope1024_avx2_barrett(x_164);
-        const __m256i red_19 = nttgen_newhope1024_avx2_barrett(x_166);
-        const __m256i t_58 = nttgen_newhope1024_avx2_montmul(x_165, zeta_35, zetaqinv_35);
-        const __m256i t_59 = nttgen_newhope1024_avx2_montmul(x_167, zeta_37, zetaqinv_37);
-        const __m256i x_168 = _mm256_add_epi16(x_140, t_52);
-        const __m256i x_169 = _mm256_sub_epi16(x_140, t_52);
-        const __m256i x_170 = _mm256_add_epi16(x_142, t_53);
-        const __m256i x_171 = _mm256_sub_epi16(x_142, t_53);
-        const __m256i x_172 = _mm256_add_epi16(x_148, t_54);
-        const __m256i x_173 = _mm256_sub_epi16(x_148, t_54);
-        const __m256i x_174 = _mm256_unpacklo_epi64(x_168, x_172);
-        const __m256i x_175 = _mm256_unpackhi_epi64(x_168, x_172);
-        const __m256i x_176 = _mm256_unpacklo_epi64(x_169, x_173);
-        const __m256i x_177 = _mm256_unpackhi_epi64(x_169, x_173);
-        const __m256i red_20 = nttgen_newhope1024_avx2_barrett(x_174);
-        const __m256i red_21 = nttgen_newhope1024_avx2_barrett(x_176);
-        const __m256i t_60 = nttgen_newhope1024_avx2_montmul(x_175, zeta_38, zetaqinv_38);
-        const __m256i t_61 = nttgen_newhope1024_avx2_montmul(x_177, zeta_40, zetaqinv_40);
-        const __m256i x_178 = _mm256_add_epi16(x_150, t_55);
-        const __m256i x_179 = _mm256_sub_epi16(x_150, t_55);
-        const __m256i x_180 = _mm256_unpacklo_epi64(x_170, x_178);
-        const __m256i x_181 = _mm256_unpackhi_epi64(x_170, x_178);
-        const __m256i x_182 = _mm256_unpacklo_epi64(x_171, x_179);
-        const __m256i x_183 = _mm256_unpackhi_epi64(x_171, x_179);
-        const __m256i red_22 = nttgen_newhope1024_avx2_barrett(x_180);
-        const __m256i red_23 = nttgen_newhope1024_avx2_barrett(x_182);
-        const __m256i t_62 = nttgen_newhope1024_avx2_montmul(x_181, zeta_39, zetaqinv_39);
-        const __m256i t_63 = nttgen_newhope1024_avx2_montmul(x_183, zeta_41, zetaqinv_41);
-        const __m256i x_184 = _mm256_add_epi16(red_16, t_56);
-        const __m256i x_185 = _mm256_sub_epi16(red_16, t_56);
-        const __m256i x_186 = _mm256_add_epi16(red_18, t_58);
-        const __m256i x_187 = _mm256_sub_epi16(red_18, t_58);
-        const __m256i x_188 = _mm256_add_epi16(red_17, t_57);
-        const __m256i x_189 = _mm256_sub_epi16(red_17, t_57);
-        const __m256i x_190 = _mm256_add_epi16(red_19, t_59);
-        const __m256i x_191 = _mm256_sub_epi16(red_19, t_59);
-        const __m256i x_192 = _mm256_add_epi16(red_20, t_60);
-        const __m256i x_193 = _mm256_sub_epi16(red_20, t_60);
-        const __m256i x_194 = nttgen_newhope1024_avx2_ilv16_lo(x_184, x_192);
-        const __m256i x_195 = nttgen_newhope1024_avx2_ilv16_hi(x_184, x_192);
-        const __m256i x_196 = nttgen_newhope1024_avx2_ilv16_lo(x_185, x_193);
-        const __m256i x_197 = nttgen_newhope1024_avx2_ilv16_hi(x_185, x_193);
-        const __m256i t_64 = nttgen_newhope1024_avx2_montmul(x_195, zeta_42, zetaqinv_42);
-        const __m256i t_65 = nttgen_newhope1024_avx2_montmul(x_197, zeta_46, zetaqinv_46);
-        const __m256i x_198 = _mm256_add_epi16(red_22, t_62);
-        const __m256i x_199 = _mm256_sub_epi16(red_22, t_62);
-        const __m256i x_200 = nttgen_newhope1024_avx2_ilv16_lo(x_186, x_198);
-        const __m256i x_201 = nttgen_newhope1024_avx2_ilv16_hi(x_186, x_198);
-        const __m256i x_202 = nttgen_newhope1024_avx2_ilv16_lo(x_187, x_199);
-        const __m256i x_203 = nttgen_newhope1024_avx2_ilv16_hi(x_187, x_199);
-        const __m256i t_66 = nttgen_newhope1024_avx2_montmul(x_201, zeta_43, zetaqinv_43);
-        const __m256i t_67 = nttgen_newhope1024_avx2_montmul(x_203, zeta_47, zetaqinv_47);
-        const __m256i x_204 = _mm256_add_epi16(red_21, t_61);
-        const __m256i x_205 = _mm256_sub_epi16(red_21, t_61);
-        const __m256i x_206 = nttgen_newhope1024_avx2_ilv16_lo(x_188, x_204);
-        const __m256i x_207 = nttgen_newhope1024_avx2_ilv16_hi(x_188, x_204);
-        const __m256i x_208 = nttgen_newhope1024_avx2_ilv16_lo(x_189, x_205);
-        const __m256i x_209 = nttgen_newhope1024_avx2_ilv16_hi(x_189, x_205);
-        const __m256i t_68 = nttgen_newhope1024_avx2_montmul(x_207, zeta_44, zetaqinv_44);
-        const __m256i t_69 = nttgen_newhope1024_avx2_montmul(x_209, zeta_48, zetaqinv_48);
-        const __m256i x_210 = _mm256_add_epi16(red_23, t_63);
-        const __m256i x_211 = _mm256_sub_epi16(red_23, t_63);
-        const __m256i x_212 = nttgen_newhope1024_avx2_ilv16_lo(x_190, x_210);
-        const __m256i x_213 = nttgen_newhope1024_avx2_ilv16_hi(x_190, x_210);
-        const __m256i x_214 = nttgen_newhope1024_avx2_ilv16_lo(x_191, x_211);
-        const __m256i x_215 = nttgen_newhope1024_avx2_ilv16_hi(x_191, x_211);
-        const __m256i t_70 = nttgen_newhope1024_avx2_montmul(x_213, zeta_45, zetaqinv_45);
-        const __m256i t_71 = nttgen_newhope1024_avx2_montmul(x_215, zeta_49, zetaqinv_49);
-        const __m256i x_216 = _mm256_add_epi16(x_194, t_64);
-        const __m256i x_217 = _mm256_sub_epi16(x_194, t_64);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256], x_216);
-        const __m256i x_218 = _mm256_add_epi16(x_200, t_66);
-        const __m256i x_219 = _mm256_sub_epi16(x_200, t_66);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 128], x_218);
-        const __m256i x_220 = _mm256_add_epi16(x_206, t_68);
-        const __m256i x_221 = _mm256_sub_epi16(x_206, t_68);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 64], x_220);
-        const __m256i x_222 = _mm256_add_epi16(x_212, t_70);
-        goto part_3;
-    part_3:;
-        const __m256i x_223 = _mm256_sub_epi16(x_212, t_70);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 192], x_222);
-        const __m256i x_224 = _mm256_add_epi16(x_196, t_65);
-        const __m256i x_225 = _mm256_sub_epi16(x_196, t_65);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 32], x_224);
-        const __m256i x_226 = _mm256_add_epi16(x_202, t_67);
-        const __m256i x_227 = _mm256_sub_epi16(x_202, t_67);
-        const __m256i x_228 = _mm256_add_epi16(x_208, t_69);
-        const __m256i x_229 = _mm256_sub_epi16(x_208, t_69);
-        const __m256i x_230 = _mm256_add_epi16(x_214, t_71);
-        const __m256i x_231 = _mm256_sub_epi16(x_214, t_71);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 160], x_226);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 96], x_228);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 224], x_230);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 16], x_217);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 144], x_219);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 80], x_221);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 208], x_223);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 48], x_225);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 176], x_227);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 112], x_229);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 240], x_231);
-    }
-#ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(r, 1024, -22611, 22610);
 #endif
 }
 

@@ -183,7 +183,7 @@ static inline __m512i nttgen_newhope512_avx512_unzip32_hi(__m512i a, __m512i b) 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_zetas[2592] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_from_zetas[2592] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7, 8
     1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875,
     25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547,
@@ -356,15 +356,17 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_intt_twist[1024] 
 // clang-format on
 
 /*
- * forward NTT, in place
+ * forward NTT from a to r (polymul's helper)
  *
- * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
- * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[512]: on entry in [-12288, 12288], on exit in [-14940, 14940]
+ * Input:  a: coefficients in the standard order
+ * Output: r: NTT domain in this ISA's native order
+ * r[512]: on exit in [-14940, 14940]
+ * a[512]: on entry in [-12288, 12288]
  * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
  */
-void nttgen_newhope512_avx512_ntt(int16_t a[512]) {
-    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_zetas;
+static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
+                                                              const int16_t a[512]) {
+    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -12288, 12288);
 #endif
@@ -821,22 +823,40 @@ part_3:;
     const __m512i x_237 = _mm512_sub_epi16(red_22, t_70);
     const __m512i x_238 = _mm512_add_epi16(red_23, t_71);
     const __m512i x_239 = _mm512_sub_epi16(red_23, t_71);
-    _mm512_storeu_si512((__m512i *)&a[0], x_224);
-    _mm512_storeu_si512((__m512i *)&a[256], x_225);
-    _mm512_storeu_si512((__m512i *)&a[128], x_226);
-    _mm512_storeu_si512((__m512i *)&a[384], x_227);
-    _mm512_storeu_si512((__m512i *)&a[64], x_228);
-    _mm512_storeu_si512((__m512i *)&a[320], x_229);
-    _mm512_storeu_si512((__m512i *)&a[192], x_230);
-    _mm512_storeu_si512((__m512i *)&a[448], x_231);
-    _mm512_storeu_si512((__m512i *)&a[32], x_232);
-    _mm512_storeu_si512((__m512i *)&a[288], x_233);
-    _mm512_storeu_si512((__m512i *)&a[160], x_234);
-    _mm512_storeu_si512((__m512i *)&a[416], x_235);
-    _mm512_storeu_si512((__m512i *)&a[96], x_236);
-    _mm512_storeu_si512((__m512i *)&a[352], x_237);
-    _mm512_storeu_si512((__m512i *)&a[224], x_238);
-    _mm512_storeu_si512((__m512i *)&a[480], x_239);
+    _mm512_storeu_si512((__m512i *)&r[0], x_224);
+    _mm512_storeu_si512((__m512i *)&r[256], x_225);
+    _mm512_storeu_si512((__m512i *)&r[128], x_226);
+    _mm512_storeu_si512((__m512i *)&r[384], x_227);
+    _mm512_storeu_si512((__m512i *)&r[64], x_228);
+    _mm512_storeu_si512((__m512i *)&r[320], x_229);
+    _mm512_storeu_si512((__m512i *)&r[192], x_230);
+    _mm512_storeu_si512((__m512i *)&r[448], x_231);
+    _mm512_storeu_si512((__m512i *)&r[32], x_232);
+    _mm512_storeu_si512((__m512i *)&r[288], x_233);
+    _mm512_storeu_si512((__m512i *)&r[160], x_234);
+    _mm512_storeu_si512((__m512i *)&r[416], x_235);
+    _mm512_storeu_si512((__m512i *)&r[96], x_236);
+    _mm512_storeu_si512((__m512i *)&r[352], x_237);
+    _mm512_storeu_si512((__m512i *)&r[224], x_238);
+    _mm512_storeu_si512((__m512i *)&r[480], x_239);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx512_assert_range(r, 512, -14940, 14940);
+#endif
+}
+
+/*
+ * forward NTT, in place
+ *
+ * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
+ * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
+ * a[512]: on entry in [-12288, 12288], on exit in [-14940, 14940]
+ * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
+ */
+void nttgen_newhope512_avx512_ntt(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx512_assert_range(a, 512, -12288, 12288);
+#endif
+    nttgen_newhope512_avx512_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -14940, 14940);
 #endif
@@ -1640,70 +1660,12 @@ void nttgen_newhope512_avx512_reduce(int16_t a[512]) {
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -32768, 32767);
 #endif
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i red_0 = nttgen_newhope512_avx512_barrett(x_0);
-    const __m512i red_1 = nttgen_newhope512_avx512_cond_add_q(red_0);
-    _mm512_storeu_si512((__m512i *)&a[0], red_1);
-    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i red_2 = nttgen_newhope512_avx512_barrett(x_1);
-    const __m512i red_3 = nttgen_newhope512_avx512_cond_add_q(red_2);
-    _mm512_storeu_si512((__m512i *)&a[32], red_3);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i red_4 = nttgen_newhope512_avx512_barrett(x_2);
-    const __m512i red_5 = nttgen_newhope512_avx512_cond_add_q(red_4);
-    _mm512_storeu_si512((__m512i *)&a[64], red_5);
-    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i red_6 = nttgen_newhope512_avx512_barrett(x_3);
-    const __m512i red_7 = nttgen_newhope512_avx512_cond_add_q(red_6);
-    _mm512_storeu_si512((__m512i *)&a[96], red_7);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i red_8 = nttgen_newhope512_avx512_barrett(x_4);
-    const __m512i red_9 = nttgen_newhope512_avx512_cond_add_q(red_8);
-    _mm512_storeu_si512((__m512i *)&a[128], red_9);
-    const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i red_10 = nttgen_newhope512_avx512_barrett(x_5);
-    const __m512i red_11 = nttgen_newhope512_avx512_cond_add_q(red_10);
-    _mm512_storeu_si512((__m512i *)&a[160], red_11);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i red_12 = nttgen_newhope512_avx512_barrett(x_6);
-    const __m512i red_13 = nttgen_newhope512_avx512_cond_add_q(red_12);
-    _mm512_storeu_si512((__m512i *)&a[192], red_13);
-    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i red_14 = nttgen_newhope512_avx512_barrett(x_7);
-    const __m512i red_15 = nttgen_newhope512_avx512_cond_add_q(red_14);
-    _mm512_storeu_si512((__m512i *)&a[224], red_15);
-    const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[256]);
-    const __m512i red_16 = nttgen_newhope512_avx512_barrett(x_8);
-    const __m512i red_17 = nttgen_newhope512_avx512_cond_add_q(red_16);
-    _mm512_storeu_si512((__m512i *)&a[256], red_17);
-    const __m512i x_9 = _mm512_loadu_si512((const __m512i *)&a[288]);
-    const __m512i red_18 = nttgen_newhope512_avx512_barrett(x_9);
-    const __m512i red_19 = nttgen_newhope512_avx512_cond_add_q(red_18);
-    _mm512_storeu_si512((__m512i *)&a[288], red_19);
-    const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&a[320]);
-    const __m512i red_20 = nttgen_newhope512_avx512_barrett(x_10);
-    const __m512i red_21 = nttgen_newhope512_avx512_cond_add_q(red_20);
-    _mm512_storeu_si512((__m512i *)&a[320], red_21);
-    const __m512i x_11 = _mm512_loadu_si512((const __m512i *)&a[352]);
-    const __m512i red_22 = nttgen_newhope512_avx512_barrett(x_11);
-    const __m512i red_23 = nttgen_newhope512_avx512_cond_add_q(red_22);
-    _mm512_storeu_si512((__m512i *)&a[352], red_23);
-    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[384]);
-    const __m512i red_24 = nttgen_newhope512_avx512_barrett(x_12);
-    const __m512i red_25 = nttgen_newhope512_avx512_cond_add_q(red_24);
-    _mm512_storeu_si512((__m512i *)&a[384], red_25);
-    const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[416]);
-    const __m512i red_26 = nttgen_newhope512_avx512_barrett(x_13);
-    const __m512i red_27 = nttgen_newhope512_avx512_cond_add_q(red_26);
-    _mm512_storeu_si512((__m512i *)&a[416], red_27);
-    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[448]);
-    const __m512i red_28 = nttgen_newhope512_avx512_barrett(x_14);
-    const __m512i red_29 = nttgen_newhope512_avx512_cond_add_q(red_28);
-    _mm512_storeu_si512((__m512i *)&a[448], red_29);
-    const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i red_30 = nttgen_newhope512_avx512_barrett(x_15);
-    const __m512i red_31 = nttgen_newhope512_avx512_cond_add_q(red_30);
-    _mm512_storeu_si512((__m512i *)&a[480], red_31);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i red_0 = nttgen_newhope512_avx512_barrett(x_0);
+        const __m512i red_1 = nttgen_newhope512_avx512_cond_add_q(red_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], red_1);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, 0, 12288);
 #endif
@@ -1722,86 +1684,13 @@ void nttgen_newhope512_avx512_tomont(int16_t a[512]) {
     nttgen_newhope512_avx512_assert_range(a, 512, -32768, 32767);
 #endif
     // x -> x*beta (mod q)
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i f_0 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_0 = _mm512_set1_epi16(-21817);
-    const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
-    _mm512_storeu_si512((__m512i *)&a[0], x_1);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i f_1 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_1 = _mm512_set1_epi16(-21817);
-    const __m512i x_3 = nttgen_newhope512_avx512_montmul(x_2, f_1, fqinv_1);
-    _mm512_storeu_si512((__m512i *)&a[32], x_3);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i f_2 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_2 = _mm512_set1_epi16(-21817);
-    const __m512i x_5 = nttgen_newhope512_avx512_montmul(x_4, f_2, fqinv_2);
-    _mm512_storeu_si512((__m512i *)&a[64], x_5);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i f_3 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_3 = _mm512_set1_epi16(-21817);
-    const __m512i x_7 = nttgen_newhope512_avx512_montmul(x_6, f_3, fqinv_3);
-    _mm512_storeu_si512((__m512i *)&a[96], x_7);
-    const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i f_4 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_4 = _mm512_set1_epi16(-21817);
-    const __m512i x_9 = nttgen_newhope512_avx512_montmul(x_8, f_4, fqinv_4);
-    _mm512_storeu_si512((__m512i *)&a[128], x_9);
-    const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i f_5 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_5 = _mm512_set1_epi16(-21817);
-    const __m512i x_11 = nttgen_newhope512_avx512_montmul(x_10, f_5, fqinv_5);
-    _mm512_storeu_si512((__m512i *)&a[160], x_11);
-    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i f_6 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_6 = _mm512_set1_epi16(-21817);
-    const __m512i x_13 = nttgen_newhope512_avx512_montmul(x_12, f_6, fqinv_6);
-    _mm512_storeu_si512((__m512i *)&a[192], x_13);
-    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i f_7 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_7 = _mm512_set1_epi16(-21817);
-    const __m512i x_15 = nttgen_newhope512_avx512_montmul(x_14, f_7, fqinv_7);
-    _mm512_storeu_si512((__m512i *)&a[224], x_15);
-    const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[256]);
-    const __m512i f_8 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_8 = _mm512_set1_epi16(-21817);
-    const __m512i x_17 = nttgen_newhope512_avx512_montmul(x_16, f_8, fqinv_8);
-    _mm512_storeu_si512((__m512i *)&a[256], x_17);
-    const __m512i x_18 = _mm512_loadu_si512((const __m512i *)&a[288]);
-    const __m512i f_9 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_9 = _mm512_set1_epi16(-21817);
-    const __m512i x_19 = nttgen_newhope512_avx512_montmul(x_18, f_9, fqinv_9);
-    _mm512_storeu_si512((__m512i *)&a[288], x_19);
-    const __m512i x_20 = _mm512_loadu_si512((const __m512i *)&a[320]);
-    const __m512i f_10 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_10 = _mm512_set1_epi16(-21817);
-    const __m512i x_21 = nttgen_newhope512_avx512_montmul(x_20, f_10, fqinv_10);
-    _mm512_storeu_si512((__m512i *)&a[320], x_21);
-    const __m512i x_22 = _mm512_loadu_si512((const __m512i *)&a[352]);
-    const __m512i f_11 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_11 = _mm512_set1_epi16(-21817);
-    const __m512i x_23 = nttgen_newhope512_avx512_montmul(x_22, f_11, fqinv_11);
-    _mm512_storeu_si512((__m512i *)&a[352], x_23);
-    const __m512i x_24 = _mm512_loadu_si512((const __m512i *)&a[384]);
-    const __m512i f_12 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_12 = _mm512_set1_epi16(-21817);
-    const __m512i x_25 = nttgen_newhope512_avx512_montmul(x_24, f_12, fqinv_12);
-    _mm512_storeu_si512((__m512i *)&a[384], x_25);
-    const __m512i x_26 = _mm512_loadu_si512((const __m512i *)&a[416]);
-    const __m512i f_13 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_13 = _mm512_set1_epi16(-21817);
-    const __m512i x_27 = nttgen_newhope512_avx512_montmul(x_26, f_13, fqinv_13);
-    _mm512_storeu_si512((__m512i *)&a[416], x_27);
-    const __m512i x_28 = _mm512_loadu_si512((const __m512i *)&a[448]);
-    const __m512i f_14 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_14 = _mm512_set1_epi16(-21817);
-    const __m512i x_29 = nttgen_newhope512_avx512_montmul(x_28, f_14, fqinv_14);
-    _mm512_storeu_si512((__m512i *)&a[448], x_29);
-    const __m512i x_30 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i f_15 = _mm512_set1_epi16(-1337);
-    const __m512i fqinv_15 = _mm512_set1_epi16(-21817);
-    const __m512i x_31 = nttgen_newhope512_avx512_montmul(x_30, f_15, fqinv_15);
-    _mm512_storeu_si512((__m512i *)&a[480], x_31);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i f_0 = _mm512_set1_epi16(-1337);
+        const __m512i fqinv_0 = _mm512_set1_epi16(-21817);
+        const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -6812, 6813);
 #endif
@@ -1820,86 +1709,13 @@ void nttgen_newhope512_avx512_frommont(int16_t a[512]) {
     nttgen_newhope512_avx512_assert_range(a, 512, -32768, 32767);
 #endif
     // x -> x/beta (mod q)
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i f_0 = _mm512_set1_epi16(1);
-    const __m512i fqinv_0 = _mm512_set1_epi16(-12287);
-    const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
-    _mm512_storeu_si512((__m512i *)&a[0], x_1);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i f_1 = _mm512_set1_epi16(1);
-    const __m512i fqinv_1 = _mm512_set1_epi16(-12287);
-    const __m512i x_3 = nttgen_newhope512_avx512_montmul(x_2, f_1, fqinv_1);
-    _mm512_storeu_si512((__m512i *)&a[32], x_3);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i f_2 = _mm512_set1_epi16(1);
-    const __m512i fqinv_2 = _mm512_set1_epi16(-12287);
-    const __m512i x_5 = nttgen_newhope512_avx512_montmul(x_4, f_2, fqinv_2);
-    _mm512_storeu_si512((__m512i *)&a[64], x_5);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i f_3 = _mm512_set1_epi16(1);
-    const __m512i fqinv_3 = _mm512_set1_epi16(-12287);
-    const __m512i x_7 = nttgen_newhope512_avx512_montmul(x_6, f_3, fqinv_3);
-    _mm512_storeu_si512((__m512i *)&a[96], x_7);
-    const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i f_4 = _mm512_set1_epi16(1);
-    const __m512i fqinv_4 = _mm512_set1_epi16(-12287);
-    const __m512i x_9 = nttgen_newhope512_avx512_montmul(x_8, f_4, fqinv_4);
-    _mm512_storeu_si512((__m512i *)&a[128], x_9);
-    const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i f_5 = _mm512_set1_epi16(1);
-    const __m512i fqinv_5 = _mm512_set1_epi16(-12287);
-    const __m512i x_11 = nttgen_newhope512_avx512_montmul(x_10, f_5, fqinv_5);
-    _mm512_storeu_si512((__m512i *)&a[160], x_11);
-    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i f_6 = _mm512_set1_epi16(1);
-    const __m512i fqinv_6 = _mm512_set1_epi16(-12287);
-    const __m512i x_13 = nttgen_newhope512_avx512_montmul(x_12, f_6, fqinv_6);
-    _mm512_storeu_si512((__m512i *)&a[192], x_13);
-    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i f_7 = _mm512_set1_epi16(1);
-    const __m512i fqinv_7 = _mm512_set1_epi16(-12287);
-    const __m512i x_15 = nttgen_newhope512_avx512_montmul(x_14, f_7, fqinv_7);
-    _mm512_storeu_si512((__m512i *)&a[224], x_15);
-    const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[256]);
-    const __m512i f_8 = _mm512_set1_epi16(1);
-    const __m512i fqinv_8 = _mm512_set1_epi16(-12287);
-    const __m512i x_17 = nttgen_newhope512_avx512_montmul(x_16, f_8, fqinv_8);
-    _mm512_storeu_si512((__m512i *)&a[256], x_17);
-    const __m512i x_18 = _mm512_loadu_si512((const __m512i *)&a[288]);
-    const __m512i f_9 = _mm512_set1_epi16(1);
-    const __m512i fqinv_9 = _mm512_set1_epi16(-12287);
-    const __m512i x_19 = nttgen_newhope512_avx512_montmul(x_18, f_9, fqinv_9);
-    _mm512_storeu_si512((__m512i *)&a[288], x_19);
-    const __m512i x_20 = _mm512_loadu_si512((const __m512i *)&a[320]);
-    const __m512i f_10 = _mm512_set1_epi16(1);
-    const __m512i fqinv_10 = _mm512_set1_epi16(-12287);
-    const __m512i x_21 = nttgen_newhope512_avx512_montmul(x_20, f_10, fqinv_10);
-    _mm512_storeu_si512((__m512i *)&a[320], x_21);
-    const __m512i x_22 = _mm512_loadu_si512((const __m512i *)&a[352]);
-    const __m512i f_11 = _mm512_set1_epi16(1);
-    const __m512i fqinv_11 = _mm512_set1_epi16(-12287);
-    const __m512i x_23 = nttgen_newhope512_avx512_montmul(x_22, f_11, fqinv_11);
-    _mm512_storeu_si512((__m512i *)&a[352], x_23);
-    const __m512i x_24 = _mm512_loadu_si512((const __m512i *)&a[384]);
-    const __m512i f_12 = _mm512_set1_epi16(1);
-    const __m512i fqinv_12 = _mm512_set1_epi16(-12287);
-    const __m512i x_25 = nttgen_newhope512_avx512_montmul(x_24, f_12, fqinv_12);
-    _mm512_storeu_si512((__m512i *)&a[384], x_25);
-    const __m512i x_26 = _mm512_loadu_si512((const __m512i *)&a[416]);
-    const __m512i f_13 = _mm512_set1_epi16(1);
-    const __m512i fqinv_13 = _mm512_set1_epi16(-12287);
-    const __m512i x_27 = nttgen_newhope512_avx512_montmul(x_26, f_13, fqinv_13);
-    _mm512_storeu_si512((__m512i *)&a[416], x_27);
-    const __m512i x_28 = _mm512_loadu_si512((const __m512i *)&a[448]);
-    const __m512i f_14 = _mm512_set1_epi16(1);
-    const __m512i fqinv_14 = _mm512_set1_epi16(-12287);
-    const __m512i x_29 = nttgen_newhope512_avx512_montmul(x_28, f_14, fqinv_14);
-    _mm512_storeu_si512((__m512i *)&a[448], x_29);
-    const __m512i x_30 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i f_15 = _mm512_set1_epi16(1);
-    const __m512i fqinv_15 = _mm512_set1_epi16(-12287);
-    const __m512i x_31 = nttgen_newhope512_avx512_montmul(x_30, f_15, fqinv_15);
-    _mm512_storeu_si512((__m512i *)&a[480], x_31);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i f_0 = _mm512_set1_epi16(1);
+        const __m512i fqinv_0 = _mm512_set1_epi16(-12287);
+        const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -6144, 6144);
 #endif
@@ -2164,495 +1980,6 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]) {
 }
 
 /*
- * forward NTT from a to r (polymul's helper)
- *
- * Input:  a: coefficients in the standard order
- * Output: r: NTT domain in this ISA's native order
- * r[512]: on exit in [-14940, 14940]
- * a[512]: on entry in [-12288, 12288]
- * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
- */
-static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
-                                                              const int16_t a[512]) {
-    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_zetas;
-#ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx512_assert_range(a, 512, -12288, 12288);
-#endif
-    // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[2560]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[2561]);
-    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[416]);
-    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i t_0 = nttgen_newhope512_avx512_montmul(x_0, zeta_0, zetaqinv_0);
-    const __m512i t_1 = nttgen_newhope512_avx512_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[384]);
-    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[288]);
-    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_0[2562]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[2563]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[2564]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[2565]);
-    const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[448]);
-    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[352]);
-    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_2 = nttgen_newhope512_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_newhope512_avx512_montmul(x_3, zeta_0, zetaqinv_0);
-    const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
-    const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
-    const __m512i t_4 = nttgen_newhope512_avx512_montmul(x_8, zeta_1, zetaqinv_1);
-    const __m512i t_5 = nttgen_newhope512_avx512_montmul(x_9, zeta_2, zetaqinv_2);
-    const __m512i t_6 = nttgen_newhope512_avx512_montmul(x_5, zeta_0, zetaqinv_0);
-    const __m512i t_7 = nttgen_newhope512_avx512_montmul(x_6, zeta_0, zetaqinv_0);
-    const __m512i x_10 = _mm512_add_epi16(x_7, t_1);
-    const __m512i x_11 = _mm512_sub_epi16(x_7, t_1);
-    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[256]);
-    const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i t_8 = nttgen_newhope512_avx512_montmul(x_10, zeta_1, zetaqinv_1);
-    const __m512i t_9 = nttgen_newhope512_avx512_montmul(x_11, zeta_2, zetaqinv_2);
-    const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[320]);
-    const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[2566]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[2567]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_0[2568]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_0[2569]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_0[2570]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[2571]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[2572]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[2573]);
-    const __m512i t_10 = nttgen_newhope512_avx512_montmul(x_12, zeta_0, zetaqinv_0);
-    const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
-    const __m512i x_19 = _mm512_sub_epi16(x_13, t_2);
-    const __m512i x_20 = _mm512_add_epi16(x_14, t_3);
-    const __m512i x_21 = _mm512_sub_epi16(x_14, t_3);
-    const __m512i t_11 = nttgen_newhope512_avx512_montmul(x_18, zeta_1, zetaqinv_1);
-    const __m512i t_12 = nttgen_newhope512_avx512_montmul(x_19, zeta_2, zetaqinv_2);
-    const __m512i x_22 = _mm512_add_epi16(x_20, t_4);
-    const __m512i x_23 = _mm512_sub_epi16(x_20, t_4);
-    const __m512i x_24 = _mm512_add_epi16(x_21, t_5);
-    const __m512i x_25 = _mm512_sub_epi16(x_21, t_5);
-    const __m512i t_13 = nttgen_newhope512_avx512_montmul(x_15, zeta_0, zetaqinv_0);
-    const __m512i x_26 = _mm512_add_epi16(x_16, t_6);
-    const __m512i x_27 = _mm512_sub_epi16(x_16, t_6);
-    const __m512i x_28 = _mm512_add_epi16(x_17, t_7);
-    const __m512i x_29 = _mm512_sub_epi16(x_17, t_7);
-    const __m512i red_0 = nttgen_newhope512_avx512_barrett(x_22);
-    const __m512i red_1 = nttgen_newhope512_avx512_barrett(x_24);
-    const __m512i red_2 = nttgen_newhope512_avx512_barrett(x_23);
-    const __m512i red_3 = nttgen_newhope512_avx512_barrett(x_25);
-    const __m512i x_30 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i t_14 = nttgen_newhope512_avx512_montmul(x_26, zeta_1, zetaqinv_1);
-    const __m512i t_15 = nttgen_newhope512_avx512_montmul(x_27, zeta_2, zetaqinv_2);
-    const __m512i x_31 = _mm512_add_epi16(x_28, t_8);
-    const __m512i x_32 = _mm512_sub_epi16(x_28, t_8);
-    const __m512i x_33 = _mm512_add_epi16(x_29, t_9);
-    const __m512i x_34 = _mm512_sub_epi16(x_29, t_9);
-    const __m512i t_16 = nttgen_newhope512_avx512_montmul(x_31, zeta_3, zetaqinv_3);
-    const __m512i t_17 = nttgen_newhope512_avx512_montmul(x_33, zeta_4, zetaqinv_4);
-    const __m512i t_18 = nttgen_newhope512_avx512_montmul(x_32, zeta_5, zetaqinv_5);
-    const __m512i t_19 = nttgen_newhope512_avx512_montmul(x_34, zeta_6, zetaqinv_6);
-    const __m512i x_35 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i x_36 = _mm512_add_epi16(x_30, t_10);
-    const __m512i x_37 = _mm512_sub_epi16(x_30, t_10);
-    const __m512i zeta_7 = _mm512_set1_epi16(zetas_0[2574]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi16(zetas_0[2575]);
-    const __m512i zeta_8 = _mm512_set1_epi16(zetas_0[2576]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi16(zetas_0[2577]);
-    const __m512i zeta_9 = _mm512_set1_epi16(zetas_0[2578]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi16(zetas_0[2579]);
-    const __m512i zeta_10 = _mm512_set1_epi16(zetas_0[2580]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi16(zetas_0[2581]);
-    const __m512i zeta_11 = _mm512_set1_epi16(zetas_0[2582]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi16(zetas_0[2583]);
-    const __m512i zeta_12 = _mm512_set1_epi16(zetas_0[2584]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_0[2585]);
-    const __m512i zeta_13 = _mm512_set1_epi16(zetas_0[2586]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_0[2587]);
-    const __m512i zeta_14 = _mm512_set1_epi16(zetas_0[2588]);
-    const __m512i zetaqinv_14 = _mm512_set1_epi16(zetas_0[2589]);
-    const __m512i x_38 = _mm512_add_epi16(x_36, t_11);
-    const __m512i x_39 = _mm512_sub_epi16(x_36, t_11);
-    const __m512i x_40 = _mm512_add_epi16(x_37, t_12);
-    const __m512i x_41 = _mm512_sub_epi16(x_37, t_12);
-    const __m512i x_42 = _mm512_add_epi16(x_35, t_13);
-    const __m512i x_43 = _mm512_sub_epi16(x_35, t_13);
-    const __m512i red_4 = nttgen_newhope512_avx512_barrett(x_38);
-    const __m512i red_5 = nttgen_newhope512_avx512_barrett(x_40);
-    const __m512i red_6 = nttgen_newhope512_avx512_barrett(x_39);
-    const __m512i red_7 = nttgen_newhope512_avx512_barrett(x_41);
-    const __m512i x_44 = _mm512_add_epi16(x_42, t_14);
-    const __m512i x_45 = _mm512_sub_epi16(x_42, t_14);
-    const __m512i x_46 = _mm512_add_epi16(x_43, t_15);
-    const __m512i x_47 = _mm512_sub_epi16(x_43, t_15);
-    const __m512i t_20 = nttgen_newhope512_avx512_montmul(x_44, zeta_3, zetaqinv_3);
-    const __m512i t_21 = nttgen_newhope512_avx512_montmul(x_46, zeta_4, zetaqinv_4);
-    const __m512i t_22 = nttgen_newhope512_avx512_montmul(x_45, zeta_5, zetaqinv_5);
-    const __m512i t_23 = nttgen_newhope512_avx512_montmul(x_47, zeta_6, zetaqinv_6);
-    const __m512i x_48 = _mm512_add_epi16(red_0, t_16);
-    const __m512i x_49 = _mm512_sub_epi16(red_0, t_16);
-    const __m512i x_50 = _mm512_add_epi16(red_1, t_17);
-    const __m512i x_51 = _mm512_sub_epi16(red_1, t_17);
-    const __m512i x_52 = _mm512_add_epi16(red_2, t_18);
-    const __m512i x_53 = _mm512_sub_epi16(red_2, t_18);
-    const __m512i x_54 = _mm512_add_epi16(red_3, t_19);
-    const __m512i x_55 = _mm512_sub_epi16(red_3, t_19);
-    const __m512i t_24 = nttgen_newhope512_avx512_montmul(x_48, zeta_7, zetaqinv_7);
-    const __m512i t_25 = nttgen_newhope512_avx512_montmul(x_50, zeta_8, zetaqinv_8);
-    const __m512i t_26 = nttgen_newhope512_avx512_montmul(x_52, zeta_9, zetaqinv_9);
-    const __m512i t_27 = nttgen_newhope512_avx512_montmul(x_54, zeta_10, zetaqinv_10);
-    const __m512i t_28 = nttgen_newhope512_avx512_montmul(x_49, zeta_11, zetaqinv_11);
-    const __m512i t_29 = nttgen_newhope512_avx512_montmul(x_51, zeta_12, zetaqinv_12);
-    const __m512i t_30 = nttgen_newhope512_avx512_montmul(x_53, zeta_13, zetaqinv_13);
-    const __m512i t_31 = nttgen_newhope512_avx512_montmul(x_55, zeta_14, zetaqinv_14);
-    goto part_1;
-part_1:;
-    const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
-    const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
-    const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
-    const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
-    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
-    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
-    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[192]);
-    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[224]);
-    const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[256]);
-    const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[288]);
-    const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[320]);
-    const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_0[352]);
-    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_0[384]);
-    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_0[416]);
-    const __m512i zeta_22 = _mm512_load_si512((const __m512i *)&zetas_0[448]);
-    const __m512i zetaqinv_22 = _mm512_load_si512((const __m512i *)&zetas_0[480]);
-    const __m512i x_56 = _mm512_add_epi16(red_4, t_20);
-    const __m512i x_57 = _mm512_sub_epi16(red_4, t_20);
-    const __m512i x_58 = _mm512_add_epi16(red_5, t_21);
-    const __m512i x_59 = _mm512_sub_epi16(red_5, t_21);
-    const __m512i x_60 = _mm512_add_epi16(red_6, t_22);
-    const __m512i x_61 = _mm512_sub_epi16(red_6, t_22);
-    const __m512i x_62 = _mm512_add_epi16(red_7, t_23);
-    const __m512i x_63 = _mm512_sub_epi16(red_7, t_23);
-    const __m512i x_64 = _mm512_add_epi16(x_56, t_24);
-    const __m512i x_65 = _mm512_sub_epi16(x_56, t_24);
-    const __m512i x_66 = _mm512_add_epi16(x_58, t_25);
-    const __m512i x_67 = _mm512_sub_epi16(x_58, t_25);
-    const __m512i x_68 = _mm512_add_epi16(x_60, t_26);
-    const __m512i x_69 = _mm512_sub_epi16(x_60, t_26);
-    const __m512i x_70 = _mm512_add_epi16(x_62, t_27);
-    const __m512i x_71 = _mm512_sub_epi16(x_62, t_27);
-    const __m512i x_72 = _mm512_add_epi16(x_57, t_28);
-    const __m512i x_73 = _mm512_sub_epi16(x_57, t_28);
-    const __m512i x_74 = _mm512_add_epi16(x_59, t_29);
-    const __m512i x_75 = _mm512_sub_epi16(x_59, t_29);
-    const __m512i x_76 = _mm512_add_epi16(x_61, t_30);
-    const __m512i x_77 = _mm512_sub_epi16(x_61, t_30);
-    const __m512i x_78 = _mm512_add_epi16(x_63, t_31);
-    const __m512i x_79 = _mm512_sub_epi16(x_63, t_31);
-    const __m512i x_80 = _mm512_shuffle_i64x2(x_64, x_66, 68);
-    const __m512i x_81 = _mm512_shuffle_i64x2(x_64, x_66, 238);
-    const __m512i x_82 = _mm512_shuffle_i64x2(x_68, x_70, 68);
-    const __m512i x_83 = _mm512_shuffle_i64x2(x_68, x_70, 238);
-    const __m512i x_84 = _mm512_shuffle_i64x2(x_72, x_74, 68);
-    const __m512i x_85 = _mm512_shuffle_i64x2(x_72, x_74, 238);
-    const __m512i x_86 = _mm512_shuffle_i64x2(x_76, x_78, 68);
-    const __m512i x_87 = _mm512_shuffle_i64x2(x_76, x_78, 238);
-    const __m512i x_88 = _mm512_shuffle_i64x2(x_65, x_67, 68);
-    const __m512i x_89 = _mm512_shuffle_i64x2(x_65, x_67, 238);
-    const __m512i x_90 = _mm512_shuffle_i64x2(x_69, x_71, 68);
-    const __m512i x_91 = _mm512_shuffle_i64x2(x_69, x_71, 238);
-    const __m512i x_92 = _mm512_shuffle_i64x2(x_73, x_75, 68);
-    const __m512i x_93 = _mm512_shuffle_i64x2(x_73, x_75, 238);
-    const __m512i x_94 = _mm512_shuffle_i64x2(x_77, x_79, 68);
-    const __m512i x_95 = _mm512_shuffle_i64x2(x_77, x_79, 238);
-    const __m512i t_32 = nttgen_newhope512_avx512_montmul(x_81, zeta_15, zetaqinv_15);
-    const __m512i t_33 = nttgen_newhope512_avx512_montmul(x_83, zeta_16, zetaqinv_16);
-    const __m512i t_34 = nttgen_newhope512_avx512_montmul(x_85, zeta_17, zetaqinv_17);
-    const __m512i t_35 = nttgen_newhope512_avx512_montmul(x_87, zeta_18, zetaqinv_18);
-    const __m512i t_36 = nttgen_newhope512_avx512_montmul(x_89, zeta_19, zetaqinv_19);
-    const __m512i t_37 = nttgen_newhope512_avx512_montmul(x_91, zeta_20, zetaqinv_20);
-    const __m512i t_38 = nttgen_newhope512_avx512_montmul(x_93, zeta_21, zetaqinv_21);
-    const __m512i t_39 = nttgen_newhope512_avx512_montmul(x_95, zeta_22, zetaqinv_22);
-    const __m512i x_96 = _mm512_add_epi16(x_80, t_32);
-    const __m512i x_97 = _mm512_sub_epi16(x_80, t_32);
-    const __m512i x_98 = _mm512_add_epi16(x_82, t_33);
-    const __m512i x_99 = _mm512_sub_epi16(x_82, t_33);
-    const __m512i x_100 = _mm512_add_epi16(x_84, t_34);
-    const __m512i x_101 = _mm512_sub_epi16(x_84, t_34);
-    const __m512i x_102 = _mm512_add_epi16(x_86, t_35);
-    const __m512i x_103 = _mm512_sub_epi16(x_86, t_35);
-    const __m512i x_104 = _mm512_add_epi16(x_88, t_36);
-    const __m512i x_105 = _mm512_sub_epi16(x_88, t_36);
-    const __m512i x_106 = _mm512_add_epi16(x_90, t_37);
-    const __m512i x_107 = _mm512_sub_epi16(x_90, t_37);
-    const __m512i x_108 = _mm512_add_epi16(x_92, t_38);
-    const __m512i x_109 = _mm512_sub_epi16(x_92, t_38);
-    const __m512i x_110 = _mm512_add_epi16(x_94, t_39);
-    const __m512i x_111 = _mm512_sub_epi16(x_94, t_39);
-    const __m512i zeta_23 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
-    const __m512i zetaqinv_23 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
-    const __m512i zeta_24 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
-    const __m512i zetaqinv_24 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
-    const __m512i zeta_25 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
-    const __m512i zetaqinv_25 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
-    const __m512i zeta_26 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
-    const __m512i zetaqinv_26 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
-    const __m512i zeta_27 = _mm512_load_si512((const __m512i *)&zetas_0[768]);
-    const __m512i zetaqinv_27 = _mm512_load_si512((const __m512i *)&zetas_0[800]);
-    const __m512i zeta_28 = _mm512_load_si512((const __m512i *)&zetas_0[832]);
-    const __m512i zetaqinv_28 = _mm512_load_si512((const __m512i *)&zetas_0[864]);
-    const __m512i zeta_29 = _mm512_load_si512((const __m512i *)&zetas_0[896]);
-    const __m512i zetaqinv_29 = _mm512_load_si512((const __m512i *)&zetas_0[928]);
-    const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[960]);
-    const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[992]);
-    const __m512i x_112 = nttgen_newhope512_avx512_ilv128_lo(x_96, x_98);
-    const __m512i x_113 = nttgen_newhope512_avx512_ilv128_hi(x_96, x_98);
-    const __m512i x_114 = nttgen_newhope512_avx512_ilv128_lo(x_97, x_99);
-    const __m512i x_115 = nttgen_newhope512_avx512_ilv128_hi(x_97, x_99);
-    const __m512i x_116 = nttgen_newhope512_avx512_ilv128_lo(x_100, x_102);
-    const __m512i x_117 = nttgen_newhope512_avx512_ilv128_hi(x_100, x_102);
-    const __m512i x_118 = nttgen_newhope512_avx512_ilv128_lo(x_101, x_103);
-    const __m512i x_119 = nttgen_newhope512_avx512_ilv128_hi(x_101, x_103);
-    const __m512i x_120 = nttgen_newhope512_avx512_ilv128_lo(x_104, x_106);
-    const __m512i x_121 = nttgen_newhope512_avx512_ilv128_hi(x_104, x_106);
-    const __m512i x_122 = nttgen_newhope512_avx512_ilv128_lo(x_105, x_107);
-    const __m512i x_123 = nttgen_newhope512_avx512_ilv128_hi(x_105, x_107);
-    const __m512i x_124 = nttgen_newhope512_avx512_ilv128_lo(x_108, x_110);
-    const __m512i x_125 = nttgen_newhope512_avx512_ilv128_hi(x_108, x_110);
-    const __m512i x_126 = nttgen_newhope512_avx512_ilv128_lo(x_109, x_111);
-    const __m512i x_127 = nttgen_newhope512_avx512_ilv128_hi(x_109, x_111);
-    const __m512i red_8 = nttgen_newhope512_avx512_barrett(x_112);
-    const __m512i red_9 = nttgen_newhope512_avx512_barrett(x_114);
-    const __m512i red_10 = nttgen_newhope512_avx512_barrett(x_116);
-    const __m512i red_11 = nttgen_newhope512_avx512_barrett(x_118);
-    const __m512i red_12 = nttgen_newhope512_avx512_barrett(x_120);
-    const __m512i red_13 = nttgen_newhope512_avx512_barrett(x_122);
-    const __m512i red_14 = nttgen_newhope512_avx512_barrett(x_124);
-    const __m512i red_15 = nttgen_newhope512_avx512_barrett(x_126);
-    const __m512i t_40 = nttgen_newhope512_avx512_montmul(x_113, zeta_23, zetaqinv_23);
-    const __m512i t_41 = nttgen_newhope512_avx512_montmul(x_115, zeta_24, zetaqinv_24);
-    const __m512i t_42 = nttgen_newhope512_avx512_montmul(x_117, zeta_25, zetaqinv_25);
-    const __m512i t_43 = nttgen_newhope512_avx512_montmul(x_119, zeta_26, zetaqinv_26);
-    const __m512i t_44 = nttgen_newhope512_avx512_montmul(x_121, zeta_27, zetaqinv_27);
-    const __m512i t_45 = nttgen_newhope512_avx512_montmul(x_123, zeta_28, zetaqinv_28);
-    const __m512i t_46 = nttgen_newhope512_avx512_montmul(x_125, zeta_29, zetaqinv_29);
-    const __m512i t_47 = nttgen_newhope512_avx512_montmul(x_127, zeta_30, zetaqinv_30);
-    goto part_2;
-part_2:;
-    const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
-    const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
-    const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
-    const __m512i zetaqinv_32 = _mm512_load_si512((const __m512i *)&zetas_0[1120]);
-    const __m512i zeta_33 = _mm512_load_si512((const __m512i *)&zetas_0[1152]);
-    const __m512i zetaqinv_33 = _mm512_load_si512((const __m512i *)&zetas_0[1184]);
-    const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_0[1216]);
-    const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_0[1248]);
-    const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_0[1280]);
-    const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_0[1312]);
-    const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_0[1344]);
-    const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_0[1376]);
-    const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_0[1408]);
-    const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[1440]);
-    const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[1472]);
-    const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[1504]);
-    const __m512i x_128 = _mm512_add_epi16(red_8, t_40);
-    const __m512i x_129 = _mm512_sub_epi16(red_8, t_40);
-    const __m512i x_130 = _mm512_add_epi16(red_9, t_41);
-    const __m512i x_131 = _mm512_sub_epi16(red_9, t_41);
-    const __m512i x_132 = _mm512_add_epi16(red_10, t_42);
-    const __m512i x_133 = _mm512_sub_epi16(red_10, t_42);
-    const __m512i x_134 = _mm512_add_epi16(red_11, t_43);
-    const __m512i x_135 = _mm512_sub_epi16(red_11, t_43);
-    const __m512i x_136 = _mm512_add_epi16(red_12, t_44);
-    const __m512i x_137 = _mm512_sub_epi16(red_12, t_44);
-    const __m512i x_138 = _mm512_add_epi16(red_13, t_45);
-    const __m512i x_139 = _mm512_sub_epi16(red_13, t_45);
-    const __m512i x_140 = _mm512_add_epi16(red_14, t_46);
-    const __m512i x_141 = _mm512_sub_epi16(red_14, t_46);
-    const __m512i x_142 = _mm512_add_epi16(red_15, t_47);
-    const __m512i x_143 = _mm512_sub_epi16(red_15, t_47);
-    const __m512i x_144 = _mm512_unpacklo_epi32(x_128, x_132);
-    const __m512i x_145 = _mm512_unpackhi_epi32(x_128, x_132);
-    const __m512i x_146 = _mm512_unpacklo_epi32(x_130, x_134);
-    const __m512i x_147 = _mm512_unpackhi_epi32(x_130, x_134);
-    const __m512i x_148 = _mm512_unpacklo_epi32(x_129, x_133);
-    const __m512i x_149 = _mm512_unpackhi_epi32(x_129, x_133);
-    const __m512i x_150 = _mm512_unpacklo_epi32(x_131, x_135);
-    const __m512i x_151 = _mm512_unpackhi_epi32(x_131, x_135);
-    const __m512i x_152 = _mm512_unpacklo_epi32(x_136, x_140);
-    const __m512i x_153 = _mm512_unpackhi_epi32(x_136, x_140);
-    const __m512i x_154 = _mm512_unpacklo_epi32(x_138, x_142);
-    const __m512i x_155 = _mm512_unpackhi_epi32(x_138, x_142);
-    const __m512i x_156 = _mm512_unpacklo_epi32(x_137, x_141);
-    const __m512i x_157 = _mm512_unpackhi_epi32(x_137, x_141);
-    const __m512i x_158 = _mm512_unpacklo_epi32(x_139, x_143);
-    const __m512i x_159 = _mm512_unpackhi_epi32(x_139, x_143);
-    const __m512i t_48 = nttgen_newhope512_avx512_montmul(x_145, zeta_31, zetaqinv_31);
-    const __m512i t_49 = nttgen_newhope512_avx512_montmul(x_147, zeta_32, zetaqinv_32);
-    const __m512i t_50 = nttgen_newhope512_avx512_montmul(x_149, zeta_33, zetaqinv_33);
-    const __m512i t_51 = nttgen_newhope512_avx512_montmul(x_151, zeta_34, zetaqinv_34);
-    const __m512i t_52 = nttgen_newhope512_avx512_montmul(x_153, zeta_35, zetaqinv_35);
-    const __m512i t_53 = nttgen_newhope512_avx512_montmul(x_155, zeta_36, zetaqinv_36);
-    const __m512i t_54 = nttgen_newhope512_avx512_montmul(x_157, zeta_37, zetaqinv_37);
-    const __m512i t_55 = nttgen_newhope512_avx512_montmul(x_159, zeta_38, zetaqinv_38);
-    const __m512i zeta_39 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
-    const __m512i zetaqinv_39 = _mm512_load_si512((const __m512i *)&zetas_0[1568]);
-    const __m512i zeta_40 = _mm512_load_si512((const __m512i *)&zetas_0[1600]);
-    const __m512i zetaqinv_40 = _mm512_load_si512((const __m512i *)&zetas_0[1632]);
-    const __m512i zeta_41 = _mm512_load_si512((const __m512i *)&zetas_0[1664]);
-    const __m512i zetaqinv_41 = _mm512_load_si512((const __m512i *)&zetas_0[1696]);
-    const __m512i zeta_42 = _mm512_load_si512((const __m512i *)&zetas_0[1728]);
-    const __m512i zetaqinv_42 = _mm512_load_si512((const __m512i *)&zetas_0[1760]);
-    const __m512i zeta_43 = _mm512_load_si512((const __m512i *)&zetas_0[1792]);
-    const __m512i zetaqinv_43 = _mm512_load_si512((const __m512i *)&zetas_0[1824]);
-    const __m512i zeta_44 = _mm512_load_si512((const __m512i *)&zetas_0[1856]);
-    const __m512i zetaqinv_44 = _mm512_load_si512((const __m512i *)&zetas_0[1888]);
-    const __m512i zeta_45 = _mm512_load_si512((const __m512i *)&zetas_0[1920]);
-    const __m512i zetaqinv_45 = _mm512_load_si512((const __m512i *)&zetas_0[1952]);
-    const __m512i zeta_46 = _mm512_load_si512((const __m512i *)&zetas_0[1984]);
-    const __m512i zetaqinv_46 = _mm512_load_si512((const __m512i *)&zetas_0[2016]);
-    const __m512i x_160 = _mm512_add_epi16(x_144, t_48);
-    const __m512i x_161 = _mm512_sub_epi16(x_144, t_48);
-    const __m512i x_162 = _mm512_add_epi16(x_146, t_49);
-    const __m512i x_163 = _mm512_sub_epi16(x_146, t_49);
-    const __m512i x_164 = _mm512_add_epi16(x_148, t_50);
-    const __m512i x_165 = _mm512_sub_epi16(x_148, t_50);
-    const __m512i x_166 = _mm512_add_epi16(x_150, t_51);
-    const __m512i x_167 = _mm512_sub_epi16(x_150, t_51);
-    const __m512i x_168 = _mm512_add_epi16(x_152, t_52);
-    const __m512i x_169 = _mm512_sub_epi16(x_152, t_52);
-    const __m512i x_170 = _mm512_add_epi16(x_154, t_53);
-    const __m512i x_171 = _mm512_sub_epi16(x_154, t_53);
-    const __m512i x_172 = _mm512_add_epi16(x_156, t_54);
-    const __m512i x_173 = _mm512_sub_epi16(x_156, t_54);
-    const __m512i x_174 = _mm512_add_epi16(x_158, t_55);
-    const __m512i x_175 = _mm512_sub_epi16(x_158, t_55);
-    const __m512i x_176 = _mm512_unpacklo_epi64(x_160, x_168);
-    const __m512i x_177 = _mm512_unpackhi_epi64(x_160, x_168);
-    const __m512i x_178 = _mm512_unpacklo_epi64(x_162, x_170);
-    const __m512i x_179 = _mm512_unpackhi_epi64(x_162, x_170);
-    const __m512i x_180 = _mm512_unpacklo_epi64(x_164, x_172);
-    const __m512i x_181 = _mm512_unpackhi_epi64(x_164, x_172);
-    const __m512i x_182 = _mm512_unpacklo_epi64(x_166, x_174);
-    const __m512i x_183 = _mm512_unpackhi_epi64(x_166, x_174);
-    const __m512i x_184 = _mm512_unpacklo_epi64(x_161, x_169);
-    const __m512i x_185 = _mm512_unpackhi_epi64(x_161, x_169);
-    const __m512i x_186 = _mm512_unpacklo_epi64(x_163, x_171);
-    const __m512i x_187 = _mm512_unpackhi_epi64(x_163, x_171);
-    const __m512i x_188 = _mm512_unpacklo_epi64(x_165, x_173);
-    const __m512i x_189 = _mm512_unpackhi_epi64(x_165, x_173);
-    const __m512i x_190 = _mm512_unpacklo_epi64(x_167, x_175);
-    const __m512i x_191 = _mm512_unpackhi_epi64(x_167, x_175);
-    const __m512i t_56 = nttgen_newhope512_avx512_montmul(x_177, zeta_39, zetaqinv_39);
-    const __m512i t_57 = nttgen_newhope512_avx512_montmul(x_179, zeta_40, zetaqinv_40);
-    const __m512i t_58 = nttgen_newhope512_avx512_montmul(x_181, zeta_41, zetaqinv_41);
-    const __m512i t_59 = nttgen_newhope512_avx512_montmul(x_183, zeta_42, zetaqinv_42);
-    const __m512i t_60 = nttgen_newhope512_avx512_montmul(x_185, zeta_43, zetaqinv_43);
-    const __m512i t_61 = nttgen_newhope512_avx512_montmul(x_187, zeta_44, zetaqinv_44);
-    const __m512i t_62 = nttgen_newhope512_avx512_montmul(x_189, zeta_45, zetaqinv_45);
-    const __m512i t_63 = nttgen_newhope512_avx512_montmul(x_191, zeta_46, zetaqinv_46);
-    const __m512i x_192 = _mm512_add_epi16(x_176, t_56);
-    const __m512i x_193 = _mm512_sub_epi16(x_176, t_56);
-    const __m512i x_194 = _mm512_add_epi16(x_178, t_57);
-    const __m512i x_195 = _mm512_sub_epi16(x_178, t_57);
-    const __m512i x_196 = _mm512_add_epi16(x_180, t_58);
-    const __m512i x_197 = _mm512_sub_epi16(x_180, t_58);
-    const __m512i x_198 = _mm512_add_epi16(x_182, t_59);
-    const __m512i x_199 = _mm512_sub_epi16(x_182, t_59);
-    const __m512i x_200 = _mm512_add_epi16(x_184, t_60);
-    const __m512i x_201 = _mm512_sub_epi16(x_184, t_60);
-    const __m512i x_202 = _mm512_add_epi16(x_186, t_61);
-    const __m512i x_203 = _mm512_sub_epi16(x_186, t_61);
-    const __m512i x_204 = _mm512_add_epi16(x_188, t_62);
-    const __m512i x_205 = _mm512_sub_epi16(x_188, t_62);
-    const __m512i x_206 = _mm512_add_epi16(x_190, t_63);
-    const __m512i x_207 = _mm512_sub_epi16(x_190, t_63);
-    goto part_3;
-part_3:;
-    const __m512i zeta_47 = _mm512_load_si512((const __m512i *)&zetas_0[2048]);
-    const __m512i zetaqinv_47 = _mm512_load_si512((const __m512i *)&zetas_0[2080]);
-    const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[2112]);
-    const __m512i zetaqinv_48 = _mm512_load_si512((const __m512i *)&zetas_0[2144]);
-    const __m512i zeta_49 = _mm512_load_si512((const __m512i *)&zetas_0[2176]);
-    const __m512i zetaqinv_49 = _mm512_load_si512((const __m512i *)&zetas_0[2208]);
-    const __m512i zeta_50 = _mm512_load_si512((const __m512i *)&zetas_0[2240]);
-    const __m512i zetaqinv_50 = _mm512_load_si512((const __m512i *)&zetas_0[2272]);
-    const __m512i zeta_51 = _mm512_load_si512((const __m512i *)&zetas_0[2304]);
-    const __m512i zetaqinv_51 = _mm512_load_si512((const __m512i *)&zetas_0[2336]);
-    const __m512i zeta_52 = _mm512_load_si512((const __m512i *)&zetas_0[2368]);
-    const __m512i zetaqinv_52 = _mm512_load_si512((const __m512i *)&zetas_0[2400]);
-    const __m512i zeta_53 = _mm512_load_si512((const __m512i *)&zetas_0[2432]);
-    const __m512i zetaqinv_53 = _mm512_load_si512((const __m512i *)&zetas_0[2464]);
-    const __m512i zeta_54 = _mm512_load_si512((const __m512i *)&zetas_0[2496]);
-    const __m512i zetaqinv_54 = _mm512_load_si512((const __m512i *)&zetas_0[2528]);
-    const __m512i x_208 = nttgen_newhope512_avx512_ilv16_lo(x_192, x_194);
-    const __m512i x_209 = nttgen_newhope512_avx512_ilv16_hi(x_192, x_194);
-    const __m512i x_210 = nttgen_newhope512_avx512_ilv16_lo(x_196, x_198);
-    const __m512i x_211 = nttgen_newhope512_avx512_ilv16_hi(x_196, x_198);
-    const __m512i x_212 = nttgen_newhope512_avx512_ilv16_lo(x_200, x_202);
-    const __m512i x_213 = nttgen_newhope512_avx512_ilv16_hi(x_200, x_202);
-    const __m512i x_214 = nttgen_newhope512_avx512_ilv16_lo(x_204, x_206);
-    const __m512i x_215 = nttgen_newhope512_avx512_ilv16_hi(x_204, x_206);
-    const __m512i x_216 = nttgen_newhope512_avx512_ilv16_lo(x_193, x_195);
-    const __m512i x_217 = nttgen_newhope512_avx512_ilv16_hi(x_193, x_195);
-    const __m512i x_218 = nttgen_newhope512_avx512_ilv16_lo(x_197, x_199);
-    const __m512i x_219 = nttgen_newhope512_avx512_ilv16_hi(x_197, x_199);
-    const __m512i x_220 = nttgen_newhope512_avx512_ilv16_lo(x_201, x_203);
-    const __m512i x_221 = nttgen_newhope512_avx512_ilv16_hi(x_201, x_203);
-    const __m512i x_222 = nttgen_newhope512_avx512_ilv16_lo(x_205, x_207);
-    const __m512i x_223 = nttgen_newhope512_avx512_ilv16_hi(x_205, x_207);
-    const __m512i red_16 = nttgen_newhope512_avx512_barrett(x_208);
-    const __m512i red_17 = nttgen_newhope512_avx512_barrett(x_210);
-    const __m512i red_18 = nttgen_newhope512_avx512_barrett(x_212);
-    const __m512i red_19 = nttgen_newhope512_avx512_barrett(x_214);
-    const __m512i red_20 = nttgen_newhope512_avx512_barrett(x_216);
-    const __m512i red_21 = nttgen_newhope512_avx512_barrett(x_218);
-    const __m512i red_22 = nttgen_newhope512_avx512_barrett(x_220);
-    const __m512i red_23 = nttgen_newhope512_avx512_barrett(x_222);
-    const __m512i t_64 = nttgen_newhope512_avx512_montmul(x_209, zeta_47, zetaqinv_47);
-    const __m512i t_65 = nttgen_newhope512_avx512_montmul(x_211, zeta_48, zetaqinv_48);
-    const __m512i t_66 = nttgen_newhope512_avx512_montmul(x_213, zeta_49, zetaqinv_49);
-    const __m512i t_67 = nttgen_newhope512_avx512_montmul(x_215, zeta_50, zetaqinv_50);
-    const __m512i t_68 = nttgen_newhope512_avx512_montmul(x_217, zeta_51, zetaqinv_51);
-    const __m512i t_69 = nttgen_newhope512_avx512_montmul(x_219, zeta_52, zetaqinv_52);
-    const __m512i t_70 = nttgen_newhope512_avx512_montmul(x_221, zeta_53, zetaqinv_53);
-    const __m512i t_71 = nttgen_newhope512_avx512_montmul(x_223, zeta_54, zetaqinv_54);
-    const __m512i x_224 = _mm512_add_epi16(red_16, t_64);
-    const __m512i x_225 = _mm512_sub_epi16(red_16, t_64);
-    const __m512i x_226 = _mm512_add_epi16(red_17, t_65);
-    const __m512i x_227 = _mm512_sub_epi16(red_17, t_65);
-    const __m512i x_228 = _mm512_add_epi16(red_18, t_66);
-    const __m512i x_229 = _mm512_sub_epi16(red_18, t_66);
-    const __m512i x_230 = _mm512_add_epi16(red_19, t_67);
-    const __m512i x_231 = _mm512_sub_epi16(red_19, t_67);
-    const __m512i x_232 = _mm512_add_epi16(red_20, t_68);
-    const __m512i x_233 = _mm512_sub_epi16(red_20, t_68);
-    const __m512i x_234 = _mm512_add_epi16(red_21, t_69);
-    const __m512i x_235 = _mm512_sub_epi16(red_21, t_69);
-    const __m512i x_236 = _mm512_add_epi16(red_22, t_70);
-    const __m512i x_237 = _mm512_sub_epi16(red_22, t_70);
-    const __m512i x_238 = _mm512_add_epi16(red_23, t_71);
-    const __m512i x_239 = _mm512_sub_epi16(red_23, t_71);
-    _mm512_storeu_si512((__m512i *)&r[0], x_224);
-    _mm512_storeu_si512((__m512i *)&r[256], x_225);
-    _mm512_storeu_si512((__m512i *)&r[128], x_226);
-    _mm512_storeu_si512((__m512i *)&r[384], x_227);
-    _mm512_storeu_si512((__m512i *)&r[64], x_228);
-    _mm512_storeu_si512((__m512i *)&r[320], x_229);
-    _mm512_storeu_si512((__m512i *)&r[192], x_230);
-    _mm512_storeu_si512((__m512i *)&r[448], x_231);
-    _mm512_storeu_si512((__m512i *)&r[32], x_232);
-    _mm512_storeu_si512((__m512i *)&r[288], x_233);
-    _mm512_storeu_si512((__m512i *)&r[160], x_234);
-    _mm512_storeu_si512((__m512i *)&r[416], x_235);
-    _mm512_storeu_si512((__m512i *)&r[96], x_236);
-    _mm512_storeu_si512((__m512i *)&r[352], x_237);
-    _mm512_storeu_si512((__m512i *)&r[224], x_238);
-    _mm512_storeu_si512((__m512i *)&r[480], x_239);
-#ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx512_assert_range(r, 512, -14940, 14940);
-#endif
-}
-
-/*
  * r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)
  *
  * Input:  r: a_hat, NTT domain, native order; b: coefficients, standard order
@@ -2664,7 +1991,7 @@ part_3:;
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_core(int16_t r[512],
                                                               const int16_t b[512]) {
-    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_zetas;
+    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope512_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG

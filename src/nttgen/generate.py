@@ -66,8 +66,10 @@ LIVE_MARGIN = 4
 def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
     """The build configuration derived from the ISA's shape alone: scalar loops for portable
     C (compilers vectorise them), and for SIMD ISAs fully unrolled register-blocked passes
-    (:func:`nttgen.plan.layout.simd_plan`), sums accumulated in registers, and the two
-    coefficients of each degree-2 factor left in different registers.
+    (:func:`nttgen.plan.layout.simd_plan`) and base multiplications, sums accumulated in
+    registers, and the two coefficients of each degree-2 factor left in different registers.
+    (The conversions are loops on every ISA; the presets' measured choices in
+    :mod:`nttgen.tuning` keep most transforms as loops too.)
 
     The inverse NTT may use the ``dit`` network only with 16-bit SIMD lanes. Measured on the
     development machine: with 16-bit lanes it wins by 10-20 % (its twist costs one Montgomery
@@ -83,9 +85,15 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
     lanes = cls.lanes_for(ring.lane)
     if getattr(cls, "strip_mined", False):
         merge = strip_merge(ring.depth, ring.log_n, cls.registers)
-        return BuildConfig(lanes=1, merge=merge, intt_networks=("gs",))
+        # its own in-place forward body: shared with polymul's, the strip-mined ntt executed
+        # 3-6 % more instructions (QEMU, ML-KEM at VLEN 128: 1,081 -> 1,144)
+        return BuildConfig(lanes=1, merge=merge, intt_networks=("gs",), shared_forward=False)
     if lanes == 1:
-        return BuildConfig(lanes=1, intt_networks=("gs",))
+        # Compilers vectorise the portable C's loops themselves, and the shared forward body
+        # gives the in-place call two pointers to one array: the vectorised loop's run-time
+        # overlap check then sends it to the scalar one (measured: ML-KEM ntt 894 -> 1,384
+        # ticks), so portable C keeps an in-place body of its own.
+        return BuildConfig(lanes=1, intt_networks=("gs",), shared_forward=False)
     lane_bits = lanes.bit_length() - 1
     merge, extra = simd_plan(ring.log_n, ring.depth, lane_bits, cls.registers)
     return BuildConfig(
@@ -93,6 +101,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         merge=merge,
         extra_slots=extra,
         unroll=True,
+        unroll_products=True,
         products_outer=False,
         park_bits=(0,) if ring.base_degree == 2 else (),
         intt_networks=("gs", "dit") if ring.lane.bits == 16 else ("gs",),

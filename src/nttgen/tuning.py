@@ -26,6 +26,18 @@ NewHope-1024 polymul 31,589 -> 29,371; VLEN 256: ML-KEM polymul 2,654 -> 2,191, 
 -> 5,343, Kyber-r1 2,777 -> 2,353). The seed measured indexed loads as the best way to
 permute on a real VLEN-128 core too; LMUL > 1 and longer VLENs keep the slides (unmeasured).
 
+NEON and RVV (``rvv128``, ``rvv256``): the transforms' passes as loops over chunks, as on
+AVX2, except ML-KEM on NEON and ML-DSA on ``rvv256``; the base multiplications stay unrolled.
+QEMU guest instructions per call, unrolled -> loops (clang-19 -O3, 2026-11-27): the loops cost
+at most 3 % on an ntt (ML-KEM ``rvv128`` 1,351 -> 1,394) and gain up to 25 % (NewHope-1024
+``rvv256`` 4,633 -> 3,490: the unrolled passes spill); polymul moved by -18 % to 0 (NewHope-1024
+``rvv256`` 14,860 -> 12,138; Kyber-r1 NEON 3,931 -> 3,891; ML-DSA NEON 6,545 -> 6,374) except
+in the two pairs left unrolled (ML-KEM NEON polymul 3,483 -> 3,524, ntt 835 -> 851; ML-DSA
+``rvv256`` 5,353 -> 5,447, intt 1,630 -> 1,764), and the files became 2 to 5 times smaller
+(NewHope-1024 NEON 902 -> 183 KB of C). The base multiplications as loops executed up to 37 %
+more instructions (ML-DSA NEON basemul 524 -> 717), so ``unroll_products`` keeps them
+unrolled there.
+
 AVX-512 has no entries: for every preset the heuristic plan (the whole transform in one pass
 for n <= 512, a first layer then nine for n = 1024) was fastest or within noise of the best
 candidate, and the two shuffle styles measured within noise of each other (the kernels are
@@ -38,13 +50,22 @@ from dataclasses import dataclass
 
 _PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024")
 
+_LOOPS = {"unroll": False, "unroll_products": False}
+_LOOPS_T = {"unroll": False}  # the transforms as loops, the base multiplications unrolled
+_UNROLLED = {("mlkem", "neon"), ("mldsa", "rvv256")}  # measured fewer instructions unrolled
+
 TUNED: dict[tuple[str, str], dict[str, object]] = {
-    ("mlkem", "avx2"): {"extra_slots": (2, 1), "unroll": False},
-    ("mldsa", "avx2"): {"extra_slots": (1, 1), "unroll": False},
-    ("kyber-r1", "avx2"): {"extra_slots": (2, 1), "unroll": False},
-    ("newhope512", "avx2"): {"extra_slots": (1, 1), "unroll": False},
-    ("newhope1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), "unroll": False},
-    **{(ring, isa): {"shuffles": "indexed"} for ring in _PRESETS for isa in ("rvv128", "rvv256")},
+    ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
+    ("mldsa", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
+    ("kyber-r1", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
+    ("newhope512", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
+    ("newhope1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), **_LOOPS},
+    **{(ring, "neon"): {"unroll": False} for ring in _PRESETS if (ring, "neon") not in _UNROLLED},
+    **{
+        (ring, isa): {"shuffles": "indexed", **({} if (ring, isa) in _UNROLLED else _LOOPS_T)}
+        for ring in _PRESETS
+        for isa in ("rvv128", "rvv256")
+    },
 }
 
 

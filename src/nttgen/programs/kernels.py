@@ -169,7 +169,12 @@ class BuildConfig:
 
     ``merge`` lists how many consecutive layers each pass runs (default: one per pass);
     ``extra_slots`` the registers each pass adds for instruction-level parallelism;
-    ``unroll`` asks emitters to unroll the passes' loops; ``products_outer`` picks the loop
+    ``unroll`` asks emitters to unroll the transforms' loops over chunks, ``unroll_products``
+    those of the base multiplications (basemul, basemul_acc); the conversions (reduce,
+    tomont, frommont, to_standard, from_standard) are always loops, which compilers unroll as
+    far as it pays (see :func:`nttgen.generate.heuristic_config`); ``shared_forward`` makes
+    the in-place ``ntt`` a call of polymul's out-of-place forward transform (one transform
+    body in the file instead of two); ``products_outer`` picks the loop
     order of basemul_acc (see :func:`nttgen.programs.pointwise.program_basemul_acc`);
     ``intt_networks`` the inverse networks the inverse NTT may be built with; ``shuffles``
     names the emitter's shuffle style where an ISA offers several (see its module), else
@@ -190,6 +195,8 @@ class BuildConfig:
     merge: tuple[int, ...] | None = None
     extra_slots: tuple[int, ...] | None = None
     unroll: bool = False
+    unroll_products: bool = False
+    shared_forward: bool = True
     products_outer: bool = True
     class_slots: int = 0
     park_bits: tuple[int, ...] = ()
@@ -260,10 +267,11 @@ class KernelSet:
         """The native NTT-domain order: where the forward transform leaves each position."""
         return self.passes[-1].order_out
 
-    def builder(self, name: str, doc: str) -> Builder:
-        """A fresh builder for one function of this set."""
+    def builder(self, name: str, doc: str, unroll: bool | None = None) -> Builder:
+        """A fresh builder for one function of this set, whose static loops are unrolled
+        when ``unroll`` is true (default: ``config.unroll``, the transforms' choice)."""
         S = Builder(name, self.arith, self.config.lanes, doc)
-        S.unroll_default = self.config.unroll
+        S.unroll_default = self.config.unroll if unroll is None else unroll
         return S
 
     def _intt(
@@ -311,8 +319,10 @@ class KernelSet:
             raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
         return best
 
-    def _ntt(self, name: str, out_of_place: bool) -> Function:
+    def _ntt(self, out_of_place: bool) -> Function:
+        """The forward NTT in place (``ntt``), or from ``a`` into ``r`` (``ntt_from``)."""
         n, q = self.ring.n, self.ring.q
+        name = "ntt_from" if out_of_place else "ntt"
         S = self.builder(name, OP_INFO[name].summary)
         canonical = (-(q - 1), q - 1)
         if out_of_place:
@@ -373,14 +383,29 @@ class KernelSet:
         canonical = (-(q - 1), q - 1)
         f = self.functions
 
-        f["ntt"] = self._ntt("ntt", out_of_place=False)
+        # polymul's helper is the NTT reading its input from another array (no copy). With
+        # shared_forward the in-place ntt calls it with the same array twice: exact, because
+        # every pass reads each group of positions whole before it stores any of them (each
+        # output of a group depends on every input of the group), and the evaluator, which
+        # the tests compare with the exact NTT, runs the call on one array.
+        if self.config.shared_forward:
+            f["ntt_from"] = self._ntt(out_of_place=True)
+            f["ntt_from"].internal = True
+            S = self.builder("ntt", OP_INFO["ntt"].summary)
+            a = S.inout("a", n, canonical, doc="coefficients")
+            S.call(f["ntt_from"], r=a, a=a)
+            f["ntt"] = S.finish()
+        else:
+            f["ntt"] = self._ntt(out_of_place=False)
         ntt_out = _join(f["ntt"].contract.outputs["a"], canonical)
 
-        S = self.builder("basemul", "base multiplication in the NTT domain")
+        products = self.config.unroll_products
+        S = self.builder("basemul", "base multiplication in the NTT domain", products)
         program_basemul(S, alg, self.order, ntt_out)
         f["basemul"] = S.finish()
 
-        S = self.builder("basemul_acc", "sum of k base multiplications in the NTT domain")
+        doc = "sum of k base multiplications in the NTT domain"
+        S = self.builder("basemul_acc", doc, products)
         program_basemul_acc(
             S,
             alg,
@@ -396,30 +421,40 @@ class KernelSet:
         )
         f["intt"] = self._best_intt(intt_in)
 
-        S = self.builder("reduce", "full reduction to [0, q), in place")
+        # The conversions are loops on every ISA: they run once per key or message, not in
+        # the inner products, and unrolled they were most of the code of the SIMD files
+        # (see heuristic_config)
+        S = self.builder("reduce", "full reduction to [0, q), in place", unroll=False)
         program_reduce(S, n)
         f["reduce"] = S.finish(require={"a": (0, q - 1)})
 
-        S = self.builder("tomont", "multiply by beta mod q (into Montgomery form), in place")
+        S = self.builder(
+            "tomont", "multiply by beta mod q (into Montgomery form), in place", unroll=False
+        )
         program_scale(S, n, self.arith.twisted(self.arith.beta), "x -> x*beta (mod q)")
         f["tomont"] = S.finish()
 
-        S = self.builder("frommont", "multiply by beta^-1 mod q (out of Montgomery form), in place")
+        S = self.builder(
+            "frommont",
+            "multiply by beta^-1 mod q (out of Montgomery form), in place",
+            unroll=False,
+        )
         program_scale(S, n, self.arith.twisted_raw(1), "x -> x/beta (mod q)")
         f["frommont"] = S.finish()
 
         if not self.order.is_identity:
             for name, to_std in (("to_standard", True), ("from_standard", False)):
-                S = self.builder(name, OP_INFO[name].summary)
+                S = self.builder(name, OP_INFO[name].summary, unroll=False)
                 a = S.inout("a", n, (S.lane.min, S.lane.max), doc="NTT domain")
                 build_permutation(S, self.passes, a, to_standard=to_std)
                 f[name] = S.finish()
 
-        # polymul's helpers: the NTT reading its input from another array (no copy) and the
-        # inverse reducing its outputs to [0, q) in its last pass (no separate reduction)
-        f["ntt_from"] = self._ntt("ntt_from", out_of_place=True)
-        f["ntt_from"].internal = True
-        # the same variant as intt, so the two share their twiddle table
+        if "ntt_from" not in f:
+            f["ntt_from"] = self._ntt(out_of_place=True)
+            f["ntt_from"].internal = True
+        # polymul's helper: the inverse reducing its outputs to [0, q) in its last pass (no
+        # separate reduction), where no fused core takes its place; the same variant as
+        # intt, so the two share their twiddle table
         variant = f["intt"].info["variant"]
         assert isinstance(variant, InttVariant)
         core = self._mul_core(ntt_out) if self.config.fuse_polymul else None
