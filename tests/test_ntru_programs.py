@@ -31,6 +31,7 @@ from nttgen.emit.ntru_files import (
     NTRU_PIPELINES,
     generate_ntru,
     line_thresholds,
+    ntru_config,
     ntru_functions,
 )
 from nttgen.errors import InputError, IsaUnavailableError, NttgenError
@@ -42,7 +43,6 @@ from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, make_ntru_ring
 from nttgen.plan.constants import Arith
 from nttgen.plan.maps.good_thomas import GoodThomasMap
 from nttgen.programs.ntru import (
-    BaseProducts,
     GoodRaderShape,
     NtruFunctions,
     build_good_rader,
@@ -51,7 +51,7 @@ from nttgen.programs.ntru import (
     pairs_fit,
     transpose,
 )
-from nttgen.programs.ntru_lines import LineThresholds
+from nttgen.programs.ntru_config import BaseProducts, LineThresholds, NtruConfig
 from nttgen.programs.ntru_shift import build_shift_pipeline, shift_shape
 from nttgen.programs.ntru_ternary import (
     _program_forward_two_loops,
@@ -60,11 +60,12 @@ from nttgen.programs.ntru_ternary import (
     ternary_lines,
 )
 from nttgen.proofs import applications, prove
-from nttgen.tuning import NTRU_TUNED, NtruTuning
+from nttgen.tuning import NTRU_CHOICES, NTRU_TUNED, NtruTuning
 from test_ringmaps import ref_ntru as schoolbook  # exact integers, x^p = x + 1, centred
 
 P, Q = 761, 4591
 H = (Q - 1) // 2
+LINES = NtruConfig(dft_lines=True)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -106,13 +107,8 @@ def _evaluate(
     rotated_forward: bool = False,
     indexed_outputs: bool = False,
 ) -> NtruFunctions:
-    fs = build_good_rader(
-        p,
-        q,
-        Arith(q, I16),
-        lanes,
-        zip_group,
-        products,
+    config = NtruConfig(
+        base_products=products,
         cyclotomic=cyclotomic,
         dft_lines=dft_lines,
         small_forward=small_forward,
@@ -121,6 +117,7 @@ def _evaluate(
         rotated_forward=rotated_forward,
         indexed_outputs=indexed_outputs,
     )
+    fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group, config)
     # polymul_small transforms the small operand by its own DFT, or by the shared one
     assert ("forward_small" in fs.functions) == small_forward
     cs = cases(p, q, seed)
@@ -173,7 +170,9 @@ def test_polymul_small_through_the_shared_forward(lanes: int) -> None:
     operand's range for both)."""
     _evaluate(P, Q, lanes, seed=60 + lanes, zip_group=3 if lanes == 16 else None,
               products="pairs", dft_lines=True, small_forward=False)  # fmt: skip
-    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, small_forward=False).functions
+    fs = build_good_rader(
+        P, Q, Arith(Q, I16), lanes, None, NtruConfig(small_forward=False)
+    ).functions
     assert fs["base"].contract.inputs["b"] == fs["forward"].contract.outputs["r"]
 
 
@@ -199,8 +198,8 @@ def test_dfts_by_lines_with_a_threshold_per_pass(
     fs = _evaluate(P, Q, lanes, seed=70 + lanes, zip_group=zip_group, products="pairs",
                    dft_lines=True, small_forward=False,
                    line_thresholds=lines(forward, inverse))  # fmt: skip
-    none = build_good_rader(P, Q, Arith(Q, I16), lanes, zip_group, "pairs", dft_lines=True,
-                            small_forward=False).functions  # fmt: skip
+    none = build_good_rader(P, Q, Arith(Q, I16), lanes, zip_group, NtruConfig(
+        base_products="pairs", dft_lines=True, small_forward=False)).functions  # fmt: skip
 
     def reductions(functions: dict[str, Function], name: str) -> int:
         return count_ops(functions[name])["reductions"]
@@ -235,7 +234,7 @@ def test_avx2_thresholds_per_pass_reduce_less(monkeypatch) -> None:  # type: ign
 def test_base_products_refuses_an_unknown_choice() -> None:
     """A base-products name outside the three is refused by name, not read as Karatsuba."""
     with pytest.raises(ValueError, match=r"base products 'toom'.*karatsuba, wide, pairs"):
-        build_good_rader(P, Q, Arith(Q, I16), 16, 3, "toom")  # type: ignore[arg-type]
+        build_good_rader(P, Q, Arith(Q, I16), 16, 3, NtruConfig(base_products="toom"))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("lanes", "zip_group"), [(1, None), (16, 3), (32, 3)])
@@ -294,9 +293,9 @@ def test_rotated_forward_computes_the_product(
               dft_lines=True, ternary_forward=lanes != 8, rotated_forward=True)  # fmt: skip
     if lanes == 16 and cyclotomic:
         _evaluate(857, 5167, lanes, seed=860, dft_lines=True, rotated_forward=True)
-        grid = build_good_rader(P, Q, Arith(Q, I16), lanes, dft_lines=True).functions
+        grid = build_good_rader(P, Q, Arith(Q, I16), lanes, None, LINES).functions
         rot = build_good_rader(
-            P, Q, Arith(Q, I16), lanes, dft_lines=True, rotated_forward=True
+            P, Q, Arith(Q, I16), lanes, None, NtruConfig(dft_lines=True, rotated_forward=True)
         ).functions
         rng = random.Random(81)
         x = {"a": np.array([rng.randint(-H, H) for _ in range(P)])}
@@ -324,7 +323,7 @@ def test_indexed_outputs_compute_the_product(
         shape = good_rader_shape(P, Q, lanes)
         fs = {
             flag: build_good_rader(
-                P, Q, Arith(Q, I16), lanes, dft_lines=True, indexed_outputs=flag
+                P, Q, Arith(Q, I16), lanes, None, NtruConfig(dft_lines=True, indexed_outputs=flag)
             ).functions["inverse"]
             for flag in (False, True)
         }
@@ -381,7 +380,7 @@ def test_ternary_forward_writes_the_pieces(lanes: int) -> None:
     frequency) and refuses inputs outside [-1, 1]."""
     shape = good_rader_shape(P, Q, lanes)
     fs = build_good_rader(
-        P, Q, Arith(Q, I16), lanes, dft_lines=True, ternary_forward=True
+        P, Q, Arith(Q, I16), lanes, None, NtruConfig(dft_lines=True, ternary_forward=True)
     ).functions
     rng = random.Random(lanes)
     unit_low, unit_high = [1] + [0] * (P - 1), [0] * (P - 1) + [-1]
@@ -408,7 +407,7 @@ def test_rotated_forward_writes_the_pieces(lanes: int) -> None:
     that range (which the public ternary form refuses)."""
     shape = good_rader_shape(P, Q, lanes)
     arith = Arith(Q, I16)
-    looped = build_good_rader(P, Q, arith, lanes, dft_lines=True).functions["forward"]
+    looped = build_good_rader(P, Q, arith, lanes, None, LINES).functions["forward"]
     S = Builder("forward", arith, lanes, "")
     S.unroll_default = lanes > 1
     program_forward_rotated(S, shape, (-H, H))
@@ -433,7 +432,7 @@ def test_dft_by_lines_writes_the_pieces(lanes: int) -> None:
     """The looped forward writes each piece itself (sign +1), row by row in map order, and
     zero padding rows; its stage is a few loops, not the whole trace unrolled."""
     shape = good_rader_shape(P, Q, lanes)
-    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, dft_lines=True).functions
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, None, LINES).functions
     rng = random.Random(lanes)
     for a in ([rng.randint(-H, H) for _ in range(P)], [H] * P, [-1] * P):
         got = evaluate(fs["forward"], Arith(Q, I16), {"a": np.array(a)}, checked=True)["r"][0]
@@ -493,27 +492,28 @@ OTHER_PRODUCTS = [
     (isa, choice)
     for isa in NTRU_ISAS
     for choice in ("karatsuba", "wide", "pairs")
-    if choice != isa_class(isa).base_products and (choice != "pairs" or isa == "avx2")
+    if choice != NTRU_CHOICES[isa].get("base_products", "karatsuba")
+    and (choice != "pairs" or isa == "avx2")
 ]
 # the text only each choice emits
 PRODUCT_MARKERS = {"karatsuba": None, "wide": "_mredw(", "pairs": "_pair_mred("}
 
 
 @pytest.mark.parametrize(("isa", "choice"), OTHER_PRODUCTS)
-def test_compiled_base_products(isa: str, choice: BaseProducts, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_compiled_base_products(isa: str, choice: BaseProducts) -> None:
     """Each ISA's C with the base's products made each other way it can emit, so that every
     form runs compiled on every backend that has it (every backend's ``madd``, ``addw`` and
     ``mredw``; Karatsuba on AVX-512, NEON and AVX2, whose defaults are the sums). Against the
     schoolbook product, the exact evaluator of the same program and the default portable C."""
     require_isa(isa)
-    monkeypatch.setattr(isa_class(isa), "base_products", choice)
     ring = get_ntru_ring("sntrup761")
-    k = NtruKernel(ring, isa)
+    config = dataclasses.replace(ntru_config(ring, isa), base_products=choice)
+    k = NtruKernel(ring, isa, config=config)
     for other, marker in PRODUCT_MARKERS.items():
         if marker is not None:
             assert (marker in k.files.source) == (other == choice), (other, marker)
     a, b, big = _check_compiled(k, load_ntru("sntrup761", "c"), seed=len(isa) + len(choice))
-    fs = ntru_functions(ring, isa)
+    fs = ntru_functions(ring, isa, config=config)
     exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
     assert (big == exact["r"]).all()
 
@@ -536,7 +536,7 @@ def test_pair_ops_refused_where_not_emitted(isa: str) -> None:
 
 
 OTHER_WAYS = {
-    # Isa flag: (text only its True form emits, seed)
+    # NtruConfig field: (text only its True form emits, seed)
     "dft_lines": ("freqs[", 21),
     "coarse_reductions": ("_barrett_coarse(", 23),
     "small_forward": ("_forward_small(", 25),
@@ -548,24 +548,24 @@ OTHER_WAYS = {
 
 @pytest.mark.parametrize("flag", list(OTHER_WAYS))
 @pytest.mark.parametrize("isa", NTRU_ISAS)
-def test_compiled_both_ways(isa: str, flag: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_compiled_both_ways(isa: str, flag: str) -> None:
     """Each ISA's C with a choice the other way from its default, so that both forms run
     compiled on every backend: the DFTs (loops over lines where it keeps the straight-line
     trace, and the reverse). Against the schoolbook product, the exact evaluator of the same
     program and the default portable C."""
     require_isa(isa)
-    cls = isa_class(isa)
-    other = not getattr(cls, flag)
-    monkeypatch.setattr(cls, flag, other)
+    ring = get_ntru_ring("sntrup761")
+    tuned = ntru_config(ring, isa)
+    other = not getattr(tuned, flag)
+    config = dataclasses.replace(tuned, **{flag: other})
     if flag in ("rotated_forward", "indexed_outputs") and other:
         # the rotated forward and the indexed outputs are forms of the DFTs as lines
-        monkeypatch.setattr(cls, "dft_lines", True)
+        config = dataclasses.replace(config, dft_lines=True)
     marker, seed = OTHER_WAYS[flag]
-    ring = get_ntru_ring("sntrup761")
-    k = NtruKernel(ring, isa)
+    k = NtruKernel(ring, isa, config=config)
     assert (marker in k.files.source) == other
     a, b, big = _check_compiled(k, load_ntru("sntrup761", "c"), seed=len(isa) + seed)
-    fs = ntru_functions(ring, isa)
+    fs = ntru_functions(ring, isa, config=config)
     exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
     assert (big == exact["r"]).all()
 
@@ -610,7 +610,7 @@ def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts) -> No
     assert (shape.m, shape.axes, shape.base_scale) == (
         (16, (17, 3, 2), 1) if lanes == 16 else (32, (17, 3), 2)
     )
-    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, products)
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, NtruConfig(base_products=products))
     gt = GoodThomasMap(Q, shape.m, shape.axes)
     rng = random.Random(7)
     a = [rng.randint(-H, H) for _ in range(P)]
@@ -647,7 +647,7 @@ def test_every_transfer_application_is_proven() -> None:
     """The bounds the programs rely on: each (op, input ranges) -> output range the analysis
     used is proven exhaustively over 16-bit inputs (nttgen.proofs)."""
     for lanes, products in ((1, "karatsuba"), (16, "karatsuba"), (16, "pairs")):
-        fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, products)  # type: ignore[arg-type]
+        fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, NtruConfig(base_products=products))  # type: ignore[arg-type]
         arith = Arith(Q, I16)
         apps = applications(fs.functions.values(), arith)
         assert len(apps) > 10

@@ -10,6 +10,7 @@ import pytest
 from nttgen.dsl.builder import Builder
 from nttgen.dsl.vocab import VOCABULARY
 from nttgen.emit.isa import ISAS
+from nttgen.emit.isa.base import Isa
 from nttgen.interp.bounds import BoundsInterp
 from nttgen.interp.evaluate import Evaluator
 
@@ -41,3 +42,26 @@ def test_builder_offers_the_vocabulary() -> None:
         want = [*spec.operands, *spec.attrs]
         assert pos[: len(want)] == want, (name, pos)
         assert pos[len(want) :] in (["hint"], ["hints"]), (name, pos)
+
+
+# Shape parameters of one family of backends, read only by that family's own templates.
+FAMILY_ATTRIBUTES = {"width", "lmul"}
+
+
+@pytest.mark.parametrize("name", list(ISAS))
+def test_capabilities_are_declared(name: str) -> None:
+    """Every setting a backend makes is declared, with its default, on the Isa base class
+    (generation reads capabilities as attributes of that record, never by a guess with
+    getattr); the NTRU Prime program variants are no capabilities at all but schedule
+    choices (tuning.NTRU_CHOICES)."""
+    cls = ISAS[name]
+    made = {
+        attr
+        for klass in cls.__mro__
+        if issubclass(klass, Isa) and klass is not Isa
+        for attr, value in vars(klass).items()
+        if not attr.startswith("_") and not callable(value)
+        and not isinstance(value, (classmethod, staticmethod, property))
+    }  # fmt: skip
+    assert made - FAMILY_ATTRIBUTES <= set(dir(Isa)), sorted(made - set(dir(Isa)))
+    assert not {"dft_lines", "base_products", "coarse_reductions"} & set(dir(Isa))

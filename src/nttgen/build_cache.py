@@ -81,6 +81,11 @@ T = TypeVar("T")
 # `stored` is off unless this is set (the test suite sets it): a user's `nttgen generate`
 # always builds afresh, and nothing it does depends on a pickle left by another version
 STORE_ENV = "NTTGEN_STORE_GENERATED"
+
+# Generation results kept in each process: enough for every preset and custom ring of a
+# session on every ISA (the test suite holds about 110 pairs); a kernel set takes up to
+# seconds to build and its files a third of that.
+GENERATION_CACHE = 256
 _store_off_in_this_process = False
 
 

@@ -465,7 +465,7 @@ def _count(
                 arch = str(cls.arch)
                 machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]
                 for t in machines:
-                    if t.emulated_vlen >= getattr(cls, "min_vlen", 0) or arch != "riscv64":
+                    if t.emulated_vlen >= cls.min_vlen or arch != "riscv64":
                         by_target.setdefault(t, []).append(isa)
             for target, names in by_target.items():
                 status.update(f"counting instructions under QEMU: {ring.name} {target.label}")

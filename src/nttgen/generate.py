@@ -10,12 +10,12 @@ from typing import TypeVar
 
 from .aliases import SchemeAlias, aliases_of
 from .build import cache_dir
-from .build_cache import stop_storing, stored
+from .build_cache import GENERATION_CACHE, stop_storing, stored
 from .emit.alias import AliasHeader, alias_header
 from .emit.dispatch import DispatchWriter
 from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import ISAS, isa_class
-from .emit.ntru_files import NTRU_ISAS, generate_ntru
+from .emit.ntru_files import NTRU_ISAS, clear_ntru_caches, generate_ntru
 from .errors import IsaUnavailableError
 from .ntru_rings import NTRU_PRESETS, NtruPrimeRing
 from .plan.layout import simd_plan
@@ -83,7 +83,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
     if why:
         raise IsaUnavailableError(why)
     lanes = cls.lanes_for(ring.lane)
-    if getattr(cls, "strip_mined", False):
+    if cls.strip_mined:
         merge = strip_merge(ring.depth, ring.log_n, cls.registers)
         # its own in-place forward body: shared with polymul's, the strip-mined ntt executed
         # 3-6 % more instructions (QEMU, ML-KEM at VLEN 128: 1,081 -> 1,144)
@@ -135,11 +135,6 @@ def canonical_command(ring: Ring, isa: str) -> str:
     return f"nttgen generate {what} --isa {isa}"
 
 
-# Enough for every preset and custom ring of a session on every ISA (the test suite holds
-# about 110 pairs): a kernel set takes up to seconds to build and its files a third of that.
-GENERATION_CACHE = 256
-
-
 T = TypeVar("T")
 
 
@@ -155,12 +150,14 @@ def kernel_set(ring: Ring, isa: str) -> KernelSet:
 
 
 def clear_caches() -> None:
-    """Forget every cached kernel set and generated file set, and stop reading or writing
-    stored ones (:func:`nttgen.build_cache.stored`) in this process: for callers that change
-    the tuning table or an ISA's choices in place and want the next generation to see it."""
+    """Forget every cached kernel set and generated file set (the NTRU Prime rings' too), and
+    stop reading or writing stored ones (:func:`nttgen.build_cache.stored`) in this process:
+    for callers that change the tuning table or an ISA's choices in place and want the next
+    generation to see it."""
     stop_storing()
     kernel_set.cache_clear()
     generate.cache_clear()
+    clear_ntru_caches()
 
 
 def _writer(ring: Ring, isa: str) -> FileWriter:

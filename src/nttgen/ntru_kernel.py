@@ -27,6 +27,7 @@ from .emit.ntru_files import NTRU_ISAS, NTRU_PIPELINES, generate_ntru
 from .emulate import EmulatedLibrary
 from .errors import InputError, IsaUnavailableError
 from .ntru_rings import NtruPrimeRing, get_ntru_ring
+from .programs.ntru_config import NtruConfig
 
 
 class NtruKernel:
@@ -39,12 +40,13 @@ class NtruKernel:
         isa: str,
         target: Target | None = None,
         pipeline: str | None = None,
+        config: NtruConfig | None = None,
     ) -> None:
         self.ring, self.isa, self.pipeline = ring, isa, pipeline
         cls = isa_class(isa)
         self.target = target or isa_target(cls)
         check_vlen(cls, self.target)
-        files = generate_ntru(ring, isa, pipeline)
+        files = generate_ntru(ring, isa, pipeline, config)
         self.files = files
         self.manifest: dict[str, Any] = json.loads(files.manifest)
         self._emulated: EmulatedLibrary | None = None

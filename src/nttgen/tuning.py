@@ -69,6 +69,86 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 }
 
 
+# --------------------------------------------------------------------------- NTRU Prime
+# The NTRU Prime programs' variants each ISA runs (fields of
+# nttgen.programs.ntru_config.NtruConfig; a field left out keeps its default), with the
+# measurements behind them. Measured on sntrup761 (p = 761, q = 4591), Zen 3 unless said;
+# NEON and RVV in guest instructions per call under QEMU.
+#
+# paired_leaves (default True): Rader's quadratic leaves multiplied by a constant with three
+#   multiplications and one more addition rather than four. 2026-11-24, polymul: portable C
+#   29,789 -> 28,609 ticks, NEON 46,685 -> 45,654, RVV (VLEN 128) 73,955 -> 72,994; AVX2
+#   7,312 -> 7,347 (the one more addition and the reductions it brings cost more there), so
+#   x86 keeps four (AVX-512 keeps the code it was measured with, no AVX-512 CPU then).
+# narrow_inverse (default True): the inverse DFT leaves its outputs within a third of the
+#   lane, so that the fold adds its three terms without reducing them. 2026-11-24, polymul:
+#   portable C 24,459 -> 24,145 ticks, AVX2 7,064 -> 6,981, NEON 43,662 -> 43,537; RVV (VLEN
+#   128) 69,450 -> 76,124 and (VLEN 256) 35,094 -> 38,423, so RVV keeps the fold's reductions.
+# dft_lines: the DFTs as loops over lines (and the fold a loop) rather than one straight-line
+#   trace. 2026-11-24, polymul: AVX2 6,980 -> 6,197 ticks (stage harness: forward 1,121 ->
+#   987, inverse 1,499 -> 1,193; a few thousand instructions run once per call were decoded
+#   afresh each time), RVV (VLEN 128) 69,454 -> 61,557 and (VLEN 256) 35,098 -> 31,086;
+#   NEON 43,537 -> 46,222 and portable C (gcc vectorises the straight-line column loop,
+#   stage harness) 24,154 -> 110,223 keep the trace. AVX-512 keeps it until measured on a
+#   CPU that has it.
+# base_products: "pairs" on AVX2 (stage harness, clang-19, best of 3: base 2,227 -> 1,751
+#   ticks, polymul 5,998 -> 5,402 with the inverse's threshold of 4q); "wide" on NEON
+#   (polymul 51,668 with Karatsuba, 46,681 with the sums) and AVX-512 (nttgen bench, 300
+#   samples: polymul 5,671 -> 5,475 ticks with the sums; pair sums need one piece per register
+#   and unsplit pieces, and AVX-512's 32-lane shape splits them).
+# coarse_reductions: barrett_coarse (one rounding high product) wherever its wider range
+#   (within 0.63q for q = 4591) serves. 2026-11-25, polymul: AVX2 by vpmulhrsw, 3
+#   instructions where barrett takes 5 (stage harness, clang-19: forward 989 -> 906 ticks,
+#   inverse 1,134 -> 1,025, polymul 5,445 -> 5,033); NEON 43,537 -> 41,691; RVV (VLEN 128)
+#   61,553 -> 58,722 and (VLEN 256) 31,082 -> 29,655. The portable C keeps barrett: gcc -O3
+#   vectorises barrett's high product but not the rounding one (polymul 23,852 -> 32,336
+#   ticks). AVX-512 keeps barrett until measured on a CPU that has it.
+# small_forward (default True): polymul_small transforms its small operand by a DFT of its
+#   own. AVX2 cleared it on 2026-11-25 while that DFT was Rader's straight-line trace on
+#   [-1, 1] (the benchmark's shared libraries alternated in batches of 100 calls, medians of
+#   3 runs: polymul_small 5,137 -> 5,043, 5,163 -> 5,069, 5,129 -> 5,047 ticks: 4.5 KiB of
+#   code whose few saved reductions did not pay for decoding it); with the ternary forward it
+#   is set again.
+# ternary_forward: that DFT by its defining sum over the nonzero blocks, each product an exact
+#   mullo of an input in [-1, 1]. 2026-11-26, polymul_small, clang-19: AVX2 stage 853 -> 554
+#   ticks, the whole call 4,590 -> 4,535; NEON 40,451 -> 37,898; RVV (VLEN 128) 57,459 ->
+#   54,596 and (VLEN 256) 29,022 -> 27,575. The portable C keeps its trace: gcc does not
+#   vectorise the sums loop as it does the trace (polymul_small 24,300 -> 49,652 ticks).
+#   AVX-512 keeps the trace until measured on a CPU that has it.
+# rotated_forward: with dft_lines, the forward by Rader's algorithm on each line's nonzero
+#   blocks read straight from the input, the lines' rotations as twiddles in the frequencies
+#   pass. 2026-11-26, clang-19, shared libraries alternated in batches, both orders: AVX2
+#   polymul 4,535 -> 4,381 and 4,544 -> 4,393 ticks, polymul_small 4,532 -> 4,388 and 4,546
+#   -> 4,408; RVV polymul 57,810 -> 55,354 (VLEN 128) and 29,196 -> 27,952 (VLEN 256),
+#   polymul_small 54,592 -> 53,364 and 27,571 -> 26,949.
+# indexed_outputs: with dft_lines, the inverse's last pass as a loop reading its blocks'
+#   positions from tables of offsets. 2026-11-26, same method: AVX2 polymul 4,380 -> 4,336,
+#   polymul_small 4,400 -> 4,234 ticks (the inverse's code 7.0 -> 4.0 KiB).
+NTRU_CHOICES: dict[str, dict[str, object]] = {
+    "c": {},
+    "avx2": {
+        "paired_leaves": False,
+        "dft_lines": True,
+        "base_products": "pairs",
+        "coarse_reductions": True,
+        "ternary_forward": True,
+        "rotated_forward": True,
+        "indexed_outputs": True,
+    },
+    "avx512": {"paired_leaves": False, "base_products": "wide"},
+    "neon": {"base_products": "wide", "coarse_reductions": True, "ternary_forward": True},
+    "rvv": {
+        "narrow_inverse": False,
+        "dft_lines": True,
+        "coarse_reductions": True,
+        "ternary_forward": True,
+        "rotated_forward": True,
+    },
+}
+"""The NTRU Prime program variants of each ISA (see the comments above), before the
+thresholds of :data:`NTRU_TUNED`."""
+
+
 @dataclass(frozen=True)
 class NtruTuning:
     """Measured reduction thresholds of one NTRU Prime ring's Good–Rader programs on one ISA,

@@ -314,7 +314,7 @@ class CEmitter:
             copy = C.Assign(C.Index(C.Name(frame), C.Name(i)), C.Index(table, C.Name(i)))
             out.append(C.For(i, C.Bin("<", C.Name(i), C.Int(n)), (copy,)))
             table = C.Name(frame)
-        if t.in_frame or getattr(self.isa, "opaque_tables", False):
+        if t.in_frame or self.isa.opaque_tables:
             # a pointer the asm may change: `const T *name`
             out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
             out.append(C.ExprStmt(C.Call(OPAQUE_MACRO, (C.Name(name),))))

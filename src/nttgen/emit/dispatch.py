@@ -386,7 +386,7 @@ class DispatchWriter:
             "/* Whether the automatic choice takes an ISA that runs here (see the header). */",
             f"static int {s}_suits(const char *name) {{",
         ]
-        fixed = [w for w in self.rvv if getattr(w.isa, "vlen", None)]
+        fixed = [w for w in self.rvv if w.isa.vlen]
         if fixed:
             out += [f"#ifdef {S}_RVV", "    size_t vlen = __riscv_vsetvlmax_e8m1() * 8;"]
             for w in fixed:

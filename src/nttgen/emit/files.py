@@ -151,7 +151,7 @@ def prefix_of(ks: KernelSet, isa_name: str) -> str:
 
 def lanes_text(isa: object, lanes: int) -> str:
     """How many lanes a value has, as the file headers say it (strip-mined code: vl lanes)."""
-    if getattr(isa, "strip_mined", False):
+    if isa.strip_mined:
         return "vl lanes (as many as a register group holds, chosen at run time)"
     return f"{lanes} lane(s)"
 
@@ -206,7 +206,7 @@ class CFileWriter:
         """Whether some function reads a table through an opaque pointer (the ISA wants all
         of them so, or a table is copied into a frame): the .c then defines NTTGEN_OPAQUE."""
         in_frame = any(t.in_frame for fn in self.functions.values() for t in fn.tables)
-        return in_frame or getattr(self.isa, "opaque_tables", False)
+        return in_frame or self.isa.opaque_tables
 
     def table_name(self, fn: Function, table: Table) -> str:
         """The C name of a constant table (shared by every function with the same contents)."""
@@ -300,7 +300,7 @@ class CFileWriter:
             C.Directive("#include <stddef.h>"),
             C.Directive("#include <stdint.h>"),
         ]
-        for inc in getattr(self.isa, "includes", ()):
+        for inc in self.isa.includes:
             u.items.append(C.Directive(f"#include <{inc}>"))
         u.items += [
             C.Blank(),

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
+from ..build import cache_dir
+from ..build_cache import GENERATION_CACHE, stored
 from ..dsl.ir import Buffer, Function
 from ..errors import IsaUnavailableError
 from ..interp.cost import count_ops
@@ -17,9 +20,9 @@ from ..ntru_rings import NtruPrimeRing
 from ..plan.constants import Arith
 from ..plan.maps.choose import GRB, GSB, SN
 from ..programs.ntru import NtruFunctions, build_good_rader
-from ..programs.ntru_lines import LineThresholds
+from ..programs.ntru_config import LineThresholds, NtruConfig
 from ..programs.ntru_shift import build_shift_pipeline
-from ..tuning import NTRU_TUNED, NtruTuning
+from ..tuning import NTRU_CHOICES, NTRU_TUNED, NtruTuning
 from ..version import __version__
 from .files import CFileWriter, GeneratedFiles, _ops_text, lanes_text
 from .isa import isa_class
@@ -98,10 +101,27 @@ def line_thresholds(tuned: NtruTuning, q: int) -> LineThresholds | None:
     return LineThresholds(forward=(fwd[0], fwd[1]), inverse=(inv[0], inv[1], inv[2]))
 
 
-def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> NtruFunctions:
-    """The functions of ``ring`` for ``isa``, in the order the programs record them.
-    Raises :class:`IsaUnavailableError` for an ISA or a pipeline without generated C yet,
-    and the pipeline's own error (naming the rule) where it does not exist for (p, q)."""
+def ntru_config(ring: NtruPrimeRing, isa: str) -> NtruConfig:
+    """The measured program variants of ``ring`` on ``isa``: the ISA's choices
+    (:data:`nttgen.tuning.NTRU_CHOICES`) with the thresholds measured for the ring
+    (:data:`nttgen.tuning.NTRU_TUNED`, in lane values for its q)."""
+    tuned = NTRU_TUNED.get((ring.p, ring.q, isa), NtruTuning())
+    t = tuned.inverse_threshold_q
+    return NtruConfig(
+        **NTRU_CHOICES[isa],  # type: ignore[arg-type]
+        inverse_threshold=None if t is None else t * ring.q,
+        line_thresholds=line_thresholds(tuned, ring.q),
+    )
+
+
+def ntru_functions(
+    ring: NtruPrimeRing, isa: str, pipeline: str | None = None, config: NtruConfig | None = None
+) -> NtruFunctions:
+    """The functions of ``ring`` for ``isa`` through ``pipeline`` (default Good–Rader–Bruun)
+    with the program variants of ``config`` (default :func:`ntru_config`), in the order the
+    programs record them (cached: callers must not change them). Raises
+    :class:`IsaUnavailableError` for an ISA or a pipeline without generated C yet, and the
+    pipeline's own error (naming the rule) where it does not exist for (p, q)."""
     name = pipeline or GRB
     if name not in NTRU_PIPELINES:
         raise IsaUnavailableError(
@@ -112,6 +132,11 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
             f"NTRU Prime rings are generated for {', '.join(NTRU_ISAS)}, not yet for {isa}"
         )
     ring.pipeline(name)  # the pipeline's rules, with their message, before any building
+    return _functions(ring, isa, name, config or ntru_config(ring, isa))
+
+
+@lru_cache(maxsize=GENERATION_CACHE)
+def _functions(ring: NtruPrimeRing, isa: str, pipeline: str, config: NtruConfig) -> NtruFunctions:
     cls = isa_class(isa)
     # The statements stay in the order the programs record them (each DFT line by line, each
     # product level by level), not list-scheduled as the NTT kernels are: the traced DFTs
@@ -123,39 +148,26 @@ def ntru_functions(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -
     costs = cls.move_costs(I16)
     zip_group = costs.zip_group if costs is not None else None
     arith, lanes = ntru_arith(ring, isa), cls.lanes_for(I16)
-    if name == GRB:
-        tuned = NTRU_TUNED.get((ring.p, ring.q, isa), NtruTuning())
-        threshold = tuned.inverse_threshold_q
-        return build_good_rader(
-            ring.p,
-            ring.q,
-            arith,
-            lanes,
-            zip_group,
-            cls.base_products,
-            None if threshold is None else threshold * ring.q,
-            cls.paired_leaves,
-            narrow_inverse=cls.narrow_inverse_outputs,
-            dft_lines=cls.dft_lines,
-            coarse_reductions=cls.coarse_reductions,
-            small_forward=cls.small_forward,
-            ternary_forward=cls.ternary_forward,
-            rotated_forward=cls.rotated_forward,
-            indexed_outputs=cls.indexed_outputs,
-            line_thresholds=line_thresholds(tuned, ring.q),
-        )
+    if pipeline == GRB:
+        return build_good_rader(ring.p, ring.q, arith, lanes, zip_group, config)
     return build_shift_pipeline(
-        name, ring.p, ring.q, arith, lanes, zip_group, cls.coarse_reductions
+        pipeline, ring.p, ring.q, arith, lanes, zip_group, config.coarse_reductions
     )
 
 
 class NtruFileWriter(CFileWriter):
     """Builds the generated files of one NTRU Prime ring for one ISA."""
 
-    def __init__(self, ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> None:
+    def __init__(
+        self,
+        ring: NtruPrimeRing,
+        isa: str,
+        pipeline: str | None = None,
+        config: NtruConfig | None = None,
+    ) -> None:
         self.ring = ring
         self.pipeline = pipeline or GRB
-        self.fs = ntru_functions(ring, isa, self.pipeline)
+        self.fs = ntru_functions(ring, isa, self.pipeline, config)
         self.arith = ntru_arith(ring, isa)
         cls = isa_class(isa)
         self.prefix = ntru_stem(ring, isa, self.pipeline)
@@ -246,8 +258,30 @@ class NtruFileWriter(CFileWriter):
 
 
 def generate_ntru(
-    ring: NtruPrimeRing, isa: str = "c", pipeline: str | None = None
+    ring: NtruPrimeRing,
+    isa: str = "c",
+    pipeline: str | None = None,
+    config: NtruConfig | None = None,
 ) -> GeneratedFiles:
     """The generated files of an NTRU Prime ring for one ISA through ``pipeline`` (default
-    Good–Rader–Bruun; see :data:`NTRU_PIPELINES`)."""
-    return NtruFileWriter(ring, isa, pipeline).files()
+    Good–Rader–Bruun; see :data:`NTRU_PIPELINES`) with the program variants of ``config``
+    (default :func:`ntru_config`). Cached, and shared through the build cache where storing
+    is on (the test suite, see :func:`nttgen.build_cache.stored`)."""
+    ntru_functions(ring, isa, pipeline, config)  # the refusals, before the cache
+    return _files(ring, isa, pipeline or GRB, config or ntru_config(ring, isa))
+
+
+@lru_cache(maxsize=GENERATION_CACHE)
+def _files(ring: NtruPrimeRing, isa: str, pipeline: str, config: NtruConfig) -> GeneratedFiles:
+    return stored(
+        cache_dir() / "generated",
+        "ntru_files",
+        (ring, isa, pipeline, config),
+        lambda: NtruFileWriter(ring, isa, pipeline, config).files(),
+    )
+
+
+def clear_ntru_caches() -> None:
+    """Forget the NTRU Prime functions and files this process holds."""
+    _functions.cache_clear()
+    _files.cache_clear()

@@ -250,7 +250,7 @@ class StripEmitter(CEmitter):
 
 def is_strip_mined(fn: Function, isa: object) -> bool:
     """Whether ``fn`` is emitted by :class:`StripEmitter` for ``isa``."""
-    return getattr(isa, "strip_mined", False) and fn.lanes == 1
+    return isa.strip_mined and fn.lanes == 1
 
 
 __all__ = ["StripEmitter", "is_strip_mined", "vector_loops"]

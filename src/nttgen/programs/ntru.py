@@ -24,7 +24,7 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     each traced value carries a sign that later ops absorb (a - (-b) is an addition, c * (-v)
     a product by -c). Both operands go through the same trace, so a piece's sign is the same
     in both and cancels in their product. Where the ISA measured it faster
-    (``Isa.dft_lines``) the DFT runs instead as two loops whose bodies are single axes'
+    (``NtruConfig.dft_lines``) the DFT runs instead as two loops whose bodies are single axes'
     traces, Rader's on each line, then the other axes' on each frequency
     (:mod:`.ntru_lines`): more operations (no zero blocks skipped, values stored between
     the passes), far less code. The inverse likewise.
@@ -34,7 +34,7 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
     x^(m/2) - s_k and x^(m/2) + s_k, s_k^2 = t_k (per-lane constants), the halves are
     multiplied as below in their own loop, and 2 c_k comes back as (c+ + c-) +
     x^(m/2) (c+ - c-) / s_k (the 2 goes into the fold's constant). Each product modulo
-    x^n - t is, as the ISA chooses (``Isa.base_products``), one of three. "wide": a schoolbook
+    x^n - t is, as ``NtruConfig.base_products`` chooses, one of three. "wide": a schoolbook
     product against b's coefficients with the wrapped ones multiplied by t (per-lane
     constants) first: every output coefficient is one exact sum of n products in
     double-width lanes (``madd``, ``addw``) and one Montgomery reduction (``mredw``), see
@@ -69,7 +69,7 @@ Stages of ``polymul(r, a, b)`` (all functions below, in this order):
 Reductions are placed by the interval analysis (:class:`~nttgen.programs.lazy.Reducer`),
 so the same code yields each ISA's and each operand range's own schedule (``polymul_small``
 runs the small operand's forward transform with the contract [-1, 1] and reduces less, except
-where ``Isa.small_forward`` says one shared transform measured faster).
+where ``NtruConfig.small_forward`` says one shared transform measured faster).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal, Protocol, get_args
+from typing import Protocol
 
 import numpy as np
 
@@ -92,14 +92,7 @@ from ..plan.maps.good_thomas import GoodThomasMap, fold_phi, inverse_dft_blocks
 from ..plan.maps.modarith import sqrt_mod
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
-
-if TYPE_CHECKING:  # ntru_lines builds on this module
-    from .ntru_lines import LineThresholds
-
-# how the base multiplies its pieces (see program_base); an ISA names its choice in
-# Isa.base_products
-BaseProducts = Literal["karatsuba", "wide", "pairs"]
-BASE_PRODUCTS: tuple[str, ...] = get_args(BaseProducts)
+from .ntru_config import BASE_PRODUCTS, BaseProducts, LineThresholds, NtruConfig
 
 KARATSUBA_LEAF = 2
 """Base products of at most this many coefficients are schoolbook; larger ones Karatsuba.
@@ -119,7 +112,7 @@ class GoodRaderShape:
     prime, done by Rader's algorithm, then 3 and 2); ``lanes``: L, a divisor of m;
     ``paired_leaves``: Rader's quadratic leaves by three multiplications and one more addition
     instead of four multiplications (:class:`~nttgen.plan.maps.basecase.ConstMul`), where the
-    ISA measured it faster (``Isa.paired_leaves``); ``cyclotomic``: the product modulo
+    ISA measured it faster (``NtruConfig.paired_leaves``); ``cyclotomic``: the product modulo
     Phi_r(x^(m*n/r)) instead of x^(m*n) - 1 (r = ``axes[0]``, Rader's prime), which drops the
     factor x^(m*n/r) - 1: the n/r pieces at Rader's zero frequency are neither computed nor
     multiplied (:attr:`pieces`), and the inverse folds its top n/r blocks back (see
@@ -1064,55 +1057,28 @@ def build_good_rader(
     arith: Arith,
     lanes: int,
     zip_group: int | None = None,
-    base_products: BaseProducts = "karatsuba",
-    inverse_threshold: int | None = None,
-    paired_leaves: bool = True,
-    cyclotomic: bool = True,
-    narrow_inverse: bool = True,
-    dft_lines: bool = False,
-    coarse_reductions: bool = False,
-    small_forward: bool = True,
-    line_thresholds: LineThresholds | None = None,
-    ternary_forward: bool = False,
-    rotated_forward: bool = False,
-    indexed_outputs: bool = False,
+    config: NtruConfig | None = None,
 ) -> NtruFunctions:
     """Build ``polymul`` (a, b in [-(q-1)/2, (q-1)/2]) and ``polymul_small`` (s in [-1, 1])
-    with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes (``zip_group``
-    and ``base_products``: see :func:`program_base`; ``inverse_threshold``: see
-    :func:`program_inverse`; ``paired_leaves`` and ``cyclotomic``: see
-    :class:`GoodRaderShape` and :func:`good_rader_shape`; ``narrow_inverse``: the inverse's
-    outputs within a third of the lane, so that the fold's sums need no reduction;
-    ``dft_lines``: the forward and inverse DFTs as loops over lines (and the fold a loop), see
-    :mod:`.ntru_lines`; ``coarse_reductions``: the lazy reductions by ``barrett_coarse``
-    where its wider range serves, see :class:`~nttgen.programs.lazy.Reducer`;
-    ``small_forward``: ``polymul_small`` transforms its small operand by ``forward_small``,
-    a DFT of its own with the contract [-1, 1], else by ``forward`` and the file has no
-    ``forward_small``; ``line_thresholds``: with ``dft_lines``, the reducer's threshold in
-    each pass of the DFTs, see :class:`~.ntru_lines.LineThresholds` (None: none in the
-    forward's, ``inverse_threshold`` in each of the inverse's); ``ternary_forward``: with
-    ``small_forward``, ``forward_small`` by sums of exact products and twiddles, see
-    :mod:`.ntru_ternary` (its thresholds: the forward's of ``line_thresholds``);
-    ``rotated_forward``: with ``dft_lines``, ``forward`` by the same two loops with Rader's
-    algorithm on each line's nonzero blocks in place of the sums (no grid);
-    ``indexed_outputs``: with ``dft_lines``, the inverse's last pass as a loop reading its
-    blocks' positions from tables (see :func:`~.ntru_lines.program_inverse_lines`)."""
-    shape = good_rader_shape(p, q, lanes, paired_leaves, cyclotomic)
+    with their internal stages, for the Good–Rader pipeline at ``lanes`` lanes, with the
+    program variants of ``config`` (:class:`~.ntru_config.NtruConfig`; None: its defaults;
+    ``zip_group``: see :func:`program_base`)."""
+    c = config or NtruConfig()
+    shape = good_rader_shape(p, q, lanes, c.paired_leaves, c.cyclotomic)
     half = (q - 1) // 2
     m, rows = shape.m, shape.rows
     f: dict[str, Function] = {}
     # imported here: ntru_lines builds on this module's lowering
-    from .ntru_lines import LineThresholds, program_forward_lines, program_inverse_lines
+    from .ntru_lines import program_forward_lines, program_inverse_lines
     from .ntru_ternary import program_forward_rotated, program_forward_ternary
 
-    if line_thresholds is None:
-        t = inverse_threshold
-        line_thresholds = LineThresholds(inverse=(t, t, t))
+    t = c.inverse_threshold
+    line_thresholds = c.line_thresholds or LineThresholds(inverse=(t, t, t))
 
     def builder(name: str, doc: str) -> Builder:
         S = Builder(name, arith, lanes, doc)
         S.unroll_default = lanes > 1
-        S.coarse_reductions = coarse_reductions
+        S.coarse_reductions = c.coarse_reductions
         return S
 
     def stage(S: Builder, require: dict[str, tuple[int, int]] | None = None) -> Function:
@@ -1124,16 +1090,16 @@ def build_good_rader(
         return fn
 
     # the small operand's transform: a DFT of its own, or the shared one
-    small_name = "forward_small" if small_forward else "forward"
+    small_name = "forward_small" if c.small_forward else "forward"
     contracts = {"forward": (-half, half), "forward_small": (-1, 1)}
     for name in dict.fromkeys(("forward", small_name)):
         contract = contracts[name]
         S = builder(name, f"Good–Thomas/Rader DFT over blocks of {m}, inputs in {contract}")
-        if ternary_forward and name == "forward_small":
+        if c.ternary_forward and name == "forward_small":
             program_forward_ternary(S, shape, contract, line_thresholds.forward)
-        elif dft_lines and rotated_forward:
+        elif c.dft_lines and c.rotated_forward:
             program_forward_rotated(S, shape, contract, line_thresholds.forward)
-        elif dft_lines:
+        elif c.dft_lines:
             program_forward_lines(S, shape, contract, line_thresholds.forward)
         else:
             program_forward(S, shape, contract)
@@ -1142,7 +1108,7 @@ def build_good_rader(
     small = f[small_name].contract.outputs["r"]
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
     b_range = (min(big[0], small[0]), max(big[1], small[1]))
-    program_base(S, shape, big, b_range, zip_group, base_products)
+    program_base(S, shape, big, b_range, zip_group, c.base_products)
     f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
     base_out = f["base"].contract.outputs["r"]
@@ -1151,14 +1117,14 @@ def build_good_rader(
     # most outputs wider, and reducing each there once takes fewer reductions than the fold
     # would (it reads the upper half twice). Measured (sntrup761, AVX2, stage harness): fold
     # 343 -> 170 ticks, inverse 1,440 -> 1,499, polymul 6,931 -> 6,736.
-    out_bound = arith.lane.max // 3 if narrow_inverse else None
-    if dft_lines:
+    out_bound = arith.lane.max // 3 if c.narrow_inverse else None
+    if c.dft_lines:
         program_inverse_lines(
-            S, shape, base_out, line_thresholds.inverse, out_bound, indexed_outputs
+            S, shape, base_out, line_thresholds.inverse, out_bound, c.indexed_outputs
         )
     else:
         program_inverse(
-            S, shape, base_out, forward_signs(shape), inverse_threshold, out_bound=out_bound
+            S, shape, base_out, forward_signs(shape), c.inverse_threshold, out_bound=out_bound
         )
     f["inverse"] = stage(S)
     S = builder("fold", f"fold modulo x^{p} - x - 1, scale and centre")
@@ -1166,7 +1132,7 @@ def build_good_rader(
     # clang-19, Zen 3: 46 unrolled copies took 3.9 KiB against 0.4, polymul 4,808 -> 4,770
     # ticks as a loop and polymul_small 4,906 -> 4,797; NEON, under QEMU, 41,695 -> 42,086
     # guest instructions, so it keeps the copies)
-    program_fold(S, shape, f["inverse"].contract.outputs["r"], as_loop=dft_lines)
+    program_fold(S, shape, f["inverse"].contract.outputs["r"], as_loop=c.dft_lines)
     f["fold"] = stage(S, require={"r": (-half, half)})
 
     for name, fwd_b, b_range in (

@@ -21,14 +21,13 @@ A loop body is one line's kernel, whatever the line, so every value stored betwe
 is stored with sign +1 (a traced value of sign -1 is negated first): the rows the forward
 writes are the pieces themselves, and the inverse takes them so. Below L = m lanes each pass
 runs inside the loop over the block's columns, one loop nest per pass (a nest's stores are
-seen by the analysis once it ends). Used where ``Isa.dft_lines`` says so (AVX2 and RVV, where
-it measured faster; docs/design.md).
+seen by the analysis once it ends). Used where ``NtruConfig.dft_lines`` says so (AVX2 and
+RVV, where it measured faster; docs/design.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
 
 from ..dsl.builder import Builder
@@ -38,20 +37,6 @@ from ..plan.maps.dft import apply_axes
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
 from .ntru import GoodRaderShape, TraceLowering, columns, negate
-
-
-@dataclass(frozen=True)
-class LineThresholds:
-    """The lazy reducer's threshold for each pass of the DFTs as lines (lane values; None:
-    the lazy policy alone; see :class:`~nttgen.programs.lazy.Reducer`). The policy is greedy
-    and not monotone in its threshold, and each pass sees its own input ranges, so one
-    threshold per pass finds schedules a single one cannot (see ``tuning.NTRU_TUNED``)."""
-
-    forward: tuple[int | None, int | None] = (None, None)
-    """The forward's passes: Rader's lines, then the other axes' frequencies."""
-    inverse: tuple[int | None, int | None, int | None] = (None, None, None)
-    """The inverse's passes: the other axes' frequencies, Rader's lines, the fold modulo
-    Phi_r."""
 
 
 @cache

@@ -19,22 +19,6 @@ class Avx2(X86Simd):
     cflags = ("-mavx2",)
     features = ("avx2",)
     width = 256
-    # the NTRU Prime DFTs as loops over lines (measured: see ``Isa.dft_lines``)
-    dft_lines = True
-    # the NTRU Prime base as pair sums: sntrup761 stage harness (clang-19, best of 3, Zen 3),
-    # base 2,227 -> 1,751 ticks, polymul 5,998 -> 5,402 (with the inverse's threshold of 4q,
-    # see NTRU_TUNED)
-    base_products = "pairs"
-    # the NTRU Prime reductions by vpmulhrsw (3 instructions where barrett takes 5): sntrup761
-    # stage harness (clang-19, Zen 3), forward 989 -> 906 ticks, inverse 1,134 -> 1,025,
-    # polymul 5,445 -> 5,033
-    coarse_reductions = True
-    # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
-    ternary_forward = True
-    # the forward DFT's lines read the input directly (measured: ``Isa.rotated_forward``)
-    rotated_forward = True
-    # the inverse DFT's last pass as a loop over a table of positions (``Isa.indexed_outputs``)
-    indexed_outputs = True
     cpuid7_ebx = 1 << 5  # AVX2
     xcr0 = 0x6  # SSE and AVX (ymm) state
 

@@ -37,11 +37,6 @@ class Avx512(X86Simd):
     cpuid7_ebx = (1 << 16) | (1 << 30)  # AVX512F, AVX512BW
     xcr0 = 0xE6  # SSE, AVX, opmask, upper halves of zmm0-15, zmm16-31
     registers = 32
-    # sntrup761 (nttgen bench, 300 samples): polymul 5,671 -> 5,475 ticks with the base's
-    # products as vpmaddwd sums; AVX2, with 16 registers for the 8 interleaved pairs of each
-    # operand, went the other way (6,122 -> 6,655). Pair sums need one piece per register
-    # and unsplit pieces: AVX-512's 32-lane shape splits them, so it keeps the wide sums
-    base_products = "wide"
     shuffle_styles = ("native", "permute")
 
     def blend_odd(self, a: C.Expr, b: C.Expr, width: int) -> C.Expr:

@@ -5,16 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...dsl.schedule import Schedule
 from ...lanes import LaneType
 from ...plan.constants import Arith, ConstMul
 from ...plan.layout import MoveCosts
 from .. import c_ast as C
-
-if TYPE_CHECKING:
-    from ...programs.ntru import BaseProducts
 
 
 @dataclass(frozen=True)
@@ -62,81 +59,18 @@ class Isa(ABC):
     # measured, and the list schedule changed NEON's by -3 % to +6 % (ML-KEM NTT 835 -> 810,
     # inverse 1,052 -> 1,120): no evidence for it there, so Arm and RISC-V keep the recorded order
     schedule: Schedule = "recorded"
-    # how the NTRU Prime base multiplies its pieces (:data:`nttgen.programs.ntru.BaseProducts`):
-    # "karatsuba" over Montgomery products, "wide" exact sums in double-width lanes
-    # (``madd``/``addw``/``mredw``), or "pairs", coefficient pairs in adjacent lanes summed by
-    # ``pair_madd`` (only ISAs that implement the ``pair_*`` ops); set where measured faster
-    base_products: BaseProducts = "karatsuba"
-    # whether the NTRU Prime DFTs multiply Rader's quadratic leaves by a constant with three
-    # multiplications and one more addition (ConstMul's paired form) rather than four; set
-    # where measured faster. sntrup761 polymul, 2026-11-24 (Zen 3; NEON and RVV in guest
-    # instructions under QEMU): portable C 29,789 -> 28,609 ticks, NEON 46,685 -> 45,654,
-    # RVV (VLEN 128) 73,955 -> 72,994; AVX2 7,312 -> 7,347 (the one more addition and the
-    # reductions it brings cost more there), so x86 keeps four
-    paired_leaves: bool = True
-    # whether the NTRU Prime inverse DFT leaves its outputs within a third of the lane (a
-    # reduction on each wider one), so that the fold adds its three terms without reducing
-    # them; set where measured faster. sntrup761 polymul, 2026-11-24 (Zen 3; guest
-    # instructions under QEMU): portable C 24,459 -> 24,145 ticks, AVX2 7,064 -> 6,981, NEON
-    # 43,662 -> 43,537; RVV (VLEN 128) 69,450 -> 76,124 and (VLEN 256) 35,094 -> 38,423, so
-    # RVV keeps the fold's reductions
-    narrow_inverse_outputs: bool = True
-    # whether the NTRU Prime DFTs run as loops over lines, one axis kernel per loop body
-    # (:mod:`nttgen.programs.ntru_lines`), rather than as one straight-line trace, and the
-    # Good–Rader fold as a loop over its vectors (see ``program_fold``); set where measured
-    # faster. sntrup761 polymul, 2026-11-24 (Zen 3; guest instructions under QEMU):
-    # AVX2 6,980 -> 6,197 ticks (stage harness: forward 1,121 -> 987, inverse 1,499 -> 1,193;
-    # a few thousand instructions run once per call were decoded afresh each time), RVV
-    # (VLEN 128) 69,454 -> 61,557 and (VLEN 256) 35,098 -> 31,086; NEON 43,537 -> 46,222 and
-    # portable C (gcc vectorises the straight-line column loop, stage harness) 24,154 ->
-    # 110,223 keep the trace. AVX-512 keeps it until measured on a CPU that has it
-    dft_lines: bool = False
-    # whether the NTRU Prime programs' lazy reductions use ``barrett_coarse`` (one rounding
-    # high product, t = round(a*v/2^15)) wherever its wider range (within 0.63q for q = 4591)
-    # serves, rather than ``barrett``; set where measured faster. sntrup761 polymul,
-    # 2026-11-25 (guest instructions under QEMU): NEON 43,537 -> 41,691, RVV (VLEN 128)
-    # 61,553 -> 58,722 and (VLEN 256) 31,082 -> 29,655; AVX2 see there. The portable C keeps
-    # barrett: gcc -O3 vectorises barrett's high product but not the rounding one (polymul
-    # 23,852 -> 32,336 ticks, Zen 3). AVX-512 keeps it until measured on a CPU that has it
-    coarse_reductions: bool = False
-    # whether the NTRU Prime Good–Rader polymul_small transforms its small operand by a DFT of
-    # its own (``forward_small``, fewer reductions for inputs in [-1, 1]) rather than by the
-    # same ``forward`` as the other operand; cleared where one shared transform measured
-    # faster. AVX2 cleared it on 2026-11-25 (Zen 3, sntrup761, the benchmark's shared
-    # libraries loaded side by side, batches of 100 calls alternated, medians of 3 runs:
-    # polymul_small 5,137 -> 5,043, 5,163 -> 5,069, 5,129 -> 5,047 ticks): its own transform
-    # was then Rader's straight-line trace on [-1, 1], 4.5 KiB of code whose few saved
-    # reductions did not pay for decoding it (docs/design.md, "Code size"). With the ternary
-    # forward below it sets it again.
-    small_forward: bool = True
-    # whether that ``forward_small`` is the ternary forward (:mod:`nttgen.programs.ntru_ternary`:
-    # Rader's axis by its defining sum over the nonzero blocks, each product an exact
-    # ``mullo`` of an input in [-1, 1], a loop over the lines with twiddles in the next pass)
-    # rather than the other operand's DFT run on [-1, 1]. sntrup761 polymul_small, 2026-11-26
-    # (Zen 3, clang-19; guest instructions under QEMU): AVX2, its stage alone 853 -> 554
-    # ticks, the whole call 4,590 -> 4,535 (shared libraries alternated in batches; the
-    # stage's gain mostly goes to running one more distinct function, see docs/design.md,
-    # "The small operand's transform"); NEON 40,451 -> 37,898; RVV (VLEN 128) 57,459 ->
-    # 54,596 and (VLEN 256) 29,022 -> 27,575. The portable C keeps its straight-line trace:
-    # gcc does not vectorise the sums loop as it does the trace (polymul_small 24,300 ->
-    # 49,652 ticks). AVX-512 keeps it until measured on a CPU that has it
-    ternary_forward: bool = False
-    # whether the Good–Rader forward DFT as lines (``dft_lines``) takes the ternary forward's
-    # two loops with Rader's algorithm on each line's nonzero blocks in place of its sums:
-    # the blocks read straight from the input, no grid pass, the lines' rotations as
-    # twiddles in the frequencies pass (where they replace reductions). sntrup761, 2026-11-26
-    # (Zen 3, clang-19, shared libraries alternated in batches, both orders): AVX2 polymul
-    # 4,535 -> 4,381 and 4,544 -> 4,393 ticks, polymul_small 4,532 -> 4,388 and 4,546 ->
-    # 4,408; RVV, guest instructions under QEMU, polymul 57,810 -> 55,354 (VLEN 128) and
-    # 29,196 -> 27,952 (VLEN 256), polymul_small 54,592 -> 53,364 and 27,571 -> 26,949
-    rotated_forward: bool = False
-    # whether the Good–Rader inverse DFT as lines (``dft_lines``) runs its last pass (each
-    # output block from its Good–Thomas position, less its top block) as a loop that reads
-    # the positions from tables of offsets, not as one straight-line copy per block: less
-    # code to decode per call. sntrup761, 2026-11-26 (Zen 3, clang-19, shared libraries
-    # alternated in batches, both orders): AVX2 polymul 4,380 -> 4,336, polymul_small
-    # 4,400 -> 4,234 ticks (the inverse's code 7.0 -> 4.0 KiB)
-    indexed_outputs: bool = False
+    # C headers the source includes for the intrinsics
+    includes: tuple[str, ...] = ()
+    # whether every table pointer is made opaque to the compiler (``NTTGEN_OPAQUE``), so that
+    # the lanes of a loaded table vector are not folded into immediates
+    opaque_tables: bool = False
+    # whether one-lane programs are strip-mined over the hardware vector length (RVV's
+    # vsetvl) rather than emitted as scalar C (:mod:`nttgen.emit.strip_emit`)
+    strip_mined: bool = False
+    # the vector length in bits the code needs (read on RISC-V only, where the V extension
+    # guarantees 128), and the one it is specialised to (None: any, read at run time)
+    min_vlen: int = 128
+    vlen: int | None = None
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:

@@ -42,13 +42,6 @@ class Neon(HelperCalls, Isa):
     cflags = ()  # Advanced SIMD is part of every AArch64 core: no flag needed
     features = ("asimd",)
     registers = 32
-    # the NTRU Prime base's products as smull/smlal sums (guest instructions per sntrup761
-    # polymul under QEMU: 51,668 with Karatsuba, 46,681 with the sums)
-    base_products = "wide"
-    # the NTRU Prime reductions by sqrdmulh and mls (measured: see ``Isa.coarse_reductions``)
-    coarse_reductions = True
-    # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
-    ternary_forward = True
     includes = ("arm_neon.h",)
     # table pointers are made opaque to the compiler, so that the lanes of a loaded table
     # vector feed multiplications by a lane instead of being folded into immediates

@@ -67,17 +67,6 @@ class RvvOps(HelperCalls, Isa):
     # gcc 12 has no RVV intrinsics
     compilers = ("clang-19", "clang")
     lmul: int = 1
-    min_vlen: int = 128  # the V extension guarantees VLEN >= 128
-    # the fold's reductions cost fewer instructions than the inverse's (Isa.narrow_inverse_outputs)
-    narrow_inverse_outputs = False
-    # the NTRU Prime DFTs as loops over lines (measured: see ``Isa.dft_lines``)
-    dft_lines = True
-    # the NTRU Prime reductions by vsmul and vnmsac (measured: see ``Isa.coarse_reductions``)
-    coarse_reductions = True
-    # polymul_small's small operand by the ternary forward (measured: ``Isa.ternary_forward``)
-    ternary_forward = True
-    # the forward DFT's lines read the input directly (measured: ``Isa.rotated_forward``)
-    rotated_forward = True
 
     # ----------------------------------------------------------------- naming
     @property

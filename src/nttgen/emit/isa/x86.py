@@ -27,9 +27,6 @@ class X86Simd(HelperCalls, Isa):
     """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
 
     schedule = "critical_path"
-    # four multiplications per quadratic Rader leaf: AVX2 measured the paired form slower
-    # (Isa.paired_leaves); AVX-512 keeps the code it was measured with (no AVX-512 CPU then)
-    paired_leaves = False
 
     width: int = 0  # bits per vector register
     arch = "x86_64"
