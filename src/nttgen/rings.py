@@ -259,10 +259,15 @@ def get_ring(name: str) -> Ring:
             f"pipelines and nttgen.ntru_rings.polymul computes its products"
         )
     raise UnknownNameError(
-        f"unknown ring {name!r}: presets are {', '.join([*PRESETS, *SCHEME_ALIASES])}; a "
+        f"unknown ring {name!r}: presets are {', '.join([*PRESETS, *_aliases()])}; a "
         f"custom ring is written "
         f"n<N>_q<Q> (e.g. n256_q7681) or given with --n/--q"
     )
+
+
+def _aliases() -> list[str]:
+    """The scheme aliases of the x^n + 1 presets."""
+    return [a.name for a in SCHEME_ALIASES.values() if a.target in PRESETS]
 
 
 def custom_ring(n: int, q: int, lane_bits: int | None = None) -> Ring:
