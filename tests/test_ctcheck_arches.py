@@ -6,7 +6,6 @@ hand-written assembly."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -85,8 +84,7 @@ def _show(violations: list[Violation]) -> str:
 def test_generated_kernels_pass(compiler: str, preset: str, opt: str, build: Build) -> None:
     files = generate(PRESETS[preset], "c")
     obj = build(compiler, f"{preset}/{files.stem}.c", files.source, opt, files.items())
-    names = [f["c_name"] for f in json.loads(files.manifest)["functions"].values()]
-    violations = _check(compiler, obj, names)
+    violations = _check(compiler, obj)  # every function: helpers kept out of line too
     assert not violations, f"{compiler} {opt}:\n{_show(violations)}"
 
 
@@ -148,6 +146,20 @@ int32_t leak_switch(const int32_t *a) {
     }
 }
 
+/* A leak in a stage the entry point calls, kept out of line (reading an array: a stage that
+   reads one element may get it passed by value instead, see nttgen.ctcheck). */
+static __attribute__((noinline)) void stage_branch(const int16_t *a) {
+    for (int i = 0; i < 256; i++) {
+        if (a[i] > 5) {
+            sink(i);
+        }
+    }
+}
+void leak_in_callee(const int16_t *a) {
+    stage_branch(a);
+    stage_branch(a + 2);
+}
+
 /* Clean: a sign mask instead of a branch. */
 void clean_mask(int16_t *r, const int16_t *a, int16_t q) {
     for (int i = 0; i < 256; i++) {
@@ -199,7 +211,11 @@ LEAKS = {
     "leak_modulo": DIVISION,
     "leak_bound": BRANCH,
     "leak_switch": BRANCH,
+    "leak_in_callee": BRANCH,
 }
+# where the leak of a function lies when it is not in the function itself (a compiler may
+# rename a stage it specialises: stage_branch.constprop.0)
+LEAK_IN = {"leak_in_callee": "stage_branch"}
 CLEAN = ["clean_mask", "clean_switch", "clean_tail_call", "clean_big_frame"]
 
 
@@ -208,8 +224,9 @@ CLEAN = ["clean_mask", "clean_switch", "clean_tail_call", "clean_big_frame"]
 @pytest.mark.parametrize("compiler", list(COMPILERS))
 def test_portable_leaks_are_caught(compiler: str, opt: str, leak: str, build: Build) -> None:
     obj = build(compiler, "portable.c", PORTABLE, opt)
-    violations = _check(compiler, obj, [leak])
-    assert {v.function for v in violations} <= {leak}
+    violations = _check(compiler, obj, None if leak in LEAK_IN else [leak])
+    where = LEAK_IN.get(leak, leak)
+    violations = [v for v in violations if v.function.split(".")[0] == where]
     assert LEAKS[leak] in {v.reason for v in violations}, f"{compiler} {opt}: {violations}"
 
 

@@ -11,8 +11,9 @@ extension 1.0 (``llvm-objdump-19 --mattr=+v``). The model, common to all three:
 
 * On entry every register is public (pointers, sizes, garbage); a value loaded from memory is
   secret unless it comes from a PC-relative constant, from read-only data addressed through a
-  PC-relative pointer (AArch64/RISC-V: ``adrp``/``auipc`` whose relocation names a read-only
-  section), or from a stack slot that holds a public value (spills are tracked per slot).
+  PC-relative pointer (``lea``/``adrp``/``auipc`` of a read-only section, plus public
+  offsets; kept across spills), or from a stack slot that holds a public value (spills are
+  tracked per slot).
 * An instruction's destination becomes secret when any source is (the destination counts as a
   source when the instruction also reads it: x86 two-operand forms, multiply-accumulate, lane
   inserts, RVV tail/mask-undisturbed policies); zeroing idioms clear it; flags are secret when
@@ -21,7 +22,11 @@ extension 1.0 (``llvm-objdump-19 --mattr=+v``). The model, common to all three:
   through a secret register (AArch64/RISC-V); a memory operand whose base, index, stride,
   index vector or mask is secret; any division instruction. Conditional selects (``cmov``,
   ``csel``) on secret flags are fine: they do not branch.
-* Calls make caller-saved registers public (results of calls are not tracked).
+* Calls make caller-saved registers public (results of calls are not tracked). Each function
+  is checked on its own, from a public entry: the tests check every function of an object, so
+  that the stages a kernel keeps out of line and the helpers of unoptimised code are checked
+  too; a value a caller passes in a register (a helper's argument at -O0, or an array element
+  a compiler passes by value to a static function that read it) is taken as public there.
 * Control flow is asked of the model (:meth:`Model.flow`). Branch targets of relocatable objects
   come from their relocations; an indirect jump (a jump table) may reach any instruction the
   object's data points to (RISC-V tables carry relocations) or else any instruction past the
@@ -238,6 +243,9 @@ _TARGET = re.compile(r"^([0-9a-f]+) <")
 
 
 def _split_operands(text: str) -> list[str]:
+    if "[" not in text and "{" not in text:  # the common case: no comma can be nested
+        out = [part.strip() for part in text.split(",")]
+        return out if out[-1] else out[:-1]
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch in "[{":
@@ -321,12 +329,45 @@ class X86Model(Model):
         mem = self._memory(op)
         if mem is None:
             return bool(_regs_in(re.sub(r"\{[^}]*\}", "", op)) & st.regs)
-        _, slot, rip = mem
+        regs, slot, rip = mem
         if rip:
             return False
         if slot is not None:
             return slot in st.slots
-        return True  # data from the caller's memory
+        # a table of the program's read-only data at a public index holds a constant;
+        # anything else is the caller's memory
+        return not (len(regs & st.consts) == 1 and not regs & st.regs)
+
+    @staticmethod
+    def _into_readonly(mem: tuple[set[str], Slot | None, bool] | None, st: State) -> bool:
+        """Whether an address (of ``lea``) points into the program's read-only data: relative
+        to the instruction pointer, or one such pointer plus public registers."""
+        if mem is None:
+            return False
+        regs, slot, rip = mem
+        return rip or (slot is None and len(regs & st.consts) == 1 and not regs & st.regs)
+
+    def _pointer_key(self, op: str) -> str:
+        """Where a pointer into read-only data is kept: a register's name, or ``@base+disp`` for
+        a stack slot (unoptimised code spills the pointers it uses and reloads them)."""
+        mem = self._memory(op)
+        if mem is not None and mem[1] is not None:
+            return f"@{mem[1][0]}{mem[1][1]:+d}"
+        regs = _regs_in(op)
+        return next(iter(regs)) if len(regs) == 1 else ""
+
+    def _keeps_readonly_pointer(self, mn: str, dst: str, srcs: list[str], st: State) -> bool:
+        """Whether ``dst`` holds a pointer into read-only data after ``mn dst, srcs``: a copy of
+        one (register or stack slot), or one moved by a public amount (``add rax, rdx``)."""
+        if len(srcs) != 1 or ("PTR" in dst and "PTR" in srcs[0]):
+            return False
+        src = srcs[0]
+        if mn == "mov":
+            return self._pointer_key(src) in st.consts
+        if mn in ("add", "sub") and self._pointer_key(dst) in st.consts and "PTR" not in dst:
+            moved_by = _regs_in(src)
+            return not moved_by & (st.regs | st.consts) and "PTR" not in src
+        return False
 
     def _write(self, op: str, taint: bool, st: State) -> None:
         mem = self._memory(op)
@@ -334,9 +375,11 @@ class X86Model(Model):
             _, slot, _ = mem
             if slot is not None:
                 (st.slots.add if taint else st.slots.discard)(slot)
+                st.consts.discard(self._pointer_key(op))
             return
         for r in _regs_in(re.sub(r"\{[^}]*\}", "", op)):
             (st.regs.add if taint else st.regs.discard)(r)
+            st.consts.discard(r)  # whatever it pointed to, it no longer does
 
     # ----------------------------------------------------------------- transfer
     def step(self, ins: Instr, st: State, report: list[tuple[Instr, str]]) -> None:
@@ -348,7 +391,10 @@ class X86Model(Model):
             # address arithmetic, no memory access: the result is as secret as its registers
             mem = self._memory(ops[1])
             regs = mem[0] if mem is not None else set()
+            readonly = self._into_readonly(mem, st)
             self._write(ops[0], bool(regs & st.regs), st)
+            if readonly:
+                st.consts |= _regs_in(ops[0])
             return
         for op in ops:
             mem = self._memory(op)
@@ -362,6 +408,7 @@ class X86Model(Model):
             return
         if mn == "call":
             st.regs -= _CALLER_SAVED
+            st.consts -= _CALLER_SAVED
             st.flags = False
             return
         if mn == "pop":
@@ -372,6 +419,7 @@ class X86Model(Model):
             return  # sign-extends within rax
         if mn in ("cwd", "cdq", "cqo"):
             (st.regs.add if "rax" in st.regs else st.regs.discard)("rdx")
+            st.consts.discard("rdx")
             return
         if mn == "xchg" and len(ops) == 2:
             a, b = self._read(ops[0], st), self._read(ops[1], st)
@@ -382,6 +430,7 @@ class X86Model(Model):
             t = self._read(ops[0], st) or "rax" in st.regs
             for r in ("rax", "rdx"):
                 (st.regs.add if t else st.regs.discard)(r)
+                st.consts.discard(r)
             st.flags = t
             return
         if (mn.startswith(("stos", "movs")) and not ops) or mn in ("stos", "movs"):
@@ -432,6 +481,7 @@ class X86Model(Model):
             write_only = True  # VEX/EVEX three-operand forms do not read the destination
         if "{k" in dst and "{z}" not in dst:
             write_only = False  # merge masking keeps the destination's other lanes
+        readonly = self._keeps_readonly_pointer(mn, dst, srcs, st)
         taint = any(self._read(s, st) for s in srcs)
         if mn.startswith("cmov"):
             taint = taint or st.flags or self._read(dst, st)
@@ -440,6 +490,8 @@ class X86Model(Model):
         elif not write_only:
             taint = taint or self._read(dst, st)
         self._write(dst, taint, st)
+        if readonly and not taint:
+            st.consts.add(self._pointer_key(dst))
         if mn.startswith(_FLAG_SETTERS) and not mn.startswith(("v", "p")):
             st.flags = taint
 
@@ -455,6 +507,7 @@ _VLENB = 1 << 20
 # the old one: its slots are given a region of their own, this far below the entry frame.
 _REALIGN = -(1 << 40)
 _TOKEN = re.compile(r"(?<![\w.])[a-z][a-z0-9]*")  # a register-like word, not "x10" in "#0x10"
+_SYMBOLIC = re.compile(r"\s*<[^>]*>")  # " <f+0x18>"
 _ANNOTATION = re.compile(r"(?<![\w.])(?:0x)?([0-9a-f]+)\s+<[^>]*>")  # "18 <f+0x18>"
 _NUMBER = re.compile(r"#?-?(?:0x[0-9a-f]+|\d+)")
 
@@ -513,7 +566,8 @@ class _LoadStoreModel(Model):
         rest = words[1] if len(words) > 1 else ""
         t = _ANNOTATION.search(rest)
         target = int(t.group(1), 16) if t else None
-        rest = re.sub(r"\s*<[^>]*>", "", rest)  # symbolic annotations, which may look like regs
+        if "<" in rest:
+            rest = _SYMBOLIC.sub("", rest)  # symbolic annotations, which may look like regs
         return Instr(int(m.group(1), 16), self.mnemonic(words[0]), _split_operands(rest), body,
                      target)  # fmt: skip
 
@@ -614,10 +668,15 @@ class _LoadStoreModel(Model):
         if base not in st.frame or index:
             return
         lo = st.frame[base] + offset
-        for key in [k for k in (*st.frame, *st.consts) if k.startswith("@slot")]:
-            if int(key[5:]) < lo + (size or _BIG) and lo < int(key[5:]) + 8:
-                st.frame.pop(key, None)
-                st.consts.discard(key)
+        if size is not None and size <= 64:  # the slots it may overlap, by their offsets
+            overlapped = [f"@slot{at}" for at in range(lo - 7, lo + size)]
+        else:
+            overlapped = [k for k in (*st.frame, *st.consts) if k.startswith("@slot")]
+            overlapped = [k for k in overlapped if lo - 8 < int(k[5:]) < lo + (size or _BIG)]
+        for key in overlapped:
+            st.frame.pop(key, None)
+            st.consts.discard(key)
+
         if size == 8 and reg and reg not in st.regs:
             if reg in st.frame:
                 st.frame[f"@slot{lo}"] = st.frame[reg]
@@ -1350,6 +1409,13 @@ def disassemble(obj: Path, model: Model, objdump: str | None = None) -> dict[str
     cur: list[Instr] | None = None
     section = ""
     for line in out.splitlines():
+        if line[:1].isspace():  # an instruction: headers and labels start in column 0
+            ins = model.parse(line) if cur is not None else None
+            if ins is not None and cur is not None:
+                ins.reloc = relocs.get((section, ins.address))
+                ins.taken = (section, ins.address) in refs
+                cur.append(ins)
+            continue
         s = _SECTION.match(line.strip())
         if s:
             section, cur = s.group(1), None
