@@ -213,6 +213,7 @@ SLOW = {
     "test_emulated.py": "QEMU",
     "test_rvv.py": "QEMU",
     "test_bench.py::test_instruction_counts_under_qemu": "QEMU",
+    "test_bench.py::test_block_counts_are_single_step_counts": "QEMU",
     "test_bench.py::test_ntru_instruction_counts_under_qemu": "QEMU",
     "test_bench.py::test_bench_cli_counts_ntru_rings": "QEMU",
     "test_bench.py::test_bench_cli_counts_emulated_isas": "QEMU",

@@ -133,6 +133,23 @@ def test_instruction_counts_under_qemu() -> None:
         assert len(counts) == 1, counts
 
 
+@pytest.mark.parametrize("arch,isa", [("aarch64", "neon"), ("riscv64", "rvv")])
+def test_block_counts_are_single_step_counts(arch: str, isa: str) -> None:
+    """Counting the instructions of the executed blocks gives exactly the count of running
+    one instruction per block, for the SIMD kernels and the portable C, on every op."""
+    from nttgen.bench.icount import build_counter, count_call
+    from nttgen.cross import Target
+
+    require_isa(isa)
+    target = Target(arch, 256) if arch == "riscv64" else Target(arch)
+    exe, _ = build_counter(PRESETS["mlkem"], [isa, "c"], target)
+    for index in (0, 1):
+        for op, k in (("none", 1), ("ntt", 1), ("intt", 1), ("basemul_acc", 3), ("polymul", 1)):
+            fast = count_call(exe, target, index, op, k)
+            assert fast == count_call(exe, target, index, op, k, singlestep=True), (index, op)
+            assert fast > 0
+
+
 def test_ntru_instruction_counts_under_qemu() -> None:
     """NTRU Prime rings are counted too: strip-mined RVV's polymul_small below the portable
     C's -O3 on the same machine, the same count for other inputs (constant time)."""
