@@ -231,10 +231,13 @@ def test_debug_build_asserts_contracts(ring, tmp_path: Path) -> None:  # type: i
 def test_measured_plans_apply_to_rings_of_the_same_shape() -> None:
     """A custom ring with a preset's n, depth and lane width gets the preset's measured plan
     (identical parameters must not give slower code under another name); other shapes get the
-    heuristic plan."""
+    heuristic plan with their ISA's measured defaults (NEON and RVV: the transforms as
+    loops)."""
+    from dataclasses import replace
+
     from nttgen.generate import default_config, heuristic_config
     from nttgen.rings import custom_ring
-    from nttgen.tuning import TUNED
+    from nttgen.tuning import ISA_DEFAULTS, TUNED
 
     twin = custom_ring(1024, 18433)  # newhope1024's shape, another prime
     assert default_config(twin, "avx2") == default_config(PRESETS["newhope1024"], "avx2")
@@ -242,6 +245,13 @@ def test_measured_plans_apply_to_rings_of_the_same_shape() -> None:
     other = custom_ring(128, 257)
     assert default_config(other, "avx2") == heuristic_config(other, "avx2")
     assert default_config(twin, "c") == heuristic_config(twin, "c")
+    large = custom_ring(2048, 12289)  # no preset's shape
+    for isa in ("neon", "rvv128", "rvv256"):
+        assert not default_config(large, isa).unroll and heuristic_config(large, isa).unroll
+        assert default_config(large, isa).unroll_products
+        assert default_config(large, isa) == replace(
+            heuristic_config(large, isa), **ISA_DEFAULTS[isa]
+        )
 
 
 def test_long_straight_line_runs_are_split_into_parts() -> None:

@@ -21,15 +21,17 @@ from .ntru_rings import NTRU_PRESETS, NtruPrimeRing
 from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
 from .rings import PRESETS, Ring
-from .tuning import TUNED
+from .tuning import ISA_DEFAULTS, TUNED
 
 
 def default_config(ring: Ring, isa: str) -> BuildConfig:
-    """The build configuration an ISA uses for a ring: the measured choice recorded in
-    :mod:`nttgen.tuning` for a preset of the same shape (n, NTT depth, lane width: the pass
-    plan depends on nothing else), else :func:`heuristic_config`."""
+    """The build configuration an ISA uses for a ring: :func:`heuristic_config` with the
+    measured choices recorded in :mod:`nttgen.tuning` for a preset of the same shape (n, NTT
+    depth, lane width: the pass plan depends on nothing else), or for a ring of no preset's
+    shape the ISA's measured defaults there."""
     base = heuristic_config(ring, isa)
-    tuned = TUNED.get((_same_shape_preset(ring), isa))
+    shape = _same_shape_preset(ring)
+    tuned = TUNED.get((shape, isa)) if shape else ISA_DEFAULTS.get(isa)
     config = replace(base, **tuned) if tuned else base
     if config.move_costs is not None and config.shuffles != base.shuffles:
         # the moves an ISA offers, and their costs, depend on its shuffle style

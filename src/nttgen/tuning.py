@@ -5,7 +5,7 @@ Each entry overrides fields of :func:`nttgen.generate.heuristic_config`. They we
 run on the development machine (AMD Zen 5, see MACHINE.md), by ``polymul`` first and the
 transforms second; generation only reads this table, so it stays deterministic. A custom ring
 with a preset's shape (n, NTT depth, lane width) uses that preset's entry; other rings use the
-heuristic plan.
+heuristic plan with their ISA's defaults (:data:`ISA_DEFAULTS`).
 
 Findings behind them (AVX2): one more interleaved register slot in the last pass (both halves of
 a 256-coefficient polynomial in flight at once) is worth 10-15 % on n = 256: the kernels are
@@ -54,15 +54,36 @@ _LOOPS = {"unroll": False, "unroll_products": False}
 _LOOPS_T = {"unroll": False}  # the transforms as loops, the base multiplications unrolled
 _UNROLLED = {("mlkem", "neon"), ("mldsa", "rvv256")}  # measured fewer instructions unrolled
 
+
+def _unrolled_or_loops(ring: str, isa: str) -> dict[str, object]:
+    """The transforms unrolled where that measured fewer instructions, else as loops."""
+    return {"unroll": True} if (ring, isa) in _UNROLLED else _LOOPS_T
+
+
+# Rings with no preset's shape (custom n, depth or lane width) take their ISA's defaults
+# below: on NEON and RVV the transforms as loops, the base multiplications unrolled, as the
+# presets have them but for one pair each (see above). Measured on n = 2048, q = 12289, QEMU
+# guest instructions per call, unrolled -> loops (clang-19 -O3, 2026-11-27): NEON ntt 12,734
+# -> 12,491, intt 14,891 -> 14,638, polymul 43,184 -> 42,331; ``rvv128`` 23,444 -> 19,094,
+# 26,117 -> 21,120, 76,753 -> 62,905; ``rvv256`` 10,683 -> 9,164, 12,097 -> 11,001, 35,365 ->
+# 31,342 (the unrolled passes spill). AVX2 and AVX-512 keep the heuristic plan there
+# (unmeasured on such rings).
+ISA_DEFAULTS: dict[str, dict[str, object]] = {
+    "neon": _LOOPS_T,
+    "rvv128": _LOOPS_T,
+    "rvv256": _LOOPS_T,
+}
+"""Measured choices for the rings that have no preset's shape, per SIMD ISA."""
+
 TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
     ("mldsa", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
     ("kyber-r1", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
     ("newhope512", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
     ("newhope1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), **_LOOPS},
-    **{(ring, "neon"): {"unroll": False} for ring in _PRESETS if (ring, "neon") not in _UNROLLED},
+    **{(ring, "neon"): _unrolled_or_loops(ring, "neon") for ring in _PRESETS},
     **{
-        (ring, isa): {"shuffles": "indexed", **({} if (ring, isa) in _UNROLLED else _LOOPS_T)}
+        (ring, isa): {"shuffles": "indexed", **_unrolled_or_loops(ring, isa)}
         for ring in _PRESETS
         for isa in ("rvv128", "rvv256")
     },
