@@ -26,8 +26,9 @@ run: setup ## generate every preset; verify and time it on every ISA this CPU ru
 	$(BIN)/nttgen verify --ring all
 	$(BIN)/nttgen bench
 
-# pytest with one worker per CPU (pytest-xdist); it prints the 25 slowest tests and its wall time
-PYTEST = $(BIN)/python -m pytest -n auto --durations=25
+# pytest with one worker per CPU (pytest-xdist; an idle worker takes queued tests from a busy
+# one); it prints the 25 slowest tests and its wall time
+PYTEST = $(BIN)/python -m pytest -n auto --dist worksteal --durations=25
 
 test: setup toolchain ## run the whole test suite (docs/testing.md); PYTEST_ARGS="-k mlkem" narrows it
 	$(PYTEST) $(PYTEST_ARGS)
