@@ -1409,23 +1409,17 @@ def disassemble(obj: Path, model: Model, objdump: str | None = None) -> dict[str
     cur: list[Instr] | None = None
     section = ""
     for line in out.splitlines():
-        if line[:1].isspace():  # an instruction: headers and labels start in column 0
-            ins = model.parse(line) if cur is not None else None
-            if ins is not None and cur is not None:
-                ins.reloc = relocs.get((section, ins.address))
-                ins.taken = (section, ins.address) in refs
-                cur.append(ins)
-            continue
-        s = _SECTION.match(line.strip())
-        if s:
-            section, cur = s.group(1), None
-            continue
-        f = _FUNC.match(line.strip())
-        if f:
-            if f.group(1).startswith(".L") and cur is not None:
-                continue  # a local label inside the function (kept for RISC-V relaxation)
-            cur = funcs.setdefault(f.group(1), [])
-            continue
+        if not line[:1].isspace():  # headers and labels start in column 0, instructions not
+            s = _SECTION.match(line.strip())
+            if s:
+                section, cur = s.group(1), None
+                continue
+            f = _FUNC.match(line.strip())
+            if f:
+                if f.group(1).startswith(".L") and cur is not None:
+                    continue  # a local label inside the function (kept for RISC-V relaxation)
+                cur = funcs.setdefault(f.group(1), [])
+                continue
         if cur is not None:
             ins = model.parse(line)
             if ins is not None:
