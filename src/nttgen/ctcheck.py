@@ -48,6 +48,7 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import ClassVar, cast
@@ -149,6 +150,9 @@ class Flow(Enum):
     STOP = "stop"  # nowhere (return, trap)
 
 
+Decoded = tuple[str, tuple[str, ...], str, int | None]
+
+
 class Model:
     """What the driver asks of an architecture: which objdump to run, how to parse its lines,
     where control goes, and how one instruction changes the taint :class:`State`."""
@@ -168,8 +172,28 @@ class Model:
         args = self.llvm_args if "llvm" in Path(tool).name else self.gnu_args
         return [tool, "-d", "--no-show-raw-insn", *args]
 
+    def __init__(self) -> None:
+        self._decoded: dict[str, Decoded | None] = {}  # instruction text -> its parse
+
     def parse(self, line: str) -> Instr | None:
         """One line of objdump output as an instruction, or None for anything else."""
+        m = _LINE.match(line)
+        if not m:
+            return None
+        text = m.group(2)
+        if text in self._decoded:
+            decoded = self._decoded[text]
+        else:
+            decoded = self._decoded[text] = self.decode(text)
+        if decoded is None:
+            return None
+        mnemonic, operands, body, target = decoded
+        return Instr(int(m.group(1), 16), mnemonic, list(operands), body, target)
+
+    def decode(self, text: str) -> Decoded | None:
+        """(mnemonic, operands, instruction text, branch target) of what follows the address
+        on an objdump line; None for anything but an instruction. The same text always reads
+        the same (an unrolled kernel repeats most of its instructions), so it is parsed once."""
         raise NotImplementedError
 
     def finish(self, code: list[Instr]) -> None:
@@ -242,10 +266,11 @@ _FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
 _TARGET = re.compile(r"^([0-9a-f]+) <")
 
 
-def _split_operands(text: str) -> list[str]:
+def _operands(text: str) -> tuple[str, ...]:
+    """The comma-separated operands of an instruction (commas inside ``[]``/``{}`` kept)."""
     if "[" not in text and "{" not in text:  # the common case: no comma can be nested
-        out = [part.strip() for part in text.split(",")]
-        return out if out[-1] else out[:-1]
+        parts = [part.strip() for part in text.split(",")]
+        return tuple(parts if parts[-1] else parts[:-1])
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch in "[{":
@@ -259,11 +284,47 @@ def _split_operands(text: str) -> list[str]:
             cur += ch
     if cur.strip():
         out.append(cur.strip())
-    return out
+    return tuple(out)
 
 
-def _regs_in(text: str) -> set[str]:
-    return {_REG[t] for t in re.findall(r"[a-z][a-z0-9]*", text) if t in _REG}
+# Register names and memory operands repeat across the hundreds of thousands of instructions
+# of an unrolled kernel: their parses are cached (pure functions of the operand's text).
+_CACHE = 1 << 16
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+_MASK_SUFFIX = re.compile(r"\{[^}]*\}")  # {k1}{z}: AVX-512 masking, read apart
+
+
+@lru_cache(maxsize=_CACHE)
+def _regs_in(text: str) -> frozenset[str]:
+    """The canonical x86 registers named in ``text``."""
+    return frozenset(_REG[t] for t in _WORD.findall(text) if t in _REG)
+
+
+@lru_cache(maxsize=_CACHE)
+def _value_regs(op: str) -> frozenset[str]:
+    """The registers of a register operand, its write mask left out."""
+    return _regs_in(_MASK_SUFFIX.sub("", op))
+
+
+_STACK_SLOT = re.compile(r"(rsp|rbp)(?:([+-])0x([0-9a-f]+))?")
+
+
+@lru_cache(maxsize=_CACHE)
+def _x86_memory(op: str) -> tuple[frozenset[str], tuple[str, int] | None, bool] | None:
+    """(address registers, stack slot or None, RIP-relative) of a memory operand."""
+    m = _MEM.search(op)
+    if not m:
+        return None
+    inner = m.group(1).replace(" ", "")
+    regs = _regs_in(inner.replace("*", " "))
+    if "rip" in inner:
+        return frozenset(), None, True
+    slot = None
+    base = _STACK_SLOT.fullmatch(inner)
+    if base:
+        disp = int(base.group(3), 16) if base.group(3) else 0
+        slot = (base.group(1), -disp if base.group(2) == "-" else disp)
+    return regs - {"rsp", "rbp"} if slot else regs, slot, False
 
 
 class X86Model(Model):
@@ -283,13 +344,8 @@ class X86Model(Model):
             return Flow.STOP
         return Flow.FALL
 
-    @staticmethod
-    def parse(line: str) -> Instr | None:
-        m = _LINE.match(line)
-        if not m:
-            return None
-        address = int(m.group(1), 16)
-        body = m.group(2).split("#")[0].strip()
+    def decode(self, text: str) -> Decoded | None:
+        body = text.split("#")[0].strip()
         if not body or body.startswith("(bad)"):
             return None
         words = body.split(None, 1)
@@ -299,36 +355,21 @@ class X86Model(Model):
         if not words:
             return None
         mnemonic = words[0]
-        ops = _split_operands(words[1]) if len(words) > 1 else []
+        ops = _operands(words[1]) if len(words) > 1 else ()
         target = None
         if mnemonic.startswith("j") and ops:
             t = _TARGET.match(ops[0])
             if t:
                 target = int(t.group(1), 16)
-        return Instr(address, mnemonic, ops, body, target)
+        return mnemonic, ops, body, target
 
     # ----------------------------------------------------------------- operands
-    @staticmethod
-    def _memory(op: str) -> tuple[set[str], tuple[str, int] | None, bool] | None:
-        """(address registers, stack slot or None, RIP-relative) of a memory operand."""
-        m = _MEM.search(op)
-        if not m:
-            return None
-        inner = m.group(1).replace(" ", "")
-        regs = _regs_in(inner.replace("*", " "))
-        if "rip" in inner:
-            return set(), None, True
-        slot = None
-        base = re.fullmatch(r"(rsp|rbp)(?:([+-])0x([0-9a-f]+))?", inner)
-        if base:
-            disp = int(base.group(3), 16) if base.group(3) else 0
-            slot = (base.group(1), -disp if base.group(2) == "-" else disp)
-        return regs - {"rsp", "rbp"} if slot else regs, slot, False
+    _memory = staticmethod(_x86_memory)
 
     def _read(self, op: str, st: State) -> bool:
         mem = self._memory(op)
         if mem is None:
-            return bool(_regs_in(re.sub(r"\{[^}]*\}", "", op)) & st.regs)
+            return not _value_regs(op).isdisjoint(st.regs)
         regs, slot, rip = mem
         if rip:
             return False
@@ -339,7 +380,7 @@ class X86Model(Model):
         return not (len(regs & st.consts) == 1 and not regs & st.regs)
 
     @staticmethod
-    def _into_readonly(mem: tuple[set[str], Slot | None, bool] | None, st: State) -> bool:
+    def _into_readonly(mem: tuple[frozenset[str], Slot | None, bool] | None, st: State) -> bool:
         """Whether an address (of ``lea``) points into the program's read-only data: relative
         to the instruction pointer, or one such pointer plus public registers."""
         if mem is None:
@@ -377,7 +418,7 @@ class X86Model(Model):
                 (st.slots.add if taint else st.slots.discard)(slot)
                 st.consts.discard(self._pointer_key(op))
             return
-        for r in _regs_in(re.sub(r"\{[^}]*\}", "", op)):
+        for r in _value_regs(op):
             (st.regs.add if taint else st.regs.discard)(r)
             st.consts.discard(r)  # whatever it pointed to, it no longer does
 
@@ -390,7 +431,7 @@ class X86Model(Model):
         if mn == "lea" and len(ops) == 2:
             # address arithmetic, no memory access: the result is as secret as its registers
             mem = self._memory(ops[1])
-            regs = mem[0] if mem is not None else set()
+            regs = mem[0] if mem is not None else frozenset()
             readonly = self._into_readonly(mem, st)
             self._write(ops[0], bool(regs & st.regs), st)
             if readonly:
@@ -548,6 +589,10 @@ class _LoadStoreModel(Model):
     caller_saved: frozenset[str] = frozenset()
     comment = "#"  # what starts a comment in objdump's output
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._regs: dict[str, tuple[str, ...]] = {}  # operand text -> its registers
+
     def entry(self) -> State:
         return State(slots=ByteRanges(), frame={"sp": 0})
 
@@ -555,11 +600,8 @@ class _LoadStoreModel(Model):
         """The canonical spelling of a mnemonic."""
         return word.lower()
 
-    def parse(self, line: str) -> Instr | None:
-        m = _LINE.match(line)
-        if not m:
-            return None
-        body = m.group(2).split(self.comment)[0].strip()
+    def decode(self, text: str) -> Decoded | None:
+        body = text.split(self.comment)[0].strip()
         if not body:
             return None
         words = body.split(None, 1)
@@ -568,8 +610,7 @@ class _LoadStoreModel(Model):
         target = int(t.group(1), 16) if t else None
         if "<" in rest:
             rest = _SYMBOLIC.sub("", rest)  # symbolic annotations, which may look like regs
-        return Instr(int(m.group(1), 16), self.mnemonic(words[0]), _split_operands(rest), body,
-                     target)  # fmt: skip
+        return self.mnemonic(words[0]), _operands(rest), body, target
 
     def finish(self, code: list[Instr]) -> None:
         # In a relocatable object a branch may carry a relocation instead of its offset (RISC-V
@@ -579,9 +620,14 @@ class _LoadStoreModel(Model):
                 ins.target = ins.reloc.value if ins.reloc.local else None
 
     # ----------------------------------------------------------------- registers
-    def regs(self, text: str) -> list[str]:
+    def regs(self, text: str) -> tuple[str, ...]:
         """Canonical names of the registers named in an operand (the zero register left out)."""
-        return [r for t in _TOKEN.findall(text) if (r := self.regnames.get(t))]
+        out = self._regs.get(text)
+        if out is None:
+            names = self.regnames
+            out = tuple(r for t in _TOKEN.findall(text) if (r := names.get(t)))
+            self._regs[text] = out
+        return out
 
     def is_reg(self, text: str) -> bool:
         """Whether an operand is exactly one register (the zero register included)."""
@@ -730,6 +776,28 @@ _A64_ZEROING = {"eor", "sub", "bic", "subs"}  # op d, a, a is 0 whatever a is
 _A64_ELEMENT = re.compile(r"^v\d+\.[bhsd]\[\d+\]$")  # one lane of a vector register
 _A64_VREG = re.compile(r"v(\d+)\.(\d*)([bhsdq])")
 _LSL = re.compile(r"lsl\s+#(\w+)")
+_A64_LIST = re.compile(r"\{\s*(.*?)\s*\}(\[\d+\])?")  # {v0.8h, v1.8h} / {v0.h}[1]
+_A64_SPREAD = re.compile(r"(ld|st)[1-4]r$|(ld|st)[234]$")
+
+
+@dataclass(frozen=True)
+class _A64Access:
+    """The static part of an AArch64 load or store: its address and data registers."""
+
+    base: str
+    index: tuple[str, ...]
+    flag: tuple[str, ...]  # the status register of a store-exclusive
+    data: tuple[str, ...]
+    lane: bool  # a single-lane access, which keeps the other lanes
+    spread: bool  # each register covers the whole span (ld2-4, ldNr)
+    offset: int  # of the first byte, from the base before the access
+    total: int  # bytes of all data registers
+    spans: tuple[tuple[str, int, int], ...]  # (register, offset, bytes)
+    post_regs: tuple[str, ...] | None  # a post-index register, if any
+    writeback: bool  # the base register is updated
+    step: int  # by this immediate (when no post-index register)
+
+
 _A64_GOT = {311, 312}  # R_AARCH64_ADR_GOT_PAGE, R_AARCH64_LD64_GOT_LO12_NC
 
 
@@ -742,6 +810,10 @@ class AArch64Model(_LoadStoreModel):
     regnames = _A64_REGS
     caller_saved = _A64_CALLER_SAVED  # AAPCS64: x0-x18, lr, v0-v7, v16-v31
     comment = "//"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._accesses: dict[tuple[str, str], _A64Access | None] = {}
 
     def flow(self, ins: Instr) -> Flow:
         mn = ins.mnemonic
@@ -778,7 +850,9 @@ class AArch64Model(_LoadStoreModel):
             if mn in _A64_CALLS:
                 self.call(st)
             return
-        if any(op.startswith("[") for op in ops) or mn.startswith(("ld", "prf")):
+        if ("[" in ins.text and any(op.startswith("[") for op in ops)) or mn.startswith(
+            ("ld", "prf")
+        ):
             self._memory(ins, st, report)
             return
         if mn == "mrs" and len(ops) == 2:
@@ -790,12 +864,9 @@ class AArch64Model(_LoadStoreModel):
             if ops and ops[0] == "nzcv":
                 st.flags = self.secret(st, self.regs(ops[-1]))
             return
-        every = [r for op in ops for r in self.regs(op)]
-        if mn in _A64_CMP:
-            st.flags = self.secret(st, every)
-            return
-        if mn in _A64_CCMP:
-            st.flags = st.flags or self.secret(st, every)
+        if mn in _A64_CMP or mn in _A64_CCMP:
+            every = self.secret(st, [r for op in ops for r in self.regs(op)])
+            st.flags = every or (mn in _A64_CCMP and st.flags)
             return
         if not ops:
             return
@@ -860,7 +931,7 @@ class AArch64Model(_LoadStoreModel):
         suffix = {"b": 1, "h": 2, "sw": 4}
         fixed = next((n for s, n in suffix.items() if mn.endswith(s)), None)
         for op in ops:
-            m = re.fullmatch(r"\{\s*(.*?)\s*\}(\[\d+\])?", op)
+            m = _A64_LIST.fullmatch(op)
             if m:
                 lane = lane or m.group(2) is not None
                 items = [x.strip() for x in m.group(1).split(",")]
@@ -884,13 +955,17 @@ class AArch64Model(_LoadStoreModel):
                 out.append((self.regnames[op], size))
         return out, lane
 
-    def _memory(self, ins: Instr, st: State, report: list[tuple[Instr, str]]) -> None:
+    def _access(self, ins: Instr) -> _A64Access | None:
+        """What a load or store accesses, decoded once per instruction text; None for a
+        PC-relative literal load."""
+        key = (ins.mnemonic, ins.text)
+        if key in self._accesses:
+            return self._accesses[key]
         mn, ops = ins.mnemonic, ins.operands
         k = next((i for i, op in enumerate(ops) if op.startswith("[")), None)
-        if k is None:  # PC-relative literal: a constant of the program
-            if mn.startswith("ld") and ops:
-                self.write(st, self.regs(ops[0]), False)
-            return
+        if k is None:
+            self._accesses[key] = None
+            return None
         parts = [p.strip() for p in ops[k].rstrip("!").strip("[] ").split(",")]
         base = (self.regs(parts[0]) or [""])[0]
         disp, index = 0, []
@@ -899,42 +974,60 @@ class AArch64Model(_LoadStoreModel):
                 disp = _int(part)
             else:
                 index += self.regs(part)  # x2 / w2, sxtw #1 / lsl #3
-        if self.secret(st, [base, *index]):
-            report.append((ins, "memory address depends on secret data"))
         pre = ops[k].endswith("!")
         post = ops[k + 1] if len(ops) > k + 1 else None
         data = ops[:k]
+        flag: tuple[str, ...] = ()
         if mn.startswith(("stxr", "stlxr", "stxp", "stlxp")) and data:
-            self.write(st, self.regs(data[0]), False)  # success flag, not data
-            data = data[1:]
+            flag, data = self.regs(data[0]), data[1:]  # a success flag, not data
         regs, lane = self._data(mn, data)
         offset = disp if pre or post is None else 0
         # ld2/ld3/ld4 interleave and ldNr replicates: each register covers the whole span
-        spread = re.match(r"(ld|st)[1-4]r$|(ld|st)[234]$", mn) is not None
+        spread = _A64_SPREAD.match(mn) is not None
         total = sum(n for _, n in regs)
         spans, lo = [], offset
         for r, n in regs:
             spans.append((r, offset, total) if spread else (r, lo, n))
             lo += n
+        post_regs = None if post is None or _NUMBER.fullmatch(post) else self.regs(post)
+        step = disp if pre else _int(post) if post is not None and post_regs is None else 0
+        access = _A64Access(base, tuple(index), flag, tuple(r for r, _ in regs), lane, spread,
+                            offset, total, tuple(spans), post_regs, pre or post is not None,
+                            step)  # fmt: skip
+        self._accesses[key] = access
+        return access
+
+    def _memory(self, ins: Instr, st: State, report: list[tuple[Instr, str]]) -> None:
+        mn = ins.mnemonic
+        a = self._access(ins)
+        if a is None:  # PC-relative literal: a constant of the program
+            if mn.startswith("ld") and ins.operands:
+                self.write(st, self.regs(ins.operands[0]), False)
+            return
+        base, index = a.base, a.index
+        if base in st.regs or any(r in st.regs for r in index):
+            report.append((ins, "memory address depends on secret data"))
+        if a.flag:
+            self.write(st, a.flag, False)
         if mn.startswith(("ld", "cas", "swp")):
-            values = [self.loaded(st, base, index, o, n) for _, o, n in spans]
-            pointers = [self.spilled(st, base, index, o, n) for _, o, n in spans]
-            for (r, _, _), t in zip(spans, values, strict=True):
-                self.write(st, [r], t or (lane and r in st.regs))
-            for (r, _, _), p in zip(spans, pointers, strict=True):
+            values = [self.loaded(st, base, index, o, n) for _, o, n in a.spans]
+            pointers = [self.spilled(st, base, index, o, n) for _, o, n in a.spans]
+            for (r, _, _), t in zip(a.spans, values, strict=True):
+                self.write(st, (r,), t or (a.lane and r in st.regs))
+            for (r, _, _), p in zip(a.spans, pointers, strict=True):
                 if p is not None:
                     self.set_pointer(st, r, p)
-        elif mn.startswith("st") and spread:  # interleaved: any secret lane taints it all
-            self.stored(st, base, index, offset, total, self.secret(st, [r for r, _ in regs]))
+        elif mn.startswith("st") and a.spread:  # interleaved: any secret lane taints it all
+            self.stored(st, base, index, a.offset, a.total, self.secret(st, a.data))
         elif mn.startswith("st"):
-            for r, o, n in spans:
+            for r, o, n in a.spans:
                 self.stored(st, base, index, o, n, r in st.regs, r)
-        if post is not None and not _NUMBER.fullmatch(post):  # [x0], x2: base += x2
-            if self.secret(st, self.regs(post)):
+        if a.post_regs is not None:  # [x0], x2: base += x2
+            if self.secret(st, a.post_regs):
                 st.regs.add(base)
             st.frame.pop(base, None)
-        elif (pre or post is not None) and base in st.frame:
-            st.frame[base] += disp if pre else _int(post or "0")
+        elif a.writeback and base in st.frame:
+            st.frame[base] += a.step
 
 
 # ------------------------------------------------------------------------- RISC-V model
@@ -1449,12 +1542,14 @@ def _indirect_targets(code: list[Instr], model: Model, index: dict[int, int]) ->
     return list(range(start, len(code)))
 
 
-def _successors(code: list[Instr], model: Model, index: dict[int, int]) -> list[list[int]]:
-    """Where control may go after each instruction, as instruction indices."""
+def _successors(code: list[Instr], model: Model, index: dict[int, int], flows: list[Flow]
+                ) -> list[list[int]]:  # fmt: skip
+    """Where control may go after each instruction (whose :class:`Flow` is ``flows``), as
+    instruction indices."""
     out: list[list[int]] = []
     indirect: list[int] | None = None
     for i, ins in enumerate(code):
-        kind = model.flow(ins)
+        kind = flows[i]
         succ: list[int] = []
         if kind in (Flow.COND, Flow.JUMP) and ins.target is not None and ins.target in index:
             succ.append(index[ins.target])
@@ -1468,12 +1563,12 @@ def _successors(code: list[Instr], model: Model, index: dict[int, int]) -> list[
     return out
 
 
-def _blocks(code: list[Instr], model: Model, successors: list[list[int]]) -> dict[int, int]:
+def _blocks(code: list[Instr], flows: list[Flow], successors: list[list[int]]) -> dict[int, int]:
     """The basic blocks: first instruction -> one past the last. A block starts at the entry,
     at every branch target and after every instruction that does not simply fall through."""
     leaders = {0}
-    for i, ins in enumerate(code):
-        if model.flow(ins) is not Flow.FALL:
+    for i, flow in enumerate(flows):
+        if flow is not Flow.FALL:
             leaders.update(successors[i])
             leaders.add(i + 1)
     starts = sorted(x for x in leaders if x < len(code))
@@ -1488,8 +1583,9 @@ def check_function(name: str, code: list[Instr], model: Model) -> list[Violation
     if not code:
         return []
     index = {ins.address: i for i, ins in enumerate(code)}
-    successors = _successors(code, model, index)
-    blocks = _blocks(code, model, successors)
+    flows = [model.flow(ins) for ins in code]
+    successors = _successors(code, model, index, flows)
+    blocks = _blocks(code, flows, successors)
     states: dict[int, State] = {0: model.entry()}
     # pending blocks, lowest address first: a loop's body is walked once per change of its
     # header's state instead of once per path that reaches it
