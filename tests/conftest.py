@@ -225,6 +225,7 @@ SLOW = {
     "test_emit.py::test_generation_is_deterministic": "every ring generated twice",
     "test_emit.py::test_parts_leave_optimised_objects_unchanged": "files compiled twice",
     "test_ntru_programs.py::test_compiled_both_ways": "program variants",
+    "test_ntru_programs.py::test_compiled_base_products": "program variants",
     "test_ntru_programs.py::test_compiled_schoenhage_pipelines": "non-default pipelines",
     "test_ntru_programs.py::test_checked_in_presets_match_the_generator": "every pipeline",
     "test_properties.py::test_random_valid_rings_verify": "random rings",
