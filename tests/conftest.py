@@ -256,15 +256,19 @@ def _is_slow(item: pytest.Item, emulated: set[str]) -> bool:
     params = callspec.params if callspec is not None else {}
     isa, ring = params.get("isa"), params.get("ring")
     if isinstance(isa, str) and isa in emulated:
-        return True  # runs under QEMU
+        return True  # runs under QEMU, or translated by SIMDe on a CPU without it
     return isinstance(ring, Ring) and not ring.preset  # the extreme custom rings
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the slow tier (the tests named in :data:`SLOW`, every test of an ISA that runs
-    under QEMU, every test of an extreme custom ring) and run it first: the longest tests
-    started last would leave one worker running alone at the end."""
-    emulated = {*EMULATED_ISAS, "rvv512", "rvv1024"}
+    under QEMU or translated by SIMDe (an x86 ISA this CPU lacks: the fast tier keeps the
+    SIMD ISAs the host runs natively), every test of an extreme custom ring) and run it first:
+    the longest tests started last would leave one worker running alone at the end."""
+    from nttgen.cpu import hardware_isas
+
+    translated = set(SIMD_ISAS) - set(hardware_isas())
+    emulated = {*EMULATED_ISAS, "rvv512", "rvv1024", *translated}
     slow = {id(item) for item in items if _is_slow(item, emulated)}
     for item in items:
         if id(item) in slow:
