@@ -77,16 +77,14 @@ class BoundsInterp:
         return where
 
     def _lanewise(self, kind: str, f: Callable[..., tuple[int, int]], *bounds: Bound) -> Bound:
-        lo: list[int] = []
-        hi: list[int] = []
-        for k in range(len(bounds[0].lo)):  # L lanes, or L/2 for pair sums
-            args = tuple((b.lo[k], b.hi[k]) for b in bounds)
-            r = f(*args)
-            if self.log is not None:
-                self.log.add(Application(kind, args, r))
-            lo.append(r[0])
-            hi.append(r[1])
-        return Bound(tuple(lo), tuple(hi))
+        # per lane (L lanes, or L/2 for pair sums) the (lo, hi) of each operand; lanes often
+        # share their intervals, and f is a pure function: once per distinct one, in lane order
+        columns = list(zip(*(zip(b.lo, b.hi, strict=True) for b in bounds), strict=True))
+        results = {args: f(*args) for args in dict.fromkeys(columns)}
+        if self.log is not None:
+            self.log.update(Application(kind, args, r) for args, r in results.items())
+        out = [results[args] for args in columns]
+        return Bound(tuple(r[0] for r in out), tuple(r[1] for r in out))
 
     def _checked(self, op: str, result: Bound, wide: bool = False) -> Bound:
         lane = self.lane.wide if wide else self.lane
