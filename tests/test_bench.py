@@ -251,3 +251,40 @@ def test_reductions_column_shows_each_isa_where_they_differ() -> None:
     differ = {"avx2": result("avx2", 7536), "c": result("c", 16272)}
     assert reductions_cell(differ, ["c", "avx2"]) == "c 16,272 / avx2 7,536"
     assert reductions_cell(differ, ["avx2"]) == "7,536"
+
+
+def test_bench_cli_default_ops_on_an_ntt_ring(tmp_path: Path) -> None:
+    """With no ``--op`` an x^n + 1 ring is timed on its own ops (``polymul_small``, NTRU
+    Prime's alone, is left to those rings); asking an x^n + 1 ring for it alone is refused in
+    one line."""
+    out = tmp_path / "b.json"
+    args = ["bench", "--ring", "mlkem", "--isa", "c", "--samples", "3", "--batch", "1"]
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", *args, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    got = {r["op"] for r in json.loads(out.read_text())["results"]}
+    assert got == set(BENCH_OPS)
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", "bench", "--ring", "mlkem", "--op", "polymul_small"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "polymul_small is for NTRU Prime rings" in p.stderr
+
+
+def test_harness_refuses_an_op_its_kernels_lack() -> None:
+    """The timing harness asked for an op whose slot is empty says so instead of calling it."""
+    from nttgen.bench import Entry, run_entries
+    from nttgen.errors import BuildError
+    from nttgen.generate import generate
+
+    ring = PRESETS["mlkem"]
+    entry = Entry("c", generate(ring, "c"), ())
+    with pytest.raises(BuildError, match="c kernels have no polymul_small"):
+        run_entries(ring, [entry], ["polymul_small"], samples=1, batch=1, warmup=0, repeats=1)

@@ -388,6 +388,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761)")
     ntt_ops = [o for o in ops if o in BENCH_OPS]
     ntru_ops = [o for o in ops if o in NTRU_BENCH_OPS]
+    if not ntt_ops and not ntru:
+        raise NttgenError(f"--op {ops[0]} is for NTRU Prime rings (--ring sntrup761)")
     counts = _count(rings, emulated, ntt_ops, vlens) if emulated and rings and ntt_ops else []
     if emulated and ntru and ntru_ops:
         counts += _count(ntru, emulated, ntru_ops, vlens)

@@ -128,6 +128,26 @@ static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples
     free(v);
 }
 
+/* Whether the kernels define `op`: the slots another ring family's kernels fill are NULL. */
+static int has_op(const bench_kernels_t *k, enum op op) {
+    switch (op) {
+        case OP_NTT:
+            return k->ntt != NULL;
+        case OP_INTT:
+            return k->intt != NULL;
+        case OP_BASEMUL:
+            return k->basemul != NULL;
+        case OP_BASEMUL_ACC:
+            return k->basemul_acc != NULL;
+        case OP_POLYMUL:
+            return k->polymul != NULL;
+        case OP_POLYMUL_SMALL:
+            return k->polymul_small != NULL;
+        default:
+            return 1;
+    }
+}
+
 static const char *const OP_NAMES[] = {"copy",    "ntt",     "intt",         "basemul",
                                         "basemul_acc", "polymul", "polymul_small"};
 
@@ -203,6 +223,14 @@ int main(int argc, char **argv) {
     if (nisas > MAX_ISAS) {
         fprintf(stderr, "too many ISAs\n");
         return 2;
+    }
+    for (size_t i = 0; i < nisas; ++i) {
+        for (int op = OP_NTT; op <= OP_LAST; ++op) {
+            if (wanted[op] && !has_op(&BENCH_KERNELS[i], (enum op)op)) {
+                fprintf(stderr, "%s kernels have no %s\n", BENCH_KERNELS[i].isa, OP_NAMES[op]);
+                return 2;
+            }
+        }
     }
     fill(pristine, BENCH_N);
     fill(in_a, (size_t)BENCH_KMAX * BENCH_N);
