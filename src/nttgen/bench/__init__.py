@@ -400,21 +400,11 @@ def run_bench(
                     progress(f"{ring.name} {isa}")
             continue
         here_ops = [o for o in ops if o in BENCH_OPS]  # polymul_small is NTRU Prime's alone
-        out += (
-            []
-            if not here_ops
-            else bench_ring(
-                ring,
-                isas,
-                here_ops,
-                samples=samples,
-                batch=batch,
-                warmup=warmup,
-                ks=ks,
-                rounds=rounds,
-                repeats=repeats,
-            )
-        )
+        if here_ops:
+            out += bench_ring(
+                ring, isas, here_ops, samples=samples, batch=batch, warmup=warmup, ks=ks,
+                rounds=rounds, repeats=repeats,
+            )  # fmt: skip
         if progress:
             for isa in isas:
                 progress(f"{ring.name} {isa}")
