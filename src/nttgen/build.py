@@ -2,45 +2,36 @@
 
 The cache key covers the generated source, the compiler and its flags, so a stale library is
 never loaded. The cache lives in ``$NTTGEN_CACHE`` (default ``~/.cache/nttgen``); the compiler
-is ``$CC`` or the first available of the ISA backend's preferred compilers.
+is ``$CC`` or the first available of the ISA backend's preferred compilers (both settings come
+from :mod:`nttgen.toolchain` and are re-exported here).
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
+from . import simde
 from .build_cache import cached_build
 from .cross import Target
 from .emit.files import GeneratedFiles
 from .emit.isa.base import Isa
 from .errors import BuildError
+from .toolchain import PREFERRED_COMPILERS, cache_dir, compiler
+
+__all__ = [
+    "BASE_CFLAGS",
+    "PREFERRED_COMPILERS",
+    "cache_dir",
+    "compile_kernel",
+    "compile_shared",
+    "compiler",
+    "load_library",
+]
 
 BASE_CFLAGS = ("-std=c99", "-O3", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror")
-
-
-def cache_dir() -> Path:
-    """Where compiled libraries are kept."""
-    env = os.environ.get("NTTGEN_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "nttgen"
-
-
-PREFERRED_COMPILERS = ("cc", "gcc", "clang-19", "clang")
-
-
-def compiler(preferences: tuple[str, ...] = PREFERRED_COMPILERS) -> str:
-    """The C compiler to use: ``$CC`` if set, else the first of ``preferences`` on PATH (each
-    ISA backend names the compilers that build its code best)."""
-    env = os.environ.get("CC")
-    if env:
-        return env
-    for cc in preferences:
-        if shutil.which(cc):
-            return cc
-    return "cc"
 
 
 def compile_shared(
@@ -78,8 +69,6 @@ def compile_kernel(files: GeneratedFiles, isa: type[Isa], target: Target) -> Pat
     path, cached): with the ISA's flags and compilers, or, for a SIMDe target, translated
     (:mod:`nttgen.simde`; gcc with SIMDe's flags)."""
     if target.simde:
-        from . import simde
-
         name = isa.name
         translated = simde.translate_files(files, name)
         return compile_shared(translated, simde.cflags(name), cc=simde.COMPILERS[0])

@@ -13,9 +13,9 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .build import cache_dir, compiler
 from .emit.isa import ISAS
 from .errors import IsaUnavailableError
+from .toolchain import cache_dir, compiler
 
 # Preference order for isa="auto": the first usable one wins.
 PREFERENCE = ("avx512", "avx2", "c")

@@ -18,6 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cpu, simde
 from .build_cache import cached_build
 from .errors import BuildError, IsaUnavailableError
 
@@ -148,8 +149,6 @@ def isa_target(cls: object) -> Target:
     """The machine that runs an ISA class's code by default (:func:`target_of` its arch and
     its ``min_vlen``); for an x86 ISA this CPU lacks, with ``NTTGEN_SIMDE=1``, the host
     running SIMDe's translation (:mod:`nttgen.simde`)."""
-    from . import cpu, simde  # cpu builds its probe with the compiler of .build
-
     target = target_of(getattr(cls, "arch", None), getattr(cls, "min_vlen", 128))
     name = getattr(cls, "name", "")
     # the cheap tests first: the CPU probe runs only when a translation is wanted

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .build import cache_dir
 from .cross import Target, build_static
 from .emit.files import GeneratedFiles
 from .errors import BuildError
+from .toolchain import cache_dir
 
 _SERVER_HEAD = r"""/* nttgen emulation server (generated; the protocol: nttgen/emulate.py). */
 #include <stdint.h>

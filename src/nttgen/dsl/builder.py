@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ..errors import BoundsError
-from ..interp.bounds import BoundsInterp, State
 from ..intervals import Bound
 from ..lanes import I32
 from ..plan.constants import Arith
+from .bounds import BoundsInterp, State
 from .dce import eliminate_dead_code
 from .ir import (
     Affine,

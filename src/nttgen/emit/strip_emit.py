@@ -39,7 +39,8 @@ from ..dsl.ir import (
 from ..dsl.vocab import VOCABULARY
 from . import c_ast as C
 from .c_emit import CEmitter
-from .isa.rvv import VL, RvvAgnostic
+from .isa.rvv import VL
+from .isa.rvv_backends import RvvAgnostic
 
 _SCALAR_FORMS = ("add", "sub", "mullo", "mulhi")
 
@@ -244,7 +245,7 @@ class StripEmitter(CEmitter):
             v, s = (args[0], args[1]) if vec[0] else (args[1], args[0])
             out = isa.scalar_form(op, v, s, scalar_first=not vec[0])
         else:
-            out = getattr(isa, op)(*(self._vector(a) for a in args), **attrs)
+            out = isa.template(op)(*(self._vector(a) for a in args), **attrs)
         return self._bind_as(out, self._hint(), True, VOCABULARY[op].result_wide)
 
 

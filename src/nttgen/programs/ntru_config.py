@@ -13,7 +13,7 @@ from typing import Literal, get_args
 
 BaseProducts = Literal["karatsuba", "wide", "pairs"]
 """How the Good–Rader base multiplies its pieces (see
-:func:`nttgen.programs.ntru.program_base`): Karatsuba over Montgomery products, exact sums in
+:func:`nttgen.programs.ntru_base.program_base`): Karatsuba over Montgomery products, exact sums in
 double-width lanes (the ``madd``/``addw``/``mredw`` ops), or coefficient pairs in adjacent
 lanes summed by ``pair_madd`` (the ``pair_*`` ops)."""
 BASE_PRODUCTS: tuple[str, ...] = get_args(BaseProducts)
@@ -47,7 +47,7 @@ class NtruConfig:
       none in the forward's, ``inverse_threshold`` in each of the inverse's);
     - ``paired_leaves``: Rader's quadratic leaves multiplied by a constant with three
       multiplications and one more addition; ``cyclotomic``: the product modulo Phi_17(x^96)
-      rather than x^1632 - 1 (see :func:`nttgen.programs.ntru.good_rader_shape`);
+      rather than x^1632 - 1 (see :func:`nttgen.programs.ntru_shape.good_rader_shape`);
     - ``narrow_inverse``: the inverse's outputs within a third of the lane, so that the
       fold's sums need no reduction;
     - ``dft_lines``: the forward and inverse DFTs as loops over lines (and the fold a loop,

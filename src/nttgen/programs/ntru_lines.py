@@ -1,6 +1,6 @@
 """The Good–Rader DFTs as loops over lines: one kernel per axis group, run on every line.
 
-The straight-line stages of :mod:`.ntru` lower the whole DFT's trace at once: the fewest
+The straight-line stages of :mod:`.ntru_dft` lower the whole DFT's trace at once: the fewest
 operations (the zero blocks above p are skipped), but thousands of instructions that run once
 per call, decoded afresh each time, and that keep more values live than there are registers.
 Here each DFT is two loops whose bodies are the traces of single axes, over a scratch array in
@@ -10,12 +10,12 @@ the Good–Thomas order (row-major over the axes, block (k_r, k_rest) at k_r * n
     the input blocks to their Good–Thomas positions (zero elsewhere); for each of the n/r
     lines along Rader's axis, the Rader DFT of its r blocks; for each of Rader's frequencies
     (those the program keeps: all r, or 1 .. r-1 for Phi_r, see
-    :class:`~.ntru.GoodRaderShape`), the DFT over the remaining axes of its n/r blocks,
+    :class:`~.ntru_shape.GoodRaderShape`), the DFT over the remaining axes of its n/r blocks,
     written to the pieces' rows.
 ``inverse``
     the same in reverse (Rader's zero frequency, where left out, enters as zero), then each
     output block from its Good–Thomas position, less the top block it folds onto modulo
-    Phi_r (:attr:`~.ntru.GoodRaderShape.inverse_trace`), within the output bound.
+    Phi_r (:attr:`~.ntru_shape.GoodRaderShape.inverse_trace`), within the output bound.
 
 A loop body is one line's kernel, whatever the line, so every value stored between the passes
 is stored with sign +1 (a traced value of sign -1 is negated first): the rows the forward
@@ -36,7 +36,8 @@ from ..plan.maps.cost import Cost
 from ..plan.maps.dft import apply_axes
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
-from .ntru import GoodRaderShape, TraceLowering, columns, negate
+from .ntru_lowering import TraceLowering, negate
+from .ntru_shape import GoodRaderShape, columns
 
 
 @cache
@@ -128,7 +129,7 @@ def program_forward_lines(
     contract: tuple[int, int],
     thresholds: tuple[int | None, int | None] = (None, None),
 ) -> None:
-    """forward(r, a) as :func:`~.ntru.program_forward` computes it (row k = piece k, sign +1;
+    """forward(r, a) as :func:`~.ntru_dft.program_forward` computes it (row k = piece k, sign +1;
     rows past the pieces zero), by the two loops of the module docstring; ``thresholds``:
     the reducer's in each loop (:attr:`LineThresholds.forward`)."""
     p, m, n, L = shape.p, shape.m, shape.n, shape.lanes
@@ -198,7 +199,7 @@ def program_inverse_lines(
     out_bound: int | None = None,
     indexed_outputs: bool = False,
 ) -> None:
-    """inverse(r, c) as :func:`~.ntru.program_inverse` computes it, for pieces of sign +1 (as
+    """inverse(r, c) as :func:`~.ntru_dft.program_inverse` computes it, for pieces of sign +1 (as
     :func:`program_forward_lines` writes them), by the loops of the module docstring;
     ``thresholds``: the reducer's in each pass (:attr:`LineThresholds.inverse`);
     ``indexed_outputs``: the last pass as a loop over the output blocks, their Good–Thomas

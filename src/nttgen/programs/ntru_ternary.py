@@ -46,8 +46,9 @@ from ..dsl.ir import Affine, LoopVar, Value
 from ..plan.maps.cost import Cost
 from ..plan.maps.trace import Sym, Trace, trace_map
 from .lazy import Reducer
-from .ntru import GoodRaderShape, columns, twisted_tables
 from .ntru_lines import Kernel, copy_tail, kept_frequencies, rest_kernel
+from .ntru_lowering import twisted_tables
+from .ntru_shape import GoodRaderShape, columns
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from .avx512 import Avx512
 from .base import EmitContext, Isa
 from .neon import Neon
 from .portable import PortableC
-from .rvv import rvv_class
+from .rvv_backends import rvv_class
 
 # the backends generated for the presets (``rvv128m2`` and other LMULs are made on demand)
 ISAS: dict[str, type[Isa]] = {
