@@ -8,11 +8,14 @@ import inspect
 import pytest
 
 from nttgen.dsl.builder import Builder
-from nttgen.dsl.vocab import VOCABULARY
+from nttgen.dsl.vocab import OP_GROUPS, VOCABULARY, group_ops
 from nttgen.emit.isa import ISAS
-from nttgen.emit.isa.base import Isa
+from nttgen.emit.isa.base import EmitContext, Isa
+from nttgen.errors import IsaUnavailableError
 from nttgen.interp.bounds import BoundsInterp
 from nttgen.interp.evaluate import Evaluator
+from nttgen.lanes import I16
+from nttgen.plan.constants import Arith
 
 IMPLEMENTATIONS = [Evaluator, BoundsInterp, *ISAS.values()]
 
@@ -25,14 +28,39 @@ def _shape(fn: object) -> tuple[list[str], list[str]]:
     return pos, kw
 
 
+def _groups(impl: type) -> set[str]:
+    """The op groups an implementation must define: every group for an interpreter, the
+    declared ones for an ISA."""
+    return set(impl.op_groups) if issubclass(impl, Isa) else set(OP_GROUPS)
+
+
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS, ids=lambda c: c.__name__)
 def test_implements_the_vocabulary(impl: type) -> None:
+    """The core ops and the ops of every group it declares, with the vocabulary's parameters;
+    an ISA defines no op of a group it does not declare (so nothing can emit one by
+    accident)."""
+    assert _groups(impl) <= set(OP_GROUPS), sorted(_groups(impl) - set(OP_GROUPS))
     for name, spec in VOCABULARY.items():
         fn = getattr(impl, name, None)
+        if spec.group and spec.group not in _groups(impl):
+            assert fn is None, f"{impl.__name__} defines {name} without its group {spec.group}"
+            continue
         assert fn is not None, f"{impl.__name__} lacks {name}"
         pos, kw = _shape(fn)
         assert len(pos) == len(spec.operands), (impl.__name__, name, pos)
         assert kw == list(spec.attrs), (impl.__name__, name, kw)
+
+
+@pytest.mark.parametrize("name", list(ISAS))
+def test_an_undeclared_op_group_is_refused_by_name(name: str) -> None:
+    backend = ISAS[name](EmitContext(Arith(3329, I16), "p"))
+    for group in set(OP_GROUPS) - set(backend.op_groups):
+        for op in group_ops(group):
+            with pytest.raises(IsaUnavailableError, match=f"{name} has no {op}: .*{group}"):
+                backend.template(op)
+    for group in backend.op_groups:
+        for op in group_ops(group):
+            assert callable(backend.template(op))
 
 
 def test_builder_offers_the_vocabulary() -> None:

@@ -26,6 +26,9 @@ class OpSpec:
     # (an exact sum of products, before its one Montgomery reduction), "p" a pair sum: half as
     # many lanes of twice the width, lane i summing the products of lanes 2i and 2i+1
     widths: str = ""
+    # the optional op group (:data:`OP_GROUPS`) the op belongs to; "" for the core ops, which
+    # every interpreter and every ISA implements
+    group: str = ""
 
     def operand_kind(self, k: int) -> str:
         """The kind of operand k: "n", "w" or "p" (see ``widths``)."""
@@ -44,6 +47,22 @@ class OpSpec:
     def result_wide(self) -> bool:
         """Whether the result has double-width lanes (a wide value or a pair sum)."""
         return self.result_kind in ("w", "p")
+
+
+PAIR_SUMS = "pair_sums"
+
+OP_GROUPS: dict[str, str] = {
+    PAIR_SUMS: "adjacent-lane multiply-adds into double-width pair sums (x86 vpmaddwd), 16-bit "
+    "lanes",
+}
+"""The optional op groups: an ISA declares the ones it emits (:attr:`Isa.op_groups`), a
+program asks for one through its schedule (NTRU Prime's ``base_products="pairs"``), and the
+emitter refuses a group the ISA does not declare. Interpreters implement every group."""
+
+
+def group_ops(group: str) -> tuple[str, ...]:
+    """The names of the ops of an optional group, in vocabulary order."""
+    return tuple(name for name, spec in VOCABULARY.items() if spec.group == group)
 
 
 VOCABULARY: dict[str, OpSpec] = {
@@ -94,17 +113,21 @@ VOCABULARY: dict[str, OpSpec] = {
             widths="nnp",
             doc="pair sums: lane i of the result (L/2 lanes of double width) is "
             "a[2i]*b[2i] + a[2i+1]*b[2i+1] exactly (x86 vpmaddwd, no interleave)",
+            group=PAIR_SUMS,
         ),
-        OpSpec("pair_add", ("a", "b"), widths="ppp", doc="a + b of pair sums"),
+        OpSpec("pair_add", ("a", "b"), widths="ppp", doc="a + b of pair sums", group=PAIR_SUMS),
         OpSpec(
             "pair_mred",
             ("even", "odd"),
             widths="ppn",
             doc="signed Montgomery reductions of two pair sums into one vector: lane 2i is "
             "even[i]/beta mod q, lane 2i+1 odd[i]/beta mod q",
+            group=PAIR_SUMS,
         ),
-        OpSpec("pair_swap", ("a",), doc="lanes 2i and 2i+1 exchanged"),
-        OpSpec("pair_blend", ("a", "b"), doc="even lanes from a, odd lanes from b"),
+        OpSpec("pair_swap", ("a",), doc="lanes 2i and 2i+1 exchanged", group=PAIR_SUMS),
+        OpSpec(
+            "pair_blend", ("a", "b"), doc="even lanes from a, odd lanes from b", group=PAIR_SUMS
+        ),
         OpSpec(
             "shuffle",
             ("a", "b"),

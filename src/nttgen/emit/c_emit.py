@@ -250,7 +250,7 @@ class CEmitter:
         # Vocabulary ops: the backend builds the expression, the emitter binds it to a name.
         if op not in VOCABULARY:
             raise AttributeError(op)
-        template = getattr(self.isa, op)
+        template = self.isa.template(op)
 
         def emit(*args: C.Expr, **attrs: int) -> object:
             out = template(*args, **attrs)

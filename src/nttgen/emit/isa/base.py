@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...dsl.schedule import Schedule
+from ...dsl.vocab import OP_GROUPS, VOCABULARY
+from ...errors import IsaUnavailableError
 from ...lanes import LaneType
 from ...plan.constants import Arith, ConstMul
 from ...plan.layout import MoveCosts
@@ -71,6 +73,21 @@ class Isa(ABC):
     # guarantees 128), and the one it is specialised to (None: any, read at run time)
     min_vlen: int = 128
     vlen: int | None = None
+    # the optional op groups of the vocabulary (:data:`nttgen.dsl.vocab.OP_GROUPS`) this ISA
+    # emits; the ops of any other group are refused by :meth:`template`
+    op_groups: frozenset[str] = frozenset()
+
+    def template(self, op: str) -> Callable[..., Any]:
+        """The C template of the vocabulary op ``op``. An op of an optional group the ISA does
+        not declare in :attr:`op_groups` raises :class:`IsaUnavailableError` naming the
+        group, never emits something else."""
+        group = VOCABULARY[op].group
+        if group and group not in self.op_groups:
+            raise IsaUnavailableError(
+                f"{self.name} has no {op}: it does not emit the op group {group!r} "
+                f"({OP_GROUPS[group]})"
+            )
+        return getattr(self, op)  # type: ignore[no-any-return]
 
     def __init__(self, ctx: EmitContext) -> None:
         if ctx.shuffles != "default" and ctx.shuffles not in self.shuffle_styles:
@@ -123,40 +140,6 @@ class Isa(ABC):
         """The C type of one double-width value (``madd``, ``addw``; the same lanes as a
         vector, each twice as wide: on most ISAs two registers)."""
         raise ValueError(f"{self.name} has no double-width values for {self.lane.name} lanes")
-
-    # ----------------------------------------------------------------- pair sums
-    # Backends without an adjacent-lane multiply-add refuse these; the programs use them only
-    # where ``base_products`` is "pairs".
-    def _no_pairs(self, op: str) -> ValueError:
-        return ValueError(
-            f"{self.name} has no {op}: pair sums (adjacent-lane multiply-adds) are emitted "
-            f"for x86 only; programs for {self.name} must not use the pair_* ops"
-        )
-
-    def pair_madd(self, a: C.Expr, b: C.Expr) -> C.Expr:
-        """Pair sums a[2i]*b[2i] + a[2i+1]*b[2i+1] (refused unless overridden)."""
-        del a, b
-        raise self._no_pairs("pair_madd")
-
-    def pair_add(self, a: C.Expr, b: C.Expr) -> C.Expr:
-        """a + b of pair sums (refused unless overridden)."""
-        del a, b
-        raise self._no_pairs("pair_add")
-
-    def pair_mred(self, even: C.Expr, odd: C.Expr) -> C.Expr:
-        """Two pair sums reduced and interleaved (refused unless overridden)."""
-        del even, odd
-        raise self._no_pairs("pair_mred")
-
-    def pair_swap(self, a: C.Expr) -> C.Expr:
-        """Lanes 2i and 2i+1 exchanged (refused unless overridden)."""
-        del a
-        raise self._no_pairs("pair_swap")
-
-    def pair_blend(self, a: C.Expr, b: C.Expr) -> C.Expr:
-        """Even lanes from a, odd from b (refused unless overridden)."""
-        del a, b
-        raise self._no_pairs("pair_blend")
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient, from the ISA's own products:

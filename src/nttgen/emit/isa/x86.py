@@ -11,6 +11,7 @@ width, its intrinsic prefix, how it blends and how it shuffles; the templates he
 
 from __future__ import annotations
 
+from ...dsl.vocab import PAIR_SUMS
 from ...lanes import LaneType
 from ...plan.constants import ConstMul
 from ...plan.layout import MoveCosts
@@ -26,6 +27,7 @@ def call(name: str, *args: C.Expr) -> C.Expr:
 class X86Simd(HelperCalls, Isa):
     """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
 
+    op_groups = frozenset({PAIR_SUMS})  # vpmaddwd: pair sums of adjacent 16-bit lanes
     schedule = "critical_path"
 
     width: int = 0  # bits per vector register
