@@ -1,7 +1,7 @@
 """The dispatching front end (nttgen_<ring>.h/.c): it picks the best ISA this CPU runs, once;
 NTTGEN_ISA restricts the choice and <prefix>_use_isa forces one; every forced ISA gives the exact
 product; a choice that cannot run here is refused (use_isa returns -1, NTTGEN_ISA aborts with a
-message), never run."""
+message), never run. The same front end serves NTRU Prime rings (built over their writers)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ import pytest
 from conftest import ALL_RINGS, require_isa, require_tool
 from nttgen import cpu
 from nttgen.cross import Target
+from nttgen.emit import c_ast as C
+from nttgen.emit.dispatch import DispatchWriter
 from nttgen.emit.isa import ISAS, isa_class
-from nttgen.generate import dispatch_isas, generate, generate_dispatch
+from nttgen.emit.ntru_files import NtruFileWriter
+from nttgen.generate import generate
+from nttgen.ntru_rings import NTRU_PRESETS, NtruPrimeRing
+from nttgen.outputs import dispatch_isas, generate_dispatch
 from nttgen.reference import schoolbook
+from nttgen.ring_family import RingSpec
 from nttgen.rings import PRESETS, Ring, make_ring
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +99,7 @@ def _build(
     return [*target.emulator(), str(exe)]
 
 
-def _run(exe: list[str], ring: Ring, a: np.ndarray, b: np.ndarray, force: str = "-",
+def _run(exe: list[str], ring: RingSpec, a: np.ndarray, b: np.ndarray, force: str = "-",
          env_isa: str | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
     env = dict(os.environ)
     env.pop("NTTGEN_ISA", None)
@@ -217,11 +223,16 @@ def test_small_rings_dispatch_over_the_isas_that_fit() -> None:
 
 
 def test_front_ends_are_clang_format_clean(tmp_path: Path) -> None:
-    """Every ring's front end, the long custom names included (the lines must still fit)."""
+    """Every ring's front end, the long custom names included (the lines must still fit), and
+    an NTRU Prime ring's."""
     cf = require_tool("clang-format-19")
+    ntru = NTRU_PRESETS["sntrup761"]
+    writers = [NtruFileWriter(ntru, i) for i in ("c", "avx2")]
+    fronts = [generate_dispatch(ring, list(ISAS)) for ring in ALL_RINGS]
+    fronts.append(DispatchWriter(writers, "nttgen generate --ring sntrup761 --dispatch").files())
     paths = []
-    for ring in ALL_RINGS:
-        for name, text in generate_dispatch(ring, list(ISAS)).items():
+    for front in fronts:
+        for name, text in front.items():
             if name.endswith((".c", ".h")):
                 (tmp_path / name).write_text(text)
                 paths.append(str(tmp_path / name))
@@ -231,3 +242,192 @@ def test_front_ends_are_clang_format_clean(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr[:2000]
+
+
+NTRU_DRIVER = r"""
+#include "{stem}.h"
+#include "{stem}_c.h"
+#include <stdio.h>
+#include <string.h>
+
+/* argv[1]: an ISA to force with use_isa, or "-"; stdin: a, b and a small s; stdout: the ISA in
+   use, then a*b through the front end and through the portable C, then a*s likewise. */
+int main(int argc, char **argv) {{
+    static int16_t a[{p}], b[{p}], s[{p}], out[4][{p}];
+    int16_t *in[3] = {{a, b, s}};
+    long v;
+    if (argc > 1 && strcmp(argv[1], "-") != 0 && {stem}_use_isa(argv[1]) != 0) {{
+        printf("refused\n");
+        return 3;
+    }}
+    for (int k = 0; k < 3; ++k) {{
+        for (int i = 0; i < {p}; ++i) {{
+            if (scanf("%ld", &v) != 1) return 2;
+            in[k][i] = (int16_t)v;
+        }}
+    }}
+    {stem}_polymul(out[0], a, b);
+    {stem}_c_polymul(out[1], a, b);
+    {stem}_polymul_small(out[2], a, s);
+    {stem}_c_polymul_small(out[3], a, s);
+    printf("%s\n", {stem}_isa());
+    for (int k = 0; k < 4; ++k) {{
+        for (int i = 0; i < {p}; ++i) printf("%ld ", (long)out[k][i]);
+        printf("\n");
+    }}
+    return 0;
+}}
+"""
+
+
+def _build_ntru(ring: NtruPrimeRing, isas: tuple[str, ...], cc: str, tmp: Path) -> list[str]:
+    """Compile the files of ``isas`` for an NTRU Prime ring with their flags, the front end
+    over them (built from their writers) with none, and the driver; return the command that
+    runs the driver."""
+    require_tool(cc)
+    writers = [NtruFileWriter(ring, i) for i in isas]
+    command = f"nttgen generate --ring {ring.name}"
+    command += "".join(f" --isa {i}" for i in isas) + " --dispatch"
+    built = [*((w.files(), w.isa.cflags) for w in writers)]
+    built.append((DispatchWriter(writers, command).files(), ()))
+    objects = []
+    for files, flags in built:
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+        obj = tmp / f"{files.stem}.o"
+        src = tmp / f"{files.stem}.c"
+        subprocess.run([cc, *WARN, *flags, "-c", str(src), "-o", str(obj)], check=True)
+        objects.append(str(obj))
+    stem = f"nttgen_{ring.c_name}"
+    (tmp / "driver.c").write_text(NTRU_DRIVER.format(stem=stem, p=ring.p))
+    exe = tmp / "driver"
+    subprocess.run([cc, "-O2", "-std=c99", str(tmp / "driver.c"), *objects, "-o", str(exe)],
+                   check=True)  # fmt: skip
+    return [str(exe)]
+
+
+def _trinomial_product(a: np.ndarray, b: np.ndarray, p: int, q: int) -> list[int]:
+    """a*b mod (q, x^p - x - 1), centred: the exact product the front end must give."""
+    c = np.convolve(a.astype(np.int64), b.astype(np.int64))
+    for k in range(2 * p - 2, p - 1, -1):  # x^k = x^(k-p+1) + x^(k-p)
+        c[k - p + 1] += c[k]
+        c[k - p] += c[k]
+    r = c[:p] % q
+    return [int(x) - q if x > q // 2 else int(x) for x in r]
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang-19"])
+def test_ntru_prime_front_end_gives_the_portable_product(cc: str, tmp_path: Path) -> None:
+    """A front end built over sntrup761's portable C and AVX2 writers compiles with both ISA
+    files; its polymul and polymul_small give the portable C's results (which are the exact
+    products) whichever ISA runs; it picks AVX2 where this CPU runs it, NTTGEN_ISA=c and
+    NTTGEN_ISA=avx2 choose those, and an ISA that cannot run here is refused, never run."""
+    ring = NTRU_PRESETS["sntrup761"]
+    exe = _build_ntru(ring, ("c", "avx2"), cc, tmp_path)
+    h, p = ring.half, ring.p
+    avx2 = "avx2" in cpu.usable_isas()
+    rng = np.random.default_rng(p)
+    for trial in range(3):
+        a = rng.integers(-h, h + 1, p)
+        b = rng.integers(-h, h + 1, p)
+        small = rng.integers(-1, 2, p)
+        if trial == 0:  # the extremes of the input contract
+            a[: p // 2], b[p // 2 :] = h, -h
+        runs = [("-", None, "avx2" if avx2 else "c"), ("c", None, "c"), ("-", "c", "c")]
+        runs.append(("-", "neon,c", "c"))  # a list: its best member compiled in that runs
+        if avx2:
+            runs += [("avx2", None, "avx2"), ("-", "avx2", "avx2")]
+        for force, env_isa, want in runs:
+            proc = _run(exe, ring, a, np.concatenate([b, small]), force=force, env_isa=env_isa)
+            assert proc.returncode == 0, proc.stderr
+            name, prod, prod_c, prod_s, prod_s_c = proc.stdout.split("\n")[:5]
+            assert name == want, (force, env_isa)
+            assert prod.split() == prod_c.split(), (force, env_isa)
+            assert prod_s.split() == prod_s_c.split(), (force, env_isa)
+            assert [int(x) for x in prod.split()] == _trinomial_product(a, b, p, ring.q)
+            assert [int(x) for x in prod_s.split()] == _trinomial_product(a, small, p, ring.q)
+    zero = np.zeros(2 * p, dtype=np.int64)
+    if not avx2:  # compiled in, but this CPU cannot run it: refused
+        assert _run(exe, ring, zero[:p], zero, force="avx2").returncode == 3
+        proc = _run(exe, ring, zero[:p], zero, env_isa="avx2")
+        assert proc.returncode != 0 and "names no ISA compiled in that runs here" in proc.stderr
+    assert _run(exe, ring, zero[:p], zero, force="neon").returncode == 3
+    proc = _run(exe, ring, zero[:p], zero, env_isa="neon")
+    assert proc.returncode != 0
+    assert "nttgen_sntrup761: NTTGEN_ISA=neon names no ISA compiled in" in proc.stderr
+
+
+def test_ntru_prime_front_end_has_no_order_conversions() -> None:
+    """NTRU Prime's products have no transform domain: the front end exports the writers'
+    entry points alone (no to/from_standard no-ops) and documents no NTT order."""
+    ring = NTRU_PRESETS["sntrup761"]
+    front = DispatchWriter([NtruFileWriter(ring, "c")], "nttgen generate --ring sntrup761")
+    assert front.entries == ["polymul", "polymul_small"]
+    files = front.files()
+    assert "standard" not in files.header and "Order:" not in files.source
+    assert "p = 761, q = 4591 (preset sntrup761)" in files.header
+    assert "#define NTTGEN_SNTRUP761_N 761" in files.header
+
+
+def test_the_front_ends_ast_nodes_break_lines_as_clang_format_does(tmp_path: Path) -> None:
+    """The C AST nodes the front end is built from, at lengths that force their line breaks
+    (a long condition, call, function-pointer member and initialiser row; a trailing comment
+    that no longer fits), print what clang-format prints."""
+    cf = require_tool("clang-format-19")
+    long = "a_rather_long_identifier_to_force_line_breaks"
+    x, y, z = (C.Name(f"{long}_{k}") for k in "xyz")
+    call = C.Call(f"{long}_fn", (x, y, z, C.Str('a "quoted" text\n')))
+    chain = (
+        C.Bin("==", x, C.Int(1)),
+        C.Bin("!=", y, C.Char("'")),
+        C.Logic("||", (C.Name("p"), C.Name("q"))),
+    )
+    member = C.Apply(C.Member(C.Call("f", ()), "g", arrow=True), (y,))
+    body = (
+        C.DeclList("int", ("p", "q")),
+        C.If(
+            C.Logic("&&", (*chain, C.Call("g", (x,)))),
+            (C.CallStmt(call), C.CallStmt(C.Call("h", (x, y)))),
+            (C.Commented(C.Return(C.Int(0)), f"{long} {long}"),),
+        ),
+        C.While(
+            C.Logic(
+                "||",
+                (
+                    C.Unary("!", C.Member(C.Index(x, C.Int(0)), "v")),
+                    C.Bin("<", member, C.UInt(255, hex=True)),
+                ),
+            ),
+            (C.OpAssign("+", C.Name("p"), C.UInt(1)), C.Break()),
+        ),
+        C.Asm("nop"),
+        C.Asm("nop", (), (("r", C.Name("p")),)),
+        C.IfDef("SOMETHING", (C.Commented(C.ExprStmt(C.Cast("void", C.Name("q"))), "why"),)),
+        C.Return(C.Logic("&&", (C.Bin("==", C.Name("p"), C.Int(1)), C.Name("q")))),
+    )
+    fields = (
+        C.Param("int16_t", "v", "4"),
+        C.FuncPtr("void", f"{long}_ptr", (C.Param("int32_t", "r", "1024"), C.Param("size_t", "k"))),
+    )
+    row = tuple(C.Name(f"{long}_{i}") for i in range(4))
+    unit = C.Unit(
+        [
+            C.ShortComment("short"),
+            C.ShortComment(f"{long} {long} {long}"),
+            C.TypedefStruct(f"{long}_t", fields),
+            C.Global("int", "counter", "static", C.Int(3)),
+            C.Global("const char", "*text", "", C.Str("t")),
+            C.InitArray("int", "rows", (C.InitRow(row, "G"), C.InitRow((C.Int(1),)))),
+            C.FuncDef("int", "f", (), body),
+        ]
+    )
+    text = unit.render()
+    assert "if (a_rather_long_identifier_to_force_line_breaks_x == 1 &&\n" in text
+    assert "    /* a_rather" in text  # the trailing comment moved above its statement
+    (tmp_path / "nodes.c").write_text(text)
+    proc = subprocess.run(
+        [cf, f"--style=file:{ROOT / '.clang-format'}", str(tmp_path / "nodes.c")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and proc.stdout == text, proc.stdout

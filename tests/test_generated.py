@@ -12,9 +12,8 @@ from conftest import STRICT, require_tool
 from nttgen import load
 from nttgen.aliases import SCHEME_ALIASES, aliases_of, resolve_alias
 from nttgen.emit.alias import exported_names
-from nttgen.generate import preset_files, preset_names
-from nttgen.ntru_kernel import load_ntru
 from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, is_ntru_name
+from nttgen.outputs import preset_files, preset_names
 from nttgen.rings import PRESETS, get_ring
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +52,7 @@ def test_aliases_name_their_targets_ring() -> None:
     assert is_ntru_name("ntrulpr761")
     assert get_ntru_ring("ntrulpr761") is NTRU_PRESETS["sntrup761"]
     assert load("falcon512").ring is PRESETS["newhope512"]
-    assert load_ntru("ntrulpr761").ring is NTRU_PRESETS["sntrup761"]
+    assert load("ntrulpr761").ring is NTRU_PRESETS["sntrup761"]
 
 
 @pytest.mark.parametrize("name", preset_names())

@@ -22,7 +22,8 @@ import nttgen.api as api
 from conftest import require_isa
 from nttgen.dsl import semantics
 from nttgen.emit.isa import isa_class
-from nttgen.generate import clear_caches, default_config, generate, kernel_set
+from nttgen.families import clear_caches
+from nttgen.generate import default_config, generate, kernel_set
 from nttgen.interp.bounds import analyse
 from nttgen.interp.evaluate import evaluate
 from nttgen.lanes import LANE_TYPES

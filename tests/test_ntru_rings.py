@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import nttgen
 from nttgen.errors import InputError, RingError, UnknownNameError
 from nttgen.ntru_rings import (
     NTRU_PRESETS,
@@ -168,8 +169,14 @@ def test_bad_inputs_are_refused() -> None:
         get_ntru_ring("sntrup653")
 
 
-def test_the_ntt_ring_lookup_points_to_the_plans() -> None:
-    with pytest.raises(RingError, match="nttgen plans --ring sntrup761"):
+def test_one_lookup_reads_every_family_and_each_family_only_its_own() -> None:
+    assert nttgen.get_ring("sntrup761") is SNTRUP
+    assert nttgen.get_ring("ntrulpr761") is SNTRUP
+    assert nttgen.get_ring("p653_q4621") == make_ntru_ring(653, 4621)
+    assert nttgen.get_ring("mlkem") is get_ring("mlkem")
+    with pytest.raises(UnknownNameError, match=r"n<N>_q<Q> or p<P>_q<Q>"):
+        nttgen.get_ring("sntrup653")
+    with pytest.raises(UnknownNameError, match=r"unknown x\^n \+ 1 ring 'sntrup761'"):
         get_ring("sntrup761")
 
 
@@ -217,9 +224,14 @@ def test_generate_writes_an_ntru_prime_ring_or_refuses_clearly(tmp_path: Path) -
     for args, rule in (
         (("--ring", "sntrup761", "--isa", "rvv256"), "not yet for rvv256"),
         (("--q", "4621", "--f", "x^653 - x - 1"), "good-rader-bruun: needs a prime r >= 5"),
-        (("--ring", "sntrup761", "--dispatch"), "--dispatch is for x^n + 1 rings"),
+        (("--ring", "sntrup761", "--pipeline", "fft"), "unknown pipeline 'fft'"),
+        (("--ring", "sntrup761", "--dispatch", "--pipeline", "all"), "default pipeline alone"),
     ):
         p = run("generate", *args, "-o", str(tmp_path))
         assert p.returncode == 2 and rule in p.stderr and p.stderr.count("\n") == 1, (args, p)
+    p = run("generate", "--ring", "sntrup761", "--isa", "avx2", "--dispatch", "-o", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    for suffix in ("h", "c", "json"):  # the front end, over portable C and AVX2
+        assert (tmp_path / f"nttgen_sntrup761.{suffix}").exists()
     p = run("list")
     assert p.returncode == 0 and "sntrup761" in p.stdout and "ntrulpr761" in p.stdout

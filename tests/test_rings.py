@@ -117,7 +117,10 @@ def test_custom_names_round_trip() -> None:
     assert r.name == "n512_q12289" and get_ring(r.name) == r
     r32 = custom_ring(256, 3329, 32)
     assert r32.name == "n256_q3329_l32" and get_ring(r32.name).lane == I32
-    presets = "mlkem, mldsa, kyber-r1, newhope512, newhope1024, falcon512, falcon1024;"
+    presets = (
+        "mlkem, mldsa, kyber-r1, newhope512, newhope1024, sntrup761, falcon512, falcon1024, "
+        "ntrulpr761;"
+    )
     with pytest.raises(UnknownNameError, match=f"presets are {presets}"):
         get_ring("kyber")
 

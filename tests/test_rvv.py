@@ -15,7 +15,8 @@ from nttgen.api import _LOADED
 from nttgen.dsl.ir import Loop, walk
 from nttgen.emit.isa import isa_class
 from nttgen.emit.strip_emit import vector_loops
-from nttgen.generate import clear_caches, generate, kernel_set
+from nttgen.families import clear_caches
+from nttgen.generate import generate, kernel_set
 from nttgen.reference import schoolbook
 from nttgen.rings import PRESETS
 from nttgen.verify import coefficient_cases, verify_kernel

@@ -89,12 +89,12 @@ def test_a_translated_kernel_says_so_and_multiplies(monkeypatch: pytest.MonkeyPa
     translated code everywhere."""
     import numpy as np
 
-    from nttgen.ntru_kernel import NtruKernel, load_ntru
+    from nttgen.api import Kernel, load
     from nttgen.ntru_rings import get_ntru_ring
 
-    k = NtruKernel(get_ntru_ring("sntrup761"), "avx512", Target("x86_64", simde=True))
+    k = Kernel(get_ntru_ring("sntrup761"), "avx512", Target("x86_64", simde=True))
     assert repr(k).endswith("isa=avx512 on x86_64 via SIMDe>")
-    ref = load_ntru("sntrup761", "c")
+    ref = load("sntrup761", "c")
     rng = np.random.default_rng(5)
     a = rng.integers(-2295, 2296, (4, 761))
     b = np.vstack([np.full(761, 2295), np.full(761, -2295), rng.integers(-2295, 2296, (2, 761))])

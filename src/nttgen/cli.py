@@ -23,6 +23,14 @@ from .aliases import SCHEME_ALIASES, SchemeAlias
 from .cross import RVV_VLENS, Target, isa_target
 from .emit.isa import ISAS, isa_class
 from .errors import NttgenError
+from .families import (
+    FAMILIES,
+    all_presets,
+    family_of,
+    get_ring,
+    ring_from_options,
+    usable_isas,
+)
 from .ntru_rings import (
     NTRU_PRESETS,
     NtruPrimeRing,
@@ -30,7 +38,7 @@ from .ntru_rings import (
     make_ntru_ring,
     parse_ntru_modulus,
 )
-from .rings import PRESETS, Ring, custom_ring, get_ring
+from .ring_family import RingSpec
 from .version import __version__
 
 if TYPE_CHECKING:  # the bench modules load matplotlib's dependencies lazily
@@ -49,32 +57,57 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_ring_args(p: argparse.ArgumentParser, many: bool) -> None:
-    help_ring = "preset name, or n<N>_q<Q> for a custom ring"
+    help_ring = "preset name (see 'nttgen list'), or n<N>_q<Q> / p<P>_q<Q> for a custom ring"
     if many:
         p.add_argument("--ring", action="append", help=help_ring + "; repeatable; 'all' = presets")
     else:
         p.add_argument("--ring", help=help_ring)
-    p.add_argument("--n", type=int, help="custom ring: x^n + 1 (n a power of two)")
+    p.add_argument("--n", type=int, help="custom ring x^n + 1 (n a power of two; with --q)")
     p.add_argument("--q", type=int, help="custom ring: the prime modulus q")
+    p.add_argument("--f", help="custom NTRU Prime ring: the modulus 'x^p - x - 1' (with --q)")
     p.add_argument("--lane-bits", type=int, choices=(16, 32), help="force 16- or 32-bit lanes")
+    p.add_argument(
+        "--pipeline",
+        action="append",
+        help="NTRU Prime rings: the multiplication pipeline (good-rader-bruun, the default; "
+        "good-schoenhage-bruun; schoenhage-nussbaumer; all); repeatable",
+    )
 
 
-def _rings(args: argparse.Namespace, default_all: bool) -> list[Ring]:
-    if args.n is not None or args.q is not None:
-        if args.n is None or args.q is None:
-            raise NttgenError("a custom ring needs both --n and --q")
-        if args.ring:
-            raise NttgenError("give either --ring or --n/--q, not both")
-        return [custom_ring(args.n, args.q, args.lane_bits)]
+def _rings(args: argparse.Namespace, default_all: bool) -> list[RingSpec]:
+    """The rings the options name: a custom ring (--n/--q or --q/--f), the --ring names of any
+    family ('all': every preset), or with neither every preset when ``default_all``."""
     names = args.ring if isinstance(args.ring, list) else ([args.ring] if args.ring else [])
+    if args.n is not None or args.q is not None or args.f is not None:
+        if names:
+            raise NttgenError("give either --ring or a custom ring (--n/--q, --q/--f), not both")
+        return [ring_from_options(args.q, args.n, args.f, args.lane_bits)]
     if not names:
         if default_all:
-            return list(PRESETS.values())
-        raise NttgenError("choose a ring with --ring NAME or --n N --q Q")
-    out: list[Ring] = []
+            return list(all_presets().values())
+        raise NttgenError("choose a ring with --ring NAME, --n N --q Q or --q Q --f 'x^p - x - 1'")
+    out: list[RingSpec] = []
     for name in names:
-        out += list(PRESETS.values()) if name == "all" else [get_ring(name)]
-    return out
+        out += list(all_presets().values()) if name == "all" else [get_ring(name)]
+    return list(dict.fromkeys(out))
+
+
+def _variants(ring: RingSpec, names: list[str] | None) -> list[str | None]:
+    """The programs --pipeline names for ``ring`` ('all': every one with generated C); None
+    stands for the default. Raises naming the rule for a name the ring's family lacks."""
+    if not names:
+        return [None]
+    fam = family_of(ring)
+    out: list[str | None] = []
+    for name in names:
+        if name == "all":
+            if not fam.variants(ring):
+                fam.check_variant(ring, name)  # raises: the family has one program
+            out += fam.variants(ring)
+        else:
+            fam.check_variant(ring, name)
+            out.append(name)
+    return list(dict.fromkeys(out))
 
 
 def _isas(values: list[str] | None, default: list[str]) -> list[str]:
@@ -86,33 +119,23 @@ def _isas(values: list[str] | None, default: list[str]) -> list[str]:
 
 # --------------------------------------------------------------------------- commands
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print the rings and the ISAs."""
+    """Print the rings of every family, the scheme aliases and the ISAs."""
     del args
-    t = Table(title="Rings (presets; any x^n+1 with --n/--q)")
-    for col in ("name", "n", "q", "lanes", "NTT", "description"):
-        t.add_column(col)
-    for r in PRESETS.values():
-        ntt = "complete" if r.complete else f"depth {r.depth}, degree-{r.base_degree} base"
-        t.add_row(r.name, str(r.n), str(r.q), f"{r.lane.bits}-bit", ntt, r.description)
-    console.print(t)
-    t = Table(
-        title=escape(
-            "NTRU Prime rings Z_q[x]/(x^p - x - 1) (no NTT: products through the "
-            "pipelines of 'nttgen plans'; any p, q with --q/--f)"
-        )
-    )
-    for col in ("name", "p", "q", "outputs", "pipelines", "description"):
-        t.add_column(col)
-    for nr in NTRU_PRESETS.values():
-        t.add_row(
-            nr.name,
-            str(nr.p),
-            str(nr.q),
-            escape(f"[{-nr.half}, {nr.half}]"),
-            ", ".join(nr.pipeline_names),
-            nr.description,
-        )
-    console.print(t)
+    for fam in FAMILIES:
+        t = Table(title=escape(fam.title))
+        for col in ("name", "f", "q", "outputs", "multiplication", "description"):
+            t.add_column(col)
+        for r in fam.presets.values():
+            lo, hi = r.output_range
+            t.add_row(
+                r.name,
+                escape(r.modulus_poly),
+                str(r.q),
+                escape(f"[{lo}, {hi}]"),
+                escape(r.algorithm),
+                r.description,
+            )
+        console.print(t)
     t = Table(title="Scheme names that share a preset's ring (its code, under alias headers)")
     for col in ("name", "ring", "description"):
         t.add_column(col)
@@ -235,42 +258,10 @@ def _muls(ops: dict[str, int]) -> int:
     return Cost(ops).multiplications
 
 
-def _pipelines(names: list[str] | None) -> list[str]:
-    """The pipelines named by --pipeline ('all': the three), checked; default the
-    Good–Rader–Bruun pipeline alone."""
-    from .emit.ntru_files import NTRU_PIPELINES
-    from .plan.maps.choose import GRB
-
-    if not names:
-        return [GRB]
-    out: list[str] = []
-    for name in names:
-        if name == "all":
-            out += NTRU_PIPELINES
-        elif name in NTRU_PIPELINES:
-            out.append(name)
-        else:
-            raise NttgenError(
-                f"unknown pipeline {name!r}: choose from {', '.join(NTRU_PIPELINES)} or all"
-            )
-    return list(dict.fromkeys(out))
-
-
 def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files (and the alias headers of a scheme name such as
     falcon512, whose ring is a preset's)."""
-    from .emit.ntru_files import generate_ntru
-    from .generate import (
-        FileSet,
-        dispatch_isas,
-        generate,
-        generate_dispatch,
-        preset_files,
-        preset_names,
-        with_aliases,
-        write_files,
-    )
-    from .ntru_rings import is_ntru_name
+    from .outputs import FileSet, preset_files, preset_names, ring_output, write_files
 
     isas = _isas(args.isa, ["c"])
     out = Path(args.output)
@@ -280,28 +271,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise NttgenError("--presets generates every preset; do not also give a ring")
         if args.dispatch and args.isa:
             raise NttgenError("--presets writes the front ends when no --isa is given")
-        pipelines = _pipelines(args.pipeline) if args.pipeline else [None]
         for name in preset_names():
-            for files in preset_files(name, args.isa and isas, pipelines):
+            preset = all_presets()[name]
+            many = args.pipeline and family_of(preset).variants(preset)
+            variants = _variants(preset, args.pipeline) if many else [None]
+            for files in preset_files(name, args.isa and isas, variants):
                 written.append((out / name, files))
-    elif args.f is not None or (args.ring and is_ntru_name(args.ring)):
-        if args.n is not None:
-            raise NttgenError("--n names an x^n + 1 ring; an NTRU Prime ring takes --q and --f")
-        if args.dispatch:
-            raise NttgenError("--dispatch is for x^n + 1 rings; NTRU Prime rings have none yet")
-        for nring in _ntru_rings(args):
-            texts = [generate_ntru(nring, i, p) for p in _pipelines(args.pipeline) for i in isas]
-            for files in with_aliases(nring, texts, _aliases(args.ring)):
-                written.append((out, files))
     else:
-        if args.pipeline:
-            raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761, or --q/--f)")
         for ring in _rings(args, default_all=False):
-            ring_isas = dispatch_isas(ring, isas) if args.dispatch else isas
-            texts = [generate(ring, isa) for isa in ring_isas]
-            if args.dispatch:
-                texts.append(generate_dispatch(ring, ring_isas))
-            for files in with_aliases(ring, texts, _aliases(args.ring)):
+            variants = _variants(ring, args.pipeline)
+            for files in ring_output(
+                ring, isas, dispatch=args.dispatch, variants=variants, aliases=_aliases(args.ring)
+            ):
                 written.append((out, files))
     for target, files in written:
         for path in write_files(files, target):
@@ -328,12 +309,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
         t.add_column(col)
     failed = 0
     for ring in rings:
-        for isa in isas:
-            k = load(ring, isa)
-            for res in verify_kernel(k, trials=args.trials, seed=args.seed):
-                verdict = "[green]pass[/]" if res.ok else f"[red]FAIL[/]: {res.failure}"
-                failed += not res.ok
-                t.add_row(ring.name, isa, res.name, str(res.cases), verdict)
+        # ISAs named with --isa must have code for every ring; the default skips the others
+        for isa in isas if args.isa else usable_isas(ring, isas):
+            for variant in _variants(ring, args.pipeline):
+                k = load(ring, isa, pipeline=variant)
+                label = ring.name + (f" ({variant})" if variant else "")
+                for res in verify_kernel(k, trials=args.trials, seed=args.seed):
+                    verdict = "[green]pass[/]" if res.ok else f"[red]FAIL[/]: {res.failure}"
+                    failed += not res.ok
+                    t.add_row(label, isa, res.name, str(res.cases), verdict)
     console.print(t)
     if failed:
         console.print(f"[red]{failed} check(s) failed[/]")
@@ -344,28 +328,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time the kernels and print the table."""
-    from .bench import BENCH_OPS, NTRU_BENCH_OPS, run_bench
+    from .bench import run_bench
     from .bench.chart import chart_title, write_chart
     from .bench.report import print_count_table, print_table
-    from .ntru_rings import is_ntru_name
 
-    names = args.ring or []
-    ntru = [get_ntru_ring(n) for n in names if is_ntru_name(n)]
-    if "all" in names or (not names and args.n is None and args.q is None):
-        ntru = list(NTRU_PRESETS.values())
-    args.ring = [n for n in names if not is_ntru_name(n)]
-    rings: list[Ring] = []
-    if args.ring or args.n is not None or args.q is not None or not ntru:
-        rings = _rings(args, default_all=True)
+    rings = _rings(args, default_all=True)
     emulated_default = [i for i in ISAS if _emulated(i) and not isa_target(ISAS[i]).missing_tools()]
     requested = _isas(args.isa, cpu.usable_isas() + emulated_default)
     emulated = [i for i in requested if _emulated(i)]
     isas = [i for i in requested if not _emulated(i)]
-    known = list(dict.fromkeys((*BENCH_OPS, *NTRU_BENCH_OPS)))
+    known = list(dict.fromkeys(op for fam in FAMILIES for op in fam.ops))
     ops = args.op or known
     for op in ops:
         if op not in known:
             raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)}")
+    for ring in rings:
+        if not set(family_of(ring).ops) & set(ops):
+            raise NttgenError(
+                f"--op {', '.join(ops)}: {ring.name}'s kernels have "
+                f"{', '.join(family_of(ring).ops)} (see 'nttgen list')"
+            )
     for name in isas:
         if name not in cpu.usable_isas():
             raise NttgenError(
@@ -383,22 +365,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for option, value in (("--json", args.json), ("--png", args.png)):
         if value:  # fail before the run, not after it
             _check_output_file(option, Path(value))
-    pipelines = _pipelines(args.pipeline)
-    if args.pipeline and not ntru:
-        raise NttgenError("--pipeline is for NTRU Prime rings (--ring sntrup761)")
-    ntt_ops = [o for o in ops if o in BENCH_OPS]
-    ntru_ops = [o for o in ops if o in NTRU_BENCH_OPS]
-    if not ntt_ops and not ntru:
-        raise NttgenError(f"--op {ops[0]} is for NTRU Prime rings (--ring sntrup761)")
-    counts = _count(rings, emulated, ntt_ops, vlens) if emulated and rings and ntt_ops else []
-    if emulated and ntru and ntru_ops:
-        counts += _count(ntru, emulated, ntru_ops, vlens)
+    variants = {ring: _variants(ring, args.pipeline) for ring in rings}
+    counts = _count(rings, emulated, ops, vlens) if emulated else []
     if not isas:
         print_count_table(console, counts, emulated)
         _write_bench_json(args, [], counts, isas, emulated)
         return 0
-    all_rings = [*rings, *ntru]
-    total = len(all_rings) * len(isas)
+    total = len(rings) * len(isas)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -408,18 +381,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         transient=True,
         disable=not console.is_terminal,  # piped output: only the table, as before
     ) as bar:
-        task = bar.add_task(f"benchmarking {all_rings[0].name}", total=total)
+        task = bar.add_task(f"benchmarking {rings[0].name}", total=total)
         done = 0
 
         def step(label: str) -> None:
             nonlocal done
             done += 1
-            now = f"benchmarking {all_rings[done // len(isas)].name}" if done < total else "done"
+            now = f"benchmarking {rings[done // len(isas)].name}" if done < total else "done"
             bar.update(task, advance=1, description=now)
 
         results = run_bench(
-            all_rings, isas, ops, samples=args.samples, batch=args.batch, progress=step,
-            pipelines=pipelines,
+            rings, isas, ops, samples=args.samples, batch=args.batch, progress=step,
+            variants=variants,
         )  # fmt: skip
     print_table(
         console, results, isas, samples=args.samples, batch=args.batch, compilers=_compilers(isas)
@@ -445,25 +418,20 @@ def _compilers(isas: list[str]) -> dict[str, str]:
 
 
 def _count(
-    rings: Sequence[Ring | NtruPrimeRing], emulated: list[str], ops: list[str], vlens: list[int]
+    rings: Sequence[RingSpec], emulated: list[str], ops: list[str], vlens: list[int]
 ) -> list[CountResult]:
-    """Instruction counts of the emulated ISAs, each next to the portable C on its machine;
-    RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN is at least what it needs).
-    NTRU Prime rings: the ISAs they are generated for."""
+    """Instruction counts of the emulated ISAs that have code for each ring, each next to the
+    portable C on its machine; RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN
+    is at least what it needs)."""
     from .bench.icount import count_ring
-    from .emit.ntru_files import NTRU_ISAS
 
     out: list[CountResult] = []
     with console.status("counting instructions under QEMU") as status:
         for ring in rings:
+            here = [o for o in ops if o in family_of(ring).ops]
             by_target: dict[Target, list[str]] = {}
-            for isa in emulated:
+            for isa in usable_isas(ring, emulated) if here else ():
                 cls = isa_class(isa)
-                if isinstance(ring, NtruPrimeRing):
-                    if isa not in NTRU_ISAS:
-                        continue
-                elif cls.unsupported(ring.n, ring.lane) is not None:
-                    continue
                 arch = str(cls.arch)
                 machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]
                 for t in machines:
@@ -471,7 +439,7 @@ def _count(
                         by_target.setdefault(t, []).append(isa)
             for target, names in by_target.items():
                 status.update(f"counting instructions under QEMU: {ring.name} {target.label}")
-                out += count_ring(ring, [*names, "c"], target, ops)
+                out += count_ring(ring, [*names, "c"], target, here)
     return out
 
 
@@ -552,15 +520,6 @@ def parser() -> argparse.ArgumentParser:
         help="also write nttgen_<ring>.h/.c: ISA-neutral entry points that pick the best of the "
         "generated ISAs at run time (implied by --presets without --isa)",
     )
-    s.add_argument(
-        "--f", help="custom NTRU Prime ring: the modulus 'x^p - x - 1' (with --q; see plans)"
-    )
-    s.add_argument(
-        "--pipeline",
-        action="append",
-        help="NTRU Prime rings: the multiplication pipeline (good-rader-bruun, the default; "
-        "good-schoenhage-bruun; schoenhage-nussbaumer; all); repeatable",
-    )
     s.add_argument("-o", "--output", required=True, help="output directory")
     s.set_defaults(func=cmd_generate)
 
@@ -580,12 +539,6 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         action="append",
         help="RISC-V VLEN to count RVV at; repeatable (default: 128 and 256)",
-    )
-    s.add_argument(
-        "--pipeline",
-        action="append",
-        help="NTRU Prime rings: time this pipeline (default good-rader-bruun; 'all' for the "
-        "three); repeatable",
     )
     s.add_argument("--samples", type=int, default=1000, help="timed batches (default 1000)")
     s.add_argument("--batch", type=int, default=100, help="calls per batch (default 100)")

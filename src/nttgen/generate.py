@@ -1,23 +1,18 @@
-"""Generation entry points: ring + ISA -> kernel set -> generated files."""
+"""Generation of the x^n + 1 family: ring + ISA -> build configuration -> kernel set -> generated
+files (the family-wide entry points are :mod:`nttgen.families` and :mod:`nttgen.outputs`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import TypeVar
 
-from .aliases import SchemeAlias, aliases_of
 from .build import cache_dir
-from .build_cache import GENERATION_CACHE, stop_storing, stored
-from .emit.alias import AliasHeader, alias_header
-from .emit.dispatch import DispatchWriter
+from .build_cache import GENERATION_CACHE, stored
 from .emit.files import FileWriter, GeneratedFiles
-from .emit.isa import ISAS, isa_class
-from .emit.ntru_files import NTRU_ISAS, clear_ntru_caches, generate_ntru
+from .emit.isa import isa_class
 from .errors import IsaUnavailableError
-from .ntru_rings import NTRU_PRESETS, NtruPrimeRing
 from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
 from .rings import PRESETS, Ring
@@ -151,90 +146,12 @@ def kernel_set(ring: Ring, isa: str) -> KernelSet:
     return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, default_config(ring, isa)))
 
 
-def clear_caches() -> None:
-    """Forget every cached kernel set and generated file set (the NTRU Prime rings' too), and
-    stop reading or writing stored ones (:func:`nttgen.build_cache.stored`) in this process:
-    for callers that change the tuning table or an ISA's choices in place and want the next
-    generation to see it."""
-    stop_storing()
-    kernel_set.cache_clear()
-    generate.cache_clear()
-    clear_ntru_caches()
-
-
-def _writer(ring: Ring, isa: str) -> FileWriter:
+def file_writer(ring: Ring, isa: str) -> FileWriter:
+    """The file writer of ``ring`` on ``isa`` (over the cached kernel set)."""
     return FileWriter(kernel_set(ring, isa), isa_class(isa), canonical_command(ring, isa))
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
 def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
     """Generate the .h/.c/.json texts of ``ring`` for ``isa`` (cached)."""
-    return _stored("generate", ring, isa, lambda: _writer(ring, isa).files())
-
-
-def dispatch_isas(ring: Ring, isas: list[str]) -> list[str]:
-    """The ISAs among ``isas`` that a front end of ``ring`` dispatches over: those that can run
-    the ring, with portable C always among them."""
-    usable = [i for i in isas if isa_class(i).unsupported(ring.n, ring.lane) is None]
-    return usable if "c" in usable else ["c", *usable]
-
-
-def generate_dispatch(ring: Ring, isas: list[str]) -> GeneratedFiles:
-    """Generate the ISA-dispatching front end ``nttgen_<ring>.h/.c/.json`` over the files of
-    ``isas`` (see :mod:`nttgen.emit.dispatch`; portable C is always included)."""
-    chosen = dispatch_isas(ring, isas)
-    command = canonical_command(ring, chosen[0]).rsplit(" --isa ", 1)[0]
-    command += "".join(f" --isa {i}" for i in chosen) + " --dispatch"
-    return DispatchWriter([_writer(ring, i) for i in chosen], command).files()
-
-
-FileSet = GeneratedFiles | AliasHeader
-
-
-def with_aliases(
-    ring: Ring | NtruPrimeRing, texts: list[GeneratedFiles], aliases: list[SchemeAlias]
-) -> list[FileSet]:
-    """``texts`` (generated for ``ring``) followed by, for each scheme alias, one alias header
-    per header of ``texts`` (:mod:`nttgen.emit.alias`)."""
-    line = f"Ring:   Z_q[x]/({ring.modulus_poly}), q = {ring.q} (preset {ring.name})"
-    return [*texts, *(alias_header(a, f, line) for a in aliases for f in texts)]
-
-
-def preset_names() -> list[str]:
-    """Every preset, one per arithmetic shape: the x^n + 1 rings, then NTRU Prime's."""
-    return [*PRESETS, *NTRU_PRESETS]
-
-
-def preset_files(
-    name: str, isas: list[str] | None = None, pipelines: Sequence[str | None] = (None,)
-) -> list[FileSet]:
-    """What ``nttgen generate --presets`` writes into ``generated/<name>/`` for the preset
-    ``name``, then the alias headers of the scheme names that share its ring.
-
-    An x^n + 1 ring: by default its files for every ISA that runs it and its dispatching front
-    end; with ``isas``, the files of those ISAs alone. An NTRU Prime ring: its files for every
-    ISA of ``isas`` (default all) it is generated for, through each of ``pipelines`` (default
-    its default pipeline alone: the others are generated on demand)."""
-    if name in NTRU_PRESETS:
-        nring = NTRU_PRESETS[name]
-        chosen = [i for i in isas or NTRU_ISAS if i in NTRU_ISAS]
-        texts = [generate_ntru(nring, isa, pipe) for pipe in pipelines for isa in chosen]
-        return with_aliases(nring, texts, aliases_of(name))
-    ring = PRESETS[name]
-    if isas is None:
-        usable = dispatch_isas(ring, list(ISAS))
-        texts = [*(generate(ring, isa) for isa in usable), generate_dispatch(ring, usable)]
-    else:
-        texts = [generate(ring, isa) for isa in isas]
-    return with_aliases(ring, texts, aliases_of(name))
-
-
-def write_files(files: FileSet, outdir: Path) -> list[Path]:
-    """Write generated texts into ``outdir`` (created if needed); return the paths."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, text in files.items():
-        p = outdir / name
-        p.write_text(text)
-        paths.append(p)
-    return paths
+    return _stored("generate", ring, isa, lambda: file_writer(ring, isa).files())

@@ -28,9 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from .aliases import SCHEME_ALIASES, resolve_alias
 from .errors import InputError, RingError, UnknownNameError
 from .plan.maps import Cost, Pipeline, PipelinePlan, build_pipeline, choose_pipelines
+from .reference import trinomial_product
 from .rings import c_identifier
 
 MAX_Q = 1 << 15
@@ -54,6 +57,35 @@ class NtruPrimeRing:
     def modulus_poly(self) -> str:
         """The modulus polynomial f as text, e.g. ``x^761 - x - 1``."""
         return f"x^{self.p} - x - 1"
+
+    @property
+    def degree(self) -> int:
+        """deg f = p: the number of coefficients of one ring element."""
+        return self.p
+
+    @property
+    def degree_text(self) -> str:
+        """``p = <p>``, as headers write the degree."""
+        return f"p = {self.p}"
+
+    @property
+    def coefficient_range(self) -> tuple[int, int]:
+        """[-(q-1)/2, (q-1)/2]: the centred representatives NTRU Prime stores."""
+        return -self.half, self.half
+
+    @property
+    def output_range(self) -> tuple[int, int]:
+        """[-(q-1)/2, (q-1)/2]: products come back centred."""
+        return -self.half, self.half
+
+    def reference_product(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a*b mod (q, x^p - x - 1) over exact integers, centred (int64)."""
+        return trinomial_product(a, b, self.q)
+
+    @property
+    def algorithm(self) -> str:
+        """How the ring multiplies, in a few words (``nttgen list``): its pipelines."""
+        return f"pipelines: {', '.join(self.pipeline_names)} (no NTT), 16-bit lanes"
 
     @property
     def half(self) -> int:
@@ -157,22 +189,35 @@ def parse_ntru_modulus(text: str) -> int:
     return int(m.group(1))
 
 
-def get_ntru_ring(name: str) -> NtruPrimeRing:
-    """The NTRU Prime preset ``name`` (a scheme alias such as ``ntrulpr761`` names its target's
-    ring, ``sntrup761``), or the custom ring named ``p<P>_q<Q>``.
-
-    Raises :class:`UnknownNameError` when the name is neither."""
+def parse_ntru_ring(name: str) -> NtruPrimeRing | None:
+    """The NTRU Prime ring ``name`` names: a preset (a scheme alias such as ``ntrulpr761`` names
+    its target's ring, ``sntrup761``) or a custom name ``p<P>_q<Q>``; None when the name is
+    neither. Raises :class:`RingError` when a custom name breaks a rule."""
     name = resolve_alias(name)
     if name in NTRU_PRESETS:
         return NTRU_PRESETS[name]
     m = _CUSTOM.match(name)
     if m:
         return make_ntru_ring(int(m.group(1)), int(m.group(2)))
-    raise UnknownNameError(
-        f"unknown NTRU Prime ring {name!r}: presets are "
-        f"{', '.join([*NTRU_PRESETS, *(a for a in SCHEME_ALIASES if is_ntru_name(a))])}; a custom "
-        f"ring is written p<P>_q<Q> (e.g. p653_q4621) or given with --q Q --f 'x^P - x - 1'"
-    )
+    return None
+
+
+NAME_SYNTAX = "p<P>_q<Q>"
+"""How a custom NTRU Prime ring is named."""
+
+
+def get_ntru_ring(name: str) -> NtruPrimeRing:
+    """:func:`parse_ntru_ring`, or :class:`UnknownNameError` when the name is not an NTRU
+    Prime ring's."""
+    ring = parse_ntru_ring(name)
+    if ring is None:
+        raise UnknownNameError(
+            f"unknown NTRU Prime ring {name!r}: presets are "
+            f"{', '.join([*NTRU_PRESETS, *(a for a in SCHEME_ALIASES if is_ntru_name(a))])}; a "
+            f"custom ring is written {NAME_SYNTAX} (e.g. p653_q4621) or given with --q Q --f "
+            "'x^P - x - 1'"
+        )
+    return ring
 
 
 def is_ntru_name(name: str) -> bool:

@@ -18,10 +18,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from .aliases import SCHEME_ALIASES, resolve_alias
 from .arith import bitrev, is_power_of_two, is_prime, log2_exact, smallest_root_of_unity
 from .errors import RingError, UnknownNameError
 from .lanes import I16, I32, LANE_TYPES, LaneType
+from .reference import schoolbook
 
 MIN_N = 16
 MAX_N = 4096
@@ -51,6 +54,40 @@ class Ring:
     root: int
     description: str = ""
     preset: bool = False
+
+    @property
+    def degree(self) -> int:
+        """deg f = n: the number of coefficients of one ring element."""
+        return self.n
+
+    @property
+    def degree_text(self) -> str:
+        """``n = <n>``, as headers write the degree."""
+        return f"n = {self.n}"
+
+    @property
+    def coefficient_range(self) -> tuple[int, int]:
+        """[-(q-1), q-1]: the residues mod q the Python API accepts in either sign."""
+        return -(self.q - 1), self.q - 1
+
+    @property
+    def output_range(self) -> tuple[int, int]:
+        """[0, q-1]: products and transforms come back fully reduced."""
+        return 0, self.q - 1
+
+    def reference_product(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a*b mod (q, x^n + 1) by the exact schoolbook product, in [0, q) (int64)."""
+        return schoolbook(a, b, self.q)
+
+    @property
+    def algorithm(self) -> str:
+        """How the ring multiplies, in a few words (``nttgen list``)."""
+        ntt = (
+            "complete NTT"
+            if self.complete
+            else (f"NTT of depth {self.depth}, degree-{self.base_degree} base")
+        )
+        return f"{ntt}, {self.lane.bits}-bit lanes"
 
     @property
     def log_n(self) -> int:
@@ -238,11 +275,10 @@ for _name, _root in _STANDARD_ROOTS.items():
 _CUSTOM = re.compile(r"^n(\d+)_q(\d+)(?:_l(16|32))?$")
 
 
-def get_ring(name: str) -> Ring:
-    """Return the preset called ``name`` (a scheme alias such as ``falcon512`` names its
-    target's ring, ``newhope512``), or parse a custom ring name ``n<N>_q<Q>[_l<bits>]``.
-
-    Raises :class:`UnknownNameError` listing the presets when the name is neither."""
+def parse_ring(name: str) -> Ring | None:
+    """The x^n + 1 ring ``name`` names: a preset (a scheme alias such as ``falcon512`` names its
+    target's ring, ``newhope512``) or a custom name ``n<N>_q<Q>[_l<bits>]``; None when the name
+    is neither. Raises :class:`RingError` when a custom name breaks a rule."""
     name = resolve_alias(name)
     if name in PRESETS:
         return PRESETS[name]
@@ -250,19 +286,23 @@ def get_ring(name: str) -> Ring:
     if m:
         bits = int(m.group(3)) if m.group(3) else None
         return make_ring(int(m.group(1)), int(m.group(2)), lane_bits=bits, name=name)
-    from .ntru_rings import is_ntru_name  # late: the NTRU Prime module imports the map layer
+    return None
 
-    if is_ntru_name(name):
-        raise RingError(
-            f"{name} is an NTRU Prime ring Z_q[x]/(x^p - x - 1), which has no NTT: nttgen does "
-            f"not generate C for it yet; 'nttgen plans --ring {name}' lists its multiplication "
-            f"pipelines and nttgen.ntru_rings.polymul computes its products"
+
+def get_ring(name: str) -> Ring:
+    """:func:`parse_ring`, or :class:`UnknownNameError` listing the presets when the name is
+    not an x^n + 1 ring's (:func:`nttgen.families.get_ring` reads every family's names)."""
+    ring = parse_ring(name)
+    if ring is None:
+        raise UnknownNameError(
+            f"unknown x^n + 1 ring {name!r}: presets are {', '.join([*PRESETS, *_aliases()])}; "
+            f"a custom ring is written {NAME_SYNTAX} (e.g. n256_q7681) or given with --n/--q"
         )
-    raise UnknownNameError(
-        f"unknown ring {name!r}: presets are {', '.join([*PRESETS, *_aliases()])}; a "
-        f"custom ring is written "
-        f"n<N>_q<Q> (e.g. n256_q7681) or given with --n/--q"
-    )
+    return ring
+
+
+NAME_SYNTAX = "n<N>_q<Q>"
+"""How a custom x^n + 1 ring is named."""
 
 
 def _aliases() -> list[str]:

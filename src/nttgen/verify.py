@@ -1,10 +1,14 @@
-"""Differential verification of a ring's compiled kernels (used by ``nttgen verify``).
+"""Differential verification of a ring's compiled kernels, for every ring family (used by
+``nttgen verify``).
 
-Checks, each on random and extreme inputs:
+Which checks run follows from the operations the kernels define (:attr:`Kernel.ops`), never
+from the ring's family; each runs on extreme and random inputs:
 
-* ``polymul`` equals the schoolbook product over exact integers;
+* ``polymul`` (every family) equals the ring's exact product (:meth:`reference_product`);
+* ``polymul_small`` equals it for operands with coefficients in {-1, 0, 1};
 * ``ntt`` equals direct evaluation at the roots, in the standard order;
-* ``intt(ntt(a)) == a`` and ``intt(basemul(ntt a, ntt b)) == a*b``;
+* ``intt(ntt(a)) == a``, ``intt(basemul(ntt a, ntt b)) == a*b`` and ``basemul_acc`` is the sum
+  of its products;
 * every C entry point agrees bit for bit with the exact evaluator on the same inputs, and the
   evaluator in checked mode sees no lane overflow.
 """
@@ -18,9 +22,9 @@ import numpy as np
 
 from .api import Kernel
 from .dsl.ir import Buffer, ScalarParam
-from .generate import kernel_set
+from .families import family_of
 from .interp.evaluate import evaluate
-from .reference import schoolbook
+from .plan.ntt import NttAlgebra
 
 
 @dataclass
@@ -38,21 +42,26 @@ class CheckResult:
 
 
 def coefficient_cases(
-    n: int, q: int, rng: np.random.Generator, trials: int
+    n: int,
+    q: int,
+    rng: np.random.Generator,
+    trials: int,
+    bounds: tuple[int, int] | None = None,
 ) -> Iterator[tuple[str, np.ndarray]]:
-    """Named inputs in [-(q-1), q-1]: extremes first (zeros, all q-1, all -(q-1), alternating
-    signs, impulses at both ends), then ``trials`` random ones."""
-    m = q - 1
+    """Named inputs of n coefficients in ``bounds`` (default [-(q-1), q-1]): extremes first
+    (zeros, all hi, all lo, alternating signs, impulses at both ends), then ``trials`` random
+    ones."""
+    lo, hi = bounds or (-(q - 1), q - 1)
     yield "zeros", np.zeros(n, dtype=np.int64)
-    yield "all q-1", np.full(n, m, dtype=np.int64)
-    yield "all -(q-1)", np.full(n, -m, dtype=np.int64)
-    yield "alternating", np.where(np.arange(n) % 2 == 0, m, -m).astype(np.int64)
+    yield f"all {hi}", np.full(n, hi, dtype=np.int64)
+    yield f"all {lo}", np.full(n, lo, dtype=np.int64)
+    yield "alternating", np.where(np.arange(n) % 2 == 0, hi, lo).astype(np.int64)
     for i in (0, 1, n - 1):
         e = np.zeros(n, dtype=np.int64)
-        e[i] = m
+        e[i] = hi
         yield f"impulse x^{i}", e
     for t in range(trials):
-        yield f"random {t}", rng.integers(-m, m + 1, size=n, dtype=np.int64)
+        yield f"random {t}", rng.integers(lo, hi + 1, size=n, dtype=np.int64)
 
 
 def range_cases(
@@ -76,52 +85,58 @@ def _run(name: str, body: Callable[[], Iterator[str | None]]) -> CheckResult:
 
 
 def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResult]:
-    """Run every check on a loaded kernel; return one result per check."""
+    """Run every check that applies to a loaded kernel's operations; return one result per
+    check, in the order of the module docstring."""
     rng = np.random.default_rng(seed)
-    n, q = k.n, k.q
-    ks = kernel_set(k.ring, k.isa)
-    results: list[CheckResult] = []
+    ring, n, q = k.ring, k.n, k.q
+    bounds = ring.coefficient_range
+    writer = family_of(ring).writer(ring, k.isa, k.variant)
 
-    def polymul_vs_schoolbook() -> Iterator[str | None]:
-        cases = list(coefficient_cases(n, q, rng, trials))
-        for (na, a), (nb, b) in zip(cases, cases[1:] + cases[:1], strict=True):
-            got = k.polymul(a, b)
-            if not np.array_equal(got, schoolbook(a, b, q)):
-                yield f"polymul differs from the schoolbook product for a = {na}, b = {nb}"
+    def cases() -> list[tuple[str, np.ndarray]]:
+        return list(coefficient_cases(n, q, rng, trials, bounds))
+
+    def product_vs_reference(op: str, second: tuple[int, int]) -> Iterator[str | None]:
+        first = cases()
+        others = first[1:] + first[:1]
+        if second != bounds:
+            others = list(coefficient_cases(n, q, rng, trials, second))
+        for (na, a), (nb, b) in zip(first, others, strict=False):
+            got = getattr(k, op)(a, b)
+            if not np.array_equal(got, ring.reference_product(a, b)):
+                yield f"{op} differs from the exact product for a = {na}, b = {nb}"
             yield None
 
     def ntt_vs_evaluation() -> Iterator[str | None]:
-        for name, a in coefficient_cases(n, q, rng, trials):
-            ref = ks.alg.reference_ntt([int(x) % q for x in a])
-            if list(k.ntt(a)) != ref:
+        alg = NttAlgebra(ring)  # type: ignore[arg-type]  # kernels with an ntt are x^n + 1's
+        for name, a in cases():
+            if list(k.ntt(a)) != alg.reference_ntt([int(x) % q for x in a]):
                 yield f"ntt differs from evaluation at the roots for {name}"
             yield None
 
     def roundtrips() -> Iterator[str | None]:
-        cases = list(coefficient_cases(n, q, rng, trials))
-        for (na, a), (_, b) in zip(cases, cases[1:] + cases[:1], strict=True):
+        both = cases()
+        for (na, a), (_, b) in zip(both, both[1:] + both[:1], strict=True):
             ah = k.ntt(a)
             if not np.array_equal(k.intt(ah), np.mod(a, q)):
                 yield f"intt(ntt(a)) != a for {na}"
             prod = k.intt(k.basemul(ah, k.ntt(b)))
-            if not np.array_equal(prod, schoolbook(a, b, q)):
+            if not np.array_equal(prod, ring.reference_product(a, b)):
                 yield f"intt(basemul(ntt a, ntt b)) != a*b for {na}"
             yield None
 
     def basemul_acc_sum() -> Iterator[str | None]:
+        lo, hi = bounds
         for kk in (1, 2, 3, 5):
-            A = rng.integers(-(q - 1), q, size=(kk, n))
-            B = rng.integers(-(q - 1), q, size=(kk, n))
-            want = np.mod(sum(schoolbook(A[i], B[i], q) for i in range(kk)), q)
+            A = rng.integers(lo, hi + 1, size=(kk, n))
+            B = rng.integers(lo, hi + 1, size=(kk, n))
+            want = np.mod(sum(ring.reference_product(A[i], B[i]) for i in range(kk)), q)
             got = k.intt(k.basemul_acc(k.ntt(A), k.ntt(B)))
             if not np.array_equal(got, want):
                 yield f"basemul_acc with k = {kk} differs from the sum of products"
             yield None
 
     def c_vs_evaluator() -> Iterator[str | None]:
-        for name, fn in ks.functions.items():
-            if fn.internal:
-                continue  # reached through polymul
+        for name, fn in writer.entry_points():
             scalars = {p.name: 3 for p in fn.params if isinstance(p, ScalarParam)}
             ins = [p for p in fn.params if isinstance(p, Buffer) and p.role in ("in", "inout")]
             per_case: dict[str, list[np.ndarray]] = {}
@@ -133,7 +148,7 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
             for cname, arrays in per_case.items():
                 want = evaluate(
                     fn,
-                    ks.arith,
+                    writer.arith,
                     {b.name: a for b, a in zip(ins, arrays, strict=True)},
                     scalars,
                     checked=True,
@@ -145,9 +160,15 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
                         yield f"{name}: compiled C differs from the evaluator on {cname} ({p.name})"
                 yield None
 
-    results.append(_run("polymul = schoolbook product (exact integers)", polymul_vs_schoolbook))
-    results.append(_run("ntt = evaluation at the roots (standard order)", ntt_vs_evaluation))
-    results.append(_run("intt(ntt a) = a; intt(basemul) = a*b", roundtrips))
-    results.append(_run("basemul_acc = sum of k products", basemul_acc_sum))
+    checks: list[tuple[str, str, Callable[[], Iterator[str | None]]]] = [
+        ("polymul", "polymul = exact product (integers mod q and f)",
+         lambda: product_vs_reference("polymul", bounds)),
+        ("polymul_small", "polymul_small = exact product (s in {-1, 0, 1})",
+         lambda: product_vs_reference("polymul_small", (-1, 1))),
+        ("ntt", "ntt = evaluation at the roots (standard order)", ntt_vs_evaluation),
+        ("intt", "intt(ntt a) = a; intt(basemul) = a*b", roundtrips),
+        ("basemul_acc", "basemul_acc = sum of k products", basemul_acc_sum),
+    ]  # fmt: skip
+    results = [_run(title, body) for op, title, body in checks if op in k.ops]
     results.append(_run("compiled C = evaluator, bit for bit (checked)", c_vs_evaluator))
     return results

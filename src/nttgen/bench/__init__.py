@@ -14,7 +14,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib import resources
@@ -22,15 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from ..build import compiler
-from ..emit.files import GeneratedFiles
+from ..dsl.ir import ScalarParam
+from ..emit.files import CFileWriter, GeneratedFiles
 from ..emit.isa import isa_class
 from ..errors import BuildError
-from ..generate import generate, kernel_set
+from ..families import NTT, family_of
 from ..interp.cost import count_ops
-from ..ntru_rings import NtruPrimeRing
-from ..rings import Ring
+from ..ring_family import RingSpec
 
-BENCH_OPS = ("ntt", "intt", "basemul", "basemul_acc", "polymul")
+BENCH_OPS = NTT.ops
+"""The ops of the x^n + 1 family (each family declares its own: :attr:`RingFamily.ops`)."""
 ALIGN_FLAGS = ("-falign-functions=64", "-falign-loops=64")
 BENCH_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", *ALIGN_FLAGS)
 K_MAX = 8
@@ -152,15 +153,35 @@ BENCH_SLOTS = (*BENCH_OPS, "polymul_small")
 """The harness's function slots (harness.c's ``bench_kernels_t``)."""
 
 
-def _shape(ring: Ring | NtruPrimeRing) -> tuple[str, int, int, bool]:
-    """(element type, coefficients per polynomial, q, centred inputs) of a ring."""
-    if isinstance(ring, NtruPrimeRing):
-        return "int16_t", ring.p, ring.q, True
-    return ring.lane.c_type, ring.n, ring.q, False
+def writer_entry(
+    label: str, w: CFileWriter, files: GeneratedFiles, cflags: tuple[str, ...], cc: str | None
+) -> Entry:
+    """A harness entry of the files ``w`` writes: the slots their entry points fill."""
+    names = {name for name, _ in w.entry_points()}
+    return Entry(label, files, cflags, cc, tuple(op for op in BENCH_SLOTS if op in names))
 
 
-def _kernels_header(ring: Ring | NtruPrimeRing, entries: list[Entry]) -> tuple[str, str]:
-    elem, n, q, centred = _shape(ring)
+def op_counts(w: CFileWriter, op: str, k: int) -> dict[str, int]:
+    """The cost interpreter's counts of one call of ``op`` as ``w`` writes it (every size
+    parameter set to ``k``)."""
+    fn = w.functions[op]
+    return dict(count_ops(fn, {p.name: k for p in fn.params if isinstance(p, ScalarParam)}))
+
+
+def _element_type(files: GeneratedFiles) -> str:
+    """The C type of one coefficient in a file set (its manifest's first array parameter)."""
+    for meta in json.loads(files.manifest)["functions"].values():
+        for p in meta["params"]:
+            if p["kind"] == "array":
+                return str(p["elem"])
+    raise BuildError(f"{files.stem}: the manifest declares no array parameter")
+
+
+def _kernels_header(ring: RingSpec, entries: list[Entry]) -> tuple[str, str]:
+    elem = _element_type(entries[0].files)
+    n, q = ring.degree, ring.q
+    # the harness draws inputs in the ring's output representation: [0, q) or centred
+    centred = ring.output_range[0] < 0
     poly = "void (*{})(bench_elem_t *, const bench_elem_t *, const bench_elem_t *);"
     types = "\n".join(
         [
@@ -197,7 +218,7 @@ def _kernels_header(ring: Ring | NtruPrimeRing, entries: list[Entry]) -> tuple[s
 
 
 def run_entries(
-    ring: Ring | NtruPrimeRing,
+    ring: RingSpec,
     entries: list[Entry],
     ops: Iterable[str] = BENCH_OPS,
     *,
@@ -250,9 +271,9 @@ def run_entries(
 
 
 def bench_ring(
-    ring: Ring,
+    ring: RingSpec,
     isas: list[str],
-    ops: Iterable[str] = BENCH_OPS,
+    ops: Iterable[str] | None = None,
     *,
     samples: int = 1000,
     batch: int = 100,
@@ -260,31 +281,38 @@ def bench_ring(
     ks: Iterable[int] = (3, 5),
     rounds: int = 7,
     repeats: int = 3,
+    variant: str | None = None,
 ) -> list[BenchResult]:
-    """Time every (ISA, op) pair of one ring (see :func:`run_entries` and harness.c for the
-    method: batches, rounds, the quietest round's median, best of ``repeats`` processes,
-    pinned to one CPU without address-space randomisation)."""
+    """Time every (ISA, op) pair of one ring of any family (``ops``: those of its family's
+    :attr:`~nttgen.ring_family.RingFamily.ops` to time, default all) through ``variant`` (an
+    NTRU Prime pipeline; the rows of a non-default one are labelled ``ring/tag``, e.g.
+    ``sntrup761/sn``). See :func:`run_entries` and harness.c for the method: batches, rounds,
+    the quietest round's median, best of ``repeats`` processes, pinned to one CPU without
+    address-space randomisation."""
+    fam = family_of(ring)
+    wanted = [o for o in (fam.ops if ops is None else ops) if o in fam.ops]
+    writers = {isa: fam.writer(ring, isa, variant) for isa in isas}
     entries = [
-        Entry(
+        writer_entry(
             isa,
-            generate(ring, isa),
+            w,
+            fam.generate(ring, isa, variant),
             tuple(isa_class(isa).cflags),
             compiler(isa_class(isa).compilers),
         )
-        for isa in isas
+        for isa, w in writers.items()
     ]
     records = run_entries(
-        ring,
-        entries,
-        ops,
-        samples=samples,
-        batch=batch,
-        warmup=warmup,
-        ks=ks,
-        rounds=rounds,
-        repeats=repeats,
-    )
-    return _results(ring.name, records, lambda isa, op, k: _reductions(ring, isa, op, k))
+        ring, entries, wanted, samples=samples, batch=batch, warmup=warmup, ks=ks,
+        rounds=rounds, repeats=repeats,
+    )  # fmt: skip
+    tags = {w.variant_tag for w in writers.values()}
+    label = "/".join([ring.name, *sorted(t for t in tags if t)])
+
+    def reductions(isa: str, op: str, k: int) -> int:
+        return int(op_counts(writers[isa], op, k).get("reductions", 0))
+
+    return _results(label, records, reductions)
 
 
 def _results(
@@ -309,61 +337,10 @@ def _results(
     ]
 
 
-def _reductions(ring: Ring, isa: str, op: str, k: int) -> int:
-    fn = kernel_set(ring, isa).functions[op]
-    return int(count_ops(fn, {"k": k} if op == "basemul_acc" else {}).get("reductions", 0))
-
-
-NTRU_BENCH_OPS = ("polymul", "polymul_small")
-
-
-def bench_ntru_ring(
-    ring: NtruPrimeRing,
-    isas: list[str],
-    ops: Iterable[str] = NTRU_BENCH_OPS,
-    *,
-    samples: int = 1000,
-    batch: int = 100,
-    warmup: int = 100,
-    rounds: int = 7,
-    repeats: int = 3,
-    pipeline: str | None = None,
-) -> list[BenchResult]:
-    """Time ``polymul`` and ``polymul_small`` of an NTRU Prime ring on every ISA (the method
-    of :func:`bench_ring`; inputs centred in [-(q-1)/2, (q-1)/2], the small one in {-1, 0, 1})
-    through ``pipeline`` (default Good–Rader–Bruun; the rows of another are labelled
-    ``ring/tag``, e.g. ``sntrup761/sn``)."""
-    from ..emit.ntru_files import PIPELINE_TAGS, NtruFileWriter
-    from ..plan.maps.choose import GRB
-
-    writers = {isa: NtruFileWriter(ring, isa, pipeline) for isa in isas}
-    tag = PIPELINE_TAGS[pipeline or GRB]
-    entries = [
-        Entry(
-            isa,
-            w.files(),
-            tuple(isa_class(isa).cflags),
-            compiler(isa_class(isa).compilers),
-            NTRU_BENCH_OPS,
-        )
-        for isa, w in writers.items()
-    ]
-    records = run_entries(
-        ring, entries, ops, samples=samples, batch=batch, warmup=warmup, ks=(1,),
-        rounds=rounds, repeats=repeats,
-    )  # fmt: skip
-
-    def reductions(isa: str, op: str, k: int) -> int:
-        del k
-        return int(writers[isa].costs[op].get("reductions", 0))
-
-    return _results(f"{ring.name}/{tag}" if tag else ring.name, records, reductions)
-
-
 def run_bench(
-    rings: Sequence[Ring | NtruPrimeRing],
+    rings: Sequence[RingSpec],
     isas: list[str],
-    ops: Iterable[str] = BENCH_OPS,
+    ops: Iterable[str] | None = None,
     *,
     samples: int = 1000,
     batch: int = 100,
@@ -372,11 +349,11 @@ def run_bench(
     rounds: int = 7,
     repeats: int = 3,
     progress: Callable[[str], None] | None = None,
-    pipelines: Sequence[str | None] = (None,),
+    variants: Mapping[RingSpec, Sequence[str | None]] | None = None,
 ) -> list[BenchResult]:
-    """Benchmark several rings (NTRU Prime rings: their ``polymul``/``polymul_small`` among
-    ``ops``, on the ISAs of ``isas`` they are generated for, through each of ``pipelines``,
-    None standing for the default).
+    """Benchmark several rings of any family: each ring's ops among ``ops`` (default all of
+    its family's), on the ISAs of ``isas`` that have code for it, through each of its
+    ``variants`` (default: its default program alone, None).
 
     ``progress``, if given, is called once per completed (ring, ISA) step with a label such as
     ``"mlkem avx2"``: ``len(rings) * len(isas)`` calls in all, in ring order. The ISAs of a ring
@@ -385,25 +362,13 @@ def run_bench(
     """
     out: list[BenchResult] = []
     for ring in rings:
-        if isinstance(ring, NtruPrimeRing):
-            from ..emit.ntru_files import NTRU_ISAS
-
-            here = [i for i in isas if i in NTRU_ISAS]
-            wanted = [o for o in ops if o in NTRU_BENCH_OPS]
-            for pipe in pipelines if here and wanted else ():
-                out += bench_ntru_ring(
-                    ring, here, wanted, samples=samples, batch=batch, warmup=warmup,
-                    rounds=rounds, repeats=repeats, pipeline=pipe,
-                )  # fmt: skip
-            if progress:
-                for isa in isas:
-                    progress(f"{ring.name} {isa}")
-            continue
-        here_ops = [o for o in ops if o in BENCH_OPS]  # polymul_small is NTRU Prime's alone
-        if here_ops:
+        fam = family_of(ring)
+        here = [i for i in isas if fam.unsupported(ring, i) is None]
+        wanted = [o for o in (fam.ops if ops is None else ops) if o in fam.ops]
+        for variant in (variants or {}).get(ring, (None,)) if here and wanted else ():
             out += bench_ring(
-                ring, isas, here_ops, samples=samples, batch=batch, warmup=warmup, ks=ks,
-                rounds=rounds, repeats=repeats,
+                ring, here, wanted, samples=samples, batch=batch, warmup=warmup, ks=ks,
+                rounds=rounds, repeats=repeats, variant=variant,
             )  # fmt: skip
         if progress:
             for isa in isas:

@@ -28,13 +28,11 @@ from ..build import cache_dir
 from ..build_cache import cached_build
 from ..cross import Target, build_static
 from ..emit.isa import isa_class
-from ..emit.ntru_files import generate_ntru, ntru_functions
 from ..errors import BuildError
-from ..generate import generate, kernel_set
-from ..interp.cost import count_ops, total_ops
-from ..ntru_rings import NtruPrimeRing
-from ..rings import Ring
-from . import BENCH_OPS, NTRU_BENCH_OPS, Entry, _kernels_header
+from ..families import family_of
+from ..interp.cost import total_ops
+from ..ring_family import RingSpec
+from . import Entry, _kernels_header, op_counts, writer_entry
 
 COUNT_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror")
 _MARK = re.compile(r" (count_begin|count_end)$")
@@ -69,30 +67,25 @@ SCALAR_FLAGS = ("-fno-tree-vectorize",)  # gcc: keep the portable C scalar
 
 
 def _entries(
-    ring: Ring | NtruPrimeRing, isas: list[str], target: Target, extra: tuple[str, ...] = ()
+    ring: RingSpec, isas: list[str], target: Target, extra: tuple[str, ...] = ()
 ) -> list[tuple[Entry, list[str]]]:
+    fam = family_of(ring)
     out = []
     for isa in isas:
         cls = isa_class(isa)
         cmd = [*target.pick_compiler(cls.compilers), *COUNT_CFLAGS, *cls.cflags, *extra]
-        if isinstance(ring, NtruPrimeRing):
-            entry = Entry(isa, generate_ntru(ring, isa), tuple(cls.cflags), ops=NTRU_BENCH_OPS)
-        else:
-            entry = Entry(isa, generate(ring, isa), tuple(cls.cflags))
-        out.append((entry, cmd))
+        w = fam.writer(ring, isa)
+        out.append((writer_entry(isa, w, fam.generate(ring, isa), tuple(cls.cflags), None), cmd))
     return out
 
 
-def _static_ops(ring: Ring | NtruPrimeRing, isa: str, op: str, k: int) -> int:
+def _static_ops(ring: RingSpec, isa: str, op: str, k: int) -> int:
     """The cost interpreter's op count of one call (the program's vector ops)."""
-    if isinstance(ring, NtruPrimeRing):
-        return total_ops(count_ops(ntru_functions(ring, isa).functions[op], {}))
-    fn = kernel_set(ring, isa).functions[op]
-    return total_ops(count_ops(fn, {"k": k} if op == "basemul_acc" else {}))
+    return total_ops(op_counts(family_of(ring).writer(ring, isa), op, k))
 
 
 def build_counter(
-    ring: Ring | NtruPrimeRing, isas: list[str], target: Target, extra: tuple[str, ...] = ()
+    ring: RingSpec, isas: list[str], target: Target, extra: tuple[str, ...] = ()
 ) -> tuple[Path, dict[str, str]]:
     """The static counting program of one ring with the kernels of ``isas`` for ``target``
     (cached by content), each compiled with its compiler, -O3 and ``extra``; returns its path
@@ -216,19 +209,20 @@ SCALAR_LABEL = "c scalar"
 
 
 def count_ring(
-    ring: Ring | NtruPrimeRing,
+    ring: RingSpec,
     isas: list[str],
     target: Target,
-    ops: Iterable[str] = BENCH_OPS,
+    ops: Iterable[str] | None = None,
     ks: Iterable[int] = (3, 5),
     scalar: bool = True,
 ) -> list[CountResult]:
-    """Instruction counts of every (ISA, op) of one ring (an NTRU Prime ring: its
-    ``polymul``/``polymul_small``) on ``target``. ``isas`` should include
+    """Instruction counts of every (ISA, op) of one ring on ``target``, ``ops`` among its
+    family's (default all of them). ``isas`` should include
     ``c``: the portable C compiled -O3 for the same machine (gcc vectorises its loops there);
     ``scalar`` adds it once more with vectorisation off (ISA label ``c scalar``), the baseline
     of a machine without a vector unit."""
-    ops = list(ops)
+    fam = family_of(ring)
+    ops = [o for o in (fam.ops if ops is None else ops) if o in fam.ops]
     builds = [(isas, (), False)]
     if scalar:
         builds.append((["c"], SCALAR_FLAGS, True))

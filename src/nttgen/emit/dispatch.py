@@ -13,6 +13,14 @@ GNU-compatible compiler (for ``cpuid.h``), NEON only on AArch64 (``__aarch64__``
 no detection), RVV only when the compiler targets the V extension (``__riscv_vector``); there
 the front end reads VLEN (``vsetvlmax``) and takes the code specialised for exactly that VLEN,
 else the VLEN-agnostic code. Elsewhere the front end is the portable C.
+
+The front end reads only the writer interface of :class:`~nttgen.emit.files.CFileWriter`, so it
+serves every ring family; every line of it is built from :mod:`nttgen.emit.c_ast` nodes.
+
+Longer than 600 lines because the front end is one C file whose parts (the header, the table of
+ISAs, the run-time detection per architecture, the entry points) all read the same writer
+state: its names, its guards and its ISA order; split across modules, each part would take that
+whole state as parameters.
 """
 
 from __future__ import annotations
@@ -21,13 +29,12 @@ import json
 from collections.abc import Sequence
 
 from ..dsl.ir import Function, ScalarParam
-from ..programs.kernels import OP_INFO
-from ..rings import Ring
+from ..ring_family import RingSpec
 from ..version import __version__
 from . import c_ast as C
 from .c_emit import CEmitter
 from .files import (
-    FileWriter,
+    CFileWriter,
     GeneratedFiles,
     _fmt_range,
     header_close,
@@ -36,30 +43,44 @@ from .files import (
 )
 
 
-def dispatch_stem(ring: Ring) -> str:
+def dispatch_stem(ring: RingSpec) -> str:
     """The file stem and symbol prefix of a ring's front end: nttgen_<ring>."""
     return f"nttgen_{ring.c_name}"
 
 
-# printed before aborting when NTTGEN_ISA allows nothing that runs here (a C string literal)
-MESSAGE = '"%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\\n"'
+# printed before aborting when NTTGEN_ISA allows nothing that runs here
+MESSAGE = "%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\n"
 
 # entry points that only ISAs with a permuted NTT-domain order have
 ORDER_ONLY = ("to_standard", "from_standard")
 
+# the entry point that leaves data in a transform domain: a family that exports it has the
+# order conversions in its front end, even where every ISA compiled in keeps the standard order
+TRANSFORM = "ntt"
 
-def _params(w: FileWriter, fn: Function) -> tuple[C.Param, ...]:
+# the header lines of a family with a transform domain
+ORDER_LINES = (
+    "Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and",
+    "        from_standard convert. Do not switch ISAs while such data is in use.",
+)
+
+NULL = C.Name("NULL")
+NAME = C.Name("name")
+
+
+def _params(w: CFileWriter, fn: Function) -> tuple[C.Param, ...]:
     """The C parameters of an entry point as a writer emits them."""
     return CEmitter(fn, w.isa, w.c_name, w.table_name).params()
 
 
-def _if_and(indent: str, left: str, right: str) -> list[str]:
-    """``if (left && right) {`` at ``indent``: on one line if it fits, else broken after the
-    ``&&`` with the second operand aligned under the first, as clang-format does."""
-    one = f"{indent}if ({left} && {right}) {{"
-    if len(one) <= C.COLUMNS:
-        return [one]
-    return [f"{indent}if ({left} &&", f"{indent}    {right}) {{"]
+def _streq(a: C.Expr, b: C.Expr) -> C.Expr:
+    """``strcmp(a, b) == 0``."""
+    return C.Bin("==", C.Call("strcmp", (a, b)), C.Int(0))
+
+
+def _is_isa(w: CFileWriter) -> C.Expr:
+    """``strcmp(name, "<isa>") == 0``: whether the ISA asked about is ``w``'s."""
+    return _streq(NAME, C.Str(w.isa.name))
 
 
 def _hull(ranges: list[tuple[int, int]]) -> tuple[int, int]:
@@ -73,59 +94,67 @@ def _meet(ranges: list[tuple[int, int]]) -> tuple[int, int]:
 class DispatchWriter:
     """Builds the front end over the per-ISA writers of one ring (portable C among them)."""
 
-    def __init__(self, writers: Sequence[FileWriter], command: str) -> None:
+    def __init__(self, writers: Sequence[CFileWriter], command: str) -> None:
+        """``writers``: one per ISA of the same ring, the portable C among them; ``command``:
+        the command line that regenerates the front end (quoted in its files). Raises
+        ValueError when the portable C is missing or the ISAs' entry points disagree."""
         names = [w.isa.name for w in writers]
         if "c" not in names:
             raise ValueError("the dispatching front end needs the portable C among its ISAs")
         # best first: wider vectors before narrower ones, portable C last
-        self.writers = sorted(writers, key=lambda w: (w.isa.name == "c", -w.ks.config.lanes))
-        self.ring = writers[0].ks.ring
+        self.writers = sorted(writers, key=lambda w: (w.isa.name == "c", -w.lanes))
+        self.ring = writers[0].ring
         self.command = command
         self.stem = dispatch_stem(self.ring)
         self.portable = next(w for w in writers if w.isa.name == "c")
         # every ISA has the same entry points, except that ISAs whose NTT domain is in the
         # standard order have no to/from_standard (those are then no-ops)
         richest = max(self.writers, key=lambda w: len(w.entry_points()))
+        self.richest = richest
         self.entries = [name for name, _ in richest.entry_points()]
         self.reference = {name: fn for name, fn in richest.entry_points()}
-        # the front end always has the order conversions (no-ops where no ISA needs them)
-        for name in ORDER_ONLY:
-            if name not in self.entries:
-                self.entries.insert(self.entries.index("polymul"), name)
+        # a family with a transform domain always has the order conversions (no-ops where no
+        # ISA needs them); one without (NTRU Prime's products) has none
+        self.domain = TRANSFORM in self.reference or any(
+            not w.native_order_is_standard for w in self.writers
+        )
+        if self.domain:
+            for name in ORDER_ONLY:
+                if name not in self.entries:
+                    self.entries.insert(self.entries.index("polymul"), name)
         for w in self.writers:
             theirs = dict(w.entry_points())
             for name in self.entries:
                 if name not in theirs:
-                    if name not in ORDER_ONLY or not w.ks.order.is_identity:
+                    if name not in ORDER_ONLY or not w.native_order_is_standard:
                         raise ValueError(f"{w.isa.name} has no {name}")
                 elif _params(w, theirs[name]) != _params(richest, self.reference[name]):
                     raise ValueError(f"{w.isa.name} {name} has other parameters")
-        self.richest = richest
 
     @property
-    def x86(self) -> list[FileWriter]:
+    def x86(self) -> list[CFileWriter]:
         """The writers of ISAs that need x86 runtime detection."""
         return [w for w in self.writers if w.isa.cpuid7_ebx]
 
     @property
-    def neon(self) -> list[FileWriter]:
+    def neon(self) -> list[CFileWriter]:
         """The writers of AArch64 ISAs (Advanced SIMD is part of every AArch64 core: compiled
         in on AArch64, no runtime detection needed)."""
         return [w for w in self.writers if w.isa.arch == "aarch64"]
 
     @property
-    def rvv(self) -> list[FileWriter]:
+    def rvv(self) -> list[CFileWriter]:
         """The writers of RISC-V Vector ISAs (compiled in when the compiler targets the V
         extension; the VLEN-specialised ones picked only on a core of exactly their VLEN)."""
         return [w for w in self.writers if w.isa.arch == "riscv64"]
 
-    def _groups(self) -> list[tuple[str, list[FileWriter]]]:
+    def _groups(self) -> list[tuple[str, list[CFileWriter]]]:
         """(guard macro, writers) of every architecture's ISAs present, best first."""
         S = self.stem.upper()
         groups = [(f"{S}_X86", self.x86), (f"{S}_NEON", self.neon), (f"{S}_RVV", self.rvv)]
         return [(g, ws) for g, ws in groups if ws]
 
-    def _guard(self, w: FileWriter) -> str | None:
+    def _guard(self, w: CFileWriter) -> str | None:
         """The macro under which an ISA is compiled in (None: always, the portable C)."""
         if w.isa.cpuid7_ebx:
             return f"{self.stem.upper()}_X86"
@@ -140,11 +169,19 @@ class DispatchWriter:
     def _name(self, suffix: str) -> str:
         return f"{self.stem}_{suffix}"
 
+    def _sym(self, suffix: str) -> C.Name:
+        """The front end's own symbol ``<stem>_<suffix>`` as an expression."""
+        return C.Name(self._name(suffix))
+
+    def _call(self, suffix: str, *args: C.Expr) -> C.Call:
+        """A call of the front end's own function ``<stem>_<suffix>``."""
+        return C.Call(self._name(suffix), args)
+
     def _entry_params(self, name: str) -> tuple[C.Param, ...]:
         """The C parameters of an entry point (an order conversion no ISA has: the array)."""
         if name in self.reference:
             return _params(self.richest, self.reference[name])
-        return (C.Param(self.ring.lane.c_type, "a", str(self.ring.n)),)
+        return (C.Param(self.richest.lane_c_type, "a", str(self.richest.dims()[0])),)
 
     # ----------------------------------------------------------------- documentation
     def _header_lines(self, kind: str) -> list[str]:
@@ -161,22 +198,29 @@ class DispatchWriter:
             "        -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON",
             "        on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then",
             "        compile this file with it too), the portable C everywhere.",
-            "Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and",
-            "        from_standard convert. Do not switch ISAs while such data is in use.",
         ]
+        if self.domain:
+            lines += ORDER_LINES
         return lines
+
+    def _entry_text(self, name: str) -> tuple[str, str, str]:
+        """(summary, input, output) of an entry point, from a writer that has it; an order
+        conversion no ISA has is still the family's, and the richest writer words it."""
+        have = [w for w in self.writers if name in dict(w.entry_points())]
+        return (have[0] if have else self.richest).entry_text(name)
 
     def _function_doc(self, name: str) -> tuple[str, ...]:
         """The portable C's documentation with ranges that hold for every ISA: inputs the
         narrowest of the ISAs' contracts, outputs the widest."""
-        info = OP_INFO[name]
-        lines = [info.summary, "", f"Input:  {info.input}", f"Output: {info.output}"]
+        summary, inputs, output = self._entry_text(name)
+        lines = [summary, "", f"Input:  {inputs}", f"Output: {output}"]
         if name in ORDER_ONLY:
             lines.append("A no-op when the active ISA keeps the NTT domain in the standard order.")
         if name not in self.reference:
-            return (*lines, f"a[{self.ring.n}]: unchanged (every ISA here keeps that order)")
+            n = self.richest.dims()[0]
+            return (*lines, f"a[{n}]: unchanged (every ISA here keeps that order)")
         fn = self.reference[name]
-        contracts = [w.ks.functions[name].contract for w in self.writers if name in w.ks.functions]
+        contracts = [w.functions[name].contract for w in self.writers if name in w.functions]
         for p in fn.buffers:
             rng = []
             if p.name in fn.contract.inputs:
@@ -197,266 +241,380 @@ class DispatchWriter:
         """The .h text: the ISA-neutral prototypes and the two ISA controls."""
         u = C.Unit()
         u.items.append(C.BlockComment(tuple(self._header_lines("h"))))
-        u.items += header_open(self.stem, self.ring.n, self.ring.q)
+        u.items += header_open(self.stem, *self.richest.dims())
         u.items += [
             C.Blank(),
-            C.BlockComment(("The name of the ISA in use (picks it on the first call).",)),
-            C.Directive(f"const char *{self._name('isa')}(void);"),
+            C.FuncDef(
+                "const char",
+                f"*{self._name('isa')}",
+                (),
+                None,
+                doc=("The name of the ISA in use (picks it on the first call).",),
+            ),
             C.Blank(),
-            C.BlockComment(
-                (
+            C.FuncDef(
+                "int",
+                self._name("use_isa"),
+                (C.Param("const char", "*name"),),
+                None,
+                doc=(
                     "Forces the ISA called name for every later call: 0 on success, -1 (and no",
                     "change) if it is not compiled in or this CPU or OS cannot run it.",
-                )
+                ),
             ),
-            C.Directive(f"int {self._name('use_isa')}(const char *name);"),
         ]
-        for name in self.entries:
+        for entry in self.entries:
             u.items += [
                 C.Blank(),
                 C.FuncDef(
                     "void",
-                    self._name(name),
-                    self._entry_params(name),
+                    self._name(entry),
+                    self._entry_params(entry),
                     None,
-                    doc=self._function_doc(name),
+                    doc=self._function_doc(entry),
                 ),
             ]
         u.items += header_close(self.stem)
         return u.render()
 
-    def _param_text(self, name: str) -> tuple[str, str]:
-        """(the parameter list, the argument list) of an entry point, as C text."""
-        params = self._entry_params(name)
-        decl = ", ".join(
-            f"{p.ctype} {p.name}" + (f"[{p.array}]" if p.array else "") for p in params
-        )
-        args = ", ".join(p.name.lstrip("*") for p in params)
-        return decl, args
-
     def source(self) -> str:
         """The .c text: the table of implementations, detection, selection and the wrappers."""
-        s, S = self.stem, self.stem.upper()
-        x86 = self.x86
-        out: list[str] = [f'#include "{s}.h"', "", "#include <stdio.h>", "#include <stdlib.h>"]
-        out += ["#include <string.h>", "", f'#include "{self.portable.stem}.h"']
-        if x86:
-            out += [
-                "",
-                "#if (defined(__x86_64__) || defined(__i386__)) && "
-                "(defined(__GNUC__) || defined(__clang__))",
-                f"#define {S}_X86 1",
-                "#include <cpuid.h>",
-                *(f'#include "{w.stem}.h"' for w in x86),
-                "#endif",
-            ]
-        if self.neon:
-            out += [
-                "",
-                "#if defined(__aarch64__) && defined(__ARM_NEON)",
-                f"#define {S}_NEON 1",
-                *(f'#include "{w.stem}.h"' for w in self.neon),
-                "#endif",
-            ]
-        if self.rvv:
-            out += [
-                "",
-                "#if defined(__riscv) && defined(__riscv_vector)",
-                f"#define {S}_RVV 1",
-                "#include <riscv_vector.h>",
-                *(f'#include "{w.stem}.h"' for w in self.rvv),
-                "#endif",
-            ]
-        out += ["", "/* One ISA's entry points. */", "typedef struct {", "    const char *name;"]
-        for name in self.entries:
-            decl, _ = self._param_text(name)
-            out.append(f"    void (*{name})({decl});")
-        out += [f"}} {s}_impl;", ""]
-        groups = self._groups()
-        always = len(self.writers) - sum(len(ws) for _, ws in groups)
-        out += ["/* How many ISAs are compiled in. */"]
-        for i, (guard, ws) in enumerate(groups):
-            out += [
-                f"#{'el' if i else ''}if defined({guard})",
-                f"#define {S}_ISAS {always + len(ws)}",
-            ]
-        if groups:
-            out += ["#else", f"#define {S}_ISAS {always}", "#endif"]
-        else:
-            out += [f"#define {S}_ISAS {always}"]
-        out += [
-            "",
-            "/* Every ISA compiled in, best first. */",
-            f"static const {s}_impl {s}_impls[] = {{",
-        ]
-        for w in self.writers:
-            guard = self._guard(w)
-            if guard:
-                out.append(f"#ifdef {guard}")
-            have = w.ks.functions
-            fields = [f'"{w.isa.name}"']
-            fields += [f"{w.stem}_{name}" if name in have else "NULL" for name in self.entries]
-            out += C.bin_pack("    {", fields, "},")
-            if guard:
-                out.append("#endif")
-        out += ["};", "", f"static const {s}_impl *{s}_active;", ""]
-        out += self._runs_here(x86)
-        out += self._select()
-        for name in self.entries:
-            decl, args = self._param_text(name)
-            out += ["", *C.bin_pack(f"void {s}_{name}(", decl.split(", "), ") {")]
-            if name not in self.reference:
-                out += [f"    (void){args}; /* every ISA here keeps the standard order */"]
-            elif name in ORDER_ONLY:
-                out += [
-                    f"    const {s}_impl *impl = {s}_pick();",
-                    f"    if (impl->{name} != NULL) {{ /* NULL: standard order already */",
-                    f"        impl->{name}({args});",
-                    "    }",
-                ]
-            else:
-                out.append(f"    {s}_pick()->{name}({args});")
-            out.append("}")
         u = C.Unit()
         u.items.append(C.BlockComment(tuple(self._header_lines("c"))))
-        u.items += [C.Directive(line) for line in out]
+        u.items += self._includes()
+        u.items += [C.Blank(), *self._table()]
+        u.items += [C.Blank(), C.Global(f"const {self._name('impl')}", f"*{self._name('active')}")]
+        for fn in (self._runs_here(), self._suits(), self._listed(), self._pick()):
+            u.items += [C.Blank(), *fn]
+        u.items += [C.Blank(), self._isa(), C.Blank(), self._use_isa()]
+        for entry in self.entries:
+            u.items += [C.Blank(), self._wrapper(entry)]
         return u.render()
 
-    def _runs_here(self, x86: list[FileWriter]) -> list[str]:
-        """``<prefix>_runs_here(name)``: whether this CPU and OS run an ISA."""
-        s, S = self.stem, self.stem.upper()
-        out = [
-            "/* Whether this CPU has the ISA's instructions and the OS saves its registers. */",
-            f"static int {s}_runs_here(const char *name) {{",
+    def _includes(self) -> list[C.Top]:
+        """The front end's own header, the C library's, and each ISA's header under the macro
+        that says its architecture is compiled for."""
+        S = self.stem.upper()
+        items: list[C.Top] = [
+            C.Directive(f'#include "{self.stem}.h"'),
+            C.Blank(),
+            C.Directive("#include <stdio.h>"),
+            C.Directive("#include <stdlib.h>"),
+            C.Directive("#include <string.h>"),
+            C.Blank(),
+            C.Directive(f'#include "{self.portable.stem}.h"'),
         ]
-        if x86:
-            out += [
-                f"#ifdef {S}_X86",
-                "    unsigned int eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;",
-                "    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) {",
-                '        return strcmp(name, "c") == 0; /* no OSXSAVE: no xgetbv, no AVX */',
-                "    }",
-                '    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));',
-                "    (void)xcr0_hi;",
-                "    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {",
-                "        ebx = 0;",
-                "    }",
-            ]
-            for w in x86:
-                ebx, xcr0 = w.isa.cpuid7_ebx, w.isa.xcr0
-                out += [
-                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
-                    f"        return (ebx & 0x{ebx:x}u) == 0x{ebx:x}u && "
-                    f"(xcr0_lo & 0x{xcr0:x}u) == 0x{xcr0:x}u;",
-                    "    }",
+        arches = (
+            (
+                self.x86,
+                "(defined(__x86_64__) || defined(__i386__)) && "
+                "(defined(__GNUC__) || defined(__clang__))",
+                f"{S}_X86",
+                ("cpuid.h",),
+            ),
+            (self.neon, "defined(__aarch64__) && defined(__ARM_NEON)", f"{S}_NEON", ()),
+            (
+                self.rvv,
+                "defined(__riscv) && defined(__riscv_vector)",
+                f"{S}_RVV",
+                ("riscv_vector.h",),
+            ),
+        )
+        for ws, cond, macro, system in arches:
+            if ws:
+                items += [
+                    C.Blank(),
+                    C.Directive(f"#if {cond}"),
+                    C.Directive(f"#define {macro} 1"),
+                    *(C.Directive(f"#include <{h}>") for h in system),
+                    *(C.Directive(f'#include "{w.stem}.h"') for w in ws),
+                    C.Directive("#endif"),
                 ]
-            out.append("#endif")
-        if self.neon:
-            out.append(f"#ifdef {S}_NEON")
-            for w in self.neon:
-                out += [
-                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
-                    "        return 1; /* part of every AArch64 core */",
-                    "    }",
-                ]
-            out.append("#endif")
-        if self.rvv:
-            out += [
-                f"#ifdef {S}_RVV",
-                "    size_t vlen = __riscv_vsetvlmax_e8m1() * 8; /* VLEN in bits */",
-            ]
-            for w in self.rvv:
-                need = w.isa.min_vlen  # type: ignore[attr-defined]
-                out += [
-                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
-                    f"        return vlen >= {need};",
-                    "    }",
-                ]
-            out += ["    (void)vlen;", "#endif"]
-        out += ['    return strcmp(name, "c") == 0;', "}", ""]
-        out += self._suits()
-        return out
+        return items
 
-    def _suits(self) -> list[str]:
+    def _table(self) -> list[C.Top]:
+        """The struct of one ISA's entry points, how many ISAs are compiled in, and the array
+        of them, best first (NULL where an ISA has no order conversion)."""
+        S = self.stem.upper()
+        fields: list[C.Param | C.FuncPtr] = [C.Param("const char", "*name")]
+        fields += [C.FuncPtr("void", e, self._entry_params(e)) for e in self.entries]
+        items: list[C.Top] = [
+            C.ShortComment("One ISA's entry points."),
+            C.TypedefStruct(self._name("impl"), tuple(fields)),
+            C.Blank(),
+            C.ShortComment("How many ISAs are compiled in."),
+        ]
+        groups = self._groups()
+        always = len(self.writers) - sum(len(ws) for _, ws in groups)
+        for i, (guard, ws) in enumerate(groups):
+            items += [
+                C.Directive(f"#{'el' if i else ''}if defined({guard})"),
+                C.Directive(f"#define {S}_ISAS {always + len(ws)}"),
+            ]
+        if groups:
+            items.append(C.Directive("#else"))
+        items.append(C.Directive(f"#define {S}_ISAS {always}"))
+        if groups:
+            items.append(C.Directive("#endif"))
+        rows = tuple(
+            C.InitRow(
+                (
+                    C.Str(w.isa.name),
+                    *(C.Name(f"{w.stem}_{e}") if e in w.functions else NULL for e in self.entries),
+                ),
+                self._guard(w),
+            )
+            for w in self.writers
+        )
+        return [
+            *items,
+            C.Blank(),
+            C.ShortComment("Every ISA compiled in, best first."),
+            C.InitArray(self._name("impl"), self._name("impls"), rows),
+        ]
+
+    def _runs_here(self) -> list[C.Top]:
+        """``<prefix>_runs_here(name)``: whether this CPU and OS run an ISA."""
+        S = self.stem.upper()
+        body: list[C.Stmt] = []
+        if self.x86:
+            eax, ebx, ecx, edx = (C.Name(r) for r in ("eax", "ebx", "ecx", "edx"))
+            lo, hi = C.Name("xcr0_lo"), C.Name("xcr0_hi")
+            regs = tuple(C.Unary("&", r) for r in (eax, ebx, ecx, edx))
+            osxsave = C.Bin("&", ecx, C.Bin("<<", C.UInt(1), C.Int(27)))
+            x86: list[C.Stmt] = [
+                C.DeclList("unsigned int", ("eax", "ebx", "ecx", "edx", "xcr0_lo", "xcr0_hi")),
+                C.If(
+                    C.Logic(
+                        "||",
+                        (
+                            C.Unary("!", C.Call("__get_cpuid", (C.Int(1), *regs))),
+                            C.Unary("!", osxsave),
+                        ),
+                    ),
+                    (
+                        C.Commented(
+                            C.Return(_streq(NAME, C.Str("c"))), "no OSXSAVE: no xgetbv, no AVX"
+                        ),
+                    ),
+                ),
+                C.Asm("xgetbv", (("=a", lo), ("=d", hi)), (("c", C.Int(0)),)),
+                C.ExprStmt(C.Cast("void", hi)),
+                C.If(
+                    C.Unary("!", C.Call("__get_cpuid_count", (C.Int(7), C.Int(0), *regs))),
+                    (C.Assign(ebx, C.Int(0)),),
+                ),
+            ]
+            for w in self.x86:
+                has_ebx = C.UInt(w.isa.cpuid7_ebx, hex=True)
+                has_xcr0 = C.UInt(w.isa.xcr0, hex=True)
+                both = C.Logic(
+                    "&&",
+                    (
+                        C.Bin("==", C.Bin("&", ebx, has_ebx), has_ebx),
+                        C.Bin("==", C.Bin("&", lo, has_xcr0), has_xcr0),
+                    ),
+                )
+                x86.append(C.If(_is_isa(w), (C.Return(both),)))
+            body.append(C.IfDef(f"{S}_X86", tuple(x86)))
+        if self.neon:
+            always = C.Commented(C.Return(C.Int(1)), "part of every AArch64 core")
+            body.append(C.IfDef(f"{S}_NEON", tuple(C.If(_is_isa(w), (always,)) for w in self.neon)))
+        if self.rvv:
+            vlen = C.Name("vlen")
+            need = [
+                C.If(_is_isa(w), (C.Return(C.Bin(">=", vlen, C.Int(w.isa.min_vlen))),))
+                for w in self.rvv
+            ]
+            rvv = (
+                C.Commented(self._vlen(), "VLEN in bits"),
+                *need,
+                C.ExprStmt(C.Cast("void", vlen)),
+            )
+            body.append(C.IfDef(f"{S}_RVV", rvv))
+        body.append(C.Return(_streq(NAME, C.Str("c"))))
+        return [
+            C.ShortComment(
+                "Whether this CPU has the ISA's instructions and the OS saves its registers."
+            ),
+            C.FuncDef(
+                "int",
+                self._name("runs_here"),
+                (C.Param("const char", "*name"),),
+                tuple(body),
+                storage="static",
+            ),
+        ]
+
+    @staticmethod
+    def _vlen() -> C.Decl:
+        """``size_t vlen = ...``: the RISC-V core's VLEN in bits."""
+        return C.Decl("size_t", "vlen", C.Bin("*", C.Call("__riscv_vsetvlmax_e8m1", ()), C.Int(8)))
+
+    def _suits(self) -> list[C.Top]:
         """``<prefix>_suits(name)``: whether the automatic choice may take an ISA that runs
         here: code specialised for one RISC-V VLEN only on a core of exactly that VLEN (on a
         longer one it would leave lanes idle, and the VLEN-agnostic code uses them)."""
-        s, S = self.stem, self.stem.upper()
-        out = [
-            "/* Whether the automatic choice takes an ISA that runs here (see the header). */",
-            f"static int {s}_suits(const char *name) {{",
-        ]
-        fixed = [w for w in self.rvv if w.isa.vlen]
+        body: list[C.Stmt] = []
+        fixed = [(w, w.isa.vlen) for w in self.rvv if w.isa.vlen is not None]
         if fixed:
-            out += [f"#ifdef {S}_RVV", "    size_t vlen = __riscv_vsetvlmax_e8m1() * 8;"]
-            for w in fixed:
-                out += [
-                    f'    if (strcmp(name, "{w.isa.name}") == 0) {{',
-                    f"        return vlen == {w.isa.vlen};",  # type: ignore[attr-defined]
-                    "    }",
-                ]
-            out += ["    (void)vlen;", "#endif"]
-        out += ["    (void)name;", "    return 1;", "}", ""]
-        return out
-
-    def _select(self) -> list[str]:
-        s, S = self.stem, self.stem.upper()
+            vlen = C.Name("vlen")
+            exact = [
+                C.If(_is_isa(w), (C.Return(C.Bin("==", vlen, C.Int(bits))),)) for w, bits in fixed
+            ]
+            rvv = (self._vlen(), *exact, C.ExprStmt(C.Cast("void", vlen)))
+            body.append(C.IfDef(f"{self.stem.upper()}_RVV", rvv))
+        body += [C.ExprStmt(C.Cast("void", NAME)), C.Return(C.Int(1))]
         return [
-            "/* Whether name is one of the comma-separated names in list. */",
-            f"static int {s}_listed(const char *list, const char *name) {{",
-            "    size_t len = strlen(name);",
-            "    while (*list != '\\0') {",
-            '        size_t k = strcspn(list, ",");',
-            "        if (k == len && strncmp(list, name, len) == 0) {",
-            "            return 1;",
-            "        }",
-            "        list += k;",
-            "        list += *list == ',';",
-            "    }",
-            "    return 0;",
-            "}",
-            "",
-            "/* The active ISA: chosen once, on the first call (see the header). */",
-            f"static const {s}_impl *{s}_pick(void) {{",
-            f"    if ({s}_active == NULL) {{",
-            '        const char *only = getenv("NTTGEN_ISA");',
-            "        int any = only == NULL || *only == '\\0';",
-            f"        for (size_t i = 0; i < {S}_ISAS; ++i) {{",
-            f"            const char *name = {s}_impls[i].name;",
-            "            int wanted; /* listed by NTTGEN_ISA, or else suited to this CPU */",
-            "            if (any) {",
-            f"                wanted = {s}_suits(name);",
-            "            } else {",
-            f"                wanted = {s}_listed(only, name);",
-            "            }",
-            f"            if (wanted && {s}_runs_here(name)) {{",
-            f"                {s}_active = &{s}_impls[i];",
-            "                break;",
-            "            }",
-            "        }",
-            f"        if ({s}_active == NULL) {{",
-            f"            fprintf(stderr, {MESSAGE},",
-            f'                    "{s}", only);',
-            "            abort();",
-            "        }",
-            "    }",
-            f"    return {s}_active;",
-            "}",
-            "",
-            f"const char *{s}_isa(void) {{",
-            f"    return {s}_pick()->name;",
-            "}",
-            "",
-            f"int {s}_use_isa(const char *name) {{",
-            f"    for (size_t i = 0; i < {S}_ISAS; ++i) {{",
-            *_if_and("        ", f"strcmp({s}_impls[i].name, name) == 0", f"{s}_runs_here(name)"),
-            f"            {s}_active = &{s}_impls[i];",
-            "            return 0;",
-            "        }",
-            "    }",
-            "    return -1;",
-            "}",
+            C.ShortComment(
+                "Whether the automatic choice takes an ISA that runs here (see the header)."
+            ),
+            C.FuncDef(
+                "int",
+                self._name("suits"),
+                (C.Param("const char", "*name"),),
+                tuple(body),
+                storage="static",
+            ),
         ]
+
+    def _listed(self) -> list[C.Top]:
+        """``<prefix>_listed(list, name)``: whether NTTGEN_ISA's list names an ISA."""
+        lst, k, n = C.Name("list"), C.Name("k"), C.Name("len")
+        body = (
+            C.Decl("size_t", "len", C.Call("strlen", (NAME,))),
+            C.While(
+                C.Bin("!=", C.Unary("*", lst), C.Char("\0")),
+                (
+                    C.Decl("size_t", "k", C.Call("strcspn", (lst, C.Str(",")))),
+                    C.If(
+                        C.Logic(
+                            "&&",
+                            (
+                                C.Bin("==", k, n),
+                                C.Bin("==", C.Call("strncmp", (lst, NAME, n)), C.Int(0)),
+                            ),
+                        ),
+                        (C.Return(C.Int(1)),),
+                    ),
+                    C.OpAssign("+", lst, k),
+                    C.OpAssign("+", lst, C.Bin("==", C.Unary("*", lst), C.Char(","))),
+                ),
+            ),
+            C.Return(C.Int(0)),
+        )
+        return [
+            C.ShortComment("Whether name is one of the comma-separated names in list."),
+            C.FuncDef(
+                "int",
+                self._name("listed"),
+                (C.Param("const char", "*list"), C.Param("const char", "*name")),
+                body,
+                storage="static",
+            ),
+        ]
+
+    def _pick(self) -> list[C.Top]:
+        """``<prefix>_pick()``: the active ISA, chosen on the first call (NTTGEN_ISA's best
+        listed ISA that runs here, else the best suited one that runs here)."""
+        active, only, wanted = self._sym("active"), C.Name("only"), C.Name("wanted")
+        nth = C.Index(self._sym("impls"), C.Name("i"))
+        unset = C.Bin("==", active, NULL)
+        choose = C.For(
+            "i",
+            C.Bin("<", C.Name("i"), C.Name(f"{self.stem.upper()}_ISAS")),
+            (
+                C.Decl("const char", "*name", C.Member(nth, "name")),
+                C.Commented(
+                    C.Decl("int", "wanted"), "listed by NTTGEN_ISA, or else suited to this CPU"
+                ),
+                C.If(
+                    C.Name("any"),
+                    (C.Assign(wanted, self._call("suits", NAME)),),
+                    (C.Assign(wanted, self._call("listed", only, NAME)),),
+                ),
+                C.If(
+                    C.Logic("&&", (wanted, self._call("runs_here", NAME))),
+                    (C.Assign(active, C.Unary("&", nth)), C.Break()),
+                ),
+            ),
+        )
+        refuse = C.If(
+            unset,
+            (
+                C.CallStmt(
+                    C.Call("fprintf", (C.Name("stderr"), C.Str(MESSAGE), C.Str(self.stem), only))
+                ),
+                C.CallStmt(C.Call("abort", ())),
+            ),
+        )
+        empty = C.Bin("==", C.Unary("*", only), C.Char("\0"))
+        first = (
+            C.Decl("const char", "*only", C.Call("getenv", (C.Str("NTTGEN_ISA"),))),
+            C.Decl("int", "any", C.Logic("||", (C.Bin("==", only, NULL), empty))),
+            choose,
+            refuse,
+        )
+        return [
+            C.ShortComment("The active ISA: chosen once, on the first call (see the header)."),
+            C.FuncDef(
+                f"const {self._name('impl')}",
+                f"*{self._name('pick')}",
+                (),
+                (C.If(unset, first), C.Return(active)),
+                storage="static",
+            ),
+        ]
+
+    def _isa(self) -> C.FuncDef:
+        """``<prefix>_isa()``: the name of the active ISA."""
+        name = C.Member(self._call("pick"), "name", arrow=True)
+        return C.FuncDef("const char", f"*{self._name('isa')}", (), (C.Return(name),))
+
+    def _use_isa(self) -> C.FuncDef:
+        """``<prefix>_use_isa(name)``: forces an ISA compiled in that runs here (0), else
+        changes nothing (-1)."""
+        nth = C.Index(self._sym("impls"), C.Name("i"))
+        found = C.Logic("&&", (_streq(C.Member(nth, "name"), NAME), self._call("runs_here", NAME)))
+        loop = C.For(
+            "i",
+            C.Bin("<", C.Name("i"), C.Name(f"{self.stem.upper()}_ISAS")),
+            (C.If(found, (C.Assign(self._sym("active"), C.Unary("&", nth)), C.Return(C.Int(0)))),),
+        )
+        return C.FuncDef(
+            "int",
+            self._name("use_isa"),
+            (C.Param("const char", "*name"),),
+            (loop, C.Return(C.Int(-1))),
+        )
+
+    def _wrapper(self, entry: str) -> C.FuncDef:
+        """The ISA-neutral entry point: the active ISA's function (an order conversion the
+        active ISA lacks, or that no ISA has: nothing)."""
+        params = self._entry_params(entry)
+        args = tuple(C.Name(p.name.lstrip("*")) for p in params)
+        body: tuple[C.Stmt, ...]
+        if entry not in self.reference:
+            body = tuple(
+                C.Commented(
+                    C.ExprStmt(C.Cast("void", a)), "every ISA here keeps the standard order"
+                )
+                for a in args
+            )
+        elif entry in ORDER_ONLY:
+            impl = C.Name("impl")
+            fn = C.Member(impl, entry, arrow=True)
+            body = (
+                C.Decl(f"const {self._name('impl')}", "*impl", self._call("pick")),
+                C.Commented(
+                    C.If(C.Bin("!=", fn, NULL), (C.CallStmt(C.Apply(fn, args)),)),
+                    "NULL: standard order already",
+                ),
+            )
+        else:
+            fn = C.Member(self._call("pick"), entry, arrow=True)
+            body = (C.CallStmt(C.Apply(fn, args)),)
+        return C.FuncDef("void", self._name(entry), params, body)
 
     def files(self) -> GeneratedFiles:
         """The front end's texts (the manifest lists the ISAs and their files)."""

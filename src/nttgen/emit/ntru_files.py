@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..build import cache_dir
 from ..build_cache import GENERATION_CACHE, stored
 from ..dsl.ir import Buffer, Function
+from ..dsl.vocab import OP_GROUPS, PAIR_SUMS
 from ..errors import IsaUnavailableError
 from ..interp.cost import count_ops
 from ..lanes import I16
@@ -22,6 +22,7 @@ from ..plan.maps.choose import GRB, GSB, SN
 from ..programs.ntru import NtruFunctions, build_good_rader
 from ..programs.ntru_config import LineThresholds, NtruConfig
 from ..programs.ntru_shift import build_shift_pipeline
+from ..toolchain import cache_dir
 from ..tuning import NTRU_CHOICES, NTRU_TUNED, NtruTuning
 from ..version import __version__
 from .files import CFileWriter, GeneratedFiles, _ops_text, lanes_text
@@ -132,6 +133,12 @@ def ntru_functions(
             f"NTRU Prime rings are generated for {', '.join(NTRU_ISAS)}, not yet for {isa}"
         )
     ring.pipeline(name)  # the pipeline's rules, with their message, before any building
+    chosen = config or ntru_config(ring, isa)
+    if chosen.base_products == "pairs" and PAIR_SUMS not in isa_class(isa).op_groups:
+        raise IsaUnavailableError(
+            f"base products 'pairs' need the op group {PAIR_SUMS!r}, which {isa} does not emit "
+            f"({OP_GROUPS[PAIR_SUMS]})"
+        )
     return _functions(ring, isa, name, config or ntru_config(ring, isa))
 
 
@@ -167,6 +174,7 @@ class NtruFileWriter(CFileWriter):
     ) -> None:
         self.ring = ring
         self.pipeline = pipeline or GRB
+        self.variant_tag = PIPELINE_TAGS[self.pipeline]
         self.fs = ntru_functions(ring, isa, self.pipeline, config)
         self.arith = ntru_arith(ring, isa)
         cls = isa_class(isa)
@@ -180,11 +188,13 @@ class NtruFileWriter(CFileWriter):
         self.costs = {n: dict(count_ops(f, {})) for n, f in self.fs.functions.items()}
         self._register_tables()
 
-    def _entry_text(self, name: str) -> tuple[str, str, str]:
+    def entry_text(self, name: str) -> tuple[str, str, str]:
+        """(summary, input, output) of the entry point ``name`` (:func:`entry_docs`)."""
         d = self.docs[name]
         return d.summary, d.inputs, d.output
 
-    def _dims(self) -> tuple[int, int]:
+    def dims(self) -> tuple[int, int]:
+        """(p, q)."""
         return self.ring.p, self.ring.q
 
     def _table_per_line(self) -> int:
@@ -281,7 +291,15 @@ def _files(ring: NtruPrimeRing, isa: str, pipeline: str, config: NtruConfig) -> 
     )
 
 
+@lru_cache(maxsize=GENERATION_CACHE)
+def ntru_writer(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> NtruFileWriter:
+    """The (cached) file writer of ``ring`` on ``isa`` through ``pipeline`` with the measured
+    program variants (:func:`ntru_config`); callers must not change it."""
+    return NtruFileWriter(ring, isa, pipeline)
+
+
 def clear_ntru_caches() -> None:
-    """Forget the NTRU Prime functions and files this process holds."""
+    """Forget the NTRU Prime functions, writers and files this process holds."""
     _functions.cache_clear()
     _files.cache_clear()
+    ntru_writer.cache_clear()

@@ -1,0 +1,110 @@
+"""What ``nttgen generate`` writes, for a ring of any family: one file set per ISA, the
+dispatching front end over them, the alias headers of scheme names that share the ring, and
+the checked-in tree of presets (``generated/<preset>/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .aliases import SchemeAlias, aliases_of
+from .emit.alias import AliasHeader, alias_header
+from .emit.dispatch import DispatchWriter
+from .emit.files import GeneratedFiles
+from .emit.isa import ISAS
+from .errors import InputError
+from .families import all_presets, family_of, usable_isas
+from .ring_family import RingSpec
+
+FileSet = GeneratedFiles | AliasHeader
+
+
+def ring_files(
+    ring: RingSpec, isas: Sequence[str], variants: Sequence[str | None] = (None,)
+) -> list[GeneratedFiles]:
+    """The file set of ``ring`` for each ISA of ``isas`` through each of ``variants`` (None:
+    the default program), variant by variant. Raises naming the rule when an ISA has no code
+    for the ring or a variant does not exist."""
+    fam = family_of(ring)
+    return [fam.generate(ring, isa, v) for v in variants for isa in isas]
+
+
+def dispatch_isas(ring: RingSpec, isas: Sequence[str]) -> list[str]:
+    """The ISAs among ``isas`` that a front end of ``ring`` dispatches over: those that have
+    code for the ring, with portable C always among them."""
+    usable = usable_isas(ring, isas)
+    return usable if "c" in usable else ["c", *usable]
+
+
+def generate_dispatch(ring: RingSpec, isas: Sequence[str]) -> GeneratedFiles:
+    """The ISA-dispatching front end ``nttgen_<ring>.h/.c/.json`` over the files of ``isas``
+    (the default program of each; see :mod:`nttgen.emit.dispatch`; portable C always
+    included)."""
+    chosen = dispatch_isas(ring, isas)
+    writers = [family_of(ring).writer(ring, i) for i in chosen]
+    command = writers[0].command.rsplit(" --isa ", 1)[0]
+    command += "".join(f" --isa {i}" for i in chosen) + " --dispatch"
+    return DispatchWriter(writers, command).files()
+
+
+def with_aliases(
+    ring: RingSpec, texts: Sequence[GeneratedFiles], aliases: Sequence[SchemeAlias]
+) -> list[FileSet]:
+    """``texts`` (generated for ``ring``) followed by, for each scheme alias, one alias header
+    per header of ``texts`` (:mod:`nttgen.emit.alias`)."""
+    line = f"Ring:   Z_q[x]/({ring.modulus_poly}), q = {ring.q} (preset {ring.name})"
+    return [*texts, *(alias_header(a, f, line) for a in aliases for f in texts)]
+
+
+def ring_output(
+    ring: RingSpec,
+    isas: Sequence[str],
+    *,
+    dispatch: bool = False,
+    variants: Sequence[str | None] = (None,),
+    aliases: Sequence[SchemeAlias] = (),
+) -> list[FileSet]:
+    """What ``nttgen generate`` writes for one ring: the files of ``isas`` through each of
+    ``variants``, with ``dispatch`` the front end over the ISAs that run the ring (portable C
+    added), then the alias headers of ``aliases``. Raises :class:`InputError` for a front end
+    over another variant than the default (its names would clash with the default's)."""
+    if dispatch and any(v is not None for v in variants):
+        raise InputError("--dispatch builds the front end over the default pipeline alone")
+    chosen = dispatch_isas(ring, isas) if dispatch else list(isas)
+    texts = ring_files(ring, chosen, variants)
+    if dispatch:
+        texts.append(generate_dispatch(ring, chosen))
+    return with_aliases(ring, texts, aliases)
+
+
+def preset_names() -> list[str]:
+    """Every preset, one per arithmetic shape, family by family."""
+    return list(all_presets())
+
+
+def preset_files(
+    name: str, isas: Sequence[str] | None = None, variants: Sequence[str | None] = (None,)
+) -> list[FileSet]:
+    """What ``nttgen generate --presets`` writes into ``generated/<name>/`` for the preset
+    ``name``: by default its files for every ISA that has code for it and its dispatching front
+    end; with ``isas``, the files of those of ``isas`` that have code for it. Each through
+    ``variants`` (default: the default program alone; the other pipelines of an NTRU Prime
+    ring are generated on demand). Then the alias headers of the scheme names that share its
+    ring."""
+    ring = all_presets()[name]
+    if isas is None:
+        return ring_output(
+            ring, usable_isas(ring, list(ISAS)), dispatch=True, aliases=aliases_of(name)
+        )
+    return ring_output(ring, usable_isas(ring, isas), variants=variants, aliases=aliases_of(name))
+
+
+def write_files(files: FileSet, outdir: Path) -> list[Path]:
+    """Write generated texts into ``outdir`` (created if needed); return the paths."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in files.items():
+        p = outdir / name
+        p.write_text(text)
+        paths.append(p)
+    return paths
