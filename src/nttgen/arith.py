@@ -125,8 +125,9 @@ def smallest_root_of_unity(order: int, q: int) -> int:
     raise ValueError(f"no element of order {order} mod {q}")  # unreachable for prime q
 
 
-def centered(x: int, m: int) -> int:
-    """Return the representative of x mod m in [-(m-1)//2, m//2] (m odd: symmetric)."""
+def centred(x: int, m: int) -> int:
+    """Return the representative of x mod m in [-(m-1)//2, m//2] (m odd: symmetric,
+    [-(m-1)/2, (m-1)/2])."""
     r = x % m
     return r - m if r > m // 2 else r
 

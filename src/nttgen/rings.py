@@ -3,7 +3,9 @@
 A ring spec is plain validated data. Everything derived from it (twiddles, Montgomery and Barrett
 constants, orders) is computed by :mod:`nttgen.plan`.
 
-Rules a negacyclic NTT ring must satisfy (each broken rule raises :class:`RingError` naming it):
+Rules a negacyclic NTT ring must satisfy (each broken rule raises a :class:`RingError` naming it:
+the ring-map layer's :class:`~nttgen.errors.ParameterError`, :class:`~nttgen.errors.SizeError` or
+:class:`~nttgen.errors.NoRootOfUnityError`, the errors every ring family shares):
 
 1. n is a power of two with 16 <= n <= 4096;
 2. q is an odd prime;
@@ -22,7 +24,7 @@ import numpy as np
 
 from .aliases import SCHEME_ALIASES, resolve_alias
 from .arith import bitrev, is_power_of_two, is_prime, log2_exact, smallest_root_of_unity
-from .errors import RingError, UnknownNameError
+from .errors import NoRootOfUnityError, ParameterError, SizeError, UnknownNameError
 from .lanes import I16, I32, LANE_TYPES, LaneType
 from .reference import schoolbook
 
@@ -185,25 +187,25 @@ def make_ring(
     forces a complete (True) or degree-2 incomplete (False) NTT; by default the complete one is
     taken when q ≡ 1 (mod 2n). Raises :class:`RingError` naming the broken rule."""
     if not isinstance(n, int) or not isinstance(q, int):
-        raise RingError(f"n and q must be integers, got n={n!r}, q={q!r}")
+        raise ParameterError(f"n and q must be integers, got n={n!r}, q={q!r}")
     if not is_power_of_two(n):
         lo = 1 << max(n.bit_length() - 1, 0)
-        raise RingError(
+        raise SizeError(
             f"n={n} is not a power of two: x^n+1 splits by radix-2 NTT layers only when n is "
             f"a power of two; nearest: {lo} or {lo * 2}"
         )
     if not MIN_N <= n <= MAX_N:
-        raise RingError(f"n={n} is outside the supported range {MIN_N} <= n <= {MAX_N}")
+        raise SizeError(f"n={n} is outside the supported range {MIN_N} <= n <= {MAX_N}")
     if lane_bits not in (None, 16, 32):
-        raise RingError(f"lane_bits={lane_bits} is not supported: lanes are 16 or 32 bits")
+        raise ParameterError(f"lane_bits={lane_bits} is not supported: lanes are 16 or 32 bits")
     if q < 3 or not is_prime(q):
         hint = _nearest_primes(max(q, 3), n, _lane_limit(lane_bits))
-        raise RingError(
+        raise ParameterError(
             f"q={q} is not an odd prime: Z_q must be a field for the NTT to be invertible; "
             f"nearest primes with an NTT for n={n}: {', '.join(map(str, hint))}"
         )
     if q >= 1 << 31:
-        raise RingError(
+        raise ParameterError(
             f"q={q} is too large: signed Montgomery arithmetic needs q < beta/2 = 2^31 "
             f"(32-bit lanes are the widest nttgen emits)"
         )
@@ -212,7 +214,7 @@ def make_ring(
     else:
         lane = LANE_TYPES[lane_bits]
         if q >= lane.beta // 2:
-            raise RingError(
+            raise ParameterError(
                 f"q={q} does not fit {lane_bits}-bit lanes: signed Montgomery needs "
                 f"q < beta/2 = 2^{lane_bits - 1}; use 32-bit lanes"
             )
@@ -223,13 +225,13 @@ def make_ring(
         hint = ""
         if can_incomplete:
             hint = f"; use an incomplete NTT of depth {log_n - 1}"
-        raise RingError(
+        raise NoRootOfUnityError(
             f"q={q} is not ≡ 1 (mod 2n={2 * n}): a complete negacyclic NTT needs a primitive "
             f"{2 * n}th root of unity{hint}"
         )
     if not can_incomplete:
         near = _nearest_primes(q, 2 * n if complete else n, lane.beta // 2)
-        raise RingError(
+        raise NoRootOfUnityError(
             f"q={q} is not ≡ 1 (mod n={n}): neither a primitive {2 * n}th root (complete NTT) "
             f"nor a primitive {n}th root (degree-2 incomplete NTT) exists mod q; nearest "
             f"valid q: {', '.join(map(str, near))}"

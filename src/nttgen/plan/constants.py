@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..arith import centered, signed_mod_pow2
+from ..arith import centred, signed_mod_pow2
 from ..lanes import LaneType
 
 ConstMul = Literal["montgomery", "shoup", "shoup2"]
@@ -65,7 +65,7 @@ class Arith:
     @property
     def mont(self) -> int:
         """beta mod q, centred: the Montgomery form of 1."""
-        return centered(self.beta, self.q)
+        return centred(self.beta, self.q)
 
     @property
     def barrett_k(self) -> int:
@@ -92,7 +92,7 @@ class Arith:
         and zs = round(z*beta/q), so shoupmul(a, z, zs) = a*c (mod q)."""
         if self.const_mul != "montgomery":
             return self.shoup_pair(c)
-        z = centered(c * self.beta, self.q)
+        z = centred(c * self.beta, self.q)
         return z, signed_mod_pow2(z * self.qinv, self.lane.bits)
 
     @property
@@ -113,7 +113,7 @@ class Arith:
     def shoup_pair(self, c: int) -> tuple[int, int]:
         """(z, zs): z = c mod q (centred), zs = round(z*beta/(q*2^shoup_shift)) (a signed
         lane: |zs| < beta/2)."""
-        z = centered(c, self.q)
+        z = centred(c, self.q)
         den = self.q << self.shoup_shift
         return z, (2 * z * self.beta + den) // (2 * den)
 
@@ -122,7 +122,7 @@ class Arith:
         (z, zq) for montmul, or the Shoup pair of z*beta^-1 mod q."""
         if self.const_mul != "montgomery":
             return self.shoup_pair(z * pow(self.beta, -1, self.q))
-        z = centered(z, self.q)
+        z = centred(z, self.q)
         return z, signed_mod_pow2(z * self.qinv, self.lane.bits)
 
     def summary(self) -> dict[str, int]:

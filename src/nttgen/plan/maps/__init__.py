@@ -16,6 +16,16 @@ ring Z_q[x]/(g), deg g >= 2p - 1, split by a tree of checked ring maps down to s
 Pure Python, exact integers; meant to be read and re-expressed as vectorised programs.
 """
 
+from ...errors import (
+    FactorisationError,
+    InputShapeError,
+    MapError,
+    NoPipelineError,
+    NoRootOfUnityError,
+    NoSquareRootError,
+    ParameterError,
+    SizeError,
+)
 from .base import RingMap
 from .basecase import BaseMul, ConstMul
 from .bruun import BruunMap, bruun_tree
@@ -29,16 +39,6 @@ from .choose import (
 from .compose import MapTree
 from .cooley_tukey import CooleyTukey3Map, CooleyTukeyMap
 from .cost import Cost
-from .errors import (
-    FactorisationError,
-    InputShapeError,
-    MapError,
-    NoPipelineError,
-    NoRootOfUnityError,
-    NoSquareRootError,
-    ParameterError,
-    SizeError,
-)
 from .good_thomas import CyclotomicGoodThomasMap, GoodThomasMap
 from .nussbaumer import NussbaumerMap
 from .pipelines import Pipeline, build_pipeline, reduce_ntru

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import ClassVar
 
+from ...errors import FactorisationError, InputShapeError
 from .cost import Cost, sink
-from .errors import FactorisationError, InputShapeError
 from .polys import (
     Modulus,
     Poly,

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ...errors import SizeError
 from .cost import Cost, sink
-from .errors import SizeError
 from .polys import Modulus, describe, pad, poly_mod
 
 Method = Literal["schoolbook", "karatsuba"]

@@ -25,10 +25,10 @@ A0 = (U+_0 + U-_0)/2 + f A2, A1 = (U+_1 + U-_1)/2 - (f - c) A3.
 
 from __future__ import annotations
 
+from ...errors import NoSquareRootError, SizeError
 from .base import RingMap
 from .compose import MapTree
 from .cost import Cost
-from .errors import NoSquareRootError, SizeError
 from .modarith import centred, inverse_mod, sqrt_mod
 from .ops import add, mul_const, scale, sub
 from .polys import describe, trinomial

@@ -32,8 +32,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...arith import factorize, is_prime
-from ...errors import UnknownNameError
-from .errors import NoPipelineError, NoRootOfUnityError, NoSquareRootError, ParameterError
+from ...errors import (
+    NoPipelineError,
+    NoRootOfUnityError,
+    NoSquareRootError,
+    ParameterError,
+    UnknownNameError,
+)
 from .modarith import require_prime_modulus, root_name
 
 GSB = "good-schoenhage-bruun"

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...errors import FactorisationError
 from .base import RingMap
 from .cost import Cost
-from .errors import FactorisationError
 from .polys import describe
 
 

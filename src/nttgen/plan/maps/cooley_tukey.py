@@ -19,10 +19,10 @@ Both are ``crt`` maps: the inverse is exact on every tuple of parts.
 
 from __future__ import annotations
 
+from ...errors import NoRootOfUnityError, SizeError
 from .base import RingMap
 from .cost import Cost
 from .dft import FieldAction, Radix3DFT
-from .errors import NoRootOfUnityError, SizeError
 from .modarith import centred, inverse_mod, primitive_root_of_unity, require_sqrt
 from .ops import add, mul_const, scale, sub
 from .polys import binomial, describe

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from math import prod
 
 from ...arith import bitrev, is_power_of_two, log2_exact
+from ...errors import NoRootOfUnityError, SizeError
 from .cost import Cost
-from .errors import NoRootOfUnityError, SizeError
 from .modarith import is_primitive_root_of_unity
 from .ops import add, mul_const, mul_xpow, sub
 

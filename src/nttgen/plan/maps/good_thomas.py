@@ -24,10 +24,10 @@ from math import gcd, prod
 from typing import TypeVar
 
 from ...arith import is_power_of_two, is_prime
+from ...errors import SizeError
 from .base import RingMap
 from .cost import Cost
 from .dft import BlockDFT, DirectDFT, FieldAction, Radix2DFT, Radix3DFT, apply_axes
-from .errors import SizeError
 from .modarith import centred, inverse_mod, primitive_root_of_unity
 from .ops import scale
 from .polys import binomial, cyclotomic_of_power, describe

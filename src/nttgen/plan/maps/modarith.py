@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...arith import factorize, is_prime, smallest_generator, smallest_root_of_unity
-from .errors import NoRootOfUnityError, NoSquareRootError, ParameterError
+from ...arith import centred, factorize, is_prime, smallest_generator, smallest_root_of_unity
+from ...errors import NoRootOfUnityError, NoSquareRootError, ParameterError
 
 _ROOT_NAMES = {2: "square root of unity", 3: "cube root of unity"}
 
@@ -105,12 +105,6 @@ def require_sqrt(a: int, q: int, why: str) -> int:
     if r is None:
         raise NoSquareRootError(f"{why}: {centred(a, q)} is not a square mod q={q}")
     return r
-
-
-def centred(x: int, q: int) -> int:
-    """Representative of x mod odd q in [-(q-1)/2, (q-1)/2]."""
-    r = x % q
-    return r - q if r > q // 2 else r
 
 
 def inverse_mod(x: int, q: int) -> int:

@@ -20,10 +20,10 @@ products ``forward(a) * forward(b)`` mod y^r + 1 (then C(x) = a(x) b(x) exactly,
 from __future__ import annotations
 
 from ...arith import is_power_of_two
+from ...errors import NoRootOfUnityError, SizeError
 from .base import RingMap
 from .cost import Cost
 from .dft import Radix2DFT, ShiftAction
-from .errors import NoRootOfUnityError, SizeError
 from .modarith import inverse_mod
 from .ops import add, mul_xpow, scale
 from .polys import binomial, describe

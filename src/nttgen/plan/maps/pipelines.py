@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
+from ...errors import FactorisationError, InputShapeError
 from .base import RingMap
 from .basecase import BaseMul, Method
 from .bruun import BruunMap, bruun_tree
@@ -36,7 +37,6 @@ from .choose import GRB, GSB, SN, PipelinePlan, plan_pipeline
 from .compose import MapTree
 from .cooley_tukey import CooleyTukeyMap
 from .cost import Cost, sink
-from .errors import FactorisationError, InputShapeError
 from .good_thomas import CyclotomicGoodThomasMap, GoodThomasMap
 from .modarith import is_square
 from .nussbaumer import NussbaumerMap

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .errors import InputShapeError
+from ...errors import InputShapeError
 from .modarith import centred
 
 Poly = list[int]

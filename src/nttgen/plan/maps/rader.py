@@ -24,11 +24,11 @@ import random
 from collections.abc import Sequence
 
 from ...arith import is_prime, multiplicative_order
+from ...errors import FactorisationError, NoRootOfUnityError, SizeError
 from .base import RingMap
 from .basecase import ConstMul
 from .cost import Cost
 from .dft import Block, BlockDFT, DirectDFT, FieldAction
-from .errors import FactorisationError, NoRootOfUnityError, SizeError
 from .modarith import centred, is_primitive_root_of_unity, multiplicative_generator
 from .ops import add
 from .polys import binomial, describe

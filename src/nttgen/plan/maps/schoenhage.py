@@ -29,10 +29,10 @@ gives, which is not meaningful.
 from __future__ import annotations
 
 from ...arith import is_power_of_two
+from ...errors import NoRootOfUnityError, SizeError
 from .base import RingMap
 from .cost import Cost
 from .dft import BlockDFT, Radix2DFT, ShiftAction, apply_axes
-from .errors import NoRootOfUnityError, SizeError
 from .good_thomas import check_coprime, field_dft, flat, index_map
 from .modarith import centred, inverse_mod, primitive_root_of_unity
 from .ops import add, mul_xpow, scale, sub

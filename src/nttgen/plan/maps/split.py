@@ -13,11 +13,11 @@ and anything else (odd degree, irreducible, or not of these shapes) is a leaf.
 
 from __future__ import annotations
 
+from ...errors import NoSquareRootError
 from .base import RingMap
 from .bruun import BruunMap
 from .compose import MapTree
 from .cooley_tukey import CooleyTukeyMap
-from .errors import NoSquareRootError
 from .modarith import inverse_mod, sqrt_mod
 from .polys import Modulus, as_binomial, as_trinomial
 
