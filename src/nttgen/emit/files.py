@@ -352,9 +352,44 @@ class CFileWriter:
         u.items += kernels
         return u.render()
 
+    def _manifest_sections(self) -> tuple[dict[str, object], dict[str, object]]:
+        """The family's own manifest keys: those that follow ``ring`` and those that follow
+        ``arith`` (none by default)."""
+        return {}, {}
+
     def manifest(self) -> str:
-        """The JSON manifest the Python bindings, the docs and the benchmark read."""
-        raise NotImplementedError
+        """The JSON manifest the Python bindings, the docs and the benchmark read: the
+        generator and its command, the ring, the ISA, the lane arithmetic and, per entry point,
+        its C name, what it computes, its parameters with their proven ranges and its op
+        counts."""
+        funcs: dict[str, object] = {}
+        for name, fn in self.entry_points():
+            summary, inputs, output = self.entry_text(name)
+            funcs[name] = {
+                "c_name": self.c_name(fn),
+                "summary": summary,
+                "input": inputs,
+                "output": output,
+                "params": [_param_record(fn, p) for p in fn.params],
+                "ops": dict(sorted(self.costs[name].items())),
+            }
+        after_ring, after_arith = self._manifest_sections()
+        doc = {
+            "generator": {"name": "nttgen", "version": __version__, "command": self.command},
+            "ring": self.ring.summary(),
+            **after_ring,
+            "isa": {
+                "name": self.isa.name,
+                "title": self.isa.title,
+                "lanes": self.lanes,
+                "cflags": list(self.isa.cflags),
+                "features": list(self.isa.features),
+            },
+            "arith": self.arith.summary(),
+            **after_arith,
+            "functions": funcs,
+        }
+        return json.dumps(doc, indent=2) + "\n"
 
     def files(self) -> GeneratedFiles:
         """All generated texts."""
@@ -368,6 +403,24 @@ def contract_text(fn: Function) -> str:
     ins = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.inputs.items()]
     outs = [f"{k} in {_fmt_range(v)}" for k, v in fn.contract.outputs.items()]
     return f"{', '.join(ins)} -> {', '.join(outs)}"
+
+
+def _param_record(fn: Function, p: Buffer | ScalarParam) -> dict[str, object]:
+    """One parameter of an entry point as the manifest states it: a size (its least value) or
+    an array (role, element type, length, per-``k`` repetition and proven ranges)."""
+    if isinstance(p, ScalarParam):
+        return {"name": p.name, "kind": "size", "min": p.min_value, "doc": p.doc}
+    ins, outs = fn.contract.inputs, fn.contract.outputs
+    return {
+        "name": p.name,
+        "kind": "array",
+        "role": p.role,
+        "elem": p.lane.c_type,
+        "length": p.length,
+        "times": p.per_param.name if p.per_param else None,
+        "in_range": list(ins[p.name]) if p.name in ins else None,
+        "out_range": list(outs[p.name]) if p.name in outs else None,
+    }
 
 
 class FileWriter(CFileWriter):
@@ -475,56 +528,7 @@ class FileWriter(CFileWriter):
             C.Directive("#endif"),
         ]
 
-    def manifest(self) -> str:
-        """The JSON manifest the Python bindings and docs are built from."""
-        ks = self.ks
-        funcs: dict[str, object] = {}
-        for name, fn in self.entry_points():
-            params = []
-            for p in fn.params:
-                if isinstance(p, ScalarParam):
-                    params.append(
-                        {"name": p.name, "kind": "size", "min": p.min_value, "doc": p.doc}
-                    )
-                else:
-                    params.append(
-                        {
-                            "name": p.name,
-                            "kind": "array",
-                            "role": p.role,
-                            "elem": p.lane.c_type,
-                            "length": p.length,
-                            "times": p.per_param.name if p.per_param else None,
-                            "in_range": list(fn.contract.inputs[p.name])
-                            if p.name in fn.contract.inputs
-                            else None,
-                            "out_range": list(fn.contract.outputs[p.name])
-                            if p.name in fn.contract.outputs
-                            else None,
-                        }
-                    )
-            info = OP_INFO[name]
-            funcs[name] = {
-                "c_name": self.c_name(fn),
-                "summary": info.summary,
-                "input": info.input,
-                "output": info.output,
-                "params": params,
-                "ops": dict(sorted(self.costs[name].items())),
-            }
-        doc = {
-            "generator": {"name": "nttgen", "version": __version__, "command": self.command},
-            "ring": ks.ring.summary(),
-            "isa": {
-                "name": self.isa.name,
-                "title": self.isa.title,
-                "lanes": ks.config.lanes,
-                "cflags": list(self.isa.cflags),
-                "features": list(self.isa.features),
-            },
-            "arith": ks.arith.summary(),
-            "native_order": list(ks.order.perm),
-            "native_order_is_standard": ks.order.is_identity,
-            "functions": funcs,
-        }
-        return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    def _manifest_sections(self) -> tuple[dict[str, object], dict[str, object]]:
+        """The ISA's native NTT-domain order, after ``arith``."""
+        order = self.ks.order
+        return {}, {"native_order": list(order.perm), "native_order_is_standard": order.is_identity}
