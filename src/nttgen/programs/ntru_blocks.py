@@ -7,9 +7,9 @@ differences, products by field constants and its twiddles, which are powers of x
 wrap, so a block that is read shifted is kept in memory as [B | -B] (2M entries) and x^s B is
 read as the window starting at (-s) mod 2M: one unaligned load per vector, a public offset.
 
-The map's block operations are recorded as a graph (:class:`BlockGraph`, running the
-algorithms of ``plan.maps.dft`` and ``plan.maps.schoenhage`` on symbolic blocks:
-:func:`schoenhage_forward`, :func:`schoenhage_inverse`) and lowered in *levels*
+The map's block operations are recorded as a graph (:class:`BlockGraph`, the carrier of the
+block algebra ``plan.maps.blocks`` on which the algorithms of ``plan.maps.dft`` and
+``plan.maps.schoenhage`` run: ``forward_blocks``, ``inverse_blocks``) and lowered in *levels*
 (:func:`lower_blocks`): an operation joins the loop over chunks of its operands when it reads
 them unshifted, and starts a new loop (its operands through memory) when it reads one
 shifted. The stages that use it, and the pipelines, are in :mod:`.ntru_shift`.
@@ -22,9 +22,6 @@ from dataclasses import dataclass, field
 
 from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, LoopVar
-from ..plan.maps.base import RingMap
-from ..plan.maps.dft import BlockDFT, DirectDFT, FieldAction, Radix2DFT, Radix3DFT, ShiftAction
-from ..plan.maps.schoenhage import SchoenhageMap, TruncatedSchoenhageMap
 from .lazy import Reducer
 from .ntru_lowering import Signed, TraceLowering, negate, signed_sum
 
@@ -59,8 +56,12 @@ MaybeRef = Ref | None  # None: the zero block
 
 
 class BlockGraph:
-    """Symbolic blocks of M coefficients in Z_q[x]/(x^M + 1) and the operations on them (None
-    is the zero block and is never operated on)."""
+    """Symbolic blocks of M coefficients in Z_q[x]/(x^M + 1) and the operations on them: the
+    carrier of :class:`~nttgen.plan.maps.blocks.BlockAlgebra` that records a graph (None is the
+    zero block and is never operated on). A short block (degree < M/2) is kept embedded, so
+    ``embed`` is free; a half block is a full block of which only the low M/2 coefficients
+    count, so ``low`` is free, ``high`` a shift by -M/2, and ``half_add``/``half_sub`` are nodes
+    of length M/2."""
 
     def __init__(self, M: int, q: int) -> None:
         self.M, self.q = M, q
@@ -79,31 +80,46 @@ class BlockGraph:
         return ref
 
     def shift(self, a: MaybeRef, s: int) -> MaybeRef:
-        """x^s * a."""
+        """x^s * a (free: a window of the stored [B | -B])."""
         if a is None:
             return None
         return Ref(a.node, (a.shift + s) % (2 * self.M), a.sign)
 
     def neg(self, a: MaybeRef) -> MaybeRef:
-        """-a."""
+        """-a (free: a sign)."""
         return None if a is None else Ref(a.node, a.shift, -a.sign)
 
-    def add(self, a: MaybeRef, b: MaybeRef, length: int | None = None) -> MaybeRef:
-        """a + b (over the first ``length`` coefficients: the overlap-add's half blocks)."""
+    def _add(self, a: MaybeRef, b: MaybeRef, length: int) -> MaybeRef:
         if a is None or b is None:
             return a if b is None else b
-        return self._node("add", (a, b), length or self.M)
+        return self._node("add", (a, b), length)
 
-    def sub(self, a: MaybeRef, b: MaybeRef, length: int | None = None) -> MaybeRef:
-        """a - b."""
+    def _sub(self, a: MaybeRef, b: MaybeRef, length: int) -> MaybeRef:
         if b is None:
             return a
         if a is None:
             return self.neg(b)
-        return self._node("sub", (a, b), length or self.M)
+        return self._node("sub", (a, b), length)
+
+    def add(self, a: MaybeRef, b: MaybeRef) -> MaybeRef:
+        """a + b (a node over all M coefficients, also for short blocks)."""
+        return self._add(a, b, self.M)
+
+    def sub(self, a: MaybeRef, b: MaybeRef) -> MaybeRef:
+        """a - b (a node over all M coefficients, also for short blocks)."""
+        return self._sub(a, b, self.M)
+
+    def half_add(self, a: MaybeRef, b: MaybeRef) -> MaybeRef:
+        """a + b over the first M/2 coefficients (the overlap-add's half blocks)."""
+        return self._add(a, b, self.M // 2)
+
+    def half_sub(self, a: MaybeRef, b: MaybeRef) -> MaybeRef:
+        """a - b over the first M/2 coefficients."""
+        return self._sub(a, b, self.M // 2)
 
     def mulc(self, a: MaybeRef, c: int) -> MaybeRef:
-        """c * a for a constant c of Z_q."""
+        """c * a for a constant c of Z_q (free for c = 0, 1, -1), over as many coefficients as
+        a's node has (all M but for a half block)."""
         c %= self.q
         if a is None or c == 0:
             return None
@@ -111,135 +127,65 @@ class BlockGraph:
             return a
         if c == self.q - 1:
             return self.neg(a)
-        return self._node("mulc", (a,), self.M, c)
+        return self._node("mulc", (a,), a.node.length, c)
+
+    def scale(self, a: MaybeRef, c: int) -> MaybeRef:
+        """c * a for a normalisation constant: a :meth:`mulc` (the programs run the
+        unnormalised maps and never record one)."""
+        return self.mulc(a, c)
+
+    def embed(self, a: MaybeRef) -> MaybeRef:
+        """a itself: short blocks are input blocks, already stored zero above M/2."""
+        return a
+
+    def low(self, a: MaybeRef) -> MaybeRef:
+        """a itself: a node of length M/2 reads the first M/2 coefficients of its operands."""
+        return a
+
+    def high(self, a: MaybeRef) -> MaybeRef:
+        """x^(-M/2) a, whose first M/2 coefficients are coefficients M/2 .. M-1 of a."""
+        return self.shift(a, -(self.M // 2))
 
     def output(self, a: MaybeRef, buf: Buffer, base: int, length: int | None = None) -> None:
         """Write a (or zeros) to ``buf[base:base + length]``."""
         ref = self._node("out", () if a is None else (a,), length or self.M)
         ref.node.buf, ref.node.base = buf, base
 
-    # -- the algorithms of plan.maps on blocks ----------------------------------------------
-    def dft(self, dft: BlockDFT, line: Sequence[MaybeRef], inverse: bool) -> list[MaybeRef]:
-        """``dft.apply`` (:mod:`nttgen.plan.maps.dft`) on symbolic blocks."""
-        if isinstance(dft, Radix2DFT):
-            return self._radix2(dft, list(line), inverse)
-        act = getattr(dft, "action", None)
-        if not isinstance(act, FieldAction):  # pragma: no cover - the plans use no other
-            raise NotImplementedError(f"{type(dft).__name__} on blocks")
-        if isinstance(dft, Radix3DFT):
-            a0, a1, a2 = line
-            t = self.mulc(self.sub(a1, a2), act.powers[2 if inverse else 1])
-            return [
-                self.add(self.add(a0, a1), a2),
-                self.add(self.sub(a0, a2), t),
-                self.sub(self.sub(a0, a1), t),
-            ]
-        if isinstance(dft, DirectDFT):
-            n, out = dft.n, []
-            for k in range(n):
-                acc = line[0]
-                for j in range(1, n):
-                    e = (-dft.exponents[k][j]) % n if inverse else dft.exponents[k][j]
-                    acc = self.add(acc, self.mulc(line[j], act.powers[e]))
-                out.append(acc)
-            return out
-        raise NotImplementedError(f"{type(dft).__name__} on blocks")  # pragma: no cover
+    def evaluate(self, inputs: Sequence[Sequence[int]]) -> list[list[int]]:
+        """The exact semantics of the graph, to check it against the algorithms' integer runs:
+        with ``inputs[i]`` the M coefficients of the i-th :meth:`input` block, the values mod q
+        that the outputs write, in the order of the :meth:`output` calls (``length``
+        coefficients each). A node of length l < M defines only its first l coefficients and
+        is read unshifted (raises AssertionError otherwise)."""
+        M, q = self.M, self.q
+        vals: dict[int, list[int]] = {}
+        ins = iter(inputs)
 
-    def _radix2(self, dft: Radix2DFT, a: list[MaybeRef], inverse: bool) -> list[MaybeRef]:
-        act, n = dft.action, dft.n
-        assert isinstance(act, ShiftAction)
-        if not inverse:
-            for half, exps in dft.stages:
-                for s in range(0, n, 2 * half):
-                    for j in range(half):
-                        u, v = a[s + j], a[s + j + half]
-                        a[s + j] = self.add(u, v)
-                        a[s + j + half] = self.shift(self.sub(u, v), act.shift_amount(exps[j]))
-            return [a[dft.bitrev[k]] for k in range(n)]
-        a = [a[dft.bitrev[i]] for i in range(n)]
-        for half, exps in reversed(dft.stages):
-            for s in range(0, n, 2 * half):
-                for j in range(half):
-                    u = a[s + j]
-                    v = self.shift(a[s + j + half], act.shift_amount(-exps[j]))
-                    a[s + j] = self.add(u, v)
-                    a[s + j + half] = self.sub(u, v)
-        return a
+        def read(ref: Ref, length: int) -> list[int]:
+            v, s = vals[id(ref.node)], ref.shift % (2 * M)
+            if len(v) < M:
+                assert s == 0 and length <= len(v), "a half block read shifted or too long"
+                return [ref.sign * x % q for x in v[:length]]
+            out = [0] * M
+            for i, x in enumerate(v):  # x^s x^i: position (i + s) mod M, negated per wrap
+                j = i + s
+                out[j % M] = (-1 if (j // M) % 2 else 1) * ref.sign * x % q
+            return out[:length]
 
-    def axes(
-        self, arr: list[MaybeRef], shape: Sequence[int], dfts: Sequence[BlockDFT], inverse: bool
-    ) -> list[MaybeRef]:
-        """``plan.maps.dft.apply_axes`` on symbolic blocks."""
-        out = list(arr)
-        order = range(len(shape) - 1, -1, -1) if inverse else range(len(shape))
-        for d in order:
-            stride = 1
-            for x in shape[d + 1 :]:
-                stride *= x
-            n = shape[d]
-            for base in range(len(out)):
-                if (base // stride) % n:
-                    continue
-                idx = [base + i * stride for i in range(n)]
-                res = self.dft(dfts[d], [out[i] for i in idx], inverse)
-                for i, b in zip(idx, res, strict=True):
-                    out[i] = b
-        return out
-
-
-def schoenhage_forward(g: BlockGraph, root: RingMap, blocks: list[MaybeRef]) -> list[MaybeRef]:
-    """The forward of Schönhage's map (``root``) on the embedded input blocks (block j: the
-    m coefficients j*m .. j*m + m - 1, zero above m; None where zero). Returns the n pieces."""
-    if isinstance(root, TruncatedSchoenhageMap):
-        ell, h = root.l, root.l // 2
-        blk = blocks + [None] * (3 * h - len(blocks))
-        p = [g.sub(blk[j], blk[j + ell]) for j in range(h)] + blk[h:ell]
-        r = [g.add(g.add(blk[j], blk[j + h]), blk[j + ell]) for j in range(h)]
-        p = [g.shift(p[j], root.twist[j]) for j in range(ell)]
-        return g.dft(root.dft_neg, p, False) + g.dft(root.dft_cyc, r, False)
-    assert isinstance(root, SchoenhageMap)
-    arr: list[MaybeRef] = [None] * root.n
-    for j in range(root.n):
-        arr[root.in_perm[j]] = blocks[j] if j < len(blocks) else None
-    return g.axes(arr, root.axes, root.dfts, False)
-
-
-def schoenhage_inverse(
-    g: BlockGraph, root: RingMap, parts: list[MaybeRef], count: int
-) -> list[MaybeRef]:
-    """The unnormalised inverse of Schönhage's map with its overlap-add: the first ``count``
-    blocks of m coefficients (half-length nodes) of root_scale times the element of the
-    source ring whose pieces are ``parts``.
-
-    Truncated map: with P~ = l P and R~ = (l/2) R the unnormalised inverse DFTs, 2l T =
-    2 R~ - P~_j - P~_(j+h) and 2l P = 2 P~, so 2l W needs no multiplication at all."""
-    m = g.M // 2
-
-    # an addition of length m reads the first m coefficients of its operands, so w itself
-    # stands for its low half
-    def high(w: MaybeRef) -> MaybeRef:  # coefficients m .. 2m-1 of w at 0 .. m-1
-        return g.shift(w, -m)
-
-    if isinstance(root, TruncatedSchoenhageMap):
-        ell, h = root.l, root.l // 2
-        pp = g.dft(root.dft_neg, parts[:ell], True)
-        pp = [g.shift(pp[j], -root.twist[j]) for j in range(ell)]
-        rr = g.dft(root.dft_cyc, parts[ell:], True)
-        t = [g.sub(g.sub(g.add(rr[j], rr[j]), pp[j]), pp[j + h]) for j in range(h)]
-        p2 = [g.add(x, x) for x in pp]
-        w = [g.add(p2[j], t[j]) for j in range(h)] + p2[h:] + t
-        nb = 3 * h
-        out = [w[0]] + [g.add(w[j], high(w[j - 1]), m) for j in range(1, nb)]
-        over = high(w[nb - 1])
-        out[0] = g.add(out[0], over, m)
-        out[h] = g.sub(out[h], over, m)
-        out[ell] = g.add(out[ell], over, m)
-    else:
-        assert isinstance(root, SchoenhageMap)
-        arr = g.axes(list(parts), root.axes, root.dfts, True)
-        c = [arr[root.in_perm[j]] for j in range(root.n)]
-        out = [g.add(c[j], high(c[j - 1]), m) for j in range(root.n)]
-    return out[:count]
+        outs: list[list[int]] = []
+        for node in self.nodes:
+            n = node.length
+            if node.op == "in":
+                vals[id(node)] = [x % q for x in next(ins)]
+            elif node.op in ("add", "sub"):
+                u, v = (read(r, n) for r in node.args)
+                sign = 1 if node.op == "add" else -1
+                vals[id(node)] = [(x + sign * y) % q for x, y in zip(u, v, strict=True)]
+            elif node.op == "mulc":
+                vals[id(node)] = [x * node.const % q for x in read(node.args[0], n)]
+            else:  # out
+                outs.append(read(node.args[0], n) if node.args else [0] * n)
+        return outs
 
 
 # --------------------------------------------------------------------------- lowering

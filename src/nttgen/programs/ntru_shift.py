@@ -13,10 +13,11 @@ layouts:
     as [B | -B] (2M entries) and x^s B is read as the window starting at (-s) mod 2M: one
     unaligned load per vector, a public offset. The block operations (additions, subtractions,
     products by field constants, shifts) of the checked map are recorded as a graph of blocks
-    (:class:`~.ntru_blocks.BlockGraph`, the same algorithms as ``plan.maps.dft`` and
-    ``plan.maps.schoenhage`` on symbolic blocks) and lowered in *levels*: an operation joins
-    the loop over chunks of its operands when it reads them unshifted, and starts a new loop
-    (its operands through memory) when it reads one shifted (:mod:`.ntru_blocks`).
+    (the algorithms of ``plan.maps.dft`` and ``plan.maps.schoenhage`` run on
+    :class:`~.ntru_blocks.BlockGraph`, a carrier of symbolic blocks) and lowered in *levels*:
+    an operation joins the loop over chunks of its operands when it reads them unshifted, and
+    starts a new loop (its operands through memory) when it reads one shifted
+    (:mod:`.ntru_blocks`).
 ``lanes = pieces`` (the piece maps and the leaf products)
     L pieces' coefficient i form one vector (an L x L transpose, as in the Good–Rader base),
     so the piece map is the same straight-line code in every lane: its trace
@@ -59,8 +60,6 @@ from .ntru_blocks import (
     MaybeRef,
     Ref,
     lower_blocks,
-    schoenhage_forward,
-    schoenhage_inverse,
 )
 from .ntru_fold import program_fold
 from .ntru_lowering import Signed, TraceLowering, negate, signed_sum
@@ -80,8 +79,6 @@ __all__ = [
     "program_forward",
     "program_inverse",
     "reduce_mod",
-    "schoenhage_forward",
-    "schoenhage_inverse",
     "shift_shape",
 ]
 
@@ -168,10 +165,8 @@ class ShiftShape:
     @property
     def root_scale(self) -> int:
         """The factor of the unnormalised Schönhage inverse: n for the cyclic map, 2l for the
-        truncated one (see :func:`~.ntru_blocks.schoenhage_inverse`)."""
-        if isinstance(self.root, TruncatedSchoenhageMap):
-            return 2 * self.root.l
-        return self.root.n
+        truncated one (see ``inverse_blocks`` of the maps in :mod:`nttgen.plan.maps.schoenhage`)."""
+        return self.root.inverse_factor()
 
     @property
     def piece_scale(self) -> int:
@@ -288,9 +283,10 @@ def program_forward(
 
     S.loop(m // L, fill, hint="col")
     g = BlockGraph(M, shape.q)
-    blocks = [g.input(ext, j * 2 * M) for j in range(nb)]
+    blocks: list[MaybeRef] = [g.input(ext, j * 2 * M) for j in range(nb)]
+    blocks += [None] * (shape.n - nb)  # the zero blocks above p (as many blocks as pieces)
     pieces = S.local("pieces", shape.rows * M)
-    for k, piece in enumerate(schoenhage_forward(g, shape.root, blocks)):
+    for k, piece in enumerate(shape.root.forward_blocks(g, blocks)):
         g.output(piece, pieces, k * M)
     lower_blocks(S, g, red, lower)
     for k in range(shape.n, shape.rows):
@@ -398,8 +394,9 @@ def program_inverse(
 
     S.loop(shape.rows // L, group, hint="grp", unroll=False)
     g = BlockGraph(M, shape.q)
-    parts = [g.input(pieces, k * 2 * M) for k in range(shape.n)]
-    for j, blk in enumerate(schoenhage_inverse(g, shape.root, parts, shape.blocks_out)):
+    parts: list[MaybeRef] = [g.input(pieces, k * 2 * M) for k in range(shape.n)]
+    halves = shape.root.inverse_blocks(g, parts, normalise=False)  # times root_scale
+    for j, blk in enumerate(halves[: shape.blocks_out]):
         g.output(blk, r, j * m, m)
     lower_blocks(S, g, red, lower)
 

@@ -7,6 +7,8 @@ ring Z_q[x]/(g), deg g >= 2p - 1, split by a tree of checked ring maps down to s
 * :mod:`.polys`, :mod:`.modarith` -- exact polynomial and number-theory helpers over Z_q;
 * :mod:`.cost`, :mod:`.ops` -- operation counts and the counted kernels on coefficient blocks;
 * :mod:`.base`, :mod:`.compose` -- the :class:`RingMap` abstraction and :class:`MapTree`;
+* :mod:`.blocks` -- the block algebra the block algorithms are written against, and its
+  carrier on coefficient lists;
 * :mod:`.dft` -- block DFTs (direct, radix 3, radix 2) over Z_q or by shifts;
 * :mod:`.cooley_tukey`, :mod:`.bruun`, :mod:`.good_thomas`, :mod:`.rader`,
   :mod:`.schoenhage`, :mod:`.nussbaumer` -- one map family each; :mod:`.split` -- greedy splits;

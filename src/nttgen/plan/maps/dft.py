@@ -11,7 +11,9 @@ the root w of order n acts on a block through an *action*:
 The inverse (``inverse=True``) computes  sum_j w^(-jk) * Â_j = n * A_k: it is *unnormalised*; the
 caller applies n^-1 once (as ``scale``).
 
-Algorithms (one class each, all with explicit loops over blocks):
+Algorithms (one class each, all with explicit loops over blocks, written once against the block
+algebra of :mod:`.blocks`: :meth:`BlockDFT.run` takes the carrier of the blocks, and
+:meth:`BlockDFT.apply` runs on lists of coefficients with counted kernels):
 
 * :class:`DirectDFT`: the defining sum, for tiny n (2, or a size without a better algorithm);
 * :class:`Radix3DFT`: the radix-3 butterfly with one multiplication by w per coefficient;
@@ -19,8 +21,8 @@ Algorithms (one class each, all with explicit loops over blocks):
   explicit bit-reversal list and an explicit table of twiddle exponents per stage;
 * Rader's algorithm for prime n lives in :mod:`.rader`.
 
-:func:`apply_axes` runs one 1-D algorithm along each axis of a multi-dimensional block array
-(row-major), which is how the Good–Thomas maps use them.
+:func:`run_axes` (:func:`apply_axes` on coefficient lists) runs one 1-D algorithm along each axis
+of a multi-dimensional block array (row-major), which is how the Good–Thomas maps use them.
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from math import prod
+from typing import TypeVar
 
 from ...arith import bitrev, is_power_of_two, log2_exact
 from ...errors import NoRootOfUnityError, SizeError
+from .blocks import Block, BlockAlgebra, CoefficientBlocks
 from .cost import Cost
 from .modarith import is_primitive_root_of_unity
-from .ops import add, mul_const, mul_xpow, sub
+from .ops import mul_const, mul_xpow
 
-Block = list[int]
+B = TypeVar("B")
 
 
 class FieldAction:
@@ -51,6 +55,10 @@ class FieldAction:
     def mul(self, block: Sequence[int], e: int, ctr: Cost) -> Block:
         """w^e * block."""
         return mul_const(block, self.powers[e % self.n], self.q, ctr)
+
+    def apply_to(self, alg: BlockAlgebra[B], block: B, e: int) -> B:
+        """w^e * block (any int e) on the carrier ``alg``: one ``mulc`` by w^(e mod n)."""
+        return alg.mulc(block, self.powers[e % self.n])
 
     def is_minus_one(self, e: int) -> bool:
         """Whether w^e = -1."""
@@ -82,6 +90,11 @@ class ShiftAction:
         """x^(unit*e) * block in Z_q[x]/(x^L + 1)."""
         return mul_xpow(block, self.unit * e, self.q, ctr)
 
+    def apply_to(self, alg: BlockAlgebra[B], block: B, e: int) -> B:
+        """x^(unit*e) * block (any int e; blocks of L coefficients) on the carrier ``alg``: one
+        ``shift`` by unit*e (the carrier takes it mod 2L)."""
+        return alg.shift(block, self.unit * e)
+
     def shift_amount(self, e: int) -> int:
         """The shift unit*e mod 2L that multiplying by w^e performs (>= L means negated)."""
         return (self.unit * e) % (2 * self.length)
@@ -106,10 +119,17 @@ class BlockDFT(ABC):
     """A length-n DFT algorithm on blocks (see the module docstring)."""
 
     n: int
+    q: int
 
     @abstractmethod
+    def run(self, alg: BlockAlgebra[B], line: Sequence[B], inverse: bool) -> list[B]:
+        """Â_k = sum_j w^(+-jk) A_j for k < n (w^-1 when ``inverse``; unnormalised), on the n
+        full blocks ``line`` of the carrier ``alg``; returns the n blocks Â_0 .. Â_(n-1)."""
+
     def apply(self, line: Sequence[Block], inverse: bool, ctr: Cost) -> list[Block]:
-        """Â_k = sum_j w^(+-jk) A_j for k < n (w^-1 when ``inverse``; unnormalised)."""
+        """:meth:`run` on lists of coefficients in [0, q) (or traced coefficients), counting
+        the kernels in ``ctr``; returns new lists."""
+        return self.run(CoefficientBlocks(self.q, ctr), line, inverse)
 
     @abstractmethod
     def constants(self) -> dict[str, object]:
@@ -121,23 +141,23 @@ class DirectDFT(BlockDFT):
     w^(jk) = +-1 and multiplying otherwise."""
 
     def __init__(self, action: Action) -> None:
-        self.action, self.n = action, action.n
+        self.action, self.n, self.q = action, action.n, action.q
         self.exponents = [[(j * k) % self.n for j in range(self.n)] for k in range(self.n)]
 
-    def apply(self, line: Sequence[Block], inverse: bool, ctr: Cost) -> list[Block]:
-        """See :meth:`BlockDFT.apply`."""
-        q, n, act = self.action.q, self.n, self.action
+    def run(self, alg: BlockAlgebra[B], line: Sequence[B], inverse: bool) -> list[B]:
+        """See :meth:`BlockDFT.run`."""
+        n, act = self.n, self.action
         out = []
         for k in range(n):
-            acc = list(line[0])
+            acc = line[0]
             for j in range(1, n):
                 e = (-self.exponents[k][j]) % n if inverse else self.exponents[k][j]
-                if act.is_one(e):
-                    acc = add(acc, line[j], q, ctr)
+                if act.is_one(e):  # w^e = +-1: an addition or subtraction, no multiplication
+                    acc = alg.add(acc, line[j])
                 elif act.is_minus_one(e):
-                    acc = sub(acc, line[j], q, ctr)
+                    acc = alg.sub(acc, line[j])
                 else:
-                    acc = add(acc, act.mul(line[j], e, ctr), q, ctr)
+                    acc = alg.add(acc, act.apply_to(alg, line[j], e))
             out.append(acc)
         return out
 
@@ -161,16 +181,15 @@ class Radix3DFT(BlockDFT):
     def __init__(self, action: FieldAction) -> None:
         if action.n != 3:
             raise SizeError(f"Radix3DFT needs a root of order 3, got order {action.n}")
-        self.action, self.n = action, 3
+        self.action, self.n, self.q = action, 3, action.q
 
-    def apply(self, line: Sequence[Block], inverse: bool, ctr: Cost) -> list[Block]:
-        """See :meth:`BlockDFT.apply`."""
-        q = self.action.q
+    def run(self, alg: BlockAlgebra[B], line: Sequence[B], inverse: bool) -> list[B]:
+        """See :meth:`BlockDFT.run`."""
         a0, a1, a2 = line
-        t = self.action.mul(sub(a1, a2, q, ctr), 2 if inverse else 1, ctr)
-        out0 = add(add(a0, a1, q, ctr), a2, q, ctr)
-        out1 = add(sub(a0, a2, q, ctr), t, q, ctr)
-        out2 = sub(sub(a0, a1, q, ctr), t, q, ctr)
+        t = self.action.apply_to(alg, alg.sub(a1, a2), 2 if inverse else 1)
+        out0 = alg.add(alg.add(a0, a1), a2)
+        out1 = alg.add(alg.sub(a0, a2), t)
+        out2 = alg.sub(alg.sub(a0, a1), t)
         return [out0, out1, out2]
 
     def constants(self) -> dict[str, object]:
@@ -192,7 +211,7 @@ class Radix2DFT(BlockDFT):
     def __init__(self, action: Action) -> None:
         if not is_power_of_two(action.n) or action.n < 2:
             raise SizeError(f"Radix2DFT needs a power-of-two length, got {action.n}")
-        self.action, self.n = action, action.n
+        self.action, self.n, self.q = action, action.n, action.q
         k = log2_exact(self.n)
         self.bitrev = [bitrev(i, k) for i in range(self.n)]
         self.stages: list[tuple[int, list[int]]] = []
@@ -202,26 +221,26 @@ class Radix2DFT(BlockDFT):
             self.stages.append((half, [j * step for j in range(half)]))
             half //= 2
 
-    def apply(self, line: Sequence[Block], inverse: bool, ctr: Cost) -> list[Block]:
-        """See :meth:`BlockDFT.apply`."""
-        q, act, n = self.action.q, self.action, self.n
+    def run(self, alg: BlockAlgebra[B], line: Sequence[B], inverse: bool) -> list[B]:
+        """See :meth:`BlockDFT.run`."""
+        act, n = self.action, self.n
         if not inverse:
-            a = [list(b) for b in line]
+            a = list(line)
             for half, exps in self.stages:
                 for s in range(0, n, 2 * half):
                     for j in range(half):
                         u, v = a[s + j], a[s + j + half]
-                        a[s + j] = add(u, v, q, ctr)
-                        a[s + j + half] = act.mul(sub(u, v, q, ctr), exps[j], ctr)
+                        a[s + j] = alg.add(u, v)
+                        a[s + j + half] = act.apply_to(alg, alg.sub(u, v), exps[j])
             return [a[self.bitrev[k]] for k in range(n)]
-        a = [list(line[self.bitrev[i]]) for i in range(n)]
+        a = [line[self.bitrev[i]] for i in range(n)]
         for half, exps in reversed(self.stages):
             for s in range(0, n, 2 * half):
                 for j in range(half):
                     u = a[s + j]
-                    v = act.mul(a[s + j + half], -exps[j], ctr)
-                    a[s + j] = add(u, v, q, ctr)
-                    a[s + j + half] = sub(u, v, q, ctr)
+                    v = act.apply_to(alg, a[s + j + half], -exps[j])
+                    a[s + j] = alg.add(u, v)
+                    a[s + j + half] = alg.sub(u, v)
         return a
 
     def constants(self) -> dict[str, object]:
@@ -247,8 +266,23 @@ def apply_axes(
     inverse: bool,
     ctr: Cost,
 ) -> list[Block]:
-    """Run ``dfts[d]`` along axis d of the row-major block array ``arr`` of shape ``shape``,
-    for every axis d (forward: axis 0 first; inverse: last axis first). Returns a new array."""
+    """:func:`run_axes` on lists of coefficients (or traced coefficients), counting the kernels
+    in ``ctr``. Returns a new array."""
+    alg = CoefficientBlocks(dfts[0].q if dfts else 0, ctr)
+    return run_axes(alg, arr, shape, dfts, inverse)
+
+
+def run_axes(
+    alg: BlockAlgebra[B],
+    arr: Sequence[B],
+    shape: Sequence[int],
+    dfts: Sequence[BlockDFT],
+    inverse: bool,
+) -> list[B]:
+    """Run ``dfts[d]`` (:meth:`BlockDFT.run` on the carrier ``alg``) along axis d of the
+    row-major array ``arr`` of full blocks of shape ``shape``, for every axis d (forward: axis 0
+    first; inverse: last axis first; within an axis, line by line in order of the line's first
+    index). Returns a new array of the same shape (:class:`SizeError` on a shape mismatch)."""
     if prod(shape) != len(arr) or len(shape) != len(dfts):
         raise SizeError(f"array of {len(arr)} blocks does not have shape {tuple(shape)}")
     for d, t in zip(shape, dfts, strict=True):
@@ -263,7 +297,7 @@ def apply_axes(
             if (base // stride) % n:
                 continue  # not the first element of a line along axis d
             idx = [base + i * stride for i in range(n)]
-            res = dfts[d].apply([out[i] for i in idx], inverse, ctr)
+            res = dfts[d].run(alg, [out[i] for i in idx], inverse)
             for i, b in zip(idx, res, strict=True):
                 out[i] = b
     return out

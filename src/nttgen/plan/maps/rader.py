@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import TypeVar
 
 from ...arith import is_prime, multiplicative_order
 from ...errors import FactorisationError, NoRootOfUnityError, SizeError
 from .base import RingMap
 from .basecase import ConstMul
+from .blocks import BlockAlgebra, CoefficientBlocks
 from .cost import Cost
 from .dft import Block, BlockDFT, DirectDFT, FieldAction
 from .modarith import centred, is_primitive_root_of_unity, multiplicative_generator
 from .ops import add
 from .polys import binomial, describe
 from .split import auto_split
+
+B = TypeVar("B")
 
 
 class RaderDFT(BlockDFT):
@@ -91,6 +95,14 @@ class RaderDFT(BlockDFT):
         parts = self.conv.forward(x, ctr)
         prods = [m.mul(p, ctr) for m, p in zip(muls, parts, strict=True)]
         return self.conv.inverse_raw(prods, ctr)
+
+    def run(self, alg: BlockAlgebra[B], line: Sequence[B], inverse: bool) -> list[B]:
+        """See :meth:`BlockDFT.run`. Rader's convolution works coefficient by coefficient, which
+        the block algebra does not offer: only :class:`~.blocks.CoefficientBlocks` carries it
+        (as :meth:`apply`); another carrier raises NotImplementedError."""
+        if not isinstance(alg, CoefficientBlocks):
+            raise NotImplementedError(f"Rader's algorithm on {type(alg).__name__}")
+        return self.apply(line, inverse, alg.ctr)  # type: ignore[arg-type, return-value]
 
     def apply(self, line: Sequence[Block], inverse: bool, ctr: Cost) -> list[Block]:
         """See :meth:`BlockDFT.apply`: Â_0 = sum of the blocks; Â_{perm_out[a]} = A_0 + conv_a,

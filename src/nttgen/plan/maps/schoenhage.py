@@ -24,19 +24,30 @@ the 2m-coefficient blocks C_j as sum_j C_j x^(mj) mod the source. It is valid fo
 signed sum of products A_i B_k of degree <= 2m - 2, so nothing wrapped around x^2m + 1), and for
 sums of such terms; on other tuples it returns the overlap-add of whatever the inverse transform
 gives, which is not meaningful.
+
+Both maps are written once on blocks, against the block algebra of :mod:`.blocks`
+(``forward_blocks``, ``inverse_blocks``): ``_forward``/``_inverse`` run them on coefficient lists,
+the Schönhage programs on a graph of symbolic blocks. The inverse comes normalised (the map's
+``inverse``) or *unnormalised*, times :meth:`SchoenhageMap.inverse_factor` and without a single
+multiplication (what the programs run, folding the factor into a later constant).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 from ...arith import is_power_of_two
 from ...errors import NoRootOfUnityError, SizeError
 from .base import RingMap
+from .blocks import BlockAlgebra, CoefficientBlocks
 from .cost import Cost
-from .dft import BlockDFT, Radix2DFT, ShiftAction, apply_axes
+from .dft import BlockDFT, Radix2DFT, ShiftAction, run_axes
 from .good_thomas import check_coprime, field_dft, flat, index_map
 from .modarith import centred, inverse_mod, primitive_root_of_unity
-from .ops import add, mul_xpow, scale, sub
 from .polys import binomial, describe, poly_prod
+
+B = TypeVar("B")
 
 _VALID = (
     "forward(a) for every a, and componentwise products forward(a)*forward(b) mod x^2m+1 "
@@ -87,21 +98,38 @@ class SchoenhageMap(RingMap):
         self.inv_n = inverse_mod(self.n, q)
         self._verify()
 
+    def inverse_factor(self) -> int:
+        """The factor n of the unnormalised inverse (``normalise=False``)."""
+        return self.n
+
+    def forward_blocks(self, alg: BlockAlgebra[B], blocks: Sequence[B]) -> list[B]:
+        """The forward on the carrier ``alg``: the n short blocks A_0 .. A_(n-1) (A_j: source
+        coefficients j*m .. j*m + m - 1, degree < m) to the n pieces (full blocks, x^2m + 1),
+        target order. The blocks are embedded, placed at their Good–Thomas index and
+        transformed along each axis (:func:`.dft.run_axes`)."""
+        src = {self.in_perm[j]: j for j in range(self.n)}  # array position -> source block
+        arr = [alg.embed(blocks[src[i]]) for i in range(self.n)]
+        return run_axes(alg, arr, self.axes, self.dfts, False)
+
+    def inverse_blocks(self, alg: BlockAlgebra[B], parts: Sequence[B], normalise: bool) -> list[B]:
+        """The inverse on the carrier ``alg``: the n pieces (full blocks, target order) back to
+        the n half blocks of the source polynomial (block j: coefficients j*m .. j*m + m - 1),
+        by the inverse DFTs and the cyclic overlap-add low(C_j) + high(C_(j-1)); times n^-1
+        when ``normalise``, else times :meth:`inverse_factor` (no multiplication at all)."""
+        n = self.n
+        arr = run_axes(alg, parts, self.axes, self.dfts, True)
+        c = [arr[self.in_perm[j]] for j in range(n)]
+        out = [alg.half_add(alg.low(c[j]), alg.high(c[j - 1])) for j in range(n)]
+        return [alg.scale(x, self.inv_n) for x in out] if normalise else out
+
     def _forward(self, a: list[int], ctr: Cost) -> list[list[int]]:
         m = self.m
-        arr: list[list[int]] = [[] for _ in range(self.n)]
-        for j in range(self.n):
-            arr[self.in_perm[j]] = a[j * m : (j + 1) * m] + [0] * m  # the embedding
-        return apply_axes(arr, self.axes, self.dfts, False, ctr)
+        blocks = [a[j * m : (j + 1) * m] for j in range(self.n)]
+        return self.forward_blocks(CoefficientBlocks(self.q, ctr), blocks)
 
     def _inverse(self, parts: list[list[int]], ctr: Cost) -> list[int]:
-        q, m, n = self.q, self.m, self.n
-        arr = apply_axes(parts, self.axes, self.dfts, True, ctr)
-        c = [arr[self.in_perm[j]] for j in range(n)]
-        out: list[int] = []
-        for j in range(n):  # overlap-add: block j gets low(C_j) + high(C_{j-1}) (cyclically)
-            out.extend(add(c[j][:m], c[j - 1][m:], q, ctr))
-        return scale(out, self.inv_n, q, ctr)
+        out = self.inverse_blocks(CoefficientBlocks(self.q, ctr), parts, True)
+        return [x for blk in out for x in blk]
 
     def constants(self) -> dict[str, object]:
         """{"m", "l", "odd", "omega_odd", "shift_unit" (x^unit is the l-th root), "index_map",
@@ -156,38 +184,62 @@ class TruncatedSchoenhageMap(RingMap):
         self.inv_2 = inverse_mod(2, q)
         self._verify()
 
+    def inverse_factor(self) -> int:
+        """The factor 2l of the unnormalised inverse (``normalise=False``)."""
+        return 2 * self.l
+
+    def forward_blocks(self, alg: BlockAlgebra[B], blocks: Sequence[B]) -> list[B]:
+        """The forward on the carrier ``alg``: the 3l/2 short blocks A_0 .. A_(3l/2-1) (A_j:
+        source coefficients j*m .. j*m + m - 1, degree < m) to the 3l/2 pieces (full blocks,
+        x^2m + 1, target order): the t-polynomial mod t^l + 1 (l blocks P_j, embedded and
+        twisted by zeta^j) and mod t^(l/2) - 1 (l/2 blocks R_j, embedded), then the
+        negacyclic and the cyclic DFT."""
+        ell, h = self.l, self.l // 2
+        blk = list(blocks)
+        # t-polynomial mod t^l + 1 and mod t^(l/2) - 1 (on short blocks)
+        p = [alg.sub(blk[j], blk[j + ell]) for j in range(h)] + blk[h:ell]
+        r = [alg.add(alg.add(blk[j], blk[j + h]), blk[j + ell]) for j in range(h)]
+        p = [alg.shift(alg.embed(p[j]), self.twist[j]) for j in range(ell)]  # embed and twist
+        r = [alg.embed(x) for x in r]
+        return self.dft_neg.run(alg, p, False) + self.dft_cyc.run(alg, r, False)
+
+    def inverse_blocks(self, alg: BlockAlgebra[B], parts: Sequence[B], normalise: bool) -> list[B]:
+        """The inverse on the carrier ``alg``: the 3l/2 pieces (full blocks, target order) back
+        to the 3l/2 half blocks of the source polynomial W (block j: coefficients j*m ..
+        j*m + m - 1) when ``normalise``, else to those of 2l W (:meth:`inverse_factor`), with
+        no multiplication at all: with P~ = l P and R~ = (l/2) R the unnormalised inverse
+        DFTs, 2l T = 2 R~ - P~_j - P~_(j+h) and 2l P = 2 P~."""
+        ell, h = self.l, self.l // 2
+        pp = self.dft_neg.run(alg, parts[:ell], True)
+        pp = [alg.shift(pp[j], -self.twist[j]) for j in range(ell)]  # untwist: l P_j
+        rr = self.dft_cyc.run(alg, parts[ell:], True)  # (l/2) R_j
+        # CRT in t: W = P + (t^l + 1) T with T = (R - (P mod t^(l/2) - 1)) / 2
+        if normalise:
+            p = [alg.scale(x, self.inv_l) for x in pp]
+            r = [alg.scale(x, self.inv_half_l) for x in rr]
+            t = [alg.scale(alg.sub(alg.sub(r[j], p[j]), p[j + h]), self.inv_2) for j in range(h)]
+        else:  # everything times 2l: additions only
+            t = [alg.sub(alg.sub(alg.add(rr[j], rr[j]), pp[j]), pp[j + h]) for j in range(h)]
+            p = [alg.add(x, x) for x in pp]
+        w = [alg.add(p[j], t[j]) for j in range(h)] + p[h:] + t
+        # overlap-add sum_j W_j x^(mj), then reduce the overflow block x^(m*3l/2) by G
+        nb = 3 * h
+        out = [alg.low(w[0])]
+        out += [alg.half_add(alg.low(w[j]), alg.high(w[j - 1])) for j in range(1, nb)]
+        over = alg.high(w[nb - 1])  # t^(3l/2) = t^l - t^(l/2) + 1
+        out[0] = alg.half_add(out[0], over)
+        out[h] = alg.half_sub(out[h], over)
+        out[ell] = alg.half_add(out[ell], over)
+        return out
+
     def _forward(self, a: list[int], ctr: Cost) -> list[list[int]]:
-        q, m, ell = self.q, self.m, self.l
-        h = ell // 2
-        blk = [a[j * m : (j + 1) * m] for j in range(3 * h)]
-        # t-polynomial mod t^l + 1 and mod t^(l/2) - 1 (on m-coefficient blocks)
-        p = [sub(blk[j], blk[j + ell], q, ctr) for j in range(h)] + [blk[j] for j in range(h, ell)]
-        r = [add(add(blk[j], blk[j + h], q, ctr), blk[j + ell], q, ctr) for j in range(h)]
-        zero = [0] * m
-        p = [mul_xpow(p[j] + zero, self.twist[j], q, ctr) for j in range(ell)]  # embed and twist
-        r = [r[j] + zero for j in range(h)]  # embed
-        return self.dft_neg.apply(p, False, ctr) + self.dft_cyc.apply(r, False, ctr)
+        m = self.m
+        blocks = [a[j * m : (j + 1) * m] for j in range(3 * self.l // 2)]
+        return self.forward_blocks(CoefficientBlocks(self.q, ctr), blocks)
 
     def _inverse(self, parts: list[list[int]], ctr: Cost) -> list[int]:
-        q, m, ell = self.q, self.m, self.l
-        h = ell // 2
-        p = self.dft_neg.apply(parts[:ell], True, ctr)
-        p = [scale(mul_xpow(p[j], -self.twist[j], q, ctr), self.inv_l, q, ctr) for j in range(ell)]
-        r = [scale(x, self.inv_half_l, q, ctr) for x in self.dft_cyc.apply(parts[ell:], True, ctr)]
-        # CRT in t: W = P + (t^l + 1) T with T = (R - (P mod t^(l/2) - 1)) / 2
-        t = [
-            scale(sub(sub(r[j], p[j], q, ctr), p[j + h], q, ctr), self.inv_2, q, ctr)
-            for j in range(h)
-        ]
-        w = [add(p[j], t[j], q, ctr) for j in range(h)] + p[h:] + t
-        # overlap-add sum_j W_j x^(mj), then reduce the overflow block x^(m*3l/2) by G
-        out: list[int] = list(w[0][:m])
-        for j in range(1, 3 * h):
-            out.extend(add(w[j][:m], w[j - 1][m:], q, ctr))
-        over = w[3 * h - 1][m:]  # t^(3l/2) = t^l - t^(l/2) + 1
-        for dst, op in ((0, add), (h, sub), (ell, add)):
-            out[dst * m : (dst + 1) * m] = op(out[dst * m : (dst + 1) * m], over, q, ctr)
-        return out
+        out = self.inverse_blocks(CoefficientBlocks(self.q, ctr), parts, True)
+        return [x for blk in out for x in blk]
 
     def constants(self) -> dict[str, object]:
         """{"m", "l", "twist_shifts" (x^(j*2m/l) on block j), "negacyclic_dft" and
