@@ -282,7 +282,7 @@ def test_parts_leave_optimised_objects_unchanged(isa: str, monkeypatch: pytest.M
 
     ring = PRESETS["mldsa"]
     with_parts = generate(ring, isa)
-    monkeypatch.setattr(C, "PART_STATEMENTS", 1 << 30)
+    monkeypatch.setattr(C.stmt, "PART_STATEMENTS", 1 << 30)  # where split_long_runs reads it
     ks = kernel_set(ring, isa)
     without = FileWriter(ks, isa_class(isa), canonical_command(ring, isa)).files()
     assert "goto part_1;" in with_parts.source and "goto part_" not in without.source
