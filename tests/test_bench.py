@@ -3,6 +3,7 @@ by a test: speed is shown by the benchmark, not by timed unit tests)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from conftest import require_isa
 from nttgen.bench import BENCH_OPS, BenchResult, bench_ring, run_bench
 from nttgen.bench.chart import build_figure, write_chart
 from nttgen.rings import PRESETS
+from nttgen.textui import Progress
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -39,7 +41,7 @@ def test_bench_cli_writes_json(tmp_path: Path) -> None:
         [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
     )
     assert p.returncode == 0, p.stderr
-    assert "median tsc ticks per call" in p.stdout and "mldsa" in p.stdout
+    assert "Median TSC ticks per call" in p.stdout and "mldsa" in p.stdout
     assert "c/avx2" in p.stdout  # side by side, with the ratio
     data = json.loads(out.read_text())
     got = [(r["isa"], r["op"]) for r in data["results"]]
@@ -48,11 +50,22 @@ def test_bench_cli_writes_json(tmp_path: Path) -> None:
     assert data["meta"]["compilers"]["avx2"]
 
 
-def test_run_bench_reports_progress_per_ring_and_isa() -> None:
-    seen: list[str] = []
+def test_run_bench_reports_progress_per_build_and_timing() -> None:
+    """Two steps per ring (its build, then its timing), counted N of M on the stream, with the
+    label each ring's rows carry; the results come back in ring order whatever finished
+    first."""
+    stream = io.StringIO()
+    progress = Progress("bench", 0, stream)
     rings = [PRESETS["mlkem"], PRESETS["mldsa"]]
-    run_bench(rings, ["c"], ["basemul"], samples=2, batch=2, warmup=1, progress=seen.append)
-    assert seen == ["mlkem c", "mldsa c"]
+    res = run_bench(
+        rings, ["c"], ["basemul"], samples=2, batch=2, warmup=1, progress=progress,
+        labels={PRESETS["mldsa"]: "mldsa (dilithium)"}, jobs=2,
+    )  # fmt: skip
+    lines = stream.getvalue().splitlines()
+    assert progress.total == 4 and progress.done == 4
+    assert any(line.startswith("[4/4]") and "time mldsa (dilithium) done" in line for line in lines)
+    assert any("build mlkem done" in line for line in lines)
+    assert [r.ring for r in res] == ["mlkem", "mldsa (dilithium)"]
 
 
 def _synthetic_results() -> list[BenchResult]:
@@ -237,26 +250,35 @@ def test_no_pinning_where_the_system_cannot_pin(monkeypatch: pytest.MonkeyPatch)
         bench.bench_cpu.cache_clear()
 
 
-def test_reductions_column_shows_each_isa_where_they_differ() -> None:
-    """One count where every ISA's program reduces as often (the NTT rings' programs), each
-    ISA's own where they differ (an NTRU Prime ring: the AVX2 program is another program
-    than the portable C's), in the table's ISA order."""
-    from nttgen.bench.report import reductions_cell
+def test_bench_table_fits_100_columns_with_the_baseline_first() -> None:
+    """The table a first run prints: portable C first, each SIMD ISA with its speed-up, the
+    CPU and the compilers in the title, every line within 100 columns (the longest ring label
+    included)."""
+    from nttgen.bench.report import bench_table
 
-    def result(isa: str, reductions: int) -> BenchResult:
-        return BenchResult("sntrup761", isa, "polymul", 1, 1.0, 1.0, 1.0, 1.0, "tsc", reductions)
-
-    same = {"c": result("c", 1536), "avx2": result("avx2", 1536)}
-    assert reductions_cell(same, ["c", "avx2"]) == "1,536"
-    differ = {"avx2": result("avx2", 7536), "c": result("c", 16272)}
-    assert reductions_cell(differ, ["c", "avx2"]) == "c 16,272 / avx2 7,536"
-    assert reductions_cell(differ, ["avx2"]) == "7,536"
+    results = [
+        BenchResult("newhope1024 (falcon1024)", isa, op, 3 if op == "basemul_acc" else 0,
+                    ticks, ticks, ticks, ticks, "tsc", 0)
+        for isa, scale in (("c", 6.0), ("avx2", 1.0), ("avx512", 0.9))
+        for op, ticks in (("ntt", 720.0 * scale), ("basemul_acc", 737.0 * scale))
+    ]  # fmt: skip
+    table = bench_table(
+        results, ["c", "avx2", "avx512"], samples=1000, batch=100,
+        compilers={"c": "gcc 12.2.0", "avx2": "clang 19.1.7", "avx512": "clang 19.1.7"},
+        cpu="AMD EPYC 9R14 96-Core Processor (family 0x19, model 0x11)",
+    )  # fmt: skip
+    text = table.render(100)
+    assert max(map(len, text.splitlines())) <= 100
+    assert table.columns == ["ring", "op", "c", "avx2", "c/avx2", "avx512", "c/avx512"]
+    assert "AMD EPYC 9R14" in text and "clang 19.1.7" in text
+    row = next(r for r in table.rows if r[1] == "basemul_acc k=3")
+    assert row[2:] == ["4,422", "737", "6.00x", "663", "6.67x"]
 
 
 def test_bench_cli_default_ops_on_an_ntt_ring(tmp_path: Path) -> None:
-    """With no ``--op`` an x^n + 1 ring is timed on its own ops (``polymul_small``, NTRU
-    Prime's alone, is left to those rings); asking an x^n + 1 ring for it alone is refused in
-    one line."""
+    """With no ``--op`` an x^n + 1 ring is timed on the headline ops it has (``polymul_small``,
+    NTRU Prime's alone, is left to those rings; ``--op all`` adds ``basemul``); asking an
+    x^n + 1 ring for NTRU Prime's op alone is refused in one line."""
     out = tmp_path / "b.json"
     args = ["bench", "--ring", "mlkem", "--isa", "c", "--samples", "3", "--batch", "1"]
     p = subprocess.run(
@@ -266,8 +288,8 @@ def test_bench_cli_default_ops_on_an_ntt_ring(tmp_path: Path) -> None:
         timeout=600,
     )
     assert p.returncode == 0, p.stderr
-    got = {r["op"] for r in json.loads(out.read_text())["results"]}
-    assert got == set(BENCH_OPS)
+    got = [(r["op"], r["k"]) for r in json.loads(out.read_text())["results"]]
+    assert got == [("ntt", 0), ("intt", 0), ("basemul_acc", 3), ("polymul", 0)]
     p = subprocess.run(
         [sys.executable, "-m", "nttgen", "bench", "--ring", "mlkem", "--op", "polymul_small"],
         capture_output=True,
@@ -288,3 +310,113 @@ def test_harness_refuses_an_op_its_kernels_lack() -> None:
     entry = Entry("c", generate(ring, "c"), ())
     with pytest.raises(BuildError, match="c kernels have no polymul_small"):
         run_entries(ring, [entry], ["polymul_small"], samples=1, batch=1, warmup=0, repeats=1)
+
+
+def test_bench_with_no_arguments_times_every_preset(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``nttgen bench`` as a newcomer types it (only fewer samples): every preset, its scheme
+    names beside it, on the ISAs this CPU runs, portable C first; never an empty table."""
+    from nttgen.cli import main
+
+    out = tmp_path / "b.json"
+    assert main(["bench", "--samples", "3", "--batch", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    for label in ("mlkem", "mldsa", "kyber-r1", "newhope512 (falcon512)",
+                  "newhope1024 (falcon1024)", "sntrup761 (ntrulpr761)"):  # fmt: skip
+        assert label in text
+    rows = json.loads(out.read_text())["results"]
+    assert {(r["ring"], r["op"]) for r in rows} >= {
+        ("mlkem", "ntt"),
+        ("mlkem", "basemul_acc"),
+        ("sntrup761 (ntrulpr761)", "polymul_small"),
+    }
+    assert max(map(len, text.splitlines())) <= 100
+
+
+# (ring names, --op values, the ops timed per ring, or None where the run is refused)
+OP_CASES = [
+    (["mlkem"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "polymul"]}),
+    (["mlkem"], ["all"], {"mlkem": ["ntt", "intt", "basemul", "basemul_acc", "polymul"]}),
+    (["mlkem"], ["ntt"], {"mlkem": ["ntt"]}),
+    (["mlkem"], ["polymul", "polymul_small"], {"mlkem": ["polymul"]}),
+    (["mlkem"], ["polymul_small"], None),
+    (["sntrup761"], [], {"sntrup761 (ntrulpr761)": ["polymul", "polymul_small"]}),
+    (["sntrup761"], ["all"], {"sntrup761 (ntrulpr761)": ["polymul", "polymul_small"]}),
+    (["sntrup761"], ["polymul"], {"sntrup761 (ntrulpr761)": ["polymul"]}),
+    (["sntrup761"], ["ntt"], None),
+    (["mlkem", "sntrup761"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "polymul"],
+                                  "sntrup761 (ntrulpr761)": ["polymul", "polymul_small"]}),
+    (["mlkem", "sntrup761"], ["polymul"], {"mlkem": ["polymul"],
+                                           "sntrup761 (ntrulpr761)": ["polymul"]}),
+    (["mlkem", "sntrup761"], ["ntt"], None),
+    (["mlkem", "sntrup761"], ["polymul_small"], None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rings", "ops", "timed"), OP_CASES)
+def test_bench_every_ring_kind_and_op_list(
+    rings: list[str],
+    ops: list[str],
+    timed: dict[str, list[str]] | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each family alone and both together, with the default ops, ``all``, an op of one
+    family, an op both have, and a mix: each ring times the ops it has (an op asked for by
+    name that a ring lacks is named in a note), and a ring left with none is refused in one
+    line naming its ops, before anything is built."""
+    from nttgen.cli import main
+
+    out = tmp_path / "b.json"
+    args = ["bench", "--isa", "c", "--samples", "2", "--batch", "1", "--json", str(out)]
+    args += [a for r in rings for a in ("--ring", r)] + [a for o in ops for a in ("--op", o)]
+    status = main(args)
+    err = capsys.readouterr().err
+    if timed is None:
+        assert status == 2 and not out.exists()
+        assert err.count("nttgen: error:") == 1 and "kernels have" in err
+        return
+    assert status == 0, err
+    got: dict[str, list[str]] = {}
+    for r in json.loads(out.read_text())["results"]:
+        got.setdefault(r["ring"], []).append(r["op"])
+    assert got == timed
+    lacking = [o for o in ops if o != "all" and any(o not in v for v in timed.values())]
+    assert ("has no" in err) == bool(lacking)
+
+
+def test_a_harness_killed_by_a_signal_says_which(tmp_path: Path) -> None:
+    """A harness that crashes is reported with its signal (a crash used to end the message
+    after 'failed:')."""
+    from nttgen.bench import _run, exit_status
+    from nttgen.errors import BuildError
+
+    assert exit_status(-11) == "killed by signal SIGSEGV" and exit_status(3) == "exit status 3"
+    with pytest.raises(BuildError, match=r"sh -c failed \(killed by signal SIGSEGV\)"):
+        _run(["sh", "-c", "kill -SEGV $$"], tmp_path)
+
+
+def test_the_core_needs_only_numpy() -> None:
+    """The command line and the library load without the optional plotting extra (and no
+    terminal-formatting library at all): a core install is nttgen and numpy."""
+    code = (
+        "import sys, nttgen, nttgen.cli, nttgen.bench, nttgen.bench.report, nttgen.verify; "
+        "bad = sorted(m for m in ('rich', 'matplotlib') if m in sys.modules); "
+        "sys.exit(', '.join(bad) or None)"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"imported at start: {p.stderr}"
+
+
+def test_png_without_matplotlib_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--png without the plot extra is refused before any work, naming the extra."""
+    from nttgen.cli import main
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    args = ["bench", "--ring", "mlkem", "--isa", "c", "--png", str(tmp_path / "b.png")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'nttgen[plot]'" in err

@@ -56,7 +56,7 @@ def test_verify_passes() -> None:
     [
         (["generate", "--n", "300", "--q", "3329", "-o", "x"], "n=300 is not a power of two"),
         (["generate", "--n", "256", "--q", "3331", "-o", "x"], "nearest valid q"),
-        (["generate", "--ring", "kyber", "-o", "x"], "unknown ring 'kyber'"),
+        (["generate", "--ring", "kyberr", "-o", "x"], "unknown ring 'kyberr'"),
         (["generate", "--ring", "mlkem", "--isa", "sse9", "-o", "x"], "unknown ISA 'sse9'"),
         (["generate", "--n", "256", "-o", "x"], "needs both --n and --q"),
         (["generate", "-o", "x"], "choose a ring"),

@@ -13,13 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
 from . import cpu
-from .aliases import SCHEME_ALIASES, SchemeAlias
+from .aliases import SCHEME_ALIASES, SchemeAlias, aliases_of, scheme_alias
 from .cross import RVV_VLENS, Target, isa_target
 from .emit.isa import ISAS, isa_class
 from .errors import NttgenError
@@ -38,14 +33,30 @@ from .ntru_rings import (
     make_ntru_ring,
     parse_ntru_modulus,
 )
+from .parallel import check_jobs, run_steps
 from .ring_family import RingSpec
+from .textui import Progress, Table, print_table
 from .version import __version__
 
-if TYPE_CHECKING:  # the bench modules load matplotlib's dependencies lazily
+if TYPE_CHECKING:  # the bench modules are loaded by the commands that use them
     from .bench import BenchResult
     from .bench.icount import CountResult
+    from .outputs import FileSet
+    from .verify import CheckResult
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+HEADLINE_OPS = ("ntt", "intt", "basemul_acc", "polymul", "polymul_small")
+"""What ``nttgen bench`` times by default: the transforms, the inner product and the full
+product of the x^n + 1 rings; both products of the NTRU Prime rings (each ring its own)."""
+
+
+def say(text: str) -> None:
+    """One line of the command's report on standard output."""
+    print(text, flush=True)
+
+
+def note(text: str) -> None:
+    """One line of advice on standard error (the run goes on)."""
+    sys.stderr.write(f"nttgen: note: {text}\n")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,7 +99,7 @@ def _rings(args: argparse.Namespace, default_all: bool) -> list[RingSpec]:
         raise NttgenError("choose a ring with --ring NAME, --n N --q Q or --q Q --f 'x^p - x - 1'")
     out: list[RingSpec] = []
     for name in names:
-        out += list(all_presets().values()) if name == "all" else [get_ring(name)]
+        out += list(all_presets().values()) if name.lower() == "all" else [get_ring(name)]
     return list(dict.fromkeys(out))
 
 
@@ -110,11 +121,28 @@ def _variants(ring: RingSpec, names: list[str] | None) -> list[str | None]:
     return list(dict.fromkeys(out))
 
 
-def _isas(values: list[str] | None, default: list[str]) -> list[str]:
-    names = values or default
+def _isas(values: list[str] | None, default: list[str], every: list[str]) -> list[str]:
+    """The ISAs --isa names (``default`` when none; 'all': ``every``), each checked to exist."""
+    names: list[str] = []
+    for name in values or default:
+        names += every if name.lower() == "all" else [name.lower()]
     for name in names:
         isa_class(name)  # raises naming the known ISAs
-    return names
+    return list(dict.fromkeys(names))
+
+
+def _runnable_isas() -> list[str]:
+    """Every ISA whose kernels can run here: natively, or under QEMU where its tools are
+    installed ('--isa all' of verify and bench)."""
+    emulated = [i for i in ISAS if _emulated(i) and not isa_target(ISAS[i]).missing_tools()]
+    return cpu.usable_isas() + emulated
+
+
+def _ring_label(ring: RingSpec) -> str:
+    """A ring's name followed by the scheme names that share its ring, e.g. ``newhope512
+    (falcon512)``: the row of a table stands for all of them."""
+    also = [a.name for a in aliases_of(ring.name)] if ring.preset else []
+    return f"{ring.name} ({', '.join(also)})" if also else ring.name
 
 
 # --------------------------------------------------------------------------- commands
@@ -122,33 +150,23 @@ def cmd_list(args: argparse.Namespace) -> int:
     """Print the rings of every family, the scheme aliases and the ISAs."""
     del args
     for fam in FAMILIES:
-        t = Table(title=escape(fam.title))
-        for col in ("name", "f", "q", "outputs", "multiplication", "description"):
-            t.add_column(col)
+        t = Table(fam.title, ["name", "f", "q", "outputs", "multiplication", "description"])
         for r in fam.presets.values():
             lo, hi = r.output_range
-            t.add_row(
-                r.name,
-                escape(r.modulus_poly),
-                str(r.q),
-                escape(f"[{lo}, {hi}]"),
-                escape(r.algorithm),
-                r.description,
-            )
-        console.print(t)
-    t = Table(title="Scheme names that share a preset's ring (its code, under alias headers)")
-    for col in ("name", "ring", "description"):
-        t.add_column(col)
+            t.add_row(r.name, r.modulus_poly, r.q, f"[{lo}, {hi}]", r.algorithm, r.description)
+        print_table(t)
+    t = Table(
+        "Scheme names that share a preset's ring (its code, under alias headers)",
+        ["name", "ring", "description"],
+    )
     for alias in SCHEME_ALIASES.values():
         t.add_row(alias.name, alias.target, alias.description)
-    console.print(t)
-    t = Table(title="ISAs")
-    for col in ("name", "backend", "usable here"):
-        t.add_column(col)
+    print_table(t)
+    t = Table("ISAs", ["name", "backend", "usable here"])
     usable = cpu.usable_isas()
     for name, cls in ISAS.items():
         t.add_row(name, cls.title, "yes" if name in usable else "no")
-    console.print(t)
+    print_table(t)
     return 0
 
 
@@ -164,7 +182,10 @@ def _ntru_rings(args: argparse.Namespace) -> list[NtruPrimeRing]:
         return list(NTRU_PRESETS.values())
     out: list[NtruPrimeRing] = []
     for name in args.ring if isinstance(args.ring, list) else [args.ring]:
-        out += list(NTRU_PRESETS.values()) if name == "all" else [get_ntru_ring(name)]
+        if name.lower() == "all":
+            out += list(NTRU_PRESETS.values())
+            continue
+        out.append(get_ntru_ring(name))
     return out
 
 
@@ -195,23 +216,30 @@ def _plans_rows(ring: NtruPrimeRing) -> list[dict[str, object]]:
     return rows
 
 
+PLAN_COLUMNS = ("pipeline, g", "leaves")
+PLAN_COUNTS = ("fwd add/mul", "base mul", "inv add/mul", "total add/mul", "shifts")
+
+
 def cmd_plans(args: argparse.Namespace) -> int:
     """List the multiplication pipelines of NTRU Prime rings with their op counts."""
     import json
 
+    from .fsio import check_writable_file, write_text
+
     rings = _ntru_rings(args)
     if args.json:
-        _check_output_file("--json", Path(args.json))
+        check_writable_file(Path(args.json), "--json")
     records = []
     for ring in rings:
         rows = _plans_rows(ring)
         records.append({"ring": ring.summary(), "pipelines": rows})
         t = Table(
-            title=escape(
-                f"{ring.name}: Z_{ring.q}[x]/({ring.modulus_poly}), outputs in "
-                f"[{-ring.half}, {ring.half}]; ops per polymul = 2 forward + base + inverse "
-                "+ reduce; * = default"
-            ),
+            f"{ring.name}: Z_{ring.q}[x]/({ring.modulus_poly}), outputs in "
+            f"[{-ring.half}, {ring.half}]; ops per polymul = 2 forward (fwd) + base + inverse "
+            "(inv) + reduce; * = the default pipeline",
+            [*PLAN_COLUMNS, *PLAN_COUNTS],
+            set(PLAN_COUNTS),
+            whole={"leaves"},
             caption=(
                 "Scalar operations over Z_q of each plan as the plan layer states it. The "
                 "generated C's vector ops per ISA are in each file's header: its Good–Rader "
@@ -219,10 +247,6 @@ def cmd_plans(args: argparse.Namespace) -> int:
                 "AVX-512) without the Bruun split to degree 8."
             ),
         )
-        for col in ("pipeline", "g", "leaves", "forward add/mul", "base mul", "inverse add/mul"):
-            t.add_column(col)
-        for col in ("total add", "total mul", "shifts"):
-            t.add_column(col, justify="right")
         refused = []
         for row in rows:
             if not row["exists"]:
@@ -233,22 +257,21 @@ def cmd_plans(args: argparse.Namespace) -> int:
             assert isinstance(ops, dict) and isinstance(leaves, dict)
             fwd, inv, tot = ops["forward"], ops["inverse"], ops["total"]
             t.add_row(
-                f"{row['pipeline']}{' *' if row['default'] else ''}",
-                escape(str(row["g"])),
+                f"{'*' if row['default'] else ''}{row['pipeline']} "
+                f"g={str(row['g']).replace(' ', '')}",  # two words: each wraps whole
                 " + ".join(f"{k} x deg {d}" for d, k in leaves.items()),
-                f"{fwd['add']:,} / {_muls(fwd):,}",
+                f"{fwd['add']:,}/{_muls(fwd):,}",
                 f"{ops['base']['mul_var']:,}",
-                f"{inv['add']:,} / {_muls(inv):,}",
-                f"{tot['add']:,}",
-                f"{_muls(tot):,}",
+                f"{inv['add']:,}/{_muls(inv):,}",
+                f"{tot['add']:,}/{_muls(tot):,}",
                 f"{tot['shift']:,}",
             )
-        console.print(t)
+        print_table(t)
         for line in refused:
-            console.print(escape(line))
+            say(line)
     if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
-        console.print(f"wrote {args.json}")
+        write_text(Path(args.json), json.dumps(records, indent=2) + "\n", "--json")
+        say(f"wrote {args.json}")
     return 0
 
 
@@ -258,12 +281,24 @@ def _muls(ops: dict[str, int]) -> int:
     return Cost(ops).multiplications
 
 
+def _preset_step(job: tuple[str, list[str] | None, list[str] | None]) -> list[FileSet]:
+    """The files ``generate --presets`` writes for one preset (run in a worker)."""
+    from .outputs import preset_files
+
+    name, isas, pipelines = job
+    preset = all_presets()[name]
+    many = pipelines and family_of(preset).variants(preset)
+    variants = _variants(preset, pipelines) if many else [None]
+    return list(preset_files(name, isas, variants))
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     """Write the .h/.c/.json files (and the alias headers of a scheme name such as
     falcon512, whose ring is a preset's)."""
-    from .outputs import FileSet, preset_files, preset_names, ring_output, write_files
+    from .fsio import ensure_directory
+    from .outputs import preset_names, ring_output, write_files
 
-    isas = _isas(args.isa, ["c"])
+    isas = _isas(args.isa, ["c"], list(ISAS))
     out = Path(args.output)
     written: list[tuple[Path, FileSet]] = []
     if args.presets:
@@ -271,83 +306,112 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise NttgenError("--presets generates every preset; do not also give a ring")
         if args.dispatch and args.isa:
             raise NttgenError("--presets writes the front ends when no --isa is given")
-        for name in preset_names():
-            preset = all_presets()[name]
-            many = args.pipeline and family_of(preset).variants(preset)
-            variants = _variants(preset, args.pipeline) if many else [None]
-            for files in preset_files(name, args.isa and isas, variants):
-                written.append((out / name, files))
+        ensure_directory(out, "-o")  # before the work, not after it
+        names = preset_names()
+        progress = Progress("generate", len(names))
+        jobs = [(name, args.isa and isas, args.pipeline) for name in names]
+        try:
+            sets = run_steps(_preset_step, jobs, names, progress, check_jobs(args.jobs))
+        finally:
+            progress.close()
+        for name, files in zip(names, sets, strict=True):
+            written += [(out / name, f) for f in files]
     else:
-        for ring in _rings(args, default_all=False):
-            variants = _variants(ring, args.pipeline)
+        rings = _rings(args, default_all=False)
+        variants = {ring: _variants(ring, args.pipeline) for ring in rings}
+        ensure_directory(out, "-o")  # once the names are known good, before the work
+        for ring in rings:
             for files in ring_output(
-                ring, isas, dispatch=args.dispatch, variants=variants, aliases=_aliases(args.ring)
-            ):
+                ring, isas, dispatch=args.dispatch, variants=variants[ring],
+                aliases=_aliases(args.ring),
+            ):  # fmt: skip
                 written.append((out, files))
+    count = 0
     for target, files in written:
         for path in write_files(files, target):
-            console.print(f"wrote {path}")
+            count += 1
+            if not args.presets:
+                say(f"wrote {path}")
+    if args.presets:
+        say(f"wrote {count} files under {out}/ ({len(preset_names())} presets)")
+    elif not args.isa:
+        note("wrote portable C only; add --isa avx2 (repeatable, or --isa all) for SIMD code")
     return 0
 
 
 def _aliases(name: str | None) -> list[SchemeAlias]:
     """The scheme alias ``name`` names, if it names one (its ring is a preset's)."""
-    return [SCHEME_ALIASES[name]] if name in SCHEME_ALIASES else []
+    alias = scheme_alias(name)
+    return [alias] if alias else []
+
+
+def _verify_step(job: tuple[RingSpec, str, str | None, int, int]) -> list[CheckResult]:
+    """The checks of one ring on one ISA (run in a worker)."""
+    from .api import load
+    from .verify import verify_kernel
+
+    ring, isa, variant, trials, seed = job
+    return verify_kernel(load(ring, isa, pipeline=variant), trials=trials, seed=seed)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Run the differential checks and print a pass/fail table."""
-    from .api import load
-    from .verify import verify_kernel
-
     rings = _rings(args, default_all=True)
-    isas = _isas(args.isa, cpu.usable_isas())
+    isas = _isas(args.isa, cpu.usable_isas(), _runnable_isas())
     if args.trials < 1:
         raise NttgenError("--trials must be at least 1")
-    t = Table(title=f"nttgen verify ({args.trials} random trials per check, seed {args.seed})")
-    for col in ("ring", "isa", "check", "cases", "result"):
-        t.add_column(col)
-    failed = 0
+    jobs: list[tuple[RingSpec, str, str | None, int, int]] = []
     for ring in rings:
         # ISAs named with --isa must have code for every ring; the default skips the others
-        for isa in isas if args.isa else usable_isas(ring, isas):
+        for isa in isas if args.isa and args.isa != ["all"] else usable_isas(ring, isas):
             for variant in _variants(ring, args.pipeline):
-                k = load(ring, isa, pipeline=variant)
-                label = ring.name + (f" ({variant})" if variant else "")
-                for res in verify_kernel(k, trials=args.trials, seed=args.seed):
-                    verdict = "[green]pass[/]" if res.ok else f"[red]FAIL[/]: {res.failure}"
-                    failed += not res.ok
-                    t.add_row(label, isa, res.name, str(res.cases), verdict)
-    console.print(t)
+                jobs.append((ring, isa, variant, args.trials, args.seed))
+    labels = [f"{r.name}{f' ({v})' if v else ''} {i}" for r, i, v, _, _ in jobs]
+    progress = Progress("verify", len(jobs))
+    try:
+        costs = [_cost(ring, isa) for ring, isa, *_ in jobs]
+        checks = run_steps(_verify_step, jobs, labels, progress, check_jobs(args.jobs), costs)
+    finally:
+        progress.close()
+    t = Table(
+        f"nttgen verify: {args.trials} random inputs per check (seed {args.seed}) and the "
+        "extreme inputs of each check",
+        ["ring", "isa", "check", "cases", "result"],
+        {"cases"},
+    )
+    failed = 0
+    for (ring, isa, variant, _, _), results in zip(jobs, checks, strict=True):
+        label = ring.name + (f" ({variant})" if variant else "")
+        for res in results:
+            failed += not res.ok
+            t.add_row(label, isa, res.name, res.cases, "pass" if res.ok else f"FAIL: {res.failure}")
+    print_table(t)
     if failed:
-        console.print(f"[red]{failed} check(s) failed[/]")
+        say(f"{failed} check(s) failed")
         return 1
-    console.print("all checks passed")
+    say(f"all checks passed ({sum(map(len, checks))} checks of {len(jobs)} kernel sets)")
     return 0
+
+
+def _cost(ring: RingSpec, isa: str) -> float:
+    """A rough estimate of how long checking or building ``ring`` on ``isa`` takes, to start
+    the long ones first: NTRU Prime rings and the portable C take longest."""
+    ntt = ring.degree & (ring.degree - 1) == 0
+    return ring.degree * (1 if ntt else 4) * (2 if isa == "c" else 1)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time the kernels and print the table."""
     from .bench import run_bench
-    from .bench.chart import chart_title, write_chart
-    from .bench.report import print_count_table, print_table
+    from .fsio import check_writable_file
 
     rings = _rings(args, default_all=True)
-    emulated_default = [i for i in ISAS if _emulated(i) and not isa_target(ISAS[i]).missing_tools()]
-    requested = _isas(args.isa, cpu.usable_isas() + emulated_default)
+    requested = _isas(args.isa, cpu.usable_isas(), _runnable_isas())
     emulated = [i for i in requested if _emulated(i)]
-    isas = [i for i in requested if not _emulated(i)]
+    # portable C first: the table reads left to right, from the baseline to the fastest
+    isas = sorted((i for i in requested if not _emulated(i)), key=lambda i: i != "c")
     known = list(dict.fromkeys(op for fam in FAMILIES for op in fam.ops))
-    ops = args.op or known
-    for op in ops:
-        if op not in known:
-            raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)}")
-    for ring in rings:
-        if not set(family_of(ring).ops) & set(ops):
-            raise NttgenError(
-                f"--op {', '.join(ops)}: {ring.name}'s kernels have "
-                f"{', '.join(family_of(ring).ops)} (see 'nttgen list')"
-            )
+    ops = _bench_ops(args.op, known, rings)
     for name in isas:
         if name not in cpu.usable_isas():
             raise NttgenError(
@@ -362,48 +426,92 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise NttgenError(f"--vlen must be one of {', '.join(map(str, RVV_VLENS))}, not {v}")
     if args.samples < 1 or args.batch < 1:
         raise NttgenError("--samples and --batch must be at least 1")
+    ks = sorted(set(args.k or (3,)))
+    if ks[0] < 1 or ks[-1] > K_MAX_CLI:
+        raise NttgenError(f"--k must be between 1 and {K_MAX_CLI}")
+    if args.png:
+        _require_matplotlib()
     for option, value in (("--json", args.json), ("--png", args.png)):
         if value:  # fail before the run, not after it
-            _check_output_file(option, Path(value))
+            check_writable_file(Path(value), option)
+    jobs = check_jobs(args.jobs)
     variants = {ring: _variants(ring, args.pipeline) for ring in rings}
-    counts = _count(rings, emulated, ops, vlens) if emulated else []
-    if not isas:
-        print_count_table(console, counts, emulated)
-        _write_bench_json(args, [], counts, isas, emulated)
-        return 0
-    total = len(rings) * len(isas)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,  # piped output: only the table, as before
-    ) as bar:
-        task = bar.add_task(f"benchmarking {rings[0].name}", total=total)
-        done = 0
+    counts = _count(rings, emulated, ops, vlens, ks) if emulated else []
+    results: list[BenchResult] = []
+    if isas:
+        progress = Progress("bench", 0)
+        try:
+            results = run_bench(
+                rings, isas, ops, samples=args.samples, batch=args.batch, ks=ks,
+                progress=progress, variants=variants, labels={r: _ring_label(r) for r in rings},
+                jobs=jobs,
+            )  # fmt: skip
+        finally:
+            progress.close()
+        _print_bench(results, isas, args)
+    if counts:
+        from .bench.report import count_table
 
-        def step(label: str) -> None:
-            nonlocal done
-            done += 1
-            now = f"benchmarking {rings[done // len(isas)].name}" if done < total else "done"
-            bar.update(task, advance=1, description=now)
-
-        results = run_bench(
-            rings, isas, ops, samples=args.samples, batch=args.batch, progress=step,
-            variants=variants,
-        )  # fmt: skip
-    print_table(
-        console, results, isas, samples=args.samples, batch=args.batch, compilers=_compilers(isas)
-    )
-    print_count_table(console, counts, emulated)
+        print_table(count_table(counts, emulated))
     _write_bench_json(args, results, counts, isas, emulated)
-    if args.png:
+    if args.png and results:
+        from .bench.chart import chart_title, write_chart
+        from .fsio import writing
+
         title = chart_title(results, samples=args.samples, batch=args.batch)
-        write_chart(results, isas, Path(args.png), title=title)
-        console.print(f"wrote {args.png}")
+        with writing(Path(args.png), "--png"):
+            write_chart(results, isas, Path(args.png), title=title)
+        say(f"wrote {args.png}")
     return 0
+
+
+K_MAX_CLI = 8
+"""The largest k of ``--k`` (the harness's BENCH_KMAX)."""
+
+
+def _bench_ops(asked: list[str] | None, known: list[str], rings: Sequence[RingSpec]) -> list[str]:
+    """The ops ``--op`` names ('all': every op; default :data:`HEADLINE_OPS`), each known.
+    A ring is timed on those its family has; one that has none of them is refused by name,
+    and an op asked for by name that a ring lacks is named in a note."""
+    ops: list[str] = []
+    for op in asked or HEADLINE_OPS:
+        ops += known if op == "all" else [op]
+    for op in ops:
+        if op not in known:
+            raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)} or all")
+    for ring in rings:
+        have = family_of(ring).ops
+        if not set(have) & set(ops):
+            raise NttgenError(
+                f"--op {', '.join(ops)}: {ring.name}'s kernels have {', '.join(have)} "
+                "(see 'nttgen list')"
+            )
+        lacks = [o for o in ops if o not in have]
+        if asked and "all" not in asked and lacks:
+            timed = ", ".join(o for o in ops if o in have)
+            note(f"{ring.name} has no {', '.join(lacks)}: timing its {timed}")
+    return list(dict.fromkeys(ops))
+
+
+def _print_bench(results: list[BenchResult], isas: list[str], args: argparse.Namespace) -> None:
+    from .bench.report import bench_table
+
+    table = bench_table(
+        results, isas, samples=args.samples, batch=args.batch, compilers=_compilers(isas),
+        cpu=cpu.cpu_model(),
+    )  # fmt: skip
+    print_table(table)
+
+
+def _require_matplotlib() -> None:
+    """Refuse --png in one line where matplotlib is missing (it is an optional extra)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise NttgenError(
+            "--png draws the chart with matplotlib, which is not installed: "
+            "pip install 'nttgen[plot]' (make run and make setup install it)"
+        ) from None
 
 
 def _emulated(isa: str) -> bool:
@@ -412,34 +520,41 @@ def _emulated(isa: str) -> bool:
 
 
 def _compilers(isas: list[str]) -> dict[str, str]:
-    from .build import compiler
+    from .toolchain import compiler, compiler_version
 
-    return {isa: compiler(isa_class(isa).compilers) for isa in isas}
+    return {isa: compiler_version(compiler(isa_class(isa).compilers)) for isa in isas}
 
 
 def _count(
-    rings: Sequence[RingSpec], emulated: list[str], ops: list[str], vlens: list[int]
+    rings: Sequence[RingSpec], emulated: list[str], ops: list[str], vlens: list[int], ks: list[int]
 ) -> list[CountResult]:
     """Instruction counts of the emulated ISAs that have code for each ring, each next to the
     portable C on its machine; RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN
-    is at least what it needs)."""
+    is at least what it needs). Each count is kept in the build cache under a hash of the
+    program that ran, so a repeat run reads them."""
     from .bench.icount import count_ring
 
+    steps: list[tuple[RingSpec, Target, list[str], list[str]]] = []
+    for ring in rings:
+        here = [o for o in ops if o in family_of(ring).ops]
+        by_target: dict[Target, list[str]] = {}
+        for isa in usable_isas(ring, emulated) if here else ():
+            cls = isa_class(isa)
+            arch = str(cls.arch)
+            machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]
+            for t in machines:
+                if t.emulated_vlen >= cls.min_vlen or arch != "riscv64":
+                    by_target.setdefault(t, []).append(isa)
+        steps += [(ring, target, names, here) for target, names in by_target.items()]
+    progress = Progress("count instructions under QEMU", len(steps))
     out: list[CountResult] = []
-    with console.status("counting instructions under QEMU") as status:
-        for ring in rings:
-            here = [o for o in ops if o in family_of(ring).ops]
-            by_target: dict[Target, list[str]] = {}
-            for isa in usable_isas(ring, emulated) if here else ():
-                cls = isa_class(isa)
-                arch = str(cls.arch)
-                machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]
-                for t in machines:
-                    if t.emulated_vlen >= cls.min_vlen or arch != "riscv64":
-                        by_target.setdefault(t, []).append(isa)
-            for target, names in by_target.items():
-                status.update(f"counting instructions under QEMU: {ring.name} {target.label}")
-                out += count_ring(ring, [*names, "c"], target, here)
+    try:
+        for ring, target, names, here in steps:
+            progress.now(f"{ring.name} {target.label}")
+            out += count_ring(ring, [*names, "c"], target, here, ks)
+            progress.finished(f"{ring.name} {target.label}")
+    finally:
+        progress.close()
     return out
 
 
@@ -451,49 +566,97 @@ def _write_bench_json(
     emulated: list[str],
 ) -> None:
     from .bench import results_json
+    from .fsio import write_text
 
     if not args.json:
         return
     meta = {
         "samples": args.samples,
         "batch": args.batch,
+        "cpu": cpu.cpu_model(),
         "isas": isas,
         "compilers": _compilers(isas),
         "cflags": {isa: ["-O3", *isa_class(isa).cflags] for isa in isas},
         "cpu_features": sorted(cpu.cpu_features()),
         "emulated_isas": emulated,
     }
-    try:
-        Path(args.json).write_text(results_json(results, meta, counts))
-    except OSError as e:
-        raise NttgenError(f"cannot write {args.json}: {e.strerror or e}") from e
-    console.print(f"wrote {args.json}")
-
-
-def _check_output_file(option: str, path: Path) -> None:
-    """Raise NttgenError naming ``path`` unless a file can be created there."""
-    parent = path.parent
-    if not parent.is_dir():
-        raise NttgenError(f"{option} {path}: the directory {parent} does not exist")
-    if path.is_dir():
-        raise NttgenError(f"{option} {path}: is a directory")
+    write_text(Path(args.json), results_json(results, meta, counts), "--json")
+    say(f"wrote {args.json}")
 
 
 # --------------------------------------------------------------------------- entry point
+EXAMPLES = {
+    "list": """examples:
+  nttgen list""",
+    "plans": """examples:
+  nttgen plans                               # the NTRU Prime presets
+  nttgen plans --q 4591 --f 'x^761 - x - 1' --json plans.json""",
+    "generate": """examples:
+  nttgen generate --ring mlkem --isa c --isa avx2 -o out      # two ISAs
+  nttgen generate --ring mlkem --isa all --dispatch -o out    # every ISA and a front end
+  nttgen generate --n 512 --q 7681 --isa avx2 -o out          # a custom x^n + 1 ring
+  nttgen generate --q 4591 --f 'x^761 - x - 1' --isa avx2 -o out
+  nttgen generate --presets -o generated                      # the checked-in tree""",
+    "verify": """examples:
+  nttgen verify                              # every preset on every ISA this CPU runs
+  nttgen verify --ring mlkem --isa avx2 --trials 200
+  nttgen verify --ring sntrup761 --pipeline all
+  nttgen verify --ring mlkem --isa all       # also NEON/RVV under QEMU, where installed""",
+    "bench": """examples:
+  nttgen bench                               # headline ops of every preset, ISAs of this CPU
+  nttgen bench --ring mlkem --op all --k 2 --k 3 --k 4
+  nttgen bench --ring sntrup761 --pipeline all --png bench.png
+  nttgen bench --ring mlkem --isa neon       # instruction counts under QEMU""",
+}
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, what: str
+) -> argparse.ArgumentParser:
+    """A subcommand with a one-line summary (in 'nttgen --help'), a description and the
+    examples of :data:`EXAMPLES` (in 'nttgen NAME --help')."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=what,
+        epilog=EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _add_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-j", "--jobs", type=int, help="rings and ISAs prepared at once (default: one per CPU)"
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     p = _Parser(
         prog="nttgen",
-        description="Generate, verify and time constant-time NTT polynomial multipliers.",
+        description="Generate, verify and time constant-time polynomial multipliers for "
+        "lattice cryptography (ML-KEM, ML-DSA, Falcon, NTRU Prime, custom rings).",
+        epilog="Start with 'nttgen list', then 'nttgen bench'. 'nttgen COMMAND --help' shows "
+        "each command's options and examples.",
     )
     p.add_argument("--version", action="version", version=f"nttgen {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    s = sub.add_parser("list", help="list ring presets and ISAs")
+    s = _command(
+        sub,
+        "list",
+        "list ring presets, scheme names and ISAs",
+        "List the ring presets of every family, the scheme names that share a preset's ring, "
+        "and the ISAs with whether this CPU runs them.",
+    )
     s.set_defaults(func=cmd_list)
 
-    s = sub.add_parser(
-        "plans", help="list the multiplication pipelines of NTRU Prime rings with op counts"
+    s = _command(
+        sub,
+        "plans",
+        "list the multiplication pipelines of NTRU Prime rings with op counts",
+        "For NTRU Prime rings Z_q[x]/(x^p - x - 1), which have no NTT: each pipeline of ring "
+        "maps that multiplies in them, with its scalar op counts, or the rule that refuses it.",
     )
     s.add_argument(
         "--ring",
@@ -506,14 +669,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="also write the plans and counts to this JSON file")
     s.set_defaults(func=cmd_plans)
 
-    s = sub.add_parser("generate", help="write the .h/.c/.json files of a ring")
+    s = _command(
+        sub,
+        "generate",
+        "write the C files (.h/.c/.json) of a ring",
+        "Write self-contained C99 for a ring: per ISA a header, a source and a manifest, "
+        "optionally an ISA-dispatching front end, and alias headers for scheme names that "
+        "share the ring. Without --isa only portable C is written.",
+    )
     _add_ring_args(s, many=False)
     s.add_argument(
         "--presets",
         action="store_true",
         help="every preset, into OUTPUT/<ring>/ (every ISA unless --isa is given)",
     )
-    s.add_argument("--isa", action="append", help=f"ISA ({', '.join(ISAS)}); repeatable")
+    s.add_argument(
+        "--isa", action="append", help=f"ISA ({', '.join(ISAS)}, or all); repeatable (default c)"
+    )
     s.add_argument(
         "--dispatch",
         action="store_true",
@@ -521,19 +693,57 @@ def parser() -> argparse.ArgumentParser:
         "generated ISAs at run time (implied by --presets without --isa)",
     )
     s.add_argument("-o", "--output", required=True, help="output directory")
+    _add_jobs(s)
     s.set_defaults(func=cmd_generate)
 
-    s = sub.add_parser("verify", help="differential checks of compiled kernels")
+    s = _command(
+        sub,
+        "verify",
+        "check compiled kernels against exact arithmetic",
+        "Compile each ring's kernels and check them on random and extreme inputs against the "
+        "exact product (schoolbook mod q and f), the exact evaluator and the portable C. "
+        "Exit status 1 when a check fails.",
+    )
     _add_ring_args(s, many=True)
-    s.add_argument("--isa", action="append", help="ISA; repeatable (default: all usable here)")
+    s.add_argument(
+        "--isa",
+        action="append",
+        help="ISA; repeatable; all = every ISA that runs here, under QEMU included "
+        "(default: those this CPU runs)",
+    )
     s.add_argument("--trials", type=int, default=20, help="random inputs per check (default 20)")
     s.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    _add_jobs(s)
     s.set_defaults(func=cmd_verify)
 
-    s = sub.add_parser("bench", help="median ticks per call of every kernel")
+    known = list(dict.fromkeys(op for fam in FAMILIES for op in fam.ops))
+    s = _command(
+        sub,
+        "bench",
+        "time the kernels (median ticks per call)",
+        "Time each kernel in a C harness (median TSC ticks of batches of calls, pinned to one "
+        "CPU) with every ISA side by side and its speed-up over the portable C. ISAs of "
+        "another architecture (neon, rvv...) are counted in instructions under QEMU instead.",
+    )
     _add_ring_args(s, many=True)
-    s.add_argument("--isa", action="append", help="ISA; repeatable (default: all usable)")
-    s.add_argument("--op", action="append", help="operation; repeatable (default: all)")
+    s.add_argument(
+        "--isa",
+        action="append",
+        help="ISA; repeatable; all = every ISA that runs here, under QEMU included "
+        "(default: those this CPU runs)",
+    )
+    s.add_argument(
+        "--op",
+        action="append",
+        help=f"operation: {', '.join(known)} or all; repeatable (default: "
+        f"{', '.join(HEADLINE_OPS)}; each ring times those it has)",
+    )
+    s.add_argument(
+        "--k",
+        type=int,
+        action="append",
+        help=f"basemul_acc: products summed per call (1 to {K_MAX_CLI}); repeatable (default 3)",
+    )
     s.add_argument(
         "--vlen",
         type=int,
@@ -543,7 +753,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--samples", type=int, default=1000, help="timed batches (default 1000)")
     s.add_argument("--batch", type=int, default=100, help="calls per batch (default 100)")
     s.add_argument("--json", help="also write the results to this JSON file")
-    s.add_argument("--png", help="also write a bar chart of the results to this PNG file")
+    s.add_argument(
+        "--png", help="also write a bar chart to this PNG file (needs nttgen[plot]: matplotlib)"
+    )
+    _add_jobs(s)
     s.set_defaults(func=cmd_bench)
     return p
 

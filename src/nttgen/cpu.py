@@ -56,6 +56,29 @@ def cpu_features() -> frozenset[str]:
     return frozenset(k for k, v in (ln.split("=") for ln in out.split()) if v == "1")
 
 
+@cache
+def cpu_model() -> str:
+    """This CPU as ``/proc/cpuinfo`` names it, with its family and model numbers (which tell
+    AMD's Zen generations apart where the name does not), e.g. ``AMD EPYC (family 0x19,
+    model 0x1)``; the platform's processor string where there is no ``/proc/cpuinfo``."""
+    import platform
+
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if not line.strip():
+                break  # the first processor is enough
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or platform.machine() or "unknown CPU"
+    name = fields.get("model name") or platform.machine() or "unknown CPU"
+    family, model = fields.get("cpu family"), fields.get("model")
+    if family and model and family.isdigit() and model.isdigit():
+        return f"{name} (family {int(family):#x}, model {int(model):#x})"
+    return name
+
+
 def hardware_isas() -> list[str]:
     """The ISAs whose instructions this CPU (and OS) supports, best first."""
     feats = cpu_features()

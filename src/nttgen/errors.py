@@ -43,6 +43,12 @@ class InputError(NttgenError, ValueError):
     """Bad input to the Python API: wrong dtype, shape or coefficient range."""
 
 
+class OutputError(NttgenError):
+    """A file or directory nttgen was asked to write cannot be written: the message names the
+    option that gave the path (``-o``, ``--json``, ``--png``), the path and the reason in plain
+    words (:mod:`nttgen.fsio` turns every :class:`OSError` of writing into one)."""
+
+
 # ------------------------------------------------------------ the ring-map layer's rules
 class MapError(RingError):
     """Base class: a ring map, pipeline or parameter set breaks a rule (the message names it)."""

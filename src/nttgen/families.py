@@ -9,9 +9,16 @@ which family a ring belongs to.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 
-from .aliases import SCHEME_ALIASES
+from .aliases import (
+    SCHEME_ALIASES,
+    accepted_names,
+    canonical_name,
+    describe_name_aliases,
+    resolve_alias,
+)
 from .build_cache import stop_storing
 from .emit.files import CFileWriter, GeneratedFiles
 from .emit.isa import isa_class
@@ -181,21 +188,49 @@ def all_presets() -> dict[str, RingSpec]:
 
 def get_ring(name: str) -> RingSpec:
     """The ring ``name`` names in whichever family reads it: a preset, a scheme alias (its
-    target's ring) or a custom name (``n<N>_q<Q>``, ``p<P>_q<Q>``).
+    target's ring), a name alias (``kyber``, ``ml-dsa``: :data:`~nttgen.aliases.NAME_ALIASES`)
+    or a custom name (``n<N>_q<Q>``, ``p<P>_q<Q>``), in any case (``MLKEM``, ``N256_Q7681``).
+    Returns the preset's own ring object, or a custom ring named in lower case.
 
-    Raises :class:`UnknownNameError` listing the presets, the aliases and the custom-name
-    syntaxes when no family reads it, and :class:`~nttgen.errors.RingError` naming the rule a
-    custom ring breaks."""
+    Raises :class:`UnknownNameError` when no family reads it, with the closest accepted names
+    (``did you mean mlkem?``), the presets, the aliases and the custom-name syntaxes; and
+    :class:`~nttgen.errors.RingError` naming the rule a custom ring breaks."""
+    key = canonical_name(name)
     for fam in FAMILIES:
-        ring = fam.parse(name)
+        ring = fam.parse(key)
         if ring is not None:
             return ring
     names = [*all_presets(), *SCHEME_ALIASES]
     syntaxes = " or ".join(fam.name_syntax() for fam in FAMILIES)
+    suggestions = close_names(key)
+    hint = f" (did you mean {_either(suggestions)}?)" if suggestions else ""
     raise UnknownNameError(
-        f"unknown ring {name!r}: presets are {', '.join(names)}; a custom ring is written "
+        f"unknown ring {name!r}{hint}: presets are {', '.join(names)}; "
+        f"{describe_name_aliases()} (names are read in any case); a custom ring is written "
         f"{syntaxes} (e.g. n256_q7681, p653_q4621)"
     )
+
+
+def close_names(name: str, limit: int = 3) -> list[str]:
+    """Up to ``limit`` (>= 1) accepted ring names (presets, scheme aliases, name aliases) close
+    to ``name`` (:func:`difflib.get_close_matches`, similarity >= 0.6 after
+    :func:`~nttgen.aliases.canonical_name`), best first, one per ring: a name whose ring an
+    earlier suggestion already names is left out. Empty when nothing is close."""
+    candidates = [*all_presets(), *accepted_names()]
+    matches = difflib.get_close_matches(canonical_name(name), candidates, n=len(candidates))
+    out: list[str] = []
+    seen: set[str] = set()
+    for match in matches:
+        target = resolve_alias(match)
+        if target not in seen:
+            seen.add(target)
+            out.append(match)
+    return out[:limit]
+
+
+def _either(names: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def usable_isas(ring: RingSpec, isas: Sequence[str]) -> list[str]:

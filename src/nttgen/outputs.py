@@ -14,6 +14,7 @@ from .emit.files import GeneratedFiles
 from .emit.isa import ISAS
 from .errors import InputError
 from .families import all_presets, family_of, usable_isas
+from .fsio import ensure_directory, write_text
 from .ring_family import RingSpec
 
 FileSet = GeneratedFiles | AliasHeader
@@ -99,12 +100,16 @@ def preset_files(
     return ring_output(ring, usable_isas(ring, isas), variants=variants, aliases=aliases_of(name))
 
 
-def write_files(files: FileSet, outdir: Path) -> list[Path]:
-    """Write generated texts into ``outdir`` (created if needed); return the paths."""
-    outdir.mkdir(parents=True, exist_ok=True)
+def write_files(files: FileSet, outdir: Path, option: str = "-o") -> list[Path]:
+    """Write generated texts into ``outdir`` (created with its parents if needed), one file per
+    name of ``files``; return the paths written, in ``files``' order. Raises
+    :class:`~nttgen.errors.OutputError` naming ``option`` (the option that gave ``outdir``),
+    the path and the reason when the directory or a file cannot be written."""
+    outdir = Path(outdir)
+    ensure_directory(outdir, option)
     paths = []
     for name, text in files.items():
         p = outdir / name
-        p.write_text(text)
+        write_text(p, text, option, given=outdir)
         paths.append(p)
     return paths

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from functools import cache
 from pathlib import Path
 
 PREFERRED_COMPILERS = ("cc", "gcc", "clang-19", "clang")
@@ -32,3 +33,23 @@ def compiler(preferences: tuple[str, ...] = PREFERRED_COMPILERS) -> str:
         if shutil.which(cc):
             return cc
     return "cc"
+
+
+@cache
+def compiler_version(cc: str) -> str:
+    """``cc`` with its version, e.g. ``gcc 12.2.0`` or ``clang 19.1.7`` (from the first line of
+    ``cc --version``); ``cc`` alone where that does not answer."""
+    import re
+    import subprocess
+
+    try:
+        text = subprocess.run(
+            [cc, "--version"], capture_output=True, text=True, check=False, timeout=30
+        ).stdout
+        first = text.splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return cc
+    gnu = "gcc" in first.lower() or "Free Software Foundation" in text  # `cc` is often gcc
+    kind = "clang" if "clang" in first else "gcc" if gnu else Path(cc).name
+    version = re.findall(r"\b(\d+\.\d+(?:\.\d+)?)\b", first)
+    return f"{kind} {version[-1]}" if version else cc

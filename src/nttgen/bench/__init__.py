@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -28,7 +29,9 @@ from ..emit.isa import isa_class
 from ..errors import BuildError
 from ..families import NTT, family_of
 from ..interp.cost import count_ops
+from ..parallel import run_steps
 from ..ring_family import RingSpec
+from ..textui import Progress
 
 BENCH_OPS = NTT.ops
 """The ops of the x^n + 1 family (each family declares its own: :attr:`RingFamily.ops`)."""
@@ -115,6 +118,17 @@ def _quiet_process(cpu: int) -> None:
         ctypes.CDLL(None).personality(ADDR_NO_RANDOMIZE)
 
 
+def exit_status(code: int) -> str:
+    """A process's exit code in words: ``exit status 1``, or ``killed by signal SIGSEGV``
+    (subprocess reports a signal as a negative code)."""
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
 def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
     cpu = bench_cpu() if pin else None
     proc = subprocess.run(
@@ -126,7 +140,12 @@ def _run(cmd: list[str], cwd: Path, pin: bool = False) -> str:
         preexec_fn=None if cpu is None else (lambda: _quiet_process(cpu)),
     )
     if proc.returncode != 0:
-        raise BuildError(f"{' '.join(cmd[:2])} failed:\n{proc.stderr.strip()}")
+        what = " ".join([Path(cmd[0]).name, *cmd[1:2]])
+        message = proc.stderr.strip().splitlines()
+        detail = f": {message[0]}" if len(message) == 1 else ("\n" + "\n".join(message))
+        raise BuildError(
+            f"{what} failed ({exit_status(proc.returncode)}){detail if message else ''}"
+        )
     return proc.stdout
 
 
@@ -217,6 +236,69 @@ def _kernels_header(ring: RingSpec, entries: list[Entry]) -> tuple[str, str]:
     return types, "\n".join(lines) + "\n"
 
 
+@dataclass
+class Harness:
+    """A built timing program of one ring: the executable (in a directory its builder owns)
+    and the labels of its kernel sets, in the order of its table."""
+
+    ring: RingSpec
+    executable: Path
+    labels: tuple[str, ...]
+
+
+def build_harness(ring: RingSpec, entries: list[Entry], directory: Path) -> Harness:
+    """Compile every entry (each with its own flags and compiler) and link them with
+    ``harness.c`` into ``directory/bench``; raises :class:`BuildError` with the compiler's
+    message if any step fails."""
+    default_cc = compiler()
+    d = directory
+    objects = []
+    for e in entries:
+        for name, text in e.files.items():
+            (d / name).write_text(text)
+        obj = d / f"{e.files.stem}.o"
+        flags = [*BENCH_CFLAGS, *e.cflags]
+        _run([e.cc or default_cc, *flags, "-c", str(d / f"{e.files.stem}.c"), "-o", str(obj)], d)
+        objects.append(str(obj))
+    types, kernels = _kernels_header(ring, entries)
+    (d / "bench_types.h").write_text(types)
+    (d / "bench_kernels.h").write_text(kernels)
+    for name in ("harness.c", "bench_random.h"):
+        (d / name).write_text(resources.files("nttgen.bench").joinpath(name).read_text())
+    exe = d / "bench"
+    _run([default_cc, "-O2", "-std=gnu99", *ALIGN_FLAGS, "harness.c", *objects, "-o", str(exe)], d)
+    return Harness(ring, exe, tuple(e.label for e in entries))
+
+
+def time_harness(
+    harness: Harness,
+    ops: Iterable[str],
+    *,
+    samples: int = 1000,
+    batch: int = 100,
+    warmup: int = 100,
+    ks: Iterable[int] = (3, 5),
+    rounds: int = 7,
+    repeats: int = 3,
+) -> list[dict[str, Any]]:
+    """Time each (kernel set, op) pair of a built harness; return the harness's records (the
+    best of ``repeats`` processes for each pair). All kernel sets are measured in the same
+    rounds, so their ratios are comparable even on a noisy machine. Run one at a time: a
+    second program running beside it would share its CPU's caches and memory bandwidth."""
+    rounds = max(1, min(rounds, samples))
+    args = [str(samples), str(batch), str(warmup), ",".join(ops), ",".join(map(str, ks))]
+    best: dict[tuple[str, str, int], dict[str, Any]] = {}
+    exe = harness.executable
+    for _ in range(max(1, repeats)):
+        out = _run([str(exe), *args, str(rounds)], exe.parent, pin=True)
+        for line in out.splitlines():
+            rec = json.loads(line)
+            key = (rec["isa"], rec["op"], rec["k"])
+            if key not in best or rec["median"] < best[key]["median"]:
+                best[key] = rec
+    return list(best.values())
+
+
 def run_entries(
     ring: RingSpec,
     entries: list[Entry],
@@ -229,45 +311,88 @@ def run_entries(
     rounds: int = 7,
     repeats: int = 3,
 ) -> list[dict[str, Any]]:
-    """Build one harness binary with every entry and time each (entry, op) pair; return the
-    harness's records (the best of ``repeats`` processes for each pair). All entries are
-    measured in the same rounds, so their ratios are comparable even on a noisy machine."""
-    ops = list(ops)
-    ks = list(ks)
-    default_cc = compiler()
+    """Build one harness binary with every entry and time each (entry, op) pair (see
+    :func:`build_harness` and :func:`time_harness`)."""
     with tempfile.TemporaryDirectory(prefix="nttgen-bench-") as tmp:
-        d = Path(tmp)
-        objects = []
-        for e in entries:
-            for name, text in e.files.items():
-                (d / name).write_text(text)
-            obj = d / f"{e.files.stem}.o"
-            flags = [*BENCH_CFLAGS, *e.cflags]
-            _run(
-                [e.cc or default_cc, *flags, "-c", str(d / f"{e.files.stem}.c"), "-o", str(obj)], d
-            )
-            objects.append(str(obj))
-        types, kernels = _kernels_header(ring, entries)
-        (d / "bench_types.h").write_text(types)
-        (d / "bench_kernels.h").write_text(kernels)
-        for name in ("harness.c", "bench_random.h"):
-            (d / name).write_text(resources.files("nttgen.bench").joinpath(name).read_text())
-        exe = d / "bench"
-        _run(
-            [default_cc, "-O2", "-std=gnu99", *ALIGN_FLAGS, "harness.c", *objects, "-o", str(exe)],
-            d,
+        harness = build_harness(ring, entries, Path(tmp))
+        return time_harness(
+            harness, list(ops), samples=samples, batch=batch, warmup=warmup, ks=list(ks),
+            rounds=rounds, repeats=repeats,
+        )  # fmt: skip
+
+
+@dataclass
+class Prepared:
+    """One ring's benchmark, built and not yet timed: its harness, the ops to time, the label
+    of its rows and each kernel's reduction count per (ISA, op, k)."""
+
+    harness: Harness
+    ops: tuple[str, ...]
+    label: str
+    reductions: dict[tuple[str, str, int], int]
+
+
+def prepare_ring(
+    ring: RingSpec,
+    isas: list[str],
+    ops: Iterable[str] | None,
+    directory: Path,
+    *,
+    ks: Iterable[int] = (3, 5),
+    variant: str | None = None,
+    label: str | None = None,
+) -> Prepared:
+    """Generate and compile one ring's kernels on ``isas`` (through ``variant``) into a
+    harness in ``directory``: the part of a benchmark that may run beside other work. ``ops``:
+    those of the family's :attr:`~nttgen.ring_family.RingFamily.ops` to time (default all);
+    ``label`` names the rows (default the ring's name), followed by ``/tag`` for a non-default
+    variant, e.g. ``sntrup761/sn``."""
+    fam = family_of(ring)
+    wanted = tuple(o for o in (fam.ops if ops is None else ops) if o in fam.ops)
+    writers = {isa: fam.writer(ring, isa, variant) for isa in isas}
+    entries = [
+        writer_entry(
+            isa,
+            w,
+            fam.generate(ring, isa, variant),
+            tuple(isa_class(isa).cflags),
+            compiler(isa_class(isa).compilers),
         )
-        rounds = max(1, min(rounds, samples))
-        args = [str(samples), str(batch), str(warmup), ",".join(ops), ",".join(map(str, ks))]
-        best: dict[tuple[str, str, int], dict[str, Any]] = {}
-        for _ in range(max(1, repeats)):
-            out = _run([str(exe), *args, str(rounds)], d, pin=True)
-            for line in out.splitlines():
-                rec = json.loads(line)
-                key = (rec["isa"], rec["op"], rec["k"])
-                if key not in best or rec["median"] < best[key]["median"]:
-                    best[key] = rec
-    return list(best.values())
+        for isa, w in writers.items()
+    ]
+    harness = build_harness(ring, entries, directory)
+    tags = {w.variant_tag for w in writers.values()}
+    name = "/".join([label or ring.name, *sorted(t for t in tags if t)])
+    reductions = {
+        (isa, op, k): int(op_counts(w, op, k).get("reductions", 0))
+        for isa, w in writers.items()
+        for op in wanted
+        for k in (ks if op == "basemul_acc" else (0,))  # the harness's k of a one-size op
+    }
+    return Prepared(harness, wanted, name, reductions)
+
+
+def time_prepared(
+    prepared: Prepared,
+    *,
+    samples: int = 1000,
+    batch: int = 100,
+    warmup: int = 100,
+    ks: Iterable[int] = (3, 5),
+    rounds: int = 7,
+    repeats: int = 3,
+) -> list[BenchResult]:
+    """Time a prepared ring (see :func:`time_harness`) and return one result per (ISA, op,
+    k)."""
+    records = time_harness(
+        prepared.harness, prepared.ops, samples=samples, batch=batch, warmup=warmup,
+        ks=list(ks), rounds=rounds, repeats=repeats,
+    )  # fmt: skip
+
+    def reductions(isa: str, op: str, k: int) -> int:
+        return prepared.reductions.get((isa, op, k), 0)
+
+    return _results(prepared.label, records, reductions)
 
 
 def bench_ring(
@@ -286,33 +411,16 @@ def bench_ring(
     """Time every (ISA, op) pair of one ring of any family (``ops``: those of its family's
     :attr:`~nttgen.ring_family.RingFamily.ops` to time, default all) through ``variant`` (an
     NTRU Prime pipeline; the rows of a non-default one are labelled ``ring/tag``, e.g.
-    ``sntrup761/sn``). See :func:`run_entries` and harness.c for the method: batches, rounds,
+    ``sntrup761/sn``). See :func:`time_harness` and harness.c for the method: batches, rounds,
     the quietest round's median, best of ``repeats`` processes, pinned to one CPU without
     address-space randomisation."""
-    fam = family_of(ring)
-    wanted = [o for o in (fam.ops if ops is None else ops) if o in fam.ops]
-    writers = {isa: fam.writer(ring, isa, variant) for isa in isas}
-    entries = [
-        writer_entry(
-            isa,
-            w,
-            fam.generate(ring, isa, variant),
-            tuple(isa_class(isa).cflags),
-            compiler(isa_class(isa).compilers),
-        )
-        for isa, w in writers.items()
-    ]
-    records = run_entries(
-        ring, entries, wanted, samples=samples, batch=batch, warmup=warmup, ks=ks,
-        rounds=rounds, repeats=repeats,
-    )  # fmt: skip
-    tags = {w.variant_tag for w in writers.values()}
-    label = "/".join([ring.name, *sorted(t for t in tags if t)])
-
-    def reductions(isa: str, op: str, k: int) -> int:
-        return int(op_counts(writers[isa], op, k).get("reductions", 0))
-
-    return _results(label, records, reductions)
+    ks = list(ks)
+    with tempfile.TemporaryDirectory(prefix="nttgen-bench-") as tmp:
+        prepared = prepare_ring(ring, isas, ops, Path(tmp), ks=ks, variant=variant)
+        return time_prepared(
+            prepared, samples=samples, batch=batch, warmup=warmup, ks=ks, rounds=rounds,
+            repeats=repeats,
+        )  # fmt: skip
 
 
 def _results(
@@ -337,6 +445,49 @@ def _results(
     ]
 
 
+@dataclass(frozen=True)
+class BenchUnit:
+    """One harness of a benchmark run: a ring, the ISAs that have code for it, its ops to
+    time, its program variant (None: the default) and the name its rows carry."""
+
+    ring: RingSpec
+    isas: tuple[str, ...]
+    ops: tuple[str, ...]
+    variant: str | None
+    label: str
+
+
+def bench_units(
+    rings: Sequence[RingSpec],
+    isas: Sequence[str],
+    ops: Iterable[str] | None = None,
+    variants: Mapping[RingSpec, Sequence[str | None]] | None = None,
+    labels: Mapping[RingSpec, str] | None = None,
+) -> list[BenchUnit]:
+    """The harnesses that time ``rings``: per ring, its ops among ``ops`` (default all of its
+    family's) on the ISAs of ``isas`` that have code for it, once per variant (default: its
+    default program alone); a ring with no such ISA or op has none. ``labels`` names a ring's
+    rows (default its name)."""
+    out = []
+    for ring in rings:
+        fam = family_of(ring)
+        here = tuple(i for i in isas if fam.unsupported(ring, i) is None)
+        wanted = tuple(o for o in (fam.ops if ops is None else ops) if o in fam.ops)
+        label = (labels or {}).get(ring, ring.name)
+        for variant in (variants or {}).get(ring, (None,)) if here and wanted else ():
+            out.append(BenchUnit(ring, here, wanted, variant, label))
+    return out
+
+
+def _prepare_unit(job: tuple[BenchUnit, Path, tuple[int, ...]]) -> Prepared:
+    unit, directory, ks = job
+    directory.mkdir(parents=True, exist_ok=True)
+    return prepare_ring(
+        unit.ring, list(unit.isas), unit.ops, directory, ks=ks, variant=unit.variant,
+        label=unit.label,
+    )  # fmt: skip
+
+
 def run_bench(
     rings: Sequence[RingSpec],
     isas: list[str],
@@ -348,31 +499,33 @@ def run_bench(
     ks: Iterable[int] = (3, 5),
     rounds: int = 7,
     repeats: int = 3,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
     variants: Mapping[RingSpec, Sequence[str | None]] | None = None,
+    labels: Mapping[RingSpec, str] | None = None,
+    jobs: int | None = 1,
 ) -> list[BenchResult]:
-    """Benchmark several rings of any family: each ring's ops among ``ops`` (default all of
-    its family's), on the ISAs of ``isas`` that have code for it, through each of its
-    ``variants`` (default: its default program alone, None).
-
-    ``progress``, if given, is called once per completed (ring, ISA) step with a label such as
-    ``"mlkem avx2"``: ``len(rings) * len(isas)`` calls in all, in ring order. The ISAs of a ring
-    are timed together in one harness binary (so their ratios are comparable), so a ring's
-    steps all complete when its run ends.
-    """
+    """Benchmark several rings of any family (the harnesses of :func:`bench_units`): first
+    generate and compile every harness, ``jobs`` at a time (see :func:`nttgen.parallel.run_steps`;
+    None: one per CPU), then time them one after the other, alone. ``progress`` counts two
+    steps per harness: its build and its timing."""
+    ks = tuple(ks)
+    units = bench_units(rings, isas, ops, variants, labels)
+    names = [u.label + (f" ({u.variant})" if u.variant else "") for u in units]
+    if progress:
+        progress.total = 2 * len(units)
     out: list[BenchResult] = []
-    for ring in rings:
-        fam = family_of(ring)
-        here = [i for i in isas if fam.unsupported(ring, i) is None]
-        wanted = [o for o in (fam.ops if ops is None else ops) if o in fam.ops]
-        for variant in (variants or {}).get(ring, (None,)) if here and wanted else ():
-            out += bench_ring(
-                ring, here, wanted, samples=samples, batch=batch, warmup=warmup, ks=ks,
-                rounds=rounds, repeats=repeats, variant=variant,
+    with tempfile.TemporaryDirectory(prefix="nttgen-bench-") as tmp:
+        jobs_in = [(u, Path(tmp) / str(i), ks) for i, u in enumerate(units)]
+        built = run_steps(_prepare_unit, jobs_in, [f"build {n}" for n in names], progress, jobs)
+        for name, prepared in zip(names, built, strict=True):
+            if progress:
+                progress.now(f"time {name}")
+            out += time_prepared(
+                prepared, samples=samples, batch=batch, warmup=warmup, ks=ks, rounds=rounds,
+                repeats=repeats,
             )  # fmt: skip
-        if progress:
-            for isa in isas:
-                progress(f"{ring.name} {isa}")
+            if progress:
+                progress.finished(f"time {name}")
     return out
 
 

@@ -3,42 +3,44 @@ for ISAs under QEMU, dynamic instructions per call."""
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
-
+from ..textui import Table
 from . import ALIGN_FLAGS, BenchResult
 from .icount import SCALAR_LABEL, CountResult
 
 
-def print_table(
-    console: Console,
+def bench_table(
     results: list[BenchResult],
     isas: list[str],
     *,
     samples: int,
     batch: int,
     compilers: dict[str, str] | None = None,
-) -> None:
-    """Print one row per (ring, op) with a column per ISA and its ratio to portable C."""
+    cpu: str | None = None,
+) -> Table:
+    """One row per (ring, op): the median ticks of each ISA of ``isas`` and, beside each SIMD
+    ISA, its speed-up over the portable C (when ``c`` is among ``isas``). The title names the
+    unit, ``cpu`` (the processor), each ISA's compiler (``compilers``), the flags and the
+    sample counts; a row whose ISA has no code for the ring shows ``-``."""
     from . import bench_cpu  # here: the package imports this module
 
-    unit = results[0].unit if results else "tsc"
+    unit = results[0].unit.upper() if results else "TSC"
     built = ", ".join(f"{i}: {c}" for i, c in (compilers or {}).items())
-    cpu = bench_cpu()
-    where = "" if cpu is None else f"; CPU {cpu}"
-    t = Table(
-        title=(
-            f"median {unit} ticks per call ({samples} samples of {batch} calls; "
-            f"-O3 {' '.join(ALIGN_FLAGS)}" + (f"; {built}" if built else "") + where + ")"
-        )
-    )
-    t.add_column("ring")
-    t.add_column("op")
+    pinned = bench_cpu()
+    title = f"Median {unit} ticks per call (lower is better)"
+    title += f" on {cpu}" if cpu else ""
+    title += f", pinned to CPU {pinned}" if pinned is not None else ""
+    title += f"; {built}" if built else ""
+    title += f"; -O3 {' '.join(ALIGN_FLAGS)}; {samples} samples of {batch} calls"
+    columns = ["ring", "op"]
+    right = set()
     for isa in isas:
-        t.add_column(isa, justify="right")
+        columns.append(isa)
+        right.add(isa)
         if isa != "c" and "c" in isas:
-            t.add_column(f"c/{isa}", justify="right")
-    t.add_column("reductions", justify="right")
+            columns.append(f"c/{isa}")
+            right.add(f"c/{isa}")
+    caption = "c/<isa>: how many times faster than the portable C." if len(right) > 1 else ""
+    t = Table(title, columns, right, caption)
     rows: dict[tuple[str, str], dict[str, BenchResult]] = {}
     for r in results:
         rows.setdefault((r.ring, r.label), {})[r.isa] = r
@@ -50,47 +52,26 @@ def print_table(
             if isa != "c" and "c" in isas:
                 base = by_isa.get("c")
                 cells.append(f"{base.median / r.median:.2f}x" if r and base and r.median else "-")
-        cells.append(reductions_cell(by_isa, isas))
         t.add_row(*cells)
-    console.print(t)
+    return t
 
 
-def reductions_cell(by_isa: dict[str, BenchResult], isas: list[str]) -> str:
-    """The reductions column of one row: the count where every ISA's program has the same,
-    else each ISA's own (an NTRU Prime ring's ISAs run different programs: the AVX2 one
-    reduces far fewer coefficients than the portable C)."""
-    counts = {isa: by_isa[isa].reductions for isa in isas if isa in by_isa}
-    if len(set(counts.values())) == 1:
-        return f"{next(iter(counts.values())):,}"
-    return " / ".join(f"{isa} {n:,}" for isa, n in counts.items())
-
-
-def print_count_table(console: Console, counts: list[CountResult], isas: list[str]) -> None:
-    """Print one row per (ring, op) for ISAs that run under QEMU: dynamic instructions per call
+def count_table(counts: list[CountResult], isas: list[str]) -> Table:
+    """One row per (ring, op) for ISAs that run under QEMU: dynamic instructions per call
     of each ISA, of the portable C compiled -O3 for the same machine (and scalar), the ratios,
     and the static op count of the SIMD program."""
-    if not counts:
-        return
     targets = sorted({c.target for c in counts})
     compilers = sorted({f"{c.isa}: {c.compiler}" for c in counts})
-    t = Table(
-        title=(
-            f"dynamic instructions per call under QEMU ({', '.join(targets)}; -O3; "
-            f"{'; '.join(compilers)}); static ops = vector ops, loads and stores of the program"
-        )
-    )
-    for col in ("ring", "target", "op"):
-        t.add_column(col)
     simd = [i for i in isas if i != "c"]
+    numeric = [*simd, "c -O3", *(f"c/{i}" for i in simd), "c scalar"]
     for isa in simd:
-        t.add_column(isa, justify="right")
-    t.add_column("c -O3", justify="right")
-    for isa in simd:
-        t.add_column(f"c/{isa}", justify="right")
-    t.add_column("c scalar", justify="right")
-    for isa in simd:
-        t.add_column(f"scalar/{isa}", justify="right")
-        t.add_column(f"{isa} static ops", justify="right")
+        numeric += [f"scalar/{isa}", f"{isa} static ops"]
+    t = Table(
+        f"Dynamic instructions per call under QEMU ({', '.join(targets)}; -O3; "
+        f"{'; '.join(compilers)}); static ops = vector ops, loads and stores of the program",
+        ["ring", "target", "op", *numeric],
+        set(numeric),
+    )
     rows: dict[tuple[str, str, str], dict[str, CountResult]] = {}
     for c in counts:
         rows.setdefault((c.ring, c.target, c.label), {})[c.isa] = c
@@ -111,4 +92,4 @@ def print_count_table(console: Console, counts: list[CountResult], isas: list[st
             x = by.get(i)
             cells += [ratio(scalar, x), f"{x.static_ops:,}" if x else "-"]
         t.add_row(*cells)
-    console.print(t)
+    return t
