@@ -75,3 +75,32 @@ def test_errors_are_one_line_and_nonzero(args: list[str], message: str) -> None:
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1, p.stderr
     assert message in lines[0]
+
+
+def test_generate_hints_at_simd_and_takes_isa_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --isa only portable C is written, and a note says how to get SIMD code;
+    ``--isa all`` (any case) writes every ISA that has code for the ring."""
+    assert main(["generate", "--ring", "MLKEM", "-o", str(tmp_path / "c")]) == 0
+    assert "note: wrote portable C only; add --isa avx2" in capsys.readouterr().err
+    assert main(["generate", "--ring", "mlkem", "--isa", "ALL", "-o", str(tmp_path / "all")]) == 0
+    assert "note:" not in capsys.readouterr().err
+    written = {p.name for p in (tmp_path / "all").glob("*.c")}
+    assert {"nttgen_mlkem_c.c", "nttgen_mlkem_avx2.c", "nttgen_mlkem_avx512.c"} <= written
+    assert {"nttgen_mlkem_neon.c", "nttgen_mlkem_rvv.c"} <= written
+
+
+def test_verify_prints_one_row_per_kernel_set_or_each_check(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The default table has a row per ring and ISA naming its checks; --each-check a row per
+    check."""
+    assert main(["verify", "--ring", "mlkem", "--isa", "c", "--trials", "2"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("mlkem"))
+    assert "polymul, ntt" in row and row.endswith("pass")
+    assert "all checks passed (5 checks of 1 kernel set)" in out
+    assert main(["verify", "--ring", "mlkem", "--isa", "c", "--trials", "2", "--each-check"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("mlkem")]
+    assert len(rows) == 5 and "polymul = exact product" in rows[0]
