@@ -420,3 +420,18 @@ def test_png_without_matplotlib_says_how_to_get_it(
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'nttgen[plot]'" in err
+
+
+def test_an_op_of_one_family_over_every_preset_leaves_the_others_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``nttgen bench --op ntt`` (every preset by default) times the rings that have an NTT
+    and says which it left out, rather than refusing (or printing an empty table)."""
+    from nttgen.cli import main
+
+    out = tmp_path / "b.json"
+    args = ["bench", "--isa", "c", "--op", "ntt", "--samples", "2", "--batch", "1"]
+    assert main([*args, "--json", str(out)]) == 0
+    assert "sntrup761 left out: its kernels have polymul, polymul_small" in capsys.readouterr().err
+    rows = json.loads(out.read_text())["results"]
+    assert {r["op"] for r in rows} == {"ntt"} and len({r["ring"] for r in rows}) == 5

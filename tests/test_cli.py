@@ -104,3 +104,35 @@ def test_verify_prints_one_row_per_kernel_set_or_each_check(
     assert main(["verify", "--ring", "mlkem", "--isa", "c", "--trials", "2", "--each-check"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("mlkem")]
     assert len(rows) == 5 and "polymul = exact product" in rows[0]
+
+
+def test_nttgen_alone_shows_what_it_is_for(capsys: pytest.CaptureFixture[str]) -> None:
+    """The first thing a newcomer types prints the help (what nttgen does, the commands, where
+    to start), not a usage error."""
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "polynomial multipliers" in out and "Start with 'nttgen list'" in out
+    for command in ("list", "generate", "verify", "bench", "plans"):
+        assert command in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plans", "--ring", "sntrup761", "--json", "/proc/nttgen-x/plans.json"],
+        ["plans", "--ring", "sntrup761", "--json", "/proc/nttgen-plans.json"],
+        ["bench", "--ring", "mlkem", "--isa", "c", "--json", "/proc/nttgen-b.json"],
+        ["bench", "--ring", "mlkem", "--isa", "c", "--png", "/proc/nttgen-b.png"],
+        ["generate", "--ring", "mlkem", "-o", "/proc/nttgen-out"],
+    ],
+)
+def test_unwritable_outputs_are_one_line_usage_errors(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file the command cannot write is refused in one line naming the option and the path,
+    with exit status 2 (never 'internal error'), before any timing or table."""
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith("nttgen: error: ")
+    assert args[-1] in captured.err and "internal error" not in captured.err
+    assert "Median" not in captured.out and "pipeline" not in captured.out

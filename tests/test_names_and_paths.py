@@ -13,7 +13,7 @@ import nttgen
 from nttgen import fsio
 from nttgen.aliases import NAME_ALIASES, SCHEME_ALIASES, aliases_of, canonical_name, scheme_alias
 from nttgen.cli import main
-from nttgen.errors import NttgenError, OutputError, RingError, UnknownNameError
+from nttgen.errors import InputError, NttgenError, OutputError, RingError, UnknownNameError
 from nttgen.outputs import write_files
 
 PRESET_LIST = (
@@ -269,3 +269,12 @@ def test_writing_turns_os_errors_into_one_line(code: int, why: str, tmp_path: Pa
     with pytest.raises(OutputError) as info, fsio.writing(path, "--png"):
         raise OSError(code, os.strerror(code), str(path))
     assert str(info.value) == f"--png {path}: {why}"
+
+
+def test_load_reads_isa_names_in_any_case() -> None:
+    """``nttgen.load`` reads an ISA name as the command line does (any case), and refuses a
+    value that is not a name in one line."""
+    k = nttgen.load("Kyber", "C")
+    assert k.isa == "c" and k.ring.name == "mlkem"
+    with pytest.raises(InputError, match="isa must be an ISA name"):
+        nttgen.load("mlkem", 2)  # type: ignore[arg-type]

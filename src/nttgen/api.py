@@ -387,6 +387,9 @@ def load(
         family_of(ring)  # a ring object of a registered family
         r = ring
     family_of(r).check_variant(r, pipeline)
+    if not isinstance(isa, str):
+        raise InputError(f"isa must be an ISA name such as 'avx2' or 'auto', not {isa!r}")
+    isa = isa.lower()  # names are read in any case, like ring names
     target = None
     if arch is not None or vlen is not None:
         target = Target(arch or (isa_class(isa).arch if isa != "auto" else None) or HOST_ARCH, vlen)

@@ -421,7 +421,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     # portable C first: the table reads left to right, from the baseline to the fastest
     isas = sorted((i for i in requested if not _emulated(i)), key=lambda i: i != "c")
     known = list(dict.fromkeys(op for fam in FAMILIES for op in fam.ops))
-    ops = _bench_ops(args.op, known, rings)
+    named = any(r.lower() != "all" for r in args.ring or ()) or args.q is not None
+    ops, rings = _bench_ops(args.op, known, rings, named)
     for name in isas:
         if name not in cpu.usable_isas():
             raise NttgenError(
@@ -479,28 +480,41 @@ K_MAX_CLI = 8
 """The largest k of ``--k`` (the harness's BENCH_KMAX)."""
 
 
-def _bench_ops(asked: list[str] | None, known: list[str], rings: Sequence[RingSpec]) -> list[str]:
-    """The ops ``--op`` names ('all': every op; default :data:`HEADLINE_OPS`), each known.
-    A ring is timed on those its family has; one that has none of them is refused by name,
-    and an op asked for by name that a ring lacks is named in a note."""
+def _bench_ops(
+    asked: list[str] | None, known: list[str], rings: Sequence[RingSpec], named: bool
+) -> tuple[list[str], list[RingSpec]]:
+    """The ops ``--op`` names ('all': every op; default :data:`HEADLINE_OPS`), each known, and
+    the rings to time. A ring is timed on those of the ops its family has. A ring that has none
+    of them is refused by name when the user ``named`` the rings, and otherwise (every preset
+    by default) left out with a note; an op asked for by name that a ring lacks is named in a
+    note."""
     ops: list[str] = []
     for op in asked or HEADLINE_OPS:
         ops += known if op == "all" else [op]
     for op in ops:
         if op not in known:
             raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)} or all")
+    ops = list(dict.fromkeys(ops))
+    kept: list[RingSpec] = []
     for ring in rings:
         have = family_of(ring).ops
         if not set(have) & set(ops):
-            raise NttgenError(
+            refusal = (
                 f"--op {', '.join(ops)}: {ring.name}'s kernels have {', '.join(have)} "
                 "(see 'nttgen list')"
             )
+            if named:
+                raise NttgenError(refusal)
+            note(f"{ring.name} left out: its kernels have {', '.join(have)}")
+            continue
+        kept.append(ring)
         lacks = [o for o in ops if o not in have]
         if asked and "all" not in asked and lacks:
             timed = ", ".join(o for o in ops if o in have)
             note(f"{ring.name} has no {', '.join(lacks)}: timing its {timed}")
-    return list(dict.fromkeys(ops))
+    if not kept:
+        raise NttgenError(f"--op {', '.join(ops)}: no preset has it (see 'nttgen list')")
+    return ops, kept
 
 
 def _print_bench(results: list[BenchResult], isas: list[str], args: argparse.Namespace) -> None:
@@ -663,24 +677,6 @@ def parser() -> argparse.ArgumentParser:
 
     s = _command(
         sub,
-        "plans",
-        "list the multiplication pipelines of NTRU Prime rings with op counts",
-        "For NTRU Prime rings Z_q[x]/(x^p - x - 1), which have no NTT: each pipeline of ring "
-        "maps that multiplies in them, with its scalar op counts, or the rule that refuses it.",
-    )
-    s.add_argument(
-        "--ring",
-        action="append",
-        help=f"NTRU Prime preset ({', '.join(NTRU_PRESETS)}) or p<P>_q<Q>; repeatable "
-        "(default: the presets)",
-    )
-    s.add_argument("--q", type=int, help="custom ring: the prime modulus q (with --f)")
-    s.add_argument("--f", help="custom ring: the modulus, written 'x^p - x - 1' (with --q)")
-    s.add_argument("--json", help="also write the plans and counts to this JSON file")
-    s.set_defaults(func=cmd_plans)
-
-    s = _command(
-        sub,
         "generate",
         "write the C files (.h/.c/.json) of a ring",
         "Write self-contained C99 for a ring: per ISA a header, a source and a manifest, "
@@ -773,11 +769,33 @@ def parser() -> argparse.ArgumentParser:
     )
     _add_jobs(s)
     s.set_defaults(func=cmd_bench)
+
+    s = _command(
+        sub,
+        "plans",
+        "list the multiplication pipelines of NTRU Prime rings with op counts",
+        "For NTRU Prime rings Z_q[x]/(x^p - x - 1), which have no NTT: each pipeline of ring "
+        "maps that multiplies in them, with its scalar op counts, or the rule that refuses it.",
+    )
+    s.add_argument(
+        "--ring",
+        action="append",
+        help=f"NTRU Prime preset ({', '.join(NTRU_PRESETS)}) or p<P>_q<Q>; repeatable "
+        "(default: the presets)",
+    )
+    s.add_argument("--q", type=int, help="custom ring: the prime modulus q (with --f)")
+    s.add_argument("--f", help="custom ring: the modulus, written 'x^p - x - 1' (with --q)")
+    s.add_argument("--json", help="also write the plans and counts to this JSON file")
+    s.set_defaults(func=cmd_plans)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status."""
+    """Run the CLI; return the exit status. With no arguments, print the help: what nttgen
+    does and where to start."""
+    if not (sys.argv[1:] if argv is None else argv):
+        parser().print_help()
+        return 0
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))
