@@ -469,7 +469,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .bench.chart import chart_title, write_chart
         from .fsio import writing
 
-        title = chart_title(results, samples=args.samples, batch=args.batch)
+        title = chart_title(
+            results, samples=args.samples, batch=args.batch, cpu=cpu.cpu_model(),
+            compilers=_compilers(isas),
+        )  # fmt: skip
         with writing(Path(args.png), "--png"):
             write_chart(results, isas, Path(args.png), title=title)
         say(f"wrote {args.png}")

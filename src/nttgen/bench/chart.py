@@ -36,10 +36,21 @@ COLOURS = (
 )
 
 
-def chart_title(results: list[BenchResult], *, samples: int, batch: int) -> str:
-    """The chart's title: the unit, and the sample and batch counts of the run."""
-    unit = results[0].unit if results else "tsc"
-    return f"nttgen bench: median {unit} ticks per call ({samples} samples of {batch} calls)"
+def chart_title(
+    results: list[BenchResult],
+    *,
+    samples: int,
+    batch: int,
+    cpu: str | None = None,
+    compilers: dict[str, str] | None = None,
+) -> str:
+    """The chart's title: the unit, the processor (``cpu``), each ISA's compiler and the sample
+    and batch counts of the run."""
+    unit = results[0].unit.upper() if results else "TSC"
+    title = f"nttgen bench: median {unit} ticks per call"
+    title += f" on {cpu}" if cpu else ""
+    built = ", ".join(f"{i}: {c}" for i, c in (compilers or {}).items())
+    return title + f"\n({built + '; ' if built else ''}{samples} samples of {batch} calls)"
 
 
 def build_figure(results: list[BenchResult], isas: list[str], *, title: str) -> Figure:
