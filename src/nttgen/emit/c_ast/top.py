@@ -213,18 +213,31 @@ def wrap_text(text: str, width: int, cont: str = "") -> list[str]:
     return lines
 
 
+def comment_text(text: str) -> str:
+    """``text`` as it may stand inside a C comment: nothing in it can end the comment early
+    (``*/``), open a nested one (``/*``), continue a ``//`` comment onto the next line of code (a
+    backslash, or the trigraph ``??/`` that C99 reads as one) or carry a control character
+    (each becomes a space). Comments carry free text a caller supplied (a ring's description),
+    and no such text may change what the C compiles to."""
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = text.replace("\\", "/")  # first: "*\\" would become "*/"
+    while "??" in text:  # "???" leaves a "??" after one pass
+        text = text.replace("??", "? ?")
+    return text.replace("*/", "* /").replace("/*", "/ *")
+
+
 def _block_comment(lines: Sequence[str], indent: str = "") -> list[str]:
     out = [f"{indent}/*"]
     width = COLUMNS - len(indent) - 3
     for ln in lines:
-        out += [f"{indent} * {w}".rstrip() for w in wrap_text(ln, width)]
+        out += [f"{indent} * {w}".rstrip() for w in wrap_text(comment_text(ln), width)]
     out.append(f"{indent} */")
     return out
 
 
 def _line_comment(text: str, indent: str = "") -> list[str]:
     width = COLUMNS - len(indent) - 3
-    return [f"{indent}// {w}".rstrip() for w in wrap_text(text, width, cont=" ")]
+    return [f"{indent}// {w}".rstrip() for w in wrap_text(comment_text(text), width, cont=" ")]
 
 
 def _array(a: ArrayDef) -> list[str]:
@@ -387,7 +400,7 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
     if isinstance(s, Commented):
         out = _stmt(s.stmt, depth)
         at = 0 if isinstance(s.stmt, If | While | For | IfDef) else len(out) - 1
-        note = f"/* {s.text} */"
+        note = f"/* {comment_text(s.text)} */"
         if len(out[at]) + 1 + len(note) > COLUMNS:
             return [f"{ind}{note}", *out]
         out[at] += f" {note}"
@@ -424,7 +437,7 @@ def _asm(a: Asm) -> str:
 
 
 def _short_comment(text: str) -> list[str]:
-    one = f"/* {text} */"
+    one = f"/* {comment_text(text)} */"
     return [one] if len(one) <= COLUMNS else _block_comment((text,))
 
 
