@@ -41,6 +41,7 @@ from .version import __version__
 if TYPE_CHECKING:  # the bench modules are loaded by the commands that use them
     from .bench import BenchResult
     from .bench.icount import CountResult
+    from .emit.files import GeneratedFiles
     from .outputs import FileSet
     from .verify import CheckResult
 
@@ -345,32 +346,71 @@ def _aliases(name: str | None) -> list[SchemeAlias]:
     return [alias] if alias else []
 
 
-def _verify_step(job: tuple[RingSpec, str, str | None, int, int]) -> list[CheckResult]:
-    """The checks of one ring on one ISA (run in a worker)."""
-    from .api import load
-    from .verify import verify_kernel
+VerifyJob = tuple[RingSpec, str, "str | None", int, int, "GeneratedFiles | None"]
+"""One kernel set to check: ring, ISA, variant, trials, seed, and its files when they were
+read from disk (None: generated now)."""
 
-    ring, isa, variant, trials, seed = job
-    return verify_kernel(load(ring, isa, pipeline=variant), trials=trials, seed=seed)
+
+def _verify_step(job: VerifyJob) -> list[CheckResult]:
+    """The checks of one ring on one ISA (run in a worker)."""
+    from .api import Kernel, load
+    from .verify import variant_of, verify_kernel
+
+    ring, isa, variant, trials, seed, files = job
+    if files is None:
+        k = load(ring, isa, pipeline=variant)
+    else:  # files read from disk: ``variant`` is the pipeline their manifest names
+        k = Kernel(ring, isa, variant=variant_of(ring, isa, variant), files=files)
+    return verify_kernel(k, trials=trials, seed=seed)
+
+
+def _verify_jobs(args: argparse.Namespace) -> tuple[list[VerifyJob], list[str], list[str]]:
+    """The kernel sets ``verify`` checks, their labels, and notes on what it leaves out:
+    the files under the PATH arguments, or the rings the options name, generated now."""
+    isas = _isas(args.isa, cpu.usable_isas(), _runnable_isas())
+    jobs: list[VerifyJob] = []
+    labels: list[str] = []
+    notes: list[str] = []
+    if args.paths:
+        from .verify import file_sets_on_disk
+
+        if args.ring or args.pipeline or any(x is not None for x in (args.n, args.q, args.f)):
+            raise NttgenError("give either files to check (PATH) or rings (--ring ...), not both")
+        found, notes = file_sets_on_disk([Path(p) for p in args.paths])
+        left = [fs.files.stem for fs in found if fs.isa not in isas]
+        if left:
+            why = "not named by --isa" if args.isa else "ISAs this CPU does not run"
+            notes.append(f"not checked ({why}; --isa all adds those QEMU runs): {', '.join(left)}")
+        for fs in found:
+            if fs.isa in isas:
+                jobs.append((fs.ring, fs.isa, fs.pipeline, args.trials, args.seed, fs.files))
+                labels.append(fs.files.stem)
+        if not jobs:
+            raise NttgenError(
+                f"no file set under {', '.join(args.paths)} runs here: {'; '.join(notes)}"
+            )
+        return jobs, labels, notes
+    for ring in _rings(args, default_all=True):
+        # ISAs named with --isa must have code for every ring; the default skips the others
+        for isa in isas if args.isa and args.isa != ["all"] else usable_isas(ring, isas):
+            for variant in _variants(ring, args.pipeline):
+                jobs.append((ring, isa, variant, args.trials, args.seed, None))
+                labels.append(ring.name + (f" ({variant})" if variant else ""))
+    return jobs, labels, notes
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Run the differential checks and print a pass/fail table."""
-    rings = _rings(args, default_all=True)
-    isas = _isas(args.isa, cpu.usable_isas(), _runnable_isas())
     if args.trials < 1:
         raise NttgenError("--trials must be at least 1")
-    jobs: list[tuple[RingSpec, str, str | None, int, int]] = []
-    for ring in rings:
-        # ISAs named with --isa must have code for every ring; the default skips the others
-        for isa in isas if args.isa and args.isa != ["all"] else usable_isas(ring, isas):
-            for variant in _variants(ring, args.pipeline):
-                jobs.append((ring, isa, variant, args.trials, args.seed))
-    labels = [f"{r.name}{f' ({v})' if v else ''} {i}" for r, i, v, _, _ in jobs]
+    jobs, labels, notes = _verify_jobs(args)
+    for line in notes:
+        note(line)
     progress = Progress("verify", len(jobs))
     try:
-        costs = [_cost(ring, isa) for ring, isa, *_ in jobs]
-        checks = run_steps(_verify_step, jobs, labels, progress, check_jobs(args.jobs), costs)
+        costs = [_cost(job[0], job[1]) for job in jobs]
+        steps = [f"{label} {job[1]}" for label, job in zip(labels, jobs, strict=True)]
+        checks = run_steps(_verify_step, jobs, steps, progress, check_jobs(args.jobs), costs)
     finally:
         progress.close()
     title = (
@@ -382,8 +422,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         t = Table(title, ["ring", "isa", "check", "cases", "result"], {"cases"})
     else:
         t = Table(title, ["ring", "isa", "checks", "cases", "result"], {"cases"})
-    for (ring, isa, variant, _, _), results in zip(jobs, checks, strict=True):
-        label = ring.name + (f" ({variant})" if variant else "")
+    for label, job, results in zip(labels, jobs, checks, strict=True):
+        isa = job[1]
         bad = [r for r in results if not r.ok]
         failed += len(bad)
         if args.each_check:
@@ -628,7 +668,9 @@ EXAMPLES = {
   nttgen verify                              # every preset on every ISA this CPU runs
   nttgen verify --ring mlkem --isa avx2 --trials 200
   nttgen verify --ring sntrup761 --pipeline all
-  nttgen verify --ring mlkem --isa all       # also NEON/RVV under QEMU, where installed""",
+  nttgen verify --ring mlkem --isa all       # also NEON/RVV under QEMU, where installed
+  nttgen verify generated/mlkem              # the files on disk, as a user vendors them
+  nttgen verify vendor/nttgen_mlkem_avx2.c""",
     "bench": """examples:
   nttgen bench                               # headline ops of every preset, ISAs of this CPU
   nttgen bench --ring mlkem --op all --k 2 --k 3 --k 4
@@ -709,9 +751,17 @@ def parser() -> argparse.ArgumentParser:
         sub,
         "verify",
         "check compiled kernels against exact arithmetic",
-        "Compile each ring's kernels and check them on random and extreme inputs against the "
-        "exact product (schoolbook mod q and f), the exact evaluator and the portable C. "
-        "Exit status 1 when a check fails.",
+        "Compile each ring's kernels (generated now, or the files on disk given as PATH) and "
+        "check them on random and extreme inputs against the exact product (schoolbook mod q "
+        "and f) and the exact evaluator, each output against its contract, and the manifest "
+        "against what nttgen generates. Exit status 1 when a check fails.",
+    )
+    s.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="generated files to check as they are on disk: a directory (such as generated/mlkem) "
+        "or any of a file set's .h/.c/.json (default: generate the rings and check them)",
     )
     _add_ring_args(s, many=True)
     s.add_argument(

@@ -15,16 +15,21 @@ from the ring's family; each runs on extreme and random inputs:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .api import Kernel
 from .dsl.ir import Buffer, ScalarParam
-from .families import family_of
+from .emit.files import GeneratedFiles
+from .errors import InputError, NttgenError
+from .families import family_of, get_ring, ring_from_options
 from .interp.evaluate import evaluate
 from .plan.ntt import NttAlgebra
+from .ring_family import RingSpec
 
 
 @dataclass
@@ -56,7 +61,11 @@ def coefficient_cases(
     yield f"all {hi}", np.full(n, hi, dtype=np.int64)
     yield f"all {lo}", np.full(n, lo, dtype=np.int64)
     yield "alternating", np.where(np.arange(n) % 2 == 0, hi, lo).astype(np.int64)
-    for i in (0, 1, n - 1):
+    # blocks of one extreme then the other: each butterfly layer of span w sees hi beside lo
+    for w in (4, 16, 64):
+        if w < n:
+            yield f"blocks of {w}", np.where(np.arange(n) // w % 2 == 0, hi, lo).astype(np.int64)
+    for i in sorted({0, 1, n // 2, n - 1}):
         e = np.zeros(n, dtype=np.int64)
         e[i] = hi
         yield f"impulse x^{i}", e
@@ -76,11 +85,16 @@ def range_cases(
 
 
 def _run(name: str, body: Callable[[], Iterator[str | None]]) -> CheckResult:
+    """Run one check's cases; its first failure, or an nttgen error on the way (a lane
+    overflow seen by the checked evaluator, an input the kernel refuses), fails it."""
     cases = 0
-    for outcome in body():
-        cases += 1
-        if outcome is not None:
-            return CheckResult(name, cases, outcome)
+    try:
+        for outcome in body():
+            cases += 1
+            if outcome is not None:
+                return CheckResult(name, cases, outcome)
+    except NttgenError as e:
+        return CheckResult(name, cases + 1, f"{type(e).__name__}: {e}")
     return CheckResult(name, cases)
 
 
@@ -158,7 +172,28 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
                 for p, g in zip(outs, got, strict=True):
                     if not np.array_equal(g.astype(np.int64), want[p.name][0]):
                         yield f"{name}: compiled C differs from the evaluator on {cname} ({p.name})"
+                    out_range = promised.get((name, p.name))
+                    if out_range and not (out_range[0] <= g.min() and g.max() <= out_range[1]):
+                        yield (
+                            f"{name}: output {p.name} leaves its contract {out_range} on {cname}"
+                        )
                 yield None
+
+    # what the files' manifest promises: each output's range, checked on every call above
+    promised = {
+        (fname, prm["name"]): tuple(prm["out_range"])
+        for fname, meta in k.manifest["functions"].items()
+        for prm in meta["params"]
+        if prm.get("out_range")
+    }
+
+    def manifest_vs_generator() -> Iterator[str | None]:
+        mine = json.loads(k.files.manifest)
+        theirs = json.loads(family_of(ring).generate(ring, k.isa, k.variant).manifest)
+        for key in ("ring", "arith", "functions", "native_order"):
+            if mine.get(key) != theirs.get(key):
+                yield f"the manifest's {key!r} differs from what nttgen generates for this ring"
+            yield None
 
     checks: list[tuple[str, str, Callable[[], Iterator[str | None]]]] = [
         ("polymul", "polymul = exact product (integers mod q and f)",
@@ -171,4 +206,108 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
     ]  # fmt: skip
     results = [_run(title, body) for op, title, body in checks if op in k.ops]
     results.append(_run("compiled C = evaluator, bit for bit (checked)", c_vs_evaluator))
+    results.append(_run("manifest = generator's contracts", manifest_vs_generator))
     return results
+
+
+@dataclass(frozen=True)
+class FileSetOnDisk:
+    """One ISA's generated files found on disk: where, for which ring, ISA and program (the
+    pipeline its manifest names, None for a family with one program: see
+    :func:`variant_of`), and their text."""
+
+    manifest_path: Path
+    ring: RingSpec
+    isa: str
+    pipeline: str | None
+    files: GeneratedFiles
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise InputError(f"{path}: missing (a manifest names it)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot be read ({getattr(e, 'strerror', None) or e})") from None
+
+
+def _ring_of(manifest: dict[str, object], path: Path) -> RingSpec:
+    """The ring a manifest describes: its preset or custom name, checked against its
+    parameters (a custom x^n + 1 ring with forced 32-bit lanes has no name of its own)."""
+    meta = manifest.get("ring")
+    if not isinstance(meta, dict) or "name" not in meta or "q" not in meta:
+        raise InputError(f"{path}: not an nttgen manifest (no ring)")
+    ring = get_ring(str(meta["name"]))
+    lanes = meta.get("lane_bits")
+    if "n" in meta and lanes is not None and ring.summary().get("lane_bits") != lanes:
+        ring = ring_from_options(int(meta["q"]), int(meta["n"]), None, int(lanes))
+    return ring
+
+
+def file_sets_on_disk(paths: Sequence[Path]) -> tuple[list[FileSetOnDisk], list[str]]:
+    """The per-ISA file sets under ``paths`` (directories are searched for manifests,
+    ``nttgen_*.json``; a file names its own set by any of its .h/.c/.json), and notes on what
+    is not checked here (front ends and alias headers, whose ISA files are). Raises
+    :class:`InputError` naming the path for one that does not exist, holds no generated files,
+    or is not nttgen's."""
+    manifests: list[Path] = []
+    notes: list[str] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("nttgen_*.json"))
+            if not found:
+                raise InputError(f"{path}: no generated files here (no nttgen_*.json manifest)")
+            manifests += found
+            aliases = sorted(
+                h for h in path.glob("nttgen_*.h") if not h.with_suffix(".json").exists()
+            )
+            if aliases:
+                notes.append(
+                    f"{len(aliases)} alias header(s) in {path} (such as {aliases[0].name}): "
+                    "other names over the files checked here"
+                )
+        elif path.suffix in (".h", ".c", ".json") and path.with_suffix(".json").exists():
+            manifests.append(path.with_suffix(".json"))
+        elif path.exists():
+            raise InputError(f"{path}: not a generated file set (no {path.stem}.json beside it)")
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    out: list[FileSetOnDisk] = []
+    for m in dict.fromkeys(manifests):
+        try:
+            manifest = json.loads(_read(m))
+        except json.JSONDecodeError as e:
+            raise InputError(f"{m}: not valid JSON ({e.msg}, line {e.lineno})") from None
+        if not isinstance(manifest, dict):
+            raise InputError(f"{m}: not an nttgen manifest")
+        if "isas" in manifest:
+            over = [i.get("name", "?") if isinstance(i, dict) else str(i) for i in manifest["isas"]]
+            notes.append(f"{m.stem}: a front end over {', '.join(over)}; its ISA files are "
+                         "checked one by one")  # fmt: skip
+            continue
+        isa = manifest.get("isa")
+        if not isinstance(isa, dict) or "name" not in isa or "functions" not in manifest:
+            raise InputError(f"{m}: not an nttgen manifest (no isa or functions)")
+        ring = _ring_of(manifest, m)
+        stem = m.stem
+        files = GeneratedFiles(
+            stem,
+            _read(m.with_suffix(".h")),
+            _read(m.with_suffix(".c")),
+            _read(m),
+            str(manifest.get("generator", {}).get("command", "")),
+        )
+        pipeline = manifest.get("pipeline")
+        out.append(FileSetOnDisk(m, ring, str(isa["name"]), pipeline and str(pipeline), files))
+    return out, notes
+
+
+def variant_of(ring: RingSpec, isa: str, pipeline: str | None) -> str | None:
+    """The program variant that a manifest's ``pipeline`` names for ``ring`` on ``isa``: None
+    where it is the ring's default (what ``nttgen generate`` writes without ``--pipeline``),
+    else the pipeline itself."""
+    if pipeline is None:
+        return None
+    default = json.loads(family_of(ring).generate(ring, isa).manifest).get("pipeline")
+    return None if pipeline == default else pipeline
