@@ -799,7 +799,7 @@ def test_refusals() -> None:
     with pytest.raises(NttgenError, match=r"q=4621 = 1 .mod 4."):  # Bruun needs q = 3 mod 4
         ntru_functions(make_ntru_ring(653, 4621), "c", "good-schoenhage-bruun")
     with pytest.raises(NttgenError, match="Rader"):  # p = 653, q = 4621: no Good–Rader plan
-        ntru_functions(make_ntru_ring(653, 4621), "c")
+        ntru_functions(make_ntru_ring(653, 4621), "c", "good-rader-bruun")
 
 
 def test_header_names_generator_command_and_ring() -> None:

@@ -34,11 +34,20 @@ def is_prime(m: int) -> bool:
     return True
 
 
+FACTORIZE_LIMIT = 1 << 40
+"""Largest m (exclusive) :func:`factorize` accepts: trial division takes up to sqrt(m) steps, at
+most 2^20 (well under a second) below 2^40. The numbers factored are q - 1 for a q that the
+lanes admit (q < 2^31) and DFT lengths, so callers validate q before factoring; this bound
+turns a caller that forgot into an error instead of a hang."""
+
+
 def factorize(m: int) -> dict[int, int]:
-    """Return the prime factorisation of ``m >= 1`` as {prime: exponent} (trial division; the
-    numbers factored here are q - 1 for q < 2^31)."""
+    """Return the prime factorisation of ``m``, 1 <= m < :data:`FACTORIZE_LIMIT`, as
+    {prime: exponent} (trial division). Raises ValueError for m outside that range."""
     if m < 1:
         raise ValueError(f"factorize needs m >= 1, got {m}")
+    if m >= FACTORIZE_LIMIT:
+        raise ValueError(f"factorize: m={m} is not below 2^40 (trial division would not end soon)")
     out: dict[int, int] = {}
     p = 2
     while p * p <= m:
@@ -49,6 +58,25 @@ def factorize(m: int) -> dict[int, int]:
     if m > 1:
         out[m] = out.get(m, 0) + 1
     return out
+
+
+def nearest_prime_in_progression(
+    start: int, step: int, lo: int, hi: int, *, window: int, skip: int | None = None
+) -> int | None:
+    """The first prime among start, start + step, start + 2*step, ... (``step`` != 0, either
+    sign) that lies in [lo, hi) and is not ``skip``; None when none of the first ``window``
+    terms is one, or the progression leaves [lo, hi) first.
+
+    At most ``window`` Miller–Rabin tests (each a few microseconds for values below 2^64), so
+    callers that suggest a nearby prime answer at once whatever the value they start from."""
+    x = start
+    for _ in range(window):
+        if not lo <= x < hi:
+            return None
+        if x != skip and is_prime(x):
+            return x
+        x += step
+    return None
 
 
 def is_power_of_two(m: int) -> bool:

@@ -81,8 +81,9 @@ def _add_ring_args(p: argparse.ArgumentParser, many: bool) -> None:
     p.add_argument(
         "--pipeline",
         action="append",
-        help="NTRU Prime rings: the multiplication pipeline (good-rader-bruun, the default; "
-        "good-schoenhage-bruun; schoenhage-nussbaumer; all); repeatable",
+        help="NTRU Prime rings: the multiplication pipeline (good-rader-bruun, "
+        "good-schoenhage-bruun, schoenhage-nussbaumer, or all; default: the first of these the "
+        "ring admits, marked * by 'nttgen plans'); repeatable",
     )
 
 

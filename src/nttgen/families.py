@@ -39,7 +39,6 @@ from .ntru_rings import (
     parse_ntru_modulus,
     parse_ntru_ring,
 )
-from .plan.maps.choose import GRB
 from .ring_family import RingFamily, RingSpec
 from .rings import NAME_SYNTAX as NTT_NAME_SYNTAX
 from .rings import PRESETS, Ring, custom_ring, parse_ring
@@ -102,8 +101,10 @@ class NttFamily:
 
 
 class NtruPrimeFamily:
-    """Z_q[x]/(x^p - x - 1): no NTT; products through a ring-map pipeline (Good–Rader–Bruun
-    by default, :data:`~nttgen.emit.ntru_files.NTRU_PIPELINES`)."""
+    """Z_q[x]/(x^p - x - 1): no NTT; products through a ring-map pipeline
+    (:data:`~nttgen.emit.ntru_files.NTRU_PIPELINES`); where none is named, the ring's
+    :attr:`~nttgen.ntru_rings.NtruPrimeRing.default_pipeline`, the one ``nttgen plans``
+    marks with ``*`` (Good–Rader–Bruun wherever it exists)."""
 
     title = (
         "NTRU Prime rings Z_q[x]/(x^p - x - 1) (no NTT: ring-map pipelines; any p, q with --q/--f)"
@@ -140,14 +141,16 @@ class NtruPrimeFamily:
         return f"NTRU Prime rings are generated for {', '.join(NTRU_ISAS)}, not yet for {isa}"
 
     def variants(self, ring: RingSpec) -> Sequence[str]:
-        """The pipelines with generated C that exist for (p, q), Good–Rader–Bruun first."""
+        """The pipelines with generated C that exist for (p, q), the ring's default first."""
         assert isinstance(ring, NtruPrimeRing)
-        ordered = [GRB, *(p for p in NTRU_PIPELINES if p != GRB)]
+        default = ring.default_pipeline
+        ordered = [default, *(p for p in NTRU_PIPELINES if p != default)]
         return tuple(p for p in ordered if p in ring.pipeline_names)
 
     def check_variant(self, ring: RingSpec, variant: str | None) -> None:
-        """A pipeline of :data:`NTRU_PIPELINES` (whether it exists for (p, q) is the
-        pipeline's own rule, raised when it is built)."""
+        """A pipeline of :data:`NTRU_PIPELINES`, or None for the ring's default pipeline
+        (whether a named one exists for (p, q) is the pipeline's own rule, raised when it is
+        built)."""
         del ring
         if variant is not None and variant not in NTRU_PIPELINES:
             raise UnknownNameError(
@@ -155,16 +158,18 @@ class NtruPrimeFamily:
             )
 
     def writer(self, ring: RingSpec, isa: str, variant: str | None = None) -> CFileWriter:
-        """:func:`~nttgen.emit.ntru_files.ntru_writer` (cached)."""
+        """:func:`~nttgen.emit.ntru_files.ntru_writer` (cached) through ``variant``, None:
+        the ring's default pipeline."""
         self.check_variant(ring, variant)
         assert isinstance(ring, NtruPrimeRing)
-        return ntru_writer(ring, isa, variant)
+        return ntru_writer(ring, isa, variant or ring.default_pipeline)
 
     def generate(self, ring: RingSpec, isa: str, variant: str | None = None) -> GeneratedFiles:
-        """:func:`~nttgen.emit.ntru_files.generate_ntru` (cached)."""
+        """:func:`~nttgen.emit.ntru_files.generate_ntru` (cached) through ``variant``, None:
+        the ring's default pipeline."""
         self.check_variant(ring, variant)
         assert isinstance(ring, NtruPrimeRing)
-        return generate_ntru(ring, isa, variant)
+        return generate_ntru(ring, isa, variant or ring.default_pipeline)
 
 
 NTT = NttFamily()

@@ -8,12 +8,21 @@ for it.
 
 Rules (each broken rule raises :class:`~nttgen.errors.RingError` naming it):
 
-1. f has the shape x^p - x - 1 (NTRU Prime's trinomial) with p prime;
+1. f has the shape x^p - x - 1 (NTRU Prime's trinomial) with p prime, 3 <= p <= 1277
+   (:data:`~nttgen.plan.maps.choose.MAX_P`, sntrup1277's p);
 2. q is an odd prime below 2^15 (the multipliers' lanes are 16 bits wide, signed Montgomery
    arithmetic needs q < 2^15);
 3. at least one pipeline exists for (p, q) (:func:`~nttgen.plan.maps.choose_pipelines` names
-   the rule each pipeline breaks otherwise; Schönhage–Nussbaumer exists for every odd prime q,
-   so this only refuses p too small for any pipeline).
+   the rule each pipeline breaks otherwise, including the bound on the degree it computes in,
+   :func:`~nttgen.plan.maps.choose.degree_bound`; Schönhage–Nussbaumer exists for every
+   admissible (p, q)).
+
+The sizes (p, q) are checked before primality and every suggestion is a bounded search, so any
+(p, q) is answered at once.
+
+The *default pipeline*, the one used wherever none is named (``polymul``, ``nttgen.load``,
+``nttgen generate``, the ``*`` of ``nttgen plans``), is the first existing one of
+:data:`DEFAULT_PREFERENCE`.
 
 Results are *fully reduced and centred*: every output coefficient lies in [-(q-1)/2, (q-1)/2]
 ([-2295, 2295] for q = 4591), the representation the NTRU Prime specification encodes and that
@@ -31,12 +40,24 @@ from functools import cached_property
 import numpy as np
 
 from .aliases import SCHEME_ALIASES, resolve_alias
-from .errors import InputError, RingError, UnknownNameError
-from .plan.maps import Cost, Pipeline, PipelinePlan, build_pipeline, choose_pipelines
+from .arith import is_prime
+from .errors import InputError, ParameterError, RingError, UnknownNameError
+from .plan.maps import Pipeline, PipelinePlan, build_pipeline, choose_pipelines
+from .plan.maps.choose import GRB, GSB, SN, check_p_size
 from .reference import trinomial_product
-from .rings import c_identifier
+from .rings import c_identifier, name_number
 
 MAX_Q = 1 << 15
+
+DEFAULT_PREFERENCE: tuple[str, ...] = (GRB, GSB, SN)
+"""The order in which a ring's default pipeline is chosen: the first that exists for (p, q).
+
+It is the order of the generated C's measured speed, not of the plans' op counts: for sntrup761
+(docs/measurements.md) AVX2 polymul takes about 5,200 ticks through Good–Rader–Bruun (the
+tuned program), 12,500 through Good–Schönhage–Bruun and 20,700 through Schönhage–Nussbaumer,
+and the portable C keeps that order. The op counts do not predict it (for p = 857, q = 5167
+Schönhage–Nussbaumer has the fewest, yet its program is the slowest), and a fixed order needs
+no pipeline built to name the default."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +66,8 @@ class NtruPrimeRing:
 
     ``pipelines`` lists the plans of :func:`~nttgen.plan.maps.choose_pipelines` in their fixed
     order (Good–Schönhage–Bruun, Good–Rader–Bruun, Schönhage–Nussbaumer), only those whose
-    rules (p, q) satisfies; ``default_pipeline`` is the one with the fewest operations."""
+    rules (p, q) satisfies; ``default_pipeline`` is the first of them in
+    :data:`DEFAULT_PREFERENCE`."""
 
     name: str
     p: int
@@ -109,9 +131,13 @@ class NtruPrimeRing:
 
     @cached_property
     def default_pipeline(self) -> str:
-        """The existing pipeline with the fewest arithmetic operations (additions and
-        multiplications; shifts by x^e are free moves) in one ``polymul``."""
-        return min(self.pipeline_names, key=lambda n: _arithmetic(self.pipeline(n).cost()))
+        """The pipeline used wherever none is named (the Python multipliers, ``nttgen.load``,
+        ``nttgen generate``; ``*`` in ``nttgen plans``): the first of
+        :data:`DEFAULT_PREFERENCE` that exists for (p, q). Good–Rader–Bruun wherever it
+        exists (sntrup761, p = 857 q = 5167), else Good–Schönhage–Bruun, else
+        Schönhage–Nussbaumer (p = 653, q = 4621). Builds no pipeline."""
+        names = self.pipeline_names
+        return next(name for name in DEFAULT_PREFERENCE if name in names)
 
     def pipeline(self, name: str | None = None) -> Pipeline:
         """The multiplier of pipeline ``name`` (default :attr:`default_pipeline`), built and
@@ -132,26 +158,37 @@ class NtruPrimeRing:
         }
 
 
-def _arithmetic(counts: dict[str, int]) -> int:
-    cost = Cost(counts)
-    return cost["add"] + cost.multiplications
+def _nearest_odd_primes(q: int) -> str:
+    """The odd primes below 2^15 nearest to q (one each side, q itself excluded), as text.
+    A bounded scan: prime gaps below 2^15 are under 100."""
+    below = next((x for x in range(min(q - 1, MAX_Q - 1), max(q - 200, 2), -1) if is_prime(x)), 0)
+    above = next((x for x in range(max(q + 1, 3), min(max(q, 3) + 200, MAX_Q)) if is_prime(x)), 0)
+    return ", ".join(str(x) for x in sorted({below, above} - {0}, key=lambda x: (abs(x - q), x)))
 
 
 def make_ntru_ring(
     p: int, q: int, *, name: str | None = None, description: str = "", preset: bool = False
 ) -> NtruPrimeRing:
-    """Validate (p, q) and return the ring Z_q[x]/(x^p - x - 1) (see the module's rules).
+    """Validate (p, q) and return the ring Z_q[x]/(x^p - x - 1) (see the module's rules):
+    3 <= p <= 1277 prime, q an odd prime below 2^15, and some pipeline existing for (p, q).
 
     Raises :class:`RingError` (a :class:`~nttgen.plan.maps.MapError` for the pipeline rules)
-    naming the first rule broken."""
+    naming the first rule broken: sizes first, then primality, then the pipelines' rules, so
+    any (p, q) is answered at once."""
     if not isinstance(p, int) or not isinstance(q, int):
         raise RingError(f"p and q must be integers, got p={p!r}, q={q!r}")
+    check_p_size(p)
     if q >= MAX_Q:
         raise RingError(
             f"q={q} is too large for an NTRU Prime multiplier: its lanes are 16 bits and signed "
             f"Montgomery arithmetic needs q < 2^15 = {MAX_Q}"
         )
-    choose_pipelines(p, q)  # raises naming p's or q's rule, or every pipeline's
+    if q < 3 or not is_prime(q):
+        raise ParameterError(
+            f"q={q} is not an odd prime: Z_q must be a field with 2 invertible; nearest: "
+            f"{_nearest_odd_primes(q)}"
+        )
+    choose_pipelines(p, q)  # raises naming p's rule, or every pipeline's
     return NtruPrimeRing(
         name=name or f"p{p}_q{q}", p=p, q=q, description=description, preset=preset
     )
@@ -182,11 +219,12 @@ def parse_ntru_modulus(text: str) -> int:
     Raises :class:`RingError` naming the accepted shape for any other polynomial."""
     m = _TRINOMIAL.match(text.strip())
     if not m:
+        shown = text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
         raise RingError(
-            f"f={text!r} is not of the shape x^p - x - 1: nttgen's NTRU Prime multipliers "
+            f"f={shown!r} is not of the shape x^p - x - 1: nttgen's NTRU Prime multipliers "
             f"reduce by x^p = x + 1 (write it as e.g. 'x^761 - x - 1')"
         )
-    return int(m.group(1))
+    return name_number(m.group(1), "p")
 
 
 def parse_ntru_ring(name: str) -> NtruPrimeRing | None:
@@ -198,7 +236,7 @@ def parse_ntru_ring(name: str) -> NtruPrimeRing | None:
         return NTRU_PRESETS[name]
     m = _CUSTOM.match(name)
     if m:
-        return make_ntru_ring(int(m.group(1)), int(m.group(2)))
+        return make_ntru_ring(name_number(m.group(1), "p"), name_number(m.group(2), "q"))
     return None
 
 
@@ -241,7 +279,8 @@ def _coefficients(ring: NtruPrimeRing, what: str, x: Sequence[int]) -> list[int]
 def polymul(
     ring: NtruPrimeRing, a: Sequence[int], b: Sequence[int], pipeline: str | None = None
 ) -> list[int]:
-    """a * b in Z_q[x]/(x^p - x - 1) through one pipeline (default: the ring's cheapest).
+    """a * b in Z_q[x]/(x^p - x - 1) through one pipeline (default: the ring's
+    :attr:`~NtruPrimeRing.default_pipeline`).
 
     ``a`` and ``b`` hold p integer coefficients each, lowest degree first, any values (they are
     taken mod q). Returns p coefficients in [-(q-1)/2, (q-1)/2]. Raises :class:`InputError` for

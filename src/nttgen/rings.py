@@ -23,7 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .aliases import SCHEME_ALIASES, resolve_alias
-from .arith import bitrev, is_power_of_two, is_prime, log2_exact, smallest_root_of_unity
+from .arith import (
+    bitrev,
+    is_power_of_two,
+    is_prime,
+    log2_exact,
+    nearest_prime_in_progression,
+    smallest_root_of_unity,
+)
 from .errors import NoRootOfUnityError, ParameterError, SizeError, UnknownNameError
 from .lanes import I16, I32, LANE_TYPES, LaneType
 from .reference import schoolbook
@@ -150,25 +157,45 @@ class Ring:
         }
 
 
-def _nearest_primes(q: int, modulus: int, limit: int, count: int = 2) -> list[int]:
-    """Primes p ≡ 1 (mod modulus), 2 < p < limit, nearest to q (below first, then above)."""
-    below: list[int] = []
-    above: list[int] = []
-    p = q - (q - 1) % modulus
-    while p > 2 and len(below) < count:
-        if p != q and is_prime(p) and p < limit:
-            below.append(p)
-        p -= modulus
-    p = q - (q - 1) % modulus + modulus
-    while p < limit and len(above) < count:
-        if is_prime(p):
-            above.append(p)
-        p += modulus
-    return sorted(below[:1] + above[:1], key=lambda x: (abs(x - q), x))
+SUGGESTION_WINDOW = 4096
+"""How many candidates q = 1 (mod m) each direction the "nearest valid q" hint of an error
+tests at most. Primes in that progression have density about m/(phi(m) ln q) >= 1/22 below
+2^31, so the nearest lies within a few dozen steps; the bound keeps a refusal instant (about
+8,000 Miller–Rabin tests at worst) where walking from a huge q ran for minutes."""
+
+
+def _nearest_primes(q: int, modulus: int, limit: int) -> list[int]:
+    """Up to two primes p = 1 (mod modulus), 2 < p < limit, p != q: the nearest below and the
+    nearest above q, each searched within :data:`SUGGESTION_WINDOW` steps of ``modulus``;
+    sorted by distance to q (nearer first). Empty when neither is found."""
+    base = min(q, limit - 1)
+    below_start = base - (base - 1) % modulus  # the largest value = 1 (mod modulus) <= base
+    found = [
+        nearest_prime_in_progression(
+            below_start, -modulus, 3, limit, window=SUGGESTION_WINDOW, skip=q
+        ),
+        nearest_prime_in_progression(
+            below_start + modulus, modulus, 3, limit, window=SUGGESTION_WINDOW, skip=q
+        ),
+    ]
+    return sorted((x for x in found if x is not None), key=lambda x: (abs(x - q), x))
+
+
+def _hint(primes: list[int], modulus: int) -> str:
+    """The primes as ``a, b``, or what the search covered when it found none."""
+    if primes:
+        return ", ".join(map(str, primes))
+    return f"none within {SUGGESTION_WINDOW} steps of {modulus}"
+
+
+MAX_Q = 1 << 31
+"""q < 2^31: signed Montgomery arithmetic needs q < beta/2 and 32-bit lanes are the widest
+nttgen emits."""
 
 
 def _lane_limit(bits: int | None) -> int:
-    return 1 << 31 if bits in (None, 32) else 1 << 15
+    """The bound q < beta/2 of the lanes ``bits`` forces (None: the widest, 32 bits)."""
+    return MAX_Q if bits in (None, 32) else 1 << 15
 
 
 def make_ring(
@@ -183,41 +210,47 @@ def make_ring(
 ) -> Ring:
     """Validate (n, q) and return the ring Z_q[x]/(x^n + 1) with its NTT.
 
-    ``lane_bits`` picks 16 or 32-bit lanes (default: 16 when q < 2^15, else 32). ``complete``
-    forces a complete (True) or degree-2 incomplete (False) NTT; by default the complete one is
-    taken when q ≡ 1 (mod 2n). Raises :class:`RingError` naming the broken rule."""
+    ``n``: a power of two in [:data:`MIN_N`, :data:`MAX_N`]; ``q``: an odd prime below the
+    lanes' bound (2^31, or 2^15 for ``lane_bits=16``) with q = 1 (mod n). ``lane_bits`` picks
+    16 or 32-bit lanes (default: 16 when q < 2^15, else 32). ``complete`` forces a complete
+    (True) or degree-2 incomplete (False) NTT; by default the complete one is taken when
+    q = 1 (mod 2n). Raises :class:`RingError` naming the broken rule (and the nearest valid
+    choice where one exists).
+
+    The size and shape rules come before primality and the root's existence, and every
+    suggestion is searched in a bounded window, so any (n, q), however large, is answered at
+    once."""
     if not isinstance(n, int) or not isinstance(q, int):
         raise ParameterError(f"n and q must be integers, got n={n!r}, q={q!r}")
+    if not MIN_N <= n <= MAX_N:
+        raise SizeError(f"n={n} is outside the supported range {MIN_N} <= n <= {MAX_N}")
     if not is_power_of_two(n):
-        lo = 1 << max(n.bit_length() - 1, 0)
+        lo = 1 << (n.bit_length() - 1)
         raise SizeError(
             f"n={n} is not a power of two: x^n+1 splits by radix-2 NTT layers only when n is "
             f"a power of two; nearest: {lo} or {lo * 2}"
         )
-    if not MIN_N <= n <= MAX_N:
-        raise SizeError(f"n={n} is outside the supported range {MIN_N} <= n <= {MAX_N}")
     if lane_bits not in (None, 16, 32):
         raise ParameterError(f"lane_bits={lane_bits} is not supported: lanes are 16 or 32 bits")
+    if q >= MAX_Q:
+        near = _nearest_primes(MAX_Q - 1, n, MAX_Q)[:1]
+        raise ParameterError(
+            f"q={q} is too large: signed Montgomery arithmetic needs q < beta/2 = 2^31 "
+            f"(32-bit lanes are the widest nttgen emits); largest q with an NTT for n={n}: "
+            f"{_hint(near, n)}"
+        )
+    if lane_bits == 16 and q >= 1 << 15:
+        raise ParameterError(
+            f"q={q} does not fit 16-bit lanes: signed Montgomery needs "
+            f"q < beta/2 = 2^15; use 32-bit lanes"
+        )
     if q < 3 or not is_prime(q):
         hint = _nearest_primes(max(q, 3), n, _lane_limit(lane_bits))
         raise ParameterError(
             f"q={q} is not an odd prime: Z_q must be a field for the NTT to be invertible; "
-            f"nearest primes with an NTT for n={n}: {', '.join(map(str, hint))}"
+            f"nearest primes with an NTT for n={n}: {_hint(hint, n)}"
         )
-    if q >= 1 << 31:
-        raise ParameterError(
-            f"q={q} is too large: signed Montgomery arithmetic needs q < beta/2 = 2^31 "
-            f"(32-bit lanes are the widest nttgen emits)"
-        )
-    if lane_bits is None:
-        lane = I16 if q < 1 << 15 else I32
-    else:
-        lane = LANE_TYPES[lane_bits]
-        if q >= lane.beta // 2:
-            raise ParameterError(
-                f"q={q} does not fit {lane_bits}-bit lanes: signed Montgomery needs "
-                f"q < beta/2 = 2^{lane_bits - 1}; use 32-bit lanes"
-            )
+    lane = (I16 if q < 1 << 15 else I32) if lane_bits is None else LANE_TYPES[lane_bits]
     log_n = log2_exact(n)
     can_complete = (q - 1) % (2 * n) == 0
     can_incomplete = (q - 1) % n == 0
@@ -230,11 +263,11 @@ def make_ring(
             f"{2 * n}th root of unity{hint}"
         )
     if not can_incomplete:
-        near = _nearest_primes(q, 2 * n if complete else n, lane.beta // 2)
+        near = _nearest_primes(q, n, lane.beta // 2)
         raise NoRootOfUnityError(
             f"q={q} is not ≡ 1 (mod n={n}): neither a primitive {2 * n}th root (complete NTT) "
             f"nor a primitive {n}th root (degree-2 incomplete NTT) exists mod q; nearest "
-            f"valid q: {', '.join(map(str, near))}"
+            f"valid q: {_hint(near, n)}"
         )
     use_complete = can_complete if complete is None else complete
     depth = log_n if use_complete else log_n - 1
@@ -287,8 +320,27 @@ def parse_ring(name: str) -> Ring | None:
     m = _CUSTOM.match(name)
     if m:
         bits = int(m.group(3)) if m.group(3) else None
-        return make_ring(int(m.group(1)), int(m.group(2)), lane_bits=bits, name=name)
+        n, q = name_number(m.group(1), "n"), name_number(m.group(2), "q")
+        return make_ring(n, q, lane_bits=bits, name=name)
     return None
+
+
+NAME_DIGITS = 40
+"""Longest number a ring name may spell: far beyond every limit (n <= 4096, q < 2^31, p <=
+1277), and short enough that reading it is instant (Python refuses to read ints of more
+than 4,300 digits at all, with an error that is not the user's rule)."""
+
+
+def name_number(digits: str, what: str) -> int:
+    """The number a custom ring name spells for ``what`` (``n``, ``q``, ``p``), from the
+    decimal ``digits``; raises :class:`SizeError` naming the value and the rule when it has
+    more than :data:`NAME_DIGITS` digits (every such value is far beyond the limits)."""
+    if len(digits) > NAME_DIGITS:
+        raise SizeError(
+            f"{what}={digits[:12]}... ({len(digits)} digits) is too large: custom ring names "
+            f"spell numbers of at most {NAME_DIGITS} digits, far beyond every size limit"
+        )
+    return int(digits)
 
 
 def get_ring(name: str) -> Ring:

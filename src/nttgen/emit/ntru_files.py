@@ -12,7 +12,7 @@ from functools import lru_cache
 from ..build_cache import GENERATION_CACHE, stored
 from ..dsl.ir import Function
 from ..dsl.vocab import OP_GROUPS, PAIR_SUMS
-from ..errors import IsaUnavailableError
+from ..errors import IsaUnavailableError, MapError
 from ..interp.cost import count_ops
 from ..lanes import I16
 from ..ntru_rings import NtruPrimeRing
@@ -35,11 +35,15 @@ VLEN-agnostic ``rvv``: the one-lane program strip-mined (the VLEN-specialised ``
 backends are not generated for these rings)."""
 
 NTRU_PIPELINES = (GSB, GRB, SN)
-"""The pipelines with generated C: Good–Rader–Bruun (the default, :mod:`nttgen.programs.ntru`)
-and the two Schönhage pipelines (:mod:`nttgen.programs.ntru_shift`)."""
+"""The pipelines with generated C: Good–Rader–Bruun (:mod:`nttgen.programs.ntru`) and the two
+Schönhage pipelines (:mod:`nttgen.programs.ntru_shift`). Where no pipeline is named, a ring's
+:attr:`~nttgen.ntru_rings.NtruPrimeRing.default_pipeline` is generated (Good–Rader–Bruun
+wherever it exists)."""
 
 PIPELINE_TAGS = {GRB: "", GSB: "gsb", SN: "sn"}
-"""Infix of a pipeline's file and symbol names (none for the default)."""
+"""Infix of a pipeline's file and symbol names: none for Good–Rader–Bruun, the default wherever
+it exists; a fixed one for each other pipeline, also where it is a ring's default (p = 653,
+q = 4621: ``nttgen_p653_q4621_sn_c.h``), so that a file name always says its pipeline."""
 
 
 @dataclass(frozen=True)
@@ -69,17 +73,20 @@ def entry_docs(ring: NtruPrimeRing) -> dict[str, EntryDoc]:
     }
 
 
-def ntru_command(ring: NtruPrimeRing, isa: str, pipeline: str = GRB) -> str:
-    """The command line that regenerates a ring's files for an ISA (output location aside)."""
+def ntru_command(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> str:
+    """The command line that regenerates a ring's files for an ISA through ``pipeline``
+    (default: the ring's default pipeline), output location aside; ``--pipeline`` only for a
+    pipeline other than the ring's default."""
     what = f"--ring {ring.name}" if ring.preset else f'--q {ring.q} --f "{ring.modulus_poly}"'
-    extra = "" if pipeline == GRB else f" --pipeline {pipeline}"
+    chosen = pipeline or ring.default_pipeline
+    extra = "" if chosen == ring.default_pipeline else f" --pipeline {chosen}"
     return f"nttgen generate {what} --isa {isa}{extra}"
 
 
-def ntru_stem(ring: NtruPrimeRing, isa: str, pipeline: str = GRB) -> str:
-    """The file stem and symbol prefix, e.g. ``nttgen_sntrup761_avx2`` (default pipeline) or
-    ``nttgen_sntrup761_sn_avx2``."""
-    tag = PIPELINE_TAGS[pipeline]
+def ntru_stem(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> str:
+    """The file stem and symbol prefix of ``pipeline`` (default: the ring's default pipeline),
+    e.g. ``nttgen_sntrup761_avx2`` (Good–Rader–Bruun) or ``nttgen_sntrup761_sn_avx2``."""
+    tag = PIPELINE_TAGS[pipeline or ring.default_pipeline]
     return f"nttgen_{ring.c_name}_{tag + '_' if tag else ''}{isa_class(isa).name}"
 
 
@@ -117,12 +124,13 @@ def ntru_config(ring: NtruPrimeRing, isa: str) -> NtruConfig:
 def ntru_functions(
     ring: NtruPrimeRing, isa: str, pipeline: str | None = None, config: NtruConfig | None = None
 ) -> NtruFunctions:
-    """The functions of ``ring`` for ``isa`` through ``pipeline`` (default Good–Rader–Bruun)
-    with the program variants of ``config`` (default :func:`ntru_config`), in the order the
-    programs record them (cached: callers must not change them). Raises
-    :class:`IsaUnavailableError` for an ISA or a pipeline without generated C yet, and the
-    pipeline's own error (naming the rule) where it does not exist for (p, q)."""
-    name = pipeline or GRB
+    """The functions of ``ring`` for ``isa`` through ``pipeline`` (default: the ring's
+    :attr:`~nttgen.ntru_rings.NtruPrimeRing.default_pipeline`) with the program variants of
+    ``config`` (default :func:`ntru_config`), in the order the programs record them (cached:
+    callers must not change them). Raises :class:`IsaUnavailableError` for an ISA or a
+    pipeline without generated C yet, and the pipeline's own error (naming the rule, p and q)
+    where it does not exist for (p, q)."""
+    name = pipeline or ring.default_pipeline
     if name not in NTRU_PIPELINES:
         raise IsaUnavailableError(
             f"pipeline {name!r} has no generated C yet (generated: {', '.join(NTRU_PIPELINES)})"
@@ -138,7 +146,12 @@ def ntru_functions(
             f"base products 'pairs' need the op group {PAIR_SUMS!r}, which {isa} does not emit "
             f"({OP_GROUPS[PAIR_SUMS]})"
         )
-    return _functions(ring, isa, name, config or ntru_config(ring, isa))
+    try:
+        return _functions(ring, isa, name, config or ntru_config(ring, isa))
+    except (IsaUnavailableError, MapError) as exc:
+        # a program's own rule names its internal sizes ("16 lanes do not divide its input
+        # half of 2"); say which ring, ISA and pipeline the user asked for, keeping the type
+        raise type(exc)(f"{name} for p={ring.p}, q={ring.q} on {isa}: {exc}") from exc
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
@@ -172,7 +185,7 @@ class NtruFileWriter(CFileWriter):
         config: NtruConfig | None = None,
     ) -> None:
         self.ring = ring
-        self.pipeline = pipeline or GRB
+        self.pipeline = pipeline or ring.default_pipeline
         self.variant_tag = PIPELINE_TAGS[self.pipeline]
         self.fs = ntru_functions(ring, isa, self.pipeline, config)
         self.arith = ntru_arith(ring, isa)
@@ -233,12 +246,14 @@ def generate_ntru(
     pipeline: str | None = None,
     config: NtruConfig | None = None,
 ) -> GeneratedFiles:
-    """The generated files of an NTRU Prime ring for one ISA through ``pipeline`` (default
-    Good–Rader–Bruun; see :data:`NTRU_PIPELINES`) with the program variants of ``config``
-    (default :func:`ntru_config`). Cached, and shared through the build cache where storing
-    is on (the test suite, see :func:`nttgen.build_cache.stored`)."""
-    ntru_functions(ring, isa, pipeline, config)  # the refusals, before the cache
-    return _files(ring, isa, pipeline or GRB, config or ntru_config(ring, isa))
+    """The generated files of an NTRU Prime ring for one ISA through ``pipeline`` (default:
+    the ring's :attr:`~nttgen.ntru_rings.NtruPrimeRing.default_pipeline`; see
+    :data:`NTRU_PIPELINES`) with the program variants of ``config`` (default
+    :func:`ntru_config`). Cached, and shared through the build cache where storing is on (the
+    test suite, see :func:`nttgen.build_cache.stored`)."""
+    chosen = pipeline or ring.default_pipeline  # one cache entry whether named or not
+    ntru_functions(ring, isa, chosen, config)  # the refusals, before the cache
+    return _files(ring, isa, chosen, config or ntru_config(ring, isa))
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
@@ -251,10 +266,15 @@ def _files(ring: NtruPrimeRing, isa: str, pipeline: str, config: NtruConfig) -> 
     )
 
 
-@lru_cache(maxsize=GENERATION_CACHE)
 def ntru_writer(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> NtruFileWriter:
-    """The (cached) file writer of ``ring`` on ``isa`` through ``pipeline`` with the measured
-    program variants (:func:`ntru_config`); callers must not change it."""
+    """The (cached) file writer of ``ring`` on ``isa`` through ``pipeline`` (default: the
+    ring's default pipeline) with the measured program variants (:func:`ntru_config`);
+    callers must not change it."""
+    return _writer(ring, isa, pipeline or ring.default_pipeline)
+
+
+@lru_cache(maxsize=GENERATION_CACHE)
+def _writer(ring: NtruPrimeRing, isa: str, pipeline: str) -> NtruFileWriter:
     return NtruFileWriter(ring, isa, pipeline)
 
 
@@ -262,4 +282,4 @@ def clear_ntru_caches() -> None:
     """Forget the NTRU Prime functions, writers and files this process holds."""
     _functions.cache_clear()
     _files.cache_clear()
-    ntru_writer.cache_clear()
+    _writer.cache_clear()

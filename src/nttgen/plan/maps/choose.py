@@ -23,7 +23,9 @@ derived from p; the rules come from q:
     6144); then Nussbaumer from x^2m + 1 to y^r + 1 (x^64 + 1 -> 16 x (y^8 + 1)). Needs nothing
     but 2 invertible: it exists for every odd prime q.
 
-Common rules: p prime (NTRU Prime's ring), q an odd prime.
+Common rules: 3 <= p <= :data:`MAX_P`, p prime (NTRU Prime's ring), q an odd prime below 2^31,
+and deg g <= :func:`degree_bound` (p) (at most :data:`MAX_BLOWUP` times 2p - 1), so that every
+plan, the checks of its maps and its programs stay proportionate to the product they compute.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...arith import factorize, is_prime
+from ...arith import factorize, is_prime, nearest_prime_in_progression
 from ...errors import (
     NoPipelineError,
     NoRootOfUnityError,
     NoSquareRootError,
     ParameterError,
+    SizeError,
     UnknownNameError,
 )
 from .modarith import require_prime_modulus, root_name
@@ -68,11 +71,93 @@ class PipelinePlan:
     note: str = ""
 
 
+MAX_P = 1277
+"""Largest p a plan is made for: sntrup1277's, the largest NTRU Prime parameter set. The plans
+are checked by exact pure-Python runs of their maps, whose time grows with deg g (up to
+:data:`MAX_BLOWUP` (2p - 1)) and, for Good–Rader–Bruun, with Rader's prime; up to this p every
+plan is built in seconds, while an unbounded p (x^100003 - x - 1) ran for hours."""
+
+MAX_PLAN_Q = 1 << 31
+"""q < 2^31: what 32-bit lanes admit (the NTRU Prime rings themselves take q < 2^15); it also
+keeps factoring q - 1 (trial division) instant."""
+
+MAX_BLOWUP = 3
+"""A pipeline is refused when deg g > MAX_BLOWUP * (2p - 1) (above :data:`SMALL_DEGREE`).
+
+The product a pipeline computes has 2p - 1 coefficients; the ring it computes in is a means,
+and its size bounds everything built from it: the pure-Python checks of the maps (quadratic in
+Rader's prime), the plan's op counts and the generated program. Good–Rader–Bruun takes the
+smallest suitable prime r dividing q - 1, which a q can make huge: q = 32749, p = 761 gives
+r = 2729 and deg g = 96 * 2728 = 261,888, 172 times 2p - 1, whose check ran for minutes.
+
+3 keeps every pipeline of sntrup761 (at most 1.01: Phi_17(x^96)) and of the other rings the
+tests and docs use (p = 857, q = 5167: Good–Rader–Bruun on Phi_41(x^96), 2.24; the Schönhage
+sizes are below 2 by construction, above SMALL_DEGREE). It refuses sntrup1277's
+Good–Rader–Bruun (Phi_101(x^96), 3.76), which takes over 5 times the additions of its
+Good–Schönhage–Bruun and 7 s to check: beyond 3 the larger ring costs more than Rader saves."""
+
+SMALL_DEGREE = 2048
+"""Below this degree any pipeline is admitted whatever its blow-up: a small p's smallest
+Good–Rader–Bruun ring (96 (r - 1) for the smallest suitable r, 1536 for q = 4591) is many times
+2p - 1 yet cheap to build and check (well under a second)."""
+
+
+def degree_bound(p: int) -> int:
+    """The largest deg g a pipeline for x^p - x - 1 may have: MAX_BLOWUP * (2p - 1), at least
+    SMALL_DEGREE (see :data:`MAX_BLOWUP`)."""
+    return max(MAX_BLOWUP * (2 * p - 1), SMALL_DEGREE)
+
+
+def _check_degree(name: str, p: int, q: int, degree: int, why: str) -> None:
+    """Raise :class:`SizeError` when ``degree`` (deg g of pipeline ``name``, made so by
+    ``why``) exceeds :func:`degree_bound` (p)."""
+    bound = degree_bound(p)
+    if degree > bound:
+        raise SizeError(
+            f"{name}: for p={p}, q={q} {why} gives deg g = {degree}, "
+            f"{degree / (2 * p - 1):.1f} times 2p-1 = {2 * p - 1}; a pipeline may compute in a "
+            f"ring of degree at most max({MAX_BLOWUP}(2p-1), {SMALL_DEGREE}) = {bound}"
+        )
+
+
+def _nearest_primes_text(x: int, lo: int, hi: int) -> str:
+    """The primes in [lo, hi) nearest to x below and above, other than x (a bounded search:
+    at most 2,048 candidates each way), as text; ``none`` when there are none."""
+    found = [
+        nearest_prime_in_progression(min(x - 1, hi - 1), -1, lo, hi, window=2048),
+        nearest_prime_in_progression(max(x + 1, lo), 1, lo, hi, window=2048),
+    ]
+    return ", ".join(str(y) for y in found if y is not None) or "none"
+
+
+def check_p_size(p: int) -> None:
+    """Raise :class:`SizeError` unless p <= :data:`MAX_P`: checked before any other rule, so
+    that a huge p is refused at once (primality and plans of it would take long)."""
+    if p > MAX_P:
+        raise SizeError(
+            f"p={p} is too large: NTRU Prime rings are planned for p <= {MAX_P} (sntrup1277, "
+            f"the largest parameter set)"
+        )
+
+
 def check_parameters(p: int, q: int) -> None:
-    """Raise :class:`ParameterError` unless p is prime (x^p - x - 1 of NTRU Prime) and q is an
-    odd prime."""
-    if not (isinstance(p, int) and p >= 3 and is_prime(p)):
-        raise ParameterError(f"p={p} is not prime: NTRU Prime's ring x^p - x - 1 needs p prime")
+    """Raise :class:`ParameterError` or :class:`SizeError` naming the rule unless 3 <= p <=
+    :data:`MAX_P`, p prime (x^p - x - 1 of NTRU Prime), and q an odd prime below
+    :data:`MAX_PLAN_Q`. Sizes come before primality, so any (p, q) is answered at once."""
+    if not isinstance(p, int):
+        raise ParameterError(f"p={p!r} is not an integer: x^p - x - 1 needs p a prime")
+    if not isinstance(q, int):
+        raise ParameterError(f"q={q!r} is not an integer: Z_q needs q an odd prime")
+    check_p_size(p)
+    if q >= MAX_PLAN_Q:
+        raise ParameterError(f"q={q} is too large: the ring maps' moduli are below 2^31")
+    if p < 3:
+        raise SizeError(f"p={p} is too small: NTRU Prime's ring x^p - x - 1 needs p a prime >= 3")
+    if not is_prime(p):
+        raise ParameterError(
+            f"p={p} is not prime: NTRU Prime's ring x^p - x - 1 needs p prime; nearest: "
+            f"{_nearest_primes_text(p, 3, MAX_P + 1)}"
+        )
     require_prime_modulus(q)
 
 
@@ -121,6 +206,7 @@ def plan_good_schoenhage_bruun(p: int, q: int) -> PipelinePlan:
         )
     _bruun_rule(GSB, q, f"x^{2 * m}+1")
     n = 3 * two_k
+    _check_degree(GSB, p, q, n, f"N = 3*{two_k}")
     pieces = 3 * ell
     leaves = pieces * (2 * m // LEAF)
     note = (
@@ -155,6 +241,10 @@ def plan_good_rader_bruun(p: int, q: int) -> PipelinePlan:
     cyclotomic = -(-2 * p // BLOCK) <= 6 * (r - 1)
     degree = BLOCK * 6 * (r - 1) if cyclotomic else n
     modulus = f"Phi_{r}(x^{6 * BLOCK})" if cyclotomic else f"x^{n} - 1"
+    # the smallest fitting r gives the smallest g: when it is too large, every r is
+    _check_degree(
+        GRB, p, q, degree, f"Rader's prime r={r} (the smallest prime >= 5 dividing q-1 that fits)"
+    )
     split = (
         "Cooley–Tukey on the pieces with t a square and Bruun on the others"
         if q % 4 == 3
@@ -185,7 +275,7 @@ def plan_schoenhage_nussbaumer(p: int, q: int) -> PipelinePlan:
     """Sizes of the Schönhage–Nussbaumer baseline for (p, q) (exists for every odd prime q)."""
     check_parameters(p, q)
     need = 2 * p - 1
-    j = 1
+    j = 2  # truncated Schönhage twists by x^(2m/l) with l = 2^j >= 4 (p = 3 would get l = 2)
     while 3 * 4**j // 2 < need:
         j += 1
     trunc = 3 * 4**j // 2
@@ -195,6 +285,7 @@ def plan_schoenhage_nussbaumer(p: int, q: int) -> PipelinePlan:
     if trunc <= 2**k:
         m = ell = 2**j
         n, truncated = trunc, 1
+        _check_degree(SN, p, q, n, f"truncated Schönhage m = l = {m}")
         g = f"(x^{m * ell} + 1)(x^{m * ell // 2} - 1)"
         pieces = 3 * ell // 2
         why = f"truncated Schönhage m = l = {m}"
@@ -202,12 +293,15 @@ def plan_schoenhage_nussbaumer(p: int, q: int) -> PipelinePlan:
         m = 2 ** ((k - 1) // 2)  # smallest power of two with l = 2^k / m <= 4m
         ell = 2**k // m
         n, truncated = 2**k, 0
+        _check_degree(SN, p, q, n, f"full Schönhage on x^{n} - 1")
         g = f"x^{n} - 1"
         pieces = ell
-        why = (
-            f"full Schönhage m={m}, l={ell} (the truncated size {trunc} > 2^{k}; the truncated "
-            f"size below, {3 * 4 ** (j - 1) // 2}, is < 2p-1 = {need})"
+        below = (
+            f"the truncated size below, {3 * 4 ** (j - 1) // 2}, is < 2p-1 = {need}"
+            if j > 2
+            else "the truncated sizes start at 24 (l >= 4)"
         )
+        why = f"full Schönhage m={m}, l={ell} (the truncated size {trunc} > 2^{k}; {below})"
     r = 1  # Nussbaumer x^2m + 1 = x^(k*r) + 1 with k <= r, r as small as possible
     while (2 * m) // r > r:
         r *= 2
@@ -219,6 +313,9 @@ def plan_schoenhage_nussbaumer(p: int, q: int) -> PipelinePlan:
     sizes = {"m": m, "l": ell, "truncated": truncated, "k": kk, "r": r}
     return PipelinePlan(SN, p, q, n, g, sizes, note)
 
+
+REFUSALS = (NoRootOfUnityError, NoSquareRootError, ParameterError, SizeError)
+"""The errors by which a planner refuses its pipeline for (p, q) (each names its rule)."""
 
 PLANNERS: dict[str, Callable[[int, int], PipelinePlan]] = {
     GSB: plan_good_schoenhage_bruun,
@@ -246,7 +343,7 @@ def explain_pipelines(p: int, q: int) -> dict[str, str]:
     for name, planner in PLANNERS.items():
         try:
             out[name] = planner(p, q).note
-        except (NoRootOfUnityError, NoSquareRootError, ParameterError) as exc:
+        except REFUSALS as exc:
             out[name] = f"refused: {exc}"
     return out
 
@@ -263,7 +360,7 @@ def choose_pipelines(p: int, q: int) -> list[PipelinePlan]:
     for planner in PLANNERS.values():
         try:
             plans.append(planner(p, q))
-        except (NoRootOfUnityError, NoSquareRootError, ParameterError) as exc:
+        except REFUSALS as exc:
             refusals.append(str(exc))
     if not plans:
         raise NoPipelineError(f"no pipeline exists for p={p}, q={q}: " + "; ".join(refusals))

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from ...errors import FactorisationError, InputShapeError
+from ...errors import FactorisationError, InputShapeError, MapError
 from .base import RingMap
 from .basecase import BaseMul, Method
 from .bruun import BruunMap, bruun_tree
@@ -197,15 +197,21 @@ def build_pipeline(
     """The pipeline ``name`` for Z_q[x]/(x^p - x - 1), with base multiplications by ``method``
     ("schoolbook" or "karatsuba"). ``split_dc`` (Good–Rader–Bruun only) also splits the 6
     degree-16 DC pieces. Raises the typed error of the first rule broken (see
-    :func:`~.choose.plan_pipeline`). Cached."""
+    :func:`~.choose.plan_pipeline`); a rule of one of its maps comes with the pipeline's name,
+    p, q and g. Cached."""
     plan = plan_pipeline(name, p, q)
-    if name == GSB:
-        tree = _good_schoenhage_bruun(plan)
-    elif name == GRB:
-        tree = _good_rader_bruun(plan, split_dc)
-    else:
-        tree = _schoenhage_nussbaumer(plan)
-    return Pipeline(plan, tree, method)
+    try:
+        if name == GSB:
+            tree = _good_schoenhage_bruun(plan)
+        elif name == GRB:
+            tree = _good_rader_bruun(plan, split_dc)
+        else:
+            tree = _schoenhage_nussbaumer(plan)
+        return Pipeline(plan, tree, method)
+    except MapError as exc:
+        # a map's own rule ("truncated Schönhage needs l >= 4") names the map's sizes, which
+        # the user never chose: say which pipeline, (p, q) and g met it, keeping the type
+        raise type(exc)(f"{name} for p={p}, q={q} (g = {plan.modulus}): {exc}") from exc
 
 
 def leaf_moduli(pipeline: Pipeline) -> list[str]:
