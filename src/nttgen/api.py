@@ -15,14 +15,21 @@ raises :class:`~nttgen.errors.UnknownNameError` naming the ones it has. The high
 check every input against the ring's :attr:`~nttgen.ring_family.RingSpec.coefficient_range`
 and hide the Montgomery factors and the ISA's native order: ``ntt`` returns the ring's standard
 order (FIPS 203/204 for ML-KEM/ML-DSA) fully reduced, ``intt(ntt(a)) == a`` mod q and
-``intt(basemul(ntt(a), ntt(b))) == a*b``. :meth:`Kernel.raw` calls one C entry point exactly as
-its contract states, for testing and benchmarking.
+``intt(basemul(ntt(a), ntt(b))) == a*b``. :meth:`Kernel.raw` calls one C entry point after
+checking every argument against the contract its manifest states, for testing and benchmarking.
+
+Every method takes a single operand ((n,), or (k, n) for ``basemul_acc``) or a batch ((batch,
+n), (batch, k, n)); an empty batch returns an empty (0, n) result. Every refusal is an
+:class:`~nttgen.errors.NttgenError` (mostly :class:`~nttgen.errors.InputError`) naming the
+argument and the rule; :func:`load` is thread-safe.
 """
 
 from __future__ import annotations
 
 import ctypes
 import json
+import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +57,45 @@ class _Entry:
     name: str
     fn: Any
     params: list[dict[str, Any]]
+
+
+def _is_int(x: object) -> bool:
+    """A Python or numpy integer, not a bool (True is an int to Python, never a size to us)."""
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+def _integer_array(what: str, x: Any) -> np.ndarray:
+    """``x`` as an ndarray of a (signed or unsigned) integer dtype, or :class:`InputError`
+    naming ``what``: None, strings, bools, floats (so NaN), complex and object arrays (Python
+    integers beyond 64 bits) are refused, never converted."""
+    if x is None:
+        raise InputError(f"{what}: expected an integer array, got None")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError, OverflowError):  # ragged nesting, unconvertible objects
+        raise InputError(
+            f"{what}: expected an integer array, got a {type(x).__name__} numpy cannot read as one"
+        ) from None
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
+        raise InputError(f"{what}: expected an integer array, got dtype {arr.dtype}")
+    return arr
+
+
+def _check_values(what: str, name: str, arr: np.ndarray, lo: int, hi: int, rule: str) -> None:
+    """:class:`InputError` "``what``: ``rule`` must lie in [lo, hi]" naming the range found and
+    the index of an extreme value outside it (``name[i, j]``)."""
+    if arr.size == 0:
+        return
+    # min/max as Python ints: exact for uint64 values above 2^63 too
+    mn, mx = int(arr.min()), int(arr.max())
+    if lo <= mn and mx <= hi:
+        return
+    low = mn < lo
+    index = np.unravel_index(int(arr.argmin() if low else arr.argmax()), arr.shape)
+    raise InputError(
+        f"{what}: {rule} must lie in [{lo}, {hi}], got values in [{mn}, {mx}] "
+        f"({name}[{', '.join(map(str, index))}] = {mn if low else mx})"
+    )
 
 
 def _native_index(perm: list[int], size: int) -> np.ndarray:
@@ -136,45 +182,114 @@ class Kernel:
         return f"<nttgen.Kernel {ring} isa={self.isa}{variant}{self.target.note}>"
 
     # ----------------------------------------------------------------- raw calls
-    def raw(self, op: str, *arrays: np.ndarray, k: int | None = None) -> list[np.ndarray]:
-        """Call C entry point ``op`` once, exactly as its contract states: arrays are given for
-        the parameters with role in/inout, in order, as lane-typed data in the ISA's native
-        order (no range checks: the caller owns the contract). Returns the written arrays
-        (roles out/inout) in parameter order."""
+    def raw(self, op: str, *arrays: Any, k: int | None = None) -> list[np.ndarray]:
+        """Call C entry point ``op`` once, after checking every argument against its contract
+        (the manifest's ``functions[op]["params"]``), so that no call can read or write outside
+        the buffers or feed a lane more than the proofs allow.
+
+        ``arrays``: one per parameter with role in/inout, in parameter order (the ops' names are
+        :attr:`ops`), lane-typed data in the ISA's native order. Each must have an integer
+        dtype (any width, signed or unsigned; not bool, float or object), at least one
+        dimension and exactly ``length`` elements (``length * k`` for a per-k parameter),
+        read in C order (so a (k, n) block is k polynomials one after another), with every
+        value in the parameter's ``in_range`` (else the C element type's range). Checked values
+        are copied into fresh contiguous arrays of the C element type (int16/int32): the
+        caller's arrays are never written, even for role inout. ``k``: the op's size parameter
+        (e.g. the number of products of ``basemul_acc``), a Python or numpy integer >= its
+        ``min``; it must be None for an op without one.
+
+        Returns the written arrays (roles out/inout) in parameter order, of the C element type.
+        Raises :class:`UnknownNameError` for an op the kernels lack and :class:`InputError`
+        naming the op, the argument and the rule for anything else."""
         e = self._entry(op)
-        args: list[Any] = []
-        outs: list[np.ndarray] = []
+        sizes = self._size_args(e, k)
+        ins = [p for p in e.params if p["kind"] != "size" and p["role"] != "out"]
+        if len(arrays) != len(ins):
+            names = ", ".join(p["name"] for p in ins) or "none"
+            raise InputError(f"{op} takes {len(ins)} array(s) ({names}), got {len(arrays)}")
+        given = iter(arrays)
         buffers: list[tuple[dict[str, Any], np.ndarray]] = []
-        it = iter(arrays)
+        # every input is checked before any output buffer is allocated: a huge k must not
+        # allocate memory for a call that is refused anyway
+        checked = {p["name"]: self._raw_array(op, p, next(given), sizes) for p in ins}
         for p in e.params:
             if p["kind"] == "size":
-                if k is None:
-                    raise InputError(f"{op} needs k")
-                args.append(k)
                 continue
-            length = p["length"] * (k if p["times"] else 1)
-            dtype = _NUMPY[p["elem"]]
             if p["role"] == "out":
-                buf = np.zeros(length, dtype=dtype)
+                buf = np.zeros(self._raw_length(p, sizes), dtype=_NUMPY[p["elem"]])
             else:
-                src = np.asarray(next(it))
-                buf = np.ascontiguousarray(src.reshape(-1), dtype=dtype).copy()
-                if buf.size != length:
-                    raise InputError(f"{op}: {p['name']} needs {length} elements, got {buf.size}")
-            if p["role"] in ("out", "inout"):
-                outs.append(buf)
+                buf = checked[p["name"]]
             buffers.append((p, buf))
-            args.append(buf.ctypes.data_as(ctypes.POINTER(_CTYPES[p["elem"]])))
         if self._emulated is not None:
-            self._emulated.call(op, k or 0, buffers)
+            self._emulated.call(op, sizes.get("k", 0), buffers)
         else:
+            args: list[Any] = []
+            bufs = iter(buffers)
+            for p in e.params:
+                if p["kind"] == "size":
+                    args.append(sizes[p["name"]])
+                else:
+                    _, buf = next(bufs)
+                    args.append(buf.ctypes.data_as(ctypes.POINTER(_CTYPES[p["elem"]])))
             e.fn(*args)
-        return outs
+        return [buf for p, buf in buffers if p["role"] in ("out", "inout")]
+
+    def _size_args(self, e: _Entry, k: Any) -> dict[str, int]:
+        """The op's size parameters (``k``), checked: an integer >= the manifest's ``min`` and
+        small enough that every per-k buffer fits the address space (sys.maxsize bytes)."""
+        size_params = [p for p in e.params if p["kind"] == "size"]
+        if not size_params:
+            if k is not None:
+                raise InputError(f"{e.name} takes no k (it has no size parameter), got k={k!r}")
+            return {}
+        sizes: dict[str, int] = {}
+        for p in size_params:
+            name, lo = p["name"], int(p.get("min", 1))
+            if k is None:
+                raise InputError(f"{e.name} needs {name}: {p.get('doc', 'an integer')}")
+            if not _is_int(k):
+                raise InputError(
+                    f"{e.name}: {name} must be an integer >= {lo}, got {type(k).__name__} {k!r}"
+                )
+            value = int(k)
+            if value < lo:
+                raise InputError(f"{e.name}: {name} must be an integer >= {lo}, got {value}")
+            longest = max((q["length"] * 4 for q in e.params if q.get("times") == name), default=1)
+            if value > sys.maxsize // longest:
+                raise InputError(f"{e.name}: {name} = {value} is too large for memory")
+            sizes[name] = value
+        return sizes
+
+    @staticmethod
+    def _raw_length(p: dict[str, Any], sizes: dict[str, int]) -> int:
+        """Parameter ``p``'s element count: ``length``, times its size parameter if per-k."""
+        return int(p["length"]) * (sizes[p["times"]] if p.get("times") else 1)
+
+    def _raw_array(self, op: str, p: dict[str, Any], x: Any, sizes: dict[str, int]) -> np.ndarray:
+        """Argument ``x`` for array parameter ``p`` of ``op``, checked (see :meth:`raw`) and
+        copied into a fresh contiguous 1-D array of the C element type."""
+        what = f"{op}: {p['name']}"
+        arr = _integer_array(what, x)
+        length = self._raw_length(p, sizes)
+        if arr.ndim == 0 or arr.size != length:
+            per_k = f" ({p['length']} * {p['times']} = {length})" if p.get("times") else ""
+            got = "a scalar" if arr.ndim == 0 else f"{arr.size} element(s)"
+            raise InputError(
+                f"{what} needs {length} elements{per_k}, got shape {arr.shape} ({got})"
+            )
+        elem = p["elem"]
+        limits = np.iinfo(_NUMPY[elem])
+        declared = p.get("in_range")
+        lo, hi = declared if declared else (int(limits.min), int(limits.max))
+        rule = "values (the C contract)" if declared else f"values (C {elem})"
+        _check_values(what, p["name"], arr, lo, hi, rule)
+        # the values fit the element type, so this conversion is exact
+        return np.array(arr.reshape(-1), dtype=_NUMPY[elem], order="C", copy=True)
 
     def _entry(self, op: str) -> _Entry:
         """The entry point ``op``, or :class:`UnknownNameError` naming the ones the ring's
         files define."""
-        if op not in self._entries:
+        if not isinstance(op, str) or op not in self._entries:
             raise UnknownNameError(
                 f"unknown operation {op!r}: {self.ring.name}'s kernels define "
                 f"{', '.join(self._entries)}"
@@ -192,10 +307,10 @@ class Kernel:
     ) -> np.ndarray:
         """``x`` as int64 after checking its dtype, its shape ((n,) or (batch, n); with
         ``extra_dims`` = 1, (k, n) or (batch, k, n)) and its values (within ``bounds``, by
-        default the ring's coefficient range)."""
-        arr = np.asarray(x)
-        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-            raise InputError(f"{name}: expected an integer array, got dtype {arr.dtype}")
+        default the ring's coefficient range). None, non-integer dtypes (bool, float, NaN,
+        object, strings), other shapes and values outside the bounds raise :class:`InputError`;
+        an empty batch ((0, n), (0, k, n)) passes."""
+        arr = _integer_array(name, x)
         core = arr.shape[arr.ndim - 1 - extra_dims :] if arr.ndim > extra_dims else arr.shape
         if arr.ndim not in (1 + extra_dims, 2 + extra_dims) or core[-1] != self.n:
             letter = self.ring.degree_text.split()[0]
@@ -206,12 +321,8 @@ class Kernel:
                 f"{name}: expected shape {what} with {self.ring.degree_text}, got {arr.shape}"
             )
         lo, hi = bounds or self.ring.coefficient_range
-        if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
-            raise InputError(
-                f"{name}: coefficients must lie in [{lo}, {hi}] (q = {self.q}), "
-                f"got values in [{int(arr.min())}, {int(arr.max())}]"
-            )
-        return arr.astype(np.int64)
+        _check_values(name, name, arr, lo, hi, f"coefficients (q = {self.q})")
+        return arr.astype(np.int64)  # exact: the values lie in [lo, hi]
 
     def _batched(self, arr: np.ndarray, core_dims: int) -> tuple[np.ndarray, bool]:
         single = arr.ndim == core_dims
@@ -228,6 +339,12 @@ class Kernel:
                 f"{names[0]} and {names[1]} must have the same shape, got {x.shape} and {y.shape}"
             )
         return X, Y, single_x and single_y
+
+    def _stack(self, rows: list[np.ndarray], single: bool) -> np.ndarray:
+        """The per-row results as one int64 array: (n,) for a single operand, (batch, n)
+        otherwise; an empty batch gives shape (0, n), like numpy's own batched functions."""
+        out = np.stack(rows).astype(np.int64) if rows else np.zeros((0, self.n), np.int64)
+        return out[0] if single else out
 
     def _to_native(self, x: np.ndarray) -> np.ndarray:
         if self._native_is_standard or self._native_index is None:
@@ -246,12 +363,14 @@ class Kernel:
         """a*b mod (q, f). a, b: shape (n,) or (batch, n) (n = deg f), values in the ring's
         :attr:`~nttgen.ring_family.RingSpec.coefficient_range`. Returns int64 coefficients in
         its :attr:`~nttgen.ring_family.RingSpec.output_range` ([0, q) for x^n + 1, centred
-        for NTRU Prime) with the same leading shape."""
+        for NTRU Prime) with the same leading shape ((0, n) for an empty batch). Raises
+        :class:`InputError` naming the operand and the rule for any other dtype, shape or
+        value (and :class:`UnknownNameError` where the ring's kernels lack the op)."""
         self._entry("polymul")
         A, B, single = self._pair(("a", "b"), self._check("a", a), self._check("b", b), 1)
-        out = np.stack([self.raw("polymul", x, y)[0] for x, y in zip(A, B, strict=True)])
-        out = out.astype(np.int64)
-        return out[0] if single else out
+        return self._stack(
+            [self.raw("polymul", x, y)[0] for x, y in zip(A, B, strict=True)], single
+        )
 
     # ----------------------------------------------------------------- NTRU Prime
     def polymul_small(self, a: Any, s: Any) -> np.ndarray:
@@ -261,9 +380,8 @@ class Kernel:
         x = self._check("a", a)
         y = self._check("s", s, bounds=(-1, 1))
         A, S, single = self._pair(("a", "s"), x, y, 1)
-        out = np.stack([self.raw("polymul_small", u, v)[0] for u, v in zip(A, S, strict=True)])
-        out = out.astype(np.int64)
-        return out[0] if single else out
+        rows = [self.raw("polymul_small", u, v)[0] for u, v in zip(A, S, strict=True)]
+        return self._stack(rows, single)
 
     # ----------------------------------------------------------------- NTT domain
     def ntt(self, a: Any) -> np.ndarray:
@@ -276,8 +394,7 @@ class Kernel:
             (x,) = self.raw("ntt", row)
             (x,) = self.raw("reduce", x)
             rows.append(self._from_native(x.astype(np.int64)))
-        out = np.stack(rows)
-        return out[0] if single else out
+        return self._stack(rows, single)
 
     def intt(self, a_hat: Any) -> np.ndarray:
         """Inverse NTT: NTT domain in the standard order, values in [-(q-1), q-1] -> coefficients
@@ -290,8 +407,7 @@ class Kernel:
             (x,) = self.raw("frommont", x)
             (x,) = self.raw("reduce", x)
             rows.append(x.astype(np.int64))
-        out = np.stack(rows)
-        return out[0] if single else out
+        return self._stack(rows, single)
 
     def basemul(self, a_hat: Any, b_hat: Any) -> np.ndarray:
         """NTT-domain product (standard order, values in [-(q-1), q-1]) -> standard order in
@@ -305,8 +421,7 @@ class Kernel:
             (r,) = self.raw("tomont", r)
             (r,) = self.raw("reduce", r)
             rows.append(self._from_native(r.astype(np.int64)))
-        out = np.stack(rows)
-        return out[0] if single else out
+        return self._stack(rows, single)
 
     def basemul_acc(self, A: Any, B: Any) -> np.ndarray:
         """Sum of k NTT-domain products: A, B of shape (k, n) or (batch, k, n), standard order,
@@ -324,11 +439,24 @@ class Kernel:
             (r,) = self.raw("tomont", r)
             (r,) = self.raw("reduce", r)
             rows.append(self._from_native(r.astype(np.int64)))
-        out = np.stack(rows)
-        return out[0] if single else out
+        return self._stack(rows, single)
 
 
 _LOADED: dict[tuple[RingSpec, str, Target, str | None], Kernel] = {}
+# one lock per key: concurrent first loads of one kernel wait for a single generation and
+# compilation, while loads of other kernels go on in parallel; _LOCKS_GUARD guards the dict
+_LOAD_LOCKS: dict[tuple[RingSpec, str, Target, str | None], threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+class _DefaultRing(str):
+    """The type of ``load``'s default ring name: ``load(n=..., q=...)`` must tell the default
+    apart from an explicit ``"mlkem"``, which equal strings (interned, even) cannot."""
+
+    __slots__ = ()
+
+
+_DEFAULT_RING = _DefaultRing("mlkem")
 
 
 def resolve_isa(isa: str, ring: RingSpec, target: Target | None = None) -> str:
@@ -358,7 +486,7 @@ def resolve_isa(isa: str, ring: RingSpec, target: Target | None = None) -> str:
 
 
 def load(
-    ring: str | RingSpec = "mlkem",
+    ring: str | RingSpec = _DEFAULT_RING,
     isa: str = "auto",
     *,
     n: int | None = None,
@@ -371,31 +499,68 @@ def load(
 
     ``ring`` is a preset name (``mlkem``, ``sntrup761``, a scheme alias such as ``falcon512``),
     a custom name (``n<N>_q<Q>``, ``p<P>_q<Q>``) or a ring object; alternatively give ``n`` and
-    ``q`` for x^n + 1 over Z_q. ``isa="auto"`` picks the best ISA this CPU runs that has code
-    for the ring. ISAs of another architecture (``neon``: aarch64) run under QEMU; ``arch``
-    runs portable C there too (``isa="c", arch="aarch64"``) and ``vlen`` sets the emulated
-    RISC-V vector length. ``pipeline`` picks an NTRU Prime ring's multiplication pipeline
-    (default Good–Rader–Bruun). Raises RingError / UnknownNameError / IsaUnavailableError /
-    InputError with a message naming the rule."""
+    ``q`` (Python or numpy integers, not bools) for x^n + 1 over Z_q, and then no ring.
+    ``isa="auto"`` picks the best ISA this CPU runs that has code for the ring. ISAs of
+    another architecture (``neon``: aarch64) run under QEMU; ``arch`` runs portable C there too
+    (``isa="c", arch="aarch64"``) and ``vlen`` sets the emulated RISC-V vector length.
+    ``pipeline`` picks an NTRU Prime ring's multiplication pipeline (default: the ring's
+    ``default_pipeline``, which ``nttgen plans`` marks).
+
+    Thread-safe: concurrent calls for one (ring, ISA, target, pipeline) generate and compile it
+    once and all return the same :class:`Kernel`. Raises RingError / UnknownNameError /
+    IsaUnavailableError / InputError / CacheError (an unusable ``$NTTGEN_CACHE``) / BuildError
+    with a message naming the rule."""
     if n is not None or q is not None:
+        if not isinstance(ring, _DefaultRing):
+            raise InputError(
+                f"give either a ring ({getattr(ring, 'name', ring)!r}) or n and q for a custom "
+                "ring, not both"
+            )
         if n is None or q is None:
             raise InputError("give both n and q for a custom ring")
+        for label, value in (("n", n), ("q", q)):
+            if not _is_int(value):
+                raise InputError(
+                    f"{label} must be an integer, got {type(value).__name__} {value!r}"
+                )
+        n, q = int(n), int(q)  # numpy integers are accepted, as Python ints
         r: RingSpec = custom_ring(n, q)
     elif isinstance(ring, str):
         r = get_ring(ring)
     else:
-        family_of(ring)  # a ring object of a registered family
+        try:
+            family_of(ring)  # a ring object of a registered family
+        except (KeyError, TypeError):  # TypeError: an unhashable type
+            raise InputError(
+                f"ring must be a ring name such as 'mlkem' or a ring object (or give n and q), "
+                f"not {type(ring).__name__} {ring!r}"
+            ) from None
         r = ring
+    if pipeline is not None and not isinstance(pipeline, str):
+        raise InputError(f"pipeline must be a pipeline name or None, not {pipeline!r}")
     family_of(r).check_variant(r, pipeline)
     if not isinstance(isa, str):
         raise InputError(f"isa must be an ISA name such as 'avx2' or 'auto', not {isa!r}")
+    if arch is not None and not isinstance(arch, str):
+        raise InputError(f"arch must be an architecture name such as 'aarch64', not {arch!r}")
+    if vlen is not None and not _is_int(vlen):
+        raise InputError(f"vlen must be an integer (bits), not {vlen!r}")
     isa = isa.lower()  # names are read in any case, like ring names
     target = None
     if arch is not None or vlen is not None:
+        vlen = None if vlen is None else int(vlen)
         target = Target(arch or (isa_class(isa).arch if isa != "auto" else None) or HOST_ARCH, vlen)
     name = resolve_isa(isa, r, target)
     target = target or isa_target(isa_class(name))
     key = (r, name, target, pipeline)
-    if key not in _LOADED:
-        _LOADED[key] = Kernel(r, name, target, variant=pipeline)
-    return _LOADED[key]
+    kernel = _LOADED.get(key)
+    if kernel is not None:
+        return kernel
+    with _LOCKS_GUARD:
+        lock = _LOAD_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        kernel = _LOADED.get(key)  # loaded while this thread waited for the lock
+        if kernel is None:
+            kernel = Kernel(r, name, target, variant=pipeline)
+            _LOADED[key] = kernel
+    return kernel

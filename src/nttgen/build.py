@@ -4,11 +4,16 @@ The cache key covers the generated source, the compiler and its flags, so a stal
 never loaded. The cache lives in ``$NTTGEN_CACHE`` (default ``~/.cache/nttgen``); the compiler
 is ``$CC`` or the first available of the ISA backend's preferred compilers (both settings come
 from :mod:`nttgen.toolchain` and are re-exported here).
+
+``$NTTGEN_SANITIZE`` (``address``, ``undefined`` or both, comma-separated) compiles the shared
+libraries with those sanitizers, for tests: a process that loads them must have the sanitizer's
+runtime loaded first (``LD_PRELOAD=$(gcc -print-file-name=libasan.so)``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +23,7 @@ from .build_cache import cached_build
 from .cross import Target
 from .emit.files import GeneratedFiles
 from .emit.isa.base import Isa
-from .errors import BuildError
+from .errors import BuildError, SettingError
 from .toolchain import PREFERRED_COMPILERS, cache_dir, compiler
 
 __all__ = [
@@ -29,9 +34,36 @@ __all__ = [
     "compile_shared",
     "compiler",
     "load_library",
+    "sanitizer_flags",
 ]
 
 BASE_CFLAGS = ("-std=c99", "-O3", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror")
+SANITIZE_ENV = "NTTGEN_SANITIZE"
+SANITIZERS = ("address", "undefined")
+
+
+def sanitizer_flags() -> tuple[str, ...]:
+    """The compiler flags ``$NTTGEN_SANITIZE`` asks for: () when unset or empty, else
+    ``-fsanitize=<names>`` with frame pointers and debug lines (readable reports), the
+    sanitizer stopping at its first report. Raises :class:`SettingError` for a name outside
+    :data:`SANITIZERS`."""
+    value = os.environ.get(SANITIZE_ENV, "").strip()
+    if not value:
+        return ()
+    names = [x.strip() for x in value.split(",") if x.strip()]
+    unknown = [x for x in names if x not in SANITIZERS]
+    if unknown:
+        raise SettingError(
+            f"{SANITIZE_ENV}={value!r}: unknown sanitizer {unknown[0]!r}; use "
+            f"{' or '.join(SANITIZERS)} (comma-separated for both)"
+        )
+    joined = ",".join(names)
+    return (
+        f"-fsanitize={joined}",
+        f"-fno-sanitize-recover={joined}",
+        "-fno-omit-frame-pointer",
+        "-g",
+    )
 
 
 def compile_shared(
@@ -45,7 +77,8 @@ def compile_shared(
     cc = cc or compiler(preferences)
     if shutil.which(cc) is None:
         raise BuildError(f"no C compiler: {cc!r} is not on PATH (set CC)")
-    flags = (*BASE_CFLAGS, *extra_flags)
+    # sanitizer flags are part of the cache key: an instrumented library never replaces a plain one
+    flags = (*BASE_CFLAGS, *extra_flags, *sanitizer_flags())
     name = f"lib{files.stem}.so"
 
     def build(t: Path) -> None:
@@ -76,5 +109,9 @@ def compile_kernel(files: GeneratedFiles, isa: type[Isa], target: Target) -> Pat
 
 
 def load_library(path: Path) -> ctypes.CDLL:
-    """Load a compiled library."""
-    return ctypes.CDLL(str(path))
+    """Load a compiled library. Raises :class:`BuildError` naming the library when the dynamic
+    loader refuses it (e.g. a cache on a ``noexec`` mount)."""
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError as err:
+        raise BuildError(f"cannot load the compiled library {path}: {err}") from err

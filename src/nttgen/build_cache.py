@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
+from .errors import CacheError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX
@@ -37,15 +39,32 @@ def content_key(parts: Iterable[str]) -> str:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing). flock conflicts between two
+    opens of the file in one process too, so this serialises threads as well as processes."""
     if fcntl is None:  # pragma: no cover
         yield
         return
     with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            held = True
+        except OSError:  # a file system without locks (some NFS): the rename keeps us safe
+            held = False
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if held:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _unusable(root: Path, err: OSError) -> CacheError:
+    """The one-line error for a cache directory that cannot be created or written."""
+    reason = err.strerror or type(err).__name__
+    where = f" ({err.filename})" if err.filename and str(err.filename) != str(root) else ""
+    return CacheError(
+        f"cannot use the build cache directory {root}: {reason}{where}; set NTTGEN_CACHE to a "
+        "writable directory"
+    )
 
 
 def cached_build(
@@ -53,26 +72,33 @@ def cached_build(
 ) -> Path:
     """The path of ``output`` inside the cache entry ``<root>/<name>-<key>``: built by
     ``build(directory)`` (which must write ``output`` there) if no process has built it yet,
-    else the existing one. ``build`` may raise; nothing is cached then."""
+    else the existing one. ``build`` may raise; nothing is cached then. Concurrent callers
+    with one key, threads or processes, wait for a single build. Raises
+    :class:`~nttgen.errors.CacheError` when ``root`` cannot be created or written."""
     key = content_key(key_parts)
     final = root / f"{name}-{key}"
     out = final / output
     if out.exists():
         return out
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / f"{name}-{key}.lock"):
-        if out.exists():  # built while this process waited for the lock
-            return out
-        with tempfile.TemporaryDirectory(dir=root) as tmp:
-            t = Path(tmp)
-            build(t)
-            try:
-                t.rename(final)
-            except OSError:
-                if not out.exists():  # a concurrent build won the race only if it finished
-                    raise
-            # TemporaryDirectory cleanup must not fail on the renamed directory
-            t.mkdir(exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        # only the cache's own file-system steps become CacheError: an OSError that ``build``
+        # raises (its tool, its inputs) is the caller's to report
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(_locked(root / f"{name}-{key}.lock"))
+            if out.exists():  # built while this caller waited for the lock
+                return out
+            t = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=root)))
+        except OSError as err:
+            raise _unusable(root, err) from err
+        build(t)
+        try:
+            t.rename(final)  # atomic: readers see no entry or a complete one
+        except OSError as err:
+            if not out.exists():  # a concurrent build won the race only if it finished
+                raise _unusable(root, err) from err
+        # TemporaryDirectory cleanup must not fail on the renamed directory
+        t.mkdir(exist_ok=True)
     return out
 
 

@@ -81,3 +81,15 @@ class InputShapeError(MapError):
 
 class NoPipelineError(MapError):
     """No pipeline exists for (p, q); the message lists the rule each pipeline breaks."""
+
+
+# ------------------------------------------------------------ the host's build settings
+class CacheError(NttgenError, OSError):
+    """The build cache (``$NTTGEN_CACHE``, default ``~/.cache/nttgen``) cannot be created or
+    written: the message names the directory and the reason. It is an :class:`OSError` too, so
+    callers that catch file-system errors keep doing so."""
+
+
+class SettingError(NttgenError, ValueError):
+    """An environment setting nttgen reads (``NTTGEN_SANITIZE``) has a value it cannot use: the
+    message names the setting, the value and the accepted ones."""
