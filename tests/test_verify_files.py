@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,3 +125,26 @@ def test_paths_and_rings_do_not_mix(capsys: pytest.CaptureFixture[str]) -> None:
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+UNSOUND_ADD = """
+import sys
+from nttgen.build_cache import stop_storing
+stop_storing()  # this process's results follow from a patched analysis, not from the source
+import nttgen.dsl.transfer as transfer
+sound = transfer.add
+transfer.add = lambda a, b: tuple(x // 2 for x in sound(a, b))  # claims half a sum's growth
+from nttgen.cli import main
+sys.exit(main(["verify", "--ring", "n256_q7681", "--isa", "c", "--jobs", "1"]))
+"""
+
+
+def test_default_verify_catches_an_unsound_transfer_function() -> None:
+    """With the interval analysis made unsound (a sum claimed to grow half as much), nttgen
+    still generates code, with too few reductions; ``nttgen verify`` with its defaults finds
+    it (the extreme inputs overflow the lanes) and exits 1, not 2."""
+    p = subprocess.run(
+        [sys.executable, "-c", UNSOUND_ADD], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "FAIL" in p.stdout and "check(s) failed" in p.stdout
