@@ -193,7 +193,7 @@ def test_bench_cli_counts_ntru_rings(tmp_path: Path) -> None:
         [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
     )
     assert p.returncode == 0, p.stderr
-    assert "dynamic instructions per call under QEMU" in p.stdout and "c/rvv" in p.stdout
+    assert "Dynamic instructions per call under QEMU" in p.stdout and "c/rvv" in p.stdout
     got = {
         (r["ring"], r["isa"], r["op"]) for r in json.loads(out.read_text())["instruction_counts"]
     }
@@ -208,7 +208,7 @@ def test_bench_cli_counts_emulated_isas(tmp_path: Path) -> None:
         [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
     )
     assert p.returncode == 0, p.stderr
-    assert "dynamic instructions per call under QEMU" in p.stdout and "c/neon" in p.stdout
+    assert "Dynamic instructions per call under QEMU" in p.stdout and "c/neon" in p.stdout
     data = json.loads(out.read_text())
     assert data["results"] == []
     got = {(r["isa"], r["op"]) for r in data["instruction_counts"]}

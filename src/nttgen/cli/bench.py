@@ -1,0 +1,232 @@
+"""``nttgen bench``: median ticks per call of the ISAs this CPU runs, and instruction counts
+under QEMU for the others."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import cpu
+from ..cross import RVV_VLENS, Target, isa_target
+from ..emit.isa import isa_class
+from ..errors import NttgenError
+from ..families import (
+    FAMILIES,
+    family_of,
+    usable_isas,
+)
+from ..parallel import check_jobs
+from ..ring_family import RingSpec
+from ..textui import Progress, print_table
+from .options import (
+    compilers_of,
+    is_emulated,
+    note,
+    ring_label,
+    runnable_isas,
+    say,
+    selected_isas,
+    selected_rings,
+    selected_variants,
+)
+
+if TYPE_CHECKING:  # the bench modules are loaded by the commands that use them
+    from ..bench import BenchResult
+    from ..bench.icount import CountResult
+
+
+HEADLINE_OPS = ("ntt", "intt", "basemul_acc", "polymul", "polymul_small")
+"""What ``nttgen bench`` times by default: the transforms, the inner product and the full
+product of the x^n + 1 rings; both products of the NTRU Prime rings (each ring its own)."""
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Time the kernels and print the table."""
+    from ..bench import run_bench
+    from ..fsio import check_writable_file
+
+    rings = selected_rings(args, default_all=True)
+    requested = selected_isas(args.isa, cpu.usable_isas(), runnable_isas())
+    emulated = [i for i in requested if is_emulated(i)]
+    # portable C first: the table reads left to right, from the baseline to the fastest
+    isas = sorted((i for i in requested if not is_emulated(i)), key=lambda i: i != "c")
+    known = list(dict.fromkeys(op for fam in FAMILIES for op in fam.ops))
+    named = any(r.lower() != "all" for r in args.ring or ()) or args.q is not None
+    ops, rings = _bench_ops(args.op, known, rings, named)
+    for name in isas:
+        if name not in cpu.usable_isas():
+            raise NttgenError(
+                f"ISA {name!r} cannot run on this CPU: the benchmark times only what the CPU "
+                "runs (never a SIMDe translation)"
+            )
+    for name in emulated:
+        isa_target(isa_class(name)).require(f"counting {name} instructions")
+    vlens = sorted(set(args.vlen or (128, 256)))
+    for v in vlens:
+        if v not in RVV_VLENS:
+            raise NttgenError(f"--vlen must be one of {', '.join(map(str, RVV_VLENS))}, not {v}")
+    if args.samples < 1 or args.batch < 1:
+        raise NttgenError("--samples and --batch must be at least 1")
+    ks = sorted(set(args.k or (3,)))
+    if ks[0] < 1 or ks[-1] > K_MAX_CLI:
+        raise NttgenError(f"--k must be between 1 and {K_MAX_CLI}")
+    if args.png:
+        _require_matplotlib()
+    for option, value in (("--json", args.json), ("--png", args.png)):
+        if value:  # fail before the run, not after it
+            check_writable_file(Path(value), option)
+    jobs = check_jobs(args.jobs)
+    variants = {ring: selected_variants(ring, args.pipeline) for ring in rings}
+    counts = _count(rings, emulated, ops, vlens, ks) if emulated else []
+    results: list[BenchResult] = []
+    if isas:
+        progress = Progress("bench", 0)
+        try:
+            results = run_bench(
+                rings, isas, ops, samples=args.samples, batch=args.batch, ks=ks,
+                progress=progress, variants=variants, labels={r: ring_label(r) for r in rings},
+                jobs=jobs,
+            )  # fmt: skip
+        finally:
+            progress.close()
+        _print_bench(results, isas, args)
+    if counts:
+        from ..bench.report import count_table
+
+        print_table(count_table(counts, emulated))
+    _write_bench_json(args, results, counts, isas, emulated)
+    if args.png and results:
+        from ..bench.chart import chart_title, write_chart
+        from ..fsio import writing
+
+        title = chart_title(
+            results, samples=args.samples, batch=args.batch, cpu=cpu.cpu_model(),
+            compilers=compilers_of(isas),
+        )  # fmt: skip
+        with writing(Path(args.png), "--png"):
+            write_chart(results, isas, Path(args.png), title=title)
+        say(f"wrote {args.png}")
+    return 0
+
+
+K_MAX_CLI = 8
+"""The largest k of ``--k`` (the harness's BENCH_KMAX)."""
+
+
+def _bench_ops(
+    asked: list[str] | None, known: list[str], rings: Sequence[RingSpec], named: bool
+) -> tuple[list[str], list[RingSpec]]:
+    """The ops ``--op`` names ('all': every op; default :data:`HEADLINE_OPS`), each known, and
+    the rings to time. A ring is timed on those of the ops its family has. A ring that has none
+    of them is refused by name when the user ``named`` the rings, and otherwise (every preset
+    by default) left out with a note; an op asked for by name that a ring lacks is named in a
+    note."""
+    ops: list[str] = []
+    for op in asked or HEADLINE_OPS:
+        ops += known if op == "all" else [op]
+    for op in ops:
+        if op not in known:
+            raise NttgenError(f"unknown op {op!r}: choose from {', '.join(known)} or all")
+    ops = list(dict.fromkeys(ops))
+    kept: list[RingSpec] = []
+    for ring in rings:
+        have = family_of(ring).ops
+        if not set(have) & set(ops):
+            refusal = (
+                f"--op {', '.join(ops)}: {ring.name}'s kernels have {', '.join(have)} "
+                "(see 'nttgen list')"
+            )
+            if named:
+                raise NttgenError(refusal)
+            note(f"{ring.name} left out: its kernels have {', '.join(have)}")
+            continue
+        kept.append(ring)
+        lacks = [o for o in ops if o not in have]
+        if asked and "all" not in asked and lacks:
+            timed = ", ".join(o for o in ops if o in have)
+            note(f"{ring.name} has no {', '.join(lacks)}: timing its {timed}")
+    if not kept:
+        raise NttgenError(f"--op {', '.join(ops)}: no preset has it (see 'nttgen list')")
+    return ops, kept
+
+
+def _print_bench(results: list[BenchResult], isas: list[str], args: argparse.Namespace) -> None:
+    from ..bench.report import bench_table
+
+    table = bench_table(
+        results, isas, samples=args.samples, batch=args.batch, compilers=compilers_of(isas),
+        cpu=cpu.cpu_model(),
+    )  # fmt: skip
+    print_table(table)
+
+
+def _require_matplotlib() -> None:
+    """Refuse --png in one line where matplotlib is missing (it is an optional extra)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise NttgenError(
+            "--png draws the chart with matplotlib, which is not installed: "
+            "pip install 'nttgen[plot]' (make run and make setup install it)"
+        ) from None
+
+
+def _count(
+    rings: Sequence[RingSpec], emulated: list[str], ops: list[str], vlens: list[int], ks: list[int]
+) -> list[CountResult]:
+    """Instruction counts of the emulated ISAs that have code for each ring, each next to the
+    portable C on its machine; RISC-V at every VLEN of ``vlens`` (each RVV backend where VLEN
+    is at least what it needs). Each count is kept in the build cache under a hash of the
+    program that ran, so a repeat run reads them."""
+    from ..bench.icount import count_ring
+
+    steps: list[tuple[RingSpec, Target, list[str], list[str]]] = []
+    for ring in rings:
+        here = [o for o in ops if o in family_of(ring).ops]
+        by_target: dict[Target, list[str]] = {}
+        for isa in usable_isas(ring, emulated) if here else ():
+            cls = isa_class(isa)
+            arch = str(cls.arch)
+            machines = [Target(arch, v) for v in vlens] if arch == "riscv64" else [Target(arch)]
+            for t in machines:
+                if t.emulated_vlen >= cls.min_vlen or arch != "riscv64":
+                    by_target.setdefault(t, []).append(isa)
+        steps += [(ring, target, names, here) for target, names in by_target.items()]
+    progress = Progress("count instructions under QEMU", len(steps))
+    out: list[CountResult] = []
+    try:
+        for ring, target, names, here in steps:
+            progress.now(f"{ring.name} {target.label}")
+            out += count_ring(ring, [*names, "c"], target, here, ks)
+            progress.finished(f"{ring.name} {target.label}")
+    finally:
+        progress.close()
+    return out
+
+
+def _write_bench_json(
+    args: argparse.Namespace,
+    results: list[BenchResult],
+    counts: list[CountResult],
+    isas: list[str],
+    emulated: list[str],
+) -> None:
+    from ..bench import results_json
+    from ..fsio import write_text
+
+    if not args.json:
+        return
+    meta = {
+        "samples": args.samples,
+        "batch": args.batch,
+        "cpu": cpu.cpu_model(),
+        "isas": isas,
+        "compilers": compilers_of(isas),
+        "cflags": {isa: ["-O3", *isa_class(isa).cflags] for isa in isas},
+        "cpu_features": sorted(cpu.cpu_features()),
+        "emulated_isas": emulated,
+    }
+    write_text(Path(args.json), results_json(results, meta, counts), "--json")
+    say(f"wrote {args.json}")
