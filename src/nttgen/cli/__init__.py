@@ -66,6 +66,16 @@ def _command(
     )
 
 
+def _add_runnable_isas(p: argparse.ArgumentParser) -> None:
+    """--isa of the commands that run kernels (verify, bench)."""
+    p.add_argument(
+        "--isa",
+        action="append",
+        help="ISA; repeatable; all = every ISA that runs here, under QEMU included "
+        "(default: those this CPU runs)",
+    )
+
+
 def _add_jobs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-j", "--jobs", type=int, help="rings and ISAs prepared at once (default: one per CPU)"
@@ -137,12 +147,7 @@ def parser() -> argparse.ArgumentParser:
         "or any of a file set's .h/.c/.json (default: generate the rings and check them)",
     )
     add_ring_args(s, many=True)
-    s.add_argument(
-        "--isa",
-        action="append",
-        help="ISA; repeatable; all = every ISA that runs here, under QEMU included "
-        "(default: those this CPU runs)",
-    )
+    _add_runnable_isas(s)
     s.add_argument("--trials", type=int, default=20, help="random inputs per check (default 20)")
     s.add_argument(
         "--each-check",
@@ -163,12 +168,7 @@ def parser() -> argparse.ArgumentParser:
         "another architecture (neon, rvv...) are counted in instructions under QEMU instead.",
     )
     add_ring_args(s, many=True)
-    s.add_argument(
-        "--isa",
-        action="append",
-        help="ISA; repeatable; all = every ISA that runs here, under QEMU included "
-        "(default: those this CPU runs)",
-    )
+    _add_runnable_isas(s)
     s.add_argument(
         "--op",
         action="append",
