@@ -206,6 +206,8 @@ SLOW = {
     "test_proofs.py::test_every_transfer_application_is_proven": "exhaustive and z3 proofs",
     "test_proofs.py::test_shoup_kernels_are_proven": "z3 proofs",
     "test_proofs.py::test_neon_shoup2_kernels_are_proven": "z3 proofs",
+    "test_proofs.py::test_shipped_kernels_are_proven": "exhaustive and z3 proofs",
+    "test_proofs.py::test_an_unsound_transfer_function_fails_the_proofs": "proofs",
     "test_proofs.py::test_worst_case_inputs": "adversarial search",
     "test_ntru_programs.py::test_every_transfer_application_is_proven": "exhaustive proofs",
     "test_semantics.py::test_montmul_by_every_table_constant_exhaustive": "exhaustive",

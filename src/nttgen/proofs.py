@@ -2,13 +2,18 @@
 made is proven to contain every result the op's exact semantics can produce.
 
 For 16-bit lanes the proofs are exhaustive: a one-operand op (Barrett, the sign-mask correction,
-shifts) is evaluated on every input of its interval; a Montgomery product is split into (a) the
-range of the product p of its operands and (b) the reduction of p, whose only non-linear part,
-m = lo(p * q^-1), depends on the low half of p alone: all 2^16 low halves are checked, which
-proves the reduction for every p. For 32-bit lanes the same facts are proven with z3 (bit-vector
-models of the exact semantics, or integer arithmetic where they are linear), over all inputs in
-the stated ranges. A Shoup product's range is proven for every constant with a correctly
-rounded quotient at once (linear arithmetic with the two products as unknowns).
+shifts) is evaluated on every input of its interval; the range of a product x*y is found by
+evaluating every x of the narrower operand's interval at both ends of the other's (x*y is linear
+in y); a Montgomery reduction of a product p is the exact quotient (p - m*q) / beta, with m the
+one signed lane value that makes it exact, so evaluating every m (all 2^16) at the smallest and
+largest p of its residue class inside p's range gives the exact range of the results. For 32-bit
+lanes the same facts are proven with z3 (bit-vector models of the exact semantics, or integer
+arithmetic where they are linear), over all inputs in the stated ranges; products whose narrower
+operand spans at most 2^20 values are enumerated as for 16-bit lanes, wider ones proven at
+both ends of one operand (x*b0 and x*b1, linear in x), of which x*y is a convex combination.
+A sum or difference of two independent intervals is monotone in each operand, so its exact
+range is that of the corners. A Shoup product's range is proven for every constant with a
+correctly rounded quotient at once (linear arithmetic with the two products as unknowns).
 """
 
 from __future__ import annotations
@@ -45,6 +50,13 @@ def applications(functions: Iterable[Function], arith: Arith) -> set[Application
     return log
 
 
+def unproven(functions: Iterable[Function], arith: Arith) -> tuple[int, list[Proof]]:
+    """Prove every application the analysis of ``functions`` makes: (how many there are, the
+    failed proofs, empty when all hold)."""
+    apps = applications(functions, arith)
+    return len(apps), [p for p in (prove(a, arith) for a in apps) if not p.ok]
+
+
 # --------------------------------------------------------------------------- 16-bit: exhaustive
 def _exhaustive_unary(app: Application, arith: Arith) -> Proof:
     ((lo, hi),) = app.inputs
@@ -72,6 +84,32 @@ def montgomery_exact_16(q: int) -> bool:
     return bool(np.all(((m * q) - u) % (1 << 16) == 0))
 
 
+def montgomery_range_16(p: tuple[int, int], arith: Arith) -> tuple[int, int]:
+    """The exact range of the 16-bit Montgomery reduction r = (x - m*q) / 2^16 over every x in
+    ``p``. m is the one signed lane value with m*q = x (mod 2^16) (:func:`montgomery_exact_16`;
+    q is odd, so each m owns one residue class of x), so r is largest at the largest x of m's
+    class and smallest at the smallest: every m is evaluated at both."""
+    beta, q = arith.beta, arith.q
+    mq = np.arange(-(beta // 2), beta // 2, dtype=np.int64) * q
+    lowest = p[0] + (mq - p[0]) % beta  # the smallest x >= p[0] with x = m*q (mod beta)
+    highest = p[1] - (p[1] - mq) % beta
+    present = lowest <= p[1]
+    r_lo = (lowest[present] - mq[present]) // beta
+    r_hi = (highest[present] - mq[present]) // beta
+    return int(r_lo.min()), int(r_hi.max())
+
+
+def _montgomery_in(p: tuple[int, int], out: tuple[int, int], arith: Arith) -> tuple[bool, str]:
+    """Whether the Montgomery reduction of every product in ``p`` lies in ``out`` (with the
+    exactness fact it rests on), and how that was shown."""
+    if arith.lane.bits == 16:
+        lo, hi = montgomery_range_16(p, arith)
+        ok = out[0] <= lo and hi <= out[1] and montgomery_exact_16(arith.q)
+        return ok, "exhaustive over 2^16 m"
+    ok = z3_montgomery_range(p, out, arith) and z3_montgomery_exact(arith.q, arith.lane.bits)
+    return ok, "z3 (range, exactness over all 2^32 low halves)"
+
+
 # --------------------------------------------------------------------------- z3 models
 def _z3():  # type: ignore[no-untyped-def]
     import z3
@@ -83,26 +121,53 @@ def _unsat(solver) -> bool:  # type: ignore[no-untyped-def]
     return str(solver.check()) == "unsat"
 
 
-def _z3_linear(app: Application) -> bool:
-    """add/sub and the product range of a Montgomery multiplication, over the integers."""
-    z3 = _z3()
-    s = z3.Solver()
+def _sum_range(app: Application) -> tuple[int, int]:
+    """The exact range of a + b (or a - b) over two independent intervals: the sum is
+    increasing in each operand (a difference decreasing in the second), so its extremes are
+    at the corners."""
     (alo, ahi), (blo, bhi) = app.inputs
-    a, b = z3.Ints("a b")
-    s.add(alo <= a, a <= ahi, blo <= b, b <= bhi)
-    r = {"add": a + b, "addw": a + b, "sub": a - b}[app.kind]
-    s.add(z3.Or(r < app.output[0], r > app.output[1]))
-    return _unsat(s)
+    if app.kind == "sub":
+        return alo - bhi, ahi - blo
+    return alo + blo, ahi + bhi
+
+
+# products whose narrower operand spans at most this many values are enumerated
+ENUMERATED_PRODUCT = 1 << 20
+
+
+def enumerated_product_range(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """The exact range of x*y for x in a, y in b: every x of the narrower interval times both
+    ends of the other (x*y is linear in y, so its extremes over y are at the ends). Only for
+    intervals of at most :data:`ENUMERATED_PRODUCT` values and |x*y| < 2^63."""
+    if a[1] - a[0] > b[1] - b[0]:
+        a, b = b, a
+    x = np.arange(a[0], a[1] + 1, dtype=np.int64)
+    ends = np.concatenate([x * b[0], x * b[1]])
+    return int(ends.min()), int(ends.max())
+
+
+def _product_in(a: tuple[int, int], b: tuple[int, int], p: tuple[int, int]) -> tuple[bool, str]:
+    """Whether x*y lies in p for every x in a, y in b, and how that was shown."""
+    narrow = min(a[1] - a[0], b[1] - b[0]) + 1
+    wide = max(abs(v) for v in (*a, *b))
+    if narrow <= ENUMERATED_PRODUCT and wide < 1 << 31:
+        lo, hi = enumerated_product_range(a, b)
+        return p[0] <= lo and hi <= p[1], f"enumerated over {narrow} values"
+    return z3_product_range(a, b, p), "z3 (linear at both ends of one operand)"
 
 
 def z3_product_range(a: tuple[int, int], b: tuple[int, int], p: tuple[int, int]) -> bool:
-    """x*y lies in p for every x in a, y in b (non-linear integer arithmetic)."""
+    """x*y lies in p for every x in a, y in b. For y = (1-t)*b0 + t*b1 with t in [0, 1],
+    x*y = (1-t)*(x*b0) + t*(x*b1) lies between x*b0 and x*b1, so it is enough that both lie
+    in p for every x in a: two linear integer problems."""
     z3 = _z3()
-    s = z3.Solver()
-    x, y = z3.Ints("x y")
-    s.add(a[0] <= x, x <= a[1], b[0] <= y, y <= b[1])
-    s.add(z3.Or(x * y < p[0], x * y > p[1]))
-    return _unsat(s)
+    for end in b:
+        s = z3.Solver()
+        x = z3.Int("x")
+        s.add(a[0] <= x, x <= a[1], z3.Or(x * end < p[0], x * end > p[1]))
+        if not _unsat(s):
+            return False
+    return True
 
 
 @cache
@@ -206,29 +271,24 @@ def prove(app: Application, arith: Arith) -> Proof:
     bits = arith.lane.bits
     kind = app.kind
     if kind in ("add", "sub", "addw"):
-        return Proof(app, "z3 (integers)", _z3_linear(app))
+        lo, hi = _sum_range(app)
+        ok = app.output[0] <= lo and hi <= app.output[1]
+        return Proof(app, "monotone in each operand: the corners", ok)
     if kind == "madd":
-        # two proven product ranges, then their sum (linear)
+        # two product ranges, then their sum (monotone in each)
         a0, b0, a1, b1 = app.inputs
         p0, p1 = _corners(a0, b0), _corners(a1, b1)
         inside = app.output[0] <= p0[0] + p1[0] and p0[1] + p1[1] <= app.output[1]
-        steps = [z3_product_range(a0, b0, p0), z3_product_range(a1, b1, p1), inside]
-        return Proof(app, "z3 (two product ranges) + their sum", all(steps))
+        (ok0, how), (ok1, _) = _product_in(a0, b0, p0), _product_in(a1, b1, p1)
+        return Proof(app, f"two product ranges ({how}) + their sum", ok0 and ok1 and inside)
     if kind == "mredw":
-        steps = [z3_montgomery_range(app.inputs[0], app.output, arith)]
-        steps.append(montgomery_exact_16(arith.q) if bits == 16 else False)
-        return Proof(app, "z3 (range) + exhaustive over 2^16 low halves", all(steps))
+        ok, how = _montgomery_in(app.inputs[0], app.output, arith)
+        return Proof(app, how, ok)
     if kind in ("montmul", "montmul_var"):
         a, b = app.inputs
         p = _corners(a, b)
-        steps = [z3_product_range(a, b, p), z3_montgomery_range(p, app.output, arith)]
-        if bits == 16:
-            steps.append(montgomery_exact_16(arith.q))
-            method = "z3 (product, range) + exhaustive over 2^16 low halves"
-        else:
-            steps.append(z3_montgomery_exact(arith.q, bits))
-            method = "z3 (product, range, exactness over all 2^32 low halves)"
-        return Proof(app, method, all(steps))
+        (ok_p, how_p), (ok_r, how_r) = _product_in(a, b, p), _montgomery_in(p, app.output, arith)
+        return Proof(app, f"product {how_p}; reduction {how_r}", ok_p and ok_r)
     if kind == "shoupmul":
         return Proof(
             app,
@@ -236,11 +296,19 @@ def prove(app: Application, arith: Arith) -> Proof:
             z3_shoup_range(app.inputs[0], app.output, arith),
         )
     if kind in ("mullo", "mulhi"):
-        # standalone products: the result is the exact product's low or high half, so the
-        # product range (proven) determines it
+        # standalone products: the result is the exact product's low half (the product itself
+        # where every product fits the lane; else any lane value may occur) or its high half,
+        # floor(p / beta), increasing in p
         a, b = app.inputs
         p = _corners(a, b)
-        return Proof(app, "z3 (product range)", z3_product_range(a, b, p))
+        ok, how = _product_in(a, b, p)
+        lane = arith.lane
+        if kind == "mulhi":
+            need = (p[0] >> bits, p[1] >> bits)
+        else:
+            need = p if lane.fits(*p) else (lane.min, lane.max)
+        ok = ok and app.output[0] <= need[0] and need[1] <= app.output[1]
+        return Proof(app, f"product range {how}", ok)
     if bits == 16:
         return _exhaustive_unary(app, arith)
     if kind == "barrett":
