@@ -23,11 +23,14 @@ def default_config(ring: Ring, isa: str) -> BuildConfig:
     """The build configuration an ISA uses for a ring: :func:`heuristic_config` with the
     measured choices recorded in :mod:`nttgen.tuning` for a preset of the same shape (n, NTT
     depth, lane width: the pass plan depends on nothing else), or for a ring of no preset's
-    shape the ISA's measured defaults there."""
+    shape the ISA's measured defaults there. Rings with more than :data:`UNROLL_MAX_N`
+    coefficients keep their loops."""
     base = heuristic_config(ring, isa)
     shape = _same_shape_preset(ring)
     tuned = TUNED.get((shape, isa)) if shape else ISA_DEFAULTS.get(isa)
     config = replace(base, **tuned) if tuned else base
+    if ring.n > UNROLL_MAX_N:
+        config = replace(config, unroll=False, unroll_products=False)
     if config.move_costs is not None and config.shuffles != base.shuffles:
         # the moves an ISA offers, and their costs, depend on its shuffle style
         config = replace(config, move_costs=isa_class(isa).move_costs(ring.lane, config.shuffles))
@@ -41,6 +44,14 @@ def default_config(ring: Ring, isa: str) -> BuildConfig:
             )
             config = replace(config, merge=merge, extra_slots=extra)
     return config
+
+
+UNROLL_MAX_N = 1024
+"""The largest n whose kernels may be straight-line code. Above it every ISA keeps the
+transforms' loops over chunks and the base multiplications' loops, whatever the tuning says:
+unrolled, n = 4096 on AVX2 made an 8.6 MB C file that clang-19 -O3 had not compiled after an
+hour; as loops it is about 5,000 lines (mostly the twiddle table) and compiles in 1-3 s with
+gcc 12 or clang-19, at either lane width, on AVX2 or AVX-512."""
 
 
 def _same_shape_preset(ring: Ring) -> str | None:
