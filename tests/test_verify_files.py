@@ -148,3 +148,18 @@ def test_default_verify_catches_an_unsound_transfer_function() -> None:
     )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     assert "FAIL" in p.stdout and "check(s) failed" in p.stdout
+
+
+def test_verify_fails_where_the_search_passes_the_analysis_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """verify's growth search compares what it reaches with the analysis's bound: with the
+    bound made far too small, the compiled-C check fails and names it."""
+    import nttgen
+    import nttgen.adversary
+    from nttgen.verify import verify_kernel
+
+    monkeypatch.setattr(nttgen.adversary, "analysis_peak", lambda fn: 1)
+    results = verify_kernel(nttgen.load("mlkem", "c"), trials=2)
+    failed = [r for r in results if not r.ok]
+    assert len(failed) == 1 and "beyond the analysis's bound 1" in (failed[0].failure or "")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dsl.ir import Buffer, Function, Op, walk
+from .dsl.ir import Buffer, Call, Function, Op, walk
 from .interp.evaluate import evaluate
 from .plan.constants import Arith
 
@@ -34,11 +34,13 @@ CHECKED_OPS = (
 
 def analysis_peak(fn: Function) -> int:
     """The largest |result| the analysis allows for the ops the evaluator checks (the ones
-    whose results must not wrap)."""
+    whose results must not wrap), in ``fn`` and the functions it calls."""
     peak = 0
     for s in walk(fn.body):
         if isinstance(s, Op) and s.kind in CHECKED_OPS:
             peak = max(peak, max(fn.bounds[r].magnitude for r in s.results))
+        elif isinstance(s, Call):
+            peak = max(peak, analysis_peak(s.callee))
     return peak
 
 
@@ -48,9 +50,25 @@ def _peak(fn: Function, arith: Arith, inputs: dict[str, np.ndarray]) -> np.ndarr
     return peaks[0]
 
 
-def maximise_growth(fn: Function, arith: Arith, *, sweeps: int = 2, seed: int = 0) -> WorstCase:
-    """Search inputs of ``fn`` (in-contract) that maximise its largest intermediate value.
-    Every evaluation runs in checked mode, so an overflow anywhere raises."""
+def searchable(fn: Function) -> bool:
+    """Whether :func:`maximise_growth` can search ``fn``'s inputs: every input buffer has a
+    fixed length (none is sized by a run-time count such as basemul_acc's k)."""
+    return all(b.per_param is None for b in fn.buffers if b.role in ("in", "inout"))
+
+
+def maximise_growth(
+    fn: Function,
+    arith: Arith,
+    *,
+    sweeps: int = 2,
+    seed: int = 0,
+    coordinates: int | None = None,
+) -> WorstCase:
+    """Search inputs of ``fn`` (in-contract) that maximise its largest intermediate value (in
+    ``fn`` and the functions it calls). Each sweep tries every coefficient, or ``coordinates``
+    of them chosen at random per buffer (a cheaper search for large kernels). Every evaluation
+    runs in checked mode, so an overflow anywhere raises
+    :class:`~nttgen.errors.LaneOverflowError`."""
     rng = np.random.default_rng(seed)
     bufs = [b for b in fn.buffers if b.role in ("in", "inout") and b.per_param is None]
     cur = {b.name: _start(b, rng) for b in bufs}
@@ -59,10 +77,13 @@ def maximise_growth(fn: Function, arith: Arith, *, sweeps: int = 2, seed: int = 
         for b in bufs:
             lo, hi = b.contract  # type: ignore[misc]
             choices = np.array([lo, hi, 0], dtype=np.int64)
+            tried = np.arange(b.length)
+            if coordinates is not None and coordinates < b.length:
+                tried = np.sort(rng.choice(b.length, coordinates, replace=False))
             for c in choices:
-                cands = np.repeat(cur[b.name][None], b.length, axis=0)
-                cands[np.arange(b.length), np.arange(b.length)] = c
-                batch = {k: np.repeat(v[None], b.length, axis=0) for k, v in cur.items()}
+                cands = np.repeat(cur[b.name][None], len(tried), axis=0)
+                cands[np.arange(len(tried)), tried] = c
+                batch = {k: np.repeat(v[None], len(tried), axis=0) for k, v in cur.items()}
                 batch[b.name] = cands
                 peaks = _peak(fn, arith, batch)
                 i = int(np.argmax(peaks))

@@ -9,8 +9,10 @@ from the ring's family; each runs on extreme and random inputs:
 * ``ntt`` equals direct evaluation at the roots, in the standard order;
 * ``intt(ntt(a)) == a``, ``intt(basemul(ntt a, ntt b)) == a*b`` and ``basemul_acc`` is the sum
   of its products;
-* every C entry point agrees bit for bit with the exact evaluator on the same inputs, and the
-  evaluator in checked mode sees no lane overflow.
+* every C entry point agrees bit for bit with the exact evaluator on the same inputs (the ends
+  of its input contract, random ones, and the inputs a search steered towards the largest
+  intermediate values found, :func:`~nttgen.adversary.maximise_growth`), the evaluator in
+  checked mode sees no lane overflow, and no intermediate value passes the analysis's bound.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .adversary import maximise_growth, searchable
 from .api import Kernel
 from .dsl.ir import Buffer, ScalarParam
 from .emit.files import GeneratedFiles
@@ -44,6 +47,13 @@ class CheckResult:
     def ok(self) -> bool:
         """Whether every case passed."""
         return self.failure is None
+
+
+# how many coefficients of each input the growth search tries per kernel: it costs one
+# evaluation of that many inputs per contract end, and whole sweeps of the larger kernels
+# (n = 1024, p = 761) took about 10 s each
+SEARCHED = 64
+WORST = "the worst case the growth search found"
 
 
 def coefficient_cases(
@@ -159,6 +169,16 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
                 lo, hi = buf.contract  # type: ignore[misc]
                 for cname, arr in range_cases(length, lo, hi, rng, max(trials // 4, 2)):
                     per_case.setdefault(cname, []).append(arr)
+            if searchable(fn):
+                # the inputs a search found to bring the kernel's intermediate values closest
+                # to the analysis's bound; beyond the bound, the analysis is unsound
+                worst = maximise_growth(fn, writer.arith, sweeps=1, coordinates=SEARCHED)
+                if worst.peak > worst.bound:
+                    yield (
+                        f"{name}: an intermediate value reaches {worst.peak}, beyond the "
+                        f"analysis's bound {worst.bound}"
+                    )
+                per_case[WORST] = [worst.inputs[b.name] for b in ins]
             for cname, arrays in per_case.items():
                 want = evaluate(
                     fn,

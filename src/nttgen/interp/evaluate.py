@@ -189,6 +189,7 @@ class Evaluator:
                 scalars[name] = self.scalars[arg.name] if not isinstance(arg, int) else arg
         sub = Evaluator(stmt.callee, self.arith, mem, scalars, checked=self.checked)
         sub.run()
+        self.peak = np.maximum(self.peak, sub.peak)  # a caller's peak includes its callees'
 
     def run(self) -> None:
         """Evaluate the whole function body."""
