@@ -40,7 +40,14 @@ COMPILERS = ("gcc",)
 # and the emulated code is only run, not timed. SIMDE_NO_NATIVE: every intrinsic in portable C
 # (no mix of host instructions with emulated ones). -Wno-psabi: gcc warns that 512-bit vector
 # arguments change the ABI without -mavx512f, which concerns no caller outside the file.
-_FLAGS = ("-O1", "-DSIMDE_NO_NATIVE", "-DSIMDE_ENABLE_NATIVE_ALIASES", "-Wno-psabi")
+# NTTGEN_NO_ISA_CHECK: the translated file runs without the ISA's -m flags on purpose
+_FLAGS = (
+    "-O1",
+    "-DSIMDE_NO_NATIVE",
+    "-DSIMDE_ENABLE_NATIVE_ALIASES",
+    "-DNTTGEN_NO_ISA_CHECK",
+    "-Wno-psabi",
+)
 # Intrinsics the backends emit that SIMDe 0.8.2 does not define, each written from Intel's
 # definition with ones it does (tests/test_simde.py checks that every intrinsic name the x86
 # backends emit resolves)

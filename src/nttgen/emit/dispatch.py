@@ -34,11 +34,13 @@ from ..version import __version__
 from . import c_ast as C
 from .c_emit import CEmitter
 from .files import (
+    LICENSE_ID,
     CFileWriter,
     GeneratedFiles,
     _fmt_range,
     header_close,
     header_open,
+    opening_comment,
     provenance_lines,
 )
 
@@ -240,7 +242,7 @@ class DispatchWriter:
     def header(self) -> str:
         """The .h text: the ISA-neutral prototypes and the two ISA controls."""
         u = C.Unit()
-        u.items.append(C.BlockComment(tuple(self._header_lines("h"))))
+        u.items += opening_comment(self._header_lines("h"))
         u.items += header_open(self.stem, *self.richest.dims())
         u.items += [
             C.Blank(),
@@ -280,7 +282,7 @@ class DispatchWriter:
     def source(self) -> str:
         """The .c text: the table of implementations, detection, selection and the wrappers."""
         u = C.Unit()
-        u.items.append(C.BlockComment(tuple(self._header_lines("c"))))
+        u.items += opening_comment(self._header_lines("c"))
         u.items += self._includes()
         u.items += [C.Blank(), *self._table()]
         u.items += [C.Blank(), C.Global(f"const {self._name('impl')}", f"*{self._name('active')}")]
@@ -619,6 +621,7 @@ class DispatchWriter:
     def files(self) -> GeneratedFiles:
         """The front end's texts (the manifest lists the ISAs and their files)."""
         manifest = {
+            "SPDX-License-Identifier": LICENSE_ID,
             "generator": {"name": "nttgen", "version": __version__, "command": self.command},
             "ring": self.ring.summary(),
             "isas": [

@@ -8,6 +8,7 @@ the exact command that regenerates it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..dsl.ir import Buffer, Function, ScalarParam, Table
@@ -71,6 +72,20 @@ def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
     """``#define macro __attribute__((attribute))`` for gcc and clang, empty for other
     compilers (the attributes only help speed), unless the includer defined it already."""
     return _gnu_macro(macro, f"__attribute__(({attribute}))")
+
+
+ISA_CHECK_OFF = "NTTGEN_NO_ISA_CHECK"
+"""Defined by a build that enables an ISA file's instructions without the compiler flags its
+check asks for (per-function target attributes, SIMDe's portable translation)."""
+
+LICENSE_ID = "MIT"
+"""The SPDX identifier of nttgen's license, under which its generated files are released too."""
+
+
+def opening_comment(lines: Sequence[str]) -> list[C.Top]:
+    """The first items of every generated C file: the SPDX license line (where license
+    scanners look for it), then the block comment of ``lines``."""
+    return [C.Comment(f"SPDX-License-Identifier: {LICENSE_ID}"), C.BlockComment(tuple(lines))]
 
 
 def provenance_lines(file_name: str, command: str, ring: RingSpec) -> list[str]:
@@ -289,7 +304,7 @@ class CFileWriter:
     def header(self) -> str:
         """The .h text: prototypes with their contracts."""
         u = C.Unit()
-        u.items.append(C.BlockComment(self._opening("h")))
+        u.items += opening_comment(self._opening("h"))
         u.items += header_open(self.stem, *self.dims())
         for name, fn in self.entry_points():
             emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
@@ -309,7 +324,8 @@ class CFileWriter:
     def source(self) -> str:
         """The .c text: helpers, tables and functions."""
         u = C.Unit()
-        u.items.append(C.BlockComment(self._opening("c")))
+        u.items += opening_comment(self._opening("c"))
+        u.items += self._flag_checks()
         u.items += [
             C.Directive(f'#include "{self.stem}.h"'),
             C.Blank(),
@@ -350,7 +366,32 @@ class CFileWriter:
                 )
             )
         u.items += kernels
+        if self.isa.compile_checks:
+            u.items += [C.Blank(), C.Directive(f"#endif /* {self._flags_text()} */")]
         return u.render()
+
+    def _flags_text(self) -> str:
+        return " ".join(flag for _, flag in self.isa.compile_checks)
+
+    def _flag_checks(self) -> list[C.Top]:
+        """``#error`` naming the first instruction-set flag the compiler was not given (one
+        error, not the intrinsics' page of "inlining failed"); the rest of the file is the
+        ``#else`` branch. ``ISA_CHECK_OFF`` skips the check for builds that enable the
+        instructions another way (target attributes, SIMDe)."""
+        checks = self.isa.compile_checks
+        if not checks:
+            return []
+        out: list[C.Top] = []
+        for i, (macro, flag) in enumerate(checks):
+            keyword = "#if" if i == 0 else "#elif"
+            out.append(C.Directive(f"{keyword} !defined({ISA_CHECK_OFF}) && !defined({macro})"))
+            out.append(
+                C.Directive(
+                    f'#error "compile this {self.isa.name} file with {flag} ({macro} is not '
+                    'defined)"'
+                )
+            )
+        return [*out, C.Directive("#else"), C.Blank()]
 
     def _manifest_sections(self) -> tuple[dict[str, object], dict[str, object]]:
         """The family's own manifest keys: those that follow ``ring`` and those that follow
@@ -375,6 +416,7 @@ class CFileWriter:
             }
         after_ring, after_arith = self._manifest_sections()
         doc = {
+            "SPDX-License-Identifier": LICENSE_ID,
             "generator": {"name": "nttgen", "version": __version__, "command": self.command},
             "ring": self.ring.summary(),
             **after_ring,

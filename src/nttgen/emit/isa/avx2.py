@@ -18,6 +18,7 @@ class Avx2(X86Simd):
     title = "AVX2 (256-bit vectors)"
     cflags = ("-mavx2",)
     features = ("avx2",)
+    compile_checks = (("__AVX2__", "-mavx2"),)
     width = 256
     cpuid7_ebx = 1 << 5  # AVX2
     xcr0 = 0x6  # SSE and AVX (ymm) state

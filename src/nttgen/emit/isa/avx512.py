@@ -33,6 +33,7 @@ class Avx512(X86Simd):
     title = "AVX-512 (512-bit vectors, 32 registers)"
     cflags = ("-mavx512f", "-mavx512bw")
     features = ("avx512f", "avx512bw")
+    compile_checks = (("__AVX512F__", "-mavx512f"), ("__AVX512BW__", "-mavx512bw"))
     width = 512
     cpuid7_ebx = (1 << 16) | (1 << 30)  # AVX512F, AVX512BW
     xcr0 = 0xE6  # SSE, AVX, opmask, upper halves of zmm0-15, zmm16-31

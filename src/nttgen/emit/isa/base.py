@@ -41,6 +41,10 @@ class Isa(ABC):
     title: str = ""
     cflags: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
+    # (macro, what turns it on): the predefined macros a compiler sets when this ISA's
+    # instructions are enabled; a generated file stops with one #error naming the first
+    # missing one's flag, instead of a page of "inlining failed" errors from the intrinsics
+    compile_checks: tuple[tuple[str, str], ...] = ()
     registers: int = 16  # vector registers the layout planner may use
     # the architecture the code needs (``uname -m`` spelling; None: any, as portable C); code
     # for another architecture than the host's runs under QEMU (:mod:`nttgen.cross`)

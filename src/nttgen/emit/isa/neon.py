@@ -41,6 +41,7 @@ class Neon(HelperCalls, Isa):
     arch = "aarch64"
     cflags = ()  # Advanced SIMD is part of every AArch64 core: no flag needed
     features = ("asimd",)
+    compile_checks = (("__ARM_NEON", "an AArch64 compiler"),)
     registers = 32
     includes = ("arm_neon.h",)
     # table pointers are made opaque to the compiler, so that the lanes of a loaded table

@@ -58,6 +58,7 @@ class RvvOps(HelperCalls, Isa):
     arch = "riscv64"
     cflags = ("-march=rv64gcv",)
     features = ("v",)
+    compile_checks = (("__riscv_vector", "-march=rv64gcv"),)
     includes = ("riscv_vector.h",)
     # gcc 12 has no RVV intrinsics
     compilers = ("clang-19", "clang")
