@@ -120,7 +120,7 @@ def test_the_check_can_be_turned_off_for_builds_that_enable_the_isa_another_way(
         shutil.copy(GENERATED / "mlkem" / (stem + suffix), tmp_path)
     flags = list(isa_class("avx2").cflags)
     proc = subprocess.run(
-        ["gcc", "-O2", *flags, f"-D{ISA_CHECK_OFF}", "-c", str(tmp_path / f"{stem}.c"),
+        ["gcc", "-O2", *flags, f"-DNTTGEN_{ISA_CHECK_OFF}", "-c", str(tmp_path / f"{stem}.c"),
          "-o", str(tmp_path / "x.o")],
         capture_output=True, text=True, check=False,
     )  # fmt: skip

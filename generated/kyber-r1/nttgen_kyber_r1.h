@@ -12,7 +12,7 @@
  *         message if none of them runs here); <prefix>_use_isa forces one.
  * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
  *         before sharing the library between threads.
- * Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.
+ * Build:  compile each nttgen_kyber_r1_<isa>.c with the flags its .json lists (e.g.
  *         -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON
  *         on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
  *         compile this file with it too), the portable C everywhere.

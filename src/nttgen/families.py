@@ -22,6 +22,7 @@ from .aliases import (
 from .build_cache import stop_storing
 from .emit.files import CFileWriter, GeneratedFiles
 from .emit.isa import isa_class
+from .emit.names import Names
 from .emit.ntru_files import (
     NTRU_ISAS,
     NTRU_PIPELINES,
@@ -87,17 +88,21 @@ class NttFamily:
                 "program, its NTT"
             )
 
-    def writer(self, ring: RingSpec, isa: str, variant: str | None = None) -> CFileWriter:
+    def writer(
+        self, ring: RingSpec, isa: str, variant: str | None = None, names: Names | None = None
+    ) -> CFileWriter:
         """:func:`nttgen.generate.file_writer`."""
         self.check_variant(ring, variant)
         assert isinstance(ring, Ring)
-        return file_writer(ring, isa)
+        return file_writer(ring, isa, names)
 
-    def generate(self, ring: RingSpec, isa: str, variant: str | None = None) -> GeneratedFiles:
+    def generate(
+        self, ring: RingSpec, isa: str, variant: str | None = None, names: Names | None = None
+    ) -> GeneratedFiles:
         """:func:`nttgen.generate.generate` (cached)."""
         self.check_variant(ring, variant)
         assert isinstance(ring, Ring)
-        return generate(ring, isa)
+        return generate(ring, isa, names)
 
 
 class NtruPrimeFamily:
@@ -157,19 +162,23 @@ class NtruPrimeFamily:
                 f"unknown pipeline {variant!r}: choose from {', '.join(NTRU_PIPELINES)}"
             )
 
-    def writer(self, ring: RingSpec, isa: str, variant: str | None = None) -> CFileWriter:
+    def writer(
+        self, ring: RingSpec, isa: str, variant: str | None = None, names: Names | None = None
+    ) -> CFileWriter:
         """:func:`~nttgen.emit.ntru_files.ntru_writer` (cached) through ``variant``, None:
         the ring's default pipeline."""
         self.check_variant(ring, variant)
         assert isinstance(ring, NtruPrimeRing)
-        return ntru_writer(ring, isa, variant or ring.default_pipeline)
+        return ntru_writer(ring, isa, variant or ring.default_pipeline, names)
 
-    def generate(self, ring: RingSpec, isa: str, variant: str | None = None) -> GeneratedFiles:
+    def generate(
+        self, ring: RingSpec, isa: str, variant: str | None = None, names: Names | None = None
+    ) -> GeneratedFiles:
         """:func:`~nttgen.emit.ntru_files.generate_ntru` (cached) through ``variant``, None:
         the ring's default pipeline."""
         self.check_variant(ring, variant)
         assert isinstance(ring, NtruPrimeRing)
-        return generate_ntru(ring, isa, variant or ring.default_pipeline)
+        return generate_ntru(ring, isa, variant or ring.default_pipeline, names=names)
 
 
 NTT = NttFamily()

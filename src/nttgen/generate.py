@@ -12,6 +12,7 @@ from .build import cache_dir
 from .build_cache import GENERATION_CACHE, stored
 from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import isa_class
+from .emit.names import Names, default_names
 from .errors import IsaUnavailableError
 from .plan.layout import simd_plan
 from .programs.kernels import BuildConfig, KernelSet, build_kernels
@@ -146,9 +147,9 @@ def canonical_command(ring: Ring, isa: str) -> str:
 T = TypeVar("T")
 
 
-def _stored(what: str, ring: Ring, isa: str, make: Callable[[], T]) -> T:
+def _stored(what: str, ring: Ring, isa: str, make: Callable[[], T], *more: object) -> T:
     """``make()``, shared through the build cache where storing is on (the test suite)."""
-    return stored(cache_dir() / "generated", what, (ring, isa), make)
+    return stored(cache_dir() / "generated", what, (ring, isa, *more), make)
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
@@ -157,12 +158,18 @@ def kernel_set(ring: Ring, isa: str) -> KernelSet:
     return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, default_config(ring, isa)))
 
 
-def file_writer(ring: Ring, isa: str) -> FileWriter:
-    """The file writer of ``ring`` on ``isa`` (over the cached kernel set)."""
-    return FileWriter(kernel_set(ring, isa), isa_class(isa), canonical_command(ring, isa))
+def file_writer(ring: Ring, isa: str, names: Names | None = None) -> FileWriter:
+    """The file writer of ``ring`` on ``isa`` (over the cached kernel set), in the namespace
+    ``names`` (default: nttgen's)."""
+    names = names or default_names(ring)
+    command = canonical_command(ring, isa) + names.option
+    return FileWriter(kernel_set(ring, isa), isa_class(isa), command, names=names)
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
-def generate(ring: Ring, isa: str = "c") -> GeneratedFiles:
-    """Generate the .h/.c/.json texts of ``ring`` for ``isa`` (cached)."""
-    return _stored("generate", ring, isa, lambda: file_writer(ring, isa).files())
+def generate(ring: Ring, isa: str = "c", names: Names | None = None) -> GeneratedFiles:
+    """Generate the .h/.c/.json texts of ``ring`` for ``isa`` in the namespace ``names``
+    (default: nttgen's; cached)."""
+    if names is None:
+        return _stored("generate", ring, isa, lambda: file_writer(ring, isa).files())
+    return _stored("generate", ring, isa, lambda: file_writer(ring, isa, names).files(), names)

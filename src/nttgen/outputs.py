@@ -12,6 +12,7 @@ from .emit.alias import AliasHeader, alias_header
 from .emit.dispatch import DispatchWriter
 from .emit.files import GeneratedFiles
 from .emit.isa import ISAS
+from .emit.names import Names
 from .errors import InputError
 from .families import all_presets, family_of, usable_isas
 from .fsio import ensure_directory, write_text
@@ -21,13 +22,16 @@ FileSet = GeneratedFiles | AliasHeader
 
 
 def ring_files(
-    ring: RingSpec, isas: Sequence[str], variants: Sequence[str | None] = (None,)
+    ring: RingSpec,
+    isas: Sequence[str],
+    variants: Sequence[str | None] = (None,),
+    names: Names | None = None,
 ) -> list[GeneratedFiles]:
     """The file set of ``ring`` for each ISA of ``isas`` through each of ``variants`` (None:
-    the default program), variant by variant. Raises naming the rule when an ISA has no code
-    for the ring or a variant does not exist."""
+    the default program), variant by variant, in the namespace ``names`` (default: nttgen's).
+    Raises naming the rule when an ISA has no code for the ring or a variant does not exist."""
     fam = family_of(ring)
-    return [fam.generate(ring, isa, v) for v in variants for isa in isas]
+    return [fam.generate(ring, isa, v, names) for v in variants for isa in isas]
 
 
 def dispatch_isas(ring: RingSpec, isas: Sequence[str]) -> list[str]:
@@ -37,14 +41,17 @@ def dispatch_isas(ring: RingSpec, isas: Sequence[str]) -> list[str]:
     return usable if "c" in usable else ["c", *usable]
 
 
-def generate_dispatch(ring: RingSpec, isas: Sequence[str]) -> GeneratedFiles:
+def generate_dispatch(
+    ring: RingSpec, isas: Sequence[str], names: Names | None = None
+) -> GeneratedFiles:
     """The ISA-dispatching front end ``nttgen_<ring>.h/.c/.json`` over the files of ``isas``
     (the default program of each; see :mod:`nttgen.emit.dispatch`; portable C always
-    included)."""
+    included), in the namespace ``names`` (default: nttgen's)."""
     chosen = dispatch_isas(ring, isas)
-    writers = [family_of(ring).writer(ring, i) for i in chosen]
-    command = writers[0].command.rsplit(" --isa ", 1)[0]
-    command += "".join(f" --isa {i}" for i in chosen) + " --dispatch"
+    writers = [family_of(ring).writer(ring, i, None, names) for i in chosen]
+    option = writers[0].names.option
+    command = writers[0].command.removesuffix(option).rsplit(" --isa ", 1)[0]
+    command += "".join(f" --isa {i}" for i in chosen) + " --dispatch" + option
     return DispatchWriter(writers, command).files()
 
 
@@ -64,18 +71,21 @@ def ring_output(
     dispatch: bool = False,
     variants: Sequence[str | None] = (None,),
     aliases: Sequence[SchemeAlias] = (),
+    names: Names | None = None,
 ) -> list[FileSet]:
     """What ``nttgen generate`` writes for one ring: the files of ``isas`` through each of
     ``variants``, with ``dispatch`` the front end over the ISAs that run the ring (portable C
-    added), then the alias headers of ``aliases``. Raises :class:`InputError` for a front end
-    over another variant than the default (its names would clash with the default's)."""
+    added), in the namespace ``names`` (default: nttgen's), then the alias headers of
+    ``aliases`` (none in a namespace of the caller's: the names are theirs). Raises
+    :class:`InputError` for a front end over another variant than the default (its names would
+    clash with the default's)."""
     if dispatch and any(v is not None for v in variants):
         raise InputError("--dispatch builds the front end over the default pipeline alone")
     chosen = dispatch_isas(ring, isas) if dispatch else list(isas)
-    texts = ring_files(ring, chosen, variants)
+    texts = ring_files(ring, chosen, variants, names)
     if dispatch:
-        texts.append(generate_dispatch(ring, chosen))
-    return with_aliases(ring, texts, aliases)
+        texts.append(generate_dispatch(ring, chosen, names))
+    return with_aliases(ring, texts, () if names else aliases)
 
 
 def preset_names() -> list[str]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .emit.files import CFileWriter, GeneratedFiles
+    from .emit.names import Names
 
 
 class RingSpec(Protocol):
@@ -142,11 +143,16 @@ class RingFamily(Protocol):
         of :meth:`variants` (None always passes: the default)."""
         ...
 
-    def writer(self, ring: RingSpec, isa: str, variant: str | None = None) -> CFileWriter:
+    def writer(
+        self, ring: RingSpec, isa: str, variant: str | None = None, names: Names | None = None
+    ) -> CFileWriter:
         """The file writer of ``ring`` on ``isa`` through ``variant`` (default: the ring's
-        default program)."""
+        default program), in the namespace ``names`` (default: nttgen's)."""
         ...
 
-    def generate(self, ring: RingSpec, isa: str, variant: str | None = None) -> GeneratedFiles:
-        """The .h/.c/.json texts of ``ring`` on ``isa`` through ``variant`` (cached)."""
+    def generate(
+        self, ring: RingSpec, isa: str, variant: str | None = None, names: Names | None = None
+    ) -> GeneratedFiles:
+        """The .h/.c/.json texts of ``ring`` on ``isa`` through ``variant`` in the namespace
+        ``names`` (cached)."""
         ...

@@ -126,6 +126,12 @@ def parser() -> argparse.ArgumentParser:
         help="also write nttgen_<ring>.h/.c: ISA-neutral entry points that pick the best of the "
         "generated ISAs at run time (implied by --presets without --isa)",
     )
+    s.add_argument(
+        "--prefix",
+        metavar="NAME",
+        help="name the files, symbols and macros NAME_<isa>..., NAME_<ISA>_... and NAME_... "
+        "instead of nttgen_<ring>_<isa>... (a C identifier; e.g. mlk, PQCLEAN_MLKEM768)",
+    )
     s.add_argument("-o", "--output", required=True, help="output directory")
     _add_jobs(s)
     s.set_defaults(func=cmd_generate)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..aliases import SchemeAlias, scheme_alias
 from ..emit.isa import ISAS
+from ..emit.names import names_for
 from ..errors import NttgenError
 from ..families import (
     all_presets,
@@ -46,6 +47,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     isas = selected_isas(args.isa, ["c"], list(ISAS))
     out = Path(args.output)
+    if args.prefix is not None and args.presets:
+        raise NttgenError("--prefix names one ring's files; --presets keeps nttgen's names")
     written: list[tuple[Path, FileSet]] = []
     if args.presets:
         if args.ring or args.n is not None or args.f is not None or args.q is not None:
@@ -65,13 +68,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         rings = selected_rings(args, default_all=False)
         variants = {ring: selected_variants(ring, args.pipeline) for ring in rings}
+        names = {ring: names_for(ring, args.prefix) for ring in rings}
+        if args.prefix is not None and len(rings) > 1:
+            raise NttgenError("--prefix names one ring's files; give one ring")
         ensure_directory(out, "-o")  # once the names are known good, before the work
         for ring in rings:
             for files in ring_output(
                 ring, isas, dispatch=args.dispatch, variants=variants[ring],
-                aliases=_aliases(args.ring),
+                aliases=_aliases(args.ring), names=names[ring] if args.prefix else None,
             ):  # fmt: skip
                 written.append((out, files))
+        if args.prefix is not None and _aliases(args.ring):
+            note(f"no alias headers for {args.ring}: --prefix {args.prefix} names the files")
     count = 0
     for target, files in written:
         for path in write_files(files, target):

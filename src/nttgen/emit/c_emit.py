@@ -27,10 +27,11 @@ from ..dsl.vocab import VOCABULARY
 from . import c_ast as C
 from .isa.base import Isa
 
-ALIGN_MACRO = "NTTGEN_ALIGN"
-NOINLINE_MACRO = "NTTGEN_NOINLINE"
-OPAQUE_MACRO = "NTTGEN_OPAQUE"
-DEBUG_MACRO = "NTTGEN_DEBUG"
+# the file's macros (each prefixed with the file's macro root, see EmitContext.macro)
+ALIGN_MACRO = "ALIGN"
+NOINLINE_MACRO = "NOINLINE"
+OPAQUE_MACRO = "OPAQUE"
+DEBUG_MACRO = "DEBUG"
 
 
 class NameSupply:
@@ -76,6 +77,10 @@ class CEmitter:
         self.tables: dict[Table, str] = {}
         self.offsets: dict[Table, str] = {}  # offsets tables read by indices, and their alias
         self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
+
+    def _align(self, n: int) -> str:
+        """The file's alignment attribute macro for ``n`` bytes."""
+        return f"{self.isa.ctx.macro(ALIGN_MACRO)}({n})"
 
     # ----------------------------------------------------------------- helpers
     def _out(self, s: C.Stmt) -> None:
@@ -296,7 +301,7 @@ class CEmitter:
             checks.append(C.ExprStmt(C.Call(self.isa.helper("assert_range"), args)))
         if not checks:
             return []
-        return [C.PP(f"#ifdef {DEBUG_MACRO}"), *checks, C.PP("#endif")]
+        return [C.PP(f"#ifdef {self.isa.ctx.macro(DEBUG_MACRO)}"), *checks, C.PP("#endif")]
 
     def _table_alias(self, t: Table, name: str) -> list[C.Stmt]:
         """The local pointer ``name`` through which the body reads table ``t``: the file-scope
@@ -310,14 +315,14 @@ class CEmitter:
             frame = self.names.fresh(f"{t.name}_frame")
             i = self.names.fresh("i")
             n = len(t.values)
-            out.append(C.Decl(t.lane.c_type, frame, None, array=n, align=f"{ALIGN_MACRO}(64)"))
+            out.append(C.Decl(t.lane.c_type, frame, None, array=n, align=self._align(64)))
             copy = C.Assign(C.Index(C.Name(frame), C.Name(i)), C.Index(table, C.Name(i)))
             out.append(C.For(i, C.Bin("<", C.Name(i), C.Int(n)), (copy,)))
             table = C.Name(frame)
         if t.in_frame or self.isa.opaque_tables:
             # a pointer the asm may change: `const T *name`
             out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
-            out.append(C.ExprStmt(C.Call(OPAQUE_MACRO, (C.Name(name),))))
+            out.append(C.ExprStmt(C.Call(self.isa.ctx.macro(OPAQUE_MACRO), (C.Name(name),))))
         else:
             out.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         return out
@@ -331,7 +336,7 @@ class CEmitter:
                     buf.name,
                     None,
                     array=buf.length,
-                    align=f"{ALIGN_MACRO}(64)",
+                    align=self._align(64),
                 )
             )
         for s in self._contract_checks("in"):
@@ -357,6 +362,6 @@ class CEmitter:
             # Internal transforms (polymul's out-of-place NTT and reducing inverse) stay calls:
             # inlined into polymul, their register spills share one large frame with the
             # scratch arrays, which measured up to 1.35x slower (AVX2, NewHope-1024).
-            storage=f"static {NOINLINE_MACRO}" if self.fn.internal else "",
+            storage=f"static {self.isa.ctx.macro(NOINLINE_MACRO)}" if self.fn.internal else "",
             doc=self.doc,
         )

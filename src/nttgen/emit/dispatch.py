@@ -43,11 +43,13 @@ from .files import (
     opening_comment,
     provenance_lines,
 )
+from .names import Names, default_names
 
 
-def dispatch_stem(ring: RingSpec) -> str:
-    """The file stem and symbol prefix of a ring's front end: nttgen_<ring>."""
-    return f"nttgen_{ring.c_name}"
+def dispatch_stem(ring: RingSpec, names: Names | None = None) -> str:
+    """The file stem and symbol prefix of a ring's front end: the namespace's root
+    (nttgen_<ring> by default)."""
+    return (names or default_names(ring)).root
 
 
 # printed before aborting when NTTGEN_ISA allows nothing that runs here
@@ -107,7 +109,9 @@ class DispatchWriter:
         self.writers = sorted(writers, key=lambda w: (w.isa.name == "c", -w.lanes))
         self.ring = writers[0].ring
         self.command = command
-        self.stem = dispatch_stem(self.ring)
+        self.stem = dispatch_stem(self.ring, writers[0].names)
+        if any(w.names != writers[0].names for w in writers):
+            raise ValueError("the front end's ISA files must share one namespace")
         self.portable = next(w for w in writers if w.isa.name == "c")
         # every ISA has the same entry points, except that ISAs whose NTT domain is in the
         # standard order have no to/from_standard (those are then no-ops)
@@ -196,7 +200,7 @@ class DispatchWriter:
             "        message if none of them runs here); <prefix>_use_isa forces one.",
             "Threads: the first call stores the choice without a lock; call <prefix>_isa() once",
             "        before sharing the library between threads.",
-            "Build:  compile each nttgen_<ring>_<isa>.c with the flags its .json lists (e.g.",
+            f"Build:  compile each {self.stem}_<isa>.c with the flags its .json lists (e.g.",
             "        -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON",
             "        on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then",
             "        compile this file with it too), the portable C everywhere.",

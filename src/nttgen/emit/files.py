@@ -20,6 +20,7 @@ from ..version import __version__
 from . import c_ast as C
 from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, OPAQUE_MACRO, CEmitter
 from .isa.base import EmitContext, Isa
+from .names import Names, default_names
 from .strip_emit import StripEmitter, is_strip_mined
 
 OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi", "sra",
@@ -62,10 +63,11 @@ def _gnu_macro(macro: str, gnu: str, other: str = "") -> list[C.Top]:
     ]
 
 
-def _opaque_macro() -> list[C.Top]:
-    """``NTTGEN_OPAQUE(p)``: an empty asm statement that the compiler must assume changes the
-    pointer p, so that loads through it are not folded into immediates (gcc, clang)."""
-    return _gnu_macro(f"{OPAQUE_MACRO}(p)", '__asm__("" : "+r"(p))', "((void)0)")
+def _opaque_macro(name: str) -> list[C.Top]:
+    """``name(p)`` (``NTTGEN_OPAQUE(p)``): an empty asm statement that the compiler must assume
+    changes the pointer p, so that loads through it are not folded into immediates (gcc,
+    clang)."""
+    return _gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)")
 
 
 def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
@@ -74,9 +76,10 @@ def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
     return _gnu_macro(macro, f"__attribute__(({attribute}))")
 
 
-ISA_CHECK_OFF = "NTTGEN_NO_ISA_CHECK"
-"""Defined by a build that enables an ISA file's instructions without the compiler flags its
-check asks for (per-function target attributes, SIMDe's portable translation)."""
+ISA_CHECK_OFF = "NO_ISA_CHECK"
+"""The macro (after the file's macro root: ``NTTGEN_NO_ISA_CHECK``) that a build defines when
+it enables an ISA file's instructions without the compiler flags its check asks for
+(per-function target attributes, SIMDe's portable translation)."""
 
 LICENSE_ID = "MIT"
 """The SPDX identifier of nttgen's license, under which its generated files are released too."""
@@ -160,9 +163,9 @@ def _used_helpers(helpers: list[C.Top], kernels: list[C.Top]) -> list[C.Top]:
     return [h for h in helpers if not isinstance(h, C.FuncDef) or h.name in used]
 
 
-def prefix_of(ks: KernelSet, isa_name: str) -> str:
-    """The prefix of every external symbol: nttgen_<ring>_<isa>."""
-    return f"nttgen_{ks.ring.c_name}_{isa_name}"
+def prefix_of(ks: KernelSet, isa_name: str, names: Names | None = None) -> str:
+    """The prefix of every external symbol: <root>_<isa> (nttgen_<ring>_<isa> by default)."""
+    return f"{(names or default_names(ks.ring)).root}_{isa_name}"
 
 
 def lanes_text(isa: object, lanes: int) -> str:
@@ -187,7 +190,7 @@ def _ops_text(counts: dict[str, int]) -> str:
 class CFileWriter:
     """What every writer of a generated .h/.c pair shares: the unique-table registry, the
     names, the prototypes with their contracts, the .c file's layout and the buffer lines of a
-    function's comment, the manifest. A subclass sets ``ring``, ``prefix``, ``stem``,
+    function's comment, the manifest. A subclass sets ``ring``, ``prefix``, ``stem``, ``names``,
     ``command``, ``isa``, ``lanes``, ``arith``, ``costs`` and ``functions`` (then calls
     :meth:`_register_tables`), and supplies the provenance lines (:meth:`_header_lines`), what
     an entry point computes (:meth:`entry_text`) and the ring's (number of coefficients, q)
@@ -197,6 +200,7 @@ class CFileWriter:
     ring: RingSpec
     prefix: str
     stem: str
+    names: Names
     command: str
     isa: Isa
     lanes: int
@@ -336,9 +340,9 @@ class CFileWriter:
             u.items.append(C.Directive(f"#include <{inc}>"))
         u.items += [
             C.Blank(),
-            *_gnu_attribute_macro(f"{ALIGN_MACRO}(n)", "aligned(n)"),
-            *_gnu_attribute_macro(NOINLINE_MACRO, "noinline"),
-            *(_opaque_macro() if self._opaque_pointers() else []),
+            *_gnu_attribute_macro(f"{self.isa.ctx.macro(ALIGN_MACRO)}(n)", "aligned(n)"),
+            *_gnu_attribute_macro(self.isa.ctx.macro(NOINLINE_MACRO), "noinline"),
+            *(_opaque_macro(self.isa.ctx.macro(OPAQUE_MACRO)) if self._opaque_pointers() else []),
         ]
         u.items += self._prelude()
         kernels: list[C.Top] = []
@@ -359,7 +363,7 @@ class CFileWriter:
                     t.lane.c_type,
                     self.table_name(fn, t),
                     t.values,
-                    align=f"{ALIGN_MACRO}(64)",
+                    align=f"{self.isa.ctx.macro(ALIGN_MACRO)}(64)",
                     per_line=self._table_per_line(),
                     notes=t.notes,
                     doc=(t.doc,),
@@ -376,15 +380,16 @@ class CFileWriter:
     def _flag_checks(self) -> list[C.Top]:
         """``#error`` naming the first instruction-set flag the compiler was not given (one
         error, not the intrinsics' page of "inlining failed"); the rest of the file is the
-        ``#else`` branch. ``ISA_CHECK_OFF`` skips the check for builds that enable the
+        ``#else`` branch. :data:`ISA_CHECK_OFF` skips the check for builds that enable the
         instructions another way (target attributes, SIMDe)."""
         checks = self.isa.compile_checks
+        off = self.isa.ctx.macro(ISA_CHECK_OFF)
         if not checks:
             return []
         out: list[C.Top] = []
         for i, (macro, flag) in enumerate(checks):
             keyword = "#if" if i == 0 else "#elif"
-            out.append(C.Directive(f"{keyword} !defined({ISA_CHECK_OFF}) && !defined({macro})"))
+            out.append(C.Directive(f"{keyword} !defined({off}) && !defined({macro})"))
             out.append(
                 C.Directive(
                     f'#error "compile this {self.isa.name} file with {flag} ({macro} is not '
@@ -469,15 +474,25 @@ class FileWriter(CFileWriter):
     """Builds the generated files of one kernel set for one ISA."""
 
     def __init__(
-        self, ks: KernelSet, isa_cls: type[Isa], command: str, prefix: str | None = None
+        self,
+        ks: KernelSet,
+        isa_cls: type[Isa],
+        command: str,
+        prefix: str | None = None,
+        names: Names | None = None,
     ) -> None:
+        """``prefix`` (default: ``<names.root>_<isa>``) starts every symbol and the file
+        names; ``names`` (default: nttgen's, :func:`~nttgen.emit.names.default_names`) also
+        gives the macros' root."""
+        names = names or default_names(ks.ring)
+        self.names = names
         self.ks = ks
         self.ring = ks.ring
         self.lanes = ks.config.lanes
         self.arith = ks.arith
         self.native_order_is_standard = ks.order.is_identity
-        self.prefix = prefix or prefix_of(ks, isa_cls.name)
-        self.isa = isa_cls(EmitContext(ks.arith, self.prefix, ks.config.shuffles))
+        self.prefix = prefix or prefix_of(ks, isa_cls.name, names)
+        self.isa = isa_cls(EmitContext(ks.arith, self.prefix, ks.config.shuffles, names.macros))
         self.command = command
         self.stem = self.prefix
         self.functions = ks.functions
@@ -535,6 +550,7 @@ class FileWriter(CFileWriter):
         """The range assertion debug builds call at every entry and exit (not constant time:
         it exists to catch contract violations while developing)."""
         elem = self.ks.ring.lane.c_type
+        debug = self.isa.ctx.macro(DEBUG_MACRO)
         p, i = C.Name("p"), C.Name("i")
         body = (
             C.For(
@@ -558,12 +574,12 @@ class FileWriter(CFileWriter):
             body,
             storage="static",
             doc=(
-                f"{DEBUG_MACRO} builds only: asserts that p[0..len) lies in [lo, hi], the",
+                f"{debug} builds only: asserts that p[0..len) lies in [lo, hi], the",
                 "contract the interval analysis proved. Not constant time; never in release.",
             ),
         )
         return [
-            C.Directive(f"#ifdef {DEBUG_MACRO}"),
+            C.Directive(f"#ifdef {debug}"),
             C.Directive("#include <assert.h>"),
             C.Blank(),
             fn,

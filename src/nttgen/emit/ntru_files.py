@@ -27,6 +27,7 @@ from ..version import __version__
 from .files import CFileWriter, GeneratedFiles, _ops_text, lanes_text
 from .isa import isa_class
 from .isa.base import EmitContext
+from .names import Names, default_names
 
 NTRU_ISAS = ("c", "avx2", "avx512", "neon", "rvv")
 """The ISAs NTRU Prime rings are generated for. AVX-512 (32 lanes) uses blocks of 32 and a DFT
@@ -73,21 +74,27 @@ def entry_docs(ring: NtruPrimeRing) -> dict[str, EntryDoc]:
     }
 
 
-def ntru_command(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> str:
+def ntru_command(
+    ring: NtruPrimeRing, isa: str, pipeline: str | None = None, names: Names | None = None
+) -> str:
     """The command line that regenerates a ring's files for an ISA through ``pipeline``
-    (default: the ring's default pipeline), output location aside; ``--pipeline`` only for a
-    pipeline other than the ring's default."""
+    (default: the ring's default pipeline) in the namespace ``names``, output location aside;
+    ``--pipeline`` only for a pipeline other than the ring's default."""
     what = f"--ring {ring.name}" if ring.preset else f'--q {ring.q} --f "{ring.modulus_poly}"'
     chosen = pipeline or ring.default_pipeline
     extra = "" if chosen == ring.default_pipeline else f" --pipeline {chosen}"
-    return f"nttgen generate {what} --isa {isa}{extra}"
+    return f"nttgen generate {what} --isa {isa}{extra}{names.option if names else ''}"
 
 
-def ntru_stem(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> str:
+def ntru_stem(
+    ring: NtruPrimeRing, isa: str, pipeline: str | None = None, names: Names | None = None
+) -> str:
     """The file stem and symbol prefix of ``pipeline`` (default: the ring's default pipeline),
-    e.g. ``nttgen_sntrup761_avx2`` (Good–Rader–Bruun) or ``nttgen_sntrup761_sn_avx2``."""
+    e.g. ``nttgen_sntrup761_avx2`` (Good–Rader–Bruun) or ``nttgen_sntrup761_sn_avx2``, in
+    the namespace ``names`` (default: nttgen's)."""
     tag = PIPELINE_TAGS[pipeline or ring.default_pipeline]
-    return f"nttgen_{ring.c_name}_{tag + '_' if tag else ''}{isa_class(isa).name}"
+    root = (names or default_names(ring)).root
+    return f"{root}_{tag + '_' if tag else ''}{isa_class(isa).name}"
 
 
 def ntru_arith(ring: NtruPrimeRing, isa: str) -> Arith:
@@ -183,17 +190,20 @@ class NtruFileWriter(CFileWriter):
         isa: str,
         pipeline: str | None = None,
         config: NtruConfig | None = None,
+        names: Names | None = None,
     ) -> None:
+        names = names or default_names(ring)
+        self.names = names
         self.ring = ring
         self.pipeline = pipeline or ring.default_pipeline
         self.variant_tag = PIPELINE_TAGS[self.pipeline]
         self.fs = ntru_functions(ring, isa, self.pipeline, config)
         self.arith = ntru_arith(ring, isa)
         cls = isa_class(isa)
-        self.prefix = ntru_stem(ring, isa, self.pipeline)
+        self.prefix = ntru_stem(ring, isa, self.pipeline, names)
         self.stem = self.prefix
-        self.command = ntru_command(ring, isa, self.pipeline)
-        self.isa = cls(EmitContext(self.arith, self.prefix))
+        self.command = ntru_command(ring, isa, self.pipeline, names)
+        self.isa = cls(EmitContext(self.arith, self.prefix, macros=names.macros))
         self.lanes = self.fs.shape.lanes
         self.docs = entry_docs(ring)
         self.functions = self.fs.functions
@@ -245,37 +255,46 @@ def generate_ntru(
     isa: str = "c",
     pipeline: str | None = None,
     config: NtruConfig | None = None,
+    names: Names | None = None,
 ) -> GeneratedFiles:
     """The generated files of an NTRU Prime ring for one ISA through ``pipeline`` (default:
     the ring's :attr:`~nttgen.ntru_rings.NtruPrimeRing.default_pipeline`; see
     :data:`NTRU_PIPELINES`) with the program variants of ``config`` (default
-    :func:`ntru_config`). Cached, and shared through the build cache where storing is on (the
-    test suite, see :func:`nttgen.build_cache.stored`)."""
+    :func:`ntru_config`), in the namespace ``names`` (default: nttgen's). Cached, and shared
+    through the build cache where storing is on (the test suite, see
+    :func:`nttgen.build_cache.stored`)."""
     chosen = pipeline or ring.default_pipeline  # one cache entry whether named or not
     ntru_functions(ring, isa, chosen, config)  # the refusals, before the cache
-    return _files(ring, isa, chosen, config or ntru_config(ring, isa))
+    return _files(ring, isa, chosen, config or ntru_config(ring, isa), names)
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
-def _files(ring: NtruPrimeRing, isa: str, pipeline: str, config: NtruConfig) -> GeneratedFiles:
+def _files(
+    ring: NtruPrimeRing, isa: str, pipeline: str, config: NtruConfig, names: Names | None
+) -> GeneratedFiles:
+    key: tuple[object, ...] = (ring, isa, pipeline, config)
     return stored(
         cache_dir() / "generated",
         "ntru_files",
-        (ring, isa, pipeline, config),
-        lambda: NtruFileWriter(ring, isa, pipeline, config).files(),
+        key if names is None else (*key, names),
+        lambda: NtruFileWriter(ring, isa, pipeline, config, names).files(),
     )
 
 
-def ntru_writer(ring: NtruPrimeRing, isa: str, pipeline: str | None = None) -> NtruFileWriter:
+def ntru_writer(
+    ring: NtruPrimeRing, isa: str, pipeline: str | None = None, names: Names | None = None
+) -> NtruFileWriter:
     """The (cached) file writer of ``ring`` on ``isa`` through ``pipeline`` (default: the
-    ring's default pipeline) with the measured program variants (:func:`ntru_config`);
-    callers must not change it."""
-    return _writer(ring, isa, pipeline or ring.default_pipeline)
+    ring's default pipeline) with the measured program variants (:func:`ntru_config`), in the
+    namespace ``names`` (default: nttgen's); callers must not change it."""
+    return _writer(ring, isa, pipeline or ring.default_pipeline, names)
 
 
 @lru_cache(maxsize=GENERATION_CACHE)
-def _writer(ring: NtruPrimeRing, isa: str, pipeline: str) -> NtruFileWriter:
-    return NtruFileWriter(ring, isa, pipeline)
+def _writer(
+    ring: NtruPrimeRing, isa: str, pipeline: str, names: Names | None = None
+) -> NtruFileWriter:
+    return NtruFileWriter(ring, isa, pipeline, names=names)
 
 
 def clear_ntru_caches() -> None:

@@ -23,6 +23,11 @@ class EmitContext:
     arith: Arith
     prefix: str
     shuffles: str = "default"  # the shuffle style, for ISAs that offer several
+    macros: str = "NTTGEN"  # what starts every macro of the file (see nttgen.emit.names)
+
+    def macro(self, name: str) -> str:
+        """The file's macro ``name`` (``DEBUG`` -> ``NTTGEN_DEBUG``)."""
+        return f"{self.macros}_{name}"
 
     @property
     def lane(self) -> LaneType:
