@@ -84,7 +84,9 @@ def _build(
         for name, text in files.items():
             (tmp / name).write_text(text)
         isa = files.stem.rsplit("_", 1)[-1]
-        flags = isa_class(isa).cflags if isa in ISAS and files.stem.endswith(f"_{isa}") else front
+        testing = (f"-D{files.stem.upper()}_TESTING",)  # the front end reads NTTGEN_ISA
+        per_isa = isa in ISAS and files.stem.endswith(f"_{isa}")
+        flags = isa_class(isa).cflags if per_isa else (*front, *testing)
         obj = tmp / f"{files.stem}.o"
         src = tmp / f"{files.stem}.c"
         subprocess.run([*cmd, *WARN, *flags, "-c", str(src), "-o", str(obj)], check=True)
@@ -289,7 +291,8 @@ def _build_ntru(ring: NtruPrimeRing, isas: tuple[str, ...], cc: str, tmp: Path) 
     command = f"nttgen generate --ring {ring.name}"
     command += "".join(f" --isa {i}" for i in isas) + " --dispatch"
     built = [*((w.files(), w.isa.cflags) for w in writers)]
-    built.append((DispatchWriter(writers, command).files(), ()))
+    front = DispatchWriter(writers, command).files()
+    built.append((front, (f"-D{front.stem.upper()}_TESTING",)))  # it reads NTTGEN_ISA
     objects = []
     for files, flags in built:
         for name, text in files.items():

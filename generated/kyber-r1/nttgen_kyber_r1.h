@@ -5,17 +5,24 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 7681 (preset kyber-r1)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call picks the best one
- *   this CPU and OS
- *         run (CPUID, and XCR0 for the saved register state) and keeps it.
- *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
- *         message if none of them runs here); <prefix>_use_isa forces one.
- * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
- *         before sharing the library between threads.
- * Build:  compile each nttgen_kyber_r1_<isa>.c with the flags its .json lists (e.g.
- *         -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON
- *         on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
- *         compile this file with it too), the portable C everywhere.
+ * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
+ *   nttgen_kyber_r1_init()) picks the best
+ *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
+ *         register state) and keeps it; nttgen_kyber_r1_use_isa forces one.
+ * Threads: the choice is published with an atomic release store and read with
+ *         acquire loads (gcc and clang builtins); threads racing on the first call
+ *         compute the same choice, so any of them may store it. With another
+ *         compiler, call nttgen_kyber_r1_init() before sharing the library between threads.
+ * Build:  compile each nttgen_kyber_r1_<isa>.c with the flags its .json lists (e.g. -mavx2),
+ *         and this file with none; the x86 ISAs are compiled in on x86, NEON on
+ *         AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
+ *         compile this file with it too), the portable C everywhere. To leave an
+ *         ISA's file out, define NTTGEN_KYBER_R1_NO_<ISA> here (e.g. -DNTTGEN_KYBER_R1_NO_AVX512).
+ *         This file calls no C library function (it builds freestanding).
+ * Hooks:  define NTTGEN_KYBER_R1_CUSTOM_RUNS_HERE as the name of your int f(const char *isa)
+ *         to decide which ISAs run here instead of CPUID (kernels, enclaves);
+ *         NTTGEN_KYBER_R1_TESTING (tests and benchmarks only) adds the environment variable
+ *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
  */
@@ -42,6 +49,11 @@ const char *nttgen_kyber_r1_isa(void);
  * change) if it is not compiled in or this CPU or OS cannot run it.
  */
 int nttgen_kyber_r1_use_isa(const char *name);
+
+/*
+ * Picks the ISA now (else the first call does).
+ */
+void nttgen_kyber_r1_init(void);
 
 /*
  * forward NTT, in place

@@ -5,46 +5,83 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 3329 (preset mlkem)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call picks the best one
- *   this CPU and OS
- *         run (CPUID, and XCR0 for the saved register state) and keeps it.
- *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
- *         message if none of them runs here); <prefix>_use_isa forces one.
- * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
- *         before sharing the library between threads.
- * Build:  compile each nttgen_mlkem_<isa>.c with the flags its .json lists (e.g.
- *         -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON
- *         on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
- *         compile this file with it too), the portable C everywhere.
+ * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
+ *   nttgen_mlkem_init()) picks the best
+ *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
+ *         register state) and keeps it; nttgen_mlkem_use_isa forces one.
+ * Threads: the choice is published with an atomic release store and read with
+ *         acquire loads (gcc and clang builtins); threads racing on the first call
+ *         compute the same choice, so any of them may store it. With another
+ *         compiler, call nttgen_mlkem_init() before sharing the library between threads.
+ * Build:  compile each nttgen_mlkem_<isa>.c with the flags its .json lists (e.g. -mavx2),
+ *         and this file with none; the x86 ISAs are compiled in on x86, NEON on
+ *         AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
+ *         compile this file with it too), the portable C everywhere. To leave an
+ *         ISA's file out, define NTTGEN_MLKEM_NO_<ISA> here (e.g. -DNTTGEN_MLKEM_NO_AVX512).
+ *         This file calls no C library function (it builds freestanding).
+ * Hooks:  define NTTGEN_MLKEM_CUSTOM_RUNS_HERE as the name of your int f(const char *isa)
+ *         to decide which ISAs run here instead of CPUID (kernels, enclaves);
+ *         NTTGEN_MLKEM_TESTING (tests and benchmarks only) adds the environment variable
+ *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
  */
 #include "nttgen_mlkem.h"
 
+#include <stddef.h>
+#ifdef NTTGEN_MLKEM_TESTING
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#endif
 
 #include "nttgen_mlkem_c.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define NTTGEN_MLKEM_X86 1
 #include <cpuid.h>
+#endif
+#if defined(NTTGEN_MLKEM_X86) && !defined(NTTGEN_MLKEM_NO_AVX512)
+#define NTTGEN_MLKEM_HAVE_AVX512 1
 #include "nttgen_mlkem_avx512.h"
+#endif
+#if defined(NTTGEN_MLKEM_X86) && !defined(NTTGEN_MLKEM_NO_AVX2)
+#define NTTGEN_MLKEM_HAVE_AVX2 1
 #include "nttgen_mlkem_avx2.h"
 #endif
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #define NTTGEN_MLKEM_NEON 1
+#endif
+#if defined(NTTGEN_MLKEM_NEON) && !defined(NTTGEN_MLKEM_NO_NEON)
+#define NTTGEN_MLKEM_HAVE_NEON 1
 #include "nttgen_mlkem_neon.h"
 #endif
 
 #if defined(__riscv) && defined(__riscv_vector)
 #define NTTGEN_MLKEM_RVV 1
 #include <riscv_vector.h>
+#endif
+#if defined(NTTGEN_MLKEM_RVV) && !defined(NTTGEN_MLKEM_NO_RVV256)
+#define NTTGEN_MLKEM_HAVE_RVV256 1
 #include "nttgen_mlkem_rvv256.h"
+#endif
+#if defined(NTTGEN_MLKEM_RVV) && !defined(NTTGEN_MLKEM_NO_RVV128)
+#define NTTGEN_MLKEM_HAVE_RVV128 1
 #include "nttgen_mlkem_rvv128.h"
+#endif
+#if defined(NTTGEN_MLKEM_RVV) && !defined(NTTGEN_MLKEM_NO_RVV)
+#define NTTGEN_MLKEM_HAVE_RVV 1
 #include "nttgen_mlkem_rvv.h"
+#endif
+
+/* The active ISA is published once, race-free (see the header). */
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_MLKEM_LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define NTTGEN_MLKEM_STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#else
+#define NTTGEN_MLKEM_LOAD(p) (*(p))
+#define NTTGEN_MLKEM_STORE(p, v) (*(p) = (v))
 #endif
 
 /* One ISA's entry points. */
@@ -62,50 +99,39 @@ typedef struct {
     void (*polymul)(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 } nttgen_mlkem_impl;
 
-/* How many ISAs are compiled in. */
-#if defined(NTTGEN_MLKEM_X86)
-#define NTTGEN_MLKEM_ISAS 3
-#elif defined(NTTGEN_MLKEM_NEON)
-#define NTTGEN_MLKEM_ISAS 2
-#elif defined(NTTGEN_MLKEM_RVV)
-#define NTTGEN_MLKEM_ISAS 4
-#else
-#define NTTGEN_MLKEM_ISAS 1
-#endif
-
-/* Every ISA compiled in, best first. */
+/* Every ISA compiled in, best first (the portable C last). */
 static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
-#ifdef NTTGEN_MLKEM_X86
+#ifdef NTTGEN_MLKEM_HAVE_AVX512
     {"avx512", nttgen_mlkem_avx512_ntt, nttgen_mlkem_avx512_basemul,
      nttgen_mlkem_avx512_basemul_acc, nttgen_mlkem_avx512_intt, nttgen_mlkem_avx512_reduce,
      nttgen_mlkem_avx512_tomont, nttgen_mlkem_avx512_frommont, nttgen_mlkem_avx512_to_standard,
      nttgen_mlkem_avx512_from_standard, nttgen_mlkem_avx512_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_X86
+#ifdef NTTGEN_MLKEM_HAVE_AVX2
     {"avx2", nttgen_mlkem_avx2_ntt, nttgen_mlkem_avx2_basemul, nttgen_mlkem_avx2_basemul_acc,
      nttgen_mlkem_avx2_intt, nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_tomont,
      nttgen_mlkem_avx2_frommont, nttgen_mlkem_avx2_to_standard, nttgen_mlkem_avx2_from_standard,
      nttgen_mlkem_avx2_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_RVV
+#ifdef NTTGEN_MLKEM_HAVE_RVV256
     {"rvv256", nttgen_mlkem_rvv256_ntt, nttgen_mlkem_rvv256_basemul,
      nttgen_mlkem_rvv256_basemul_acc, nttgen_mlkem_rvv256_intt, nttgen_mlkem_rvv256_reduce,
      nttgen_mlkem_rvv256_tomont, nttgen_mlkem_rvv256_frommont, nttgen_mlkem_rvv256_to_standard,
      nttgen_mlkem_rvv256_from_standard, nttgen_mlkem_rvv256_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_NEON
+#ifdef NTTGEN_MLKEM_HAVE_NEON
     {"neon", nttgen_mlkem_neon_ntt, nttgen_mlkem_neon_basemul, nttgen_mlkem_neon_basemul_acc,
      nttgen_mlkem_neon_intt, nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_tomont,
      nttgen_mlkem_neon_frommont, nttgen_mlkem_neon_to_standard, nttgen_mlkem_neon_from_standard,
      nttgen_mlkem_neon_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_RVV
+#ifdef NTTGEN_MLKEM_HAVE_RVV128
     {"rvv128", nttgen_mlkem_rvv128_ntt, nttgen_mlkem_rvv128_basemul,
      nttgen_mlkem_rvv128_basemul_acc, nttgen_mlkem_rvv128_intt, nttgen_mlkem_rvv128_reduce,
      nttgen_mlkem_rvv128_tomont, nttgen_mlkem_rvv128_frommont, nttgen_mlkem_rvv128_to_standard,
      nttgen_mlkem_rvv128_from_standard, nttgen_mlkem_rvv128_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_RVV
+#ifdef NTTGEN_MLKEM_HAVE_RVV
     {"rvv", nttgen_mlkem_rvv_ntt, nttgen_mlkem_rvv_basemul, nttgen_mlkem_rvv_basemul_acc,
      nttgen_mlkem_rvv_intt, nttgen_mlkem_rvv_reduce, nttgen_mlkem_rvv_tomont,
      nttgen_mlkem_rvv_frommont, NULL, NULL, nttgen_mlkem_rvv_polymul},
@@ -114,57 +140,77 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_c_intt, nttgen_mlkem_c_reduce, nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont,
      NULL, NULL, nttgen_mlkem_c_polymul},
 };
+static const size_t nttgen_mlkem_isas = sizeof(nttgen_mlkem_impls) / sizeof(nttgen_mlkem_impls[0]);
 
 static const nttgen_mlkem_impl *nttgen_mlkem_active;
 
+/* Whether the strings a and b are equal. */
+static int nttgen_mlkem_same(const char *a, const char *b) {
+    while (*a != '\0' && *a == *b) {
+        a += 1;
+        b += 1;
+    }
+    return *a == *b;
+}
+
+#ifdef NTTGEN_MLKEM_CUSTOM_RUNS_HERE
+int NTTGEN_MLKEM_CUSTOM_RUNS_HERE(const char *isa);
+#endif
+
 /* Whether this CPU has the ISA's instructions and the OS saves its registers. */
 static int nttgen_mlkem_runs_here(const char *name) {
+#ifdef NTTGEN_MLKEM_CUSTOM_RUNS_HERE
+    if (nttgen_mlkem_same(name, "c")) {
+        return 1;
+    }
+    return NTTGEN_MLKEM_CUSTOM_RUNS_HERE(name);
+#endif
 #ifdef NTTGEN_MLKEM_X86
     unsigned int eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) {
-        return strcmp(name, "c") == 0; /* no OSXSAVE: no xgetbv, no AVX */
+        return nttgen_mlkem_same(name, "c"); /* no OSXSAVE: no xgetbv, no AVX */
     }
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
     (void)xcr0_hi;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
         ebx = 0;
     }
-    if (strcmp(name, "avx512") == 0) {
+    if (nttgen_mlkem_same(name, "avx512")) {
         return (ebx & 0x40010000u) == 0x40010000u && (xcr0_lo & 0xe6u) == 0xe6u;
     }
-    if (strcmp(name, "avx2") == 0) {
+    if (nttgen_mlkem_same(name, "avx2")) {
         return (ebx & 0x20u) == 0x20u && (xcr0_lo & 0x6u) == 0x6u;
     }
 #endif
 #ifdef NTTGEN_MLKEM_NEON
-    if (strcmp(name, "neon") == 0) {
+    if (nttgen_mlkem_same(name, "neon")) {
         return 1; /* part of every AArch64 core */
     }
 #endif
 #ifdef NTTGEN_MLKEM_RVV
     size_t vlen = __riscv_vsetvlmax_e8m1() * 8; /* VLEN in bits */
-    if (strcmp(name, "rvv256") == 0) {
+    if (nttgen_mlkem_same(name, "rvv256")) {
         return vlen >= 256;
     }
-    if (strcmp(name, "rvv128") == 0) {
+    if (nttgen_mlkem_same(name, "rvv128")) {
         return vlen >= 128;
     }
-    if (strcmp(name, "rvv") == 0) {
+    if (nttgen_mlkem_same(name, "rvv")) {
         return vlen >= 128;
     }
     (void)vlen;
 #endif
-    return strcmp(name, "c") == 0;
+    return nttgen_mlkem_same(name, "c");
 }
 
 /* Whether the automatic choice takes an ISA that runs here (see the header). */
 static int nttgen_mlkem_suits(const char *name) {
 #ifdef NTTGEN_MLKEM_RVV
     size_t vlen = __riscv_vsetvlmax_e8m1() * 8;
-    if (strcmp(name, "rvv256") == 0) {
+    if (nttgen_mlkem_same(name, "rvv256")) {
         return vlen == 256;
     }
-    if (strcmp(name, "rvv128") == 0) {
+    if (nttgen_mlkem_same(name, "rvv128")) {
         return vlen == 128;
     }
     (void)vlen;
@@ -173,6 +219,7 @@ static int nttgen_mlkem_suits(const char *name) {
     return 1;
 }
 
+#ifdef NTTGEN_MLKEM_TESTING
 /* Whether name is one of the comma-separated names in list. */
 static int nttgen_mlkem_listed(const char *list, const char *name) {
     size_t len = strlen(name);
@@ -186,32 +233,41 @@ static int nttgen_mlkem_listed(const char *list, const char *name) {
     }
     return 0;
 }
+#endif
+
+/* The ISA the automatic choice takes (see the header). */
+static const nttgen_mlkem_impl *nttgen_mlkem_choose(void) {
+#ifdef NTTGEN_MLKEM_TESTING
+    const char *only = getenv("NTTGEN_ISA");
+    if (only != NULL && *only != '\0') {
+        for (size_t i = 0; i < nttgen_mlkem_isas; ++i) {
+            const char *name = nttgen_mlkem_impls[i].name;
+            if (nttgen_mlkem_listed(only, name) && nttgen_mlkem_runs_here(name)) {
+                return &nttgen_mlkem_impls[i];
+            }
+        }
+        fprintf(stderr, "%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\n",
+                "nttgen_mlkem", only);
+        abort();
+    }
+#endif
+    for (size_t i = 0; i < nttgen_mlkem_isas; ++i) {
+        const char *name = nttgen_mlkem_impls[i].name;
+        if (nttgen_mlkem_suits(name) && nttgen_mlkem_runs_here(name)) {
+            return &nttgen_mlkem_impls[i];
+        }
+    }
+    return &nttgen_mlkem_impls[nttgen_mlkem_isas - 1]; /* the portable C */
+}
 
 /* The active ISA: chosen once, on the first call (see the header). */
 static const nttgen_mlkem_impl *nttgen_mlkem_pick(void) {
-    if (nttgen_mlkem_active == NULL) {
-        const char *only = getenv("NTTGEN_ISA");
-        int any = only == NULL || *only == '\0';
-        for (size_t i = 0; i < NTTGEN_MLKEM_ISAS; ++i) {
-            const char *name = nttgen_mlkem_impls[i].name;
-            int wanted; /* listed by NTTGEN_ISA, or else suited to this CPU */
-            if (any) {
-                wanted = nttgen_mlkem_suits(name);
-            } else {
-                wanted = nttgen_mlkem_listed(only, name);
-            }
-            if (wanted && nttgen_mlkem_runs_here(name)) {
-                nttgen_mlkem_active = &nttgen_mlkem_impls[i];
-                break;
-            }
-        }
-        if (nttgen_mlkem_active == NULL) {
-            fprintf(stderr, "%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\n",
-                    "nttgen_mlkem", only);
-            abort();
-        }
+    const nttgen_mlkem_impl *impl = NTTGEN_MLKEM_LOAD(&nttgen_mlkem_active);
+    if (impl == NULL) {
+        impl = nttgen_mlkem_choose();
+        NTTGEN_MLKEM_STORE(&nttgen_mlkem_active, impl);
     }
-    return nttgen_mlkem_active;
+    return impl;
 }
 
 const char *nttgen_mlkem_isa(void) {
@@ -219,13 +275,17 @@ const char *nttgen_mlkem_isa(void) {
 }
 
 int nttgen_mlkem_use_isa(const char *name) {
-    for (size_t i = 0; i < NTTGEN_MLKEM_ISAS; ++i) {
-        if (strcmp(nttgen_mlkem_impls[i].name, name) == 0 && nttgen_mlkem_runs_here(name)) {
-            nttgen_mlkem_active = &nttgen_mlkem_impls[i];
+    for (size_t i = 0; i < nttgen_mlkem_isas; ++i) {
+        if (nttgen_mlkem_same(nttgen_mlkem_impls[i].name, name) && nttgen_mlkem_runs_here(name)) {
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active, &nttgen_mlkem_impls[i]);
             return 0;
         }
     }
     return -1;
+}
+
+void nttgen_mlkem_init(void) {
+    nttgen_mlkem_pick();
 }
 
 void nttgen_mlkem_ntt(int16_t a[256]) {

@@ -17,6 +17,7 @@
 
 #define NTTGEN_FALCON1024_N NTTGEN_NEWHOPE1024_N
 #define NTTGEN_FALCON1024_Q NTTGEN_NEWHOPE1024_Q
+#define nttgen_falcon1024_init nttgen_newhope1024_init
 #define nttgen_falcon1024_isa nttgen_newhope1024_isa
 #define nttgen_falcon1024_use_isa nttgen_newhope1024_use_isa
 #define nttgen_falcon1024_ntt nttgen_newhope1024_ntt

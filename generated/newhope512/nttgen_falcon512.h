@@ -17,6 +17,7 @@
 
 #define NTTGEN_FALCON512_N NTTGEN_NEWHOPE512_N
 #define NTTGEN_FALCON512_Q NTTGEN_NEWHOPE512_Q
+#define nttgen_falcon512_init nttgen_newhope512_init
 #define nttgen_falcon512_isa nttgen_newhope512_isa
 #define nttgen_falcon512_use_isa nttgen_newhope512_use_isa
 #define nttgen_falcon512_ntt nttgen_newhope512_ntt

@@ -17,6 +17,7 @@
 
 #define NTTGEN_NTRULPR761_N NTTGEN_SNTRUP761_N
 #define NTTGEN_NTRULPR761_Q NTTGEN_SNTRUP761_Q
+#define nttgen_ntrulpr761_init nttgen_sntrup761_init
 #define nttgen_ntrulpr761_isa nttgen_sntrup761_isa
 #define nttgen_ntrulpr761_use_isa nttgen_sntrup761_use_isa
 #define nttgen_ntrulpr761_polymul nttgen_sntrup761_polymul

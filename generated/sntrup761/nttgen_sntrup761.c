@@ -5,41 +5,74 @@
  *     --dispatch
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset sntrup761)
- * ISAs: avx512, avx2, neon, rvv, c (best first); the first call picks the best one this CPU and OS
- *         run (CPUID, and XCR0 for the saved register state) and keeps it.
- *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
- *         message if none of them runs here); <prefix>_use_isa forces one.
- * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
- *         before sharing the library between threads.
- * Build:  compile each nttgen_sntrup761_<isa>.c with the flags its .json lists (e.g.
- *         -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON
- *         on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
- *         compile this file with it too), the portable C everywhere.
+ * ISAs: avx512, avx2, neon, rvv, c (best first); the first call (or nttgen_sntrup761_init()) picks
+ *   the best
+ *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
+ *         register state) and keeps it; nttgen_sntrup761_use_isa forces one.
+ * Threads: the choice is published with an atomic release store and read with
+ *         acquire loads (gcc and clang builtins); threads racing on the first call
+ *         compute the same choice, so any of them may store it. With another
+ *         compiler, call nttgen_sntrup761_init() before sharing the library between threads.
+ * Build:  compile each nttgen_sntrup761_<isa>.c with the flags its .json lists (e.g. -mavx2),
+ *         and this file with none; the x86 ISAs are compiled in on x86, NEON on
+ *         AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
+ *         compile this file with it too), the portable C everywhere. To leave an
+ *         ISA's file out, define NTTGEN_SNTRUP761_NO_<ISA> here (e.g.
+ *           -DNTTGEN_SNTRUP761_NO_AVX512).
+ *         This file calls no C library function (it builds freestanding).
+ * Hooks:  define NTTGEN_SNTRUP761_CUSTOM_RUNS_HERE as the name of your int f(const char *isa)
+ *         to decide which ISAs run here instead of CPUID (kernels, enclaves);
+ *         NTTGEN_SNTRUP761_TESTING (tests and benchmarks only) adds the environment variable
+ *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  */
 #include "nttgen_sntrup761.h"
 
+#include <stddef.h>
+#ifdef NTTGEN_SNTRUP761_TESTING
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#endif
 
 #include "nttgen_sntrup761_c.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define NTTGEN_SNTRUP761_X86 1
 #include <cpuid.h>
+#endif
+#if defined(NTTGEN_SNTRUP761_X86) && !defined(NTTGEN_SNTRUP761_NO_AVX512)
+#define NTTGEN_SNTRUP761_HAVE_AVX512 1
 #include "nttgen_sntrup761_avx512.h"
+#endif
+#if defined(NTTGEN_SNTRUP761_X86) && !defined(NTTGEN_SNTRUP761_NO_AVX2)
+#define NTTGEN_SNTRUP761_HAVE_AVX2 1
 #include "nttgen_sntrup761_avx2.h"
 #endif
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #define NTTGEN_SNTRUP761_NEON 1
+#endif
+#if defined(NTTGEN_SNTRUP761_NEON) && !defined(NTTGEN_SNTRUP761_NO_NEON)
+#define NTTGEN_SNTRUP761_HAVE_NEON 1
 #include "nttgen_sntrup761_neon.h"
 #endif
 
 #if defined(__riscv) && defined(__riscv_vector)
 #define NTTGEN_SNTRUP761_RVV 1
 #include <riscv_vector.h>
+#endif
+#if defined(NTTGEN_SNTRUP761_RVV) && !defined(NTTGEN_SNTRUP761_NO_RVV)
+#define NTTGEN_SNTRUP761_HAVE_RVV 1
 #include "nttgen_sntrup761_rvv.h"
+#endif
+
+/* The active ISA is published once, race-free (see the header). */
+#if defined(__GNUC__) || defined(__clang__)
+#define NTTGEN_SNTRUP761_LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define NTTGEN_SNTRUP761_STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#else
+#define NTTGEN_SNTRUP761_LOAD(p) (*(p))
+#define NTTGEN_SNTRUP761_STORE(p, v) (*(p) = (v))
 #endif
 
 /* One ISA's entry points. */
@@ -49,68 +82,78 @@ typedef struct {
     void (*polymul_small)(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 } nttgen_sntrup761_impl;
 
-/* How many ISAs are compiled in. */
-#if defined(NTTGEN_SNTRUP761_X86)
-#define NTTGEN_SNTRUP761_ISAS 3
-#elif defined(NTTGEN_SNTRUP761_NEON)
-#define NTTGEN_SNTRUP761_ISAS 2
-#elif defined(NTTGEN_SNTRUP761_RVV)
-#define NTTGEN_SNTRUP761_ISAS 2
-#else
-#define NTTGEN_SNTRUP761_ISAS 1
-#endif
-
-/* Every ISA compiled in, best first. */
+/* Every ISA compiled in, best first (the portable C last). */
 static const nttgen_sntrup761_impl nttgen_sntrup761_impls[] = {
-#ifdef NTTGEN_SNTRUP761_X86
+#ifdef NTTGEN_SNTRUP761_HAVE_AVX512
     {"avx512", nttgen_sntrup761_avx512_polymul, nttgen_sntrup761_avx512_polymul_small},
 #endif
-#ifdef NTTGEN_SNTRUP761_X86
+#ifdef NTTGEN_SNTRUP761_HAVE_AVX2
     {"avx2", nttgen_sntrup761_avx2_polymul, nttgen_sntrup761_avx2_polymul_small},
 #endif
-#ifdef NTTGEN_SNTRUP761_NEON
+#ifdef NTTGEN_SNTRUP761_HAVE_NEON
     {"neon", nttgen_sntrup761_neon_polymul, nttgen_sntrup761_neon_polymul_small},
 #endif
-#ifdef NTTGEN_SNTRUP761_RVV
+#ifdef NTTGEN_SNTRUP761_HAVE_RVV
     {"rvv", nttgen_sntrup761_rvv_polymul, nttgen_sntrup761_rvv_polymul_small},
 #endif
     {"c", nttgen_sntrup761_c_polymul, nttgen_sntrup761_c_polymul_small},
 };
+static const size_t nttgen_sntrup761_isas =
+    sizeof(nttgen_sntrup761_impls) / sizeof(nttgen_sntrup761_impls[0]);
 
 static const nttgen_sntrup761_impl *nttgen_sntrup761_active;
 
+/* Whether the strings a and b are equal. */
+static int nttgen_sntrup761_same(const char *a, const char *b) {
+    while (*a != '\0' && *a == *b) {
+        a += 1;
+        b += 1;
+    }
+    return *a == *b;
+}
+
+#ifdef NTTGEN_SNTRUP761_CUSTOM_RUNS_HERE
+int NTTGEN_SNTRUP761_CUSTOM_RUNS_HERE(const char *isa);
+#endif
+
 /* Whether this CPU has the ISA's instructions and the OS saves its registers. */
 static int nttgen_sntrup761_runs_here(const char *name) {
+#ifdef NTTGEN_SNTRUP761_CUSTOM_RUNS_HERE
+    if (nttgen_sntrup761_same(name, "c")) {
+        return 1;
+    }
+    return NTTGEN_SNTRUP761_CUSTOM_RUNS_HERE(name);
+#endif
 #ifdef NTTGEN_SNTRUP761_X86
     unsigned int eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) {
-        return strcmp(name, "c") == 0; /* no OSXSAVE: no xgetbv, no AVX */
+        return nttgen_sntrup761_same(name, "c"); /* no OSXSAVE: no xgetbv, no AVX */
     }
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
     (void)xcr0_hi;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
         ebx = 0;
     }
-    if (strcmp(name, "avx512") == 0) {
+    if (nttgen_sntrup761_same(name, "avx512")) {
         return (ebx & 0x40010000u) == 0x40010000u && (xcr0_lo & 0xe6u) == 0xe6u;
     }
-    if (strcmp(name, "avx2") == 0) {
+    if (nttgen_sntrup761_same(name, "avx2")) {
         return (ebx & 0x20u) == 0x20u && (xcr0_lo & 0x6u) == 0x6u;
     }
 #endif
 #ifdef NTTGEN_SNTRUP761_NEON
-    if (strcmp(name, "neon") == 0) {
+    if (nttgen_sntrup761_same(name, "neon")) {
         return 1; /* part of every AArch64 core */
     }
 #endif
 #ifdef NTTGEN_SNTRUP761_RVV
     size_t vlen = __riscv_vsetvlmax_e8m1() * 8; /* VLEN in bits */
-    if (strcmp(name, "rvv") == 0) {
+    if (nttgen_sntrup761_same(name, "rvv")) {
         return vlen >= 128;
     }
     (void)vlen;
 #endif
-    return strcmp(name, "c") == 0;
+    return nttgen_sntrup761_same(name, "c");
 }
 
 /* Whether the automatic choice takes an ISA that runs here (see the header). */
@@ -119,6 +162,7 @@ static int nttgen_sntrup761_suits(const char *name) {
     return 1;
 }
 
+#ifdef NTTGEN_SNTRUP761_TESTING
 /* Whether name is one of the comma-separated names in list. */
 static int nttgen_sntrup761_listed(const char *list, const char *name) {
     size_t len = strlen(name);
@@ -132,32 +176,41 @@ static int nttgen_sntrup761_listed(const char *list, const char *name) {
     }
     return 0;
 }
+#endif
+
+/* The ISA the automatic choice takes (see the header). */
+static const nttgen_sntrup761_impl *nttgen_sntrup761_choose(void) {
+#ifdef NTTGEN_SNTRUP761_TESTING
+    const char *only = getenv("NTTGEN_ISA");
+    if (only != NULL && *only != '\0') {
+        for (size_t i = 0; i < nttgen_sntrup761_isas; ++i) {
+            const char *name = nttgen_sntrup761_impls[i].name;
+            if (nttgen_sntrup761_listed(only, name) && nttgen_sntrup761_runs_here(name)) {
+                return &nttgen_sntrup761_impls[i];
+            }
+        }
+        fprintf(stderr, "%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\n",
+                "nttgen_sntrup761", only);
+        abort();
+    }
+#endif
+    for (size_t i = 0; i < nttgen_sntrup761_isas; ++i) {
+        const char *name = nttgen_sntrup761_impls[i].name;
+        if (nttgen_sntrup761_suits(name) && nttgen_sntrup761_runs_here(name)) {
+            return &nttgen_sntrup761_impls[i];
+        }
+    }
+    return &nttgen_sntrup761_impls[nttgen_sntrup761_isas - 1]; /* the portable C */
+}
 
 /* The active ISA: chosen once, on the first call (see the header). */
 static const nttgen_sntrup761_impl *nttgen_sntrup761_pick(void) {
-    if (nttgen_sntrup761_active == NULL) {
-        const char *only = getenv("NTTGEN_ISA");
-        int any = only == NULL || *only == '\0';
-        for (size_t i = 0; i < NTTGEN_SNTRUP761_ISAS; ++i) {
-            const char *name = nttgen_sntrup761_impls[i].name;
-            int wanted; /* listed by NTTGEN_ISA, or else suited to this CPU */
-            if (any) {
-                wanted = nttgen_sntrup761_suits(name);
-            } else {
-                wanted = nttgen_sntrup761_listed(only, name);
-            }
-            if (wanted && nttgen_sntrup761_runs_here(name)) {
-                nttgen_sntrup761_active = &nttgen_sntrup761_impls[i];
-                break;
-            }
-        }
-        if (nttgen_sntrup761_active == NULL) {
-            fprintf(stderr, "%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\n",
-                    "nttgen_sntrup761", only);
-            abort();
-        }
+    const nttgen_sntrup761_impl *impl = NTTGEN_SNTRUP761_LOAD(&nttgen_sntrup761_active);
+    if (impl == NULL) {
+        impl = nttgen_sntrup761_choose();
+        NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active, impl);
     }
-    return nttgen_sntrup761_active;
+    return impl;
 }
 
 const char *nttgen_sntrup761_isa(void) {
@@ -165,13 +218,18 @@ const char *nttgen_sntrup761_isa(void) {
 }
 
 int nttgen_sntrup761_use_isa(const char *name) {
-    for (size_t i = 0; i < NTTGEN_SNTRUP761_ISAS; ++i) {
-        if (strcmp(nttgen_sntrup761_impls[i].name, name) == 0 && nttgen_sntrup761_runs_here(name)) {
-            nttgen_sntrup761_active = &nttgen_sntrup761_impls[i];
+    for (size_t i = 0; i < nttgen_sntrup761_isas; ++i) {
+        if (nttgen_sntrup761_same(nttgen_sntrup761_impls[i].name, name) &&
+            nttgen_sntrup761_runs_here(name)) {
+            NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active, &nttgen_sntrup761_impls[i]);
             return 0;
         }
     }
     return -1;
+}
+
+void nttgen_sntrup761_init(void) {
+    nttgen_sntrup761_pick();
 }
 
 void nttgen_sntrup761_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {

@@ -5,16 +5,25 @@
  *     --dispatch
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset sntrup761)
- * ISAs: avx512, avx2, neon, rvv, c (best first); the first call picks the best one this CPU and OS
- *         run (CPUID, and XCR0 for the saved register state) and keeps it.
- *         NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a
- *         message if none of them runs here); <prefix>_use_isa forces one.
- * Threads: the first call stores the choice without a lock; call <prefix>_isa() once
- *         before sharing the library between threads.
- * Build:  compile each nttgen_sntrup761_<isa>.c with the flags its .json lists (e.g.
- *         -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON
- *         on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
- *         compile this file with it too), the portable C everywhere.
+ * ISAs: avx512, avx2, neon, rvv, c (best first); the first call (or nttgen_sntrup761_init()) picks
+ *   the best
+ *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
+ *         register state) and keeps it; nttgen_sntrup761_use_isa forces one.
+ * Threads: the choice is published with an atomic release store and read with
+ *         acquire loads (gcc and clang builtins); threads racing on the first call
+ *         compute the same choice, so any of them may store it. With another
+ *         compiler, call nttgen_sntrup761_init() before sharing the library between threads.
+ * Build:  compile each nttgen_sntrup761_<isa>.c with the flags its .json lists (e.g. -mavx2),
+ *         and this file with none; the x86 ISAs are compiled in on x86, NEON on
+ *         AArch64, RVV when compiling for the V extension (-march=rv64gcv: then
+ *         compile this file with it too), the portable C everywhere. To leave an
+ *         ISA's file out, define NTTGEN_SNTRUP761_NO_<ISA> here (e.g.
+ *           -DNTTGEN_SNTRUP761_NO_AVX512).
+ *         This file calls no C library function (it builds freestanding).
+ * Hooks:  define NTTGEN_SNTRUP761_CUSTOM_RUNS_HERE as the name of your int f(const char *isa)
+ *         to decide which ISAs run here instead of CPUID (kernels, enclaves);
+ *         NTTGEN_SNTRUP761_TESTING (tests and benchmarks only) adds the environment variable
+ *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  */
 #ifndef NTTGEN_SNTRUP761_H
 #define NTTGEN_SNTRUP761_H
@@ -39,6 +48,11 @@ const char *nttgen_sntrup761_isa(void);
  * change) if it is not compiled in or this CPU or OS cannot run it.
  */
 int nttgen_sntrup761_use_isa(const char *name);
+
+/*
+ * Picks the ISA now (else the first call does).
+ */
+void nttgen_sntrup761_init(void);
 
 /*
  * r = a*b mod (q, x^761 - x - 1)

@@ -52,8 +52,9 @@ def dispatch_stem(ring: RingSpec, names: Names | None = None) -> str:
     return (names or default_names(ring)).root
 
 
-# printed before aborting when NTTGEN_ISA allows nothing that runs here
-MESSAGE = "%s: NTTGEN_ISA=%s names no ISA compiled in that runs here\n"
+# printed, in builds for tests and benchmarks, before aborting when the environment variable
+# allows nothing that runs here
+MESSAGE = "%s: {env}=%s names no ISA compiled in that runs here\n"
 
 # entry points that only ISAs with a permuted NTT-domain order have
 ORDER_ONLY = ("to_standard", "from_standard")
@@ -77,14 +78,9 @@ def _params(w: CFileWriter, fn: Function) -> tuple[C.Param, ...]:
     return CEmitter(fn, w.isa, w.c_name, w.table_name).params()
 
 
-def _streq(a: C.Expr, b: C.Expr) -> C.Expr:
-    """``strcmp(a, b) == 0``."""
-    return C.Bin("==", C.Call("strcmp", (a, b)), C.Int(0))
-
-
-def _is_isa(w: CFileWriter) -> C.Expr:
-    """``strcmp(name, "<isa>") == 0``: whether the ISA asked about is ``w``'s."""
-    return _streq(NAME, C.Str(w.isa.name))
+def _macro_name(isa: str) -> str:
+    """An ISA's name in macros (``rvv128`` -> ``RVV128``)."""
+    return isa.upper()
 
 
 def _hull(ranges: list[tuple[int, int]]) -> tuple[int, int]:
@@ -154,12 +150,6 @@ class DispatchWriter:
         extension; the VLEN-specialised ones picked only on a core of exactly their VLEN)."""
         return [w for w in self.writers if w.isa.arch == "riscv64"]
 
-    def _groups(self) -> list[tuple[str, list[CFileWriter]]]:
-        """(guard macro, writers) of every architecture's ISAs present, best first."""
-        S = self.stem.upper()
-        groups = [(f"{S}_X86", self.x86), (f"{S}_NEON", self.neon), (f"{S}_RVV", self.rvv)]
-        return [(g, ws) for g, ws in groups if ws]
-
     def _guard(self, w: CFileWriter) -> str | None:
         """The macro under which an ISA is compiled in (None: always, the portable C)."""
         if w.isa.cpuid7_ebx:
@@ -174,6 +164,28 @@ class DispatchWriter:
 
     def _name(self, suffix: str) -> str:
         return f"{self.stem}_{suffix}"
+
+    def _macro(self, suffix: str) -> str:
+        """The front end's macro ``<STEM>_<suffix>``."""
+        return f"{self.stem.upper()}_{suffix}"
+
+    def _have(self, w: CFileWriter) -> str:
+        """The macro defined where ``w``'s ISA is compiled in: its architecture is the
+        target's and the builder did not leave it out (``<STEM>_NO_<ISA>``)."""
+        return self._macro(f"HAVE_{_macro_name(w.isa.name)}")
+
+    def _same(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """Whether two strings are equal, by the front end's own loop (no C library)."""
+        return self._call("same", a, b)
+
+    def _is(self, w: CFileWriter) -> C.Expr:
+        """Whether the ISA asked about (``name``) is ``w``'s."""
+        return self._same(NAME, C.Str(w.isa.name))
+
+    @property
+    def env(self) -> str:
+        """The environment variable of test and benchmark builds (``NTTGEN_ISA``)."""
+        return self.writers[0].names.macro("ISA")
 
     def _sym(self, suffix: str) -> C.Name:
         """The front end's own symbol ``<stem>_<suffix>`` as an expression."""
@@ -193,17 +205,25 @@ class DispatchWriter:
     def _header_lines(self, kind: str) -> list[str]:
         isas = ", ".join(w.isa.name for w in self.writers)
         lines = provenance_lines(f"{self.stem}.{kind}", self.command, self.ring)
+        S, P = self.stem.upper(), self.stem
         lines += [
-            f"ISAs:   {isas} (best first); the first call picks the best one this CPU and OS",
-            "        run (CPUID, and XCR0 for the saved register state) and keeps it.",
-            "        NTTGEN_ISA=name[,name...] restricts the choice (the program aborts with a",
-            "        message if none of them runs here); <prefix>_use_isa forces one.",
-            "Threads: the first call stores the choice without a lock; call <prefix>_isa() once",
-            "        before sharing the library between threads.",
-            f"Build:  compile each {self.stem}_<isa>.c with the flags its .json lists (e.g.",
-            "        -mavx2), and this file with none; the x86 ISAs are compiled in on x86, NEON",
-            "        on AArch64, RVV when compiling for the V extension (-march=rv64gcv: then",
-            "        compile this file with it too), the portable C everywhere.",
+            f"ISAs:   {isas} (best first); the first call (or {P}_init()) picks the best",
+            "        one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved",
+            f"        register state) and keeps it; {P}_use_isa forces one.",
+            "Threads: the choice is published with an atomic release store and read with",
+            "        acquire loads (gcc and clang builtins); threads racing on the first call",
+            "        compute the same choice, so any of them may store it. With another",
+            f"        compiler, call {P}_init() before sharing the library between threads.",
+            f"Build:  compile each {P}_<isa>.c with the flags its .json lists (e.g. -mavx2),",
+            "        and this file with none; the x86 ISAs are compiled in on x86, NEON on",
+            "        AArch64, RVV when compiling for the V extension (-march=rv64gcv: then",
+            "        compile this file with it too), the portable C everywhere. To leave an",
+            f"        ISA's file out, define {S}_NO_<ISA> here (e.g. -D{S}_NO_AVX512).",
+            "        This file calls no C library function (it builds freestanding).",
+            f"Hooks:  define {S}_CUSTOM_RUNS_HERE as the name of your int f(const char *isa)",
+            "        to decide which ISAs run here instead of CPUID (kernels, enclaves);",
+            f"        {S}_TESTING (tests and benchmarks only) adds the environment variable",
+            f"        {self.env}=name[,name...]: the best listed ISA that runs here, else abort.",
         ]
         if self.domain:
             lines += ORDER_LINES
@@ -268,6 +288,14 @@ class DispatchWriter:
                     "change) if it is not compiled in or this CPU or OS cannot run it.",
                 ),
             ),
+            C.Blank(),
+            C.FuncDef(
+                "void",
+                self._name("init"),
+                (),
+                None,
+                doc=("Picks the ISA now (else the first call does).",),
+            ),
         ]
         for entry in self.entries:
             u.items += [
@@ -288,11 +316,12 @@ class DispatchWriter:
         u = C.Unit()
         u.items += opening_comment(self._header_lines("c"))
         u.items += self._includes()
-        u.items += [C.Blank(), *self._table()]
+        u.items += [C.Blank(), *self._atomics(), C.Blank(), *self._table()]
         u.items += [C.Blank(), C.Global(f"const {self._name('impl')}", f"*{self._name('active')}")]
-        for fn in (self._runs_here(), self._suits(), self._listed(), self._pick()):
+        for fn in (self._same_def(), self._runs_here(), self._suits(), self._listed()):
             u.items += [C.Blank(), *fn]
-        u.items += [C.Blank(), self._isa(), C.Blank(), self._use_isa()]
+        u.items += [C.Blank(), *self._choose(), C.Blank(), *self._pick()]
+        u.items += [C.Blank(), self._isa(), C.Blank(), self._use_isa(), C.Blank(), self._init()]
         for entry in self.entries:
             u.items += [C.Blank(), self._wrapper(entry)]
         return u.render()
@@ -304,9 +333,12 @@ class DispatchWriter:
         items: list[C.Top] = [
             C.Directive(f'#include "{self.stem}.h"'),
             C.Blank(),
+            C.Directive("#include <stddef.h>"),
+            C.Directive(f"#ifdef {S}_TESTING"),
             C.Directive("#include <stdio.h>"),
             C.Directive("#include <stdlib.h>"),
             C.Directive("#include <string.h>"),
+            C.Directive("#endif"),
             C.Blank(),
             C.Directive(f'#include "{self.portable.stem}.h"'),
         ]
@@ -333,50 +365,67 @@ class DispatchWriter:
                     C.Directive(f"#if {cond}"),
                     C.Directive(f"#define {macro} 1"),
                     *(C.Directive(f"#include <{h}>") for h in system),
-                    *(C.Directive(f'#include "{w.stem}.h"') for w in ws),
                     C.Directive("#endif"),
                 ]
+                for w in ws:
+                    no = self._macro(f"NO_{_macro_name(w.isa.name)}")
+                    items += [
+                        C.Directive(f"#if defined({macro}) && !defined({no})"),
+                        C.Directive(f"#define {self._have(w)} 1"),
+                        C.Directive(f'#include "{w.stem}.h"'),
+                        C.Directive("#endif"),
+                    ]
         return items
+
+    def _atomics(self) -> list[C.Top]:
+        """``<STEM>_LOAD(p)``/``<STEM>_STORE(p, v)``: an acquire load and a release store of
+        the active ISA (gcc's and clang's builtins, freestanding), plain accesses elsewhere."""
+        load, store = self._macro("LOAD"), self._macro("STORE")
+        return [
+            C.ShortComment("The active ISA is published once, race-free (see the header)."),
+            C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+            C.Directive(f"#define {load}(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)"),
+            C.Directive(f"#define {store}(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)"),
+            C.Directive("#else"),
+            C.Directive(f"#define {load}(p) (*(p))"),
+            C.Directive(f"#define {store}(p, v) (*(p) = (v))"),
+            C.Directive("#endif"),
+        ]
 
     def _table(self) -> list[C.Top]:
         """The struct of one ISA's entry points, how many ISAs are compiled in, and the array
         of them, best first (NULL where an ISA has no order conversion)."""
-        S = self.stem.upper()
         fields: list[C.Param | C.FuncPtr] = [C.Param("const char", "*name")]
         fields += [C.FuncPtr("void", e, self._entry_params(e)) for e in self.entries]
         items: list[C.Top] = [
             C.ShortComment("One ISA's entry points."),
             C.TypedefStruct(self._name("impl"), tuple(fields)),
-            C.Blank(),
-            C.ShortComment("How many ISAs are compiled in."),
         ]
-        groups = self._groups()
-        always = len(self.writers) - sum(len(ws) for _, ws in groups)
-        for i, (guard, ws) in enumerate(groups):
-            items += [
-                C.Directive(f"#{'el' if i else ''}if defined({guard})"),
-                C.Directive(f"#define {S}_ISAS {always + len(ws)}"),
-            ]
-        if groups:
-            items.append(C.Directive("#else"))
-        items.append(C.Directive(f"#define {S}_ISAS {always}"))
-        if groups:
-            items.append(C.Directive("#endif"))
         rows = tuple(
             C.InitRow(
                 (
                     C.Str(w.isa.name),
                     *(C.Name(f"{w.stem}_{e}") if e in w.functions else NULL for e in self.entries),
                 ),
-                self._guard(w),
+                None if self._guard(w) is None else self._have(w),
             )
             for w in self.writers
         )
+        impls = self._name("impls")
         return [
             *items,
             C.Blank(),
-            C.ShortComment("Every ISA compiled in, best first."),
-            C.InitArray(self._name("impl"), self._name("impls"), rows),
+            C.ShortComment("Every ISA compiled in, best first (the portable C last)."),
+            C.InitArray(self._name("impl"), impls, rows),
+            C.Global(
+                "const size_t",
+                self._name("isas"),
+                init=C.Bin(
+                    "/",
+                    C.Call("sizeof", (C.Name(impls),)),
+                    C.Call("sizeof", (C.Index(C.Name(impls), C.Int(0)),)),
+                ),
+            ),
         ]
 
     def _runs_here(self) -> list[C.Top]:
@@ -400,7 +449,7 @@ class DispatchWriter:
                     ),
                     (
                         C.Commented(
-                            C.Return(_streq(NAME, C.Str("c"))), "no OSXSAVE: no xgetbv, no AVX"
+                            C.Return(self._same(NAME, C.Str("c"))), "no OSXSAVE: no xgetbv, no AVX"
                         ),
                     ),
                 ),
@@ -421,15 +470,17 @@ class DispatchWriter:
                         C.Bin("==", C.Bin("&", lo, has_xcr0), has_xcr0),
                     ),
                 )
-                x86.append(C.If(_is_isa(w), (C.Return(both),)))
+                x86.append(C.If(self._is(w), (C.Return(both),)))
             body.append(C.IfDef(f"{S}_X86", tuple(x86)))
         if self.neon:
             always = C.Commented(C.Return(C.Int(1)), "part of every AArch64 core")
-            body.append(C.IfDef(f"{S}_NEON", tuple(C.If(_is_isa(w), (always,)) for w in self.neon)))
+            body.append(
+                C.IfDef(f"{S}_NEON", tuple(C.If(self._is(w), (always,)) for w in self.neon))
+            )
         if self.rvv:
             vlen = C.Name("vlen")
             need = [
-                C.If(_is_isa(w), (C.Return(C.Bin(">=", vlen, C.Int(w.isa.min_vlen))),))
+                C.If(self._is(w), (C.Return(C.Bin(">=", vlen, C.Int(w.isa.min_vlen))),))
                 for w in self.rvv
             ]
             rvv = (
@@ -438,8 +489,15 @@ class DispatchWriter:
                 C.ExprStmt(C.Cast("void", vlen)),
             )
             body.append(C.IfDef(f"{S}_RVV", rvv))
-        body.append(C.Return(_streq(NAME, C.Str("c"))))
+        body.append(C.Return(self._same(NAME, C.Str("c"))))
+        hook = self._macro("CUSTOM_RUNS_HERE")
+        portable = C.If(self._same(NAME, C.Str("c")), (C.Return(C.Int(1)),))
+        body.insert(0, C.IfDef(hook, (portable, C.Return(C.Call(hook, (NAME,))))))
         return [
+            C.Directive(f"#ifdef {hook}"),
+            C.Directive(f"int {hook}(const char *isa);"),
+            C.Directive("#endif"),
+            C.Blank(),
             C.ShortComment(
                 "Whether this CPU has the ISA's instructions and the OS saves its registers."
             ),
@@ -466,7 +524,7 @@ class DispatchWriter:
         if fixed:
             vlen = C.Name("vlen")
             exact = [
-                C.If(_is_isa(w), (C.Return(C.Bin("==", vlen, C.Int(bits))),)) for w, bits in fixed
+                C.If(self._is(w), (C.Return(C.Bin("==", vlen, C.Int(bits))),)) for w, bits in fixed
             ]
             rvv = (self._vlen(), *exact, C.ExprStmt(C.Cast("void", vlen)))
             body.append(C.IfDef(f"{self.stem.upper()}_RVV", rvv))
@@ -510,6 +568,7 @@ class DispatchWriter:
             C.Return(C.Int(0)),
         )
         return [
+            C.Directive(f"#ifdef {self._macro('TESTING')}"),
             C.ShortComment("Whether name is one of the comma-separated names in list."),
             C.FuncDef(
                 "int",
@@ -518,48 +577,99 @@ class DispatchWriter:
                 body,
                 storage="static",
             ),
+            C.Directive("#endif"),
+        ]
+
+    def _same_def(self) -> list[C.Top]:
+        """``<prefix>_same(a, b)``: whether two strings are equal (the C library's strcmp is
+        not available freestanding)."""
+        a, b = C.Name("a"), C.Name("b")
+        step = C.Logic(
+            "&&", (C.Bin("!=", C.Unary("*", a), C.Char("\0")), C.Bin("==", C.Unary("*", a),
+                                                                    C.Unary("*", b)))
+        )  # fmt: skip
+        body = (
+            C.While(step, (C.OpAssign("+", a, C.Int(1)), C.OpAssign("+", b, C.Int(1)))),
+            C.Return(C.Bin("==", C.Unary("*", a), C.Unary("*", b))),
+        )
+        return [
+            C.ShortComment("Whether the strings a and b are equal."),
+            C.FuncDef(
+                "int",
+                self._name("same"),
+                (C.Param("const char", "*a"), C.Param("const char", "*b")),
+                body,
+                storage="static",
+            ),
+        ]
+
+    def _choose(self) -> list[C.Top]:
+        """``<prefix>_choose()``: the best ISA compiled in that suits and runs here (the
+        portable C, last, always runs); in test builds the environment variable's best
+        listed one that runs here, or abort with a message."""
+        only = C.Name("only")
+        nth = C.Index(self._sym("impls"), C.Name("i"))
+        count = self._sym("isas")
+
+        def first(wanted: C.Expr) -> C.For:
+            return C.For(
+                "i",
+                C.Bin("<", C.Name("i"), count),
+                (
+                    C.Decl("const char", "*name", C.Member(nth, "name")),
+                    C.If(
+                        C.Logic("&&", (wanted, self._call("runs_here", NAME))),
+                        (C.Return(C.Unary("&", nth)),),
+                    ),
+                ),
+            )
+
+        testing = (
+            C.Decl("const char", "*only", C.Call("getenv", (C.Str(self.env),))),
+            C.If(
+                C.Logic("&&", (C.Bin("!=", only, NULL), C.Bin("!=", C.Unary("*", only),
+                                                              C.Char("\0")))),
+                (
+                    first(self._call("listed", only, NAME)),
+                    C.CallStmt(C.Call("fprintf", (C.Name("stderr"),
+                                                  C.Str(MESSAGE.format(env=self.env)),
+                                                  C.Str(self.stem), only))),
+                    C.CallStmt(C.Call("abort", ())),
+                ),
+            ),
+        )  # fmt: skip
+        body = (
+            C.IfDef(self._macro("TESTING"), testing),
+            first(self._call("suits", NAME)),
+            C.Commented(
+                C.Return(C.Unary("&", C.Index(self._sym("impls"), C.Bin("-", count, C.Int(1))))),
+                "the portable C",
+            ),
+        )
+        return [
+            C.ShortComment("The ISA the automatic choice takes (see the header)."),
+            C.FuncDef(
+                f"const {self._name('impl')}",
+                f"*{self._name('choose')}",
+                (),
+                body,
+                storage="static",
+            ),
         ]
 
     def _pick(self) -> list[C.Top]:
-        """``<prefix>_pick()``: the active ISA, chosen on the first call (NTTGEN_ISA's best
-        listed ISA that runs here, else the best suited one that runs here)."""
-        active, only, wanted = self._sym("active"), C.Name("only"), C.Name("wanted")
-        nth = C.Index(self._sym("impls"), C.Name("i"))
-        unset = C.Bin("==", active, NULL)
-        choose = C.For(
-            "i",
-            C.Bin("<", C.Name("i"), C.Name(f"{self.stem.upper()}_ISAS")),
-            (
-                C.Decl("const char", "*name", C.Member(nth, "name")),
-                C.Commented(
-                    C.Decl("int", "wanted"), "listed by NTTGEN_ISA, or else suited to this CPU"
-                ),
-                C.If(
-                    C.Name("any"),
-                    (C.Assign(wanted, self._call("suits", NAME)),),
-                    (C.Assign(wanted, self._call("listed", only, NAME)),),
-                ),
-                C.If(
-                    C.Logic("&&", (wanted, self._call("runs_here", NAME))),
-                    (C.Assign(active, C.Unary("&", nth)), C.Break()),
-                ),
+        """``<prefix>_pick()``: the active ISA, chosen on the first call and published with
+        a release store (threads that race compute the same choice)."""
+        impl = C.Name("impl")
+        load = C.Call(self._macro("LOAD"), (C.Unary("&", self._sym("active")),))
+        store = C.Call(self._macro("STORE"), (C.Unary("&", self._sym("active")), impl))
+        body = (
+            C.Decl(f"const {self._name('impl')}", "*impl", load),
+            C.If(
+                C.Bin("==", impl, NULL),
+                (C.Assign(impl, self._call("choose")), C.CallStmt(store)),
             ),
-        )
-        refuse = C.If(
-            unset,
-            (
-                C.CallStmt(
-                    C.Call("fprintf", (C.Name("stderr"), C.Str(MESSAGE), C.Str(self.stem), only))
-                ),
-                C.CallStmt(C.Call("abort", ())),
-            ),
-        )
-        empty = C.Bin("==", C.Unary("*", only), C.Char("\0"))
-        first = (
-            C.Decl("const char", "*only", C.Call("getenv", (C.Str("NTTGEN_ISA"),))),
-            C.Decl("int", "any", C.Logic("||", (C.Bin("==", only, NULL), empty))),
-            choose,
-            refuse,
+            C.Return(impl),
         )
         return [
             C.ShortComment("The active ISA: chosen once, on the first call (see the header)."),
@@ -567,10 +677,14 @@ class DispatchWriter:
                 f"const {self._name('impl')}",
                 f"*{self._name('pick')}",
                 (),
-                (C.If(unset, first), C.Return(active)),
+                body,
                 storage="static",
             ),
         ]
+
+    def _init(self) -> C.FuncDef:
+        """``<prefix>_init()``: picks the active ISA now."""
+        return C.FuncDef("void", self._name("init"), (), (C.CallStmt(self._call("pick")),))
 
     def _isa(self) -> C.FuncDef:
         """``<prefix>_isa()``: the name of the active ISA."""
@@ -581,11 +695,26 @@ class DispatchWriter:
         """``<prefix>_use_isa(name)``: forces an ISA compiled in that runs here (0), else
         changes nothing (-1)."""
         nth = C.Index(self._sym("impls"), C.Name("i"))
-        found = C.Logic("&&", (_streq(C.Member(nth, "name"), NAME), self._call("runs_here", NAME)))
+        found = C.Logic(
+            "&&", (self._same(C.Member(nth, "name"), NAME), self._call("runs_here", NAME))
+        )
         loop = C.For(
             "i",
-            C.Bin("<", C.Name("i"), C.Name(f"{self.stem.upper()}_ISAS")),
-            (C.If(found, (C.Assign(self._sym("active"), C.Unary("&", nth)), C.Return(C.Int(0)))),),
+            C.Bin("<", C.Name("i"), self._sym("isas")),
+            (
+                C.If(
+                    found,
+                    (
+                        C.CallStmt(
+                            C.Call(
+                                self._macro("STORE"),
+                                (C.Unary("&", self._sym("active")), C.Unary("&", nth)),
+                            )
+                        ),
+                        C.Return(C.Int(0)),
+                    ),
+                ),
+            ),
         )
         return C.FuncDef(
             "int",
@@ -632,7 +761,7 @@ class DispatchWriter:
                 {"name": w.isa.name, "stem": w.stem, "cflags": list(w.isa.cflags)}
                 for w in self.writers
             ],
-            "functions": [self._name(n) for n in ("isa", "use_isa", *self.entries)],
+            "functions": [self._name(n) for n in ("isa", "use_isa", "init", *self.entries)],
         }
         text = json.dumps(manifest, indent=2) + "\n"
         return GeneratedFiles(self.stem, self.header(), self.source(), text, self.command)

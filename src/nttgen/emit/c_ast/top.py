@@ -454,7 +454,11 @@ def _typedef_struct(t: TypedefStruct) -> list[str]:
 def _global(g: Global) -> list[str]:
     storage = f"{g.storage} " if g.storage else ""
     init = "" if g.init is None else f" = {format_expr(g.init)}"
-    return [f"{storage}{g.ctype} {g.name}{init};"]
+    line = f"{storage}{g.ctype} {g.name}{init};"
+    if len(line) <= COLUMNS or g.init is None:
+        return [line]
+    # as clang-format breaks a long initialised declaration: after the =, indented once
+    return [f"{storage}{g.ctype} {g.name} =", f"{INDENT}{format_expr(g.init)};"]
 
 
 def _init_array(a: InitArray) -> list[str]:
