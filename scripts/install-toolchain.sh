@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install, with apt-get, the tools nttgen's tests use when they are missing: gcc, clang-19 (with
-# lld-19), clang-format-19, valgrind (with its headers), the AArch64 and RISC-V 64 cross
+# lld-19), clang-format-19, make, cmake and pkg-config (the generated build files), valgrind
+# (with its headers), the AArch64 and RISC-V 64 cross
 # compilers with their C libraries, and QEMU's user-mode emulators (NEON and RVV kernels run
 # under qemu-aarch64 / qemu-riscv64). Without root (and no sudo) it only warns:
 # the tests that need a missing tool then skip and print why (under CI=true they fail instead).
@@ -15,6 +16,9 @@ command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
 { command -v qemu-aarch64 >/dev/null 2>&1 && command -v qemu-riscv64 >/dev/null 2>&1; } || need+=(qemu-user)
 command -v ld.lld-19 >/dev/null 2>&1 || need+=(lld-19)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 
 if [ ${#need[@]} -eq 0 ]; then
     exit 0

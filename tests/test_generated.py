@@ -11,7 +11,8 @@ import pytest
 from conftest import STRICT, require_tool
 from nttgen import load
 from nttgen.aliases import SCHEME_ALIASES, aliases_of, resolve_alias
-from nttgen.emit.alias import exported_names
+from nttgen.emit.alias import AliasHeader, exported_names
+from nttgen.emit.files import GeneratedFiles
 from nttgen.ntru_rings import NTRU_PRESETS, get_ntru_ring, is_ntru_name
 from nttgen.outputs import preset_files, preset_names
 from nttgen.rings import PRESETS, get_ring
@@ -59,8 +60,8 @@ def test_aliases_name_their_targets_ring() -> None:
 def test_alias_headers_name_every_export(name: str) -> None:
     """Each alias header includes its target's header and defines every name it exports."""
     files = preset_files(name)
-    targets = {f.stem: f for f in files if hasattr(f, "stem")}
-    aliases = [f for f in files if not hasattr(f, "stem")]
+    targets = {f.stem: f for f in files if isinstance(f, GeneratedFiles)}
+    aliases = [f for f in files if isinstance(f, AliasHeader)]
     assert len(aliases) == len(targets) * len(aliases_of(name))
     for alias in aliases_of(name):
         for stem, target in targets.items():

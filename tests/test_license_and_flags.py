@@ -48,7 +48,9 @@ def test_the_sdist_and_the_wheel_carry_the_license(tmp_path: Path) -> None:
 
 
 def _assert_licensed(path: Path, text: str) -> None:
-    if path.suffix == ".json":
+    if path.name in ("CMakeLists.txt", "Makefile"):
+        assert text.splitlines()[0] == f"# {SPDX}", path
+    elif path.suffix == ".json":
         assert next(iter(json.loads(text))) == "SPDX-License-Identifier", path
         assert json.loads(text)["SPDX-License-Identifier"] == LICENSE_ID
     else:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .aliases import SchemeAlias, aliases_of
 from .emit.alias import AliasHeader, alias_header
+from .emit.build_files import BuildFiles, build_files
 from .emit.dispatch import DispatchWriter
 from .emit.files import GeneratedFiles
 from .emit.isa import ISAS
@@ -18,7 +19,7 @@ from .families import all_presets, family_of, usable_isas
 from .fsio import ensure_directory, write_text
 from .ring_family import RingSpec
 
-FileSet = GeneratedFiles | AliasHeader
+FileSet = GeneratedFiles | AliasHeader | BuildFiles
 
 
 def ring_files(
@@ -75,17 +76,20 @@ def ring_output(
 ) -> list[FileSet]:
     """What ``nttgen generate`` writes for one ring: the files of ``isas`` through each of
     ``variants``, with ``dispatch`` the front end over the ISAs that run the ring (portable C
-    added), in the namespace ``names`` (default: nttgen's), then the alias headers of
-    ``aliases`` (none in a namespace of the caller's: the names are theirs). Raises
-    :class:`InputError` for a front end over another variant than the default (its names would
-    clash with the default's)."""
+    added) and the build files (:mod:`nttgen.emit.build_files`), in the namespace ``names``
+    (default: nttgen's), then the alias headers of ``aliases`` (none in a namespace of the
+    caller's: the names are theirs). Raises :class:`InputError` for a front end over another
+    variant than the default (its names would clash with the default's)."""
     if dispatch and any(v is not None for v in variants):
         raise InputError("--dispatch builds the front end over the default pipeline alone")
     chosen = dispatch_isas(ring, isas) if dispatch else list(isas)
     texts = ring_files(ring, chosen, variants, names)
+    build: list[FileSet] = []
     if dispatch:
-        texts.append(generate_dispatch(ring, chosen, names))
-    return with_aliases(ring, texts, () if names else aliases)
+        front = generate_dispatch(ring, chosen, names)
+        texts.append(front)
+        build.append(build_files(front))
+    return [*with_aliases(ring, texts, () if names else aliases), *build]
 
 
 def preset_names() -> list[str]:
