@@ -52,7 +52,11 @@ def _generate(prefix: str, ring: list[str], out: Path) -> list[Path]:
 def test_every_name_is_in_the_namespace(ring: list[str], tmp_path: Path) -> None:
     """File names, #defines (include guards too), function names in the manifests, the
     command in each header: nothing keeps nttgen's names."""
-    files = _generate("pq_lib", ring, tmp_path)
+    everything = _generate("pq_lib", ring, tmp_path)
+    build = {p.name: p.read_text() for p in everything if p.suffix not in (".c", ".h", ".json")}
+    assert set(build) == {"CMakeLists.txt", "Makefile"}
+    assert "project(pq_lib " in build["CMakeLists.txt"] and "libpq_lib.a" in build["Makefile"]
+    files = [p for p in everything if p.name not in build]
     assert {p.name.split(".")[0] for p in files} == {"pq_lib", "pq_lib_c", "pq_lib_avx2",
                                                      "pq_lib_avx512"}  # fmt: skip
     for path in files:
