@@ -1,12 +1,17 @@
 """The dispatching front end of a ring's library: ISA-neutral entry points over the ISA files.
 
 ``nttgen_<ring>.h/.c`` declare the same functions as every ``nttgen_<ring>_<isa>`` file, without
-the ISA in their names. On the first call the front end picks the best ISA compiled in that the
-CPU runs (AVX-512 > AVX2 > portable C): CPUID says what the CPU has, XCR0 (read with ``xgetbv``)
-whether the OS saves the registers those instructions use. It keeps that choice, so data left in
-an ISA's native NTT order is always read back by the same ISA. The environment variable
-``NTTGEN_ISA`` (a comma-separated list of ISA names, as for the Python API) restricts the choice,
-and ``nttgen_<ring>_use_isa`` forces one: both exist for testing and benchmarking.
+the ISA in their names. On the first call (or ``<prefix>_init``) the front end picks the best ISA
+compiled in that the CPU runs (AVX-512 > AVX2 > portable C): CPUID says what the CPU has, XCR0
+(read with ``xgetbv``) whether the OS saves the registers those instructions use; a builder's
+function named by ``<STEM>_CUSTOM_RUNS_HERE`` may answer instead. It keeps that choice, so data
+left in an ISA's native NTT order is always read back by the same ISA, and publishes it with an
+atomic release store (threads racing on the first call compute the same choice).
+``<prefix>_use_isa`` forces one. The file calls no C library function; only a build that
+defines ``<STEM>_TESTING`` reads the environment variable ``NTTGEN_ISA`` (a comma-separated
+list of ISA names, as for the Python API), for tests and benchmarks. Each ISA is compiled in
+under ``<STEM>_HAVE_<ISA>``, unless the builder defines ``<STEM>_NO_<ISA>`` to leave its file
+out.
 
 The x86 backends are compiled in only on x86 targets (``__x86_64__``/``__i386__``) with a
 GNU-compatible compiler (for ``cpuid.h``), NEON only on AArch64 (``__aarch64__``, where it needs
