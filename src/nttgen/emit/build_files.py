@@ -27,9 +27,6 @@ MAKE_ARCH = {
     "aarch64": "aarch64-% arm64-%",
     "riscv64": "riscv64-%",
 }
-# the macro a compiler defines when an ISA's instructions are enabled (the same the ISA
-# file's own check tests), for ISAs with no flags of their own
-NO_FLAG_CHECK = {"aarch64": "__ARM_NEON"}
 
 
 @dataclass(frozen=True)
@@ -49,7 +46,7 @@ class _Isa:
     stem: str
     cflags: tuple[str, ...]
     arch: str | None
-    macro: str  # defined by the compiler when the ISA is enabled
+    macro: str  # defined by the compiler when the ISA is enabled (the ISA file's own check)
 
 
 def _isas(front: GeneratedFiles) -> list[_Isa]:
@@ -136,8 +133,7 @@ def cmake_lists(front: GeneratedFiles) -> str:
             ]
         else:
             for i in mine:
-                macro = i.macro or NO_FLAG_CHECK.get(arch, "")
-                args = " ".join([i.name, macro, f"{i.stem}.c", *i.cflags])
+                args = " ".join([i.name, i.macro, f"{i.stem}.c", *i.cflags])
                 lines.append(f"  {stem}_isa({args})")
         lines.append("endif()")
     lines += [
