@@ -16,13 +16,16 @@ from conftest import (
     STRICT,
     compiled_object,
     compilers_for,
+    require_isa,
     require_tool,
     ring_id,
     ring_isa_cases,
 )
 from nttgen.emit import c_ast as C
 from nttgen.emit.isa import isa_class
+from nttgen.emit.ntru_files import generate_ntru
 from nttgen.generate import canonical_command, generate
+from nttgen.ntru_rings import NTRU_PRESETS
 from nttgen.rings import PRESETS
 from nttgen.version import __version__
 
@@ -71,8 +74,11 @@ def test_generation_is_deterministic(ring, isa: str) -> None:  # type: ignore[no
     from nttgen.programs.kernels import build_kernels
 
     first = generate(ring, isa)
-    # a completely fresh build (no caches) gives the same bytes
-    ks = build_kernels(ring, default_config(ring, isa))
+    # a completely fresh build (no caches) gives the same bytes: the portable C's set, which
+    # publishes the ring's contract, then the ISA's set meeting it
+    ks = build_kernels(ring, default_config(ring, "c"), reference=True)
+    if isa != "c":
+        ks = build_kernels(ring, default_config(ring, isa), ks.published)
     again = FileWriter(ks, isa_class(isa), canonical_command(ring, isa)).files()
     assert first.items() == again.items()
 
@@ -223,6 +229,50 @@ def test_debug_build_asserts_contracts(ring, tmp_path: Path) -> None:  # type: i
         [cc, *STRICT, "-DNTTGEN_DEBUG", "-O1", str(tmp_path / "d.c"), str(src), "-o", str(exe)],
         check=True,
     )
+    assert subprocess.run([str(exe)]).returncode == 0
+    bad = subprocess.run([str(exe), "bad"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "assert_range" in bad.stderr
+
+
+NTRU_DEBUG_DRIVER = r"""
+#include <stdint.h>
+#include "%(stem)s.h"
+int main(int argc, char **argv) {
+    static int16_t a[%(p)d], b[%(p)d], r[%(p)d];
+    (void)argv;
+    for (int i = 0; i < %(p)d; ++i) {
+        a[i] = (int16_t)(i %% 2 ? %(top)d : -%(top)d); /* the ends of the input range */
+        b[i] = (int16_t)(i %% 3 - 1);
+    }
+    if (argc > 1) {
+        b[3] = 2; /* outside polymul_small's input contract */
+    }
+    %(stem)s_polymul(r, a, a);
+    %(stem)s_polymul_small(r, a, b);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("isa", ["c", "avx2"])
+def test_ntru_prime_debug_build_asserts_contracts(isa: str, tmp_path: Path) -> None:
+    """NTRU Prime's files build with -DNTTGEN_DEBUG too, and assert their contracts."""
+    require_isa(isa)
+    cc = require_tool("gcc")
+    ring = NTRU_PRESETS["sntrup761"]
+    files = generate_ntru(ring, isa)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    top = (ring.q - 1) // 2
+    driver = NTRU_DEBUG_DRIVER % {"stem": files.stem, "p": ring.p, "top": top}
+    (tmp_path / "d.c").write_text(driver)
+    exe = tmp_path / "d"
+    flags = isa_class(isa).cflags
+    subprocess.run(
+        [cc, *STRICT, *flags, "-DNTTGEN_DEBUG", "-O1", str(tmp_path / "d.c"),
+         str(tmp_path / f"{files.stem}.c"), "-o", str(exe)],
+        check=True,
+    )  # fmt: skip
     assert subprocess.run([str(exe)]).returncode == 0
     bad = subprocess.run([str(exe), "bad"], capture_output=True, text=True)
     assert bad.returncode != 0 and "assert_range" in bad.stderr

@@ -154,8 +154,15 @@ def _stored(what: str, ring: Ring, isa: str, make: Callable[[], T], *more: objec
 
 @lru_cache(maxsize=GENERATION_CACHE)
 def kernel_set(ring: Ring, isa: str) -> KernelSet:
-    """The (cached) kernel set of a ring built with an ISA's default configuration."""
-    return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, default_config(ring, isa)))
+    """The (cached) kernel set of a ring built with an ISA's default configuration. The
+    portable C's publishes the ring's contract and every other ISA's meets it
+    (:class:`~nttgen.programs.kernels.RingContract`), so that every ISA of the ring accepts
+    and leaves the same ranges."""
+    config = default_config(ring, isa)
+    if isa == "c":
+        return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, config, reference=True))
+    contract = kernel_set(ring, "c").published
+    return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, config, contract))
 
 
 def file_writer(ring: Ring, isa: str, names: Names | None = None) -> FileWriter:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..dsl.ir import Buffer, Function, ScalarParam, Table
 from ..interp.cost import count_ops
 from ..plan.constants import Arith
-from ..programs.kernels import OP_INFO, KernelSet
+from ..programs.entry_points import OP_INFO
+from ..programs.kernels import KernelSet
 from ..ring_family import RingSpec
 from ..version import __version__
 from . import c_ast as C
@@ -267,8 +268,49 @@ class CFileWriter:
         return 8
 
     def _prelude(self) -> list[C.Top]:
-        """What the .c holds between its macros and its helpers (nothing by default)."""
-        return []
+        """What the .c holds between its macros and its helpers: the range assertion of
+        debug builds."""
+        return [C.Blank(), *self._debug_helper()]
+
+    def _debug_helper(self) -> list[C.Top]:
+        """The range assertion debug builds call at every entry and exit (not constant time:
+        it exists to catch contract violations while developing)."""
+        elem = self.lane_c_type
+        debug = self.isa.ctx.macro(DEBUG_MACRO)
+        p, i = C.Name("p"), C.Name("i")
+        body = (
+            C.For(
+                "i",
+                C.Bin("<", i, C.Name("len")),
+                (
+                    C.ExprStmt(C.Call("assert", (C.Bin(">=", C.Index(p, i), C.Name("lo")),))),
+                    C.ExprStmt(C.Call("assert", (C.Bin("<=", C.Index(p, i), C.Name("hi")),))),
+                ),
+            ),
+        )
+        fn = C.FuncDef(
+            "void",
+            self.isa.helper("assert_range"),
+            (
+                C.Param(f"const {elem}", "*p"),
+                C.Param("size_t", "len"),
+                C.Param("int64_t", "lo"),
+                C.Param("int64_t", "hi"),
+            ),
+            body,
+            storage="static",
+            doc=(
+                f"{debug} builds only: asserts that p[0..len) lies in [lo, hi], the",
+                "contract the interval analysis proved. Not constant time; never in release.",
+            ),
+        )
+        return [
+            C.Directive(f"#ifdef {debug}"),
+            C.Directive("#include <assert.h>"),
+            C.Blank(),
+            fn,
+            C.Directive("#endif"),
+        ]
 
     # ----------------------------------------------------------------- documentation
     def _opening(self, kind: str) -> tuple[str, ...]:
@@ -515,9 +557,6 @@ class FileWriter(CFileWriter):
     def _table_per_line(self) -> int:
         return max(self.ks.config.lanes, 8 if self.ks.ring.lane.bits == 16 else 6)
 
-    def _prelude(self) -> list[C.Top]:
-        return [C.Blank(), *self._debug_helper()]
-
     # ----------------------------------------------------------------- documentation
     def _header_lines(self, kind: str) -> list[str]:
         ks, ring, ar = self.ks, self.ks.ring, self.ks.arith
@@ -545,46 +584,6 @@ class FileWriter(CFileWriter):
             '        the stated input range. "times beta^-1": the Montgomery factor.',
         ]
         return lines
-
-    def _debug_helper(self) -> list[C.Top]:
-        """The range assertion debug builds call at every entry and exit (not constant time:
-        it exists to catch contract violations while developing)."""
-        elem = self.ks.ring.lane.c_type
-        debug = self.isa.ctx.macro(DEBUG_MACRO)
-        p, i = C.Name("p"), C.Name("i")
-        body = (
-            C.For(
-                "i",
-                C.Bin("<", i, C.Name("len")),
-                (
-                    C.ExprStmt(C.Call("assert", (C.Bin(">=", C.Index(p, i), C.Name("lo")),))),
-                    C.ExprStmt(C.Call("assert", (C.Bin("<=", C.Index(p, i), C.Name("hi")),))),
-                ),
-            ),
-        )
-        fn = C.FuncDef(
-            "void",
-            self.isa.helper("assert_range"),
-            (
-                C.Param(f"const {elem}", "*p"),
-                C.Param("size_t", "len"),
-                C.Param("int64_t", "lo"),
-                C.Param("int64_t", "hi"),
-            ),
-            body,
-            storage="static",
-            doc=(
-                f"{debug} builds only: asserts that p[0..len) lies in [lo, hi], the",
-                "contract the interval analysis proved. Not constant time; never in release.",
-            ),
-        )
-        return [
-            C.Directive(f"#ifdef {debug}"),
-            C.Directive("#include <assert.h>"),
-            C.Blank(),
-            fn,
-            C.Directive("#endif"),
-        ]
 
     def _manifest_sections(self) -> tuple[dict[str, object], dict[str, object]]:
         """The ISA's native NTT-domain order, after ``arith``."""

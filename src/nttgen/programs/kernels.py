@@ -21,14 +21,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..dsl.builder import Builder
-from ..dsl.ir import Function
+from ..dsl.ir import Function, Value
 from ..dsl.schedule import Schedule, schedule
 from ..errors import BoundsError
+from ..flows import intt_bound, ntt_bound, tomont_bound
 from ..interp.cost import count_ops, estimated_cycles, total_ops
 from ..plan.constants import Arith, ConstMul
 from ..plan.layout import MemOrder, MoveCosts, PassPlan, plan_forward
 from ..plan.ntt import Network, NttAlgebra
 from ..rings import Ring
+from .entry_points import OP_INFO
 from .fused import pair_slot, program_mul_core, whole_pass
 from .lazy import Reducer
 from .ntt import Transform, build_permutation, build_transform
@@ -39,6 +41,9 @@ from .pointwise import (
     program_scale,
     reduce_to_standard,
 )
+
+# Bisection steps of the search for the widest NTT-domain range the products accept at no cost
+DOMAIN_SEARCH_STEPS = 16
 
 # Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
 INTT_THRESHOLDS: tuple[int | None, ...] = (None, 2, 4)
@@ -82,85 +87,6 @@ def intt_variants(q: int, networks: tuple[Network, ...] = ("gs", "dit")) -> list
 
 OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "to_standard",
        "from_standard", "polymul")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class OpInfo:
-    """What an entry point computes, in which order and domain (for headers and manifests)."""
-
-    summary: str
-    input: str
-    output: str
-
-
-OP_INFO: dict[str, OpInfo] = {
-    "ntt": OpInfo(
-        "forward NTT, in place",
-        "a: coefficients in the standard order (index i holds the coefficient of x^i)",
-        "a: NTT domain in this ISA's native order (normal domain, not reduced)",
-    ),
-    "intt": OpInfo(
-        "inverse NTT times beta, in place: a <- beta * NTT^-1(a)",
-        "a: NTT domain, native order",
-        "a: coefficients, standard order, times beta (cancels basemul's beta^-1)",
-    ),
-    "basemul": OpInfo(
-        "base multiplication: r = a o b * beta^-1",
-        "a, b: NTT domain, native order",
-        "r: NTT domain, native order, times beta^-1 (Montgomery)",
-    ),
-    "basemul_acc": OpInfo(
-        "r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after "
-        "another",
-        "a, b: k polynomials each, NTT domain, native order",
-        "r: NTT domain, native order, times beta^-1 (Montgomery)",
-    ),
-    "reduce": OpInfo(
-        "full reduction, in place: every coefficient to its representative in [0, q)",
-        "a: any lane values",
-        "a: the same residues in [0, q)",
-    ),
-    "tomont": OpInfo(
-        "into Montgomery form, in place: a <- a * beta mod q",
-        "a: any lane values",
-        "a: times beta (mod q)",
-    ),
-    "frommont": OpInfo(
-        "out of Montgomery form, in place: a <- a * beta^-1 mod q",
-        "a: any lane values",
-        "a: times beta^-1 (mod q)",
-    ),
-    "ntt_from": OpInfo(
-        "forward NTT from a to r (polymul's helper)",
-        "a: coefficients in the standard order",
-        "r: NTT domain in this ISA's native order",
-    ),
-    "intt_reduce": OpInfo(
-        "inverse NTT times beta, reduced to [0, q) (polymul's helper)",
-        "a: NTT domain, native order",
-        "a: coefficients, standard order, times beta, in [0, q)",
-    ),
-    "to_standard": OpInfo(
-        "in place: NTT domain from this ISA's native order to the ring's standard order",
-        "a: NTT domain, native order (any lane values)",
-        "a: the same values, standard order",
-    ),
-    "from_standard": OpInfo(
-        "in place: NTT domain from the ring's standard order to this ISA's native order",
-        "a: NTT domain, standard order (any lane values)",
-        "a: the same values, native order",
-    ),
-    "mul_core": OpInfo(
-        "r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)",
-        "r: a_hat, NTT domain, native order; b: coefficients, standard order",
-        "r: coefficients, standard order, in [0, q)",
-    ),
-    "polymul": OpInfo(
-        "r = a * b mod (q, x^n + 1)",
-        "a, b: coefficients, standard order",
-        "r: coefficients, standard order, in [0, q)",
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -225,13 +151,57 @@ def _cheaper(best: Function | None, fn: Function, variant: InttVariant) -> Funct
     return best
 
 
+Range = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class RingContract:
+    """The ranges every ISA's entry points of one ring meet, so that code written against one
+    ISA runs on every other: each entry point accepts at least ``inputs[op][buffer]`` and
+    leaves at most ``outputs[op][buffer]``. The portable C's kernel set publishes it (see
+    :meth:`KernelSet.build`): its inputs are the C's, and each output is as wide as the next
+    step accepts (the NTT's what the base multiplications accept, theirs what the inverse
+    accepts, the inverse's what the schemes' flows allow, :func:`nttgen.flows.intt_bound`), so
+    the ranges chain and other ISAs reduce only where their own ranges would not."""
+
+    inputs: dict[str, dict[str, Range]]
+    outputs: dict[str, dict[str, Range]]
+
+    def output(self, op: str, buffer: str) -> Range | None:
+        """The range ``op`` must leave ``buffer`` in (None: no such output)."""
+        return self.outputs.get(op, {}).get(buffer)
+
+    def input(self, op: str, buffer: str) -> Range | None:
+        """The range ``op`` must accept in ``buffer`` (None: no such input)."""
+        return self.inputs.get(op, {}).get(buffer)
+
+
 @dataclass
 class KernelSet:
-    """All functions of one ring for one build configuration, with their contracts."""
+    """All functions of one ring for one build configuration, with their contracts. The
+    ``reference`` set (the portable C's) publishes the ring's contract (``published``, see
+    :class:`RingContract`); where ``contract`` is given (every other ISA), each entry point
+    accepts at least its input ranges and reduces its outputs into its output ranges."""
 
     ring: Ring
     config: BuildConfig
     functions: dict[str, Function] = field(default_factory=dict)
+    contract: RingContract | None = None
+    reference: bool = False
+    published: RingContract | None = None
+
+    def _owed(self, op: str, buffer: str) -> Range | None:
+        """The output range the ring's contract holds ``op`` to (None: no contract); the
+        reference set owes the inverse NTT's flow bound alone."""
+        if self.reference and op == "intt":
+            bound = intt_bound(self.ring.name, self.ring.q, self.ring.lane.bits)
+            return None if bound is None else (-bound, bound)
+        return self.contract.output(op, buffer) if self.contract else None
+
+    def _accepted(self, op: str, buffer: str, own: Range) -> Range:
+        """``own`` widened to the input range the ring's contract asks ``op`` to accept."""
+        theirs = self.contract.input(op, buffer) if self.contract else None
+        return own if theirs is None else _join(own, theirs)
 
     @cached_property
     def alg(self) -> NttAlgebra:
@@ -285,6 +255,14 @@ class KernelSet:
         S = self.builder(name, OP_INFO[name].summary)
         a = S.inout("a", n, contract, doc="NTT domain")
         scale = self.alg.inverse_scale() * self.arith.beta % q
+        red = Reducer(S, variant.threshold)
+        owed = self._owed(name, "a")
+
+        def last(x: Value) -> Value:
+            if to_standard:
+                return reduce_to_standard(S, x)
+            return x if owed is None else red.fit_to(x, owed)
+
         build_transform(
             S,
             self.alg,
@@ -293,8 +271,8 @@ class KernelSet:
             network=variant.network,
             scale=scale,
             scale_first=variant.scale_first,
-            red=Reducer(S, variant.threshold),
-            before_store=(lambda x: reduce_to_standard(S, x)) if to_standard else None,
+            red=red,
+            before_store=last if to_standard or owed is not None else None,
         )
         return S.finish(require={"a": (0, q - 1)} if to_standard else None)
 
@@ -332,13 +310,19 @@ class KernelSet:
             dst = S.inout("a", n, canonical, doc="coefficients")
             src = None
         red = Reducer(S)
+        owed = self._owed("ntt", "a")
+
+        def last(x: Value) -> Value:
+            x = red.fit_for_product(x)
+            return x if owed is None else red.fit_to(x, owed)
+
         build_transform(
             S,
             self.alg,
             self.passes,
             dst,
             network="ct",
-            before_store=red.fit_for_product,
+            before_store=last,
             red=red,
             src=src,
         )
@@ -377,6 +361,81 @@ class KernelSet:
             best.internal = True
         return best
 
+    def _products(self, hat: Range) -> tuple[Range, Range, int]:
+        """The output ranges of basemul and basemul_acc built for NTT-domain inputs in
+        ``hat``, and the reductions both place (a probe of :meth:`_widest_domain`)."""
+        products = self.config.unroll_products
+        S = self.builder("basemul", "probe", products)
+        program_basemul(S, self.alg, self.order, hat)
+        one = S.finish()
+        S = self.builder("basemul_acc", "probe", products)
+        program_basemul_acc(
+            S,
+            self.alg,
+            self.order,
+            hat,
+            products_outer=self.config.products_outer,
+            target=one.contract.outputs["r"],
+        )
+        acc = S.finish()
+        reductions = count_ops(one)["reductions"] + count_ops(acc, {"k": 3})["reductions"]
+        return one.contract.outputs["r"], acc.contract.outputs["r"], reductions
+
+    def _widest_domain(self, ntt_out: Range, canonical: Range) -> Range:
+        """The widest symmetric range the reference's base multiplications accept at no
+        cost: no more reductions than for its own NTT's outputs ``ntt_out``, and products
+        still inside what its inverse NTT accepts anyway (``canonical`` joined with the
+        products of ``ntt_out``), capped by :func:`nttgen.flows.ntt_bound`. Other ISAs'
+        NTTs may then leave that much without a final reduction."""
+        base = max(-ntt_out[0], ntt_out[1])
+        one, acc, cost = self._products(ntt_out)
+        room = _join(one, acc, canonical)
+
+        def free(m: int) -> bool:
+            try:
+                o, a, c = self._products((-m, m))
+            except BoundsError:
+                return False
+            inside = room[0] <= min(o[0], a[0]) and max(o[1], a[1]) <= room[1]
+            return inside and c == cost
+
+        lo, hi = base, ntt_bound(self.ring.name, self.ring.q, self.ring.lane.bits)
+        if hi <= lo:
+            return ntt_out
+        if free(hi):
+            return (-hi, hi)
+        for _ in range(DOMAIN_SEARCH_STEPS):
+            mid = (lo + hi) // 2
+            if mid == lo:
+                break
+            lo, hi = (mid, hi) if free(mid) else (lo, mid)
+        return _join(ntt_out, (-lo, lo))
+
+    def _publish(self, hat_in: Range, intt_in: Range) -> RingContract:
+        """The ring's contract from the reference set's entry points (see
+        :class:`RingContract`): its inputs, its exact outputs (reduce, polymul), and for the
+        others as much as the next step accepts; an output no step constrains (the inverse
+        NTT and the Montgomery conversions of a ring without a scheme's flows) is left out,
+        so other ISAs keep their own range there."""
+        entries = {name: fn for name, fn in self.functions.items() if not fn.internal}
+        inputs = {name: dict(fn.contract.inputs) for name, fn in entries.items()}
+        outputs = {name: dict(fn.contract.outputs) for name, fn in entries.items()}
+        ring = self.ring
+        outputs["ntt"] = {"a": hat_in}
+        outputs["basemul"] = {"r": intt_in}
+        outputs["basemul_acc"] = {"r": intt_in}
+        hat = max(-hat_in[0], hat_in[1])
+        for op, bound in (
+            ("intt", intt_bound(ring.name, ring.q, ring.lane.bits)),
+            ("tomont", tomont_bound(ring.name, ring.lane.bits, hat)),
+            ("frommont", None),
+        ):
+            if bound is None:
+                del outputs[op]
+            else:
+                outputs[op] = {"a": (-bound, bound)}
+        return RingContract(inputs, outputs)
+
     def build(self) -> KernelSet:
         """Build every entry point (see the module docstring)."""
         ring, alg, n, q = self.ring, self.alg, self.ring.n, self.ring.q
@@ -397,11 +456,17 @@ class KernelSet:
             f["ntt"] = S.finish()
         else:
             f["ntt"] = self._ntt(out_of_place=False)
+        # what this set's own ntt leaves, and what its entry points accept (the ring's
+        # contract may ask for more: every ISA's ntt output)
         ntt_out = _join(f["ntt"].contract.outputs["a"], canonical)
+        if self.reference:
+            hat_in = self._widest_domain(ntt_out, canonical)
+        else:
+            hat_in = self._accepted("basemul", "a", ntt_out)
 
         products = self.config.unroll_products
         S = self.builder("basemul", "base multiplication in the NTT domain", products)
-        program_basemul(S, alg, self.order, ntt_out)
+        program_basemul(S, alg, self.order, hat_in, target=self._owed("basemul", "r"))
         f["basemul"] = S.finish()
 
         doc = "sum of k base multiplications in the NTT domain"
@@ -410,16 +475,16 @@ class KernelSet:
             S,
             alg,
             self.order,
-            ntt_out,
+            hat_in,
             products_outer=self.config.products_outer,
-            target=f["basemul"].contract.outputs["r"],
+            target=self._owed("basemul_acc", "r") or f["basemul"].contract.outputs["r"],
         )
         f["basemul_acc"] = S.finish()
 
         intt_in = _join(
             f["basemul"].contract.outputs["r"], f["basemul_acc"].contract.outputs["r"], canonical
         )
-        f["intt"] = self._best_intt(intt_in)
+        f["intt"] = self._best_intt(self._accepted("intt", "a", intt_in))
 
         # The conversions are loops on every ISA: they run once per key or message, not in
         # the inner products, and unrolled they were most of the code of the SIMD files
@@ -431,7 +496,13 @@ class KernelSet:
         S = self.builder(
             "tomont", "multiply by beta mod q (into Montgomery form), in place", unroll=False
         )
-        program_scale(S, n, self.arith.twisted(self.arith.beta), "x -> x*beta (mod q)")
+        program_scale(
+            S,
+            n,
+            self.arith.twisted(self.arith.beta),
+            "x -> x*beta (mod q)",
+            self._owed("tomont", "a"),
+        )
         f["tomont"] = S.finish()
 
         S = self.builder(
@@ -439,7 +510,9 @@ class KernelSet:
             "multiply by beta^-1 mod q (out of Montgomery form), in place",
             unroll=False,
         )
-        program_scale(S, n, self.arith.twisted_raw(1), "x -> x/beta (mod q)")
+        program_scale(
+            S, n, self.arith.twisted_raw(1), "x -> x/beta (mod q)", self._owed("frommont", "a")
+        )
         f["frommont"] = S.finish()
 
         if not self.order.is_identity:
@@ -479,6 +552,8 @@ class KernelSet:
             S.call(f["basemul"], r=r, a=ta, b=tb)
             S.call(f["intt_reduce"], a=r)
         f["polymul"] = S.finish(require={"r": (0, q - 1)})
+        if self.reference:
+            self.published = self._publish(hat_in, intt_in)
         if self.config.schedule == "critical_path":
             for fn in f.values():
                 schedule(fn, self.config.live_limit)
@@ -486,6 +561,12 @@ class KernelSet:
         return self
 
 
-def build_kernels(ring: Ring, config: BuildConfig | None = None) -> KernelSet:
-    """Build and return the kernel set of ``ring``."""
-    return KernelSet(ring, config or BuildConfig()).build()
+def build_kernels(
+    ring: Ring,
+    config: BuildConfig | None = None,
+    contract: RingContract | None = None,
+    reference: bool = False,
+) -> KernelSet:
+    """Build and return the kernel set of ``ring``: the ``reference`` set publishes the ring's
+    contract, any other meets ``contract`` where one is given (see :class:`KernelSet`)."""
+    return KernelSet(ring, config or BuildConfig(), contract=contract, reference=reference).build()

@@ -50,15 +50,24 @@ def program_reduce(S: Builder, n: int) -> None:
     for_each_vector(S, n, body)
 
 
-def program_scale(S: Builder, n: int, pair: tuple[int, int], what: str) -> None:
-    """a <- a times one constant given as its twisted pair: used for to/from Montgomery form."""
+def program_scale(
+    S: Builder,
+    n: int,
+    pair: tuple[int, int],
+    what: str,
+    target: tuple[int, int] | None = None,
+) -> None:
+    """a <- a times one constant given as its twisted pair: used for to/from Montgomery form;
+    each result reduced into ``target`` where its range could leave it."""
     a = S.inout("a", n, (S.lane.min, S.lane.max), doc="any lane values")
     S.comment(what)
+    red = Reducer(S)
 
     def body(i: Affine) -> None:
         z = S.const(pair[0], hint="f")
         zq = S.const(pair[1], hint="fqinv")
-        S.store(a, i, S.mulconst(S.load(a, i, hint="x"), z, zq, hint="x"))
+        x = S.mulconst(S.load(a, i, hint="x"), z, zq, hint="x")
+        S.store(a, i, x if target is None else red.fit_to(x, target))
 
     for_each_vector(S, n, body)
 
@@ -179,9 +188,14 @@ def base_product(
 
 
 def program_basemul(
-    S: Builder, alg: NttAlgebra, order: MemOrder, contract: tuple[int, int]
+    S: Builder,
+    alg: NttAlgebra,
+    order: MemOrder,
+    contract: tuple[int, int],
+    target: tuple[int, int] | None = None,
 ) -> None:
-    """basemul(r, a, b): r = a o b * beta^-1 in the NTT domain."""
+    """basemul(r, a, b): r = a o b * beta^-1 in the NTT domain, for a and b in ``contract``;
+    each product reduced into ``target`` where its range could leave it."""
     n = alg.ring.n
     r = S.output("r", n, doc="product in the NTT domain (times beta^-1)")
     a = S.input("a", n, contract, doc="NTT domain")
@@ -193,6 +207,8 @@ def program_basemul(
         prod = bm.multiply(
             red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma
         )
+        if target is not None:
+            prod = [red.fit_to(x, target) for x in prod]
         bm.store(r, addr, offsets, prod)
 
     bm.for_each_chunk(body)

@@ -1,0 +1,85 @@
+"""What each entry point of an x^n + 1 ring's kernel set computes, in which order and domain:
+the words the headers and manifests use (:data:`OP_INFO`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """What an entry point computes, in which order and domain (for headers and manifests)."""
+
+    summary: str
+    input: str
+    output: str
+
+
+OP_INFO: dict[str, OpInfo] = {
+    "ntt": OpInfo(
+        "forward NTT, in place",
+        "a: coefficients in the standard order (index i holds the coefficient of x^i)",
+        "a: NTT domain in this ISA's native order (normal domain, not reduced)",
+    ),
+    "intt": OpInfo(
+        "inverse NTT times beta, in place: a <- beta * NTT^-1(a)",
+        "a: NTT domain, native order",
+        "a: coefficients, standard order, times beta (cancels basemul's beta^-1)",
+    ),
+    "basemul": OpInfo(
+        "base multiplication: r = a o b * beta^-1",
+        "a, b: NTT domain, native order",
+        "r: NTT domain, native order, times beta^-1 (Montgomery)",
+    ),
+    "basemul_acc": OpInfo(
+        "r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after "
+        "another",
+        "a, b: k polynomials each, NTT domain, native order",
+        "r: NTT domain, native order, times beta^-1 (Montgomery)",
+    ),
+    "reduce": OpInfo(
+        "full reduction, in place: every coefficient to its representative in [0, q)",
+        "a: any lane values",
+        "a: the same residues in [0, q)",
+    ),
+    "tomont": OpInfo(
+        "into Montgomery form, in place: a <- a * beta mod q",
+        "a: any lane values",
+        "a: times beta (mod q)",
+    ),
+    "frommont": OpInfo(
+        "out of Montgomery form, in place: a <- a * beta^-1 mod q",
+        "a: any lane values",
+        "a: times beta^-1 (mod q)",
+    ),
+    "ntt_from": OpInfo(
+        "forward NTT from a to r (polymul's helper)",
+        "a: coefficients in the standard order",
+        "r: NTT domain in this ISA's native order",
+    ),
+    "intt_reduce": OpInfo(
+        "inverse NTT times beta, reduced to [0, q) (polymul's helper)",
+        "a: NTT domain, native order",
+        "a: coefficients, standard order, times beta, in [0, q)",
+    ),
+    "to_standard": OpInfo(
+        "in place: NTT domain from this ISA's native order to the ring's standard order",
+        "a: NTT domain, native order (any lane values)",
+        "a: the same values, standard order",
+    ),
+    "from_standard": OpInfo(
+        "in place: NTT domain from the ring's standard order to this ISA's native order",
+        "a: NTT domain, standard order (any lane values)",
+        "a: the same values, native order",
+    ),
+    "mul_core": OpInfo(
+        "r <- NTT^-1(r o NTT(b)) reduced to [0, q) (polymul's fused helper)",
+        "r: a_hat, NTT domain, native order; b: coefficients, standard order",
+        "r: coefficients, standard order, in [0, q)",
+    ),
+    "polymul": OpInfo(
+        "r = a * b mod (q, x^n + 1)",
+        "a, b: coefficients, standard order",
+        "r: coefficients, standard order, in [0, q)",
+    ),
+}
