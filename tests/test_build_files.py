@@ -130,5 +130,31 @@ def test_every_checked_in_ring_directory_has_its_build_files() -> None:
     for ring in sorted(p for p in generated.iterdir() if p.is_dir()):
         cmake = (ring / "CMakeLists.txt").read_text()
         assert cmake.startswith("# SPDX-License-Identifier: MIT")
-        assert f"project(nttgen_{ring.name.replace('-', '_')} " in cmake
+        stem = f"nttgen_{ring.name.replace('-', '_')}"
+        assert f"project({stem} " in cmake
         assert (ring / "Makefile").read_text().startswith("# SPDX-License-Identifier: MIT")
+        # the self-test: a ctest test under an option, a make target (tests/test_selftest.py)
+        assert (ring / f"{stem}_selftest.c").is_file()
+        assert f"option({stem.upper()}_BUILD_TESTING " in cmake and "add_test(" in cmake
+        assert "\ncheck: $(SELFTEST)\n" in (ring / "Makefile").read_text()
+
+
+def test_add_subdirectory_leaves_the_self_test_out(ring_dir: Path, tmp_path: Path) -> None:
+    """A project that adds the ring directory with add_subdirectory() gets the library and no
+    self-test (the option defaults to OFF there); the option turns it on."""
+    require_tool("cmake")
+    stem = RINGS[ring_dir.name][0]
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    (parent / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(parent C)\n"
+        f"add_subdirectory({ring_dir} ring)\n"
+    )
+    build = tmp_path / "build"
+    _sh(["cmake", "-S", str(parent), "-B", str(build)])
+    cache = (build / "CMakeCache.txt").read_text()
+    assert f"{stem.upper()}_BUILD_TESTING:BOOL=OFF" in cache
+    targets = _sh(["cmake", "--build", str(build), "--target", "help"])
+    assert f"{stem}_selftest" not in targets and stem in targets
+    _sh(["cmake", "-S", str(parent), "-B", str(build), f"-D{stem.upper()}_BUILD_TESTING=ON"])
+    assert f"{stem}_selftest" in _sh(["cmake", "--build", str(build), "--target", "help"])

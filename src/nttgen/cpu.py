@@ -57,26 +57,47 @@ def cpu_features() -> frozenset[str]:
 
 
 @cache
+def _cpuinfo() -> dict[str, str] | None:
+    """The fields of the first processor in ``/proc/cpuinfo``; None where it cannot be read."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if not line.strip():
+                break  # the first processor is enough
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return None
+    return fields
+
+
+@cache
 def cpu_model() -> str:
     """This CPU as ``/proc/cpuinfo`` names it, with its family and model numbers (which tell
     AMD's Zen generations apart where the name does not), e.g. ``AMD EPYC (family 0x19,
     model 0x1)``; the platform's processor string where there is no ``/proc/cpuinfo``."""
     import platform
 
-    fields: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if not line.strip():
-                break  # the first processor is enough
-            fields.setdefault(key.strip(), value.strip())
-    except OSError:
+    fields = _cpuinfo()
+    if fields is None:
         return platform.processor() or platform.machine() or "unknown CPU"
     name = fields.get("model name") or platform.machine() or "unknown CPU"
     family, model = fields.get("cpu family"), fields.get("model")
     if family and model and family.isdigit() and model.isdigit():
         return f"{name} (family {int(family):#x}, model {int(model):#x})"
     return name
+
+
+@cache
+def cpu_vendor_family() -> tuple[str, int] | None:
+    """This CPU's vendor as CPUID spells it (``AuthenticAMD``, ``GenuineIntel``) and its
+    family (base plus extended, as ``/proc/cpuinfo`` and CPUID leaf 1 give it); None where
+    ``/proc/cpuinfo`` does not say (not Linux, not x86)."""
+    fields = _cpuinfo() or {}
+    vendor, family = fields.get("vendor_id"), fields.get("cpu family")
+    if not vendor or not family or not family.isdigit():
+        return None
+    return vendor, int(family)
 
 
 def hardware_isas() -> list[str]:

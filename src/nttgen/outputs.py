@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .aliases import SchemeAlias, aliases_of
+from .dispatch_policy import Policy, default_policy
 from .emit.alias import AliasHeader, alias_header
 from .emit.build_files import BuildFiles, build_files
 from .emit.dispatch import DispatchWriter
 from .emit.files import GeneratedFiles
 from .emit.isa import ISAS
 from .emit.names import Names
+from .emit.selftest import selftest_files
+from .emit.unity import unity_file
 from .errors import InputError
 from .families import all_presets, family_of, usable_isas
 from .fsio import ensure_directory, write_text
@@ -43,17 +46,25 @@ def dispatch_isas(ring: RingSpec, isas: Sequence[str]) -> list[str]:
 
 
 def generate_dispatch(
-    ring: RingSpec, isas: Sequence[str], names: Names | None = None
+    ring: RingSpec,
+    isas: Sequence[str],
+    names: Names | None = None,
+    policy: Policy | None = None,
 ) -> GeneratedFiles:
     """The ISA-dispatching front end ``nttgen_<ring>.h/.c/.json`` over the files of ``isas``
     (the default program of each; see :mod:`nttgen.emit.dispatch`; portable C always
-    included), in the namespace ``names`` (default: nttgen's)."""
+    included), in the namespace ``names`` (default: nttgen's), its automatic choice following
+    the measurements of ``policy`` (default: those shipped with nttgen,
+    :mod:`nttgen.dispatch_policy`; a policy read from a file names it in the command)."""
     chosen = dispatch_isas(ring, isas)
     writers = [family_of(ring).writer(ring, i, None, names) for i in chosen]
     option = writers[0].names.option
     command = writers[0].command.removesuffix(option).rsplit(" --isa ", 1)[0]
     command += "".join(f" --isa {i}" for i in chosen) + " --dispatch" + option
-    return DispatchWriter(writers, command).files()
+    if policy is not None:
+        command += f" --policy {policy.path}"
+    measured = default_policy() if policy is None else policy.data
+    return DispatchWriter(writers, command, measured).files()
 
 
 def with_aliases(
@@ -73,11 +84,15 @@ def ring_output(
     variants: Sequence[str | None] = (None,),
     aliases: Sequence[SchemeAlias] = (),
     names: Names | None = None,
+    policy: Policy | None = None,
 ) -> list[FileSet]:
     """What ``nttgen generate`` writes for one ring: the files of ``isas`` through each of
     ``variants``, with ``dispatch`` the front end over the ISAs that run the ring (portable C
-    added) and the build files (:mod:`nttgen.emit.build_files`), in the namespace ``names``
-    (default: nttgen's), then the alias headers of ``aliases`` (none in a namespace of the
+    added), the build files (:mod:`nttgen.emit.build_files`), the one-file form of the library
+    (:mod:`nttgen.emit.unity`) and the self-test
+    ``<stem>_selftest.c`` (:mod:`nttgen.emit.selftest`), in the namespace ``names``
+    (default: nttgen's), its automatic choice following ``policy`` (default: the shipped
+    measurements), then the alias headers of ``aliases`` (none in a namespace of the
     caller's: the names are theirs). Raises :class:`InputError` for a front end over another
     variant than the default (its names would clash with the default's)."""
     if dispatch and any(v is not None for v in variants):
@@ -86,9 +101,12 @@ def ring_output(
     texts = ring_files(ring, chosen, variants, names)
     build: list[FileSet] = []
     if dispatch:
-        front = generate_dispatch(ring, chosen, names)
+        front = generate_dispatch(ring, chosen, names, policy)
         texts.append(front)
         build.append(build_files(front))
+        build.append(BuildFiles((unity_file(front),)))
+        portable = family_of(ring).writer(ring, "c", None, names)
+        build.append(selftest_files(front, texts, portable))
     return [*with_aliases(ring, texts, () if names else aliases), *build]
 
 

@@ -132,6 +132,12 @@ def parser() -> argparse.ArgumentParser:
         help="name the files, symbols and macros NAME_<isa>..., NAME_<ISA>_... and NAME_... "
         "instead of nttgen_<ring>_<isa>... (a C identifier; e.g. mlk, PQCLEAN_MLKEM768)",
     )
+    s.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="the measurements the front end's automatic choice follows (written by 'nttgen "
+        "bench --policy FILE'; default: those shipped with nttgen); with --dispatch",
+    )
     s.add_argument("-o", "--output", required=True, help="output directory")
     _add_jobs(s)
     s.set_defaults(func=cmd_generate)
@@ -198,6 +204,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="also write the results to this JSON file")
     s.add_argument(
         "--png", help="also write a bar chart to this PNG file (needs nttgen[plot]: matplotlib)"
+    )
+    s.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="add this CPU family's figures to the policy file FILE (created if missing; "
+        "then 'nttgen generate --dispatch --policy FILE' builds a front end that follows them)",
     )
     _add_jobs(s)
     s.set_defaults(func=cmd_bench)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import cpu
 from ..cross import RVV_VLENS, Target, isa_target
@@ -74,7 +74,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise NttgenError(f"--k must be between 1 and {K_MAX_CLI}")
     if args.png:
         _require_matplotlib()
-    for option, value in (("--json", args.json), ("--png", args.png)):
+    policy = _policy_base(args.policy, isas) if args.policy else None
+    for option, value in (("--json", args.json), ("--png", args.png), ("--policy", args.policy)):
         if value:  # fail before the run, not after it
             check_writable_file(Path(value), option)
     jobs = check_jobs(args.jobs)
@@ -97,6 +98,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         print_table(count_table(counts, emulated))
     _write_bench_json(args, results, counts, isas, emulated)
+    if policy is not None:
+        _write_policy(args, policy, results, {ring_label(r): r.name for r in rings})
     if args.png and results:
         from ..bench.chart import chart_title, write_chart
         from ..fsio import writing
@@ -230,3 +233,49 @@ def _write_bench_json(
     }
     write_text(Path(args.json), results_json(results, meta, counts), "--json")
     say(f"wrote {args.json}")
+
+
+def _policy_base(path: str, isas: list[str]) -> dict[str, Any]:
+    """The policy file ``--policy`` names, to add this run's figures to (an empty policy
+    where it does not exist yet). Refuses, before the run, a CPU whose vendor and family
+    are unknown and a run that times fewer than two ISAs (nothing to compare)."""
+    from ..dispatch_policy import load_policy
+
+    if cpu.cpu_vendor_family() is None:
+        raise NttgenError("--policy: /proc/cpuinfo does not name this CPU's vendor and family")
+    if len(isas) < 2:
+        raise NttgenError("--policy compares ISAs: time at least two (e.g. --isa avx2 --isa c)")
+    if not Path(path).exists():
+        return {"measurements": []}
+    return load_policy(path).data
+
+
+def _write_policy(
+    args: argparse.Namespace,
+    base: dict[str, Any],
+    results: list[BenchResult],
+    ring_names: dict[str, str],
+) -> None:
+    """Add this run's median ticks (ring -> op -> ISA) to the policy ``base`` under this
+    CPU's vendor and family, and write it to ``--policy``."""
+    import json
+
+    from ..dispatch_policy import measurement, merged
+    from ..fsio import write_text
+
+    ticks: dict[str, dict[str, dict[str, float]]] = {}
+    for r in results:
+        key = f"{r.op} k={r.k}" if r.op == "basemul_acc" else r.op
+        ring = ring_names.get(r.ring, r.ring)
+        ticks.setdefault(ring, {}).setdefault(key, {})[r.isa] = round(r.median, 1)
+    found = cpu.cpu_vendor_family()
+    assert found is not None  # checked before the run
+    timed = sorted({r.isa for r in results})
+    compilers = ", ".join(f"{isa}: {cc}" for isa, cc in compilers_of(timed).items())
+    source = (
+        f"nttgen bench, {args.samples} samples of {args.batch} calls ({compilers}; -O3 "
+        "-falign-functions=64 -falign-loops=64, each ISA file with its own flags)"
+    )
+    new = measurement(cpu.cpu_model(), found[0], found[1], source, ticks)
+    write_text(Path(args.policy), json.dumps(merged(base, new), indent=1) + "\n", "--policy")
+    say(f"wrote {args.policy} (use it with: nttgen generate --dispatch --policy {args.policy})")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..aliases import SchemeAlias, scheme_alias
+from ..dispatch_policy import load_policy
 from ..emit.isa import ISAS
 from ..emit.names import names_for
 from ..errors import NttgenError
@@ -49,6 +50,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if args.prefix is not None and args.presets:
         raise NttgenError("--prefix names one ring's files; --presets keeps nttgen's names")
+    if args.policy is not None and (args.presets or not args.dispatch):
+        raise NttgenError("--policy steers a front end: give it with --dispatch (not --presets)")
+    policy = load_policy(args.policy) if args.policy is not None else None
     written: list[tuple[Path, FileSet]] = []
     if args.presets:
         if args.ring or args.n is not None or args.f is not None or args.q is not None:
@@ -76,6 +80,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             for files in ring_output(
                 ring, isas, dispatch=args.dispatch, variants=variants[ring],
                 aliases=_aliases(args.ring), names=names[ring] if args.prefix else None,
+                policy=policy,
             ):  # fmt: skip
                 written.append((out, files))
         if args.prefix is not None and _aliases(args.ring):

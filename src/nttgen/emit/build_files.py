@@ -41,22 +41,30 @@ class BuildFiles:
 
 
 @dataclass(frozen=True)
-class _Isa:
+class FrontIsa:
+    """One ISA of a front end, as its manifest and its class declare it."""
+
     name: str
     stem: str
     cflags: tuple[str, ...]
     arch: str | None
-    macro: str  # defined by the compiler when the ISA is enabled (the ISA file's own check)
+    checks: tuple[str, ...]  # the macros the ISA's flags define (the ISA file's own check)
+    includes: tuple[str, ...]  # its intrinsics headers
+
+    @property
+    def macro(self) -> str:
+        """The macro that says the compiler enables the ISA ("" for the portable C)."""
+        return self.checks[-1] if self.checks else ""
 
 
-def _isas(front: GeneratedFiles) -> list[_Isa]:
-    manifest = json.loads(front.manifest)
+def front_isas(front: GeneratedFiles) -> list[FrontIsa]:
+    """The ISAs of the front end ``front``, best first, from its manifest and their classes."""
     out = []
-    for entry in manifest["isas"]:
+    for entry in json.loads(front.manifest)["isas"]:
         cls = isa_class(entry["name"])
-        checks = cls.compile_checks
-        macro = checks[-1][0] if checks else ""
-        out.append(_Isa(entry["name"], entry["stem"], tuple(entry["cflags"]), cls.arch, macro))
+        checks = tuple(macro for macro, _ in cls.compile_checks)
+        cflags = tuple(entry["cflags"])
+        out.append(FrontIsa(entry["name"], entry["stem"], cflags, cls.arch, checks, cls.includes))
     return out
 
 
@@ -70,8 +78,10 @@ def _header_lines(name: str, command: str, comment: str) -> list[str]:
 
 def cmake_lists(front: GeneratedFiles) -> str:
     """``CMakeLists.txt``: the library ``<stem>`` (alias ``nttgen::<stem>``), installed with
-    its headers, a CMake package config (``find_package(<stem> CONFIG)``) and ``<stem>.pc``."""
-    stem, isas = front.stem, _isas(front)
+    its headers, a CMake package config (``find_package(<stem> CONFIG)``) and ``<stem>.pc``,
+    and the self-test ``<stem>_selftest.c`` (:mod:`nttgen.emit.selftest`) as a ctest test
+    under ``<STEM>_BUILD_TESTING`` (default ON in a top-level build)."""
+    stem, isas = front.stem, front_isas(front)
     up = stem.upper()
     portable = next(i for i in isas if i.arch is None)
     lines = [
@@ -136,6 +146,7 @@ def cmake_lists(front: GeneratedFiles) -> str:
                 args = " ".join([i.name, i.macro, f"{i.stem}.c", *i.cflags])
                 lines.append(f"  {stem}_isa({args})")
         lines.append("endif()")
+    lines += _cmake_selftest(stem)
     lines += [
         "",
         f"install(TARGETS {stem} EXPORT {stem}Targets",
@@ -168,11 +179,43 @@ def cmake_lists(front: GeneratedFiles) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cmake_selftest(stem: str) -> list[str]:
+    """The self-test ``<stem>_selftest`` and its ctest tests: one that builds it (a fixture, so
+    that ``ctest`` alone builds it) and one that runs it, under ``<STEM>_BUILD_TESTING``,
+    default ON only where the ring directory is the top-level project."""
+    up, test = stem.upper(), f"{stem}_selftest"
+    return [
+        "",
+        f"# The self-test {test}.c: known answers for every entry point on every ISA",
+        f"# compiled in. With {up}_BUILD_TESTING (default ON where this directory is the",
+        "# top-level project, OFF under add_subdirectory()), ctest in the build directory builds",
+        "# and runs it.",
+        "if(CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)",
+        f"  set({up}_TOP_LEVEL ON)",
+        "else()",
+        f"  set({up}_TOP_LEVEL OFF)",
+        "endif()",
+        f'option({up}_BUILD_TESTING "build {test} and run it with ctest" ${{{up}_TOP_LEVEL}})',
+        f"if({up}_BUILD_TESTING)",
+        "  enable_testing()",
+        f"  add_executable({test} {test}.c)",
+        f"  target_link_libraries({test} PRIVATE {stem})",
+        f"  set_target_properties({test} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)",
+        f'  add_test(NAME {test}_build COMMAND "${{CMAKE_COMMAND}}"',
+        f'    --build "${{CMAKE_BINARY_DIR}}" --target {test} --config "$<CONFIG>")',
+        f"  set_tests_properties({test}_build PROPERTIES FIXTURES_SETUP {test})",
+        f"  add_test(NAME {test} COMMAND {test})",
+        f"  set_tests_properties({test} PROPERTIES FIXTURES_REQUIRED {test})",
+        "endif()",
+    ]
+
+
 def makefile(front: GeneratedFiles) -> str:
     """``Makefile``: ``make`` builds ``lib<stem>.a`` with the ISA files of the target
     (``$(CC) -dumpmachine``), each with its flags; ``make install PREFIX=...`` installs it,
-    its headers and ``<stem>.pc``."""
-    stem, isas = front.stem, _isas(front)
+    its headers and ``<stem>.pc``; ``make check`` builds the self-test ``<stem>_selftest.c``
+    (:mod:`nttgen.emit.selftest`) against it and runs it (``RUNNER``: an emulator)."""
+    stem, isas = front.stem, front_isas(front)
     portable = next(i for i in isas if i.arch is None)
     lines = [
         *_header_lines("Makefile", front.command, "#"),
@@ -181,10 +224,15 @@ def makefile(front: GeneratedFiles) -> str:
         "#   ($(CC) -dumpmachine), each compiled with its own flags; RVV only when CFLAGS",
         "#   enable the V extension (-march=rv64gcv, with clang).",
         f"# make install PREFIX=/usr/local: the library, the headers in include/{stem}, {stem}.pc",
+        f"# make check: builds the self-test {stem}_selftest (known answers for every entry point",
+        "#   on every ISA compiled in) against the library and runs it; RUNNER=qemu-aarch64 runs",
+        "#   it under an emulator (a cross build, with LDFLAGS=-static).",
         "CFLAGS ?= -O2",
         "AR ?= ar",
         "PREFIX ?= /usr/local",
         f"LIB = lib{stem}.a",
+        f"SELFTEST = {stem}_selftest",
+        "RUNNER ?=",
         "MACHINE := $(shell $(CC) -dumpmachine)",
         f"HEADERS = {' '.join(f'{i.stem}.h' for i in isas)} {stem}.h",
         f"OBJS = {stem}.o {portable.stem}.o",
@@ -234,10 +282,16 @@ def makefile(front: GeneratedFiles) -> str:
         f"\tcp $(HEADERS) $(DESTDIR)$(PREFIX)/include/{stem}/",
         f"\tcp {stem}.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/",
         "",
-        "clean:",
-        f"\trm -f $(LIB) *.o {stem}.pc",
+        "check: $(SELFTEST)",
+        "\t$(RUNNER) ./$(SELFTEST)",
         "",
-        f".PHONY: all install clean {stem}.pc",
+        "$(SELFTEST): $(SELFTEST).c $(LIB) $(HEADERS)",
+        "\t$(CC) $(CFLAGS) $(SELFTEST).c $(LIB) $(LDFLAGS) -o $@",
+        "",
+        "clean:",
+        f"\trm -f $(LIB) *.o {stem}.pc $(SELFTEST)",
+        "",
+        f".PHONY: all install check clean {stem}.pc",
     ]
     return "\n".join(lines) + "\n"
 

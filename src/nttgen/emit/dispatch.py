@@ -22,18 +22,27 @@ else the VLEN-agnostic code. Elsewhere the front end is the portable C.
 The front end reads only the writer interface of :class:`~nttgen.emit.files.CFileWriter`, so it
 serves every ring family; every line of it is built from :mod:`nttgen.emit.c_ast` nodes.
 
+The choice is made per group of operations (:mod:`nttgen.dispatch_policy`): the NTT-domain
+operations share one ISA, every other entry point is chosen alone, and the policy's measured
+rules skip an ISA for a group on a CPU family where it measured slower than a narrower one.
+The documented ranges are checked to chain along the ring's flows (:mod:`nttgen.flows`).
+
 Longer than 600 lines because the front end is one C file whose parts (the header, the table of
-ISAs, the run-time detection per architecture, the entry points) all read the same writer
-state: its names, its guards and its ISA order; split across modules, each part would take that
-whole state as parameters.
+ISAs, the run-time detection per architecture, the policy, the entry points) all read the same
+writer state: its names, its guards, its ISA order and its groups; split across modules, each
+part would take that whole state as parameters.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from ..dispatch_policy import DOMAIN, group_of, groups, skips
 from ..dsl.ir import Function, ScalarParam
+from ..flows import Contract, Flow, check_flow, flows_for, front_end_contracts
 from ..ring_family import RingSpec
 from ..version import __version__
 from . import c_ast as C
@@ -88,6 +97,14 @@ def _macro_name(isa: str) -> str:
     return isa.upper()
 
 
+def _wrapped(lead: str, text: str, width: int = 92) -> list[str]:
+    """``text`` as header lines of at most ``width`` characters, the first after ``lead``,
+    the others indented to line up with it."""
+    return textwrap.wrap(
+        text, width, initial_indent=lead, subsequent_indent=" " * len(lead), break_on_hyphens=False
+    )
+
+
 def _hull(ranges: list[tuple[int, int]]) -> tuple[int, int]:
     return min(r[0] for r in ranges), max(r[1] for r in ranges)
 
@@ -99,10 +116,17 @@ def _meet(ranges: list[tuple[int, int]]) -> tuple[int, int]:
 class DispatchWriter:
     """Builds the front end over the per-ISA writers of one ring (portable C among them)."""
 
-    def __init__(self, writers: Sequence[CFileWriter], command: str) -> None:
+    def __init__(
+        self,
+        writers: Sequence[CFileWriter],
+        command: str,
+        policy: Mapping[str, Any] | None = None,
+    ) -> None:
         """``writers``: one per ISA of the same ring, the portable C among them; ``command``:
-        the command line that regenerates the front end (quoted in its files). Raises
-        ValueError when the portable C is missing or the ISAs' entry points disagree."""
+        the command line that regenerates the front end (quoted in its files); ``policy``:
+        the measurements the automatic choice follows (:mod:`nttgen.dispatch_policy`; None:
+        none, the best ISA that runs). Raises ValueError when the portable C is missing or
+        the ISAs' entry points disagree."""
         names = [w.isa.name for w in writers]
         if "c" not in names:
             raise ValueError("the dispatching front end needs the portable C among its ISAs")
@@ -129,6 +153,7 @@ class DispatchWriter:
             for name in ORDER_ONLY:
                 if name not in self.entries:
                     self.entries.insert(self.entries.index("polymul"), name)
+            self._check_flows()
         for w in self.writers:
             theirs = dict(w.entry_points())
             for name in self.entries:
@@ -137,6 +162,12 @@ class DispatchWriter:
                         raise ValueError(f"{w.isa.name} has no {name}")
                 elif _params(w, theirs[name]) != _params(richest, self.reference[name]):
                     raise ValueError(f"{w.isa.name} {name} has other parameters")
+        # the groups whose entry points share one ISA (the NTT domain), each chosen once
+        self.groups = groups(self.entries)
+        order = [w.isa.name for w in self.writers]
+        here = {w.isa.name for w in self.x86}
+        rules = skips(policy or {}, self.ring.name, order, self.entries)
+        self.skips = [r for r in rules if r.isa in here]
 
     @property
     def x86(self) -> list[CFileWriter]:
@@ -211,10 +242,16 @@ class DispatchWriter:
         isas = ", ".join(w.isa.name for w in self.writers)
         lines = provenance_lines(f"{self.stem}.{kind}", self.command, self.ring)
         S, P = self.stem.upper(), self.stem
+        choice = (
+            f"{isas} (best first). The first call (or {P}_init()) picks, for each group of "
+            "operations, the best one compiled in that this CPU and OS run (CPUID, and XCR0 "
+            "for the saved register state) and that the policy below does not skip, and keeps "
+            f"it; {P}_use_isa forces one for every group."
+        )
         lines += [
-            f"ISAs:   {isas} (best first); the first call (or {P}_init()) picks the best",
-            "        one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved",
-            f"        register state) and keeps it; {P}_use_isa forces one.",
+            *_wrapped("ISAs:   ", choice),
+            *self._group_lines(),
+            *self._policy_lines(),
             "Threads: the choice is published with an atomic release store and read with",
             "        acquire loads (gcc and clang builtins); threads racing on the first call",
             "        compute the same choice, so any of them may store it. With another",
@@ -232,6 +269,85 @@ class DispatchWriter:
         ]
         if self.domain:
             lines += ORDER_LINES
+            lines += self._flow_lines()
+        return lines
+
+    def _flows(self) -> list[Flow]:
+        """The flows this ring's front-end contracts chain along (:mod:`nttgen.flows`)."""
+        ring = self.ring
+        return flows_for(ring.name, ring.q, self.richest.arith.lane.bits)
+
+    def _front_contracts(self) -> dict[str, Contract]:
+        """The ranges the front end documents: inputs the narrowest of the ISAs', outputs the
+        widest (what every ISA compiled in meets)."""
+        per_isa = [
+            {
+                name: Contract(dict(fn.contract.inputs), dict(fn.contract.outputs))
+                for name, fn in w.functions.items()
+                if name in self.reference
+            }
+            for w in self.writers
+        ]
+        return front_end_contracts(per_isa)
+
+    def _check_flows(self) -> None:
+        """Refuse (ValueError) a front end whose documented ranges do not chain along the
+        ring's flows: every ISA meets the ring's one contract, so this is a generator bug."""
+        lane = (self.richest.arith.lane.min, self.richest.arith.lane.max)
+        contracts = self._front_contracts()
+        problems = [p for f in self._flows() for p in check_flow(f, contracts, lane)]
+        if problems:
+            raise ValueError(f"the front end's contracts do not chain: {problems[0]}")
+
+    def _flow_lines(self) -> list[str]:
+        """The header's paragraph on the flows the documented ranges chain along."""
+        lines = _wrapped(
+            "Flows:  ",
+            "every ISA meets the ranges documented below, and they chain along these flows "
+            "(each call's argument inside what it accepts, each sum inside the lanes; checked "
+            "when this file was generated). Only the calls listed stand between the steps; "
+            "inputs named *_hat are stored in the NTT domain in the standard order (call "
+            "from_standard on them first):",
+        )
+        for flow in self._flows():
+            ins = ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in flow.inputs)
+            steps = "; ".join(step.text() for step in flow.steps)
+            lines += _wrapped("          ", f"{flow.name} ({ins}): {steps}.")
+        return lines
+
+    def _group_lines(self) -> list[str]:
+        """The header's paragraph on the groups of operations chosen together."""
+        P = self.stem
+        domain = [e for e in self.entries if group_of(e) == DOMAIN]
+        alone = [g for g in self.groups if g != DOMAIN]
+        first = f"{P}_isa() names the ISA of {self.groups[0]}."
+        if domain:
+            text = (
+                f"{', '.join(domain)} share one ISA (data in the NTT domain is in the native "
+                f"order of the ISA that wrote it); {', '.join(alone)} are each chosen alone. "
+                f"{P}_isa() names the ISA of the NTT-domain operations."
+            )
+        else:
+            text = f"{', '.join(alone)} are each chosen alone; {first}"
+        return _wrapped("Groups: ", text)
+
+    def _policy_lines(self) -> list[str]:
+        """The header's paragraph on the policy: the rules and how they were measured."""
+        if not self.skips:
+            return _wrapped(
+                "Policy: ",
+                "no measurement of nttgen bench shows an ISA here slower than a narrower one "
+                "(nttgen generate --policy takes other measurements).",
+            )
+        lines = _wrapped(
+            "Policy: ",
+            "the automatic choice skips an ISA for a group on the CPU families where nttgen "
+            "bench measured it slower than a narrower one (median ticks per call):",
+        )
+        for rule in self.skips:
+            lines += _wrapped("          ", rule.describe())
+        for cpu, source in dict.fromkeys((r.cpu, r.source) for r in self.skips):
+            lines += _wrapped("        ", f"{cpu}: {source}.")
         return lines
 
     def _entry_text(self, name: str) -> tuple[str, str, str]:
@@ -280,7 +396,18 @@ class DispatchWriter:
                 f"*{self._name('isa')}",
                 (),
                 None,
-                doc=("The name of the ISA in use (picks it on the first call).",),
+                doc=(f"The name of the ISA of {self.groups[0]} (picks it on the first call).",),
+            ),
+            C.Blank(),
+            C.FuncDef(
+                "const char",
+                f"*{self._name('isa_of')}",
+                (C.Param("const char", "*op"),),
+                None,
+                doc=(
+                    'The name of the ISA that runs the entry point op (e.g. "polymul"; picks',
+                    "it on the first call); NULL if the front end has no entry point op.",
+                ),
             ),
             C.Blank(),
             C.FuncDef(
@@ -322,11 +449,24 @@ class DispatchWriter:
         u.items += opening_comment(self._header_lines("c"))
         u.items += self._includes()
         u.items += [C.Blank(), *self._atomics(), C.Blank(), *self._table()]
-        u.items += [C.Blank(), C.Global(f"const {self._name('impl')}", f"*{self._name('active')}")]
-        for fn in (self._same_def(), self._runs_here(), self._suits(), self._listed()):
-            u.items += [C.Blank(), *fn]
+        u.items += [
+            C.Blank(),
+            C.ShortComment(f"The active ISA of each group ({self._group_index_text()})."),
+            C.Global(f"const {self._name('impl')}", f"*{self._name('active')}[{len(self.groups)}]"),
+        ]
+        parts = (
+            self._same_def(),
+            self._runs_here(),
+            self._suits(),
+            self._skipped(),
+            self._listed(),
+        )
+        for fn in parts:
+            if fn:  # the policy's part is empty where it has no rule here
+                u.items += [C.Blank(), *fn]
         u.items += [C.Blank(), *self._choose(), C.Blank(), *self._pick()]
-        u.items += [C.Blank(), self._isa(), C.Blank(), self._use_isa(), C.Blank(), self._init()]
+        u.items += [C.Blank(), self._isa(), C.Blank(), self._isa_of()]
+        u.items += [C.Blank(), self._use_isa(), C.Blank(), self._init()]
         for entry in self.entries:
             u.items += [C.Blank(), self._wrapper(entry)]
         return u.render()
@@ -643,20 +783,26 @@ class DispatchWriter:
                 ),
             ),
         )  # fmt: skip
+        wanted = self._call("suits", NAME)
+        if self.skips:
+            skipped = self._call("skipped", NAME, C.Name("group"))
+            wanted = C.Logic("&&", (wanted, C.Unary("!", skipped)))
+        unused = () if self.skips else (C.ExprStmt(C.Cast("void", C.Name("group"))),)
         body = (
+            *unused,
             C.IfDef(self._macro("TESTING"), testing),
-            first(self._call("suits", NAME)),
+            first(wanted),
             C.Commented(
                 C.Return(C.Unary("&", C.Index(self._sym("impls"), C.Bin("-", count, C.Int(1))))),
                 "the portable C",
             ),
         )
         return [
-            C.ShortComment("The ISA the automatic choice takes (see the header)."),
+            C.ShortComment("The ISA the automatic choice takes for a group (see the header)."),
             C.FuncDef(
                 f"const {self._name('impl')}",
                 f"*{self._name('choose')}",
-                (),
+                (C.Param("int", "group"),),
                 body,
                 storage="static",
             ),
@@ -665,36 +811,55 @@ class DispatchWriter:
     def _pick(self) -> list[C.Top]:
         """``<prefix>_pick()``: the active ISA, chosen on the first call and published with
         a release store (threads that race compute the same choice)."""
-        impl = C.Name("impl")
-        load = C.Call(self._macro("LOAD"), (C.Unary("&", self._sym("active")),))
-        store = C.Call(self._macro("STORE"), (C.Unary("&", self._sym("active")), impl))
+        impl, group = C.Name("impl"), C.Name("group")
+        slot = C.Unary("&", C.Index(self._sym("active"), group))
+        load = C.Call(self._macro("LOAD"), (slot,))
+        store = C.Call(self._macro("STORE"), (slot, impl))
         body = (
             C.Decl(f"const {self._name('impl')}", "*impl", load),
             C.If(
                 C.Bin("==", impl, NULL),
-                (C.Assign(impl, self._call("choose")), C.CallStmt(store)),
+                (C.Assign(impl, self._call("choose", group)), C.CallStmt(store)),
             ),
             C.Return(impl),
         )
         return [
-            C.ShortComment("The active ISA: chosen once, on the first call (see the header)."),
+            C.ShortComment(
+                "The active ISA of a group: chosen once, on its first call (see the header)."
+            ),
             C.FuncDef(
                 f"const {self._name('impl')}",
                 f"*{self._name('pick')}",
-                (),
+                (C.Param("int", "group"),),
                 body,
                 storage="static",
             ),
         ]
 
     def _init(self) -> C.FuncDef:
-        """``<prefix>_init()``: picks the active ISA now."""
-        return C.FuncDef("void", self._name("init"), (), (C.CallStmt(self._call("pick")),))
+        """``<prefix>_init()``: picks the active ISA of every group now."""
+        body = tuple(C.CallStmt(self._call("pick", C.Int(g))) for g in range(len(self.groups)))
+        return C.FuncDef("void", self._name("init"), (), body)
 
     def _isa(self) -> C.FuncDef:
         """``<prefix>_isa()``: the name of the active ISA."""
-        name = C.Member(self._call("pick"), "name", arrow=True)
+        name = C.Member(self._call("pick", C.Int(0)), "name", arrow=True)
         return C.FuncDef("const char", f"*{self._name('isa')}", (), (C.Return(name),))
+
+    def _isa_of(self) -> C.FuncDef:
+        """``<prefix>_isa_of(op)``: the name of the ISA that runs an entry point (NULL for a
+        name that is none), one test per group."""
+        op = C.Name("op")
+        body: list[C.Stmt] = []
+        for g, group in enumerate(self.groups):
+            mine = [e for e in self.entries if group_of(e) == group]
+            found = C.Member(self._call("pick", C.Int(g)), "name", arrow=True)
+            test = C.Logic("||", tuple(self._same(op, C.Str(e)) for e in mine))
+            body.append(C.If(test, (C.Return(found),)))
+        body.append(C.Return(NULL))
+        return C.FuncDef(
+            "const char", f"*{self._name('isa_of')}", (C.Param("const char", "*op"),), tuple(body)
+        )
 
     def _use_isa(self) -> C.FuncDef:
         """``<prefix>_use_isa(name)``: forces an ISA compiled in that runs here (0), else
@@ -710,11 +875,17 @@ class DispatchWriter:
                 C.If(
                     found,
                     (
-                        C.CallStmt(
-                            C.Call(
-                                self._macro("STORE"),
-                                (C.Unary("&", self._sym("active")), C.Unary("&", nth)),
+                        *(
+                            C.CallStmt(
+                                C.Call(
+                                    self._macro("STORE"),
+                                    (
+                                        C.Unary("&", C.Index(self._sym("active"), C.Int(g))),
+                                        C.Unary("&", nth),
+                                    ),
+                                )
                             )
+                            for g in range(len(self.groups))
                         ),
                         C.Return(C.Int(0)),
                     ),
@@ -727,6 +898,81 @@ class DispatchWriter:
             (C.Param("const char", "*name"),),
             (loop, C.Return(C.Int(-1))),
         )
+
+    def _pick_of(self, entry: str) -> C.Call:
+        """The call that returns the active ISA of an entry point's group."""
+        return self._call("pick", C.Int(self.groups.index(group_of(entry))))
+
+    def _group_index_text(self) -> str:
+        """The groups by index, for a comment: ``0 ntt domain, 1 reduce, ...``."""
+        return ", ".join(f"{i} {g}" for i, g in enumerate(self.groups))
+
+    def _skipped(self) -> list[C.Top]:
+        """``<prefix>_skipped(name, group)``: whether the policy skips an ISA for a group on
+        this CPU's vendor and family (x86 only: CPUID leaves 0 and 1). Nothing where the
+        policy has no rule for this front end."""
+        if not self.skips:
+            return []
+        S = self.stem.upper()
+        eax, ebx, ecx, edx, family = (C.Name(r) for r in ("eax", "ebx", "ecx", "edx", "family"))
+        regs = tuple(C.Unary("&", r) for r in (eax, ebx, ecx, edx))
+        rules: list[C.Stmt] = []
+        for r in self.skips:
+            match = C.Logic(
+                "&&",
+                (
+                    C.Bin("==", ebx, C.UInt(r.vendor_word, hex=True)),
+                    C.Bin("==", family, C.UInt(r.family, hex=True)),
+                    C.Bin("==", C.Name("group"), C.Int(self.groups.index(r.group))),
+                    self._same(NAME, C.Str(r.isa)),
+                ),
+            )
+            rules.append(C.Commented(C.If(match, (C.Return(C.Int(1)),)), r.describe()))
+        body = (
+            C.DeclList("unsigned int", ("eax", "ebx", "ecx", "edx", "family")),
+            C.If(C.Unary("!", C.Call("__get_cpuid", (C.Int(1), *regs))), (C.Return(C.Int(0)),)),
+            C.Commented(
+                C.Assign(family, C.Bin("&", C.Bin(">>", eax, C.Int(8)), C.UInt(0xF, hex=True))),
+                "the base family, plus the extended family where the base is 0xf",
+            ),
+            C.If(
+                C.Bin("==", family, C.UInt(0xF, hex=True)),
+                (
+                    C.OpAssign(
+                        "+", family, C.Bin("&", C.Bin(">>", eax, C.Int(20)), C.UInt(0xFF, hex=True))
+                    ),
+                ),
+            ),
+            C.Comment("the vendor's first four characters in EBX"),
+            C.If(C.Unary("!", C.Call("__get_cpuid", (C.Int(0), *regs))), (C.Return(C.Int(0)),)),
+            *rules,
+            C.Return(C.Int(0)),
+        )
+        return [
+            C.Directive(f"#ifdef {S}_X86"),
+            C.ShortComment("Whether the policy skips the ISA name for a group on this CPU."),
+            C.FuncDef(
+                "int",
+                self._name("skipped"),
+                (C.Param("const char", "*name"), C.Param("int", "group")),
+                body,
+                storage="static",
+            ),
+            C.Directive("#else"),
+            C.ShortComment("No rule applies off x86."),
+            C.FuncDef(
+                "int",
+                self._name("skipped"),
+                (C.Param("const char", "*name"), C.Param("int", "group")),
+                (
+                    C.ExprStmt(C.Cast("void", NAME)),
+                    C.ExprStmt(C.Cast("void", C.Name("group"))),
+                    C.Return(C.Int(0)),
+                ),
+                storage="static",
+            ),
+            C.Directive("#endif"),
+        ]
 
     def _wrapper(self, entry: str) -> C.FuncDef:
         """The ISA-neutral entry point: the active ISA's function (an order conversion the
@@ -745,14 +991,14 @@ class DispatchWriter:
             impl = C.Name("impl")
             fn = C.Member(impl, entry, arrow=True)
             body = (
-                C.Decl(f"const {self._name('impl')}", "*impl", self._call("pick")),
+                C.Decl(f"const {self._name('impl')}", "*impl", self._pick_of(entry)),
                 C.Commented(
                     C.If(C.Bin("!=", fn, NULL), (C.CallStmt(C.Apply(fn, args)),)),
                     "NULL: standard order already",
                 ),
             )
         else:
-            fn = C.Member(self._call("pick"), entry, arrow=True)
+            fn = C.Member(self._pick_of(entry), entry, arrow=True)
             body = (C.CallStmt(C.Apply(fn, args)),)
         return C.FuncDef("void", self._name(entry), params, body)
 
@@ -766,7 +1012,9 @@ class DispatchWriter:
                 {"name": w.isa.name, "stem": w.stem, "cflags": list(w.isa.cflags)}
                 for w in self.writers
             ],
-            "functions": [self._name(n) for n in ("isa", "use_isa", "init", *self.entries)],
+            "functions": [
+                self._name(n) for n in ("isa", "isa_of", "use_isa", "init", *self.entries)
+            ],
         }
         text = json.dumps(manifest, indent=2) + "\n"
         return GeneratedFiles(self.stem, self.header(), self.source(), text, self.command)
