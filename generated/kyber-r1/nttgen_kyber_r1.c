@@ -5,10 +5,17 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 7681 (preset kyber-r1)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_kyber_r1_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_kyber_r1_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_kyber_r1_init()) picks, for each group of operations, the best one compiled
+ *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
+ *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
+ *         every group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_kyber_r1_isa() names the ISA of the
+ *         NTT-domain operations.
+ * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
+ *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -25,6 +32,24 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-7680, 7680], b in [-7680, 7680], B_hat in [0, 7680]): a_hat =
+ *           ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p); c = reduce(c); p =
+ *           basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat, a_hat); c = intt(p); p
+ *           = basemul_acc(B_hat, a_hat); c = intt(p).
+ *           KeyGen (s in [-3, 3], e in [-3, 3], A_hat in [0, 7680]): s_hat = ntt(s); e_hat =
+ *           ntt(e); p = basemul_acc(A_hat, s_hat); p = tomont(p); t_hat = p + e_hat; t_hat =
+ *           reduce(t_hat); s_hat = reduce(s_hat).
+ *           Encrypt (r in [-3, 3], e1 in [-3, 3], e2 in [-3, 3], mu in [0, 3841], A_hat in [0,
+ *           7680], t_hat in [0, 7680]): r_hat = ntt(r); p = basemul_acc(A_hat, r_hat); u =
+ *           intt(p); u = u + e1; u = reduce(u); p = basemul_acc(t_hat, r_hat); v = intt(p); v
+ *           = v + e2; v = v + mu; v = reduce(v).
+ *           Decrypt (u in [0, 7680], v in [0, 7680], s_hat in [0, 7680]): u_hat = ntt(u); p =
+ *           basemul_acc(s_hat, u_hat); w = intt(p); w = v - w; w = reduce(w).
  */
 #include "nttgen_kyber_r1.h"
 
@@ -146,7 +171,8 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
 static const size_t nttgen_kyber_r1_isas =
     sizeof(nttgen_kyber_r1_impls) / sizeof(nttgen_kyber_r1_impls[0]);
 
-static const nttgen_kyber_r1_impl *nttgen_kyber_r1_active;
+/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
+static const nttgen_kyber_r1_impl *nttgen_kyber_r1_active[5];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_kyber_r1_same(const char *a, const char *b) {
@@ -239,8 +265,9 @@ static int nttgen_kyber_r1_listed(const char *list, const char *name) {
 }
 #endif
 
-/* The ISA the automatic choice takes (see the header). */
-static const nttgen_kyber_r1_impl *nttgen_kyber_r1_choose(void) {
+/* The ISA the automatic choice takes for a group (see the header). */
+static const nttgen_kyber_r1_impl *nttgen_kyber_r1_choose(int group) {
+    (void)group;
 #ifdef NTTGEN_KYBER_R1_TESTING
     const char *only = getenv("NTTGEN_ISA");
     if (only != NULL && *only != '\0') {
@@ -264,25 +291,50 @@ static const nttgen_kyber_r1_impl *nttgen_kyber_r1_choose(void) {
     return &nttgen_kyber_r1_impls[nttgen_kyber_r1_isas - 1]; /* the portable C */
 }
 
-/* The active ISA: chosen once, on the first call (see the header). */
-static const nttgen_kyber_r1_impl *nttgen_kyber_r1_pick(void) {
-    const nttgen_kyber_r1_impl *impl = NTTGEN_KYBER_R1_LOAD(&nttgen_kyber_r1_active);
+/* The active ISA of a group: chosen once, on its first call (see the header). */
+static const nttgen_kyber_r1_impl *nttgen_kyber_r1_pick(int group) {
+    const nttgen_kyber_r1_impl *impl = NTTGEN_KYBER_R1_LOAD(&nttgen_kyber_r1_active[group]);
     if (impl == NULL) {
-        impl = nttgen_kyber_r1_choose();
-        NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active, impl);
+        impl = nttgen_kyber_r1_choose(group);
+        NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[group], impl);
     }
     return impl;
 }
 
 const char *nttgen_kyber_r1_isa(void) {
-    return nttgen_kyber_r1_pick()->name;
+    return nttgen_kyber_r1_pick(0)->name;
+}
+
+const char *nttgen_kyber_r1_isa_of(const char *op) {
+    if (nttgen_kyber_r1_same(op, "ntt") || nttgen_kyber_r1_same(op, "basemul") ||
+        nttgen_kyber_r1_same(op, "basemul_acc") || nttgen_kyber_r1_same(op, "intt") ||
+        nttgen_kyber_r1_same(op, "to_standard") || nttgen_kyber_r1_same(op, "from_standard")) {
+        return nttgen_kyber_r1_pick(0)->name;
+    }
+    if (nttgen_kyber_r1_same(op, "reduce")) {
+        return nttgen_kyber_r1_pick(1)->name;
+    }
+    if (nttgen_kyber_r1_same(op, "tomont")) {
+        return nttgen_kyber_r1_pick(2)->name;
+    }
+    if (nttgen_kyber_r1_same(op, "frommont")) {
+        return nttgen_kyber_r1_pick(3)->name;
+    }
+    if (nttgen_kyber_r1_same(op, "polymul")) {
+        return nttgen_kyber_r1_pick(4)->name;
+    }
+    return NULL;
 }
 
 int nttgen_kyber_r1_use_isa(const char *name) {
     for (size_t i = 0; i < nttgen_kyber_r1_isas; ++i) {
         if (nttgen_kyber_r1_same(nttgen_kyber_r1_impls[i].name, name) &&
             nttgen_kyber_r1_runs_here(name)) {
-            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active, &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[0], &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[1], &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[2], &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[3], &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[4], &nttgen_kyber_r1_impls[i]);
             return 0;
         }
     }
@@ -290,51 +342,55 @@ int nttgen_kyber_r1_use_isa(const char *name) {
 }
 
 void nttgen_kyber_r1_init(void) {
-    nttgen_kyber_r1_pick();
+    nttgen_kyber_r1_pick(0);
+    nttgen_kyber_r1_pick(1);
+    nttgen_kyber_r1_pick(2);
+    nttgen_kyber_r1_pick(3);
+    nttgen_kyber_r1_pick(4);
 }
 
 void nttgen_kyber_r1_ntt(int16_t a[256]) {
-    nttgen_kyber_r1_pick()->ntt(a);
+    nttgen_kyber_r1_pick(0)->ntt(a);
 }
 
 void nttgen_kyber_r1_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    nttgen_kyber_r1_pick()->basemul(r, a, b);
+    nttgen_kyber_r1_pick(0)->basemul(r, a, b);
 }
 
 void nttgen_kyber_r1_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
-    nttgen_kyber_r1_pick()->basemul_acc(r, a, b, k);
+    nttgen_kyber_r1_pick(0)->basemul_acc(r, a, b, k);
 }
 
 void nttgen_kyber_r1_intt(int16_t a[256]) {
-    nttgen_kyber_r1_pick()->intt(a);
+    nttgen_kyber_r1_pick(0)->intt(a);
 }
 
 void nttgen_kyber_r1_reduce(int16_t a[256]) {
-    nttgen_kyber_r1_pick()->reduce(a);
+    nttgen_kyber_r1_pick(1)->reduce(a);
 }
 
 void nttgen_kyber_r1_tomont(int16_t a[256]) {
-    nttgen_kyber_r1_pick()->tomont(a);
+    nttgen_kyber_r1_pick(2)->tomont(a);
 }
 
 void nttgen_kyber_r1_frommont(int16_t a[256]) {
-    nttgen_kyber_r1_pick()->frommont(a);
+    nttgen_kyber_r1_pick(3)->frommont(a);
 }
 
 void nttgen_kyber_r1_to_standard(int16_t a[256]) {
-    const nttgen_kyber_r1_impl *impl = nttgen_kyber_r1_pick();
+    const nttgen_kyber_r1_impl *impl = nttgen_kyber_r1_pick(0);
     if (impl->to_standard != NULL) { /* NULL: standard order already */
         impl->to_standard(a);
     }
 }
 
 void nttgen_kyber_r1_from_standard(int16_t a[256]) {
-    const nttgen_kyber_r1_impl *impl = nttgen_kyber_r1_pick();
+    const nttgen_kyber_r1_impl *impl = nttgen_kyber_r1_pick(0);
     if (impl->from_standard != NULL) { /* NULL: standard order already */
         impl->from_standard(a);
     }
 }
 
 void nttgen_kyber_r1_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    nttgen_kyber_r1_pick()->polymul(r, a, b);
+    nttgen_kyber_r1_pick(4)->polymul(r, a, b);
 }

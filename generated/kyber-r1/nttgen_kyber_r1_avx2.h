@@ -20,15 +20,15 @@
  *       ops: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_kyber_r1_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-5415, 5415]
+ *       a in [-9073, 9073] -> a in [-5417, 5417]
  *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
@@ -84,9 +84,9 @@ void nttgen_kyber_r1_avx2_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8816, 8816]
- * a[256]: on entry in [-18058, 18058]
- * b[256]: on entry in [-18058, 18058]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_kyber_r1_avx2_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -97,8 +97,8 @@ void nttgen_kyber_r1_avx2_basemul(int16_t r[256], const int16_t a[256], const in
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18058, 18058]
- * b[256 x k]: on entry in [-18058, 18058]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
@@ -109,7 +109,7 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-5415, 5415]
+ * a[256]: on entry in [-9073, 9073], on exit in [-5417, 5417]
  * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]);

@@ -20,15 +20,15 @@
  *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-5389, 5389]
+ *       a in [-9073, 9073] -> a in [-5391, 5391]
  *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_reduce: full reduction, in place: every coefficient to its
@@ -545,15 +545,15 @@ void nttgen_kyber_r1_avx512_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8816, 8816]
- * a[256]: on entry in [-18058, 18058]
- * b[256]: on entry in [-18058, 18058]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 16, store 8, montmul_var 8
  */
 void nttgen_kyber_r1_avx512_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(a, 256, -18058, 18058);
-    nttgen_kyber_r1_avx512_assert_range(b, 256, -18058, 18058);
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_avx512_assert_range(b, 256, -18519, 18519);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -588,7 +588,7 @@ void nttgen_kyber_r1_avx512_basemul(int16_t r[256], const int16_t a[256], const 
     const __m512i p_7 = nttgen_kyber_r1_avx512_montmul_var(a_7, b_7);
     _mm512_storeu_si512((__m512i *)&r[224], p_7);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(r, 256, -8816, 8816);
+    nttgen_kyber_r1_avx512_assert_range(r, 256, -9073, 9073);
 #endif
 }
 
@@ -598,16 +598,16 @@ void nttgen_kyber_r1_avx512_basemul(int16_t r[256], const int16_t a[256], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18058, 18058]
- * b[256 x k]: on entry in [-18058, 18058]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -18058, 18058);
-    nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18058, 18058);
+    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -18519, 18519);
+    nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18519, 18519);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -731,14 +731,14 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-5389, 5389]
+ * a[256]: on entry in [-9073, 9073], on exit in [-5391, 5391]
  * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(a, 256, -8816, 8816);
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[160]);
@@ -942,7 +942,7 @@ part_1:;
     _mm512_storeu_si512((__m512i *)&a[96], x_118);
     _mm512_storeu_si512((__m512i *)&a[224], x_119);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(a, 256, -5389, 5389);
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -5391, 5391);
 #endif
 }
 

@@ -27,9 +27,9 @@
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-30720, 30720]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
- *       coefficient reductions: 512
+ *       a in [-9073, 9073] -> a in [-4064, 4064]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
+ *       coefficient reductions: 768
  *   nttgen_kyber_r1_c_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -43,9 +43,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett 896,
- *         cond_add_q 256, const 512
- *       coefficient reductions: 896
+ *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
+ *         1024, cond_add_q 256, const 256
+ *       coefficient reductions: 1024
  */
 #include "nttgen_kyber_r1_c.h"
 
@@ -200,8 +200,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_ntt_zetas[510] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1, Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
-//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Montgomery form, pairs (z, z*q^-1 mod
+//  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
+//  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_intt_zetas_inv[510] = {
     // pass 0: layer(s) 7
@@ -276,7 +277,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_c_intt_zetas_inv[510] = {
     // pass 6: layer(s) 1
     -3625, -16425, 3182, 10350,
     // pass 7: layer(s) 0
-    -3777, -28865,
+    894, 16254,
 };
 // clang-format on
 
@@ -482,8 +483,8 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-30720, 30720]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
+ * a[256]: on entry in [-9073, 9073], on exit in [-4064, 4064]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_kyber_r1_c_intt_zetas_inv;
@@ -496,26 +497,26 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = nttgen_kyber_r1_c_montmul(x_0, 1912, -2184);
-        const int16_t x_3 = nttgen_kyber_r1_c_montmul(x_1, 1912, -2184);
-        const int16_t x_4 = (int16_t)(x_2 + x_3);
-        const int16_t d_0 = (int16_t)(x_2 - x_3);
-        const int16_t x_5 = nttgen_kyber_r1_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int16_t x_2 = (int16_t)(x_0 + x_1);
+        const int16_t d_0 = (int16_t)(x_0 - x_1);
+        const int16_t x_3 = nttgen_kyber_r1_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64; ++blk_1) {
         const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 256];
         const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 257];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_6 = a[blk_1 * 4 + j_0];
-            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t x_8 = (int16_t)(x_6 + x_7);
-            const int16_t d_1 = (int16_t)(x_6 - x_7);
-            const int16_t x_9 = nttgen_kyber_r1_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int16_t x_4 = a[blk_1 * 4 + j_0];
+            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_4);
+            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_5);
+            const int16_t x_6 = (int16_t)(red_0 + red_1);
+            const int16_t d_1 = (int16_t)(red_0 - red_1);
+            const int16_t x_7 = nttgen_kyber_r1_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -523,15 +524,13 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 384];
         const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 385];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_10 = a[blk_2 * 8 + j_1];
-            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_10);
-            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_11);
-            const int16_t x_12 = (int16_t)(red_0 + red_1);
-            const int16_t d_2 = (int16_t)(red_0 - red_1);
-            const int16_t x_13 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int16_t x_8 = a[blk_2 * 8 + j_1];
+            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t x_10 = (int16_t)(x_8 + x_9);
+            const int16_t d_2 = (int16_t)(x_8 - x_9);
+            const int16_t x_11 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -539,13 +538,13 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 448];
         const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 449];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_14 = a[blk_3 * 16 + j_2];
-            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_16 = (int16_t)(x_14 + x_15);
-            const int16_t d_3 = (int16_t)(x_14 - x_15);
-            const int16_t x_17 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int16_t x_12 = a[blk_3 * 16 + j_2];
+            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t x_14 = (int16_t)(x_12 + x_13);
+            const int16_t d_3 = (int16_t)(x_12 - x_13);
+            const int16_t x_15 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -553,13 +552,15 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 480];
         const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 481];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_18 = a[blk_4 * 32 + j_3];
-            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t x_20 = (int16_t)(x_18 + x_19);
-            const int16_t d_4 = (int16_t)(x_18 - x_19);
-            const int16_t x_21 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int16_t x_16 = a[blk_4 * 32 + j_3];
+            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_16);
+            const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_17);
+            const int16_t x_18 = (int16_t)(red_2 + red_3);
+            const int16_t d_4 = (int16_t)(red_2 - red_3);
+            const int16_t x_19 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -567,15 +568,13 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 496];
         const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 497];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_22 = a[blk_5 * 64 + j_4];
-            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_22);
-            const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_23);
-            const int16_t x_24 = (int16_t)(red_2 + red_3);
-            const int16_t d_5 = (int16_t)(red_2 - red_3);
-            const int16_t x_25 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int16_t x_20 = a[blk_5 * 64 + j_4];
+            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t x_22 = (int16_t)(x_20 + x_21);
+            const int16_t d_5 = (int16_t)(x_20 - x_21);
+            const int16_t x_23 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -583,29 +582,32 @@ void nttgen_kyber_r1_c_intt(int16_t a[256]) {
         const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 504];
         const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 505];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_26 = a[blk_6 * 128 + j_5];
-            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_28 = (int16_t)(x_26 + x_27);
-            const int16_t d_6 = (int16_t)(x_26 - x_27);
-            const int16_t x_29 = nttgen_kyber_r1_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int16_t x_24 = a[blk_6 * 128 + j_5];
+            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t x_26 = (int16_t)(x_24 + x_25);
+            const int16_t d_6 = (int16_t)(x_24 - x_25);
+            const int16_t x_27 = nttgen_kyber_r1_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_7 = zetas_inv_0[508];
     const int16_t zetaqinv_7 = zetas_inv_0[509];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-        const int16_t x_30 = a[j_6];
-        const int16_t x_31 = a[j_6 + 128];
-        const int16_t x_32 = (int16_t)(x_30 + x_31);
-        const int16_t d_7 = (int16_t)(x_30 - x_31);
-        const int16_t x_33 = nttgen_kyber_r1_c_montmul(d_7, zeta_7, zetaqinv_7);
+        const int16_t x_28 = a[j_6];
+        const int16_t x_29 = a[j_6 + 128];
+        const int16_t red_4 = nttgen_kyber_r1_c_barrett(x_28);
+        const int16_t red_5 = nttgen_kyber_r1_c_barrett(x_29);
+        const int16_t x_30 = (int16_t)(red_4 + red_5);
+        const int16_t d_7 = (int16_t)(red_4 - red_5);
+        const int16_t x_31 = nttgen_kyber_r1_c_montmul(d_7, zeta_7, zetaqinv_7);
+        const int16_t x_32 = nttgen_kyber_r1_c_montmul(x_30, 1912, -2184);
         a[j_6] = x_32;
-        a[j_6 + 128] = x_33;
+        a[j_6 + 128] = x_31;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_c_assert_range(a, 256, -30720, 30720);
+    nttgen_kyber_r1_c_assert_range(a, 256, -4064, 4064);
 #endif
 }
 
@@ -812,8 +814,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_ntt_from(int16_t r[256], const int
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 640, cond_add_q
- *   256, const 512
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, cond_add_q
+ *   256, const 256
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_kyber_r1_c_intt_zetas_inv;
@@ -826,26 +828,26 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
         const int16_t zetaqinv_0 = zetas_inv_0[blk_0 * 2 + 1];
         const int16_t x_0 = a[blk_0 * 2];
         const int16_t x_1 = a[blk_0 * 2 + 1];
-        const int16_t x_2 = nttgen_kyber_r1_c_montmul(x_0, 1912, -2184);
-        const int16_t x_3 = nttgen_kyber_r1_c_montmul(x_1, 1912, -2184);
-        const int16_t x_4 = (int16_t)(x_2 + x_3);
-        const int16_t d_0 = (int16_t)(x_2 - x_3);
-        const int16_t x_5 = nttgen_kyber_r1_c_montmul(d_0, zeta_0, zetaqinv_0);
-        a[blk_0 * 2] = x_4;
-        a[blk_0 * 2 + 1] = x_5;
+        const int16_t x_2 = (int16_t)(x_0 + x_1);
+        const int16_t d_0 = (int16_t)(x_0 - x_1);
+        const int16_t x_3 = nttgen_kyber_r1_c_montmul(d_0, zeta_0, zetaqinv_0);
+        a[blk_0 * 2] = x_2;
+        a[blk_0 * 2 + 1] = x_3;
     }
     // inverse layers 6: 2 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64; ++blk_1) {
         const int16_t zeta_1 = zetas_inv_0[blk_1 * 2 + 256];
         const int16_t zetaqinv_1 = zetas_inv_0[blk_1 * 2 + 257];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-            const int16_t x_6 = a[blk_1 * 4 + j_0];
-            const int16_t x_7 = a[blk_1 * 4 + j_0 + 2];
-            const int16_t x_8 = (int16_t)(x_6 + x_7);
-            const int16_t d_1 = (int16_t)(x_6 - x_7);
-            const int16_t x_9 = nttgen_kyber_r1_c_montmul(d_1, zeta_1, zetaqinv_1);
-            a[blk_1 * 4 + j_0] = x_8;
-            a[blk_1 * 4 + j_0 + 2] = x_9;
+            const int16_t x_4 = a[blk_1 * 4 + j_0];
+            const int16_t x_5 = a[blk_1 * 4 + j_0 + 2];
+            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_4);
+            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_5);
+            const int16_t x_6 = (int16_t)(red_0 + red_1);
+            const int16_t d_1 = (int16_t)(red_0 - red_1);
+            const int16_t x_7 = nttgen_kyber_r1_c_montmul(d_1, zeta_1, zetaqinv_1);
+            a[blk_1 * 4 + j_0] = x_6;
+            a[blk_1 * 4 + j_0 + 2] = x_7;
         }
     }
     // inverse layers 5: 2 register(s) per chunk
@@ -853,15 +855,13 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
         const int16_t zeta_2 = zetas_inv_0[blk_2 * 2 + 384];
         const int16_t zetaqinv_2 = zetas_inv_0[blk_2 * 2 + 385];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-            const int16_t x_10 = a[blk_2 * 8 + j_1];
-            const int16_t x_11 = a[blk_2 * 8 + j_1 + 4];
-            const int16_t red_0 = nttgen_kyber_r1_c_barrett(x_10);
-            const int16_t red_1 = nttgen_kyber_r1_c_barrett(x_11);
-            const int16_t x_12 = (int16_t)(red_0 + red_1);
-            const int16_t d_2 = (int16_t)(red_0 - red_1);
-            const int16_t x_13 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
-            a[blk_2 * 8 + j_1] = x_12;
-            a[blk_2 * 8 + j_1 + 4] = x_13;
+            const int16_t x_8 = a[blk_2 * 8 + j_1];
+            const int16_t x_9 = a[blk_2 * 8 + j_1 + 4];
+            const int16_t x_10 = (int16_t)(x_8 + x_9);
+            const int16_t d_2 = (int16_t)(x_8 - x_9);
+            const int16_t x_11 = nttgen_kyber_r1_c_montmul(d_2, zeta_2, zetaqinv_2);
+            a[blk_2 * 8 + j_1] = x_10;
+            a[blk_2 * 8 + j_1 + 4] = x_11;
         }
     }
     // inverse layers 4: 2 register(s) per chunk
@@ -869,13 +869,13 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
         const int16_t zeta_3 = zetas_inv_0[blk_3 * 2 + 448];
         const int16_t zetaqinv_3 = zetas_inv_0[blk_3 * 2 + 449];
         for (size_t j_2 = 0; j_2 < 8; ++j_2) {
-            const int16_t x_14 = a[blk_3 * 16 + j_2];
-            const int16_t x_15 = a[blk_3 * 16 + j_2 + 8];
-            const int16_t x_16 = (int16_t)(x_14 + x_15);
-            const int16_t d_3 = (int16_t)(x_14 - x_15);
-            const int16_t x_17 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
-            a[blk_3 * 16 + j_2] = x_16;
-            a[blk_3 * 16 + j_2 + 8] = x_17;
+            const int16_t x_12 = a[blk_3 * 16 + j_2];
+            const int16_t x_13 = a[blk_3 * 16 + j_2 + 8];
+            const int16_t x_14 = (int16_t)(x_12 + x_13);
+            const int16_t d_3 = (int16_t)(x_12 - x_13);
+            const int16_t x_15 = nttgen_kyber_r1_c_montmul(d_3, zeta_3, zetaqinv_3);
+            a[blk_3 * 16 + j_2] = x_14;
+            a[blk_3 * 16 + j_2 + 8] = x_15;
         }
     }
     // inverse layers 3: 2 register(s) per chunk
@@ -883,13 +883,15 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
         const int16_t zeta_4 = zetas_inv_0[blk_4 * 2 + 480];
         const int16_t zetaqinv_4 = zetas_inv_0[blk_4 * 2 + 481];
         for (size_t j_3 = 0; j_3 < 16; ++j_3) {
-            const int16_t x_18 = a[blk_4 * 32 + j_3];
-            const int16_t x_19 = a[blk_4 * 32 + j_3 + 16];
-            const int16_t x_20 = (int16_t)(x_18 + x_19);
-            const int16_t d_4 = (int16_t)(x_18 - x_19);
-            const int16_t x_21 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
-            a[blk_4 * 32 + j_3] = x_20;
-            a[blk_4 * 32 + j_3 + 16] = x_21;
+            const int16_t x_16 = a[blk_4 * 32 + j_3];
+            const int16_t x_17 = a[blk_4 * 32 + j_3 + 16];
+            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_16);
+            const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_17);
+            const int16_t x_18 = (int16_t)(red_2 + red_3);
+            const int16_t d_4 = (int16_t)(red_2 - red_3);
+            const int16_t x_19 = nttgen_kyber_r1_c_montmul(d_4, zeta_4, zetaqinv_4);
+            a[blk_4 * 32 + j_3] = x_18;
+            a[blk_4 * 32 + j_3 + 16] = x_19;
         }
     }
     // inverse layers 2: 2 register(s) per chunk
@@ -897,15 +899,13 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
         const int16_t zeta_5 = zetas_inv_0[blk_5 * 2 + 496];
         const int16_t zetaqinv_5 = zetas_inv_0[blk_5 * 2 + 497];
         for (size_t j_4 = 0; j_4 < 32; ++j_4) {
-            const int16_t x_22 = a[blk_5 * 64 + j_4];
-            const int16_t x_23 = a[blk_5 * 64 + j_4 + 32];
-            const int16_t red_2 = nttgen_kyber_r1_c_barrett(x_22);
-            const int16_t red_3 = nttgen_kyber_r1_c_barrett(x_23);
-            const int16_t x_24 = (int16_t)(red_2 + red_3);
-            const int16_t d_5 = (int16_t)(red_2 - red_3);
-            const int16_t x_25 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
-            a[blk_5 * 64 + j_4] = x_24;
-            a[blk_5 * 64 + j_4 + 32] = x_25;
+            const int16_t x_20 = a[blk_5 * 64 + j_4];
+            const int16_t x_21 = a[blk_5 * 64 + j_4 + 32];
+            const int16_t x_22 = (int16_t)(x_20 + x_21);
+            const int16_t d_5 = (int16_t)(x_20 - x_21);
+            const int16_t x_23 = nttgen_kyber_r1_c_montmul(d_5, zeta_5, zetaqinv_5);
+            a[blk_5 * 64 + j_4] = x_22;
+            a[blk_5 * 64 + j_4 + 32] = x_23;
         }
     }
     // inverse layers 1: 2 register(s) per chunk
@@ -913,29 +913,31 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
         const int16_t zeta_6 = zetas_inv_0[blk_6 * 2 + 504];
         const int16_t zetaqinv_6 = zetas_inv_0[blk_6 * 2 + 505];
         for (size_t j_5 = 0; j_5 < 64; ++j_5) {
-            const int16_t x_26 = a[blk_6 * 128 + j_5];
-            const int16_t x_27 = a[blk_6 * 128 + j_5 + 64];
-            const int16_t x_28 = (int16_t)(x_26 + x_27);
-            const int16_t d_6 = (int16_t)(x_26 - x_27);
-            const int16_t x_29 = nttgen_kyber_r1_c_montmul(d_6, zeta_6, zetaqinv_6);
-            a[blk_6 * 128 + j_5] = x_28;
-            a[blk_6 * 128 + j_5 + 64] = x_29;
+            const int16_t x_24 = a[blk_6 * 128 + j_5];
+            const int16_t x_25 = a[blk_6 * 128 + j_5 + 64];
+            const int16_t x_26 = (int16_t)(x_24 + x_25);
+            const int16_t d_6 = (int16_t)(x_24 - x_25);
+            const int16_t x_27 = nttgen_kyber_r1_c_montmul(d_6, zeta_6, zetaqinv_6);
+            a[blk_6 * 128 + j_5] = x_26;
+            a[blk_6 * 128 + j_5 + 64] = x_27;
         }
     }
     // inverse layers 0: 2 register(s) per chunk
     const int16_t zeta_7 = zetas_inv_0[508];
     const int16_t zetaqinv_7 = zetas_inv_0[509];
     for (size_t j_6 = 0; j_6 < 128; ++j_6) {
-        const int16_t x_30 = a[j_6];
-        const int16_t x_31 = a[j_6 + 128];
-        const int16_t x_32 = (int16_t)(x_30 + x_31);
-        const int16_t d_7 = (int16_t)(x_30 - x_31);
-        const int16_t x_33 = nttgen_kyber_r1_c_montmul(d_7, zeta_7, zetaqinv_7);
-        const int16_t red_4 = nttgen_kyber_r1_c_barrett(x_32);
-        const int16_t red_5 = nttgen_kyber_r1_c_cond_add_q(red_4);
-        a[j_6] = red_5;
-        const int16_t red_6 = nttgen_kyber_r1_c_cond_add_q(x_33);
-        a[j_6 + 128] = red_6;
+        const int16_t x_28 = a[j_6];
+        const int16_t x_29 = a[j_6 + 128];
+        const int16_t red_4 = nttgen_kyber_r1_c_barrett(x_28);
+        const int16_t red_5 = nttgen_kyber_r1_c_barrett(x_29);
+        const int16_t x_30 = (int16_t)(red_4 + red_5);
+        const int16_t d_7 = (int16_t)(red_4 - red_5);
+        const int16_t x_31 = nttgen_kyber_r1_c_montmul(d_7, zeta_7, zetaqinv_7);
+        const int16_t x_32 = nttgen_kyber_r1_c_montmul(x_30, 1912, -2184);
+        const int16_t red_6 = nttgen_kyber_r1_c_cond_add_q(x_32);
+        a[j_6] = red_6;
+        const int16_t red_7 = nttgen_kyber_r1_c_cond_add_q(x_31);
+        a[j_6 + 128] = red_7;
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_c_assert_range(a, 256, 0, 7680);
@@ -950,8 +952,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_c_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 8186, store 6400, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   896, cond_add_q 256, const 512
+ * Ops per call: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
+ *   1024, cond_add_q 256, const 256
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

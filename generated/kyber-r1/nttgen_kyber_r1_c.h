@@ -27,9 +27,9 @@
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-30720, 30720]
- *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
- *       coefficient reductions: 512
+ *       a in [-9073, 9073] -> a in [-4064, 4064]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
+ *       coefficient reductions: 768
  *   nttgen_kyber_r1_c_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -43,9 +43,9 @@
  *       ops: load 256, store 256, montmul 256, const 512
  *   nttgen_kyber_r1_c_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett 896,
- *         cond_add_q 256, const 512
- *       coefficient reductions: 896
+ *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
+ *         1024, cond_add_q 256, const 256
+ *       coefficient reductions: 1024
  */
 #ifndef NTTGEN_KYBER_R1_C_H
 #define NTTGEN_KYBER_R1_C_H
@@ -100,8 +100,8 @@ void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-30720, 30720]
- * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1280, barrett 512, const 512
+ * a[256]: on entry in [-9073, 9073], on exit in [-4064, 4064]
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
  */
 void nttgen_kyber_r1_c_intt(int16_t a[256]);
 
@@ -143,8 +143,8 @@ void nttgen_kyber_r1_c_frommont(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 8186, store 6400, add 3072, sub 3072, montmul 3328, montmul_var 256, barrett
- *   896, cond_add_q 256, const 512
+ * Ops per call: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
+ *   1024, cond_add_q 256, const 256
  */
 void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -20,15 +20,15 @@
  *       ops: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18285, 18285], b in [-18285, 18285] -> r in [-8942, 8942]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_kyber_r1_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18285, 18285], b in [-18285, 18285] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8942, 8942] -> a in [-5417, 5417]
+ *       a in [-9073, 9073] -> a in [-5418, 5418]
  *       ops: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_neon_reduce: full reduction, in place: every coefficient to its representative
@@ -890,15 +890,15 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8942, 8942]
- * a[256]: on entry in [-18285, 18285]
- * b[256]: on entry in [-18285, 18285]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_kyber_r1_neon_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(a, 256, -18285, 18285);
-    nttgen_kyber_r1_neon_assert_range(b, 256, -18285, 18285);
+    nttgen_kyber_r1_neon_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_neon_assert_range(b, 256, -18519, 18519);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);
@@ -1031,7 +1031,7 @@ part_1:;
     const int16x8_t p_31 = nttgen_kyber_r1_neon_montmul_var(a_31, b_31);
     vst1q_s16(&r[248], p_31);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(r, 256, -8942, 8942);
+    nttgen_kyber_r1_neon_assert_range(r, 256, -9073, 9073);
 #endif
 }
 
@@ -1041,16 +1041,16 @@ part_1:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18285, 18285]
- * b[256 x k]: on entry in [-18285, 18285]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_kyber_r1_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                       size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(a, k * 256, -18285, 18285);
-    nttgen_kyber_r1_neon_assert_range(b, k * 256, -18285, 18285);
+    nttgen_kyber_r1_neon_assert_range(a, k * 256, -18519, 18519);
+    nttgen_kyber_r1_neon_assert_range(b, k * 256, -18519, 18519);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);
@@ -1510,7 +1510,7 @@ void nttgen_kyber_r1_neon_basemul_acc(int16_t r[256], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8942, 8942], on exit in [-5417, 5417]
+ * a[256]: on entry in [-9073, 9073], on exit in [-5418, 5418]
  * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
  */
 void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
@@ -1519,7 +1519,7 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16_t *twist_0 = nttgen_kyber_r1_neon_intt_twist;
     NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(a, 256, -8942, 8942);
+    nttgen_kyber_r1_neon_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     const int16x8_t zeta_0 = vld1q_s16(&zetas_dit_0[0]);
@@ -1932,7 +1932,7 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
         vst1q_s16(&a[blk_0 * 8 + 240], x_223);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(a, 256, -5417, 5417);
+    nttgen_kyber_r1_neon_assert_range(a, 256, -5418, 5418);
 #endif
 }
 
@@ -2212,7 +2212,7 @@ void nttgen_kyber_r1_neon_from_standard(int16_t a[256]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-8942, 8942], on exit in [0, 7680]
+ * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
  * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, cond_add_q 32,
  *   shuffle 48
  */
@@ -2222,7 +2222,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16_t *twist_0 = nttgen_kyber_r1_neon_intt_twist;
     NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(a, 256, -8942, 8942);
+    nttgen_kyber_r1_neon_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     const int16x8_t zeta_0 = vld1q_s16(&zetas_dit_0[0]);

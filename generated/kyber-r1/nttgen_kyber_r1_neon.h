@@ -20,15 +20,15 @@
  *       ops: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18285, 18285], b in [-18285, 18285] -> r in [-8942, 8942]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_kyber_r1_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18285, 18285], b in [-18285, 18285] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8942, 8942] -> a in [-5417, 5417]
+ *       a in [-9073, 9073] -> a in [-5418, 5418]
  *       ops: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_neon_reduce: full reduction, in place: every coefficient to its representative
@@ -84,9 +84,9 @@ void nttgen_kyber_r1_neon_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8942, 8942]
- * a[256]: on entry in [-18285, 18285]
- * b[256]: on entry in [-18285, 18285]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_kyber_r1_neon_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -97,8 +97,8 @@ void nttgen_kyber_r1_neon_basemul(int16_t r[256], const int16_t a[256], const in
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18285, 18285]
- * b[256 x k]: on entry in [-18285, 18285]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
@@ -109,7 +109,7 @@ void nttgen_kyber_r1_neon_basemul_acc(int16_t r[256], const int16_t *a, const in
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8942, 8942], on exit in [-5417, 5417]
+ * a[256]: on entry in [-9073, 9073], on exit in [-5418, 5418]
  * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
  */
 void nttgen_kyber_r1_neon_intt(int16_t a[256]);

@@ -20,15 +20,15 @@
  *       ops: load 1022, store 512, add 1024, sub 1024, montmul 1024, barrett 128
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18491, 18491], b in [-18491, 18491] -> r in [-9057, 9057]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_kyber_r1_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18491, 18491], b in [-18491, 18491] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9057, 9057] -> a in [-4784, 4784]
+ *       a in [-9073, 9073] -> a in [-4784, 4784]
  *       ops: load 1022, store 512, add 1024, sub 1024, montmul 1152, barrett 416, const 256
  *       coefficient reductions: 416
  *   nttgen_kyber_r1_rvv_reduce: full reduction, in place: every coefficient to its representative
@@ -645,15 +645,15 @@ void nttgen_kyber_r1_rvv_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9057, 9057]
- * a[256]: on entry in [-18491, 18491]
- * b[256]: on entry in [-18491, 18491]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_kyber_r1_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv_assert_range(a, 256, -18491, 18491);
-    nttgen_kyber_r1_rvv_assert_range(b, 256, -18491, 18491);
+    nttgen_kyber_r1_rvv_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_rvv_assert_range(b, 256, -18519, 18519);
 #endif
     for (size_t i_0 = 0; i_0 < 256;) {
         const size_t vl = __riscv_vsetvl_e16m1(256 - i_0);
@@ -664,7 +664,7 @@ void nttgen_kyber_r1_rvv_basemul(int16_t r[256], const int16_t a[256], const int
         i_0 = i_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv_assert_range(r, 256, -9057, 9057);
+    nttgen_kyber_r1_rvv_assert_range(r, 256, -9073, 9073);
 #endif
 }
 
@@ -674,15 +674,15 @@ void nttgen_kyber_r1_rvv_basemul(int16_t r[256], const int16_t a[256], const int
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18491, 18491]
- * b[256 x k]: on entry in [-18491, 18491]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_kyber_r1_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv_assert_range(a, k * 256, -18491, 18491);
-    nttgen_kyber_r1_rvv_assert_range(b, k * 256, -18491, 18491);
+    nttgen_kyber_r1_rvv_assert_range(a, k * 256, -18519, 18519);
+    nttgen_kyber_r1_rvv_assert_range(b, k * 256, -18519, 18519);
 #endif
     for (size_t i_0 = 0; i_0 < 256;) {
         const size_t vl = __riscv_vsetvl_e16m1(256 - i_0);
@@ -723,13 +723,13 @@ void nttgen_kyber_r1_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9057, 9057], on exit in [-4784, 4784]
+ * a[256]: on entry in [-9073, 9073], on exit in [-4784, 4784]
  * Ops per call: load 1022, store 512, add 1024, sub 1024, montmul 1152, barrett 416, const 256
  */
 void nttgen_kyber_r1_rvv_intt(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_kyber_r1_rvv_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv_assert_range(a, 256, -9057, 9057);
+    nttgen_kyber_r1_rvv_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 16;) {
@@ -1542,14 +1542,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv_ntt_from(int16_t r[256], const i
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-9057, 9057], on exit in [0, 7680]
+ * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
  * Ops per call: load 1022, store 512, add 1024, sub 1024, montmul 1152, barrett 416, cond_add_q
  *   256, const 256
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_kyber_r1_rvv_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv_assert_range(a, 256, -9057, 9057);
+    nttgen_kyber_r1_rvv_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 16;) {

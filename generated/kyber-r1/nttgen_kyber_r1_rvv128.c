@@ -20,17 +20,17 @@
  *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18303, 18303], b in [-18303, 18303] -> r in [-8952, 8952]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_kyber_r1_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18303, 18303], b in [-18303, 18303] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8952, 8952] -> a in [-5149, 5150]
- *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32
- *       coefficient reductions: 256
+ *       a in [-9073, 9073] -> a in [-5150, 5151]
+ *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
+ *       coefficient reductions: 288
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -53,8 +53,8 @@
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386, montmul_var
- *         32, barrett 64, cond_add_q 32
- *       coefficient reductions: 512
+ *         32, barrett 68, cond_add_q 32
+ *       coefficient reductions: 544
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv128 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -728,15 +728,15 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8952, 8952]
- * a[256]: on entry in [-18303, 18303]
- * b[256]: on entry in [-18303, 18303]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -18303, 18303);
-    nttgen_kyber_r1_rvv128_assert_range(b, 256, -18303, 18303);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_rvv128_assert_range(b, 256, -18519, 18519);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 8);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
@@ -869,7 +869,7 @@ part_1:;
     const vint16m1_t p_31 = nttgen_kyber_r1_rvv128_montmul_var(a_31, b_31, 8);
     __riscv_vse16_v_i16m1(&r[248], p_31, 8);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(r, 256, -8952, 8952);
+    nttgen_kyber_r1_rvv128_assert_range(r, 256, -9073, 9073);
 #endif
 }
 
@@ -879,16 +879,16 @@ part_1:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18303, 18303]
- * b[256 x k]: on entry in [-18303, 18303]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -18303, 18303);
-    nttgen_kyber_r1_rvv128_assert_range(b, k * 256, -18303, 18303);
+    nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -18519, 18519);
+    nttgen_kyber_r1_rvv128_assert_range(b, k * 256, -18519, 18519);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 8);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
@@ -1348,8 +1348,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8952, 8952], on exit in [-5149, 5150]
- * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32
+ * a[256]: on entry in [-9073, 9073], on exit in [-5150, 5151]
+ * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -1357,7 +1357,7 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv128_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv128_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -8952, 8952);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
@@ -1476,18 +1476,20 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_51, t_12, 8);
         const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_51, t_12, 8);
         const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_52, t_13, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_52, t_13, 8);
+        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_52, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 8);
         const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_53, t_14, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_53, t_14, 8);
+        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(x_53, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 8);
         const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
         const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_54, t_15, 8);
         const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_54, t_15, 8);
         const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 8);
+        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_64, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_66, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_68, 8);
@@ -1554,37 +1556,37 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 112], 8);
         const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 240], 8);
         const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_88, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(x_80, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_8, t_17, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_8, t_17, 8);
+        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(x_80, 8);
+        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_10, t_17, 8);
+        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_10, t_17, 8);
         const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_89, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(x_81, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_9, t_18, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_9, t_18, 8);
+        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(x_81, 8);
+        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_11, t_18, 8);
+        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_11, t_18, 8);
         const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_90, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(x_82, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_10, t_19, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_10, t_19, 8);
+        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_barrett(x_82, 8);
+        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_12, t_19, 8);
+        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_12, t_19, 8);
         const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_91, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(x_83, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_11, t_20, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_11, t_20, 8);
+        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_barrett(x_83, 8);
+        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_13, t_20, 8);
+        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_13, t_20, 8);
         const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_92, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_barrett(x_84, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_12, t_21, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_12, t_21, 8);
+        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_barrett(x_84, 8);
+        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_14, t_21, 8);
+        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_14, t_21, 8);
         const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_93, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_barrett(x_85, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_13, t_22, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_13, t_22, 8);
+        const vint16m1_t red_15 = nttgen_kyber_r1_rvv128_barrett(x_85, 8);
+        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_15, t_22, 8);
+        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_15, t_22, 8);
         const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_94, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_barrett(x_86, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_14, t_23, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_14, t_23, 8);
+        const vint16m1_t red_16 = nttgen_kyber_r1_rvv128_barrett(x_86, 8);
+        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_16, t_23, 8);
+        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_16, t_23, 8);
         const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_95, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_15 = nttgen_kyber_r1_rvv128_barrett(x_87, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_15, t_24, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_15, t_24, 8);
+        const vint16m1_t red_17 = nttgen_kyber_r1_rvv128_barrett(x_87, 8);
+        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_17, t_24, 8);
+        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_17, t_24, 8);
         const vint16m1_t t_25 = nttgen_kyber_r1_rvv128_montmul(x_104, zeta_12, zetaqinv_12, 8);
         const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 8);
         const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 8);
@@ -1725,7 +1727,7 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], x_175, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -5149, 5150);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -5150, 5151);
 #endif
 }
 
@@ -1913,8 +1915,8 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-8952, 8952], on exit in [0, 7680]
- * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32,
+ * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
+ * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36,
  *   cond_add_q 32
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
@@ -1923,7 +1925,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv128_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv128_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -8952, 8952);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
@@ -2042,18 +2044,20 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_51, t_12, 8);
         const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_51, t_12, 8);
         const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_52, t_13, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_52, t_13, 8);
+        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_52, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 8);
         const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_53, t_14, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_53, t_14, 8);
+        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(x_53, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 8);
         const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
         const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_54, t_15, 8);
         const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_54, t_15, 8);
         const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 8);
+        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_64, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_66, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_68, 8);
@@ -2120,37 +2124,37 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 112], 8);
         const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 240], 8);
         const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_88, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(x_80, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_8, t_17, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_8, t_17, 8);
+        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(x_80, 8);
+        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_10, t_17, 8);
+        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_10, t_17, 8);
         const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_89, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(x_81, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_9, t_18, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_9, t_18, 8);
+        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(x_81, 8);
+        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_11, t_18, 8);
+        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_11, t_18, 8);
         const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_90, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(x_82, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_10, t_19, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_10, t_19, 8);
+        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_barrett(x_82, 8);
+        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_12, t_19, 8);
+        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_12, t_19, 8);
         const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_91, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(x_83, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_11, t_20, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_11, t_20, 8);
+        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_barrett(x_83, 8);
+        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_13, t_20, 8);
+        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_13, t_20, 8);
         const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_92, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_barrett(x_84, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_12, t_21, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_12, t_21, 8);
+        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_barrett(x_84, 8);
+        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_14, t_21, 8);
+        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_14, t_21, 8);
         const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_93, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_barrett(x_85, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_13, t_22, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_13, t_22, 8);
+        const vint16m1_t red_15 = nttgen_kyber_r1_rvv128_barrett(x_85, 8);
+        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_15, t_22, 8);
+        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_15, t_22, 8);
         const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_94, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_barrett(x_86, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_14, t_23, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_14, t_23, 8);
+        const vint16m1_t red_16 = nttgen_kyber_r1_rvv128_barrett(x_86, 8);
+        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_16, t_23, 8);
+        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_16, t_23, 8);
         const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_95, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_15 = nttgen_kyber_r1_rvv128_barrett(x_87, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_15, t_24, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_15, t_24, 8);
+        const vint16m1_t red_17 = nttgen_kyber_r1_rvv128_barrett(x_87, 8);
+        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_17, t_24, 8);
+        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_17, t_24, 8);
         const vint16m1_t t_25 = nttgen_kyber_r1_rvv128_montmul(x_104, zeta_12, zetaqinv_12, 8);
         const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 8);
         const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 8);
@@ -2228,83 +2232,83 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
         const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 8], 8);
         const vint16m1_t x_160 = nttgen_kyber_r1_rvv128_montmul(x_144, tw_0, twqinv_0, 8);
-        const vint16m1_t red_16 = nttgen_kyber_r1_rvv128_cond_add_q(x_160, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_16, 8);
+        const vint16m1_t red_18 = nttgen_kyber_r1_rvv128_cond_add_q(x_160, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_18, 8);
         const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 256], 8);
         const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 264], 8);
         const vint16m1_t x_161 = nttgen_kyber_r1_rvv128_montmul(x_145, tw_1, twqinv_1, 8);
-        const vint16m1_t red_17 = nttgen_kyber_r1_rvv128_cond_add_q(x_161, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 128], red_17, 8);
+        const vint16m1_t red_19 = nttgen_kyber_r1_rvv128_cond_add_q(x_161, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 128], red_19, 8);
         const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 128], 8);
         const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 136], 8);
         const vint16m1_t x_162 = nttgen_kyber_r1_rvv128_montmul(x_146, tw_2, twqinv_2, 8);
-        const vint16m1_t red_18 = nttgen_kyber_r1_rvv128_cond_add_q(x_162, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 64], red_18, 8);
+        const vint16m1_t red_20 = nttgen_kyber_r1_rvv128_cond_add_q(x_162, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 64], red_20, 8);
         const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 384], 8);
         const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 392], 8);
         const vint16m1_t x_163 = nttgen_kyber_r1_rvv128_montmul(x_147, tw_3, twqinv_3, 8);
-        const vint16m1_t red_19 = nttgen_kyber_r1_rvv128_cond_add_q(x_163, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 192], red_19, 8);
+        const vint16m1_t red_21 = nttgen_kyber_r1_rvv128_cond_add_q(x_163, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 192], red_21, 8);
         const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 64], 8);
         const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 72], 8);
         const vint16m1_t x_164 = nttgen_kyber_r1_rvv128_montmul(x_148, tw_4, twqinv_4, 8);
-        const vint16m1_t red_20 = nttgen_kyber_r1_rvv128_cond_add_q(x_164, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 32], red_20, 8);
+        const vint16m1_t red_22 = nttgen_kyber_r1_rvv128_cond_add_q(x_164, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 32], red_22, 8);
         const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 320], 8);
         const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 328], 8);
         const vint16m1_t x_165 = nttgen_kyber_r1_rvv128_montmul(x_149, tw_5, twqinv_5, 8);
-        const vint16m1_t red_21 = nttgen_kyber_r1_rvv128_cond_add_q(x_165, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 160], red_21, 8);
+        const vint16m1_t red_23 = nttgen_kyber_r1_rvv128_cond_add_q(x_165, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 160], red_23, 8);
         const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 192], 8);
         const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 200], 8);
         const vint16m1_t x_166 = nttgen_kyber_r1_rvv128_montmul(x_150, tw_6, twqinv_6, 8);
-        const vint16m1_t red_22 = nttgen_kyber_r1_rvv128_cond_add_q(x_166, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 96], red_22, 8);
+        const vint16m1_t red_24 = nttgen_kyber_r1_rvv128_cond_add_q(x_166, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 96], red_24, 8);
         const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 448], 8);
         const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 456], 8);
         const vint16m1_t x_167 = nttgen_kyber_r1_rvv128_montmul(x_151, tw_7, twqinv_7, 8);
-        const vint16m1_t red_23 = nttgen_kyber_r1_rvv128_cond_add_q(x_167, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 224], red_23, 8);
+        const vint16m1_t red_25 = nttgen_kyber_r1_rvv128_cond_add_q(x_167, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 224], red_25, 8);
         const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 32], 8);
         const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 40], 8);
         const vint16m1_t x_168 = nttgen_kyber_r1_rvv128_montmul(x_152, tw_8, twqinv_8, 8);
-        const vint16m1_t red_24 = nttgen_kyber_r1_rvv128_cond_add_q(x_168, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 16], red_24, 8);
+        const vint16m1_t red_26 = nttgen_kyber_r1_rvv128_cond_add_q(x_168, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 16], red_26, 8);
         const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 288], 8);
         const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 296], 8);
         const vint16m1_t x_169 = nttgen_kyber_r1_rvv128_montmul(x_153, tw_9, twqinv_9, 8);
-        const vint16m1_t red_25 = nttgen_kyber_r1_rvv128_cond_add_q(x_169, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 144], red_25, 8);
+        const vint16m1_t red_27 = nttgen_kyber_r1_rvv128_cond_add_q(x_169, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 144], red_27, 8);
         const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 160], 8);
         const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 168], 8);
         const vint16m1_t x_170 = nttgen_kyber_r1_rvv128_montmul(x_154, tw_10, twqinv_10, 8);
-        const vint16m1_t red_26 = nttgen_kyber_r1_rvv128_cond_add_q(x_170, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 80], red_26, 8);
+        const vint16m1_t red_28 = nttgen_kyber_r1_rvv128_cond_add_q(x_170, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 80], red_28, 8);
         const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 416], 8);
         const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 424], 8);
         const vint16m1_t x_171 = nttgen_kyber_r1_rvv128_montmul(x_155, tw_11, twqinv_11, 8);
-        const vint16m1_t red_27 = nttgen_kyber_r1_rvv128_cond_add_q(x_171, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 208], red_27, 8);
+        const vint16m1_t red_29 = nttgen_kyber_r1_rvv128_cond_add_q(x_171, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 208], red_29, 8);
         const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 96], 8);
         const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 104], 8);
         const vint16m1_t x_172 = nttgen_kyber_r1_rvv128_montmul(x_156, tw_12, twqinv_12, 8);
-        const vint16m1_t red_28 = nttgen_kyber_r1_rvv128_cond_add_q(x_172, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 48], red_28, 8);
+        const vint16m1_t red_30 = nttgen_kyber_r1_rvv128_cond_add_q(x_172, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 48], red_30, 8);
         const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 352], 8);
         const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 360], 8);
         const vint16m1_t x_173 = nttgen_kyber_r1_rvv128_montmul(x_157, tw_13, twqinv_13, 8);
-        const vint16m1_t red_29 = nttgen_kyber_r1_rvv128_cond_add_q(x_173, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 176], red_29, 8);
+        const vint16m1_t red_31 = nttgen_kyber_r1_rvv128_cond_add_q(x_173, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 176], red_31, 8);
         const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 224], 8);
         const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 232], 8);
         const vint16m1_t x_174 = nttgen_kyber_r1_rvv128_montmul(x_158, tw_14, twqinv_14, 8);
-        const vint16m1_t red_30 = nttgen_kyber_r1_rvv128_cond_add_q(x_174, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 112], red_30, 8);
+        const vint16m1_t red_32 = nttgen_kyber_r1_rvv128_cond_add_q(x_174, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 112], red_32, 8);
         const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 480], 8);
         const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 488], 8);
         const vint16m1_t x_175 = nttgen_kyber_r1_rvv128_montmul(x_159, tw_15, twqinv_15, 8);
-        const vint16m1_t red_31 = nttgen_kyber_r1_rvv128_cond_add_q(x_175, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], red_31, 8);
+        const vint16m1_t red_33 = nttgen_kyber_r1_rvv128_cond_add_q(x_175, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], red_33, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, 0, 7680);
@@ -2320,7 +2324,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386,
- *   montmul_var 32, barrett 64, cond_add_q 32
+ *   montmul_var 32, barrett 68, cond_add_q 32
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -20,17 +20,17 @@
  *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18303, 18303], b in [-18303, 18303] -> r in [-8952, 8952]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_kyber_r1_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18303, 18303], b in [-18303, 18303] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8952, 8952] -> a in [-5149, 5150]
- *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32
- *       coefficient reductions: 256
+ *       a in [-9073, 9073] -> a in [-5150, 5151]
+ *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
+ *       coefficient reductions: 288
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -53,8 +53,8 @@
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386, montmul_var
- *         32, barrett 64, cond_add_q 32
- *       coefficient reductions: 512
+ *         32, barrett 68, cond_add_q 32
+ *       coefficient reductions: 544
  */
 #ifndef NTTGEN_KYBER_R1_RVV128_H
 #define NTTGEN_KYBER_R1_RVV128_H
@@ -84,9 +84,9 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8952, 8952]
- * a[256]: on entry in [-18303, 18303]
- * b[256]: on entry in [-18303, 18303]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -97,8 +97,8 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18303, 18303]
- * b[256 x k]: on entry in [-18303, 18303]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
@@ -110,8 +110,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8952, 8952], on exit in [-5149, 5150]
- * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 32
+ * a[256]: on entry in [-9073, 9073], on exit in [-5150, 5151]
+ * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]);
 
@@ -174,7 +174,7 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]);
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386,
- *   montmul_var 32, barrett 64, cond_add_q 32
+ *   montmul_var 32, barrett 68, cond_add_q 32
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

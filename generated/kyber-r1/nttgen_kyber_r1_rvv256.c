@@ -20,17 +20,17 @@
  *       ops: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_kyber_r1_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-5142, 5142]
- *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
- *       coefficient reductions: 256
+ *       a in [-9073, 9073] -> a in [-5144, 5144]
+ *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 18
+ *       coefficient reductions: 288
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -53,8 +53,8 @@
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193, montmul_var
- *         16, barrett 32, cond_add_q 16
- *       coefficient reductions: 512
+ *         16, barrett 34, cond_add_q 16
+ *       coefficient reductions: 544
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv256 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -631,15 +631,15 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8816, 8816]
- * a[256]: on entry in [-18058, 18058]
- * b[256]: on entry in [-18058, 18058]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -18058, 18058);
-    nttgen_kyber_r1_rvv256_assert_range(b, 256, -18058, 18058);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_rvv256_assert_range(b, 256, -18519, 18519);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
@@ -706,7 +706,7 @@ void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const 
     const vint16m1_t p_15 = nttgen_kyber_r1_rvv256_montmul_var(a_15, b_15, 16);
     __riscv_vse16_v_i16m1(&r[240], p_15, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(r, 256, -8816, 8816);
+    nttgen_kyber_r1_rvv256_assert_range(r, 256, -9073, 9073);
 #endif
 }
 
@@ -716,16 +716,16 @@ void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18058, 18058]
- * b[256 x k]: on entry in [-18058, 18058]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -18058, 18058);
-    nttgen_kyber_r1_rvv256_assert_range(b, k * 256, -18058, 18058);
+    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -18519, 18519);
+    nttgen_kyber_r1_rvv256_assert_range(b, k * 256, -18519, 18519);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
@@ -961,8 +961,8 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-5142, 5142]
- * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
+ * a[256]: on entry in [-9073, 9073], on exit in [-5144, 5144]
+ * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 18
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -970,7 +970,7 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -8816, 8816);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
@@ -1088,20 +1088,22 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_12, 16);
     const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_12, 16);
     const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
-    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_56, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 16);
     const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
-    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
+    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_57, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 16);
     const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
     const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
-    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
-    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
     goto part_1;
 part_1:;
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
-    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 16);
-    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 16);
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 16);
     __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_64, 16);
     __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_65, 16);
     __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_66, 16);
@@ -1166,37 +1168,37 @@ part_1:;
     const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[240], 16);
     const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_88, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
-    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_8, t_17, 16);
-    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_8, t_17, 16);
+    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_10, t_17, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_10, t_17, 16);
     const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
-    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_9, t_18, 16);
-    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_9, t_18, 16);
+    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_11, t_18, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_11, t_18, 16);
     const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_90, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_82, 16);
-    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_10, t_19, 16);
-    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_10, t_19, 16);
+    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_82, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_12, t_19, 16);
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_12, t_19, 16);
     const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_83, 16);
-    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_11, t_20, 16);
-    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_11, t_20, 16);
+    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(x_83, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_13, t_20, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_13, t_20, 16);
     const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_92, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_84, 16);
-    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_12, t_21, 16);
-    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_12, t_21, 16);
+    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_84, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_14, t_21, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_14, t_21, 16);
     const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(x_85, 16);
-    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_13, t_22, 16);
-    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_13, t_22, 16);
+    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(x_85, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_15, t_22, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_15, t_22, 16);
     const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_86, 16);
-    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_14, t_23, 16);
-    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_14, t_23, 16);
+    const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_barrett(x_86, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_16, t_23, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_16, t_23, 16);
     const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(x_87, 16);
-    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_15, t_24, 16);
-    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_15, t_24, 16);
+    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_barrett(x_87, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_17, t_24, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_17, t_24, 16);
     const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_104, zeta_12, zetaqinv_12, 16);
     const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 16);
     const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 16);
@@ -1226,10 +1228,10 @@ part_1:;
     const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_33, 16);
     const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
     goto part_2;
 part_2:;
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_15, zetaqinv_15, 16);
@@ -1336,7 +1338,7 @@ part_2:;
     const vint16m1_t x_175 = nttgen_kyber_r1_rvv256_montmul(x_159, tw_15, twqinv_15, 16);
     __riscv_vse16_v_i16m1(&a[240], x_175, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -5142, 5142);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -5144, 5144);
 #endif
 }
 
@@ -1520,8 +1522,8 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-8816, 8816], on exit in [0, 7680]
- * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16, cond_add_q
+ * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
+ * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 18, cond_add_q
  *   16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
@@ -1530,7 +1532,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -8816, 8816);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
@@ -1648,20 +1650,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_12, 16);
     const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_12, 16);
     const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
-    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_13, 16);
-    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_13, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_56, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 16);
     const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
-    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_14, 16);
-    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_14, 16);
+    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_57, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 16);
     const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
     const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
-    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
-    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
     goto part_1;
 part_1:;
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
-    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_7, t_16, 16);
-    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_7, t_16, 16);
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 16);
     __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_64, 16);
     __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_65, 16);
     __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_66, 16);
@@ -1726,37 +1730,37 @@ part_1:;
     const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[112], 16);
     const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[240], 16);
     const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_88, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
-    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_8, t_17, 16);
-    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_8, t_17, 16);
+    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_10, t_17, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_10, t_17, 16);
     const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_89, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
-    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_9, t_18, 16);
-    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_9, t_18, 16);
+    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_11, t_18, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_11, t_18, 16);
     const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_90, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_82, 16);
-    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_10, t_19, 16);
-    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_10, t_19, 16);
+    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_82, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_12, t_19, 16);
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_12, t_19, 16);
     const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_91, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_83, 16);
-    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_11, t_20, 16);
-    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_11, t_20, 16);
+    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(x_83, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_13, t_20, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_13, t_20, 16);
     const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_92, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(x_84, 16);
-    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_12, t_21, 16);
-    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_12, t_21, 16);
+    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_84, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_14, t_21, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_14, t_21, 16);
     const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(x_85, 16);
-    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_13, t_22, 16);
-    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_13, t_22, 16);
+    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(x_85, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_15, t_22, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_15, t_22, 16);
     const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(x_86, 16);
-    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_14, t_23, 16);
-    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_14, t_23, 16);
+    const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_barrett(x_86, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_16, t_23, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_16, t_23, 16);
     const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_11, zetaqinv_11, 16);
-    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(x_87, 16);
-    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_15, t_24, 16);
-    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_15, t_24, 16);
+    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_barrett(x_87, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_17, t_24, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_17, t_24, 16);
     const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_104, zeta_12, zetaqinv_12, 16);
     const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 16);
     const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 16);
@@ -1786,10 +1790,10 @@ part_1:;
     const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_33, 16);
     const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_118, zeta_14, zetaqinv_14, 16);
     const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 16);
-    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
-    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
     goto part_2;
 part_2:;
+    const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_117, zeta_15, zetaqinv_15, 16);
     const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 16);
     const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_119, zeta_15, zetaqinv_15, 16);
@@ -1834,83 +1838,83 @@ part_2:;
     const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[0], 16);
     const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[16], 16);
     const vint16m1_t x_160 = nttgen_kyber_r1_rvv256_montmul(x_144, tw_0, twqinv_0, 16);
-    const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_cond_add_q(x_160, 16);
-    __riscv_vse16_v_i16m1(&a[0], red_16, 16);
+    const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_cond_add_q(x_160, 16);
+    __riscv_vse16_v_i16m1(&a[0], red_18, 16);
     const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[256], 16);
     const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[272], 16);
     const vint16m1_t x_161 = nttgen_kyber_r1_rvv256_montmul(x_145, tw_1, twqinv_1, 16);
-    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_cond_add_q(x_161, 16);
-    __riscv_vse16_v_i16m1(&a[128], red_17, 16);
+    const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_cond_add_q(x_161, 16);
+    __riscv_vse16_v_i16m1(&a[128], red_19, 16);
     const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[128], 16);
     const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[144], 16);
     const vint16m1_t x_162 = nttgen_kyber_r1_rvv256_montmul(x_146, tw_2, twqinv_2, 16);
-    const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_cond_add_q(x_162, 16);
-    __riscv_vse16_v_i16m1(&a[64], red_18, 16);
+    const vint16m1_t red_20 = nttgen_kyber_r1_rvv256_cond_add_q(x_162, 16);
+    __riscv_vse16_v_i16m1(&a[64], red_20, 16);
     const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[384], 16);
     const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[400], 16);
     const vint16m1_t x_163 = nttgen_kyber_r1_rvv256_montmul(x_147, tw_3, twqinv_3, 16);
-    const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_cond_add_q(x_163, 16);
-    __riscv_vse16_v_i16m1(&a[192], red_19, 16);
+    const vint16m1_t red_21 = nttgen_kyber_r1_rvv256_cond_add_q(x_163, 16);
+    __riscv_vse16_v_i16m1(&a[192], red_21, 16);
     const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[64], 16);
     const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[80], 16);
     const vint16m1_t x_164 = nttgen_kyber_r1_rvv256_montmul(x_148, tw_4, twqinv_4, 16);
-    const vint16m1_t red_20 = nttgen_kyber_r1_rvv256_cond_add_q(x_164, 16);
-    __riscv_vse16_v_i16m1(&a[32], red_20, 16);
+    const vint16m1_t red_22 = nttgen_kyber_r1_rvv256_cond_add_q(x_164, 16);
+    __riscv_vse16_v_i16m1(&a[32], red_22, 16);
     const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[320], 16);
     const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[336], 16);
     const vint16m1_t x_165 = nttgen_kyber_r1_rvv256_montmul(x_149, tw_5, twqinv_5, 16);
-    const vint16m1_t red_21 = nttgen_kyber_r1_rvv256_cond_add_q(x_165, 16);
-    __riscv_vse16_v_i16m1(&a[160], red_21, 16);
+    const vint16m1_t red_23 = nttgen_kyber_r1_rvv256_cond_add_q(x_165, 16);
+    __riscv_vse16_v_i16m1(&a[160], red_23, 16);
     const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[192], 16);
     const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[208], 16);
     const vint16m1_t x_166 = nttgen_kyber_r1_rvv256_montmul(x_150, tw_6, twqinv_6, 16);
-    const vint16m1_t red_22 = nttgen_kyber_r1_rvv256_cond_add_q(x_166, 16);
-    __riscv_vse16_v_i16m1(&a[96], red_22, 16);
+    const vint16m1_t red_24 = nttgen_kyber_r1_rvv256_cond_add_q(x_166, 16);
+    __riscv_vse16_v_i16m1(&a[96], red_24, 16);
     const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[448], 16);
     const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[464], 16);
     const vint16m1_t x_167 = nttgen_kyber_r1_rvv256_montmul(x_151, tw_7, twqinv_7, 16);
-    const vint16m1_t red_23 = nttgen_kyber_r1_rvv256_cond_add_q(x_167, 16);
-    __riscv_vse16_v_i16m1(&a[224], red_23, 16);
+    const vint16m1_t red_25 = nttgen_kyber_r1_rvv256_cond_add_q(x_167, 16);
+    __riscv_vse16_v_i16m1(&a[224], red_25, 16);
     const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[32], 16);
     const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[48], 16);
     const vint16m1_t x_168 = nttgen_kyber_r1_rvv256_montmul(x_152, tw_8, twqinv_8, 16);
-    const vint16m1_t red_24 = nttgen_kyber_r1_rvv256_cond_add_q(x_168, 16);
-    __riscv_vse16_v_i16m1(&a[16], red_24, 16);
+    const vint16m1_t red_26 = nttgen_kyber_r1_rvv256_cond_add_q(x_168, 16);
+    __riscv_vse16_v_i16m1(&a[16], red_26, 16);
     const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[288], 16);
     const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[304], 16);
     const vint16m1_t x_169 = nttgen_kyber_r1_rvv256_montmul(x_153, tw_9, twqinv_9, 16);
-    const vint16m1_t red_25 = nttgen_kyber_r1_rvv256_cond_add_q(x_169, 16);
-    __riscv_vse16_v_i16m1(&a[144], red_25, 16);
+    const vint16m1_t red_27 = nttgen_kyber_r1_rvv256_cond_add_q(x_169, 16);
+    __riscv_vse16_v_i16m1(&a[144], red_27, 16);
     const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[160], 16);
     const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[176], 16);
     const vint16m1_t x_170 = nttgen_kyber_r1_rvv256_montmul(x_154, tw_10, twqinv_10, 16);
-    const vint16m1_t red_26 = nttgen_kyber_r1_rvv256_cond_add_q(x_170, 16);
-    __riscv_vse16_v_i16m1(&a[80], red_26, 16);
+    const vint16m1_t red_28 = nttgen_kyber_r1_rvv256_cond_add_q(x_170, 16);
+    __riscv_vse16_v_i16m1(&a[80], red_28, 16);
     const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[416], 16);
     const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[432], 16);
     const vint16m1_t x_171 = nttgen_kyber_r1_rvv256_montmul(x_155, tw_11, twqinv_11, 16);
-    const vint16m1_t red_27 = nttgen_kyber_r1_rvv256_cond_add_q(x_171, 16);
-    __riscv_vse16_v_i16m1(&a[208], red_27, 16);
+    const vint16m1_t red_29 = nttgen_kyber_r1_rvv256_cond_add_q(x_171, 16);
+    __riscv_vse16_v_i16m1(&a[208], red_29, 16);
     const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[96], 16);
     const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[112], 16);
     const vint16m1_t x_172 = nttgen_kyber_r1_rvv256_montmul(x_156, tw_12, twqinv_12, 16);
-    const vint16m1_t red_28 = nttgen_kyber_r1_rvv256_cond_add_q(x_172, 16);
-    __riscv_vse16_v_i16m1(&a[48], red_28, 16);
+    const vint16m1_t red_30 = nttgen_kyber_r1_rvv256_cond_add_q(x_172, 16);
+    __riscv_vse16_v_i16m1(&a[48], red_30, 16);
     const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[352], 16);
     const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[368], 16);
     const vint16m1_t x_173 = nttgen_kyber_r1_rvv256_montmul(x_157, tw_13, twqinv_13, 16);
-    const vint16m1_t red_29 = nttgen_kyber_r1_rvv256_cond_add_q(x_173, 16);
-    __riscv_vse16_v_i16m1(&a[176], red_29, 16);
+    const vint16m1_t red_31 = nttgen_kyber_r1_rvv256_cond_add_q(x_173, 16);
+    __riscv_vse16_v_i16m1(&a[176], red_31, 16);
     const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[224], 16);
     const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[240], 16);
     const vint16m1_t x_174 = nttgen_kyber_r1_rvv256_montmul(x_158, tw_14, twqinv_14, 16);
-    const vint16m1_t red_30 = nttgen_kyber_r1_rvv256_cond_add_q(x_174, 16);
-    __riscv_vse16_v_i16m1(&a[112], red_30, 16);
+    const vint16m1_t red_32 = nttgen_kyber_r1_rvv256_cond_add_q(x_174, 16);
+    __riscv_vse16_v_i16m1(&a[112], red_32, 16);
     const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[480], 16);
     const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[496], 16);
     const vint16m1_t x_175 = nttgen_kyber_r1_rvv256_montmul(x_159, tw_15, twqinv_15, 16);
-    const vint16m1_t red_31 = nttgen_kyber_r1_rvv256_cond_add_q(x_175, 16);
-    __riscv_vse16_v_i16m1(&a[240], red_31, 16);
+    const vint16m1_t red_33 = nttgen_kyber_r1_rvv256_cond_add_q(x_175, 16);
+    __riscv_vse16_v_i16m1(&a[240], red_33, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, 0, 7680);
 #endif
@@ -1925,7 +1929,7 @@ part_2:;
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193,
- *   montmul_var 16, barrett 32, cond_add_q 16
+ *   montmul_var 16, barrett 34, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -20,17 +20,17 @@
  *       ops: load 76, gather 16, store 32, add 64, sub 64, montmul 64, barrett 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-8816, 8816]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_kyber_r1_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18058, 18058], b in [-18058, 18058] -> r in [-3840, 3840]
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8816, 8816] -> a in [-5142, 5142]
- *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
- *       coefficient reductions: 256
+ *       a in [-9073, 9073] -> a in [-5144, 5144]
+ *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 18
+ *       coefficient reductions: 288
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -53,8 +53,8 @@
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193, montmul_var
- *         16, barrett 32, cond_add_q 16
- *       coefficient reductions: 512
+ *         16, barrett 34, cond_add_q 16
+ *       coefficient reductions: 544
  */
 #ifndef NTTGEN_KYBER_R1_RVV256_H
 #define NTTGEN_KYBER_R1_RVV256_H
@@ -84,9 +84,9 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-8816, 8816]
- * a[256]: on entry in [-18058, 18058]
- * b[256]: on entry in [-18058, 18058]
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -97,8 +97,8 @@ void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-3840, 3840]
- * a[256 x k]: on entry in [-18058, 18058]
- * b[256 x k]: on entry in [-18058, 18058]
+ * a[256 x k]: on entry in [-18519, 18519]
+ * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
@@ -110,8 +110,8 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8816, 8816], on exit in [-5142, 5142]
- * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 16
+ * a[256]: on entry in [-9073, 9073], on exit in [-5144, 5144]
+ * Ops per call: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 18
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]);
 
@@ -174,7 +174,7 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 300, gather 32, store 96, scatter 16, add 192, sub 192, montmul 193,
- *   montmul_var 16, barrett 32, cond_add_q 16
+ *   montmul_var 16, barrett 34, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

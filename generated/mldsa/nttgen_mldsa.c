@@ -5,10 +5,17 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 8380417 (preset mldsa)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_mldsa_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_mldsa_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_mldsa_init()) picks, for each group of operations, the best one compiled in
+ *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
+ *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
+ *         group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the
+ *         NTT-domain operations.
+ * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
+ *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -25,6 +32,26 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-8380416, 8380416], b in [-8380416, 8380416], B_hat in [0,
+ *           8380416]): a_hat = ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p);
+ *           c = reduce(c); p = basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat,
+ *           a_hat); c = intt(p); p = basemul_acc(B_hat, a_hat); c = intt(p).
+ *           KeyGen (s1 in [-4, 4], s2 in [-4, 4], A_hat in [0, 8380416]): s1_hat = ntt(s1); p
+ *           = basemul_acc(A_hat, s1_hat); t = intt(p); t = t + s2; t = caddq(t).
+ *           Sign (y in [-524287, 524288], c in [-1, 1], s1_hat in [0, 8380416], s2_hat in [0,
+ *           8380416], A_hat in [0, 8380416]): y_hat = ntt(y); p = basemul_acc(A_hat, y_hat); w
+ *           = intt(p); w = caddq(w); c_hat = ntt(c); cs1 = basemul(c_hat, s1_hat); cs1 =
+ *           intt(cs1); z = y + cs1; cs2 = basemul(c_hat, s2_hat); cs2 = intt(cs2); r0 = w -
+ *           cs2.
+ *           Verify (z in [-524287, 524288], c in [-1, 1], t1d in [0, 8380416], A_hat in [0,
+ *           8380416]): z_hat = ntt(z); c_hat = ntt(c); t1_hat = ntt(t1d); p =
+ *           basemul_acc(A_hat, z_hat); ct = basemul(c_hat, t1_hat); p = p - ct; p = reduce(p);
+ *           w = intt(p).
  */
 #include "nttgen_mldsa.h"
 
@@ -142,7 +169,8 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
 };
 static const size_t nttgen_mldsa_isas = sizeof(nttgen_mldsa_impls) / sizeof(nttgen_mldsa_impls[0]);
 
-static const nttgen_mldsa_impl *nttgen_mldsa_active;
+/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
+static const nttgen_mldsa_impl *nttgen_mldsa_active[5];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_mldsa_same(const char *a, const char *b) {
@@ -235,8 +263,9 @@ static int nttgen_mldsa_listed(const char *list, const char *name) {
 }
 #endif
 
-/* The ISA the automatic choice takes (see the header). */
-static const nttgen_mldsa_impl *nttgen_mldsa_choose(void) {
+/* The ISA the automatic choice takes for a group (see the header). */
+static const nttgen_mldsa_impl *nttgen_mldsa_choose(int group) {
+    (void)group;
 #ifdef NTTGEN_MLDSA_TESTING
     const char *only = getenv("NTTGEN_ISA");
     if (only != NULL && *only != '\0') {
@@ -260,24 +289,49 @@ static const nttgen_mldsa_impl *nttgen_mldsa_choose(void) {
     return &nttgen_mldsa_impls[nttgen_mldsa_isas - 1]; /* the portable C */
 }
 
-/* The active ISA: chosen once, on the first call (see the header). */
-static const nttgen_mldsa_impl *nttgen_mldsa_pick(void) {
-    const nttgen_mldsa_impl *impl = NTTGEN_MLDSA_LOAD(&nttgen_mldsa_active);
+/* The active ISA of a group: chosen once, on its first call (see the header). */
+static const nttgen_mldsa_impl *nttgen_mldsa_pick(int group) {
+    const nttgen_mldsa_impl *impl = NTTGEN_MLDSA_LOAD(&nttgen_mldsa_active[group]);
     if (impl == NULL) {
-        impl = nttgen_mldsa_choose();
-        NTTGEN_MLDSA_STORE(&nttgen_mldsa_active, impl);
+        impl = nttgen_mldsa_choose(group);
+        NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[group], impl);
     }
     return impl;
 }
 
 const char *nttgen_mldsa_isa(void) {
-    return nttgen_mldsa_pick()->name;
+    return nttgen_mldsa_pick(0)->name;
+}
+
+const char *nttgen_mldsa_isa_of(const char *op) {
+    if (nttgen_mldsa_same(op, "ntt") || nttgen_mldsa_same(op, "basemul") ||
+        nttgen_mldsa_same(op, "basemul_acc") || nttgen_mldsa_same(op, "intt") ||
+        nttgen_mldsa_same(op, "to_standard") || nttgen_mldsa_same(op, "from_standard")) {
+        return nttgen_mldsa_pick(0)->name;
+    }
+    if (nttgen_mldsa_same(op, "reduce")) {
+        return nttgen_mldsa_pick(1)->name;
+    }
+    if (nttgen_mldsa_same(op, "tomont")) {
+        return nttgen_mldsa_pick(2)->name;
+    }
+    if (nttgen_mldsa_same(op, "frommont")) {
+        return nttgen_mldsa_pick(3)->name;
+    }
+    if (nttgen_mldsa_same(op, "polymul")) {
+        return nttgen_mldsa_pick(4)->name;
+    }
+    return NULL;
 }
 
 int nttgen_mldsa_use_isa(const char *name) {
     for (size_t i = 0; i < nttgen_mldsa_isas; ++i) {
         if (nttgen_mldsa_same(nttgen_mldsa_impls[i].name, name) && nttgen_mldsa_runs_here(name)) {
-            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active, &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[0], &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[1], &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[2], &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[3], &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[4], &nttgen_mldsa_impls[i]);
             return 0;
         }
     }
@@ -285,51 +339,55 @@ int nttgen_mldsa_use_isa(const char *name) {
 }
 
 void nttgen_mldsa_init(void) {
-    nttgen_mldsa_pick();
+    nttgen_mldsa_pick(0);
+    nttgen_mldsa_pick(1);
+    nttgen_mldsa_pick(2);
+    nttgen_mldsa_pick(3);
+    nttgen_mldsa_pick(4);
 }
 
 void nttgen_mldsa_ntt(int32_t a[256]) {
-    nttgen_mldsa_pick()->ntt(a);
+    nttgen_mldsa_pick(0)->ntt(a);
 }
 
 void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
-    nttgen_mldsa_pick()->basemul(r, a, b);
+    nttgen_mldsa_pick(0)->basemul(r, a, b);
 }
 
 void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
-    nttgen_mldsa_pick()->basemul_acc(r, a, b, k);
+    nttgen_mldsa_pick(0)->basemul_acc(r, a, b, k);
 }
 
 void nttgen_mldsa_intt(int32_t a[256]) {
-    nttgen_mldsa_pick()->intt(a);
+    nttgen_mldsa_pick(0)->intt(a);
 }
 
 void nttgen_mldsa_reduce(int32_t a[256]) {
-    nttgen_mldsa_pick()->reduce(a);
+    nttgen_mldsa_pick(1)->reduce(a);
 }
 
 void nttgen_mldsa_tomont(int32_t a[256]) {
-    nttgen_mldsa_pick()->tomont(a);
+    nttgen_mldsa_pick(2)->tomont(a);
 }
 
 void nttgen_mldsa_frommont(int32_t a[256]) {
-    nttgen_mldsa_pick()->frommont(a);
+    nttgen_mldsa_pick(3)->frommont(a);
 }
 
 void nttgen_mldsa_to_standard(int32_t a[256]) {
-    const nttgen_mldsa_impl *impl = nttgen_mldsa_pick();
+    const nttgen_mldsa_impl *impl = nttgen_mldsa_pick(0);
     if (impl->to_standard != NULL) { /* NULL: standard order already */
         impl->to_standard(a);
     }
 }
 
 void nttgen_mldsa_from_standard(int32_t a[256]) {
-    const nttgen_mldsa_impl *impl = nttgen_mldsa_pick();
+    const nttgen_mldsa_impl *impl = nttgen_mldsa_pick(0);
     if (impl->from_standard != NULL) { /* NULL: standard order already */
         impl->from_standard(a);
     }
 }
 
 void nttgen_mldsa_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
-    nttgen_mldsa_pick()->polymul(r, a, b);
+    nttgen_mldsa_pick(4)->polymul(r, a, b);
 }

@@ -5,10 +5,17 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 8380417 (preset mldsa)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_mldsa_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_mldsa_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_mldsa_init()) picks, for each group of operations, the best one compiled in
+ *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
+ *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
+ *         group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the
+ *         NTT-domain operations.
+ * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
+ *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -25,6 +32,26 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-8380416, 8380416], b in [-8380416, 8380416], B_hat in [0,
+ *           8380416]): a_hat = ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p);
+ *           c = reduce(c); p = basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat,
+ *           a_hat); c = intt(p); p = basemul_acc(B_hat, a_hat); c = intt(p).
+ *           KeyGen (s1 in [-4, 4], s2 in [-4, 4], A_hat in [0, 8380416]): s1_hat = ntt(s1); p
+ *           = basemul_acc(A_hat, s1_hat); t = intt(p); t = t + s2; t = caddq(t).
+ *           Sign (y in [-524287, 524288], c in [-1, 1], s1_hat in [0, 8380416], s2_hat in [0,
+ *           8380416], A_hat in [0, 8380416]): y_hat = ntt(y); p = basemul_acc(A_hat, y_hat); w
+ *           = intt(p); w = caddq(w); c_hat = ntt(c); cs1 = basemul(c_hat, s1_hat); cs1 =
+ *           intt(cs1); z = y + cs1; cs2 = basemul(c_hat, s2_hat); cs2 = intt(cs2); r0 = w -
+ *           cs2.
+ *           Verify (z in [-524287, 524288], c in [-1, 1], t1d in [0, 8380416], A_hat in [0,
+ *           8380416]): z_hat = ntt(z); c_hat = ntt(c); t1_hat = ntt(t1d); p =
+ *           basemul_acc(A_hat, z_hat); ct = basemul(c_hat, t1_hat); p = p - ct; p = reduce(p);
+ *           w = intt(p).
  */
 #ifndef NTTGEN_MLDSA_H
 #define NTTGEN_MLDSA_H
@@ -40,9 +67,15 @@ extern "C" {
 #endif
 
 /*
- * The name of the ISA in use (picks it on the first call).
+ * The name of the ISA of ntt domain (picks it on the first call).
  */
 const char *nttgen_mldsa_isa(void);
+
+/*
+ * The name of the ISA that runs the entry point op (e.g. "polymul"; picks
+ * it on the first call); NULL if the front end has no entry point op.
+ */
+const char *nttgen_mldsa_isa_of(const char *op);
 
 /*
  * Forces the ISA called name for every later call: 0 on success, -1 (and no
@@ -69,9 +102,9 @@ void nttgen_mldsa_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-5535573, 5535573] (any ISA)
- * a[256]: on entry in [-42035253, 42035253] (every ISA)
- * b[256]: on entry in [-42035253, 42035253] (every ISA)
+ * r[256]: on exit in [-8378477, 8378477] (any ISA)
+ * a[256]: on entry in [-134121127, 134121127] (every ISA)
+ * b[256]: on entry in [-134121127, 134121127] (every ISA)
  */
 void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 
@@ -81,8 +114,8 @@ void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208] (any ISA)
- * a[256 x k]: on entry in [-42035253, 42035253] (every ISA)
- * b[256 x k]: on entry in [-42035253, 42035253] (every ISA)
+ * a[256 x k]: on entry in [-134121127, 134121127] (every ISA)
+ * b[256 x k]: on entry in [-134121127, 134121127] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
@@ -92,7 +125,7 @@ void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416] (every ISA), on exit in [-6176123, 12566533] (any ISA)
+ * a[256]: on entry in [-8380416, 8380416] (every ISA), on exit in [-6176123, 6176123] (any ISA)
  */
 void nttgen_mldsa_intt(int32_t a[256]);
 

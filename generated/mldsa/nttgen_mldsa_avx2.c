@@ -21,16 +21,17 @@
  *       a in [-8380416, 8380416] -> a in [-75718753, 75718753]
  *       ops: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
  *   nttgen_mldsa_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-75718753, 75718753], b in [-75718753, 75718753] -> r in [-5525103, 5525103]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-75718753, 75718753], b in [-75718753, 75718753] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-2093058, 10473475]
- *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, shuffle 48, const 32
+ *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
+ *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const 32
+ *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -794,15 +795,15 @@ void nttgen_mldsa_avx2_ntt(int32_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-5525103, 5525103]
- * a[256]: on entry in [-75718753, 75718753]
- * b[256]: on entry in [-75718753, 75718753]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(a, 256, -75718753, 75718753);
-    nttgen_mldsa_avx2_assert_range(b, 256, -75718753, 75718753);
+    nttgen_mldsa_avx2_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_avx2_assert_range(b, 256, -134121127, 134121127);
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
@@ -811,7 +812,7 @@ void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32
         _mm256_storeu_si256((__m256i *)&r[i_0 * 8], p_0);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(r, 256, -5525103, 5525103);
+    nttgen_mldsa_avx2_assert_range(r, 256, -8378477, 8378477);
 #endif
 }
 
@@ -821,15 +822,15 @@ void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-75718753, 75718753]
- * b[256 x k]: on entry in [-75718753, 75718753]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(a, k * 256, -75718753, 75718753);
-    nttgen_mldsa_avx2_assert_range(b, k * 256, -75718753, 75718753);
+    nttgen_mldsa_avx2_assert_range(a, k * 256, -134121127, 134121127);
+    nttgen_mldsa_avx2_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
@@ -857,8 +858,9 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-2093058, 10473475]
- * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 144, shuffle 48, const 32
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
+ * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const
+ *   32
  */
 void nttgen_mldsa_avx2_intt(int32_t a[256]) {
     const int32_t *const zetas_inv_0 = nttgen_mldsa_avx2_intt_zetas_inv;
@@ -1248,17 +1250,25 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i f_3 = _mm256_set1_epi32(16382);
         const __m256i fqinv_3 = _mm256_set1_epi32(8395782);
         const __m256i x_187 = nttgen_mldsa_avx2_shoupmul(x_179, f_3, fqinv_3);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], x_181);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 128], x_180);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 64], x_183);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 192], x_182);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 32], x_185);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 160], x_184);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 96], x_187);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 224], x_186);
+        const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
+        const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);
+        const __m256i red_2 = nttgen_mldsa_avx2_barrett(x_183);
+        const __m256i red_3 = nttgen_mldsa_avx2_barrett(x_182);
+        const __m256i red_4 = nttgen_mldsa_avx2_barrett(x_185);
+        const __m256i red_5 = nttgen_mldsa_avx2_barrett(x_184);
+        const __m256i red_6 = nttgen_mldsa_avx2_barrett(x_187);
+        const __m256i red_7 = nttgen_mldsa_avx2_barrett(x_186);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], red_0);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 128], red_1);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 64], red_2);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 192], red_3);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 32], red_4);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 160], red_5);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 96], red_6);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 224], red_7);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(a, 256, -2093058, 10473475);
+    nttgen_mldsa_avx2_assert_range(a, 256, -4190208, 4190208);
 #endif
 }
 

@@ -21,16 +21,17 @@
  *       a in [-8380416, 8380416] -> a in [-75718753, 75718753]
  *       ops: load 110, store 16, add 64, sub 64, shoupmul 64, shuffle 32
  *   nttgen_mldsa_avx512_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-75718753, 75718753], b in [-75718753, 75718753] -> r in [-5525103, 5525103]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_mldsa_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-75718753, 75718753], b in [-75718753, 75718753] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-2093058, 10473475]
- *       ops: load 110, store 16, add 64, sub 64, shoupmul 72, shuffle 32, const 16
+ *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
+ *       ops: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
+ *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -767,15 +768,15 @@ void nttgen_mldsa_avx512_ntt(int32_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-5525103, 5525103]
- * a[256]: on entry in [-75718753, 75718753]
- * b[256]: on entry in [-75718753, 75718753]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_mldsa_avx512_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(a, 256, -75718753, 75718753);
-    nttgen_mldsa_avx512_assert_range(b, 256, -75718753, 75718753);
+    nttgen_mldsa_avx512_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_avx512_assert_range(b, 256, -134121127, 134121127);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -842,7 +843,7 @@ void nttgen_mldsa_avx512_basemul(int32_t r[256], const int32_t a[256], const int
     const __m512i p_15 = nttgen_mldsa_avx512_montmul_var(a_15, b_15);
     _mm512_storeu_si512((__m512i *)&r[240], p_15);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(r, 256, -5525103, 5525103);
+    nttgen_mldsa_avx512_assert_range(r, 256, -8378477, 8378477);
 #endif
 }
 
@@ -852,15 +853,15 @@ void nttgen_mldsa_avx512_basemul(int32_t r[256], const int32_t a[256], const int
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-75718753, 75718753]
- * b[256 x k]: on entry in [-75718753, 75718753]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(a, k * 256, -75718753, 75718753);
-    nttgen_mldsa_avx512_assert_range(b, k * 256, -75718753, 75718753);
+    nttgen_mldsa_avx512_assert_range(a, k * 256, -134121127, 134121127);
+    nttgen_mldsa_avx512_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -1096,8 +1097,8 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-2093058, 10473475]
- * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 72, shuffle 32, const 16
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
+ * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
  */
 void nttgen_mldsa_avx512_intt(int32_t a[256]) {
     const int32_t *const zetas_inv_0 = nttgen_mldsa_avx512_intt_zetas_inv;
@@ -1501,24 +1502,40 @@ part_3:;
     const __m512i f_7 = _mm512_set1_epi32(16382);
     const __m512i fqinv_7 = _mm512_set1_epi32(8395782);
     const __m512i x_215 = nttgen_mldsa_avx512_shoupmul(x_199, f_7, fqinv_7);
-    _mm512_storeu_si512((__m512i *)&a[0], x_201);
-    _mm512_storeu_si512((__m512i *)&a[128], x_200);
-    _mm512_storeu_si512((__m512i *)&a[64], x_203);
-    _mm512_storeu_si512((__m512i *)&a[192], x_202);
-    _mm512_storeu_si512((__m512i *)&a[32], x_205);
-    _mm512_storeu_si512((__m512i *)&a[160], x_204);
-    _mm512_storeu_si512((__m512i *)&a[96], x_207);
-    _mm512_storeu_si512((__m512i *)&a[224], x_206);
-    _mm512_storeu_si512((__m512i *)&a[16], x_209);
-    _mm512_storeu_si512((__m512i *)&a[144], x_208);
-    _mm512_storeu_si512((__m512i *)&a[80], x_211);
-    _mm512_storeu_si512((__m512i *)&a[208], x_210);
-    _mm512_storeu_si512((__m512i *)&a[48], x_213);
-    _mm512_storeu_si512((__m512i *)&a[176], x_212);
-    _mm512_storeu_si512((__m512i *)&a[112], x_215);
-    _mm512_storeu_si512((__m512i *)&a[240], x_214);
+    const __m512i red_0 = nttgen_mldsa_avx512_barrett(x_201);
+    const __m512i red_1 = nttgen_mldsa_avx512_barrett(x_200);
+    const __m512i red_2 = nttgen_mldsa_avx512_barrett(x_203);
+    const __m512i red_3 = nttgen_mldsa_avx512_barrett(x_202);
+    const __m512i red_4 = nttgen_mldsa_avx512_barrett(x_205);
+    const __m512i red_5 = nttgen_mldsa_avx512_barrett(x_204);
+    const __m512i red_6 = nttgen_mldsa_avx512_barrett(x_207);
+    const __m512i red_7 = nttgen_mldsa_avx512_barrett(x_206);
+    const __m512i red_8 = nttgen_mldsa_avx512_barrett(x_209);
+    const __m512i red_9 = nttgen_mldsa_avx512_barrett(x_208);
+    const __m512i red_10 = nttgen_mldsa_avx512_barrett(x_211);
+    const __m512i red_11 = nttgen_mldsa_avx512_barrett(x_210);
+    const __m512i red_12 = nttgen_mldsa_avx512_barrett(x_213);
+    const __m512i red_13 = nttgen_mldsa_avx512_barrett(x_212);
+    const __m512i red_14 = nttgen_mldsa_avx512_barrett(x_215);
+    const __m512i red_15 = nttgen_mldsa_avx512_barrett(x_214);
+    _mm512_storeu_si512((__m512i *)&a[0], red_0);
+    _mm512_storeu_si512((__m512i *)&a[128], red_1);
+    _mm512_storeu_si512((__m512i *)&a[64], red_2);
+    _mm512_storeu_si512((__m512i *)&a[192], red_3);
+    _mm512_storeu_si512((__m512i *)&a[32], red_4);
+    _mm512_storeu_si512((__m512i *)&a[160], red_5);
+    _mm512_storeu_si512((__m512i *)&a[96], red_6);
+    _mm512_storeu_si512((__m512i *)&a[224], red_7);
+    _mm512_storeu_si512((__m512i *)&a[16], red_8);
+    _mm512_storeu_si512((__m512i *)&a[144], red_9);
+    _mm512_storeu_si512((__m512i *)&a[80], red_10);
+    _mm512_storeu_si512((__m512i *)&a[208], red_11);
+    _mm512_storeu_si512((__m512i *)&a[48], red_12);
+    _mm512_storeu_si512((__m512i *)&a[176], red_13);
+    _mm512_storeu_si512((__m512i *)&a[112], red_14);
+    _mm512_storeu_si512((__m512i *)&a[240], red_15);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(a, 256, -2093058, 10473475);
+    nttgen_mldsa_avx512_assert_range(a, 256, -4190208, 4190208);
 #endif
 }
 

@@ -20,11 +20,11 @@
  *       a in [-8380416, 8380416] -> a in [-42046821, 42046821]
  *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1024
  *   nttgen_mldsa_c_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-4601837, 4601837]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_mldsa_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-42046821, 42046821], b in [-42046821, 42046821] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_mldsa_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -459,15 +459,15 @@ void nttgen_mldsa_c_ntt(int32_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601837, 4601837]
- * a[256]: on entry in [-42046821, 42046821]
- * b[256]: on entry in [-42046821, 42046821]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_c_assert_range(a, 256, -42046821, 42046821);
-    nttgen_mldsa_c_assert_range(b, 256, -42046821, 42046821);
+    nttgen_mldsa_c_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_c_assert_range(b, 256, -134121127, 134121127);
 #endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t a_0 = a[i_0];
@@ -476,7 +476,7 @@ void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t 
         r[i_0] = p_0;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_c_assert_range(r, 256, -4601837, 4601837);
+    nttgen_mldsa_c_assert_range(r, 256, -8378477, 8378477);
 #endif
 }
 
@@ -486,15 +486,15 @@ void nttgen_mldsa_c_basemul(int32_t r[256], const int32_t a[256], const int32_t 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42046821, 42046821]
- * b[256 x k]: on entry in [-42046821, 42046821]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_mldsa_c_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_c_assert_range(a, k * 256, -42046821, 42046821);
-    nttgen_mldsa_c_assert_range(b, k * 256, -42046821, 42046821);
+    nttgen_mldsa_c_assert_range(a, k * 256, -134121127, 134121127);
+    nttgen_mldsa_c_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t a_0 = a[i_0];

@@ -21,16 +21,17 @@
  *       a in [-8380416, 8380416] -> a in [-76015108, 76015108]
  *       ops: load 382, store 128, add 256, sub 256, shoupmul 256, shuffle 64
  *   nttgen_mldsa_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-76015108, 76015108], b in [-76015108, 76015108] -> r in [-5535573, 5535573]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_mldsa_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-76015108, 76015108], b in [-76015108, 76015108] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4186116, 12566533]
- *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, shuffle 64, const 64
+ *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
+ *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const 64
+ *       coefficient reductions: 256
  *   nttgen_mldsa_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -815,15 +816,15 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-5535573, 5535573]
- * a[256]: on entry in [-76015108, 76015108]
- * b[256]: on entry in [-76015108, 76015108]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_neon_assert_range(a, 256, -76015108, 76015108);
-    nttgen_mldsa_neon_assert_range(b, 256, -76015108, 76015108);
+    nttgen_mldsa_neon_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_neon_assert_range(b, 256, -134121127, 134121127);
 #endif
     const int32x4_t a_0 = vld1q_s32(&a[0]);
     const int32x4_t b_0 = vld1q_s32(&b[0]);
@@ -1086,7 +1087,7 @@ part_2:;
     const int32x4_t p_63 = nttgen_mldsa_neon_montmul_var(a_63, b_63);
     vst1q_s32(&r[252], p_63);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_neon_assert_range(r, 256, -5535573, 5535573);
+    nttgen_mldsa_neon_assert_range(r, 256, -8378477, 8378477);
 #endif
 }
 
@@ -1096,15 +1097,15 @@ part_2:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-76015108, 76015108]
- * b[256 x k]: on entry in [-76015108, 76015108]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_neon_assert_range(a, k * 256, -76015108, 76015108);
-    nttgen_mldsa_neon_assert_range(b, k * 256, -76015108, 76015108);
+    nttgen_mldsa_neon_assert_range(a, k * 256, -134121127, 134121127);
+    nttgen_mldsa_neon_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     const int32x4_t a_0 = vld1q_s32(&a[0]);
     const int32x4_t b_0 = vld1q_s32(&b[0]);
@@ -2012,8 +2013,9 @@ void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4186116, 12566533]
- * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, shuffle 64, const 64
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
+ * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const
+ *   64
  */
 void nttgen_mldsa_neon_intt(int32_t a[256]) {
     const int32_t *zetas_inv_0 = nttgen_mldsa_neon_intt_zetas_inv;
@@ -2409,25 +2411,41 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
         const int32x4_t f_7 = vdupq_n_s32(16382);
         const int32x4_t fqinv_7 = vdupq_n_s32(4197891);
         const int32x4_t x_199 = nttgen_mldsa_neon_shoupmul(x_197, f_7, fqinv_7);
-        vst1q_s32(&a[j_0 * 4], x_178);
-        vst1q_s32(&a[j_0 * 4 + 128], x_177);
-        vst1q_s32(&a[j_0 * 4 + 64], x_181);
-        vst1q_s32(&a[j_0 * 4 + 192], x_180);
-        vst1q_s32(&a[j_0 * 4 + 32], x_184);
-        vst1q_s32(&a[j_0 * 4 + 160], x_183);
-        vst1q_s32(&a[j_0 * 4 + 96], x_187);
-        vst1q_s32(&a[j_0 * 4 + 224], x_186);
-        vst1q_s32(&a[j_0 * 4 + 16], x_190);
-        vst1q_s32(&a[j_0 * 4 + 144], x_189);
-        vst1q_s32(&a[j_0 * 4 + 80], x_193);
-        vst1q_s32(&a[j_0 * 4 + 208], x_192);
-        vst1q_s32(&a[j_0 * 4 + 48], x_196);
-        vst1q_s32(&a[j_0 * 4 + 176], x_195);
-        vst1q_s32(&a[j_0 * 4 + 112], x_199);
-        vst1q_s32(&a[j_0 * 4 + 240], x_198);
+        const int32x4_t red_0 = nttgen_mldsa_neon_barrett(x_178);
+        vst1q_s32(&a[j_0 * 4], red_0);
+        const int32x4_t red_1 = nttgen_mldsa_neon_barrett(x_177);
+        vst1q_s32(&a[j_0 * 4 + 128], red_1);
+        const int32x4_t red_2 = nttgen_mldsa_neon_barrett(x_181);
+        vst1q_s32(&a[j_0 * 4 + 64], red_2);
+        const int32x4_t red_3 = nttgen_mldsa_neon_barrett(x_180);
+        vst1q_s32(&a[j_0 * 4 + 192], red_3);
+        const int32x4_t red_4 = nttgen_mldsa_neon_barrett(x_184);
+        vst1q_s32(&a[j_0 * 4 + 32], red_4);
+        const int32x4_t red_5 = nttgen_mldsa_neon_barrett(x_183);
+        vst1q_s32(&a[j_0 * 4 + 160], red_5);
+        const int32x4_t red_6 = nttgen_mldsa_neon_barrett(x_187);
+        vst1q_s32(&a[j_0 * 4 + 96], red_6);
+        const int32x4_t red_7 = nttgen_mldsa_neon_barrett(x_186);
+        vst1q_s32(&a[j_0 * 4 + 224], red_7);
+        const int32x4_t red_8 = nttgen_mldsa_neon_barrett(x_190);
+        vst1q_s32(&a[j_0 * 4 + 16], red_8);
+        const int32x4_t red_9 = nttgen_mldsa_neon_barrett(x_189);
+        vst1q_s32(&a[j_0 * 4 + 144], red_9);
+        const int32x4_t red_10 = nttgen_mldsa_neon_barrett(x_193);
+        vst1q_s32(&a[j_0 * 4 + 80], red_10);
+        const int32x4_t red_11 = nttgen_mldsa_neon_barrett(x_192);
+        vst1q_s32(&a[j_0 * 4 + 208], red_11);
+        const int32x4_t red_12 = nttgen_mldsa_neon_barrett(x_196);
+        vst1q_s32(&a[j_0 * 4 + 48], red_12);
+        const int32x4_t red_13 = nttgen_mldsa_neon_barrett(x_195);
+        vst1q_s32(&a[j_0 * 4 + 176], red_13);
+        const int32x4_t red_14 = nttgen_mldsa_neon_barrett(x_199);
+        vst1q_s32(&a[j_0 * 4 + 112], red_14);
+        const int32x4_t red_15 = nttgen_mldsa_neon_barrett(x_198);
+        vst1q_s32(&a[j_0 * 4 + 240], red_15);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_neon_assert_range(a, 256, -4186116, 12566533);
+    nttgen_mldsa_neon_assert_range(a, 256, -4190208, 4190208);
 #endif
 }
 

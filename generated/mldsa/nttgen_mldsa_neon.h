@@ -21,16 +21,17 @@
  *       a in [-8380416, 8380416] -> a in [-76015108, 76015108]
  *       ops: load 382, store 128, add 256, sub 256, shoupmul 256, shuffle 64
  *   nttgen_mldsa_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-76015108, 76015108], b in [-76015108, 76015108] -> r in [-5535573, 5535573]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_mldsa_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-76015108, 76015108], b in [-76015108, 76015108] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4186116, 12566533]
- *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, shuffle 64, const 64
+ *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
+ *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const 64
+ *       coefficient reductions: 256
  *   nttgen_mldsa_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -84,9 +85,9 @@ void nttgen_mldsa_neon_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-5535573, 5535573]
- * a[256]: on entry in [-76015108, 76015108]
- * b[256]: on entry in [-76015108, 76015108]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
@@ -97,8 +98,8 @@ void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-76015108, 76015108]
- * b[256 x k]: on entry in [-76015108, 76015108]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
@@ -109,8 +110,9 @@ void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4186116, 12566533]
- * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, shuffle 64, const 64
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
+ * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const
+ *   64
  */
 void nttgen_mldsa_neon_intt(int32_t a[256]);
 

@@ -21,11 +21,11 @@
  *       a in [-8380416, 8380416] -> a in [-42040934, 42040934]
  *       ops: load 1022, store 512, add 1024, sub 1024, montmul 1024
  *   nttgen_mldsa_rvv_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42040934, 42040934], b in [-42040934, 42040934] -> r in [-4601722, 4601722]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 512, store 256, montmul_var 256
  *   nttgen_mldsa_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-42040934, 42040934], b in [-42040934, 42040934] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -75,9 +75,9 @@ void nttgen_mldsa_rvv_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601722, 4601722]
- * a[256]: on entry in [-42040934, 42040934]
- * b[256]: on entry in [-42040934, 42040934]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 512, store 256, montmul_var 256
  */
 void nttgen_mldsa_rvv_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
@@ -88,8 +88,8 @@ void nttgen_mldsa_rvv_basemul(int32_t r[256], const int32_t a[256], const int32_
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42040934, 42040934]
- * b[256 x k]: on entry in [-42040934, 42040934]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */

@@ -21,11 +21,11 @@
  *       a in [-8380416, 8380416] -> a in [-42035253, 42035253]
  *       ops: load 214, gather 64, store 128, add 256, sub 256, montmul 256
  *   nttgen_mldsa_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42035253, 42035253], b in [-42035253, 42035253] -> r in [-4601611, 4601611]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_mldsa_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-42035253, 42035253], b in [-42035253, 42035253] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -692,15 +692,15 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601611, 4601611]
- * a[256]: on entry in [-42035253, 42035253]
- * b[256]: on entry in [-42035253, 42035253]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv128_assert_range(a, 256, -42035253, 42035253);
-    nttgen_mldsa_rvv128_assert_range(b, 256, -42035253, 42035253);
+    nttgen_mldsa_rvv128_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_rvv128_assert_range(b, 256, -134121127, 134121127);
 #endif
     const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[0], 4);
     const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[0], 4);
@@ -963,7 +963,7 @@ part_2:;
     const vint32m1_t p_63 = nttgen_mldsa_rvv128_montmul_var(a_63, b_63, 4);
     __riscv_vse32_v_i32m1(&r[252], p_63, 4);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv128_assert_range(r, 256, -4601611, 4601611);
+    nttgen_mldsa_rvv128_assert_range(r, 256, -8378477, 8378477);
 #endif
 }
 
@@ -973,15 +973,15 @@ part_2:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42035253, 42035253]
- * b[256 x k]: on entry in [-42035253, 42035253]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv128_assert_range(a, k * 256, -42035253, 42035253);
-    nttgen_mldsa_rvv128_assert_range(b, k * 256, -42035253, 42035253);
+    nttgen_mldsa_rvv128_assert_range(a, k * 256, -134121127, 134121127);
+    nttgen_mldsa_rvv128_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[0], 4);
     const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[0], 4);

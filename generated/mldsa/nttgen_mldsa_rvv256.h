@@ -21,11 +21,11 @@
  *       a in [-8380416, 8380416] -> a in [-42035253, 42035253]
  *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-42035253, 42035253], b in [-42035253, 42035253] -> r in [-4601611, 4601611]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-42035253, 42035253], b in [-42035253, 42035253] -> r in [-4190208, 4190208]
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -83,9 +83,9 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4601611, 4601611]
- * a[256]: on entry in [-42035253, 42035253]
- * b[256]: on entry in [-42035253, 42035253]
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
@@ -96,8 +96,8 @@ void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[256]: on exit in [-4190208, 4190208]
- * a[256 x k]: on entry in [-42035253, 42035253]
- * b[256 x k]: on entry in [-42035253, 42035253]
+ * a[256 x k]: on entry in [-134121127, 134121127]
+ * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */

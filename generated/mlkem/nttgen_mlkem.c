@@ -5,10 +5,23 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 3329 (preset mlkem)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_mlkem_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_mlkem_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_mlkem_init()) picks, for each group of operations, the best one compiled in
+ *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
+ *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
+ *         group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the
+ *         NTT-domain operations.
+ * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
+ *         measured it slower than a narrower one (median ticks per call):
+ *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
+ *           AMD family 0x19: avx512 skipped for polymul (avx512 382, avx2 331)
+ *         AMD EPYC (family 0x19, model 0x11), Zen 4: a side-by-side harness outside nttgen
+ *         (batched TSC medians, clang-19, -march=native) on the generated C of an earlier
+ *         nttgen tree; sntrup761 polymul from a second run of that kind. Refresh with nttgen
+ *         bench --policy on a Zen 4.
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -25,6 +38,24 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-3328, 3328], b in [-3328, 3328], B_hat in [0, 3328]): a_hat =
+ *           ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p); c = reduce(c); p =
+ *           basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat, a_hat); c = intt(p); p
+ *           = basemul_acc(B_hat, a_hat); c = intt(p).
+ *           KeyGen (s in [-3, 3], e in [-3, 3], A_hat in [0, 3328]): s_hat = ntt(s); e_hat =
+ *           ntt(e); p = basemul_acc(A_hat, s_hat); p = tomont(p); t_hat = p + e_hat; t_hat =
+ *           reduce(t_hat); s_hat = reduce(s_hat).
+ *           Encrypt (r in [-3, 3], e1 in [-3, 3], e2 in [-3, 3], mu in [0, 1665], A_hat in [0,
+ *           3328], t_hat in [0, 3328]): r_hat = ntt(r); p = basemul_acc(A_hat, r_hat); u =
+ *           intt(p); u = u + e1; u = reduce(u); p = basemul_acc(t_hat, r_hat); v = intt(p); v
+ *           = v + e2; v = v + mu; v = reduce(v).
+ *           Decrypt (u in [0, 3328], v in [0, 3328], s_hat in [0, 3328]): u_hat = ntt(u); p =
+ *           basemul_acc(s_hat, u_hat); w = intt(p); w = v - w; w = reduce(w).
  */
 #include "nttgen_mlkem.h"
 
@@ -142,7 +173,8 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
 };
 static const size_t nttgen_mlkem_isas = sizeof(nttgen_mlkem_impls) / sizeof(nttgen_mlkem_impls[0]);
 
-static const nttgen_mlkem_impl *nttgen_mlkem_active;
+/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
+static const nttgen_mlkem_impl *nttgen_mlkem_active[5];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_mlkem_same(const char *a, const char *b) {
@@ -219,6 +251,41 @@ static int nttgen_mlkem_suits(const char *name) {
     return 1;
 }
 
+#ifdef NTTGEN_MLKEM_X86
+/* Whether the policy skips the ISA name for a group on this CPU. */
+static int nttgen_mlkem_skipped(const char *name, int group) {
+    unsigned int eax, ebx, ecx, edx, family;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    /* the base family, plus the extended family where the base is 0xf */
+    family = (eax >> 8) & 0xfu;
+    if (family == 0xfu) {
+        family += (eax >> 20) & 0xffu;
+    }
+    // the vendor's first four characters in EBX
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    /* AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449) */
+    if (ebx == 0x68747541u && family == 0x19u && group == 0 && nttgen_mlkem_same(name, "avx512")) {
+        return 1;
+    }
+    /* AMD family 0x19: avx512 skipped for polymul (avx512 382, avx2 331) */
+    if (ebx == 0x68747541u && family == 0x19u && group == 4 && nttgen_mlkem_same(name, "avx512")) {
+        return 1;
+    }
+    return 0;
+}
+#else
+/* No rule applies off x86. */
+static int nttgen_mlkem_skipped(const char *name, int group) {
+    (void)name;
+    (void)group;
+    return 0;
+}
+#endif
+
 #ifdef NTTGEN_MLKEM_TESTING
 /* Whether name is one of the comma-separated names in list. */
 static int nttgen_mlkem_listed(const char *list, const char *name) {
@@ -235,8 +302,8 @@ static int nttgen_mlkem_listed(const char *list, const char *name) {
 }
 #endif
 
-/* The ISA the automatic choice takes (see the header). */
-static const nttgen_mlkem_impl *nttgen_mlkem_choose(void) {
+/* The ISA the automatic choice takes for a group (see the header). */
+static const nttgen_mlkem_impl *nttgen_mlkem_choose(int group) {
 #ifdef NTTGEN_MLKEM_TESTING
     const char *only = getenv("NTTGEN_ISA");
     if (only != NULL && *only != '\0') {
@@ -253,31 +320,57 @@ static const nttgen_mlkem_impl *nttgen_mlkem_choose(void) {
 #endif
     for (size_t i = 0; i < nttgen_mlkem_isas; ++i) {
         const char *name = nttgen_mlkem_impls[i].name;
-        if (nttgen_mlkem_suits(name) && nttgen_mlkem_runs_here(name)) {
+        if ((nttgen_mlkem_suits(name) && !nttgen_mlkem_skipped(name, group)) &&
+            nttgen_mlkem_runs_here(name)) {
             return &nttgen_mlkem_impls[i];
         }
     }
     return &nttgen_mlkem_impls[nttgen_mlkem_isas - 1]; /* the portable C */
 }
 
-/* The active ISA: chosen once, on the first call (see the header). */
-static const nttgen_mlkem_impl *nttgen_mlkem_pick(void) {
-    const nttgen_mlkem_impl *impl = NTTGEN_MLKEM_LOAD(&nttgen_mlkem_active);
+/* The active ISA of a group: chosen once, on its first call (see the header). */
+static const nttgen_mlkem_impl *nttgen_mlkem_pick(int group) {
+    const nttgen_mlkem_impl *impl = NTTGEN_MLKEM_LOAD(&nttgen_mlkem_active[group]);
     if (impl == NULL) {
-        impl = nttgen_mlkem_choose();
-        NTTGEN_MLKEM_STORE(&nttgen_mlkem_active, impl);
+        impl = nttgen_mlkem_choose(group);
+        NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[group], impl);
     }
     return impl;
 }
 
 const char *nttgen_mlkem_isa(void) {
-    return nttgen_mlkem_pick()->name;
+    return nttgen_mlkem_pick(0)->name;
+}
+
+const char *nttgen_mlkem_isa_of(const char *op) {
+    if (nttgen_mlkem_same(op, "ntt") || nttgen_mlkem_same(op, "basemul") ||
+        nttgen_mlkem_same(op, "basemul_acc") || nttgen_mlkem_same(op, "intt") ||
+        nttgen_mlkem_same(op, "to_standard") || nttgen_mlkem_same(op, "from_standard")) {
+        return nttgen_mlkem_pick(0)->name;
+    }
+    if (nttgen_mlkem_same(op, "reduce")) {
+        return nttgen_mlkem_pick(1)->name;
+    }
+    if (nttgen_mlkem_same(op, "tomont")) {
+        return nttgen_mlkem_pick(2)->name;
+    }
+    if (nttgen_mlkem_same(op, "frommont")) {
+        return nttgen_mlkem_pick(3)->name;
+    }
+    if (nttgen_mlkem_same(op, "polymul")) {
+        return nttgen_mlkem_pick(4)->name;
+    }
+    return NULL;
 }
 
 int nttgen_mlkem_use_isa(const char *name) {
     for (size_t i = 0; i < nttgen_mlkem_isas; ++i) {
         if (nttgen_mlkem_same(nttgen_mlkem_impls[i].name, name) && nttgen_mlkem_runs_here(name)) {
-            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active, &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[0], &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[1], &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[2], &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[3], &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[4], &nttgen_mlkem_impls[i]);
             return 0;
         }
     }
@@ -285,51 +378,55 @@ int nttgen_mlkem_use_isa(const char *name) {
 }
 
 void nttgen_mlkem_init(void) {
-    nttgen_mlkem_pick();
+    nttgen_mlkem_pick(0);
+    nttgen_mlkem_pick(1);
+    nttgen_mlkem_pick(2);
+    nttgen_mlkem_pick(3);
+    nttgen_mlkem_pick(4);
 }
 
 void nttgen_mlkem_ntt(int16_t a[256]) {
-    nttgen_mlkem_pick()->ntt(a);
+    nttgen_mlkem_pick(0)->ntt(a);
 }
 
 void nttgen_mlkem_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    nttgen_mlkem_pick()->basemul(r, a, b);
+    nttgen_mlkem_pick(0)->basemul(r, a, b);
 }
 
 void nttgen_mlkem_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
-    nttgen_mlkem_pick()->basemul_acc(r, a, b, k);
+    nttgen_mlkem_pick(0)->basemul_acc(r, a, b, k);
 }
 
 void nttgen_mlkem_intt(int16_t a[256]) {
-    nttgen_mlkem_pick()->intt(a);
+    nttgen_mlkem_pick(0)->intt(a);
 }
 
 void nttgen_mlkem_reduce(int16_t a[256]) {
-    nttgen_mlkem_pick()->reduce(a);
+    nttgen_mlkem_pick(1)->reduce(a);
 }
 
 void nttgen_mlkem_tomont(int16_t a[256]) {
-    nttgen_mlkem_pick()->tomont(a);
+    nttgen_mlkem_pick(2)->tomont(a);
 }
 
 void nttgen_mlkem_frommont(int16_t a[256]) {
-    nttgen_mlkem_pick()->frommont(a);
+    nttgen_mlkem_pick(3)->frommont(a);
 }
 
 void nttgen_mlkem_to_standard(int16_t a[256]) {
-    const nttgen_mlkem_impl *impl = nttgen_mlkem_pick();
+    const nttgen_mlkem_impl *impl = nttgen_mlkem_pick(0);
     if (impl->to_standard != NULL) { /* NULL: standard order already */
         impl->to_standard(a);
     }
 }
 
 void nttgen_mlkem_from_standard(int16_t a[256]) {
-    const nttgen_mlkem_impl *impl = nttgen_mlkem_pick();
+    const nttgen_mlkem_impl *impl = nttgen_mlkem_pick(0);
     if (impl->from_standard != NULL) { /* NULL: standard order already */
         impl->from_standard(a);
     }
 }
 
 void nttgen_mlkem_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    nttgen_mlkem_pick()->polymul(r, a, b);
+    nttgen_mlkem_pick(4)->polymul(r, a, b);
 }

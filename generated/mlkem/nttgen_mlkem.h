@@ -5,10 +5,23 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 3329 (preset mlkem)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_mlkem_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_mlkem_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_mlkem_init()) picks, for each group of operations, the best one compiled in
+ *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
+ *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
+ *         group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the
+ *         NTT-domain operations.
+ * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
+ *         measured it slower than a narrower one (median ticks per call):
+ *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
+ *           AMD family 0x19: avx512 skipped for polymul (avx512 382, avx2 331)
+ *         AMD EPYC (family 0x19, model 0x11), Zen 4: a side-by-side harness outside nttgen
+ *         (batched TSC medians, clang-19, -march=native) on the generated C of an earlier
+ *         nttgen tree; sntrup761 polymul from a second run of that kind. Refresh with nttgen
+ *         bench --policy on a Zen 4.
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -25,6 +38,24 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-3328, 3328], b in [-3328, 3328], B_hat in [0, 3328]): a_hat =
+ *           ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p); c = reduce(c); p =
+ *           basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat, a_hat); c = intt(p); p
+ *           = basemul_acc(B_hat, a_hat); c = intt(p).
+ *           KeyGen (s in [-3, 3], e in [-3, 3], A_hat in [0, 3328]): s_hat = ntt(s); e_hat =
+ *           ntt(e); p = basemul_acc(A_hat, s_hat); p = tomont(p); t_hat = p + e_hat; t_hat =
+ *           reduce(t_hat); s_hat = reduce(s_hat).
+ *           Encrypt (r in [-3, 3], e1 in [-3, 3], e2 in [-3, 3], mu in [0, 1665], A_hat in [0,
+ *           3328], t_hat in [0, 3328]): r_hat = ntt(r); p = basemul_acc(A_hat, r_hat); u =
+ *           intt(p); u = u + e1; u = reduce(u); p = basemul_acc(t_hat, r_hat); v = intt(p); v
+ *           = v + e2; v = v + mu; v = reduce(v).
+ *           Decrypt (u in [0, 3328], v in [0, 3328], s_hat in [0, 3328]): u_hat = ntt(u); p =
+ *           basemul_acc(s_hat, u_hat); w = intt(p); w = v - w; w = reduce(w).
  */
 #ifndef NTTGEN_MLKEM_H
 #define NTTGEN_MLKEM_H
@@ -40,9 +71,15 @@ extern "C" {
 #endif
 
 /*
- * The name of the ISA in use (picks it on the first call).
+ * The name of the ISA of ntt domain (picks it on the first call).
  */
 const char *nttgen_mlkem_isa(void);
+
+/*
+ * The name of the ISA that runs the entry point op (e.g. "polymul"; picks
+ * it on the first call); NULL if the front end has no entry point op.
+ */
+const char *nttgen_mlkem_isa_of(const char *op);
 
 /*
  * Forces the ISA called name for every later call: 0 on success, -1 (and no
@@ -60,7 +97,7 @@ void nttgen_mlkem_init(void);
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328] (every ISA), on exit in [-31874, 31874] (any ISA)
+ * a[256]: on entry in [-3328, 3328] (every ISA), on exit in [-16421, 16421] (any ISA)
  */
 void nttgen_mlkem_ntt(int16_t a[256]);
 
@@ -69,9 +106,9 @@ void nttgen_mlkem_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-18830, 21366] (any ISA)
- * a[256]: on entry in [-16180, 16179] (every ISA)
- * b[256]: on entry in [-16180, 16179] (every ISA)
+ * r[256]: on exit in [-11556, 11558] (any ISA)
+ * a[256]: on entry in [-16421, 16421] (every ISA)
+ * b[256]: on entry in [-16421, 16421] (every ISA)
  */
 void nttgen_mlkem_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
@@ -80,9 +117,9 @@ void nttgen_mlkem_basemul(int16_t r[256], const int16_t a[256], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253] (any ISA)
- * a[256 x k]: on entry in [-16180, 16179] (every ISA)
- * b[256 x k]: on entry in [-16180, 16179] (every ISA)
+ * r[256]: on exit in [-9252, 11065] (any ISA)
+ * a[256 x k]: on entry in [-16421, 16421] (every ISA)
+ * b[256 x k]: on entry in [-16421, 16421] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_mlkem_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
@@ -92,7 +129,7 @@ void nttgen_mlkem_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318] (every ISA), on exit in [-26624, 26624] (any ISA)
+ * a[256]: on entry in [-11556, 11558] (every ISA), on exit in [-26624, 26624] (any ISA)
  */
 void nttgen_mlkem_intt(int16_t a[256]);
 

@@ -20,15 +20,15 @@
  *       a in [-3328, 3328] -> a in [-16180, 16179]
  *       ops: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
  *   nttgen_mlkem_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-9129, 9130]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, barrett 4, const 4
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11316, 11318] -> a in [-1810, 1810]
+ *       a in [-11556, 11558] -> a in [-1810, 1810]
  *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_reduce: full reduction, in place: every coefficient to its representative
@@ -84,9 +84,9 @@ void nttgen_mlkem_avx512_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11316, 11318]
- * a[256]: on entry in [-16180, 16179]
- * b[256]: on entry in [-16180, 16179]
+ * r[256]: on exit in [-11556, 11558]
+ * a[256]: on entry in [-16421, 16421]
+ * b[256]: on entry in [-16421, 16421]
  * Ops per call: load 24, store 8, add 8, mullo 8, montmul 20, const 4
  */
 void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -96,9 +96,9 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9129, 9130]
- * a[256 x k]: on entry in [-16180, 16179]
- * b[256 x k]: on entry in [-16180, 16179]
+ * r[256]: on exit in [-9252, 9253]
+ * a[256 x k]: on entry in [-16421, 16421]
+ * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 24, store 8, add 8, mullo 8, montmul 20, barrett 4, const 4
  */
@@ -109,7 +109,7 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318], on exit in [-1810, 1810]
+ * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
  * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
  */
 void nttgen_mlkem_avx512_intt(int16_t a[256]);

@@ -17,21 +17,21 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_neon_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-31874, 31874]
- *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, shuffle 48
+ *       a in [-3328, 3328] -> a in [-1664, 1664]
+ *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
+ *       coefficient reductions: 256
  *   nttgen_mlkem_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-31874, 31874], b in [-31874, 31874] -> r in [-18830, 21366]
- *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 16, const 16
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
+ *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, const 16
  *   nttgen_mlkem_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-31874, 31874], b in [-31874, 31874] -> r in [-1664, 1664]
- *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 48, const 16
- *       coefficient reductions: 384
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-7735, 11065]
+ *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 16, const 16
+ *       coefficient reductions: 128
  *   nttgen_mlkem_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-18830, 21366] -> a in [-924, 4253]
- *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 32, shuffle 48
- *       coefficient reductions: 256
+ *       a in [-11556, 11558] -> a in [-924, 4253]
+ *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
+ *       coefficient reductions: 128
  *   nttgen_mlkem_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-32768, 32767] -> a in [0, 3328]
@@ -53,9 +53,9 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_mlkem_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett 80,
- *         cond_add_q 32, shuffle 144, const 16
- *       coefficient reductions: 640
+ *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett
+ *         112, cond_add_q 32, shuffle 144, const 16
+ *       coefficient reductions: 896
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -457,9 +457,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_neon_intt_twist[512] = {
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-31874, 31874]
+ * r[256]: on exit in [-1664, 1664]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, shuffle 48
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *zetas_0 = nttgen_mlkem_neon_ntt_from_zetas;
@@ -859,22 +859,38 @@ part_3:;
     const int16x8_t x_221 = nttgen_mlkem_neon_ilv16_hi(x_201, x_205);
     const int16x8_t x_222 = nttgen_mlkem_neon_ilv16_lo(x_203, x_207);
     const int16x8_t x_223 = nttgen_mlkem_neon_ilv16_hi(x_203, x_207);
-    vst1q_s16(&r[0], x_208);
-    vst1q_s16(&r[64], x_210);
-    vst1q_s16(&r[32], x_212);
-    vst1q_s16(&r[96], x_214);
-    vst1q_s16(&r[16], x_209);
-    vst1q_s16(&r[80], x_211);
-    vst1q_s16(&r[48], x_213);
-    vst1q_s16(&r[112], x_215);
-    vst1q_s16(&r[8], x_216);
-    vst1q_s16(&r[72], x_218);
-    vst1q_s16(&r[40], x_220);
-    vst1q_s16(&r[104], x_222);
-    vst1q_s16(&r[24], x_217);
-    vst1q_s16(&r[88], x_219);
-    vst1q_s16(&r[56], x_221);
-    vst1q_s16(&r[120], x_223);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_208);
+    vst1q_s16(&r[0], red_0);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_210);
+    vst1q_s16(&r[64], red_1);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_212);
+    vst1q_s16(&r[32], red_2);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_214);
+    vst1q_s16(&r[96], red_3);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_209);
+    vst1q_s16(&r[16], red_4);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_211);
+    vst1q_s16(&r[80], red_5);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_213);
+    vst1q_s16(&r[48], red_6);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_215);
+    vst1q_s16(&r[112], red_7);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_216);
+    vst1q_s16(&r[8], red_8);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_218);
+    vst1q_s16(&r[72], red_9);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_220);
+    vst1q_s16(&r[40], red_10);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_222);
+    vst1q_s16(&r[104], red_11);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_217);
+    vst1q_s16(&r[24], red_12);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_219);
+    vst1q_s16(&r[88], red_13);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_221);
+    vst1q_s16(&r[56], red_14);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_223);
+    vst1q_s16(&r[120], red_15);
     const int16x8_t zeta_32 = vdupq_laneq_s16(vld1q_s16(&zetas_0[552]), 0);
     const int16x8_t zetaqinv_32 = vdupq_laneq_s16(vld1q_s16(&zetas_0[552]), 1);
     const int16x8_t zeta_33 = vdupq_laneq_s16(vld1q_s16(&zetas_0[552]), 2);
@@ -968,6 +984,8 @@ part_3:;
     const int16x8_t t_68 = nttgen_mlkem_neon_shoupmul(x_233, zeta_32, zetaqinv_32);
     const int16x8_t x_248 = vaddq_s16(x_232, t_68);
     const int16x8_t x_249 = vsubq_s16(x_232, t_68);
+    goto part_4;
+part_4:;
     const int16x8_t t_69 = nttgen_mlkem_neon_shoupmul(x_235, zeta_32, zetaqinv_32);
     const int16x8_t x_250 = vaddq_s16(x_234, t_69);
     const int16x8_t x_251 = vsubq_s16(x_234, t_69);
@@ -984,8 +1002,6 @@ part_3:;
     const int16x8_t x_258 = vaddq_s16(x_241, t_73);
     const int16x8_t x_259 = vsubq_s16(x_241, t_73);
     const int16x8_t t_74 = nttgen_mlkem_neon_shoupmul(x_246, zeta_33, zetaqinv_33);
-    goto part_4;
-part_4:;
     const int16x8_t x_260 = vaddq_s16(x_244, t_74);
     const int16x8_t x_261 = vsubq_s16(x_244, t_74);
     const int16x8_t t_75 = nttgen_mlkem_neon_shoupmul(x_247, zeta_34, zetaqinv_34);
@@ -1098,6 +1114,8 @@ part_4:;
     const int16x8_t x_340 = nttgen_mlkem_neon_ilv32_lo(x_324, x_326);
     const int16x8_t x_341 = nttgen_mlkem_neon_ilv32_hi(x_324, x_326);
     const int16x8_t x_342 = nttgen_mlkem_neon_ilv32_lo(x_325, x_327);
+    goto part_5;
+part_5:;
     const int16x8_t x_343 = nttgen_mlkem_neon_ilv32_hi(x_325, x_327);
     const int16x8_t x_344 = nttgen_mlkem_neon_ilv32_lo(x_328, x_330);
     const int16x8_t x_345 = nttgen_mlkem_neon_ilv32_hi(x_328, x_330);
@@ -1114,8 +1132,6 @@ part_4:;
     const int16x8_t x_354 = vaddq_s16(x_338, t_105);
     const int16x8_t x_355 = vsubq_s16(x_338, t_105);
     const int16x8_t t_106 = nttgen_mlkem_neon_shoupmul(x_341, zeta_57, zetaqinv_57);
-    goto part_5;
-part_5:;
     const int16x8_t x_356 = vaddq_s16(x_340, t_106);
     const int16x8_t x_357 = vsubq_s16(x_340, t_106);
     const int16x8_t t_107 = nttgen_mlkem_neon_shoupmul(x_343, zeta_58, zetaqinv_58);
@@ -1149,24 +1165,40 @@ part_5:;
     const int16x8_t x_381 = nttgen_mlkem_neon_ilv16_hi(x_361, x_365);
     const int16x8_t x_382 = nttgen_mlkem_neon_ilv16_lo(x_363, x_367);
     const int16x8_t x_383 = nttgen_mlkem_neon_ilv16_hi(x_363, x_367);
-    vst1q_s16(&r[128], x_368);
-    vst1q_s16(&r[192], x_370);
-    vst1q_s16(&r[160], x_372);
-    vst1q_s16(&r[224], x_374);
-    vst1q_s16(&r[144], x_369);
-    vst1q_s16(&r[208], x_371);
-    vst1q_s16(&r[176], x_373);
-    vst1q_s16(&r[240], x_375);
-    vst1q_s16(&r[136], x_376);
-    vst1q_s16(&r[200], x_378);
-    vst1q_s16(&r[168], x_380);
-    vst1q_s16(&r[232], x_382);
-    vst1q_s16(&r[152], x_377);
-    vst1q_s16(&r[216], x_379);
-    vst1q_s16(&r[184], x_381);
-    vst1q_s16(&r[248], x_383);
+    const int16x8_t red_16 = nttgen_mlkem_neon_barrett(x_368);
+    vst1q_s16(&r[128], red_16);
+    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(x_370);
+    vst1q_s16(&r[192], red_17);
+    const int16x8_t red_18 = nttgen_mlkem_neon_barrett(x_372);
+    vst1q_s16(&r[160], red_18);
+    const int16x8_t red_19 = nttgen_mlkem_neon_barrett(x_374);
+    vst1q_s16(&r[224], red_19);
+    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(x_369);
+    vst1q_s16(&r[144], red_20);
+    const int16x8_t red_21 = nttgen_mlkem_neon_barrett(x_371);
+    vst1q_s16(&r[208], red_21);
+    const int16x8_t red_22 = nttgen_mlkem_neon_barrett(x_373);
+    vst1q_s16(&r[176], red_22);
+    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(x_375);
+    vst1q_s16(&r[240], red_23);
+    const int16x8_t red_24 = nttgen_mlkem_neon_barrett(x_376);
+    vst1q_s16(&r[136], red_24);
+    const int16x8_t red_25 = nttgen_mlkem_neon_barrett(x_378);
+    vst1q_s16(&r[200], red_25);
+    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(x_380);
+    vst1q_s16(&r[168], red_26);
+    const int16x8_t red_27 = nttgen_mlkem_neon_barrett(x_382);
+    vst1q_s16(&r[232], red_27);
+    const int16x8_t red_28 = nttgen_mlkem_neon_barrett(x_377);
+    vst1q_s16(&r[152], red_28);
+    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(x_379);
+    vst1q_s16(&r[216], red_29);
+    const int16x8_t red_30 = nttgen_mlkem_neon_barrett(x_381);
+    vst1q_s16(&r[184], red_30);
+    const int16x8_t red_31 = nttgen_mlkem_neon_barrett(x_383);
+    vst1q_s16(&r[248], red_31);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(r, 256, -31874, 31874);
+    nttgen_mlkem_neon_assert_range(r, 256, -1664, 1664);
 #endif
 }
 
@@ -1175,8 +1207,8 @@ part_5:;
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-31874, 31874]
- * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, shuffle 48
+ * a[256]: on entry in [-3328, 3328], on exit in [-1664, 1664]
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
  */
 void nttgen_mlkem_neon_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1184,7 +1216,7 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
 #endif
     nttgen_mlkem_neon_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, 256, -31874, 31874);
+    nttgen_mlkem_neon_assert_range(a, 256, -1664, 1664);
 #endif
 }
 
@@ -1193,17 +1225,17 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-18830, 21366]
- * a[256]: on entry in [-31874, 31874]
- * b[256]: on entry in [-31874, 31874]
- * Ops per call: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 16, const 16
+ * r[256]: on exit in [-11556, 11558]
+ * a[256]: on entry in [-16421, 16421]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, const 16
  */
 void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     const int16_t *gammas_0 = nttgen_mlkem_neon_basemul_gammas;
     NTTGEN_OPAQUE(gammas_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, 256, -31874, 31874);
-    nttgen_mlkem_neon_assert_range(b, 256, -31874, 31874);
+    nttgen_mlkem_neon_assert_range(a, 256, -16421, 16421);
+    nttgen_mlkem_neon_assert_range(b, 256, -16421, 16421);
 #endif
     const int16x8_t gamma_0 = vld1q_s16(&gammas_0[0]);
     const int16x8_t gammaqinv_0 = vld1q_s16(&gammas_0[8]);
@@ -1219,9 +1251,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t p_2 = nttgen_mlkem_neon_shoupmul(p_1, gamma_0, gammaqinv_0);
     const int16x8_t p_3 = nttgen_mlkem_neon_montmul(a_0, b_1, bq_1);
     const int16x8_t p_4 = nttgen_mlkem_neon_montmul(a_1, b_0, bq_0);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(p_4);
     const int16x8_t r_0 = vaddq_s16(p_0, p_2);
-    const int16x8_t r_1 = vaddq_s16(p_3, red_0);
+    const int16x8_t r_1 = vaddq_s16(p_3, p_4);
     vst1q_s16(&r[0], r_0);
     vst1q_s16(&r[16], r_1);
     const int16x8_t gamma_1 = vld1q_s16(&gammas_0[16]);
@@ -1238,9 +1269,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t p_7 = nttgen_mlkem_neon_shoupmul(p_6, gamma_1, gammaqinv_1);
     const int16x8_t p_8 = nttgen_mlkem_neon_montmul(a_2, b_3, bq_3);
     const int16x8_t p_9 = nttgen_mlkem_neon_montmul(a_3, b_2, bq_2);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(p_9);
     const int16x8_t r_2 = vaddq_s16(p_5, p_7);
-    const int16x8_t r_3 = vaddq_s16(p_8, red_1);
+    const int16x8_t r_3 = vaddq_s16(p_8, p_9);
     vst1q_s16(&r[8], r_2);
     vst1q_s16(&r[24], r_3);
     const int16x8_t gamma_2 = vld1q_s16(&gammas_0[32]);
@@ -1257,9 +1287,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t p_12 = nttgen_mlkem_neon_shoupmul(p_11, gamma_2, gammaqinv_2);
     const int16x8_t p_13 = nttgen_mlkem_neon_montmul(a_4, b_5, bq_5);
     const int16x8_t p_14 = nttgen_mlkem_neon_montmul(a_5, b_4, bq_4);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(p_14);
     const int16x8_t r_4 = vaddq_s16(p_10, p_12);
-    const int16x8_t r_5 = vaddq_s16(p_13, red_2);
+    const int16x8_t r_5 = vaddq_s16(p_13, p_14);
     vst1q_s16(&r[32], r_4);
     vst1q_s16(&r[48], r_5);
     const int16x8_t gamma_3 = vld1q_s16(&gammas_0[48]);
@@ -1276,9 +1305,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t p_17 = nttgen_mlkem_neon_shoupmul(p_16, gamma_3, gammaqinv_3);
     const int16x8_t p_18 = nttgen_mlkem_neon_montmul(a_6, b_7, bq_7);
     const int16x8_t p_19 = nttgen_mlkem_neon_montmul(a_7, b_6, bq_6);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(p_19);
     const int16x8_t r_6 = vaddq_s16(p_15, p_17);
-    const int16x8_t r_7 = vaddq_s16(p_18, red_3);
+    const int16x8_t r_7 = vaddq_s16(p_18, p_19);
     vst1q_s16(&r[40], r_6);
     vst1q_s16(&r[56], r_7);
     const int16x8_t gamma_4 = vld1q_s16(&gammas_0[64]);
@@ -1295,9 +1323,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t p_22 = nttgen_mlkem_neon_shoupmul(p_21, gamma_4, gammaqinv_4);
     const int16x8_t p_23 = nttgen_mlkem_neon_montmul(a_8, b_9, bq_9);
     const int16x8_t p_24 = nttgen_mlkem_neon_montmul(a_9, b_8, bq_8);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(p_24);
     const int16x8_t r_8 = vaddq_s16(p_20, p_22);
-    const int16x8_t r_9 = vaddq_s16(p_23, red_4);
+    const int16x8_t r_9 = vaddq_s16(p_23, p_24);
     vst1q_s16(&r[64], r_8);
     vst1q_s16(&r[80], r_9);
     const int16x8_t gamma_5 = vld1q_s16(&gammas_0[80]);
@@ -1314,9 +1341,8 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t p_27 = nttgen_mlkem_neon_shoupmul(p_26, gamma_5, gammaqinv_5);
     const int16x8_t p_28 = nttgen_mlkem_neon_montmul(a_10, b_11, bq_11);
     const int16x8_t p_29 = nttgen_mlkem_neon_montmul(a_11, b_10, bq_10);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(p_29);
     const int16x8_t r_10 = vaddq_s16(p_25, p_27);
-    const int16x8_t r_11 = vaddq_s16(p_28, red_5);
+    const int16x8_t r_11 = vaddq_s16(p_28, p_29);
     vst1q_s16(&r[72], r_10);
     vst1q_s16(&r[88], r_11);
     const int16x8_t gamma_6 = vld1q_s16(&gammas_0[96]);
@@ -1329,15 +1355,14 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
     const int16x8_t bq_12 = vmulq_s16(b_12, qinv_6);
     const int16x8_t bq_13 = vmulq_s16(b_13, qinv_6);
     const int16x8_t p_30 = nttgen_mlkem_neon_montmul(a_12, b_12, bq_12);
-    goto part_1;
-part_1:;
     const int16x8_t p_31 = nttgen_mlkem_neon_montmul(a_13, b_13, bq_13);
     const int16x8_t p_32 = nttgen_mlkem_neon_shoupmul(p_31, gamma_6, gammaqinv_6);
     const int16x8_t p_33 = nttgen_mlkem_neon_montmul(a_12, b_13, bq_13);
     const int16x8_t p_34 = nttgen_mlkem_neon_montmul(a_13, b_12, bq_12);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(p_34);
     const int16x8_t r_12 = vaddq_s16(p_30, p_32);
-    const int16x8_t r_13 = vaddq_s16(p_33, red_6);
+    const int16x8_t r_13 = vaddq_s16(p_33, p_34);
+    goto part_1;
+part_1:;
     vst1q_s16(&r[96], r_12);
     vst1q_s16(&r[112], r_13);
     const int16x8_t gamma_7 = vld1q_s16(&gammas_0[112]);
@@ -1354,9 +1379,8 @@ part_1:;
     const int16x8_t p_37 = nttgen_mlkem_neon_shoupmul(p_36, gamma_7, gammaqinv_7);
     const int16x8_t p_38 = nttgen_mlkem_neon_montmul(a_14, b_15, bq_15);
     const int16x8_t p_39 = nttgen_mlkem_neon_montmul(a_15, b_14, bq_14);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(p_39);
     const int16x8_t r_14 = vaddq_s16(p_35, p_37);
-    const int16x8_t r_15 = vaddq_s16(p_38, red_7);
+    const int16x8_t r_15 = vaddq_s16(p_38, p_39);
     vst1q_s16(&r[104], r_14);
     vst1q_s16(&r[120], r_15);
     const int16x8_t gamma_8 = vld1q_s16(&gammas_0[128]);
@@ -1373,9 +1397,8 @@ part_1:;
     const int16x8_t p_42 = nttgen_mlkem_neon_shoupmul(p_41, gamma_8, gammaqinv_8);
     const int16x8_t p_43 = nttgen_mlkem_neon_montmul(a_16, b_17, bq_17);
     const int16x8_t p_44 = nttgen_mlkem_neon_montmul(a_17, b_16, bq_16);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(p_44);
     const int16x8_t r_16 = vaddq_s16(p_40, p_42);
-    const int16x8_t r_17 = vaddq_s16(p_43, red_8);
+    const int16x8_t r_17 = vaddq_s16(p_43, p_44);
     vst1q_s16(&r[128], r_16);
     vst1q_s16(&r[144], r_17);
     const int16x8_t gamma_9 = vld1q_s16(&gammas_0[144]);
@@ -1392,9 +1415,8 @@ part_1:;
     const int16x8_t p_47 = nttgen_mlkem_neon_shoupmul(p_46, gamma_9, gammaqinv_9);
     const int16x8_t p_48 = nttgen_mlkem_neon_montmul(a_18, b_19, bq_19);
     const int16x8_t p_49 = nttgen_mlkem_neon_montmul(a_19, b_18, bq_18);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(p_49);
     const int16x8_t r_18 = vaddq_s16(p_45, p_47);
-    const int16x8_t r_19 = vaddq_s16(p_48, red_9);
+    const int16x8_t r_19 = vaddq_s16(p_48, p_49);
     vst1q_s16(&r[136], r_18);
     vst1q_s16(&r[152], r_19);
     const int16x8_t gamma_10 = vld1q_s16(&gammas_0[160]);
@@ -1411,9 +1433,8 @@ part_1:;
     const int16x8_t p_52 = nttgen_mlkem_neon_shoupmul(p_51, gamma_10, gammaqinv_10);
     const int16x8_t p_53 = nttgen_mlkem_neon_montmul(a_20, b_21, bq_21);
     const int16x8_t p_54 = nttgen_mlkem_neon_montmul(a_21, b_20, bq_20);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(p_54);
     const int16x8_t r_20 = vaddq_s16(p_50, p_52);
-    const int16x8_t r_21 = vaddq_s16(p_53, red_10);
+    const int16x8_t r_21 = vaddq_s16(p_53, p_54);
     vst1q_s16(&r[160], r_20);
     vst1q_s16(&r[176], r_21);
     const int16x8_t gamma_11 = vld1q_s16(&gammas_0[176]);
@@ -1430,9 +1451,8 @@ part_1:;
     const int16x8_t p_57 = nttgen_mlkem_neon_shoupmul(p_56, gamma_11, gammaqinv_11);
     const int16x8_t p_58 = nttgen_mlkem_neon_montmul(a_22, b_23, bq_23);
     const int16x8_t p_59 = nttgen_mlkem_neon_montmul(a_23, b_22, bq_22);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(p_59);
     const int16x8_t r_22 = vaddq_s16(p_55, p_57);
-    const int16x8_t r_23 = vaddq_s16(p_58, red_11);
+    const int16x8_t r_23 = vaddq_s16(p_58, p_59);
     vst1q_s16(&r[168], r_22);
     vst1q_s16(&r[184], r_23);
     const int16x8_t gamma_12 = vld1q_s16(&gammas_0[192]);
@@ -1449,9 +1469,8 @@ part_1:;
     const int16x8_t p_62 = nttgen_mlkem_neon_shoupmul(p_61, gamma_12, gammaqinv_12);
     const int16x8_t p_63 = nttgen_mlkem_neon_montmul(a_24, b_25, bq_25);
     const int16x8_t p_64 = nttgen_mlkem_neon_montmul(a_25, b_24, bq_24);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(p_64);
     const int16x8_t r_24 = vaddq_s16(p_60, p_62);
-    const int16x8_t r_25 = vaddq_s16(p_63, red_12);
+    const int16x8_t r_25 = vaddq_s16(p_63, p_64);
     vst1q_s16(&r[192], r_24);
     vst1q_s16(&r[208], r_25);
     const int16x8_t gamma_13 = vld1q_s16(&gammas_0[208]);
@@ -1459,8 +1478,6 @@ part_1:;
     const int16x8_t a_26 = vld1q_s16(&a[200]);
     const int16x8_t a_27 = vld1q_s16(&a[216]);
     const int16x8_t b_26 = vld1q_s16(&b[200]);
-    goto part_2;
-part_2:;
     const int16x8_t b_27 = vld1q_s16(&b[216]);
     const int16x8_t qinv_13 = vdupq_n_s16(-3327);
     const int16x8_t bq_26 = vmulq_s16(b_26, qinv_13);
@@ -1470,11 +1487,12 @@ part_2:;
     const int16x8_t p_67 = nttgen_mlkem_neon_shoupmul(p_66, gamma_13, gammaqinv_13);
     const int16x8_t p_68 = nttgen_mlkem_neon_montmul(a_26, b_27, bq_27);
     const int16x8_t p_69 = nttgen_mlkem_neon_montmul(a_27, b_26, bq_26);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(p_69);
     const int16x8_t r_26 = vaddq_s16(p_65, p_67);
-    const int16x8_t r_27 = vaddq_s16(p_68, red_13);
+    const int16x8_t r_27 = vaddq_s16(p_68, p_69);
     vst1q_s16(&r[200], r_26);
     vst1q_s16(&r[216], r_27);
+    goto part_2;
+part_2:;
     const int16x8_t gamma_14 = vld1q_s16(&gammas_0[224]);
     const int16x8_t gammaqinv_14 = vld1q_s16(&gammas_0[232]);
     const int16x8_t a_28 = vld1q_s16(&a[224]);
@@ -1489,9 +1507,8 @@ part_2:;
     const int16x8_t p_72 = nttgen_mlkem_neon_shoupmul(p_71, gamma_14, gammaqinv_14);
     const int16x8_t p_73 = nttgen_mlkem_neon_montmul(a_28, b_29, bq_29);
     const int16x8_t p_74 = nttgen_mlkem_neon_montmul(a_29, b_28, bq_28);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(p_74);
     const int16x8_t r_28 = vaddq_s16(p_70, p_72);
-    const int16x8_t r_29 = vaddq_s16(p_73, red_14);
+    const int16x8_t r_29 = vaddq_s16(p_73, p_74);
     vst1q_s16(&r[224], r_28);
     vst1q_s16(&r[240], r_29);
     const int16x8_t gamma_15 = vld1q_s16(&gammas_0[240]);
@@ -1508,13 +1525,12 @@ part_2:;
     const int16x8_t p_77 = nttgen_mlkem_neon_shoupmul(p_76, gamma_15, gammaqinv_15);
     const int16x8_t p_78 = nttgen_mlkem_neon_montmul(a_30, b_31, bq_31);
     const int16x8_t p_79 = nttgen_mlkem_neon_montmul(a_31, b_30, bq_30);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(p_79);
     const int16x8_t r_30 = vaddq_s16(p_75, p_77);
-    const int16x8_t r_31 = vaddq_s16(p_78, red_15);
+    const int16x8_t r_31 = vaddq_s16(p_78, p_79);
     vst1q_s16(&r[232], r_30);
     vst1q_s16(&r[248], r_31);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(r, 256, -18830, 21366);
+    nttgen_mlkem_neon_assert_range(r, 256, -11556, 11558);
 #endif
 }
 
@@ -1523,18 +1539,18 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
- * a[256 x k]: on entry in [-31874, 31874]
- * b[256 x k]: on entry in [-31874, 31874]
+ * r[256]: on exit in [-7735, 11065]
+ * a[256 x k]: on entry in [-16421, 16421]
+ * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 48, const 16
+ * Ops per call: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 16, const 16
  */
 void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *gammas_0 = nttgen_mlkem_neon_basemul_gammas;
     NTTGEN_OPAQUE(gammas_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, k * 256, -31874, 31874);
-    nttgen_mlkem_neon_assert_range(b, k * 256, -31874, 31874);
+    nttgen_mlkem_neon_assert_range(a, k * 256, -16421, 16421);
+    nttgen_mlkem_neon_assert_range(b, k * 256, -16421, 16421);
 #endif
     const int16x8_t gamma_0 = vld1q_s16(&gammas_0[0]);
     const int16x8_t gammaqinv_0 = vld1q_s16(&gammas_0[8]);
@@ -1550,9 +1566,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_2 = nttgen_mlkem_neon_shoupmul(p_1, gamma_0, gammaqinv_0);
     const int16x8_t p_3 = nttgen_mlkem_neon_montmul(a_0, b_1, bq_1);
     const int16x8_t p_4 = nttgen_mlkem_neon_montmul(a_1, b_0, bq_0);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(p_4);
     const int16x8_t r_0 = vaddq_s16(p_0, p_2);
-    const int16x8_t r_1 = vaddq_s16(p_3, red_0);
+    const int16x8_t r_1 = vaddq_s16(p_3, p_4);
     int16x8_t acc_0 = r_0;
     int16x8_t acc_1 = r_1;
     for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
@@ -1568,20 +1583,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_7 = nttgen_mlkem_neon_shoupmul(p_6, gamma_0, gammaqinv_0);
         const int16x8_t p_8 = nttgen_mlkem_neon_montmul(a_2, b_3, bq_3);
         const int16x8_t p_9 = nttgen_mlkem_neon_montmul(a_3, b_2, bq_2);
-        const int16x8_t red_1 = nttgen_mlkem_neon_barrett(p_9);
         const int16x8_t r_2 = vaddq_s16(p_5, p_7);
-        const int16x8_t r_3 = vaddq_s16(p_8, red_1);
-        const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_0);
-        const int16x8_t acc_2 = vaddq_s16(red_2, r_2);
+        const int16x8_t r_3 = vaddq_s16(p_8, p_9);
+        const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
+        const int16x8_t acc_2 = vaddq_s16(red_0, r_2);
         acc_0 = acc_2;
-        const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_1);
-        const int16x8_t acc_3 = vaddq_s16(red_3, r_3);
+        const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
+        const int16x8_t acc_3 = vaddq_s16(red_1, r_3);
         acc_1 = acc_3;
     }
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(acc_0);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(acc_1);
-    vst1q_s16(&r[0], red_4);
-    vst1q_s16(&r[16], red_5);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_1);
+    vst1q_s16(&r[0], acc_0);
+    vst1q_s16(&r[16], red_2);
     const int16x8_t gamma_1 = vld1q_s16(&gammas_0[16]);
     const int16x8_t gammaqinv_1 = vld1q_s16(&gammas_0[24]);
     const int16x8_t a_4 = vld1q_s16(&a[8]);
@@ -1596,9 +1609,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_12 = nttgen_mlkem_neon_shoupmul(p_11, gamma_1, gammaqinv_1);
     const int16x8_t p_13 = nttgen_mlkem_neon_montmul(a_4, b_5, bq_5);
     const int16x8_t p_14 = nttgen_mlkem_neon_montmul(a_5, b_4, bq_4);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(p_14);
     const int16x8_t r_4 = vaddq_s16(p_10, p_12);
-    const int16x8_t r_5 = vaddq_s16(p_13, red_6);
+    const int16x8_t r_5 = vaddq_s16(p_13, p_14);
     int16x8_t acc_4 = r_4;
     int16x8_t acc_5 = r_5;
     for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
@@ -1614,20 +1626,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_17 = nttgen_mlkem_neon_shoupmul(p_16, gamma_1, gammaqinv_1);
         const int16x8_t p_18 = nttgen_mlkem_neon_montmul(a_6, b_7, bq_7);
         const int16x8_t p_19 = nttgen_mlkem_neon_montmul(a_7, b_6, bq_6);
-        const int16x8_t red_7 = nttgen_mlkem_neon_barrett(p_19);
         const int16x8_t r_6 = vaddq_s16(p_15, p_17);
-        const int16x8_t r_7 = vaddq_s16(p_18, red_7);
-        const int16x8_t red_8 = nttgen_mlkem_neon_barrett(acc_4);
-        const int16x8_t acc_6 = vaddq_s16(red_8, r_6);
+        const int16x8_t r_7 = vaddq_s16(p_18, p_19);
+        const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_4);
+        const int16x8_t acc_6 = vaddq_s16(red_3, r_6);
         acc_4 = acc_6;
-        const int16x8_t red_9 = nttgen_mlkem_neon_barrett(acc_5);
-        const int16x8_t acc_7 = vaddq_s16(red_9, r_7);
+        const int16x8_t red_4 = nttgen_mlkem_neon_barrett(acc_5);
+        const int16x8_t acc_7 = vaddq_s16(red_4, r_7);
         acc_5 = acc_7;
     }
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(acc_4);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(acc_5);
-    vst1q_s16(&r[8], red_10);
-    vst1q_s16(&r[24], red_11);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(acc_5);
+    vst1q_s16(&r[8], acc_4);
+    vst1q_s16(&r[24], red_5);
     const int16x8_t gamma_2 = vld1q_s16(&gammas_0[32]);
     const int16x8_t gammaqinv_2 = vld1q_s16(&gammas_0[40]);
     const int16x8_t a_8 = vld1q_s16(&a[32]);
@@ -1642,9 +1652,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_22 = nttgen_mlkem_neon_shoupmul(p_21, gamma_2, gammaqinv_2);
     const int16x8_t p_23 = nttgen_mlkem_neon_montmul(a_8, b_9, bq_9);
     const int16x8_t p_24 = nttgen_mlkem_neon_montmul(a_9, b_8, bq_8);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(p_24);
     const int16x8_t r_8 = vaddq_s16(p_20, p_22);
-    const int16x8_t r_9 = vaddq_s16(p_23, red_12);
+    const int16x8_t r_9 = vaddq_s16(p_23, p_24);
     int16x8_t acc_8 = r_8;
     int16x8_t acc_9 = r_9;
     for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
@@ -1660,20 +1669,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_27 = nttgen_mlkem_neon_shoupmul(p_26, gamma_2, gammaqinv_2);
         const int16x8_t p_28 = nttgen_mlkem_neon_montmul(a_10, b_11, bq_11);
         const int16x8_t p_29 = nttgen_mlkem_neon_montmul(a_11, b_10, bq_10);
-        const int16x8_t red_13 = nttgen_mlkem_neon_barrett(p_29);
         const int16x8_t r_10 = vaddq_s16(p_25, p_27);
-        const int16x8_t r_11 = vaddq_s16(p_28, red_13);
-        const int16x8_t red_14 = nttgen_mlkem_neon_barrett(acc_8);
-        const int16x8_t acc_10 = vaddq_s16(red_14, r_10);
+        const int16x8_t r_11 = vaddq_s16(p_28, p_29);
+        const int16x8_t red_6 = nttgen_mlkem_neon_barrett(acc_8);
+        const int16x8_t acc_10 = vaddq_s16(red_6, r_10);
         acc_8 = acc_10;
-        const int16x8_t red_15 = nttgen_mlkem_neon_barrett(acc_9);
-        const int16x8_t acc_11 = vaddq_s16(red_15, r_11);
+        const int16x8_t red_7 = nttgen_mlkem_neon_barrett(acc_9);
+        const int16x8_t acc_11 = vaddq_s16(red_7, r_11);
         acc_9 = acc_11;
     }
-    const int16x8_t red_16 = nttgen_mlkem_neon_barrett(acc_8);
-    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(acc_9);
-    vst1q_s16(&r[32], red_16);
-    vst1q_s16(&r[48], red_17);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(acc_9);
+    vst1q_s16(&r[32], acc_8);
+    vst1q_s16(&r[48], red_8);
     const int16x8_t gamma_3 = vld1q_s16(&gammas_0[48]);
     const int16x8_t gammaqinv_3 = vld1q_s16(&gammas_0[56]);
     const int16x8_t a_12 = vld1q_s16(&a[40]);
@@ -1688,9 +1695,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_32 = nttgen_mlkem_neon_shoupmul(p_31, gamma_3, gammaqinv_3);
     const int16x8_t p_33 = nttgen_mlkem_neon_montmul(a_12, b_13, bq_13);
     const int16x8_t p_34 = nttgen_mlkem_neon_montmul(a_13, b_12, bq_12);
-    const int16x8_t red_18 = nttgen_mlkem_neon_barrett(p_34);
     const int16x8_t r_12 = vaddq_s16(p_30, p_32);
-    const int16x8_t r_13 = vaddq_s16(p_33, red_18);
+    const int16x8_t r_13 = vaddq_s16(p_33, p_34);
     int16x8_t acc_12 = r_12;
     int16x8_t acc_13 = r_13;
     for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
@@ -1706,20 +1712,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_37 = nttgen_mlkem_neon_shoupmul(p_36, gamma_3, gammaqinv_3);
         const int16x8_t p_38 = nttgen_mlkem_neon_montmul(a_14, b_15, bq_15);
         const int16x8_t p_39 = nttgen_mlkem_neon_montmul(a_15, b_14, bq_14);
-        const int16x8_t red_19 = nttgen_mlkem_neon_barrett(p_39);
         const int16x8_t r_14 = vaddq_s16(p_35, p_37);
-        const int16x8_t r_15 = vaddq_s16(p_38, red_19);
-        const int16x8_t red_20 = nttgen_mlkem_neon_barrett(acc_12);
-        const int16x8_t acc_14 = vaddq_s16(red_20, r_14);
+        const int16x8_t r_15 = vaddq_s16(p_38, p_39);
+        const int16x8_t red_9 = nttgen_mlkem_neon_barrett(acc_12);
+        const int16x8_t acc_14 = vaddq_s16(red_9, r_14);
         acc_12 = acc_14;
-        const int16x8_t red_21 = nttgen_mlkem_neon_barrett(acc_13);
-        const int16x8_t acc_15 = vaddq_s16(red_21, r_15);
+        const int16x8_t red_10 = nttgen_mlkem_neon_barrett(acc_13);
+        const int16x8_t acc_15 = vaddq_s16(red_10, r_15);
         acc_13 = acc_15;
     }
-    const int16x8_t red_22 = nttgen_mlkem_neon_barrett(acc_12);
-    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(acc_13);
-    vst1q_s16(&r[40], red_22);
-    vst1q_s16(&r[56], red_23);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(acc_13);
+    vst1q_s16(&r[40], acc_12);
+    vst1q_s16(&r[56], red_11);
     const int16x8_t gamma_4 = vld1q_s16(&gammas_0[64]);
     const int16x8_t gammaqinv_4 = vld1q_s16(&gammas_0[72]);
     const int16x8_t a_16 = vld1q_s16(&a[64]);
@@ -1734,9 +1738,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_42 = nttgen_mlkem_neon_shoupmul(p_41, gamma_4, gammaqinv_4);
     const int16x8_t p_43 = nttgen_mlkem_neon_montmul(a_16, b_17, bq_17);
     const int16x8_t p_44 = nttgen_mlkem_neon_montmul(a_17, b_16, bq_16);
-    const int16x8_t red_24 = nttgen_mlkem_neon_barrett(p_44);
     const int16x8_t r_16 = vaddq_s16(p_40, p_42);
-    const int16x8_t r_17 = vaddq_s16(p_43, red_24);
+    const int16x8_t r_17 = vaddq_s16(p_43, p_44);
     int16x8_t acc_16 = r_16;
     int16x8_t acc_17 = r_17;
     for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
@@ -1752,20 +1755,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_47 = nttgen_mlkem_neon_shoupmul(p_46, gamma_4, gammaqinv_4);
         const int16x8_t p_48 = nttgen_mlkem_neon_montmul(a_18, b_19, bq_19);
         const int16x8_t p_49 = nttgen_mlkem_neon_montmul(a_19, b_18, bq_18);
-        const int16x8_t red_25 = nttgen_mlkem_neon_barrett(p_49);
         const int16x8_t r_18 = vaddq_s16(p_45, p_47);
-        const int16x8_t r_19 = vaddq_s16(p_48, red_25);
-        const int16x8_t red_26 = nttgen_mlkem_neon_barrett(acc_16);
-        const int16x8_t acc_18 = vaddq_s16(red_26, r_18);
+        const int16x8_t r_19 = vaddq_s16(p_48, p_49);
+        const int16x8_t red_12 = nttgen_mlkem_neon_barrett(acc_16);
+        const int16x8_t acc_18 = vaddq_s16(red_12, r_18);
         acc_16 = acc_18;
-        const int16x8_t red_27 = nttgen_mlkem_neon_barrett(acc_17);
-        const int16x8_t acc_19 = vaddq_s16(red_27, r_19);
+        const int16x8_t red_13 = nttgen_mlkem_neon_barrett(acc_17);
+        const int16x8_t acc_19 = vaddq_s16(red_13, r_19);
         acc_17 = acc_19;
     }
-    const int16x8_t red_28 = nttgen_mlkem_neon_barrett(acc_16);
-    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(acc_17);
-    vst1q_s16(&r[64], red_28);
-    vst1q_s16(&r[80], red_29);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(acc_17);
+    vst1q_s16(&r[64], acc_16);
+    vst1q_s16(&r[80], red_14);
     const int16x8_t gamma_5 = vld1q_s16(&gammas_0[80]);
     const int16x8_t gammaqinv_5 = vld1q_s16(&gammas_0[88]);
     const int16x8_t a_20 = vld1q_s16(&a[72]);
@@ -1780,9 +1781,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_52 = nttgen_mlkem_neon_shoupmul(p_51, gamma_5, gammaqinv_5);
     const int16x8_t p_53 = nttgen_mlkem_neon_montmul(a_20, b_21, bq_21);
     const int16x8_t p_54 = nttgen_mlkem_neon_montmul(a_21, b_20, bq_20);
-    const int16x8_t red_30 = nttgen_mlkem_neon_barrett(p_54);
     const int16x8_t r_20 = vaddq_s16(p_50, p_52);
-    const int16x8_t r_21 = vaddq_s16(p_53, red_30);
+    const int16x8_t r_21 = vaddq_s16(p_53, p_54);
     int16x8_t acc_20 = r_20;
     int16x8_t acc_21 = r_21;
     for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
@@ -1798,20 +1798,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_57 = nttgen_mlkem_neon_shoupmul(p_56, gamma_5, gammaqinv_5);
         const int16x8_t p_58 = nttgen_mlkem_neon_montmul(a_22, b_23, bq_23);
         const int16x8_t p_59 = nttgen_mlkem_neon_montmul(a_23, b_22, bq_22);
-        const int16x8_t red_31 = nttgen_mlkem_neon_barrett(p_59);
         const int16x8_t r_22 = vaddq_s16(p_55, p_57);
-        const int16x8_t r_23 = vaddq_s16(p_58, red_31);
-        const int16x8_t red_32 = nttgen_mlkem_neon_barrett(acc_20);
-        const int16x8_t acc_22 = vaddq_s16(red_32, r_22);
+        const int16x8_t r_23 = vaddq_s16(p_58, p_59);
+        const int16x8_t red_15 = nttgen_mlkem_neon_barrett(acc_20);
+        const int16x8_t acc_22 = vaddq_s16(red_15, r_22);
         acc_20 = acc_22;
-        const int16x8_t red_33 = nttgen_mlkem_neon_barrett(acc_21);
-        const int16x8_t acc_23 = vaddq_s16(red_33, r_23);
+        const int16x8_t red_16 = nttgen_mlkem_neon_barrett(acc_21);
+        const int16x8_t acc_23 = vaddq_s16(red_16, r_23);
         acc_21 = acc_23;
     }
-    const int16x8_t red_34 = nttgen_mlkem_neon_barrett(acc_20);
-    const int16x8_t red_35 = nttgen_mlkem_neon_barrett(acc_21);
-    vst1q_s16(&r[72], red_34);
-    vst1q_s16(&r[88], red_35);
+    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(acc_21);
+    vst1q_s16(&r[72], acc_20);
+    vst1q_s16(&r[88], red_17);
     const int16x8_t gamma_6 = vld1q_s16(&gammas_0[96]);
     const int16x8_t gammaqinv_6 = vld1q_s16(&gammas_0[104]);
     const int16x8_t a_24 = vld1q_s16(&a[96]);
@@ -1826,9 +1824,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_62 = nttgen_mlkem_neon_shoupmul(p_61, gamma_6, gammaqinv_6);
     const int16x8_t p_63 = nttgen_mlkem_neon_montmul(a_24, b_25, bq_25);
     const int16x8_t p_64 = nttgen_mlkem_neon_montmul(a_25, b_24, bq_24);
-    const int16x8_t red_36 = nttgen_mlkem_neon_barrett(p_64);
     const int16x8_t r_24 = vaddq_s16(p_60, p_62);
-    const int16x8_t r_25 = vaddq_s16(p_63, red_36);
+    const int16x8_t r_25 = vaddq_s16(p_63, p_64);
     int16x8_t acc_24 = r_24;
     int16x8_t acc_25 = r_25;
     for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
@@ -1844,20 +1841,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_67 = nttgen_mlkem_neon_shoupmul(p_66, gamma_6, gammaqinv_6);
         const int16x8_t p_68 = nttgen_mlkem_neon_montmul(a_26, b_27, bq_27);
         const int16x8_t p_69 = nttgen_mlkem_neon_montmul(a_27, b_26, bq_26);
-        const int16x8_t red_37 = nttgen_mlkem_neon_barrett(p_69);
         const int16x8_t r_26 = vaddq_s16(p_65, p_67);
-        const int16x8_t r_27 = vaddq_s16(p_68, red_37);
-        const int16x8_t red_38 = nttgen_mlkem_neon_barrett(acc_24);
-        const int16x8_t acc_26 = vaddq_s16(red_38, r_26);
+        const int16x8_t r_27 = vaddq_s16(p_68, p_69);
+        const int16x8_t red_18 = nttgen_mlkem_neon_barrett(acc_24);
+        const int16x8_t acc_26 = vaddq_s16(red_18, r_26);
         acc_24 = acc_26;
-        const int16x8_t red_39 = nttgen_mlkem_neon_barrett(acc_25);
-        const int16x8_t acc_27 = vaddq_s16(red_39, r_27);
+        const int16x8_t red_19 = nttgen_mlkem_neon_barrett(acc_25);
+        const int16x8_t acc_27 = vaddq_s16(red_19, r_27);
         acc_25 = acc_27;
     }
-    const int16x8_t red_40 = nttgen_mlkem_neon_barrett(acc_24);
-    const int16x8_t red_41 = nttgen_mlkem_neon_barrett(acc_25);
-    vst1q_s16(&r[96], red_40);
-    vst1q_s16(&r[112], red_41);
+    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(acc_25);
+    vst1q_s16(&r[96], acc_24);
+    vst1q_s16(&r[112], red_20);
     const int16x8_t gamma_7 = vld1q_s16(&gammas_0[112]);
     const int16x8_t gammaqinv_7 = vld1q_s16(&gammas_0[120]);
     const int16x8_t a_28 = vld1q_s16(&a[104]);
@@ -1872,9 +1867,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_72 = nttgen_mlkem_neon_shoupmul(p_71, gamma_7, gammaqinv_7);
     const int16x8_t p_73 = nttgen_mlkem_neon_montmul(a_28, b_29, bq_29);
     const int16x8_t p_74 = nttgen_mlkem_neon_montmul(a_29, b_28, bq_28);
-    const int16x8_t red_42 = nttgen_mlkem_neon_barrett(p_74);
     const int16x8_t r_28 = vaddq_s16(p_70, p_72);
-    const int16x8_t r_29 = vaddq_s16(p_73, red_42);
+    const int16x8_t r_29 = vaddq_s16(p_73, p_74);
     int16x8_t acc_28 = r_28;
     int16x8_t acc_29 = r_29;
     for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
@@ -1890,20 +1884,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_77 = nttgen_mlkem_neon_shoupmul(p_76, gamma_7, gammaqinv_7);
         const int16x8_t p_78 = nttgen_mlkem_neon_montmul(a_30, b_31, bq_31);
         const int16x8_t p_79 = nttgen_mlkem_neon_montmul(a_31, b_30, bq_30);
-        const int16x8_t red_43 = nttgen_mlkem_neon_barrett(p_79);
         const int16x8_t r_30 = vaddq_s16(p_75, p_77);
-        const int16x8_t r_31 = vaddq_s16(p_78, red_43);
-        const int16x8_t red_44 = nttgen_mlkem_neon_barrett(acc_28);
-        const int16x8_t acc_30 = vaddq_s16(red_44, r_30);
+        const int16x8_t r_31 = vaddq_s16(p_78, p_79);
+        const int16x8_t red_21 = nttgen_mlkem_neon_barrett(acc_28);
+        const int16x8_t acc_30 = vaddq_s16(red_21, r_30);
         acc_28 = acc_30;
-        const int16x8_t red_45 = nttgen_mlkem_neon_barrett(acc_29);
-        const int16x8_t acc_31 = vaddq_s16(red_45, r_31);
+        const int16x8_t red_22 = nttgen_mlkem_neon_barrett(acc_29);
+        const int16x8_t acc_31 = vaddq_s16(red_22, r_31);
         acc_29 = acc_31;
     }
-    const int16x8_t red_46 = nttgen_mlkem_neon_barrett(acc_28);
-    const int16x8_t red_47 = nttgen_mlkem_neon_barrett(acc_29);
-    vst1q_s16(&r[104], red_46);
-    vst1q_s16(&r[120], red_47);
+    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(acc_29);
+    vst1q_s16(&r[104], acc_28);
+    vst1q_s16(&r[120], red_23);
     const int16x8_t gamma_8 = vld1q_s16(&gammas_0[128]);
     const int16x8_t gammaqinv_8 = vld1q_s16(&gammas_0[136]);
     const int16x8_t a_32 = vld1q_s16(&a[128]);
@@ -1918,9 +1910,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_82 = nttgen_mlkem_neon_shoupmul(p_81, gamma_8, gammaqinv_8);
     const int16x8_t p_83 = nttgen_mlkem_neon_montmul(a_32, b_33, bq_33);
     const int16x8_t p_84 = nttgen_mlkem_neon_montmul(a_33, b_32, bq_32);
-    const int16x8_t red_48 = nttgen_mlkem_neon_barrett(p_84);
     const int16x8_t r_32 = vaddq_s16(p_80, p_82);
-    const int16x8_t r_33 = vaddq_s16(p_83, red_48);
+    const int16x8_t r_33 = vaddq_s16(p_83, p_84);
     int16x8_t acc_32 = r_32;
     int16x8_t acc_33 = r_33;
     for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
@@ -1936,20 +1927,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_87 = nttgen_mlkem_neon_shoupmul(p_86, gamma_8, gammaqinv_8);
         const int16x8_t p_88 = nttgen_mlkem_neon_montmul(a_34, b_35, bq_35);
         const int16x8_t p_89 = nttgen_mlkem_neon_montmul(a_35, b_34, bq_34);
-        const int16x8_t red_49 = nttgen_mlkem_neon_barrett(p_89);
         const int16x8_t r_34 = vaddq_s16(p_85, p_87);
-        const int16x8_t r_35 = vaddq_s16(p_88, red_49);
-        const int16x8_t red_50 = nttgen_mlkem_neon_barrett(acc_32);
-        const int16x8_t acc_34 = vaddq_s16(red_50, r_34);
+        const int16x8_t r_35 = vaddq_s16(p_88, p_89);
+        const int16x8_t red_24 = nttgen_mlkem_neon_barrett(acc_32);
+        const int16x8_t acc_34 = vaddq_s16(red_24, r_34);
         acc_32 = acc_34;
-        const int16x8_t red_51 = nttgen_mlkem_neon_barrett(acc_33);
-        const int16x8_t acc_35 = vaddq_s16(red_51, r_35);
+        const int16x8_t red_25 = nttgen_mlkem_neon_barrett(acc_33);
+        const int16x8_t acc_35 = vaddq_s16(red_25, r_35);
         acc_33 = acc_35;
     }
-    const int16x8_t red_52 = nttgen_mlkem_neon_barrett(acc_32);
-    const int16x8_t red_53 = nttgen_mlkem_neon_barrett(acc_33);
-    vst1q_s16(&r[128], red_52);
-    vst1q_s16(&r[144], red_53);
+    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(acc_33);
+    vst1q_s16(&r[128], acc_32);
+    vst1q_s16(&r[144], red_26);
     const int16x8_t gamma_9 = vld1q_s16(&gammas_0[144]);
     const int16x8_t gammaqinv_9 = vld1q_s16(&gammas_0[152]);
     const int16x8_t a_36 = vld1q_s16(&a[136]);
@@ -1964,9 +1953,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_92 = nttgen_mlkem_neon_shoupmul(p_91, gamma_9, gammaqinv_9);
     const int16x8_t p_93 = nttgen_mlkem_neon_montmul(a_36, b_37, bq_37);
     const int16x8_t p_94 = nttgen_mlkem_neon_montmul(a_37, b_36, bq_36);
-    const int16x8_t red_54 = nttgen_mlkem_neon_barrett(p_94);
     const int16x8_t r_36 = vaddq_s16(p_90, p_92);
-    const int16x8_t r_37 = vaddq_s16(p_93, red_54);
+    const int16x8_t r_37 = vaddq_s16(p_93, p_94);
     int16x8_t acc_36 = r_36;
     int16x8_t acc_37 = r_37;
     for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
@@ -1982,20 +1970,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_97 = nttgen_mlkem_neon_shoupmul(p_96, gamma_9, gammaqinv_9);
         const int16x8_t p_98 = nttgen_mlkem_neon_montmul(a_38, b_39, bq_39);
         const int16x8_t p_99 = nttgen_mlkem_neon_montmul(a_39, b_38, bq_38);
-        const int16x8_t red_55 = nttgen_mlkem_neon_barrett(p_99);
         const int16x8_t r_38 = vaddq_s16(p_95, p_97);
-        const int16x8_t r_39 = vaddq_s16(p_98, red_55);
-        const int16x8_t red_56 = nttgen_mlkem_neon_barrett(acc_36);
-        const int16x8_t acc_38 = vaddq_s16(red_56, r_38);
+        const int16x8_t r_39 = vaddq_s16(p_98, p_99);
+        const int16x8_t red_27 = nttgen_mlkem_neon_barrett(acc_36);
+        const int16x8_t acc_38 = vaddq_s16(red_27, r_38);
         acc_36 = acc_38;
-        const int16x8_t red_57 = nttgen_mlkem_neon_barrett(acc_37);
-        const int16x8_t acc_39 = vaddq_s16(red_57, r_39);
+        const int16x8_t red_28 = nttgen_mlkem_neon_barrett(acc_37);
+        const int16x8_t acc_39 = vaddq_s16(red_28, r_39);
         acc_37 = acc_39;
     }
-    const int16x8_t red_58 = nttgen_mlkem_neon_barrett(acc_36);
-    const int16x8_t red_59 = nttgen_mlkem_neon_barrett(acc_37);
-    vst1q_s16(&r[136], red_58);
-    vst1q_s16(&r[152], red_59);
+    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(acc_37);
+    vst1q_s16(&r[136], acc_36);
+    vst1q_s16(&r[152], red_29);
     const int16x8_t gamma_10 = vld1q_s16(&gammas_0[160]);
     const int16x8_t gammaqinv_10 = vld1q_s16(&gammas_0[168]);
     const int16x8_t a_40 = vld1q_s16(&a[160]);
@@ -2010,9 +1996,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_102 = nttgen_mlkem_neon_shoupmul(p_101, gamma_10, gammaqinv_10);
     const int16x8_t p_103 = nttgen_mlkem_neon_montmul(a_40, b_41, bq_41);
     const int16x8_t p_104 = nttgen_mlkem_neon_montmul(a_41, b_40, bq_40);
-    const int16x8_t red_60 = nttgen_mlkem_neon_barrett(p_104);
     const int16x8_t r_40 = vaddq_s16(p_100, p_102);
-    const int16x8_t r_41 = vaddq_s16(p_103, red_60);
+    const int16x8_t r_41 = vaddq_s16(p_103, p_104);
     int16x8_t acc_40 = r_40;
     int16x8_t acc_41 = r_41;
     for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
@@ -2028,20 +2013,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_107 = nttgen_mlkem_neon_shoupmul(p_106, gamma_10, gammaqinv_10);
         const int16x8_t p_108 = nttgen_mlkem_neon_montmul(a_42, b_43, bq_43);
         const int16x8_t p_109 = nttgen_mlkem_neon_montmul(a_43, b_42, bq_42);
-        const int16x8_t red_61 = nttgen_mlkem_neon_barrett(p_109);
         const int16x8_t r_42 = vaddq_s16(p_105, p_107);
-        const int16x8_t r_43 = vaddq_s16(p_108, red_61);
-        const int16x8_t red_62 = nttgen_mlkem_neon_barrett(acc_40);
-        const int16x8_t acc_42 = vaddq_s16(red_62, r_42);
+        const int16x8_t r_43 = vaddq_s16(p_108, p_109);
+        const int16x8_t red_30 = nttgen_mlkem_neon_barrett(acc_40);
+        const int16x8_t acc_42 = vaddq_s16(red_30, r_42);
         acc_40 = acc_42;
-        const int16x8_t red_63 = nttgen_mlkem_neon_barrett(acc_41);
-        const int16x8_t acc_43 = vaddq_s16(red_63, r_43);
+        const int16x8_t red_31 = nttgen_mlkem_neon_barrett(acc_41);
+        const int16x8_t acc_43 = vaddq_s16(red_31, r_43);
         acc_41 = acc_43;
     }
-    const int16x8_t red_64 = nttgen_mlkem_neon_barrett(acc_40);
-    const int16x8_t red_65 = nttgen_mlkem_neon_barrett(acc_41);
-    vst1q_s16(&r[160], red_64);
-    vst1q_s16(&r[176], red_65);
+    const int16x8_t red_32 = nttgen_mlkem_neon_barrett(acc_41);
+    vst1q_s16(&r[160], acc_40);
+    vst1q_s16(&r[176], red_32);
     const int16x8_t gamma_11 = vld1q_s16(&gammas_0[176]);
     const int16x8_t gammaqinv_11 = vld1q_s16(&gammas_0[184]);
     const int16x8_t a_44 = vld1q_s16(&a[168]);
@@ -2056,9 +2039,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_112 = nttgen_mlkem_neon_shoupmul(p_111, gamma_11, gammaqinv_11);
     const int16x8_t p_113 = nttgen_mlkem_neon_montmul(a_44, b_45, bq_45);
     const int16x8_t p_114 = nttgen_mlkem_neon_montmul(a_45, b_44, bq_44);
-    const int16x8_t red_66 = nttgen_mlkem_neon_barrett(p_114);
     const int16x8_t r_44 = vaddq_s16(p_110, p_112);
-    const int16x8_t r_45 = vaddq_s16(p_113, red_66);
+    const int16x8_t r_45 = vaddq_s16(p_113, p_114);
     int16x8_t acc_44 = r_44;
     int16x8_t acc_45 = r_45;
     for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
@@ -2074,20 +2056,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_117 = nttgen_mlkem_neon_shoupmul(p_116, gamma_11, gammaqinv_11);
         const int16x8_t p_118 = nttgen_mlkem_neon_montmul(a_46, b_47, bq_47);
         const int16x8_t p_119 = nttgen_mlkem_neon_montmul(a_47, b_46, bq_46);
-        const int16x8_t red_67 = nttgen_mlkem_neon_barrett(p_119);
         const int16x8_t r_46 = vaddq_s16(p_115, p_117);
-        const int16x8_t r_47 = vaddq_s16(p_118, red_67);
-        const int16x8_t red_68 = nttgen_mlkem_neon_barrett(acc_44);
-        const int16x8_t acc_46 = vaddq_s16(red_68, r_46);
+        const int16x8_t r_47 = vaddq_s16(p_118, p_119);
+        const int16x8_t red_33 = nttgen_mlkem_neon_barrett(acc_44);
+        const int16x8_t acc_46 = vaddq_s16(red_33, r_46);
         acc_44 = acc_46;
-        const int16x8_t red_69 = nttgen_mlkem_neon_barrett(acc_45);
-        const int16x8_t acc_47 = vaddq_s16(red_69, r_47);
+        const int16x8_t red_34 = nttgen_mlkem_neon_barrett(acc_45);
+        const int16x8_t acc_47 = vaddq_s16(red_34, r_47);
         acc_45 = acc_47;
     }
-    const int16x8_t red_70 = nttgen_mlkem_neon_barrett(acc_44);
-    const int16x8_t red_71 = nttgen_mlkem_neon_barrett(acc_45);
-    vst1q_s16(&r[168], red_70);
-    vst1q_s16(&r[184], red_71);
+    const int16x8_t red_35 = nttgen_mlkem_neon_barrett(acc_45);
+    vst1q_s16(&r[168], acc_44);
+    vst1q_s16(&r[184], red_35);
     const int16x8_t gamma_12 = vld1q_s16(&gammas_0[192]);
     const int16x8_t gammaqinv_12 = vld1q_s16(&gammas_0[200]);
     const int16x8_t a_48 = vld1q_s16(&a[192]);
@@ -2102,9 +2082,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_122 = nttgen_mlkem_neon_shoupmul(p_121, gamma_12, gammaqinv_12);
     const int16x8_t p_123 = nttgen_mlkem_neon_montmul(a_48, b_49, bq_49);
     const int16x8_t p_124 = nttgen_mlkem_neon_montmul(a_49, b_48, bq_48);
-    const int16x8_t red_72 = nttgen_mlkem_neon_barrett(p_124);
     const int16x8_t r_48 = vaddq_s16(p_120, p_122);
-    const int16x8_t r_49 = vaddq_s16(p_123, red_72);
+    const int16x8_t r_49 = vaddq_s16(p_123, p_124);
     int16x8_t acc_48 = r_48;
     int16x8_t acc_49 = r_49;
     for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
@@ -2120,20 +2099,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_127 = nttgen_mlkem_neon_shoupmul(p_126, gamma_12, gammaqinv_12);
         const int16x8_t p_128 = nttgen_mlkem_neon_montmul(a_50, b_51, bq_51);
         const int16x8_t p_129 = nttgen_mlkem_neon_montmul(a_51, b_50, bq_50);
-        const int16x8_t red_73 = nttgen_mlkem_neon_barrett(p_129);
         const int16x8_t r_50 = vaddq_s16(p_125, p_127);
-        const int16x8_t r_51 = vaddq_s16(p_128, red_73);
-        const int16x8_t red_74 = nttgen_mlkem_neon_barrett(acc_48);
-        const int16x8_t acc_50 = vaddq_s16(red_74, r_50);
+        const int16x8_t r_51 = vaddq_s16(p_128, p_129);
+        const int16x8_t red_36 = nttgen_mlkem_neon_barrett(acc_48);
+        const int16x8_t acc_50 = vaddq_s16(red_36, r_50);
         acc_48 = acc_50;
-        const int16x8_t red_75 = nttgen_mlkem_neon_barrett(acc_49);
-        const int16x8_t acc_51 = vaddq_s16(red_75, r_51);
+        const int16x8_t red_37 = nttgen_mlkem_neon_barrett(acc_49);
+        const int16x8_t acc_51 = vaddq_s16(red_37, r_51);
         acc_49 = acc_51;
     }
-    const int16x8_t red_76 = nttgen_mlkem_neon_barrett(acc_48);
-    const int16x8_t red_77 = nttgen_mlkem_neon_barrett(acc_49);
-    vst1q_s16(&r[192], red_76);
-    vst1q_s16(&r[208], red_77);
+    const int16x8_t red_38 = nttgen_mlkem_neon_barrett(acc_49);
+    vst1q_s16(&r[192], acc_48);
+    vst1q_s16(&r[208], red_38);
     const int16x8_t gamma_13 = vld1q_s16(&gammas_0[208]);
     const int16x8_t gammaqinv_13 = vld1q_s16(&gammas_0[216]);
     const int16x8_t a_52 = vld1q_s16(&a[200]);
@@ -2148,9 +2125,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_132 = nttgen_mlkem_neon_shoupmul(p_131, gamma_13, gammaqinv_13);
     const int16x8_t p_133 = nttgen_mlkem_neon_montmul(a_52, b_53, bq_53);
     const int16x8_t p_134 = nttgen_mlkem_neon_montmul(a_53, b_52, bq_52);
-    const int16x8_t red_78 = nttgen_mlkem_neon_barrett(p_134);
     const int16x8_t r_52 = vaddq_s16(p_130, p_132);
-    const int16x8_t r_53 = vaddq_s16(p_133, red_78);
+    const int16x8_t r_53 = vaddq_s16(p_133, p_134);
     int16x8_t acc_52 = r_52;
     int16x8_t acc_53 = r_53;
     for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
@@ -2166,20 +2142,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_137 = nttgen_mlkem_neon_shoupmul(p_136, gamma_13, gammaqinv_13);
         const int16x8_t p_138 = nttgen_mlkem_neon_montmul(a_54, b_55, bq_55);
         const int16x8_t p_139 = nttgen_mlkem_neon_montmul(a_55, b_54, bq_54);
-        const int16x8_t red_79 = nttgen_mlkem_neon_barrett(p_139);
         const int16x8_t r_54 = vaddq_s16(p_135, p_137);
-        const int16x8_t r_55 = vaddq_s16(p_138, red_79);
-        const int16x8_t red_80 = nttgen_mlkem_neon_barrett(acc_52);
-        const int16x8_t acc_54 = vaddq_s16(red_80, r_54);
+        const int16x8_t r_55 = vaddq_s16(p_138, p_139);
+        const int16x8_t red_39 = nttgen_mlkem_neon_barrett(acc_52);
+        const int16x8_t acc_54 = vaddq_s16(red_39, r_54);
         acc_52 = acc_54;
-        const int16x8_t red_81 = nttgen_mlkem_neon_barrett(acc_53);
-        const int16x8_t acc_55 = vaddq_s16(red_81, r_55);
+        const int16x8_t red_40 = nttgen_mlkem_neon_barrett(acc_53);
+        const int16x8_t acc_55 = vaddq_s16(red_40, r_55);
         acc_53 = acc_55;
     }
-    const int16x8_t red_82 = nttgen_mlkem_neon_barrett(acc_52);
-    const int16x8_t red_83 = nttgen_mlkem_neon_barrett(acc_53);
-    vst1q_s16(&r[200], red_82);
-    vst1q_s16(&r[216], red_83);
+    const int16x8_t red_41 = nttgen_mlkem_neon_barrett(acc_53);
+    vst1q_s16(&r[200], acc_52);
+    vst1q_s16(&r[216], red_41);
     const int16x8_t gamma_14 = vld1q_s16(&gammas_0[224]);
     const int16x8_t gammaqinv_14 = vld1q_s16(&gammas_0[232]);
     const int16x8_t a_56 = vld1q_s16(&a[224]);
@@ -2194,9 +2168,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_142 = nttgen_mlkem_neon_shoupmul(p_141, gamma_14, gammaqinv_14);
     const int16x8_t p_143 = nttgen_mlkem_neon_montmul(a_56, b_57, bq_57);
     const int16x8_t p_144 = nttgen_mlkem_neon_montmul(a_57, b_56, bq_56);
-    const int16x8_t red_84 = nttgen_mlkem_neon_barrett(p_144);
     const int16x8_t r_56 = vaddq_s16(p_140, p_142);
-    const int16x8_t r_57 = vaddq_s16(p_143, red_84);
+    const int16x8_t r_57 = vaddq_s16(p_143, p_144);
     int16x8_t acc_56 = r_56;
     int16x8_t acc_57 = r_57;
     for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
@@ -2212,20 +2185,18 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_147 = nttgen_mlkem_neon_shoupmul(p_146, gamma_14, gammaqinv_14);
         const int16x8_t p_148 = nttgen_mlkem_neon_montmul(a_58, b_59, bq_59);
         const int16x8_t p_149 = nttgen_mlkem_neon_montmul(a_59, b_58, bq_58);
-        const int16x8_t red_85 = nttgen_mlkem_neon_barrett(p_149);
         const int16x8_t r_58 = vaddq_s16(p_145, p_147);
-        const int16x8_t r_59 = vaddq_s16(p_148, red_85);
-        const int16x8_t red_86 = nttgen_mlkem_neon_barrett(acc_56);
-        const int16x8_t acc_58 = vaddq_s16(red_86, r_58);
+        const int16x8_t r_59 = vaddq_s16(p_148, p_149);
+        const int16x8_t red_42 = nttgen_mlkem_neon_barrett(acc_56);
+        const int16x8_t acc_58 = vaddq_s16(red_42, r_58);
         acc_56 = acc_58;
-        const int16x8_t red_87 = nttgen_mlkem_neon_barrett(acc_57);
-        const int16x8_t acc_59 = vaddq_s16(red_87, r_59);
+        const int16x8_t red_43 = nttgen_mlkem_neon_barrett(acc_57);
+        const int16x8_t acc_59 = vaddq_s16(red_43, r_59);
         acc_57 = acc_59;
     }
-    const int16x8_t red_88 = nttgen_mlkem_neon_barrett(acc_56);
-    const int16x8_t red_89 = nttgen_mlkem_neon_barrett(acc_57);
-    vst1q_s16(&r[224], red_88);
-    vst1q_s16(&r[240], red_89);
+    const int16x8_t red_44 = nttgen_mlkem_neon_barrett(acc_57);
+    vst1q_s16(&r[224], acc_56);
+    vst1q_s16(&r[240], red_44);
     const int16x8_t gamma_15 = vld1q_s16(&gammas_0[240]);
     const int16x8_t gammaqinv_15 = vld1q_s16(&gammas_0[248]);
     const int16x8_t a_60 = vld1q_s16(&a[232]);
@@ -2240,9 +2211,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     const int16x8_t p_152 = nttgen_mlkem_neon_shoupmul(p_151, gamma_15, gammaqinv_15);
     const int16x8_t p_153 = nttgen_mlkem_neon_montmul(a_60, b_61, bq_61);
     const int16x8_t p_154 = nttgen_mlkem_neon_montmul(a_61, b_60, bq_60);
-    const int16x8_t red_90 = nttgen_mlkem_neon_barrett(p_154);
     const int16x8_t r_60 = vaddq_s16(p_150, p_152);
-    const int16x8_t r_61 = vaddq_s16(p_153, red_90);
+    const int16x8_t r_61 = vaddq_s16(p_153, p_154);
     int16x8_t acc_60 = r_60;
     int16x8_t acc_61 = r_61;
     for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
@@ -2258,22 +2228,20 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const int16x8_t p_157 = nttgen_mlkem_neon_shoupmul(p_156, gamma_15, gammaqinv_15);
         const int16x8_t p_158 = nttgen_mlkem_neon_montmul(a_62, b_63, bq_63);
         const int16x8_t p_159 = nttgen_mlkem_neon_montmul(a_63, b_62, bq_62);
-        const int16x8_t red_91 = nttgen_mlkem_neon_barrett(p_159);
         const int16x8_t r_62 = vaddq_s16(p_155, p_157);
-        const int16x8_t r_63 = vaddq_s16(p_158, red_91);
-        const int16x8_t red_92 = nttgen_mlkem_neon_barrett(acc_60);
-        const int16x8_t acc_62 = vaddq_s16(red_92, r_62);
+        const int16x8_t r_63 = vaddq_s16(p_158, p_159);
+        const int16x8_t red_45 = nttgen_mlkem_neon_barrett(acc_60);
+        const int16x8_t acc_62 = vaddq_s16(red_45, r_62);
         acc_60 = acc_62;
-        const int16x8_t red_93 = nttgen_mlkem_neon_barrett(acc_61);
-        const int16x8_t acc_63 = vaddq_s16(red_93, r_63);
+        const int16x8_t red_46 = nttgen_mlkem_neon_barrett(acc_61);
+        const int16x8_t acc_63 = vaddq_s16(red_46, r_63);
         acc_61 = acc_63;
     }
-    const int16x8_t red_94 = nttgen_mlkem_neon_barrett(acc_60);
-    const int16x8_t red_95 = nttgen_mlkem_neon_barrett(acc_61);
-    vst1q_s16(&r[232], red_94);
-    vst1q_s16(&r[248], red_95);
+    const int16x8_t red_47 = nttgen_mlkem_neon_barrett(acc_61);
+    vst1q_s16(&r[232], acc_60);
+    vst1q_s16(&r[248], red_47);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_neon_assert_range(r, 256, -7735, 11065);
 #endif
 }
 
@@ -2282,8 +2250,8 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-18830, 21366], on exit in [-924, 4253]
- * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 32, shuffle 48
+ * a[256]: on entry in [-11556, 11558], on exit in [-924, 4253]
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
  */
 void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16_t *zetas_dit_0 = nttgen_mlkem_neon_intt_zetas_dit;
@@ -2291,7 +2259,7 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16_t *twist_0 = nttgen_mlkem_neon_intt_twist;
     NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, 256, -18830, 21366);
+    nttgen_mlkem_neon_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
     const int16x8_t zeta_0 = vld1q_s16(&zetas_dit_0[0]);
@@ -2358,30 +2326,22 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16x8_t x_29 = nttgen_mlkem_neon_ilv16_hi(x_10, x_14);
     const int16x8_t x_30 = nttgen_mlkem_neon_ilv16_lo(x_11, x_15);
     const int16x8_t x_31 = nttgen_mlkem_neon_ilv16_hi(x_11, x_15);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_20);
-    const int16x8_t x_32 = vaddq_s16(x_16, red_0);
-    const int16x8_t x_33 = vsubq_s16(x_16, red_0);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_22);
-    const int16x8_t x_34 = vaddq_s16(x_18, red_1);
-    const int16x8_t x_35 = vsubq_s16(x_18, red_1);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_21);
-    const int16x8_t x_36 = vaddq_s16(x_17, red_2);
-    const int16x8_t x_37 = vsubq_s16(x_17, red_2);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_23);
-    const int16x8_t x_38 = vaddq_s16(x_19, red_3);
-    const int16x8_t x_39 = vsubq_s16(x_19, red_3);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_28);
-    const int16x8_t x_40 = vaddq_s16(x_24, red_4);
-    const int16x8_t x_41 = vsubq_s16(x_24, red_4);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_30);
-    const int16x8_t x_42 = vaddq_s16(x_26, red_5);
-    const int16x8_t x_43 = vsubq_s16(x_26, red_5);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_29);
-    const int16x8_t x_44 = vaddq_s16(x_25, red_6);
-    const int16x8_t x_45 = vsubq_s16(x_25, red_6);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_31);
-    const int16x8_t x_46 = vaddq_s16(x_27, red_7);
-    const int16x8_t x_47 = vsubq_s16(x_27, red_7);
+    const int16x8_t x_32 = vaddq_s16(x_16, x_20);
+    const int16x8_t x_33 = vsubq_s16(x_16, x_20);
+    const int16x8_t x_34 = vaddq_s16(x_18, x_22);
+    const int16x8_t x_35 = vsubq_s16(x_18, x_22);
+    const int16x8_t x_36 = vaddq_s16(x_17, x_21);
+    const int16x8_t x_37 = vsubq_s16(x_17, x_21);
+    const int16x8_t x_38 = vaddq_s16(x_19, x_23);
+    const int16x8_t x_39 = vsubq_s16(x_19, x_23);
+    const int16x8_t x_40 = vaddq_s16(x_24, x_28);
+    const int16x8_t x_41 = vsubq_s16(x_24, x_28);
+    const int16x8_t x_42 = vaddq_s16(x_26, x_30);
+    const int16x8_t x_43 = vsubq_s16(x_26, x_30);
+    const int16x8_t x_44 = vaddq_s16(x_25, x_29);
+    const int16x8_t x_45 = vsubq_s16(x_25, x_29);
+    const int16x8_t x_46 = vaddq_s16(x_27, x_31);
+    const int16x8_t x_47 = vsubq_s16(x_27, x_31);
     const int16x8_t x_48 = nttgen_mlkem_neon_ilv32_lo(x_32, x_33);
     const int16x8_t x_49 = nttgen_mlkem_neon_ilv32_hi(x_32, x_33);
     const int16x8_t x_50 = nttgen_mlkem_neon_ilv32_lo(x_34, x_35);
@@ -2417,8 +2377,6 @@ void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16x8_t x_74 = vaddq_s16(x_57, t_5);
     const int16x8_t x_75 = vsubq_s16(x_57, t_5);
     const int16x8_t t_6 = nttgen_mlkem_neon_shoupmul(x_62, zeta_0, zetaqinv_0);
-    goto part_1;
-part_1:;
     const int16x8_t x_76 = vaddq_s16(x_60, t_6);
     const int16x8_t x_77 = vsubq_s16(x_60, t_6);
     const int16x8_t t_7 = nttgen_mlkem_neon_shoupmul(x_63, zeta_0, zetaqinv_0);
@@ -2427,6 +2385,8 @@ part_1:;
     const int16x8_t x_80 = nttgen_mlkem_neon_ilv64_lo(x_64, x_65);
     const int16x8_t x_81 = nttgen_mlkem_neon_ilv64_hi(x_64, x_65);
     const int16x8_t x_82 = nttgen_mlkem_neon_ilv64_lo(x_66, x_67);
+    goto part_1;
+part_1:;
     const int16x8_t x_83 = nttgen_mlkem_neon_ilv64_hi(x_66, x_67);
     const int16x8_t x_84 = nttgen_mlkem_neon_ilv64_lo(x_68, x_69);
     const int16x8_t x_85 = nttgen_mlkem_neon_ilv64_hi(x_68, x_69);
@@ -2465,37 +2425,37 @@ part_1:;
     const int16x8_t x_110 = vaddq_s16(x_87, t_15);
     const int16x8_t x_111 = vsubq_s16(x_87, t_15);
     const int16x8_t t_16 = nttgen_mlkem_neon_shoupmul(x_104, zeta_2, zetaqinv_2);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_96);
-    const int16x8_t x_112 = vaddq_s16(red_8, t_16);
-    const int16x8_t x_113 = vsubq_s16(red_8, t_16);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_96);
+    const int16x8_t x_112 = vaddq_s16(red_0, t_16);
+    const int16x8_t x_113 = vsubq_s16(red_0, t_16);
     const int16x8_t t_17 = nttgen_mlkem_neon_shoupmul(x_106, zeta_2, zetaqinv_2);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_98);
-    const int16x8_t x_114 = vaddq_s16(red_9, t_17);
-    const int16x8_t x_115 = vsubq_s16(red_9, t_17);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_98);
+    const int16x8_t x_114 = vaddq_s16(red_1, t_17);
+    const int16x8_t x_115 = vsubq_s16(red_1, t_17);
     const int16x8_t t_18 = nttgen_mlkem_neon_shoupmul(x_108, zeta_2, zetaqinv_2);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_100);
-    const int16x8_t x_116 = vaddq_s16(red_10, t_18);
-    const int16x8_t x_117 = vsubq_s16(red_10, t_18);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_100);
+    const int16x8_t x_116 = vaddq_s16(red_2, t_18);
+    const int16x8_t x_117 = vsubq_s16(red_2, t_18);
     const int16x8_t t_19 = nttgen_mlkem_neon_shoupmul(x_110, zeta_2, zetaqinv_2);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_102);
-    const int16x8_t x_118 = vaddq_s16(red_11, t_19);
-    const int16x8_t x_119 = vsubq_s16(red_11, t_19);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_102);
+    const int16x8_t x_118 = vaddq_s16(red_3, t_19);
+    const int16x8_t x_119 = vsubq_s16(red_3, t_19);
     const int16x8_t t_20 = nttgen_mlkem_neon_shoupmul(x_105, zeta_3, zetaqinv_3);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_97);
-    const int16x8_t x_120 = vaddq_s16(red_12, t_20);
-    const int16x8_t x_121 = vsubq_s16(red_12, t_20);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_97);
+    const int16x8_t x_120 = vaddq_s16(red_4, t_20);
+    const int16x8_t x_121 = vsubq_s16(red_4, t_20);
     const int16x8_t t_21 = nttgen_mlkem_neon_shoupmul(x_107, zeta_3, zetaqinv_3);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_99);
-    const int16x8_t x_122 = vaddq_s16(red_13, t_21);
-    const int16x8_t x_123 = vsubq_s16(red_13, t_21);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_99);
+    const int16x8_t x_122 = vaddq_s16(red_5, t_21);
+    const int16x8_t x_123 = vsubq_s16(red_5, t_21);
     const int16x8_t t_22 = nttgen_mlkem_neon_shoupmul(x_109, zeta_3, zetaqinv_3);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_101);
-    const int16x8_t x_124 = vaddq_s16(red_14, t_22);
-    const int16x8_t x_125 = vsubq_s16(red_14, t_22);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_101);
+    const int16x8_t x_124 = vaddq_s16(red_6, t_22);
+    const int16x8_t x_125 = vsubq_s16(red_6, t_22);
     const int16x8_t t_23 = nttgen_mlkem_neon_shoupmul(x_111, zeta_3, zetaqinv_3);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_103);
-    const int16x8_t x_126 = vaddq_s16(red_15, t_23);
-    const int16x8_t x_127 = vsubq_s16(red_15, t_23);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_103);
+    const int16x8_t x_126 = vaddq_s16(red_7, t_23);
+    const int16x8_t x_127 = vsubq_s16(red_7, t_23);
     const int16x8_t t_24 = nttgen_mlkem_neon_shoupmul(x_116, zeta_4, zetaqinv_4);
     const int16x8_t x_128 = vaddq_s16(x_112, t_24);
     const int16x8_t x_129 = vsubq_s16(x_112, t_24);
@@ -2547,8 +2507,6 @@ part_1:;
     vst1q_s16(&a[0], x_144);
     vst1q_s16(&a[64], x_145);
     vst1q_s16(&a[32], x_146);
-    goto part_2;
-part_2:;
     vst1q_s16(&a[96], x_147);
     vst1q_s16(&a[16], x_148);
     vst1q_s16(&a[80], x_149);
@@ -2557,6 +2515,8 @@ part_2:;
     vst1q_s16(&a[8], x_152);
     vst1q_s16(&a[72], x_153);
     vst1q_s16(&a[40], x_154);
+    goto part_2;
+part_2:;
     vst1q_s16(&a[104], x_155);
     vst1q_s16(&a[24], x_156);
     vst1q_s16(&a[88], x_157);
@@ -2594,30 +2554,22 @@ part_2:;
     const int16x8_t x_189 = nttgen_mlkem_neon_ilv16_hi(x_170, x_174);
     const int16x8_t x_190 = nttgen_mlkem_neon_ilv16_lo(x_171, x_175);
     const int16x8_t x_191 = nttgen_mlkem_neon_ilv16_hi(x_171, x_175);
-    const int16x8_t red_16 = nttgen_mlkem_neon_barrett(x_180);
-    const int16x8_t x_192 = vaddq_s16(x_176, red_16);
-    const int16x8_t x_193 = vsubq_s16(x_176, red_16);
-    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(x_182);
-    const int16x8_t x_194 = vaddq_s16(x_178, red_17);
-    const int16x8_t x_195 = vsubq_s16(x_178, red_17);
-    const int16x8_t red_18 = nttgen_mlkem_neon_barrett(x_181);
-    const int16x8_t x_196 = vaddq_s16(x_177, red_18);
-    const int16x8_t x_197 = vsubq_s16(x_177, red_18);
-    const int16x8_t red_19 = nttgen_mlkem_neon_barrett(x_183);
-    const int16x8_t x_198 = vaddq_s16(x_179, red_19);
-    const int16x8_t x_199 = vsubq_s16(x_179, red_19);
-    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(x_188);
-    const int16x8_t x_200 = vaddq_s16(x_184, red_20);
-    const int16x8_t x_201 = vsubq_s16(x_184, red_20);
-    const int16x8_t red_21 = nttgen_mlkem_neon_barrett(x_190);
-    const int16x8_t x_202 = vaddq_s16(x_186, red_21);
-    const int16x8_t x_203 = vsubq_s16(x_186, red_21);
-    const int16x8_t red_22 = nttgen_mlkem_neon_barrett(x_189);
-    const int16x8_t x_204 = vaddq_s16(x_185, red_22);
-    const int16x8_t x_205 = vsubq_s16(x_185, red_22);
-    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(x_191);
-    const int16x8_t x_206 = vaddq_s16(x_187, red_23);
-    const int16x8_t x_207 = vsubq_s16(x_187, red_23);
+    const int16x8_t x_192 = vaddq_s16(x_176, x_180);
+    const int16x8_t x_193 = vsubq_s16(x_176, x_180);
+    const int16x8_t x_194 = vaddq_s16(x_178, x_182);
+    const int16x8_t x_195 = vsubq_s16(x_178, x_182);
+    const int16x8_t x_196 = vaddq_s16(x_177, x_181);
+    const int16x8_t x_197 = vsubq_s16(x_177, x_181);
+    const int16x8_t x_198 = vaddq_s16(x_179, x_183);
+    const int16x8_t x_199 = vsubq_s16(x_179, x_183);
+    const int16x8_t x_200 = vaddq_s16(x_184, x_188);
+    const int16x8_t x_201 = vsubq_s16(x_184, x_188);
+    const int16x8_t x_202 = vaddq_s16(x_186, x_190);
+    const int16x8_t x_203 = vsubq_s16(x_186, x_190);
+    const int16x8_t x_204 = vaddq_s16(x_185, x_189);
+    const int16x8_t x_205 = vsubq_s16(x_185, x_189);
+    const int16x8_t x_206 = vaddq_s16(x_187, x_191);
+    const int16x8_t x_207 = vsubq_s16(x_187, x_191);
     const int16x8_t x_208 = nttgen_mlkem_neon_ilv32_lo(x_192, x_193);
     const int16x8_t x_209 = nttgen_mlkem_neon_ilv32_hi(x_192, x_193);
     const int16x8_t x_210 = nttgen_mlkem_neon_ilv32_lo(x_194, x_195);
@@ -2677,8 +2629,6 @@ part_2:;
     const int16x8_t t_48 = nttgen_mlkem_neon_shoupmul(x_248, zeta_1, zetaqinv_1);
     const int16x8_t x_256 = vaddq_s16(x_240, t_48);
     const int16x8_t x_257 = vsubq_s16(x_240, t_48);
-    goto part_3;
-part_3:;
     const int16x8_t t_49 = nttgen_mlkem_neon_shoupmul(x_249, zeta_1, zetaqinv_1);
     const int16x8_t x_258 = vaddq_s16(x_241, t_49);
     const int16x8_t x_259 = vsubq_s16(x_241, t_49);
@@ -2695,43 +2645,45 @@ part_3:;
     const int16x8_t x_266 = vaddq_s16(x_245, t_53);
     const int16x8_t x_267 = vsubq_s16(x_245, t_53);
     const int16x8_t t_54 = nttgen_mlkem_neon_shoupmul(x_254, zeta_1, zetaqinv_1);
+    goto part_3;
+part_3:;
     const int16x8_t x_268 = vaddq_s16(x_246, t_54);
     const int16x8_t x_269 = vsubq_s16(x_246, t_54);
     const int16x8_t t_55 = nttgen_mlkem_neon_shoupmul(x_255, zeta_1, zetaqinv_1);
     const int16x8_t x_270 = vaddq_s16(x_247, t_55);
     const int16x8_t x_271 = vsubq_s16(x_247, t_55);
     const int16x8_t t_56 = nttgen_mlkem_neon_shoupmul(x_264, zeta_2, zetaqinv_2);
-    const int16x8_t red_24 = nttgen_mlkem_neon_barrett(x_256);
-    const int16x8_t x_272 = vaddq_s16(red_24, t_56);
-    const int16x8_t x_273 = vsubq_s16(red_24, t_56);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_256);
+    const int16x8_t x_272 = vaddq_s16(red_8, t_56);
+    const int16x8_t x_273 = vsubq_s16(red_8, t_56);
     const int16x8_t t_57 = nttgen_mlkem_neon_shoupmul(x_266, zeta_2, zetaqinv_2);
-    const int16x8_t red_25 = nttgen_mlkem_neon_barrett(x_258);
-    const int16x8_t x_274 = vaddq_s16(red_25, t_57);
-    const int16x8_t x_275 = vsubq_s16(red_25, t_57);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_258);
+    const int16x8_t x_274 = vaddq_s16(red_9, t_57);
+    const int16x8_t x_275 = vsubq_s16(red_9, t_57);
     const int16x8_t t_58 = nttgen_mlkem_neon_shoupmul(x_268, zeta_2, zetaqinv_2);
-    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(x_260);
-    const int16x8_t x_276 = vaddq_s16(red_26, t_58);
-    const int16x8_t x_277 = vsubq_s16(red_26, t_58);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_260);
+    const int16x8_t x_276 = vaddq_s16(red_10, t_58);
+    const int16x8_t x_277 = vsubq_s16(red_10, t_58);
     const int16x8_t t_59 = nttgen_mlkem_neon_shoupmul(x_270, zeta_2, zetaqinv_2);
-    const int16x8_t red_27 = nttgen_mlkem_neon_barrett(x_262);
-    const int16x8_t x_278 = vaddq_s16(red_27, t_59);
-    const int16x8_t x_279 = vsubq_s16(red_27, t_59);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_262);
+    const int16x8_t x_278 = vaddq_s16(red_11, t_59);
+    const int16x8_t x_279 = vsubq_s16(red_11, t_59);
     const int16x8_t t_60 = nttgen_mlkem_neon_shoupmul(x_265, zeta_3, zetaqinv_3);
-    const int16x8_t red_28 = nttgen_mlkem_neon_barrett(x_257);
-    const int16x8_t x_280 = vaddq_s16(red_28, t_60);
-    const int16x8_t x_281 = vsubq_s16(red_28, t_60);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_257);
+    const int16x8_t x_280 = vaddq_s16(red_12, t_60);
+    const int16x8_t x_281 = vsubq_s16(red_12, t_60);
     const int16x8_t t_61 = nttgen_mlkem_neon_shoupmul(x_267, zeta_3, zetaqinv_3);
-    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(x_259);
-    const int16x8_t x_282 = vaddq_s16(red_29, t_61);
-    const int16x8_t x_283 = vsubq_s16(red_29, t_61);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_259);
+    const int16x8_t x_282 = vaddq_s16(red_13, t_61);
+    const int16x8_t x_283 = vsubq_s16(red_13, t_61);
     const int16x8_t t_62 = nttgen_mlkem_neon_shoupmul(x_269, zeta_3, zetaqinv_3);
-    const int16x8_t red_30 = nttgen_mlkem_neon_barrett(x_261);
-    const int16x8_t x_284 = vaddq_s16(red_30, t_62);
-    const int16x8_t x_285 = vsubq_s16(red_30, t_62);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_261);
+    const int16x8_t x_284 = vaddq_s16(red_14, t_62);
+    const int16x8_t x_285 = vsubq_s16(red_14, t_62);
     const int16x8_t t_63 = nttgen_mlkem_neon_shoupmul(x_271, zeta_3, zetaqinv_3);
-    const int16x8_t red_31 = nttgen_mlkem_neon_barrett(x_263);
-    const int16x8_t x_286 = vaddq_s16(red_31, t_63);
-    const int16x8_t x_287 = vsubq_s16(red_31, t_63);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_263);
+    const int16x8_t x_286 = vaddq_s16(red_15, t_63);
+    const int16x8_t x_287 = vsubq_s16(red_15, t_63);
     const int16x8_t t_64 = nttgen_mlkem_neon_shoupmul(x_276, zeta_4, zetaqinv_4);
     const int16x8_t x_288 = vaddq_s16(x_272, t_64);
     const int16x8_t x_289 = vsubq_s16(x_272, t_64);
@@ -2808,8 +2760,6 @@ part_3:;
     const int16x8_t zeta_20 = vld1q_s16(&zetas_dit_0[320]);
     const int16x8_t zetaqinv_20 = vld1q_s16(&zetas_dit_0[328]);
     const int16x8_t zeta_21 = vld1q_s16(&zetas_dit_0[336]);
-    goto part_4;
-part_4:;
     const int16x8_t zetaqinv_21 = vld1q_s16(&zetas_dit_0[344]);
     const int16x8_t zeta_22 = vld1q_s16(&zetas_dit_0[352]);
     const int16x8_t zetaqinv_22 = vld1q_s16(&zetas_dit_0[360]);
@@ -2826,6 +2776,8 @@ part_4:;
     const int16x8_t x_328 = vld1q_s16(&a[16]);
     const int16x8_t x_329 = vld1q_s16(&a[144]);
     const int16x8_t x_330 = vld1q_s16(&a[80]);
+    goto part_4;
+part_4:;
     const int16x8_t x_331 = vld1q_s16(&a[208]);
     const int16x8_t x_332 = vld1q_s16(&a[48]);
     const int16x8_t x_333 = vld1q_s16(&a[176]);
@@ -2938,8 +2890,6 @@ part_4:;
     const int16x8_t x_368 = vld1q_s16(&a[8]);
     const int16x8_t x_369 = vld1q_s16(&a[136]);
     const int16x8_t x_370 = vld1q_s16(&a[72]);
-    goto part_5;
-part_5:;
     const int16x8_t x_371 = vld1q_s16(&a[200]);
     const int16x8_t x_372 = vld1q_s16(&a[40]);
     const int16x8_t x_373 = vld1q_s16(&a[168]);
@@ -2956,6 +2906,8 @@ part_5:;
     const int16x8_t t_88 = nttgen_mlkem_neon_shoupmul(x_369, zeta_24, zetaqinv_24);
     const int16x8_t x_384 = vaddq_s16(x_368, t_88);
     const int16x8_t x_385 = vsubq_s16(x_368, t_88);
+    goto part_5;
+part_5:;
     const int16x8_t t_89 = nttgen_mlkem_neon_shoupmul(x_371, zeta_25, zetaqinv_25);
     const int16x8_t x_386 = vaddq_s16(x_370, t_89);
     const int16x8_t x_387 = vsubq_s16(x_370, t_89);
@@ -3322,8 +3274,8 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-18830, 21366], on exit in [0, 3328]
- * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 64, cond_add_q 32,
+ * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 48, cond_add_q 32,
  *   shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
@@ -3332,7 +3284,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16_t *twist_0 = nttgen_mlkem_neon_intt_twist;
     NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, 256, -18830, 21366);
+    nttgen_mlkem_neon_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
     const int16x8_t zeta_0 = vld1q_s16(&zetas_dit_0[0]);
@@ -3399,30 +3351,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_29 = nttgen_mlkem_neon_ilv16_hi(x_10, x_14);
     const int16x8_t x_30 = nttgen_mlkem_neon_ilv16_lo(x_11, x_15);
     const int16x8_t x_31 = nttgen_mlkem_neon_ilv16_hi(x_11, x_15);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_20);
-    const int16x8_t x_32 = vaddq_s16(x_16, red_0);
-    const int16x8_t x_33 = vsubq_s16(x_16, red_0);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_22);
-    const int16x8_t x_34 = vaddq_s16(x_18, red_1);
-    const int16x8_t x_35 = vsubq_s16(x_18, red_1);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_21);
-    const int16x8_t x_36 = vaddq_s16(x_17, red_2);
-    const int16x8_t x_37 = vsubq_s16(x_17, red_2);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_23);
-    const int16x8_t x_38 = vaddq_s16(x_19, red_3);
-    const int16x8_t x_39 = vsubq_s16(x_19, red_3);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_28);
-    const int16x8_t x_40 = vaddq_s16(x_24, red_4);
-    const int16x8_t x_41 = vsubq_s16(x_24, red_4);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_30);
-    const int16x8_t x_42 = vaddq_s16(x_26, red_5);
-    const int16x8_t x_43 = vsubq_s16(x_26, red_5);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_29);
-    const int16x8_t x_44 = vaddq_s16(x_25, red_6);
-    const int16x8_t x_45 = vsubq_s16(x_25, red_6);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_31);
-    const int16x8_t x_46 = vaddq_s16(x_27, red_7);
-    const int16x8_t x_47 = vsubq_s16(x_27, red_7);
+    const int16x8_t x_32 = vaddq_s16(x_16, x_20);
+    const int16x8_t x_33 = vsubq_s16(x_16, x_20);
+    const int16x8_t x_34 = vaddq_s16(x_18, x_22);
+    const int16x8_t x_35 = vsubq_s16(x_18, x_22);
+    const int16x8_t x_36 = vaddq_s16(x_17, x_21);
+    const int16x8_t x_37 = vsubq_s16(x_17, x_21);
+    const int16x8_t x_38 = vaddq_s16(x_19, x_23);
+    const int16x8_t x_39 = vsubq_s16(x_19, x_23);
+    const int16x8_t x_40 = vaddq_s16(x_24, x_28);
+    const int16x8_t x_41 = vsubq_s16(x_24, x_28);
+    const int16x8_t x_42 = vaddq_s16(x_26, x_30);
+    const int16x8_t x_43 = vsubq_s16(x_26, x_30);
+    const int16x8_t x_44 = vaddq_s16(x_25, x_29);
+    const int16x8_t x_45 = vsubq_s16(x_25, x_29);
+    const int16x8_t x_46 = vaddq_s16(x_27, x_31);
+    const int16x8_t x_47 = vsubq_s16(x_27, x_31);
     const int16x8_t x_48 = nttgen_mlkem_neon_ilv32_lo(x_32, x_33);
     const int16x8_t x_49 = nttgen_mlkem_neon_ilv32_hi(x_32, x_33);
     const int16x8_t x_50 = nttgen_mlkem_neon_ilv32_lo(x_34, x_35);
@@ -3458,8 +3402,6 @@ static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16x8_t x_74 = vaddq_s16(x_57, t_5);
     const int16x8_t x_75 = vsubq_s16(x_57, t_5);
     const int16x8_t t_6 = nttgen_mlkem_neon_shoupmul(x_62, zeta_0, zetaqinv_0);
-    goto part_1;
-part_1:;
     const int16x8_t x_76 = vaddq_s16(x_60, t_6);
     const int16x8_t x_77 = vsubq_s16(x_60, t_6);
     const int16x8_t t_7 = nttgen_mlkem_neon_shoupmul(x_63, zeta_0, zetaqinv_0);
@@ -3468,6 +3410,8 @@ part_1:;
     const int16x8_t x_80 = nttgen_mlkem_neon_ilv64_lo(x_64, x_65);
     const int16x8_t x_81 = nttgen_mlkem_neon_ilv64_hi(x_64, x_65);
     const int16x8_t x_82 = nttgen_mlkem_neon_ilv64_lo(x_66, x_67);
+    goto part_1;
+part_1:;
     const int16x8_t x_83 = nttgen_mlkem_neon_ilv64_hi(x_66, x_67);
     const int16x8_t x_84 = nttgen_mlkem_neon_ilv64_lo(x_68, x_69);
     const int16x8_t x_85 = nttgen_mlkem_neon_ilv64_hi(x_68, x_69);
@@ -3506,37 +3450,37 @@ part_1:;
     const int16x8_t x_110 = vaddq_s16(x_87, t_15);
     const int16x8_t x_111 = vsubq_s16(x_87, t_15);
     const int16x8_t t_16 = nttgen_mlkem_neon_shoupmul(x_104, zeta_2, zetaqinv_2);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_96);
-    const int16x8_t x_112 = vaddq_s16(red_8, t_16);
-    const int16x8_t x_113 = vsubq_s16(red_8, t_16);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_96);
+    const int16x8_t x_112 = vaddq_s16(red_0, t_16);
+    const int16x8_t x_113 = vsubq_s16(red_0, t_16);
     const int16x8_t t_17 = nttgen_mlkem_neon_shoupmul(x_106, zeta_2, zetaqinv_2);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_98);
-    const int16x8_t x_114 = vaddq_s16(red_9, t_17);
-    const int16x8_t x_115 = vsubq_s16(red_9, t_17);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_98);
+    const int16x8_t x_114 = vaddq_s16(red_1, t_17);
+    const int16x8_t x_115 = vsubq_s16(red_1, t_17);
     const int16x8_t t_18 = nttgen_mlkem_neon_shoupmul(x_108, zeta_2, zetaqinv_2);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_100);
-    const int16x8_t x_116 = vaddq_s16(red_10, t_18);
-    const int16x8_t x_117 = vsubq_s16(red_10, t_18);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_100);
+    const int16x8_t x_116 = vaddq_s16(red_2, t_18);
+    const int16x8_t x_117 = vsubq_s16(red_2, t_18);
     const int16x8_t t_19 = nttgen_mlkem_neon_shoupmul(x_110, zeta_2, zetaqinv_2);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_102);
-    const int16x8_t x_118 = vaddq_s16(red_11, t_19);
-    const int16x8_t x_119 = vsubq_s16(red_11, t_19);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_102);
+    const int16x8_t x_118 = vaddq_s16(red_3, t_19);
+    const int16x8_t x_119 = vsubq_s16(red_3, t_19);
     const int16x8_t t_20 = nttgen_mlkem_neon_shoupmul(x_105, zeta_3, zetaqinv_3);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_97);
-    const int16x8_t x_120 = vaddq_s16(red_12, t_20);
-    const int16x8_t x_121 = vsubq_s16(red_12, t_20);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_97);
+    const int16x8_t x_120 = vaddq_s16(red_4, t_20);
+    const int16x8_t x_121 = vsubq_s16(red_4, t_20);
     const int16x8_t t_21 = nttgen_mlkem_neon_shoupmul(x_107, zeta_3, zetaqinv_3);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_99);
-    const int16x8_t x_122 = vaddq_s16(red_13, t_21);
-    const int16x8_t x_123 = vsubq_s16(red_13, t_21);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_99);
+    const int16x8_t x_122 = vaddq_s16(red_5, t_21);
+    const int16x8_t x_123 = vsubq_s16(red_5, t_21);
     const int16x8_t t_22 = nttgen_mlkem_neon_shoupmul(x_109, zeta_3, zetaqinv_3);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_101);
-    const int16x8_t x_124 = vaddq_s16(red_14, t_22);
-    const int16x8_t x_125 = vsubq_s16(red_14, t_22);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_101);
+    const int16x8_t x_124 = vaddq_s16(red_6, t_22);
+    const int16x8_t x_125 = vsubq_s16(red_6, t_22);
     const int16x8_t t_23 = nttgen_mlkem_neon_shoupmul(x_111, zeta_3, zetaqinv_3);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_103);
-    const int16x8_t x_126 = vaddq_s16(red_15, t_23);
-    const int16x8_t x_127 = vsubq_s16(red_15, t_23);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_103);
+    const int16x8_t x_126 = vaddq_s16(red_7, t_23);
+    const int16x8_t x_127 = vsubq_s16(red_7, t_23);
     const int16x8_t t_24 = nttgen_mlkem_neon_shoupmul(x_116, zeta_4, zetaqinv_4);
     const int16x8_t x_128 = vaddq_s16(x_112, t_24);
     const int16x8_t x_129 = vsubq_s16(x_112, t_24);
@@ -3588,8 +3532,6 @@ part_1:;
     vst1q_s16(&a[0], x_144);
     vst1q_s16(&a[64], x_145);
     vst1q_s16(&a[32], x_146);
-    goto part_2;
-part_2:;
     vst1q_s16(&a[96], x_147);
     vst1q_s16(&a[16], x_148);
     vst1q_s16(&a[80], x_149);
@@ -3598,6 +3540,8 @@ part_2:;
     vst1q_s16(&a[8], x_152);
     vst1q_s16(&a[72], x_153);
     vst1q_s16(&a[40], x_154);
+    goto part_2;
+part_2:;
     vst1q_s16(&a[104], x_155);
     vst1q_s16(&a[24], x_156);
     vst1q_s16(&a[88], x_157);
@@ -3635,30 +3579,22 @@ part_2:;
     const int16x8_t x_189 = nttgen_mlkem_neon_ilv16_hi(x_170, x_174);
     const int16x8_t x_190 = nttgen_mlkem_neon_ilv16_lo(x_171, x_175);
     const int16x8_t x_191 = nttgen_mlkem_neon_ilv16_hi(x_171, x_175);
-    const int16x8_t red_16 = nttgen_mlkem_neon_barrett(x_180);
-    const int16x8_t x_192 = vaddq_s16(x_176, red_16);
-    const int16x8_t x_193 = vsubq_s16(x_176, red_16);
-    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(x_182);
-    const int16x8_t x_194 = vaddq_s16(x_178, red_17);
-    const int16x8_t x_195 = vsubq_s16(x_178, red_17);
-    const int16x8_t red_18 = nttgen_mlkem_neon_barrett(x_181);
-    const int16x8_t x_196 = vaddq_s16(x_177, red_18);
-    const int16x8_t x_197 = vsubq_s16(x_177, red_18);
-    const int16x8_t red_19 = nttgen_mlkem_neon_barrett(x_183);
-    const int16x8_t x_198 = vaddq_s16(x_179, red_19);
-    const int16x8_t x_199 = vsubq_s16(x_179, red_19);
-    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(x_188);
-    const int16x8_t x_200 = vaddq_s16(x_184, red_20);
-    const int16x8_t x_201 = vsubq_s16(x_184, red_20);
-    const int16x8_t red_21 = nttgen_mlkem_neon_barrett(x_190);
-    const int16x8_t x_202 = vaddq_s16(x_186, red_21);
-    const int16x8_t x_203 = vsubq_s16(x_186, red_21);
-    const int16x8_t red_22 = nttgen_mlkem_neon_barrett(x_189);
-    const int16x8_t x_204 = vaddq_s16(x_185, red_22);
-    const int16x8_t x_205 = vsubq_s16(x_185, red_22);
-    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(x_191);
-    const int16x8_t x_206 = vaddq_s16(x_187, red_23);
-    const int16x8_t x_207 = vsubq_s16(x_187, red_23);
+    const int16x8_t x_192 = vaddq_s16(x_176, x_180);
+    const int16x8_t x_193 = vsubq_s16(x_176, x_180);
+    const int16x8_t x_194 = vaddq_s16(x_178, x_182);
+    const int16x8_t x_195 = vsubq_s16(x_178, x_182);
+    const int16x8_t x_196 = vaddq_s16(x_177, x_181);
+    const int16x8_t x_197 = vsubq_s16(x_177, x_181);
+    const int16x8_t x_198 = vaddq_s16(x_179, x_183);
+    const int16x8_t x_199 = vsubq_s16(x_179, x_183);
+    const int16x8_t x_200 = vaddq_s16(x_184, x_188);
+    const int16x8_t x_201 = vsubq_s16(x_184, x_188);
+    const int16x8_t x_202 = vaddq_s16(x_186, x_190);
+    const int16x8_t x_203 = vsubq_s16(x_186, x_190);
+    const int16x8_t x_204 = vaddq_s16(x_185, x_189);
+    const int16x8_t x_205 = vsubq_s16(x_185, x_189);
+    const int16x8_t x_206 = vaddq_s16(x_187, x_191);
+    const int16x8_t x_207 = vsubq_s16(x_187, x_191);
     const int16x8_t x_208 = nttgen_mlkem_neon_ilv32_lo(x_192, x_193);
     const int16x8_t x_209 = nttgen_mlkem_neon_ilv32_hi(x_192, x_193);
     const int16x8_t x_210 = nttgen_mlkem_neon_ilv32_lo(x_194, x_195);
@@ -3718,8 +3654,6 @@ part_2:;
     const int16x8_t t_48 = nttgen_mlkem_neon_shoupmul(x_248, zeta_1, zetaqinv_1);
     const int16x8_t x_256 = vaddq_s16(x_240, t_48);
     const int16x8_t x_257 = vsubq_s16(x_240, t_48);
-    goto part_3;
-part_3:;
     const int16x8_t t_49 = nttgen_mlkem_neon_shoupmul(x_249, zeta_1, zetaqinv_1);
     const int16x8_t x_258 = vaddq_s16(x_241, t_49);
     const int16x8_t x_259 = vsubq_s16(x_241, t_49);
@@ -3736,43 +3670,45 @@ part_3:;
     const int16x8_t x_266 = vaddq_s16(x_245, t_53);
     const int16x8_t x_267 = vsubq_s16(x_245, t_53);
     const int16x8_t t_54 = nttgen_mlkem_neon_shoupmul(x_254, zeta_1, zetaqinv_1);
+    goto part_3;
+part_3:;
     const int16x8_t x_268 = vaddq_s16(x_246, t_54);
     const int16x8_t x_269 = vsubq_s16(x_246, t_54);
     const int16x8_t t_55 = nttgen_mlkem_neon_shoupmul(x_255, zeta_1, zetaqinv_1);
     const int16x8_t x_270 = vaddq_s16(x_247, t_55);
     const int16x8_t x_271 = vsubq_s16(x_247, t_55);
     const int16x8_t t_56 = nttgen_mlkem_neon_shoupmul(x_264, zeta_2, zetaqinv_2);
-    const int16x8_t red_24 = nttgen_mlkem_neon_barrett(x_256);
-    const int16x8_t x_272 = vaddq_s16(red_24, t_56);
-    const int16x8_t x_273 = vsubq_s16(red_24, t_56);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_256);
+    const int16x8_t x_272 = vaddq_s16(red_8, t_56);
+    const int16x8_t x_273 = vsubq_s16(red_8, t_56);
     const int16x8_t t_57 = nttgen_mlkem_neon_shoupmul(x_266, zeta_2, zetaqinv_2);
-    const int16x8_t red_25 = nttgen_mlkem_neon_barrett(x_258);
-    const int16x8_t x_274 = vaddq_s16(red_25, t_57);
-    const int16x8_t x_275 = vsubq_s16(red_25, t_57);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_258);
+    const int16x8_t x_274 = vaddq_s16(red_9, t_57);
+    const int16x8_t x_275 = vsubq_s16(red_9, t_57);
     const int16x8_t t_58 = nttgen_mlkem_neon_shoupmul(x_268, zeta_2, zetaqinv_2);
-    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(x_260);
-    const int16x8_t x_276 = vaddq_s16(red_26, t_58);
-    const int16x8_t x_277 = vsubq_s16(red_26, t_58);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_260);
+    const int16x8_t x_276 = vaddq_s16(red_10, t_58);
+    const int16x8_t x_277 = vsubq_s16(red_10, t_58);
     const int16x8_t t_59 = nttgen_mlkem_neon_shoupmul(x_270, zeta_2, zetaqinv_2);
-    const int16x8_t red_27 = nttgen_mlkem_neon_barrett(x_262);
-    const int16x8_t x_278 = vaddq_s16(red_27, t_59);
-    const int16x8_t x_279 = vsubq_s16(red_27, t_59);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_262);
+    const int16x8_t x_278 = vaddq_s16(red_11, t_59);
+    const int16x8_t x_279 = vsubq_s16(red_11, t_59);
     const int16x8_t t_60 = nttgen_mlkem_neon_shoupmul(x_265, zeta_3, zetaqinv_3);
-    const int16x8_t red_28 = nttgen_mlkem_neon_barrett(x_257);
-    const int16x8_t x_280 = vaddq_s16(red_28, t_60);
-    const int16x8_t x_281 = vsubq_s16(red_28, t_60);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_257);
+    const int16x8_t x_280 = vaddq_s16(red_12, t_60);
+    const int16x8_t x_281 = vsubq_s16(red_12, t_60);
     const int16x8_t t_61 = nttgen_mlkem_neon_shoupmul(x_267, zeta_3, zetaqinv_3);
-    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(x_259);
-    const int16x8_t x_282 = vaddq_s16(red_29, t_61);
-    const int16x8_t x_283 = vsubq_s16(red_29, t_61);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_259);
+    const int16x8_t x_282 = vaddq_s16(red_13, t_61);
+    const int16x8_t x_283 = vsubq_s16(red_13, t_61);
     const int16x8_t t_62 = nttgen_mlkem_neon_shoupmul(x_269, zeta_3, zetaqinv_3);
-    const int16x8_t red_30 = nttgen_mlkem_neon_barrett(x_261);
-    const int16x8_t x_284 = vaddq_s16(red_30, t_62);
-    const int16x8_t x_285 = vsubq_s16(red_30, t_62);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_261);
+    const int16x8_t x_284 = vaddq_s16(red_14, t_62);
+    const int16x8_t x_285 = vsubq_s16(red_14, t_62);
     const int16x8_t t_63 = nttgen_mlkem_neon_shoupmul(x_271, zeta_3, zetaqinv_3);
-    const int16x8_t red_31 = nttgen_mlkem_neon_barrett(x_263);
-    const int16x8_t x_286 = vaddq_s16(red_31, t_63);
-    const int16x8_t x_287 = vsubq_s16(red_31, t_63);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_263);
+    const int16x8_t x_286 = vaddq_s16(red_15, t_63);
+    const int16x8_t x_287 = vsubq_s16(red_15, t_63);
     const int16x8_t t_64 = nttgen_mlkem_neon_shoupmul(x_276, zeta_4, zetaqinv_4);
     const int16x8_t x_288 = vaddq_s16(x_272, t_64);
     const int16x8_t x_289 = vsubq_s16(x_272, t_64);
@@ -3849,8 +3785,6 @@ part_3:;
     const int16x8_t zeta_20 = vld1q_s16(&zetas_dit_0[320]);
     const int16x8_t zetaqinv_20 = vld1q_s16(&zetas_dit_0[328]);
     const int16x8_t zeta_21 = vld1q_s16(&zetas_dit_0[336]);
-    goto part_4;
-part_4:;
     const int16x8_t zetaqinv_21 = vld1q_s16(&zetas_dit_0[344]);
     const int16x8_t zeta_22 = vld1q_s16(&zetas_dit_0[352]);
     const int16x8_t zetaqinv_22 = vld1q_s16(&zetas_dit_0[360]);
@@ -3867,6 +3801,8 @@ part_4:;
     const int16x8_t x_328 = vld1q_s16(&a[16]);
     const int16x8_t x_329 = vld1q_s16(&a[144]);
     const int16x8_t x_330 = vld1q_s16(&a[80]);
+    goto part_4;
+part_4:;
     const int16x8_t x_331 = vld1q_s16(&a[208]);
     const int16x8_t x_332 = vld1q_s16(&a[48]);
     const int16x8_t x_333 = vld1q_s16(&a[176]);
@@ -3899,104 +3835,104 @@ part_4:;
     const int16x8_t tw_0 = vld1q_s16(&twist_0[0]);
     const int16x8_t twqinv_0 = vld1q_s16(&twist_0[8]);
     const int16x8_t x_352 = nttgen_mlkem_neon_shoupmul(x_336, tw_0, twqinv_0);
-    const int16x8_t red_32 = nttgen_mlkem_neon_barrett(x_352);
-    const int16x8_t red_33 = nttgen_mlkem_neon_cond_add_q(red_32);
-    vst1q_s16(&a[0], red_33);
+    const int16x8_t red_16 = nttgen_mlkem_neon_barrett(x_352);
+    const int16x8_t red_17 = nttgen_mlkem_neon_cond_add_q(red_16);
+    vst1q_s16(&a[0], red_17);
     const int16x8_t tw_1 = vld1q_s16(&twist_0[256]);
     const int16x8_t twqinv_1 = vld1q_s16(&twist_0[264]);
     const int16x8_t x_353 = nttgen_mlkem_neon_shoupmul(x_337, tw_1, twqinv_1);
-    const int16x8_t red_34 = nttgen_mlkem_neon_barrett(x_353);
-    const int16x8_t red_35 = nttgen_mlkem_neon_cond_add_q(red_34);
-    vst1q_s16(&a[128], red_35);
+    const int16x8_t red_18 = nttgen_mlkem_neon_barrett(x_353);
+    const int16x8_t red_19 = nttgen_mlkem_neon_cond_add_q(red_18);
+    vst1q_s16(&a[128], red_19);
     const int16x8_t tw_2 = vld1q_s16(&twist_0[128]);
     const int16x8_t twqinv_2 = vld1q_s16(&twist_0[136]);
     const int16x8_t x_354 = nttgen_mlkem_neon_shoupmul(x_338, tw_2, twqinv_2);
-    const int16x8_t red_36 = nttgen_mlkem_neon_barrett(x_354);
-    const int16x8_t red_37 = nttgen_mlkem_neon_cond_add_q(red_36);
-    vst1q_s16(&a[64], red_37);
+    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(x_354);
+    const int16x8_t red_21 = nttgen_mlkem_neon_cond_add_q(red_20);
+    vst1q_s16(&a[64], red_21);
     const int16x8_t tw_3 = vld1q_s16(&twist_0[384]);
     const int16x8_t twqinv_3 = vld1q_s16(&twist_0[392]);
     const int16x8_t x_355 = nttgen_mlkem_neon_shoupmul(x_339, tw_3, twqinv_3);
-    const int16x8_t red_38 = nttgen_mlkem_neon_barrett(x_355);
-    const int16x8_t red_39 = nttgen_mlkem_neon_cond_add_q(red_38);
-    vst1q_s16(&a[192], red_39);
+    const int16x8_t red_22 = nttgen_mlkem_neon_barrett(x_355);
+    const int16x8_t red_23 = nttgen_mlkem_neon_cond_add_q(red_22);
+    vst1q_s16(&a[192], red_23);
     const int16x8_t tw_4 = vld1q_s16(&twist_0[64]);
     const int16x8_t twqinv_4 = vld1q_s16(&twist_0[72]);
     const int16x8_t x_356 = nttgen_mlkem_neon_shoupmul(x_340, tw_4, twqinv_4);
-    const int16x8_t red_40 = nttgen_mlkem_neon_barrett(x_356);
-    const int16x8_t red_41 = nttgen_mlkem_neon_cond_add_q(red_40);
-    vst1q_s16(&a[32], red_41);
+    const int16x8_t red_24 = nttgen_mlkem_neon_barrett(x_356);
+    const int16x8_t red_25 = nttgen_mlkem_neon_cond_add_q(red_24);
+    vst1q_s16(&a[32], red_25);
     const int16x8_t tw_5 = vld1q_s16(&twist_0[320]);
     const int16x8_t twqinv_5 = vld1q_s16(&twist_0[328]);
     const int16x8_t x_357 = nttgen_mlkem_neon_shoupmul(x_341, tw_5, twqinv_5);
-    const int16x8_t red_42 = nttgen_mlkem_neon_barrett(x_357);
-    const int16x8_t red_43 = nttgen_mlkem_neon_cond_add_q(red_42);
-    vst1q_s16(&a[160], red_43);
+    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(x_357);
+    const int16x8_t red_27 = nttgen_mlkem_neon_cond_add_q(red_26);
+    vst1q_s16(&a[160], red_27);
     const int16x8_t tw_6 = vld1q_s16(&twist_0[192]);
     const int16x8_t twqinv_6 = vld1q_s16(&twist_0[200]);
     const int16x8_t x_358 = nttgen_mlkem_neon_shoupmul(x_342, tw_6, twqinv_6);
-    const int16x8_t red_44 = nttgen_mlkem_neon_barrett(x_358);
-    const int16x8_t red_45 = nttgen_mlkem_neon_cond_add_q(red_44);
-    vst1q_s16(&a[96], red_45);
+    const int16x8_t red_28 = nttgen_mlkem_neon_barrett(x_358);
+    const int16x8_t red_29 = nttgen_mlkem_neon_cond_add_q(red_28);
+    vst1q_s16(&a[96], red_29);
     const int16x8_t tw_7 = vld1q_s16(&twist_0[448]);
     const int16x8_t twqinv_7 = vld1q_s16(&twist_0[456]);
     const int16x8_t x_359 = nttgen_mlkem_neon_shoupmul(x_343, tw_7, twqinv_7);
-    const int16x8_t red_46 = nttgen_mlkem_neon_barrett(x_359);
-    const int16x8_t red_47 = nttgen_mlkem_neon_cond_add_q(red_46);
-    vst1q_s16(&a[224], red_47);
+    const int16x8_t red_30 = nttgen_mlkem_neon_barrett(x_359);
+    const int16x8_t red_31 = nttgen_mlkem_neon_cond_add_q(red_30);
+    vst1q_s16(&a[224], red_31);
     const int16x8_t tw_8 = vld1q_s16(&twist_0[32]);
     const int16x8_t twqinv_8 = vld1q_s16(&twist_0[40]);
     const int16x8_t x_360 = nttgen_mlkem_neon_shoupmul(x_344, tw_8, twqinv_8);
-    const int16x8_t red_48 = nttgen_mlkem_neon_barrett(x_360);
-    const int16x8_t red_49 = nttgen_mlkem_neon_cond_add_q(red_48);
-    vst1q_s16(&a[16], red_49);
+    const int16x8_t red_32 = nttgen_mlkem_neon_barrett(x_360);
+    const int16x8_t red_33 = nttgen_mlkem_neon_cond_add_q(red_32);
+    vst1q_s16(&a[16], red_33);
     const int16x8_t tw_9 = vld1q_s16(&twist_0[288]);
     const int16x8_t twqinv_9 = vld1q_s16(&twist_0[296]);
     const int16x8_t x_361 = nttgen_mlkem_neon_shoupmul(x_345, tw_9, twqinv_9);
-    const int16x8_t red_50 = nttgen_mlkem_neon_barrett(x_361);
-    const int16x8_t red_51 = nttgen_mlkem_neon_cond_add_q(red_50);
-    vst1q_s16(&a[144], red_51);
+    const int16x8_t red_34 = nttgen_mlkem_neon_barrett(x_361);
+    const int16x8_t red_35 = nttgen_mlkem_neon_cond_add_q(red_34);
+    vst1q_s16(&a[144], red_35);
     const int16x8_t tw_10 = vld1q_s16(&twist_0[160]);
     const int16x8_t twqinv_10 = vld1q_s16(&twist_0[168]);
     const int16x8_t x_362 = nttgen_mlkem_neon_shoupmul(x_346, tw_10, twqinv_10);
-    const int16x8_t red_52 = nttgen_mlkem_neon_barrett(x_362);
-    const int16x8_t red_53 = nttgen_mlkem_neon_cond_add_q(red_52);
-    vst1q_s16(&a[80], red_53);
+    const int16x8_t red_36 = nttgen_mlkem_neon_barrett(x_362);
+    const int16x8_t red_37 = nttgen_mlkem_neon_cond_add_q(red_36);
+    vst1q_s16(&a[80], red_37);
     const int16x8_t tw_11 = vld1q_s16(&twist_0[416]);
     const int16x8_t twqinv_11 = vld1q_s16(&twist_0[424]);
     const int16x8_t x_363 = nttgen_mlkem_neon_shoupmul(x_347, tw_11, twqinv_11);
-    const int16x8_t red_54 = nttgen_mlkem_neon_barrett(x_363);
-    const int16x8_t red_55 = nttgen_mlkem_neon_cond_add_q(red_54);
-    vst1q_s16(&a[208], red_55);
+    const int16x8_t red_38 = nttgen_mlkem_neon_barrett(x_363);
+    const int16x8_t red_39 = nttgen_mlkem_neon_cond_add_q(red_38);
+    vst1q_s16(&a[208], red_39);
     const int16x8_t tw_12 = vld1q_s16(&twist_0[96]);
     const int16x8_t twqinv_12 = vld1q_s16(&twist_0[104]);
     const int16x8_t x_364 = nttgen_mlkem_neon_shoupmul(x_348, tw_12, twqinv_12);
-    const int16x8_t red_56 = nttgen_mlkem_neon_barrett(x_364);
-    const int16x8_t red_57 = nttgen_mlkem_neon_cond_add_q(red_56);
-    vst1q_s16(&a[48], red_57);
+    const int16x8_t red_40 = nttgen_mlkem_neon_barrett(x_364);
+    const int16x8_t red_41 = nttgen_mlkem_neon_cond_add_q(red_40);
+    vst1q_s16(&a[48], red_41);
     const int16x8_t tw_13 = vld1q_s16(&twist_0[352]);
     const int16x8_t twqinv_13 = vld1q_s16(&twist_0[360]);
     const int16x8_t x_365 = nttgen_mlkem_neon_shoupmul(x_349, tw_13, twqinv_13);
-    const int16x8_t red_58 = nttgen_mlkem_neon_barrett(x_365);
-    const int16x8_t red_59 = nttgen_mlkem_neon_cond_add_q(red_58);
-    goto part_5;
-part_5:;
-    vst1q_s16(&a[176], red_59);
+    const int16x8_t red_42 = nttgen_mlkem_neon_barrett(x_365);
+    const int16x8_t red_43 = nttgen_mlkem_neon_cond_add_q(red_42);
+    vst1q_s16(&a[176], red_43);
     const int16x8_t tw_14 = vld1q_s16(&twist_0[224]);
     const int16x8_t twqinv_14 = vld1q_s16(&twist_0[232]);
     const int16x8_t x_366 = nttgen_mlkem_neon_shoupmul(x_350, tw_14, twqinv_14);
-    const int16x8_t red_60 = nttgen_mlkem_neon_barrett(x_366);
-    const int16x8_t red_61 = nttgen_mlkem_neon_cond_add_q(red_60);
-    vst1q_s16(&a[112], red_61);
+    const int16x8_t red_44 = nttgen_mlkem_neon_barrett(x_366);
+    const int16x8_t red_45 = nttgen_mlkem_neon_cond_add_q(red_44);
+    vst1q_s16(&a[112], red_45);
     const int16x8_t tw_15 = vld1q_s16(&twist_0[480]);
     const int16x8_t twqinv_15 = vld1q_s16(&twist_0[488]);
     const int16x8_t x_367 = nttgen_mlkem_neon_shoupmul(x_351, tw_15, twqinv_15);
-    const int16x8_t red_62 = nttgen_mlkem_neon_barrett(x_367);
-    const int16x8_t red_63 = nttgen_mlkem_neon_cond_add_q(red_62);
-    vst1q_s16(&a[240], red_63);
+    const int16x8_t red_46 = nttgen_mlkem_neon_barrett(x_367);
+    const int16x8_t red_47 = nttgen_mlkem_neon_cond_add_q(red_46);
+    vst1q_s16(&a[240], red_47);
     const int16x8_t zeta_24 = vld1q_s16(&zetas_dit_0[384]);
     const int16x8_t zetaqinv_24 = vld1q_s16(&zetas_dit_0[392]);
     const int16x8_t zeta_25 = vld1q_s16(&zetas_dit_0[400]);
+    goto part_5;
+part_5:;
     const int16x8_t zetaqinv_25 = vld1q_s16(&zetas_dit_0[408]);
     const int16x8_t zeta_26 = vld1q_s16(&zetas_dit_0[416]);
     const int16x8_t zetaqinv_26 = vld1q_s16(&zetas_dit_0[424]);
@@ -4053,101 +3989,101 @@ part_5:;
     const int16x8_t tw_16 = vld1q_s16(&twist_0[16]);
     const int16x8_t twqinv_16 = vld1q_s16(&twist_0[24]);
     const int16x8_t x_400 = nttgen_mlkem_neon_shoupmul(x_384, tw_16, twqinv_16);
-    const int16x8_t red_64 = nttgen_mlkem_neon_barrett(x_400);
-    const int16x8_t red_65 = nttgen_mlkem_neon_cond_add_q(red_64);
-    vst1q_s16(&a[8], red_65);
+    const int16x8_t red_48 = nttgen_mlkem_neon_barrett(x_400);
+    const int16x8_t red_49 = nttgen_mlkem_neon_cond_add_q(red_48);
+    vst1q_s16(&a[8], red_49);
     const int16x8_t tw_17 = vld1q_s16(&twist_0[272]);
     const int16x8_t twqinv_17 = vld1q_s16(&twist_0[280]);
     const int16x8_t x_401 = nttgen_mlkem_neon_shoupmul(x_385, tw_17, twqinv_17);
-    const int16x8_t red_66 = nttgen_mlkem_neon_barrett(x_401);
-    const int16x8_t red_67 = nttgen_mlkem_neon_cond_add_q(red_66);
-    vst1q_s16(&a[136], red_67);
+    const int16x8_t red_50 = nttgen_mlkem_neon_barrett(x_401);
+    const int16x8_t red_51 = nttgen_mlkem_neon_cond_add_q(red_50);
+    vst1q_s16(&a[136], red_51);
     const int16x8_t tw_18 = vld1q_s16(&twist_0[144]);
     const int16x8_t twqinv_18 = vld1q_s16(&twist_0[152]);
     const int16x8_t x_402 = nttgen_mlkem_neon_shoupmul(x_386, tw_18, twqinv_18);
-    const int16x8_t red_68 = nttgen_mlkem_neon_barrett(x_402);
-    const int16x8_t red_69 = nttgen_mlkem_neon_cond_add_q(red_68);
-    vst1q_s16(&a[72], red_69);
+    const int16x8_t red_52 = nttgen_mlkem_neon_barrett(x_402);
+    const int16x8_t red_53 = nttgen_mlkem_neon_cond_add_q(red_52);
+    vst1q_s16(&a[72], red_53);
     const int16x8_t tw_19 = vld1q_s16(&twist_0[400]);
     const int16x8_t twqinv_19 = vld1q_s16(&twist_0[408]);
     const int16x8_t x_403 = nttgen_mlkem_neon_shoupmul(x_387, tw_19, twqinv_19);
-    const int16x8_t red_70 = nttgen_mlkem_neon_barrett(x_403);
-    const int16x8_t red_71 = nttgen_mlkem_neon_cond_add_q(red_70);
-    vst1q_s16(&a[200], red_71);
+    const int16x8_t red_54 = nttgen_mlkem_neon_barrett(x_403);
+    const int16x8_t red_55 = nttgen_mlkem_neon_cond_add_q(red_54);
+    vst1q_s16(&a[200], red_55);
     const int16x8_t tw_20 = vld1q_s16(&twist_0[80]);
     const int16x8_t twqinv_20 = vld1q_s16(&twist_0[88]);
     const int16x8_t x_404 = nttgen_mlkem_neon_shoupmul(x_388, tw_20, twqinv_20);
-    const int16x8_t red_72 = nttgen_mlkem_neon_barrett(x_404);
-    const int16x8_t red_73 = nttgen_mlkem_neon_cond_add_q(red_72);
-    vst1q_s16(&a[40], red_73);
+    const int16x8_t red_56 = nttgen_mlkem_neon_barrett(x_404);
+    const int16x8_t red_57 = nttgen_mlkem_neon_cond_add_q(red_56);
+    vst1q_s16(&a[40], red_57);
     const int16x8_t tw_21 = vld1q_s16(&twist_0[336]);
     const int16x8_t twqinv_21 = vld1q_s16(&twist_0[344]);
     const int16x8_t x_405 = nttgen_mlkem_neon_shoupmul(x_389, tw_21, twqinv_21);
-    const int16x8_t red_74 = nttgen_mlkem_neon_barrett(x_405);
-    const int16x8_t red_75 = nttgen_mlkem_neon_cond_add_q(red_74);
-    vst1q_s16(&a[168], red_75);
+    const int16x8_t red_58 = nttgen_mlkem_neon_barrett(x_405);
+    const int16x8_t red_59 = nttgen_mlkem_neon_cond_add_q(red_58);
+    vst1q_s16(&a[168], red_59);
     const int16x8_t tw_22 = vld1q_s16(&twist_0[208]);
     const int16x8_t twqinv_22 = vld1q_s16(&twist_0[216]);
     const int16x8_t x_406 = nttgen_mlkem_neon_shoupmul(x_390, tw_22, twqinv_22);
-    const int16x8_t red_76 = nttgen_mlkem_neon_barrett(x_406);
-    const int16x8_t red_77 = nttgen_mlkem_neon_cond_add_q(red_76);
-    vst1q_s16(&a[104], red_77);
+    const int16x8_t red_60 = nttgen_mlkem_neon_barrett(x_406);
+    const int16x8_t red_61 = nttgen_mlkem_neon_cond_add_q(red_60);
+    vst1q_s16(&a[104], red_61);
     const int16x8_t tw_23 = vld1q_s16(&twist_0[464]);
     const int16x8_t twqinv_23 = vld1q_s16(&twist_0[472]);
     const int16x8_t x_407 = nttgen_mlkem_neon_shoupmul(x_391, tw_23, twqinv_23);
-    const int16x8_t red_78 = nttgen_mlkem_neon_barrett(x_407);
-    const int16x8_t red_79 = nttgen_mlkem_neon_cond_add_q(red_78);
-    vst1q_s16(&a[232], red_79);
+    const int16x8_t red_62 = nttgen_mlkem_neon_barrett(x_407);
+    const int16x8_t red_63 = nttgen_mlkem_neon_cond_add_q(red_62);
+    vst1q_s16(&a[232], red_63);
     const int16x8_t tw_24 = vld1q_s16(&twist_0[48]);
     const int16x8_t twqinv_24 = vld1q_s16(&twist_0[56]);
     const int16x8_t x_408 = nttgen_mlkem_neon_shoupmul(x_392, tw_24, twqinv_24);
-    const int16x8_t red_80 = nttgen_mlkem_neon_barrett(x_408);
-    const int16x8_t red_81 = nttgen_mlkem_neon_cond_add_q(red_80);
-    vst1q_s16(&a[24], red_81);
+    const int16x8_t red_64 = nttgen_mlkem_neon_barrett(x_408);
+    const int16x8_t red_65 = nttgen_mlkem_neon_cond_add_q(red_64);
+    vst1q_s16(&a[24], red_65);
     const int16x8_t tw_25 = vld1q_s16(&twist_0[304]);
     const int16x8_t twqinv_25 = vld1q_s16(&twist_0[312]);
     const int16x8_t x_409 = nttgen_mlkem_neon_shoupmul(x_393, tw_25, twqinv_25);
-    const int16x8_t red_82 = nttgen_mlkem_neon_barrett(x_409);
-    const int16x8_t red_83 = nttgen_mlkem_neon_cond_add_q(red_82);
-    goto part_6;
-part_6:;
-    vst1q_s16(&a[152], red_83);
+    const int16x8_t red_66 = nttgen_mlkem_neon_barrett(x_409);
+    const int16x8_t red_67 = nttgen_mlkem_neon_cond_add_q(red_66);
+    vst1q_s16(&a[152], red_67);
     const int16x8_t tw_26 = vld1q_s16(&twist_0[176]);
     const int16x8_t twqinv_26 = vld1q_s16(&twist_0[184]);
     const int16x8_t x_410 = nttgen_mlkem_neon_shoupmul(x_394, tw_26, twqinv_26);
-    const int16x8_t red_84 = nttgen_mlkem_neon_barrett(x_410);
-    const int16x8_t red_85 = nttgen_mlkem_neon_cond_add_q(red_84);
-    vst1q_s16(&a[88], red_85);
+    const int16x8_t red_68 = nttgen_mlkem_neon_barrett(x_410);
+    const int16x8_t red_69 = nttgen_mlkem_neon_cond_add_q(red_68);
+    vst1q_s16(&a[88], red_69);
     const int16x8_t tw_27 = vld1q_s16(&twist_0[432]);
     const int16x8_t twqinv_27 = vld1q_s16(&twist_0[440]);
     const int16x8_t x_411 = nttgen_mlkem_neon_shoupmul(x_395, tw_27, twqinv_27);
-    const int16x8_t red_86 = nttgen_mlkem_neon_barrett(x_411);
-    const int16x8_t red_87 = nttgen_mlkem_neon_cond_add_q(red_86);
-    vst1q_s16(&a[216], red_87);
+    const int16x8_t red_70 = nttgen_mlkem_neon_barrett(x_411);
+    const int16x8_t red_71 = nttgen_mlkem_neon_cond_add_q(red_70);
+    vst1q_s16(&a[216], red_71);
     const int16x8_t tw_28 = vld1q_s16(&twist_0[112]);
     const int16x8_t twqinv_28 = vld1q_s16(&twist_0[120]);
     const int16x8_t x_412 = nttgen_mlkem_neon_shoupmul(x_396, tw_28, twqinv_28);
-    const int16x8_t red_88 = nttgen_mlkem_neon_barrett(x_412);
-    const int16x8_t red_89 = nttgen_mlkem_neon_cond_add_q(red_88);
-    vst1q_s16(&a[56], red_89);
+    goto part_6;
+part_6:;
+    const int16x8_t red_72 = nttgen_mlkem_neon_barrett(x_412);
+    const int16x8_t red_73 = nttgen_mlkem_neon_cond_add_q(red_72);
+    vst1q_s16(&a[56], red_73);
     const int16x8_t tw_29 = vld1q_s16(&twist_0[368]);
     const int16x8_t twqinv_29 = vld1q_s16(&twist_0[376]);
     const int16x8_t x_413 = nttgen_mlkem_neon_shoupmul(x_397, tw_29, twqinv_29);
-    const int16x8_t red_90 = nttgen_mlkem_neon_barrett(x_413);
-    const int16x8_t red_91 = nttgen_mlkem_neon_cond_add_q(red_90);
-    vst1q_s16(&a[184], red_91);
+    const int16x8_t red_74 = nttgen_mlkem_neon_barrett(x_413);
+    const int16x8_t red_75 = nttgen_mlkem_neon_cond_add_q(red_74);
+    vst1q_s16(&a[184], red_75);
     const int16x8_t tw_30 = vld1q_s16(&twist_0[240]);
     const int16x8_t twqinv_30 = vld1q_s16(&twist_0[248]);
     const int16x8_t x_414 = nttgen_mlkem_neon_shoupmul(x_398, tw_30, twqinv_30);
-    const int16x8_t red_92 = nttgen_mlkem_neon_barrett(x_414);
-    const int16x8_t red_93 = nttgen_mlkem_neon_cond_add_q(red_92);
-    vst1q_s16(&a[120], red_93);
+    const int16x8_t red_76 = nttgen_mlkem_neon_barrett(x_414);
+    const int16x8_t red_77 = nttgen_mlkem_neon_cond_add_q(red_76);
+    vst1q_s16(&a[120], red_77);
     const int16x8_t tw_31 = vld1q_s16(&twist_0[496]);
     const int16x8_t twqinv_31 = vld1q_s16(&twist_0[504]);
     const int16x8_t x_415 = nttgen_mlkem_neon_shoupmul(x_399, tw_31, twqinv_31);
-    const int16x8_t red_94 = nttgen_mlkem_neon_barrett(x_415);
-    const int16x8_t red_95 = nttgen_mlkem_neon_cond_add_q(red_94);
-    vst1q_s16(&a[248], red_95);
+    const int16x8_t red_78 = nttgen_mlkem_neon_barrett(x_415);
+    const int16x8_t red_79 = nttgen_mlkem_neon_cond_add_q(red_78);
+    vst1q_s16(&a[248], red_79);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(a, 256, 0, 3328);
 #endif
@@ -4162,7 +4098,7 @@ part_6:;
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett
- *   80, cond_add_q 32, shuffle 144, const 16
+ *   112, cond_add_q 32, shuffle 144, const 16
  */
 void nttgen_mlkem_neon_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -20,15 +20,15 @@
  *       a in [-3328, 3328] -> a in [-16298, 16298]
  *       ops: load 766, store 512, add 896, sub 896, montmul 896
  *   nttgen_mlkem_rvv_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-16298, 16298], b in [-16298, 16298] -> r in [-11434, 11434]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  *   nttgen_mlkem_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-16298, 16298], b in [-16298, 16298] -> r in [-9190, 9190]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
  *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11434, 11434] -> a in [-2002, 2002]
+ *       a in [-11556, 11558] -> a in [-2002, 2002]
  *       ops: load 766, store 512, add 896, sub 896, montmul 1024, barrett 256, const 256
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv_reduce: full reduction, in place: every coefficient to its representative in
@@ -511,16 +511,16 @@ void nttgen_mlkem_rvv_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11434, 11434]
- * a[256]: on entry in [-16298, 16298]
- * b[256]: on entry in [-16298, 16298]
+ * r[256]: on exit in [-11556, 11558]
+ * a[256]: on entry in [-16421, 16421]
+ * b[256]: on entry in [-16421, 16421]
  * Ops per call: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  */
 void nttgen_mlkem_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv_basemul_gammas;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(a, 256, -16298, 16298);
-    nttgen_mlkem_rvv_assert_range(b, 256, -16298, 16298);
+    nttgen_mlkem_rvv_assert_range(a, 256, -16421, 16421);
+    nttgen_mlkem_rvv_assert_range(b, 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
@@ -544,7 +544,7 @@ void nttgen_mlkem_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_
         i_0 = i_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(r, 256, -11434, 11434);
+    nttgen_mlkem_rvv_assert_range(r, 256, -11556, 11558);
 #endif
 }
 
@@ -553,17 +553,17 @@ void nttgen_mlkem_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9190, 9190]
- * a[256 x k]: on entry in [-16298, 16298]
- * b[256 x k]: on entry in [-16298, 16298]
+ * r[256]: on exit in [-9252, 9253]
+ * a[256 x k]: on entry in [-16421, 16421]
+ * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
  */
 void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv_basemul_gammas;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(a, k * 256, -16298, 16298);
-    nttgen_mlkem_rvv_assert_range(b, k * 256, -16298, 16298);
+    nttgen_mlkem_rvv_assert_range(a, k * 256, -16421, 16421);
+    nttgen_mlkem_rvv_assert_range(b, k * 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
@@ -626,7 +626,7 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
         i_3 = i_3 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(r, 256, -9190, 9190);
+    nttgen_mlkem_rvv_assert_range(r, 256, -9252, 9253);
 #endif
 }
 
@@ -635,13 +635,13 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11434, 11434], on exit in [-2002, 2002]
+ * a[256]: on entry in [-11556, 11558], on exit in [-2002, 2002]
  * Ops per call: load 766, store 512, add 896, sub 896, montmul 1024, barrett 256, const 256
  */
 void nttgen_mlkem_rvv_intt(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_mlkem_rvv_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(a, 256, -11434, 11434);
+    nttgen_mlkem_rvv_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 4, 5, 6: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 16;) {
@@ -1243,14 +1243,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_ntt_from(int16_t r[256], const int1
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-11434, 11434], on exit in [0, 3328]
+ * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
  * Ops per call: load 766, store 512, add 896, sub 896, montmul 1024, barrett 256, cond_add_q 256,
  *   const 256
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_inv_0 = nttgen_mlkem_rvv_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(a, 256, -11434, 11434);
+    nttgen_mlkem_rvv_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 4, 5, 6: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 16;) {

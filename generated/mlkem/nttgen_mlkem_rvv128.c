@@ -20,15 +20,15 @@
  *       a in [-3328, 3328] -> a in [-16199, 16200]
  *       ops: load 90, gather 32, store 64, add 112, sub 112, montmul 112
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-16199, 16200], b in [-16199, 16200] -> r in [-11336, 11338]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  *   nttgen_mlkem_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16199, 16200], b in [-16199, 16200] -> r in [-9139, 9141]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11336, 11338] -> a in [-2020, 2021]
+ *       a in [-11556, 11558] -> a in [-2020, 2021]
  *       ops: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
@@ -673,16 +673,16 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11336, 11338]
- * a[256]: on entry in [-16199, 16200]
- * b[256]: on entry in [-16199, 16200]
+ * r[256]: on exit in [-11556, 11558]
+ * a[256]: on entry in [-16421, 16421]
+ * b[256]: on entry in [-16421, 16421]
  * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  */
 void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv128_basemul_gammas;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -16199, 16200);
-    nttgen_mlkem_rvv128_assert_range(b, 256, -16199, 16200);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -16421, 16421);
+    nttgen_mlkem_rvv128_assert_range(b, 256, -16421, 16421);
 #endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 8);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[8], 8);
@@ -977,7 +977,7 @@ part_2:;
     __riscv_vse16_v_i16m1(&r[216], r_30, 8);
     __riscv_vse16_v_i16m1(&r[248], r_31, 8);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(r, 256, -11336, 11338);
+    nttgen_mlkem_rvv128_assert_range(r, 256, -11556, 11558);
 #endif
 }
 
@@ -986,17 +986,17 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9139, 9141]
- * a[256 x k]: on entry in [-16199, 16200]
- * b[256 x k]: on entry in [-16199, 16200]
+ * r[256]: on exit in [-9252, 9253]
+ * a[256 x k]: on entry in [-16421, 16421]
+ * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
  */
 void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv128_basemul_gammas;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, k * 256, -16199, 16200);
-    nttgen_mlkem_rvv128_assert_range(b, k * 256, -16199, 16200);
+    nttgen_mlkem_rvv128_assert_range(a, k * 256, -16421, 16421);
+    nttgen_mlkem_rvv128_assert_range(b, k * 256, -16421, 16421);
 #endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 8);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[8], 8);
@@ -1687,7 +1687,7 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
     __riscv_vse16_v_i16m1(&r[216], acc_60, 8);
     __riscv_vse16_v_i16m1(&r[248], red_47, 8);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(r, 256, -9139, 9141);
+    nttgen_mlkem_rvv128_assert_range(r, 256, -9252, 9253);
 #endif
 }
 
@@ -1696,7 +1696,7 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11336, 11338], on exit in [-2020, 2021]
+ * a[256]: on entry in [-11556, 11558], on exit in [-2020, 2021]
  * Ops per call: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
@@ -1705,7 +1705,7 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv128_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv128_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -11336, 11338);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 4, 5, 6: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
@@ -2220,7 +2220,7 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-11336, 11338], on exit in [0, 3328]
+ * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
  * Ops per call: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24,
  *   cond_add_q 32
  */
@@ -2230,7 +2230,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv128_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv128_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -11336, 11338);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 4, 5, 6: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);

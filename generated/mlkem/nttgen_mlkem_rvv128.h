@@ -20,15 +20,15 @@
  *       a in [-3328, 3328] -> a in [-16199, 16200]
  *       ops: load 90, gather 32, store 64, add 112, sub 112, montmul 112
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-16199, 16200], b in [-16199, 16200] -> r in [-11336, 11338]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  *   nttgen_mlkem_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16199, 16200], b in [-16199, 16200] -> r in [-9139, 9141]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11336, 11338] -> a in [-2020, 2021]
+ *       a in [-11556, 11558] -> a in [-2020, 2021]
  *       ops: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
@@ -84,9 +84,9 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11336, 11338]
- * a[256]: on entry in [-16199, 16200]
- * b[256]: on entry in [-16199, 16200]
+ * r[256]: on exit in [-11556, 11558]
+ * a[256]: on entry in [-16421, 16421]
+ * b[256]: on entry in [-16421, 16421]
  * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  */
 void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
@@ -96,9 +96,9 @@ void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9139, 9141]
- * a[256 x k]: on entry in [-16199, 16200]
- * b[256 x k]: on entry in [-16199, 16200]
+ * r[256]: on exit in [-9252, 9253]
+ * a[256 x k]: on entry in [-16421, 16421]
+ * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
  */
@@ -109,7 +109,7 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11336, 11338], on exit in [-2020, 2021]
+ * a[256]: on entry in [-11556, 11558], on exit in [-2020, 2021]
  * Ops per call: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]);

@@ -20,15 +20,15 @@
  *       a in [-3328, 3328] -> a in [-16180, 16179]
  *       ops: load 60, gather 16, store 32, add 56, sub 56, montmul 56
  *   nttgen_mlkem_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-11316, 11318]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16180, 16179], b in [-16180, 16179] -> r in [-9129, 9130]
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11316, 11318] -> a in [-2018, 2018]
+ *       a in [-11556, 11558] -> a in [-2018, 2018]
  *       ops: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
@@ -579,16 +579,16 @@ void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-11316, 11318]
- * a[256]: on entry in [-16180, 16179]
- * b[256]: on entry in [-16180, 16179]
+ * r[256]: on exit in [-11556, 11558]
+ * a[256]: on entry in [-16421, 16421]
+ * b[256]: on entry in [-16421, 16421]
  * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  */
 void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv256_basemul_gammas;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -16180, 16179);
-    nttgen_mlkem_rvv256_assert_range(b, 256, -16180, 16179);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -16421, 16421);
+    nttgen_mlkem_rvv256_assert_range(b, 256, -16421, 16421);
 #endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 16);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[16], 16);
@@ -737,7 +737,7 @@ part_1:;
     __riscv_vse16_v_i16m1(&r[224], r_14, 16);
     __riscv_vse16_v_i16m1(&r[240], r_15, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(r, 256, -11316, 11318);
+    nttgen_mlkem_rvv256_assert_range(r, 256, -11556, 11558);
 #endif
 }
 
@@ -746,17 +746,17 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9129, 9130]
- * a[256 x k]: on entry in [-16180, 16179]
- * b[256 x k]: on entry in [-16180, 16179]
+ * r[256]: on exit in [-9252, 9253]
+ * a[256 x k]: on entry in [-16421, 16421]
+ * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
  */
 void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv256_basemul_gammas;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, k * 256, -16180, 16179);
-    nttgen_mlkem_rvv256_assert_range(b, k * 256, -16180, 16179);
+    nttgen_mlkem_rvv256_assert_range(a, k * 256, -16421, 16421);
+    nttgen_mlkem_rvv256_assert_range(b, k * 256, -16421, 16421);
 #endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 16);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[16], 16);
@@ -1103,7 +1103,7 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
     __riscv_vse16_v_i16m1(&r[224], acc_28, 16);
     __riscv_vse16_v_i16m1(&r[240], red_23, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(r, 256, -9129, 9130);
+    nttgen_mlkem_rvv256_assert_range(r, 256, -9252, 9253);
 #endif
 }
 
@@ -1112,7 +1112,7 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11316, 11318], on exit in [-2018, 2018]
+ * a[256]: on entry in [-11556, 11558], on exit in [-2018, 2018]
  * Ops per call: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
@@ -1121,7 +1121,7 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -11316, 11318);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 4, 5, 6: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
@@ -1630,7 +1630,7 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[256]: on entry in [-11316, 11318], on exit in [0, 3328]
+ * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
  * Ops per call: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12, cond_add_q
  *   16
  */
@@ -1640,7 +1640,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -11316, 11318);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -11556, 11558);
 #endif
     // inverse layers 4, 5, 6: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);

@@ -19,6 +19,7 @@
 #define NTTGEN_FALCON1024_Q NTTGEN_NEWHOPE1024_Q
 #define nttgen_falcon1024_init nttgen_newhope1024_init
 #define nttgen_falcon1024_isa nttgen_newhope1024_isa
+#define nttgen_falcon1024_isa_of nttgen_newhope1024_isa_of
 #define nttgen_falcon1024_use_isa nttgen_newhope1024_use_isa
 #define nttgen_falcon1024_ntt nttgen_newhope1024_ntt
 #define nttgen_falcon1024_basemul nttgen_newhope1024_basemul

@@ -5,10 +5,17 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^1024 + 1), n = 1024, q = 12289 (preset newhope1024)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_newhope1024_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_newhope1024_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_newhope1024_init()) picks, for each group of operations, the best one
+ *         compiled in that this CPU and OS run (CPUID, and XCR0 for the saved register state)
+ *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
+ *         forces one for every group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_newhope1024_isa() names the ISA of
+ *         the NTT-domain operations.
+ * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
+ *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -26,6 +33,15 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-12288, 12288], b in [-12288, 12288], B_hat in [0, 12288]): a_hat =
+ *           ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p); c = reduce(c); p =
+ *           basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat, a_hat); c = intt(p); p
+ *           = basemul_acc(B_hat, a_hat); c = intt(p).
  */
 #include "nttgen_newhope1024.h"
 
@@ -150,7 +166,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 static const size_t nttgen_newhope1024_isas =
     sizeof(nttgen_newhope1024_impls) / sizeof(nttgen_newhope1024_impls[0]);
 
-static const nttgen_newhope1024_impl *nttgen_newhope1024_active;
+/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
+static const nttgen_newhope1024_impl *nttgen_newhope1024_active[5];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_newhope1024_same(const char *a, const char *b) {
@@ -243,8 +260,9 @@ static int nttgen_newhope1024_listed(const char *list, const char *name) {
 }
 #endif
 
-/* The ISA the automatic choice takes (see the header). */
-static const nttgen_newhope1024_impl *nttgen_newhope1024_choose(void) {
+/* The ISA the automatic choice takes for a group (see the header). */
+static const nttgen_newhope1024_impl *nttgen_newhope1024_choose(int group) {
+    (void)group;
 #ifdef NTTGEN_NEWHOPE1024_TESTING
     const char *only = getenv("NTTGEN_ISA");
     if (only != NULL && *only != '\0') {
@@ -268,25 +286,52 @@ static const nttgen_newhope1024_impl *nttgen_newhope1024_choose(void) {
     return &nttgen_newhope1024_impls[nttgen_newhope1024_isas - 1]; /* the portable C */
 }
 
-/* The active ISA: chosen once, on the first call (see the header). */
-static const nttgen_newhope1024_impl *nttgen_newhope1024_pick(void) {
-    const nttgen_newhope1024_impl *impl = NTTGEN_NEWHOPE1024_LOAD(&nttgen_newhope1024_active);
+/* The active ISA of a group: chosen once, on its first call (see the header). */
+static const nttgen_newhope1024_impl *nttgen_newhope1024_pick(int group) {
+    const nttgen_newhope1024_impl *impl =
+        NTTGEN_NEWHOPE1024_LOAD(&nttgen_newhope1024_active[group]);
     if (impl == NULL) {
-        impl = nttgen_newhope1024_choose();
-        NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active, impl);
+        impl = nttgen_newhope1024_choose(group);
+        NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active[group], impl);
     }
     return impl;
 }
 
 const char *nttgen_newhope1024_isa(void) {
-    return nttgen_newhope1024_pick()->name;
+    return nttgen_newhope1024_pick(0)->name;
+}
+
+const char *nttgen_newhope1024_isa_of(const char *op) {
+    if (nttgen_newhope1024_same(op, "ntt") || nttgen_newhope1024_same(op, "basemul") ||
+        nttgen_newhope1024_same(op, "basemul_acc") || nttgen_newhope1024_same(op, "intt") ||
+        nttgen_newhope1024_same(op, "to_standard") ||
+        nttgen_newhope1024_same(op, "from_standard")) {
+        return nttgen_newhope1024_pick(0)->name;
+    }
+    if (nttgen_newhope1024_same(op, "reduce")) {
+        return nttgen_newhope1024_pick(1)->name;
+    }
+    if (nttgen_newhope1024_same(op, "tomont")) {
+        return nttgen_newhope1024_pick(2)->name;
+    }
+    if (nttgen_newhope1024_same(op, "frommont")) {
+        return nttgen_newhope1024_pick(3)->name;
+    }
+    if (nttgen_newhope1024_same(op, "polymul")) {
+        return nttgen_newhope1024_pick(4)->name;
+    }
+    return NULL;
 }
 
 int nttgen_newhope1024_use_isa(const char *name) {
     for (size_t i = 0; i < nttgen_newhope1024_isas; ++i) {
         if (nttgen_newhope1024_same(nttgen_newhope1024_impls[i].name, name) &&
             nttgen_newhope1024_runs_here(name)) {
-            NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active, &nttgen_newhope1024_impls[i]);
+            NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active[0], &nttgen_newhope1024_impls[i]);
+            NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active[1], &nttgen_newhope1024_impls[i]);
+            NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active[2], &nttgen_newhope1024_impls[i]);
+            NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active[3], &nttgen_newhope1024_impls[i]);
+            NTTGEN_NEWHOPE1024_STORE(&nttgen_newhope1024_active[4], &nttgen_newhope1024_impls[i]);
             return 0;
         }
     }
@@ -294,51 +339,55 @@ int nttgen_newhope1024_use_isa(const char *name) {
 }
 
 void nttgen_newhope1024_init(void) {
-    nttgen_newhope1024_pick();
+    nttgen_newhope1024_pick(0);
+    nttgen_newhope1024_pick(1);
+    nttgen_newhope1024_pick(2);
+    nttgen_newhope1024_pick(3);
+    nttgen_newhope1024_pick(4);
 }
 
 void nttgen_newhope1024_ntt(int16_t a[1024]) {
-    nttgen_newhope1024_pick()->ntt(a);
+    nttgen_newhope1024_pick(0)->ntt(a);
 }
 
 void nttgen_newhope1024_basemul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
-    nttgen_newhope1024_pick()->basemul(r, a, b);
+    nttgen_newhope1024_pick(0)->basemul(r, a, b);
 }
 
 void nttgen_newhope1024_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b, size_t k) {
-    nttgen_newhope1024_pick()->basemul_acc(r, a, b, k);
+    nttgen_newhope1024_pick(0)->basemul_acc(r, a, b, k);
 }
 
 void nttgen_newhope1024_intt(int16_t a[1024]) {
-    nttgen_newhope1024_pick()->intt(a);
+    nttgen_newhope1024_pick(0)->intt(a);
 }
 
 void nttgen_newhope1024_reduce(int16_t a[1024]) {
-    nttgen_newhope1024_pick()->reduce(a);
+    nttgen_newhope1024_pick(1)->reduce(a);
 }
 
 void nttgen_newhope1024_tomont(int16_t a[1024]) {
-    nttgen_newhope1024_pick()->tomont(a);
+    nttgen_newhope1024_pick(2)->tomont(a);
 }
 
 void nttgen_newhope1024_frommont(int16_t a[1024]) {
-    nttgen_newhope1024_pick()->frommont(a);
+    nttgen_newhope1024_pick(3)->frommont(a);
 }
 
 void nttgen_newhope1024_to_standard(int16_t a[1024]) {
-    const nttgen_newhope1024_impl *impl = nttgen_newhope1024_pick();
+    const nttgen_newhope1024_impl *impl = nttgen_newhope1024_pick(0);
     if (impl->to_standard != NULL) { /* NULL: standard order already */
         impl->to_standard(a);
     }
 }
 
 void nttgen_newhope1024_from_standard(int16_t a[1024]) {
-    const nttgen_newhope1024_impl *impl = nttgen_newhope1024_pick();
+    const nttgen_newhope1024_impl *impl = nttgen_newhope1024_pick(0);
     if (impl->from_standard != NULL) { /* NULL: standard order already */
         impl->from_standard(a);
     }
 }
 
 void nttgen_newhope1024_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
-    nttgen_newhope1024_pick()->polymul(r, a, b);
+    nttgen_newhope1024_pick(4)->polymul(r, a, b);
 }

@@ -5,10 +5,17 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^1024 + 1), n = 1024, q = 12289 (preset newhope1024)
- * ISAs: avx512, avx2, rvv256, neon, rvv128, rvv, c (best first); the first call (or
- *   nttgen_newhope1024_init()) picks the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_newhope1024_use_isa forces one.
+ * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ *         nttgen_newhope1024_init()) picks, for each group of operations, the best one
+ *         compiled in that this CPU and OS run (CPUID, and XCR0 for the saved register state)
+ *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
+ *         forces one for every group.
+ * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
+ *         frommont, polymul are each chosen alone. nttgen_newhope1024_isa() names the ISA of
+ *         the NTT-domain operations.
+ * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
+ *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -26,6 +33,15 @@
  *         NTTGEN_ISA=name[,name...]: the best listed ISA that runs here, else abort.
  * Order:  ntt leaves the NTT domain in the active ISA's native order; to_standard and
  *         from_standard convert. Do not switch ISAs while such data is in use.
+ * Flows:  every ISA meets the ranges documented below, and they chain along these flows (each
+ *         call's argument inside what it accepts, each sum inside the lanes; checked when this
+ *         file was generated). Only the calls listed stand between the steps; inputs named
+ *         *_hat are stored in the NTT domain in the standard order (call from_standard on them
+ *         first):
+ *           Product (a in [-12288, 12288], b in [-12288, 12288], B_hat in [0, 12288]): a_hat =
+ *           ntt(a); b_hat = ntt(b); p = basemul(a_hat, b_hat); c = intt(p); c = reduce(c); p =
+ *           basemul_acc(a_hat, b_hat); c = intt(p); p = basemul(B_hat, a_hat); c = intt(p); p
+ *           = basemul_acc(B_hat, a_hat); c = intt(p).
  */
 #ifndef NTTGEN_NEWHOPE1024_H
 #define NTTGEN_NEWHOPE1024_H
@@ -41,9 +57,15 @@ extern "C" {
 #endif
 
 /*
- * The name of the ISA in use (picks it on the first call).
+ * The name of the ISA of ntt domain (picks it on the first call).
  */
 const char *nttgen_newhope1024_isa(void);
+
+/*
+ * The name of the ISA that runs the entry point op (e.g. "polymul"; picks
+ * it on the first call); NULL if the front end has no entry point op.
+ */
+const char *nttgen_newhope1024_isa_of(const char *op);
 
 /*
  * Forces the ISA called name for every later call: 0 on success, -1 (and no
@@ -71,8 +93,8 @@ void nttgen_newhope1024_ntt(int16_t a[1024]);
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-14031, 14031] (any ISA)
- * a[1024]: on entry in [-22455, 22454] (every ISA)
- * b[1024]: on entry in [-22455, 22454] (every ISA)
+ * a[1024]: on entry in [-22735, 22735] (every ISA)
+ * b[1024]: on entry in [-22735, 22735] (every ISA)
  */
 void nttgen_newhope1024_basemul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
 
@@ -82,8 +104,8 @@ void nttgen_newhope1024_basemul(int16_t r[1024], const int16_t a[1024], const in
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144] (any ISA)
- * a[1024 x k]: on entry in [-22455, 22454] (every ISA)
- * b[1024 x k]: on entry in [-22455, 22454] (every ISA)
+ * a[1024 x k]: on entry in [-22735, 22735] (every ISA)
+ * b[1024 x k]: on entry in [-22735, 22735] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_newhope1024_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b, size_t k);
@@ -93,7 +115,7 @@ void nttgen_newhope1024_basemul_acc(int16_t r[1024], const int16_t *a, const int
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13837, 13838] (every ISA), on exit in [-9018, 9018] (any ISA)
+ * a[1024]: on entry in [-14031, 14031] (every ISA), on exit in [-9018, 9018] (any ISA)
  */
 void nttgen_newhope1024_intt(int16_t a[1024]);
 

@@ -20,15 +20,15 @@
  *       ops: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-13945, 13945]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope1024_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22611, 22610], b in [-22611, 22610] -> r in [-6144, 6144]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13945, 13945] -> a in [-8990, 8990]
+ *       a in [-14031, 14031] -> a in [-8990, 8990]
  *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96, zip 32
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx2_reduce: full reduction, in place: every coefficient to its
@@ -1254,16 +1254,16 @@ void nttgen_newhope1024_avx2_ntt(int16_t a[1024]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13945, 13945]
- * a[1024]: on entry in [-22611, 22610]
- * b[1024]: on entry in [-22611, 22610]
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope1024_avx2_basemul(int16_t r[1024], const int16_t a[1024],
                                      const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(a, 1024, -22611, 22610);
-    nttgen_newhope1024_avx2_assert_range(b, 1024, -22611, 22610);
+    nttgen_newhope1024_avx2_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_avx2_assert_range(b, 1024, -22735, 22735);
 #endif
     for (size_t i_0 = 0; i_0 < 64; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
@@ -1272,7 +1272,7 @@ void nttgen_newhope1024_avx2_basemul(int16_t r[1024], const int16_t a[1024],
         _mm256_storeu_si256((__m256i *)&r[i_0 * 16], p_0);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(r, 1024, -13945, 13945);
+    nttgen_newhope1024_avx2_assert_range(r, 1024, -14031, 14031);
 #endif
 }
 
@@ -1282,16 +1282,16 @@ void nttgen_newhope1024_avx2_basemul(int16_t r[1024], const int16_t a[1024],
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22611, 22610]
- * b[1024 x k]: on entry in [-22611, 22610]
+ * a[1024 x k]: on entry in [-22735, 22735]
+ * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                          size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(a, k * 1024, -22611, 22610);
-    nttgen_newhope1024_avx2_assert_range(b, k * 1024, -22611, 22610);
+    nttgen_newhope1024_avx2_assert_range(a, k * 1024, -22735, 22735);
+    nttgen_newhope1024_avx2_assert_range(b, k * 1024, -22735, 22735);
 #endif
     for (size_t i_0 = 0; i_0 < 64; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
@@ -1321,14 +1321,14 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13945, 13945], on exit in [-8990, 8990]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-8990, 8990]
  * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96, zip 32
  */
 void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope1024_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope1024_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(a, 1024, -13945, 13945);
+    nttgen_newhope1024_avx2_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
@@ -2075,7 +2075,7 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[1024]: on entry in [-13945, 13945], on exit in [0, 12288]
+ * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
  * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, cond_add_q 64,
  *   shuffle 96, zip 32
  */
@@ -2083,7 +2083,7 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
     const int16_t *const zetas_dit_0 = nttgen_newhope1024_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope1024_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(a, 1024, -13945, 13945);
+    nttgen_newhope1024_avx2_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);

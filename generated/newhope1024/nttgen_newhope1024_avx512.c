@@ -20,15 +20,15 @@
  *       ops: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64, zip 16
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx512_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22455, 22454], b in [-22455, 22454] -> r in [-13837, 13838]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope1024_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22455, 22454], b in [-22455, 22454] -> r in [-6144, 6144]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13837, 13838] -> a in [-8958, 8958]
+ *       a in [-14031, 14031] -> a in [-8958, 8958]
  *       ops: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_avx512_reduce: full reduction, in place: every coefficient to its
@@ -1609,16 +1609,16 @@ void nttgen_newhope1024_avx512_ntt(int16_t a[1024]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13837, 13838]
- * a[1024]: on entry in [-22455, 22454]
- * b[1024]: on entry in [-22455, 22454]
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope1024_avx512_basemul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(a, 1024, -22455, 22454);
-    nttgen_newhope1024_avx512_assert_range(b, 1024, -22455, 22454);
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_avx512_assert_range(b, 1024, -22735, 22735);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -1751,7 +1751,7 @@ part_1:;
     const __m512i p_31 = nttgen_newhope1024_avx512_montmul_var(a_31, b_31);
     _mm512_storeu_si512((__m512i *)&r[992], p_31);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(r, 1024, -13837, 13838);
+    nttgen_newhope1024_avx512_assert_range(r, 1024, -14031, 14031);
 #endif
 }
 
@@ -1761,16 +1761,16 @@ part_1:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22455, 22454]
- * b[1024 x k]: on entry in [-22455, 22454]
+ * a[1024 x k]: on entry in [-22735, 22735]
+ * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(a, k * 1024, -22455, 22454);
-    nttgen_newhope1024_avx512_assert_range(b, k * 1024, -22455, 22454);
+    nttgen_newhope1024_avx512_assert_range(a, k * 1024, -22735, 22735);
+    nttgen_newhope1024_avx512_assert_range(b, k * 1024, -22735, 22735);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -2230,14 +2230,14 @@ void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13837, 13838], on exit in [-8958, 8958]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-8958, 8958]
  * Ops per call: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
  */
 void nttgen_newhope1024_avx512_intt(int16_t a[1024]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope1024_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope1024_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(a, 1024, -13837, 13838);
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_dit_0[0]);
@@ -3566,7 +3566,7 @@ void nttgen_newhope1024_avx512_from_standard(int16_t a[1024]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[1024]: on entry in [-13837, 13838], on exit in [0, 12288]
+ * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
  * Ops per call: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, cond_add_q 32,
  *   shuffle 64, zip 16
  */
@@ -3574,7 +3574,7 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_intt_reduce(int16_t a[1024
     const int16_t *const zetas_dit_0 = nttgen_newhope1024_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope1024_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(a, 1024, -13837, 13838);
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 1, 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_dit_0[0]);

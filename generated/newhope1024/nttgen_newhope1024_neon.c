@@ -20,15 +20,15 @@
  *       ops: load 894, store 256, add 640, sub 640, montmul 640, barrett 192, shuffle 192
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-13971, 13971]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
  *       ops: load 256, store 128, montmul_var 128
  *   nttgen_newhope1024_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-6144, 6144]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13971, 13971] -> a in [-9018, 9018]
+ *       a in [-14031, 14031] -> a in [-9018, 9018]
  *       ops: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_neon_reduce: full reduction, in place: every coefficient to its
@@ -1664,16 +1664,16 @@ void nttgen_newhope1024_neon_ntt(int16_t a[1024]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13971, 13971]
- * a[1024]: on entry in [-22649, 22649]
- * b[1024]: on entry in [-22649, 22649]
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 256, store 128, montmul_var 128
  */
 void nttgen_newhope1024_neon_basemul(int16_t r[1024], const int16_t a[1024],
                                      const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(a, 1024, -22649, 22649);
-    nttgen_newhope1024_neon_assert_range(b, 1024, -22649, 22649);
+    nttgen_newhope1024_neon_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_neon_assert_range(b, 1024, -22735, 22735);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);
@@ -2196,7 +2196,7 @@ part_4:;
     const int16x8_t p_127 = nttgen_newhope1024_neon_montmul_var(a_127, b_127);
     vst1q_s16(&r[1016], p_127);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(r, 1024, -13971, 13971);
+    nttgen_newhope1024_neon_assert_range(r, 1024, -14031, 14031);
 #endif
 }
 
@@ -2206,16 +2206,16 @@ part_4:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22649, 22649]
- * b[1024 x k]: on entry in [-22649, 22649]
+ * a[1024 x k]: on entry in [-22735, 22735]
+ * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 256, store 128, montmul_var 128, barrett 128
  */
 void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                          size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(a, k * 1024, -22649, 22649);
-    nttgen_newhope1024_neon_assert_range(b, k * 1024, -22649, 22649);
+    nttgen_newhope1024_neon_assert_range(a, k * 1024, -22735, 22735);
+    nttgen_newhope1024_neon_assert_range(b, k * 1024, -22735, 22735);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);
@@ -4019,7 +4019,7 @@ void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13971, 13971], on exit in [-9018, 9018]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-9018, 9018]
  * Ops per call: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
  */
 void nttgen_newhope1024_neon_intt(int16_t a[1024]) {
@@ -4028,7 +4028,7 @@ void nttgen_newhope1024_neon_intt(int16_t a[1024]) {
     const int16_t *twist_0 = nttgen_newhope1024_neon_intt_twist;
     NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(a, 1024, -13971, 13971);
+    nttgen_newhope1024_neon_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     const int16x8_t zeta_0 = vld1q_s16(&zetas_dit_0[0]);
@@ -4799,7 +4799,7 @@ void nttgen_newhope1024_neon_from_standard(int16_t a[1024]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[1024]: on entry in [-13971, 13971], on exit in [0, 12288]
+ * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
  * Ops per call: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, cond_add_q 128,
  *   shuffle 192
  */
@@ -4809,7 +4809,7 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_neon_intt_reduce(int16_t a[1024])
     const int16_t *twist_0 = nttgen_newhope1024_neon_intt_twist;
     NTTGEN_OPAQUE(twist_0);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(a, 1024, -13971, 13971);
+    nttgen_newhope1024_neon_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     const int16x8_t zeta_0 = vld1q_s16(&zetas_dit_0[0]);

@@ -20,15 +20,15 @@
  *       ops: load 5118, store 3072, add 5120, sub 5120, montmul 5120, barrett 1536
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22733, 22733], b in [-22733, 22733] -> r in [-14029, 14030]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
  *       ops: load 2048, store 1024, montmul_var 1024
  *   nttgen_newhope1024_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22733, 22733], b in [-22733, 22733] -> r in [-6144, 6144]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-14029, 14030] -> a in [-7904, 7904]
+ *       a in [-14031, 14031] -> a in [-7904, 7904]
  *       ops: load 5118, store 3072, add 5120, sub 5120, montmul 5632, barrett 3008, const 1024
  *       coefficient reductions: 3008
  *   nttgen_newhope1024_rvv_reduce: full reduction, in place: every coefficient to its
@@ -1019,15 +1019,15 @@ void nttgen_newhope1024_rvv_ntt(int16_t a[1024]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-14029, 14030]
- * a[1024]: on entry in [-22733, 22733]
- * b[1024]: on entry in [-22733, 22733]
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 2048, store 1024, montmul_var 1024
  */
 void nttgen_newhope1024_rvv_basemul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv_assert_range(a, 1024, -22733, 22733);
-    nttgen_newhope1024_rvv_assert_range(b, 1024, -22733, 22733);
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_rvv_assert_range(b, 1024, -22735, 22735);
 #endif
     for (size_t i_0 = 0; i_0 < 1024;) {
         const size_t vl = __riscv_vsetvl_e16m1(1024 - i_0);
@@ -1038,7 +1038,7 @@ void nttgen_newhope1024_rvv_basemul(int16_t r[1024], const int16_t a[1024], cons
         i_0 = i_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv_assert_range(r, 1024, -14029, 14030);
+    nttgen_newhope1024_rvv_assert_range(r, 1024, -14031, 14031);
 #endif
 }
 
@@ -1048,16 +1048,16 @@ void nttgen_newhope1024_rvv_basemul(int16_t r[1024], const int16_t a[1024], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22733, 22733]
- * b[1024 x k]: on entry in [-22733, 22733]
+ * a[1024 x k]: on entry in [-22735, 22735]
+ * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 3072, store 2048, montmul_var 1024, barrett 1024
  */
 void nttgen_newhope1024_rvv_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv_assert_range(a, k * 1024, -22733, 22733);
-    nttgen_newhope1024_rvv_assert_range(b, k * 1024, -22733, 22733);
+    nttgen_newhope1024_rvv_assert_range(a, k * 1024, -22735, 22735);
+    nttgen_newhope1024_rvv_assert_range(b, k * 1024, -22735, 22735);
 #endif
     for (size_t i_0 = 0; i_0 < 1024;) {
         const size_t vl = __riscv_vsetvl_e16m1(1024 - i_0);
@@ -1098,13 +1098,13 @@ void nttgen_newhope1024_rvv_basemul_acc(int16_t r[1024], const int16_t *a, const
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14029, 14030], on exit in [-7904, 7904]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-7904, 7904]
  * Ops per call: load 5118, store 3072, add 5120, sub 5120, montmul 5632, barrett 3008, const 1024
  */
 void nttgen_newhope1024_rvv_intt(int16_t a[1024]) {
     const int16_t *const zetas_inv_0 = nttgen_newhope1024_rvv_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv_assert_range(a, 1024, -14029, 14030);
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 7, 8, 9: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128;) {
@@ -1893,14 +1893,14 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv_ntt_from(int16_t r[1024],
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[1024]: on entry in [-14029, 14030], on exit in [0, 12288]
+ * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
  * Ops per call: load 5118, store 3072, add 5120, sub 5120, montmul 5632, barrett 3008, cond_add_q
  *   1024, const 1024
  */
 static NTTGEN_NOINLINE void nttgen_newhope1024_rvv_intt_reduce(int16_t a[1024]) {
     const int16_t *const zetas_inv_0 = nttgen_newhope1024_rvv_intt_zetas_inv;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv_assert_range(a, 1024, -14029, 14030);
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 7, 8, 9: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 128;) {

@@ -20,15 +20,15 @@
  *       ops: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22650, 22650], b in [-22650, 22650] -> r in [-13972, 13972]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
  *       ops: load 256, store 128, montmul_var 128
  *   nttgen_newhope1024_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22650, 22650], b in [-22650, 22650] -> r in [-6144, 6144]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13972, 13972] -> a in [-9015, 9015]
+ *       a in [-14031, 14031] -> a in [-9015, 9015]
  *       ops: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
  *       coefficient reductions: 1856
  *   nttgen_newhope1024_rvv128_reduce: full reduction, in place: every coefficient to its
@@ -84,9 +84,9 @@ void nttgen_newhope1024_rvv128_ntt(int16_t a[1024]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13972, 13972]
- * a[1024]: on entry in [-22650, 22650]
- * b[1024]: on entry in [-22650, 22650]
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 256, store 128, montmul_var 128
  */
 void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
@@ -98,8 +98,8 @@ void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22650, 22650]
- * b[1024 x k]: on entry in [-22650, 22650]
+ * a[1024 x k]: on entry in [-22735, 22735]
+ * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 256, store 128, montmul_var 128, barrett 128
  */
@@ -111,7 +111,7 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13972, 13972], on exit in [-9015, 9015]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-9015, 9015]
  * Ops per call: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
  */
 void nttgen_newhope1024_rvv128_intt(int16_t a[1024]);

@@ -20,15 +20,15 @@
  *       ops: load 374, gather 64, store 192, add 320, sub 320, montmul 320, barrett 96
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-13971, 13971]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope1024_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22649, 22649], b in [-22649, 22649] -> r in [-6144, 6144]
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-13971, 13971] -> a in [-8988, 8988]
+ *       a in [-14031, 14031] -> a in [-8988, 8988]
  *       ops: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
  *       coefficient reductions: 1856
  *   nttgen_newhope1024_rvv256_reduce: full reduction, in place: every coefficient to its
@@ -1033,16 +1033,16 @@ void nttgen_newhope1024_rvv256_ntt(int16_t a[1024]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-13971, 13971]
- * a[1024]: on entry in [-22649, 22649]
- * b[1024]: on entry in [-22649, 22649]
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope1024_rvv256_basemul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv256_assert_range(a, 1024, -22649, 22649);
-    nttgen_newhope1024_rvv256_assert_range(b, 1024, -22649, 22649);
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_rvv256_assert_range(b, 1024, -22735, 22735);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
@@ -1305,7 +1305,7 @@ part_2:;
     const vint16m1_t p_63 = nttgen_newhope1024_rvv256_montmul_var(a_63, b_63, 16);
     __riscv_vse16_v_i16m1(&r[1008], p_63, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv256_assert_range(r, 1024, -13971, 13971);
+    nttgen_newhope1024_rvv256_assert_range(r, 1024, -14031, 14031);
 #endif
 }
 
@@ -1315,16 +1315,16 @@ part_2:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[1024]: on exit in [-6144, 6144]
- * a[1024 x k]: on entry in [-22649, 22649]
- * b[1024 x k]: on entry in [-22649, 22649]
+ * a[1024 x k]: on entry in [-22735, 22735]
+ * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope1024_rvv256_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv256_assert_range(a, k * 1024, -22649, 22649);
-    nttgen_newhope1024_rvv256_assert_range(b, k * 1024, -22649, 22649);
+    nttgen_newhope1024_rvv256_assert_range(a, k * 1024, -22735, 22735);
+    nttgen_newhope1024_rvv256_assert_range(b, k * 1024, -22735, 22735);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
@@ -2232,7 +2232,7 @@ void nttgen_newhope1024_rvv256_basemul_acc(int16_t r[1024], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-13971, 13971], on exit in [-8988, 8988]
+ * a[1024]: on entry in [-14031, 14031], on exit in [-8988, 8988]
  * Ops per call: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
  */
 void nttgen_newhope1024_rvv256_intt(int16_t a[1024]) {
@@ -2241,7 +2241,7 @@ void nttgen_newhope1024_rvv256_intt(int16_t a[1024]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope1024_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope1024_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv256_assert_range(a, 1024, -13971, 13971);
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 6, 7, 8, 9: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
@@ -2919,7 +2919,7 @@ void nttgen_newhope1024_rvv256_from_standard(int16_t a[1024]) {
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
- * a[1024]: on entry in [-13971, 13971], on exit in [0, 12288]
+ * a[1024]: on entry in [-14031, 14031], on exit in [0, 12288]
  * Ops per call: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116,
  *   cond_add_q 64
  */
@@ -2929,7 +2929,7 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_intt_reduce(int16_t a[1024
     const int16_t *const zetas_dit_0 = nttgen_newhope1024_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope1024_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv256_assert_range(a, 1024, -13971, 13971);
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 6, 7, 8, 9: 16 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);

@@ -19,6 +19,7 @@
 #define NTTGEN_FALCON512_Q NTTGEN_NEWHOPE512_Q
 #define nttgen_falcon512_init nttgen_newhope512_init
 #define nttgen_falcon512_isa nttgen_newhope512_isa
+#define nttgen_falcon512_isa_of nttgen_newhope512_isa_of
 #define nttgen_falcon512_use_isa nttgen_newhope512_use_isa
 #define nttgen_falcon512_ntt nttgen_newhope512_ntt
 #define nttgen_falcon512_basemul nttgen_newhope512_basemul

@@ -20,11 +20,11 @@
  *       ops: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15071, 15071], b in [-15071, 15071] -> r in [-9610, 9610]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15071, 15071], b in [-15071, 15071] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -84,9 +84,9 @@ void nttgen_newhope512_avx2_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9610, 9610]
- * a[512]: on entry in [-15071, 15071]
- * b[512]: on entry in [-15071, 15071]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -97,8 +97,8 @@ void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15071, 15071]
- * b[512 x k]: on entry in [-15071, 15071]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */

@@ -20,11 +20,11 @@
  *       ops: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx512_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-14940, 14940], b in [-14940, 14940] -> r in [-9550, 9550]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_newhope512_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-14940, 14940], b in [-14940, 14940] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -84,9 +84,9 @@ void nttgen_newhope512_avx512_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9550, 9550]
- * a[512]: on entry in [-14940, 14940]
- * b[512]: on entry in [-14940, 14940]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_newhope512_avx512_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -97,8 +97,8 @@ void nttgen_newhope512_avx512_basemul(int16_t r[512], const int16_t a[512], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-14940, 14940]
- * b[512 x k]: on entry in [-14940, 14940]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */

@@ -19,11 +19,11 @@
  *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2304, barrett 768
  *       coefficient reductions: 768
  *   nttgen_newhope512_c_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-9656, 9656]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_newhope512_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15171, 15171], b in [-15171, 15171] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -559,15 +559,15 @@ void nttgen_newhope512_c_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9656, 9656]
- * a[512]: on entry in [-15171, 15171]
- * b[512]: on entry in [-15171, 15171]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 1024, store 512, montmul_var 512
  */
 void nttgen_newhope512_c_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_c_assert_range(a, 512, -15171, 15171);
-    nttgen_newhope512_c_assert_range(b, 512, -15171, 15171);
+    nttgen_newhope512_c_assert_range(a, 512, -20067, 20067);
+    nttgen_newhope512_c_assert_range(b, 512, -20067, 20067);
 #endif
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t a_0 = a[i_0];
@@ -576,7 +576,7 @@ void nttgen_newhope512_c_basemul(int16_t r[512], const int16_t a[512], const int
         r[i_0] = p_0;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_c_assert_range(r, 512, -9656, 9656);
+    nttgen_newhope512_c_assert_range(r, 512, -12288, 12288);
 #endif
 }
 
@@ -586,15 +586,15 @@ void nttgen_newhope512_c_basemul(int16_t r[512], const int16_t a[512], const int
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15171, 15171]
- * b[512 x k]: on entry in [-15171, 15171]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_c_assert_range(a, k * 512, -15171, 15171);
-    nttgen_newhope512_c_assert_range(b, k * 512, -15171, 15171);
+    nttgen_newhope512_c_assert_range(a, k * 512, -20067, 20067);
+    nttgen_newhope512_c_assert_range(b, k * 512, -20067, 20067);
 #endif
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t a_0 = a[i_0];

@@ -20,11 +20,11 @@
  *       ops: load 446, store 128, add 288, sub 288, montmul 288, barrett 96, shuffle 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15088, 15088], b in [-15088, 15088] -> r in [-9617, 9618]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15088, 15088], b in [-15088, 15088] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -1166,15 +1166,15 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9617, 9618]
- * a[512]: on entry in [-15088, 15088]
- * b[512]: on entry in [-15088, 15088]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope512_neon_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(a, 512, -15088, 15088);
-    nttgen_newhope512_neon_assert_range(b, 512, -15088, 15088);
+    nttgen_newhope512_neon_assert_range(a, 512, -20067, 20067);
+    nttgen_newhope512_neon_assert_range(b, 512, -20067, 20067);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);
@@ -1437,7 +1437,7 @@ part_2:;
     const int16x8_t p_63 = nttgen_newhope512_neon_montmul_var(a_63, b_63);
     vst1q_s16(&r[504], p_63);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(r, 512, -9617, 9618);
+    nttgen_newhope512_neon_assert_range(r, 512, -12288, 12288);
 #endif
 }
 
@@ -1447,16 +1447,16 @@ part_2:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15088, 15088]
- * b[512 x k]: on entry in [-15088, 15088]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope512_neon_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(a, k * 512, -15088, 15088);
-    nttgen_newhope512_neon_assert_range(b, k * 512, -15088, 15088);
+    nttgen_newhope512_neon_assert_range(a, k * 512, -20067, 20067);
+    nttgen_newhope512_neon_assert_range(b, k * 512, -20067, 20067);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);

@@ -20,11 +20,11 @@
  *       ops: load 2558, store 1536, add 2304, sub 2304, montmul 2304, barrett 768
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15168, 15168], b in [-15168, 15168] -> r in [-9654, 9655]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_newhope512_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15168, 15168], b in [-15168, 15168] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -665,15 +665,15 @@ void nttgen_newhope512_rvv_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9654, 9655]
- * a[512]: on entry in [-15168, 15168]
- * b[512]: on entry in [-15168, 15168]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 1024, store 512, montmul_var 512
  */
 void nttgen_newhope512_rvv_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv_assert_range(a, 512, -15168, 15168);
-    nttgen_newhope512_rvv_assert_range(b, 512, -15168, 15168);
+    nttgen_newhope512_rvv_assert_range(a, 512, -20067, 20067);
+    nttgen_newhope512_rvv_assert_range(b, 512, -20067, 20067);
 #endif
     for (size_t i_0 = 0; i_0 < 512;) {
         const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);
@@ -684,7 +684,7 @@ void nttgen_newhope512_rvv_basemul(int16_t r[512], const int16_t a[512], const i
         i_0 = i_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv_assert_range(r, 512, -9654, 9655);
+    nttgen_newhope512_rvv_assert_range(r, 512, -12288, 12288);
 #endif
 }
 
@@ -694,16 +694,16 @@ void nttgen_newhope512_rvv_basemul(int16_t r[512], const int16_t a[512], const i
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15168, 15168]
- * b[512 x k]: on entry in [-15168, 15168]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_rvv_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                        size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv_assert_range(a, k * 512, -15168, 15168);
-    nttgen_newhope512_rvv_assert_range(b, k * 512, -15168, 15168);
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -20067, 20067);
+    nttgen_newhope512_rvv_assert_range(b, k * 512, -20067, 20067);
 #endif
     for (size_t i_0 = 0; i_0 < 512;) {
         const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);

@@ -20,11 +20,11 @@
  *       ops: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15114, 15114], b in [-15114, 15114] -> r in [-9629, 9630]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15114, 15114], b in [-15114, 15114] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -84,9 +84,9 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9629, 9630]
- * a[512]: on entry in [-15114, 15114]
- * b[512]: on entry in [-15114, 15114]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -97,8 +97,8 @@ void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15114, 15114]
- * b[512 x k]: on entry in [-15114, 15114]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */

@@ -20,11 +20,11 @@
  *       ops: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-15082, 15082], b in [-15082, 15082] -> r in [-9615, 9615]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-15082, 15082], b in [-15082, 15082] -> r in [-6144, 6144]
+ *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
@@ -813,15 +813,15 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-9615, 9615]
- * a[512]: on entry in [-15082, 15082]
- * b[512]: on entry in [-15082, 15082]
+ * r[512]: on exit in [-12288, 12288]
+ * a[512]: on entry in [-20067, 20067]
+ * b[512]: on entry in [-20067, 20067]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(a, 512, -15082, 15082);
-    nttgen_newhope512_rvv256_assert_range(b, 512, -15082, 15082);
+    nttgen_newhope512_rvv256_assert_range(a, 512, -20067, 20067);
+    nttgen_newhope512_rvv256_assert_range(b, 512, -20067, 20067);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
@@ -954,7 +954,7 @@ part_1:;
     const vint16m1_t p_31 = nttgen_newhope512_rvv256_montmul_var(a_31, b_31, 16);
     __riscv_vse16_v_i16m1(&r[496], p_31, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(r, 512, -9615, 9615);
+    nttgen_newhope512_rvv256_assert_range(r, 512, -12288, 12288);
 #endif
 }
 
@@ -964,16 +964,16 @@ part_1:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-15082, 15082]
- * b[512 x k]: on entry in [-15082, 15082]
+ * a[512 x k]: on entry in [-20067, 20067]
+ * b[512 x k]: on entry in [-20067, 20067]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(a, k * 512, -15082, 15082);
-    nttgen_newhope512_rvv256_assert_range(b, k * 512, -15082, 15082);
+    nttgen_newhope512_rvv256_assert_range(a, k * 512, -20067, 20067);
+    nttgen_newhope512_rvv256_assert_range(b, k * 512, -20067, 20067);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);

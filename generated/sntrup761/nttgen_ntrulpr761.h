@@ -19,6 +19,7 @@
 #define NTTGEN_NTRULPR761_Q NTTGEN_SNTRUP761_Q
 #define nttgen_ntrulpr761_init nttgen_sntrup761_init
 #define nttgen_ntrulpr761_isa nttgen_sntrup761_isa
+#define nttgen_ntrulpr761_isa_of nttgen_sntrup761_isa_of
 #define nttgen_ntrulpr761_use_isa nttgen_sntrup761_use_isa
 #define nttgen_ntrulpr761_polymul nttgen_sntrup761_polymul
 #define nttgen_ntrulpr761_polymul_small nttgen_sntrup761_polymul_small

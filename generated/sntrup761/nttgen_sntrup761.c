@@ -5,10 +5,27 @@
  *     --dispatch
  *
  * Ring:   Z_q[x]/(x^761 - x - 1), p = 761, q = 4591 (preset sntrup761)
- * ISAs: avx512, avx2, neon, rvv, c (best first); the first call (or nttgen_sntrup761_init()) picks
- *   the best
- *         one compiled in that this CPU and OS run (CPUID, and XCR0 for the saved
- *         register state) and keeps it; nttgen_sntrup761_use_isa forces one.
+ * ISAs:   avx512, avx2, neon, rvv, c (best first). The first call (or nttgen_sntrup761_init())
+ *         picks, for each group of operations, the best one compiled in that this CPU and OS
+ *         run (CPUID, and XCR0 for the saved register state) and that the policy below does
+ *         not skip, and keeps it; nttgen_sntrup761_use_isa forces one for every group.
+ * Groups: polymul, polymul_small are each chosen alone; nttgen_sntrup761_isa() names the ISA
+ *         of polymul.
+ * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
+ *         measured it slower than a narrower one (median ticks per call):
+ *           AMD family 0x19: avx512 skipped for polymul (avx512 5,146, avx2 3,779)
+ *           AMD family 0x19: avx512 skipped for polymul_small (avx512 6,301, avx2 4,274)
+ *           AMD family 0x1a: avx512 skipped for polymul (avx512 3,209, avx2 3,068)
+ *           AMD family 0x1a: avx512 skipped for polymul_small (avx512 3,310, avx2 2,902)
+ *         AMD EPYC (family 0x19, model 0x11), Zen 4: a side-by-side harness outside nttgen
+ *         (batched TSC medians, clang-19, -march=native) on the generated C of an earlier
+ *         nttgen tree; sntrup761 polymul from a second run of that kind. Refresh with nttgen
+ *         bench --policy on a Zen 4.
+ *         AMD EPYC (family 0x19, model 0x11), Zen 4: the same harness as the clang figures of
+ *         this CPU, both ISAs built with gcc 12.
+ *         AMD EPYC (family 0x1a, model 0x2), Zen 5: nttgen bench --ring all --op all --isa
+ *         avx2 --isa avx512 --k 3 --samples 1000 (clang 19.1.7, -O3 -falign-functions=64
+ *         -falign-loops=64, each ISA file with its own flags): the median of three runs.
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -101,7 +118,8 @@ static const nttgen_sntrup761_impl nttgen_sntrup761_impls[] = {
 static const size_t nttgen_sntrup761_isas =
     sizeof(nttgen_sntrup761_impls) / sizeof(nttgen_sntrup761_impls[0]);
 
-static const nttgen_sntrup761_impl *nttgen_sntrup761_active;
+/* The active ISA of each group (0 polymul, 1 polymul_small). */
+static const nttgen_sntrup761_impl *nttgen_sntrup761_active[2];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_sntrup761_same(const char *a, const char *b) {
@@ -162,6 +180,53 @@ static int nttgen_sntrup761_suits(const char *name) {
     return 1;
 }
 
+#ifdef NTTGEN_SNTRUP761_X86
+/* Whether the policy skips the ISA name for a group on this CPU. */
+static int nttgen_sntrup761_skipped(const char *name, int group) {
+    unsigned int eax, ebx, ecx, edx, family;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    /* the base family, plus the extended family where the base is 0xf */
+    family = (eax >> 8) & 0xfu;
+    if (family == 0xfu) {
+        family += (eax >> 20) & 0xffu;
+    }
+    // the vendor's first four characters in EBX
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    /* AMD family 0x19: avx512 skipped for polymul (avx512 5,146, avx2 3,779) */
+    if (ebx == 0x68747541u && family == 0x19u && group == 0 &&
+        nttgen_sntrup761_same(name, "avx512")) {
+        return 1;
+    }
+    /* AMD family 0x19: avx512 skipped for polymul_small (avx512 6,301, avx2 4,274) */
+    if (ebx == 0x68747541u && family == 0x19u && group == 1 &&
+        nttgen_sntrup761_same(name, "avx512")) {
+        return 1;
+    }
+    /* AMD family 0x1a: avx512 skipped for polymul (avx512 3,209, avx2 3,068) */
+    if (ebx == 0x68747541u && family == 0x1au && group == 0 &&
+        nttgen_sntrup761_same(name, "avx512")) {
+        return 1;
+    }
+    /* AMD family 0x1a: avx512 skipped for polymul_small (avx512 3,310, avx2 2,902) */
+    if (ebx == 0x68747541u && family == 0x1au && group == 1 &&
+        nttgen_sntrup761_same(name, "avx512")) {
+        return 1;
+    }
+    return 0;
+}
+#else
+/* No rule applies off x86. */
+static int nttgen_sntrup761_skipped(const char *name, int group) {
+    (void)name;
+    (void)group;
+    return 0;
+}
+#endif
+
 #ifdef NTTGEN_SNTRUP761_TESTING
 /* Whether name is one of the comma-separated names in list. */
 static int nttgen_sntrup761_listed(const char *list, const char *name) {
@@ -178,8 +243,8 @@ static int nttgen_sntrup761_listed(const char *list, const char *name) {
 }
 #endif
 
-/* The ISA the automatic choice takes (see the header). */
-static const nttgen_sntrup761_impl *nttgen_sntrup761_choose(void) {
+/* The ISA the automatic choice takes for a group (see the header). */
+static const nttgen_sntrup761_impl *nttgen_sntrup761_choose(int group) {
 #ifdef NTTGEN_SNTRUP761_TESTING
     const char *only = getenv("NTTGEN_ISA");
     if (only != NULL && *only != '\0') {
@@ -196,32 +261,44 @@ static const nttgen_sntrup761_impl *nttgen_sntrup761_choose(void) {
 #endif
     for (size_t i = 0; i < nttgen_sntrup761_isas; ++i) {
         const char *name = nttgen_sntrup761_impls[i].name;
-        if (nttgen_sntrup761_suits(name) && nttgen_sntrup761_runs_here(name)) {
+        if ((nttgen_sntrup761_suits(name) && !nttgen_sntrup761_skipped(name, group)) &&
+            nttgen_sntrup761_runs_here(name)) {
             return &nttgen_sntrup761_impls[i];
         }
     }
     return &nttgen_sntrup761_impls[nttgen_sntrup761_isas - 1]; /* the portable C */
 }
 
-/* The active ISA: chosen once, on the first call (see the header). */
-static const nttgen_sntrup761_impl *nttgen_sntrup761_pick(void) {
-    const nttgen_sntrup761_impl *impl = NTTGEN_SNTRUP761_LOAD(&nttgen_sntrup761_active);
+/* The active ISA of a group: chosen once, on its first call (see the header). */
+static const nttgen_sntrup761_impl *nttgen_sntrup761_pick(int group) {
+    const nttgen_sntrup761_impl *impl = NTTGEN_SNTRUP761_LOAD(&nttgen_sntrup761_active[group]);
     if (impl == NULL) {
-        impl = nttgen_sntrup761_choose();
-        NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active, impl);
+        impl = nttgen_sntrup761_choose(group);
+        NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active[group], impl);
     }
     return impl;
 }
 
 const char *nttgen_sntrup761_isa(void) {
-    return nttgen_sntrup761_pick()->name;
+    return nttgen_sntrup761_pick(0)->name;
+}
+
+const char *nttgen_sntrup761_isa_of(const char *op) {
+    if (nttgen_sntrup761_same(op, "polymul")) {
+        return nttgen_sntrup761_pick(0)->name;
+    }
+    if (nttgen_sntrup761_same(op, "polymul_small")) {
+        return nttgen_sntrup761_pick(1)->name;
+    }
+    return NULL;
 }
 
 int nttgen_sntrup761_use_isa(const char *name) {
     for (size_t i = 0; i < nttgen_sntrup761_isas; ++i) {
         if (nttgen_sntrup761_same(nttgen_sntrup761_impls[i].name, name) &&
             nttgen_sntrup761_runs_here(name)) {
-            NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active, &nttgen_sntrup761_impls[i]);
+            NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active[0], &nttgen_sntrup761_impls[i]);
+            NTTGEN_SNTRUP761_STORE(&nttgen_sntrup761_active[1], &nttgen_sntrup761_impls[i]);
             return 0;
         }
     }
@@ -229,13 +306,14 @@ int nttgen_sntrup761_use_isa(const char *name) {
 }
 
 void nttgen_sntrup761_init(void) {
-    nttgen_sntrup761_pick();
+    nttgen_sntrup761_pick(0);
+    nttgen_sntrup761_pick(1);
 }
 
 void nttgen_sntrup761_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
-    nttgen_sntrup761_pick()->polymul(r, a, b);
+    nttgen_sntrup761_pick(0)->polymul(r, a, b);
 }
 
 void nttgen_sntrup761_polymul_small(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
-    nttgen_sntrup761_pick()->polymul_small(r, a, b);
+    nttgen_sntrup761_pick(1)->polymul_small(r, a, b);
 }

@@ -58,6 +58,22 @@
 #endif
 #endif
 
+#ifdef NTTGEN_DEBUG
+#include <assert.h>
+
+/*
+ * NTTGEN_DEBUG builds only: asserts that p[0..len) lies in [lo, hi], the
+ * contract the interval analysis proved. Not constant time; never in release.
+ */
+static void nttgen_sntrup761_neon_assert_range(const int16_t *p, size_t len, int64_t lo,
+                                               int64_t hi) {
+    for (size_t i = 0; i < len; ++i) {
+        assert(p[i] >= lo);
+        assert(p[i] <= hi);
+    }
+}
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant, 8 lanes: (a*z - m*q) / 2^16
  * with m = a*zq mod 2^16, as floor((2az/2^16 - 2mq/2^16) / 2) by sqdmulh and shsub (exact: the
