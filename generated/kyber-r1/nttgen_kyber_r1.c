@@ -11,9 +11,9 @@
  *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
  *         every group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_kyber_r1_isa() names the ISA of the
- *         NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_kyber_r1_isa() names the ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -117,6 +117,8 @@ typedef struct {
     void (*basemul_acc)(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
     void (*intt)(int16_t a[256]);
     void (*reduce)(int16_t a[256]);
+    void (*reduce_centred)(int16_t a[256]);
+    void (*reduce_partial)(int16_t a[256]);
     void (*tomont)(int16_t a[256]);
     void (*frommont)(int16_t a[256]);
     void (*to_standard)(int16_t a[256]);
@@ -129,6 +131,7 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
 #ifdef NTTGEN_KYBER_R1_HAVE_AVX512
     {"avx512", nttgen_kyber_r1_avx512_ntt, nttgen_kyber_r1_avx512_basemul,
      nttgen_kyber_r1_avx512_basemul_acc, nttgen_kyber_r1_avx512_intt, nttgen_kyber_r1_avx512_reduce,
+     nttgen_kyber_r1_avx512_reduce_centred, nttgen_kyber_r1_avx512_reduce_partial,
      nttgen_kyber_r1_avx512_tomont, nttgen_kyber_r1_avx512_frommont,
      nttgen_kyber_r1_avx512_to_standard, nttgen_kyber_r1_avx512_from_standard,
      nttgen_kyber_r1_avx512_polymul},
@@ -136,12 +139,14 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
 #ifdef NTTGEN_KYBER_R1_HAVE_AVX2
     {"avx2", nttgen_kyber_r1_avx2_ntt, nttgen_kyber_r1_avx2_basemul,
      nttgen_kyber_r1_avx2_basemul_acc, nttgen_kyber_r1_avx2_intt, nttgen_kyber_r1_avx2_reduce,
+     nttgen_kyber_r1_avx2_reduce_centred, nttgen_kyber_r1_avx2_reduce_partial,
      nttgen_kyber_r1_avx2_tomont, nttgen_kyber_r1_avx2_frommont, nttgen_kyber_r1_avx2_to_standard,
      nttgen_kyber_r1_avx2_from_standard, nttgen_kyber_r1_avx2_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV256
     {"rvv256", nttgen_kyber_r1_rvv256_ntt, nttgen_kyber_r1_rvv256_basemul,
      nttgen_kyber_r1_rvv256_basemul_acc, nttgen_kyber_r1_rvv256_intt, nttgen_kyber_r1_rvv256_reduce,
+     nttgen_kyber_r1_rvv256_reduce_centred, nttgen_kyber_r1_rvv256_reduce_partial,
      nttgen_kyber_r1_rvv256_tomont, nttgen_kyber_r1_rvv256_frommont,
      nttgen_kyber_r1_rvv256_to_standard, nttgen_kyber_r1_rvv256_from_standard,
      nttgen_kyber_r1_rvv256_polymul},
@@ -149,30 +154,37 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
 #ifdef NTTGEN_KYBER_R1_HAVE_NEON
     {"neon", nttgen_kyber_r1_neon_ntt, nttgen_kyber_r1_neon_basemul,
      nttgen_kyber_r1_neon_basemul_acc, nttgen_kyber_r1_neon_intt, nttgen_kyber_r1_neon_reduce,
+     nttgen_kyber_r1_neon_reduce_centred, nttgen_kyber_r1_neon_reduce_partial,
      nttgen_kyber_r1_neon_tomont, nttgen_kyber_r1_neon_frommont, nttgen_kyber_r1_neon_to_standard,
      nttgen_kyber_r1_neon_from_standard, nttgen_kyber_r1_neon_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV128
     {"rvv128", nttgen_kyber_r1_rvv128_ntt, nttgen_kyber_r1_rvv128_basemul,
      nttgen_kyber_r1_rvv128_basemul_acc, nttgen_kyber_r1_rvv128_intt, nttgen_kyber_r1_rvv128_reduce,
+     nttgen_kyber_r1_rvv128_reduce_centred, nttgen_kyber_r1_rvv128_reduce_partial,
      nttgen_kyber_r1_rvv128_tomont, nttgen_kyber_r1_rvv128_frommont,
      nttgen_kyber_r1_rvv128_to_standard, nttgen_kyber_r1_rvv128_from_standard,
      nttgen_kyber_r1_rvv128_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV
     {"rvv", nttgen_kyber_r1_rvv_ntt, nttgen_kyber_r1_rvv_basemul, nttgen_kyber_r1_rvv_basemul_acc,
-     nttgen_kyber_r1_rvv_intt, nttgen_kyber_r1_rvv_reduce, nttgen_kyber_r1_rvv_tomont,
-     nttgen_kyber_r1_rvv_frommont, NULL, NULL, nttgen_kyber_r1_rvv_polymul},
+     nttgen_kyber_r1_rvv_intt, nttgen_kyber_r1_rvv_reduce, nttgen_kyber_r1_rvv_reduce_centred,
+     nttgen_kyber_r1_rvv_reduce_partial, nttgen_kyber_r1_rvv_tomont, nttgen_kyber_r1_rvv_frommont,
+     NULL, NULL, nttgen_kyber_r1_rvv_polymul},
 #endif
     {"c", nttgen_kyber_r1_c_ntt, nttgen_kyber_r1_c_basemul, nttgen_kyber_r1_c_basemul_acc,
-     nttgen_kyber_r1_c_intt, nttgen_kyber_r1_c_reduce, nttgen_kyber_r1_c_tomont,
-     nttgen_kyber_r1_c_frommont, NULL, NULL, nttgen_kyber_r1_c_polymul},
+     nttgen_kyber_r1_c_intt, nttgen_kyber_r1_c_reduce, nttgen_kyber_r1_c_reduce_centred,
+     nttgen_kyber_r1_c_reduce_partial, nttgen_kyber_r1_c_tomont, nttgen_kyber_r1_c_frommont, NULL,
+     NULL, nttgen_kyber_r1_c_polymul},
 };
 static const size_t nttgen_kyber_r1_isas =
     sizeof(nttgen_kyber_r1_impls) / sizeof(nttgen_kyber_r1_impls[0]);
 
-/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
-static const nttgen_kyber_r1_impl *nttgen_kyber_r1_active[5];
+/*
+ * The active ISA of each group (0 ntt domain, 1 reduce, 2 reduce_centred, 3 reduce_partial, 4
+ *   tomont, 5 frommont, 6 polymul).
+ */
+static const nttgen_kyber_r1_impl *nttgen_kyber_r1_active[7];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_kyber_r1_same(const char *a, const char *b) {
@@ -314,14 +326,20 @@ const char *nttgen_kyber_r1_isa_of(const char *op) {
     if (nttgen_kyber_r1_same(op, "reduce")) {
         return nttgen_kyber_r1_pick(1)->name;
     }
-    if (nttgen_kyber_r1_same(op, "tomont")) {
+    if (nttgen_kyber_r1_same(op, "reduce_centred")) {
         return nttgen_kyber_r1_pick(2)->name;
     }
-    if (nttgen_kyber_r1_same(op, "frommont")) {
+    if (nttgen_kyber_r1_same(op, "reduce_partial")) {
         return nttgen_kyber_r1_pick(3)->name;
     }
-    if (nttgen_kyber_r1_same(op, "polymul")) {
+    if (nttgen_kyber_r1_same(op, "tomont")) {
         return nttgen_kyber_r1_pick(4)->name;
+    }
+    if (nttgen_kyber_r1_same(op, "frommont")) {
+        return nttgen_kyber_r1_pick(5)->name;
+    }
+    if (nttgen_kyber_r1_same(op, "polymul")) {
+        return nttgen_kyber_r1_pick(6)->name;
     }
     return NULL;
 }
@@ -335,6 +353,8 @@ int nttgen_kyber_r1_use_isa(const char *name) {
             NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[2], &nttgen_kyber_r1_impls[i]);
             NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[3], &nttgen_kyber_r1_impls[i]);
             NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[4], &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[5], &nttgen_kyber_r1_impls[i]);
+            NTTGEN_KYBER_R1_STORE(&nttgen_kyber_r1_active[6], &nttgen_kyber_r1_impls[i]);
             return 0;
         }
     }
@@ -347,6 +367,8 @@ void nttgen_kyber_r1_init(void) {
     nttgen_kyber_r1_pick(2);
     nttgen_kyber_r1_pick(3);
     nttgen_kyber_r1_pick(4);
+    nttgen_kyber_r1_pick(5);
+    nttgen_kyber_r1_pick(6);
 }
 
 void nttgen_kyber_r1_ntt(int16_t a[256]) {
@@ -369,12 +391,20 @@ void nttgen_kyber_r1_reduce(int16_t a[256]) {
     nttgen_kyber_r1_pick(1)->reduce(a);
 }
 
+void nttgen_kyber_r1_reduce_centred(int16_t a[256]) {
+    nttgen_kyber_r1_pick(2)->reduce_centred(a);
+}
+
+void nttgen_kyber_r1_reduce_partial(int16_t a[256]) {
+    nttgen_kyber_r1_pick(3)->reduce_partial(a);
+}
+
 void nttgen_kyber_r1_tomont(int16_t a[256]) {
-    nttgen_kyber_r1_pick(2)->tomont(a);
+    nttgen_kyber_r1_pick(4)->tomont(a);
 }
 
 void nttgen_kyber_r1_frommont(int16_t a[256]) {
-    nttgen_kyber_r1_pick(3)->frommont(a);
+    nttgen_kyber_r1_pick(5)->frommont(a);
 }
 
 void nttgen_kyber_r1_to_standard(int16_t a[256]) {
@@ -392,5 +422,5 @@ void nttgen_kyber_r1_from_standard(int16_t a[256]) {
 }
 
 void nttgen_kyber_r1_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    nttgen_kyber_r1_pick(4)->polymul(r, a, b);
+    nttgen_kyber_r1_pick(6)->polymul(r, a, b);
 }

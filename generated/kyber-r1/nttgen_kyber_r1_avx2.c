@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 7680]
  *       ops: load 16, store 16, barrett 16, cond_add_q 16
  *       coefficient reductions: 256
+ *   nttgen_kyber_r1_avx2_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-3840, 3840]
+ *       ops: load 16, store 16, barrett 16
+ *       coefficient reductions: 256
+ *   nttgen_kyber_r1_avx2_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-3840, 3840]
+ *       ops: load 16, store 16, barrett 16
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-4896, 4896]
  *       ops: load 16, store 16, montmul 16, const 32
@@ -1300,6 +1310,50 @@ void nttgen_kyber_r1_avx2_reduce(int16_t a[256]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, 0, 7680);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-32768, 32767], on exit in [-3840, 3840]
+ * Ops per call: load 16, store 16, barrett 16
+ */
+void nttgen_kyber_r1_avx2_reduce_centred(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
+        const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_0);
+        _mm256_storeu_si256((__m256i *)&a[i_0 * 16], red_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -3840, 3840);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-32768, 32767], on exit in [-3840, 3840]
+ * Ops per call: load 16, store 16, barrett 16
+ */
+void nttgen_kyber_r1_avx2_reduce_partial(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
+        const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_0);
+        _mm256_storeu_si256((__m256i *)&a[i_0 * 16], red_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -3840, 3840);
 #endif
 }
 

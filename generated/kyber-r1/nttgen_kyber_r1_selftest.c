@@ -8,11 +8,11 @@
  * Self-test of the library nttgen_kyber_r1 (the front end nttgen_kyber_r1.h over its ISA files),
  *   without Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv, c) that
  *   nttgen_kyber_r1_use_isa accepts here, each entry point that computes (ntt, basemul,
- *   basemul_acc, intt, reduce, tomont, frommont, to_standard, from_standard, polymul) runs on known
- *   inputs and its output is compared with the answer nttgen's exact evaluator computed at
- *   generation time. It prints one line per ISA and entry point ("c polymul: ok", or FAILED with
- *   the case and what differs) and one per ISA skipped, and exits with status 0 when every ISA that
- *   ran passed.
+ *   basemul_acc, intt, reduce, reduce_centred, reduce_partial, tomont, frommont, to_standard,
+ *   from_standard, polymul) runs on known inputs and its output is compared with the answer
+ *   nttgen's exact evaluator computed at generation time. It prints one line per ISA and entry
+ *   point ("c polymul: ok", or FAILED with the case and what differs) and one per ISA skipped, and
+ *   exits with status 0 when every ISA that ran passed.
  * Inputs: from fixed seeds (splitmix64), inside every ISA's input contract: random, all lo, all hi,
  *   and the two ends of the range alternating and at random (kat_fill).
  * Answers: a checksum of each output (kat_checksum); polymul's random case in full.
@@ -221,6 +221,24 @@ static void kat_reduce(int16_t *r, int16_t *a, int16_t *b) {
 }
 
 /*
+ * reduce_centred on standard-order inputs.
+ */
+static void kat_reduce_centred(int16_t *r, int16_t *a, int16_t *b) {
+    (void)b;
+    memcpy(r, a, sizeof(int16_t) * NTTGEN_KYBER_R1_N);
+    nttgen_kyber_r1_reduce_centred(r);
+}
+
+/*
+ * reduce_partial on standard-order inputs.
+ */
+static void kat_reduce_partial(int16_t *r, int16_t *a, int16_t *b) {
+    (void)b;
+    memcpy(r, a, sizeof(int16_t) * NTTGEN_KYBER_R1_N);
+    nttgen_kyber_r1_reduce_partial(r);
+}
+
+/*
  * tomont on standard-order inputs.
  */
 static void kat_tomont(int16_t *r, int16_t *a, int16_t *b) {
@@ -266,38 +284,38 @@ static void kat_polymul(int16_t *r, int16_t *a, int16_t *b) {
 // polymul, case random: the output in full.
 // clang-format off
 static const int32_t kat_full_polymul_0[256] = {
-    721, 7543, 1704, 1076, 6245, 7322, 5343, 1582,
-    5045, 5263, 7523, 6698, 6686, 1596, 5861, 6094,
-    1038, 4673, 2253, 6501, 6179, 5034, 7595, 2639,
-    2692, 5130, 2899, 6388, 966, 4311, 3531, 4491,
-    4100, 1640, 4910, 1922, 3861, 4358, 7036, 5433,
-    3170, 2351, 7053, 4122, 5428, 7463, 64, 3813,
-    4753, 2066, 4904, 477, 7212, 660, 6748, 1613,
-    3478, 4635, 4188, 7536, 6058, 1339, 6134, 56,
-    7264, 576, 6941, 1178, 2948, 1469, 4216, 1713,
-    187, 506, 2195, 2617, 106, 6698, 6593, 3190,
-    4989, 3844, 7627, 3805, 3794, 115, 1307, 5810,
-    4919, 5255, 6945, 6988, 4186, 4858, 6592, 2570,
-    2100, 2106, 2972, 4131, 5416, 256, 2524, 6132,
-    3478, 997, 7662, 237, 2179, 4448, 6109, 4368,
-    2626, 6388, 3027, 4357, 2232, 6972, 2262, 4523,
-    6096, 5942, 4509, 7527, 7437, 2465, 5887, 5477,
-    2139, 4236, 1933, 7131, 7501, 3439, 6495, 6885,
-    543, 6210, 1071, 7206, 1874, 4006, 2454, 413,
-    5386, 4775, 252, 4720, 4595, 1029, 5195, 3021,
-    1789, 5372, 5088, 4386, 7122, 5662, 968, 1121,
-    892, 605, 357, 7085, 1126, 7116, 5373, 5676,
-    1917, 338, 5909, 4002, 5179, 2271, 4023, 7422,
-    6899, 7032, 2664, 5766, 4279, 2659, 5397, 4512,
-    5755, 5730, 7142, 7591, 6116, 681, 3020, 5567,
-    7551, 368, 4458, 7413, 2337, 2740, 3570, 2182,
-    6839, 4267, 5461, 6727, 7460, 6921, 6447, 6244,
-    2804, 147, 2643, 1848, 6156, 193, 6381, 5467,
-    3454, 7416, 5517, 6494, 4100, 5484, 1093, 2730,
-    2720, 5861, 4586, 2155, 2550, 3991, 3940, 6380,
-    5278, 3001, 736, 6074, 4492, 2083, 1334, 5507,
-    1916, 6604, 4603, 5280, 1805, 6955, 6209, 6374,
-    4196, 7065, 2324, 3051, 7087, 1795, 989, 6018,
+    7545, 3188, 312, 5213, 3042, 363, 1428, 899,
+    7034, 6159, 1394, 4921, 1732, 4976, 6097, 129,
+    6291, 7059, 7653, 2166, 1151, 2181, 4196, 4020,
+    5114, 194, 4366, 6757, 3744, 4490, 4852, 5370,
+    5819, 6361, 7166, 496, 2506, 6238, 7092, 1448,
+    2781, 3460, 2572, 3438, 5915, 4065, 367, 6559,
+    947, 4313, 2934, 4419, 2925, 5493, 2561, 461,
+    5687, 66, 7076, 5294, 5041, 2068, 4254, 6579,
+    6871, 6244, 2300, 4828, 6099, 5021, 6504, 4080,
+    3858, 6362, 5493, 1720, 5674, 2683, 4579, 4922,
+    1331, 5997, 3770, 7097, 3616, 6138, 1825, 11,
+    7630, 3794, 1349, 446, 6630, 6451, 448, 2592,
+    2214, 1480, 7068, 2706, 5369, 4741, 7094, 5741,
+    3559, 3957, 4816, 3845, 4812, 1064, 7524, 7283,
+    456, 3597, 794, 5148, 1818, 6199, 6309, 7432,
+    2919, 7287, 5676, 3164, 1935, 3997, 1960, 822,
+    7171, 4418, 6671, 3563, 3170, 174, 4566, 4050,
+    7214, 5558, 5672, 4323, 88, 4376, 5393, 3427,
+    6141, 6907, 1142, 4451, 4723, 919, 2307, 7630,
+    6305, 5648, 2739, 2991, 545, 750, 644, 414,
+    3542, 6934, 1428, 3778, 5290, 136, 1901, 5530,
+    3544, 6145, 1509, 3116, 6489, 1518, 1180, 116,
+    6280, 1730, 2441, 3833, 5382, 6319, 1217, 4374,
+    4683, 3856, 6279, 3477, 5494, 5820, 6122, 5817,
+    3913, 7300, 5531, 2742, 3576, 2769, 4903, 3797,
+    2874, 51, 1860, 4129, 5909, 2780, 6396, 5913,
+    373, 1969, 6732, 1994, 1517, 765, 2417, 1723,
+    7216, 2869, 7324, 4949, 3336, 117, 5772, 2602,
+    6775, 2057, 2169, 3412, 5869, 629, 3591, 7371,
+    3876, 6591, 2252, 1679, 931, 6285, 5973, 6537,
+    7508, 2421, 2397, 7496, 1033, 5186, 7627, 1107,
+    2261, 1432, 6360, 5756, 1275, 6015, 2176, 3755,
 };
 // clang-format on
 
@@ -323,6 +341,8 @@ static const kat_op kat_ops[] = {
     {"basemul_acc", kat_basemul_acc, 768, -18519, 18519, -18519, 18519, -3840, 3840, 1, 0},
     {"intt", kat_intt, 256, -9073, 9073, 0, 0, -5418, 5418, 0, 0},
     {"reduce", kat_reduce, 256, -32768, 32767, 0, 0, 0, 7680, 1, 0},
+    {"reduce_centred", kat_reduce_centred, 256, -32768, 32767, 0, 0, -3840, 3840, 1, 0},
+    {"reduce_partial", kat_reduce_partial, 256, -32768, 32767, 0, 0, -3840, 3840, 1, 0},
     {"tomont", kat_tomont, 256, -32768, 32767, 0, 0, -4896, 4896, 0, 0},
     {"frommont", kat_frommont, 256, -32768, 32767, 0, 0, -3840, 3840, 1, 0},
     {"to_standard", kat_to_standard, 256, -32768, 32767, 0, 0, -32768, 32767, 1, 1},
@@ -362,26 +382,36 @@ static const kat_case kat_cases[] = {
     {4, "all hi", 2, 2, 0x5e1f8ed7u, 0x47c3da3242de5e19u, NULL},
     {4, "alternating ends", 3, 3, 0x5e1f8f17u, 0xec448965fb815047u, NULL},
     {4, "random ends", 4, 4, 0x5e1f8f57u, 0xcc3a32e3c5c7eb6bu, NULL},
-    {5, "random", 0, 0, 0x5e1f9257u, 0x92560408553cf9b5u, NULL},
-    {5, "all lo", 1, 1, 0x5e1f9297u, 0x8c3da9581b434bb8u, NULL},
-    {5, "all hi", 2, 2, 0x5e1f92d7u, 0x96625223c117a59cu, NULL},
-    {5, "alternating ends", 3, 3, 0x5e1f9317u, 0xcd73e6cd6778ec20u, NULL},
-    {5, "random ends", 4, 4, 0x5e1f9357u, 0x3e408e27301dcc68u, NULL},
-    {6, "random", 0, 0, 0x5e1f9657u, 0x88cfcd1771a59fc3u, NULL},
-    {6, "all lo", 1, 1, 0x5e1f9697u, 0x6bccb291f6e1d5c9u, NULL},
-    {6, "all hi", 2, 2, 0x5e1f96d7u, 0xca06137010d90a8au, NULL},
-    {6, "alternating ends", 3, 3, 0x5e1f9717u, 0x41e5b7118ba4b35bu, NULL},
-    {6, "random ends", 4, 4, 0x5e1f9757u, 0x8306df2d1e26dbb8u, NULL},
-    {7, "random", 0, 0, 0x5e1f9a57u, 0x0u, NULL},
-    {7, "ramp", 5, 5, 0x5e1f9a97u, 0x0u, NULL},
-    {8, "random", 0, 0, 0x5e1f9e57u, 0x0u, NULL},
-    {8, "ramp", 5, 5, 0x5e1f9e97u, 0x0u, NULL},
-    {9, "random", 0, 0, 0x5e1fa257u, 0xe12c2faa84857bbeu, kat_full_polymul_0},
-    {9, "all lo", 1, 1, 0x5e1fa297u, 0x4d9581cb9a82f4b2u, NULL},
-    {9, "all hi", 2, 2, 0x5e1fa2d7u, 0x4d9581cb9a82f4b2u, NULL},
-    {9, "all hi by all lo", 2, 1, 0x5e1fa317u, 0xbbefb940c74459ddu, NULL},
-    {9, "alternating ends", 3, 3, 0x5e1fa357u, 0x3d20a775af39a21bu, NULL},
-    {9, "random ends", 4, 4, 0x5e1fa397u, 0x1cf96f12ad4dbce3u, NULL},
+    {5, "random", 0, 0, 0x5e1f9257u, 0x594c777682b37d53u, NULL},
+    {5, "all lo", 1, 1, 0x5e1f9297u, 0x25932291f33bfe3eu, NULL},
+    {5, "all hi", 2, 2, 0x5e1f92d7u, 0x47c3da3242de5e19u, NULL},
+    {5, "alternating ends", 3, 3, 0x5e1f9317u, 0x45f1a37ca35e67c6u, NULL},
+    {5, "random ends", 4, 4, 0x5e1f9357u, 0xf31a3b5eb701e979u, NULL},
+    {6, "random", 0, 0, 0x5e1f9657u, 0x1971acfd0f90565eu, NULL},
+    {6, "all lo", 1, 1, 0x5e1f9697u, 0x25932291f33bfe3eu, NULL},
+    {6, "all hi", 2, 2, 0x5e1f96d7u, 0x47c3da3242de5e19u, NULL},
+    {6, "alternating ends", 3, 3, 0x5e1f9717u, 0x45f1a37ca35e67c6u, NULL},
+    {6, "random ends", 4, 4, 0x5e1f9757u, 0xef9b8200c2715bc0u, NULL},
+    {7, "random", 0, 0, 0x5e1f9a57u, 0x6019f2bec4c3a72u, NULL},
+    {7, "all lo", 1, 1, 0x5e1f9a97u, 0x8c3da9581b434bb8u, NULL},
+    {7, "all hi", 2, 2, 0x5e1f9ad7u, 0x96625223c117a59cu, NULL},
+    {7, "alternating ends", 3, 3, 0x5e1f9b17u, 0xcd73e6cd6778ec20u, NULL},
+    {7, "random ends", 4, 4, 0x5e1f9b57u, 0x53e38e04d818916cu, NULL},
+    {8, "random", 0, 0, 0x5e1f9e57u, 0x36653717bb5a4388u, NULL},
+    {8, "all lo", 1, 1, 0x5e1f9e97u, 0x6bccb291f6e1d5c9u, NULL},
+    {8, "all hi", 2, 2, 0x5e1f9ed7u, 0xca06137010d90a8au, NULL},
+    {8, "alternating ends", 3, 3, 0x5e1f9f17u, 0x41e5b7118ba4b35bu, NULL},
+    {8, "random ends", 4, 4, 0x5e1f9f57u, 0x2d68d5b029d49ae4u, NULL},
+    {9, "random", 0, 0, 0x5e1fa257u, 0x0u, NULL},
+    {9, "ramp", 5, 5, 0x5e1fa297u, 0x0u, NULL},
+    {10, "random", 0, 0, 0x5e1fa657u, 0x0u, NULL},
+    {10, "ramp", 5, 5, 0x5e1fa697u, 0x0u, NULL},
+    {11, "random", 0, 0, 0x5e1faa57u, 0x1924ea71009ad1e5u, kat_full_polymul_0},
+    {11, "all lo", 1, 1, 0x5e1faa97u, 0x4d9581cb9a82f4b2u, NULL},
+    {11, "all hi", 2, 2, 0x5e1faad7u, 0x4d9581cb9a82f4b2u, NULL},
+    {11, "all hi by all lo", 2, 1, 0x5e1fab17u, 0xbbefb940c74459ddu, NULL},
+    {11, "alternating ends", 3, 3, 0x5e1fab57u, 0x3d20a775af39a21bu, NULL},
+    {11, "random ends", 4, 4, 0x5e1fab97u, 0x6bee0cb3d4c6ae8fu, NULL},
 };
 // clang-format on
 static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
@@ -389,34 +419,34 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 /* The answers that depend on the ISA's native order. */
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
-    {"avx512", 37, 0x5316a10e201a0840u},
-    {"avx2", 37, 0xb07aa5b5cab502e8u},
-    {"rvv256", 37, 0x6d49bb69db73f659u},
-    {"neon", 37, 0xd8376a8daacf2664u},
-    {"rvv128", 37, 0x68c0c31e6b025af0u},
-    {"rvv", 37, 0xd819ea4fc9d3f602u},
-    {"c", 37, 0xd819ea4fc9d3f602u},
-    {"avx512", 38, 0x317c4869adee5760u},
-    {"avx2", 38, 0x4e65a0538b9a1736u},
-    {"rvv256", 38, 0xe36f1e3fbe3b1924u},
-    {"neon", 38, 0x289d8015440c80f7u},
-    {"rvv128", 38, 0xbeae557810baaa5cu},
-    {"rvv", 38, 0x206e322a1052dcf6u},
-    {"c", 38, 0x206e322a1052dcf6u},
-    {"avx512", 39, 0x641533a5f7723aa8u},
-    {"avx2", 39, 0x451cda233ee18ed7u},
-    {"rvv256", 39, 0x9a328dfadf75676eu},
-    {"neon", 39, 0xc3ea6c70b27d2cbbu},
-    {"rvv128", 39, 0x5dd43b952eee16a4u},
-    {"rvv", 39, 0xdc1dff4ebd453b67u},
-    {"c", 39, 0xdc1dff4ebd453b67u},
-    {"avx512", 40, 0x1de3a8fc3bd1e38u},
-    {"avx2", 40, 0x446e1df099e1ef60u},
-    {"rvv256", 40, 0xe36f1e3fbe3b1924u},
-    {"neon", 40, 0x289d8015440c80f7u},
-    {"rvv128", 40, 0xbeae557810baaa5cu},
-    {"rvv", 40, 0x206e322a1052dcf6u},
-    {"c", 40, 0x206e322a1052dcf6u},
+    {"avx512", 47, 0xcb34e000efff1804u},
+    {"avx2", 47, 0x2d0bf8ea77840ed2u},
+    {"rvv256", 47, 0xb6810e2a12423762u},
+    {"neon", 47, 0xd546c122796f8044u},
+    {"rvv128", 47, 0x5598329f0f135a3eu},
+    {"rvv", 47, 0x500e72d1861352bau},
+    {"c", 47, 0x500e72d1861352bau},
+    {"avx512", 48, 0x317c4869adee5760u},
+    {"avx2", 48, 0x4e65a0538b9a1736u},
+    {"rvv256", 48, 0xe36f1e3fbe3b1924u},
+    {"neon", 48, 0x289d8015440c80f7u},
+    {"rvv128", 48, 0xbeae557810baaa5cu},
+    {"rvv", 48, 0x206e322a1052dcf6u},
+    {"c", 48, 0x206e322a1052dcf6u},
+    {"avx512", 49, 0x4678b6d7041bb012u},
+    {"avx2", 49, 0x7cf35aa75602b503u},
+    {"rvv256", 49, 0x563f691cde69b586u},
+    {"neon", 49, 0x505c205e1f9cfd96u},
+    {"rvv128", 49, 0x4d4f0b5a36565a96u},
+    {"rvv", 49, 0xde4ae6764805b316u},
+    {"c", 49, 0xde4ae6764805b316u},
+    {"avx512", 50, 0x1de3a8fc3bd1e38u},
+    {"avx2", 50, 0x446e1df099e1ef60u},
+    {"rvv256", 50, 0xe36f1e3fbe3b1924u},
+    {"neon", 50, 0x289d8015440c80f7u},
+    {"rvv128", 50, 0xbeae557810baaa5cu},
+    {"rvv", 50, 0x206e322a1052dcf6u},
+    {"c", 50, 0x206e322a1052dcf6u},
 };
 // clang-format on
 static const size_t kat_nper_isas = sizeof(kat_per_isas) / sizeof(kat_per_isas[0]);

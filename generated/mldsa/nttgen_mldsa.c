@@ -11,9 +11,9 @@
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the
- *         NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_mldsa_isa() names the ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -119,6 +119,8 @@ typedef struct {
     void (*basemul_acc)(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
     void (*intt)(int32_t a[256]);
     void (*reduce)(int32_t a[256]);
+    void (*reduce_centred)(int32_t a[256]);
+    void (*reduce_partial)(int32_t a[256]);
     void (*tomont)(int32_t a[256]);
     void (*frommont)(int32_t a[256]);
     void (*to_standard)(int32_t a[256]);
@@ -131,46 +133,54 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
 #ifdef NTTGEN_MLDSA_HAVE_AVX512
     {"avx512", nttgen_mldsa_avx512_ntt, nttgen_mldsa_avx512_basemul,
      nttgen_mldsa_avx512_basemul_acc, nttgen_mldsa_avx512_intt, nttgen_mldsa_avx512_reduce,
+     nttgen_mldsa_avx512_reduce_centred, nttgen_mldsa_avx512_reduce_partial,
      nttgen_mldsa_avx512_tomont, nttgen_mldsa_avx512_frommont, nttgen_mldsa_avx512_to_standard,
      nttgen_mldsa_avx512_from_standard, nttgen_mldsa_avx512_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_AVX2
     {"avx2", nttgen_mldsa_avx2_ntt, nttgen_mldsa_avx2_basemul, nttgen_mldsa_avx2_basemul_acc,
-     nttgen_mldsa_avx2_intt, nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_tomont,
-     nttgen_mldsa_avx2_frommont, nttgen_mldsa_avx2_to_standard, nttgen_mldsa_avx2_from_standard,
-     nttgen_mldsa_avx2_polymul},
+     nttgen_mldsa_avx2_intt, nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_reduce_centred,
+     nttgen_mldsa_avx2_reduce_partial, nttgen_mldsa_avx2_tomont, nttgen_mldsa_avx2_frommont,
+     nttgen_mldsa_avx2_to_standard, nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV256
     {"rvv256", nttgen_mldsa_rvv256_ntt, nttgen_mldsa_rvv256_basemul,
      nttgen_mldsa_rvv256_basemul_acc, nttgen_mldsa_rvv256_intt, nttgen_mldsa_rvv256_reduce,
+     nttgen_mldsa_rvv256_reduce_centred, nttgen_mldsa_rvv256_reduce_partial,
      nttgen_mldsa_rvv256_tomont, nttgen_mldsa_rvv256_frommont, nttgen_mldsa_rvv256_to_standard,
      nttgen_mldsa_rvv256_from_standard, nttgen_mldsa_rvv256_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_NEON
     {"neon", nttgen_mldsa_neon_ntt, nttgen_mldsa_neon_basemul, nttgen_mldsa_neon_basemul_acc,
-     nttgen_mldsa_neon_intt, nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_tomont,
-     nttgen_mldsa_neon_frommont, nttgen_mldsa_neon_to_standard, nttgen_mldsa_neon_from_standard,
-     nttgen_mldsa_neon_polymul},
+     nttgen_mldsa_neon_intt, nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_reduce_centred,
+     nttgen_mldsa_neon_reduce_partial, nttgen_mldsa_neon_tomont, nttgen_mldsa_neon_frommont,
+     nttgen_mldsa_neon_to_standard, nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV128
     {"rvv128", nttgen_mldsa_rvv128_ntt, nttgen_mldsa_rvv128_basemul,
      nttgen_mldsa_rvv128_basemul_acc, nttgen_mldsa_rvv128_intt, nttgen_mldsa_rvv128_reduce,
+     nttgen_mldsa_rvv128_reduce_centred, nttgen_mldsa_rvv128_reduce_partial,
      nttgen_mldsa_rvv128_tomont, nttgen_mldsa_rvv128_frommont, nttgen_mldsa_rvv128_to_standard,
      nttgen_mldsa_rvv128_from_standard, nttgen_mldsa_rvv128_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV
     {"rvv", nttgen_mldsa_rvv_ntt, nttgen_mldsa_rvv_basemul, nttgen_mldsa_rvv_basemul_acc,
-     nttgen_mldsa_rvv_intt, nttgen_mldsa_rvv_reduce, nttgen_mldsa_rvv_tomont,
-     nttgen_mldsa_rvv_frommont, NULL, NULL, nttgen_mldsa_rvv_polymul},
+     nttgen_mldsa_rvv_intt, nttgen_mldsa_rvv_reduce, nttgen_mldsa_rvv_reduce_centred,
+     nttgen_mldsa_rvv_reduce_partial, nttgen_mldsa_rvv_tomont, nttgen_mldsa_rvv_frommont, NULL,
+     NULL, nttgen_mldsa_rvv_polymul},
 #endif
     {"c", nttgen_mldsa_c_ntt, nttgen_mldsa_c_basemul, nttgen_mldsa_c_basemul_acc,
-     nttgen_mldsa_c_intt, nttgen_mldsa_c_reduce, nttgen_mldsa_c_tomont, nttgen_mldsa_c_frommont,
-     NULL, NULL, nttgen_mldsa_c_polymul},
+     nttgen_mldsa_c_intt, nttgen_mldsa_c_reduce, nttgen_mldsa_c_reduce_centred,
+     nttgen_mldsa_c_reduce_partial, nttgen_mldsa_c_tomont, nttgen_mldsa_c_frommont, NULL, NULL,
+     nttgen_mldsa_c_polymul},
 };
 static const size_t nttgen_mldsa_isas = sizeof(nttgen_mldsa_impls) / sizeof(nttgen_mldsa_impls[0]);
 
-/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
-static const nttgen_mldsa_impl *nttgen_mldsa_active[5];
+/*
+ * The active ISA of each group (0 ntt domain, 1 reduce, 2 reduce_centred, 3 reduce_partial, 4
+ *   tomont, 5 frommont, 6 polymul).
+ */
+static const nttgen_mldsa_impl *nttgen_mldsa_active[7];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_mldsa_same(const char *a, const char *b) {
@@ -312,14 +322,20 @@ const char *nttgen_mldsa_isa_of(const char *op) {
     if (nttgen_mldsa_same(op, "reduce")) {
         return nttgen_mldsa_pick(1)->name;
     }
-    if (nttgen_mldsa_same(op, "tomont")) {
+    if (nttgen_mldsa_same(op, "reduce_centred")) {
         return nttgen_mldsa_pick(2)->name;
     }
-    if (nttgen_mldsa_same(op, "frommont")) {
+    if (nttgen_mldsa_same(op, "reduce_partial")) {
         return nttgen_mldsa_pick(3)->name;
     }
-    if (nttgen_mldsa_same(op, "polymul")) {
+    if (nttgen_mldsa_same(op, "tomont")) {
         return nttgen_mldsa_pick(4)->name;
+    }
+    if (nttgen_mldsa_same(op, "frommont")) {
+        return nttgen_mldsa_pick(5)->name;
+    }
+    if (nttgen_mldsa_same(op, "polymul")) {
+        return nttgen_mldsa_pick(6)->name;
     }
     return NULL;
 }
@@ -332,6 +348,8 @@ int nttgen_mldsa_use_isa(const char *name) {
             NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[2], &nttgen_mldsa_impls[i]);
             NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[3], &nttgen_mldsa_impls[i]);
             NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[4], &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[5], &nttgen_mldsa_impls[i]);
+            NTTGEN_MLDSA_STORE(&nttgen_mldsa_active[6], &nttgen_mldsa_impls[i]);
             return 0;
         }
     }
@@ -344,6 +362,8 @@ void nttgen_mldsa_init(void) {
     nttgen_mldsa_pick(2);
     nttgen_mldsa_pick(3);
     nttgen_mldsa_pick(4);
+    nttgen_mldsa_pick(5);
+    nttgen_mldsa_pick(6);
 }
 
 void nttgen_mldsa_ntt(int32_t a[256]) {
@@ -366,12 +386,20 @@ void nttgen_mldsa_reduce(int32_t a[256]) {
     nttgen_mldsa_pick(1)->reduce(a);
 }
 
+void nttgen_mldsa_reduce_centred(int32_t a[256]) {
+    nttgen_mldsa_pick(2)->reduce_centred(a);
+}
+
+void nttgen_mldsa_reduce_partial(int32_t a[256]) {
+    nttgen_mldsa_pick(3)->reduce_partial(a);
+}
+
 void nttgen_mldsa_tomont(int32_t a[256]) {
-    nttgen_mldsa_pick(2)->tomont(a);
+    nttgen_mldsa_pick(4)->tomont(a);
 }
 
 void nttgen_mldsa_frommont(int32_t a[256]) {
-    nttgen_mldsa_pick(3)->frommont(a);
+    nttgen_mldsa_pick(5)->frommont(a);
 }
 
 void nttgen_mldsa_to_standard(int32_t a[256]) {
@@ -389,5 +417,5 @@ void nttgen_mldsa_from_standard(int32_t a[256]) {
 }
 
 void nttgen_mldsa_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
-    nttgen_mldsa_pick(4)->polymul(r, a, b);
+    nttgen_mldsa_pick(6)->polymul(r, a, b);
 }

@@ -11,9 +11,9 @@
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the
- *         NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_mldsa_isa() names the ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -137,6 +137,26 @@ void nttgen_mldsa_intt(int32_t a[256]);
  * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [0, 8380416] (any ISA)
  */
 void nttgen_mldsa_reduce(int32_t a[256]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [-4190208, 4190208] (any
+ *   ISA)
+ */
+void nttgen_mldsa_reduce_centred(int32_t a[256]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-2147483648, 2147483647] (every ISA), on exit in [-4190208, 4190208] (any
+ *   ISA)
+ */
+void nttgen_mldsa_reduce_partial(int32_t a[256]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

@@ -37,6 +37,16 @@
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
  *       ops: load 32, store 32, barrett 32, cond_add_q 32
  *       coefficient reductions: 256
+ *   nttgen_mldsa_avx2_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 32, store 32, barrett 32
+ *       coefficient reductions: 256
+ *   nttgen_mldsa_avx2_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 32, store 32, barrett 32
+ *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-2147483648, 2147483647] -> a in [-2095104, 10475521]
  *       ops: load 32, store 32, shoupmul 32, const 64
@@ -125,6 +135,26 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]);
  * Ops per call: load 32, store 32, barrett 32, cond_add_q 32
  */
 void nttgen_mldsa_avx2_reduce(int32_t a[256]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 32, store 32, barrett 32
+ */
+void nttgen_mldsa_avx2_reduce_centred(int32_t a[256]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 32, store 32, barrett 32
+ */
+void nttgen_mldsa_avx2_reduce_partial(int32_t a[256]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

@@ -37,6 +37,16 @@
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
  *       ops: load 64, store 64, barrett 64, cond_add_q 64
  *       coefficient reductions: 256
+ *   nttgen_mldsa_neon_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 64, store 64, barrett 64
+ *       coefficient reductions: 256
+ *   nttgen_mldsa_neon_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 64, store 64, barrett 64
+ *       coefficient reductions: 256
  *   nttgen_mldsa_neon_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-2147483648, 2147483647] -> a in [-4190208, 12570625]
  *       ops: load 64, store 64, shoupmul 64, const 128
@@ -2469,6 +2479,50 @@ void nttgen_mldsa_neon_reduce(int32_t a[256]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, 256, 0, 8380416);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 64, store 64, barrett 64
+ */
+void nttgen_mldsa_neon_reduce_centred(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const int32x4_t x_0 = vld1q_s32(&a[i_0 * 4]);
+        const int32x4_t red_0 = nttgen_mldsa_neon_barrett(x_0);
+        vst1q_s32(&a[i_0 * 4], red_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, 256, -4190208, 4190208);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 64, store 64, barrett 64
+ */
+void nttgen_mldsa_neon_reduce_partial(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const int32x4_t x_0 = vld1q_s32(&a[i_0 * 4]);
+        const int32x4_t red_0 = nttgen_mldsa_neon_barrett(x_0);
+        vst1q_s32(&a[i_0 * 4], red_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, 256, -4190208, 4190208);
 #endif
 }
 

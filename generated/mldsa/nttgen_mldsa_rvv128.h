@@ -36,6 +36,16 @@
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
  *       ops: load 64, store 64, barrett 64, cond_add_q 64
  *       coefficient reductions: 256
+ *   nttgen_mldsa_rvv128_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 64, store 64, barrett 64
+ *       coefficient reductions: 256
+ *   nttgen_mldsa_rvv128_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 64, store 64, barrett 64
+ *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-2147483648, 2147483647] -> a in [-5373183, 5373183]
  *       ops: load 64, store 64, montmul 64, const 128
@@ -122,6 +132,26 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]);
  * Ops per call: load 64, store 64, barrett 64, cond_add_q 64
  */
 void nttgen_mldsa_rvv128_reduce(int32_t a[256]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 64, store 64, barrett 64
+ */
+void nttgen_mldsa_rvv128_reduce_centred(int32_t a[256]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 64, store 64, barrett 64
+ */
+void nttgen_mldsa_rvv128_reduce_partial(int32_t a[256]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

@@ -36,6 +36,16 @@
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
  *       ops: load 32, store 32, barrett 32, cond_add_q 32
  *       coefficient reductions: 256
+ *   nttgen_mldsa_rvv256_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 32, store 32, barrett 32
+ *       coefficient reductions: 256
+ *   nttgen_mldsa_rvv256_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
+ *       ops: load 32, store 32, barrett 32
+ *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-2147483648, 2147483647] -> a in [-5373183, 5373183]
  *       ops: load 32, store 32, montmul 32, const 64
@@ -2252,6 +2262,50 @@ void nttgen_mldsa_rvv256_reduce(int32_t a[256]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, 0, 8380416);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 32, store 32, barrett 32
+ */
+void nttgen_mldsa_rvv256_reduce_centred(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
+        const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(x_0, 8);
+        __riscv_vse32_v_i32m1(&a[i_0 * 8], red_0, 8);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, 256, -4190208, 4190208);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
+ * Ops per call: load 32, store 32, barrett 32
+ */
+void nttgen_mldsa_rvv256_reduce_partial(int32_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
+        const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(x_0, 8);
+        __riscv_vse32_v_i32m1(&a[i_0 * 8], red_0, 8);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, 256, -4190208, 4190208);
 #endif
 }
 

@@ -8,10 +8,11 @@
  * Self-test of the library nttgen_mldsa (the front end nttgen_mldsa.h over its ISA files), without
  *   Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv, c) that
  *   nttgen_mldsa_use_isa accepts here, each entry point that computes (ntt, basemul, basemul_acc,
- *   intt, reduce, tomont, frommont, to_standard, from_standard, polymul) runs on known inputs and
- *   its output is compared with the answer nttgen's exact evaluator computed at generation time. It
- *   prints one line per ISA and entry point ("c polymul: ok", or FAILED with the case and what
- *   differs) and one per ISA skipped, and exits with status 0 when every ISA that ran passed.
+ *   intt, reduce, reduce_centred, reduce_partial, tomont, frommont, to_standard, from_standard,
+ *   polymul) runs on known inputs and its output is compared with the answer nttgen's exact
+ *   evaluator computed at generation time. It prints one line per ISA and entry point ("c polymul:
+ *   ok", or FAILED with the case and what differs) and one per ISA skipped, and exits with status 0
+ *   when every ISA that ran passed.
  * Inputs: from fixed seeds (splitmix64), inside every ISA's input contract: random, all lo, all hi,
  *   and the two ends of the range alternating and at random (kat_fill).
  * Answers: a checksum of each output (kat_checksum); polymul's random case in full.
@@ -220,6 +221,24 @@ static void kat_reduce(int32_t *r, int32_t *a, int32_t *b) {
 }
 
 /*
+ * reduce_centred on standard-order inputs.
+ */
+static void kat_reduce_centred(int32_t *r, int32_t *a, int32_t *b) {
+    (void)b;
+    memcpy(r, a, sizeof(int32_t) * NTTGEN_MLDSA_N);
+    nttgen_mldsa_reduce_centred(r);
+}
+
+/*
+ * reduce_partial on standard-order inputs.
+ */
+static void kat_reduce_partial(int32_t *r, int32_t *a, int32_t *b) {
+    (void)b;
+    memcpy(r, a, sizeof(int32_t) * NTTGEN_MLDSA_N);
+    nttgen_mldsa_reduce_partial(r);
+}
+
+/*
  * tomont on standard-order inputs.
  */
 static void kat_tomont(int32_t *r, int32_t *a, int32_t *b) {
@@ -265,49 +284,49 @@ static void kat_polymul(int32_t *r, int32_t *a, int32_t *b) {
 // polymul, case random: the output in full.
 // clang-format off
 static const int32_t kat_full_polymul_0[256] = {
-    4156029, 1752334, 3889251, 1664666, 2602228, 6743538,
-    1701286, 1587391, 7577028, 7044639, 6426884, 8135687,
-    3760104, 478708, 6394080, 6466425, 7097423, 5357463,
-    2428153, 6482987, 3954355, 4175635, 1046065, 977963,
-    657775, 5954751, 4547620, 6788058, 6406063, 1391306,
-    2143642, 4282817, 3114337, 4351324, 5684874, 3155651,
-    3070248, 6154075, 4305458, 7730526, 6204879, 3483687,
-    703278, 6570899, 2424400, 5683443, 5787480, 3950745,
-    5026977, 6554796, 6882797, 258811, 1019650, 7631347,
-    4297752, 30305, 4185413, 8263646, 962963, 4571923,
-    2246820, 3176959, 6703294, 1773640, 8004010, 2325088,
-    1360252, 4495516, 6418972, 5366354, 8063613, 7495127,
-    4225784, 6492913, 5719730, 3548924, 8252415, 870646,
-    2516261, 5554975, 257690, 7853550, 1837527, 3965304,
-    3706535, 4258611, 6381989, 6399372, 5998073, 698537,
-    115354, 2987982, 2768107, 3400742, 7238029, 6892157,
-    7394890, 4334879, 6724851, 3845204, 2138433, 5240963,
-    3582833, 3711850, 471842, 7066875, 4032624, 6596737,
-    5169759, 8012075, 7700134, 7500647, 599854, 8013306,
-    3766079, 6266933, 7708033, 2839690, 233689, 4721946,
-    3840212, 315717, 7607241, 4981021, 69126, 4004320,
-    5504225, 3148785, 310593, 707621, 3593510, 132595,
-    1871761, 3705561, 2777791, 5536814, 5159098, 4789751,
-    6119288, 1116512, 5753470, 8025981, 7560872, 1117618,
-    6141324, 7862390, 6973738, 2754722, 1081248, 5380648,
-    6239788, 4992412, 7015841, 238366, 2483676, 8015247,
-    4762941, 1019832, 97134, 1186966, 35090, 7137745,
-    7484991, 4923433, 1582268, 251944, 4755589, 7788352,
-    7451638, 2582268, 529877, 6654756, 3304816, 6695716,
-    5851645, 4625777, 5840045, 3958413, 3163642, 6845672,
-    3320449, 3605014, 111025, 2085673, 7673909, 1165738,
-    3400190, 6584174, 7105991, 5849840, 1724901, 6932187,
-    674812, 2035496, 4824537, 2235382, 2784580, 4772139,
-    3863921, 1998103, 4879063, 3847162, 7192602, 101322,
-    117168, 8370090, 5562388, 2070986, 6877214, 3293375,
-    1980943, 8337683, 6069094, 8126151, 3698983, 4547098,
-    2006216, 3308500, 7554835, 994846, 5857122, 1731011,
-    1609554, 5239233, 1790788, 6158670, 2321528, 7428278,
-    1786051, 2428266, 2564938, 5753132, 3611788, 6030353,
-    7945372, 7350084, 3730080, 7428386, 4596124, 2958130,
-    5839638, 6366872, 5134607, 2527508, 7867585, 1084550,
-    1317121, 1295436, 3151170, 6469417, 5866217, 4765556,
-    2646952, 3286133, 1732084, 4473369,
+    6080143, 3737721, 4216268, 5414741, 1165559, 4703522,
+    581614, 7509103, 2487844, 4636774, 791910, 5282905,
+    5974890, 7302323, 5074735, 745882, 4101889, 6158294,
+    3239441, 6792055, 6165822, 243654, 629895, 1911930,
+    3642587, 3597159, 985458, 3074335, 4801135, 5724404,
+    1237395, 4832105, 5975786, 4823005, 5097582, 1338898,
+    2408510, 5914941, 3825722, 5587806, 4709713, 492120,
+    4407423, 8054571, 8126415, 6545676, 2414067, 3376873,
+    8176228, 5889024, 3005229, 1820715, 6984493, 3200546,
+    6387986, 123465, 6598248, 3492402, 850273, 8116167,
+    3037858, 6513874, 495469, 6625715, 2952114, 2766839,
+    7676972, 3183311, 1146703, 642678, 3394275, 8208289,
+    6530241, 5780251, 5348689, 5535093, 2736480, 360927,
+    8361272, 7711473, 5283960, 555718, 2845224, 5132688,
+    5402174, 6770540, 2758133, 6032808, 2096445, 3544920,
+    5097579, 116569, 3016875, 5137433, 5125592, 239784,
+    4133009, 4135395, 5930091, 748062, 5700999, 5161077,
+    1312151, 2591870, 7536874, 6346190, 138829, 4193306,
+    32022, 922335, 264079, 2881335, 974208, 4256719,
+    6245461, 5743325, 7450709, 1456914, 3125874, 7148560,
+    1222302, 1892002, 5182760, 659050, 6522220, 3251658,
+    4153418, 5282628, 3006021, 2102225, 2534949, 3749170,
+    2260140, 6207563, 1896092, 782179, 3461666, 6983726,
+    6739377, 1459528, 6128929, 1728593, 1217320, 7051868,
+    4204950, 6202297, 4187181, 5905986, 767787, 677773,
+    6717946, 7564963, 1265704, 5523529, 1370891, 445600,
+    1022633, 4436074, 536490, 4427509, 2323403, 1210,
+    1547007, 7709805, 615315, 7155389, 6031920, 6765341,
+    709516, 641375, 4493358, 3087983, 2634800, 6845909,
+    3056823, 6407148, 7730884, 1852420, 3069817, 7746647,
+    7633774, 3317786, 7962387, 1703727, 8267342, 4642202,
+    1265436, 8186000, 2436089, 469464, 2592848, 8027550,
+    5747937, 2652675, 1360368, 2060948, 734340, 122700,
+    4907271, 7444895, 5473121, 2312192, 237369, 3307803,
+    4694937, 8165248, 4768422, 1297567, 5698115, 5041080,
+    1082698, 210476, 4923461, 2633960, 5904108, 7268510,
+    7972111, 5000024, 6474932, 7881265, 4437592, 6357345,
+    4063032, 3463339, 5293453, 139182, 2038436, 6752600,
+    8060873, 4466258, 3087816, 5991880, 5961452, 112628,
+    6448444, 7157784, 2491353, 2630095, 1784867, 3782759,
+    1063682, 2256723, 2738594, 7179767, 1355395, 1912359,
+    3929299, 1527504, 809775, 3999838, 4437350, 7649794,
+    2626106, 5066989, 3796780, 821613,
 };
 // clang-format on
 
@@ -335,6 +354,10 @@ static const kat_op kat_ops[] = {
      4190208, 1, 0},
     {"intt", kat_intt, 256, -8380416, 8380416, 0, 0, -6176123, 6176123, 0, 0},
     {"reduce", kat_reduce, 256, (-2147483647 - 1), 2147483647, 0, 0, 0, 8380416, 1, 0},
+    {"reduce_centred", kat_reduce_centred, 256, (-2147483647 - 1), 2147483647, 0, 0, -4190208,
+     4190208, 1, 0},
+    {"reduce_partial", kat_reduce_partial, 256, (-2147483647 - 1), 2147483647, 0, 0, -4190208,
+     4190208, 1, 0},
     {"tomont", kat_tomont, 256, (-2147483647 - 1), 2147483647, 0, 0, -5373183, 12570625, 0, 0},
     {"frommont", kat_frommont, 256, (-2147483647 - 1), 2147483647, 0, 0, -4190208, 12570625, 0, 0},
     {"to_standard", kat_to_standard, 256, (-2147483647 - 1), 2147483647, 0, 0, (-2147483647 - 1),
@@ -376,26 +399,36 @@ static const kat_case kat_cases[] = {
     {4, "all hi", 2, 2, 0x5e1f8ed7u, 0xd2abc538fc1a9f0du, NULL},
     {4, "alternating ends", 3, 3, 0x5e1f8f17u, 0x6c1e8870e94fe0cdu, NULL},
     {4, "random ends", 4, 4, 0x5e1f8f57u, 0x4a36863bdef77e0u, NULL},
-    {5, "random", 0, 0, 0x5e1f9257u, 0x77f89c777e46f4b3u, NULL},
-    {5, "all lo", 1, 1, 0x5e1f9297u, 0x4327cd0fc8677dc8u, NULL},
-    {5, "all hi", 2, 2, 0x5e1f92d7u, 0x3b160e2b4f713382u, NULL},
-    {5, "alternating ends", 3, 3, 0x5e1f9317u, 0x874b5ffb244a1c61u, NULL},
-    {5, "random ends", 4, 4, 0x5e1f9357u, 0xeba85b0c294b1553u, NULL},
-    {6, "random", 0, 0, 0x5e1f9657u, 0x41f3b620c660c898u, NULL},
-    {6, "all lo", 1, 1, 0x5e1f9697u, 0x18ab21bc82ac5f25u, NULL},
-    {6, "all hi", 2, 2, 0x5e1f96d7u, 0x492be036990e088fu, NULL},
-    {6, "alternating ends", 3, 3, 0x5e1f9717u, 0xf6bd6a501d82c772u, NULL},
-    {6, "random ends", 4, 4, 0x5e1f9757u, 0x1ab0c2345f1adb36u, NULL},
-    {7, "random", 0, 0, 0x5e1f9a57u, 0x0u, NULL},
-    {7, "ramp", 5, 5, 0x5e1f9a97u, 0x0u, NULL},
-    {8, "random", 0, 0, 0x5e1f9e57u, 0x0u, NULL},
-    {8, "ramp", 5, 5, 0x5e1f9e97u, 0x0u, NULL},
-    {9, "random", 0, 0, 0x5e1fa257u, 0xf2574b6a3d6c33du, kat_full_polymul_0},
-    {9, "all lo", 1, 1, 0x5e1fa297u, 0x5b2f2fa3892b3f2du, NULL},
-    {9, "all hi", 2, 2, 0x5e1fa2d7u, 0x5b2f2fa3892b3f2du, NULL},
-    {9, "all hi by all lo", 2, 1, 0x5e1fa317u, 0xa06865550011c3a9u, NULL},
-    {9, "alternating ends", 3, 3, 0x5e1fa357u, 0x4d16b181d475beadu, NULL},
-    {9, "random ends", 4, 4, 0x5e1fa397u, 0x28ce2582ee7b0843u, NULL},
+    {5, "random", 0, 0, 0x5e1f9257u, 0x2c380a8afd5f0f96u, NULL},
+    {5, "all lo", 1, 1, 0x5e1f9297u, 0xde78063353e3025bu, NULL},
+    {5, "all hi", 2, 2, 0x5e1f92d7u, 0xd2abc538fc1a9f0du, NULL},
+    {5, "alternating ends", 3, 3, 0x5e1f9317u, 0x9fd3ca55ee8c8b7fu, NULL},
+    {5, "random ends", 4, 4, 0x5e1f9357u, 0x4440361f332cdfd4u, NULL},
+    {6, "random", 0, 0, 0x5e1f9657u, 0x735c8ef396170854u, NULL},
+    {6, "all lo", 1, 1, 0x5e1f9697u, 0xde78063353e3025bu, NULL},
+    {6, "all hi", 2, 2, 0x5e1f96d7u, 0xd2abc538fc1a9f0du, NULL},
+    {6, "alternating ends", 3, 3, 0x5e1f9717u, 0x9fd3ca55ee8c8b7fu, NULL},
+    {6, "random ends", 4, 4, 0x5e1f9757u, 0x6287cb9f67e00fe0u, NULL},
+    {7, "random", 0, 0, 0x5e1f9a57u, 0xe03fb57fabbd4c23u, NULL},
+    {7, "all lo", 1, 1, 0x5e1f9a97u, 0x4327cd0fc8677dc8u, NULL},
+    {7, "all hi", 2, 2, 0x5e1f9ad7u, 0x3b160e2b4f713382u, NULL},
+    {7, "alternating ends", 3, 3, 0x5e1f9b17u, 0x874b5ffb244a1c61u, NULL},
+    {7, "random ends", 4, 4, 0x5e1f9b57u, 0xc155764e42229cd8u, NULL},
+    {8, "random", 0, 0, 0x5e1f9e57u, 0x26cb3b9e69c4c91bu, NULL},
+    {8, "all lo", 1, 1, 0x5e1f9e97u, 0x18ab21bc82ac5f25u, NULL},
+    {8, "all hi", 2, 2, 0x5e1f9ed7u, 0x492be036990e088fu, NULL},
+    {8, "alternating ends", 3, 3, 0x5e1f9f17u, 0xf6bd6a501d82c772u, NULL},
+    {8, "random ends", 4, 4, 0x5e1f9f57u, 0xc9a7e486b51591a8u, NULL},
+    {9, "random", 0, 0, 0x5e1fa257u, 0x0u, NULL},
+    {9, "ramp", 5, 5, 0x5e1fa297u, 0x0u, NULL},
+    {10, "random", 0, 0, 0x5e1fa657u, 0x0u, NULL},
+    {10, "ramp", 5, 5, 0x5e1fa697u, 0x0u, NULL},
+    {11, "random", 0, 0, 0x5e1faa57u, 0x4cd9bc861fb1012fu, kat_full_polymul_0},
+    {11, "all lo", 1, 1, 0x5e1faa97u, 0x5b2f2fa3892b3f2du, NULL},
+    {11, "all hi", 2, 2, 0x5e1faad7u, 0x5b2f2fa3892b3f2du, NULL},
+    {11, "all hi by all lo", 2, 1, 0x5e1fab17u, 0xa06865550011c3a9u, NULL},
+    {11, "alternating ends", 3, 3, 0x5e1fab57u, 0x4d16b181d475beadu, NULL},
+    {11, "random ends", 4, 4, 0x5e1fab97u, 0xf8c8f3c2c6688a65u, NULL},
 };
 // clang-format on
 static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
@@ -403,34 +436,34 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 /* The answers that depend on the ISA's native order. */
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
-    {"avx512", 37, 0x6a66bfface9669cdu},
-    {"avx2", 37, 0x94872673586c28f4u},
-    {"rvv256", 37, 0xe36acd1197dc99ddu},
-    {"neon", 37, 0xafdedb309fcc80a3u},
-    {"rvv128", 37, 0x9a689ded223148f3u},
-    {"rvv", 37, 0xda626c10a4cb4eceu},
-    {"c", 37, 0xda626c10a4cb4eceu},
-    {"avx512", 38, 0xa587e4c0084545e5u},
-    {"avx2", 38, 0x3e8e8a4158b7cbbu},
-    {"rvv256", 38, 0x3c6b00cecd1cf448u},
-    {"neon", 38, 0x76b7e8cdb1133118u},
-    {"rvv128", 38, 0x643fb370a71c16fcu},
-    {"rvv", 38, 0x6cf2075faa5411eu},
-    {"c", 38, 0x6cf2075faa5411eu},
-    {"avx512", 39, 0xa8d3a5be10b78255u},
-    {"avx2", 39, 0x40bcda968ad1a203u},
-    {"rvv256", 39, 0x6d597bf40c59a331u},
-    {"neon", 39, 0xf5b9ce70b3d73d7du},
-    {"rvv128", 39, 0xf30ed74b69647ea5u},
-    {"rvv", 39, 0xca67c9e0caa2c0b5u},
-    {"c", 39, 0xca67c9e0caa2c0b5u},
-    {"avx512", 40, 0xa587e4c0084545e5u},
-    {"avx2", 40, 0x3e8e8a4158b7cbbu},
-    {"rvv256", 40, 0x3c6b00cecd1cf448u},
-    {"neon", 40, 0x76b7e8cdb1133118u},
-    {"rvv128", 40, 0x643fb370a71c16fcu},
-    {"rvv", 40, 0x6cf2075faa5411eu},
-    {"c", 40, 0x6cf2075faa5411eu},
+    {"avx512", 47, 0x8b3205752f611d84u},
+    {"avx2", 47, 0xcce541a8412f0adbu},
+    {"rvv256", 47, 0x73d57017c1f53876u},
+    {"neon", 47, 0x113d694e5b606f7eu},
+    {"rvv128", 47, 0xff52a911a67ea2d9u},
+    {"rvv", 47, 0x302600e670eff26au},
+    {"c", 47, 0x302600e670eff26au},
+    {"avx512", 48, 0xa587e4c0084545e5u},
+    {"avx2", 48, 0x3e8e8a4158b7cbbu},
+    {"rvv256", 48, 0x3c6b00cecd1cf448u},
+    {"neon", 48, 0x76b7e8cdb1133118u},
+    {"rvv128", 48, 0x643fb370a71c16fcu},
+    {"rvv", 48, 0x6cf2075faa5411eu},
+    {"c", 48, 0x6cf2075faa5411eu},
+    {"avx512", 49, 0xb7392f06f82366u},
+    {"avx2", 49, 0x36b936050dd7f527u},
+    {"rvv256", 49, 0xee01a24dfcd218edu},
+    {"neon", 49, 0xbb430f643b0585f3u},
+    {"rvv128", 49, 0xdf3c015366bc9592u},
+    {"rvv", 49, 0xab06fb2205e56eb6u},
+    {"c", 49, 0xab06fb2205e56eb6u},
+    {"avx512", 50, 0xa587e4c0084545e5u},
+    {"avx2", 50, 0x3e8e8a4158b7cbbu},
+    {"rvv256", 50, 0x3c6b00cecd1cf448u},
+    {"neon", 50, 0x76b7e8cdb1133118u},
+    {"rvv128", 50, 0x643fb370a71c16fcu},
+    {"rvv", 50, 0x6cf2075faa5411eu},
+    {"c", 50, 0x6cf2075faa5411eu},
 };
 // clang-format on
 static const size_t kat_nper_isas = sizeof(kat_per_isas) / sizeof(kat_per_isas[0]);

@@ -11,9 +11,9 @@
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the
- *         NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_mlkem_isa() names the ISA of the NTT-domain operations.
  * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
@@ -123,6 +123,8 @@ typedef struct {
     void (*basemul_acc)(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
     void (*intt)(int16_t a[256]);
     void (*reduce)(int16_t a[256]);
+    void (*reduce_centred)(int16_t a[256]);
+    void (*reduce_partial)(int16_t a[256]);
     void (*tomont)(int16_t a[256]);
     void (*frommont)(int16_t a[256]);
     void (*to_standard)(int16_t a[256]);
@@ -135,46 +137,54 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
 #ifdef NTTGEN_MLKEM_HAVE_AVX512
     {"avx512", nttgen_mlkem_avx512_ntt, nttgen_mlkem_avx512_basemul,
      nttgen_mlkem_avx512_basemul_acc, nttgen_mlkem_avx512_intt, nttgen_mlkem_avx512_reduce,
+     nttgen_mlkem_avx512_reduce_centred, nttgen_mlkem_avx512_reduce_partial,
      nttgen_mlkem_avx512_tomont, nttgen_mlkem_avx512_frommont, nttgen_mlkem_avx512_to_standard,
      nttgen_mlkem_avx512_from_standard, nttgen_mlkem_avx512_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_AVX2
     {"avx2", nttgen_mlkem_avx2_ntt, nttgen_mlkem_avx2_basemul, nttgen_mlkem_avx2_basemul_acc,
-     nttgen_mlkem_avx2_intt, nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_tomont,
-     nttgen_mlkem_avx2_frommont, nttgen_mlkem_avx2_to_standard, nttgen_mlkem_avx2_from_standard,
-     nttgen_mlkem_avx2_polymul},
+     nttgen_mlkem_avx2_intt, nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_reduce_centred,
+     nttgen_mlkem_avx2_reduce_partial, nttgen_mlkem_avx2_tomont, nttgen_mlkem_avx2_frommont,
+     nttgen_mlkem_avx2_to_standard, nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV256
     {"rvv256", nttgen_mlkem_rvv256_ntt, nttgen_mlkem_rvv256_basemul,
      nttgen_mlkem_rvv256_basemul_acc, nttgen_mlkem_rvv256_intt, nttgen_mlkem_rvv256_reduce,
+     nttgen_mlkem_rvv256_reduce_centred, nttgen_mlkem_rvv256_reduce_partial,
      nttgen_mlkem_rvv256_tomont, nttgen_mlkem_rvv256_frommont, nttgen_mlkem_rvv256_to_standard,
      nttgen_mlkem_rvv256_from_standard, nttgen_mlkem_rvv256_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_NEON
     {"neon", nttgen_mlkem_neon_ntt, nttgen_mlkem_neon_basemul, nttgen_mlkem_neon_basemul_acc,
-     nttgen_mlkem_neon_intt, nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_tomont,
-     nttgen_mlkem_neon_frommont, nttgen_mlkem_neon_to_standard, nttgen_mlkem_neon_from_standard,
-     nttgen_mlkem_neon_polymul},
+     nttgen_mlkem_neon_intt, nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_reduce_centred,
+     nttgen_mlkem_neon_reduce_partial, nttgen_mlkem_neon_tomont, nttgen_mlkem_neon_frommont,
+     nttgen_mlkem_neon_to_standard, nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV128
     {"rvv128", nttgen_mlkem_rvv128_ntt, nttgen_mlkem_rvv128_basemul,
      nttgen_mlkem_rvv128_basemul_acc, nttgen_mlkem_rvv128_intt, nttgen_mlkem_rvv128_reduce,
+     nttgen_mlkem_rvv128_reduce_centred, nttgen_mlkem_rvv128_reduce_partial,
      nttgen_mlkem_rvv128_tomont, nttgen_mlkem_rvv128_frommont, nttgen_mlkem_rvv128_to_standard,
      nttgen_mlkem_rvv128_from_standard, nttgen_mlkem_rvv128_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV
     {"rvv", nttgen_mlkem_rvv_ntt, nttgen_mlkem_rvv_basemul, nttgen_mlkem_rvv_basemul_acc,
-     nttgen_mlkem_rvv_intt, nttgen_mlkem_rvv_reduce, nttgen_mlkem_rvv_tomont,
-     nttgen_mlkem_rvv_frommont, NULL, NULL, nttgen_mlkem_rvv_polymul},
+     nttgen_mlkem_rvv_intt, nttgen_mlkem_rvv_reduce, nttgen_mlkem_rvv_reduce_centred,
+     nttgen_mlkem_rvv_reduce_partial, nttgen_mlkem_rvv_tomont, nttgen_mlkem_rvv_frommont, NULL,
+     NULL, nttgen_mlkem_rvv_polymul},
 #endif
     {"c", nttgen_mlkem_c_ntt, nttgen_mlkem_c_basemul, nttgen_mlkem_c_basemul_acc,
-     nttgen_mlkem_c_intt, nttgen_mlkem_c_reduce, nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont,
-     NULL, NULL, nttgen_mlkem_c_polymul},
+     nttgen_mlkem_c_intt, nttgen_mlkem_c_reduce, nttgen_mlkem_c_reduce_centred,
+     nttgen_mlkem_c_reduce_partial, nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont, NULL, NULL,
+     nttgen_mlkem_c_polymul},
 };
 static const size_t nttgen_mlkem_isas = sizeof(nttgen_mlkem_impls) / sizeof(nttgen_mlkem_impls[0]);
 
-/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
-static const nttgen_mlkem_impl *nttgen_mlkem_active[5];
+/*
+ * The active ISA of each group (0 ntt domain, 1 reduce, 2 reduce_centred, 3 reduce_partial, 4
+ *   tomont, 5 frommont, 6 polymul).
+ */
+static const nttgen_mlkem_impl *nttgen_mlkem_active[7];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_mlkem_same(const char *a, const char *b) {
@@ -272,7 +282,7 @@ static int nttgen_mlkem_skipped(const char *name, int group) {
         return 1;
     }
     /* AMD family 0x19: avx512 skipped for polymul (avx512 382, avx2 331) */
-    if (ebx == 0x68747541u && family == 0x19u && group == 4 && nttgen_mlkem_same(name, "avx512")) {
+    if (ebx == 0x68747541u && family == 0x19u && group == 6 && nttgen_mlkem_same(name, "avx512")) {
         return 1;
     }
     return 0;
@@ -351,14 +361,20 @@ const char *nttgen_mlkem_isa_of(const char *op) {
     if (nttgen_mlkem_same(op, "reduce")) {
         return nttgen_mlkem_pick(1)->name;
     }
-    if (nttgen_mlkem_same(op, "tomont")) {
+    if (nttgen_mlkem_same(op, "reduce_centred")) {
         return nttgen_mlkem_pick(2)->name;
     }
-    if (nttgen_mlkem_same(op, "frommont")) {
+    if (nttgen_mlkem_same(op, "reduce_partial")) {
         return nttgen_mlkem_pick(3)->name;
     }
-    if (nttgen_mlkem_same(op, "polymul")) {
+    if (nttgen_mlkem_same(op, "tomont")) {
         return nttgen_mlkem_pick(4)->name;
+    }
+    if (nttgen_mlkem_same(op, "frommont")) {
+        return nttgen_mlkem_pick(5)->name;
+    }
+    if (nttgen_mlkem_same(op, "polymul")) {
+        return nttgen_mlkem_pick(6)->name;
     }
     return NULL;
 }
@@ -371,6 +387,8 @@ int nttgen_mlkem_use_isa(const char *name) {
             NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[2], &nttgen_mlkem_impls[i]);
             NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[3], &nttgen_mlkem_impls[i]);
             NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[4], &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[5], &nttgen_mlkem_impls[i]);
+            NTTGEN_MLKEM_STORE(&nttgen_mlkem_active[6], &nttgen_mlkem_impls[i]);
             return 0;
         }
     }
@@ -383,6 +401,8 @@ void nttgen_mlkem_init(void) {
     nttgen_mlkem_pick(2);
     nttgen_mlkem_pick(3);
     nttgen_mlkem_pick(4);
+    nttgen_mlkem_pick(5);
+    nttgen_mlkem_pick(6);
 }
 
 void nttgen_mlkem_ntt(int16_t a[256]) {
@@ -405,12 +425,20 @@ void nttgen_mlkem_reduce(int16_t a[256]) {
     nttgen_mlkem_pick(1)->reduce(a);
 }
 
+void nttgen_mlkem_reduce_centred(int16_t a[256]) {
+    nttgen_mlkem_pick(2)->reduce_centred(a);
+}
+
+void nttgen_mlkem_reduce_partial(int16_t a[256]) {
+    nttgen_mlkem_pick(3)->reduce_partial(a);
+}
+
 void nttgen_mlkem_tomont(int16_t a[256]) {
-    nttgen_mlkem_pick(2)->tomont(a);
+    nttgen_mlkem_pick(4)->tomont(a);
 }
 
 void nttgen_mlkem_frommont(int16_t a[256]) {
-    nttgen_mlkem_pick(3)->frommont(a);
+    nttgen_mlkem_pick(5)->frommont(a);
 }
 
 void nttgen_mlkem_to_standard(int16_t a[256]) {
@@ -428,5 +456,5 @@ void nttgen_mlkem_from_standard(int16_t a[256]) {
 }
 
 void nttgen_mlkem_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
-    nttgen_mlkem_pick(4)->polymul(r, a, b);
+    nttgen_mlkem_pick(6)->polymul(r, a, b);
 }

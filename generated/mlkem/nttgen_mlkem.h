@@ -11,9 +11,9 @@
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the
- *         NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_mlkem_isa() names the ISA of the NTT-domain operations.
  * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
@@ -141,6 +141,24 @@ void nttgen_mlkem_intt(int16_t a[256]);
  * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [0, 3328] (any ISA)
  */
 void nttgen_mlkem_reduce(int16_t a[256]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [-1664, 1664] (any ISA)
+ */
+void nttgen_mlkem_reduce_centred(int16_t a[256]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-32768, 32767] (every ISA), on exit in [-1664, 1664] (any ISA)
+ */
+void nttgen_mlkem_reduce_partial(int16_t a[256]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 3328]
  *       ops: load 16, store 16, barrett 16, cond_add_q 16
  *       coefficient reductions: 256
+ *   nttgen_mlkem_avx2_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-1664, 1664]
+ *       ops: load 16, store 16, barrett 16
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_avx2_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-1664, 1664]
+ *       ops: load 16, store 16, barrett 16
+ *       coefficient reductions: 256
  *   nttgen_mlkem_avx2_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-2340, 2340]
  *       ops: load 16, store 16, montmul 16, const 32
@@ -123,6 +133,26 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]);
  * Ops per call: load 16, store 16, barrett 16, cond_add_q 16
  */
 void nttgen_mlkem_avx2_reduce(int16_t a[256]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
+ * Ops per call: load 16, store 16, barrett 16
+ */
+void nttgen_mlkem_avx2_reduce_centred(int16_t a[256]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
+ * Ops per call: load 16, store 16, barrett 16
+ */
+void nttgen_mlkem_avx2_reduce_partial(int16_t a[256]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

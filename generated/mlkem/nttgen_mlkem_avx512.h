@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 3328]
  *       ops: load 8, store 8, barrett 8, cond_add_q 8
  *       coefficient reductions: 256
+ *   nttgen_mlkem_avx512_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-1664, 1664]
+ *       ops: load 8, store 8, barrett 8
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_avx512_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-1664, 1664]
+ *       ops: load 8, store 8, barrett 8
+ *       coefficient reductions: 256
  *   nttgen_mlkem_avx512_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-2340, 2340]
  *       ops: load 8, store 8, montmul 8, const 16
@@ -123,6 +133,26 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]);
  * Ops per call: load 8, store 8, barrett 8, cond_add_q 8
  */
 void nttgen_mlkem_avx512_reduce(int16_t a[256]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
+ * Ops per call: load 8, store 8, barrett 8
+ */
+void nttgen_mlkem_avx512_reduce_centred(int16_t a[256]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
+ * Ops per call: load 8, store 8, barrett 8
+ */
+void nttgen_mlkem_avx512_reduce_partial(int16_t a[256]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

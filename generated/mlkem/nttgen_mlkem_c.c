@@ -35,6 +35,16 @@
  *       a in [-32768, 32767] -> a in [0, 3328]
  *       ops: load 256, store 256, barrett 256, cond_add_q 256
  *       coefficient reductions: 256
+ *   nttgen_mlkem_c_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-1664, 1664]
+ *       ops: load 256, store 256, barrett 256
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_c_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-1664, 1664]
+ *       ops: load 256, store 256, barrett 256
+ *       coefficient reductions: 256
  *   nttgen_mlkem_c_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-2340, 2340]
  *       ops: load 256, store 256, montmul 256, const 512
@@ -610,6 +620,50 @@ void nttgen_mlkem_c_reduce(int16_t a[256]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(a, 256, 0, 3328);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
+ * Ops per call: load 256, store 256, barrett 256
+ */
+void nttgen_mlkem_c_reduce_centred(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 256; ++i_0) {
+        const int16_t x_0 = a[i_0];
+        const int16_t red_0 = nttgen_mlkem_c_barrett(x_0);
+        a[i_0] = red_0;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
+ * Ops per call: load 256, store 256, barrett 256
+ */
+void nttgen_mlkem_c_reduce_partial(int16_t a[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 256; ++i_0) {
+        const int16_t x_0 = a[i_0];
+        const int16_t red_0 = nttgen_mlkem_c_barrett(x_0);
+        a[i_0] = red_0;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, 256, -1664, 1664);
 #endif
 }
 

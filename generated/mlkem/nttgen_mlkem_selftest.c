@@ -8,10 +8,11 @@
  * Self-test of the library nttgen_mlkem (the front end nttgen_mlkem.h over its ISA files), without
  *   Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv, c) that
  *   nttgen_mlkem_use_isa accepts here, each entry point that computes (ntt, basemul, basemul_acc,
- *   intt, reduce, tomont, frommont, to_standard, from_standard, polymul) runs on known inputs and
- *   its output is compared with the answer nttgen's exact evaluator computed at generation time. It
- *   prints one line per ISA and entry point ("c polymul: ok", or FAILED with the case and what
- *   differs) and one per ISA skipped, and exits with status 0 when every ISA that ran passed.
+ *   intt, reduce, reduce_centred, reduce_partial, tomont, frommont, to_standard, from_standard,
+ *   polymul) runs on known inputs and its output is compared with the answer nttgen's exact
+ *   evaluator computed at generation time. It prints one line per ISA and entry point ("c polymul:
+ *   ok", or FAILED with the case and what differs) and one per ISA skipped, and exits with status 0
+ *   when every ISA that ran passed.
  * Inputs: from fixed seeds (splitmix64), inside every ISA's input contract: random, all lo, all hi,
  *   and the two ends of the range alternating and at random (kat_fill).
  * Answers: a checksum of each output (kat_checksum); polymul's random case in full.
@@ -221,6 +222,24 @@ static void kat_reduce(int16_t *r, int16_t *a, int16_t *b) {
 }
 
 /*
+ * reduce_centred on standard-order inputs.
+ */
+static void kat_reduce_centred(int16_t *r, int16_t *a, int16_t *b) {
+    (void)b;
+    memcpy(r, a, sizeof(int16_t) * NTTGEN_MLKEM_N);
+    nttgen_mlkem_reduce_centred(r);
+}
+
+/*
+ * reduce_partial on standard-order inputs.
+ */
+static void kat_reduce_partial(int16_t *r, int16_t *a, int16_t *b) {
+    (void)b;
+    memcpy(r, a, sizeof(int16_t) * NTTGEN_MLKEM_N);
+    nttgen_mlkem_reduce_partial(r);
+}
+
+/*
  * tomont on standard-order inputs.
  */
 static void kat_tomont(int16_t *r, int16_t *a, int16_t *b) {
@@ -266,38 +285,38 @@ static void kat_polymul(int16_t *r, int16_t *a, int16_t *b) {
 // polymul, case random: the output in full.
 // clang-format off
 static const int32_t kat_full_polymul_0[256] = {
-    1804, 2111, 1495, 2208, 2876, 1925, 373, 1660,
-    2045, 2334, 1347, 524, 1258, 497, 2095, 2530,
-    2254, 99, 3235, 2450, 796, 3256, 1475, 2281,
-    685, 1993, 2270, 2623, 915, 485, 623, 2899,
-    56, 1356, 2477, 284, 3264, 1144, 3217, 2334,
-    2859, 1763, 1846, 1265, 2974, 1676, 2956, 2759,
-    3081, 460, 1451, 2770, 1318, 912, 1913, 2580,
-    804, 3286, 3012, 2118, 2995, 1066, 579, 2212,
-    883, 47, 2231, 2347, 3241, 841, 2298, 2654,
-    743, 529, 1782, 2416, 2198, 66, 3142, 255,
-    2720, 1037, 742, 1334, 1153, 2008, 2270, 2430,
-    2809, 1879, 2382, 2251, 2406, 2823, 1397, 1366,
-    2921, 1281, 2752, 1691, 2512, 856, 643, 2709,
-    1794, 3129, 3324, 1995, 900, 3314, 117, 2849,
-    2231, 1955, 1941, 462, 1975, 3256, 184, 1300,
-    339, 621, 621, 1086, 903, 2198, 2718, 2977,
-    1253, 1353, 1972, 1367, 473, 2585, 273, 1806,
-    2299, 1953, 1610, 1386, 317, 553, 866, 533,
-    265, 2997, 2553, 1937, 2693, 1393, 3179, 1294,
-    3274, 123, 2912, 3080, 2375, 1811, 1435, 2016,
-    2686, 2909, 2028, 636, 123, 1392, 2796, 612,
-    2218, 141, 1527, 2817, 2745, 1821, 2474, 2588,
-    2495, 148, 758, 1649, 2712, 19, 546, 1875,
-    1354, 3278, 2038, 772, 2863, 35, 2520, 2039,
-    2977, 2762, 2851, 1164, 193, 3106, 1664, 435,
-    2292, 225, 879, 2492, 162, 1325, 3220, 2241,
-    2328, 1779, 1774, 3145, 2500, 2467, 2556, 469,
-    2563, 2, 2908, 1059, 1835, 2929, 1523, 743,
-    3242, 3226, 674, 239, 1168, 2994, 2791, 212,
-    2103, 1368, 494, 76, 1716, 1356, 806, 1272,
-    3323, 2467, 778, 1246, 772, 1040, 949, 1968,
-    542, 2208, 2729, 1887, 946, 13, 1769, 1686,
+    796, 4, 1511, 707, 2517, 2333, 2547, 1387,
+    2692, 1450, 2094, 1647, 2205, 448, 1443, 1319,
+    2744, 53, 3099, 1822, 1578, 1139, 758, 3270,
+    2126, 3214, 3254, 853, 2029, 533, 1305, 2294,
+    2661, 1945, 2727, 2166, 1193, 3317, 2832, 2591,
+    209, 2627, 1778, 181, 38, 583, 1281, 3058,
+    1255, 592, 3019, 1016, 1026, 3317, 3211, 2765,
+    1853, 3082, 1526, 1383, 1464, 2031, 1672, 2831,
+    1335, 2523, 745, 3260, 2580, 483, 1766, 972,
+    1005, 2574, 906, 2260, 2367, 288, 658, 2039,
+    2969, 2635, 2267, 939, 228, 497, 456, 2083,
+    949, 2834, 2955, 2227, 3081, 1018, 2872, 2049,
+    3007, 3161, 1606, 1638, 119, 2233, 2598, 3219,
+    231, 1818, 1520, 769, 1916, 463, 807, 2742,
+    1520, 1410, 3082, 153, 2360, 2300, 2110, 135,
+    3269, 2458, 186, 3305, 748, 1220, 1464, 813,
+    2782, 2338, 1141, 3227, 1586, 1748, 20, 2903,
+    892, 589, 1826, 1210, 955, 2986, 2968, 2236,
+    355, 2758, 1253, 273, 1522, 3027, 3107, 2598,
+    3090, 2921, 125, 3220, 489, 3262, 3188, 1149,
+    2177, 1229, 3168, 3201, 2072, 619, 1884, 326,
+    2222, 851, 700, 1285, 990, 2618, 3228, 1477,
+    1392, 1392, 2749, 1184, 774, 344, 3318, 1891,
+    2753, 287, 378, 2726, 2262, 2658, 581, 5,
+    348, 2637, 2371, 875, 1579, 97, 1737, 1556,
+    1876, 2358, 1928, 1419, 820, 789, 3224, 2309,
+    3108, 2915, 511, 808, 2670, 811, 775, 941,
+    665, 1519, 2171, 1242, 2549, 1637, 1516, 636,
+    2798, 3314, 2076, 152, 1703, 2371, 24, 3315,
+    1961, 2635, 3200, 2427, 3100, 1199, 1329, 2227,
+    2836, 2388, 552, 3232, 1185, 2790, 3280, 1937,
+    1419, 381, 2600, 2407, 392, 899, 1992, 903,
 };
 // clang-format on
 
@@ -323,6 +342,8 @@ static const kat_op kat_ops[] = {
     {"basemul_acc", kat_basemul_acc, 768, -16421, 16421, -16421, 16421, -9252, 11065, 0, 0},
     {"intt", kat_intt, 256, -11556, 11558, 0, 0, -26624, 26624, 0, 0},
     {"reduce", kat_reduce, 256, -32768, 32767, 0, 0, 0, 3328, 1, 0},
+    {"reduce_centred", kat_reduce_centred, 256, -32768, 32767, 0, 0, -1664, 1664, 1, 0},
+    {"reduce_partial", kat_reduce_partial, 256, -32768, 32767, 0, 0, -1664, 1664, 1, 0},
     {"tomont", kat_tomont, 256, -32768, 32767, 0, 0, -2340, 4993, 0, 0},
     {"frommont", kat_frommont, 256, -32768, 32767, 0, 0, -1664, 4993, 0, 0},
     {"to_standard", kat_to_standard, 256, -32768, 32767, 0, 0, -32768, 32767, 1, 1},
@@ -362,26 +383,36 @@ static const kat_case kat_cases[] = {
     {4, "all hi", 2, 2, 0x5e1f8ed7u, 0xe14d079cdee8b029u, NULL},
     {4, "alternating ends", 3, 3, 0x5e1f8f17u, 0x97df236b33a60e84u, NULL},
     {4, "random ends", 4, 4, 0x5e1f8f57u, 0x6a9b02d8c2540934u, NULL},
-    {5, "random", 0, 0, 0x5e1f9257u, 0xdae870b22de8f5d2u, NULL},
-    {5, "all lo", 1, 1, 0x5e1f9297u, 0xb42aba85615385b5u, NULL},
-    {5, "all hi", 2, 2, 0x5e1f92d7u, 0xff2b066095fa9562u, NULL},
-    {5, "alternating ends", 3, 3, 0x5e1f9317u, 0xaa111ad8efcec23fu, NULL},
-    {5, "random ends", 4, 4, 0x5e1f9357u, 0x2401d3e94c8f1d32u, NULL},
-    {6, "random", 0, 0, 0x5e1f9657u, 0x7e27e75c6c6fd28eu, NULL},
-    {6, "all lo", 1, 1, 0x5e1f9697u, 0x494ece40b09a8c40u, NULL},
-    {6, "all hi", 2, 2, 0x5e1f96d7u, 0x68a805a917121929u, NULL},
-    {6, "alternating ends", 3, 3, 0x5e1f9717u, 0xf1dd5a4e65e0856eu, NULL},
-    {6, "random ends", 4, 4, 0x5e1f9757u, 0x3b7bccb602d9eb02u, NULL},
-    {7, "random", 0, 0, 0x5e1f9a57u, 0x0u, NULL},
-    {7, "ramp", 5, 5, 0x5e1f9a97u, 0x0u, NULL},
-    {8, "random", 0, 0, 0x5e1f9e57u, 0x0u, NULL},
-    {8, "ramp", 5, 5, 0x5e1f9e97u, 0x0u, NULL},
-    {9, "random", 0, 0, 0x5e1fa257u, 0xca8949b59e97ffbu, kat_full_polymul_0},
-    {9, "all lo", 1, 1, 0x5e1fa297u, 0x22053a9968596255u, NULL},
-    {9, "all hi", 2, 2, 0x5e1fa2d7u, 0x22053a9968596255u, NULL},
-    {9, "all hi by all lo", 2, 1, 0x5e1fa317u, 0x6059322a8e13cf0fu, NULL},
-    {9, "alternating ends", 3, 3, 0x5e1fa357u, 0x1750070af7af33aeu, NULL},
-    {9, "random ends", 4, 4, 0x5e1fa397u, 0x921f5198f0728d52u, NULL},
+    {5, "random", 0, 0, 0x5e1f9257u, 0x9417ad6330366f5du, NULL},
+    {5, "all lo", 1, 1, 0x5e1f9297u, 0x74d708bedfa33675u, NULL},
+    {5, "all hi", 2, 2, 0x5e1f92d7u, 0x511ff7f9ae04882fu, NULL},
+    {5, "alternating ends", 3, 3, 0x5e1f9317u, 0x9e23eac730b7bb3au, NULL},
+    {5, "random ends", 4, 4, 0x5e1f9357u, 0x869893f1e0cc0697u, NULL},
+    {6, "random", 0, 0, 0x5e1f9657u, 0xdb77aaf4a713897fu, NULL},
+    {6, "all lo", 1, 1, 0x5e1f9697u, 0x74d708bedfa33675u, NULL},
+    {6, "all hi", 2, 2, 0x5e1f96d7u, 0x511ff7f9ae04882fu, NULL},
+    {6, "alternating ends", 3, 3, 0x5e1f9717u, 0x9e23eac730b7bb3au, NULL},
+    {6, "random ends", 4, 4, 0x5e1f9757u, 0x46bb9394d4f1028eu, NULL},
+    {7, "random", 0, 0, 0x5e1f9a57u, 0x2f8e2c1650a06e1u, NULL},
+    {7, "all lo", 1, 1, 0x5e1f9a97u, 0xb42aba85615385b5u, NULL},
+    {7, "all hi", 2, 2, 0x5e1f9ad7u, 0xff2b066095fa9562u, NULL},
+    {7, "alternating ends", 3, 3, 0x5e1f9b17u, 0xaa111ad8efcec23fu, NULL},
+    {7, "random ends", 4, 4, 0x5e1f9b57u, 0xe73a259113a4b984u, NULL},
+    {8, "random", 0, 0, 0x5e1f9e57u, 0x1996468570225803u, NULL},
+    {8, "all lo", 1, 1, 0x5e1f9e97u, 0x494ece40b09a8c40u, NULL},
+    {8, "all hi", 2, 2, 0x5e1f9ed7u, 0x68a805a917121929u, NULL},
+    {8, "alternating ends", 3, 3, 0x5e1f9f17u, 0xf1dd5a4e65e0856eu, NULL},
+    {8, "random ends", 4, 4, 0x5e1f9f57u, 0xb1a180dc59a5c601u, NULL},
+    {9, "random", 0, 0, 0x5e1fa257u, 0x0u, NULL},
+    {9, "ramp", 5, 5, 0x5e1fa297u, 0x0u, NULL},
+    {10, "random", 0, 0, 0x5e1fa657u, 0x0u, NULL},
+    {10, "ramp", 5, 5, 0x5e1fa697u, 0x0u, NULL},
+    {11, "random", 0, 0, 0x5e1faa57u, 0x1b6f092f91399b26u, kat_full_polymul_0},
+    {11, "all lo", 1, 1, 0x5e1faa97u, 0x22053a9968596255u, NULL},
+    {11, "all hi", 2, 2, 0x5e1faad7u, 0x22053a9968596255u, NULL},
+    {11, "all hi by all lo", 2, 1, 0x5e1fab17u, 0x6059322a8e13cf0fu, NULL},
+    {11, "alternating ends", 3, 3, 0x5e1fab57u, 0x1750070af7af33aeu, NULL},
+    {11, "random ends", 4, 4, 0x5e1fab97u, 0xf9d374d9bcf54c60u, NULL},
 };
 // clang-format on
 static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
@@ -389,34 +420,34 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 /* The answers that depend on the ISA's native order. */
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
-    {"avx512", 37, 0x5316a10e201a0840u},
-    {"avx2", 37, 0xb07aa5b5cab502e8u},
-    {"rvv256", 37, 0x6d49bb69db73f659u},
-    {"neon", 37, 0xd8376a8daacf2664u},
-    {"rvv128", 37, 0x68c0c31e6b025af0u},
-    {"rvv", 37, 0xd819ea4fc9d3f602u},
-    {"c", 37, 0xd819ea4fc9d3f602u},
-    {"avx512", 38, 0x317c4869adee5760u},
-    {"avx2", 38, 0x4e65a0538b9a1736u},
-    {"rvv256", 38, 0xe36f1e3fbe3b1924u},
-    {"neon", 38, 0x289d8015440c80f7u},
-    {"rvv128", 38, 0xbeae557810baaa5cu},
-    {"rvv", 38, 0x206e322a1052dcf6u},
-    {"c", 38, 0x206e322a1052dcf6u},
-    {"avx512", 39, 0x641533a5f7723aa8u},
-    {"avx2", 39, 0x451cda233ee18ed7u},
-    {"rvv256", 39, 0x9a328dfadf75676eu},
-    {"neon", 39, 0xc3ea6c70b27d2cbbu},
-    {"rvv128", 39, 0x5dd43b952eee16a4u},
-    {"rvv", 39, 0xdc1dff4ebd453b67u},
-    {"c", 39, 0xdc1dff4ebd453b67u},
-    {"avx512", 40, 0x1de3a8fc3bd1e38u},
-    {"avx2", 40, 0x446e1df099e1ef60u},
-    {"rvv256", 40, 0xe36f1e3fbe3b1924u},
-    {"neon", 40, 0x289d8015440c80f7u},
-    {"rvv128", 40, 0xbeae557810baaa5cu},
-    {"rvv", 40, 0x206e322a1052dcf6u},
-    {"c", 40, 0x206e322a1052dcf6u},
+    {"avx512", 47, 0xcb34e000efff1804u},
+    {"avx2", 47, 0x2d0bf8ea77840ed2u},
+    {"rvv256", 47, 0xb6810e2a12423762u},
+    {"neon", 47, 0xd546c122796f8044u},
+    {"rvv128", 47, 0x5598329f0f135a3eu},
+    {"rvv", 47, 0x500e72d1861352bau},
+    {"c", 47, 0x500e72d1861352bau},
+    {"avx512", 48, 0x317c4869adee5760u},
+    {"avx2", 48, 0x4e65a0538b9a1736u},
+    {"rvv256", 48, 0xe36f1e3fbe3b1924u},
+    {"neon", 48, 0x289d8015440c80f7u},
+    {"rvv128", 48, 0xbeae557810baaa5cu},
+    {"rvv", 48, 0x206e322a1052dcf6u},
+    {"c", 48, 0x206e322a1052dcf6u},
+    {"avx512", 49, 0x4678b6d7041bb012u},
+    {"avx2", 49, 0x7cf35aa75602b503u},
+    {"rvv256", 49, 0x563f691cde69b586u},
+    {"neon", 49, 0x505c205e1f9cfd96u},
+    {"rvv128", 49, 0x4d4f0b5a36565a96u},
+    {"rvv", 49, 0xde4ae6764805b316u},
+    {"c", 49, 0xde4ae6764805b316u},
+    {"avx512", 50, 0x1de3a8fc3bd1e38u},
+    {"avx2", 50, 0x446e1df099e1ef60u},
+    {"rvv256", 50, 0xe36f1e3fbe3b1924u},
+    {"neon", 50, 0x289d8015440c80f7u},
+    {"rvv128", 50, 0xbeae557810baaa5cu},
+    {"rvv", 50, 0x206e322a1052dcf6u},
+    {"c", 50, 0x206e322a1052dcf6u},
 };
 // clang-format on
 static const size_t kat_nper_isas = sizeof(kat_per_isas) / sizeof(kat_per_isas[0]);

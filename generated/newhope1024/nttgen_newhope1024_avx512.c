@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 32, store 32, barrett 32, cond_add_q 32
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_avx512_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 32, store 32, sub 64, barrett 32, cond_add_q 64, const 64
+ *       coefficient reductions: 1024
+ *   nttgen_newhope1024_avx512_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 32, store 32, barrett 32
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 32, store 32, montmul 32, const 64
@@ -3246,6 +3256,56 @@ void nttgen_newhope1024_avx512_reduce(int16_t a[1024]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx512_assert_range(a, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 32, store 32, sub 64, barrett 32, cond_add_q 64, const 64
+ */
+void nttgen_newhope1024_avx512_reduce_centred(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i red_0 = nttgen_newhope1024_avx512_barrett(x_0);
+        const __m512i red_1 = nttgen_newhope1024_avx512_cond_add_q(red_0);
+        const __m512i half_0 = _mm512_set1_epi16(6145);
+        const __m512i red_2 = _mm512_sub_epi16(red_1, half_0);
+        const __m512i red_3 = nttgen_newhope1024_avx512_cond_add_q(red_2);
+        const __m512i half_1 = _mm512_set1_epi16(6144);
+        const __m512i red_4 = _mm512_sub_epi16(red_3, half_1);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], red_4);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 32, store 32, barrett 32
+ */
+void nttgen_newhope1024_avx512_reduce_partial(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i red_0 = nttgen_newhope1024_avx512_barrett(x_0);
+        _mm512_storeu_si512((__m512i *)&a[i_0 * 32], red_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(a, 1024, -6145, 6145);
 #endif
 }
 

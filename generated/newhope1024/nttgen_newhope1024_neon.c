@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 128, store 128, barrett 128, cond_add_q 128
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_neon_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 128, store 128, sub 256, barrett 128, cond_add_q 256, const 256
+ *       coefficient reductions: 1024
+ *   nttgen_newhope1024_neon_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 128, store 128, barrett 128
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 128, store 128, montmul 128, const 256
@@ -4543,6 +4553,56 @@ void nttgen_newhope1024_neon_reduce(int16_t a[1024]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_neon_assert_range(a, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 128, store 128, sub 256, barrett 128, cond_add_q 256, const 256
+ */
+void nttgen_newhope1024_neon_reduce_centred(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const int16x8_t x_0 = vld1q_s16(&a[i_0 * 8]);
+        const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(x_0);
+        const int16x8_t red_1 = nttgen_newhope1024_neon_cond_add_q(red_0);
+        const int16x8_t half_0 = vdupq_n_s16(6145);
+        const int16x8_t red_2 = vsubq_s16(red_1, half_0);
+        const int16x8_t red_3 = nttgen_newhope1024_neon_cond_add_q(red_2);
+        const int16x8_t half_1 = vdupq_n_s16(6144);
+        const int16x8_t red_4 = vsubq_s16(red_3, half_1);
+        vst1q_s16(&a[i_0 * 8], red_4);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 128, store 128, barrett 128
+ */
+void nttgen_newhope1024_neon_reduce_partial(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const int16x8_t x_0 = vld1q_s16(&a[i_0 * 8]);
+        const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(x_0);
+        vst1q_s16(&a[i_0 * 8], red_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, 1024, -6145, 6145);
 #endif
 }
 

@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 1024, store 1024, barrett 1024, cond_add_q 1024
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 1024, store 1024, sub 2048, barrett 1024, cond_add_q 2048, const 2048
+ *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 1024, store 1024, barrett 1024
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 1024, store 1024, montmul 1024, const 2048
@@ -1490,6 +1500,58 @@ void nttgen_newhope1024_rvv_reduce(int16_t a[1024]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv_assert_range(a, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 1024, store 1024, sub 2048, barrett 1024, cond_add_q 2048, const 2048
+ */
+void nttgen_newhope1024_rvv_reduce_centred(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 1024;) {
+        const size_t vl = __riscv_vsetvl_e16m1(1024 - i_0);
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0], vl);
+        const vint16m1_t red_0 = nttgen_newhope1024_rvv_barrett(x_0, vl);
+        const vint16m1_t red_1 = nttgen_newhope1024_rvv_cond_add_q(red_0, vl);
+        const vint16m1_t red_2 = __riscv_vsub_vx_i16m1(red_1, 6145, vl);
+        const vint16m1_t red_3 = nttgen_newhope1024_rvv_cond_add_q(red_2, vl);
+        const vint16m1_t red_4 = __riscv_vsub_vx_i16m1(red_3, 6144, vl);
+        __riscv_vse16_v_i16m1(&a[i_0], red_4, vl);
+        i_0 = i_0 + vl;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 1024, store 1024, barrett 1024
+ */
+void nttgen_newhope1024_rvv_reduce_partial(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 1024;) {
+        const size_t vl = __riscv_vsetvl_e16m1(1024 - i_0);
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0], vl);
+        const vint16m1_t red_0 = nttgen_newhope1024_rvv_barrett(x_0, vl);
+        __riscv_vse16_v_i16m1(&a[i_0], red_0, vl);
+        i_0 = i_0 + vl;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, 1024, -6145, 6145);
 #endif
 }
 

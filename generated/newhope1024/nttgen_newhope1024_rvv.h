@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 1024, store 1024, barrett 1024, cond_add_q 1024
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 1024, store 1024, sub 2048, barrett 1024, cond_add_q 2048, const 2048
+ *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 1024, store 1024, barrett 1024
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 1024, store 1024, montmul 1024, const 2048
@@ -116,6 +126,26 @@ void nttgen_newhope1024_rvv_intt(int16_t a[1024]);
  * Ops per call: load 1024, store 1024, barrett 1024, cond_add_q 1024
  */
 void nttgen_newhope1024_rvv_reduce(int16_t a[1024]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 1024, store 1024, sub 2048, barrett 1024, cond_add_q 2048, const 2048
+ */
+void nttgen_newhope1024_rvv_reduce_centred(int16_t a[1024]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 1024, store 1024, barrett 1024
+ */
+void nttgen_newhope1024_rvv_reduce_partial(int16_t a[1024]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 64, store 64, barrett 64, cond_add_q 64
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv256_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 64, store 64, sub 128, barrett 64, cond_add_q 128, const 128
+ *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv256_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 64, store 64, barrett 64
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv256_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 64, store 64, montmul 64, const 128
@@ -2755,6 +2765,56 @@ void nttgen_newhope1024_rvv256_reduce(int16_t a[1024]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv256_assert_range(a, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 64, store 64, sub 128, barrett 64, cond_add_q 128, const 128
+ */
+void nttgen_newhope1024_rvv256_reduce_centred(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(x_0, 16);
+        const vint16m1_t red_1 = nttgen_newhope1024_rvv256_cond_add_q(red_0, 16);
+        const vint16m1_t half_0 = __riscv_vmv_v_x_i16m1(6145, 16);
+        const vint16m1_t red_2 = __riscv_vsub_vv_i16m1(red_1, half_0, 16);
+        const vint16m1_t red_3 = nttgen_newhope1024_rvv256_cond_add_q(red_2, 16);
+        const vint16m1_t half_1 = __riscv_vmv_v_x_i16m1(6144, 16);
+        const vint16m1_t red_4 = __riscv_vsub_vv_i16m1(red_3, half_1, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], red_4, 16);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[1024]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 64, store 64, barrett 64
+ */
+void nttgen_newhope1024_rvv256_reduce_partial(int16_t a[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(x_0, 16);
+        __riscv_vse16_v_i16m1(&a[i_0 * 16], red_0, 16);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(a, 1024, -6145, 6145);
 #endif
 }
 

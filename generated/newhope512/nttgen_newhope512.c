@@ -11,9 +11,9 @@
  *         the policy below does not skip, and keeps it; nttgen_newhope512_use_isa forces one
  *         for every group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_newhope512_isa() names the ISA of
- *         the NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_newhope512_isa() names the ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -109,6 +109,8 @@ typedef struct {
     void (*basemul_acc)(int16_t r[512], const int16_t *a, const int16_t *b, size_t k);
     void (*intt)(int16_t a[512]);
     void (*reduce)(int16_t a[512]);
+    void (*reduce_centred)(int16_t a[512]);
+    void (*reduce_partial)(int16_t a[512]);
     void (*tomont)(int16_t a[512]);
     void (*frommont)(int16_t a[512]);
     void (*to_standard)(int16_t a[512]);
@@ -121,13 +123,15 @@ static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #ifdef NTTGEN_NEWHOPE512_HAVE_AVX512
     {"avx512", nttgen_newhope512_avx512_ntt, nttgen_newhope512_avx512_basemul,
      nttgen_newhope512_avx512_basemul_acc, nttgen_newhope512_avx512_intt,
-     nttgen_newhope512_avx512_reduce, nttgen_newhope512_avx512_tomont,
+     nttgen_newhope512_avx512_reduce, nttgen_newhope512_avx512_reduce_centred,
+     nttgen_newhope512_avx512_reduce_partial, nttgen_newhope512_avx512_tomont,
      nttgen_newhope512_avx512_frommont, nttgen_newhope512_avx512_to_standard,
      nttgen_newhope512_avx512_from_standard, nttgen_newhope512_avx512_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_AVX2
     {"avx2", nttgen_newhope512_avx2_ntt, nttgen_newhope512_avx2_basemul,
      nttgen_newhope512_avx2_basemul_acc, nttgen_newhope512_avx2_intt, nttgen_newhope512_avx2_reduce,
+     nttgen_newhope512_avx2_reduce_centred, nttgen_newhope512_avx2_reduce_partial,
      nttgen_newhope512_avx2_tomont, nttgen_newhope512_avx2_frommont,
      nttgen_newhope512_avx2_to_standard, nttgen_newhope512_avx2_from_standard,
      nttgen_newhope512_avx2_polymul},
@@ -135,13 +139,15 @@ static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #ifdef NTTGEN_NEWHOPE512_HAVE_RVV256
     {"rvv256", nttgen_newhope512_rvv256_ntt, nttgen_newhope512_rvv256_basemul,
      nttgen_newhope512_rvv256_basemul_acc, nttgen_newhope512_rvv256_intt,
-     nttgen_newhope512_rvv256_reduce, nttgen_newhope512_rvv256_tomont,
+     nttgen_newhope512_rvv256_reduce, nttgen_newhope512_rvv256_reduce_centred,
+     nttgen_newhope512_rvv256_reduce_partial, nttgen_newhope512_rvv256_tomont,
      nttgen_newhope512_rvv256_frommont, nttgen_newhope512_rvv256_to_standard,
      nttgen_newhope512_rvv256_from_standard, nttgen_newhope512_rvv256_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_NEON
     {"neon", nttgen_newhope512_neon_ntt, nttgen_newhope512_neon_basemul,
      nttgen_newhope512_neon_basemul_acc, nttgen_newhope512_neon_intt, nttgen_newhope512_neon_reduce,
+     nttgen_newhope512_neon_reduce_centred, nttgen_newhope512_neon_reduce_partial,
      nttgen_newhope512_neon_tomont, nttgen_newhope512_neon_frommont,
      nttgen_newhope512_neon_to_standard, nttgen_newhope512_neon_from_standard,
      nttgen_newhope512_neon_polymul},
@@ -149,25 +155,31 @@ static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #ifdef NTTGEN_NEWHOPE512_HAVE_RVV128
     {"rvv128", nttgen_newhope512_rvv128_ntt, nttgen_newhope512_rvv128_basemul,
      nttgen_newhope512_rvv128_basemul_acc, nttgen_newhope512_rvv128_intt,
-     nttgen_newhope512_rvv128_reduce, nttgen_newhope512_rvv128_tomont,
+     nttgen_newhope512_rvv128_reduce, nttgen_newhope512_rvv128_reduce_centred,
+     nttgen_newhope512_rvv128_reduce_partial, nttgen_newhope512_rvv128_tomont,
      nttgen_newhope512_rvv128_frommont, nttgen_newhope512_rvv128_to_standard,
      nttgen_newhope512_rvv128_from_standard, nttgen_newhope512_rvv128_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_RVV
     {"rvv", nttgen_newhope512_rvv_ntt, nttgen_newhope512_rvv_basemul,
      nttgen_newhope512_rvv_basemul_acc, nttgen_newhope512_rvv_intt, nttgen_newhope512_rvv_reduce,
+     nttgen_newhope512_rvv_reduce_centred, nttgen_newhope512_rvv_reduce_partial,
      nttgen_newhope512_rvv_tomont, nttgen_newhope512_rvv_frommont, NULL, NULL,
      nttgen_newhope512_rvv_polymul},
 #endif
     {"c", nttgen_newhope512_c_ntt, nttgen_newhope512_c_basemul, nttgen_newhope512_c_basemul_acc,
-     nttgen_newhope512_c_intt, nttgen_newhope512_c_reduce, nttgen_newhope512_c_tomont,
-     nttgen_newhope512_c_frommont, NULL, NULL, nttgen_newhope512_c_polymul},
+     nttgen_newhope512_c_intt, nttgen_newhope512_c_reduce, nttgen_newhope512_c_reduce_centred,
+     nttgen_newhope512_c_reduce_partial, nttgen_newhope512_c_tomont, nttgen_newhope512_c_frommont,
+     NULL, NULL, nttgen_newhope512_c_polymul},
 };
 static const size_t nttgen_newhope512_isas =
     sizeof(nttgen_newhope512_impls) / sizeof(nttgen_newhope512_impls[0]);
 
-/* The active ISA of each group (0 ntt domain, 1 reduce, 2 tomont, 3 frommont, 4 polymul). */
-static const nttgen_newhope512_impl *nttgen_newhope512_active[5];
+/*
+ * The active ISA of each group (0 ntt domain, 1 reduce, 2 reduce_centred, 3 reduce_partial, 4
+ *   tomont, 5 frommont, 6 polymul).
+ */
+static const nttgen_newhope512_impl *nttgen_newhope512_active[7];
 
 /* Whether the strings a and b are equal. */
 static int nttgen_newhope512_same(const char *a, const char *b) {
@@ -309,14 +321,20 @@ const char *nttgen_newhope512_isa_of(const char *op) {
     if (nttgen_newhope512_same(op, "reduce")) {
         return nttgen_newhope512_pick(1)->name;
     }
-    if (nttgen_newhope512_same(op, "tomont")) {
+    if (nttgen_newhope512_same(op, "reduce_centred")) {
         return nttgen_newhope512_pick(2)->name;
     }
-    if (nttgen_newhope512_same(op, "frommont")) {
+    if (nttgen_newhope512_same(op, "reduce_partial")) {
         return nttgen_newhope512_pick(3)->name;
     }
-    if (nttgen_newhope512_same(op, "polymul")) {
+    if (nttgen_newhope512_same(op, "tomont")) {
         return nttgen_newhope512_pick(4)->name;
+    }
+    if (nttgen_newhope512_same(op, "frommont")) {
+        return nttgen_newhope512_pick(5)->name;
+    }
+    if (nttgen_newhope512_same(op, "polymul")) {
+        return nttgen_newhope512_pick(6)->name;
     }
     return NULL;
 }
@@ -330,6 +348,8 @@ int nttgen_newhope512_use_isa(const char *name) {
             NTTGEN_NEWHOPE512_STORE(&nttgen_newhope512_active[2], &nttgen_newhope512_impls[i]);
             NTTGEN_NEWHOPE512_STORE(&nttgen_newhope512_active[3], &nttgen_newhope512_impls[i]);
             NTTGEN_NEWHOPE512_STORE(&nttgen_newhope512_active[4], &nttgen_newhope512_impls[i]);
+            NTTGEN_NEWHOPE512_STORE(&nttgen_newhope512_active[5], &nttgen_newhope512_impls[i]);
+            NTTGEN_NEWHOPE512_STORE(&nttgen_newhope512_active[6], &nttgen_newhope512_impls[i]);
             return 0;
         }
     }
@@ -342,6 +362,8 @@ void nttgen_newhope512_init(void) {
     nttgen_newhope512_pick(2);
     nttgen_newhope512_pick(3);
     nttgen_newhope512_pick(4);
+    nttgen_newhope512_pick(5);
+    nttgen_newhope512_pick(6);
 }
 
 void nttgen_newhope512_ntt(int16_t a[512]) {
@@ -364,12 +386,20 @@ void nttgen_newhope512_reduce(int16_t a[512]) {
     nttgen_newhope512_pick(1)->reduce(a);
 }
 
+void nttgen_newhope512_reduce_centred(int16_t a[512]) {
+    nttgen_newhope512_pick(2)->reduce_centred(a);
+}
+
+void nttgen_newhope512_reduce_partial(int16_t a[512]) {
+    nttgen_newhope512_pick(3)->reduce_partial(a);
+}
+
 void nttgen_newhope512_tomont(int16_t a[512]) {
-    nttgen_newhope512_pick(2)->tomont(a);
+    nttgen_newhope512_pick(4)->tomont(a);
 }
 
 void nttgen_newhope512_frommont(int16_t a[512]) {
-    nttgen_newhope512_pick(3)->frommont(a);
+    nttgen_newhope512_pick(5)->frommont(a);
 }
 
 void nttgen_newhope512_to_standard(int16_t a[512]) {
@@ -387,5 +417,5 @@ void nttgen_newhope512_from_standard(int16_t a[512]) {
 }
 
 void nttgen_newhope512_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
-    nttgen_newhope512_pick(4)->polymul(r, a, b);
+    nttgen_newhope512_pick(6)->polymul(r, a, b);
 }

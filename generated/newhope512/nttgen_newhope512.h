@@ -11,9 +11,9 @@
  *         the policy below does not skip, and keeps it; nttgen_newhope512_use_isa forces one
  *         for every group.
  * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce, tomont,
- *         frommont, polymul are each chosen alone. nttgen_newhope512_isa() names the ISA of
- *         the NTT-domain operations.
+ *         the NTT domain is in the native order of the ISA that wrote it); reduce,
+ *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
+ *         nttgen_newhope512_isa() names the ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -127,6 +127,24 @@ void nttgen_newhope512_intt(int16_t a[512]);
  * a[512]: on entry in [-32768, 32767] (every ISA), on exit in [0, 12288] (any ISA)
  */
 void nttgen_newhope512_reduce(int16_t a[512]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[512]: on entry in [-32768, 32767] (every ISA), on exit in [-6144, 6144] (any ISA)
+ */
+void nttgen_newhope512_reduce_centred(int16_t a[512]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[512]: on entry in [-32768, 32767] (every ISA), on exit in [-6145, 6145] (any ISA)
+ */
+void nttgen_newhope512_reduce_partial(int16_t a[512]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

@@ -35,6 +35,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 512, store 512, barrett 512, cond_add_q 512
  *       coefficient reductions: 512
+ *   nttgen_newhope512_c_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 512, store 512, sub 1024, barrett 512, cond_add_q 1024, const 1024
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_c_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 512, store 512, barrett 512
+ *       coefficient reductions: 512
  *   nttgen_newhope512_c_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 512, store 512, montmul 512, const 1024
@@ -794,6 +804,54 @@ void nttgen_newhope512_c_reduce(int16_t a[512]) {
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_c_assert_range(a, 512, 0, 12288);
+#endif
+}
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[512]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 512, store 512, sub 1024, barrett 512, cond_add_q 1024, const 1024
+ */
+void nttgen_newhope512_c_reduce_centred(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 512; ++i_0) {
+        const int16_t x_0 = a[i_0];
+        const int16_t red_0 = nttgen_newhope512_c_barrett(x_0);
+        const int16_t red_1 = nttgen_newhope512_c_cond_add_q(red_0);
+        const int16_t red_2 = (int16_t)(red_1 - 6145);
+        const int16_t red_3 = nttgen_newhope512_c_cond_add_q(red_2);
+        const int16_t red_4 = (int16_t)(red_3 - 6144);
+        a[i_0] = red_4;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[512]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 512, store 512, barrett 512
+ */
+void nttgen_newhope512_c_reduce_partial(int16_t a[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 512; ++i_0) {
+        const int16_t x_0 = a[i_0];
+        const int16_t red_0 = nttgen_newhope512_c_barrett(x_0);
+        a[i_0] = red_0;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, 512, -6145, 6145);
 #endif
 }
 

@@ -35,6 +35,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 512, store 512, barrett 512, cond_add_q 512
  *       coefficient reductions: 512
+ *   nttgen_newhope512_c_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 512, store 512, sub 1024, barrett 512, cond_add_q 1024, const 1024
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_c_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 512, store 512, barrett 512
+ *       coefficient reductions: 512
  *   nttgen_newhope512_c_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 512, store 512, montmul 512, const 1024
@@ -114,6 +124,26 @@ void nttgen_newhope512_c_intt(int16_t a[512]);
  * Ops per call: load 512, store 512, barrett 512, cond_add_q 512
  */
 void nttgen_newhope512_c_reduce(int16_t a[512]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[512]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 512, store 512, sub 1024, barrett 512, cond_add_q 1024, const 1024
+ */
+void nttgen_newhope512_c_reduce_centred(int16_t a[512]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[512]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 512, store 512, barrett 512
+ */
+void nttgen_newhope512_c_reduce_partial(int16_t a[512]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

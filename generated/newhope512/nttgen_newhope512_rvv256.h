@@ -36,6 +36,16 @@
  *       a in [-32768, 32767] -> a in [0, 12288]
  *       ops: load 32, store 32, barrett 32, cond_add_q 32
  *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv256_reduce_centred: centred reduction, in place: every coefficient to its
+ *     representative in [-(q-1)/2, (q-1)/2]
+ *       a in [-32768, 32767] -> a in [-6144, 6144]
+ *       ops: load 32, store 32, sub 64, barrett 32, cond_add_q 64, const 64
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv256_reduce_partial: partial reduction, in place: every coefficient to a
+ *     representative in (-q, q)
+ *       a in [-32768, 32767] -> a in [-6145, 6145]
+ *       ops: load 32, store 32, barrett 32
+ *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
  *       ops: load 32, store 32, montmul 32, const 64
@@ -124,6 +134,26 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]);
  * Ops per call: load 32, store 32, barrett 32, cond_add_q 32
  */
 void nttgen_newhope512_rvv256_reduce(int16_t a[512]);
+
+/*
+ * centred reduction, in place: every coefficient to its representative in [-(q-1)/2, (q-1)/2]
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
+ * a[512]: on entry in [-32768, 32767], on exit in [-6144, 6144]
+ * Ops per call: load 32, store 32, sub 64, barrett 32, cond_add_q 64, const 64
+ */
+void nttgen_newhope512_rvv256_reduce_centred(int16_t a[512]);
+
+/*
+ * partial reduction, in place: every coefficient to a representative in (-q, q)
+ *
+ * Input:  a: any lane values
+ * Output: a: the same residues, each in (-q, q)
+ * a[512]: on entry in [-32768, 32767], on exit in [-6145, 6145]
+ * Ops per call: load 32, store 32, barrett 32
+ */
+void nttgen_newhope512_rvv256_reduce_partial(int16_t a[512]);
 
 /*
  * into Montgomery form, in place: a <- a * beta mod q

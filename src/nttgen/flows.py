@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 Range = tuple[int, int]
 
-CALLS = ("ntt", "intt", "basemul", "basemul_acc", "tomont", "frommont", "reduce")
+CALLS = ("ntt", "intt", "basemul", "basemul_acc", "tomont", "frommont", "reduce",
+         "reduce_centred", "reduce_partial")  # fmt: skip
 """The entry points a flow may call (each reads its first array argument, writes ``r`` or
 its array in place)."""
 

@@ -42,6 +42,17 @@ OP_INFO: dict[str, OpInfo] = {
         "a: any lane values",
         "a: the same residues in [0, q)",
     ),
+    "reduce_centred": OpInfo(
+        "centred reduction, in place: every coefficient to its representative in "
+        "[-(q-1)/2, (q-1)/2]",
+        "a: any lane values",
+        "a: the same residues in [-(q-1)/2, (q-1)/2]",
+    ),
+    "reduce_partial": OpInfo(
+        "partial reduction, in place: every coefficient to a representative in (-q, q)",
+        "a: any lane values",
+        "a: the same residues, each in (-q, q)",
+    ),
     "tomont": OpInfo(
         "into Montgomery form, in place: a <- a * beta mod q",
         "a: any lane values",

@@ -9,6 +9,8 @@ intt       in place: NTT domain -> beta * NTT^-1 (absorbs the beta^-1 of basemul
 basemul    r = a o b * beta^-1 (pointwise, or degree-2 products for incomplete NTTs)
 basemul_acc r = sum of k base products * beta^-1 (k >= 1 pairs stored one after another)
 reduce     in place: any lane value -> its representative in [0, q)
+reduce_centred in place: any lane value -> its representative in [-(q-1)/2, (q-1)/2]
+reduce_partial in place: any lane value -> a representative in (-q, q) (one Barrett step)
 tomont     in place: x -> x * beta (mod q), into Montgomery form
 frommont   in place: x -> x * beta^-1 (mod q), out of Montgomery form
 polymul    r = a * b mod (q, x^n + 1), coefficients in [0, q)
@@ -85,8 +87,8 @@ def intt_variants(q: int, networks: tuple[Network, ...] = ("gs", "dit")) -> list
     return out
 
 
-OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "tomont", "frommont", "to_standard",
-       "from_standard", "polymul")  # fmt: skip
+OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "reduce_centred", "reduce_partial",
+       "tomont", "frommont", "to_standard", "from_standard", "polymul")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -424,6 +426,8 @@ class KernelSet:
         outputs["ntt"] = {"a": hat_in}
         outputs["basemul"] = {"r": intt_in}
         outputs["basemul_acc"] = {"r": intt_in}
+        # the promise of the cheapest reduction is (-q, q), whatever the C's Barrett leaves
+        outputs["reduce_partial"] = {"a": (-(ring.q - 1), ring.q - 1)}
         hat = max(-hat_in[0], hat_in[1])
         for op, bound in (
             ("intt", intt_bound(ring.name, ring.q, ring.lane.bits)),
@@ -489,9 +493,15 @@ class KernelSet:
         # The conversions are loops on every ISA: they run once per key or message, not in
         # the inner products, and unrolled they were most of the code of the SIMD files
         # (see heuristic_config)
-        S = self.builder("reduce", "full reduction to [0, q), in place", unroll=False)
-        program_reduce(S, n)
-        f["reduce"] = S.finish(require={"a": (0, q - 1)})
+        centred = ((q - 1) // 2, (q - 1) // 2)
+        for name, bound in (
+            ("reduce", (0, q - 1)),
+            ("reduce_centred", (-centred[0], centred[1])),
+            ("reduce_partial", canonical),
+        ):
+            S = self.builder(name, OP_INFO[name].summary, unroll=False)
+            program_reduce(S, n, name)
+            f[name] = S.finish(require={"a": bound})
 
         S = self.builder(
             "tomont", "multiply by beta mod q (into Montgomery form), in place", unroll=False

@@ -40,12 +40,46 @@ def reduce_to_standard(S: Builder, x: Value) -> Value:
     return x
 
 
-def program_reduce(S: Builder, n: int) -> None:
-    """reduce(a): every coefficient to its standard representative in [0, q), in place."""
+def reduce_centred(S: Builder, x: Value) -> Value:
+    """Map a lane value to its representative in [-(q-1)/2, (q-1)/2] (q odd): one Barrett
+    reduction where that already lands there (the analysis says so for the presets' ISAs);
+    else to [0, q) first, then y = x - (q+1)/2 is negative exactly where x <= (q-1)/2, so
+    adding q there and subtracting (q-1)/2 gives x where x <= (q-1)/2 and x - q elsewhere,
+    with no branch."""
+    q = S.arith.q
+    half = (q - 1) // 2
+    if not S.bound(x).within(-half, half):
+        x = reduce_partial(S, x)
+    if S.bound(x).within(-half, half):
+        return x
+    x = reduce_to_standard(S, x)
+    y = S.cond_add_q(S.sub(x, S.const((q + 1) // 2, hint="half"), hint="red"), hint="red")
+    return S.sub(y, S.const((q - 1) // 2, hint="half"), hint="red")
+
+
+def reduce_partial(S: Builder, x: Value) -> Value:
+    """Map a lane value to a representative in (-q, q) by one Barrett reduction, unless its
+    range already lies there (the cheapest reduction: enough before ML-DSA's caddq)."""
+    q = S.arith.q
+    return x if S.bound(x).within(-(q - 1), q - 1) else S.barrett(x, hint="red")
+
+
+REDUCTIONS = {
+    "reduce": (reduce_to_standard, "[0, q)"),
+    "reduce_centred": (reduce_centred, "[-(q-1)/2, (q-1)/2]"),
+    "reduce_partial": (reduce_partial, "(-q, q)"),
+}
+"""The in-place reductions every x^n + 1 kernel set offers: name -> (map, its range)."""
+
+
+def program_reduce(S: Builder, n: int, name: str = "reduce") -> None:
+    """One of the :data:`REDUCTIONS` (``reduce``: every coefficient to its standard
+    representative in [0, q)), in place, on any lane values."""
     a = S.inout("a", n, (S.lane.min, S.lane.max), doc="any lane values")
+    reduce = REDUCTIONS[name][0]
 
     def body(i: Affine) -> None:
-        S.store(a, i, reduce_to_standard(S, S.load(a, i, hint="x")))
+        S.store(a, i, reduce(S, S.load(a, i, hint="x")))
 
     for_each_vector(S, n, body)
 
