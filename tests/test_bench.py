@@ -435,3 +435,38 @@ def test_an_op_of_one_family_over_every_preset_leaves_the_others_out(
     assert "sntrup761 left out: its kernels have polymul, polymul_small" in capsys.readouterr().err
     rows = json.loads(out.read_text())["results"]
     assert {r["op"] for r in rows} == {"ntt"} and len({r["ring"] for r in rows}) == 5
+
+
+def test_bench_cli_times_compilers_side_by_side_and_compares(tmp_path: Path) -> None:
+    """--cc builds every ISA with each compiler (copies under their own names, in one
+    harness); --compare prints the ratios of that run; an unknown compiler is refused."""
+    require_isa("avx2")
+    out = tmp_path / "b.json"
+    args = ["bench", "--ring", "mlkem", "--op", "ntt", "--op", "polymul", "--isa", "c", "--isa"]
+    args += ["avx2", "--cc", "gcc", "--cc", "clang-19", "--compare", "--samples", "5"]
+    args += ["--batch", "2", "--json", str(out)]
+    p = subprocess.run(
+        [sys.executable, "-m", "nttgen", *args], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stderr
+    assert "avx2 gcc" in p.stdout and "avx2 clang-19" in p.stdout
+    assert "avx2 clang-19/gcc" in p.stdout and "Ratios of median ticks" in p.stdout
+    data = json.loads(out.read_text())
+    columns = {r["isa"] for r in data["results"]}
+    assert columns == {"c gcc", "c clang-19", "avx2 gcc", "avx2 clang-19"}
+    for r in data["results"]:
+        assert r["median"] > 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "nttgen", "bench", "--ring", "mlkem", "--cc", "no-such-cc"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--cc no-such-cc: no such compiler" in bad.stderr
+
+
+def test_compare_pairs_each_isa_with_the_next_and_each_compiler_with_the_first() -> None:
+    from nttgen.bench.report import ratio_pairs
+
+    assert ratio_pairs(["c", "avx512", "avx2"], []) == [("avx512/avx2", "avx512", "avx2")]
+    pairs = ratio_pairs(["c", "avx2"], ["gcc", "clang-19"])
+    assert ("c clang-19/gcc", "c clang-19", "c gcc") in pairs
+    assert ("avx2 clang-19/gcc", "avx2 clang-19", "avx2 gcc") in pairs

@@ -11,12 +11,13 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..build import compiler
 from ..dsl.ir import ScalarParam
 from ..emit.files import CFileWriter, GeneratedFiles
 from ..emit.isa import isa_class
+from ..emit.names import Names, default_names, prefix_names
 from ..errors import BuildError
 from ..families import NTT, family_of
 from ..interp.cost import count_ops
@@ -332,6 +334,19 @@ class Prepared:
     reductions: dict[tuple[str, str, int], int]
 
 
+def column(isa: str, cc: str | None) -> str:
+    """The name of a benchmark column: the ISA, followed by the compiler where the run names
+    compilers (``avx2 gcc``)."""
+    return isa if cc is None else f"{isa} {cc}"
+
+
+def _compiler_names(ring: RingSpec, cc: str) -> Names:
+    """A namespace for one compiler's copy of a ring's files, so that copies built by several
+    compilers link into one harness (``nttgen_mlkem_clang_19_avx2_...``)."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", cc).strip("_")
+    return prefix_names(f"{default_names(ring).root}_{slug}")
+
+
 def prepare_ring(
     ring: RingSpec,
     isas: list[str],
@@ -341,31 +356,37 @@ def prepare_ring(
     ks: Iterable[int] = (3, 5),
     variant: str | None = None,
     label: str | None = None,
+    compilers: Sequence[str] = (),
 ) -> Prepared:
     """Generate and compile one ring's kernels on ``isas`` (through ``variant``) into a
     harness in ``directory``: the part of a benchmark that may run beside other work. ``ops``:
     those of the family's :attr:`~nttgen.ring_family.RingFamily.ops` to time (default all);
     ``label`` names the rows (default the ring's name), followed by ``/tag`` for a non-default
-    variant, e.g. ``sntrup761/sn``."""
+    variant, e.g. ``sntrup761/sn``. With ``compilers``, every ISA is built by each of them and
+    its columns are named by :func:`column`; else each ISA by the compiler ``nttgen bench``
+    prefers for it."""
     fam = family_of(ring)
     wanted = tuple(o for o in (fam.ops if ops is None else ops) if o in fam.ops)
     writers = {isa: fam.writer(ring, isa, variant) for isa in isas}
+    builds: list[tuple[str, str, str | None]] = [  # (isa, compiler, name of the column)
+        (isa, cc, column(isa, cc)) for isa in isas for cc in compilers
+    ] or [(isa, compiler(isa_class(isa).compilers), isa) for isa in isas]
     entries = [
         writer_entry(
-            isa,
-            w,
-            fam.generate(ring, isa, variant),
+            name,
+            writers[isa],
+            fam.generate(ring, isa, variant, _compiler_names(ring, cc) if compilers else None),
             tuple(isa_class(isa).cflags),
-            compiler(isa_class(isa).compilers),
+            cc,
         )
-        for isa, w in writers.items()
+        for isa, cc, name in builds
     ]
     harness = build_harness(ring, entries, directory)
     tags = {w.variant_tag for w in writers.values()}
     name = "/".join([label or ring.name, *sorted(t for t in tags if t)])
     reductions = {
-        (isa, op, k): int(op_counts(w, op, k).get("reductions", 0))
-        for isa, w in writers.items()
+        (name, op, k): int(op_counts(writers[isa], op, k).get("reductions", 0))
+        for isa, _, name in builds
         for op in wanted
         for k in (ks if op == "basemul_acc" else (0,))  # the harness's k of a one-size op
     }
@@ -455,6 +476,7 @@ class BenchUnit:
     ops: tuple[str, ...]
     variant: str | None
     label: str
+    compilers: tuple[str, ...] = ()
 
 
 def bench_units(
@@ -484,7 +506,7 @@ def _prepare_unit(job: tuple[BenchUnit, Path, tuple[int, ...]]) -> Prepared:
     directory.mkdir(parents=True, exist_ok=True)
     return prepare_ring(
         unit.ring, list(unit.isas), unit.ops, directory, ks=ks, variant=unit.variant,
-        label=unit.label,
+        label=unit.label, compilers=unit.compilers,
     )  # fmt: skip
 
 
@@ -503,13 +525,18 @@ def run_bench(
     variants: Mapping[RingSpec, Sequence[str | None]] | None = None,
     labels: Mapping[RingSpec, str] | None = None,
     jobs: int | None = 1,
+    compilers: Sequence[str] = (),
 ) -> list[BenchResult]:
     """Benchmark several rings of any family (the harnesses of :func:`bench_units`): first
     generate and compile every harness, ``jobs`` at a time (see :func:`nttgen.parallel.run_steps`;
     None: one per CPU), then time them one after the other, alone. ``progress`` counts two
-    steps per harness: its build and its timing."""
+    steps per harness: its build and its timing. With ``compilers``, every ISA is built and
+    timed with each of them (columns named by :func:`column`)."""
     ks = tuple(ks)
-    units = bench_units(rings, isas, ops, variants, labels)
+    units = [
+        replace(u, compilers=tuple(compilers))
+        for u in bench_units(rings, isas, ops, variants, labels)
+    ]
     names = [u.label + (f" ({u.variant})" if u.variant else "") for u in units]
     if progress:
         progress.total = 2 * len(units)

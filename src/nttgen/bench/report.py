@@ -3,8 +3,12 @@ for ISAs under QEMU, dynamic instructions per call."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+from ..emit.isa import isa_class
+from ..lanes import I16
 from ..textui import Table
-from . import ALIGN_FLAGS, BenchResult
+from . import ALIGN_FLAGS, BenchResult, column
 from .icount import SCALAR_LABEL, CountResult
 
 
@@ -39,7 +43,8 @@ def bench_table(
         if isa != "c" and "c" in isas:
             columns.append(f"c/{isa}")
             right.add(f"c/{isa}")
-    caption = "c/<isa>: how many times faster than the portable C." if len(right) > 1 else ""
+    speedups = any(c.startswith("c/") for c in columns)
+    caption = "c/<isa>: how many times faster than the portable C." if speedups else ""
     t = Table(title, columns, right, caption)
     rows: dict[tuple[str, str], dict[str, BenchResult]] = {}
     for r in results:
@@ -91,5 +96,47 @@ def count_table(counts: list[CountResult], isas: list[str]) -> Table:
         for i in simd:
             x = by.get(i)
             cells += [ratio(scalar, x), f"{x.static_ops:,}" if x else "-"]
+        t.add_row(*cells)
+    return t
+
+
+def ratio_pairs(isas: list[str], compilers: list[str]) -> list[tuple[str, str, str]]:
+    """The comparisons of ``nttgen bench --compare``, as (heading, numerator column,
+    denominator column) over columns named by :func:`nttgen.bench.column`: each SIMD ISA
+    against the next narrower one timed (``avx512/avx2``), per compiler, and each ISA's
+    build by every other compiler against its build by the first (``avx2 gcc/clang-19``)."""
+    ccs: list[str | None] = list(compilers) or [None]
+    # widest first (16-bit lanes per vector), as the front end orders them
+    simd = sorted((i for i in isas if i != "c"), key=lambda i: -isa_class(i).lanes_for(I16))
+    pairs = []
+    for cc in ccs:
+        suffix = f" ({cc})" if cc and len(ccs) > 1 else ""
+        for wide, narrow in pairwise(simd):
+            pairs.append((f"{wide}/{narrow}{suffix}", column(wide, cc), column(narrow, cc)))
+    first = ccs[0]
+    for isa in isas:
+        for cc in ccs[1:]:
+            pairs.append((f"{isa} {cc}/{first}", column(isa, cc), column(isa, first)))
+    return pairs
+
+
+def compare_table(
+    results: list[BenchResult], isas: list[str], compilers: list[str], cpu: str | None = None
+) -> Table:
+    """One row per (ring, op): the ratio of median ticks of each pair of :func:`ratio_pairs`
+    (below 1: the first of the pair is faster), measured in the same run."""
+    pairs = ratio_pairs(isas, compilers)
+    heads = [h for h, _, _ in pairs]
+    title = "Ratios of median ticks per call, measured in one run (below 1: the first is faster)"
+    title += f" on {cpu}" if cpu else ""
+    t = Table(title, ["ring", "op", *heads], set(heads))
+    rows: dict[tuple[str, str], dict[str, BenchResult]] = {}
+    for r in results:
+        rows.setdefault((r.ring, r.label), {})[r.isa] = r
+    for (ring, label), by_column in rows.items():
+        cells = [ring, label]
+        for _, top, bottom in pairs:
+            a, b = by_column.get(top), by_column.get(bottom)
+            cells.append(f"{a.median / b.median:.2f}" if a and b and b.median else "-")
         t.add_row(*cells)
     return t

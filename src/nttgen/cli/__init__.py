@@ -206,6 +206,20 @@ def parser() -> argparse.ArgumentParser:
         "--png", help="also write a bar chart to this PNG file (needs nttgen[plot]: matplotlib)"
     )
     s.add_argument(
+        "--cc",
+        action="append",
+        metavar="CC",
+        help="build and time every ISA with the C compiler CC (e.g. gcc, clang-19); "
+        "repeatable, to time compilers side by side (default: the compiler each ISA builds "
+        "best with)",
+    )
+    s.add_argument(
+        "--compare",
+        action="store_true",
+        help="also print the ratios of the run: each ISA against the next narrower one, and "
+        "each compiler against the first --cc",
+    )
+    s.add_argument(
         "--policy",
         metavar="FILE",
         help="add this CPU family's figures to the policy file FILE (created if missing; "

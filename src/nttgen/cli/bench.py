@@ -79,6 +79,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if value:  # fail before the run, not after it
             check_writable_file(Path(value), option)
     jobs = check_jobs(args.jobs)
+    ccs = _compilers(args.cc)
+    if ccs and args.policy:
+        raise NttgenError("--policy records the ISAs' own compilers: leave out --cc")
     variants = {ring: selected_variants(ring, args.pipeline) for ring in rings}
     counts = _count(rings, emulated, ops, vlens, ks) if emulated else []
     results: list[BenchResult] = []
@@ -88,11 +91,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             results = run_bench(
                 rings, isas, ops, samples=args.samples, batch=args.batch, ks=ks,
                 progress=progress, variants=variants, labels={r: ring_label(r) for r in rings},
-                jobs=jobs,
+                jobs=jobs, compilers=ccs,
             )  # fmt: skip
         finally:
             progress.close()
-        _print_bench(results, isas, args)
+        _print_bench(results, isas, ccs, args)
     if counts:
         from ..bench.report import count_table
 
@@ -155,14 +158,33 @@ def _bench_ops(
     return ops, kept
 
 
-def _print_bench(results: list[BenchResult], isas: list[str], args: argparse.Namespace) -> None:
-    from ..bench.report import bench_table
+def _compilers(asked: list[str] | None) -> list[str]:
+    """The compilers ``--cc`` names, each once, each on PATH (else refused in one line)."""
+    import shutil
 
+    out = list(dict.fromkeys(asked or ()))
+    for cc in out:
+        if shutil.which(cc) is None:
+            raise NttgenError(f"--cc {cc}: no such compiler on PATH")
+    return out
+
+
+def _print_bench(
+    results: list[BenchResult], isas: list[str], ccs: list[str], args: argparse.Namespace
+) -> None:
+    from ..bench import column
+    from ..bench.report import bench_table, compare_table
+    from ..toolchain import compiler_version
+
+    columns = [column(i, cc) for i in isas for cc in ccs] or isas
+    built = {c: compiler_version(cc) for c in columns for cc in ccs if c.endswith(f" {cc}")}
     table = bench_table(
-        results, isas, samples=args.samples, batch=args.batch, compilers=compilers_of(isas),
-        cpu=cpu.cpu_model(),
+        results, columns, samples=args.samples, batch=args.batch,
+        compilers=built or compilers_of(isas), cpu=cpu.cpu_model(),
     )  # fmt: skip
     print_table(table)
+    if args.compare:
+        print_table(compare_table(results, isas, ccs, cpu.cpu_model()))
 
 
 def _require_matplotlib() -> None:
