@@ -346,3 +346,21 @@ def test_parts_leave_optimised_objects_unchanged(isa: str, monkeypatch: pytest.M
                 out = subprocess.run(args, cwd=obj.parent, capture_output=True, text=True)
                 code.append(out.stdout)
             assert code[0] == code[1] and "nttgen_mldsa" in code[0], (compiler, opt)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_gcc_keeps_the_products_by_q_as_multiplies(isa: str, tmp_path: Path) -> None:
+    """gcc turns a vector product by a constant with few set bits (q = 12289: 3 * 2^12 + 1)
+    into shifts, adds and subtractions, slower than the multiply; the x86 files hide q from
+    it (``keep``), so NewHope's inner product keeps its multiplies and has no shift left."""
+    cc = require_tool("gcc")
+    files = generate(PRESETS["newhope512"], isa)
+    src = tmp_path / f"{files.stem}.c"
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    obj = tmp_path / "x.o"
+    subprocess.run([cc, "-O3", *isa_class(isa).cflags, "-c", str(src), "-o", str(obj)], check=True)
+    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], check=True,
+                          capture_output=True, text=True).stdout  # fmt: skip
+    body = dump.split(f"<{files.stem}_basemul_acc>:")[1].split("\n\n")[0]
+    assert "vpmullw" in body and "vpsllw" not in body, body

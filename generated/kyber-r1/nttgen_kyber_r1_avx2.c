@@ -107,14 +107,36 @@ static void nttgen_kyber_r1_avx2_assert_range(const int16_t *p, size_t len, int6
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+
+/*
+ * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
+ */
+static inline __m256i nttgen_kyber_r1_avx2_keep(__m256i a) {
+    __asm__("" : "+x"(a));
+    return a;
+}
+
+#else
+
+/*
+ * The multiplier a (other compilers).
+ */
+static inline __m256i nttgen_kyber_r1_avx2_keep(__m256i a) {
+    return a;
+}
+
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * (a*z - m*q) / 2^16 with m = a*zq mod 2^16, 16 lanes at once.
  */
 static inline __m256i nttgen_kyber_r1_avx2_montmul(__m256i a, __m256i z, __m256i zq) {
+    const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
     const __m256i m = _mm256_mullo_epi16(a, zq);
     const __m256i hi = _mm256_mulhi_epi16(a, z);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, _mm256_set1_epi16(7681)));
+    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
 }
 
 /*
@@ -123,8 +145,10 @@ static inline __m256i nttgen_kyber_r1_avx2_montmul(__m256i a, __m256i z, __m256i
 static inline __m256i nttgen_kyber_r1_avx2_montmul_var(__m256i a, __m256i b) {
     const __m256i lo = _mm256_mullo_epi16(a, b);
     const __m256i hi = _mm256_mulhi_epi16(a, b);
-    const __m256i m = _mm256_mullo_epi16(lo, _mm256_set1_epi16(-7679));
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, _mm256_set1_epi16(7681)));
+    const __m256i qiv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-7679));
+    const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
+    const __m256i m = _mm256_mullo_epi16(lo, qiv);
+    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
 }
 
 /*
@@ -134,7 +158,8 @@ static inline __m256i nttgen_kyber_r1_avx2_montmul_var(__m256i a, __m256i b) {
 static inline __m256i nttgen_kyber_r1_avx2_barrett(__m256i a) {
     const __m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(17474));
     const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(1024)), 11);
-    return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, _mm256_set1_epi16(7681)));
+    const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv));
 }
 
 /*

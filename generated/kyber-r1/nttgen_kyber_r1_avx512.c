@@ -109,14 +109,36 @@ static void nttgen_kyber_r1_avx512_assert_range(const int16_t *p, size_t len, in
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+
+/*
+ * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
+ */
+static inline __m512i nttgen_kyber_r1_avx512_keep(__m512i a) {
+    __asm__("" : "+x"(a));
+    return a;
+}
+
+#else
+
+/*
+ * The multiplier a (other compilers).
+ */
+static inline __m512i nttgen_kyber_r1_avx512_keep(__m512i a) {
+    return a;
+}
+
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * (a*z - m*q) / 2^16 with m = a*zq mod 2^16, 32 lanes at once.
  */
 static inline __m512i nttgen_kyber_r1_avx512_montmul(__m512i a, __m512i z, __m512i zq) {
+    const __m512i qv = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(7681));
     const __m512i m = _mm512_mullo_epi16(a, zq);
     const __m512i hi = _mm512_mulhi_epi16(a, z);
-    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, _mm512_set1_epi16(7681)));
+    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv));
 }
 
 /*
@@ -125,8 +147,10 @@ static inline __m512i nttgen_kyber_r1_avx512_montmul(__m512i a, __m512i z, __m51
 static inline __m512i nttgen_kyber_r1_avx512_montmul_var(__m512i a, __m512i b) {
     const __m512i lo = _mm512_mullo_epi16(a, b);
     const __m512i hi = _mm512_mulhi_epi16(a, b);
-    const __m512i m = _mm512_mullo_epi16(lo, _mm512_set1_epi16(-7679));
-    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, _mm512_set1_epi16(7681)));
+    const __m512i qiv = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
+    const __m512i qv = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(7681));
+    const __m512i m = _mm512_mullo_epi16(lo, qiv);
+    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv));
 }
 
 /*
@@ -136,7 +160,8 @@ static inline __m512i nttgen_kyber_r1_avx512_montmul_var(__m512i a, __m512i b) {
 static inline __m512i nttgen_kyber_r1_avx512_barrett(__m512i a) {
     const __m512i t = _mm512_mulhi_epi16(a, _mm512_set1_epi16(17474));
     const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(1024)), 11);
-    return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, _mm512_set1_epi16(7681)));
+    const __m512i qv = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(7681));
+    return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv));
 }
 
 /*

@@ -107,6 +107,27 @@ static void nttgen_mldsa_avx2_assert_range(const int32_t *p, size_t len, int64_t
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+
+/*
+ * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
+ */
+static inline __m256i nttgen_mldsa_avx2_keep(__m256i a) {
+    __asm__("" : "+x"(a));
+    return a;
+}
+
+#else
+
+/*
+ * The multiplier a (other compilers).
+ */
+static inline __m256i nttgen_mldsa_avx2_keep(__m256i a) {
+    return a;
+}
+
+#endif
+
 /*
  * High halves of the signed 32x32-bit products, even and odd lanes by vpmuldq.
  */
@@ -123,10 +144,12 @@ static inline __m256i nttgen_mldsa_avx2_montmul_var(__m256i a, __m256i b) {
     const __m256i a_o = _mm256_srli_epi64(a, 32);
     const __m256i p_e = _mm256_mul_epi32(a, b);
     const __m256i p_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(b, 32));
-    const __m256i m_e = _mm256_mul_epi32(p_e, _mm256_set1_epi32(58728449));
-    const __m256i m_o = _mm256_mul_epi32(p_o, _mm256_set1_epi32(58728449));
-    const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, _mm256_set1_epi32(8380417)));
-    const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, _mm256_set1_epi32(8380417)));
+    const __m256i qiv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(58728449));
+    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i m_e = _mm256_mul_epi32(p_e, qiv);
+    const __m256i m_o = _mm256_mul_epi32(p_o, qiv);
+    const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, qv));
+    const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, qv));
     return _mm256_blend_epi32(_mm256_srli_epi64(r_e, 32), r_o, 170);
 }
 
@@ -141,7 +164,7 @@ static inline __m256i nttgen_mldsa_avx2_shoupmul(__m256i a, __m256i z, __m256i z
     const __m256i t_e = _mm256_mul_epi32(a, zs);
     const __m256i t_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(zs, 32));
     const __m256i t = _mm256_blend_epi32(_mm256_srli_epi64(t_e, 32), t_o, 170);
-    const __m256i tq = _mm256_mullo_epi32(t, _mm256_set1_epi32(8380417));
+    const __m256i tq = _mm256_mullo_epi32(t, nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417)));
     return _mm256_sub_epi32(_mm256_mullo_epi32(a, z), tq);
 }
 
@@ -171,10 +194,11 @@ static inline __m256i nttgen_mldsa_avx2_ilv32_hi(__m256i a, __m256i b) {
  * Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.
  */
 static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
-    const __m256i hi = nttgen_mldsa_avx2_mulhi(a, _mm256_set1_epi32(1074791297));
+    const __m256i hi =
+        nttgen_mldsa_avx2_mulhi(a, nttgen_mldsa_avx2_keep(_mm256_set1_epi32(1074791297)));
     const __m256i r = _mm256_add_epi32(hi, _mm256_set1_epi32(1048576));
     const __m256i t = _mm256_srai_epi32(r, 21);
-    const __m256i tq = _mm256_mullo_epi32(t, _mm256_set1_epi32(8380417));
+    const __m256i tq = _mm256_mullo_epi32(t, nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417)));
     return _mm256_sub_epi32(a, tq);
 }
 

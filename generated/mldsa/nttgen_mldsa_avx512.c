@@ -109,6 +109,27 @@ static void nttgen_mldsa_avx512_assert_range(const int32_t *p, size_t len, int64
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+
+/*
+ * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
+ */
+static inline __m512i nttgen_mldsa_avx512_keep(__m512i a) {
+    __asm__("" : "+x"(a));
+    return a;
+}
+
+#else
+
+/*
+ * The multiplier a (other compilers).
+ */
+static inline __m512i nttgen_mldsa_avx512_keep(__m512i a) {
+    return a;
+}
+
+#endif
+
 /*
  * High halves of the signed 32x32-bit products, even and odd lanes by vpmuldq.
  */
@@ -125,10 +146,12 @@ static inline __m512i nttgen_mldsa_avx512_montmul_var(__m512i a, __m512i b) {
     const __m512i a_o = _mm512_srli_epi64(a, 32);
     const __m512i p_e = _mm512_mul_epi32(a, b);
     const __m512i p_o = _mm512_mul_epi32(a_o, _mm512_srli_epi64(b, 32));
-    const __m512i m_e = _mm512_mul_epi32(p_e, _mm512_set1_epi32(58728449));
-    const __m512i m_o = _mm512_mul_epi32(p_o, _mm512_set1_epi32(58728449));
-    const __m512i r_e = _mm512_sub_epi32(p_e, _mm512_mul_epi32(m_e, _mm512_set1_epi32(8380417)));
-    const __m512i r_o = _mm512_sub_epi32(p_o, _mm512_mul_epi32(m_o, _mm512_set1_epi32(8380417)));
+    const __m512i qiv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(58728449));
+    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    const __m512i m_e = _mm512_mul_epi32(p_e, qiv);
+    const __m512i m_o = _mm512_mul_epi32(p_o, qiv);
+    const __m512i r_e = _mm512_sub_epi32(p_e, _mm512_mul_epi32(m_e, qv));
+    const __m512i r_o = _mm512_sub_epi32(p_o, _mm512_mul_epi32(m_o, qv));
     return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(r_e, 32), r_o);
 }
 
@@ -143,7 +166,7 @@ static inline __m512i nttgen_mldsa_avx512_shoupmul(__m512i a, __m512i z, __m512i
     const __m512i t_e = _mm512_mul_epi32(a, zs);
     const __m512i t_o = _mm512_mul_epi32(a_o, _mm512_srli_epi64(zs, 32));
     const __m512i t = _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(t_e, 32), t_o);
-    const __m512i tq = _mm512_mullo_epi32(t, _mm512_set1_epi32(8380417));
+    const __m512i tq = _mm512_mullo_epi32(t, nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417)));
     return _mm512_sub_epi32(_mm512_mullo_epi32(a, z), tq);
 }
 
@@ -191,10 +214,11 @@ static inline __m512i nttgen_mldsa_avx512_ilv128_hi(__m512i a, __m512i b) {
  * Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.
  */
 static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
-    const __m512i hi = nttgen_mldsa_avx512_mulhi(a, _mm512_set1_epi32(1074791297));
+    const __m512i hi =
+        nttgen_mldsa_avx512_mulhi(a, nttgen_mldsa_avx512_keep(_mm512_set1_epi32(1074791297)));
     const __m512i r = _mm512_add_epi32(hi, _mm512_set1_epi32(1048576));
     const __m512i t = _mm512_srai_epi32(r, 21);
-    const __m512i tq = _mm512_mullo_epi32(t, _mm512_set1_epi32(8380417));
+    const __m512i tq = _mm512_mullo_epi32(t, nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417)));
     return _mm512_sub_epi32(a, tq);
 }
 

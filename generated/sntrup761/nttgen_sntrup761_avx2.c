@@ -76,14 +76,36 @@ static void nttgen_sntrup761_avx2_assert_range(const int16_t *p, size_t len, int
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+
+/*
+ * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
+ */
+static inline __m256i nttgen_sntrup761_avx2_keep(__m256i a) {
+    __asm__("" : "+x"(a));
+    return a;
+}
+
+#else
+
+/*
+ * The multiplier a (other compilers).
+ */
+static inline __m256i nttgen_sntrup761_avx2_keep(__m256i a) {
+    return a;
+}
+
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * (a*z - m*q) / 2^16 with m = a*zq mod 2^16, 16 lanes at once.
  */
 static inline __m256i nttgen_sntrup761_avx2_montmul(__m256i a, __m256i z, __m256i zq) {
+    const __m256i qv = nttgen_sntrup761_avx2_keep(_mm256_set1_epi16(4591));
     const __m256i m = _mm256_mullo_epi16(a, zq);
     const __m256i hi = _mm256_mulhi_epi16(a, z);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, _mm256_set1_epi16(4591)));
+    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
 }
 
 /*
@@ -92,7 +114,8 @@ static inline __m256i nttgen_sntrup761_avx2_montmul(__m256i a, __m256i z, __m256
  */
 static inline __m256i nttgen_sntrup761_avx2_barrett_coarse(__m256i a) {
     const __m256i t = _mm256_mulhrs_epi16(a, _mm256_set1_epi16(7));
-    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, _mm256_set1_epi16(4591)));
+    const __m256i qv = nttgen_sntrup761_avx2_keep(_mm256_set1_epi16(4591));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, qv));
 }
 
 /*

@@ -69,14 +69,36 @@ static void nttgen_sntrup761_avx512_assert_range(const int16_t *p, size_t len, i
 }
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+
+/*
+ * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
+ */
+static inline __m512i nttgen_sntrup761_avx512_keep(__m512i a) {
+    __asm__("" : "+x"(a));
+    return a;
+}
+
+#else
+
+/*
+ * The multiplier a (other compilers).
+ */
+static inline __m512i nttgen_sntrup761_avx512_keep(__m512i a) {
+    return a;
+}
+
+#endif
+
 /*
  * Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):
  * (a*z - m*q) / 2^16 with m = a*zq mod 2^16, 32 lanes at once.
  */
 static inline __m512i nttgen_sntrup761_avx512_montmul(__m512i a, __m512i z, __m512i zq) {
+    const __m512i qv = nttgen_sntrup761_avx512_keep(_mm512_set1_epi16(4591));
     const __m512i m = _mm512_mullo_epi16(a, zq);
     const __m512i hi = _mm512_mulhi_epi16(a, z);
-    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, _mm512_set1_epi16(4591)));
+    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv));
 }
 
 /*
@@ -86,7 +108,8 @@ static inline __m512i nttgen_sntrup761_avx512_montmul(__m512i a, __m512i z, __m5
 static inline __m512i nttgen_sntrup761_avx512_barrett(__m512i a) {
     const __m512i t = _mm512_mulhi_epi16(a, _mm512_set1_epi16(29235));
     const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(1024)), 11);
-    return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, _mm512_set1_epi16(4591)));
+    const __m512i qv = nttgen_sntrup761_avx512_keep(_mm512_set1_epi16(4591));
+    return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv));
 }
 
 /*

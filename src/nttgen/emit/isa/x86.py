@@ -111,6 +111,30 @@ class X86Simd(HelperCalls, Isa):
     def _set1(self, v: int, bits: int | None = None) -> C.Expr:
         return self._i("set1", C.Int(v), e=f"epi{bits or self.lane.bits}")
 
+    def _factor(self, v: int, bits: int | None = None) -> C.Expr:
+        """The broadcast constant ``v`` as a multiplier that gcc keeps (see :meth:`_keep`)."""
+        return call(self.helper("keep"), self._set1(v, bits))
+
+    def _keep(self) -> list[C.Top]:
+        """``keep(a)``: a, hidden from gcc's optimiser by an empty asm statement. gcc turns a
+        product by a constant with few set bits (q = 12289, 7681, 8380417; q^-1 mod 2^16) into
+        three to five shifts, adds and subtractions per vector, slower than the one multiply
+        it replaces; a constant it cannot see stays a multiply, loaded once outside the loops
+        (the statement is not volatile). clang keeps the multiplies: there it is a no-op."""
+        a = C.Name("a")
+        doc = ("The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).",)
+        kept = self._fn(
+            "keep", ("a",), [C.Asm("", (("+x", a),), (), volatile=False), C.Return(a)], doc
+        )
+        plain = self._fn("keep", ("a",), [C.Return(a)], ("The multiplier a (other compilers).",))
+        return [
+            C.Directive("#if defined(__GNUC__) && !defined(__clang__)"),
+            kept,
+            C.Directive("#else"),
+            plain,
+            C.Directive("#endif"),
+        ]
+
     def blend_odd(self, a: C.Expr, b: C.Expr, width: int) -> C.Expr:
         """Odd ``width``-bit blocks from b, even ones from a (width 16 or 32)."""
         raise NotImplementedError
@@ -152,11 +176,12 @@ class X86Simd(HelperCalls, Isa):
         """Montgomery, Barrett, sign-mask correction, fine interleaves and (for 32-bit lanes)
         high-product helpers: every op the kernels call is then one short call."""
         moves = self._interleave_helpers() + self._unzip_helpers()
+        keep = self._keep()
         if self.lane.bits == 16:
             wide = [*self._madd_helpers(), self._mredw_helper(), *self._pair_helpers()]
-            return [*self._helpers16(), *wide, *self._cond_add_helper(), *moves]
+            return [*keep, *self._helpers16(), *wide, *self._cond_add_helper(), *moves]
         arith = self._helpers32()
-        return arith[:-1] + self._cond_add_helper() + moves + arith[-1:]
+        return keep + arith[:-1] + self._cond_add_helper() + moves + arith[-1:]
 
     def _cond_add_helper(self) -> list[C.Top]:
         a, mask = C.Name("a"), C.Name("mask")
@@ -271,9 +296,10 @@ class X86Simd(HelperCalls, Isa):
                 "montmul",
                 ("a", "z", "zq"),
                 [
+                    self._decl("qv", self._factor(q)),
                     self._decl("m", mullo(a, zq)),
                     self._decl("hi", mulhi(a, z)),
-                    C.Return(sub(hi, mulhi(m, self._set1(q)))),
+                    C.Return(sub(hi, mulhi(m, C.Name("qv")))),
                 ],
                 (
                     "Signed Montgomery multiplication by a twisted constant (Seiler 2018, Alg. 3):",
@@ -286,8 +312,10 @@ class X86Simd(HelperCalls, Isa):
                 [
                     self._decl("lo", mullo(a, b)),
                     self._decl("hi", mulhi(a, b)),
-                    self._decl("m", mullo(lo, self._set1(qinv))),
-                    C.Return(sub(hi, mulhi(m, self._set1(q)))),
+                    self._decl("qiv", self._factor(qinv)),
+                    self._decl("qv", self._factor(q)),
+                    self._decl("m", mullo(lo, C.Name("qiv"))),
+                    C.Return(sub(hi, mulhi(m, C.Name("qv")))),
                 ],
                 ("Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.",),
             ),
@@ -295,8 +323,9 @@ class X86Simd(HelperCalls, Isa):
                 "shoupmul",
                 ("a", "z", "zs"),
                 [
+                    self._decl("qv", self._factor(q)),
                     self._decl("t", mulhi(a, C.Name("zs"))),
-                    C.Return(sub(mullo(a, z), mullo(t, self._set1(q)))),
+                    C.Return(sub(mullo(a, z), mullo(t, C.Name("qv")))),
                 ],
                 (
                     "Product by a constant with its quotient zs = round(z*2^16/q) (Shoup):",
@@ -314,7 +343,8 @@ class X86Simd(HelperCalls, Isa):
                         "r",
                         self._i("srai", self._i("add", t, self._set1(1 << (k - 1))), C.Int(k)),
                     ),
-                    C.Return(sub(a, mullo(C.Name("r"), self._set1(q)))),
+                    self._decl("qv", self._factor(q)),
+                    C.Return(sub(a, mullo(C.Name("r"), C.Name("qv")))),
                 ],
                 (
                     f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by adding",
@@ -326,7 +356,8 @@ class X86Simd(HelperCalls, Isa):
                 ("a",),
                 [
                     self._decl("t", self._i("mulhrs", a, self._set1(self.arith.barrett_coarse_v))),
-                    C.Return(sub(a, mullo(t, self._set1(q)))),
+                    self._decl("qv", self._factor(q)),
+                    C.Return(sub(a, mullo(t, C.Name("qv")))),
                 ],
                 (
                     f"Barrett reduction by one rounding high product: t = round(a*"
@@ -366,8 +397,9 @@ class X86Simd(HelperCalls, Isa):
                     self._decl("m_o", odd(n("m_e"))),
                     self._decl("p_e", mul(a, z)),
                     self._decl("p_o", mul(n("a_o"), odd(z))),
-                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), self._set1(q)))),
-                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), self._set1(q)))),
+                    self._decl("qv", self._factor(q)),
+                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), n("qv")))),
+                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), n("qv")))),
                     join,
                 ],
                 (
@@ -386,10 +418,12 @@ class X86Simd(HelperCalls, Isa):
                     self._decl("a_o", odd(a)),
                     self._decl("p_e", mul(a, b)),
                     self._decl("p_o", mul(n("a_o"), odd(b))),
-                    self._decl("m_e", mul(n("p_e"), self._set1(qinv))),
-                    self._decl("m_o", mul(n("p_o"), self._set1(qinv))),
-                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), self._set1(q)))),
-                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), self._set1(q)))),
+                    self._decl("qiv", self._factor(qinv)),
+                    self._decl("qv", self._factor(q)),
+                    self._decl("m_e", mul(n("p_e"), n("qiv"))),
+                    self._decl("m_o", mul(n("p_o"), n("qiv"))),
+                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), n("qv")))),
+                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), n("qv")))),
                     join,
                 ],
                 (f"Signed Montgomery product of two variables, {lanes} lanes (m = lo(a*b)*q^-1).",),
@@ -402,7 +436,7 @@ class X86Simd(HelperCalls, Isa):
                     self._decl("t_e", mul(a, n("zs"))),
                     self._decl("t_o", mul(n("a_o"), odd(n("zs")))),
                     self._decl("t", self.blend_odd(odd(n("t_e")), n("t_o"), 32)),
-                    self._decl("tq", self._i("mullo", n("t"), self._set1(q))),
+                    self._decl("tq", self._i("mullo", n("t"), self._factor(q))),
                     C.Return(sub(self._i("mullo", a, z), n("tq"))),
                 ],
                 (
@@ -416,10 +450,10 @@ class X86Simd(HelperCalls, Isa):
                 "barrett",
                 ("a",),
                 [
-                    self._decl("hi", call(self.helper("mulhi"), a, self._set1(bv))),
+                    self._decl("hi", call(self.helper("mulhi"), a, self._factor(bv))),
                     self._decl("r", self._i("add", n("hi"), self._set1(1 << (bk - 1)))),
                     self._decl("t", self._i("srai", n("r"), C.Int(bk))),
-                    self._decl("tq", self._i("mullo", n("t"), self._set1(q))),
+                    self._decl("tq", self._i("mullo", n("t"), self._factor(q))),
                     C.Return(sub(a, n("tq"))),
                 ],
                 ("Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.",),
