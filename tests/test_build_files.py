@@ -21,7 +21,7 @@ CONSUMER = r"""
 #include "%(stem)s.h"
 
 int main(void) {
-    static int16_t a[%(n)d], b[%(n)d], r[%(n)d];
+    static %(t)s a[%(n)d], b[%(n)d], r[%(n)d];
     a[1] = 1;
     b[%(n)d - 1] = 1;
     %(stem)s_polymul(r, a, b);
@@ -37,9 +37,14 @@ int main(void) {
 }
 """
 
+# every preset: x * x^(n-1) = -1 in x^n + 1, x * x^(p-1) = x + 1 in x^p - x - 1
 RINGS = {
-    "mlkem": ("nttgen_mlkem", 256, 3329, "i == 0 ? -1 : 0"),
-    "sntrup761": ("nttgen_sntrup761", 761, 4591, "i <= 1 ? 1 : 0"),
+    "mlkem": ("nttgen_mlkem", 256, 3329, "i == 0 ? -1 : 0", "int16_t"),
+    "mldsa": ("nttgen_mldsa", 256, 8380417, "i == 0 ? -1 : 0", "int32_t"),
+    "kyber-r1": ("nttgen_kyber_r1", 256, 7681, "i == 0 ? -1 : 0", "int16_t"),
+    "newhope512": ("nttgen_newhope512", 512, 12289, "i == 0 ? -1 : 0", "int16_t"),
+    "newhope1024": ("nttgen_newhope1024", 1024, 12289, "i == 0 ? -1 : 0", "int16_t"),
+    "sntrup761": ("nttgen_sntrup761", 761, 4591, "i <= 1 ? 1 : 0", "int16_t"),
 }
 CONSUMER_CMAKE = """cmake_minimum_required(VERSION 3.16)
 project(consumer C)
@@ -59,9 +64,10 @@ def ring_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 
 def _consumer(ring_dir: Path, where: Path) -> tuple[str, Path]:
-    stem, n, q, want = RINGS[ring_dir.name]
+    stem, n, q, want, elem = RINGS[ring_dir.name]
     where.mkdir(parents=True, exist_ok=True)
-    (where / "main.c").write_text(CONSUMER % {"stem": stem, "n": n, "q": q, "want": want})
+    values = {"stem": stem, "n": n, "q": q, "want": want, "t": elem}
+    (where / "main.c").write_text(CONSUMER % values)
     return stem, where / "main.c"
 
 

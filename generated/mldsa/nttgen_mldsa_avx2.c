@@ -107,7 +107,7 @@ static void nttgen_mldsa_avx2_assert_range(const int32_t *p, size_t len, int64_t
 }
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX2__)
 
 /*
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
@@ -164,7 +164,8 @@ static inline __m256i nttgen_mldsa_avx2_shoupmul(__m256i a, __m256i z, __m256i z
     const __m256i t_e = _mm256_mul_epi32(a, zs);
     const __m256i t_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(zs, 32));
     const __m256i t = _mm256_blend_epi32(_mm256_srli_epi64(t_e, 32), t_o, 170);
-    const __m256i tq = _mm256_mullo_epi32(t, nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417)));
+    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i tq = _mm256_mullo_epi32(t, qv);
     return _mm256_sub_epi32(_mm256_mullo_epi32(a, z), tq);
 }
 
@@ -194,11 +195,12 @@ static inline __m256i nttgen_mldsa_avx2_ilv32_hi(__m256i a, __m256i b) {
  * Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.
  */
 static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
-    const __m256i hi =
-        nttgen_mldsa_avx2_mulhi(a, nttgen_mldsa_avx2_keep(_mm256_set1_epi32(1074791297)));
+    const __m256i bv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(1074791297));
+    const __m256i hi = nttgen_mldsa_avx2_mulhi(a, bv);
     const __m256i r = _mm256_add_epi32(hi, _mm256_set1_epi32(1048576));
     const __m256i t = _mm256_srai_epi32(r, 21);
-    const __m256i tq = _mm256_mullo_epi32(t, nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417)));
+    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i tq = _mm256_mullo_epi32(t, qv);
     return _mm256_sub_epi32(a, tq);
 }
 

@@ -109,7 +109,7 @@ static void nttgen_mldsa_avx512_assert_range(const int32_t *p, size_t len, int64
 }
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512BW__)
 
 /*
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
@@ -166,7 +166,8 @@ static inline __m512i nttgen_mldsa_avx512_shoupmul(__m512i a, __m512i z, __m512i
     const __m512i t_e = _mm512_mul_epi32(a, zs);
     const __m512i t_o = _mm512_mul_epi32(a_o, _mm512_srli_epi64(zs, 32));
     const __m512i t = _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(t_e, 32), t_o);
-    const __m512i tq = _mm512_mullo_epi32(t, nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417)));
+    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    const __m512i tq = _mm512_mullo_epi32(t, qv);
     return _mm512_sub_epi32(_mm512_mullo_epi32(a, z), tq);
 }
 
@@ -214,11 +215,12 @@ static inline __m512i nttgen_mldsa_avx512_ilv128_hi(__m512i a, __m512i b) {
  * Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.
  */
 static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
-    const __m512i hi =
-        nttgen_mldsa_avx512_mulhi(a, nttgen_mldsa_avx512_keep(_mm512_set1_epi32(1074791297)));
+    const __m512i bv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(1074791297));
+    const __m512i hi = nttgen_mldsa_avx512_mulhi(a, bv);
     const __m512i r = _mm512_add_epi32(hi, _mm512_set1_epi32(1048576));
     const __m512i t = _mm512_srai_epi32(r, 21);
-    const __m512i tq = _mm512_mullo_epi32(t, nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417)));
+    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    const __m512i tq = _mm512_mullo_epi32(t, qv);
     return _mm512_sub_epi32(a, tq);
 }
 

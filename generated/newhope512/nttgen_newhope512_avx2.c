@@ -107,7 +107,7 @@ static void nttgen_newhope512_avx2_assert_range(const int16_t *p, size_t len, in
 }
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX2__)
 
 /*
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).

@@ -109,7 +109,7 @@ static void nttgen_newhope512_avx512_assert_range(const int16_t *p, size_t len, 
 }
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512BW__)
 
 /*
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).

@@ -69,7 +69,7 @@ static void nttgen_sntrup761_avx512_assert_range(const int16_t *p, size_t len, i
 }
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512BW__)
 
 /*
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).

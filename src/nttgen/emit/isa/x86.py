@@ -116,24 +116,18 @@ class X86Simd(HelperCalls, Isa):
         return call(self.helper("keep"), self._set1(v, bits))
 
     def _keep(self) -> list[C.Top]:
-        """``keep(a)``: a, hidden from gcc's optimiser by an empty asm statement. gcc turns a
-        product by a constant with few set bits (q = 12289, 7681, 8380417; q^-1 mod 2^16) into
-        three to five shifts, adds and subtractions per vector, slower than the one multiply
-        it replaces; a constant it cannot see stays a multiply, loaded once outside the loops
-        (the statement is not volatile). clang keeps the multiplies: there it is a no-op."""
+        """``keep(a)``: a, hidden from gcc by an empty asm statement (gcc turns a product by a
+        constant with few set bits, such as q = 12289 or 8380417, into 3-5 shifts and adds per
+        vector: slower; a constant it cannot see stays a multiply, loaded once outside the
+        loops); a no-op for clang, and where the vectors are not the ISA's own (SIMDe)."""
         a = C.Name("a")
         doc = ("The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).",)
-        kept = self._fn(
-            "keep", ("a",), [C.Asm("", (("+x", a),), (), volatile=False), C.Return(a)], doc
-        )
+        asm = C.Asm("", (("+x", a),), (), volatile=False)
+        kept = self._fn("keep", ("a",), [asm, C.Return(a)], doc)
         plain = self._fn("keep", ("a",), [C.Return(a)], ("The multiplier a (other compilers).",))
-        return [
-            C.Directive("#if defined(__GNUC__) && !defined(__clang__)"),
-            kept,
-            C.Directive("#else"),
-            plain,
-            C.Directive("#endif"),
-        ]
+        native = self.compile_checks[-1][0]
+        gcc = f"#if defined(__GNUC__) && !defined(__clang__) && defined({native})"
+        return [C.Directive(gcc), kept, C.Directive("#else"), plain, C.Directive("#endif")]
 
     def blend_odd(self, a: C.Expr, b: C.Expr, width: int) -> C.Expr:
         """Odd ``width``-bit blocks from b, even ones from a (width 16 or 32)."""
@@ -436,7 +430,8 @@ class X86Simd(HelperCalls, Isa):
                     self._decl("t_e", mul(a, n("zs"))),
                     self._decl("t_o", mul(n("a_o"), odd(n("zs")))),
                     self._decl("t", self.blend_odd(odd(n("t_e")), n("t_o"), 32)),
-                    self._decl("tq", self._i("mullo", n("t"), self._factor(q))),
+                    self._decl("qv", self._factor(q)),
+                    self._decl("tq", self._i("mullo", n("t"), n("qv"))),
                     C.Return(sub(self._i("mullo", a, z), n("tq"))),
                 ],
                 (
@@ -450,10 +445,12 @@ class X86Simd(HelperCalls, Isa):
                 "barrett",
                 ("a",),
                 [
-                    self._decl("hi", call(self.helper("mulhi"), a, self._factor(bv))),
+                    self._decl("bv", self._factor(bv)),
+                    self._decl("hi", call(self.helper("mulhi"), a, n("bv"))),
                     self._decl("r", self._i("add", n("hi"), self._set1(1 << (bk - 1)))),
                     self._decl("t", self._i("srai", n("r"), C.Int(bk))),
-                    self._decl("tq", self._i("mullo", n("t"), self._factor(q))),
+                    self._decl("qv", self._factor(q)),
+                    self._decl("tq", self._i("mullo", n("t"), n("qv"))),
                     C.Return(sub(a, n("tq"))),
                 ],
                 ("Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.",),
