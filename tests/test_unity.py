@@ -25,11 +25,9 @@ GENERATED = ROOT / "generated"
 STRICT = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror")
 X86_SET = ["--isa", "c", "--isa", "avx2", "--isa", "avx512", "--dispatch"]
 
-# x^n + 1 rings: argv: ISAs to force in turn ("-": the automatic choice, first); stdin: a, b
-# and c. Per ISA: its name (or "refused"), then polymul(a, b); ntt(a) in the standard order;
-# intt(basemul(ntt a, ntt b)); intt(basemul_acc) of the pairs (ntt a, ntt b), (ntt b, ntt a);
-# reduce(c); tomont(c); frommont(c).
-NTT_DRIVER = r"""
+# argv: ISAs to force in turn ("-": the automatic choice, first); stdin: a, b and c. Per ISA:
+# its name (or "refused"), then what the family's body (below) prints.
+DRIVER = r"""
 #include <stdio.h>
 #include <string.h>
 #include "%(stem)s.h"
@@ -44,6 +42,7 @@ static void show(const coef *x) {
 int main(int argc, char **argv) {
     static coef in[3][N], a[N], b[N], r[N], u[2 * N], v[2 * N];
     long x;
+    (void)a, (void)b, (void)u, (void)v;
     for (int k = 0; k < 3; ++k) {
         for (int i = 0; i < N; ++i) {
             if (scanf("%%ld", &x) != 1) return 2;
@@ -58,6 +57,16 @@ int main(int argc, char **argv) {
         printf("%%s\n", %(stem)s_isa());
         %(stem)s_polymul(r, in[0], in[1]);
         show(r);
+%(body)s
+    }
+    return 0;
+}
+"""
+
+# x^n + 1 rings, after polymul(a, b): ntt(a) in the standard order; intt(basemul(ntt a,
+# ntt b)); intt(basemul_acc) of the pairs (ntt a, ntt b), (ntt b, ntt a); reduce(c);
+# tomont(c); frommont(c)
+NTT_BODY = r"""
         memcpy(a, in[0], sizeof a);
         memcpy(b, in[1], sizeof b);
         %(stem)s_ntt(a);
@@ -82,48 +91,12 @@ int main(int argc, char **argv) {
         show(a);
         memcpy(a, in[2], sizeof a);
         %(stem)s_frommont(a);
-        show(a);
-    }
-    return 0;
-}
-"""
+        show(a);"""
 
-# NTRU Prime rings: as above with polymul(a, b) and polymul_small(a, c)
-NTRU_DRIVER = r"""
-#include <stdio.h>
-#include <string.h>
-#include "%(stem)s.h"
-#define N %(n)d
-typedef %(t)s coef;
-
-static void show(const coef *x) {
-    for (int i = 0; i < N; ++i) printf("%%ld ", (long)x[i]);
-    printf("\n");
-}
-
-int main(int argc, char **argv) {
-    static coef in[3][N], r[N];
-    long x;
-    for (int k = 0; k < 3; ++k) {
-        for (int i = 0; i < N; ++i) {
-            if (scanf("%%ld", &x) != 1) return 2;
-            in[k][i] = (coef)x;
-        }
-    }
-    for (int k = 1; k < argc; ++k) {
-        if (strcmp(argv[k], "-") != 0 && %(stem)s_use_isa(argv[k]) != 0) {
-            printf("refused\n");
-            continue;
-        }
-        printf("%%s\n", %(stem)s_isa());
-        %(stem)s_polymul(r, in[0], in[1]);
-        show(r);
+# NTRU Prime rings, after polymul(a, b): polymul_small(a, c)
+NTRU_BODY = r"""
         %(stem)s_polymul_small(r, in[0], in[2]);
-        show(r);
-    }
-    return 0;
-}
-"""
+        show(r);"""
 
 
 class Library:
@@ -174,9 +147,10 @@ class Library:
         return [np.full(self.n, a_hi), np.full(self.n, b_lo), c]
 
     def driver(self, where: Path) -> Path:
-        text = NTRU_DRIVER if self.ntru else NTT_DRIVER
+        values = {"stem": self.stem, "n": self.n, "t": self.lane_type()}
+        body = (NTRU_BODY if self.ntru else NTT_BODY) % values
         path = where / "driver.c"
-        path.write_text(text % {"stem": self.stem, "n": self.n, "t": self.lane_type()})
+        path.write_text(DRIVER % {**values, "body": body})
         return path
 
 
