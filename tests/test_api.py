@@ -197,3 +197,37 @@ def test_unknown_cpu_feature_is_refused(monkeypatch) -> None:  # type: ignore[no
     monkeypatch.setenv("NTTGEN_ISA", "c")
     with pytest.raises(IsaUnavailableError, match="cannot run on this CPU"):
         nttgen.load("mlkem", "avx2")
+
+
+@pytest.mark.parametrize("ring", ["mlkem", "mldsa", "kyber-r1"])
+def test_the_cached_inner_product_is_the_inner_product(ring: str) -> None:
+    """basemul_acc_cached(A, B, basemul_cache(B)) equals basemul_acc(A, B), single and batched,
+    on every ISA this machine runs, for k up to past a group of products."""
+    from nttgen import cpu
+
+    for isa in cpu.usable_isas():
+        k = nttgen.load(ring, isa)
+        rng = np.random.default_rng(11)
+        lo, hi = k.ring.coefficient_range
+        for kk in (1, 2, 4, 7):
+            A = k.ntt(rng.integers(lo, hi + 1, (kk, k.n)))
+            B = k.ntt(rng.integers(lo, hi + 1, (kk, k.n)))
+            cache = k.basemul_cache(B)
+            assert cache.shape == (kk, k.n // (2 if ring == "mlkem" else 1))
+            want = k.basemul_acc(A, B)
+            assert np.array_equal(k.basemul_acc_cached(A, B, cache), want), (isa, kk)
+        both = k.basemul_acc_cached(np.stack([A, A]), np.stack([B, B]), np.stack([cache, cache]))
+        assert np.array_equal(both, np.stack([want, want]))
+
+
+def test_a_cache_of_the_wrong_shape_is_refused_in_one_line() -> None:
+    k = nttgen.load("mlkem", "c")
+    A = np.zeros((3, 256), dtype=np.int64)
+    cache = k.basemul_cache(A)
+    for bad in (cache[:2], cache[:, :64], cache[0], np.zeros((3, 256), dtype=np.int64)):
+        with pytest.raises(InputError, match=r"^cache: expected shape \(3, 128\)"):
+            k.basemul_acc_cached(A, A, bad)
+    with pytest.raises(InputError, match="cache: expected an integer array"):
+        k.basemul_acc_cached(A, A, cache.astype(float))
+    with pytest.raises(InputError, match=r"basemul_acc_cached: cache: values \(the C contract\)"):
+        k.basemul_acc_cached(A, A, cache + 5000)

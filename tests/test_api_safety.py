@@ -427,6 +427,17 @@ def _expected_raw(k: nttgen.Kernel, op: str, ins: list[np.ndarray], kk: int | No
     if op == "basemul_acc":
         A, B = x[0].reshape(kk, -1), x[1].reshape(kk, -1)
         return [mod(_factor_products(ring, A, B) * beta_inv)]
+    if op == "basemul_cache":
+        # factor j of the standard order is x^2 - g_j: the cache holds g_j * b1 (mod q)
+        roots = np.array([NttAlgebra(ring).base_root(j) for j in range(k.n // 2)])
+        return [mod(x[0][1::2] * roots)]
+    if op == "basemul_acc_cached":
+        # any cache c in its contract: a0 b0 + a1 c and a0 b1 + a1 b0, summed, times beta^-1
+        A, B, C = x[0].reshape(kk, -1), x[1].reshape(kk, -1), x[2].reshape(kk, -1)
+        out = np.zeros(k.n, dtype=object)
+        out[0::2] = (A[:, 0::2] * B[:, 0::2] + A[:, 1::2] * C).sum(axis=0)
+        out[1::2] = (A[:, 0::2] * B[:, 1::2] + A[:, 1::2] * B[:, 0::2]).sum(axis=0)
+        return [mod(np.array([int(v) * beta_inv % q for v in out]))]
     if op == "intt":
         return None  # checked by its inverse below
     return None  # to_standard / from_standard and unknown names: not on mlkem's c kernel

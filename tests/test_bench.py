@@ -24,7 +24,16 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def test_bench_ring_measures_every_op() -> None:
     res = bench_ring(PRESETS["mlkem"], ["c"], samples=5, batch=2, warmup=1, ks=(3, 5))
     labels = [r.label for r in res]
-    assert labels == ["ntt", "intt", "basemul", "basemul_acc k=3", "basemul_acc k=5", "polymul"]
+    assert labels == [
+        "ntt",
+        "intt",
+        "basemul",
+        "basemul_acc k=3",
+        "basemul_acc k=5",
+        "basemul_acc_cached k=3",
+        "basemul_acc_cached k=5",
+        "polymul",
+    ]
     assert all(r.median > 0 and r.q1 <= r.median <= r.q3 for r in res)
     assert {r.op for r in res} == set(BENCH_OPS)
     intt = next(r for r in res if r.op == "intt")
@@ -289,7 +298,13 @@ def test_bench_cli_default_ops_on_an_ntt_ring(tmp_path: Path) -> None:
     )
     assert p.returncode == 0, p.stderr
     got = [(r["op"], r["k"]) for r in json.loads(out.read_text())["results"]]
-    assert got == [("ntt", 0), ("intt", 0), ("basemul_acc", 3), ("polymul", 0)]
+    assert got == [
+        ("ntt", 0),
+        ("intt", 0),
+        ("basemul_acc", 3),
+        ("basemul_acc_cached", 3),
+        ("polymul", 0),
+    ]
     p = subprocess.run(
         [sys.executable, "-m", "nttgen", "bench", "--ring", "mlkem", "--op", "polymul_small"],
         capture_output=True,
@@ -297,7 +312,10 @@ def test_bench_cli_default_ops_on_an_ntt_ring(tmp_path: Path) -> None:
         timeout=600,
     )
     assert p.returncode == 2 and p.stderr.count("\n") == 1
-    assert "mlkem's kernels have ntt, intt, basemul, basemul_acc, polymul" in p.stderr
+    assert (
+        "mlkem's kernels have ntt, intt, basemul, basemul_acc, basemul_acc_cached, polymul"
+        in p.stderr
+    )
 
 
 def test_harness_refuses_an_op_its_kernels_lack() -> None:
@@ -336,8 +354,9 @@ def test_bench_with_no_arguments_times_every_preset(
 
 # (ring names, --op values, the ops timed per ring, or None where the run is refused)
 OP_CASES = [
-    (["mlkem"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "polymul"]}),
-    (["mlkem"], ["all"], {"mlkem": ["ntt", "intt", "basemul", "basemul_acc", "polymul"]}),
+    (["mlkem"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "basemul_acc_cached", "polymul"]}),
+    (["mlkem"], ["all"], {"mlkem": ["ntt", "intt", "basemul", "basemul_acc",
+                                          "basemul_acc_cached", "polymul"]}),
     (["mlkem"], ["ntt"], {"mlkem": ["ntt"]}),
     (["mlkem"], ["polymul", "polymul_small"], {"mlkem": ["polymul"]}),
     (["mlkem"], ["polymul_small"], None),
@@ -345,7 +364,8 @@ OP_CASES = [
     (["sntrup761"], ["all"], {"sntrup761 (ntrulpr761)": ["polymul", "polymul_small"]}),
     (["sntrup761"], ["polymul"], {"sntrup761 (ntrulpr761)": ["polymul"]}),
     (["sntrup761"], ["ntt"], None),
-    (["mlkem", "sntrup761"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "polymul"],
+    (["mlkem", "sntrup761"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "basemul_acc_cached",
+                                            "polymul"],
                                   "sntrup761 (ntrulpr761)": ["polymul", "polymul_small"]}),
     (["mlkem", "sntrup761"], ["polymul"], {"mlkem": ["polymul"],
                                            "sntrup761 (ntrulpr761)": ["polymul"]}),

@@ -10,10 +10,11 @@
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
  *         every group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_kyber_r1_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_kyber_r1_isa() names the ISA of the NTT-domain
+ *         operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -115,6 +116,9 @@ typedef struct {
     void (*ntt)(int16_t a[256]);
     void (*basemul)(int16_t r[256], const int16_t a[256], const int16_t b[256]);
     void (*basemul_acc)(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+    void (*basemul_cache)(int16_t cache[256], const int16_t b[256]);
+    void (*basemul_acc_cached)(int16_t r[256], const int16_t *a, const int16_t *b,
+                               const int16_t *cache, size_t k);
     void (*intt)(int16_t a[256]);
     void (*reduce)(int16_t a[256]);
     void (*reduce_centred)(int16_t a[256]);
@@ -130,52 +134,60 @@ typedef struct {
 static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
 #ifdef NTTGEN_KYBER_R1_HAVE_AVX512
     {"avx512", nttgen_kyber_r1_avx512_ntt, nttgen_kyber_r1_avx512_basemul,
-     nttgen_kyber_r1_avx512_basemul_acc, nttgen_kyber_r1_avx512_intt, nttgen_kyber_r1_avx512_reduce,
-     nttgen_kyber_r1_avx512_reduce_centred, nttgen_kyber_r1_avx512_reduce_partial,
-     nttgen_kyber_r1_avx512_tomont, nttgen_kyber_r1_avx512_frommont,
-     nttgen_kyber_r1_avx512_to_standard, nttgen_kyber_r1_avx512_from_standard,
-     nttgen_kyber_r1_avx512_polymul},
+     nttgen_kyber_r1_avx512_basemul_acc, nttgen_kyber_r1_avx512_basemul_cache,
+     nttgen_kyber_r1_avx512_basemul_acc_cached, nttgen_kyber_r1_avx512_intt,
+     nttgen_kyber_r1_avx512_reduce, nttgen_kyber_r1_avx512_reduce_centred,
+     nttgen_kyber_r1_avx512_reduce_partial, nttgen_kyber_r1_avx512_tomont,
+     nttgen_kyber_r1_avx512_frommont, nttgen_kyber_r1_avx512_to_standard,
+     nttgen_kyber_r1_avx512_from_standard, nttgen_kyber_r1_avx512_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_AVX2
     {"avx2", nttgen_kyber_r1_avx2_ntt, nttgen_kyber_r1_avx2_basemul,
-     nttgen_kyber_r1_avx2_basemul_acc, nttgen_kyber_r1_avx2_intt, nttgen_kyber_r1_avx2_reduce,
-     nttgen_kyber_r1_avx2_reduce_centred, nttgen_kyber_r1_avx2_reduce_partial,
-     nttgen_kyber_r1_avx2_tomont, nttgen_kyber_r1_avx2_frommont, nttgen_kyber_r1_avx2_to_standard,
+     nttgen_kyber_r1_avx2_basemul_acc, nttgen_kyber_r1_avx2_basemul_cache,
+     nttgen_kyber_r1_avx2_basemul_acc_cached, nttgen_kyber_r1_avx2_intt,
+     nttgen_kyber_r1_avx2_reduce, nttgen_kyber_r1_avx2_reduce_centred,
+     nttgen_kyber_r1_avx2_reduce_partial, nttgen_kyber_r1_avx2_tomont,
+     nttgen_kyber_r1_avx2_frommont, nttgen_kyber_r1_avx2_to_standard,
      nttgen_kyber_r1_avx2_from_standard, nttgen_kyber_r1_avx2_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV256
     {"rvv256", nttgen_kyber_r1_rvv256_ntt, nttgen_kyber_r1_rvv256_basemul,
-     nttgen_kyber_r1_rvv256_basemul_acc, nttgen_kyber_r1_rvv256_intt, nttgen_kyber_r1_rvv256_reduce,
-     nttgen_kyber_r1_rvv256_reduce_centred, nttgen_kyber_r1_rvv256_reduce_partial,
-     nttgen_kyber_r1_rvv256_tomont, nttgen_kyber_r1_rvv256_frommont,
-     nttgen_kyber_r1_rvv256_to_standard, nttgen_kyber_r1_rvv256_from_standard,
-     nttgen_kyber_r1_rvv256_polymul},
+     nttgen_kyber_r1_rvv256_basemul_acc, nttgen_kyber_r1_rvv256_basemul_cache,
+     nttgen_kyber_r1_rvv256_basemul_acc_cached, nttgen_kyber_r1_rvv256_intt,
+     nttgen_kyber_r1_rvv256_reduce, nttgen_kyber_r1_rvv256_reduce_centred,
+     nttgen_kyber_r1_rvv256_reduce_partial, nttgen_kyber_r1_rvv256_tomont,
+     nttgen_kyber_r1_rvv256_frommont, nttgen_kyber_r1_rvv256_to_standard,
+     nttgen_kyber_r1_rvv256_from_standard, nttgen_kyber_r1_rvv256_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_NEON
     {"neon", nttgen_kyber_r1_neon_ntt, nttgen_kyber_r1_neon_basemul,
-     nttgen_kyber_r1_neon_basemul_acc, nttgen_kyber_r1_neon_intt, nttgen_kyber_r1_neon_reduce,
-     nttgen_kyber_r1_neon_reduce_centred, nttgen_kyber_r1_neon_reduce_partial,
-     nttgen_kyber_r1_neon_tomont, nttgen_kyber_r1_neon_frommont, nttgen_kyber_r1_neon_to_standard,
+     nttgen_kyber_r1_neon_basemul_acc, nttgen_kyber_r1_neon_basemul_cache,
+     nttgen_kyber_r1_neon_basemul_acc_cached, nttgen_kyber_r1_neon_intt,
+     nttgen_kyber_r1_neon_reduce, nttgen_kyber_r1_neon_reduce_centred,
+     nttgen_kyber_r1_neon_reduce_partial, nttgen_kyber_r1_neon_tomont,
+     nttgen_kyber_r1_neon_frommont, nttgen_kyber_r1_neon_to_standard,
      nttgen_kyber_r1_neon_from_standard, nttgen_kyber_r1_neon_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV128
     {"rvv128", nttgen_kyber_r1_rvv128_ntt, nttgen_kyber_r1_rvv128_basemul,
-     nttgen_kyber_r1_rvv128_basemul_acc, nttgen_kyber_r1_rvv128_intt, nttgen_kyber_r1_rvv128_reduce,
-     nttgen_kyber_r1_rvv128_reduce_centred, nttgen_kyber_r1_rvv128_reduce_partial,
-     nttgen_kyber_r1_rvv128_tomont, nttgen_kyber_r1_rvv128_frommont,
-     nttgen_kyber_r1_rvv128_to_standard, nttgen_kyber_r1_rvv128_from_standard,
-     nttgen_kyber_r1_rvv128_polymul},
+     nttgen_kyber_r1_rvv128_basemul_acc, nttgen_kyber_r1_rvv128_basemul_cache,
+     nttgen_kyber_r1_rvv128_basemul_acc_cached, nttgen_kyber_r1_rvv128_intt,
+     nttgen_kyber_r1_rvv128_reduce, nttgen_kyber_r1_rvv128_reduce_centred,
+     nttgen_kyber_r1_rvv128_reduce_partial, nttgen_kyber_r1_rvv128_tomont,
+     nttgen_kyber_r1_rvv128_frommont, nttgen_kyber_r1_rvv128_to_standard,
+     nttgen_kyber_r1_rvv128_from_standard, nttgen_kyber_r1_rvv128_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV
     {"rvv", nttgen_kyber_r1_rvv_ntt, nttgen_kyber_r1_rvv_basemul, nttgen_kyber_r1_rvv_basemul_acc,
+     nttgen_kyber_r1_rvv_basemul_cache, nttgen_kyber_r1_rvv_basemul_acc_cached,
      nttgen_kyber_r1_rvv_intt, nttgen_kyber_r1_rvv_reduce, nttgen_kyber_r1_rvv_reduce_centred,
      nttgen_kyber_r1_rvv_reduce_partial, nttgen_kyber_r1_rvv_tomont, nttgen_kyber_r1_rvv_frommont,
      NULL, NULL, nttgen_kyber_r1_rvv_polymul},
 #endif
     {"c", nttgen_kyber_r1_c_ntt, nttgen_kyber_r1_c_basemul, nttgen_kyber_r1_c_basemul_acc,
-     nttgen_kyber_r1_c_intt, nttgen_kyber_r1_c_reduce, nttgen_kyber_r1_c_reduce_centred,
-     nttgen_kyber_r1_c_reduce_partial, nttgen_kyber_r1_c_tomont, nttgen_kyber_r1_c_frommont, NULL,
-     NULL, nttgen_kyber_r1_c_polymul},
+     nttgen_kyber_r1_c_basemul_cache, nttgen_kyber_r1_c_basemul_acc_cached, nttgen_kyber_r1_c_intt,
+     nttgen_kyber_r1_c_reduce, nttgen_kyber_r1_c_reduce_centred, nttgen_kyber_r1_c_reduce_partial,
+     nttgen_kyber_r1_c_tomont, nttgen_kyber_r1_c_frommont, NULL, NULL, nttgen_kyber_r1_c_polymul},
 };
 static const size_t nttgen_kyber_r1_isas =
     sizeof(nttgen_kyber_r1_impls) / sizeof(nttgen_kyber_r1_impls[0]);
@@ -319,7 +331,8 @@ const char *nttgen_kyber_r1_isa(void) {
 
 const char *nttgen_kyber_r1_isa_of(const char *op) {
     if (nttgen_kyber_r1_same(op, "ntt") || nttgen_kyber_r1_same(op, "basemul") ||
-        nttgen_kyber_r1_same(op, "basemul_acc") || nttgen_kyber_r1_same(op, "intt") ||
+        nttgen_kyber_r1_same(op, "basemul_acc") || nttgen_kyber_r1_same(op, "basemul_cache") ||
+        nttgen_kyber_r1_same(op, "basemul_acc_cached") || nttgen_kyber_r1_same(op, "intt") ||
         nttgen_kyber_r1_same(op, "to_standard") || nttgen_kyber_r1_same(op, "from_standard")) {
         return nttgen_kyber_r1_pick(0)->name;
     }
@@ -381,6 +394,15 @@ void nttgen_kyber_r1_basemul(int16_t r[256], const int16_t a[256], const int16_t
 
 void nttgen_kyber_r1_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     nttgen_kyber_r1_pick(0)->basemul_acc(r, a, b, k);
+}
+
+void nttgen_kyber_r1_basemul_cache(int16_t cache[256], const int16_t b[256]) {
+    nttgen_kyber_r1_pick(0)->basemul_cache(cache, b);
+}
+
+void nttgen_kyber_r1_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                        const int16_t *cache, size_t k) {
+    nttgen_kyber_r1_pick(0)->basemul_acc_cached(r, a, b, cache, k);
 }
 
 void nttgen_kyber_r1_intt(int16_t a[256]) {

@@ -10,10 +10,11 @@
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
  *         every group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_kyber_r1_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_kyber_r1_isa() names the ISA of the NTT-domain
+ *         operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -59,6 +60,7 @@
 
 #define NTTGEN_KYBER_R1_N 256
 #define NTTGEN_KYBER_R1_Q 7681
+#define NTTGEN_KYBER_R1_CACHE_N 256
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +119,32 @@ void nttgen_kyber_r1_basemul(int16_t r[256], const int16_t a[256], const int16_t
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_kyber_r1_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-32768, 32767] (any ISA)
+ * b[256]: on entry in [-18519, 18519] (every ISA)
+ */
+void nttgen_kyber_r1_basemul_cache(int16_t cache[256], const int16_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-3840, 3840] (any ISA)
+ * a[256 x k]: on entry in [-7680, 7680] (every ISA)
+ * b[256 x k]: on entry in [-18519, 18519] (every ISA)
+ * cache[256 x k]: on entry in [-32768, 32767] (every ISA)
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_kyber_r1_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                        const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -27,6 +27,16 @@
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
+ *   nttgen_kyber_r1_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-18519, 18519] -> cache in [-32768, 32767]
+ *       ops: load 8, store 8, mullo 8, const 8
+ *   nttgen_kyber_r1_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
+ *       ops: load 24, store 8, sub 8, mullo 8, mulhi 16, barrett 8, const 8
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5391, 5391]
  *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
@@ -644,118 +654,176 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
     nttgen_kyber_r1_avx512_assert_range(a, k * 256, -18519, 18519);
     nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18519, 18519);
 #endif
-    const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i p_0 = nttgen_kyber_r1_avx512_montmul_var(a_0, b_0);
+        __m512i acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 32 + 256]);
+            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 32 + 256]);
+            const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(a_1, b_1);
+            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
+            acc_0 = acc_1;
+        }
+        __m512i acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[g_0 * 768 + i_0 * 32 + 768]);
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[g_0 * 768 + i_0 * 32 + 768]);
+            const __m512i p_2 = nttgen_kyber_r1_avx512_montmul_var(a_2, b_2);
+            __m512i acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m512i a_3 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
+                const __m512i b_3 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
+                const __m512i p_3 = nttgen_kyber_r1_avx512_montmul_var(a_3, b_3);
+                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_2);
+            const __m512i acc_5 = _mm512_add_epi16(red_0, acc_3);
+            acc_2 = acc_5;
+        }
+        const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_2);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_1);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(r, 256, -3840, 3840);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-32768, 32767]
+ * b[256]: on entry in [-18519, 18519]
+ * Ops per call: load 8, store 8, mullo 8, const 8
+ */
+void nttgen_kyber_r1_avx512_basemul_cache(int16_t cache[256], const int16_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(b, 256, -18519, 18519);
+#endif
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i p_0 = nttgen_kyber_r1_avx512_montmul_var(a_0, b_0);
-    __m512i acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 256 + 256]);
-        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 256 + 256]);
-        const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(a_1, b_1);
-        const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_0);
-        const __m512i acc_1 = _mm512_add_epi16(red_0, p_1);
-        acc_0 = acc_1;
-    }
-    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_0);
-    _mm512_storeu_si512((__m512i *)&r[0], red_1);
-    const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i p_2 = nttgen_kyber_r1_avx512_montmul_var(a_2, b_2);
-    __m512i acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const __m512i a_3 = _mm512_loadu_si512((const __m512i *)&a[32 + i_1 * 256 + 256]);
-        const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[32 + i_1 * 256 + 256]);
-        const __m512i p_3 = nttgen_kyber_r1_avx512_montmul_var(a_3, b_3);
+    const __m512i qinv_0 = _mm512_set1_epi16(-7679);
+    const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
+    _mm512_storeu_si512((__m512i *)&cache[0], bq_0);
+    const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[32]);
+    const __m512i qinv_1 = _mm512_set1_epi16(-7679);
+    const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_1);
+    _mm512_storeu_si512((__m512i *)&cache[32], bq_1);
+    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i qinv_2 = _mm512_set1_epi16(-7679);
+    const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_2);
+    _mm512_storeu_si512((__m512i *)&cache[64], bq_2);
+    const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i qinv_3 = _mm512_set1_epi16(-7679);
+    const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_3);
+    _mm512_storeu_si512((__m512i *)&cache[96], bq_3);
+    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[128]);
+    const __m512i qinv_4 = _mm512_set1_epi16(-7679);
+    const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_4);
+    _mm512_storeu_si512((__m512i *)&cache[128], bq_4);
+    const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[160]);
+    const __m512i qinv_5 = _mm512_set1_epi16(-7679);
+    const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_5);
+    _mm512_storeu_si512((__m512i *)&cache[160], bq_5);
+    const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i qinv_6 = _mm512_set1_epi16(-7679);
+    const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_6);
+    _mm512_storeu_si512((__m512i *)&cache[192], bq_6);
+    const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i qinv_7 = _mm512_set1_epi16(-7679);
+    const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_7);
+    _mm512_storeu_si512((__m512i *)&cache[224], bq_7);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(cache, 256, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-3840, 3840]
+ * a[256 x k]: on entry in [-7680, 7680]
+ * b[256 x k]: on entry in [-18519, 18519]
+ * cache[256 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 24, store 8, sub 8, mullo 8, mulhi 16, barrett 8, const 8
+ */
+void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                               const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -7680, 7680);
+    nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18519, 18519);
+    nttgen_kyber_r1_avx512_assert_range(cache, k * 256, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i m_0 = _mm512_mullo_epi16(a_0, cache_0);
+        const __m512i p_0 = _mm512_mulhi_epi16(a_0, b_0);
+        const __m512i q_0 = _mm512_set1_epi16(7681);
+        const __m512i hi_0 = _mm512_mulhi_epi16(m_0, q_0);
+        const __m512i p_1 = _mm512_sub_epi16(p_0, hi_0);
+        __m512i acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 32 + 256]);
+            const __m512i cache_1 =
+                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 256 + i_0 * 32 + 256]);
+            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 32 + 256]);
+            const __m512i m_1 = _mm512_mullo_epi16(a_1, cache_1);
+            const __m512i p_2 = _mm512_mulhi_epi16(a_1, b_1);
+            const __m512i q_1 = _mm512_set1_epi16(7681);
+            const __m512i hi_1 = _mm512_mulhi_epi16(m_1, q_1);
+            const __m512i p_3 = _mm512_sub_epi16(p_2, hi_1);
+            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        __m512i acc_2 = acc_0;
+        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
+            const __m512i a_2 =
+                _mm512_loadu_si512((const __m512i *)&a[g_0 * 1280 + i_0 * 32 + 1280]);
+            const __m512i cache_2 =
+                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 1280 + i_0 * 32 + 1280]);
+            const __m512i b_2 =
+                _mm512_loadu_si512((const __m512i *)&b[g_0 * 1280 + i_0 * 32 + 1280]);
+            const __m512i m_2 = _mm512_mullo_epi16(a_2, cache_2);
+            const __m512i p_4 = _mm512_mulhi_epi16(a_2, b_2);
+            const __m512i q_2 = _mm512_set1_epi16(7681);
+            const __m512i hi_2 = _mm512_mulhi_epi16(m_2, q_2);
+            const __m512i p_5 = _mm512_sub_epi16(p_4, hi_2);
+            __m512i acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
+                const __m512i a_3 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
+                const __m512i cache_3 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
+                const __m512i b_3 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
+                const __m512i m_3 = _mm512_mullo_epi16(a_3, cache_3);
+                const __m512i p_6 = _mm512_mulhi_epi16(a_3, b_3);
+                const __m512i q_3 = _mm512_set1_epi16(7681);
+                const __m512i hi_3 = _mm512_mulhi_epi16(m_3, q_3);
+                const __m512i p_7 = _mm512_sub_epi16(p_6, hi_3);
+                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_3);
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_2);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
         const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_2);
-        const __m512i acc_3 = _mm512_add_epi16(red_2, p_3);
-        acc_2 = acc_3;
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
     }
-    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_2);
-    _mm512_storeu_si512((__m512i *)&r[32], red_3);
-    const __m512i a_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i p_4 = nttgen_kyber_r1_avx512_montmul_var(a_4, b_4);
-    __m512i acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const __m512i a_5 = _mm512_loadu_si512((const __m512i *)&a[64 + i_2 * 256 + 256]);
-        const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[64 + i_2 * 256 + 256]);
-        const __m512i p_5 = nttgen_kyber_r1_avx512_montmul_var(a_5, b_5);
-        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(acc_4);
-        const __m512i acc_5 = _mm512_add_epi16(red_4, p_5);
-        acc_4 = acc_5;
-    }
-    const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(acc_4);
-    _mm512_storeu_si512((__m512i *)&r[64], red_5);
-    const __m512i a_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i p_6 = nttgen_kyber_r1_avx512_montmul_var(a_6, b_6);
-    __m512i acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const __m512i a_7 = _mm512_loadu_si512((const __m512i *)&a[96 + i_3 * 256 + 256]);
-        const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[96 + i_3 * 256 + 256]);
-        const __m512i p_7 = nttgen_kyber_r1_avx512_montmul_var(a_7, b_7);
-        const __m512i red_6 = nttgen_kyber_r1_avx512_barrett(acc_6);
-        const __m512i acc_7 = _mm512_add_epi16(red_6, p_7);
-        acc_6 = acc_7;
-    }
-    const __m512i red_7 = nttgen_kyber_r1_avx512_barrett(acc_6);
-    _mm512_storeu_si512((__m512i *)&r[96], red_7);
-    const __m512i a_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i p_8 = nttgen_kyber_r1_avx512_montmul_var(a_8, b_8);
-    __m512i acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const __m512i a_9 = _mm512_loadu_si512((const __m512i *)&a[128 + i_4 * 256 + 256]);
-        const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[128 + i_4 * 256 + 256]);
-        const __m512i p_9 = nttgen_kyber_r1_avx512_montmul_var(a_9, b_9);
-        const __m512i red_8 = nttgen_kyber_r1_avx512_barrett(acc_8);
-        const __m512i acc_9 = _mm512_add_epi16(red_8, p_9);
-        acc_8 = acc_9;
-    }
-    const __m512i red_9 = nttgen_kyber_r1_avx512_barrett(acc_8);
-    _mm512_storeu_si512((__m512i *)&r[128], red_9);
-    const __m512i a_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i p_10 = nttgen_kyber_r1_avx512_montmul_var(a_10, b_10);
-    __m512i acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const __m512i a_11 = _mm512_loadu_si512((const __m512i *)&a[160 + i_5 * 256 + 256]);
-        const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[160 + i_5 * 256 + 256]);
-        const __m512i p_11 = nttgen_kyber_r1_avx512_montmul_var(a_11, b_11);
-        const __m512i red_10 = nttgen_kyber_r1_avx512_barrett(acc_10);
-        const __m512i acc_11 = _mm512_add_epi16(red_10, p_11);
-        acc_10 = acc_11;
-    }
-    const __m512i red_11 = nttgen_kyber_r1_avx512_barrett(acc_10);
-    _mm512_storeu_si512((__m512i *)&r[160], red_11);
-    const __m512i a_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i p_12 = nttgen_kyber_r1_avx512_montmul_var(a_12, b_12);
-    __m512i acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const __m512i a_13 = _mm512_loadu_si512((const __m512i *)&a[192 + i_6 * 256 + 256]);
-        const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[192 + i_6 * 256 + 256]);
-        const __m512i p_13 = nttgen_kyber_r1_avx512_montmul_var(a_13, b_13);
-        const __m512i red_12 = nttgen_kyber_r1_avx512_barrett(acc_12);
-        const __m512i acc_13 = _mm512_add_epi16(red_12, p_13);
-        acc_12 = acc_13;
-    }
-    const __m512i red_13 = nttgen_kyber_r1_avx512_barrett(acc_12);
-    _mm512_storeu_si512((__m512i *)&r[192], red_13);
-    const __m512i a_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i p_14 = nttgen_kyber_r1_avx512_montmul_var(a_14, b_14);
-    __m512i acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const __m512i a_15 = _mm512_loadu_si512((const __m512i *)&a[224 + i_7 * 256 + 256]);
-        const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[224 + i_7 * 256 + 256]);
-        const __m512i p_15 = nttgen_kyber_r1_avx512_montmul_var(a_15, b_15);
-        const __m512i red_14 = nttgen_kyber_r1_avx512_barrett(acc_14);
-        const __m512i acc_15 = _mm512_add_epi16(red_14, p_15);
-        acc_14 = acc_15;
-    }
-    const __m512i red_15 = nttgen_kyber_r1_avx512_barrett(acc_14);
-    _mm512_storeu_si512((__m512i *)&r[224], red_15);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(r, 256, -3840, 3840);
 #endif

@@ -26,6 +26,16 @@
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
+ *   nttgen_kyber_r1_c_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-18519, 18519] -> cache in [-32768, 32767]
+ *       ops: load 256, store 256, mullo 256, const 256
+ *   nttgen_kyber_r1_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
+ *       ops: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-4064, 4064]
  *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
@@ -65,6 +75,7 @@
 
 #define NTTGEN_KYBER_R1_C_N 256
 #define NTTGEN_KYBER_R1_C_Q 7681
+#define NTTGEN_KYBER_R1_C_CACHE_N 256
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +115,34 @@ void nttgen_kyber_r1_c_basemul(int16_t r[256], const int16_t a[256], const int16
  * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_kyber_r1_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-32768, 32767]
+ * b[256]: on entry in [-18519, 18519]
+ * Ops per call: load 256, store 256, mullo 256, const 256
+ */
+void nttgen_kyber_r1_c_basemul_cache(int16_t cache[256], const int16_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-3840, 3840]
+ * a[256 x k]: on entry in [-7680, 7680]
+ * b[256 x k]: on entry in [-18519, 18519]
+ * cache[256 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ */
+void nttgen_kyber_r1_c_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                          const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

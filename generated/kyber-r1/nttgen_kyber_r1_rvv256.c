@@ -27,6 +27,16 @@
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
+ *   nttgen_kyber_r1_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-18519, 18519] -> cache in [-32768, 32767]
+ *       ops: load 16, store 16, mullo 16, const 16
+ *   nttgen_kyber_r1_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
+ *       ops: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5144, 5144]
  *       ops: load 116, store 16, scatter 16, add 64, sub 64, montmul 65, barrett 18
@@ -737,230 +747,206 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
     nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -18519, 18519);
     nttgen_kyber_r1_rvv256_assert_range(b, k * 256, -18519, 18519);
 #endif
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
+        const vint16m1_t p_0 = nttgen_kyber_r1_rvv256_montmul_var(a_0, b_0, 16);
+        vint16m1_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 16 + 256], 16);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 16 + 256], 16);
+            const vint16m1_t p_1 = nttgen_kyber_r1_rvv256_montmul_var(a_1, b_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 16);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 16 + 768], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 16 + 768], 16);
+            const vint16m1_t p_2 = nttgen_kyber_r1_rvv256_montmul_var(a_2, b_2, 16);
+            vint16m1_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 16 + 1024], 16);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 16 + 1024], 16);
+                const vint16m1_t p_3 = nttgen_kyber_r1_rvv256_montmul_var(a_3, b_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 16);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(acc_2, 16);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_0, acc_3, 16);
+            acc_2 = acc_5;
+        }
+        const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(acc_2, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 16], red_1, 16);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(r, 256, -3840, 3840);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-32768, 32767]
+ * b[256]: on entry in [-18519, 18519]
+ * Ops per call: load 16, store 16, mullo 16, const 16
+ */
+void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(b, 256, -18519, 18519);
+#endif
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
-    const vint16m1_t p_0 = nttgen_kyber_r1_rvv256_montmul_var(a_0, b_0, 16);
-    vint16m1_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 256 + 256], 16);
-        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 256 + 256], 16);
-        const vint16m1_t p_1 = nttgen_kyber_r1_rvv256_montmul_var(a_1, b_1, 16);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(acc_0, 16);
-        const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(red_0, p_1, 16);
-        acc_0 = acc_1;
-    }
-    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(acc_0, 16);
-    __riscv_vse16_v_i16m1(&r[0], red_1, 16);
-    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[16], 16);
-    const vint16m1_t p_2 = nttgen_kyber_r1_rvv256_montmul_var(a_2, b_2, 16);
-    vint16m1_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[16 + i_1 * 256 + 256], 16);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[16 + i_1 * 256 + 256], 16);
-        const vint16m1_t p_3 = nttgen_kyber_r1_rvv256_montmul_var(a_3, b_3, 16);
+    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 16);
+    __riscv_vse16_v_i16m1(&cache[0], bq_0, 16);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[16], 16);
+    const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_1, 16);
+    __riscv_vse16_v_i16m1(&cache[16], bq_1, 16);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[32], 16);
+    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_2, 16);
+    __riscv_vse16_v_i16m1(&cache[32], bq_2, 16);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[48], 16);
+    const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_3, 16);
+    __riscv_vse16_v_i16m1(&cache[48], bq_3, 16);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[64], 16);
+    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_4, 16);
+    __riscv_vse16_v_i16m1(&cache[64], bq_4, 16);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[80], 16);
+    const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_5, 16);
+    __riscv_vse16_v_i16m1(&cache[80], bq_5, 16);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[96], 16);
+    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_6, 16);
+    __riscv_vse16_v_i16m1(&cache[96], bq_6, 16);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[112], 16);
+    const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_7, 16);
+    __riscv_vse16_v_i16m1(&cache[112], bq_7, 16);
+    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[128], 16);
+    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_8, 16);
+    __riscv_vse16_v_i16m1(&cache[128], bq_8, 16);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[144], 16);
+    const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_9, 16);
+    __riscv_vse16_v_i16m1(&cache[144], bq_9, 16);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[160], 16);
+    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_10, 16);
+    __riscv_vse16_v_i16m1(&cache[160], bq_10, 16);
+    const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[176], 16);
+    const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_11, 16);
+    __riscv_vse16_v_i16m1(&cache[176], bq_11, 16);
+    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[192], 16);
+    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_12, 16);
+    __riscv_vse16_v_i16m1(&cache[192], bq_12, 16);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[208], 16);
+    const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_13, 16);
+    __riscv_vse16_v_i16m1(&cache[208], bq_13, 16);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[224], 16);
+    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_14, 16);
+    __riscv_vse16_v_i16m1(&cache[224], bq_14, 16);
+    const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[240], 16);
+    const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-7679, 16);
+    const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_15, 16);
+    __riscv_vse16_v_i16m1(&cache[240], bq_15, 16);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(cache, 256, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-3840, 3840]
+ * a[256 x k]: on entry in [-7680, 7680]
+ * b[256 x k]: on entry in [-18519, 18519]
+ * cache[256 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ */
+void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                               const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -7680, 7680);
+    nttgen_kyber_r1_rvv256_assert_range(b, k * 256, -18519, 18519);
+    nttgen_kyber_r1_rvv256_assert_range(cache, k * 256, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
+        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 16);
+        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 16);
+        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(7681, 16);
+        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 16);
+        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 16);
+        vint16m1_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 16 + 256], 16);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 16 + 256], 16);
+            const vint16m1_t cache_1 =
+                __riscv_vle16_v_i16m1(&cache[i_1 * 256 + i_0 * 16 + 256], 16);
+            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 16);
+            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 16);
+            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(7681, 16);
+            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 16);
+            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 16);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 16 + 1280], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 16 + 1280], 16);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 1280 + i_0 * 16 + 1280], 16);
+            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 16);
+            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 16);
+            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(7681, 16);
+            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 16);
+            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 16);
+            vint16m1_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536], 16);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536], 16);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536], 16);
+                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 16);
+                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 16);
+                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(7681, 16);
+                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 16);
+                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 16);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(acc_3, 16);
+            const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(acc_2, 16);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 16);
+            acc_2 = acc_5;
+        }
         const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(acc_2, 16);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_2, p_3, 16);
-        acc_2 = acc_3;
+        __riscv_vse16_v_i16m1(&r[i_0 * 16], red_2, 16);
     }
-    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(acc_2, 16);
-    __riscv_vse16_v_i16m1(&r[16], red_3, 16);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[32], 16);
-    const vint16m1_t p_4 = nttgen_kyber_r1_rvv256_montmul_var(a_4, b_4, 16);
-    vint16m1_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[32 + i_2 * 256 + 256], 16);
-        const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[32 + i_2 * 256 + 256], 16);
-        const vint16m1_t p_5 = nttgen_kyber_r1_rvv256_montmul_var(a_5, b_5, 16);
-        const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(acc_4, 16);
-        const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_4, p_5, 16);
-        acc_4 = acc_5;
-    }
-    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(acc_4, 16);
-    __riscv_vse16_v_i16m1(&r[32], red_5, 16);
-    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[48], 16);
-    const vint16m1_t p_6 = nttgen_kyber_r1_rvv256_montmul_var(a_6, b_6, 16);
-    vint16m1_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[48 + i_3 * 256 + 256], 16);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[48 + i_3 * 256 + 256], 16);
-        const vint16m1_t p_7 = nttgen_kyber_r1_rvv256_montmul_var(a_7, b_7, 16);
-        const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(acc_6, 16);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_6, p_7, 16);
-        acc_6 = acc_7;
-    }
-    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(acc_6, 16);
-    __riscv_vse16_v_i16m1(&r[48], red_7, 16);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[64], 16);
-    const vint16m1_t p_8 = nttgen_kyber_r1_rvv256_montmul_var(a_8, b_8, 16);
-    vint16m1_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[64 + i_4 * 256 + 256], 16);
-        const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[64 + i_4 * 256 + 256], 16);
-        const vint16m1_t p_9 = nttgen_kyber_r1_rvv256_montmul_var(a_9, b_9, 16);
-        const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(acc_8, 16);
-        const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(red_8, p_9, 16);
-        acc_8 = acc_9;
-    }
-    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(acc_8, 16);
-    __riscv_vse16_v_i16m1(&r[64], red_9, 16);
-    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[80], 16);
-    const vint16m1_t p_10 = nttgen_kyber_r1_rvv256_montmul_var(a_10, b_10, 16);
-    vint16m1_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[80 + i_5 * 256 + 256], 16);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[80 + i_5 * 256 + 256], 16);
-        const vint16m1_t p_11 = nttgen_kyber_r1_rvv256_montmul_var(a_11, b_11, 16);
-        const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(acc_10, 16);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_10, p_11, 16);
-        acc_10 = acc_11;
-    }
-    const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(acc_10, 16);
-    __riscv_vse16_v_i16m1(&r[80], red_11, 16);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[96], 16);
-    const vint16m1_t p_12 = nttgen_kyber_r1_rvv256_montmul_var(a_12, b_12, 16);
-    vint16m1_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[96 + i_6 * 256 + 256], 16);
-        const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[96 + i_6 * 256 + 256], 16);
-        const vint16m1_t p_13 = nttgen_kyber_r1_rvv256_montmul_var(a_13, b_13, 16);
-        const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_barrett(acc_12, 16);
-        const vint16m1_t acc_13 = __riscv_vadd_vv_i16m1(red_12, p_13, 16);
-        acc_12 = acc_13;
-    }
-    const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_barrett(acc_12, 16);
-    __riscv_vse16_v_i16m1(&r[96], red_13, 16);
-    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[112], 16);
-    const vint16m1_t p_14 = nttgen_kyber_r1_rvv256_montmul_var(a_14, b_14, 16);
-    vint16m1_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[112 + i_7 * 256 + 256], 16);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[112 + i_7 * 256 + 256], 16);
-        const vint16m1_t p_15 = nttgen_kyber_r1_rvv256_montmul_var(a_15, b_15, 16);
-        const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_barrett(acc_14, 16);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_14, p_15, 16);
-        acc_14 = acc_15;
-    }
-    const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_barrett(acc_14, 16);
-    __riscv_vse16_v_i16m1(&r[112], red_15, 16);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[128], 16);
-    const vint16m1_t p_16 = nttgen_kyber_r1_rvv256_montmul_var(a_16, b_16, 16);
-    vint16m1_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[128 + i_8 * 256 + 256], 16);
-        const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[128 + i_8 * 256 + 256], 16);
-        const vint16m1_t p_17 = nttgen_kyber_r1_rvv256_montmul_var(a_17, b_17, 16);
-        const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_barrett(acc_16, 16);
-        const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(red_16, p_17, 16);
-        acc_16 = acc_17;
-    }
-    const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_barrett(acc_16, 16);
-    __riscv_vse16_v_i16m1(&r[128], red_17, 16);
-    const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[144], 16);
-    const vint16m1_t p_18 = nttgen_kyber_r1_rvv256_montmul_var(a_18, b_18, 16);
-    vint16m1_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[144 + i_9 * 256 + 256], 16);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[144 + i_9 * 256 + 256], 16);
-        const vint16m1_t p_19 = nttgen_kyber_r1_rvv256_montmul_var(a_19, b_19, 16);
-        const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_barrett(acc_18, 16);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_18, p_19, 16);
-        acc_18 = acc_19;
-    }
-    const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_barrett(acc_18, 16);
-    __riscv_vse16_v_i16m1(&r[144], red_19, 16);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[160], 16);
-    const vint16m1_t p_20 = nttgen_kyber_r1_rvv256_montmul_var(a_20, b_20, 16);
-    vint16m1_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[160 + i_10 * 256 + 256], 16);
-        const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[160 + i_10 * 256 + 256], 16);
-        const vint16m1_t p_21 = nttgen_kyber_r1_rvv256_montmul_var(a_21, b_21, 16);
-        const vint16m1_t red_20 = nttgen_kyber_r1_rvv256_barrett(acc_20, 16);
-        const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_20, p_21, 16);
-        acc_20 = acc_21;
-    }
-    const vint16m1_t red_21 = nttgen_kyber_r1_rvv256_barrett(acc_20, 16);
-    __riscv_vse16_v_i16m1(&r[160], red_21, 16);
-    const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[176], 16);
-    const vint16m1_t p_22 = nttgen_kyber_r1_rvv256_montmul_var(a_22, b_22, 16);
-    vint16m1_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[176 + i_11 * 256 + 256], 16);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[176 + i_11 * 256 + 256], 16);
-        const vint16m1_t p_23 = nttgen_kyber_r1_rvv256_montmul_var(a_23, b_23, 16);
-        const vint16m1_t red_22 = nttgen_kyber_r1_rvv256_barrett(acc_22, 16);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_22, p_23, 16);
-        acc_22 = acc_23;
-    }
-    const vint16m1_t red_23 = nttgen_kyber_r1_rvv256_barrett(acc_22, 16);
-    __riscv_vse16_v_i16m1(&r[176], red_23, 16);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[192], 16);
-    const vint16m1_t p_24 = nttgen_kyber_r1_rvv256_montmul_var(a_24, b_24, 16);
-    vint16m1_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[192 + i_12 * 256 + 256], 16);
-        const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[192 + i_12 * 256 + 256], 16);
-        const vint16m1_t p_25 = nttgen_kyber_r1_rvv256_montmul_var(a_25, b_25, 16);
-        const vint16m1_t red_24 = nttgen_kyber_r1_rvv256_barrett(acc_24, 16);
-        const vint16m1_t acc_25 = __riscv_vadd_vv_i16m1(red_24, p_25, 16);
-        acc_24 = acc_25;
-    }
-    const vint16m1_t red_25 = nttgen_kyber_r1_rvv256_barrett(acc_24, 16);
-    __riscv_vse16_v_i16m1(&r[192], red_25, 16);
-    const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[208], 16);
-    const vint16m1_t p_26 = nttgen_kyber_r1_rvv256_montmul_var(a_26, b_26, 16);
-    vint16m1_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[208 + i_13 * 256 + 256], 16);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[208 + i_13 * 256 + 256], 16);
-        const vint16m1_t p_27 = nttgen_kyber_r1_rvv256_montmul_var(a_27, b_27, 16);
-        const vint16m1_t red_26 = nttgen_kyber_r1_rvv256_barrett(acc_26, 16);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_26, p_27, 16);
-        acc_26 = acc_27;
-    }
-    const vint16m1_t red_27 = nttgen_kyber_r1_rvv256_barrett(acc_26, 16);
-    __riscv_vse16_v_i16m1(&r[208], red_27, 16);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[224], 16);
-    const vint16m1_t p_28 = nttgen_kyber_r1_rvv256_montmul_var(a_28, b_28, 16);
-    vint16m1_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[224 + i_14 * 256 + 256], 16);
-        const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[224 + i_14 * 256 + 256], 16);
-        const vint16m1_t p_29 = nttgen_kyber_r1_rvv256_montmul_var(a_29, b_29, 16);
-        const vint16m1_t red_28 = nttgen_kyber_r1_rvv256_barrett(acc_28, 16);
-        const vint16m1_t acc_29 = __riscv_vadd_vv_i16m1(red_28, p_29, 16);
-        acc_28 = acc_29;
-    }
-    const vint16m1_t red_29 = nttgen_kyber_r1_rvv256_barrett(acc_28, 16);
-    __riscv_vse16_v_i16m1(&r[224], red_29, 16);
-    const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[240], 16);
-    const vint16m1_t p_30 = nttgen_kyber_r1_rvv256_montmul_var(a_30, b_30, 16);
-    vint16m1_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[240 + i_15 * 256 + 256], 16);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[240 + i_15 * 256 + 256], 16);
-        const vint16m1_t p_31 = nttgen_kyber_r1_rvv256_montmul_var(a_31, b_31, 16);
-        const vint16m1_t red_30 = nttgen_kyber_r1_rvv256_barrett(acc_30, 16);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_30, p_31, 16);
-        acc_30 = acc_31;
-    }
-    const vint16m1_t red_31 = nttgen_kyber_r1_rvv256_barrett(acc_30, 16);
-    __riscv_vse16_v_i16m1(&r[240], red_31, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(r, 256, -3840, 3840);
 #endif

@@ -10,10 +10,11 @@
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
  *         group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_mldsa_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the NTT-domain
+ *         operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -117,6 +118,9 @@ typedef struct {
     void (*ntt)(int32_t a[256]);
     void (*basemul)(int32_t r[256], const int32_t a[256], const int32_t b[256]);
     void (*basemul_acc)(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
+    void (*basemul_cache)(int32_t cache[256], const int32_t b[256]);
+    void (*basemul_acc_cached)(int32_t r[256], const int32_t *a, const int32_t *b,
+                               const int32_t *cache, size_t k);
     void (*intt)(int32_t a[256]);
     void (*reduce)(int32_t a[256]);
     void (*reduce_centred)(int32_t a[256]);
@@ -132,47 +136,52 @@ typedef struct {
 static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
 #ifdef NTTGEN_MLDSA_HAVE_AVX512
     {"avx512", nttgen_mldsa_avx512_ntt, nttgen_mldsa_avx512_basemul,
-     nttgen_mldsa_avx512_basemul_acc, nttgen_mldsa_avx512_intt, nttgen_mldsa_avx512_reduce,
+     nttgen_mldsa_avx512_basemul_acc, nttgen_mldsa_avx512_basemul_cache,
+     nttgen_mldsa_avx512_basemul_acc_cached, nttgen_mldsa_avx512_intt, nttgen_mldsa_avx512_reduce,
      nttgen_mldsa_avx512_reduce_centred, nttgen_mldsa_avx512_reduce_partial,
      nttgen_mldsa_avx512_tomont, nttgen_mldsa_avx512_frommont, nttgen_mldsa_avx512_to_standard,
      nttgen_mldsa_avx512_from_standard, nttgen_mldsa_avx512_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_AVX2
     {"avx2", nttgen_mldsa_avx2_ntt, nttgen_mldsa_avx2_basemul, nttgen_mldsa_avx2_basemul_acc,
-     nttgen_mldsa_avx2_intt, nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_reduce_centred,
-     nttgen_mldsa_avx2_reduce_partial, nttgen_mldsa_avx2_tomont, nttgen_mldsa_avx2_frommont,
-     nttgen_mldsa_avx2_to_standard, nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul},
+     nttgen_mldsa_avx2_basemul_cache, nttgen_mldsa_avx2_basemul_acc_cached, nttgen_mldsa_avx2_intt,
+     nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_reduce_centred, nttgen_mldsa_avx2_reduce_partial,
+     nttgen_mldsa_avx2_tomont, nttgen_mldsa_avx2_frommont, nttgen_mldsa_avx2_to_standard,
+     nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV256
     {"rvv256", nttgen_mldsa_rvv256_ntt, nttgen_mldsa_rvv256_basemul,
-     nttgen_mldsa_rvv256_basemul_acc, nttgen_mldsa_rvv256_intt, nttgen_mldsa_rvv256_reduce,
+     nttgen_mldsa_rvv256_basemul_acc, nttgen_mldsa_rvv256_basemul_cache,
+     nttgen_mldsa_rvv256_basemul_acc_cached, nttgen_mldsa_rvv256_intt, nttgen_mldsa_rvv256_reduce,
      nttgen_mldsa_rvv256_reduce_centred, nttgen_mldsa_rvv256_reduce_partial,
      nttgen_mldsa_rvv256_tomont, nttgen_mldsa_rvv256_frommont, nttgen_mldsa_rvv256_to_standard,
      nttgen_mldsa_rvv256_from_standard, nttgen_mldsa_rvv256_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_NEON
     {"neon", nttgen_mldsa_neon_ntt, nttgen_mldsa_neon_basemul, nttgen_mldsa_neon_basemul_acc,
-     nttgen_mldsa_neon_intt, nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_reduce_centred,
-     nttgen_mldsa_neon_reduce_partial, nttgen_mldsa_neon_tomont, nttgen_mldsa_neon_frommont,
-     nttgen_mldsa_neon_to_standard, nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul},
+     nttgen_mldsa_neon_basemul_cache, nttgen_mldsa_neon_basemul_acc_cached, nttgen_mldsa_neon_intt,
+     nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_reduce_centred, nttgen_mldsa_neon_reduce_partial,
+     nttgen_mldsa_neon_tomont, nttgen_mldsa_neon_frommont, nttgen_mldsa_neon_to_standard,
+     nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV128
     {"rvv128", nttgen_mldsa_rvv128_ntt, nttgen_mldsa_rvv128_basemul,
-     nttgen_mldsa_rvv128_basemul_acc, nttgen_mldsa_rvv128_intt, nttgen_mldsa_rvv128_reduce,
+     nttgen_mldsa_rvv128_basemul_acc, nttgen_mldsa_rvv128_basemul_cache,
+     nttgen_mldsa_rvv128_basemul_acc_cached, nttgen_mldsa_rvv128_intt, nttgen_mldsa_rvv128_reduce,
      nttgen_mldsa_rvv128_reduce_centred, nttgen_mldsa_rvv128_reduce_partial,
      nttgen_mldsa_rvv128_tomont, nttgen_mldsa_rvv128_frommont, nttgen_mldsa_rvv128_to_standard,
      nttgen_mldsa_rvv128_from_standard, nttgen_mldsa_rvv128_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV
     {"rvv", nttgen_mldsa_rvv_ntt, nttgen_mldsa_rvv_basemul, nttgen_mldsa_rvv_basemul_acc,
-     nttgen_mldsa_rvv_intt, nttgen_mldsa_rvv_reduce, nttgen_mldsa_rvv_reduce_centred,
-     nttgen_mldsa_rvv_reduce_partial, nttgen_mldsa_rvv_tomont, nttgen_mldsa_rvv_frommont, NULL,
-     NULL, nttgen_mldsa_rvv_polymul},
+     nttgen_mldsa_rvv_basemul_cache, nttgen_mldsa_rvv_basemul_acc_cached, nttgen_mldsa_rvv_intt,
+     nttgen_mldsa_rvv_reduce, nttgen_mldsa_rvv_reduce_centred, nttgen_mldsa_rvv_reduce_partial,
+     nttgen_mldsa_rvv_tomont, nttgen_mldsa_rvv_frommont, NULL, NULL, nttgen_mldsa_rvv_polymul},
 #endif
     {"c", nttgen_mldsa_c_ntt, nttgen_mldsa_c_basemul, nttgen_mldsa_c_basemul_acc,
-     nttgen_mldsa_c_intt, nttgen_mldsa_c_reduce, nttgen_mldsa_c_reduce_centred,
-     nttgen_mldsa_c_reduce_partial, nttgen_mldsa_c_tomont, nttgen_mldsa_c_frommont, NULL, NULL,
-     nttgen_mldsa_c_polymul},
+     nttgen_mldsa_c_basemul_cache, nttgen_mldsa_c_basemul_acc_cached, nttgen_mldsa_c_intt,
+     nttgen_mldsa_c_reduce, nttgen_mldsa_c_reduce_centred, nttgen_mldsa_c_reduce_partial,
+     nttgen_mldsa_c_tomont, nttgen_mldsa_c_frommont, NULL, NULL, nttgen_mldsa_c_polymul},
 };
 static const size_t nttgen_mldsa_isas = sizeof(nttgen_mldsa_impls) / sizeof(nttgen_mldsa_impls[0]);
 
@@ -315,7 +324,8 @@ const char *nttgen_mldsa_isa(void) {
 
 const char *nttgen_mldsa_isa_of(const char *op) {
     if (nttgen_mldsa_same(op, "ntt") || nttgen_mldsa_same(op, "basemul") ||
-        nttgen_mldsa_same(op, "basemul_acc") || nttgen_mldsa_same(op, "intt") ||
+        nttgen_mldsa_same(op, "basemul_acc") || nttgen_mldsa_same(op, "basemul_cache") ||
+        nttgen_mldsa_same(op, "basemul_acc_cached") || nttgen_mldsa_same(op, "intt") ||
         nttgen_mldsa_same(op, "to_standard") || nttgen_mldsa_same(op, "from_standard")) {
         return nttgen_mldsa_pick(0)->name;
     }
@@ -376,6 +386,15 @@ void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[
 
 void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
     nttgen_mldsa_pick(0)->basemul_acc(r, a, b, k);
+}
+
+void nttgen_mldsa_basemul_cache(int32_t cache[256], const int32_t b[256]) {
+    nttgen_mldsa_pick(0)->basemul_cache(cache, b);
+}
+
+void nttgen_mldsa_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
+                                     const int32_t *cache, size_t k) {
+    nttgen_mldsa_pick(0)->basemul_acc_cached(r, a, b, cache, k);
 }
 
 void nttgen_mldsa_intt(int32_t a[256]) {

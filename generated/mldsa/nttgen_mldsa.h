@@ -10,10 +10,11 @@
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
  *         group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_mldsa_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the NTT-domain
+ *         operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -61,6 +62,7 @@
 
 #define NTTGEN_MLDSA_N 256
 #define NTTGEN_MLDSA_Q 8380417
+#define NTTGEN_MLDSA_CACHE_N 256
 
 #ifdef __cplusplus
 extern "C" {
@@ -119,6 +121,32 @@ void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_mldsa_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-2147483648, 2147483647] (any ISA)
+ * b[256]: on entry in [-134121127, 134121127] (every ISA)
+ */
+void nttgen_mldsa_basemul_cache(int32_t cache[256], const int32_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-4190208, 4190208] (any ISA)
+ * a[256 x k]: on entry in [-8380416, 8380416] (every ISA)
+ * b[256 x k]: on entry in [-134121127, 134121127] (every ISA)
+ * cache[256 x k]: on entry in [-2147483648, 2147483647] (every ISA)
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_mldsa_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
+                                     const int32_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -28,6 +28,17 @@
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
+ *   nttgen_mldsa_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
+ *       ops: load 32, store 32, mullo 32, const 32
+ *   nttgen_mldsa_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
+ *         -> r in [-4190208, 4190208]
+ *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
  *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const 32
@@ -873,15 +884,144 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
         const __m256i p_0 = nttgen_mldsa_avx2_montmul_var(a_0, b_0);
         __m256i acc_0 = p_0;
-        for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8 + i_1 * 256 + 256]);
-            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8 + i_1 * 256 + 256]);
+        for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
+            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 8 + 256]);
+            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 8 + 256]);
             const __m256i p_1 = nttgen_mldsa_avx2_montmul_var(a_1, b_1);
-            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_0);
-            const __m256i acc_1 = _mm256_add_epi32(red_0, p_1);
+            const __m256i acc_1 = _mm256_add_epi32(acc_0, p_1);
             acc_0 = acc_1;
         }
-        const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_0);
+        __m256i acc_2 = acc_0;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)&a[g_0 * 4096 + i_0 * 8 + 4096]);
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)&b[g_0 * 4096 + i_0 * 8 + 4096]);
+            const __m256i p_2 = nttgen_mldsa_avx2_montmul_var(a_2, b_2);
+            __m256i acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const __m256i a_3 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
+                const __m256i b_3 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
+                const __m256i p_3 = nttgen_mldsa_avx2_montmul_var(a_3, b_3);
+                const __m256i acc_4 = _mm256_add_epi32(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_2);
+            const __m256i acc_5 = _mm256_add_epi32(red_0, acc_3);
+            acc_2 = acc_5;
+        }
+        const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_2);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 8], red_1);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(r, 256, -4190208, 4190208);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-2147483648, 2147483647]
+ * b[256]: on entry in [-134121127, 134121127]
+ * Ops per call: load 32, store 32, mullo 32, const 32
+ */
+void nttgen_mldsa_avx2_basemul_cache(int32_t cache[256], const int32_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(b, 256, -134121127, 134121127);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
+        const __m256i qinv_0 = _mm256_set1_epi32(58728449);
+        const __m256i bq_0 = _mm256_mullo_epi32(b_0, qinv_0);
+        _mm256_storeu_si256((__m256i *)&cache[i_0 * 8], bq_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(cache, 256, (-2147483647 - 1), 2147483647);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-4190208, 4190208]
+ * a[256 x k]: on entry in [-8380416, 8380416]
+ * b[256 x k]: on entry in [-134121127, 134121127]
+ * cache[256 x k]: on entry in [-2147483648, 2147483647]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ */
+void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
+                                          const int32_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(a, k * 256, -8380416, 8380416);
+    nttgen_mldsa_avx2_assert_range(b, k * 256, -134121127, 134121127);
+    nttgen_mldsa_avx2_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 8]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
+        const __m256i m_0 = _mm256_mullo_epi32(a_0, cache_0);
+        const __m256i p_0 = nttgen_mldsa_avx2_mulhi(a_0, b_0);
+        const __m256i q_0 = _mm256_set1_epi32(8380417);
+        const __m256i hi_0 = nttgen_mldsa_avx2_mulhi(m_0, q_0);
+        const __m256i p_1 = _mm256_sub_epi32(p_0, hi_0);
+        __m256i acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
+            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 8 + 256]);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 256 + i_0 * 8 + 256]);
+            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 8 + 256]);
+            const __m256i m_1 = _mm256_mullo_epi32(a_1, cache_1);
+            const __m256i p_2 = nttgen_mldsa_avx2_mulhi(a_1, b_1);
+            const __m256i q_1 = _mm256_set1_epi32(8380417);
+            const __m256i hi_1 = nttgen_mldsa_avx2_mulhi(m_1, q_1);
+            const __m256i p_3 = _mm256_sub_epi32(p_2, hi_1);
+            const __m256i acc_1 = _mm256_add_epi32(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        __m256i acc_2 = acc_0;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)&a[g_0 * 4096 + i_0 * 8 + 4096]);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 4096 + i_0 * 8 + 4096]);
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)&b[g_0 * 4096 + i_0 * 8 + 4096]);
+            const __m256i m_2 = _mm256_mullo_epi32(a_2, cache_2);
+            const __m256i p_4 = nttgen_mldsa_avx2_mulhi(a_2, b_2);
+            const __m256i q_2 = _mm256_set1_epi32(8380417);
+            const __m256i hi_2 = nttgen_mldsa_avx2_mulhi(m_2, q_2);
+            const __m256i p_5 = _mm256_sub_epi32(p_4, hi_2);
+            __m256i acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const __m256i a_3 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
+                const __m256i b_3 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
+                const __m256i m_3 = _mm256_mullo_epi32(a_3, cache_3);
+                const __m256i p_6 = nttgen_mldsa_avx2_mulhi(a_3, b_3);
+                const __m256i q_3 = _mm256_set1_epi32(8380417);
+                const __m256i hi_3 = nttgen_mldsa_avx2_mulhi(m_3, q_3);
+                const __m256i p_7 = _mm256_sub_epi32(p_6, hi_3);
+                const __m256i acc_4 = _mm256_add_epi32(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_2);
+            const __m256i acc_5 = _mm256_add_epi32(red_0, acc_3);
+            acc_2 = acc_5;
+        }
+        const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_2);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 8], red_1);
     }
 #ifdef NTTGEN_DEBUG

@@ -28,6 +28,17 @@
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
+ *   nttgen_mldsa_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
+ *       ops: load 16, store 16, mullo 16, const 16
+ *   nttgen_mldsa_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
+ *         -> r in [-4190208, 4190208]
+ *       ops: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
  *       ops: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
@@ -75,6 +86,7 @@
 
 #define NTTGEN_MLDSA_AVX512_N 256
 #define NTTGEN_MLDSA_AVX512_Q 8380417
+#define NTTGEN_MLDSA_AVX512_CACHE_N 256
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,6 +126,34 @@ void nttgen_mldsa_avx512_basemul(int32_t r[256], const int32_t a[256], const int
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-2147483648, 2147483647]
+ * b[256]: on entry in [-134121127, 134121127]
+ * Ops per call: load 16, store 16, mullo 16, const 16
+ */
+void nttgen_mldsa_avx512_basemul_cache(int32_t cache[256], const int32_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-4190208, 4190208]
+ * a[256 x k]: on entry in [-8380416, 8380416]
+ * b[256 x k]: on entry in [-134121127, 134121127]
+ * cache[256 x k]: on entry in [-2147483648, 2147483647]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ */
+void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
+                                            const int32_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

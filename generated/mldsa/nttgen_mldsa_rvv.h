@@ -28,6 +28,17 @@
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
+ *   nttgen_mldsa_rvv_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
+ *       ops: load 256, store 256, mullo 256, const 256
+ *   nttgen_mldsa_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
+ *         -> r in [-4190208, 4190208]
+ *       ops: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ *       coefficient reductions: 256
  *   nttgen_mldsa_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
  *       ops: load 1022, store 512, add 1024, sub 1024, montmul 1152, const 256
@@ -65,6 +76,7 @@
 
 #define NTTGEN_MLDSA_RVV_N 256
 #define NTTGEN_MLDSA_RVV_Q 8380417
+#define NTTGEN_MLDSA_RVV_CACHE_N 256
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +116,34 @@ void nttgen_mldsa_rvv_basemul(int32_t r[256], const int32_t a[256], const int32_
  * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_mldsa_rvv_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-2147483648, 2147483647]
+ * b[256]: on entry in [-134121127, 134121127]
+ * Ops per call: load 256, store 256, mullo 256, const 256
+ */
+void nttgen_mldsa_rvv_basemul_cache(int32_t cache[256], const int32_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-4190208, 4190208]
+ * a[256 x k]: on entry in [-8380416, 8380416]
+ * b[256 x k]: on entry in [-134121127, 134121127]
+ * cache[256 x k]: on entry in [-2147483648, 2147483647]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ */
+void nttgen_mldsa_rvv_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
+                                         const int32_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -28,6 +28,17 @@
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
+ *   nttgen_mldsa_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
+ *       ops: load 32, store 32, mullo 32, const 32
+ *   nttgen_mldsa_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
+ *         -> r in [-4190208, 4190208]
+ *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
  *       ops: load 154, store 32, scatter 32, add 128, sub 128, montmul 144, const 32
@@ -1107,454 +1118,270 @@ void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int
     nttgen_mldsa_rvv256_assert_range(a, k * 256, -134121127, 134121127);
     nttgen_mldsa_rvv256_assert_range(b, k * 256, -134121127, 134121127);
 #endif
-    const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[0], 8);
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
+        const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 8], 8);
+        const vint32m1_t p_0 = nttgen_mldsa_rvv256_montmul_var(a_0, b_0, 8);
+        vint32m1_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
+            const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
+            const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
+            const vint32m1_t p_1 = nttgen_mldsa_rvv256_montmul_var(a_1, b_1, 8);
+            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_1, 8);
+            acc_0 = acc_1;
+        }
+        vint32m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 8 + 4096], 8);
+            const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 8 + 4096], 8);
+            const vint32m1_t p_2 = nttgen_mldsa_rvv256_montmul_var(a_2, b_2, 8);
+            vint32m1_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const vint32m1_t a_3 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
+                const vint32m1_t b_3 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
+                const vint32m1_t p_3 = nttgen_mldsa_rvv256_montmul_var(a_3, b_3, 8);
+                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_3, 8);
+                acc_3 = acc_4;
+            }
+            const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+            const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_0, acc_3, 8);
+            acc_2 = acc_5;
+        }
+        const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 8], red_1, 8);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[256]: on exit in [-2147483648, 2147483647]
+ * b[256]: on entry in [-134121127, 134121127]
+ * Ops per call: load 32, store 32, mullo 32, const 32
+ */
+void nttgen_mldsa_rvv256_basemul_cache(int32_t cache[256], const int32_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(b, 256, -134121127, 134121127);
+#endif
     const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[0], 8);
-    const vint32m1_t p_0 = nttgen_mldsa_rvv256_montmul_var(a_0, b_0, 8);
-    vint32m1_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_0 * 256 + 256], 8);
-        const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_0 * 256 + 256], 8);
-        const vint32m1_t p_1 = nttgen_mldsa_rvv256_montmul_var(a_1, b_1, 8);
-        const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_0, 8);
-        const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(red_0, p_1, 8);
-        acc_0 = acc_1;
+    const vint32m1_t qinv_0 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_0 = __riscv_vmul_vv_i32m1(b_0, qinv_0, 8);
+    __riscv_vse32_v_i32m1(&cache[0], bq_0, 8);
+    const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[8], 8);
+    const vint32m1_t qinv_1 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_1 = __riscv_vmul_vv_i32m1(b_1, qinv_1, 8);
+    __riscv_vse32_v_i32m1(&cache[8], bq_1, 8);
+    const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[16], 8);
+    const vint32m1_t qinv_2 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_2 = __riscv_vmul_vv_i32m1(b_2, qinv_2, 8);
+    __riscv_vse32_v_i32m1(&cache[16], bq_2, 8);
+    const vint32m1_t b_3 = __riscv_vle32_v_i32m1(&b[24], 8);
+    const vint32m1_t qinv_3 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_3 = __riscv_vmul_vv_i32m1(b_3, qinv_3, 8);
+    __riscv_vse32_v_i32m1(&cache[24], bq_3, 8);
+    const vint32m1_t b_4 = __riscv_vle32_v_i32m1(&b[32], 8);
+    const vint32m1_t qinv_4 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_4 = __riscv_vmul_vv_i32m1(b_4, qinv_4, 8);
+    __riscv_vse32_v_i32m1(&cache[32], bq_4, 8);
+    const vint32m1_t b_5 = __riscv_vle32_v_i32m1(&b[40], 8);
+    const vint32m1_t qinv_5 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_5 = __riscv_vmul_vv_i32m1(b_5, qinv_5, 8);
+    __riscv_vse32_v_i32m1(&cache[40], bq_5, 8);
+    const vint32m1_t b_6 = __riscv_vle32_v_i32m1(&b[48], 8);
+    const vint32m1_t qinv_6 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_6 = __riscv_vmul_vv_i32m1(b_6, qinv_6, 8);
+    __riscv_vse32_v_i32m1(&cache[48], bq_6, 8);
+    const vint32m1_t b_7 = __riscv_vle32_v_i32m1(&b[56], 8);
+    const vint32m1_t qinv_7 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_7 = __riscv_vmul_vv_i32m1(b_7, qinv_7, 8);
+    __riscv_vse32_v_i32m1(&cache[56], bq_7, 8);
+    const vint32m1_t b_8 = __riscv_vle32_v_i32m1(&b[64], 8);
+    const vint32m1_t qinv_8 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_8 = __riscv_vmul_vv_i32m1(b_8, qinv_8, 8);
+    __riscv_vse32_v_i32m1(&cache[64], bq_8, 8);
+    const vint32m1_t b_9 = __riscv_vle32_v_i32m1(&b[72], 8);
+    const vint32m1_t qinv_9 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_9 = __riscv_vmul_vv_i32m1(b_9, qinv_9, 8);
+    __riscv_vse32_v_i32m1(&cache[72], bq_9, 8);
+    const vint32m1_t b_10 = __riscv_vle32_v_i32m1(&b[80], 8);
+    const vint32m1_t qinv_10 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_10 = __riscv_vmul_vv_i32m1(b_10, qinv_10, 8);
+    __riscv_vse32_v_i32m1(&cache[80], bq_10, 8);
+    const vint32m1_t b_11 = __riscv_vle32_v_i32m1(&b[88], 8);
+    const vint32m1_t qinv_11 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_11 = __riscv_vmul_vv_i32m1(b_11, qinv_11, 8);
+    __riscv_vse32_v_i32m1(&cache[88], bq_11, 8);
+    const vint32m1_t b_12 = __riscv_vle32_v_i32m1(&b[96], 8);
+    const vint32m1_t qinv_12 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_12 = __riscv_vmul_vv_i32m1(b_12, qinv_12, 8);
+    __riscv_vse32_v_i32m1(&cache[96], bq_12, 8);
+    const vint32m1_t b_13 = __riscv_vle32_v_i32m1(&b[104], 8);
+    const vint32m1_t qinv_13 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_13 = __riscv_vmul_vv_i32m1(b_13, qinv_13, 8);
+    __riscv_vse32_v_i32m1(&cache[104], bq_13, 8);
+    const vint32m1_t b_14 = __riscv_vle32_v_i32m1(&b[112], 8);
+    const vint32m1_t qinv_14 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_14 = __riscv_vmul_vv_i32m1(b_14, qinv_14, 8);
+    __riscv_vse32_v_i32m1(&cache[112], bq_14, 8);
+    const vint32m1_t b_15 = __riscv_vle32_v_i32m1(&b[120], 8);
+    const vint32m1_t qinv_15 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_15 = __riscv_vmul_vv_i32m1(b_15, qinv_15, 8);
+    __riscv_vse32_v_i32m1(&cache[120], bq_15, 8);
+    const vint32m1_t b_16 = __riscv_vle32_v_i32m1(&b[128], 8);
+    const vint32m1_t qinv_16 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_16 = __riscv_vmul_vv_i32m1(b_16, qinv_16, 8);
+    __riscv_vse32_v_i32m1(&cache[128], bq_16, 8);
+    const vint32m1_t b_17 = __riscv_vle32_v_i32m1(&b[136], 8);
+    const vint32m1_t qinv_17 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_17 = __riscv_vmul_vv_i32m1(b_17, qinv_17, 8);
+    __riscv_vse32_v_i32m1(&cache[136], bq_17, 8);
+    const vint32m1_t b_18 = __riscv_vle32_v_i32m1(&b[144], 8);
+    const vint32m1_t qinv_18 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_18 = __riscv_vmul_vv_i32m1(b_18, qinv_18, 8);
+    __riscv_vse32_v_i32m1(&cache[144], bq_18, 8);
+    const vint32m1_t b_19 = __riscv_vle32_v_i32m1(&b[152], 8);
+    const vint32m1_t qinv_19 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_19 = __riscv_vmul_vv_i32m1(b_19, qinv_19, 8);
+    __riscv_vse32_v_i32m1(&cache[152], bq_19, 8);
+    const vint32m1_t b_20 = __riscv_vle32_v_i32m1(&b[160], 8);
+    const vint32m1_t qinv_20 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_20 = __riscv_vmul_vv_i32m1(b_20, qinv_20, 8);
+    __riscv_vse32_v_i32m1(&cache[160], bq_20, 8);
+    const vint32m1_t b_21 = __riscv_vle32_v_i32m1(&b[168], 8);
+    const vint32m1_t qinv_21 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_21 = __riscv_vmul_vv_i32m1(b_21, qinv_21, 8);
+    __riscv_vse32_v_i32m1(&cache[168], bq_21, 8);
+    const vint32m1_t b_22 = __riscv_vle32_v_i32m1(&b[176], 8);
+    const vint32m1_t qinv_22 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_22 = __riscv_vmul_vv_i32m1(b_22, qinv_22, 8);
+    __riscv_vse32_v_i32m1(&cache[176], bq_22, 8);
+    const vint32m1_t b_23 = __riscv_vle32_v_i32m1(&b[184], 8);
+    const vint32m1_t qinv_23 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_23 = __riscv_vmul_vv_i32m1(b_23, qinv_23, 8);
+    __riscv_vse32_v_i32m1(&cache[184], bq_23, 8);
+    const vint32m1_t b_24 = __riscv_vle32_v_i32m1(&b[192], 8);
+    const vint32m1_t qinv_24 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_24 = __riscv_vmul_vv_i32m1(b_24, qinv_24, 8);
+    __riscv_vse32_v_i32m1(&cache[192], bq_24, 8);
+    const vint32m1_t b_25 = __riscv_vle32_v_i32m1(&b[200], 8);
+    const vint32m1_t qinv_25 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_25 = __riscv_vmul_vv_i32m1(b_25, qinv_25, 8);
+    __riscv_vse32_v_i32m1(&cache[200], bq_25, 8);
+    const vint32m1_t b_26 = __riscv_vle32_v_i32m1(&b[208], 8);
+    const vint32m1_t qinv_26 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_26 = __riscv_vmul_vv_i32m1(b_26, qinv_26, 8);
+    __riscv_vse32_v_i32m1(&cache[208], bq_26, 8);
+    const vint32m1_t b_27 = __riscv_vle32_v_i32m1(&b[216], 8);
+    const vint32m1_t qinv_27 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_27 = __riscv_vmul_vv_i32m1(b_27, qinv_27, 8);
+    __riscv_vse32_v_i32m1(&cache[216], bq_27, 8);
+    const vint32m1_t b_28 = __riscv_vle32_v_i32m1(&b[224], 8);
+    const vint32m1_t qinv_28 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_28 = __riscv_vmul_vv_i32m1(b_28, qinv_28, 8);
+    __riscv_vse32_v_i32m1(&cache[224], bq_28, 8);
+    const vint32m1_t b_29 = __riscv_vle32_v_i32m1(&b[232], 8);
+    const vint32m1_t qinv_29 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_29 = __riscv_vmul_vv_i32m1(b_29, qinv_29, 8);
+    __riscv_vse32_v_i32m1(&cache[232], bq_29, 8);
+    const vint32m1_t b_30 = __riscv_vle32_v_i32m1(&b[240], 8);
+    const vint32m1_t qinv_30 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_30 = __riscv_vmul_vv_i32m1(b_30, qinv_30, 8);
+    __riscv_vse32_v_i32m1(&cache[240], bq_30, 8);
+    const vint32m1_t b_31 = __riscv_vle32_v_i32m1(&b[248], 8);
+    const vint32m1_t qinv_31 = __riscv_vmv_v_x_i32m1(58728449, 8);
+    const vint32m1_t bq_31 = __riscv_vmul_vv_i32m1(b_31, qinv_31, 8);
+    goto part_1;
+part_1:;
+    __riscv_vse32_v_i32m1(&cache[248], bq_31, 8);
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(cache, 256, (-2147483647 - 1), 2147483647);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-4190208, 4190208]
+ * a[256 x k]: on entry in [-8380416, 8380416]
+ * b[256 x k]: on entry in [-134121127, 134121127]
+ * cache[256 x k]: on entry in [-2147483648, 2147483647]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ */
+void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
+                                            const int32_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, k * 256, -8380416, 8380416);
+    nttgen_mldsa_rvv256_assert_range(b, k * 256, -134121127, 134121127);
+    nttgen_mldsa_rvv256_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
+        const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 8], 8);
+        const vint32m1_t cache_0 = __riscv_vle32_v_i32m1(&cache[i_0 * 8], 8);
+        const vint32m1_t m_0 = __riscv_vmul_vv_i32m1(a_0, cache_0, 8);
+        const vint32m1_t p_0 = __riscv_vmulh_vv_i32m1(a_0, b_0, 8);
+        const vint32m1_t q_0 = __riscv_vmv_v_x_i32m1(8380417, 8);
+        const vint32m1_t hi_0 = __riscv_vmulh_vv_i32m1(m_0, q_0, 8);
+        const vint32m1_t p_1 = __riscv_vsub_vv_i32m1(p_0, hi_0, 8);
+        vint32m1_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
+            const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
+            const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
+            const vint32m1_t cache_1 = __riscv_vle32_v_i32m1(&cache[i_1 * 256 + i_0 * 8 + 256], 8);
+            const vint32m1_t m_1 = __riscv_vmul_vv_i32m1(a_1, cache_1, 8);
+            const vint32m1_t p_2 = __riscv_vmulh_vv_i32m1(a_1, b_1, 8);
+            const vint32m1_t q_1 = __riscv_vmv_v_x_i32m1(8380417, 8);
+            const vint32m1_t hi_1 = __riscv_vmulh_vv_i32m1(m_1, q_1, 8);
+            const vint32m1_t p_3 = __riscv_vsub_vv_i32m1(p_2, hi_1, 8);
+            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_3, 8);
+            acc_0 = acc_1;
+        }
+        vint32m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 8 + 4096], 8);
+            const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 8 + 4096], 8);
+            const vint32m1_t cache_2 =
+                __riscv_vle32_v_i32m1(&cache[g_0 * 4096 + i_0 * 8 + 4096], 8);
+            const vint32m1_t m_2 = __riscv_vmul_vv_i32m1(a_2, cache_2, 8);
+            const vint32m1_t p_4 = __riscv_vmulh_vv_i32m1(a_2, b_2, 8);
+            const vint32m1_t q_2 = __riscv_vmv_v_x_i32m1(8380417, 8);
+            const vint32m1_t hi_2 = __riscv_vmulh_vv_i32m1(m_2, q_2, 8);
+            const vint32m1_t p_5 = __riscv_vsub_vv_i32m1(p_4, hi_2, 8);
+            vint32m1_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const vint32m1_t a_3 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
+                const vint32m1_t b_3 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
+                const vint32m1_t cache_3 =
+                    __riscv_vle32_v_i32m1(&cache[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
+                const vint32m1_t m_3 = __riscv_vmul_vv_i32m1(a_3, cache_3, 8);
+                const vint32m1_t p_6 = __riscv_vmulh_vv_i32m1(a_3, b_3, 8);
+                const vint32m1_t q_3 = __riscv_vmv_v_x_i32m1(8380417, 8);
+                const vint32m1_t hi_3 = __riscv_vmulh_vv_i32m1(m_3, q_3, 8);
+                const vint32m1_t p_7 = __riscv_vsub_vv_i32m1(p_6, hi_3, 8);
+                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_7, 8);
+                acc_3 = acc_4;
+            }
+            const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+            const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_0, acc_3, 8);
+            acc_2 = acc_5;
+        }
+        const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 8], red_1, 8);
     }
-    const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_0, 8);
-    __riscv_vse32_v_i32m1(&r[0], red_1, 8);
-    const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[8], 8);
-    const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[8], 8);
-    const vint32m1_t p_2 = nttgen_mldsa_rvv256_montmul_var(a_2, b_2, 8);
-    vint32m1_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint32m1_t a_3 = __riscv_vle32_v_i32m1(&a[8 + i_1 * 256 + 256], 8);
-        const vint32m1_t b_3 = __riscv_vle32_v_i32m1(&b[8 + i_1 * 256 + 256], 8);
-        const vint32m1_t p_3 = nttgen_mldsa_rvv256_montmul_var(a_3, b_3, 8);
-        const vint32m1_t red_2 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
-        const vint32m1_t acc_3 = __riscv_vadd_vv_i32m1(red_2, p_3, 8);
-        acc_2 = acc_3;
-    }
-    const vint32m1_t red_3 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
-    __riscv_vse32_v_i32m1(&r[8], red_3, 8);
-    const vint32m1_t a_4 = __riscv_vle32_v_i32m1(&a[16], 8);
-    const vint32m1_t b_4 = __riscv_vle32_v_i32m1(&b[16], 8);
-    const vint32m1_t p_4 = nttgen_mldsa_rvv256_montmul_var(a_4, b_4, 8);
-    vint32m1_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint32m1_t a_5 = __riscv_vle32_v_i32m1(&a[16 + i_2 * 256 + 256], 8);
-        const vint32m1_t b_5 = __riscv_vle32_v_i32m1(&b[16 + i_2 * 256 + 256], 8);
-        const vint32m1_t p_5 = nttgen_mldsa_rvv256_montmul_var(a_5, b_5, 8);
-        const vint32m1_t red_4 = nttgen_mldsa_rvv256_barrett(acc_4, 8);
-        const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_4, p_5, 8);
-        acc_4 = acc_5;
-    }
-    const vint32m1_t red_5 = nttgen_mldsa_rvv256_barrett(acc_4, 8);
-    __riscv_vse32_v_i32m1(&r[16], red_5, 8);
-    const vint32m1_t a_6 = __riscv_vle32_v_i32m1(&a[24], 8);
-    const vint32m1_t b_6 = __riscv_vle32_v_i32m1(&b[24], 8);
-    const vint32m1_t p_6 = nttgen_mldsa_rvv256_montmul_var(a_6, b_6, 8);
-    vint32m1_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint32m1_t a_7 = __riscv_vle32_v_i32m1(&a[24 + i_3 * 256 + 256], 8);
-        const vint32m1_t b_7 = __riscv_vle32_v_i32m1(&b[24 + i_3 * 256 + 256], 8);
-        const vint32m1_t p_7 = nttgen_mldsa_rvv256_montmul_var(a_7, b_7, 8);
-        const vint32m1_t red_6 = nttgen_mldsa_rvv256_barrett(acc_6, 8);
-        const vint32m1_t acc_7 = __riscv_vadd_vv_i32m1(red_6, p_7, 8);
-        acc_6 = acc_7;
-    }
-    const vint32m1_t red_7 = nttgen_mldsa_rvv256_barrett(acc_6, 8);
-    __riscv_vse32_v_i32m1(&r[24], red_7, 8);
-    const vint32m1_t a_8 = __riscv_vle32_v_i32m1(&a[32], 8);
-    const vint32m1_t b_8 = __riscv_vle32_v_i32m1(&b[32], 8);
-    const vint32m1_t p_8 = nttgen_mldsa_rvv256_montmul_var(a_8, b_8, 8);
-    vint32m1_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint32m1_t a_9 = __riscv_vle32_v_i32m1(&a[32 + i_4 * 256 + 256], 8);
-        const vint32m1_t b_9 = __riscv_vle32_v_i32m1(&b[32 + i_4 * 256 + 256], 8);
-        const vint32m1_t p_9 = nttgen_mldsa_rvv256_montmul_var(a_9, b_9, 8);
-        const vint32m1_t red_8 = nttgen_mldsa_rvv256_barrett(acc_8, 8);
-        const vint32m1_t acc_9 = __riscv_vadd_vv_i32m1(red_8, p_9, 8);
-        acc_8 = acc_9;
-    }
-    const vint32m1_t red_9 = nttgen_mldsa_rvv256_barrett(acc_8, 8);
-    __riscv_vse32_v_i32m1(&r[32], red_9, 8);
-    const vint32m1_t a_10 = __riscv_vle32_v_i32m1(&a[40], 8);
-    const vint32m1_t b_10 = __riscv_vle32_v_i32m1(&b[40], 8);
-    const vint32m1_t p_10 = nttgen_mldsa_rvv256_montmul_var(a_10, b_10, 8);
-    vint32m1_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint32m1_t a_11 = __riscv_vle32_v_i32m1(&a[40 + i_5 * 256 + 256], 8);
-        const vint32m1_t b_11 = __riscv_vle32_v_i32m1(&b[40 + i_5 * 256 + 256], 8);
-        const vint32m1_t p_11 = nttgen_mldsa_rvv256_montmul_var(a_11, b_11, 8);
-        const vint32m1_t red_10 = nttgen_mldsa_rvv256_barrett(acc_10, 8);
-        const vint32m1_t acc_11 = __riscv_vadd_vv_i32m1(red_10, p_11, 8);
-        acc_10 = acc_11;
-    }
-    const vint32m1_t red_11 = nttgen_mldsa_rvv256_barrett(acc_10, 8);
-    __riscv_vse32_v_i32m1(&r[40], red_11, 8);
-    const vint32m1_t a_12 = __riscv_vle32_v_i32m1(&a[48], 8);
-    const vint32m1_t b_12 = __riscv_vle32_v_i32m1(&b[48], 8);
-    const vint32m1_t p_12 = nttgen_mldsa_rvv256_montmul_var(a_12, b_12, 8);
-    vint32m1_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint32m1_t a_13 = __riscv_vle32_v_i32m1(&a[48 + i_6 * 256 + 256], 8);
-        const vint32m1_t b_13 = __riscv_vle32_v_i32m1(&b[48 + i_6 * 256 + 256], 8);
-        const vint32m1_t p_13 = nttgen_mldsa_rvv256_montmul_var(a_13, b_13, 8);
-        const vint32m1_t red_12 = nttgen_mldsa_rvv256_barrett(acc_12, 8);
-        const vint32m1_t acc_13 = __riscv_vadd_vv_i32m1(red_12, p_13, 8);
-        acc_12 = acc_13;
-    }
-    const vint32m1_t red_13 = nttgen_mldsa_rvv256_barrett(acc_12, 8);
-    __riscv_vse32_v_i32m1(&r[48], red_13, 8);
-    const vint32m1_t a_14 = __riscv_vle32_v_i32m1(&a[56], 8);
-    const vint32m1_t b_14 = __riscv_vle32_v_i32m1(&b[56], 8);
-    const vint32m1_t p_14 = nttgen_mldsa_rvv256_montmul_var(a_14, b_14, 8);
-    vint32m1_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint32m1_t a_15 = __riscv_vle32_v_i32m1(&a[56 + i_7 * 256 + 256], 8);
-        const vint32m1_t b_15 = __riscv_vle32_v_i32m1(&b[56 + i_7 * 256 + 256], 8);
-        const vint32m1_t p_15 = nttgen_mldsa_rvv256_montmul_var(a_15, b_15, 8);
-        const vint32m1_t red_14 = nttgen_mldsa_rvv256_barrett(acc_14, 8);
-        const vint32m1_t acc_15 = __riscv_vadd_vv_i32m1(red_14, p_15, 8);
-        acc_14 = acc_15;
-    }
-    const vint32m1_t red_15 = nttgen_mldsa_rvv256_barrett(acc_14, 8);
-    __riscv_vse32_v_i32m1(&r[56], red_15, 8);
-    const vint32m1_t a_16 = __riscv_vle32_v_i32m1(&a[64], 8);
-    const vint32m1_t b_16 = __riscv_vle32_v_i32m1(&b[64], 8);
-    const vint32m1_t p_16 = nttgen_mldsa_rvv256_montmul_var(a_16, b_16, 8);
-    vint32m1_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint32m1_t a_17 = __riscv_vle32_v_i32m1(&a[64 + i_8 * 256 + 256], 8);
-        const vint32m1_t b_17 = __riscv_vle32_v_i32m1(&b[64 + i_8 * 256 + 256], 8);
-        const vint32m1_t p_17 = nttgen_mldsa_rvv256_montmul_var(a_17, b_17, 8);
-        const vint32m1_t red_16 = nttgen_mldsa_rvv256_barrett(acc_16, 8);
-        const vint32m1_t acc_17 = __riscv_vadd_vv_i32m1(red_16, p_17, 8);
-        acc_16 = acc_17;
-    }
-    const vint32m1_t red_17 = nttgen_mldsa_rvv256_barrett(acc_16, 8);
-    __riscv_vse32_v_i32m1(&r[64], red_17, 8);
-    const vint32m1_t a_18 = __riscv_vle32_v_i32m1(&a[72], 8);
-    const vint32m1_t b_18 = __riscv_vle32_v_i32m1(&b[72], 8);
-    const vint32m1_t p_18 = nttgen_mldsa_rvv256_montmul_var(a_18, b_18, 8);
-    vint32m1_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint32m1_t a_19 = __riscv_vle32_v_i32m1(&a[72 + i_9 * 256 + 256], 8);
-        const vint32m1_t b_19 = __riscv_vle32_v_i32m1(&b[72 + i_9 * 256 + 256], 8);
-        const vint32m1_t p_19 = nttgen_mldsa_rvv256_montmul_var(a_19, b_19, 8);
-        const vint32m1_t red_18 = nttgen_mldsa_rvv256_barrett(acc_18, 8);
-        const vint32m1_t acc_19 = __riscv_vadd_vv_i32m1(red_18, p_19, 8);
-        acc_18 = acc_19;
-    }
-    const vint32m1_t red_19 = nttgen_mldsa_rvv256_barrett(acc_18, 8);
-    __riscv_vse32_v_i32m1(&r[72], red_19, 8);
-    const vint32m1_t a_20 = __riscv_vle32_v_i32m1(&a[80], 8);
-    const vint32m1_t b_20 = __riscv_vle32_v_i32m1(&b[80], 8);
-    const vint32m1_t p_20 = nttgen_mldsa_rvv256_montmul_var(a_20, b_20, 8);
-    vint32m1_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint32m1_t a_21 = __riscv_vle32_v_i32m1(&a[80 + i_10 * 256 + 256], 8);
-        const vint32m1_t b_21 = __riscv_vle32_v_i32m1(&b[80 + i_10 * 256 + 256], 8);
-        const vint32m1_t p_21 = nttgen_mldsa_rvv256_montmul_var(a_21, b_21, 8);
-        const vint32m1_t red_20 = nttgen_mldsa_rvv256_barrett(acc_20, 8);
-        const vint32m1_t acc_21 = __riscv_vadd_vv_i32m1(red_20, p_21, 8);
-        acc_20 = acc_21;
-    }
-    const vint32m1_t red_21 = nttgen_mldsa_rvv256_barrett(acc_20, 8);
-    __riscv_vse32_v_i32m1(&r[80], red_21, 8);
-    const vint32m1_t a_22 = __riscv_vle32_v_i32m1(&a[88], 8);
-    const vint32m1_t b_22 = __riscv_vle32_v_i32m1(&b[88], 8);
-    const vint32m1_t p_22 = nttgen_mldsa_rvv256_montmul_var(a_22, b_22, 8);
-    vint32m1_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint32m1_t a_23 = __riscv_vle32_v_i32m1(&a[88 + i_11 * 256 + 256], 8);
-        const vint32m1_t b_23 = __riscv_vle32_v_i32m1(&b[88 + i_11 * 256 + 256], 8);
-        const vint32m1_t p_23 = nttgen_mldsa_rvv256_montmul_var(a_23, b_23, 8);
-        const vint32m1_t red_22 = nttgen_mldsa_rvv256_barrett(acc_22, 8);
-        const vint32m1_t acc_23 = __riscv_vadd_vv_i32m1(red_22, p_23, 8);
-        acc_22 = acc_23;
-    }
-    const vint32m1_t red_23 = nttgen_mldsa_rvv256_barrett(acc_22, 8);
-    __riscv_vse32_v_i32m1(&r[88], red_23, 8);
-    const vint32m1_t a_24 = __riscv_vle32_v_i32m1(&a[96], 8);
-    const vint32m1_t b_24 = __riscv_vle32_v_i32m1(&b[96], 8);
-    const vint32m1_t p_24 = nttgen_mldsa_rvv256_montmul_var(a_24, b_24, 8);
-    vint32m1_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint32m1_t a_25 = __riscv_vle32_v_i32m1(&a[96 + i_12 * 256 + 256], 8);
-        const vint32m1_t b_25 = __riscv_vle32_v_i32m1(&b[96 + i_12 * 256 + 256], 8);
-        const vint32m1_t p_25 = nttgen_mldsa_rvv256_montmul_var(a_25, b_25, 8);
-        const vint32m1_t red_24 = nttgen_mldsa_rvv256_barrett(acc_24, 8);
-        const vint32m1_t acc_25 = __riscv_vadd_vv_i32m1(red_24, p_25, 8);
-        acc_24 = acc_25;
-    }
-    const vint32m1_t red_25 = nttgen_mldsa_rvv256_barrett(acc_24, 8);
-    __riscv_vse32_v_i32m1(&r[96], red_25, 8);
-    const vint32m1_t a_26 = __riscv_vle32_v_i32m1(&a[104], 8);
-    const vint32m1_t b_26 = __riscv_vle32_v_i32m1(&b[104], 8);
-    const vint32m1_t p_26 = nttgen_mldsa_rvv256_montmul_var(a_26, b_26, 8);
-    vint32m1_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint32m1_t a_27 = __riscv_vle32_v_i32m1(&a[104 + i_13 * 256 + 256], 8);
-        const vint32m1_t b_27 = __riscv_vle32_v_i32m1(&b[104 + i_13 * 256 + 256], 8);
-        const vint32m1_t p_27 = nttgen_mldsa_rvv256_montmul_var(a_27, b_27, 8);
-        const vint32m1_t red_26 = nttgen_mldsa_rvv256_barrett(acc_26, 8);
-        const vint32m1_t acc_27 = __riscv_vadd_vv_i32m1(red_26, p_27, 8);
-        acc_26 = acc_27;
-    }
-    const vint32m1_t red_27 = nttgen_mldsa_rvv256_barrett(acc_26, 8);
-    __riscv_vse32_v_i32m1(&r[104], red_27, 8);
-    const vint32m1_t a_28 = __riscv_vle32_v_i32m1(&a[112], 8);
-    const vint32m1_t b_28 = __riscv_vle32_v_i32m1(&b[112], 8);
-    const vint32m1_t p_28 = nttgen_mldsa_rvv256_montmul_var(a_28, b_28, 8);
-    vint32m1_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint32m1_t a_29 = __riscv_vle32_v_i32m1(&a[112 + i_14 * 256 + 256], 8);
-        const vint32m1_t b_29 = __riscv_vle32_v_i32m1(&b[112 + i_14 * 256 + 256], 8);
-        const vint32m1_t p_29 = nttgen_mldsa_rvv256_montmul_var(a_29, b_29, 8);
-        const vint32m1_t red_28 = nttgen_mldsa_rvv256_barrett(acc_28, 8);
-        const vint32m1_t acc_29 = __riscv_vadd_vv_i32m1(red_28, p_29, 8);
-        acc_28 = acc_29;
-    }
-    const vint32m1_t red_29 = nttgen_mldsa_rvv256_barrett(acc_28, 8);
-    __riscv_vse32_v_i32m1(&r[112], red_29, 8);
-    const vint32m1_t a_30 = __riscv_vle32_v_i32m1(&a[120], 8);
-    const vint32m1_t b_30 = __riscv_vle32_v_i32m1(&b[120], 8);
-    const vint32m1_t p_30 = nttgen_mldsa_rvv256_montmul_var(a_30, b_30, 8);
-    vint32m1_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint32m1_t a_31 = __riscv_vle32_v_i32m1(&a[120 + i_15 * 256 + 256], 8);
-        const vint32m1_t b_31 = __riscv_vle32_v_i32m1(&b[120 + i_15 * 256 + 256], 8);
-        const vint32m1_t p_31 = nttgen_mldsa_rvv256_montmul_var(a_31, b_31, 8);
-        const vint32m1_t red_30 = nttgen_mldsa_rvv256_barrett(acc_30, 8);
-        const vint32m1_t acc_31 = __riscv_vadd_vv_i32m1(red_30, p_31, 8);
-        acc_30 = acc_31;
-    }
-    const vint32m1_t red_31 = nttgen_mldsa_rvv256_barrett(acc_30, 8);
-    __riscv_vse32_v_i32m1(&r[120], red_31, 8);
-    const vint32m1_t a_32 = __riscv_vle32_v_i32m1(&a[128], 8);
-    const vint32m1_t b_32 = __riscv_vle32_v_i32m1(&b[128], 8);
-    const vint32m1_t p_32 = nttgen_mldsa_rvv256_montmul_var(a_32, b_32, 8);
-    vint32m1_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const vint32m1_t a_33 = __riscv_vle32_v_i32m1(&a[128 + i_16 * 256 + 256], 8);
-        const vint32m1_t b_33 = __riscv_vle32_v_i32m1(&b[128 + i_16 * 256 + 256], 8);
-        const vint32m1_t p_33 = nttgen_mldsa_rvv256_montmul_var(a_33, b_33, 8);
-        const vint32m1_t red_32 = nttgen_mldsa_rvv256_barrett(acc_32, 8);
-        const vint32m1_t acc_33 = __riscv_vadd_vv_i32m1(red_32, p_33, 8);
-        acc_32 = acc_33;
-    }
-    const vint32m1_t red_33 = nttgen_mldsa_rvv256_barrett(acc_32, 8);
-    __riscv_vse32_v_i32m1(&r[128], red_33, 8);
-    const vint32m1_t a_34 = __riscv_vle32_v_i32m1(&a[136], 8);
-    const vint32m1_t b_34 = __riscv_vle32_v_i32m1(&b[136], 8);
-    const vint32m1_t p_34 = nttgen_mldsa_rvv256_montmul_var(a_34, b_34, 8);
-    vint32m1_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const vint32m1_t a_35 = __riscv_vle32_v_i32m1(&a[136 + i_17 * 256 + 256], 8);
-        const vint32m1_t b_35 = __riscv_vle32_v_i32m1(&b[136 + i_17 * 256 + 256], 8);
-        const vint32m1_t p_35 = nttgen_mldsa_rvv256_montmul_var(a_35, b_35, 8);
-        const vint32m1_t red_34 = nttgen_mldsa_rvv256_barrett(acc_34, 8);
-        const vint32m1_t acc_35 = __riscv_vadd_vv_i32m1(red_34, p_35, 8);
-        acc_34 = acc_35;
-    }
-    const vint32m1_t red_35 = nttgen_mldsa_rvv256_barrett(acc_34, 8);
-    __riscv_vse32_v_i32m1(&r[136], red_35, 8);
-    const vint32m1_t a_36 = __riscv_vle32_v_i32m1(&a[144], 8);
-    const vint32m1_t b_36 = __riscv_vle32_v_i32m1(&b[144], 8);
-    const vint32m1_t p_36 = nttgen_mldsa_rvv256_montmul_var(a_36, b_36, 8);
-    vint32m1_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const vint32m1_t a_37 = __riscv_vle32_v_i32m1(&a[144 + i_18 * 256 + 256], 8);
-        const vint32m1_t b_37 = __riscv_vle32_v_i32m1(&b[144 + i_18 * 256 + 256], 8);
-        const vint32m1_t p_37 = nttgen_mldsa_rvv256_montmul_var(a_37, b_37, 8);
-        const vint32m1_t red_36 = nttgen_mldsa_rvv256_barrett(acc_36, 8);
-        const vint32m1_t acc_37 = __riscv_vadd_vv_i32m1(red_36, p_37, 8);
-        acc_36 = acc_37;
-    }
-    const vint32m1_t red_37 = nttgen_mldsa_rvv256_barrett(acc_36, 8);
-    __riscv_vse32_v_i32m1(&r[144], red_37, 8);
-    const vint32m1_t a_38 = __riscv_vle32_v_i32m1(&a[152], 8);
-    const vint32m1_t b_38 = __riscv_vle32_v_i32m1(&b[152], 8);
-    const vint32m1_t p_38 = nttgen_mldsa_rvv256_montmul_var(a_38, b_38, 8);
-    vint32m1_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const vint32m1_t a_39 = __riscv_vle32_v_i32m1(&a[152 + i_19 * 256 + 256], 8);
-        const vint32m1_t b_39 = __riscv_vle32_v_i32m1(&b[152 + i_19 * 256 + 256], 8);
-        const vint32m1_t p_39 = nttgen_mldsa_rvv256_montmul_var(a_39, b_39, 8);
-        const vint32m1_t red_38 = nttgen_mldsa_rvv256_barrett(acc_38, 8);
-        const vint32m1_t acc_39 = __riscv_vadd_vv_i32m1(red_38, p_39, 8);
-        acc_38 = acc_39;
-    }
-    const vint32m1_t red_39 = nttgen_mldsa_rvv256_barrett(acc_38, 8);
-    __riscv_vse32_v_i32m1(&r[152], red_39, 8);
-    const vint32m1_t a_40 = __riscv_vle32_v_i32m1(&a[160], 8);
-    const vint32m1_t b_40 = __riscv_vle32_v_i32m1(&b[160], 8);
-    const vint32m1_t p_40 = nttgen_mldsa_rvv256_montmul_var(a_40, b_40, 8);
-    vint32m1_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const vint32m1_t a_41 = __riscv_vle32_v_i32m1(&a[160 + i_20 * 256 + 256], 8);
-        const vint32m1_t b_41 = __riscv_vle32_v_i32m1(&b[160 + i_20 * 256 + 256], 8);
-        const vint32m1_t p_41 = nttgen_mldsa_rvv256_montmul_var(a_41, b_41, 8);
-        const vint32m1_t red_40 = nttgen_mldsa_rvv256_barrett(acc_40, 8);
-        const vint32m1_t acc_41 = __riscv_vadd_vv_i32m1(red_40, p_41, 8);
-        acc_40 = acc_41;
-    }
-    const vint32m1_t red_41 = nttgen_mldsa_rvv256_barrett(acc_40, 8);
-    __riscv_vse32_v_i32m1(&r[160], red_41, 8);
-    const vint32m1_t a_42 = __riscv_vle32_v_i32m1(&a[168], 8);
-    const vint32m1_t b_42 = __riscv_vle32_v_i32m1(&b[168], 8);
-    const vint32m1_t p_42 = nttgen_mldsa_rvv256_montmul_var(a_42, b_42, 8);
-    vint32m1_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const vint32m1_t a_43 = __riscv_vle32_v_i32m1(&a[168 + i_21 * 256 + 256], 8);
-        const vint32m1_t b_43 = __riscv_vle32_v_i32m1(&b[168 + i_21 * 256 + 256], 8);
-        const vint32m1_t p_43 = nttgen_mldsa_rvv256_montmul_var(a_43, b_43, 8);
-        const vint32m1_t red_42 = nttgen_mldsa_rvv256_barrett(acc_42, 8);
-        const vint32m1_t acc_43 = __riscv_vadd_vv_i32m1(red_42, p_43, 8);
-        acc_42 = acc_43;
-    }
-    const vint32m1_t red_43 = nttgen_mldsa_rvv256_barrett(acc_42, 8);
-    __riscv_vse32_v_i32m1(&r[168], red_43, 8);
-    const vint32m1_t a_44 = __riscv_vle32_v_i32m1(&a[176], 8);
-    const vint32m1_t b_44 = __riscv_vle32_v_i32m1(&b[176], 8);
-    const vint32m1_t p_44 = nttgen_mldsa_rvv256_montmul_var(a_44, b_44, 8);
-    vint32m1_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const vint32m1_t a_45 = __riscv_vle32_v_i32m1(&a[176 + i_22 * 256 + 256], 8);
-        const vint32m1_t b_45 = __riscv_vle32_v_i32m1(&b[176 + i_22 * 256 + 256], 8);
-        const vint32m1_t p_45 = nttgen_mldsa_rvv256_montmul_var(a_45, b_45, 8);
-        const vint32m1_t red_44 = nttgen_mldsa_rvv256_barrett(acc_44, 8);
-        const vint32m1_t acc_45 = __riscv_vadd_vv_i32m1(red_44, p_45, 8);
-        acc_44 = acc_45;
-    }
-    const vint32m1_t red_45 = nttgen_mldsa_rvv256_barrett(acc_44, 8);
-    __riscv_vse32_v_i32m1(&r[176], red_45, 8);
-    const vint32m1_t a_46 = __riscv_vle32_v_i32m1(&a[184], 8);
-    const vint32m1_t b_46 = __riscv_vle32_v_i32m1(&b[184], 8);
-    const vint32m1_t p_46 = nttgen_mldsa_rvv256_montmul_var(a_46, b_46, 8);
-    vint32m1_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const vint32m1_t a_47 = __riscv_vle32_v_i32m1(&a[184 + i_23 * 256 + 256], 8);
-        const vint32m1_t b_47 = __riscv_vle32_v_i32m1(&b[184 + i_23 * 256 + 256], 8);
-        const vint32m1_t p_47 = nttgen_mldsa_rvv256_montmul_var(a_47, b_47, 8);
-        const vint32m1_t red_46 = nttgen_mldsa_rvv256_barrett(acc_46, 8);
-        const vint32m1_t acc_47 = __riscv_vadd_vv_i32m1(red_46, p_47, 8);
-        acc_46 = acc_47;
-    }
-    const vint32m1_t red_47 = nttgen_mldsa_rvv256_barrett(acc_46, 8);
-    __riscv_vse32_v_i32m1(&r[184], red_47, 8);
-    const vint32m1_t a_48 = __riscv_vle32_v_i32m1(&a[192], 8);
-    const vint32m1_t b_48 = __riscv_vle32_v_i32m1(&b[192], 8);
-    const vint32m1_t p_48 = nttgen_mldsa_rvv256_montmul_var(a_48, b_48, 8);
-    vint32m1_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const vint32m1_t a_49 = __riscv_vle32_v_i32m1(&a[192 + i_24 * 256 + 256], 8);
-        const vint32m1_t b_49 = __riscv_vle32_v_i32m1(&b[192 + i_24 * 256 + 256], 8);
-        const vint32m1_t p_49 = nttgen_mldsa_rvv256_montmul_var(a_49, b_49, 8);
-        const vint32m1_t red_48 = nttgen_mldsa_rvv256_barrett(acc_48, 8);
-        const vint32m1_t acc_49 = __riscv_vadd_vv_i32m1(red_48, p_49, 8);
-        acc_48 = acc_49;
-    }
-    const vint32m1_t red_49 = nttgen_mldsa_rvv256_barrett(acc_48, 8);
-    __riscv_vse32_v_i32m1(&r[192], red_49, 8);
-    const vint32m1_t a_50 = __riscv_vle32_v_i32m1(&a[200], 8);
-    const vint32m1_t b_50 = __riscv_vle32_v_i32m1(&b[200], 8);
-    const vint32m1_t p_50 = nttgen_mldsa_rvv256_montmul_var(a_50, b_50, 8);
-    vint32m1_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const vint32m1_t a_51 = __riscv_vle32_v_i32m1(&a[200 + i_25 * 256 + 256], 8);
-        const vint32m1_t b_51 = __riscv_vle32_v_i32m1(&b[200 + i_25 * 256 + 256], 8);
-        const vint32m1_t p_51 = nttgen_mldsa_rvv256_montmul_var(a_51, b_51, 8);
-        const vint32m1_t red_50 = nttgen_mldsa_rvv256_barrett(acc_50, 8);
-        const vint32m1_t acc_51 = __riscv_vadd_vv_i32m1(red_50, p_51, 8);
-        acc_50 = acc_51;
-    }
-    const vint32m1_t red_51 = nttgen_mldsa_rvv256_barrett(acc_50, 8);
-    __riscv_vse32_v_i32m1(&r[200], red_51, 8);
-    const vint32m1_t a_52 = __riscv_vle32_v_i32m1(&a[208], 8);
-    const vint32m1_t b_52 = __riscv_vle32_v_i32m1(&b[208], 8);
-    const vint32m1_t p_52 = nttgen_mldsa_rvv256_montmul_var(a_52, b_52, 8);
-    vint32m1_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const vint32m1_t a_53 = __riscv_vle32_v_i32m1(&a[208 + i_26 * 256 + 256], 8);
-        const vint32m1_t b_53 = __riscv_vle32_v_i32m1(&b[208 + i_26 * 256 + 256], 8);
-        const vint32m1_t p_53 = nttgen_mldsa_rvv256_montmul_var(a_53, b_53, 8);
-        const vint32m1_t red_52 = nttgen_mldsa_rvv256_barrett(acc_52, 8);
-        const vint32m1_t acc_53 = __riscv_vadd_vv_i32m1(red_52, p_53, 8);
-        acc_52 = acc_53;
-    }
-    const vint32m1_t red_53 = nttgen_mldsa_rvv256_barrett(acc_52, 8);
-    __riscv_vse32_v_i32m1(&r[208], red_53, 8);
-    const vint32m1_t a_54 = __riscv_vle32_v_i32m1(&a[216], 8);
-    const vint32m1_t b_54 = __riscv_vle32_v_i32m1(&b[216], 8);
-    const vint32m1_t p_54 = nttgen_mldsa_rvv256_montmul_var(a_54, b_54, 8);
-    vint32m1_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const vint32m1_t a_55 = __riscv_vle32_v_i32m1(&a[216 + i_27 * 256 + 256], 8);
-        const vint32m1_t b_55 = __riscv_vle32_v_i32m1(&b[216 + i_27 * 256 + 256], 8);
-        const vint32m1_t p_55 = nttgen_mldsa_rvv256_montmul_var(a_55, b_55, 8);
-        const vint32m1_t red_54 = nttgen_mldsa_rvv256_barrett(acc_54, 8);
-        const vint32m1_t acc_55 = __riscv_vadd_vv_i32m1(red_54, p_55, 8);
-        acc_54 = acc_55;
-    }
-    const vint32m1_t red_55 = nttgen_mldsa_rvv256_barrett(acc_54, 8);
-    __riscv_vse32_v_i32m1(&r[216], red_55, 8);
-    const vint32m1_t a_56 = __riscv_vle32_v_i32m1(&a[224], 8);
-    const vint32m1_t b_56 = __riscv_vle32_v_i32m1(&b[224], 8);
-    const vint32m1_t p_56 = nttgen_mldsa_rvv256_montmul_var(a_56, b_56, 8);
-    vint32m1_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const vint32m1_t a_57 = __riscv_vle32_v_i32m1(&a[224 + i_28 * 256 + 256], 8);
-        const vint32m1_t b_57 = __riscv_vle32_v_i32m1(&b[224 + i_28 * 256 + 256], 8);
-        const vint32m1_t p_57 = nttgen_mldsa_rvv256_montmul_var(a_57, b_57, 8);
-        const vint32m1_t red_56 = nttgen_mldsa_rvv256_barrett(acc_56, 8);
-        const vint32m1_t acc_57 = __riscv_vadd_vv_i32m1(red_56, p_57, 8);
-        acc_56 = acc_57;
-    }
-    const vint32m1_t red_57 = nttgen_mldsa_rvv256_barrett(acc_56, 8);
-    __riscv_vse32_v_i32m1(&r[224], red_57, 8);
-    const vint32m1_t a_58 = __riscv_vle32_v_i32m1(&a[232], 8);
-    const vint32m1_t b_58 = __riscv_vle32_v_i32m1(&b[232], 8);
-    const vint32m1_t p_58 = nttgen_mldsa_rvv256_montmul_var(a_58, b_58, 8);
-    vint32m1_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const vint32m1_t a_59 = __riscv_vle32_v_i32m1(&a[232 + i_29 * 256 + 256], 8);
-        const vint32m1_t b_59 = __riscv_vle32_v_i32m1(&b[232 + i_29 * 256 + 256], 8);
-        const vint32m1_t p_59 = nttgen_mldsa_rvv256_montmul_var(a_59, b_59, 8);
-        const vint32m1_t red_58 = nttgen_mldsa_rvv256_barrett(acc_58, 8);
-        const vint32m1_t acc_59 = __riscv_vadd_vv_i32m1(red_58, p_59, 8);
-        acc_58 = acc_59;
-    }
-    const vint32m1_t red_59 = nttgen_mldsa_rvv256_barrett(acc_58, 8);
-    __riscv_vse32_v_i32m1(&r[232], red_59, 8);
-    const vint32m1_t a_60 = __riscv_vle32_v_i32m1(&a[240], 8);
-    const vint32m1_t b_60 = __riscv_vle32_v_i32m1(&b[240], 8);
-    const vint32m1_t p_60 = nttgen_mldsa_rvv256_montmul_var(a_60, b_60, 8);
-    vint32m1_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const vint32m1_t a_61 = __riscv_vle32_v_i32m1(&a[240 + i_30 * 256 + 256], 8);
-        const vint32m1_t b_61 = __riscv_vle32_v_i32m1(&b[240 + i_30 * 256 + 256], 8);
-        const vint32m1_t p_61 = nttgen_mldsa_rvv256_montmul_var(a_61, b_61, 8);
-        const vint32m1_t red_60 = nttgen_mldsa_rvv256_barrett(acc_60, 8);
-        const vint32m1_t acc_61 = __riscv_vadd_vv_i32m1(red_60, p_61, 8);
-        acc_60 = acc_61;
-    }
-    const vint32m1_t red_61 = nttgen_mldsa_rvv256_barrett(acc_60, 8);
-    __riscv_vse32_v_i32m1(&r[240], red_61, 8);
-    const vint32m1_t a_62 = __riscv_vle32_v_i32m1(&a[248], 8);
-    const vint32m1_t b_62 = __riscv_vle32_v_i32m1(&b[248], 8);
-    const vint32m1_t p_62 = nttgen_mldsa_rvv256_montmul_var(a_62, b_62, 8);
-    vint32m1_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const vint32m1_t a_63 = __riscv_vle32_v_i32m1(&a[248 + i_31 * 256 + 256], 8);
-        const vint32m1_t b_63 = __riscv_vle32_v_i32m1(&b[248 + i_31 * 256 + 256], 8);
-        const vint32m1_t p_63 = nttgen_mldsa_rvv256_montmul_var(a_63, b_63, 8);
-        const vint32m1_t red_62 = nttgen_mldsa_rvv256_barrett(acc_62, 8);
-        const vint32m1_t acc_63 = __riscv_vadd_vv_i32m1(red_62, p_63, 8);
-        acc_62 = acc_63;
-    }
-    const vint32m1_t red_63 = nttgen_mldsa_rvv256_barrett(acc_62, 8);
-    __riscv_vse32_v_i32m1(&r[248], red_63, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
 #endif

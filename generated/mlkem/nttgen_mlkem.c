@@ -10,10 +10,11 @@
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
  *         group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_mlkem_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the NTT-domain
+ *         operations.
  * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
@@ -121,6 +122,9 @@ typedef struct {
     void (*ntt)(int16_t a[256]);
     void (*basemul)(int16_t r[256], const int16_t a[256], const int16_t b[256]);
     void (*basemul_acc)(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+    void (*basemul_cache)(int16_t cache[128], const int16_t b[256]);
+    void (*basemul_acc_cached)(int16_t r[256], const int16_t *a, const int16_t *b,
+                               const int16_t *cache, size_t k);
     void (*intt)(int16_t a[256]);
     void (*reduce)(int16_t a[256]);
     void (*reduce_centred)(int16_t a[256]);
@@ -136,47 +140,52 @@ typedef struct {
 static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
 #ifdef NTTGEN_MLKEM_HAVE_AVX512
     {"avx512", nttgen_mlkem_avx512_ntt, nttgen_mlkem_avx512_basemul,
-     nttgen_mlkem_avx512_basemul_acc, nttgen_mlkem_avx512_intt, nttgen_mlkem_avx512_reduce,
+     nttgen_mlkem_avx512_basemul_acc, nttgen_mlkem_avx512_basemul_cache,
+     nttgen_mlkem_avx512_basemul_acc_cached, nttgen_mlkem_avx512_intt, nttgen_mlkem_avx512_reduce,
      nttgen_mlkem_avx512_reduce_centred, nttgen_mlkem_avx512_reduce_partial,
      nttgen_mlkem_avx512_tomont, nttgen_mlkem_avx512_frommont, nttgen_mlkem_avx512_to_standard,
      nttgen_mlkem_avx512_from_standard, nttgen_mlkem_avx512_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_AVX2
     {"avx2", nttgen_mlkem_avx2_ntt, nttgen_mlkem_avx2_basemul, nttgen_mlkem_avx2_basemul_acc,
-     nttgen_mlkem_avx2_intt, nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_reduce_centred,
-     nttgen_mlkem_avx2_reduce_partial, nttgen_mlkem_avx2_tomont, nttgen_mlkem_avx2_frommont,
-     nttgen_mlkem_avx2_to_standard, nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul},
+     nttgen_mlkem_avx2_basemul_cache, nttgen_mlkem_avx2_basemul_acc_cached, nttgen_mlkem_avx2_intt,
+     nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_reduce_centred, nttgen_mlkem_avx2_reduce_partial,
+     nttgen_mlkem_avx2_tomont, nttgen_mlkem_avx2_frommont, nttgen_mlkem_avx2_to_standard,
+     nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV256
     {"rvv256", nttgen_mlkem_rvv256_ntt, nttgen_mlkem_rvv256_basemul,
-     nttgen_mlkem_rvv256_basemul_acc, nttgen_mlkem_rvv256_intt, nttgen_mlkem_rvv256_reduce,
+     nttgen_mlkem_rvv256_basemul_acc, nttgen_mlkem_rvv256_basemul_cache,
+     nttgen_mlkem_rvv256_basemul_acc_cached, nttgen_mlkem_rvv256_intt, nttgen_mlkem_rvv256_reduce,
      nttgen_mlkem_rvv256_reduce_centred, nttgen_mlkem_rvv256_reduce_partial,
      nttgen_mlkem_rvv256_tomont, nttgen_mlkem_rvv256_frommont, nttgen_mlkem_rvv256_to_standard,
      nttgen_mlkem_rvv256_from_standard, nttgen_mlkem_rvv256_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_NEON
     {"neon", nttgen_mlkem_neon_ntt, nttgen_mlkem_neon_basemul, nttgen_mlkem_neon_basemul_acc,
-     nttgen_mlkem_neon_intt, nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_reduce_centred,
-     nttgen_mlkem_neon_reduce_partial, nttgen_mlkem_neon_tomont, nttgen_mlkem_neon_frommont,
-     nttgen_mlkem_neon_to_standard, nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul},
+     nttgen_mlkem_neon_basemul_cache, nttgen_mlkem_neon_basemul_acc_cached, nttgen_mlkem_neon_intt,
+     nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_reduce_centred, nttgen_mlkem_neon_reduce_partial,
+     nttgen_mlkem_neon_tomont, nttgen_mlkem_neon_frommont, nttgen_mlkem_neon_to_standard,
+     nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV128
     {"rvv128", nttgen_mlkem_rvv128_ntt, nttgen_mlkem_rvv128_basemul,
-     nttgen_mlkem_rvv128_basemul_acc, nttgen_mlkem_rvv128_intt, nttgen_mlkem_rvv128_reduce,
+     nttgen_mlkem_rvv128_basemul_acc, nttgen_mlkem_rvv128_basemul_cache,
+     nttgen_mlkem_rvv128_basemul_acc_cached, nttgen_mlkem_rvv128_intt, nttgen_mlkem_rvv128_reduce,
      nttgen_mlkem_rvv128_reduce_centred, nttgen_mlkem_rvv128_reduce_partial,
      nttgen_mlkem_rvv128_tomont, nttgen_mlkem_rvv128_frommont, nttgen_mlkem_rvv128_to_standard,
      nttgen_mlkem_rvv128_from_standard, nttgen_mlkem_rvv128_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV
     {"rvv", nttgen_mlkem_rvv_ntt, nttgen_mlkem_rvv_basemul, nttgen_mlkem_rvv_basemul_acc,
-     nttgen_mlkem_rvv_intt, nttgen_mlkem_rvv_reduce, nttgen_mlkem_rvv_reduce_centred,
-     nttgen_mlkem_rvv_reduce_partial, nttgen_mlkem_rvv_tomont, nttgen_mlkem_rvv_frommont, NULL,
-     NULL, nttgen_mlkem_rvv_polymul},
+     nttgen_mlkem_rvv_basemul_cache, nttgen_mlkem_rvv_basemul_acc_cached, nttgen_mlkem_rvv_intt,
+     nttgen_mlkem_rvv_reduce, nttgen_mlkem_rvv_reduce_centred, nttgen_mlkem_rvv_reduce_partial,
+     nttgen_mlkem_rvv_tomont, nttgen_mlkem_rvv_frommont, NULL, NULL, nttgen_mlkem_rvv_polymul},
 #endif
     {"c", nttgen_mlkem_c_ntt, nttgen_mlkem_c_basemul, nttgen_mlkem_c_basemul_acc,
-     nttgen_mlkem_c_intt, nttgen_mlkem_c_reduce, nttgen_mlkem_c_reduce_centred,
-     nttgen_mlkem_c_reduce_partial, nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont, NULL, NULL,
-     nttgen_mlkem_c_polymul},
+     nttgen_mlkem_c_basemul_cache, nttgen_mlkem_c_basemul_acc_cached, nttgen_mlkem_c_intt,
+     nttgen_mlkem_c_reduce, nttgen_mlkem_c_reduce_centred, nttgen_mlkem_c_reduce_partial,
+     nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont, NULL, NULL, nttgen_mlkem_c_polymul},
 };
 static const size_t nttgen_mlkem_isas = sizeof(nttgen_mlkem_impls) / sizeof(nttgen_mlkem_impls[0]);
 
@@ -354,7 +363,8 @@ const char *nttgen_mlkem_isa(void) {
 
 const char *nttgen_mlkem_isa_of(const char *op) {
     if (nttgen_mlkem_same(op, "ntt") || nttgen_mlkem_same(op, "basemul") ||
-        nttgen_mlkem_same(op, "basemul_acc") || nttgen_mlkem_same(op, "intt") ||
+        nttgen_mlkem_same(op, "basemul_acc") || nttgen_mlkem_same(op, "basemul_cache") ||
+        nttgen_mlkem_same(op, "basemul_acc_cached") || nttgen_mlkem_same(op, "intt") ||
         nttgen_mlkem_same(op, "to_standard") || nttgen_mlkem_same(op, "from_standard")) {
         return nttgen_mlkem_pick(0)->name;
     }
@@ -415,6 +425,15 @@ void nttgen_mlkem_basemul(int16_t r[256], const int16_t a[256], const int16_t b[
 
 void nttgen_mlkem_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     nttgen_mlkem_pick(0)->basemul_acc(r, a, b, k);
+}
+
+void nttgen_mlkem_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    nttgen_mlkem_pick(0)->basemul_cache(cache, b);
+}
+
+void nttgen_mlkem_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                     const int16_t *cache, size_t k) {
+    nttgen_mlkem_pick(0)->basemul_acc_cached(r, a, b, cache, k);
 }
 
 void nttgen_mlkem_intt(int16_t a[256]) {

@@ -10,10 +10,11 @@
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
  *         group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_mlkem_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the NTT-domain
+ *         operations.
  * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
@@ -65,6 +66,7 @@
 
 #define NTTGEN_MLKEM_N 256
 #define NTTGEN_MLKEM_Q 3329
+#define NTTGEN_MLKEM_CACHE_N 128
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,12 +119,38 @@ void nttgen_mlkem_basemul(int16_t r[256], const int16_t a[256], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 11065] (any ISA)
+ * r[256]: on exit in [-1664, 1664] (any ISA)
  * a[256 x k]: on entry in [-16421, 16421] (every ISA)
  * b[256 x k]: on entry in [-16421, 16421] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_mlkem_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080] (any ISA)
+ * b[256]: on entry in [-16421, 16421] (every ISA)
+ */
+void nttgen_mlkem_basemul_cache(int16_t cache[128], const int16_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999] (any ISA)
+ * a[256 x k]: on entry in [-3328, 3328] (every ISA)
+ * b[256 x k]: on entry in [-16421, 16421] (every ISA)
+ * cache[128 x k]: on entry in [-2080, 2080] (every ISA)
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_mlkem_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                     const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -24,9 +24,18 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 24, store 8, montmul 8
+ *   nttgen_mlkem_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
+ *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-1810, 1810]
  *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
@@ -147,6 +156,37 @@ static inline __m256i nttgen_mlkem_avx2_barrett(__m256i a) {
     const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(512)), 10);
     const __m256i qv = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(3329));
     return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes for the lanes vpunpcklwd takes (vpmaddwd).
+ */
+static inline __m256i nttgen_mlkem_avx2_madd_lo(__m256i a0, __m256i b0, __m256i a1, __m256i b1) {
+    return _mm256_madd_epi16(_mm256_unpacklo_epi16(a0, a1), _mm256_unpacklo_epi16(b0, b1));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes for the lanes vpunpckhwd takes (vpmaddwd).
+ */
+static inline __m256i nttgen_mlkem_avx2_madd_hi(__m256i a0, __m256i b0, __m256i a1, __m256i b1) {
+    return _mm256_madd_epi16(_mm256_unpackhi_epi16(a0, a1), _mm256_unpackhi_epi16(b0, b1));
+}
+
+/*
+ * Signed Montgomery reduction of 32-bit sums (two vectors, as vpunpck{l,h}wd
+ * ordered them) to 16-bit lanes in their order: (a - m*q) / 2^16 with
+ * m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).
+ */
+static inline __m256i nttgen_mlkem_avx2_mredw(__m256i lo, __m256i hi) {
+    const __m256i qinv = _mm256_set1_epi32(62209);
+    const __m256i q = _mm256_set1_epi32(3329);
+    const __m256i m_lo = _mm256_mullo_epi16(lo, qinv);
+    const __m256i d_lo = _mm256_sub_epi32(lo, _mm256_madd_epi16(m_lo, q));
+    const __m256i m_hi = _mm256_mullo_epi16(hi, qinv);
+    const __m256i d_hi = _mm256_sub_epi32(hi, _mm256_madd_epi16(m_hi, q));
+    const __m256i r_lo = _mm256_srai_epi32(d_lo, 16);
+    const __m256i r_hi = _mm256_srai_epi32(d_hi, 16);
+    return _mm256_packs_epi32(r_lo, r_hi);
 }
 
 /*
@@ -873,11 +913,11 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
+ * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
  */
 void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_avx2_basemul_gammas;
@@ -886,39 +926,83 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
     nttgen_mlkem_avx2_assert_range(b, k * 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
-        const __m256i qinv_0 = _mm256_set1_epi16(-3327);
-        const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
-        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
-        const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, b_0, bq_0);
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
         const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32 + 16]);
-        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
-        const __m256i bq_1 = _mm256_mullo_epi16(b_1, qinv_0);
-        const __m256i p_1 = nttgen_mlkem_avx2_montmul(a_1, b_1, bq_1);
-        const __m256i p_2 = nttgen_mlkem_avx2_montmul(p_0, gamma_0, gammaqinv_0);
-        const __m256i p_3 = nttgen_mlkem_avx2_montmul(a_1, b_0, bq_0);
-        const __m256i p_4 = nttgen_mlkem_avx2_montmul(a_0, b_1, bq_1);
-        const __m256i r_0 = _mm256_add_epi16(p_1, p_2);
-        const __m256i r_1 = _mm256_add_epi16(p_3, p_4);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
+        const __m256i gb_0 = nttgen_mlkem_avx2_montmul(b_0, gamma_0, gammaqinv_0);
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
+        const __m256i w_0 = nttgen_mlkem_avx2_madd_lo(a_0, b_1, a_1, gb_0);
+        const __m256i w_1 = nttgen_mlkem_avx2_madd_hi(a_0, b_1, a_1, gb_0);
+        const __m256i w_2 = nttgen_mlkem_avx2_madd_lo(a_0, b_0, a_1, b_1);
+        const __m256i w_3 = nttgen_mlkem_avx2_madd_hi(a_0, b_0, a_1, b_1);
+        __m256i w_4 = w_0;
+        __m256i w_5 = w_1;
+        __m256i w_6 = w_2;
+        __m256i w_7 = w_3;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 272]);
+            const __m256i gb_1 = nttgen_mlkem_avx2_montmul(b_2, gamma_0, gammaqinv_0);
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 256]);
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 272]);
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 256]);
+            const __m256i w_8 = nttgen_mlkem_avx2_madd_lo(a_2, b_3, a_3, gb_1);
+            const __m256i w_9 = nttgen_mlkem_avx2_madd_hi(a_2, b_3, a_3, gb_1);
+            const __m256i w_10 = nttgen_mlkem_avx2_madd_lo(a_2, b_2, a_3, b_3);
+            const __m256i w_11 = nttgen_mlkem_avx2_madd_hi(a_2, b_2, a_3, b_3);
+            const __m256i w_12 = _mm256_add_epi32(w_4, w_8);
+            const __m256i w_13 = _mm256_add_epi32(w_5, w_9);
+            w_4 = w_12;
+            w_5 = w_13;
+            const __m256i w_14 = _mm256_add_epi32(w_6, w_10);
+            const __m256i w_15 = _mm256_add_epi32(w_7, w_11);
+            w_6 = w_14;
+            w_7 = w_15;
+        }
+        const __m256i r_0 = nttgen_mlkem_avx2_mredw(w_4, w_5);
+        const __m256i r_1 = nttgen_mlkem_avx2_mredw(w_6, w_7);
         __m256i acc_0 = r_0;
         __m256i acc_1 = r_1;
-        for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + i_1 * 256 + 272]);
-            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + i_1 * 256 + 272]);
-            const __m256i qinv_1 = _mm256_set1_epi16(-3327);
-            const __m256i bq_2 = _mm256_mullo_epi16(b_2, qinv_1);
-            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + i_1 * 256 + 256]);
-            const __m256i p_5 = nttgen_mlkem_avx2_montmul(a_2, b_2, bq_2);
-            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + i_1 * 256 + 256]);
-            const __m256i bq_3 = _mm256_mullo_epi16(b_3, qinv_1);
-            const __m256i p_6 = nttgen_mlkem_avx2_montmul(a_3, b_3, bq_3);
-            const __m256i p_7 = nttgen_mlkem_avx2_montmul(p_5, gamma_0, gammaqinv_0);
-            const __m256i p_8 = nttgen_mlkem_avx2_montmul(a_3, b_2, bq_2);
-            const __m256i p_9 = nttgen_mlkem_avx2_montmul(a_2, b_3, bq_3);
-            const __m256i r_2 = _mm256_add_epi16(p_6, p_7);
-            const __m256i r_3 = _mm256_add_epi16(p_8, p_9);
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i b_4 = _mm256_loadu_si256((const __m256i *)&b[g_0 * 768 + i_0 * 32 + 784]);
+            const __m256i gb_2 = nttgen_mlkem_avx2_montmul(b_4, gamma_0, gammaqinv_0);
+            const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&a[g_0 * 768 + i_0 * 32 + 768]);
+            const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&a[g_0 * 768 + i_0 * 32 + 784]);
+            const __m256i b_5 = _mm256_loadu_si256((const __m256i *)&b[g_0 * 768 + i_0 * 32 + 768]);
+            const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, gb_2);
+            const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, gb_2);
+            const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, b_5);
+            const __m256i w_19 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, b_5);
+            __m256i w_20 = w_16;
+            __m256i w_21 = w_17;
+            __m256i w_22 = w_18;
+            __m256i w_23 = w_19;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1040]);
+                const __m256i gb_3 = nttgen_mlkem_avx2_montmul(b_6, gamma_0, gammaqinv_0);
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1040]);
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
+                const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, gb_3);
+                const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, gb_3);
+                const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, b_7);
+                const __m256i w_27 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, b_7);
+                const __m256i w_28 = _mm256_add_epi32(w_20, w_24);
+                const __m256i w_29 = _mm256_add_epi32(w_21, w_25);
+                w_20 = w_28;
+                w_21 = w_29;
+                const __m256i w_30 = _mm256_add_epi32(w_22, w_26);
+                const __m256i w_31 = _mm256_add_epi32(w_23, w_27);
+                w_22 = w_30;
+                w_23 = w_31;
+            }
+            const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_20, w_21);
+            const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_22, w_23);
             const __m256i red_0 = nttgen_mlkem_avx2_barrett(acc_0);
             const __m256i acc_2 = _mm256_add_epi16(red_0, r_2);
             acc_0 = acc_2;
@@ -926,12 +1010,158 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
             const __m256i acc_3 = _mm256_add_epi16(red_1, r_3);
             acc_1 = acc_3;
         }
-        const __m256i red_2 = nttgen_mlkem_avx2_barrett(acc_1);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], acc_0);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 32 + 16], red_2);
+        const __m256i red_2 = nttgen_mlkem_avx2_barrett(acc_0);
+        const __m256i red_3 = nttgen_mlkem_avx2_barrett(acc_1);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_2);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32 + 16], red_3);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx2_assert_range(r, 256, -9252, 9253);
+    nttgen_mlkem_avx2_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 24, store 8, montmul 8
+ */
+void nttgen_mlkem_avx2_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_avx2_basemul_gammas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx2_assert_range(b, 256, -16421, 16421);
+#endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
+        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32 + 16]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
+        const __m256i gb_0 = nttgen_mlkem_avx2_montmul(b_0, gamma_0, gammaqinv_0);
+        _mm256_storeu_si256((__m256i *)&cache[i_0 * 16], gb_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx2_assert_range(cache, 128, -2080, 2080);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 40, store 16, madd 16, mredw 16
+ */
+void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                          const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx2_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_avx2_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_avx2_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+        const __m256i w_0 = nttgen_mlkem_avx2_madd_lo(a_0, b_0, a_1, cache_0);
+        const __m256i w_1 = nttgen_mlkem_avx2_madd_hi(a_0, b_0, a_1, cache_0);
+        const __m256i w_2 = nttgen_mlkem_avx2_madd_lo(a_0, b_1, a_1, b_0);
+        const __m256i w_3 = nttgen_mlkem_avx2_madd_hi(a_0, b_1, a_1, b_0);
+        __m256i w_4 = w_0;
+        __m256i w_5 = w_1;
+        __m256i w_6 = w_2;
+        __m256i w_7 = w_3;
+        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 256]);
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 272]);
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 256]);
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 272]);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 128 + i_0 * 16 + 128]);
+            const __m256i w_8 = nttgen_mlkem_avx2_madd_lo(a_2, b_2, a_3, cache_1);
+            const __m256i w_9 = nttgen_mlkem_avx2_madd_hi(a_2, b_2, a_3, cache_1);
+            const __m256i w_10 = nttgen_mlkem_avx2_madd_lo(a_2, b_3, a_3, b_2);
+            const __m256i w_11 = nttgen_mlkem_avx2_madd_hi(a_2, b_3, a_3, b_2);
+            const __m256i w_12 = _mm256_add_epi32(w_4, w_8);
+            const __m256i w_13 = _mm256_add_epi32(w_5, w_9);
+            w_4 = w_12;
+            w_5 = w_13;
+            const __m256i w_14 = _mm256_add_epi32(w_6, w_10);
+            const __m256i w_15 = _mm256_add_epi32(w_7, w_11);
+            w_6 = w_14;
+            w_7 = w_15;
+        }
+        const __m256i r_0 = nttgen_mlkem_avx2_mredw(w_4, w_5);
+        const __m256i r_1 = nttgen_mlkem_avx2_mredw(w_6, w_7);
+        __m256i acc_0 = r_0;
+        __m256i acc_1 = r_1;
+        for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1024 + i_0 * 32 + 1024]);
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1024 + i_0 * 32 + 1040]);
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1024 + i_0 * 32 + 1024]);
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1024 + i_0 * 32 + 1040]);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 512 + i_0 * 16 + 512]);
+            const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, cache_2);
+            const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, cache_2);
+            const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, b_4);
+            const __m256i w_19 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, b_4);
+            __m256i w_20 = w_16;
+            __m256i w_21 = w_17;
+            __m256i w_22 = w_18;
+            __m256i w_23 = w_19;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1280]);
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1296]);
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1280]);
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1296]);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 512 + i_2 * 128 + i_0 * 16 + 640]);
+                const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, cache_3);
+                const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, cache_3);
+                const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, b_6);
+                const __m256i w_27 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, b_6);
+                const __m256i w_28 = _mm256_add_epi32(w_20, w_24);
+                const __m256i w_29 = _mm256_add_epi32(w_21, w_25);
+                w_20 = w_28;
+                w_21 = w_29;
+                const __m256i w_30 = _mm256_add_epi32(w_22, w_26);
+                const __m256i w_31 = _mm256_add_epi32(w_23, w_27);
+                w_22 = w_30;
+                w_23 = w_31;
+            }
+            const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_20, w_21);
+            const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_22, w_23);
+            const __m256i red_0 = nttgen_mlkem_avx2_barrett(acc_0);
+            const __m256i acc_2 = _mm256_add_epi16(red_0, r_2);
+            acc_0 = acc_2;
+            const __m256i red_1 = nttgen_mlkem_avx2_barrett(acc_1);
+            const __m256i acc_3 = _mm256_add_epi16(red_1, r_3);
+            acc_1 = acc_3;
+        }
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], acc_0);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32 + 16], acc_1);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx2_assert_range(r, 256, -9999, 9999);
 #endif
 }
 

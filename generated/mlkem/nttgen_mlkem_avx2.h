@@ -24,9 +24,18 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 24, store 8, montmul 8
+ *   nttgen_mlkem_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
+ *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-1810, 1810]
  *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
@@ -74,6 +83,7 @@
 
 #define NTTGEN_MLKEM_AVX2_N 256
 #define NTTGEN_MLKEM_AVX2_Q 3329
+#define NTTGEN_MLKEM_AVX2_CACHE_N 128
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,13 +116,41 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
+ * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
  */
 void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 24, store 8, montmul 8
+ */
+void nttgen_mlkem_avx2_basemul_cache(int16_t cache[128], const int16_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 40, store 16, madd 16, mredw 16
+ */
+void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                          const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

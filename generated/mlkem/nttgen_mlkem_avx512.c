@@ -24,9 +24,18 @@
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
  *   nttgen_mlkem_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 24, store 8, add 8, mullo 8, montmul 20, barrett 4, const 4
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 12, store 4, montmul 4
+ *   nttgen_mlkem_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
+ *       ops: load 20, store 8, madd 8, mredw 8
  *   nttgen_mlkem_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-1810, 1810]
  *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
@@ -149,6 +158,37 @@ static inline __m512i nttgen_mlkem_avx512_barrett(__m512i a) {
     const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(512)), 10);
     const __m512i qv = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(3329));
     return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes for the lanes vpunpcklwd takes (vpmaddwd).
+ */
+static inline __m512i nttgen_mlkem_avx512_madd_lo(__m512i a0, __m512i b0, __m512i a1, __m512i b1) {
+    return _mm512_madd_epi16(_mm512_unpacklo_epi16(a0, a1), _mm512_unpacklo_epi16(b0, b1));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes for the lanes vpunpckhwd takes (vpmaddwd).
+ */
+static inline __m512i nttgen_mlkem_avx512_madd_hi(__m512i a0, __m512i b0, __m512i a1, __m512i b1) {
+    return _mm512_madd_epi16(_mm512_unpackhi_epi16(a0, a1), _mm512_unpackhi_epi16(b0, b1));
+}
+
+/*
+ * Signed Montgomery reduction of 32-bit sums (two vectors, as vpunpck{l,h}wd
+ * ordered them) to 16-bit lanes in their order: (a - m*q) / 2^16 with
+ * m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).
+ */
+static inline __m512i nttgen_mlkem_avx512_mredw(__m512i lo, __m512i hi) {
+    const __m512i qinv = _mm512_set1_epi32(62209);
+    const __m512i q = _mm512_set1_epi32(3329);
+    const __m512i m_lo = _mm512_mullo_epi16(lo, qinv);
+    const __m512i d_lo = _mm512_sub_epi32(lo, _mm512_madd_epi16(m_lo, q));
+    const __m512i m_hi = _mm512_mullo_epi16(hi, qinv);
+    const __m512i d_hi = _mm512_sub_epi32(hi, _mm512_madd_epi16(m_hi, q));
+    const __m512i r_lo = _mm512_srai_epi32(d_lo, 16);
+    const __m512i r_hi = _mm512_srai_epi32(d_hi, 16);
+    return _mm512_packs_epi32(r_lo, r_hi);
 }
 
 /*
@@ -656,11 +696,11 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 24, store 8, add 8, mullo 8, montmul 20, barrett 4, const 4
+ * Ops per call: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
  */
 void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_avx512_basemul_gammas;
@@ -668,180 +708,275 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
     nttgen_mlkem_avx512_assert_range(a, k * 256, -16421, 16421);
     nttgen_mlkem_avx512_assert_range(b, k * 256, -16421, 16421);
 #endif
-    const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i qinv_0 = _mm512_set1_epi16(-3327);
-    const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
-    const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i p_0 = nttgen_mlkem_avx512_montmul(a_0, b_0, bq_0);
+    for (size_t i_0 = 0; i_0 < 2; ++i_0) {
+        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
+            const __m512i gamma_0 =
+                _mm512_load_si512((const __m512i *)&gammas_0[i_0 * 128 + i_1 * 64]);
+            const __m512i gammaqinv_0 =
+                _mm512_load_si512((const __m512i *)&gammas_0[i_0 * 128 + i_1 * 64 + 32]);
+            const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32 + 64]);
+            const __m512i gb_0 = nttgen_mlkem_avx512_montmul(b_0, gamma_0, gammaqinv_0);
+            const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32]);
+            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32 + 64]);
+            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32]);
+            const __m512i w_0 = nttgen_mlkem_avx512_madd_lo(a_0, b_1, a_1, gb_0);
+            const __m512i w_1 = nttgen_mlkem_avx512_madd_hi(a_0, b_1, a_1, gb_0);
+            const __m512i w_2 = nttgen_mlkem_avx512_madd_lo(a_0, b_0, a_1, b_1);
+            const __m512i w_3 = nttgen_mlkem_avx512_madd_hi(a_0, b_0, a_1, b_1);
+            __m512i w_4 = w_0;
+            __m512i w_5 = w_1;
+            __m512i w_6 = w_2;
+            __m512i w_7 = w_3;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
+                const __m512i b_2 =
+                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
+                const __m512i gb_1 = nttgen_mlkem_avx512_montmul(b_2, gamma_0, gammaqinv_0);
+                const __m512i a_2 =
+                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
+                const __m512i a_3 =
+                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
+                const __m512i b_3 =
+                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
+                const __m512i w_8 = nttgen_mlkem_avx512_madd_lo(a_2, b_3, a_3, gb_1);
+                const __m512i w_9 = nttgen_mlkem_avx512_madd_hi(a_2, b_3, a_3, gb_1);
+                const __m512i w_10 = nttgen_mlkem_avx512_madd_lo(a_2, b_2, a_3, b_3);
+                const __m512i w_11 = nttgen_mlkem_avx512_madd_hi(a_2, b_2, a_3, b_3);
+                const __m512i w_12 = _mm512_add_epi32(w_4, w_8);
+                const __m512i w_13 = _mm512_add_epi32(w_5, w_9);
+                w_4 = w_12;
+                w_5 = w_13;
+                const __m512i w_14 = _mm512_add_epi32(w_6, w_10);
+                const __m512i w_15 = _mm512_add_epi32(w_7, w_11);
+                w_6 = w_14;
+                w_7 = w_15;
+            }
+            const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_4, w_5);
+            const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_6, w_7);
+            __m512i acc_0 = r_0;
+            __m512i acc_1 = r_1;
+            for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+                const __m512i b_4 =
+                    _mm512_loadu_si512((const __m512i *)&b[g_0 * 768 + i_0 * 128 + i_1 * 32 + 832]);
+                const __m512i gb_2 = nttgen_mlkem_avx512_montmul(b_4, gamma_0, gammaqinv_0);
+                const __m512i a_4 =
+                    _mm512_loadu_si512((const __m512i *)&a[g_0 * 768 + i_0 * 128 + i_1 * 32 + 768]);
+                const __m512i a_5 =
+                    _mm512_loadu_si512((const __m512i *)&a[g_0 * 768 + i_0 * 128 + i_1 * 32 + 832]);
+                const __m512i b_5 =
+                    _mm512_loadu_si512((const __m512i *)&b[g_0 * 768 + i_0 * 128 + i_1 * 32 + 768]);
+                const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_5, a_5, gb_2);
+                const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_5, a_5, gb_2);
+                const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, b_5);
+                const __m512i w_19 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, b_5);
+                __m512i w_20 = w_16;
+                __m512i w_21 = w_17;
+                __m512i w_22 = w_18;
+                __m512i w_23 = w_19;
+                for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
+                    const __m512i b_6 = _mm512_loadu_si512(
+                        (const __m512i *)&b[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1088]);
+                    const __m512i gb_3 = nttgen_mlkem_avx512_montmul(b_6, gamma_0, gammaqinv_0);
+                    const __m512i a_6 = _mm512_loadu_si512(
+                        (const __m512i *)&a[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1024]);
+                    const __m512i a_7 = _mm512_loadu_si512(
+                        (const __m512i *)&a[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1088]);
+                    const __m512i b_7 = _mm512_loadu_si512(
+                        (const __m512i *)&b[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1024]);
+                    const __m512i w_24 = nttgen_mlkem_avx512_madd_lo(a_6, b_7, a_7, gb_3);
+                    const __m512i w_25 = nttgen_mlkem_avx512_madd_hi(a_6, b_7, a_7, gb_3);
+                    const __m512i w_26 = nttgen_mlkem_avx512_madd_lo(a_6, b_6, a_7, b_7);
+                    const __m512i w_27 = nttgen_mlkem_avx512_madd_hi(a_6, b_6, a_7, b_7);
+                    const __m512i w_28 = _mm512_add_epi32(w_20, w_24);
+                    const __m512i w_29 = _mm512_add_epi32(w_21, w_25);
+                    w_20 = w_28;
+                    w_21 = w_29;
+                    const __m512i w_30 = _mm512_add_epi32(w_22, w_26);
+                    const __m512i w_31 = _mm512_add_epi32(w_23, w_27);
+                    w_22 = w_30;
+                    w_23 = w_31;
+                }
+                const __m512i r_2 = nttgen_mlkem_avx512_mredw(w_20, w_21);
+                const __m512i r_3 = nttgen_mlkem_avx512_mredw(w_22, w_23);
+                const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
+                const __m512i acc_2 = _mm512_add_epi16(red_0, r_2);
+                acc_0 = acc_2;
+                const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
+                const __m512i acc_3 = _mm512_add_epi16(red_1, r_3);
+                acc_1 = acc_3;
+            }
+            const __m512i red_2 = nttgen_mlkem_avx512_barrett(acc_0);
+            const __m512i red_3 = nttgen_mlkem_avx512_barrett(acc_1);
+            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32], red_2);
+            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32 + 64], red_3);
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx512_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 12, store 4, montmul 4
+ */
+void nttgen_mlkem_avx512_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_avx512_basemul_gammas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx512_assert_range(b, 256, -16421, 16421);
+#endif
     const __m512i gamma_0 = _mm512_load_si512((const __m512i *)&gammas_0[0]);
     const __m512i gammaqinv_0 = _mm512_load_si512((const __m512i *)&gammas_0[32]);
-    const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_0);
-    const __m512i p_1 = nttgen_mlkem_avx512_montmul(a_1, b_1, bq_1);
-    const __m512i p_2 = nttgen_mlkem_avx512_montmul(p_0, gamma_0, gammaqinv_0);
-    const __m512i p_3 = nttgen_mlkem_avx512_montmul(a_1, b_0, bq_0);
-    const __m512i p_4 = nttgen_mlkem_avx512_montmul(a_0, b_1, bq_1);
-    const __m512i r_0 = _mm512_add_epi16(p_1, p_2);
-    const __m512i r_1 = _mm512_add_epi16(p_3, p_4);
-    __m512i acc_0 = r_0;
-    __m512i acc_1 = r_1;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 256 + 320]);
-        const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 256 + 320]);
-        const __m512i qinv_1 = _mm512_set1_epi16(-3327);
-        const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_1);
-        const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 256 + 256]);
-        const __m512i p_5 = nttgen_mlkem_avx512_montmul(a_2, b_2, bq_2);
-        const __m512i a_3 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 256 + 256]);
-        const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_1);
-        const __m512i p_6 = nttgen_mlkem_avx512_montmul(a_3, b_3, bq_3);
-        const __m512i p_7 = nttgen_mlkem_avx512_montmul(p_5, gamma_0, gammaqinv_0);
-        const __m512i p_8 = nttgen_mlkem_avx512_montmul(a_3, b_2, bq_2);
-        const __m512i p_9 = nttgen_mlkem_avx512_montmul(a_2, b_3, bq_3);
-        const __m512i r_2 = _mm512_add_epi16(p_6, p_7);
-        const __m512i r_3 = _mm512_add_epi16(p_8, p_9);
-        const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
-        const __m512i acc_2 = _mm512_add_epi16(red_0, r_2);
-        acc_0 = acc_2;
-        const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
-        const __m512i acc_3 = _mm512_add_epi16(red_1, r_3);
-        acc_1 = acc_3;
-    }
-    const __m512i red_2 = nttgen_mlkem_avx512_barrett(acc_1);
-    _mm512_storeu_si512((__m512i *)&r[0], acc_0);
-    _mm512_storeu_si512((__m512i *)&r[64], red_2);
-    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i a_4 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i qinv_2 = _mm512_set1_epi16(-3327);
-    const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_2);
-    const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i p_10 = nttgen_mlkem_avx512_montmul(a_4, b_4, bq_4);
+    const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i gb_0 = nttgen_mlkem_avx512_montmul(b_0, gamma_0, gammaqinv_0);
+    _mm512_storeu_si512((__m512i *)&cache[0], gb_0);
     const __m512i gamma_1 = _mm512_load_si512((const __m512i *)&gammas_0[64]);
     const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)&gammas_0[96]);
-    const __m512i a_5 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_2);
-    const __m512i p_11 = nttgen_mlkem_avx512_montmul(a_5, b_5, bq_5);
-    const __m512i p_12 = nttgen_mlkem_avx512_montmul(p_10, gamma_1, gammaqinv_1);
-    const __m512i p_13 = nttgen_mlkem_avx512_montmul(a_5, b_4, bq_4);
-    const __m512i p_14 = nttgen_mlkem_avx512_montmul(a_4, b_5, bq_5);
-    const __m512i r_4 = _mm512_add_epi16(p_11, p_12);
-    const __m512i r_5 = _mm512_add_epi16(p_13, p_14);
-    __m512i acc_4 = r_4;
-    __m512i acc_5 = r_5;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[32 + i_1 * 256 + 320]);
-        const __m512i a_6 = _mm512_loadu_si512((const __m512i *)&a[32 + i_1 * 256 + 320]);
-        const __m512i qinv_3 = _mm512_set1_epi16(-3327);
-        const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_3);
-        const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[32 + i_1 * 256 + 256]);
-        const __m512i p_15 = nttgen_mlkem_avx512_montmul(a_6, b_6, bq_6);
-        const __m512i a_7 = _mm512_loadu_si512((const __m512i *)&a[32 + i_1 * 256 + 256]);
-        const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_3);
-        const __m512i p_16 = nttgen_mlkem_avx512_montmul(a_7, b_7, bq_7);
-        const __m512i p_17 = nttgen_mlkem_avx512_montmul(p_15, gamma_1, gammaqinv_1);
-        const __m512i p_18 = nttgen_mlkem_avx512_montmul(a_7, b_6, bq_6);
-        const __m512i p_19 = nttgen_mlkem_avx512_montmul(a_6, b_7, bq_7);
-        const __m512i r_6 = _mm512_add_epi16(p_16, p_17);
-        const __m512i r_7 = _mm512_add_epi16(p_18, p_19);
-        const __m512i red_3 = nttgen_mlkem_avx512_barrett(acc_4);
-        const __m512i acc_6 = _mm512_add_epi16(red_3, r_6);
-        acc_4 = acc_6;
-        const __m512i red_4 = nttgen_mlkem_avx512_barrett(acc_5);
-        const __m512i acc_7 = _mm512_add_epi16(red_4, r_7);
-        acc_5 = acc_7;
-    }
-    const __m512i red_5 = nttgen_mlkem_avx512_barrett(acc_5);
-    _mm512_storeu_si512((__m512i *)&r[32], acc_4);
-    _mm512_storeu_si512((__m512i *)&r[96], red_5);
-    const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i a_8 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i qinv_4 = _mm512_set1_epi16(-3327);
-    const __m512i bq_8 = _mm512_mullo_epi16(b_8, qinv_4);
-    const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i p_20 = nttgen_mlkem_avx512_montmul(a_8, b_8, bq_8);
+    const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i gb_1 = nttgen_mlkem_avx512_montmul(b_1, gamma_1, gammaqinv_1);
+    _mm512_storeu_si512((__m512i *)&cache[32], gb_1);
     const __m512i gamma_2 = _mm512_load_si512((const __m512i *)&gammas_0[128]);
     const __m512i gammaqinv_2 = _mm512_load_si512((const __m512i *)&gammas_0[160]);
-    const __m512i a_9 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i bq_9 = _mm512_mullo_epi16(b_9, qinv_4);
-    const __m512i p_21 = nttgen_mlkem_avx512_montmul(a_9, b_9, bq_9);
-    const __m512i p_22 = nttgen_mlkem_avx512_montmul(p_20, gamma_2, gammaqinv_2);
-    const __m512i p_23 = nttgen_mlkem_avx512_montmul(a_9, b_8, bq_8);
-    const __m512i p_24 = nttgen_mlkem_avx512_montmul(a_8, b_9, bq_9);
-    const __m512i r_8 = _mm512_add_epi16(p_21, p_22);
-    const __m512i r_9 = _mm512_add_epi16(p_23, p_24);
-    __m512i acc_8 = r_8;
-    __m512i acc_9 = r_9;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[128 + i_2 * 256 + 320]);
-        const __m512i a_10 = _mm512_loadu_si512((const __m512i *)&a[128 + i_2 * 256 + 320]);
-        const __m512i qinv_5 = _mm512_set1_epi16(-3327);
-        const __m512i bq_10 = _mm512_mullo_epi16(b_10, qinv_5);
-        const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[128 + i_2 * 256 + 256]);
-        const __m512i p_25 = nttgen_mlkem_avx512_montmul(a_10, b_10, bq_10);
-        const __m512i a_11 = _mm512_loadu_si512((const __m512i *)&a[128 + i_2 * 256 + 256]);
-        const __m512i bq_11 = _mm512_mullo_epi16(b_11, qinv_5);
-        const __m512i p_26 = nttgen_mlkem_avx512_montmul(a_11, b_11, bq_11);
-        const __m512i p_27 = nttgen_mlkem_avx512_montmul(p_25, gamma_2, gammaqinv_2);
-        const __m512i p_28 = nttgen_mlkem_avx512_montmul(a_11, b_10, bq_10);
-        const __m512i p_29 = nttgen_mlkem_avx512_montmul(a_10, b_11, bq_11);
-        const __m512i r_10 = _mm512_add_epi16(p_26, p_27);
-        const __m512i r_11 = _mm512_add_epi16(p_28, p_29);
-        const __m512i red_6 = nttgen_mlkem_avx512_barrett(acc_8);
-        const __m512i acc_10 = _mm512_add_epi16(red_6, r_10);
-        acc_8 = acc_10;
-        const __m512i red_7 = nttgen_mlkem_avx512_barrett(acc_9);
-        const __m512i acc_11 = _mm512_add_epi16(red_7, r_11);
-        acc_9 = acc_11;
-    }
-    const __m512i red_8 = nttgen_mlkem_avx512_barrett(acc_9);
-    _mm512_storeu_si512((__m512i *)&r[128], acc_8);
-    _mm512_storeu_si512((__m512i *)&r[192], red_8);
-    const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i a_12 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i qinv_6 = _mm512_set1_epi16(-3327);
-    const __m512i bq_12 = _mm512_mullo_epi16(b_12, qinv_6);
-    const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i p_30 = nttgen_mlkem_avx512_montmul(a_12, b_12, bq_12);
+    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i gb_2 = nttgen_mlkem_avx512_montmul(b_2, gamma_2, gammaqinv_2);
+    _mm512_storeu_si512((__m512i *)&cache[64], gb_2);
     const __m512i gamma_3 = _mm512_load_si512((const __m512i *)&gammas_0[192]);
     const __m512i gammaqinv_3 = _mm512_load_si512((const __m512i *)&gammas_0[224]);
-    const __m512i a_13 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i bq_13 = _mm512_mullo_epi16(b_13, qinv_6);
-    const __m512i p_31 = nttgen_mlkem_avx512_montmul(a_13, b_13, bq_13);
-    const __m512i p_32 = nttgen_mlkem_avx512_montmul(p_30, gamma_3, gammaqinv_3);
-    const __m512i p_33 = nttgen_mlkem_avx512_montmul(a_13, b_12, bq_12);
-    const __m512i p_34 = nttgen_mlkem_avx512_montmul(a_12, b_13, bq_13);
-    const __m512i r_12 = _mm512_add_epi16(p_31, p_32);
-    const __m512i r_13 = _mm512_add_epi16(p_33, p_34);
-    __m512i acc_12 = r_12;
-    __m512i acc_13 = r_13;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[160 + i_3 * 256 + 320]);
-        const __m512i a_14 = _mm512_loadu_si512((const __m512i *)&a[160 + i_3 * 256 + 320]);
-        const __m512i qinv_7 = _mm512_set1_epi16(-3327);
-        const __m512i bq_14 = _mm512_mullo_epi16(b_14, qinv_7);
-        const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[160 + i_3 * 256 + 256]);
-        const __m512i p_35 = nttgen_mlkem_avx512_montmul(a_14, b_14, bq_14);
-        const __m512i a_15 = _mm512_loadu_si512((const __m512i *)&a[160 + i_3 * 256 + 256]);
-        const __m512i bq_15 = _mm512_mullo_epi16(b_15, qinv_7);
-        const __m512i p_36 = nttgen_mlkem_avx512_montmul(a_15, b_15, bq_15);
-        const __m512i p_37 = nttgen_mlkem_avx512_montmul(p_35, gamma_3, gammaqinv_3);
-        const __m512i p_38 = nttgen_mlkem_avx512_montmul(a_15, b_14, bq_14);
-        const __m512i p_39 = nttgen_mlkem_avx512_montmul(a_14, b_15, bq_15);
-        const __m512i r_14 = _mm512_add_epi16(p_36, p_37);
-        const __m512i r_15 = _mm512_add_epi16(p_38, p_39);
-        const __m512i red_9 = nttgen_mlkem_avx512_barrett(acc_12);
-        const __m512i acc_14 = _mm512_add_epi16(red_9, r_14);
-        acc_12 = acc_14;
-        const __m512i red_10 = nttgen_mlkem_avx512_barrett(acc_13);
-        const __m512i acc_15 = _mm512_add_epi16(red_10, r_15);
-        acc_13 = acc_15;
-    }
-    const __m512i red_11 = nttgen_mlkem_avx512_barrett(acc_13);
-    _mm512_storeu_si512((__m512i *)&r[160], acc_12);
-    _mm512_storeu_si512((__m512i *)&r[224], red_11);
+    const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i gb_3 = nttgen_mlkem_avx512_montmul(b_3, gamma_3, gammaqinv_3);
+    _mm512_storeu_si512((__m512i *)&cache[96], gb_3);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx512_assert_range(r, 256, -9252, 9253);
+    nttgen_mlkem_avx512_assert_range(cache, 128, -2080, 2080);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 20, store 8, madd 8, mredw 8
+ */
+void nttgen_mlkem_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                            const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx512_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_avx512_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_avx512_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 2; ++i_0) {
+        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
+            const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32]);
+            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32 + 64]);
+            const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32]);
+            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32 + 64]);
+            const __m512i cache_0 =
+                _mm512_loadu_si512((const __m512i *)&cache[i_0 * 64 + i_1 * 32]);
+            const __m512i w_0 = nttgen_mlkem_avx512_madd_lo(a_0, b_0, a_1, cache_0);
+            const __m512i w_1 = nttgen_mlkem_avx512_madd_hi(a_0, b_0, a_1, cache_0);
+            const __m512i w_2 = nttgen_mlkem_avx512_madd_lo(a_0, b_1, a_1, b_0);
+            const __m512i w_3 = nttgen_mlkem_avx512_madd_hi(a_0, b_1, a_1, b_0);
+            __m512i w_4 = w_0;
+            __m512i w_5 = w_1;
+            __m512i w_6 = w_2;
+            __m512i w_7 = w_3;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
+                const __m512i a_2 =
+                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
+                const __m512i a_3 =
+                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
+                const __m512i b_2 =
+                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
+                const __m512i b_3 =
+                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
+                const __m512i cache_1 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[i_2 * 128 + i_0 * 64 + i_1 * 32 + 128]);
+                const __m512i w_8 = nttgen_mlkem_avx512_madd_lo(a_2, b_2, a_3, cache_1);
+                const __m512i w_9 = nttgen_mlkem_avx512_madd_hi(a_2, b_2, a_3, cache_1);
+                const __m512i w_10 = nttgen_mlkem_avx512_madd_lo(a_2, b_3, a_3, b_2);
+                const __m512i w_11 = nttgen_mlkem_avx512_madd_hi(a_2, b_3, a_3, b_2);
+                const __m512i w_12 = _mm512_add_epi32(w_4, w_8);
+                const __m512i w_13 = _mm512_add_epi32(w_5, w_9);
+                w_4 = w_12;
+                w_5 = w_13;
+                const __m512i w_14 = _mm512_add_epi32(w_6, w_10);
+                const __m512i w_15 = _mm512_add_epi32(w_7, w_11);
+                w_6 = w_14;
+                w_7 = w_15;
+            }
+            const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_4, w_5);
+            const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_6, w_7);
+            __m512i acc_0 = r_0;
+            __m512i acc_1 = r_1;
+            for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+                const __m512i a_4 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1024]);
+                const __m512i a_5 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1088]);
+                const __m512i b_4 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1024]);
+                const __m512i b_5 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1088]);
+                const __m512i cache_2 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[g_0 * 512 + i_0 * 64 + i_1 * 32 + 512]);
+                const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, cache_2);
+                const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, cache_2);
+                const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_5, a_5, b_4);
+                const __m512i w_19 = nttgen_mlkem_avx512_madd_hi(a_4, b_5, a_5, b_4);
+                __m512i w_20 = w_16;
+                __m512i w_21 = w_17;
+                __m512i w_22 = w_18;
+                __m512i w_23 = w_19;
+                for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
+                    const __m512i a_6 = _mm512_loadu_si512(
+                        (const __m512i *)&a[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1280]);
+                    const __m512i a_7 = _mm512_loadu_si512(
+                        (const __m512i *)&a[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1344]);
+                    const __m512i b_6 = _mm512_loadu_si512(
+                        (const __m512i *)&b[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1280]);
+                    const __m512i b_7 = _mm512_loadu_si512(
+                        (const __m512i *)&b[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1344]);
+                    const __m512i cache_3 = _mm512_loadu_si512(
+                        (const __m512i *)&cache[g_0 * 512 + i_3 * 128 + i_0 * 64 + i_1 * 32 + 640]);
+                    const __m512i w_24 = nttgen_mlkem_avx512_madd_lo(a_6, b_6, a_7, cache_3);
+                    const __m512i w_25 = nttgen_mlkem_avx512_madd_hi(a_6, b_6, a_7, cache_3);
+                    const __m512i w_26 = nttgen_mlkem_avx512_madd_lo(a_6, b_7, a_7, b_6);
+                    const __m512i w_27 = nttgen_mlkem_avx512_madd_hi(a_6, b_7, a_7, b_6);
+                    const __m512i w_28 = _mm512_add_epi32(w_20, w_24);
+                    const __m512i w_29 = _mm512_add_epi32(w_21, w_25);
+                    w_20 = w_28;
+                    w_21 = w_29;
+                    const __m512i w_30 = _mm512_add_epi32(w_22, w_26);
+                    const __m512i w_31 = _mm512_add_epi32(w_23, w_27);
+                    w_22 = w_30;
+                    w_23 = w_31;
+                }
+                const __m512i r_2 = nttgen_mlkem_avx512_mredw(w_20, w_21);
+                const __m512i r_3 = nttgen_mlkem_avx512_mredw(w_22, w_23);
+                const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
+                const __m512i acc_2 = _mm512_add_epi16(red_0, r_2);
+                acc_0 = acc_2;
+                const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
+                const __m512i acc_3 = _mm512_add_epi16(red_1, r_3);
+                acc_1 = acc_3;
+            }
+            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32], acc_0);
+            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32 + 64], acc_1);
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_avx512_assert_range(r, 256, -9999, 9999);
 #endif
 }
 

@@ -23,9 +23,20 @@
  *       ops: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  *   nttgen_mlkem_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 256, const 128
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_c_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 384, store 128, montmul 128
+ *   nttgen_mlkem_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-1664, 1664]
+ *       ops: load 896, store 512, add 256, mullo 256, montmul 384, montmul_var 128, barrett 256,
+ *         const 128
+ *       coefficient reductions: 256
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-26624, 26624]
  *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
@@ -100,6 +111,17 @@ static void nttgen_mlkem_c_assert_range(const int16_t *p, size_t len, int64_t lo
 static inline int16_t nttgen_mlkem_c_montmul(int16_t a, int16_t z, int16_t zq) {
     const int16_t m = (int16_t)((int32_t)a * zq);
     return (int16_t)((((int32_t)a * z) >> 16) - (((int32_t)m * 3329) >> 16));
+}
+
+/*
+ * Signed Montgomery product: (a*b - m*q) / 2^16 with
+ * m = (a*b mod 2^16) * q^-1 mod 2^16;
+ * congruent to a*b*2^-16 mod q.
+ */
+static inline int16_t nttgen_mlkem_c_montmul_var(int16_t a, int16_t b) {
+    const int32_t p = (int32_t)a * b;
+    const int16_t m = (int16_t)((int32_t)(int16_t)p * (-3327));
+    return (int16_t)((p >> 16) - (((int32_t)m * 3329) >> 16));
 }
 
 /*
@@ -411,11 +433,11 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
+ * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 256, const 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_c_basemul_gammas;
@@ -442,14 +464,14 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
         r[i_0 * 2] = r_0;
         r[i_0 * 2 + 1] = r_1;
     }
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
+    for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 128; ++i_2) {
             const int16_t gamma_1 = gammas_0[i_2 * 2];
             const int16_t gammaqinv_1 = gammas_0[i_2 * 2 + 1];
-            const int16_t a_2 = a[i_2 * 2 + i_1 * 256 + 256];
-            const int16_t a_3 = a[i_2 * 2 + i_1 * 256 + 257];
-            const int16_t b_2 = b[i_2 * 2 + i_1 * 256 + 256];
-            const int16_t b_3 = b[i_2 * 2 + i_1 * 256 + 257];
+            const int16_t a_2 = a[i_1 * 256 + i_2 * 2 + 256];
+            const int16_t a_3 = a[i_1 * 256 + i_2 * 2 + 257];
+            const int16_t b_2 = b[i_1 * 256 + i_2 * 2 + 256];
+            const int16_t b_3 = b[i_1 * 256 + i_2 * 2 + 257];
             const int16_t bq_2 = (int16_t)((int32_t)b_2 * (-3327));
             const int16_t bq_3 = (int16_t)((int32_t)b_3 * (-3327));
             const int16_t p_5 = nttgen_mlkem_c_montmul(a_2, b_2, bq_2);
@@ -461,24 +483,193 @@ void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t 
             const int16_t r_3 = (int16_t)(p_8 + p_9);
             const int16_t acc_0 = r[i_2 * 2];
             const int16_t acc_1 = r[i_2 * 2 + 1];
-            const int16_t red_0 = nttgen_mlkem_c_barrett(acc_0);
-            const int16_t acc_2 = (int16_t)(red_0 + r_2);
-            const int16_t red_1 = nttgen_mlkem_c_barrett(acc_1);
-            const int16_t acc_3 = (int16_t)(red_1 + r_3);
+            const int16_t acc_2 = (int16_t)(acc_0 + r_2);
+            const int16_t acc_3 = (int16_t)(acc_1 + r_3);
             r[i_2 * 2] = acc_2;
             r[i_2 * 2 + 1] = acc_3;
         }
     }
+    for (size_t g_0 = 0; (g_0 + 2) < k; ++g_0) {
+        for (size_t i_3 = 0; i_3 < 128; ++i_3) {
+            const int16_t acc_4 = r[i_3 * 2];
+            const int16_t acc_5 = r[i_3 * 2 + 1];
+            const int16_t red_0 = nttgen_mlkem_c_barrett(acc_4);
+            const int16_t red_1 = nttgen_mlkem_c_barrett(acc_5);
+            r[i_3 * 2] = red_0;
+            r[i_3 * 2 + 1] = red_1;
+        }
+        for (size_t i_4 = 0; (i_4 < 1) & ((i_4 + (g_0 + 2)) < k); ++i_4) {
+            for (size_t i_5 = 0; i_5 < 128; ++i_5) {
+                const int16_t gamma_2 = gammas_0[i_5 * 2];
+                const int16_t gammaqinv_2 = gammas_0[i_5 * 2 + 1];
+                const int16_t a_4 = a[g_0 * 256 + i_4 * 256 + i_5 * 2 + 512];
+                const int16_t a_5 = a[g_0 * 256 + i_4 * 256 + i_5 * 2 + 513];
+                const int16_t b_4 = b[g_0 * 256 + i_4 * 256 + i_5 * 2 + 512];
+                const int16_t b_5 = b[g_0 * 256 + i_4 * 256 + i_5 * 2 + 513];
+                const int16_t bq_4 = (int16_t)((int32_t)b_4 * (-3327));
+                const int16_t bq_5 = (int16_t)((int32_t)b_5 * (-3327));
+                const int16_t p_10 = nttgen_mlkem_c_montmul(a_4, b_4, bq_4);
+                const int16_t p_11 = nttgen_mlkem_c_montmul(a_5, b_5, bq_5);
+                const int16_t p_12 = nttgen_mlkem_c_montmul(p_11, gamma_2, gammaqinv_2);
+                const int16_t p_13 = nttgen_mlkem_c_montmul(a_4, b_5, bq_5);
+                const int16_t p_14 = nttgen_mlkem_c_montmul(a_5, b_4, bq_4);
+                const int16_t r_4 = (int16_t)(p_10 + p_12);
+                const int16_t r_5 = (int16_t)(p_13 + p_14);
+                const int16_t acc_6 = r[i_5 * 2];
+                const int16_t acc_7 = r[i_5 * 2 + 1];
+                const int16_t acc_8 = (int16_t)(acc_6 + r_4);
+                const int16_t acc_9 = (int16_t)(acc_7 + r_5);
+                r[i_5 * 2] = acc_8;
+                r[i_5 * 2 + 1] = acc_9;
+            }
+        }
+    }
     // bring the sum into the range of one base product
-    for (size_t i_3 = 0; i_3 < 128; ++i_3) {
-        const int16_t acc_4 = r[i_3 * 2];
-        const int16_t acc_5 = r[i_3 * 2 + 1];
-        r[i_3 * 2] = acc_4;
-        const int16_t red_2 = nttgen_mlkem_c_barrett(acc_5);
-        r[i_3 * 2 + 1] = red_2;
+    for (size_t i_6 = 0; i_6 < 128; ++i_6) {
+        const int16_t acc_10 = r[i_6 * 2];
+        const int16_t acc_11 = r[i_6 * 2 + 1];
+        const int16_t red_2 = nttgen_mlkem_c_barrett(acc_10);
+        const int16_t red_3 = nttgen_mlkem_c_barrett(acc_11);
+        r[i_6 * 2] = red_2;
+        r[i_6 * 2 + 1] = red_3;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_c_assert_range(r, 256, -9252, 9253);
+    nttgen_mlkem_c_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 384, store 128, montmul 128
+ */
+void nttgen_mlkem_c_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_c_basemul_gammas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(b, 256, -16421, 16421);
+#endif
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const int16_t gamma_0 = gammas_0[i_0 * 2];
+        const int16_t gammaqinv_0 = gammas_0[i_0 * 2 + 1];
+        const int16_t b_0 = b[i_0 * 2 + 1];
+        const int16_t gb_0 = nttgen_mlkem_c_montmul(b_0, gamma_0, gammaqinv_0);
+        cache[i_0] = gb_0;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(cache, 128, -2080, 2080);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-1664, 1664]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 896, store 512, add 256, mullo 256, montmul 384, montmul_var 128, barrett 256,
+ *   const 128
+ */
+void nttgen_mlkem_c_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                       const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_c_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_c_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const int16_t a_0 = a[i_0 * 2];
+        const int16_t a_1 = a[i_0 * 2 + 1];
+        const int16_t b_0 = b[i_0 * 2];
+        const int16_t b_1 = b[i_0 * 2 + 1];
+        const int16_t cache_0 = cache[i_0];
+        const int16_t bq_0 = (int16_t)((int32_t)b_0 * (-3327));
+        const int16_t bq_1 = (int16_t)((int32_t)b_1 * (-3327));
+        const int16_t p_0 = nttgen_mlkem_c_montmul(a_0, b_0, bq_0);
+        const int16_t p_1 = nttgen_mlkem_c_montmul_var(a_1, cache_0);
+        const int16_t p_2 = nttgen_mlkem_c_montmul(a_0, b_1, bq_1);
+        const int16_t p_3 = nttgen_mlkem_c_montmul(a_1, b_0, bq_0);
+        const int16_t r_0 = (int16_t)(p_0 + p_1);
+        const int16_t r_1 = (int16_t)(p_2 + p_3);
+        r[i_0 * 2] = r_0;
+        r[i_0 * 2 + 1] = r_1;
+    }
+    for (size_t i_1 = 0; (i_1 < 5) & ((i_1 + 1) < k); ++i_1) {
+        for (size_t i_2 = 0; i_2 < 128; ++i_2) {
+            const int16_t a_2 = a[i_1 * 256 + i_2 * 2 + 256];
+            const int16_t a_3 = a[i_1 * 256 + i_2 * 2 + 257];
+            const int16_t b_2 = b[i_1 * 256 + i_2 * 2 + 256];
+            const int16_t b_3 = b[i_1 * 256 + i_2 * 2 + 257];
+            const int16_t cache_1 = cache[i_1 * 128 + i_2 + 128];
+            const int16_t bq_2 = (int16_t)((int32_t)b_2 * (-3327));
+            const int16_t bq_3 = (int16_t)((int32_t)b_3 * (-3327));
+            const int16_t p_4 = nttgen_mlkem_c_montmul(a_2, b_2, bq_2);
+            const int16_t p_5 = nttgen_mlkem_c_montmul_var(a_3, cache_1);
+            const int16_t p_6 = nttgen_mlkem_c_montmul(a_2, b_3, bq_3);
+            const int16_t p_7 = nttgen_mlkem_c_montmul(a_3, b_2, bq_2);
+            const int16_t r_2 = (int16_t)(p_4 + p_5);
+            const int16_t r_3 = (int16_t)(p_6 + p_7);
+            const int16_t acc_0 = r[i_2 * 2];
+            const int16_t acc_1 = r[i_2 * 2 + 1];
+            const int16_t acc_2 = (int16_t)(acc_0 + r_2);
+            const int16_t acc_3 = (int16_t)(acc_1 + r_3);
+            r[i_2 * 2] = acc_2;
+            r[i_2 * 2 + 1] = acc_3;
+        }
+    }
+    for (size_t g_0 = 0; (5 * g_0 + 6) < k; ++g_0) {
+        for (size_t i_3 = 0; i_3 < 128; ++i_3) {
+            const int16_t acc_4 = r[i_3 * 2];
+            const int16_t acc_5 = r[i_3 * 2 + 1];
+            const int16_t red_0 = nttgen_mlkem_c_barrett(acc_4);
+            const int16_t red_1 = nttgen_mlkem_c_barrett(acc_5);
+            r[i_3 * 2] = red_0;
+            r[i_3 * 2 + 1] = red_1;
+        }
+        for (size_t i_4 = 0; (i_4 < 5) & ((i_4 + (g_0 * 5 + 6)) < k); ++i_4) {
+            for (size_t i_5 = 0; i_5 < 128; ++i_5) {
+                const int16_t a_4 = a[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1536];
+                const int16_t a_5 = a[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1537];
+                const int16_t b_4 = b[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1536];
+                const int16_t b_5 = b[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1537];
+                const int16_t cache_2 = cache[g_0 * 640 + i_4 * 128 + i_5 + 768];
+                const int16_t bq_4 = (int16_t)((int32_t)b_4 * (-3327));
+                const int16_t bq_5 = (int16_t)((int32_t)b_5 * (-3327));
+                const int16_t p_8 = nttgen_mlkem_c_montmul(a_4, b_4, bq_4);
+                const int16_t p_9 = nttgen_mlkem_c_montmul_var(a_5, cache_2);
+                const int16_t p_10 = nttgen_mlkem_c_montmul(a_4, b_5, bq_5);
+                const int16_t p_11 = nttgen_mlkem_c_montmul(a_5, b_4, bq_4);
+                const int16_t r_4 = (int16_t)(p_8 + p_9);
+                const int16_t r_5 = (int16_t)(p_10 + p_11);
+                const int16_t acc_6 = r[i_5 * 2];
+                const int16_t acc_7 = r[i_5 * 2 + 1];
+                const int16_t acc_8 = (int16_t)(acc_6 + r_4);
+                const int16_t acc_9 = (int16_t)(acc_7 + r_5);
+                r[i_5 * 2] = acc_8;
+                r[i_5 * 2 + 1] = acc_9;
+            }
+        }
+    }
+    // bring the sum into the range of one base product
+    for (size_t i_6 = 0; i_6 < 128; ++i_6) {
+        const int16_t acc_10 = r[i_6 * 2];
+        const int16_t acc_11 = r[i_6 * 2 + 1];
+        const int16_t red_2 = nttgen_mlkem_c_barrett(acc_10);
+        const int16_t red_3 = nttgen_mlkem_c_barrett(acc_11);
+        r[i_6 * 2] = red_2;
+        r[i_6 * 2 + 1] = red_3;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(r, 256, -1664, 1664);
 #endif
 }
 

@@ -23,9 +23,20 @@
  *       ops: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  *   nttgen_mlkem_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 256, const 128
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_c_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 384, store 128, montmul 128
+ *   nttgen_mlkem_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-1664, 1664]
+ *       ops: load 896, store 512, add 256, mullo 256, montmul 384, montmul_var 128, barrett 256,
+ *         const 128
+ *       coefficient reductions: 256
  *   nttgen_mlkem_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-26624, 26624]
  *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
@@ -65,6 +76,7 @@
 
 #define NTTGEN_MLKEM_C_N 256
 #define NTTGEN_MLKEM_C_Q 3329
+#define NTTGEN_MLKEM_C_CACHE_N 128
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,13 +109,42 @@ void nttgen_mlkem_c_basemul(int16_t r[256], const int16_t a[256], const int16_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
+ * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 256, const 128
  */
 void nttgen_mlkem_c_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 384, store 128, montmul 128
+ */
+void nttgen_mlkem_c_basemul_cache(int16_t cache[128], const int16_t b[256]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-1664, 1664]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 896, store 512, add 256, mullo 256, montmul 384, montmul_var 128, barrett 256,
+ *   const 128
+ */
+void nttgen_mlkem_c_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                       const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

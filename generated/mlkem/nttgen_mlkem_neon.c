@@ -25,9 +25,19 @@
  *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, const 16
  *   nttgen_mlkem_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-7735, 11065]
- *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 16, const 16
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 96, store 32, shoupmul 16, barrett 32, madd 32, mredw 32
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-16421, 16421] -> cache in [-1664, 1664]
+ *       ops: load 48, store 16, shoupmul 16, barrett 16
  *       coefficient reductions: 128
+ *   nttgen_mlkem_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
+ *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-924, 4253]
  *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
@@ -192,6 +202,35 @@ static inline int16x8_t nttgen_mlkem_neon_ilv64_lo(int16x8_t a, int16x8_t b) {
  */
 static inline int16x8_t nttgen_mlkem_neon_ilv64_hi(int16x8_t a, int16x8_t b) {
     return vreinterpretq_s16_s64(vtrn2q_s64(vreinterpretq_s64_s16(a), vreinterpretq_s64_s16(b)));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes, lanes 0-3.
+ */
+static inline int32x4_t nttgen_mlkem_neon_madd_lo(int16x8_t a0, int16x8_t b0, int16x8_t a1,
+                                                  int16x8_t b1) {
+    const int32x4_t p = vmull_s16(vget_low_s16(a0), vget_low_s16(b0));
+    return vmlal_s16(p, vget_low_s16(a1), vget_low_s16(b1));
+}
+
+/*
+ * a0*b0 + a1*b1 in 32-bit lanes, lanes 4-7.
+ */
+static inline int32x4_t nttgen_mlkem_neon_madd_hi(int16x8_t a0, int16x8_t b0, int16x8_t a1,
+                                                  int16x8_t b1) {
+    const int32x4_t p = vmull_high_s16(a0, b0);
+    return vmlal_high_s16(p, a1, b1);
+}
+
+/*
+ * Signed Montgomery reduction of 32-bit sums (lanes 0-3, then 4-7) to 16-bit
+ * lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
+ */
+static inline int16x8_t nttgen_mlkem_neon_mredw(int32x4_t lo, int32x4_t hi) {
+    const int16x8_t low = vuzp1q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
+    const int16x8_t m = vmulq_s16(low, vdupq_n_s16(-3327));
+    const int16x4_t r_lo = vsubhn_s32(lo, vmull_s16(vget_low_s16(m), vdup_n_s16(3329)));
+    return vsubhn_high_s32(r_lo, hi, vmull_high_s16(m, vdupq_n_s16(3329)));
 }
 
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/(2q))) for a doubling high product, in
@@ -1549,11 +1588,11 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-7735, 11065]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, barrett 16, const 16
+ * Ops per call: load 96, store 32, shoupmul 16, barrett 32, madd 32, mredw 32
  */
 void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *gammas_0 = nttgen_mlkem_neon_basemul_gammas;
@@ -1562,696 +1601,331 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     nttgen_mlkem_neon_assert_range(a, k * 256, -16421, 16421);
     nttgen_mlkem_neon_assert_range(b, k * 256, -16421, 16421);
 #endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
+            const int16x8_t gamma_0 = vld1q_s16(&gammas_0[i_0 * 32 + i_1 * 16]);
+            const int16x8_t gammaqinv_0 = vld1q_s16(&gammas_0[i_0 * 32 + i_1 * 16 + 8]);
+            const int16x8_t a_0 = vld1q_s16(&a[i_0 * 32 + i_1 * 8]);
+            const int16x8_t a_1 = vld1q_s16(&a[i_0 * 32 + i_1 * 8 + 16]);
+            const int16x8_t b_0 = vld1q_s16(&b[i_0 * 32 + i_1 * 8]);
+            const int16x8_t b_1 = vld1q_s16(&b[i_0 * 32 + i_1 * 8 + 16]);
+            const int16x8_t gb_0 = nttgen_mlkem_neon_shoupmul(b_1, gamma_0, gammaqinv_0);
+            const int32x4_t w_0 = nttgen_mlkem_neon_madd_lo(a_0, b_0, a_1, gb_0);
+            const int32x4_t w_1 = nttgen_mlkem_neon_madd_hi(a_0, b_0, a_1, gb_0);
+            const int32x4_t w_2 = nttgen_mlkem_neon_madd_lo(a_0, b_1, a_1, b_0);
+            const int32x4_t w_3 = nttgen_mlkem_neon_madd_hi(a_0, b_1, a_1, b_0);
+            int32x4_t w_4 = w_0;
+            int32x4_t w_5 = w_1;
+            int32x4_t w_6 = w_2;
+            int32x4_t w_7 = w_3;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
+                const int16x8_t a_2 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
+                const int16x8_t a_3 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
+                const int16x8_t b_2 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
+                const int16x8_t b_3 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
+                const int16x8_t gb_1 = nttgen_mlkem_neon_shoupmul(b_3, gamma_0, gammaqinv_0);
+                const int32x4_t w_8 = nttgen_mlkem_neon_madd_lo(a_2, b_2, a_3, gb_1);
+                const int32x4_t w_9 = nttgen_mlkem_neon_madd_hi(a_2, b_2, a_3, gb_1);
+                const int32x4_t w_10 = nttgen_mlkem_neon_madd_lo(a_2, b_3, a_3, b_2);
+                const int32x4_t w_11 = nttgen_mlkem_neon_madd_hi(a_2, b_3, a_3, b_2);
+                const int32x4_t w_12 = vaddq_s32(w_4, w_8);
+                const int32x4_t w_13 = vaddq_s32(w_5, w_9);
+                w_4 = w_12;
+                w_5 = w_13;
+                const int32x4_t w_14 = vaddq_s32(w_6, w_10);
+                const int32x4_t w_15 = vaddq_s32(w_7, w_11);
+                w_6 = w_14;
+                w_7 = w_15;
+            }
+            const int16x8_t r_0 = nttgen_mlkem_neon_mredw(w_4, w_5);
+            const int16x8_t r_1 = nttgen_mlkem_neon_mredw(w_6, w_7);
+            int16x8_t acc_0 = r_0;
+            int16x8_t acc_1 = r_1;
+            for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+                const int16x8_t a_4 = vld1q_s16(&a[g_0 * 768 + i_0 * 32 + i_1 * 8 + 768]);
+                const int16x8_t a_5 = vld1q_s16(&a[g_0 * 768 + i_0 * 32 + i_1 * 8 + 784]);
+                const int16x8_t b_4 = vld1q_s16(&b[g_0 * 768 + i_0 * 32 + i_1 * 8 + 768]);
+                const int16x8_t b_5 = vld1q_s16(&b[g_0 * 768 + i_0 * 32 + i_1 * 8 + 784]);
+                const int16x8_t gb_2 = nttgen_mlkem_neon_shoupmul(b_5, gamma_0, gammaqinv_0);
+                const int32x4_t w_16 = nttgen_mlkem_neon_madd_lo(a_4, b_4, a_5, gb_2);
+                const int32x4_t w_17 = nttgen_mlkem_neon_madd_hi(a_4, b_4, a_5, gb_2);
+                const int32x4_t w_18 = nttgen_mlkem_neon_madd_lo(a_4, b_5, a_5, b_4);
+                const int32x4_t w_19 = nttgen_mlkem_neon_madd_hi(a_4, b_5, a_5, b_4);
+                int32x4_t w_20 = w_16;
+                int32x4_t w_21 = w_17;
+                int32x4_t w_22 = w_18;
+                int32x4_t w_23 = w_19;
+                for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
+                    const int16x8_t a_6 =
+                        vld1q_s16(&a[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1024]);
+                    const int16x8_t a_7 =
+                        vld1q_s16(&a[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1040]);
+                    const int16x8_t b_6 =
+                        vld1q_s16(&b[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1024]);
+                    const int16x8_t b_7 =
+                        vld1q_s16(&b[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1040]);
+                    const int16x8_t gb_3 = nttgen_mlkem_neon_shoupmul(b_7, gamma_0, gammaqinv_0);
+                    const int32x4_t w_24 = nttgen_mlkem_neon_madd_lo(a_6, b_6, a_7, gb_3);
+                    const int32x4_t w_25 = nttgen_mlkem_neon_madd_hi(a_6, b_6, a_7, gb_3);
+                    const int32x4_t w_26 = nttgen_mlkem_neon_madd_lo(a_6, b_7, a_7, b_6);
+                    const int32x4_t w_27 = nttgen_mlkem_neon_madd_hi(a_6, b_7, a_7, b_6);
+                    const int32x4_t w_28 = vaddq_s32(w_20, w_24);
+                    const int32x4_t w_29 = vaddq_s32(w_21, w_25);
+                    w_20 = w_28;
+                    w_21 = w_29;
+                    const int32x4_t w_30 = vaddq_s32(w_22, w_26);
+                    const int32x4_t w_31 = vaddq_s32(w_23, w_27);
+                    w_22 = w_30;
+                    w_23 = w_31;
+                }
+                const int16x8_t r_2 = nttgen_mlkem_neon_mredw(w_20, w_21);
+                const int16x8_t r_3 = nttgen_mlkem_neon_mredw(w_22, w_23);
+                const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
+                const int16x8_t acc_2 = vaddq_s16(red_0, r_2);
+                acc_0 = acc_2;
+                const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
+                const int16x8_t acc_3 = vaddq_s16(red_1, r_3);
+                acc_1 = acc_3;
+            }
+            const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_0);
+            const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_1);
+            vst1q_s16(&r[i_0 * 32 + i_1 * 8], red_2);
+            vst1q_s16(&r[i_0 * 32 + i_1 * 8 + 16], red_3);
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-1664, 1664]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 48, store 16, shoupmul 16, barrett 16
+ */
+void nttgen_mlkem_neon_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *gammas_0 = nttgen_mlkem_neon_basemul_gammas;
+    NTTGEN_OPAQUE(gammas_0);
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(b, 256, -16421, 16421);
+#endif
     const int16x8_t gamma_0 = vld1q_s16(&gammas_0[0]);
     const int16x8_t gammaqinv_0 = vld1q_s16(&gammas_0[8]);
-    const int16x8_t a_0 = vld1q_s16(&a[0]);
-    const int16x8_t a_1 = vld1q_s16(&a[16]);
-    const int16x8_t b_0 = vld1q_s16(&b[0]);
-    const int16x8_t b_1 = vld1q_s16(&b[16]);
-    const int16x8_t qinv_0 = vdupq_n_s16(-3327);
-    const int16x8_t bq_0 = vmulq_s16(b_0, qinv_0);
-    const int16x8_t bq_1 = vmulq_s16(b_1, qinv_0);
-    const int16x8_t p_0 = nttgen_mlkem_neon_montmul(a_0, b_0, bq_0);
-    const int16x8_t p_1 = nttgen_mlkem_neon_montmul(a_1, b_1, bq_1);
-    const int16x8_t p_2 = nttgen_mlkem_neon_shoupmul(p_1, gamma_0, gammaqinv_0);
-    const int16x8_t p_3 = nttgen_mlkem_neon_montmul(a_0, b_1, bq_1);
-    const int16x8_t p_4 = nttgen_mlkem_neon_montmul(a_1, b_0, bq_0);
-    const int16x8_t r_0 = vaddq_s16(p_0, p_2);
-    const int16x8_t r_1 = vaddq_s16(p_3, p_4);
-    int16x8_t acc_0 = r_0;
-    int16x8_t acc_1 = r_1;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const int16x8_t a_2 = vld1q_s16(&a[i_0 * 256 + 256]);
-        const int16x8_t a_3 = vld1q_s16(&a[i_0 * 256 + 272]);
-        const int16x8_t b_2 = vld1q_s16(&b[i_0 * 256 + 256]);
-        const int16x8_t b_3 = vld1q_s16(&b[i_0 * 256 + 272]);
-        const int16x8_t qinv_1 = vdupq_n_s16(-3327);
-        const int16x8_t bq_2 = vmulq_s16(b_2, qinv_1);
-        const int16x8_t bq_3 = vmulq_s16(b_3, qinv_1);
-        const int16x8_t p_5 = nttgen_mlkem_neon_montmul(a_2, b_2, bq_2);
-        const int16x8_t p_6 = nttgen_mlkem_neon_montmul(a_3, b_3, bq_3);
-        const int16x8_t p_7 = nttgen_mlkem_neon_shoupmul(p_6, gamma_0, gammaqinv_0);
-        const int16x8_t p_8 = nttgen_mlkem_neon_montmul(a_2, b_3, bq_3);
-        const int16x8_t p_9 = nttgen_mlkem_neon_montmul(a_3, b_2, bq_2);
-        const int16x8_t r_2 = vaddq_s16(p_5, p_7);
-        const int16x8_t r_3 = vaddq_s16(p_8, p_9);
-        const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
-        const int16x8_t acc_2 = vaddq_s16(red_0, r_2);
-        acc_0 = acc_2;
-        const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
-        const int16x8_t acc_3 = vaddq_s16(red_1, r_3);
-        acc_1 = acc_3;
-    }
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_1);
-    vst1q_s16(&r[0], acc_0);
-    vst1q_s16(&r[16], red_2);
+    const int16x8_t b_0 = vld1q_s16(&b[16]);
+    const int16x8_t gb_0 = nttgen_mlkem_neon_shoupmul(b_0, gamma_0, gammaqinv_0);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(gb_0);
+    vst1q_s16(&cache[0], red_0);
     const int16x8_t gamma_1 = vld1q_s16(&gammas_0[16]);
     const int16x8_t gammaqinv_1 = vld1q_s16(&gammas_0[24]);
-    const int16x8_t a_4 = vld1q_s16(&a[8]);
-    const int16x8_t a_5 = vld1q_s16(&a[24]);
-    const int16x8_t b_4 = vld1q_s16(&b[8]);
-    const int16x8_t b_5 = vld1q_s16(&b[24]);
-    const int16x8_t qinv_2 = vdupq_n_s16(-3327);
-    const int16x8_t bq_4 = vmulq_s16(b_4, qinv_2);
-    const int16x8_t bq_5 = vmulq_s16(b_5, qinv_2);
-    const int16x8_t p_10 = nttgen_mlkem_neon_montmul(a_4, b_4, bq_4);
-    const int16x8_t p_11 = nttgen_mlkem_neon_montmul(a_5, b_5, bq_5);
-    const int16x8_t p_12 = nttgen_mlkem_neon_shoupmul(p_11, gamma_1, gammaqinv_1);
-    const int16x8_t p_13 = nttgen_mlkem_neon_montmul(a_4, b_5, bq_5);
-    const int16x8_t p_14 = nttgen_mlkem_neon_montmul(a_5, b_4, bq_4);
-    const int16x8_t r_4 = vaddq_s16(p_10, p_12);
-    const int16x8_t r_5 = vaddq_s16(p_13, p_14);
-    int16x8_t acc_4 = r_4;
-    int16x8_t acc_5 = r_5;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const int16x8_t a_6 = vld1q_s16(&a[8 + i_1 * 256 + 256]);
-        const int16x8_t a_7 = vld1q_s16(&a[8 + i_1 * 256 + 272]);
-        const int16x8_t b_6 = vld1q_s16(&b[8 + i_1 * 256 + 256]);
-        const int16x8_t b_7 = vld1q_s16(&b[8 + i_1 * 256 + 272]);
-        const int16x8_t qinv_3 = vdupq_n_s16(-3327);
-        const int16x8_t bq_6 = vmulq_s16(b_6, qinv_3);
-        const int16x8_t bq_7 = vmulq_s16(b_7, qinv_3);
-        const int16x8_t p_15 = nttgen_mlkem_neon_montmul(a_6, b_6, bq_6);
-        const int16x8_t p_16 = nttgen_mlkem_neon_montmul(a_7, b_7, bq_7);
-        const int16x8_t p_17 = nttgen_mlkem_neon_shoupmul(p_16, gamma_1, gammaqinv_1);
-        const int16x8_t p_18 = nttgen_mlkem_neon_montmul(a_6, b_7, bq_7);
-        const int16x8_t p_19 = nttgen_mlkem_neon_montmul(a_7, b_6, bq_6);
-        const int16x8_t r_6 = vaddq_s16(p_15, p_17);
-        const int16x8_t r_7 = vaddq_s16(p_18, p_19);
-        const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_4);
-        const int16x8_t acc_6 = vaddq_s16(red_3, r_6);
-        acc_4 = acc_6;
-        const int16x8_t red_4 = nttgen_mlkem_neon_barrett(acc_5);
-        const int16x8_t acc_7 = vaddq_s16(red_4, r_7);
-        acc_5 = acc_7;
-    }
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(acc_5);
-    vst1q_s16(&r[8], acc_4);
-    vst1q_s16(&r[24], red_5);
+    const int16x8_t b_1 = vld1q_s16(&b[24]);
+    const int16x8_t gb_1 = nttgen_mlkem_neon_shoupmul(b_1, gamma_1, gammaqinv_1);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(gb_1);
+    vst1q_s16(&cache[8], red_1);
     const int16x8_t gamma_2 = vld1q_s16(&gammas_0[32]);
     const int16x8_t gammaqinv_2 = vld1q_s16(&gammas_0[40]);
-    const int16x8_t a_8 = vld1q_s16(&a[32]);
-    const int16x8_t a_9 = vld1q_s16(&a[48]);
-    const int16x8_t b_8 = vld1q_s16(&b[32]);
-    const int16x8_t b_9 = vld1q_s16(&b[48]);
-    const int16x8_t qinv_4 = vdupq_n_s16(-3327);
-    const int16x8_t bq_8 = vmulq_s16(b_8, qinv_4);
-    const int16x8_t bq_9 = vmulq_s16(b_9, qinv_4);
-    const int16x8_t p_20 = nttgen_mlkem_neon_montmul(a_8, b_8, bq_8);
-    const int16x8_t p_21 = nttgen_mlkem_neon_montmul(a_9, b_9, bq_9);
-    const int16x8_t p_22 = nttgen_mlkem_neon_shoupmul(p_21, gamma_2, gammaqinv_2);
-    const int16x8_t p_23 = nttgen_mlkem_neon_montmul(a_8, b_9, bq_9);
-    const int16x8_t p_24 = nttgen_mlkem_neon_montmul(a_9, b_8, bq_8);
-    const int16x8_t r_8 = vaddq_s16(p_20, p_22);
-    const int16x8_t r_9 = vaddq_s16(p_23, p_24);
-    int16x8_t acc_8 = r_8;
-    int16x8_t acc_9 = r_9;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const int16x8_t a_10 = vld1q_s16(&a[32 + i_2 * 256 + 256]);
-        const int16x8_t a_11 = vld1q_s16(&a[32 + i_2 * 256 + 272]);
-        const int16x8_t b_10 = vld1q_s16(&b[32 + i_2 * 256 + 256]);
-        const int16x8_t b_11 = vld1q_s16(&b[32 + i_2 * 256 + 272]);
-        const int16x8_t qinv_5 = vdupq_n_s16(-3327);
-        const int16x8_t bq_10 = vmulq_s16(b_10, qinv_5);
-        const int16x8_t bq_11 = vmulq_s16(b_11, qinv_5);
-        const int16x8_t p_25 = nttgen_mlkem_neon_montmul(a_10, b_10, bq_10);
-        const int16x8_t p_26 = nttgen_mlkem_neon_montmul(a_11, b_11, bq_11);
-        const int16x8_t p_27 = nttgen_mlkem_neon_shoupmul(p_26, gamma_2, gammaqinv_2);
-        const int16x8_t p_28 = nttgen_mlkem_neon_montmul(a_10, b_11, bq_11);
-        const int16x8_t p_29 = nttgen_mlkem_neon_montmul(a_11, b_10, bq_10);
-        const int16x8_t r_10 = vaddq_s16(p_25, p_27);
-        const int16x8_t r_11 = vaddq_s16(p_28, p_29);
-        const int16x8_t red_6 = nttgen_mlkem_neon_barrett(acc_8);
-        const int16x8_t acc_10 = vaddq_s16(red_6, r_10);
-        acc_8 = acc_10;
-        const int16x8_t red_7 = nttgen_mlkem_neon_barrett(acc_9);
-        const int16x8_t acc_11 = vaddq_s16(red_7, r_11);
-        acc_9 = acc_11;
-    }
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(acc_9);
-    vst1q_s16(&r[32], acc_8);
-    vst1q_s16(&r[48], red_8);
+    const int16x8_t b_2 = vld1q_s16(&b[48]);
+    const int16x8_t gb_2 = nttgen_mlkem_neon_shoupmul(b_2, gamma_2, gammaqinv_2);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(gb_2);
+    vst1q_s16(&cache[16], red_2);
     const int16x8_t gamma_3 = vld1q_s16(&gammas_0[48]);
     const int16x8_t gammaqinv_3 = vld1q_s16(&gammas_0[56]);
-    const int16x8_t a_12 = vld1q_s16(&a[40]);
-    const int16x8_t a_13 = vld1q_s16(&a[56]);
-    const int16x8_t b_12 = vld1q_s16(&b[40]);
-    const int16x8_t b_13 = vld1q_s16(&b[56]);
-    const int16x8_t qinv_6 = vdupq_n_s16(-3327);
-    const int16x8_t bq_12 = vmulq_s16(b_12, qinv_6);
-    const int16x8_t bq_13 = vmulq_s16(b_13, qinv_6);
-    const int16x8_t p_30 = nttgen_mlkem_neon_montmul(a_12, b_12, bq_12);
-    const int16x8_t p_31 = nttgen_mlkem_neon_montmul(a_13, b_13, bq_13);
-    const int16x8_t p_32 = nttgen_mlkem_neon_shoupmul(p_31, gamma_3, gammaqinv_3);
-    const int16x8_t p_33 = nttgen_mlkem_neon_montmul(a_12, b_13, bq_13);
-    const int16x8_t p_34 = nttgen_mlkem_neon_montmul(a_13, b_12, bq_12);
-    const int16x8_t r_12 = vaddq_s16(p_30, p_32);
-    const int16x8_t r_13 = vaddq_s16(p_33, p_34);
-    int16x8_t acc_12 = r_12;
-    int16x8_t acc_13 = r_13;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const int16x8_t a_14 = vld1q_s16(&a[40 + i_3 * 256 + 256]);
-        const int16x8_t a_15 = vld1q_s16(&a[40 + i_3 * 256 + 272]);
-        const int16x8_t b_14 = vld1q_s16(&b[40 + i_3 * 256 + 256]);
-        const int16x8_t b_15 = vld1q_s16(&b[40 + i_3 * 256 + 272]);
-        const int16x8_t qinv_7 = vdupq_n_s16(-3327);
-        const int16x8_t bq_14 = vmulq_s16(b_14, qinv_7);
-        const int16x8_t bq_15 = vmulq_s16(b_15, qinv_7);
-        const int16x8_t p_35 = nttgen_mlkem_neon_montmul(a_14, b_14, bq_14);
-        const int16x8_t p_36 = nttgen_mlkem_neon_montmul(a_15, b_15, bq_15);
-        const int16x8_t p_37 = nttgen_mlkem_neon_shoupmul(p_36, gamma_3, gammaqinv_3);
-        const int16x8_t p_38 = nttgen_mlkem_neon_montmul(a_14, b_15, bq_15);
-        const int16x8_t p_39 = nttgen_mlkem_neon_montmul(a_15, b_14, bq_14);
-        const int16x8_t r_14 = vaddq_s16(p_35, p_37);
-        const int16x8_t r_15 = vaddq_s16(p_38, p_39);
-        const int16x8_t red_9 = nttgen_mlkem_neon_barrett(acc_12);
-        const int16x8_t acc_14 = vaddq_s16(red_9, r_14);
-        acc_12 = acc_14;
-        const int16x8_t red_10 = nttgen_mlkem_neon_barrett(acc_13);
-        const int16x8_t acc_15 = vaddq_s16(red_10, r_15);
-        acc_13 = acc_15;
-    }
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(acc_13);
-    vst1q_s16(&r[40], acc_12);
-    vst1q_s16(&r[56], red_11);
+    const int16x8_t b_3 = vld1q_s16(&b[56]);
+    const int16x8_t gb_3 = nttgen_mlkem_neon_shoupmul(b_3, gamma_3, gammaqinv_3);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(gb_3);
+    vst1q_s16(&cache[24], red_3);
     const int16x8_t gamma_4 = vld1q_s16(&gammas_0[64]);
     const int16x8_t gammaqinv_4 = vld1q_s16(&gammas_0[72]);
-    const int16x8_t a_16 = vld1q_s16(&a[64]);
-    const int16x8_t a_17 = vld1q_s16(&a[80]);
-    const int16x8_t b_16 = vld1q_s16(&b[64]);
-    const int16x8_t b_17 = vld1q_s16(&b[80]);
-    const int16x8_t qinv_8 = vdupq_n_s16(-3327);
-    const int16x8_t bq_16 = vmulq_s16(b_16, qinv_8);
-    const int16x8_t bq_17 = vmulq_s16(b_17, qinv_8);
-    const int16x8_t p_40 = nttgen_mlkem_neon_montmul(a_16, b_16, bq_16);
-    const int16x8_t p_41 = nttgen_mlkem_neon_montmul(a_17, b_17, bq_17);
-    const int16x8_t p_42 = nttgen_mlkem_neon_shoupmul(p_41, gamma_4, gammaqinv_4);
-    const int16x8_t p_43 = nttgen_mlkem_neon_montmul(a_16, b_17, bq_17);
-    const int16x8_t p_44 = nttgen_mlkem_neon_montmul(a_17, b_16, bq_16);
-    const int16x8_t r_16 = vaddq_s16(p_40, p_42);
-    const int16x8_t r_17 = vaddq_s16(p_43, p_44);
-    int16x8_t acc_16 = r_16;
-    int16x8_t acc_17 = r_17;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const int16x8_t a_18 = vld1q_s16(&a[64 + i_4 * 256 + 256]);
-        const int16x8_t a_19 = vld1q_s16(&a[64 + i_4 * 256 + 272]);
-        const int16x8_t b_18 = vld1q_s16(&b[64 + i_4 * 256 + 256]);
-        const int16x8_t b_19 = vld1q_s16(&b[64 + i_4 * 256 + 272]);
-        const int16x8_t qinv_9 = vdupq_n_s16(-3327);
-        const int16x8_t bq_18 = vmulq_s16(b_18, qinv_9);
-        const int16x8_t bq_19 = vmulq_s16(b_19, qinv_9);
-        const int16x8_t p_45 = nttgen_mlkem_neon_montmul(a_18, b_18, bq_18);
-        const int16x8_t p_46 = nttgen_mlkem_neon_montmul(a_19, b_19, bq_19);
-        const int16x8_t p_47 = nttgen_mlkem_neon_shoupmul(p_46, gamma_4, gammaqinv_4);
-        const int16x8_t p_48 = nttgen_mlkem_neon_montmul(a_18, b_19, bq_19);
-        const int16x8_t p_49 = nttgen_mlkem_neon_montmul(a_19, b_18, bq_18);
-        const int16x8_t r_18 = vaddq_s16(p_45, p_47);
-        const int16x8_t r_19 = vaddq_s16(p_48, p_49);
-        const int16x8_t red_12 = nttgen_mlkem_neon_barrett(acc_16);
-        const int16x8_t acc_18 = vaddq_s16(red_12, r_18);
-        acc_16 = acc_18;
-        const int16x8_t red_13 = nttgen_mlkem_neon_barrett(acc_17);
-        const int16x8_t acc_19 = vaddq_s16(red_13, r_19);
-        acc_17 = acc_19;
-    }
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(acc_17);
-    vst1q_s16(&r[64], acc_16);
-    vst1q_s16(&r[80], red_14);
+    const int16x8_t b_4 = vld1q_s16(&b[80]);
+    const int16x8_t gb_4 = nttgen_mlkem_neon_shoupmul(b_4, gamma_4, gammaqinv_4);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(gb_4);
+    vst1q_s16(&cache[32], red_4);
     const int16x8_t gamma_5 = vld1q_s16(&gammas_0[80]);
     const int16x8_t gammaqinv_5 = vld1q_s16(&gammas_0[88]);
-    const int16x8_t a_20 = vld1q_s16(&a[72]);
-    const int16x8_t a_21 = vld1q_s16(&a[88]);
-    const int16x8_t b_20 = vld1q_s16(&b[72]);
-    const int16x8_t b_21 = vld1q_s16(&b[88]);
-    const int16x8_t qinv_10 = vdupq_n_s16(-3327);
-    const int16x8_t bq_20 = vmulq_s16(b_20, qinv_10);
-    const int16x8_t bq_21 = vmulq_s16(b_21, qinv_10);
-    const int16x8_t p_50 = nttgen_mlkem_neon_montmul(a_20, b_20, bq_20);
-    const int16x8_t p_51 = nttgen_mlkem_neon_montmul(a_21, b_21, bq_21);
-    const int16x8_t p_52 = nttgen_mlkem_neon_shoupmul(p_51, gamma_5, gammaqinv_5);
-    const int16x8_t p_53 = nttgen_mlkem_neon_montmul(a_20, b_21, bq_21);
-    const int16x8_t p_54 = nttgen_mlkem_neon_montmul(a_21, b_20, bq_20);
-    const int16x8_t r_20 = vaddq_s16(p_50, p_52);
-    const int16x8_t r_21 = vaddq_s16(p_53, p_54);
-    int16x8_t acc_20 = r_20;
-    int16x8_t acc_21 = r_21;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const int16x8_t a_22 = vld1q_s16(&a[72 + i_5 * 256 + 256]);
-        const int16x8_t a_23 = vld1q_s16(&a[72 + i_5 * 256 + 272]);
-        const int16x8_t b_22 = vld1q_s16(&b[72 + i_5 * 256 + 256]);
-        const int16x8_t b_23 = vld1q_s16(&b[72 + i_5 * 256 + 272]);
-        const int16x8_t qinv_11 = vdupq_n_s16(-3327);
-        const int16x8_t bq_22 = vmulq_s16(b_22, qinv_11);
-        const int16x8_t bq_23 = vmulq_s16(b_23, qinv_11);
-        const int16x8_t p_55 = nttgen_mlkem_neon_montmul(a_22, b_22, bq_22);
-        const int16x8_t p_56 = nttgen_mlkem_neon_montmul(a_23, b_23, bq_23);
-        const int16x8_t p_57 = nttgen_mlkem_neon_shoupmul(p_56, gamma_5, gammaqinv_5);
-        const int16x8_t p_58 = nttgen_mlkem_neon_montmul(a_22, b_23, bq_23);
-        const int16x8_t p_59 = nttgen_mlkem_neon_montmul(a_23, b_22, bq_22);
-        const int16x8_t r_22 = vaddq_s16(p_55, p_57);
-        const int16x8_t r_23 = vaddq_s16(p_58, p_59);
-        const int16x8_t red_15 = nttgen_mlkem_neon_barrett(acc_20);
-        const int16x8_t acc_22 = vaddq_s16(red_15, r_22);
-        acc_20 = acc_22;
-        const int16x8_t red_16 = nttgen_mlkem_neon_barrett(acc_21);
-        const int16x8_t acc_23 = vaddq_s16(red_16, r_23);
-        acc_21 = acc_23;
-    }
-    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(acc_21);
-    vst1q_s16(&r[72], acc_20);
-    vst1q_s16(&r[88], red_17);
+    const int16x8_t b_5 = vld1q_s16(&b[88]);
+    const int16x8_t gb_5 = nttgen_mlkem_neon_shoupmul(b_5, gamma_5, gammaqinv_5);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(gb_5);
+    vst1q_s16(&cache[40], red_5);
     const int16x8_t gamma_6 = vld1q_s16(&gammas_0[96]);
     const int16x8_t gammaqinv_6 = vld1q_s16(&gammas_0[104]);
-    const int16x8_t a_24 = vld1q_s16(&a[96]);
-    const int16x8_t a_25 = vld1q_s16(&a[112]);
-    const int16x8_t b_24 = vld1q_s16(&b[96]);
-    const int16x8_t b_25 = vld1q_s16(&b[112]);
-    const int16x8_t qinv_12 = vdupq_n_s16(-3327);
-    const int16x8_t bq_24 = vmulq_s16(b_24, qinv_12);
-    const int16x8_t bq_25 = vmulq_s16(b_25, qinv_12);
-    const int16x8_t p_60 = nttgen_mlkem_neon_montmul(a_24, b_24, bq_24);
-    const int16x8_t p_61 = nttgen_mlkem_neon_montmul(a_25, b_25, bq_25);
-    const int16x8_t p_62 = nttgen_mlkem_neon_shoupmul(p_61, gamma_6, gammaqinv_6);
-    const int16x8_t p_63 = nttgen_mlkem_neon_montmul(a_24, b_25, bq_25);
-    const int16x8_t p_64 = nttgen_mlkem_neon_montmul(a_25, b_24, bq_24);
-    const int16x8_t r_24 = vaddq_s16(p_60, p_62);
-    const int16x8_t r_25 = vaddq_s16(p_63, p_64);
-    int16x8_t acc_24 = r_24;
-    int16x8_t acc_25 = r_25;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const int16x8_t a_26 = vld1q_s16(&a[96 + i_6 * 256 + 256]);
-        const int16x8_t a_27 = vld1q_s16(&a[96 + i_6 * 256 + 272]);
-        const int16x8_t b_26 = vld1q_s16(&b[96 + i_6 * 256 + 256]);
-        const int16x8_t b_27 = vld1q_s16(&b[96 + i_6 * 256 + 272]);
-        const int16x8_t qinv_13 = vdupq_n_s16(-3327);
-        const int16x8_t bq_26 = vmulq_s16(b_26, qinv_13);
-        const int16x8_t bq_27 = vmulq_s16(b_27, qinv_13);
-        const int16x8_t p_65 = nttgen_mlkem_neon_montmul(a_26, b_26, bq_26);
-        const int16x8_t p_66 = nttgen_mlkem_neon_montmul(a_27, b_27, bq_27);
-        const int16x8_t p_67 = nttgen_mlkem_neon_shoupmul(p_66, gamma_6, gammaqinv_6);
-        const int16x8_t p_68 = nttgen_mlkem_neon_montmul(a_26, b_27, bq_27);
-        const int16x8_t p_69 = nttgen_mlkem_neon_montmul(a_27, b_26, bq_26);
-        const int16x8_t r_26 = vaddq_s16(p_65, p_67);
-        const int16x8_t r_27 = vaddq_s16(p_68, p_69);
-        const int16x8_t red_18 = nttgen_mlkem_neon_barrett(acc_24);
-        const int16x8_t acc_26 = vaddq_s16(red_18, r_26);
-        acc_24 = acc_26;
-        const int16x8_t red_19 = nttgen_mlkem_neon_barrett(acc_25);
-        const int16x8_t acc_27 = vaddq_s16(red_19, r_27);
-        acc_25 = acc_27;
-    }
-    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(acc_25);
-    vst1q_s16(&r[96], acc_24);
-    vst1q_s16(&r[112], red_20);
+    const int16x8_t b_6 = vld1q_s16(&b[112]);
+    const int16x8_t gb_6 = nttgen_mlkem_neon_shoupmul(b_6, gamma_6, gammaqinv_6);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(gb_6);
+    vst1q_s16(&cache[48], red_6);
     const int16x8_t gamma_7 = vld1q_s16(&gammas_0[112]);
     const int16x8_t gammaqinv_7 = vld1q_s16(&gammas_0[120]);
-    const int16x8_t a_28 = vld1q_s16(&a[104]);
-    const int16x8_t a_29 = vld1q_s16(&a[120]);
-    const int16x8_t b_28 = vld1q_s16(&b[104]);
-    const int16x8_t b_29 = vld1q_s16(&b[120]);
-    const int16x8_t qinv_14 = vdupq_n_s16(-3327);
-    const int16x8_t bq_28 = vmulq_s16(b_28, qinv_14);
-    const int16x8_t bq_29 = vmulq_s16(b_29, qinv_14);
-    const int16x8_t p_70 = nttgen_mlkem_neon_montmul(a_28, b_28, bq_28);
-    const int16x8_t p_71 = nttgen_mlkem_neon_montmul(a_29, b_29, bq_29);
-    const int16x8_t p_72 = nttgen_mlkem_neon_shoupmul(p_71, gamma_7, gammaqinv_7);
-    const int16x8_t p_73 = nttgen_mlkem_neon_montmul(a_28, b_29, bq_29);
-    const int16x8_t p_74 = nttgen_mlkem_neon_montmul(a_29, b_28, bq_28);
-    const int16x8_t r_28 = vaddq_s16(p_70, p_72);
-    const int16x8_t r_29 = vaddq_s16(p_73, p_74);
-    int16x8_t acc_28 = r_28;
-    int16x8_t acc_29 = r_29;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const int16x8_t a_30 = vld1q_s16(&a[104 + i_7 * 256 + 256]);
-        const int16x8_t a_31 = vld1q_s16(&a[104 + i_7 * 256 + 272]);
-        const int16x8_t b_30 = vld1q_s16(&b[104 + i_7 * 256 + 256]);
-        const int16x8_t b_31 = vld1q_s16(&b[104 + i_7 * 256 + 272]);
-        const int16x8_t qinv_15 = vdupq_n_s16(-3327);
-        const int16x8_t bq_30 = vmulq_s16(b_30, qinv_15);
-        const int16x8_t bq_31 = vmulq_s16(b_31, qinv_15);
-        const int16x8_t p_75 = nttgen_mlkem_neon_montmul(a_30, b_30, bq_30);
-        const int16x8_t p_76 = nttgen_mlkem_neon_montmul(a_31, b_31, bq_31);
-        const int16x8_t p_77 = nttgen_mlkem_neon_shoupmul(p_76, gamma_7, gammaqinv_7);
-        const int16x8_t p_78 = nttgen_mlkem_neon_montmul(a_30, b_31, bq_31);
-        const int16x8_t p_79 = nttgen_mlkem_neon_montmul(a_31, b_30, bq_30);
-        const int16x8_t r_30 = vaddq_s16(p_75, p_77);
-        const int16x8_t r_31 = vaddq_s16(p_78, p_79);
-        const int16x8_t red_21 = nttgen_mlkem_neon_barrett(acc_28);
-        const int16x8_t acc_30 = vaddq_s16(red_21, r_30);
-        acc_28 = acc_30;
-        const int16x8_t red_22 = nttgen_mlkem_neon_barrett(acc_29);
-        const int16x8_t acc_31 = vaddq_s16(red_22, r_31);
-        acc_29 = acc_31;
-    }
-    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(acc_29);
-    vst1q_s16(&r[104], acc_28);
-    vst1q_s16(&r[120], red_23);
+    const int16x8_t b_7 = vld1q_s16(&b[120]);
+    const int16x8_t gb_7 = nttgen_mlkem_neon_shoupmul(b_7, gamma_7, gammaqinv_7);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(gb_7);
+    vst1q_s16(&cache[56], red_7);
     const int16x8_t gamma_8 = vld1q_s16(&gammas_0[128]);
     const int16x8_t gammaqinv_8 = vld1q_s16(&gammas_0[136]);
-    const int16x8_t a_32 = vld1q_s16(&a[128]);
-    const int16x8_t a_33 = vld1q_s16(&a[144]);
-    const int16x8_t b_32 = vld1q_s16(&b[128]);
-    const int16x8_t b_33 = vld1q_s16(&b[144]);
-    const int16x8_t qinv_16 = vdupq_n_s16(-3327);
-    const int16x8_t bq_32 = vmulq_s16(b_32, qinv_16);
-    const int16x8_t bq_33 = vmulq_s16(b_33, qinv_16);
-    const int16x8_t p_80 = nttgen_mlkem_neon_montmul(a_32, b_32, bq_32);
-    const int16x8_t p_81 = nttgen_mlkem_neon_montmul(a_33, b_33, bq_33);
-    const int16x8_t p_82 = nttgen_mlkem_neon_shoupmul(p_81, gamma_8, gammaqinv_8);
-    const int16x8_t p_83 = nttgen_mlkem_neon_montmul(a_32, b_33, bq_33);
-    const int16x8_t p_84 = nttgen_mlkem_neon_montmul(a_33, b_32, bq_32);
-    const int16x8_t r_32 = vaddq_s16(p_80, p_82);
-    const int16x8_t r_33 = vaddq_s16(p_83, p_84);
-    int16x8_t acc_32 = r_32;
-    int16x8_t acc_33 = r_33;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const int16x8_t a_34 = vld1q_s16(&a[128 + i_8 * 256 + 256]);
-        const int16x8_t a_35 = vld1q_s16(&a[128 + i_8 * 256 + 272]);
-        const int16x8_t b_34 = vld1q_s16(&b[128 + i_8 * 256 + 256]);
-        const int16x8_t b_35 = vld1q_s16(&b[128 + i_8 * 256 + 272]);
-        const int16x8_t qinv_17 = vdupq_n_s16(-3327);
-        const int16x8_t bq_34 = vmulq_s16(b_34, qinv_17);
-        const int16x8_t bq_35 = vmulq_s16(b_35, qinv_17);
-        const int16x8_t p_85 = nttgen_mlkem_neon_montmul(a_34, b_34, bq_34);
-        const int16x8_t p_86 = nttgen_mlkem_neon_montmul(a_35, b_35, bq_35);
-        const int16x8_t p_87 = nttgen_mlkem_neon_shoupmul(p_86, gamma_8, gammaqinv_8);
-        const int16x8_t p_88 = nttgen_mlkem_neon_montmul(a_34, b_35, bq_35);
-        const int16x8_t p_89 = nttgen_mlkem_neon_montmul(a_35, b_34, bq_34);
-        const int16x8_t r_34 = vaddq_s16(p_85, p_87);
-        const int16x8_t r_35 = vaddq_s16(p_88, p_89);
-        const int16x8_t red_24 = nttgen_mlkem_neon_barrett(acc_32);
-        const int16x8_t acc_34 = vaddq_s16(red_24, r_34);
-        acc_32 = acc_34;
-        const int16x8_t red_25 = nttgen_mlkem_neon_barrett(acc_33);
-        const int16x8_t acc_35 = vaddq_s16(red_25, r_35);
-        acc_33 = acc_35;
-    }
-    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(acc_33);
-    vst1q_s16(&r[128], acc_32);
-    vst1q_s16(&r[144], red_26);
+    const int16x8_t b_8 = vld1q_s16(&b[144]);
+    const int16x8_t gb_8 = nttgen_mlkem_neon_shoupmul(b_8, gamma_8, gammaqinv_8);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(gb_8);
+    vst1q_s16(&cache[64], red_8);
     const int16x8_t gamma_9 = vld1q_s16(&gammas_0[144]);
     const int16x8_t gammaqinv_9 = vld1q_s16(&gammas_0[152]);
-    const int16x8_t a_36 = vld1q_s16(&a[136]);
-    const int16x8_t a_37 = vld1q_s16(&a[152]);
-    const int16x8_t b_36 = vld1q_s16(&b[136]);
-    const int16x8_t b_37 = vld1q_s16(&b[152]);
-    const int16x8_t qinv_18 = vdupq_n_s16(-3327);
-    const int16x8_t bq_36 = vmulq_s16(b_36, qinv_18);
-    const int16x8_t bq_37 = vmulq_s16(b_37, qinv_18);
-    const int16x8_t p_90 = nttgen_mlkem_neon_montmul(a_36, b_36, bq_36);
-    const int16x8_t p_91 = nttgen_mlkem_neon_montmul(a_37, b_37, bq_37);
-    const int16x8_t p_92 = nttgen_mlkem_neon_shoupmul(p_91, gamma_9, gammaqinv_9);
-    const int16x8_t p_93 = nttgen_mlkem_neon_montmul(a_36, b_37, bq_37);
-    const int16x8_t p_94 = nttgen_mlkem_neon_montmul(a_37, b_36, bq_36);
-    const int16x8_t r_36 = vaddq_s16(p_90, p_92);
-    const int16x8_t r_37 = vaddq_s16(p_93, p_94);
-    int16x8_t acc_36 = r_36;
-    int16x8_t acc_37 = r_37;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const int16x8_t a_38 = vld1q_s16(&a[136 + i_9 * 256 + 256]);
-        const int16x8_t a_39 = vld1q_s16(&a[136 + i_9 * 256 + 272]);
-        const int16x8_t b_38 = vld1q_s16(&b[136 + i_9 * 256 + 256]);
-        const int16x8_t b_39 = vld1q_s16(&b[136 + i_9 * 256 + 272]);
-        const int16x8_t qinv_19 = vdupq_n_s16(-3327);
-        const int16x8_t bq_38 = vmulq_s16(b_38, qinv_19);
-        const int16x8_t bq_39 = vmulq_s16(b_39, qinv_19);
-        const int16x8_t p_95 = nttgen_mlkem_neon_montmul(a_38, b_38, bq_38);
-        const int16x8_t p_96 = nttgen_mlkem_neon_montmul(a_39, b_39, bq_39);
-        const int16x8_t p_97 = nttgen_mlkem_neon_shoupmul(p_96, gamma_9, gammaqinv_9);
-        const int16x8_t p_98 = nttgen_mlkem_neon_montmul(a_38, b_39, bq_39);
-        const int16x8_t p_99 = nttgen_mlkem_neon_montmul(a_39, b_38, bq_38);
-        const int16x8_t r_38 = vaddq_s16(p_95, p_97);
-        const int16x8_t r_39 = vaddq_s16(p_98, p_99);
-        const int16x8_t red_27 = nttgen_mlkem_neon_barrett(acc_36);
-        const int16x8_t acc_38 = vaddq_s16(red_27, r_38);
-        acc_36 = acc_38;
-        const int16x8_t red_28 = nttgen_mlkem_neon_barrett(acc_37);
-        const int16x8_t acc_39 = vaddq_s16(red_28, r_39);
-        acc_37 = acc_39;
-    }
-    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(acc_37);
-    vst1q_s16(&r[136], acc_36);
-    vst1q_s16(&r[152], red_29);
+    const int16x8_t b_9 = vld1q_s16(&b[152]);
+    const int16x8_t gb_9 = nttgen_mlkem_neon_shoupmul(b_9, gamma_9, gammaqinv_9);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(gb_9);
+    vst1q_s16(&cache[72], red_9);
     const int16x8_t gamma_10 = vld1q_s16(&gammas_0[160]);
     const int16x8_t gammaqinv_10 = vld1q_s16(&gammas_0[168]);
-    const int16x8_t a_40 = vld1q_s16(&a[160]);
-    const int16x8_t a_41 = vld1q_s16(&a[176]);
-    const int16x8_t b_40 = vld1q_s16(&b[160]);
-    const int16x8_t b_41 = vld1q_s16(&b[176]);
-    const int16x8_t qinv_20 = vdupq_n_s16(-3327);
-    const int16x8_t bq_40 = vmulq_s16(b_40, qinv_20);
-    const int16x8_t bq_41 = vmulq_s16(b_41, qinv_20);
-    const int16x8_t p_100 = nttgen_mlkem_neon_montmul(a_40, b_40, bq_40);
-    const int16x8_t p_101 = nttgen_mlkem_neon_montmul(a_41, b_41, bq_41);
-    const int16x8_t p_102 = nttgen_mlkem_neon_shoupmul(p_101, gamma_10, gammaqinv_10);
-    const int16x8_t p_103 = nttgen_mlkem_neon_montmul(a_40, b_41, bq_41);
-    const int16x8_t p_104 = nttgen_mlkem_neon_montmul(a_41, b_40, bq_40);
-    const int16x8_t r_40 = vaddq_s16(p_100, p_102);
-    const int16x8_t r_41 = vaddq_s16(p_103, p_104);
-    int16x8_t acc_40 = r_40;
-    int16x8_t acc_41 = r_41;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const int16x8_t a_42 = vld1q_s16(&a[160 + i_10 * 256 + 256]);
-        const int16x8_t a_43 = vld1q_s16(&a[160 + i_10 * 256 + 272]);
-        const int16x8_t b_42 = vld1q_s16(&b[160 + i_10 * 256 + 256]);
-        const int16x8_t b_43 = vld1q_s16(&b[160 + i_10 * 256 + 272]);
-        const int16x8_t qinv_21 = vdupq_n_s16(-3327);
-        const int16x8_t bq_42 = vmulq_s16(b_42, qinv_21);
-        const int16x8_t bq_43 = vmulq_s16(b_43, qinv_21);
-        const int16x8_t p_105 = nttgen_mlkem_neon_montmul(a_42, b_42, bq_42);
-        const int16x8_t p_106 = nttgen_mlkem_neon_montmul(a_43, b_43, bq_43);
-        const int16x8_t p_107 = nttgen_mlkem_neon_shoupmul(p_106, gamma_10, gammaqinv_10);
-        const int16x8_t p_108 = nttgen_mlkem_neon_montmul(a_42, b_43, bq_43);
-        const int16x8_t p_109 = nttgen_mlkem_neon_montmul(a_43, b_42, bq_42);
-        const int16x8_t r_42 = vaddq_s16(p_105, p_107);
-        const int16x8_t r_43 = vaddq_s16(p_108, p_109);
-        const int16x8_t red_30 = nttgen_mlkem_neon_barrett(acc_40);
-        const int16x8_t acc_42 = vaddq_s16(red_30, r_42);
-        acc_40 = acc_42;
-        const int16x8_t red_31 = nttgen_mlkem_neon_barrett(acc_41);
-        const int16x8_t acc_43 = vaddq_s16(red_31, r_43);
-        acc_41 = acc_43;
-    }
-    const int16x8_t red_32 = nttgen_mlkem_neon_barrett(acc_41);
-    vst1q_s16(&r[160], acc_40);
-    vst1q_s16(&r[176], red_32);
+    const int16x8_t b_10 = vld1q_s16(&b[176]);
+    const int16x8_t gb_10 = nttgen_mlkem_neon_shoupmul(b_10, gamma_10, gammaqinv_10);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(gb_10);
+    vst1q_s16(&cache[80], red_10);
     const int16x8_t gamma_11 = vld1q_s16(&gammas_0[176]);
     const int16x8_t gammaqinv_11 = vld1q_s16(&gammas_0[184]);
-    const int16x8_t a_44 = vld1q_s16(&a[168]);
-    const int16x8_t a_45 = vld1q_s16(&a[184]);
-    const int16x8_t b_44 = vld1q_s16(&b[168]);
-    const int16x8_t b_45 = vld1q_s16(&b[184]);
-    const int16x8_t qinv_22 = vdupq_n_s16(-3327);
-    const int16x8_t bq_44 = vmulq_s16(b_44, qinv_22);
-    const int16x8_t bq_45 = vmulq_s16(b_45, qinv_22);
-    const int16x8_t p_110 = nttgen_mlkem_neon_montmul(a_44, b_44, bq_44);
-    const int16x8_t p_111 = nttgen_mlkem_neon_montmul(a_45, b_45, bq_45);
-    const int16x8_t p_112 = nttgen_mlkem_neon_shoupmul(p_111, gamma_11, gammaqinv_11);
-    const int16x8_t p_113 = nttgen_mlkem_neon_montmul(a_44, b_45, bq_45);
-    const int16x8_t p_114 = nttgen_mlkem_neon_montmul(a_45, b_44, bq_44);
-    const int16x8_t r_44 = vaddq_s16(p_110, p_112);
-    const int16x8_t r_45 = vaddq_s16(p_113, p_114);
-    int16x8_t acc_44 = r_44;
-    int16x8_t acc_45 = r_45;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const int16x8_t a_46 = vld1q_s16(&a[168 + i_11 * 256 + 256]);
-        const int16x8_t a_47 = vld1q_s16(&a[168 + i_11 * 256 + 272]);
-        const int16x8_t b_46 = vld1q_s16(&b[168 + i_11 * 256 + 256]);
-        const int16x8_t b_47 = vld1q_s16(&b[168 + i_11 * 256 + 272]);
-        const int16x8_t qinv_23 = vdupq_n_s16(-3327);
-        const int16x8_t bq_46 = vmulq_s16(b_46, qinv_23);
-        const int16x8_t bq_47 = vmulq_s16(b_47, qinv_23);
-        const int16x8_t p_115 = nttgen_mlkem_neon_montmul(a_46, b_46, bq_46);
-        const int16x8_t p_116 = nttgen_mlkem_neon_montmul(a_47, b_47, bq_47);
-        const int16x8_t p_117 = nttgen_mlkem_neon_shoupmul(p_116, gamma_11, gammaqinv_11);
-        const int16x8_t p_118 = nttgen_mlkem_neon_montmul(a_46, b_47, bq_47);
-        const int16x8_t p_119 = nttgen_mlkem_neon_montmul(a_47, b_46, bq_46);
-        const int16x8_t r_46 = vaddq_s16(p_115, p_117);
-        const int16x8_t r_47 = vaddq_s16(p_118, p_119);
-        const int16x8_t red_33 = nttgen_mlkem_neon_barrett(acc_44);
-        const int16x8_t acc_46 = vaddq_s16(red_33, r_46);
-        acc_44 = acc_46;
-        const int16x8_t red_34 = nttgen_mlkem_neon_barrett(acc_45);
-        const int16x8_t acc_47 = vaddq_s16(red_34, r_47);
-        acc_45 = acc_47;
-    }
-    const int16x8_t red_35 = nttgen_mlkem_neon_barrett(acc_45);
-    vst1q_s16(&r[168], acc_44);
-    vst1q_s16(&r[184], red_35);
+    const int16x8_t b_11 = vld1q_s16(&b[184]);
+    const int16x8_t gb_11 = nttgen_mlkem_neon_shoupmul(b_11, gamma_11, gammaqinv_11);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(gb_11);
+    vst1q_s16(&cache[88], red_11);
     const int16x8_t gamma_12 = vld1q_s16(&gammas_0[192]);
     const int16x8_t gammaqinv_12 = vld1q_s16(&gammas_0[200]);
-    const int16x8_t a_48 = vld1q_s16(&a[192]);
-    const int16x8_t a_49 = vld1q_s16(&a[208]);
-    const int16x8_t b_48 = vld1q_s16(&b[192]);
-    const int16x8_t b_49 = vld1q_s16(&b[208]);
-    const int16x8_t qinv_24 = vdupq_n_s16(-3327);
-    const int16x8_t bq_48 = vmulq_s16(b_48, qinv_24);
-    const int16x8_t bq_49 = vmulq_s16(b_49, qinv_24);
-    const int16x8_t p_120 = nttgen_mlkem_neon_montmul(a_48, b_48, bq_48);
-    const int16x8_t p_121 = nttgen_mlkem_neon_montmul(a_49, b_49, bq_49);
-    const int16x8_t p_122 = nttgen_mlkem_neon_shoupmul(p_121, gamma_12, gammaqinv_12);
-    const int16x8_t p_123 = nttgen_mlkem_neon_montmul(a_48, b_49, bq_49);
-    const int16x8_t p_124 = nttgen_mlkem_neon_montmul(a_49, b_48, bq_48);
-    const int16x8_t r_48 = vaddq_s16(p_120, p_122);
-    const int16x8_t r_49 = vaddq_s16(p_123, p_124);
-    int16x8_t acc_48 = r_48;
-    int16x8_t acc_49 = r_49;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const int16x8_t a_50 = vld1q_s16(&a[192 + i_12 * 256 + 256]);
-        const int16x8_t a_51 = vld1q_s16(&a[192 + i_12 * 256 + 272]);
-        const int16x8_t b_50 = vld1q_s16(&b[192 + i_12 * 256 + 256]);
-        const int16x8_t b_51 = vld1q_s16(&b[192 + i_12 * 256 + 272]);
-        const int16x8_t qinv_25 = vdupq_n_s16(-3327);
-        const int16x8_t bq_50 = vmulq_s16(b_50, qinv_25);
-        const int16x8_t bq_51 = vmulq_s16(b_51, qinv_25);
-        const int16x8_t p_125 = nttgen_mlkem_neon_montmul(a_50, b_50, bq_50);
-        const int16x8_t p_126 = nttgen_mlkem_neon_montmul(a_51, b_51, bq_51);
-        const int16x8_t p_127 = nttgen_mlkem_neon_shoupmul(p_126, gamma_12, gammaqinv_12);
-        const int16x8_t p_128 = nttgen_mlkem_neon_montmul(a_50, b_51, bq_51);
-        const int16x8_t p_129 = nttgen_mlkem_neon_montmul(a_51, b_50, bq_50);
-        const int16x8_t r_50 = vaddq_s16(p_125, p_127);
-        const int16x8_t r_51 = vaddq_s16(p_128, p_129);
-        const int16x8_t red_36 = nttgen_mlkem_neon_barrett(acc_48);
-        const int16x8_t acc_50 = vaddq_s16(red_36, r_50);
-        acc_48 = acc_50;
-        const int16x8_t red_37 = nttgen_mlkem_neon_barrett(acc_49);
-        const int16x8_t acc_51 = vaddq_s16(red_37, r_51);
-        acc_49 = acc_51;
-    }
-    const int16x8_t red_38 = nttgen_mlkem_neon_barrett(acc_49);
-    vst1q_s16(&r[192], acc_48);
-    vst1q_s16(&r[208], red_38);
+    const int16x8_t b_12 = vld1q_s16(&b[208]);
+    const int16x8_t gb_12 = nttgen_mlkem_neon_shoupmul(b_12, gamma_12, gammaqinv_12);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(gb_12);
+    vst1q_s16(&cache[96], red_12);
     const int16x8_t gamma_13 = vld1q_s16(&gammas_0[208]);
     const int16x8_t gammaqinv_13 = vld1q_s16(&gammas_0[216]);
-    const int16x8_t a_52 = vld1q_s16(&a[200]);
-    const int16x8_t a_53 = vld1q_s16(&a[216]);
-    const int16x8_t b_52 = vld1q_s16(&b[200]);
-    const int16x8_t b_53 = vld1q_s16(&b[216]);
-    const int16x8_t qinv_26 = vdupq_n_s16(-3327);
-    const int16x8_t bq_52 = vmulq_s16(b_52, qinv_26);
-    const int16x8_t bq_53 = vmulq_s16(b_53, qinv_26);
-    const int16x8_t p_130 = nttgen_mlkem_neon_montmul(a_52, b_52, bq_52);
-    const int16x8_t p_131 = nttgen_mlkem_neon_montmul(a_53, b_53, bq_53);
-    const int16x8_t p_132 = nttgen_mlkem_neon_shoupmul(p_131, gamma_13, gammaqinv_13);
-    const int16x8_t p_133 = nttgen_mlkem_neon_montmul(a_52, b_53, bq_53);
-    const int16x8_t p_134 = nttgen_mlkem_neon_montmul(a_53, b_52, bq_52);
-    const int16x8_t r_52 = vaddq_s16(p_130, p_132);
-    const int16x8_t r_53 = vaddq_s16(p_133, p_134);
-    int16x8_t acc_52 = r_52;
-    int16x8_t acc_53 = r_53;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const int16x8_t a_54 = vld1q_s16(&a[200 + i_13 * 256 + 256]);
-        const int16x8_t a_55 = vld1q_s16(&a[200 + i_13 * 256 + 272]);
-        const int16x8_t b_54 = vld1q_s16(&b[200 + i_13 * 256 + 256]);
-        const int16x8_t b_55 = vld1q_s16(&b[200 + i_13 * 256 + 272]);
-        const int16x8_t qinv_27 = vdupq_n_s16(-3327);
-        const int16x8_t bq_54 = vmulq_s16(b_54, qinv_27);
-        const int16x8_t bq_55 = vmulq_s16(b_55, qinv_27);
-        const int16x8_t p_135 = nttgen_mlkem_neon_montmul(a_54, b_54, bq_54);
-        const int16x8_t p_136 = nttgen_mlkem_neon_montmul(a_55, b_55, bq_55);
-        const int16x8_t p_137 = nttgen_mlkem_neon_shoupmul(p_136, gamma_13, gammaqinv_13);
-        const int16x8_t p_138 = nttgen_mlkem_neon_montmul(a_54, b_55, bq_55);
-        const int16x8_t p_139 = nttgen_mlkem_neon_montmul(a_55, b_54, bq_54);
-        const int16x8_t r_54 = vaddq_s16(p_135, p_137);
-        const int16x8_t r_55 = vaddq_s16(p_138, p_139);
-        const int16x8_t red_39 = nttgen_mlkem_neon_barrett(acc_52);
-        const int16x8_t acc_54 = vaddq_s16(red_39, r_54);
-        acc_52 = acc_54;
-        const int16x8_t red_40 = nttgen_mlkem_neon_barrett(acc_53);
-        const int16x8_t acc_55 = vaddq_s16(red_40, r_55);
-        acc_53 = acc_55;
-    }
-    const int16x8_t red_41 = nttgen_mlkem_neon_barrett(acc_53);
-    vst1q_s16(&r[200], acc_52);
-    vst1q_s16(&r[216], red_41);
+    const int16x8_t b_13 = vld1q_s16(&b[216]);
+    const int16x8_t gb_13 = nttgen_mlkem_neon_shoupmul(b_13, gamma_13, gammaqinv_13);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(gb_13);
+    vst1q_s16(&cache[104], red_13);
     const int16x8_t gamma_14 = vld1q_s16(&gammas_0[224]);
     const int16x8_t gammaqinv_14 = vld1q_s16(&gammas_0[232]);
-    const int16x8_t a_56 = vld1q_s16(&a[224]);
-    const int16x8_t a_57 = vld1q_s16(&a[240]);
-    const int16x8_t b_56 = vld1q_s16(&b[224]);
-    const int16x8_t b_57 = vld1q_s16(&b[240]);
-    const int16x8_t qinv_28 = vdupq_n_s16(-3327);
-    const int16x8_t bq_56 = vmulq_s16(b_56, qinv_28);
-    const int16x8_t bq_57 = vmulq_s16(b_57, qinv_28);
-    const int16x8_t p_140 = nttgen_mlkem_neon_montmul(a_56, b_56, bq_56);
-    const int16x8_t p_141 = nttgen_mlkem_neon_montmul(a_57, b_57, bq_57);
-    const int16x8_t p_142 = nttgen_mlkem_neon_shoupmul(p_141, gamma_14, gammaqinv_14);
-    const int16x8_t p_143 = nttgen_mlkem_neon_montmul(a_56, b_57, bq_57);
-    const int16x8_t p_144 = nttgen_mlkem_neon_montmul(a_57, b_56, bq_56);
-    const int16x8_t r_56 = vaddq_s16(p_140, p_142);
-    const int16x8_t r_57 = vaddq_s16(p_143, p_144);
-    int16x8_t acc_56 = r_56;
-    int16x8_t acc_57 = r_57;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const int16x8_t a_58 = vld1q_s16(&a[224 + i_14 * 256 + 256]);
-        const int16x8_t a_59 = vld1q_s16(&a[224 + i_14 * 256 + 272]);
-        const int16x8_t b_58 = vld1q_s16(&b[224 + i_14 * 256 + 256]);
-        const int16x8_t b_59 = vld1q_s16(&b[224 + i_14 * 256 + 272]);
-        const int16x8_t qinv_29 = vdupq_n_s16(-3327);
-        const int16x8_t bq_58 = vmulq_s16(b_58, qinv_29);
-        const int16x8_t bq_59 = vmulq_s16(b_59, qinv_29);
-        const int16x8_t p_145 = nttgen_mlkem_neon_montmul(a_58, b_58, bq_58);
-        const int16x8_t p_146 = nttgen_mlkem_neon_montmul(a_59, b_59, bq_59);
-        const int16x8_t p_147 = nttgen_mlkem_neon_shoupmul(p_146, gamma_14, gammaqinv_14);
-        const int16x8_t p_148 = nttgen_mlkem_neon_montmul(a_58, b_59, bq_59);
-        const int16x8_t p_149 = nttgen_mlkem_neon_montmul(a_59, b_58, bq_58);
-        const int16x8_t r_58 = vaddq_s16(p_145, p_147);
-        const int16x8_t r_59 = vaddq_s16(p_148, p_149);
-        const int16x8_t red_42 = nttgen_mlkem_neon_barrett(acc_56);
-        const int16x8_t acc_58 = vaddq_s16(red_42, r_58);
-        acc_56 = acc_58;
-        const int16x8_t red_43 = nttgen_mlkem_neon_barrett(acc_57);
-        const int16x8_t acc_59 = vaddq_s16(red_43, r_59);
-        acc_57 = acc_59;
-    }
-    const int16x8_t red_44 = nttgen_mlkem_neon_barrett(acc_57);
-    vst1q_s16(&r[224], acc_56);
-    vst1q_s16(&r[240], red_44);
+    const int16x8_t b_14 = vld1q_s16(&b[240]);
+    const int16x8_t gb_14 = nttgen_mlkem_neon_shoupmul(b_14, gamma_14, gammaqinv_14);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(gb_14);
+    vst1q_s16(&cache[112], red_14);
     const int16x8_t gamma_15 = vld1q_s16(&gammas_0[240]);
     const int16x8_t gammaqinv_15 = vld1q_s16(&gammas_0[248]);
-    const int16x8_t a_60 = vld1q_s16(&a[232]);
-    const int16x8_t a_61 = vld1q_s16(&a[248]);
-    const int16x8_t b_60 = vld1q_s16(&b[232]);
-    const int16x8_t b_61 = vld1q_s16(&b[248]);
-    const int16x8_t qinv_30 = vdupq_n_s16(-3327);
-    const int16x8_t bq_60 = vmulq_s16(b_60, qinv_30);
-    const int16x8_t bq_61 = vmulq_s16(b_61, qinv_30);
-    const int16x8_t p_150 = nttgen_mlkem_neon_montmul(a_60, b_60, bq_60);
-    const int16x8_t p_151 = nttgen_mlkem_neon_montmul(a_61, b_61, bq_61);
-    const int16x8_t p_152 = nttgen_mlkem_neon_shoupmul(p_151, gamma_15, gammaqinv_15);
-    const int16x8_t p_153 = nttgen_mlkem_neon_montmul(a_60, b_61, bq_61);
-    const int16x8_t p_154 = nttgen_mlkem_neon_montmul(a_61, b_60, bq_60);
-    const int16x8_t r_60 = vaddq_s16(p_150, p_152);
-    const int16x8_t r_61 = vaddq_s16(p_153, p_154);
-    int16x8_t acc_60 = r_60;
-    int16x8_t acc_61 = r_61;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const int16x8_t a_62 = vld1q_s16(&a[232 + i_15 * 256 + 256]);
-        const int16x8_t a_63 = vld1q_s16(&a[232 + i_15 * 256 + 272]);
-        const int16x8_t b_62 = vld1q_s16(&b[232 + i_15 * 256 + 256]);
-        const int16x8_t b_63 = vld1q_s16(&b[232 + i_15 * 256 + 272]);
-        const int16x8_t qinv_31 = vdupq_n_s16(-3327);
-        const int16x8_t bq_62 = vmulq_s16(b_62, qinv_31);
-        const int16x8_t bq_63 = vmulq_s16(b_63, qinv_31);
-        const int16x8_t p_155 = nttgen_mlkem_neon_montmul(a_62, b_62, bq_62);
-        const int16x8_t p_156 = nttgen_mlkem_neon_montmul(a_63, b_63, bq_63);
-        const int16x8_t p_157 = nttgen_mlkem_neon_shoupmul(p_156, gamma_15, gammaqinv_15);
-        const int16x8_t p_158 = nttgen_mlkem_neon_montmul(a_62, b_63, bq_63);
-        const int16x8_t p_159 = nttgen_mlkem_neon_montmul(a_63, b_62, bq_62);
-        const int16x8_t r_62 = vaddq_s16(p_155, p_157);
-        const int16x8_t r_63 = vaddq_s16(p_158, p_159);
-        const int16x8_t red_45 = nttgen_mlkem_neon_barrett(acc_60);
-        const int16x8_t acc_62 = vaddq_s16(red_45, r_62);
-        acc_60 = acc_62;
-        const int16x8_t red_46 = nttgen_mlkem_neon_barrett(acc_61);
-        const int16x8_t acc_63 = vaddq_s16(red_46, r_63);
-        acc_61 = acc_63;
-    }
-    const int16x8_t red_47 = nttgen_mlkem_neon_barrett(acc_61);
-    vst1q_s16(&r[232], acc_60);
-    vst1q_s16(&r[248], red_47);
+    const int16x8_t b_15 = vld1q_s16(&b[248]);
+    const int16x8_t gb_15 = nttgen_mlkem_neon_shoupmul(b_15, gamma_15, gammaqinv_15);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(gb_15);
+    vst1q_s16(&cache[120], red_15);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(r, 256, -7735, 11065);
+    nttgen_mlkem_neon_assert_range(cache, 128, -1664, 1664);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 80, store 32, madd 32, mredw 32
+ */
+void nttgen_mlkem_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                          const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_neon_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_neon_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
+            const int16x8_t a_0 = vld1q_s16(&a[i_0 * 32 + i_1 * 8]);
+            const int16x8_t a_1 = vld1q_s16(&a[i_0 * 32 + i_1 * 8 + 16]);
+            const int16x8_t b_0 = vld1q_s16(&b[i_0 * 32 + i_1 * 8]);
+            const int16x8_t b_1 = vld1q_s16(&b[i_0 * 32 + i_1 * 8 + 16]);
+            const int16x8_t cache_0 = vld1q_s16(&cache[i_0 * 16 + i_1 * 8]);
+            const int32x4_t w_0 = nttgen_mlkem_neon_madd_lo(a_0, b_0, a_1, cache_0);
+            const int32x4_t w_1 = nttgen_mlkem_neon_madd_hi(a_0, b_0, a_1, cache_0);
+            const int32x4_t w_2 = nttgen_mlkem_neon_madd_lo(a_0, b_1, a_1, b_0);
+            const int32x4_t w_3 = nttgen_mlkem_neon_madd_hi(a_0, b_1, a_1, b_0);
+            int32x4_t w_4 = w_0;
+            int32x4_t w_5 = w_1;
+            int32x4_t w_6 = w_2;
+            int32x4_t w_7 = w_3;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
+                const int16x8_t a_2 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
+                const int16x8_t a_3 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
+                const int16x8_t b_2 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
+                const int16x8_t b_3 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
+                const int16x8_t cache_1 = vld1q_s16(&cache[i_2 * 128 + i_0 * 16 + i_1 * 8 + 128]);
+                const int32x4_t w_8 = nttgen_mlkem_neon_madd_lo(a_2, b_2, a_3, cache_1);
+                const int32x4_t w_9 = nttgen_mlkem_neon_madd_hi(a_2, b_2, a_3, cache_1);
+                const int32x4_t w_10 = nttgen_mlkem_neon_madd_lo(a_2, b_3, a_3, b_2);
+                const int32x4_t w_11 = nttgen_mlkem_neon_madd_hi(a_2, b_3, a_3, b_2);
+                const int32x4_t w_12 = vaddq_s32(w_4, w_8);
+                const int32x4_t w_13 = vaddq_s32(w_5, w_9);
+                w_4 = w_12;
+                w_5 = w_13;
+                const int32x4_t w_14 = vaddq_s32(w_6, w_10);
+                const int32x4_t w_15 = vaddq_s32(w_7, w_11);
+                w_6 = w_14;
+                w_7 = w_15;
+            }
+            const int16x8_t r_0 = nttgen_mlkem_neon_mredw(w_4, w_5);
+            const int16x8_t r_1 = nttgen_mlkem_neon_mredw(w_6, w_7);
+            int16x8_t acc_0 = r_0;
+            int16x8_t acc_1 = r_1;
+            for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+                const int16x8_t a_4 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1024]);
+                const int16x8_t a_5 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1040]);
+                const int16x8_t b_4 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1024]);
+                const int16x8_t b_5 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1040]);
+                const int16x8_t cache_2 = vld1q_s16(&cache[g_0 * 512 + i_0 * 16 + i_1 * 8 + 512]);
+                const int32x4_t w_16 = nttgen_mlkem_neon_madd_lo(a_4, b_4, a_5, cache_2);
+                const int32x4_t w_17 = nttgen_mlkem_neon_madd_hi(a_4, b_4, a_5, cache_2);
+                const int32x4_t w_18 = nttgen_mlkem_neon_madd_lo(a_4, b_5, a_5, b_4);
+                const int32x4_t w_19 = nttgen_mlkem_neon_madd_hi(a_4, b_5, a_5, b_4);
+                int32x4_t w_20 = w_16;
+                int32x4_t w_21 = w_17;
+                int32x4_t w_22 = w_18;
+                int32x4_t w_23 = w_19;
+                for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
+                    const int16x8_t a_6 =
+                        vld1q_s16(&a[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1280]);
+                    const int16x8_t a_7 =
+                        vld1q_s16(&a[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1296]);
+                    const int16x8_t b_6 =
+                        vld1q_s16(&b[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1280]);
+                    const int16x8_t b_7 =
+                        vld1q_s16(&b[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1296]);
+                    const int16x8_t cache_3 =
+                        vld1q_s16(&cache[g_0 * 512 + i_3 * 128 + i_0 * 16 + i_1 * 8 + 640]);
+                    const int32x4_t w_24 = nttgen_mlkem_neon_madd_lo(a_6, b_6, a_7, cache_3);
+                    const int32x4_t w_25 = nttgen_mlkem_neon_madd_hi(a_6, b_6, a_7, cache_3);
+                    const int32x4_t w_26 = nttgen_mlkem_neon_madd_lo(a_6, b_7, a_7, b_6);
+                    const int32x4_t w_27 = nttgen_mlkem_neon_madd_hi(a_6, b_7, a_7, b_6);
+                    const int32x4_t w_28 = vaddq_s32(w_20, w_24);
+                    const int32x4_t w_29 = vaddq_s32(w_21, w_25);
+                    w_20 = w_28;
+                    w_21 = w_29;
+                    const int32x4_t w_30 = vaddq_s32(w_22, w_26);
+                    const int32x4_t w_31 = vaddq_s32(w_23, w_27);
+                    w_22 = w_30;
+                    w_23 = w_31;
+                }
+                const int16x8_t r_2 = nttgen_mlkem_neon_mredw(w_20, w_21);
+                const int16x8_t r_3 = nttgen_mlkem_neon_mredw(w_22, w_23);
+                const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
+                const int16x8_t acc_2 = vaddq_s16(red_0, r_2);
+                acc_0 = acc_2;
+                const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
+                const int16x8_t acc_3 = vaddq_s16(red_1, r_3);
+                acc_1 = acc_3;
+            }
+            vst1q_s16(&r[i_0 * 32 + i_1 * 8], acc_0);
+            vst1q_s16(&r[i_0 * 32 + i_1 * 8 + 16], acc_1);
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(r, 256, -9999, 9999);
 #endif
 }
 

@@ -24,9 +24,20 @@
  *       ops: load 768, store 256, add 256, mullo 256, montmul 640, const 128
  *   nttgen_mlkem_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials
  *     stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 256, const 128
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_rvv_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
+ *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
+ *     beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 384, store 128, montmul 128
+ *   nttgen_mlkem_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
+ *     the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-1664, 1664]
+ *       ops: load 896, store 512, add 256, mullo 256, montmul 384, montmul_var 128, barrett 256,
+ *         const 128
+ *       coefficient reductions: 256
  *   nttgen_mlkem_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-2002, 2002]
  *       ops: load 766, store 512, add 896, sub 896, montmul 1024, barrett 256, const 256
@@ -117,6 +128,15 @@ static inline vint16m1_t nttgen_mlkem_rvv_montmul_vx(vint16m1_t a, int16_t z, in
                                                      size_t vl) {
     const vint16m1_t hi = __riscv_vmulh_vx_i16m1(a, z, vl);
     const vint16m1_t m = __riscv_vmul_vx_i16m1(a, zq, vl);
+    return __riscv_vsub_vv_i16m1(hi, __riscv_vmulh_vx_i16m1(m, 3329, vl), vl);
+}
+
+/*
+ * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
+ */
+static inline vint16m1_t nttgen_mlkem_rvv_montmul_var(vint16m1_t a, vint16m1_t b, size_t vl) {
+    const vint16m1_t hi = __riscv_vmulh_vv_i16m1(a, b, vl);
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(__riscv_vmul_vv_i16m1(a, b, vl), -3327, vl);
     return __riscv_vsub_vv_i16m1(hi, __riscv_vmulh_vx_i16m1(m, 3329, vl), vl);
 }
 
@@ -563,11 +583,11 @@ void nttgen_mlkem_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 128, const 128
+ * Ops per call: load 1024, store 512, add 256, mullo 256, montmul 640, barrett 256, const 128
  */
 void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv_basemul_gammas;
@@ -596,15 +616,15 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
         __riscv_vsse16_v_i16m1(&r[i_0 * 2 + 1], 4, r_1, vl);
         i_0 = i_0 + vl;
     }
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
+    for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 128;) {
             const size_t vl = __riscv_vsetvl_e16m1(128 - i_2);
             const vint16m1_t gamma_1 = __riscv_vlse16_v_i16m1(&gammas_0[i_2 * 2], 4, vl);
             const vint16m1_t gammaqinv_1 = __riscv_vlse16_v_i16m1(&gammas_0[i_2 * 2 + 1], 4, vl);
-            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_2 * 2 + i_1 * 256 + 256], 4, vl);
-            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_2 * 2 + i_1 * 256 + 257], 4, vl);
-            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_2 * 2 + i_1 * 256 + 256], 4, vl);
-            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_2 * 2 + i_1 * 256 + 257], 4, vl);
+            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 256], 4, vl);
+            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 257], 4, vl);
+            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 256], 4, vl);
+            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 257], 4, vl);
             const vint16m1_t bq_2 = __riscv_vmul_vx_i16m1(b_2, -3327, vl);
             const vint16m1_t bq_3 = __riscv_vmul_vx_i16m1(b_3, -3327, vl);
             const vint16m1_t p_5 = nttgen_mlkem_rvv_montmul(a_2, b_2, bq_2, vl);
@@ -616,27 +636,222 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
             const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_8, p_9, vl);
             const vint16m1_t acc_0 = __riscv_vlse16_v_i16m1(&r[i_2 * 2], 4, vl);
             const vint16m1_t acc_1 = __riscv_vlse16_v_i16m1(&r[i_2 * 2 + 1], 4, vl);
-            const vint16m1_t red_0 = nttgen_mlkem_rvv_barrett(acc_0, vl);
-            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, vl);
-            const vint16m1_t red_1 = nttgen_mlkem_rvv_barrett(acc_1, vl);
-            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, vl);
+            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(acc_0, r_2, vl);
+            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(acc_1, r_3, vl);
             __riscv_vsse16_v_i16m1(&r[i_2 * 2], 4, acc_2, vl);
             __riscv_vsse16_v_i16m1(&r[i_2 * 2 + 1], 4, acc_3, vl);
             i_2 = i_2 + vl;
         }
     }
+    for (size_t g_0 = 0; (g_0 + 2) < k; ++g_0) {
+        for (size_t i_3 = 0; i_3 < 128;) {
+            const size_t vl = __riscv_vsetvl_e16m1(128 - i_3);
+            const vint16m1_t acc_4 = __riscv_vlse16_v_i16m1(&r[i_3 * 2], 4, vl);
+            const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2 + 1], 4, vl);
+            const vint16m1_t red_0 = nttgen_mlkem_rvv_barrett(acc_4, vl);
+            const vint16m1_t red_1 = nttgen_mlkem_rvv_barrett(acc_5, vl);
+            __riscv_vsse16_v_i16m1(&r[i_3 * 2], 4, red_0, vl);
+            __riscv_vsse16_v_i16m1(&r[i_3 * 2 + 1], 4, red_1, vl);
+            i_3 = i_3 + vl;
+        }
+        for (size_t i_4 = 0; (i_4 < 1) & ((i_4 + (g_0 + 2)) < k); ++i_4) {
+            for (size_t i_5 = 0; i_5 < 128;) {
+                const size_t vl = __riscv_vsetvl_e16m1(128 - i_5);
+                const vint16m1_t gamma_2 = __riscv_vlse16_v_i16m1(&gammas_0[i_5 * 2], 4, vl);
+                const vint16m1_t gammaqinv_2 =
+                    __riscv_vlse16_v_i16m1(&gammas_0[i_5 * 2 + 1], 4, vl);
+                const vint16m1_t a_4 =
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 256 + i_4 * 256 + i_5 * 2 + 512], 4, vl);
+                const vint16m1_t a_5 =
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 256 + i_4 * 256 + i_5 * 2 + 513], 4, vl);
+                const vint16m1_t b_4 =
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 256 + i_4 * 256 + i_5 * 2 + 512], 4, vl);
+                const vint16m1_t b_5 =
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 256 + i_4 * 256 + i_5 * 2 + 513], 4, vl);
+                const vint16m1_t bq_4 = __riscv_vmul_vx_i16m1(b_4, -3327, vl);
+                const vint16m1_t bq_5 = __riscv_vmul_vx_i16m1(b_5, -3327, vl);
+                const vint16m1_t p_10 = nttgen_mlkem_rvv_montmul(a_4, b_4, bq_4, vl);
+                const vint16m1_t p_11 = nttgen_mlkem_rvv_montmul(a_5, b_5, bq_5, vl);
+                const vint16m1_t p_12 = nttgen_mlkem_rvv_montmul(p_11, gamma_2, gammaqinv_2, vl);
+                const vint16m1_t p_13 = nttgen_mlkem_rvv_montmul(a_4, b_5, bq_5, vl);
+                const vint16m1_t p_14 = nttgen_mlkem_rvv_montmul(a_5, b_4, bq_4, vl);
+                const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_10, p_12, vl);
+                const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_13, p_14, vl);
+                const vint16m1_t acc_6 = __riscv_vlse16_v_i16m1(&r[i_5 * 2], 4, vl);
+                const vint16m1_t acc_7 = __riscv_vlse16_v_i16m1(&r[i_5 * 2 + 1], 4, vl);
+                const vint16m1_t acc_8 = __riscv_vadd_vv_i16m1(acc_6, r_4, vl);
+                const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(acc_7, r_5, vl);
+                __riscv_vsse16_v_i16m1(&r[i_5 * 2], 4, acc_8, vl);
+                __riscv_vsse16_v_i16m1(&r[i_5 * 2 + 1], 4, acc_9, vl);
+                i_5 = i_5 + vl;
+            }
+        }
+    }
     // bring the sum into the range of one base product
-    for (size_t i_3 = 0; i_3 < 128;) {
-        const size_t vl = __riscv_vsetvl_e16m1(128 - i_3);
-        const vint16m1_t acc_4 = __riscv_vlse16_v_i16m1(&r[i_3 * 2], 4, vl);
-        const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2 + 1], 4, vl);
-        __riscv_vsse16_v_i16m1(&r[i_3 * 2], 4, acc_4, vl);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv_barrett(acc_5, vl);
-        __riscv_vsse16_v_i16m1(&r[i_3 * 2 + 1], 4, red_2, vl);
-        i_3 = i_3 + vl;
+    for (size_t i_6 = 0; i_6 < 128;) {
+        const size_t vl = __riscv_vsetvl_e16m1(128 - i_6);
+        const vint16m1_t acc_10 = __riscv_vlse16_v_i16m1(&r[i_6 * 2], 4, vl);
+        const vint16m1_t acc_11 = __riscv_vlse16_v_i16m1(&r[i_6 * 2 + 1], 4, vl);
+        const vint16m1_t red_2 = nttgen_mlkem_rvv_barrett(acc_10, vl);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv_barrett(acc_11, vl);
+        __riscv_vsse16_v_i16m1(&r[i_6 * 2], 4, red_2, vl);
+        __riscv_vsse16_v_i16m1(&r[i_6 * 2 + 1], 4, red_3, vl);
+        i_6 = i_6 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv_assert_range(r, 256, -9252, 9253);
+    nttgen_mlkem_rvv_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 384, store 128, montmul 128
+ */
+void nttgen_mlkem_rvv_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_rvv_basemul_gammas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv_assert_range(b, 256, -16421, 16421);
+#endif
+    for (size_t i_0 = 0; i_0 < 128;) {
+        const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
+        const vint16m1_t gamma_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2], 4, vl);
+        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t gb_0 = nttgen_mlkem_rvv_montmul(b_0, gamma_0, gammaqinv_0, vl);
+        __riscv_vse16_v_i16m1(&cache[i_0], gb_0, vl);
+        i_0 = i_0 + vl;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv_assert_range(cache, 128, -2080, 2080);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-1664, 1664]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 896, store 512, add 256, mullo 256, montmul 384, montmul_var 128, barrett 256,
+ *   const 128
+ */
+void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                         const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_rvv_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_rvv_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 128;) {
+        const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
+        const vint16m1_t a_0 = __riscv_vlse16_v_i16m1(&a[i_0 * 2], 4, vl);
+        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2], 4, vl);
+        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0], vl);
+        const vint16m1_t bq_0 = __riscv_vmul_vx_i16m1(b_0, -3327, vl);
+        const vint16m1_t bq_1 = __riscv_vmul_vx_i16m1(b_1, -3327, vl);
+        const vint16m1_t p_0 = nttgen_mlkem_rvv_montmul(a_0, b_0, bq_0, vl);
+        const vint16m1_t p_1 = nttgen_mlkem_rvv_montmul_var(a_1, cache_0, vl);
+        const vint16m1_t p_2 = nttgen_mlkem_rvv_montmul(a_0, b_1, bq_1, vl);
+        const vint16m1_t p_3 = nttgen_mlkem_rvv_montmul(a_1, b_0, bq_0, vl);
+        const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_1, vl);
+        const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_2, p_3, vl);
+        __riscv_vsse16_v_i16m1(&r[i_0 * 2], 4, r_0, vl);
+        __riscv_vsse16_v_i16m1(&r[i_0 * 2 + 1], 4, r_1, vl);
+        i_0 = i_0 + vl;
+    }
+    for (size_t i_1 = 0; (i_1 < 5) & ((i_1 + 1) < k); ++i_1) {
+        for (size_t i_2 = 0; i_2 < 128;) {
+            const size_t vl = __riscv_vsetvl_e16m1(128 - i_2);
+            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 256], 4, vl);
+            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 257], 4, vl);
+            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 256], 4, vl);
+            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 257], 4, vl);
+            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 128 + i_2 + 128], vl);
+            const vint16m1_t bq_2 = __riscv_vmul_vx_i16m1(b_2, -3327, vl);
+            const vint16m1_t bq_3 = __riscv_vmul_vx_i16m1(b_3, -3327, vl);
+            const vint16m1_t p_4 = nttgen_mlkem_rvv_montmul(a_2, b_2, bq_2, vl);
+            const vint16m1_t p_5 = nttgen_mlkem_rvv_montmul_var(a_3, cache_1, vl);
+            const vint16m1_t p_6 = nttgen_mlkem_rvv_montmul(a_2, b_3, bq_3, vl);
+            const vint16m1_t p_7 = nttgen_mlkem_rvv_montmul(a_3, b_2, bq_2, vl);
+            const vint16m1_t r_2 = __riscv_vadd_vv_i16m1(p_4, p_5, vl);
+            const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_6, p_7, vl);
+            const vint16m1_t acc_0 = __riscv_vlse16_v_i16m1(&r[i_2 * 2], 4, vl);
+            const vint16m1_t acc_1 = __riscv_vlse16_v_i16m1(&r[i_2 * 2 + 1], 4, vl);
+            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(acc_0, r_2, vl);
+            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(acc_1, r_3, vl);
+            __riscv_vsse16_v_i16m1(&r[i_2 * 2], 4, acc_2, vl);
+            __riscv_vsse16_v_i16m1(&r[i_2 * 2 + 1], 4, acc_3, vl);
+            i_2 = i_2 + vl;
+        }
+    }
+    for (size_t g_0 = 0; (5 * g_0 + 6) < k; ++g_0) {
+        for (size_t i_3 = 0; i_3 < 128;) {
+            const size_t vl = __riscv_vsetvl_e16m1(128 - i_3);
+            const vint16m1_t acc_4 = __riscv_vlse16_v_i16m1(&r[i_3 * 2], 4, vl);
+            const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2 + 1], 4, vl);
+            const vint16m1_t red_0 = nttgen_mlkem_rvv_barrett(acc_4, vl);
+            const vint16m1_t red_1 = nttgen_mlkem_rvv_barrett(acc_5, vl);
+            __riscv_vsse16_v_i16m1(&r[i_3 * 2], 4, red_0, vl);
+            __riscv_vsse16_v_i16m1(&r[i_3 * 2 + 1], 4, red_1, vl);
+            i_3 = i_3 + vl;
+        }
+        for (size_t i_4 = 0; (i_4 < 5) & ((i_4 + (g_0 * 5 + 6)) < k); ++i_4) {
+            for (size_t i_5 = 0; i_5 < 128;) {
+                const size_t vl = __riscv_vsetvl_e16m1(128 - i_5);
+                const vint16m1_t a_4 =
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1536], 4, vl);
+                const vint16m1_t a_5 =
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1537], 4, vl);
+                const vint16m1_t b_4 =
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1536], 4, vl);
+                const vint16m1_t b_5 =
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1537], 4, vl);
+                const vint16m1_t cache_2 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 640 + i_4 * 128 + i_5 + 768], vl);
+                const vint16m1_t bq_4 = __riscv_vmul_vx_i16m1(b_4, -3327, vl);
+                const vint16m1_t bq_5 = __riscv_vmul_vx_i16m1(b_5, -3327, vl);
+                const vint16m1_t p_8 = nttgen_mlkem_rvv_montmul(a_4, b_4, bq_4, vl);
+                const vint16m1_t p_9 = nttgen_mlkem_rvv_montmul_var(a_5, cache_2, vl);
+                const vint16m1_t p_10 = nttgen_mlkem_rvv_montmul(a_4, b_5, bq_5, vl);
+                const vint16m1_t p_11 = nttgen_mlkem_rvv_montmul(a_5, b_4, bq_4, vl);
+                const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_8, p_9, vl);
+                const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_10, p_11, vl);
+                const vint16m1_t acc_6 = __riscv_vlse16_v_i16m1(&r[i_5 * 2], 4, vl);
+                const vint16m1_t acc_7 = __riscv_vlse16_v_i16m1(&r[i_5 * 2 + 1], 4, vl);
+                const vint16m1_t acc_8 = __riscv_vadd_vv_i16m1(acc_6, r_4, vl);
+                const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(acc_7, r_5, vl);
+                __riscv_vsse16_v_i16m1(&r[i_5 * 2], 4, acc_8, vl);
+                __riscv_vsse16_v_i16m1(&r[i_5 * 2 + 1], 4, acc_9, vl);
+                i_5 = i_5 + vl;
+            }
+        }
+    }
+    // bring the sum into the range of one base product
+    for (size_t i_6 = 0; i_6 < 128;) {
+        const size_t vl = __riscv_vsetvl_e16m1(128 - i_6);
+        const vint16m1_t acc_10 = __riscv_vlse16_v_i16m1(&r[i_6 * 2], 4, vl);
+        const vint16m1_t acc_11 = __riscv_vlse16_v_i16m1(&r[i_6 * 2 + 1], 4, vl);
+        const vint16m1_t red_2 = nttgen_mlkem_rvv_barrett(acc_10, vl);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv_barrett(acc_11, vl);
+        __riscv_vsse16_v_i16m1(&r[i_6 * 2], 4, red_2, vl);
+        __riscv_vsse16_v_i16m1(&r[i_6 * 2 + 1], 4, red_3, vl);
+        i_6 = i_6 + vl;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv_assert_range(r, 256, -1664, 1664);
 #endif
 }
 

@@ -24,9 +24,18 @@
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
  *   nttgen_mlkem_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 96, store 32, montmul 16, barrett 32, madd 32, mredw 32
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 48, store 16, montmul 16
+ *   nttgen_mlkem_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
+ *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-2020, 2021]
  *       ops: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
@@ -133,6 +142,15 @@ static inline vint16m1_t nttgen_mlkem_rvv128_barrett(vint16m1_t a, size_t vl) {
 static inline vint16m1_t nttgen_mlkem_rvv128_cond_add_q(vint16m1_t a, size_t vl) {
     const vint16m1_t mask = __riscv_vsra_vx_i16m1(a, 15, vl);
     return __riscv_vadd_vv_i16m1(a, __riscv_vand_vx_i16m1(mask, 3329, vl), vl);
+}
+
+/*
+ * Signed Montgomery reduction of 32-bit sums to 16-bit lanes:
+ * (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
+ */
+static inline vint16m1_t nttgen_mlkem_rvv128_mredw(vint32m2_t a, size_t vl) {
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(__riscv_vncvt_x_x_w_i16m1(a, vl), -3327, vl);
+    return __riscv_vnsra_wx_i16m1(__riscv_vwmacc_vx_i32m2(a, -3329, m, vl), 16, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -996,11 +1014,11 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, barrett 16, const 16
+ * Ops per call: load 96, store 32, montmul 16, barrett 32, madd 32, mredw 32
  */
 void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv128_basemul_gammas;
@@ -1008,696 +1026,310 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
     nttgen_mlkem_rvv128_assert_range(a, k * 256, -16421, 16421);
     nttgen_mlkem_rvv128_assert_range(b, k * 256, -16421, 16421);
 #endif
+    for (size_t i_0 = 0; i_0 < 4; ++i_0) {
+        for (size_t i_1 = 0; i_1 < 4; ++i_1) {
+            const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 16], 8);
+            const vint16m1_t gammaqinv_0 =
+                __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 16 + 8], 8);
+            const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8], 8);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t gb_0 = nttgen_mlkem_rvv128_montmul(b_1, gamma_0, gammaqinv_0, 8);
+            const vint32m2_t w_0 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 8), a_1, gb_0, 8);
+            const vint32m2_t w_1 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 8), a_1, b_0, 8);
+            vint32m2_t w_2 = w_0;
+            vint32m2_t w_3 = w_1;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
+                const vint16m1_t a_2 =
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                const vint16m1_t b_2 =
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                const vint16m1_t gb_1 = nttgen_mlkem_rvv128_montmul(b_3, gamma_0, gammaqinv_0, 8);
+                const vint32m2_t w_4 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 8), a_3, gb_1, 8);
+                const vint32m2_t w_5 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 8), a_3, b_2, 8);
+                const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 8);
+                w_2 = w_6;
+                const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 8);
+                w_3 = w_7;
+            }
+            const vint16m1_t r_0 = nttgen_mlkem_rvv128_mredw(w_2, 8);
+            const vint16m1_t r_1 = nttgen_mlkem_rvv128_mredw(w_3, 8);
+            vint16m1_t acc_0 = r_0;
+            vint16m1_t acc_1 = r_1;
+            for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+                const vint16m1_t a_4 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 8 + 768], 8);
+                const vint16m1_t a_5 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 8 + 800], 8);
+                const vint16m1_t b_4 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 8 + 768], 8);
+                const vint16m1_t b_5 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 8 + 800], 8);
+                const vint16m1_t gb_2 = nttgen_mlkem_rvv128_montmul(b_5, gamma_0, gammaqinv_0, 8);
+                const vint32m2_t w_8 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 8), a_5, gb_2, 8);
+                const vint32m2_t w_9 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 8), a_5, b_4, 8);
+                vint32m2_t w_10 = w_8;
+                vint32m2_t w_11 = w_9;
+                for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
+                    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(
+                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                    const vint16m1_t a_7 = __riscv_vle16_v_i16m1(
+                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(
+                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(
+                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                    const vint16m1_t gb_3 =
+                        nttgen_mlkem_rvv128_montmul(b_7, gamma_0, gammaqinv_0, 8);
+                    const vint32m2_t w_12 =
+                        __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_6, 8), a_7, gb_3, 8);
+                    const vint32m2_t w_13 =
+                        __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 8), a_7, b_6, 8);
+                    const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 8);
+                    w_10 = w_14;
+                    const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 8);
+                    w_11 = w_15;
+                }
+                const vint16m1_t r_2 = nttgen_mlkem_rvv128_mredw(w_10, 8);
+                const vint16m1_t r_3 = nttgen_mlkem_rvv128_mredw(w_11, 8);
+                const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(acc_0, 8);
+                const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 8);
+                acc_0 = acc_2;
+                const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(acc_1, 8);
+                const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 8);
+                acc_1 = acc_3;
+            }
+            const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(acc_0, 8);
+            const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(acc_1, 8);
+            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8], red_2, 8);
+            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8 + 32], red_3, 8);
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv128_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 48, store 16, montmul 16
+ */
+void nttgen_mlkem_rvv128_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_rvv128_basemul_gammas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv128_assert_range(b, 256, -16421, 16421);
+#endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 8);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[8], 8);
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 8);
-    const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[32], 8);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
-    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[32], 8);
-    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 8);
-    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_0, 8);
-    const vint16m1_t p_0 = nttgen_mlkem_rvv128_montmul(a_0, b_0, bq_0, 8);
-    const vint16m1_t p_1 = nttgen_mlkem_rvv128_montmul(a_1, b_1, bq_1, 8);
-    const vint16m1_t p_2 = nttgen_mlkem_rvv128_montmul(p_1, gamma_0, gammaqinv_0, 8);
-    const vint16m1_t p_3 = nttgen_mlkem_rvv128_montmul(a_0, b_1, bq_1, 8);
-    const vint16m1_t p_4 = nttgen_mlkem_rvv128_montmul(a_1, b_0, bq_0, 8);
-    const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_2, 8);
-    const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_3, p_4, 8);
-    vint16m1_t acc_0 = r_0;
-    vint16m1_t acc_1 = r_1;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_0 * 256 + 256], 8);
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_0 * 256 + 288], 8);
-        const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_0 * 256 + 256], 8);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_0 * 256 + 288], 8);
-        const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_1, 8);
-        const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_1, 8);
-        const vint16m1_t p_5 = nttgen_mlkem_rvv128_montmul(a_2, b_2, bq_2, 8);
-        const vint16m1_t p_6 = nttgen_mlkem_rvv128_montmul(a_3, b_3, bq_3, 8);
-        const vint16m1_t p_7 = nttgen_mlkem_rvv128_montmul(p_6, gamma_0, gammaqinv_0, 8);
-        const vint16m1_t p_8 = nttgen_mlkem_rvv128_montmul(a_2, b_3, bq_3, 8);
-        const vint16m1_t p_9 = nttgen_mlkem_rvv128_montmul(a_3, b_2, bq_2, 8);
-        const vint16m1_t r_2 = __riscv_vadd_vv_i16m1(p_5, p_7, 8);
-        const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_8, p_9, 8);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(acc_0, 8);
-        const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 8);
-        acc_0 = acc_2;
-        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(acc_1, 8);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 8);
-        acc_1 = acc_3;
-    }
-    const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(acc_1, 8);
-    __riscv_vse16_v_i16m1(&r[0], acc_0, 8);
-    __riscv_vse16_v_i16m1(&r[32], red_2, 8);
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[32], 8);
+    const vint16m1_t gb_0 = nttgen_mlkem_rvv128_montmul(b_0, gamma_0, gammaqinv_0, 8);
+    __riscv_vse16_v_i16m1(&cache[0], gb_0, 8);
     const vint16m1_t gamma_1 = __riscv_vle16_v_i16m1(&gammas_0[16], 8);
     const vint16m1_t gammaqinv_1 = __riscv_vle16_v_i16m1(&gammas_0[24], 8);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[8], 8);
-    const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[40], 8);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[8], 8);
-    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[40], 8);
-    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_2, 8);
-    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_2, 8);
-    const vint16m1_t p_10 = nttgen_mlkem_rvv128_montmul(a_4, b_4, bq_4, 8);
-    const vint16m1_t p_11 = nttgen_mlkem_rvv128_montmul(a_5, b_5, bq_5, 8);
-    const vint16m1_t p_12 = nttgen_mlkem_rvv128_montmul(p_11, gamma_1, gammaqinv_1, 8);
-    const vint16m1_t p_13 = nttgen_mlkem_rvv128_montmul(a_4, b_5, bq_5, 8);
-    const vint16m1_t p_14 = nttgen_mlkem_rvv128_montmul(a_5, b_4, bq_4, 8);
-    const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_10, p_12, 8);
-    const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_13, p_14, 8);
-    vint16m1_t acc_4 = r_4;
-    vint16m1_t acc_5 = r_5;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[8 + i_1 * 256 + 256], 8);
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[8 + i_1 * 256 + 288], 8);
-        const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[8 + i_1 * 256 + 256], 8);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[8 + i_1 * 256 + 288], 8);
-        const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_3, 8);
-        const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_3, 8);
-        const vint16m1_t p_15 = nttgen_mlkem_rvv128_montmul(a_6, b_6, bq_6, 8);
-        const vint16m1_t p_16 = nttgen_mlkem_rvv128_montmul(a_7, b_7, bq_7, 8);
-        const vint16m1_t p_17 = nttgen_mlkem_rvv128_montmul(p_16, gamma_1, gammaqinv_1, 8);
-        const vint16m1_t p_18 = nttgen_mlkem_rvv128_montmul(a_6, b_7, bq_7, 8);
-        const vint16m1_t p_19 = nttgen_mlkem_rvv128_montmul(a_7, b_6, bq_6, 8);
-        const vint16m1_t r_6 = __riscv_vadd_vv_i16m1(p_15, p_17, 8);
-        const vint16m1_t r_7 = __riscv_vadd_vv_i16m1(p_18, p_19, 8);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(acc_4, 8);
-        const vint16m1_t acc_6 = __riscv_vadd_vv_i16m1(red_3, r_6, 8);
-        acc_4 = acc_6;
-        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(acc_5, 8);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_4, r_7, 8);
-        acc_5 = acc_7;
-    }
-    const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(acc_5, 8);
-    __riscv_vse16_v_i16m1(&r[8], acc_4, 8);
-    __riscv_vse16_v_i16m1(&r[40], red_5, 8);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[40], 8);
+    const vint16m1_t gb_1 = nttgen_mlkem_rvv128_montmul(b_1, gamma_1, gammaqinv_1, 8);
+    __riscv_vse16_v_i16m1(&cache[8], gb_1, 8);
     const vint16m1_t gamma_2 = __riscv_vle16_v_i16m1(&gammas_0[32], 8);
     const vint16m1_t gammaqinv_2 = __riscv_vle16_v_i16m1(&gammas_0[40], 8);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[16], 8);
-    const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[48], 8);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[16], 8);
-    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[48], 8);
-    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_4, 8);
-    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_4, 8);
-    const vint16m1_t p_20 = nttgen_mlkem_rvv128_montmul(a_8, b_8, bq_8, 8);
-    const vint16m1_t p_21 = nttgen_mlkem_rvv128_montmul(a_9, b_9, bq_9, 8);
-    const vint16m1_t p_22 = nttgen_mlkem_rvv128_montmul(p_21, gamma_2, gammaqinv_2, 8);
-    const vint16m1_t p_23 = nttgen_mlkem_rvv128_montmul(a_8, b_9, bq_9, 8);
-    const vint16m1_t p_24 = nttgen_mlkem_rvv128_montmul(a_9, b_8, bq_8, 8);
-    const vint16m1_t r_8 = __riscv_vadd_vv_i16m1(p_20, p_22, 8);
-    const vint16m1_t r_9 = __riscv_vadd_vv_i16m1(p_23, p_24, 8);
-    vint16m1_t acc_8 = r_8;
-    vint16m1_t acc_9 = r_9;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[16 + i_2 * 256 + 256], 8);
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[16 + i_2 * 256 + 288], 8);
-        const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[16 + i_2 * 256 + 256], 8);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[16 + i_2 * 256 + 288], 8);
-        const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_5, 8);
-        const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_5, 8);
-        const vint16m1_t p_25 = nttgen_mlkem_rvv128_montmul(a_10, b_10, bq_10, 8);
-        const vint16m1_t p_26 = nttgen_mlkem_rvv128_montmul(a_11, b_11, bq_11, 8);
-        const vint16m1_t p_27 = nttgen_mlkem_rvv128_montmul(p_26, gamma_2, gammaqinv_2, 8);
-        const vint16m1_t p_28 = nttgen_mlkem_rvv128_montmul(a_10, b_11, bq_11, 8);
-        const vint16m1_t p_29 = nttgen_mlkem_rvv128_montmul(a_11, b_10, bq_10, 8);
-        const vint16m1_t r_10 = __riscv_vadd_vv_i16m1(p_25, p_27, 8);
-        const vint16m1_t r_11 = __riscv_vadd_vv_i16m1(p_28, p_29, 8);
-        const vint16m1_t red_6 = nttgen_mlkem_rvv128_barrett(acc_8, 8);
-        const vint16m1_t acc_10 = __riscv_vadd_vv_i16m1(red_6, r_10, 8);
-        acc_8 = acc_10;
-        const vint16m1_t red_7 = nttgen_mlkem_rvv128_barrett(acc_9, 8);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_7, r_11, 8);
-        acc_9 = acc_11;
-    }
-    const vint16m1_t red_8 = nttgen_mlkem_rvv128_barrett(acc_9, 8);
-    __riscv_vse16_v_i16m1(&r[16], acc_8, 8);
-    __riscv_vse16_v_i16m1(&r[48], red_8, 8);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[48], 8);
+    const vint16m1_t gb_2 = nttgen_mlkem_rvv128_montmul(b_2, gamma_2, gammaqinv_2, 8);
+    __riscv_vse16_v_i16m1(&cache[16], gb_2, 8);
     const vint16m1_t gamma_3 = __riscv_vle16_v_i16m1(&gammas_0[48], 8);
     const vint16m1_t gammaqinv_3 = __riscv_vle16_v_i16m1(&gammas_0[56], 8);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[24], 8);
-    const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[56], 8);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[24], 8);
-    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[56], 8);
-    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_6, 8);
-    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_6, 8);
-    const vint16m1_t p_30 = nttgen_mlkem_rvv128_montmul(a_12, b_12, bq_12, 8);
-    const vint16m1_t p_31 = nttgen_mlkem_rvv128_montmul(a_13, b_13, bq_13, 8);
-    const vint16m1_t p_32 = nttgen_mlkem_rvv128_montmul(p_31, gamma_3, gammaqinv_3, 8);
-    const vint16m1_t p_33 = nttgen_mlkem_rvv128_montmul(a_12, b_13, bq_13, 8);
-    const vint16m1_t p_34 = nttgen_mlkem_rvv128_montmul(a_13, b_12, bq_12, 8);
-    const vint16m1_t r_12 = __riscv_vadd_vv_i16m1(p_30, p_32, 8);
-    const vint16m1_t r_13 = __riscv_vadd_vv_i16m1(p_33, p_34, 8);
-    vint16m1_t acc_12 = r_12;
-    vint16m1_t acc_13 = r_13;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[24 + i_3 * 256 + 256], 8);
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[24 + i_3 * 256 + 288], 8);
-        const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[24 + i_3 * 256 + 256], 8);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[24 + i_3 * 256 + 288], 8);
-        const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_7, 8);
-        const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_7, 8);
-        const vint16m1_t p_35 = nttgen_mlkem_rvv128_montmul(a_14, b_14, bq_14, 8);
-        const vint16m1_t p_36 = nttgen_mlkem_rvv128_montmul(a_15, b_15, bq_15, 8);
-        const vint16m1_t p_37 = nttgen_mlkem_rvv128_montmul(p_36, gamma_3, gammaqinv_3, 8);
-        const vint16m1_t p_38 = nttgen_mlkem_rvv128_montmul(a_14, b_15, bq_15, 8);
-        const vint16m1_t p_39 = nttgen_mlkem_rvv128_montmul(a_15, b_14, bq_14, 8);
-        const vint16m1_t r_14 = __riscv_vadd_vv_i16m1(p_35, p_37, 8);
-        const vint16m1_t r_15 = __riscv_vadd_vv_i16m1(p_38, p_39, 8);
-        const vint16m1_t red_9 = nttgen_mlkem_rvv128_barrett(acc_12, 8);
-        const vint16m1_t acc_14 = __riscv_vadd_vv_i16m1(red_9, r_14, 8);
-        acc_12 = acc_14;
-        const vint16m1_t red_10 = nttgen_mlkem_rvv128_barrett(acc_13, 8);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_10, r_15, 8);
-        acc_13 = acc_15;
-    }
-    const vint16m1_t red_11 = nttgen_mlkem_rvv128_barrett(acc_13, 8);
-    __riscv_vse16_v_i16m1(&r[24], acc_12, 8);
-    __riscv_vse16_v_i16m1(&r[56], red_11, 8);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[56], 8);
+    const vint16m1_t gb_3 = nttgen_mlkem_rvv128_montmul(b_3, gamma_3, gammaqinv_3, 8);
+    __riscv_vse16_v_i16m1(&cache[24], gb_3, 8);
     const vint16m1_t gamma_4 = __riscv_vle16_v_i16m1(&gammas_0[64], 8);
     const vint16m1_t gammaqinv_4 = __riscv_vle16_v_i16m1(&gammas_0[72], 8);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[64], 8);
-    const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[96], 8);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[64], 8);
-    const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[96], 8);
-    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_16 = __riscv_vmul_vv_i16m1(b_16, qinv_8, 8);
-    const vint16m1_t bq_17 = __riscv_vmul_vv_i16m1(b_17, qinv_8, 8);
-    const vint16m1_t p_40 = nttgen_mlkem_rvv128_montmul(a_16, b_16, bq_16, 8);
-    const vint16m1_t p_41 = nttgen_mlkem_rvv128_montmul(a_17, b_17, bq_17, 8);
-    const vint16m1_t p_42 = nttgen_mlkem_rvv128_montmul(p_41, gamma_4, gammaqinv_4, 8);
-    const vint16m1_t p_43 = nttgen_mlkem_rvv128_montmul(a_16, b_17, bq_17, 8);
-    const vint16m1_t p_44 = nttgen_mlkem_rvv128_montmul(a_17, b_16, bq_16, 8);
-    const vint16m1_t r_16 = __riscv_vadd_vv_i16m1(p_40, p_42, 8);
-    const vint16m1_t r_17 = __riscv_vadd_vv_i16m1(p_43, p_44, 8);
-    vint16m1_t acc_16 = r_16;
-    vint16m1_t acc_17 = r_17;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[64 + i_4 * 256 + 256], 8);
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[64 + i_4 * 256 + 288], 8);
-        const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[64 + i_4 * 256 + 256], 8);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[64 + i_4 * 256 + 288], 8);
-        const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_18 = __riscv_vmul_vv_i16m1(b_18, qinv_9, 8);
-        const vint16m1_t bq_19 = __riscv_vmul_vv_i16m1(b_19, qinv_9, 8);
-        const vint16m1_t p_45 = nttgen_mlkem_rvv128_montmul(a_18, b_18, bq_18, 8);
-        const vint16m1_t p_46 = nttgen_mlkem_rvv128_montmul(a_19, b_19, bq_19, 8);
-        const vint16m1_t p_47 = nttgen_mlkem_rvv128_montmul(p_46, gamma_4, gammaqinv_4, 8);
-        const vint16m1_t p_48 = nttgen_mlkem_rvv128_montmul(a_18, b_19, bq_19, 8);
-        const vint16m1_t p_49 = nttgen_mlkem_rvv128_montmul(a_19, b_18, bq_18, 8);
-        const vint16m1_t r_18 = __riscv_vadd_vv_i16m1(p_45, p_47, 8);
-        const vint16m1_t r_19 = __riscv_vadd_vv_i16m1(p_48, p_49, 8);
-        const vint16m1_t red_12 = nttgen_mlkem_rvv128_barrett(acc_16, 8);
-        const vint16m1_t acc_18 = __riscv_vadd_vv_i16m1(red_12, r_18, 8);
-        acc_16 = acc_18;
-        const vint16m1_t red_13 = nttgen_mlkem_rvv128_barrett(acc_17, 8);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_13, r_19, 8);
-        acc_17 = acc_19;
-    }
-    const vint16m1_t red_14 = nttgen_mlkem_rvv128_barrett(acc_17, 8);
-    __riscv_vse16_v_i16m1(&r[64], acc_16, 8);
-    __riscv_vse16_v_i16m1(&r[96], red_14, 8);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[96], 8);
+    const vint16m1_t gb_4 = nttgen_mlkem_rvv128_montmul(b_4, gamma_4, gammaqinv_4, 8);
+    __riscv_vse16_v_i16m1(&cache[32], gb_4, 8);
     const vint16m1_t gamma_5 = __riscv_vle16_v_i16m1(&gammas_0[80], 8);
     const vint16m1_t gammaqinv_5 = __riscv_vle16_v_i16m1(&gammas_0[88], 8);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[72], 8);
-    const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[104], 8);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[72], 8);
-    const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[104], 8);
-    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_20 = __riscv_vmul_vv_i16m1(b_20, qinv_10, 8);
-    const vint16m1_t bq_21 = __riscv_vmul_vv_i16m1(b_21, qinv_10, 8);
-    const vint16m1_t p_50 = nttgen_mlkem_rvv128_montmul(a_20, b_20, bq_20, 8);
-    const vint16m1_t p_51 = nttgen_mlkem_rvv128_montmul(a_21, b_21, bq_21, 8);
-    const vint16m1_t p_52 = nttgen_mlkem_rvv128_montmul(p_51, gamma_5, gammaqinv_5, 8);
-    const vint16m1_t p_53 = nttgen_mlkem_rvv128_montmul(a_20, b_21, bq_21, 8);
-    const vint16m1_t p_54 = nttgen_mlkem_rvv128_montmul(a_21, b_20, bq_20, 8);
-    const vint16m1_t r_20 = __riscv_vadd_vv_i16m1(p_50, p_52, 8);
-    const vint16m1_t r_21 = __riscv_vadd_vv_i16m1(p_53, p_54, 8);
-    vint16m1_t acc_20 = r_20;
-    vint16m1_t acc_21 = r_21;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[72 + i_5 * 256 + 256], 8);
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[72 + i_5 * 256 + 288], 8);
-        const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[72 + i_5 * 256 + 256], 8);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[72 + i_5 * 256 + 288], 8);
-        const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_22 = __riscv_vmul_vv_i16m1(b_22, qinv_11, 8);
-        const vint16m1_t bq_23 = __riscv_vmul_vv_i16m1(b_23, qinv_11, 8);
-        const vint16m1_t p_55 = nttgen_mlkem_rvv128_montmul(a_22, b_22, bq_22, 8);
-        const vint16m1_t p_56 = nttgen_mlkem_rvv128_montmul(a_23, b_23, bq_23, 8);
-        const vint16m1_t p_57 = nttgen_mlkem_rvv128_montmul(p_56, gamma_5, gammaqinv_5, 8);
-        const vint16m1_t p_58 = nttgen_mlkem_rvv128_montmul(a_22, b_23, bq_23, 8);
-        const vint16m1_t p_59 = nttgen_mlkem_rvv128_montmul(a_23, b_22, bq_22, 8);
-        const vint16m1_t r_22 = __riscv_vadd_vv_i16m1(p_55, p_57, 8);
-        const vint16m1_t r_23 = __riscv_vadd_vv_i16m1(p_58, p_59, 8);
-        const vint16m1_t red_15 = nttgen_mlkem_rvv128_barrett(acc_20, 8);
-        const vint16m1_t acc_22 = __riscv_vadd_vv_i16m1(red_15, r_22, 8);
-        acc_20 = acc_22;
-        const vint16m1_t red_16 = nttgen_mlkem_rvv128_barrett(acc_21, 8);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_16, r_23, 8);
-        acc_21 = acc_23;
-    }
-    const vint16m1_t red_17 = nttgen_mlkem_rvv128_barrett(acc_21, 8);
-    __riscv_vse16_v_i16m1(&r[72], acc_20, 8);
-    __riscv_vse16_v_i16m1(&r[104], red_17, 8);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[104], 8);
+    const vint16m1_t gb_5 = nttgen_mlkem_rvv128_montmul(b_5, gamma_5, gammaqinv_5, 8);
+    __riscv_vse16_v_i16m1(&cache[40], gb_5, 8);
     const vint16m1_t gamma_6 = __riscv_vle16_v_i16m1(&gammas_0[96], 8);
     const vint16m1_t gammaqinv_6 = __riscv_vle16_v_i16m1(&gammas_0[104], 8);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[80], 8);
-    const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[112], 8);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[80], 8);
-    const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[112], 8);
-    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_24 = __riscv_vmul_vv_i16m1(b_24, qinv_12, 8);
-    const vint16m1_t bq_25 = __riscv_vmul_vv_i16m1(b_25, qinv_12, 8);
-    const vint16m1_t p_60 = nttgen_mlkem_rvv128_montmul(a_24, b_24, bq_24, 8);
-    const vint16m1_t p_61 = nttgen_mlkem_rvv128_montmul(a_25, b_25, bq_25, 8);
-    const vint16m1_t p_62 = nttgen_mlkem_rvv128_montmul(p_61, gamma_6, gammaqinv_6, 8);
-    const vint16m1_t p_63 = nttgen_mlkem_rvv128_montmul(a_24, b_25, bq_25, 8);
-    const vint16m1_t p_64 = nttgen_mlkem_rvv128_montmul(a_25, b_24, bq_24, 8);
-    const vint16m1_t r_24 = __riscv_vadd_vv_i16m1(p_60, p_62, 8);
-    const vint16m1_t r_25 = __riscv_vadd_vv_i16m1(p_63, p_64, 8);
-    vint16m1_t acc_24 = r_24;
-    vint16m1_t acc_25 = r_25;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[80 + i_6 * 256 + 256], 8);
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[80 + i_6 * 256 + 288], 8);
-        const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[80 + i_6 * 256 + 256], 8);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[80 + i_6 * 256 + 288], 8);
-        const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_26 = __riscv_vmul_vv_i16m1(b_26, qinv_13, 8);
-        const vint16m1_t bq_27 = __riscv_vmul_vv_i16m1(b_27, qinv_13, 8);
-        const vint16m1_t p_65 = nttgen_mlkem_rvv128_montmul(a_26, b_26, bq_26, 8);
-        const vint16m1_t p_66 = nttgen_mlkem_rvv128_montmul(a_27, b_27, bq_27, 8);
-        const vint16m1_t p_67 = nttgen_mlkem_rvv128_montmul(p_66, gamma_6, gammaqinv_6, 8);
-        const vint16m1_t p_68 = nttgen_mlkem_rvv128_montmul(a_26, b_27, bq_27, 8);
-        const vint16m1_t p_69 = nttgen_mlkem_rvv128_montmul(a_27, b_26, bq_26, 8);
-        const vint16m1_t r_26 = __riscv_vadd_vv_i16m1(p_65, p_67, 8);
-        const vint16m1_t r_27 = __riscv_vadd_vv_i16m1(p_68, p_69, 8);
-        const vint16m1_t red_18 = nttgen_mlkem_rvv128_barrett(acc_24, 8);
-        const vint16m1_t acc_26 = __riscv_vadd_vv_i16m1(red_18, r_26, 8);
-        acc_24 = acc_26;
-        const vint16m1_t red_19 = nttgen_mlkem_rvv128_barrett(acc_25, 8);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_19, r_27, 8);
-        acc_25 = acc_27;
-    }
-    const vint16m1_t red_20 = nttgen_mlkem_rvv128_barrett(acc_25, 8);
-    __riscv_vse16_v_i16m1(&r[80], acc_24, 8);
-    __riscv_vse16_v_i16m1(&r[112], red_20, 8);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[112], 8);
+    const vint16m1_t gb_6 = nttgen_mlkem_rvv128_montmul(b_6, gamma_6, gammaqinv_6, 8);
+    __riscv_vse16_v_i16m1(&cache[48], gb_6, 8);
     const vint16m1_t gamma_7 = __riscv_vle16_v_i16m1(&gammas_0[112], 8);
     const vint16m1_t gammaqinv_7 = __riscv_vle16_v_i16m1(&gammas_0[120], 8);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[88], 8);
-    const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[120], 8);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[88], 8);
-    const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[120], 8);
-    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_28 = __riscv_vmul_vv_i16m1(b_28, qinv_14, 8);
-    const vint16m1_t bq_29 = __riscv_vmul_vv_i16m1(b_29, qinv_14, 8);
-    const vint16m1_t p_70 = nttgen_mlkem_rvv128_montmul(a_28, b_28, bq_28, 8);
-    const vint16m1_t p_71 = nttgen_mlkem_rvv128_montmul(a_29, b_29, bq_29, 8);
-    const vint16m1_t p_72 = nttgen_mlkem_rvv128_montmul(p_71, gamma_7, gammaqinv_7, 8);
-    const vint16m1_t p_73 = nttgen_mlkem_rvv128_montmul(a_28, b_29, bq_29, 8);
-    const vint16m1_t p_74 = nttgen_mlkem_rvv128_montmul(a_29, b_28, bq_28, 8);
-    const vint16m1_t r_28 = __riscv_vadd_vv_i16m1(p_70, p_72, 8);
-    const vint16m1_t r_29 = __riscv_vadd_vv_i16m1(p_73, p_74, 8);
-    vint16m1_t acc_28 = r_28;
-    vint16m1_t acc_29 = r_29;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[88 + i_7 * 256 + 256], 8);
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[88 + i_7 * 256 + 288], 8);
-        const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[88 + i_7 * 256 + 256], 8);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[88 + i_7 * 256 + 288], 8);
-        const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_30 = __riscv_vmul_vv_i16m1(b_30, qinv_15, 8);
-        const vint16m1_t bq_31 = __riscv_vmul_vv_i16m1(b_31, qinv_15, 8);
-        const vint16m1_t p_75 = nttgen_mlkem_rvv128_montmul(a_30, b_30, bq_30, 8);
-        const vint16m1_t p_76 = nttgen_mlkem_rvv128_montmul(a_31, b_31, bq_31, 8);
-        const vint16m1_t p_77 = nttgen_mlkem_rvv128_montmul(p_76, gamma_7, gammaqinv_7, 8);
-        const vint16m1_t p_78 = nttgen_mlkem_rvv128_montmul(a_30, b_31, bq_31, 8);
-        const vint16m1_t p_79 = nttgen_mlkem_rvv128_montmul(a_31, b_30, bq_30, 8);
-        const vint16m1_t r_30 = __riscv_vadd_vv_i16m1(p_75, p_77, 8);
-        const vint16m1_t r_31 = __riscv_vadd_vv_i16m1(p_78, p_79, 8);
-        const vint16m1_t red_21 = nttgen_mlkem_rvv128_barrett(acc_28, 8);
-        const vint16m1_t acc_30 = __riscv_vadd_vv_i16m1(red_21, r_30, 8);
-        acc_28 = acc_30;
-        const vint16m1_t red_22 = nttgen_mlkem_rvv128_barrett(acc_29, 8);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_22, r_31, 8);
-        acc_29 = acc_31;
-    }
-    const vint16m1_t red_23 = nttgen_mlkem_rvv128_barrett(acc_29, 8);
-    __riscv_vse16_v_i16m1(&r[88], acc_28, 8);
-    __riscv_vse16_v_i16m1(&r[120], red_23, 8);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[120], 8);
+    const vint16m1_t gb_7 = nttgen_mlkem_rvv128_montmul(b_7, gamma_7, gammaqinv_7, 8);
+    __riscv_vse16_v_i16m1(&cache[56], gb_7, 8);
     const vint16m1_t gamma_8 = __riscv_vle16_v_i16m1(&gammas_0[128], 8);
     const vint16m1_t gammaqinv_8 = __riscv_vle16_v_i16m1(&gammas_0[136], 8);
-    const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[128], 8);
-    const vint16m1_t a_33 = __riscv_vle16_v_i16m1(&a[160], 8);
-    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[128], 8);
-    const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[160], 8);
-    const vint16m1_t qinv_16 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_32 = __riscv_vmul_vv_i16m1(b_32, qinv_16, 8);
-    const vint16m1_t bq_33 = __riscv_vmul_vv_i16m1(b_33, qinv_16, 8);
-    const vint16m1_t p_80 = nttgen_mlkem_rvv128_montmul(a_32, b_32, bq_32, 8);
-    const vint16m1_t p_81 = nttgen_mlkem_rvv128_montmul(a_33, b_33, bq_33, 8);
-    const vint16m1_t p_82 = nttgen_mlkem_rvv128_montmul(p_81, gamma_8, gammaqinv_8, 8);
-    const vint16m1_t p_83 = nttgen_mlkem_rvv128_montmul(a_32, b_33, bq_33, 8);
-    const vint16m1_t p_84 = nttgen_mlkem_rvv128_montmul(a_33, b_32, bq_32, 8);
-    const vint16m1_t r_32 = __riscv_vadd_vv_i16m1(p_80, p_82, 8);
-    const vint16m1_t r_33 = __riscv_vadd_vv_i16m1(p_83, p_84, 8);
-    vint16m1_t acc_32 = r_32;
-    vint16m1_t acc_33 = r_33;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint16m1_t a_34 = __riscv_vle16_v_i16m1(&a[128 + i_8 * 256 + 256], 8);
-        const vint16m1_t a_35 = __riscv_vle16_v_i16m1(&a[128 + i_8 * 256 + 288], 8);
-        const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[128 + i_8 * 256 + 256], 8);
-        const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[128 + i_8 * 256 + 288], 8);
-        const vint16m1_t qinv_17 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_34 = __riscv_vmul_vv_i16m1(b_34, qinv_17, 8);
-        const vint16m1_t bq_35 = __riscv_vmul_vv_i16m1(b_35, qinv_17, 8);
-        const vint16m1_t p_85 = nttgen_mlkem_rvv128_montmul(a_34, b_34, bq_34, 8);
-        const vint16m1_t p_86 = nttgen_mlkem_rvv128_montmul(a_35, b_35, bq_35, 8);
-        const vint16m1_t p_87 = nttgen_mlkem_rvv128_montmul(p_86, gamma_8, gammaqinv_8, 8);
-        const vint16m1_t p_88 = nttgen_mlkem_rvv128_montmul(a_34, b_35, bq_35, 8);
-        const vint16m1_t p_89 = nttgen_mlkem_rvv128_montmul(a_35, b_34, bq_34, 8);
-        const vint16m1_t r_34 = __riscv_vadd_vv_i16m1(p_85, p_87, 8);
-        const vint16m1_t r_35 = __riscv_vadd_vv_i16m1(p_88, p_89, 8);
-        const vint16m1_t red_24 = nttgen_mlkem_rvv128_barrett(acc_32, 8);
-        const vint16m1_t acc_34 = __riscv_vadd_vv_i16m1(red_24, r_34, 8);
-        acc_32 = acc_34;
-        const vint16m1_t red_25 = nttgen_mlkem_rvv128_barrett(acc_33, 8);
-        const vint16m1_t acc_35 = __riscv_vadd_vv_i16m1(red_25, r_35, 8);
-        acc_33 = acc_35;
-    }
-    const vint16m1_t red_26 = nttgen_mlkem_rvv128_barrett(acc_33, 8);
-    __riscv_vse16_v_i16m1(&r[128], acc_32, 8);
-    __riscv_vse16_v_i16m1(&r[160], red_26, 8);
+    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[160], 8);
+    const vint16m1_t gb_8 = nttgen_mlkem_rvv128_montmul(b_8, gamma_8, gammaqinv_8, 8);
+    __riscv_vse16_v_i16m1(&cache[64], gb_8, 8);
     const vint16m1_t gamma_9 = __riscv_vle16_v_i16m1(&gammas_0[144], 8);
     const vint16m1_t gammaqinv_9 = __riscv_vle16_v_i16m1(&gammas_0[152], 8);
-    const vint16m1_t a_36 = __riscv_vle16_v_i16m1(&a[136], 8);
-    const vint16m1_t a_37 = __riscv_vle16_v_i16m1(&a[168], 8);
-    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[136], 8);
-    const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[168], 8);
-    const vint16m1_t qinv_18 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_36 = __riscv_vmul_vv_i16m1(b_36, qinv_18, 8);
-    const vint16m1_t bq_37 = __riscv_vmul_vv_i16m1(b_37, qinv_18, 8);
-    const vint16m1_t p_90 = nttgen_mlkem_rvv128_montmul(a_36, b_36, bq_36, 8);
-    const vint16m1_t p_91 = nttgen_mlkem_rvv128_montmul(a_37, b_37, bq_37, 8);
-    const vint16m1_t p_92 = nttgen_mlkem_rvv128_montmul(p_91, gamma_9, gammaqinv_9, 8);
-    const vint16m1_t p_93 = nttgen_mlkem_rvv128_montmul(a_36, b_37, bq_37, 8);
-    const vint16m1_t p_94 = nttgen_mlkem_rvv128_montmul(a_37, b_36, bq_36, 8);
-    const vint16m1_t r_36 = __riscv_vadd_vv_i16m1(p_90, p_92, 8);
-    const vint16m1_t r_37 = __riscv_vadd_vv_i16m1(p_93, p_94, 8);
-    vint16m1_t acc_36 = r_36;
-    vint16m1_t acc_37 = r_37;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint16m1_t a_38 = __riscv_vle16_v_i16m1(&a[136 + i_9 * 256 + 256], 8);
-        const vint16m1_t a_39 = __riscv_vle16_v_i16m1(&a[136 + i_9 * 256 + 288], 8);
-        const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[136 + i_9 * 256 + 256], 8);
-        const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[136 + i_9 * 256 + 288], 8);
-        const vint16m1_t qinv_19 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_38 = __riscv_vmul_vv_i16m1(b_38, qinv_19, 8);
-        const vint16m1_t bq_39 = __riscv_vmul_vv_i16m1(b_39, qinv_19, 8);
-        const vint16m1_t p_95 = nttgen_mlkem_rvv128_montmul(a_38, b_38, bq_38, 8);
-        const vint16m1_t p_96 = nttgen_mlkem_rvv128_montmul(a_39, b_39, bq_39, 8);
-        const vint16m1_t p_97 = nttgen_mlkem_rvv128_montmul(p_96, gamma_9, gammaqinv_9, 8);
-        const vint16m1_t p_98 = nttgen_mlkem_rvv128_montmul(a_38, b_39, bq_39, 8);
-        const vint16m1_t p_99 = nttgen_mlkem_rvv128_montmul(a_39, b_38, bq_38, 8);
-        const vint16m1_t r_38 = __riscv_vadd_vv_i16m1(p_95, p_97, 8);
-        const vint16m1_t r_39 = __riscv_vadd_vv_i16m1(p_98, p_99, 8);
-        const vint16m1_t red_27 = nttgen_mlkem_rvv128_barrett(acc_36, 8);
-        const vint16m1_t acc_38 = __riscv_vadd_vv_i16m1(red_27, r_38, 8);
-        acc_36 = acc_38;
-        const vint16m1_t red_28 = nttgen_mlkem_rvv128_barrett(acc_37, 8);
-        const vint16m1_t acc_39 = __riscv_vadd_vv_i16m1(red_28, r_39, 8);
-        acc_37 = acc_39;
-    }
-    const vint16m1_t red_29 = nttgen_mlkem_rvv128_barrett(acc_37, 8);
-    __riscv_vse16_v_i16m1(&r[136], acc_36, 8);
-    __riscv_vse16_v_i16m1(&r[168], red_29, 8);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[168], 8);
+    const vint16m1_t gb_9 = nttgen_mlkem_rvv128_montmul(b_9, gamma_9, gammaqinv_9, 8);
+    __riscv_vse16_v_i16m1(&cache[72], gb_9, 8);
     const vint16m1_t gamma_10 = __riscv_vle16_v_i16m1(&gammas_0[160], 8);
     const vint16m1_t gammaqinv_10 = __riscv_vle16_v_i16m1(&gammas_0[168], 8);
-    const vint16m1_t a_40 = __riscv_vle16_v_i16m1(&a[144], 8);
-    const vint16m1_t a_41 = __riscv_vle16_v_i16m1(&a[176], 8);
-    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[144], 8);
-    const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[176], 8);
-    const vint16m1_t qinv_20 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_40 = __riscv_vmul_vv_i16m1(b_40, qinv_20, 8);
-    const vint16m1_t bq_41 = __riscv_vmul_vv_i16m1(b_41, qinv_20, 8);
-    const vint16m1_t p_100 = nttgen_mlkem_rvv128_montmul(a_40, b_40, bq_40, 8);
-    const vint16m1_t p_101 = nttgen_mlkem_rvv128_montmul(a_41, b_41, bq_41, 8);
-    const vint16m1_t p_102 = nttgen_mlkem_rvv128_montmul(p_101, gamma_10, gammaqinv_10, 8);
-    const vint16m1_t p_103 = nttgen_mlkem_rvv128_montmul(a_40, b_41, bq_41, 8);
-    const vint16m1_t p_104 = nttgen_mlkem_rvv128_montmul(a_41, b_40, bq_40, 8);
-    const vint16m1_t r_40 = __riscv_vadd_vv_i16m1(p_100, p_102, 8);
-    const vint16m1_t r_41 = __riscv_vadd_vv_i16m1(p_103, p_104, 8);
-    vint16m1_t acc_40 = r_40;
-    vint16m1_t acc_41 = r_41;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint16m1_t a_42 = __riscv_vle16_v_i16m1(&a[144 + i_10 * 256 + 256], 8);
-        const vint16m1_t a_43 = __riscv_vle16_v_i16m1(&a[144 + i_10 * 256 + 288], 8);
-        const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[144 + i_10 * 256 + 256], 8);
-        const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[144 + i_10 * 256 + 288], 8);
-        const vint16m1_t qinv_21 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_42 = __riscv_vmul_vv_i16m1(b_42, qinv_21, 8);
-        const vint16m1_t bq_43 = __riscv_vmul_vv_i16m1(b_43, qinv_21, 8);
-        const vint16m1_t p_105 = nttgen_mlkem_rvv128_montmul(a_42, b_42, bq_42, 8);
-        const vint16m1_t p_106 = nttgen_mlkem_rvv128_montmul(a_43, b_43, bq_43, 8);
-        const vint16m1_t p_107 = nttgen_mlkem_rvv128_montmul(p_106, gamma_10, gammaqinv_10, 8);
-        const vint16m1_t p_108 = nttgen_mlkem_rvv128_montmul(a_42, b_43, bq_43, 8);
-        const vint16m1_t p_109 = nttgen_mlkem_rvv128_montmul(a_43, b_42, bq_42, 8);
-        const vint16m1_t r_42 = __riscv_vadd_vv_i16m1(p_105, p_107, 8);
-        const vint16m1_t r_43 = __riscv_vadd_vv_i16m1(p_108, p_109, 8);
-        const vint16m1_t red_30 = nttgen_mlkem_rvv128_barrett(acc_40, 8);
-        const vint16m1_t acc_42 = __riscv_vadd_vv_i16m1(red_30, r_42, 8);
-        acc_40 = acc_42;
-        const vint16m1_t red_31 = nttgen_mlkem_rvv128_barrett(acc_41, 8);
-        const vint16m1_t acc_43 = __riscv_vadd_vv_i16m1(red_31, r_43, 8);
-        acc_41 = acc_43;
-    }
-    const vint16m1_t red_32 = nttgen_mlkem_rvv128_barrett(acc_41, 8);
-    __riscv_vse16_v_i16m1(&r[144], acc_40, 8);
-    __riscv_vse16_v_i16m1(&r[176], red_32, 8);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[176], 8);
+    const vint16m1_t gb_10 = nttgen_mlkem_rvv128_montmul(b_10, gamma_10, gammaqinv_10, 8);
+    __riscv_vse16_v_i16m1(&cache[80], gb_10, 8);
     const vint16m1_t gamma_11 = __riscv_vle16_v_i16m1(&gammas_0[176], 8);
     const vint16m1_t gammaqinv_11 = __riscv_vle16_v_i16m1(&gammas_0[184], 8);
-    const vint16m1_t a_44 = __riscv_vle16_v_i16m1(&a[152], 8);
-    const vint16m1_t a_45 = __riscv_vle16_v_i16m1(&a[184], 8);
-    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[152], 8);
-    const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[184], 8);
-    const vint16m1_t qinv_22 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_44 = __riscv_vmul_vv_i16m1(b_44, qinv_22, 8);
-    const vint16m1_t bq_45 = __riscv_vmul_vv_i16m1(b_45, qinv_22, 8);
-    const vint16m1_t p_110 = nttgen_mlkem_rvv128_montmul(a_44, b_44, bq_44, 8);
-    const vint16m1_t p_111 = nttgen_mlkem_rvv128_montmul(a_45, b_45, bq_45, 8);
-    const vint16m1_t p_112 = nttgen_mlkem_rvv128_montmul(p_111, gamma_11, gammaqinv_11, 8);
-    const vint16m1_t p_113 = nttgen_mlkem_rvv128_montmul(a_44, b_45, bq_45, 8);
-    const vint16m1_t p_114 = nttgen_mlkem_rvv128_montmul(a_45, b_44, bq_44, 8);
-    const vint16m1_t r_44 = __riscv_vadd_vv_i16m1(p_110, p_112, 8);
-    const vint16m1_t r_45 = __riscv_vadd_vv_i16m1(p_113, p_114, 8);
-    vint16m1_t acc_44 = r_44;
-    vint16m1_t acc_45 = r_45;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint16m1_t a_46 = __riscv_vle16_v_i16m1(&a[152 + i_11 * 256 + 256], 8);
-        const vint16m1_t a_47 = __riscv_vle16_v_i16m1(&a[152 + i_11 * 256 + 288], 8);
-        const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[152 + i_11 * 256 + 256], 8);
-        const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[152 + i_11 * 256 + 288], 8);
-        const vint16m1_t qinv_23 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_46 = __riscv_vmul_vv_i16m1(b_46, qinv_23, 8);
-        const vint16m1_t bq_47 = __riscv_vmul_vv_i16m1(b_47, qinv_23, 8);
-        const vint16m1_t p_115 = nttgen_mlkem_rvv128_montmul(a_46, b_46, bq_46, 8);
-        const vint16m1_t p_116 = nttgen_mlkem_rvv128_montmul(a_47, b_47, bq_47, 8);
-        const vint16m1_t p_117 = nttgen_mlkem_rvv128_montmul(p_116, gamma_11, gammaqinv_11, 8);
-        const vint16m1_t p_118 = nttgen_mlkem_rvv128_montmul(a_46, b_47, bq_47, 8);
-        const vint16m1_t p_119 = nttgen_mlkem_rvv128_montmul(a_47, b_46, bq_46, 8);
-        const vint16m1_t r_46 = __riscv_vadd_vv_i16m1(p_115, p_117, 8);
-        const vint16m1_t r_47 = __riscv_vadd_vv_i16m1(p_118, p_119, 8);
-        const vint16m1_t red_33 = nttgen_mlkem_rvv128_barrett(acc_44, 8);
-        const vint16m1_t acc_46 = __riscv_vadd_vv_i16m1(red_33, r_46, 8);
-        acc_44 = acc_46;
-        const vint16m1_t red_34 = nttgen_mlkem_rvv128_barrett(acc_45, 8);
-        const vint16m1_t acc_47 = __riscv_vadd_vv_i16m1(red_34, r_47, 8);
-        acc_45 = acc_47;
-    }
-    const vint16m1_t red_35 = nttgen_mlkem_rvv128_barrett(acc_45, 8);
-    __riscv_vse16_v_i16m1(&r[152], acc_44, 8);
-    __riscv_vse16_v_i16m1(&r[184], red_35, 8);
+    const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[184], 8);
+    const vint16m1_t gb_11 = nttgen_mlkem_rvv128_montmul(b_11, gamma_11, gammaqinv_11, 8);
+    __riscv_vse16_v_i16m1(&cache[88], gb_11, 8);
     const vint16m1_t gamma_12 = __riscv_vle16_v_i16m1(&gammas_0[192], 8);
     const vint16m1_t gammaqinv_12 = __riscv_vle16_v_i16m1(&gammas_0[200], 8);
-    const vint16m1_t a_48 = __riscv_vle16_v_i16m1(&a[192], 8);
-    const vint16m1_t a_49 = __riscv_vle16_v_i16m1(&a[224], 8);
-    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[192], 8);
-    const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[224], 8);
-    const vint16m1_t qinv_24 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_48 = __riscv_vmul_vv_i16m1(b_48, qinv_24, 8);
-    const vint16m1_t bq_49 = __riscv_vmul_vv_i16m1(b_49, qinv_24, 8);
-    const vint16m1_t p_120 = nttgen_mlkem_rvv128_montmul(a_48, b_48, bq_48, 8);
-    const vint16m1_t p_121 = nttgen_mlkem_rvv128_montmul(a_49, b_49, bq_49, 8);
-    const vint16m1_t p_122 = nttgen_mlkem_rvv128_montmul(p_121, gamma_12, gammaqinv_12, 8);
-    const vint16m1_t p_123 = nttgen_mlkem_rvv128_montmul(a_48, b_49, bq_49, 8);
-    const vint16m1_t p_124 = nttgen_mlkem_rvv128_montmul(a_49, b_48, bq_48, 8);
-    const vint16m1_t r_48 = __riscv_vadd_vv_i16m1(p_120, p_122, 8);
-    const vint16m1_t r_49 = __riscv_vadd_vv_i16m1(p_123, p_124, 8);
-    vint16m1_t acc_48 = r_48;
-    vint16m1_t acc_49 = r_49;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint16m1_t a_50 = __riscv_vle16_v_i16m1(&a[192 + i_12 * 256 + 256], 8);
-        const vint16m1_t a_51 = __riscv_vle16_v_i16m1(&a[192 + i_12 * 256 + 288], 8);
-        const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[192 + i_12 * 256 + 256], 8);
-        const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[192 + i_12 * 256 + 288], 8);
-        const vint16m1_t qinv_25 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_50 = __riscv_vmul_vv_i16m1(b_50, qinv_25, 8);
-        const vint16m1_t bq_51 = __riscv_vmul_vv_i16m1(b_51, qinv_25, 8);
-        const vint16m1_t p_125 = nttgen_mlkem_rvv128_montmul(a_50, b_50, bq_50, 8);
-        const vint16m1_t p_126 = nttgen_mlkem_rvv128_montmul(a_51, b_51, bq_51, 8);
-        const vint16m1_t p_127 = nttgen_mlkem_rvv128_montmul(p_126, gamma_12, gammaqinv_12, 8);
-        const vint16m1_t p_128 = nttgen_mlkem_rvv128_montmul(a_50, b_51, bq_51, 8);
-        const vint16m1_t p_129 = nttgen_mlkem_rvv128_montmul(a_51, b_50, bq_50, 8);
-        const vint16m1_t r_50 = __riscv_vadd_vv_i16m1(p_125, p_127, 8);
-        const vint16m1_t r_51 = __riscv_vadd_vv_i16m1(p_128, p_129, 8);
-        const vint16m1_t red_36 = nttgen_mlkem_rvv128_barrett(acc_48, 8);
-        const vint16m1_t acc_50 = __riscv_vadd_vv_i16m1(red_36, r_50, 8);
-        acc_48 = acc_50;
-        const vint16m1_t red_37 = nttgen_mlkem_rvv128_barrett(acc_49, 8);
-        const vint16m1_t acc_51 = __riscv_vadd_vv_i16m1(red_37, r_51, 8);
-        acc_49 = acc_51;
-    }
-    const vint16m1_t red_38 = nttgen_mlkem_rvv128_barrett(acc_49, 8);
-    __riscv_vse16_v_i16m1(&r[192], acc_48, 8);
-    __riscv_vse16_v_i16m1(&r[224], red_38, 8);
+    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[224], 8);
+    const vint16m1_t gb_12 = nttgen_mlkem_rvv128_montmul(b_12, gamma_12, gammaqinv_12, 8);
+    __riscv_vse16_v_i16m1(&cache[96], gb_12, 8);
     const vint16m1_t gamma_13 = __riscv_vle16_v_i16m1(&gammas_0[208], 8);
     const vint16m1_t gammaqinv_13 = __riscv_vle16_v_i16m1(&gammas_0[216], 8);
-    const vint16m1_t a_52 = __riscv_vle16_v_i16m1(&a[200], 8);
-    const vint16m1_t a_53 = __riscv_vle16_v_i16m1(&a[232], 8);
-    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[200], 8);
-    const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[232], 8);
-    const vint16m1_t qinv_26 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_52 = __riscv_vmul_vv_i16m1(b_52, qinv_26, 8);
-    const vint16m1_t bq_53 = __riscv_vmul_vv_i16m1(b_53, qinv_26, 8);
-    const vint16m1_t p_130 = nttgen_mlkem_rvv128_montmul(a_52, b_52, bq_52, 8);
-    const vint16m1_t p_131 = nttgen_mlkem_rvv128_montmul(a_53, b_53, bq_53, 8);
-    const vint16m1_t p_132 = nttgen_mlkem_rvv128_montmul(p_131, gamma_13, gammaqinv_13, 8);
-    const vint16m1_t p_133 = nttgen_mlkem_rvv128_montmul(a_52, b_53, bq_53, 8);
-    const vint16m1_t p_134 = nttgen_mlkem_rvv128_montmul(a_53, b_52, bq_52, 8);
-    const vint16m1_t r_52 = __riscv_vadd_vv_i16m1(p_130, p_132, 8);
-    const vint16m1_t r_53 = __riscv_vadd_vv_i16m1(p_133, p_134, 8);
-    vint16m1_t acc_52 = r_52;
-    vint16m1_t acc_53 = r_53;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint16m1_t a_54 = __riscv_vle16_v_i16m1(&a[200 + i_13 * 256 + 256], 8);
-        const vint16m1_t a_55 = __riscv_vle16_v_i16m1(&a[200 + i_13 * 256 + 288], 8);
-        const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[200 + i_13 * 256 + 256], 8);
-        const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[200 + i_13 * 256 + 288], 8);
-        const vint16m1_t qinv_27 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_54 = __riscv_vmul_vv_i16m1(b_54, qinv_27, 8);
-        const vint16m1_t bq_55 = __riscv_vmul_vv_i16m1(b_55, qinv_27, 8);
-        const vint16m1_t p_135 = nttgen_mlkem_rvv128_montmul(a_54, b_54, bq_54, 8);
-        const vint16m1_t p_136 = nttgen_mlkem_rvv128_montmul(a_55, b_55, bq_55, 8);
-        const vint16m1_t p_137 = nttgen_mlkem_rvv128_montmul(p_136, gamma_13, gammaqinv_13, 8);
-        const vint16m1_t p_138 = nttgen_mlkem_rvv128_montmul(a_54, b_55, bq_55, 8);
-        const vint16m1_t p_139 = nttgen_mlkem_rvv128_montmul(a_55, b_54, bq_54, 8);
-        const vint16m1_t r_54 = __riscv_vadd_vv_i16m1(p_135, p_137, 8);
-        const vint16m1_t r_55 = __riscv_vadd_vv_i16m1(p_138, p_139, 8);
-        const vint16m1_t red_39 = nttgen_mlkem_rvv128_barrett(acc_52, 8);
-        const vint16m1_t acc_54 = __riscv_vadd_vv_i16m1(red_39, r_54, 8);
-        acc_52 = acc_54;
-        const vint16m1_t red_40 = nttgen_mlkem_rvv128_barrett(acc_53, 8);
-        const vint16m1_t acc_55 = __riscv_vadd_vv_i16m1(red_40, r_55, 8);
-        acc_53 = acc_55;
-    }
-    const vint16m1_t red_41 = nttgen_mlkem_rvv128_barrett(acc_53, 8);
-    __riscv_vse16_v_i16m1(&r[200], acc_52, 8);
-    __riscv_vse16_v_i16m1(&r[232], red_41, 8);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[232], 8);
+    const vint16m1_t gb_13 = nttgen_mlkem_rvv128_montmul(b_13, gamma_13, gammaqinv_13, 8);
+    __riscv_vse16_v_i16m1(&cache[104], gb_13, 8);
     const vint16m1_t gamma_14 = __riscv_vle16_v_i16m1(&gammas_0[224], 8);
     const vint16m1_t gammaqinv_14 = __riscv_vle16_v_i16m1(&gammas_0[232], 8);
-    const vint16m1_t a_56 = __riscv_vle16_v_i16m1(&a[208], 8);
-    const vint16m1_t a_57 = __riscv_vle16_v_i16m1(&a[240], 8);
-    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[208], 8);
-    const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[240], 8);
-    const vint16m1_t qinv_28 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_56 = __riscv_vmul_vv_i16m1(b_56, qinv_28, 8);
-    const vint16m1_t bq_57 = __riscv_vmul_vv_i16m1(b_57, qinv_28, 8);
-    const vint16m1_t p_140 = nttgen_mlkem_rvv128_montmul(a_56, b_56, bq_56, 8);
-    const vint16m1_t p_141 = nttgen_mlkem_rvv128_montmul(a_57, b_57, bq_57, 8);
-    const vint16m1_t p_142 = nttgen_mlkem_rvv128_montmul(p_141, gamma_14, gammaqinv_14, 8);
-    const vint16m1_t p_143 = nttgen_mlkem_rvv128_montmul(a_56, b_57, bq_57, 8);
-    const vint16m1_t p_144 = nttgen_mlkem_rvv128_montmul(a_57, b_56, bq_56, 8);
-    const vint16m1_t r_56 = __riscv_vadd_vv_i16m1(p_140, p_142, 8);
-    const vint16m1_t r_57 = __riscv_vadd_vv_i16m1(p_143, p_144, 8);
-    vint16m1_t acc_56 = r_56;
-    vint16m1_t acc_57 = r_57;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint16m1_t a_58 = __riscv_vle16_v_i16m1(&a[208 + i_14 * 256 + 256], 8);
-        const vint16m1_t a_59 = __riscv_vle16_v_i16m1(&a[208 + i_14 * 256 + 288], 8);
-        const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[208 + i_14 * 256 + 256], 8);
-        const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[208 + i_14 * 256 + 288], 8);
-        const vint16m1_t qinv_29 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_58 = __riscv_vmul_vv_i16m1(b_58, qinv_29, 8);
-        const vint16m1_t bq_59 = __riscv_vmul_vv_i16m1(b_59, qinv_29, 8);
-        const vint16m1_t p_145 = nttgen_mlkem_rvv128_montmul(a_58, b_58, bq_58, 8);
-        const vint16m1_t p_146 = nttgen_mlkem_rvv128_montmul(a_59, b_59, bq_59, 8);
-        const vint16m1_t p_147 = nttgen_mlkem_rvv128_montmul(p_146, gamma_14, gammaqinv_14, 8);
-        const vint16m1_t p_148 = nttgen_mlkem_rvv128_montmul(a_58, b_59, bq_59, 8);
-        const vint16m1_t p_149 = nttgen_mlkem_rvv128_montmul(a_59, b_58, bq_58, 8);
-        const vint16m1_t r_58 = __riscv_vadd_vv_i16m1(p_145, p_147, 8);
-        const vint16m1_t r_59 = __riscv_vadd_vv_i16m1(p_148, p_149, 8);
-        const vint16m1_t red_42 = nttgen_mlkem_rvv128_barrett(acc_56, 8);
-        const vint16m1_t acc_58 = __riscv_vadd_vv_i16m1(red_42, r_58, 8);
-        acc_56 = acc_58;
-        const vint16m1_t red_43 = nttgen_mlkem_rvv128_barrett(acc_57, 8);
-        const vint16m1_t acc_59 = __riscv_vadd_vv_i16m1(red_43, r_59, 8);
-        acc_57 = acc_59;
-    }
-    const vint16m1_t red_44 = nttgen_mlkem_rvv128_barrett(acc_57, 8);
-    __riscv_vse16_v_i16m1(&r[208], acc_56, 8);
-    __riscv_vse16_v_i16m1(&r[240], red_44, 8);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[240], 8);
+    const vint16m1_t gb_14 = nttgen_mlkem_rvv128_montmul(b_14, gamma_14, gammaqinv_14, 8);
+    __riscv_vse16_v_i16m1(&cache[112], gb_14, 8);
     const vint16m1_t gamma_15 = __riscv_vle16_v_i16m1(&gammas_0[240], 8);
     const vint16m1_t gammaqinv_15 = __riscv_vle16_v_i16m1(&gammas_0[248], 8);
-    const vint16m1_t a_60 = __riscv_vle16_v_i16m1(&a[216], 8);
-    const vint16m1_t a_61 = __riscv_vle16_v_i16m1(&a[248], 8);
-    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[216], 8);
-    const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[248], 8);
-    const vint16m1_t qinv_30 = __riscv_vmv_v_x_i16m1(-3327, 8);
-    const vint16m1_t bq_60 = __riscv_vmul_vv_i16m1(b_60, qinv_30, 8);
-    const vint16m1_t bq_61 = __riscv_vmul_vv_i16m1(b_61, qinv_30, 8);
-    const vint16m1_t p_150 = nttgen_mlkem_rvv128_montmul(a_60, b_60, bq_60, 8);
-    const vint16m1_t p_151 = nttgen_mlkem_rvv128_montmul(a_61, b_61, bq_61, 8);
-    const vint16m1_t p_152 = nttgen_mlkem_rvv128_montmul(p_151, gamma_15, gammaqinv_15, 8);
-    const vint16m1_t p_153 = nttgen_mlkem_rvv128_montmul(a_60, b_61, bq_61, 8);
-    const vint16m1_t p_154 = nttgen_mlkem_rvv128_montmul(a_61, b_60, bq_60, 8);
-    const vint16m1_t r_60 = __riscv_vadd_vv_i16m1(p_150, p_152, 8);
-    const vint16m1_t r_61 = __riscv_vadd_vv_i16m1(p_153, p_154, 8);
-    vint16m1_t acc_60 = r_60;
-    vint16m1_t acc_61 = r_61;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint16m1_t a_62 = __riscv_vle16_v_i16m1(&a[216 + i_15 * 256 + 256], 8);
-        const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[216 + i_15 * 256 + 288], 8);
-        const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[216 + i_15 * 256 + 256], 8);
-        const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[216 + i_15 * 256 + 288], 8);
-        const vint16m1_t qinv_31 = __riscv_vmv_v_x_i16m1(-3327, 8);
-        const vint16m1_t bq_62 = __riscv_vmul_vv_i16m1(b_62, qinv_31, 8);
-        const vint16m1_t bq_63 = __riscv_vmul_vv_i16m1(b_63, qinv_31, 8);
-        const vint16m1_t p_155 = nttgen_mlkem_rvv128_montmul(a_62, b_62, bq_62, 8);
-        const vint16m1_t p_156 = nttgen_mlkem_rvv128_montmul(a_63, b_63, bq_63, 8);
-        const vint16m1_t p_157 = nttgen_mlkem_rvv128_montmul(p_156, gamma_15, gammaqinv_15, 8);
-        const vint16m1_t p_158 = nttgen_mlkem_rvv128_montmul(a_62, b_63, bq_63, 8);
-        const vint16m1_t p_159 = nttgen_mlkem_rvv128_montmul(a_63, b_62, bq_62, 8);
-        const vint16m1_t r_62 = __riscv_vadd_vv_i16m1(p_155, p_157, 8);
-        const vint16m1_t r_63 = __riscv_vadd_vv_i16m1(p_158, p_159, 8);
-        const vint16m1_t red_45 = nttgen_mlkem_rvv128_barrett(acc_60, 8);
-        const vint16m1_t acc_62 = __riscv_vadd_vv_i16m1(red_45, r_62, 8);
-        acc_60 = acc_62;
-        const vint16m1_t red_46 = nttgen_mlkem_rvv128_barrett(acc_61, 8);
-        const vint16m1_t acc_63 = __riscv_vadd_vv_i16m1(red_46, r_63, 8);
-        acc_61 = acc_63;
-    }
-    const vint16m1_t red_47 = nttgen_mlkem_rvv128_barrett(acc_61, 8);
-    __riscv_vse16_v_i16m1(&r[216], acc_60, 8);
-    __riscv_vse16_v_i16m1(&r[248], red_47, 8);
+    const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[248], 8);
+    const vint16m1_t gb_15 = nttgen_mlkem_rvv128_montmul(b_15, gamma_15, gammaqinv_15, 8);
+    __riscv_vse16_v_i16m1(&cache[120], gb_15, 8);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(r, 256, -9252, 9253);
+    nttgen_mlkem_rvv128_assert_range(cache, 128, -2080, 2080);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 80, store 32, madd 32, mredw 32
+ */
+void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                            const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv128_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_rvv128_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_rvv128_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 4; ++i_0) {
+        for (size_t i_1 = 0; i_1 < 4; ++i_1) {
+            const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8], 8);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 32 + i_1 * 8], 8);
+            const vint32m2_t w_0 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 8), a_1, cache_0, 8);
+            const vint32m2_t w_1 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 8), a_1, b_0, 8);
+            vint32m2_t w_2 = w_0;
+            vint32m2_t w_3 = w_1;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
+                const vint16m1_t a_2 =
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                const vint16m1_t b_2 =
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                const vint16m1_t cache_1 =
+                    __riscv_vle16_v_i16m1(&cache[i_2 * 128 + i_0 * 32 + i_1 * 8 + 128], 8);
+                const vint32m2_t w_4 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 8), a_3, cache_1, 8);
+                const vint32m2_t w_5 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 8), a_3, b_2, 8);
+                const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 8);
+                w_2 = w_6;
+                const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 8);
+                w_3 = w_7;
+            }
+            const vint16m1_t r_0 = nttgen_mlkem_rvv128_mredw(w_2, 8);
+            const vint16m1_t r_1 = nttgen_mlkem_rvv128_mredw(w_3, 8);
+            vint16m1_t acc_0 = r_0;
+            vint16m1_t acc_1 = r_1;
+            for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+                const vint16m1_t a_4 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                const vint16m1_t a_5 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                const vint16m1_t b_4 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                const vint16m1_t b_5 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                const vint16m1_t cache_2 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_0 * 32 + i_1 * 8 + 512], 8);
+                const vint32m2_t w_8 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 8), a_5, cache_2, 8);
+                const vint32m2_t w_9 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 8), a_5, b_4, 8);
+                vint32m2_t w_10 = w_8;
+                vint32m2_t w_11 = w_9;
+                for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
+                    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(
+                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1280], 8);
+                    const vint16m1_t a_7 = __riscv_vle16_v_i16m1(
+                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1312], 8);
+                    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(
+                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1280], 8);
+                    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(
+                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1312], 8);
+                    const vint16m1_t cache_3 = __riscv_vle16_v_i16m1(
+                        &cache[g_0 * 512 + i_3 * 128 + i_0 * 32 + i_1 * 8 + 640], 8);
+                    const vint32m2_t w_12 = __riscv_vwmacc_vv_i32m2(
+                        __riscv_vwmul_vv_i32m2(a_6, b_6, 8), a_7, cache_3, 8);
+                    const vint32m2_t w_13 =
+                        __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 8), a_7, b_6, 8);
+                    const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 8);
+                    w_10 = w_14;
+                    const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 8);
+                    w_11 = w_15;
+                }
+                const vint16m1_t r_2 = nttgen_mlkem_rvv128_mredw(w_10, 8);
+                const vint16m1_t r_3 = nttgen_mlkem_rvv128_mredw(w_11, 8);
+                const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(acc_0, 8);
+                const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 8);
+                acc_0 = acc_2;
+                const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(acc_1, 8);
+                const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 8);
+                acc_1 = acc_3;
+            }
+            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8], acc_0, 8);
+            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8 + 32], acc_1, 8);
+        }
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv128_assert_range(r, 256, -9999, 9999);
 #endif
 }
 

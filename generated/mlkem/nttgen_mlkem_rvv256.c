@@ -24,9 +24,18 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-9252, 9253]
- *       ops: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
- *       coefficient reductions: 128
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
+ *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16421, 16421] -> cache in [-2080, 2080]
+ *       ops: load 24, store 8, montmul 8
+ *   nttgen_mlkem_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
+ *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-11556, 11558] -> a in [-2018, 2018]
  *       ops: load 102, store 16, scatter 16, add 56, sub 56, montmul 58, barrett 12
@@ -133,6 +142,15 @@ static inline vint16m1_t nttgen_mlkem_rvv256_barrett(vint16m1_t a, size_t vl) {
 static inline vint16m1_t nttgen_mlkem_rvv256_cond_add_q(vint16m1_t a, size_t vl) {
     const vint16m1_t mask = __riscv_vsra_vx_i16m1(a, 15, vl);
     return __riscv_vadd_vv_i16m1(a, __riscv_vand_vx_i16m1(mask, 3329, vl), vl);
+}
+
+/*
+ * Signed Montgomery reduction of 32-bit sums to 16-bit lanes:
+ * (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
+ */
+static inline vint16m1_t nttgen_mlkem_rvv256_mredw(vint32m2_t a, size_t vl) {
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(__riscv_vncvt_x_x_w_i16m1(a, vl), -3327, vl);
+    return __riscv_vnsra_wx_i16m1(__riscv_vwmacc_vx_i32m2(a, -3329, m, vl), 16, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -756,11 +774,11 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-9252, 9253]
+ * r[256]: on exit in [-1664, 1664]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, barrett 8, const 8
+ * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
  */
 void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv256_basemul_gammas;
@@ -768,352 +786,248 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
     nttgen_mlkem_rvv256_assert_range(a, k * 256, -16421, 16421);
     nttgen_mlkem_rvv256_assert_range(b, k * 256, -16421, 16421);
 #endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 32], 16);
+        const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 32 + 16], 16);
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 32], 16);
+        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 32 + 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 32], 16);
+        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 32 + 16], 16);
+        const vint16m1_t gb_0 = nttgen_mlkem_rvv256_montmul(b_1, gamma_0, gammaqinv_0, 16);
+        const vint32m2_t w_0 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 16), a_1, gb_0, 16);
+        const vint32m2_t w_1 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 16), a_1, b_0, 16);
+        vint32m2_t w_2 = w_0;
+        vint32m2_t w_3 = w_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32 + 256], 16);
+            const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32 + 272], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32 + 256], 16);
+            const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32 + 272], 16);
+            const vint16m1_t gb_1 = nttgen_mlkem_rvv256_montmul(b_3, gamma_0, gammaqinv_0, 16);
+            const vint32m2_t w_4 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 16), a_3, gb_1, 16);
+            const vint32m2_t w_5 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 16), a_3, b_2, 16);
+            const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 16);
+            w_2 = w_6;
+            const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 16);
+            w_3 = w_7;
+        }
+        const vint16m1_t r_0 = nttgen_mlkem_rvv256_mredw(w_2, 16);
+        const vint16m1_t r_1 = nttgen_mlkem_rvv256_mredw(w_3, 16);
+        vint16m1_t acc_0 = r_0;
+        vint16m1_t acc_1 = r_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32 + 768], 16);
+            const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32 + 784], 16);
+            const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32 + 768], 16);
+            const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32 + 784], 16);
+            const vint16m1_t gb_2 = nttgen_mlkem_rvv256_montmul(b_5, gamma_0, gammaqinv_0, 16);
+            const vint32m2_t w_8 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 16), a_5, gb_2, 16);
+            const vint32m2_t w_9 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 16), a_5, b_4, 16);
+            vint32m2_t w_10 = w_8;
+            vint32m2_t w_11 = w_9;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_6 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024], 16);
+                const vint16m1_t a_7 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1040], 16);
+                const vint16m1_t b_6 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024], 16);
+                const vint16m1_t b_7 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1040], 16);
+                const vint16m1_t gb_3 = nttgen_mlkem_rvv256_montmul(b_7, gamma_0, gammaqinv_0, 16);
+                const vint32m2_t w_12 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_6, 16), a_7, gb_3, 16);
+                const vint32m2_t w_13 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 16), a_7, b_6, 16);
+                const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 16);
+                w_10 = w_14;
+                const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 16);
+                w_11 = w_15;
+            }
+            const vint16m1_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 16);
+            const vint16m1_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 16);
+            const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
+            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
+            acc_0 = acc_2;
+            const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
+            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
+            acc_1 = acc_3;
+        }
+        const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32], red_2, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32 + 16], red_3, 16);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(r, 256, -1664, 1664);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[128]: on exit in [-2080, 2080]
+ * b[256]: on entry in [-16421, 16421]
+ * Ops per call: load 24, store 8, montmul 8
+ */
+void nttgen_mlkem_rvv256_basemul_cache(int16_t cache[128], const int16_t b[256]) {
+    const int16_t *const gammas_0 = nttgen_mlkem_rvv256_basemul_gammas;
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(b, 256, -16421, 16421);
+#endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 16);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[16], 16);
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
-    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[16], 16);
-    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 16);
-    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_0, 16);
-    const vint16m1_t p_0 = nttgen_mlkem_rvv256_montmul(a_0, b_0, bq_0, 16);
-    const vint16m1_t p_1 = nttgen_mlkem_rvv256_montmul(a_1, b_1, bq_1, 16);
-    const vint16m1_t p_2 = nttgen_mlkem_rvv256_montmul(p_1, gamma_0, gammaqinv_0, 16);
-    const vint16m1_t p_3 = nttgen_mlkem_rvv256_montmul(a_0, b_1, bq_1, 16);
-    const vint16m1_t p_4 = nttgen_mlkem_rvv256_montmul(a_1, b_0, bq_0, 16);
-    const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_2, 16);
-    const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_3, p_4, 16);
-    vint16m1_t acc_0 = r_0;
-    vint16m1_t acc_1 = r_1;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_0 * 256 + 256], 16);
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_0 * 256 + 272], 16);
-        const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_0 * 256 + 256], 16);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_0 * 256 + 272], 16);
-        const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_1, 16);
-        const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_1, 16);
-        const vint16m1_t p_5 = nttgen_mlkem_rvv256_montmul(a_2, b_2, bq_2, 16);
-        const vint16m1_t p_6 = nttgen_mlkem_rvv256_montmul(a_3, b_3, bq_3, 16);
-        const vint16m1_t p_7 = nttgen_mlkem_rvv256_montmul(p_6, gamma_0, gammaqinv_0, 16);
-        const vint16m1_t p_8 = nttgen_mlkem_rvv256_montmul(a_2, b_3, bq_3, 16);
-        const vint16m1_t p_9 = nttgen_mlkem_rvv256_montmul(a_3, b_2, bq_2, 16);
-        const vint16m1_t r_2 = __riscv_vadd_vv_i16m1(p_5, p_7, 16);
-        const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_8, p_9, 16);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
-        const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
-        acc_0 = acc_2;
-        const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
-        acc_1 = acc_3;
-    }
-    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
-    __riscv_vse16_v_i16m1(&r[0], acc_0, 16);
-    __riscv_vse16_v_i16m1(&r[16], red_2, 16);
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[16], 16);
+    const vint16m1_t gb_0 = nttgen_mlkem_rvv256_montmul(b_0, gamma_0, gammaqinv_0, 16);
+    __riscv_vse16_v_i16m1(&cache[0], gb_0, 16);
     const vint16m1_t gamma_1 = __riscv_vle16_v_i16m1(&gammas_0[32], 16);
     const vint16m1_t gammaqinv_1 = __riscv_vle16_v_i16m1(&gammas_0[48], 16);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[32], 16);
-    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[48], 16);
-    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_2, 16);
-    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_2, 16);
-    const vint16m1_t p_10 = nttgen_mlkem_rvv256_montmul(a_4, b_4, bq_4, 16);
-    const vint16m1_t p_11 = nttgen_mlkem_rvv256_montmul(a_5, b_5, bq_5, 16);
-    const vint16m1_t p_12 = nttgen_mlkem_rvv256_montmul(p_11, gamma_1, gammaqinv_1, 16);
-    const vint16m1_t p_13 = nttgen_mlkem_rvv256_montmul(a_4, b_5, bq_5, 16);
-    const vint16m1_t p_14 = nttgen_mlkem_rvv256_montmul(a_5, b_4, bq_4, 16);
-    const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_10, p_12, 16);
-    const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_13, p_14, 16);
-    vint16m1_t acc_4 = r_4;
-    vint16m1_t acc_5 = r_5;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[32 + i_1 * 256 + 256], 16);
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[32 + i_1 * 256 + 272], 16);
-        const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[32 + i_1 * 256 + 256], 16);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[32 + i_1 * 256 + 272], 16);
-        const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_3, 16);
-        const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_3, 16);
-        const vint16m1_t p_15 = nttgen_mlkem_rvv256_montmul(a_6, b_6, bq_6, 16);
-        const vint16m1_t p_16 = nttgen_mlkem_rvv256_montmul(a_7, b_7, bq_7, 16);
-        const vint16m1_t p_17 = nttgen_mlkem_rvv256_montmul(p_16, gamma_1, gammaqinv_1, 16);
-        const vint16m1_t p_18 = nttgen_mlkem_rvv256_montmul(a_6, b_7, bq_7, 16);
-        const vint16m1_t p_19 = nttgen_mlkem_rvv256_montmul(a_7, b_6, bq_6, 16);
-        const vint16m1_t r_6 = __riscv_vadd_vv_i16m1(p_15, p_17, 16);
-        const vint16m1_t r_7 = __riscv_vadd_vv_i16m1(p_18, p_19, 16);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(acc_4, 16);
-        const vint16m1_t acc_6 = __riscv_vadd_vv_i16m1(red_3, r_6, 16);
-        acc_4 = acc_6;
-        const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(acc_5, 16);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_4, r_7, 16);
-        acc_5 = acc_7;
-    }
-    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(acc_5, 16);
-    __riscv_vse16_v_i16m1(&r[32], acc_4, 16);
-    __riscv_vse16_v_i16m1(&r[48], red_5, 16);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[48], 16);
+    const vint16m1_t gb_1 = nttgen_mlkem_rvv256_montmul(b_1, gamma_1, gammaqinv_1, 16);
+    __riscv_vse16_v_i16m1(&cache[16], gb_1, 16);
     const vint16m1_t gamma_2 = __riscv_vle16_v_i16m1(&gammas_0[64], 16);
     const vint16m1_t gammaqinv_2 = __riscv_vle16_v_i16m1(&gammas_0[80], 16);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[64], 16);
-    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[80], 16);
-    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_4, 16);
-    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_4, 16);
-    const vint16m1_t p_20 = nttgen_mlkem_rvv256_montmul(a_8, b_8, bq_8, 16);
-    const vint16m1_t p_21 = nttgen_mlkem_rvv256_montmul(a_9, b_9, bq_9, 16);
-    const vint16m1_t p_22 = nttgen_mlkem_rvv256_montmul(p_21, gamma_2, gammaqinv_2, 16);
-    const vint16m1_t p_23 = nttgen_mlkem_rvv256_montmul(a_8, b_9, bq_9, 16);
-    const vint16m1_t p_24 = nttgen_mlkem_rvv256_montmul(a_9, b_8, bq_8, 16);
-    const vint16m1_t r_8 = __riscv_vadd_vv_i16m1(p_20, p_22, 16);
-    const vint16m1_t r_9 = __riscv_vadd_vv_i16m1(p_23, p_24, 16);
-    vint16m1_t acc_8 = r_8;
-    vint16m1_t acc_9 = r_9;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[64 + i_2 * 256 + 256], 16);
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[64 + i_2 * 256 + 272], 16);
-        const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[64 + i_2 * 256 + 256], 16);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[64 + i_2 * 256 + 272], 16);
-        const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_5, 16);
-        const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_5, 16);
-        const vint16m1_t p_25 = nttgen_mlkem_rvv256_montmul(a_10, b_10, bq_10, 16);
-        const vint16m1_t p_26 = nttgen_mlkem_rvv256_montmul(a_11, b_11, bq_11, 16);
-        const vint16m1_t p_27 = nttgen_mlkem_rvv256_montmul(p_26, gamma_2, gammaqinv_2, 16);
-        const vint16m1_t p_28 = nttgen_mlkem_rvv256_montmul(a_10, b_11, bq_11, 16);
-        const vint16m1_t p_29 = nttgen_mlkem_rvv256_montmul(a_11, b_10, bq_10, 16);
-        const vint16m1_t r_10 = __riscv_vadd_vv_i16m1(p_25, p_27, 16);
-        const vint16m1_t r_11 = __riscv_vadd_vv_i16m1(p_28, p_29, 16);
-        const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(acc_8, 16);
-        const vint16m1_t acc_10 = __riscv_vadd_vv_i16m1(red_6, r_10, 16);
-        acc_8 = acc_10;
-        const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(acc_9, 16);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_7, r_11, 16);
-        acc_9 = acc_11;
-    }
-    const vint16m1_t red_8 = nttgen_mlkem_rvv256_barrett(acc_9, 16);
-    __riscv_vse16_v_i16m1(&r[64], acc_8, 16);
-    __riscv_vse16_v_i16m1(&r[80], red_8, 16);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[80], 16);
+    const vint16m1_t gb_2 = nttgen_mlkem_rvv256_montmul(b_2, gamma_2, gammaqinv_2, 16);
+    __riscv_vse16_v_i16m1(&cache[32], gb_2, 16);
     const vint16m1_t gamma_3 = __riscv_vle16_v_i16m1(&gammas_0[96], 16);
     const vint16m1_t gammaqinv_3 = __riscv_vle16_v_i16m1(&gammas_0[112], 16);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[96], 16);
-    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[112], 16);
-    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_6, 16);
-    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_6, 16);
-    const vint16m1_t p_30 = nttgen_mlkem_rvv256_montmul(a_12, b_12, bq_12, 16);
-    const vint16m1_t p_31 = nttgen_mlkem_rvv256_montmul(a_13, b_13, bq_13, 16);
-    const vint16m1_t p_32 = nttgen_mlkem_rvv256_montmul(p_31, gamma_3, gammaqinv_3, 16);
-    const vint16m1_t p_33 = nttgen_mlkem_rvv256_montmul(a_12, b_13, bq_13, 16);
-    const vint16m1_t p_34 = nttgen_mlkem_rvv256_montmul(a_13, b_12, bq_12, 16);
-    const vint16m1_t r_12 = __riscv_vadd_vv_i16m1(p_30, p_32, 16);
-    const vint16m1_t r_13 = __riscv_vadd_vv_i16m1(p_33, p_34, 16);
-    vint16m1_t acc_12 = r_12;
-    vint16m1_t acc_13 = r_13;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[96 + i_3 * 256 + 256], 16);
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[96 + i_3 * 256 + 272], 16);
-        const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[96 + i_3 * 256 + 256], 16);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[96 + i_3 * 256 + 272], 16);
-        const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_7, 16);
-        const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_7, 16);
-        const vint16m1_t p_35 = nttgen_mlkem_rvv256_montmul(a_14, b_14, bq_14, 16);
-        const vint16m1_t p_36 = nttgen_mlkem_rvv256_montmul(a_15, b_15, bq_15, 16);
-        const vint16m1_t p_37 = nttgen_mlkem_rvv256_montmul(p_36, gamma_3, gammaqinv_3, 16);
-        const vint16m1_t p_38 = nttgen_mlkem_rvv256_montmul(a_14, b_15, bq_15, 16);
-        const vint16m1_t p_39 = nttgen_mlkem_rvv256_montmul(a_15, b_14, bq_14, 16);
-        const vint16m1_t r_14 = __riscv_vadd_vv_i16m1(p_35, p_37, 16);
-        const vint16m1_t r_15 = __riscv_vadd_vv_i16m1(p_38, p_39, 16);
-        const vint16m1_t red_9 = nttgen_mlkem_rvv256_barrett(acc_12, 16);
-        const vint16m1_t acc_14 = __riscv_vadd_vv_i16m1(red_9, r_14, 16);
-        acc_12 = acc_14;
-        const vint16m1_t red_10 = nttgen_mlkem_rvv256_barrett(acc_13, 16);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_10, r_15, 16);
-        acc_13 = acc_15;
-    }
-    const vint16m1_t red_11 = nttgen_mlkem_rvv256_barrett(acc_13, 16);
-    __riscv_vse16_v_i16m1(&r[96], acc_12, 16);
-    __riscv_vse16_v_i16m1(&r[112], red_11, 16);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[112], 16);
+    const vint16m1_t gb_3 = nttgen_mlkem_rvv256_montmul(b_3, gamma_3, gammaqinv_3, 16);
+    __riscv_vse16_v_i16m1(&cache[48], gb_3, 16);
     const vint16m1_t gamma_4 = __riscv_vle16_v_i16m1(&gammas_0[128], 16);
     const vint16m1_t gammaqinv_4 = __riscv_vle16_v_i16m1(&gammas_0[144], 16);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[128], 16);
-    const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[144], 16);
-    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_16 = __riscv_vmul_vv_i16m1(b_16, qinv_8, 16);
-    const vint16m1_t bq_17 = __riscv_vmul_vv_i16m1(b_17, qinv_8, 16);
-    const vint16m1_t p_40 = nttgen_mlkem_rvv256_montmul(a_16, b_16, bq_16, 16);
-    const vint16m1_t p_41 = nttgen_mlkem_rvv256_montmul(a_17, b_17, bq_17, 16);
-    const vint16m1_t p_42 = nttgen_mlkem_rvv256_montmul(p_41, gamma_4, gammaqinv_4, 16);
-    const vint16m1_t p_43 = nttgen_mlkem_rvv256_montmul(a_16, b_17, bq_17, 16);
-    const vint16m1_t p_44 = nttgen_mlkem_rvv256_montmul(a_17, b_16, bq_16, 16);
-    const vint16m1_t r_16 = __riscv_vadd_vv_i16m1(p_40, p_42, 16);
-    const vint16m1_t r_17 = __riscv_vadd_vv_i16m1(p_43, p_44, 16);
-    vint16m1_t acc_16 = r_16;
-    vint16m1_t acc_17 = r_17;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[128 + i_4 * 256 + 256], 16);
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[128 + i_4 * 256 + 272], 16);
-        const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[128 + i_4 * 256 + 256], 16);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[128 + i_4 * 256 + 272], 16);
-        const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_18 = __riscv_vmul_vv_i16m1(b_18, qinv_9, 16);
-        const vint16m1_t bq_19 = __riscv_vmul_vv_i16m1(b_19, qinv_9, 16);
-        const vint16m1_t p_45 = nttgen_mlkem_rvv256_montmul(a_18, b_18, bq_18, 16);
-        const vint16m1_t p_46 = nttgen_mlkem_rvv256_montmul(a_19, b_19, bq_19, 16);
-        const vint16m1_t p_47 = nttgen_mlkem_rvv256_montmul(p_46, gamma_4, gammaqinv_4, 16);
-        const vint16m1_t p_48 = nttgen_mlkem_rvv256_montmul(a_18, b_19, bq_19, 16);
-        const vint16m1_t p_49 = nttgen_mlkem_rvv256_montmul(a_19, b_18, bq_18, 16);
-        const vint16m1_t r_18 = __riscv_vadd_vv_i16m1(p_45, p_47, 16);
-        const vint16m1_t r_19 = __riscv_vadd_vv_i16m1(p_48, p_49, 16);
-        const vint16m1_t red_12 = nttgen_mlkem_rvv256_barrett(acc_16, 16);
-        const vint16m1_t acc_18 = __riscv_vadd_vv_i16m1(red_12, r_18, 16);
-        acc_16 = acc_18;
-        const vint16m1_t red_13 = nttgen_mlkem_rvv256_barrett(acc_17, 16);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_13, r_19, 16);
-        acc_17 = acc_19;
-    }
-    const vint16m1_t red_14 = nttgen_mlkem_rvv256_barrett(acc_17, 16);
-    __riscv_vse16_v_i16m1(&r[128], acc_16, 16);
-    __riscv_vse16_v_i16m1(&r[144], red_14, 16);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[144], 16);
+    const vint16m1_t gb_4 = nttgen_mlkem_rvv256_montmul(b_4, gamma_4, gammaqinv_4, 16);
+    __riscv_vse16_v_i16m1(&cache[64], gb_4, 16);
     const vint16m1_t gamma_5 = __riscv_vle16_v_i16m1(&gammas_0[160], 16);
     const vint16m1_t gammaqinv_5 = __riscv_vle16_v_i16m1(&gammas_0[176], 16);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[160], 16);
-    const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[176], 16);
-    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_20 = __riscv_vmul_vv_i16m1(b_20, qinv_10, 16);
-    const vint16m1_t bq_21 = __riscv_vmul_vv_i16m1(b_21, qinv_10, 16);
-    const vint16m1_t p_50 = nttgen_mlkem_rvv256_montmul(a_20, b_20, bq_20, 16);
-    const vint16m1_t p_51 = nttgen_mlkem_rvv256_montmul(a_21, b_21, bq_21, 16);
-    const vint16m1_t p_52 = nttgen_mlkem_rvv256_montmul(p_51, gamma_5, gammaqinv_5, 16);
-    const vint16m1_t p_53 = nttgen_mlkem_rvv256_montmul(a_20, b_21, bq_21, 16);
-    const vint16m1_t p_54 = nttgen_mlkem_rvv256_montmul(a_21, b_20, bq_20, 16);
-    const vint16m1_t r_20 = __riscv_vadd_vv_i16m1(p_50, p_52, 16);
-    const vint16m1_t r_21 = __riscv_vadd_vv_i16m1(p_53, p_54, 16);
-    vint16m1_t acc_20 = r_20;
-    vint16m1_t acc_21 = r_21;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[160 + i_5 * 256 + 256], 16);
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[160 + i_5 * 256 + 272], 16);
-        const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[160 + i_5 * 256 + 256], 16);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[160 + i_5 * 256 + 272], 16);
-        const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_22 = __riscv_vmul_vv_i16m1(b_22, qinv_11, 16);
-        const vint16m1_t bq_23 = __riscv_vmul_vv_i16m1(b_23, qinv_11, 16);
-        const vint16m1_t p_55 = nttgen_mlkem_rvv256_montmul(a_22, b_22, bq_22, 16);
-        const vint16m1_t p_56 = nttgen_mlkem_rvv256_montmul(a_23, b_23, bq_23, 16);
-        const vint16m1_t p_57 = nttgen_mlkem_rvv256_montmul(p_56, gamma_5, gammaqinv_5, 16);
-        const vint16m1_t p_58 = nttgen_mlkem_rvv256_montmul(a_22, b_23, bq_23, 16);
-        const vint16m1_t p_59 = nttgen_mlkem_rvv256_montmul(a_23, b_22, bq_22, 16);
-        const vint16m1_t r_22 = __riscv_vadd_vv_i16m1(p_55, p_57, 16);
-        const vint16m1_t r_23 = __riscv_vadd_vv_i16m1(p_58, p_59, 16);
-        const vint16m1_t red_15 = nttgen_mlkem_rvv256_barrett(acc_20, 16);
-        const vint16m1_t acc_22 = __riscv_vadd_vv_i16m1(red_15, r_22, 16);
-        acc_20 = acc_22;
-        const vint16m1_t red_16 = nttgen_mlkem_rvv256_barrett(acc_21, 16);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_16, r_23, 16);
-        acc_21 = acc_23;
-    }
-    const vint16m1_t red_17 = nttgen_mlkem_rvv256_barrett(acc_21, 16);
-    __riscv_vse16_v_i16m1(&r[160], acc_20, 16);
-    __riscv_vse16_v_i16m1(&r[176], red_17, 16);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[176], 16);
+    const vint16m1_t gb_5 = nttgen_mlkem_rvv256_montmul(b_5, gamma_5, gammaqinv_5, 16);
+    __riscv_vse16_v_i16m1(&cache[80], gb_5, 16);
     const vint16m1_t gamma_6 = __riscv_vle16_v_i16m1(&gammas_0[192], 16);
     const vint16m1_t gammaqinv_6 = __riscv_vle16_v_i16m1(&gammas_0[208], 16);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[192], 16);
-    const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[208], 16);
-    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_24 = __riscv_vmul_vv_i16m1(b_24, qinv_12, 16);
-    const vint16m1_t bq_25 = __riscv_vmul_vv_i16m1(b_25, qinv_12, 16);
-    const vint16m1_t p_60 = nttgen_mlkem_rvv256_montmul(a_24, b_24, bq_24, 16);
-    const vint16m1_t p_61 = nttgen_mlkem_rvv256_montmul(a_25, b_25, bq_25, 16);
-    const vint16m1_t p_62 = nttgen_mlkem_rvv256_montmul(p_61, gamma_6, gammaqinv_6, 16);
-    const vint16m1_t p_63 = nttgen_mlkem_rvv256_montmul(a_24, b_25, bq_25, 16);
-    const vint16m1_t p_64 = nttgen_mlkem_rvv256_montmul(a_25, b_24, bq_24, 16);
-    const vint16m1_t r_24 = __riscv_vadd_vv_i16m1(p_60, p_62, 16);
-    const vint16m1_t r_25 = __riscv_vadd_vv_i16m1(p_63, p_64, 16);
-    vint16m1_t acc_24 = r_24;
-    vint16m1_t acc_25 = r_25;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[192 + i_6 * 256 + 256], 16);
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[192 + i_6 * 256 + 272], 16);
-        const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[192 + i_6 * 256 + 256], 16);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[192 + i_6 * 256 + 272], 16);
-        const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_26 = __riscv_vmul_vv_i16m1(b_26, qinv_13, 16);
-        const vint16m1_t bq_27 = __riscv_vmul_vv_i16m1(b_27, qinv_13, 16);
-        const vint16m1_t p_65 = nttgen_mlkem_rvv256_montmul(a_26, b_26, bq_26, 16);
-        const vint16m1_t p_66 = nttgen_mlkem_rvv256_montmul(a_27, b_27, bq_27, 16);
-        const vint16m1_t p_67 = nttgen_mlkem_rvv256_montmul(p_66, gamma_6, gammaqinv_6, 16);
-        const vint16m1_t p_68 = nttgen_mlkem_rvv256_montmul(a_26, b_27, bq_27, 16);
-        const vint16m1_t p_69 = nttgen_mlkem_rvv256_montmul(a_27, b_26, bq_26, 16);
-        const vint16m1_t r_26 = __riscv_vadd_vv_i16m1(p_65, p_67, 16);
-        const vint16m1_t r_27 = __riscv_vadd_vv_i16m1(p_68, p_69, 16);
-        const vint16m1_t red_18 = nttgen_mlkem_rvv256_barrett(acc_24, 16);
-        const vint16m1_t acc_26 = __riscv_vadd_vv_i16m1(red_18, r_26, 16);
-        acc_24 = acc_26;
-        const vint16m1_t red_19 = nttgen_mlkem_rvv256_barrett(acc_25, 16);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_19, r_27, 16);
-        acc_25 = acc_27;
-    }
-    const vint16m1_t red_20 = nttgen_mlkem_rvv256_barrett(acc_25, 16);
-    __riscv_vse16_v_i16m1(&r[192], acc_24, 16);
-    __riscv_vse16_v_i16m1(&r[208], red_20, 16);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[208], 16);
+    const vint16m1_t gb_6 = nttgen_mlkem_rvv256_montmul(b_6, gamma_6, gammaqinv_6, 16);
+    __riscv_vse16_v_i16m1(&cache[96], gb_6, 16);
     const vint16m1_t gamma_7 = __riscv_vle16_v_i16m1(&gammas_0[224], 16);
     const vint16m1_t gammaqinv_7 = __riscv_vle16_v_i16m1(&gammas_0[240], 16);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[224], 16);
-    const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[240], 16);
-    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-3327, 16);
-    const vint16m1_t bq_28 = __riscv_vmul_vv_i16m1(b_28, qinv_14, 16);
-    const vint16m1_t bq_29 = __riscv_vmul_vv_i16m1(b_29, qinv_14, 16);
-    const vint16m1_t p_70 = nttgen_mlkem_rvv256_montmul(a_28, b_28, bq_28, 16);
-    const vint16m1_t p_71 = nttgen_mlkem_rvv256_montmul(a_29, b_29, bq_29, 16);
-    const vint16m1_t p_72 = nttgen_mlkem_rvv256_montmul(p_71, gamma_7, gammaqinv_7, 16);
-    const vint16m1_t p_73 = nttgen_mlkem_rvv256_montmul(a_28, b_29, bq_29, 16);
-    const vint16m1_t p_74 = nttgen_mlkem_rvv256_montmul(a_29, b_28, bq_28, 16);
-    const vint16m1_t r_28 = __riscv_vadd_vv_i16m1(p_70, p_72, 16);
-    const vint16m1_t r_29 = __riscv_vadd_vv_i16m1(p_73, p_74, 16);
-    vint16m1_t acc_28 = r_28;
-    vint16m1_t acc_29 = r_29;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[224 + i_7 * 256 + 256], 16);
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[224 + i_7 * 256 + 272], 16);
-        const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[224 + i_7 * 256 + 256], 16);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[224 + i_7 * 256 + 272], 16);
-        const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-3327, 16);
-        const vint16m1_t bq_30 = __riscv_vmul_vv_i16m1(b_30, qinv_15, 16);
-        const vint16m1_t bq_31 = __riscv_vmul_vv_i16m1(b_31, qinv_15, 16);
-        const vint16m1_t p_75 = nttgen_mlkem_rvv256_montmul(a_30, b_30, bq_30, 16);
-        const vint16m1_t p_76 = nttgen_mlkem_rvv256_montmul(a_31, b_31, bq_31, 16);
-        const vint16m1_t p_77 = nttgen_mlkem_rvv256_montmul(p_76, gamma_7, gammaqinv_7, 16);
-        const vint16m1_t p_78 = nttgen_mlkem_rvv256_montmul(a_30, b_31, bq_31, 16);
-        const vint16m1_t p_79 = nttgen_mlkem_rvv256_montmul(a_31, b_30, bq_30, 16);
-        const vint16m1_t r_30 = __riscv_vadd_vv_i16m1(p_75, p_77, 16);
-        const vint16m1_t r_31 = __riscv_vadd_vv_i16m1(p_78, p_79, 16);
-        const vint16m1_t red_21 = nttgen_mlkem_rvv256_barrett(acc_28, 16);
-        const vint16m1_t acc_30 = __riscv_vadd_vv_i16m1(red_21, r_30, 16);
-        acc_28 = acc_30;
-        const vint16m1_t red_22 = nttgen_mlkem_rvv256_barrett(acc_29, 16);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_22, r_31, 16);
-        acc_29 = acc_31;
-    }
-    const vint16m1_t red_23 = nttgen_mlkem_rvv256_barrett(acc_29, 16);
-    __riscv_vse16_v_i16m1(&r[224], acc_28, 16);
-    __riscv_vse16_v_i16m1(&r[240], red_23, 16);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[240], 16);
+    const vint16m1_t gb_7 = nttgen_mlkem_rvv256_montmul(b_7, gamma_7, gammaqinv_7, 16);
+    __riscv_vse16_v_i16m1(&cache[112], gb_7, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(r, 256, -9252, 9253);
+    nttgen_mlkem_rvv256_assert_range(cache, 128, -2080, 2080);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9999, 9999]
+ * a[256 x k]: on entry in [-3328, 3328]
+ * b[256 x k]: on entry in [-16421, 16421]
+ * cache[128 x k]: on entry in [-2080, 2080]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 40, store 16, madd 16, mredw 16
+ */
+void nttgen_mlkem_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
+                                            const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(a, k * 256, -3328, 3328);
+    nttgen_mlkem_rvv256_assert_range(b, k * 256, -16421, 16421);
+    nttgen_mlkem_rvv256_assert_range(cache, k * 128, -2080, 2080);
+#endif
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 32], 16);
+        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 32 + 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 32], 16);
+        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 32 + 16], 16);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
+        const vint32m2_t w_0 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 16), a_1, cache_0, 16);
+        const vint32m2_t w_1 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 16), a_1, b_0, 16);
+        vint32m2_t w_2 = w_0;
+        vint32m2_t w_3 = w_1;
+        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32 + 256], 16);
+            const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32 + 272], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32 + 256], 16);
+            const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32 + 272], 16);
+            const vint16m1_t cache_1 =
+                __riscv_vle16_v_i16m1(&cache[i_1 * 128 + i_0 * 16 + 128], 16);
+            const vint32m2_t w_4 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 16), a_3, cache_1, 16);
+            const vint32m2_t w_5 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 16), a_3, b_2, 16);
+            const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 16);
+            w_2 = w_6;
+            const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 16);
+            w_3 = w_7;
+        }
+        const vint16m1_t r_0 = nttgen_mlkem_rvv256_mredw(w_2, 16);
+        const vint16m1_t r_1 = nttgen_mlkem_rvv256_mredw(w_3, 16);
+        vint16m1_t acc_0 = r_0;
+        vint16m1_t acc_1 = r_1;
+        for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+            const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 32 + 1024], 16);
+            const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 32 + 1040], 16);
+            const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 32 + 1024], 16);
+            const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 32 + 1040], 16);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_0 * 16 + 512], 16);
+            const vint32m2_t w_8 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 16), a_5, cache_2, 16);
+            const vint32m2_t w_9 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 16), a_5, b_4, 16);
+            vint32m2_t w_10 = w_8;
+            vint32m2_t w_11 = w_9;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
+                const vint16m1_t a_6 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1280], 16);
+                const vint16m1_t a_7 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1296], 16);
+                const vint16m1_t b_6 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1280], 16);
+                const vint16m1_t b_7 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1296], 16);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_2 * 128 + i_0 * 16 + 640], 16);
+                const vint32m2_t w_12 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_6, 16), a_7, cache_3, 16);
+                const vint32m2_t w_13 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 16), a_7, b_6, 16);
+                const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 16);
+                w_10 = w_14;
+                const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 16);
+                w_11 = w_15;
+            }
+            const vint16m1_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 16);
+            const vint16m1_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 16);
+            const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
+            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
+            acc_0 = acc_2;
+            const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
+            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
+            acc_1 = acc_3;
+        }
+        __riscv_vse16_v_i16m1(&r[i_0 * 32], acc_0, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32 + 16], acc_1, 16);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(r, 256, -9999, 9999);
 #endif
 }
 

@@ -17,6 +17,7 @@
 
 #define NTTGEN_FALCON1024_N NTTGEN_NEWHOPE1024_N
 #define NTTGEN_FALCON1024_Q NTTGEN_NEWHOPE1024_Q
+#define NTTGEN_FALCON1024_CACHE_N NTTGEN_NEWHOPE1024_CACHE_N
 #define nttgen_falcon1024_init nttgen_newhope1024_init
 #define nttgen_falcon1024_isa nttgen_newhope1024_isa
 #define nttgen_falcon1024_isa_of nttgen_newhope1024_isa_of
@@ -24,6 +25,8 @@
 #define nttgen_falcon1024_ntt nttgen_newhope1024_ntt
 #define nttgen_falcon1024_basemul nttgen_newhope1024_basemul
 #define nttgen_falcon1024_basemul_acc nttgen_newhope1024_basemul_acc
+#define nttgen_falcon1024_basemul_cache nttgen_newhope1024_basemul_cache
+#define nttgen_falcon1024_basemul_acc_cached nttgen_newhope1024_basemul_acc_cached
 #define nttgen_falcon1024_intt nttgen_newhope1024_intt
 #define nttgen_falcon1024_reduce nttgen_newhope1024_reduce
 #define nttgen_falcon1024_reduce_centred nttgen_newhope1024_reduce_centred

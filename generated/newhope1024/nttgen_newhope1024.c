@@ -10,10 +10,11 @@
  *         compiled in that this CPU and OS run (CPUID, and XCR0 for the saved register state)
  *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
  *         forces one for every group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_newhope1024_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_newhope1024_isa() names the ISA of the
+ *         NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -107,6 +108,9 @@ typedef struct {
     void (*ntt)(int16_t a[1024]);
     void (*basemul)(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
     void (*basemul_acc)(int16_t r[1024], const int16_t *a, const int16_t *b, size_t k);
+    void (*basemul_cache)(int16_t cache[1024], const int16_t b[1024]);
+    void (*basemul_acc_cached)(int16_t r[1024], const int16_t *a, const int16_t *b,
+                               const int16_t *cache, size_t k);
     void (*intt)(int16_t a[1024]);
     void (*reduce)(int16_t a[1024]);
     void (*reduce_centred)(int16_t a[1024]);
@@ -122,7 +126,8 @@ typedef struct {
 static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 #ifdef NTTGEN_NEWHOPE1024_HAVE_AVX512
     {"avx512", nttgen_newhope1024_avx512_ntt, nttgen_newhope1024_avx512_basemul,
-     nttgen_newhope1024_avx512_basemul_acc, nttgen_newhope1024_avx512_intt,
+     nttgen_newhope1024_avx512_basemul_acc, nttgen_newhope1024_avx512_basemul_cache,
+     nttgen_newhope1024_avx512_basemul_acc_cached, nttgen_newhope1024_avx512_intt,
      nttgen_newhope1024_avx512_reduce, nttgen_newhope1024_avx512_reduce_centred,
      nttgen_newhope1024_avx512_reduce_partial, nttgen_newhope1024_avx512_tomont,
      nttgen_newhope1024_avx512_frommont, nttgen_newhope1024_avx512_to_standard,
@@ -130,7 +135,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_AVX2
     {"avx2", nttgen_newhope1024_avx2_ntt, nttgen_newhope1024_avx2_basemul,
-     nttgen_newhope1024_avx2_basemul_acc, nttgen_newhope1024_avx2_intt,
+     nttgen_newhope1024_avx2_basemul_acc, nttgen_newhope1024_avx2_basemul_cache,
+     nttgen_newhope1024_avx2_basemul_acc_cached, nttgen_newhope1024_avx2_intt,
      nttgen_newhope1024_avx2_reduce, nttgen_newhope1024_avx2_reduce_centred,
      nttgen_newhope1024_avx2_reduce_partial, nttgen_newhope1024_avx2_tomont,
      nttgen_newhope1024_avx2_frommont, nttgen_newhope1024_avx2_to_standard,
@@ -138,7 +144,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV256
     {"rvv256", nttgen_newhope1024_rvv256_ntt, nttgen_newhope1024_rvv256_basemul,
-     nttgen_newhope1024_rvv256_basemul_acc, nttgen_newhope1024_rvv256_intt,
+     nttgen_newhope1024_rvv256_basemul_acc, nttgen_newhope1024_rvv256_basemul_cache,
+     nttgen_newhope1024_rvv256_basemul_acc_cached, nttgen_newhope1024_rvv256_intt,
      nttgen_newhope1024_rvv256_reduce, nttgen_newhope1024_rvv256_reduce_centred,
      nttgen_newhope1024_rvv256_reduce_partial, nttgen_newhope1024_rvv256_tomont,
      nttgen_newhope1024_rvv256_frommont, nttgen_newhope1024_rvv256_to_standard,
@@ -146,7 +153,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_NEON
     {"neon", nttgen_newhope1024_neon_ntt, nttgen_newhope1024_neon_basemul,
-     nttgen_newhope1024_neon_basemul_acc, nttgen_newhope1024_neon_intt,
+     nttgen_newhope1024_neon_basemul_acc, nttgen_newhope1024_neon_basemul_cache,
+     nttgen_newhope1024_neon_basemul_acc_cached, nttgen_newhope1024_neon_intt,
      nttgen_newhope1024_neon_reduce, nttgen_newhope1024_neon_reduce_centred,
      nttgen_newhope1024_neon_reduce_partial, nttgen_newhope1024_neon_tomont,
      nttgen_newhope1024_neon_frommont, nttgen_newhope1024_neon_to_standard,
@@ -154,7 +162,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV128
     {"rvv128", nttgen_newhope1024_rvv128_ntt, nttgen_newhope1024_rvv128_basemul,
-     nttgen_newhope1024_rvv128_basemul_acc, nttgen_newhope1024_rvv128_intt,
+     nttgen_newhope1024_rvv128_basemul_acc, nttgen_newhope1024_rvv128_basemul_cache,
+     nttgen_newhope1024_rvv128_basemul_acc_cached, nttgen_newhope1024_rvv128_intt,
      nttgen_newhope1024_rvv128_reduce, nttgen_newhope1024_rvv128_reduce_centred,
      nttgen_newhope1024_rvv128_reduce_partial, nttgen_newhope1024_rvv128_tomont,
      nttgen_newhope1024_rvv128_frommont, nttgen_newhope1024_rvv128_to_standard,
@@ -162,12 +171,14 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV
     {"rvv", nttgen_newhope1024_rvv_ntt, nttgen_newhope1024_rvv_basemul,
-     nttgen_newhope1024_rvv_basemul_acc, nttgen_newhope1024_rvv_intt, nttgen_newhope1024_rvv_reduce,
-     nttgen_newhope1024_rvv_reduce_centred, nttgen_newhope1024_rvv_reduce_partial,
-     nttgen_newhope1024_rvv_tomont, nttgen_newhope1024_rvv_frommont, NULL, NULL,
-     nttgen_newhope1024_rvv_polymul},
+     nttgen_newhope1024_rvv_basemul_acc, nttgen_newhope1024_rvv_basemul_cache,
+     nttgen_newhope1024_rvv_basemul_acc_cached, nttgen_newhope1024_rvv_intt,
+     nttgen_newhope1024_rvv_reduce, nttgen_newhope1024_rvv_reduce_centred,
+     nttgen_newhope1024_rvv_reduce_partial, nttgen_newhope1024_rvv_tomont,
+     nttgen_newhope1024_rvv_frommont, NULL, NULL, nttgen_newhope1024_rvv_polymul},
 #endif
     {"c", nttgen_newhope1024_c_ntt, nttgen_newhope1024_c_basemul, nttgen_newhope1024_c_basemul_acc,
+     nttgen_newhope1024_c_basemul_cache, nttgen_newhope1024_c_basemul_acc_cached,
      nttgen_newhope1024_c_intt, nttgen_newhope1024_c_reduce, nttgen_newhope1024_c_reduce_centred,
      nttgen_newhope1024_c_reduce_partial, nttgen_newhope1024_c_tomont,
      nttgen_newhope1024_c_frommont, NULL, NULL, nttgen_newhope1024_c_polymul},
@@ -315,7 +326,9 @@ const char *nttgen_newhope1024_isa(void) {
 
 const char *nttgen_newhope1024_isa_of(const char *op) {
     if (nttgen_newhope1024_same(op, "ntt") || nttgen_newhope1024_same(op, "basemul") ||
-        nttgen_newhope1024_same(op, "basemul_acc") || nttgen_newhope1024_same(op, "intt") ||
+        nttgen_newhope1024_same(op, "basemul_acc") ||
+        nttgen_newhope1024_same(op, "basemul_cache") ||
+        nttgen_newhope1024_same(op, "basemul_acc_cached") || nttgen_newhope1024_same(op, "intt") ||
         nttgen_newhope1024_same(op, "to_standard") ||
         nttgen_newhope1024_same(op, "from_standard")) {
         return nttgen_newhope1024_pick(0)->name;
@@ -378,6 +391,15 @@ void nttgen_newhope1024_basemul(int16_t r[1024], const int16_t a[1024], const in
 
 void nttgen_newhope1024_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b, size_t k) {
     nttgen_newhope1024_pick(0)->basemul_acc(r, a, b, k);
+}
+
+void nttgen_newhope1024_basemul_cache(int16_t cache[1024], const int16_t b[1024]) {
+    nttgen_newhope1024_pick(0)->basemul_cache(cache, b);
+}
+
+void nttgen_newhope1024_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
+                                           const int16_t *cache, size_t k) {
+    nttgen_newhope1024_pick(0)->basemul_acc_cached(r, a, b, cache, k);
 }
 
 void nttgen_newhope1024_intt(int16_t a[1024]) {

@@ -10,10 +10,11 @@
  *         compiled in that this CPU and OS run (CPUID, and XCR0 for the saved register state)
  *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
  *         forces one for every group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_newhope1024_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_newhope1024_isa() names the ISA of the
+ *         NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -51,6 +52,7 @@
 
 #define NTTGEN_NEWHOPE1024_N 1024
 #define NTTGEN_NEWHOPE1024_Q 12289
+#define NTTGEN_NEWHOPE1024_CACHE_N 1024
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +111,32 @@ void nttgen_newhope1024_basemul(int16_t r[1024], const int16_t a[1024], const in
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_newhope1024_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767] (any ISA)
+ * b[1024]: on entry in [-22735, 22735] (every ISA)
+ */
+void nttgen_newhope1024_basemul_cache(int16_t cache[1024], const int16_t b[1024]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6145, 6145] (any ISA)
+ * a[1024 x k]: on entry in [-12288, 12288] (every ISA)
+ * b[1024 x k]: on entry in [-22735, 22735] (every ISA)
+ * cache[1024 x k]: on entry in [-32768, 32767] (every ISA)
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_newhope1024_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
+                                           const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -27,6 +27,16 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached:
+ *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
+ *     q^-1 mod beta)
+ *       b in [-22735, 22735] -> cache in [-32768, 32767]
+ *       ops: load 32, store 32, mullo 32, const 32
+ *   nttgen_newhope1024_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
+ *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8958, 8958]
  *       ops: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
@@ -1807,456 +1817,284 @@ void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, co
     nttgen_newhope1024_avx512_assert_range(a, k * 1024, -22735, 22735);
     nttgen_newhope1024_avx512_assert_range(b, k * 1024, -22735, 22735);
 #endif
-    const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i p_0 = nttgen_newhope1024_avx512_montmul_var(a_0, b_0);
-    __m512i acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 1024 + 1024]);
-        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 1024 + 1024]);
-        const __m512i p_1 = nttgen_newhope1024_avx512_montmul_var(a_1, b_1);
-        const __m512i red_0 = nttgen_newhope1024_avx512_barrett(acc_0);
-        const __m512i acc_1 = _mm512_add_epi16(red_0, p_1);
-        acc_0 = acc_1;
-    }
-    const __m512i red_1 = nttgen_newhope1024_avx512_barrett(acc_0);
-    _mm512_storeu_si512((__m512i *)&r[0], red_1);
-    const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i p_2 = nttgen_newhope1024_avx512_montmul_var(a_2, b_2);
-    __m512i acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const __m512i a_3 = _mm512_loadu_si512((const __m512i *)&a[32 + i_1 * 1024 + 1024]);
-        const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[32 + i_1 * 1024 + 1024]);
-        const __m512i p_3 = nttgen_newhope1024_avx512_montmul_var(a_3, b_3);
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i p_0 = nttgen_newhope1024_avx512_montmul_var(a_0, b_0);
+        __m512i acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_1 =
+                _mm512_loadu_si512((const __m512i *)&a[i_1 * 1024 + i_0 * 32 + 1024]);
+            const __m512i b_1 =
+                _mm512_loadu_si512((const __m512i *)&b[i_1 * 1024 + i_0 * 32 + 1024]);
+            const __m512i p_1 = nttgen_newhope1024_avx512_montmul_var(a_1, b_1);
+            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
+            acc_0 = acc_1;
+        }
+        __m512i acc_2 = acc_0;
+        for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
+            const __m512i a_2 =
+                _mm512_loadu_si512((const __m512i *)&a[g_0 * 2048 + i_0 * 32 + 2048]);
+            const __m512i b_2 =
+                _mm512_loadu_si512((const __m512i *)&b[g_0 * 2048 + i_0 * 32 + 2048]);
+            const __m512i p_2 = nttgen_newhope1024_avx512_montmul_var(a_2, b_2);
+            __m512i acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
+                const __m512i a_3 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32 + 3072]);
+                const __m512i b_3 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32 + 3072]);
+                const __m512i p_3 = nttgen_newhope1024_avx512_montmul_var(a_3, b_3);
+                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const __m512i red_0 = nttgen_newhope1024_avx512_barrett(acc_3);
+            const __m512i red_1 = nttgen_newhope1024_avx512_barrett(acc_2);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
         const __m512i red_2 = nttgen_newhope1024_avx512_barrett(acc_2);
-        const __m512i acc_3 = _mm512_add_epi16(red_2, p_3);
-        acc_2 = acc_3;
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
     }
-    const __m512i red_3 = nttgen_newhope1024_avx512_barrett(acc_2);
-    _mm512_storeu_si512((__m512i *)&r[32], red_3);
-    const __m512i a_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i p_4 = nttgen_newhope1024_avx512_montmul_var(a_4, b_4);
-    __m512i acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const __m512i a_5 = _mm512_loadu_si512((const __m512i *)&a[64 + i_2 * 1024 + 1024]);
-        const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[64 + i_2 * 1024 + 1024]);
-        const __m512i p_5 = nttgen_newhope1024_avx512_montmul_var(a_5, b_5);
-        const __m512i red_4 = nttgen_newhope1024_avx512_barrett(acc_4);
-        const __m512i acc_5 = _mm512_add_epi16(red_4, p_5);
-        acc_4 = acc_5;
-    }
-    const __m512i red_5 = nttgen_newhope1024_avx512_barrett(acc_4);
-    _mm512_storeu_si512((__m512i *)&r[64], red_5);
-    const __m512i a_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i p_6 = nttgen_newhope1024_avx512_montmul_var(a_6, b_6);
-    __m512i acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const __m512i a_7 = _mm512_loadu_si512((const __m512i *)&a[96 + i_3 * 1024 + 1024]);
-        const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[96 + i_3 * 1024 + 1024]);
-        const __m512i p_7 = nttgen_newhope1024_avx512_montmul_var(a_7, b_7);
-        const __m512i red_6 = nttgen_newhope1024_avx512_barrett(acc_6);
-        const __m512i acc_7 = _mm512_add_epi16(red_6, p_7);
-        acc_6 = acc_7;
-    }
-    const __m512i red_7 = nttgen_newhope1024_avx512_barrett(acc_6);
-    _mm512_storeu_si512((__m512i *)&r[96], red_7);
-    const __m512i a_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i p_8 = nttgen_newhope1024_avx512_montmul_var(a_8, b_8);
-    __m512i acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const __m512i a_9 = _mm512_loadu_si512((const __m512i *)&a[128 + i_4 * 1024 + 1024]);
-        const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[128 + i_4 * 1024 + 1024]);
-        const __m512i p_9 = nttgen_newhope1024_avx512_montmul_var(a_9, b_9);
-        const __m512i red_8 = nttgen_newhope1024_avx512_barrett(acc_8);
-        const __m512i acc_9 = _mm512_add_epi16(red_8, p_9);
-        acc_8 = acc_9;
-    }
-    const __m512i red_9 = nttgen_newhope1024_avx512_barrett(acc_8);
-    _mm512_storeu_si512((__m512i *)&r[128], red_9);
-    const __m512i a_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i p_10 = nttgen_newhope1024_avx512_montmul_var(a_10, b_10);
-    __m512i acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const __m512i a_11 = _mm512_loadu_si512((const __m512i *)&a[160 + i_5 * 1024 + 1024]);
-        const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[160 + i_5 * 1024 + 1024]);
-        const __m512i p_11 = nttgen_newhope1024_avx512_montmul_var(a_11, b_11);
-        const __m512i red_10 = nttgen_newhope1024_avx512_barrett(acc_10);
-        const __m512i acc_11 = _mm512_add_epi16(red_10, p_11);
-        acc_10 = acc_11;
-    }
-    const __m512i red_11 = nttgen_newhope1024_avx512_barrett(acc_10);
-    _mm512_storeu_si512((__m512i *)&r[160], red_11);
-    const __m512i a_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i p_12 = nttgen_newhope1024_avx512_montmul_var(a_12, b_12);
-    __m512i acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const __m512i a_13 = _mm512_loadu_si512((const __m512i *)&a[192 + i_6 * 1024 + 1024]);
-        const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[192 + i_6 * 1024 + 1024]);
-        const __m512i p_13 = nttgen_newhope1024_avx512_montmul_var(a_13, b_13);
-        const __m512i red_12 = nttgen_newhope1024_avx512_barrett(acc_12);
-        const __m512i acc_13 = _mm512_add_epi16(red_12, p_13);
-        acc_12 = acc_13;
-    }
-    const __m512i red_13 = nttgen_newhope1024_avx512_barrett(acc_12);
-    _mm512_storeu_si512((__m512i *)&r[192], red_13);
-    const __m512i a_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i p_14 = nttgen_newhope1024_avx512_montmul_var(a_14, b_14);
-    __m512i acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const __m512i a_15 = _mm512_loadu_si512((const __m512i *)&a[224 + i_7 * 1024 + 1024]);
-        const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[224 + i_7 * 1024 + 1024]);
-        const __m512i p_15 = nttgen_newhope1024_avx512_montmul_var(a_15, b_15);
-        const __m512i red_14 = nttgen_newhope1024_avx512_barrett(acc_14);
-        const __m512i acc_15 = _mm512_add_epi16(red_14, p_15);
-        acc_14 = acc_15;
-    }
-    const __m512i red_15 = nttgen_newhope1024_avx512_barrett(acc_14);
-    _mm512_storeu_si512((__m512i *)&r[224], red_15);
-    const __m512i a_16 = _mm512_loadu_si512((const __m512i *)&a[256]);
-    const __m512i b_16 = _mm512_loadu_si512((const __m512i *)&b[256]);
-    const __m512i p_16 = nttgen_newhope1024_avx512_montmul_var(a_16, b_16);
-    __m512i acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const __m512i a_17 = _mm512_loadu_si512((const __m512i *)&a[256 + i_8 * 1024 + 1024]);
-        const __m512i b_17 = _mm512_loadu_si512((const __m512i *)&b[256 + i_8 * 1024 + 1024]);
-        const __m512i p_17 = nttgen_newhope1024_avx512_montmul_var(a_17, b_17);
-        const __m512i red_16 = nttgen_newhope1024_avx512_barrett(acc_16);
-        const __m512i acc_17 = _mm512_add_epi16(red_16, p_17);
-        acc_16 = acc_17;
-    }
-    const __m512i red_17 = nttgen_newhope1024_avx512_barrett(acc_16);
-    _mm512_storeu_si512((__m512i *)&r[256], red_17);
-    const __m512i a_18 = _mm512_loadu_si512((const __m512i *)&a[288]);
-    const __m512i b_18 = _mm512_loadu_si512((const __m512i *)&b[288]);
-    const __m512i p_18 = nttgen_newhope1024_avx512_montmul_var(a_18, b_18);
-    __m512i acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const __m512i a_19 = _mm512_loadu_si512((const __m512i *)&a[288 + i_9 * 1024 + 1024]);
-        const __m512i b_19 = _mm512_loadu_si512((const __m512i *)&b[288 + i_9 * 1024 + 1024]);
-        const __m512i p_19 = nttgen_newhope1024_avx512_montmul_var(a_19, b_19);
-        const __m512i red_18 = nttgen_newhope1024_avx512_barrett(acc_18);
-        const __m512i acc_19 = _mm512_add_epi16(red_18, p_19);
-        acc_18 = acc_19;
-    }
-    const __m512i red_19 = nttgen_newhope1024_avx512_barrett(acc_18);
-    _mm512_storeu_si512((__m512i *)&r[288], red_19);
-    const __m512i a_20 = _mm512_loadu_si512((const __m512i *)&a[320]);
-    const __m512i b_20 = _mm512_loadu_si512((const __m512i *)&b[320]);
-    const __m512i p_20 = nttgen_newhope1024_avx512_montmul_var(a_20, b_20);
-    __m512i acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const __m512i a_21 = _mm512_loadu_si512((const __m512i *)&a[320 + i_10 * 1024 + 1024]);
-        const __m512i b_21 = _mm512_loadu_si512((const __m512i *)&b[320 + i_10 * 1024 + 1024]);
-        const __m512i p_21 = nttgen_newhope1024_avx512_montmul_var(a_21, b_21);
-        const __m512i red_20 = nttgen_newhope1024_avx512_barrett(acc_20);
-        const __m512i acc_21 = _mm512_add_epi16(red_20, p_21);
-        acc_20 = acc_21;
-    }
-    const __m512i red_21 = nttgen_newhope1024_avx512_barrett(acc_20);
-    _mm512_storeu_si512((__m512i *)&r[320], red_21);
-    const __m512i a_22 = _mm512_loadu_si512((const __m512i *)&a[352]);
-    const __m512i b_22 = _mm512_loadu_si512((const __m512i *)&b[352]);
-    const __m512i p_22 = nttgen_newhope1024_avx512_montmul_var(a_22, b_22);
-    __m512i acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const __m512i a_23 = _mm512_loadu_si512((const __m512i *)&a[352 + i_11 * 1024 + 1024]);
-        const __m512i b_23 = _mm512_loadu_si512((const __m512i *)&b[352 + i_11 * 1024 + 1024]);
-        const __m512i p_23 = nttgen_newhope1024_avx512_montmul_var(a_23, b_23);
-        const __m512i red_22 = nttgen_newhope1024_avx512_barrett(acc_22);
-        const __m512i acc_23 = _mm512_add_epi16(red_22, p_23);
-        acc_22 = acc_23;
-    }
-    const __m512i red_23 = nttgen_newhope1024_avx512_barrett(acc_22);
-    _mm512_storeu_si512((__m512i *)&r[352], red_23);
-    const __m512i a_24 = _mm512_loadu_si512((const __m512i *)&a[384]);
-    const __m512i b_24 = _mm512_loadu_si512((const __m512i *)&b[384]);
-    const __m512i p_24 = nttgen_newhope1024_avx512_montmul_var(a_24, b_24);
-    __m512i acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const __m512i a_25 = _mm512_loadu_si512((const __m512i *)&a[384 + i_12 * 1024 + 1024]);
-        const __m512i b_25 = _mm512_loadu_si512((const __m512i *)&b[384 + i_12 * 1024 + 1024]);
-        const __m512i p_25 = nttgen_newhope1024_avx512_montmul_var(a_25, b_25);
-        const __m512i red_24 = nttgen_newhope1024_avx512_barrett(acc_24);
-        const __m512i acc_25 = _mm512_add_epi16(red_24, p_25);
-        acc_24 = acc_25;
-    }
-    const __m512i red_25 = nttgen_newhope1024_avx512_barrett(acc_24);
-    _mm512_storeu_si512((__m512i *)&r[384], red_25);
-    const __m512i a_26 = _mm512_loadu_si512((const __m512i *)&a[416]);
-    const __m512i b_26 = _mm512_loadu_si512((const __m512i *)&b[416]);
-    const __m512i p_26 = nttgen_newhope1024_avx512_montmul_var(a_26, b_26);
-    __m512i acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const __m512i a_27 = _mm512_loadu_si512((const __m512i *)&a[416 + i_13 * 1024 + 1024]);
-        const __m512i b_27 = _mm512_loadu_si512((const __m512i *)&b[416 + i_13 * 1024 + 1024]);
-        const __m512i p_27 = nttgen_newhope1024_avx512_montmul_var(a_27, b_27);
-        const __m512i red_26 = nttgen_newhope1024_avx512_barrett(acc_26);
-        const __m512i acc_27 = _mm512_add_epi16(red_26, p_27);
-        acc_26 = acc_27;
-    }
-    const __m512i red_27 = nttgen_newhope1024_avx512_barrett(acc_26);
-    _mm512_storeu_si512((__m512i *)&r[416], red_27);
-    const __m512i a_28 = _mm512_loadu_si512((const __m512i *)&a[448]);
-    const __m512i b_28 = _mm512_loadu_si512((const __m512i *)&b[448]);
-    const __m512i p_28 = nttgen_newhope1024_avx512_montmul_var(a_28, b_28);
-    __m512i acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const __m512i a_29 = _mm512_loadu_si512((const __m512i *)&a[448 + i_14 * 1024 + 1024]);
-        const __m512i b_29 = _mm512_loadu_si512((const __m512i *)&b[448 + i_14 * 1024 + 1024]);
-        const __m512i p_29 = nttgen_newhope1024_avx512_montmul_var(a_29, b_29);
-        const __m512i red_28 = nttgen_newhope1024_avx512_barrett(acc_28);
-        const __m512i acc_29 = _mm512_add_epi16(red_28, p_29);
-        acc_28 = acc_29;
-    }
-    const __m512i red_29 = nttgen_newhope1024_avx512_barrett(acc_28);
-    _mm512_storeu_si512((__m512i *)&r[448], red_29);
-    const __m512i a_30 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i b_30 = _mm512_loadu_si512((const __m512i *)&b[480]);
-    const __m512i p_30 = nttgen_newhope1024_avx512_montmul_var(a_30, b_30);
-    __m512i acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const __m512i a_31 = _mm512_loadu_si512((const __m512i *)&a[480 + i_15 * 1024 + 1024]);
-        const __m512i b_31 = _mm512_loadu_si512((const __m512i *)&b[480 + i_15 * 1024 + 1024]);
-        const __m512i p_31 = nttgen_newhope1024_avx512_montmul_var(a_31, b_31);
-        const __m512i red_30 = nttgen_newhope1024_avx512_barrett(acc_30);
-        const __m512i acc_31 = _mm512_add_epi16(red_30, p_31);
-        acc_30 = acc_31;
-    }
-    const __m512i red_31 = nttgen_newhope1024_avx512_barrett(acc_30);
-    _mm512_storeu_si512((__m512i *)&r[480], red_31);
-    const __m512i a_32 = _mm512_loadu_si512((const __m512i *)&a[512]);
-    const __m512i b_32 = _mm512_loadu_si512((const __m512i *)&b[512]);
-    const __m512i p_32 = nttgen_newhope1024_avx512_montmul_var(a_32, b_32);
-    __m512i acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const __m512i a_33 = _mm512_loadu_si512((const __m512i *)&a[512 + i_16 * 1024 + 1024]);
-        const __m512i b_33 = _mm512_loadu_si512((const __m512i *)&b[512 + i_16 * 1024 + 1024]);
-        const __m512i p_33 = nttgen_newhope1024_avx512_montmul_var(a_33, b_33);
-        const __m512i red_32 = nttgen_newhope1024_avx512_barrett(acc_32);
-        const __m512i acc_33 = _mm512_add_epi16(red_32, p_33);
-        acc_32 = acc_33;
-    }
-    const __m512i red_33 = nttgen_newhope1024_avx512_barrett(acc_32);
-    _mm512_storeu_si512((__m512i *)&r[512], red_33);
-    const __m512i a_34 = _mm512_loadu_si512((const __m512i *)&a[544]);
-    const __m512i b_34 = _mm512_loadu_si512((const __m512i *)&b[544]);
-    const __m512i p_34 = nttgen_newhope1024_avx512_montmul_var(a_34, b_34);
-    __m512i acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const __m512i a_35 = _mm512_loadu_si512((const __m512i *)&a[544 + i_17 * 1024 + 1024]);
-        const __m512i b_35 = _mm512_loadu_si512((const __m512i *)&b[544 + i_17 * 1024 + 1024]);
-        const __m512i p_35 = nttgen_newhope1024_avx512_montmul_var(a_35, b_35);
-        const __m512i red_34 = nttgen_newhope1024_avx512_barrett(acc_34);
-        const __m512i acc_35 = _mm512_add_epi16(red_34, p_35);
-        acc_34 = acc_35;
-    }
-    const __m512i red_35 = nttgen_newhope1024_avx512_barrett(acc_34);
-    _mm512_storeu_si512((__m512i *)&r[544], red_35);
-    const __m512i a_36 = _mm512_loadu_si512((const __m512i *)&a[576]);
-    const __m512i b_36 = _mm512_loadu_si512((const __m512i *)&b[576]);
-    const __m512i p_36 = nttgen_newhope1024_avx512_montmul_var(a_36, b_36);
-    __m512i acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const __m512i a_37 = _mm512_loadu_si512((const __m512i *)&a[576 + i_18 * 1024 + 1024]);
-        const __m512i b_37 = _mm512_loadu_si512((const __m512i *)&b[576 + i_18 * 1024 + 1024]);
-        const __m512i p_37 = nttgen_newhope1024_avx512_montmul_var(a_37, b_37);
-        const __m512i red_36 = nttgen_newhope1024_avx512_barrett(acc_36);
-        const __m512i acc_37 = _mm512_add_epi16(red_36, p_37);
-        acc_36 = acc_37;
-    }
-    const __m512i red_37 = nttgen_newhope1024_avx512_barrett(acc_36);
-    _mm512_storeu_si512((__m512i *)&r[576], red_37);
-    const __m512i a_38 = _mm512_loadu_si512((const __m512i *)&a[608]);
-    const __m512i b_38 = _mm512_loadu_si512((const __m512i *)&b[608]);
-    const __m512i p_38 = nttgen_newhope1024_avx512_montmul_var(a_38, b_38);
-    __m512i acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const __m512i a_39 = _mm512_loadu_si512((const __m512i *)&a[608 + i_19 * 1024 + 1024]);
-        const __m512i b_39 = _mm512_loadu_si512((const __m512i *)&b[608 + i_19 * 1024 + 1024]);
-        const __m512i p_39 = nttgen_newhope1024_avx512_montmul_var(a_39, b_39);
-        const __m512i red_38 = nttgen_newhope1024_avx512_barrett(acc_38);
-        const __m512i acc_39 = _mm512_add_epi16(red_38, p_39);
-        acc_38 = acc_39;
-    }
-    const __m512i red_39 = nttgen_newhope1024_avx512_barrett(acc_38);
-    _mm512_storeu_si512((__m512i *)&r[608], red_39);
-    const __m512i a_40 = _mm512_loadu_si512((const __m512i *)&a[640]);
-    const __m512i b_40 = _mm512_loadu_si512((const __m512i *)&b[640]);
-    const __m512i p_40 = nttgen_newhope1024_avx512_montmul_var(a_40, b_40);
-    __m512i acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const __m512i a_41 = _mm512_loadu_si512((const __m512i *)&a[640 + i_20 * 1024 + 1024]);
-        const __m512i b_41 = _mm512_loadu_si512((const __m512i *)&b[640 + i_20 * 1024 + 1024]);
-        const __m512i p_41 = nttgen_newhope1024_avx512_montmul_var(a_41, b_41);
-        const __m512i red_40 = nttgen_newhope1024_avx512_barrett(acc_40);
-        const __m512i acc_41 = _mm512_add_epi16(red_40, p_41);
-        acc_40 = acc_41;
-    }
-    const __m512i red_41 = nttgen_newhope1024_avx512_barrett(acc_40);
-    _mm512_storeu_si512((__m512i *)&r[640], red_41);
-    const __m512i a_42 = _mm512_loadu_si512((const __m512i *)&a[672]);
-    const __m512i b_42 = _mm512_loadu_si512((const __m512i *)&b[672]);
-    const __m512i p_42 = nttgen_newhope1024_avx512_montmul_var(a_42, b_42);
-    __m512i acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const __m512i a_43 = _mm512_loadu_si512((const __m512i *)&a[672 + i_21 * 1024 + 1024]);
-        const __m512i b_43 = _mm512_loadu_si512((const __m512i *)&b[672 + i_21 * 1024 + 1024]);
-        const __m512i p_43 = nttgen_newhope1024_avx512_montmul_var(a_43, b_43);
-        const __m512i red_42 = nttgen_newhope1024_avx512_barrett(acc_42);
-        const __m512i acc_43 = _mm512_add_epi16(red_42, p_43);
-        acc_42 = acc_43;
-    }
-    const __m512i red_43 = nttgen_newhope1024_avx512_barrett(acc_42);
-    _mm512_storeu_si512((__m512i *)&r[672], red_43);
-    const __m512i a_44 = _mm512_loadu_si512((const __m512i *)&a[704]);
-    const __m512i b_44 = _mm512_loadu_si512((const __m512i *)&b[704]);
-    const __m512i p_44 = nttgen_newhope1024_avx512_montmul_var(a_44, b_44);
-    __m512i acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const __m512i a_45 = _mm512_loadu_si512((const __m512i *)&a[704 + i_22 * 1024 + 1024]);
-        const __m512i b_45 = _mm512_loadu_si512((const __m512i *)&b[704 + i_22 * 1024 + 1024]);
-        const __m512i p_45 = nttgen_newhope1024_avx512_montmul_var(a_45, b_45);
-        const __m512i red_44 = nttgen_newhope1024_avx512_barrett(acc_44);
-        const __m512i acc_45 = _mm512_add_epi16(red_44, p_45);
-        acc_44 = acc_45;
-    }
-    const __m512i red_45 = nttgen_newhope1024_avx512_barrett(acc_44);
-    _mm512_storeu_si512((__m512i *)&r[704], red_45);
-    const __m512i a_46 = _mm512_loadu_si512((const __m512i *)&a[736]);
-    const __m512i b_46 = _mm512_loadu_si512((const __m512i *)&b[736]);
-    const __m512i p_46 = nttgen_newhope1024_avx512_montmul_var(a_46, b_46);
-    __m512i acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const __m512i a_47 = _mm512_loadu_si512((const __m512i *)&a[736 + i_23 * 1024 + 1024]);
-        const __m512i b_47 = _mm512_loadu_si512((const __m512i *)&b[736 + i_23 * 1024 + 1024]);
-        const __m512i p_47 = nttgen_newhope1024_avx512_montmul_var(a_47, b_47);
-        const __m512i red_46 = nttgen_newhope1024_avx512_barrett(acc_46);
-        const __m512i acc_47 = _mm512_add_epi16(red_46, p_47);
-        acc_46 = acc_47;
-    }
-    const __m512i red_47 = nttgen_newhope1024_avx512_barrett(acc_46);
-    _mm512_storeu_si512((__m512i *)&r[736], red_47);
-    const __m512i a_48 = _mm512_loadu_si512((const __m512i *)&a[768]);
-    const __m512i b_48 = _mm512_loadu_si512((const __m512i *)&b[768]);
-    const __m512i p_48 = nttgen_newhope1024_avx512_montmul_var(a_48, b_48);
-    __m512i acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const __m512i a_49 = _mm512_loadu_si512((const __m512i *)&a[768 + i_24 * 1024 + 1024]);
-        const __m512i b_49 = _mm512_loadu_si512((const __m512i *)&b[768 + i_24 * 1024 + 1024]);
-        const __m512i p_49 = nttgen_newhope1024_avx512_montmul_var(a_49, b_49);
-        const __m512i red_48 = nttgen_newhope1024_avx512_barrett(acc_48);
-        const __m512i acc_49 = _mm512_add_epi16(red_48, p_49);
-        acc_48 = acc_49;
-    }
-    const __m512i red_49 = nttgen_newhope1024_avx512_barrett(acc_48);
-    _mm512_storeu_si512((__m512i *)&r[768], red_49);
-    const __m512i a_50 = _mm512_loadu_si512((const __m512i *)&a[800]);
-    const __m512i b_50 = _mm512_loadu_si512((const __m512i *)&b[800]);
-    const __m512i p_50 = nttgen_newhope1024_avx512_montmul_var(a_50, b_50);
-    __m512i acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const __m512i a_51 = _mm512_loadu_si512((const __m512i *)&a[800 + i_25 * 1024 + 1024]);
-        const __m512i b_51 = _mm512_loadu_si512((const __m512i *)&b[800 + i_25 * 1024 + 1024]);
-        const __m512i p_51 = nttgen_newhope1024_avx512_montmul_var(a_51, b_51);
-        const __m512i red_50 = nttgen_newhope1024_avx512_barrett(acc_50);
-        const __m512i acc_51 = _mm512_add_epi16(red_50, p_51);
-        acc_50 = acc_51;
-    }
-    const __m512i red_51 = nttgen_newhope1024_avx512_barrett(acc_50);
-    _mm512_storeu_si512((__m512i *)&r[800], red_51);
-    const __m512i a_52 = _mm512_loadu_si512((const __m512i *)&a[832]);
-    const __m512i b_52 = _mm512_loadu_si512((const __m512i *)&b[832]);
-    const __m512i p_52 = nttgen_newhope1024_avx512_montmul_var(a_52, b_52);
-    __m512i acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const __m512i a_53 = _mm512_loadu_si512((const __m512i *)&a[832 + i_26 * 1024 + 1024]);
-        const __m512i b_53 = _mm512_loadu_si512((const __m512i *)&b[832 + i_26 * 1024 + 1024]);
-        const __m512i p_53 = nttgen_newhope1024_avx512_montmul_var(a_53, b_53);
-        const __m512i red_52 = nttgen_newhope1024_avx512_barrett(acc_52);
-        const __m512i acc_53 = _mm512_add_epi16(red_52, p_53);
-        acc_52 = acc_53;
-    }
-    const __m512i red_53 = nttgen_newhope1024_avx512_barrett(acc_52);
-    _mm512_storeu_si512((__m512i *)&r[832], red_53);
-    const __m512i a_54 = _mm512_loadu_si512((const __m512i *)&a[864]);
-    const __m512i b_54 = _mm512_loadu_si512((const __m512i *)&b[864]);
-    const __m512i p_54 = nttgen_newhope1024_avx512_montmul_var(a_54, b_54);
-    __m512i acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const __m512i a_55 = _mm512_loadu_si512((const __m512i *)&a[864 + i_27 * 1024 + 1024]);
-        const __m512i b_55 = _mm512_loadu_si512((const __m512i *)&b[864 + i_27 * 1024 + 1024]);
-        const __m512i p_55 = nttgen_newhope1024_avx512_montmul_var(a_55, b_55);
-        const __m512i red_54 = nttgen_newhope1024_avx512_barrett(acc_54);
-        const __m512i acc_55 = _mm512_add_epi16(red_54, p_55);
-        acc_54 = acc_55;
-    }
-    const __m512i red_55 = nttgen_newhope1024_avx512_barrett(acc_54);
-    _mm512_storeu_si512((__m512i *)&r[864], red_55);
-    const __m512i a_56 = _mm512_loadu_si512((const __m512i *)&a[896]);
-    const __m512i b_56 = _mm512_loadu_si512((const __m512i *)&b[896]);
-    const __m512i p_56 = nttgen_newhope1024_avx512_montmul_var(a_56, b_56);
-    __m512i acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const __m512i a_57 = _mm512_loadu_si512((const __m512i *)&a[896 + i_28 * 1024 + 1024]);
-        const __m512i b_57 = _mm512_loadu_si512((const __m512i *)&b[896 + i_28 * 1024 + 1024]);
-        const __m512i p_57 = nttgen_newhope1024_avx512_montmul_var(a_57, b_57);
-        const __m512i red_56 = nttgen_newhope1024_avx512_barrett(acc_56);
-        const __m512i acc_57 = _mm512_add_epi16(red_56, p_57);
-        acc_56 = acc_57;
-    }
-    const __m512i red_57 = nttgen_newhope1024_avx512_barrett(acc_56);
-    _mm512_storeu_si512((__m512i *)&r[896], red_57);
-    const __m512i a_58 = _mm512_loadu_si512((const __m512i *)&a[928]);
-    const __m512i b_58 = _mm512_loadu_si512((const __m512i *)&b[928]);
-    const __m512i p_58 = nttgen_newhope1024_avx512_montmul_var(a_58, b_58);
-    __m512i acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const __m512i a_59 = _mm512_loadu_si512((const __m512i *)&a[928 + i_29 * 1024 + 1024]);
-        const __m512i b_59 = _mm512_loadu_si512((const __m512i *)&b[928 + i_29 * 1024 + 1024]);
-        const __m512i p_59 = nttgen_newhope1024_avx512_montmul_var(a_59, b_59);
-        const __m512i red_58 = nttgen_newhope1024_avx512_barrett(acc_58);
-        const __m512i acc_59 = _mm512_add_epi16(red_58, p_59);
-        acc_58 = acc_59;
-    }
-    const __m512i red_59 = nttgen_newhope1024_avx512_barrett(acc_58);
-    _mm512_storeu_si512((__m512i *)&r[928], red_59);
-    const __m512i a_60 = _mm512_loadu_si512((const __m512i *)&a[960]);
-    const __m512i b_60 = _mm512_loadu_si512((const __m512i *)&b[960]);
-    const __m512i p_60 = nttgen_newhope1024_avx512_montmul_var(a_60, b_60);
-    __m512i acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const __m512i a_61 = _mm512_loadu_si512((const __m512i *)&a[960 + i_30 * 1024 + 1024]);
-        const __m512i b_61 = _mm512_loadu_si512((const __m512i *)&b[960 + i_30 * 1024 + 1024]);
-        const __m512i p_61 = nttgen_newhope1024_avx512_montmul_var(a_61, b_61);
-        const __m512i red_60 = nttgen_newhope1024_avx512_barrett(acc_60);
-        const __m512i acc_61 = _mm512_add_epi16(red_60, p_61);
-        acc_60 = acc_61;
-    }
-    const __m512i red_61 = nttgen_newhope1024_avx512_barrett(acc_60);
-    _mm512_storeu_si512((__m512i *)&r[960], red_61);
-    const __m512i a_62 = _mm512_loadu_si512((const __m512i *)&a[992]);
-    const __m512i b_62 = _mm512_loadu_si512((const __m512i *)&b[992]);
-    const __m512i p_62 = nttgen_newhope1024_avx512_montmul_var(a_62, b_62);
-    __m512i acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const __m512i a_63 = _mm512_loadu_si512((const __m512i *)&a[992 + i_31 * 1024 + 1024]);
-        const __m512i b_63 = _mm512_loadu_si512((const __m512i *)&b[992 + i_31 * 1024 + 1024]);
-        const __m512i p_63 = nttgen_newhope1024_avx512_montmul_var(a_63, b_63);
-        const __m512i red_62 = nttgen_newhope1024_avx512_barrett(acc_62);
-        const __m512i acc_63 = _mm512_add_epi16(red_62, p_63);
-        acc_62 = acc_63;
-    }
-    const __m512i red_63 = nttgen_newhope1024_avx512_barrett(acc_62);
-    _mm512_storeu_si512((__m512i *)&r[992], red_63);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx512_assert_range(r, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 32, store 32, mullo 32, const 32
+ */
+void nttgen_newhope1024_avx512_basemul_cache(int16_t cache[1024], const int16_t b[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(b, 1024, -22735, 22735);
+#endif
+    const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
+    const __m512i qinv_0 = _mm512_set1_epi16(-12287);
+    const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
+    _mm512_storeu_si512((__m512i *)&cache[0], bq_0);
+    const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[32]);
+    const __m512i qinv_1 = _mm512_set1_epi16(-12287);
+    const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_1);
+    _mm512_storeu_si512((__m512i *)&cache[32], bq_1);
+    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i qinv_2 = _mm512_set1_epi16(-12287);
+    const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_2);
+    _mm512_storeu_si512((__m512i *)&cache[64], bq_2);
+    const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i qinv_3 = _mm512_set1_epi16(-12287);
+    const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_3);
+    _mm512_storeu_si512((__m512i *)&cache[96], bq_3);
+    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[128]);
+    const __m512i qinv_4 = _mm512_set1_epi16(-12287);
+    const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_4);
+    _mm512_storeu_si512((__m512i *)&cache[128], bq_4);
+    const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[160]);
+    const __m512i qinv_5 = _mm512_set1_epi16(-12287);
+    const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_5);
+    _mm512_storeu_si512((__m512i *)&cache[160], bq_5);
+    const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i qinv_6 = _mm512_set1_epi16(-12287);
+    const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_6);
+    _mm512_storeu_si512((__m512i *)&cache[192], bq_6);
+    const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i qinv_7 = _mm512_set1_epi16(-12287);
+    const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_7);
+    _mm512_storeu_si512((__m512i *)&cache[224], bq_7);
+    const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[256]);
+    const __m512i qinv_8 = _mm512_set1_epi16(-12287);
+    const __m512i bq_8 = _mm512_mullo_epi16(b_8, qinv_8);
+    _mm512_storeu_si512((__m512i *)&cache[256], bq_8);
+    const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[288]);
+    const __m512i qinv_9 = _mm512_set1_epi16(-12287);
+    const __m512i bq_9 = _mm512_mullo_epi16(b_9, qinv_9);
+    _mm512_storeu_si512((__m512i *)&cache[288], bq_9);
+    const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[320]);
+    const __m512i qinv_10 = _mm512_set1_epi16(-12287);
+    const __m512i bq_10 = _mm512_mullo_epi16(b_10, qinv_10);
+    _mm512_storeu_si512((__m512i *)&cache[320], bq_10);
+    const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[352]);
+    const __m512i qinv_11 = _mm512_set1_epi16(-12287);
+    const __m512i bq_11 = _mm512_mullo_epi16(b_11, qinv_11);
+    _mm512_storeu_si512((__m512i *)&cache[352], bq_11);
+    const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[384]);
+    const __m512i qinv_12 = _mm512_set1_epi16(-12287);
+    const __m512i bq_12 = _mm512_mullo_epi16(b_12, qinv_12);
+    _mm512_storeu_si512((__m512i *)&cache[384], bq_12);
+    const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[416]);
+    const __m512i qinv_13 = _mm512_set1_epi16(-12287);
+    const __m512i bq_13 = _mm512_mullo_epi16(b_13, qinv_13);
+    _mm512_storeu_si512((__m512i *)&cache[416], bq_13);
+    const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[448]);
+    const __m512i qinv_14 = _mm512_set1_epi16(-12287);
+    const __m512i bq_14 = _mm512_mullo_epi16(b_14, qinv_14);
+    _mm512_storeu_si512((__m512i *)&cache[448], bq_14);
+    const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[480]);
+    const __m512i qinv_15 = _mm512_set1_epi16(-12287);
+    const __m512i bq_15 = _mm512_mullo_epi16(b_15, qinv_15);
+    _mm512_storeu_si512((__m512i *)&cache[480], bq_15);
+    const __m512i b_16 = _mm512_loadu_si512((const __m512i *)&b[512]);
+    const __m512i qinv_16 = _mm512_set1_epi16(-12287);
+    const __m512i bq_16 = _mm512_mullo_epi16(b_16, qinv_16);
+    _mm512_storeu_si512((__m512i *)&cache[512], bq_16);
+    const __m512i b_17 = _mm512_loadu_si512((const __m512i *)&b[544]);
+    const __m512i qinv_17 = _mm512_set1_epi16(-12287);
+    const __m512i bq_17 = _mm512_mullo_epi16(b_17, qinv_17);
+    _mm512_storeu_si512((__m512i *)&cache[544], bq_17);
+    const __m512i b_18 = _mm512_loadu_si512((const __m512i *)&b[576]);
+    const __m512i qinv_18 = _mm512_set1_epi16(-12287);
+    const __m512i bq_18 = _mm512_mullo_epi16(b_18, qinv_18);
+    _mm512_storeu_si512((__m512i *)&cache[576], bq_18);
+    const __m512i b_19 = _mm512_loadu_si512((const __m512i *)&b[608]);
+    const __m512i qinv_19 = _mm512_set1_epi16(-12287);
+    const __m512i bq_19 = _mm512_mullo_epi16(b_19, qinv_19);
+    _mm512_storeu_si512((__m512i *)&cache[608], bq_19);
+    const __m512i b_20 = _mm512_loadu_si512((const __m512i *)&b[640]);
+    const __m512i qinv_20 = _mm512_set1_epi16(-12287);
+    const __m512i bq_20 = _mm512_mullo_epi16(b_20, qinv_20);
+    _mm512_storeu_si512((__m512i *)&cache[640], bq_20);
+    const __m512i b_21 = _mm512_loadu_si512((const __m512i *)&b[672]);
+    const __m512i qinv_21 = _mm512_set1_epi16(-12287);
+    const __m512i bq_21 = _mm512_mullo_epi16(b_21, qinv_21);
+    _mm512_storeu_si512((__m512i *)&cache[672], bq_21);
+    const __m512i b_22 = _mm512_loadu_si512((const __m512i *)&b[704]);
+    const __m512i qinv_22 = _mm512_set1_epi16(-12287);
+    const __m512i bq_22 = _mm512_mullo_epi16(b_22, qinv_22);
+    _mm512_storeu_si512((__m512i *)&cache[704], bq_22);
+    const __m512i b_23 = _mm512_loadu_si512((const __m512i *)&b[736]);
+    const __m512i qinv_23 = _mm512_set1_epi16(-12287);
+    const __m512i bq_23 = _mm512_mullo_epi16(b_23, qinv_23);
+    _mm512_storeu_si512((__m512i *)&cache[736], bq_23);
+    const __m512i b_24 = _mm512_loadu_si512((const __m512i *)&b[768]);
+    const __m512i qinv_24 = _mm512_set1_epi16(-12287);
+    const __m512i bq_24 = _mm512_mullo_epi16(b_24, qinv_24);
+    _mm512_storeu_si512((__m512i *)&cache[768], bq_24);
+    const __m512i b_25 = _mm512_loadu_si512((const __m512i *)&b[800]);
+    const __m512i qinv_25 = _mm512_set1_epi16(-12287);
+    const __m512i bq_25 = _mm512_mullo_epi16(b_25, qinv_25);
+    _mm512_storeu_si512((__m512i *)&cache[800], bq_25);
+    const __m512i b_26 = _mm512_loadu_si512((const __m512i *)&b[832]);
+    const __m512i qinv_26 = _mm512_set1_epi16(-12287);
+    const __m512i bq_26 = _mm512_mullo_epi16(b_26, qinv_26);
+    _mm512_storeu_si512((__m512i *)&cache[832], bq_26);
+    const __m512i b_27 = _mm512_loadu_si512((const __m512i *)&b[864]);
+    const __m512i qinv_27 = _mm512_set1_epi16(-12287);
+    const __m512i bq_27 = _mm512_mullo_epi16(b_27, qinv_27);
+    _mm512_storeu_si512((__m512i *)&cache[864], bq_27);
+    const __m512i b_28 = _mm512_loadu_si512((const __m512i *)&b[896]);
+    const __m512i qinv_28 = _mm512_set1_epi16(-12287);
+    const __m512i bq_28 = _mm512_mullo_epi16(b_28, qinv_28);
+    _mm512_storeu_si512((__m512i *)&cache[896], bq_28);
+    const __m512i b_29 = _mm512_loadu_si512((const __m512i *)&b[928]);
+    const __m512i qinv_29 = _mm512_set1_epi16(-12287);
+    const __m512i bq_29 = _mm512_mullo_epi16(b_29, qinv_29);
+    _mm512_storeu_si512((__m512i *)&cache[928], bq_29);
+    const __m512i b_30 = _mm512_loadu_si512((const __m512i *)&b[960]);
+    const __m512i qinv_30 = _mm512_set1_epi16(-12287);
+    const __m512i bq_30 = _mm512_mullo_epi16(b_30, qinv_30);
+    _mm512_storeu_si512((__m512i *)&cache[960], bq_30);
+    const __m512i b_31 = _mm512_loadu_si512((const __m512i *)&b[992]);
+    const __m512i qinv_31 = _mm512_set1_epi16(-12287);
+    const __m512i bq_31 = _mm512_mullo_epi16(b_31, qinv_31);
+    goto part_1;
+part_1:;
+    _mm512_storeu_si512((__m512i *)&cache[992], bq_31);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(cache, 1024, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6145, 6145]
+ * a[1024 x k]: on entry in [-12288, 12288]
+ * b[1024 x k]: on entry in [-22735, 22735]
+ * cache[1024 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ */
+void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t *a,
+                                                  const int16_t *b, const int16_t *cache,
+                                                  size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(a, k * 1024, -12288, 12288);
+    nttgen_newhope1024_avx512_assert_range(b, k * 1024, -22735, 22735);
+    nttgen_newhope1024_avx512_assert_range(cache, k * 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i m_0 = _mm512_mullo_epi16(a_0, cache_0);
+        const __m512i p_0 = _mm512_mulhi_epi16(a_0, b_0);
+        const __m512i q_0 = _mm512_set1_epi16(12289);
+        const __m512i hi_0 = _mm512_mulhi_epi16(m_0, q_0);
+        const __m512i p_1 = _mm512_sub_epi16(p_0, hi_0);
+        __m512i acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_1 =
+                _mm512_loadu_si512((const __m512i *)&a[i_1 * 1024 + i_0 * 32 + 1024]);
+            const __m512i cache_1 =
+                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 1024 + i_0 * 32 + 1024]);
+            const __m512i b_1 =
+                _mm512_loadu_si512((const __m512i *)&b[i_1 * 1024 + i_0 * 32 + 1024]);
+            const __m512i m_1 = _mm512_mullo_epi16(a_1, cache_1);
+            const __m512i p_2 = _mm512_mulhi_epi16(a_1, b_1);
+            const __m512i q_1 = _mm512_set1_epi16(12289);
+            const __m512i hi_1 = _mm512_mulhi_epi16(m_1, q_1);
+            const __m512i p_3 = _mm512_sub_epi16(p_2, hi_1);
+            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        __m512i acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_2 =
+                _mm512_loadu_si512((const __m512i *)&a[g_0 * 3072 + i_0 * 32 + 3072]);
+            const __m512i cache_2 =
+                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 3072 + i_0 * 32 + 3072]);
+            const __m512i b_2 =
+                _mm512_loadu_si512((const __m512i *)&b[g_0 * 3072 + i_0 * 32 + 3072]);
+            const __m512i m_2 = _mm512_mullo_epi16(a_2, cache_2);
+            const __m512i p_4 = _mm512_mulhi_epi16(a_2, b_2);
+            const __m512i q_2 = _mm512_set1_epi16(12289);
+            const __m512i hi_2 = _mm512_mulhi_epi16(m_2, q_2);
+            const __m512i p_5 = _mm512_sub_epi16(p_4, hi_2);
+            __m512i acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m512i a_3 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32 + 4096]);
+                const __m512i cache_3 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 32 + 4096]);
+                const __m512i b_3 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32 + 4096]);
+                const __m512i m_3 = _mm512_mullo_epi16(a_3, cache_3);
+                const __m512i p_6 = _mm512_mulhi_epi16(a_3, b_3);
+                const __m512i q_3 = _mm512_set1_epi16(12289);
+                const __m512i hi_3 = _mm512_mulhi_epi16(m_3, q_3);
+                const __m512i p_7 = _mm512_sub_epi16(p_6, hi_3);
+                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const __m512i red_0 = nttgen_newhope1024_avx512_barrett(acc_3);
+            const __m512i red_1 = nttgen_newhope1024_avx512_barrett(acc_2);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
+        const __m512i red_2 = nttgen_newhope1024_avx512_barrett(acc_2);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx512_assert_range(r, 1024, -6145, 6145);
 #endif
 }
 

@@ -27,6 +27,16 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-22735, 22735] -> cache in [-32768, 32767]
+ *       ops: load 128, store 128, mullo 128, const 128
+ *   nttgen_newhope1024_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
+ *       ops: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9018, 9018]
  *       ops: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
@@ -142,6 +152,16 @@ static inline int16x8_t nttgen_newhope1024_neon_montmul_var(int16x8_t a, int16x8
 static inline int16x8_t nttgen_newhope1024_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(21844)), 13);
     return vmlsq_s16(a, t, vdupq_n_s16(12289));
+}
+
+/*
+ * High halves of the signed products: the 32-bit products of both halves (smull, smull2),
+ * then their odd lanes (uzp2).
+ */
+static inline int16x8_t nttgen_newhope1024_neon_mulhi(int16x8_t a, int16x8_t b) {
+    const int32x4_t lo = vmull_s16(vget_low_s16(a), vget_low_s16(b));
+    const int32x4_t hi = vmull_high_s16(a, b);
+    return vuzp2q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
 }
 
 /*
@@ -2227,1800 +2247,659 @@ void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, cons
     nttgen_newhope1024_neon_assert_range(a, k * 1024, -22735, 22735);
     nttgen_newhope1024_neon_assert_range(b, k * 1024, -22735, 22735);
 #endif
-    const int16x8_t a_0 = vld1q_s16(&a[0]);
-    const int16x8_t b_0 = vld1q_s16(&b[0]);
-    const int16x8_t p_0 = nttgen_newhope1024_neon_montmul_var(a_0, b_0);
-    int16x8_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const int16x8_t a_1 = vld1q_s16(&a[i_0 * 1024 + 1024]);
-        const int16x8_t b_1 = vld1q_s16(&b[i_0 * 1024 + 1024]);
-        const int16x8_t p_1 = nttgen_newhope1024_neon_montmul_var(a_1, b_1);
-        const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(acc_0);
-        const int16x8_t acc_1 = vaddq_s16(red_0, p_1);
-        acc_0 = acc_1;
-    }
-    const int16x8_t red_1 = nttgen_newhope1024_neon_barrett(acc_0);
-    vst1q_s16(&r[0], red_1);
-    const int16x8_t a_2 = vld1q_s16(&a[8]);
-    const int16x8_t b_2 = vld1q_s16(&b[8]);
-    const int16x8_t p_2 = nttgen_newhope1024_neon_montmul_var(a_2, b_2);
-    int16x8_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const int16x8_t a_3 = vld1q_s16(&a[8 + i_1 * 1024 + 1024]);
-        const int16x8_t b_3 = vld1q_s16(&b[8 + i_1 * 1024 + 1024]);
-        const int16x8_t p_3 = nttgen_newhope1024_neon_montmul_var(a_3, b_3);
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const int16x8_t a_0 = vld1q_s16(&a[i_0 * 8]);
+        const int16x8_t b_0 = vld1q_s16(&b[i_0 * 8]);
+        const int16x8_t p_0 = nttgen_newhope1024_neon_montmul_var(a_0, b_0);
+        int16x8_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
+            const int16x8_t a_1 = vld1q_s16(&a[i_1 * 1024 + i_0 * 8 + 1024]);
+            const int16x8_t b_1 = vld1q_s16(&b[i_1 * 1024 + i_0 * 8 + 1024]);
+            const int16x8_t p_1 = nttgen_newhope1024_neon_montmul_var(a_1, b_1);
+            const int16x8_t acc_1 = vaddq_s16(acc_0, p_1);
+            acc_0 = acc_1;
+        }
+        int16x8_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
+            const int16x8_t a_2 = vld1q_s16(&a[g_0 * 2048 + i_0 * 8 + 2048]);
+            const int16x8_t b_2 = vld1q_s16(&b[g_0 * 2048 + i_0 * 8 + 2048]);
+            const int16x8_t p_2 = nttgen_newhope1024_neon_montmul_var(a_2, b_2);
+            int16x8_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
+                const int16x8_t a_3 = vld1q_s16(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 8 + 3072]);
+                const int16x8_t b_3 = vld1q_s16(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 8 + 3072]);
+                const int16x8_t p_3 = nttgen_newhope1024_neon_montmul_var(a_3, b_3);
+                const int16x8_t acc_4 = vaddq_s16(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(acc_3);
+            const int16x8_t red_1 = nttgen_newhope1024_neon_barrett(acc_2);
+            const int16x8_t acc_5 = vaddq_s16(red_1, red_0);
+            acc_2 = acc_5;
+        }
         const int16x8_t red_2 = nttgen_newhope1024_neon_barrett(acc_2);
-        const int16x8_t acc_3 = vaddq_s16(red_2, p_3);
-        acc_2 = acc_3;
+        vst1q_s16(&r[i_0 * 8], red_2);
     }
-    const int16x8_t red_3 = nttgen_newhope1024_neon_barrett(acc_2);
-    vst1q_s16(&r[8], red_3);
-    const int16x8_t a_4 = vld1q_s16(&a[16]);
-    const int16x8_t b_4 = vld1q_s16(&b[16]);
-    const int16x8_t p_4 = nttgen_newhope1024_neon_montmul_var(a_4, b_4);
-    int16x8_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const int16x8_t a_5 = vld1q_s16(&a[16 + i_2 * 1024 + 1024]);
-        const int16x8_t b_5 = vld1q_s16(&b[16 + i_2 * 1024 + 1024]);
-        const int16x8_t p_5 = nttgen_newhope1024_neon_montmul_var(a_5, b_5);
-        const int16x8_t red_4 = nttgen_newhope1024_neon_barrett(acc_4);
-        const int16x8_t acc_5 = vaddq_s16(red_4, p_5);
-        acc_4 = acc_5;
-    }
-    const int16x8_t red_5 = nttgen_newhope1024_neon_barrett(acc_4);
-    vst1q_s16(&r[16], red_5);
-    const int16x8_t a_6 = vld1q_s16(&a[24]);
-    const int16x8_t b_6 = vld1q_s16(&b[24]);
-    const int16x8_t p_6 = nttgen_newhope1024_neon_montmul_var(a_6, b_6);
-    int16x8_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const int16x8_t a_7 = vld1q_s16(&a[24 + i_3 * 1024 + 1024]);
-        const int16x8_t b_7 = vld1q_s16(&b[24 + i_3 * 1024 + 1024]);
-        const int16x8_t p_7 = nttgen_newhope1024_neon_montmul_var(a_7, b_7);
-        const int16x8_t red_6 = nttgen_newhope1024_neon_barrett(acc_6);
-        const int16x8_t acc_7 = vaddq_s16(red_6, p_7);
-        acc_6 = acc_7;
-    }
-    const int16x8_t red_7 = nttgen_newhope1024_neon_barrett(acc_6);
-    vst1q_s16(&r[24], red_7);
-    const int16x8_t a_8 = vld1q_s16(&a[32]);
-    const int16x8_t b_8 = vld1q_s16(&b[32]);
-    const int16x8_t p_8 = nttgen_newhope1024_neon_montmul_var(a_8, b_8);
-    int16x8_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const int16x8_t a_9 = vld1q_s16(&a[32 + i_4 * 1024 + 1024]);
-        const int16x8_t b_9 = vld1q_s16(&b[32 + i_4 * 1024 + 1024]);
-        const int16x8_t p_9 = nttgen_newhope1024_neon_montmul_var(a_9, b_9);
-        const int16x8_t red_8 = nttgen_newhope1024_neon_barrett(acc_8);
-        const int16x8_t acc_9 = vaddq_s16(red_8, p_9);
-        acc_8 = acc_9;
-    }
-    const int16x8_t red_9 = nttgen_newhope1024_neon_barrett(acc_8);
-    vst1q_s16(&r[32], red_9);
-    const int16x8_t a_10 = vld1q_s16(&a[40]);
-    const int16x8_t b_10 = vld1q_s16(&b[40]);
-    const int16x8_t p_10 = nttgen_newhope1024_neon_montmul_var(a_10, b_10);
-    int16x8_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const int16x8_t a_11 = vld1q_s16(&a[40 + i_5 * 1024 + 1024]);
-        const int16x8_t b_11 = vld1q_s16(&b[40 + i_5 * 1024 + 1024]);
-        const int16x8_t p_11 = nttgen_newhope1024_neon_montmul_var(a_11, b_11);
-        const int16x8_t red_10 = nttgen_newhope1024_neon_barrett(acc_10);
-        const int16x8_t acc_11 = vaddq_s16(red_10, p_11);
-        acc_10 = acc_11;
-    }
-    const int16x8_t red_11 = nttgen_newhope1024_neon_barrett(acc_10);
-    vst1q_s16(&r[40], red_11);
-    const int16x8_t a_12 = vld1q_s16(&a[48]);
-    const int16x8_t b_12 = vld1q_s16(&b[48]);
-    const int16x8_t p_12 = nttgen_newhope1024_neon_montmul_var(a_12, b_12);
-    int16x8_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const int16x8_t a_13 = vld1q_s16(&a[48 + i_6 * 1024 + 1024]);
-        const int16x8_t b_13 = vld1q_s16(&b[48 + i_6 * 1024 + 1024]);
-        const int16x8_t p_13 = nttgen_newhope1024_neon_montmul_var(a_13, b_13);
-        const int16x8_t red_12 = nttgen_newhope1024_neon_barrett(acc_12);
-        const int16x8_t acc_13 = vaddq_s16(red_12, p_13);
-        acc_12 = acc_13;
-    }
-    const int16x8_t red_13 = nttgen_newhope1024_neon_barrett(acc_12);
-    vst1q_s16(&r[48], red_13);
-    const int16x8_t a_14 = vld1q_s16(&a[56]);
-    const int16x8_t b_14 = vld1q_s16(&b[56]);
-    const int16x8_t p_14 = nttgen_newhope1024_neon_montmul_var(a_14, b_14);
-    int16x8_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const int16x8_t a_15 = vld1q_s16(&a[56 + i_7 * 1024 + 1024]);
-        const int16x8_t b_15 = vld1q_s16(&b[56 + i_7 * 1024 + 1024]);
-        const int16x8_t p_15 = nttgen_newhope1024_neon_montmul_var(a_15, b_15);
-        const int16x8_t red_14 = nttgen_newhope1024_neon_barrett(acc_14);
-        const int16x8_t acc_15 = vaddq_s16(red_14, p_15);
-        acc_14 = acc_15;
-    }
-    const int16x8_t red_15 = nttgen_newhope1024_neon_barrett(acc_14);
-    vst1q_s16(&r[56], red_15);
-    const int16x8_t a_16 = vld1q_s16(&a[64]);
-    const int16x8_t b_16 = vld1q_s16(&b[64]);
-    const int16x8_t p_16 = nttgen_newhope1024_neon_montmul_var(a_16, b_16);
-    int16x8_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const int16x8_t a_17 = vld1q_s16(&a[64 + i_8 * 1024 + 1024]);
-        const int16x8_t b_17 = vld1q_s16(&b[64 + i_8 * 1024 + 1024]);
-        const int16x8_t p_17 = nttgen_newhope1024_neon_montmul_var(a_17, b_17);
-        const int16x8_t red_16 = nttgen_newhope1024_neon_barrett(acc_16);
-        const int16x8_t acc_17 = vaddq_s16(red_16, p_17);
-        acc_16 = acc_17;
-    }
-    const int16x8_t red_17 = nttgen_newhope1024_neon_barrett(acc_16);
-    vst1q_s16(&r[64], red_17);
-    const int16x8_t a_18 = vld1q_s16(&a[72]);
-    const int16x8_t b_18 = vld1q_s16(&b[72]);
-    const int16x8_t p_18 = nttgen_newhope1024_neon_montmul_var(a_18, b_18);
-    int16x8_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const int16x8_t a_19 = vld1q_s16(&a[72 + i_9 * 1024 + 1024]);
-        const int16x8_t b_19 = vld1q_s16(&b[72 + i_9 * 1024 + 1024]);
-        const int16x8_t p_19 = nttgen_newhope1024_neon_montmul_var(a_19, b_19);
-        const int16x8_t red_18 = nttgen_newhope1024_neon_barrett(acc_18);
-        const int16x8_t acc_19 = vaddq_s16(red_18, p_19);
-        acc_18 = acc_19;
-    }
-    const int16x8_t red_19 = nttgen_newhope1024_neon_barrett(acc_18);
-    vst1q_s16(&r[72], red_19);
-    const int16x8_t a_20 = vld1q_s16(&a[80]);
-    const int16x8_t b_20 = vld1q_s16(&b[80]);
-    const int16x8_t p_20 = nttgen_newhope1024_neon_montmul_var(a_20, b_20);
-    int16x8_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const int16x8_t a_21 = vld1q_s16(&a[80 + i_10 * 1024 + 1024]);
-        const int16x8_t b_21 = vld1q_s16(&b[80 + i_10 * 1024 + 1024]);
-        const int16x8_t p_21 = nttgen_newhope1024_neon_montmul_var(a_21, b_21);
-        const int16x8_t red_20 = nttgen_newhope1024_neon_barrett(acc_20);
-        const int16x8_t acc_21 = vaddq_s16(red_20, p_21);
-        acc_20 = acc_21;
-    }
-    const int16x8_t red_21 = nttgen_newhope1024_neon_barrett(acc_20);
-    vst1q_s16(&r[80], red_21);
-    const int16x8_t a_22 = vld1q_s16(&a[88]);
-    const int16x8_t b_22 = vld1q_s16(&b[88]);
-    const int16x8_t p_22 = nttgen_newhope1024_neon_montmul_var(a_22, b_22);
-    int16x8_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const int16x8_t a_23 = vld1q_s16(&a[88 + i_11 * 1024 + 1024]);
-        const int16x8_t b_23 = vld1q_s16(&b[88 + i_11 * 1024 + 1024]);
-        const int16x8_t p_23 = nttgen_newhope1024_neon_montmul_var(a_23, b_23);
-        const int16x8_t red_22 = nttgen_newhope1024_neon_barrett(acc_22);
-        const int16x8_t acc_23 = vaddq_s16(red_22, p_23);
-        acc_22 = acc_23;
-    }
-    const int16x8_t red_23 = nttgen_newhope1024_neon_barrett(acc_22);
-    vst1q_s16(&r[88], red_23);
-    const int16x8_t a_24 = vld1q_s16(&a[96]);
-    const int16x8_t b_24 = vld1q_s16(&b[96]);
-    const int16x8_t p_24 = nttgen_newhope1024_neon_montmul_var(a_24, b_24);
-    int16x8_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const int16x8_t a_25 = vld1q_s16(&a[96 + i_12 * 1024 + 1024]);
-        const int16x8_t b_25 = vld1q_s16(&b[96 + i_12 * 1024 + 1024]);
-        const int16x8_t p_25 = nttgen_newhope1024_neon_montmul_var(a_25, b_25);
-        const int16x8_t red_24 = nttgen_newhope1024_neon_barrett(acc_24);
-        const int16x8_t acc_25 = vaddq_s16(red_24, p_25);
-        acc_24 = acc_25;
-    }
-    const int16x8_t red_25 = nttgen_newhope1024_neon_barrett(acc_24);
-    vst1q_s16(&r[96], red_25);
-    const int16x8_t a_26 = vld1q_s16(&a[104]);
-    const int16x8_t b_26 = vld1q_s16(&b[104]);
-    const int16x8_t p_26 = nttgen_newhope1024_neon_montmul_var(a_26, b_26);
-    int16x8_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const int16x8_t a_27 = vld1q_s16(&a[104 + i_13 * 1024 + 1024]);
-        const int16x8_t b_27 = vld1q_s16(&b[104 + i_13 * 1024 + 1024]);
-        const int16x8_t p_27 = nttgen_newhope1024_neon_montmul_var(a_27, b_27);
-        const int16x8_t red_26 = nttgen_newhope1024_neon_barrett(acc_26);
-        const int16x8_t acc_27 = vaddq_s16(red_26, p_27);
-        acc_26 = acc_27;
-    }
-    const int16x8_t red_27 = nttgen_newhope1024_neon_barrett(acc_26);
-    vst1q_s16(&r[104], red_27);
-    const int16x8_t a_28 = vld1q_s16(&a[112]);
-    const int16x8_t b_28 = vld1q_s16(&b[112]);
-    const int16x8_t p_28 = nttgen_newhope1024_neon_montmul_var(a_28, b_28);
-    int16x8_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const int16x8_t a_29 = vld1q_s16(&a[112 + i_14 * 1024 + 1024]);
-        const int16x8_t b_29 = vld1q_s16(&b[112 + i_14 * 1024 + 1024]);
-        const int16x8_t p_29 = nttgen_newhope1024_neon_montmul_var(a_29, b_29);
-        const int16x8_t red_28 = nttgen_newhope1024_neon_barrett(acc_28);
-        const int16x8_t acc_29 = vaddq_s16(red_28, p_29);
-        acc_28 = acc_29;
-    }
-    const int16x8_t red_29 = nttgen_newhope1024_neon_barrett(acc_28);
-    vst1q_s16(&r[112], red_29);
-    const int16x8_t a_30 = vld1q_s16(&a[120]);
-    const int16x8_t b_30 = vld1q_s16(&b[120]);
-    const int16x8_t p_30 = nttgen_newhope1024_neon_montmul_var(a_30, b_30);
-    int16x8_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const int16x8_t a_31 = vld1q_s16(&a[120 + i_15 * 1024 + 1024]);
-        const int16x8_t b_31 = vld1q_s16(&b[120 + i_15 * 1024 + 1024]);
-        const int16x8_t p_31 = nttgen_newhope1024_neon_montmul_var(a_31, b_31);
-        const int16x8_t red_30 = nttgen_newhope1024_neon_barrett(acc_30);
-        const int16x8_t acc_31 = vaddq_s16(red_30, p_31);
-        acc_30 = acc_31;
-    }
-    const int16x8_t red_31 = nttgen_newhope1024_neon_barrett(acc_30);
-    vst1q_s16(&r[120], red_31);
-    const int16x8_t a_32 = vld1q_s16(&a[128]);
-    const int16x8_t b_32 = vld1q_s16(&b[128]);
-    const int16x8_t p_32 = nttgen_newhope1024_neon_montmul_var(a_32, b_32);
-    int16x8_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const int16x8_t a_33 = vld1q_s16(&a[128 + i_16 * 1024 + 1024]);
-        const int16x8_t b_33 = vld1q_s16(&b[128 + i_16 * 1024 + 1024]);
-        const int16x8_t p_33 = nttgen_newhope1024_neon_montmul_var(a_33, b_33);
-        const int16x8_t red_32 = nttgen_newhope1024_neon_barrett(acc_32);
-        const int16x8_t acc_33 = vaddq_s16(red_32, p_33);
-        acc_32 = acc_33;
-    }
-    const int16x8_t red_33 = nttgen_newhope1024_neon_barrett(acc_32);
-    vst1q_s16(&r[128], red_33);
-    const int16x8_t a_34 = vld1q_s16(&a[136]);
-    const int16x8_t b_34 = vld1q_s16(&b[136]);
-    const int16x8_t p_34 = nttgen_newhope1024_neon_montmul_var(a_34, b_34);
-    int16x8_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const int16x8_t a_35 = vld1q_s16(&a[136 + i_17 * 1024 + 1024]);
-        const int16x8_t b_35 = vld1q_s16(&b[136 + i_17 * 1024 + 1024]);
-        const int16x8_t p_35 = nttgen_newhope1024_neon_montmul_var(a_35, b_35);
-        const int16x8_t red_34 = nttgen_newhope1024_neon_barrett(acc_34);
-        const int16x8_t acc_35 = vaddq_s16(red_34, p_35);
-        acc_34 = acc_35;
-    }
-    const int16x8_t red_35 = nttgen_newhope1024_neon_barrett(acc_34);
-    vst1q_s16(&r[136], red_35);
-    const int16x8_t a_36 = vld1q_s16(&a[144]);
-    const int16x8_t b_36 = vld1q_s16(&b[144]);
-    const int16x8_t p_36 = nttgen_newhope1024_neon_montmul_var(a_36, b_36);
-    int16x8_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const int16x8_t a_37 = vld1q_s16(&a[144 + i_18 * 1024 + 1024]);
-        const int16x8_t b_37 = vld1q_s16(&b[144 + i_18 * 1024 + 1024]);
-        const int16x8_t p_37 = nttgen_newhope1024_neon_montmul_var(a_37, b_37);
-        const int16x8_t red_36 = nttgen_newhope1024_neon_barrett(acc_36);
-        const int16x8_t acc_37 = vaddq_s16(red_36, p_37);
-        acc_36 = acc_37;
-    }
-    const int16x8_t red_37 = nttgen_newhope1024_neon_barrett(acc_36);
-    vst1q_s16(&r[144], red_37);
-    const int16x8_t a_38 = vld1q_s16(&a[152]);
-    const int16x8_t b_38 = vld1q_s16(&b[152]);
-    const int16x8_t p_38 = nttgen_newhope1024_neon_montmul_var(a_38, b_38);
-    int16x8_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const int16x8_t a_39 = vld1q_s16(&a[152 + i_19 * 1024 + 1024]);
-        const int16x8_t b_39 = vld1q_s16(&b[152 + i_19 * 1024 + 1024]);
-        const int16x8_t p_39 = nttgen_newhope1024_neon_montmul_var(a_39, b_39);
-        const int16x8_t red_38 = nttgen_newhope1024_neon_barrett(acc_38);
-        const int16x8_t acc_39 = vaddq_s16(red_38, p_39);
-        acc_38 = acc_39;
-    }
-    const int16x8_t red_39 = nttgen_newhope1024_neon_barrett(acc_38);
-    vst1q_s16(&r[152], red_39);
-    const int16x8_t a_40 = vld1q_s16(&a[160]);
-    const int16x8_t b_40 = vld1q_s16(&b[160]);
-    const int16x8_t p_40 = nttgen_newhope1024_neon_montmul_var(a_40, b_40);
-    int16x8_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const int16x8_t a_41 = vld1q_s16(&a[160 + i_20 * 1024 + 1024]);
-        const int16x8_t b_41 = vld1q_s16(&b[160 + i_20 * 1024 + 1024]);
-        const int16x8_t p_41 = nttgen_newhope1024_neon_montmul_var(a_41, b_41);
-        const int16x8_t red_40 = nttgen_newhope1024_neon_barrett(acc_40);
-        const int16x8_t acc_41 = vaddq_s16(red_40, p_41);
-        acc_40 = acc_41;
-    }
-    const int16x8_t red_41 = nttgen_newhope1024_neon_barrett(acc_40);
-    vst1q_s16(&r[160], red_41);
-    const int16x8_t a_42 = vld1q_s16(&a[168]);
-    const int16x8_t b_42 = vld1q_s16(&b[168]);
-    const int16x8_t p_42 = nttgen_newhope1024_neon_montmul_var(a_42, b_42);
-    int16x8_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const int16x8_t a_43 = vld1q_s16(&a[168 + i_21 * 1024 + 1024]);
-        const int16x8_t b_43 = vld1q_s16(&b[168 + i_21 * 1024 + 1024]);
-        const int16x8_t p_43 = nttgen_newhope1024_neon_montmul_var(a_43, b_43);
-        const int16x8_t red_42 = nttgen_newhope1024_neon_barrett(acc_42);
-        const int16x8_t acc_43 = vaddq_s16(red_42, p_43);
-        acc_42 = acc_43;
-    }
-    const int16x8_t red_43 = nttgen_newhope1024_neon_barrett(acc_42);
-    vst1q_s16(&r[168], red_43);
-    const int16x8_t a_44 = vld1q_s16(&a[176]);
-    const int16x8_t b_44 = vld1q_s16(&b[176]);
-    const int16x8_t p_44 = nttgen_newhope1024_neon_montmul_var(a_44, b_44);
-    int16x8_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const int16x8_t a_45 = vld1q_s16(&a[176 + i_22 * 1024 + 1024]);
-        const int16x8_t b_45 = vld1q_s16(&b[176 + i_22 * 1024 + 1024]);
-        const int16x8_t p_45 = nttgen_newhope1024_neon_montmul_var(a_45, b_45);
-        const int16x8_t red_44 = nttgen_newhope1024_neon_barrett(acc_44);
-        const int16x8_t acc_45 = vaddq_s16(red_44, p_45);
-        acc_44 = acc_45;
-    }
-    const int16x8_t red_45 = nttgen_newhope1024_neon_barrett(acc_44);
-    vst1q_s16(&r[176], red_45);
-    const int16x8_t a_46 = vld1q_s16(&a[184]);
-    const int16x8_t b_46 = vld1q_s16(&b[184]);
-    const int16x8_t p_46 = nttgen_newhope1024_neon_montmul_var(a_46, b_46);
-    int16x8_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const int16x8_t a_47 = vld1q_s16(&a[184 + i_23 * 1024 + 1024]);
-        const int16x8_t b_47 = vld1q_s16(&b[184 + i_23 * 1024 + 1024]);
-        const int16x8_t p_47 = nttgen_newhope1024_neon_montmul_var(a_47, b_47);
-        const int16x8_t red_46 = nttgen_newhope1024_neon_barrett(acc_46);
-        const int16x8_t acc_47 = vaddq_s16(red_46, p_47);
-        acc_46 = acc_47;
-    }
-    const int16x8_t red_47 = nttgen_newhope1024_neon_barrett(acc_46);
-    vst1q_s16(&r[184], red_47);
-    const int16x8_t a_48 = vld1q_s16(&a[192]);
-    const int16x8_t b_48 = vld1q_s16(&b[192]);
-    const int16x8_t p_48 = nttgen_newhope1024_neon_montmul_var(a_48, b_48);
-    int16x8_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const int16x8_t a_49 = vld1q_s16(&a[192 + i_24 * 1024 + 1024]);
-        const int16x8_t b_49 = vld1q_s16(&b[192 + i_24 * 1024 + 1024]);
-        const int16x8_t p_49 = nttgen_newhope1024_neon_montmul_var(a_49, b_49);
-        const int16x8_t red_48 = nttgen_newhope1024_neon_barrett(acc_48);
-        const int16x8_t acc_49 = vaddq_s16(red_48, p_49);
-        acc_48 = acc_49;
-    }
-    const int16x8_t red_49 = nttgen_newhope1024_neon_barrett(acc_48);
-    vst1q_s16(&r[192], red_49);
-    const int16x8_t a_50 = vld1q_s16(&a[200]);
-    const int16x8_t b_50 = vld1q_s16(&b[200]);
-    const int16x8_t p_50 = nttgen_newhope1024_neon_montmul_var(a_50, b_50);
-    int16x8_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const int16x8_t a_51 = vld1q_s16(&a[200 + i_25 * 1024 + 1024]);
-        const int16x8_t b_51 = vld1q_s16(&b[200 + i_25 * 1024 + 1024]);
-        const int16x8_t p_51 = nttgen_newhope1024_neon_montmul_var(a_51, b_51);
-        const int16x8_t red_50 = nttgen_newhope1024_neon_barrett(acc_50);
-        const int16x8_t acc_51 = vaddq_s16(red_50, p_51);
-        acc_50 = acc_51;
-    }
-    const int16x8_t red_51 = nttgen_newhope1024_neon_barrett(acc_50);
-    vst1q_s16(&r[200], red_51);
-    const int16x8_t a_52 = vld1q_s16(&a[208]);
-    const int16x8_t b_52 = vld1q_s16(&b[208]);
-    const int16x8_t p_52 = nttgen_newhope1024_neon_montmul_var(a_52, b_52);
-    int16x8_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const int16x8_t a_53 = vld1q_s16(&a[208 + i_26 * 1024 + 1024]);
-        const int16x8_t b_53 = vld1q_s16(&b[208 + i_26 * 1024 + 1024]);
-        const int16x8_t p_53 = nttgen_newhope1024_neon_montmul_var(a_53, b_53);
-        const int16x8_t red_52 = nttgen_newhope1024_neon_barrett(acc_52);
-        const int16x8_t acc_53 = vaddq_s16(red_52, p_53);
-        acc_52 = acc_53;
-    }
-    const int16x8_t red_53 = nttgen_newhope1024_neon_barrett(acc_52);
-    vst1q_s16(&r[208], red_53);
-    const int16x8_t a_54 = vld1q_s16(&a[216]);
-    const int16x8_t b_54 = vld1q_s16(&b[216]);
-    const int16x8_t p_54 = nttgen_newhope1024_neon_montmul_var(a_54, b_54);
-    int16x8_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const int16x8_t a_55 = vld1q_s16(&a[216 + i_27 * 1024 + 1024]);
-        const int16x8_t b_55 = vld1q_s16(&b[216 + i_27 * 1024 + 1024]);
-        const int16x8_t p_55 = nttgen_newhope1024_neon_montmul_var(a_55, b_55);
-        const int16x8_t red_54 = nttgen_newhope1024_neon_barrett(acc_54);
-        const int16x8_t acc_55 = vaddq_s16(red_54, p_55);
-        acc_54 = acc_55;
-    }
-    const int16x8_t red_55 = nttgen_newhope1024_neon_barrett(acc_54);
-    vst1q_s16(&r[216], red_55);
-    const int16x8_t a_56 = vld1q_s16(&a[224]);
-    const int16x8_t b_56 = vld1q_s16(&b[224]);
-    const int16x8_t p_56 = nttgen_newhope1024_neon_montmul_var(a_56, b_56);
-    int16x8_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const int16x8_t a_57 = vld1q_s16(&a[224 + i_28 * 1024 + 1024]);
-        const int16x8_t b_57 = vld1q_s16(&b[224 + i_28 * 1024 + 1024]);
-        const int16x8_t p_57 = nttgen_newhope1024_neon_montmul_var(a_57, b_57);
-        const int16x8_t red_56 = nttgen_newhope1024_neon_barrett(acc_56);
-        const int16x8_t acc_57 = vaddq_s16(red_56, p_57);
-        acc_56 = acc_57;
-    }
-    const int16x8_t red_57 = nttgen_newhope1024_neon_barrett(acc_56);
-    vst1q_s16(&r[224], red_57);
-    const int16x8_t a_58 = vld1q_s16(&a[232]);
-    const int16x8_t b_58 = vld1q_s16(&b[232]);
-    const int16x8_t p_58 = nttgen_newhope1024_neon_montmul_var(a_58, b_58);
-    int16x8_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const int16x8_t a_59 = vld1q_s16(&a[232 + i_29 * 1024 + 1024]);
-        const int16x8_t b_59 = vld1q_s16(&b[232 + i_29 * 1024 + 1024]);
-        const int16x8_t p_59 = nttgen_newhope1024_neon_montmul_var(a_59, b_59);
-        const int16x8_t red_58 = nttgen_newhope1024_neon_barrett(acc_58);
-        const int16x8_t acc_59 = vaddq_s16(red_58, p_59);
-        acc_58 = acc_59;
-    }
-    const int16x8_t red_59 = nttgen_newhope1024_neon_barrett(acc_58);
-    vst1q_s16(&r[232], red_59);
-    const int16x8_t a_60 = vld1q_s16(&a[240]);
-    const int16x8_t b_60 = vld1q_s16(&b[240]);
-    const int16x8_t p_60 = nttgen_newhope1024_neon_montmul_var(a_60, b_60);
-    int16x8_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const int16x8_t a_61 = vld1q_s16(&a[240 + i_30 * 1024 + 1024]);
-        const int16x8_t b_61 = vld1q_s16(&b[240 + i_30 * 1024 + 1024]);
-        const int16x8_t p_61 = nttgen_newhope1024_neon_montmul_var(a_61, b_61);
-        const int16x8_t red_60 = nttgen_newhope1024_neon_barrett(acc_60);
-        const int16x8_t acc_61 = vaddq_s16(red_60, p_61);
-        acc_60 = acc_61;
-    }
-    const int16x8_t red_61 = nttgen_newhope1024_neon_barrett(acc_60);
-    vst1q_s16(&r[240], red_61);
-    const int16x8_t a_62 = vld1q_s16(&a[248]);
-    const int16x8_t b_62 = vld1q_s16(&b[248]);
-    const int16x8_t p_62 = nttgen_newhope1024_neon_montmul_var(a_62, b_62);
-    int16x8_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const int16x8_t a_63 = vld1q_s16(&a[248 + i_31 * 1024 + 1024]);
-        const int16x8_t b_63 = vld1q_s16(&b[248 + i_31 * 1024 + 1024]);
-        const int16x8_t p_63 = nttgen_newhope1024_neon_montmul_var(a_63, b_63);
-        const int16x8_t red_62 = nttgen_newhope1024_neon_barrett(acc_62);
-        const int16x8_t acc_63 = vaddq_s16(red_62, p_63);
-        acc_62 = acc_63;
-    }
-    const int16x8_t red_63 = nttgen_newhope1024_neon_barrett(acc_62);
-    vst1q_s16(&r[248], red_63);
-    const int16x8_t a_64 = vld1q_s16(&a[256]);
-    const int16x8_t b_64 = vld1q_s16(&b[256]);
-    const int16x8_t p_64 = nttgen_newhope1024_neon_montmul_var(a_64, b_64);
-    int16x8_t acc_64 = p_64;
-    for (size_t i_32 = 0; (i_32 + 1) < k; ++i_32) {
-        const int16x8_t a_65 = vld1q_s16(&a[256 + i_32 * 1024 + 1024]);
-        const int16x8_t b_65 = vld1q_s16(&b[256 + i_32 * 1024 + 1024]);
-        const int16x8_t p_65 = nttgen_newhope1024_neon_montmul_var(a_65, b_65);
-        const int16x8_t red_64 = nttgen_newhope1024_neon_barrett(acc_64);
-        const int16x8_t acc_65 = vaddq_s16(red_64, p_65);
-        acc_64 = acc_65;
-    }
-    const int16x8_t red_65 = nttgen_newhope1024_neon_barrett(acc_64);
-    vst1q_s16(&r[256], red_65);
-    const int16x8_t a_66 = vld1q_s16(&a[264]);
-    const int16x8_t b_66 = vld1q_s16(&b[264]);
-    const int16x8_t p_66 = nttgen_newhope1024_neon_montmul_var(a_66, b_66);
-    int16x8_t acc_66 = p_66;
-    for (size_t i_33 = 0; (i_33 + 1) < k; ++i_33) {
-        const int16x8_t a_67 = vld1q_s16(&a[264 + i_33 * 1024 + 1024]);
-        const int16x8_t b_67 = vld1q_s16(&b[264 + i_33 * 1024 + 1024]);
-        const int16x8_t p_67 = nttgen_newhope1024_neon_montmul_var(a_67, b_67);
-        const int16x8_t red_66 = nttgen_newhope1024_neon_barrett(acc_66);
-        const int16x8_t acc_67 = vaddq_s16(red_66, p_67);
-        acc_66 = acc_67;
-    }
-    const int16x8_t red_67 = nttgen_newhope1024_neon_barrett(acc_66);
-    vst1q_s16(&r[264], red_67);
-    const int16x8_t a_68 = vld1q_s16(&a[272]);
-    const int16x8_t b_68 = vld1q_s16(&b[272]);
-    const int16x8_t p_68 = nttgen_newhope1024_neon_montmul_var(a_68, b_68);
-    int16x8_t acc_68 = p_68;
-    for (size_t i_34 = 0; (i_34 + 1) < k; ++i_34) {
-        const int16x8_t a_69 = vld1q_s16(&a[272 + i_34 * 1024 + 1024]);
-        const int16x8_t b_69 = vld1q_s16(&b[272 + i_34 * 1024 + 1024]);
-        const int16x8_t p_69 = nttgen_newhope1024_neon_montmul_var(a_69, b_69);
-        const int16x8_t red_68 = nttgen_newhope1024_neon_barrett(acc_68);
-        const int16x8_t acc_69 = vaddq_s16(red_68, p_69);
-        acc_68 = acc_69;
-    }
-    const int16x8_t red_69 = nttgen_newhope1024_neon_barrett(acc_68);
-    vst1q_s16(&r[272], red_69);
-    const int16x8_t a_70 = vld1q_s16(&a[280]);
-    const int16x8_t b_70 = vld1q_s16(&b[280]);
-    const int16x8_t p_70 = nttgen_newhope1024_neon_montmul_var(a_70, b_70);
-    int16x8_t acc_70 = p_70;
-    for (size_t i_35 = 0; (i_35 + 1) < k; ++i_35) {
-        const int16x8_t a_71 = vld1q_s16(&a[280 + i_35 * 1024 + 1024]);
-        const int16x8_t b_71 = vld1q_s16(&b[280 + i_35 * 1024 + 1024]);
-        const int16x8_t p_71 = nttgen_newhope1024_neon_montmul_var(a_71, b_71);
-        const int16x8_t red_70 = nttgen_newhope1024_neon_barrett(acc_70);
-        const int16x8_t acc_71 = vaddq_s16(red_70, p_71);
-        acc_70 = acc_71;
-    }
-    const int16x8_t red_71 = nttgen_newhope1024_neon_barrett(acc_70);
-    vst1q_s16(&r[280], red_71);
-    const int16x8_t a_72 = vld1q_s16(&a[288]);
-    const int16x8_t b_72 = vld1q_s16(&b[288]);
-    const int16x8_t p_72 = nttgen_newhope1024_neon_montmul_var(a_72, b_72);
-    int16x8_t acc_72 = p_72;
-    for (size_t i_36 = 0; (i_36 + 1) < k; ++i_36) {
-        const int16x8_t a_73 = vld1q_s16(&a[288 + i_36 * 1024 + 1024]);
-        const int16x8_t b_73 = vld1q_s16(&b[288 + i_36 * 1024 + 1024]);
-        const int16x8_t p_73 = nttgen_newhope1024_neon_montmul_var(a_73, b_73);
-        const int16x8_t red_72 = nttgen_newhope1024_neon_barrett(acc_72);
-        const int16x8_t acc_73 = vaddq_s16(red_72, p_73);
-        acc_72 = acc_73;
-    }
-    const int16x8_t red_73 = nttgen_newhope1024_neon_barrett(acc_72);
-    vst1q_s16(&r[288], red_73);
-    const int16x8_t a_74 = vld1q_s16(&a[296]);
-    const int16x8_t b_74 = vld1q_s16(&b[296]);
-    const int16x8_t p_74 = nttgen_newhope1024_neon_montmul_var(a_74, b_74);
-    int16x8_t acc_74 = p_74;
-    for (size_t i_37 = 0; (i_37 + 1) < k; ++i_37) {
-        const int16x8_t a_75 = vld1q_s16(&a[296 + i_37 * 1024 + 1024]);
-        const int16x8_t b_75 = vld1q_s16(&b[296 + i_37 * 1024 + 1024]);
-        const int16x8_t p_75 = nttgen_newhope1024_neon_montmul_var(a_75, b_75);
-        const int16x8_t red_74 = nttgen_newhope1024_neon_barrett(acc_74);
-        const int16x8_t acc_75 = vaddq_s16(red_74, p_75);
-        acc_74 = acc_75;
-    }
-    const int16x8_t red_75 = nttgen_newhope1024_neon_barrett(acc_74);
-    vst1q_s16(&r[296], red_75);
-    const int16x8_t a_76 = vld1q_s16(&a[304]);
-    const int16x8_t b_76 = vld1q_s16(&b[304]);
-    const int16x8_t p_76 = nttgen_newhope1024_neon_montmul_var(a_76, b_76);
-    int16x8_t acc_76 = p_76;
-    for (size_t i_38 = 0; (i_38 + 1) < k; ++i_38) {
-        const int16x8_t a_77 = vld1q_s16(&a[304 + i_38 * 1024 + 1024]);
-        const int16x8_t b_77 = vld1q_s16(&b[304 + i_38 * 1024 + 1024]);
-        const int16x8_t p_77 = nttgen_newhope1024_neon_montmul_var(a_77, b_77);
-        const int16x8_t red_76 = nttgen_newhope1024_neon_barrett(acc_76);
-        const int16x8_t acc_77 = vaddq_s16(red_76, p_77);
-        acc_76 = acc_77;
-    }
-    const int16x8_t red_77 = nttgen_newhope1024_neon_barrett(acc_76);
-    vst1q_s16(&r[304], red_77);
-    const int16x8_t a_78 = vld1q_s16(&a[312]);
-    const int16x8_t b_78 = vld1q_s16(&b[312]);
-    const int16x8_t p_78 = nttgen_newhope1024_neon_montmul_var(a_78, b_78);
-    int16x8_t acc_78 = p_78;
-    for (size_t i_39 = 0; (i_39 + 1) < k; ++i_39) {
-        const int16x8_t a_79 = vld1q_s16(&a[312 + i_39 * 1024 + 1024]);
-        const int16x8_t b_79 = vld1q_s16(&b[312 + i_39 * 1024 + 1024]);
-        const int16x8_t p_79 = nttgen_newhope1024_neon_montmul_var(a_79, b_79);
-        const int16x8_t red_78 = nttgen_newhope1024_neon_barrett(acc_78);
-        const int16x8_t acc_79 = vaddq_s16(red_78, p_79);
-        acc_78 = acc_79;
-    }
-    const int16x8_t red_79 = nttgen_newhope1024_neon_barrett(acc_78);
-    vst1q_s16(&r[312], red_79);
-    const int16x8_t a_80 = vld1q_s16(&a[320]);
-    const int16x8_t b_80 = vld1q_s16(&b[320]);
-    const int16x8_t p_80 = nttgen_newhope1024_neon_montmul_var(a_80, b_80);
-    int16x8_t acc_80 = p_80;
-    for (size_t i_40 = 0; (i_40 + 1) < k; ++i_40) {
-        const int16x8_t a_81 = vld1q_s16(&a[320 + i_40 * 1024 + 1024]);
-        const int16x8_t b_81 = vld1q_s16(&b[320 + i_40 * 1024 + 1024]);
-        const int16x8_t p_81 = nttgen_newhope1024_neon_montmul_var(a_81, b_81);
-        const int16x8_t red_80 = nttgen_newhope1024_neon_barrett(acc_80);
-        const int16x8_t acc_81 = vaddq_s16(red_80, p_81);
-        acc_80 = acc_81;
-    }
-    const int16x8_t red_81 = nttgen_newhope1024_neon_barrett(acc_80);
-    vst1q_s16(&r[320], red_81);
-    const int16x8_t a_82 = vld1q_s16(&a[328]);
-    const int16x8_t b_82 = vld1q_s16(&b[328]);
-    const int16x8_t p_82 = nttgen_newhope1024_neon_montmul_var(a_82, b_82);
-    int16x8_t acc_82 = p_82;
-    for (size_t i_41 = 0; (i_41 + 1) < k; ++i_41) {
-        const int16x8_t a_83 = vld1q_s16(&a[328 + i_41 * 1024 + 1024]);
-        const int16x8_t b_83 = vld1q_s16(&b[328 + i_41 * 1024 + 1024]);
-        const int16x8_t p_83 = nttgen_newhope1024_neon_montmul_var(a_83, b_83);
-        const int16x8_t red_82 = nttgen_newhope1024_neon_barrett(acc_82);
-        const int16x8_t acc_83 = vaddq_s16(red_82, p_83);
-        acc_82 = acc_83;
-    }
-    const int16x8_t red_83 = nttgen_newhope1024_neon_barrett(acc_82);
-    vst1q_s16(&r[328], red_83);
-    const int16x8_t a_84 = vld1q_s16(&a[336]);
-    const int16x8_t b_84 = vld1q_s16(&b[336]);
-    const int16x8_t p_84 = nttgen_newhope1024_neon_montmul_var(a_84, b_84);
-    int16x8_t acc_84 = p_84;
-    for (size_t i_42 = 0; (i_42 + 1) < k; ++i_42) {
-        const int16x8_t a_85 = vld1q_s16(&a[336 + i_42 * 1024 + 1024]);
-        const int16x8_t b_85 = vld1q_s16(&b[336 + i_42 * 1024 + 1024]);
-        const int16x8_t p_85 = nttgen_newhope1024_neon_montmul_var(a_85, b_85);
-        const int16x8_t red_84 = nttgen_newhope1024_neon_barrett(acc_84);
-        const int16x8_t acc_85 = vaddq_s16(red_84, p_85);
-        acc_84 = acc_85;
-    }
-    const int16x8_t red_85 = nttgen_newhope1024_neon_barrett(acc_84);
-    vst1q_s16(&r[336], red_85);
-    const int16x8_t a_86 = vld1q_s16(&a[344]);
-    const int16x8_t b_86 = vld1q_s16(&b[344]);
-    const int16x8_t p_86 = nttgen_newhope1024_neon_montmul_var(a_86, b_86);
-    int16x8_t acc_86 = p_86;
-    for (size_t i_43 = 0; (i_43 + 1) < k; ++i_43) {
-        const int16x8_t a_87 = vld1q_s16(&a[344 + i_43 * 1024 + 1024]);
-        const int16x8_t b_87 = vld1q_s16(&b[344 + i_43 * 1024 + 1024]);
-        const int16x8_t p_87 = nttgen_newhope1024_neon_montmul_var(a_87, b_87);
-        const int16x8_t red_86 = nttgen_newhope1024_neon_barrett(acc_86);
-        const int16x8_t acc_87 = vaddq_s16(red_86, p_87);
-        acc_86 = acc_87;
-    }
-    const int16x8_t red_87 = nttgen_newhope1024_neon_barrett(acc_86);
-    vst1q_s16(&r[344], red_87);
-    const int16x8_t a_88 = vld1q_s16(&a[352]);
-    const int16x8_t b_88 = vld1q_s16(&b[352]);
-    const int16x8_t p_88 = nttgen_newhope1024_neon_montmul_var(a_88, b_88);
-    int16x8_t acc_88 = p_88;
-    for (size_t i_44 = 0; (i_44 + 1) < k; ++i_44) {
-        const int16x8_t a_89 = vld1q_s16(&a[352 + i_44 * 1024 + 1024]);
-        const int16x8_t b_89 = vld1q_s16(&b[352 + i_44 * 1024 + 1024]);
-        const int16x8_t p_89 = nttgen_newhope1024_neon_montmul_var(a_89, b_89);
-        const int16x8_t red_88 = nttgen_newhope1024_neon_barrett(acc_88);
-        const int16x8_t acc_89 = vaddq_s16(red_88, p_89);
-        acc_88 = acc_89;
-    }
-    const int16x8_t red_89 = nttgen_newhope1024_neon_barrett(acc_88);
-    vst1q_s16(&r[352], red_89);
-    const int16x8_t a_90 = vld1q_s16(&a[360]);
-    const int16x8_t b_90 = vld1q_s16(&b[360]);
-    const int16x8_t p_90 = nttgen_newhope1024_neon_montmul_var(a_90, b_90);
-    int16x8_t acc_90 = p_90;
-    for (size_t i_45 = 0; (i_45 + 1) < k; ++i_45) {
-        const int16x8_t a_91 = vld1q_s16(&a[360 + i_45 * 1024 + 1024]);
-        const int16x8_t b_91 = vld1q_s16(&b[360 + i_45 * 1024 + 1024]);
-        const int16x8_t p_91 = nttgen_newhope1024_neon_montmul_var(a_91, b_91);
-        const int16x8_t red_90 = nttgen_newhope1024_neon_barrett(acc_90);
-        const int16x8_t acc_91 = vaddq_s16(red_90, p_91);
-        acc_90 = acc_91;
-    }
-    const int16x8_t red_91 = nttgen_newhope1024_neon_barrett(acc_90);
-    vst1q_s16(&r[360], red_91);
-    const int16x8_t a_92 = vld1q_s16(&a[368]);
-    const int16x8_t b_92 = vld1q_s16(&b[368]);
-    const int16x8_t p_92 = nttgen_newhope1024_neon_montmul_var(a_92, b_92);
-    int16x8_t acc_92 = p_92;
-    for (size_t i_46 = 0; (i_46 + 1) < k; ++i_46) {
-        const int16x8_t a_93 = vld1q_s16(&a[368 + i_46 * 1024 + 1024]);
-        const int16x8_t b_93 = vld1q_s16(&b[368 + i_46 * 1024 + 1024]);
-        const int16x8_t p_93 = nttgen_newhope1024_neon_montmul_var(a_93, b_93);
-        const int16x8_t red_92 = nttgen_newhope1024_neon_barrett(acc_92);
-        const int16x8_t acc_93 = vaddq_s16(red_92, p_93);
-        acc_92 = acc_93;
-    }
-    const int16x8_t red_93 = nttgen_newhope1024_neon_barrett(acc_92);
-    vst1q_s16(&r[368], red_93);
-    const int16x8_t a_94 = vld1q_s16(&a[376]);
-    const int16x8_t b_94 = vld1q_s16(&b[376]);
-    const int16x8_t p_94 = nttgen_newhope1024_neon_montmul_var(a_94, b_94);
-    int16x8_t acc_94 = p_94;
-    for (size_t i_47 = 0; (i_47 + 1) < k; ++i_47) {
-        const int16x8_t a_95 = vld1q_s16(&a[376 + i_47 * 1024 + 1024]);
-        const int16x8_t b_95 = vld1q_s16(&b[376 + i_47 * 1024 + 1024]);
-        const int16x8_t p_95 = nttgen_newhope1024_neon_montmul_var(a_95, b_95);
-        const int16x8_t red_94 = nttgen_newhope1024_neon_barrett(acc_94);
-        const int16x8_t acc_95 = vaddq_s16(red_94, p_95);
-        acc_94 = acc_95;
-    }
-    const int16x8_t red_95 = nttgen_newhope1024_neon_barrett(acc_94);
-    vst1q_s16(&r[376], red_95);
-    const int16x8_t a_96 = vld1q_s16(&a[384]);
-    const int16x8_t b_96 = vld1q_s16(&b[384]);
-    const int16x8_t p_96 = nttgen_newhope1024_neon_montmul_var(a_96, b_96);
-    int16x8_t acc_96 = p_96;
-    for (size_t i_48 = 0; (i_48 + 1) < k; ++i_48) {
-        const int16x8_t a_97 = vld1q_s16(&a[384 + i_48 * 1024 + 1024]);
-        const int16x8_t b_97 = vld1q_s16(&b[384 + i_48 * 1024 + 1024]);
-        const int16x8_t p_97 = nttgen_newhope1024_neon_montmul_var(a_97, b_97);
-        const int16x8_t red_96 = nttgen_newhope1024_neon_barrett(acc_96);
-        const int16x8_t acc_97 = vaddq_s16(red_96, p_97);
-        acc_96 = acc_97;
-    }
-    const int16x8_t red_97 = nttgen_newhope1024_neon_barrett(acc_96);
-    vst1q_s16(&r[384], red_97);
-    const int16x8_t a_98 = vld1q_s16(&a[392]);
-    const int16x8_t b_98 = vld1q_s16(&b[392]);
-    const int16x8_t p_98 = nttgen_newhope1024_neon_montmul_var(a_98, b_98);
-    int16x8_t acc_98 = p_98;
-    for (size_t i_49 = 0; (i_49 + 1) < k; ++i_49) {
-        const int16x8_t a_99 = vld1q_s16(&a[392 + i_49 * 1024 + 1024]);
-        const int16x8_t b_99 = vld1q_s16(&b[392 + i_49 * 1024 + 1024]);
-        const int16x8_t p_99 = nttgen_newhope1024_neon_montmul_var(a_99, b_99);
-        const int16x8_t red_98 = nttgen_newhope1024_neon_barrett(acc_98);
-        const int16x8_t acc_99 = vaddq_s16(red_98, p_99);
-        acc_98 = acc_99;
-    }
-    const int16x8_t red_99 = nttgen_newhope1024_neon_barrett(acc_98);
-    vst1q_s16(&r[392], red_99);
-    const int16x8_t a_100 = vld1q_s16(&a[400]);
-    const int16x8_t b_100 = vld1q_s16(&b[400]);
-    const int16x8_t p_100 = nttgen_newhope1024_neon_montmul_var(a_100, b_100);
-    int16x8_t acc_100 = p_100;
-    for (size_t i_50 = 0; (i_50 + 1) < k; ++i_50) {
-        const int16x8_t a_101 = vld1q_s16(&a[400 + i_50 * 1024 + 1024]);
-        const int16x8_t b_101 = vld1q_s16(&b[400 + i_50 * 1024 + 1024]);
-        const int16x8_t p_101 = nttgen_newhope1024_neon_montmul_var(a_101, b_101);
-        const int16x8_t red_100 = nttgen_newhope1024_neon_barrett(acc_100);
-        const int16x8_t acc_101 = vaddq_s16(red_100, p_101);
-        acc_100 = acc_101;
-    }
-    const int16x8_t red_101 = nttgen_newhope1024_neon_barrett(acc_100);
-    vst1q_s16(&r[400], red_101);
-    const int16x8_t a_102 = vld1q_s16(&a[408]);
-    const int16x8_t b_102 = vld1q_s16(&b[408]);
-    const int16x8_t p_102 = nttgen_newhope1024_neon_montmul_var(a_102, b_102);
-    int16x8_t acc_102 = p_102;
-    for (size_t i_51 = 0; (i_51 + 1) < k; ++i_51) {
-        const int16x8_t a_103 = vld1q_s16(&a[408 + i_51 * 1024 + 1024]);
-        const int16x8_t b_103 = vld1q_s16(&b[408 + i_51 * 1024 + 1024]);
-        const int16x8_t p_103 = nttgen_newhope1024_neon_montmul_var(a_103, b_103);
-        const int16x8_t red_102 = nttgen_newhope1024_neon_barrett(acc_102);
-        const int16x8_t acc_103 = vaddq_s16(red_102, p_103);
-        acc_102 = acc_103;
-    }
-    const int16x8_t red_103 = nttgen_newhope1024_neon_barrett(acc_102);
-    vst1q_s16(&r[408], red_103);
-    const int16x8_t a_104 = vld1q_s16(&a[416]);
-    const int16x8_t b_104 = vld1q_s16(&b[416]);
-    const int16x8_t p_104 = nttgen_newhope1024_neon_montmul_var(a_104, b_104);
-    int16x8_t acc_104 = p_104;
-    for (size_t i_52 = 0; (i_52 + 1) < k; ++i_52) {
-        const int16x8_t a_105 = vld1q_s16(&a[416 + i_52 * 1024 + 1024]);
-        const int16x8_t b_105 = vld1q_s16(&b[416 + i_52 * 1024 + 1024]);
-        const int16x8_t p_105 = nttgen_newhope1024_neon_montmul_var(a_105, b_105);
-        const int16x8_t red_104 = nttgen_newhope1024_neon_barrett(acc_104);
-        const int16x8_t acc_105 = vaddq_s16(red_104, p_105);
-        acc_104 = acc_105;
-    }
-    const int16x8_t red_105 = nttgen_newhope1024_neon_barrett(acc_104);
-    vst1q_s16(&r[416], red_105);
-    const int16x8_t a_106 = vld1q_s16(&a[424]);
-    const int16x8_t b_106 = vld1q_s16(&b[424]);
-    const int16x8_t p_106 = nttgen_newhope1024_neon_montmul_var(a_106, b_106);
-    int16x8_t acc_106 = p_106;
-    for (size_t i_53 = 0; (i_53 + 1) < k; ++i_53) {
-        const int16x8_t a_107 = vld1q_s16(&a[424 + i_53 * 1024 + 1024]);
-        const int16x8_t b_107 = vld1q_s16(&b[424 + i_53 * 1024 + 1024]);
-        const int16x8_t p_107 = nttgen_newhope1024_neon_montmul_var(a_107, b_107);
-        const int16x8_t red_106 = nttgen_newhope1024_neon_barrett(acc_106);
-        const int16x8_t acc_107 = vaddq_s16(red_106, p_107);
-        acc_106 = acc_107;
-    }
-    const int16x8_t red_107 = nttgen_newhope1024_neon_barrett(acc_106);
-    vst1q_s16(&r[424], red_107);
-    const int16x8_t a_108 = vld1q_s16(&a[432]);
-    const int16x8_t b_108 = vld1q_s16(&b[432]);
-    const int16x8_t p_108 = nttgen_newhope1024_neon_montmul_var(a_108, b_108);
-    int16x8_t acc_108 = p_108;
-    for (size_t i_54 = 0; (i_54 + 1) < k; ++i_54) {
-        const int16x8_t a_109 = vld1q_s16(&a[432 + i_54 * 1024 + 1024]);
-        const int16x8_t b_109 = vld1q_s16(&b[432 + i_54 * 1024 + 1024]);
-        const int16x8_t p_109 = nttgen_newhope1024_neon_montmul_var(a_109, b_109);
-        const int16x8_t red_108 = nttgen_newhope1024_neon_barrett(acc_108);
-        const int16x8_t acc_109 = vaddq_s16(red_108, p_109);
-        acc_108 = acc_109;
-    }
-    const int16x8_t red_109 = nttgen_newhope1024_neon_barrett(acc_108);
-    vst1q_s16(&r[432], red_109);
-    const int16x8_t a_110 = vld1q_s16(&a[440]);
-    const int16x8_t b_110 = vld1q_s16(&b[440]);
-    const int16x8_t p_110 = nttgen_newhope1024_neon_montmul_var(a_110, b_110);
-    int16x8_t acc_110 = p_110;
-    for (size_t i_55 = 0; (i_55 + 1) < k; ++i_55) {
-        const int16x8_t a_111 = vld1q_s16(&a[440 + i_55 * 1024 + 1024]);
-        const int16x8_t b_111 = vld1q_s16(&b[440 + i_55 * 1024 + 1024]);
-        const int16x8_t p_111 = nttgen_newhope1024_neon_montmul_var(a_111, b_111);
-        const int16x8_t red_110 = nttgen_newhope1024_neon_barrett(acc_110);
-        const int16x8_t acc_111 = vaddq_s16(red_110, p_111);
-        acc_110 = acc_111;
-    }
-    const int16x8_t red_111 = nttgen_newhope1024_neon_barrett(acc_110);
-    vst1q_s16(&r[440], red_111);
-    const int16x8_t a_112 = vld1q_s16(&a[448]);
-    const int16x8_t b_112 = vld1q_s16(&b[448]);
-    const int16x8_t p_112 = nttgen_newhope1024_neon_montmul_var(a_112, b_112);
-    int16x8_t acc_112 = p_112;
-    for (size_t i_56 = 0; (i_56 + 1) < k; ++i_56) {
-        const int16x8_t a_113 = vld1q_s16(&a[448 + i_56 * 1024 + 1024]);
-        const int16x8_t b_113 = vld1q_s16(&b[448 + i_56 * 1024 + 1024]);
-        const int16x8_t p_113 = nttgen_newhope1024_neon_montmul_var(a_113, b_113);
-        const int16x8_t red_112 = nttgen_newhope1024_neon_barrett(acc_112);
-        const int16x8_t acc_113 = vaddq_s16(red_112, p_113);
-        acc_112 = acc_113;
-    }
-    const int16x8_t red_113 = nttgen_newhope1024_neon_barrett(acc_112);
-    vst1q_s16(&r[448], red_113);
-    const int16x8_t a_114 = vld1q_s16(&a[456]);
-    const int16x8_t b_114 = vld1q_s16(&b[456]);
-    const int16x8_t p_114 = nttgen_newhope1024_neon_montmul_var(a_114, b_114);
-    int16x8_t acc_114 = p_114;
-    for (size_t i_57 = 0; (i_57 + 1) < k; ++i_57) {
-        const int16x8_t a_115 = vld1q_s16(&a[456 + i_57 * 1024 + 1024]);
-        const int16x8_t b_115 = vld1q_s16(&b[456 + i_57 * 1024 + 1024]);
-        const int16x8_t p_115 = nttgen_newhope1024_neon_montmul_var(a_115, b_115);
-        const int16x8_t red_114 = nttgen_newhope1024_neon_barrett(acc_114);
-        const int16x8_t acc_115 = vaddq_s16(red_114, p_115);
-        acc_114 = acc_115;
-    }
-    const int16x8_t red_115 = nttgen_newhope1024_neon_barrett(acc_114);
-    vst1q_s16(&r[456], red_115);
-    const int16x8_t a_116 = vld1q_s16(&a[464]);
-    const int16x8_t b_116 = vld1q_s16(&b[464]);
-    const int16x8_t p_116 = nttgen_newhope1024_neon_montmul_var(a_116, b_116);
-    int16x8_t acc_116 = p_116;
-    for (size_t i_58 = 0; (i_58 + 1) < k; ++i_58) {
-        const int16x8_t a_117 = vld1q_s16(&a[464 + i_58 * 1024 + 1024]);
-        const int16x8_t b_117 = vld1q_s16(&b[464 + i_58 * 1024 + 1024]);
-        const int16x8_t p_117 = nttgen_newhope1024_neon_montmul_var(a_117, b_117);
-        const int16x8_t red_116 = nttgen_newhope1024_neon_barrett(acc_116);
-        const int16x8_t acc_117 = vaddq_s16(red_116, p_117);
-        acc_116 = acc_117;
-    }
-    const int16x8_t red_117 = nttgen_newhope1024_neon_barrett(acc_116);
-    vst1q_s16(&r[464], red_117);
-    const int16x8_t a_118 = vld1q_s16(&a[472]);
-    const int16x8_t b_118 = vld1q_s16(&b[472]);
-    const int16x8_t p_118 = nttgen_newhope1024_neon_montmul_var(a_118, b_118);
-    int16x8_t acc_118 = p_118;
-    for (size_t i_59 = 0; (i_59 + 1) < k; ++i_59) {
-        const int16x8_t a_119 = vld1q_s16(&a[472 + i_59 * 1024 + 1024]);
-        const int16x8_t b_119 = vld1q_s16(&b[472 + i_59 * 1024 + 1024]);
-        const int16x8_t p_119 = nttgen_newhope1024_neon_montmul_var(a_119, b_119);
-        const int16x8_t red_118 = nttgen_newhope1024_neon_barrett(acc_118);
-        const int16x8_t acc_119 = vaddq_s16(red_118, p_119);
-        acc_118 = acc_119;
-    }
-    const int16x8_t red_119 = nttgen_newhope1024_neon_barrett(acc_118);
-    vst1q_s16(&r[472], red_119);
-    const int16x8_t a_120 = vld1q_s16(&a[480]);
-    const int16x8_t b_120 = vld1q_s16(&b[480]);
-    const int16x8_t p_120 = nttgen_newhope1024_neon_montmul_var(a_120, b_120);
-    int16x8_t acc_120 = p_120;
-    for (size_t i_60 = 0; (i_60 + 1) < k; ++i_60) {
-        const int16x8_t a_121 = vld1q_s16(&a[480 + i_60 * 1024 + 1024]);
-        const int16x8_t b_121 = vld1q_s16(&b[480 + i_60 * 1024 + 1024]);
-        const int16x8_t p_121 = nttgen_newhope1024_neon_montmul_var(a_121, b_121);
-        const int16x8_t red_120 = nttgen_newhope1024_neon_barrett(acc_120);
-        const int16x8_t acc_121 = vaddq_s16(red_120, p_121);
-        acc_120 = acc_121;
-    }
-    const int16x8_t red_121 = nttgen_newhope1024_neon_barrett(acc_120);
-    vst1q_s16(&r[480], red_121);
-    const int16x8_t a_122 = vld1q_s16(&a[488]);
-    const int16x8_t b_122 = vld1q_s16(&b[488]);
-    const int16x8_t p_122 = nttgen_newhope1024_neon_montmul_var(a_122, b_122);
-    int16x8_t acc_122 = p_122;
-    for (size_t i_61 = 0; (i_61 + 1) < k; ++i_61) {
-        const int16x8_t a_123 = vld1q_s16(&a[488 + i_61 * 1024 + 1024]);
-        const int16x8_t b_123 = vld1q_s16(&b[488 + i_61 * 1024 + 1024]);
-        const int16x8_t p_123 = nttgen_newhope1024_neon_montmul_var(a_123, b_123);
-        const int16x8_t red_122 = nttgen_newhope1024_neon_barrett(acc_122);
-        const int16x8_t acc_123 = vaddq_s16(red_122, p_123);
-        acc_122 = acc_123;
-    }
-    const int16x8_t red_123 = nttgen_newhope1024_neon_barrett(acc_122);
-    vst1q_s16(&r[488], red_123);
-    const int16x8_t a_124 = vld1q_s16(&a[496]);
-    const int16x8_t b_124 = vld1q_s16(&b[496]);
-    const int16x8_t p_124 = nttgen_newhope1024_neon_montmul_var(a_124, b_124);
-    int16x8_t acc_124 = p_124;
-    for (size_t i_62 = 0; (i_62 + 1) < k; ++i_62) {
-        const int16x8_t a_125 = vld1q_s16(&a[496 + i_62 * 1024 + 1024]);
-        const int16x8_t b_125 = vld1q_s16(&b[496 + i_62 * 1024 + 1024]);
-        const int16x8_t p_125 = nttgen_newhope1024_neon_montmul_var(a_125, b_125);
-        const int16x8_t red_124 = nttgen_newhope1024_neon_barrett(acc_124);
-        const int16x8_t acc_125 = vaddq_s16(red_124, p_125);
-        acc_124 = acc_125;
-    }
-    const int16x8_t red_125 = nttgen_newhope1024_neon_barrett(acc_124);
-    vst1q_s16(&r[496], red_125);
-    const int16x8_t a_126 = vld1q_s16(&a[504]);
-    const int16x8_t b_126 = vld1q_s16(&b[504]);
-    const int16x8_t p_126 = nttgen_newhope1024_neon_montmul_var(a_126, b_126);
-    int16x8_t acc_126 = p_126;
-    for (size_t i_63 = 0; (i_63 + 1) < k; ++i_63) {
-        const int16x8_t a_127 = vld1q_s16(&a[504 + i_63 * 1024 + 1024]);
-        const int16x8_t b_127 = vld1q_s16(&b[504 + i_63 * 1024 + 1024]);
-        const int16x8_t p_127 = nttgen_newhope1024_neon_montmul_var(a_127, b_127);
-        const int16x8_t red_126 = nttgen_newhope1024_neon_barrett(acc_126);
-        const int16x8_t acc_127 = vaddq_s16(red_126, p_127);
-        acc_126 = acc_127;
-    }
-    const int16x8_t red_127 = nttgen_newhope1024_neon_barrett(acc_126);
-    vst1q_s16(&r[504], red_127);
-    const int16x8_t a_128 = vld1q_s16(&a[512]);
-    const int16x8_t b_128 = vld1q_s16(&b[512]);
-    const int16x8_t p_128 = nttgen_newhope1024_neon_montmul_var(a_128, b_128);
-    int16x8_t acc_128 = p_128;
-    for (size_t i_64 = 0; (i_64 + 1) < k; ++i_64) {
-        const int16x8_t a_129 = vld1q_s16(&a[512 + i_64 * 1024 + 1024]);
-        const int16x8_t b_129 = vld1q_s16(&b[512 + i_64 * 1024 + 1024]);
-        const int16x8_t p_129 = nttgen_newhope1024_neon_montmul_var(a_129, b_129);
-        const int16x8_t red_128 = nttgen_newhope1024_neon_barrett(acc_128);
-        const int16x8_t acc_129 = vaddq_s16(red_128, p_129);
-        acc_128 = acc_129;
-    }
-    const int16x8_t red_129 = nttgen_newhope1024_neon_barrett(acc_128);
-    vst1q_s16(&r[512], red_129);
-    const int16x8_t a_130 = vld1q_s16(&a[520]);
-    const int16x8_t b_130 = vld1q_s16(&b[520]);
-    const int16x8_t p_130 = nttgen_newhope1024_neon_montmul_var(a_130, b_130);
-    int16x8_t acc_130 = p_130;
-    for (size_t i_65 = 0; (i_65 + 1) < k; ++i_65) {
-        const int16x8_t a_131 = vld1q_s16(&a[520 + i_65 * 1024 + 1024]);
-        const int16x8_t b_131 = vld1q_s16(&b[520 + i_65 * 1024 + 1024]);
-        const int16x8_t p_131 = nttgen_newhope1024_neon_montmul_var(a_131, b_131);
-        const int16x8_t red_130 = nttgen_newhope1024_neon_barrett(acc_130);
-        const int16x8_t acc_131 = vaddq_s16(red_130, p_131);
-        acc_130 = acc_131;
-    }
-    const int16x8_t red_131 = nttgen_newhope1024_neon_barrett(acc_130);
-    vst1q_s16(&r[520], red_131);
-    const int16x8_t a_132 = vld1q_s16(&a[528]);
-    const int16x8_t b_132 = vld1q_s16(&b[528]);
-    const int16x8_t p_132 = nttgen_newhope1024_neon_montmul_var(a_132, b_132);
-    int16x8_t acc_132 = p_132;
-    for (size_t i_66 = 0; (i_66 + 1) < k; ++i_66) {
-        const int16x8_t a_133 = vld1q_s16(&a[528 + i_66 * 1024 + 1024]);
-        const int16x8_t b_133 = vld1q_s16(&b[528 + i_66 * 1024 + 1024]);
-        const int16x8_t p_133 = nttgen_newhope1024_neon_montmul_var(a_133, b_133);
-        const int16x8_t red_132 = nttgen_newhope1024_neon_barrett(acc_132);
-        const int16x8_t acc_133 = vaddq_s16(red_132, p_133);
-        acc_132 = acc_133;
-    }
-    const int16x8_t red_133 = nttgen_newhope1024_neon_barrett(acc_132);
-    vst1q_s16(&r[528], red_133);
-    const int16x8_t a_134 = vld1q_s16(&a[536]);
-    const int16x8_t b_134 = vld1q_s16(&b[536]);
-    const int16x8_t p_134 = nttgen_newhope1024_neon_montmul_var(a_134, b_134);
-    int16x8_t acc_134 = p_134;
-    for (size_t i_67 = 0; (i_67 + 1) < k; ++i_67) {
-        const int16x8_t a_135 = vld1q_s16(&a[536 + i_67 * 1024 + 1024]);
-        const int16x8_t b_135 = vld1q_s16(&b[536 + i_67 * 1024 + 1024]);
-        const int16x8_t p_135 = nttgen_newhope1024_neon_montmul_var(a_135, b_135);
-        const int16x8_t red_134 = nttgen_newhope1024_neon_barrett(acc_134);
-        const int16x8_t acc_135 = vaddq_s16(red_134, p_135);
-        acc_134 = acc_135;
-    }
-    const int16x8_t red_135 = nttgen_newhope1024_neon_barrett(acc_134);
-    vst1q_s16(&r[536], red_135);
-    const int16x8_t a_136 = vld1q_s16(&a[544]);
-    const int16x8_t b_136 = vld1q_s16(&b[544]);
-    const int16x8_t p_136 = nttgen_newhope1024_neon_montmul_var(a_136, b_136);
-    int16x8_t acc_136 = p_136;
-    for (size_t i_68 = 0; (i_68 + 1) < k; ++i_68) {
-        const int16x8_t a_137 = vld1q_s16(&a[544 + i_68 * 1024 + 1024]);
-        const int16x8_t b_137 = vld1q_s16(&b[544 + i_68 * 1024 + 1024]);
-        const int16x8_t p_137 = nttgen_newhope1024_neon_montmul_var(a_137, b_137);
-        const int16x8_t red_136 = nttgen_newhope1024_neon_barrett(acc_136);
-        const int16x8_t acc_137 = vaddq_s16(red_136, p_137);
-        acc_136 = acc_137;
-    }
-    const int16x8_t red_137 = nttgen_newhope1024_neon_barrett(acc_136);
-    vst1q_s16(&r[544], red_137);
-    const int16x8_t a_138 = vld1q_s16(&a[552]);
-    const int16x8_t b_138 = vld1q_s16(&b[552]);
-    const int16x8_t p_138 = nttgen_newhope1024_neon_montmul_var(a_138, b_138);
-    int16x8_t acc_138 = p_138;
-    for (size_t i_69 = 0; (i_69 + 1) < k; ++i_69) {
-        const int16x8_t a_139 = vld1q_s16(&a[552 + i_69 * 1024 + 1024]);
-        const int16x8_t b_139 = vld1q_s16(&b[552 + i_69 * 1024 + 1024]);
-        const int16x8_t p_139 = nttgen_newhope1024_neon_montmul_var(a_139, b_139);
-        const int16x8_t red_138 = nttgen_newhope1024_neon_barrett(acc_138);
-        const int16x8_t acc_139 = vaddq_s16(red_138, p_139);
-        acc_138 = acc_139;
-    }
-    const int16x8_t red_139 = nttgen_newhope1024_neon_barrett(acc_138);
-    vst1q_s16(&r[552], red_139);
-    const int16x8_t a_140 = vld1q_s16(&a[560]);
-    const int16x8_t b_140 = vld1q_s16(&b[560]);
-    const int16x8_t p_140 = nttgen_newhope1024_neon_montmul_var(a_140, b_140);
-    int16x8_t acc_140 = p_140;
-    for (size_t i_70 = 0; (i_70 + 1) < k; ++i_70) {
-        const int16x8_t a_141 = vld1q_s16(&a[560 + i_70 * 1024 + 1024]);
-        const int16x8_t b_141 = vld1q_s16(&b[560 + i_70 * 1024 + 1024]);
-        const int16x8_t p_141 = nttgen_newhope1024_neon_montmul_var(a_141, b_141);
-        const int16x8_t red_140 = nttgen_newhope1024_neon_barrett(acc_140);
-        const int16x8_t acc_141 = vaddq_s16(red_140, p_141);
-        acc_140 = acc_141;
-    }
-    const int16x8_t red_141 = nttgen_newhope1024_neon_barrett(acc_140);
-    vst1q_s16(&r[560], red_141);
-    const int16x8_t a_142 = vld1q_s16(&a[568]);
-    const int16x8_t b_142 = vld1q_s16(&b[568]);
-    const int16x8_t p_142 = nttgen_newhope1024_neon_montmul_var(a_142, b_142);
-    int16x8_t acc_142 = p_142;
-    for (size_t i_71 = 0; (i_71 + 1) < k; ++i_71) {
-        const int16x8_t a_143 = vld1q_s16(&a[568 + i_71 * 1024 + 1024]);
-        const int16x8_t b_143 = vld1q_s16(&b[568 + i_71 * 1024 + 1024]);
-        const int16x8_t p_143 = nttgen_newhope1024_neon_montmul_var(a_143, b_143);
-        const int16x8_t red_142 = nttgen_newhope1024_neon_barrett(acc_142);
-        const int16x8_t acc_143 = vaddq_s16(red_142, p_143);
-        acc_142 = acc_143;
-    }
-    const int16x8_t red_143 = nttgen_newhope1024_neon_barrett(acc_142);
-    vst1q_s16(&r[568], red_143);
-    const int16x8_t a_144 = vld1q_s16(&a[576]);
-    const int16x8_t b_144 = vld1q_s16(&b[576]);
-    const int16x8_t p_144 = nttgen_newhope1024_neon_montmul_var(a_144, b_144);
-    int16x8_t acc_144 = p_144;
-    for (size_t i_72 = 0; (i_72 + 1) < k; ++i_72) {
-        const int16x8_t a_145 = vld1q_s16(&a[576 + i_72 * 1024 + 1024]);
-        const int16x8_t b_145 = vld1q_s16(&b[576 + i_72 * 1024 + 1024]);
-        const int16x8_t p_145 = nttgen_newhope1024_neon_montmul_var(a_145, b_145);
-        const int16x8_t red_144 = nttgen_newhope1024_neon_barrett(acc_144);
-        const int16x8_t acc_145 = vaddq_s16(red_144, p_145);
-        acc_144 = acc_145;
-    }
-    const int16x8_t red_145 = nttgen_newhope1024_neon_barrett(acc_144);
-    vst1q_s16(&r[576], red_145);
-    const int16x8_t a_146 = vld1q_s16(&a[584]);
-    const int16x8_t b_146 = vld1q_s16(&b[584]);
-    const int16x8_t p_146 = nttgen_newhope1024_neon_montmul_var(a_146, b_146);
-    int16x8_t acc_146 = p_146;
-    for (size_t i_73 = 0; (i_73 + 1) < k; ++i_73) {
-        const int16x8_t a_147 = vld1q_s16(&a[584 + i_73 * 1024 + 1024]);
-        const int16x8_t b_147 = vld1q_s16(&b[584 + i_73 * 1024 + 1024]);
-        const int16x8_t p_147 = nttgen_newhope1024_neon_montmul_var(a_147, b_147);
-        const int16x8_t red_146 = nttgen_newhope1024_neon_barrett(acc_146);
-        const int16x8_t acc_147 = vaddq_s16(red_146, p_147);
-        acc_146 = acc_147;
-    }
-    const int16x8_t red_147 = nttgen_newhope1024_neon_barrett(acc_146);
-    vst1q_s16(&r[584], red_147);
-    const int16x8_t a_148 = vld1q_s16(&a[592]);
-    const int16x8_t b_148 = vld1q_s16(&b[592]);
-    const int16x8_t p_148 = nttgen_newhope1024_neon_montmul_var(a_148, b_148);
-    int16x8_t acc_148 = p_148;
-    for (size_t i_74 = 0; (i_74 + 1) < k; ++i_74) {
-        const int16x8_t a_149 = vld1q_s16(&a[592 + i_74 * 1024 + 1024]);
-        const int16x8_t b_149 = vld1q_s16(&b[592 + i_74 * 1024 + 1024]);
-        const int16x8_t p_149 = nttgen_newhope1024_neon_montmul_var(a_149, b_149);
-        const int16x8_t red_148 = nttgen_newhope1024_neon_barrett(acc_148);
-        const int16x8_t acc_149 = vaddq_s16(red_148, p_149);
-        acc_148 = acc_149;
-    }
-    const int16x8_t red_149 = nttgen_newhope1024_neon_barrett(acc_148);
-    vst1q_s16(&r[592], red_149);
-    const int16x8_t a_150 = vld1q_s16(&a[600]);
-    const int16x8_t b_150 = vld1q_s16(&b[600]);
-    const int16x8_t p_150 = nttgen_newhope1024_neon_montmul_var(a_150, b_150);
-    int16x8_t acc_150 = p_150;
-    for (size_t i_75 = 0; (i_75 + 1) < k; ++i_75) {
-        const int16x8_t a_151 = vld1q_s16(&a[600 + i_75 * 1024 + 1024]);
-        const int16x8_t b_151 = vld1q_s16(&b[600 + i_75 * 1024 + 1024]);
-        const int16x8_t p_151 = nttgen_newhope1024_neon_montmul_var(a_151, b_151);
-        const int16x8_t red_150 = nttgen_newhope1024_neon_barrett(acc_150);
-        const int16x8_t acc_151 = vaddq_s16(red_150, p_151);
-        acc_150 = acc_151;
-    }
-    const int16x8_t red_151 = nttgen_newhope1024_neon_barrett(acc_150);
-    vst1q_s16(&r[600], red_151);
-    const int16x8_t a_152 = vld1q_s16(&a[608]);
-    const int16x8_t b_152 = vld1q_s16(&b[608]);
-    const int16x8_t p_152 = nttgen_newhope1024_neon_montmul_var(a_152, b_152);
-    int16x8_t acc_152 = p_152;
-    for (size_t i_76 = 0; (i_76 + 1) < k; ++i_76) {
-        const int16x8_t a_153 = vld1q_s16(&a[608 + i_76 * 1024 + 1024]);
-        const int16x8_t b_153 = vld1q_s16(&b[608 + i_76 * 1024 + 1024]);
-        const int16x8_t p_153 = nttgen_newhope1024_neon_montmul_var(a_153, b_153);
-        const int16x8_t red_152 = nttgen_newhope1024_neon_barrett(acc_152);
-        const int16x8_t acc_153 = vaddq_s16(red_152, p_153);
-        acc_152 = acc_153;
-    }
-    const int16x8_t red_153 = nttgen_newhope1024_neon_barrett(acc_152);
-    vst1q_s16(&r[608], red_153);
-    const int16x8_t a_154 = vld1q_s16(&a[616]);
-    const int16x8_t b_154 = vld1q_s16(&b[616]);
-    const int16x8_t p_154 = nttgen_newhope1024_neon_montmul_var(a_154, b_154);
-    int16x8_t acc_154 = p_154;
-    for (size_t i_77 = 0; (i_77 + 1) < k; ++i_77) {
-        const int16x8_t a_155 = vld1q_s16(&a[616 + i_77 * 1024 + 1024]);
-        const int16x8_t b_155 = vld1q_s16(&b[616 + i_77 * 1024 + 1024]);
-        const int16x8_t p_155 = nttgen_newhope1024_neon_montmul_var(a_155, b_155);
-        const int16x8_t red_154 = nttgen_newhope1024_neon_barrett(acc_154);
-        const int16x8_t acc_155 = vaddq_s16(red_154, p_155);
-        acc_154 = acc_155;
-    }
-    const int16x8_t red_155 = nttgen_newhope1024_neon_barrett(acc_154);
-    vst1q_s16(&r[616], red_155);
-    const int16x8_t a_156 = vld1q_s16(&a[624]);
-    const int16x8_t b_156 = vld1q_s16(&b[624]);
-    const int16x8_t p_156 = nttgen_newhope1024_neon_montmul_var(a_156, b_156);
-    int16x8_t acc_156 = p_156;
-    for (size_t i_78 = 0; (i_78 + 1) < k; ++i_78) {
-        const int16x8_t a_157 = vld1q_s16(&a[624 + i_78 * 1024 + 1024]);
-        const int16x8_t b_157 = vld1q_s16(&b[624 + i_78 * 1024 + 1024]);
-        const int16x8_t p_157 = nttgen_newhope1024_neon_montmul_var(a_157, b_157);
-        const int16x8_t red_156 = nttgen_newhope1024_neon_barrett(acc_156);
-        const int16x8_t acc_157 = vaddq_s16(red_156, p_157);
-        acc_156 = acc_157;
-    }
-    const int16x8_t red_157 = nttgen_newhope1024_neon_barrett(acc_156);
-    vst1q_s16(&r[624], red_157);
-    const int16x8_t a_158 = vld1q_s16(&a[632]);
-    const int16x8_t b_158 = vld1q_s16(&b[632]);
-    const int16x8_t p_158 = nttgen_newhope1024_neon_montmul_var(a_158, b_158);
-    int16x8_t acc_158 = p_158;
-    for (size_t i_79 = 0; (i_79 + 1) < k; ++i_79) {
-        const int16x8_t a_159 = vld1q_s16(&a[632 + i_79 * 1024 + 1024]);
-        const int16x8_t b_159 = vld1q_s16(&b[632 + i_79 * 1024 + 1024]);
-        const int16x8_t p_159 = nttgen_newhope1024_neon_montmul_var(a_159, b_159);
-        const int16x8_t red_158 = nttgen_newhope1024_neon_barrett(acc_158);
-        const int16x8_t acc_159 = vaddq_s16(red_158, p_159);
-        acc_158 = acc_159;
-    }
-    const int16x8_t red_159 = nttgen_newhope1024_neon_barrett(acc_158);
-    vst1q_s16(&r[632], red_159);
-    const int16x8_t a_160 = vld1q_s16(&a[640]);
-    const int16x8_t b_160 = vld1q_s16(&b[640]);
-    const int16x8_t p_160 = nttgen_newhope1024_neon_montmul_var(a_160, b_160);
-    int16x8_t acc_160 = p_160;
-    for (size_t i_80 = 0; (i_80 + 1) < k; ++i_80) {
-        const int16x8_t a_161 = vld1q_s16(&a[640 + i_80 * 1024 + 1024]);
-        const int16x8_t b_161 = vld1q_s16(&b[640 + i_80 * 1024 + 1024]);
-        const int16x8_t p_161 = nttgen_newhope1024_neon_montmul_var(a_161, b_161);
-        const int16x8_t red_160 = nttgen_newhope1024_neon_barrett(acc_160);
-        const int16x8_t acc_161 = vaddq_s16(red_160, p_161);
-        acc_160 = acc_161;
-    }
-    const int16x8_t red_161 = nttgen_newhope1024_neon_barrett(acc_160);
-    vst1q_s16(&r[640], red_161);
-    const int16x8_t a_162 = vld1q_s16(&a[648]);
-    const int16x8_t b_162 = vld1q_s16(&b[648]);
-    const int16x8_t p_162 = nttgen_newhope1024_neon_montmul_var(a_162, b_162);
-    int16x8_t acc_162 = p_162;
-    for (size_t i_81 = 0; (i_81 + 1) < k; ++i_81) {
-        const int16x8_t a_163 = vld1q_s16(&a[648 + i_81 * 1024 + 1024]);
-        const int16x8_t b_163 = vld1q_s16(&b[648 + i_81 * 1024 + 1024]);
-        const int16x8_t p_163 = nttgen_newhope1024_neon_montmul_var(a_163, b_163);
-        const int16x8_t red_162 = nttgen_newhope1024_neon_barrett(acc_162);
-        const int16x8_t acc_163 = vaddq_s16(red_162, p_163);
-        acc_162 = acc_163;
-    }
-    const int16x8_t red_163 = nttgen_newhope1024_neon_barrett(acc_162);
-    vst1q_s16(&r[648], red_163);
-    const int16x8_t a_164 = vld1q_s16(&a[656]);
-    const int16x8_t b_164 = vld1q_s16(&b[656]);
-    const int16x8_t p_164 = nttgen_newhope1024_neon_montmul_var(a_164, b_164);
-    int16x8_t acc_164 = p_164;
-    for (size_t i_82 = 0; (i_82 + 1) < k; ++i_82) {
-        const int16x8_t a_165 = vld1q_s16(&a[656 + i_82 * 1024 + 1024]);
-        const int16x8_t b_165 = vld1q_s16(&b[656 + i_82 * 1024 + 1024]);
-        const int16x8_t p_165 = nttgen_newhope1024_neon_montmul_var(a_165, b_165);
-        const int16x8_t red_164 = nttgen_newhope1024_neon_barrett(acc_164);
-        const int16x8_t acc_165 = vaddq_s16(red_164, p_165);
-        acc_164 = acc_165;
-    }
-    const int16x8_t red_165 = nttgen_newhope1024_neon_barrett(acc_164);
-    vst1q_s16(&r[656], red_165);
-    const int16x8_t a_166 = vld1q_s16(&a[664]);
-    const int16x8_t b_166 = vld1q_s16(&b[664]);
-    const int16x8_t p_166 = nttgen_newhope1024_neon_montmul_var(a_166, b_166);
-    int16x8_t acc_166 = p_166;
-    for (size_t i_83 = 0; (i_83 + 1) < k; ++i_83) {
-        const int16x8_t a_167 = vld1q_s16(&a[664 + i_83 * 1024 + 1024]);
-        const int16x8_t b_167 = vld1q_s16(&b[664 + i_83 * 1024 + 1024]);
-        const int16x8_t p_167 = nttgen_newhope1024_neon_montmul_var(a_167, b_167);
-        const int16x8_t red_166 = nttgen_newhope1024_neon_barrett(acc_166);
-        const int16x8_t acc_167 = vaddq_s16(red_166, p_167);
-        acc_166 = acc_167;
-    }
-    const int16x8_t red_167 = nttgen_newhope1024_neon_barrett(acc_166);
-    vst1q_s16(&r[664], red_167);
-    const int16x8_t a_168 = vld1q_s16(&a[672]);
-    const int16x8_t b_168 = vld1q_s16(&b[672]);
-    const int16x8_t p_168 = nttgen_newhope1024_neon_montmul_var(a_168, b_168);
-    int16x8_t acc_168 = p_168;
-    for (size_t i_84 = 0; (i_84 + 1) < k; ++i_84) {
-        const int16x8_t a_169 = vld1q_s16(&a[672 + i_84 * 1024 + 1024]);
-        const int16x8_t b_169 = vld1q_s16(&b[672 + i_84 * 1024 + 1024]);
-        const int16x8_t p_169 = nttgen_newhope1024_neon_montmul_var(a_169, b_169);
-        const int16x8_t red_168 = nttgen_newhope1024_neon_barrett(acc_168);
-        const int16x8_t acc_169 = vaddq_s16(red_168, p_169);
-        acc_168 = acc_169;
-    }
-    const int16x8_t red_169 = nttgen_newhope1024_neon_barrett(acc_168);
-    vst1q_s16(&r[672], red_169);
-    const int16x8_t a_170 = vld1q_s16(&a[680]);
-    const int16x8_t b_170 = vld1q_s16(&b[680]);
-    const int16x8_t p_170 = nttgen_newhope1024_neon_montmul_var(a_170, b_170);
-    int16x8_t acc_170 = p_170;
-    for (size_t i_85 = 0; (i_85 + 1) < k; ++i_85) {
-        const int16x8_t a_171 = vld1q_s16(&a[680 + i_85 * 1024 + 1024]);
-        const int16x8_t b_171 = vld1q_s16(&b[680 + i_85 * 1024 + 1024]);
-        const int16x8_t p_171 = nttgen_newhope1024_neon_montmul_var(a_171, b_171);
-        const int16x8_t red_170 = nttgen_newhope1024_neon_barrett(acc_170);
-        const int16x8_t acc_171 = vaddq_s16(red_170, p_171);
-        acc_170 = acc_171;
-    }
-    const int16x8_t red_171 = nttgen_newhope1024_neon_barrett(acc_170);
-    vst1q_s16(&r[680], red_171);
-    const int16x8_t a_172 = vld1q_s16(&a[688]);
-    const int16x8_t b_172 = vld1q_s16(&b[688]);
-    const int16x8_t p_172 = nttgen_newhope1024_neon_montmul_var(a_172, b_172);
-    int16x8_t acc_172 = p_172;
-    for (size_t i_86 = 0; (i_86 + 1) < k; ++i_86) {
-        const int16x8_t a_173 = vld1q_s16(&a[688 + i_86 * 1024 + 1024]);
-        const int16x8_t b_173 = vld1q_s16(&b[688 + i_86 * 1024 + 1024]);
-        const int16x8_t p_173 = nttgen_newhope1024_neon_montmul_var(a_173, b_173);
-        const int16x8_t red_172 = nttgen_newhope1024_neon_barrett(acc_172);
-        const int16x8_t acc_173 = vaddq_s16(red_172, p_173);
-        acc_172 = acc_173;
-    }
-    const int16x8_t red_173 = nttgen_newhope1024_neon_barrett(acc_172);
-    vst1q_s16(&r[688], red_173);
-    const int16x8_t a_174 = vld1q_s16(&a[696]);
-    const int16x8_t b_174 = vld1q_s16(&b[696]);
-    const int16x8_t p_174 = nttgen_newhope1024_neon_montmul_var(a_174, b_174);
-    int16x8_t acc_174 = p_174;
-    for (size_t i_87 = 0; (i_87 + 1) < k; ++i_87) {
-        const int16x8_t a_175 = vld1q_s16(&a[696 + i_87 * 1024 + 1024]);
-        const int16x8_t b_175 = vld1q_s16(&b[696 + i_87 * 1024 + 1024]);
-        const int16x8_t p_175 = nttgen_newhope1024_neon_montmul_var(a_175, b_175);
-        const int16x8_t red_174 = nttgen_newhope1024_neon_barrett(acc_174);
-        const int16x8_t acc_175 = vaddq_s16(red_174, p_175);
-        acc_174 = acc_175;
-    }
-    const int16x8_t red_175 = nttgen_newhope1024_neon_barrett(acc_174);
-    vst1q_s16(&r[696], red_175);
-    const int16x8_t a_176 = vld1q_s16(&a[704]);
-    const int16x8_t b_176 = vld1q_s16(&b[704]);
-    const int16x8_t p_176 = nttgen_newhope1024_neon_montmul_var(a_176, b_176);
-    int16x8_t acc_176 = p_176;
-    for (size_t i_88 = 0; (i_88 + 1) < k; ++i_88) {
-        const int16x8_t a_177 = vld1q_s16(&a[704 + i_88 * 1024 + 1024]);
-        const int16x8_t b_177 = vld1q_s16(&b[704 + i_88 * 1024 + 1024]);
-        const int16x8_t p_177 = nttgen_newhope1024_neon_montmul_var(a_177, b_177);
-        const int16x8_t red_176 = nttgen_newhope1024_neon_barrett(acc_176);
-        const int16x8_t acc_177 = vaddq_s16(red_176, p_177);
-        acc_176 = acc_177;
-    }
-    const int16x8_t red_177 = nttgen_newhope1024_neon_barrett(acc_176);
-    vst1q_s16(&r[704], red_177);
-    const int16x8_t a_178 = vld1q_s16(&a[712]);
-    const int16x8_t b_178 = vld1q_s16(&b[712]);
-    const int16x8_t p_178 = nttgen_newhope1024_neon_montmul_var(a_178, b_178);
-    int16x8_t acc_178 = p_178;
-    for (size_t i_89 = 0; (i_89 + 1) < k; ++i_89) {
-        const int16x8_t a_179 = vld1q_s16(&a[712 + i_89 * 1024 + 1024]);
-        const int16x8_t b_179 = vld1q_s16(&b[712 + i_89 * 1024 + 1024]);
-        const int16x8_t p_179 = nttgen_newhope1024_neon_montmul_var(a_179, b_179);
-        const int16x8_t red_178 = nttgen_newhope1024_neon_barrett(acc_178);
-        const int16x8_t acc_179 = vaddq_s16(red_178, p_179);
-        acc_178 = acc_179;
-    }
-    const int16x8_t red_179 = nttgen_newhope1024_neon_barrett(acc_178);
-    vst1q_s16(&r[712], red_179);
-    const int16x8_t a_180 = vld1q_s16(&a[720]);
-    const int16x8_t b_180 = vld1q_s16(&b[720]);
-    const int16x8_t p_180 = nttgen_newhope1024_neon_montmul_var(a_180, b_180);
-    int16x8_t acc_180 = p_180;
-    for (size_t i_90 = 0; (i_90 + 1) < k; ++i_90) {
-        const int16x8_t a_181 = vld1q_s16(&a[720 + i_90 * 1024 + 1024]);
-        const int16x8_t b_181 = vld1q_s16(&b[720 + i_90 * 1024 + 1024]);
-        const int16x8_t p_181 = nttgen_newhope1024_neon_montmul_var(a_181, b_181);
-        const int16x8_t red_180 = nttgen_newhope1024_neon_barrett(acc_180);
-        const int16x8_t acc_181 = vaddq_s16(red_180, p_181);
-        acc_180 = acc_181;
-    }
-    const int16x8_t red_181 = nttgen_newhope1024_neon_barrett(acc_180);
-    vst1q_s16(&r[720], red_181);
-    const int16x8_t a_182 = vld1q_s16(&a[728]);
-    const int16x8_t b_182 = vld1q_s16(&b[728]);
-    const int16x8_t p_182 = nttgen_newhope1024_neon_montmul_var(a_182, b_182);
-    int16x8_t acc_182 = p_182;
-    for (size_t i_91 = 0; (i_91 + 1) < k; ++i_91) {
-        const int16x8_t a_183 = vld1q_s16(&a[728 + i_91 * 1024 + 1024]);
-        const int16x8_t b_183 = vld1q_s16(&b[728 + i_91 * 1024 + 1024]);
-        const int16x8_t p_183 = nttgen_newhope1024_neon_montmul_var(a_183, b_183);
-        const int16x8_t red_182 = nttgen_newhope1024_neon_barrett(acc_182);
-        const int16x8_t acc_183 = vaddq_s16(red_182, p_183);
-        acc_182 = acc_183;
-    }
-    const int16x8_t red_183 = nttgen_newhope1024_neon_barrett(acc_182);
-    vst1q_s16(&r[728], red_183);
-    const int16x8_t a_184 = vld1q_s16(&a[736]);
-    const int16x8_t b_184 = vld1q_s16(&b[736]);
-    const int16x8_t p_184 = nttgen_newhope1024_neon_montmul_var(a_184, b_184);
-    int16x8_t acc_184 = p_184;
-    for (size_t i_92 = 0; (i_92 + 1) < k; ++i_92) {
-        const int16x8_t a_185 = vld1q_s16(&a[736 + i_92 * 1024 + 1024]);
-        const int16x8_t b_185 = vld1q_s16(&b[736 + i_92 * 1024 + 1024]);
-        const int16x8_t p_185 = nttgen_newhope1024_neon_montmul_var(a_185, b_185);
-        const int16x8_t red_184 = nttgen_newhope1024_neon_barrett(acc_184);
-        const int16x8_t acc_185 = vaddq_s16(red_184, p_185);
-        acc_184 = acc_185;
-    }
-    const int16x8_t red_185 = nttgen_newhope1024_neon_barrett(acc_184);
-    vst1q_s16(&r[736], red_185);
-    const int16x8_t a_186 = vld1q_s16(&a[744]);
-    const int16x8_t b_186 = vld1q_s16(&b[744]);
-    const int16x8_t p_186 = nttgen_newhope1024_neon_montmul_var(a_186, b_186);
-    int16x8_t acc_186 = p_186;
-    for (size_t i_93 = 0; (i_93 + 1) < k; ++i_93) {
-        const int16x8_t a_187 = vld1q_s16(&a[744 + i_93 * 1024 + 1024]);
-        const int16x8_t b_187 = vld1q_s16(&b[744 + i_93 * 1024 + 1024]);
-        const int16x8_t p_187 = nttgen_newhope1024_neon_montmul_var(a_187, b_187);
-        const int16x8_t red_186 = nttgen_newhope1024_neon_barrett(acc_186);
-        const int16x8_t acc_187 = vaddq_s16(red_186, p_187);
-        acc_186 = acc_187;
-    }
-    const int16x8_t red_187 = nttgen_newhope1024_neon_barrett(acc_186);
-    vst1q_s16(&r[744], red_187);
-    const int16x8_t a_188 = vld1q_s16(&a[752]);
-    const int16x8_t b_188 = vld1q_s16(&b[752]);
-    const int16x8_t p_188 = nttgen_newhope1024_neon_montmul_var(a_188, b_188);
-    int16x8_t acc_188 = p_188;
-    for (size_t i_94 = 0; (i_94 + 1) < k; ++i_94) {
-        const int16x8_t a_189 = vld1q_s16(&a[752 + i_94 * 1024 + 1024]);
-        const int16x8_t b_189 = vld1q_s16(&b[752 + i_94 * 1024 + 1024]);
-        const int16x8_t p_189 = nttgen_newhope1024_neon_montmul_var(a_189, b_189);
-        const int16x8_t red_188 = nttgen_newhope1024_neon_barrett(acc_188);
-        const int16x8_t acc_189 = vaddq_s16(red_188, p_189);
-        acc_188 = acc_189;
-    }
-    const int16x8_t red_189 = nttgen_newhope1024_neon_barrett(acc_188);
-    vst1q_s16(&r[752], red_189);
-    const int16x8_t a_190 = vld1q_s16(&a[760]);
-    const int16x8_t b_190 = vld1q_s16(&b[760]);
-    const int16x8_t p_190 = nttgen_newhope1024_neon_montmul_var(a_190, b_190);
-    int16x8_t acc_190 = p_190;
-    for (size_t i_95 = 0; (i_95 + 1) < k; ++i_95) {
-        const int16x8_t a_191 = vld1q_s16(&a[760 + i_95 * 1024 + 1024]);
-        const int16x8_t b_191 = vld1q_s16(&b[760 + i_95 * 1024 + 1024]);
-        const int16x8_t p_191 = nttgen_newhope1024_neon_montmul_var(a_191, b_191);
-        const int16x8_t red_190 = nttgen_newhope1024_neon_barrett(acc_190);
-        const int16x8_t acc_191 = vaddq_s16(red_190, p_191);
-        acc_190 = acc_191;
-    }
-    const int16x8_t red_191 = nttgen_newhope1024_neon_barrett(acc_190);
-    vst1q_s16(&r[760], red_191);
-    const int16x8_t a_192 = vld1q_s16(&a[768]);
-    const int16x8_t b_192 = vld1q_s16(&b[768]);
-    const int16x8_t p_192 = nttgen_newhope1024_neon_montmul_var(a_192, b_192);
-    int16x8_t acc_192 = p_192;
-    for (size_t i_96 = 0; (i_96 + 1) < k; ++i_96) {
-        const int16x8_t a_193 = vld1q_s16(&a[768 + i_96 * 1024 + 1024]);
-        const int16x8_t b_193 = vld1q_s16(&b[768 + i_96 * 1024 + 1024]);
-        const int16x8_t p_193 = nttgen_newhope1024_neon_montmul_var(a_193, b_193);
-        const int16x8_t red_192 = nttgen_newhope1024_neon_barrett(acc_192);
-        const int16x8_t acc_193 = vaddq_s16(red_192, p_193);
-        acc_192 = acc_193;
-    }
-    const int16x8_t red_193 = nttgen_newhope1024_neon_barrett(acc_192);
-    vst1q_s16(&r[768], red_193);
-    const int16x8_t a_194 = vld1q_s16(&a[776]);
-    const int16x8_t b_194 = vld1q_s16(&b[776]);
-    const int16x8_t p_194 = nttgen_newhope1024_neon_montmul_var(a_194, b_194);
-    int16x8_t acc_194 = p_194;
-    for (size_t i_97 = 0; (i_97 + 1) < k; ++i_97) {
-        const int16x8_t a_195 = vld1q_s16(&a[776 + i_97 * 1024 + 1024]);
-        const int16x8_t b_195 = vld1q_s16(&b[776 + i_97 * 1024 + 1024]);
-        const int16x8_t p_195 = nttgen_newhope1024_neon_montmul_var(a_195, b_195);
-        const int16x8_t red_194 = nttgen_newhope1024_neon_barrett(acc_194);
-        const int16x8_t acc_195 = vaddq_s16(red_194, p_195);
-        acc_194 = acc_195;
-    }
-    const int16x8_t red_195 = nttgen_newhope1024_neon_barrett(acc_194);
-    vst1q_s16(&r[776], red_195);
-    const int16x8_t a_196 = vld1q_s16(&a[784]);
-    const int16x8_t b_196 = vld1q_s16(&b[784]);
-    const int16x8_t p_196 = nttgen_newhope1024_neon_montmul_var(a_196, b_196);
-    int16x8_t acc_196 = p_196;
-    for (size_t i_98 = 0; (i_98 + 1) < k; ++i_98) {
-        const int16x8_t a_197 = vld1q_s16(&a[784 + i_98 * 1024 + 1024]);
-        const int16x8_t b_197 = vld1q_s16(&b[784 + i_98 * 1024 + 1024]);
-        const int16x8_t p_197 = nttgen_newhope1024_neon_montmul_var(a_197, b_197);
-        const int16x8_t red_196 = nttgen_newhope1024_neon_barrett(acc_196);
-        const int16x8_t acc_197 = vaddq_s16(red_196, p_197);
-        acc_196 = acc_197;
-    }
-    const int16x8_t red_197 = nttgen_newhope1024_neon_barrett(acc_196);
-    vst1q_s16(&r[784], red_197);
-    const int16x8_t a_198 = vld1q_s16(&a[792]);
-    const int16x8_t b_198 = vld1q_s16(&b[792]);
-    const int16x8_t p_198 = nttgen_newhope1024_neon_montmul_var(a_198, b_198);
-    int16x8_t acc_198 = p_198;
-    for (size_t i_99 = 0; (i_99 + 1) < k; ++i_99) {
-        const int16x8_t a_199 = vld1q_s16(&a[792 + i_99 * 1024 + 1024]);
-        const int16x8_t b_199 = vld1q_s16(&b[792 + i_99 * 1024 + 1024]);
-        const int16x8_t p_199 = nttgen_newhope1024_neon_montmul_var(a_199, b_199);
-        const int16x8_t red_198 = nttgen_newhope1024_neon_barrett(acc_198);
-        const int16x8_t acc_199 = vaddq_s16(red_198, p_199);
-        acc_198 = acc_199;
-    }
-    const int16x8_t red_199 = nttgen_newhope1024_neon_barrett(acc_198);
-    vst1q_s16(&r[792], red_199);
-    const int16x8_t a_200 = vld1q_s16(&a[800]);
-    const int16x8_t b_200 = vld1q_s16(&b[800]);
-    const int16x8_t p_200 = nttgen_newhope1024_neon_montmul_var(a_200, b_200);
-    int16x8_t acc_200 = p_200;
-    for (size_t i_100 = 0; (i_100 + 1) < k; ++i_100) {
-        const int16x8_t a_201 = vld1q_s16(&a[800 + i_100 * 1024 + 1024]);
-        const int16x8_t b_201 = vld1q_s16(&b[800 + i_100 * 1024 + 1024]);
-        const int16x8_t p_201 = nttgen_newhope1024_neon_montmul_var(a_201, b_201);
-        const int16x8_t red_200 = nttgen_newhope1024_neon_barrett(acc_200);
-        const int16x8_t acc_201 = vaddq_s16(red_200, p_201);
-        acc_200 = acc_201;
-    }
-    const int16x8_t red_201 = nttgen_newhope1024_neon_barrett(acc_200);
-    vst1q_s16(&r[800], red_201);
-    const int16x8_t a_202 = vld1q_s16(&a[808]);
-    const int16x8_t b_202 = vld1q_s16(&b[808]);
-    const int16x8_t p_202 = nttgen_newhope1024_neon_montmul_var(a_202, b_202);
-    int16x8_t acc_202 = p_202;
-    for (size_t i_101 = 0; (i_101 + 1) < k; ++i_101) {
-        const int16x8_t a_203 = vld1q_s16(&a[808 + i_101 * 1024 + 1024]);
-        const int16x8_t b_203 = vld1q_s16(&b[808 + i_101 * 1024 + 1024]);
-        const int16x8_t p_203 = nttgen_newhope1024_neon_montmul_var(a_203, b_203);
-        const int16x8_t red_202 = nttgen_newhope1024_neon_barrett(acc_202);
-        const int16x8_t acc_203 = vaddq_s16(red_202, p_203);
-        acc_202 = acc_203;
-    }
-    const int16x8_t red_203 = nttgen_newhope1024_neon_barrett(acc_202);
-    vst1q_s16(&r[808], red_203);
-    const int16x8_t a_204 = vld1q_s16(&a[816]);
-    const int16x8_t b_204 = vld1q_s16(&b[816]);
-    const int16x8_t p_204 = nttgen_newhope1024_neon_montmul_var(a_204, b_204);
-    int16x8_t acc_204 = p_204;
-    for (size_t i_102 = 0; (i_102 + 1) < k; ++i_102) {
-        const int16x8_t a_205 = vld1q_s16(&a[816 + i_102 * 1024 + 1024]);
-        const int16x8_t b_205 = vld1q_s16(&b[816 + i_102 * 1024 + 1024]);
-        const int16x8_t p_205 = nttgen_newhope1024_neon_montmul_var(a_205, b_205);
-        const int16x8_t red_204 = nttgen_newhope1024_neon_barrett(acc_204);
-        const int16x8_t acc_205 = vaddq_s16(red_204, p_205);
-        acc_204 = acc_205;
-    }
-    const int16x8_t red_205 = nttgen_newhope1024_neon_barrett(acc_204);
-    vst1q_s16(&r[816], red_205);
-    const int16x8_t a_206 = vld1q_s16(&a[824]);
-    const int16x8_t b_206 = vld1q_s16(&b[824]);
-    const int16x8_t p_206 = nttgen_newhope1024_neon_montmul_var(a_206, b_206);
-    int16x8_t acc_206 = p_206;
-    for (size_t i_103 = 0; (i_103 + 1) < k; ++i_103) {
-        const int16x8_t a_207 = vld1q_s16(&a[824 + i_103 * 1024 + 1024]);
-        const int16x8_t b_207 = vld1q_s16(&b[824 + i_103 * 1024 + 1024]);
-        const int16x8_t p_207 = nttgen_newhope1024_neon_montmul_var(a_207, b_207);
-        const int16x8_t red_206 = nttgen_newhope1024_neon_barrett(acc_206);
-        const int16x8_t acc_207 = vaddq_s16(red_206, p_207);
-        acc_206 = acc_207;
-    }
-    const int16x8_t red_207 = nttgen_newhope1024_neon_barrett(acc_206);
-    vst1q_s16(&r[824], red_207);
-    const int16x8_t a_208 = vld1q_s16(&a[832]);
-    const int16x8_t b_208 = vld1q_s16(&b[832]);
-    const int16x8_t p_208 = nttgen_newhope1024_neon_montmul_var(a_208, b_208);
-    int16x8_t acc_208 = p_208;
-    for (size_t i_104 = 0; (i_104 + 1) < k; ++i_104) {
-        const int16x8_t a_209 = vld1q_s16(&a[832 + i_104 * 1024 + 1024]);
-        const int16x8_t b_209 = vld1q_s16(&b[832 + i_104 * 1024 + 1024]);
-        const int16x8_t p_209 = nttgen_newhope1024_neon_montmul_var(a_209, b_209);
-        const int16x8_t red_208 = nttgen_newhope1024_neon_barrett(acc_208);
-        const int16x8_t acc_209 = vaddq_s16(red_208, p_209);
-        acc_208 = acc_209;
-    }
-    const int16x8_t red_209 = nttgen_newhope1024_neon_barrett(acc_208);
-    vst1q_s16(&r[832], red_209);
-    const int16x8_t a_210 = vld1q_s16(&a[840]);
-    const int16x8_t b_210 = vld1q_s16(&b[840]);
-    const int16x8_t p_210 = nttgen_newhope1024_neon_montmul_var(a_210, b_210);
-    int16x8_t acc_210 = p_210;
-    for (size_t i_105 = 0; (i_105 + 1) < k; ++i_105) {
-        const int16x8_t a_211 = vld1q_s16(&a[840 + i_105 * 1024 + 1024]);
-        const int16x8_t b_211 = vld1q_s16(&b[840 + i_105 * 1024 + 1024]);
-        const int16x8_t p_211 = nttgen_newhope1024_neon_montmul_var(a_211, b_211);
-        const int16x8_t red_210 = nttgen_newhope1024_neon_barrett(acc_210);
-        const int16x8_t acc_211 = vaddq_s16(red_210, p_211);
-        acc_210 = acc_211;
-    }
-    const int16x8_t red_211 = nttgen_newhope1024_neon_barrett(acc_210);
-    vst1q_s16(&r[840], red_211);
-    const int16x8_t a_212 = vld1q_s16(&a[848]);
-    const int16x8_t b_212 = vld1q_s16(&b[848]);
-    const int16x8_t p_212 = nttgen_newhope1024_neon_montmul_var(a_212, b_212);
-    int16x8_t acc_212 = p_212;
-    for (size_t i_106 = 0; (i_106 + 1) < k; ++i_106) {
-        const int16x8_t a_213 = vld1q_s16(&a[848 + i_106 * 1024 + 1024]);
-        const int16x8_t b_213 = vld1q_s16(&b[848 + i_106 * 1024 + 1024]);
-        const int16x8_t p_213 = nttgen_newhope1024_neon_montmul_var(a_213, b_213);
-        const int16x8_t red_212 = nttgen_newhope1024_neon_barrett(acc_212);
-        const int16x8_t acc_213 = vaddq_s16(red_212, p_213);
-        acc_212 = acc_213;
-    }
-    const int16x8_t red_213 = nttgen_newhope1024_neon_barrett(acc_212);
-    vst1q_s16(&r[848], red_213);
-    const int16x8_t a_214 = vld1q_s16(&a[856]);
-    const int16x8_t b_214 = vld1q_s16(&b[856]);
-    const int16x8_t p_214 = nttgen_newhope1024_neon_montmul_var(a_214, b_214);
-    int16x8_t acc_214 = p_214;
-    for (size_t i_107 = 0; (i_107 + 1) < k; ++i_107) {
-        const int16x8_t a_215 = vld1q_s16(&a[856 + i_107 * 1024 + 1024]);
-        const int16x8_t b_215 = vld1q_s16(&b[856 + i_107 * 1024 + 1024]);
-        const int16x8_t p_215 = nttgen_newhope1024_neon_montmul_var(a_215, b_215);
-        const int16x8_t red_214 = nttgen_newhope1024_neon_barrett(acc_214);
-        const int16x8_t acc_215 = vaddq_s16(red_214, p_215);
-        acc_214 = acc_215;
-    }
-    const int16x8_t red_215 = nttgen_newhope1024_neon_barrett(acc_214);
-    vst1q_s16(&r[856], red_215);
-    const int16x8_t a_216 = vld1q_s16(&a[864]);
-    const int16x8_t b_216 = vld1q_s16(&b[864]);
-    const int16x8_t p_216 = nttgen_newhope1024_neon_montmul_var(a_216, b_216);
-    int16x8_t acc_216 = p_216;
-    for (size_t i_108 = 0; (i_108 + 1) < k; ++i_108) {
-        const int16x8_t a_217 = vld1q_s16(&a[864 + i_108 * 1024 + 1024]);
-        const int16x8_t b_217 = vld1q_s16(&b[864 + i_108 * 1024 + 1024]);
-        const int16x8_t p_217 = nttgen_newhope1024_neon_montmul_var(a_217, b_217);
-        const int16x8_t red_216 = nttgen_newhope1024_neon_barrett(acc_216);
-        const int16x8_t acc_217 = vaddq_s16(red_216, p_217);
-        acc_216 = acc_217;
-    }
-    const int16x8_t red_217 = nttgen_newhope1024_neon_barrett(acc_216);
-    vst1q_s16(&r[864], red_217);
-    const int16x8_t a_218 = vld1q_s16(&a[872]);
-    const int16x8_t b_218 = vld1q_s16(&b[872]);
-    const int16x8_t p_218 = nttgen_newhope1024_neon_montmul_var(a_218, b_218);
-    int16x8_t acc_218 = p_218;
-    for (size_t i_109 = 0; (i_109 + 1) < k; ++i_109) {
-        const int16x8_t a_219 = vld1q_s16(&a[872 + i_109 * 1024 + 1024]);
-        const int16x8_t b_219 = vld1q_s16(&b[872 + i_109 * 1024 + 1024]);
-        const int16x8_t p_219 = nttgen_newhope1024_neon_montmul_var(a_219, b_219);
-        const int16x8_t red_218 = nttgen_newhope1024_neon_barrett(acc_218);
-        const int16x8_t acc_219 = vaddq_s16(red_218, p_219);
-        acc_218 = acc_219;
-    }
-    const int16x8_t red_219 = nttgen_newhope1024_neon_barrett(acc_218);
-    vst1q_s16(&r[872], red_219);
-    const int16x8_t a_220 = vld1q_s16(&a[880]);
-    const int16x8_t b_220 = vld1q_s16(&b[880]);
-    const int16x8_t p_220 = nttgen_newhope1024_neon_montmul_var(a_220, b_220);
-    int16x8_t acc_220 = p_220;
-    for (size_t i_110 = 0; (i_110 + 1) < k; ++i_110) {
-        const int16x8_t a_221 = vld1q_s16(&a[880 + i_110 * 1024 + 1024]);
-        const int16x8_t b_221 = vld1q_s16(&b[880 + i_110 * 1024 + 1024]);
-        const int16x8_t p_221 = nttgen_newhope1024_neon_montmul_var(a_221, b_221);
-        const int16x8_t red_220 = nttgen_newhope1024_neon_barrett(acc_220);
-        const int16x8_t acc_221 = vaddq_s16(red_220, p_221);
-        acc_220 = acc_221;
-    }
-    const int16x8_t red_221 = nttgen_newhope1024_neon_barrett(acc_220);
-    vst1q_s16(&r[880], red_221);
-    const int16x8_t a_222 = vld1q_s16(&a[888]);
-    const int16x8_t b_222 = vld1q_s16(&b[888]);
-    const int16x8_t p_222 = nttgen_newhope1024_neon_montmul_var(a_222, b_222);
-    int16x8_t acc_222 = p_222;
-    for (size_t i_111 = 0; (i_111 + 1) < k; ++i_111) {
-        const int16x8_t a_223 = vld1q_s16(&a[888 + i_111 * 1024 + 1024]);
-        const int16x8_t b_223 = vld1q_s16(&b[888 + i_111 * 1024 + 1024]);
-        const int16x8_t p_223 = nttgen_newhope1024_neon_montmul_var(a_223, b_223);
-        const int16x8_t red_222 = nttgen_newhope1024_neon_barrett(acc_222);
-        const int16x8_t acc_223 = vaddq_s16(red_222, p_223);
-        acc_222 = acc_223;
-    }
-    const int16x8_t red_223 = nttgen_newhope1024_neon_barrett(acc_222);
-    vst1q_s16(&r[888], red_223);
-    const int16x8_t a_224 = vld1q_s16(&a[896]);
-    const int16x8_t b_224 = vld1q_s16(&b[896]);
-    const int16x8_t p_224 = nttgen_newhope1024_neon_montmul_var(a_224, b_224);
-    int16x8_t acc_224 = p_224;
-    for (size_t i_112 = 0; (i_112 + 1) < k; ++i_112) {
-        const int16x8_t a_225 = vld1q_s16(&a[896 + i_112 * 1024 + 1024]);
-        const int16x8_t b_225 = vld1q_s16(&b[896 + i_112 * 1024 + 1024]);
-        const int16x8_t p_225 = nttgen_newhope1024_neon_montmul_var(a_225, b_225);
-        const int16x8_t red_224 = nttgen_newhope1024_neon_barrett(acc_224);
-        const int16x8_t acc_225 = vaddq_s16(red_224, p_225);
-        acc_224 = acc_225;
-    }
-    const int16x8_t red_225 = nttgen_newhope1024_neon_barrett(acc_224);
-    vst1q_s16(&r[896], red_225);
-    const int16x8_t a_226 = vld1q_s16(&a[904]);
-    const int16x8_t b_226 = vld1q_s16(&b[904]);
-    const int16x8_t p_226 = nttgen_newhope1024_neon_montmul_var(a_226, b_226);
-    int16x8_t acc_226 = p_226;
-    for (size_t i_113 = 0; (i_113 + 1) < k; ++i_113) {
-        const int16x8_t a_227 = vld1q_s16(&a[904 + i_113 * 1024 + 1024]);
-        const int16x8_t b_227 = vld1q_s16(&b[904 + i_113 * 1024 + 1024]);
-        const int16x8_t p_227 = nttgen_newhope1024_neon_montmul_var(a_227, b_227);
-        const int16x8_t red_226 = nttgen_newhope1024_neon_barrett(acc_226);
-        const int16x8_t acc_227 = vaddq_s16(red_226, p_227);
-        acc_226 = acc_227;
-    }
-    const int16x8_t red_227 = nttgen_newhope1024_neon_barrett(acc_226);
-    vst1q_s16(&r[904], red_227);
-    const int16x8_t a_228 = vld1q_s16(&a[912]);
-    const int16x8_t b_228 = vld1q_s16(&b[912]);
-    const int16x8_t p_228 = nttgen_newhope1024_neon_montmul_var(a_228, b_228);
-    int16x8_t acc_228 = p_228;
-    for (size_t i_114 = 0; (i_114 + 1) < k; ++i_114) {
-        const int16x8_t a_229 = vld1q_s16(&a[912 + i_114 * 1024 + 1024]);
-        const int16x8_t b_229 = vld1q_s16(&b[912 + i_114 * 1024 + 1024]);
-        const int16x8_t p_229 = nttgen_newhope1024_neon_montmul_var(a_229, b_229);
-        const int16x8_t red_228 = nttgen_newhope1024_neon_barrett(acc_228);
-        const int16x8_t acc_229 = vaddq_s16(red_228, p_229);
-        acc_228 = acc_229;
-    }
-    const int16x8_t red_229 = nttgen_newhope1024_neon_barrett(acc_228);
-    vst1q_s16(&r[912], red_229);
-    const int16x8_t a_230 = vld1q_s16(&a[920]);
-    const int16x8_t b_230 = vld1q_s16(&b[920]);
-    const int16x8_t p_230 = nttgen_newhope1024_neon_montmul_var(a_230, b_230);
-    int16x8_t acc_230 = p_230;
-    for (size_t i_115 = 0; (i_115 + 1) < k; ++i_115) {
-        const int16x8_t a_231 = vld1q_s16(&a[920 + i_115 * 1024 + 1024]);
-        const int16x8_t b_231 = vld1q_s16(&b[920 + i_115 * 1024 + 1024]);
-        const int16x8_t p_231 = nttgen_newhope1024_neon_montmul_var(a_231, b_231);
-        const int16x8_t red_230 = nttgen_newhope1024_neon_barrett(acc_230);
-        const int16x8_t acc_231 = vaddq_s16(red_230, p_231);
-        acc_230 = acc_231;
-    }
-    const int16x8_t red_231 = nttgen_newhope1024_neon_barrett(acc_230);
-    vst1q_s16(&r[920], red_231);
-    const int16x8_t a_232 = vld1q_s16(&a[928]);
-    const int16x8_t b_232 = vld1q_s16(&b[928]);
-    const int16x8_t p_232 = nttgen_newhope1024_neon_montmul_var(a_232, b_232);
-    int16x8_t acc_232 = p_232;
-    for (size_t i_116 = 0; (i_116 + 1) < k; ++i_116) {
-        const int16x8_t a_233 = vld1q_s16(&a[928 + i_116 * 1024 + 1024]);
-        const int16x8_t b_233 = vld1q_s16(&b[928 + i_116 * 1024 + 1024]);
-        const int16x8_t p_233 = nttgen_newhope1024_neon_montmul_var(a_233, b_233);
-        const int16x8_t red_232 = nttgen_newhope1024_neon_barrett(acc_232);
-        const int16x8_t acc_233 = vaddq_s16(red_232, p_233);
-        acc_232 = acc_233;
-    }
-    const int16x8_t red_233 = nttgen_newhope1024_neon_barrett(acc_232);
-    vst1q_s16(&r[928], red_233);
-    const int16x8_t a_234 = vld1q_s16(&a[936]);
-    const int16x8_t b_234 = vld1q_s16(&b[936]);
-    const int16x8_t p_234 = nttgen_newhope1024_neon_montmul_var(a_234, b_234);
-    int16x8_t acc_234 = p_234;
-    for (size_t i_117 = 0; (i_117 + 1) < k; ++i_117) {
-        const int16x8_t a_235 = vld1q_s16(&a[936 + i_117 * 1024 + 1024]);
-        const int16x8_t b_235 = vld1q_s16(&b[936 + i_117 * 1024 + 1024]);
-        const int16x8_t p_235 = nttgen_newhope1024_neon_montmul_var(a_235, b_235);
-        const int16x8_t red_234 = nttgen_newhope1024_neon_barrett(acc_234);
-        const int16x8_t acc_235 = vaddq_s16(red_234, p_235);
-        acc_234 = acc_235;
-    }
-    const int16x8_t red_235 = nttgen_newhope1024_neon_barrett(acc_234);
-    vst1q_s16(&r[936], red_235);
-    const int16x8_t a_236 = vld1q_s16(&a[944]);
-    const int16x8_t b_236 = vld1q_s16(&b[944]);
-    const int16x8_t p_236 = nttgen_newhope1024_neon_montmul_var(a_236, b_236);
-    int16x8_t acc_236 = p_236;
-    for (size_t i_118 = 0; (i_118 + 1) < k; ++i_118) {
-        const int16x8_t a_237 = vld1q_s16(&a[944 + i_118 * 1024 + 1024]);
-        const int16x8_t b_237 = vld1q_s16(&b[944 + i_118 * 1024 + 1024]);
-        const int16x8_t p_237 = nttgen_newhope1024_neon_montmul_var(a_237, b_237);
-        const int16x8_t red_236 = nttgen_newhope1024_neon_barrett(acc_236);
-        const int16x8_t acc_237 = vaddq_s16(red_236, p_237);
-        acc_236 = acc_237;
-    }
-    const int16x8_t red_237 = nttgen_newhope1024_neon_barrett(acc_236);
-    vst1q_s16(&r[944], red_237);
-    const int16x8_t a_238 = vld1q_s16(&a[952]);
-    const int16x8_t b_238 = vld1q_s16(&b[952]);
-    const int16x8_t p_238 = nttgen_newhope1024_neon_montmul_var(a_238, b_238);
-    int16x8_t acc_238 = p_238;
-    for (size_t i_119 = 0; (i_119 + 1) < k; ++i_119) {
-        const int16x8_t a_239 = vld1q_s16(&a[952 + i_119 * 1024 + 1024]);
-        const int16x8_t b_239 = vld1q_s16(&b[952 + i_119 * 1024 + 1024]);
-        const int16x8_t p_239 = nttgen_newhope1024_neon_montmul_var(a_239, b_239);
-        const int16x8_t red_238 = nttgen_newhope1024_neon_barrett(acc_238);
-        const int16x8_t acc_239 = vaddq_s16(red_238, p_239);
-        acc_238 = acc_239;
-    }
-    const int16x8_t red_239 = nttgen_newhope1024_neon_barrett(acc_238);
-    vst1q_s16(&r[952], red_239);
-    const int16x8_t a_240 = vld1q_s16(&a[960]);
-    const int16x8_t b_240 = vld1q_s16(&b[960]);
-    const int16x8_t p_240 = nttgen_newhope1024_neon_montmul_var(a_240, b_240);
-    int16x8_t acc_240 = p_240;
-    for (size_t i_120 = 0; (i_120 + 1) < k; ++i_120) {
-        const int16x8_t a_241 = vld1q_s16(&a[960 + i_120 * 1024 + 1024]);
-        const int16x8_t b_241 = vld1q_s16(&b[960 + i_120 * 1024 + 1024]);
-        const int16x8_t p_241 = nttgen_newhope1024_neon_montmul_var(a_241, b_241);
-        const int16x8_t red_240 = nttgen_newhope1024_neon_barrett(acc_240);
-        const int16x8_t acc_241 = vaddq_s16(red_240, p_241);
-        acc_240 = acc_241;
-    }
-    const int16x8_t red_241 = nttgen_newhope1024_neon_barrett(acc_240);
-    vst1q_s16(&r[960], red_241);
-    const int16x8_t a_242 = vld1q_s16(&a[968]);
-    const int16x8_t b_242 = vld1q_s16(&b[968]);
-    const int16x8_t p_242 = nttgen_newhope1024_neon_montmul_var(a_242, b_242);
-    int16x8_t acc_242 = p_242;
-    for (size_t i_121 = 0; (i_121 + 1) < k; ++i_121) {
-        const int16x8_t a_243 = vld1q_s16(&a[968 + i_121 * 1024 + 1024]);
-        const int16x8_t b_243 = vld1q_s16(&b[968 + i_121 * 1024 + 1024]);
-        const int16x8_t p_243 = nttgen_newhope1024_neon_montmul_var(a_243, b_243);
-        const int16x8_t red_242 = nttgen_newhope1024_neon_barrett(acc_242);
-        const int16x8_t acc_243 = vaddq_s16(red_242, p_243);
-        acc_242 = acc_243;
-    }
-    const int16x8_t red_243 = nttgen_newhope1024_neon_barrett(acc_242);
-    vst1q_s16(&r[968], red_243);
-    const int16x8_t a_244 = vld1q_s16(&a[976]);
-    const int16x8_t b_244 = vld1q_s16(&b[976]);
-    const int16x8_t p_244 = nttgen_newhope1024_neon_montmul_var(a_244, b_244);
-    int16x8_t acc_244 = p_244;
-    for (size_t i_122 = 0; (i_122 + 1) < k; ++i_122) {
-        const int16x8_t a_245 = vld1q_s16(&a[976 + i_122 * 1024 + 1024]);
-        const int16x8_t b_245 = vld1q_s16(&b[976 + i_122 * 1024 + 1024]);
-        const int16x8_t p_245 = nttgen_newhope1024_neon_montmul_var(a_245, b_245);
-        const int16x8_t red_244 = nttgen_newhope1024_neon_barrett(acc_244);
-        const int16x8_t acc_245 = vaddq_s16(red_244, p_245);
-        acc_244 = acc_245;
-    }
-    const int16x8_t red_245 = nttgen_newhope1024_neon_barrett(acc_244);
-    vst1q_s16(&r[976], red_245);
-    const int16x8_t a_246 = vld1q_s16(&a[984]);
-    const int16x8_t b_246 = vld1q_s16(&b[984]);
-    const int16x8_t p_246 = nttgen_newhope1024_neon_montmul_var(a_246, b_246);
-    int16x8_t acc_246 = p_246;
-    for (size_t i_123 = 0; (i_123 + 1) < k; ++i_123) {
-        const int16x8_t a_247 = vld1q_s16(&a[984 + i_123 * 1024 + 1024]);
-        const int16x8_t b_247 = vld1q_s16(&b[984 + i_123 * 1024 + 1024]);
-        const int16x8_t p_247 = nttgen_newhope1024_neon_montmul_var(a_247, b_247);
-        const int16x8_t red_246 = nttgen_newhope1024_neon_barrett(acc_246);
-        const int16x8_t acc_247 = vaddq_s16(red_246, p_247);
-        acc_246 = acc_247;
-    }
-    const int16x8_t red_247 = nttgen_newhope1024_neon_barrett(acc_246);
-    vst1q_s16(&r[984], red_247);
-    const int16x8_t a_248 = vld1q_s16(&a[992]);
-    const int16x8_t b_248 = vld1q_s16(&b[992]);
-    const int16x8_t p_248 = nttgen_newhope1024_neon_montmul_var(a_248, b_248);
-    int16x8_t acc_248 = p_248;
-    for (size_t i_124 = 0; (i_124 + 1) < k; ++i_124) {
-        const int16x8_t a_249 = vld1q_s16(&a[992 + i_124 * 1024 + 1024]);
-        const int16x8_t b_249 = vld1q_s16(&b[992 + i_124 * 1024 + 1024]);
-        const int16x8_t p_249 = nttgen_newhope1024_neon_montmul_var(a_249, b_249);
-        const int16x8_t red_248 = nttgen_newhope1024_neon_barrett(acc_248);
-        const int16x8_t acc_249 = vaddq_s16(red_248, p_249);
-        acc_248 = acc_249;
-    }
-    const int16x8_t red_249 = nttgen_newhope1024_neon_barrett(acc_248);
-    vst1q_s16(&r[992], red_249);
-    const int16x8_t a_250 = vld1q_s16(&a[1000]);
-    const int16x8_t b_250 = vld1q_s16(&b[1000]);
-    const int16x8_t p_250 = nttgen_newhope1024_neon_montmul_var(a_250, b_250);
-    int16x8_t acc_250 = p_250;
-    for (size_t i_125 = 0; (i_125 + 1) < k; ++i_125) {
-        const int16x8_t a_251 = vld1q_s16(&a[1000 + i_125 * 1024 + 1024]);
-        const int16x8_t b_251 = vld1q_s16(&b[1000 + i_125 * 1024 + 1024]);
-        const int16x8_t p_251 = nttgen_newhope1024_neon_montmul_var(a_251, b_251);
-        const int16x8_t red_250 = nttgen_newhope1024_neon_barrett(acc_250);
-        const int16x8_t acc_251 = vaddq_s16(red_250, p_251);
-        acc_250 = acc_251;
-    }
-    const int16x8_t red_251 = nttgen_newhope1024_neon_barrett(acc_250);
-    vst1q_s16(&r[1000], red_251);
-    const int16x8_t a_252 = vld1q_s16(&a[1008]);
-    const int16x8_t b_252 = vld1q_s16(&b[1008]);
-    const int16x8_t p_252 = nttgen_newhope1024_neon_montmul_var(a_252, b_252);
-    int16x8_t acc_252 = p_252;
-    for (size_t i_126 = 0; (i_126 + 1) < k; ++i_126) {
-        const int16x8_t a_253 = vld1q_s16(&a[1008 + i_126 * 1024 + 1024]);
-        const int16x8_t b_253 = vld1q_s16(&b[1008 + i_126 * 1024 + 1024]);
-        const int16x8_t p_253 = nttgen_newhope1024_neon_montmul_var(a_253, b_253);
-        const int16x8_t red_252 = nttgen_newhope1024_neon_barrett(acc_252);
-        const int16x8_t acc_253 = vaddq_s16(red_252, p_253);
-        acc_252 = acc_253;
-    }
-    const int16x8_t red_253 = nttgen_newhope1024_neon_barrett(acc_252);
-    vst1q_s16(&r[1008], red_253);
-    const int16x8_t a_254 = vld1q_s16(&a[1016]);
-    const int16x8_t b_254 = vld1q_s16(&b[1016]);
-    const int16x8_t p_254 = nttgen_newhope1024_neon_montmul_var(a_254, b_254);
-    int16x8_t acc_254 = p_254;
-    for (size_t i_127 = 0; (i_127 + 1) < k; ++i_127) {
-        const int16x8_t a_255 = vld1q_s16(&a[1016 + i_127 * 1024 + 1024]);
-        const int16x8_t b_255 = vld1q_s16(&b[1016 + i_127 * 1024 + 1024]);
-        const int16x8_t p_255 = nttgen_newhope1024_neon_montmul_var(a_255, b_255);
-        const int16x8_t red_254 = nttgen_newhope1024_neon_barrett(acc_254);
-        const int16x8_t acc_255 = vaddq_s16(red_254, p_255);
-        acc_254 = acc_255;
-    }
-    const int16x8_t red_255 = nttgen_newhope1024_neon_barrett(acc_254);
-    vst1q_s16(&r[1016], red_255);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_neon_assert_range(r, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 128, store 128, mullo 128, const 128
+ */
+void nttgen_newhope1024_neon_basemul_cache(int16_t cache[1024], const int16_t b[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(b, 1024, -22735, 22735);
+#endif
+    const int16x8_t b_0 = vld1q_s16(&b[0]);
+    const int16x8_t qinv_0 = vdupq_n_s16(-12287);
+    const int16x8_t bq_0 = vmulq_s16(b_0, qinv_0);
+    vst1q_s16(&cache[0], bq_0);
+    const int16x8_t b_1 = vld1q_s16(&b[8]);
+    const int16x8_t qinv_1 = vdupq_n_s16(-12287);
+    const int16x8_t bq_1 = vmulq_s16(b_1, qinv_1);
+    vst1q_s16(&cache[8], bq_1);
+    const int16x8_t b_2 = vld1q_s16(&b[16]);
+    const int16x8_t qinv_2 = vdupq_n_s16(-12287);
+    const int16x8_t bq_2 = vmulq_s16(b_2, qinv_2);
+    vst1q_s16(&cache[16], bq_2);
+    const int16x8_t b_3 = vld1q_s16(&b[24]);
+    const int16x8_t qinv_3 = vdupq_n_s16(-12287);
+    const int16x8_t bq_3 = vmulq_s16(b_3, qinv_3);
+    vst1q_s16(&cache[24], bq_3);
+    const int16x8_t b_4 = vld1q_s16(&b[32]);
+    const int16x8_t qinv_4 = vdupq_n_s16(-12287);
+    const int16x8_t bq_4 = vmulq_s16(b_4, qinv_4);
+    vst1q_s16(&cache[32], bq_4);
+    const int16x8_t b_5 = vld1q_s16(&b[40]);
+    const int16x8_t qinv_5 = vdupq_n_s16(-12287);
+    const int16x8_t bq_5 = vmulq_s16(b_5, qinv_5);
+    vst1q_s16(&cache[40], bq_5);
+    const int16x8_t b_6 = vld1q_s16(&b[48]);
+    const int16x8_t qinv_6 = vdupq_n_s16(-12287);
+    const int16x8_t bq_6 = vmulq_s16(b_6, qinv_6);
+    vst1q_s16(&cache[48], bq_6);
+    const int16x8_t b_7 = vld1q_s16(&b[56]);
+    const int16x8_t qinv_7 = vdupq_n_s16(-12287);
+    const int16x8_t bq_7 = vmulq_s16(b_7, qinv_7);
+    vst1q_s16(&cache[56], bq_7);
+    const int16x8_t b_8 = vld1q_s16(&b[64]);
+    const int16x8_t qinv_8 = vdupq_n_s16(-12287);
+    const int16x8_t bq_8 = vmulq_s16(b_8, qinv_8);
+    vst1q_s16(&cache[64], bq_8);
+    const int16x8_t b_9 = vld1q_s16(&b[72]);
+    const int16x8_t qinv_9 = vdupq_n_s16(-12287);
+    const int16x8_t bq_9 = vmulq_s16(b_9, qinv_9);
+    vst1q_s16(&cache[72], bq_9);
+    const int16x8_t b_10 = vld1q_s16(&b[80]);
+    const int16x8_t qinv_10 = vdupq_n_s16(-12287);
+    const int16x8_t bq_10 = vmulq_s16(b_10, qinv_10);
+    vst1q_s16(&cache[80], bq_10);
+    const int16x8_t b_11 = vld1q_s16(&b[88]);
+    const int16x8_t qinv_11 = vdupq_n_s16(-12287);
+    const int16x8_t bq_11 = vmulq_s16(b_11, qinv_11);
+    vst1q_s16(&cache[88], bq_11);
+    const int16x8_t b_12 = vld1q_s16(&b[96]);
+    const int16x8_t qinv_12 = vdupq_n_s16(-12287);
+    const int16x8_t bq_12 = vmulq_s16(b_12, qinv_12);
+    vst1q_s16(&cache[96], bq_12);
+    const int16x8_t b_13 = vld1q_s16(&b[104]);
+    const int16x8_t qinv_13 = vdupq_n_s16(-12287);
+    const int16x8_t bq_13 = vmulq_s16(b_13, qinv_13);
+    vst1q_s16(&cache[104], bq_13);
+    const int16x8_t b_14 = vld1q_s16(&b[112]);
+    const int16x8_t qinv_14 = vdupq_n_s16(-12287);
+    const int16x8_t bq_14 = vmulq_s16(b_14, qinv_14);
+    vst1q_s16(&cache[112], bq_14);
+    const int16x8_t b_15 = vld1q_s16(&b[120]);
+    const int16x8_t qinv_15 = vdupq_n_s16(-12287);
+    const int16x8_t bq_15 = vmulq_s16(b_15, qinv_15);
+    vst1q_s16(&cache[120], bq_15);
+    const int16x8_t b_16 = vld1q_s16(&b[128]);
+    const int16x8_t qinv_16 = vdupq_n_s16(-12287);
+    const int16x8_t bq_16 = vmulq_s16(b_16, qinv_16);
+    vst1q_s16(&cache[128], bq_16);
+    const int16x8_t b_17 = vld1q_s16(&b[136]);
+    const int16x8_t qinv_17 = vdupq_n_s16(-12287);
+    const int16x8_t bq_17 = vmulq_s16(b_17, qinv_17);
+    vst1q_s16(&cache[136], bq_17);
+    const int16x8_t b_18 = vld1q_s16(&b[144]);
+    const int16x8_t qinv_18 = vdupq_n_s16(-12287);
+    const int16x8_t bq_18 = vmulq_s16(b_18, qinv_18);
+    vst1q_s16(&cache[144], bq_18);
+    const int16x8_t b_19 = vld1q_s16(&b[152]);
+    const int16x8_t qinv_19 = vdupq_n_s16(-12287);
+    const int16x8_t bq_19 = vmulq_s16(b_19, qinv_19);
+    vst1q_s16(&cache[152], bq_19);
+    const int16x8_t b_20 = vld1q_s16(&b[160]);
+    const int16x8_t qinv_20 = vdupq_n_s16(-12287);
+    const int16x8_t bq_20 = vmulq_s16(b_20, qinv_20);
+    vst1q_s16(&cache[160], bq_20);
+    const int16x8_t b_21 = vld1q_s16(&b[168]);
+    const int16x8_t qinv_21 = vdupq_n_s16(-12287);
+    const int16x8_t bq_21 = vmulq_s16(b_21, qinv_21);
+    vst1q_s16(&cache[168], bq_21);
+    const int16x8_t b_22 = vld1q_s16(&b[176]);
+    const int16x8_t qinv_22 = vdupq_n_s16(-12287);
+    const int16x8_t bq_22 = vmulq_s16(b_22, qinv_22);
+    vst1q_s16(&cache[176], bq_22);
+    const int16x8_t b_23 = vld1q_s16(&b[184]);
+    const int16x8_t qinv_23 = vdupq_n_s16(-12287);
+    const int16x8_t bq_23 = vmulq_s16(b_23, qinv_23);
+    vst1q_s16(&cache[184], bq_23);
+    const int16x8_t b_24 = vld1q_s16(&b[192]);
+    const int16x8_t qinv_24 = vdupq_n_s16(-12287);
+    const int16x8_t bq_24 = vmulq_s16(b_24, qinv_24);
+    vst1q_s16(&cache[192], bq_24);
+    const int16x8_t b_25 = vld1q_s16(&b[200]);
+    const int16x8_t qinv_25 = vdupq_n_s16(-12287);
+    const int16x8_t bq_25 = vmulq_s16(b_25, qinv_25);
+    vst1q_s16(&cache[200], bq_25);
+    const int16x8_t b_26 = vld1q_s16(&b[208]);
+    const int16x8_t qinv_26 = vdupq_n_s16(-12287);
+    const int16x8_t bq_26 = vmulq_s16(b_26, qinv_26);
+    vst1q_s16(&cache[208], bq_26);
+    const int16x8_t b_27 = vld1q_s16(&b[216]);
+    const int16x8_t qinv_27 = vdupq_n_s16(-12287);
+    const int16x8_t bq_27 = vmulq_s16(b_27, qinv_27);
+    vst1q_s16(&cache[216], bq_27);
+    const int16x8_t b_28 = vld1q_s16(&b[224]);
+    const int16x8_t qinv_28 = vdupq_n_s16(-12287);
+    const int16x8_t bq_28 = vmulq_s16(b_28, qinv_28);
+    vst1q_s16(&cache[224], bq_28);
+    const int16x8_t b_29 = vld1q_s16(&b[232]);
+    const int16x8_t qinv_29 = vdupq_n_s16(-12287);
+    const int16x8_t bq_29 = vmulq_s16(b_29, qinv_29);
+    vst1q_s16(&cache[232], bq_29);
+    const int16x8_t b_30 = vld1q_s16(&b[240]);
+    const int16x8_t qinv_30 = vdupq_n_s16(-12287);
+    const int16x8_t bq_30 = vmulq_s16(b_30, qinv_30);
+    vst1q_s16(&cache[240], bq_30);
+    const int16x8_t b_31 = vld1q_s16(&b[248]);
+    const int16x8_t qinv_31 = vdupq_n_s16(-12287);
+    const int16x8_t bq_31 = vmulq_s16(b_31, qinv_31);
+    goto part_1;
+part_1:;
+    vst1q_s16(&cache[248], bq_31);
+    const int16x8_t b_32 = vld1q_s16(&b[256]);
+    const int16x8_t qinv_32 = vdupq_n_s16(-12287);
+    const int16x8_t bq_32 = vmulq_s16(b_32, qinv_32);
+    vst1q_s16(&cache[256], bq_32);
+    const int16x8_t b_33 = vld1q_s16(&b[264]);
+    const int16x8_t qinv_33 = vdupq_n_s16(-12287);
+    const int16x8_t bq_33 = vmulq_s16(b_33, qinv_33);
+    vst1q_s16(&cache[264], bq_33);
+    const int16x8_t b_34 = vld1q_s16(&b[272]);
+    const int16x8_t qinv_34 = vdupq_n_s16(-12287);
+    const int16x8_t bq_34 = vmulq_s16(b_34, qinv_34);
+    vst1q_s16(&cache[272], bq_34);
+    const int16x8_t b_35 = vld1q_s16(&b[280]);
+    const int16x8_t qinv_35 = vdupq_n_s16(-12287);
+    const int16x8_t bq_35 = vmulq_s16(b_35, qinv_35);
+    vst1q_s16(&cache[280], bq_35);
+    const int16x8_t b_36 = vld1q_s16(&b[288]);
+    const int16x8_t qinv_36 = vdupq_n_s16(-12287);
+    const int16x8_t bq_36 = vmulq_s16(b_36, qinv_36);
+    vst1q_s16(&cache[288], bq_36);
+    const int16x8_t b_37 = vld1q_s16(&b[296]);
+    const int16x8_t qinv_37 = vdupq_n_s16(-12287);
+    const int16x8_t bq_37 = vmulq_s16(b_37, qinv_37);
+    vst1q_s16(&cache[296], bq_37);
+    const int16x8_t b_38 = vld1q_s16(&b[304]);
+    const int16x8_t qinv_38 = vdupq_n_s16(-12287);
+    const int16x8_t bq_38 = vmulq_s16(b_38, qinv_38);
+    vst1q_s16(&cache[304], bq_38);
+    const int16x8_t b_39 = vld1q_s16(&b[312]);
+    const int16x8_t qinv_39 = vdupq_n_s16(-12287);
+    const int16x8_t bq_39 = vmulq_s16(b_39, qinv_39);
+    vst1q_s16(&cache[312], bq_39);
+    const int16x8_t b_40 = vld1q_s16(&b[320]);
+    const int16x8_t qinv_40 = vdupq_n_s16(-12287);
+    const int16x8_t bq_40 = vmulq_s16(b_40, qinv_40);
+    vst1q_s16(&cache[320], bq_40);
+    const int16x8_t b_41 = vld1q_s16(&b[328]);
+    const int16x8_t qinv_41 = vdupq_n_s16(-12287);
+    const int16x8_t bq_41 = vmulq_s16(b_41, qinv_41);
+    vst1q_s16(&cache[328], bq_41);
+    const int16x8_t b_42 = vld1q_s16(&b[336]);
+    const int16x8_t qinv_42 = vdupq_n_s16(-12287);
+    const int16x8_t bq_42 = vmulq_s16(b_42, qinv_42);
+    vst1q_s16(&cache[336], bq_42);
+    const int16x8_t b_43 = vld1q_s16(&b[344]);
+    const int16x8_t qinv_43 = vdupq_n_s16(-12287);
+    const int16x8_t bq_43 = vmulq_s16(b_43, qinv_43);
+    vst1q_s16(&cache[344], bq_43);
+    const int16x8_t b_44 = vld1q_s16(&b[352]);
+    const int16x8_t qinv_44 = vdupq_n_s16(-12287);
+    const int16x8_t bq_44 = vmulq_s16(b_44, qinv_44);
+    vst1q_s16(&cache[352], bq_44);
+    const int16x8_t b_45 = vld1q_s16(&b[360]);
+    const int16x8_t qinv_45 = vdupq_n_s16(-12287);
+    const int16x8_t bq_45 = vmulq_s16(b_45, qinv_45);
+    vst1q_s16(&cache[360], bq_45);
+    const int16x8_t b_46 = vld1q_s16(&b[368]);
+    const int16x8_t qinv_46 = vdupq_n_s16(-12287);
+    const int16x8_t bq_46 = vmulq_s16(b_46, qinv_46);
+    vst1q_s16(&cache[368], bq_46);
+    const int16x8_t b_47 = vld1q_s16(&b[376]);
+    const int16x8_t qinv_47 = vdupq_n_s16(-12287);
+    const int16x8_t bq_47 = vmulq_s16(b_47, qinv_47);
+    vst1q_s16(&cache[376], bq_47);
+    const int16x8_t b_48 = vld1q_s16(&b[384]);
+    const int16x8_t qinv_48 = vdupq_n_s16(-12287);
+    const int16x8_t bq_48 = vmulq_s16(b_48, qinv_48);
+    vst1q_s16(&cache[384], bq_48);
+    const int16x8_t b_49 = vld1q_s16(&b[392]);
+    const int16x8_t qinv_49 = vdupq_n_s16(-12287);
+    const int16x8_t bq_49 = vmulq_s16(b_49, qinv_49);
+    vst1q_s16(&cache[392], bq_49);
+    const int16x8_t b_50 = vld1q_s16(&b[400]);
+    const int16x8_t qinv_50 = vdupq_n_s16(-12287);
+    const int16x8_t bq_50 = vmulq_s16(b_50, qinv_50);
+    vst1q_s16(&cache[400], bq_50);
+    const int16x8_t b_51 = vld1q_s16(&b[408]);
+    const int16x8_t qinv_51 = vdupq_n_s16(-12287);
+    const int16x8_t bq_51 = vmulq_s16(b_51, qinv_51);
+    vst1q_s16(&cache[408], bq_51);
+    const int16x8_t b_52 = vld1q_s16(&b[416]);
+    const int16x8_t qinv_52 = vdupq_n_s16(-12287);
+    const int16x8_t bq_52 = vmulq_s16(b_52, qinv_52);
+    vst1q_s16(&cache[416], bq_52);
+    const int16x8_t b_53 = vld1q_s16(&b[424]);
+    const int16x8_t qinv_53 = vdupq_n_s16(-12287);
+    const int16x8_t bq_53 = vmulq_s16(b_53, qinv_53);
+    vst1q_s16(&cache[424], bq_53);
+    const int16x8_t b_54 = vld1q_s16(&b[432]);
+    const int16x8_t qinv_54 = vdupq_n_s16(-12287);
+    const int16x8_t bq_54 = vmulq_s16(b_54, qinv_54);
+    vst1q_s16(&cache[432], bq_54);
+    const int16x8_t b_55 = vld1q_s16(&b[440]);
+    const int16x8_t qinv_55 = vdupq_n_s16(-12287);
+    const int16x8_t bq_55 = vmulq_s16(b_55, qinv_55);
+    vst1q_s16(&cache[440], bq_55);
+    const int16x8_t b_56 = vld1q_s16(&b[448]);
+    const int16x8_t qinv_56 = vdupq_n_s16(-12287);
+    const int16x8_t bq_56 = vmulq_s16(b_56, qinv_56);
+    vst1q_s16(&cache[448], bq_56);
+    const int16x8_t b_57 = vld1q_s16(&b[456]);
+    const int16x8_t qinv_57 = vdupq_n_s16(-12287);
+    const int16x8_t bq_57 = vmulq_s16(b_57, qinv_57);
+    vst1q_s16(&cache[456], bq_57);
+    const int16x8_t b_58 = vld1q_s16(&b[464]);
+    const int16x8_t qinv_58 = vdupq_n_s16(-12287);
+    const int16x8_t bq_58 = vmulq_s16(b_58, qinv_58);
+    vst1q_s16(&cache[464], bq_58);
+    const int16x8_t b_59 = vld1q_s16(&b[472]);
+    const int16x8_t qinv_59 = vdupq_n_s16(-12287);
+    const int16x8_t bq_59 = vmulq_s16(b_59, qinv_59);
+    vst1q_s16(&cache[472], bq_59);
+    const int16x8_t b_60 = vld1q_s16(&b[480]);
+    const int16x8_t qinv_60 = vdupq_n_s16(-12287);
+    const int16x8_t bq_60 = vmulq_s16(b_60, qinv_60);
+    vst1q_s16(&cache[480], bq_60);
+    const int16x8_t b_61 = vld1q_s16(&b[488]);
+    const int16x8_t qinv_61 = vdupq_n_s16(-12287);
+    const int16x8_t bq_61 = vmulq_s16(b_61, qinv_61);
+    vst1q_s16(&cache[488], bq_61);
+    const int16x8_t b_62 = vld1q_s16(&b[496]);
+    const int16x8_t qinv_62 = vdupq_n_s16(-12287);
+    const int16x8_t bq_62 = vmulq_s16(b_62, qinv_62);
+    vst1q_s16(&cache[496], bq_62);
+    const int16x8_t b_63 = vld1q_s16(&b[504]);
+    const int16x8_t qinv_63 = vdupq_n_s16(-12287);
+    const int16x8_t bq_63 = vmulq_s16(b_63, qinv_63);
+    goto part_2;
+part_2:;
+    vst1q_s16(&cache[504], bq_63);
+    const int16x8_t b_64 = vld1q_s16(&b[512]);
+    const int16x8_t qinv_64 = vdupq_n_s16(-12287);
+    const int16x8_t bq_64 = vmulq_s16(b_64, qinv_64);
+    vst1q_s16(&cache[512], bq_64);
+    const int16x8_t b_65 = vld1q_s16(&b[520]);
+    const int16x8_t qinv_65 = vdupq_n_s16(-12287);
+    const int16x8_t bq_65 = vmulq_s16(b_65, qinv_65);
+    vst1q_s16(&cache[520], bq_65);
+    const int16x8_t b_66 = vld1q_s16(&b[528]);
+    const int16x8_t qinv_66 = vdupq_n_s16(-12287);
+    const int16x8_t bq_66 = vmulq_s16(b_66, qinv_66);
+    vst1q_s16(&cache[528], bq_66);
+    const int16x8_t b_67 = vld1q_s16(&b[536]);
+    const int16x8_t qinv_67 = vdupq_n_s16(-12287);
+    const int16x8_t bq_67 = vmulq_s16(b_67, qinv_67);
+    vst1q_s16(&cache[536], bq_67);
+    const int16x8_t b_68 = vld1q_s16(&b[544]);
+    const int16x8_t qinv_68 = vdupq_n_s16(-12287);
+    const int16x8_t bq_68 = vmulq_s16(b_68, qinv_68);
+    vst1q_s16(&cache[544], bq_68);
+    const int16x8_t b_69 = vld1q_s16(&b[552]);
+    const int16x8_t qinv_69 = vdupq_n_s16(-12287);
+    const int16x8_t bq_69 = vmulq_s16(b_69, qinv_69);
+    vst1q_s16(&cache[552], bq_69);
+    const int16x8_t b_70 = vld1q_s16(&b[560]);
+    const int16x8_t qinv_70 = vdupq_n_s16(-12287);
+    const int16x8_t bq_70 = vmulq_s16(b_70, qinv_70);
+    vst1q_s16(&cache[560], bq_70);
+    const int16x8_t b_71 = vld1q_s16(&b[568]);
+    const int16x8_t qinv_71 = vdupq_n_s16(-12287);
+    const int16x8_t bq_71 = vmulq_s16(b_71, qinv_71);
+    vst1q_s16(&cache[568], bq_71);
+    const int16x8_t b_72 = vld1q_s16(&b[576]);
+    const int16x8_t qinv_72 = vdupq_n_s16(-12287);
+    const int16x8_t bq_72 = vmulq_s16(b_72, qinv_72);
+    vst1q_s16(&cache[576], bq_72);
+    const int16x8_t b_73 = vld1q_s16(&b[584]);
+    const int16x8_t qinv_73 = vdupq_n_s16(-12287);
+    const int16x8_t bq_73 = vmulq_s16(b_73, qinv_73);
+    vst1q_s16(&cache[584], bq_73);
+    const int16x8_t b_74 = vld1q_s16(&b[592]);
+    const int16x8_t qinv_74 = vdupq_n_s16(-12287);
+    const int16x8_t bq_74 = vmulq_s16(b_74, qinv_74);
+    vst1q_s16(&cache[592], bq_74);
+    const int16x8_t b_75 = vld1q_s16(&b[600]);
+    const int16x8_t qinv_75 = vdupq_n_s16(-12287);
+    const int16x8_t bq_75 = vmulq_s16(b_75, qinv_75);
+    vst1q_s16(&cache[600], bq_75);
+    const int16x8_t b_76 = vld1q_s16(&b[608]);
+    const int16x8_t qinv_76 = vdupq_n_s16(-12287);
+    const int16x8_t bq_76 = vmulq_s16(b_76, qinv_76);
+    vst1q_s16(&cache[608], bq_76);
+    const int16x8_t b_77 = vld1q_s16(&b[616]);
+    const int16x8_t qinv_77 = vdupq_n_s16(-12287);
+    const int16x8_t bq_77 = vmulq_s16(b_77, qinv_77);
+    vst1q_s16(&cache[616], bq_77);
+    const int16x8_t b_78 = vld1q_s16(&b[624]);
+    const int16x8_t qinv_78 = vdupq_n_s16(-12287);
+    const int16x8_t bq_78 = vmulq_s16(b_78, qinv_78);
+    vst1q_s16(&cache[624], bq_78);
+    const int16x8_t b_79 = vld1q_s16(&b[632]);
+    const int16x8_t qinv_79 = vdupq_n_s16(-12287);
+    const int16x8_t bq_79 = vmulq_s16(b_79, qinv_79);
+    vst1q_s16(&cache[632], bq_79);
+    const int16x8_t b_80 = vld1q_s16(&b[640]);
+    const int16x8_t qinv_80 = vdupq_n_s16(-12287);
+    const int16x8_t bq_80 = vmulq_s16(b_80, qinv_80);
+    vst1q_s16(&cache[640], bq_80);
+    const int16x8_t b_81 = vld1q_s16(&b[648]);
+    const int16x8_t qinv_81 = vdupq_n_s16(-12287);
+    const int16x8_t bq_81 = vmulq_s16(b_81, qinv_81);
+    vst1q_s16(&cache[648], bq_81);
+    const int16x8_t b_82 = vld1q_s16(&b[656]);
+    const int16x8_t qinv_82 = vdupq_n_s16(-12287);
+    const int16x8_t bq_82 = vmulq_s16(b_82, qinv_82);
+    vst1q_s16(&cache[656], bq_82);
+    const int16x8_t b_83 = vld1q_s16(&b[664]);
+    const int16x8_t qinv_83 = vdupq_n_s16(-12287);
+    const int16x8_t bq_83 = vmulq_s16(b_83, qinv_83);
+    vst1q_s16(&cache[664], bq_83);
+    const int16x8_t b_84 = vld1q_s16(&b[672]);
+    const int16x8_t qinv_84 = vdupq_n_s16(-12287);
+    const int16x8_t bq_84 = vmulq_s16(b_84, qinv_84);
+    vst1q_s16(&cache[672], bq_84);
+    const int16x8_t b_85 = vld1q_s16(&b[680]);
+    const int16x8_t qinv_85 = vdupq_n_s16(-12287);
+    const int16x8_t bq_85 = vmulq_s16(b_85, qinv_85);
+    vst1q_s16(&cache[680], bq_85);
+    const int16x8_t b_86 = vld1q_s16(&b[688]);
+    const int16x8_t qinv_86 = vdupq_n_s16(-12287);
+    const int16x8_t bq_86 = vmulq_s16(b_86, qinv_86);
+    vst1q_s16(&cache[688], bq_86);
+    const int16x8_t b_87 = vld1q_s16(&b[696]);
+    const int16x8_t qinv_87 = vdupq_n_s16(-12287);
+    const int16x8_t bq_87 = vmulq_s16(b_87, qinv_87);
+    vst1q_s16(&cache[696], bq_87);
+    const int16x8_t b_88 = vld1q_s16(&b[704]);
+    const int16x8_t qinv_88 = vdupq_n_s16(-12287);
+    const int16x8_t bq_88 = vmulq_s16(b_88, qinv_88);
+    vst1q_s16(&cache[704], bq_88);
+    const int16x8_t b_89 = vld1q_s16(&b[712]);
+    const int16x8_t qinv_89 = vdupq_n_s16(-12287);
+    const int16x8_t bq_89 = vmulq_s16(b_89, qinv_89);
+    vst1q_s16(&cache[712], bq_89);
+    const int16x8_t b_90 = vld1q_s16(&b[720]);
+    const int16x8_t qinv_90 = vdupq_n_s16(-12287);
+    const int16x8_t bq_90 = vmulq_s16(b_90, qinv_90);
+    vst1q_s16(&cache[720], bq_90);
+    const int16x8_t b_91 = vld1q_s16(&b[728]);
+    const int16x8_t qinv_91 = vdupq_n_s16(-12287);
+    const int16x8_t bq_91 = vmulq_s16(b_91, qinv_91);
+    vst1q_s16(&cache[728], bq_91);
+    const int16x8_t b_92 = vld1q_s16(&b[736]);
+    const int16x8_t qinv_92 = vdupq_n_s16(-12287);
+    const int16x8_t bq_92 = vmulq_s16(b_92, qinv_92);
+    vst1q_s16(&cache[736], bq_92);
+    const int16x8_t b_93 = vld1q_s16(&b[744]);
+    const int16x8_t qinv_93 = vdupq_n_s16(-12287);
+    const int16x8_t bq_93 = vmulq_s16(b_93, qinv_93);
+    vst1q_s16(&cache[744], bq_93);
+    const int16x8_t b_94 = vld1q_s16(&b[752]);
+    const int16x8_t qinv_94 = vdupq_n_s16(-12287);
+    const int16x8_t bq_94 = vmulq_s16(b_94, qinv_94);
+    vst1q_s16(&cache[752], bq_94);
+    const int16x8_t b_95 = vld1q_s16(&b[760]);
+    const int16x8_t qinv_95 = vdupq_n_s16(-12287);
+    const int16x8_t bq_95 = vmulq_s16(b_95, qinv_95);
+    goto part_3;
+part_3:;
+    vst1q_s16(&cache[760], bq_95);
+    const int16x8_t b_96 = vld1q_s16(&b[768]);
+    const int16x8_t qinv_96 = vdupq_n_s16(-12287);
+    const int16x8_t bq_96 = vmulq_s16(b_96, qinv_96);
+    vst1q_s16(&cache[768], bq_96);
+    const int16x8_t b_97 = vld1q_s16(&b[776]);
+    const int16x8_t qinv_97 = vdupq_n_s16(-12287);
+    const int16x8_t bq_97 = vmulq_s16(b_97, qinv_97);
+    vst1q_s16(&cache[776], bq_97);
+    const int16x8_t b_98 = vld1q_s16(&b[784]);
+    const int16x8_t qinv_98 = vdupq_n_s16(-12287);
+    const int16x8_t bq_98 = vmulq_s16(b_98, qinv_98);
+    vst1q_s16(&cache[784], bq_98);
+    const int16x8_t b_99 = vld1q_s16(&b[792]);
+    const int16x8_t qinv_99 = vdupq_n_s16(-12287);
+    const int16x8_t bq_99 = vmulq_s16(b_99, qinv_99);
+    vst1q_s16(&cache[792], bq_99);
+    const int16x8_t b_100 = vld1q_s16(&b[800]);
+    const int16x8_t qinv_100 = vdupq_n_s16(-12287);
+    const int16x8_t bq_100 = vmulq_s16(b_100, qinv_100);
+    vst1q_s16(&cache[800], bq_100);
+    const int16x8_t b_101 = vld1q_s16(&b[808]);
+    const int16x8_t qinv_101 = vdupq_n_s16(-12287);
+    const int16x8_t bq_101 = vmulq_s16(b_101, qinv_101);
+    vst1q_s16(&cache[808], bq_101);
+    const int16x8_t b_102 = vld1q_s16(&b[816]);
+    const int16x8_t qinv_102 = vdupq_n_s16(-12287);
+    const int16x8_t bq_102 = vmulq_s16(b_102, qinv_102);
+    vst1q_s16(&cache[816], bq_102);
+    const int16x8_t b_103 = vld1q_s16(&b[824]);
+    const int16x8_t qinv_103 = vdupq_n_s16(-12287);
+    const int16x8_t bq_103 = vmulq_s16(b_103, qinv_103);
+    vst1q_s16(&cache[824], bq_103);
+    const int16x8_t b_104 = vld1q_s16(&b[832]);
+    const int16x8_t qinv_104 = vdupq_n_s16(-12287);
+    const int16x8_t bq_104 = vmulq_s16(b_104, qinv_104);
+    vst1q_s16(&cache[832], bq_104);
+    const int16x8_t b_105 = vld1q_s16(&b[840]);
+    const int16x8_t qinv_105 = vdupq_n_s16(-12287);
+    const int16x8_t bq_105 = vmulq_s16(b_105, qinv_105);
+    vst1q_s16(&cache[840], bq_105);
+    const int16x8_t b_106 = vld1q_s16(&b[848]);
+    const int16x8_t qinv_106 = vdupq_n_s16(-12287);
+    const int16x8_t bq_106 = vmulq_s16(b_106, qinv_106);
+    vst1q_s16(&cache[848], bq_106);
+    const int16x8_t b_107 = vld1q_s16(&b[856]);
+    const int16x8_t qinv_107 = vdupq_n_s16(-12287);
+    const int16x8_t bq_107 = vmulq_s16(b_107, qinv_107);
+    vst1q_s16(&cache[856], bq_107);
+    const int16x8_t b_108 = vld1q_s16(&b[864]);
+    const int16x8_t qinv_108 = vdupq_n_s16(-12287);
+    const int16x8_t bq_108 = vmulq_s16(b_108, qinv_108);
+    vst1q_s16(&cache[864], bq_108);
+    const int16x8_t b_109 = vld1q_s16(&b[872]);
+    const int16x8_t qinv_109 = vdupq_n_s16(-12287);
+    const int16x8_t bq_109 = vmulq_s16(b_109, qinv_109);
+    vst1q_s16(&cache[872], bq_109);
+    const int16x8_t b_110 = vld1q_s16(&b[880]);
+    const int16x8_t qinv_110 = vdupq_n_s16(-12287);
+    const int16x8_t bq_110 = vmulq_s16(b_110, qinv_110);
+    vst1q_s16(&cache[880], bq_110);
+    const int16x8_t b_111 = vld1q_s16(&b[888]);
+    const int16x8_t qinv_111 = vdupq_n_s16(-12287);
+    const int16x8_t bq_111 = vmulq_s16(b_111, qinv_111);
+    vst1q_s16(&cache[888], bq_111);
+    const int16x8_t b_112 = vld1q_s16(&b[896]);
+    const int16x8_t qinv_112 = vdupq_n_s16(-12287);
+    const int16x8_t bq_112 = vmulq_s16(b_112, qinv_112);
+    vst1q_s16(&cache[896], bq_112);
+    const int16x8_t b_113 = vld1q_s16(&b[904]);
+    const int16x8_t qinv_113 = vdupq_n_s16(-12287);
+    const int16x8_t bq_113 = vmulq_s16(b_113, qinv_113);
+    vst1q_s16(&cache[904], bq_113);
+    const int16x8_t b_114 = vld1q_s16(&b[912]);
+    const int16x8_t qinv_114 = vdupq_n_s16(-12287);
+    const int16x8_t bq_114 = vmulq_s16(b_114, qinv_114);
+    vst1q_s16(&cache[912], bq_114);
+    const int16x8_t b_115 = vld1q_s16(&b[920]);
+    const int16x8_t qinv_115 = vdupq_n_s16(-12287);
+    const int16x8_t bq_115 = vmulq_s16(b_115, qinv_115);
+    vst1q_s16(&cache[920], bq_115);
+    const int16x8_t b_116 = vld1q_s16(&b[928]);
+    const int16x8_t qinv_116 = vdupq_n_s16(-12287);
+    const int16x8_t bq_116 = vmulq_s16(b_116, qinv_116);
+    vst1q_s16(&cache[928], bq_116);
+    const int16x8_t b_117 = vld1q_s16(&b[936]);
+    const int16x8_t qinv_117 = vdupq_n_s16(-12287);
+    const int16x8_t bq_117 = vmulq_s16(b_117, qinv_117);
+    vst1q_s16(&cache[936], bq_117);
+    const int16x8_t b_118 = vld1q_s16(&b[944]);
+    const int16x8_t qinv_118 = vdupq_n_s16(-12287);
+    const int16x8_t bq_118 = vmulq_s16(b_118, qinv_118);
+    vst1q_s16(&cache[944], bq_118);
+    const int16x8_t b_119 = vld1q_s16(&b[952]);
+    const int16x8_t qinv_119 = vdupq_n_s16(-12287);
+    const int16x8_t bq_119 = vmulq_s16(b_119, qinv_119);
+    vst1q_s16(&cache[952], bq_119);
+    const int16x8_t b_120 = vld1q_s16(&b[960]);
+    const int16x8_t qinv_120 = vdupq_n_s16(-12287);
+    const int16x8_t bq_120 = vmulq_s16(b_120, qinv_120);
+    vst1q_s16(&cache[960], bq_120);
+    const int16x8_t b_121 = vld1q_s16(&b[968]);
+    const int16x8_t qinv_121 = vdupq_n_s16(-12287);
+    const int16x8_t bq_121 = vmulq_s16(b_121, qinv_121);
+    vst1q_s16(&cache[968], bq_121);
+    const int16x8_t b_122 = vld1q_s16(&b[976]);
+    const int16x8_t qinv_122 = vdupq_n_s16(-12287);
+    const int16x8_t bq_122 = vmulq_s16(b_122, qinv_122);
+    vst1q_s16(&cache[976], bq_122);
+    const int16x8_t b_123 = vld1q_s16(&b[984]);
+    const int16x8_t qinv_123 = vdupq_n_s16(-12287);
+    const int16x8_t bq_123 = vmulq_s16(b_123, qinv_123);
+    vst1q_s16(&cache[984], bq_123);
+    const int16x8_t b_124 = vld1q_s16(&b[992]);
+    const int16x8_t qinv_124 = vdupq_n_s16(-12287);
+    const int16x8_t bq_124 = vmulq_s16(b_124, qinv_124);
+    vst1q_s16(&cache[992], bq_124);
+    const int16x8_t b_125 = vld1q_s16(&b[1000]);
+    const int16x8_t qinv_125 = vdupq_n_s16(-12287);
+    const int16x8_t bq_125 = vmulq_s16(b_125, qinv_125);
+    vst1q_s16(&cache[1000], bq_125);
+    const int16x8_t b_126 = vld1q_s16(&b[1008]);
+    const int16x8_t qinv_126 = vdupq_n_s16(-12287);
+    const int16x8_t bq_126 = vmulq_s16(b_126, qinv_126);
+    vst1q_s16(&cache[1008], bq_126);
+    const int16x8_t b_127 = vld1q_s16(&b[1016]);
+    const int16x8_t qinv_127 = vdupq_n_s16(-12287);
+    const int16x8_t bq_127 = vmulq_s16(b_127, qinv_127);
+    goto part_4;
+part_4:;
+    vst1q_s16(&cache[1016], bq_127);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(cache, 1024, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6145, 6145]
+ * a[1024 x k]: on entry in [-12288, 12288]
+ * b[1024 x k]: on entry in [-22735, 22735]
+ * cache[1024 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ */
+void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
+                                                const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, k * 1024, -12288, 12288);
+    nttgen_newhope1024_neon_assert_range(b, k * 1024, -22735, 22735);
+    nttgen_newhope1024_neon_assert_range(cache, k * 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const int16x8_t a_0 = vld1q_s16(&a[i_0 * 8]);
+        const int16x8_t b_0 = vld1q_s16(&b[i_0 * 8]);
+        const int16x8_t cache_0 = vld1q_s16(&cache[i_0 * 8]);
+        const int16x8_t m_0 = vmulq_s16(a_0, cache_0);
+        const int16x8_t p_0 = nttgen_newhope1024_neon_mulhi(a_0, b_0);
+        const int16x8_t q_0 = vdupq_n_s16(12289);
+        const int16x8_t hi_0 = nttgen_newhope1024_neon_mulhi(m_0, q_0);
+        const int16x8_t p_1 = vsubq_s16(p_0, hi_0);
+        int16x8_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const int16x8_t a_1 = vld1q_s16(&a[i_1 * 1024 + i_0 * 8 + 1024]);
+            const int16x8_t b_1 = vld1q_s16(&b[i_1 * 1024 + i_0 * 8 + 1024]);
+            const int16x8_t cache_1 = vld1q_s16(&cache[i_1 * 1024 + i_0 * 8 + 1024]);
+            const int16x8_t m_1 = vmulq_s16(a_1, cache_1);
+            const int16x8_t p_2 = nttgen_newhope1024_neon_mulhi(a_1, b_1);
+            const int16x8_t q_1 = vdupq_n_s16(12289);
+            const int16x8_t hi_1 = nttgen_newhope1024_neon_mulhi(m_1, q_1);
+            const int16x8_t p_3 = vsubq_s16(p_2, hi_1);
+            const int16x8_t acc_1 = vaddq_s16(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        int16x8_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const int16x8_t a_2 = vld1q_s16(&a[g_0 * 3072 + i_0 * 8 + 3072]);
+            const int16x8_t b_2 = vld1q_s16(&b[g_0 * 3072 + i_0 * 8 + 3072]);
+            const int16x8_t cache_2 = vld1q_s16(&cache[g_0 * 3072 + i_0 * 8 + 3072]);
+            const int16x8_t m_2 = vmulq_s16(a_2, cache_2);
+            const int16x8_t p_4 = nttgen_newhope1024_neon_mulhi(a_2, b_2);
+            const int16x8_t q_2 = vdupq_n_s16(12289);
+            const int16x8_t hi_2 = nttgen_newhope1024_neon_mulhi(m_2, q_2);
+            const int16x8_t p_5 = vsubq_s16(p_4, hi_2);
+            int16x8_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const int16x8_t a_3 = vld1q_s16(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096]);
+                const int16x8_t b_3 = vld1q_s16(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096]);
+                const int16x8_t cache_3 =
+                    vld1q_s16(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096]);
+                const int16x8_t m_3 = vmulq_s16(a_3, cache_3);
+                const int16x8_t p_6 = nttgen_newhope1024_neon_mulhi(a_3, b_3);
+                const int16x8_t q_3 = vdupq_n_s16(12289);
+                const int16x8_t hi_3 = nttgen_newhope1024_neon_mulhi(m_3, q_3);
+                const int16x8_t p_7 = vsubq_s16(p_6, hi_3);
+                const int16x8_t acc_4 = vaddq_s16(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(acc_3);
+            const int16x8_t red_1 = nttgen_newhope1024_neon_barrett(acc_2);
+            const int16x8_t acc_5 = vaddq_s16(red_1, red_0);
+            acc_2 = acc_5;
+        }
+        const int16x8_t red_2 = nttgen_newhope1024_neon_barrett(acc_2);
+        vst1q_s16(&r[i_0 * 8], red_2);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(r, 1024, -6145, 6145);
 #endif
 }
 

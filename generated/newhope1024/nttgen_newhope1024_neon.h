@@ -27,6 +27,16 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-22735, 22735] -> cache in [-32768, 32767]
+ *       ops: load 128, store 128, mullo 128, const 128
+ *   nttgen_newhope1024_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
+ *       ops: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9018, 9018]
  *       ops: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
@@ -74,6 +84,7 @@
 
 #define NTTGEN_NEWHOPE1024_NEON_N 1024
 #define NTTGEN_NEWHOPE1024_NEON_Q 12289
+#define NTTGEN_NEWHOPE1024_NEON_CACHE_N 1024
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,6 +125,34 @@ void nttgen_newhope1024_neon_basemul(int16_t r[1024], const int16_t a[1024], con
  */
 void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                          size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 128, store 128, mullo 128, const 128
+ */
+void nttgen_newhope1024_neon_basemul_cache(int16_t cache[1024], const int16_t b[1024]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6145, 6145]
+ * a[1024 x k]: on entry in [-12288, 12288]
+ * b[1024 x k]: on entry in [-22735, 22735]
+ * cache[1024 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ */
+void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
+                                                const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

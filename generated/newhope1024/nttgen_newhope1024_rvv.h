@@ -27,6 +27,16 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-22735, 22735] -> cache in [-32768, 32767]
+ *       ops: load 1024, store 1024, mullo 1024, const 1024
+ *   nttgen_newhope1024_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-7904, 7904]
  *       ops: load 5118, store 3072, add 5120, sub 5120, montmul 5632, barrett 3008, const 1024
@@ -66,6 +76,7 @@
 
 #define NTTGEN_NEWHOPE1024_RVV_N 1024
 #define NTTGEN_NEWHOPE1024_RVV_Q 12289
+#define NTTGEN_NEWHOPE1024_RVV_CACHE_N 1024
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,6 +117,34 @@ void nttgen_newhope1024_rvv_basemul(int16_t r[1024], const int16_t a[1024], cons
  */
 void nttgen_newhope1024_rvv_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                         size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 1024, store 1024, mullo 1024, const 1024
+ */
+void nttgen_newhope1024_rvv_basemul_cache(int16_t cache[1024], const int16_t b[1024]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6144, 6144]
+ * a[1024 x k]: on entry in [-12288, 12288]
+ * b[1024 x k]: on entry in [-22735, 22735]
+ * cache[1024 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ */
+void nttgen_newhope1024_rvv_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
+                                               const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

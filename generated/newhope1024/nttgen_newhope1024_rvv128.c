@@ -27,6 +27,16 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached:
+ *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
+ *     q^-1 mod beta)
+ *       b in [-22735, 22735] -> cache in [-32768, 32767]
+ *       ops: load 128, store 128, mullo 128, const 128
+ *   nttgen_newhope1024_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
+ *       ops: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9015, 9015]
  *       ops: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
@@ -1989,1800 +1999,666 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
     nttgen_newhope1024_rvv128_assert_range(a, k * 1024, -22735, 22735);
     nttgen_newhope1024_rvv128_assert_range(b, k * 1024, -22735, 22735);
 #endif
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 8);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
-    const vint16m1_t p_0 = nttgen_newhope1024_rvv128_montmul_var(a_0, b_0, 8);
-    vint16m1_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 1024 + 1024], 8);
-        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 1024 + 1024], 8);
-        const vint16m1_t p_1 = nttgen_newhope1024_rvv128_montmul_var(a_1, b_1, 8);
-        const vint16m1_t red_0 = nttgen_newhope1024_rvv128_barrett(acc_0, 8);
-        const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(red_0, p_1, 8);
-        acc_0 = acc_1;
-    }
-    const vint16m1_t red_1 = nttgen_newhope1024_rvv128_barrett(acc_0, 8);
-    __riscv_vse16_v_i16m1(&r[0], red_1, 8);
-    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[8], 8);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[8], 8);
-    const vint16m1_t p_2 = nttgen_newhope1024_rvv128_montmul_var(a_2, b_2, 8);
-    vint16m1_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[8 + i_1 * 1024 + 1024], 8);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[8 + i_1 * 1024 + 1024], 8);
-        const vint16m1_t p_3 = nttgen_newhope1024_rvv128_montmul_var(a_3, b_3, 8);
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 8], 8);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 8], 8);
+        const vint16m1_t p_0 = nttgen_newhope1024_rvv128_montmul_var(a_0, b_0, 8);
+        vint16m1_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 1024 + i_0 * 8 + 1024], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 1024 + i_0 * 8 + 1024], 8);
+            const vint16m1_t p_1 = nttgen_newhope1024_rvv128_montmul_var(a_1, b_1, 8);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 8);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 2048 + i_0 * 8 + 2048], 8);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 2048 + i_0 * 8 + 2048], 8);
+            const vint16m1_t p_2 = nttgen_newhope1024_rvv128_montmul_var(a_2, b_2, 8);
+            vint16m1_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 8 + 3072], 8);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 8 + 3072], 8);
+                const vint16m1_t p_3 = nttgen_newhope1024_rvv128_montmul_var(a_3, b_3, 8);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 8);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope1024_rvv128_barrett(acc_3, 8);
+            const vint16m1_t red_1 = nttgen_newhope1024_rvv128_barrett(acc_2, 8);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 8);
+            acc_2 = acc_5;
+        }
         const vint16m1_t red_2 = nttgen_newhope1024_rvv128_barrett(acc_2, 8);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_2, p_3, 8);
-        acc_2 = acc_3;
+        __riscv_vse16_v_i16m1(&r[i_0 * 8], red_2, 8);
     }
-    const vint16m1_t red_3 = nttgen_newhope1024_rvv128_barrett(acc_2, 8);
-    __riscv_vse16_v_i16m1(&r[8], red_3, 8);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[16], 8);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[16], 8);
-    const vint16m1_t p_4 = nttgen_newhope1024_rvv128_montmul_var(a_4, b_4, 8);
-    vint16m1_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[16 + i_2 * 1024 + 1024], 8);
-        const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[16 + i_2 * 1024 + 1024], 8);
-        const vint16m1_t p_5 = nttgen_newhope1024_rvv128_montmul_var(a_5, b_5, 8);
-        const vint16m1_t red_4 = nttgen_newhope1024_rvv128_barrett(acc_4, 8);
-        const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_4, p_5, 8);
-        acc_4 = acc_5;
-    }
-    const vint16m1_t red_5 = nttgen_newhope1024_rvv128_barrett(acc_4, 8);
-    __riscv_vse16_v_i16m1(&r[16], red_5, 8);
-    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[24], 8);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[24], 8);
-    const vint16m1_t p_6 = nttgen_newhope1024_rvv128_montmul_var(a_6, b_6, 8);
-    vint16m1_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[24 + i_3 * 1024 + 1024], 8);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[24 + i_3 * 1024 + 1024], 8);
-        const vint16m1_t p_7 = nttgen_newhope1024_rvv128_montmul_var(a_7, b_7, 8);
-        const vint16m1_t red_6 = nttgen_newhope1024_rvv128_barrett(acc_6, 8);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_6, p_7, 8);
-        acc_6 = acc_7;
-    }
-    const vint16m1_t red_7 = nttgen_newhope1024_rvv128_barrett(acc_6, 8);
-    __riscv_vse16_v_i16m1(&r[24], red_7, 8);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[32], 8);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[32], 8);
-    const vint16m1_t p_8 = nttgen_newhope1024_rvv128_montmul_var(a_8, b_8, 8);
-    vint16m1_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[32 + i_4 * 1024 + 1024], 8);
-        const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[32 + i_4 * 1024 + 1024], 8);
-        const vint16m1_t p_9 = nttgen_newhope1024_rvv128_montmul_var(a_9, b_9, 8);
-        const vint16m1_t red_8 = nttgen_newhope1024_rvv128_barrett(acc_8, 8);
-        const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(red_8, p_9, 8);
-        acc_8 = acc_9;
-    }
-    const vint16m1_t red_9 = nttgen_newhope1024_rvv128_barrett(acc_8, 8);
-    __riscv_vse16_v_i16m1(&r[32], red_9, 8);
-    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[40], 8);
-    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[40], 8);
-    const vint16m1_t p_10 = nttgen_newhope1024_rvv128_montmul_var(a_10, b_10, 8);
-    vint16m1_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[40 + i_5 * 1024 + 1024], 8);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[40 + i_5 * 1024 + 1024], 8);
-        const vint16m1_t p_11 = nttgen_newhope1024_rvv128_montmul_var(a_11, b_11, 8);
-        const vint16m1_t red_10 = nttgen_newhope1024_rvv128_barrett(acc_10, 8);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_10, p_11, 8);
-        acc_10 = acc_11;
-    }
-    const vint16m1_t red_11 = nttgen_newhope1024_rvv128_barrett(acc_10, 8);
-    __riscv_vse16_v_i16m1(&r[40], red_11, 8);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[48], 8);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[48], 8);
-    const vint16m1_t p_12 = nttgen_newhope1024_rvv128_montmul_var(a_12, b_12, 8);
-    vint16m1_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[48 + i_6 * 1024 + 1024], 8);
-        const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[48 + i_6 * 1024 + 1024], 8);
-        const vint16m1_t p_13 = nttgen_newhope1024_rvv128_montmul_var(a_13, b_13, 8);
-        const vint16m1_t red_12 = nttgen_newhope1024_rvv128_barrett(acc_12, 8);
-        const vint16m1_t acc_13 = __riscv_vadd_vv_i16m1(red_12, p_13, 8);
-        acc_12 = acc_13;
-    }
-    const vint16m1_t red_13 = nttgen_newhope1024_rvv128_barrett(acc_12, 8);
-    __riscv_vse16_v_i16m1(&r[48], red_13, 8);
-    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[56], 8);
-    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[56], 8);
-    const vint16m1_t p_14 = nttgen_newhope1024_rvv128_montmul_var(a_14, b_14, 8);
-    vint16m1_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[56 + i_7 * 1024 + 1024], 8);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[56 + i_7 * 1024 + 1024], 8);
-        const vint16m1_t p_15 = nttgen_newhope1024_rvv128_montmul_var(a_15, b_15, 8);
-        const vint16m1_t red_14 = nttgen_newhope1024_rvv128_barrett(acc_14, 8);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_14, p_15, 8);
-        acc_14 = acc_15;
-    }
-    const vint16m1_t red_15 = nttgen_newhope1024_rvv128_barrett(acc_14, 8);
-    __riscv_vse16_v_i16m1(&r[56], red_15, 8);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[64], 8);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[64], 8);
-    const vint16m1_t p_16 = nttgen_newhope1024_rvv128_montmul_var(a_16, b_16, 8);
-    vint16m1_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[64 + i_8 * 1024 + 1024], 8);
-        const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[64 + i_8 * 1024 + 1024], 8);
-        const vint16m1_t p_17 = nttgen_newhope1024_rvv128_montmul_var(a_17, b_17, 8);
-        const vint16m1_t red_16 = nttgen_newhope1024_rvv128_barrett(acc_16, 8);
-        const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(red_16, p_17, 8);
-        acc_16 = acc_17;
-    }
-    const vint16m1_t red_17 = nttgen_newhope1024_rvv128_barrett(acc_16, 8);
-    __riscv_vse16_v_i16m1(&r[64], red_17, 8);
-    const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[72], 8);
-    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[72], 8);
-    const vint16m1_t p_18 = nttgen_newhope1024_rvv128_montmul_var(a_18, b_18, 8);
-    vint16m1_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[72 + i_9 * 1024 + 1024], 8);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[72 + i_9 * 1024 + 1024], 8);
-        const vint16m1_t p_19 = nttgen_newhope1024_rvv128_montmul_var(a_19, b_19, 8);
-        const vint16m1_t red_18 = nttgen_newhope1024_rvv128_barrett(acc_18, 8);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_18, p_19, 8);
-        acc_18 = acc_19;
-    }
-    const vint16m1_t red_19 = nttgen_newhope1024_rvv128_barrett(acc_18, 8);
-    __riscv_vse16_v_i16m1(&r[72], red_19, 8);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[80], 8);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[80], 8);
-    const vint16m1_t p_20 = nttgen_newhope1024_rvv128_montmul_var(a_20, b_20, 8);
-    vint16m1_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[80 + i_10 * 1024 + 1024], 8);
-        const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[80 + i_10 * 1024 + 1024], 8);
-        const vint16m1_t p_21 = nttgen_newhope1024_rvv128_montmul_var(a_21, b_21, 8);
-        const vint16m1_t red_20 = nttgen_newhope1024_rvv128_barrett(acc_20, 8);
-        const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_20, p_21, 8);
-        acc_20 = acc_21;
-    }
-    const vint16m1_t red_21 = nttgen_newhope1024_rvv128_barrett(acc_20, 8);
-    __riscv_vse16_v_i16m1(&r[80], red_21, 8);
-    const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[88], 8);
-    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[88], 8);
-    const vint16m1_t p_22 = nttgen_newhope1024_rvv128_montmul_var(a_22, b_22, 8);
-    vint16m1_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[88 + i_11 * 1024 + 1024], 8);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[88 + i_11 * 1024 + 1024], 8);
-        const vint16m1_t p_23 = nttgen_newhope1024_rvv128_montmul_var(a_23, b_23, 8);
-        const vint16m1_t red_22 = nttgen_newhope1024_rvv128_barrett(acc_22, 8);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_22, p_23, 8);
-        acc_22 = acc_23;
-    }
-    const vint16m1_t red_23 = nttgen_newhope1024_rvv128_barrett(acc_22, 8);
-    __riscv_vse16_v_i16m1(&r[88], red_23, 8);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[96], 8);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[96], 8);
-    const vint16m1_t p_24 = nttgen_newhope1024_rvv128_montmul_var(a_24, b_24, 8);
-    vint16m1_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[96 + i_12 * 1024 + 1024], 8);
-        const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[96 + i_12 * 1024 + 1024], 8);
-        const vint16m1_t p_25 = nttgen_newhope1024_rvv128_montmul_var(a_25, b_25, 8);
-        const vint16m1_t red_24 = nttgen_newhope1024_rvv128_barrett(acc_24, 8);
-        const vint16m1_t acc_25 = __riscv_vadd_vv_i16m1(red_24, p_25, 8);
-        acc_24 = acc_25;
-    }
-    const vint16m1_t red_25 = nttgen_newhope1024_rvv128_barrett(acc_24, 8);
-    __riscv_vse16_v_i16m1(&r[96], red_25, 8);
-    const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[104], 8);
-    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[104], 8);
-    const vint16m1_t p_26 = nttgen_newhope1024_rvv128_montmul_var(a_26, b_26, 8);
-    vint16m1_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[104 + i_13 * 1024 + 1024], 8);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[104 + i_13 * 1024 + 1024], 8);
-        const vint16m1_t p_27 = nttgen_newhope1024_rvv128_montmul_var(a_27, b_27, 8);
-        const vint16m1_t red_26 = nttgen_newhope1024_rvv128_barrett(acc_26, 8);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_26, p_27, 8);
-        acc_26 = acc_27;
-    }
-    const vint16m1_t red_27 = nttgen_newhope1024_rvv128_barrett(acc_26, 8);
-    __riscv_vse16_v_i16m1(&r[104], red_27, 8);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[112], 8);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[112], 8);
-    const vint16m1_t p_28 = nttgen_newhope1024_rvv128_montmul_var(a_28, b_28, 8);
-    vint16m1_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[112 + i_14 * 1024 + 1024], 8);
-        const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[112 + i_14 * 1024 + 1024], 8);
-        const vint16m1_t p_29 = nttgen_newhope1024_rvv128_montmul_var(a_29, b_29, 8);
-        const vint16m1_t red_28 = nttgen_newhope1024_rvv128_barrett(acc_28, 8);
-        const vint16m1_t acc_29 = __riscv_vadd_vv_i16m1(red_28, p_29, 8);
-        acc_28 = acc_29;
-    }
-    const vint16m1_t red_29 = nttgen_newhope1024_rvv128_barrett(acc_28, 8);
-    __riscv_vse16_v_i16m1(&r[112], red_29, 8);
-    const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[120], 8);
-    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[120], 8);
-    const vint16m1_t p_30 = nttgen_newhope1024_rvv128_montmul_var(a_30, b_30, 8);
-    vint16m1_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[120 + i_15 * 1024 + 1024], 8);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[120 + i_15 * 1024 + 1024], 8);
-        const vint16m1_t p_31 = nttgen_newhope1024_rvv128_montmul_var(a_31, b_31, 8);
-        const vint16m1_t red_30 = nttgen_newhope1024_rvv128_barrett(acc_30, 8);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_30, p_31, 8);
-        acc_30 = acc_31;
-    }
-    const vint16m1_t red_31 = nttgen_newhope1024_rvv128_barrett(acc_30, 8);
-    __riscv_vse16_v_i16m1(&r[120], red_31, 8);
-    const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[128], 8);
-    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[128], 8);
-    const vint16m1_t p_32 = nttgen_newhope1024_rvv128_montmul_var(a_32, b_32, 8);
-    vint16m1_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const vint16m1_t a_33 = __riscv_vle16_v_i16m1(&a[128 + i_16 * 1024 + 1024], 8);
-        const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[128 + i_16 * 1024 + 1024], 8);
-        const vint16m1_t p_33 = nttgen_newhope1024_rvv128_montmul_var(a_33, b_33, 8);
-        const vint16m1_t red_32 = nttgen_newhope1024_rvv128_barrett(acc_32, 8);
-        const vint16m1_t acc_33 = __riscv_vadd_vv_i16m1(red_32, p_33, 8);
-        acc_32 = acc_33;
-    }
-    const vint16m1_t red_33 = nttgen_newhope1024_rvv128_barrett(acc_32, 8);
-    __riscv_vse16_v_i16m1(&r[128], red_33, 8);
-    const vint16m1_t a_34 = __riscv_vle16_v_i16m1(&a[136], 8);
-    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[136], 8);
-    const vint16m1_t p_34 = nttgen_newhope1024_rvv128_montmul_var(a_34, b_34, 8);
-    vint16m1_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const vint16m1_t a_35 = __riscv_vle16_v_i16m1(&a[136 + i_17 * 1024 + 1024], 8);
-        const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[136 + i_17 * 1024 + 1024], 8);
-        const vint16m1_t p_35 = nttgen_newhope1024_rvv128_montmul_var(a_35, b_35, 8);
-        const vint16m1_t red_34 = nttgen_newhope1024_rvv128_barrett(acc_34, 8);
-        const vint16m1_t acc_35 = __riscv_vadd_vv_i16m1(red_34, p_35, 8);
-        acc_34 = acc_35;
-    }
-    const vint16m1_t red_35 = nttgen_newhope1024_rvv128_barrett(acc_34, 8);
-    __riscv_vse16_v_i16m1(&r[136], red_35, 8);
-    const vint16m1_t a_36 = __riscv_vle16_v_i16m1(&a[144], 8);
-    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[144], 8);
-    const vint16m1_t p_36 = nttgen_newhope1024_rvv128_montmul_var(a_36, b_36, 8);
-    vint16m1_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const vint16m1_t a_37 = __riscv_vle16_v_i16m1(&a[144 + i_18 * 1024 + 1024], 8);
-        const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[144 + i_18 * 1024 + 1024], 8);
-        const vint16m1_t p_37 = nttgen_newhope1024_rvv128_montmul_var(a_37, b_37, 8);
-        const vint16m1_t red_36 = nttgen_newhope1024_rvv128_barrett(acc_36, 8);
-        const vint16m1_t acc_37 = __riscv_vadd_vv_i16m1(red_36, p_37, 8);
-        acc_36 = acc_37;
-    }
-    const vint16m1_t red_37 = nttgen_newhope1024_rvv128_barrett(acc_36, 8);
-    __riscv_vse16_v_i16m1(&r[144], red_37, 8);
-    const vint16m1_t a_38 = __riscv_vle16_v_i16m1(&a[152], 8);
-    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[152], 8);
-    const vint16m1_t p_38 = nttgen_newhope1024_rvv128_montmul_var(a_38, b_38, 8);
-    vint16m1_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const vint16m1_t a_39 = __riscv_vle16_v_i16m1(&a[152 + i_19 * 1024 + 1024], 8);
-        const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[152 + i_19 * 1024 + 1024], 8);
-        const vint16m1_t p_39 = nttgen_newhope1024_rvv128_montmul_var(a_39, b_39, 8);
-        const vint16m1_t red_38 = nttgen_newhope1024_rvv128_barrett(acc_38, 8);
-        const vint16m1_t acc_39 = __riscv_vadd_vv_i16m1(red_38, p_39, 8);
-        acc_38 = acc_39;
-    }
-    const vint16m1_t red_39 = nttgen_newhope1024_rvv128_barrett(acc_38, 8);
-    __riscv_vse16_v_i16m1(&r[152], red_39, 8);
-    const vint16m1_t a_40 = __riscv_vle16_v_i16m1(&a[160], 8);
-    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[160], 8);
-    const vint16m1_t p_40 = nttgen_newhope1024_rvv128_montmul_var(a_40, b_40, 8);
-    vint16m1_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const vint16m1_t a_41 = __riscv_vle16_v_i16m1(&a[160 + i_20 * 1024 + 1024], 8);
-        const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[160 + i_20 * 1024 + 1024], 8);
-        const vint16m1_t p_41 = nttgen_newhope1024_rvv128_montmul_var(a_41, b_41, 8);
-        const vint16m1_t red_40 = nttgen_newhope1024_rvv128_barrett(acc_40, 8);
-        const vint16m1_t acc_41 = __riscv_vadd_vv_i16m1(red_40, p_41, 8);
-        acc_40 = acc_41;
-    }
-    const vint16m1_t red_41 = nttgen_newhope1024_rvv128_barrett(acc_40, 8);
-    __riscv_vse16_v_i16m1(&r[160], red_41, 8);
-    const vint16m1_t a_42 = __riscv_vle16_v_i16m1(&a[168], 8);
-    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[168], 8);
-    const vint16m1_t p_42 = nttgen_newhope1024_rvv128_montmul_var(a_42, b_42, 8);
-    vint16m1_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const vint16m1_t a_43 = __riscv_vle16_v_i16m1(&a[168 + i_21 * 1024 + 1024], 8);
-        const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[168 + i_21 * 1024 + 1024], 8);
-        const vint16m1_t p_43 = nttgen_newhope1024_rvv128_montmul_var(a_43, b_43, 8);
-        const vint16m1_t red_42 = nttgen_newhope1024_rvv128_barrett(acc_42, 8);
-        const vint16m1_t acc_43 = __riscv_vadd_vv_i16m1(red_42, p_43, 8);
-        acc_42 = acc_43;
-    }
-    const vint16m1_t red_43 = nttgen_newhope1024_rvv128_barrett(acc_42, 8);
-    __riscv_vse16_v_i16m1(&r[168], red_43, 8);
-    const vint16m1_t a_44 = __riscv_vle16_v_i16m1(&a[176], 8);
-    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[176], 8);
-    const vint16m1_t p_44 = nttgen_newhope1024_rvv128_montmul_var(a_44, b_44, 8);
-    vint16m1_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const vint16m1_t a_45 = __riscv_vle16_v_i16m1(&a[176 + i_22 * 1024 + 1024], 8);
-        const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[176 + i_22 * 1024 + 1024], 8);
-        const vint16m1_t p_45 = nttgen_newhope1024_rvv128_montmul_var(a_45, b_45, 8);
-        const vint16m1_t red_44 = nttgen_newhope1024_rvv128_barrett(acc_44, 8);
-        const vint16m1_t acc_45 = __riscv_vadd_vv_i16m1(red_44, p_45, 8);
-        acc_44 = acc_45;
-    }
-    const vint16m1_t red_45 = nttgen_newhope1024_rvv128_barrett(acc_44, 8);
-    __riscv_vse16_v_i16m1(&r[176], red_45, 8);
-    const vint16m1_t a_46 = __riscv_vle16_v_i16m1(&a[184], 8);
-    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[184], 8);
-    const vint16m1_t p_46 = nttgen_newhope1024_rvv128_montmul_var(a_46, b_46, 8);
-    vint16m1_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const vint16m1_t a_47 = __riscv_vle16_v_i16m1(&a[184 + i_23 * 1024 + 1024], 8);
-        const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[184 + i_23 * 1024 + 1024], 8);
-        const vint16m1_t p_47 = nttgen_newhope1024_rvv128_montmul_var(a_47, b_47, 8);
-        const vint16m1_t red_46 = nttgen_newhope1024_rvv128_barrett(acc_46, 8);
-        const vint16m1_t acc_47 = __riscv_vadd_vv_i16m1(red_46, p_47, 8);
-        acc_46 = acc_47;
-    }
-    const vint16m1_t red_47 = nttgen_newhope1024_rvv128_barrett(acc_46, 8);
-    __riscv_vse16_v_i16m1(&r[184], red_47, 8);
-    const vint16m1_t a_48 = __riscv_vle16_v_i16m1(&a[192], 8);
-    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[192], 8);
-    const vint16m1_t p_48 = nttgen_newhope1024_rvv128_montmul_var(a_48, b_48, 8);
-    vint16m1_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const vint16m1_t a_49 = __riscv_vle16_v_i16m1(&a[192 + i_24 * 1024 + 1024], 8);
-        const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[192 + i_24 * 1024 + 1024], 8);
-        const vint16m1_t p_49 = nttgen_newhope1024_rvv128_montmul_var(a_49, b_49, 8);
-        const vint16m1_t red_48 = nttgen_newhope1024_rvv128_barrett(acc_48, 8);
-        const vint16m1_t acc_49 = __riscv_vadd_vv_i16m1(red_48, p_49, 8);
-        acc_48 = acc_49;
-    }
-    const vint16m1_t red_49 = nttgen_newhope1024_rvv128_barrett(acc_48, 8);
-    __riscv_vse16_v_i16m1(&r[192], red_49, 8);
-    const vint16m1_t a_50 = __riscv_vle16_v_i16m1(&a[200], 8);
-    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[200], 8);
-    const vint16m1_t p_50 = nttgen_newhope1024_rvv128_montmul_var(a_50, b_50, 8);
-    vint16m1_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const vint16m1_t a_51 = __riscv_vle16_v_i16m1(&a[200 + i_25 * 1024 + 1024], 8);
-        const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[200 + i_25 * 1024 + 1024], 8);
-        const vint16m1_t p_51 = nttgen_newhope1024_rvv128_montmul_var(a_51, b_51, 8);
-        const vint16m1_t red_50 = nttgen_newhope1024_rvv128_barrett(acc_50, 8);
-        const vint16m1_t acc_51 = __riscv_vadd_vv_i16m1(red_50, p_51, 8);
-        acc_50 = acc_51;
-    }
-    const vint16m1_t red_51 = nttgen_newhope1024_rvv128_barrett(acc_50, 8);
-    __riscv_vse16_v_i16m1(&r[200], red_51, 8);
-    const vint16m1_t a_52 = __riscv_vle16_v_i16m1(&a[208], 8);
-    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[208], 8);
-    const vint16m1_t p_52 = nttgen_newhope1024_rvv128_montmul_var(a_52, b_52, 8);
-    vint16m1_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const vint16m1_t a_53 = __riscv_vle16_v_i16m1(&a[208 + i_26 * 1024 + 1024], 8);
-        const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[208 + i_26 * 1024 + 1024], 8);
-        const vint16m1_t p_53 = nttgen_newhope1024_rvv128_montmul_var(a_53, b_53, 8);
-        const vint16m1_t red_52 = nttgen_newhope1024_rvv128_barrett(acc_52, 8);
-        const vint16m1_t acc_53 = __riscv_vadd_vv_i16m1(red_52, p_53, 8);
-        acc_52 = acc_53;
-    }
-    const vint16m1_t red_53 = nttgen_newhope1024_rvv128_barrett(acc_52, 8);
-    __riscv_vse16_v_i16m1(&r[208], red_53, 8);
-    const vint16m1_t a_54 = __riscv_vle16_v_i16m1(&a[216], 8);
-    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[216], 8);
-    const vint16m1_t p_54 = nttgen_newhope1024_rvv128_montmul_var(a_54, b_54, 8);
-    vint16m1_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const vint16m1_t a_55 = __riscv_vle16_v_i16m1(&a[216 + i_27 * 1024 + 1024], 8);
-        const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[216 + i_27 * 1024 + 1024], 8);
-        const vint16m1_t p_55 = nttgen_newhope1024_rvv128_montmul_var(a_55, b_55, 8);
-        const vint16m1_t red_54 = nttgen_newhope1024_rvv128_barrett(acc_54, 8);
-        const vint16m1_t acc_55 = __riscv_vadd_vv_i16m1(red_54, p_55, 8);
-        acc_54 = acc_55;
-    }
-    const vint16m1_t red_55 = nttgen_newhope1024_rvv128_barrett(acc_54, 8);
-    __riscv_vse16_v_i16m1(&r[216], red_55, 8);
-    const vint16m1_t a_56 = __riscv_vle16_v_i16m1(&a[224], 8);
-    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[224], 8);
-    const vint16m1_t p_56 = nttgen_newhope1024_rvv128_montmul_var(a_56, b_56, 8);
-    vint16m1_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const vint16m1_t a_57 = __riscv_vle16_v_i16m1(&a[224 + i_28 * 1024 + 1024], 8);
-        const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[224 + i_28 * 1024 + 1024], 8);
-        const vint16m1_t p_57 = nttgen_newhope1024_rvv128_montmul_var(a_57, b_57, 8);
-        const vint16m1_t red_56 = nttgen_newhope1024_rvv128_barrett(acc_56, 8);
-        const vint16m1_t acc_57 = __riscv_vadd_vv_i16m1(red_56, p_57, 8);
-        acc_56 = acc_57;
-    }
-    const vint16m1_t red_57 = nttgen_newhope1024_rvv128_barrett(acc_56, 8);
-    __riscv_vse16_v_i16m1(&r[224], red_57, 8);
-    const vint16m1_t a_58 = __riscv_vle16_v_i16m1(&a[232], 8);
-    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[232], 8);
-    const vint16m1_t p_58 = nttgen_newhope1024_rvv128_montmul_var(a_58, b_58, 8);
-    vint16m1_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const vint16m1_t a_59 = __riscv_vle16_v_i16m1(&a[232 + i_29 * 1024 + 1024], 8);
-        const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[232 + i_29 * 1024 + 1024], 8);
-        const vint16m1_t p_59 = nttgen_newhope1024_rvv128_montmul_var(a_59, b_59, 8);
-        const vint16m1_t red_58 = nttgen_newhope1024_rvv128_barrett(acc_58, 8);
-        const vint16m1_t acc_59 = __riscv_vadd_vv_i16m1(red_58, p_59, 8);
-        acc_58 = acc_59;
-    }
-    const vint16m1_t red_59 = nttgen_newhope1024_rvv128_barrett(acc_58, 8);
-    __riscv_vse16_v_i16m1(&r[232], red_59, 8);
-    const vint16m1_t a_60 = __riscv_vle16_v_i16m1(&a[240], 8);
-    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[240], 8);
-    const vint16m1_t p_60 = nttgen_newhope1024_rvv128_montmul_var(a_60, b_60, 8);
-    vint16m1_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const vint16m1_t a_61 = __riscv_vle16_v_i16m1(&a[240 + i_30 * 1024 + 1024], 8);
-        const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[240 + i_30 * 1024 + 1024], 8);
-        const vint16m1_t p_61 = nttgen_newhope1024_rvv128_montmul_var(a_61, b_61, 8);
-        const vint16m1_t red_60 = nttgen_newhope1024_rvv128_barrett(acc_60, 8);
-        const vint16m1_t acc_61 = __riscv_vadd_vv_i16m1(red_60, p_61, 8);
-        acc_60 = acc_61;
-    }
-    const vint16m1_t red_61 = nttgen_newhope1024_rvv128_barrett(acc_60, 8);
-    __riscv_vse16_v_i16m1(&r[240], red_61, 8);
-    const vint16m1_t a_62 = __riscv_vle16_v_i16m1(&a[248], 8);
-    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[248], 8);
-    const vint16m1_t p_62 = nttgen_newhope1024_rvv128_montmul_var(a_62, b_62, 8);
-    vint16m1_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[248 + i_31 * 1024 + 1024], 8);
-        const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[248 + i_31 * 1024 + 1024], 8);
-        const vint16m1_t p_63 = nttgen_newhope1024_rvv128_montmul_var(a_63, b_63, 8);
-        const vint16m1_t red_62 = nttgen_newhope1024_rvv128_barrett(acc_62, 8);
-        const vint16m1_t acc_63 = __riscv_vadd_vv_i16m1(red_62, p_63, 8);
-        acc_62 = acc_63;
-    }
-    const vint16m1_t red_63 = nttgen_newhope1024_rvv128_barrett(acc_62, 8);
-    __riscv_vse16_v_i16m1(&r[248], red_63, 8);
-    const vint16m1_t a_64 = __riscv_vle16_v_i16m1(&a[256], 8);
-    const vint16m1_t b_64 = __riscv_vle16_v_i16m1(&b[256], 8);
-    const vint16m1_t p_64 = nttgen_newhope1024_rvv128_montmul_var(a_64, b_64, 8);
-    vint16m1_t acc_64 = p_64;
-    for (size_t i_32 = 0; (i_32 + 1) < k; ++i_32) {
-        const vint16m1_t a_65 = __riscv_vle16_v_i16m1(&a[256 + i_32 * 1024 + 1024], 8);
-        const vint16m1_t b_65 = __riscv_vle16_v_i16m1(&b[256 + i_32 * 1024 + 1024], 8);
-        const vint16m1_t p_65 = nttgen_newhope1024_rvv128_montmul_var(a_65, b_65, 8);
-        const vint16m1_t red_64 = nttgen_newhope1024_rvv128_barrett(acc_64, 8);
-        const vint16m1_t acc_65 = __riscv_vadd_vv_i16m1(red_64, p_65, 8);
-        acc_64 = acc_65;
-    }
-    const vint16m1_t red_65 = nttgen_newhope1024_rvv128_barrett(acc_64, 8);
-    __riscv_vse16_v_i16m1(&r[256], red_65, 8);
-    const vint16m1_t a_66 = __riscv_vle16_v_i16m1(&a[264], 8);
-    const vint16m1_t b_66 = __riscv_vle16_v_i16m1(&b[264], 8);
-    const vint16m1_t p_66 = nttgen_newhope1024_rvv128_montmul_var(a_66, b_66, 8);
-    vint16m1_t acc_66 = p_66;
-    for (size_t i_33 = 0; (i_33 + 1) < k; ++i_33) {
-        const vint16m1_t a_67 = __riscv_vle16_v_i16m1(&a[264 + i_33 * 1024 + 1024], 8);
-        const vint16m1_t b_67 = __riscv_vle16_v_i16m1(&b[264 + i_33 * 1024 + 1024], 8);
-        const vint16m1_t p_67 = nttgen_newhope1024_rvv128_montmul_var(a_67, b_67, 8);
-        const vint16m1_t red_66 = nttgen_newhope1024_rvv128_barrett(acc_66, 8);
-        const vint16m1_t acc_67 = __riscv_vadd_vv_i16m1(red_66, p_67, 8);
-        acc_66 = acc_67;
-    }
-    const vint16m1_t red_67 = nttgen_newhope1024_rvv128_barrett(acc_66, 8);
-    __riscv_vse16_v_i16m1(&r[264], red_67, 8);
-    const vint16m1_t a_68 = __riscv_vle16_v_i16m1(&a[272], 8);
-    const vint16m1_t b_68 = __riscv_vle16_v_i16m1(&b[272], 8);
-    const vint16m1_t p_68 = nttgen_newhope1024_rvv128_montmul_var(a_68, b_68, 8);
-    vint16m1_t acc_68 = p_68;
-    for (size_t i_34 = 0; (i_34 + 1) < k; ++i_34) {
-        const vint16m1_t a_69 = __riscv_vle16_v_i16m1(&a[272 + i_34 * 1024 + 1024], 8);
-        const vint16m1_t b_69 = __riscv_vle16_v_i16m1(&b[272 + i_34 * 1024 + 1024], 8);
-        const vint16m1_t p_69 = nttgen_newhope1024_rvv128_montmul_var(a_69, b_69, 8);
-        const vint16m1_t red_68 = nttgen_newhope1024_rvv128_barrett(acc_68, 8);
-        const vint16m1_t acc_69 = __riscv_vadd_vv_i16m1(red_68, p_69, 8);
-        acc_68 = acc_69;
-    }
-    const vint16m1_t red_69 = nttgen_newhope1024_rvv128_barrett(acc_68, 8);
-    __riscv_vse16_v_i16m1(&r[272], red_69, 8);
-    const vint16m1_t a_70 = __riscv_vle16_v_i16m1(&a[280], 8);
-    const vint16m1_t b_70 = __riscv_vle16_v_i16m1(&b[280], 8);
-    const vint16m1_t p_70 = nttgen_newhope1024_rvv128_montmul_var(a_70, b_70, 8);
-    vint16m1_t acc_70 = p_70;
-    for (size_t i_35 = 0; (i_35 + 1) < k; ++i_35) {
-        const vint16m1_t a_71 = __riscv_vle16_v_i16m1(&a[280 + i_35 * 1024 + 1024], 8);
-        const vint16m1_t b_71 = __riscv_vle16_v_i16m1(&b[280 + i_35 * 1024 + 1024], 8);
-        const vint16m1_t p_71 = nttgen_newhope1024_rvv128_montmul_var(a_71, b_71, 8);
-        const vint16m1_t red_70 = nttgen_newhope1024_rvv128_barrett(acc_70, 8);
-        const vint16m1_t acc_71 = __riscv_vadd_vv_i16m1(red_70, p_71, 8);
-        acc_70 = acc_71;
-    }
-    const vint16m1_t red_71 = nttgen_newhope1024_rvv128_barrett(acc_70, 8);
-    __riscv_vse16_v_i16m1(&r[280], red_71, 8);
-    const vint16m1_t a_72 = __riscv_vle16_v_i16m1(&a[288], 8);
-    const vint16m1_t b_72 = __riscv_vle16_v_i16m1(&b[288], 8);
-    const vint16m1_t p_72 = nttgen_newhope1024_rvv128_montmul_var(a_72, b_72, 8);
-    vint16m1_t acc_72 = p_72;
-    for (size_t i_36 = 0; (i_36 + 1) < k; ++i_36) {
-        const vint16m1_t a_73 = __riscv_vle16_v_i16m1(&a[288 + i_36 * 1024 + 1024], 8);
-        const vint16m1_t b_73 = __riscv_vle16_v_i16m1(&b[288 + i_36 * 1024 + 1024], 8);
-        const vint16m1_t p_73 = nttgen_newhope1024_rvv128_montmul_var(a_73, b_73, 8);
-        const vint16m1_t red_72 = nttgen_newhope1024_rvv128_barrett(acc_72, 8);
-        const vint16m1_t acc_73 = __riscv_vadd_vv_i16m1(red_72, p_73, 8);
-        acc_72 = acc_73;
-    }
-    const vint16m1_t red_73 = nttgen_newhope1024_rvv128_barrett(acc_72, 8);
-    __riscv_vse16_v_i16m1(&r[288], red_73, 8);
-    const vint16m1_t a_74 = __riscv_vle16_v_i16m1(&a[296], 8);
-    const vint16m1_t b_74 = __riscv_vle16_v_i16m1(&b[296], 8);
-    const vint16m1_t p_74 = nttgen_newhope1024_rvv128_montmul_var(a_74, b_74, 8);
-    vint16m1_t acc_74 = p_74;
-    for (size_t i_37 = 0; (i_37 + 1) < k; ++i_37) {
-        const vint16m1_t a_75 = __riscv_vle16_v_i16m1(&a[296 + i_37 * 1024 + 1024], 8);
-        const vint16m1_t b_75 = __riscv_vle16_v_i16m1(&b[296 + i_37 * 1024 + 1024], 8);
-        const vint16m1_t p_75 = nttgen_newhope1024_rvv128_montmul_var(a_75, b_75, 8);
-        const vint16m1_t red_74 = nttgen_newhope1024_rvv128_barrett(acc_74, 8);
-        const vint16m1_t acc_75 = __riscv_vadd_vv_i16m1(red_74, p_75, 8);
-        acc_74 = acc_75;
-    }
-    const vint16m1_t red_75 = nttgen_newhope1024_rvv128_barrett(acc_74, 8);
-    __riscv_vse16_v_i16m1(&r[296], red_75, 8);
-    const vint16m1_t a_76 = __riscv_vle16_v_i16m1(&a[304], 8);
-    const vint16m1_t b_76 = __riscv_vle16_v_i16m1(&b[304], 8);
-    const vint16m1_t p_76 = nttgen_newhope1024_rvv128_montmul_var(a_76, b_76, 8);
-    vint16m1_t acc_76 = p_76;
-    for (size_t i_38 = 0; (i_38 + 1) < k; ++i_38) {
-        const vint16m1_t a_77 = __riscv_vle16_v_i16m1(&a[304 + i_38 * 1024 + 1024], 8);
-        const vint16m1_t b_77 = __riscv_vle16_v_i16m1(&b[304 + i_38 * 1024 + 1024], 8);
-        const vint16m1_t p_77 = nttgen_newhope1024_rvv128_montmul_var(a_77, b_77, 8);
-        const vint16m1_t red_76 = nttgen_newhope1024_rvv128_barrett(acc_76, 8);
-        const vint16m1_t acc_77 = __riscv_vadd_vv_i16m1(red_76, p_77, 8);
-        acc_76 = acc_77;
-    }
-    const vint16m1_t red_77 = nttgen_newhope1024_rvv128_barrett(acc_76, 8);
-    __riscv_vse16_v_i16m1(&r[304], red_77, 8);
-    const vint16m1_t a_78 = __riscv_vle16_v_i16m1(&a[312], 8);
-    const vint16m1_t b_78 = __riscv_vle16_v_i16m1(&b[312], 8);
-    const vint16m1_t p_78 = nttgen_newhope1024_rvv128_montmul_var(a_78, b_78, 8);
-    vint16m1_t acc_78 = p_78;
-    for (size_t i_39 = 0; (i_39 + 1) < k; ++i_39) {
-        const vint16m1_t a_79 = __riscv_vle16_v_i16m1(&a[312 + i_39 * 1024 + 1024], 8);
-        const vint16m1_t b_79 = __riscv_vle16_v_i16m1(&b[312 + i_39 * 1024 + 1024], 8);
-        const vint16m1_t p_79 = nttgen_newhope1024_rvv128_montmul_var(a_79, b_79, 8);
-        const vint16m1_t red_78 = nttgen_newhope1024_rvv128_barrett(acc_78, 8);
-        const vint16m1_t acc_79 = __riscv_vadd_vv_i16m1(red_78, p_79, 8);
-        acc_78 = acc_79;
-    }
-    const vint16m1_t red_79 = nttgen_newhope1024_rvv128_barrett(acc_78, 8);
-    __riscv_vse16_v_i16m1(&r[312], red_79, 8);
-    const vint16m1_t a_80 = __riscv_vle16_v_i16m1(&a[320], 8);
-    const vint16m1_t b_80 = __riscv_vle16_v_i16m1(&b[320], 8);
-    const vint16m1_t p_80 = nttgen_newhope1024_rvv128_montmul_var(a_80, b_80, 8);
-    vint16m1_t acc_80 = p_80;
-    for (size_t i_40 = 0; (i_40 + 1) < k; ++i_40) {
-        const vint16m1_t a_81 = __riscv_vle16_v_i16m1(&a[320 + i_40 * 1024 + 1024], 8);
-        const vint16m1_t b_81 = __riscv_vle16_v_i16m1(&b[320 + i_40 * 1024 + 1024], 8);
-        const vint16m1_t p_81 = nttgen_newhope1024_rvv128_montmul_var(a_81, b_81, 8);
-        const vint16m1_t red_80 = nttgen_newhope1024_rvv128_barrett(acc_80, 8);
-        const vint16m1_t acc_81 = __riscv_vadd_vv_i16m1(red_80, p_81, 8);
-        acc_80 = acc_81;
-    }
-    const vint16m1_t red_81 = nttgen_newhope1024_rvv128_barrett(acc_80, 8);
-    __riscv_vse16_v_i16m1(&r[320], red_81, 8);
-    const vint16m1_t a_82 = __riscv_vle16_v_i16m1(&a[328], 8);
-    const vint16m1_t b_82 = __riscv_vle16_v_i16m1(&b[328], 8);
-    const vint16m1_t p_82 = nttgen_newhope1024_rvv128_montmul_var(a_82, b_82, 8);
-    vint16m1_t acc_82 = p_82;
-    for (size_t i_41 = 0; (i_41 + 1) < k; ++i_41) {
-        const vint16m1_t a_83 = __riscv_vle16_v_i16m1(&a[328 + i_41 * 1024 + 1024], 8);
-        const vint16m1_t b_83 = __riscv_vle16_v_i16m1(&b[328 + i_41 * 1024 + 1024], 8);
-        const vint16m1_t p_83 = nttgen_newhope1024_rvv128_montmul_var(a_83, b_83, 8);
-        const vint16m1_t red_82 = nttgen_newhope1024_rvv128_barrett(acc_82, 8);
-        const vint16m1_t acc_83 = __riscv_vadd_vv_i16m1(red_82, p_83, 8);
-        acc_82 = acc_83;
-    }
-    const vint16m1_t red_83 = nttgen_newhope1024_rvv128_barrett(acc_82, 8);
-    __riscv_vse16_v_i16m1(&r[328], red_83, 8);
-    const vint16m1_t a_84 = __riscv_vle16_v_i16m1(&a[336], 8);
-    const vint16m1_t b_84 = __riscv_vle16_v_i16m1(&b[336], 8);
-    const vint16m1_t p_84 = nttgen_newhope1024_rvv128_montmul_var(a_84, b_84, 8);
-    vint16m1_t acc_84 = p_84;
-    for (size_t i_42 = 0; (i_42 + 1) < k; ++i_42) {
-        const vint16m1_t a_85 = __riscv_vle16_v_i16m1(&a[336 + i_42 * 1024 + 1024], 8);
-        const vint16m1_t b_85 = __riscv_vle16_v_i16m1(&b[336 + i_42 * 1024 + 1024], 8);
-        const vint16m1_t p_85 = nttgen_newhope1024_rvv128_montmul_var(a_85, b_85, 8);
-        const vint16m1_t red_84 = nttgen_newhope1024_rvv128_barrett(acc_84, 8);
-        const vint16m1_t acc_85 = __riscv_vadd_vv_i16m1(red_84, p_85, 8);
-        acc_84 = acc_85;
-    }
-    const vint16m1_t red_85 = nttgen_newhope1024_rvv128_barrett(acc_84, 8);
-    __riscv_vse16_v_i16m1(&r[336], red_85, 8);
-    const vint16m1_t a_86 = __riscv_vle16_v_i16m1(&a[344], 8);
-    const vint16m1_t b_86 = __riscv_vle16_v_i16m1(&b[344], 8);
-    const vint16m1_t p_86 = nttgen_newhope1024_rvv128_montmul_var(a_86, b_86, 8);
-    vint16m1_t acc_86 = p_86;
-    for (size_t i_43 = 0; (i_43 + 1) < k; ++i_43) {
-        const vint16m1_t a_87 = __riscv_vle16_v_i16m1(&a[344 + i_43 * 1024 + 1024], 8);
-        const vint16m1_t b_87 = __riscv_vle16_v_i16m1(&b[344 + i_43 * 1024 + 1024], 8);
-        const vint16m1_t p_87 = nttgen_newhope1024_rvv128_montmul_var(a_87, b_87, 8);
-        const vint16m1_t red_86 = nttgen_newhope1024_rvv128_barrett(acc_86, 8);
-        const vint16m1_t acc_87 = __riscv_vadd_vv_i16m1(red_86, p_87, 8);
-        acc_86 = acc_87;
-    }
-    const vint16m1_t red_87 = nttgen_newhope1024_rvv128_barrett(acc_86, 8);
-    __riscv_vse16_v_i16m1(&r[344], red_87, 8);
-    const vint16m1_t a_88 = __riscv_vle16_v_i16m1(&a[352], 8);
-    const vint16m1_t b_88 = __riscv_vle16_v_i16m1(&b[352], 8);
-    const vint16m1_t p_88 = nttgen_newhope1024_rvv128_montmul_var(a_88, b_88, 8);
-    vint16m1_t acc_88 = p_88;
-    for (size_t i_44 = 0; (i_44 + 1) < k; ++i_44) {
-        const vint16m1_t a_89 = __riscv_vle16_v_i16m1(&a[352 + i_44 * 1024 + 1024], 8);
-        const vint16m1_t b_89 = __riscv_vle16_v_i16m1(&b[352 + i_44 * 1024 + 1024], 8);
-        const vint16m1_t p_89 = nttgen_newhope1024_rvv128_montmul_var(a_89, b_89, 8);
-        const vint16m1_t red_88 = nttgen_newhope1024_rvv128_barrett(acc_88, 8);
-        const vint16m1_t acc_89 = __riscv_vadd_vv_i16m1(red_88, p_89, 8);
-        acc_88 = acc_89;
-    }
-    const vint16m1_t red_89 = nttgen_newhope1024_rvv128_barrett(acc_88, 8);
-    __riscv_vse16_v_i16m1(&r[352], red_89, 8);
-    const vint16m1_t a_90 = __riscv_vle16_v_i16m1(&a[360], 8);
-    const vint16m1_t b_90 = __riscv_vle16_v_i16m1(&b[360], 8);
-    const vint16m1_t p_90 = nttgen_newhope1024_rvv128_montmul_var(a_90, b_90, 8);
-    vint16m1_t acc_90 = p_90;
-    for (size_t i_45 = 0; (i_45 + 1) < k; ++i_45) {
-        const vint16m1_t a_91 = __riscv_vle16_v_i16m1(&a[360 + i_45 * 1024 + 1024], 8);
-        const vint16m1_t b_91 = __riscv_vle16_v_i16m1(&b[360 + i_45 * 1024 + 1024], 8);
-        const vint16m1_t p_91 = nttgen_newhope1024_rvv128_montmul_var(a_91, b_91, 8);
-        const vint16m1_t red_90 = nttgen_newhope1024_rvv128_barrett(acc_90, 8);
-        const vint16m1_t acc_91 = __riscv_vadd_vv_i16m1(red_90, p_91, 8);
-        acc_90 = acc_91;
-    }
-    const vint16m1_t red_91 = nttgen_newhope1024_rvv128_barrett(acc_90, 8);
-    __riscv_vse16_v_i16m1(&r[360], red_91, 8);
-    const vint16m1_t a_92 = __riscv_vle16_v_i16m1(&a[368], 8);
-    const vint16m1_t b_92 = __riscv_vle16_v_i16m1(&b[368], 8);
-    const vint16m1_t p_92 = nttgen_newhope1024_rvv128_montmul_var(a_92, b_92, 8);
-    vint16m1_t acc_92 = p_92;
-    for (size_t i_46 = 0; (i_46 + 1) < k; ++i_46) {
-        const vint16m1_t a_93 = __riscv_vle16_v_i16m1(&a[368 + i_46 * 1024 + 1024], 8);
-        const vint16m1_t b_93 = __riscv_vle16_v_i16m1(&b[368 + i_46 * 1024 + 1024], 8);
-        const vint16m1_t p_93 = nttgen_newhope1024_rvv128_montmul_var(a_93, b_93, 8);
-        const vint16m1_t red_92 = nttgen_newhope1024_rvv128_barrett(acc_92, 8);
-        const vint16m1_t acc_93 = __riscv_vadd_vv_i16m1(red_92, p_93, 8);
-        acc_92 = acc_93;
-    }
-    const vint16m1_t red_93 = nttgen_newhope1024_rvv128_barrett(acc_92, 8);
-    __riscv_vse16_v_i16m1(&r[368], red_93, 8);
-    const vint16m1_t a_94 = __riscv_vle16_v_i16m1(&a[376], 8);
-    const vint16m1_t b_94 = __riscv_vle16_v_i16m1(&b[376], 8);
-    const vint16m1_t p_94 = nttgen_newhope1024_rvv128_montmul_var(a_94, b_94, 8);
-    vint16m1_t acc_94 = p_94;
-    for (size_t i_47 = 0; (i_47 + 1) < k; ++i_47) {
-        const vint16m1_t a_95 = __riscv_vle16_v_i16m1(&a[376 + i_47 * 1024 + 1024], 8);
-        const vint16m1_t b_95 = __riscv_vle16_v_i16m1(&b[376 + i_47 * 1024 + 1024], 8);
-        const vint16m1_t p_95 = nttgen_newhope1024_rvv128_montmul_var(a_95, b_95, 8);
-        const vint16m1_t red_94 = nttgen_newhope1024_rvv128_barrett(acc_94, 8);
-        const vint16m1_t acc_95 = __riscv_vadd_vv_i16m1(red_94, p_95, 8);
-        acc_94 = acc_95;
-    }
-    const vint16m1_t red_95 = nttgen_newhope1024_rvv128_barrett(acc_94, 8);
-    __riscv_vse16_v_i16m1(&r[376], red_95, 8);
-    const vint16m1_t a_96 = __riscv_vle16_v_i16m1(&a[384], 8);
-    const vint16m1_t b_96 = __riscv_vle16_v_i16m1(&b[384], 8);
-    const vint16m1_t p_96 = nttgen_newhope1024_rvv128_montmul_var(a_96, b_96, 8);
-    vint16m1_t acc_96 = p_96;
-    for (size_t i_48 = 0; (i_48 + 1) < k; ++i_48) {
-        const vint16m1_t a_97 = __riscv_vle16_v_i16m1(&a[384 + i_48 * 1024 + 1024], 8);
-        const vint16m1_t b_97 = __riscv_vle16_v_i16m1(&b[384 + i_48 * 1024 + 1024], 8);
-        const vint16m1_t p_97 = nttgen_newhope1024_rvv128_montmul_var(a_97, b_97, 8);
-        const vint16m1_t red_96 = nttgen_newhope1024_rvv128_barrett(acc_96, 8);
-        const vint16m1_t acc_97 = __riscv_vadd_vv_i16m1(red_96, p_97, 8);
-        acc_96 = acc_97;
-    }
-    const vint16m1_t red_97 = nttgen_newhope1024_rvv128_barrett(acc_96, 8);
-    __riscv_vse16_v_i16m1(&r[384], red_97, 8);
-    const vint16m1_t a_98 = __riscv_vle16_v_i16m1(&a[392], 8);
-    const vint16m1_t b_98 = __riscv_vle16_v_i16m1(&b[392], 8);
-    const vint16m1_t p_98 = nttgen_newhope1024_rvv128_montmul_var(a_98, b_98, 8);
-    vint16m1_t acc_98 = p_98;
-    for (size_t i_49 = 0; (i_49 + 1) < k; ++i_49) {
-        const vint16m1_t a_99 = __riscv_vle16_v_i16m1(&a[392 + i_49 * 1024 + 1024], 8);
-        const vint16m1_t b_99 = __riscv_vle16_v_i16m1(&b[392 + i_49 * 1024 + 1024], 8);
-        const vint16m1_t p_99 = nttgen_newhope1024_rvv128_montmul_var(a_99, b_99, 8);
-        const vint16m1_t red_98 = nttgen_newhope1024_rvv128_barrett(acc_98, 8);
-        const vint16m1_t acc_99 = __riscv_vadd_vv_i16m1(red_98, p_99, 8);
-        acc_98 = acc_99;
-    }
-    const vint16m1_t red_99 = nttgen_newhope1024_rvv128_barrett(acc_98, 8);
-    __riscv_vse16_v_i16m1(&r[392], red_99, 8);
-    const vint16m1_t a_100 = __riscv_vle16_v_i16m1(&a[400], 8);
-    const vint16m1_t b_100 = __riscv_vle16_v_i16m1(&b[400], 8);
-    const vint16m1_t p_100 = nttgen_newhope1024_rvv128_montmul_var(a_100, b_100, 8);
-    vint16m1_t acc_100 = p_100;
-    for (size_t i_50 = 0; (i_50 + 1) < k; ++i_50) {
-        const vint16m1_t a_101 = __riscv_vle16_v_i16m1(&a[400 + i_50 * 1024 + 1024], 8);
-        const vint16m1_t b_101 = __riscv_vle16_v_i16m1(&b[400 + i_50 * 1024 + 1024], 8);
-        const vint16m1_t p_101 = nttgen_newhope1024_rvv128_montmul_var(a_101, b_101, 8);
-        const vint16m1_t red_100 = nttgen_newhope1024_rvv128_barrett(acc_100, 8);
-        const vint16m1_t acc_101 = __riscv_vadd_vv_i16m1(red_100, p_101, 8);
-        acc_100 = acc_101;
-    }
-    const vint16m1_t red_101 = nttgen_newhope1024_rvv128_barrett(acc_100, 8);
-    __riscv_vse16_v_i16m1(&r[400], red_101, 8);
-    const vint16m1_t a_102 = __riscv_vle16_v_i16m1(&a[408], 8);
-    const vint16m1_t b_102 = __riscv_vle16_v_i16m1(&b[408], 8);
-    const vint16m1_t p_102 = nttgen_newhope1024_rvv128_montmul_var(a_102, b_102, 8);
-    vint16m1_t acc_102 = p_102;
-    for (size_t i_51 = 0; (i_51 + 1) < k; ++i_51) {
-        const vint16m1_t a_103 = __riscv_vle16_v_i16m1(&a[408 + i_51 * 1024 + 1024], 8);
-        const vint16m1_t b_103 = __riscv_vle16_v_i16m1(&b[408 + i_51 * 1024 + 1024], 8);
-        const vint16m1_t p_103 = nttgen_newhope1024_rvv128_montmul_var(a_103, b_103, 8);
-        const vint16m1_t red_102 = nttgen_newhope1024_rvv128_barrett(acc_102, 8);
-        const vint16m1_t acc_103 = __riscv_vadd_vv_i16m1(red_102, p_103, 8);
-        acc_102 = acc_103;
-    }
-    const vint16m1_t red_103 = nttgen_newhope1024_rvv128_barrett(acc_102, 8);
-    __riscv_vse16_v_i16m1(&r[408], red_103, 8);
-    const vint16m1_t a_104 = __riscv_vle16_v_i16m1(&a[416], 8);
-    const vint16m1_t b_104 = __riscv_vle16_v_i16m1(&b[416], 8);
-    const vint16m1_t p_104 = nttgen_newhope1024_rvv128_montmul_var(a_104, b_104, 8);
-    vint16m1_t acc_104 = p_104;
-    for (size_t i_52 = 0; (i_52 + 1) < k; ++i_52) {
-        const vint16m1_t a_105 = __riscv_vle16_v_i16m1(&a[416 + i_52 * 1024 + 1024], 8);
-        const vint16m1_t b_105 = __riscv_vle16_v_i16m1(&b[416 + i_52 * 1024 + 1024], 8);
-        const vint16m1_t p_105 = nttgen_newhope1024_rvv128_montmul_var(a_105, b_105, 8);
-        const vint16m1_t red_104 = nttgen_newhope1024_rvv128_barrett(acc_104, 8);
-        const vint16m1_t acc_105 = __riscv_vadd_vv_i16m1(red_104, p_105, 8);
-        acc_104 = acc_105;
-    }
-    const vint16m1_t red_105 = nttgen_newhope1024_rvv128_barrett(acc_104, 8);
-    __riscv_vse16_v_i16m1(&r[416], red_105, 8);
-    const vint16m1_t a_106 = __riscv_vle16_v_i16m1(&a[424], 8);
-    const vint16m1_t b_106 = __riscv_vle16_v_i16m1(&b[424], 8);
-    const vint16m1_t p_106 = nttgen_newhope1024_rvv128_montmul_var(a_106, b_106, 8);
-    vint16m1_t acc_106 = p_106;
-    for (size_t i_53 = 0; (i_53 + 1) < k; ++i_53) {
-        const vint16m1_t a_107 = __riscv_vle16_v_i16m1(&a[424 + i_53 * 1024 + 1024], 8);
-        const vint16m1_t b_107 = __riscv_vle16_v_i16m1(&b[424 + i_53 * 1024 + 1024], 8);
-        const vint16m1_t p_107 = nttgen_newhope1024_rvv128_montmul_var(a_107, b_107, 8);
-        const vint16m1_t red_106 = nttgen_newhope1024_rvv128_barrett(acc_106, 8);
-        const vint16m1_t acc_107 = __riscv_vadd_vv_i16m1(red_106, p_107, 8);
-        acc_106 = acc_107;
-    }
-    const vint16m1_t red_107 = nttgen_newhope1024_rvv128_barrett(acc_106, 8);
-    __riscv_vse16_v_i16m1(&r[424], red_107, 8);
-    const vint16m1_t a_108 = __riscv_vle16_v_i16m1(&a[432], 8);
-    const vint16m1_t b_108 = __riscv_vle16_v_i16m1(&b[432], 8);
-    const vint16m1_t p_108 = nttgen_newhope1024_rvv128_montmul_var(a_108, b_108, 8);
-    vint16m1_t acc_108 = p_108;
-    for (size_t i_54 = 0; (i_54 + 1) < k; ++i_54) {
-        const vint16m1_t a_109 = __riscv_vle16_v_i16m1(&a[432 + i_54 * 1024 + 1024], 8);
-        const vint16m1_t b_109 = __riscv_vle16_v_i16m1(&b[432 + i_54 * 1024 + 1024], 8);
-        const vint16m1_t p_109 = nttgen_newhope1024_rvv128_montmul_var(a_109, b_109, 8);
-        const vint16m1_t red_108 = nttgen_newhope1024_rvv128_barrett(acc_108, 8);
-        const vint16m1_t acc_109 = __riscv_vadd_vv_i16m1(red_108, p_109, 8);
-        acc_108 = acc_109;
-    }
-    const vint16m1_t red_109 = nttgen_newhope1024_rvv128_barrett(acc_108, 8);
-    __riscv_vse16_v_i16m1(&r[432], red_109, 8);
-    const vint16m1_t a_110 = __riscv_vle16_v_i16m1(&a[440], 8);
-    const vint16m1_t b_110 = __riscv_vle16_v_i16m1(&b[440], 8);
-    const vint16m1_t p_110 = nttgen_newhope1024_rvv128_montmul_var(a_110, b_110, 8);
-    vint16m1_t acc_110 = p_110;
-    for (size_t i_55 = 0; (i_55 + 1) < k; ++i_55) {
-        const vint16m1_t a_111 = __riscv_vle16_v_i16m1(&a[440 + i_55 * 1024 + 1024], 8);
-        const vint16m1_t b_111 = __riscv_vle16_v_i16m1(&b[440 + i_55 * 1024 + 1024], 8);
-        const vint16m1_t p_111 = nttgen_newhope1024_rvv128_montmul_var(a_111, b_111, 8);
-        const vint16m1_t red_110 = nttgen_newhope1024_rvv128_barrett(acc_110, 8);
-        const vint16m1_t acc_111 = __riscv_vadd_vv_i16m1(red_110, p_111, 8);
-        acc_110 = acc_111;
-    }
-    const vint16m1_t red_111 = nttgen_newhope1024_rvv128_barrett(acc_110, 8);
-    __riscv_vse16_v_i16m1(&r[440], red_111, 8);
-    const vint16m1_t a_112 = __riscv_vle16_v_i16m1(&a[448], 8);
-    const vint16m1_t b_112 = __riscv_vle16_v_i16m1(&b[448], 8);
-    const vint16m1_t p_112 = nttgen_newhope1024_rvv128_montmul_var(a_112, b_112, 8);
-    vint16m1_t acc_112 = p_112;
-    for (size_t i_56 = 0; (i_56 + 1) < k; ++i_56) {
-        const vint16m1_t a_113 = __riscv_vle16_v_i16m1(&a[448 + i_56 * 1024 + 1024], 8);
-        const vint16m1_t b_113 = __riscv_vle16_v_i16m1(&b[448 + i_56 * 1024 + 1024], 8);
-        const vint16m1_t p_113 = nttgen_newhope1024_rvv128_montmul_var(a_113, b_113, 8);
-        const vint16m1_t red_112 = nttgen_newhope1024_rvv128_barrett(acc_112, 8);
-        const vint16m1_t acc_113 = __riscv_vadd_vv_i16m1(red_112, p_113, 8);
-        acc_112 = acc_113;
-    }
-    const vint16m1_t red_113 = nttgen_newhope1024_rvv128_barrett(acc_112, 8);
-    __riscv_vse16_v_i16m1(&r[448], red_113, 8);
-    const vint16m1_t a_114 = __riscv_vle16_v_i16m1(&a[456], 8);
-    const vint16m1_t b_114 = __riscv_vle16_v_i16m1(&b[456], 8);
-    const vint16m1_t p_114 = nttgen_newhope1024_rvv128_montmul_var(a_114, b_114, 8);
-    vint16m1_t acc_114 = p_114;
-    for (size_t i_57 = 0; (i_57 + 1) < k; ++i_57) {
-        const vint16m1_t a_115 = __riscv_vle16_v_i16m1(&a[456 + i_57 * 1024 + 1024], 8);
-        const vint16m1_t b_115 = __riscv_vle16_v_i16m1(&b[456 + i_57 * 1024 + 1024], 8);
-        const vint16m1_t p_115 = nttgen_newhope1024_rvv128_montmul_var(a_115, b_115, 8);
-        const vint16m1_t red_114 = nttgen_newhope1024_rvv128_barrett(acc_114, 8);
-        const vint16m1_t acc_115 = __riscv_vadd_vv_i16m1(red_114, p_115, 8);
-        acc_114 = acc_115;
-    }
-    const vint16m1_t red_115 = nttgen_newhope1024_rvv128_barrett(acc_114, 8);
-    __riscv_vse16_v_i16m1(&r[456], red_115, 8);
-    const vint16m1_t a_116 = __riscv_vle16_v_i16m1(&a[464], 8);
-    const vint16m1_t b_116 = __riscv_vle16_v_i16m1(&b[464], 8);
-    const vint16m1_t p_116 = nttgen_newhope1024_rvv128_montmul_var(a_116, b_116, 8);
-    vint16m1_t acc_116 = p_116;
-    for (size_t i_58 = 0; (i_58 + 1) < k; ++i_58) {
-        const vint16m1_t a_117 = __riscv_vle16_v_i16m1(&a[464 + i_58 * 1024 + 1024], 8);
-        const vint16m1_t b_117 = __riscv_vle16_v_i16m1(&b[464 + i_58 * 1024 + 1024], 8);
-        const vint16m1_t p_117 = nttgen_newhope1024_rvv128_montmul_var(a_117, b_117, 8);
-        const vint16m1_t red_116 = nttgen_newhope1024_rvv128_barrett(acc_116, 8);
-        const vint16m1_t acc_117 = __riscv_vadd_vv_i16m1(red_116, p_117, 8);
-        acc_116 = acc_117;
-    }
-    const vint16m1_t red_117 = nttgen_newhope1024_rvv128_barrett(acc_116, 8);
-    __riscv_vse16_v_i16m1(&r[464], red_117, 8);
-    const vint16m1_t a_118 = __riscv_vle16_v_i16m1(&a[472], 8);
-    const vint16m1_t b_118 = __riscv_vle16_v_i16m1(&b[472], 8);
-    const vint16m1_t p_118 = nttgen_newhope1024_rvv128_montmul_var(a_118, b_118, 8);
-    vint16m1_t acc_118 = p_118;
-    for (size_t i_59 = 0; (i_59 + 1) < k; ++i_59) {
-        const vint16m1_t a_119 = __riscv_vle16_v_i16m1(&a[472 + i_59 * 1024 + 1024], 8);
-        const vint16m1_t b_119 = __riscv_vle16_v_i16m1(&b[472 + i_59 * 1024 + 1024], 8);
-        const vint16m1_t p_119 = nttgen_newhope1024_rvv128_montmul_var(a_119, b_119, 8);
-        const vint16m1_t red_118 = nttgen_newhope1024_rvv128_barrett(acc_118, 8);
-        const vint16m1_t acc_119 = __riscv_vadd_vv_i16m1(red_118, p_119, 8);
-        acc_118 = acc_119;
-    }
-    const vint16m1_t red_119 = nttgen_newhope1024_rvv128_barrett(acc_118, 8);
-    __riscv_vse16_v_i16m1(&r[472], red_119, 8);
-    const vint16m1_t a_120 = __riscv_vle16_v_i16m1(&a[480], 8);
-    const vint16m1_t b_120 = __riscv_vle16_v_i16m1(&b[480], 8);
-    const vint16m1_t p_120 = nttgen_newhope1024_rvv128_montmul_var(a_120, b_120, 8);
-    vint16m1_t acc_120 = p_120;
-    for (size_t i_60 = 0; (i_60 + 1) < k; ++i_60) {
-        const vint16m1_t a_121 = __riscv_vle16_v_i16m1(&a[480 + i_60 * 1024 + 1024], 8);
-        const vint16m1_t b_121 = __riscv_vle16_v_i16m1(&b[480 + i_60 * 1024 + 1024], 8);
-        const vint16m1_t p_121 = nttgen_newhope1024_rvv128_montmul_var(a_121, b_121, 8);
-        const vint16m1_t red_120 = nttgen_newhope1024_rvv128_barrett(acc_120, 8);
-        const vint16m1_t acc_121 = __riscv_vadd_vv_i16m1(red_120, p_121, 8);
-        acc_120 = acc_121;
-    }
-    const vint16m1_t red_121 = nttgen_newhope1024_rvv128_barrett(acc_120, 8);
-    __riscv_vse16_v_i16m1(&r[480], red_121, 8);
-    const vint16m1_t a_122 = __riscv_vle16_v_i16m1(&a[488], 8);
-    const vint16m1_t b_122 = __riscv_vle16_v_i16m1(&b[488], 8);
-    const vint16m1_t p_122 = nttgen_newhope1024_rvv128_montmul_var(a_122, b_122, 8);
-    vint16m1_t acc_122 = p_122;
-    for (size_t i_61 = 0; (i_61 + 1) < k; ++i_61) {
-        const vint16m1_t a_123 = __riscv_vle16_v_i16m1(&a[488 + i_61 * 1024 + 1024], 8);
-        const vint16m1_t b_123 = __riscv_vle16_v_i16m1(&b[488 + i_61 * 1024 + 1024], 8);
-        const vint16m1_t p_123 = nttgen_newhope1024_rvv128_montmul_var(a_123, b_123, 8);
-        const vint16m1_t red_122 = nttgen_newhope1024_rvv128_barrett(acc_122, 8);
-        const vint16m1_t acc_123 = __riscv_vadd_vv_i16m1(red_122, p_123, 8);
-        acc_122 = acc_123;
-    }
-    const vint16m1_t red_123 = nttgen_newhope1024_rvv128_barrett(acc_122, 8);
-    __riscv_vse16_v_i16m1(&r[488], red_123, 8);
-    const vint16m1_t a_124 = __riscv_vle16_v_i16m1(&a[496], 8);
-    const vint16m1_t b_124 = __riscv_vle16_v_i16m1(&b[496], 8);
-    const vint16m1_t p_124 = nttgen_newhope1024_rvv128_montmul_var(a_124, b_124, 8);
-    vint16m1_t acc_124 = p_124;
-    for (size_t i_62 = 0; (i_62 + 1) < k; ++i_62) {
-        const vint16m1_t a_125 = __riscv_vle16_v_i16m1(&a[496 + i_62 * 1024 + 1024], 8);
-        const vint16m1_t b_125 = __riscv_vle16_v_i16m1(&b[496 + i_62 * 1024 + 1024], 8);
-        const vint16m1_t p_125 = nttgen_newhope1024_rvv128_montmul_var(a_125, b_125, 8);
-        const vint16m1_t red_124 = nttgen_newhope1024_rvv128_barrett(acc_124, 8);
-        const vint16m1_t acc_125 = __riscv_vadd_vv_i16m1(red_124, p_125, 8);
-        acc_124 = acc_125;
-    }
-    const vint16m1_t red_125 = nttgen_newhope1024_rvv128_barrett(acc_124, 8);
-    __riscv_vse16_v_i16m1(&r[496], red_125, 8);
-    const vint16m1_t a_126 = __riscv_vle16_v_i16m1(&a[504], 8);
-    const vint16m1_t b_126 = __riscv_vle16_v_i16m1(&b[504], 8);
-    const vint16m1_t p_126 = nttgen_newhope1024_rvv128_montmul_var(a_126, b_126, 8);
-    vint16m1_t acc_126 = p_126;
-    for (size_t i_63 = 0; (i_63 + 1) < k; ++i_63) {
-        const vint16m1_t a_127 = __riscv_vle16_v_i16m1(&a[504 + i_63 * 1024 + 1024], 8);
-        const vint16m1_t b_127 = __riscv_vle16_v_i16m1(&b[504 + i_63 * 1024 + 1024], 8);
-        const vint16m1_t p_127 = nttgen_newhope1024_rvv128_montmul_var(a_127, b_127, 8);
-        const vint16m1_t red_126 = nttgen_newhope1024_rvv128_barrett(acc_126, 8);
-        const vint16m1_t acc_127 = __riscv_vadd_vv_i16m1(red_126, p_127, 8);
-        acc_126 = acc_127;
-    }
-    const vint16m1_t red_127 = nttgen_newhope1024_rvv128_barrett(acc_126, 8);
-    __riscv_vse16_v_i16m1(&r[504], red_127, 8);
-    const vint16m1_t a_128 = __riscv_vle16_v_i16m1(&a[512], 8);
-    const vint16m1_t b_128 = __riscv_vle16_v_i16m1(&b[512], 8);
-    const vint16m1_t p_128 = nttgen_newhope1024_rvv128_montmul_var(a_128, b_128, 8);
-    vint16m1_t acc_128 = p_128;
-    for (size_t i_64 = 0; (i_64 + 1) < k; ++i_64) {
-        const vint16m1_t a_129 = __riscv_vle16_v_i16m1(&a[512 + i_64 * 1024 + 1024], 8);
-        const vint16m1_t b_129 = __riscv_vle16_v_i16m1(&b[512 + i_64 * 1024 + 1024], 8);
-        const vint16m1_t p_129 = nttgen_newhope1024_rvv128_montmul_var(a_129, b_129, 8);
-        const vint16m1_t red_128 = nttgen_newhope1024_rvv128_barrett(acc_128, 8);
-        const vint16m1_t acc_129 = __riscv_vadd_vv_i16m1(red_128, p_129, 8);
-        acc_128 = acc_129;
-    }
-    const vint16m1_t red_129 = nttgen_newhope1024_rvv128_barrett(acc_128, 8);
-    __riscv_vse16_v_i16m1(&r[512], red_129, 8);
-    const vint16m1_t a_130 = __riscv_vle16_v_i16m1(&a[520], 8);
-    const vint16m1_t b_130 = __riscv_vle16_v_i16m1(&b[520], 8);
-    const vint16m1_t p_130 = nttgen_newhope1024_rvv128_montmul_var(a_130, b_130, 8);
-    vint16m1_t acc_130 = p_130;
-    for (size_t i_65 = 0; (i_65 + 1) < k; ++i_65) {
-        const vint16m1_t a_131 = __riscv_vle16_v_i16m1(&a[520 + i_65 * 1024 + 1024], 8);
-        const vint16m1_t b_131 = __riscv_vle16_v_i16m1(&b[520 + i_65 * 1024 + 1024], 8);
-        const vint16m1_t p_131 = nttgen_newhope1024_rvv128_montmul_var(a_131, b_131, 8);
-        const vint16m1_t red_130 = nttgen_newhope1024_rvv128_barrett(acc_130, 8);
-        const vint16m1_t acc_131 = __riscv_vadd_vv_i16m1(red_130, p_131, 8);
-        acc_130 = acc_131;
-    }
-    const vint16m1_t red_131 = nttgen_newhope1024_rvv128_barrett(acc_130, 8);
-    __riscv_vse16_v_i16m1(&r[520], red_131, 8);
-    const vint16m1_t a_132 = __riscv_vle16_v_i16m1(&a[528], 8);
-    const vint16m1_t b_132 = __riscv_vle16_v_i16m1(&b[528], 8);
-    const vint16m1_t p_132 = nttgen_newhope1024_rvv128_montmul_var(a_132, b_132, 8);
-    vint16m1_t acc_132 = p_132;
-    for (size_t i_66 = 0; (i_66 + 1) < k; ++i_66) {
-        const vint16m1_t a_133 = __riscv_vle16_v_i16m1(&a[528 + i_66 * 1024 + 1024], 8);
-        const vint16m1_t b_133 = __riscv_vle16_v_i16m1(&b[528 + i_66 * 1024 + 1024], 8);
-        const vint16m1_t p_133 = nttgen_newhope1024_rvv128_montmul_var(a_133, b_133, 8);
-        const vint16m1_t red_132 = nttgen_newhope1024_rvv128_barrett(acc_132, 8);
-        const vint16m1_t acc_133 = __riscv_vadd_vv_i16m1(red_132, p_133, 8);
-        acc_132 = acc_133;
-    }
-    const vint16m1_t red_133 = nttgen_newhope1024_rvv128_barrett(acc_132, 8);
-    __riscv_vse16_v_i16m1(&r[528], red_133, 8);
-    const vint16m1_t a_134 = __riscv_vle16_v_i16m1(&a[536], 8);
-    const vint16m1_t b_134 = __riscv_vle16_v_i16m1(&b[536], 8);
-    const vint16m1_t p_134 = nttgen_newhope1024_rvv128_montmul_var(a_134, b_134, 8);
-    vint16m1_t acc_134 = p_134;
-    for (size_t i_67 = 0; (i_67 + 1) < k; ++i_67) {
-        const vint16m1_t a_135 = __riscv_vle16_v_i16m1(&a[536 + i_67 * 1024 + 1024], 8);
-        const vint16m1_t b_135 = __riscv_vle16_v_i16m1(&b[536 + i_67 * 1024 + 1024], 8);
-        const vint16m1_t p_135 = nttgen_newhope1024_rvv128_montmul_var(a_135, b_135, 8);
-        const vint16m1_t red_134 = nttgen_newhope1024_rvv128_barrett(acc_134, 8);
-        const vint16m1_t acc_135 = __riscv_vadd_vv_i16m1(red_134, p_135, 8);
-        acc_134 = acc_135;
-    }
-    const vint16m1_t red_135 = nttgen_newhope1024_rvv128_barrett(acc_134, 8);
-    __riscv_vse16_v_i16m1(&r[536], red_135, 8);
-    const vint16m1_t a_136 = __riscv_vle16_v_i16m1(&a[544], 8);
-    const vint16m1_t b_136 = __riscv_vle16_v_i16m1(&b[544], 8);
-    const vint16m1_t p_136 = nttgen_newhope1024_rvv128_montmul_var(a_136, b_136, 8);
-    vint16m1_t acc_136 = p_136;
-    for (size_t i_68 = 0; (i_68 + 1) < k; ++i_68) {
-        const vint16m1_t a_137 = __riscv_vle16_v_i16m1(&a[544 + i_68 * 1024 + 1024], 8);
-        const vint16m1_t b_137 = __riscv_vle16_v_i16m1(&b[544 + i_68 * 1024 + 1024], 8);
-        const vint16m1_t p_137 = nttgen_newhope1024_rvv128_montmul_var(a_137, b_137, 8);
-        const vint16m1_t red_136 = nttgen_newhope1024_rvv128_barrett(acc_136, 8);
-        const vint16m1_t acc_137 = __riscv_vadd_vv_i16m1(red_136, p_137, 8);
-        acc_136 = acc_137;
-    }
-    const vint16m1_t red_137 = nttgen_newhope1024_rvv128_barrett(acc_136, 8);
-    __riscv_vse16_v_i16m1(&r[544], red_137, 8);
-    const vint16m1_t a_138 = __riscv_vle16_v_i16m1(&a[552], 8);
-    const vint16m1_t b_138 = __riscv_vle16_v_i16m1(&b[552], 8);
-    const vint16m1_t p_138 = nttgen_newhope1024_rvv128_montmul_var(a_138, b_138, 8);
-    vint16m1_t acc_138 = p_138;
-    for (size_t i_69 = 0; (i_69 + 1) < k; ++i_69) {
-        const vint16m1_t a_139 = __riscv_vle16_v_i16m1(&a[552 + i_69 * 1024 + 1024], 8);
-        const vint16m1_t b_139 = __riscv_vle16_v_i16m1(&b[552 + i_69 * 1024 + 1024], 8);
-        const vint16m1_t p_139 = nttgen_newhope1024_rvv128_montmul_var(a_139, b_139, 8);
-        const vint16m1_t red_138 = nttgen_newhope1024_rvv128_barrett(acc_138, 8);
-        const vint16m1_t acc_139 = __riscv_vadd_vv_i16m1(red_138, p_139, 8);
-        acc_138 = acc_139;
-    }
-    const vint16m1_t red_139 = nttgen_newhope1024_rvv128_barrett(acc_138, 8);
-    __riscv_vse16_v_i16m1(&r[552], red_139, 8);
-    const vint16m1_t a_140 = __riscv_vle16_v_i16m1(&a[560], 8);
-    const vint16m1_t b_140 = __riscv_vle16_v_i16m1(&b[560], 8);
-    const vint16m1_t p_140 = nttgen_newhope1024_rvv128_montmul_var(a_140, b_140, 8);
-    vint16m1_t acc_140 = p_140;
-    for (size_t i_70 = 0; (i_70 + 1) < k; ++i_70) {
-        const vint16m1_t a_141 = __riscv_vle16_v_i16m1(&a[560 + i_70 * 1024 + 1024], 8);
-        const vint16m1_t b_141 = __riscv_vle16_v_i16m1(&b[560 + i_70 * 1024 + 1024], 8);
-        const vint16m1_t p_141 = nttgen_newhope1024_rvv128_montmul_var(a_141, b_141, 8);
-        const vint16m1_t red_140 = nttgen_newhope1024_rvv128_barrett(acc_140, 8);
-        const vint16m1_t acc_141 = __riscv_vadd_vv_i16m1(red_140, p_141, 8);
-        acc_140 = acc_141;
-    }
-    const vint16m1_t red_141 = nttgen_newhope1024_rvv128_barrett(acc_140, 8);
-    __riscv_vse16_v_i16m1(&r[560], red_141, 8);
-    const vint16m1_t a_142 = __riscv_vle16_v_i16m1(&a[568], 8);
-    const vint16m1_t b_142 = __riscv_vle16_v_i16m1(&b[568], 8);
-    const vint16m1_t p_142 = nttgen_newhope1024_rvv128_montmul_var(a_142, b_142, 8);
-    vint16m1_t acc_142 = p_142;
-    for (size_t i_71 = 0; (i_71 + 1) < k; ++i_71) {
-        const vint16m1_t a_143 = __riscv_vle16_v_i16m1(&a[568 + i_71 * 1024 + 1024], 8);
-        const vint16m1_t b_143 = __riscv_vle16_v_i16m1(&b[568 + i_71 * 1024 + 1024], 8);
-        const vint16m1_t p_143 = nttgen_newhope1024_rvv128_montmul_var(a_143, b_143, 8);
-        const vint16m1_t red_142 = nttgen_newhope1024_rvv128_barrett(acc_142, 8);
-        const vint16m1_t acc_143 = __riscv_vadd_vv_i16m1(red_142, p_143, 8);
-        acc_142 = acc_143;
-    }
-    const vint16m1_t red_143 = nttgen_newhope1024_rvv128_barrett(acc_142, 8);
-    __riscv_vse16_v_i16m1(&r[568], red_143, 8);
-    const vint16m1_t a_144 = __riscv_vle16_v_i16m1(&a[576], 8);
-    const vint16m1_t b_144 = __riscv_vle16_v_i16m1(&b[576], 8);
-    const vint16m1_t p_144 = nttgen_newhope1024_rvv128_montmul_var(a_144, b_144, 8);
-    vint16m1_t acc_144 = p_144;
-    for (size_t i_72 = 0; (i_72 + 1) < k; ++i_72) {
-        const vint16m1_t a_145 = __riscv_vle16_v_i16m1(&a[576 + i_72 * 1024 + 1024], 8);
-        const vint16m1_t b_145 = __riscv_vle16_v_i16m1(&b[576 + i_72 * 1024 + 1024], 8);
-        const vint16m1_t p_145 = nttgen_newhope1024_rvv128_montmul_var(a_145, b_145, 8);
-        const vint16m1_t red_144 = nttgen_newhope1024_rvv128_barrett(acc_144, 8);
-        const vint16m1_t acc_145 = __riscv_vadd_vv_i16m1(red_144, p_145, 8);
-        acc_144 = acc_145;
-    }
-    const vint16m1_t red_145 = nttgen_newhope1024_rvv128_barrett(acc_144, 8);
-    __riscv_vse16_v_i16m1(&r[576], red_145, 8);
-    const vint16m1_t a_146 = __riscv_vle16_v_i16m1(&a[584], 8);
-    const vint16m1_t b_146 = __riscv_vle16_v_i16m1(&b[584], 8);
-    const vint16m1_t p_146 = nttgen_newhope1024_rvv128_montmul_var(a_146, b_146, 8);
-    vint16m1_t acc_146 = p_146;
-    for (size_t i_73 = 0; (i_73 + 1) < k; ++i_73) {
-        const vint16m1_t a_147 = __riscv_vle16_v_i16m1(&a[584 + i_73 * 1024 + 1024], 8);
-        const vint16m1_t b_147 = __riscv_vle16_v_i16m1(&b[584 + i_73 * 1024 + 1024], 8);
-        const vint16m1_t p_147 = nttgen_newhope1024_rvv128_montmul_var(a_147, b_147, 8);
-        const vint16m1_t red_146 = nttgen_newhope1024_rvv128_barrett(acc_146, 8);
-        const vint16m1_t acc_147 = __riscv_vadd_vv_i16m1(red_146, p_147, 8);
-        acc_146 = acc_147;
-    }
-    const vint16m1_t red_147 = nttgen_newhope1024_rvv128_barrett(acc_146, 8);
-    __riscv_vse16_v_i16m1(&r[584], red_147, 8);
-    const vint16m1_t a_148 = __riscv_vle16_v_i16m1(&a[592], 8);
-    const vint16m1_t b_148 = __riscv_vle16_v_i16m1(&b[592], 8);
-    const vint16m1_t p_148 = nttgen_newhope1024_rvv128_montmul_var(a_148, b_148, 8);
-    vint16m1_t acc_148 = p_148;
-    for (size_t i_74 = 0; (i_74 + 1) < k; ++i_74) {
-        const vint16m1_t a_149 = __riscv_vle16_v_i16m1(&a[592 + i_74 * 1024 + 1024], 8);
-        const vint16m1_t b_149 = __riscv_vle16_v_i16m1(&b[592 + i_74 * 1024 + 1024], 8);
-        const vint16m1_t p_149 = nttgen_newhope1024_rvv128_montmul_var(a_149, b_149, 8);
-        const vint16m1_t red_148 = nttgen_newhope1024_rvv128_barrett(acc_148, 8);
-        const vint16m1_t acc_149 = __riscv_vadd_vv_i16m1(red_148, p_149, 8);
-        acc_148 = acc_149;
-    }
-    const vint16m1_t red_149 = nttgen_newhope1024_rvv128_barrett(acc_148, 8);
-    __riscv_vse16_v_i16m1(&r[592], red_149, 8);
-    const vint16m1_t a_150 = __riscv_vle16_v_i16m1(&a[600], 8);
-    const vint16m1_t b_150 = __riscv_vle16_v_i16m1(&b[600], 8);
-    const vint16m1_t p_150 = nttgen_newhope1024_rvv128_montmul_var(a_150, b_150, 8);
-    vint16m1_t acc_150 = p_150;
-    for (size_t i_75 = 0; (i_75 + 1) < k; ++i_75) {
-        const vint16m1_t a_151 = __riscv_vle16_v_i16m1(&a[600 + i_75 * 1024 + 1024], 8);
-        const vint16m1_t b_151 = __riscv_vle16_v_i16m1(&b[600 + i_75 * 1024 + 1024], 8);
-        const vint16m1_t p_151 = nttgen_newhope1024_rvv128_montmul_var(a_151, b_151, 8);
-        const vint16m1_t red_150 = nttgen_newhope1024_rvv128_barrett(acc_150, 8);
-        const vint16m1_t acc_151 = __riscv_vadd_vv_i16m1(red_150, p_151, 8);
-        acc_150 = acc_151;
-    }
-    const vint16m1_t red_151 = nttgen_newhope1024_rvv128_barrett(acc_150, 8);
-    __riscv_vse16_v_i16m1(&r[600], red_151, 8);
-    const vint16m1_t a_152 = __riscv_vle16_v_i16m1(&a[608], 8);
-    const vint16m1_t b_152 = __riscv_vle16_v_i16m1(&b[608], 8);
-    const vint16m1_t p_152 = nttgen_newhope1024_rvv128_montmul_var(a_152, b_152, 8);
-    vint16m1_t acc_152 = p_152;
-    for (size_t i_76 = 0; (i_76 + 1) < k; ++i_76) {
-        const vint16m1_t a_153 = __riscv_vle16_v_i16m1(&a[608 + i_76 * 1024 + 1024], 8);
-        const vint16m1_t b_153 = __riscv_vle16_v_i16m1(&b[608 + i_76 * 1024 + 1024], 8);
-        const vint16m1_t p_153 = nttgen_newhope1024_rvv128_montmul_var(a_153, b_153, 8);
-        const vint16m1_t red_152 = nttgen_newhope1024_rvv128_barrett(acc_152, 8);
-        const vint16m1_t acc_153 = __riscv_vadd_vv_i16m1(red_152, p_153, 8);
-        acc_152 = acc_153;
-    }
-    const vint16m1_t red_153 = nttgen_newhope1024_rvv128_barrett(acc_152, 8);
-    __riscv_vse16_v_i16m1(&r[608], red_153, 8);
-    const vint16m1_t a_154 = __riscv_vle16_v_i16m1(&a[616], 8);
-    const vint16m1_t b_154 = __riscv_vle16_v_i16m1(&b[616], 8);
-    const vint16m1_t p_154 = nttgen_newhope1024_rvv128_montmul_var(a_154, b_154, 8);
-    vint16m1_t acc_154 = p_154;
-    for (size_t i_77 = 0; (i_77 + 1) < k; ++i_77) {
-        const vint16m1_t a_155 = __riscv_vle16_v_i16m1(&a[616 + i_77 * 1024 + 1024], 8);
-        const vint16m1_t b_155 = __riscv_vle16_v_i16m1(&b[616 + i_77 * 1024 + 1024], 8);
-        const vint16m1_t p_155 = nttgen_newhope1024_rvv128_montmul_var(a_155, b_155, 8);
-        const vint16m1_t red_154 = nttgen_newhope1024_rvv128_barrett(acc_154, 8);
-        const vint16m1_t acc_155 = __riscv_vadd_vv_i16m1(red_154, p_155, 8);
-        acc_154 = acc_155;
-    }
-    const vint16m1_t red_155 = nttgen_newhope1024_rvv128_barrett(acc_154, 8);
-    __riscv_vse16_v_i16m1(&r[616], red_155, 8);
-    const vint16m1_t a_156 = __riscv_vle16_v_i16m1(&a[624], 8);
-    const vint16m1_t b_156 = __riscv_vle16_v_i16m1(&b[624], 8);
-    const vint16m1_t p_156 = nttgen_newhope1024_rvv128_montmul_var(a_156, b_156, 8);
-    vint16m1_t acc_156 = p_156;
-    for (size_t i_78 = 0; (i_78 + 1) < k; ++i_78) {
-        const vint16m1_t a_157 = __riscv_vle16_v_i16m1(&a[624 + i_78 * 1024 + 1024], 8);
-        const vint16m1_t b_157 = __riscv_vle16_v_i16m1(&b[624 + i_78 * 1024 + 1024], 8);
-        const vint16m1_t p_157 = nttgen_newhope1024_rvv128_montmul_var(a_157, b_157, 8);
-        const vint16m1_t red_156 = nttgen_newhope1024_rvv128_barrett(acc_156, 8);
-        const vint16m1_t acc_157 = __riscv_vadd_vv_i16m1(red_156, p_157, 8);
-        acc_156 = acc_157;
-    }
-    const vint16m1_t red_157 = nttgen_newhope1024_rvv128_barrett(acc_156, 8);
-    __riscv_vse16_v_i16m1(&r[624], red_157, 8);
-    const vint16m1_t a_158 = __riscv_vle16_v_i16m1(&a[632], 8);
-    const vint16m1_t b_158 = __riscv_vle16_v_i16m1(&b[632], 8);
-    const vint16m1_t p_158 = nttgen_newhope1024_rvv128_montmul_var(a_158, b_158, 8);
-    vint16m1_t acc_158 = p_158;
-    for (size_t i_79 = 0; (i_79 + 1) < k; ++i_79) {
-        const vint16m1_t a_159 = __riscv_vle16_v_i16m1(&a[632 + i_79 * 1024 + 1024], 8);
-        const vint16m1_t b_159 = __riscv_vle16_v_i16m1(&b[632 + i_79 * 1024 + 1024], 8);
-        const vint16m1_t p_159 = nttgen_newhope1024_rvv128_montmul_var(a_159, b_159, 8);
-        const vint16m1_t red_158 = nttgen_newhope1024_rvv128_barrett(acc_158, 8);
-        const vint16m1_t acc_159 = __riscv_vadd_vv_i16m1(red_158, p_159, 8);
-        acc_158 = acc_159;
-    }
-    const vint16m1_t red_159 = nttgen_newhope1024_rvv128_barrett(acc_158, 8);
-    __riscv_vse16_v_i16m1(&r[632], red_159, 8);
-    const vint16m1_t a_160 = __riscv_vle16_v_i16m1(&a[640], 8);
-    const vint16m1_t b_160 = __riscv_vle16_v_i16m1(&b[640], 8);
-    const vint16m1_t p_160 = nttgen_newhope1024_rvv128_montmul_var(a_160, b_160, 8);
-    vint16m1_t acc_160 = p_160;
-    for (size_t i_80 = 0; (i_80 + 1) < k; ++i_80) {
-        const vint16m1_t a_161 = __riscv_vle16_v_i16m1(&a[640 + i_80 * 1024 + 1024], 8);
-        const vint16m1_t b_161 = __riscv_vle16_v_i16m1(&b[640 + i_80 * 1024 + 1024], 8);
-        const vint16m1_t p_161 = nttgen_newhope1024_rvv128_montmul_var(a_161, b_161, 8);
-        const vint16m1_t red_160 = nttgen_newhope1024_rvv128_barrett(acc_160, 8);
-        const vint16m1_t acc_161 = __riscv_vadd_vv_i16m1(red_160, p_161, 8);
-        acc_160 = acc_161;
-    }
-    const vint16m1_t red_161 = nttgen_newhope1024_rvv128_barrett(acc_160, 8);
-    __riscv_vse16_v_i16m1(&r[640], red_161, 8);
-    const vint16m1_t a_162 = __riscv_vle16_v_i16m1(&a[648], 8);
-    const vint16m1_t b_162 = __riscv_vle16_v_i16m1(&b[648], 8);
-    const vint16m1_t p_162 = nttgen_newhope1024_rvv128_montmul_var(a_162, b_162, 8);
-    vint16m1_t acc_162 = p_162;
-    for (size_t i_81 = 0; (i_81 + 1) < k; ++i_81) {
-        const vint16m1_t a_163 = __riscv_vle16_v_i16m1(&a[648 + i_81 * 1024 + 1024], 8);
-        const vint16m1_t b_163 = __riscv_vle16_v_i16m1(&b[648 + i_81 * 1024 + 1024], 8);
-        const vint16m1_t p_163 = nttgen_newhope1024_rvv128_montmul_var(a_163, b_163, 8);
-        const vint16m1_t red_162 = nttgen_newhope1024_rvv128_barrett(acc_162, 8);
-        const vint16m1_t acc_163 = __riscv_vadd_vv_i16m1(red_162, p_163, 8);
-        acc_162 = acc_163;
-    }
-    const vint16m1_t red_163 = nttgen_newhope1024_rvv128_barrett(acc_162, 8);
-    __riscv_vse16_v_i16m1(&r[648], red_163, 8);
-    const vint16m1_t a_164 = __riscv_vle16_v_i16m1(&a[656], 8);
-    const vint16m1_t b_164 = __riscv_vle16_v_i16m1(&b[656], 8);
-    const vint16m1_t p_164 = nttgen_newhope1024_rvv128_montmul_var(a_164, b_164, 8);
-    vint16m1_t acc_164 = p_164;
-    for (size_t i_82 = 0; (i_82 + 1) < k; ++i_82) {
-        const vint16m1_t a_165 = __riscv_vle16_v_i16m1(&a[656 + i_82 * 1024 + 1024], 8);
-        const vint16m1_t b_165 = __riscv_vle16_v_i16m1(&b[656 + i_82 * 1024 + 1024], 8);
-        const vint16m1_t p_165 = nttgen_newhope1024_rvv128_montmul_var(a_165, b_165, 8);
-        const vint16m1_t red_164 = nttgen_newhope1024_rvv128_barrett(acc_164, 8);
-        const vint16m1_t acc_165 = __riscv_vadd_vv_i16m1(red_164, p_165, 8);
-        acc_164 = acc_165;
-    }
-    const vint16m1_t red_165 = nttgen_newhope1024_rvv128_barrett(acc_164, 8);
-    __riscv_vse16_v_i16m1(&r[656], red_165, 8);
-    const vint16m1_t a_166 = __riscv_vle16_v_i16m1(&a[664], 8);
-    const vint16m1_t b_166 = __riscv_vle16_v_i16m1(&b[664], 8);
-    const vint16m1_t p_166 = nttgen_newhope1024_rvv128_montmul_var(a_166, b_166, 8);
-    vint16m1_t acc_166 = p_166;
-    for (size_t i_83 = 0; (i_83 + 1) < k; ++i_83) {
-        const vint16m1_t a_167 = __riscv_vle16_v_i16m1(&a[664 + i_83 * 1024 + 1024], 8);
-        const vint16m1_t b_167 = __riscv_vle16_v_i16m1(&b[664 + i_83 * 1024 + 1024], 8);
-        const vint16m1_t p_167 = nttgen_newhope1024_rvv128_montmul_var(a_167, b_167, 8);
-        const vint16m1_t red_166 = nttgen_newhope1024_rvv128_barrett(acc_166, 8);
-        const vint16m1_t acc_167 = __riscv_vadd_vv_i16m1(red_166, p_167, 8);
-        acc_166 = acc_167;
-    }
-    const vint16m1_t red_167 = nttgen_newhope1024_rvv128_barrett(acc_166, 8);
-    __riscv_vse16_v_i16m1(&r[664], red_167, 8);
-    const vint16m1_t a_168 = __riscv_vle16_v_i16m1(&a[672], 8);
-    const vint16m1_t b_168 = __riscv_vle16_v_i16m1(&b[672], 8);
-    const vint16m1_t p_168 = nttgen_newhope1024_rvv128_montmul_var(a_168, b_168, 8);
-    vint16m1_t acc_168 = p_168;
-    for (size_t i_84 = 0; (i_84 + 1) < k; ++i_84) {
-        const vint16m1_t a_169 = __riscv_vle16_v_i16m1(&a[672 + i_84 * 1024 + 1024], 8);
-        const vint16m1_t b_169 = __riscv_vle16_v_i16m1(&b[672 + i_84 * 1024 + 1024], 8);
-        const vint16m1_t p_169 = nttgen_newhope1024_rvv128_montmul_var(a_169, b_169, 8);
-        const vint16m1_t red_168 = nttgen_newhope1024_rvv128_barrett(acc_168, 8);
-        const vint16m1_t acc_169 = __riscv_vadd_vv_i16m1(red_168, p_169, 8);
-        acc_168 = acc_169;
-    }
-    const vint16m1_t red_169 = nttgen_newhope1024_rvv128_barrett(acc_168, 8);
-    __riscv_vse16_v_i16m1(&r[672], red_169, 8);
-    const vint16m1_t a_170 = __riscv_vle16_v_i16m1(&a[680], 8);
-    const vint16m1_t b_170 = __riscv_vle16_v_i16m1(&b[680], 8);
-    const vint16m1_t p_170 = nttgen_newhope1024_rvv128_montmul_var(a_170, b_170, 8);
-    vint16m1_t acc_170 = p_170;
-    for (size_t i_85 = 0; (i_85 + 1) < k; ++i_85) {
-        const vint16m1_t a_171 = __riscv_vle16_v_i16m1(&a[680 + i_85 * 1024 + 1024], 8);
-        const vint16m1_t b_171 = __riscv_vle16_v_i16m1(&b[680 + i_85 * 1024 + 1024], 8);
-        const vint16m1_t p_171 = nttgen_newhope1024_rvv128_montmul_var(a_171, b_171, 8);
-        const vint16m1_t red_170 = nttgen_newhope1024_rvv128_barrett(acc_170, 8);
-        const vint16m1_t acc_171 = __riscv_vadd_vv_i16m1(red_170, p_171, 8);
-        acc_170 = acc_171;
-    }
-    const vint16m1_t red_171 = nttgen_newhope1024_rvv128_barrett(acc_170, 8);
-    __riscv_vse16_v_i16m1(&r[680], red_171, 8);
-    const vint16m1_t a_172 = __riscv_vle16_v_i16m1(&a[688], 8);
-    const vint16m1_t b_172 = __riscv_vle16_v_i16m1(&b[688], 8);
-    const vint16m1_t p_172 = nttgen_newhope1024_rvv128_montmul_var(a_172, b_172, 8);
-    vint16m1_t acc_172 = p_172;
-    for (size_t i_86 = 0; (i_86 + 1) < k; ++i_86) {
-        const vint16m1_t a_173 = __riscv_vle16_v_i16m1(&a[688 + i_86 * 1024 + 1024], 8);
-        const vint16m1_t b_173 = __riscv_vle16_v_i16m1(&b[688 + i_86 * 1024 + 1024], 8);
-        const vint16m1_t p_173 = nttgen_newhope1024_rvv128_montmul_var(a_173, b_173, 8);
-        const vint16m1_t red_172 = nttgen_newhope1024_rvv128_barrett(acc_172, 8);
-        const vint16m1_t acc_173 = __riscv_vadd_vv_i16m1(red_172, p_173, 8);
-        acc_172 = acc_173;
-    }
-    const vint16m1_t red_173 = nttgen_newhope1024_rvv128_barrett(acc_172, 8);
-    __riscv_vse16_v_i16m1(&r[688], red_173, 8);
-    const vint16m1_t a_174 = __riscv_vle16_v_i16m1(&a[696], 8);
-    const vint16m1_t b_174 = __riscv_vle16_v_i16m1(&b[696], 8);
-    const vint16m1_t p_174 = nttgen_newhope1024_rvv128_montmul_var(a_174, b_174, 8);
-    vint16m1_t acc_174 = p_174;
-    for (size_t i_87 = 0; (i_87 + 1) < k; ++i_87) {
-        const vint16m1_t a_175 = __riscv_vle16_v_i16m1(&a[696 + i_87 * 1024 + 1024], 8);
-        const vint16m1_t b_175 = __riscv_vle16_v_i16m1(&b[696 + i_87 * 1024 + 1024], 8);
-        const vint16m1_t p_175 = nttgen_newhope1024_rvv128_montmul_var(a_175, b_175, 8);
-        const vint16m1_t red_174 = nttgen_newhope1024_rvv128_barrett(acc_174, 8);
-        const vint16m1_t acc_175 = __riscv_vadd_vv_i16m1(red_174, p_175, 8);
-        acc_174 = acc_175;
-    }
-    const vint16m1_t red_175 = nttgen_newhope1024_rvv128_barrett(acc_174, 8);
-    __riscv_vse16_v_i16m1(&r[696], red_175, 8);
-    const vint16m1_t a_176 = __riscv_vle16_v_i16m1(&a[704], 8);
-    const vint16m1_t b_176 = __riscv_vle16_v_i16m1(&b[704], 8);
-    const vint16m1_t p_176 = nttgen_newhope1024_rvv128_montmul_var(a_176, b_176, 8);
-    vint16m1_t acc_176 = p_176;
-    for (size_t i_88 = 0; (i_88 + 1) < k; ++i_88) {
-        const vint16m1_t a_177 = __riscv_vle16_v_i16m1(&a[704 + i_88 * 1024 + 1024], 8);
-        const vint16m1_t b_177 = __riscv_vle16_v_i16m1(&b[704 + i_88 * 1024 + 1024], 8);
-        const vint16m1_t p_177 = nttgen_newhope1024_rvv128_montmul_var(a_177, b_177, 8);
-        const vint16m1_t red_176 = nttgen_newhope1024_rvv128_barrett(acc_176, 8);
-        const vint16m1_t acc_177 = __riscv_vadd_vv_i16m1(red_176, p_177, 8);
-        acc_176 = acc_177;
-    }
-    const vint16m1_t red_177 = nttgen_newhope1024_rvv128_barrett(acc_176, 8);
-    __riscv_vse16_v_i16m1(&r[704], red_177, 8);
-    const vint16m1_t a_178 = __riscv_vle16_v_i16m1(&a[712], 8);
-    const vint16m1_t b_178 = __riscv_vle16_v_i16m1(&b[712], 8);
-    const vint16m1_t p_178 = nttgen_newhope1024_rvv128_montmul_var(a_178, b_178, 8);
-    vint16m1_t acc_178 = p_178;
-    for (size_t i_89 = 0; (i_89 + 1) < k; ++i_89) {
-        const vint16m1_t a_179 = __riscv_vle16_v_i16m1(&a[712 + i_89 * 1024 + 1024], 8);
-        const vint16m1_t b_179 = __riscv_vle16_v_i16m1(&b[712 + i_89 * 1024 + 1024], 8);
-        const vint16m1_t p_179 = nttgen_newhope1024_rvv128_montmul_var(a_179, b_179, 8);
-        const vint16m1_t red_178 = nttgen_newhope1024_rvv128_barrett(acc_178, 8);
-        const vint16m1_t acc_179 = __riscv_vadd_vv_i16m1(red_178, p_179, 8);
-        acc_178 = acc_179;
-    }
-    const vint16m1_t red_179 = nttgen_newhope1024_rvv128_barrett(acc_178, 8);
-    __riscv_vse16_v_i16m1(&r[712], red_179, 8);
-    const vint16m1_t a_180 = __riscv_vle16_v_i16m1(&a[720], 8);
-    const vint16m1_t b_180 = __riscv_vle16_v_i16m1(&b[720], 8);
-    const vint16m1_t p_180 = nttgen_newhope1024_rvv128_montmul_var(a_180, b_180, 8);
-    vint16m1_t acc_180 = p_180;
-    for (size_t i_90 = 0; (i_90 + 1) < k; ++i_90) {
-        const vint16m1_t a_181 = __riscv_vle16_v_i16m1(&a[720 + i_90 * 1024 + 1024], 8);
-        const vint16m1_t b_181 = __riscv_vle16_v_i16m1(&b[720 + i_90 * 1024 + 1024], 8);
-        const vint16m1_t p_181 = nttgen_newhope1024_rvv128_montmul_var(a_181, b_181, 8);
-        const vint16m1_t red_180 = nttgen_newhope1024_rvv128_barrett(acc_180, 8);
-        const vint16m1_t acc_181 = __riscv_vadd_vv_i16m1(red_180, p_181, 8);
-        acc_180 = acc_181;
-    }
-    const vint16m1_t red_181 = nttgen_newhope1024_rvv128_barrett(acc_180, 8);
-    __riscv_vse16_v_i16m1(&r[720], red_181, 8);
-    const vint16m1_t a_182 = __riscv_vle16_v_i16m1(&a[728], 8);
-    const vint16m1_t b_182 = __riscv_vle16_v_i16m1(&b[728], 8);
-    const vint16m1_t p_182 = nttgen_newhope1024_rvv128_montmul_var(a_182, b_182, 8);
-    vint16m1_t acc_182 = p_182;
-    for (size_t i_91 = 0; (i_91 + 1) < k; ++i_91) {
-        const vint16m1_t a_183 = __riscv_vle16_v_i16m1(&a[728 + i_91 * 1024 + 1024], 8);
-        const vint16m1_t b_183 = __riscv_vle16_v_i16m1(&b[728 + i_91 * 1024 + 1024], 8);
-        const vint16m1_t p_183 = nttgen_newhope1024_rvv128_montmul_var(a_183, b_183, 8);
-        const vint16m1_t red_182 = nttgen_newhope1024_rvv128_barrett(acc_182, 8);
-        const vint16m1_t acc_183 = __riscv_vadd_vv_i16m1(red_182, p_183, 8);
-        acc_182 = acc_183;
-    }
-    const vint16m1_t red_183 = nttgen_newhope1024_rvv128_barrett(acc_182, 8);
-    __riscv_vse16_v_i16m1(&r[728], red_183, 8);
-    const vint16m1_t a_184 = __riscv_vle16_v_i16m1(&a[736], 8);
-    const vint16m1_t b_184 = __riscv_vle16_v_i16m1(&b[736], 8);
-    const vint16m1_t p_184 = nttgen_newhope1024_rvv128_montmul_var(a_184, b_184, 8);
-    vint16m1_t acc_184 = p_184;
-    for (size_t i_92 = 0; (i_92 + 1) < k; ++i_92) {
-        const vint16m1_t a_185 = __riscv_vle16_v_i16m1(&a[736 + i_92 * 1024 + 1024], 8);
-        const vint16m1_t b_185 = __riscv_vle16_v_i16m1(&b[736 + i_92 * 1024 + 1024], 8);
-        const vint16m1_t p_185 = nttgen_newhope1024_rvv128_montmul_var(a_185, b_185, 8);
-        const vint16m1_t red_184 = nttgen_newhope1024_rvv128_barrett(acc_184, 8);
-        const vint16m1_t acc_185 = __riscv_vadd_vv_i16m1(red_184, p_185, 8);
-        acc_184 = acc_185;
-    }
-    const vint16m1_t red_185 = nttgen_newhope1024_rvv128_barrett(acc_184, 8);
-    __riscv_vse16_v_i16m1(&r[736], red_185, 8);
-    const vint16m1_t a_186 = __riscv_vle16_v_i16m1(&a[744], 8);
-    const vint16m1_t b_186 = __riscv_vle16_v_i16m1(&b[744], 8);
-    const vint16m1_t p_186 = nttgen_newhope1024_rvv128_montmul_var(a_186, b_186, 8);
-    vint16m1_t acc_186 = p_186;
-    for (size_t i_93 = 0; (i_93 + 1) < k; ++i_93) {
-        const vint16m1_t a_187 = __riscv_vle16_v_i16m1(&a[744 + i_93 * 1024 + 1024], 8);
-        const vint16m1_t b_187 = __riscv_vle16_v_i16m1(&b[744 + i_93 * 1024 + 1024], 8);
-        const vint16m1_t p_187 = nttgen_newhope1024_rvv128_montmul_var(a_187, b_187, 8);
-        const vint16m1_t red_186 = nttgen_newhope1024_rvv128_barrett(acc_186, 8);
-        const vint16m1_t acc_187 = __riscv_vadd_vv_i16m1(red_186, p_187, 8);
-        acc_186 = acc_187;
-    }
-    const vint16m1_t red_187 = nttgen_newhope1024_rvv128_barrett(acc_186, 8);
-    __riscv_vse16_v_i16m1(&r[744], red_187, 8);
-    const vint16m1_t a_188 = __riscv_vle16_v_i16m1(&a[752], 8);
-    const vint16m1_t b_188 = __riscv_vle16_v_i16m1(&b[752], 8);
-    const vint16m1_t p_188 = nttgen_newhope1024_rvv128_montmul_var(a_188, b_188, 8);
-    vint16m1_t acc_188 = p_188;
-    for (size_t i_94 = 0; (i_94 + 1) < k; ++i_94) {
-        const vint16m1_t a_189 = __riscv_vle16_v_i16m1(&a[752 + i_94 * 1024 + 1024], 8);
-        const vint16m1_t b_189 = __riscv_vle16_v_i16m1(&b[752 + i_94 * 1024 + 1024], 8);
-        const vint16m1_t p_189 = nttgen_newhope1024_rvv128_montmul_var(a_189, b_189, 8);
-        const vint16m1_t red_188 = nttgen_newhope1024_rvv128_barrett(acc_188, 8);
-        const vint16m1_t acc_189 = __riscv_vadd_vv_i16m1(red_188, p_189, 8);
-        acc_188 = acc_189;
-    }
-    const vint16m1_t red_189 = nttgen_newhope1024_rvv128_barrett(acc_188, 8);
-    __riscv_vse16_v_i16m1(&r[752], red_189, 8);
-    const vint16m1_t a_190 = __riscv_vle16_v_i16m1(&a[760], 8);
-    const vint16m1_t b_190 = __riscv_vle16_v_i16m1(&b[760], 8);
-    const vint16m1_t p_190 = nttgen_newhope1024_rvv128_montmul_var(a_190, b_190, 8);
-    vint16m1_t acc_190 = p_190;
-    for (size_t i_95 = 0; (i_95 + 1) < k; ++i_95) {
-        const vint16m1_t a_191 = __riscv_vle16_v_i16m1(&a[760 + i_95 * 1024 + 1024], 8);
-        const vint16m1_t b_191 = __riscv_vle16_v_i16m1(&b[760 + i_95 * 1024 + 1024], 8);
-        const vint16m1_t p_191 = nttgen_newhope1024_rvv128_montmul_var(a_191, b_191, 8);
-        const vint16m1_t red_190 = nttgen_newhope1024_rvv128_barrett(acc_190, 8);
-        const vint16m1_t acc_191 = __riscv_vadd_vv_i16m1(red_190, p_191, 8);
-        acc_190 = acc_191;
-    }
-    const vint16m1_t red_191 = nttgen_newhope1024_rvv128_barrett(acc_190, 8);
-    __riscv_vse16_v_i16m1(&r[760], red_191, 8);
-    const vint16m1_t a_192 = __riscv_vle16_v_i16m1(&a[768], 8);
-    const vint16m1_t b_192 = __riscv_vle16_v_i16m1(&b[768], 8);
-    const vint16m1_t p_192 = nttgen_newhope1024_rvv128_montmul_var(a_192, b_192, 8);
-    vint16m1_t acc_192 = p_192;
-    for (size_t i_96 = 0; (i_96 + 1) < k; ++i_96) {
-        const vint16m1_t a_193 = __riscv_vle16_v_i16m1(&a[768 + i_96 * 1024 + 1024], 8);
-        const vint16m1_t b_193 = __riscv_vle16_v_i16m1(&b[768 + i_96 * 1024 + 1024], 8);
-        const vint16m1_t p_193 = nttgen_newhope1024_rvv128_montmul_var(a_193, b_193, 8);
-        const vint16m1_t red_192 = nttgen_newhope1024_rvv128_barrett(acc_192, 8);
-        const vint16m1_t acc_193 = __riscv_vadd_vv_i16m1(red_192, p_193, 8);
-        acc_192 = acc_193;
-    }
-    const vint16m1_t red_193 = nttgen_newhope1024_rvv128_barrett(acc_192, 8);
-    __riscv_vse16_v_i16m1(&r[768], red_193, 8);
-    const vint16m1_t a_194 = __riscv_vle16_v_i16m1(&a[776], 8);
-    const vint16m1_t b_194 = __riscv_vle16_v_i16m1(&b[776], 8);
-    const vint16m1_t p_194 = nttgen_newhope1024_rvv128_montmul_var(a_194, b_194, 8);
-    vint16m1_t acc_194 = p_194;
-    for (size_t i_97 = 0; (i_97 + 1) < k; ++i_97) {
-        const vint16m1_t a_195 = __riscv_vle16_v_i16m1(&a[776 + i_97 * 1024 + 1024], 8);
-        const vint16m1_t b_195 = __riscv_vle16_v_i16m1(&b[776 + i_97 * 1024 + 1024], 8);
-        const vint16m1_t p_195 = nttgen_newhope1024_rvv128_montmul_var(a_195, b_195, 8);
-        const vint16m1_t red_194 = nttgen_newhope1024_rvv128_barrett(acc_194, 8);
-        const vint16m1_t acc_195 = __riscv_vadd_vv_i16m1(red_194, p_195, 8);
-        acc_194 = acc_195;
-    }
-    const vint16m1_t red_195 = nttgen_newhope1024_rvv128_barrett(acc_194, 8);
-    __riscv_vse16_v_i16m1(&r[776], red_195, 8);
-    const vint16m1_t a_196 = __riscv_vle16_v_i16m1(&a[784], 8);
-    const vint16m1_t b_196 = __riscv_vle16_v_i16m1(&b[784], 8);
-    const vint16m1_t p_196 = nttgen_newhope1024_rvv128_montmul_var(a_196, b_196, 8);
-    vint16m1_t acc_196 = p_196;
-    for (size_t i_98 = 0; (i_98 + 1) < k; ++i_98) {
-        const vint16m1_t a_197 = __riscv_vle16_v_i16m1(&a[784 + i_98 * 1024 + 1024], 8);
-        const vint16m1_t b_197 = __riscv_vle16_v_i16m1(&b[784 + i_98 * 1024 + 1024], 8);
-        const vint16m1_t p_197 = nttgen_newhope1024_rvv128_montmul_var(a_197, b_197, 8);
-        const vint16m1_t red_196 = nttgen_newhope1024_rvv128_barrett(acc_196, 8);
-        const vint16m1_t acc_197 = __riscv_vadd_vv_i16m1(red_196, p_197, 8);
-        acc_196 = acc_197;
-    }
-    const vint16m1_t red_197 = nttgen_newhope1024_rvv128_barrett(acc_196, 8);
-    __riscv_vse16_v_i16m1(&r[784], red_197, 8);
-    const vint16m1_t a_198 = __riscv_vle16_v_i16m1(&a[792], 8);
-    const vint16m1_t b_198 = __riscv_vle16_v_i16m1(&b[792], 8);
-    const vint16m1_t p_198 = nttgen_newhope1024_rvv128_montmul_var(a_198, b_198, 8);
-    vint16m1_t acc_198 = p_198;
-    for (size_t i_99 = 0; (i_99 + 1) < k; ++i_99) {
-        const vint16m1_t a_199 = __riscv_vle16_v_i16m1(&a[792 + i_99 * 1024 + 1024], 8);
-        const vint16m1_t b_199 = __riscv_vle16_v_i16m1(&b[792 + i_99 * 1024 + 1024], 8);
-        const vint16m1_t p_199 = nttgen_newhope1024_rvv128_montmul_var(a_199, b_199, 8);
-        const vint16m1_t red_198 = nttgen_newhope1024_rvv128_barrett(acc_198, 8);
-        const vint16m1_t acc_199 = __riscv_vadd_vv_i16m1(red_198, p_199, 8);
-        acc_198 = acc_199;
-    }
-    const vint16m1_t red_199 = nttgen_newhope1024_rvv128_barrett(acc_198, 8);
-    __riscv_vse16_v_i16m1(&r[792], red_199, 8);
-    const vint16m1_t a_200 = __riscv_vle16_v_i16m1(&a[800], 8);
-    const vint16m1_t b_200 = __riscv_vle16_v_i16m1(&b[800], 8);
-    const vint16m1_t p_200 = nttgen_newhope1024_rvv128_montmul_var(a_200, b_200, 8);
-    vint16m1_t acc_200 = p_200;
-    for (size_t i_100 = 0; (i_100 + 1) < k; ++i_100) {
-        const vint16m1_t a_201 = __riscv_vle16_v_i16m1(&a[800 + i_100 * 1024 + 1024], 8);
-        const vint16m1_t b_201 = __riscv_vle16_v_i16m1(&b[800 + i_100 * 1024 + 1024], 8);
-        const vint16m1_t p_201 = nttgen_newhope1024_rvv128_montmul_var(a_201, b_201, 8);
-        const vint16m1_t red_200 = nttgen_newhope1024_rvv128_barrett(acc_200, 8);
-        const vint16m1_t acc_201 = __riscv_vadd_vv_i16m1(red_200, p_201, 8);
-        acc_200 = acc_201;
-    }
-    const vint16m1_t red_201 = nttgen_newhope1024_rvv128_barrett(acc_200, 8);
-    __riscv_vse16_v_i16m1(&r[800], red_201, 8);
-    const vint16m1_t a_202 = __riscv_vle16_v_i16m1(&a[808], 8);
-    const vint16m1_t b_202 = __riscv_vle16_v_i16m1(&b[808], 8);
-    const vint16m1_t p_202 = nttgen_newhope1024_rvv128_montmul_var(a_202, b_202, 8);
-    vint16m1_t acc_202 = p_202;
-    for (size_t i_101 = 0; (i_101 + 1) < k; ++i_101) {
-        const vint16m1_t a_203 = __riscv_vle16_v_i16m1(&a[808 + i_101 * 1024 + 1024], 8);
-        const vint16m1_t b_203 = __riscv_vle16_v_i16m1(&b[808 + i_101 * 1024 + 1024], 8);
-        const vint16m1_t p_203 = nttgen_newhope1024_rvv128_montmul_var(a_203, b_203, 8);
-        const vint16m1_t red_202 = nttgen_newhope1024_rvv128_barrett(acc_202, 8);
-        const vint16m1_t acc_203 = __riscv_vadd_vv_i16m1(red_202, p_203, 8);
-        acc_202 = acc_203;
-    }
-    const vint16m1_t red_203 = nttgen_newhope1024_rvv128_barrett(acc_202, 8);
-    __riscv_vse16_v_i16m1(&r[808], red_203, 8);
-    const vint16m1_t a_204 = __riscv_vle16_v_i16m1(&a[816], 8);
-    const vint16m1_t b_204 = __riscv_vle16_v_i16m1(&b[816], 8);
-    const vint16m1_t p_204 = nttgen_newhope1024_rvv128_montmul_var(a_204, b_204, 8);
-    vint16m1_t acc_204 = p_204;
-    for (size_t i_102 = 0; (i_102 + 1) < k; ++i_102) {
-        const vint16m1_t a_205 = __riscv_vle16_v_i16m1(&a[816 + i_102 * 1024 + 1024], 8);
-        const vint16m1_t b_205 = __riscv_vle16_v_i16m1(&b[816 + i_102 * 1024 + 1024], 8);
-        const vint16m1_t p_205 = nttgen_newhope1024_rvv128_montmul_var(a_205, b_205, 8);
-        const vint16m1_t red_204 = nttgen_newhope1024_rvv128_barrett(acc_204, 8);
-        const vint16m1_t acc_205 = __riscv_vadd_vv_i16m1(red_204, p_205, 8);
-        acc_204 = acc_205;
-    }
-    const vint16m1_t red_205 = nttgen_newhope1024_rvv128_barrett(acc_204, 8);
-    __riscv_vse16_v_i16m1(&r[816], red_205, 8);
-    const vint16m1_t a_206 = __riscv_vle16_v_i16m1(&a[824], 8);
-    const vint16m1_t b_206 = __riscv_vle16_v_i16m1(&b[824], 8);
-    const vint16m1_t p_206 = nttgen_newhope1024_rvv128_montmul_var(a_206, b_206, 8);
-    vint16m1_t acc_206 = p_206;
-    for (size_t i_103 = 0; (i_103 + 1) < k; ++i_103) {
-        const vint16m1_t a_207 = __riscv_vle16_v_i16m1(&a[824 + i_103 * 1024 + 1024], 8);
-        const vint16m1_t b_207 = __riscv_vle16_v_i16m1(&b[824 + i_103 * 1024 + 1024], 8);
-        const vint16m1_t p_207 = nttgen_newhope1024_rvv128_montmul_var(a_207, b_207, 8);
-        const vint16m1_t red_206 = nttgen_newhope1024_rvv128_barrett(acc_206, 8);
-        const vint16m1_t acc_207 = __riscv_vadd_vv_i16m1(red_206, p_207, 8);
-        acc_206 = acc_207;
-    }
-    const vint16m1_t red_207 = nttgen_newhope1024_rvv128_barrett(acc_206, 8);
-    __riscv_vse16_v_i16m1(&r[824], red_207, 8);
-    const vint16m1_t a_208 = __riscv_vle16_v_i16m1(&a[832], 8);
-    const vint16m1_t b_208 = __riscv_vle16_v_i16m1(&b[832], 8);
-    const vint16m1_t p_208 = nttgen_newhope1024_rvv128_montmul_var(a_208, b_208, 8);
-    vint16m1_t acc_208 = p_208;
-    for (size_t i_104 = 0; (i_104 + 1) < k; ++i_104) {
-        const vint16m1_t a_209 = __riscv_vle16_v_i16m1(&a[832 + i_104 * 1024 + 1024], 8);
-        const vint16m1_t b_209 = __riscv_vle16_v_i16m1(&b[832 + i_104 * 1024 + 1024], 8);
-        const vint16m1_t p_209 = nttgen_newhope1024_rvv128_montmul_var(a_209, b_209, 8);
-        const vint16m1_t red_208 = nttgen_newhope1024_rvv128_barrett(acc_208, 8);
-        const vint16m1_t acc_209 = __riscv_vadd_vv_i16m1(red_208, p_209, 8);
-        acc_208 = acc_209;
-    }
-    const vint16m1_t red_209 = nttgen_newhope1024_rvv128_barrett(acc_208, 8);
-    __riscv_vse16_v_i16m1(&r[832], red_209, 8);
-    const vint16m1_t a_210 = __riscv_vle16_v_i16m1(&a[840], 8);
-    const vint16m1_t b_210 = __riscv_vle16_v_i16m1(&b[840], 8);
-    const vint16m1_t p_210 = nttgen_newhope1024_rvv128_montmul_var(a_210, b_210, 8);
-    vint16m1_t acc_210 = p_210;
-    for (size_t i_105 = 0; (i_105 + 1) < k; ++i_105) {
-        const vint16m1_t a_211 = __riscv_vle16_v_i16m1(&a[840 + i_105 * 1024 + 1024], 8);
-        const vint16m1_t b_211 = __riscv_vle16_v_i16m1(&b[840 + i_105 * 1024 + 1024], 8);
-        const vint16m1_t p_211 = nttgen_newhope1024_rvv128_montmul_var(a_211, b_211, 8);
-        const vint16m1_t red_210 = nttgen_newhope1024_rvv128_barrett(acc_210, 8);
-        const vint16m1_t acc_211 = __riscv_vadd_vv_i16m1(red_210, p_211, 8);
-        acc_210 = acc_211;
-    }
-    const vint16m1_t red_211 = nttgen_newhope1024_rvv128_barrett(acc_210, 8);
-    __riscv_vse16_v_i16m1(&r[840], red_211, 8);
-    const vint16m1_t a_212 = __riscv_vle16_v_i16m1(&a[848], 8);
-    const vint16m1_t b_212 = __riscv_vle16_v_i16m1(&b[848], 8);
-    const vint16m1_t p_212 = nttgen_newhope1024_rvv128_montmul_var(a_212, b_212, 8);
-    vint16m1_t acc_212 = p_212;
-    for (size_t i_106 = 0; (i_106 + 1) < k; ++i_106) {
-        const vint16m1_t a_213 = __riscv_vle16_v_i16m1(&a[848 + i_106 * 1024 + 1024], 8);
-        const vint16m1_t b_213 = __riscv_vle16_v_i16m1(&b[848 + i_106 * 1024 + 1024], 8);
-        const vint16m1_t p_213 = nttgen_newhope1024_rvv128_montmul_var(a_213, b_213, 8);
-        const vint16m1_t red_212 = nttgen_newhope1024_rvv128_barrett(acc_212, 8);
-        const vint16m1_t acc_213 = __riscv_vadd_vv_i16m1(red_212, p_213, 8);
-        acc_212 = acc_213;
-    }
-    const vint16m1_t red_213 = nttgen_newhope1024_rvv128_barrett(acc_212, 8);
-    __riscv_vse16_v_i16m1(&r[848], red_213, 8);
-    const vint16m1_t a_214 = __riscv_vle16_v_i16m1(&a[856], 8);
-    const vint16m1_t b_214 = __riscv_vle16_v_i16m1(&b[856], 8);
-    const vint16m1_t p_214 = nttgen_newhope1024_rvv128_montmul_var(a_214, b_214, 8);
-    vint16m1_t acc_214 = p_214;
-    for (size_t i_107 = 0; (i_107 + 1) < k; ++i_107) {
-        const vint16m1_t a_215 = __riscv_vle16_v_i16m1(&a[856 + i_107 * 1024 + 1024], 8);
-        const vint16m1_t b_215 = __riscv_vle16_v_i16m1(&b[856 + i_107 * 1024 + 1024], 8);
-        const vint16m1_t p_215 = nttgen_newhope1024_rvv128_montmul_var(a_215, b_215, 8);
-        const vint16m1_t red_214 = nttgen_newhope1024_rvv128_barrett(acc_214, 8);
-        const vint16m1_t acc_215 = __riscv_vadd_vv_i16m1(red_214, p_215, 8);
-        acc_214 = acc_215;
-    }
-    const vint16m1_t red_215 = nttgen_newhope1024_rvv128_barrett(acc_214, 8);
-    __riscv_vse16_v_i16m1(&r[856], red_215, 8);
-    const vint16m1_t a_216 = __riscv_vle16_v_i16m1(&a[864], 8);
-    const vint16m1_t b_216 = __riscv_vle16_v_i16m1(&b[864], 8);
-    const vint16m1_t p_216 = nttgen_newhope1024_rvv128_montmul_var(a_216, b_216, 8);
-    vint16m1_t acc_216 = p_216;
-    for (size_t i_108 = 0; (i_108 + 1) < k; ++i_108) {
-        const vint16m1_t a_217 = __riscv_vle16_v_i16m1(&a[864 + i_108 * 1024 + 1024], 8);
-        const vint16m1_t b_217 = __riscv_vle16_v_i16m1(&b[864 + i_108 * 1024 + 1024], 8);
-        const vint16m1_t p_217 = nttgen_newhope1024_rvv128_montmul_var(a_217, b_217, 8);
-        const vint16m1_t red_216 = nttgen_newhope1024_rvv128_barrett(acc_216, 8);
-        const vint16m1_t acc_217 = __riscv_vadd_vv_i16m1(red_216, p_217, 8);
-        acc_216 = acc_217;
-    }
-    const vint16m1_t red_217 = nttgen_newhope1024_rvv128_barrett(acc_216, 8);
-    __riscv_vse16_v_i16m1(&r[864], red_217, 8);
-    const vint16m1_t a_218 = __riscv_vle16_v_i16m1(&a[872], 8);
-    const vint16m1_t b_218 = __riscv_vle16_v_i16m1(&b[872], 8);
-    const vint16m1_t p_218 = nttgen_newhope1024_rvv128_montmul_var(a_218, b_218, 8);
-    vint16m1_t acc_218 = p_218;
-    for (size_t i_109 = 0; (i_109 + 1) < k; ++i_109) {
-        const vint16m1_t a_219 = __riscv_vle16_v_i16m1(&a[872 + i_109 * 1024 + 1024], 8);
-        const vint16m1_t b_219 = __riscv_vle16_v_i16m1(&b[872 + i_109 * 1024 + 1024], 8);
-        const vint16m1_t p_219 = nttgen_newhope1024_rvv128_montmul_var(a_219, b_219, 8);
-        const vint16m1_t red_218 = nttgen_newhope1024_rvv128_barrett(acc_218, 8);
-        const vint16m1_t acc_219 = __riscv_vadd_vv_i16m1(red_218, p_219, 8);
-        acc_218 = acc_219;
-    }
-    const vint16m1_t red_219 = nttgen_newhope1024_rvv128_barrett(acc_218, 8);
-    __riscv_vse16_v_i16m1(&r[872], red_219, 8);
-    const vint16m1_t a_220 = __riscv_vle16_v_i16m1(&a[880], 8);
-    const vint16m1_t b_220 = __riscv_vle16_v_i16m1(&b[880], 8);
-    const vint16m1_t p_220 = nttgen_newhope1024_rvv128_montmul_var(a_220, b_220, 8);
-    vint16m1_t acc_220 = p_220;
-    for (size_t i_110 = 0; (i_110 + 1) < k; ++i_110) {
-        const vint16m1_t a_221 = __riscv_vle16_v_i16m1(&a[880 + i_110 * 1024 + 1024], 8);
-        const vint16m1_t b_221 = __riscv_vle16_v_i16m1(&b[880 + i_110 * 1024 + 1024], 8);
-        const vint16m1_t p_221 = nttgen_newhope1024_rvv128_montmul_var(a_221, b_221, 8);
-        const vint16m1_t red_220 = nttgen_newhope1024_rvv128_barrett(acc_220, 8);
-        const vint16m1_t acc_221 = __riscv_vadd_vv_i16m1(red_220, p_221, 8);
-        acc_220 = acc_221;
-    }
-    const vint16m1_t red_221 = nttgen_newhope1024_rvv128_barrett(acc_220, 8);
-    __riscv_vse16_v_i16m1(&r[880], red_221, 8);
-    const vint16m1_t a_222 = __riscv_vle16_v_i16m1(&a[888], 8);
-    const vint16m1_t b_222 = __riscv_vle16_v_i16m1(&b[888], 8);
-    const vint16m1_t p_222 = nttgen_newhope1024_rvv128_montmul_var(a_222, b_222, 8);
-    vint16m1_t acc_222 = p_222;
-    for (size_t i_111 = 0; (i_111 + 1) < k; ++i_111) {
-        const vint16m1_t a_223 = __riscv_vle16_v_i16m1(&a[888 + i_111 * 1024 + 1024], 8);
-        const vint16m1_t b_223 = __riscv_vle16_v_i16m1(&b[888 + i_111 * 1024 + 1024], 8);
-        const vint16m1_t p_223 = nttgen_newhope1024_rvv128_montmul_var(a_223, b_223, 8);
-        const vint16m1_t red_222 = nttgen_newhope1024_rvv128_barrett(acc_222, 8);
-        const vint16m1_t acc_223 = __riscv_vadd_vv_i16m1(red_222, p_223, 8);
-        acc_222 = acc_223;
-    }
-    const vint16m1_t red_223 = nttgen_newhope1024_rvv128_barrett(acc_222, 8);
-    __riscv_vse16_v_i16m1(&r[888], red_223, 8);
-    const vint16m1_t a_224 = __riscv_vle16_v_i16m1(&a[896], 8);
-    const vint16m1_t b_224 = __riscv_vle16_v_i16m1(&b[896], 8);
-    const vint16m1_t p_224 = nttgen_newhope1024_rvv128_montmul_var(a_224, b_224, 8);
-    vint16m1_t acc_224 = p_224;
-    for (size_t i_112 = 0; (i_112 + 1) < k; ++i_112) {
-        const vint16m1_t a_225 = __riscv_vle16_v_i16m1(&a[896 + i_112 * 1024 + 1024], 8);
-        const vint16m1_t b_225 = __riscv_vle16_v_i16m1(&b[896 + i_112 * 1024 + 1024], 8);
-        const vint16m1_t p_225 = nttgen_newhope1024_rvv128_montmul_var(a_225, b_225, 8);
-        const vint16m1_t red_224 = nttgen_newhope1024_rvv128_barrett(acc_224, 8);
-        const vint16m1_t acc_225 = __riscv_vadd_vv_i16m1(red_224, p_225, 8);
-        acc_224 = acc_225;
-    }
-    const vint16m1_t red_225 = nttgen_newhope1024_rvv128_barrett(acc_224, 8);
-    __riscv_vse16_v_i16m1(&r[896], red_225, 8);
-    const vint16m1_t a_226 = __riscv_vle16_v_i16m1(&a[904], 8);
-    const vint16m1_t b_226 = __riscv_vle16_v_i16m1(&b[904], 8);
-    const vint16m1_t p_226 = nttgen_newhope1024_rvv128_montmul_var(a_226, b_226, 8);
-    vint16m1_t acc_226 = p_226;
-    for (size_t i_113 = 0; (i_113 + 1) < k; ++i_113) {
-        const vint16m1_t a_227 = __riscv_vle16_v_i16m1(&a[904 + i_113 * 1024 + 1024], 8);
-        const vint16m1_t b_227 = __riscv_vle16_v_i16m1(&b[904 + i_113 * 1024 + 1024], 8);
-        const vint16m1_t p_227 = nttgen_newhope1024_rvv128_montmul_var(a_227, b_227, 8);
-        const vint16m1_t red_226 = nttgen_newhope1024_rvv128_barrett(acc_226, 8);
-        const vint16m1_t acc_227 = __riscv_vadd_vv_i16m1(red_226, p_227, 8);
-        acc_226 = acc_227;
-    }
-    const vint16m1_t red_227 = nttgen_newhope1024_rvv128_barrett(acc_226, 8);
-    __riscv_vse16_v_i16m1(&r[904], red_227, 8);
-    const vint16m1_t a_228 = __riscv_vle16_v_i16m1(&a[912], 8);
-    const vint16m1_t b_228 = __riscv_vle16_v_i16m1(&b[912], 8);
-    const vint16m1_t p_228 = nttgen_newhope1024_rvv128_montmul_var(a_228, b_228, 8);
-    vint16m1_t acc_228 = p_228;
-    for (size_t i_114 = 0; (i_114 + 1) < k; ++i_114) {
-        const vint16m1_t a_229 = __riscv_vle16_v_i16m1(&a[912 + i_114 * 1024 + 1024], 8);
-        const vint16m1_t b_229 = __riscv_vle16_v_i16m1(&b[912 + i_114 * 1024 + 1024], 8);
-        const vint16m1_t p_229 = nttgen_newhope1024_rvv128_montmul_var(a_229, b_229, 8);
-        const vint16m1_t red_228 = nttgen_newhope1024_rvv128_barrett(acc_228, 8);
-        const vint16m1_t acc_229 = __riscv_vadd_vv_i16m1(red_228, p_229, 8);
-        acc_228 = acc_229;
-    }
-    const vint16m1_t red_229 = nttgen_newhope1024_rvv128_barrett(acc_228, 8);
-    __riscv_vse16_v_i16m1(&r[912], red_229, 8);
-    const vint16m1_t a_230 = __riscv_vle16_v_i16m1(&a[920], 8);
-    const vint16m1_t b_230 = __riscv_vle16_v_i16m1(&b[920], 8);
-    const vint16m1_t p_230 = nttgen_newhope1024_rvv128_montmul_var(a_230, b_230, 8);
-    vint16m1_t acc_230 = p_230;
-    for (size_t i_115 = 0; (i_115 + 1) < k; ++i_115) {
-        const vint16m1_t a_231 = __riscv_vle16_v_i16m1(&a[920 + i_115 * 1024 + 1024], 8);
-        const vint16m1_t b_231 = __riscv_vle16_v_i16m1(&b[920 + i_115 * 1024 + 1024], 8);
-        const vint16m1_t p_231 = nttgen_newhope1024_rvv128_montmul_var(a_231, b_231, 8);
-        const vint16m1_t red_230 = nttgen_newhope1024_rvv128_barrett(acc_230, 8);
-        const vint16m1_t acc_231 = __riscv_vadd_vv_i16m1(red_230, p_231, 8);
-        acc_230 = acc_231;
-    }
-    const vint16m1_t red_231 = nttgen_newhope1024_rvv128_barrett(acc_230, 8);
-    __riscv_vse16_v_i16m1(&r[920], red_231, 8);
-    const vint16m1_t a_232 = __riscv_vle16_v_i16m1(&a[928], 8);
-    const vint16m1_t b_232 = __riscv_vle16_v_i16m1(&b[928], 8);
-    const vint16m1_t p_232 = nttgen_newhope1024_rvv128_montmul_var(a_232, b_232, 8);
-    vint16m1_t acc_232 = p_232;
-    for (size_t i_116 = 0; (i_116 + 1) < k; ++i_116) {
-        const vint16m1_t a_233 = __riscv_vle16_v_i16m1(&a[928 + i_116 * 1024 + 1024], 8);
-        const vint16m1_t b_233 = __riscv_vle16_v_i16m1(&b[928 + i_116 * 1024 + 1024], 8);
-        const vint16m1_t p_233 = nttgen_newhope1024_rvv128_montmul_var(a_233, b_233, 8);
-        const vint16m1_t red_232 = nttgen_newhope1024_rvv128_barrett(acc_232, 8);
-        const vint16m1_t acc_233 = __riscv_vadd_vv_i16m1(red_232, p_233, 8);
-        acc_232 = acc_233;
-    }
-    const vint16m1_t red_233 = nttgen_newhope1024_rvv128_barrett(acc_232, 8);
-    __riscv_vse16_v_i16m1(&r[928], red_233, 8);
-    const vint16m1_t a_234 = __riscv_vle16_v_i16m1(&a[936], 8);
-    const vint16m1_t b_234 = __riscv_vle16_v_i16m1(&b[936], 8);
-    const vint16m1_t p_234 = nttgen_newhope1024_rvv128_montmul_var(a_234, b_234, 8);
-    vint16m1_t acc_234 = p_234;
-    for (size_t i_117 = 0; (i_117 + 1) < k; ++i_117) {
-        const vint16m1_t a_235 = __riscv_vle16_v_i16m1(&a[936 + i_117 * 1024 + 1024], 8);
-        const vint16m1_t b_235 = __riscv_vle16_v_i16m1(&b[936 + i_117 * 1024 + 1024], 8);
-        const vint16m1_t p_235 = nttgen_newhope1024_rvv128_montmul_var(a_235, b_235, 8);
-        const vint16m1_t red_234 = nttgen_newhope1024_rvv128_barrett(acc_234, 8);
-        const vint16m1_t acc_235 = __riscv_vadd_vv_i16m1(red_234, p_235, 8);
-        acc_234 = acc_235;
-    }
-    const vint16m1_t red_235 = nttgen_newhope1024_rvv128_barrett(acc_234, 8);
-    __riscv_vse16_v_i16m1(&r[936], red_235, 8);
-    const vint16m1_t a_236 = __riscv_vle16_v_i16m1(&a[944], 8);
-    const vint16m1_t b_236 = __riscv_vle16_v_i16m1(&b[944], 8);
-    const vint16m1_t p_236 = nttgen_newhope1024_rvv128_montmul_var(a_236, b_236, 8);
-    vint16m1_t acc_236 = p_236;
-    for (size_t i_118 = 0; (i_118 + 1) < k; ++i_118) {
-        const vint16m1_t a_237 = __riscv_vle16_v_i16m1(&a[944 + i_118 * 1024 + 1024], 8);
-        const vint16m1_t b_237 = __riscv_vle16_v_i16m1(&b[944 + i_118 * 1024 + 1024], 8);
-        const vint16m1_t p_237 = nttgen_newhope1024_rvv128_montmul_var(a_237, b_237, 8);
-        const vint16m1_t red_236 = nttgen_newhope1024_rvv128_barrett(acc_236, 8);
-        const vint16m1_t acc_237 = __riscv_vadd_vv_i16m1(red_236, p_237, 8);
-        acc_236 = acc_237;
-    }
-    const vint16m1_t red_237 = nttgen_newhope1024_rvv128_barrett(acc_236, 8);
-    __riscv_vse16_v_i16m1(&r[944], red_237, 8);
-    const vint16m1_t a_238 = __riscv_vle16_v_i16m1(&a[952], 8);
-    const vint16m1_t b_238 = __riscv_vle16_v_i16m1(&b[952], 8);
-    const vint16m1_t p_238 = nttgen_newhope1024_rvv128_montmul_var(a_238, b_238, 8);
-    vint16m1_t acc_238 = p_238;
-    for (size_t i_119 = 0; (i_119 + 1) < k; ++i_119) {
-        const vint16m1_t a_239 = __riscv_vle16_v_i16m1(&a[952 + i_119 * 1024 + 1024], 8);
-        const vint16m1_t b_239 = __riscv_vle16_v_i16m1(&b[952 + i_119 * 1024 + 1024], 8);
-        const vint16m1_t p_239 = nttgen_newhope1024_rvv128_montmul_var(a_239, b_239, 8);
-        const vint16m1_t red_238 = nttgen_newhope1024_rvv128_barrett(acc_238, 8);
-        const vint16m1_t acc_239 = __riscv_vadd_vv_i16m1(red_238, p_239, 8);
-        acc_238 = acc_239;
-    }
-    const vint16m1_t red_239 = nttgen_newhope1024_rvv128_barrett(acc_238, 8);
-    __riscv_vse16_v_i16m1(&r[952], red_239, 8);
-    const vint16m1_t a_240 = __riscv_vle16_v_i16m1(&a[960], 8);
-    const vint16m1_t b_240 = __riscv_vle16_v_i16m1(&b[960], 8);
-    const vint16m1_t p_240 = nttgen_newhope1024_rvv128_montmul_var(a_240, b_240, 8);
-    vint16m1_t acc_240 = p_240;
-    for (size_t i_120 = 0; (i_120 + 1) < k; ++i_120) {
-        const vint16m1_t a_241 = __riscv_vle16_v_i16m1(&a[960 + i_120 * 1024 + 1024], 8);
-        const vint16m1_t b_241 = __riscv_vle16_v_i16m1(&b[960 + i_120 * 1024 + 1024], 8);
-        const vint16m1_t p_241 = nttgen_newhope1024_rvv128_montmul_var(a_241, b_241, 8);
-        const vint16m1_t red_240 = nttgen_newhope1024_rvv128_barrett(acc_240, 8);
-        const vint16m1_t acc_241 = __riscv_vadd_vv_i16m1(red_240, p_241, 8);
-        acc_240 = acc_241;
-    }
-    const vint16m1_t red_241 = nttgen_newhope1024_rvv128_barrett(acc_240, 8);
-    __riscv_vse16_v_i16m1(&r[960], red_241, 8);
-    const vint16m1_t a_242 = __riscv_vle16_v_i16m1(&a[968], 8);
-    const vint16m1_t b_242 = __riscv_vle16_v_i16m1(&b[968], 8);
-    const vint16m1_t p_242 = nttgen_newhope1024_rvv128_montmul_var(a_242, b_242, 8);
-    vint16m1_t acc_242 = p_242;
-    for (size_t i_121 = 0; (i_121 + 1) < k; ++i_121) {
-        const vint16m1_t a_243 = __riscv_vle16_v_i16m1(&a[968 + i_121 * 1024 + 1024], 8);
-        const vint16m1_t b_243 = __riscv_vle16_v_i16m1(&b[968 + i_121 * 1024 + 1024], 8);
-        const vint16m1_t p_243 = nttgen_newhope1024_rvv128_montmul_var(a_243, b_243, 8);
-        const vint16m1_t red_242 = nttgen_newhope1024_rvv128_barrett(acc_242, 8);
-        const vint16m1_t acc_243 = __riscv_vadd_vv_i16m1(red_242, p_243, 8);
-        acc_242 = acc_243;
-    }
-    const vint16m1_t red_243 = nttgen_newhope1024_rvv128_barrett(acc_242, 8);
-    __riscv_vse16_v_i16m1(&r[968], red_243, 8);
-    const vint16m1_t a_244 = __riscv_vle16_v_i16m1(&a[976], 8);
-    const vint16m1_t b_244 = __riscv_vle16_v_i16m1(&b[976], 8);
-    const vint16m1_t p_244 = nttgen_newhope1024_rvv128_montmul_var(a_244, b_244, 8);
-    vint16m1_t acc_244 = p_244;
-    for (size_t i_122 = 0; (i_122 + 1) < k; ++i_122) {
-        const vint16m1_t a_245 = __riscv_vle16_v_i16m1(&a[976 + i_122 * 1024 + 1024], 8);
-        const vint16m1_t b_245 = __riscv_vle16_v_i16m1(&b[976 + i_122 * 1024 + 1024], 8);
-        const vint16m1_t p_245 = nttgen_newhope1024_rvv128_montmul_var(a_245, b_245, 8);
-        const vint16m1_t red_244 = nttgen_newhope1024_rvv128_barrett(acc_244, 8);
-        const vint16m1_t acc_245 = __riscv_vadd_vv_i16m1(red_244, p_245, 8);
-        acc_244 = acc_245;
-    }
-    const vint16m1_t red_245 = nttgen_newhope1024_rvv128_barrett(acc_244, 8);
-    __riscv_vse16_v_i16m1(&r[976], red_245, 8);
-    const vint16m1_t a_246 = __riscv_vle16_v_i16m1(&a[984], 8);
-    const vint16m1_t b_246 = __riscv_vle16_v_i16m1(&b[984], 8);
-    const vint16m1_t p_246 = nttgen_newhope1024_rvv128_montmul_var(a_246, b_246, 8);
-    vint16m1_t acc_246 = p_246;
-    for (size_t i_123 = 0; (i_123 + 1) < k; ++i_123) {
-        const vint16m1_t a_247 = __riscv_vle16_v_i16m1(&a[984 + i_123 * 1024 + 1024], 8);
-        const vint16m1_t b_247 = __riscv_vle16_v_i16m1(&b[984 + i_123 * 1024 + 1024], 8);
-        const vint16m1_t p_247 = nttgen_newhope1024_rvv128_montmul_var(a_247, b_247, 8);
-        const vint16m1_t red_246 = nttgen_newhope1024_rvv128_barrett(acc_246, 8);
-        const vint16m1_t acc_247 = __riscv_vadd_vv_i16m1(red_246, p_247, 8);
-        acc_246 = acc_247;
-    }
-    const vint16m1_t red_247 = nttgen_newhope1024_rvv128_barrett(acc_246, 8);
-    __riscv_vse16_v_i16m1(&r[984], red_247, 8);
-    const vint16m1_t a_248 = __riscv_vle16_v_i16m1(&a[992], 8);
-    const vint16m1_t b_248 = __riscv_vle16_v_i16m1(&b[992], 8);
-    const vint16m1_t p_248 = nttgen_newhope1024_rvv128_montmul_var(a_248, b_248, 8);
-    vint16m1_t acc_248 = p_248;
-    for (size_t i_124 = 0; (i_124 + 1) < k; ++i_124) {
-        const vint16m1_t a_249 = __riscv_vle16_v_i16m1(&a[992 + i_124 * 1024 + 1024], 8);
-        const vint16m1_t b_249 = __riscv_vle16_v_i16m1(&b[992 + i_124 * 1024 + 1024], 8);
-        const vint16m1_t p_249 = nttgen_newhope1024_rvv128_montmul_var(a_249, b_249, 8);
-        const vint16m1_t red_248 = nttgen_newhope1024_rvv128_barrett(acc_248, 8);
-        const vint16m1_t acc_249 = __riscv_vadd_vv_i16m1(red_248, p_249, 8);
-        acc_248 = acc_249;
-    }
-    const vint16m1_t red_249 = nttgen_newhope1024_rvv128_barrett(acc_248, 8);
-    __riscv_vse16_v_i16m1(&r[992], red_249, 8);
-    const vint16m1_t a_250 = __riscv_vle16_v_i16m1(&a[1000], 8);
-    const vint16m1_t b_250 = __riscv_vle16_v_i16m1(&b[1000], 8);
-    const vint16m1_t p_250 = nttgen_newhope1024_rvv128_montmul_var(a_250, b_250, 8);
-    vint16m1_t acc_250 = p_250;
-    for (size_t i_125 = 0; (i_125 + 1) < k; ++i_125) {
-        const vint16m1_t a_251 = __riscv_vle16_v_i16m1(&a[1000 + i_125 * 1024 + 1024], 8);
-        const vint16m1_t b_251 = __riscv_vle16_v_i16m1(&b[1000 + i_125 * 1024 + 1024], 8);
-        const vint16m1_t p_251 = nttgen_newhope1024_rvv128_montmul_var(a_251, b_251, 8);
-        const vint16m1_t red_250 = nttgen_newhope1024_rvv128_barrett(acc_250, 8);
-        const vint16m1_t acc_251 = __riscv_vadd_vv_i16m1(red_250, p_251, 8);
-        acc_250 = acc_251;
-    }
-    const vint16m1_t red_251 = nttgen_newhope1024_rvv128_barrett(acc_250, 8);
-    __riscv_vse16_v_i16m1(&r[1000], red_251, 8);
-    const vint16m1_t a_252 = __riscv_vle16_v_i16m1(&a[1008], 8);
-    const vint16m1_t b_252 = __riscv_vle16_v_i16m1(&b[1008], 8);
-    const vint16m1_t p_252 = nttgen_newhope1024_rvv128_montmul_var(a_252, b_252, 8);
-    vint16m1_t acc_252 = p_252;
-    for (size_t i_126 = 0; (i_126 + 1) < k; ++i_126) {
-        const vint16m1_t a_253 = __riscv_vle16_v_i16m1(&a[1008 + i_126 * 1024 + 1024], 8);
-        const vint16m1_t b_253 = __riscv_vle16_v_i16m1(&b[1008 + i_126 * 1024 + 1024], 8);
-        const vint16m1_t p_253 = nttgen_newhope1024_rvv128_montmul_var(a_253, b_253, 8);
-        const vint16m1_t red_252 = nttgen_newhope1024_rvv128_barrett(acc_252, 8);
-        const vint16m1_t acc_253 = __riscv_vadd_vv_i16m1(red_252, p_253, 8);
-        acc_252 = acc_253;
-    }
-    const vint16m1_t red_253 = nttgen_newhope1024_rvv128_barrett(acc_252, 8);
-    __riscv_vse16_v_i16m1(&r[1008], red_253, 8);
-    const vint16m1_t a_254 = __riscv_vle16_v_i16m1(&a[1016], 8);
-    const vint16m1_t b_254 = __riscv_vle16_v_i16m1(&b[1016], 8);
-    const vint16m1_t p_254 = nttgen_newhope1024_rvv128_montmul_var(a_254, b_254, 8);
-    vint16m1_t acc_254 = p_254;
-    for (size_t i_127 = 0; (i_127 + 1) < k; ++i_127) {
-        const vint16m1_t a_255 = __riscv_vle16_v_i16m1(&a[1016 + i_127 * 1024 + 1024], 8);
-        const vint16m1_t b_255 = __riscv_vle16_v_i16m1(&b[1016 + i_127 * 1024 + 1024], 8);
-        const vint16m1_t p_255 = nttgen_newhope1024_rvv128_montmul_var(a_255, b_255, 8);
-        const vint16m1_t red_254 = nttgen_newhope1024_rvv128_barrett(acc_254, 8);
-        const vint16m1_t acc_255 = __riscv_vadd_vv_i16m1(red_254, p_255, 8);
-        acc_254 = acc_255;
-    }
-    const vint16m1_t red_255 = nttgen_newhope1024_rvv128_barrett(acc_254, 8);
-    __riscv_vse16_v_i16m1(&r[1016], red_255, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(r, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 128, store 128, mullo 128, const 128
+ */
+void nttgen_newhope1024_rvv128_basemul_cache(int16_t cache[1024], const int16_t b[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv128_assert_range(b, 1024, -22735, 22735);
+#endif
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
+    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 8);
+    __riscv_vse16_v_i16m1(&cache[0], bq_0, 8);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[8], 8);
+    const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_1, 8);
+    __riscv_vse16_v_i16m1(&cache[8], bq_1, 8);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[16], 8);
+    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_2, 8);
+    __riscv_vse16_v_i16m1(&cache[16], bq_2, 8);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[24], 8);
+    const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_3, 8);
+    __riscv_vse16_v_i16m1(&cache[24], bq_3, 8);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[32], 8);
+    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_4, 8);
+    __riscv_vse16_v_i16m1(&cache[32], bq_4, 8);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[40], 8);
+    const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_5, 8);
+    __riscv_vse16_v_i16m1(&cache[40], bq_5, 8);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[48], 8);
+    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_6, 8);
+    __riscv_vse16_v_i16m1(&cache[48], bq_6, 8);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[56], 8);
+    const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_7, 8);
+    __riscv_vse16_v_i16m1(&cache[56], bq_7, 8);
+    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[64], 8);
+    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_8, 8);
+    __riscv_vse16_v_i16m1(&cache[64], bq_8, 8);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[72], 8);
+    const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_9, 8);
+    __riscv_vse16_v_i16m1(&cache[72], bq_9, 8);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[80], 8);
+    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_10, 8);
+    __riscv_vse16_v_i16m1(&cache[80], bq_10, 8);
+    const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[88], 8);
+    const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_11, 8);
+    __riscv_vse16_v_i16m1(&cache[88], bq_11, 8);
+    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[96], 8);
+    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_12, 8);
+    __riscv_vse16_v_i16m1(&cache[96], bq_12, 8);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[104], 8);
+    const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_13, 8);
+    __riscv_vse16_v_i16m1(&cache[104], bq_13, 8);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[112], 8);
+    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_14, 8);
+    __riscv_vse16_v_i16m1(&cache[112], bq_14, 8);
+    const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[120], 8);
+    const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_15, 8);
+    __riscv_vse16_v_i16m1(&cache[120], bq_15, 8);
+    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[128], 8);
+    const vint16m1_t qinv_16 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_16 = __riscv_vmul_vv_i16m1(b_16, qinv_16, 8);
+    __riscv_vse16_v_i16m1(&cache[128], bq_16, 8);
+    const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[136], 8);
+    const vint16m1_t qinv_17 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_17 = __riscv_vmul_vv_i16m1(b_17, qinv_17, 8);
+    __riscv_vse16_v_i16m1(&cache[136], bq_17, 8);
+    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[144], 8);
+    const vint16m1_t qinv_18 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_18 = __riscv_vmul_vv_i16m1(b_18, qinv_18, 8);
+    __riscv_vse16_v_i16m1(&cache[144], bq_18, 8);
+    const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[152], 8);
+    const vint16m1_t qinv_19 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_19 = __riscv_vmul_vv_i16m1(b_19, qinv_19, 8);
+    __riscv_vse16_v_i16m1(&cache[152], bq_19, 8);
+    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[160], 8);
+    const vint16m1_t qinv_20 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_20 = __riscv_vmul_vv_i16m1(b_20, qinv_20, 8);
+    __riscv_vse16_v_i16m1(&cache[160], bq_20, 8);
+    const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[168], 8);
+    const vint16m1_t qinv_21 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_21 = __riscv_vmul_vv_i16m1(b_21, qinv_21, 8);
+    __riscv_vse16_v_i16m1(&cache[168], bq_21, 8);
+    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[176], 8);
+    const vint16m1_t qinv_22 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_22 = __riscv_vmul_vv_i16m1(b_22, qinv_22, 8);
+    __riscv_vse16_v_i16m1(&cache[176], bq_22, 8);
+    const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[184], 8);
+    const vint16m1_t qinv_23 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_23 = __riscv_vmul_vv_i16m1(b_23, qinv_23, 8);
+    __riscv_vse16_v_i16m1(&cache[184], bq_23, 8);
+    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[192], 8);
+    const vint16m1_t qinv_24 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_24 = __riscv_vmul_vv_i16m1(b_24, qinv_24, 8);
+    __riscv_vse16_v_i16m1(&cache[192], bq_24, 8);
+    const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[200], 8);
+    const vint16m1_t qinv_25 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_25 = __riscv_vmul_vv_i16m1(b_25, qinv_25, 8);
+    __riscv_vse16_v_i16m1(&cache[200], bq_25, 8);
+    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[208], 8);
+    const vint16m1_t qinv_26 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_26 = __riscv_vmul_vv_i16m1(b_26, qinv_26, 8);
+    __riscv_vse16_v_i16m1(&cache[208], bq_26, 8);
+    const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[216], 8);
+    const vint16m1_t qinv_27 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_27 = __riscv_vmul_vv_i16m1(b_27, qinv_27, 8);
+    __riscv_vse16_v_i16m1(&cache[216], bq_27, 8);
+    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[224], 8);
+    const vint16m1_t qinv_28 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_28 = __riscv_vmul_vv_i16m1(b_28, qinv_28, 8);
+    __riscv_vse16_v_i16m1(&cache[224], bq_28, 8);
+    const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[232], 8);
+    const vint16m1_t qinv_29 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_29 = __riscv_vmul_vv_i16m1(b_29, qinv_29, 8);
+    __riscv_vse16_v_i16m1(&cache[232], bq_29, 8);
+    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[240], 8);
+    const vint16m1_t qinv_30 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_30 = __riscv_vmul_vv_i16m1(b_30, qinv_30, 8);
+    __riscv_vse16_v_i16m1(&cache[240], bq_30, 8);
+    const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[248], 8);
+    const vint16m1_t qinv_31 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_31 = __riscv_vmul_vv_i16m1(b_31, qinv_31, 8);
+    goto part_1;
+part_1:;
+    __riscv_vse16_v_i16m1(&cache[248], bq_31, 8);
+    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[256], 8);
+    const vint16m1_t qinv_32 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_32 = __riscv_vmul_vv_i16m1(b_32, qinv_32, 8);
+    __riscv_vse16_v_i16m1(&cache[256], bq_32, 8);
+    const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[264], 8);
+    const vint16m1_t qinv_33 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_33 = __riscv_vmul_vv_i16m1(b_33, qinv_33, 8);
+    __riscv_vse16_v_i16m1(&cache[264], bq_33, 8);
+    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[272], 8);
+    const vint16m1_t qinv_34 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_34 = __riscv_vmul_vv_i16m1(b_34, qinv_34, 8);
+    __riscv_vse16_v_i16m1(&cache[272], bq_34, 8);
+    const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[280], 8);
+    const vint16m1_t qinv_35 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_35 = __riscv_vmul_vv_i16m1(b_35, qinv_35, 8);
+    __riscv_vse16_v_i16m1(&cache[280], bq_35, 8);
+    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[288], 8);
+    const vint16m1_t qinv_36 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_36 = __riscv_vmul_vv_i16m1(b_36, qinv_36, 8);
+    __riscv_vse16_v_i16m1(&cache[288], bq_36, 8);
+    const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[296], 8);
+    const vint16m1_t qinv_37 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_37 = __riscv_vmul_vv_i16m1(b_37, qinv_37, 8);
+    __riscv_vse16_v_i16m1(&cache[296], bq_37, 8);
+    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[304], 8);
+    const vint16m1_t qinv_38 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_38 = __riscv_vmul_vv_i16m1(b_38, qinv_38, 8);
+    __riscv_vse16_v_i16m1(&cache[304], bq_38, 8);
+    const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[312], 8);
+    const vint16m1_t qinv_39 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_39 = __riscv_vmul_vv_i16m1(b_39, qinv_39, 8);
+    __riscv_vse16_v_i16m1(&cache[312], bq_39, 8);
+    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[320], 8);
+    const vint16m1_t qinv_40 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_40 = __riscv_vmul_vv_i16m1(b_40, qinv_40, 8);
+    __riscv_vse16_v_i16m1(&cache[320], bq_40, 8);
+    const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[328], 8);
+    const vint16m1_t qinv_41 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_41 = __riscv_vmul_vv_i16m1(b_41, qinv_41, 8);
+    __riscv_vse16_v_i16m1(&cache[328], bq_41, 8);
+    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[336], 8);
+    const vint16m1_t qinv_42 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_42 = __riscv_vmul_vv_i16m1(b_42, qinv_42, 8);
+    __riscv_vse16_v_i16m1(&cache[336], bq_42, 8);
+    const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[344], 8);
+    const vint16m1_t qinv_43 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_43 = __riscv_vmul_vv_i16m1(b_43, qinv_43, 8);
+    __riscv_vse16_v_i16m1(&cache[344], bq_43, 8);
+    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[352], 8);
+    const vint16m1_t qinv_44 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_44 = __riscv_vmul_vv_i16m1(b_44, qinv_44, 8);
+    __riscv_vse16_v_i16m1(&cache[352], bq_44, 8);
+    const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[360], 8);
+    const vint16m1_t qinv_45 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_45 = __riscv_vmul_vv_i16m1(b_45, qinv_45, 8);
+    __riscv_vse16_v_i16m1(&cache[360], bq_45, 8);
+    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[368], 8);
+    const vint16m1_t qinv_46 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_46 = __riscv_vmul_vv_i16m1(b_46, qinv_46, 8);
+    __riscv_vse16_v_i16m1(&cache[368], bq_46, 8);
+    const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[376], 8);
+    const vint16m1_t qinv_47 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_47 = __riscv_vmul_vv_i16m1(b_47, qinv_47, 8);
+    __riscv_vse16_v_i16m1(&cache[376], bq_47, 8);
+    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[384], 8);
+    const vint16m1_t qinv_48 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_48 = __riscv_vmul_vv_i16m1(b_48, qinv_48, 8);
+    __riscv_vse16_v_i16m1(&cache[384], bq_48, 8);
+    const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[392], 8);
+    const vint16m1_t qinv_49 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_49 = __riscv_vmul_vv_i16m1(b_49, qinv_49, 8);
+    __riscv_vse16_v_i16m1(&cache[392], bq_49, 8);
+    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[400], 8);
+    const vint16m1_t qinv_50 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_50 = __riscv_vmul_vv_i16m1(b_50, qinv_50, 8);
+    __riscv_vse16_v_i16m1(&cache[400], bq_50, 8);
+    const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[408], 8);
+    const vint16m1_t qinv_51 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_51 = __riscv_vmul_vv_i16m1(b_51, qinv_51, 8);
+    __riscv_vse16_v_i16m1(&cache[408], bq_51, 8);
+    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[416], 8);
+    const vint16m1_t qinv_52 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_52 = __riscv_vmul_vv_i16m1(b_52, qinv_52, 8);
+    __riscv_vse16_v_i16m1(&cache[416], bq_52, 8);
+    const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[424], 8);
+    const vint16m1_t qinv_53 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_53 = __riscv_vmul_vv_i16m1(b_53, qinv_53, 8);
+    __riscv_vse16_v_i16m1(&cache[424], bq_53, 8);
+    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[432], 8);
+    const vint16m1_t qinv_54 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_54 = __riscv_vmul_vv_i16m1(b_54, qinv_54, 8);
+    __riscv_vse16_v_i16m1(&cache[432], bq_54, 8);
+    const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[440], 8);
+    const vint16m1_t qinv_55 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_55 = __riscv_vmul_vv_i16m1(b_55, qinv_55, 8);
+    __riscv_vse16_v_i16m1(&cache[440], bq_55, 8);
+    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[448], 8);
+    const vint16m1_t qinv_56 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_56 = __riscv_vmul_vv_i16m1(b_56, qinv_56, 8);
+    __riscv_vse16_v_i16m1(&cache[448], bq_56, 8);
+    const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[456], 8);
+    const vint16m1_t qinv_57 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_57 = __riscv_vmul_vv_i16m1(b_57, qinv_57, 8);
+    __riscv_vse16_v_i16m1(&cache[456], bq_57, 8);
+    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[464], 8);
+    const vint16m1_t qinv_58 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_58 = __riscv_vmul_vv_i16m1(b_58, qinv_58, 8);
+    __riscv_vse16_v_i16m1(&cache[464], bq_58, 8);
+    const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[472], 8);
+    const vint16m1_t qinv_59 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_59 = __riscv_vmul_vv_i16m1(b_59, qinv_59, 8);
+    __riscv_vse16_v_i16m1(&cache[472], bq_59, 8);
+    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[480], 8);
+    const vint16m1_t qinv_60 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_60 = __riscv_vmul_vv_i16m1(b_60, qinv_60, 8);
+    __riscv_vse16_v_i16m1(&cache[480], bq_60, 8);
+    const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[488], 8);
+    const vint16m1_t qinv_61 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_61 = __riscv_vmul_vv_i16m1(b_61, qinv_61, 8);
+    __riscv_vse16_v_i16m1(&cache[488], bq_61, 8);
+    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[496], 8);
+    const vint16m1_t qinv_62 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_62 = __riscv_vmul_vv_i16m1(b_62, qinv_62, 8);
+    __riscv_vse16_v_i16m1(&cache[496], bq_62, 8);
+    const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[504], 8);
+    const vint16m1_t qinv_63 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_63 = __riscv_vmul_vv_i16m1(b_63, qinv_63, 8);
+    goto part_2;
+part_2:;
+    __riscv_vse16_v_i16m1(&cache[504], bq_63, 8);
+    const vint16m1_t b_64 = __riscv_vle16_v_i16m1(&b[512], 8);
+    const vint16m1_t qinv_64 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_64 = __riscv_vmul_vv_i16m1(b_64, qinv_64, 8);
+    __riscv_vse16_v_i16m1(&cache[512], bq_64, 8);
+    const vint16m1_t b_65 = __riscv_vle16_v_i16m1(&b[520], 8);
+    const vint16m1_t qinv_65 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_65 = __riscv_vmul_vv_i16m1(b_65, qinv_65, 8);
+    __riscv_vse16_v_i16m1(&cache[520], bq_65, 8);
+    const vint16m1_t b_66 = __riscv_vle16_v_i16m1(&b[528], 8);
+    const vint16m1_t qinv_66 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_66 = __riscv_vmul_vv_i16m1(b_66, qinv_66, 8);
+    __riscv_vse16_v_i16m1(&cache[528], bq_66, 8);
+    const vint16m1_t b_67 = __riscv_vle16_v_i16m1(&b[536], 8);
+    const vint16m1_t qinv_67 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_67 = __riscv_vmul_vv_i16m1(b_67, qinv_67, 8);
+    __riscv_vse16_v_i16m1(&cache[536], bq_67, 8);
+    const vint16m1_t b_68 = __riscv_vle16_v_i16m1(&b[544], 8);
+    const vint16m1_t qinv_68 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_68 = __riscv_vmul_vv_i16m1(b_68, qinv_68, 8);
+    __riscv_vse16_v_i16m1(&cache[544], bq_68, 8);
+    const vint16m1_t b_69 = __riscv_vle16_v_i16m1(&b[552], 8);
+    const vint16m1_t qinv_69 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_69 = __riscv_vmul_vv_i16m1(b_69, qinv_69, 8);
+    __riscv_vse16_v_i16m1(&cache[552], bq_69, 8);
+    const vint16m1_t b_70 = __riscv_vle16_v_i16m1(&b[560], 8);
+    const vint16m1_t qinv_70 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_70 = __riscv_vmul_vv_i16m1(b_70, qinv_70, 8);
+    __riscv_vse16_v_i16m1(&cache[560], bq_70, 8);
+    const vint16m1_t b_71 = __riscv_vle16_v_i16m1(&b[568], 8);
+    const vint16m1_t qinv_71 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_71 = __riscv_vmul_vv_i16m1(b_71, qinv_71, 8);
+    __riscv_vse16_v_i16m1(&cache[568], bq_71, 8);
+    const vint16m1_t b_72 = __riscv_vle16_v_i16m1(&b[576], 8);
+    const vint16m1_t qinv_72 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_72 = __riscv_vmul_vv_i16m1(b_72, qinv_72, 8);
+    __riscv_vse16_v_i16m1(&cache[576], bq_72, 8);
+    const vint16m1_t b_73 = __riscv_vle16_v_i16m1(&b[584], 8);
+    const vint16m1_t qinv_73 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_73 = __riscv_vmul_vv_i16m1(b_73, qinv_73, 8);
+    __riscv_vse16_v_i16m1(&cache[584], bq_73, 8);
+    const vint16m1_t b_74 = __riscv_vle16_v_i16m1(&b[592], 8);
+    const vint16m1_t qinv_74 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_74 = __riscv_vmul_vv_i16m1(b_74, qinv_74, 8);
+    __riscv_vse16_v_i16m1(&cache[592], bq_74, 8);
+    const vint16m1_t b_75 = __riscv_vle16_v_i16m1(&b[600], 8);
+    const vint16m1_t qinv_75 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_75 = __riscv_vmul_vv_i16m1(b_75, qinv_75, 8);
+    __riscv_vse16_v_i16m1(&cache[600], bq_75, 8);
+    const vint16m1_t b_76 = __riscv_vle16_v_i16m1(&b[608], 8);
+    const vint16m1_t qinv_76 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_76 = __riscv_vmul_vv_i16m1(b_76, qinv_76, 8);
+    __riscv_vse16_v_i16m1(&cache[608], bq_76, 8);
+    const vint16m1_t b_77 = __riscv_vle16_v_i16m1(&b[616], 8);
+    const vint16m1_t qinv_77 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_77 = __riscv_vmul_vv_i16m1(b_77, qinv_77, 8);
+    __riscv_vse16_v_i16m1(&cache[616], bq_77, 8);
+    const vint16m1_t b_78 = __riscv_vle16_v_i16m1(&b[624], 8);
+    const vint16m1_t qinv_78 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_78 = __riscv_vmul_vv_i16m1(b_78, qinv_78, 8);
+    __riscv_vse16_v_i16m1(&cache[624], bq_78, 8);
+    const vint16m1_t b_79 = __riscv_vle16_v_i16m1(&b[632], 8);
+    const vint16m1_t qinv_79 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_79 = __riscv_vmul_vv_i16m1(b_79, qinv_79, 8);
+    __riscv_vse16_v_i16m1(&cache[632], bq_79, 8);
+    const vint16m1_t b_80 = __riscv_vle16_v_i16m1(&b[640], 8);
+    const vint16m1_t qinv_80 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_80 = __riscv_vmul_vv_i16m1(b_80, qinv_80, 8);
+    __riscv_vse16_v_i16m1(&cache[640], bq_80, 8);
+    const vint16m1_t b_81 = __riscv_vle16_v_i16m1(&b[648], 8);
+    const vint16m1_t qinv_81 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_81 = __riscv_vmul_vv_i16m1(b_81, qinv_81, 8);
+    __riscv_vse16_v_i16m1(&cache[648], bq_81, 8);
+    const vint16m1_t b_82 = __riscv_vle16_v_i16m1(&b[656], 8);
+    const vint16m1_t qinv_82 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_82 = __riscv_vmul_vv_i16m1(b_82, qinv_82, 8);
+    __riscv_vse16_v_i16m1(&cache[656], bq_82, 8);
+    const vint16m1_t b_83 = __riscv_vle16_v_i16m1(&b[664], 8);
+    const vint16m1_t qinv_83 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_83 = __riscv_vmul_vv_i16m1(b_83, qinv_83, 8);
+    __riscv_vse16_v_i16m1(&cache[664], bq_83, 8);
+    const vint16m1_t b_84 = __riscv_vle16_v_i16m1(&b[672], 8);
+    const vint16m1_t qinv_84 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_84 = __riscv_vmul_vv_i16m1(b_84, qinv_84, 8);
+    __riscv_vse16_v_i16m1(&cache[672], bq_84, 8);
+    const vint16m1_t b_85 = __riscv_vle16_v_i16m1(&b[680], 8);
+    const vint16m1_t qinv_85 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_85 = __riscv_vmul_vv_i16m1(b_85, qinv_85, 8);
+    __riscv_vse16_v_i16m1(&cache[680], bq_85, 8);
+    const vint16m1_t b_86 = __riscv_vle16_v_i16m1(&b[688], 8);
+    const vint16m1_t qinv_86 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_86 = __riscv_vmul_vv_i16m1(b_86, qinv_86, 8);
+    __riscv_vse16_v_i16m1(&cache[688], bq_86, 8);
+    const vint16m1_t b_87 = __riscv_vle16_v_i16m1(&b[696], 8);
+    const vint16m1_t qinv_87 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_87 = __riscv_vmul_vv_i16m1(b_87, qinv_87, 8);
+    __riscv_vse16_v_i16m1(&cache[696], bq_87, 8);
+    const vint16m1_t b_88 = __riscv_vle16_v_i16m1(&b[704], 8);
+    const vint16m1_t qinv_88 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_88 = __riscv_vmul_vv_i16m1(b_88, qinv_88, 8);
+    __riscv_vse16_v_i16m1(&cache[704], bq_88, 8);
+    const vint16m1_t b_89 = __riscv_vle16_v_i16m1(&b[712], 8);
+    const vint16m1_t qinv_89 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_89 = __riscv_vmul_vv_i16m1(b_89, qinv_89, 8);
+    __riscv_vse16_v_i16m1(&cache[712], bq_89, 8);
+    const vint16m1_t b_90 = __riscv_vle16_v_i16m1(&b[720], 8);
+    const vint16m1_t qinv_90 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_90 = __riscv_vmul_vv_i16m1(b_90, qinv_90, 8);
+    __riscv_vse16_v_i16m1(&cache[720], bq_90, 8);
+    const vint16m1_t b_91 = __riscv_vle16_v_i16m1(&b[728], 8);
+    const vint16m1_t qinv_91 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_91 = __riscv_vmul_vv_i16m1(b_91, qinv_91, 8);
+    __riscv_vse16_v_i16m1(&cache[728], bq_91, 8);
+    const vint16m1_t b_92 = __riscv_vle16_v_i16m1(&b[736], 8);
+    const vint16m1_t qinv_92 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_92 = __riscv_vmul_vv_i16m1(b_92, qinv_92, 8);
+    __riscv_vse16_v_i16m1(&cache[736], bq_92, 8);
+    const vint16m1_t b_93 = __riscv_vle16_v_i16m1(&b[744], 8);
+    const vint16m1_t qinv_93 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_93 = __riscv_vmul_vv_i16m1(b_93, qinv_93, 8);
+    __riscv_vse16_v_i16m1(&cache[744], bq_93, 8);
+    const vint16m1_t b_94 = __riscv_vle16_v_i16m1(&b[752], 8);
+    const vint16m1_t qinv_94 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_94 = __riscv_vmul_vv_i16m1(b_94, qinv_94, 8);
+    __riscv_vse16_v_i16m1(&cache[752], bq_94, 8);
+    const vint16m1_t b_95 = __riscv_vle16_v_i16m1(&b[760], 8);
+    const vint16m1_t qinv_95 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_95 = __riscv_vmul_vv_i16m1(b_95, qinv_95, 8);
+    goto part_3;
+part_3:;
+    __riscv_vse16_v_i16m1(&cache[760], bq_95, 8);
+    const vint16m1_t b_96 = __riscv_vle16_v_i16m1(&b[768], 8);
+    const vint16m1_t qinv_96 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_96 = __riscv_vmul_vv_i16m1(b_96, qinv_96, 8);
+    __riscv_vse16_v_i16m1(&cache[768], bq_96, 8);
+    const vint16m1_t b_97 = __riscv_vle16_v_i16m1(&b[776], 8);
+    const vint16m1_t qinv_97 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_97 = __riscv_vmul_vv_i16m1(b_97, qinv_97, 8);
+    __riscv_vse16_v_i16m1(&cache[776], bq_97, 8);
+    const vint16m1_t b_98 = __riscv_vle16_v_i16m1(&b[784], 8);
+    const vint16m1_t qinv_98 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_98 = __riscv_vmul_vv_i16m1(b_98, qinv_98, 8);
+    __riscv_vse16_v_i16m1(&cache[784], bq_98, 8);
+    const vint16m1_t b_99 = __riscv_vle16_v_i16m1(&b[792], 8);
+    const vint16m1_t qinv_99 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_99 = __riscv_vmul_vv_i16m1(b_99, qinv_99, 8);
+    __riscv_vse16_v_i16m1(&cache[792], bq_99, 8);
+    const vint16m1_t b_100 = __riscv_vle16_v_i16m1(&b[800], 8);
+    const vint16m1_t qinv_100 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_100 = __riscv_vmul_vv_i16m1(b_100, qinv_100, 8);
+    __riscv_vse16_v_i16m1(&cache[800], bq_100, 8);
+    const vint16m1_t b_101 = __riscv_vle16_v_i16m1(&b[808], 8);
+    const vint16m1_t qinv_101 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_101 = __riscv_vmul_vv_i16m1(b_101, qinv_101, 8);
+    __riscv_vse16_v_i16m1(&cache[808], bq_101, 8);
+    const vint16m1_t b_102 = __riscv_vle16_v_i16m1(&b[816], 8);
+    const vint16m1_t qinv_102 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_102 = __riscv_vmul_vv_i16m1(b_102, qinv_102, 8);
+    __riscv_vse16_v_i16m1(&cache[816], bq_102, 8);
+    const vint16m1_t b_103 = __riscv_vle16_v_i16m1(&b[824], 8);
+    const vint16m1_t qinv_103 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_103 = __riscv_vmul_vv_i16m1(b_103, qinv_103, 8);
+    __riscv_vse16_v_i16m1(&cache[824], bq_103, 8);
+    const vint16m1_t b_104 = __riscv_vle16_v_i16m1(&b[832], 8);
+    const vint16m1_t qinv_104 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_104 = __riscv_vmul_vv_i16m1(b_104, qinv_104, 8);
+    __riscv_vse16_v_i16m1(&cache[832], bq_104, 8);
+    const vint16m1_t b_105 = __riscv_vle16_v_i16m1(&b[840], 8);
+    const vint16m1_t qinv_105 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_105 = __riscv_vmul_vv_i16m1(b_105, qinv_105, 8);
+    __riscv_vse16_v_i16m1(&cache[840], bq_105, 8);
+    const vint16m1_t b_106 = __riscv_vle16_v_i16m1(&b[848], 8);
+    const vint16m1_t qinv_106 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_106 = __riscv_vmul_vv_i16m1(b_106, qinv_106, 8);
+    __riscv_vse16_v_i16m1(&cache[848], bq_106, 8);
+    const vint16m1_t b_107 = __riscv_vle16_v_i16m1(&b[856], 8);
+    const vint16m1_t qinv_107 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_107 = __riscv_vmul_vv_i16m1(b_107, qinv_107, 8);
+    __riscv_vse16_v_i16m1(&cache[856], bq_107, 8);
+    const vint16m1_t b_108 = __riscv_vle16_v_i16m1(&b[864], 8);
+    const vint16m1_t qinv_108 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_108 = __riscv_vmul_vv_i16m1(b_108, qinv_108, 8);
+    __riscv_vse16_v_i16m1(&cache[864], bq_108, 8);
+    const vint16m1_t b_109 = __riscv_vle16_v_i16m1(&b[872], 8);
+    const vint16m1_t qinv_109 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_109 = __riscv_vmul_vv_i16m1(b_109, qinv_109, 8);
+    __riscv_vse16_v_i16m1(&cache[872], bq_109, 8);
+    const vint16m1_t b_110 = __riscv_vle16_v_i16m1(&b[880], 8);
+    const vint16m1_t qinv_110 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_110 = __riscv_vmul_vv_i16m1(b_110, qinv_110, 8);
+    __riscv_vse16_v_i16m1(&cache[880], bq_110, 8);
+    const vint16m1_t b_111 = __riscv_vle16_v_i16m1(&b[888], 8);
+    const vint16m1_t qinv_111 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_111 = __riscv_vmul_vv_i16m1(b_111, qinv_111, 8);
+    __riscv_vse16_v_i16m1(&cache[888], bq_111, 8);
+    const vint16m1_t b_112 = __riscv_vle16_v_i16m1(&b[896], 8);
+    const vint16m1_t qinv_112 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_112 = __riscv_vmul_vv_i16m1(b_112, qinv_112, 8);
+    __riscv_vse16_v_i16m1(&cache[896], bq_112, 8);
+    const vint16m1_t b_113 = __riscv_vle16_v_i16m1(&b[904], 8);
+    const vint16m1_t qinv_113 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_113 = __riscv_vmul_vv_i16m1(b_113, qinv_113, 8);
+    __riscv_vse16_v_i16m1(&cache[904], bq_113, 8);
+    const vint16m1_t b_114 = __riscv_vle16_v_i16m1(&b[912], 8);
+    const vint16m1_t qinv_114 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_114 = __riscv_vmul_vv_i16m1(b_114, qinv_114, 8);
+    __riscv_vse16_v_i16m1(&cache[912], bq_114, 8);
+    const vint16m1_t b_115 = __riscv_vle16_v_i16m1(&b[920], 8);
+    const vint16m1_t qinv_115 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_115 = __riscv_vmul_vv_i16m1(b_115, qinv_115, 8);
+    __riscv_vse16_v_i16m1(&cache[920], bq_115, 8);
+    const vint16m1_t b_116 = __riscv_vle16_v_i16m1(&b[928], 8);
+    const vint16m1_t qinv_116 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_116 = __riscv_vmul_vv_i16m1(b_116, qinv_116, 8);
+    __riscv_vse16_v_i16m1(&cache[928], bq_116, 8);
+    const vint16m1_t b_117 = __riscv_vle16_v_i16m1(&b[936], 8);
+    const vint16m1_t qinv_117 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_117 = __riscv_vmul_vv_i16m1(b_117, qinv_117, 8);
+    __riscv_vse16_v_i16m1(&cache[936], bq_117, 8);
+    const vint16m1_t b_118 = __riscv_vle16_v_i16m1(&b[944], 8);
+    const vint16m1_t qinv_118 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_118 = __riscv_vmul_vv_i16m1(b_118, qinv_118, 8);
+    __riscv_vse16_v_i16m1(&cache[944], bq_118, 8);
+    const vint16m1_t b_119 = __riscv_vle16_v_i16m1(&b[952], 8);
+    const vint16m1_t qinv_119 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_119 = __riscv_vmul_vv_i16m1(b_119, qinv_119, 8);
+    __riscv_vse16_v_i16m1(&cache[952], bq_119, 8);
+    const vint16m1_t b_120 = __riscv_vle16_v_i16m1(&b[960], 8);
+    const vint16m1_t qinv_120 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_120 = __riscv_vmul_vv_i16m1(b_120, qinv_120, 8);
+    __riscv_vse16_v_i16m1(&cache[960], bq_120, 8);
+    const vint16m1_t b_121 = __riscv_vle16_v_i16m1(&b[968], 8);
+    const vint16m1_t qinv_121 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_121 = __riscv_vmul_vv_i16m1(b_121, qinv_121, 8);
+    __riscv_vse16_v_i16m1(&cache[968], bq_121, 8);
+    const vint16m1_t b_122 = __riscv_vle16_v_i16m1(&b[976], 8);
+    const vint16m1_t qinv_122 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_122 = __riscv_vmul_vv_i16m1(b_122, qinv_122, 8);
+    __riscv_vse16_v_i16m1(&cache[976], bq_122, 8);
+    const vint16m1_t b_123 = __riscv_vle16_v_i16m1(&b[984], 8);
+    const vint16m1_t qinv_123 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_123 = __riscv_vmul_vv_i16m1(b_123, qinv_123, 8);
+    __riscv_vse16_v_i16m1(&cache[984], bq_123, 8);
+    const vint16m1_t b_124 = __riscv_vle16_v_i16m1(&b[992], 8);
+    const vint16m1_t qinv_124 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_124 = __riscv_vmul_vv_i16m1(b_124, qinv_124, 8);
+    __riscv_vse16_v_i16m1(&cache[992], bq_124, 8);
+    const vint16m1_t b_125 = __riscv_vle16_v_i16m1(&b[1000], 8);
+    const vint16m1_t qinv_125 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_125 = __riscv_vmul_vv_i16m1(b_125, qinv_125, 8);
+    __riscv_vse16_v_i16m1(&cache[1000], bq_125, 8);
+    const vint16m1_t b_126 = __riscv_vle16_v_i16m1(&b[1008], 8);
+    const vint16m1_t qinv_126 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_126 = __riscv_vmul_vv_i16m1(b_126, qinv_126, 8);
+    __riscv_vse16_v_i16m1(&cache[1008], bq_126, 8);
+    const vint16m1_t b_127 = __riscv_vle16_v_i16m1(&b[1016], 8);
+    const vint16m1_t qinv_127 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_127 = __riscv_vmul_vv_i16m1(b_127, qinv_127, 8);
+    goto part_4;
+part_4:;
+    __riscv_vse16_v_i16m1(&cache[1016], bq_127, 8);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv128_assert_range(cache, 1024, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6145, 6145]
+ * a[1024 x k]: on entry in [-12288, 12288]
+ * b[1024 x k]: on entry in [-22735, 22735]
+ * cache[1024 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ */
+void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t *a,
+                                                  const int16_t *b, const int16_t *cache,
+                                                  size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv128_assert_range(a, k * 1024, -12288, 12288);
+    nttgen_newhope1024_rvv128_assert_range(b, k * 1024, -22735, 22735);
+    nttgen_newhope1024_rvv128_assert_range(cache, k * 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 128; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 8], 8);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 8], 8);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 8], 8);
+        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 8);
+        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 8);
+        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(12289, 8);
+        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 8);
+        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 8);
+        vint16m1_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 1024 + i_0 * 8 + 1024], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 1024 + i_0 * 8 + 1024], 8);
+            const vint16m1_t cache_1 =
+                __riscv_vle16_v_i16m1(&cache[i_1 * 1024 + i_0 * 8 + 1024], 8);
+            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 8);
+            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 8);
+            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(12289, 8);
+            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 8);
+            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 8);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 8);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 3072 + i_0 * 8 + 3072], 8);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 3072 + i_0 * 8 + 3072], 8);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 3072 + i_0 * 8 + 3072], 8);
+            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 8);
+            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 8);
+            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(12289, 8);
+            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 8);
+            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 8);
+            vint16m1_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096], 8);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096], 8);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096], 8);
+                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 8);
+                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 8);
+                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(12289, 8);
+                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 8);
+                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 8);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 8);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope1024_rvv128_barrett(acc_3, 8);
+            const vint16m1_t red_1 = nttgen_newhope1024_rvv128_barrett(acc_2, 8);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 8);
+            acc_2 = acc_5;
+        }
+        const vint16m1_t red_2 = nttgen_newhope1024_rvv128_barrett(acc_2, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 8], red_2, 8);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv128_assert_range(r, 1024, -6145, 6145);
 #endif
 }
 

@@ -27,6 +27,16 @@
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
+ *   nttgen_newhope1024_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached:
+ *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
+ *     q^-1 mod beta)
+ *       b in [-22735, 22735] -> cache in [-32768, 32767]
+ *       ops: load 64, store 64, mullo 64, const 64
+ *   nttgen_newhope1024_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
+ *       ops: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8988, 8988]
  *       ops: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
@@ -1336,904 +1346,406 @@ void nttgen_newhope1024_rvv256_basemul_acc(int16_t r[1024], const int16_t *a, co
     nttgen_newhope1024_rvv256_assert_range(a, k * 1024, -22735, 22735);
     nttgen_newhope1024_rvv256_assert_range(b, k * 1024, -22735, 22735);
 #endif
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
-    const vint16m1_t p_0 = nttgen_newhope1024_rvv256_montmul_var(a_0, b_0, 16);
-    vint16m1_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 1024 + 1024], 16);
-        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 1024 + 1024], 16);
-        const vint16m1_t p_1 = nttgen_newhope1024_rvv256_montmul_var(a_1, b_1, 16);
-        const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(acc_0, 16);
-        const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(red_0, p_1, 16);
-        acc_0 = acc_1;
-    }
-    const vint16m1_t red_1 = nttgen_newhope1024_rvv256_barrett(acc_0, 16);
-    __riscv_vse16_v_i16m1(&r[0], red_1, 16);
-    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[16], 16);
-    const vint16m1_t p_2 = nttgen_newhope1024_rvv256_montmul_var(a_2, b_2, 16);
-    vint16m1_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[16 + i_1 * 1024 + 1024], 16);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[16 + i_1 * 1024 + 1024], 16);
-        const vint16m1_t p_3 = nttgen_newhope1024_rvv256_montmul_var(a_3, b_3, 16);
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
+        const vint16m1_t p_0 = nttgen_newhope1024_rvv256_montmul_var(a_0, b_0, 16);
+        vint16m1_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 1024 + i_0 * 16 + 1024], 16);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 1024 + i_0 * 16 + 1024], 16);
+            const vint16m1_t p_1 = nttgen_newhope1024_rvv256_montmul_var(a_1, b_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 16);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 2048 + i_0 * 16 + 2048], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 2048 + i_0 * 16 + 2048], 16);
+            const vint16m1_t p_2 = nttgen_newhope1024_rvv256_montmul_var(a_2, b_2, 16);
+            vint16m1_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 16 + 3072], 16);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 16 + 3072], 16);
+                const vint16m1_t p_3 = nttgen_newhope1024_rvv256_montmul_var(a_3, b_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 16);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(acc_3, 16);
+            const vint16m1_t red_1 = nttgen_newhope1024_rvv256_barrett(acc_2, 16);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 16);
+            acc_2 = acc_5;
+        }
         const vint16m1_t red_2 = nttgen_newhope1024_rvv256_barrett(acc_2, 16);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_2, p_3, 16);
-        acc_2 = acc_3;
+        __riscv_vse16_v_i16m1(&r[i_0 * 16], red_2, 16);
     }
-    const vint16m1_t red_3 = nttgen_newhope1024_rvv256_barrett(acc_2, 16);
-    __riscv_vse16_v_i16m1(&r[16], red_3, 16);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[32], 16);
-    const vint16m1_t p_4 = nttgen_newhope1024_rvv256_montmul_var(a_4, b_4, 16);
-    vint16m1_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[32 + i_2 * 1024 + 1024], 16);
-        const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[32 + i_2 * 1024 + 1024], 16);
-        const vint16m1_t p_5 = nttgen_newhope1024_rvv256_montmul_var(a_5, b_5, 16);
-        const vint16m1_t red_4 = nttgen_newhope1024_rvv256_barrett(acc_4, 16);
-        const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_4, p_5, 16);
-        acc_4 = acc_5;
-    }
-    const vint16m1_t red_5 = nttgen_newhope1024_rvv256_barrett(acc_4, 16);
-    __riscv_vse16_v_i16m1(&r[32], red_5, 16);
-    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[48], 16);
-    const vint16m1_t p_6 = nttgen_newhope1024_rvv256_montmul_var(a_6, b_6, 16);
-    vint16m1_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[48 + i_3 * 1024 + 1024], 16);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[48 + i_3 * 1024 + 1024], 16);
-        const vint16m1_t p_7 = nttgen_newhope1024_rvv256_montmul_var(a_7, b_7, 16);
-        const vint16m1_t red_6 = nttgen_newhope1024_rvv256_barrett(acc_6, 16);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_6, p_7, 16);
-        acc_6 = acc_7;
-    }
-    const vint16m1_t red_7 = nttgen_newhope1024_rvv256_barrett(acc_6, 16);
-    __riscv_vse16_v_i16m1(&r[48], red_7, 16);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[64], 16);
-    const vint16m1_t p_8 = nttgen_newhope1024_rvv256_montmul_var(a_8, b_8, 16);
-    vint16m1_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[64 + i_4 * 1024 + 1024], 16);
-        const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[64 + i_4 * 1024 + 1024], 16);
-        const vint16m1_t p_9 = nttgen_newhope1024_rvv256_montmul_var(a_9, b_9, 16);
-        const vint16m1_t red_8 = nttgen_newhope1024_rvv256_barrett(acc_8, 16);
-        const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(red_8, p_9, 16);
-        acc_8 = acc_9;
-    }
-    const vint16m1_t red_9 = nttgen_newhope1024_rvv256_barrett(acc_8, 16);
-    __riscv_vse16_v_i16m1(&r[64], red_9, 16);
-    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[80], 16);
-    const vint16m1_t p_10 = nttgen_newhope1024_rvv256_montmul_var(a_10, b_10, 16);
-    vint16m1_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[80 + i_5 * 1024 + 1024], 16);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[80 + i_5 * 1024 + 1024], 16);
-        const vint16m1_t p_11 = nttgen_newhope1024_rvv256_montmul_var(a_11, b_11, 16);
-        const vint16m1_t red_10 = nttgen_newhope1024_rvv256_barrett(acc_10, 16);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_10, p_11, 16);
-        acc_10 = acc_11;
-    }
-    const vint16m1_t red_11 = nttgen_newhope1024_rvv256_barrett(acc_10, 16);
-    __riscv_vse16_v_i16m1(&r[80], red_11, 16);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[96], 16);
-    const vint16m1_t p_12 = nttgen_newhope1024_rvv256_montmul_var(a_12, b_12, 16);
-    vint16m1_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[96 + i_6 * 1024 + 1024], 16);
-        const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[96 + i_6 * 1024 + 1024], 16);
-        const vint16m1_t p_13 = nttgen_newhope1024_rvv256_montmul_var(a_13, b_13, 16);
-        const vint16m1_t red_12 = nttgen_newhope1024_rvv256_barrett(acc_12, 16);
-        const vint16m1_t acc_13 = __riscv_vadd_vv_i16m1(red_12, p_13, 16);
-        acc_12 = acc_13;
-    }
-    const vint16m1_t red_13 = nttgen_newhope1024_rvv256_barrett(acc_12, 16);
-    __riscv_vse16_v_i16m1(&r[96], red_13, 16);
-    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[112], 16);
-    const vint16m1_t p_14 = nttgen_newhope1024_rvv256_montmul_var(a_14, b_14, 16);
-    vint16m1_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[112 + i_7 * 1024 + 1024], 16);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[112 + i_7 * 1024 + 1024], 16);
-        const vint16m1_t p_15 = nttgen_newhope1024_rvv256_montmul_var(a_15, b_15, 16);
-        const vint16m1_t red_14 = nttgen_newhope1024_rvv256_barrett(acc_14, 16);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_14, p_15, 16);
-        acc_14 = acc_15;
-    }
-    const vint16m1_t red_15 = nttgen_newhope1024_rvv256_barrett(acc_14, 16);
-    __riscv_vse16_v_i16m1(&r[112], red_15, 16);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[128], 16);
-    const vint16m1_t p_16 = nttgen_newhope1024_rvv256_montmul_var(a_16, b_16, 16);
-    vint16m1_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[128 + i_8 * 1024 + 1024], 16);
-        const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[128 + i_8 * 1024 + 1024], 16);
-        const vint16m1_t p_17 = nttgen_newhope1024_rvv256_montmul_var(a_17, b_17, 16);
-        const vint16m1_t red_16 = nttgen_newhope1024_rvv256_barrett(acc_16, 16);
-        const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(red_16, p_17, 16);
-        acc_16 = acc_17;
-    }
-    const vint16m1_t red_17 = nttgen_newhope1024_rvv256_barrett(acc_16, 16);
-    __riscv_vse16_v_i16m1(&r[128], red_17, 16);
-    const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[144], 16);
-    const vint16m1_t p_18 = nttgen_newhope1024_rvv256_montmul_var(a_18, b_18, 16);
-    vint16m1_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[144 + i_9 * 1024 + 1024], 16);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[144 + i_9 * 1024 + 1024], 16);
-        const vint16m1_t p_19 = nttgen_newhope1024_rvv256_montmul_var(a_19, b_19, 16);
-        const vint16m1_t red_18 = nttgen_newhope1024_rvv256_barrett(acc_18, 16);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_18, p_19, 16);
-        acc_18 = acc_19;
-    }
-    const vint16m1_t red_19 = nttgen_newhope1024_rvv256_barrett(acc_18, 16);
-    __riscv_vse16_v_i16m1(&r[144], red_19, 16);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[160], 16);
-    const vint16m1_t p_20 = nttgen_newhope1024_rvv256_montmul_var(a_20, b_20, 16);
-    vint16m1_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[160 + i_10 * 1024 + 1024], 16);
-        const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[160 + i_10 * 1024 + 1024], 16);
-        const vint16m1_t p_21 = nttgen_newhope1024_rvv256_montmul_var(a_21, b_21, 16);
-        const vint16m1_t red_20 = nttgen_newhope1024_rvv256_barrett(acc_20, 16);
-        const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_20, p_21, 16);
-        acc_20 = acc_21;
-    }
-    const vint16m1_t red_21 = nttgen_newhope1024_rvv256_barrett(acc_20, 16);
-    __riscv_vse16_v_i16m1(&r[160], red_21, 16);
-    const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[176], 16);
-    const vint16m1_t p_22 = nttgen_newhope1024_rvv256_montmul_var(a_22, b_22, 16);
-    vint16m1_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[176 + i_11 * 1024 + 1024], 16);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[176 + i_11 * 1024 + 1024], 16);
-        const vint16m1_t p_23 = nttgen_newhope1024_rvv256_montmul_var(a_23, b_23, 16);
-        const vint16m1_t red_22 = nttgen_newhope1024_rvv256_barrett(acc_22, 16);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_22, p_23, 16);
-        acc_22 = acc_23;
-    }
-    const vint16m1_t red_23 = nttgen_newhope1024_rvv256_barrett(acc_22, 16);
-    __riscv_vse16_v_i16m1(&r[176], red_23, 16);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[192], 16);
-    const vint16m1_t p_24 = nttgen_newhope1024_rvv256_montmul_var(a_24, b_24, 16);
-    vint16m1_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[192 + i_12 * 1024 + 1024], 16);
-        const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[192 + i_12 * 1024 + 1024], 16);
-        const vint16m1_t p_25 = nttgen_newhope1024_rvv256_montmul_var(a_25, b_25, 16);
-        const vint16m1_t red_24 = nttgen_newhope1024_rvv256_barrett(acc_24, 16);
-        const vint16m1_t acc_25 = __riscv_vadd_vv_i16m1(red_24, p_25, 16);
-        acc_24 = acc_25;
-    }
-    const vint16m1_t red_25 = nttgen_newhope1024_rvv256_barrett(acc_24, 16);
-    __riscv_vse16_v_i16m1(&r[192], red_25, 16);
-    const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[208], 16);
-    const vint16m1_t p_26 = nttgen_newhope1024_rvv256_montmul_var(a_26, b_26, 16);
-    vint16m1_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[208 + i_13 * 1024 + 1024], 16);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[208 + i_13 * 1024 + 1024], 16);
-        const vint16m1_t p_27 = nttgen_newhope1024_rvv256_montmul_var(a_27, b_27, 16);
-        const vint16m1_t red_26 = nttgen_newhope1024_rvv256_barrett(acc_26, 16);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_26, p_27, 16);
-        acc_26 = acc_27;
-    }
-    const vint16m1_t red_27 = nttgen_newhope1024_rvv256_barrett(acc_26, 16);
-    __riscv_vse16_v_i16m1(&r[208], red_27, 16);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[224], 16);
-    const vint16m1_t p_28 = nttgen_newhope1024_rvv256_montmul_var(a_28, b_28, 16);
-    vint16m1_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[224 + i_14 * 1024 + 1024], 16);
-        const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[224 + i_14 * 1024 + 1024], 16);
-        const vint16m1_t p_29 = nttgen_newhope1024_rvv256_montmul_var(a_29, b_29, 16);
-        const vint16m1_t red_28 = nttgen_newhope1024_rvv256_barrett(acc_28, 16);
-        const vint16m1_t acc_29 = __riscv_vadd_vv_i16m1(red_28, p_29, 16);
-        acc_28 = acc_29;
-    }
-    const vint16m1_t red_29 = nttgen_newhope1024_rvv256_barrett(acc_28, 16);
-    __riscv_vse16_v_i16m1(&r[224], red_29, 16);
-    const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[240], 16);
-    const vint16m1_t p_30 = nttgen_newhope1024_rvv256_montmul_var(a_30, b_30, 16);
-    vint16m1_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[240 + i_15 * 1024 + 1024], 16);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[240 + i_15 * 1024 + 1024], 16);
-        const vint16m1_t p_31 = nttgen_newhope1024_rvv256_montmul_var(a_31, b_31, 16);
-        const vint16m1_t red_30 = nttgen_newhope1024_rvv256_barrett(acc_30, 16);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_30, p_31, 16);
-        acc_30 = acc_31;
-    }
-    const vint16m1_t red_31 = nttgen_newhope1024_rvv256_barrett(acc_30, 16);
-    __riscv_vse16_v_i16m1(&r[240], red_31, 16);
-    const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[256], 16);
-    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[256], 16);
-    const vint16m1_t p_32 = nttgen_newhope1024_rvv256_montmul_var(a_32, b_32, 16);
-    vint16m1_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const vint16m1_t a_33 = __riscv_vle16_v_i16m1(&a[256 + i_16 * 1024 + 1024], 16);
-        const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[256 + i_16 * 1024 + 1024], 16);
-        const vint16m1_t p_33 = nttgen_newhope1024_rvv256_montmul_var(a_33, b_33, 16);
-        const vint16m1_t red_32 = nttgen_newhope1024_rvv256_barrett(acc_32, 16);
-        const vint16m1_t acc_33 = __riscv_vadd_vv_i16m1(red_32, p_33, 16);
-        acc_32 = acc_33;
-    }
-    const vint16m1_t red_33 = nttgen_newhope1024_rvv256_barrett(acc_32, 16);
-    __riscv_vse16_v_i16m1(&r[256], red_33, 16);
-    const vint16m1_t a_34 = __riscv_vle16_v_i16m1(&a[272], 16);
-    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[272], 16);
-    const vint16m1_t p_34 = nttgen_newhope1024_rvv256_montmul_var(a_34, b_34, 16);
-    vint16m1_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const vint16m1_t a_35 = __riscv_vle16_v_i16m1(&a[272 + i_17 * 1024 + 1024], 16);
-        const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[272 + i_17 * 1024 + 1024], 16);
-        const vint16m1_t p_35 = nttgen_newhope1024_rvv256_montmul_var(a_35, b_35, 16);
-        const vint16m1_t red_34 = nttgen_newhope1024_rvv256_barrett(acc_34, 16);
-        const vint16m1_t acc_35 = __riscv_vadd_vv_i16m1(red_34, p_35, 16);
-        acc_34 = acc_35;
-    }
-    const vint16m1_t red_35 = nttgen_newhope1024_rvv256_barrett(acc_34, 16);
-    __riscv_vse16_v_i16m1(&r[272], red_35, 16);
-    const vint16m1_t a_36 = __riscv_vle16_v_i16m1(&a[288], 16);
-    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[288], 16);
-    const vint16m1_t p_36 = nttgen_newhope1024_rvv256_montmul_var(a_36, b_36, 16);
-    vint16m1_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const vint16m1_t a_37 = __riscv_vle16_v_i16m1(&a[288 + i_18 * 1024 + 1024], 16);
-        const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[288 + i_18 * 1024 + 1024], 16);
-        const vint16m1_t p_37 = nttgen_newhope1024_rvv256_montmul_var(a_37, b_37, 16);
-        const vint16m1_t red_36 = nttgen_newhope1024_rvv256_barrett(acc_36, 16);
-        const vint16m1_t acc_37 = __riscv_vadd_vv_i16m1(red_36, p_37, 16);
-        acc_36 = acc_37;
-    }
-    const vint16m1_t red_37 = nttgen_newhope1024_rvv256_barrett(acc_36, 16);
-    __riscv_vse16_v_i16m1(&r[288], red_37, 16);
-    const vint16m1_t a_38 = __riscv_vle16_v_i16m1(&a[304], 16);
-    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[304], 16);
-    const vint16m1_t p_38 = nttgen_newhope1024_rvv256_montmul_var(a_38, b_38, 16);
-    vint16m1_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const vint16m1_t a_39 = __riscv_vle16_v_i16m1(&a[304 + i_19 * 1024 + 1024], 16);
-        const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[304 + i_19 * 1024 + 1024], 16);
-        const vint16m1_t p_39 = nttgen_newhope1024_rvv256_montmul_var(a_39, b_39, 16);
-        const vint16m1_t red_38 = nttgen_newhope1024_rvv256_barrett(acc_38, 16);
-        const vint16m1_t acc_39 = __riscv_vadd_vv_i16m1(red_38, p_39, 16);
-        acc_38 = acc_39;
-    }
-    const vint16m1_t red_39 = nttgen_newhope1024_rvv256_barrett(acc_38, 16);
-    __riscv_vse16_v_i16m1(&r[304], red_39, 16);
-    const vint16m1_t a_40 = __riscv_vle16_v_i16m1(&a[320], 16);
-    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[320], 16);
-    const vint16m1_t p_40 = nttgen_newhope1024_rvv256_montmul_var(a_40, b_40, 16);
-    vint16m1_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const vint16m1_t a_41 = __riscv_vle16_v_i16m1(&a[320 + i_20 * 1024 + 1024], 16);
-        const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[320 + i_20 * 1024 + 1024], 16);
-        const vint16m1_t p_41 = nttgen_newhope1024_rvv256_montmul_var(a_41, b_41, 16);
-        const vint16m1_t red_40 = nttgen_newhope1024_rvv256_barrett(acc_40, 16);
-        const vint16m1_t acc_41 = __riscv_vadd_vv_i16m1(red_40, p_41, 16);
-        acc_40 = acc_41;
-    }
-    const vint16m1_t red_41 = nttgen_newhope1024_rvv256_barrett(acc_40, 16);
-    __riscv_vse16_v_i16m1(&r[320], red_41, 16);
-    const vint16m1_t a_42 = __riscv_vle16_v_i16m1(&a[336], 16);
-    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[336], 16);
-    const vint16m1_t p_42 = nttgen_newhope1024_rvv256_montmul_var(a_42, b_42, 16);
-    vint16m1_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const vint16m1_t a_43 = __riscv_vle16_v_i16m1(&a[336 + i_21 * 1024 + 1024], 16);
-        const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[336 + i_21 * 1024 + 1024], 16);
-        const vint16m1_t p_43 = nttgen_newhope1024_rvv256_montmul_var(a_43, b_43, 16);
-        const vint16m1_t red_42 = nttgen_newhope1024_rvv256_barrett(acc_42, 16);
-        const vint16m1_t acc_43 = __riscv_vadd_vv_i16m1(red_42, p_43, 16);
-        acc_42 = acc_43;
-    }
-    const vint16m1_t red_43 = nttgen_newhope1024_rvv256_barrett(acc_42, 16);
-    __riscv_vse16_v_i16m1(&r[336], red_43, 16);
-    const vint16m1_t a_44 = __riscv_vle16_v_i16m1(&a[352], 16);
-    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[352], 16);
-    const vint16m1_t p_44 = nttgen_newhope1024_rvv256_montmul_var(a_44, b_44, 16);
-    vint16m1_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const vint16m1_t a_45 = __riscv_vle16_v_i16m1(&a[352 + i_22 * 1024 + 1024], 16);
-        const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[352 + i_22 * 1024 + 1024], 16);
-        const vint16m1_t p_45 = nttgen_newhope1024_rvv256_montmul_var(a_45, b_45, 16);
-        const vint16m1_t red_44 = nttgen_newhope1024_rvv256_barrett(acc_44, 16);
-        const vint16m1_t acc_45 = __riscv_vadd_vv_i16m1(red_44, p_45, 16);
-        acc_44 = acc_45;
-    }
-    const vint16m1_t red_45 = nttgen_newhope1024_rvv256_barrett(acc_44, 16);
-    __riscv_vse16_v_i16m1(&r[352], red_45, 16);
-    const vint16m1_t a_46 = __riscv_vle16_v_i16m1(&a[368], 16);
-    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[368], 16);
-    const vint16m1_t p_46 = nttgen_newhope1024_rvv256_montmul_var(a_46, b_46, 16);
-    vint16m1_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const vint16m1_t a_47 = __riscv_vle16_v_i16m1(&a[368 + i_23 * 1024 + 1024], 16);
-        const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[368 + i_23 * 1024 + 1024], 16);
-        const vint16m1_t p_47 = nttgen_newhope1024_rvv256_montmul_var(a_47, b_47, 16);
-        const vint16m1_t red_46 = nttgen_newhope1024_rvv256_barrett(acc_46, 16);
-        const vint16m1_t acc_47 = __riscv_vadd_vv_i16m1(red_46, p_47, 16);
-        acc_46 = acc_47;
-    }
-    const vint16m1_t red_47 = nttgen_newhope1024_rvv256_barrett(acc_46, 16);
-    __riscv_vse16_v_i16m1(&r[368], red_47, 16);
-    const vint16m1_t a_48 = __riscv_vle16_v_i16m1(&a[384], 16);
-    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[384], 16);
-    const vint16m1_t p_48 = nttgen_newhope1024_rvv256_montmul_var(a_48, b_48, 16);
-    vint16m1_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const vint16m1_t a_49 = __riscv_vle16_v_i16m1(&a[384 + i_24 * 1024 + 1024], 16);
-        const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[384 + i_24 * 1024 + 1024], 16);
-        const vint16m1_t p_49 = nttgen_newhope1024_rvv256_montmul_var(a_49, b_49, 16);
-        const vint16m1_t red_48 = nttgen_newhope1024_rvv256_barrett(acc_48, 16);
-        const vint16m1_t acc_49 = __riscv_vadd_vv_i16m1(red_48, p_49, 16);
-        acc_48 = acc_49;
-    }
-    const vint16m1_t red_49 = nttgen_newhope1024_rvv256_barrett(acc_48, 16);
-    __riscv_vse16_v_i16m1(&r[384], red_49, 16);
-    const vint16m1_t a_50 = __riscv_vle16_v_i16m1(&a[400], 16);
-    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[400], 16);
-    const vint16m1_t p_50 = nttgen_newhope1024_rvv256_montmul_var(a_50, b_50, 16);
-    vint16m1_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const vint16m1_t a_51 = __riscv_vle16_v_i16m1(&a[400 + i_25 * 1024 + 1024], 16);
-        const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[400 + i_25 * 1024 + 1024], 16);
-        const vint16m1_t p_51 = nttgen_newhope1024_rvv256_montmul_var(a_51, b_51, 16);
-        const vint16m1_t red_50 = nttgen_newhope1024_rvv256_barrett(acc_50, 16);
-        const vint16m1_t acc_51 = __riscv_vadd_vv_i16m1(red_50, p_51, 16);
-        acc_50 = acc_51;
-    }
-    const vint16m1_t red_51 = nttgen_newhope1024_rvv256_barrett(acc_50, 16);
-    __riscv_vse16_v_i16m1(&r[400], red_51, 16);
-    const vint16m1_t a_52 = __riscv_vle16_v_i16m1(&a[416], 16);
-    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[416], 16);
-    const vint16m1_t p_52 = nttgen_newhope1024_rvv256_montmul_var(a_52, b_52, 16);
-    vint16m1_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const vint16m1_t a_53 = __riscv_vle16_v_i16m1(&a[416 + i_26 * 1024 + 1024], 16);
-        const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[416 + i_26 * 1024 + 1024], 16);
-        const vint16m1_t p_53 = nttgen_newhope1024_rvv256_montmul_var(a_53, b_53, 16);
-        const vint16m1_t red_52 = nttgen_newhope1024_rvv256_barrett(acc_52, 16);
-        const vint16m1_t acc_53 = __riscv_vadd_vv_i16m1(red_52, p_53, 16);
-        acc_52 = acc_53;
-    }
-    const vint16m1_t red_53 = nttgen_newhope1024_rvv256_barrett(acc_52, 16);
-    __riscv_vse16_v_i16m1(&r[416], red_53, 16);
-    const vint16m1_t a_54 = __riscv_vle16_v_i16m1(&a[432], 16);
-    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[432], 16);
-    const vint16m1_t p_54 = nttgen_newhope1024_rvv256_montmul_var(a_54, b_54, 16);
-    vint16m1_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const vint16m1_t a_55 = __riscv_vle16_v_i16m1(&a[432 + i_27 * 1024 + 1024], 16);
-        const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[432 + i_27 * 1024 + 1024], 16);
-        const vint16m1_t p_55 = nttgen_newhope1024_rvv256_montmul_var(a_55, b_55, 16);
-        const vint16m1_t red_54 = nttgen_newhope1024_rvv256_barrett(acc_54, 16);
-        const vint16m1_t acc_55 = __riscv_vadd_vv_i16m1(red_54, p_55, 16);
-        acc_54 = acc_55;
-    }
-    const vint16m1_t red_55 = nttgen_newhope1024_rvv256_barrett(acc_54, 16);
-    __riscv_vse16_v_i16m1(&r[432], red_55, 16);
-    const vint16m1_t a_56 = __riscv_vle16_v_i16m1(&a[448], 16);
-    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[448], 16);
-    const vint16m1_t p_56 = nttgen_newhope1024_rvv256_montmul_var(a_56, b_56, 16);
-    vint16m1_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const vint16m1_t a_57 = __riscv_vle16_v_i16m1(&a[448 + i_28 * 1024 + 1024], 16);
-        const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[448 + i_28 * 1024 + 1024], 16);
-        const vint16m1_t p_57 = nttgen_newhope1024_rvv256_montmul_var(a_57, b_57, 16);
-        const vint16m1_t red_56 = nttgen_newhope1024_rvv256_barrett(acc_56, 16);
-        const vint16m1_t acc_57 = __riscv_vadd_vv_i16m1(red_56, p_57, 16);
-        acc_56 = acc_57;
-    }
-    const vint16m1_t red_57 = nttgen_newhope1024_rvv256_barrett(acc_56, 16);
-    __riscv_vse16_v_i16m1(&r[448], red_57, 16);
-    const vint16m1_t a_58 = __riscv_vle16_v_i16m1(&a[464], 16);
-    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[464], 16);
-    const vint16m1_t p_58 = nttgen_newhope1024_rvv256_montmul_var(a_58, b_58, 16);
-    vint16m1_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const vint16m1_t a_59 = __riscv_vle16_v_i16m1(&a[464 + i_29 * 1024 + 1024], 16);
-        const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[464 + i_29 * 1024 + 1024], 16);
-        const vint16m1_t p_59 = nttgen_newhope1024_rvv256_montmul_var(a_59, b_59, 16);
-        const vint16m1_t red_58 = nttgen_newhope1024_rvv256_barrett(acc_58, 16);
-        const vint16m1_t acc_59 = __riscv_vadd_vv_i16m1(red_58, p_59, 16);
-        acc_58 = acc_59;
-    }
-    const vint16m1_t red_59 = nttgen_newhope1024_rvv256_barrett(acc_58, 16);
-    __riscv_vse16_v_i16m1(&r[464], red_59, 16);
-    const vint16m1_t a_60 = __riscv_vle16_v_i16m1(&a[480], 16);
-    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[480], 16);
-    const vint16m1_t p_60 = nttgen_newhope1024_rvv256_montmul_var(a_60, b_60, 16);
-    vint16m1_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const vint16m1_t a_61 = __riscv_vle16_v_i16m1(&a[480 + i_30 * 1024 + 1024], 16);
-        const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[480 + i_30 * 1024 + 1024], 16);
-        const vint16m1_t p_61 = nttgen_newhope1024_rvv256_montmul_var(a_61, b_61, 16);
-        const vint16m1_t red_60 = nttgen_newhope1024_rvv256_barrett(acc_60, 16);
-        const vint16m1_t acc_61 = __riscv_vadd_vv_i16m1(red_60, p_61, 16);
-        acc_60 = acc_61;
-    }
-    const vint16m1_t red_61 = nttgen_newhope1024_rvv256_barrett(acc_60, 16);
-    __riscv_vse16_v_i16m1(&r[480], red_61, 16);
-    const vint16m1_t a_62 = __riscv_vle16_v_i16m1(&a[496], 16);
-    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[496], 16);
-    const vint16m1_t p_62 = nttgen_newhope1024_rvv256_montmul_var(a_62, b_62, 16);
-    vint16m1_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[496 + i_31 * 1024 + 1024], 16);
-        const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[496 + i_31 * 1024 + 1024], 16);
-        const vint16m1_t p_63 = nttgen_newhope1024_rvv256_montmul_var(a_63, b_63, 16);
-        const vint16m1_t red_62 = nttgen_newhope1024_rvv256_barrett(acc_62, 16);
-        const vint16m1_t acc_63 = __riscv_vadd_vv_i16m1(red_62, p_63, 16);
-        acc_62 = acc_63;
-    }
-    const vint16m1_t red_63 = nttgen_newhope1024_rvv256_barrett(acc_62, 16);
-    __riscv_vse16_v_i16m1(&r[496], red_63, 16);
-    const vint16m1_t a_64 = __riscv_vle16_v_i16m1(&a[512], 16);
-    const vint16m1_t b_64 = __riscv_vle16_v_i16m1(&b[512], 16);
-    const vint16m1_t p_64 = nttgen_newhope1024_rvv256_montmul_var(a_64, b_64, 16);
-    vint16m1_t acc_64 = p_64;
-    for (size_t i_32 = 0; (i_32 + 1) < k; ++i_32) {
-        const vint16m1_t a_65 = __riscv_vle16_v_i16m1(&a[512 + i_32 * 1024 + 1024], 16);
-        const vint16m1_t b_65 = __riscv_vle16_v_i16m1(&b[512 + i_32 * 1024 + 1024], 16);
-        const vint16m1_t p_65 = nttgen_newhope1024_rvv256_montmul_var(a_65, b_65, 16);
-        const vint16m1_t red_64 = nttgen_newhope1024_rvv256_barrett(acc_64, 16);
-        const vint16m1_t acc_65 = __riscv_vadd_vv_i16m1(red_64, p_65, 16);
-        acc_64 = acc_65;
-    }
-    const vint16m1_t red_65 = nttgen_newhope1024_rvv256_barrett(acc_64, 16);
-    __riscv_vse16_v_i16m1(&r[512], red_65, 16);
-    const vint16m1_t a_66 = __riscv_vle16_v_i16m1(&a[528], 16);
-    const vint16m1_t b_66 = __riscv_vle16_v_i16m1(&b[528], 16);
-    const vint16m1_t p_66 = nttgen_newhope1024_rvv256_montmul_var(a_66, b_66, 16);
-    vint16m1_t acc_66 = p_66;
-    for (size_t i_33 = 0; (i_33 + 1) < k; ++i_33) {
-        const vint16m1_t a_67 = __riscv_vle16_v_i16m1(&a[528 + i_33 * 1024 + 1024], 16);
-        const vint16m1_t b_67 = __riscv_vle16_v_i16m1(&b[528 + i_33 * 1024 + 1024], 16);
-        const vint16m1_t p_67 = nttgen_newhope1024_rvv256_montmul_var(a_67, b_67, 16);
-        const vint16m1_t red_66 = nttgen_newhope1024_rvv256_barrett(acc_66, 16);
-        const vint16m1_t acc_67 = __riscv_vadd_vv_i16m1(red_66, p_67, 16);
-        acc_66 = acc_67;
-    }
-    const vint16m1_t red_67 = nttgen_newhope1024_rvv256_barrett(acc_66, 16);
-    __riscv_vse16_v_i16m1(&r[528], red_67, 16);
-    const vint16m1_t a_68 = __riscv_vle16_v_i16m1(&a[544], 16);
-    const vint16m1_t b_68 = __riscv_vle16_v_i16m1(&b[544], 16);
-    const vint16m1_t p_68 = nttgen_newhope1024_rvv256_montmul_var(a_68, b_68, 16);
-    vint16m1_t acc_68 = p_68;
-    for (size_t i_34 = 0; (i_34 + 1) < k; ++i_34) {
-        const vint16m1_t a_69 = __riscv_vle16_v_i16m1(&a[544 + i_34 * 1024 + 1024], 16);
-        const vint16m1_t b_69 = __riscv_vle16_v_i16m1(&b[544 + i_34 * 1024 + 1024], 16);
-        const vint16m1_t p_69 = nttgen_newhope1024_rvv256_montmul_var(a_69, b_69, 16);
-        const vint16m1_t red_68 = nttgen_newhope1024_rvv256_barrett(acc_68, 16);
-        const vint16m1_t acc_69 = __riscv_vadd_vv_i16m1(red_68, p_69, 16);
-        acc_68 = acc_69;
-    }
-    const vint16m1_t red_69 = nttgen_newhope1024_rvv256_barrett(acc_68, 16);
-    __riscv_vse16_v_i16m1(&r[544], red_69, 16);
-    const vint16m1_t a_70 = __riscv_vle16_v_i16m1(&a[560], 16);
-    const vint16m1_t b_70 = __riscv_vle16_v_i16m1(&b[560], 16);
-    const vint16m1_t p_70 = nttgen_newhope1024_rvv256_montmul_var(a_70, b_70, 16);
-    vint16m1_t acc_70 = p_70;
-    for (size_t i_35 = 0; (i_35 + 1) < k; ++i_35) {
-        const vint16m1_t a_71 = __riscv_vle16_v_i16m1(&a[560 + i_35 * 1024 + 1024], 16);
-        const vint16m1_t b_71 = __riscv_vle16_v_i16m1(&b[560 + i_35 * 1024 + 1024], 16);
-        const vint16m1_t p_71 = nttgen_newhope1024_rvv256_montmul_var(a_71, b_71, 16);
-        const vint16m1_t red_70 = nttgen_newhope1024_rvv256_barrett(acc_70, 16);
-        const vint16m1_t acc_71 = __riscv_vadd_vv_i16m1(red_70, p_71, 16);
-        acc_70 = acc_71;
-    }
-    const vint16m1_t red_71 = nttgen_newhope1024_rvv256_barrett(acc_70, 16);
-    __riscv_vse16_v_i16m1(&r[560], red_71, 16);
-    const vint16m1_t a_72 = __riscv_vle16_v_i16m1(&a[576], 16);
-    const vint16m1_t b_72 = __riscv_vle16_v_i16m1(&b[576], 16);
-    const vint16m1_t p_72 = nttgen_newhope1024_rvv256_montmul_var(a_72, b_72, 16);
-    vint16m1_t acc_72 = p_72;
-    for (size_t i_36 = 0; (i_36 + 1) < k; ++i_36) {
-        const vint16m1_t a_73 = __riscv_vle16_v_i16m1(&a[576 + i_36 * 1024 + 1024], 16);
-        const vint16m1_t b_73 = __riscv_vle16_v_i16m1(&b[576 + i_36 * 1024 + 1024], 16);
-        const vint16m1_t p_73 = nttgen_newhope1024_rvv256_montmul_var(a_73, b_73, 16);
-        const vint16m1_t red_72 = nttgen_newhope1024_rvv256_barrett(acc_72, 16);
-        const vint16m1_t acc_73 = __riscv_vadd_vv_i16m1(red_72, p_73, 16);
-        acc_72 = acc_73;
-    }
-    const vint16m1_t red_73 = nttgen_newhope1024_rvv256_barrett(acc_72, 16);
-    __riscv_vse16_v_i16m1(&r[576], red_73, 16);
-    const vint16m1_t a_74 = __riscv_vle16_v_i16m1(&a[592], 16);
-    const vint16m1_t b_74 = __riscv_vle16_v_i16m1(&b[592], 16);
-    const vint16m1_t p_74 = nttgen_newhope1024_rvv256_montmul_var(a_74, b_74, 16);
-    vint16m1_t acc_74 = p_74;
-    for (size_t i_37 = 0; (i_37 + 1) < k; ++i_37) {
-        const vint16m1_t a_75 = __riscv_vle16_v_i16m1(&a[592 + i_37 * 1024 + 1024], 16);
-        const vint16m1_t b_75 = __riscv_vle16_v_i16m1(&b[592 + i_37 * 1024 + 1024], 16);
-        const vint16m1_t p_75 = nttgen_newhope1024_rvv256_montmul_var(a_75, b_75, 16);
-        const vint16m1_t red_74 = nttgen_newhope1024_rvv256_barrett(acc_74, 16);
-        const vint16m1_t acc_75 = __riscv_vadd_vv_i16m1(red_74, p_75, 16);
-        acc_74 = acc_75;
-    }
-    const vint16m1_t red_75 = nttgen_newhope1024_rvv256_barrett(acc_74, 16);
-    __riscv_vse16_v_i16m1(&r[592], red_75, 16);
-    const vint16m1_t a_76 = __riscv_vle16_v_i16m1(&a[608], 16);
-    const vint16m1_t b_76 = __riscv_vle16_v_i16m1(&b[608], 16);
-    const vint16m1_t p_76 = nttgen_newhope1024_rvv256_montmul_var(a_76, b_76, 16);
-    vint16m1_t acc_76 = p_76;
-    for (size_t i_38 = 0; (i_38 + 1) < k; ++i_38) {
-        const vint16m1_t a_77 = __riscv_vle16_v_i16m1(&a[608 + i_38 * 1024 + 1024], 16);
-        const vint16m1_t b_77 = __riscv_vle16_v_i16m1(&b[608 + i_38 * 1024 + 1024], 16);
-        const vint16m1_t p_77 = nttgen_newhope1024_rvv256_montmul_var(a_77, b_77, 16);
-        const vint16m1_t red_76 = nttgen_newhope1024_rvv256_barrett(acc_76, 16);
-        const vint16m1_t acc_77 = __riscv_vadd_vv_i16m1(red_76, p_77, 16);
-        acc_76 = acc_77;
-    }
-    const vint16m1_t red_77 = nttgen_newhope1024_rvv256_barrett(acc_76, 16);
-    __riscv_vse16_v_i16m1(&r[608], red_77, 16);
-    const vint16m1_t a_78 = __riscv_vle16_v_i16m1(&a[624], 16);
-    const vint16m1_t b_78 = __riscv_vle16_v_i16m1(&b[624], 16);
-    const vint16m1_t p_78 = nttgen_newhope1024_rvv256_montmul_var(a_78, b_78, 16);
-    vint16m1_t acc_78 = p_78;
-    for (size_t i_39 = 0; (i_39 + 1) < k; ++i_39) {
-        const vint16m1_t a_79 = __riscv_vle16_v_i16m1(&a[624 + i_39 * 1024 + 1024], 16);
-        const vint16m1_t b_79 = __riscv_vle16_v_i16m1(&b[624 + i_39 * 1024 + 1024], 16);
-        const vint16m1_t p_79 = nttgen_newhope1024_rvv256_montmul_var(a_79, b_79, 16);
-        const vint16m1_t red_78 = nttgen_newhope1024_rvv256_barrett(acc_78, 16);
-        const vint16m1_t acc_79 = __riscv_vadd_vv_i16m1(red_78, p_79, 16);
-        acc_78 = acc_79;
-    }
-    const vint16m1_t red_79 = nttgen_newhope1024_rvv256_barrett(acc_78, 16);
-    __riscv_vse16_v_i16m1(&r[624], red_79, 16);
-    const vint16m1_t a_80 = __riscv_vle16_v_i16m1(&a[640], 16);
-    const vint16m1_t b_80 = __riscv_vle16_v_i16m1(&b[640], 16);
-    const vint16m1_t p_80 = nttgen_newhope1024_rvv256_montmul_var(a_80, b_80, 16);
-    vint16m1_t acc_80 = p_80;
-    for (size_t i_40 = 0; (i_40 + 1) < k; ++i_40) {
-        const vint16m1_t a_81 = __riscv_vle16_v_i16m1(&a[640 + i_40 * 1024 + 1024], 16);
-        const vint16m1_t b_81 = __riscv_vle16_v_i16m1(&b[640 + i_40 * 1024 + 1024], 16);
-        const vint16m1_t p_81 = nttgen_newhope1024_rvv256_montmul_var(a_81, b_81, 16);
-        const vint16m1_t red_80 = nttgen_newhope1024_rvv256_barrett(acc_80, 16);
-        const vint16m1_t acc_81 = __riscv_vadd_vv_i16m1(red_80, p_81, 16);
-        acc_80 = acc_81;
-    }
-    const vint16m1_t red_81 = nttgen_newhope1024_rvv256_barrett(acc_80, 16);
-    __riscv_vse16_v_i16m1(&r[640], red_81, 16);
-    const vint16m1_t a_82 = __riscv_vle16_v_i16m1(&a[656], 16);
-    const vint16m1_t b_82 = __riscv_vle16_v_i16m1(&b[656], 16);
-    const vint16m1_t p_82 = nttgen_newhope1024_rvv256_montmul_var(a_82, b_82, 16);
-    vint16m1_t acc_82 = p_82;
-    for (size_t i_41 = 0; (i_41 + 1) < k; ++i_41) {
-        const vint16m1_t a_83 = __riscv_vle16_v_i16m1(&a[656 + i_41 * 1024 + 1024], 16);
-        const vint16m1_t b_83 = __riscv_vle16_v_i16m1(&b[656 + i_41 * 1024 + 1024], 16);
-        const vint16m1_t p_83 = nttgen_newhope1024_rvv256_montmul_var(a_83, b_83, 16);
-        const vint16m1_t red_82 = nttgen_newhope1024_rvv256_barrett(acc_82, 16);
-        const vint16m1_t acc_83 = __riscv_vadd_vv_i16m1(red_82, p_83, 16);
-        acc_82 = acc_83;
-    }
-    const vint16m1_t red_83 = nttgen_newhope1024_rvv256_barrett(acc_82, 16);
-    __riscv_vse16_v_i16m1(&r[656], red_83, 16);
-    const vint16m1_t a_84 = __riscv_vle16_v_i16m1(&a[672], 16);
-    const vint16m1_t b_84 = __riscv_vle16_v_i16m1(&b[672], 16);
-    const vint16m1_t p_84 = nttgen_newhope1024_rvv256_montmul_var(a_84, b_84, 16);
-    vint16m1_t acc_84 = p_84;
-    for (size_t i_42 = 0; (i_42 + 1) < k; ++i_42) {
-        const vint16m1_t a_85 = __riscv_vle16_v_i16m1(&a[672 + i_42 * 1024 + 1024], 16);
-        const vint16m1_t b_85 = __riscv_vle16_v_i16m1(&b[672 + i_42 * 1024 + 1024], 16);
-        const vint16m1_t p_85 = nttgen_newhope1024_rvv256_montmul_var(a_85, b_85, 16);
-        const vint16m1_t red_84 = nttgen_newhope1024_rvv256_barrett(acc_84, 16);
-        const vint16m1_t acc_85 = __riscv_vadd_vv_i16m1(red_84, p_85, 16);
-        acc_84 = acc_85;
-    }
-    const vint16m1_t red_85 = nttgen_newhope1024_rvv256_barrett(acc_84, 16);
-    __riscv_vse16_v_i16m1(&r[672], red_85, 16);
-    const vint16m1_t a_86 = __riscv_vle16_v_i16m1(&a[688], 16);
-    const vint16m1_t b_86 = __riscv_vle16_v_i16m1(&b[688], 16);
-    const vint16m1_t p_86 = nttgen_newhope1024_rvv256_montmul_var(a_86, b_86, 16);
-    vint16m1_t acc_86 = p_86;
-    for (size_t i_43 = 0; (i_43 + 1) < k; ++i_43) {
-        const vint16m1_t a_87 = __riscv_vle16_v_i16m1(&a[688 + i_43 * 1024 + 1024], 16);
-        const vint16m1_t b_87 = __riscv_vle16_v_i16m1(&b[688 + i_43 * 1024 + 1024], 16);
-        const vint16m1_t p_87 = nttgen_newhope1024_rvv256_montmul_var(a_87, b_87, 16);
-        const vint16m1_t red_86 = nttgen_newhope1024_rvv256_barrett(acc_86, 16);
-        const vint16m1_t acc_87 = __riscv_vadd_vv_i16m1(red_86, p_87, 16);
-        acc_86 = acc_87;
-    }
-    const vint16m1_t red_87 = nttgen_newhope1024_rvv256_barrett(acc_86, 16);
-    __riscv_vse16_v_i16m1(&r[688], red_87, 16);
-    const vint16m1_t a_88 = __riscv_vle16_v_i16m1(&a[704], 16);
-    const vint16m1_t b_88 = __riscv_vle16_v_i16m1(&b[704], 16);
-    const vint16m1_t p_88 = nttgen_newhope1024_rvv256_montmul_var(a_88, b_88, 16);
-    vint16m1_t acc_88 = p_88;
-    for (size_t i_44 = 0; (i_44 + 1) < k; ++i_44) {
-        const vint16m1_t a_89 = __riscv_vle16_v_i16m1(&a[704 + i_44 * 1024 + 1024], 16);
-        const vint16m1_t b_89 = __riscv_vle16_v_i16m1(&b[704 + i_44 * 1024 + 1024], 16);
-        const vint16m1_t p_89 = nttgen_newhope1024_rvv256_montmul_var(a_89, b_89, 16);
-        const vint16m1_t red_88 = nttgen_newhope1024_rvv256_barrett(acc_88, 16);
-        const vint16m1_t acc_89 = __riscv_vadd_vv_i16m1(red_88, p_89, 16);
-        acc_88 = acc_89;
-    }
-    const vint16m1_t red_89 = nttgen_newhope1024_rvv256_barrett(acc_88, 16);
-    __riscv_vse16_v_i16m1(&r[704], red_89, 16);
-    const vint16m1_t a_90 = __riscv_vle16_v_i16m1(&a[720], 16);
-    const vint16m1_t b_90 = __riscv_vle16_v_i16m1(&b[720], 16);
-    const vint16m1_t p_90 = nttgen_newhope1024_rvv256_montmul_var(a_90, b_90, 16);
-    vint16m1_t acc_90 = p_90;
-    for (size_t i_45 = 0; (i_45 + 1) < k; ++i_45) {
-        const vint16m1_t a_91 = __riscv_vle16_v_i16m1(&a[720 + i_45 * 1024 + 1024], 16);
-        const vint16m1_t b_91 = __riscv_vle16_v_i16m1(&b[720 + i_45 * 1024 + 1024], 16);
-        const vint16m1_t p_91 = nttgen_newhope1024_rvv256_montmul_var(a_91, b_91, 16);
-        const vint16m1_t red_90 = nttgen_newhope1024_rvv256_barrett(acc_90, 16);
-        const vint16m1_t acc_91 = __riscv_vadd_vv_i16m1(red_90, p_91, 16);
-        acc_90 = acc_91;
-    }
-    const vint16m1_t red_91 = nttgen_newhope1024_rvv256_barrett(acc_90, 16);
-    __riscv_vse16_v_i16m1(&r[720], red_91, 16);
-    const vint16m1_t a_92 = __riscv_vle16_v_i16m1(&a[736], 16);
-    const vint16m1_t b_92 = __riscv_vle16_v_i16m1(&b[736], 16);
-    const vint16m1_t p_92 = nttgen_newhope1024_rvv256_montmul_var(a_92, b_92, 16);
-    vint16m1_t acc_92 = p_92;
-    for (size_t i_46 = 0; (i_46 + 1) < k; ++i_46) {
-        const vint16m1_t a_93 = __riscv_vle16_v_i16m1(&a[736 + i_46 * 1024 + 1024], 16);
-        const vint16m1_t b_93 = __riscv_vle16_v_i16m1(&b[736 + i_46 * 1024 + 1024], 16);
-        const vint16m1_t p_93 = nttgen_newhope1024_rvv256_montmul_var(a_93, b_93, 16);
-        const vint16m1_t red_92 = nttgen_newhope1024_rvv256_barrett(acc_92, 16);
-        const vint16m1_t acc_93 = __riscv_vadd_vv_i16m1(red_92, p_93, 16);
-        acc_92 = acc_93;
-    }
-    const vint16m1_t red_93 = nttgen_newhope1024_rvv256_barrett(acc_92, 16);
-    __riscv_vse16_v_i16m1(&r[736], red_93, 16);
-    const vint16m1_t a_94 = __riscv_vle16_v_i16m1(&a[752], 16);
-    const vint16m1_t b_94 = __riscv_vle16_v_i16m1(&b[752], 16);
-    const vint16m1_t p_94 = nttgen_newhope1024_rvv256_montmul_var(a_94, b_94, 16);
-    vint16m1_t acc_94 = p_94;
-    for (size_t i_47 = 0; (i_47 + 1) < k; ++i_47) {
-        const vint16m1_t a_95 = __riscv_vle16_v_i16m1(&a[752 + i_47 * 1024 + 1024], 16);
-        const vint16m1_t b_95 = __riscv_vle16_v_i16m1(&b[752 + i_47 * 1024 + 1024], 16);
-        const vint16m1_t p_95 = nttgen_newhope1024_rvv256_montmul_var(a_95, b_95, 16);
-        const vint16m1_t red_94 = nttgen_newhope1024_rvv256_barrett(acc_94, 16);
-        const vint16m1_t acc_95 = __riscv_vadd_vv_i16m1(red_94, p_95, 16);
-        acc_94 = acc_95;
-    }
-    const vint16m1_t red_95 = nttgen_newhope1024_rvv256_barrett(acc_94, 16);
-    __riscv_vse16_v_i16m1(&r[752], red_95, 16);
-    const vint16m1_t a_96 = __riscv_vle16_v_i16m1(&a[768], 16);
-    const vint16m1_t b_96 = __riscv_vle16_v_i16m1(&b[768], 16);
-    const vint16m1_t p_96 = nttgen_newhope1024_rvv256_montmul_var(a_96, b_96, 16);
-    vint16m1_t acc_96 = p_96;
-    for (size_t i_48 = 0; (i_48 + 1) < k; ++i_48) {
-        const vint16m1_t a_97 = __riscv_vle16_v_i16m1(&a[768 + i_48 * 1024 + 1024], 16);
-        const vint16m1_t b_97 = __riscv_vle16_v_i16m1(&b[768 + i_48 * 1024 + 1024], 16);
-        const vint16m1_t p_97 = nttgen_newhope1024_rvv256_montmul_var(a_97, b_97, 16);
-        const vint16m1_t red_96 = nttgen_newhope1024_rvv256_barrett(acc_96, 16);
-        const vint16m1_t acc_97 = __riscv_vadd_vv_i16m1(red_96, p_97, 16);
-        acc_96 = acc_97;
-    }
-    const vint16m1_t red_97 = nttgen_newhope1024_rvv256_barrett(acc_96, 16);
-    __riscv_vse16_v_i16m1(&r[768], red_97, 16);
-    const vint16m1_t a_98 = __riscv_vle16_v_i16m1(&a[784], 16);
-    const vint16m1_t b_98 = __riscv_vle16_v_i16m1(&b[784], 16);
-    const vint16m1_t p_98 = nttgen_newhope1024_rvv256_montmul_var(a_98, b_98, 16);
-    vint16m1_t acc_98 = p_98;
-    for (size_t i_49 = 0; (i_49 + 1) < k; ++i_49) {
-        const vint16m1_t a_99 = __riscv_vle16_v_i16m1(&a[784 + i_49 * 1024 + 1024], 16);
-        const vint16m1_t b_99 = __riscv_vle16_v_i16m1(&b[784 + i_49 * 1024 + 1024], 16);
-        const vint16m1_t p_99 = nttgen_newhope1024_rvv256_montmul_var(a_99, b_99, 16);
-        const vint16m1_t red_98 = nttgen_newhope1024_rvv256_barrett(acc_98, 16);
-        const vint16m1_t acc_99 = __riscv_vadd_vv_i16m1(red_98, p_99, 16);
-        acc_98 = acc_99;
-    }
-    const vint16m1_t red_99 = nttgen_newhope1024_rvv256_barrett(acc_98, 16);
-    __riscv_vse16_v_i16m1(&r[784], red_99, 16);
-    const vint16m1_t a_100 = __riscv_vle16_v_i16m1(&a[800], 16);
-    const vint16m1_t b_100 = __riscv_vle16_v_i16m1(&b[800], 16);
-    const vint16m1_t p_100 = nttgen_newhope1024_rvv256_montmul_var(a_100, b_100, 16);
-    vint16m1_t acc_100 = p_100;
-    for (size_t i_50 = 0; (i_50 + 1) < k; ++i_50) {
-        const vint16m1_t a_101 = __riscv_vle16_v_i16m1(&a[800 + i_50 * 1024 + 1024], 16);
-        const vint16m1_t b_101 = __riscv_vle16_v_i16m1(&b[800 + i_50 * 1024 + 1024], 16);
-        const vint16m1_t p_101 = nttgen_newhope1024_rvv256_montmul_var(a_101, b_101, 16);
-        const vint16m1_t red_100 = nttgen_newhope1024_rvv256_barrett(acc_100, 16);
-        const vint16m1_t acc_101 = __riscv_vadd_vv_i16m1(red_100, p_101, 16);
-        acc_100 = acc_101;
-    }
-    const vint16m1_t red_101 = nttgen_newhope1024_rvv256_barrett(acc_100, 16);
-    __riscv_vse16_v_i16m1(&r[800], red_101, 16);
-    const vint16m1_t a_102 = __riscv_vle16_v_i16m1(&a[816], 16);
-    const vint16m1_t b_102 = __riscv_vle16_v_i16m1(&b[816], 16);
-    const vint16m1_t p_102 = nttgen_newhope1024_rvv256_montmul_var(a_102, b_102, 16);
-    vint16m1_t acc_102 = p_102;
-    for (size_t i_51 = 0; (i_51 + 1) < k; ++i_51) {
-        const vint16m1_t a_103 = __riscv_vle16_v_i16m1(&a[816 + i_51 * 1024 + 1024], 16);
-        const vint16m1_t b_103 = __riscv_vle16_v_i16m1(&b[816 + i_51 * 1024 + 1024], 16);
-        const vint16m1_t p_103 = nttgen_newhope1024_rvv256_montmul_var(a_103, b_103, 16);
-        const vint16m1_t red_102 = nttgen_newhope1024_rvv256_barrett(acc_102, 16);
-        const vint16m1_t acc_103 = __riscv_vadd_vv_i16m1(red_102, p_103, 16);
-        acc_102 = acc_103;
-    }
-    const vint16m1_t red_103 = nttgen_newhope1024_rvv256_barrett(acc_102, 16);
-    __riscv_vse16_v_i16m1(&r[816], red_103, 16);
-    const vint16m1_t a_104 = __riscv_vle16_v_i16m1(&a[832], 16);
-    const vint16m1_t b_104 = __riscv_vle16_v_i16m1(&b[832], 16);
-    const vint16m1_t p_104 = nttgen_newhope1024_rvv256_montmul_var(a_104, b_104, 16);
-    vint16m1_t acc_104 = p_104;
-    for (size_t i_52 = 0; (i_52 + 1) < k; ++i_52) {
-        const vint16m1_t a_105 = __riscv_vle16_v_i16m1(&a[832 + i_52 * 1024 + 1024], 16);
-        const vint16m1_t b_105 = __riscv_vle16_v_i16m1(&b[832 + i_52 * 1024 + 1024], 16);
-        const vint16m1_t p_105 = nttgen_newhope1024_rvv256_montmul_var(a_105, b_105, 16);
-        const vint16m1_t red_104 = nttgen_newhope1024_rvv256_barrett(acc_104, 16);
-        const vint16m1_t acc_105 = __riscv_vadd_vv_i16m1(red_104, p_105, 16);
-        acc_104 = acc_105;
-    }
-    const vint16m1_t red_105 = nttgen_newhope1024_rvv256_barrett(acc_104, 16);
-    __riscv_vse16_v_i16m1(&r[832], red_105, 16);
-    const vint16m1_t a_106 = __riscv_vle16_v_i16m1(&a[848], 16);
-    const vint16m1_t b_106 = __riscv_vle16_v_i16m1(&b[848], 16);
-    const vint16m1_t p_106 = nttgen_newhope1024_rvv256_montmul_var(a_106, b_106, 16);
-    vint16m1_t acc_106 = p_106;
-    for (size_t i_53 = 0; (i_53 + 1) < k; ++i_53) {
-        const vint16m1_t a_107 = __riscv_vle16_v_i16m1(&a[848 + i_53 * 1024 + 1024], 16);
-        const vint16m1_t b_107 = __riscv_vle16_v_i16m1(&b[848 + i_53 * 1024 + 1024], 16);
-        const vint16m1_t p_107 = nttgen_newhope1024_rvv256_montmul_var(a_107, b_107, 16);
-        const vint16m1_t red_106 = nttgen_newhope1024_rvv256_barrett(acc_106, 16);
-        const vint16m1_t acc_107 = __riscv_vadd_vv_i16m1(red_106, p_107, 16);
-        acc_106 = acc_107;
-    }
-    const vint16m1_t red_107 = nttgen_newhope1024_rvv256_barrett(acc_106, 16);
-    __riscv_vse16_v_i16m1(&r[848], red_107, 16);
-    const vint16m1_t a_108 = __riscv_vle16_v_i16m1(&a[864], 16);
-    const vint16m1_t b_108 = __riscv_vle16_v_i16m1(&b[864], 16);
-    const vint16m1_t p_108 = nttgen_newhope1024_rvv256_montmul_var(a_108, b_108, 16);
-    vint16m1_t acc_108 = p_108;
-    for (size_t i_54 = 0; (i_54 + 1) < k; ++i_54) {
-        const vint16m1_t a_109 = __riscv_vle16_v_i16m1(&a[864 + i_54 * 1024 + 1024], 16);
-        const vint16m1_t b_109 = __riscv_vle16_v_i16m1(&b[864 + i_54 * 1024 + 1024], 16);
-        const vint16m1_t p_109 = nttgen_newhope1024_rvv256_montmul_var(a_109, b_109, 16);
-        const vint16m1_t red_108 = nttgen_newhope1024_rvv256_barrett(acc_108, 16);
-        const vint16m1_t acc_109 = __riscv_vadd_vv_i16m1(red_108, p_109, 16);
-        acc_108 = acc_109;
-    }
-    const vint16m1_t red_109 = nttgen_newhope1024_rvv256_barrett(acc_108, 16);
-    __riscv_vse16_v_i16m1(&r[864], red_109, 16);
-    const vint16m1_t a_110 = __riscv_vle16_v_i16m1(&a[880], 16);
-    const vint16m1_t b_110 = __riscv_vle16_v_i16m1(&b[880], 16);
-    const vint16m1_t p_110 = nttgen_newhope1024_rvv256_montmul_var(a_110, b_110, 16);
-    vint16m1_t acc_110 = p_110;
-    for (size_t i_55 = 0; (i_55 + 1) < k; ++i_55) {
-        const vint16m1_t a_111 = __riscv_vle16_v_i16m1(&a[880 + i_55 * 1024 + 1024], 16);
-        const vint16m1_t b_111 = __riscv_vle16_v_i16m1(&b[880 + i_55 * 1024 + 1024], 16);
-        const vint16m1_t p_111 = nttgen_newhope1024_rvv256_montmul_var(a_111, b_111, 16);
-        const vint16m1_t red_110 = nttgen_newhope1024_rvv256_barrett(acc_110, 16);
-        const vint16m1_t acc_111 = __riscv_vadd_vv_i16m1(red_110, p_111, 16);
-        acc_110 = acc_111;
-    }
-    const vint16m1_t red_111 = nttgen_newhope1024_rvv256_barrett(acc_110, 16);
-    __riscv_vse16_v_i16m1(&r[880], red_111, 16);
-    const vint16m1_t a_112 = __riscv_vle16_v_i16m1(&a[896], 16);
-    const vint16m1_t b_112 = __riscv_vle16_v_i16m1(&b[896], 16);
-    const vint16m1_t p_112 = nttgen_newhope1024_rvv256_montmul_var(a_112, b_112, 16);
-    vint16m1_t acc_112 = p_112;
-    for (size_t i_56 = 0; (i_56 + 1) < k; ++i_56) {
-        const vint16m1_t a_113 = __riscv_vle16_v_i16m1(&a[896 + i_56 * 1024 + 1024], 16);
-        const vint16m1_t b_113 = __riscv_vle16_v_i16m1(&b[896 + i_56 * 1024 + 1024], 16);
-        const vint16m1_t p_113 = nttgen_newhope1024_rvv256_montmul_var(a_113, b_113, 16);
-        const vint16m1_t red_112 = nttgen_newhope1024_rvv256_barrett(acc_112, 16);
-        const vint16m1_t acc_113 = __riscv_vadd_vv_i16m1(red_112, p_113, 16);
-        acc_112 = acc_113;
-    }
-    const vint16m1_t red_113 = nttgen_newhope1024_rvv256_barrett(acc_112, 16);
-    __riscv_vse16_v_i16m1(&r[896], red_113, 16);
-    const vint16m1_t a_114 = __riscv_vle16_v_i16m1(&a[912], 16);
-    const vint16m1_t b_114 = __riscv_vle16_v_i16m1(&b[912], 16);
-    const vint16m1_t p_114 = nttgen_newhope1024_rvv256_montmul_var(a_114, b_114, 16);
-    vint16m1_t acc_114 = p_114;
-    for (size_t i_57 = 0; (i_57 + 1) < k; ++i_57) {
-        const vint16m1_t a_115 = __riscv_vle16_v_i16m1(&a[912 + i_57 * 1024 + 1024], 16);
-        const vint16m1_t b_115 = __riscv_vle16_v_i16m1(&b[912 + i_57 * 1024 + 1024], 16);
-        const vint16m1_t p_115 = nttgen_newhope1024_rvv256_montmul_var(a_115, b_115, 16);
-        const vint16m1_t red_114 = nttgen_newhope1024_rvv256_barrett(acc_114, 16);
-        const vint16m1_t acc_115 = __riscv_vadd_vv_i16m1(red_114, p_115, 16);
-        acc_114 = acc_115;
-    }
-    const vint16m1_t red_115 = nttgen_newhope1024_rvv256_barrett(acc_114, 16);
-    __riscv_vse16_v_i16m1(&r[912], red_115, 16);
-    const vint16m1_t a_116 = __riscv_vle16_v_i16m1(&a[928], 16);
-    const vint16m1_t b_116 = __riscv_vle16_v_i16m1(&b[928], 16);
-    const vint16m1_t p_116 = nttgen_newhope1024_rvv256_montmul_var(a_116, b_116, 16);
-    vint16m1_t acc_116 = p_116;
-    for (size_t i_58 = 0; (i_58 + 1) < k; ++i_58) {
-        const vint16m1_t a_117 = __riscv_vle16_v_i16m1(&a[928 + i_58 * 1024 + 1024], 16);
-        const vint16m1_t b_117 = __riscv_vle16_v_i16m1(&b[928 + i_58 * 1024 + 1024], 16);
-        const vint16m1_t p_117 = nttgen_newhope1024_rvv256_montmul_var(a_117, b_117, 16);
-        const vint16m1_t red_116 = nttgen_newhope1024_rvv256_barrett(acc_116, 16);
-        const vint16m1_t acc_117 = __riscv_vadd_vv_i16m1(red_116, p_117, 16);
-        acc_116 = acc_117;
-    }
-    const vint16m1_t red_117 = nttgen_newhope1024_rvv256_barrett(acc_116, 16);
-    __riscv_vse16_v_i16m1(&r[928], red_117, 16);
-    const vint16m1_t a_118 = __riscv_vle16_v_i16m1(&a[944], 16);
-    const vint16m1_t b_118 = __riscv_vle16_v_i16m1(&b[944], 16);
-    const vint16m1_t p_118 = nttgen_newhope1024_rvv256_montmul_var(a_118, b_118, 16);
-    vint16m1_t acc_118 = p_118;
-    for (size_t i_59 = 0; (i_59 + 1) < k; ++i_59) {
-        const vint16m1_t a_119 = __riscv_vle16_v_i16m1(&a[944 + i_59 * 1024 + 1024], 16);
-        const vint16m1_t b_119 = __riscv_vle16_v_i16m1(&b[944 + i_59 * 1024 + 1024], 16);
-        const vint16m1_t p_119 = nttgen_newhope1024_rvv256_montmul_var(a_119, b_119, 16);
-        const vint16m1_t red_118 = nttgen_newhope1024_rvv256_barrett(acc_118, 16);
-        const vint16m1_t acc_119 = __riscv_vadd_vv_i16m1(red_118, p_119, 16);
-        acc_118 = acc_119;
-    }
-    const vint16m1_t red_119 = nttgen_newhope1024_rvv256_barrett(acc_118, 16);
-    __riscv_vse16_v_i16m1(&r[944], red_119, 16);
-    const vint16m1_t a_120 = __riscv_vle16_v_i16m1(&a[960], 16);
-    const vint16m1_t b_120 = __riscv_vle16_v_i16m1(&b[960], 16);
-    const vint16m1_t p_120 = nttgen_newhope1024_rvv256_montmul_var(a_120, b_120, 16);
-    vint16m1_t acc_120 = p_120;
-    for (size_t i_60 = 0; (i_60 + 1) < k; ++i_60) {
-        const vint16m1_t a_121 = __riscv_vle16_v_i16m1(&a[960 + i_60 * 1024 + 1024], 16);
-        const vint16m1_t b_121 = __riscv_vle16_v_i16m1(&b[960 + i_60 * 1024 + 1024], 16);
-        const vint16m1_t p_121 = nttgen_newhope1024_rvv256_montmul_var(a_121, b_121, 16);
-        const vint16m1_t red_120 = nttgen_newhope1024_rvv256_barrett(acc_120, 16);
-        const vint16m1_t acc_121 = __riscv_vadd_vv_i16m1(red_120, p_121, 16);
-        acc_120 = acc_121;
-    }
-    const vint16m1_t red_121 = nttgen_newhope1024_rvv256_barrett(acc_120, 16);
-    __riscv_vse16_v_i16m1(&r[960], red_121, 16);
-    const vint16m1_t a_122 = __riscv_vle16_v_i16m1(&a[976], 16);
-    const vint16m1_t b_122 = __riscv_vle16_v_i16m1(&b[976], 16);
-    const vint16m1_t p_122 = nttgen_newhope1024_rvv256_montmul_var(a_122, b_122, 16);
-    vint16m1_t acc_122 = p_122;
-    for (size_t i_61 = 0; (i_61 + 1) < k; ++i_61) {
-        const vint16m1_t a_123 = __riscv_vle16_v_i16m1(&a[976 + i_61 * 1024 + 1024], 16);
-        const vint16m1_t b_123 = __riscv_vle16_v_i16m1(&b[976 + i_61 * 1024 + 1024], 16);
-        const vint16m1_t p_123 = nttgen_newhope1024_rvv256_montmul_var(a_123, b_123, 16);
-        const vint16m1_t red_122 = nttgen_newhope1024_rvv256_barrett(acc_122, 16);
-        const vint16m1_t acc_123 = __riscv_vadd_vv_i16m1(red_122, p_123, 16);
-        acc_122 = acc_123;
-    }
-    const vint16m1_t red_123 = nttgen_newhope1024_rvv256_barrett(acc_122, 16);
-    __riscv_vse16_v_i16m1(&r[976], red_123, 16);
-    const vint16m1_t a_124 = __riscv_vle16_v_i16m1(&a[992], 16);
-    const vint16m1_t b_124 = __riscv_vle16_v_i16m1(&b[992], 16);
-    const vint16m1_t p_124 = nttgen_newhope1024_rvv256_montmul_var(a_124, b_124, 16);
-    vint16m1_t acc_124 = p_124;
-    for (size_t i_62 = 0; (i_62 + 1) < k; ++i_62) {
-        const vint16m1_t a_125 = __riscv_vle16_v_i16m1(&a[992 + i_62 * 1024 + 1024], 16);
-        const vint16m1_t b_125 = __riscv_vle16_v_i16m1(&b[992 + i_62 * 1024 + 1024], 16);
-        const vint16m1_t p_125 = nttgen_newhope1024_rvv256_montmul_var(a_125, b_125, 16);
-        const vint16m1_t red_124 = nttgen_newhope1024_rvv256_barrett(acc_124, 16);
-        const vint16m1_t acc_125 = __riscv_vadd_vv_i16m1(red_124, p_125, 16);
-        acc_124 = acc_125;
-    }
-    const vint16m1_t red_125 = nttgen_newhope1024_rvv256_barrett(acc_124, 16);
-    __riscv_vse16_v_i16m1(&r[992], red_125, 16);
-    const vint16m1_t a_126 = __riscv_vle16_v_i16m1(&a[1008], 16);
-    const vint16m1_t b_126 = __riscv_vle16_v_i16m1(&b[1008], 16);
-    const vint16m1_t p_126 = nttgen_newhope1024_rvv256_montmul_var(a_126, b_126, 16);
-    vint16m1_t acc_126 = p_126;
-    for (size_t i_63 = 0; (i_63 + 1) < k; ++i_63) {
-        const vint16m1_t a_127 = __riscv_vle16_v_i16m1(&a[1008 + i_63 * 1024 + 1024], 16);
-        const vint16m1_t b_127 = __riscv_vle16_v_i16m1(&b[1008 + i_63 * 1024 + 1024], 16);
-        const vint16m1_t p_127 = nttgen_newhope1024_rvv256_montmul_var(a_127, b_127, 16);
-        const vint16m1_t red_126 = nttgen_newhope1024_rvv256_barrett(acc_126, 16);
-        const vint16m1_t acc_127 = __riscv_vadd_vv_i16m1(red_126, p_127, 16);
-        acc_126 = acc_127;
-    }
-    const vint16m1_t red_127 = nttgen_newhope1024_rvv256_barrett(acc_126, 16);
-    __riscv_vse16_v_i16m1(&r[1008], red_127, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv256_assert_range(r, 1024, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[1024]: on exit in [-32768, 32767]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 64, store 64, mullo 64, const 64
+ */
+void nttgen_newhope1024_rvv256_basemul_cache(int16_t cache[1024], const int16_t b[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(b, 1024, -22735, 22735);
+#endif
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
+    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 16);
+    __riscv_vse16_v_i16m1(&cache[0], bq_0, 16);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[16], 16);
+    const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_1, 16);
+    __riscv_vse16_v_i16m1(&cache[16], bq_1, 16);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[32], 16);
+    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_2, 16);
+    __riscv_vse16_v_i16m1(&cache[32], bq_2, 16);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[48], 16);
+    const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_3, 16);
+    __riscv_vse16_v_i16m1(&cache[48], bq_3, 16);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[64], 16);
+    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_4, 16);
+    __riscv_vse16_v_i16m1(&cache[64], bq_4, 16);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[80], 16);
+    const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_5, 16);
+    __riscv_vse16_v_i16m1(&cache[80], bq_5, 16);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[96], 16);
+    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_6, 16);
+    __riscv_vse16_v_i16m1(&cache[96], bq_6, 16);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[112], 16);
+    const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_7, 16);
+    __riscv_vse16_v_i16m1(&cache[112], bq_7, 16);
+    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[128], 16);
+    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_8, 16);
+    __riscv_vse16_v_i16m1(&cache[128], bq_8, 16);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[144], 16);
+    const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_9, 16);
+    __riscv_vse16_v_i16m1(&cache[144], bq_9, 16);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[160], 16);
+    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_10, 16);
+    __riscv_vse16_v_i16m1(&cache[160], bq_10, 16);
+    const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[176], 16);
+    const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_11, 16);
+    __riscv_vse16_v_i16m1(&cache[176], bq_11, 16);
+    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[192], 16);
+    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_12, 16);
+    __riscv_vse16_v_i16m1(&cache[192], bq_12, 16);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[208], 16);
+    const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_13, 16);
+    __riscv_vse16_v_i16m1(&cache[208], bq_13, 16);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[224], 16);
+    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_14, 16);
+    __riscv_vse16_v_i16m1(&cache[224], bq_14, 16);
+    const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[240], 16);
+    const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_15, 16);
+    __riscv_vse16_v_i16m1(&cache[240], bq_15, 16);
+    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[256], 16);
+    const vint16m1_t qinv_16 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_16 = __riscv_vmul_vv_i16m1(b_16, qinv_16, 16);
+    __riscv_vse16_v_i16m1(&cache[256], bq_16, 16);
+    const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[272], 16);
+    const vint16m1_t qinv_17 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_17 = __riscv_vmul_vv_i16m1(b_17, qinv_17, 16);
+    __riscv_vse16_v_i16m1(&cache[272], bq_17, 16);
+    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[288], 16);
+    const vint16m1_t qinv_18 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_18 = __riscv_vmul_vv_i16m1(b_18, qinv_18, 16);
+    __riscv_vse16_v_i16m1(&cache[288], bq_18, 16);
+    const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[304], 16);
+    const vint16m1_t qinv_19 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_19 = __riscv_vmul_vv_i16m1(b_19, qinv_19, 16);
+    __riscv_vse16_v_i16m1(&cache[304], bq_19, 16);
+    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[320], 16);
+    const vint16m1_t qinv_20 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_20 = __riscv_vmul_vv_i16m1(b_20, qinv_20, 16);
+    __riscv_vse16_v_i16m1(&cache[320], bq_20, 16);
+    const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[336], 16);
+    const vint16m1_t qinv_21 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_21 = __riscv_vmul_vv_i16m1(b_21, qinv_21, 16);
+    __riscv_vse16_v_i16m1(&cache[336], bq_21, 16);
+    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[352], 16);
+    const vint16m1_t qinv_22 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_22 = __riscv_vmul_vv_i16m1(b_22, qinv_22, 16);
+    __riscv_vse16_v_i16m1(&cache[352], bq_22, 16);
+    const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[368], 16);
+    const vint16m1_t qinv_23 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_23 = __riscv_vmul_vv_i16m1(b_23, qinv_23, 16);
+    __riscv_vse16_v_i16m1(&cache[368], bq_23, 16);
+    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[384], 16);
+    const vint16m1_t qinv_24 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_24 = __riscv_vmul_vv_i16m1(b_24, qinv_24, 16);
+    __riscv_vse16_v_i16m1(&cache[384], bq_24, 16);
+    const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[400], 16);
+    const vint16m1_t qinv_25 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_25 = __riscv_vmul_vv_i16m1(b_25, qinv_25, 16);
+    __riscv_vse16_v_i16m1(&cache[400], bq_25, 16);
+    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[416], 16);
+    const vint16m1_t qinv_26 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_26 = __riscv_vmul_vv_i16m1(b_26, qinv_26, 16);
+    __riscv_vse16_v_i16m1(&cache[416], bq_26, 16);
+    const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[432], 16);
+    const vint16m1_t qinv_27 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_27 = __riscv_vmul_vv_i16m1(b_27, qinv_27, 16);
+    __riscv_vse16_v_i16m1(&cache[432], bq_27, 16);
+    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[448], 16);
+    const vint16m1_t qinv_28 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_28 = __riscv_vmul_vv_i16m1(b_28, qinv_28, 16);
+    __riscv_vse16_v_i16m1(&cache[448], bq_28, 16);
+    const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[464], 16);
+    const vint16m1_t qinv_29 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_29 = __riscv_vmul_vv_i16m1(b_29, qinv_29, 16);
+    __riscv_vse16_v_i16m1(&cache[464], bq_29, 16);
+    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[480], 16);
+    const vint16m1_t qinv_30 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_30 = __riscv_vmul_vv_i16m1(b_30, qinv_30, 16);
+    __riscv_vse16_v_i16m1(&cache[480], bq_30, 16);
+    const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[496], 16);
+    const vint16m1_t qinv_31 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_31 = __riscv_vmul_vv_i16m1(b_31, qinv_31, 16);
+    goto part_1;
+part_1:;
+    __riscv_vse16_v_i16m1(&cache[496], bq_31, 16);
+    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[512], 16);
+    const vint16m1_t qinv_32 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_32 = __riscv_vmul_vv_i16m1(b_32, qinv_32, 16);
+    __riscv_vse16_v_i16m1(&cache[512], bq_32, 16);
+    const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[528], 16);
+    const vint16m1_t qinv_33 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_33 = __riscv_vmul_vv_i16m1(b_33, qinv_33, 16);
+    __riscv_vse16_v_i16m1(&cache[528], bq_33, 16);
+    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[544], 16);
+    const vint16m1_t qinv_34 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_34 = __riscv_vmul_vv_i16m1(b_34, qinv_34, 16);
+    __riscv_vse16_v_i16m1(&cache[544], bq_34, 16);
+    const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[560], 16);
+    const vint16m1_t qinv_35 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_35 = __riscv_vmul_vv_i16m1(b_35, qinv_35, 16);
+    __riscv_vse16_v_i16m1(&cache[560], bq_35, 16);
+    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[576], 16);
+    const vint16m1_t qinv_36 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_36 = __riscv_vmul_vv_i16m1(b_36, qinv_36, 16);
+    __riscv_vse16_v_i16m1(&cache[576], bq_36, 16);
+    const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[592], 16);
+    const vint16m1_t qinv_37 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_37 = __riscv_vmul_vv_i16m1(b_37, qinv_37, 16);
+    __riscv_vse16_v_i16m1(&cache[592], bq_37, 16);
+    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[608], 16);
+    const vint16m1_t qinv_38 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_38 = __riscv_vmul_vv_i16m1(b_38, qinv_38, 16);
+    __riscv_vse16_v_i16m1(&cache[608], bq_38, 16);
+    const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[624], 16);
+    const vint16m1_t qinv_39 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_39 = __riscv_vmul_vv_i16m1(b_39, qinv_39, 16);
+    __riscv_vse16_v_i16m1(&cache[624], bq_39, 16);
+    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[640], 16);
+    const vint16m1_t qinv_40 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_40 = __riscv_vmul_vv_i16m1(b_40, qinv_40, 16);
+    __riscv_vse16_v_i16m1(&cache[640], bq_40, 16);
+    const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[656], 16);
+    const vint16m1_t qinv_41 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_41 = __riscv_vmul_vv_i16m1(b_41, qinv_41, 16);
+    __riscv_vse16_v_i16m1(&cache[656], bq_41, 16);
+    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[672], 16);
+    const vint16m1_t qinv_42 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_42 = __riscv_vmul_vv_i16m1(b_42, qinv_42, 16);
+    __riscv_vse16_v_i16m1(&cache[672], bq_42, 16);
+    const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[688], 16);
+    const vint16m1_t qinv_43 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_43 = __riscv_vmul_vv_i16m1(b_43, qinv_43, 16);
+    __riscv_vse16_v_i16m1(&cache[688], bq_43, 16);
+    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[704], 16);
+    const vint16m1_t qinv_44 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_44 = __riscv_vmul_vv_i16m1(b_44, qinv_44, 16);
+    __riscv_vse16_v_i16m1(&cache[704], bq_44, 16);
+    const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[720], 16);
+    const vint16m1_t qinv_45 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_45 = __riscv_vmul_vv_i16m1(b_45, qinv_45, 16);
+    __riscv_vse16_v_i16m1(&cache[720], bq_45, 16);
+    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[736], 16);
+    const vint16m1_t qinv_46 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_46 = __riscv_vmul_vv_i16m1(b_46, qinv_46, 16);
+    __riscv_vse16_v_i16m1(&cache[736], bq_46, 16);
+    const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[752], 16);
+    const vint16m1_t qinv_47 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_47 = __riscv_vmul_vv_i16m1(b_47, qinv_47, 16);
+    __riscv_vse16_v_i16m1(&cache[752], bq_47, 16);
+    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[768], 16);
+    const vint16m1_t qinv_48 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_48 = __riscv_vmul_vv_i16m1(b_48, qinv_48, 16);
+    __riscv_vse16_v_i16m1(&cache[768], bq_48, 16);
+    const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[784], 16);
+    const vint16m1_t qinv_49 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_49 = __riscv_vmul_vv_i16m1(b_49, qinv_49, 16);
+    __riscv_vse16_v_i16m1(&cache[784], bq_49, 16);
+    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[800], 16);
+    const vint16m1_t qinv_50 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_50 = __riscv_vmul_vv_i16m1(b_50, qinv_50, 16);
+    __riscv_vse16_v_i16m1(&cache[800], bq_50, 16);
+    const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[816], 16);
+    const vint16m1_t qinv_51 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_51 = __riscv_vmul_vv_i16m1(b_51, qinv_51, 16);
+    __riscv_vse16_v_i16m1(&cache[816], bq_51, 16);
+    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[832], 16);
+    const vint16m1_t qinv_52 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_52 = __riscv_vmul_vv_i16m1(b_52, qinv_52, 16);
+    __riscv_vse16_v_i16m1(&cache[832], bq_52, 16);
+    const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[848], 16);
+    const vint16m1_t qinv_53 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_53 = __riscv_vmul_vv_i16m1(b_53, qinv_53, 16);
+    __riscv_vse16_v_i16m1(&cache[848], bq_53, 16);
+    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[864], 16);
+    const vint16m1_t qinv_54 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_54 = __riscv_vmul_vv_i16m1(b_54, qinv_54, 16);
+    __riscv_vse16_v_i16m1(&cache[864], bq_54, 16);
+    const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[880], 16);
+    const vint16m1_t qinv_55 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_55 = __riscv_vmul_vv_i16m1(b_55, qinv_55, 16);
+    __riscv_vse16_v_i16m1(&cache[880], bq_55, 16);
+    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[896], 16);
+    const vint16m1_t qinv_56 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_56 = __riscv_vmul_vv_i16m1(b_56, qinv_56, 16);
+    __riscv_vse16_v_i16m1(&cache[896], bq_56, 16);
+    const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[912], 16);
+    const vint16m1_t qinv_57 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_57 = __riscv_vmul_vv_i16m1(b_57, qinv_57, 16);
+    __riscv_vse16_v_i16m1(&cache[912], bq_57, 16);
+    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[928], 16);
+    const vint16m1_t qinv_58 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_58 = __riscv_vmul_vv_i16m1(b_58, qinv_58, 16);
+    __riscv_vse16_v_i16m1(&cache[928], bq_58, 16);
+    const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[944], 16);
+    const vint16m1_t qinv_59 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_59 = __riscv_vmul_vv_i16m1(b_59, qinv_59, 16);
+    __riscv_vse16_v_i16m1(&cache[944], bq_59, 16);
+    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[960], 16);
+    const vint16m1_t qinv_60 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_60 = __riscv_vmul_vv_i16m1(b_60, qinv_60, 16);
+    __riscv_vse16_v_i16m1(&cache[960], bq_60, 16);
+    const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[976], 16);
+    const vint16m1_t qinv_61 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_61 = __riscv_vmul_vv_i16m1(b_61, qinv_61, 16);
+    __riscv_vse16_v_i16m1(&cache[976], bq_61, 16);
+    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[992], 16);
+    const vint16m1_t qinv_62 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_62 = __riscv_vmul_vv_i16m1(b_62, qinv_62, 16);
+    __riscv_vse16_v_i16m1(&cache[992], bq_62, 16);
+    const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[1008], 16);
+    const vint16m1_t qinv_63 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_63 = __riscv_vmul_vv_i16m1(b_63, qinv_63, 16);
+    goto part_2;
+part_2:;
+    __riscv_vse16_v_i16m1(&cache[1008], bq_63, 16);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(cache, 1024, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-6145, 6145]
+ * a[1024 x k]: on entry in [-12288, 12288]
+ * b[1024 x k]: on entry in [-22735, 22735]
+ * cache[1024 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ */
+void nttgen_newhope1024_rvv256_basemul_acc_cached(int16_t r[1024], const int16_t *a,
+                                                  const int16_t *b, const int16_t *cache,
+                                                  size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(a, k * 1024, -12288, 12288);
+    nttgen_newhope1024_rvv256_assert_range(b, k * 1024, -22735, 22735);
+    nttgen_newhope1024_rvv256_assert_range(cache, k * 1024, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
+        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 16);
+        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 16);
+        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(12289, 16);
+        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 16);
+        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 16);
+        vint16m1_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 1024 + i_0 * 16 + 1024], 16);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 1024 + i_0 * 16 + 1024], 16);
+            const vint16m1_t cache_1 =
+                __riscv_vle16_v_i16m1(&cache[i_1 * 1024 + i_0 * 16 + 1024], 16);
+            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 16);
+            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 16);
+            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(12289, 16);
+            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 16);
+            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 16);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 3072 + i_0 * 16 + 3072], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 3072 + i_0 * 16 + 3072], 16);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 3072 + i_0 * 16 + 3072], 16);
+            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 16);
+            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 16);
+            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(12289, 16);
+            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 16);
+            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 16);
+            vint16m1_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096], 16);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096], 16);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096], 16);
+                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 16);
+                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 16);
+                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(12289, 16);
+                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 16);
+                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 16);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(acc_3, 16);
+            const vint16m1_t red_1 = nttgen_newhope1024_rvv256_barrett(acc_2, 16);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 16);
+            acc_2 = acc_5;
+        }
+        const vint16m1_t red_2 = nttgen_newhope1024_rvv256_barrett(acc_2, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 16], red_2, 16);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv256_assert_range(r, 1024, -6145, 6145);
 #endif
 }
 

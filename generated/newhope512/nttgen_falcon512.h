@@ -17,6 +17,7 @@
 
 #define NTTGEN_FALCON512_N NTTGEN_NEWHOPE512_N
 #define NTTGEN_FALCON512_Q NTTGEN_NEWHOPE512_Q
+#define NTTGEN_FALCON512_CACHE_N NTTGEN_NEWHOPE512_CACHE_N
 #define nttgen_falcon512_init nttgen_newhope512_init
 #define nttgen_falcon512_isa nttgen_newhope512_isa
 #define nttgen_falcon512_isa_of nttgen_newhope512_isa_of
@@ -24,6 +25,8 @@
 #define nttgen_falcon512_ntt nttgen_newhope512_ntt
 #define nttgen_falcon512_basemul nttgen_newhope512_basemul
 #define nttgen_falcon512_basemul_acc nttgen_newhope512_basemul_acc
+#define nttgen_falcon512_basemul_cache nttgen_newhope512_basemul_cache
+#define nttgen_falcon512_basemul_acc_cached nttgen_newhope512_basemul_acc_cached
 #define nttgen_falcon512_intt nttgen_newhope512_intt
 #define nttgen_falcon512_reduce nttgen_newhope512_reduce
 #define nttgen_falcon512_reduce_centred nttgen_newhope512_reduce_centred

@@ -10,10 +10,11 @@
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_newhope512_use_isa forces one
  *         for every group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_newhope512_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_newhope512_isa() names the ISA of the
+ *         NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -107,6 +108,9 @@ typedef struct {
     void (*ntt)(int16_t a[512]);
     void (*basemul)(int16_t r[512], const int16_t a[512], const int16_t b[512]);
     void (*basemul_acc)(int16_t r[512], const int16_t *a, const int16_t *b, size_t k);
+    void (*basemul_cache)(int16_t cache[512], const int16_t b[512]);
+    void (*basemul_acc_cached)(int16_t r[512], const int16_t *a, const int16_t *b,
+                               const int16_t *cache, size_t k);
     void (*intt)(int16_t a[512]);
     void (*reduce)(int16_t a[512]);
     void (*reduce_centred)(int16_t a[512]);
@@ -122,7 +126,8 @@ typedef struct {
 static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #ifdef NTTGEN_NEWHOPE512_HAVE_AVX512
     {"avx512", nttgen_newhope512_avx512_ntt, nttgen_newhope512_avx512_basemul,
-     nttgen_newhope512_avx512_basemul_acc, nttgen_newhope512_avx512_intt,
+     nttgen_newhope512_avx512_basemul_acc, nttgen_newhope512_avx512_basemul_cache,
+     nttgen_newhope512_avx512_basemul_acc_cached, nttgen_newhope512_avx512_intt,
      nttgen_newhope512_avx512_reduce, nttgen_newhope512_avx512_reduce_centred,
      nttgen_newhope512_avx512_reduce_partial, nttgen_newhope512_avx512_tomont,
      nttgen_newhope512_avx512_frommont, nttgen_newhope512_avx512_to_standard,
@@ -130,15 +135,17 @@ static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_AVX2
     {"avx2", nttgen_newhope512_avx2_ntt, nttgen_newhope512_avx2_basemul,
-     nttgen_newhope512_avx2_basemul_acc, nttgen_newhope512_avx2_intt, nttgen_newhope512_avx2_reduce,
-     nttgen_newhope512_avx2_reduce_centred, nttgen_newhope512_avx2_reduce_partial,
-     nttgen_newhope512_avx2_tomont, nttgen_newhope512_avx2_frommont,
-     nttgen_newhope512_avx2_to_standard, nttgen_newhope512_avx2_from_standard,
-     nttgen_newhope512_avx2_polymul},
+     nttgen_newhope512_avx2_basemul_acc, nttgen_newhope512_avx2_basemul_cache,
+     nttgen_newhope512_avx2_basemul_acc_cached, nttgen_newhope512_avx2_intt,
+     nttgen_newhope512_avx2_reduce, nttgen_newhope512_avx2_reduce_centred,
+     nttgen_newhope512_avx2_reduce_partial, nttgen_newhope512_avx2_tomont,
+     nttgen_newhope512_avx2_frommont, nttgen_newhope512_avx2_to_standard,
+     nttgen_newhope512_avx2_from_standard, nttgen_newhope512_avx2_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_RVV256
     {"rvv256", nttgen_newhope512_rvv256_ntt, nttgen_newhope512_rvv256_basemul,
-     nttgen_newhope512_rvv256_basemul_acc, nttgen_newhope512_rvv256_intt,
+     nttgen_newhope512_rvv256_basemul_acc, nttgen_newhope512_rvv256_basemul_cache,
+     nttgen_newhope512_rvv256_basemul_acc_cached, nttgen_newhope512_rvv256_intt,
      nttgen_newhope512_rvv256_reduce, nttgen_newhope512_rvv256_reduce_centred,
      nttgen_newhope512_rvv256_reduce_partial, nttgen_newhope512_rvv256_tomont,
      nttgen_newhope512_rvv256_frommont, nttgen_newhope512_rvv256_to_standard,
@@ -146,15 +153,17 @@ static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_NEON
     {"neon", nttgen_newhope512_neon_ntt, nttgen_newhope512_neon_basemul,
-     nttgen_newhope512_neon_basemul_acc, nttgen_newhope512_neon_intt, nttgen_newhope512_neon_reduce,
-     nttgen_newhope512_neon_reduce_centred, nttgen_newhope512_neon_reduce_partial,
-     nttgen_newhope512_neon_tomont, nttgen_newhope512_neon_frommont,
-     nttgen_newhope512_neon_to_standard, nttgen_newhope512_neon_from_standard,
-     nttgen_newhope512_neon_polymul},
+     nttgen_newhope512_neon_basemul_acc, nttgen_newhope512_neon_basemul_cache,
+     nttgen_newhope512_neon_basemul_acc_cached, nttgen_newhope512_neon_intt,
+     nttgen_newhope512_neon_reduce, nttgen_newhope512_neon_reduce_centred,
+     nttgen_newhope512_neon_reduce_partial, nttgen_newhope512_neon_tomont,
+     nttgen_newhope512_neon_frommont, nttgen_newhope512_neon_to_standard,
+     nttgen_newhope512_neon_from_standard, nttgen_newhope512_neon_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_RVV128
     {"rvv128", nttgen_newhope512_rvv128_ntt, nttgen_newhope512_rvv128_basemul,
-     nttgen_newhope512_rvv128_basemul_acc, nttgen_newhope512_rvv128_intt,
+     nttgen_newhope512_rvv128_basemul_acc, nttgen_newhope512_rvv128_basemul_cache,
+     nttgen_newhope512_rvv128_basemul_acc_cached, nttgen_newhope512_rvv128_intt,
      nttgen_newhope512_rvv128_reduce, nttgen_newhope512_rvv128_reduce_centred,
      nttgen_newhope512_rvv128_reduce_partial, nttgen_newhope512_rvv128_tomont,
      nttgen_newhope512_rvv128_frommont, nttgen_newhope512_rvv128_to_standard,
@@ -162,12 +171,14 @@ static const nttgen_newhope512_impl nttgen_newhope512_impls[] = {
 #endif
 #ifdef NTTGEN_NEWHOPE512_HAVE_RVV
     {"rvv", nttgen_newhope512_rvv_ntt, nttgen_newhope512_rvv_basemul,
-     nttgen_newhope512_rvv_basemul_acc, nttgen_newhope512_rvv_intt, nttgen_newhope512_rvv_reduce,
-     nttgen_newhope512_rvv_reduce_centred, nttgen_newhope512_rvv_reduce_partial,
-     nttgen_newhope512_rvv_tomont, nttgen_newhope512_rvv_frommont, NULL, NULL,
-     nttgen_newhope512_rvv_polymul},
+     nttgen_newhope512_rvv_basemul_acc, nttgen_newhope512_rvv_basemul_cache,
+     nttgen_newhope512_rvv_basemul_acc_cached, nttgen_newhope512_rvv_intt,
+     nttgen_newhope512_rvv_reduce, nttgen_newhope512_rvv_reduce_centred,
+     nttgen_newhope512_rvv_reduce_partial, nttgen_newhope512_rvv_tomont,
+     nttgen_newhope512_rvv_frommont, NULL, NULL, nttgen_newhope512_rvv_polymul},
 #endif
     {"c", nttgen_newhope512_c_ntt, nttgen_newhope512_c_basemul, nttgen_newhope512_c_basemul_acc,
+     nttgen_newhope512_c_basemul_cache, nttgen_newhope512_c_basemul_acc_cached,
      nttgen_newhope512_c_intt, nttgen_newhope512_c_reduce, nttgen_newhope512_c_reduce_centred,
      nttgen_newhope512_c_reduce_partial, nttgen_newhope512_c_tomont, nttgen_newhope512_c_frommont,
      NULL, NULL, nttgen_newhope512_c_polymul},
@@ -314,7 +325,8 @@ const char *nttgen_newhope512_isa(void) {
 
 const char *nttgen_newhope512_isa_of(const char *op) {
     if (nttgen_newhope512_same(op, "ntt") || nttgen_newhope512_same(op, "basemul") ||
-        nttgen_newhope512_same(op, "basemul_acc") || nttgen_newhope512_same(op, "intt") ||
+        nttgen_newhope512_same(op, "basemul_acc") || nttgen_newhope512_same(op, "basemul_cache") ||
+        nttgen_newhope512_same(op, "basemul_acc_cached") || nttgen_newhope512_same(op, "intt") ||
         nttgen_newhope512_same(op, "to_standard") || nttgen_newhope512_same(op, "from_standard")) {
         return nttgen_newhope512_pick(0)->name;
     }
@@ -376,6 +388,15 @@ void nttgen_newhope512_basemul(int16_t r[512], const int16_t a[512], const int16
 
 void nttgen_newhope512_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k) {
     nttgen_newhope512_pick(0)->basemul_acc(r, a, b, k);
+}
+
+void nttgen_newhope512_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+    nttgen_newhope512_pick(0)->basemul_cache(cache, b);
+}
+
+void nttgen_newhope512_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                          const int16_t *cache, size_t k) {
+    nttgen_newhope512_pick(0)->basemul_acc_cached(r, a, b, cache, k);
 }
 
 void nttgen_newhope512_intt(int16_t a[512]) {

@@ -10,10 +10,11 @@
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_newhope512_use_isa forces one
  *         for every group.
- * Groups: ntt, basemul, basemul_acc, intt, to_standard, from_standard share one ISA (data in
- *         the NTT domain is in the native order of the ISA that wrote it); reduce,
- *         reduce_centred, reduce_partial, tomont, frommont, polymul are each chosen alone.
- *         nttgen_newhope512_isa() names the ISA of the NTT-domain operations.
+ * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
+ *         from_standard share one ISA (data in the NTT domain is in the native order of the
+ *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
+ *         polymul are each chosen alone. nttgen_newhope512_isa() names the ISA of the
+ *         NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -51,6 +52,7 @@
 
 #define NTTGEN_NEWHOPE512_N 512
 #define NTTGEN_NEWHOPE512_Q 12289
+#define NTTGEN_NEWHOPE512_CACHE_N 512
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,9 +94,9 @@ void nttgen_newhope512_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288] (any ISA)
- * a[512]: on entry in [-20067, 20067] (every ISA)
- * b[512]: on entry in [-20067, 20067] (every ISA)
+ * r[512]: on exit in [-10239, 10239] (any ISA)
+ * a[512]: on entry in [-16382, 16382] (every ISA)
+ * b[512]: on entry in [-16382, 16382] (every ISA)
  */
 void nttgen_newhope512_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 
@@ -104,11 +106,37 @@ void nttgen_newhope512_basemul(int16_t r[512], const int16_t a[512], const int16
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144] (any ISA)
- * a[512 x k]: on entry in [-20067, 20067] (every ISA)
- * b[512 x k]: on entry in [-20067, 20067] (every ISA)
+ * a[512 x k]: on entry in [-16382, 16382] (every ISA)
+ * b[512 x k]: on entry in [-16382, 16382] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  */
 void nttgen_newhope512_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767] (any ISA)
+ * b[512]: on entry in [-16382, 16382] (every ISA)
+ */
+void nttgen_newhope512_basemul_cache(int16_t cache[512], const int16_t b[512]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144] (any ISA)
+ * a[512 x k]: on entry in [-12288, 12288] (every ISA)
+ * b[512 x k]: on entry in [-16382, 16382] (every ISA)
+ * cache[512 x k]: on entry in [-32768, 32767] (every ISA)
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_newhope512_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                          const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

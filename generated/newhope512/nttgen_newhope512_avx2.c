@@ -20,12 +20,22 @@
  *       ops: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx2_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 32, store 32, mullo 32, const 32
+ *   nttgen_newhope512_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7545, 7546]
@@ -1000,15 +1010,15 @@ void nttgen_newhope512_avx2_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx2_assert_range(a, 512, -20067, 20067);
-    nttgen_newhope512_avx2_assert_range(b, 512, -20067, 20067);
+    nttgen_newhope512_avx2_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_avx2_assert_range(b, 512, -16382, 16382);
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
@@ -1017,7 +1027,7 @@ void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const 
         _mm256_storeu_si256((__m256i *)&r[i_0 * 16], p_0);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx2_assert_range(r, 512, -12288, 12288);
+    nttgen_newhope512_avx2_assert_range(r, 512, -10239, 10239);
 #endif
 }
 
@@ -1027,32 +1037,163 @@ void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const 
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx2_assert_range(a, k * 512, -20067, 20067);
-    nttgen_newhope512_avx2_assert_range(b, k * 512, -20067, 20067);
+    nttgen_newhope512_avx2_assert_range(a, k * 512, -16382, 16382);
+    nttgen_newhope512_avx2_assert_range(b, k * 512, -16382, 16382);
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
         const __m256i p_0 = nttgen_newhope512_avx2_montmul_var(a_0, b_0);
         __m256i acc_0 = p_0;
-        for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16 + i_1 * 512 + 512]);
-            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16 + i_1 * 512 + 512]);
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 512 + i_0 * 16 + 512]);
+            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 512 + i_0 * 16 + 512]);
             const __m256i p_1 = nttgen_newhope512_avx2_montmul_var(a_1, b_1);
-            const __m256i red_0 = nttgen_newhope512_avx2_barrett(acc_0);
-            const __m256i acc_1 = _mm256_add_epi16(red_0, p_1);
+            const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
             acc_0 = acc_1;
         }
-        const __m256i red_1 = nttgen_newhope512_avx2_barrett(acc_0);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_1);
+        __m256i acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1536 + i_0 * 16 + 1536]);
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1536 + i_0 * 16 + 1536]);
+            const __m256i p_2 = nttgen_newhope512_avx2_montmul_var(a_2, b_2);
+            __m256i acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m256i a_3 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
+                const __m256i b_3 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
+                const __m256i p_3 = nttgen_newhope512_avx2_montmul_var(a_3, b_3);
+                const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const __m256i red_0 = nttgen_newhope512_avx2_barrett(acc_3);
+            const __m256i red_1 = nttgen_newhope512_avx2_barrett(acc_2);
+            const __m256i acc_5 = _mm256_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
+        const __m256i red_2 = nttgen_newhope512_avx2_barrett(acc_2);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(r, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 32, store 32, mullo 32, const 32
+ */
+void nttgen_newhope512_avx2_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(b, 512, -16382, 16382);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
+        const __m256i qinv_0 = _mm256_set1_epi16(-12287);
+        const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
+        _mm256_storeu_si256((__m256i *)&cache[i_0 * 16], bq_0);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(cache, 512, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ */
+void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                               const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(a, k * 512, -12288, 12288);
+    nttgen_newhope512_avx2_assert_range(b, k * 512, -16382, 16382);
+    nttgen_newhope512_avx2_assert_range(cache, k * 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
+        const __m256i m_0 = _mm256_mullo_epi16(a_0, cache_0);
+        const __m256i p_0 = _mm256_mulhi_epi16(a_0, b_0);
+        const __m256i q_0 = _mm256_set1_epi16(12289);
+        const __m256i hi_0 = _mm256_mulhi_epi16(m_0, q_0);
+        const __m256i p_1 = _mm256_sub_epi16(p_0, hi_0);
+        __m256i acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 512 + i_0 * 16 + 512]);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 512 + i_0 * 16 + 512]);
+            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 512 + i_0 * 16 + 512]);
+            const __m256i m_1 = _mm256_mullo_epi16(a_1, cache_1);
+            const __m256i p_2 = _mm256_mulhi_epi16(a_1, b_1);
+            const __m256i q_1 = _mm256_set1_epi16(12289);
+            const __m256i hi_1 = _mm256_mulhi_epi16(m_1, q_1);
+            const __m256i p_3 = _mm256_sub_epi16(p_2, hi_1);
+            const __m256i acc_1 = _mm256_add_epi16(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        __m256i acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1536 + i_0 * 16 + 1536]);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 1536 + i_0 * 16 + 1536]);
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1536 + i_0 * 16 + 1536]);
+            const __m256i m_2 = _mm256_mullo_epi16(a_2, cache_2);
+            const __m256i p_4 = _mm256_mulhi_epi16(a_2, b_2);
+            const __m256i q_2 = _mm256_set1_epi16(12289);
+            const __m256i hi_2 = _mm256_mulhi_epi16(m_2, q_2);
+            const __m256i p_5 = _mm256_sub_epi16(p_4, hi_2);
+            __m256i acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m256i a_3 = _mm256_loadu_si256(
+                    (const __m256i *)&a[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
+                const __m256i b_3 = _mm256_loadu_si256(
+                    (const __m256i *)&b[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
+                const __m256i m_3 = _mm256_mullo_epi16(a_3, cache_3);
+                const __m256i p_6 = _mm256_mulhi_epi16(a_3, b_3);
+                const __m256i q_3 = _mm256_set1_epi16(12289);
+                const __m256i hi_3 = _mm256_mulhi_epi16(m_3, q_3);
+                const __m256i p_7 = _mm256_sub_epi16(p_6, hi_3);
+                const __m256i acc_4 = _mm256_add_epi16(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const __m256i red_0 = nttgen_newhope512_avx2_barrett(acc_3);
+            const __m256i red_1 = nttgen_newhope512_avx2_barrett(acc_2);
+            const __m256i acc_5 = _mm256_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
+        const __m256i red_2 = nttgen_newhope512_avx2_barrett(acc_2);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx2_assert_range(r, 512, -6144, 6144);

@@ -20,12 +20,22 @@
  *       ops: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx512_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_newhope512_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 16, store 16, mullo 16, const 16
+ *   nttgen_newhope512_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7498, 7498]
@@ -909,15 +919,15 @@ void nttgen_newhope512_avx512_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_newhope512_avx512_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx512_assert_range(a, 512, -20067, 20067);
-    nttgen_newhope512_avx512_assert_range(b, 512, -20067, 20067);
+    nttgen_newhope512_avx512_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_avx512_assert_range(b, 512, -16382, 16382);
 #endif
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
@@ -984,7 +994,7 @@ void nttgen_newhope512_avx512_basemul(int16_t r[512], const int16_t a[512], cons
     const __m512i p_15 = nttgen_newhope512_avx512_montmul_var(a_15, b_15);
     _mm512_storeu_si512((__m512i *)&r[480], p_15);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx512_assert_range(r, 512, -12288, 12288);
+    nttgen_newhope512_avx512_assert_range(r, 512, -10239, 10239);
 #endif
 }
 
@@ -994,241 +1004,222 @@ void nttgen_newhope512_avx512_basemul(int16_t r[512], const int16_t a[512], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_newhope512_avx512_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx512_assert_range(a, k * 512, -20067, 20067);
-    nttgen_newhope512_avx512_assert_range(b, k * 512, -20067, 20067);
+    nttgen_newhope512_avx512_assert_range(a, k * 512, -16382, 16382);
+    nttgen_newhope512_avx512_assert_range(b, k * 512, -16382, 16382);
 #endif
-    const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i p_0 = nttgen_newhope512_avx512_montmul_var(a_0, b_0);
-    __m512i acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 512 + 512]);
-        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 512 + 512]);
-        const __m512i p_1 = nttgen_newhope512_avx512_montmul_var(a_1, b_1);
-        const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_0);
-        const __m512i acc_1 = _mm512_add_epi16(red_0, p_1);
-        acc_0 = acc_1;
-    }
-    const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_0);
-    _mm512_storeu_si512((__m512i *)&r[0], red_1);
-    const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i p_2 = nttgen_newhope512_avx512_montmul_var(a_2, b_2);
-    __m512i acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const __m512i a_3 = _mm512_loadu_si512((const __m512i *)&a[32 + i_1 * 512 + 512]);
-        const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[32 + i_1 * 512 + 512]);
-        const __m512i p_3 = nttgen_newhope512_avx512_montmul_var(a_3, b_3);
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i p_0 = nttgen_newhope512_avx512_montmul_var(a_0, b_0);
+        __m512i acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 512 + i_0 * 32 + 512]);
+            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 512 + i_0 * 32 + 512]);
+            const __m512i p_1 = nttgen_newhope512_avx512_montmul_var(a_1, b_1);
+            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
+            acc_0 = acc_1;
+        }
+        __m512i acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_2 =
+                _mm512_loadu_si512((const __m512i *)&a[g_0 * 1536 + i_0 * 32 + 1536]);
+            const __m512i b_2 =
+                _mm512_loadu_si512((const __m512i *)&b[g_0 * 1536 + i_0 * 32 + 1536]);
+            const __m512i p_2 = nttgen_newhope512_avx512_montmul_var(a_2, b_2);
+            __m512i acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m512i a_3 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 1536 + i_2 * 512 + i_0 * 32 + 2048]);
+                const __m512i b_3 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 1536 + i_2 * 512 + i_0 * 32 + 2048]);
+                const __m512i p_3 = nttgen_newhope512_avx512_montmul_var(a_3, b_3);
+                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_3);
+            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_2);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
         const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_2);
-        const __m512i acc_3 = _mm512_add_epi16(red_2, p_3);
-        acc_2 = acc_3;
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
     }
-    const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_2);
-    _mm512_storeu_si512((__m512i *)&r[32], red_3);
-    const __m512i a_4 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i p_4 = nttgen_newhope512_avx512_montmul_var(a_4, b_4);
-    __m512i acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const __m512i a_5 = _mm512_loadu_si512((const __m512i *)&a[64 + i_2 * 512 + 512]);
-        const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[64 + i_2 * 512 + 512]);
-        const __m512i p_5 = nttgen_newhope512_avx512_montmul_var(a_5, b_5);
-        const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_4);
-        const __m512i acc_5 = _mm512_add_epi16(red_4, p_5);
-        acc_4 = acc_5;
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx512_assert_range(r, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 16, store 16, mullo 16, const 16
+ */
+void nttgen_newhope512_avx512_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx512_assert_range(b, 512, -16382, 16382);
+#endif
+    const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
+    const __m512i qinv_0 = _mm512_set1_epi16(-12287);
+    const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
+    _mm512_storeu_si512((__m512i *)&cache[0], bq_0);
+    const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[32]);
+    const __m512i qinv_1 = _mm512_set1_epi16(-12287);
+    const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_1);
+    _mm512_storeu_si512((__m512i *)&cache[32], bq_1);
+    const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i qinv_2 = _mm512_set1_epi16(-12287);
+    const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_2);
+    _mm512_storeu_si512((__m512i *)&cache[64], bq_2);
+    const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i qinv_3 = _mm512_set1_epi16(-12287);
+    const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_3);
+    _mm512_storeu_si512((__m512i *)&cache[96], bq_3);
+    const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[128]);
+    const __m512i qinv_4 = _mm512_set1_epi16(-12287);
+    const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_4);
+    _mm512_storeu_si512((__m512i *)&cache[128], bq_4);
+    const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[160]);
+    const __m512i qinv_5 = _mm512_set1_epi16(-12287);
+    const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_5);
+    _mm512_storeu_si512((__m512i *)&cache[160], bq_5);
+    const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i qinv_6 = _mm512_set1_epi16(-12287);
+    const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_6);
+    _mm512_storeu_si512((__m512i *)&cache[192], bq_6);
+    const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i qinv_7 = _mm512_set1_epi16(-12287);
+    const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_7);
+    _mm512_storeu_si512((__m512i *)&cache[224], bq_7);
+    const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[256]);
+    const __m512i qinv_8 = _mm512_set1_epi16(-12287);
+    const __m512i bq_8 = _mm512_mullo_epi16(b_8, qinv_8);
+    _mm512_storeu_si512((__m512i *)&cache[256], bq_8);
+    const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[288]);
+    const __m512i qinv_9 = _mm512_set1_epi16(-12287);
+    const __m512i bq_9 = _mm512_mullo_epi16(b_9, qinv_9);
+    _mm512_storeu_si512((__m512i *)&cache[288], bq_9);
+    const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[320]);
+    const __m512i qinv_10 = _mm512_set1_epi16(-12287);
+    const __m512i bq_10 = _mm512_mullo_epi16(b_10, qinv_10);
+    _mm512_storeu_si512((__m512i *)&cache[320], bq_10);
+    const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[352]);
+    const __m512i qinv_11 = _mm512_set1_epi16(-12287);
+    const __m512i bq_11 = _mm512_mullo_epi16(b_11, qinv_11);
+    _mm512_storeu_si512((__m512i *)&cache[352], bq_11);
+    const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[384]);
+    const __m512i qinv_12 = _mm512_set1_epi16(-12287);
+    const __m512i bq_12 = _mm512_mullo_epi16(b_12, qinv_12);
+    _mm512_storeu_si512((__m512i *)&cache[384], bq_12);
+    const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[416]);
+    const __m512i qinv_13 = _mm512_set1_epi16(-12287);
+    const __m512i bq_13 = _mm512_mullo_epi16(b_13, qinv_13);
+    _mm512_storeu_si512((__m512i *)&cache[416], bq_13);
+    const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[448]);
+    const __m512i qinv_14 = _mm512_set1_epi16(-12287);
+    const __m512i bq_14 = _mm512_mullo_epi16(b_14, qinv_14);
+    _mm512_storeu_si512((__m512i *)&cache[448], bq_14);
+    const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[480]);
+    const __m512i qinv_15 = _mm512_set1_epi16(-12287);
+    const __m512i bq_15 = _mm512_mullo_epi16(b_15, qinv_15);
+    _mm512_storeu_si512((__m512i *)&cache[480], bq_15);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx512_assert_range(cache, 512, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ */
+void nttgen_newhope512_avx512_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                                 const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx512_assert_range(a, k * 512, -12288, 12288);
+    nttgen_newhope512_avx512_assert_range(b, k * 512, -16382, 16382);
+    nttgen_newhope512_avx512_assert_range(cache, k * 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i m_0 = _mm512_mullo_epi16(a_0, cache_0);
+        const __m512i p_0 = _mm512_mulhi_epi16(a_0, b_0);
+        const __m512i q_0 = _mm512_set1_epi16(12289);
+        const __m512i hi_0 = _mm512_mulhi_epi16(m_0, q_0);
+        const __m512i p_1 = _mm512_sub_epi16(p_0, hi_0);
+        __m512i acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 512 + i_0 * 32 + 512]);
+            const __m512i cache_1 =
+                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 512 + i_0 * 32 + 512]);
+            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 512 + i_0 * 32 + 512]);
+            const __m512i m_1 = _mm512_mullo_epi16(a_1, cache_1);
+            const __m512i p_2 = _mm512_mulhi_epi16(a_1, b_1);
+            const __m512i q_1 = _mm512_set1_epi16(12289);
+            const __m512i hi_1 = _mm512_mulhi_epi16(m_1, q_1);
+            const __m512i p_3 = _mm512_sub_epi16(p_2, hi_1);
+            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        __m512i acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_2 =
+                _mm512_loadu_si512((const __m512i *)&a[g_0 * 1536 + i_0 * 32 + 1536]);
+            const __m512i cache_2 =
+                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 1536 + i_0 * 32 + 1536]);
+            const __m512i b_2 =
+                _mm512_loadu_si512((const __m512i *)&b[g_0 * 1536 + i_0 * 32 + 1536]);
+            const __m512i m_2 = _mm512_mullo_epi16(a_2, cache_2);
+            const __m512i p_4 = _mm512_mulhi_epi16(a_2, b_2);
+            const __m512i q_2 = _mm512_set1_epi16(12289);
+            const __m512i hi_2 = _mm512_mulhi_epi16(m_2, q_2);
+            const __m512i p_5 = _mm512_sub_epi16(p_4, hi_2);
+            __m512i acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m512i a_3 = _mm512_loadu_si512(
+                    (const __m512i *)&a[g_0 * 1536 + i_2 * 512 + i_0 * 32 + 2048]);
+                const __m512i cache_3 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[g_0 * 1536 + i_2 * 512 + i_0 * 32 + 2048]);
+                const __m512i b_3 = _mm512_loadu_si512(
+                    (const __m512i *)&b[g_0 * 1536 + i_2 * 512 + i_0 * 32 + 2048]);
+                const __m512i m_3 = _mm512_mullo_epi16(a_3, cache_3);
+                const __m512i p_6 = _mm512_mulhi_epi16(a_3, b_3);
+                const __m512i q_3 = _mm512_set1_epi16(12289);
+                const __m512i hi_3 = _mm512_mulhi_epi16(m_3, q_3);
+                const __m512i p_7 = _mm512_sub_epi16(p_6, hi_3);
+                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_3);
+            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_2);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, red_0);
+            acc_2 = acc_5;
+        }
+        const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_2);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
     }
-    const __m512i red_5 = nttgen_newhope512_avx512_barrett(acc_4);
-    _mm512_storeu_si512((__m512i *)&r[64], red_5);
-    const __m512i a_6 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i p_6 = nttgen_newhope512_avx512_montmul_var(a_6, b_6);
-    __m512i acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const __m512i a_7 = _mm512_loadu_si512((const __m512i *)&a[96 + i_3 * 512 + 512]);
-        const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[96 + i_3 * 512 + 512]);
-        const __m512i p_7 = nttgen_newhope512_avx512_montmul_var(a_7, b_7);
-        const __m512i red_6 = nttgen_newhope512_avx512_barrett(acc_6);
-        const __m512i acc_7 = _mm512_add_epi16(red_6, p_7);
-        acc_6 = acc_7;
-    }
-    const __m512i red_7 = nttgen_newhope512_avx512_barrett(acc_6);
-    _mm512_storeu_si512((__m512i *)&r[96], red_7);
-    const __m512i a_8 = _mm512_loadu_si512((const __m512i *)&a[128]);
-    const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i p_8 = nttgen_newhope512_avx512_montmul_var(a_8, b_8);
-    __m512i acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const __m512i a_9 = _mm512_loadu_si512((const __m512i *)&a[128 + i_4 * 512 + 512]);
-        const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[128 + i_4 * 512 + 512]);
-        const __m512i p_9 = nttgen_newhope512_avx512_montmul_var(a_9, b_9);
-        const __m512i red_8 = nttgen_newhope512_avx512_barrett(acc_8);
-        const __m512i acc_9 = _mm512_add_epi16(red_8, p_9);
-        acc_8 = acc_9;
-    }
-    const __m512i red_9 = nttgen_newhope512_avx512_barrett(acc_8);
-    _mm512_storeu_si512((__m512i *)&r[128], red_9);
-    const __m512i a_10 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i p_10 = nttgen_newhope512_avx512_montmul_var(a_10, b_10);
-    __m512i acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const __m512i a_11 = _mm512_loadu_si512((const __m512i *)&a[160 + i_5 * 512 + 512]);
-        const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[160 + i_5 * 512 + 512]);
-        const __m512i p_11 = nttgen_newhope512_avx512_montmul_var(a_11, b_11);
-        const __m512i red_10 = nttgen_newhope512_avx512_barrett(acc_10);
-        const __m512i acc_11 = _mm512_add_epi16(red_10, p_11);
-        acc_10 = acc_11;
-    }
-    const __m512i red_11 = nttgen_newhope512_avx512_barrett(acc_10);
-    _mm512_storeu_si512((__m512i *)&r[160], red_11);
-    const __m512i a_12 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i p_12 = nttgen_newhope512_avx512_montmul_var(a_12, b_12);
-    __m512i acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const __m512i a_13 = _mm512_loadu_si512((const __m512i *)&a[192 + i_6 * 512 + 512]);
-        const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[192 + i_6 * 512 + 512]);
-        const __m512i p_13 = nttgen_newhope512_avx512_montmul_var(a_13, b_13);
-        const __m512i red_12 = nttgen_newhope512_avx512_barrett(acc_12);
-        const __m512i acc_13 = _mm512_add_epi16(red_12, p_13);
-        acc_12 = acc_13;
-    }
-    const __m512i red_13 = nttgen_newhope512_avx512_barrett(acc_12);
-    _mm512_storeu_si512((__m512i *)&r[192], red_13);
-    const __m512i a_14 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i p_14 = nttgen_newhope512_avx512_montmul_var(a_14, b_14);
-    __m512i acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const __m512i a_15 = _mm512_loadu_si512((const __m512i *)&a[224 + i_7 * 512 + 512]);
-        const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[224 + i_7 * 512 + 512]);
-        const __m512i p_15 = nttgen_newhope512_avx512_montmul_var(a_15, b_15);
-        const __m512i red_14 = nttgen_newhope512_avx512_barrett(acc_14);
-        const __m512i acc_15 = _mm512_add_epi16(red_14, p_15);
-        acc_14 = acc_15;
-    }
-    const __m512i red_15 = nttgen_newhope512_avx512_barrett(acc_14);
-    _mm512_storeu_si512((__m512i *)&r[224], red_15);
-    const __m512i a_16 = _mm512_loadu_si512((const __m512i *)&a[256]);
-    const __m512i b_16 = _mm512_loadu_si512((const __m512i *)&b[256]);
-    const __m512i p_16 = nttgen_newhope512_avx512_montmul_var(a_16, b_16);
-    __m512i acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const __m512i a_17 = _mm512_loadu_si512((const __m512i *)&a[256 + i_8 * 512 + 512]);
-        const __m512i b_17 = _mm512_loadu_si512((const __m512i *)&b[256 + i_8 * 512 + 512]);
-        const __m512i p_17 = nttgen_newhope512_avx512_montmul_var(a_17, b_17);
-        const __m512i red_16 = nttgen_newhope512_avx512_barrett(acc_16);
-        const __m512i acc_17 = _mm512_add_epi16(red_16, p_17);
-        acc_16 = acc_17;
-    }
-    const __m512i red_17 = nttgen_newhope512_avx512_barrett(acc_16);
-    _mm512_storeu_si512((__m512i *)&r[256], red_17);
-    const __m512i a_18 = _mm512_loadu_si512((const __m512i *)&a[288]);
-    const __m512i b_18 = _mm512_loadu_si512((const __m512i *)&b[288]);
-    const __m512i p_18 = nttgen_newhope512_avx512_montmul_var(a_18, b_18);
-    __m512i acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const __m512i a_19 = _mm512_loadu_si512((const __m512i *)&a[288 + i_9 * 512 + 512]);
-        const __m512i b_19 = _mm512_loadu_si512((const __m512i *)&b[288 + i_9 * 512 + 512]);
-        const __m512i p_19 = nttgen_newhope512_avx512_montmul_var(a_19, b_19);
-        const __m512i red_18 = nttgen_newhope512_avx512_barrett(acc_18);
-        const __m512i acc_19 = _mm512_add_epi16(red_18, p_19);
-        acc_18 = acc_19;
-    }
-    const __m512i red_19 = nttgen_newhope512_avx512_barrett(acc_18);
-    _mm512_storeu_si512((__m512i *)&r[288], red_19);
-    const __m512i a_20 = _mm512_loadu_si512((const __m512i *)&a[320]);
-    const __m512i b_20 = _mm512_loadu_si512((const __m512i *)&b[320]);
-    const __m512i p_20 = nttgen_newhope512_avx512_montmul_var(a_20, b_20);
-    __m512i acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const __m512i a_21 = _mm512_loadu_si512((const __m512i *)&a[320 + i_10 * 512 + 512]);
-        const __m512i b_21 = _mm512_loadu_si512((const __m512i *)&b[320 + i_10 * 512 + 512]);
-        const __m512i p_21 = nttgen_newhope512_avx512_montmul_var(a_21, b_21);
-        const __m512i red_20 = nttgen_newhope512_avx512_barrett(acc_20);
-        const __m512i acc_21 = _mm512_add_epi16(red_20, p_21);
-        acc_20 = acc_21;
-    }
-    const __m512i red_21 = nttgen_newhope512_avx512_barrett(acc_20);
-    _mm512_storeu_si512((__m512i *)&r[320], red_21);
-    const __m512i a_22 = _mm512_loadu_si512((const __m512i *)&a[352]);
-    const __m512i b_22 = _mm512_loadu_si512((const __m512i *)&b[352]);
-    const __m512i p_22 = nttgen_newhope512_avx512_montmul_var(a_22, b_22);
-    __m512i acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const __m512i a_23 = _mm512_loadu_si512((const __m512i *)&a[352 + i_11 * 512 + 512]);
-        const __m512i b_23 = _mm512_loadu_si512((const __m512i *)&b[352 + i_11 * 512 + 512]);
-        const __m512i p_23 = nttgen_newhope512_avx512_montmul_var(a_23, b_23);
-        const __m512i red_22 = nttgen_newhope512_avx512_barrett(acc_22);
-        const __m512i acc_23 = _mm512_add_epi16(red_22, p_23);
-        acc_22 = acc_23;
-    }
-    const __m512i red_23 = nttgen_newhope512_avx512_barrett(acc_22);
-    _mm512_storeu_si512((__m512i *)&r[352], red_23);
-    const __m512i a_24 = _mm512_loadu_si512((const __m512i *)&a[384]);
-    const __m512i b_24 = _mm512_loadu_si512((const __m512i *)&b[384]);
-    const __m512i p_24 = nttgen_newhope512_avx512_montmul_var(a_24, b_24);
-    __m512i acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const __m512i a_25 = _mm512_loadu_si512((const __m512i *)&a[384 + i_12 * 512 + 512]);
-        const __m512i b_25 = _mm512_loadu_si512((const __m512i *)&b[384 + i_12 * 512 + 512]);
-        const __m512i p_25 = nttgen_newhope512_avx512_montmul_var(a_25, b_25);
-        const __m512i red_24 = nttgen_newhope512_avx512_barrett(acc_24);
-        const __m512i acc_25 = _mm512_add_epi16(red_24, p_25);
-        acc_24 = acc_25;
-    }
-    const __m512i red_25 = nttgen_newhope512_avx512_barrett(acc_24);
-    _mm512_storeu_si512((__m512i *)&r[384], red_25);
-    const __m512i a_26 = _mm512_loadu_si512((const __m512i *)&a[416]);
-    const __m512i b_26 = _mm512_loadu_si512((const __m512i *)&b[416]);
-    const __m512i p_26 = nttgen_newhope512_avx512_montmul_var(a_26, b_26);
-    __m512i acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const __m512i a_27 = _mm512_loadu_si512((const __m512i *)&a[416 + i_13 * 512 + 512]);
-        const __m512i b_27 = _mm512_loadu_si512((const __m512i *)&b[416 + i_13 * 512 + 512]);
-        const __m512i p_27 = nttgen_newhope512_avx512_montmul_var(a_27, b_27);
-        const __m512i red_26 = nttgen_newhope512_avx512_barrett(acc_26);
-        const __m512i acc_27 = _mm512_add_epi16(red_26, p_27);
-        acc_26 = acc_27;
-    }
-    const __m512i red_27 = nttgen_newhope512_avx512_barrett(acc_26);
-    _mm512_storeu_si512((__m512i *)&r[416], red_27);
-    const __m512i a_28 = _mm512_loadu_si512((const __m512i *)&a[448]);
-    const __m512i b_28 = _mm512_loadu_si512((const __m512i *)&b[448]);
-    const __m512i p_28 = nttgen_newhope512_avx512_montmul_var(a_28, b_28);
-    __m512i acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const __m512i a_29 = _mm512_loadu_si512((const __m512i *)&a[448 + i_14 * 512 + 512]);
-        const __m512i b_29 = _mm512_loadu_si512((const __m512i *)&b[448 + i_14 * 512 + 512]);
-        const __m512i p_29 = nttgen_newhope512_avx512_montmul_var(a_29, b_29);
-        const __m512i red_28 = nttgen_newhope512_avx512_barrett(acc_28);
-        const __m512i acc_29 = _mm512_add_epi16(red_28, p_29);
-        acc_28 = acc_29;
-    }
-    const __m512i red_29 = nttgen_newhope512_avx512_barrett(acc_28);
-    _mm512_storeu_si512((__m512i *)&r[448], red_29);
-    const __m512i a_30 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i b_30 = _mm512_loadu_si512((const __m512i *)&b[480]);
-    const __m512i p_30 = nttgen_newhope512_avx512_montmul_var(a_30, b_30);
-    __m512i acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const __m512i a_31 = _mm512_loadu_si512((const __m512i *)&a[480 + i_15 * 512 + 512]);
-        const __m512i b_31 = _mm512_loadu_si512((const __m512i *)&b[480 + i_15 * 512 + 512]);
-        const __m512i p_31 = nttgen_newhope512_avx512_montmul_var(a_31, b_31);
-        const __m512i red_30 = nttgen_newhope512_avx512_barrett(acc_30);
-        const __m512i acc_31 = _mm512_add_epi16(red_30, p_31);
-        acc_30 = acc_31;
-    }
-    const __m512i red_31 = nttgen_newhope512_avx512_barrett(acc_30);
-    _mm512_storeu_si512((__m512i *)&r[480], red_31);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(r, 512, -6144, 6144);
 #endif

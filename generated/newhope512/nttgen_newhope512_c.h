@@ -19,12 +19,22 @@
  *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2304, barrett 768
  *       coefficient reductions: 768
  *   nttgen_newhope512_c_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_newhope512_c_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 1536, store 1024, montmul_var 512, barrett 512
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_c_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 512, store 512, mullo 512, const 512
+ *   nttgen_newhope512_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7040, 7040]
@@ -65,6 +75,7 @@
 
 #define NTTGEN_NEWHOPE512_C_N 512
 #define NTTGEN_NEWHOPE512_C_Q 12289
+#define NTTGEN_NEWHOPE512_C_CACHE_N 512
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,9 +96,9 @@ void nttgen_newhope512_c_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 1024, store 512, montmul_var 512
  */
 void nttgen_newhope512_c_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -98,12 +109,40 @@ void nttgen_newhope512_c_basemul(int16_t r[512], const int16_t a[512], const int
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_c_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b, size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 512, store 512, mullo 512, const 512
+ */
+void nttgen_newhope512_c_basemul_cache(int16_t cache[512], const int16_t b[512]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ */
+void nttgen_newhope512_c_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                            const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

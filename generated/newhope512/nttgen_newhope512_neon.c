@@ -20,12 +20,22 @@
  *       ops: load 446, store 128, add 288, sub 288, montmul 288, barrett 96, shuffle 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_neon_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 64, store 64, mullo 64, const 64
+ *   nttgen_newhope512_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7546, 7546]
@@ -142,6 +152,16 @@ static inline int16x8_t nttgen_newhope512_neon_montmul_var(int16x8_t a, int16x8_
 static inline int16x8_t nttgen_newhope512_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(21844)), 13);
     return vmlsq_s16(a, t, vdupq_n_s16(12289));
+}
+
+/*
+ * High halves of the signed products: the 32-bit products of both halves (smull, smull2),
+ * then their odd lanes (uzp2).
+ */
+static inline int16x8_t nttgen_newhope512_neon_mulhi(int16x8_t a, int16x8_t b) {
+    const int32x4_t lo = vmull_s16(vget_low_s16(a), vget_low_s16(b));
+    const int32x4_t hi = vmull_high_s16(a, b);
+    return vuzp2q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
 }
 
 /*
@@ -1176,15 +1196,15 @@ void nttgen_newhope512_neon_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope512_neon_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(a, 512, -20067, 20067);
-    nttgen_newhope512_neon_assert_range(b, 512, -20067, 20067);
+    nttgen_newhope512_neon_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_neon_assert_range(b, 512, -16382, 16382);
 #endif
     const int16x8_t a_0 = vld1q_s16(&a[0]);
     const int16x8_t b_0 = vld1q_s16(&b[0]);
@@ -1447,7 +1467,7 @@ part_2:;
     const int16x8_t p_63 = nttgen_newhope512_neon_montmul_var(a_63, b_63);
     vst1q_s16(&r[504], p_63);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(r, 512, -12288, 12288);
+    nttgen_newhope512_neon_assert_range(r, 512, -10239, 10239);
 #endif
 }
 
@@ -1457,913 +1477,408 @@ part_2:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope512_neon_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(a, k * 512, -20067, 20067);
-    nttgen_newhope512_neon_assert_range(b, k * 512, -20067, 20067);
+    nttgen_newhope512_neon_assert_range(a, k * 512, -16382, 16382);
+    nttgen_newhope512_neon_assert_range(b, k * 512, -16382, 16382);
 #endif
-    const int16x8_t a_0 = vld1q_s16(&a[0]);
-    const int16x8_t b_0 = vld1q_s16(&b[0]);
-    const int16x8_t p_0 = nttgen_newhope512_neon_montmul_var(a_0, b_0);
-    int16x8_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const int16x8_t a_1 = vld1q_s16(&a[i_0 * 512 + 512]);
-        const int16x8_t b_1 = vld1q_s16(&b[i_0 * 512 + 512]);
-        const int16x8_t p_1 = nttgen_newhope512_neon_montmul_var(a_1, b_1);
-        const int16x8_t red_0 = nttgen_newhope512_neon_barrett(acc_0);
-        const int16x8_t acc_1 = vaddq_s16(red_0, p_1);
-        acc_0 = acc_1;
-    }
-    const int16x8_t red_1 = nttgen_newhope512_neon_barrett(acc_0);
-    vst1q_s16(&r[0], red_1);
-    const int16x8_t a_2 = vld1q_s16(&a[8]);
-    const int16x8_t b_2 = vld1q_s16(&b[8]);
-    const int16x8_t p_2 = nttgen_newhope512_neon_montmul_var(a_2, b_2);
-    int16x8_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const int16x8_t a_3 = vld1q_s16(&a[8 + i_1 * 512 + 512]);
-        const int16x8_t b_3 = vld1q_s16(&b[8 + i_1 * 512 + 512]);
-        const int16x8_t p_3 = nttgen_newhope512_neon_montmul_var(a_3, b_3);
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const int16x8_t a_0 = vld1q_s16(&a[i_0 * 8]);
+        const int16x8_t b_0 = vld1q_s16(&b[i_0 * 8]);
+        const int16x8_t p_0 = nttgen_newhope512_neon_montmul_var(a_0, b_0);
+        int16x8_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const int16x8_t a_1 = vld1q_s16(&a[i_1 * 512 + i_0 * 8 + 512]);
+            const int16x8_t b_1 = vld1q_s16(&b[i_1 * 512 + i_0 * 8 + 512]);
+            const int16x8_t p_1 = nttgen_newhope512_neon_montmul_var(a_1, b_1);
+            const int16x8_t acc_1 = vaddq_s16(acc_0, p_1);
+            acc_0 = acc_1;
+        }
+        int16x8_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const int16x8_t a_2 = vld1q_s16(&a[g_0 * 1536 + i_0 * 8 + 1536]);
+            const int16x8_t b_2 = vld1q_s16(&b[g_0 * 1536 + i_0 * 8 + 1536]);
+            const int16x8_t p_2 = nttgen_newhope512_neon_montmul_var(a_2, b_2);
+            int16x8_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const int16x8_t a_3 = vld1q_s16(&a[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048]);
+                const int16x8_t b_3 = vld1q_s16(&b[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048]);
+                const int16x8_t p_3 = nttgen_newhope512_neon_montmul_var(a_3, b_3);
+                const int16x8_t acc_4 = vaddq_s16(acc_3, p_3);
+                acc_3 = acc_4;
+            }
+            const int16x8_t red_0 = nttgen_newhope512_neon_barrett(acc_3);
+            const int16x8_t red_1 = nttgen_newhope512_neon_barrett(acc_2);
+            const int16x8_t acc_5 = vaddq_s16(red_1, red_0);
+            acc_2 = acc_5;
+        }
         const int16x8_t red_2 = nttgen_newhope512_neon_barrett(acc_2);
-        const int16x8_t acc_3 = vaddq_s16(red_2, p_3);
-        acc_2 = acc_3;
+        vst1q_s16(&r[i_0 * 8], red_2);
     }
-    const int16x8_t red_3 = nttgen_newhope512_neon_barrett(acc_2);
-    vst1q_s16(&r[8], red_3);
-    const int16x8_t a_4 = vld1q_s16(&a[16]);
-    const int16x8_t b_4 = vld1q_s16(&b[16]);
-    const int16x8_t p_4 = nttgen_newhope512_neon_montmul_var(a_4, b_4);
-    int16x8_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const int16x8_t a_5 = vld1q_s16(&a[16 + i_2 * 512 + 512]);
-        const int16x8_t b_5 = vld1q_s16(&b[16 + i_2 * 512 + 512]);
-        const int16x8_t p_5 = nttgen_newhope512_neon_montmul_var(a_5, b_5);
-        const int16x8_t red_4 = nttgen_newhope512_neon_barrett(acc_4);
-        const int16x8_t acc_5 = vaddq_s16(red_4, p_5);
-        acc_4 = acc_5;
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(r, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 64, store 64, mullo 64, const 64
+ */
+void nttgen_newhope512_neon_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(b, 512, -16382, 16382);
+#endif
+    const int16x8_t b_0 = vld1q_s16(&b[0]);
+    const int16x8_t qinv_0 = vdupq_n_s16(-12287);
+    const int16x8_t bq_0 = vmulq_s16(b_0, qinv_0);
+    vst1q_s16(&cache[0], bq_0);
+    const int16x8_t b_1 = vld1q_s16(&b[8]);
+    const int16x8_t qinv_1 = vdupq_n_s16(-12287);
+    const int16x8_t bq_1 = vmulq_s16(b_1, qinv_1);
+    vst1q_s16(&cache[8], bq_1);
+    const int16x8_t b_2 = vld1q_s16(&b[16]);
+    const int16x8_t qinv_2 = vdupq_n_s16(-12287);
+    const int16x8_t bq_2 = vmulq_s16(b_2, qinv_2);
+    vst1q_s16(&cache[16], bq_2);
+    const int16x8_t b_3 = vld1q_s16(&b[24]);
+    const int16x8_t qinv_3 = vdupq_n_s16(-12287);
+    const int16x8_t bq_3 = vmulq_s16(b_3, qinv_3);
+    vst1q_s16(&cache[24], bq_3);
+    const int16x8_t b_4 = vld1q_s16(&b[32]);
+    const int16x8_t qinv_4 = vdupq_n_s16(-12287);
+    const int16x8_t bq_4 = vmulq_s16(b_4, qinv_4);
+    vst1q_s16(&cache[32], bq_4);
+    const int16x8_t b_5 = vld1q_s16(&b[40]);
+    const int16x8_t qinv_5 = vdupq_n_s16(-12287);
+    const int16x8_t bq_5 = vmulq_s16(b_5, qinv_5);
+    vst1q_s16(&cache[40], bq_5);
+    const int16x8_t b_6 = vld1q_s16(&b[48]);
+    const int16x8_t qinv_6 = vdupq_n_s16(-12287);
+    const int16x8_t bq_6 = vmulq_s16(b_6, qinv_6);
+    vst1q_s16(&cache[48], bq_6);
+    const int16x8_t b_7 = vld1q_s16(&b[56]);
+    const int16x8_t qinv_7 = vdupq_n_s16(-12287);
+    const int16x8_t bq_7 = vmulq_s16(b_7, qinv_7);
+    vst1q_s16(&cache[56], bq_7);
+    const int16x8_t b_8 = vld1q_s16(&b[64]);
+    const int16x8_t qinv_8 = vdupq_n_s16(-12287);
+    const int16x8_t bq_8 = vmulq_s16(b_8, qinv_8);
+    vst1q_s16(&cache[64], bq_8);
+    const int16x8_t b_9 = vld1q_s16(&b[72]);
+    const int16x8_t qinv_9 = vdupq_n_s16(-12287);
+    const int16x8_t bq_9 = vmulq_s16(b_9, qinv_9);
+    vst1q_s16(&cache[72], bq_9);
+    const int16x8_t b_10 = vld1q_s16(&b[80]);
+    const int16x8_t qinv_10 = vdupq_n_s16(-12287);
+    const int16x8_t bq_10 = vmulq_s16(b_10, qinv_10);
+    vst1q_s16(&cache[80], bq_10);
+    const int16x8_t b_11 = vld1q_s16(&b[88]);
+    const int16x8_t qinv_11 = vdupq_n_s16(-12287);
+    const int16x8_t bq_11 = vmulq_s16(b_11, qinv_11);
+    vst1q_s16(&cache[88], bq_11);
+    const int16x8_t b_12 = vld1q_s16(&b[96]);
+    const int16x8_t qinv_12 = vdupq_n_s16(-12287);
+    const int16x8_t bq_12 = vmulq_s16(b_12, qinv_12);
+    vst1q_s16(&cache[96], bq_12);
+    const int16x8_t b_13 = vld1q_s16(&b[104]);
+    const int16x8_t qinv_13 = vdupq_n_s16(-12287);
+    const int16x8_t bq_13 = vmulq_s16(b_13, qinv_13);
+    vst1q_s16(&cache[104], bq_13);
+    const int16x8_t b_14 = vld1q_s16(&b[112]);
+    const int16x8_t qinv_14 = vdupq_n_s16(-12287);
+    const int16x8_t bq_14 = vmulq_s16(b_14, qinv_14);
+    vst1q_s16(&cache[112], bq_14);
+    const int16x8_t b_15 = vld1q_s16(&b[120]);
+    const int16x8_t qinv_15 = vdupq_n_s16(-12287);
+    const int16x8_t bq_15 = vmulq_s16(b_15, qinv_15);
+    vst1q_s16(&cache[120], bq_15);
+    const int16x8_t b_16 = vld1q_s16(&b[128]);
+    const int16x8_t qinv_16 = vdupq_n_s16(-12287);
+    const int16x8_t bq_16 = vmulq_s16(b_16, qinv_16);
+    vst1q_s16(&cache[128], bq_16);
+    const int16x8_t b_17 = vld1q_s16(&b[136]);
+    const int16x8_t qinv_17 = vdupq_n_s16(-12287);
+    const int16x8_t bq_17 = vmulq_s16(b_17, qinv_17);
+    vst1q_s16(&cache[136], bq_17);
+    const int16x8_t b_18 = vld1q_s16(&b[144]);
+    const int16x8_t qinv_18 = vdupq_n_s16(-12287);
+    const int16x8_t bq_18 = vmulq_s16(b_18, qinv_18);
+    vst1q_s16(&cache[144], bq_18);
+    const int16x8_t b_19 = vld1q_s16(&b[152]);
+    const int16x8_t qinv_19 = vdupq_n_s16(-12287);
+    const int16x8_t bq_19 = vmulq_s16(b_19, qinv_19);
+    vst1q_s16(&cache[152], bq_19);
+    const int16x8_t b_20 = vld1q_s16(&b[160]);
+    const int16x8_t qinv_20 = vdupq_n_s16(-12287);
+    const int16x8_t bq_20 = vmulq_s16(b_20, qinv_20);
+    vst1q_s16(&cache[160], bq_20);
+    const int16x8_t b_21 = vld1q_s16(&b[168]);
+    const int16x8_t qinv_21 = vdupq_n_s16(-12287);
+    const int16x8_t bq_21 = vmulq_s16(b_21, qinv_21);
+    vst1q_s16(&cache[168], bq_21);
+    const int16x8_t b_22 = vld1q_s16(&b[176]);
+    const int16x8_t qinv_22 = vdupq_n_s16(-12287);
+    const int16x8_t bq_22 = vmulq_s16(b_22, qinv_22);
+    vst1q_s16(&cache[176], bq_22);
+    const int16x8_t b_23 = vld1q_s16(&b[184]);
+    const int16x8_t qinv_23 = vdupq_n_s16(-12287);
+    const int16x8_t bq_23 = vmulq_s16(b_23, qinv_23);
+    vst1q_s16(&cache[184], bq_23);
+    const int16x8_t b_24 = vld1q_s16(&b[192]);
+    const int16x8_t qinv_24 = vdupq_n_s16(-12287);
+    const int16x8_t bq_24 = vmulq_s16(b_24, qinv_24);
+    vst1q_s16(&cache[192], bq_24);
+    const int16x8_t b_25 = vld1q_s16(&b[200]);
+    const int16x8_t qinv_25 = vdupq_n_s16(-12287);
+    const int16x8_t bq_25 = vmulq_s16(b_25, qinv_25);
+    vst1q_s16(&cache[200], bq_25);
+    const int16x8_t b_26 = vld1q_s16(&b[208]);
+    const int16x8_t qinv_26 = vdupq_n_s16(-12287);
+    const int16x8_t bq_26 = vmulq_s16(b_26, qinv_26);
+    vst1q_s16(&cache[208], bq_26);
+    const int16x8_t b_27 = vld1q_s16(&b[216]);
+    const int16x8_t qinv_27 = vdupq_n_s16(-12287);
+    const int16x8_t bq_27 = vmulq_s16(b_27, qinv_27);
+    vst1q_s16(&cache[216], bq_27);
+    const int16x8_t b_28 = vld1q_s16(&b[224]);
+    const int16x8_t qinv_28 = vdupq_n_s16(-12287);
+    const int16x8_t bq_28 = vmulq_s16(b_28, qinv_28);
+    vst1q_s16(&cache[224], bq_28);
+    const int16x8_t b_29 = vld1q_s16(&b[232]);
+    const int16x8_t qinv_29 = vdupq_n_s16(-12287);
+    const int16x8_t bq_29 = vmulq_s16(b_29, qinv_29);
+    vst1q_s16(&cache[232], bq_29);
+    const int16x8_t b_30 = vld1q_s16(&b[240]);
+    const int16x8_t qinv_30 = vdupq_n_s16(-12287);
+    const int16x8_t bq_30 = vmulq_s16(b_30, qinv_30);
+    vst1q_s16(&cache[240], bq_30);
+    const int16x8_t b_31 = vld1q_s16(&b[248]);
+    const int16x8_t qinv_31 = vdupq_n_s16(-12287);
+    const int16x8_t bq_31 = vmulq_s16(b_31, qinv_31);
+    goto part_1;
+part_1:;
+    vst1q_s16(&cache[248], bq_31);
+    const int16x8_t b_32 = vld1q_s16(&b[256]);
+    const int16x8_t qinv_32 = vdupq_n_s16(-12287);
+    const int16x8_t bq_32 = vmulq_s16(b_32, qinv_32);
+    vst1q_s16(&cache[256], bq_32);
+    const int16x8_t b_33 = vld1q_s16(&b[264]);
+    const int16x8_t qinv_33 = vdupq_n_s16(-12287);
+    const int16x8_t bq_33 = vmulq_s16(b_33, qinv_33);
+    vst1q_s16(&cache[264], bq_33);
+    const int16x8_t b_34 = vld1q_s16(&b[272]);
+    const int16x8_t qinv_34 = vdupq_n_s16(-12287);
+    const int16x8_t bq_34 = vmulq_s16(b_34, qinv_34);
+    vst1q_s16(&cache[272], bq_34);
+    const int16x8_t b_35 = vld1q_s16(&b[280]);
+    const int16x8_t qinv_35 = vdupq_n_s16(-12287);
+    const int16x8_t bq_35 = vmulq_s16(b_35, qinv_35);
+    vst1q_s16(&cache[280], bq_35);
+    const int16x8_t b_36 = vld1q_s16(&b[288]);
+    const int16x8_t qinv_36 = vdupq_n_s16(-12287);
+    const int16x8_t bq_36 = vmulq_s16(b_36, qinv_36);
+    vst1q_s16(&cache[288], bq_36);
+    const int16x8_t b_37 = vld1q_s16(&b[296]);
+    const int16x8_t qinv_37 = vdupq_n_s16(-12287);
+    const int16x8_t bq_37 = vmulq_s16(b_37, qinv_37);
+    vst1q_s16(&cache[296], bq_37);
+    const int16x8_t b_38 = vld1q_s16(&b[304]);
+    const int16x8_t qinv_38 = vdupq_n_s16(-12287);
+    const int16x8_t bq_38 = vmulq_s16(b_38, qinv_38);
+    vst1q_s16(&cache[304], bq_38);
+    const int16x8_t b_39 = vld1q_s16(&b[312]);
+    const int16x8_t qinv_39 = vdupq_n_s16(-12287);
+    const int16x8_t bq_39 = vmulq_s16(b_39, qinv_39);
+    vst1q_s16(&cache[312], bq_39);
+    const int16x8_t b_40 = vld1q_s16(&b[320]);
+    const int16x8_t qinv_40 = vdupq_n_s16(-12287);
+    const int16x8_t bq_40 = vmulq_s16(b_40, qinv_40);
+    vst1q_s16(&cache[320], bq_40);
+    const int16x8_t b_41 = vld1q_s16(&b[328]);
+    const int16x8_t qinv_41 = vdupq_n_s16(-12287);
+    const int16x8_t bq_41 = vmulq_s16(b_41, qinv_41);
+    vst1q_s16(&cache[328], bq_41);
+    const int16x8_t b_42 = vld1q_s16(&b[336]);
+    const int16x8_t qinv_42 = vdupq_n_s16(-12287);
+    const int16x8_t bq_42 = vmulq_s16(b_42, qinv_42);
+    vst1q_s16(&cache[336], bq_42);
+    const int16x8_t b_43 = vld1q_s16(&b[344]);
+    const int16x8_t qinv_43 = vdupq_n_s16(-12287);
+    const int16x8_t bq_43 = vmulq_s16(b_43, qinv_43);
+    vst1q_s16(&cache[344], bq_43);
+    const int16x8_t b_44 = vld1q_s16(&b[352]);
+    const int16x8_t qinv_44 = vdupq_n_s16(-12287);
+    const int16x8_t bq_44 = vmulq_s16(b_44, qinv_44);
+    vst1q_s16(&cache[352], bq_44);
+    const int16x8_t b_45 = vld1q_s16(&b[360]);
+    const int16x8_t qinv_45 = vdupq_n_s16(-12287);
+    const int16x8_t bq_45 = vmulq_s16(b_45, qinv_45);
+    vst1q_s16(&cache[360], bq_45);
+    const int16x8_t b_46 = vld1q_s16(&b[368]);
+    const int16x8_t qinv_46 = vdupq_n_s16(-12287);
+    const int16x8_t bq_46 = vmulq_s16(b_46, qinv_46);
+    vst1q_s16(&cache[368], bq_46);
+    const int16x8_t b_47 = vld1q_s16(&b[376]);
+    const int16x8_t qinv_47 = vdupq_n_s16(-12287);
+    const int16x8_t bq_47 = vmulq_s16(b_47, qinv_47);
+    vst1q_s16(&cache[376], bq_47);
+    const int16x8_t b_48 = vld1q_s16(&b[384]);
+    const int16x8_t qinv_48 = vdupq_n_s16(-12287);
+    const int16x8_t bq_48 = vmulq_s16(b_48, qinv_48);
+    vst1q_s16(&cache[384], bq_48);
+    const int16x8_t b_49 = vld1q_s16(&b[392]);
+    const int16x8_t qinv_49 = vdupq_n_s16(-12287);
+    const int16x8_t bq_49 = vmulq_s16(b_49, qinv_49);
+    vst1q_s16(&cache[392], bq_49);
+    const int16x8_t b_50 = vld1q_s16(&b[400]);
+    const int16x8_t qinv_50 = vdupq_n_s16(-12287);
+    const int16x8_t bq_50 = vmulq_s16(b_50, qinv_50);
+    vst1q_s16(&cache[400], bq_50);
+    const int16x8_t b_51 = vld1q_s16(&b[408]);
+    const int16x8_t qinv_51 = vdupq_n_s16(-12287);
+    const int16x8_t bq_51 = vmulq_s16(b_51, qinv_51);
+    vst1q_s16(&cache[408], bq_51);
+    const int16x8_t b_52 = vld1q_s16(&b[416]);
+    const int16x8_t qinv_52 = vdupq_n_s16(-12287);
+    const int16x8_t bq_52 = vmulq_s16(b_52, qinv_52);
+    vst1q_s16(&cache[416], bq_52);
+    const int16x8_t b_53 = vld1q_s16(&b[424]);
+    const int16x8_t qinv_53 = vdupq_n_s16(-12287);
+    const int16x8_t bq_53 = vmulq_s16(b_53, qinv_53);
+    vst1q_s16(&cache[424], bq_53);
+    const int16x8_t b_54 = vld1q_s16(&b[432]);
+    const int16x8_t qinv_54 = vdupq_n_s16(-12287);
+    const int16x8_t bq_54 = vmulq_s16(b_54, qinv_54);
+    vst1q_s16(&cache[432], bq_54);
+    const int16x8_t b_55 = vld1q_s16(&b[440]);
+    const int16x8_t qinv_55 = vdupq_n_s16(-12287);
+    const int16x8_t bq_55 = vmulq_s16(b_55, qinv_55);
+    vst1q_s16(&cache[440], bq_55);
+    const int16x8_t b_56 = vld1q_s16(&b[448]);
+    const int16x8_t qinv_56 = vdupq_n_s16(-12287);
+    const int16x8_t bq_56 = vmulq_s16(b_56, qinv_56);
+    vst1q_s16(&cache[448], bq_56);
+    const int16x8_t b_57 = vld1q_s16(&b[456]);
+    const int16x8_t qinv_57 = vdupq_n_s16(-12287);
+    const int16x8_t bq_57 = vmulq_s16(b_57, qinv_57);
+    vst1q_s16(&cache[456], bq_57);
+    const int16x8_t b_58 = vld1q_s16(&b[464]);
+    const int16x8_t qinv_58 = vdupq_n_s16(-12287);
+    const int16x8_t bq_58 = vmulq_s16(b_58, qinv_58);
+    vst1q_s16(&cache[464], bq_58);
+    const int16x8_t b_59 = vld1q_s16(&b[472]);
+    const int16x8_t qinv_59 = vdupq_n_s16(-12287);
+    const int16x8_t bq_59 = vmulq_s16(b_59, qinv_59);
+    vst1q_s16(&cache[472], bq_59);
+    const int16x8_t b_60 = vld1q_s16(&b[480]);
+    const int16x8_t qinv_60 = vdupq_n_s16(-12287);
+    const int16x8_t bq_60 = vmulq_s16(b_60, qinv_60);
+    vst1q_s16(&cache[480], bq_60);
+    const int16x8_t b_61 = vld1q_s16(&b[488]);
+    const int16x8_t qinv_61 = vdupq_n_s16(-12287);
+    const int16x8_t bq_61 = vmulq_s16(b_61, qinv_61);
+    vst1q_s16(&cache[488], bq_61);
+    const int16x8_t b_62 = vld1q_s16(&b[496]);
+    const int16x8_t qinv_62 = vdupq_n_s16(-12287);
+    const int16x8_t bq_62 = vmulq_s16(b_62, qinv_62);
+    vst1q_s16(&cache[496], bq_62);
+    const int16x8_t b_63 = vld1q_s16(&b[504]);
+    const int16x8_t qinv_63 = vdupq_n_s16(-12287);
+    const int16x8_t bq_63 = vmulq_s16(b_63, qinv_63);
+    goto part_2;
+part_2:;
+    vst1q_s16(&cache[504], bq_63);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(cache, 512, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ */
+void nttgen_newhope512_neon_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                               const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(a, k * 512, -12288, 12288);
+    nttgen_newhope512_neon_assert_range(b, k * 512, -16382, 16382);
+    nttgen_newhope512_neon_assert_range(cache, k * 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const int16x8_t a_0 = vld1q_s16(&a[i_0 * 8]);
+        const int16x8_t b_0 = vld1q_s16(&b[i_0 * 8]);
+        const int16x8_t cache_0 = vld1q_s16(&cache[i_0 * 8]);
+        const int16x8_t m_0 = vmulq_s16(a_0, cache_0);
+        const int16x8_t p_0 = nttgen_newhope512_neon_mulhi(a_0, b_0);
+        const int16x8_t q_0 = vdupq_n_s16(12289);
+        const int16x8_t hi_0 = nttgen_newhope512_neon_mulhi(m_0, q_0);
+        const int16x8_t p_1 = vsubq_s16(p_0, hi_0);
+        int16x8_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const int16x8_t a_1 = vld1q_s16(&a[i_1 * 512 + i_0 * 8 + 512]);
+            const int16x8_t b_1 = vld1q_s16(&b[i_1 * 512 + i_0 * 8 + 512]);
+            const int16x8_t cache_1 = vld1q_s16(&cache[i_1 * 512 + i_0 * 8 + 512]);
+            const int16x8_t m_1 = vmulq_s16(a_1, cache_1);
+            const int16x8_t p_2 = nttgen_newhope512_neon_mulhi(a_1, b_1);
+            const int16x8_t q_1 = vdupq_n_s16(12289);
+            const int16x8_t hi_1 = nttgen_newhope512_neon_mulhi(m_1, q_1);
+            const int16x8_t p_3 = vsubq_s16(p_2, hi_1);
+            const int16x8_t acc_1 = vaddq_s16(acc_0, p_3);
+            acc_0 = acc_1;
+        }
+        int16x8_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const int16x8_t a_2 = vld1q_s16(&a[g_0 * 1536 + i_0 * 8 + 1536]);
+            const int16x8_t b_2 = vld1q_s16(&b[g_0 * 1536 + i_0 * 8 + 1536]);
+            const int16x8_t cache_2 = vld1q_s16(&cache[g_0 * 1536 + i_0 * 8 + 1536]);
+            const int16x8_t m_2 = vmulq_s16(a_2, cache_2);
+            const int16x8_t p_4 = nttgen_newhope512_neon_mulhi(a_2, b_2);
+            const int16x8_t q_2 = vdupq_n_s16(12289);
+            const int16x8_t hi_2 = nttgen_newhope512_neon_mulhi(m_2, q_2);
+            const int16x8_t p_5 = vsubq_s16(p_4, hi_2);
+            int16x8_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const int16x8_t a_3 = vld1q_s16(&a[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048]);
+                const int16x8_t b_3 = vld1q_s16(&b[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048]);
+                const int16x8_t cache_3 =
+                    vld1q_s16(&cache[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048]);
+                const int16x8_t m_3 = vmulq_s16(a_3, cache_3);
+                const int16x8_t p_6 = nttgen_newhope512_neon_mulhi(a_3, b_3);
+                const int16x8_t q_3 = vdupq_n_s16(12289);
+                const int16x8_t hi_3 = nttgen_newhope512_neon_mulhi(m_3, q_3);
+                const int16x8_t p_7 = vsubq_s16(p_6, hi_3);
+                const int16x8_t acc_4 = vaddq_s16(acc_3, p_7);
+                acc_3 = acc_4;
+            }
+            const int16x8_t red_0 = nttgen_newhope512_neon_barrett(acc_3);
+            const int16x8_t red_1 = nttgen_newhope512_neon_barrett(acc_2);
+            const int16x8_t acc_5 = vaddq_s16(red_1, red_0);
+            acc_2 = acc_5;
+        }
+        const int16x8_t red_2 = nttgen_newhope512_neon_barrett(acc_2);
+        vst1q_s16(&r[i_0 * 8], red_2);
     }
-    const int16x8_t red_5 = nttgen_newhope512_neon_barrett(acc_4);
-    vst1q_s16(&r[16], red_5);
-    const int16x8_t a_6 = vld1q_s16(&a[24]);
-    const int16x8_t b_6 = vld1q_s16(&b[24]);
-    const int16x8_t p_6 = nttgen_newhope512_neon_montmul_var(a_6, b_6);
-    int16x8_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const int16x8_t a_7 = vld1q_s16(&a[24 + i_3 * 512 + 512]);
-        const int16x8_t b_7 = vld1q_s16(&b[24 + i_3 * 512 + 512]);
-        const int16x8_t p_7 = nttgen_newhope512_neon_montmul_var(a_7, b_7);
-        const int16x8_t red_6 = nttgen_newhope512_neon_barrett(acc_6);
-        const int16x8_t acc_7 = vaddq_s16(red_6, p_7);
-        acc_6 = acc_7;
-    }
-    const int16x8_t red_7 = nttgen_newhope512_neon_barrett(acc_6);
-    vst1q_s16(&r[24], red_7);
-    const int16x8_t a_8 = vld1q_s16(&a[32]);
-    const int16x8_t b_8 = vld1q_s16(&b[32]);
-    const int16x8_t p_8 = nttgen_newhope512_neon_montmul_var(a_8, b_8);
-    int16x8_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const int16x8_t a_9 = vld1q_s16(&a[32 + i_4 * 512 + 512]);
-        const int16x8_t b_9 = vld1q_s16(&b[32 + i_4 * 512 + 512]);
-        const int16x8_t p_9 = nttgen_newhope512_neon_montmul_var(a_9, b_9);
-        const int16x8_t red_8 = nttgen_newhope512_neon_barrett(acc_8);
-        const int16x8_t acc_9 = vaddq_s16(red_8, p_9);
-        acc_8 = acc_9;
-    }
-    const int16x8_t red_9 = nttgen_newhope512_neon_barrett(acc_8);
-    vst1q_s16(&r[32], red_9);
-    const int16x8_t a_10 = vld1q_s16(&a[40]);
-    const int16x8_t b_10 = vld1q_s16(&b[40]);
-    const int16x8_t p_10 = nttgen_newhope512_neon_montmul_var(a_10, b_10);
-    int16x8_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const int16x8_t a_11 = vld1q_s16(&a[40 + i_5 * 512 + 512]);
-        const int16x8_t b_11 = vld1q_s16(&b[40 + i_5 * 512 + 512]);
-        const int16x8_t p_11 = nttgen_newhope512_neon_montmul_var(a_11, b_11);
-        const int16x8_t red_10 = nttgen_newhope512_neon_barrett(acc_10);
-        const int16x8_t acc_11 = vaddq_s16(red_10, p_11);
-        acc_10 = acc_11;
-    }
-    const int16x8_t red_11 = nttgen_newhope512_neon_barrett(acc_10);
-    vst1q_s16(&r[40], red_11);
-    const int16x8_t a_12 = vld1q_s16(&a[48]);
-    const int16x8_t b_12 = vld1q_s16(&b[48]);
-    const int16x8_t p_12 = nttgen_newhope512_neon_montmul_var(a_12, b_12);
-    int16x8_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const int16x8_t a_13 = vld1q_s16(&a[48 + i_6 * 512 + 512]);
-        const int16x8_t b_13 = vld1q_s16(&b[48 + i_6 * 512 + 512]);
-        const int16x8_t p_13 = nttgen_newhope512_neon_montmul_var(a_13, b_13);
-        const int16x8_t red_12 = nttgen_newhope512_neon_barrett(acc_12);
-        const int16x8_t acc_13 = vaddq_s16(red_12, p_13);
-        acc_12 = acc_13;
-    }
-    const int16x8_t red_13 = nttgen_newhope512_neon_barrett(acc_12);
-    vst1q_s16(&r[48], red_13);
-    const int16x8_t a_14 = vld1q_s16(&a[56]);
-    const int16x8_t b_14 = vld1q_s16(&b[56]);
-    const int16x8_t p_14 = nttgen_newhope512_neon_montmul_var(a_14, b_14);
-    int16x8_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const int16x8_t a_15 = vld1q_s16(&a[56 + i_7 * 512 + 512]);
-        const int16x8_t b_15 = vld1q_s16(&b[56 + i_7 * 512 + 512]);
-        const int16x8_t p_15 = nttgen_newhope512_neon_montmul_var(a_15, b_15);
-        const int16x8_t red_14 = nttgen_newhope512_neon_barrett(acc_14);
-        const int16x8_t acc_15 = vaddq_s16(red_14, p_15);
-        acc_14 = acc_15;
-    }
-    const int16x8_t red_15 = nttgen_newhope512_neon_barrett(acc_14);
-    vst1q_s16(&r[56], red_15);
-    const int16x8_t a_16 = vld1q_s16(&a[64]);
-    const int16x8_t b_16 = vld1q_s16(&b[64]);
-    const int16x8_t p_16 = nttgen_newhope512_neon_montmul_var(a_16, b_16);
-    int16x8_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const int16x8_t a_17 = vld1q_s16(&a[64 + i_8 * 512 + 512]);
-        const int16x8_t b_17 = vld1q_s16(&b[64 + i_8 * 512 + 512]);
-        const int16x8_t p_17 = nttgen_newhope512_neon_montmul_var(a_17, b_17);
-        const int16x8_t red_16 = nttgen_newhope512_neon_barrett(acc_16);
-        const int16x8_t acc_17 = vaddq_s16(red_16, p_17);
-        acc_16 = acc_17;
-    }
-    const int16x8_t red_17 = nttgen_newhope512_neon_barrett(acc_16);
-    vst1q_s16(&r[64], red_17);
-    const int16x8_t a_18 = vld1q_s16(&a[72]);
-    const int16x8_t b_18 = vld1q_s16(&b[72]);
-    const int16x8_t p_18 = nttgen_newhope512_neon_montmul_var(a_18, b_18);
-    int16x8_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const int16x8_t a_19 = vld1q_s16(&a[72 + i_9 * 512 + 512]);
-        const int16x8_t b_19 = vld1q_s16(&b[72 + i_9 * 512 + 512]);
-        const int16x8_t p_19 = nttgen_newhope512_neon_montmul_var(a_19, b_19);
-        const int16x8_t red_18 = nttgen_newhope512_neon_barrett(acc_18);
-        const int16x8_t acc_19 = vaddq_s16(red_18, p_19);
-        acc_18 = acc_19;
-    }
-    const int16x8_t red_19 = nttgen_newhope512_neon_barrett(acc_18);
-    vst1q_s16(&r[72], red_19);
-    const int16x8_t a_20 = vld1q_s16(&a[80]);
-    const int16x8_t b_20 = vld1q_s16(&b[80]);
-    const int16x8_t p_20 = nttgen_newhope512_neon_montmul_var(a_20, b_20);
-    int16x8_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const int16x8_t a_21 = vld1q_s16(&a[80 + i_10 * 512 + 512]);
-        const int16x8_t b_21 = vld1q_s16(&b[80 + i_10 * 512 + 512]);
-        const int16x8_t p_21 = nttgen_newhope512_neon_montmul_var(a_21, b_21);
-        const int16x8_t red_20 = nttgen_newhope512_neon_barrett(acc_20);
-        const int16x8_t acc_21 = vaddq_s16(red_20, p_21);
-        acc_20 = acc_21;
-    }
-    const int16x8_t red_21 = nttgen_newhope512_neon_barrett(acc_20);
-    vst1q_s16(&r[80], red_21);
-    const int16x8_t a_22 = vld1q_s16(&a[88]);
-    const int16x8_t b_22 = vld1q_s16(&b[88]);
-    const int16x8_t p_22 = nttgen_newhope512_neon_montmul_var(a_22, b_22);
-    int16x8_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const int16x8_t a_23 = vld1q_s16(&a[88 + i_11 * 512 + 512]);
-        const int16x8_t b_23 = vld1q_s16(&b[88 + i_11 * 512 + 512]);
-        const int16x8_t p_23 = nttgen_newhope512_neon_montmul_var(a_23, b_23);
-        const int16x8_t red_22 = nttgen_newhope512_neon_barrett(acc_22);
-        const int16x8_t acc_23 = vaddq_s16(red_22, p_23);
-        acc_22 = acc_23;
-    }
-    const int16x8_t red_23 = nttgen_newhope512_neon_barrett(acc_22);
-    vst1q_s16(&r[88], red_23);
-    const int16x8_t a_24 = vld1q_s16(&a[96]);
-    const int16x8_t b_24 = vld1q_s16(&b[96]);
-    const int16x8_t p_24 = nttgen_newhope512_neon_montmul_var(a_24, b_24);
-    int16x8_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const int16x8_t a_25 = vld1q_s16(&a[96 + i_12 * 512 + 512]);
-        const int16x8_t b_25 = vld1q_s16(&b[96 + i_12 * 512 + 512]);
-        const int16x8_t p_25 = nttgen_newhope512_neon_montmul_var(a_25, b_25);
-        const int16x8_t red_24 = nttgen_newhope512_neon_barrett(acc_24);
-        const int16x8_t acc_25 = vaddq_s16(red_24, p_25);
-        acc_24 = acc_25;
-    }
-    const int16x8_t red_25 = nttgen_newhope512_neon_barrett(acc_24);
-    vst1q_s16(&r[96], red_25);
-    const int16x8_t a_26 = vld1q_s16(&a[104]);
-    const int16x8_t b_26 = vld1q_s16(&b[104]);
-    const int16x8_t p_26 = nttgen_newhope512_neon_montmul_var(a_26, b_26);
-    int16x8_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const int16x8_t a_27 = vld1q_s16(&a[104 + i_13 * 512 + 512]);
-        const int16x8_t b_27 = vld1q_s16(&b[104 + i_13 * 512 + 512]);
-        const int16x8_t p_27 = nttgen_newhope512_neon_montmul_var(a_27, b_27);
-        const int16x8_t red_26 = nttgen_newhope512_neon_barrett(acc_26);
-        const int16x8_t acc_27 = vaddq_s16(red_26, p_27);
-        acc_26 = acc_27;
-    }
-    const int16x8_t red_27 = nttgen_newhope512_neon_barrett(acc_26);
-    vst1q_s16(&r[104], red_27);
-    const int16x8_t a_28 = vld1q_s16(&a[112]);
-    const int16x8_t b_28 = vld1q_s16(&b[112]);
-    const int16x8_t p_28 = nttgen_newhope512_neon_montmul_var(a_28, b_28);
-    int16x8_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const int16x8_t a_29 = vld1q_s16(&a[112 + i_14 * 512 + 512]);
-        const int16x8_t b_29 = vld1q_s16(&b[112 + i_14 * 512 + 512]);
-        const int16x8_t p_29 = nttgen_newhope512_neon_montmul_var(a_29, b_29);
-        const int16x8_t red_28 = nttgen_newhope512_neon_barrett(acc_28);
-        const int16x8_t acc_29 = vaddq_s16(red_28, p_29);
-        acc_28 = acc_29;
-    }
-    const int16x8_t red_29 = nttgen_newhope512_neon_barrett(acc_28);
-    vst1q_s16(&r[112], red_29);
-    const int16x8_t a_30 = vld1q_s16(&a[120]);
-    const int16x8_t b_30 = vld1q_s16(&b[120]);
-    const int16x8_t p_30 = nttgen_newhope512_neon_montmul_var(a_30, b_30);
-    int16x8_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const int16x8_t a_31 = vld1q_s16(&a[120 + i_15 * 512 + 512]);
-        const int16x8_t b_31 = vld1q_s16(&b[120 + i_15 * 512 + 512]);
-        const int16x8_t p_31 = nttgen_newhope512_neon_montmul_var(a_31, b_31);
-        const int16x8_t red_30 = nttgen_newhope512_neon_barrett(acc_30);
-        const int16x8_t acc_31 = vaddq_s16(red_30, p_31);
-        acc_30 = acc_31;
-    }
-    const int16x8_t red_31 = nttgen_newhope512_neon_barrett(acc_30);
-    vst1q_s16(&r[120], red_31);
-    const int16x8_t a_32 = vld1q_s16(&a[128]);
-    const int16x8_t b_32 = vld1q_s16(&b[128]);
-    const int16x8_t p_32 = nttgen_newhope512_neon_montmul_var(a_32, b_32);
-    int16x8_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const int16x8_t a_33 = vld1q_s16(&a[128 + i_16 * 512 + 512]);
-        const int16x8_t b_33 = vld1q_s16(&b[128 + i_16 * 512 + 512]);
-        const int16x8_t p_33 = nttgen_newhope512_neon_montmul_var(a_33, b_33);
-        const int16x8_t red_32 = nttgen_newhope512_neon_barrett(acc_32);
-        const int16x8_t acc_33 = vaddq_s16(red_32, p_33);
-        acc_32 = acc_33;
-    }
-    const int16x8_t red_33 = nttgen_newhope512_neon_barrett(acc_32);
-    vst1q_s16(&r[128], red_33);
-    const int16x8_t a_34 = vld1q_s16(&a[136]);
-    const int16x8_t b_34 = vld1q_s16(&b[136]);
-    const int16x8_t p_34 = nttgen_newhope512_neon_montmul_var(a_34, b_34);
-    int16x8_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const int16x8_t a_35 = vld1q_s16(&a[136 + i_17 * 512 + 512]);
-        const int16x8_t b_35 = vld1q_s16(&b[136 + i_17 * 512 + 512]);
-        const int16x8_t p_35 = nttgen_newhope512_neon_montmul_var(a_35, b_35);
-        const int16x8_t red_34 = nttgen_newhope512_neon_barrett(acc_34);
-        const int16x8_t acc_35 = vaddq_s16(red_34, p_35);
-        acc_34 = acc_35;
-    }
-    const int16x8_t red_35 = nttgen_newhope512_neon_barrett(acc_34);
-    vst1q_s16(&r[136], red_35);
-    const int16x8_t a_36 = vld1q_s16(&a[144]);
-    const int16x8_t b_36 = vld1q_s16(&b[144]);
-    const int16x8_t p_36 = nttgen_newhope512_neon_montmul_var(a_36, b_36);
-    int16x8_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const int16x8_t a_37 = vld1q_s16(&a[144 + i_18 * 512 + 512]);
-        const int16x8_t b_37 = vld1q_s16(&b[144 + i_18 * 512 + 512]);
-        const int16x8_t p_37 = nttgen_newhope512_neon_montmul_var(a_37, b_37);
-        const int16x8_t red_36 = nttgen_newhope512_neon_barrett(acc_36);
-        const int16x8_t acc_37 = vaddq_s16(red_36, p_37);
-        acc_36 = acc_37;
-    }
-    const int16x8_t red_37 = nttgen_newhope512_neon_barrett(acc_36);
-    vst1q_s16(&r[144], red_37);
-    const int16x8_t a_38 = vld1q_s16(&a[152]);
-    const int16x8_t b_38 = vld1q_s16(&b[152]);
-    const int16x8_t p_38 = nttgen_newhope512_neon_montmul_var(a_38, b_38);
-    int16x8_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const int16x8_t a_39 = vld1q_s16(&a[152 + i_19 * 512 + 512]);
-        const int16x8_t b_39 = vld1q_s16(&b[152 + i_19 * 512 + 512]);
-        const int16x8_t p_39 = nttgen_newhope512_neon_montmul_var(a_39, b_39);
-        const int16x8_t red_38 = nttgen_newhope512_neon_barrett(acc_38);
-        const int16x8_t acc_39 = vaddq_s16(red_38, p_39);
-        acc_38 = acc_39;
-    }
-    const int16x8_t red_39 = nttgen_newhope512_neon_barrett(acc_38);
-    vst1q_s16(&r[152], red_39);
-    const int16x8_t a_40 = vld1q_s16(&a[160]);
-    const int16x8_t b_40 = vld1q_s16(&b[160]);
-    const int16x8_t p_40 = nttgen_newhope512_neon_montmul_var(a_40, b_40);
-    int16x8_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const int16x8_t a_41 = vld1q_s16(&a[160 + i_20 * 512 + 512]);
-        const int16x8_t b_41 = vld1q_s16(&b[160 + i_20 * 512 + 512]);
-        const int16x8_t p_41 = nttgen_newhope512_neon_montmul_var(a_41, b_41);
-        const int16x8_t red_40 = nttgen_newhope512_neon_barrett(acc_40);
-        const int16x8_t acc_41 = vaddq_s16(red_40, p_41);
-        acc_40 = acc_41;
-    }
-    const int16x8_t red_41 = nttgen_newhope512_neon_barrett(acc_40);
-    vst1q_s16(&r[160], red_41);
-    const int16x8_t a_42 = vld1q_s16(&a[168]);
-    const int16x8_t b_42 = vld1q_s16(&b[168]);
-    const int16x8_t p_42 = nttgen_newhope512_neon_montmul_var(a_42, b_42);
-    int16x8_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const int16x8_t a_43 = vld1q_s16(&a[168 + i_21 * 512 + 512]);
-        const int16x8_t b_43 = vld1q_s16(&b[168 + i_21 * 512 + 512]);
-        const int16x8_t p_43 = nttgen_newhope512_neon_montmul_var(a_43, b_43);
-        const int16x8_t red_42 = nttgen_newhope512_neon_barrett(acc_42);
-        const int16x8_t acc_43 = vaddq_s16(red_42, p_43);
-        acc_42 = acc_43;
-    }
-    const int16x8_t red_43 = nttgen_newhope512_neon_barrett(acc_42);
-    vst1q_s16(&r[168], red_43);
-    const int16x8_t a_44 = vld1q_s16(&a[176]);
-    const int16x8_t b_44 = vld1q_s16(&b[176]);
-    const int16x8_t p_44 = nttgen_newhope512_neon_montmul_var(a_44, b_44);
-    int16x8_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const int16x8_t a_45 = vld1q_s16(&a[176 + i_22 * 512 + 512]);
-        const int16x8_t b_45 = vld1q_s16(&b[176 + i_22 * 512 + 512]);
-        const int16x8_t p_45 = nttgen_newhope512_neon_montmul_var(a_45, b_45);
-        const int16x8_t red_44 = nttgen_newhope512_neon_barrett(acc_44);
-        const int16x8_t acc_45 = vaddq_s16(red_44, p_45);
-        acc_44 = acc_45;
-    }
-    const int16x8_t red_45 = nttgen_newhope512_neon_barrett(acc_44);
-    vst1q_s16(&r[176], red_45);
-    const int16x8_t a_46 = vld1q_s16(&a[184]);
-    const int16x8_t b_46 = vld1q_s16(&b[184]);
-    const int16x8_t p_46 = nttgen_newhope512_neon_montmul_var(a_46, b_46);
-    int16x8_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const int16x8_t a_47 = vld1q_s16(&a[184 + i_23 * 512 + 512]);
-        const int16x8_t b_47 = vld1q_s16(&b[184 + i_23 * 512 + 512]);
-        const int16x8_t p_47 = nttgen_newhope512_neon_montmul_var(a_47, b_47);
-        const int16x8_t red_46 = nttgen_newhope512_neon_barrett(acc_46);
-        const int16x8_t acc_47 = vaddq_s16(red_46, p_47);
-        acc_46 = acc_47;
-    }
-    const int16x8_t red_47 = nttgen_newhope512_neon_barrett(acc_46);
-    vst1q_s16(&r[184], red_47);
-    const int16x8_t a_48 = vld1q_s16(&a[192]);
-    const int16x8_t b_48 = vld1q_s16(&b[192]);
-    const int16x8_t p_48 = nttgen_newhope512_neon_montmul_var(a_48, b_48);
-    int16x8_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const int16x8_t a_49 = vld1q_s16(&a[192 + i_24 * 512 + 512]);
-        const int16x8_t b_49 = vld1q_s16(&b[192 + i_24 * 512 + 512]);
-        const int16x8_t p_49 = nttgen_newhope512_neon_montmul_var(a_49, b_49);
-        const int16x8_t red_48 = nttgen_newhope512_neon_barrett(acc_48);
-        const int16x8_t acc_49 = vaddq_s16(red_48, p_49);
-        acc_48 = acc_49;
-    }
-    const int16x8_t red_49 = nttgen_newhope512_neon_barrett(acc_48);
-    vst1q_s16(&r[192], red_49);
-    const int16x8_t a_50 = vld1q_s16(&a[200]);
-    const int16x8_t b_50 = vld1q_s16(&b[200]);
-    const int16x8_t p_50 = nttgen_newhope512_neon_montmul_var(a_50, b_50);
-    int16x8_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const int16x8_t a_51 = vld1q_s16(&a[200 + i_25 * 512 + 512]);
-        const int16x8_t b_51 = vld1q_s16(&b[200 + i_25 * 512 + 512]);
-        const int16x8_t p_51 = nttgen_newhope512_neon_montmul_var(a_51, b_51);
-        const int16x8_t red_50 = nttgen_newhope512_neon_barrett(acc_50);
-        const int16x8_t acc_51 = vaddq_s16(red_50, p_51);
-        acc_50 = acc_51;
-    }
-    const int16x8_t red_51 = nttgen_newhope512_neon_barrett(acc_50);
-    vst1q_s16(&r[200], red_51);
-    const int16x8_t a_52 = vld1q_s16(&a[208]);
-    const int16x8_t b_52 = vld1q_s16(&b[208]);
-    const int16x8_t p_52 = nttgen_newhope512_neon_montmul_var(a_52, b_52);
-    int16x8_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const int16x8_t a_53 = vld1q_s16(&a[208 + i_26 * 512 + 512]);
-        const int16x8_t b_53 = vld1q_s16(&b[208 + i_26 * 512 + 512]);
-        const int16x8_t p_53 = nttgen_newhope512_neon_montmul_var(a_53, b_53);
-        const int16x8_t red_52 = nttgen_newhope512_neon_barrett(acc_52);
-        const int16x8_t acc_53 = vaddq_s16(red_52, p_53);
-        acc_52 = acc_53;
-    }
-    const int16x8_t red_53 = nttgen_newhope512_neon_barrett(acc_52);
-    vst1q_s16(&r[208], red_53);
-    const int16x8_t a_54 = vld1q_s16(&a[216]);
-    const int16x8_t b_54 = vld1q_s16(&b[216]);
-    const int16x8_t p_54 = nttgen_newhope512_neon_montmul_var(a_54, b_54);
-    int16x8_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const int16x8_t a_55 = vld1q_s16(&a[216 + i_27 * 512 + 512]);
-        const int16x8_t b_55 = vld1q_s16(&b[216 + i_27 * 512 + 512]);
-        const int16x8_t p_55 = nttgen_newhope512_neon_montmul_var(a_55, b_55);
-        const int16x8_t red_54 = nttgen_newhope512_neon_barrett(acc_54);
-        const int16x8_t acc_55 = vaddq_s16(red_54, p_55);
-        acc_54 = acc_55;
-    }
-    const int16x8_t red_55 = nttgen_newhope512_neon_barrett(acc_54);
-    vst1q_s16(&r[216], red_55);
-    const int16x8_t a_56 = vld1q_s16(&a[224]);
-    const int16x8_t b_56 = vld1q_s16(&b[224]);
-    const int16x8_t p_56 = nttgen_newhope512_neon_montmul_var(a_56, b_56);
-    int16x8_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const int16x8_t a_57 = vld1q_s16(&a[224 + i_28 * 512 + 512]);
-        const int16x8_t b_57 = vld1q_s16(&b[224 + i_28 * 512 + 512]);
-        const int16x8_t p_57 = nttgen_newhope512_neon_montmul_var(a_57, b_57);
-        const int16x8_t red_56 = nttgen_newhope512_neon_barrett(acc_56);
-        const int16x8_t acc_57 = vaddq_s16(red_56, p_57);
-        acc_56 = acc_57;
-    }
-    const int16x8_t red_57 = nttgen_newhope512_neon_barrett(acc_56);
-    vst1q_s16(&r[224], red_57);
-    const int16x8_t a_58 = vld1q_s16(&a[232]);
-    const int16x8_t b_58 = vld1q_s16(&b[232]);
-    const int16x8_t p_58 = nttgen_newhope512_neon_montmul_var(a_58, b_58);
-    int16x8_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const int16x8_t a_59 = vld1q_s16(&a[232 + i_29 * 512 + 512]);
-        const int16x8_t b_59 = vld1q_s16(&b[232 + i_29 * 512 + 512]);
-        const int16x8_t p_59 = nttgen_newhope512_neon_montmul_var(a_59, b_59);
-        const int16x8_t red_58 = nttgen_newhope512_neon_barrett(acc_58);
-        const int16x8_t acc_59 = vaddq_s16(red_58, p_59);
-        acc_58 = acc_59;
-    }
-    const int16x8_t red_59 = nttgen_newhope512_neon_barrett(acc_58);
-    vst1q_s16(&r[232], red_59);
-    const int16x8_t a_60 = vld1q_s16(&a[240]);
-    const int16x8_t b_60 = vld1q_s16(&b[240]);
-    const int16x8_t p_60 = nttgen_newhope512_neon_montmul_var(a_60, b_60);
-    int16x8_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const int16x8_t a_61 = vld1q_s16(&a[240 + i_30 * 512 + 512]);
-        const int16x8_t b_61 = vld1q_s16(&b[240 + i_30 * 512 + 512]);
-        const int16x8_t p_61 = nttgen_newhope512_neon_montmul_var(a_61, b_61);
-        const int16x8_t red_60 = nttgen_newhope512_neon_barrett(acc_60);
-        const int16x8_t acc_61 = vaddq_s16(red_60, p_61);
-        acc_60 = acc_61;
-    }
-    const int16x8_t red_61 = nttgen_newhope512_neon_barrett(acc_60);
-    vst1q_s16(&r[240], red_61);
-    const int16x8_t a_62 = vld1q_s16(&a[248]);
-    const int16x8_t b_62 = vld1q_s16(&b[248]);
-    const int16x8_t p_62 = nttgen_newhope512_neon_montmul_var(a_62, b_62);
-    int16x8_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const int16x8_t a_63 = vld1q_s16(&a[248 + i_31 * 512 + 512]);
-        const int16x8_t b_63 = vld1q_s16(&b[248 + i_31 * 512 + 512]);
-        const int16x8_t p_63 = nttgen_newhope512_neon_montmul_var(a_63, b_63);
-        const int16x8_t red_62 = nttgen_newhope512_neon_barrett(acc_62);
-        const int16x8_t acc_63 = vaddq_s16(red_62, p_63);
-        acc_62 = acc_63;
-    }
-    const int16x8_t red_63 = nttgen_newhope512_neon_barrett(acc_62);
-    vst1q_s16(&r[248], red_63);
-    const int16x8_t a_64 = vld1q_s16(&a[256]);
-    const int16x8_t b_64 = vld1q_s16(&b[256]);
-    const int16x8_t p_64 = nttgen_newhope512_neon_montmul_var(a_64, b_64);
-    int16x8_t acc_64 = p_64;
-    for (size_t i_32 = 0; (i_32 + 1) < k; ++i_32) {
-        const int16x8_t a_65 = vld1q_s16(&a[256 + i_32 * 512 + 512]);
-        const int16x8_t b_65 = vld1q_s16(&b[256 + i_32 * 512 + 512]);
-        const int16x8_t p_65 = nttgen_newhope512_neon_montmul_var(a_65, b_65);
-        const int16x8_t red_64 = nttgen_newhope512_neon_barrett(acc_64);
-        const int16x8_t acc_65 = vaddq_s16(red_64, p_65);
-        acc_64 = acc_65;
-    }
-    const int16x8_t red_65 = nttgen_newhope512_neon_barrett(acc_64);
-    vst1q_s16(&r[256], red_65);
-    const int16x8_t a_66 = vld1q_s16(&a[264]);
-    const int16x8_t b_66 = vld1q_s16(&b[264]);
-    const int16x8_t p_66 = nttgen_newhope512_neon_montmul_var(a_66, b_66);
-    int16x8_t acc_66 = p_66;
-    for (size_t i_33 = 0; (i_33 + 1) < k; ++i_33) {
-        const int16x8_t a_67 = vld1q_s16(&a[264 + i_33 * 512 + 512]);
-        const int16x8_t b_67 = vld1q_s16(&b[264 + i_33 * 512 + 512]);
-        const int16x8_t p_67 = nttgen_newhope512_neon_montmul_var(a_67, b_67);
-        const int16x8_t red_66 = nttgen_newhope512_neon_barrett(acc_66);
-        const int16x8_t acc_67 = vaddq_s16(red_66, p_67);
-        acc_66 = acc_67;
-    }
-    const int16x8_t red_67 = nttgen_newhope512_neon_barrett(acc_66);
-    vst1q_s16(&r[264], red_67);
-    const int16x8_t a_68 = vld1q_s16(&a[272]);
-    const int16x8_t b_68 = vld1q_s16(&b[272]);
-    const int16x8_t p_68 = nttgen_newhope512_neon_montmul_var(a_68, b_68);
-    int16x8_t acc_68 = p_68;
-    for (size_t i_34 = 0; (i_34 + 1) < k; ++i_34) {
-        const int16x8_t a_69 = vld1q_s16(&a[272 + i_34 * 512 + 512]);
-        const int16x8_t b_69 = vld1q_s16(&b[272 + i_34 * 512 + 512]);
-        const int16x8_t p_69 = nttgen_newhope512_neon_montmul_var(a_69, b_69);
-        const int16x8_t red_68 = nttgen_newhope512_neon_barrett(acc_68);
-        const int16x8_t acc_69 = vaddq_s16(red_68, p_69);
-        acc_68 = acc_69;
-    }
-    const int16x8_t red_69 = nttgen_newhope512_neon_barrett(acc_68);
-    vst1q_s16(&r[272], red_69);
-    const int16x8_t a_70 = vld1q_s16(&a[280]);
-    const int16x8_t b_70 = vld1q_s16(&b[280]);
-    const int16x8_t p_70 = nttgen_newhope512_neon_montmul_var(a_70, b_70);
-    int16x8_t acc_70 = p_70;
-    for (size_t i_35 = 0; (i_35 + 1) < k; ++i_35) {
-        const int16x8_t a_71 = vld1q_s16(&a[280 + i_35 * 512 + 512]);
-        const int16x8_t b_71 = vld1q_s16(&b[280 + i_35 * 512 + 512]);
-        const int16x8_t p_71 = nttgen_newhope512_neon_montmul_var(a_71, b_71);
-        const int16x8_t red_70 = nttgen_newhope512_neon_barrett(acc_70);
-        const int16x8_t acc_71 = vaddq_s16(red_70, p_71);
-        acc_70 = acc_71;
-    }
-    const int16x8_t red_71 = nttgen_newhope512_neon_barrett(acc_70);
-    vst1q_s16(&r[280], red_71);
-    const int16x8_t a_72 = vld1q_s16(&a[288]);
-    const int16x8_t b_72 = vld1q_s16(&b[288]);
-    const int16x8_t p_72 = nttgen_newhope512_neon_montmul_var(a_72, b_72);
-    int16x8_t acc_72 = p_72;
-    for (size_t i_36 = 0; (i_36 + 1) < k; ++i_36) {
-        const int16x8_t a_73 = vld1q_s16(&a[288 + i_36 * 512 + 512]);
-        const int16x8_t b_73 = vld1q_s16(&b[288 + i_36 * 512 + 512]);
-        const int16x8_t p_73 = nttgen_newhope512_neon_montmul_var(a_73, b_73);
-        const int16x8_t red_72 = nttgen_newhope512_neon_barrett(acc_72);
-        const int16x8_t acc_73 = vaddq_s16(red_72, p_73);
-        acc_72 = acc_73;
-    }
-    const int16x8_t red_73 = nttgen_newhope512_neon_barrett(acc_72);
-    vst1q_s16(&r[288], red_73);
-    const int16x8_t a_74 = vld1q_s16(&a[296]);
-    const int16x8_t b_74 = vld1q_s16(&b[296]);
-    const int16x8_t p_74 = nttgen_newhope512_neon_montmul_var(a_74, b_74);
-    int16x8_t acc_74 = p_74;
-    for (size_t i_37 = 0; (i_37 + 1) < k; ++i_37) {
-        const int16x8_t a_75 = vld1q_s16(&a[296 + i_37 * 512 + 512]);
-        const int16x8_t b_75 = vld1q_s16(&b[296 + i_37 * 512 + 512]);
-        const int16x8_t p_75 = nttgen_newhope512_neon_montmul_var(a_75, b_75);
-        const int16x8_t red_74 = nttgen_newhope512_neon_barrett(acc_74);
-        const int16x8_t acc_75 = vaddq_s16(red_74, p_75);
-        acc_74 = acc_75;
-    }
-    const int16x8_t red_75 = nttgen_newhope512_neon_barrett(acc_74);
-    vst1q_s16(&r[296], red_75);
-    const int16x8_t a_76 = vld1q_s16(&a[304]);
-    const int16x8_t b_76 = vld1q_s16(&b[304]);
-    const int16x8_t p_76 = nttgen_newhope512_neon_montmul_var(a_76, b_76);
-    int16x8_t acc_76 = p_76;
-    for (size_t i_38 = 0; (i_38 + 1) < k; ++i_38) {
-        const int16x8_t a_77 = vld1q_s16(&a[304 + i_38 * 512 + 512]);
-        const int16x8_t b_77 = vld1q_s16(&b[304 + i_38 * 512 + 512]);
-        const int16x8_t p_77 = nttgen_newhope512_neon_montmul_var(a_77, b_77);
-        const int16x8_t red_76 = nttgen_newhope512_neon_barrett(acc_76);
-        const int16x8_t acc_77 = vaddq_s16(red_76, p_77);
-        acc_76 = acc_77;
-    }
-    const int16x8_t red_77 = nttgen_newhope512_neon_barrett(acc_76);
-    vst1q_s16(&r[304], red_77);
-    const int16x8_t a_78 = vld1q_s16(&a[312]);
-    const int16x8_t b_78 = vld1q_s16(&b[312]);
-    const int16x8_t p_78 = nttgen_newhope512_neon_montmul_var(a_78, b_78);
-    int16x8_t acc_78 = p_78;
-    for (size_t i_39 = 0; (i_39 + 1) < k; ++i_39) {
-        const int16x8_t a_79 = vld1q_s16(&a[312 + i_39 * 512 + 512]);
-        const int16x8_t b_79 = vld1q_s16(&b[312 + i_39 * 512 + 512]);
-        const int16x8_t p_79 = nttgen_newhope512_neon_montmul_var(a_79, b_79);
-        const int16x8_t red_78 = nttgen_newhope512_neon_barrett(acc_78);
-        const int16x8_t acc_79 = vaddq_s16(red_78, p_79);
-        acc_78 = acc_79;
-    }
-    const int16x8_t red_79 = nttgen_newhope512_neon_barrett(acc_78);
-    vst1q_s16(&r[312], red_79);
-    const int16x8_t a_80 = vld1q_s16(&a[320]);
-    const int16x8_t b_80 = vld1q_s16(&b[320]);
-    const int16x8_t p_80 = nttgen_newhope512_neon_montmul_var(a_80, b_80);
-    int16x8_t acc_80 = p_80;
-    for (size_t i_40 = 0; (i_40 + 1) < k; ++i_40) {
-        const int16x8_t a_81 = vld1q_s16(&a[320 + i_40 * 512 + 512]);
-        const int16x8_t b_81 = vld1q_s16(&b[320 + i_40 * 512 + 512]);
-        const int16x8_t p_81 = nttgen_newhope512_neon_montmul_var(a_81, b_81);
-        const int16x8_t red_80 = nttgen_newhope512_neon_barrett(acc_80);
-        const int16x8_t acc_81 = vaddq_s16(red_80, p_81);
-        acc_80 = acc_81;
-    }
-    const int16x8_t red_81 = nttgen_newhope512_neon_barrett(acc_80);
-    vst1q_s16(&r[320], red_81);
-    const int16x8_t a_82 = vld1q_s16(&a[328]);
-    const int16x8_t b_82 = vld1q_s16(&b[328]);
-    const int16x8_t p_82 = nttgen_newhope512_neon_montmul_var(a_82, b_82);
-    int16x8_t acc_82 = p_82;
-    for (size_t i_41 = 0; (i_41 + 1) < k; ++i_41) {
-        const int16x8_t a_83 = vld1q_s16(&a[328 + i_41 * 512 + 512]);
-        const int16x8_t b_83 = vld1q_s16(&b[328 + i_41 * 512 + 512]);
-        const int16x8_t p_83 = nttgen_newhope512_neon_montmul_var(a_83, b_83);
-        const int16x8_t red_82 = nttgen_newhope512_neon_barrett(acc_82);
-        const int16x8_t acc_83 = vaddq_s16(red_82, p_83);
-        acc_82 = acc_83;
-    }
-    const int16x8_t red_83 = nttgen_newhope512_neon_barrett(acc_82);
-    vst1q_s16(&r[328], red_83);
-    const int16x8_t a_84 = vld1q_s16(&a[336]);
-    const int16x8_t b_84 = vld1q_s16(&b[336]);
-    const int16x8_t p_84 = nttgen_newhope512_neon_montmul_var(a_84, b_84);
-    int16x8_t acc_84 = p_84;
-    for (size_t i_42 = 0; (i_42 + 1) < k; ++i_42) {
-        const int16x8_t a_85 = vld1q_s16(&a[336 + i_42 * 512 + 512]);
-        const int16x8_t b_85 = vld1q_s16(&b[336 + i_42 * 512 + 512]);
-        const int16x8_t p_85 = nttgen_newhope512_neon_montmul_var(a_85, b_85);
-        const int16x8_t red_84 = nttgen_newhope512_neon_barrett(acc_84);
-        const int16x8_t acc_85 = vaddq_s16(red_84, p_85);
-        acc_84 = acc_85;
-    }
-    const int16x8_t red_85 = nttgen_newhope512_neon_barrett(acc_84);
-    vst1q_s16(&r[336], red_85);
-    const int16x8_t a_86 = vld1q_s16(&a[344]);
-    const int16x8_t b_86 = vld1q_s16(&b[344]);
-    const int16x8_t p_86 = nttgen_newhope512_neon_montmul_var(a_86, b_86);
-    int16x8_t acc_86 = p_86;
-    for (size_t i_43 = 0; (i_43 + 1) < k; ++i_43) {
-        const int16x8_t a_87 = vld1q_s16(&a[344 + i_43 * 512 + 512]);
-        const int16x8_t b_87 = vld1q_s16(&b[344 + i_43 * 512 + 512]);
-        const int16x8_t p_87 = nttgen_newhope512_neon_montmul_var(a_87, b_87);
-        const int16x8_t red_86 = nttgen_newhope512_neon_barrett(acc_86);
-        const int16x8_t acc_87 = vaddq_s16(red_86, p_87);
-        acc_86 = acc_87;
-    }
-    const int16x8_t red_87 = nttgen_newhope512_neon_barrett(acc_86);
-    vst1q_s16(&r[344], red_87);
-    const int16x8_t a_88 = vld1q_s16(&a[352]);
-    const int16x8_t b_88 = vld1q_s16(&b[352]);
-    const int16x8_t p_88 = nttgen_newhope512_neon_montmul_var(a_88, b_88);
-    int16x8_t acc_88 = p_88;
-    for (size_t i_44 = 0; (i_44 + 1) < k; ++i_44) {
-        const int16x8_t a_89 = vld1q_s16(&a[352 + i_44 * 512 + 512]);
-        const int16x8_t b_89 = vld1q_s16(&b[352 + i_44 * 512 + 512]);
-        const int16x8_t p_89 = nttgen_newhope512_neon_montmul_var(a_89, b_89);
-        const int16x8_t red_88 = nttgen_newhope512_neon_barrett(acc_88);
-        const int16x8_t acc_89 = vaddq_s16(red_88, p_89);
-        acc_88 = acc_89;
-    }
-    const int16x8_t red_89 = nttgen_newhope512_neon_barrett(acc_88);
-    vst1q_s16(&r[352], red_89);
-    const int16x8_t a_90 = vld1q_s16(&a[360]);
-    const int16x8_t b_90 = vld1q_s16(&b[360]);
-    const int16x8_t p_90 = nttgen_newhope512_neon_montmul_var(a_90, b_90);
-    int16x8_t acc_90 = p_90;
-    for (size_t i_45 = 0; (i_45 + 1) < k; ++i_45) {
-        const int16x8_t a_91 = vld1q_s16(&a[360 + i_45 * 512 + 512]);
-        const int16x8_t b_91 = vld1q_s16(&b[360 + i_45 * 512 + 512]);
-        const int16x8_t p_91 = nttgen_newhope512_neon_montmul_var(a_91, b_91);
-        const int16x8_t red_90 = nttgen_newhope512_neon_barrett(acc_90);
-        const int16x8_t acc_91 = vaddq_s16(red_90, p_91);
-        acc_90 = acc_91;
-    }
-    const int16x8_t red_91 = nttgen_newhope512_neon_barrett(acc_90);
-    vst1q_s16(&r[360], red_91);
-    const int16x8_t a_92 = vld1q_s16(&a[368]);
-    const int16x8_t b_92 = vld1q_s16(&b[368]);
-    const int16x8_t p_92 = nttgen_newhope512_neon_montmul_var(a_92, b_92);
-    int16x8_t acc_92 = p_92;
-    for (size_t i_46 = 0; (i_46 + 1) < k; ++i_46) {
-        const int16x8_t a_93 = vld1q_s16(&a[368 + i_46 * 512 + 512]);
-        const int16x8_t b_93 = vld1q_s16(&b[368 + i_46 * 512 + 512]);
-        const int16x8_t p_93 = nttgen_newhope512_neon_montmul_var(a_93, b_93);
-        const int16x8_t red_92 = nttgen_newhope512_neon_barrett(acc_92);
-        const int16x8_t acc_93 = vaddq_s16(red_92, p_93);
-        acc_92 = acc_93;
-    }
-    const int16x8_t red_93 = nttgen_newhope512_neon_barrett(acc_92);
-    vst1q_s16(&r[368], red_93);
-    const int16x8_t a_94 = vld1q_s16(&a[376]);
-    const int16x8_t b_94 = vld1q_s16(&b[376]);
-    const int16x8_t p_94 = nttgen_newhope512_neon_montmul_var(a_94, b_94);
-    int16x8_t acc_94 = p_94;
-    for (size_t i_47 = 0; (i_47 + 1) < k; ++i_47) {
-        const int16x8_t a_95 = vld1q_s16(&a[376 + i_47 * 512 + 512]);
-        const int16x8_t b_95 = vld1q_s16(&b[376 + i_47 * 512 + 512]);
-        const int16x8_t p_95 = nttgen_newhope512_neon_montmul_var(a_95, b_95);
-        const int16x8_t red_94 = nttgen_newhope512_neon_barrett(acc_94);
-        const int16x8_t acc_95 = vaddq_s16(red_94, p_95);
-        acc_94 = acc_95;
-    }
-    const int16x8_t red_95 = nttgen_newhope512_neon_barrett(acc_94);
-    vst1q_s16(&r[376], red_95);
-    const int16x8_t a_96 = vld1q_s16(&a[384]);
-    const int16x8_t b_96 = vld1q_s16(&b[384]);
-    const int16x8_t p_96 = nttgen_newhope512_neon_montmul_var(a_96, b_96);
-    int16x8_t acc_96 = p_96;
-    for (size_t i_48 = 0; (i_48 + 1) < k; ++i_48) {
-        const int16x8_t a_97 = vld1q_s16(&a[384 + i_48 * 512 + 512]);
-        const int16x8_t b_97 = vld1q_s16(&b[384 + i_48 * 512 + 512]);
-        const int16x8_t p_97 = nttgen_newhope512_neon_montmul_var(a_97, b_97);
-        const int16x8_t red_96 = nttgen_newhope512_neon_barrett(acc_96);
-        const int16x8_t acc_97 = vaddq_s16(red_96, p_97);
-        acc_96 = acc_97;
-    }
-    const int16x8_t red_97 = nttgen_newhope512_neon_barrett(acc_96);
-    vst1q_s16(&r[384], red_97);
-    const int16x8_t a_98 = vld1q_s16(&a[392]);
-    const int16x8_t b_98 = vld1q_s16(&b[392]);
-    const int16x8_t p_98 = nttgen_newhope512_neon_montmul_var(a_98, b_98);
-    int16x8_t acc_98 = p_98;
-    for (size_t i_49 = 0; (i_49 + 1) < k; ++i_49) {
-        const int16x8_t a_99 = vld1q_s16(&a[392 + i_49 * 512 + 512]);
-        const int16x8_t b_99 = vld1q_s16(&b[392 + i_49 * 512 + 512]);
-        const int16x8_t p_99 = nttgen_newhope512_neon_montmul_var(a_99, b_99);
-        const int16x8_t red_98 = nttgen_newhope512_neon_barrett(acc_98);
-        const int16x8_t acc_99 = vaddq_s16(red_98, p_99);
-        acc_98 = acc_99;
-    }
-    const int16x8_t red_99 = nttgen_newhope512_neon_barrett(acc_98);
-    vst1q_s16(&r[392], red_99);
-    const int16x8_t a_100 = vld1q_s16(&a[400]);
-    const int16x8_t b_100 = vld1q_s16(&b[400]);
-    const int16x8_t p_100 = nttgen_newhope512_neon_montmul_var(a_100, b_100);
-    int16x8_t acc_100 = p_100;
-    for (size_t i_50 = 0; (i_50 + 1) < k; ++i_50) {
-        const int16x8_t a_101 = vld1q_s16(&a[400 + i_50 * 512 + 512]);
-        const int16x8_t b_101 = vld1q_s16(&b[400 + i_50 * 512 + 512]);
-        const int16x8_t p_101 = nttgen_newhope512_neon_montmul_var(a_101, b_101);
-        const int16x8_t red_100 = nttgen_newhope512_neon_barrett(acc_100);
-        const int16x8_t acc_101 = vaddq_s16(red_100, p_101);
-        acc_100 = acc_101;
-    }
-    const int16x8_t red_101 = nttgen_newhope512_neon_barrett(acc_100);
-    vst1q_s16(&r[400], red_101);
-    const int16x8_t a_102 = vld1q_s16(&a[408]);
-    const int16x8_t b_102 = vld1q_s16(&b[408]);
-    const int16x8_t p_102 = nttgen_newhope512_neon_montmul_var(a_102, b_102);
-    int16x8_t acc_102 = p_102;
-    for (size_t i_51 = 0; (i_51 + 1) < k; ++i_51) {
-        const int16x8_t a_103 = vld1q_s16(&a[408 + i_51 * 512 + 512]);
-        const int16x8_t b_103 = vld1q_s16(&b[408 + i_51 * 512 + 512]);
-        const int16x8_t p_103 = nttgen_newhope512_neon_montmul_var(a_103, b_103);
-        const int16x8_t red_102 = nttgen_newhope512_neon_barrett(acc_102);
-        const int16x8_t acc_103 = vaddq_s16(red_102, p_103);
-        acc_102 = acc_103;
-    }
-    const int16x8_t red_103 = nttgen_newhope512_neon_barrett(acc_102);
-    vst1q_s16(&r[408], red_103);
-    const int16x8_t a_104 = vld1q_s16(&a[416]);
-    const int16x8_t b_104 = vld1q_s16(&b[416]);
-    const int16x8_t p_104 = nttgen_newhope512_neon_montmul_var(a_104, b_104);
-    int16x8_t acc_104 = p_104;
-    for (size_t i_52 = 0; (i_52 + 1) < k; ++i_52) {
-        const int16x8_t a_105 = vld1q_s16(&a[416 + i_52 * 512 + 512]);
-        const int16x8_t b_105 = vld1q_s16(&b[416 + i_52 * 512 + 512]);
-        const int16x8_t p_105 = nttgen_newhope512_neon_montmul_var(a_105, b_105);
-        const int16x8_t red_104 = nttgen_newhope512_neon_barrett(acc_104);
-        const int16x8_t acc_105 = vaddq_s16(red_104, p_105);
-        acc_104 = acc_105;
-    }
-    const int16x8_t red_105 = nttgen_newhope512_neon_barrett(acc_104);
-    vst1q_s16(&r[416], red_105);
-    const int16x8_t a_106 = vld1q_s16(&a[424]);
-    const int16x8_t b_106 = vld1q_s16(&b[424]);
-    const int16x8_t p_106 = nttgen_newhope512_neon_montmul_var(a_106, b_106);
-    int16x8_t acc_106 = p_106;
-    for (size_t i_53 = 0; (i_53 + 1) < k; ++i_53) {
-        const int16x8_t a_107 = vld1q_s16(&a[424 + i_53 * 512 + 512]);
-        const int16x8_t b_107 = vld1q_s16(&b[424 + i_53 * 512 + 512]);
-        const int16x8_t p_107 = nttgen_newhope512_neon_montmul_var(a_107, b_107);
-        const int16x8_t red_106 = nttgen_newhope512_neon_barrett(acc_106);
-        const int16x8_t acc_107 = vaddq_s16(red_106, p_107);
-        acc_106 = acc_107;
-    }
-    const int16x8_t red_107 = nttgen_newhope512_neon_barrett(acc_106);
-    vst1q_s16(&r[424], red_107);
-    const int16x8_t a_108 = vld1q_s16(&a[432]);
-    const int16x8_t b_108 = vld1q_s16(&b[432]);
-    const int16x8_t p_108 = nttgen_newhope512_neon_montmul_var(a_108, b_108);
-    int16x8_t acc_108 = p_108;
-    for (size_t i_54 = 0; (i_54 + 1) < k; ++i_54) {
-        const int16x8_t a_109 = vld1q_s16(&a[432 + i_54 * 512 + 512]);
-        const int16x8_t b_109 = vld1q_s16(&b[432 + i_54 * 512 + 512]);
-        const int16x8_t p_109 = nttgen_newhope512_neon_montmul_var(a_109, b_109);
-        const int16x8_t red_108 = nttgen_newhope512_neon_barrett(acc_108);
-        const int16x8_t acc_109 = vaddq_s16(red_108, p_109);
-        acc_108 = acc_109;
-    }
-    const int16x8_t red_109 = nttgen_newhope512_neon_barrett(acc_108);
-    vst1q_s16(&r[432], red_109);
-    const int16x8_t a_110 = vld1q_s16(&a[440]);
-    const int16x8_t b_110 = vld1q_s16(&b[440]);
-    const int16x8_t p_110 = nttgen_newhope512_neon_montmul_var(a_110, b_110);
-    int16x8_t acc_110 = p_110;
-    for (size_t i_55 = 0; (i_55 + 1) < k; ++i_55) {
-        const int16x8_t a_111 = vld1q_s16(&a[440 + i_55 * 512 + 512]);
-        const int16x8_t b_111 = vld1q_s16(&b[440 + i_55 * 512 + 512]);
-        const int16x8_t p_111 = nttgen_newhope512_neon_montmul_var(a_111, b_111);
-        const int16x8_t red_110 = nttgen_newhope512_neon_barrett(acc_110);
-        const int16x8_t acc_111 = vaddq_s16(red_110, p_111);
-        acc_110 = acc_111;
-    }
-    const int16x8_t red_111 = nttgen_newhope512_neon_barrett(acc_110);
-    vst1q_s16(&r[440], red_111);
-    const int16x8_t a_112 = vld1q_s16(&a[448]);
-    const int16x8_t b_112 = vld1q_s16(&b[448]);
-    const int16x8_t p_112 = nttgen_newhope512_neon_montmul_var(a_112, b_112);
-    int16x8_t acc_112 = p_112;
-    for (size_t i_56 = 0; (i_56 + 1) < k; ++i_56) {
-        const int16x8_t a_113 = vld1q_s16(&a[448 + i_56 * 512 + 512]);
-        const int16x8_t b_113 = vld1q_s16(&b[448 + i_56 * 512 + 512]);
-        const int16x8_t p_113 = nttgen_newhope512_neon_montmul_var(a_113, b_113);
-        const int16x8_t red_112 = nttgen_newhope512_neon_barrett(acc_112);
-        const int16x8_t acc_113 = vaddq_s16(red_112, p_113);
-        acc_112 = acc_113;
-    }
-    const int16x8_t red_113 = nttgen_newhope512_neon_barrett(acc_112);
-    vst1q_s16(&r[448], red_113);
-    const int16x8_t a_114 = vld1q_s16(&a[456]);
-    const int16x8_t b_114 = vld1q_s16(&b[456]);
-    const int16x8_t p_114 = nttgen_newhope512_neon_montmul_var(a_114, b_114);
-    int16x8_t acc_114 = p_114;
-    for (size_t i_57 = 0; (i_57 + 1) < k; ++i_57) {
-        const int16x8_t a_115 = vld1q_s16(&a[456 + i_57 * 512 + 512]);
-        const int16x8_t b_115 = vld1q_s16(&b[456 + i_57 * 512 + 512]);
-        const int16x8_t p_115 = nttgen_newhope512_neon_montmul_var(a_115, b_115);
-        const int16x8_t red_114 = nttgen_newhope512_neon_barrett(acc_114);
-        const int16x8_t acc_115 = vaddq_s16(red_114, p_115);
-        acc_114 = acc_115;
-    }
-    const int16x8_t red_115 = nttgen_newhope512_neon_barrett(acc_114);
-    vst1q_s16(&r[456], red_115);
-    const int16x8_t a_116 = vld1q_s16(&a[464]);
-    const int16x8_t b_116 = vld1q_s16(&b[464]);
-    const int16x8_t p_116 = nttgen_newhope512_neon_montmul_var(a_116, b_116);
-    int16x8_t acc_116 = p_116;
-    for (size_t i_58 = 0; (i_58 + 1) < k; ++i_58) {
-        const int16x8_t a_117 = vld1q_s16(&a[464 + i_58 * 512 + 512]);
-        const int16x8_t b_117 = vld1q_s16(&b[464 + i_58 * 512 + 512]);
-        const int16x8_t p_117 = nttgen_newhope512_neon_montmul_var(a_117, b_117);
-        const int16x8_t red_116 = nttgen_newhope512_neon_barrett(acc_116);
-        const int16x8_t acc_117 = vaddq_s16(red_116, p_117);
-        acc_116 = acc_117;
-    }
-    const int16x8_t red_117 = nttgen_newhope512_neon_barrett(acc_116);
-    vst1q_s16(&r[464], red_117);
-    const int16x8_t a_118 = vld1q_s16(&a[472]);
-    const int16x8_t b_118 = vld1q_s16(&b[472]);
-    const int16x8_t p_118 = nttgen_newhope512_neon_montmul_var(a_118, b_118);
-    int16x8_t acc_118 = p_118;
-    for (size_t i_59 = 0; (i_59 + 1) < k; ++i_59) {
-        const int16x8_t a_119 = vld1q_s16(&a[472 + i_59 * 512 + 512]);
-        const int16x8_t b_119 = vld1q_s16(&b[472 + i_59 * 512 + 512]);
-        const int16x8_t p_119 = nttgen_newhope512_neon_montmul_var(a_119, b_119);
-        const int16x8_t red_118 = nttgen_newhope512_neon_barrett(acc_118);
-        const int16x8_t acc_119 = vaddq_s16(red_118, p_119);
-        acc_118 = acc_119;
-    }
-    const int16x8_t red_119 = nttgen_newhope512_neon_barrett(acc_118);
-    vst1q_s16(&r[472], red_119);
-    const int16x8_t a_120 = vld1q_s16(&a[480]);
-    const int16x8_t b_120 = vld1q_s16(&b[480]);
-    const int16x8_t p_120 = nttgen_newhope512_neon_montmul_var(a_120, b_120);
-    int16x8_t acc_120 = p_120;
-    for (size_t i_60 = 0; (i_60 + 1) < k; ++i_60) {
-        const int16x8_t a_121 = vld1q_s16(&a[480 + i_60 * 512 + 512]);
-        const int16x8_t b_121 = vld1q_s16(&b[480 + i_60 * 512 + 512]);
-        const int16x8_t p_121 = nttgen_newhope512_neon_montmul_var(a_121, b_121);
-        const int16x8_t red_120 = nttgen_newhope512_neon_barrett(acc_120);
-        const int16x8_t acc_121 = vaddq_s16(red_120, p_121);
-        acc_120 = acc_121;
-    }
-    const int16x8_t red_121 = nttgen_newhope512_neon_barrett(acc_120);
-    vst1q_s16(&r[480], red_121);
-    const int16x8_t a_122 = vld1q_s16(&a[488]);
-    const int16x8_t b_122 = vld1q_s16(&b[488]);
-    const int16x8_t p_122 = nttgen_newhope512_neon_montmul_var(a_122, b_122);
-    int16x8_t acc_122 = p_122;
-    for (size_t i_61 = 0; (i_61 + 1) < k; ++i_61) {
-        const int16x8_t a_123 = vld1q_s16(&a[488 + i_61 * 512 + 512]);
-        const int16x8_t b_123 = vld1q_s16(&b[488 + i_61 * 512 + 512]);
-        const int16x8_t p_123 = nttgen_newhope512_neon_montmul_var(a_123, b_123);
-        const int16x8_t red_122 = nttgen_newhope512_neon_barrett(acc_122);
-        const int16x8_t acc_123 = vaddq_s16(red_122, p_123);
-        acc_122 = acc_123;
-    }
-    const int16x8_t red_123 = nttgen_newhope512_neon_barrett(acc_122);
-    vst1q_s16(&r[488], red_123);
-    const int16x8_t a_124 = vld1q_s16(&a[496]);
-    const int16x8_t b_124 = vld1q_s16(&b[496]);
-    const int16x8_t p_124 = nttgen_newhope512_neon_montmul_var(a_124, b_124);
-    int16x8_t acc_124 = p_124;
-    for (size_t i_62 = 0; (i_62 + 1) < k; ++i_62) {
-        const int16x8_t a_125 = vld1q_s16(&a[496 + i_62 * 512 + 512]);
-        const int16x8_t b_125 = vld1q_s16(&b[496 + i_62 * 512 + 512]);
-        const int16x8_t p_125 = nttgen_newhope512_neon_montmul_var(a_125, b_125);
-        const int16x8_t red_124 = nttgen_newhope512_neon_barrett(acc_124);
-        const int16x8_t acc_125 = vaddq_s16(red_124, p_125);
-        acc_124 = acc_125;
-    }
-    const int16x8_t red_125 = nttgen_newhope512_neon_barrett(acc_124);
-    vst1q_s16(&r[496], red_125);
-    const int16x8_t a_126 = vld1q_s16(&a[504]);
-    const int16x8_t b_126 = vld1q_s16(&b[504]);
-    const int16x8_t p_126 = nttgen_newhope512_neon_montmul_var(a_126, b_126);
-    int16x8_t acc_126 = p_126;
-    for (size_t i_63 = 0; (i_63 + 1) < k; ++i_63) {
-        const int16x8_t a_127 = vld1q_s16(&a[504 + i_63 * 512 + 512]);
-        const int16x8_t b_127 = vld1q_s16(&b[504 + i_63 * 512 + 512]);
-        const int16x8_t p_127 = nttgen_newhope512_neon_montmul_var(a_127, b_127);
-        const int16x8_t red_126 = nttgen_newhope512_neon_barrett(acc_126);
-        const int16x8_t acc_127 = vaddq_s16(red_126, p_127);
-        acc_126 = acc_127;
-    }
-    const int16x8_t red_127 = nttgen_newhope512_neon_barrett(acc_126);
-    vst1q_s16(&r[504], red_127);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_neon_assert_range(r, 512, -6144, 6144);
 #endif

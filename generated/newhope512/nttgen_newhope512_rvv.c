@@ -20,12 +20,22 @@
  *       ops: load 2558, store 1536, add 2304, sub 2304, montmul 2304, barrett 768
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 1024, store 512, montmul_var 512
  *   nttgen_newhope512_rvv_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 1536, store 1024, montmul_var 512, barrett 512
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 512, store 512, mullo 512, const 512
+ *   nttgen_newhope512_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
+ *     given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7936, 7936]
@@ -675,15 +685,15 @@ void nttgen_newhope512_rvv_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 1024, store 512, montmul_var 512
  */
 void nttgen_newhope512_rvv_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv_assert_range(a, 512, -20067, 20067);
-    nttgen_newhope512_rvv_assert_range(b, 512, -20067, 20067);
+    nttgen_newhope512_rvv_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_rvv_assert_range(b, 512, -16382, 16382);
 #endif
     for (size_t i_0 = 0; i_0 < 512;) {
         const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);
@@ -694,7 +704,7 @@ void nttgen_newhope512_rvv_basemul(int16_t r[512], const int16_t a[512], const i
         i_0 = i_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv_assert_range(r, 512, -12288, 12288);
+    nttgen_newhope512_rvv_assert_range(r, 512, -10239, 10239);
 #endif
 }
 
@@ -704,16 +714,16 @@ void nttgen_newhope512_rvv_basemul(int16_t r[512], const int16_t a[512], const i
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_rvv_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                        size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv_assert_range(a, k * 512, -20067, 20067);
-    nttgen_newhope512_rvv_assert_range(b, k * 512, -20067, 20067);
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -16382, 16382);
+    nttgen_newhope512_rvv_assert_range(b, k * 512, -16382, 16382);
 #endif
     for (size_t i_0 = 0; i_0 < 512;) {
         const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);
@@ -723,26 +733,163 @@ void nttgen_newhope512_rvv_basemul_acc(int16_t r[512], const int16_t *a, const i
         __riscv_vse16_v_i16m1(&r[i_0], p_0, vl);
         i_0 = i_0 + vl;
     }
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
+    for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 512;) {
             const size_t vl = __riscv_vsetvl_e16m1(512 - i_2);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_2 + i_1 * 512 + 512], vl);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_2 + i_1 * 512 + 512], vl);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2 + 512], vl);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2 + 512], vl);
             const vint16m1_t p_1 = nttgen_newhope512_rvv_montmul_var(a_1, b_1, vl);
             const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
-            const vint16m1_t red_0 = nttgen_newhope512_rvv_barrett(acc_0, vl);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(red_0, p_1, vl);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, vl);
             __riscv_vse16_v_i16m1(&r[i_2], acc_1, vl);
             i_2 = i_2 + vl;
         }
     }
+    for (size_t g_0 = 0; (2 * g_0 + 3) < k; ++g_0) {
+        for (size_t i_3 = 0; i_3 < 512;) {
+            const size_t vl = __riscv_vsetvl_e16m1(512 - i_3);
+            const vint16m1_t acc_2 = __riscv_vle16_v_i16m1(&r[i_3], vl);
+            const vint16m1_t red_0 = nttgen_newhope512_rvv_barrett(acc_2, vl);
+            __riscv_vse16_v_i16m1(&r[i_3], red_0, vl);
+            i_3 = i_3 + vl;
+        }
+        for (size_t i_4 = 0; (i_4 < 2) & ((i_4 + (g_0 * 2 + 3)) < k); ++i_4) {
+            for (size_t i_5 = 0; i_5 < 512;) {
+                const size_t vl = __riscv_vsetvl_e16m1(512 - i_5);
+                const vint16m1_t a_2 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                const vint16m1_t b_2 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                const vint16m1_t p_2 = nttgen_newhope512_rvv_montmul_var(a_2, b_2, vl);
+                const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_2, vl);
+                __riscv_vse16_v_i16m1(&r[i_5], acc_4, vl);
+                i_5 = i_5 + vl;
+            }
+        }
+    }
     // bring the sum into the range of one base product
-    for (size_t i_3 = 0; i_3 < 512;) {
-        const size_t vl = __riscv_vsetvl_e16m1(512 - i_3);
-        const vint16m1_t acc_2 = __riscv_vle16_v_i16m1(&r[i_3], vl);
-        const vint16m1_t red_1 = nttgen_newhope512_rvv_barrett(acc_2, vl);
-        __riscv_vse16_v_i16m1(&r[i_3], red_1, vl);
-        i_3 = i_3 + vl;
+    for (size_t i_6 = 0; i_6 < 512;) {
+        const size_t vl = __riscv_vsetvl_e16m1(512 - i_6);
+        const vint16m1_t acc_5 = __riscv_vle16_v_i16m1(&r[i_6], vl);
+        const vint16m1_t red_1 = nttgen_newhope512_rvv_barrett(acc_5, vl);
+        __riscv_vse16_v_i16m1(&r[i_6], red_1, vl);
+        i_6 = i_6 + vl;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(r, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 512, store 512, mullo 512, const 512
+ */
+void nttgen_newhope512_rvv_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(b, 512, -16382, 16382);
+#endif
+    for (size_t i_0 = 0; i_0 < 512;) {
+        const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0], vl);
+        const vint16m1_t bq_0 = __riscv_vmul_vx_i16m1(b_0, -12287, vl);
+        __riscv_vse16_v_i16m1(&cache[i_0], bq_0, vl);
+        i_0 = i_0 + vl;
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(cache, 512, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ */
+void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                              const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -12288, 12288);
+    nttgen_newhope512_rvv_assert_range(b, k * 512, -16382, 16382);
+    nttgen_newhope512_rvv_assert_range(cache, k * 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 512;) {
+        const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0], vl);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0], vl);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0], vl);
+        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, vl);
+        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, vl);
+        const vint16m1_t hi_0 = __riscv_vmulh_vx_i16m1(m_0, 12289, vl);
+        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, vl);
+        __riscv_vse16_v_i16m1(&r[i_0], p_1, vl);
+        i_0 = i_0 + vl;
+    }
+    for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+        for (size_t i_2 = 0; i_2 < 512;) {
+            const size_t vl = __riscv_vsetvl_e16m1(512 - i_2);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2 + 512], vl);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2 + 512], vl);
+            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 512 + i_2 + 512], vl);
+            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, vl);
+            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, vl);
+            const vint16m1_t hi_1 = __riscv_vmulh_vx_i16m1(m_1, 12289, vl);
+            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, vl);
+            const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, vl);
+            __riscv_vse16_v_i16m1(&r[i_2], acc_1, vl);
+            i_2 = i_2 + vl;
+        }
+    }
+    for (size_t g_0 = 0; (2 * g_0 + 3) < k; ++g_0) {
+        for (size_t i_3 = 0; i_3 < 512;) {
+            const size_t vl = __riscv_vsetvl_e16m1(512 - i_3);
+            const vint16m1_t acc_2 = __riscv_vle16_v_i16m1(&r[i_3], vl);
+            const vint16m1_t red_0 = nttgen_newhope512_rvv_barrett(acc_2, vl);
+            __riscv_vse16_v_i16m1(&r[i_3], red_0, vl);
+            i_3 = i_3 + vl;
+        }
+        for (size_t i_4 = 0; (i_4 < 2) & ((i_4 + (g_0 * 2 + 3)) < k); ++i_4) {
+            for (size_t i_5 = 0; i_5 < 512;) {
+                const size_t vl = __riscv_vsetvl_e16m1(512 - i_5);
+                const vint16m1_t a_2 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                const vint16m1_t b_2 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                const vint16m1_t cache_2 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, vl);
+                const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, vl);
+                const vint16m1_t hi_2 = __riscv_vmulh_vx_i16m1(m_2, 12289, vl);
+                const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, vl);
+                const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_5, vl);
+                __riscv_vse16_v_i16m1(&r[i_5], acc_4, vl);
+                i_5 = i_5 + vl;
+            }
+        }
+    }
+    // bring the sum into the range of one base product
+    for (size_t i_6 = 0; i_6 < 512;) {
+        const size_t vl = __riscv_vsetvl_e16m1(512 - i_6);
+        const vint16m1_t acc_5 = __riscv_vle16_v_i16m1(&r[i_6], vl);
+        const vint16m1_t red_1 = nttgen_newhope512_rvv_barrett(acc_5, vl);
+        __riscv_vse16_v_i16m1(&r[i_6], red_1, vl);
+        i_6 = i_6 + vl;
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv_assert_range(r, 512, -6144, 6144);

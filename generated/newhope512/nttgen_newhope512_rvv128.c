@@ -20,12 +20,22 @@
  *       ops: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 64, store 64, mullo 64, const 64
+ *   nttgen_newhope512_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7546, 7547]
@@ -1016,15 +1026,15 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv128_assert_range(a, 512, -20067, 20067);
-    nttgen_newhope512_rvv128_assert_range(b, 512, -20067, 20067);
+    nttgen_newhope512_rvv128_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_rvv128_assert_range(b, 512, -16382, 16382);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 8);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
@@ -1287,7 +1297,7 @@ part_2:;
     const vint16m1_t p_63 = nttgen_newhope512_rvv128_montmul_var(a_63, b_63, 8);
     __riscv_vse16_v_i16m1(&r[504], p_63, 8);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv128_assert_range(r, 512, -12288, 12288);
+    nttgen_newhope512_rvv128_assert_range(r, 512, -10239, 10239);
 #endif
 }
 
@@ -1297,913 +1307,413 @@ part_2:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope512_rvv128_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv128_assert_range(a, k * 512, -20067, 20067);
-    nttgen_newhope512_rvv128_assert_range(b, k * 512, -20067, 20067);
+    nttgen_newhope512_rvv128_assert_range(a, k * 512, -16382, 16382);
+    nttgen_newhope512_rvv128_assert_range(b, k * 512, -16382, 16382);
 #endif
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 8);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
-    const vint16m1_t p_0 = nttgen_newhope512_rvv128_montmul_var(a_0, b_0, 8);
-    vint16m1_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 512 + 512], 8);
-        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 512 + 512], 8);
-        const vint16m1_t p_1 = nttgen_newhope512_rvv128_montmul_var(a_1, b_1, 8);
-        const vint16m1_t red_0 = nttgen_newhope512_rvv128_barrett(acc_0, 8);
-        const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(red_0, p_1, 8);
-        acc_0 = acc_1;
-    }
-    const vint16m1_t red_1 = nttgen_newhope512_rvv128_barrett(acc_0, 8);
-    __riscv_vse16_v_i16m1(&r[0], red_1, 8);
-    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[8], 8);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[8], 8);
-    const vint16m1_t p_2 = nttgen_newhope512_rvv128_montmul_var(a_2, b_2, 8);
-    vint16m1_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[8 + i_1 * 512 + 512], 8);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[8 + i_1 * 512 + 512], 8);
-        const vint16m1_t p_3 = nttgen_newhope512_rvv128_montmul_var(a_3, b_3, 8);
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 8], 8);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 8], 8);
+        const vint16m1_t p_0 = nttgen_newhope512_rvv128_montmul_var(a_0, b_0, 8);
+        vint16m1_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_0 * 8 + 512], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_0 * 8 + 512], 8);
+            const vint16m1_t p_1 = nttgen_newhope512_rvv128_montmul_var(a_1, b_1, 8);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 8);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_0 * 8 + 1536], 8);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_0 * 8 + 1536], 8);
+            const vint16m1_t p_2 = nttgen_newhope512_rvv128_montmul_var(a_2, b_2, 8);
+            vint16m1_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048], 8);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048], 8);
+                const vint16m1_t p_3 = nttgen_newhope512_rvv128_montmul_var(a_3, b_3, 8);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 8);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope512_rvv128_barrett(acc_3, 8);
+            const vint16m1_t red_1 = nttgen_newhope512_rvv128_barrett(acc_2, 8);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 8);
+            acc_2 = acc_5;
+        }
         const vint16m1_t red_2 = nttgen_newhope512_rvv128_barrett(acc_2, 8);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_2, p_3, 8);
-        acc_2 = acc_3;
+        __riscv_vse16_v_i16m1(&r[i_0 * 8], red_2, 8);
     }
-    const vint16m1_t red_3 = nttgen_newhope512_rvv128_barrett(acc_2, 8);
-    __riscv_vse16_v_i16m1(&r[8], red_3, 8);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[16], 8);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[16], 8);
-    const vint16m1_t p_4 = nttgen_newhope512_rvv128_montmul_var(a_4, b_4, 8);
-    vint16m1_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[16 + i_2 * 512 + 512], 8);
-        const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[16 + i_2 * 512 + 512], 8);
-        const vint16m1_t p_5 = nttgen_newhope512_rvv128_montmul_var(a_5, b_5, 8);
-        const vint16m1_t red_4 = nttgen_newhope512_rvv128_barrett(acc_4, 8);
-        const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_4, p_5, 8);
-        acc_4 = acc_5;
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(r, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 64, store 64, mullo 64, const 64
+ */
+void nttgen_newhope512_rvv128_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(b, 512, -16382, 16382);
+#endif
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 8);
+    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 8);
+    __riscv_vse16_v_i16m1(&cache[0], bq_0, 8);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[8], 8);
+    const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_1, 8);
+    __riscv_vse16_v_i16m1(&cache[8], bq_1, 8);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[16], 8);
+    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_2, 8);
+    __riscv_vse16_v_i16m1(&cache[16], bq_2, 8);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[24], 8);
+    const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_3, 8);
+    __riscv_vse16_v_i16m1(&cache[24], bq_3, 8);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[32], 8);
+    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_4, 8);
+    __riscv_vse16_v_i16m1(&cache[32], bq_4, 8);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[40], 8);
+    const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_5, 8);
+    __riscv_vse16_v_i16m1(&cache[40], bq_5, 8);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[48], 8);
+    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_6, 8);
+    __riscv_vse16_v_i16m1(&cache[48], bq_6, 8);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[56], 8);
+    const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_7, 8);
+    __riscv_vse16_v_i16m1(&cache[56], bq_7, 8);
+    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[64], 8);
+    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_8, 8);
+    __riscv_vse16_v_i16m1(&cache[64], bq_8, 8);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[72], 8);
+    const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_9, 8);
+    __riscv_vse16_v_i16m1(&cache[72], bq_9, 8);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[80], 8);
+    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_10, 8);
+    __riscv_vse16_v_i16m1(&cache[80], bq_10, 8);
+    const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[88], 8);
+    const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_11, 8);
+    __riscv_vse16_v_i16m1(&cache[88], bq_11, 8);
+    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[96], 8);
+    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_12, 8);
+    __riscv_vse16_v_i16m1(&cache[96], bq_12, 8);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[104], 8);
+    const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_13, 8);
+    __riscv_vse16_v_i16m1(&cache[104], bq_13, 8);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[112], 8);
+    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_14, 8);
+    __riscv_vse16_v_i16m1(&cache[112], bq_14, 8);
+    const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[120], 8);
+    const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_15, 8);
+    __riscv_vse16_v_i16m1(&cache[120], bq_15, 8);
+    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[128], 8);
+    const vint16m1_t qinv_16 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_16 = __riscv_vmul_vv_i16m1(b_16, qinv_16, 8);
+    __riscv_vse16_v_i16m1(&cache[128], bq_16, 8);
+    const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[136], 8);
+    const vint16m1_t qinv_17 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_17 = __riscv_vmul_vv_i16m1(b_17, qinv_17, 8);
+    __riscv_vse16_v_i16m1(&cache[136], bq_17, 8);
+    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[144], 8);
+    const vint16m1_t qinv_18 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_18 = __riscv_vmul_vv_i16m1(b_18, qinv_18, 8);
+    __riscv_vse16_v_i16m1(&cache[144], bq_18, 8);
+    const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[152], 8);
+    const vint16m1_t qinv_19 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_19 = __riscv_vmul_vv_i16m1(b_19, qinv_19, 8);
+    __riscv_vse16_v_i16m1(&cache[152], bq_19, 8);
+    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[160], 8);
+    const vint16m1_t qinv_20 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_20 = __riscv_vmul_vv_i16m1(b_20, qinv_20, 8);
+    __riscv_vse16_v_i16m1(&cache[160], bq_20, 8);
+    const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[168], 8);
+    const vint16m1_t qinv_21 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_21 = __riscv_vmul_vv_i16m1(b_21, qinv_21, 8);
+    __riscv_vse16_v_i16m1(&cache[168], bq_21, 8);
+    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[176], 8);
+    const vint16m1_t qinv_22 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_22 = __riscv_vmul_vv_i16m1(b_22, qinv_22, 8);
+    __riscv_vse16_v_i16m1(&cache[176], bq_22, 8);
+    const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[184], 8);
+    const vint16m1_t qinv_23 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_23 = __riscv_vmul_vv_i16m1(b_23, qinv_23, 8);
+    __riscv_vse16_v_i16m1(&cache[184], bq_23, 8);
+    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[192], 8);
+    const vint16m1_t qinv_24 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_24 = __riscv_vmul_vv_i16m1(b_24, qinv_24, 8);
+    __riscv_vse16_v_i16m1(&cache[192], bq_24, 8);
+    const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[200], 8);
+    const vint16m1_t qinv_25 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_25 = __riscv_vmul_vv_i16m1(b_25, qinv_25, 8);
+    __riscv_vse16_v_i16m1(&cache[200], bq_25, 8);
+    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[208], 8);
+    const vint16m1_t qinv_26 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_26 = __riscv_vmul_vv_i16m1(b_26, qinv_26, 8);
+    __riscv_vse16_v_i16m1(&cache[208], bq_26, 8);
+    const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[216], 8);
+    const vint16m1_t qinv_27 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_27 = __riscv_vmul_vv_i16m1(b_27, qinv_27, 8);
+    __riscv_vse16_v_i16m1(&cache[216], bq_27, 8);
+    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[224], 8);
+    const vint16m1_t qinv_28 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_28 = __riscv_vmul_vv_i16m1(b_28, qinv_28, 8);
+    __riscv_vse16_v_i16m1(&cache[224], bq_28, 8);
+    const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[232], 8);
+    const vint16m1_t qinv_29 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_29 = __riscv_vmul_vv_i16m1(b_29, qinv_29, 8);
+    __riscv_vse16_v_i16m1(&cache[232], bq_29, 8);
+    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[240], 8);
+    const vint16m1_t qinv_30 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_30 = __riscv_vmul_vv_i16m1(b_30, qinv_30, 8);
+    __riscv_vse16_v_i16m1(&cache[240], bq_30, 8);
+    const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[248], 8);
+    const vint16m1_t qinv_31 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_31 = __riscv_vmul_vv_i16m1(b_31, qinv_31, 8);
+    goto part_1;
+part_1:;
+    __riscv_vse16_v_i16m1(&cache[248], bq_31, 8);
+    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[256], 8);
+    const vint16m1_t qinv_32 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_32 = __riscv_vmul_vv_i16m1(b_32, qinv_32, 8);
+    __riscv_vse16_v_i16m1(&cache[256], bq_32, 8);
+    const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[264], 8);
+    const vint16m1_t qinv_33 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_33 = __riscv_vmul_vv_i16m1(b_33, qinv_33, 8);
+    __riscv_vse16_v_i16m1(&cache[264], bq_33, 8);
+    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[272], 8);
+    const vint16m1_t qinv_34 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_34 = __riscv_vmul_vv_i16m1(b_34, qinv_34, 8);
+    __riscv_vse16_v_i16m1(&cache[272], bq_34, 8);
+    const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[280], 8);
+    const vint16m1_t qinv_35 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_35 = __riscv_vmul_vv_i16m1(b_35, qinv_35, 8);
+    __riscv_vse16_v_i16m1(&cache[280], bq_35, 8);
+    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[288], 8);
+    const vint16m1_t qinv_36 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_36 = __riscv_vmul_vv_i16m1(b_36, qinv_36, 8);
+    __riscv_vse16_v_i16m1(&cache[288], bq_36, 8);
+    const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[296], 8);
+    const vint16m1_t qinv_37 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_37 = __riscv_vmul_vv_i16m1(b_37, qinv_37, 8);
+    __riscv_vse16_v_i16m1(&cache[296], bq_37, 8);
+    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[304], 8);
+    const vint16m1_t qinv_38 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_38 = __riscv_vmul_vv_i16m1(b_38, qinv_38, 8);
+    __riscv_vse16_v_i16m1(&cache[304], bq_38, 8);
+    const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[312], 8);
+    const vint16m1_t qinv_39 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_39 = __riscv_vmul_vv_i16m1(b_39, qinv_39, 8);
+    __riscv_vse16_v_i16m1(&cache[312], bq_39, 8);
+    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[320], 8);
+    const vint16m1_t qinv_40 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_40 = __riscv_vmul_vv_i16m1(b_40, qinv_40, 8);
+    __riscv_vse16_v_i16m1(&cache[320], bq_40, 8);
+    const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[328], 8);
+    const vint16m1_t qinv_41 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_41 = __riscv_vmul_vv_i16m1(b_41, qinv_41, 8);
+    __riscv_vse16_v_i16m1(&cache[328], bq_41, 8);
+    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[336], 8);
+    const vint16m1_t qinv_42 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_42 = __riscv_vmul_vv_i16m1(b_42, qinv_42, 8);
+    __riscv_vse16_v_i16m1(&cache[336], bq_42, 8);
+    const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[344], 8);
+    const vint16m1_t qinv_43 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_43 = __riscv_vmul_vv_i16m1(b_43, qinv_43, 8);
+    __riscv_vse16_v_i16m1(&cache[344], bq_43, 8);
+    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[352], 8);
+    const vint16m1_t qinv_44 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_44 = __riscv_vmul_vv_i16m1(b_44, qinv_44, 8);
+    __riscv_vse16_v_i16m1(&cache[352], bq_44, 8);
+    const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[360], 8);
+    const vint16m1_t qinv_45 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_45 = __riscv_vmul_vv_i16m1(b_45, qinv_45, 8);
+    __riscv_vse16_v_i16m1(&cache[360], bq_45, 8);
+    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[368], 8);
+    const vint16m1_t qinv_46 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_46 = __riscv_vmul_vv_i16m1(b_46, qinv_46, 8);
+    __riscv_vse16_v_i16m1(&cache[368], bq_46, 8);
+    const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[376], 8);
+    const vint16m1_t qinv_47 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_47 = __riscv_vmul_vv_i16m1(b_47, qinv_47, 8);
+    __riscv_vse16_v_i16m1(&cache[376], bq_47, 8);
+    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[384], 8);
+    const vint16m1_t qinv_48 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_48 = __riscv_vmul_vv_i16m1(b_48, qinv_48, 8);
+    __riscv_vse16_v_i16m1(&cache[384], bq_48, 8);
+    const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[392], 8);
+    const vint16m1_t qinv_49 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_49 = __riscv_vmul_vv_i16m1(b_49, qinv_49, 8);
+    __riscv_vse16_v_i16m1(&cache[392], bq_49, 8);
+    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[400], 8);
+    const vint16m1_t qinv_50 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_50 = __riscv_vmul_vv_i16m1(b_50, qinv_50, 8);
+    __riscv_vse16_v_i16m1(&cache[400], bq_50, 8);
+    const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[408], 8);
+    const vint16m1_t qinv_51 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_51 = __riscv_vmul_vv_i16m1(b_51, qinv_51, 8);
+    __riscv_vse16_v_i16m1(&cache[408], bq_51, 8);
+    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[416], 8);
+    const vint16m1_t qinv_52 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_52 = __riscv_vmul_vv_i16m1(b_52, qinv_52, 8);
+    __riscv_vse16_v_i16m1(&cache[416], bq_52, 8);
+    const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[424], 8);
+    const vint16m1_t qinv_53 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_53 = __riscv_vmul_vv_i16m1(b_53, qinv_53, 8);
+    __riscv_vse16_v_i16m1(&cache[424], bq_53, 8);
+    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[432], 8);
+    const vint16m1_t qinv_54 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_54 = __riscv_vmul_vv_i16m1(b_54, qinv_54, 8);
+    __riscv_vse16_v_i16m1(&cache[432], bq_54, 8);
+    const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[440], 8);
+    const vint16m1_t qinv_55 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_55 = __riscv_vmul_vv_i16m1(b_55, qinv_55, 8);
+    __riscv_vse16_v_i16m1(&cache[440], bq_55, 8);
+    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[448], 8);
+    const vint16m1_t qinv_56 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_56 = __riscv_vmul_vv_i16m1(b_56, qinv_56, 8);
+    __riscv_vse16_v_i16m1(&cache[448], bq_56, 8);
+    const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[456], 8);
+    const vint16m1_t qinv_57 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_57 = __riscv_vmul_vv_i16m1(b_57, qinv_57, 8);
+    __riscv_vse16_v_i16m1(&cache[456], bq_57, 8);
+    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[464], 8);
+    const vint16m1_t qinv_58 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_58 = __riscv_vmul_vv_i16m1(b_58, qinv_58, 8);
+    __riscv_vse16_v_i16m1(&cache[464], bq_58, 8);
+    const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[472], 8);
+    const vint16m1_t qinv_59 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_59 = __riscv_vmul_vv_i16m1(b_59, qinv_59, 8);
+    __riscv_vse16_v_i16m1(&cache[472], bq_59, 8);
+    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[480], 8);
+    const vint16m1_t qinv_60 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_60 = __riscv_vmul_vv_i16m1(b_60, qinv_60, 8);
+    __riscv_vse16_v_i16m1(&cache[480], bq_60, 8);
+    const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[488], 8);
+    const vint16m1_t qinv_61 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_61 = __riscv_vmul_vv_i16m1(b_61, qinv_61, 8);
+    __riscv_vse16_v_i16m1(&cache[488], bq_61, 8);
+    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[496], 8);
+    const vint16m1_t qinv_62 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_62 = __riscv_vmul_vv_i16m1(b_62, qinv_62, 8);
+    __riscv_vse16_v_i16m1(&cache[496], bq_62, 8);
+    const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[504], 8);
+    const vint16m1_t qinv_63 = __riscv_vmv_v_x_i16m1(-12287, 8);
+    const vint16m1_t bq_63 = __riscv_vmul_vv_i16m1(b_63, qinv_63, 8);
+    goto part_2;
+part_2:;
+    __riscv_vse16_v_i16m1(&cache[504], bq_63, 8);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(cache, 512, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ */
+void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                                 const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(a, k * 512, -12288, 12288);
+    nttgen_newhope512_rvv128_assert_range(b, k * 512, -16382, 16382);
+    nttgen_newhope512_rvv128_assert_range(cache, k * 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 8], 8);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 8], 8);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 8], 8);
+        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 8);
+        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 8);
+        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(12289, 8);
+        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 8);
+        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 8);
+        vint16m1_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_0 * 8 + 512], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_0 * 8 + 512], 8);
+            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 512 + i_0 * 8 + 512], 8);
+            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 8);
+            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 8);
+            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(12289, 8);
+            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 8);
+            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 8);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 8);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_0 * 8 + 1536], 8);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_0 * 8 + 1536], 8);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 1536 + i_0 * 8 + 1536], 8);
+            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 8);
+            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 8);
+            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(12289, 8);
+            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 8);
+            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 8);
+            vint16m1_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048], 8);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048], 8);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 1536 + i_2 * 512 + i_0 * 8 + 2048], 8);
+                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 8);
+                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 8);
+                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(12289, 8);
+                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 8);
+                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 8);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 8);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope512_rvv128_barrett(acc_3, 8);
+            const vint16m1_t red_1 = nttgen_newhope512_rvv128_barrett(acc_2, 8);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 8);
+            acc_2 = acc_5;
+        }
+        const vint16m1_t red_2 = nttgen_newhope512_rvv128_barrett(acc_2, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 8], red_2, 8);
     }
-    const vint16m1_t red_5 = nttgen_newhope512_rvv128_barrett(acc_4, 8);
-    __riscv_vse16_v_i16m1(&r[16], red_5, 8);
-    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[24], 8);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[24], 8);
-    const vint16m1_t p_6 = nttgen_newhope512_rvv128_montmul_var(a_6, b_6, 8);
-    vint16m1_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[24 + i_3 * 512 + 512], 8);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[24 + i_3 * 512 + 512], 8);
-        const vint16m1_t p_7 = nttgen_newhope512_rvv128_montmul_var(a_7, b_7, 8);
-        const vint16m1_t red_6 = nttgen_newhope512_rvv128_barrett(acc_6, 8);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_6, p_7, 8);
-        acc_6 = acc_7;
-    }
-    const vint16m1_t red_7 = nttgen_newhope512_rvv128_barrett(acc_6, 8);
-    __riscv_vse16_v_i16m1(&r[24], red_7, 8);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[32], 8);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[32], 8);
-    const vint16m1_t p_8 = nttgen_newhope512_rvv128_montmul_var(a_8, b_8, 8);
-    vint16m1_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[32 + i_4 * 512 + 512], 8);
-        const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[32 + i_4 * 512 + 512], 8);
-        const vint16m1_t p_9 = nttgen_newhope512_rvv128_montmul_var(a_9, b_9, 8);
-        const vint16m1_t red_8 = nttgen_newhope512_rvv128_barrett(acc_8, 8);
-        const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(red_8, p_9, 8);
-        acc_8 = acc_9;
-    }
-    const vint16m1_t red_9 = nttgen_newhope512_rvv128_barrett(acc_8, 8);
-    __riscv_vse16_v_i16m1(&r[32], red_9, 8);
-    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[40], 8);
-    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[40], 8);
-    const vint16m1_t p_10 = nttgen_newhope512_rvv128_montmul_var(a_10, b_10, 8);
-    vint16m1_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[40 + i_5 * 512 + 512], 8);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[40 + i_5 * 512 + 512], 8);
-        const vint16m1_t p_11 = nttgen_newhope512_rvv128_montmul_var(a_11, b_11, 8);
-        const vint16m1_t red_10 = nttgen_newhope512_rvv128_barrett(acc_10, 8);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_10, p_11, 8);
-        acc_10 = acc_11;
-    }
-    const vint16m1_t red_11 = nttgen_newhope512_rvv128_barrett(acc_10, 8);
-    __riscv_vse16_v_i16m1(&r[40], red_11, 8);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[48], 8);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[48], 8);
-    const vint16m1_t p_12 = nttgen_newhope512_rvv128_montmul_var(a_12, b_12, 8);
-    vint16m1_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[48 + i_6 * 512 + 512], 8);
-        const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[48 + i_6 * 512 + 512], 8);
-        const vint16m1_t p_13 = nttgen_newhope512_rvv128_montmul_var(a_13, b_13, 8);
-        const vint16m1_t red_12 = nttgen_newhope512_rvv128_barrett(acc_12, 8);
-        const vint16m1_t acc_13 = __riscv_vadd_vv_i16m1(red_12, p_13, 8);
-        acc_12 = acc_13;
-    }
-    const vint16m1_t red_13 = nttgen_newhope512_rvv128_barrett(acc_12, 8);
-    __riscv_vse16_v_i16m1(&r[48], red_13, 8);
-    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[56], 8);
-    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[56], 8);
-    const vint16m1_t p_14 = nttgen_newhope512_rvv128_montmul_var(a_14, b_14, 8);
-    vint16m1_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[56 + i_7 * 512 + 512], 8);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[56 + i_7 * 512 + 512], 8);
-        const vint16m1_t p_15 = nttgen_newhope512_rvv128_montmul_var(a_15, b_15, 8);
-        const vint16m1_t red_14 = nttgen_newhope512_rvv128_barrett(acc_14, 8);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_14, p_15, 8);
-        acc_14 = acc_15;
-    }
-    const vint16m1_t red_15 = nttgen_newhope512_rvv128_barrett(acc_14, 8);
-    __riscv_vse16_v_i16m1(&r[56], red_15, 8);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[64], 8);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[64], 8);
-    const vint16m1_t p_16 = nttgen_newhope512_rvv128_montmul_var(a_16, b_16, 8);
-    vint16m1_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[64 + i_8 * 512 + 512], 8);
-        const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[64 + i_8 * 512 + 512], 8);
-        const vint16m1_t p_17 = nttgen_newhope512_rvv128_montmul_var(a_17, b_17, 8);
-        const vint16m1_t red_16 = nttgen_newhope512_rvv128_barrett(acc_16, 8);
-        const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(red_16, p_17, 8);
-        acc_16 = acc_17;
-    }
-    const vint16m1_t red_17 = nttgen_newhope512_rvv128_barrett(acc_16, 8);
-    __riscv_vse16_v_i16m1(&r[64], red_17, 8);
-    const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[72], 8);
-    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[72], 8);
-    const vint16m1_t p_18 = nttgen_newhope512_rvv128_montmul_var(a_18, b_18, 8);
-    vint16m1_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[72 + i_9 * 512 + 512], 8);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[72 + i_9 * 512 + 512], 8);
-        const vint16m1_t p_19 = nttgen_newhope512_rvv128_montmul_var(a_19, b_19, 8);
-        const vint16m1_t red_18 = nttgen_newhope512_rvv128_barrett(acc_18, 8);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_18, p_19, 8);
-        acc_18 = acc_19;
-    }
-    const vint16m1_t red_19 = nttgen_newhope512_rvv128_barrett(acc_18, 8);
-    __riscv_vse16_v_i16m1(&r[72], red_19, 8);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[80], 8);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[80], 8);
-    const vint16m1_t p_20 = nttgen_newhope512_rvv128_montmul_var(a_20, b_20, 8);
-    vint16m1_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[80 + i_10 * 512 + 512], 8);
-        const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[80 + i_10 * 512 + 512], 8);
-        const vint16m1_t p_21 = nttgen_newhope512_rvv128_montmul_var(a_21, b_21, 8);
-        const vint16m1_t red_20 = nttgen_newhope512_rvv128_barrett(acc_20, 8);
-        const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_20, p_21, 8);
-        acc_20 = acc_21;
-    }
-    const vint16m1_t red_21 = nttgen_newhope512_rvv128_barrett(acc_20, 8);
-    __riscv_vse16_v_i16m1(&r[80], red_21, 8);
-    const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[88], 8);
-    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[88], 8);
-    const vint16m1_t p_22 = nttgen_newhope512_rvv128_montmul_var(a_22, b_22, 8);
-    vint16m1_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[88 + i_11 * 512 + 512], 8);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[88 + i_11 * 512 + 512], 8);
-        const vint16m1_t p_23 = nttgen_newhope512_rvv128_montmul_var(a_23, b_23, 8);
-        const vint16m1_t red_22 = nttgen_newhope512_rvv128_barrett(acc_22, 8);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_22, p_23, 8);
-        acc_22 = acc_23;
-    }
-    const vint16m1_t red_23 = nttgen_newhope512_rvv128_barrett(acc_22, 8);
-    __riscv_vse16_v_i16m1(&r[88], red_23, 8);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[96], 8);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[96], 8);
-    const vint16m1_t p_24 = nttgen_newhope512_rvv128_montmul_var(a_24, b_24, 8);
-    vint16m1_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[96 + i_12 * 512 + 512], 8);
-        const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[96 + i_12 * 512 + 512], 8);
-        const vint16m1_t p_25 = nttgen_newhope512_rvv128_montmul_var(a_25, b_25, 8);
-        const vint16m1_t red_24 = nttgen_newhope512_rvv128_barrett(acc_24, 8);
-        const vint16m1_t acc_25 = __riscv_vadd_vv_i16m1(red_24, p_25, 8);
-        acc_24 = acc_25;
-    }
-    const vint16m1_t red_25 = nttgen_newhope512_rvv128_barrett(acc_24, 8);
-    __riscv_vse16_v_i16m1(&r[96], red_25, 8);
-    const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[104], 8);
-    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[104], 8);
-    const vint16m1_t p_26 = nttgen_newhope512_rvv128_montmul_var(a_26, b_26, 8);
-    vint16m1_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[104 + i_13 * 512 + 512], 8);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[104 + i_13 * 512 + 512], 8);
-        const vint16m1_t p_27 = nttgen_newhope512_rvv128_montmul_var(a_27, b_27, 8);
-        const vint16m1_t red_26 = nttgen_newhope512_rvv128_barrett(acc_26, 8);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_26, p_27, 8);
-        acc_26 = acc_27;
-    }
-    const vint16m1_t red_27 = nttgen_newhope512_rvv128_barrett(acc_26, 8);
-    __riscv_vse16_v_i16m1(&r[104], red_27, 8);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[112], 8);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[112], 8);
-    const vint16m1_t p_28 = nttgen_newhope512_rvv128_montmul_var(a_28, b_28, 8);
-    vint16m1_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[112 + i_14 * 512 + 512], 8);
-        const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[112 + i_14 * 512 + 512], 8);
-        const vint16m1_t p_29 = nttgen_newhope512_rvv128_montmul_var(a_29, b_29, 8);
-        const vint16m1_t red_28 = nttgen_newhope512_rvv128_barrett(acc_28, 8);
-        const vint16m1_t acc_29 = __riscv_vadd_vv_i16m1(red_28, p_29, 8);
-        acc_28 = acc_29;
-    }
-    const vint16m1_t red_29 = nttgen_newhope512_rvv128_barrett(acc_28, 8);
-    __riscv_vse16_v_i16m1(&r[112], red_29, 8);
-    const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[120], 8);
-    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[120], 8);
-    const vint16m1_t p_30 = nttgen_newhope512_rvv128_montmul_var(a_30, b_30, 8);
-    vint16m1_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[120 + i_15 * 512 + 512], 8);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[120 + i_15 * 512 + 512], 8);
-        const vint16m1_t p_31 = nttgen_newhope512_rvv128_montmul_var(a_31, b_31, 8);
-        const vint16m1_t red_30 = nttgen_newhope512_rvv128_barrett(acc_30, 8);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_30, p_31, 8);
-        acc_30 = acc_31;
-    }
-    const vint16m1_t red_31 = nttgen_newhope512_rvv128_barrett(acc_30, 8);
-    __riscv_vse16_v_i16m1(&r[120], red_31, 8);
-    const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[128], 8);
-    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[128], 8);
-    const vint16m1_t p_32 = nttgen_newhope512_rvv128_montmul_var(a_32, b_32, 8);
-    vint16m1_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const vint16m1_t a_33 = __riscv_vle16_v_i16m1(&a[128 + i_16 * 512 + 512], 8);
-        const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[128 + i_16 * 512 + 512], 8);
-        const vint16m1_t p_33 = nttgen_newhope512_rvv128_montmul_var(a_33, b_33, 8);
-        const vint16m1_t red_32 = nttgen_newhope512_rvv128_barrett(acc_32, 8);
-        const vint16m1_t acc_33 = __riscv_vadd_vv_i16m1(red_32, p_33, 8);
-        acc_32 = acc_33;
-    }
-    const vint16m1_t red_33 = nttgen_newhope512_rvv128_barrett(acc_32, 8);
-    __riscv_vse16_v_i16m1(&r[128], red_33, 8);
-    const vint16m1_t a_34 = __riscv_vle16_v_i16m1(&a[136], 8);
-    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[136], 8);
-    const vint16m1_t p_34 = nttgen_newhope512_rvv128_montmul_var(a_34, b_34, 8);
-    vint16m1_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const vint16m1_t a_35 = __riscv_vle16_v_i16m1(&a[136 + i_17 * 512 + 512], 8);
-        const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[136 + i_17 * 512 + 512], 8);
-        const vint16m1_t p_35 = nttgen_newhope512_rvv128_montmul_var(a_35, b_35, 8);
-        const vint16m1_t red_34 = nttgen_newhope512_rvv128_barrett(acc_34, 8);
-        const vint16m1_t acc_35 = __riscv_vadd_vv_i16m1(red_34, p_35, 8);
-        acc_34 = acc_35;
-    }
-    const vint16m1_t red_35 = nttgen_newhope512_rvv128_barrett(acc_34, 8);
-    __riscv_vse16_v_i16m1(&r[136], red_35, 8);
-    const vint16m1_t a_36 = __riscv_vle16_v_i16m1(&a[144], 8);
-    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[144], 8);
-    const vint16m1_t p_36 = nttgen_newhope512_rvv128_montmul_var(a_36, b_36, 8);
-    vint16m1_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const vint16m1_t a_37 = __riscv_vle16_v_i16m1(&a[144 + i_18 * 512 + 512], 8);
-        const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[144 + i_18 * 512 + 512], 8);
-        const vint16m1_t p_37 = nttgen_newhope512_rvv128_montmul_var(a_37, b_37, 8);
-        const vint16m1_t red_36 = nttgen_newhope512_rvv128_barrett(acc_36, 8);
-        const vint16m1_t acc_37 = __riscv_vadd_vv_i16m1(red_36, p_37, 8);
-        acc_36 = acc_37;
-    }
-    const vint16m1_t red_37 = nttgen_newhope512_rvv128_barrett(acc_36, 8);
-    __riscv_vse16_v_i16m1(&r[144], red_37, 8);
-    const vint16m1_t a_38 = __riscv_vle16_v_i16m1(&a[152], 8);
-    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[152], 8);
-    const vint16m1_t p_38 = nttgen_newhope512_rvv128_montmul_var(a_38, b_38, 8);
-    vint16m1_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const vint16m1_t a_39 = __riscv_vle16_v_i16m1(&a[152 + i_19 * 512 + 512], 8);
-        const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[152 + i_19 * 512 + 512], 8);
-        const vint16m1_t p_39 = nttgen_newhope512_rvv128_montmul_var(a_39, b_39, 8);
-        const vint16m1_t red_38 = nttgen_newhope512_rvv128_barrett(acc_38, 8);
-        const vint16m1_t acc_39 = __riscv_vadd_vv_i16m1(red_38, p_39, 8);
-        acc_38 = acc_39;
-    }
-    const vint16m1_t red_39 = nttgen_newhope512_rvv128_barrett(acc_38, 8);
-    __riscv_vse16_v_i16m1(&r[152], red_39, 8);
-    const vint16m1_t a_40 = __riscv_vle16_v_i16m1(&a[160], 8);
-    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[160], 8);
-    const vint16m1_t p_40 = nttgen_newhope512_rvv128_montmul_var(a_40, b_40, 8);
-    vint16m1_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const vint16m1_t a_41 = __riscv_vle16_v_i16m1(&a[160 + i_20 * 512 + 512], 8);
-        const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[160 + i_20 * 512 + 512], 8);
-        const vint16m1_t p_41 = nttgen_newhope512_rvv128_montmul_var(a_41, b_41, 8);
-        const vint16m1_t red_40 = nttgen_newhope512_rvv128_barrett(acc_40, 8);
-        const vint16m1_t acc_41 = __riscv_vadd_vv_i16m1(red_40, p_41, 8);
-        acc_40 = acc_41;
-    }
-    const vint16m1_t red_41 = nttgen_newhope512_rvv128_barrett(acc_40, 8);
-    __riscv_vse16_v_i16m1(&r[160], red_41, 8);
-    const vint16m1_t a_42 = __riscv_vle16_v_i16m1(&a[168], 8);
-    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[168], 8);
-    const vint16m1_t p_42 = nttgen_newhope512_rvv128_montmul_var(a_42, b_42, 8);
-    vint16m1_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const vint16m1_t a_43 = __riscv_vle16_v_i16m1(&a[168 + i_21 * 512 + 512], 8);
-        const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[168 + i_21 * 512 + 512], 8);
-        const vint16m1_t p_43 = nttgen_newhope512_rvv128_montmul_var(a_43, b_43, 8);
-        const vint16m1_t red_42 = nttgen_newhope512_rvv128_barrett(acc_42, 8);
-        const vint16m1_t acc_43 = __riscv_vadd_vv_i16m1(red_42, p_43, 8);
-        acc_42 = acc_43;
-    }
-    const vint16m1_t red_43 = nttgen_newhope512_rvv128_barrett(acc_42, 8);
-    __riscv_vse16_v_i16m1(&r[168], red_43, 8);
-    const vint16m1_t a_44 = __riscv_vle16_v_i16m1(&a[176], 8);
-    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[176], 8);
-    const vint16m1_t p_44 = nttgen_newhope512_rvv128_montmul_var(a_44, b_44, 8);
-    vint16m1_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const vint16m1_t a_45 = __riscv_vle16_v_i16m1(&a[176 + i_22 * 512 + 512], 8);
-        const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[176 + i_22 * 512 + 512], 8);
-        const vint16m1_t p_45 = nttgen_newhope512_rvv128_montmul_var(a_45, b_45, 8);
-        const vint16m1_t red_44 = nttgen_newhope512_rvv128_barrett(acc_44, 8);
-        const vint16m1_t acc_45 = __riscv_vadd_vv_i16m1(red_44, p_45, 8);
-        acc_44 = acc_45;
-    }
-    const vint16m1_t red_45 = nttgen_newhope512_rvv128_barrett(acc_44, 8);
-    __riscv_vse16_v_i16m1(&r[176], red_45, 8);
-    const vint16m1_t a_46 = __riscv_vle16_v_i16m1(&a[184], 8);
-    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[184], 8);
-    const vint16m1_t p_46 = nttgen_newhope512_rvv128_montmul_var(a_46, b_46, 8);
-    vint16m1_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const vint16m1_t a_47 = __riscv_vle16_v_i16m1(&a[184 + i_23 * 512 + 512], 8);
-        const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[184 + i_23 * 512 + 512], 8);
-        const vint16m1_t p_47 = nttgen_newhope512_rvv128_montmul_var(a_47, b_47, 8);
-        const vint16m1_t red_46 = nttgen_newhope512_rvv128_barrett(acc_46, 8);
-        const vint16m1_t acc_47 = __riscv_vadd_vv_i16m1(red_46, p_47, 8);
-        acc_46 = acc_47;
-    }
-    const vint16m1_t red_47 = nttgen_newhope512_rvv128_barrett(acc_46, 8);
-    __riscv_vse16_v_i16m1(&r[184], red_47, 8);
-    const vint16m1_t a_48 = __riscv_vle16_v_i16m1(&a[192], 8);
-    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[192], 8);
-    const vint16m1_t p_48 = nttgen_newhope512_rvv128_montmul_var(a_48, b_48, 8);
-    vint16m1_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const vint16m1_t a_49 = __riscv_vle16_v_i16m1(&a[192 + i_24 * 512 + 512], 8);
-        const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[192 + i_24 * 512 + 512], 8);
-        const vint16m1_t p_49 = nttgen_newhope512_rvv128_montmul_var(a_49, b_49, 8);
-        const vint16m1_t red_48 = nttgen_newhope512_rvv128_barrett(acc_48, 8);
-        const vint16m1_t acc_49 = __riscv_vadd_vv_i16m1(red_48, p_49, 8);
-        acc_48 = acc_49;
-    }
-    const vint16m1_t red_49 = nttgen_newhope512_rvv128_barrett(acc_48, 8);
-    __riscv_vse16_v_i16m1(&r[192], red_49, 8);
-    const vint16m1_t a_50 = __riscv_vle16_v_i16m1(&a[200], 8);
-    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[200], 8);
-    const vint16m1_t p_50 = nttgen_newhope512_rvv128_montmul_var(a_50, b_50, 8);
-    vint16m1_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const vint16m1_t a_51 = __riscv_vle16_v_i16m1(&a[200 + i_25 * 512 + 512], 8);
-        const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[200 + i_25 * 512 + 512], 8);
-        const vint16m1_t p_51 = nttgen_newhope512_rvv128_montmul_var(a_51, b_51, 8);
-        const vint16m1_t red_50 = nttgen_newhope512_rvv128_barrett(acc_50, 8);
-        const vint16m1_t acc_51 = __riscv_vadd_vv_i16m1(red_50, p_51, 8);
-        acc_50 = acc_51;
-    }
-    const vint16m1_t red_51 = nttgen_newhope512_rvv128_barrett(acc_50, 8);
-    __riscv_vse16_v_i16m1(&r[200], red_51, 8);
-    const vint16m1_t a_52 = __riscv_vle16_v_i16m1(&a[208], 8);
-    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[208], 8);
-    const vint16m1_t p_52 = nttgen_newhope512_rvv128_montmul_var(a_52, b_52, 8);
-    vint16m1_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const vint16m1_t a_53 = __riscv_vle16_v_i16m1(&a[208 + i_26 * 512 + 512], 8);
-        const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[208 + i_26 * 512 + 512], 8);
-        const vint16m1_t p_53 = nttgen_newhope512_rvv128_montmul_var(a_53, b_53, 8);
-        const vint16m1_t red_52 = nttgen_newhope512_rvv128_barrett(acc_52, 8);
-        const vint16m1_t acc_53 = __riscv_vadd_vv_i16m1(red_52, p_53, 8);
-        acc_52 = acc_53;
-    }
-    const vint16m1_t red_53 = nttgen_newhope512_rvv128_barrett(acc_52, 8);
-    __riscv_vse16_v_i16m1(&r[208], red_53, 8);
-    const vint16m1_t a_54 = __riscv_vle16_v_i16m1(&a[216], 8);
-    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[216], 8);
-    const vint16m1_t p_54 = nttgen_newhope512_rvv128_montmul_var(a_54, b_54, 8);
-    vint16m1_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const vint16m1_t a_55 = __riscv_vle16_v_i16m1(&a[216 + i_27 * 512 + 512], 8);
-        const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[216 + i_27 * 512 + 512], 8);
-        const vint16m1_t p_55 = nttgen_newhope512_rvv128_montmul_var(a_55, b_55, 8);
-        const vint16m1_t red_54 = nttgen_newhope512_rvv128_barrett(acc_54, 8);
-        const vint16m1_t acc_55 = __riscv_vadd_vv_i16m1(red_54, p_55, 8);
-        acc_54 = acc_55;
-    }
-    const vint16m1_t red_55 = nttgen_newhope512_rvv128_barrett(acc_54, 8);
-    __riscv_vse16_v_i16m1(&r[216], red_55, 8);
-    const vint16m1_t a_56 = __riscv_vle16_v_i16m1(&a[224], 8);
-    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[224], 8);
-    const vint16m1_t p_56 = nttgen_newhope512_rvv128_montmul_var(a_56, b_56, 8);
-    vint16m1_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const vint16m1_t a_57 = __riscv_vle16_v_i16m1(&a[224 + i_28 * 512 + 512], 8);
-        const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[224 + i_28 * 512 + 512], 8);
-        const vint16m1_t p_57 = nttgen_newhope512_rvv128_montmul_var(a_57, b_57, 8);
-        const vint16m1_t red_56 = nttgen_newhope512_rvv128_barrett(acc_56, 8);
-        const vint16m1_t acc_57 = __riscv_vadd_vv_i16m1(red_56, p_57, 8);
-        acc_56 = acc_57;
-    }
-    const vint16m1_t red_57 = nttgen_newhope512_rvv128_barrett(acc_56, 8);
-    __riscv_vse16_v_i16m1(&r[224], red_57, 8);
-    const vint16m1_t a_58 = __riscv_vle16_v_i16m1(&a[232], 8);
-    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[232], 8);
-    const vint16m1_t p_58 = nttgen_newhope512_rvv128_montmul_var(a_58, b_58, 8);
-    vint16m1_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const vint16m1_t a_59 = __riscv_vle16_v_i16m1(&a[232 + i_29 * 512 + 512], 8);
-        const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[232 + i_29 * 512 + 512], 8);
-        const vint16m1_t p_59 = nttgen_newhope512_rvv128_montmul_var(a_59, b_59, 8);
-        const vint16m1_t red_58 = nttgen_newhope512_rvv128_barrett(acc_58, 8);
-        const vint16m1_t acc_59 = __riscv_vadd_vv_i16m1(red_58, p_59, 8);
-        acc_58 = acc_59;
-    }
-    const vint16m1_t red_59 = nttgen_newhope512_rvv128_barrett(acc_58, 8);
-    __riscv_vse16_v_i16m1(&r[232], red_59, 8);
-    const vint16m1_t a_60 = __riscv_vle16_v_i16m1(&a[240], 8);
-    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[240], 8);
-    const vint16m1_t p_60 = nttgen_newhope512_rvv128_montmul_var(a_60, b_60, 8);
-    vint16m1_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const vint16m1_t a_61 = __riscv_vle16_v_i16m1(&a[240 + i_30 * 512 + 512], 8);
-        const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[240 + i_30 * 512 + 512], 8);
-        const vint16m1_t p_61 = nttgen_newhope512_rvv128_montmul_var(a_61, b_61, 8);
-        const vint16m1_t red_60 = nttgen_newhope512_rvv128_barrett(acc_60, 8);
-        const vint16m1_t acc_61 = __riscv_vadd_vv_i16m1(red_60, p_61, 8);
-        acc_60 = acc_61;
-    }
-    const vint16m1_t red_61 = nttgen_newhope512_rvv128_barrett(acc_60, 8);
-    __riscv_vse16_v_i16m1(&r[240], red_61, 8);
-    const vint16m1_t a_62 = __riscv_vle16_v_i16m1(&a[248], 8);
-    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[248], 8);
-    const vint16m1_t p_62 = nttgen_newhope512_rvv128_montmul_var(a_62, b_62, 8);
-    vint16m1_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[248 + i_31 * 512 + 512], 8);
-        const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[248 + i_31 * 512 + 512], 8);
-        const vint16m1_t p_63 = nttgen_newhope512_rvv128_montmul_var(a_63, b_63, 8);
-        const vint16m1_t red_62 = nttgen_newhope512_rvv128_barrett(acc_62, 8);
-        const vint16m1_t acc_63 = __riscv_vadd_vv_i16m1(red_62, p_63, 8);
-        acc_62 = acc_63;
-    }
-    const vint16m1_t red_63 = nttgen_newhope512_rvv128_barrett(acc_62, 8);
-    __riscv_vse16_v_i16m1(&r[248], red_63, 8);
-    const vint16m1_t a_64 = __riscv_vle16_v_i16m1(&a[256], 8);
-    const vint16m1_t b_64 = __riscv_vle16_v_i16m1(&b[256], 8);
-    const vint16m1_t p_64 = nttgen_newhope512_rvv128_montmul_var(a_64, b_64, 8);
-    vint16m1_t acc_64 = p_64;
-    for (size_t i_32 = 0; (i_32 + 1) < k; ++i_32) {
-        const vint16m1_t a_65 = __riscv_vle16_v_i16m1(&a[256 + i_32 * 512 + 512], 8);
-        const vint16m1_t b_65 = __riscv_vle16_v_i16m1(&b[256 + i_32 * 512 + 512], 8);
-        const vint16m1_t p_65 = nttgen_newhope512_rvv128_montmul_var(a_65, b_65, 8);
-        const vint16m1_t red_64 = nttgen_newhope512_rvv128_barrett(acc_64, 8);
-        const vint16m1_t acc_65 = __riscv_vadd_vv_i16m1(red_64, p_65, 8);
-        acc_64 = acc_65;
-    }
-    const vint16m1_t red_65 = nttgen_newhope512_rvv128_barrett(acc_64, 8);
-    __riscv_vse16_v_i16m1(&r[256], red_65, 8);
-    const vint16m1_t a_66 = __riscv_vle16_v_i16m1(&a[264], 8);
-    const vint16m1_t b_66 = __riscv_vle16_v_i16m1(&b[264], 8);
-    const vint16m1_t p_66 = nttgen_newhope512_rvv128_montmul_var(a_66, b_66, 8);
-    vint16m1_t acc_66 = p_66;
-    for (size_t i_33 = 0; (i_33 + 1) < k; ++i_33) {
-        const vint16m1_t a_67 = __riscv_vle16_v_i16m1(&a[264 + i_33 * 512 + 512], 8);
-        const vint16m1_t b_67 = __riscv_vle16_v_i16m1(&b[264 + i_33 * 512 + 512], 8);
-        const vint16m1_t p_67 = nttgen_newhope512_rvv128_montmul_var(a_67, b_67, 8);
-        const vint16m1_t red_66 = nttgen_newhope512_rvv128_barrett(acc_66, 8);
-        const vint16m1_t acc_67 = __riscv_vadd_vv_i16m1(red_66, p_67, 8);
-        acc_66 = acc_67;
-    }
-    const vint16m1_t red_67 = nttgen_newhope512_rvv128_barrett(acc_66, 8);
-    __riscv_vse16_v_i16m1(&r[264], red_67, 8);
-    const vint16m1_t a_68 = __riscv_vle16_v_i16m1(&a[272], 8);
-    const vint16m1_t b_68 = __riscv_vle16_v_i16m1(&b[272], 8);
-    const vint16m1_t p_68 = nttgen_newhope512_rvv128_montmul_var(a_68, b_68, 8);
-    vint16m1_t acc_68 = p_68;
-    for (size_t i_34 = 0; (i_34 + 1) < k; ++i_34) {
-        const vint16m1_t a_69 = __riscv_vle16_v_i16m1(&a[272 + i_34 * 512 + 512], 8);
-        const vint16m1_t b_69 = __riscv_vle16_v_i16m1(&b[272 + i_34 * 512 + 512], 8);
-        const vint16m1_t p_69 = nttgen_newhope512_rvv128_montmul_var(a_69, b_69, 8);
-        const vint16m1_t red_68 = nttgen_newhope512_rvv128_barrett(acc_68, 8);
-        const vint16m1_t acc_69 = __riscv_vadd_vv_i16m1(red_68, p_69, 8);
-        acc_68 = acc_69;
-    }
-    const vint16m1_t red_69 = nttgen_newhope512_rvv128_barrett(acc_68, 8);
-    __riscv_vse16_v_i16m1(&r[272], red_69, 8);
-    const vint16m1_t a_70 = __riscv_vle16_v_i16m1(&a[280], 8);
-    const vint16m1_t b_70 = __riscv_vle16_v_i16m1(&b[280], 8);
-    const vint16m1_t p_70 = nttgen_newhope512_rvv128_montmul_var(a_70, b_70, 8);
-    vint16m1_t acc_70 = p_70;
-    for (size_t i_35 = 0; (i_35 + 1) < k; ++i_35) {
-        const vint16m1_t a_71 = __riscv_vle16_v_i16m1(&a[280 + i_35 * 512 + 512], 8);
-        const vint16m1_t b_71 = __riscv_vle16_v_i16m1(&b[280 + i_35 * 512 + 512], 8);
-        const vint16m1_t p_71 = nttgen_newhope512_rvv128_montmul_var(a_71, b_71, 8);
-        const vint16m1_t red_70 = nttgen_newhope512_rvv128_barrett(acc_70, 8);
-        const vint16m1_t acc_71 = __riscv_vadd_vv_i16m1(red_70, p_71, 8);
-        acc_70 = acc_71;
-    }
-    const vint16m1_t red_71 = nttgen_newhope512_rvv128_barrett(acc_70, 8);
-    __riscv_vse16_v_i16m1(&r[280], red_71, 8);
-    const vint16m1_t a_72 = __riscv_vle16_v_i16m1(&a[288], 8);
-    const vint16m1_t b_72 = __riscv_vle16_v_i16m1(&b[288], 8);
-    const vint16m1_t p_72 = nttgen_newhope512_rvv128_montmul_var(a_72, b_72, 8);
-    vint16m1_t acc_72 = p_72;
-    for (size_t i_36 = 0; (i_36 + 1) < k; ++i_36) {
-        const vint16m1_t a_73 = __riscv_vle16_v_i16m1(&a[288 + i_36 * 512 + 512], 8);
-        const vint16m1_t b_73 = __riscv_vle16_v_i16m1(&b[288 + i_36 * 512 + 512], 8);
-        const vint16m1_t p_73 = nttgen_newhope512_rvv128_montmul_var(a_73, b_73, 8);
-        const vint16m1_t red_72 = nttgen_newhope512_rvv128_barrett(acc_72, 8);
-        const vint16m1_t acc_73 = __riscv_vadd_vv_i16m1(red_72, p_73, 8);
-        acc_72 = acc_73;
-    }
-    const vint16m1_t red_73 = nttgen_newhope512_rvv128_barrett(acc_72, 8);
-    __riscv_vse16_v_i16m1(&r[288], red_73, 8);
-    const vint16m1_t a_74 = __riscv_vle16_v_i16m1(&a[296], 8);
-    const vint16m1_t b_74 = __riscv_vle16_v_i16m1(&b[296], 8);
-    const vint16m1_t p_74 = nttgen_newhope512_rvv128_montmul_var(a_74, b_74, 8);
-    vint16m1_t acc_74 = p_74;
-    for (size_t i_37 = 0; (i_37 + 1) < k; ++i_37) {
-        const vint16m1_t a_75 = __riscv_vle16_v_i16m1(&a[296 + i_37 * 512 + 512], 8);
-        const vint16m1_t b_75 = __riscv_vle16_v_i16m1(&b[296 + i_37 * 512 + 512], 8);
-        const vint16m1_t p_75 = nttgen_newhope512_rvv128_montmul_var(a_75, b_75, 8);
-        const vint16m1_t red_74 = nttgen_newhope512_rvv128_barrett(acc_74, 8);
-        const vint16m1_t acc_75 = __riscv_vadd_vv_i16m1(red_74, p_75, 8);
-        acc_74 = acc_75;
-    }
-    const vint16m1_t red_75 = nttgen_newhope512_rvv128_barrett(acc_74, 8);
-    __riscv_vse16_v_i16m1(&r[296], red_75, 8);
-    const vint16m1_t a_76 = __riscv_vle16_v_i16m1(&a[304], 8);
-    const vint16m1_t b_76 = __riscv_vle16_v_i16m1(&b[304], 8);
-    const vint16m1_t p_76 = nttgen_newhope512_rvv128_montmul_var(a_76, b_76, 8);
-    vint16m1_t acc_76 = p_76;
-    for (size_t i_38 = 0; (i_38 + 1) < k; ++i_38) {
-        const vint16m1_t a_77 = __riscv_vle16_v_i16m1(&a[304 + i_38 * 512 + 512], 8);
-        const vint16m1_t b_77 = __riscv_vle16_v_i16m1(&b[304 + i_38 * 512 + 512], 8);
-        const vint16m1_t p_77 = nttgen_newhope512_rvv128_montmul_var(a_77, b_77, 8);
-        const vint16m1_t red_76 = nttgen_newhope512_rvv128_barrett(acc_76, 8);
-        const vint16m1_t acc_77 = __riscv_vadd_vv_i16m1(red_76, p_77, 8);
-        acc_76 = acc_77;
-    }
-    const vint16m1_t red_77 = nttgen_newhope512_rvv128_barrett(acc_76, 8);
-    __riscv_vse16_v_i16m1(&r[304], red_77, 8);
-    const vint16m1_t a_78 = __riscv_vle16_v_i16m1(&a[312], 8);
-    const vint16m1_t b_78 = __riscv_vle16_v_i16m1(&b[312], 8);
-    const vint16m1_t p_78 = nttgen_newhope512_rvv128_montmul_var(a_78, b_78, 8);
-    vint16m1_t acc_78 = p_78;
-    for (size_t i_39 = 0; (i_39 + 1) < k; ++i_39) {
-        const vint16m1_t a_79 = __riscv_vle16_v_i16m1(&a[312 + i_39 * 512 + 512], 8);
-        const vint16m1_t b_79 = __riscv_vle16_v_i16m1(&b[312 + i_39 * 512 + 512], 8);
-        const vint16m1_t p_79 = nttgen_newhope512_rvv128_montmul_var(a_79, b_79, 8);
-        const vint16m1_t red_78 = nttgen_newhope512_rvv128_barrett(acc_78, 8);
-        const vint16m1_t acc_79 = __riscv_vadd_vv_i16m1(red_78, p_79, 8);
-        acc_78 = acc_79;
-    }
-    const vint16m1_t red_79 = nttgen_newhope512_rvv128_barrett(acc_78, 8);
-    __riscv_vse16_v_i16m1(&r[312], red_79, 8);
-    const vint16m1_t a_80 = __riscv_vle16_v_i16m1(&a[320], 8);
-    const vint16m1_t b_80 = __riscv_vle16_v_i16m1(&b[320], 8);
-    const vint16m1_t p_80 = nttgen_newhope512_rvv128_montmul_var(a_80, b_80, 8);
-    vint16m1_t acc_80 = p_80;
-    for (size_t i_40 = 0; (i_40 + 1) < k; ++i_40) {
-        const vint16m1_t a_81 = __riscv_vle16_v_i16m1(&a[320 + i_40 * 512 + 512], 8);
-        const vint16m1_t b_81 = __riscv_vle16_v_i16m1(&b[320 + i_40 * 512 + 512], 8);
-        const vint16m1_t p_81 = nttgen_newhope512_rvv128_montmul_var(a_81, b_81, 8);
-        const vint16m1_t red_80 = nttgen_newhope512_rvv128_barrett(acc_80, 8);
-        const vint16m1_t acc_81 = __riscv_vadd_vv_i16m1(red_80, p_81, 8);
-        acc_80 = acc_81;
-    }
-    const vint16m1_t red_81 = nttgen_newhope512_rvv128_barrett(acc_80, 8);
-    __riscv_vse16_v_i16m1(&r[320], red_81, 8);
-    const vint16m1_t a_82 = __riscv_vle16_v_i16m1(&a[328], 8);
-    const vint16m1_t b_82 = __riscv_vle16_v_i16m1(&b[328], 8);
-    const vint16m1_t p_82 = nttgen_newhope512_rvv128_montmul_var(a_82, b_82, 8);
-    vint16m1_t acc_82 = p_82;
-    for (size_t i_41 = 0; (i_41 + 1) < k; ++i_41) {
-        const vint16m1_t a_83 = __riscv_vle16_v_i16m1(&a[328 + i_41 * 512 + 512], 8);
-        const vint16m1_t b_83 = __riscv_vle16_v_i16m1(&b[328 + i_41 * 512 + 512], 8);
-        const vint16m1_t p_83 = nttgen_newhope512_rvv128_montmul_var(a_83, b_83, 8);
-        const vint16m1_t red_82 = nttgen_newhope512_rvv128_barrett(acc_82, 8);
-        const vint16m1_t acc_83 = __riscv_vadd_vv_i16m1(red_82, p_83, 8);
-        acc_82 = acc_83;
-    }
-    const vint16m1_t red_83 = nttgen_newhope512_rvv128_barrett(acc_82, 8);
-    __riscv_vse16_v_i16m1(&r[328], red_83, 8);
-    const vint16m1_t a_84 = __riscv_vle16_v_i16m1(&a[336], 8);
-    const vint16m1_t b_84 = __riscv_vle16_v_i16m1(&b[336], 8);
-    const vint16m1_t p_84 = nttgen_newhope512_rvv128_montmul_var(a_84, b_84, 8);
-    vint16m1_t acc_84 = p_84;
-    for (size_t i_42 = 0; (i_42 + 1) < k; ++i_42) {
-        const vint16m1_t a_85 = __riscv_vle16_v_i16m1(&a[336 + i_42 * 512 + 512], 8);
-        const vint16m1_t b_85 = __riscv_vle16_v_i16m1(&b[336 + i_42 * 512 + 512], 8);
-        const vint16m1_t p_85 = nttgen_newhope512_rvv128_montmul_var(a_85, b_85, 8);
-        const vint16m1_t red_84 = nttgen_newhope512_rvv128_barrett(acc_84, 8);
-        const vint16m1_t acc_85 = __riscv_vadd_vv_i16m1(red_84, p_85, 8);
-        acc_84 = acc_85;
-    }
-    const vint16m1_t red_85 = nttgen_newhope512_rvv128_barrett(acc_84, 8);
-    __riscv_vse16_v_i16m1(&r[336], red_85, 8);
-    const vint16m1_t a_86 = __riscv_vle16_v_i16m1(&a[344], 8);
-    const vint16m1_t b_86 = __riscv_vle16_v_i16m1(&b[344], 8);
-    const vint16m1_t p_86 = nttgen_newhope512_rvv128_montmul_var(a_86, b_86, 8);
-    vint16m1_t acc_86 = p_86;
-    for (size_t i_43 = 0; (i_43 + 1) < k; ++i_43) {
-        const vint16m1_t a_87 = __riscv_vle16_v_i16m1(&a[344 + i_43 * 512 + 512], 8);
-        const vint16m1_t b_87 = __riscv_vle16_v_i16m1(&b[344 + i_43 * 512 + 512], 8);
-        const vint16m1_t p_87 = nttgen_newhope512_rvv128_montmul_var(a_87, b_87, 8);
-        const vint16m1_t red_86 = nttgen_newhope512_rvv128_barrett(acc_86, 8);
-        const vint16m1_t acc_87 = __riscv_vadd_vv_i16m1(red_86, p_87, 8);
-        acc_86 = acc_87;
-    }
-    const vint16m1_t red_87 = nttgen_newhope512_rvv128_barrett(acc_86, 8);
-    __riscv_vse16_v_i16m1(&r[344], red_87, 8);
-    const vint16m1_t a_88 = __riscv_vle16_v_i16m1(&a[352], 8);
-    const vint16m1_t b_88 = __riscv_vle16_v_i16m1(&b[352], 8);
-    const vint16m1_t p_88 = nttgen_newhope512_rvv128_montmul_var(a_88, b_88, 8);
-    vint16m1_t acc_88 = p_88;
-    for (size_t i_44 = 0; (i_44 + 1) < k; ++i_44) {
-        const vint16m1_t a_89 = __riscv_vle16_v_i16m1(&a[352 + i_44 * 512 + 512], 8);
-        const vint16m1_t b_89 = __riscv_vle16_v_i16m1(&b[352 + i_44 * 512 + 512], 8);
-        const vint16m1_t p_89 = nttgen_newhope512_rvv128_montmul_var(a_89, b_89, 8);
-        const vint16m1_t red_88 = nttgen_newhope512_rvv128_barrett(acc_88, 8);
-        const vint16m1_t acc_89 = __riscv_vadd_vv_i16m1(red_88, p_89, 8);
-        acc_88 = acc_89;
-    }
-    const vint16m1_t red_89 = nttgen_newhope512_rvv128_barrett(acc_88, 8);
-    __riscv_vse16_v_i16m1(&r[352], red_89, 8);
-    const vint16m1_t a_90 = __riscv_vle16_v_i16m1(&a[360], 8);
-    const vint16m1_t b_90 = __riscv_vle16_v_i16m1(&b[360], 8);
-    const vint16m1_t p_90 = nttgen_newhope512_rvv128_montmul_var(a_90, b_90, 8);
-    vint16m1_t acc_90 = p_90;
-    for (size_t i_45 = 0; (i_45 + 1) < k; ++i_45) {
-        const vint16m1_t a_91 = __riscv_vle16_v_i16m1(&a[360 + i_45 * 512 + 512], 8);
-        const vint16m1_t b_91 = __riscv_vle16_v_i16m1(&b[360 + i_45 * 512 + 512], 8);
-        const vint16m1_t p_91 = nttgen_newhope512_rvv128_montmul_var(a_91, b_91, 8);
-        const vint16m1_t red_90 = nttgen_newhope512_rvv128_barrett(acc_90, 8);
-        const vint16m1_t acc_91 = __riscv_vadd_vv_i16m1(red_90, p_91, 8);
-        acc_90 = acc_91;
-    }
-    const vint16m1_t red_91 = nttgen_newhope512_rvv128_barrett(acc_90, 8);
-    __riscv_vse16_v_i16m1(&r[360], red_91, 8);
-    const vint16m1_t a_92 = __riscv_vle16_v_i16m1(&a[368], 8);
-    const vint16m1_t b_92 = __riscv_vle16_v_i16m1(&b[368], 8);
-    const vint16m1_t p_92 = nttgen_newhope512_rvv128_montmul_var(a_92, b_92, 8);
-    vint16m1_t acc_92 = p_92;
-    for (size_t i_46 = 0; (i_46 + 1) < k; ++i_46) {
-        const vint16m1_t a_93 = __riscv_vle16_v_i16m1(&a[368 + i_46 * 512 + 512], 8);
-        const vint16m1_t b_93 = __riscv_vle16_v_i16m1(&b[368 + i_46 * 512 + 512], 8);
-        const vint16m1_t p_93 = nttgen_newhope512_rvv128_montmul_var(a_93, b_93, 8);
-        const vint16m1_t red_92 = nttgen_newhope512_rvv128_barrett(acc_92, 8);
-        const vint16m1_t acc_93 = __riscv_vadd_vv_i16m1(red_92, p_93, 8);
-        acc_92 = acc_93;
-    }
-    const vint16m1_t red_93 = nttgen_newhope512_rvv128_barrett(acc_92, 8);
-    __riscv_vse16_v_i16m1(&r[368], red_93, 8);
-    const vint16m1_t a_94 = __riscv_vle16_v_i16m1(&a[376], 8);
-    const vint16m1_t b_94 = __riscv_vle16_v_i16m1(&b[376], 8);
-    const vint16m1_t p_94 = nttgen_newhope512_rvv128_montmul_var(a_94, b_94, 8);
-    vint16m1_t acc_94 = p_94;
-    for (size_t i_47 = 0; (i_47 + 1) < k; ++i_47) {
-        const vint16m1_t a_95 = __riscv_vle16_v_i16m1(&a[376 + i_47 * 512 + 512], 8);
-        const vint16m1_t b_95 = __riscv_vle16_v_i16m1(&b[376 + i_47 * 512 + 512], 8);
-        const vint16m1_t p_95 = nttgen_newhope512_rvv128_montmul_var(a_95, b_95, 8);
-        const vint16m1_t red_94 = nttgen_newhope512_rvv128_barrett(acc_94, 8);
-        const vint16m1_t acc_95 = __riscv_vadd_vv_i16m1(red_94, p_95, 8);
-        acc_94 = acc_95;
-    }
-    const vint16m1_t red_95 = nttgen_newhope512_rvv128_barrett(acc_94, 8);
-    __riscv_vse16_v_i16m1(&r[376], red_95, 8);
-    const vint16m1_t a_96 = __riscv_vle16_v_i16m1(&a[384], 8);
-    const vint16m1_t b_96 = __riscv_vle16_v_i16m1(&b[384], 8);
-    const vint16m1_t p_96 = nttgen_newhope512_rvv128_montmul_var(a_96, b_96, 8);
-    vint16m1_t acc_96 = p_96;
-    for (size_t i_48 = 0; (i_48 + 1) < k; ++i_48) {
-        const vint16m1_t a_97 = __riscv_vle16_v_i16m1(&a[384 + i_48 * 512 + 512], 8);
-        const vint16m1_t b_97 = __riscv_vle16_v_i16m1(&b[384 + i_48 * 512 + 512], 8);
-        const vint16m1_t p_97 = nttgen_newhope512_rvv128_montmul_var(a_97, b_97, 8);
-        const vint16m1_t red_96 = nttgen_newhope512_rvv128_barrett(acc_96, 8);
-        const vint16m1_t acc_97 = __riscv_vadd_vv_i16m1(red_96, p_97, 8);
-        acc_96 = acc_97;
-    }
-    const vint16m1_t red_97 = nttgen_newhope512_rvv128_barrett(acc_96, 8);
-    __riscv_vse16_v_i16m1(&r[384], red_97, 8);
-    const vint16m1_t a_98 = __riscv_vle16_v_i16m1(&a[392], 8);
-    const vint16m1_t b_98 = __riscv_vle16_v_i16m1(&b[392], 8);
-    const vint16m1_t p_98 = nttgen_newhope512_rvv128_montmul_var(a_98, b_98, 8);
-    vint16m1_t acc_98 = p_98;
-    for (size_t i_49 = 0; (i_49 + 1) < k; ++i_49) {
-        const vint16m1_t a_99 = __riscv_vle16_v_i16m1(&a[392 + i_49 * 512 + 512], 8);
-        const vint16m1_t b_99 = __riscv_vle16_v_i16m1(&b[392 + i_49 * 512 + 512], 8);
-        const vint16m1_t p_99 = nttgen_newhope512_rvv128_montmul_var(a_99, b_99, 8);
-        const vint16m1_t red_98 = nttgen_newhope512_rvv128_barrett(acc_98, 8);
-        const vint16m1_t acc_99 = __riscv_vadd_vv_i16m1(red_98, p_99, 8);
-        acc_98 = acc_99;
-    }
-    const vint16m1_t red_99 = nttgen_newhope512_rvv128_barrett(acc_98, 8);
-    __riscv_vse16_v_i16m1(&r[392], red_99, 8);
-    const vint16m1_t a_100 = __riscv_vle16_v_i16m1(&a[400], 8);
-    const vint16m1_t b_100 = __riscv_vle16_v_i16m1(&b[400], 8);
-    const vint16m1_t p_100 = nttgen_newhope512_rvv128_montmul_var(a_100, b_100, 8);
-    vint16m1_t acc_100 = p_100;
-    for (size_t i_50 = 0; (i_50 + 1) < k; ++i_50) {
-        const vint16m1_t a_101 = __riscv_vle16_v_i16m1(&a[400 + i_50 * 512 + 512], 8);
-        const vint16m1_t b_101 = __riscv_vle16_v_i16m1(&b[400 + i_50 * 512 + 512], 8);
-        const vint16m1_t p_101 = nttgen_newhope512_rvv128_montmul_var(a_101, b_101, 8);
-        const vint16m1_t red_100 = nttgen_newhope512_rvv128_barrett(acc_100, 8);
-        const vint16m1_t acc_101 = __riscv_vadd_vv_i16m1(red_100, p_101, 8);
-        acc_100 = acc_101;
-    }
-    const vint16m1_t red_101 = nttgen_newhope512_rvv128_barrett(acc_100, 8);
-    __riscv_vse16_v_i16m1(&r[400], red_101, 8);
-    const vint16m1_t a_102 = __riscv_vle16_v_i16m1(&a[408], 8);
-    const vint16m1_t b_102 = __riscv_vle16_v_i16m1(&b[408], 8);
-    const vint16m1_t p_102 = nttgen_newhope512_rvv128_montmul_var(a_102, b_102, 8);
-    vint16m1_t acc_102 = p_102;
-    for (size_t i_51 = 0; (i_51 + 1) < k; ++i_51) {
-        const vint16m1_t a_103 = __riscv_vle16_v_i16m1(&a[408 + i_51 * 512 + 512], 8);
-        const vint16m1_t b_103 = __riscv_vle16_v_i16m1(&b[408 + i_51 * 512 + 512], 8);
-        const vint16m1_t p_103 = nttgen_newhope512_rvv128_montmul_var(a_103, b_103, 8);
-        const vint16m1_t red_102 = nttgen_newhope512_rvv128_barrett(acc_102, 8);
-        const vint16m1_t acc_103 = __riscv_vadd_vv_i16m1(red_102, p_103, 8);
-        acc_102 = acc_103;
-    }
-    const vint16m1_t red_103 = nttgen_newhope512_rvv128_barrett(acc_102, 8);
-    __riscv_vse16_v_i16m1(&r[408], red_103, 8);
-    const vint16m1_t a_104 = __riscv_vle16_v_i16m1(&a[416], 8);
-    const vint16m1_t b_104 = __riscv_vle16_v_i16m1(&b[416], 8);
-    const vint16m1_t p_104 = nttgen_newhope512_rvv128_montmul_var(a_104, b_104, 8);
-    vint16m1_t acc_104 = p_104;
-    for (size_t i_52 = 0; (i_52 + 1) < k; ++i_52) {
-        const vint16m1_t a_105 = __riscv_vle16_v_i16m1(&a[416 + i_52 * 512 + 512], 8);
-        const vint16m1_t b_105 = __riscv_vle16_v_i16m1(&b[416 + i_52 * 512 + 512], 8);
-        const vint16m1_t p_105 = nttgen_newhope512_rvv128_montmul_var(a_105, b_105, 8);
-        const vint16m1_t red_104 = nttgen_newhope512_rvv128_barrett(acc_104, 8);
-        const vint16m1_t acc_105 = __riscv_vadd_vv_i16m1(red_104, p_105, 8);
-        acc_104 = acc_105;
-    }
-    const vint16m1_t red_105 = nttgen_newhope512_rvv128_barrett(acc_104, 8);
-    __riscv_vse16_v_i16m1(&r[416], red_105, 8);
-    const vint16m1_t a_106 = __riscv_vle16_v_i16m1(&a[424], 8);
-    const vint16m1_t b_106 = __riscv_vle16_v_i16m1(&b[424], 8);
-    const vint16m1_t p_106 = nttgen_newhope512_rvv128_montmul_var(a_106, b_106, 8);
-    vint16m1_t acc_106 = p_106;
-    for (size_t i_53 = 0; (i_53 + 1) < k; ++i_53) {
-        const vint16m1_t a_107 = __riscv_vle16_v_i16m1(&a[424 + i_53 * 512 + 512], 8);
-        const vint16m1_t b_107 = __riscv_vle16_v_i16m1(&b[424 + i_53 * 512 + 512], 8);
-        const vint16m1_t p_107 = nttgen_newhope512_rvv128_montmul_var(a_107, b_107, 8);
-        const vint16m1_t red_106 = nttgen_newhope512_rvv128_barrett(acc_106, 8);
-        const vint16m1_t acc_107 = __riscv_vadd_vv_i16m1(red_106, p_107, 8);
-        acc_106 = acc_107;
-    }
-    const vint16m1_t red_107 = nttgen_newhope512_rvv128_barrett(acc_106, 8);
-    __riscv_vse16_v_i16m1(&r[424], red_107, 8);
-    const vint16m1_t a_108 = __riscv_vle16_v_i16m1(&a[432], 8);
-    const vint16m1_t b_108 = __riscv_vle16_v_i16m1(&b[432], 8);
-    const vint16m1_t p_108 = nttgen_newhope512_rvv128_montmul_var(a_108, b_108, 8);
-    vint16m1_t acc_108 = p_108;
-    for (size_t i_54 = 0; (i_54 + 1) < k; ++i_54) {
-        const vint16m1_t a_109 = __riscv_vle16_v_i16m1(&a[432 + i_54 * 512 + 512], 8);
-        const vint16m1_t b_109 = __riscv_vle16_v_i16m1(&b[432 + i_54 * 512 + 512], 8);
-        const vint16m1_t p_109 = nttgen_newhope512_rvv128_montmul_var(a_109, b_109, 8);
-        const vint16m1_t red_108 = nttgen_newhope512_rvv128_barrett(acc_108, 8);
-        const vint16m1_t acc_109 = __riscv_vadd_vv_i16m1(red_108, p_109, 8);
-        acc_108 = acc_109;
-    }
-    const vint16m1_t red_109 = nttgen_newhope512_rvv128_barrett(acc_108, 8);
-    __riscv_vse16_v_i16m1(&r[432], red_109, 8);
-    const vint16m1_t a_110 = __riscv_vle16_v_i16m1(&a[440], 8);
-    const vint16m1_t b_110 = __riscv_vle16_v_i16m1(&b[440], 8);
-    const vint16m1_t p_110 = nttgen_newhope512_rvv128_montmul_var(a_110, b_110, 8);
-    vint16m1_t acc_110 = p_110;
-    for (size_t i_55 = 0; (i_55 + 1) < k; ++i_55) {
-        const vint16m1_t a_111 = __riscv_vle16_v_i16m1(&a[440 + i_55 * 512 + 512], 8);
-        const vint16m1_t b_111 = __riscv_vle16_v_i16m1(&b[440 + i_55 * 512 + 512], 8);
-        const vint16m1_t p_111 = nttgen_newhope512_rvv128_montmul_var(a_111, b_111, 8);
-        const vint16m1_t red_110 = nttgen_newhope512_rvv128_barrett(acc_110, 8);
-        const vint16m1_t acc_111 = __riscv_vadd_vv_i16m1(red_110, p_111, 8);
-        acc_110 = acc_111;
-    }
-    const vint16m1_t red_111 = nttgen_newhope512_rvv128_barrett(acc_110, 8);
-    __riscv_vse16_v_i16m1(&r[440], red_111, 8);
-    const vint16m1_t a_112 = __riscv_vle16_v_i16m1(&a[448], 8);
-    const vint16m1_t b_112 = __riscv_vle16_v_i16m1(&b[448], 8);
-    const vint16m1_t p_112 = nttgen_newhope512_rvv128_montmul_var(a_112, b_112, 8);
-    vint16m1_t acc_112 = p_112;
-    for (size_t i_56 = 0; (i_56 + 1) < k; ++i_56) {
-        const vint16m1_t a_113 = __riscv_vle16_v_i16m1(&a[448 + i_56 * 512 + 512], 8);
-        const vint16m1_t b_113 = __riscv_vle16_v_i16m1(&b[448 + i_56 * 512 + 512], 8);
-        const vint16m1_t p_113 = nttgen_newhope512_rvv128_montmul_var(a_113, b_113, 8);
-        const vint16m1_t red_112 = nttgen_newhope512_rvv128_barrett(acc_112, 8);
-        const vint16m1_t acc_113 = __riscv_vadd_vv_i16m1(red_112, p_113, 8);
-        acc_112 = acc_113;
-    }
-    const vint16m1_t red_113 = nttgen_newhope512_rvv128_barrett(acc_112, 8);
-    __riscv_vse16_v_i16m1(&r[448], red_113, 8);
-    const vint16m1_t a_114 = __riscv_vle16_v_i16m1(&a[456], 8);
-    const vint16m1_t b_114 = __riscv_vle16_v_i16m1(&b[456], 8);
-    const vint16m1_t p_114 = nttgen_newhope512_rvv128_montmul_var(a_114, b_114, 8);
-    vint16m1_t acc_114 = p_114;
-    for (size_t i_57 = 0; (i_57 + 1) < k; ++i_57) {
-        const vint16m1_t a_115 = __riscv_vle16_v_i16m1(&a[456 + i_57 * 512 + 512], 8);
-        const vint16m1_t b_115 = __riscv_vle16_v_i16m1(&b[456 + i_57 * 512 + 512], 8);
-        const vint16m1_t p_115 = nttgen_newhope512_rvv128_montmul_var(a_115, b_115, 8);
-        const vint16m1_t red_114 = nttgen_newhope512_rvv128_barrett(acc_114, 8);
-        const vint16m1_t acc_115 = __riscv_vadd_vv_i16m1(red_114, p_115, 8);
-        acc_114 = acc_115;
-    }
-    const vint16m1_t red_115 = nttgen_newhope512_rvv128_barrett(acc_114, 8);
-    __riscv_vse16_v_i16m1(&r[456], red_115, 8);
-    const vint16m1_t a_116 = __riscv_vle16_v_i16m1(&a[464], 8);
-    const vint16m1_t b_116 = __riscv_vle16_v_i16m1(&b[464], 8);
-    const vint16m1_t p_116 = nttgen_newhope512_rvv128_montmul_var(a_116, b_116, 8);
-    vint16m1_t acc_116 = p_116;
-    for (size_t i_58 = 0; (i_58 + 1) < k; ++i_58) {
-        const vint16m1_t a_117 = __riscv_vle16_v_i16m1(&a[464 + i_58 * 512 + 512], 8);
-        const vint16m1_t b_117 = __riscv_vle16_v_i16m1(&b[464 + i_58 * 512 + 512], 8);
-        const vint16m1_t p_117 = nttgen_newhope512_rvv128_montmul_var(a_117, b_117, 8);
-        const vint16m1_t red_116 = nttgen_newhope512_rvv128_barrett(acc_116, 8);
-        const vint16m1_t acc_117 = __riscv_vadd_vv_i16m1(red_116, p_117, 8);
-        acc_116 = acc_117;
-    }
-    const vint16m1_t red_117 = nttgen_newhope512_rvv128_barrett(acc_116, 8);
-    __riscv_vse16_v_i16m1(&r[464], red_117, 8);
-    const vint16m1_t a_118 = __riscv_vle16_v_i16m1(&a[472], 8);
-    const vint16m1_t b_118 = __riscv_vle16_v_i16m1(&b[472], 8);
-    const vint16m1_t p_118 = nttgen_newhope512_rvv128_montmul_var(a_118, b_118, 8);
-    vint16m1_t acc_118 = p_118;
-    for (size_t i_59 = 0; (i_59 + 1) < k; ++i_59) {
-        const vint16m1_t a_119 = __riscv_vle16_v_i16m1(&a[472 + i_59 * 512 + 512], 8);
-        const vint16m1_t b_119 = __riscv_vle16_v_i16m1(&b[472 + i_59 * 512 + 512], 8);
-        const vint16m1_t p_119 = nttgen_newhope512_rvv128_montmul_var(a_119, b_119, 8);
-        const vint16m1_t red_118 = nttgen_newhope512_rvv128_barrett(acc_118, 8);
-        const vint16m1_t acc_119 = __riscv_vadd_vv_i16m1(red_118, p_119, 8);
-        acc_118 = acc_119;
-    }
-    const vint16m1_t red_119 = nttgen_newhope512_rvv128_barrett(acc_118, 8);
-    __riscv_vse16_v_i16m1(&r[472], red_119, 8);
-    const vint16m1_t a_120 = __riscv_vle16_v_i16m1(&a[480], 8);
-    const vint16m1_t b_120 = __riscv_vle16_v_i16m1(&b[480], 8);
-    const vint16m1_t p_120 = nttgen_newhope512_rvv128_montmul_var(a_120, b_120, 8);
-    vint16m1_t acc_120 = p_120;
-    for (size_t i_60 = 0; (i_60 + 1) < k; ++i_60) {
-        const vint16m1_t a_121 = __riscv_vle16_v_i16m1(&a[480 + i_60 * 512 + 512], 8);
-        const vint16m1_t b_121 = __riscv_vle16_v_i16m1(&b[480 + i_60 * 512 + 512], 8);
-        const vint16m1_t p_121 = nttgen_newhope512_rvv128_montmul_var(a_121, b_121, 8);
-        const vint16m1_t red_120 = nttgen_newhope512_rvv128_barrett(acc_120, 8);
-        const vint16m1_t acc_121 = __riscv_vadd_vv_i16m1(red_120, p_121, 8);
-        acc_120 = acc_121;
-    }
-    const vint16m1_t red_121 = nttgen_newhope512_rvv128_barrett(acc_120, 8);
-    __riscv_vse16_v_i16m1(&r[480], red_121, 8);
-    const vint16m1_t a_122 = __riscv_vle16_v_i16m1(&a[488], 8);
-    const vint16m1_t b_122 = __riscv_vle16_v_i16m1(&b[488], 8);
-    const vint16m1_t p_122 = nttgen_newhope512_rvv128_montmul_var(a_122, b_122, 8);
-    vint16m1_t acc_122 = p_122;
-    for (size_t i_61 = 0; (i_61 + 1) < k; ++i_61) {
-        const vint16m1_t a_123 = __riscv_vle16_v_i16m1(&a[488 + i_61 * 512 + 512], 8);
-        const vint16m1_t b_123 = __riscv_vle16_v_i16m1(&b[488 + i_61 * 512 + 512], 8);
-        const vint16m1_t p_123 = nttgen_newhope512_rvv128_montmul_var(a_123, b_123, 8);
-        const vint16m1_t red_122 = nttgen_newhope512_rvv128_barrett(acc_122, 8);
-        const vint16m1_t acc_123 = __riscv_vadd_vv_i16m1(red_122, p_123, 8);
-        acc_122 = acc_123;
-    }
-    const vint16m1_t red_123 = nttgen_newhope512_rvv128_barrett(acc_122, 8);
-    __riscv_vse16_v_i16m1(&r[488], red_123, 8);
-    const vint16m1_t a_124 = __riscv_vle16_v_i16m1(&a[496], 8);
-    const vint16m1_t b_124 = __riscv_vle16_v_i16m1(&b[496], 8);
-    const vint16m1_t p_124 = nttgen_newhope512_rvv128_montmul_var(a_124, b_124, 8);
-    vint16m1_t acc_124 = p_124;
-    for (size_t i_62 = 0; (i_62 + 1) < k; ++i_62) {
-        const vint16m1_t a_125 = __riscv_vle16_v_i16m1(&a[496 + i_62 * 512 + 512], 8);
-        const vint16m1_t b_125 = __riscv_vle16_v_i16m1(&b[496 + i_62 * 512 + 512], 8);
-        const vint16m1_t p_125 = nttgen_newhope512_rvv128_montmul_var(a_125, b_125, 8);
-        const vint16m1_t red_124 = nttgen_newhope512_rvv128_barrett(acc_124, 8);
-        const vint16m1_t acc_125 = __riscv_vadd_vv_i16m1(red_124, p_125, 8);
-        acc_124 = acc_125;
-    }
-    const vint16m1_t red_125 = nttgen_newhope512_rvv128_barrett(acc_124, 8);
-    __riscv_vse16_v_i16m1(&r[496], red_125, 8);
-    const vint16m1_t a_126 = __riscv_vle16_v_i16m1(&a[504], 8);
-    const vint16m1_t b_126 = __riscv_vle16_v_i16m1(&b[504], 8);
-    const vint16m1_t p_126 = nttgen_newhope512_rvv128_montmul_var(a_126, b_126, 8);
-    vint16m1_t acc_126 = p_126;
-    for (size_t i_63 = 0; (i_63 + 1) < k; ++i_63) {
-        const vint16m1_t a_127 = __riscv_vle16_v_i16m1(&a[504 + i_63 * 512 + 512], 8);
-        const vint16m1_t b_127 = __riscv_vle16_v_i16m1(&b[504 + i_63 * 512 + 512], 8);
-        const vint16m1_t p_127 = nttgen_newhope512_rvv128_montmul_var(a_127, b_127, 8);
-        const vint16m1_t red_126 = nttgen_newhope512_rvv128_barrett(acc_126, 8);
-        const vint16m1_t acc_127 = __riscv_vadd_vv_i16m1(red_126, p_127, 8);
-        acc_126 = acc_127;
-    }
-    const vint16m1_t red_127 = nttgen_newhope512_rvv128_barrett(acc_126, 8);
-    __riscv_vse16_v_i16m1(&r[504], red_127, 8);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(r, 512, -6144, 6144);
 #endif

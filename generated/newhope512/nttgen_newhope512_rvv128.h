@@ -20,12 +20,22 @@
  *       ops: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv128_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 64, store 64, mullo 64, const 64
+ *   nttgen_newhope512_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7546, 7547]
@@ -74,6 +84,7 @@
 
 #define NTTGEN_NEWHOPE512_RVV128_N 512
 #define NTTGEN_NEWHOPE512_RVV128_Q 12289
+#define NTTGEN_NEWHOPE512_RVV128_CACHE_N 512
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,9 +105,9 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -107,13 +118,41 @@ void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope512_rvv128_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 64, store 64, mullo 64, const 64
+ */
+void nttgen_newhope512_rvv128_basemul_cache(int16_t cache[512], const int16_t b[512]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ */
+void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                                 const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -20,12 +20,22 @@
  *       ops: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 32, store 32, mullo 32, const 32
+ *   nttgen_newhope512_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7533, 7533]
@@ -823,15 +833,15 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]) {
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(a, 512, -20067, 20067);
-    nttgen_newhope512_rvv256_assert_range(b, 512, -20067, 20067);
+    nttgen_newhope512_rvv256_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_rvv256_assert_range(b, 512, -16382, 16382);
 #endif
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
@@ -964,7 +974,7 @@ part_1:;
     const vint16m1_t p_31 = nttgen_newhope512_rvv256_montmul_var(a_31, b_31, 16);
     __riscv_vse16_v_i16m1(&r[496], p_31, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(r, 512, -12288, 12288);
+    nttgen_newhope512_rvv256_assert_range(r, 512, -10239, 10239);
 #endif
 }
 
@@ -974,465 +984,284 @@ part_1:;
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k) {
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(a, k * 512, -20067, 20067);
-    nttgen_newhope512_rvv256_assert_range(b, k * 512, -20067, 20067);
+    nttgen_newhope512_rvv256_assert_range(a, k * 512, -16382, 16382);
+    nttgen_newhope512_rvv256_assert_range(b, k * 512, -16382, 16382);
 #endif
-    const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
-    const vint16m1_t p_0 = nttgen_newhope512_rvv256_montmul_var(a_0, b_0, 16);
-    vint16m1_t acc_0 = p_0;
-    for (size_t i_0 = 0; (i_0 + 1) < k; ++i_0) {
-        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 512 + 512], 16);
-        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 512 + 512], 16);
-        const vint16m1_t p_1 = nttgen_newhope512_rvv256_montmul_var(a_1, b_1, 16);
-        const vint16m1_t red_0 = nttgen_newhope512_rvv256_barrett(acc_0, 16);
-        const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(red_0, p_1, 16);
-        acc_0 = acc_1;
-    }
-    const vint16m1_t red_1 = nttgen_newhope512_rvv256_barrett(acc_0, 16);
-    __riscv_vse16_v_i16m1(&r[0], red_1, 16);
-    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[16], 16);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[16], 16);
-    const vint16m1_t p_2 = nttgen_newhope512_rvv256_montmul_var(a_2, b_2, 16);
-    vint16m1_t acc_2 = p_2;
-    for (size_t i_1 = 0; (i_1 + 1) < k; ++i_1) {
-        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[16 + i_1 * 512 + 512], 16);
-        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[16 + i_1 * 512 + 512], 16);
-        const vint16m1_t p_3 = nttgen_newhope512_rvv256_montmul_var(a_3, b_3, 16);
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
+        const vint16m1_t p_0 = nttgen_newhope512_rvv256_montmul_var(a_0, b_0, 16);
+        vint16m1_t acc_0 = p_0;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_0 * 16 + 512], 16);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_0 * 16 + 512], 16);
+            const vint16m1_t p_1 = nttgen_newhope512_rvv256_montmul_var(a_1, b_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 16);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_0 * 16 + 1536], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_0 * 16 + 1536], 16);
+            const vint16m1_t p_2 = nttgen_newhope512_rvv256_montmul_var(a_2, b_2, 16);
+            vint16m1_t acc_3 = p_2;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048], 16);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048], 16);
+                const vint16m1_t p_3 = nttgen_newhope512_rvv256_montmul_var(a_3, b_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 16);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope512_rvv256_barrett(acc_3, 16);
+            const vint16m1_t red_1 = nttgen_newhope512_rvv256_barrett(acc_2, 16);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 16);
+            acc_2 = acc_5;
+        }
         const vint16m1_t red_2 = nttgen_newhope512_rvv256_barrett(acc_2, 16);
-        const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_2, p_3, 16);
-        acc_2 = acc_3;
+        __riscv_vse16_v_i16m1(&r[i_0 * 16], red_2, 16);
     }
-    const vint16m1_t red_3 = nttgen_newhope512_rvv256_barrett(acc_2, 16);
-    __riscv_vse16_v_i16m1(&r[16], red_3, 16);
-    const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[32], 16);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[32], 16);
-    const vint16m1_t p_4 = nttgen_newhope512_rvv256_montmul_var(a_4, b_4, 16);
-    vint16m1_t acc_4 = p_4;
-    for (size_t i_2 = 0; (i_2 + 1) < k; ++i_2) {
-        const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[32 + i_2 * 512 + 512], 16);
-        const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[32 + i_2 * 512 + 512], 16);
-        const vint16m1_t p_5 = nttgen_newhope512_rvv256_montmul_var(a_5, b_5, 16);
-        const vint16m1_t red_4 = nttgen_newhope512_rvv256_barrett(acc_4, 16);
-        const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_4, p_5, 16);
-        acc_4 = acc_5;
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv256_assert_range(r, 512, -6144, 6144);
+#endif
+}
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 32, store 32, mullo 32, const 32
+ */
+void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv256_assert_range(b, 512, -16382, 16382);
+#endif
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
+    const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 16);
+    __riscv_vse16_v_i16m1(&cache[0], bq_0, 16);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[16], 16);
+    const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_1, 16);
+    __riscv_vse16_v_i16m1(&cache[16], bq_1, 16);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[32], 16);
+    const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_2, 16);
+    __riscv_vse16_v_i16m1(&cache[32], bq_2, 16);
+    const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[48], 16);
+    const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_3 = __riscv_vmul_vv_i16m1(b_3, qinv_3, 16);
+    __riscv_vse16_v_i16m1(&cache[48], bq_3, 16);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[64], 16);
+    const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_4, 16);
+    __riscv_vse16_v_i16m1(&cache[64], bq_4, 16);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[80], 16);
+    const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_5, 16);
+    __riscv_vse16_v_i16m1(&cache[80], bq_5, 16);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[96], 16);
+    const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_6, 16);
+    __riscv_vse16_v_i16m1(&cache[96], bq_6, 16);
+    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[112], 16);
+    const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_7 = __riscv_vmul_vv_i16m1(b_7, qinv_7, 16);
+    __riscv_vse16_v_i16m1(&cache[112], bq_7, 16);
+    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[128], 16);
+    const vint16m1_t qinv_8 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_8, 16);
+    __riscv_vse16_v_i16m1(&cache[128], bq_8, 16);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[144], 16);
+    const vint16m1_t qinv_9 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_9, 16);
+    __riscv_vse16_v_i16m1(&cache[144], bq_9, 16);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[160], 16);
+    const vint16m1_t qinv_10 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_10, 16);
+    __riscv_vse16_v_i16m1(&cache[160], bq_10, 16);
+    const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[176], 16);
+    const vint16m1_t qinv_11 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_11 = __riscv_vmul_vv_i16m1(b_11, qinv_11, 16);
+    __riscv_vse16_v_i16m1(&cache[176], bq_11, 16);
+    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[192], 16);
+    const vint16m1_t qinv_12 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_12, 16);
+    __riscv_vse16_v_i16m1(&cache[192], bq_12, 16);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[208], 16);
+    const vint16m1_t qinv_13 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_13, 16);
+    __riscv_vse16_v_i16m1(&cache[208], bq_13, 16);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[224], 16);
+    const vint16m1_t qinv_14 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_14, 16);
+    __riscv_vse16_v_i16m1(&cache[224], bq_14, 16);
+    const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[240], 16);
+    const vint16m1_t qinv_15 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_15 = __riscv_vmul_vv_i16m1(b_15, qinv_15, 16);
+    __riscv_vse16_v_i16m1(&cache[240], bq_15, 16);
+    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[256], 16);
+    const vint16m1_t qinv_16 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_16 = __riscv_vmul_vv_i16m1(b_16, qinv_16, 16);
+    __riscv_vse16_v_i16m1(&cache[256], bq_16, 16);
+    const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[272], 16);
+    const vint16m1_t qinv_17 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_17 = __riscv_vmul_vv_i16m1(b_17, qinv_17, 16);
+    __riscv_vse16_v_i16m1(&cache[272], bq_17, 16);
+    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[288], 16);
+    const vint16m1_t qinv_18 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_18 = __riscv_vmul_vv_i16m1(b_18, qinv_18, 16);
+    __riscv_vse16_v_i16m1(&cache[288], bq_18, 16);
+    const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[304], 16);
+    const vint16m1_t qinv_19 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_19 = __riscv_vmul_vv_i16m1(b_19, qinv_19, 16);
+    __riscv_vse16_v_i16m1(&cache[304], bq_19, 16);
+    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[320], 16);
+    const vint16m1_t qinv_20 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_20 = __riscv_vmul_vv_i16m1(b_20, qinv_20, 16);
+    __riscv_vse16_v_i16m1(&cache[320], bq_20, 16);
+    const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[336], 16);
+    const vint16m1_t qinv_21 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_21 = __riscv_vmul_vv_i16m1(b_21, qinv_21, 16);
+    __riscv_vse16_v_i16m1(&cache[336], bq_21, 16);
+    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[352], 16);
+    const vint16m1_t qinv_22 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_22 = __riscv_vmul_vv_i16m1(b_22, qinv_22, 16);
+    __riscv_vse16_v_i16m1(&cache[352], bq_22, 16);
+    const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[368], 16);
+    const vint16m1_t qinv_23 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_23 = __riscv_vmul_vv_i16m1(b_23, qinv_23, 16);
+    __riscv_vse16_v_i16m1(&cache[368], bq_23, 16);
+    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[384], 16);
+    const vint16m1_t qinv_24 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_24 = __riscv_vmul_vv_i16m1(b_24, qinv_24, 16);
+    __riscv_vse16_v_i16m1(&cache[384], bq_24, 16);
+    const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[400], 16);
+    const vint16m1_t qinv_25 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_25 = __riscv_vmul_vv_i16m1(b_25, qinv_25, 16);
+    __riscv_vse16_v_i16m1(&cache[400], bq_25, 16);
+    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[416], 16);
+    const vint16m1_t qinv_26 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_26 = __riscv_vmul_vv_i16m1(b_26, qinv_26, 16);
+    __riscv_vse16_v_i16m1(&cache[416], bq_26, 16);
+    const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[432], 16);
+    const vint16m1_t qinv_27 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_27 = __riscv_vmul_vv_i16m1(b_27, qinv_27, 16);
+    __riscv_vse16_v_i16m1(&cache[432], bq_27, 16);
+    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[448], 16);
+    const vint16m1_t qinv_28 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_28 = __riscv_vmul_vv_i16m1(b_28, qinv_28, 16);
+    __riscv_vse16_v_i16m1(&cache[448], bq_28, 16);
+    const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[464], 16);
+    const vint16m1_t qinv_29 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_29 = __riscv_vmul_vv_i16m1(b_29, qinv_29, 16);
+    __riscv_vse16_v_i16m1(&cache[464], bq_29, 16);
+    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[480], 16);
+    const vint16m1_t qinv_30 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_30 = __riscv_vmul_vv_i16m1(b_30, qinv_30, 16);
+    __riscv_vse16_v_i16m1(&cache[480], bq_30, 16);
+    const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[496], 16);
+    const vint16m1_t qinv_31 = __riscv_vmv_v_x_i16m1(-12287, 16);
+    const vint16m1_t bq_31 = __riscv_vmul_vv_i16m1(b_31, qinv_31, 16);
+    goto part_1;
+part_1:;
+    __riscv_vse16_v_i16m1(&cache[496], bq_31, 16);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv256_assert_range(cache, 512, -32768, 32767);
+#endif
+}
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ */
+void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                                 const int16_t *cache, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv256_assert_range(a, k * 512, -12288, 12288);
+    nttgen_newhope512_rvv256_assert_range(b, k * 512, -16382, 16382);
+    nttgen_newhope512_rvv256_assert_range(cache, k * 512, -32768, 32767);
+#endif
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
+        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 16);
+        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 16);
+        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(12289, 16);
+        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 16);
+        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 16);
+        vint16m1_t acc_0 = p_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_0 * 16 + 512], 16);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_0 * 16 + 512], 16);
+            const vint16m1_t cache_1 =
+                __riscv_vle16_v_i16m1(&cache[i_1 * 512 + i_0 * 16 + 512], 16);
+            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 16);
+            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 16);
+            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(12289, 16);
+            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 16);
+            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 16);
+            acc_0 = acc_1;
+        }
+        vint16m1_t acc_2 = acc_0;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_0 * 16 + 1536], 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_0 * 16 + 1536], 16);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 1536 + i_0 * 16 + 1536], 16);
+            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 16);
+            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 16);
+            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(12289, 16);
+            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 16);
+            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 16);
+            vint16m1_t acc_3 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_3 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048], 16);
+                const vint16m1_t b_3 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048], 16);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048], 16);
+                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 16);
+                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 16);
+                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(12289, 16);
+                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 16);
+                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 16);
+                acc_3 = acc_4;
+            }
+            const vint16m1_t red_0 = nttgen_newhope512_rvv256_barrett(acc_3, 16);
+            const vint16m1_t red_1 = nttgen_newhope512_rvv256_barrett(acc_2, 16);
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 16);
+            acc_2 = acc_5;
+        }
+        const vint16m1_t red_2 = nttgen_newhope512_rvv256_barrett(acc_2, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 16], red_2, 16);
     }
-    const vint16m1_t red_5 = nttgen_newhope512_rvv256_barrett(acc_4, 16);
-    __riscv_vse16_v_i16m1(&r[32], red_5, 16);
-    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[48], 16);
-    const vint16m1_t p_6 = nttgen_newhope512_rvv256_montmul_var(a_6, b_6, 16);
-    vint16m1_t acc_6 = p_6;
-    for (size_t i_3 = 0; (i_3 + 1) < k; ++i_3) {
-        const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[48 + i_3 * 512 + 512], 16);
-        const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[48 + i_3 * 512 + 512], 16);
-        const vint16m1_t p_7 = nttgen_newhope512_rvv256_montmul_var(a_7, b_7, 16);
-        const vint16m1_t red_6 = nttgen_newhope512_rvv256_barrett(acc_6, 16);
-        const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(red_6, p_7, 16);
-        acc_6 = acc_7;
-    }
-    const vint16m1_t red_7 = nttgen_newhope512_rvv256_barrett(acc_6, 16);
-    __riscv_vse16_v_i16m1(&r[48], red_7, 16);
-    const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[64], 16);
-    const vint16m1_t p_8 = nttgen_newhope512_rvv256_montmul_var(a_8, b_8, 16);
-    vint16m1_t acc_8 = p_8;
-    for (size_t i_4 = 0; (i_4 + 1) < k; ++i_4) {
-        const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[64 + i_4 * 512 + 512], 16);
-        const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[64 + i_4 * 512 + 512], 16);
-        const vint16m1_t p_9 = nttgen_newhope512_rvv256_montmul_var(a_9, b_9, 16);
-        const vint16m1_t red_8 = nttgen_newhope512_rvv256_barrett(acc_8, 16);
-        const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(red_8, p_9, 16);
-        acc_8 = acc_9;
-    }
-    const vint16m1_t red_9 = nttgen_newhope512_rvv256_barrett(acc_8, 16);
-    __riscv_vse16_v_i16m1(&r[64], red_9, 16);
-    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[80], 16);
-    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[80], 16);
-    const vint16m1_t p_10 = nttgen_newhope512_rvv256_montmul_var(a_10, b_10, 16);
-    vint16m1_t acc_10 = p_10;
-    for (size_t i_5 = 0; (i_5 + 1) < k; ++i_5) {
-        const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[80 + i_5 * 512 + 512], 16);
-        const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[80 + i_5 * 512 + 512], 16);
-        const vint16m1_t p_11 = nttgen_newhope512_rvv256_montmul_var(a_11, b_11, 16);
-        const vint16m1_t red_10 = nttgen_newhope512_rvv256_barrett(acc_10, 16);
-        const vint16m1_t acc_11 = __riscv_vadd_vv_i16m1(red_10, p_11, 16);
-        acc_10 = acc_11;
-    }
-    const vint16m1_t red_11 = nttgen_newhope512_rvv256_barrett(acc_10, 16);
-    __riscv_vse16_v_i16m1(&r[80], red_11, 16);
-    const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[96], 16);
-    const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[96], 16);
-    const vint16m1_t p_12 = nttgen_newhope512_rvv256_montmul_var(a_12, b_12, 16);
-    vint16m1_t acc_12 = p_12;
-    for (size_t i_6 = 0; (i_6 + 1) < k; ++i_6) {
-        const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[96 + i_6 * 512 + 512], 16);
-        const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[96 + i_6 * 512 + 512], 16);
-        const vint16m1_t p_13 = nttgen_newhope512_rvv256_montmul_var(a_13, b_13, 16);
-        const vint16m1_t red_12 = nttgen_newhope512_rvv256_barrett(acc_12, 16);
-        const vint16m1_t acc_13 = __riscv_vadd_vv_i16m1(red_12, p_13, 16);
-        acc_12 = acc_13;
-    }
-    const vint16m1_t red_13 = nttgen_newhope512_rvv256_barrett(acc_12, 16);
-    __riscv_vse16_v_i16m1(&r[96], red_13, 16);
-    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[112], 16);
-    const vint16m1_t p_14 = nttgen_newhope512_rvv256_montmul_var(a_14, b_14, 16);
-    vint16m1_t acc_14 = p_14;
-    for (size_t i_7 = 0; (i_7 + 1) < k; ++i_7) {
-        const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[112 + i_7 * 512 + 512], 16);
-        const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[112 + i_7 * 512 + 512], 16);
-        const vint16m1_t p_15 = nttgen_newhope512_rvv256_montmul_var(a_15, b_15, 16);
-        const vint16m1_t red_14 = nttgen_newhope512_rvv256_barrett(acc_14, 16);
-        const vint16m1_t acc_15 = __riscv_vadd_vv_i16m1(red_14, p_15, 16);
-        acc_14 = acc_15;
-    }
-    const vint16m1_t red_15 = nttgen_newhope512_rvv256_barrett(acc_14, 16);
-    __riscv_vse16_v_i16m1(&r[112], red_15, 16);
-    const vint16m1_t a_16 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t b_16 = __riscv_vle16_v_i16m1(&b[128], 16);
-    const vint16m1_t p_16 = nttgen_newhope512_rvv256_montmul_var(a_16, b_16, 16);
-    vint16m1_t acc_16 = p_16;
-    for (size_t i_8 = 0; (i_8 + 1) < k; ++i_8) {
-        const vint16m1_t a_17 = __riscv_vle16_v_i16m1(&a[128 + i_8 * 512 + 512], 16);
-        const vint16m1_t b_17 = __riscv_vle16_v_i16m1(&b[128 + i_8 * 512 + 512], 16);
-        const vint16m1_t p_17 = nttgen_newhope512_rvv256_montmul_var(a_17, b_17, 16);
-        const vint16m1_t red_16 = nttgen_newhope512_rvv256_barrett(acc_16, 16);
-        const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(red_16, p_17, 16);
-        acc_16 = acc_17;
-    }
-    const vint16m1_t red_17 = nttgen_newhope512_rvv256_barrett(acc_16, 16);
-    __riscv_vse16_v_i16m1(&r[128], red_17, 16);
-    const vint16m1_t a_18 = __riscv_vle16_v_i16m1(&a[144], 16);
-    const vint16m1_t b_18 = __riscv_vle16_v_i16m1(&b[144], 16);
-    const vint16m1_t p_18 = nttgen_newhope512_rvv256_montmul_var(a_18, b_18, 16);
-    vint16m1_t acc_18 = p_18;
-    for (size_t i_9 = 0; (i_9 + 1) < k; ++i_9) {
-        const vint16m1_t a_19 = __riscv_vle16_v_i16m1(&a[144 + i_9 * 512 + 512], 16);
-        const vint16m1_t b_19 = __riscv_vle16_v_i16m1(&b[144 + i_9 * 512 + 512], 16);
-        const vint16m1_t p_19 = nttgen_newhope512_rvv256_montmul_var(a_19, b_19, 16);
-        const vint16m1_t red_18 = nttgen_newhope512_rvv256_barrett(acc_18, 16);
-        const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(red_18, p_19, 16);
-        acc_18 = acc_19;
-    }
-    const vint16m1_t red_19 = nttgen_newhope512_rvv256_barrett(acc_18, 16);
-    __riscv_vse16_v_i16m1(&r[144], red_19, 16);
-    const vint16m1_t a_20 = __riscv_vle16_v_i16m1(&a[160], 16);
-    const vint16m1_t b_20 = __riscv_vle16_v_i16m1(&b[160], 16);
-    const vint16m1_t p_20 = nttgen_newhope512_rvv256_montmul_var(a_20, b_20, 16);
-    vint16m1_t acc_20 = p_20;
-    for (size_t i_10 = 0; (i_10 + 1) < k; ++i_10) {
-        const vint16m1_t a_21 = __riscv_vle16_v_i16m1(&a[160 + i_10 * 512 + 512], 16);
-        const vint16m1_t b_21 = __riscv_vle16_v_i16m1(&b[160 + i_10 * 512 + 512], 16);
-        const vint16m1_t p_21 = nttgen_newhope512_rvv256_montmul_var(a_21, b_21, 16);
-        const vint16m1_t red_20 = nttgen_newhope512_rvv256_barrett(acc_20, 16);
-        const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_20, p_21, 16);
-        acc_20 = acc_21;
-    }
-    const vint16m1_t red_21 = nttgen_newhope512_rvv256_barrett(acc_20, 16);
-    __riscv_vse16_v_i16m1(&r[160], red_21, 16);
-    const vint16m1_t a_22 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t b_22 = __riscv_vle16_v_i16m1(&b[176], 16);
-    const vint16m1_t p_22 = nttgen_newhope512_rvv256_montmul_var(a_22, b_22, 16);
-    vint16m1_t acc_22 = p_22;
-    for (size_t i_11 = 0; (i_11 + 1) < k; ++i_11) {
-        const vint16m1_t a_23 = __riscv_vle16_v_i16m1(&a[176 + i_11 * 512 + 512], 16);
-        const vint16m1_t b_23 = __riscv_vle16_v_i16m1(&b[176 + i_11 * 512 + 512], 16);
-        const vint16m1_t p_23 = nttgen_newhope512_rvv256_montmul_var(a_23, b_23, 16);
-        const vint16m1_t red_22 = nttgen_newhope512_rvv256_barrett(acc_22, 16);
-        const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_22, p_23, 16);
-        acc_22 = acc_23;
-    }
-    const vint16m1_t red_23 = nttgen_newhope512_rvv256_barrett(acc_22, 16);
-    __riscv_vse16_v_i16m1(&r[176], red_23, 16);
-    const vint16m1_t a_24 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t b_24 = __riscv_vle16_v_i16m1(&b[192], 16);
-    const vint16m1_t p_24 = nttgen_newhope512_rvv256_montmul_var(a_24, b_24, 16);
-    vint16m1_t acc_24 = p_24;
-    for (size_t i_12 = 0; (i_12 + 1) < k; ++i_12) {
-        const vint16m1_t a_25 = __riscv_vle16_v_i16m1(&a[192 + i_12 * 512 + 512], 16);
-        const vint16m1_t b_25 = __riscv_vle16_v_i16m1(&b[192 + i_12 * 512 + 512], 16);
-        const vint16m1_t p_25 = nttgen_newhope512_rvv256_montmul_var(a_25, b_25, 16);
-        const vint16m1_t red_24 = nttgen_newhope512_rvv256_barrett(acc_24, 16);
-        const vint16m1_t acc_25 = __riscv_vadd_vv_i16m1(red_24, p_25, 16);
-        acc_24 = acc_25;
-    }
-    const vint16m1_t red_25 = nttgen_newhope512_rvv256_barrett(acc_24, 16);
-    __riscv_vse16_v_i16m1(&r[192], red_25, 16);
-    const vint16m1_t a_26 = __riscv_vle16_v_i16m1(&a[208], 16);
-    const vint16m1_t b_26 = __riscv_vle16_v_i16m1(&b[208], 16);
-    const vint16m1_t p_26 = nttgen_newhope512_rvv256_montmul_var(a_26, b_26, 16);
-    vint16m1_t acc_26 = p_26;
-    for (size_t i_13 = 0; (i_13 + 1) < k; ++i_13) {
-        const vint16m1_t a_27 = __riscv_vle16_v_i16m1(&a[208 + i_13 * 512 + 512], 16);
-        const vint16m1_t b_27 = __riscv_vle16_v_i16m1(&b[208 + i_13 * 512 + 512], 16);
-        const vint16m1_t p_27 = nttgen_newhope512_rvv256_montmul_var(a_27, b_27, 16);
-        const vint16m1_t red_26 = nttgen_newhope512_rvv256_barrett(acc_26, 16);
-        const vint16m1_t acc_27 = __riscv_vadd_vv_i16m1(red_26, p_27, 16);
-        acc_26 = acc_27;
-    }
-    const vint16m1_t red_27 = nttgen_newhope512_rvv256_barrett(acc_26, 16);
-    __riscv_vse16_v_i16m1(&r[208], red_27, 16);
-    const vint16m1_t a_28 = __riscv_vle16_v_i16m1(&a[224], 16);
-    const vint16m1_t b_28 = __riscv_vle16_v_i16m1(&b[224], 16);
-    const vint16m1_t p_28 = nttgen_newhope512_rvv256_montmul_var(a_28, b_28, 16);
-    vint16m1_t acc_28 = p_28;
-    for (size_t i_14 = 0; (i_14 + 1) < k; ++i_14) {
-        const vint16m1_t a_29 = __riscv_vle16_v_i16m1(&a[224 + i_14 * 512 + 512], 16);
-        const vint16m1_t b_29 = __riscv_vle16_v_i16m1(&b[224 + i_14 * 512 + 512], 16);
-        const vint16m1_t p_29 = nttgen_newhope512_rvv256_montmul_var(a_29, b_29, 16);
-        const vint16m1_t red_28 = nttgen_newhope512_rvv256_barrett(acc_28, 16);
-        const vint16m1_t acc_29 = __riscv_vadd_vv_i16m1(red_28, p_29, 16);
-        acc_28 = acc_29;
-    }
-    const vint16m1_t red_29 = nttgen_newhope512_rvv256_barrett(acc_28, 16);
-    __riscv_vse16_v_i16m1(&r[224], red_29, 16);
-    const vint16m1_t a_30 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t b_30 = __riscv_vle16_v_i16m1(&b[240], 16);
-    const vint16m1_t p_30 = nttgen_newhope512_rvv256_montmul_var(a_30, b_30, 16);
-    vint16m1_t acc_30 = p_30;
-    for (size_t i_15 = 0; (i_15 + 1) < k; ++i_15) {
-        const vint16m1_t a_31 = __riscv_vle16_v_i16m1(&a[240 + i_15 * 512 + 512], 16);
-        const vint16m1_t b_31 = __riscv_vle16_v_i16m1(&b[240 + i_15 * 512 + 512], 16);
-        const vint16m1_t p_31 = nttgen_newhope512_rvv256_montmul_var(a_31, b_31, 16);
-        const vint16m1_t red_30 = nttgen_newhope512_rvv256_barrett(acc_30, 16);
-        const vint16m1_t acc_31 = __riscv_vadd_vv_i16m1(red_30, p_31, 16);
-        acc_30 = acc_31;
-    }
-    const vint16m1_t red_31 = nttgen_newhope512_rvv256_barrett(acc_30, 16);
-    __riscv_vse16_v_i16m1(&r[240], red_31, 16);
-    const vint16m1_t a_32 = __riscv_vle16_v_i16m1(&a[256], 16);
-    const vint16m1_t b_32 = __riscv_vle16_v_i16m1(&b[256], 16);
-    const vint16m1_t p_32 = nttgen_newhope512_rvv256_montmul_var(a_32, b_32, 16);
-    vint16m1_t acc_32 = p_32;
-    for (size_t i_16 = 0; (i_16 + 1) < k; ++i_16) {
-        const vint16m1_t a_33 = __riscv_vle16_v_i16m1(&a[256 + i_16 * 512 + 512], 16);
-        const vint16m1_t b_33 = __riscv_vle16_v_i16m1(&b[256 + i_16 * 512 + 512], 16);
-        const vint16m1_t p_33 = nttgen_newhope512_rvv256_montmul_var(a_33, b_33, 16);
-        const vint16m1_t red_32 = nttgen_newhope512_rvv256_barrett(acc_32, 16);
-        const vint16m1_t acc_33 = __riscv_vadd_vv_i16m1(red_32, p_33, 16);
-        acc_32 = acc_33;
-    }
-    const vint16m1_t red_33 = nttgen_newhope512_rvv256_barrett(acc_32, 16);
-    __riscv_vse16_v_i16m1(&r[256], red_33, 16);
-    const vint16m1_t a_34 = __riscv_vle16_v_i16m1(&a[272], 16);
-    const vint16m1_t b_34 = __riscv_vle16_v_i16m1(&b[272], 16);
-    const vint16m1_t p_34 = nttgen_newhope512_rvv256_montmul_var(a_34, b_34, 16);
-    vint16m1_t acc_34 = p_34;
-    for (size_t i_17 = 0; (i_17 + 1) < k; ++i_17) {
-        const vint16m1_t a_35 = __riscv_vle16_v_i16m1(&a[272 + i_17 * 512 + 512], 16);
-        const vint16m1_t b_35 = __riscv_vle16_v_i16m1(&b[272 + i_17 * 512 + 512], 16);
-        const vint16m1_t p_35 = nttgen_newhope512_rvv256_montmul_var(a_35, b_35, 16);
-        const vint16m1_t red_34 = nttgen_newhope512_rvv256_barrett(acc_34, 16);
-        const vint16m1_t acc_35 = __riscv_vadd_vv_i16m1(red_34, p_35, 16);
-        acc_34 = acc_35;
-    }
-    const vint16m1_t red_35 = nttgen_newhope512_rvv256_barrett(acc_34, 16);
-    __riscv_vse16_v_i16m1(&r[272], red_35, 16);
-    const vint16m1_t a_36 = __riscv_vle16_v_i16m1(&a[288], 16);
-    const vint16m1_t b_36 = __riscv_vle16_v_i16m1(&b[288], 16);
-    const vint16m1_t p_36 = nttgen_newhope512_rvv256_montmul_var(a_36, b_36, 16);
-    vint16m1_t acc_36 = p_36;
-    for (size_t i_18 = 0; (i_18 + 1) < k; ++i_18) {
-        const vint16m1_t a_37 = __riscv_vle16_v_i16m1(&a[288 + i_18 * 512 + 512], 16);
-        const vint16m1_t b_37 = __riscv_vle16_v_i16m1(&b[288 + i_18 * 512 + 512], 16);
-        const vint16m1_t p_37 = nttgen_newhope512_rvv256_montmul_var(a_37, b_37, 16);
-        const vint16m1_t red_36 = nttgen_newhope512_rvv256_barrett(acc_36, 16);
-        const vint16m1_t acc_37 = __riscv_vadd_vv_i16m1(red_36, p_37, 16);
-        acc_36 = acc_37;
-    }
-    const vint16m1_t red_37 = nttgen_newhope512_rvv256_barrett(acc_36, 16);
-    __riscv_vse16_v_i16m1(&r[288], red_37, 16);
-    const vint16m1_t a_38 = __riscv_vle16_v_i16m1(&a[304], 16);
-    const vint16m1_t b_38 = __riscv_vle16_v_i16m1(&b[304], 16);
-    const vint16m1_t p_38 = nttgen_newhope512_rvv256_montmul_var(a_38, b_38, 16);
-    vint16m1_t acc_38 = p_38;
-    for (size_t i_19 = 0; (i_19 + 1) < k; ++i_19) {
-        const vint16m1_t a_39 = __riscv_vle16_v_i16m1(&a[304 + i_19 * 512 + 512], 16);
-        const vint16m1_t b_39 = __riscv_vle16_v_i16m1(&b[304 + i_19 * 512 + 512], 16);
-        const vint16m1_t p_39 = nttgen_newhope512_rvv256_montmul_var(a_39, b_39, 16);
-        const vint16m1_t red_38 = nttgen_newhope512_rvv256_barrett(acc_38, 16);
-        const vint16m1_t acc_39 = __riscv_vadd_vv_i16m1(red_38, p_39, 16);
-        acc_38 = acc_39;
-    }
-    const vint16m1_t red_39 = nttgen_newhope512_rvv256_barrett(acc_38, 16);
-    __riscv_vse16_v_i16m1(&r[304], red_39, 16);
-    const vint16m1_t a_40 = __riscv_vle16_v_i16m1(&a[320], 16);
-    const vint16m1_t b_40 = __riscv_vle16_v_i16m1(&b[320], 16);
-    const vint16m1_t p_40 = nttgen_newhope512_rvv256_montmul_var(a_40, b_40, 16);
-    vint16m1_t acc_40 = p_40;
-    for (size_t i_20 = 0; (i_20 + 1) < k; ++i_20) {
-        const vint16m1_t a_41 = __riscv_vle16_v_i16m1(&a[320 + i_20 * 512 + 512], 16);
-        const vint16m1_t b_41 = __riscv_vle16_v_i16m1(&b[320 + i_20 * 512 + 512], 16);
-        const vint16m1_t p_41 = nttgen_newhope512_rvv256_montmul_var(a_41, b_41, 16);
-        const vint16m1_t red_40 = nttgen_newhope512_rvv256_barrett(acc_40, 16);
-        const vint16m1_t acc_41 = __riscv_vadd_vv_i16m1(red_40, p_41, 16);
-        acc_40 = acc_41;
-    }
-    const vint16m1_t red_41 = nttgen_newhope512_rvv256_barrett(acc_40, 16);
-    __riscv_vse16_v_i16m1(&r[320], red_41, 16);
-    const vint16m1_t a_42 = __riscv_vle16_v_i16m1(&a[336], 16);
-    const vint16m1_t b_42 = __riscv_vle16_v_i16m1(&b[336], 16);
-    const vint16m1_t p_42 = nttgen_newhope512_rvv256_montmul_var(a_42, b_42, 16);
-    vint16m1_t acc_42 = p_42;
-    for (size_t i_21 = 0; (i_21 + 1) < k; ++i_21) {
-        const vint16m1_t a_43 = __riscv_vle16_v_i16m1(&a[336 + i_21 * 512 + 512], 16);
-        const vint16m1_t b_43 = __riscv_vle16_v_i16m1(&b[336 + i_21 * 512 + 512], 16);
-        const vint16m1_t p_43 = nttgen_newhope512_rvv256_montmul_var(a_43, b_43, 16);
-        const vint16m1_t red_42 = nttgen_newhope512_rvv256_barrett(acc_42, 16);
-        const vint16m1_t acc_43 = __riscv_vadd_vv_i16m1(red_42, p_43, 16);
-        acc_42 = acc_43;
-    }
-    const vint16m1_t red_43 = nttgen_newhope512_rvv256_barrett(acc_42, 16);
-    __riscv_vse16_v_i16m1(&r[336], red_43, 16);
-    const vint16m1_t a_44 = __riscv_vle16_v_i16m1(&a[352], 16);
-    const vint16m1_t b_44 = __riscv_vle16_v_i16m1(&b[352], 16);
-    const vint16m1_t p_44 = nttgen_newhope512_rvv256_montmul_var(a_44, b_44, 16);
-    vint16m1_t acc_44 = p_44;
-    for (size_t i_22 = 0; (i_22 + 1) < k; ++i_22) {
-        const vint16m1_t a_45 = __riscv_vle16_v_i16m1(&a[352 + i_22 * 512 + 512], 16);
-        const vint16m1_t b_45 = __riscv_vle16_v_i16m1(&b[352 + i_22 * 512 + 512], 16);
-        const vint16m1_t p_45 = nttgen_newhope512_rvv256_montmul_var(a_45, b_45, 16);
-        const vint16m1_t red_44 = nttgen_newhope512_rvv256_barrett(acc_44, 16);
-        const vint16m1_t acc_45 = __riscv_vadd_vv_i16m1(red_44, p_45, 16);
-        acc_44 = acc_45;
-    }
-    const vint16m1_t red_45 = nttgen_newhope512_rvv256_barrett(acc_44, 16);
-    __riscv_vse16_v_i16m1(&r[352], red_45, 16);
-    const vint16m1_t a_46 = __riscv_vle16_v_i16m1(&a[368], 16);
-    const vint16m1_t b_46 = __riscv_vle16_v_i16m1(&b[368], 16);
-    const vint16m1_t p_46 = nttgen_newhope512_rvv256_montmul_var(a_46, b_46, 16);
-    vint16m1_t acc_46 = p_46;
-    for (size_t i_23 = 0; (i_23 + 1) < k; ++i_23) {
-        const vint16m1_t a_47 = __riscv_vle16_v_i16m1(&a[368 + i_23 * 512 + 512], 16);
-        const vint16m1_t b_47 = __riscv_vle16_v_i16m1(&b[368 + i_23 * 512 + 512], 16);
-        const vint16m1_t p_47 = nttgen_newhope512_rvv256_montmul_var(a_47, b_47, 16);
-        const vint16m1_t red_46 = nttgen_newhope512_rvv256_barrett(acc_46, 16);
-        const vint16m1_t acc_47 = __riscv_vadd_vv_i16m1(red_46, p_47, 16);
-        acc_46 = acc_47;
-    }
-    const vint16m1_t red_47 = nttgen_newhope512_rvv256_barrett(acc_46, 16);
-    __riscv_vse16_v_i16m1(&r[368], red_47, 16);
-    const vint16m1_t a_48 = __riscv_vle16_v_i16m1(&a[384], 16);
-    const vint16m1_t b_48 = __riscv_vle16_v_i16m1(&b[384], 16);
-    const vint16m1_t p_48 = nttgen_newhope512_rvv256_montmul_var(a_48, b_48, 16);
-    vint16m1_t acc_48 = p_48;
-    for (size_t i_24 = 0; (i_24 + 1) < k; ++i_24) {
-        const vint16m1_t a_49 = __riscv_vle16_v_i16m1(&a[384 + i_24 * 512 + 512], 16);
-        const vint16m1_t b_49 = __riscv_vle16_v_i16m1(&b[384 + i_24 * 512 + 512], 16);
-        const vint16m1_t p_49 = nttgen_newhope512_rvv256_montmul_var(a_49, b_49, 16);
-        const vint16m1_t red_48 = nttgen_newhope512_rvv256_barrett(acc_48, 16);
-        const vint16m1_t acc_49 = __riscv_vadd_vv_i16m1(red_48, p_49, 16);
-        acc_48 = acc_49;
-    }
-    const vint16m1_t red_49 = nttgen_newhope512_rvv256_barrett(acc_48, 16);
-    __riscv_vse16_v_i16m1(&r[384], red_49, 16);
-    const vint16m1_t a_50 = __riscv_vle16_v_i16m1(&a[400], 16);
-    const vint16m1_t b_50 = __riscv_vle16_v_i16m1(&b[400], 16);
-    const vint16m1_t p_50 = nttgen_newhope512_rvv256_montmul_var(a_50, b_50, 16);
-    vint16m1_t acc_50 = p_50;
-    for (size_t i_25 = 0; (i_25 + 1) < k; ++i_25) {
-        const vint16m1_t a_51 = __riscv_vle16_v_i16m1(&a[400 + i_25 * 512 + 512], 16);
-        const vint16m1_t b_51 = __riscv_vle16_v_i16m1(&b[400 + i_25 * 512 + 512], 16);
-        const vint16m1_t p_51 = nttgen_newhope512_rvv256_montmul_var(a_51, b_51, 16);
-        const vint16m1_t red_50 = nttgen_newhope512_rvv256_barrett(acc_50, 16);
-        const vint16m1_t acc_51 = __riscv_vadd_vv_i16m1(red_50, p_51, 16);
-        acc_50 = acc_51;
-    }
-    const vint16m1_t red_51 = nttgen_newhope512_rvv256_barrett(acc_50, 16);
-    __riscv_vse16_v_i16m1(&r[400], red_51, 16);
-    const vint16m1_t a_52 = __riscv_vle16_v_i16m1(&a[416], 16);
-    const vint16m1_t b_52 = __riscv_vle16_v_i16m1(&b[416], 16);
-    const vint16m1_t p_52 = nttgen_newhope512_rvv256_montmul_var(a_52, b_52, 16);
-    vint16m1_t acc_52 = p_52;
-    for (size_t i_26 = 0; (i_26 + 1) < k; ++i_26) {
-        const vint16m1_t a_53 = __riscv_vle16_v_i16m1(&a[416 + i_26 * 512 + 512], 16);
-        const vint16m1_t b_53 = __riscv_vle16_v_i16m1(&b[416 + i_26 * 512 + 512], 16);
-        const vint16m1_t p_53 = nttgen_newhope512_rvv256_montmul_var(a_53, b_53, 16);
-        const vint16m1_t red_52 = nttgen_newhope512_rvv256_barrett(acc_52, 16);
-        const vint16m1_t acc_53 = __riscv_vadd_vv_i16m1(red_52, p_53, 16);
-        acc_52 = acc_53;
-    }
-    const vint16m1_t red_53 = nttgen_newhope512_rvv256_barrett(acc_52, 16);
-    __riscv_vse16_v_i16m1(&r[416], red_53, 16);
-    const vint16m1_t a_54 = __riscv_vle16_v_i16m1(&a[432], 16);
-    const vint16m1_t b_54 = __riscv_vle16_v_i16m1(&b[432], 16);
-    const vint16m1_t p_54 = nttgen_newhope512_rvv256_montmul_var(a_54, b_54, 16);
-    vint16m1_t acc_54 = p_54;
-    for (size_t i_27 = 0; (i_27 + 1) < k; ++i_27) {
-        const vint16m1_t a_55 = __riscv_vle16_v_i16m1(&a[432 + i_27 * 512 + 512], 16);
-        const vint16m1_t b_55 = __riscv_vle16_v_i16m1(&b[432 + i_27 * 512 + 512], 16);
-        const vint16m1_t p_55 = nttgen_newhope512_rvv256_montmul_var(a_55, b_55, 16);
-        const vint16m1_t red_54 = nttgen_newhope512_rvv256_barrett(acc_54, 16);
-        const vint16m1_t acc_55 = __riscv_vadd_vv_i16m1(red_54, p_55, 16);
-        acc_54 = acc_55;
-    }
-    const vint16m1_t red_55 = nttgen_newhope512_rvv256_barrett(acc_54, 16);
-    __riscv_vse16_v_i16m1(&r[432], red_55, 16);
-    const vint16m1_t a_56 = __riscv_vle16_v_i16m1(&a[448], 16);
-    const vint16m1_t b_56 = __riscv_vle16_v_i16m1(&b[448], 16);
-    const vint16m1_t p_56 = nttgen_newhope512_rvv256_montmul_var(a_56, b_56, 16);
-    vint16m1_t acc_56 = p_56;
-    for (size_t i_28 = 0; (i_28 + 1) < k; ++i_28) {
-        const vint16m1_t a_57 = __riscv_vle16_v_i16m1(&a[448 + i_28 * 512 + 512], 16);
-        const vint16m1_t b_57 = __riscv_vle16_v_i16m1(&b[448 + i_28 * 512 + 512], 16);
-        const vint16m1_t p_57 = nttgen_newhope512_rvv256_montmul_var(a_57, b_57, 16);
-        const vint16m1_t red_56 = nttgen_newhope512_rvv256_barrett(acc_56, 16);
-        const vint16m1_t acc_57 = __riscv_vadd_vv_i16m1(red_56, p_57, 16);
-        acc_56 = acc_57;
-    }
-    const vint16m1_t red_57 = nttgen_newhope512_rvv256_barrett(acc_56, 16);
-    __riscv_vse16_v_i16m1(&r[448], red_57, 16);
-    const vint16m1_t a_58 = __riscv_vle16_v_i16m1(&a[464], 16);
-    const vint16m1_t b_58 = __riscv_vle16_v_i16m1(&b[464], 16);
-    const vint16m1_t p_58 = nttgen_newhope512_rvv256_montmul_var(a_58, b_58, 16);
-    vint16m1_t acc_58 = p_58;
-    for (size_t i_29 = 0; (i_29 + 1) < k; ++i_29) {
-        const vint16m1_t a_59 = __riscv_vle16_v_i16m1(&a[464 + i_29 * 512 + 512], 16);
-        const vint16m1_t b_59 = __riscv_vle16_v_i16m1(&b[464 + i_29 * 512 + 512], 16);
-        const vint16m1_t p_59 = nttgen_newhope512_rvv256_montmul_var(a_59, b_59, 16);
-        const vint16m1_t red_58 = nttgen_newhope512_rvv256_barrett(acc_58, 16);
-        const vint16m1_t acc_59 = __riscv_vadd_vv_i16m1(red_58, p_59, 16);
-        acc_58 = acc_59;
-    }
-    const vint16m1_t red_59 = nttgen_newhope512_rvv256_barrett(acc_58, 16);
-    __riscv_vse16_v_i16m1(&r[464], red_59, 16);
-    const vint16m1_t a_60 = __riscv_vle16_v_i16m1(&a[480], 16);
-    const vint16m1_t b_60 = __riscv_vle16_v_i16m1(&b[480], 16);
-    const vint16m1_t p_60 = nttgen_newhope512_rvv256_montmul_var(a_60, b_60, 16);
-    vint16m1_t acc_60 = p_60;
-    for (size_t i_30 = 0; (i_30 + 1) < k; ++i_30) {
-        const vint16m1_t a_61 = __riscv_vle16_v_i16m1(&a[480 + i_30 * 512 + 512], 16);
-        const vint16m1_t b_61 = __riscv_vle16_v_i16m1(&b[480 + i_30 * 512 + 512], 16);
-        const vint16m1_t p_61 = nttgen_newhope512_rvv256_montmul_var(a_61, b_61, 16);
-        const vint16m1_t red_60 = nttgen_newhope512_rvv256_barrett(acc_60, 16);
-        const vint16m1_t acc_61 = __riscv_vadd_vv_i16m1(red_60, p_61, 16);
-        acc_60 = acc_61;
-    }
-    const vint16m1_t red_61 = nttgen_newhope512_rvv256_barrett(acc_60, 16);
-    __riscv_vse16_v_i16m1(&r[480], red_61, 16);
-    const vint16m1_t a_62 = __riscv_vle16_v_i16m1(&a[496], 16);
-    const vint16m1_t b_62 = __riscv_vle16_v_i16m1(&b[496], 16);
-    const vint16m1_t p_62 = nttgen_newhope512_rvv256_montmul_var(a_62, b_62, 16);
-    vint16m1_t acc_62 = p_62;
-    for (size_t i_31 = 0; (i_31 + 1) < k; ++i_31) {
-        const vint16m1_t a_63 = __riscv_vle16_v_i16m1(&a[496 + i_31 * 512 + 512], 16);
-        const vint16m1_t b_63 = __riscv_vle16_v_i16m1(&b[496 + i_31 * 512 + 512], 16);
-        const vint16m1_t p_63 = nttgen_newhope512_rvv256_montmul_var(a_63, b_63, 16);
-        const vint16m1_t red_62 = nttgen_newhope512_rvv256_barrett(acc_62, 16);
-        const vint16m1_t acc_63 = __riscv_vadd_vv_i16m1(red_62, p_63, 16);
-        acc_62 = acc_63;
-    }
-    const vint16m1_t red_63 = nttgen_newhope512_rvv256_barrett(acc_62, 16);
-    __riscv_vse16_v_i16m1(&r[496], red_63, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv256_assert_range(r, 512, -6144, 6144);
 #endif

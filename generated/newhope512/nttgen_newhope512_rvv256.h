@@ -20,12 +20,22 @@
  *       ops: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv256_basemul: base multiplication: r = a o b * beta^-1
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-12288, 12288]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-20067, 20067], b in [-20067, 20067] -> r in [-6144, 6144]
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
  *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       coefficient reductions: 512
+ *   nttgen_newhope512_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
+ *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
+ *     mod beta)
+ *       b in [-16382, 16382] -> cache in [-32768, 32767]
+ *       ops: load 32, store 32, mullo 32, const 32
+ *   nttgen_newhope512_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
+ *     pairs, given the caches of the b_i (basemul_cache), stored one after another
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
+ *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7533, 7533]
@@ -74,6 +84,7 @@
 
 #define NTTGEN_NEWHOPE512_RVV256_N 512
 #define NTTGEN_NEWHOPE512_RVV256_Q 12289
+#define NTTGEN_NEWHOPE512_RVV256_CACHE_N 512
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,9 +105,9 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]);
  *
  * Input:  a, b: NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-12288, 12288]
- * a[512]: on entry in [-20067, 20067]
- * b[512]: on entry in [-20067, 20067]
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
@@ -107,13 +118,41 @@ void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], cons
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
  * r[512]: on exit in [-6144, 6144]
- * a[512 x k]: on entry in [-20067, 20067]
- * b[512 x k]: on entry in [-20067, 20067]
+ * a[512 x k]: on entry in [-16382, 16382]
+ * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
  * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k);
+
+/*
+ * multiplication cache of b, for basemul_acc_cached: what every product by b would recompute
+ *   (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)
+ *
+ * Input:  b: NTT domain, native order
+ * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
+ * cache[512]: on exit in [-32768, 32767]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 32, store 32, mullo 32, const 32
+ */
+void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[512]);
+
+/*
+ * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i (basemul_cache),
+ *   stored one after another
+ *
+ * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-6144, 6144]
+ * a[512 x k]: on entry in [-12288, 12288]
+ * b[512 x k]: on entry in [-16382, 16382]
+ * cache[512 x k]: on entry in [-32768, 32767]
+ * k: number of products, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ */
+void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
+                                                 const int16_t *cache, size_t k);
 
 /*
  * inverse NTT times beta, in place: a <- beta * NTT^-1(a)

@@ -7,6 +7,7 @@ One loader and one kernel class serve every ring family (:mod:`nttgen.families`)
 >>> c = k.polymul(a, b)                     # (n,) or (batch, n) integer arrays -> [0, q)
 >>> ah = k.ntt(a); a2 = k.intt(ah)          # NTT domain in the ring's standard order, [0, q)
 >>> k.basemul(ah, bh); k.basemul_acc(A, B)  # NTT-domain products (A, B: (k, n) -> (n,))
+>>> c = k.basemul_cache(B); k.basemul_acc_cached(A, B, c)  # the same, B's products cached
 >>> s = nttgen.load("sntrup761")            # NTRU Prime: no NTT, products through a pipeline
 >>> r = s.polymul(a, b); r = s.polymul_small(a, t)  # centred, [-(q-1)/2, (q-1)/2]
 
@@ -426,20 +427,59 @@ class Kernel:
     def basemul_acc(self, A: Any, B: Any) -> np.ndarray:
         """Sum of k NTT-domain products: A, B of shape (k, n) or (batch, k, n), standard order,
         values in [-(q-1), q-1] -> (n,) or (batch, n) in [0, q) (int64)."""
-        self._entry("basemul_acc")
+        return self._inner_product("basemul_acc", A, B, None)
+
+    def basemul_cache(self, B: Any) -> np.ndarray:
+        """The multiplication cache of NTT-domain polynomials for :meth:`basemul_acc_cached`:
+        B of shape (n,) or (k, n), standard order, values in [-(q-1), q-1] -> an int64 array
+        of shape (m,) or (k, m), one row per polynomial, in this ISA's layout (m = n/2 for
+        degree-2 factors, n for a complete NTT). Compute it once per B and pass it with every
+        A that B meets; it is meaningful only to this kernel's :meth:`basemul_acc_cached`."""
+        self._entry("basemul_cache")
+        X, single = self._batched(self._check("B", B), 1)
+        rows = [self.raw("basemul_cache", self._to_native(v))[0].astype(np.int64) for v in X]
+        m = self._cache_length()
+        out = np.stack(rows) if rows else np.zeros((0, m), np.int64)
+        return out[0] if single else out
+
+    def basemul_acc_cached(self, A: Any, B: Any, cache: Any) -> np.ndarray:
+        """:meth:`basemul_acc` given B's cache (``basemul_cache(B)``, shape (k, m), or
+        (batch, k, m) for batched A and B): the same result, with fewer multiplications."""
+        return self._inner_product("basemul_acc_cached", A, B, cache)
+
+    def _inner_product(self, op: str, A: Any, B: Any, cache: Any) -> np.ndarray:
+        """``op`` (``basemul_acc``, or ``basemul_acc_cached`` with B's ``cache``) on checked
+        operands, its result out of Montgomery form, reduced and in the standard order."""
+        self._entry(op)
         x = self._check("A", A, extra_dims=1)
         y = self._check("B", B, extra_dims=1)
         X, Y, single = self._pair(("A", "B"), x, y, 2)
         k = X.shape[1]
         if k < 1:
             raise InputError("A and B must hold at least one polynomial (k >= 1)")
+        caches: list[tuple[np.ndarray, ...]] = [()] * len(X)
+        if op == "basemul_acc_cached":
+            want = (*Y.shape[:-1], self._cache_length())
+            C = _integer_array("cache", cache)
+            C = C[None] if single and C.ndim == 2 else C
+            if C.shape != want:
+                shape = want[1:] if single else want
+                raise InputError(
+                    f"cache: expected shape {shape} (basemul_cache of B), got {np.shape(cache)}"
+                )
+            caches = [(c,) for c in C]
         rows = []
-        for u, v in zip(X, Y, strict=True):
-            (r,) = self.raw("basemul_acc", self._to_native(u), self._to_native(v), k=k)
+        for u, v, c in zip(X, Y, caches, strict=True):
+            (r,) = self.raw(op, self._to_native(u), self._to_native(v), *c, k=k)
             (r,) = self.raw("tomont", r)
             (r,) = self.raw("reduce", r)
             rows.append(self._from_native(r.astype(np.int64)))
         return self._stack(rows, single)
+
+    def _cache_length(self) -> int:
+        """Elements of one polynomial's multiplication cache (the manifest's)."""
+        (p,) = [p for p in self._entry("basemul_cache").params if p["name"] == "cache"]
+        return int(p["length"])
 
 
 _LOADED: dict[tuple[RingSpec, str, Target, str | None], Kernel] = {}

@@ -28,7 +28,8 @@ from typing import Any
 
 from .errors import InputError
 
-DOMAIN_OPS = ("ntt", "basemul", "basemul_acc", "intt", "to_standard", "from_standard")
+DOMAIN_OPS = ("ntt", "basemul", "basemul_acc", "basemul_cache", "basemul_acc_cached", "intt",
+              "to_standard", "from_standard")  # fmt: skip
 """The operations that read or write the NTT domain: one ISA serves all of them."""
 
 DOMAIN = "ntt domain"
@@ -141,12 +142,12 @@ def _op_of(key: str) -> tuple[str, int]:
 
 def _group_costs(ops: Mapping[str, Mapping[str, float]], group: str) -> dict[str, float]:
     """Each ISA's cost for ``group``: the sum of the group's measured operations (one k of
-    ``basemul_acc``), for the ISAs measured on every one of them."""
+    those that take one), for the ISAs measured on every one of them."""
     keys = [key for key in ops if group_of(_op_of(key)[0]) == group]
-    ks = sorted({_op_of(key)[1] for key in keys if _op_of(key)[0] == "basemul_acc"})
+    ks = sorted({_op_of(key)[1] for key in keys} - {0})
     if ks:
         k = PREFERRED_K if PREFERRED_K in ks else ks[0]
-        keys = [key for key in keys if _op_of(key)[0] != "basemul_acc" or _op_of(key)[1] == k]
+        keys = [key for key in keys if _op_of(key)[1] in (0, k)]
     if not keys:
         return {}
     isas = set.intersection(*(set(ops[key]) for key in keys))

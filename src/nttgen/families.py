@@ -50,7 +50,7 @@ class NttFamily:
 
     title = "x^n + 1 rings (negacyclic NTT; any n, q with --n/--q)"
     presets: Mapping[str, RingSpec] = PRESETS
-    ops = ("ntt", "intt", "basemul", "basemul_acc", "polymul")
+    ops = ("ntt", "intt", "basemul", "basemul_acc", "basemul_acc_cached", "polymul")
 
     def parse(self, name: str) -> Ring | None:
         """:func:`nttgen.rings.parse_ring`."""

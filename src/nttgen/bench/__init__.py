@@ -40,6 +40,13 @@ BENCH_OPS = NTT.ops
 ALIGN_FLAGS = ("-falign-functions=64", "-falign-loops=64")
 BENCH_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", *ALIGN_FLAGS)
 K_MAX = 8
+K_OPS = ("basemul_acc", "basemul_acc_cached")
+"""The ops timed for each k of ``--k`` (the others take no count)."""
+
+
+def op_label(op: str, k: int) -> str:
+    """The op with its k where it takes one, e.g. ``basemul_acc k=3``."""
+    return f"{op} k={k}" if op in K_OPS else op
 
 
 @dataclass
@@ -60,7 +67,7 @@ class BenchResult:
     @property
     def label(self) -> str:
         """The op with its k, e.g. ``basemul_acc k=3``."""
-        return f"{self.op} k={self.k}" if self.op == "basemul_acc" else self.op
+        return op_label(self.op, self.k)
 
 
 ADDR_NO_RANDOMIZE = 0x0040000
@@ -170,8 +177,8 @@ class Entry:
     ops: tuple[str, ...] = BENCH_OPS
 
 
-BENCH_SLOTS = (*BENCH_OPS, "polymul_small")
-"""The harness's function slots (harness.c's ``bench_kernels_t``)."""
+BENCH_SLOTS = (*BENCH_OPS, "basemul_cache", "polymul_small")
+"""The harness's function slots, in the order of ``bench_kernels_t`` (:func:`_kernels_header`)."""
 
 
 def writer_entry(
@@ -187,6 +194,15 @@ def op_counts(w: CFileWriter, op: str, k: int) -> dict[str, int]:
     parameter set to ``k``)."""
     fn = w.functions[op]
     return dict(count_ops(fn, {p.name: k for p in fn.params if isinstance(p, ScalarParam)}))
+
+
+def _cache_length(files: GeneratedFiles) -> int:
+    """Elements of one polynomial's multiplication cache in a file set (1 where it has none,
+    so that the harness's buffer stays declarable)."""
+    meta = json.loads(files.manifest)["functions"].get("basemul_cache")
+    if meta is None:
+        return 1
+    return max(int(p["length"]) for p in meta["params"] if p["kind"] == "array")
 
 
 def _element_type(files: GeneratedFiles) -> str:
@@ -211,6 +227,7 @@ def _kernels_header(ring: RingSpec, entries: list[Entry]) -> tuple[str, str]:
             f"#define BENCH_N {n}",
             f"#define BENCH_Q {q}",
             f"#define BENCH_KMAX {K_MAX}",
+            f"#define BENCH_CACHE_N {_cache_length(entries[0].files)}",
             *(["#define BENCH_CENTRED 1"] if centred else []),
             "typedef struct {",
             "    const char *isa;",
@@ -219,7 +236,10 @@ def _kernels_header(ring: RingSpec, entries: list[Entry]) -> tuple[str, str]:
             "    " + poly.format("basemul"),
             "    void (*basemul_acc)(bench_elem_t *, const bench_elem_t *, const bench_elem_t *,",
             "                        size_t);",
+            "    void (*basemul_acc_cached)(bench_elem_t *, const bench_elem_t *,",
+            "                               const bench_elem_t *, const bench_elem_t *, size_t);",
             "    " + poly.format("polymul"),
+            "    void (*basemul_cache)(bench_elem_t *, const bench_elem_t *);",
             "    " + poly.format("polymul_small"),
             "} bench_kernels_t;",
             "",
@@ -388,7 +408,7 @@ def prepare_ring(
         (name, op, k): int(op_counts(writers[isa], op, k).get("reductions", 0))
         for isa, _, name in builds
         for op in wanted
-        for k in (ks if op == "basemul_acc" else (0,))  # the harness's k of a one-size op
+        for k in (ks if op in K_OPS else (0,))  # the harness's k of a one-size op
     }
     return Prepared(harness, wanted, name, reductions)
 

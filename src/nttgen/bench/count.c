@@ -9,7 +9,8 @@
  * kernels are constant-time, so one call on valid random input gives the count of every input.
  *
  * Usage: count ISA_INDEX OP K [SEED]
- *   (OP: none, ntt, intt, basemul, basemul_acc, polymul, polymul_small)
+ *   (OP: none, ntt, intt, basemul, basemul_acc, basemul_acc_cached, polymul, polymul_small;
+ *   basemul_acc_cached is given the caches of its b, computed before the markers)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ __attribute__((noinline)) void count_end(void) { __asm__ volatile("" ::: "memory
 
 static bench_elem_t in_a[BENCH_KMAX * BENCH_N];
 static bench_elem_t in_b[BENCH_KMAX * BENCH_N];
+static bench_elem_t in_c[BENCH_KMAX * BENCH_CACHE_N];
 static bench_elem_t out_r[BENCH_N];
 
 int main(int argc, char **argv) {
@@ -66,6 +68,13 @@ int main(int argc, char **argv) {
     } else if (strcmp(op, "basemul_acc") == 0) {
         count_begin();
         kern->basemul_acc(out_r, in_a, in_b, k);
+        count_end();
+    } else if (strcmp(op, "basemul_acc_cached") == 0) {
+        for (size_t i = 0; i < k; ++i) {
+            kern->basemul_cache(in_c + i * BENCH_CACHE_N, in_b + i * BENCH_N);
+        }
+        count_begin();
+        kern->basemul_acc_cached(out_r, in_a, in_b, in_c, k);
         count_end();
     } else if (strcmp(op, "polymul") == 0) {
         count_begin();

@@ -51,7 +51,16 @@ static inline uint64_t ticks(void) {
 #define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
 
 
-enum op { OP_COPY, OP_NTT, OP_INTT, OP_BASEMUL, OP_BASEMUL_ACC, OP_POLYMUL, OP_POLYMUL_SMALL };
+enum op {
+    OP_COPY,
+    OP_NTT,
+    OP_INTT,
+    OP_BASEMUL,
+    OP_BASEMUL_ACC,
+    OP_BASEMUL_ACC_CACHED,
+    OP_POLYMUL,
+    OP_POLYMUL_SMALL
+};
 #define OP_LAST OP_POLYMUL_SMALL
 
 static bench_elem_t pristine[BENCH_N] __attribute__((aligned(64)));
@@ -59,6 +68,7 @@ static bench_elem_t work[BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_a[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_b[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_s[BENCH_N] __attribute__((aligned(64)));
+static bench_elem_t in_c[BENCH_KMAX * BENCH_CACHE_N] __attribute__((aligned(64)));
 static bench_elem_t out_r[BENCH_N] __attribute__((aligned(64)));
 
 static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
@@ -84,6 +94,10 @@ static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch
             break;
         case OP_BASEMUL_ACC:
             k->basemul_acc(out_r, in_a, in_b, kk);
+            BARRIER(out_r);
+            break;
+        case OP_BASEMUL_ACC_CACHED:
+            k->basemul_acc_cached(out_r, in_a, in_b, in_c, kk);
             BARRIER(out_r);
             break;
         case OP_POLYMUL:
@@ -139,6 +153,8 @@ static int has_op(const bench_kernels_t *k, enum op op) {
             return k->basemul != NULL;
         case OP_BASEMUL_ACC:
             return k->basemul_acc != NULL;
+        case OP_BASEMUL_ACC_CACHED:
+            return k->basemul_acc_cached != NULL && k->basemul_cache != NULL;
         case OP_POLYMUL:
             return k->polymul != NULL;
         case OP_POLYMUL_SMALL:
@@ -148,8 +164,12 @@ static int has_op(const bench_kernels_t *k, enum op op) {
     }
 }
 
-static const char *const OP_NAMES[] = {"copy",    "ntt",     "intt",         "basemul",
-                                        "basemul_acc", "polymul", "polymul_small"};
+static const char *const OP_NAMES[] = {
+    "copy", "ntt", "intt", "basemul", "basemul_acc", "basemul_acc_cached", "polymul",
+    "polymul_small"};
+
+/* Whether the op sums k products (timed for each k asked for). */
+static int takes_k(int op) { return op == OP_BASEMUL_ACC || op == OP_BASEMUL_ACC_CACHED; }
 
 #define MAX_KS 8
 #define MAX_ISAS 8
@@ -165,6 +185,11 @@ static stat_t stats[MAX_ISAS][OP_LAST + 1][MAX_KS][MAX_ROUNDS];
 static stat_t run_one(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
                       int warmup) {
     stat_t st;
+    if (op == OP_BASEMUL_ACC_CACHED) { /* the caches of in_b, in this ISA's layout, untimed */
+        for (size_t i = 0; i < kk; ++i) {
+            k->basemul_cache(in_c + i * BENCH_CACHE_N, in_b + i * BENCH_N);
+        }
+    }
     measure(k, op, kk, samples, batch, warmup, &st.q1, &st.med, &st.q3);
     return st;
 }
@@ -242,7 +267,7 @@ int main(int argc, char **argv) {
             const bench_kernels_t *k = &BENCH_KERNELS[i];
             stats[i][OP_COPY][0][round] = run_one(k, OP_COPY, 0, per_round, batch, warmup);
             for (int op = OP_NTT; op <= OP_LAST; ++op) {
-                for (int j = 0; wanted[op] && j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
+                for (int j = 0; wanted[op] && j < (takes_k(op) ? nks : 1); ++j) {
                     stats[i][op][j][round] = run_one(k, (enum op)op, ks[j], per_round, batch, warmup);
                 }
             }
@@ -252,14 +277,14 @@ int main(int argc, char **argv) {
         double copy_all;
         double copy = quietest(stats[i][OP_COPY][0], rounds, &copy_all).med;
         for (int op = OP_NTT; op <= OP_LAST; ++op) {
-            for (int j = 0; wanted[op] && j < (op == OP_BASEMUL_ACC ? nks : 1); ++j) {
+            for (int j = 0; wanted[op] && j < (takes_k(op) ? nks : 1); ++j) {
                 double all;
                 stat_t st = quietest(stats[i][op][j], rounds, &all);
                 double sub = (op == OP_NTT || op == OP_INTT) ? copy : 0.0;
                 printf("{\"isa\": \"%s\", \"op\": \"%s\", \"k\": %d, \"median\": %.2f, "
                        "\"q1\": %.2f, \"q3\": %.2f, \"all_rounds\": %.2f, \"copy\": %.2f, "
                        "\"rounds\": %d, \"unit\": \"%s\"}\n",
-                       BENCH_KERNELS[i].isa, OP_NAMES[op], op == OP_BASEMUL_ACC ? (int)ks[j] : 0,
+                       BENCH_KERNELS[i].isa, OP_NAMES[op], takes_k(op) ? (int)ks[j] : 0,
                        st.med - sub, st.q1 - sub, st.q3 - sub, all - sub, sub, rounds, TICKS_UNIT);
             }
         }

@@ -32,7 +32,7 @@ from ..errors import BuildError
 from ..families import family_of
 from ..interp.cost import total_ops
 from ..ring_family import RingSpec
-from . import Entry, _kernels_header, op_counts, writer_entry
+from . import K_OPS, Entry, _kernels_header, op_counts, op_label, writer_entry
 
 COUNT_CFLAGS = ("-std=c99", "-O3", "-Wall", "-Wextra", "-Werror")
 _MARK = re.compile(r" (count_begin|count_end)$")
@@ -60,7 +60,7 @@ class CountResult:
     @property
     def label(self) -> str:
         """The op with its k, e.g. ``basemul_acc k=3``."""
-        return f"{self.op} k={self.k}" if self.op == "basemul_acc" else self.op
+        return op_label(self.op, self.k)
 
 
 SCALAR_FLAGS = ("-fno-tree-vectorize",)  # gcc: keep the portable C scalar
@@ -233,7 +233,7 @@ def count_ring(
             base = count_call(exe, target, index, "none")
             label = SCALAR_LABEL if is_scalar else isa
             for op in ops:
-                for k in ks if op == "basemul_acc" else (1,):
+                for k in ks if op in K_OPS else (1,):
                     n = count_call(exe, target, index, op, k) - base
                     static = _static_ops(ring, isa, op, k)
                     out.append(

@@ -16,7 +16,7 @@ from ..emit.isa import isa_class
 from ..generate import canonical_command, kernel_set
 from ..programs.kernels import BuildConfig, build_kernels
 from ..rings import Ring
-from . import Entry, run_entries
+from . import Entry, op_label, run_entries
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,6 @@ def compare(
         entries.append(Entry(v.name, files, (*cls.cflags, *v.cflags), cc))
     out: dict[str, dict[str, float]] = {}
     for rec in run_entries(ring, entries, ops, samples=samples, repeats=repeats, ks=(3,)):
-        label = rec["op"] if rec["op"] != "basemul_acc" else f"basemul_acc k={rec['k']}"
+        label = op_label(rec["op"], rec["k"])
         out.setdefault(rec["isa"], {})[label] = rec["median"]
     return out

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the bench modules are loaded by the commands that use them
     from ..bench.icount import CountResult
 
 
-HEADLINE_OPS = ("ntt", "intt", "basemul_acc", "polymul", "polymul_small")
+HEADLINE_OPS = ("ntt", "intt", "basemul_acc", "basemul_acc_cached", "polymul", "polymul_small")
 """What ``nttgen bench`` times by default: the transforms, the inner product and the full
 product of the x^n + 1 rings; both products of the NTRU Prime rings (each ring its own)."""
 
@@ -287,7 +287,7 @@ def _write_policy(
 
     ticks: dict[str, dict[str, dict[str, float]]] = {}
     for r in results:
-        key = f"{r.op} k={r.k}" if r.op == "basemul_acc" else r.op
+        key = r.label
         ring = ring_names.get(r.ring, r.ring)
         ticks.setdefault(ring, {}).setdefault(key, {})[r.isa] = round(r.median, 1)
     found = cpu.cpu_vendor_family()

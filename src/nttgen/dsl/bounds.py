@@ -289,6 +289,8 @@ class BoundsInterp:
         if count.static:
             if count.const > 0:
                 run_body()
+        elif count.cap is not None:
+            self.bounded(run_body, count.cap)
         else:
             self.fixpoint(run_body)
         self.exit_loop()
@@ -303,10 +305,12 @@ class BoundsInterp:
         self.memory = {b: list(c) for b, c in state[1].items()}
 
     def _join_states(self, a: State, b: State, widen: bool) -> State:
-        full = Bound.uniform(self.lane.min, self.lane.max, self.lanes)
         vars_: dict[Var, Bound] = {}
         for v, bb in b[0].items():
-            j = a[0][v].join(bb) if v in a[0] else bb
+            if v not in a[0]:
+                continue  # declared inside the loop body: not carried from one trip to the next
+            j = a[0][v].join(bb)
+            full = Bound.uniform(v.lane.min, v.lane.max, len(bb.lo))
             vars_[v] = full if widen and j != a[0].get(v) else j
         mem: dict[Buffer, list[tuple[int, int] | None]] = {}
         for buf, cells in b[1].items():
@@ -341,6 +345,27 @@ class BoundsInterp:
             f"{self._where()}: a loop-carried value grows without bound ({grown}); the program "
             "must reduce it inside the loop"
         )
+
+    def bounded(self, run_body: Callable[[], None], cap: int) -> State:
+        """Analyse a runtime loop of at most ``cap`` trips exactly, without widening: run the
+        body from the entry state up to ``cap`` times (stopping early once a trip changes
+        nothing). Returns the join of the states each trip may start from (the state the body
+        must be valid for), and leaves the state at the join of the states after 0 to
+        ``cap`` trips (the loop's exit)."""
+        state = self.snapshot()
+        starts, exits = state, state
+        for trip in range(cap):
+            if trip:
+                starts = self._join_states(starts, state, widen=False)
+            self.restore(state)
+            run_body()
+            after = self.snapshot()
+            exits = self._join_states(exits, after, widen=False)
+            if after == state:
+                break
+            state = after
+        self.restore(exits)
+        return starts
 
     # ----------------------------------------------------------------- vars
     def var_def(self, var: Var, init: Bound) -> None:

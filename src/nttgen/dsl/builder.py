@@ -193,31 +193,39 @@ class Builder:
         cnt = count if isinstance(count, Count) else Count(int(count))
         if unroll is None:
             unroll = self.unroll_default and cnt.static
-        if cnt.static and cnt.const <= 0:
+        if (cnt.static and cnt.const <= 0) or cnt.cap == 0:
             return
         var = LoopVar(hint, self._next_id())
         stmt = Loop(var, cnt, [], unroll, self._tag)
         self.bounds.enter_loop(var, cnt)
         entry = None if cnt.static else self.bounds.snapshot()
         if entry is not None:
-            self._runtime_fixpoint(var, body)  # decisions are made from this invariant
+            self._runtime_fixpoint(var, cnt, body)  # decisions are made from this invariant
         self._blocks.append(stmt.body)
         try:
             body(var)
         finally:
             self._blocks.pop()
         if entry is not None:
-            # With the decisions now fixed, the recorded body is monotone: its fixpoint from
-            # the entry state is the tight invariant (never larger than the one above).
+            # With the decisions now fixed, the recorded body is monotone: its fixpoint (or
+            # capped run) from the entry state is the tight invariant (never larger than the
+            # one above).
             self.bounds.restore(entry)
             env = dict(self.fn.bounds)
-            self.bounds.fixpoint(lambda: run_block(stmt.body, env, self.bounds))
+            replay = lambda: run_block(stmt.body, env, self.bounds)  # noqa: E731
+            if cnt.cap is None:
+                self.bounds.fixpoint(replay)
+            else:
+                self.bounds.bounded(replay, cnt.cap)
         self.bounds.exit_loop()
         self._emit(stmt)
 
-    def _runtime_fixpoint(self, var: LoopVar, body: Callable[[LoopVar], None]) -> State:
+    def _runtime_fixpoint(
+        self, var: LoopVar, count: Count, body: Callable[[LoopVar], None]
+    ) -> State:
         """Find the loop invariant by running the body in dry mode (recording nothing); the
-        real recording that follows then makes its decisions from the invariant."""
+        real recording that follows then makes its decisions from the invariant (for a
+        capped count: the join of the states its trips may start from)."""
 
         def dry_run() -> None:
             self._blocks.append([])
@@ -226,23 +234,29 @@ class Builder:
             finally:
                 self._blocks.pop()
 
-        return self.bounds.fixpoint(dry_run)
+        if count.cap is None:
+            return self.bounds.fixpoint(dry_run)
+        starts = self.bounds.bounded(dry_run, count.cap)
+        self.bounds.restore(starts)
+        return starts
 
     def var(self, init: Value, hint: str = "acc") -> Var:
         """Declare a mutable register initialised to ``init``."""
-        v = Var(self.lane, hint, self._next_id())
+        v = Var(init.lane, hint, self._next_id())
         self._emit(VarDef(v, init))
         self.bounds.var_def(v, self.bound(init))
         return v
 
     def set(self, var: Var, value: Value) -> None:
-        """Assign a mutable register."""
+        """Assign a mutable register (a value of its width)."""
+        if value.lane != var.lane or value.pair_sum:
+            raise TypeError(f"{self.fn.name}: register {var.hint} holds {var.lane.name} values")
         self._emit(VarSet(var, value))
         self.bounds.var_set(var, self.bound(value))
 
     def get(self, var: Var) -> Value:
         """Read a mutable register."""
-        v = self._value(var.hint, self.bounds.var_get(var))
+        v = self._value(var.hint, self.bounds.var_get(var), wide=var.lane != self.lane)
         self._emit(VarGet(v, var))
         return v
 

@@ -145,15 +145,30 @@ class Affine:
 
 @dataclass(frozen=True)
 class Count:
-    """A loop trip count: ``const`` alone, or ``param + const`` for a runtime count."""
+    """A loop trip count: ``const`` alone, or for a runtime count the number of values
+    var = 0, 1, ... with ``step * var + offset < param + const`` and, where ``cap`` is given,
+    var < cap: ``param + const`` (the defaults), ceil((param + const) / step) (groups of
+    ``step``), or min(cap, param + const - offset) (the rest of a group that starts at
+    ``offset``, an expression of enclosing loop counters). A capped count has a static
+    maximum, so the analysis runs its body at most ``cap`` times instead of widening."""
 
     const: int
     param: ScalarParam | None = None
+    step: int = 1
+    offset: Affine = field(default_factory=Affine)
+    cap: int | None = None
 
     @property
     def static(self) -> bool:
         """Whether the count is known at generation time."""
         return self.param is None
+
+    def trips(self, param: int, env: Mapping[LoopVar, int] | None = None) -> int:
+        """The trip count of a runtime count for the parameter's value ``param`` and the
+        enclosing counters ``env`` (those ``offset`` reads)."""
+        room = param + self.const - self.offset.evaluate(env or {})
+        n = max(0, -(-room // self.step))
+        return n if self.cap is None else min(n, self.cap)
 
 
 @dataclass(eq=False)

@@ -71,7 +71,7 @@ class CEmitter:
         self.names = NameSupply(reserved)
         self.blocks: list[list[C.Stmt]] = [[]]
         self.loopvars: dict[LoopVar, C.Expr] = {}
-        self.vars: dict[Var, C.Name] = {}
+        self.vars: dict[Var, C.Name | tuple[C.Name, ...]] = {}
         self.stmt: Stmt | None = None
         self.tag = ""
         self.tables: dict[Table, str] = {}
@@ -214,23 +214,46 @@ class CEmitter:
         if count.static:
             cond = C.Bin("<", C.Name(name), C.Int(count.const))
         else:
-            assert count.param is not None
-            lhs = C.add(C.Name(name), C.Int(-count.const)) if count.const < 0 else C.Name(name)
-            rhs = C.Name(count.param.name)
-            if count.const > 0:
-                rhs = C.add(rhs, C.Int(count.const))
-            cond = C.Bin("<", lhs, rhs)
+            cond = self._runtime_condition(C.Name(name), count)
         self._out(C.For(name, cond, tuple(body)))
 
-    def var_def(self, var: Var, init: C.Expr) -> None:
-        """A mutable local."""
-        name = self.names.fresh(var.hint)
-        self.vars[var] = C.Name(name)
-        self._out(C.Decl(self.isa.vec_type(), name, init))
+    def _runtime_condition(self, var: C.Expr, count: Count) -> C.Expr:
+        """The loop condition of a runtime count (see :class:`nttgen.dsl.ir.Count`):
+        step*var + offset - const < param, and var < cap where capped, joined by a bitwise
+        ``&`` (no short-circuit branch; every term is a public count, never a coefficient)."""
+        assert count.param is not None
+        lhs = var if count.step == 1 else C.Bin("*", C.Int(count.step), var)
+        shift = count.offset + (-count.const)
+        if shift.terms or shift.const:
+            lhs = C.add(lhs, self._index(shift))
+        cond: C.Expr = C.Bin("<", lhs, C.Name(count.param.name))
+        if count.cap is not None:
+            cond = C.Bin("&", C.Bin("<", var, C.Int(count.cap)), cond)
+        return cond
 
-    def var_set(self, var: Var, value: C.Expr) -> None:
-        """Assignment to a mutable local."""
-        self._out(C.Assign(self.vars[var], value))
+    def var_def(self, var: Var, init: C.Expr | tuple[C.Expr, ...]) -> None:
+        """A mutable local; a double-width one is one local per register of its value."""
+        if var.lane == self.fn.lane:
+            assert not isinstance(init, tuple)
+            name = self.names.fresh(var.hint)
+            self.vars[var] = C.Name(name)
+            self._out(C.Decl(self.isa.vec_type(), name, init))
+            return
+        parts = init if isinstance(init, tuple) else (init,)
+        names = tuple(C.Name(self.names.fresh(var.hint)) for _ in parts)
+        for name, part in zip(names, parts, strict=True):
+            self._out(C.Decl(self.isa.wide_type(), name.text, part))
+        self.vars[var] = names if isinstance(init, tuple) else names[0]
+
+    def var_set(self, var: Var, value: C.Expr | tuple[C.Expr, ...]) -> None:
+        """Assignment to a mutable local (each register of a double-width one)."""
+        target = self.vars[var]
+        if isinstance(target, tuple):
+            assert isinstance(value, tuple)
+            for t, v in zip(target, value, strict=True):
+                self._out(C.Assign(t, v))
+            return
+        self._out(C.Assign(target, value))
 
     def var_get(self, var: Var) -> C.Expr:
         """A mutable local's current value."""

@@ -388,7 +388,7 @@ class DispatchWriter:
         """The .h text: the ISA-neutral prototypes and the two ISA controls."""
         u = C.Unit()
         u.items += opening_comment(self._header_lines("h"))
-        u.items += header_open(self.stem, *self.richest.dims())
+        u.items += header_open(self.stem, *self.richest.dims(), self.richest.cache_length())
         u.items += [
             C.Blank(),
             C.FuncDef(

@@ -104,10 +104,12 @@ def provenance_lines(file_name: str, command: str, ring: RingSpec) -> list[str]:
     ]
 
 
-def header_open(stem: str, n: int, q: int) -> list[C.Top]:
+def header_open(stem: str, n: int, q: int, cache_n: int | None = None) -> list[C.Top]:
     """The opening of a generated header: include guard, the fixed-width types, the ring's
-    ``<STEM>_N``/``<STEM>_Q`` and the C++ linkage block."""
+    ``<STEM>_N``/``<STEM>_Q`` (and ``<STEM>_CACHE_N``, one polynomial's multiplication cache,
+    where ``cache_n`` is given) and the C++ linkage block."""
     macro = stem.upper()
+    cache = [] if cache_n is None else [C.Directive(f"#define {macro}_CACHE_N {cache_n}")]
     return [
         C.Directive(f"#ifndef {macro}_H"),
         C.Directive(f"#define {macro}_H"),
@@ -117,6 +119,7 @@ def header_open(stem: str, n: int, q: int) -> list[C.Top]:
         C.Blank(),
         C.Directive(f"#define {macro}_N {n}"),
         C.Directive(f"#define {macro}_Q {q}"),
+        *cache,
         C.Blank(),
         C.Directive("#ifdef __cplusplus"),
         C.Directive('extern "C" {'),
@@ -258,6 +261,12 @@ class CFileWriter:
         """(number of coefficients, q): the header's macros."""
         raise NotImplementedError
 
+    def cache_length(self) -> int | None:
+        """Elements of one polynomial's multiplication cache (``basemul_cache``'s output);
+        None where the files have no cache."""
+        fn = self.functions.get("basemul_cache")
+        return None if fn is None else fn.param("cache").length  # type: ignore[union-attr]
+
     @property
     def lane_c_type(self) -> str:
         """The C type of one coefficient (``int16_t`` or ``int32_t``)."""
@@ -351,7 +360,7 @@ class CFileWriter:
         """The .h text: prototypes with their contracts."""
         u = C.Unit()
         u.items += opening_comment(self._opening("h"))
-        u.items += header_open(self.stem, *self.dims())
+        u.items += header_open(self.stem, *self.dims(), self.cache_length())
         for name, fn in self.entry_points():
             emitter = CEmitter(fn, self.isa, self.c_name, self.table_name)
             u.items.append(C.Blank())

@@ -23,6 +23,7 @@ class CostCounter:
         self.scalars = dict(scalars)
         self.weight = 1
         self.counts: Counter[str] = Counter()
+        self.runtime: dict[LoopVar, int] = {}
 
     def __getattr__(self, op: str) -> Callable[..., object]:
         if op not in VOCABULARY:
@@ -59,14 +60,22 @@ class CostCounter:
     def loop(
         self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False
     ) -> None:
-        """Weight the body by the trip count."""
-        del var, unroll
-        n = count.const if count.static else self.scalars[count.param.name] + count.const  # type: ignore[union-attr]
-        if n <= 0:
+        """Weight the body by the trip count: a static count's, or a runtime count's for
+        the given scalars, run trip by trip (a group's remainder depends on the trip of the
+        loop around it)."""
+        del unroll
+        if count.static:
+            if count.const <= 0:
+                return
+            self.weight *= count.const
+            run_body()
+            self.weight //= count.const
             return
-        self.weight *= n
-        run_body()
-        self.weight //= n
+        assert count.param is not None
+        for trip in range(count.trips(self.scalars[count.param.name], self.runtime)):
+            self.runtime[var] = trip
+            run_body()
+        self.runtime.pop(var, None)
 
     def var_def(self, var: Var, init: object) -> None:
         """Registers cost nothing."""

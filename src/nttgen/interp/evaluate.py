@@ -141,7 +141,7 @@ class Evaluator:
         if count.static:
             return count.const
         assert count.param is not None
-        return self.scalars[count.param.name] + count.const
+        return count.trips(self.scalars[count.param.name], self.runtime)
 
     def loop(
         self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False

@@ -37,6 +37,18 @@ OP_INFO: dict[str, OpInfo] = {
         "a, b: k polynomials each, NTT domain, native order",
         "r: NTT domain, native order, times beta^-1 (Montgomery)",
     ),
+    "basemul_cache": OpInfo(
+        "multiplication cache of b, for basemul_acc_cached: what every product by b would "
+        "recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod beta)",
+        "b: NTT domain, native order",
+        "cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)",
+    ),
+    "basemul_acc_cached": OpInfo(
+        "r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given the caches of the b_i "
+        "(basemul_cache), stored one after another",
+        "a, b: k polynomials each, NTT domain, native order; cache: their k caches",
+        "r: NTT domain, native order, times beta^-1 (Montgomery)",
+    ),
     "reduce": OpInfo(
         "full reduction, in place: every coefficient to its representative in [0, q)",
         "a: any lane values",

@@ -8,6 +8,8 @@ ntt        in place: standard coefficients -> NTT domain (native order), normal 
 intt       in place: NTT domain -> beta * NTT^-1 (absorbs the beta^-1 of basemul)
 basemul    r = a o b * beta^-1 (pointwise, or degree-2 products for incomplete NTTs)
 basemul_acc r = sum of k base products * beta^-1 (k >= 1 pairs stored one after another)
+basemul_cache cache <- the multiplication cache of b (what every product by b recomputes)
+basemul_acc_cached basemul_acc given the k caches of the b_i
 reduce     in place: any lane value -> its representative in [0, q)
 reduce_centred in place: any lane value -> its representative in [-(q-1)/2, (q-1)/2]
 reduce_partial in place: any lane value -> a representative in (-q, q) (one Barrett step)
@@ -34,15 +36,10 @@ from ..plan.ntt import Network, NttAlgebra
 from ..rings import Ring
 from .entry_points import OP_INFO
 from .fused import pair_slot, program_mul_core, whole_pass
+from .inner_product import program_basemul_acc, program_basemul_cache
 from .lazy import Reducer
 from .ntt import Transform, build_permutation, build_transform
-from .pointwise import (
-    program_basemul,
-    program_basemul_acc,
-    program_reduce,
-    program_scale,
-    reduce_to_standard,
-)
+from .pointwise import program_basemul, program_reduce, program_scale, reduce_to_standard
 
 # Bisection steps of the search for the widest NTT-domain range the products accept at no cost
 DOMAIN_SEARCH_STEPS = 16
@@ -87,8 +84,9 @@ def intt_variants(q: int, networks: tuple[Network, ...] = ("gs", "dit")) -> list
     return out
 
 
-OPS = ("ntt", "intt", "basemul", "basemul_acc", "reduce", "reduce_centred", "reduce_partial",
-       "tomont", "frommont", "to_standard", "from_standard", "polymul")  # fmt: skip
+OPS = ("ntt", "intt", "basemul", "basemul_acc", "basemul_cache", "basemul_acc_cached", "reduce",
+       "reduce_centred", "reduce_partial", "tomont", "frommont", "to_standard", "from_standard",
+       "polymul")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -363,6 +361,41 @@ class KernelSet:
             best.internal = True
         return best
 
+    def _inner_product(
+        self,
+        name: str,
+        hat: Range,
+        target: Range,
+        cache: Range | None,
+        a_range: Range | None = None,
+    ) -> Function:
+        """``basemul_acc`` (``cache`` None) or ``basemul_acc_cached`` for NTT-domain inputs
+        in ``hat`` (a in ``a_range`` where given) and caches in ``cache``, each result reduced
+        into ``target``: with exact double-width sums where the analysis accepts them, else
+        with lane sums."""
+        for wide in (True, False):
+            # chunks as a loop: each chunk's loops over k break its straight line anyway, and
+            # unrolled, the three copies of a product per chunk made the files up to 1.5
+            # times larger
+            S = self.builder(name, OP_INFO[name].summary, unroll=False)
+            try:
+                program_basemul_acc(
+                    S,
+                    self.alg,
+                    self.order,
+                    hat,
+                    products_outer=self.config.products_outer,
+                    target=target,
+                    cache_contract=cache,
+                    a_contract=a_range,
+                    wide=wide,
+                )
+                return S.finish()
+            except BoundsError:
+                if not wide:
+                    raise
+        raise AssertionError("unreachable")
+
     def _products(self, hat: Range) -> tuple[Range, Range, int]:
         """The output ranges of basemul and basemul_acc built for NTT-domain inputs in
         ``hat``, and the reductions both place (a probe of :meth:`_widest_domain`)."""
@@ -370,16 +403,7 @@ class KernelSet:
         S = self.builder("basemul", "probe", products)
         program_basemul(S, self.alg, self.order, hat)
         one = S.finish()
-        S = self.builder("basemul_acc", "probe", products)
-        program_basemul_acc(
-            S,
-            self.alg,
-            self.order,
-            hat,
-            products_outer=self.config.products_outer,
-            target=one.contract.outputs["r"],
-        )
-        acc = S.finish()
+        acc = self._inner_product("basemul_acc", hat, one.contract.outputs["r"], None)
         reductions = count_ops(one)["reductions"] + count_ops(acc, {"k": 3})["reductions"]
         return one.contract.outputs["r"], acc.contract.outputs["r"], reductions
 
@@ -426,6 +450,7 @@ class KernelSet:
         outputs["ntt"] = {"a": hat_in}
         outputs["basemul"] = {"r": intt_in}
         outputs["basemul_acc"] = {"r": intt_in}
+        outputs["basemul_acc_cached"] = {"r": intt_in}
         # the promise of the cheapest reduction is (-q, q), whatever the C's Barrett leaves
         outputs["reduce_partial"] = {"a": (-(ring.q - 1), ring.q - 1)}
         hat = max(-hat_in[0], hat_in[1])
@@ -473,20 +498,30 @@ class KernelSet:
         program_basemul(S, alg, self.order, hat_in, target=self._owed("basemul", "r"))
         f["basemul"] = S.finish()
 
-        doc = "sum of k base multiplications in the NTT domain"
-        S = self.builder("basemul_acc", doc, products)
-        program_basemul_acc(
-            S,
-            alg,
-            self.order,
-            hat_in,
-            products_outer=self.config.products_outer,
-            target=self._owed("basemul_acc", "r") or f["basemul"].contract.outputs["r"],
+        one = f["basemul"].contract.outputs["r"]
+        f["basemul_acc"] = self._inner_product(
+            "basemul_acc", hat_in, self._owed("basemul_acc", "r") or one, None
         )
-        f["basemul_acc"] = S.finish()
+        S = self.builder("basemul_cache", OP_INFO["basemul_cache"].summary, products)
+        program_basemul_cache(S, alg, self.order, hat_in, self._owed("basemul_cache", "cache"))
+        f["basemul_cache"] = S.finish()
+        cache = f["basemul_cache"].contract.outputs["cache"]
+        f["basemul_acc_cached"] = self._inner_product(
+            "basemul_acc_cached",
+            hat_in,
+            self._owed("basemul_acc_cached", "r") or one,
+            self._accepted("basemul_acc_cached", "cache", cache),
+            # the rows a cached operand meets are reduced (sampled A, decoded t or s: FIPS 203
+            # and 204 keep them in [0, q)), so its products sum in bigger groups
+            self._accepted("basemul_acc_cached", "a", canonical),
+        )
 
         intt_in = _join(
-            f["basemul"].contract.outputs["r"], f["basemul_acc"].contract.outputs["r"], canonical
+            *(
+                f[op].contract.outputs["r"]
+                for op in ("basemul", "basemul_acc", "basemul_acc_cached")
+            ),
+            canonical,
         )
         f["intt"] = self._best_intt(self._accepted("intt", "a", intt_in))
 

@@ -9,9 +9,10 @@ to find each factor's coefficients and its root, so it works for any layout a ba
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..dsl.builder import Builder
-from ..dsl.ir import Affine, Buffer, Count, LoopVar, ScalarParam, Table, Value
+from ..dsl.ir import Affine, Buffer, Table, Value
 from ..plan.layout import MemOrder, Shuffle, loop_runs, plan_regroup
 from ..plan.ntt import NttAlgebra
 from .lazy import Reducer
@@ -118,6 +119,19 @@ def gamma_lanes(alg: NttAlgebra, order: MemOrder, base: int, lanes: int) -> list
     return [z for z, _ in pairs] + [zq for _, zq in pairs]
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of base multiplication: the register ``offsets`` from ``addr`` (1 for
+    pointwise, 2 = (a0, a1) for degree 2), its root vector ``gamma`` (degree 2; as the
+    twisted pair (z, zq)), and where its entries of the multiplication cache start
+    (``cache_at``, within one polynomial's cache)."""
+
+    offsets: list[int]
+    addr: Affine
+    gamma: tuple[Value, Value] | None
+    cache_at: Affine
+
+
 class BaseMul:
     """Base multiplication in the NTT domain for a given memory order.
 
@@ -148,15 +162,17 @@ class BaseMul:
             " vectors in consumption order",
         )
 
-    def for_each_chunk(
-        self, body: Callable[[list[int], Affine, tuple[Value, Value] | None], None]
-    ) -> None:
-        """Call ``body(offsets, addr, gamma)`` once per chunk: register offsets (1 for
-        pointwise, 2 = (a0, a1) for degree 2), the chunk's base address, and its root vector."""
+    @property
+    def cache_length(self) -> int:
+        """Elements of one polynomial's multiplication cache (see :meth:`cache_values`)."""
+        return self.alg.ring.n // self.degree
+
+    def for_each_chunk(self, body: Callable[[Chunk], None]) -> None:
+        """Call ``body(chunk)`` once per chunk (see :class:`Chunk`)."""
         S = self.S
         n = self.alg.ring.n
         if self.degree == 1:
-            for_each_vector(S, n, lambda i: body([0], i, None))
+            for_each_vector(S, n, lambda i: body(Chunk([0], i, None, i)))
             return
         slot = self.slots[0]
         per_chunk = 2 * S.lanes
@@ -165,9 +181,19 @@ class BaseMul:
             assert self.table is not None
             z = S.load(self.table, it * per_chunk, hint="gamma")
             zq = S.load(self.table, it * per_chunk + S.lanes, hint="gammaqinv")
-            body([0, 1 << slot], addr, (z, zq))
+            body(Chunk([0, 1 << slot], addr, (z, zq), it * S.lanes))
 
         nest_loops(S, self.loops, chunk, hint="i")
+
+    def cache_values(self, b: list[Value], gamma: tuple[Value, Value] | None) -> Value:
+        """The multiplication cache of one chunk of b (the registers :meth:`load` gives):
+        for degree-2 factors x^2 - g, g * b1 mod q (a Montgomery product by g's twisted
+        pair), so that products need no product by g; for a complete NTT, b * q^-1 mod beta,
+        so that each product by b is a Montgomery product by a twisted "constant"."""
+        S = self.S
+        if gamma is None:
+            return S.mullo(b[0], S.const(S.arith.qinv, hint="qinv"), hint="bq")
+        return S.mulconst(b[1], gamma[0], gamma[1], hint="gb")
 
     def load(self, buf: Buffer, addr: Affine, offsets: list[int], hint: str) -> list[Value]:
         """Load one chunk and shuffle it so that register k holds coefficient k of each factor."""
@@ -196,13 +222,19 @@ class BaseMul:
 
 
 def base_product(
-    S: Builder, red: Reducer, a: list[Value], b: list[Value], gamma: tuple[Value, Value] | None
+    S: Builder,
+    red: Reducer,
+    a: list[Value],
+    b: list[Value],
+    gamma: tuple[Value, Value] | None,
+    gb: Value | None = None,
 ) -> list[Value]:
     """The base product of one factor's coefficient registers, a Montgomery product carrying
     beta^-1: ``[a0 * b0]`` for a complete NTT (``gamma`` None); for a degree-2 factor
     x^2 - g, ``[a0 b0 + g a1 b1, a0 b1 + a1 b0]`` with ``gamma`` the twisted root g as
     (z, zq) lane vectors. Operand ranges must allow their Montgomery products (an NTT
-    output's ``fit_for_product`` contract); sums are made room for by ``red``."""
+    output's ``fit_for_product`` contract); sums are made room for by ``red``. With ``gb``,
+    g * b1 from the multiplication cache, a1 * g * b1 is one product (``gamma`` unused)."""
     if len(a) == 1:
         return [S.montmul_var(a[0], b[0], hint="p")]
     assert gamma is not None
@@ -212,8 +244,11 @@ def base_product(
     qinv = S.const(S.arith.qinv, hint="qinv")
     bq = [S.mullo(x, qinv, hint="bq") for x in b]
     p00 = S.montmul(a[0], b[0], bq[0], hint="p")
-    p11 = S.montmul(a[1], b[1], bq[1], hint="p")
-    g11 = S.mulconst(p11, gamma[0], gamma[1], hint="p")
+    if gb is None:
+        p11 = S.montmul(a[1], b[1], bq[1], hint="p")
+        g11 = S.mulconst(p11, gamma[0], gamma[1], hint="p")
+    else:
+        g11 = S.montmul_var(a[1], gb, hint="p")
     p01 = S.montmul(a[0], b[1], bq[1], hint="p")
     p10 = S.montmul(a[1], b[0], bq[0], hint="p")
     x, y = red.make_room(p00, g11, need_diff=False)
@@ -237,96 +272,11 @@ def program_basemul(
     bm = BaseMul(S, alg, order)
     red = Reducer(S)
 
-    def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-        prod = bm.multiply(
-            red, bm.load(a, addr, offsets, "a"), bm.load(b, addr, offsets, "b"), gamma
-        )
+    def body(ch: Chunk) -> None:
+        xa = bm.load(a, ch.addr, ch.offsets, "a")
+        prod = bm.multiply(red, xa, bm.load(b, ch.addr, ch.offsets, "b"), ch.gamma)
         if target is not None:
             prod = [red.fit_to(x, target) for x in prod]
-        bm.store(r, addr, offsets, prod)
-
-    bm.for_each_chunk(body)
-
-
-def program_basemul_acc(
-    S: Builder,
-    alg: NttAlgebra,
-    order: MemOrder,
-    contract: tuple[int, int],
-    *,
-    products_outer: bool,
-    target: tuple[int, int] | None = None,
-) -> None:
-    """basemul_acc(r, a, b, k): r = sum_i a_i o b_i * beta^-1 over k >= 1 pairs of NTT-domain
-    polynomials stored one after another. The accumulator is reduced inside the loop over k
-    exactly when the analysis of the loop invariant requires it; the result is reduced once
-    more at the end only if it could leave ``target`` (the range a single base product has, so
-    that the inverse NTT sees one NTT-domain product contract).
-
-    ``products_outer`` loops over the k products outside the loop over coefficients and keeps
-    the sum in ``r`` (best for scalar code, which compilers vectorise); otherwise each chunk's
-    sum stays in registers while the loop over k runs inside (best for explicit SIMD)."""
-    n = alg.ring.n
-    r = S.output("r", n, doc="sum of products in the NTT domain (times beta^-1)")
-    k = ScalarParam("k", 1, "number of products, at least 1")
-    a = S.input("a", n, contract, per=k, doc="k polynomials in the NTT domain")
-    b = S.input("b", n, contract, per=k, doc="k polynomials in the NTT domain")
-    S.fn.params.append(k)
-    bm = BaseMul(S, alg, order)
-    red = Reducer(S)
-
-    def product(row: Affine, offsets: list[int], gamma: tuple[Value, Value] | None) -> list[Value]:
-        xa = bm.load(a, row, offsets, "a")
-        xb = bm.load(b, row, offsets, "b")
-        return bm.multiply(red, xa, xb, gamma)
-
-    def accumulate(acc: Value, p: Value) -> Value:
-        x, y = red.make_room(acc, p, need_diff=False)
-        return S.add(x, y, hint="acc")
-
-    def finish(x: Value) -> Value:
-        return red.fit_to(x, target) if target is not None else x
-
-    if products_outer:
-
-        def first(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-            bm.store(r, addr, offsets, product(addr, offsets, gamma))
-
-        bm.for_each_chunk(first)
-
-        def more(i: LoopVar) -> None:
-            def step(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-                prod = product(addr + (Affine.of(i) + 1) * n, offsets, gamma)
-                acc = bm.load(r, addr, offsets, "acc")
-                bm.store(
-                    r, addr, offsets, [accumulate(x, p) for x, p in zip(acc, prod, strict=True)]
-                )
-
-            bm.for_each_chunk(step)
-
-        S.loop(Count(-1, k), more, hint="i")
-        hull = S.bounds.buffer_hull(r)
-        if target is not None and not target[0] <= hull[0] <= hull[1] <= target[1]:
-
-            def tidy(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-                del gamma
-                vals = [S.load(r, addr + off, hint="acc") for off in offsets]
-                for off, v in zip(offsets, vals, strict=True):
-                    S.store(r, addr + off, finish(v))
-
-            S.comment("bring the sum into the range of one base product")
-            bm.for_each_chunk(tidy)
-        return
-
-    def body(offsets: list[int], addr: Affine, gamma: tuple[Value, Value] | None) -> None:
-        accs = [S.var(v, hint="acc") for v in product(addr, offsets, gamma)]
-
-        def more(i: LoopVar) -> None:
-            prod = product(addr + (Affine.of(i) + 1) * n, offsets, gamma)
-            for acc, p in zip(accs, prod, strict=True):
-                S.set(acc, accumulate(S.get(acc), p))
-
-        S.loop(Count(-1, k), more, hint="i")
-        bm.store(r, addr, offsets, [finish(S.get(acc)) for acc in accs])
+        bm.store(r, ch.addr, ch.offsets, prod)
 
     bm.for_each_chunk(body)

@@ -345,8 +345,15 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
         one = f"{head} = {init};"
         if len(one) <= COLUMNS:
             return [one]
-        # as clang-format does: break after "=" with a continuation indent of 4
-        return [f"{head} =", f"{ind}{INDENT}{init};"]
+        # as clang-format does: break after "=" with a continuation indent of 4, or where the
+        # value still overflows and is a call, after its "(" instead
+        broken = [f"{head} =", f"{ind}{INDENT}{init};"]
+        if len(broken[1]) > COLUMNS and isinstance(s.init, Call) and s.init.args:
+            args = ", ".join(format_expr(a) for a in s.init.args)
+            call = [f"{head} = {s.init.func}(", f"{ind}{INDENT}{args});"]
+            if all(len(line) <= COLUMNS for line in call):
+                return call
+        return broken
     if isinstance(s, Assign):
         return [f"{ind}{format_expr(s.target)} = {format_expr(s.value)};"]
     if isinstance(s, ExprStmt):
