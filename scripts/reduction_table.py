@@ -36,17 +36,18 @@ def main() -> None:
     for ring_name in ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024"):
         ring = PRESETS[ring_name]
         sets = {s: build_kernels(ring, f(ring)) for s, f in STRUCTURES.items()}
-        for op in ("ntt", "intt", "basemul", "basemul_acc"):
+        for op in ("ntt", "intt", "basemul", "basemul_acc", "basemul_acc_cached"):
             cells = []
             for s in names:
                 fn = sets[s].functions[op]
-                red = count_ops(fn, {"k": 3} if op == "basemul_acc" else {}).get("reductions", 0)
+                sizes = {"k": 3} if op.startswith("basemul_acc") else {}
+                red = count_ops(fn, sizes).get("reductions", 0)
                 extra = ""
                 if op == "intt":
                     extra = f" ({fn.info['network']}, {fn.info['scale']}; {fn.info['policy']})"
                 cells.append(f"{red}{extra}")
             hand = HAND.get((ring_name, op), "")
-            label = "basemul_acc (k=3)" if op == "basemul_acc" else op
+            label = f"{op} (k=3)" if op.startswith("basemul_acc") else op
             print(f"| {ring_name} | {label} | " + " | ".join(cells) + f" | {hand} |")
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import cpu
+from .api_arrays import check_values, integer_array, is_int
 from .build import compile_kernel, load_library
 from .cross import HOST_ARCH, Target, check_vlen, isa_target
 from .emit.files import GeneratedFiles
@@ -58,45 +59,6 @@ class _Entry:
     name: str
     fn: Any
     params: list[dict[str, Any]]
-
-
-def _is_int(x: object) -> bool:
-    """A Python or numpy integer, not a bool (True is an int to Python, never a size to us)."""
-    return isinstance(x, int | np.integer) and not isinstance(x, bool)
-
-
-def _integer_array(what: str, x: Any) -> np.ndarray:
-    """``x`` as an ndarray of a (signed or unsigned) integer dtype, or :class:`InputError`
-    naming ``what``: None, strings, bools, floats (so NaN), complex and object arrays (Python
-    integers beyond 64 bits) are refused, never converted."""
-    if x is None:
-        raise InputError(f"{what}: expected an integer array, got None")
-    try:
-        arr = np.asarray(x)
-    except (ValueError, TypeError, OverflowError):  # ragged nesting, unconvertible objects
-        raise InputError(
-            f"{what}: expected an integer array, got a {type(x).__name__} numpy cannot read as one"
-        ) from None
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
-        raise InputError(f"{what}: expected an integer array, got dtype {arr.dtype}")
-    return arr
-
-
-def _check_values(what: str, name: str, arr: np.ndarray, lo: int, hi: int, rule: str) -> None:
-    """:class:`InputError` "``what``: ``rule`` must lie in [lo, hi]" naming the range found and
-    the index of an extreme value outside it (``name[i, j]``)."""
-    if arr.size == 0:
-        return
-    # min/max as Python ints: exact for uint64 values above 2^63 too
-    mn, mx = int(arr.min()), int(arr.max())
-    if lo <= mn and mx <= hi:
-        return
-    low = mn < lo
-    index = np.unravel_index(int(arr.argmin() if low else arr.argmax()), arr.shape)
-    raise InputError(
-        f"{what}: {rule} must lie in [{lo}, {hi}], got values in [{mn}, {mx}] "
-        f"({name}[{', '.join(map(str, index))}] = {mn if low else mx})"
-    )
 
 
 def _native_index(perm: list[int], size: int) -> np.ndarray:
@@ -248,7 +210,7 @@ class Kernel:
             name, lo = p["name"], int(p.get("min", 1))
             if k is None:
                 raise InputError(f"{e.name} needs {name}: {p.get('doc', 'an integer')}")
-            if not _is_int(k):
+            if not is_int(k):
                 raise InputError(
                     f"{e.name}: {name} must be an integer >= {lo}, got {type(k).__name__} {k!r}"
                 )
@@ -270,7 +232,7 @@ class Kernel:
         """Argument ``x`` for array parameter ``p`` of ``op``, checked (see :meth:`raw`) and
         copied into a fresh contiguous 1-D array of the C element type."""
         what = f"{op}: {p['name']}"
-        arr = _integer_array(what, x)
+        arr = integer_array(what, x)
         length = self._raw_length(p, sizes)
         if arr.ndim == 0 or arr.size != length:
             per_k = f" ({p['length']} * {p['times']} = {length})" if p.get("times") else ""
@@ -283,7 +245,7 @@ class Kernel:
         declared = p.get("in_range")
         lo, hi = declared if declared else (int(limits.min), int(limits.max))
         rule = "values (the C contract)" if declared else f"values (C {elem})"
-        _check_values(what, p["name"], arr, lo, hi, rule)
+        check_values(what, p["name"], arr, lo, hi, rule)
         # the values fit the element type, so this conversion is exact
         return np.array(arr.reshape(-1), dtype=_NUMPY[elem], order="C", copy=True)
 
@@ -311,7 +273,7 @@ class Kernel:
         default the ring's coefficient range). None, non-integer dtypes (bool, float, NaN,
         object, strings), other shapes and values outside the bounds raise :class:`InputError`;
         an empty batch ((0, n), (0, k, n)) passes."""
-        arr = _integer_array(name, x)
+        arr = integer_array(name, x)
         core = arr.shape[arr.ndim - 1 - extra_dims :] if arr.ndim > extra_dims else arr.shape
         if arr.ndim not in (1 + extra_dims, 2 + extra_dims) or core[-1] != self.n:
             letter = self.ring.degree_text.split()[0]
@@ -322,7 +284,7 @@ class Kernel:
                 f"{name}: expected shape {what} with {self.ring.degree_text}, got {arr.shape}"
             )
         lo, hi = bounds or self.ring.coefficient_range
-        _check_values(name, name, arr, lo, hi, f"coefficients (q = {self.q})")
+        check_values(name, name, arr, lo, hi, f"coefficients (q = {self.q})")
         return arr.astype(np.int64)  # exact: the values lie in [lo, hi]
 
     def _batched(self, arr: np.ndarray, core_dims: int) -> tuple[np.ndarray, bool]:
@@ -460,7 +422,7 @@ class Kernel:
         caches: list[tuple[np.ndarray, ...]] = [()] * len(X)
         if op == "basemul_acc_cached":
             want = (*Y.shape[:-1], self._cache_length())
-            C = _integer_array("cache", cache)
+            C = integer_array("cache", cache)
             C = C[None] if single and C.ndim == 2 else C
             if C.shape != want:
                 shape = want[1:] if single else want
@@ -559,7 +521,7 @@ def load(
         if n is None or q is None:
             raise InputError("give both n and q for a custom ring")
         for label, value in (("n", n), ("q", q)):
-            if not _is_int(value):
+            if not is_int(value):
                 raise InputError(
                     f"{label} must be an integer, got {type(value).__name__} {value!r}"
                 )
@@ -583,7 +545,7 @@ def load(
         raise InputError(f"isa must be an ISA name such as 'avx2' or 'auto', not {isa!r}")
     if arch is not None and not isinstance(arch, str):
         raise InputError(f"arch must be an architecture name such as 'aarch64', not {arch!r}")
-    if vlen is not None and not _is_int(vlen):
+    if vlen is not None and not is_int(vlen):
         raise InputError(f"vlen must be an integer (bits), not {vlen!r}")
     isa = isa.lower()  # names are read in any case, like ring names
     target = None

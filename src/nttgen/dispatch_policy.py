@@ -8,11 +8,12 @@ family as CPUID leaf 1 computes it), how it was timed, and the median ticks per 
 ring, operation and ISA.
 
 Operations are grouped as the front end must choose them: the NTT-domain operations (``ntt``,
-``basemul``, ``basemul_acc``, ``intt`` and the order conversions) share one ISA, because data
-in the NTT domain is in the native order of the ISA that wrote it; every other operation (a
-product from standard order to standard order, an element-wise map) is its own group. A
-group's cost on an ISA is the sum of its measured operations (``basemul_acc`` at one k, the
-smallest measured, 3 where there is one). An ISA is skipped for a group on a CPU family when
+``basemul``, ``basemul_acc``, the cached inner product, ``intt`` and the order conversions)
+share one ISA, because data in the NTT domain (and a multiplication cache) is in the native
+layout of the ISA that wrote it; every other operation (a product from standard order to
+standard order, an element-wise map) is its own group. A group's cost on an ISA is the sum of
+its measured operations (those that take a k at one k, the smallest measured, 3 where there
+is one). An ISA is skipped for a group on a CPU family when
 an ISA after it in the front end's default order (wider first, portable C last) measured a
 lower cost there; rings, groups and families without measurements keep the default order.
 """

@@ -37,52 +37,13 @@ from ..rings import Ring
 from .entry_points import OP_INFO
 from .fused import pair_slot, program_mul_core, whole_pass
 from .inner_product import program_basemul_acc, program_basemul_cache
+from .intt_variants import InttVariant, intt_variants
 from .lazy import Reducer
 from .ntt import Transform, build_permutation, build_transform
 from .pointwise import program_basemul, program_reduce, program_scale, reduce_to_standard
 
 # Bisection steps of the search for the widest NTT-domain range the products accept at no cost
 DOMAIN_SEARCH_STEPS = 16
-
-# Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
-INTT_THRESHOLDS: tuple[int | None, ...] = (None, 2, 4)
-
-
-@dataclass(frozen=True)
-class InttVariant:
-    """One way to build the inverse NTT: the butterfly ``network`` (``gs`` or ``dit``, see
-    :mod:`nttgen.plan.ntt`), where ``gs`` applies the final factor (``scale_first``: to the
-    inputs; else folded into the last layer), and the reduction ``threshold`` of the lazy
-    policy (None: lazy only; else operands wider than it are reduced before use, which can
-    save reductions later when a loop joins the ranges of several coefficients)."""
-
-    network: Network
-    scale_first: bool
-    threshold: int | None
-
-    @property
-    def scale_where(self) -> str:
-        """Where the final factor is applied, in words."""
-        if self.network == "dit":
-            return "output twist"
-        return "first pass" if self.scale_first else "last layer"
-
-    @property
-    def policy(self) -> str:
-        """The reduction policy, in words."""
-        return "lazy" if self.threshold is None else f"lazy, threshold {self.threshold}"
-
-
-def intt_variants(q: int, networks: tuple[Network, ...] = ("gs", "dit")) -> list[InttVariant]:
-    """Every inverse-NTT variant the generator tries for modulus q with these networks."""
-    thresholds = [None if m is None else m * q for m in INTT_THRESHOLDS]
-    out: list[InttVariant] = []
-    if "gs" in networks:
-        out += [InttVariant("gs", sf, t) for sf in (True, False) for t in thresholds]
-    if "dit" in networks:
-        out += [InttVariant("dit", False, t) for t in thresholds]
-    return out
-
 
 OPS = ("ntt", "intt", "basemul", "basemul_acc", "basemul_cache", "basemul_acc_cached", "reduce",
        "reduce_centred", "reduce_partial", "tomont", "frommont", "to_standard", "from_standard",

@@ -1,0 +1,48 @@
+"""The ways the generator builds an inverse NTT (:class:`InttVariant`): every network, placement
+of the final factor and reduction threshold it tries, the cheapest of which the analysis picks
+(:meth:`nttgen.programs.kernels.KernelSet._best_intt`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..plan.ntt import Network
+
+# Thresholds (multiples of q) the inverse NTT's reduction policy is tried with; None = lazy only.
+INTT_THRESHOLDS: tuple[int | None, ...] = (None, 2, 4)
+
+
+@dataclass(frozen=True)
+class InttVariant:
+    """One way to build the inverse NTT: the butterfly ``network`` (``gs`` or ``dit``, see
+    :mod:`nttgen.plan.ntt`), where ``gs`` applies the final factor (``scale_first``: to the
+    inputs; else folded into the last layer), and the reduction ``threshold`` of the lazy
+    policy (None: lazy only; else operands wider than it are reduced before use, which can
+    save reductions later when a loop joins the ranges of several coefficients)."""
+
+    network: Network
+    scale_first: bool
+    threshold: int | None
+
+    @property
+    def scale_where(self) -> str:
+        """Where the final factor is applied, in words."""
+        if self.network == "dit":
+            return "output twist"
+        return "first pass" if self.scale_first else "last layer"
+
+    @property
+    def policy(self) -> str:
+        """The reduction policy, in words."""
+        return "lazy" if self.threshold is None else f"lazy, threshold {self.threshold}"
+
+
+def intt_variants(q: int, networks: tuple[Network, ...] = ("gs", "dit")) -> list[InttVariant]:
+    """Every inverse-NTT variant the generator tries for modulus q with these networks."""
+    thresholds = [None if m is None else m * q for m in INTT_THRESHOLDS]
+    out: list[InttVariant] = []
+    if "gs" in networks:
+        out += [InttVariant("gs", sf, t) for sf in (True, False) for t in thresholds]
+    if "dit" in networks:
+        out += [InttVariant("dit", False, t) for t in thresholds]
+    return out
