@@ -34,7 +34,7 @@
  *   nttgen_kyber_r1_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-4064, 4064]
@@ -549,10 +549,11 @@ void nttgen_kyber_r1_c_basemul_cache(int16_t cache[256], const int16_t b[256]) {
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_kyber_r1_c_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                           const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_c_assert_range(a, k * 256, -7680, 7680);
     nttgen_kyber_r1_c_assert_range(b, k * 256, -18519, 18519);
@@ -561,24 +562,16 @@ void nttgen_kyber_r1_c_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
-        const int16_t cache_0 = cache[i_0];
-        const int16_t m_0 = (int16_t)((int32_t)a_0 * cache_0);
-        const int16_t p_0 = (int16_t)(((int32_t)a_0 * b_0) >> 16);
-        const int16_t hi_0 = (int16_t)(((int32_t)m_0 * 7681) >> 16);
-        const int16_t p_1 = (int16_t)(p_0 - hi_0);
-        r[i_0] = p_1;
+        const int16_t p_0 = nttgen_kyber_r1_c_montmul_var(a_0, b_0);
+        r[i_0] = p_0;
     }
     for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 256; ++i_2) {
             const int16_t a_1 = a[i_1 * 256 + i_2 + 256];
             const int16_t b_1 = b[i_1 * 256 + i_2 + 256];
-            const int16_t cache_1 = cache[i_1 * 256 + i_2 + 256];
-            const int16_t m_1 = (int16_t)((int32_t)a_1 * cache_1);
-            const int16_t p_2 = (int16_t)(((int32_t)a_1 * b_1) >> 16);
-            const int16_t hi_1 = (int16_t)(((int32_t)m_1 * 7681) >> 16);
-            const int16_t p_3 = (int16_t)(p_2 - hi_1);
+            const int16_t p_1 = nttgen_kyber_r1_c_montmul_var(a_1, b_1);
             const int16_t acc_0 = r[i_2];
-            const int16_t acc_1 = (int16_t)(acc_0 + p_3);
+            const int16_t acc_1 = (int16_t)(acc_0 + p_1);
             r[i_2] = acc_1;
         }
     }
@@ -592,13 +585,9 @@ void nttgen_kyber_r1_c_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
             for (size_t i_5 = 0; i_5 < 256; ++i_5) {
                 const int16_t a_2 = a[g_0 * 1024 + i_4 * 256 + i_5 + 1280];
                 const int16_t b_2 = b[g_0 * 1024 + i_4 * 256 + i_5 + 1280];
-                const int16_t cache_2 = cache[g_0 * 1024 + i_4 * 256 + i_5 + 1280];
-                const int16_t m_2 = (int16_t)((int32_t)a_2 * cache_2);
-                const int16_t p_4 = (int16_t)(((int32_t)a_2 * b_2) >> 16);
-                const int16_t hi_2 = (int16_t)(((int32_t)m_2 * 7681) >> 16);
-                const int16_t p_5 = (int16_t)(p_4 - hi_2);
+                const int16_t p_2 = nttgen_kyber_r1_c_montmul_var(a_2, b_2);
                 const int16_t acc_3 = r[i_5];
-                const int16_t acc_4 = (int16_t)(acc_3 + p_5);
+                const int16_t acc_4 = (int16_t)(acc_3 + p_2);
                 r[i_5] = acc_4;
             }
         }

@@ -35,7 +35,7 @@
  *   nttgen_kyber_r1_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-4784, 4784]
@@ -797,10 +797,11 @@ void nttgen_kyber_r1_rvv_basemul_cache(int16_t cache[256], const int16_t b[256])
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_kyber_r1_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                             const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv_assert_range(a, k * 256, -7680, 7680);
     nttgen_kyber_r1_rvv_assert_range(b, k * 256, -18519, 18519);
@@ -810,12 +811,8 @@ void nttgen_kyber_r1_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, co
         const size_t vl = __riscv_vsetvl_e16m1(256 - i_0);
         const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0], vl);
         const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0], vl);
-        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0], vl);
-        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, vl);
-        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, vl);
-        const vint16m1_t hi_0 = __riscv_vmulh_vx_i16m1(m_0, 7681, vl);
-        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, vl);
-        __riscv_vse16_v_i16m1(&r[i_0], p_1, vl);
+        const vint16m1_t p_0 = nttgen_kyber_r1_rvv_montmul_var(a_0, b_0, vl);
+        __riscv_vse16_v_i16m1(&r[i_0], p_0, vl);
         i_0 = i_0 + vl;
     }
     for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
@@ -823,13 +820,9 @@ void nttgen_kyber_r1_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, co
             const size_t vl = __riscv_vsetvl_e16m1(256 - i_2);
             const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_2 + 256], vl);
             const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_2 + 256], vl);
-            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 256 + i_2 + 256], vl);
-            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, vl);
-            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, vl);
-            const vint16m1_t hi_1 = __riscv_vmulh_vx_i16m1(m_1, 7681, vl);
-            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, vl);
+            const vint16m1_t p_1 = nttgen_kyber_r1_rvv_montmul_var(a_1, b_1, vl);
             const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, vl);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, vl);
             __riscv_vse16_v_i16m1(&r[i_2], acc_1, vl);
             i_2 = i_2 + vl;
         }
@@ -849,14 +842,9 @@ void nttgen_kyber_r1_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, co
                     __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 256 + i_5 + 1280], vl);
                 const vint16m1_t b_2 =
                     __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 256 + i_5 + 1280], vl);
-                const vint16m1_t cache_2 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 1024 + i_4 * 256 + i_5 + 1280], vl);
-                const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, vl);
-                const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, vl);
-                const vint16m1_t hi_2 = __riscv_vmulh_vx_i16m1(m_2, 7681, vl);
-                const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, vl);
+                const vint16m1_t p_2 = nttgen_kyber_r1_rvv_montmul_var(a_2, b_2, vl);
                 const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_5, vl);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_2, vl);
                 __riscv_vse16_v_i16m1(&r[i_5], acc_4, vl);
                 i_5 = i_5 + vl;
             }

@@ -35,7 +35,7 @@
  *   nttgen_kyber_r1_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5144, 5144]
@@ -880,10 +880,11 @@ void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[25
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -7680, 7680);
     nttgen_kyber_r1_rvv256_assert_range(b, k * 256, -18519, 18519);
@@ -892,51 +893,28 @@ void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a,
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
         const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
-        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
-        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 16);
-        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 16);
-        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(7681, 16);
-        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 16);
-        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 16);
-        vint16m1_t acc_0 = p_1;
+        const vint16m1_t p_0 = nttgen_kyber_r1_rvv256_montmul_var(a_0, b_0, 16);
+        vint16m1_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
             const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 16 + 256], 16);
             const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 16 + 256], 16);
-            const vint16m1_t cache_1 =
-                __riscv_vle16_v_i16m1(&cache[i_1 * 256 + i_0 * 16 + 256], 16);
-            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 16);
-            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 16);
-            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(7681, 16);
-            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 16);
-            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 16);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 16);
+            const vint16m1_t p_1 = nttgen_kyber_r1_rvv256_montmul_var(a_1, b_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 16);
             acc_0 = acc_1;
         }
         vint16m1_t acc_2 = acc_0;
         for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
             const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 16 + 1280], 16);
             const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 16 + 1280], 16);
-            const vint16m1_t cache_2 =
-                __riscv_vle16_v_i16m1(&cache[g_0 * 1280 + i_0 * 16 + 1280], 16);
-            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 16);
-            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 16);
-            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(7681, 16);
-            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 16);
-            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 16);
-            vint16m1_t acc_3 = p_5;
+            const vint16m1_t p_2 = nttgen_kyber_r1_rvv256_montmul_var(a_2, b_2, 16);
+            vint16m1_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
                 const vint16m1_t a_3 =
                     __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536], 16);
                 const vint16m1_t b_3 =
                     __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536], 16);
-                const vint16m1_t cache_3 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536], 16);
-                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 16);
-                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 16);
-                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(7681, 16);
-                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 16);
-                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 16);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 16);
+                const vint16m1_t p_3 = nttgen_kyber_r1_rvv256_montmul_var(a_3, b_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 16);
                 acc_3 = acc_4;
             }
             const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(acc_3, 16);

@@ -37,7 +37,7 @@
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
@@ -1045,10 +1045,11 @@ void nttgen_mldsa_avx512_basemul_cache(int32_t cache[256], const int32_t b[256])
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, sub 16, mullo 16, mulhi 32, barrett 16, const 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_avx512_assert_range(b, k * 256, -134121127, 134121127);
@@ -1056,54 +1057,31 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
 #endif
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 16]);
-        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 16]);
         const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 16]);
-        const __m512i m_0 = _mm512_mullo_epi32(a_0, cache_0);
-        const __m512i p_0 = nttgen_mldsa_avx512_mulhi(a_0, b_0);
-        const __m512i q_0 = _mm512_set1_epi32(8380417);
-        const __m512i hi_0 = nttgen_mldsa_avx512_mulhi(m_0, q_0);
-        const __m512i p_1 = _mm512_sub_epi32(p_0, hi_0);
-        __m512i acc_0 = p_1;
+        const __m512i p_0 = nttgen_mldsa_avx512_montmul_var(a_0, b_0);
+        __m512i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
             const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i cache_1 =
-                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 256 + i_0 * 16 + 256]);
             const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i m_1 = _mm512_mullo_epi32(a_1, cache_1);
-            const __m512i p_2 = nttgen_mldsa_avx512_mulhi(a_1, b_1);
-            const __m512i q_1 = _mm512_set1_epi32(8380417);
-            const __m512i hi_1 = nttgen_mldsa_avx512_mulhi(m_1, q_1);
-            const __m512i p_3 = _mm512_sub_epi32(p_2, hi_1);
-            const __m512i acc_1 = _mm512_add_epi32(acc_0, p_3);
+            const __m512i p_1 = nttgen_mldsa_avx512_montmul_var(a_1, b_1);
+            const __m512i acc_1 = _mm512_add_epi32(acc_0, p_1);
             acc_0 = acc_1;
         }
         __m512i acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const __m512i a_2 =
                 _mm512_loadu_si512((const __m512i *)&a[g_0 * 4096 + i_0 * 16 + 4096]);
-            const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 4096 + i_0 * 16 + 4096]);
             const __m512i b_2 =
                 _mm512_loadu_si512((const __m512i *)&b[g_0 * 4096 + i_0 * 16 + 4096]);
-            const __m512i m_2 = _mm512_mullo_epi32(a_2, cache_2);
-            const __m512i p_4 = nttgen_mldsa_avx512_mulhi(a_2, b_2);
-            const __m512i q_2 = _mm512_set1_epi32(8380417);
-            const __m512i hi_2 = nttgen_mldsa_avx512_mulhi(m_2, q_2);
-            const __m512i p_5 = _mm512_sub_epi32(p_4, hi_2);
-            __m512i acc_3 = p_5;
+            const __m512i p_2 = nttgen_mldsa_avx512_montmul_var(a_2, b_2);
+            __m512i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
                 const __m512i a_3 = _mm512_loadu_si512(
                     (const __m512i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i cache_3 = _mm512_loadu_si512(
-                    (const __m512i *)&cache[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
                 const __m512i b_3 = _mm512_loadu_si512(
                     (const __m512i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i m_3 = _mm512_mullo_epi32(a_3, cache_3);
-                const __m512i p_6 = nttgen_mldsa_avx512_mulhi(a_3, b_3);
-                const __m512i q_3 = _mm512_set1_epi32(8380417);
-                const __m512i hi_3 = nttgen_mldsa_avx512_mulhi(m_3, q_3);
-                const __m512i p_7 = _mm512_sub_epi32(p_6, hi_3);
-                const __m512i acc_4 = _mm512_add_epi32(acc_3, p_7);
+                const __m512i p_3 = nttgen_mldsa_avx512_montmul_var(a_3, b_3);
+                const __m512i acc_4 = _mm512_add_epi32(acc_3, p_3);
                 acc_3 = acc_4;
             }
             const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_2);

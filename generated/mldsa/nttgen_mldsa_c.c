@@ -36,7 +36,7 @@
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_mldsa_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -596,10 +596,11 @@ void nttgen_mldsa_c_basemul_cache(int32_t cache[256], const int32_t b[256]) {
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_mldsa_c_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                        const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_c_assert_range(b, k * 256, -134121127, 134121127);
@@ -608,24 +609,16 @@ void nttgen_mldsa_c_basemul_acc_cached(int32_t r[256], const int32_t *a, const i
     for (size_t i_0 = 0; i_0 < 256; ++i_0) {
         const int32_t a_0 = a[i_0];
         const int32_t b_0 = b[i_0];
-        const int32_t cache_0 = cache[i_0];
-        const int32_t m_0 = (int32_t)((uint32_t)a_0 * (uint32_t)cache_0);
-        const int32_t p_0 = (int32_t)(((int64_t)a_0 * b_0) >> 32);
-        const int32_t hi_0 = (int32_t)(((int64_t)m_0 * 8380417) >> 32);
-        const int32_t p_1 = p_0 - hi_0;
-        r[i_0] = p_1;
+        const int32_t p_0 = nttgen_mldsa_c_montmul_var(a_0, b_0);
+        r[i_0] = p_0;
     }
     for (size_t i_1 = 0; (i_1 < 16) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 256; ++i_2) {
             const int32_t a_1 = a[i_1 * 256 + i_2 + 256];
             const int32_t b_1 = b[i_1 * 256 + i_2 + 256];
-            const int32_t cache_1 = cache[i_1 * 256 + i_2 + 256];
-            const int32_t m_1 = (int32_t)((uint32_t)a_1 * (uint32_t)cache_1);
-            const int32_t p_2 = (int32_t)(((int64_t)a_1 * b_1) >> 32);
-            const int32_t hi_1 = (int32_t)(((int64_t)m_1 * 8380417) >> 32);
-            const int32_t p_3 = p_2 - hi_1;
+            const int32_t p_1 = nttgen_mldsa_c_montmul_var(a_1, b_1);
             const int32_t acc_0 = r[i_2];
-            const int32_t acc_1 = acc_0 + p_3;
+            const int32_t acc_1 = acc_0 + p_1;
             r[i_2] = acc_1;
         }
     }
@@ -639,13 +632,9 @@ void nttgen_mldsa_c_basemul_acc_cached(int32_t r[256], const int32_t *a, const i
             for (size_t i_5 = 0; i_5 < 256; ++i_5) {
                 const int32_t a_2 = a[g_0 * 4096 + i_4 * 256 + i_5 + 4352];
                 const int32_t b_2 = b[g_0 * 4096 + i_4 * 256 + i_5 + 4352];
-                const int32_t cache_2 = cache[g_0 * 4096 + i_4 * 256 + i_5 + 4352];
-                const int32_t m_2 = (int32_t)((uint32_t)a_2 * (uint32_t)cache_2);
-                const int32_t p_4 = (int32_t)(((int64_t)a_2 * b_2) >> 32);
-                const int32_t hi_2 = (int32_t)(((int64_t)m_2 * 8380417) >> 32);
-                const int32_t p_5 = p_4 - hi_2;
+                const int32_t p_2 = nttgen_mldsa_c_montmul_var(a_2, b_2);
                 const int32_t acc_3 = r[i_5];
-                const int32_t acc_4 = acc_3 + p_5;
+                const int32_t acc_4 = acc_3 + p_2;
                 r[i_5] = acc_4;
             }
         }

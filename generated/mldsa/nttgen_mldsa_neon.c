@@ -37,7 +37,7 @@
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
@@ -152,16 +152,6 @@ static inline int32x4_t nttgen_mldsa_neon_montmul_var(int32x4_t a, int32x4_t b) 
 static inline int32x4_t nttgen_mldsa_neon_barrett(int32x4_t a) {
     const int32x4_t t = vrshrq_n_s32(vqdmulhq_s32(a, vdupq_n_s32(1074791297)), 22);
     return vmlsq_s32(a, t, vdupq_n_s32(8380417));
-}
-
-/*
- * High halves of the signed products: the 64-bit products of both halves (smull, smull2),
- * then their odd lanes (uzp2).
- */
-static inline int32x4_t nttgen_mldsa_neon_mulhi(int32x4_t a, int32x4_t b) {
-    const int64x2_t lo = vmull_s32(vget_low_s32(a), vget_low_s32(b));
-    const int64x2_t hi = vmull_high_s32(a, b);
-    return vuzp2q_s32(vreinterpretq_s32_s64(lo), vreinterpretq_s32_s64(hi));
 }
 
 /*
@@ -1465,10 +1455,11 @@ part_2:;
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_mldsa_neon_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                           const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_neon_assert_range(b, k * 256, -134121127, 134121127);
@@ -1477,47 +1468,26 @@ void nttgen_mldsa_neon_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
     for (size_t i_0 = 0; i_0 < 64; ++i_0) {
         const int32x4_t a_0 = vld1q_s32(&a[i_0 * 4]);
         const int32x4_t b_0 = vld1q_s32(&b[i_0 * 4]);
-        const int32x4_t cache_0 = vld1q_s32(&cache[i_0 * 4]);
-        const int32x4_t m_0 = vmulq_s32(a_0, cache_0);
-        const int32x4_t p_0 = nttgen_mldsa_neon_mulhi(a_0, b_0);
-        const int32x4_t q_0 = vdupq_n_s32(8380417);
-        const int32x4_t hi_0 = nttgen_mldsa_neon_mulhi(m_0, q_0);
-        const int32x4_t p_1 = vsubq_s32(p_0, hi_0);
-        int32x4_t acc_0 = p_1;
+        const int32x4_t p_0 = nttgen_mldsa_neon_montmul_var(a_0, b_0);
+        int32x4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
             const int32x4_t a_1 = vld1q_s32(&a[i_1 * 256 + i_0 * 4 + 256]);
             const int32x4_t b_1 = vld1q_s32(&b[i_1 * 256 + i_0 * 4 + 256]);
-            const int32x4_t cache_1 = vld1q_s32(&cache[i_1 * 256 + i_0 * 4 + 256]);
-            const int32x4_t m_1 = vmulq_s32(a_1, cache_1);
-            const int32x4_t p_2 = nttgen_mldsa_neon_mulhi(a_1, b_1);
-            const int32x4_t q_1 = vdupq_n_s32(8380417);
-            const int32x4_t hi_1 = nttgen_mldsa_neon_mulhi(m_1, q_1);
-            const int32x4_t p_3 = vsubq_s32(p_2, hi_1);
-            const int32x4_t acc_1 = vaddq_s32(acc_0, p_3);
+            const int32x4_t p_1 = nttgen_mldsa_neon_montmul_var(a_1, b_1);
+            const int32x4_t acc_1 = vaddq_s32(acc_0, p_1);
             acc_0 = acc_1;
         }
         int32x4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const int32x4_t a_2 = vld1q_s32(&a[g_0 * 4096 + i_0 * 4 + 4096]);
             const int32x4_t b_2 = vld1q_s32(&b[g_0 * 4096 + i_0 * 4 + 4096]);
-            const int32x4_t cache_2 = vld1q_s32(&cache[g_0 * 4096 + i_0 * 4 + 4096]);
-            const int32x4_t m_2 = vmulq_s32(a_2, cache_2);
-            const int32x4_t p_4 = nttgen_mldsa_neon_mulhi(a_2, b_2);
-            const int32x4_t q_2 = vdupq_n_s32(8380417);
-            const int32x4_t hi_2 = nttgen_mldsa_neon_mulhi(m_2, q_2);
-            const int32x4_t p_5 = vsubq_s32(p_4, hi_2);
-            int32x4_t acc_3 = p_5;
+            const int32x4_t p_2 = nttgen_mldsa_neon_montmul_var(a_2, b_2);
+            int32x4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
                 const int32x4_t a_3 = vld1q_s32(&a[g_0 * 4096 + i_2 * 256 + i_0 * 4 + 4352]);
                 const int32x4_t b_3 = vld1q_s32(&b[g_0 * 4096 + i_2 * 256 + i_0 * 4 + 4352]);
-                const int32x4_t cache_3 =
-                    vld1q_s32(&cache[g_0 * 4096 + i_2 * 256 + i_0 * 4 + 4352]);
-                const int32x4_t m_3 = vmulq_s32(a_3, cache_3);
-                const int32x4_t p_6 = nttgen_mldsa_neon_mulhi(a_3, b_3);
-                const int32x4_t q_3 = vdupq_n_s32(8380417);
-                const int32x4_t hi_3 = nttgen_mldsa_neon_mulhi(m_3, q_3);
-                const int32x4_t p_7 = vsubq_s32(p_6, hi_3);
-                const int32x4_t acc_4 = vaddq_s32(acc_3, p_7);
+                const int32x4_t p_3 = nttgen_mldsa_neon_montmul_var(a_3, b_3);
+                const int32x4_t acc_4 = vaddq_s32(acc_3, p_3);
                 acc_3 = acc_4;
             }
             const int32x4_t red_0 = nttgen_mldsa_neon_barrett(acc_2);

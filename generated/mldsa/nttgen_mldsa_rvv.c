@@ -37,7 +37,7 @@
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ *       ops: load 768, store 512, montmul_var 256, barrett 256
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -831,10 +831,11 @@ void nttgen_mldsa_rvv_basemul_cache(int32_t cache[256], const int32_t b[256]) {
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 1024, store 512, sub 256, mullo 256, mulhi 512, barrett 256, const 256
+ * Ops per call: load 768, store 512, montmul_var 256, barrett 256
  */
 void nttgen_mldsa_rvv_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                          const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_rvv_assert_range(b, k * 256, -134121127, 134121127);
@@ -844,12 +845,8 @@ void nttgen_mldsa_rvv_basemul_acc_cached(int32_t r[256], const int32_t *a, const
         const size_t vl = __riscv_vsetvl_e32m1(256 - i_0);
         const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0], vl);
         const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0], vl);
-        const vint32m1_t cache_0 = __riscv_vle32_v_i32m1(&cache[i_0], vl);
-        const vint32m1_t m_0 = __riscv_vmul_vv_i32m1(a_0, cache_0, vl);
-        const vint32m1_t p_0 = __riscv_vmulh_vv_i32m1(a_0, b_0, vl);
-        const vint32m1_t hi_0 = __riscv_vmulh_vx_i32m1(m_0, 8380417, vl);
-        const vint32m1_t p_1 = __riscv_vsub_vv_i32m1(p_0, hi_0, vl);
-        __riscv_vse32_v_i32m1(&r[i_0], p_1, vl);
+        const vint32m1_t p_0 = nttgen_mldsa_rvv_montmul_var(a_0, b_0, vl);
+        __riscv_vse32_v_i32m1(&r[i_0], p_0, vl);
         i_0 = i_0 + vl;
     }
     for (size_t i_1 = 0; (i_1 < 16) & ((i_1 + 1) < k); ++i_1) {
@@ -857,13 +854,9 @@ void nttgen_mldsa_rvv_basemul_acc_cached(int32_t r[256], const int32_t *a, const
             const size_t vl = __riscv_vsetvl_e32m1(256 - i_2);
             const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_2 + 256], vl);
             const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_2 + 256], vl);
-            const vint32m1_t cache_1 = __riscv_vle32_v_i32m1(&cache[i_1 * 256 + i_2 + 256], vl);
-            const vint32m1_t m_1 = __riscv_vmul_vv_i32m1(a_1, cache_1, vl);
-            const vint32m1_t p_2 = __riscv_vmulh_vv_i32m1(a_1, b_1, vl);
-            const vint32m1_t hi_1 = __riscv_vmulh_vx_i32m1(m_1, 8380417, vl);
-            const vint32m1_t p_3 = __riscv_vsub_vv_i32m1(p_2, hi_1, vl);
+            const vint32m1_t p_1 = nttgen_mldsa_rvv_montmul_var(a_1, b_1, vl);
             const vint32m1_t acc_0 = __riscv_vle32_v_i32m1(&r[i_2], vl);
-            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_3, vl);
+            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_1, vl);
             __riscv_vse32_v_i32m1(&r[i_2], acc_1, vl);
             i_2 = i_2 + vl;
         }
@@ -883,14 +876,9 @@ void nttgen_mldsa_rvv_basemul_acc_cached(int32_t r[256], const int32_t *a, const
                     __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_4 * 256 + i_5 + 4352], vl);
                 const vint32m1_t b_2 =
                     __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_4 * 256 + i_5 + 4352], vl);
-                const vint32m1_t cache_2 =
-                    __riscv_vle32_v_i32m1(&cache[g_0 * 4096 + i_4 * 256 + i_5 + 4352], vl);
-                const vint32m1_t m_2 = __riscv_vmul_vv_i32m1(a_2, cache_2, vl);
-                const vint32m1_t p_4 = __riscv_vmulh_vv_i32m1(a_2, b_2, vl);
-                const vint32m1_t hi_2 = __riscv_vmulh_vx_i32m1(m_2, 8380417, vl);
-                const vint32m1_t p_5 = __riscv_vsub_vv_i32m1(p_4, hi_2, vl);
+                const vint32m1_t p_2 = nttgen_mldsa_rvv_montmul_var(a_2, b_2, vl);
                 const vint32m1_t acc_3 = __riscv_vle32_v_i32m1(&r[i_5], vl);
-                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_5, vl);
+                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_2, vl);
                 __riscv_vse32_v_i32m1(&r[i_5], acc_4, vl);
                 i_5 = i_5 + vl;
             }

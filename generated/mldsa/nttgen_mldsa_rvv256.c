@@ -37,7 +37,7 @@
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -1317,10 +1317,11 @@ part_1:;
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, sub 32, mullo 32, mulhi 64, barrett 32, const 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_rvv256_assert_range(b, k * 256, -134121127, 134121127);
@@ -1329,50 +1330,28 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
         const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 8], 8);
-        const vint32m1_t cache_0 = __riscv_vle32_v_i32m1(&cache[i_0 * 8], 8);
-        const vint32m1_t m_0 = __riscv_vmul_vv_i32m1(a_0, cache_0, 8);
-        const vint32m1_t p_0 = __riscv_vmulh_vv_i32m1(a_0, b_0, 8);
-        const vint32m1_t q_0 = __riscv_vmv_v_x_i32m1(8380417, 8);
-        const vint32m1_t hi_0 = __riscv_vmulh_vv_i32m1(m_0, q_0, 8);
-        const vint32m1_t p_1 = __riscv_vsub_vv_i32m1(p_0, hi_0, 8);
-        vint32m1_t acc_0 = p_1;
+        const vint32m1_t p_0 = nttgen_mldsa_rvv256_montmul_var(a_0, b_0, 8);
+        vint32m1_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
             const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
             const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint32m1_t cache_1 = __riscv_vle32_v_i32m1(&cache[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint32m1_t m_1 = __riscv_vmul_vv_i32m1(a_1, cache_1, 8);
-            const vint32m1_t p_2 = __riscv_vmulh_vv_i32m1(a_1, b_1, 8);
-            const vint32m1_t q_1 = __riscv_vmv_v_x_i32m1(8380417, 8);
-            const vint32m1_t hi_1 = __riscv_vmulh_vv_i32m1(m_1, q_1, 8);
-            const vint32m1_t p_3 = __riscv_vsub_vv_i32m1(p_2, hi_1, 8);
-            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_3, 8);
+            const vint32m1_t p_1 = nttgen_mldsa_rvv256_montmul_var(a_1, b_1, 8);
+            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_1, 8);
             acc_0 = acc_1;
         }
         vint32m1_t acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 8 + 4096], 8);
             const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 8 + 4096], 8);
-            const vint32m1_t cache_2 =
-                __riscv_vle32_v_i32m1(&cache[g_0 * 4096 + i_0 * 8 + 4096], 8);
-            const vint32m1_t m_2 = __riscv_vmul_vv_i32m1(a_2, cache_2, 8);
-            const vint32m1_t p_4 = __riscv_vmulh_vv_i32m1(a_2, b_2, 8);
-            const vint32m1_t q_2 = __riscv_vmv_v_x_i32m1(8380417, 8);
-            const vint32m1_t hi_2 = __riscv_vmulh_vv_i32m1(m_2, q_2, 8);
-            const vint32m1_t p_5 = __riscv_vsub_vv_i32m1(p_4, hi_2, 8);
-            vint32m1_t acc_3 = p_5;
+            const vint32m1_t p_2 = nttgen_mldsa_rvv256_montmul_var(a_2, b_2, 8);
+            vint32m1_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
                 const vint32m1_t a_3 =
                     __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
                 const vint32m1_t b_3 =
                     __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
-                const vint32m1_t cache_3 =
-                    __riscv_vle32_v_i32m1(&cache[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
-                const vint32m1_t m_3 = __riscv_vmul_vv_i32m1(a_3, cache_3, 8);
-                const vint32m1_t p_6 = __riscv_vmulh_vv_i32m1(a_3, b_3, 8);
-                const vint32m1_t q_3 = __riscv_vmv_v_x_i32m1(8380417, 8);
-                const vint32m1_t hi_3 = __riscv_vmulh_vv_i32m1(m_3, q_3, 8);
-                const vint32m1_t p_7 = __riscv_vsub_vv_i32m1(p_6, hi_3, 8);
-                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_7, 8);
+                const vint32m1_t p_3 = nttgen_mldsa_rvv256_montmul_var(a_3, b_3, 8);
+                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_3, 8);
                 acc_3 = acc_4;
             }
             const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_2, 8);

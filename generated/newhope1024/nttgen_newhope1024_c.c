@@ -34,7 +34,7 @@
  *   nttgen_newhope1024_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-7904, 7904]
@@ -969,10 +969,11 @@ void nttgen_newhope1024_c_basemul_cache(int16_t cache[1024], const int16_t b[102
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ * Ops per call: load 3072, store 2048, montmul_var 1024, barrett 1024
  */
 void nttgen_newhope1024_c_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                              const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_c_assert_range(a, k * 1024, -12288, 12288);
     nttgen_newhope1024_c_assert_range(b, k * 1024, -22735, 22735);
@@ -981,24 +982,16 @@ void nttgen_newhope1024_c_basemul_acc_cached(int16_t r[1024], const int16_t *a, 
     for (size_t i_0 = 0; i_0 < 1024; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
-        const int16_t cache_0 = cache[i_0];
-        const int16_t m_0 = (int16_t)((int32_t)a_0 * cache_0);
-        const int16_t p_0 = (int16_t)(((int32_t)a_0 * b_0) >> 16);
-        const int16_t hi_0 = (int16_t)(((int32_t)m_0 * 12289) >> 16);
-        const int16_t p_1 = (int16_t)(p_0 - hi_0);
-        r[i_0] = p_1;
+        const int16_t p_0 = nttgen_newhope1024_c_montmul_var(a_0, b_0);
+        r[i_0] = p_0;
     }
     for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 1024; ++i_2) {
             const int16_t a_1 = a[i_1 * 1024 + i_2 + 1024];
             const int16_t b_1 = b[i_1 * 1024 + i_2 + 1024];
-            const int16_t cache_1 = cache[i_1 * 1024 + i_2 + 1024];
-            const int16_t m_1 = (int16_t)((int32_t)a_1 * cache_1);
-            const int16_t p_2 = (int16_t)(((int32_t)a_1 * b_1) >> 16);
-            const int16_t hi_1 = (int16_t)(((int32_t)m_1 * 12289) >> 16);
-            const int16_t p_3 = (int16_t)(p_2 - hi_1);
+            const int16_t p_1 = nttgen_newhope1024_c_montmul_var(a_1, b_1);
             const int16_t acc_0 = r[i_2];
-            const int16_t acc_1 = (int16_t)(acc_0 + p_3);
+            const int16_t acc_1 = (int16_t)(acc_0 + p_1);
             r[i_2] = acc_1;
         }
     }
@@ -1012,13 +1005,9 @@ void nttgen_newhope1024_c_basemul_acc_cached(int16_t r[1024], const int16_t *a, 
             for (size_t i_5 = 0; i_5 < 1024; ++i_5) {
                 const int16_t a_2 = a[g_0 * 1024 + i_4 * 1024 + i_5 + 2048];
                 const int16_t b_2 = b[g_0 * 1024 + i_4 * 1024 + i_5 + 2048];
-                const int16_t cache_2 = cache[g_0 * 1024 + i_4 * 1024 + i_5 + 2048];
-                const int16_t m_2 = (int16_t)((int32_t)a_2 * cache_2);
-                const int16_t p_4 = (int16_t)(((int32_t)a_2 * b_2) >> 16);
-                const int16_t hi_2 = (int16_t)(((int32_t)m_2 * 12289) >> 16);
-                const int16_t p_5 = (int16_t)(p_4 - hi_2);
+                const int16_t p_2 = nttgen_newhope1024_c_montmul_var(a_2, b_2);
                 const int16_t acc_3 = r[i_5];
-                const int16_t acc_4 = (int16_t)(acc_3 + p_5);
+                const int16_t acc_4 = (int16_t)(acc_3 + p_2);
                 r[i_5] = acc_4;
             }
         }

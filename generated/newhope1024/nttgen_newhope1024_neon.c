@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ *       ops: load 256, store 128, montmul_var 128, barrett 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9018, 9018]
@@ -152,16 +152,6 @@ static inline int16x8_t nttgen_newhope1024_neon_montmul_var(int16x8_t a, int16x8
 static inline int16x8_t nttgen_newhope1024_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(21844)), 13);
     return vmlsq_s16(a, t, vdupq_n_s16(12289));
-}
-
-/*
- * High halves of the signed products: the 32-bit products of both halves (smull, smull2),
- * then their odd lanes (uzp2).
- */
-static inline int16x8_t nttgen_newhope1024_neon_mulhi(int16x8_t a, int16x8_t b) {
-    const int32x4_t lo = vmull_s16(vget_low_s16(a), vget_low_s16(b));
-    const int32x4_t hi = vmull_high_s16(a, b);
-    return vuzp2q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
 }
 
 /*
@@ -2835,10 +2825,11 @@ part_4:;
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 384, store 128, sub 128, mullo 128, mulhi 256, barrett 128, const 128
+ * Ops per call: load 256, store 128, montmul_var 128, barrett 128
  */
 void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                 const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_neon_assert_range(a, k * 1024, -12288, 12288);
     nttgen_newhope1024_neon_assert_range(b, k * 1024, -22735, 22735);
@@ -2847,47 +2838,26 @@ void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *
     for (size_t i_0 = 0; i_0 < 128; ++i_0) {
         const int16x8_t a_0 = vld1q_s16(&a[i_0 * 8]);
         const int16x8_t b_0 = vld1q_s16(&b[i_0 * 8]);
-        const int16x8_t cache_0 = vld1q_s16(&cache[i_0 * 8]);
-        const int16x8_t m_0 = vmulq_s16(a_0, cache_0);
-        const int16x8_t p_0 = nttgen_newhope1024_neon_mulhi(a_0, b_0);
-        const int16x8_t q_0 = vdupq_n_s16(12289);
-        const int16x8_t hi_0 = nttgen_newhope1024_neon_mulhi(m_0, q_0);
-        const int16x8_t p_1 = vsubq_s16(p_0, hi_0);
-        int16x8_t acc_0 = p_1;
+        const int16x8_t p_0 = nttgen_newhope1024_neon_montmul_var(a_0, b_0);
+        int16x8_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
             const int16x8_t a_1 = vld1q_s16(&a[i_1 * 1024 + i_0 * 8 + 1024]);
             const int16x8_t b_1 = vld1q_s16(&b[i_1 * 1024 + i_0 * 8 + 1024]);
-            const int16x8_t cache_1 = vld1q_s16(&cache[i_1 * 1024 + i_0 * 8 + 1024]);
-            const int16x8_t m_1 = vmulq_s16(a_1, cache_1);
-            const int16x8_t p_2 = nttgen_newhope1024_neon_mulhi(a_1, b_1);
-            const int16x8_t q_1 = vdupq_n_s16(12289);
-            const int16x8_t hi_1 = nttgen_newhope1024_neon_mulhi(m_1, q_1);
-            const int16x8_t p_3 = vsubq_s16(p_2, hi_1);
-            const int16x8_t acc_1 = vaddq_s16(acc_0, p_3);
+            const int16x8_t p_1 = nttgen_newhope1024_neon_montmul_var(a_1, b_1);
+            const int16x8_t acc_1 = vaddq_s16(acc_0, p_1);
             acc_0 = acc_1;
         }
         int16x8_t acc_2 = acc_0;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
             const int16x8_t a_2 = vld1q_s16(&a[g_0 * 3072 + i_0 * 8 + 3072]);
             const int16x8_t b_2 = vld1q_s16(&b[g_0 * 3072 + i_0 * 8 + 3072]);
-            const int16x8_t cache_2 = vld1q_s16(&cache[g_0 * 3072 + i_0 * 8 + 3072]);
-            const int16x8_t m_2 = vmulq_s16(a_2, cache_2);
-            const int16x8_t p_4 = nttgen_newhope1024_neon_mulhi(a_2, b_2);
-            const int16x8_t q_2 = vdupq_n_s16(12289);
-            const int16x8_t hi_2 = nttgen_newhope1024_neon_mulhi(m_2, q_2);
-            const int16x8_t p_5 = vsubq_s16(p_4, hi_2);
-            int16x8_t acc_3 = p_5;
+            const int16x8_t p_2 = nttgen_newhope1024_neon_montmul_var(a_2, b_2);
+            int16x8_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
                 const int16x8_t a_3 = vld1q_s16(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096]);
                 const int16x8_t b_3 = vld1q_s16(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096]);
-                const int16x8_t cache_3 =
-                    vld1q_s16(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 8 + 4096]);
-                const int16x8_t m_3 = vmulq_s16(a_3, cache_3);
-                const int16x8_t p_6 = nttgen_newhope1024_neon_mulhi(a_3, b_3);
-                const int16x8_t q_3 = vdupq_n_s16(12289);
-                const int16x8_t hi_3 = nttgen_newhope1024_neon_mulhi(m_3, q_3);
-                const int16x8_t p_7 = vsubq_s16(p_6, hi_3);
-                const int16x8_t acc_4 = vaddq_s16(acc_3, p_7);
+                const int16x8_t p_3 = nttgen_newhope1024_neon_montmul_var(a_3, b_3);
+                const int16x8_t acc_4 = vaddq_s16(acc_3, p_3);
                 acc_3 = acc_4;
             }
             const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(acc_3);

@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-7904, 7904]
@@ -1172,10 +1172,11 @@ void nttgen_newhope1024_rvv_basemul_cache(int16_t cache[1024], const int16_t b[1
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ * Ops per call: load 3072, store 2048, montmul_var 1024, barrett 1024
  */
 void nttgen_newhope1024_rvv_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv_assert_range(a, k * 1024, -12288, 12288);
     nttgen_newhope1024_rvv_assert_range(b, k * 1024, -22735, 22735);
@@ -1185,12 +1186,8 @@ void nttgen_newhope1024_rvv_basemul_acc_cached(int16_t r[1024], const int16_t *a
         const size_t vl = __riscv_vsetvl_e16m1(1024 - i_0);
         const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0], vl);
         const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0], vl);
-        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0], vl);
-        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, vl);
-        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, vl);
-        const vint16m1_t hi_0 = __riscv_vmulh_vx_i16m1(m_0, 12289, vl);
-        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, vl);
-        __riscv_vse16_v_i16m1(&r[i_0], p_1, vl);
+        const vint16m1_t p_0 = nttgen_newhope1024_rvv_montmul_var(a_0, b_0, vl);
+        __riscv_vse16_v_i16m1(&r[i_0], p_0, vl);
         i_0 = i_0 + vl;
     }
     for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
@@ -1198,13 +1195,9 @@ void nttgen_newhope1024_rvv_basemul_acc_cached(int16_t r[1024], const int16_t *a
             const size_t vl = __riscv_vsetvl_e16m1(1024 - i_2);
             const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 1024 + i_2 + 1024], vl);
             const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 1024 + i_2 + 1024], vl);
-            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 1024 + i_2 + 1024], vl);
-            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, vl);
-            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, vl);
-            const vint16m1_t hi_1 = __riscv_vmulh_vx_i16m1(m_1, 12289, vl);
-            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, vl);
+            const vint16m1_t p_1 = nttgen_newhope1024_rvv_montmul_var(a_1, b_1, vl);
             const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, vl);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, vl);
             __riscv_vse16_v_i16m1(&r[i_2], acc_1, vl);
             i_2 = i_2 + vl;
         }
@@ -1224,14 +1217,9 @@ void nttgen_newhope1024_rvv_basemul_acc_cached(int16_t r[1024], const int16_t *a
                     __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 1024 + i_5 + 2048], vl);
                 const vint16m1_t b_2 =
                     __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 1024 + i_5 + 2048], vl);
-                const vint16m1_t cache_2 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 1024 + i_4 * 1024 + i_5 + 2048], vl);
-                const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, vl);
-                const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, vl);
-                const vint16m1_t hi_2 = __riscv_vmulh_vx_i16m1(m_2, 12289, vl);
-                const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, vl);
+                const vint16m1_t p_2 = nttgen_newhope1024_rvv_montmul_var(a_2, b_2, vl);
                 const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_5, vl);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_2, vl);
                 __riscv_vse16_v_i16m1(&r[i_5], acc_4, vl);
                 i_5 = i_5 + vl;
             }

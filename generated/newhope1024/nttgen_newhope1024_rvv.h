@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ *       ops: load 3072, store 2048, montmul_var 1024, barrett 1024
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-7904, 7904]
@@ -141,7 +141,7 @@ void nttgen_newhope1024_rvv_basemul_cache(int16_t cache[1024], const int16_t b[1
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 4096, store 2048, sub 1024, mullo 1024, mulhi 2048, barrett 1024, const 1024
+ * Ops per call: load 3072, store 2048, montmul_var 1024, barrett 1024
  */
 void nttgen_newhope1024_rvv_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);

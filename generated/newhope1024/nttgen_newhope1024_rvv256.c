@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8988, 8988]
@@ -1676,11 +1676,12 @@ part_2:;
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 192, store 64, sub 64, mullo 64, mulhi 128, barrett 64, const 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope1024_rvv256_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache,
                                                   size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv256_assert_range(a, k * 1024, -12288, 12288);
     nttgen_newhope1024_rvv256_assert_range(b, k * 1024, -22735, 22735);
@@ -1689,51 +1690,28 @@ void nttgen_newhope1024_rvv256_basemul_acc_cached(int16_t r[1024], const int16_t
     for (size_t i_0 = 0; i_0 < 64; ++i_0) {
         const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 16], 16);
         const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 16], 16);
-        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
-        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, 16);
-        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, 16);
-        const vint16m1_t q_0 = __riscv_vmv_v_x_i16m1(12289, 16);
-        const vint16m1_t hi_0 = __riscv_vmulh_vv_i16m1(m_0, q_0, 16);
-        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, 16);
-        vint16m1_t acc_0 = p_1;
+        const vint16m1_t p_0 = nttgen_newhope1024_rvv256_montmul_var(a_0, b_0, 16);
+        vint16m1_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
             const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 1024 + i_0 * 16 + 1024], 16);
             const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 1024 + i_0 * 16 + 1024], 16);
-            const vint16m1_t cache_1 =
-                __riscv_vle16_v_i16m1(&cache[i_1 * 1024 + i_0 * 16 + 1024], 16);
-            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, 16);
-            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, 16);
-            const vint16m1_t q_1 = __riscv_vmv_v_x_i16m1(12289, 16);
-            const vint16m1_t hi_1 = __riscv_vmulh_vv_i16m1(m_1, q_1, 16);
-            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, 16);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, 16);
+            const vint16m1_t p_1 = nttgen_newhope1024_rvv256_montmul_var(a_1, b_1, 16);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 16);
             acc_0 = acc_1;
         }
         vint16m1_t acc_2 = acc_0;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
             const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 3072 + i_0 * 16 + 3072], 16);
             const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 3072 + i_0 * 16 + 3072], 16);
-            const vint16m1_t cache_2 =
-                __riscv_vle16_v_i16m1(&cache[g_0 * 3072 + i_0 * 16 + 3072], 16);
-            const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, 16);
-            const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, 16);
-            const vint16m1_t q_2 = __riscv_vmv_v_x_i16m1(12289, 16);
-            const vint16m1_t hi_2 = __riscv_vmulh_vv_i16m1(m_2, q_2, 16);
-            const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, 16);
-            vint16m1_t acc_3 = p_5;
+            const vint16m1_t p_2 = nttgen_newhope1024_rvv256_montmul_var(a_2, b_2, 16);
+            vint16m1_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
                 const vint16m1_t a_3 =
                     __riscv_vle16_v_i16m1(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096], 16);
                 const vint16m1_t b_3 =
                     __riscv_vle16_v_i16m1(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096], 16);
-                const vint16m1_t cache_3 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096], 16);
-                const vint16m1_t m_3 = __riscv_vmul_vv_i16m1(a_3, cache_3, 16);
-                const vint16m1_t p_6 = __riscv_vmulh_vv_i16m1(a_3, b_3, 16);
-                const vint16m1_t q_3 = __riscv_vmv_v_x_i16m1(12289, 16);
-                const vint16m1_t hi_3 = __riscv_vmulh_vv_i16m1(m_3, q_3, 16);
-                const vint16m1_t p_7 = __riscv_vsub_vv_i16m1(p_6, hi_3, 16);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_7, 16);
+                const vint16m1_t p_3 = nttgen_newhope1024_rvv256_montmul_var(a_3, b_3, 16);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 16);
                 acc_3 = acc_4;
             }
             const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(acc_3, 16);

@@ -34,7 +34,7 @@
  *   nttgen_newhope512_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7040, 7040]
@@ -695,10 +695,11 @@ void nttgen_newhope512_c_basemul_cache(int16_t cache[512], const int16_t b[512])
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_c_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                             const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_c_assert_range(a, k * 512, -12288, 12288);
     nttgen_newhope512_c_assert_range(b, k * 512, -16382, 16382);
@@ -707,24 +708,16 @@ void nttgen_newhope512_c_basemul_acc_cached(int16_t r[512], const int16_t *a, co
     for (size_t i_0 = 0; i_0 < 512; ++i_0) {
         const int16_t a_0 = a[i_0];
         const int16_t b_0 = b[i_0];
-        const int16_t cache_0 = cache[i_0];
-        const int16_t m_0 = (int16_t)((int32_t)a_0 * cache_0);
-        const int16_t p_0 = (int16_t)(((int32_t)a_0 * b_0) >> 16);
-        const int16_t hi_0 = (int16_t)(((int32_t)m_0 * 12289) >> 16);
-        const int16_t p_1 = (int16_t)(p_0 - hi_0);
-        r[i_0] = p_1;
+        const int16_t p_0 = nttgen_newhope512_c_montmul_var(a_0, b_0);
+        r[i_0] = p_0;
     }
     for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 512; ++i_2) {
             const int16_t a_1 = a[i_1 * 512 + i_2 + 512];
             const int16_t b_1 = b[i_1 * 512 + i_2 + 512];
-            const int16_t cache_1 = cache[i_1 * 512 + i_2 + 512];
-            const int16_t m_1 = (int16_t)((int32_t)a_1 * cache_1);
-            const int16_t p_2 = (int16_t)(((int32_t)a_1 * b_1) >> 16);
-            const int16_t hi_1 = (int16_t)(((int32_t)m_1 * 12289) >> 16);
-            const int16_t p_3 = (int16_t)(p_2 - hi_1);
+            const int16_t p_1 = nttgen_newhope512_c_montmul_var(a_1, b_1);
             const int16_t acc_0 = r[i_2];
-            const int16_t acc_1 = (int16_t)(acc_0 + p_3);
+            const int16_t acc_1 = (int16_t)(acc_0 + p_1);
             r[i_2] = acc_1;
         }
     }
@@ -738,13 +731,9 @@ void nttgen_newhope512_c_basemul_acc_cached(int16_t r[512], const int16_t *a, co
             for (size_t i_5 = 0; i_5 < 512; ++i_5) {
                 const int16_t a_2 = a[g_0 * 1024 + i_4 * 512 + i_5 + 1536];
                 const int16_t b_2 = b[g_0 * 1024 + i_4 * 512 + i_5 + 1536];
-                const int16_t cache_2 = cache[g_0 * 1024 + i_4 * 512 + i_5 + 1536];
-                const int16_t m_2 = (int16_t)((int32_t)a_2 * cache_2);
-                const int16_t p_4 = (int16_t)(((int32_t)a_2 * b_2) >> 16);
-                const int16_t hi_2 = (int16_t)(((int32_t)m_2 * 12289) >> 16);
-                const int16_t p_5 = (int16_t)(p_4 - hi_2);
+                const int16_t p_2 = nttgen_newhope512_c_montmul_var(a_2, b_2);
                 const int16_t acc_3 = r[i_5];
-                const int16_t acc_4 = (int16_t)(acc_3 + p_5);
+                const int16_t acc_4 = (int16_t)(acc_3 + p_2);
                 r[i_5] = acc_4;
             }
         }

@@ -34,7 +34,7 @@
  *   nttgen_newhope512_c_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_c_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7040, 7040]
@@ -139,7 +139,7 @@ void nttgen_newhope512_c_basemul_cache(int16_t cache[512], const int16_t b[512])
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_c_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                             const int16_t *cache, size_t k);

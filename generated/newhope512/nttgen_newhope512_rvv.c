@@ -35,7 +35,7 @@
  *   nttgen_newhope512_rvv_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ *       ops: load 1536, store 1024, montmul_var 512, barrett 512
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7936, 7936]
@@ -818,10 +818,11 @@ void nttgen_newhope512_rvv_basemul_cache(int16_t cache[512], const int16_t b[512
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 2048, store 1024, sub 512, mullo 512, mulhi 1024, barrett 512, const 512
+ * Ops per call: load 1536, store 1024, montmul_var 512, barrett 512
  */
 void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                               const int16_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv_assert_range(a, k * 512, -12288, 12288);
     nttgen_newhope512_rvv_assert_range(b, k * 512, -16382, 16382);
@@ -831,12 +832,8 @@ void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, 
         const size_t vl = __riscv_vsetvl_e16m1(512 - i_0);
         const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0], vl);
         const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0], vl);
-        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0], vl);
-        const vint16m1_t m_0 = __riscv_vmul_vv_i16m1(a_0, cache_0, vl);
-        const vint16m1_t p_0 = __riscv_vmulh_vv_i16m1(a_0, b_0, vl);
-        const vint16m1_t hi_0 = __riscv_vmulh_vx_i16m1(m_0, 12289, vl);
-        const vint16m1_t p_1 = __riscv_vsub_vv_i16m1(p_0, hi_0, vl);
-        __riscv_vse16_v_i16m1(&r[i_0], p_1, vl);
+        const vint16m1_t p_0 = nttgen_newhope512_rvv_montmul_var(a_0, b_0, vl);
+        __riscv_vse16_v_i16m1(&r[i_0], p_0, vl);
         i_0 = i_0 + vl;
     }
     for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
@@ -844,13 +841,9 @@ void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, 
             const size_t vl = __riscv_vsetvl_e16m1(512 - i_2);
             const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2 + 512], vl);
             const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2 + 512], vl);
-            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 512 + i_2 + 512], vl);
-            const vint16m1_t m_1 = __riscv_vmul_vv_i16m1(a_1, cache_1, vl);
-            const vint16m1_t p_2 = __riscv_vmulh_vv_i16m1(a_1, b_1, vl);
-            const vint16m1_t hi_1 = __riscv_vmulh_vx_i16m1(m_1, 12289, vl);
-            const vint16m1_t p_3 = __riscv_vsub_vv_i16m1(p_2, hi_1, vl);
+            const vint16m1_t p_1 = nttgen_newhope512_rvv_montmul_var(a_1, b_1, vl);
             const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_3, vl);
+            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, vl);
             __riscv_vse16_v_i16m1(&r[i_2], acc_1, vl);
             i_2 = i_2 + vl;
         }
@@ -870,14 +863,9 @@ void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, 
                     __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
                 const vint16m1_t b_2 =
                     __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
-                const vint16m1_t cache_2 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
-                const vint16m1_t m_2 = __riscv_vmul_vv_i16m1(a_2, cache_2, vl);
-                const vint16m1_t p_4 = __riscv_vmulh_vv_i16m1(a_2, b_2, vl);
-                const vint16m1_t hi_2 = __riscv_vmulh_vx_i16m1(m_2, 12289, vl);
-                const vint16m1_t p_5 = __riscv_vsub_vv_i16m1(p_4, hi_2, vl);
+                const vint16m1_t p_2 = nttgen_newhope512_rvv_montmul_var(a_2, b_2, vl);
                 const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_5, vl);
+                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_2, vl);
                 __riscv_vse16_v_i16m1(&r[i_5], acc_4, vl);
                 i_5 = i_5 + vl;
             }

@@ -15,12 +15,15 @@ from ..dsl.ir import (
     Call,
     Count,
     Function,
+    Load,
     LoopVar,
     Memory,
     ScalarParam,
     Stmt,
+    Store,
     Table,
     Var,
+    walk,
 )
 from ..dsl.replay import replay
 from ..dsl.vocab import VOCABULARY
@@ -350,6 +353,23 @@ class CEmitter:
             out.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         return out
 
+    def _unused_params(self) -> list[C.Stmt]:
+        """``(void)p;`` for each array parameter the body never reads or writes (an argument
+        an entry point takes for every ISA, which this one's program does not need)."""
+        used: set[str] = set()
+        for s in walk(self.fn.body):
+            if isinstance(s, Load) and isinstance(s.src, Buffer):
+                used.add(s.src.name)
+            elif isinstance(s, Store):
+                used.add(s.dst.name)
+            elif isinstance(s, Call):
+                used |= {a.name for _, a in s.args if isinstance(a, Buffer)}
+        return [
+            C.ExprStmt(C.Cast("void", C.Name(p.name)))
+            for p in self.fn.buffers
+            if p.name not in used
+        ]
+
     def emit(self) -> C.FuncDef:
         """The function definition (with contract assertions under NTTGEN_DEBUG)."""
         for buf in self.fn.locals:
@@ -376,7 +396,7 @@ class CEmitter:
             table = C.Name(self.table_name(self.fn, t))
             aliases.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         n_locals = len(self.lane_offsets) + len(self.fn.locals)
-        self.blocks[0][n_locals:n_locals] = aliases
+        self.blocks[0][n_locals:n_locals] = aliases + self._unused_params()
         return C.FuncDef(
             "void",
             self.c_name(self.fn),

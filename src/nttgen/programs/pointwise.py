@@ -189,7 +189,7 @@ class BaseMul:
         """The multiplication cache of one chunk of b (the registers :meth:`load` gives):
         for degree-2 factors x^2 - g, g * b1 mod q (a Montgomery product by g's twisted
         pair), so that products need no product by g; for a complete NTT, b * q^-1 mod beta,
-        so that each product by b is a Montgomery product by a twisted "constant"."""
+        the twist of a Montgomery product by b."""
         S = self.S
         if gamma is None:
             return S.mullo(b[0], S.const(S.arith.qinv, hint="qinv"), hint="bq")
