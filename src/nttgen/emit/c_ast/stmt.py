@@ -17,7 +17,7 @@ class Decl:
     name: str
     init: Expr | None = None
     const: bool = False
-    array: int | None = None
+    array: int | str | None = None  # a length, or a C expression of macros
     align: str | None = None
 
 
