@@ -115,6 +115,8 @@ MUTATED = [
     ("montmul", "mlkem", "c", None),
     ("montmul", "mldsa", "c", None),
     ("montmul_var", "mldsa", "avx2", None),
+    ("montmul_twist", "mldsa", "avx2", None),
+    ("montmul_twist", "kyber-r1", "avx512", None),
     ("shoupmul", "mldsa", "avx2", None),
     ("shoupmul", "mlkem", "neon", None),
     ("barrett", "mlkem", "c", None),

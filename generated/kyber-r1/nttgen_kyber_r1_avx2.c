@@ -35,7 +35,7 @@
  *   nttgen_kyber_r1_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 48, store 16, montmul_twist 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5417, 5417]
@@ -1004,11 +1004,10 @@ void nttgen_kyber_r1_avx2_basemul_cache(int16_t cache[256], const int16_t b[256]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
  */
 void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                              const int16_t *cache, size_t k) {
-    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, k * 256, -7680, 7680);
     nttgen_kyber_r1_avx2_assert_range(b, k * 256, -18519, 18519);
@@ -1017,12 +1016,15 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i p_0 = nttgen_kyber_r1_avx2_montmul_var(a_0, b_0);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+        const __m256i p_0 = nttgen_kyber_r1_avx2_montmul(a_0, b_0, cache_0);
         __m256i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
             const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 16 + 256]);
             const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 16 + 256]);
-            const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_1, b_1);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 256 + i_0 * 16 + 256]);
+            const __m256i p_1 = nttgen_kyber_r1_avx2_montmul(a_1, b_1, cache_1);
             const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
             acc_0 = acc_1;
         }
@@ -1032,14 +1034,18 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
                 _mm256_loadu_si256((const __m256i *)&a[g_0 * 1280 + i_0 * 16 + 1280]);
             const __m256i b_2 =
                 _mm256_loadu_si256((const __m256i *)&b[g_0 * 1280 + i_0 * 16 + 1280]);
-            const __m256i p_2 = nttgen_kyber_r1_avx2_montmul_var(a_2, b_2);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 1280 + i_0 * 16 + 1280]);
+            const __m256i p_2 = nttgen_kyber_r1_avx2_montmul(a_2, b_2, cache_2);
             __m256i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
                 const __m256i a_3 = _mm256_loadu_si256(
                     (const __m256i *)&a[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536]);
                 const __m256i b_3 = _mm256_loadu_si256(
                     (const __m256i *)&b[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536]);
-                const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_3, b_3);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536]);
+                const __m256i p_3 = nttgen_kyber_r1_avx2_montmul(a_3, b_3, cache_3);
                 const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
                 acc_3 = acc_4;
             }

@@ -35,7 +35,7 @@
  *   nttgen_kyber_r1_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 48, store 16, montmul_twist 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5417, 5417]
@@ -148,7 +148,7 @@ void nttgen_kyber_r1_avx2_basemul_cache(int16_t cache[256], const int16_t b[256]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
  */
 void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                              const int16_t *cache, size_t k);

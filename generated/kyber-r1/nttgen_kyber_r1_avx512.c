@@ -35,7 +35,7 @@
  *   nttgen_kyber_r1_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       ops: load 24, store 8, montmul_twist 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5391, 5391]
@@ -755,11 +755,10 @@ void nttgen_kyber_r1_avx512_basemul_cache(int16_t cache[256], const int16_t b[25
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 24, store 8, montmul_twist 8, barrett 8
  */
 void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
-    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, k * 256, -7680, 7680);
     nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18519, 18519);
@@ -768,12 +767,15 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
-        const __m512i p_0 = nttgen_kyber_r1_avx512_montmul_var(a_0, b_0);
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 32]);
+        const __m512i p_0 = nttgen_kyber_r1_avx512_montmul(a_0, b_0, cache_0);
         __m512i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
             const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 32 + 256]);
             const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 32 + 256]);
-            const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(a_1, b_1);
+            const __m512i cache_1 =
+                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 256 + i_0 * 32 + 256]);
+            const __m512i p_1 = nttgen_kyber_r1_avx512_montmul(a_1, b_1, cache_1);
             const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
             acc_0 = acc_1;
         }
@@ -783,14 +785,18 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
                 _mm512_loadu_si512((const __m512i *)&a[g_0 * 1280 + i_0 * 32 + 1280]);
             const __m512i b_2 =
                 _mm512_loadu_si512((const __m512i *)&b[g_0 * 1280 + i_0 * 32 + 1280]);
-            const __m512i p_2 = nttgen_kyber_r1_avx512_montmul_var(a_2, b_2);
+            const __m512i cache_2 =
+                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 1280 + i_0 * 32 + 1280]);
+            const __m512i p_2 = nttgen_kyber_r1_avx512_montmul(a_2, b_2, cache_2);
             __m512i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
                 const __m512i a_3 = _mm512_loadu_si512(
                     (const __m512i *)&a[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
                 const __m512i b_3 = _mm512_loadu_si512(
                     (const __m512i *)&b[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
-                const __m512i p_3 = nttgen_kyber_r1_avx512_montmul_var(a_3, b_3);
+                const __m512i cache_3 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
+                const __m512i p_3 = nttgen_kyber_r1_avx512_montmul(a_3, b_3, cache_3);
                 const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
                 acc_3 = acc_4;
             }

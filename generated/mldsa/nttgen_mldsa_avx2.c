@@ -37,7 +37,7 @@
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 96, store 32, montmul_twist 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
@@ -146,6 +146,26 @@ static inline __m256i nttgen_mldsa_avx2_mulhi(__m256i a, __m256i b) {
     const __m256i p_e = _mm256_mul_epi32(a, b);
     const __m256i p_o = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32));
     return _mm256_blend_epi32(_mm256_srli_epi64(p_e, 32), p_o, 170);
+}
+
+/*
+ * Signed Montgomery multiplication by a twisted constant, 8 lanes:
+ * m = lo(a*zq) for all lanes by one vpmulld (on Zen as cheap as a vpmuldq),
+ * the high products by vpmuldq on even and odd lanes; the low halves of a*z
+ * and m*q agree, so a
+ * 32-bit subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the
+ * high half.
+ */
+static inline __m256i nttgen_mldsa_avx2_montmul(__m256i a, __m256i z, __m256i zq) {
+    const __m256i a_o = _mm256_srli_epi64(a, 32);
+    const __m256i m_e = _mm256_mullo_epi32(a, zq);
+    const __m256i m_o = _mm256_srli_epi64(m_e, 32);
+    const __m256i p_e = _mm256_mul_epi32(a, z);
+    const __m256i p_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(z, 32));
+    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, qv));
+    const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, qv));
+    return _mm256_blend_epi32(_mm256_srli_epi64(r_e, 32), r_o, 170);
 }
 
 /*
@@ -956,11 +976,10 @@ void nttgen_mldsa_avx2_basemul_cache(int32_t cache[256], const int32_t b[256]) {
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
  */
 void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                           const int32_t *cache, size_t k) {
-    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_avx2_assert_range(b, k * 256, -134121127, 134121127);
@@ -969,12 +988,15 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
-        const __m256i p_0 = nttgen_mldsa_avx2_montmul_var(a_0, b_0);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 8]);
+        const __m256i p_0 = nttgen_mldsa_avx2_montmul(a_0, b_0, cache_0);
         __m256i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
             const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 8 + 256]);
             const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 8 + 256]);
-            const __m256i p_1 = nttgen_mldsa_avx2_montmul_var(a_1, b_1);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 256 + i_0 * 8 + 256]);
+            const __m256i p_1 = nttgen_mldsa_avx2_montmul(a_1, b_1, cache_1);
             const __m256i acc_1 = _mm256_add_epi32(acc_0, p_1);
             acc_0 = acc_1;
         }
@@ -984,14 +1006,18 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
                 _mm256_loadu_si256((const __m256i *)&a[g_0 * 4096 + i_0 * 8 + 4096]);
             const __m256i b_2 =
                 _mm256_loadu_si256((const __m256i *)&b[g_0 * 4096 + i_0 * 8 + 4096]);
-            const __m256i p_2 = nttgen_mldsa_avx2_montmul_var(a_2, b_2);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 4096 + i_0 * 8 + 4096]);
+            const __m256i p_2 = nttgen_mldsa_avx2_montmul(a_2, b_2, cache_2);
             __m256i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
                 const __m256i a_3 = _mm256_loadu_si256(
                     (const __m256i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
                 const __m256i b_3 = _mm256_loadu_si256(
                     (const __m256i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
-                const __m256i p_3 = nttgen_mldsa_avx2_montmul_var(a_3, b_3);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
+                const __m256i p_3 = nttgen_mldsa_avx2_montmul(a_3, b_3, cache_3);
                 const __m256i acc_4 = _mm256_add_epi32(acc_3, p_3);
                 acc_3 = acc_4;
             }

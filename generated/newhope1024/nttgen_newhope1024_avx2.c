@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 192, store 64, montmul_twist 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8990, 8990]
@@ -1418,11 +1418,10 @@ void nttgen_newhope1024_avx2_basemul_cache(int16_t cache[1024], const int16_t b[
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 192, store 64, montmul_twist 64, barrett 64
  */
 void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                 const int16_t *cache, size_t k) {
-    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, k * 1024, -12288, 12288);
     nttgen_newhope1024_avx2_assert_range(b, k * 1024, -22735, 22735);
@@ -1431,14 +1430,17 @@ void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *
     for (size_t i_0 = 0; i_0 < 64; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i p_0 = nttgen_newhope1024_avx2_montmul_var(a_0, b_0);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+        const __m256i p_0 = nttgen_newhope1024_avx2_montmul(a_0, b_0, cache_0);
         __m256i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
             const __m256i a_1 =
                 _mm256_loadu_si256((const __m256i *)&a[i_1 * 1024 + i_0 * 16 + 1024]);
             const __m256i b_1 =
                 _mm256_loadu_si256((const __m256i *)&b[i_1 * 1024 + i_0 * 16 + 1024]);
-            const __m256i p_1 = nttgen_newhope1024_avx2_montmul_var(a_1, b_1);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 1024 + i_0 * 16 + 1024]);
+            const __m256i p_1 = nttgen_newhope1024_avx2_montmul(a_1, b_1, cache_1);
             const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
             acc_0 = acc_1;
         }
@@ -1448,14 +1450,18 @@ void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *
                 _mm256_loadu_si256((const __m256i *)&a[g_0 * 3072 + i_0 * 16 + 3072]);
             const __m256i b_2 =
                 _mm256_loadu_si256((const __m256i *)&b[g_0 * 3072 + i_0 * 16 + 3072]);
-            const __m256i p_2 = nttgen_newhope1024_avx2_montmul_var(a_2, b_2);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 3072 + i_0 * 16 + 3072]);
+            const __m256i p_2 = nttgen_newhope1024_avx2_montmul(a_2, b_2, cache_2);
             __m256i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
                 const __m256i a_3 = _mm256_loadu_si256(
                     (const __m256i *)&a[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096]);
                 const __m256i b_3 = _mm256_loadu_si256(
                     (const __m256i *)&b[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096]);
-                const __m256i p_3 = nttgen_newhope1024_avx2_montmul_var(a_3, b_3);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096]);
+                const __m256i p_3 = nttgen_newhope1024_avx2_montmul(a_3, b_3, cache_3);
                 const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
                 acc_3 = acc_4;
             }

@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 192, store 64, montmul_twist 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8990, 8990]
@@ -149,7 +149,7 @@ void nttgen_newhope1024_avx2_basemul_cache(int16_t cache[1024], const int16_t b[
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 192, store 64, montmul_twist 64, barrett 64
  */
 void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                 const int16_t *cache, size_t k);

@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 96, store 32, montmul_twist 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8958, 8958]
@@ -2021,12 +2021,11 @@ part_1:;
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
  */
 void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache,
                                                   size_t k) {
-    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx512_assert_range(a, k * 1024, -12288, 12288);
     nttgen_newhope1024_avx512_assert_range(b, k * 1024, -22735, 22735);
@@ -2035,14 +2034,17 @@ void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
-        const __m512i p_0 = nttgen_newhope1024_avx512_montmul_var(a_0, b_0);
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 32]);
+        const __m512i p_0 = nttgen_newhope1024_avx512_montmul(a_0, b_0, cache_0);
         __m512i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
             const __m512i a_1 =
                 _mm512_loadu_si512((const __m512i *)&a[i_1 * 1024 + i_0 * 32 + 1024]);
             const __m512i b_1 =
                 _mm512_loadu_si512((const __m512i *)&b[i_1 * 1024 + i_0 * 32 + 1024]);
-            const __m512i p_1 = nttgen_newhope1024_avx512_montmul_var(a_1, b_1);
+            const __m512i cache_1 =
+                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 1024 + i_0 * 32 + 1024]);
+            const __m512i p_1 = nttgen_newhope1024_avx512_montmul(a_1, b_1, cache_1);
             const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
             acc_0 = acc_1;
         }
@@ -2052,14 +2054,18 @@ void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t
                 _mm512_loadu_si512((const __m512i *)&a[g_0 * 3072 + i_0 * 32 + 3072]);
             const __m512i b_2 =
                 _mm512_loadu_si512((const __m512i *)&b[g_0 * 3072 + i_0 * 32 + 3072]);
-            const __m512i p_2 = nttgen_newhope1024_avx512_montmul_var(a_2, b_2);
+            const __m512i cache_2 =
+                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 3072 + i_0 * 32 + 3072]);
+            const __m512i p_2 = nttgen_newhope1024_avx512_montmul(a_2, b_2, cache_2);
             __m512i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
                 const __m512i a_3 = _mm512_loadu_si512(
                     (const __m512i *)&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32 + 4096]);
                 const __m512i b_3 = _mm512_loadu_si512(
                     (const __m512i *)&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32 + 4096]);
-                const __m512i p_3 = nttgen_newhope1024_avx512_montmul_var(a_3, b_3);
+                const __m512i cache_3 = _mm512_loadu_si512(
+                    (const __m512i *)&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 32 + 4096]);
+                const __m512i p_3 = nttgen_newhope1024_avx512_montmul(a_3, b_3, cache_3);
                 const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
                 acc_3 = acc_4;
             }

@@ -35,7 +35,7 @@
  *   nttgen_newhope1024_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 96, store 32, montmul_twist 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8958, 8958]
@@ -150,7 +150,7 @@ void nttgen_newhope1024_avx512_basemul_cache(int16_t cache[1024], const int16_t 
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
  */
 void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache, size_t k);

@@ -35,7 +35,7 @@
  *   nttgen_newhope512_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 96, store 32, montmul_twist 32, barrett 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7545, 7546]
@@ -1126,11 +1126,10 @@ void nttgen_newhope512_avx2_basemul_cache(int16_t cache[512], const int16_t b[51
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
  */
 void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
-    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx2_assert_range(a, k * 512, -12288, 12288);
     nttgen_newhope512_avx2_assert_range(b, k * 512, -16382, 16382);
@@ -1139,12 +1138,15 @@ void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a,
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i p_0 = nttgen_newhope512_avx2_montmul_var(a_0, b_0);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+        const __m256i p_0 = nttgen_newhope512_avx2_montmul(a_0, b_0, cache_0);
         __m256i acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
             const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 512 + i_0 * 16 + 512]);
             const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 512 + i_0 * 16 + 512]);
-            const __m256i p_1 = nttgen_newhope512_avx2_montmul_var(a_1, b_1);
+            const __m256i cache_1 =
+                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 512 + i_0 * 16 + 512]);
+            const __m256i p_1 = nttgen_newhope512_avx2_montmul(a_1, b_1, cache_1);
             const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
             acc_0 = acc_1;
         }
@@ -1154,14 +1156,18 @@ void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a,
                 _mm256_loadu_si256((const __m256i *)&a[g_0 * 1536 + i_0 * 16 + 1536]);
             const __m256i b_2 =
                 _mm256_loadu_si256((const __m256i *)&b[g_0 * 1536 + i_0 * 16 + 1536]);
-            const __m256i p_2 = nttgen_newhope512_avx2_montmul_var(a_2, b_2);
+            const __m256i cache_2 =
+                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 1536 + i_0 * 16 + 1536]);
+            const __m256i p_2 = nttgen_newhope512_avx2_montmul(a_2, b_2, cache_2);
             __m256i acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
                 const __m256i a_3 = _mm256_loadu_si256(
                     (const __m256i *)&a[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
                 const __m256i b_3 = _mm256_loadu_si256(
                     (const __m256i *)&b[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
-                const __m256i p_3 = nttgen_newhope512_avx2_montmul_var(a_3, b_3);
+                const __m256i cache_3 = _mm256_loadu_si256(
+                    (const __m256i *)&cache[g_0 * 1536 + i_2 * 512 + i_0 * 16 + 2048]);
+                const __m256i p_3 = nttgen_newhope512_avx2_montmul(a_3, b_3, cache_3);
                 const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
                 acc_3 = acc_4;
             }

@@ -35,7 +35,7 @@
  *   nttgen_newhope512_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 48, store 16, montmul_twist 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7498, 7498]
@@ -149,7 +149,7 @@ void nttgen_newhope512_avx512_basemul_cache(int16_t cache[512], const int16_t b[
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
  */
 void nttgen_newhope512_avx512_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                  const int16_t *cache, size_t k);

@@ -28,7 +28,8 @@ class WorstCase:
 
 
 CHECKED_OPS = (
-    "add", "sub", "montmul", "shoupmul", "montmul_var", "barrett", "barrett_coarse", "cond_add_q"
+    "add", "sub", "montmul", "shoupmul", "montmul_var", "montmul_twist", "barrett",
+    "barrett_coarse", "cond_add_q"
 )  # fmt: skip
 
 

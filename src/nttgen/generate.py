@@ -118,6 +118,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         move_costs=cls.move_costs(ring.lane, "default"),
         schedule=cls.schedule,
         live_limit=cls.registers - LIVE_MARGIN,
+        twist_products=cls.twist_products,
     )
 
 

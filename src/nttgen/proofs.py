@@ -289,6 +289,19 @@ def prove(app: Application, arith: Arith) -> Proof:
         p = _corners(a, b)
         (ok_p, how_p), (ok_r, how_r) = _product_in(a, b, p), _montgomery_in(p, app.output, arith)
         return Proof(app, f"product {how_p}; reduction {how_r}", ok_p and ok_r)
+    if kind == "montmul_twist":
+        # hi(a*b) - hi(m*q) for any m in the lane: floor is monotone, so the product's ends
+        # and m's ends bound it (no exactness needed: the twist may be any value)
+        a, b = app.inputs
+        p = _corners(a, b)
+        ok_p, how_p = _product_in(a, b, p)
+        beta, q = arith.beta, arith.q
+        need = (
+            p[0] // beta - ((beta // 2 - 1) * q) // beta,
+            p[1] // beta - (-(beta // 2) * q) // beta,
+        )
+        ok = ok_p and app.output[0] <= need[0] and need[1] <= app.output[1]
+        return Proof(app, f"product {how_p}; monotone high halves for any twist", ok)
     if kind == "shoupmul":
         return Proof(
             app,

@@ -434,6 +434,17 @@ class BoundsInterp:
             self._lanewise("shoupmul", lambda x, y: transfer.shoupmul(x, self.arith), a, z),
         )
 
+    def montmul_twist(self, a: Bound, b: Bound, bq: Bound) -> Bound:
+        """Montgomery product by a variable given a twist from memory (any value)."""
+        del bq
+        self._no_minimum_square("montmul_twist", a, b)
+        return self._checked(
+            "montmul_twist",
+            self._lanewise(
+                "montmul_twist", lambda x, y: transfer.montmul_twist(x, y, self.arith), a, b
+            ),
+        )
+
     def montmul_var(self, a: Bound, b: Bound) -> Bound:
         """Montgomery product of two variables."""
         self._no_minimum_square("montmul_var", a, b)

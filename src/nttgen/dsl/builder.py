@@ -382,6 +382,10 @@ class Builder:
             return self.shoupmul(a, z, zq, hint)
         return self.montmul(a, z, zq, hint)
 
+    def montmul_twist(self, a: Value, b: Value, bq: Value, hint: str = "p") -> Value:
+        """Montgomery product a*b/beta given b's twist bq from memory, analysed for any bq."""
+        return self._op("montmul_twist", (a, b, bq), hint)
+
     def montmul_var(self, a: Value, b: Value, hint: str = "p") -> Value:
         """Montgomery product of two variables."""
         return self._op("montmul_var", (a, b), hint)

@@ -41,6 +41,7 @@ OP_LATENCY = {
     "montmul": 7,
     "shoupmul": 7,
     "montmul_var": 10,
+    "montmul_twist": 7,
     "barrett": 9,
     "barrett_coarse": 7,
     "cond_add_q": 3,

@@ -94,6 +94,17 @@ def shoupmul(a: Range, arith: Arith) -> Range:
     return lo, hi
 
 
+def montmul_twist(a: Range, b: Range, arith: Arith) -> Range:
+    """Range of hi(a*b) - hi(m*q) for a in a, b in b and any m in [-beta/2, beta/2 - 1] (the
+    twist need not be b/q mod beta, so the two high halves need not cancel exactly): both
+    floors are monotone, so the ends of the product and of m give the ends."""
+    p = product_range(a, b)
+    beta, q = arith.beta, arith.q
+    return _floordiv(p[0], beta) - _floordiv((beta // 2 - 1) * q, beta), _floordiv(
+        p[1], beta
+    ) - _floordiv(-(beta // 2) * q, beta)
+
+
 def montmul_var(a: Range, b: Range, arith: Arith) -> Range:
     """Range of montmul_var(a, b)."""
     return montgomery_of_product(product_range(a, b), arith)

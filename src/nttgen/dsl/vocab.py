@@ -85,6 +85,13 @@ VOCABULARY: dict[str, OpSpec] = {
             doc="a*z mod q as a*z - hi(a*zs)*q with precomputed zs = round(z*beta/q) (Shoup)",
         ),
         OpSpec("montmul_var", ("a", "b"), doc="signed Montgomery product a*b/beta mod q"),
+        OpSpec(
+            "montmul_twist",
+            ("a", "b", "bq"),
+            doc="signed Montgomery product a*b/beta mod q given a twist bq = b/q mod beta from "
+            "memory: montmul's instructions, hi(a*b) - hi(lo(a*bq)*q), whose range is analysed "
+            "for any bq (a wrong twist gives a wrong residue, never an overflow)",
+        ),
         OpSpec("barrett", ("a",), doc="signed Barrett reduction to about [-q/2, q/2]"),
         OpSpec(
             "barrett_coarse",

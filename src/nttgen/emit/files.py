@@ -25,8 +25,8 @@ from .names import Names, default_names
 from .strip_emit import StripEmitter, is_strip_mined
 
 OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi", "sra",
-            "montmul", "shoupmul", "montmul_var", "barrett", "barrett_coarse", "cond_add_q",
-            "shuffle", "zip", "const")  # fmt: skip
+            "montmul", "shoupmul", "montmul_var", "montmul_twist", "barrett", "barrett_coarse",
+            "cond_add_q", "shuffle", "zip", "const")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,7 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "sra": (0, 1),
     "montmul": (3, 1),
     "montmul_var": (4, 1),
+    "montmul_twist": (3, 1),
     "shoupmul": (3, 1),
     "barrett": (2, 2),
     # vpmulhrsw, vpmullw, vpsubw

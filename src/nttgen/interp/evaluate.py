@@ -238,6 +238,11 @@ class Evaluator:
         exact = semantics.shoupmul(a, z, zs, self.lane, self.arith.q, self.arith.shoup_shift)
         return self._finish("shoupmul", exact)
 
+    def montmul_twist(self, a: Array, b: Array, bq: Array) -> Array:
+        """Montgomery product by a variable given a twist (montmul's arithmetic)."""
+        a, b, bq = self._align(a), self._align(b), self._align(bq)
+        return self._finish("montmul_twist", semantics.montmul(a, b, bq, self.lane, self.arith.q))
+
     def montmul_var(self, a: Array, b: Array) -> Array:
         """Montgomery product of two variables."""
         a, b = self._bin(a, b)

@@ -15,9 +15,10 @@ reduced once.
 
 The multiplication cache holds what every product by one b would otherwise recompute
 (:meth:`nttgen.programs.pointwise.BaseMul.cache_values`): g * b1 for degree-2 factors, the
-twisted b * q^-1 mod beta for a complete NTT (which the sum does not read yet: see
-:func:`_terms`); the cached sum also takes its a in (-q, q), as the schemes' rows are, so its
-groups are larger.
+twisted b * q^-1 mod beta for a complete NTT (read where the ISA declares
+``twist_products``: a Montgomery product by a twist from memory, ``montmul_twist``, analysed
+for any twist a caller may pass); the cached sum also takes its a in (-q, q), as the schemes'
+rows are, so its groups are larger.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def program_basemul_acc(
     cache_contract: tuple[int, int] | None = None,
     a_contract: tuple[int, int] | None = None,
     wide: bool = True,
+    twists: bool = True,
 ) -> None:
     """basemul_acc(r, a, b, k), or with ``cache_contract`` basemul_acc_cached(r, a, b,
     cache, k): r = sum_i a_i o b_i * beta^-1 over k >= 1 pairs of NTT-domain polynomials in
@@ -94,7 +96,8 @@ def program_basemul_acc(
     ``wide`` sums exact double-width products where the ring allows it (degree-2 factors,
     16-bit lanes, products inside); the analysis refuses it (:class:`BoundsError`) where
     even one product's sum would not reduce into a lane, and the caller then builds the
-    lane sums instead."""
+    lane sums instead. ``twists``: a complete NTT's cached sum reads b's twist from the
+    cache (else it multiplies a and b as two variables)."""
     n = alg.ring.n
     r = S.output("r", n, doc="sum of products in the NTT domain (times beta^-1)")
     k = ScalarParam("k", 1, "number of products, at least 1")
@@ -109,7 +112,7 @@ def program_basemul_acc(
     S.fn.params.append(k)
     red = Reducer(S)
     wide = wide and wide_sums_apply(alg, S, products_outer)
-    terms = _terms(S, bm, red, a, b, cache, wide)
+    terms = _terms(S, bm, red, a, b, cache if twists or bm.degree == 2 else None, wide)
     if products_outer:
         _sum_in_memory(S, bm, red, k, r, terms, target)
     else:
@@ -142,12 +145,10 @@ def _terms(
         if cache is not None:
             c = S.load(cache, row * bm.cache_length + ch.cache_at, hint="cache")
         if bm.degree == 1:
-            # the cache (b's twist) is not read: a Montgomery product by a twist from memory
-            # must be analysed for any twist a caller may pass, which the product by a twisted
-            # constant (whose range assumes its twist) does not allow; spelled as separate high
-            # products it was slower on NEON (NewHope-512, k = 3: 3,602 against 2,260
-            # instructions) and with 32-bit lanes
-            return [S.montmul_var(xa[0], xb[0])]
+            if c is None:
+                return [S.montmul_var(xa[0], xb[0])]
+            # montmul's instructions, analysed for any twist a caller may pass
+            return [S.montmul_twist(xa[0], xb[0], c)]
         assert ch.gamma is not None
         if wide:
             if c is None:

@@ -76,7 +76,8 @@ class BuildConfig:
     (``"critical_path"``: each straight-line run list-scheduled, see
     :mod:`nttgen.dsl.schedule`; ``"recorded"``: the order the programs record) and
     ``live_limit`` the number of live vectors above which the schedule stops starting new
-    values (None: no limit)."""
+    values (None: no limit); ``twist_products`` lets the cached inner product of a complete
+    NTT read b's twist from the cache (see :mod:`nttgen.programs.inner_product`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -95,6 +96,7 @@ class BuildConfig:
     fuse_polymul: bool = True
     schedule: Schedule = "recorded"
     live_limit: int | None = None
+    twist_products: bool = False
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -350,6 +352,7 @@ class KernelSet:
                     cache_contract=cache,
                     a_contract=a_range,
                     wide=wide,
+                    twists=self.config.twist_products,
                 )
                 return S.finish()
             except BoundsError:

@@ -199,6 +199,10 @@ class Neon(HelperCalls, Isa):
     def _decl(self, name: str, value: C.Expr) -> C.Stmt:
         return C.Decl(self.vtype, name, value, const=True)
 
+    def montmul_twist(self, a: C.Expr, b: C.Expr, bq: C.Expr) -> C.Expr:  # type: ignore[override]
+        """Its own helper: montmul's halving subtraction is exact only for a true twist."""
+        return C.Call(self.helper("montmul_twist"), (a, b, bq))
+
     def helpers(self) -> list[C.Top]:
         """Montgomery, Barrett, the exact high product, the sign correction and the
         interleaves as static inline functions."""
@@ -227,6 +231,22 @@ class Neon(HelperCalls, Isa):
                     f"with m = a*zq mod 2^{bits}, as floor((2az/2^{bits} - 2mq/2^{bits}) / 2) "
                     "by sqdmulh and shsub (exact: the",
                     "difference of the doubled high halves is even).",
+                ),
+            ),
+            self._fn(
+                "montmul_twist",
+                ("a", "b", "bq"),
+                [
+                    self._decl("hi", self._q("shr_n", dmulh(a, b), C.Int(1))),
+                    self._decl("m", mul(a, n("bq"))),
+                    self._decl("mq", self._q("shr_n", dmulh(n("m"), self._dup(q)), C.Int(1))),
+                    C.Return(self._q("sub", n("hi"), n("mq"))),
+                ],
+                (
+                    f"hi(a*b) - hi(m*q) with m = a*bq mod 2^{bits}, each high half as the doubled "
+                    "one (sqdmulh)",
+                    "halved: exact for any bq, where montmul's shsub of the doubled halves is "
+                    "exact only for bq = b*q^-1.",
                 ),
             ),
             self._fn(
