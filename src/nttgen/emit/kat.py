@@ -507,3 +507,19 @@ def checksum_def(plan: SelfTest) -> C.FuncDef:
         storage="static",
         doc=("A checksum of the n values of p as kat_value compares them.",),
     )
+
+
+def cache_fill(plan: SelfTest, b: C.Name) -> list[C.Stmt]:
+    """C statements that declare ``cache`` and fill it with the K caches of b (in the native
+    order by then) by the front end's ``basemul_cache``: what the runner of an op with a
+    :data:`CACHE` parameter passes there."""
+    per = C.Name(f"{plan.stem.upper()}_CACHE_N")
+    i = C.Name("j")
+    at = lambda x, m: C.Unary("&", C.Index(x, C.Bin("*", i, m)))  # noqa: E731
+    fill = C.CallStmt(
+        C.Call(f"{plan.stem}_basemul_cache", (at(C.Name(CACHE), per), at(b, plan.n_macro)))
+    )
+    return [
+        C.Decl(plan.lane, CACHE, None, array=C.format_expr(C.Bin("*", C.Int(K), per))),
+        C.For("j", C.Bin("<", i, C.Int(K)), (fill,)),
+    ]

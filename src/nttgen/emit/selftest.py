@@ -16,19 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import c_ast as C
+from . import kat
 from .build_files import BuildFiles
 from .files import CFileWriter, GeneratedFiles, opening_comment, provenance_lines
-from .kat import (
-    CACHE,
-    K,
-    KatOp,
-    SelfTest,
-    checksum_def,
-    fill_def,
-    next_def,
-    selftest_plan,
-    value_def,
-)
+from .kat import K, KatOp, SelfTest, checksum_def, fill_def, next_def, selftest_plan, value_def
 
 
 def _runner(plan: SelfTest, op: KatOp) -> C.FuncDef:
@@ -61,13 +52,13 @@ def _runner(plan: SelfTest, op: KatOp) -> C.FuncDef:
                 body += [C.CallStmt(C.Call(from_std, (x,))) for x in ins]
             else:
                 body.append(C.For("i", C.Bin("<", C.Name("i"), C.Int(polys)), converts))
-        if any(role == CACHE for _, role in op.params):
-            body += _cache_of_b(plan, b)
+        if any(role == kat.CACHE for _, role in op.params):
+            body += kat.cache_fill(plan, b)
         args: list[C.Expr] = []
         feed = iter(ins)
         for _, role in op.params:
-            if role == CACHE:
-                args.append(C.Name(CACHE))
+            if role == kat.CACHE:
+                args.append(C.Name(kat.CACHE))
                 continue
             args.append(r if role == "out" else C.Int(K) if role == "size" else next(feed))
         body.append(C.CallStmt(C.Call(call, tuple(args))))
@@ -87,20 +78,6 @@ def _runner(plan: SelfTest, op: KatOp) -> C.FuncDef:
         storage="static",
         doc=(doc + ".",),
     )
-
-
-def _cache_of_b(plan: SelfTest, b: C.Name) -> list[C.Stmt]:
-    """The K caches of b (native order by now), by the same ISA's ``basemul_cache``."""
-    per = C.Name(f"{plan.stem.upper()}_CACHE_N")
-    i = C.Name("j")
-    at = lambda x, m: C.Unary("&", C.Index(x, C.Bin("*", i, m)))  # noqa: E731
-    fill = C.CallStmt(
-        C.Call(f"{plan.stem}_basemul_cache", (at(C.Name(CACHE), per), at(b, plan.n_macro)))
-    )
-    return [
-        C.Decl(plan.lane, CACHE, None, array=C.format_expr(C.Bin("*", C.Int(K), per))),
-        C.For("j", C.Bin("<", i, C.Int(K)), (fill,)),
-    ]
 
 
 def _typedefs(plan: SelfTest, per_isa: bool) -> list[C.Top]:

@@ -29,8 +29,7 @@ class X86Simd(HelperCalls, Isa):
 
     op_groups = frozenset({PAIR_SUMS})  # vpmaddwd: pair sums of adjacent 16-bit lanes
     schedule = "critical_path"
-    twist_products = True
-
+    twist_products = True  # the multiplier ports bound the products (see Isa.twist_products)
     width: int = 0  # bits per vector register
     arch = "x86_64"
     includes = ("immintrin.h",)
