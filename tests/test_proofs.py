@@ -115,7 +115,7 @@ MUTATED = [
     ("montmul", "mlkem", "c", None),
     ("montmul", "mldsa", "c", None),
     ("montmul_var", "mldsa", "avx2", None),
-    ("montmul_twist", "mldsa", "avx2", None),
+    ("montmul_twist", "newhope512", "avx2", None),
     ("montmul_twist", "kyber-r1", "avx512", None),
     ("shoupmul", "mldsa", "avx2", None),
     ("shoupmul", "mlkem", "neon", None),
@@ -126,6 +126,8 @@ MUTATED = [
     ("mullo", "mlkem", "avx2", None),
     ("madd", "sntrup761", "avx2", "good-rader-bruun"),
     ("mredw", "sntrup761", "avx2", "good-rader-bruun"),
+    ("mulw", "mldsa", "avx2", None),
+    ("mredw", "mldsa", "neon", None),
     ("barrett_coarse", "sntrup761", "avx2", "good-rader-bruun"),
 ]
 

@@ -376,10 +376,28 @@ def test_madd_transfer_and_width_rules() -> None:
     with pytest.raises(TypeError, match="operand b of addw must be a double-width value"):
         S.addw(w, v)
     assert S.bound(S.mredw(w)).magnitude <= q_half_plus(ar, 6 * ((1 << 15) - 1))
-    S32 = Builder("t32", Arith(8380417, I32), 4)
-    b = S32.load(S32.input("b", 4, (-5, 5)), 0)
-    with pytest.raises(ValueError, match="16-bit lanes"):
-        S32.madd(b, b, b, b)
+    # 32-bit lanes: 64-bit double-width values (vpmuldq, smull, vwmul)
+    ar32 = Arith(8380417, I32)
+    S32 = Builder("t32", ar32, 4)
+    top = (1 << 31) - 1
+    b = S32.load(S32.input("b", 4, (-top, top)), 0)
+    p = S32.mulw(b, b)
+    assert (S32.bound(p).min, S32.bound(p).max) == (-top * top, top * top)
+    S32.madd(b, b, b, b)  # 2 * (2^31 - 1)^2 still fits
+    full32 = S32.load(S32.input("f", 4, (-(1 << 31), top)), 0)
+    with pytest.raises(BoundsError, match="64-bit lane"):
+        S32.madd(full32, full32, full32, full32)  # 2 * (-2^31)^2 does not
+    small = S32.load(S32.input("s", 4, (-(1 << 23), 1 << 23)), 0)
+    acc = S32.mulw(small, small)
+    for _ in range(15):
+        acc = S32.addw(acc, S32.mulw(small, small))
+    assert S32.bound(S32.mredw(acc)).magnitude <= q_half_plus(ar32, 16 << 46)
+    assert list(semantics.mulw(np.array([-(1 << 31), top]), np.array([-(1 << 31), 3]))) == [
+        1 << 62,
+        3 * top,
+    ]
+    assert semantics.estimate_overflows(np.array([2.0**63]), I32.wide)
+    assert not semantics.estimate_overflows(np.array([2.0**62]), I32.wide)
 
 
 def q_half_plus(ar: Arith, magnitude: int) -> int:

@@ -151,7 +151,7 @@ void nttgen_kyber_r1_basemul_acc_cached(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073] (every ISA), on exit in [-5418, 5418] (any ISA)
+ * a[256]: on entry in [-9073, 9073] (every ISA), on exit in [-5435, 5435] (any ISA)
  */
 void nttgen_kyber_r1_intt(int16_t a[256]);
 

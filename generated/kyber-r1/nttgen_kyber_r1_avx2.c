@@ -465,18 +465,18 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
     const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 128));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 192));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 160));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 224));
         const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_0, zeta_0, zetaqinv_0);
         const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_1, zeta_0, zetaqinv_0);
         const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_2, zeta_0, zetaqinv_0);
         const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_3, zeta_0, zetaqinv_0);
         const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 64));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 32));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 96));
         const __m256i x_8 = _mm256_add_epi16(x_4, t_0);
         const __m256i x_9 = _mm256_sub_epi16(x_4, t_0);
         const __m256i x_10 = _mm256_add_epi16(x_5, t_1);
@@ -486,13 +486,13 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
         const __m256i x_14 = _mm256_add_epi16(x_7, t_3);
         const __m256i x_15 = _mm256_sub_epi16(x_7, t_3);
         _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_8);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_9);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 64], x_10);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 192], x_11);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 32], x_12);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 160], x_13);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 96], x_14);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 224], x_15);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 128), x_9);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 64), x_10);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 192), x_11);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 32), x_12);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 160), x_13);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 96), x_14);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 224), x_15);
     }
     // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[1040]);
@@ -929,39 +929,73 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
     nttgen_kyber_r1_avx2_assert_range(a, k * 256, -18519, 18519);
     nttgen_kyber_r1_avx2_assert_range(b, k * 256, -18519, 18519);
 #endif
-    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i p_0 = nttgen_kyber_r1_avx2_montmul_var(a_0, b_0);
+        const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_1, b_1);
         __m256i acc_0 = p_0;
+        __m256i acc_1 = p_1;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 16 + 256]);
-            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 16 + 256]);
-            const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_1, b_1);
-            const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m256i acc_2 = acc_0;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[g_0 * 768 + i_0 * 16 + 768]);
-            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[g_0 * 768 + i_0 * 16 + 768]);
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
             const __m256i p_2 = nttgen_kyber_r1_avx2_montmul_var(a_2, b_2);
-            __m256i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m256i a_3 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 16 + 1024]);
-                const __m256i b_3 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 16 + 1024]);
-                const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_3, b_3);
-                const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_2);
-            const __m256i acc_5 = _mm256_add_epi16(red_0, acc_3);
-            acc_2 = acc_5;
+            const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_3, b_3);
+            const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
+            acc_0 = acc_2;
+            const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
+            acc_1 = acc_3;
         }
-        const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_1);
+        __m256i acc_4 = acc_0;
+        __m256i acc_5 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 768));
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 768));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 784));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 784));
+            const __m256i p_4 = nttgen_kyber_r1_avx2_montmul_var(a_4, b_4);
+            const __m256i p_5 = nttgen_kyber_r1_avx2_montmul_var(a_5, b_5);
+            __m256i acc_6 = p_4;
+            __m256i acc_7 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
+                const __m256i p_6 = nttgen_kyber_r1_avx2_montmul_var(a_6, b_6);
+                const __m256i p_7 = nttgen_kyber_r1_avx2_montmul_var(a_7, b_7);
+                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
+                acc_6 = acc_8;
+                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
+                acc_7 = acc_9;
+            }
+            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_4);
+            const __m256i acc_10 = _mm256_add_epi16(red_0, acc_6);
+            acc_4 = acc_10;
+            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_5);
+            const __m256i acc_11 = _mm256_add_epi16(red_1, acc_7);
+            acc_5 = acc_11;
+        }
+        const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_4);
+        const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_5);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_2);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(r, 256, -3840, 3840);
@@ -1013,49 +1047,89 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
     nttgen_kyber_r1_avx2_assert_range(b, k * 256, -18519, 18519);
     nttgen_kyber_r1_avx2_assert_range(cache, k * 256, -32768, 32767);
 #endif
-    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 32]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
+        const __m256i cache_1 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 16));
         const __m256i p_0 = nttgen_kyber_r1_avx2_montmul(a_0, b_0, cache_0);
+        const __m256i p_1 = nttgen_kyber_r1_avx2_montmul(a_1, b_1, cache_1);
         __m256i acc_0 = p_0;
+        __m256i acc_1 = p_1;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 16 + 256]);
-            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 16 + 256]);
-            const __m256i cache_1 =
-                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 256 + i_0 * 16 + 256]);
-            const __m256i p_1 = nttgen_kyber_r1_avx2_montmul(a_1, b_1, cache_1);
-            const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m256i acc_2 = acc_0;
-        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
             const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1280 + i_0 * 16 + 1280]);
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
             const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1280 + i_0 * 16 + 1280]);
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
             const __m256i cache_2 =
-                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 1280 + i_0 * 16 + 1280]);
+                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 256 + i_0 * 32] + 256));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
+            const __m256i cache_3 =
+                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 256 + i_0 * 32] + 272));
             const __m256i p_2 = nttgen_kyber_r1_avx2_montmul(a_2, b_2, cache_2);
-            __m256i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
-                const __m256i a_3 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536]);
-                const __m256i b_3 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536]);
-                const __m256i cache_3 = _mm256_loadu_si256(
-                    (const __m256i *)&cache[g_0 * 1280 + i_2 * 256 + i_0 * 16 + 1536]);
-                const __m256i p_3 = nttgen_kyber_r1_avx2_montmul(a_3, b_3, cache_3);
-                const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_3);
-            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_2);
-            const __m256i acc_5 = _mm256_add_epi16(red_1, red_0);
-            acc_2 = acc_5;
+            const __m256i p_3 = nttgen_kyber_r1_avx2_montmul(a_3, b_3, cache_3);
+            const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
+            acc_0 = acc_2;
+            const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
+            acc_1 = acc_3;
         }
-        const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
+        __m256i acc_4 = acc_0;
+        __m256i acc_5 = acc_1;
+        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1280));
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1280));
+            const __m256i cache_4 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1280));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1296));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1296));
+            const __m256i cache_5 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1296));
+            const __m256i p_4 = nttgen_kyber_r1_avx2_montmul(a_4, b_4, cache_4);
+            const __m256i p_5 = nttgen_kyber_r1_avx2_montmul(a_5, b_5, cache_5);
+            __m256i acc_6 = p_4;
+            __m256i acc_7 = p_5;
+            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536));
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536));
+                const __m256i cache_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536));
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552));
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552));
+                const __m256i cache_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552));
+                const __m256i p_6 = nttgen_kyber_r1_avx2_montmul(a_6, b_6, cache_6);
+                const __m256i p_7 = nttgen_kyber_r1_avx2_montmul(a_7, b_7, cache_7);
+                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
+                acc_6 = acc_8;
+                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
+                acc_7 = acc_9;
+            }
+            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_6);
+            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_4);
+            const __m256i acc_10 = _mm256_add_epi16(red_1, red_0);
+            acc_4 = acc_10;
+            const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_7);
+            const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_5);
+            const __m256i acc_11 = _mm256_add_epi16(red_3, red_2);
+            acc_5 = acc_11;
+        }
+        const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(acc_4);
+        const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(acc_5);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(r, 256, -3840, 3840);
@@ -1367,46 +1441,50 @@ part_2:;
     _mm256_storeu_si256((__m256i *)&a[112], x_189);
     _mm256_storeu_si256((__m256i *)&a[240], x_191);
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
+        const __m256i zeta_10 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 320));
         const __m256i zetaqinv_10 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
-        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 336));
+        const __m256i zeta_11 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 352));
         const __m256i zetaqinv_11 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
-        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 368));
+        const __m256i zeta_12 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 384));
         const __m256i zetaqinv_12 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
-        const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 416]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 400));
+        const __m256i zeta_13 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 416));
         const __m256i zetaqinv_13 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 432]);
-        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
-        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
-        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
-        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 432));
+        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
+        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
+        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 160));
+        const __m256i x_195 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 224));
         const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_192, zeta_10, zetaqinv_10);
         const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_193, zeta_11, zetaqinv_11);
         const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_194, zeta_12, zetaqinv_12);
         const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_195, zeta_13, zetaqinv_13);
         const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
-        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
-        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
+        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
+        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 32));
+        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 96));
         const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
-        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
-        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
-        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
-        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
-        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
-        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
-        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
-        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
-        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
-        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
-        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
-        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
-        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
-        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
-        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 16));
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 256));
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 272));
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 128));
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 144));
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 384));
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 400));
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 64));
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 80));
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 320));
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 336));
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 192));
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 208));
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 448));
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 464));
         const __m256i x_200 = _mm256_add_epi16(x_196, t_48);
         const __m256i x_201 = _mm256_sub_epi16(x_196, t_48);
         const __m256i x_202 = _mm256_add_epi16(x_197, t_49);
@@ -1424,13 +1502,13 @@ part_2:;
         const __m256i x_214 = nttgen_kyber_r1_avx2_montmul(x_206, tw_6, twqinv_6);
         const __m256i x_215 = nttgen_kyber_r1_avx2_montmul(x_207, tw_7, twqinv_7);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], x_208);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], x_209);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], x_210);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], x_211);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], x_212);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], x_213);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], x_214);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], x_215);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 128), x_209);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 64), x_210);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 192), x_211);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 32), x_212);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 160), x_213);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 96), x_214);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 224), x_215);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -5417, 5417);

@@ -654,39 +654,73 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
     nttgen_kyber_r1_avx512_assert_range(a, k * 256, -18519, 18519);
     nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18519, 18519);
 #endif
-    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+    for (size_t i_0 = 0; i_0 < 4; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 64]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 64]);
+        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 32));
+        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 32));
         const __m512i p_0 = nttgen_kyber_r1_avx512_montmul_var(a_0, b_0);
+        const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(a_1, b_1);
         __m512i acc_0 = p_0;
+        __m512i acc_1 = p_1;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 32 + 256]);
-            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 32 + 256]);
-            const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(a_1, b_1);
-            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m512i acc_2 = acc_0;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[g_0 * 768 + i_0 * 32 + 768]);
-            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[g_0 * 768 + i_0 * 32 + 768]);
+            const __m512i a_2 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 256));
+            const __m512i b_2 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 256));
+            const __m512i a_3 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 288));
+            const __m512i b_3 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 288));
             const __m512i p_2 = nttgen_kyber_r1_avx512_montmul_var(a_2, b_2);
-            __m512i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m512i a_3 = _mm512_loadu_si512(
-                    (const __m512i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
-                const __m512i b_3 = _mm512_loadu_si512(
-                    (const __m512i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
-                const __m512i p_3 = nttgen_kyber_r1_avx512_montmul_var(a_3, b_3);
-                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_2);
-            const __m512i acc_5 = _mm512_add_epi16(red_0, acc_3);
-            acc_2 = acc_5;
+            const __m512i p_3 = nttgen_kyber_r1_avx512_montmul_var(a_3, b_3);
+            const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
+            acc_0 = acc_2;
+            const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
+            acc_1 = acc_3;
         }
-        const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_2);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_1);
+        __m512i acc_4 = acc_0;
+        __m512i acc_5 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_4 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 768));
+            const __m512i b_4 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 768));
+            const __m512i a_5 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 800));
+            const __m512i b_5 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 800));
+            const __m512i p_4 = nttgen_kyber_r1_avx512_montmul_var(a_4, b_4);
+            const __m512i p_5 = nttgen_kyber_r1_avx512_montmul_var(a_5, b_5);
+            __m512i acc_6 = p_4;
+            __m512i acc_7 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m512i a_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1024));
+                const __m512i b_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1024));
+                const __m512i a_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1056));
+                const __m512i b_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1056));
+                const __m512i p_6 = nttgen_kyber_r1_avx512_montmul_var(a_6, b_6);
+                const __m512i p_7 = nttgen_kyber_r1_avx512_montmul_var(a_7, b_7);
+                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
+                acc_6 = acc_8;
+                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
+                acc_7 = acc_9;
+            }
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_4);
+            const __m512i acc_10 = _mm512_add_epi16(red_0, acc_6);
+            acc_4 = acc_10;
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_5);
+            const __m512i acc_11 = _mm512_add_epi16(red_1, acc_7);
+            acc_5 = acc_11;
+        }
+        const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_4);
+        const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_5);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_2);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(r, 256, -3840, 3840);
@@ -764,49 +798,89 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
     nttgen_kyber_r1_avx512_assert_range(b, k * 256, -18519, 18519);
     nttgen_kyber_r1_avx512_assert_range(cache, k * 256, -32768, 32767);
 #endif
-    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
-        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 32]);
+    for (size_t i_0 = 0; i_0 < 4; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 64]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 64]);
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 64]);
+        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 32));
+        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 32));
+        const __m512i cache_1 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 32));
         const __m512i p_0 = nttgen_kyber_r1_avx512_montmul(a_0, b_0, cache_0);
+        const __m512i p_1 = nttgen_kyber_r1_avx512_montmul(a_1, b_1, cache_1);
         __m512i acc_0 = p_0;
+        __m512i acc_1 = p_1;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 32 + 256]);
-            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 32 + 256]);
-            const __m512i cache_1 =
-                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 256 + i_0 * 32 + 256]);
-            const __m512i p_1 = nttgen_kyber_r1_avx512_montmul(a_1, b_1, cache_1);
-            const __m512i acc_1 = _mm512_add_epi16(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m512i acc_2 = acc_0;
-        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
             const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)&a[g_0 * 1280 + i_0 * 32 + 1280]);
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 256));
             const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)&b[g_0 * 1280 + i_0 * 32 + 1280]);
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 256));
             const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 1280 + i_0 * 32 + 1280]);
+                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 256 + i_0 * 64] + 256));
+            const __m512i a_3 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 288));
+            const __m512i b_3 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 288));
+            const __m512i cache_3 =
+                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 256 + i_0 * 64] + 288));
             const __m512i p_2 = nttgen_kyber_r1_avx512_montmul(a_2, b_2, cache_2);
-            __m512i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
-                const __m512i a_3 = _mm512_loadu_si512(
-                    (const __m512i *)&a[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
-                const __m512i b_3 = _mm512_loadu_si512(
-                    (const __m512i *)&b[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
-                const __m512i cache_3 = _mm512_loadu_si512(
-                    (const __m512i *)&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32 + 1536]);
-                const __m512i p_3 = nttgen_kyber_r1_avx512_montmul(a_3, b_3, cache_3);
-                const __m512i acc_4 = _mm512_add_epi16(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_3);
-            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_2);
-            const __m512i acc_5 = _mm512_add_epi16(red_1, red_0);
-            acc_2 = acc_5;
+            const __m512i p_3 = nttgen_kyber_r1_avx512_montmul(a_3, b_3, cache_3);
+            const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
+            acc_0 = acc_2;
+            const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
+            acc_1 = acc_3;
         }
-        const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_2);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
+        __m512i acc_4 = acc_0;
+        __m512i acc_5 = acc_1;
+        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
+            const __m512i a_4 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1280));
+            const __m512i b_4 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1280));
+            const __m512i cache_4 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1280));
+            const __m512i a_5 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1312));
+            const __m512i b_5 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1312));
+            const __m512i cache_5 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1312));
+            const __m512i p_4 = nttgen_kyber_r1_avx512_montmul(a_4, b_4, cache_4);
+            const __m512i p_5 = nttgen_kyber_r1_avx512_montmul(a_5, b_5, cache_5);
+            __m512i acc_6 = p_4;
+            __m512i acc_7 = p_5;
+            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
+                const __m512i a_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1536));
+                const __m512i b_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1536));
+                const __m512i cache_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1536));
+                const __m512i a_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1568));
+                const __m512i b_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1568));
+                const __m512i cache_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1568));
+                const __m512i p_6 = nttgen_kyber_r1_avx512_montmul(a_6, b_6, cache_6);
+                const __m512i p_7 = nttgen_kyber_r1_avx512_montmul(a_7, b_7, cache_7);
+                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
+                acc_6 = acc_8;
+                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
+                acc_7 = acc_9;
+            }
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_6);
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_4);
+            const __m512i acc_10 = _mm512_add_epi16(red_1, red_0);
+            acc_4 = acc_10;
+            const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_7);
+            const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_5);
+            const __m512i acc_11 = _mm512_add_epi16(red_3, red_2);
+            acc_5 = acc_11;
+        }
+        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(acc_4);
+        const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(acc_5);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(r, 256, -3840, 3840);

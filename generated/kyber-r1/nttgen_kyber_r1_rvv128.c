@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv128_ntt: forward NTT, in place
- *       a in [-7680, 7680] -> a in [-18303, 18303]
- *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
+ *       a in [-7680, 7680] -> a in [-18487, 18487]
+ *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128, barrett 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
@@ -38,9 +38,9 @@
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5150, 5151]
- *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
- *       coefficient reductions: 288
+ *       a in [-9073, 9073] -> a in [-5435, 5435]
+ *       ops: load 230, store 64, scatter 32, add 128, sub 128, montmul 132, barrett 28
+ *       coefficient reductions: 224
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -72,9 +72,9 @@
  *       ops: gather 32, store 32
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386, montmul_var
- *         32, barrett 68, cond_add_q 32
- *       coefficient reductions: 544
+ *       ops: load 658, gather 64, store 288, scatter 32, add 384, sub 384, montmul 388, montmul_var
+ *         32, barrett 60, cond_add_q 32
+ *       coefficient reductions: 480
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv128 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -158,27 +158,25 @@ static inline vint16m1_t nttgen_kyber_r1_rvv128_cond_add_q(vint16m1_t a, size_t 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_ntt_from_zetas[512] = {
-    // pass 0: layer(s) 0, 1, 2, 3
-    3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496,
-    2456, 14744, -1100, -7244, 2194, -4974, 121, -11655,
-    -2319, -18191, 834, 18242, -1701, 20315, -2250, -23754,
-    2876, 828, -2495, 22593, 1414, 20870, 0, 0,
-    // pass 1: layer(s) 4, 5, 6, 7
-    2816, -2237, -1599, 3706, -1525, 1296, -2830, 617,
-    2816, 7491, 23489, -15750, -20469, 9488, -26382, -19351,
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_ntt_from_zetas[520] = {
+    // pass 0: layer(s) 0, 1
+    3777, 28865, -3182, -10350, 3625, 16425, 0, 0,
+    // pass 1: layer(s) 2, 3, 4
+    -3696, 4496, 121, -11655, -2250, -23754, 2816, 2816,
+    -2237, 7491, -2088, -22568, 1986, 19394, 0, 0,
+    -1100, -7244, 834, 18242, -2495, 22593, -1599, 23489,
+    3706, -15750, 1993, 31177, -2006, 3114, 0, 0,
+    2456, 14744, -2319, -18191, 2876, 828, -1525, -20469,
+    1296, 9488, -2557, -25597, 1483, 15307, 0, 0,
+    2194, -4974, -1701, 20315, 1414, 20870, -2830, -26382,
+    617, -19351, 3364, -10972, 1921, -5759, 0, 0,
+    // pass 2: layer(s) 5, 6, 7
     -3689, 810, -438, 396, 3772, 1535, -1399, -103,
     16279, 5930, 21066, -26228, 1724, 9215, -4983, 4505,
-    -1738, 1887, -679, -3174, -2535, -549, 1321, 2804,
-    -23242, -6817, -28839, -6246, 2073, 21467, 14121, 29428,
     -1054, -3417, 2175, -1497, -1390, -1533, -2160, -1056,
     32738, 24743, 9855, 26663, -8558, -24573, 6032, -17440,
     1698, -194, 373, 2572, 1598, 1464, 2649, 783,
     2722, -17602, 19317, -24052, -15810, 30136, -25511, 16655,
-    -3456, 2919, 3692, -3145, 3750, -727, -859, 1799,
-    -3456, -1689, 26220, -32329, -25946, 12073, -22875, 13575,
-    1166, 2789, -730, 1350, 2762, 1521, 2579, -2665,
-    24718, 13541, -30426, -11962, 24266, -14351, -12269, 17303,
     -17, -2071, 1712, 3434, 3781, -3408, -1689, -3343,
     -529, -22039, 26288, -24214, -1851, 21168, -6297, -19215,
     2422, -436, 2786, 2340, 796, -1526, 2070, 509,
@@ -187,6 +185,12 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_ntt_from_zetas[512]
     20128, -22943, 802, -2526, -27858, 18003, 2807, -8839,
     2001, 236, -451, 2891, 3163, 826, 2262, -1403,
     -30255, 22764, -10179, 16715, 25179, 14138, -2858, 25733,
+    -1738, 1887, -679, -3174, -2535, -549, 1321, 2804,
+    -23242, -6817, -28839, -6246, 2073, 21467, 14121, 29428,
+    -3456, 2919, 3692, -3145, 3750, -727, -859, 1799,
+    -3456, -1689, 26220, -32329, -25946, 12073, -22875, 13575,
+    1166, 2789, -730, 1350, 2762, 1521, 2579, -2665,
+    24718, 13541, -30426, -11962, 24266, -14351, -12269, 17303,
     1278, 715, -3547, 2998, -3208, -1338, -893, 2812,
     16638, 14539, -25563, -18506, -7304, -14650, -23933, -32004,
     -1348, -658, -1151, 3461, 2963, -2303, -188, 592,
@@ -195,20 +199,12 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_ntt_from_zetas[512]
     9633, 32414, -29453, 20238, 947, 15145, 27986, 5299,
     -2230, -1476, -434, -2719, -124, 2515, -1519, 2005,
     19274, -3524, -9650, -26783, -30844, 20435, -1007, 4565,
-    -2088, 1986, 1993, -2006, -2557, 1483, 3364, 1921,
-    -22568, 19394, 31177, 3114, -25597, 15307, -10972, -5759,
     3266, -638, -1305, -3555, -2440, 3153, 514, -2043,
     20674, -15998, -5913, -29667, -6536, -29103, -14846, 25093,
-    -3600, -7, -1760, -1881, -2555, 2310, -2956, -1431,
-    -11792, -11783, 14624, 26279, 24581, 21766, 23668, -21399,
     2426, 3405, -1756, -2224, 2835, 1386, 1532, 3480,
     -17030, 1869, -16092, -26800, -12013, -26262, 32252, 15768,
     3831, 2385, 3135, -3588, 2764, -3428, 1919, 2133,
     7415, -29871, -21953, 27132, 8908, -21860, 9599, 4693,
-    915, -2113, -2391, -1681, -2233, -921, -486, -3310,
-    -13933, -27201, 10409, -2193, -23225, -5529, -3558, -10478,
-    -2, -2732, 660, 2883, 3816, -2743, 404, -1168,
-    15358, 7508, -21868, 12611, -8472, 26441, -22124, -9360,
     -179, -2378, 3568, -2247, 3214, -642, -2874, 3657,
     -1715, -23882, -4624, 18745, 26766, 14718, -16186, -32695,
     -2059, 3542, 3581, 1144, -3366, -2965, 1012, -3677,
@@ -217,6 +213,12 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_ntt_from_zetas[512]
     -30938, -14129, -18541, 23523, 22790, 16083, -32124, -15972,
     -1070, -226, -1586, 1072, -3745, -791, 2130, 3752,
     24530, 31518, -10802, 25648, -12449, -20759, 27730, 24232,
+    -3600, -7, -1760, -1881, -2555, 2310, -2956, -1431,
+    -11792, -11783, 14624, 26279, 24581, 21766, 23668, -21399,
+    915, -2113, -2391, -1681, -2233, -921, -486, -3310,
+    -13933, -27201, 10409, -2193, -23225, -5529, -3558, -10478,
+    -2, -2732, 660, 2883, 3816, -2743, 404, -1168,
+    15358, 7508, -21868, 12611, -8472, 26441, -22124, -9360,
     2161, 1203, 1509, 1295, 3723, 370, 1441, 692,
     -13711, 2739, 12261, 17167, -15221, -23182, 10145, -5452,
     2072, -151, 2339, -3770, -429, 3312, -3335, 2167,
@@ -233,25 +235,28 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_ntt_from_zetas[512]
 //  (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_intt_zetas_dit[504] = {
-    // pass 0: layer(s) 4, 5, 6, 7
+    // pass 0: layer(s) 5, 6, 7
     -3777, -28865, -3777, -28865, -3625, -16425, 3182, 10350,
-    -3777, -28865, -3625, -16425, 3182, 10350, -2194, 4974,
-    -2456, -14744, 1100, 7244, 3696, -4496, 0, 0,
-    // pass 1: layer(s) 0, 1, 2, 3
+    // pass 1: layer(s) 2, 3, 4
+    -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696,
+    -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496,
     -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250,
     -9, -20870, 4974, -22593, -16425, -828, 7244, 23754,
+    -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
+    -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655,
     -3593, -1921, -1414, 2006, -2194, -1483, 2495, -1986,
     -9, 5759, -20870, -3114, 4974, -15307, -22593, -19394,
     -3777, -617, 1701, -3706, -2456, -1296, -834, 2237,
     -28865, 19351, -20315, 15750, -14744, -9488, -18242, -7491,
+    -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088,
+    -16425, 10972, -828, -31177, 7244, 25597, 23754, 22568,
+    3182, 2830, 2319, 1599, 3696, 1525, -121, -2816,
+    10350, 26382, 18191, -23489, -4496, 20469, 11655, -2816,
+    // pass 2: layer(s) 0, 1
     -3593, 1431, -1921, 1881, -1414, -2310, 2006, 7,
     -9, 21399, 5759, -26279, -20870, -21766, -3114, 11783,
     -3777, 2043, -617, 3555, 1701, -3153, -3706, 638,
     -28865, -25093, 19351, 29667, -20315, 29103, 15750, 15998,
-    -3625, -2804, -3364, 3174, -2876, 549, -1993, -1887,
-    -16425, -29428, 10972, 6246, -828, -21467, -31177, 6817,
-    3182, 103, 2830, -396, 2319, -1535, 1599, -810,
-    10350, -4505, 26382, 26228, 18191, -9215, -23489, -5930,
     -3593, 1168, 1431, -2883, -1921, 2743, 1881, 2732,
     -9, 9360, 21399, -12611, 5759, -26441, -26279, -7508,
     -3777, 3310, 2043, 1681, -617, 921, 3555, 2113,
@@ -260,28 +265,10 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_intt_zetas_dit[504]
     -16425, -4693, -29428, -27132, 10972, 21860, 6246, 29871,
     3182, -3480, 103, 2224, 2830, -1386, -396, -3405,
     10350, -15768, -4505, 26800, 26382, 26262, 26228, -1869,
-    -2194, 2665, 2956, -1350, -1483, -1521, 1760, -2789,
-    4974, -17303, -23668, 11962, -15307, 14351, -14624, -13541,
-    -2456, -1799, -514, 3145, -1296, 727, 1305, -2919,
-    -14744, -13575, 14846, 32329, -9488, -12073, 5913, 1689,
-    1100, -783, -1321, -2572, 2557, -1464, 679, 194,
-    7244, -16655, -14121, 24052, 25597, -30136, 28839, 17602,
-    3696, 1056, 1399, 1497, 1525, 1533, 438, 3417,
-    -4496, 17440, 4983, -26663, 20469, 24573, -21066, -24743,
-    -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
-    -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655,
-    -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088,
-    -16425, 10972, -828, -31177, 7244, 25597, 23754, 22568,
-    3182, 2830, 2319, 1599, 3696, 1525, -121, -2816,
-    10350, 26382, 18191, -23489, -4496, 20469, 11655, -2816,
     -2194, 2956, -1483, 1760, 2495, 2555, -1986, 3600,
     4974, -23668, -15307, -14624, -22593, -24581, -19394, 11792,
     -2456, -514, -1296, 1305, -834, 2440, 2237, -3266,
     -14744, 14846, -9488, 5913, -18242, 6536, -7491, -20674,
-    1100, -1321, 2557, 679, 2250, 2535, 2088, 1738,
-    7244, -14121, 25597, 28839, 23754, -2073, 22568, 23242,
-    3696, 1399, 1525, 438, -121, -3772, -2816, 3689,
-    -4496, 4983, 20469, -21066, 11655, -1724, -2816, -16279,
     -1414, -404, -2310, -660, 2006, -3816, 7, 2,
     -20870, 22124, -21766, 21868, -3114, 8472, 11783, -15358,
     1701, 486, -3153, 2391, -3706, 2233, 638, -915,
@@ -290,6 +277,22 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_intt_zetas_dit[504]
     -828, -9599, -21467, 21953, -31177, -8908, 6817, -7415,
     2319, -1532, -1535, 1756, 1599, -2835, -810, -2426,
     18191, -32252, -9215, 16092, -23489, 12013, -5930, 17030,
+    -3625, -2804, -3364, 3174, -2876, 549, -1993, -1887,
+    -16425, -29428, 10972, 6246, -828, -21467, -31177, 6817,
+    3182, 103, 2830, -396, 2319, -1535, 1599, -810,
+    10350, -4505, 26382, 26228, 18191, -9215, -23489, -5930,
+    -2194, 2665, 2956, -1350, -1483, -1521, 1760, -2789,
+    4974, -17303, -23668, 11962, -15307, 14351, -14624, -13541,
+    -2456, -1799, -514, 3145, -1296, 727, 1305, -2919,
+    -14744, -13575, 14846, 32329, -9488, -12073, 5913, 1689,
+    1100, -783, -1321, -2572, 2557, -1464, 679, 194,
+    7244, -16655, -14121, 24052, 25597, -30136, 28839, 17602,
+    3696, 1056, 1399, 1497, 1525, 1533, 438, 3417,
+    -4496, 17440, 4983, -26663, 20469, 24573, -21066, -24743,
+    1100, -1321, 2557, 679, 2250, 2535, 2088, 1738,
+    7244, -14121, 25597, 28839, 23754, -2073, 22568, 23242,
+    3696, 1399, 1525, 438, -121, -3772, -2816, 3689,
+    -4496, 4983, 20469, -21066, 11655, -1724, -2816, -16279,
     2495, -2579, 2555, 730, -1986, -2762, 3600, -1166,
     -22593, 12269, -24581, 30426, -19394, -24266, 11792, -24718,
     -834, 859, 2440, -3692, 2237, -3750, -3266, 3456,
@@ -377,9 +380,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv128_intt_twist[512] = {
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-18303, 18303]
+ * r[256]: on exit in [-18487, 18487]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128, barrett 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], const int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -388,340 +391,199 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -7680, 7680);
 #endif
-    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    // layers 0, 1: 8 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 8);
     const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 8);
     const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 8);
     const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 8);
     const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 8);
     const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 8);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 8);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 8);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 8);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 8);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 8);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 8);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 8);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 8);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 8);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 8);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 8);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 8);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 8);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 8);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 8);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 8);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 8);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 8);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 8);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 8);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 8);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 8);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 32], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 160], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 96], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 224], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 16], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 144], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 80], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 208], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 48], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 176], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 112], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 240], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
         const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_1, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, t_0, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, t_0, 8);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 8);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 8);
         const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_3, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_2, t_1, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_2, t_1, 8);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 8);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 8);
         const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_5, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, t_2, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, t_2, 8);
+        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 8);
+        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 8);
         const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_7, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_6, t_3, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_6, t_3, 8);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_9, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, t_4, 8);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, t_4, 8);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_11, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_10, t_5, 8);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_10, t_5, 8);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, t_6, 8);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, t_6, 8);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_14, t_7, 8);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_14, t_7, 8);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_18, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, t_8, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, t_8, 8);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_19, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_17, t_9, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_17, t_9, 8);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_22, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, t_10, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, t_10, 8);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_21, t_11, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_21, t_11, 8);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_26, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, t_12, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, t_12, 8);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_27, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_25, t_13, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_25, t_13, 8);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_30, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_28, t_14, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_28, t_14, 8);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_31, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_29, t_15, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_29, t_15, 8);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_36, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_16, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_16, 8);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_17, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_17, 8);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_37, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_18, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_18, 8);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_19, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_19, 8);
-        const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_44, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_20, 8);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_20, 8);
-        const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_21, 8);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_21, 8);
-        const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_45, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_22, 8);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_22, 8);
-        const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_23, 8);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_23, 8);
-        const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_56, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_24, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_24, 8);
-        const vint16m1_t t_25 = nttgen_kyber_r1_rvv128_montmul(x_58, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 8);
-        const vint16m1_t t_26 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 8);
-        const vint16m1_t t_27 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_54, t_27, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_54, t_27, 8);
-        const vint16m1_t t_28 = nttgen_kyber_r1_rvv128_montmul(x_57, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_49, t_28, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_49, t_28, 8);
-        const vint16m1_t t_29 = nttgen_kyber_r1_rvv128_montmul(x_59, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_51, t_29, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_51, t_29, 8);
-        const vint16m1_t t_30 = nttgen_kyber_r1_rvv128_montmul(x_61, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_53, t_30, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_53, t_30, 8);
-        const vint16m1_t t_31 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_14, zetaqinv_14, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8], x_64, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 128], x_66, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 64], x_68, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 192], x_70, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 32], x_72, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 160], x_74, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 96], x_76, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 224], x_78, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 16], x_65, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 144], x_67, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 80], x_69, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 208], x_71, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 48], x_73, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 176], x_75, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 112], x_77, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 240], x_79, 8);
+        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 8);
+        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 8);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_10, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, t_4, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, t_4, 8);
+        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_11, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_5, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_5, 8);
+        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_14, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, t_6, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, t_6, 8);
+        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_7, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_7, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8], x_16, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 128, x_18, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 64, x_17, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 192, x_19, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 32, x_20, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 160, x_22, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 96, x_21, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 224, x_23, 8);
     }
-    // layers 4, 5, 6, 7: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 32], 8);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 40], 8);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 48], 8);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 56], 8);
-        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 64], 8);
-        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 72], 8);
-        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 80], 8);
-        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 88], 8);
-        const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 96], 8);
-        const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 104], 8);
-        const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 112], 8);
-        const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 120], 8);
-        const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 128], 8);
-        const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 136], 8);
-        const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 144], 8);
-        const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 152], 8);
-        const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 160], 8);
-        const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 168], 8);
-        const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 176], 8);
-        const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 184], 8);
-        const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 192], 8);
-        const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 200], 8);
-        const vint16m1_t zeta_26 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 208], 8);
-        const vint16m1_t zetaqinv_26 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 216], 8);
-        const vint16m1_t zeta_27 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 224], 8);
-        const vint16m1_t zetaqinv_27 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 232], 8);
-        const vint16m1_t zeta_28 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 240], 8);
-        const vint16m1_t zetaqinv_28 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 248], 8);
-        const vint16m1_t zeta_29 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 256], 8);
-        const vint16m1_t zetaqinv_29 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 240 + 264], 8);
-        const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16], lanes_at_0, 8);
-        const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 4], lanes_at_0, 8);
-        const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 2], lanes_at_0, 8);
-        const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 6], lanes_at_0, 8);
-        const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 1], lanes_at_0, 8);
-        const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 5], lanes_at_0, 8);
-        const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 3], lanes_at_0, 8);
-        const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 7], lanes_at_0, 8);
-        const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 8], lanes_at_0, 8);
-        const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 12], lanes_at_0, 8);
-        const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 10], lanes_at_0, 8);
-        const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 14], lanes_at_0, 8);
-        const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 9], lanes_at_0, 8);
-        const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 13], lanes_at_0, 8);
-        const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 11], lanes_at_0, 8);
-        const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 15], lanes_at_0, 8);
-        const vint16m1_t t_32 = nttgen_kyber_r1_rvv128_montmul(x_88, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 8);
-        const vint16m1_t t_33 = nttgen_kyber_r1_rvv128_montmul(x_89, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_81, t_33, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_81, t_33, 8);
-        const vint16m1_t t_34 = nttgen_kyber_r1_rvv128_montmul(x_90, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_82, t_34, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_82, t_34, 8);
-        const vint16m1_t t_35 = nttgen_kyber_r1_rvv128_montmul(x_91, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_83, t_35, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_83, t_35, 8);
-        const vint16m1_t t_36 = nttgen_kyber_r1_rvv128_montmul(x_92, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_84, t_36, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_84, t_36, 8);
-        const vint16m1_t t_37 = nttgen_kyber_r1_rvv128_montmul(x_93, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_85, t_37, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_85, t_37, 8);
-        const vint16m1_t t_38 = nttgen_kyber_r1_rvv128_montmul(x_94, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_86, t_38, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_86, t_38, 8);
-        const vint16m1_t t_39 = nttgen_kyber_r1_rvv128_montmul(x_95, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_87, t_39, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_87, t_39, 8);
-        const vint16m1_t t_40 = nttgen_kyber_r1_rvv128_montmul(x_98, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_96, 8);
-        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(red_0, t_40, 8);
-        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(red_0, t_40, 8);
-        const vint16m1_t t_41 = nttgen_kyber_r1_rvv128_montmul(x_102, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_100, 8);
-        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(red_1, t_41, 8);
-        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(red_1, t_41, 8);
-        const vint16m1_t t_42 = nttgen_kyber_r1_rvv128_montmul(x_106, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_104, 8);
-        const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(red_2, t_42, 8);
-        const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(red_2, t_42, 8);
-        const vint16m1_t t_43 = nttgen_kyber_r1_rvv128_montmul(x_110, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_108, 8);
-        const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(red_3, t_43, 8);
-        const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(red_3, t_43, 8);
-        const vint16m1_t t_44 = nttgen_kyber_r1_rvv128_montmul(x_99, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_97, 8);
-        const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(red_4, t_44, 8);
-        const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(red_4, t_44, 8);
-        const vint16m1_t t_45 = nttgen_kyber_r1_rvv128_montmul(x_103, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(x_101, 8);
-        const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(red_5, t_45, 8);
-        const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(red_5, t_45, 8);
-        const vint16m1_t t_46 = nttgen_kyber_r1_rvv128_montmul(x_107, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_105, 8);
-        const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(red_6, t_46, 8);
-        const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(red_6, t_46, 8);
-        const vint16m1_t t_47 = nttgen_kyber_r1_rvv128_montmul(x_111, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_109, 8);
-        const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(red_7, t_47, 8);
-        const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(red_7, t_47, 8);
-        const vint16m1_t t_48 = nttgen_kyber_r1_rvv128_montmul(x_114, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 8);
-        const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 8);
-        const vint16m1_t t_49 = nttgen_kyber_r1_rvv128_montmul(x_115, zeta_19, zetaqinv_19, 8);
-        const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_49, 8);
-        const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_49, 8);
-        const vint16m1_t t_50 = nttgen_kyber_r1_rvv128_montmul(x_118, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_50, 8);
-        const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_50, 8);
-        const vint16m1_t t_51 = nttgen_kyber_r1_rvv128_montmul(x_119, zeta_19, zetaqinv_19, 8);
-        const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_117, t_51, 8);
-        const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_117, t_51, 8);
-        const vint16m1_t t_52 = nttgen_kyber_r1_rvv128_montmul(x_122, zeta_20, zetaqinv_20, 8);
-        const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 8);
-        const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 8);
-        const vint16m1_t t_53 = nttgen_kyber_r1_rvv128_montmul(x_123, zeta_21, zetaqinv_21, 8);
-        const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_121, t_53, 8);
-        const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_121, t_53, 8);
-        const vint16m1_t t_54 = nttgen_kyber_r1_rvv128_montmul(x_126, zeta_20, zetaqinv_20, 8);
-        const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_54, 8);
-        const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_54, 8);
-        const vint16m1_t t_55 = nttgen_kyber_r1_rvv128_montmul(x_127, zeta_21, zetaqinv_21, 8);
-        const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_55, 8);
-        const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_55, 8);
-        const vint16m1_t t_56 = nttgen_kyber_r1_rvv128_montmul(x_132, zeta_22, zetaqinv_22, 8);
-        const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_56, 8);
-        goto part_1;
-    part_1:;
-        const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_56, 8);
-        const vint16m1_t t_57 = nttgen_kyber_r1_rvv128_montmul(x_134, zeta_23, zetaqinv_23, 8);
-        const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_130, t_57, 8);
-        const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_130, t_57, 8);
-        const vint16m1_t t_58 = nttgen_kyber_r1_rvv128_montmul(x_133, zeta_24, zetaqinv_24, 8);
-        const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_129, t_58, 8);
-        const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_129, t_58, 8);
-        const vint16m1_t t_59 = nttgen_kyber_r1_rvv128_montmul(x_135, zeta_25, zetaqinv_25, 8);
-        const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_131, t_59, 8);
-        const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_131, t_59, 8);
-        const vint16m1_t t_60 = nttgen_kyber_r1_rvv128_montmul(x_140, zeta_26, zetaqinv_26, 8);
-        const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_60, 8);
-        const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_60, 8);
-        const vint16m1_t t_61 = nttgen_kyber_r1_rvv128_montmul(x_142, zeta_27, zetaqinv_27, 8);
-        const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_138, t_61, 8);
-        const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_138, t_61, 8);
-        const vint16m1_t t_62 = nttgen_kyber_r1_rvv128_montmul(x_141, zeta_28, zetaqinv_28, 8);
-        const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_137, t_62, 8);
-        const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_137, t_62, 8);
-        const vint16m1_t t_63 = nttgen_kyber_r1_rvv128_montmul(x_143, zeta_29, zetaqinv_29, 8);
-        const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_139, t_63, 8);
-        const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_139, t_63, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16], x_144, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 128], x_146, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 64], x_148, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 192], x_150, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 32], x_145, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 160], x_147, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 96], x_149, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 224], x_151, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 8], x_152, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 136], x_154, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 72], x_156, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 200], x_158, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 40], x_153, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 168], x_155, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 104], x_157, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 232], x_159, 8);
+    // layers 2, 3, 4: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 8], 8);
+        const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 9], 8);
+        const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 10], 8);
+        const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 11], 8);
+        const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 12], 8);
+        const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 13], 8);
+        const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 14], 8);
+        const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 15], 8);
+        const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 16], 8);
+        const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 17], 8);
+        const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 18], 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 19], 8);
+        const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 20], 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 21], 8);
+        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&r[blk_0 * 64], 8);
+        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 32, 8);
+        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 16, 8);
+        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 48, 8);
+        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 8, 8);
+        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 40, 8);
+        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 24, 8);
+        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 56, 8);
+        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_25, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_8, 8);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_8, 8);
+        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_27, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_26, t_9, 8);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_26, t_9, 8);
+        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_29, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_10, 8);
+        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_10, 8);
+        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_31, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_30, t_11, 8);
+        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_30, t_11, 8);
+        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_34, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 8);
+        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_35, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_33, t_13, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_33, t_13, 8);
+        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_36, t_14, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_36, t_14, 8);
+        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_37, t_15, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_37, t_15, 8);
+        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_44, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_16, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_16, 8);
+        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_17, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_17, 8);
+        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_45, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_18, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_18, 8);
+        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_19, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_19, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_48, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_50, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_52, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_54, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 8, x_49, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 40, x_51, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 24, x_53, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 56, x_55, 8);
+    }
+    // layers 5, 6, 7: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 72, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 80, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 88, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 96, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 104, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 112, 8);
+        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 120, 8);
+        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 128, 8);
+        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 136, 8);
+        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 144, 8);
+        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 152, 8);
+        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 160, 8);
+        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 168, 8);
+        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 176, 8);
+        const vint16m1_t x_56 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8], lanes_at_0, 8);
+        const vint16m1_t x_57 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 4, lanes_at_0, 8);
+        const vint16m1_t x_58 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 2, lanes_at_0, 8);
+        const vint16m1_t x_59 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 6, lanes_at_0, 8);
+        const vint16m1_t x_60 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 1, lanes_at_0, 8);
+        const vint16m1_t x_61 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 5, lanes_at_0, 8);
+        const vint16m1_t x_62 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 3, lanes_at_0, 8);
+        const vint16m1_t x_63 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 7, lanes_at_0, 8);
+        const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_57, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_56, 8);
+        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_0, t_20, 8);
+        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_0, t_20, 8);
+        const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_59, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_58, 8);
+        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_1, t_21, 8);
+        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_1, t_21, 8);
+        const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_61, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_60, 8);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_2, t_22, 8);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_2, t_22, 8);
+        const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_62, 8);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_3, t_23, 8);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_3, t_23, 8);
+        const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_66, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, 8);
+        const vint16m1_t t_25 = nttgen_kyber_r1_rvv128_montmul(x_67, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_25, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_25, 8);
+        const vint16m1_t t_26 = nttgen_kyber_r1_rvv128_montmul(x_70, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_26, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_26, 8);
+        const vint16m1_t t_27 = nttgen_kyber_r1_rvv128_montmul(x_71, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_27, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_27, 8);
+        const vint16m1_t t_28 = nttgen_kyber_r1_rvv128_montmul(x_76, zeta_13, zetaqinv_13, 8);
+        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_72, t_28, 8);
+        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_72, t_28, 8);
+        const vint16m1_t t_29 = nttgen_kyber_r1_rvv128_montmul(x_78, zeta_14, zetaqinv_14, 8);
+        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_74, t_29, 8);
+        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_74, t_29, 8);
+        const vint16m1_t t_30 = nttgen_kyber_r1_rvv128_montmul(x_77, zeta_15, zetaqinv_15, 8);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_73, t_30, 8);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_73, t_30, 8);
+        const vint16m1_t t_31 = nttgen_kyber_r1_rvv128_montmul(x_79, zeta_16, zetaqinv_16, 8);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_75, t_31, 8);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_75, t_31, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8], x_80, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 128, x_82, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 64, x_84, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 192, x_86, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 32, x_81, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 160, x_83, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 96, x_85, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 224, x_87, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(r, 256, -18303, 18303);
+    nttgen_kyber_r1_rvv128_assert_range(r, 256, -18487, 18487);
 #endif
 }
 
@@ -730,8 +592,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18303, 18303]
- * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
+ * a[256]: on entry in [-7680, 7680], on exit in [-18487, 18487]
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128, barrett 16
  */
 void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -739,7 +601,7 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
 #endif
     nttgen_kyber_r1_rvv128_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -18303, 18303);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -18487, 18487);
 #endif
 }
 
@@ -910,39 +772,117 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
     nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -18519, 18519);
     nttgen_kyber_r1_rvv128_assert_range(b, k * 256, -18519, 18519);
 #endif
-    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 8], 8);
-        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 8], 8);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 32], 8);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 32], 8);
         const vint16m1_t p_0 = nttgen_kyber_r1_rvv128_montmul_var(a_0, b_0, 8);
+        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 8, 8);
+        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 8, 8);
+        const vint16m1_t p_1 = nttgen_kyber_r1_rvv128_montmul_var(a_1, b_1, 8);
+        const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 16, 8);
+        const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 16, 8);
+        const vint16m1_t p_2 = nttgen_kyber_r1_rvv128_montmul_var(a_2, b_2, 8);
+        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 24, 8);
+        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 24, 8);
+        const vint16m1_t p_3 = nttgen_kyber_r1_rvv128_montmul_var(a_3, b_3, 8);
         vint16m1_t acc_0 = p_0;
+        vint16m1_t acc_1 = p_1;
+        vint16m1_t acc_2 = p_2;
+        vint16m1_t acc_3 = p_3;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint16m1_t p_1 = nttgen_kyber_r1_rvv128_montmul_var(a_1, b_1, 8);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 8);
-            acc_0 = acc_1;
+            const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint16m1_t p_4 = nttgen_kyber_r1_rvv128_montmul_var(a_4, b_4, 8);
+            const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint16m1_t p_5 = nttgen_kyber_r1_rvv128_montmul_var(a_5, b_5, 8);
+            const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint16m1_t p_6 = nttgen_kyber_r1_rvv128_montmul_var(a_6, b_6, 8);
+            const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint16m1_t p_7 = nttgen_kyber_r1_rvv128_montmul_var(a_7, b_7, 8);
+            const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_0, p_4, 8);
+            acc_0 = acc_4;
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(acc_1, p_5, 8);
+            acc_1 = acc_5;
+            const vint16m1_t acc_6 = __riscv_vadd_vv_i16m1(acc_2, p_6, 8);
+            acc_2 = acc_6;
+            const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(acc_3, p_7, 8);
+            acc_3 = acc_7;
         }
-        vint16m1_t acc_2 = acc_0;
+        vint16m1_t acc_8 = acc_0;
+        vint16m1_t acc_9 = acc_1;
+        vint16m1_t acc_10 = acc_2;
+        vint16m1_t acc_11 = acc_3;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 8 + 768], 8);
-            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 8 + 768], 8);
-            const vint16m1_t p_2 = nttgen_kyber_r1_rvv128_montmul_var(a_2, b_2, 8);
-            vint16m1_t acc_3 = p_2;
+            const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32] + 768, 8);
+            const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32] + 768, 8);
+            const vint16m1_t p_8 = nttgen_kyber_r1_rvv128_montmul_var(a_8, b_8, 8);
+            const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32] + 776, 8);
+            const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32] + 776, 8);
+            const vint16m1_t p_9 = nttgen_kyber_r1_rvv128_montmul_var(a_9, b_9, 8);
+            const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32] + 784, 8);
+            const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32] + 784, 8);
+            const vint16m1_t p_10 = nttgen_kyber_r1_rvv128_montmul_var(a_10, b_10, 8);
+            const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32] + 792, 8);
+            const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32] + 792, 8);
+            const vint16m1_t p_11 = nttgen_kyber_r1_rvv128_montmul_var(a_11, b_11, 8);
+            vint16m1_t acc_12 = p_8;
+            vint16m1_t acc_13 = p_9;
+            vint16m1_t acc_14 = p_10;
+            vint16m1_t acc_15 = p_11;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const vint16m1_t a_3 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 8 + 1024], 8);
-                const vint16m1_t b_3 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 8 + 1024], 8);
-                const vint16m1_t p_3 = nttgen_kyber_r1_rvv128_montmul_var(a_3, b_3, 8);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 8);
-                acc_3 = acc_4;
+                const vint16m1_t a_12 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 8);
+                const vint16m1_t b_12 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 8);
+                const vint16m1_t p_12 = nttgen_kyber_r1_rvv128_montmul_var(a_12, b_12, 8);
+                const vint16m1_t a_13 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1032, 8);
+                const vint16m1_t b_13 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1032, 8);
+                const vint16m1_t p_13 = nttgen_kyber_r1_rvv128_montmul_var(a_13, b_13, 8);
+                const vint16m1_t a_14 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040, 8);
+                const vint16m1_t b_14 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040, 8);
+                const vint16m1_t p_14 = nttgen_kyber_r1_rvv128_montmul_var(a_14, b_14, 8);
+                const vint16m1_t a_15 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1048, 8);
+                const vint16m1_t b_15 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1048, 8);
+                const vint16m1_t p_15 = nttgen_kyber_r1_rvv128_montmul_var(a_15, b_15, 8);
+                const vint16m1_t acc_16 = __riscv_vadd_vv_i16m1(acc_12, p_12, 8);
+                acc_12 = acc_16;
+                const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(acc_13, p_13, 8);
+                acc_13 = acc_17;
+                const vint16m1_t acc_18 = __riscv_vadd_vv_i16m1(acc_14, p_14, 8);
+                acc_14 = acc_18;
+                const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(acc_15, p_15, 8);
+                acc_15 = acc_19;
             }
-            const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(acc_2, 8);
-            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_0, acc_3, 8);
-            acc_2 = acc_5;
+            const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(acc_8, 8);
+            const vint16m1_t acc_20 = __riscv_vadd_vv_i16m1(red_0, acc_12, 8);
+            acc_8 = acc_20;
+            const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(acc_9, 8);
+            const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_1, acc_13, 8);
+            acc_9 = acc_21;
+            const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(acc_10, 8);
+            const vint16m1_t acc_22 = __riscv_vadd_vv_i16m1(red_2, acc_14, 8);
+            acc_10 = acc_22;
+            const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(acc_11, 8);
+            const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_3, acc_15, 8);
+            acc_11 = acc_23;
         }
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(acc_2, 8);
-        __riscv_vse16_v_i16m1(&r[i_0 * 8], red_1, 8);
+        const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(acc_8, 8);
+        const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(acc_9, 8);
+        const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(acc_10, 8);
+        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(acc_11, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32], red_4, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 8, red_5, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 16, red_6, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 24, red_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(r, 256, -3840, 3840);
@@ -1119,40 +1059,121 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
     nttgen_kyber_r1_rvv128_assert_range(b, k * 256, -18519, 18519);
     nttgen_kyber_r1_rvv128_assert_range(cache, k * 256, -32768, 32767);
 #endif
-    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 8], 8);
-        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 8], 8);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 32], 8);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 32], 8);
         const vint16m1_t p_0 = nttgen_kyber_r1_rvv128_montmul_var(a_0, b_0, 8);
+        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 8, 8);
+        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 8, 8);
+        const vint16m1_t p_1 = nttgen_kyber_r1_rvv128_montmul_var(a_1, b_1, 8);
+        const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 16, 8);
+        const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 16, 8);
+        const vint16m1_t p_2 = nttgen_kyber_r1_rvv128_montmul_var(a_2, b_2, 8);
+        const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 24, 8);
+        const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 24, 8);
+        const vint16m1_t p_3 = nttgen_kyber_r1_rvv128_montmul_var(a_3, b_3, 8);
         vint16m1_t acc_0 = p_0;
+        vint16m1_t acc_1 = p_1;
+        vint16m1_t acc_2 = p_2;
+        vint16m1_t acc_3 = p_3;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint16m1_t p_1 = nttgen_kyber_r1_rvv128_montmul_var(a_1, b_1, 8);
-            const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, 8);
-            acc_0 = acc_1;
+            const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint16m1_t p_4 = nttgen_kyber_r1_rvv128_montmul_var(a_4, b_4, 8);
+            const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint16m1_t p_5 = nttgen_kyber_r1_rvv128_montmul_var(a_5, b_5, 8);
+            const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint16m1_t p_6 = nttgen_kyber_r1_rvv128_montmul_var(a_6, b_6, 8);
+            const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint16m1_t p_7 = nttgen_kyber_r1_rvv128_montmul_var(a_7, b_7, 8);
+            const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_0, p_4, 8);
+            acc_0 = acc_4;
+            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(acc_1, p_5, 8);
+            acc_1 = acc_5;
+            const vint16m1_t acc_6 = __riscv_vadd_vv_i16m1(acc_2, p_6, 8);
+            acc_2 = acc_6;
+            const vint16m1_t acc_7 = __riscv_vadd_vv_i16m1(acc_3, p_7, 8);
+            acc_3 = acc_7;
         }
-        vint16m1_t acc_2 = acc_0;
+        vint16m1_t acc_8 = acc_0;
+        vint16m1_t acc_9 = acc_1;
+        vint16m1_t acc_10 = acc_2;
+        vint16m1_t acc_11 = acc_3;
         for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
-            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 8 + 1280], 8);
-            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 8 + 1280], 8);
-            const vint16m1_t p_2 = nttgen_kyber_r1_rvv128_montmul_var(a_2, b_2, 8);
-            vint16m1_t acc_3 = p_2;
+            const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 32] + 1280, 8);
+            const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 32] + 1280, 8);
+            const vint16m1_t p_8 = nttgen_kyber_r1_rvv128_montmul_var(a_8, b_8, 8);
+            const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 32] + 1288, 8);
+            const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 32] + 1288, 8);
+            const vint16m1_t p_9 = nttgen_kyber_r1_rvv128_montmul_var(a_9, b_9, 8);
+            const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 32] + 1296, 8);
+            const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 32] + 1296, 8);
+            const vint16m1_t p_10 = nttgen_kyber_r1_rvv128_montmul_var(a_10, b_10, 8);
+            const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_0 * 32] + 1304, 8);
+            const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_0 * 32] + 1304, 8);
+            const vint16m1_t p_11 = nttgen_kyber_r1_rvv128_montmul_var(a_11, b_11, 8);
+            vint16m1_t acc_12 = p_8;
+            vint16m1_t acc_13 = p_9;
+            vint16m1_t acc_14 = p_10;
+            vint16m1_t acc_15 = p_11;
             for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
-                const vint16m1_t a_3 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 8 + 1536], 8);
-                const vint16m1_t b_3 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 8 + 1536], 8);
-                const vint16m1_t p_3 = nttgen_kyber_r1_rvv128_montmul_var(a_3, b_3, 8);
-                const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_3, 8);
-                acc_3 = acc_4;
+                const vint16m1_t a_12 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536, 8);
+                const vint16m1_t b_12 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536, 8);
+                const vint16m1_t p_12 = nttgen_kyber_r1_rvv128_montmul_var(a_12, b_12, 8);
+                const vint16m1_t a_13 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1544, 8);
+                const vint16m1_t b_13 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1544, 8);
+                const vint16m1_t p_13 = nttgen_kyber_r1_rvv128_montmul_var(a_13, b_13, 8);
+                const vint16m1_t a_14 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552, 8);
+                const vint16m1_t b_14 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552, 8);
+                const vint16m1_t p_14 = nttgen_kyber_r1_rvv128_montmul_var(a_14, b_14, 8);
+                const vint16m1_t a_15 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1560, 8);
+                const vint16m1_t b_15 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1560, 8);
+                const vint16m1_t p_15 = nttgen_kyber_r1_rvv128_montmul_var(a_15, b_15, 8);
+                const vint16m1_t acc_16 = __riscv_vadd_vv_i16m1(acc_12, p_12, 8);
+                acc_12 = acc_16;
+                const vint16m1_t acc_17 = __riscv_vadd_vv_i16m1(acc_13, p_13, 8);
+                acc_13 = acc_17;
+                const vint16m1_t acc_18 = __riscv_vadd_vv_i16m1(acc_14, p_14, 8);
+                acc_14 = acc_18;
+                const vint16m1_t acc_19 = __riscv_vadd_vv_i16m1(acc_15, p_15, 8);
+                acc_15 = acc_19;
             }
-            const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(acc_3, 8);
-            const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(acc_2, 8);
-            const vint16m1_t acc_5 = __riscv_vadd_vv_i16m1(red_1, red_0, 8);
-            acc_2 = acc_5;
+            const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(acc_12, 8);
+            const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(acc_8, 8);
+            const vint16m1_t acc_20 = __riscv_vadd_vv_i16m1(red_1, red_0, 8);
+            acc_8 = acc_20;
+            const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(acc_13, 8);
+            const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(acc_9, 8);
+            const vint16m1_t acc_21 = __riscv_vadd_vv_i16m1(red_3, red_2, 8);
+            acc_9 = acc_21;
+            const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(acc_14, 8);
+            const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(acc_10, 8);
+            const vint16m1_t acc_22 = __riscv_vadd_vv_i16m1(red_5, red_4, 8);
+            acc_10 = acc_22;
+            const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(acc_15, 8);
+            const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(acc_11, 8);
+            const vint16m1_t acc_23 = __riscv_vadd_vv_i16m1(red_7, red_6, 8);
+            acc_11 = acc_23;
         }
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(acc_2, 8);
-        __riscv_vse16_v_i16m1(&r[i_0 * 8], red_2, 8);
+        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(acc_8, 8);
+        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(acc_9, 8);
+        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(acc_10, 8);
+        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(acc_11, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32], red_8, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 8, red_9, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 16, red_10, 8);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 24, red_11, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(r, 256, -3840, 3840);
@@ -1164,8 +1185,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5150, 5151]
- * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
+ * a[256]: on entry in [-9073, 9073], on exit in [-5435, 5435]
+ * Ops per call: load 230, store 64, scatter 32, add 128, sub 128, montmul 132, barrett 28
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -1175,7 +1196,7 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -9073, 9073);
 #endif
-    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
+    // inverse layers 5, 6, 7: 8 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
     const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
     const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
@@ -1184,366 +1205,210 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
     const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
     const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[8], 8);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[9], 8);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[10], 8);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[11], 8);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[12], 8);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[13], 8);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[14], 8);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[15], 8);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[16], 8);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[17], 8);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[18], 8);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[19], 8);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[20], 8);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[21], 8);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 32], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 160], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 96], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 224], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 8], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 136], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 72], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 200], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 40], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 168], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 104], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 232], 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_4, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_4, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_5, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_5, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_6, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_6, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_7, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_7, 8);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_12, 8);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_12, 8);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_13, 8);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_13, 8);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_10, x_14, 8);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_10, x_14, 8);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_11, x_15, 8);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_11, x_15, 8);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_20, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, red_0, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, red_0, 8);
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_22, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, red_1, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, red_1, 8);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_21, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_17, t_0, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_17, t_0, 8);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_19, t_1, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_19, t_1, 8);
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_28, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, red_2, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, red_2, 8);
-        const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_30, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_26, red_3, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_26, red_3, 8);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_29, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_25, t_2, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_25, t_2, 8);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_31, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_27, t_3, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_27, t_3, 8);
-        const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_34, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, red_4, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, red_4, 8);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_35, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_5, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_5, 8);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_6, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_6, 8);
-        const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(x_42, 8);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, red_5, 8);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, red_5, 8);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_43, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_8, 8);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_8, 8);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_9, 8);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_9, 8);
-        const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_56, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, red_6, 8);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_57, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_10, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_10, 8);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_58, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_50, t_11, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_50, t_11, 8);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_59, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_51, t_12, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_51, t_12, 8);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_52, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 8);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(x_53, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 8);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_54, t_15, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_54, t_15, 8);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_64, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_66, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_68, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, x_70, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, x_72, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, x_74, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, x_76, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, x_78, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, x_65, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, x_67, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, x_69, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, x_71, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, x_73, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, x_75, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, x_77, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, x_79, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, 8);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_4, 8);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_5, 8);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_5, 8);
+        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_2, x_6, 8);
+        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_2, x_6, 8);
+        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_3, x_7, 8);
+        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_3, x_7, 8);
+        const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_12, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_14, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 8);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 8);
+        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_18, 8);
+        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 8);
+        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 8);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 8);
+        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 8);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_22, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 8);
+        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 8);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 8);
+        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_24, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_25, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_26, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_27, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_28, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_29, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_30, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_31, 8);
     }
-    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 24], 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 32], 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 40], 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 48], 8);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 56], 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 64], 8);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 72], 8);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 80], 8);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 88], 8);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 96], 8);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 104], 8);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 112], 8);
-        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 120], 8);
-        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 128], 8);
-        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 136], 8);
-        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 144], 8);
-        const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 152], 8);
-        const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 160], 8);
-        const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 168], 8);
-        const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 176], 8);
-        const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 184], 8);
-        const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 192], 8);
-        const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 200], 8);
-        const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 208], 8);
-        const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 216], 8);
-        const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 224], 8);
-        const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 232], 8);
-        const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 240], 8);
-        const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 248], 8);
-        const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 256], 8);
-        const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
-        const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 128], 8);
-        const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 64], 8);
-        const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 192], 8);
-        const vint16m1_t x_84 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 32], 8);
-        const vint16m1_t x_85 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 160], 8);
-        const vint16m1_t x_86 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 96], 8);
-        const vint16m1_t x_87 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 224], 8);
-        const vint16m1_t x_88 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 16], 8);
-        const vint16m1_t x_89 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 144], 8);
-        const vint16m1_t x_90 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 80], 8);
-        const vint16m1_t x_91 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 208], 8);
-        const vint16m1_t x_92 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 48], 8);
-        const vint16m1_t x_93 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 176], 8);
-        const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 112], 8);
-        const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 240], 8);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_88, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(x_80, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_10, t_17, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_10, t_17, 8);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_89, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(x_81, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_11, t_18, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_11, t_18, 8);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_90, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_barrett(x_82, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_12, t_19, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_12, t_19, 8);
-        const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_91, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_barrett(x_83, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_13, t_20, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_13, t_20, 8);
-        const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_92, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_barrett(x_84, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_14, t_21, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_14, t_21, 8);
-        const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_93, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_15 = nttgen_kyber_r1_rvv128_barrett(x_85, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_15, t_22, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_15, t_22, 8);
-        const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_94, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_16 = nttgen_kyber_r1_rvv128_barrett(x_86, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_16, t_23, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_16, t_23, 8);
-        const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_95, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_17 = nttgen_kyber_r1_rvv128_barrett(x_87, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_17, t_24, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_17, t_24, 8);
-        const vint16m1_t t_25 = nttgen_kyber_r1_rvv128_montmul(x_104, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 8);
-        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 8);
-        const vint16m1_t t_26 = nttgen_kyber_r1_rvv128_montmul(x_106, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_26, 8);
-        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_26, 8);
-        const vint16m1_t t_27 = nttgen_kyber_r1_rvv128_montmul(x_108, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_27, 8);
-        const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_27, 8);
-        const vint16m1_t t_28 = nttgen_kyber_r1_rvv128_montmul(x_110, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_102, t_28, 8);
-        const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_102, t_28, 8);
-        const vint16m1_t t_29 = nttgen_kyber_r1_rvv128_montmul(x_105, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_97, t_29, 8);
-        const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_97, t_29, 8);
-        const vint16m1_t t_30 = nttgen_kyber_r1_rvv128_montmul(x_107, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_99, t_30, 8);
-        const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_99, t_30, 8);
-        const vint16m1_t t_31 = nttgen_kyber_r1_rvv128_montmul(x_109, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_101, t_31, 8);
-        const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_101, t_31, 8);
-        const vint16m1_t t_32 = nttgen_kyber_r1_rvv128_montmul(x_111, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_103, t_32, 8);
-        const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_103, t_32, 8);
-        const vint16m1_t t_33 = nttgen_kyber_r1_rvv128_montmul(x_116, zeta_14, zetaqinv_14, 8);
-        const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_33, 8);
-        const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_33, 8);
-        const vint16m1_t t_34 = nttgen_kyber_r1_rvv128_montmul(x_118, zeta_14, zetaqinv_14, 8);
-        const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 8);
-        const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 8);
-        const vint16m1_t t_35 = nttgen_kyber_r1_rvv128_montmul(x_117, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t t_36 = nttgen_kyber_r1_rvv128_montmul(x_119, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_36, 8);
-        const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_36, 8);
-        const vint16m1_t t_37 = nttgen_kyber_r1_rvv128_montmul(x_124, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_37, 8);
-        const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_37, 8);
-        const vint16m1_t t_38 = nttgen_kyber_r1_rvv128_montmul(x_126, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_38, 8);
-        const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_38, 8);
-        const vint16m1_t t_39 = nttgen_kyber_r1_rvv128_montmul(x_125, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t t_40 = nttgen_kyber_r1_rvv128_montmul(x_127, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_40, 8);
-        const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_40, 8);
-        const vint16m1_t t_41 = nttgen_kyber_r1_rvv128_montmul(x_130, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_41, 8);
-        goto part_1;
-    part_1:;
-        const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_41, 8);
-        const vint16m1_t t_42 = nttgen_kyber_r1_rvv128_montmul(x_131, zeta_19, zetaqinv_19, 8);
-        const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_129, t_42, 8);
-        const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_129, t_42, 8);
-        const vint16m1_t t_43 = nttgen_kyber_r1_rvv128_montmul(x_134, zeta_20, zetaqinv_20, 8);
-        const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_43, 8);
-        const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_43, 8);
-        const vint16m1_t t_44 = nttgen_kyber_r1_rvv128_montmul(x_135, zeta_21, zetaqinv_21, 8);
-        const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_133, t_44, 8);
-        const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_133, t_44, 8);
-        const vint16m1_t t_45 = nttgen_kyber_r1_rvv128_montmul(x_138, zeta_22, zetaqinv_22, 8);
-        const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_45, 8);
-        const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_45, 8);
-        const vint16m1_t t_46 = nttgen_kyber_r1_rvv128_montmul(x_139, zeta_23, zetaqinv_23, 8);
-        const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_46, 8);
-        const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_46, 8);
-        const vint16m1_t t_47 = nttgen_kyber_r1_rvv128_montmul(x_142, zeta_24, zetaqinv_24, 8);
-        const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_140, t_47, 8);
-        const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_140, t_47, 8);
-        const vint16m1_t t_48 = nttgen_kyber_r1_rvv128_montmul(x_143, zeta_25, zetaqinv_25, 8);
-        const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_141, t_48, 8);
-        const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_141, t_48, 8);
+    // inverse layers 2, 3, 4: 8 register(s) per chunk
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[8], 8);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 8);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[24], 8);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 8);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[40], 8);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 8);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[56], 8);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 8);
+    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[72], 8);
+    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 8);
+    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[88], 8);
+    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 8);
+    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[104], 8);
+    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 8);
+    for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+        const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 8);
+        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 8);
+        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 8);
+        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 8);
+        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 8, 8);
+        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 40, 8);
+        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 24, 8);
+        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 56, 8);
+        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_36, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_32, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_3, t_5, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_3, t_5, 8);
+        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_37, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_33, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_4, t_6, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_4, t_6, 8);
+        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(x_34, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_5, t_7, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_5, t_7, 8);
+        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_35, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_6, t_8, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_6, t_8, 8);
+        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_44, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_9, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_9, 8);
+        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_10, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_10, 8);
+        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_45, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_12, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_12, 8);
+        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_50, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_48, t_13, 8);
+        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_48, t_13, 8);
+        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_51, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_49, t_14, 8);
+        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_49, t_14, 8);
+        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_54, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_52, t_15, 8);
+        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_52, t_15, 8);
+        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_55, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_53, t_16, 8);
+        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_53, t_16, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64], x_56, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 32, x_57, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 16, x_58, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 48, x_59, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 8, x_60, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 40, x_61, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 24, x_62, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 56, x_63, 8);
+    }
+    // inverse layers 0, 1: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 120, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 136, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 8);
+        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 152, 8);
+        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 8);
+        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 168, 8);
+        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 8);
+        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 184, 8);
+        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 8);
+        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 200, 8);
+        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 208, 8);
+        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
+        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 128, 8);
+        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 64, 8);
+        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 192, 8);
+        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 32, 8);
+        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 160, 8);
+        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 96, 8);
+        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 224, 8);
+        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_66, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_17, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_17, 8);
+        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_67, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_18, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_18, 8);
+        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_19, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_19, 8);
+        const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_71, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_20, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_20, 8);
+        const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_74, zeta_13, zetaqinv_13, 8);
+        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_72, t_21, 8);
+        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_72, t_21, 8);
+        const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_75, zeta_14, zetaqinv_14, 8);
+        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_73, t_22, 8);
+        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_73, t_22, 8);
+        const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_78, zeta_15, zetaqinv_15, 8);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_76, t_23, 8);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_76, t_23, 8);
+        const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_79, zeta_16, zetaqinv_16, 8);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_77, t_24, 8);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_77, t_24, 8);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
-        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 8], 8);
-        const vint16m1_t x_160 = nttgen_kyber_r1_rvv128_montmul(x_144, tw_0, twqinv_0, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], x_160, 8);
-        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 256], 8);
-        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 264], 8);
-        const vint16m1_t x_161 = nttgen_kyber_r1_rvv128_montmul(x_145, tw_1, twqinv_1, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 128], x_161, 8);
-        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 128], 8);
-        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 136], 8);
-        const vint16m1_t x_162 = nttgen_kyber_r1_rvv128_montmul(x_146, tw_2, twqinv_2, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 64], x_162, 8);
-        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 384], 8);
-        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 392], 8);
-        const vint16m1_t x_163 = nttgen_kyber_r1_rvv128_montmul(x_147, tw_3, twqinv_3, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 192], x_163, 8);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 64], 8);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 72], 8);
-        const vint16m1_t x_164 = nttgen_kyber_r1_rvv128_montmul(x_148, tw_4, twqinv_4, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 32], x_164, 8);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 320], 8);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 328], 8);
-        const vint16m1_t x_165 = nttgen_kyber_r1_rvv128_montmul(x_149, tw_5, twqinv_5, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 160], x_165, 8);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 192], 8);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 200], 8);
-        const vint16m1_t x_166 = nttgen_kyber_r1_rvv128_montmul(x_150, tw_6, twqinv_6, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 96], x_166, 8);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 448], 8);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 456], 8);
-        const vint16m1_t x_167 = nttgen_kyber_r1_rvv128_montmul(x_151, tw_7, twqinv_7, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 224], x_167, 8);
-        const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 32], 8);
-        const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 40], 8);
-        const vint16m1_t x_168 = nttgen_kyber_r1_rvv128_montmul(x_152, tw_8, twqinv_8, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 16], x_168, 8);
-        const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 288], 8);
-        const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 296], 8);
-        const vint16m1_t x_169 = nttgen_kyber_r1_rvv128_montmul(x_153, tw_9, twqinv_9, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 144], x_169, 8);
-        const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 160], 8);
-        const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 168], 8);
-        const vint16m1_t x_170 = nttgen_kyber_r1_rvv128_montmul(x_154, tw_10, twqinv_10, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 80], x_170, 8);
-        const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 416], 8);
-        const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 424], 8);
-        const vint16m1_t x_171 = nttgen_kyber_r1_rvv128_montmul(x_155, tw_11, twqinv_11, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 208], x_171, 8);
-        const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 96], 8);
-        const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 104], 8);
-        const vint16m1_t x_172 = nttgen_kyber_r1_rvv128_montmul(x_156, tw_12, twqinv_12, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 48], x_172, 8);
-        const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 352], 8);
-        const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 360], 8);
-        const vint16m1_t x_173 = nttgen_kyber_r1_rvv128_montmul(x_157, tw_13, twqinv_13, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 176], x_173, 8);
-        const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 224], 8);
-        const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 232], 8);
-        const vint16m1_t x_174 = nttgen_kyber_r1_rvv128_montmul(x_158, tw_14, twqinv_14, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 112], x_174, 8);
-        const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 480], 8);
-        const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 488], 8);
-        const vint16m1_t x_175 = nttgen_kyber_r1_rvv128_montmul(x_159, tw_15, twqinv_15, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], x_175, 8);
+        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 8, 8);
+        const vint16m1_t x_88 = nttgen_kyber_r1_rvv128_montmul(x_80, tw_0, twqinv_0, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8], x_88, 8);
+        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 256, 8);
+        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 264, 8);
+        const vint16m1_t x_89 = nttgen_kyber_r1_rvv128_montmul(x_81, tw_1, twqinv_1, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 128, x_89, 8);
+        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 128, 8);
+        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 136, 8);
+        const vint16m1_t x_90 = nttgen_kyber_r1_rvv128_montmul(x_82, tw_2, twqinv_2, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 64, x_90, 8);
+        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 384, 8);
+        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 392, 8);
+        const vint16m1_t x_91 = nttgen_kyber_r1_rvv128_montmul(x_83, tw_3, twqinv_3, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 192, x_91, 8);
+        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 64, 8);
+        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 72, 8);
+        const vint16m1_t x_92 = nttgen_kyber_r1_rvv128_montmul(x_84, tw_4, twqinv_4, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 32, x_92, 8);
+        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 320, 8);
+        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 328, 8);
+        const vint16m1_t x_93 = nttgen_kyber_r1_rvv128_montmul(x_85, tw_5, twqinv_5, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 160, x_93, 8);
+        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 192, 8);
+        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 200, 8);
+        const vint16m1_t x_94 = nttgen_kyber_r1_rvv128_montmul(x_86, tw_6, twqinv_6, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 96, x_94, 8);
+        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 448, 8);
+        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 456, 8);
+        const vint16m1_t x_95 = nttgen_kyber_r1_rvv128_montmul(x_87, tw_7, twqinv_7, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 224, x_95, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -5150, 5151);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -5435, 5435);
 #endif
 }
 
@@ -1678,39 +1543,23 @@ void nttgen_kyber_r1_rvv128_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 32], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 160], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 96], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 224], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 8], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 136], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 72], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 200], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 40], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 168], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 104], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 232], 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_0, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_1, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_2, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, x_3, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, x_4, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, x_5, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, x_6, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, x_7, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, x_8, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, x_9, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, x_10, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, x_11, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, x_12, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, x_13, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, x_14, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, x_15, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_0, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_1, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_2, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_3, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_4, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_5, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_6, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -32768, 32767);
@@ -1731,39 +1580,23 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, 8);
-        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, 8);
-        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, 8);
-        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, 8);
-        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, 8);
-        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, 8);
-        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, 8);
-        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, 8);
-        const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, 8);
-        const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, 8);
-        const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, 8);
-        const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, 8);
-        const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, 8);
-        const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, 8);
-        const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, 8);
-        const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16], x_0, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 128], x_1, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 64], x_2, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 192], x_3, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 32], x_4, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 160], x_5, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 96], x_6, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 224], x_7, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 8], x_8, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 136], x_9, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 72], x_10, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 200], x_11, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 40], x_12, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 168], x_13, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 104], x_14, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 232], x_15, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, 8);
+        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, 8);
+        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, 8);
+        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, 8);
+        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, 8);
+        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, 8);
+        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, 8);
+        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8], x_0, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 128, x_1, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 64, x_2, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 192, x_3, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 32, x_4, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 160, x_5, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 96, x_6, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 224, x_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -32768, 32767);
@@ -1776,7 +1609,7 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
- * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36,
+ * Ops per call: load 230, store 64, scatter 32, add 128, sub 128, montmul 132, barrett 28,
  *   cond_add_q 32
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
@@ -1787,7 +1620,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -9073, 9073);
 #endif
-    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
+    // inverse layers 5, 6, 7: 8 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
     const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
     const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
@@ -1796,379 +1629,215 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
     const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
     const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[8], 8);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_dit_0[9], 8);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[10], 8);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_dit_0[11], 8);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[12], 8);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_dit_0[13], 8);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[14], 8);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_dit_0[15], 8);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[16], 8);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_dit_0[17], 8);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[18], 8);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_dit_0[19], 8);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[20], 8);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_dit_0[21], 8);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 32], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 160], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 96], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 224], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 8], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 136], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 72], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 200], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 40], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 168], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 104], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 232], 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_4, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_4, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_5, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_5, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_6, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_6, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_7, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_7, 8);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_12, 8);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_12, 8);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_13, 8);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_13, 8);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_10, x_14, 8);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_10, x_14, 8);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_11, x_15, 8);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_11, x_15, 8);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_20, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, red_0, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, red_0, 8);
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_22, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, red_1, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, red_1, 8);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_21, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_17, t_0, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_17, t_0, 8);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_19, t_1, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_19, t_1, 8);
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_28, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, red_2, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, red_2, 8);
-        const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_30, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_26, red_3, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_26, red_3, 8);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_29, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_25, t_2, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_25, t_2, 8);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_31, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_27, t_3, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_27, t_3, 8);
-        const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_34, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, red_4, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, red_4, 8);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_35, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_5, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_5, 8);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_6, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_6, 8);
-        const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(x_42, 8);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, red_5, 8);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, red_5, 8);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_43, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_8, 8);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_8, 8);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_9, 8);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_9, 8);
-        const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_56, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, red_6, 8);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_57, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_10, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_10, 8);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_58, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_50, t_11, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_50, t_11, 8);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_59, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_51, t_12, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_51, t_12, 8);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_60, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_barrett(x_52, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 8);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_61, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_barrett(x_53, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 8);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_54, t_15, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_54, t_15, 8);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_barrett(x_55, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_64, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_66, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_68, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, x_70, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, x_72, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, x_74, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, x_76, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, x_78, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, x_65, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, x_67, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, x_69, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, x_71, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, x_73, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, x_75, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, x_77, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, x_79, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, 8);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_4, 8);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_5, 8);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_5, 8);
+        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_2, x_6, 8);
+        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_2, x_6, 8);
+        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_3, x_7, 8);
+        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_3, x_7, 8);
+        const vint16m1_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_12, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_14, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 8);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 8);
+        const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_18, 8);
+        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 8);
+        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 8);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 8);
+        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 8);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_22, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 8);
+        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 8);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 8);
+        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_24, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_25, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_26, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_27, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_28, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_29, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_30, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_31, 8);
     }
-    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 24], 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 32], 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 40], 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 48], 8);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 56], 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 64], 8);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 72], 8);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 80], 8);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 88], 8);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 96], 8);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 104], 8);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 112], 8);
-        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 120], 8);
-        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 128], 8);
-        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 136], 8);
-        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 144], 8);
-        const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 152], 8);
-        const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 160], 8);
-        const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 168], 8);
-        const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 176], 8);
-        const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 184], 8);
-        const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 192], 8);
-        const vint16m1_t zeta_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 200], 8);
-        const vint16m1_t zetaqinv_22 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 208], 8);
-        const vint16m1_t zeta_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 216], 8);
-        const vint16m1_t zetaqinv_23 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 224], 8);
-        const vint16m1_t zeta_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 232], 8);
-        const vint16m1_t zetaqinv_24 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 240], 8);
-        const vint16m1_t zeta_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 248], 8);
-        const vint16m1_t zetaqinv_25 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 256], 8);
-        const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
-        const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 128], 8);
-        const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 64], 8);
-        const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 192], 8);
-        const vint16m1_t x_84 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 32], 8);
-        const vint16m1_t x_85 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 160], 8);
-        const vint16m1_t x_86 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 96], 8);
-        const vint16m1_t x_87 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 224], 8);
-        const vint16m1_t x_88 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 16], 8);
-        const vint16m1_t x_89 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 144], 8);
-        const vint16m1_t x_90 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 80], 8);
-        const vint16m1_t x_91 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 208], 8);
-        const vint16m1_t x_92 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 48], 8);
-        const vint16m1_t x_93 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 176], 8);
-        const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 112], 8);
-        const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 240], 8);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_88, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_barrett(x_80, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(red_10, t_17, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(red_10, t_17, 8);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_89, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_barrett(x_81, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(red_11, t_18, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(red_11, t_18, 8);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_90, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_barrett(x_82, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(red_12, t_19, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(red_12, t_19, 8);
-        const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_91, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_barrett(x_83, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(red_13, t_20, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(red_13, t_20, 8);
-        const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_92, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_barrett(x_84, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(red_14, t_21, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(red_14, t_21, 8);
-        const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_93, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_15 = nttgen_kyber_r1_rvv128_barrett(x_85, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(red_15, t_22, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(red_15, t_22, 8);
-        const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_94, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_16 = nttgen_kyber_r1_rvv128_barrett(x_86, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(red_16, t_23, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(red_16, t_23, 8);
-        const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_95, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t red_17 = nttgen_kyber_r1_rvv128_barrett(x_87, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(red_17, t_24, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(red_17, t_24, 8);
-        const vint16m1_t t_25 = nttgen_kyber_r1_rvv128_montmul(x_104, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_25, 8);
-        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_25, 8);
-        const vint16m1_t t_26 = nttgen_kyber_r1_rvv128_montmul(x_106, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_26, 8);
-        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_26, 8);
-        const vint16m1_t t_27 = nttgen_kyber_r1_rvv128_montmul(x_108, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_100, t_27, 8);
-        const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_100, t_27, 8);
-        const vint16m1_t t_28 = nttgen_kyber_r1_rvv128_montmul(x_110, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_102, t_28, 8);
-        const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_102, t_28, 8);
-        const vint16m1_t t_29 = nttgen_kyber_r1_rvv128_montmul(x_105, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_97, t_29, 8);
-        const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_97, t_29, 8);
-        const vint16m1_t t_30 = nttgen_kyber_r1_rvv128_montmul(x_107, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_99, t_30, 8);
-        const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_99, t_30, 8);
-        const vint16m1_t t_31 = nttgen_kyber_r1_rvv128_montmul(x_109, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_101, t_31, 8);
-        const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_101, t_31, 8);
-        const vint16m1_t t_32 = nttgen_kyber_r1_rvv128_montmul(x_111, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_103, t_32, 8);
-        const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_103, t_32, 8);
-        const vint16m1_t t_33 = nttgen_kyber_r1_rvv128_montmul(x_116, zeta_14, zetaqinv_14, 8);
-        const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_33, 8);
-        const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_33, 8);
-        const vint16m1_t t_34 = nttgen_kyber_r1_rvv128_montmul(x_118, zeta_14, zetaqinv_14, 8);
-        const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_114, t_34, 8);
-        const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_114, t_34, 8);
-        const vint16m1_t t_35 = nttgen_kyber_r1_rvv128_montmul(x_117, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t t_36 = nttgen_kyber_r1_rvv128_montmul(x_119, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_115, t_36, 8);
-        const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_115, t_36, 8);
-        const vint16m1_t t_37 = nttgen_kyber_r1_rvv128_montmul(x_124, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_37, 8);
-        const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_37, 8);
-        const vint16m1_t t_38 = nttgen_kyber_r1_rvv128_montmul(x_126, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_122, t_38, 8);
-        const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_122, t_38, 8);
-        const vint16m1_t t_39 = nttgen_kyber_r1_rvv128_montmul(x_125, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t t_40 = nttgen_kyber_r1_rvv128_montmul(x_127, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_123, t_40, 8);
-        const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_123, t_40, 8);
-        const vint16m1_t t_41 = nttgen_kyber_r1_rvv128_montmul(x_130, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_144 = __riscv_vadd_vv_i16m1(x_128, t_41, 8);
-        goto part_1;
-    part_1:;
-        const vint16m1_t x_145 = __riscv_vsub_vv_i16m1(x_128, t_41, 8);
-        const vint16m1_t t_42 = nttgen_kyber_r1_rvv128_montmul(x_131, zeta_19, zetaqinv_19, 8);
-        const vint16m1_t x_146 = __riscv_vadd_vv_i16m1(x_129, t_42, 8);
-        const vint16m1_t x_147 = __riscv_vsub_vv_i16m1(x_129, t_42, 8);
-        const vint16m1_t t_43 = nttgen_kyber_r1_rvv128_montmul(x_134, zeta_20, zetaqinv_20, 8);
-        const vint16m1_t x_148 = __riscv_vadd_vv_i16m1(x_132, t_43, 8);
-        const vint16m1_t x_149 = __riscv_vsub_vv_i16m1(x_132, t_43, 8);
-        const vint16m1_t t_44 = nttgen_kyber_r1_rvv128_montmul(x_135, zeta_21, zetaqinv_21, 8);
-        const vint16m1_t x_150 = __riscv_vadd_vv_i16m1(x_133, t_44, 8);
-        const vint16m1_t x_151 = __riscv_vsub_vv_i16m1(x_133, t_44, 8);
-        const vint16m1_t t_45 = nttgen_kyber_r1_rvv128_montmul(x_138, zeta_22, zetaqinv_22, 8);
-        const vint16m1_t x_152 = __riscv_vadd_vv_i16m1(x_136, t_45, 8);
-        const vint16m1_t x_153 = __riscv_vsub_vv_i16m1(x_136, t_45, 8);
-        const vint16m1_t t_46 = nttgen_kyber_r1_rvv128_montmul(x_139, zeta_23, zetaqinv_23, 8);
-        const vint16m1_t x_154 = __riscv_vadd_vv_i16m1(x_137, t_46, 8);
-        const vint16m1_t x_155 = __riscv_vsub_vv_i16m1(x_137, t_46, 8);
-        const vint16m1_t t_47 = nttgen_kyber_r1_rvv128_montmul(x_142, zeta_24, zetaqinv_24, 8);
-        const vint16m1_t x_156 = __riscv_vadd_vv_i16m1(x_140, t_47, 8);
-        const vint16m1_t x_157 = __riscv_vsub_vv_i16m1(x_140, t_47, 8);
-        const vint16m1_t t_48 = nttgen_kyber_r1_rvv128_montmul(x_143, zeta_25, zetaqinv_25, 8);
-        const vint16m1_t x_158 = __riscv_vadd_vv_i16m1(x_141, t_48, 8);
-        const vint16m1_t x_159 = __riscv_vsub_vv_i16m1(x_141, t_48, 8);
+    // inverse layers 2, 3, 4: 8 register(s) per chunk
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[8], 8);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 8);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[24], 8);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 8);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[40], 8);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 8);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[56], 8);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 8);
+    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[72], 8);
+    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 8);
+    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[88], 8);
+    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 8);
+    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[104], 8);
+    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 8);
+    for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+        const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 8);
+        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 8);
+        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 8);
+        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 8);
+        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 8, 8);
+        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 40, 8);
+        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 24, 8);
+        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 56, 8);
+        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_36, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_32, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_3, t_5, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_3, t_5, 8);
+        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_37, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_33, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_4, t_6, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_4, t_6, 8);
+        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_5 = nttgen_kyber_r1_rvv128_barrett(x_34, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_5, t_7, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_5, t_7, 8);
+        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t red_6 = nttgen_kyber_r1_rvv128_barrett(x_35, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_6, t_8, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_6, t_8, 8);
+        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_44, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_9, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_9, 8);
+        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_10, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_10, 8);
+        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_45, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_12, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_12, 8);
+        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_50, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_48, t_13, 8);
+        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_48, t_13, 8);
+        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_51, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_49, t_14, 8);
+        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_49, t_14, 8);
+        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_54, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_52, t_15, 8);
+        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_52, t_15, 8);
+        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_55, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_53, t_16, 8);
+        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_53, t_16, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64], x_56, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 32, x_57, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 16, x_58, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 48, x_59, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 8, x_60, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 40, x_61, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 24, x_62, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 56, x_63, 8);
+    }
+    // inverse layers 0, 1: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 120, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 136, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 8);
+        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 152, 8);
+        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 8);
+        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 168, 8);
+        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 8);
+        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 184, 8);
+        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 8);
+        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 200, 8);
+        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 208, 8);
+        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
+        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 128, 8);
+        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 64, 8);
+        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 192, 8);
+        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 32, 8);
+        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 160, 8);
+        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 96, 8);
+        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 224, 8);
+        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_66, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_17, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_17, 8);
+        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_67, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_18, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_18, 8);
+        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_19, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_19, 8);
+        const vint16m1_t t_20 = nttgen_kyber_r1_rvv128_montmul(x_71, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_20, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_20, 8);
+        const vint16m1_t t_21 = nttgen_kyber_r1_rvv128_montmul(x_74, zeta_13, zetaqinv_13, 8);
+        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_72, t_21, 8);
+        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_72, t_21, 8);
+        const vint16m1_t t_22 = nttgen_kyber_r1_rvv128_montmul(x_75, zeta_14, zetaqinv_14, 8);
+        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_73, t_22, 8);
+        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_73, t_22, 8);
+        const vint16m1_t t_23 = nttgen_kyber_r1_rvv128_montmul(x_78, zeta_15, zetaqinv_15, 8);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_76, t_23, 8);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_76, t_23, 8);
+        const vint16m1_t t_24 = nttgen_kyber_r1_rvv128_montmul(x_79, zeta_16, zetaqinv_16, 8);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_77, t_24, 8);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_77, t_24, 8);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
-        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 8], 8);
-        const vint16m1_t x_160 = nttgen_kyber_r1_rvv128_montmul(x_144, tw_0, twqinv_0, 8);
-        const vint16m1_t red_18 = nttgen_kyber_r1_rvv128_cond_add_q(x_160, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_18, 8);
-        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 256], 8);
-        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 264], 8);
-        const vint16m1_t x_161 = nttgen_kyber_r1_rvv128_montmul(x_145, tw_1, twqinv_1, 8);
-        const vint16m1_t red_19 = nttgen_kyber_r1_rvv128_cond_add_q(x_161, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 128], red_19, 8);
-        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 128], 8);
-        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 136], 8);
-        const vint16m1_t x_162 = nttgen_kyber_r1_rvv128_montmul(x_146, tw_2, twqinv_2, 8);
-        const vint16m1_t red_20 = nttgen_kyber_r1_rvv128_cond_add_q(x_162, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 64], red_20, 8);
-        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 384], 8);
-        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 392], 8);
-        const vint16m1_t x_163 = nttgen_kyber_r1_rvv128_montmul(x_147, tw_3, twqinv_3, 8);
-        const vint16m1_t red_21 = nttgen_kyber_r1_rvv128_cond_add_q(x_163, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 192], red_21, 8);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 64], 8);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 72], 8);
-        const vint16m1_t x_164 = nttgen_kyber_r1_rvv128_montmul(x_148, tw_4, twqinv_4, 8);
-        const vint16m1_t red_22 = nttgen_kyber_r1_rvv128_cond_add_q(x_164, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 32], red_22, 8);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 320], 8);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 328], 8);
-        const vint16m1_t x_165 = nttgen_kyber_r1_rvv128_montmul(x_149, tw_5, twqinv_5, 8);
-        const vint16m1_t red_23 = nttgen_kyber_r1_rvv128_cond_add_q(x_165, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 160], red_23, 8);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 192], 8);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 200], 8);
-        const vint16m1_t x_166 = nttgen_kyber_r1_rvv128_montmul(x_150, tw_6, twqinv_6, 8);
-        const vint16m1_t red_24 = nttgen_kyber_r1_rvv128_cond_add_q(x_166, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 96], red_24, 8);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 448], 8);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 456], 8);
-        const vint16m1_t x_167 = nttgen_kyber_r1_rvv128_montmul(x_151, tw_7, twqinv_7, 8);
-        const vint16m1_t red_25 = nttgen_kyber_r1_rvv128_cond_add_q(x_167, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 224], red_25, 8);
-        const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 32], 8);
-        const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 40], 8);
-        const vint16m1_t x_168 = nttgen_kyber_r1_rvv128_montmul(x_152, tw_8, twqinv_8, 8);
-        const vint16m1_t red_26 = nttgen_kyber_r1_rvv128_cond_add_q(x_168, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 16], red_26, 8);
-        const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 288], 8);
-        const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 296], 8);
-        const vint16m1_t x_169 = nttgen_kyber_r1_rvv128_montmul(x_153, tw_9, twqinv_9, 8);
-        const vint16m1_t red_27 = nttgen_kyber_r1_rvv128_cond_add_q(x_169, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 144], red_27, 8);
-        const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 160], 8);
-        const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 168], 8);
-        const vint16m1_t x_170 = nttgen_kyber_r1_rvv128_montmul(x_154, tw_10, twqinv_10, 8);
-        const vint16m1_t red_28 = nttgen_kyber_r1_rvv128_cond_add_q(x_170, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 80], red_28, 8);
-        const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 416], 8);
-        const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 424], 8);
-        const vint16m1_t x_171 = nttgen_kyber_r1_rvv128_montmul(x_155, tw_11, twqinv_11, 8);
-        const vint16m1_t red_29 = nttgen_kyber_r1_rvv128_cond_add_q(x_171, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 208], red_29, 8);
-        const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 96], 8);
-        const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 104], 8);
-        const vint16m1_t x_172 = nttgen_kyber_r1_rvv128_montmul(x_156, tw_12, twqinv_12, 8);
-        const vint16m1_t red_30 = nttgen_kyber_r1_rvv128_cond_add_q(x_172, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 48], red_30, 8);
-        const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 352], 8);
-        const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 360], 8);
-        const vint16m1_t x_173 = nttgen_kyber_r1_rvv128_montmul(x_157, tw_13, twqinv_13, 8);
-        const vint16m1_t red_31 = nttgen_kyber_r1_rvv128_cond_add_q(x_173, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 176], red_31, 8);
-        const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 224], 8);
-        const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 232], 8);
-        const vint16m1_t x_174 = nttgen_kyber_r1_rvv128_montmul(x_158, tw_14, twqinv_14, 8);
-        const vint16m1_t red_32 = nttgen_kyber_r1_rvv128_cond_add_q(x_174, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 112], red_32, 8);
-        const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 480], 8);
-        const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 488], 8);
-        const vint16m1_t x_175 = nttgen_kyber_r1_rvv128_montmul(x_159, tw_15, twqinv_15, 8);
-        const vint16m1_t red_33 = nttgen_kyber_r1_rvv128_cond_add_q(x_175, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], red_33, 8);
+        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 8, 8);
+        const vint16m1_t x_88 = nttgen_kyber_r1_rvv128_montmul(x_80, tw_0, twqinv_0, 8);
+        const vint16m1_t red_7 = nttgen_kyber_r1_rvv128_cond_add_q(x_88, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_7, 8);
+        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 256, 8);
+        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 264, 8);
+        const vint16m1_t x_89 = nttgen_kyber_r1_rvv128_montmul(x_81, tw_1, twqinv_1, 8);
+        const vint16m1_t red_8 = nttgen_kyber_r1_rvv128_cond_add_q(x_89, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 128, red_8, 8);
+        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 128, 8);
+        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 136, 8);
+        const vint16m1_t x_90 = nttgen_kyber_r1_rvv128_montmul(x_82, tw_2, twqinv_2, 8);
+        const vint16m1_t red_9 = nttgen_kyber_r1_rvv128_cond_add_q(x_90, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 64, red_9, 8);
+        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 384, 8);
+        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 392, 8);
+        const vint16m1_t x_91 = nttgen_kyber_r1_rvv128_montmul(x_83, tw_3, twqinv_3, 8);
+        const vint16m1_t red_10 = nttgen_kyber_r1_rvv128_cond_add_q(x_91, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 192, red_10, 8);
+        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 64, 8);
+        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 72, 8);
+        const vint16m1_t x_92 = nttgen_kyber_r1_rvv128_montmul(x_84, tw_4, twqinv_4, 8);
+        const vint16m1_t red_11 = nttgen_kyber_r1_rvv128_cond_add_q(x_92, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 32, red_11, 8);
+        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 320, 8);
+        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 328, 8);
+        const vint16m1_t x_93 = nttgen_kyber_r1_rvv128_montmul(x_85, tw_5, twqinv_5, 8);
+        const vint16m1_t red_12 = nttgen_kyber_r1_rvv128_cond_add_q(x_93, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 160, red_12, 8);
+        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 192, 8);
+        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 200, 8);
+        const vint16m1_t x_94 = nttgen_kyber_r1_rvv128_montmul(x_86, tw_6, twqinv_6, 8);
+        const vint16m1_t red_13 = nttgen_kyber_r1_rvv128_cond_add_q(x_94, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 96, red_13, 8);
+        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 448, 8);
+        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 456, 8);
+        const vint16m1_t x_95 = nttgen_kyber_r1_rvv128_montmul(x_87, tw_7, twqinv_7, 8);
+        const vint16m1_t red_14 = nttgen_kyber_r1_rvv128_cond_add_q(x_95, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 224, red_14, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, 0, 7680);
@@ -2183,8 +1852,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386,
- *   montmul_var 32, barrett 68, cond_add_q 32
+ * Ops per call: load 658, gather 64, store 288, scatter 32, add 384, sub 384, montmul 388,
+ *   montmul_var 32, barrett 60, cond_add_q 32
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

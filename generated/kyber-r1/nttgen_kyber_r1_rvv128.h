@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv128_ntt: forward NTT, in place
- *       a in [-7680, 7680] -> a in [-18303, 18303]
- *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
+ *       a in [-7680, 7680] -> a in [-18487, 18487]
+ *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128, barrett 16
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
@@ -38,9 +38,9 @@
  *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5150, 5151]
- *       ops: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
- *       coefficient reductions: 288
+ *       a in [-9073, 9073] -> a in [-5435, 5435]
+ *       ops: load 230, store 64, scatter 32, add 128, sub 128, montmul 132, barrett 28
+ *       coefficient reductions: 224
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -72,9 +72,9 @@
  *       ops: gather 32, store 32
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386, montmul_var
- *         32, barrett 68, cond_add_q 32
- *       coefficient reductions: 544
+ *       ops: load 658, gather 64, store 288, scatter 32, add 384, sub 384, montmul 388, montmul_var
+ *         32, barrett 60, cond_add_q 32
+ *       coefficient reductions: 480
  */
 #ifndef NTTGEN_KYBER_R1_RVV128_H
 #define NTTGEN_KYBER_R1_RVV128_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18303, 18303]
- * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128, barrett 16
+ * a[256]: on entry in [-7680, 7680], on exit in [-18487, 18487]
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128, barrett 16
  */
 void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]);
 
@@ -159,8 +159,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5150, 5151]
- * Ops per call: load 210, store 32, scatter 32, add 128, sub 128, montmul 130, barrett 36
+ * a[256]: on entry in [-9073, 9073], on exit in [-5435, 5435]
+ * Ops per call: load 230, store 64, scatter 32, add 128, sub 128, montmul 132, barrett 28
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]);
 
@@ -242,8 +242,8 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 518, gather 64, store 192, scatter 32, add 384, sub 384, montmul 386,
- *   montmul_var 32, barrett 68, cond_add_q 32
+ * Ops per call: load 658, gather 64, store 288, scatter 32, add 384, sub 384, montmul 388,
+ *   montmul_var 32, barrett 60, cond_add_q 32
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -26,7 +26,7 @@
  *   nttgen_mldsa_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
@@ -37,7 +37,7 @@
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 96, store 32, montmul_twist 32, barrett 32
+ *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
@@ -149,26 +149,6 @@ static inline __m256i nttgen_mldsa_avx2_mulhi(__m256i a, __m256i b) {
 }
 
 /*
- * Signed Montgomery multiplication by a twisted constant, 8 lanes:
- * m = lo(a*zq) for all lanes by one vpmulld (on Zen as cheap as a vpmuldq),
- * the high products by vpmuldq on even and odd lanes; the low halves of a*z
- * and m*q agree, so a
- * 32-bit subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the
- * high half.
- */
-static inline __m256i nttgen_mldsa_avx2_montmul(__m256i a, __m256i z, __m256i zq) {
-    const __m256i a_o = _mm256_srli_epi64(a, 32);
-    const __m256i m_e = _mm256_mullo_epi32(a, zq);
-    const __m256i m_o = _mm256_srli_epi64(m_e, 32);
-    const __m256i p_e = _mm256_mul_epi32(a, z);
-    const __m256i p_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(z, 32));
-    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
-    const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, qv));
-    const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, qv));
-    return _mm256_blend_epi32(_mm256_srli_epi64(r_e, 32), r_o, 170);
-}
-
-/*
  * Signed Montgomery product of two variables, 8 lanes (m = lo(a*b)*q^-1).
  */
 static inline __m256i nttgen_mldsa_avx2_montmul_var(__m256i a, __m256i b) {
@@ -233,6 +213,21 @@ static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
     const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
     const __m256i tq = _mm256_mullo_epi32(t, qv);
     return _mm256_sub_epi32(a, tq);
+}
+
+/*
+ * Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)
+ * to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32
+ * (vpmuldq, vpsubq, a shift and a blend).
+ */
+static inline __m256i nttgen_mldsa_avx2_mredw(__m256i lo, __m256i hi) {
+    const __m256i qinv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(58728449));
+    const __m256i q = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i m_lo = _mm256_mul_epi32(lo, qinv);
+    const __m256i d_lo = _mm256_sub_epi64(lo, _mm256_mul_epi32(m_lo, q));
+    const __m256i m_hi = _mm256_mul_epi32(hi, qinv);
+    const __m256i d_hi = _mm256_sub_epi64(hi, _mm256_mul_epi32(m_hi, q));
+    return _mm256_blend_epi32(_mm256_srli_epi64(d_lo, 32), d_hi, 170);
 }
 
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/q)), in consumption order: as lane
@@ -486,14 +481,14 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
     const __m256i zeta_2 = _mm256_set1_epi32(zetas_0[4]);
     const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_0[5]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 192]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 224]);
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 192));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 224));
         const __m256i t_0 = nttgen_mldsa_avx2_shoupmul(x_0, zeta_0, zetaqinv_0);
         const __m256i t_1 = nttgen_mldsa_avx2_shoupmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 128]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 64]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 160]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 96]);
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 128));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 64));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 160));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 96));
         const __m256i t_2 = nttgen_mldsa_avx2_shoupmul(x_2, zeta_0, zetaqinv_0);
         const __m256i x_6 = _mm256_add_epi32(x_3, t_0);
         const __m256i x_7 = _mm256_sub_epi32(x_3, t_0);
@@ -505,7 +500,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i t_6 = nttgen_mldsa_avx2_shoupmul(x_8, zeta_1, zetaqinv_1);
         const __m256i t_7 = nttgen_mldsa_avx2_shoupmul(x_9, zeta_2, zetaqinv_2);
         const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 32]);
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 32));
         const __m256i x_12 = _mm256_add_epi32(x_10, t_2);
         const __m256i x_13 = _mm256_sub_epi32(x_10, t_2);
         const __m256i x_14 = _mm256_add_epi32(x_11, t_3);
@@ -519,13 +514,13 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i x_22 = _mm256_add_epi32(x_15, t_7);
         const __m256i x_23 = _mm256_sub_epi32(x_15, t_7);
         _mm256_storeu_si256((__m256i *)&r[j_0 * 8], x_16);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 128], x_18);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 64], x_17);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 192], x_19);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 32], x_20);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 160], x_22);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 96], x_21);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 8 + 224], x_23);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 128), x_18);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 64), x_17);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 192), x_19);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 32), x_20);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 160), x_22);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 96), x_21);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 8] + 224), x_23);
     }
     // layers 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
@@ -533,16 +528,16 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 393]);
         const __m256i zeta_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 394]);
         const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 395]);
-        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 56]);
-        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 184]);
+        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 56));
+        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 184));
         const __m256i t_8 = nttgen_mldsa_avx2_shoupmul(x_24, zeta_3, zetaqinv_3);
         const __m256i t_9 = nttgen_mldsa_avx2_shoupmul(x_25, zeta_4, zetaqinv_4);
-        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 48]);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 176]);
-        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 40]);
-        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 168]);
-        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 24]);
-        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 152]);
+        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 48));
+        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 176));
+        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 40));
+        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 168));
+        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 24));
+        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 152));
         const __m256i zeta_5 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 396]);
         const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 397]);
         const __m256i zeta_6 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 398]);
@@ -563,10 +558,10 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i t_15 = nttgen_mldsa_avx2_shoupmul(x_34, zeta_6, zetaqinv_6);
         const __m256i t_16 = nttgen_mldsa_avx2_shoupmul(x_33, zeta_7, zetaqinv_7);
         const __m256i t_17 = nttgen_mldsa_avx2_shoupmul(x_35, zeta_8, zetaqinv_8);
-        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 32]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 160]);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 16]);
-        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 144]);
+        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 32));
+        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 160));
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 16));
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 144));
         const __m256i zeta_9 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 404]);
         const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 405]);
         const __m256i zeta_10 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 406]);
@@ -585,56 +580,80 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i zetaqinv_16 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 419]);
         const __m256i t_18 = nttgen_mldsa_avx2_shoupmul(x_36, zeta_3, zetaqinv_3);
         const __m256i t_19 = nttgen_mldsa_avx2_shoupmul(x_37, zeta_4, zetaqinv_4);
-        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 8]);
-        const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 16]);
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 24]);
-        const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 32]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 40]);
-        const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 48]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 56]);
-        const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 64]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 72]);
-        const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 80]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 88]);
-        const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 96]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 104]);
-        const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 112]);
-        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 120]);
-        const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 128]);
-        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 136]);
-        const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 144]);
-        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 152]);
-        const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 160]);
-        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 168]);
-        const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 176]);
-        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 184]);
-        const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 192]);
-        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 200]);
-        const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 208]);
-        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 216]);
-        const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 224]);
-        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 232]);
-        const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 240]);
-        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 248]);
-        const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 256]);
-        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 264]);
-        const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 272]);
-        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 280]);
-        const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 288]);
-        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 296]);
-        const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 304]);
-        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 312]);
-        const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 320]);
-        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 328]);
-        const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 336]);
-        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 344]);
-        const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 352]);
-        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 360]);
-        const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 368]);
-        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 376]);
-        const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 416 + 384]);
-        const __m256i x_40 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 8]);
-        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 136]);
+        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 8));
+        const __m256i zetaqinv_17 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 16));
+        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 24));
+        const __m256i zetaqinv_18 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 32));
+        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 40));
+        const __m256i zetaqinv_19 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 48));
+        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 56));
+        const __m256i zetaqinv_20 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 64));
+        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 72));
+        const __m256i zetaqinv_21 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 80));
+        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 88));
+        const __m256i zetaqinv_22 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 96));
+        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 104));
+        const __m256i zetaqinv_23 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 112));
+        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 120));
+        const __m256i zetaqinv_24 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 128));
+        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 136));
+        const __m256i zetaqinv_25 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 144));
+        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 152));
+        const __m256i zetaqinv_26 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 160));
+        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 168));
+        const __m256i zetaqinv_27 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 176));
+        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 184));
+        const __m256i zetaqinv_28 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 192));
+        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 200));
+        const __m256i zetaqinv_29 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 208));
+        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 216));
+        const __m256i zetaqinv_30 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 224));
+        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 232));
+        const __m256i zetaqinv_31 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 240));
+        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 248));
+        const __m256i zetaqinv_32 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 256));
+        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 264));
+        const __m256i zetaqinv_33 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 272));
+        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 280));
+        const __m256i zetaqinv_34 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 288));
+        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 296));
+        const __m256i zetaqinv_35 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 304));
+        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 312));
+        const __m256i zetaqinv_36 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 320));
+        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 328));
+        const __m256i zetaqinv_37 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 336));
+        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 344));
+        const __m256i zetaqinv_38 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 352));
+        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 360));
+        const __m256i zetaqinv_39 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 368));
+        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 376));
+        const __m256i zetaqinv_40 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 384));
+        const __m256i x_40 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 8));
+        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 136));
         const __m256i x_42 = _mm256_add_epi32(x_38, t_10);
         const __m256i x_43 = _mm256_sub_epi32(x_38, t_10);
         const __m256i t_20 = nttgen_mldsa_avx2_shoupmul(x_42, zeta_5, zetaqinv_5);
@@ -666,7 +685,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i t_30 = nttgen_mldsa_avx2_shoupmul(x_56, zeta_12, zetaqinv_12);
         const __m256i t_31 = nttgen_mldsa_avx2_shoupmul(x_57, zeta_16, zetaqinv_16);
         const __m256i x_58 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64]);
-        const __m256i x_59 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64 + 128]);
+        const __m256i x_59 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 128));
         const __m256i x_60 = _mm256_add_epi32(x_58, t_18);
         const __m256i x_61 = _mm256_sub_epi32(x_58, t_18);
         const __m256i x_62 = _mm256_add_epi32(x_59, t_19);
@@ -806,14 +825,14 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         _mm256_storeu_si256((__m256i *)&r[blk_0 * 64], x_168);
         const __m256i x_170 = _mm256_add_epi32(x_148, t_50);
         const __m256i x_171 = _mm256_sub_epi32(x_148, t_50);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 128], x_170);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 128), x_170);
         const __m256i x_172 = _mm256_add_epi32(x_144, t_49);
         const __m256i x_173 = _mm256_sub_epi32(x_144, t_49);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 32], x_172);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 32), x_172);
         const __m256i x_174 = _mm256_add_epi32(x_150, t_51);
         const __m256i x_175 = _mm256_sub_epi32(x_150, t_51);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 160], x_174);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 16], x_169);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 160), x_174);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 16), x_169);
         const __m256i x_176 = _mm256_add_epi32(x_158, t_52);
         const __m256i x_177 = _mm256_sub_epi32(x_158, t_52);
         const __m256i x_178 = _mm256_add_epi32(x_164, t_54);
@@ -822,17 +841,17 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i x_181 = _mm256_sub_epi32(x_160, t_53);
         const __m256i x_182 = _mm256_add_epi32(x_166, t_55);
         const __m256i x_183 = _mm256_sub_epi32(x_166, t_55);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 144], x_171);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 48], x_173);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 176], x_175);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 8], x_176);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 136], x_178);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 40], x_180);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 168], x_182);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 24], x_177);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 152], x_179);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 56], x_181);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 64 + 184], x_183);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 144), x_171);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 48), x_173);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 176), x_175);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 8), x_176);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 136), x_178);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 40), x_180);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 168), x_182);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 24), x_177);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 152), x_179);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 56), x_181);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 64] + 184), x_183);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(r, 256, -75718753, 75718753);
@@ -892,48 +911,112 @@ void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, k * 256, -134121127, 134121127);
     nttgen_mldsa_avx2_assert_range(b, k * 256, -134121127, 134121127);
 #endif
-    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
-        const __m256i p_0 = nttgen_mldsa_avx2_montmul_var(a_0, b_0);
-        __m256i acc_0 = p_0;
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 16] + 8));
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 16] + 8));
+        const __m256i w_0 = _mm256_mul_epi32(a_0, b_0);
+        const __m256i w_1 =
+            _mm256_mul_epi32(_mm256_srli_epi64(a_0, 32), _mm256_srli_epi64(b_0, 32));
+        const __m256i w_2 = _mm256_mul_epi32(a_1, b_1);
+        const __m256i w_3 =
+            _mm256_mul_epi32(_mm256_srli_epi64(a_1, 32), _mm256_srli_epi64(b_1, 32));
+        __m256i w_4 = w_0;
+        __m256i w_5 = w_1;
+        __m256i w_6 = w_2;
+        __m256i w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 8 + 256]);
-            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 8 + 256]);
-            const __m256i p_1 = nttgen_mldsa_avx2_montmul_var(a_1, b_1);
-            const __m256i acc_1 = _mm256_add_epi32(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m256i acc_2 = acc_0;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 4096 + i_0 * 8 + 4096]);
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 16] + 256));
             const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 4096 + i_0 * 8 + 4096]);
-            const __m256i p_2 = nttgen_mldsa_avx2_montmul_var(a_2, b_2);
-            __m256i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const __m256i a_3 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
-                const __m256i b_3 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
-                const __m256i p_3 = nttgen_mldsa_avx2_montmul_var(a_3, b_3);
-                const __m256i acc_4 = _mm256_add_epi32(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_2);
-            const __m256i acc_5 = _mm256_add_epi32(red_0, acc_3);
-            acc_2 = acc_5;
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 16] + 256));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 16] + 264));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 16] + 264));
+            const __m256i w_8 = _mm256_mul_epi32(a_2, b_2);
+            const __m256i w_9 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_2, 32), _mm256_srli_epi64(b_2, 32));
+            const __m256i w_10 = _mm256_mul_epi32(a_3, b_3);
+            const __m256i w_11 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_3, 32), _mm256_srli_epi64(b_3, 32));
+            const __m256i w_12 = _mm256_add_epi64(w_4, w_8);
+            const __m256i w_13 = _mm256_add_epi64(w_5, w_9);
+            w_4 = w_12;
+            w_5 = w_13;
+            const __m256i w_14 = _mm256_add_epi64(w_6, w_10);
+            const __m256i w_15 = _mm256_add_epi64(w_7, w_11);
+            w_6 = w_14;
+            w_7 = w_15;
         }
-        const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 8], red_1);
+        const __m256i r_0 = nttgen_mldsa_avx2_mredw(w_4, w_5);
+        const __m256i r_1 = nttgen_mldsa_avx2_mredw(w_6, w_7);
+        __m256i acc_0 = r_0;
+        __m256i acc_1 = r_1;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4096));
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4096));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4104));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4104));
+            const __m256i w_16 = _mm256_mul_epi32(a_4, b_4);
+            const __m256i w_17 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_4, 32), _mm256_srli_epi64(b_4, 32));
+            const __m256i w_18 = _mm256_mul_epi32(a_5, b_5);
+            const __m256i w_19 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_5, 32), _mm256_srli_epi64(b_5, 32));
+            __m256i w_20 = w_16;
+            __m256i w_21 = w_17;
+            __m256i w_22 = w_18;
+            __m256i w_23 = w_19;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                const __m256i w_24 = _mm256_mul_epi32(a_6, b_6);
+                const __m256i w_25 =
+                    _mm256_mul_epi32(_mm256_srli_epi64(a_6, 32), _mm256_srli_epi64(b_6, 32));
+                const __m256i w_26 = _mm256_mul_epi32(a_7, b_7);
+                const __m256i w_27 =
+                    _mm256_mul_epi32(_mm256_srli_epi64(a_7, 32), _mm256_srli_epi64(b_7, 32));
+                const __m256i w_28 = _mm256_add_epi64(w_20, w_24);
+                const __m256i w_29 = _mm256_add_epi64(w_21, w_25);
+                w_20 = w_28;
+                w_21 = w_29;
+                const __m256i w_30 = _mm256_add_epi64(w_22, w_26);
+                const __m256i w_31 = _mm256_add_epi64(w_23, w_27);
+                w_22 = w_30;
+                w_23 = w_31;
+            }
+            const __m256i r_2 = nttgen_mldsa_avx2_mredw(w_20, w_21);
+            const __m256i r_3 = nttgen_mldsa_avx2_mredw(w_22, w_23);
+            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_0);
+            const __m256i acc_2 = _mm256_add_epi32(red_0, r_2);
+            acc_0 = acc_2;
+            const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_1);
+            const __m256i acc_3 = _mm256_add_epi32(red_1, r_3);
+            acc_1 = acc_3;
+        }
+        const __m256i red_2 = nttgen_mldsa_avx2_barrett(acc_0);
+        const __m256i red_3 = nttgen_mldsa_avx2_barrett(acc_1);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 16] + 8), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(r, 256, -4190208, 4190208);
@@ -976,57 +1059,115 @@ void nttgen_mldsa_avx2_basemul_cache(int32_t cache[256], const int32_t b[256]) {
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
+ * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                           const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_avx2_assert_range(b, k * 256, -134121127, 134121127);
     nttgen_mldsa_avx2_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
-        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 8]);
-        const __m256i p_0 = nttgen_mldsa_avx2_montmul(a_0, b_0, cache_0);
-        __m256i acc_0 = p_0;
+    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 16] + 8));
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 16] + 8));
+        const __m256i w_0 = _mm256_mul_epi32(a_0, b_0);
+        const __m256i w_1 =
+            _mm256_mul_epi32(_mm256_srli_epi64(a_0, 32), _mm256_srli_epi64(b_0, 32));
+        const __m256i w_2 = _mm256_mul_epi32(a_1, b_1);
+        const __m256i w_3 =
+            _mm256_mul_epi32(_mm256_srli_epi64(a_1, 32), _mm256_srli_epi64(b_1, 32));
+        __m256i w_4 = w_0;
+        __m256i w_5 = w_1;
+        __m256i w_6 = w_2;
+        __m256i w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 8 + 256]);
-            const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 8 + 256]);
-            const __m256i cache_1 =
-                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 256 + i_0 * 8 + 256]);
-            const __m256i p_1 = nttgen_mldsa_avx2_montmul(a_1, b_1, cache_1);
-            const __m256i acc_1 = _mm256_add_epi32(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m256i acc_2 = acc_0;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 4096 + i_0 * 8 + 4096]);
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 16] + 256));
             const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 4096 + i_0 * 8 + 4096]);
-            const __m256i cache_2 =
-                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 4096 + i_0 * 8 + 4096]);
-            const __m256i p_2 = nttgen_mldsa_avx2_montmul(a_2, b_2, cache_2);
-            __m256i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const __m256i a_3 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
-                const __m256i b_3 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
-                const __m256i cache_3 = _mm256_loadu_si256(
-                    (const __m256i *)&cache[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352]);
-                const __m256i p_3 = nttgen_mldsa_avx2_montmul(a_3, b_3, cache_3);
-                const __m256i acc_4 = _mm256_add_epi32(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_2);
-            const __m256i acc_5 = _mm256_add_epi32(red_0, acc_3);
-            acc_2 = acc_5;
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 16] + 256));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 16] + 264));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 16] + 264));
+            const __m256i w_8 = _mm256_mul_epi32(a_2, b_2);
+            const __m256i w_9 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_2, 32), _mm256_srli_epi64(b_2, 32));
+            const __m256i w_10 = _mm256_mul_epi32(a_3, b_3);
+            const __m256i w_11 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_3, 32), _mm256_srli_epi64(b_3, 32));
+            const __m256i w_12 = _mm256_add_epi64(w_4, w_8);
+            const __m256i w_13 = _mm256_add_epi64(w_5, w_9);
+            w_4 = w_12;
+            w_5 = w_13;
+            const __m256i w_14 = _mm256_add_epi64(w_6, w_10);
+            const __m256i w_15 = _mm256_add_epi64(w_7, w_11);
+            w_6 = w_14;
+            w_7 = w_15;
         }
-        const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 8], red_1);
+        const __m256i r_0 = nttgen_mldsa_avx2_mredw(w_4, w_5);
+        const __m256i r_1 = nttgen_mldsa_avx2_mredw(w_6, w_7);
+        __m256i acc_0 = r_0;
+        __m256i acc_1 = r_1;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4096));
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4096));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4104));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4104));
+            const __m256i w_16 = _mm256_mul_epi32(a_4, b_4);
+            const __m256i w_17 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_4, 32), _mm256_srli_epi64(b_4, 32));
+            const __m256i w_18 = _mm256_mul_epi32(a_5, b_5);
+            const __m256i w_19 =
+                _mm256_mul_epi32(_mm256_srli_epi64(a_5, 32), _mm256_srli_epi64(b_5, 32));
+            __m256i w_20 = w_16;
+            __m256i w_21 = w_17;
+            __m256i w_22 = w_18;
+            __m256i w_23 = w_19;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                const __m256i w_24 = _mm256_mul_epi32(a_6, b_6);
+                const __m256i w_25 =
+                    _mm256_mul_epi32(_mm256_srli_epi64(a_6, 32), _mm256_srli_epi64(b_6, 32));
+                const __m256i w_26 = _mm256_mul_epi32(a_7, b_7);
+                const __m256i w_27 =
+                    _mm256_mul_epi32(_mm256_srli_epi64(a_7, 32), _mm256_srli_epi64(b_7, 32));
+                const __m256i w_28 = _mm256_add_epi64(w_20, w_24);
+                const __m256i w_29 = _mm256_add_epi64(w_21, w_25);
+                w_20 = w_28;
+                w_21 = w_29;
+                const __m256i w_30 = _mm256_add_epi64(w_22, w_26);
+                const __m256i w_31 = _mm256_add_epi64(w_23, w_27);
+                w_22 = w_30;
+                w_23 = w_31;
+            }
+            const __m256i r_2 = nttgen_mldsa_avx2_mredw(w_20, w_21);
+            const __m256i r_3 = nttgen_mldsa_avx2_mredw(w_22, w_23);
+            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_0);
+            const __m256i acc_2 = _mm256_add_epi32(red_0, r_2);
+            acc_0 = acc_2;
+            const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_1);
+            const __m256i acc_3 = _mm256_add_epi32(red_1, r_3);
+            acc_1 = acc_3;
+        }
+        const __m256i red_2 = nttgen_mldsa_avx2_barrett(acc_0);
+        const __m256i red_3 = nttgen_mldsa_avx2_barrett(acc_1);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 16] + 8), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(r, 256, -4190208, 4190208);
@@ -1050,89 +1191,106 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
     // inverse layers 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 128]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 32]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 160]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 144]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 48]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 176]);
-        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 8]);
-        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 136]);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 40]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 168]);
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 128));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 32));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 160));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 16));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 144));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 48));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 176));
+        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 8));
+        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 136));
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 40));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 168));
         const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416]);
         const __m256i zetaqinv_0 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 8]);
-        const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 16]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 8));
+        const __m256i zeta_1 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 16));
         const __m256i zetaqinv_1 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 24]);
-        const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 32]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 24));
+        const __m256i zeta_2 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 32));
         const __m256i zetaqinv_2 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 40]);
-        const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 48]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 40));
+        const __m256i zeta_3 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 48));
         const __m256i zetaqinv_3 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 56]);
-        const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 64]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 56));
+        const __m256i zeta_4 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 64));
         const __m256i zetaqinv_4 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 72]);
-        const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 80]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 72));
+        const __m256i zeta_5 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 80));
         const __m256i zetaqinv_5 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 88]);
-        const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 96]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 88));
+        const __m256i zeta_6 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 96));
         const __m256i zetaqinv_6 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 104]);
-        const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 112]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 104));
+        const __m256i zeta_7 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 112));
         const __m256i zetaqinv_7 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 120]);
-        const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 128]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 120));
+        const __m256i zeta_8 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 128));
         const __m256i zetaqinv_8 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 136]);
-        const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 144]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 136));
+        const __m256i zeta_9 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 144));
         const __m256i zetaqinv_9 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 152]);
-        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 160]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 152));
+        const __m256i zeta_10 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 160));
         const __m256i zetaqinv_10 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 168]);
-        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 176]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 168));
+        const __m256i zeta_11 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 176));
         const __m256i zetaqinv_11 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 184]);
-        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 192]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 184));
+        const __m256i zeta_12 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 192));
         const __m256i zetaqinv_12 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 200]);
-        const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 208]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 200));
+        const __m256i zeta_13 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 208));
         const __m256i zetaqinv_13 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 216]);
-        const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 224]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 216));
+        const __m256i zeta_14 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 224));
         const __m256i zetaqinv_14 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 232]);
-        const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 240]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 232));
+        const __m256i zeta_15 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 240));
         const __m256i zetaqinv_15 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 248]);
-        const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 256]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 248));
+        const __m256i zeta_16 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 256));
         const __m256i zetaqinv_16 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 264]);
-        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 272]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 264));
+        const __m256i zeta_17 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 272));
         const __m256i zetaqinv_17 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 280]);
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 288]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 280));
+        const __m256i zeta_18 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 288));
         const __m256i zetaqinv_18 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 296]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 304]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 296));
+        const __m256i zeta_19 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 304));
         const __m256i zetaqinv_19 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 312]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 320]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 312));
+        const __m256i zeta_20 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 320));
         const __m256i zetaqinv_20 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 328]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 336]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 328));
+        const __m256i zeta_21 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 336));
         const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 344]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 352]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 344));
+        const __m256i zeta_22 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 352));
         const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 360]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 368]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 360));
+        const __m256i zeta_23 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 368));
         const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 376]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 376));
         const __m256i zeta_24 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 384]);
         const __m256i zetaqinv_24 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 385]);
         const __m256i zeta_25 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 386]);
@@ -1161,10 +1319,10 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i zetaqinv_36 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 409]);
         const __m256i zeta_37 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 410]);
         const __m256i zetaqinv_37 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 411]);
-        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 24]);
-        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 152]);
-        const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 56]);
-        const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 184]);
+        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 24));
+        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 152));
+        const __m256i x_14 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 56));
+        const __m256i x_15 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 184));
         const __m256i d_0 = _mm256_sub_epi32(x_0, x_4);
         const __m256i x_16 = nttgen_mldsa_avx2_shoupmul(d_0, zeta_0, zetaqinv_0);
         const __m256i x_17 = _mm256_add_epi32(x_0, x_4);
@@ -1344,13 +1502,13 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i d_41 = _mm256_sub_epi32(x_131, x_135);
         const __m256i x_146 = nttgen_mldsa_avx2_shoupmul(d_41, zeta_37, zetaqinv_37);
         const __m256i x_147 = _mm256_add_epi32(x_131, x_135);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 128], x_147);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 32], x_144);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 160], x_146);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 128), x_147);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 32), x_144);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 160), x_146);
         const __m256i d_42 = _mm256_sub_epi32(x_128, x_132);
         const __m256i x_148 = nttgen_mldsa_avx2_shoupmul(d_42, zeta_36, zetaqinv_36);
         const __m256i x_149 = _mm256_add_epi32(x_128, x_132);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 16], x_149);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 16), x_149);
         const __m256i d_43 = _mm256_sub_epi32(x_130, x_134);
         const __m256i x_150 = nttgen_mldsa_avx2_shoupmul(d_43, zeta_37, zetaqinv_37);
         const __m256i x_151 = _mm256_add_epi32(x_130, x_134);
@@ -1366,17 +1524,17 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i d_47 = _mm256_sub_epi32(x_138, x_142);
         const __m256i x_158 = nttgen_mldsa_avx2_shoupmul(d_47, zeta_37, zetaqinv_37);
         const __m256i x_159 = _mm256_add_epi32(x_138, x_142);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 144], x_151);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 48], x_148);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 176], x_150);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 8], x_153);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 136], x_155);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 40], x_152);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 168], x_154);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 24], x_157);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 152], x_159);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 56], x_156);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 184], x_158);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 144), x_151);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 48), x_148);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 176), x_150);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 8), x_153);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 136), x_155);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 40), x_152);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 168), x_154);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 24), x_157);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 152), x_159);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 56), x_156);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 184), x_158);
     }
     // inverse layers 0, 1: 8 register(s) per chunk
     const __m256i zeta_38 = _mm256_set1_epi32(zetas_inv_0[832]);
@@ -1387,13 +1545,13 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
     const __m256i zetaqinv_40 = _mm256_set1_epi32(zetas_inv_0[837]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_160 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8]);
-        const __m256i x_161 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 128]);
-        const __m256i x_162 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 64]);
-        const __m256i x_163 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 192]);
-        const __m256i x_164 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 32]);
-        const __m256i x_165 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 160]);
-        const __m256i x_166 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 96]);
-        const __m256i x_167 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 224]);
+        const __m256i x_161 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 128));
+        const __m256i x_162 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 64));
+        const __m256i x_163 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 192));
+        const __m256i x_164 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 32));
+        const __m256i x_165 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 160));
+        const __m256i x_166 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 96));
+        const __m256i x_167 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 224));
         const __m256i d_48 = _mm256_sub_epi32(x_160, x_162);
         const __m256i d_49 = _mm256_sub_epi32(x_161, x_163);
         const __m256i d_50 = _mm256_sub_epi32(x_164, x_166);
@@ -1439,13 +1597,13 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i red_6 = nttgen_mldsa_avx2_barrett(x_187);
         const __m256i red_7 = nttgen_mldsa_avx2_barrett(x_186);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 8], red_0);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 128], red_1);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 64], red_2);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 192], red_3);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 32], red_4);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 160], red_5);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 96], red_6);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 224], red_7);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 128), red_1);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 64), red_2);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 192), red_3);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 32), red_4);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 160), red_5);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 96), red_6);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 224), red_7);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -4190208, 4190208);
@@ -1583,17 +1741,17 @@ void nttgen_mldsa_avx2_to_standard(int32_t a[256]) {
 #endif
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 128]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 32]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 160]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 144]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 48]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 176]);
-        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 8]);
-        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 136]);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 40]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 168]);
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 128));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 32));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 160));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 16));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 144));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 48));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 176));
+        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 8));
+        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 136));
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 40));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 168));
         const __m256i x_12 = nttgen_mldsa_avx2_ilv32_lo(x_0, x_4);
         const __m256i x_13 = nttgen_mldsa_avx2_ilv32_hi(x_0, x_4);
         const __m256i x_14 = nttgen_mldsa_avx2_ilv32_lo(x_1, x_5);
@@ -1618,20 +1776,20 @@ void nttgen_mldsa_avx2_to_standard(int32_t a[256]) {
         const __m256i x_33 = _mm256_permute2x128_si256(x_24, x_26, 49);
         const __m256i x_34 = _mm256_permute2x128_si256(x_25, x_27, 32);
         const __m256i x_35 = _mm256_permute2x128_si256(x_25, x_27, 49);
-        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 24]);
+        const __m256i x_36 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 24));
         const __m256i x_37 = nttgen_mldsa_avx2_ilv32_lo(x_8, x_36);
         const __m256i x_38 = nttgen_mldsa_avx2_ilv32_hi(x_8, x_36);
-        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 152]);
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 152));
         const __m256i x_40 = nttgen_mldsa_avx2_ilv32_lo(x_9, x_39);
         const __m256i x_41 = nttgen_mldsa_avx2_ilv32_hi(x_9, x_39);
-        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 56]);
+        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 56));
         const __m256i x_43 = nttgen_mldsa_avx2_ilv32_lo(x_10, x_42);
         const __m256i x_44 = nttgen_mldsa_avx2_ilv32_hi(x_10, x_42);
         const __m256i x_45 = _mm256_unpacklo_epi64(x_37, x_43);
         const __m256i x_46 = _mm256_unpackhi_epi64(x_37, x_43);
         const __m256i x_47 = _mm256_unpacklo_epi64(x_38, x_44);
         const __m256i x_48 = _mm256_unpackhi_epi64(x_38, x_44);
-        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 184]);
+        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 184));
         const __m256i x_50 = nttgen_mldsa_avx2_ilv32_lo(x_11, x_49);
         const __m256i x_51 = nttgen_mldsa_avx2_ilv32_hi(x_11, x_49);
         const __m256i x_52 = _mm256_unpacklo_epi64(x_40, x_50);
@@ -1647,21 +1805,21 @@ void nttgen_mldsa_avx2_to_standard(int32_t a[256]) {
         const __m256i x_62 = _mm256_permute2x128_si256(x_48, x_55, 32);
         const __m256i x_63 = _mm256_permute2x128_si256(x_48, x_55, 49);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 64], x_28);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 128], x_29);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 32], x_30);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 160], x_31);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 16], x_32);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 144], x_33);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 48], x_34);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 176], x_35);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 8], x_56);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 136], x_57);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 40], x_58);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 168], x_59);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 24], x_60);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 152], x_61);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 56], x_62);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 184], x_63);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 128), x_29);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 32), x_30);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 160), x_31);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 16), x_32);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 144), x_33);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 48), x_34);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 176), x_35);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 8), x_56);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 136), x_57);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 40), x_58);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 168), x_59);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 24), x_60);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 152), x_61);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 56), x_62);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 184), x_63);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -1682,17 +1840,17 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
 #endif
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 128]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 32]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 160]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 144]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 48]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 176]);
-        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 8]);
-        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 136]);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 40]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 168]);
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 128));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 32));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 160));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 16));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 144));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 48));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 176));
+        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 8));
+        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 136));
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 40));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 168));
         const __m256i x_12 = _mm256_permute2x128_si256(x_0, x_1, 32);
         const __m256i x_13 = _mm256_permute2x128_si256(x_0, x_1, 49);
         const __m256i x_14 = _mm256_permute2x128_si256(x_2, x_3, 32);
@@ -1725,12 +1883,12 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
         const __m256i x_41 = nttgen_mldsa_avx2_ilv32_hi(x_25, x_29);
         const __m256i x_42 = nttgen_mldsa_avx2_ilv32_lo(x_27, x_31);
         const __m256i x_43 = nttgen_mldsa_avx2_ilv32_hi(x_27, x_31);
-        const __m256i x_44 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 24]);
-        const __m256i x_45 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 152]);
+        const __m256i x_44 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 24));
+        const __m256i x_45 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 152));
         const __m256i x_46 = _mm256_permute2x128_si256(x_44, x_45, 32);
         const __m256i x_47 = _mm256_permute2x128_si256(x_44, x_45, 49);
-        const __m256i x_48 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 56]);
-        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 64 + 184]);
+        const __m256i x_48 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 56));
+        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 64] + 184));
         const __m256i x_50 = _mm256_permute2x128_si256(x_48, x_49, 32);
         const __m256i x_51 = _mm256_permute2x128_si256(x_48, x_49, 49);
         const __m256i x_52 = _mm256_unpacklo_epi64(x_46, x_50);
@@ -1746,21 +1904,21 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
         const __m256i x_62 = nttgen_mldsa_avx2_ilv32_lo(x_35, x_55);
         const __m256i x_63 = nttgen_mldsa_avx2_ilv32_hi(x_35, x_55);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 64], x_36);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 128], x_38);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 32], x_40);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 160], x_42);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 16], x_37);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 144], x_39);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 48], x_41);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 176], x_43);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 8], x_56);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 136], x_58);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 40], x_60);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 168], x_62);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 24], x_57);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 152], x_59);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 56], x_61);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 64 + 184], x_63);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 128), x_38);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 32), x_40);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 160), x_42);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 16), x_37);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 144), x_39);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 48), x_41);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 176), x_43);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 8), x_56);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 136), x_58);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 40), x_60);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 168), x_62);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 24), x_57);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 152), x_59);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 56), x_61);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 64] + 184), x_63);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -1784,89 +1942,106 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
     // inverse layers 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 128]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 32]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 160]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 144]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 48]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 176]);
-        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 8]);
-        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 136]);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 40]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 168]);
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 128));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 32));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 160));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 16));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 144));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 48));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 176));
+        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 8));
+        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 136));
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 40));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 168));
         const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416]);
         const __m256i zetaqinv_0 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 8]);
-        const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 16]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 8));
+        const __m256i zeta_1 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 16));
         const __m256i zetaqinv_1 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 24]);
-        const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 32]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 24));
+        const __m256i zeta_2 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 32));
         const __m256i zetaqinv_2 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 40]);
-        const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 48]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 40));
+        const __m256i zeta_3 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 48));
         const __m256i zetaqinv_3 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 56]);
-        const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 64]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 56));
+        const __m256i zeta_4 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 64));
         const __m256i zetaqinv_4 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 72]);
-        const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 80]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 72));
+        const __m256i zeta_5 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 80));
         const __m256i zetaqinv_5 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 88]);
-        const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 96]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 88));
+        const __m256i zeta_6 = _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 96));
         const __m256i zetaqinv_6 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 104]);
-        const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 112]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 104));
+        const __m256i zeta_7 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 112));
         const __m256i zetaqinv_7 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 120]);
-        const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 128]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 120));
+        const __m256i zeta_8 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 128));
         const __m256i zetaqinv_8 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 136]);
-        const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 144]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 136));
+        const __m256i zeta_9 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 144));
         const __m256i zetaqinv_9 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 152]);
-        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 160]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 152));
+        const __m256i zeta_10 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 160));
         const __m256i zetaqinv_10 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 168]);
-        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 176]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 168));
+        const __m256i zeta_11 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 176));
         const __m256i zetaqinv_11 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 184]);
-        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 192]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 184));
+        const __m256i zeta_12 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 192));
         const __m256i zetaqinv_12 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 200]);
-        const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 208]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 200));
+        const __m256i zeta_13 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 208));
         const __m256i zetaqinv_13 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 216]);
-        const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 224]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 216));
+        const __m256i zeta_14 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 224));
         const __m256i zetaqinv_14 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 232]);
-        const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 240]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 232));
+        const __m256i zeta_15 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 240));
         const __m256i zetaqinv_15 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 248]);
-        const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 256]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 248));
+        const __m256i zeta_16 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 256));
         const __m256i zetaqinv_16 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 264]);
-        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 272]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 264));
+        const __m256i zeta_17 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 272));
         const __m256i zetaqinv_17 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 280]);
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 288]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 280));
+        const __m256i zeta_18 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 288));
         const __m256i zetaqinv_18 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 296]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 304]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 296));
+        const __m256i zeta_19 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 304));
         const __m256i zetaqinv_19 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 312]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 320]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 312));
+        const __m256i zeta_20 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 320));
         const __m256i zetaqinv_20 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 328]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 336]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 328));
+        const __m256i zeta_21 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 336));
         const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 344]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 352]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 344));
+        const __m256i zeta_22 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 352));
         const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 360]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 368]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 360));
+        const __m256i zeta_23 =
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 368));
         const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)&zetas_inv_0[blk_0 * 416 + 376]);
+            _mm256_load_si256((const __m256i *)(&zetas_inv_0[blk_0 * 416] + 376));
         const __m256i zeta_24 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 384]);
         const __m256i zetaqinv_24 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 385]);
         const __m256i zeta_25 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 386]);
@@ -1895,10 +2070,10 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i zetaqinv_36 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 409]);
         const __m256i zeta_37 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 410]);
         const __m256i zetaqinv_37 = _mm256_set1_epi32(zetas_inv_0[blk_0 * 416 + 411]);
-        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 24]);
-        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 152]);
-        const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 56]);
-        const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 64 + 184]);
+        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 24));
+        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 152));
+        const __m256i x_14 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 56));
+        const __m256i x_15 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 64] + 184));
         const __m256i d_0 = _mm256_sub_epi32(x_0, x_4);
         const __m256i x_16 = nttgen_mldsa_avx2_shoupmul(d_0, zeta_0, zetaqinv_0);
         const __m256i x_17 = _mm256_add_epi32(x_0, x_4);
@@ -2078,13 +2253,13 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i d_41 = _mm256_sub_epi32(x_131, x_135);
         const __m256i x_146 = nttgen_mldsa_avx2_shoupmul(d_41, zeta_37, zetaqinv_37);
         const __m256i x_147 = _mm256_add_epi32(x_131, x_135);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 128], x_147);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 32], x_144);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 160], x_146);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 128), x_147);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 32), x_144);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 160), x_146);
         const __m256i d_42 = _mm256_sub_epi32(x_128, x_132);
         const __m256i x_148 = nttgen_mldsa_avx2_shoupmul(d_42, zeta_36, zetaqinv_36);
         const __m256i x_149 = _mm256_add_epi32(x_128, x_132);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 16], x_149);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 16), x_149);
         const __m256i d_43 = _mm256_sub_epi32(x_130, x_134);
         const __m256i x_150 = nttgen_mldsa_avx2_shoupmul(d_43, zeta_37, zetaqinv_37);
         const __m256i x_151 = _mm256_add_epi32(x_130, x_134);
@@ -2100,17 +2275,17 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i d_47 = _mm256_sub_epi32(x_138, x_142);
         const __m256i x_158 = nttgen_mldsa_avx2_shoupmul(d_47, zeta_37, zetaqinv_37);
         const __m256i x_159 = _mm256_add_epi32(x_138, x_142);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 144], x_151);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 48], x_148);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 176], x_150);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 8], x_153);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 136], x_155);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 40], x_152);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 168], x_154);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 24], x_157);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 152], x_159);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 56], x_156);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 64 + 184], x_158);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 144), x_151);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 48), x_148);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 176), x_150);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 8), x_153);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 136), x_155);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 40), x_152);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 168), x_154);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 24), x_157);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 152), x_159);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 56), x_156);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 184), x_158);
     }
     // inverse layers 0, 1: 8 register(s) per chunk
     const __m256i zeta_38 = _mm256_set1_epi32(zetas_inv_0[832]);
@@ -2121,13 +2296,13 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
     const __m256i zetaqinv_40 = _mm256_set1_epi32(zetas_inv_0[837]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_160 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8]);
-        const __m256i x_161 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 128]);
-        const __m256i x_162 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 64]);
-        const __m256i x_163 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 192]);
-        const __m256i x_164 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 32]);
-        const __m256i x_165 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 160]);
-        const __m256i x_166 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 96]);
-        const __m256i x_167 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8 + 224]);
+        const __m256i x_161 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 128));
+        const __m256i x_162 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 64));
+        const __m256i x_163 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 192));
+        const __m256i x_164 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 32));
+        const __m256i x_165 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 160));
+        const __m256i x_166 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 96));
+        const __m256i x_167 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 224));
         const __m256i d_48 = _mm256_sub_epi32(x_160, x_162);
         const __m256i d_49 = _mm256_sub_epi32(x_161, x_163);
         const __m256i d_50 = _mm256_sub_epi32(x_164, x_166);
@@ -2181,13 +2356,13 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i red_14 = nttgen_mldsa_avx2_cond_add_q(red_6);
         const __m256i red_15 = nttgen_mldsa_avx2_cond_add_q(red_7);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 8], red_8);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 128], red_9);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 64], red_10);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 192], red_11);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 32], red_12);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 160], red_13);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 96], red_14);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8 + 224], red_15);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 128), red_9);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 64), red_10);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 192), red_11);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 32), red_12);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 160), red_13);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 96), red_14);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 224), red_15);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, 0, 8380416);

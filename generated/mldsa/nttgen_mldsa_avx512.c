@@ -26,7 +26,7 @@
  *   nttgen_mldsa_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -37,7 +37,7 @@
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 48, store 16, montmul_twist 16, barrett 16
+ *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
@@ -151,26 +151,6 @@ static inline __m512i nttgen_mldsa_avx512_mulhi(__m512i a, __m512i b) {
 }
 
 /*
- * Signed Montgomery multiplication by a twisted constant, 16 lanes:
- * m = lo(a*zq) for all lanes by one vpmulld (on Zen as cheap as a vpmuldq),
- * the high products by vpmuldq on even and odd lanes; the low halves of a*z
- * and m*q agree, so a
- * 32-bit subtraction of the 64-bit products leaves (a*z - m*q) / 2^32 in the
- * high half.
- */
-static inline __m512i nttgen_mldsa_avx512_montmul(__m512i a, __m512i z, __m512i zq) {
-    const __m512i a_o = _mm512_srli_epi64(a, 32);
-    const __m512i m_e = _mm512_mullo_epi32(a, zq);
-    const __m512i m_o = _mm512_srli_epi64(m_e, 32);
-    const __m512i p_e = _mm512_mul_epi32(a, z);
-    const __m512i p_o = _mm512_mul_epi32(a_o, _mm512_srli_epi64(z, 32));
-    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
-    const __m512i r_e = _mm512_sub_epi32(p_e, _mm512_mul_epi32(m_e, qv));
-    const __m512i r_o = _mm512_sub_epi32(p_o, _mm512_mul_epi32(m_o, qv));
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(r_e, 32), r_o);
-}
-
-/*
  * Signed Montgomery product of two variables, 16 lanes (m = lo(a*b)*q^-1).
  */
 static inline __m512i nttgen_mldsa_avx512_montmul_var(__m512i a, __m512i b) {
@@ -253,6 +233,21 @@ static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
     const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
     const __m512i tq = _mm512_mullo_epi32(t, qv);
     return _mm512_sub_epi32(a, tq);
+}
+
+/*
+ * Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)
+ * to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32
+ * (vpmuldq, vpsubq, a shift and a blend).
+ */
+static inline __m512i nttgen_mldsa_avx512_mredw(__m512i lo, __m512i hi) {
+    const __m512i qinv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(58728449));
+    const __m512i q = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    const __m512i m_lo = _mm512_mul_epi32(lo, qinv);
+    const __m512i d_lo = _mm512_sub_epi64(lo, _mm512_mul_epi32(m_lo, q));
+    const __m512i m_hi = _mm512_mul_epi32(hi, qinv);
+    const __m512i d_hi = _mm512_sub_epi64(hi, _mm512_mul_epi32(m_hi, q));
+    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(d_lo, 32), d_hi);
 }
 
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/q)), in consumption order: as lane
@@ -923,48 +918,112 @@ void nttgen_mldsa_avx512_basemul(int32_t r[256], const int32_t a[256], const int
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
  */
 void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(a, k * 256, -134121127, 134121127);
     nttgen_mldsa_avx512_assert_range(b, k * 256, -134121127, 134121127);
 #endif
-    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 16]);
-        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 16]);
-        const __m512i p_0 = nttgen_mldsa_avx512_montmul_var(a_0, b_0);
-        __m512i acc_0 = p_0;
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 32] + 16));
+        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 32] + 16));
+        const __m512i w_0 = _mm512_mul_epi32(a_0, b_0);
+        const __m512i w_1 =
+            _mm512_mul_epi32(_mm512_srli_epi64(a_0, 32), _mm512_srli_epi64(b_0, 32));
+        const __m512i w_2 = _mm512_mul_epi32(a_1, b_1);
+        const __m512i w_3 =
+            _mm512_mul_epi32(_mm512_srli_epi64(a_1, 32), _mm512_srli_epi64(b_1, 32));
+        __m512i w_4 = w_0;
+        __m512i w_5 = w_1;
+        __m512i w_6 = w_2;
+        __m512i w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i p_1 = nttgen_mldsa_avx512_montmul_var(a_1, b_1);
-            const __m512i acc_1 = _mm512_add_epi32(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m512i acc_2 = acc_0;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)&a[g_0 * 4096 + i_0 * 16 + 4096]);
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 32] + 256));
             const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)&b[g_0 * 4096 + i_0 * 16 + 4096]);
-            const __m512i p_2 = nttgen_mldsa_avx512_montmul_var(a_2, b_2);
-            __m512i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const __m512i a_3 = _mm512_loadu_si512(
-                    (const __m512i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i b_3 = _mm512_loadu_si512(
-                    (const __m512i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i p_3 = nttgen_mldsa_avx512_montmul_var(a_3, b_3);
-                const __m512i acc_4 = _mm512_add_epi32(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_2);
-            const __m512i acc_5 = _mm512_add_epi32(red_0, acc_3);
-            acc_2 = acc_5;
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 32] + 256));
+            const __m512i a_3 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 32] + 272));
+            const __m512i b_3 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 32] + 272));
+            const __m512i w_8 = _mm512_mul_epi32(a_2, b_2);
+            const __m512i w_9 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_2, 32), _mm512_srli_epi64(b_2, 32));
+            const __m512i w_10 = _mm512_mul_epi32(a_3, b_3);
+            const __m512i w_11 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_3, 32), _mm512_srli_epi64(b_3, 32));
+            const __m512i w_12 = _mm512_add_epi64(w_4, w_8);
+            const __m512i w_13 = _mm512_add_epi64(w_5, w_9);
+            w_4 = w_12;
+            w_5 = w_13;
+            const __m512i w_14 = _mm512_add_epi64(w_6, w_10);
+            const __m512i w_15 = _mm512_add_epi64(w_7, w_11);
+            w_6 = w_14;
+            w_7 = w_15;
         }
-        const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_2);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 16], red_1);
+        const __m512i r_0 = nttgen_mldsa_avx512_mredw(w_4, w_5);
+        const __m512i r_1 = nttgen_mldsa_avx512_mredw(w_6, w_7);
+        __m512i acc_0 = r_0;
+        __m512i acc_1 = r_1;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const __m512i a_4 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4096));
+            const __m512i b_4 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4096));
+            const __m512i a_5 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4112));
+            const __m512i b_5 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4112));
+            const __m512i w_16 = _mm512_mul_epi32(a_4, b_4);
+            const __m512i w_17 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_4, 32), _mm512_srli_epi64(b_4, 32));
+            const __m512i w_18 = _mm512_mul_epi32(a_5, b_5);
+            const __m512i w_19 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_5, 32), _mm512_srli_epi64(b_5, 32));
+            __m512i w_20 = w_16;
+            __m512i w_21 = w_17;
+            __m512i w_22 = w_18;
+            __m512i w_23 = w_19;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const __m512i a_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                const __m512i b_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                const __m512i a_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                const __m512i b_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                const __m512i w_24 = _mm512_mul_epi32(a_6, b_6);
+                const __m512i w_25 =
+                    _mm512_mul_epi32(_mm512_srli_epi64(a_6, 32), _mm512_srli_epi64(b_6, 32));
+                const __m512i w_26 = _mm512_mul_epi32(a_7, b_7);
+                const __m512i w_27 =
+                    _mm512_mul_epi32(_mm512_srli_epi64(a_7, 32), _mm512_srli_epi64(b_7, 32));
+                const __m512i w_28 = _mm512_add_epi64(w_20, w_24);
+                const __m512i w_29 = _mm512_add_epi64(w_21, w_25);
+                w_20 = w_28;
+                w_21 = w_29;
+                const __m512i w_30 = _mm512_add_epi64(w_22, w_26);
+                const __m512i w_31 = _mm512_add_epi64(w_23, w_27);
+                w_22 = w_30;
+                w_23 = w_31;
+            }
+            const __m512i r_2 = nttgen_mldsa_avx512_mredw(w_20, w_21);
+            const __m512i r_3 = nttgen_mldsa_avx512_mredw(w_22, w_23);
+            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_0);
+            const __m512i acc_2 = _mm512_add_epi32(red_0, r_2);
+            acc_0 = acc_2;
+            const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_1);
+            const __m512i acc_3 = _mm512_add_epi32(red_1, r_3);
+            acc_1 = acc_3;
+        }
+        const __m512i red_2 = nttgen_mldsa_avx512_barrett(acc_0);
+        const __m512i red_3 = nttgen_mldsa_avx512_barrett(acc_1);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(r, 256, -4190208, 4190208);
@@ -1065,57 +1124,115 @@ void nttgen_mldsa_avx512_basemul_cache(int32_t cache[256], const int32_t b[256])
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
+ * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
  */
 void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
+    (void)cache;
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(a, k * 256, -8380416, 8380416);
     nttgen_mldsa_avx512_assert_range(b, k * 256, -134121127, 134121127);
     nttgen_mldsa_avx512_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 16]);
-        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 16]);
-        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 16]);
-        const __m512i p_0 = nttgen_mldsa_avx512_montmul(a_0, b_0, cache_0);
-        __m512i acc_0 = p_0;
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
+        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 32] + 16));
+        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 32] + 16));
+        const __m512i w_0 = _mm512_mul_epi32(a_0, b_0);
+        const __m512i w_1 =
+            _mm512_mul_epi32(_mm512_srli_epi64(a_0, 32), _mm512_srli_epi64(b_0, 32));
+        const __m512i w_2 = _mm512_mul_epi32(a_1, b_1);
+        const __m512i w_3 =
+            _mm512_mul_epi32(_mm512_srli_epi64(a_1, 32), _mm512_srli_epi64(b_1, 32));
+        __m512i w_4 = w_0;
+        __m512i w_5 = w_1;
+        __m512i w_6 = w_2;
+        __m512i w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i cache_1 =
-                _mm512_loadu_si512((const __m512i *)&cache[i_1 * 256 + i_0 * 16 + 256]);
-            const __m512i p_1 = nttgen_mldsa_avx512_montmul(a_1, b_1, cache_1);
-            const __m512i acc_1 = _mm512_add_epi32(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m512i acc_2 = acc_0;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
             const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)&a[g_0 * 4096 + i_0 * 16 + 4096]);
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 32] + 256));
             const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)&b[g_0 * 4096 + i_0 * 16 + 4096]);
-            const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)&cache[g_0 * 4096 + i_0 * 16 + 4096]);
-            const __m512i p_2 = nttgen_mldsa_avx512_montmul(a_2, b_2, cache_2);
-            __m512i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const __m512i a_3 = _mm512_loadu_si512(
-                    (const __m512i *)&a[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i b_3 = _mm512_loadu_si512(
-                    (const __m512i *)&b[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i cache_3 = _mm512_loadu_si512(
-                    (const __m512i *)&cache[g_0 * 4096 + i_2 * 256 + i_0 * 16 + 4352]);
-                const __m512i p_3 = nttgen_mldsa_avx512_montmul(a_3, b_3, cache_3);
-                const __m512i acc_4 = _mm512_add_epi32(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_2);
-            const __m512i acc_5 = _mm512_add_epi32(red_0, acc_3);
-            acc_2 = acc_5;
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 32] + 256));
+            const __m512i a_3 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 32] + 272));
+            const __m512i b_3 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 32] + 272));
+            const __m512i w_8 = _mm512_mul_epi32(a_2, b_2);
+            const __m512i w_9 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_2, 32), _mm512_srli_epi64(b_2, 32));
+            const __m512i w_10 = _mm512_mul_epi32(a_3, b_3);
+            const __m512i w_11 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_3, 32), _mm512_srli_epi64(b_3, 32));
+            const __m512i w_12 = _mm512_add_epi64(w_4, w_8);
+            const __m512i w_13 = _mm512_add_epi64(w_5, w_9);
+            w_4 = w_12;
+            w_5 = w_13;
+            const __m512i w_14 = _mm512_add_epi64(w_6, w_10);
+            const __m512i w_15 = _mm512_add_epi64(w_7, w_11);
+            w_6 = w_14;
+            w_7 = w_15;
         }
-        const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_2);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 16], red_1);
+        const __m512i r_0 = nttgen_mldsa_avx512_mredw(w_4, w_5);
+        const __m512i r_1 = nttgen_mldsa_avx512_mredw(w_6, w_7);
+        __m512i acc_0 = r_0;
+        __m512i acc_1 = r_1;
+        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+            const __m512i a_4 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4096));
+            const __m512i b_4 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4096));
+            const __m512i a_5 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4112));
+            const __m512i b_5 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4112));
+            const __m512i w_16 = _mm512_mul_epi32(a_4, b_4);
+            const __m512i w_17 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_4, 32), _mm512_srli_epi64(b_4, 32));
+            const __m512i w_18 = _mm512_mul_epi32(a_5, b_5);
+            const __m512i w_19 =
+                _mm512_mul_epi32(_mm512_srli_epi64(a_5, 32), _mm512_srli_epi64(b_5, 32));
+            __m512i w_20 = w_16;
+            __m512i w_21 = w_17;
+            __m512i w_22 = w_18;
+            __m512i w_23 = w_19;
+            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+                const __m512i a_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                const __m512i b_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                const __m512i a_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                const __m512i b_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                const __m512i w_24 = _mm512_mul_epi32(a_6, b_6);
+                const __m512i w_25 =
+                    _mm512_mul_epi32(_mm512_srli_epi64(a_6, 32), _mm512_srli_epi64(b_6, 32));
+                const __m512i w_26 = _mm512_mul_epi32(a_7, b_7);
+                const __m512i w_27 =
+                    _mm512_mul_epi32(_mm512_srli_epi64(a_7, 32), _mm512_srli_epi64(b_7, 32));
+                const __m512i w_28 = _mm512_add_epi64(w_20, w_24);
+                const __m512i w_29 = _mm512_add_epi64(w_21, w_25);
+                w_20 = w_28;
+                w_21 = w_29;
+                const __m512i w_30 = _mm512_add_epi64(w_22, w_26);
+                const __m512i w_31 = _mm512_add_epi64(w_23, w_27);
+                w_22 = w_30;
+                w_23 = w_31;
+            }
+            const __m512i r_2 = nttgen_mldsa_avx512_mredw(w_20, w_21);
+            const __m512i r_3 = nttgen_mldsa_avx512_mredw(w_22, w_23);
+            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_0);
+            const __m512i acc_2 = _mm512_add_epi32(red_0, r_2);
+            acc_0 = acc_2;
+            const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_1);
+            const __m512i acc_3 = _mm512_add_epi32(red_1, r_3);
+            acc_1 = acc_3;
+        }
+        const __m512i red_2 = nttgen_mldsa_avx512_barrett(acc_0);
+        const __m512i red_3 = nttgen_mldsa_avx512_barrett(acc_1);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(r, 256, -4190208, 4190208);

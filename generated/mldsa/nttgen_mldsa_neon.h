@@ -26,7 +26,7 @@
  *   nttgen_mldsa_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 128, store 64, barrett 64, mredw 64, mulw 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
@@ -37,7 +37,7 @@
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 128, store 64, barrett 64, mredw 64, mulw 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
@@ -123,7 +123,7 @@ void nttgen_mldsa_neon_basemul(int32_t r[256], const int32_t a[256], const int32
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, barrett 64, mredw 64, mulw 64
  */
 void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
 
@@ -150,7 +150,7 @@ void nttgen_mldsa_neon_basemul_cache(int32_t cache[256], const int32_t b[256]);
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, barrett 64, mredw 64, mulw 64
  */
 void nttgen_mldsa_neon_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                           const int32_t *cache, size_t k);

@@ -18,15 +18,15 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_rvv256_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42035253, 42035253]
- *       ops: load 122, gather 32, store 64, add 128, sub 128, montmul 128
+ *       a in [-8380416, 8380416] -> a in [-42042508, 42042508]
+ *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -37,11 +37,11 @@
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 154, store 32, scatter 32, add 128, sub 128, montmul 144, const 32
+ *       ops: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  *   nttgen_mldsa_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,7 +73,7 @@
  *       ops: gather 32, store 32
  *   nttgen_mldsa_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 462, gather 64, store 192, scatter 32, add 384, sub 384, montmul 400, montmul_var
+ *       ops: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
  *         32, cond_add_q 32, const 32
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -154,30 +154,37 @@ static inline vint32m1_t nttgen_mldsa_rvv256_cond_add_q(vint32m1_t a, size_t vl)
     return __riscv_vadd_vv_i32m1(a, __riscv_vand_vx_i32m1(mask, 8380417, vl), vl);
 }
 
+/*
+ * Signed Montgomery reduction of 64-bit sums to 32-bit lanes:
+ * (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32.
+ */
+static inline vint32m1_t nttgen_mldsa_rvv256_mredw(vint64m2_t a, size_t vl) {
+    const vint32m1_t m = __riscv_vmul_vx_i32m1(__riscv_vncvt_x_x_w_i32m1(a, vl), 58728449, vl);
+    return __riscv_vnsra_wx_i32m1(__riscv_vwmacc_vx_i64m2(a, -8380417, m, vl), 32, vl);
+}
+
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[512] = {
-    // pass 0: layer(s) 0, 1, 2, 3
-    25847, 1830765815, -2608894, -1929875198, -518909, -1927777021, 237124, 1640767044,
-    -876248, 1612161320, -777960, 1477910808, 466468, 1640734244, 1826347, 308362795,
-    3119733, -1929495947, -359251, -1374673747, 3111497, -285697463, 2353451, -1815525077,
-    -2884855, 515185417, -2091905, -1091570561, 2680103, 625853735, 0, 0,
-    // pass 1: layer(s) 4, 5, 6, 7
-    2725464, -1079900, -549488, 2619752, -2118186, -1399561, 1757237, 4010497,
-    1727305304, -1364982364, 1806278032, -346752664, 1654287830, -1257667337, 329347125, -1443016191,
+NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[520] = {
+    // pass 0: layer(s) 0, 1
+    25847, 1830765815, -2608894, -1929875198, -518909, -1927777021, 0, 0,
+    // pass 1: layer(s) 2, 3, 4
+    237124, 1640767044, 1826347, 308362795, 2353451, -1815525077, 2725464, 1727305304,
+    -1079900, -1364982364, 1024112, 2082316400, 3585928, 858240904, 0, 0,
+    -777960, 1477910808, -359251, -1374673747, -2091905, -1091570561, -549488, 1806278032,
+    2619752, -346752664, -1119584, 222489248, -2108549, 684667771, 0, 0,
+    -876248, 1612161320, 3119733, -1929495947, -2884855, 515185417, -2118186, 1654287830,
+    -1399561, -1257667337, -3859737, -878576921, -3277672, -748618600, 0, 0,
+    466468, 1640734244, 3111497, -285697463, 2680103, 625853735, 1757237, 329347125,
+    4010497, -1443016191, -19422, 1837364258, 280005, -1170414139, 0, 0,
+    // pass 2: layer(s) 5, 6, 7
     2706023, -1661693, -3861115, 3539968, -1699267, 3507263, 811944, 3900724,
     -1846138265, 1594295555, -202001019, -1061813248, -1750224323, -1925356481, 1484874664, -1495136972,
-    95776, -3592148, -3043716, -300467, -1643818, -2140649, 531354, -2556880,
-    -1631226336, -1076973524, -475984260, 2059733581, -901666090, 992097815, -1636082790, -950076368,
     -3930395, -1257611, 3412210, -671102, -3343383, -3724342, 189548, 1285669,
     -1574918427, -1285853323, -783134478, 2135294594, 1321868265, 675310538, -695180180, -178766299,
     -1528703, 1939314, -983419, -1228525, 264944, -8578, -3553272, -1584928,
     -654783359, -1039411342, -247357819, 1787797779, -916321552, -1261461890, 1422575624, 168022240,
-    -3677745, -4083598, 2147896, -22981, 508951, 1653064, 3159746, -812732,
-    1350681039, -993005454, -588790216, -1018755525, 1225434135, -1555941048, -1375177022, -518252220,
-    -3041255, -1000202, 2715295, -1308169, 3097992, -3249728, -1851402, -1439742,
-    -1974159335, 1955560694, 1518161567, 1638590967, 1155548552, -318346816, 1424130038, 1206536194,
     2091667, 900702, 342297, -3767016, -1279661, -2013608, -3038916, -2939036,
     -898413, 14253662, 2124962073, -1536588520, 831969619, 1554794072, -2047270596, 1119856484,
     2316500, 909542, -2437823, 2635921, -2546312, 2454455, 3866901, -420899,
@@ -186,6 +193,12 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[512] = 
     991903578, -421552614, 908452108, -72690498, -1078959975, 173440395, 6087993, -1600929361,
     3817976, 819034, 4108315, -3548272, -1374803, -164721, 269760, -2286327,
     746144248, 1257750362, 885133339, -1287922800, 1042326957, -1542497137, -1547952704, 1123958025,
+    95776, -3592148, -3043716, -300467, -1643818, -2140649, 531354, -2556880,
+    -1631226336, -1076973524, -475984260, 2059733581, -901666090, 992097815, -1636082790, -950076368,
+    -3677745, -4083598, 2147896, -22981, 508951, 1653064, 3159746, -812732,
+    1350681039, -993005454, -588790216, -1018755525, 1225434135, -1555941048, -1375177022, -518252220,
+    -3041255, -1000202, 2715295, -1308169, 3097992, -3249728, -1851402, -1439742,
+    -1974159335, 1955560694, 1518161567, 1638590967, 1155548552, -318346816, 1424130038, 1206536194,
     -3342478, 495491, 3437287, -2994039, 1500165, 1957272, 2213111, 183443,
     -1363460238, 1014493059, -1223601433, 694382729, -300448763, 1339088280, -1723816713, 1544891539,
     -2446433, -43260, 1735879, 1903435, 2235880, 185531, 1717735, 1612842,
@@ -194,20 +207,12 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[512] = 
     912367099, -818371958, 1851023419, -314284737, 604552167, -2126092136, -110126092, 879867909,
     -3562462, -522500, 203044, -1050970, 3406031, -1207385, 472078, -3545687,
     -1420958686, 1926727420, 1629985060, 1136965286, 1405999311, 2061661095, 394851342, 201262505,
-    1024112, 3585928, -1119584, -2108549, -3859737, -3277672, -19422, 280005,
-    2082316400, 858240904, 222489248, 684667771, -878576921, -748618600, 1837364258, -1170414139,
     3077325, -2537516, 3574422, 2348700, 3505694, -1600420, 954230, 2071892,
     -1404529459, -1898723372, -561427818, -1661512036, 418987550, 879957084, -285388938, -1714807468,
-    3530437, 3915439, -2867647, -539299, -3821735, 3699596, 3881043, -2797779,
-    1838055109, -594436433, 1797021249, -1104976547, 1831915353, 2024403852, -1983539117, -952438995,
     -1452451, -3190144, -2967645, -381987, 44288, 2389356, -2409325, -3019102,
     -2143979939, -1440787840, 289871779, -889861155, -1784632064, -1999506068, 1777179795, 1957047970,
     3475950, -3157330, -3693493, 1349076, -1100098, -210977, -177440, -3881060,
     1651689966, 1529189038, -86965173, -120646188, 2143745726, 628664287, -1185330464, 985155484,
-    2176455, -3632928, -411027, 1852771, 904516, 759969, 1315589, -3628969,
-    1599739335, 568627424, -1262003603, 1665705315, 666258756, -1499481951, 334803717, 1146323031,
-    -1585221, 126922, -2477047, -1430430, 3958618, -1316856, 1341330, 3839961,
-    140455867, -2131021878, 1708872713, -1669960606, 1210558298, -1729304568, 235321234, -894060583,
     266997, -655327, 2842341, -1333058, -542412, -3183426, -426683, -554416,
     -605900043, 863641633, -1920467227, 235104446, 756955444, -2040058690, -1591599803, 155290192,
     -1235728, 2031748, -2590150, -3318210, -1671176, 1616392, -1803090, -48306,
@@ -216,6 +221,12 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[512] = 
     -44694137, 1747917558, -1176751719, 985022747, -1021949428, -1316619236, 565464272, -1809756372,
     3513181, 3207046, 1265009, -1430225, -1846953, 3014001, 1910376, -1362209,
     2032221021, 1931587462, 1967222129, 1779436847, 713994583, -883155599, 283780712, 1934038751,
+    3530437, 3915439, -2867647, -539299, -3821735, 3699596, 3881043, -2797779,
+    1838055109, -594436433, 1797021249, -1104976547, 1831915353, 2024403852, -1983539117, -952438995,
+    2176455, -3632928, -411027, 1852771, 904516, 759969, 1315589, -3628969,
+    1599739335, 568627424, -1262003603, 1665705315, 666258756, -1499481951, 334803717, 1146323031,
+    -1585221, 126922, -2477047, -1430430, 3958618, -1316856, 1341330, 3839961,
+    140455867, -2131021878, 1708872713, -1669960606, 1210558298, -1729304568, 235321234, -894060583,
     -3520352, -3556995, 4055324, -451100, -2584293, 810149, -1667432, 3937738,
     2027833504, 1819892093, -1637785316, -1045062172, -260312805, -853476187, -440824168, -973777462,
     -1197226, -768622, 2486353, 3306115, 594136, -3694233, -260646, -846154,
@@ -231,8 +242,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[512] = 
 //  beta), in consumption order: as lane vectors, or as one pair where all lanes share it (twiddles
 //  equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[512] = {
-    // pass 0: layer(s) 4, 5, 6, 7
+NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = {
+    // pass 0: layer(s) 5, 6, 7
     -1976782, 3833893, 1799107, 3776993, 1962642, -1595974, 3595838, 3193378,
     -374860238, -776003547, -1726753853, -940195359, -1116720494, -6363718, -1258381762, -1904936414,
     -1400424, 1104333, -1652634, 3724270, -1312455, -1247620, 525098, 3759364,
@@ -241,6 +252,12 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[512] = 
     540420426, 71875110, 596344473, -371462360, -419615363, 642772911, -128353682, -1683520342,
     -3937738, 1667432, -810149, 2584293, 451100, -4055324, 3556995, 3520352,
     973777462, 440824168, 853476187, 260312805, 1045062172, 1637785316, -1819892093, -2027833504,
+    -3839961, -1341330, 1316856, -3958618, 1430430, 2477047, -126922, 1585221,
+    894060583, -235321234, 1729304568, -1210558298, 1669960606, -1708872713, 2131021878, -140455867,
+    3628969, -1315589, -759969, -904516, -1852771, 411027, 3632928, -2176455,
+    -1146323031, -334803717, 1499481951, -666258756, -1665705315, 1262003603, -568627424, -1599739335,
+    2797779, -3881043, -3699596, 3821735, 539299, 2867647, -3915439, -3530437,
+    952438995, 1983539117, -2024403852, -1831915353, 1104976547, -1797021249, 594436433, -1838055109,
     1362209, -1910376, -3014001, 1846953, 1430225, -1265009, -3207046, -3513181,
     -1934038751, -283780712, 883155599, -713994583, -1779436847, -1967222129, -1931587462, -2032221021,
     -3919660, -1723600, -162844, 2831860, -1237275, -2691481, 3122442, -2434439,
@@ -249,20 +266,12 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[512] = 
     -2036925262, 260424530, -827959816, 1276805128, 2070602178, 635454918, 1372618620, 326425360,
     554416, 426683, 3183426, 542412, 1333058, -2842341, 655327, -266997,
     -155290192, 1591599803, 2040058690, -756955444, -235104446, 1920467227, -863641633, 605900043,
-    -3839961, -1341330, 1316856, -3958618, 1430430, 2477047, -126922, 1585221,
-    894060583, -235321234, 1729304568, -1210558298, 1669960606, -1708872713, 2131021878, -140455867,
-    3628969, -1315589, -759969, -904516, -1852771, 411027, 3632928, -2176455,
-    -1146323031, -334803717, 1499481951, -666258756, -1665705315, 1262003603, -568627424, -1599739335,
     3881060, 177440, 210977, 1100098, -1349076, 3693493, 3157330, -3475950,
     -985155484, 1185330464, -628664287, -2143745726, 120646188, 86965173, -1529189038, -1651689966,
     3019102, 2409325, -2389356, -44288, 381987, 2967645, 3190144, 1452451,
     -1957047970, -1777179795, 1999506068, 1784632064, 889861155, -289871779, 1440787840, 2143979939,
-    2797779, -3881043, -3699596, 3821735, 539299, 2867647, -3915439, -3530437,
-    952438995, 1983539117, -2024403852, -1831915353, 1104976547, -1797021249, 594436433, -1838055109,
     -2071892, -954230, 1600420, -3505694, -2348700, -3574422, 2537516, -3077325,
     1714807468, 285388938, -879957084, -418987550, 1661512036, 561427818, 1898723372, 1404529459,
-    -280005, 19422, 3277672, 3859737, 2108549, 1119584, -3585928, -1024112,
-    1170414139, -1837364258, 748618600, 878576921, -684667771, -222489248, -858240904, -2082316400,
     3545687, -472078, 1207385, -3406031, 1050970, -203044, 522500, 3562462,
     -201262505, -394851342, -2061661095, -1405999311, -1136965286, -1629985060, -1926727420, 1420958686,
     976891, 975884, -3369112, -777191, -1869119, 3342277, 1613174, -2244091,
@@ -271,6 +280,12 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[512] = 
     1499603926, 279505433, 384158533, 270590488, -671509323, -137583815, -2027935492, -30313375,
     -183443, -2213111, -1957272, -1500165, 2994039, -3437287, -495491, 3342478,
     -1544891539, 1723816713, -1339088280, 300448763, -694382729, 1223601433, -1014493059, 1363460238,
+    1439742, 1851402, 3249728, -3097992, 1308169, -2715295, 1000202, 3041255,
+    -1206536194, -1424130038, 318346816, -1155548552, -1638590967, -1518161567, -1955560694, 1974159335,
+    812732, -3159746, -1653064, -508951, 22981, -2147896, 4083598, 3677745,
+    518252220, 1375177022, 1555941048, -1225434135, 1018755525, 588790216, 993005454, -1350681039,
+    2556880, -531354, 2140649, 1643818, 300467, 3043716, 3592148, -95776,
+    950076368, 1636082790, -992097815, 901666090, -2059733581, 475984260, 1076973524, 1631226336,
     2286327, -269760, 164721, 1374803, 3548272, -4108315, -819034, -3817976,
     -1123958025, 1547952704, 1542497137, -1042326957, 1287922800, -885133339, -1257750362, -746144248,
     2235985, -3523897, -2432395, -1917081, -1250494, -286988, -1859098, -3407706,
@@ -279,24 +294,22 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[512] = 
     1208667171, -702390549, 1357098057, -1216882040, -45766801, 1123881663, 517299994, -1363007700,
     2939036, 3038916, 2013608, 1279661, 3767016, -342297, -900702, -2091667,
     -1119856484, 2047270596, -1554794072, -831969619, 1536588520, -2124962073, -14253662, 898413,
-    1439742, 1851402, 3249728, -3097992, 1308169, -2715295, 1000202, 3041255,
-    -1206536194, -1424130038, 318346816, -1155548552, -1638590967, -1518161567, -1955560694, 1974159335,
-    812732, -3159746, -1653064, -508951, 22981, -2147896, 4083598, 3677745,
-    518252220, 1375177022, 1555941048, -1225434135, 1018755525, 588790216, 993005454, -1350681039,
     1584928, 3553272, 8578, -264944, 1228525, 983419, -1939314, 1528703,
     -168022240, -1422575624, 1261461890, 916321552, -1787797779, 247357819, 1039411342, 654783359,
     -1285669, -189548, 3724342, 3343383, 671102, -3412210, 1257611, 3930395,
     178766299, 695180180, -675310538, -1321868265, -2135294594, 783134478, 1285853323, 1574918427,
-    2556880, -531354, 2140649, 1643818, 300467, 3043716, 3592148, -95776,
-    950076368, 1636082790, -992097815, 901666090, -2059733581, 475984260, 1076973524, 1631226336,
     -3900724, -811944, -3507263, 1699267, -3539968, 3861115, 1661693, -2706023,
     1495136972, -1484874664, 1925356481, 1750224323, 1061813248, 202001019, -1594295555, 1846138265,
-    -4010497, -1757237, 1399561, 2118186, -2619752, 549488, 1079900, -2725464,
-    1443016191, -329347125, 1257667337, -1654287830, 346752664, -1806278032, 1364982364, -1727305304,
-    // pass 1: layer(s) 0, 1, 2, 3
-    -2680103, -625853735, 2091905, 1091570561, 2884855, -515185417, -2353451, 1815525077,
-    -3111497, 285697463, 359251, 1374673747, -3119733, 1929495947, -1826347, -308362795,
-    -466468, -1640734244, 777960, -1477910808, 876248, -1612161320, -237124, -1640767044,
+    // pass 1: layer(s) 2, 3, 4
+    -280005, 1170414139, 19422, -1837364258, -4010497, 1443016191, -1757237, -329347125,
+    -2680103, -625853735, -3111497, 285697463, -466468, -1640734244, 0, 0,
+    3277672, 748618600, 3859737, 878576921, 1399561, 1257667337, 2118186, -1654287830,
+    2884855, -515185417, -3119733, 1929495947, 876248, -1612161320, 0, 0,
+    2108549, -684667771, 1119584, -222489248, -2619752, 346752664, 549488, -1806278032,
+    2091905, 1091570561, 359251, 1374673747, 777960, -1477910808, 0, 0,
+    -3585928, -858240904, -1024112, -2082316400, 1079900, 1364982364, -2725464, -1727305304,
+    -2353451, 1815525077, -1826347, -308362795, -237124, -1640767044, 0, 0,
+    // pass 2: layer(s) 0, 1
     518909, 1927777021, 2608894, 1929875198, 3975713, 151046689, 0, 0,
 };
 // clang-format on
@@ -306,9 +319,9 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[512] = 
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-42035253, 42035253]
+ * r[256]: on exit in [-42042508, 42042508]
  * a[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const int32_t a[256]) {
     const vuint32m1_t lanes_at_0 =
@@ -317,620 +330,195 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -8380416, 8380416);
 #endif
-    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    // layers 0, 1: 8 register(s) per chunk
     const vint32m1_t zeta_0 = __riscv_vmv_v_x_i32m1(zetas_0[0], 8);
     const vint32m1_t zetaqinv_0 = __riscv_vmv_v_x_i32m1(zetas_0[1], 8);
     const vint32m1_t zeta_1 = __riscv_vmv_v_x_i32m1(zetas_0[2], 8);
     const vint32m1_t zetaqinv_1 = __riscv_vmv_v_x_i32m1(zetas_0[3], 8);
     const vint32m1_t zeta_2 = __riscv_vmv_v_x_i32m1(zetas_0[4], 8);
     const vint32m1_t zetaqinv_2 = __riscv_vmv_v_x_i32m1(zetas_0[5], 8);
-    const vint32m1_t zeta_3 = __riscv_vmv_v_x_i32m1(zetas_0[6], 8);
-    const vint32m1_t zetaqinv_3 = __riscv_vmv_v_x_i32m1(zetas_0[7], 8);
-    const vint32m1_t zeta_4 = __riscv_vmv_v_x_i32m1(zetas_0[8], 8);
-    const vint32m1_t zetaqinv_4 = __riscv_vmv_v_x_i32m1(zetas_0[9], 8);
-    const vint32m1_t zeta_5 = __riscv_vmv_v_x_i32m1(zetas_0[10], 8);
-    const vint32m1_t zetaqinv_5 = __riscv_vmv_v_x_i32m1(zetas_0[11], 8);
-    const vint32m1_t zeta_6 = __riscv_vmv_v_x_i32m1(zetas_0[12], 8);
-    const vint32m1_t zetaqinv_6 = __riscv_vmv_v_x_i32m1(zetas_0[13], 8);
-    const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_0[14], 8);
-    const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_0[15], 8);
-    const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_0[16], 8);
-    const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_0[17], 8);
-    const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_0[18], 8);
-    const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_0[19], 8);
-    const vint32m1_t zeta_10 = __riscv_vmv_v_x_i32m1(zetas_0[20], 8);
-    const vint32m1_t zetaqinv_10 = __riscv_vmv_v_x_i32m1(zetas_0[21], 8);
-    const vint32m1_t zeta_11 = __riscv_vmv_v_x_i32m1(zetas_0[22], 8);
-    const vint32m1_t zetaqinv_11 = __riscv_vmv_v_x_i32m1(zetas_0[23], 8);
-    const vint32m1_t zeta_12 = __riscv_vmv_v_x_i32m1(zetas_0[24], 8);
-    const vint32m1_t zetaqinv_12 = __riscv_vmv_v_x_i32m1(zetas_0[25], 8);
-    const vint32m1_t zeta_13 = __riscv_vmv_v_x_i32m1(zetas_0[26], 8);
-    const vint32m1_t zetaqinv_13 = __riscv_vmv_v_x_i32m1(zetas_0[27], 8);
-    const vint32m1_t zeta_14 = __riscv_vmv_v_x_i32m1(zetas_0[28], 8);
-    const vint32m1_t zetaqinv_14 = __riscv_vmv_v_x_i32m1(zetas_0[29], 8);
-    const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[0], 8);
-    const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[128], 8);
-    const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[64], 8);
-    const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[192], 8);
-    const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[32], 8);
-    const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[160], 8);
-    const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[96], 8);
-    const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[224], 8);
-    const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[16], 8);
-    const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[144], 8);
-    const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[80], 8);
-    const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[208], 8);
-    const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[48], 8);
-    const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[176], 8);
-    const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[112], 8);
-    const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[240], 8);
-    const vint32m1_t t_0 = nttgen_mldsa_rvv256_montmul(x_1, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_0, t_0, 8);
-    const vint32m1_t x_17 = __riscv_vsub_vv_i32m1(x_0, t_0, 8);
-    const vint32m1_t t_1 = nttgen_mldsa_rvv256_montmul(x_3, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_2, t_1, 8);
-    const vint32m1_t x_19 = __riscv_vsub_vv_i32m1(x_2, t_1, 8);
-    const vint32m1_t t_2 = nttgen_mldsa_rvv256_montmul(x_5, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_4, t_2, 8);
-    const vint32m1_t x_21 = __riscv_vsub_vv_i32m1(x_4, t_2, 8);
-    const vint32m1_t t_3 = nttgen_mldsa_rvv256_montmul(x_7, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_6, t_3, 8);
-    const vint32m1_t x_23 = __riscv_vsub_vv_i32m1(x_6, t_3, 8);
-    const vint32m1_t t_4 = nttgen_mldsa_rvv256_montmul(x_9, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_8, t_4, 8);
-    const vint32m1_t x_25 = __riscv_vsub_vv_i32m1(x_8, t_4, 8);
-    const vint32m1_t t_5 = nttgen_mldsa_rvv256_montmul(x_11, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_10, t_5, 8);
-    const vint32m1_t x_27 = __riscv_vsub_vv_i32m1(x_10, t_5, 8);
-    const vint32m1_t t_6 = nttgen_mldsa_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_12, t_6, 8);
-    const vint32m1_t x_29 = __riscv_vsub_vv_i32m1(x_12, t_6, 8);
-    const vint32m1_t t_7 = nttgen_mldsa_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_14, t_7, 8);
-    const vint32m1_t x_31 = __riscv_vsub_vv_i32m1(x_14, t_7, 8);
-    const vint32m1_t t_8 = nttgen_mldsa_rvv256_montmul(x_18, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_16, t_8, 8);
-    const vint32m1_t x_33 = __riscv_vsub_vv_i32m1(x_16, t_8, 8);
-    const vint32m1_t t_9 = nttgen_mldsa_rvv256_montmul(x_19, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_17, t_9, 8);
-    const vint32m1_t x_35 = __riscv_vsub_vv_i32m1(x_17, t_9, 8);
-    const vint32m1_t t_10 = nttgen_mldsa_rvv256_montmul(x_22, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_20, t_10, 8);
-    const vint32m1_t x_37 = __riscv_vsub_vv_i32m1(x_20, t_10, 8);
-    const vint32m1_t t_11 = nttgen_mldsa_rvv256_montmul(x_23, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_21, t_11, 8);
-    const vint32m1_t x_39 = __riscv_vsub_vv_i32m1(x_21, t_11, 8);
-    const vint32m1_t t_12 = nttgen_mldsa_rvv256_montmul(x_26, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_24, t_12, 8);
-    const vint32m1_t x_41 = __riscv_vsub_vv_i32m1(x_24, t_12, 8);
-    const vint32m1_t t_13 = nttgen_mldsa_rvv256_montmul(x_27, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_25, t_13, 8);
-    const vint32m1_t x_43 = __riscv_vsub_vv_i32m1(x_25, t_13, 8);
-    const vint32m1_t t_14 = nttgen_mldsa_rvv256_montmul(x_30, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_28, t_14, 8);
-    const vint32m1_t x_45 = __riscv_vsub_vv_i32m1(x_28, t_14, 8);
-    const vint32m1_t t_15 = nttgen_mldsa_rvv256_montmul(x_31, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_29, t_15, 8);
-    const vint32m1_t x_47 = __riscv_vsub_vv_i32m1(x_29, t_15, 8);
-    const vint32m1_t t_16 = nttgen_mldsa_rvv256_montmul(x_36, zeta_3, zetaqinv_3, 8);
-    const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_32, t_16, 8);
-    const vint32m1_t x_49 = __riscv_vsub_vv_i32m1(x_32, t_16, 8);
-    const vint32m1_t t_17 = nttgen_mldsa_rvv256_montmul(x_38, zeta_4, zetaqinv_4, 8);
-    const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_34, t_17, 8);
-    const vint32m1_t x_51 = __riscv_vsub_vv_i32m1(x_34, t_17, 8);
-    const vint32m1_t t_18 = nttgen_mldsa_rvv256_montmul(x_37, zeta_5, zetaqinv_5, 8);
-    const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_33, t_18, 8);
-    const vint32m1_t x_53 = __riscv_vsub_vv_i32m1(x_33, t_18, 8);
-    const vint32m1_t t_19 = nttgen_mldsa_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 8);
-    const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_35, t_19, 8);
-    const vint32m1_t x_55 = __riscv_vsub_vv_i32m1(x_35, t_19, 8);
-    const vint32m1_t t_20 = nttgen_mldsa_rvv256_montmul(x_44, zeta_3, zetaqinv_3, 8);
-    const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_40, t_20, 8);
-    const vint32m1_t x_57 = __riscv_vsub_vv_i32m1(x_40, t_20, 8);
-    const vint32m1_t t_21 = nttgen_mldsa_rvv256_montmul(x_46, zeta_4, zetaqinv_4, 8);
-    const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_42, t_21, 8);
-    const vint32m1_t x_59 = __riscv_vsub_vv_i32m1(x_42, t_21, 8);
-    const vint32m1_t t_22 = nttgen_mldsa_rvv256_montmul(x_45, zeta_5, zetaqinv_5, 8);
-    const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_41, t_22, 8);
-    const vint32m1_t x_61 = __riscv_vsub_vv_i32m1(x_41, t_22, 8);
-    const vint32m1_t t_23 = nttgen_mldsa_rvv256_montmul(x_47, zeta_6, zetaqinv_6, 8);
-    const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_43, t_23, 8);
-    const vint32m1_t x_63 = __riscv_vsub_vv_i32m1(x_43, t_23, 8);
-    const vint32m1_t t_24 = nttgen_mldsa_rvv256_montmul(x_56, zeta_7, zetaqinv_7, 8);
-    const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_48, t_24, 8);
-    const vint32m1_t x_65 = __riscv_vsub_vv_i32m1(x_48, t_24, 8);
-    const vint32m1_t t_25 = nttgen_mldsa_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 8);
-    const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_50, t_25, 8);
-    const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_50, t_25, 8);
-    const vint32m1_t t_26 = nttgen_mldsa_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 8);
-    goto part_1;
-part_1:;
-    const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_52, t_26, 8);
-    const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_52, t_26, 8);
-    const vint32m1_t t_27 = nttgen_mldsa_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 8);
-    const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_54, t_27, 8);
-    const vint32m1_t x_71 = __riscv_vsub_vv_i32m1(x_54, t_27, 8);
-    const vint32m1_t t_28 = nttgen_mldsa_rvv256_montmul(x_57, zeta_11, zetaqinv_11, 8);
-    const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_49, t_28, 8);
-    const vint32m1_t x_73 = __riscv_vsub_vv_i32m1(x_49, t_28, 8);
-    const vint32m1_t t_29 = nttgen_mldsa_rvv256_montmul(x_59, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_51, t_29, 8);
-    const vint32m1_t x_75 = __riscv_vsub_vv_i32m1(x_51, t_29, 8);
-    const vint32m1_t t_30 = nttgen_mldsa_rvv256_montmul(x_61, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_53, t_30, 8);
-    const vint32m1_t x_77 = __riscv_vsub_vv_i32m1(x_53, t_30, 8);
-    const vint32m1_t t_31 = nttgen_mldsa_rvv256_montmul(x_63, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_55, t_31, 8);
-    const vint32m1_t x_79 = __riscv_vsub_vv_i32m1(x_55, t_31, 8);
-    __riscv_vse32_v_i32m1(&r[0], x_64, 8);
-    __riscv_vse32_v_i32m1(&r[128], x_66, 8);
-    __riscv_vse32_v_i32m1(&r[64], x_68, 8);
-    __riscv_vse32_v_i32m1(&r[192], x_70, 8);
-    __riscv_vse32_v_i32m1(&r[32], x_72, 8);
-    __riscv_vse32_v_i32m1(&r[160], x_74, 8);
-    __riscv_vse32_v_i32m1(&r[96], x_76, 8);
-    __riscv_vse32_v_i32m1(&r[224], x_78, 8);
-    __riscv_vse32_v_i32m1(&r[16], x_65, 8);
-    __riscv_vse32_v_i32m1(&r[144], x_67, 8);
-    __riscv_vse32_v_i32m1(&r[80], x_69, 8);
-    __riscv_vse32_v_i32m1(&r[208], x_71, 8);
-    __riscv_vse32_v_i32m1(&r[48], x_73, 8);
-    __riscv_vse32_v_i32m1(&r[176], x_75, 8);
-    __riscv_vse32_v_i32m1(&r[112], x_77, 8);
-    __riscv_vse32_v_i32m1(&r[240], x_79, 8);
-    const vint32m1_t x_80 = __riscv_vle32_v_i32m1(&a[8], 8);
-    const vint32m1_t x_81 = __riscv_vle32_v_i32m1(&a[136], 8);
-    const vint32m1_t x_82 = __riscv_vle32_v_i32m1(&a[72], 8);
-    const vint32m1_t x_83 = __riscv_vle32_v_i32m1(&a[200], 8);
-    const vint32m1_t x_84 = __riscv_vle32_v_i32m1(&a[40], 8);
-    const vint32m1_t x_85 = __riscv_vle32_v_i32m1(&a[168], 8);
-    const vint32m1_t x_86 = __riscv_vle32_v_i32m1(&a[104], 8);
-    const vint32m1_t x_87 = __riscv_vle32_v_i32m1(&a[232], 8);
-    const vint32m1_t x_88 = __riscv_vle32_v_i32m1(&a[24], 8);
-    const vint32m1_t x_89 = __riscv_vle32_v_i32m1(&a[152], 8);
-    const vint32m1_t x_90 = __riscv_vle32_v_i32m1(&a[88], 8);
-    const vint32m1_t x_91 = __riscv_vle32_v_i32m1(&a[216], 8);
-    const vint32m1_t x_92 = __riscv_vle32_v_i32m1(&a[56], 8);
-    const vint32m1_t x_93 = __riscv_vle32_v_i32m1(&a[184], 8);
-    const vint32m1_t x_94 = __riscv_vle32_v_i32m1(&a[120], 8);
-    const vint32m1_t x_95 = __riscv_vle32_v_i32m1(&a[248], 8);
-    const vint32m1_t t_32 = nttgen_mldsa_rvv256_montmul(x_81, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_96 = __riscv_vadd_vv_i32m1(x_80, t_32, 8);
-    const vint32m1_t x_97 = __riscv_vsub_vv_i32m1(x_80, t_32, 8);
-    const vint32m1_t t_33 = nttgen_mldsa_rvv256_montmul(x_83, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_98 = __riscv_vadd_vv_i32m1(x_82, t_33, 8);
-    const vint32m1_t x_99 = __riscv_vsub_vv_i32m1(x_82, t_33, 8);
-    const vint32m1_t t_34 = nttgen_mldsa_rvv256_montmul(x_85, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_100 = __riscv_vadd_vv_i32m1(x_84, t_34, 8);
-    const vint32m1_t x_101 = __riscv_vsub_vv_i32m1(x_84, t_34, 8);
-    const vint32m1_t t_35 = nttgen_mldsa_rvv256_montmul(x_87, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_102 = __riscv_vadd_vv_i32m1(x_86, t_35, 8);
-    const vint32m1_t x_103 = __riscv_vsub_vv_i32m1(x_86, t_35, 8);
-    const vint32m1_t t_36 = nttgen_mldsa_rvv256_montmul(x_89, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_104 = __riscv_vadd_vv_i32m1(x_88, t_36, 8);
-    const vint32m1_t x_105 = __riscv_vsub_vv_i32m1(x_88, t_36, 8);
-    const vint32m1_t t_37 = nttgen_mldsa_rvv256_montmul(x_91, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_106 = __riscv_vadd_vv_i32m1(x_90, t_37, 8);
-    const vint32m1_t x_107 = __riscv_vsub_vv_i32m1(x_90, t_37, 8);
-    const vint32m1_t t_38 = nttgen_mldsa_rvv256_montmul(x_93, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_108 = __riscv_vadd_vv_i32m1(x_92, t_38, 8);
-    const vint32m1_t x_109 = __riscv_vsub_vv_i32m1(x_92, t_38, 8);
-    const vint32m1_t t_39 = nttgen_mldsa_rvv256_montmul(x_95, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_110 = __riscv_vadd_vv_i32m1(x_94, t_39, 8);
-    const vint32m1_t x_111 = __riscv_vsub_vv_i32m1(x_94, t_39, 8);
-    const vint32m1_t t_40 = nttgen_mldsa_rvv256_montmul(x_98, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_112 = __riscv_vadd_vv_i32m1(x_96, t_40, 8);
-    const vint32m1_t x_113 = __riscv_vsub_vv_i32m1(x_96, t_40, 8);
-    const vint32m1_t t_41 = nttgen_mldsa_rvv256_montmul(x_99, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_114 = __riscv_vadd_vv_i32m1(x_97, t_41, 8);
-    const vint32m1_t x_115 = __riscv_vsub_vv_i32m1(x_97, t_41, 8);
-    const vint32m1_t t_42 = nttgen_mldsa_rvv256_montmul(x_102, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_116 = __riscv_vadd_vv_i32m1(x_100, t_42, 8);
-    const vint32m1_t x_117 = __riscv_vsub_vv_i32m1(x_100, t_42, 8);
-    const vint32m1_t t_43 = nttgen_mldsa_rvv256_montmul(x_103, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_118 = __riscv_vadd_vv_i32m1(x_101, t_43, 8);
-    const vint32m1_t x_119 = __riscv_vsub_vv_i32m1(x_101, t_43, 8);
-    const vint32m1_t t_44 = nttgen_mldsa_rvv256_montmul(x_106, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_120 = __riscv_vadd_vv_i32m1(x_104, t_44, 8);
-    const vint32m1_t x_121 = __riscv_vsub_vv_i32m1(x_104, t_44, 8);
-    const vint32m1_t t_45 = nttgen_mldsa_rvv256_montmul(x_107, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_122 = __riscv_vadd_vv_i32m1(x_105, t_45, 8);
-    const vint32m1_t x_123 = __riscv_vsub_vv_i32m1(x_105, t_45, 8);
-    const vint32m1_t t_46 = nttgen_mldsa_rvv256_montmul(x_110, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_124 = __riscv_vadd_vv_i32m1(x_108, t_46, 8);
-    const vint32m1_t x_125 = __riscv_vsub_vv_i32m1(x_108, t_46, 8);
-    const vint32m1_t t_47 = nttgen_mldsa_rvv256_montmul(x_111, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_126 = __riscv_vadd_vv_i32m1(x_109, t_47, 8);
-    const vint32m1_t x_127 = __riscv_vsub_vv_i32m1(x_109, t_47, 8);
-    const vint32m1_t t_48 = nttgen_mldsa_rvv256_montmul(x_116, zeta_3, zetaqinv_3, 8);
-    const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, t_48, 8);
-    const vint32m1_t x_129 = __riscv_vsub_vv_i32m1(x_112, t_48, 8);
-    const vint32m1_t t_49 = nttgen_mldsa_rvv256_montmul(x_118, zeta_4, zetaqinv_4, 8);
-    const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_114, t_49, 8);
-    const vint32m1_t x_131 = __riscv_vsub_vv_i32m1(x_114, t_49, 8);
-    const vint32m1_t t_50 = nttgen_mldsa_rvv256_montmul(x_117, zeta_5, zetaqinv_5, 8);
-    const vint32m1_t x_132 = __riscv_vadd_vv_i32m1(x_113, t_50, 8);
-    const vint32m1_t x_133 = __riscv_vsub_vv_i32m1(x_113, t_50, 8);
-    const vint32m1_t t_51 = nttgen_mldsa_rvv256_montmul(x_119, zeta_6, zetaqinv_6, 8);
-    const vint32m1_t x_134 = __riscv_vadd_vv_i32m1(x_115, t_51, 8);
-    const vint32m1_t x_135 = __riscv_vsub_vv_i32m1(x_115, t_51, 8);
-    const vint32m1_t t_52 = nttgen_mldsa_rvv256_montmul(x_124, zeta_3, zetaqinv_3, 8);
-    const vint32m1_t x_136 = __riscv_vadd_vv_i32m1(x_120, t_52, 8);
-    const vint32m1_t x_137 = __riscv_vsub_vv_i32m1(x_120, t_52, 8);
-    const vint32m1_t t_53 = nttgen_mldsa_rvv256_montmul(x_126, zeta_4, zetaqinv_4, 8);
-    const vint32m1_t x_138 = __riscv_vadd_vv_i32m1(x_122, t_53, 8);
-    const vint32m1_t x_139 = __riscv_vsub_vv_i32m1(x_122, t_53, 8);
-    const vint32m1_t t_54 = nttgen_mldsa_rvv256_montmul(x_125, zeta_5, zetaqinv_5, 8);
-    const vint32m1_t x_140 = __riscv_vadd_vv_i32m1(x_121, t_54, 8);
-    const vint32m1_t x_141 = __riscv_vsub_vv_i32m1(x_121, t_54, 8);
-    const vint32m1_t t_55 = nttgen_mldsa_rvv256_montmul(x_127, zeta_6, zetaqinv_6, 8);
-    const vint32m1_t x_142 = __riscv_vadd_vv_i32m1(x_123, t_55, 8);
-    const vint32m1_t x_143 = __riscv_vsub_vv_i32m1(x_123, t_55, 8);
-    const vint32m1_t t_56 = nttgen_mldsa_rvv256_montmul(x_136, zeta_7, zetaqinv_7, 8);
-    const vint32m1_t x_144 = __riscv_vadd_vv_i32m1(x_128, t_56, 8);
-    const vint32m1_t x_145 = __riscv_vsub_vv_i32m1(x_128, t_56, 8);
-    const vint32m1_t t_57 = nttgen_mldsa_rvv256_montmul(x_138, zeta_8, zetaqinv_8, 8);
-    const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_130, t_57, 8);
-    const vint32m1_t x_147 = __riscv_vsub_vv_i32m1(x_130, t_57, 8);
-    const vint32m1_t t_58 = nttgen_mldsa_rvv256_montmul(x_140, zeta_9, zetaqinv_9, 8);
-    goto part_2;
-part_2:;
-    const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_132, t_58, 8);
-    const vint32m1_t x_149 = __riscv_vsub_vv_i32m1(x_132, t_58, 8);
-    const vint32m1_t t_59 = nttgen_mldsa_rvv256_montmul(x_142, zeta_10, zetaqinv_10, 8);
-    const vint32m1_t x_150 = __riscv_vadd_vv_i32m1(x_134, t_59, 8);
-    const vint32m1_t x_151 = __riscv_vsub_vv_i32m1(x_134, t_59, 8);
-    const vint32m1_t t_60 = nttgen_mldsa_rvv256_montmul(x_137, zeta_11, zetaqinv_11, 8);
-    const vint32m1_t x_152 = __riscv_vadd_vv_i32m1(x_129, t_60, 8);
-    const vint32m1_t x_153 = __riscv_vsub_vv_i32m1(x_129, t_60, 8);
-    const vint32m1_t t_61 = nttgen_mldsa_rvv256_montmul(x_139, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_154 = __riscv_vadd_vv_i32m1(x_131, t_61, 8);
-    const vint32m1_t x_155 = __riscv_vsub_vv_i32m1(x_131, t_61, 8);
-    const vint32m1_t t_62 = nttgen_mldsa_rvv256_montmul(x_141, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_156 = __riscv_vadd_vv_i32m1(x_133, t_62, 8);
-    const vint32m1_t x_157 = __riscv_vsub_vv_i32m1(x_133, t_62, 8);
-    const vint32m1_t t_63 = nttgen_mldsa_rvv256_montmul(x_143, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_158 = __riscv_vadd_vv_i32m1(x_135, t_63, 8);
-    const vint32m1_t x_159 = __riscv_vsub_vv_i32m1(x_135, t_63, 8);
-    __riscv_vse32_v_i32m1(&r[8], x_144, 8);
-    __riscv_vse32_v_i32m1(&r[136], x_146, 8);
-    __riscv_vse32_v_i32m1(&r[72], x_148, 8);
-    __riscv_vse32_v_i32m1(&r[200], x_150, 8);
-    __riscv_vse32_v_i32m1(&r[40], x_152, 8);
-    __riscv_vse32_v_i32m1(&r[168], x_154, 8);
-    __riscv_vse32_v_i32m1(&r[104], x_156, 8);
-    __riscv_vse32_v_i32m1(&r[232], x_158, 8);
-    __riscv_vse32_v_i32m1(&r[24], x_145, 8);
-    __riscv_vse32_v_i32m1(&r[152], x_147, 8);
-    __riscv_vse32_v_i32m1(&r[88], x_149, 8);
-    __riscv_vse32_v_i32m1(&r[216], x_151, 8);
-    __riscv_vse32_v_i32m1(&r[56], x_153, 8);
-    __riscv_vse32_v_i32m1(&r[184], x_155, 8);
-    __riscv_vse32_v_i32m1(&r[120], x_157, 8);
-    __riscv_vse32_v_i32m1(&r[248], x_159, 8);
-    // layers 4, 5, 6, 7: 16 register(s) per chunk
-    const vint32m1_t zeta_15 = __riscv_vle32_v_i32m1(&zetas_0[32], 8);
-    const vint32m1_t zetaqinv_15 = __riscv_vle32_v_i32m1(&zetas_0[40], 8);
-    const vint32m1_t zeta_16 = __riscv_vle32_v_i32m1(&zetas_0[48], 8);
-    const vint32m1_t zetaqinv_16 = __riscv_vle32_v_i32m1(&zetas_0[56], 8);
-    const vint32m1_t zeta_17 = __riscv_vle32_v_i32m1(&zetas_0[64], 8);
-    const vint32m1_t zetaqinv_17 = __riscv_vle32_v_i32m1(&zetas_0[72], 8);
-    const vint32m1_t zeta_18 = __riscv_vle32_v_i32m1(&zetas_0[80], 8);
-    const vint32m1_t zetaqinv_18 = __riscv_vle32_v_i32m1(&zetas_0[88], 8);
-    const vint32m1_t zeta_19 = __riscv_vle32_v_i32m1(&zetas_0[96], 8);
-    const vint32m1_t zetaqinv_19 = __riscv_vle32_v_i32m1(&zetas_0[104], 8);
-    const vint32m1_t zeta_20 = __riscv_vle32_v_i32m1(&zetas_0[112], 8);
-    const vint32m1_t zetaqinv_20 = __riscv_vle32_v_i32m1(&zetas_0[120], 8);
-    const vint32m1_t zeta_21 = __riscv_vle32_v_i32m1(&zetas_0[128], 8);
-    const vint32m1_t zetaqinv_21 = __riscv_vle32_v_i32m1(&zetas_0[136], 8);
-    const vint32m1_t zeta_22 = __riscv_vle32_v_i32m1(&zetas_0[144], 8);
-    const vint32m1_t zetaqinv_22 = __riscv_vle32_v_i32m1(&zetas_0[152], 8);
-    const vint32m1_t zeta_23 = __riscv_vle32_v_i32m1(&zetas_0[160], 8);
-    const vint32m1_t zetaqinv_23 = __riscv_vle32_v_i32m1(&zetas_0[168], 8);
-    const vint32m1_t zeta_24 = __riscv_vle32_v_i32m1(&zetas_0[176], 8);
-    const vint32m1_t zetaqinv_24 = __riscv_vle32_v_i32m1(&zetas_0[184], 8);
-    const vint32m1_t zeta_25 = __riscv_vle32_v_i32m1(&zetas_0[192], 8);
-    const vint32m1_t zetaqinv_25 = __riscv_vle32_v_i32m1(&zetas_0[200], 8);
-    const vint32m1_t zeta_26 = __riscv_vle32_v_i32m1(&zetas_0[208], 8);
-    const vint32m1_t zetaqinv_26 = __riscv_vle32_v_i32m1(&zetas_0[216], 8);
-    const vint32m1_t zeta_27 = __riscv_vle32_v_i32m1(&zetas_0[224], 8);
-    const vint32m1_t zetaqinv_27 = __riscv_vle32_v_i32m1(&zetas_0[232], 8);
-    const vint32m1_t zeta_28 = __riscv_vle32_v_i32m1(&zetas_0[240], 8);
-    const vint32m1_t zetaqinv_28 = __riscv_vle32_v_i32m1(&zetas_0[248], 8);
-    const vint32m1_t zeta_29 = __riscv_vle32_v_i32m1(&zetas_0[256], 8);
-    const vint32m1_t zetaqinv_29 = __riscv_vle32_v_i32m1(&zetas_0[264], 8);
-    const vint32m1_t x_160 = __riscv_vluxei32_v_i32m1(&r[0], lanes_at_0, 8);
-    const vint32m1_t x_161 = __riscv_vluxei32_v_i32m1(&r[4], lanes_at_0, 8);
-    const vint32m1_t x_162 = __riscv_vluxei32_v_i32m1(&r[2], lanes_at_0, 8);
-    const vint32m1_t x_163 = __riscv_vluxei32_v_i32m1(&r[6], lanes_at_0, 8);
-    const vint32m1_t x_164 = __riscv_vluxei32_v_i32m1(&r[1], lanes_at_0, 8);
-    const vint32m1_t x_165 = __riscv_vluxei32_v_i32m1(&r[5], lanes_at_0, 8);
-    const vint32m1_t x_166 = __riscv_vluxei32_v_i32m1(&r[3], lanes_at_0, 8);
-    const vint32m1_t x_167 = __riscv_vluxei32_v_i32m1(&r[7], lanes_at_0, 8);
-    const vint32m1_t x_168 = __riscv_vluxei32_v_i32m1(&r[8], lanes_at_0, 8);
-    const vint32m1_t x_169 = __riscv_vluxei32_v_i32m1(&r[12], lanes_at_0, 8);
-    const vint32m1_t x_170 = __riscv_vluxei32_v_i32m1(&r[10], lanes_at_0, 8);
-    const vint32m1_t x_171 = __riscv_vluxei32_v_i32m1(&r[14], lanes_at_0, 8);
-    const vint32m1_t x_172 = __riscv_vluxei32_v_i32m1(&r[9], lanes_at_0, 8);
-    const vint32m1_t x_173 = __riscv_vluxei32_v_i32m1(&r[13], lanes_at_0, 8);
-    const vint32m1_t x_174 = __riscv_vluxei32_v_i32m1(&r[11], lanes_at_0, 8);
-    const vint32m1_t x_175 = __riscv_vluxei32_v_i32m1(&r[15], lanes_at_0, 8);
-    const vint32m1_t t_64 = nttgen_mldsa_rvv256_montmul(x_168, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_176 = __riscv_vadd_vv_i32m1(x_160, t_64, 8);
-    const vint32m1_t x_177 = __riscv_vsub_vv_i32m1(x_160, t_64, 8);
-    const vint32m1_t t_65 = nttgen_mldsa_rvv256_montmul(x_169, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_178 = __riscv_vadd_vv_i32m1(x_161, t_65, 8);
-    const vint32m1_t x_179 = __riscv_vsub_vv_i32m1(x_161, t_65, 8);
-    const vint32m1_t t_66 = nttgen_mldsa_rvv256_montmul(x_170, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_180 = __riscv_vadd_vv_i32m1(x_162, t_66, 8);
-    const vint32m1_t x_181 = __riscv_vsub_vv_i32m1(x_162, t_66, 8);
-    const vint32m1_t t_67 = nttgen_mldsa_rvv256_montmul(x_171, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_182 = __riscv_vadd_vv_i32m1(x_163, t_67, 8);
-    const vint32m1_t x_183 = __riscv_vsub_vv_i32m1(x_163, t_67, 8);
-    const vint32m1_t t_68 = nttgen_mldsa_rvv256_montmul(x_172, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_184 = __riscv_vadd_vv_i32m1(x_164, t_68, 8);
-    const vint32m1_t x_185 = __riscv_vsub_vv_i32m1(x_164, t_68, 8);
-    const vint32m1_t t_69 = nttgen_mldsa_rvv256_montmul(x_173, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_186 = __riscv_vadd_vv_i32m1(x_165, t_69, 8);
-    const vint32m1_t x_187 = __riscv_vsub_vv_i32m1(x_165, t_69, 8);
-    const vint32m1_t t_70 = nttgen_mldsa_rvv256_montmul(x_174, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_166, t_70, 8);
-    const vint32m1_t x_189 = __riscv_vsub_vv_i32m1(x_166, t_70, 8);
-    const vint32m1_t t_71 = nttgen_mldsa_rvv256_montmul(x_175, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_167, t_71, 8);
-    const vint32m1_t x_191 = __riscv_vsub_vv_i32m1(x_167, t_71, 8);
-    const vint32m1_t t_72 = nttgen_mldsa_rvv256_montmul(x_178, zeta_16, zetaqinv_16, 8);
-    const vint32m1_t x_192 = __riscv_vadd_vv_i32m1(x_176, t_72, 8);
-    const vint32m1_t x_193 = __riscv_vsub_vv_i32m1(x_176, t_72, 8);
-    const vint32m1_t t_73 = nttgen_mldsa_rvv256_montmul(x_182, zeta_16, zetaqinv_16, 8);
-    const vint32m1_t x_194 = __riscv_vadd_vv_i32m1(x_180, t_73, 8);
-    const vint32m1_t x_195 = __riscv_vsub_vv_i32m1(x_180, t_73, 8);
-    const vint32m1_t t_74 = nttgen_mldsa_rvv256_montmul(x_186, zeta_16, zetaqinv_16, 8);
-    const vint32m1_t x_196 = __riscv_vadd_vv_i32m1(x_184, t_74, 8);
-    const vint32m1_t x_197 = __riscv_vsub_vv_i32m1(x_184, t_74, 8);
-    const vint32m1_t t_75 = nttgen_mldsa_rvv256_montmul(x_190, zeta_16, zetaqinv_16, 8);
-    const vint32m1_t x_198 = __riscv_vadd_vv_i32m1(x_188, t_75, 8);
-    const vint32m1_t x_199 = __riscv_vsub_vv_i32m1(x_188, t_75, 8);
-    const vint32m1_t t_76 = nttgen_mldsa_rvv256_montmul(x_179, zeta_17, zetaqinv_17, 8);
-    const vint32m1_t x_200 = __riscv_vadd_vv_i32m1(x_177, t_76, 8);
-    const vint32m1_t x_201 = __riscv_vsub_vv_i32m1(x_177, t_76, 8);
-    const vint32m1_t t_77 = nttgen_mldsa_rvv256_montmul(x_183, zeta_17, zetaqinv_17, 8);
-    const vint32m1_t x_202 = __riscv_vadd_vv_i32m1(x_181, t_77, 8);
-    const vint32m1_t x_203 = __riscv_vsub_vv_i32m1(x_181, t_77, 8);
-    const vint32m1_t t_78 = nttgen_mldsa_rvv256_montmul(x_187, zeta_17, zetaqinv_17, 8);
-    const vint32m1_t x_204 = __riscv_vadd_vv_i32m1(x_185, t_78, 8);
-    const vint32m1_t x_205 = __riscv_vsub_vv_i32m1(x_185, t_78, 8);
-    const vint32m1_t t_79 = nttgen_mldsa_rvv256_montmul(x_191, zeta_17, zetaqinv_17, 8);
-    const vint32m1_t x_206 = __riscv_vadd_vv_i32m1(x_189, t_79, 8);
-    const vint32m1_t x_207 = __riscv_vsub_vv_i32m1(x_189, t_79, 8);
-    const vint32m1_t t_80 = nttgen_mldsa_rvv256_montmul(x_194, zeta_18, zetaqinv_18, 8);
-    goto part_3;
-part_3:;
-    const vint32m1_t x_208 = __riscv_vadd_vv_i32m1(x_192, t_80, 8);
-    const vint32m1_t x_209 = __riscv_vsub_vv_i32m1(x_192, t_80, 8);
-    const vint32m1_t t_81 = nttgen_mldsa_rvv256_montmul(x_195, zeta_19, zetaqinv_19, 8);
-    const vint32m1_t x_210 = __riscv_vadd_vv_i32m1(x_193, t_81, 8);
-    const vint32m1_t x_211 = __riscv_vsub_vv_i32m1(x_193, t_81, 8);
-    const vint32m1_t t_82 = nttgen_mldsa_rvv256_montmul(x_198, zeta_18, zetaqinv_18, 8);
-    const vint32m1_t x_212 = __riscv_vadd_vv_i32m1(x_196, t_82, 8);
-    const vint32m1_t x_213 = __riscv_vsub_vv_i32m1(x_196, t_82, 8);
-    const vint32m1_t t_83 = nttgen_mldsa_rvv256_montmul(x_199, zeta_19, zetaqinv_19, 8);
-    const vint32m1_t x_214 = __riscv_vadd_vv_i32m1(x_197, t_83, 8);
-    const vint32m1_t x_215 = __riscv_vsub_vv_i32m1(x_197, t_83, 8);
-    const vint32m1_t t_84 = nttgen_mldsa_rvv256_montmul(x_202, zeta_20, zetaqinv_20, 8);
-    const vint32m1_t x_216 = __riscv_vadd_vv_i32m1(x_200, t_84, 8);
-    const vint32m1_t x_217 = __riscv_vsub_vv_i32m1(x_200, t_84, 8);
-    const vint32m1_t t_85 = nttgen_mldsa_rvv256_montmul(x_203, zeta_21, zetaqinv_21, 8);
-    const vint32m1_t x_218 = __riscv_vadd_vv_i32m1(x_201, t_85, 8);
-    const vint32m1_t x_219 = __riscv_vsub_vv_i32m1(x_201, t_85, 8);
-    const vint32m1_t t_86 = nttgen_mldsa_rvv256_montmul(x_206, zeta_20, zetaqinv_20, 8);
-    const vint32m1_t x_220 = __riscv_vadd_vv_i32m1(x_204, t_86, 8);
-    const vint32m1_t x_221 = __riscv_vsub_vv_i32m1(x_204, t_86, 8);
-    const vint32m1_t t_87 = nttgen_mldsa_rvv256_montmul(x_207, zeta_21, zetaqinv_21, 8);
-    const vint32m1_t x_222 = __riscv_vadd_vv_i32m1(x_205, t_87, 8);
-    const vint32m1_t x_223 = __riscv_vsub_vv_i32m1(x_205, t_87, 8);
-    const vint32m1_t t_88 = nttgen_mldsa_rvv256_montmul(x_212, zeta_22, zetaqinv_22, 8);
-    const vint32m1_t x_224 = __riscv_vadd_vv_i32m1(x_208, t_88, 8);
-    const vint32m1_t x_225 = __riscv_vsub_vv_i32m1(x_208, t_88, 8);
-    const vint32m1_t t_89 = nttgen_mldsa_rvv256_montmul(x_214, zeta_23, zetaqinv_23, 8);
-    const vint32m1_t x_226 = __riscv_vadd_vv_i32m1(x_210, t_89, 8);
-    const vint32m1_t x_227 = __riscv_vsub_vv_i32m1(x_210, t_89, 8);
-    const vint32m1_t t_90 = nttgen_mldsa_rvv256_montmul(x_213, zeta_24, zetaqinv_24, 8);
-    const vint32m1_t x_228 = __riscv_vadd_vv_i32m1(x_209, t_90, 8);
-    const vint32m1_t x_229 = __riscv_vsub_vv_i32m1(x_209, t_90, 8);
-    const vint32m1_t t_91 = nttgen_mldsa_rvv256_montmul(x_215, zeta_25, zetaqinv_25, 8);
-    const vint32m1_t x_230 = __riscv_vadd_vv_i32m1(x_211, t_91, 8);
-    const vint32m1_t x_231 = __riscv_vsub_vv_i32m1(x_211, t_91, 8);
-    const vint32m1_t t_92 = nttgen_mldsa_rvv256_montmul(x_220, zeta_26, zetaqinv_26, 8);
-    const vint32m1_t x_232 = __riscv_vadd_vv_i32m1(x_216, t_92, 8);
-    const vint32m1_t x_233 = __riscv_vsub_vv_i32m1(x_216, t_92, 8);
-    const vint32m1_t t_93 = nttgen_mldsa_rvv256_montmul(x_222, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_234 = __riscv_vadd_vv_i32m1(x_218, t_93, 8);
-    const vint32m1_t x_235 = __riscv_vsub_vv_i32m1(x_218, t_93, 8);
-    const vint32m1_t t_94 = nttgen_mldsa_rvv256_montmul(x_221, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_236 = __riscv_vadd_vv_i32m1(x_217, t_94, 8);
-    const vint32m1_t x_237 = __riscv_vsub_vv_i32m1(x_217, t_94, 8);
-    const vint32m1_t t_95 = nttgen_mldsa_rvv256_montmul(x_223, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_238 = __riscv_vadd_vv_i32m1(x_219, t_95, 8);
-    const vint32m1_t x_239 = __riscv_vsub_vv_i32m1(x_219, t_95, 8);
-    __riscv_vse32_v_i32m1(&r[0], x_224, 8);
-    __riscv_vse32_v_i32m1(&r[128], x_226, 8);
-    __riscv_vse32_v_i32m1(&r[64], x_228, 8);
-    __riscv_vse32_v_i32m1(&r[192], x_230, 8);
-    __riscv_vse32_v_i32m1(&r[32], x_225, 8);
-    __riscv_vse32_v_i32m1(&r[160], x_227, 8);
-    __riscv_vse32_v_i32m1(&r[96], x_229, 8);
-    __riscv_vse32_v_i32m1(&r[224], x_231, 8);
-    __riscv_vse32_v_i32m1(&r[8], x_232, 8);
-    __riscv_vse32_v_i32m1(&r[136], x_234, 8);
-    __riscv_vse32_v_i32m1(&r[72], x_236, 8);
-    __riscv_vse32_v_i32m1(&r[200], x_238, 8);
-    __riscv_vse32_v_i32m1(&r[40], x_233, 8);
-    __riscv_vse32_v_i32m1(&r[168], x_235, 8);
-    __riscv_vse32_v_i32m1(&r[104], x_237, 8);
-    __riscv_vse32_v_i32m1(&r[232], x_239, 8);
-    const vint32m1_t zeta_30 = __riscv_vle32_v_i32m1(&zetas_0[272], 8);
-    const vint32m1_t zetaqinv_30 = __riscv_vle32_v_i32m1(&zetas_0[280], 8);
-    const vint32m1_t zeta_31 = __riscv_vle32_v_i32m1(&zetas_0[288], 8);
-    const vint32m1_t zetaqinv_31 = __riscv_vle32_v_i32m1(&zetas_0[296], 8);
-    const vint32m1_t zeta_32 = __riscv_vle32_v_i32m1(&zetas_0[304], 8);
-    const vint32m1_t zetaqinv_32 = __riscv_vle32_v_i32m1(&zetas_0[312], 8);
-    const vint32m1_t zeta_33 = __riscv_vle32_v_i32m1(&zetas_0[320], 8);
-    const vint32m1_t zetaqinv_33 = __riscv_vle32_v_i32m1(&zetas_0[328], 8);
-    const vint32m1_t zeta_34 = __riscv_vle32_v_i32m1(&zetas_0[336], 8);
-    const vint32m1_t zetaqinv_34 = __riscv_vle32_v_i32m1(&zetas_0[344], 8);
-    const vint32m1_t zeta_35 = __riscv_vle32_v_i32m1(&zetas_0[352], 8);
-    const vint32m1_t zetaqinv_35 = __riscv_vle32_v_i32m1(&zetas_0[360], 8);
-    const vint32m1_t zeta_36 = __riscv_vle32_v_i32m1(&zetas_0[368], 8);
-    const vint32m1_t zetaqinv_36 = __riscv_vle32_v_i32m1(&zetas_0[376], 8);
-    const vint32m1_t zeta_37 = __riscv_vle32_v_i32m1(&zetas_0[384], 8);
-    const vint32m1_t zetaqinv_37 = __riscv_vle32_v_i32m1(&zetas_0[392], 8);
-    const vint32m1_t zeta_38 = __riscv_vle32_v_i32m1(&zetas_0[400], 8);
-    const vint32m1_t zetaqinv_38 = __riscv_vle32_v_i32m1(&zetas_0[408], 8);
-    const vint32m1_t zeta_39 = __riscv_vle32_v_i32m1(&zetas_0[416], 8);
-    const vint32m1_t zetaqinv_39 = __riscv_vle32_v_i32m1(&zetas_0[424], 8);
-    const vint32m1_t zeta_40 = __riscv_vle32_v_i32m1(&zetas_0[432], 8);
-    const vint32m1_t zetaqinv_40 = __riscv_vle32_v_i32m1(&zetas_0[440], 8);
-    const vint32m1_t zeta_41 = __riscv_vle32_v_i32m1(&zetas_0[448], 8);
-    const vint32m1_t zetaqinv_41 = __riscv_vle32_v_i32m1(&zetas_0[456], 8);
-    const vint32m1_t zeta_42 = __riscv_vle32_v_i32m1(&zetas_0[464], 8);
-    const vint32m1_t zetaqinv_42 = __riscv_vle32_v_i32m1(&zetas_0[472], 8);
-    const vint32m1_t zeta_43 = __riscv_vle32_v_i32m1(&zetas_0[480], 8);
-    const vint32m1_t zetaqinv_43 = __riscv_vle32_v_i32m1(&zetas_0[488], 8);
-    const vint32m1_t zeta_44 = __riscv_vle32_v_i32m1(&zetas_0[496], 8);
-    const vint32m1_t zetaqinv_44 = __riscv_vle32_v_i32m1(&zetas_0[504], 8);
-    const vint32m1_t x_240 = __riscv_vluxei32_v_i32m1(&r[16], lanes_at_0, 8);
-    const vint32m1_t x_241 = __riscv_vluxei32_v_i32m1(&r[20], lanes_at_0, 8);
-    const vint32m1_t x_242 = __riscv_vluxei32_v_i32m1(&r[18], lanes_at_0, 8);
-    const vint32m1_t x_243 = __riscv_vluxei32_v_i32m1(&r[22], lanes_at_0, 8);
-    const vint32m1_t x_244 = __riscv_vluxei32_v_i32m1(&r[17], lanes_at_0, 8);
-    const vint32m1_t x_245 = __riscv_vluxei32_v_i32m1(&r[21], lanes_at_0, 8);
-    const vint32m1_t x_246 = __riscv_vluxei32_v_i32m1(&r[19], lanes_at_0, 8);
-    const vint32m1_t x_247 = __riscv_vluxei32_v_i32m1(&r[23], lanes_at_0, 8);
-    const vint32m1_t x_248 = __riscv_vluxei32_v_i32m1(&r[24], lanes_at_0, 8);
-    const vint32m1_t x_249 = __riscv_vluxei32_v_i32m1(&r[28], lanes_at_0, 8);
-    const vint32m1_t x_250 = __riscv_vluxei32_v_i32m1(&r[26], lanes_at_0, 8);
-    const vint32m1_t x_251 = __riscv_vluxei32_v_i32m1(&r[30], lanes_at_0, 8);
-    const vint32m1_t x_252 = __riscv_vluxei32_v_i32m1(&r[25], lanes_at_0, 8);
-    const vint32m1_t x_253 = __riscv_vluxei32_v_i32m1(&r[29], lanes_at_0, 8);
-    const vint32m1_t x_254 = __riscv_vluxei32_v_i32m1(&r[27], lanes_at_0, 8);
-    const vint32m1_t x_255 = __riscv_vluxei32_v_i32m1(&r[31], lanes_at_0, 8);
-    const vint32m1_t t_96 = nttgen_mldsa_rvv256_montmul(x_248, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_256 = __riscv_vadd_vv_i32m1(x_240, t_96, 8);
-    const vint32m1_t x_257 = __riscv_vsub_vv_i32m1(x_240, t_96, 8);
-    const vint32m1_t t_97 = nttgen_mldsa_rvv256_montmul(x_249, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_258 = __riscv_vadd_vv_i32m1(x_241, t_97, 8);
-    const vint32m1_t x_259 = __riscv_vsub_vv_i32m1(x_241, t_97, 8);
-    const vint32m1_t t_98 = nttgen_mldsa_rvv256_montmul(x_250, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_260 = __riscv_vadd_vv_i32m1(x_242, t_98, 8);
-    const vint32m1_t x_261 = __riscv_vsub_vv_i32m1(x_242, t_98, 8);
-    const vint32m1_t t_99 = nttgen_mldsa_rvv256_montmul(x_251, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_262 = __riscv_vadd_vv_i32m1(x_243, t_99, 8);
-    const vint32m1_t x_263 = __riscv_vsub_vv_i32m1(x_243, t_99, 8);
-    const vint32m1_t t_100 = nttgen_mldsa_rvv256_montmul(x_252, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_264 = __riscv_vadd_vv_i32m1(x_244, t_100, 8);
-    const vint32m1_t x_265 = __riscv_vsub_vv_i32m1(x_244, t_100, 8);
-    const vint32m1_t t_101 = nttgen_mldsa_rvv256_montmul(x_253, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_266 = __riscv_vadd_vv_i32m1(x_245, t_101, 8);
-    const vint32m1_t x_267 = __riscv_vsub_vv_i32m1(x_245, t_101, 8);
-    const vint32m1_t t_102 = nttgen_mldsa_rvv256_montmul(x_254, zeta_30, zetaqinv_30, 8);
-    goto part_4;
-part_4:;
-    const vint32m1_t x_268 = __riscv_vadd_vv_i32m1(x_246, t_102, 8);
-    const vint32m1_t x_269 = __riscv_vsub_vv_i32m1(x_246, t_102, 8);
-    const vint32m1_t t_103 = nttgen_mldsa_rvv256_montmul(x_255, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_270 = __riscv_vadd_vv_i32m1(x_247, t_103, 8);
-    const vint32m1_t x_271 = __riscv_vsub_vv_i32m1(x_247, t_103, 8);
-    const vint32m1_t t_104 = nttgen_mldsa_rvv256_montmul(x_258, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_272 = __riscv_vadd_vv_i32m1(x_256, t_104, 8);
-    const vint32m1_t x_273 = __riscv_vsub_vv_i32m1(x_256, t_104, 8);
-    const vint32m1_t t_105 = nttgen_mldsa_rvv256_montmul(x_262, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_274 = __riscv_vadd_vv_i32m1(x_260, t_105, 8);
-    const vint32m1_t x_275 = __riscv_vsub_vv_i32m1(x_260, t_105, 8);
-    const vint32m1_t t_106 = nttgen_mldsa_rvv256_montmul(x_266, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_276 = __riscv_vadd_vv_i32m1(x_264, t_106, 8);
-    const vint32m1_t x_277 = __riscv_vsub_vv_i32m1(x_264, t_106, 8);
-    const vint32m1_t t_107 = nttgen_mldsa_rvv256_montmul(x_270, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_278 = __riscv_vadd_vv_i32m1(x_268, t_107, 8);
-    const vint32m1_t x_279 = __riscv_vsub_vv_i32m1(x_268, t_107, 8);
-    const vint32m1_t t_108 = nttgen_mldsa_rvv256_montmul(x_259, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_280 = __riscv_vadd_vv_i32m1(x_257, t_108, 8);
-    const vint32m1_t x_281 = __riscv_vsub_vv_i32m1(x_257, t_108, 8);
-    const vint32m1_t t_109 = nttgen_mldsa_rvv256_montmul(x_263, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_282 = __riscv_vadd_vv_i32m1(x_261, t_109, 8);
-    const vint32m1_t x_283 = __riscv_vsub_vv_i32m1(x_261, t_109, 8);
-    const vint32m1_t t_110 = nttgen_mldsa_rvv256_montmul(x_267, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_284 = __riscv_vadd_vv_i32m1(x_265, t_110, 8);
-    const vint32m1_t x_285 = __riscv_vsub_vv_i32m1(x_265, t_110, 8);
-    const vint32m1_t t_111 = nttgen_mldsa_rvv256_montmul(x_271, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_286 = __riscv_vadd_vv_i32m1(x_269, t_111, 8);
-    const vint32m1_t x_287 = __riscv_vsub_vv_i32m1(x_269, t_111, 8);
-    const vint32m1_t t_112 = nttgen_mldsa_rvv256_montmul(x_274, zeta_33, zetaqinv_33, 8);
-    const vint32m1_t x_288 = __riscv_vadd_vv_i32m1(x_272, t_112, 8);
-    const vint32m1_t x_289 = __riscv_vsub_vv_i32m1(x_272, t_112, 8);
-    const vint32m1_t t_113 = nttgen_mldsa_rvv256_montmul(x_275, zeta_34, zetaqinv_34, 8);
-    const vint32m1_t x_290 = __riscv_vadd_vv_i32m1(x_273, t_113, 8);
-    const vint32m1_t x_291 = __riscv_vsub_vv_i32m1(x_273, t_113, 8);
-    const vint32m1_t t_114 = nttgen_mldsa_rvv256_montmul(x_278, zeta_33, zetaqinv_33, 8);
-    const vint32m1_t x_292 = __riscv_vadd_vv_i32m1(x_276, t_114, 8);
-    const vint32m1_t x_293 = __riscv_vsub_vv_i32m1(x_276, t_114, 8);
-    const vint32m1_t t_115 = nttgen_mldsa_rvv256_montmul(x_279, zeta_34, zetaqinv_34, 8);
-    const vint32m1_t x_294 = __riscv_vadd_vv_i32m1(x_277, t_115, 8);
-    const vint32m1_t x_295 = __riscv_vsub_vv_i32m1(x_277, t_115, 8);
-    const vint32m1_t t_116 = nttgen_mldsa_rvv256_montmul(x_282, zeta_35, zetaqinv_35, 8);
-    const vint32m1_t x_296 = __riscv_vadd_vv_i32m1(x_280, t_116, 8);
-    const vint32m1_t x_297 = __riscv_vsub_vv_i32m1(x_280, t_116, 8);
-    const vint32m1_t t_117 = nttgen_mldsa_rvv256_montmul(x_283, zeta_36, zetaqinv_36, 8);
-    const vint32m1_t x_298 = __riscv_vadd_vv_i32m1(x_281, t_117, 8);
-    const vint32m1_t x_299 = __riscv_vsub_vv_i32m1(x_281, t_117, 8);
-    const vint32m1_t t_118 = nttgen_mldsa_rvv256_montmul(x_286, zeta_35, zetaqinv_35, 8);
-    const vint32m1_t x_300 = __riscv_vadd_vv_i32m1(x_284, t_118, 8);
-    const vint32m1_t x_301 = __riscv_vsub_vv_i32m1(x_284, t_118, 8);
-    const vint32m1_t t_119 = nttgen_mldsa_rvv256_montmul(x_287, zeta_36, zetaqinv_36, 8);
-    const vint32m1_t x_302 = __riscv_vadd_vv_i32m1(x_285, t_119, 8);
-    const vint32m1_t x_303 = __riscv_vsub_vv_i32m1(x_285, t_119, 8);
-    const vint32m1_t t_120 = nttgen_mldsa_rvv256_montmul(x_292, zeta_37, zetaqinv_37, 8);
-    const vint32m1_t x_304 = __riscv_vadd_vv_i32m1(x_288, t_120, 8);
-    const vint32m1_t x_305 = __riscv_vsub_vv_i32m1(x_288, t_120, 8);
-    const vint32m1_t t_121 = nttgen_mldsa_rvv256_montmul(x_294, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_306 = __riscv_vadd_vv_i32m1(x_290, t_121, 8);
-    const vint32m1_t x_307 = __riscv_vsub_vv_i32m1(x_290, t_121, 8);
-    const vint32m1_t t_122 = nttgen_mldsa_rvv256_montmul(x_293, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_308 = __riscv_vadd_vv_i32m1(x_289, t_122, 8);
-    const vint32m1_t x_309 = __riscv_vsub_vv_i32m1(x_289, t_122, 8);
-    const vint32m1_t t_123 = nttgen_mldsa_rvv256_montmul(x_295, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_310 = __riscv_vadd_vv_i32m1(x_291, t_123, 8);
-    const vint32m1_t x_311 = __riscv_vsub_vv_i32m1(x_291, t_123, 8);
-    const vint32m1_t t_124 = nttgen_mldsa_rvv256_montmul(x_300, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_312 = __riscv_vadd_vv_i32m1(x_296, t_124, 8);
-    const vint32m1_t x_313 = __riscv_vsub_vv_i32m1(x_296, t_124, 8);
-    const vint32m1_t t_125 = nttgen_mldsa_rvv256_montmul(x_302, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_314 = __riscv_vadd_vv_i32m1(x_298, t_125, 8);
-    const vint32m1_t x_315 = __riscv_vsub_vv_i32m1(x_298, t_125, 8);
-    const vint32m1_t t_126 = nttgen_mldsa_rvv256_montmul(x_301, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_316 = __riscv_vadd_vv_i32m1(x_297, t_126, 8);
-    const vint32m1_t x_317 = __riscv_vsub_vv_i32m1(x_297, t_126, 8);
-    const vint32m1_t t_127 = nttgen_mldsa_rvv256_montmul(x_303, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t x_318 = __riscv_vadd_vv_i32m1(x_299, t_127, 8);
-    const vint32m1_t x_319 = __riscv_vsub_vv_i32m1(x_299, t_127, 8);
-    __riscv_vse32_v_i32m1(&r[16], x_304, 8);
-    __riscv_vse32_v_i32m1(&r[144], x_306, 8);
-    __riscv_vse32_v_i32m1(&r[80], x_308, 8);
-    __riscv_vse32_v_i32m1(&r[208], x_310, 8);
-    __riscv_vse32_v_i32m1(&r[48], x_305, 8);
-    __riscv_vse32_v_i32m1(&r[176], x_307, 8);
-    __riscv_vse32_v_i32m1(&r[112], x_309, 8);
-    __riscv_vse32_v_i32m1(&r[240], x_311, 8);
-    __riscv_vse32_v_i32m1(&r[24], x_312, 8);
-    __riscv_vse32_v_i32m1(&r[152], x_314, 8);
-    __riscv_vse32_v_i32m1(&r[88], x_316, 8);
-    __riscv_vse32_v_i32m1(&r[216], x_318, 8);
-    __riscv_vse32_v_i32m1(&r[56], x_313, 8);
-    __riscv_vse32_v_i32m1(&r[184], x_315, 8);
-    __riscv_vse32_v_i32m1(&r[120], x_317, 8);
-    __riscv_vse32_v_i32m1(&r[248], x_319, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
+        const vint32m1_t t_0 = nttgen_mldsa_rvv256_montmul(x_1, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, t_0, 8);
+        const vint32m1_t x_9 = __riscv_vsub_vv_i32m1(x_0, t_0, 8);
+        const vint32m1_t t_1 = nttgen_mldsa_rvv256_montmul(x_3, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_2, t_1, 8);
+        const vint32m1_t x_11 = __riscv_vsub_vv_i32m1(x_2, t_1, 8);
+        const vint32m1_t t_2 = nttgen_mldsa_rvv256_montmul(x_5, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_4, t_2, 8);
+        const vint32m1_t x_13 = __riscv_vsub_vv_i32m1(x_4, t_2, 8);
+        const vint32m1_t t_3 = nttgen_mldsa_rvv256_montmul(x_7, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_6, t_3, 8);
+        const vint32m1_t x_15 = __riscv_vsub_vv_i32m1(x_6, t_3, 8);
+        const vint32m1_t t_4 = nttgen_mldsa_rvv256_montmul(x_10, zeta_1, zetaqinv_1, 8);
+        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, t_4, 8);
+        const vint32m1_t x_17 = __riscv_vsub_vv_i32m1(x_8, t_4, 8);
+        const vint32m1_t t_5 = nttgen_mldsa_rvv256_montmul(x_11, zeta_2, zetaqinv_2, 8);
+        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_9, t_5, 8);
+        const vint32m1_t x_19 = __riscv_vsub_vv_i32m1(x_9, t_5, 8);
+        const vint32m1_t t_6 = nttgen_mldsa_rvv256_montmul(x_14, zeta_1, zetaqinv_1, 8);
+        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_12, t_6, 8);
+        const vint32m1_t x_21 = __riscv_vsub_vv_i32m1(x_12, t_6, 8);
+        const vint32m1_t t_7 = nttgen_mldsa_rvv256_montmul(x_15, zeta_2, zetaqinv_2, 8);
+        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_13, t_7, 8);
+        const vint32m1_t x_23 = __riscv_vsub_vv_i32m1(x_13, t_7, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8], x_16, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 128, x_18, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 64, x_17, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 192, x_19, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 32, x_20, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 160, x_22, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 96, x_21, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 224, x_23, 8);
+    }
+    // layers 2, 3, 4: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint32m1_t zeta_3 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 8], 8);
+        const vint32m1_t zetaqinv_3 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 9], 8);
+        const vint32m1_t zeta_4 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 10], 8);
+        const vint32m1_t zetaqinv_4 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 11], 8);
+        const vint32m1_t zeta_5 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 12], 8);
+        const vint32m1_t zetaqinv_5 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 13], 8);
+        const vint32m1_t zeta_6 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 14], 8);
+        const vint32m1_t zetaqinv_6 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 15], 8);
+        const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 16], 8);
+        const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 17], 8);
+        const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 18], 8);
+        const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 19], 8);
+        const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 20], 8);
+        const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 21], 8);
+        const vint32m1_t x_24 = __riscv_vle32_v_i32m1(&r[blk_0 * 64], 8);
+        const vint32m1_t x_25 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 32, 8);
+        const vint32m1_t x_26 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 16, 8);
+        const vint32m1_t x_27 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 48, 8);
+        const vint32m1_t x_28 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 8, 8);
+        const vint32m1_t x_29 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 40, 8);
+        const vint32m1_t x_30 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 24, 8);
+        const vint32m1_t x_31 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 56, 8);
+        const vint32m1_t t_8 = nttgen_mldsa_rvv256_montmul(x_25, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_24, t_8, 8);
+        const vint32m1_t x_33 = __riscv_vsub_vv_i32m1(x_24, t_8, 8);
+        const vint32m1_t t_9 = nttgen_mldsa_rvv256_montmul(x_27, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_26, t_9, 8);
+        const vint32m1_t x_35 = __riscv_vsub_vv_i32m1(x_26, t_9, 8);
+        const vint32m1_t t_10 = nttgen_mldsa_rvv256_montmul(x_29, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_28, t_10, 8);
+        const vint32m1_t x_37 = __riscv_vsub_vv_i32m1(x_28, t_10, 8);
+        const vint32m1_t t_11 = nttgen_mldsa_rvv256_montmul(x_31, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_30, t_11, 8);
+        const vint32m1_t x_39 = __riscv_vsub_vv_i32m1(x_30, t_11, 8);
+        const vint32m1_t t_12 = nttgen_mldsa_rvv256_montmul(x_34, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, t_12, 8);
+        const vint32m1_t x_41 = __riscv_vsub_vv_i32m1(x_32, t_12, 8);
+        const vint32m1_t t_13 = nttgen_mldsa_rvv256_montmul(x_35, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, t_13, 8);
+        const vint32m1_t x_43 = __riscv_vsub_vv_i32m1(x_33, t_13, 8);
+        const vint32m1_t t_14 = nttgen_mldsa_rvv256_montmul(x_38, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_36, t_14, 8);
+        const vint32m1_t x_45 = __riscv_vsub_vv_i32m1(x_36, t_14, 8);
+        const vint32m1_t t_15 = nttgen_mldsa_rvv256_montmul(x_39, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_37, t_15, 8);
+        const vint32m1_t x_47 = __riscv_vsub_vv_i32m1(x_37, t_15, 8);
+        const vint32m1_t t_16 = nttgen_mldsa_rvv256_montmul(x_44, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, t_16, 8);
+        const vint32m1_t x_49 = __riscv_vsub_vv_i32m1(x_40, t_16, 8);
+        const vint32m1_t t_17 = nttgen_mldsa_rvv256_montmul(x_46, zeta_7, zetaqinv_7, 8);
+        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, t_17, 8);
+        const vint32m1_t x_51 = __riscv_vsub_vv_i32m1(x_42, t_17, 8);
+        const vint32m1_t t_18 = nttgen_mldsa_rvv256_montmul(x_45, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, t_18, 8);
+        const vint32m1_t x_53 = __riscv_vsub_vv_i32m1(x_41, t_18, 8);
+        const vint32m1_t t_19 = nttgen_mldsa_rvv256_montmul(x_47, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, t_19, 8);
+        const vint32m1_t x_55 = __riscv_vsub_vv_i32m1(x_43, t_19, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64], x_48, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 32, x_50, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 16, x_52, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 48, x_54, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 8, x_49, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 40, x_51, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 24, x_53, 8);
+        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 56, x_55, 8);
+    }
+    // layers 5, 6, 7: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 72, 8);
+        const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 80, 8);
+        const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 88, 8);
+        const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 96, 8);
+        const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 104, 8);
+        const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 112, 8);
+        const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 120, 8);
+        const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 128, 8);
+        const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 136, 8);
+        const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 144, 8);
+        const vint32m1_t zeta_15 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 152, 8);
+        const vint32m1_t zetaqinv_15 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 160, 8);
+        const vint32m1_t zeta_16 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 168, 8);
+        const vint32m1_t zetaqinv_16 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 176, 8);
+        const vint32m1_t x_56 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8], lanes_at_0, 8);
+        const vint32m1_t x_57 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 4, lanes_at_0, 8);
+        const vint32m1_t x_58 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 2, lanes_at_0, 8);
+        const vint32m1_t x_59 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 6, lanes_at_0, 8);
+        const vint32m1_t x_60 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 1, lanes_at_0, 8);
+        const vint32m1_t x_61 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 5, lanes_at_0, 8);
+        const vint32m1_t x_62 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 3, lanes_at_0, 8);
+        const vint32m1_t x_63 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 7, lanes_at_0, 8);
+        const vint32m1_t t_20 = nttgen_mldsa_rvv256_montmul(x_57, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_56, t_20, 8);
+        const vint32m1_t x_65 = __riscv_vsub_vv_i32m1(x_56, t_20, 8);
+        const vint32m1_t t_21 = nttgen_mldsa_rvv256_montmul(x_59, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_58, t_21, 8);
+        const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_58, t_21, 8);
+        const vint32m1_t t_22 = nttgen_mldsa_rvv256_montmul(x_61, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_60, t_22, 8);
+        const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_60, t_22, 8);
+        const vint32m1_t t_23 = nttgen_mldsa_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_62, t_23, 8);
+        const vint32m1_t x_71 = __riscv_vsub_vv_i32m1(x_62, t_23, 8);
+        const vint32m1_t t_24 = nttgen_mldsa_rvv256_montmul(x_66, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, t_24, 8);
+        const vint32m1_t x_73 = __riscv_vsub_vv_i32m1(x_64, t_24, 8);
+        const vint32m1_t t_25 = nttgen_mldsa_rvv256_montmul(x_67, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, t_25, 8);
+        const vint32m1_t x_75 = __riscv_vsub_vv_i32m1(x_65, t_25, 8);
+        const vint32m1_t t_26 = nttgen_mldsa_rvv256_montmul(x_70, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, t_26, 8);
+        const vint32m1_t x_77 = __riscv_vsub_vv_i32m1(x_68, t_26, 8);
+        const vint32m1_t t_27 = nttgen_mldsa_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, t_27, 8);
+        const vint32m1_t x_79 = __riscv_vsub_vv_i32m1(x_69, t_27, 8);
+        const vint32m1_t t_28 = nttgen_mldsa_rvv256_montmul(x_76, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, t_28, 8);
+        const vint32m1_t x_81 = __riscv_vsub_vv_i32m1(x_72, t_28, 8);
+        const vint32m1_t t_29 = nttgen_mldsa_rvv256_montmul(x_78, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_82 = __riscv_vadd_vv_i32m1(x_74, t_29, 8);
+        const vint32m1_t x_83 = __riscv_vsub_vv_i32m1(x_74, t_29, 8);
+        const vint32m1_t t_30 = nttgen_mldsa_rvv256_montmul(x_77, zeta_15, zetaqinv_15, 8);
+        const vint32m1_t x_84 = __riscv_vadd_vv_i32m1(x_73, t_30, 8);
+        const vint32m1_t x_85 = __riscv_vsub_vv_i32m1(x_73, t_30, 8);
+        const vint32m1_t t_31 = nttgen_mldsa_rvv256_montmul(x_79, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_75, t_31, 8);
+        const vint32m1_t x_87 = __riscv_vsub_vv_i32m1(x_75, t_31, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8], x_80, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 128, x_82, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 64, x_84, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 192, x_86, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 32, x_81, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 160, x_83, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 96, x_85, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 224, x_87, 8);
+    }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv256_assert_range(r, 256, -42035253, 42035253);
+    nttgen_mldsa_rvv256_assert_range(r, 256, -42042508, 42042508);
 #endif
 }
 
@@ -939,8 +527,8 @@ part_4:;
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42035253, 42035253]
- * Ops per call: load 122, gather 32, store 64, add 128, sub 128, montmul 128
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-42042508, 42042508]
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
  */
 void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -948,7 +536,7 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
 #endif
     nttgen_mldsa_rvv256_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv256_assert_range(a, 256, -42035253, 42035253);
+    nttgen_mldsa_rvv256_assert_range(a, 256, -42042508, 42042508);
 #endif
 }
 
@@ -1111,46 +699,132 @@ part_1:;
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, k * 256, -134121127, 134121127);
     nttgen_mldsa_rvv256_assert_range(b, k * 256, -134121127, 134121127);
 #endif
-    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
-        const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 8], 8);
-        const vint32m1_t p_0 = nttgen_mldsa_rvv256_montmul_var(a_0, b_0, 8);
-        vint32m1_t acc_0 = p_0;
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 32], 8);
+        const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 32], 8);
+        const vint64m2_t w_0 = __riscv_vwmul_vv_i64m2(a_0, b_0, 8);
+        const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_0 * 32] + 8, 8);
+        const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_0 * 32] + 8, 8);
+        const vint64m2_t w_1 = __riscv_vwmul_vv_i64m2(a_1, b_1, 8);
+        const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[i_0 * 32] + 16, 8);
+        const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[i_0 * 32] + 16, 8);
+        const vint64m2_t w_2 = __riscv_vwmul_vv_i64m2(a_2, b_2, 8);
+        const vint32m1_t a_3 = __riscv_vle32_v_i32m1(&a[i_0 * 32] + 24, 8);
+        const vint32m1_t b_3 = __riscv_vle32_v_i32m1(&b[i_0 * 32] + 24, 8);
+        const vint64m2_t w_3 = __riscv_vwmul_vv_i64m2(a_3, b_3, 8);
+        vint64m2_t w_4 = w_0;
+        vint64m2_t w_5 = w_1;
+        vint64m2_t w_6 = w_2;
+        vint64m2_t w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint32m1_t p_1 = nttgen_mldsa_rvv256_montmul_var(a_1, b_1, 8);
-            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_1, 8);
-            acc_0 = acc_1;
+            const vint32m1_t a_4 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint32m1_t b_4 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint64m2_t w_8 = __riscv_vwmul_vv_i64m2(a_4, b_4, 8);
+            const vint32m1_t a_5 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint32m1_t b_5 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint64m2_t w_9 = __riscv_vwmul_vv_i64m2(a_5, b_5, 8);
+            const vint32m1_t a_6 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint32m1_t b_6 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint64m2_t w_10 = __riscv_vwmul_vv_i64m2(a_6, b_6, 8);
+            const vint32m1_t a_7 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint32m1_t b_7 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint64m2_t w_11 = __riscv_vwmul_vv_i64m2(a_7, b_7, 8);
+            const vint64m2_t w_12 = __riscv_vadd_vv_i64m2(w_4, w_8, 8);
+            w_4 = w_12;
+            const vint64m2_t w_13 = __riscv_vadd_vv_i64m2(w_5, w_9, 8);
+            w_5 = w_13;
+            const vint64m2_t w_14 = __riscv_vadd_vv_i64m2(w_6, w_10, 8);
+            w_6 = w_14;
+            const vint64m2_t w_15 = __riscv_vadd_vv_i64m2(w_7, w_11, 8);
+            w_7 = w_15;
         }
-        vint32m1_t acc_2 = acc_0;
+        const vint32m1_t r_0 = nttgen_mldsa_rvv256_mredw(w_4, 8);
+        const vint32m1_t r_1 = nttgen_mldsa_rvv256_mredw(w_5, 8);
+        const vint32m1_t r_2 = nttgen_mldsa_rvv256_mredw(w_6, 8);
+        const vint32m1_t r_3 = nttgen_mldsa_rvv256_mredw(w_7, 8);
+        vint32m1_t acc_0 = r_0;
+        vint32m1_t acc_1 = r_1;
+        vint32m1_t acc_2 = r_2;
+        vint32m1_t acc_3 = r_3;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 8 + 4096], 8);
-            const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 8 + 4096], 8);
-            const vint32m1_t p_2 = nttgen_mldsa_rvv256_montmul_var(a_2, b_2, 8);
-            vint32m1_t acc_3 = p_2;
+            const vint32m1_t a_8 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4096, 8);
+            const vint32m1_t b_8 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4096, 8);
+            const vint64m2_t w_16 = __riscv_vwmul_vv_i64m2(a_8, b_8, 8);
+            const vint32m1_t a_9 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4104, 8);
+            const vint32m1_t b_9 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4104, 8);
+            const vint64m2_t w_17 = __riscv_vwmul_vv_i64m2(a_9, b_9, 8);
+            const vint32m1_t a_10 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4112, 8);
+            const vint32m1_t b_10 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4112, 8);
+            const vint64m2_t w_18 = __riscv_vwmul_vv_i64m2(a_10, b_10, 8);
+            const vint32m1_t a_11 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4120, 8);
+            const vint32m1_t b_11 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4120, 8);
+            const vint64m2_t w_19 = __riscv_vwmul_vv_i64m2(a_11, b_11, 8);
+            vint64m2_t w_20 = w_16;
+            vint64m2_t w_21 = w_17;
+            vint64m2_t w_22 = w_18;
+            vint64m2_t w_23 = w_19;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const vint32m1_t a_3 =
-                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
-                const vint32m1_t b_3 =
-                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
-                const vint32m1_t p_3 = nttgen_mldsa_rvv256_montmul_var(a_3, b_3, 8);
-                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_3, 8);
-                acc_3 = acc_4;
+                const vint32m1_t a_12 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 8);
+                const vint32m1_t b_12 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 8);
+                const vint64m2_t w_24 = __riscv_vwmul_vv_i64m2(a_12, b_12, 8);
+                const vint32m1_t a_13 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4360, 8);
+                const vint32m1_t b_13 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4360, 8);
+                const vint64m2_t w_25 = __riscv_vwmul_vv_i64m2(a_13, b_13, 8);
+                const vint32m1_t a_14 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 8);
+                const vint32m1_t b_14 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 8);
+                const vint64m2_t w_26 = __riscv_vwmul_vv_i64m2(a_14, b_14, 8);
+                const vint32m1_t a_15 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4376, 8);
+                const vint32m1_t b_15 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4376, 8);
+                const vint64m2_t w_27 = __riscv_vwmul_vv_i64m2(a_15, b_15, 8);
+                const vint64m2_t w_28 = __riscv_vadd_vv_i64m2(w_20, w_24, 8);
+                w_20 = w_28;
+                const vint64m2_t w_29 = __riscv_vadd_vv_i64m2(w_21, w_25, 8);
+                w_21 = w_29;
+                const vint64m2_t w_30 = __riscv_vadd_vv_i64m2(w_22, w_26, 8);
+                w_22 = w_30;
+                const vint64m2_t w_31 = __riscv_vadd_vv_i64m2(w_23, w_27, 8);
+                w_23 = w_31;
             }
-            const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
-            const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_0, acc_3, 8);
-            acc_2 = acc_5;
+            const vint32m1_t r_4 = nttgen_mldsa_rvv256_mredw(w_20, 8);
+            const vint32m1_t r_5 = nttgen_mldsa_rvv256_mredw(w_21, 8);
+            const vint32m1_t r_6 = nttgen_mldsa_rvv256_mredw(w_22, 8);
+            const vint32m1_t r_7 = nttgen_mldsa_rvv256_mredw(w_23, 8);
+            const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_0, 8);
+            const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(red_0, r_4, 8);
+            acc_0 = acc_4;
+            const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_1, 8);
+            const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_1, r_5, 8);
+            acc_1 = acc_5;
+            const vint32m1_t red_2 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+            const vint32m1_t acc_6 = __riscv_vadd_vv_i32m1(red_2, r_6, 8);
+            acc_2 = acc_6;
+            const vint32m1_t red_3 = nttgen_mldsa_rvv256_barrett(acc_3, 8);
+            const vint32m1_t acc_7 = __riscv_vadd_vv_i32m1(red_3, r_7, 8);
+            acc_3 = acc_7;
         }
-        const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
-        __riscv_vse32_v_i32m1(&r[i_0 * 8], red_1, 8);
+        const vint32m1_t red_4 = nttgen_mldsa_rvv256_barrett(acc_0, 8);
+        const vint32m1_t red_5 = nttgen_mldsa_rvv256_barrett(acc_1, 8);
+        const vint32m1_t red_6 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+        const vint32m1_t red_7 = nttgen_mldsa_rvv256_barrett(acc_3, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32], red_4, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32] + 8, red_5, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32] + 16, red_6, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32] + 24, red_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
@@ -1317,7 +991,7 @@ part_1:;
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
@@ -1327,39 +1001,125 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
     nttgen_mldsa_rvv256_assert_range(b, k * 256, -134121127, 134121127);
     nttgen_mldsa_rvv256_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 8], 8);
-        const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 8], 8);
-        const vint32m1_t p_0 = nttgen_mldsa_rvv256_montmul_var(a_0, b_0, 8);
-        vint32m1_t acc_0 = p_0;
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint32m1_t a_0 = __riscv_vle32_v_i32m1(&a[i_0 * 32], 8);
+        const vint32m1_t b_0 = __riscv_vle32_v_i32m1(&b[i_0 * 32], 8);
+        const vint64m2_t w_0 = __riscv_vwmul_vv_i64m2(a_0, b_0, 8);
+        const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_0 * 32] + 8, 8);
+        const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_0 * 32] + 8, 8);
+        const vint64m2_t w_1 = __riscv_vwmul_vv_i64m2(a_1, b_1, 8);
+        const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[i_0 * 32] + 16, 8);
+        const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[i_0 * 32] + 16, 8);
+        const vint64m2_t w_2 = __riscv_vwmul_vv_i64m2(a_2, b_2, 8);
+        const vint32m1_t a_3 = __riscv_vle32_v_i32m1(&a[i_0 * 32] + 24, 8);
+        const vint32m1_t b_3 = __riscv_vle32_v_i32m1(&b[i_0 * 32] + 24, 8);
+        const vint64m2_t w_3 = __riscv_vwmul_vv_i64m2(a_3, b_3, 8);
+        vint64m2_t w_4 = w_0;
+        vint64m2_t w_5 = w_1;
+        vint64m2_t w_6 = w_2;
+        vint64m2_t w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const vint32m1_t a_1 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint32m1_t b_1 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 8 + 256], 8);
-            const vint32m1_t p_1 = nttgen_mldsa_rvv256_montmul_var(a_1, b_1, 8);
-            const vint32m1_t acc_1 = __riscv_vadd_vv_i32m1(acc_0, p_1, 8);
-            acc_0 = acc_1;
+            const vint32m1_t a_4 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint32m1_t b_4 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 256, 8);
+            const vint64m2_t w_8 = __riscv_vwmul_vv_i64m2(a_4, b_4, 8);
+            const vint32m1_t a_5 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint32m1_t b_5 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 264, 8);
+            const vint64m2_t w_9 = __riscv_vwmul_vv_i64m2(a_5, b_5, 8);
+            const vint32m1_t a_6 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint32m1_t b_6 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 272, 8);
+            const vint64m2_t w_10 = __riscv_vwmul_vv_i64m2(a_6, b_6, 8);
+            const vint32m1_t a_7 = __riscv_vle32_v_i32m1(&a[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint32m1_t b_7 = __riscv_vle32_v_i32m1(&b[i_1 * 256 + i_0 * 32] + 280, 8);
+            const vint64m2_t w_11 = __riscv_vwmul_vv_i64m2(a_7, b_7, 8);
+            const vint64m2_t w_12 = __riscv_vadd_vv_i64m2(w_4, w_8, 8);
+            w_4 = w_12;
+            const vint64m2_t w_13 = __riscv_vadd_vv_i64m2(w_5, w_9, 8);
+            w_5 = w_13;
+            const vint64m2_t w_14 = __riscv_vadd_vv_i64m2(w_6, w_10, 8);
+            w_6 = w_14;
+            const vint64m2_t w_15 = __riscv_vadd_vv_i64m2(w_7, w_11, 8);
+            w_7 = w_15;
         }
-        vint32m1_t acc_2 = acc_0;
+        const vint32m1_t r_0 = nttgen_mldsa_rvv256_mredw(w_4, 8);
+        const vint32m1_t r_1 = nttgen_mldsa_rvv256_mredw(w_5, 8);
+        const vint32m1_t r_2 = nttgen_mldsa_rvv256_mredw(w_6, 8);
+        const vint32m1_t r_3 = nttgen_mldsa_rvv256_mredw(w_7, 8);
+        vint32m1_t acc_0 = r_0;
+        vint32m1_t acc_1 = r_1;
+        vint32m1_t acc_2 = r_2;
+        vint32m1_t acc_3 = r_3;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m1_t a_2 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 8 + 4096], 8);
-            const vint32m1_t b_2 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 8 + 4096], 8);
-            const vint32m1_t p_2 = nttgen_mldsa_rvv256_montmul_var(a_2, b_2, 8);
-            vint32m1_t acc_3 = p_2;
+            const vint32m1_t a_8 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4096, 8);
+            const vint32m1_t b_8 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4096, 8);
+            const vint64m2_t w_16 = __riscv_vwmul_vv_i64m2(a_8, b_8, 8);
+            const vint32m1_t a_9 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4104, 8);
+            const vint32m1_t b_9 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4104, 8);
+            const vint64m2_t w_17 = __riscv_vwmul_vv_i64m2(a_9, b_9, 8);
+            const vint32m1_t a_10 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4112, 8);
+            const vint32m1_t b_10 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4112, 8);
+            const vint64m2_t w_18 = __riscv_vwmul_vv_i64m2(a_10, b_10, 8);
+            const vint32m1_t a_11 = __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_0 * 32] + 4120, 8);
+            const vint32m1_t b_11 = __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_0 * 32] + 4120, 8);
+            const vint64m2_t w_19 = __riscv_vwmul_vv_i64m2(a_11, b_11, 8);
+            vint64m2_t w_20 = w_16;
+            vint64m2_t w_21 = w_17;
+            vint64m2_t w_22 = w_18;
+            vint64m2_t w_23 = w_19;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const vint32m1_t a_3 =
-                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
-                const vint32m1_t b_3 =
-                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 8 + 4352], 8);
-                const vint32m1_t p_3 = nttgen_mldsa_rvv256_montmul_var(a_3, b_3, 8);
-                const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(acc_3, p_3, 8);
-                acc_3 = acc_4;
+                const vint32m1_t a_12 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 8);
+                const vint32m1_t b_12 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 8);
+                const vint64m2_t w_24 = __riscv_vwmul_vv_i64m2(a_12, b_12, 8);
+                const vint32m1_t a_13 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4360, 8);
+                const vint32m1_t b_13 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4360, 8);
+                const vint64m2_t w_25 = __riscv_vwmul_vv_i64m2(a_13, b_13, 8);
+                const vint32m1_t a_14 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 8);
+                const vint32m1_t b_14 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 8);
+                const vint64m2_t w_26 = __riscv_vwmul_vv_i64m2(a_14, b_14, 8);
+                const vint32m1_t a_15 =
+                    __riscv_vle32_v_i32m1(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4376, 8);
+                const vint32m1_t b_15 =
+                    __riscv_vle32_v_i32m1(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4376, 8);
+                const vint64m2_t w_27 = __riscv_vwmul_vv_i64m2(a_15, b_15, 8);
+                const vint64m2_t w_28 = __riscv_vadd_vv_i64m2(w_20, w_24, 8);
+                w_20 = w_28;
+                const vint64m2_t w_29 = __riscv_vadd_vv_i64m2(w_21, w_25, 8);
+                w_21 = w_29;
+                const vint64m2_t w_30 = __riscv_vadd_vv_i64m2(w_22, w_26, 8);
+                w_22 = w_30;
+                const vint64m2_t w_31 = __riscv_vadd_vv_i64m2(w_23, w_27, 8);
+                w_23 = w_31;
             }
-            const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
-            const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_0, acc_3, 8);
-            acc_2 = acc_5;
+            const vint32m1_t r_4 = nttgen_mldsa_rvv256_mredw(w_20, 8);
+            const vint32m1_t r_5 = nttgen_mldsa_rvv256_mredw(w_21, 8);
+            const vint32m1_t r_6 = nttgen_mldsa_rvv256_mredw(w_22, 8);
+            const vint32m1_t r_7 = nttgen_mldsa_rvv256_mredw(w_23, 8);
+            const vint32m1_t red_0 = nttgen_mldsa_rvv256_barrett(acc_0, 8);
+            const vint32m1_t acc_4 = __riscv_vadd_vv_i32m1(red_0, r_4, 8);
+            acc_0 = acc_4;
+            const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_1, 8);
+            const vint32m1_t acc_5 = __riscv_vadd_vv_i32m1(red_1, r_5, 8);
+            acc_1 = acc_5;
+            const vint32m1_t red_2 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+            const vint32m1_t acc_6 = __riscv_vadd_vv_i32m1(red_2, r_6, 8);
+            acc_2 = acc_6;
+            const vint32m1_t red_3 = nttgen_mldsa_rvv256_barrett(acc_3, 8);
+            const vint32m1_t acc_7 = __riscv_vadd_vv_i32m1(red_3, r_7, 8);
+            acc_3 = acc_7;
         }
-        const vint32m1_t red_1 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
-        __riscv_vse32_v_i32m1(&r[i_0 * 8], red_1, 8);
+        const vint32m1_t red_4 = nttgen_mldsa_rvv256_barrett(acc_0, 8);
+        const vint32m1_t red_5 = nttgen_mldsa_rvv256_barrett(acc_1, 8);
+        const vint32m1_t red_6 = nttgen_mldsa_rvv256_barrett(acc_2, 8);
+        const vint32m1_t red_7 = nttgen_mldsa_rvv256_barrett(acc_3, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32], red_4, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32] + 8, red_5, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32] + 16, red_6, 8);
+        __riscv_vse32_v_i32m1(&r[i_0 * 32] + 24, red_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
@@ -1372,7 +1132,7 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 154, store 32, scatter 32, add 128, sub 128, montmul 144, const 32
+ * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  */
 void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     const vuint32m1_t lanes_at_0 =
@@ -1381,668 +1141,205 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -8380416, 8380416);
 #endif
-    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
-    const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[0], 8);
-    const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[8], 8);
-    const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[16], 8);
-    const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[24], 8);
-    const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[32], 8);
-    const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[40], 8);
-    const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[48], 8);
-    const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[56], 8);
-    const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[64], 8);
-    const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[72], 8);
-    const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[80], 8);
-    const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[88], 8);
-    const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[96], 8);
-    const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[104], 8);
-    const vint32m1_t zeta_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[112], 8);
-    const vint32m1_t zetaqinv_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[120], 8);
-    const vint32m1_t zeta_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[128], 8);
-    const vint32m1_t zetaqinv_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[136], 8);
-    const vint32m1_t zeta_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[144], 8);
-    const vint32m1_t zetaqinv_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[152], 8);
-    const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[160], 8);
-    const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[168], 8);
-    const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[176], 8);
-    const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[184], 8);
-    const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[192], 8);
-    const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[200], 8);
-    const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[208], 8);
-    const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[216], 8);
-    const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[224], 8);
-    const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[232], 8);
-    const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[0], 8);
-    const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[128], 8);
-    const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[64], 8);
-    const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[192], 8);
-    const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[32], 8);
-    const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[160], 8);
-    const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[96], 8);
-    const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[224], 8);
-    const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[8], 8);
-    const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[136], 8);
-    const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[72], 8);
-    const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[200], 8);
-    const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[40], 8);
-    const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[168], 8);
-    const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[104], 8);
-    const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[232], 8);
-    const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
-    const vint32m1_t d_0 = __riscv_vsub_vv_i32m1(x_0, x_4, 8);
-    const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
-    const vint32m1_t d_1 = __riscv_vsub_vv_i32m1(x_1, x_5, 8);
-    const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
-    const vint32m1_t d_2 = __riscv_vsub_vv_i32m1(x_2, x_6, 8);
-    const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
-    const vint32m1_t d_3 = __riscv_vsub_vv_i32m1(x_3, x_7, 8);
-    const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
-    const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
-    const vint32m1_t d_4 = __riscv_vsub_vv_i32m1(x_8, x_12, 8);
-    const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
-    const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
-    const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
-    const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
-    const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
-    const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
-    const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_6, zeta_6, zetaqinv_6, 8);
-    const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
-    const vint32m1_t d_7 = __riscv_vsub_vv_i32m1(x_11, x_15, 8);
-    const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_7, zeta_7, zetaqinv_7, 8);
-    const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_16, x_20, 8);
-    const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_20, 8);
-    const vint32m1_t x_33 = nttgen_mldsa_rvv256_montmul(d_8, zeta_8, zetaqinv_8, 8);
-    const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_18, x_22, 8);
-    const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_18, x_22, 8);
-    const vint32m1_t x_35 = nttgen_mldsa_rvv256_montmul(d_9, zeta_9, zetaqinv_9, 8);
-    const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_17, x_21, 8);
-    const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_17, x_21, 8);
-    const vint32m1_t x_37 = nttgen_mldsa_rvv256_montmul(d_10, zeta_8, zetaqinv_8, 8);
-    const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_19, x_23, 8);
-    const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_19, x_23, 8);
-    const vint32m1_t x_39 = nttgen_mldsa_rvv256_montmul(d_11, zeta_9, zetaqinv_9, 8);
-    const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_24, x_28, 8);
-    const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_24, x_28, 8);
-    const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul(d_12, zeta_10, zetaqinv_10, 8);
-    const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_26, x_30, 8);
-    const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_26, x_30, 8);
-    const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul(d_13, zeta_11, zetaqinv_11, 8);
-    const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_25, x_29, 8);
-    const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_25, x_29, 8);
-    const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul(d_14, zeta_10, zetaqinv_10, 8);
-    const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_27, x_31, 8);
-    const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_27, x_31, 8);
-    const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul(d_15, zeta_11, zetaqinv_11, 8);
-    const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_32, x_34, 8);
-    const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_32, x_34, 8);
-    const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul(d_16, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_33, x_35, 8);
-    const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_33, x_35, 8);
-    const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(d_17, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_36, x_38, 8);
-    const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_36, x_38, 8);
-    const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul(d_18, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_37, x_39, 8);
-    const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_37, x_39, 8);
-    const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul(d_19, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_40, x_42, 8);
-    const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_40, x_42, 8);
-    const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul(d_20, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_41, x_43, 8);
-    const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_41, x_43, 8);
-    const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul(d_21, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_44, x_46, 8);
-    const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_44, x_46, 8);
-    const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul(d_22, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_45, x_47, 8);
-    const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_45, x_47, 8);
-    const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul(d_23, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_48, x_56, 8);
-    const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_48, x_56, 8);
-    const vint32m1_t x_65 = nttgen_mldsa_rvv256_montmul(d_24, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_49, x_57, 8);
-    const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_49, x_57, 8);
-    const vint32m1_t x_67 = nttgen_mldsa_rvv256_montmul(d_25, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_50, x_58, 8);
-    goto part_1;
-part_1:;
-    const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_50, x_58, 8);
-    const vint32m1_t x_69 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_51, x_59, 8);
-    const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_51, x_59, 8);
-    const vint32m1_t x_71 = nttgen_mldsa_rvv256_montmul(d_27, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_52, x_60, 8);
-    const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_52, x_60, 8);
-    const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul(d_28, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_53, x_61, 8);
-    const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_53, x_61, 8);
-    const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul(d_29, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_54, x_62, 8);
-    const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_54, x_62, 8);
-    const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul(d_30, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_55, x_63, 8);
-    const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_55, x_63, 8);
-    const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul(d_31, zeta_14, zetaqinv_14, 8);
-    __riscv_vsuxei32_v_i32m1(&a[0], lanes_at_0, x_64, 8);
-    __riscv_vsuxei32_v_i32m1(&a[4], lanes_at_0, x_66, 8);
-    __riscv_vsuxei32_v_i32m1(&a[2], lanes_at_0, x_68, 8);
-    __riscv_vsuxei32_v_i32m1(&a[6], lanes_at_0, x_70, 8);
-    __riscv_vsuxei32_v_i32m1(&a[1], lanes_at_0, x_72, 8);
-    __riscv_vsuxei32_v_i32m1(&a[5], lanes_at_0, x_74, 8);
-    __riscv_vsuxei32_v_i32m1(&a[3], lanes_at_0, x_76, 8);
-    __riscv_vsuxei32_v_i32m1(&a[7], lanes_at_0, x_78, 8);
-    __riscv_vsuxei32_v_i32m1(&a[8], lanes_at_0, x_65, 8);
-    __riscv_vsuxei32_v_i32m1(&a[12], lanes_at_0, x_67, 8);
-    __riscv_vsuxei32_v_i32m1(&a[10], lanes_at_0, x_69, 8);
-    __riscv_vsuxei32_v_i32m1(&a[14], lanes_at_0, x_71, 8);
-    __riscv_vsuxei32_v_i32m1(&a[9], lanes_at_0, x_73, 8);
-    __riscv_vsuxei32_v_i32m1(&a[13], lanes_at_0, x_75, 8);
-    __riscv_vsuxei32_v_i32m1(&a[11], lanes_at_0, x_77, 8);
-    __riscv_vsuxei32_v_i32m1(&a[15], lanes_at_0, x_79, 8);
-    const vint32m1_t zeta_15 = __riscv_vle32_v_i32m1(&zetas_inv_0[240], 8);
-    const vint32m1_t zetaqinv_15 = __riscv_vle32_v_i32m1(&zetas_inv_0[248], 8);
-    const vint32m1_t zeta_16 = __riscv_vle32_v_i32m1(&zetas_inv_0[256], 8);
-    const vint32m1_t zetaqinv_16 = __riscv_vle32_v_i32m1(&zetas_inv_0[264], 8);
-    const vint32m1_t zeta_17 = __riscv_vle32_v_i32m1(&zetas_inv_0[272], 8);
-    const vint32m1_t zetaqinv_17 = __riscv_vle32_v_i32m1(&zetas_inv_0[280], 8);
-    const vint32m1_t zeta_18 = __riscv_vle32_v_i32m1(&zetas_inv_0[288], 8);
-    const vint32m1_t zetaqinv_18 = __riscv_vle32_v_i32m1(&zetas_inv_0[296], 8);
-    const vint32m1_t zeta_19 = __riscv_vle32_v_i32m1(&zetas_inv_0[304], 8);
-    const vint32m1_t zetaqinv_19 = __riscv_vle32_v_i32m1(&zetas_inv_0[312], 8);
-    const vint32m1_t zeta_20 = __riscv_vle32_v_i32m1(&zetas_inv_0[320], 8);
-    const vint32m1_t zetaqinv_20 = __riscv_vle32_v_i32m1(&zetas_inv_0[328], 8);
-    const vint32m1_t zeta_21 = __riscv_vle32_v_i32m1(&zetas_inv_0[336], 8);
-    const vint32m1_t zetaqinv_21 = __riscv_vle32_v_i32m1(&zetas_inv_0[344], 8);
-    const vint32m1_t zeta_22 = __riscv_vle32_v_i32m1(&zetas_inv_0[352], 8);
-    const vint32m1_t zetaqinv_22 = __riscv_vle32_v_i32m1(&zetas_inv_0[360], 8);
-    const vint32m1_t zeta_23 = __riscv_vle32_v_i32m1(&zetas_inv_0[368], 8);
-    const vint32m1_t zetaqinv_23 = __riscv_vle32_v_i32m1(&zetas_inv_0[376], 8);
-    const vint32m1_t zeta_24 = __riscv_vle32_v_i32m1(&zetas_inv_0[384], 8);
-    const vint32m1_t zetaqinv_24 = __riscv_vle32_v_i32m1(&zetas_inv_0[392], 8);
-    const vint32m1_t zeta_25 = __riscv_vle32_v_i32m1(&zetas_inv_0[400], 8);
-    const vint32m1_t zetaqinv_25 = __riscv_vle32_v_i32m1(&zetas_inv_0[408], 8);
-    const vint32m1_t zeta_26 = __riscv_vle32_v_i32m1(&zetas_inv_0[416], 8);
-    const vint32m1_t zetaqinv_26 = __riscv_vle32_v_i32m1(&zetas_inv_0[424], 8);
-    const vint32m1_t zeta_27 = __riscv_vle32_v_i32m1(&zetas_inv_0[432], 8);
-    const vint32m1_t zetaqinv_27 = __riscv_vle32_v_i32m1(&zetas_inv_0[440], 8);
-    const vint32m1_t zeta_28 = __riscv_vle32_v_i32m1(&zetas_inv_0[448], 8);
-    const vint32m1_t zetaqinv_28 = __riscv_vle32_v_i32m1(&zetas_inv_0[456], 8);
-    const vint32m1_t zeta_29 = __riscv_vle32_v_i32m1(&zetas_inv_0[464], 8);
-    const vint32m1_t zetaqinv_29 = __riscv_vle32_v_i32m1(&zetas_inv_0[472], 8);
-    const vint32m1_t x_80 = __riscv_vle32_v_i32m1(&a[16], 8);
-    const vint32m1_t x_81 = __riscv_vle32_v_i32m1(&a[144], 8);
-    const vint32m1_t x_82 = __riscv_vle32_v_i32m1(&a[80], 8);
-    const vint32m1_t x_83 = __riscv_vle32_v_i32m1(&a[208], 8);
-    const vint32m1_t x_84 = __riscv_vle32_v_i32m1(&a[48], 8);
-    const vint32m1_t x_85 = __riscv_vle32_v_i32m1(&a[176], 8);
-    const vint32m1_t x_86 = __riscv_vle32_v_i32m1(&a[112], 8);
-    const vint32m1_t x_87 = __riscv_vle32_v_i32m1(&a[240], 8);
-    const vint32m1_t x_88 = __riscv_vle32_v_i32m1(&a[24], 8);
-    const vint32m1_t x_89 = __riscv_vle32_v_i32m1(&a[152], 8);
-    const vint32m1_t x_90 = __riscv_vle32_v_i32m1(&a[88], 8);
-    const vint32m1_t x_91 = __riscv_vle32_v_i32m1(&a[216], 8);
-    const vint32m1_t x_92 = __riscv_vle32_v_i32m1(&a[56], 8);
-    const vint32m1_t x_93 = __riscv_vle32_v_i32m1(&a[184], 8);
-    const vint32m1_t x_94 = __riscv_vle32_v_i32m1(&a[120], 8);
-    const vint32m1_t x_95 = __riscv_vle32_v_i32m1(&a[248], 8);
-    const vint32m1_t x_96 = __riscv_vadd_vv_i32m1(x_80, x_84, 8);
-    const vint32m1_t d_32 = __riscv_vsub_vv_i32m1(x_80, x_84, 8);
-    const vint32m1_t x_97 = nttgen_mldsa_rvv256_montmul(d_32, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_98 = __riscv_vadd_vv_i32m1(x_81, x_85, 8);
-    const vint32m1_t d_33 = __riscv_vsub_vv_i32m1(x_81, x_85, 8);
-    const vint32m1_t x_99 = nttgen_mldsa_rvv256_montmul(d_33, zeta_16, zetaqinv_16, 8);
-    const vint32m1_t x_100 = __riscv_vadd_vv_i32m1(x_82, x_86, 8);
-    const vint32m1_t d_34 = __riscv_vsub_vv_i32m1(x_82, x_86, 8);
-    const vint32m1_t x_101 = nttgen_mldsa_rvv256_montmul(d_34, zeta_17, zetaqinv_17, 8);
-    const vint32m1_t x_102 = __riscv_vadd_vv_i32m1(x_83, x_87, 8);
-    const vint32m1_t d_35 = __riscv_vsub_vv_i32m1(x_83, x_87, 8);
-    const vint32m1_t x_103 = nttgen_mldsa_rvv256_montmul(d_35, zeta_18, zetaqinv_18, 8);
-    const vint32m1_t x_104 = __riscv_vadd_vv_i32m1(x_88, x_92, 8);
-    const vint32m1_t d_36 = __riscv_vsub_vv_i32m1(x_88, x_92, 8);
-    const vint32m1_t x_105 = nttgen_mldsa_rvv256_montmul(d_36, zeta_19, zetaqinv_19, 8);
-    const vint32m1_t x_106 = __riscv_vadd_vv_i32m1(x_89, x_93, 8);
-    const vint32m1_t d_37 = __riscv_vsub_vv_i32m1(x_89, x_93, 8);
-    const vint32m1_t x_107 = nttgen_mldsa_rvv256_montmul(d_37, zeta_20, zetaqinv_20, 8);
-    const vint32m1_t x_108 = __riscv_vadd_vv_i32m1(x_90, x_94, 8);
-    const vint32m1_t d_38 = __riscv_vsub_vv_i32m1(x_90, x_94, 8);
-    const vint32m1_t x_109 = nttgen_mldsa_rvv256_montmul(d_38, zeta_21, zetaqinv_21, 8);
-    const vint32m1_t x_110 = __riscv_vadd_vv_i32m1(x_91, x_95, 8);
-    const vint32m1_t d_39 = __riscv_vsub_vv_i32m1(x_91, x_95, 8);
-    const vint32m1_t x_111 = nttgen_mldsa_rvv256_montmul(d_39, zeta_22, zetaqinv_22, 8);
-    const vint32m1_t x_112 = __riscv_vadd_vv_i32m1(x_96, x_100, 8);
-    const vint32m1_t d_40 = __riscv_vsub_vv_i32m1(x_96, x_100, 8);
-    const vint32m1_t x_113 = nttgen_mldsa_rvv256_montmul(d_40, zeta_23, zetaqinv_23, 8);
-    const vint32m1_t x_114 = __riscv_vadd_vv_i32m1(x_98, x_102, 8);
-    const vint32m1_t d_41 = __riscv_vsub_vv_i32m1(x_98, x_102, 8);
-    const vint32m1_t x_115 = nttgen_mldsa_rvv256_montmul(d_41, zeta_24, zetaqinv_24, 8);
-    const vint32m1_t x_116 = __riscv_vadd_vv_i32m1(x_97, x_101, 8);
-    const vint32m1_t d_42 = __riscv_vsub_vv_i32m1(x_97, x_101, 8);
-    const vint32m1_t x_117 = nttgen_mldsa_rvv256_montmul(d_42, zeta_23, zetaqinv_23, 8);
-    const vint32m1_t x_118 = __riscv_vadd_vv_i32m1(x_99, x_103, 8);
-    const vint32m1_t d_43 = __riscv_vsub_vv_i32m1(x_99, x_103, 8);
-    const vint32m1_t x_119 = nttgen_mldsa_rvv256_montmul(d_43, zeta_24, zetaqinv_24, 8);
-    const vint32m1_t x_120 = __riscv_vadd_vv_i32m1(x_104, x_108, 8);
-    const vint32m1_t d_44 = __riscv_vsub_vv_i32m1(x_104, x_108, 8);
-    const vint32m1_t x_121 = nttgen_mldsa_rvv256_montmul(d_44, zeta_25, zetaqinv_25, 8);
-    const vint32m1_t x_122 = __riscv_vadd_vv_i32m1(x_106, x_110, 8);
-    const vint32m1_t d_45 = __riscv_vsub_vv_i32m1(x_106, x_110, 8);
-    const vint32m1_t x_123 = nttgen_mldsa_rvv256_montmul(d_45, zeta_26, zetaqinv_26, 8);
-    const vint32m1_t x_124 = __riscv_vadd_vv_i32m1(x_105, x_109, 8);
-    const vint32m1_t d_46 = __riscv_vsub_vv_i32m1(x_105, x_109, 8);
-    const vint32m1_t x_125 = nttgen_mldsa_rvv256_montmul(d_46, zeta_25, zetaqinv_25, 8);
-    const vint32m1_t x_126 = __riscv_vadd_vv_i32m1(x_107, x_111, 8);
-    const vint32m1_t d_47 = __riscv_vsub_vv_i32m1(x_107, x_111, 8);
-    const vint32m1_t x_127 = nttgen_mldsa_rvv256_montmul(d_47, zeta_26, zetaqinv_26, 8);
-    const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, x_114, 8);
-    goto part_2;
-part_2:;
-    const vint32m1_t d_48 = __riscv_vsub_vv_i32m1(x_112, x_114, 8);
-    const vint32m1_t x_129 = nttgen_mldsa_rvv256_montmul(d_48, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_113, x_115, 8);
-    const vint32m1_t d_49 = __riscv_vsub_vv_i32m1(x_113, x_115, 8);
-    const vint32m1_t x_131 = nttgen_mldsa_rvv256_montmul(d_49, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_132 = __riscv_vadd_vv_i32m1(x_116, x_118, 8);
-    const vint32m1_t d_50 = __riscv_vsub_vv_i32m1(x_116, x_118, 8);
-    const vint32m1_t x_133 = nttgen_mldsa_rvv256_montmul(d_50, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_134 = __riscv_vadd_vv_i32m1(x_117, x_119, 8);
-    const vint32m1_t d_51 = __riscv_vsub_vv_i32m1(x_117, x_119, 8);
-    const vint32m1_t x_135 = nttgen_mldsa_rvv256_montmul(d_51, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_136 = __riscv_vadd_vv_i32m1(x_120, x_122, 8);
-    const vint32m1_t d_52 = __riscv_vsub_vv_i32m1(x_120, x_122, 8);
-    const vint32m1_t x_137 = nttgen_mldsa_rvv256_montmul(d_52, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_138 = __riscv_vadd_vv_i32m1(x_121, x_123, 8);
-    const vint32m1_t d_53 = __riscv_vsub_vv_i32m1(x_121, x_123, 8);
-    const vint32m1_t x_139 = nttgen_mldsa_rvv256_montmul(d_53, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_140 = __riscv_vadd_vv_i32m1(x_124, x_126, 8);
-    const vint32m1_t d_54 = __riscv_vsub_vv_i32m1(x_124, x_126, 8);
-    const vint32m1_t x_141 = nttgen_mldsa_rvv256_montmul(d_54, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_142 = __riscv_vadd_vv_i32m1(x_125, x_127, 8);
-    const vint32m1_t d_55 = __riscv_vsub_vv_i32m1(x_125, x_127, 8);
-    const vint32m1_t x_143 = nttgen_mldsa_rvv256_montmul(d_55, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_144 = __riscv_vadd_vv_i32m1(x_128, x_136, 8);
-    const vint32m1_t d_56 = __riscv_vsub_vv_i32m1(x_128, x_136, 8);
-    const vint32m1_t x_145 = nttgen_mldsa_rvv256_montmul(d_56, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_129, x_137, 8);
-    const vint32m1_t d_57 = __riscv_vsub_vv_i32m1(x_129, x_137, 8);
-    const vint32m1_t x_147 = nttgen_mldsa_rvv256_montmul(d_57, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_130, x_138, 8);
-    const vint32m1_t d_58 = __riscv_vsub_vv_i32m1(x_130, x_138, 8);
-    const vint32m1_t x_149 = nttgen_mldsa_rvv256_montmul(d_58, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_150 = __riscv_vadd_vv_i32m1(x_131, x_139, 8);
-    const vint32m1_t d_59 = __riscv_vsub_vv_i32m1(x_131, x_139, 8);
-    const vint32m1_t x_151 = nttgen_mldsa_rvv256_montmul(d_59, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_152 = __riscv_vadd_vv_i32m1(x_132, x_140, 8);
-    const vint32m1_t d_60 = __riscv_vsub_vv_i32m1(x_132, x_140, 8);
-    const vint32m1_t x_153 = nttgen_mldsa_rvv256_montmul(d_60, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_154 = __riscv_vadd_vv_i32m1(x_133, x_141, 8);
-    const vint32m1_t d_61 = __riscv_vsub_vv_i32m1(x_133, x_141, 8);
-    const vint32m1_t x_155 = nttgen_mldsa_rvv256_montmul(d_61, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_156 = __riscv_vadd_vv_i32m1(x_134, x_142, 8);
-    const vint32m1_t d_62 = __riscv_vsub_vv_i32m1(x_134, x_142, 8);
-    const vint32m1_t x_157 = nttgen_mldsa_rvv256_montmul(d_62, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_158 = __riscv_vadd_vv_i32m1(x_135, x_143, 8);
-    const vint32m1_t d_63 = __riscv_vsub_vv_i32m1(x_135, x_143, 8);
-    const vint32m1_t x_159 = nttgen_mldsa_rvv256_montmul(d_63, zeta_29, zetaqinv_29, 8);
-    __riscv_vsuxei32_v_i32m1(&a[16], lanes_at_0, x_144, 8);
-    __riscv_vsuxei32_v_i32m1(&a[20], lanes_at_0, x_146, 8);
-    __riscv_vsuxei32_v_i32m1(&a[18], lanes_at_0, x_148, 8);
-    __riscv_vsuxei32_v_i32m1(&a[22], lanes_at_0, x_150, 8);
-    __riscv_vsuxei32_v_i32m1(&a[17], lanes_at_0, x_152, 8);
-    __riscv_vsuxei32_v_i32m1(&a[21], lanes_at_0, x_154, 8);
-    __riscv_vsuxei32_v_i32m1(&a[19], lanes_at_0, x_156, 8);
-    __riscv_vsuxei32_v_i32m1(&a[23], lanes_at_0, x_158, 8);
-    __riscv_vsuxei32_v_i32m1(&a[24], lanes_at_0, x_145, 8);
-    __riscv_vsuxei32_v_i32m1(&a[28], lanes_at_0, x_147, 8);
-    __riscv_vsuxei32_v_i32m1(&a[26], lanes_at_0, x_149, 8);
-    __riscv_vsuxei32_v_i32m1(&a[30], lanes_at_0, x_151, 8);
-    __riscv_vsuxei32_v_i32m1(&a[25], lanes_at_0, x_153, 8);
-    __riscv_vsuxei32_v_i32m1(&a[29], lanes_at_0, x_155, 8);
-    __riscv_vsuxei32_v_i32m1(&a[27], lanes_at_0, x_157, 8);
-    __riscv_vsuxei32_v_i32m1(&a[31], lanes_at_0, x_159, 8);
-    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
-    const vint32m1_t zeta_30 = __riscv_vmv_v_x_i32m1(zetas_inv_0[480], 8);
-    const vint32m1_t zetaqinv_30 = __riscv_vmv_v_x_i32m1(zetas_inv_0[481], 8);
-    const vint32m1_t zeta_31 = __riscv_vmv_v_x_i32m1(zetas_inv_0[482], 8);
-    const vint32m1_t zetaqinv_31 = __riscv_vmv_v_x_i32m1(zetas_inv_0[483], 8);
-    const vint32m1_t zeta_32 = __riscv_vmv_v_x_i32m1(zetas_inv_0[484], 8);
-    const vint32m1_t zetaqinv_32 = __riscv_vmv_v_x_i32m1(zetas_inv_0[485], 8);
-    const vint32m1_t zeta_33 = __riscv_vmv_v_x_i32m1(zetas_inv_0[486], 8);
-    const vint32m1_t zetaqinv_33 = __riscv_vmv_v_x_i32m1(zetas_inv_0[487], 8);
-    const vint32m1_t zeta_34 = __riscv_vmv_v_x_i32m1(zetas_inv_0[488], 8);
-    const vint32m1_t zetaqinv_34 = __riscv_vmv_v_x_i32m1(zetas_inv_0[489], 8);
-    const vint32m1_t zeta_35 = __riscv_vmv_v_x_i32m1(zetas_inv_0[490], 8);
-    const vint32m1_t zetaqinv_35 = __riscv_vmv_v_x_i32m1(zetas_inv_0[491], 8);
-    const vint32m1_t zeta_36 = __riscv_vmv_v_x_i32m1(zetas_inv_0[492], 8);
-    const vint32m1_t zetaqinv_36 = __riscv_vmv_v_x_i32m1(zetas_inv_0[493], 8);
-    const vint32m1_t zeta_37 = __riscv_vmv_v_x_i32m1(zetas_inv_0[494], 8);
-    const vint32m1_t zetaqinv_37 = __riscv_vmv_v_x_i32m1(zetas_inv_0[495], 8);
-    const vint32m1_t zeta_38 = __riscv_vmv_v_x_i32m1(zetas_inv_0[496], 8);
-    const vint32m1_t zetaqinv_38 = __riscv_vmv_v_x_i32m1(zetas_inv_0[497], 8);
-    const vint32m1_t zeta_39 = __riscv_vmv_v_x_i32m1(zetas_inv_0[498], 8);
-    const vint32m1_t zetaqinv_39 = __riscv_vmv_v_x_i32m1(zetas_inv_0[499], 8);
-    const vint32m1_t zeta_40 = __riscv_vmv_v_x_i32m1(zetas_inv_0[500], 8);
-    const vint32m1_t zetaqinv_40 = __riscv_vmv_v_x_i32m1(zetas_inv_0[501], 8);
-    const vint32m1_t zeta_41 = __riscv_vmv_v_x_i32m1(zetas_inv_0[502], 8);
-    const vint32m1_t zetaqinv_41 = __riscv_vmv_v_x_i32m1(zetas_inv_0[503], 8);
-    const vint32m1_t zeta_42 = __riscv_vmv_v_x_i32m1(zetas_inv_0[504], 8);
-    const vint32m1_t zetaqinv_42 = __riscv_vmv_v_x_i32m1(zetas_inv_0[505], 8);
-    const vint32m1_t zeta_43 = __riscv_vmv_v_x_i32m1(zetas_inv_0[506], 8);
-    const vint32m1_t zetaqinv_43 = __riscv_vmv_v_x_i32m1(zetas_inv_0[507], 8);
-    const vint32m1_t zeta_44 = __riscv_vmv_v_x_i32m1(zetas_inv_0[508], 8);
-    const vint32m1_t zetaqinv_44 = __riscv_vmv_v_x_i32m1(zetas_inv_0[509], 8);
-    const vint32m1_t x_160 = __riscv_vle32_v_i32m1(&a[0], 8);
-    const vint32m1_t x_161 = __riscv_vle32_v_i32m1(&a[128], 8);
-    const vint32m1_t x_162 = __riscv_vle32_v_i32m1(&a[64], 8);
-    const vint32m1_t x_163 = __riscv_vle32_v_i32m1(&a[192], 8);
-    const vint32m1_t x_164 = __riscv_vle32_v_i32m1(&a[32], 8);
-    const vint32m1_t x_165 = __riscv_vle32_v_i32m1(&a[160], 8);
-    const vint32m1_t x_166 = __riscv_vle32_v_i32m1(&a[96], 8);
-    const vint32m1_t x_167 = __riscv_vle32_v_i32m1(&a[224], 8);
-    const vint32m1_t x_168 = __riscv_vle32_v_i32m1(&a[16], 8);
-    const vint32m1_t x_169 = __riscv_vle32_v_i32m1(&a[144], 8);
-    const vint32m1_t x_170 = __riscv_vle32_v_i32m1(&a[80], 8);
-    const vint32m1_t x_171 = __riscv_vle32_v_i32m1(&a[208], 8);
-    const vint32m1_t x_172 = __riscv_vle32_v_i32m1(&a[48], 8);
-    const vint32m1_t x_173 = __riscv_vle32_v_i32m1(&a[176], 8);
-    const vint32m1_t x_174 = __riscv_vle32_v_i32m1(&a[112], 8);
-    const vint32m1_t x_175 = __riscv_vle32_v_i32m1(&a[240], 8);
-    const vint32m1_t x_176 = __riscv_vadd_vv_i32m1(x_160, x_168, 8);
-    const vint32m1_t d_64 = __riscv_vsub_vv_i32m1(x_160, x_168, 8);
-    const vint32m1_t x_177 = nttgen_mldsa_rvv256_montmul(d_64, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_178 = __riscv_vadd_vv_i32m1(x_161, x_169, 8);
-    const vint32m1_t d_65 = __riscv_vsub_vv_i32m1(x_161, x_169, 8);
-    const vint32m1_t x_179 = nttgen_mldsa_rvv256_montmul(d_65, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_180 = __riscv_vadd_vv_i32m1(x_162, x_170, 8);
-    const vint32m1_t d_66 = __riscv_vsub_vv_i32m1(x_162, x_170, 8);
-    const vint32m1_t x_181 = nttgen_mldsa_rvv256_montmul(d_66, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_182 = __riscv_vadd_vv_i32m1(x_163, x_171, 8);
-    const vint32m1_t d_67 = __riscv_vsub_vv_i32m1(x_163, x_171, 8);
-    const vint32m1_t x_183 = nttgen_mldsa_rvv256_montmul(d_67, zeta_33, zetaqinv_33, 8);
-    const vint32m1_t x_184 = __riscv_vadd_vv_i32m1(x_164, x_172, 8);
-    const vint32m1_t d_68 = __riscv_vsub_vv_i32m1(x_164, x_172, 8);
-    const vint32m1_t x_185 = nttgen_mldsa_rvv256_montmul(d_68, zeta_34, zetaqinv_34, 8);
-    const vint32m1_t x_186 = __riscv_vadd_vv_i32m1(x_165, x_173, 8);
-    const vint32m1_t d_69 = __riscv_vsub_vv_i32m1(x_165, x_173, 8);
-    const vint32m1_t x_187 = nttgen_mldsa_rvv256_montmul(d_69, zeta_35, zetaqinv_35, 8);
-    const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_166, x_174, 8);
-    goto part_3;
-part_3:;
-    const vint32m1_t d_70 = __riscv_vsub_vv_i32m1(x_166, x_174, 8);
-    const vint32m1_t x_189 = nttgen_mldsa_rvv256_montmul(d_70, zeta_36, zetaqinv_36, 8);
-    const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_167, x_175, 8);
-    const vint32m1_t d_71 = __riscv_vsub_vv_i32m1(x_167, x_175, 8);
-    const vint32m1_t x_191 = nttgen_mldsa_rvv256_montmul(d_71, zeta_37, zetaqinv_37, 8);
-    const vint32m1_t x_192 = __riscv_vadd_vv_i32m1(x_176, x_184, 8);
-    const vint32m1_t d_72 = __riscv_vsub_vv_i32m1(x_176, x_184, 8);
-    const vint32m1_t x_193 = nttgen_mldsa_rvv256_montmul(d_72, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_194 = __riscv_vadd_vv_i32m1(x_178, x_186, 8);
-    const vint32m1_t d_73 = __riscv_vsub_vv_i32m1(x_178, x_186, 8);
-    const vint32m1_t x_195 = nttgen_mldsa_rvv256_montmul(d_73, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_196 = __riscv_vadd_vv_i32m1(x_180, x_188, 8);
-    const vint32m1_t d_74 = __riscv_vsub_vv_i32m1(x_180, x_188, 8);
-    const vint32m1_t x_197 = nttgen_mldsa_rvv256_montmul(d_74, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_198 = __riscv_vadd_vv_i32m1(x_182, x_190, 8);
-    const vint32m1_t d_75 = __riscv_vsub_vv_i32m1(x_182, x_190, 8);
-    const vint32m1_t x_199 = nttgen_mldsa_rvv256_montmul(d_75, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_200 = __riscv_vadd_vv_i32m1(x_177, x_185, 8);
-    const vint32m1_t d_76 = __riscv_vsub_vv_i32m1(x_177, x_185, 8);
-    const vint32m1_t x_201 = nttgen_mldsa_rvv256_montmul(d_76, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_202 = __riscv_vadd_vv_i32m1(x_179, x_187, 8);
-    const vint32m1_t d_77 = __riscv_vsub_vv_i32m1(x_179, x_187, 8);
-    const vint32m1_t x_203 = nttgen_mldsa_rvv256_montmul(d_77, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_204 = __riscv_vadd_vv_i32m1(x_181, x_189, 8);
-    const vint32m1_t d_78 = __riscv_vsub_vv_i32m1(x_181, x_189, 8);
-    const vint32m1_t x_205 = nttgen_mldsa_rvv256_montmul(d_78, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_206 = __riscv_vadd_vv_i32m1(x_183, x_191, 8);
-    const vint32m1_t d_79 = __riscv_vsub_vv_i32m1(x_183, x_191, 8);
-    const vint32m1_t x_207 = nttgen_mldsa_rvv256_montmul(d_79, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_208 = __riscv_vadd_vv_i32m1(x_192, x_196, 8);
-    const vint32m1_t d_80 = __riscv_vsub_vv_i32m1(x_192, x_196, 8);
-    const vint32m1_t x_209 = nttgen_mldsa_rvv256_montmul(d_80, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_210 = __riscv_vadd_vv_i32m1(x_194, x_198, 8);
-    const vint32m1_t d_81 = __riscv_vsub_vv_i32m1(x_194, x_198, 8);
-    const vint32m1_t x_211 = nttgen_mldsa_rvv256_montmul(d_81, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_212 = __riscv_vadd_vv_i32m1(x_193, x_197, 8);
-    const vint32m1_t d_82 = __riscv_vsub_vv_i32m1(x_193, x_197, 8);
-    const vint32m1_t x_213 = nttgen_mldsa_rvv256_montmul(d_82, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_214 = __riscv_vadd_vv_i32m1(x_195, x_199, 8);
-    const vint32m1_t d_83 = __riscv_vsub_vv_i32m1(x_195, x_199, 8);
-    const vint32m1_t x_215 = nttgen_mldsa_rvv256_montmul(d_83, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_216 = __riscv_vadd_vv_i32m1(x_200, x_204, 8);
-    const vint32m1_t d_84 = __riscv_vsub_vv_i32m1(x_200, x_204, 8);
-    const vint32m1_t x_217 = nttgen_mldsa_rvv256_montmul(d_84, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_218 = __riscv_vadd_vv_i32m1(x_202, x_206, 8);
-    const vint32m1_t d_85 = __riscv_vsub_vv_i32m1(x_202, x_206, 8);
-    const vint32m1_t x_219 = nttgen_mldsa_rvv256_montmul(d_85, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_220 = __riscv_vadd_vv_i32m1(x_201, x_205, 8);
-    const vint32m1_t d_86 = __riscv_vsub_vv_i32m1(x_201, x_205, 8);
-    const vint32m1_t x_221 = nttgen_mldsa_rvv256_montmul(d_86, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_222 = __riscv_vadd_vv_i32m1(x_203, x_207, 8);
-    const vint32m1_t d_87 = __riscv_vsub_vv_i32m1(x_203, x_207, 8);
-    const vint32m1_t x_223 = nttgen_mldsa_rvv256_montmul(d_87, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_224 = __riscv_vadd_vv_i32m1(x_208, x_210, 8);
-    const vint32m1_t d_88 = __riscv_vsub_vv_i32m1(x_208, x_210, 8);
-    const vint32m1_t x_225 = nttgen_mldsa_rvv256_montmul(d_88, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_226 = nttgen_mldsa_rvv256_montmul(x_224, f_0, fqinv_0, 8);
-    const vint32m1_t x_227 = __riscv_vadd_vv_i32m1(x_209, x_211, 8);
-    const vint32m1_t d_89 = __riscv_vsub_vv_i32m1(x_209, x_211, 8);
-    const vint32m1_t x_228 = nttgen_mldsa_rvv256_montmul(d_89, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_229 = nttgen_mldsa_rvv256_montmul(x_227, f_1, fqinv_1, 8);
-    const vint32m1_t x_230 = __riscv_vadd_vv_i32m1(x_212, x_214, 8);
-    const vint32m1_t d_90 = __riscv_vsub_vv_i32m1(x_212, x_214, 8);
-    const vint32m1_t x_231 = nttgen_mldsa_rvv256_montmul(d_90, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_232 = nttgen_mldsa_rvv256_montmul(x_230, f_2, fqinv_2, 8);
-    const vint32m1_t x_233 = __riscv_vadd_vv_i32m1(x_213, x_215, 8);
-    const vint32m1_t d_91 = __riscv_vsub_vv_i32m1(x_213, x_215, 8);
-    const vint32m1_t x_234 = nttgen_mldsa_rvv256_montmul(d_91, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_235 = nttgen_mldsa_rvv256_montmul(x_233, f_3, fqinv_3, 8);
-    const vint32m1_t x_236 = __riscv_vadd_vv_i32m1(x_216, x_218, 8);
-    const vint32m1_t d_92 = __riscv_vsub_vv_i32m1(x_216, x_218, 8);
-    const vint32m1_t x_237 = nttgen_mldsa_rvv256_montmul(d_92, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_4 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_4 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_238 = nttgen_mldsa_rvv256_montmul(x_236, f_4, fqinv_4, 8);
-    const vint32m1_t x_239 = __riscv_vadd_vv_i32m1(x_217, x_219, 8);
-    const vint32m1_t d_93 = __riscv_vsub_vv_i32m1(x_217, x_219, 8);
-    const vint32m1_t x_240 = nttgen_mldsa_rvv256_montmul(d_93, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_5 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_5 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_241 = nttgen_mldsa_rvv256_montmul(x_239, f_5, fqinv_5, 8);
-    const vint32m1_t x_242 = __riscv_vadd_vv_i32m1(x_220, x_222, 8);
-    const vint32m1_t d_94 = __riscv_vsub_vv_i32m1(x_220, x_222, 8);
-    const vint32m1_t x_243 = nttgen_mldsa_rvv256_montmul(d_94, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_6 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_6 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_244 = nttgen_mldsa_rvv256_montmul(x_242, f_6, fqinv_6, 8);
-    const vint32m1_t x_245 = __riscv_vadd_vv_i32m1(x_221, x_223, 8);
-    const vint32m1_t d_95 = __riscv_vsub_vv_i32m1(x_221, x_223, 8);
-    const vint32m1_t x_246 = nttgen_mldsa_rvv256_montmul(d_95, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_7 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_7 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_247 = nttgen_mldsa_rvv256_montmul(x_245, f_7, fqinv_7, 8);
-    __riscv_vse32_v_i32m1(&a[0], x_226, 8);
-    __riscv_vse32_v_i32m1(&a[128], x_225, 8);
-    __riscv_vse32_v_i32m1(&a[64], x_229, 8);
-    __riscv_vse32_v_i32m1(&a[192], x_228, 8);
-    __riscv_vse32_v_i32m1(&a[32], x_232, 8);
-    __riscv_vse32_v_i32m1(&a[160], x_231, 8);
-    __riscv_vse32_v_i32m1(&a[96], x_235, 8);
-    __riscv_vse32_v_i32m1(&a[224], x_234, 8);
-    __riscv_vse32_v_i32m1(&a[16], x_238, 8);
-    __riscv_vse32_v_i32m1(&a[144], x_237, 8);
-    __riscv_vse32_v_i32m1(&a[80], x_241, 8);
-    __riscv_vse32_v_i32m1(&a[208], x_240, 8);
-    __riscv_vse32_v_i32m1(&a[48], x_244, 8);
-    __riscv_vse32_v_i32m1(&a[176], x_243, 8);
-    __riscv_vse32_v_i32m1(&a[112], x_247, 8);
-    __riscv_vse32_v_i32m1(&a[240], x_246, 8);
-    const vint32m1_t x_248 = __riscv_vle32_v_i32m1(&a[8], 8);
-    const vint32m1_t x_249 = __riscv_vle32_v_i32m1(&a[136], 8);
-    const vint32m1_t x_250 = __riscv_vle32_v_i32m1(&a[72], 8);
-    const vint32m1_t x_251 = __riscv_vle32_v_i32m1(&a[200], 8);
-    const vint32m1_t x_252 = __riscv_vle32_v_i32m1(&a[40], 8);
-    const vint32m1_t x_253 = __riscv_vle32_v_i32m1(&a[168], 8);
-    const vint32m1_t x_254 = __riscv_vle32_v_i32m1(&a[104], 8);
-    const vint32m1_t x_255 = __riscv_vle32_v_i32m1(&a[232], 8);
-    const vint32m1_t x_256 = __riscv_vle32_v_i32m1(&a[24], 8);
-    const vint32m1_t x_257 = __riscv_vle32_v_i32m1(&a[152], 8);
-    const vint32m1_t x_258 = __riscv_vle32_v_i32m1(&a[88], 8);
-    goto part_4;
-part_4:;
-    const vint32m1_t x_259 = __riscv_vle32_v_i32m1(&a[216], 8);
-    const vint32m1_t x_260 = __riscv_vle32_v_i32m1(&a[56], 8);
-    const vint32m1_t x_261 = __riscv_vle32_v_i32m1(&a[184], 8);
-    const vint32m1_t x_262 = __riscv_vle32_v_i32m1(&a[120], 8);
-    const vint32m1_t x_263 = __riscv_vle32_v_i32m1(&a[248], 8);
-    const vint32m1_t x_264 = __riscv_vadd_vv_i32m1(x_248, x_256, 8);
-    const vint32m1_t d_96 = __riscv_vsub_vv_i32m1(x_248, x_256, 8);
-    const vint32m1_t x_265 = nttgen_mldsa_rvv256_montmul(d_96, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_266 = __riscv_vadd_vv_i32m1(x_249, x_257, 8);
-    const vint32m1_t d_97 = __riscv_vsub_vv_i32m1(x_249, x_257, 8);
-    const vint32m1_t x_267 = nttgen_mldsa_rvv256_montmul(d_97, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_268 = __riscv_vadd_vv_i32m1(x_250, x_258, 8);
-    const vint32m1_t d_98 = __riscv_vsub_vv_i32m1(x_250, x_258, 8);
-    const vint32m1_t x_269 = nttgen_mldsa_rvv256_montmul(d_98, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_270 = __riscv_vadd_vv_i32m1(x_251, x_259, 8);
-    const vint32m1_t d_99 = __riscv_vsub_vv_i32m1(x_251, x_259, 8);
-    const vint32m1_t x_271 = nttgen_mldsa_rvv256_montmul(d_99, zeta_33, zetaqinv_33, 8);
-    const vint32m1_t x_272 = __riscv_vadd_vv_i32m1(x_252, x_260, 8);
-    const vint32m1_t d_100 = __riscv_vsub_vv_i32m1(x_252, x_260, 8);
-    const vint32m1_t x_273 = nttgen_mldsa_rvv256_montmul(d_100, zeta_34, zetaqinv_34, 8);
-    const vint32m1_t x_274 = __riscv_vadd_vv_i32m1(x_253, x_261, 8);
-    const vint32m1_t d_101 = __riscv_vsub_vv_i32m1(x_253, x_261, 8);
-    const vint32m1_t x_275 = nttgen_mldsa_rvv256_montmul(d_101, zeta_35, zetaqinv_35, 8);
-    const vint32m1_t x_276 = __riscv_vadd_vv_i32m1(x_254, x_262, 8);
-    const vint32m1_t d_102 = __riscv_vsub_vv_i32m1(x_254, x_262, 8);
-    const vint32m1_t x_277 = nttgen_mldsa_rvv256_montmul(d_102, zeta_36, zetaqinv_36, 8);
-    const vint32m1_t x_278 = __riscv_vadd_vv_i32m1(x_255, x_263, 8);
-    const vint32m1_t d_103 = __riscv_vsub_vv_i32m1(x_255, x_263, 8);
-    const vint32m1_t x_279 = nttgen_mldsa_rvv256_montmul(d_103, zeta_37, zetaqinv_37, 8);
-    const vint32m1_t x_280 = __riscv_vadd_vv_i32m1(x_264, x_272, 8);
-    const vint32m1_t d_104 = __riscv_vsub_vv_i32m1(x_264, x_272, 8);
-    const vint32m1_t x_281 = nttgen_mldsa_rvv256_montmul(d_104, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_282 = __riscv_vadd_vv_i32m1(x_266, x_274, 8);
-    const vint32m1_t d_105 = __riscv_vsub_vv_i32m1(x_266, x_274, 8);
-    const vint32m1_t x_283 = nttgen_mldsa_rvv256_montmul(d_105, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_284 = __riscv_vadd_vv_i32m1(x_268, x_276, 8);
-    const vint32m1_t d_106 = __riscv_vsub_vv_i32m1(x_268, x_276, 8);
-    const vint32m1_t x_285 = nttgen_mldsa_rvv256_montmul(d_106, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_286 = __riscv_vadd_vv_i32m1(x_270, x_278, 8);
-    const vint32m1_t d_107 = __riscv_vsub_vv_i32m1(x_270, x_278, 8);
-    const vint32m1_t x_287 = nttgen_mldsa_rvv256_montmul(d_107, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_288 = __riscv_vadd_vv_i32m1(x_265, x_273, 8);
-    const vint32m1_t d_108 = __riscv_vsub_vv_i32m1(x_265, x_273, 8);
-    const vint32m1_t x_289 = nttgen_mldsa_rvv256_montmul(d_108, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_290 = __riscv_vadd_vv_i32m1(x_267, x_275, 8);
-    const vint32m1_t d_109 = __riscv_vsub_vv_i32m1(x_267, x_275, 8);
-    const vint32m1_t x_291 = nttgen_mldsa_rvv256_montmul(d_109, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_292 = __riscv_vadd_vv_i32m1(x_269, x_277, 8);
-    const vint32m1_t d_110 = __riscv_vsub_vv_i32m1(x_269, x_277, 8);
-    const vint32m1_t x_293 = nttgen_mldsa_rvv256_montmul(d_110, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_294 = __riscv_vadd_vv_i32m1(x_271, x_279, 8);
-    const vint32m1_t d_111 = __riscv_vsub_vv_i32m1(x_271, x_279, 8);
-    const vint32m1_t x_295 = nttgen_mldsa_rvv256_montmul(d_111, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_296 = __riscv_vadd_vv_i32m1(x_280, x_284, 8);
-    const vint32m1_t d_112 = __riscv_vsub_vv_i32m1(x_280, x_284, 8);
-    const vint32m1_t x_297 = nttgen_mldsa_rvv256_montmul(d_112, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_298 = __riscv_vadd_vv_i32m1(x_282, x_286, 8);
-    const vint32m1_t d_113 = __riscv_vsub_vv_i32m1(x_282, x_286, 8);
-    const vint32m1_t x_299 = nttgen_mldsa_rvv256_montmul(d_113, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_300 = __riscv_vadd_vv_i32m1(x_281, x_285, 8);
-    const vint32m1_t d_114 = __riscv_vsub_vv_i32m1(x_281, x_285, 8);
-    const vint32m1_t x_301 = nttgen_mldsa_rvv256_montmul(d_114, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_302 = __riscv_vadd_vv_i32m1(x_283, x_287, 8);
-    const vint32m1_t d_115 = __riscv_vsub_vv_i32m1(x_283, x_287, 8);
-    const vint32m1_t x_303 = nttgen_mldsa_rvv256_montmul(d_115, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_304 = __riscv_vadd_vv_i32m1(x_288, x_292, 8);
-    const vint32m1_t d_116 = __riscv_vsub_vv_i32m1(x_288, x_292, 8);
-    const vint32m1_t x_305 = nttgen_mldsa_rvv256_montmul(d_116, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_306 = __riscv_vadd_vv_i32m1(x_290, x_294, 8);
-    const vint32m1_t d_117 = __riscv_vsub_vv_i32m1(x_290, x_294, 8);
-    const vint32m1_t x_307 = nttgen_mldsa_rvv256_montmul(d_117, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_308 = __riscv_vadd_vv_i32m1(x_289, x_293, 8);
-    const vint32m1_t d_118 = __riscv_vsub_vv_i32m1(x_289, x_293, 8);
-    const vint32m1_t x_309 = nttgen_mldsa_rvv256_montmul(d_118, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_310 = __riscv_vadd_vv_i32m1(x_291, x_295, 8);
-    const vint32m1_t d_119 = __riscv_vsub_vv_i32m1(x_291, x_295, 8);
-    const vint32m1_t x_311 = nttgen_mldsa_rvv256_montmul(d_119, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_312 = __riscv_vadd_vv_i32m1(x_296, x_298, 8);
-    const vint32m1_t d_120 = __riscv_vsub_vv_i32m1(x_296, x_298, 8);
-    const vint32m1_t x_313 = nttgen_mldsa_rvv256_montmul(d_120, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_8 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_8 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_314 = nttgen_mldsa_rvv256_montmul(x_312, f_8, fqinv_8, 8);
-    const vint32m1_t x_315 = __riscv_vadd_vv_i32m1(x_297, x_299, 8);
-    const vint32m1_t d_121 = __riscv_vsub_vv_i32m1(x_297, x_299, 8);
-    const vint32m1_t x_316 = nttgen_mldsa_rvv256_montmul(d_121, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_9 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_9 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_317 = nttgen_mldsa_rvv256_montmul(x_315, f_9, fqinv_9, 8);
-    const vint32m1_t x_318 = __riscv_vadd_vv_i32m1(x_300, x_302, 8);
-    const vint32m1_t d_122 = __riscv_vsub_vv_i32m1(x_300, x_302, 8);
-    const vint32m1_t x_319 = nttgen_mldsa_rvv256_montmul(d_122, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_10 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_10 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_320 = nttgen_mldsa_rvv256_montmul(x_318, f_10, fqinv_10, 8);
-    const vint32m1_t x_321 = __riscv_vadd_vv_i32m1(x_301, x_303, 8);
-    const vint32m1_t d_123 = __riscv_vsub_vv_i32m1(x_301, x_303, 8);
-    const vint32m1_t x_322 = nttgen_mldsa_rvv256_montmul(d_123, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_11 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_11 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_323 = nttgen_mldsa_rvv256_montmul(x_321, f_11, fqinv_11, 8);
-    const vint32m1_t x_324 = __riscv_vadd_vv_i32m1(x_304, x_306, 8);
-    const vint32m1_t d_124 = __riscv_vsub_vv_i32m1(x_304, x_306, 8);
-    const vint32m1_t x_325 = nttgen_mldsa_rvv256_montmul(d_124, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_12 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_12 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_326 = nttgen_mldsa_rvv256_montmul(x_324, f_12, fqinv_12, 8);
-    const vint32m1_t x_327 = __riscv_vadd_vv_i32m1(x_305, x_307, 8);
-    const vint32m1_t d_125 = __riscv_vsub_vv_i32m1(x_305, x_307, 8);
-    const vint32m1_t x_328 = nttgen_mldsa_rvv256_montmul(d_125, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_13 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_13 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_329 = nttgen_mldsa_rvv256_montmul(x_327, f_13, fqinv_13, 8);
-    const vint32m1_t x_330 = __riscv_vadd_vv_i32m1(x_308, x_310, 8);
-    const vint32m1_t d_126 = __riscv_vsub_vv_i32m1(x_308, x_310, 8);
-    const vint32m1_t x_331 = nttgen_mldsa_rvv256_montmul(d_126, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_14 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_14 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_332 = nttgen_mldsa_rvv256_montmul(x_330, f_14, fqinv_14, 8);
-    const vint32m1_t x_333 = __riscv_vadd_vv_i32m1(x_309, x_311, 8);
-    const vint32m1_t d_127 = __riscv_vsub_vv_i32m1(x_309, x_311, 8);
-    const vint32m1_t x_334 = nttgen_mldsa_rvv256_montmul(d_127, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_15 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_15 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_335 = nttgen_mldsa_rvv256_montmul(x_333, f_15, fqinv_15, 8);
-    __riscv_vse32_v_i32m1(&a[8], x_314, 8);
-    __riscv_vse32_v_i32m1(&a[136], x_313, 8);
-    __riscv_vse32_v_i32m1(&a[72], x_317, 8);
-    goto part_5;
-part_5:;
-    __riscv_vse32_v_i32m1(&a[200], x_316, 8);
-    __riscv_vse32_v_i32m1(&a[40], x_320, 8);
-    __riscv_vse32_v_i32m1(&a[168], x_319, 8);
-    __riscv_vse32_v_i32m1(&a[104], x_323, 8);
-    __riscv_vse32_v_i32m1(&a[232], x_322, 8);
-    __riscv_vse32_v_i32m1(&a[24], x_326, 8);
-    __riscv_vse32_v_i32m1(&a[152], x_325, 8);
-    __riscv_vse32_v_i32m1(&a[88], x_329, 8);
-    __riscv_vse32_v_i32m1(&a[216], x_328, 8);
-    __riscv_vse32_v_i32m1(&a[56], x_332, 8);
-    __riscv_vse32_v_i32m1(&a[184], x_331, 8);
-    __riscv_vse32_v_i32m1(&a[120], x_335, 8);
-    __riscv_vse32_v_i32m1(&a[248], x_334, 8);
+    // inverse layers 5, 6, 7: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112], 8);
+        const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 8, 8);
+        const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 16, 8);
+        const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 24, 8);
+        const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 32, 8);
+        const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 40, 8);
+        const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 48, 8);
+        const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 56, 8);
+        const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 64, 8);
+        const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 72, 8);
+        const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 80, 8);
+        const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 88, 8);
+        const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 96, 8);
+        const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 104, 8);
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[blk_0 * 8], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 224, 8);
+        const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
+        const vint32m1_t d_0 = __riscv_vsub_vv_i32m1(x_0, x_4, 8);
+        const vint32m1_t x_9 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
+        const vint32m1_t d_1 = __riscv_vsub_vv_i32m1(x_1, x_5, 8);
+        const vint32m1_t x_11 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
+        const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
+        const vint32m1_t d_2 = __riscv_vsub_vv_i32m1(x_2, x_6, 8);
+        const vint32m1_t x_13 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
+        const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
+        const vint32m1_t d_3 = __riscv_vsub_vv_i32m1(x_3, x_7, 8);
+        const vint32m1_t x_15 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
+        const vint32m1_t d_4 = __riscv_vsub_vv_i32m1(x_8, x_12, 8);
+        const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_6, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
+        const vint32m1_t d_7 = __riscv_vsub_vv_i32m1(x_11, x_15, 8);
+        const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_7, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_16, x_18, 8);
+        const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_18, 8);
+        const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_8, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_17, x_19, 8);
+        const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_17, x_19, 8);
+        const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_9, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_20, x_22, 8);
+        const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_20, x_22, 8);
+        const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_10, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_21, x_23, 8);
+        const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_21, x_23, 8);
+        const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_11, zeta_6, zetaqinv_6, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8], lanes_at_0, x_24, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 4, lanes_at_0, x_25, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 2, lanes_at_0, x_26, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 6, lanes_at_0, x_27, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 1, lanes_at_0, x_28, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 5, lanes_at_0, x_29, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 3, lanes_at_0, x_30, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 7, lanes_at_0, x_31, 8);
+    }
+    // inverse layers 2, 3, 4: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 448], 8);
+        const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 449], 8);
+        const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 450], 8);
+        const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 451], 8);
+        const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 452], 8);
+        const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 453], 8);
+        const vint32m1_t zeta_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 454], 8);
+        const vint32m1_t zetaqinv_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 455], 8);
+        const vint32m1_t zeta_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 456], 8);
+        const vint32m1_t zetaqinv_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 457], 8);
+        const vint32m1_t zeta_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 458], 8);
+        const vint32m1_t zetaqinv_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 459], 8);
+        const vint32m1_t zeta_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 460], 8);
+        const vint32m1_t zetaqinv_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 461], 8);
+        const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[blk_1 * 64], 8);
+        const vint32m1_t x_33 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 32, 8);
+        const vint32m1_t x_34 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 16, 8);
+        const vint32m1_t x_35 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 48, 8);
+        const vint32m1_t x_36 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 8, 8);
+        const vint32m1_t x_37 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 40, 8);
+        const vint32m1_t x_38 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 24, 8);
+        const vint32m1_t x_39 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 56, 8);
+        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, x_36, 8);
+        const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_32, x_36, 8);
+        const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul(d_12, zeta_7, zetaqinv_7, 8);
+        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, x_37, 8);
+        const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_33, x_37, 8);
+        const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul(d_13, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_34, x_38, 8);
+        const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_34, x_38, 8);
+        const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul(d_14, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_35, x_39, 8);
+        const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_35, x_39, 8);
+        const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul(d_15, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, x_44, 8);
+        const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_40, x_44, 8);
+        const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul(d_16, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, x_46, 8);
+        const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_42, x_46, 8);
+        const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(d_17, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, x_45, 8);
+        const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_41, x_45, 8);
+        const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul(d_18, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, x_47, 8);
+        const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_43, x_47, 8);
+        const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul(d_19, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_48, x_50, 8);
+        const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_48, x_50, 8);
+        const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul(d_20, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_49, x_51, 8);
+        const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_49, x_51, 8);
+        const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul(d_21, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_52, x_54, 8);
+        const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_52, x_54, 8);
+        const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul(d_22, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_53, x_55, 8);
+        const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_53, x_55, 8);
+        const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul(d_23, zeta_13, zetaqinv_13, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64], x_56, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 32, x_57, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 16, x_58, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 48, x_59, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 8, x_60, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 40, x_61, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 24, x_62, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 56, x_63, 8);
+    }
+    // inverse layers 0, 1: 8 register(s) per chunk
+    const vint32m1_t zeta_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[512], 8);
+    const vint32m1_t zetaqinv_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[513], 8);
+    const vint32m1_t zeta_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[514], 8);
+    const vint32m1_t zetaqinv_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[515], 8);
+    const vint32m1_t zeta_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[516], 8);
+    const vint32m1_t zetaqinv_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[517], 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint32m1_t x_64 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
+        const vint32m1_t x_65 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
+        const vint32m1_t x_66 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
+        const vint32m1_t x_67 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
+        const vint32m1_t x_68 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
+        const vint32m1_t x_69 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
+        const vint32m1_t x_70 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
+        const vint32m1_t x_71 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
+        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, x_66, 8);
+        const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_64, x_66, 8);
+        const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul(d_24, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, x_67, 8);
+        const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_65, x_67, 8);
+        const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul(d_25, zeta_15, zetaqinv_15, 8);
+        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, x_70, 8);
+        const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_68, x_70, 8);
+        const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, x_71, 8);
+        const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_69, x_71, 8);
+        const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul(d_27, zeta_15, zetaqinv_15, 8);
+        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, x_74, 8);
+        const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_72, x_74, 8);
+        const vint32m1_t x_81 = nttgen_mldsa_rvv256_montmul(d_28, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_82 = nttgen_mldsa_rvv256_montmul(x_80, f_0, fqinv_0, 8);
+        const vint32m1_t x_83 = __riscv_vadd_vv_i32m1(x_73, x_75, 8);
+        const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_73, x_75, 8);
+        const vint32m1_t x_84 = nttgen_mldsa_rvv256_montmul(d_29, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_85 = nttgen_mldsa_rvv256_montmul(x_83, f_1, fqinv_1, 8);
+        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_76, x_78, 8);
+        const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_76, x_78, 8);
+        const vint32m1_t x_87 = nttgen_mldsa_rvv256_montmul(d_30, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_88 = nttgen_mldsa_rvv256_montmul(x_86, f_2, fqinv_2, 8);
+        const vint32m1_t x_89 = __riscv_vadd_vv_i32m1(x_77, x_79, 8);
+        const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_77, x_79, 8);
+        const vint32m1_t x_90 = nttgen_mldsa_rvv256_montmul(d_31, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_91 = nttgen_mldsa_rvv256_montmul(x_89, f_3, fqinv_3, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8], x_82, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 128, x_81, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 64, x_85, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 192, x_84, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 32, x_88, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 160, x_87, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 96, x_91, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 224, x_90, 8);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -6176123, 6176123);
 #endif
@@ -2179,39 +1476,23 @@ void nttgen_mldsa_rvv256_to_standard(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 16], 8);
-        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 128], 8);
-        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 64], 8);
-        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 192], 8);
-        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 32], 8);
-        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 160], 8);
-        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 96], 8);
-        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 224], 8);
-        const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 8], 8);
-        const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 136], 8);
-        const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 72], 8);
-        const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 200], 8);
-        const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 40], 8);
-        const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 168], 8);
-        const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 104], 8);
-        const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[j_0 * 16 + 232], 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16], lanes_at_0, x_0, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 4], lanes_at_0, x_1, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 2], lanes_at_0, x_2, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 6], lanes_at_0, x_3, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 1], lanes_at_0, x_4, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 5], lanes_at_0, x_5, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 3], lanes_at_0, x_6, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 7], lanes_at_0, x_7, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 8], lanes_at_0, x_8, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 12], lanes_at_0, x_9, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 10], lanes_at_0, x_10, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 14], lanes_at_0, x_11, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 9], lanes_at_0, x_12, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 13], lanes_at_0, x_13, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 11], lanes_at_0, x_14, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16 + 15], lanes_at_0, x_15, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8], lanes_at_0, x_0, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 4, lanes_at_0, x_1, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 2, lanes_at_0, x_2, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 6, lanes_at_0, x_3, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 1, lanes_at_0, x_4, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 5, lanes_at_0, x_5, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 3, lanes_at_0, x_6, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 7, lanes_at_0, x_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -2232,39 +1513,23 @@ void nttgen_mldsa_rvv256_from_standard(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint32m1_t x_0 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16], lanes_at_0, 8);
-        const vint32m1_t x_1 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 4], lanes_at_0, 8);
-        const vint32m1_t x_2 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 2], lanes_at_0, 8);
-        const vint32m1_t x_3 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 6], lanes_at_0, 8);
-        const vint32m1_t x_4 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 1], lanes_at_0, 8);
-        const vint32m1_t x_5 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 5], lanes_at_0, 8);
-        const vint32m1_t x_6 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 3], lanes_at_0, 8);
-        const vint32m1_t x_7 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 7], lanes_at_0, 8);
-        const vint32m1_t x_8 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 8], lanes_at_0, 8);
-        const vint32m1_t x_9 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 12], lanes_at_0, 8);
-        const vint32m1_t x_10 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 10], lanes_at_0, 8);
-        const vint32m1_t x_11 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 14], lanes_at_0, 8);
-        const vint32m1_t x_12 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 9], lanes_at_0, 8);
-        const vint32m1_t x_13 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 13], lanes_at_0, 8);
-        const vint32m1_t x_14 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 11], lanes_at_0, 8);
-        const vint32m1_t x_15 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16 + 15], lanes_at_0, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16], x_0, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 128], x_1, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 64], x_2, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 192], x_3, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 32], x_4, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 160], x_5, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 96], x_6, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 224], x_7, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 8], x_8, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 136], x_9, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 72], x_10, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 200], x_11, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 40], x_12, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 168], x_13, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 104], x_14, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 16 + 232], x_15, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint32m1_t x_0 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8], lanes_at_0, 8);
+        const vint32m1_t x_1 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 4, lanes_at_0, 8);
+        const vint32m1_t x_2 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 2, lanes_at_0, 8);
+        const vint32m1_t x_3 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 6, lanes_at_0, 8);
+        const vint32m1_t x_4 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 1, lanes_at_0, 8);
+        const vint32m1_t x_5 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 5, lanes_at_0, 8);
+        const vint32m1_t x_6 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 3, lanes_at_0, 8);
+        const vint32m1_t x_7 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 7, lanes_at_0, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8], x_0, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 128, x_1, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 64, x_2, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 192, x_3, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 32, x_4, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 160, x_5, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 96, x_6, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 224, x_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -2277,7 +1542,7 @@ void nttgen_mldsa_rvv256_from_standard(int32_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8380416, 8380416], on exit in [0, 8380416]
- * Ops per call: load 154, store 32, scatter 32, add 128, sub 128, montmul 144, cond_add_q 32, const
+ * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, cond_add_q 32, const
  *   32
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
@@ -2287,700 +1552,213 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -8380416, 8380416);
 #endif
-    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
-    const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[0], 8);
-    const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[8], 8);
-    const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[16], 8);
-    const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[24], 8);
-    const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[32], 8);
-    const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[40], 8);
-    const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[48], 8);
-    const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[56], 8);
-    const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[64], 8);
-    const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[72], 8);
-    const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[80], 8);
-    const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[88], 8);
-    const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[96], 8);
-    const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[104], 8);
-    const vint32m1_t zeta_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[112], 8);
-    const vint32m1_t zetaqinv_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[120], 8);
-    const vint32m1_t zeta_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[128], 8);
-    const vint32m1_t zetaqinv_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[136], 8);
-    const vint32m1_t zeta_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[144], 8);
-    const vint32m1_t zetaqinv_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[152], 8);
-    const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[160], 8);
-    const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[168], 8);
-    const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[176], 8);
-    const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[184], 8);
-    const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[192], 8);
-    const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[200], 8);
-    const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[208], 8);
-    const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[216], 8);
-    const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[224], 8);
-    const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[232], 8);
-    const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[0], 8);
-    const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[128], 8);
-    const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[64], 8);
-    const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[192], 8);
-    const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[32], 8);
-    const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[160], 8);
-    const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[96], 8);
-    const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[224], 8);
-    const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[8], 8);
-    const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[136], 8);
-    const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[72], 8);
-    const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[200], 8);
-    const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[40], 8);
-    const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[168], 8);
-    const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[104], 8);
-    const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[232], 8);
-    const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
-    const vint32m1_t d_0 = __riscv_vsub_vv_i32m1(x_0, x_4, 8);
-    const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
-    const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
-    const vint32m1_t d_1 = __riscv_vsub_vv_i32m1(x_1, x_5, 8);
-    const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
-    const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
-    const vint32m1_t d_2 = __riscv_vsub_vv_i32m1(x_2, x_6, 8);
-    const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
-    const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
-    const vint32m1_t d_3 = __riscv_vsub_vv_i32m1(x_3, x_7, 8);
-    const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
-    const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
-    const vint32m1_t d_4 = __riscv_vsub_vv_i32m1(x_8, x_12, 8);
-    const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
-    const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
-    const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
-    const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
-    const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
-    const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
-    const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_6, zeta_6, zetaqinv_6, 8);
-    const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
-    const vint32m1_t d_7 = __riscv_vsub_vv_i32m1(x_11, x_15, 8);
-    const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_7, zeta_7, zetaqinv_7, 8);
-    const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_16, x_20, 8);
-    const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_20, 8);
-    const vint32m1_t x_33 = nttgen_mldsa_rvv256_montmul(d_8, zeta_8, zetaqinv_8, 8);
-    const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_18, x_22, 8);
-    const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_18, x_22, 8);
-    const vint32m1_t x_35 = nttgen_mldsa_rvv256_montmul(d_9, zeta_9, zetaqinv_9, 8);
-    const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_17, x_21, 8);
-    const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_17, x_21, 8);
-    const vint32m1_t x_37 = nttgen_mldsa_rvv256_montmul(d_10, zeta_8, zetaqinv_8, 8);
-    const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_19, x_23, 8);
-    const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_19, x_23, 8);
-    const vint32m1_t x_39 = nttgen_mldsa_rvv256_montmul(d_11, zeta_9, zetaqinv_9, 8);
-    const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_24, x_28, 8);
-    const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_24, x_28, 8);
-    const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul(d_12, zeta_10, zetaqinv_10, 8);
-    const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_26, x_30, 8);
-    const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_26, x_30, 8);
-    const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul(d_13, zeta_11, zetaqinv_11, 8);
-    const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_25, x_29, 8);
-    const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_25, x_29, 8);
-    const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul(d_14, zeta_10, zetaqinv_10, 8);
-    const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_27, x_31, 8);
-    const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_27, x_31, 8);
-    const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul(d_15, zeta_11, zetaqinv_11, 8);
-    const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_32, x_34, 8);
-    const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_32, x_34, 8);
-    const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul(d_16, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_33, x_35, 8);
-    const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_33, x_35, 8);
-    const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(d_17, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_36, x_38, 8);
-    const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_36, x_38, 8);
-    const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul(d_18, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_37, x_39, 8);
-    const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_37, x_39, 8);
-    const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul(d_19, zeta_12, zetaqinv_12, 8);
-    const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_40, x_42, 8);
-    const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_40, x_42, 8);
-    const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul(d_20, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_41, x_43, 8);
-    const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_41, x_43, 8);
-    const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul(d_21, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_44, x_46, 8);
-    const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_44, x_46, 8);
-    const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul(d_22, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_45, x_47, 8);
-    const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_45, x_47, 8);
-    const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul(d_23, zeta_13, zetaqinv_13, 8);
-    const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_48, x_56, 8);
-    const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_48, x_56, 8);
-    const vint32m1_t x_65 = nttgen_mldsa_rvv256_montmul(d_24, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_49, x_57, 8);
-    const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_49, x_57, 8);
-    const vint32m1_t x_67 = nttgen_mldsa_rvv256_montmul(d_25, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_50, x_58, 8);
-    goto part_1;
-part_1:;
-    const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_50, x_58, 8);
-    const vint32m1_t x_69 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_51, x_59, 8);
-    const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_51, x_59, 8);
-    const vint32m1_t x_71 = nttgen_mldsa_rvv256_montmul(d_27, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_52, x_60, 8);
-    const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_52, x_60, 8);
-    const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul(d_28, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_53, x_61, 8);
-    const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_53, x_61, 8);
-    const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul(d_29, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_54, x_62, 8);
-    const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_54, x_62, 8);
-    const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul(d_30, zeta_14, zetaqinv_14, 8);
-    const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_55, x_63, 8);
-    const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_55, x_63, 8);
-    const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul(d_31, zeta_14, zetaqinv_14, 8);
-    __riscv_vsuxei32_v_i32m1(&a[0], lanes_at_0, x_64, 8);
-    __riscv_vsuxei32_v_i32m1(&a[4], lanes_at_0, x_66, 8);
-    __riscv_vsuxei32_v_i32m1(&a[2], lanes_at_0, x_68, 8);
-    __riscv_vsuxei32_v_i32m1(&a[6], lanes_at_0, x_70, 8);
-    __riscv_vsuxei32_v_i32m1(&a[1], lanes_at_0, x_72, 8);
-    __riscv_vsuxei32_v_i32m1(&a[5], lanes_at_0, x_74, 8);
-    __riscv_vsuxei32_v_i32m1(&a[3], lanes_at_0, x_76, 8);
-    __riscv_vsuxei32_v_i32m1(&a[7], lanes_at_0, x_78, 8);
-    __riscv_vsuxei32_v_i32m1(&a[8], lanes_at_0, x_65, 8);
-    __riscv_vsuxei32_v_i32m1(&a[12], lanes_at_0, x_67, 8);
-    __riscv_vsuxei32_v_i32m1(&a[10], lanes_at_0, x_69, 8);
-    __riscv_vsuxei32_v_i32m1(&a[14], lanes_at_0, x_71, 8);
-    __riscv_vsuxei32_v_i32m1(&a[9], lanes_at_0, x_73, 8);
-    __riscv_vsuxei32_v_i32m1(&a[13], lanes_at_0, x_75, 8);
-    __riscv_vsuxei32_v_i32m1(&a[11], lanes_at_0, x_77, 8);
-    __riscv_vsuxei32_v_i32m1(&a[15], lanes_at_0, x_79, 8);
-    const vint32m1_t zeta_15 = __riscv_vle32_v_i32m1(&zetas_inv_0[240], 8);
-    const vint32m1_t zetaqinv_15 = __riscv_vle32_v_i32m1(&zetas_inv_0[248], 8);
-    const vint32m1_t zeta_16 = __riscv_vle32_v_i32m1(&zetas_inv_0[256], 8);
-    const vint32m1_t zetaqinv_16 = __riscv_vle32_v_i32m1(&zetas_inv_0[264], 8);
-    const vint32m1_t zeta_17 = __riscv_vle32_v_i32m1(&zetas_inv_0[272], 8);
-    const vint32m1_t zetaqinv_17 = __riscv_vle32_v_i32m1(&zetas_inv_0[280], 8);
-    const vint32m1_t zeta_18 = __riscv_vle32_v_i32m1(&zetas_inv_0[288], 8);
-    const vint32m1_t zetaqinv_18 = __riscv_vle32_v_i32m1(&zetas_inv_0[296], 8);
-    const vint32m1_t zeta_19 = __riscv_vle32_v_i32m1(&zetas_inv_0[304], 8);
-    const vint32m1_t zetaqinv_19 = __riscv_vle32_v_i32m1(&zetas_inv_0[312], 8);
-    const vint32m1_t zeta_20 = __riscv_vle32_v_i32m1(&zetas_inv_0[320], 8);
-    const vint32m1_t zetaqinv_20 = __riscv_vle32_v_i32m1(&zetas_inv_0[328], 8);
-    const vint32m1_t zeta_21 = __riscv_vle32_v_i32m1(&zetas_inv_0[336], 8);
-    const vint32m1_t zetaqinv_21 = __riscv_vle32_v_i32m1(&zetas_inv_0[344], 8);
-    const vint32m1_t zeta_22 = __riscv_vle32_v_i32m1(&zetas_inv_0[352], 8);
-    const vint32m1_t zetaqinv_22 = __riscv_vle32_v_i32m1(&zetas_inv_0[360], 8);
-    const vint32m1_t zeta_23 = __riscv_vle32_v_i32m1(&zetas_inv_0[368], 8);
-    const vint32m1_t zetaqinv_23 = __riscv_vle32_v_i32m1(&zetas_inv_0[376], 8);
-    const vint32m1_t zeta_24 = __riscv_vle32_v_i32m1(&zetas_inv_0[384], 8);
-    const vint32m1_t zetaqinv_24 = __riscv_vle32_v_i32m1(&zetas_inv_0[392], 8);
-    const vint32m1_t zeta_25 = __riscv_vle32_v_i32m1(&zetas_inv_0[400], 8);
-    const vint32m1_t zetaqinv_25 = __riscv_vle32_v_i32m1(&zetas_inv_0[408], 8);
-    const vint32m1_t zeta_26 = __riscv_vle32_v_i32m1(&zetas_inv_0[416], 8);
-    const vint32m1_t zetaqinv_26 = __riscv_vle32_v_i32m1(&zetas_inv_0[424], 8);
-    const vint32m1_t zeta_27 = __riscv_vle32_v_i32m1(&zetas_inv_0[432], 8);
-    const vint32m1_t zetaqinv_27 = __riscv_vle32_v_i32m1(&zetas_inv_0[440], 8);
-    const vint32m1_t zeta_28 = __riscv_vle32_v_i32m1(&zetas_inv_0[448], 8);
-    const vint32m1_t zetaqinv_28 = __riscv_vle32_v_i32m1(&zetas_inv_0[456], 8);
-    const vint32m1_t zeta_29 = __riscv_vle32_v_i32m1(&zetas_inv_0[464], 8);
-    const vint32m1_t zetaqinv_29 = __riscv_vle32_v_i32m1(&zetas_inv_0[472], 8);
-    const vint32m1_t x_80 = __riscv_vle32_v_i32m1(&a[16], 8);
-    const vint32m1_t x_81 = __riscv_vle32_v_i32m1(&a[144], 8);
-    const vint32m1_t x_82 = __riscv_vle32_v_i32m1(&a[80], 8);
-    const vint32m1_t x_83 = __riscv_vle32_v_i32m1(&a[208], 8);
-    const vint32m1_t x_84 = __riscv_vle32_v_i32m1(&a[48], 8);
-    const vint32m1_t x_85 = __riscv_vle32_v_i32m1(&a[176], 8);
-    const vint32m1_t x_86 = __riscv_vle32_v_i32m1(&a[112], 8);
-    const vint32m1_t x_87 = __riscv_vle32_v_i32m1(&a[240], 8);
-    const vint32m1_t x_88 = __riscv_vle32_v_i32m1(&a[24], 8);
-    const vint32m1_t x_89 = __riscv_vle32_v_i32m1(&a[152], 8);
-    const vint32m1_t x_90 = __riscv_vle32_v_i32m1(&a[88], 8);
-    const vint32m1_t x_91 = __riscv_vle32_v_i32m1(&a[216], 8);
-    const vint32m1_t x_92 = __riscv_vle32_v_i32m1(&a[56], 8);
-    const vint32m1_t x_93 = __riscv_vle32_v_i32m1(&a[184], 8);
-    const vint32m1_t x_94 = __riscv_vle32_v_i32m1(&a[120], 8);
-    const vint32m1_t x_95 = __riscv_vle32_v_i32m1(&a[248], 8);
-    const vint32m1_t x_96 = __riscv_vadd_vv_i32m1(x_80, x_84, 8);
-    const vint32m1_t d_32 = __riscv_vsub_vv_i32m1(x_80, x_84, 8);
-    const vint32m1_t x_97 = nttgen_mldsa_rvv256_montmul(d_32, zeta_15, zetaqinv_15, 8);
-    const vint32m1_t x_98 = __riscv_vadd_vv_i32m1(x_81, x_85, 8);
-    const vint32m1_t d_33 = __riscv_vsub_vv_i32m1(x_81, x_85, 8);
-    const vint32m1_t x_99 = nttgen_mldsa_rvv256_montmul(d_33, zeta_16, zetaqinv_16, 8);
-    const vint32m1_t x_100 = __riscv_vadd_vv_i32m1(x_82, x_86, 8);
-    const vint32m1_t d_34 = __riscv_vsub_vv_i32m1(x_82, x_86, 8);
-    const vint32m1_t x_101 = nttgen_mldsa_rvv256_montmul(d_34, zeta_17, zetaqinv_17, 8);
-    const vint32m1_t x_102 = __riscv_vadd_vv_i32m1(x_83, x_87, 8);
-    const vint32m1_t d_35 = __riscv_vsub_vv_i32m1(x_83, x_87, 8);
-    const vint32m1_t x_103 = nttgen_mldsa_rvv256_montmul(d_35, zeta_18, zetaqinv_18, 8);
-    const vint32m1_t x_104 = __riscv_vadd_vv_i32m1(x_88, x_92, 8);
-    const vint32m1_t d_36 = __riscv_vsub_vv_i32m1(x_88, x_92, 8);
-    const vint32m1_t x_105 = nttgen_mldsa_rvv256_montmul(d_36, zeta_19, zetaqinv_19, 8);
-    const vint32m1_t x_106 = __riscv_vadd_vv_i32m1(x_89, x_93, 8);
-    const vint32m1_t d_37 = __riscv_vsub_vv_i32m1(x_89, x_93, 8);
-    const vint32m1_t x_107 = nttgen_mldsa_rvv256_montmul(d_37, zeta_20, zetaqinv_20, 8);
-    const vint32m1_t x_108 = __riscv_vadd_vv_i32m1(x_90, x_94, 8);
-    const vint32m1_t d_38 = __riscv_vsub_vv_i32m1(x_90, x_94, 8);
-    const vint32m1_t x_109 = nttgen_mldsa_rvv256_montmul(d_38, zeta_21, zetaqinv_21, 8);
-    const vint32m1_t x_110 = __riscv_vadd_vv_i32m1(x_91, x_95, 8);
-    const vint32m1_t d_39 = __riscv_vsub_vv_i32m1(x_91, x_95, 8);
-    const vint32m1_t x_111 = nttgen_mldsa_rvv256_montmul(d_39, zeta_22, zetaqinv_22, 8);
-    const vint32m1_t x_112 = __riscv_vadd_vv_i32m1(x_96, x_100, 8);
-    const vint32m1_t d_40 = __riscv_vsub_vv_i32m1(x_96, x_100, 8);
-    const vint32m1_t x_113 = nttgen_mldsa_rvv256_montmul(d_40, zeta_23, zetaqinv_23, 8);
-    const vint32m1_t x_114 = __riscv_vadd_vv_i32m1(x_98, x_102, 8);
-    const vint32m1_t d_41 = __riscv_vsub_vv_i32m1(x_98, x_102, 8);
-    const vint32m1_t x_115 = nttgen_mldsa_rvv256_montmul(d_41, zeta_24, zetaqinv_24, 8);
-    const vint32m1_t x_116 = __riscv_vadd_vv_i32m1(x_97, x_101, 8);
-    const vint32m1_t d_42 = __riscv_vsub_vv_i32m1(x_97, x_101, 8);
-    const vint32m1_t x_117 = nttgen_mldsa_rvv256_montmul(d_42, zeta_23, zetaqinv_23, 8);
-    const vint32m1_t x_118 = __riscv_vadd_vv_i32m1(x_99, x_103, 8);
-    const vint32m1_t d_43 = __riscv_vsub_vv_i32m1(x_99, x_103, 8);
-    const vint32m1_t x_119 = nttgen_mldsa_rvv256_montmul(d_43, zeta_24, zetaqinv_24, 8);
-    const vint32m1_t x_120 = __riscv_vadd_vv_i32m1(x_104, x_108, 8);
-    const vint32m1_t d_44 = __riscv_vsub_vv_i32m1(x_104, x_108, 8);
-    const vint32m1_t x_121 = nttgen_mldsa_rvv256_montmul(d_44, zeta_25, zetaqinv_25, 8);
-    const vint32m1_t x_122 = __riscv_vadd_vv_i32m1(x_106, x_110, 8);
-    const vint32m1_t d_45 = __riscv_vsub_vv_i32m1(x_106, x_110, 8);
-    const vint32m1_t x_123 = nttgen_mldsa_rvv256_montmul(d_45, zeta_26, zetaqinv_26, 8);
-    const vint32m1_t x_124 = __riscv_vadd_vv_i32m1(x_105, x_109, 8);
-    const vint32m1_t d_46 = __riscv_vsub_vv_i32m1(x_105, x_109, 8);
-    const vint32m1_t x_125 = nttgen_mldsa_rvv256_montmul(d_46, zeta_25, zetaqinv_25, 8);
-    const vint32m1_t x_126 = __riscv_vadd_vv_i32m1(x_107, x_111, 8);
-    const vint32m1_t d_47 = __riscv_vsub_vv_i32m1(x_107, x_111, 8);
-    const vint32m1_t x_127 = nttgen_mldsa_rvv256_montmul(d_47, zeta_26, zetaqinv_26, 8);
-    const vint32m1_t x_128 = __riscv_vadd_vv_i32m1(x_112, x_114, 8);
-    goto part_2;
-part_2:;
-    const vint32m1_t d_48 = __riscv_vsub_vv_i32m1(x_112, x_114, 8);
-    const vint32m1_t x_129 = nttgen_mldsa_rvv256_montmul(d_48, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_130 = __riscv_vadd_vv_i32m1(x_113, x_115, 8);
-    const vint32m1_t d_49 = __riscv_vsub_vv_i32m1(x_113, x_115, 8);
-    const vint32m1_t x_131 = nttgen_mldsa_rvv256_montmul(d_49, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_132 = __riscv_vadd_vv_i32m1(x_116, x_118, 8);
-    const vint32m1_t d_50 = __riscv_vsub_vv_i32m1(x_116, x_118, 8);
-    const vint32m1_t x_133 = nttgen_mldsa_rvv256_montmul(d_50, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_134 = __riscv_vadd_vv_i32m1(x_117, x_119, 8);
-    const vint32m1_t d_51 = __riscv_vsub_vv_i32m1(x_117, x_119, 8);
-    const vint32m1_t x_135 = nttgen_mldsa_rvv256_montmul(d_51, zeta_27, zetaqinv_27, 8);
-    const vint32m1_t x_136 = __riscv_vadd_vv_i32m1(x_120, x_122, 8);
-    const vint32m1_t d_52 = __riscv_vsub_vv_i32m1(x_120, x_122, 8);
-    const vint32m1_t x_137 = nttgen_mldsa_rvv256_montmul(d_52, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_138 = __riscv_vadd_vv_i32m1(x_121, x_123, 8);
-    const vint32m1_t d_53 = __riscv_vsub_vv_i32m1(x_121, x_123, 8);
-    const vint32m1_t x_139 = nttgen_mldsa_rvv256_montmul(d_53, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_140 = __riscv_vadd_vv_i32m1(x_124, x_126, 8);
-    const vint32m1_t d_54 = __riscv_vsub_vv_i32m1(x_124, x_126, 8);
-    const vint32m1_t x_141 = nttgen_mldsa_rvv256_montmul(d_54, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_142 = __riscv_vadd_vv_i32m1(x_125, x_127, 8);
-    const vint32m1_t d_55 = __riscv_vsub_vv_i32m1(x_125, x_127, 8);
-    const vint32m1_t x_143 = nttgen_mldsa_rvv256_montmul(d_55, zeta_28, zetaqinv_28, 8);
-    const vint32m1_t x_144 = __riscv_vadd_vv_i32m1(x_128, x_136, 8);
-    const vint32m1_t d_56 = __riscv_vsub_vv_i32m1(x_128, x_136, 8);
-    const vint32m1_t x_145 = nttgen_mldsa_rvv256_montmul(d_56, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_146 = __riscv_vadd_vv_i32m1(x_129, x_137, 8);
-    const vint32m1_t d_57 = __riscv_vsub_vv_i32m1(x_129, x_137, 8);
-    const vint32m1_t x_147 = nttgen_mldsa_rvv256_montmul(d_57, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_148 = __riscv_vadd_vv_i32m1(x_130, x_138, 8);
-    const vint32m1_t d_58 = __riscv_vsub_vv_i32m1(x_130, x_138, 8);
-    const vint32m1_t x_149 = nttgen_mldsa_rvv256_montmul(d_58, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_150 = __riscv_vadd_vv_i32m1(x_131, x_139, 8);
-    const vint32m1_t d_59 = __riscv_vsub_vv_i32m1(x_131, x_139, 8);
-    const vint32m1_t x_151 = nttgen_mldsa_rvv256_montmul(d_59, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_152 = __riscv_vadd_vv_i32m1(x_132, x_140, 8);
-    const vint32m1_t d_60 = __riscv_vsub_vv_i32m1(x_132, x_140, 8);
-    const vint32m1_t x_153 = nttgen_mldsa_rvv256_montmul(d_60, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_154 = __riscv_vadd_vv_i32m1(x_133, x_141, 8);
-    const vint32m1_t d_61 = __riscv_vsub_vv_i32m1(x_133, x_141, 8);
-    const vint32m1_t x_155 = nttgen_mldsa_rvv256_montmul(d_61, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_156 = __riscv_vadd_vv_i32m1(x_134, x_142, 8);
-    const vint32m1_t d_62 = __riscv_vsub_vv_i32m1(x_134, x_142, 8);
-    const vint32m1_t x_157 = nttgen_mldsa_rvv256_montmul(d_62, zeta_29, zetaqinv_29, 8);
-    const vint32m1_t x_158 = __riscv_vadd_vv_i32m1(x_135, x_143, 8);
-    const vint32m1_t d_63 = __riscv_vsub_vv_i32m1(x_135, x_143, 8);
-    const vint32m1_t x_159 = nttgen_mldsa_rvv256_montmul(d_63, zeta_29, zetaqinv_29, 8);
-    __riscv_vsuxei32_v_i32m1(&a[16], lanes_at_0, x_144, 8);
-    __riscv_vsuxei32_v_i32m1(&a[20], lanes_at_0, x_146, 8);
-    __riscv_vsuxei32_v_i32m1(&a[18], lanes_at_0, x_148, 8);
-    __riscv_vsuxei32_v_i32m1(&a[22], lanes_at_0, x_150, 8);
-    __riscv_vsuxei32_v_i32m1(&a[17], lanes_at_0, x_152, 8);
-    __riscv_vsuxei32_v_i32m1(&a[21], lanes_at_0, x_154, 8);
-    __riscv_vsuxei32_v_i32m1(&a[19], lanes_at_0, x_156, 8);
-    __riscv_vsuxei32_v_i32m1(&a[23], lanes_at_0, x_158, 8);
-    __riscv_vsuxei32_v_i32m1(&a[24], lanes_at_0, x_145, 8);
-    __riscv_vsuxei32_v_i32m1(&a[28], lanes_at_0, x_147, 8);
-    __riscv_vsuxei32_v_i32m1(&a[26], lanes_at_0, x_149, 8);
-    __riscv_vsuxei32_v_i32m1(&a[30], lanes_at_0, x_151, 8);
-    __riscv_vsuxei32_v_i32m1(&a[25], lanes_at_0, x_153, 8);
-    __riscv_vsuxei32_v_i32m1(&a[29], lanes_at_0, x_155, 8);
-    __riscv_vsuxei32_v_i32m1(&a[27], lanes_at_0, x_157, 8);
-    __riscv_vsuxei32_v_i32m1(&a[31], lanes_at_0, x_159, 8);
-    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
-    const vint32m1_t zeta_30 = __riscv_vmv_v_x_i32m1(zetas_inv_0[480], 8);
-    const vint32m1_t zetaqinv_30 = __riscv_vmv_v_x_i32m1(zetas_inv_0[481], 8);
-    const vint32m1_t zeta_31 = __riscv_vmv_v_x_i32m1(zetas_inv_0[482], 8);
-    const vint32m1_t zetaqinv_31 = __riscv_vmv_v_x_i32m1(zetas_inv_0[483], 8);
-    const vint32m1_t zeta_32 = __riscv_vmv_v_x_i32m1(zetas_inv_0[484], 8);
-    const vint32m1_t zetaqinv_32 = __riscv_vmv_v_x_i32m1(zetas_inv_0[485], 8);
-    const vint32m1_t zeta_33 = __riscv_vmv_v_x_i32m1(zetas_inv_0[486], 8);
-    const vint32m1_t zetaqinv_33 = __riscv_vmv_v_x_i32m1(zetas_inv_0[487], 8);
-    const vint32m1_t zeta_34 = __riscv_vmv_v_x_i32m1(zetas_inv_0[488], 8);
-    const vint32m1_t zetaqinv_34 = __riscv_vmv_v_x_i32m1(zetas_inv_0[489], 8);
-    const vint32m1_t zeta_35 = __riscv_vmv_v_x_i32m1(zetas_inv_0[490], 8);
-    const vint32m1_t zetaqinv_35 = __riscv_vmv_v_x_i32m1(zetas_inv_0[491], 8);
-    const vint32m1_t zeta_36 = __riscv_vmv_v_x_i32m1(zetas_inv_0[492], 8);
-    const vint32m1_t zetaqinv_36 = __riscv_vmv_v_x_i32m1(zetas_inv_0[493], 8);
-    const vint32m1_t zeta_37 = __riscv_vmv_v_x_i32m1(zetas_inv_0[494], 8);
-    const vint32m1_t zetaqinv_37 = __riscv_vmv_v_x_i32m1(zetas_inv_0[495], 8);
-    const vint32m1_t zeta_38 = __riscv_vmv_v_x_i32m1(zetas_inv_0[496], 8);
-    const vint32m1_t zetaqinv_38 = __riscv_vmv_v_x_i32m1(zetas_inv_0[497], 8);
-    const vint32m1_t zeta_39 = __riscv_vmv_v_x_i32m1(zetas_inv_0[498], 8);
-    const vint32m1_t zetaqinv_39 = __riscv_vmv_v_x_i32m1(zetas_inv_0[499], 8);
-    const vint32m1_t zeta_40 = __riscv_vmv_v_x_i32m1(zetas_inv_0[500], 8);
-    const vint32m1_t zetaqinv_40 = __riscv_vmv_v_x_i32m1(zetas_inv_0[501], 8);
-    const vint32m1_t zeta_41 = __riscv_vmv_v_x_i32m1(zetas_inv_0[502], 8);
-    const vint32m1_t zetaqinv_41 = __riscv_vmv_v_x_i32m1(zetas_inv_0[503], 8);
-    const vint32m1_t zeta_42 = __riscv_vmv_v_x_i32m1(zetas_inv_0[504], 8);
-    const vint32m1_t zetaqinv_42 = __riscv_vmv_v_x_i32m1(zetas_inv_0[505], 8);
-    const vint32m1_t zeta_43 = __riscv_vmv_v_x_i32m1(zetas_inv_0[506], 8);
-    const vint32m1_t zetaqinv_43 = __riscv_vmv_v_x_i32m1(zetas_inv_0[507], 8);
-    const vint32m1_t zeta_44 = __riscv_vmv_v_x_i32m1(zetas_inv_0[508], 8);
-    const vint32m1_t zetaqinv_44 = __riscv_vmv_v_x_i32m1(zetas_inv_0[509], 8);
-    const vint32m1_t x_160 = __riscv_vle32_v_i32m1(&a[0], 8);
-    const vint32m1_t x_161 = __riscv_vle32_v_i32m1(&a[128], 8);
-    const vint32m1_t x_162 = __riscv_vle32_v_i32m1(&a[64], 8);
-    const vint32m1_t x_163 = __riscv_vle32_v_i32m1(&a[192], 8);
-    const vint32m1_t x_164 = __riscv_vle32_v_i32m1(&a[32], 8);
-    const vint32m1_t x_165 = __riscv_vle32_v_i32m1(&a[160], 8);
-    const vint32m1_t x_166 = __riscv_vle32_v_i32m1(&a[96], 8);
-    const vint32m1_t x_167 = __riscv_vle32_v_i32m1(&a[224], 8);
-    const vint32m1_t x_168 = __riscv_vle32_v_i32m1(&a[16], 8);
-    const vint32m1_t x_169 = __riscv_vle32_v_i32m1(&a[144], 8);
-    const vint32m1_t x_170 = __riscv_vle32_v_i32m1(&a[80], 8);
-    const vint32m1_t x_171 = __riscv_vle32_v_i32m1(&a[208], 8);
-    const vint32m1_t x_172 = __riscv_vle32_v_i32m1(&a[48], 8);
-    const vint32m1_t x_173 = __riscv_vle32_v_i32m1(&a[176], 8);
-    const vint32m1_t x_174 = __riscv_vle32_v_i32m1(&a[112], 8);
-    const vint32m1_t x_175 = __riscv_vle32_v_i32m1(&a[240], 8);
-    const vint32m1_t x_176 = __riscv_vadd_vv_i32m1(x_160, x_168, 8);
-    const vint32m1_t d_64 = __riscv_vsub_vv_i32m1(x_160, x_168, 8);
-    const vint32m1_t x_177 = nttgen_mldsa_rvv256_montmul(d_64, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_178 = __riscv_vadd_vv_i32m1(x_161, x_169, 8);
-    const vint32m1_t d_65 = __riscv_vsub_vv_i32m1(x_161, x_169, 8);
-    const vint32m1_t x_179 = nttgen_mldsa_rvv256_montmul(d_65, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_180 = __riscv_vadd_vv_i32m1(x_162, x_170, 8);
-    const vint32m1_t d_66 = __riscv_vsub_vv_i32m1(x_162, x_170, 8);
-    const vint32m1_t x_181 = nttgen_mldsa_rvv256_montmul(d_66, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_182 = __riscv_vadd_vv_i32m1(x_163, x_171, 8);
-    const vint32m1_t d_67 = __riscv_vsub_vv_i32m1(x_163, x_171, 8);
-    const vint32m1_t x_183 = nttgen_mldsa_rvv256_montmul(d_67, zeta_33, zetaqinv_33, 8);
-    const vint32m1_t x_184 = __riscv_vadd_vv_i32m1(x_164, x_172, 8);
-    const vint32m1_t d_68 = __riscv_vsub_vv_i32m1(x_164, x_172, 8);
-    const vint32m1_t x_185 = nttgen_mldsa_rvv256_montmul(d_68, zeta_34, zetaqinv_34, 8);
-    const vint32m1_t x_186 = __riscv_vadd_vv_i32m1(x_165, x_173, 8);
-    const vint32m1_t d_69 = __riscv_vsub_vv_i32m1(x_165, x_173, 8);
-    const vint32m1_t x_187 = nttgen_mldsa_rvv256_montmul(d_69, zeta_35, zetaqinv_35, 8);
-    const vint32m1_t x_188 = __riscv_vadd_vv_i32m1(x_166, x_174, 8);
-    goto part_3;
-part_3:;
-    const vint32m1_t d_70 = __riscv_vsub_vv_i32m1(x_166, x_174, 8);
-    const vint32m1_t x_189 = nttgen_mldsa_rvv256_montmul(d_70, zeta_36, zetaqinv_36, 8);
-    const vint32m1_t x_190 = __riscv_vadd_vv_i32m1(x_167, x_175, 8);
-    const vint32m1_t d_71 = __riscv_vsub_vv_i32m1(x_167, x_175, 8);
-    const vint32m1_t x_191 = nttgen_mldsa_rvv256_montmul(d_71, zeta_37, zetaqinv_37, 8);
-    const vint32m1_t x_192 = __riscv_vadd_vv_i32m1(x_176, x_184, 8);
-    const vint32m1_t d_72 = __riscv_vsub_vv_i32m1(x_176, x_184, 8);
-    const vint32m1_t x_193 = nttgen_mldsa_rvv256_montmul(d_72, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_194 = __riscv_vadd_vv_i32m1(x_178, x_186, 8);
-    const vint32m1_t d_73 = __riscv_vsub_vv_i32m1(x_178, x_186, 8);
-    const vint32m1_t x_195 = nttgen_mldsa_rvv256_montmul(d_73, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_196 = __riscv_vadd_vv_i32m1(x_180, x_188, 8);
-    const vint32m1_t d_74 = __riscv_vsub_vv_i32m1(x_180, x_188, 8);
-    const vint32m1_t x_197 = nttgen_mldsa_rvv256_montmul(d_74, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_198 = __riscv_vadd_vv_i32m1(x_182, x_190, 8);
-    const vint32m1_t d_75 = __riscv_vsub_vv_i32m1(x_182, x_190, 8);
-    const vint32m1_t x_199 = nttgen_mldsa_rvv256_montmul(d_75, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_200 = __riscv_vadd_vv_i32m1(x_177, x_185, 8);
-    const vint32m1_t d_76 = __riscv_vsub_vv_i32m1(x_177, x_185, 8);
-    const vint32m1_t x_201 = nttgen_mldsa_rvv256_montmul(d_76, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_202 = __riscv_vadd_vv_i32m1(x_179, x_187, 8);
-    const vint32m1_t d_77 = __riscv_vsub_vv_i32m1(x_179, x_187, 8);
-    const vint32m1_t x_203 = nttgen_mldsa_rvv256_montmul(d_77, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_204 = __riscv_vadd_vv_i32m1(x_181, x_189, 8);
-    const vint32m1_t d_78 = __riscv_vsub_vv_i32m1(x_181, x_189, 8);
-    const vint32m1_t x_205 = nttgen_mldsa_rvv256_montmul(d_78, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_206 = __riscv_vadd_vv_i32m1(x_183, x_191, 8);
-    const vint32m1_t d_79 = __riscv_vsub_vv_i32m1(x_183, x_191, 8);
-    const vint32m1_t x_207 = nttgen_mldsa_rvv256_montmul(d_79, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_208 = __riscv_vadd_vv_i32m1(x_192, x_196, 8);
-    const vint32m1_t d_80 = __riscv_vsub_vv_i32m1(x_192, x_196, 8);
-    const vint32m1_t x_209 = nttgen_mldsa_rvv256_montmul(d_80, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_210 = __riscv_vadd_vv_i32m1(x_194, x_198, 8);
-    const vint32m1_t d_81 = __riscv_vsub_vv_i32m1(x_194, x_198, 8);
-    const vint32m1_t x_211 = nttgen_mldsa_rvv256_montmul(d_81, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_212 = __riscv_vadd_vv_i32m1(x_193, x_197, 8);
-    const vint32m1_t d_82 = __riscv_vsub_vv_i32m1(x_193, x_197, 8);
-    const vint32m1_t x_213 = nttgen_mldsa_rvv256_montmul(d_82, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_214 = __riscv_vadd_vv_i32m1(x_195, x_199, 8);
-    const vint32m1_t d_83 = __riscv_vsub_vv_i32m1(x_195, x_199, 8);
-    const vint32m1_t x_215 = nttgen_mldsa_rvv256_montmul(d_83, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_216 = __riscv_vadd_vv_i32m1(x_200, x_204, 8);
-    const vint32m1_t d_84 = __riscv_vsub_vv_i32m1(x_200, x_204, 8);
-    const vint32m1_t x_217 = nttgen_mldsa_rvv256_montmul(d_84, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_218 = __riscv_vadd_vv_i32m1(x_202, x_206, 8);
-    const vint32m1_t d_85 = __riscv_vsub_vv_i32m1(x_202, x_206, 8);
-    const vint32m1_t x_219 = nttgen_mldsa_rvv256_montmul(d_85, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_220 = __riscv_vadd_vv_i32m1(x_201, x_205, 8);
-    const vint32m1_t d_86 = __riscv_vsub_vv_i32m1(x_201, x_205, 8);
-    const vint32m1_t x_221 = nttgen_mldsa_rvv256_montmul(d_86, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_222 = __riscv_vadd_vv_i32m1(x_203, x_207, 8);
-    const vint32m1_t d_87 = __riscv_vsub_vv_i32m1(x_203, x_207, 8);
-    const vint32m1_t x_223 = nttgen_mldsa_rvv256_montmul(d_87, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_224 = __riscv_vadd_vv_i32m1(x_208, x_210, 8);
-    const vint32m1_t d_88 = __riscv_vsub_vv_i32m1(x_208, x_210, 8);
-    const vint32m1_t x_225 = nttgen_mldsa_rvv256_montmul(d_88, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_226 = nttgen_mldsa_rvv256_montmul(x_224, f_0, fqinv_0, 8);
-    const vint32m1_t x_227 = __riscv_vadd_vv_i32m1(x_209, x_211, 8);
-    const vint32m1_t d_89 = __riscv_vsub_vv_i32m1(x_209, x_211, 8);
-    const vint32m1_t x_228 = nttgen_mldsa_rvv256_montmul(d_89, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_229 = nttgen_mldsa_rvv256_montmul(x_227, f_1, fqinv_1, 8);
-    const vint32m1_t x_230 = __riscv_vadd_vv_i32m1(x_212, x_214, 8);
-    const vint32m1_t d_90 = __riscv_vsub_vv_i32m1(x_212, x_214, 8);
-    const vint32m1_t x_231 = nttgen_mldsa_rvv256_montmul(d_90, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_232 = nttgen_mldsa_rvv256_montmul(x_230, f_2, fqinv_2, 8);
-    const vint32m1_t x_233 = __riscv_vadd_vv_i32m1(x_213, x_215, 8);
-    const vint32m1_t d_91 = __riscv_vsub_vv_i32m1(x_213, x_215, 8);
-    const vint32m1_t x_234 = nttgen_mldsa_rvv256_montmul(d_91, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_235 = nttgen_mldsa_rvv256_montmul(x_233, f_3, fqinv_3, 8);
-    const vint32m1_t x_236 = __riscv_vadd_vv_i32m1(x_216, x_218, 8);
-    const vint32m1_t d_92 = __riscv_vsub_vv_i32m1(x_216, x_218, 8);
-    const vint32m1_t x_237 = nttgen_mldsa_rvv256_montmul(d_92, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_4 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_4 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_238 = nttgen_mldsa_rvv256_montmul(x_236, f_4, fqinv_4, 8);
-    const vint32m1_t x_239 = __riscv_vadd_vv_i32m1(x_217, x_219, 8);
-    const vint32m1_t d_93 = __riscv_vsub_vv_i32m1(x_217, x_219, 8);
-    const vint32m1_t x_240 = nttgen_mldsa_rvv256_montmul(d_93, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_5 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_5 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_241 = nttgen_mldsa_rvv256_montmul(x_239, f_5, fqinv_5, 8);
-    const vint32m1_t x_242 = __riscv_vadd_vv_i32m1(x_220, x_222, 8);
-    const vint32m1_t d_94 = __riscv_vsub_vv_i32m1(x_220, x_222, 8);
-    const vint32m1_t x_243 = nttgen_mldsa_rvv256_montmul(d_94, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_6 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_6 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_244 = nttgen_mldsa_rvv256_montmul(x_242, f_6, fqinv_6, 8);
-    const vint32m1_t x_245 = __riscv_vadd_vv_i32m1(x_221, x_223, 8);
-    const vint32m1_t d_95 = __riscv_vsub_vv_i32m1(x_221, x_223, 8);
-    const vint32m1_t x_246 = nttgen_mldsa_rvv256_montmul(d_95, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_7 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_7 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_247 = nttgen_mldsa_rvv256_montmul(x_245, f_7, fqinv_7, 8);
-    const vint32m1_t red_0 = nttgen_mldsa_rvv256_cond_add_q(x_226, 8);
-    __riscv_vse32_v_i32m1(&a[0], red_0, 8);
-    const vint32m1_t red_1 = nttgen_mldsa_rvv256_cond_add_q(x_225, 8);
-    __riscv_vse32_v_i32m1(&a[128], red_1, 8);
-    const vint32m1_t red_2 = nttgen_mldsa_rvv256_cond_add_q(x_229, 8);
-    __riscv_vse32_v_i32m1(&a[64], red_2, 8);
-    const vint32m1_t red_3 = nttgen_mldsa_rvv256_cond_add_q(x_228, 8);
-    __riscv_vse32_v_i32m1(&a[192], red_3, 8);
-    const vint32m1_t red_4 = nttgen_mldsa_rvv256_cond_add_q(x_232, 8);
-    __riscv_vse32_v_i32m1(&a[32], red_4, 8);
-    const vint32m1_t red_5 = nttgen_mldsa_rvv256_cond_add_q(x_231, 8);
-    __riscv_vse32_v_i32m1(&a[160], red_5, 8);
-    const vint32m1_t red_6 = nttgen_mldsa_rvv256_cond_add_q(x_235, 8);
-    __riscv_vse32_v_i32m1(&a[96], red_6, 8);
-    const vint32m1_t red_7 = nttgen_mldsa_rvv256_cond_add_q(x_234, 8);
-    __riscv_vse32_v_i32m1(&a[224], red_7, 8);
-    const vint32m1_t red_8 = nttgen_mldsa_rvv256_cond_add_q(x_238, 8);
-    __riscv_vse32_v_i32m1(&a[16], red_8, 8);
-    const vint32m1_t red_9 = nttgen_mldsa_rvv256_cond_add_q(x_237, 8);
-    __riscv_vse32_v_i32m1(&a[144], red_9, 8);
-    const vint32m1_t red_10 = nttgen_mldsa_rvv256_cond_add_q(x_241, 8);
-    __riscv_vse32_v_i32m1(&a[80], red_10, 8);
-    const vint32m1_t red_11 = nttgen_mldsa_rvv256_cond_add_q(x_240, 8);
-    __riscv_vse32_v_i32m1(&a[208], red_11, 8);
-    const vint32m1_t red_12 = nttgen_mldsa_rvv256_cond_add_q(x_244, 8);
-    __riscv_vse32_v_i32m1(&a[48], red_12, 8);
-    const vint32m1_t red_13 = nttgen_mldsa_rvv256_cond_add_q(x_243, 8);
-    goto part_4;
-part_4:;
-    __riscv_vse32_v_i32m1(&a[176], red_13, 8);
-    const vint32m1_t red_14 = nttgen_mldsa_rvv256_cond_add_q(x_247, 8);
-    __riscv_vse32_v_i32m1(&a[112], red_14, 8);
-    const vint32m1_t red_15 = nttgen_mldsa_rvv256_cond_add_q(x_246, 8);
-    __riscv_vse32_v_i32m1(&a[240], red_15, 8);
-    const vint32m1_t x_248 = __riscv_vle32_v_i32m1(&a[8], 8);
-    const vint32m1_t x_249 = __riscv_vle32_v_i32m1(&a[136], 8);
-    const vint32m1_t x_250 = __riscv_vle32_v_i32m1(&a[72], 8);
-    const vint32m1_t x_251 = __riscv_vle32_v_i32m1(&a[200], 8);
-    const vint32m1_t x_252 = __riscv_vle32_v_i32m1(&a[40], 8);
-    const vint32m1_t x_253 = __riscv_vle32_v_i32m1(&a[168], 8);
-    const vint32m1_t x_254 = __riscv_vle32_v_i32m1(&a[104], 8);
-    const vint32m1_t x_255 = __riscv_vle32_v_i32m1(&a[232], 8);
-    const vint32m1_t x_256 = __riscv_vle32_v_i32m1(&a[24], 8);
-    const vint32m1_t x_257 = __riscv_vle32_v_i32m1(&a[152], 8);
-    const vint32m1_t x_258 = __riscv_vle32_v_i32m1(&a[88], 8);
-    const vint32m1_t x_259 = __riscv_vle32_v_i32m1(&a[216], 8);
-    const vint32m1_t x_260 = __riscv_vle32_v_i32m1(&a[56], 8);
-    const vint32m1_t x_261 = __riscv_vle32_v_i32m1(&a[184], 8);
-    const vint32m1_t x_262 = __riscv_vle32_v_i32m1(&a[120], 8);
-    const vint32m1_t x_263 = __riscv_vle32_v_i32m1(&a[248], 8);
-    const vint32m1_t x_264 = __riscv_vadd_vv_i32m1(x_248, x_256, 8);
-    const vint32m1_t d_96 = __riscv_vsub_vv_i32m1(x_248, x_256, 8);
-    const vint32m1_t x_265 = nttgen_mldsa_rvv256_montmul(d_96, zeta_30, zetaqinv_30, 8);
-    const vint32m1_t x_266 = __riscv_vadd_vv_i32m1(x_249, x_257, 8);
-    const vint32m1_t d_97 = __riscv_vsub_vv_i32m1(x_249, x_257, 8);
-    const vint32m1_t x_267 = nttgen_mldsa_rvv256_montmul(d_97, zeta_31, zetaqinv_31, 8);
-    const vint32m1_t x_268 = __riscv_vadd_vv_i32m1(x_250, x_258, 8);
-    const vint32m1_t d_98 = __riscv_vsub_vv_i32m1(x_250, x_258, 8);
-    const vint32m1_t x_269 = nttgen_mldsa_rvv256_montmul(d_98, zeta_32, zetaqinv_32, 8);
-    const vint32m1_t x_270 = __riscv_vadd_vv_i32m1(x_251, x_259, 8);
-    const vint32m1_t d_99 = __riscv_vsub_vv_i32m1(x_251, x_259, 8);
-    const vint32m1_t x_271 = nttgen_mldsa_rvv256_montmul(d_99, zeta_33, zetaqinv_33, 8);
-    const vint32m1_t x_272 = __riscv_vadd_vv_i32m1(x_252, x_260, 8);
-    const vint32m1_t d_100 = __riscv_vsub_vv_i32m1(x_252, x_260, 8);
-    const vint32m1_t x_273 = nttgen_mldsa_rvv256_montmul(d_100, zeta_34, zetaqinv_34, 8);
-    const vint32m1_t x_274 = __riscv_vadd_vv_i32m1(x_253, x_261, 8);
-    const vint32m1_t d_101 = __riscv_vsub_vv_i32m1(x_253, x_261, 8);
-    const vint32m1_t x_275 = nttgen_mldsa_rvv256_montmul(d_101, zeta_35, zetaqinv_35, 8);
-    const vint32m1_t x_276 = __riscv_vadd_vv_i32m1(x_254, x_262, 8);
-    const vint32m1_t d_102 = __riscv_vsub_vv_i32m1(x_254, x_262, 8);
-    const vint32m1_t x_277 = nttgen_mldsa_rvv256_montmul(d_102, zeta_36, zetaqinv_36, 8);
-    const vint32m1_t x_278 = __riscv_vadd_vv_i32m1(x_255, x_263, 8);
-    const vint32m1_t d_103 = __riscv_vsub_vv_i32m1(x_255, x_263, 8);
-    const vint32m1_t x_279 = nttgen_mldsa_rvv256_montmul(d_103, zeta_37, zetaqinv_37, 8);
-    const vint32m1_t x_280 = __riscv_vadd_vv_i32m1(x_264, x_272, 8);
-    const vint32m1_t d_104 = __riscv_vsub_vv_i32m1(x_264, x_272, 8);
-    const vint32m1_t x_281 = nttgen_mldsa_rvv256_montmul(d_104, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_282 = __riscv_vadd_vv_i32m1(x_266, x_274, 8);
-    const vint32m1_t d_105 = __riscv_vsub_vv_i32m1(x_266, x_274, 8);
-    const vint32m1_t x_283 = nttgen_mldsa_rvv256_montmul(d_105, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_284 = __riscv_vadd_vv_i32m1(x_268, x_276, 8);
-    const vint32m1_t d_106 = __riscv_vsub_vv_i32m1(x_268, x_276, 8);
-    const vint32m1_t x_285 = nttgen_mldsa_rvv256_montmul(d_106, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_286 = __riscv_vadd_vv_i32m1(x_270, x_278, 8);
-    const vint32m1_t d_107 = __riscv_vsub_vv_i32m1(x_270, x_278, 8);
-    const vint32m1_t x_287 = nttgen_mldsa_rvv256_montmul(d_107, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_288 = __riscv_vadd_vv_i32m1(x_265, x_273, 8);
-    const vint32m1_t d_108 = __riscv_vsub_vv_i32m1(x_265, x_273, 8);
-    const vint32m1_t x_289 = nttgen_mldsa_rvv256_montmul(d_108, zeta_38, zetaqinv_38, 8);
-    const vint32m1_t x_290 = __riscv_vadd_vv_i32m1(x_267, x_275, 8);
-    const vint32m1_t d_109 = __riscv_vsub_vv_i32m1(x_267, x_275, 8);
-    const vint32m1_t x_291 = nttgen_mldsa_rvv256_montmul(d_109, zeta_39, zetaqinv_39, 8);
-    const vint32m1_t x_292 = __riscv_vadd_vv_i32m1(x_269, x_277, 8);
-    const vint32m1_t d_110 = __riscv_vsub_vv_i32m1(x_269, x_277, 8);
-    const vint32m1_t x_293 = nttgen_mldsa_rvv256_montmul(d_110, zeta_40, zetaqinv_40, 8);
-    const vint32m1_t x_294 = __riscv_vadd_vv_i32m1(x_271, x_279, 8);
-    const vint32m1_t d_111 = __riscv_vsub_vv_i32m1(x_271, x_279, 8);
-    const vint32m1_t x_295 = nttgen_mldsa_rvv256_montmul(d_111, zeta_41, zetaqinv_41, 8);
-    const vint32m1_t x_296 = __riscv_vadd_vv_i32m1(x_280, x_284, 8);
-    const vint32m1_t d_112 = __riscv_vsub_vv_i32m1(x_280, x_284, 8);
-    const vint32m1_t x_297 = nttgen_mldsa_rvv256_montmul(d_112, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_298 = __riscv_vadd_vv_i32m1(x_282, x_286, 8);
-    const vint32m1_t d_113 = __riscv_vsub_vv_i32m1(x_282, x_286, 8);
-    const vint32m1_t x_299 = nttgen_mldsa_rvv256_montmul(d_113, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_300 = __riscv_vadd_vv_i32m1(x_281, x_285, 8);
-    const vint32m1_t d_114 = __riscv_vsub_vv_i32m1(x_281, x_285, 8);
-    const vint32m1_t x_301 = nttgen_mldsa_rvv256_montmul(d_114, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_302 = __riscv_vadd_vv_i32m1(x_283, x_287, 8);
-    const vint32m1_t d_115 = __riscv_vsub_vv_i32m1(x_283, x_287, 8);
-    const vint32m1_t x_303 = nttgen_mldsa_rvv256_montmul(d_115, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_304 = __riscv_vadd_vv_i32m1(x_288, x_292, 8);
-    const vint32m1_t d_116 = __riscv_vsub_vv_i32m1(x_288, x_292, 8);
-    const vint32m1_t x_305 = nttgen_mldsa_rvv256_montmul(d_116, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_306 = __riscv_vadd_vv_i32m1(x_290, x_294, 8);
-    const vint32m1_t d_117 = __riscv_vsub_vv_i32m1(x_290, x_294, 8);
-    const vint32m1_t x_307 = nttgen_mldsa_rvv256_montmul(d_117, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_308 = __riscv_vadd_vv_i32m1(x_289, x_293, 8);
-    const vint32m1_t d_118 = __riscv_vsub_vv_i32m1(x_289, x_293, 8);
-    const vint32m1_t x_309 = nttgen_mldsa_rvv256_montmul(d_118, zeta_42, zetaqinv_42, 8);
-    const vint32m1_t x_310 = __riscv_vadd_vv_i32m1(x_291, x_295, 8);
-    const vint32m1_t d_119 = __riscv_vsub_vv_i32m1(x_291, x_295, 8);
-    const vint32m1_t x_311 = nttgen_mldsa_rvv256_montmul(d_119, zeta_43, zetaqinv_43, 8);
-    const vint32m1_t x_312 = __riscv_vadd_vv_i32m1(x_296, x_298, 8);
-    const vint32m1_t d_120 = __riscv_vsub_vv_i32m1(x_296, x_298, 8);
-    const vint32m1_t x_313 = nttgen_mldsa_rvv256_montmul(d_120, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_8 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_8 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_314 = nttgen_mldsa_rvv256_montmul(x_312, f_8, fqinv_8, 8);
-    const vint32m1_t x_315 = __riscv_vadd_vv_i32m1(x_297, x_299, 8);
-    const vint32m1_t d_121 = __riscv_vsub_vv_i32m1(x_297, x_299, 8);
-    const vint32m1_t x_316 = nttgen_mldsa_rvv256_montmul(d_121, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_9 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_9 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_317 = nttgen_mldsa_rvv256_montmul(x_315, f_9, fqinv_9, 8);
-    const vint32m1_t x_318 = __riscv_vadd_vv_i32m1(x_300, x_302, 8);
-    const vint32m1_t d_122 = __riscv_vsub_vv_i32m1(x_300, x_302, 8);
-    const vint32m1_t x_319 = nttgen_mldsa_rvv256_montmul(d_122, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_10 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_10 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_320 = nttgen_mldsa_rvv256_montmul(x_318, f_10, fqinv_10, 8);
-    const vint32m1_t x_321 = __riscv_vadd_vv_i32m1(x_301, x_303, 8);
-    const vint32m1_t d_123 = __riscv_vsub_vv_i32m1(x_301, x_303, 8);
-    const vint32m1_t x_322 = nttgen_mldsa_rvv256_montmul(d_123, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_11 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_11 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_323 = nttgen_mldsa_rvv256_montmul(x_321, f_11, fqinv_11, 8);
-    const vint32m1_t x_324 = __riscv_vadd_vv_i32m1(x_304, x_306, 8);
-    const vint32m1_t d_124 = __riscv_vsub_vv_i32m1(x_304, x_306, 8);
-    const vint32m1_t x_325 = nttgen_mldsa_rvv256_montmul(d_124, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_12 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_12 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_326 = nttgen_mldsa_rvv256_montmul(x_324, f_12, fqinv_12, 8);
-    const vint32m1_t x_327 = __riscv_vadd_vv_i32m1(x_305, x_307, 8);
-    const vint32m1_t d_125 = __riscv_vsub_vv_i32m1(x_305, x_307, 8);
-    const vint32m1_t x_328 = nttgen_mldsa_rvv256_montmul(d_125, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_13 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_13 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    goto part_5;
-part_5:;
-    const vint32m1_t x_329 = nttgen_mldsa_rvv256_montmul(x_327, f_13, fqinv_13, 8);
-    const vint32m1_t x_330 = __riscv_vadd_vv_i32m1(x_308, x_310, 8);
-    const vint32m1_t d_126 = __riscv_vsub_vv_i32m1(x_308, x_310, 8);
-    const vint32m1_t x_331 = nttgen_mldsa_rvv256_montmul(d_126, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_14 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_14 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_332 = nttgen_mldsa_rvv256_montmul(x_330, f_14, fqinv_14, 8);
-    const vint32m1_t x_333 = __riscv_vadd_vv_i32m1(x_309, x_311, 8);
-    const vint32m1_t d_127 = __riscv_vsub_vv_i32m1(x_309, x_311, 8);
-    const vint32m1_t x_334 = nttgen_mldsa_rvv256_montmul(d_127, zeta_44, zetaqinv_44, 8);
-    const vint32m1_t f_15 = __riscv_vmv_v_x_i32m1(41978, 8);
-    const vint32m1_t fqinv_15 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-    const vint32m1_t x_335 = nttgen_mldsa_rvv256_montmul(x_333, f_15, fqinv_15, 8);
-    const vint32m1_t red_16 = nttgen_mldsa_rvv256_cond_add_q(x_314, 8);
-    __riscv_vse32_v_i32m1(&a[8], red_16, 8);
-    const vint32m1_t red_17 = nttgen_mldsa_rvv256_cond_add_q(x_313, 8);
-    __riscv_vse32_v_i32m1(&a[136], red_17, 8);
-    const vint32m1_t red_18 = nttgen_mldsa_rvv256_cond_add_q(x_317, 8);
-    __riscv_vse32_v_i32m1(&a[72], red_18, 8);
-    const vint32m1_t red_19 = nttgen_mldsa_rvv256_cond_add_q(x_316, 8);
-    __riscv_vse32_v_i32m1(&a[200], red_19, 8);
-    const vint32m1_t red_20 = nttgen_mldsa_rvv256_cond_add_q(x_320, 8);
-    __riscv_vse32_v_i32m1(&a[40], red_20, 8);
-    const vint32m1_t red_21 = nttgen_mldsa_rvv256_cond_add_q(x_319, 8);
-    __riscv_vse32_v_i32m1(&a[168], red_21, 8);
-    const vint32m1_t red_22 = nttgen_mldsa_rvv256_cond_add_q(x_323, 8);
-    __riscv_vse32_v_i32m1(&a[104], red_22, 8);
-    const vint32m1_t red_23 = nttgen_mldsa_rvv256_cond_add_q(x_322, 8);
-    __riscv_vse32_v_i32m1(&a[232], red_23, 8);
-    const vint32m1_t red_24 = nttgen_mldsa_rvv256_cond_add_q(x_326, 8);
-    __riscv_vse32_v_i32m1(&a[24], red_24, 8);
-    const vint32m1_t red_25 = nttgen_mldsa_rvv256_cond_add_q(x_325, 8);
-    __riscv_vse32_v_i32m1(&a[152], red_25, 8);
-    const vint32m1_t red_26 = nttgen_mldsa_rvv256_cond_add_q(x_329, 8);
-    __riscv_vse32_v_i32m1(&a[88], red_26, 8);
-    const vint32m1_t red_27 = nttgen_mldsa_rvv256_cond_add_q(x_328, 8);
-    __riscv_vse32_v_i32m1(&a[216], red_27, 8);
-    const vint32m1_t red_28 = nttgen_mldsa_rvv256_cond_add_q(x_332, 8);
-    __riscv_vse32_v_i32m1(&a[56], red_28, 8);
-    const vint32m1_t red_29 = nttgen_mldsa_rvv256_cond_add_q(x_331, 8);
-    __riscv_vse32_v_i32m1(&a[184], red_29, 8);
-    const vint32m1_t red_30 = nttgen_mldsa_rvv256_cond_add_q(x_335, 8);
-    __riscv_vse32_v_i32m1(&a[120], red_30, 8);
-    const vint32m1_t red_31 = nttgen_mldsa_rvv256_cond_add_q(x_334, 8);
-    __riscv_vse32_v_i32m1(&a[248], red_31, 8);
+    // inverse layers 5, 6, 7: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112], 8);
+        const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 8, 8);
+        const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 16, 8);
+        const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 24, 8);
+        const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 32, 8);
+        const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 40, 8);
+        const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 48, 8);
+        const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 56, 8);
+        const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 64, 8);
+        const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 72, 8);
+        const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 80, 8);
+        const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 88, 8);
+        const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 96, 8);
+        const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 104, 8);
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[blk_0 * 8], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 224, 8);
+        const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
+        const vint32m1_t d_0 = __riscv_vsub_vv_i32m1(x_0, x_4, 8);
+        const vint32m1_t x_9 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
+        const vint32m1_t d_1 = __riscv_vsub_vv_i32m1(x_1, x_5, 8);
+        const vint32m1_t x_11 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
+        const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
+        const vint32m1_t d_2 = __riscv_vsub_vv_i32m1(x_2, x_6, 8);
+        const vint32m1_t x_13 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
+        const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
+        const vint32m1_t d_3 = __riscv_vsub_vv_i32m1(x_3, x_7, 8);
+        const vint32m1_t x_15 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
+        const vint32m1_t d_4 = __riscv_vsub_vv_i32m1(x_8, x_12, 8);
+        const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_6, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
+        const vint32m1_t d_7 = __riscv_vsub_vv_i32m1(x_11, x_15, 8);
+        const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_7, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_16, x_18, 8);
+        const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_18, 8);
+        const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_8, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_17, x_19, 8);
+        const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_17, x_19, 8);
+        const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_9, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_20, x_22, 8);
+        const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_20, x_22, 8);
+        const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_10, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_21, x_23, 8);
+        const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_21, x_23, 8);
+        const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_11, zeta_6, zetaqinv_6, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8], lanes_at_0, x_24, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 4, lanes_at_0, x_25, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 2, lanes_at_0, x_26, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 6, lanes_at_0, x_27, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 1, lanes_at_0, x_28, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 5, lanes_at_0, x_29, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 3, lanes_at_0, x_30, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 7, lanes_at_0, x_31, 8);
+    }
+    // inverse layers 2, 3, 4: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 448], 8);
+        const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 449], 8);
+        const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 450], 8);
+        const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 451], 8);
+        const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 452], 8);
+        const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 453], 8);
+        const vint32m1_t zeta_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 454], 8);
+        const vint32m1_t zetaqinv_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 455], 8);
+        const vint32m1_t zeta_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 456], 8);
+        const vint32m1_t zetaqinv_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 457], 8);
+        const vint32m1_t zeta_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 458], 8);
+        const vint32m1_t zetaqinv_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 459], 8);
+        const vint32m1_t zeta_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 460], 8);
+        const vint32m1_t zetaqinv_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 461], 8);
+        const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[blk_1 * 64], 8);
+        const vint32m1_t x_33 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 32, 8);
+        const vint32m1_t x_34 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 16, 8);
+        const vint32m1_t x_35 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 48, 8);
+        const vint32m1_t x_36 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 8, 8);
+        const vint32m1_t x_37 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 40, 8);
+        const vint32m1_t x_38 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 24, 8);
+        const vint32m1_t x_39 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 56, 8);
+        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, x_36, 8);
+        const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_32, x_36, 8);
+        const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul(d_12, zeta_7, zetaqinv_7, 8);
+        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, x_37, 8);
+        const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_33, x_37, 8);
+        const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul(d_13, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_34, x_38, 8);
+        const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_34, x_38, 8);
+        const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul(d_14, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_35, x_39, 8);
+        const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_35, x_39, 8);
+        const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul(d_15, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, x_44, 8);
+        const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_40, x_44, 8);
+        const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul(d_16, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, x_46, 8);
+        const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_42, x_46, 8);
+        const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(d_17, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, x_45, 8);
+        const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_41, x_45, 8);
+        const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul(d_18, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, x_47, 8);
+        const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_43, x_47, 8);
+        const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul(d_19, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_48, x_50, 8);
+        const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_48, x_50, 8);
+        const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul(d_20, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_49, x_51, 8);
+        const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_49, x_51, 8);
+        const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul(d_21, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_52, x_54, 8);
+        const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_52, x_54, 8);
+        const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul(d_22, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_53, x_55, 8);
+        const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_53, x_55, 8);
+        const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul(d_23, zeta_13, zetaqinv_13, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64], x_56, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 32, x_57, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 16, x_58, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 48, x_59, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 8, x_60, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 40, x_61, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 24, x_62, 8);
+        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 56, x_63, 8);
+    }
+    // inverse layers 0, 1: 8 register(s) per chunk
+    const vint32m1_t zeta_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[512], 8);
+    const vint32m1_t zetaqinv_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[513], 8);
+    const vint32m1_t zeta_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[514], 8);
+    const vint32m1_t zetaqinv_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[515], 8);
+    const vint32m1_t zeta_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[516], 8);
+    const vint32m1_t zetaqinv_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[517], 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint32m1_t x_64 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
+        const vint32m1_t x_65 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
+        const vint32m1_t x_66 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
+        const vint32m1_t x_67 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
+        const vint32m1_t x_68 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
+        const vint32m1_t x_69 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
+        const vint32m1_t x_70 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
+        const vint32m1_t x_71 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
+        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, x_66, 8);
+        const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_64, x_66, 8);
+        const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul(d_24, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, x_67, 8);
+        const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_65, x_67, 8);
+        const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul(d_25, zeta_15, zetaqinv_15, 8);
+        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, x_70, 8);
+        const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_68, x_70, 8);
+        const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, x_71, 8);
+        const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_69, x_71, 8);
+        const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul(d_27, zeta_15, zetaqinv_15, 8);
+        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, x_74, 8);
+        const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_72, x_74, 8);
+        const vint32m1_t x_81 = nttgen_mldsa_rvv256_montmul(d_28, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_82 = nttgen_mldsa_rvv256_montmul(x_80, f_0, fqinv_0, 8);
+        const vint32m1_t x_83 = __riscv_vadd_vv_i32m1(x_73, x_75, 8);
+        const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_73, x_75, 8);
+        const vint32m1_t x_84 = nttgen_mldsa_rvv256_montmul(d_29, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_85 = nttgen_mldsa_rvv256_montmul(x_83, f_1, fqinv_1, 8);
+        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_76, x_78, 8);
+        const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_76, x_78, 8);
+        const vint32m1_t x_87 = nttgen_mldsa_rvv256_montmul(d_30, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_88 = nttgen_mldsa_rvv256_montmul(x_86, f_2, fqinv_2, 8);
+        const vint32m1_t x_89 = __riscv_vadd_vv_i32m1(x_77, x_79, 8);
+        const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_77, x_79, 8);
+        const vint32m1_t x_90 = nttgen_mldsa_rvv256_montmul(d_31, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 8);
+        const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 8);
+        const vint32m1_t x_91 = nttgen_mldsa_rvv256_montmul(x_89, f_3, fqinv_3, 8);
+        const vint32m1_t red_0 = nttgen_mldsa_rvv256_cond_add_q(x_82, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8], red_0, 8);
+        const vint32m1_t red_1 = nttgen_mldsa_rvv256_cond_add_q(x_81, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 128, red_1, 8);
+        const vint32m1_t red_2 = nttgen_mldsa_rvv256_cond_add_q(x_85, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 64, red_2, 8);
+        const vint32m1_t red_3 = nttgen_mldsa_rvv256_cond_add_q(x_84, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 192, red_3, 8);
+        const vint32m1_t red_4 = nttgen_mldsa_rvv256_cond_add_q(x_88, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 32, red_4, 8);
+        const vint32m1_t red_5 = nttgen_mldsa_rvv256_cond_add_q(x_87, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 160, red_5, 8);
+        const vint32m1_t red_6 = nttgen_mldsa_rvv256_cond_add_q(x_91, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 96, red_6, 8);
+        const vint32m1_t red_7 = nttgen_mldsa_rvv256_cond_add_q(x_90, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 224, red_7, 8);
+    }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, 0, 8380416);
 #endif
@@ -2994,7 +1772,7 @@ part_5:;
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 462, gather 64, store 192, scatter 32, add 384, sub 384, montmul 400,
+ * Ops per call: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400,
  *   montmul_var 32, cond_add_q 32, const 32
  */
 void nttgen_mldsa_rvv256_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {

@@ -494,18 +494,18 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
     const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 192]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 160]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 224]);
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 128));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 192));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 160));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 224));
         const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_0, zeta_0, zetaqinv_0);
         const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_1, zeta_0, zetaqinv_0);
         const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_2, zeta_0, zetaqinv_0);
         const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_3, zeta_0, zetaqinv_0);
         const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 64]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 32]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 96]);
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 64));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 32));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 96));
         const __m256i x_8 = _mm256_add_epi16(x_4, t_0);
         const __m256i x_9 = _mm256_sub_epi16(x_4, t_0);
         const __m256i x_10 = _mm256_add_epi16(x_5, t_1);
@@ -515,13 +515,13 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
         const __m256i x_14 = _mm256_add_epi16(x_7, t_3);
         const __m256i x_15 = _mm256_sub_epi16(x_7, t_3);
         _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_8);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_9);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 64], x_10);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 192], x_11);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 32], x_12);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 160], x_13);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 96], x_14);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 224], x_15);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 128), x_9);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 64), x_10);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 192), x_11);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 32), x_12);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 160), x_13);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 96), x_14);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 224), x_15);
     }
     // layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
     const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[784]);
@@ -884,14 +884,14 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
     nttgen_mlkem_avx2_assert_range(b, 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
         const __m256i qinv_0 = _mm256_set1_epi16(-3327);
         const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
         const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, b_0, bq_0);
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
-        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32 + 16]);
+        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)(&gammas_0[i_0 * 32] + 16));
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
         const __m256i bq_1 = _mm256_mullo_epi16(b_1, qinv_0);
         const __m256i p_1 = nttgen_mlkem_avx2_montmul(a_1, b_1, bq_1);
@@ -901,7 +901,7 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
         const __m256i r_0 = _mm256_add_epi16(p_1, p_2);
         const __m256i r_1 = _mm256_add_epi16(p_3, p_4);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], r_0);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 32 + 16], r_1);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), r_1);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(r, 256, -11556, 11558);
@@ -927,11 +927,11 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
-        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32 + 16]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
+        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)(&gammas_0[i_0 * 32] + 16));
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i gb_0 = nttgen_mlkem_avx2_montmul(b_0, gamma_0, gammaqinv_0);
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
-        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
         const __m256i w_0 = nttgen_mlkem_avx2_madd_lo(a_0, b_1, a_1, gb_0);
         const __m256i w_1 = nttgen_mlkem_avx2_madd_hi(a_0, b_1, a_1, gb_0);
@@ -942,11 +942,15 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
         __m256i w_6 = w_2;
         __m256i w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 272]);
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
             const __m256i gb_1 = nttgen_mlkem_avx2_montmul(b_2, gamma_0, gammaqinv_0);
-            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 256]);
-            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 272]);
-            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 256]);
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
             const __m256i w_8 = nttgen_mlkem_avx2_madd_lo(a_2, b_3, a_3, gb_1);
             const __m256i w_9 = nttgen_mlkem_avx2_madd_hi(a_2, b_3, a_3, gb_1);
             const __m256i w_10 = nttgen_mlkem_avx2_madd_lo(a_2, b_2, a_3, b_3);
@@ -965,11 +969,15 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
         __m256i acc_0 = r_0;
         __m256i acc_1 = r_1;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m256i b_4 = _mm256_loadu_si256((const __m256i *)&b[g_0 * 768 + i_0 * 32 + 784]);
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 784));
             const __m256i gb_2 = nttgen_mlkem_avx2_montmul(b_4, gamma_0, gammaqinv_0);
-            const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&a[g_0 * 768 + i_0 * 32 + 768]);
-            const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&a[g_0 * 768 + i_0 * 32 + 784]);
-            const __m256i b_5 = _mm256_loadu_si256((const __m256i *)&b[g_0 * 768 + i_0 * 32 + 768]);
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 768));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 784));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 768));
             const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, gb_2);
             const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, gb_2);
             const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, b_5);
@@ -980,14 +988,14 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
             __m256i w_23 = w_19;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
                 const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1040]);
+                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
                 const __m256i gb_3 = nttgen_mlkem_avx2_montmul(b_6, gamma_0, gammaqinv_0);
                 const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
+                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
                 const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1040]);
+                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
                 const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 768 + i_2 * 256 + i_0 * 32 + 1024]);
+                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
                 const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, gb_3);
                 const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, gb_3);
                 const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, b_7);
@@ -1013,7 +1021,7 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const __m256i red_2 = nttgen_mlkem_avx2_barrett(acc_0);
         const __m256i red_3 = nttgen_mlkem_avx2_barrett(acc_1);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 32 + 16], red_3);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(r, 256, -1664, 1664);
@@ -1037,8 +1045,8 @@ void nttgen_mlkem_avx2_basemul_cache(int16_t cache[128], const int16_t b[256]) {
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
-        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32 + 16]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
+        const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)(&gammas_0[i_0 * 32] + 16));
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i gb_0 = nttgen_mlkem_avx2_montmul(b_0, gamma_0, gammaqinv_0);
         _mm256_storeu_si256((__m256i *)&cache[i_0 * 16], gb_0);
     }
@@ -1069,9 +1077,9 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
-        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32 + 16]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
-        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32 + 16]);
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
         const __m256i w_0 = nttgen_mlkem_avx2_madd_lo(a_0, b_0, a_1, cache_0);
         const __m256i w_1 = nttgen_mlkem_avx2_madd_hi(a_0, b_0, a_1, cache_0);
@@ -1082,12 +1090,16 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
         __m256i w_6 = w_2;
         __m256i w_7 = w_3;
         for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 256]);
-            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&a[i_1 * 256 + i_0 * 32 + 272]);
-            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 256]);
-            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)&b[i_1 * 256 + i_0 * 32 + 272]);
+            const __m256i a_2 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
+            const __m256i b_2 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
             const __m256i cache_1 =
-                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 128 + i_0 * 16 + 128]);
+                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 128 + i_0 * 16] + 128));
             const __m256i w_8 = nttgen_mlkem_avx2_madd_lo(a_2, b_2, a_3, cache_1);
             const __m256i w_9 = nttgen_mlkem_avx2_madd_hi(a_2, b_2, a_3, cache_1);
             const __m256i w_10 = nttgen_mlkem_avx2_madd_lo(a_2, b_3, a_3, b_2);
@@ -1107,15 +1119,15 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
         __m256i acc_1 = r_1;
         for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
             const __m256i a_4 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1024 + i_0 * 32 + 1024]);
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1024 + i_0 * 32] + 1024));
             const __m256i a_5 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 1024 + i_0 * 32 + 1040]);
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1024 + i_0 * 32] + 1040));
             const __m256i b_4 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1024 + i_0 * 32 + 1024]);
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1024 + i_0 * 32] + 1024));
             const __m256i b_5 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 1024 + i_0 * 32 + 1040]);
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1024 + i_0 * 32] + 1040));
             const __m256i cache_2 =
-                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 512 + i_0 * 16 + 512]);
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 512 + i_0 * 16] + 512));
             const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, cache_2);
             const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, cache_2);
             const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, b_4);
@@ -1126,15 +1138,15 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
             __m256i w_23 = w_19;
             for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
                 const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1280]);
+                    (const __m256i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280));
                 const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1296]);
+                    (const __m256i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296));
                 const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1280]);
+                    (const __m256i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280));
                 const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 1024 + i_2 * 256 + i_0 * 32 + 1296]);
+                    (const __m256i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296));
                 const __m256i cache_3 = _mm256_loadu_si256(
-                    (const __m256i *)&cache[g_0 * 512 + i_2 * 128 + i_0 * 16 + 640]);
+                    (const __m256i *)(&cache[g_0 * 512 + i_2 * 128 + i_0 * 16] + 640));
                 const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, cache_3);
                 const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, cache_3);
                 const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, b_6);
@@ -1158,7 +1170,7 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
             acc_1 = acc_3;
         }
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], acc_0);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 32 + 16], acc_1);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), acc_1);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(r, 256, -9999, 9999);
@@ -1444,46 +1456,50 @@ part_2:;
     _mm256_storeu_si256((__m256i *)&a[112], x_173);
     _mm256_storeu_si256((__m256i *)&a[240], x_175);
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 288]);
+        const __m256i zeta_9 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 288));
         const __m256i zetaqinv_9 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 304]);
-        const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 320]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 304));
+        const __m256i zeta_10 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 320));
         const __m256i zetaqinv_10 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 336]);
-        const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 352]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 336));
+        const __m256i zeta_11 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 352));
         const __m256i zetaqinv_11 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 368]);
-        const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 384]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 368));
+        const __m256i zeta_12 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 384));
         const __m256i zetaqinv_12 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 128 + 400]);
-        const __m256i x_176 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
-        const __m256i x_177 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 192]);
-        const __m256i x_178 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 160]);
-        const __m256i x_179 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 224]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 128] + 400));
+        const __m256i x_176 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
+        const __m256i x_177 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
+        const __m256i x_178 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 160));
+        const __m256i x_179 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 224));
         const __m256i t_40 = nttgen_mlkem_avx2_montmul(x_176, zeta_9, zetaqinv_9);
         const __m256i t_41 = nttgen_mlkem_avx2_montmul(x_177, zeta_10, zetaqinv_10);
         const __m256i t_42 = nttgen_mlkem_avx2_montmul(x_178, zeta_11, zetaqinv_11);
         const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_179, zeta_12, zetaqinv_12);
         const __m256i x_180 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_181 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 64]);
-        const __m256i x_182 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 32]);
-        const __m256i x_183 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 96]);
+        const __m256i x_181 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
+        const __m256i x_182 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 32));
+        const __m256i x_183 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 96));
         const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
-        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
-        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
-        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
-        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 128]);
-        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 144]);
-        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 384]);
-        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 400]);
-        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 64]);
-        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 80]);
-        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 320]);
-        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 336]);
-        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 192]);
-        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 208]);
-        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 448]);
-        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 464]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 16));
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 256));
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 272));
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 128));
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 144));
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 384));
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 400));
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 64));
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 80));
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 320));
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 336));
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 192));
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 208));
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 448));
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 464));
         const __m256i x_184 = _mm256_add_epi16(x_180, t_40);
         const __m256i x_185 = _mm256_sub_epi16(x_180, t_40);
         const __m256i x_186 = _mm256_add_epi16(x_181, t_41);
@@ -1501,13 +1517,13 @@ part_2:;
         const __m256i x_198 = nttgen_mlkem_avx2_montmul(x_190, tw_6, twqinv_6);
         const __m256i x_199 = nttgen_mlkem_avx2_montmul(x_191, tw_7, twqinv_7);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], x_192);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], x_193);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 64], x_194);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 192], x_195);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 32], x_196);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 160], x_197);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 96], x_198);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 224], x_199);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 128), x_193);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 64), x_194);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 192), x_195);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 32), x_196);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 160), x_197);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 96), x_198);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 224), x_199);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -1810, 1810);

@@ -709,106 +709,192 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
     nttgen_mlkem_avx512_assert_range(b, k * 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 2; ++i_0) {
-        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
-            const __m512i gamma_0 =
-                _mm512_load_si512((const __m512i *)&gammas_0[i_0 * 128 + i_1 * 64]);
-            const __m512i gammaqinv_0 =
-                _mm512_load_si512((const __m512i *)&gammas_0[i_0 * 128 + i_1 * 64 + 32]);
-            const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32 + 64]);
-            const __m512i gb_0 = nttgen_mlkem_avx512_montmul(b_0, gamma_0, gammaqinv_0);
-            const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32]);
-            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32 + 64]);
-            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32]);
-            const __m512i w_0 = nttgen_mlkem_avx512_madd_lo(a_0, b_1, a_1, gb_0);
-            const __m512i w_1 = nttgen_mlkem_avx512_madd_hi(a_0, b_1, a_1, gb_0);
-            const __m512i w_2 = nttgen_mlkem_avx512_madd_lo(a_0, b_0, a_1, b_1);
-            const __m512i w_3 = nttgen_mlkem_avx512_madd_hi(a_0, b_0, a_1, b_1);
-            __m512i w_4 = w_0;
-            __m512i w_5 = w_1;
-            __m512i w_6 = w_2;
-            __m512i w_7 = w_3;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
-                const __m512i b_2 =
-                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
-                const __m512i gb_1 = nttgen_mlkem_avx512_montmul(b_2, gamma_0, gammaqinv_0);
-                const __m512i a_2 =
-                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
-                const __m512i a_3 =
-                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
-                const __m512i b_3 =
-                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
-                const __m512i w_8 = nttgen_mlkem_avx512_madd_lo(a_2, b_3, a_3, gb_1);
-                const __m512i w_9 = nttgen_mlkem_avx512_madd_hi(a_2, b_3, a_3, gb_1);
-                const __m512i w_10 = nttgen_mlkem_avx512_madd_lo(a_2, b_2, a_3, b_3);
-                const __m512i w_11 = nttgen_mlkem_avx512_madd_hi(a_2, b_2, a_3, b_3);
-                const __m512i w_12 = _mm512_add_epi32(w_4, w_8);
-                const __m512i w_13 = _mm512_add_epi32(w_5, w_9);
-                w_4 = w_12;
-                w_5 = w_13;
-                const __m512i w_14 = _mm512_add_epi32(w_6, w_10);
-                const __m512i w_15 = _mm512_add_epi32(w_7, w_11);
-                w_6 = w_14;
-                w_7 = w_15;
-            }
-            const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_4, w_5);
-            const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_6, w_7);
-            __m512i acc_0 = r_0;
-            __m512i acc_1 = r_1;
-            for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-                const __m512i b_4 =
-                    _mm512_loadu_si512((const __m512i *)&b[g_0 * 768 + i_0 * 128 + i_1 * 32 + 832]);
-                const __m512i gb_2 = nttgen_mlkem_avx512_montmul(b_4, gamma_0, gammaqinv_0);
-                const __m512i a_4 =
-                    _mm512_loadu_si512((const __m512i *)&a[g_0 * 768 + i_0 * 128 + i_1 * 32 + 768]);
-                const __m512i a_5 =
-                    _mm512_loadu_si512((const __m512i *)&a[g_0 * 768 + i_0 * 128 + i_1 * 32 + 832]);
-                const __m512i b_5 =
-                    _mm512_loadu_si512((const __m512i *)&b[g_0 * 768 + i_0 * 128 + i_1 * 32 + 768]);
-                const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_5, a_5, gb_2);
-                const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_5, a_5, gb_2);
-                const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, b_5);
-                const __m512i w_19 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, b_5);
-                __m512i w_20 = w_16;
-                __m512i w_21 = w_17;
-                __m512i w_22 = w_18;
-                __m512i w_23 = w_19;
-                for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
-                    const __m512i b_6 = _mm512_loadu_si512(
-                        (const __m512i *)&b[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1088]);
-                    const __m512i gb_3 = nttgen_mlkem_avx512_montmul(b_6, gamma_0, gammaqinv_0);
-                    const __m512i a_6 = _mm512_loadu_si512(
-                        (const __m512i *)&a[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1024]);
-                    const __m512i a_7 = _mm512_loadu_si512(
-                        (const __m512i *)&a[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1088]);
-                    const __m512i b_7 = _mm512_loadu_si512(
-                        (const __m512i *)&b[g_0 * 768 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1024]);
-                    const __m512i w_24 = nttgen_mlkem_avx512_madd_lo(a_6, b_7, a_7, gb_3);
-                    const __m512i w_25 = nttgen_mlkem_avx512_madd_hi(a_6, b_7, a_7, gb_3);
-                    const __m512i w_26 = nttgen_mlkem_avx512_madd_lo(a_6, b_6, a_7, b_7);
-                    const __m512i w_27 = nttgen_mlkem_avx512_madd_hi(a_6, b_6, a_7, b_7);
-                    const __m512i w_28 = _mm512_add_epi32(w_20, w_24);
-                    const __m512i w_29 = _mm512_add_epi32(w_21, w_25);
-                    w_20 = w_28;
-                    w_21 = w_29;
-                    const __m512i w_30 = _mm512_add_epi32(w_22, w_26);
-                    const __m512i w_31 = _mm512_add_epi32(w_23, w_27);
-                    w_22 = w_30;
-                    w_23 = w_31;
-                }
-                const __m512i r_2 = nttgen_mlkem_avx512_mredw(w_20, w_21);
-                const __m512i r_3 = nttgen_mlkem_avx512_mredw(w_22, w_23);
-                const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
-                const __m512i acc_2 = _mm512_add_epi16(red_0, r_2);
-                acc_0 = acc_2;
-                const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
-                const __m512i acc_3 = _mm512_add_epi16(red_1, r_3);
-                acc_1 = acc_3;
-            }
-            const __m512i red_2 = nttgen_mlkem_avx512_barrett(acc_0);
-            const __m512i red_3 = nttgen_mlkem_avx512_barrett(acc_1);
-            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32], red_2);
-            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32 + 64], red_3);
+        const __m512i gamma_0 = _mm512_load_si512((const __m512i *)&gammas_0[i_0 * 128]);
+        const __m512i gammaqinv_0 = _mm512_load_si512((const __m512i *)(&gammas_0[i_0 * 128] + 32));
+        const __m512i gamma_1 = _mm512_load_si512((const __m512i *)(&gammas_0[i_0 * 128] + 64));
+        const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)(&gammas_0[i_0 * 128] + 96));
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 64));
+        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 96));
+        const __m512i gb_0 = nttgen_mlkem_avx512_montmul(b_0, gamma_0, gammaqinv_0);
+        const __m512i gb_1 = nttgen_mlkem_avx512_montmul(b_1, gamma_1, gammaqinv_1);
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128]);
+        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 64));
+        const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128]);
+        const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 32));
+        const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 96));
+        const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 32));
+        const __m512i w_0 = nttgen_mlkem_avx512_madd_lo(a_0, b_2, a_1, gb_0);
+        const __m512i w_1 = nttgen_mlkem_avx512_madd_hi(a_0, b_2, a_1, gb_0);
+        const __m512i w_2 = nttgen_mlkem_avx512_madd_lo(a_0, b_0, a_1, b_2);
+        const __m512i w_3 = nttgen_mlkem_avx512_madd_hi(a_0, b_0, a_1, b_2);
+        const __m512i w_4 = nttgen_mlkem_avx512_madd_lo(a_2, b_3, a_3, gb_1);
+        const __m512i w_5 = nttgen_mlkem_avx512_madd_hi(a_2, b_3, a_3, gb_1);
+        const __m512i w_6 = nttgen_mlkem_avx512_madd_lo(a_2, b_1, a_3, b_3);
+        const __m512i w_7 = nttgen_mlkem_avx512_madd_hi(a_2, b_1, a_3, b_3);
+        __m512i w_8 = w_0;
+        __m512i w_9 = w_1;
+        __m512i w_10 = w_2;
+        __m512i w_11 = w_3;
+        __m512i w_12 = w_4;
+        __m512i w_13 = w_5;
+        __m512i w_14 = w_6;
+        __m512i w_15 = w_7;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i b_4 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 320));
+            const __m512i b_5 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 352));
+            const __m512i gb_2 = nttgen_mlkem_avx512_montmul(b_4, gamma_0, gammaqinv_0);
+            const __m512i gb_3 = nttgen_mlkem_avx512_montmul(b_5, gamma_1, gammaqinv_1);
+            const __m512i a_4 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 256));
+            const __m512i a_5 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 320));
+            const __m512i b_6 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 256));
+            const __m512i a_6 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 288));
+            const __m512i a_7 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 352));
+            const __m512i b_7 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 288));
+            const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_6, a_5, gb_2);
+            const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_6, a_5, gb_2);
+            const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, b_6);
+            const __m512i w_19 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, b_6);
+            const __m512i w_20 = nttgen_mlkem_avx512_madd_lo(a_6, b_7, a_7, gb_3);
+            const __m512i w_21 = nttgen_mlkem_avx512_madd_hi(a_6, b_7, a_7, gb_3);
+            const __m512i w_22 = nttgen_mlkem_avx512_madd_lo(a_6, b_5, a_7, b_7);
+            const __m512i w_23 = nttgen_mlkem_avx512_madd_hi(a_6, b_5, a_7, b_7);
+            const __m512i w_24 = _mm512_add_epi32(w_8, w_16);
+            const __m512i w_25 = _mm512_add_epi32(w_9, w_17);
+            w_8 = w_24;
+            w_9 = w_25;
+            const __m512i w_26 = _mm512_add_epi32(w_10, w_18);
+            const __m512i w_27 = _mm512_add_epi32(w_11, w_19);
+            w_10 = w_26;
+            w_11 = w_27;
+            const __m512i w_28 = _mm512_add_epi32(w_12, w_20);
+            const __m512i w_29 = _mm512_add_epi32(w_13, w_21);
+            w_12 = w_28;
+            w_13 = w_29;
+            const __m512i w_30 = _mm512_add_epi32(w_14, w_22);
+            const __m512i w_31 = _mm512_add_epi32(w_15, w_23);
+            w_14 = w_30;
+            w_15 = w_31;
         }
+        const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_8, w_9);
+        const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_10, w_11);
+        const __m512i r_2 = nttgen_mlkem_avx512_mredw(w_12, w_13);
+        const __m512i r_3 = nttgen_mlkem_avx512_mredw(w_14, w_15);
+        __m512i acc_0 = r_0;
+        __m512i acc_1 = r_1;
+        __m512i acc_2 = r_2;
+        __m512i acc_3 = r_3;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i b_8 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 832));
+            const __m512i b_9 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 864));
+            const __m512i gb_4 = nttgen_mlkem_avx512_montmul(b_8, gamma_0, gammaqinv_0);
+            const __m512i gb_5 = nttgen_mlkem_avx512_montmul(b_9, gamma_1, gammaqinv_1);
+            const __m512i a_8 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 768));
+            const __m512i a_9 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 832));
+            const __m512i b_10 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 768));
+            const __m512i a_10 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 800));
+            const __m512i a_11 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 864));
+            const __m512i b_11 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 800));
+            const __m512i w_32 = nttgen_mlkem_avx512_madd_lo(a_8, b_10, a_9, gb_4);
+            const __m512i w_33 = nttgen_mlkem_avx512_madd_hi(a_8, b_10, a_9, gb_4);
+            const __m512i w_34 = nttgen_mlkem_avx512_madd_lo(a_8, b_8, a_9, b_10);
+            const __m512i w_35 = nttgen_mlkem_avx512_madd_hi(a_8, b_8, a_9, b_10);
+            const __m512i w_36 = nttgen_mlkem_avx512_madd_lo(a_10, b_11, a_11, gb_5);
+            const __m512i w_37 = nttgen_mlkem_avx512_madd_hi(a_10, b_11, a_11, gb_5);
+            const __m512i w_38 = nttgen_mlkem_avx512_madd_lo(a_10, b_9, a_11, b_11);
+            const __m512i w_39 = nttgen_mlkem_avx512_madd_hi(a_10, b_9, a_11, b_11);
+            __m512i w_40 = w_32;
+            __m512i w_41 = w_33;
+            __m512i w_42 = w_34;
+            __m512i w_43 = w_35;
+            __m512i w_44 = w_36;
+            __m512i w_45 = w_37;
+            __m512i w_46 = w_38;
+            __m512i w_47 = w_39;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m512i b_12 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1088));
+                const __m512i b_13 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1120));
+                const __m512i gb_6 = nttgen_mlkem_avx512_montmul(b_12, gamma_0, gammaqinv_0);
+                const __m512i gb_7 = nttgen_mlkem_avx512_montmul(b_13, gamma_1, gammaqinv_1);
+                const __m512i a_12 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1024));
+                const __m512i a_13 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1088));
+                const __m512i b_14 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1024));
+                const __m512i a_14 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1056));
+                const __m512i a_15 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1120));
+                const __m512i b_15 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1056));
+                const __m512i w_48 = nttgen_mlkem_avx512_madd_lo(a_12, b_14, a_13, gb_6);
+                const __m512i w_49 = nttgen_mlkem_avx512_madd_hi(a_12, b_14, a_13, gb_6);
+                const __m512i w_50 = nttgen_mlkem_avx512_madd_lo(a_12, b_12, a_13, b_14);
+                const __m512i w_51 = nttgen_mlkem_avx512_madd_hi(a_12, b_12, a_13, b_14);
+                const __m512i w_52 = nttgen_mlkem_avx512_madd_lo(a_14, b_15, a_15, gb_7);
+                const __m512i w_53 = nttgen_mlkem_avx512_madd_hi(a_14, b_15, a_15, gb_7);
+                const __m512i w_54 = nttgen_mlkem_avx512_madd_lo(a_14, b_13, a_15, b_15);
+                const __m512i w_55 = nttgen_mlkem_avx512_madd_hi(a_14, b_13, a_15, b_15);
+                const __m512i w_56 = _mm512_add_epi32(w_40, w_48);
+                const __m512i w_57 = _mm512_add_epi32(w_41, w_49);
+                w_40 = w_56;
+                w_41 = w_57;
+                const __m512i w_58 = _mm512_add_epi32(w_42, w_50);
+                const __m512i w_59 = _mm512_add_epi32(w_43, w_51);
+                w_42 = w_58;
+                w_43 = w_59;
+                const __m512i w_60 = _mm512_add_epi32(w_44, w_52);
+                const __m512i w_61 = _mm512_add_epi32(w_45, w_53);
+                w_44 = w_60;
+                w_45 = w_61;
+                const __m512i w_62 = _mm512_add_epi32(w_46, w_54);
+                const __m512i w_63 = _mm512_add_epi32(w_47, w_55);
+                w_46 = w_62;
+                w_47 = w_63;
+            }
+            const __m512i r_4 = nttgen_mlkem_avx512_mredw(w_40, w_41);
+            const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_42, w_43);
+            const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_44, w_45);
+            const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_46, w_47);
+            const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
+            const __m512i acc_4 = _mm512_add_epi16(red_0, r_4);
+            acc_0 = acc_4;
+            const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, r_5);
+            acc_1 = acc_5;
+            const __m512i red_2 = nttgen_mlkem_avx512_barrett(acc_2);
+            const __m512i acc_6 = _mm512_add_epi16(red_2, r_6);
+            acc_2 = acc_6;
+            const __m512i red_3 = nttgen_mlkem_avx512_barrett(acc_3);
+            const __m512i acc_7 = _mm512_add_epi16(red_3, r_7);
+            acc_3 = acc_7;
+        }
+        const __m512i red_4 = nttgen_mlkem_avx512_barrett(acc_0);
+        const __m512i red_5 = nttgen_mlkem_avx512_barrett(acc_1);
+        const __m512i red_6 = nttgen_mlkem_avx512_barrett(acc_2);
+        const __m512i red_7 = nttgen_mlkem_avx512_barrett(acc_3);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 128], red_4);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 64), red_5);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 32), red_6);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 96), red_7);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(r, 256, -1664, 1664);
@@ -876,104 +962,190 @@ void nttgen_mlkem_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, co
     nttgen_mlkem_avx512_assert_range(cache, k * 128, -2080, 2080);
 #endif
     for (size_t i_0 = 0; i_0 < 2; ++i_0) {
-        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
-            const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32]);
-            const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128 + i_1 * 32 + 64]);
-            const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32]);
-            const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128 + i_1 * 32 + 64]);
-            const __m512i cache_0 =
-                _mm512_loadu_si512((const __m512i *)&cache[i_0 * 64 + i_1 * 32]);
-            const __m512i w_0 = nttgen_mlkem_avx512_madd_lo(a_0, b_0, a_1, cache_0);
-            const __m512i w_1 = nttgen_mlkem_avx512_madd_hi(a_0, b_0, a_1, cache_0);
-            const __m512i w_2 = nttgen_mlkem_avx512_madd_lo(a_0, b_1, a_1, b_0);
-            const __m512i w_3 = nttgen_mlkem_avx512_madd_hi(a_0, b_1, a_1, b_0);
-            __m512i w_4 = w_0;
-            __m512i w_5 = w_1;
-            __m512i w_6 = w_2;
-            __m512i w_7 = w_3;
-            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
-                const __m512i a_2 =
-                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
-                const __m512i a_3 =
-                    _mm512_loadu_si512((const __m512i *)&a[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
-                const __m512i b_2 =
-                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 256]);
-                const __m512i b_3 =
-                    _mm512_loadu_si512((const __m512i *)&b[i_2 * 256 + i_0 * 128 + i_1 * 32 + 320]);
-                const __m512i cache_1 = _mm512_loadu_si512(
-                    (const __m512i *)&cache[i_2 * 128 + i_0 * 64 + i_1 * 32 + 128]);
-                const __m512i w_8 = nttgen_mlkem_avx512_madd_lo(a_2, b_2, a_3, cache_1);
-                const __m512i w_9 = nttgen_mlkem_avx512_madd_hi(a_2, b_2, a_3, cache_1);
-                const __m512i w_10 = nttgen_mlkem_avx512_madd_lo(a_2, b_3, a_3, b_2);
-                const __m512i w_11 = nttgen_mlkem_avx512_madd_hi(a_2, b_3, a_3, b_2);
-                const __m512i w_12 = _mm512_add_epi32(w_4, w_8);
-                const __m512i w_13 = _mm512_add_epi32(w_5, w_9);
-                w_4 = w_12;
-                w_5 = w_13;
-                const __m512i w_14 = _mm512_add_epi32(w_6, w_10);
-                const __m512i w_15 = _mm512_add_epi32(w_7, w_11);
-                w_6 = w_14;
-                w_7 = w_15;
-            }
-            const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_4, w_5);
-            const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_6, w_7);
-            __m512i acc_0 = r_0;
-            __m512i acc_1 = r_1;
-            for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
-                const __m512i a_4 = _mm512_loadu_si512(
-                    (const __m512i *)&a[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1024]);
-                const __m512i a_5 = _mm512_loadu_si512(
-                    (const __m512i *)&a[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1088]);
-                const __m512i b_4 = _mm512_loadu_si512(
-                    (const __m512i *)&b[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1024]);
-                const __m512i b_5 = _mm512_loadu_si512(
-                    (const __m512i *)&b[g_0 * 1024 + i_0 * 128 + i_1 * 32 + 1088]);
-                const __m512i cache_2 = _mm512_loadu_si512(
-                    (const __m512i *)&cache[g_0 * 512 + i_0 * 64 + i_1 * 32 + 512]);
-                const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, cache_2);
-                const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, cache_2);
-                const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_5, a_5, b_4);
-                const __m512i w_19 = nttgen_mlkem_avx512_madd_hi(a_4, b_5, a_5, b_4);
-                __m512i w_20 = w_16;
-                __m512i w_21 = w_17;
-                __m512i w_22 = w_18;
-                __m512i w_23 = w_19;
-                for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
-                    const __m512i a_6 = _mm512_loadu_si512(
-                        (const __m512i *)&a[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1280]);
-                    const __m512i a_7 = _mm512_loadu_si512(
-                        (const __m512i *)&a[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1344]);
-                    const __m512i b_6 = _mm512_loadu_si512(
-                        (const __m512i *)&b[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1280]);
-                    const __m512i b_7 = _mm512_loadu_si512(
-                        (const __m512i *)&b[g_0 * 1024 + i_3 * 256 + i_0 * 128 + i_1 * 32 + 1344]);
-                    const __m512i cache_3 = _mm512_loadu_si512(
-                        (const __m512i *)&cache[g_0 * 512 + i_3 * 128 + i_0 * 64 + i_1 * 32 + 640]);
-                    const __m512i w_24 = nttgen_mlkem_avx512_madd_lo(a_6, b_6, a_7, cache_3);
-                    const __m512i w_25 = nttgen_mlkem_avx512_madd_hi(a_6, b_6, a_7, cache_3);
-                    const __m512i w_26 = nttgen_mlkem_avx512_madd_lo(a_6, b_7, a_7, b_6);
-                    const __m512i w_27 = nttgen_mlkem_avx512_madd_hi(a_6, b_7, a_7, b_6);
-                    const __m512i w_28 = _mm512_add_epi32(w_20, w_24);
-                    const __m512i w_29 = _mm512_add_epi32(w_21, w_25);
-                    w_20 = w_28;
-                    w_21 = w_29;
-                    const __m512i w_30 = _mm512_add_epi32(w_22, w_26);
-                    const __m512i w_31 = _mm512_add_epi32(w_23, w_27);
-                    w_22 = w_30;
-                    w_23 = w_31;
-                }
-                const __m512i r_2 = nttgen_mlkem_avx512_mredw(w_20, w_21);
-                const __m512i r_3 = nttgen_mlkem_avx512_mredw(w_22, w_23);
-                const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
-                const __m512i acc_2 = _mm512_add_epi16(red_0, r_2);
-                acc_0 = acc_2;
-                const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
-                const __m512i acc_3 = _mm512_add_epi16(red_1, r_3);
-                acc_1 = acc_3;
-            }
-            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32], acc_0);
-            _mm512_storeu_si512((__m512i *)&r[i_0 * 128 + i_1 * 32 + 64], acc_1);
+        const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128]);
+        const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 64));
+        const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128]);
+        const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 64));
+        const __m512i cache_0 = _mm512_loadu_si512((const __m512i *)&cache[i_0 * 64]);
+        const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 32));
+        const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 96));
+        const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 32));
+        const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 96));
+        const __m512i cache_1 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 32));
+        const __m512i w_0 = nttgen_mlkem_avx512_madd_lo(a_0, b_0, a_1, cache_0);
+        const __m512i w_1 = nttgen_mlkem_avx512_madd_hi(a_0, b_0, a_1, cache_0);
+        const __m512i w_2 = nttgen_mlkem_avx512_madd_lo(a_0, b_1, a_1, b_0);
+        const __m512i w_3 = nttgen_mlkem_avx512_madd_hi(a_0, b_1, a_1, b_0);
+        const __m512i w_4 = nttgen_mlkem_avx512_madd_lo(a_2, b_2, a_3, cache_1);
+        const __m512i w_5 = nttgen_mlkem_avx512_madd_hi(a_2, b_2, a_3, cache_1);
+        const __m512i w_6 = nttgen_mlkem_avx512_madd_lo(a_2, b_3, a_3, b_2);
+        const __m512i w_7 = nttgen_mlkem_avx512_madd_hi(a_2, b_3, a_3, b_2);
+        __m512i w_8 = w_0;
+        __m512i w_9 = w_1;
+        __m512i w_10 = w_2;
+        __m512i w_11 = w_3;
+        __m512i w_12 = w_4;
+        __m512i w_13 = w_5;
+        __m512i w_14 = w_6;
+        __m512i w_15 = w_7;
+        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
+            const __m512i a_4 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 256));
+            const __m512i a_5 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 320));
+            const __m512i b_4 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 256));
+            const __m512i b_5 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 320));
+            const __m512i cache_2 =
+                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 128 + i_0 * 64] + 128));
+            const __m512i a_6 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 288));
+            const __m512i a_7 =
+                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 352));
+            const __m512i b_6 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 288));
+            const __m512i b_7 =
+                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 352));
+            const __m512i cache_3 =
+                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 128 + i_0 * 64] + 160));
+            const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, cache_2);
+            const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, cache_2);
+            const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_5, a_5, b_4);
+            const __m512i w_19 = nttgen_mlkem_avx512_madd_hi(a_4, b_5, a_5, b_4);
+            const __m512i w_20 = nttgen_mlkem_avx512_madd_lo(a_6, b_6, a_7, cache_3);
+            const __m512i w_21 = nttgen_mlkem_avx512_madd_hi(a_6, b_6, a_7, cache_3);
+            const __m512i w_22 = nttgen_mlkem_avx512_madd_lo(a_6, b_7, a_7, b_6);
+            const __m512i w_23 = nttgen_mlkem_avx512_madd_hi(a_6, b_7, a_7, b_6);
+            const __m512i w_24 = _mm512_add_epi32(w_8, w_16);
+            const __m512i w_25 = _mm512_add_epi32(w_9, w_17);
+            w_8 = w_24;
+            w_9 = w_25;
+            const __m512i w_26 = _mm512_add_epi32(w_10, w_18);
+            const __m512i w_27 = _mm512_add_epi32(w_11, w_19);
+            w_10 = w_26;
+            w_11 = w_27;
+            const __m512i w_28 = _mm512_add_epi32(w_12, w_20);
+            const __m512i w_29 = _mm512_add_epi32(w_13, w_21);
+            w_12 = w_28;
+            w_13 = w_29;
+            const __m512i w_30 = _mm512_add_epi32(w_14, w_22);
+            const __m512i w_31 = _mm512_add_epi32(w_15, w_23);
+            w_14 = w_30;
+            w_15 = w_31;
         }
+        const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_8, w_9);
+        const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_10, w_11);
+        const __m512i r_2 = nttgen_mlkem_avx512_mredw(w_12, w_13);
+        const __m512i r_3 = nttgen_mlkem_avx512_mredw(w_14, w_15);
+        __m512i acc_0 = r_0;
+        __m512i acc_1 = r_1;
+        __m512i acc_2 = r_2;
+        __m512i acc_3 = r_3;
+        for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+            const __m512i a_8 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1024));
+            const __m512i a_9 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1088));
+            const __m512i b_8 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1024));
+            const __m512i b_9 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1088));
+            const __m512i cache_4 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 512 + i_0 * 64] + 512));
+            const __m512i a_10 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1056));
+            const __m512i a_11 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1120));
+            const __m512i b_10 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1056));
+            const __m512i b_11 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1120));
+            const __m512i cache_5 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 512 + i_0 * 64] + 544));
+            const __m512i w_32 = nttgen_mlkem_avx512_madd_lo(a_8, b_8, a_9, cache_4);
+            const __m512i w_33 = nttgen_mlkem_avx512_madd_hi(a_8, b_8, a_9, cache_4);
+            const __m512i w_34 = nttgen_mlkem_avx512_madd_lo(a_8, b_9, a_9, b_8);
+            const __m512i w_35 = nttgen_mlkem_avx512_madd_hi(a_8, b_9, a_9, b_8);
+            const __m512i w_36 = nttgen_mlkem_avx512_madd_lo(a_10, b_10, a_11, cache_5);
+            const __m512i w_37 = nttgen_mlkem_avx512_madd_hi(a_10, b_10, a_11, cache_5);
+            const __m512i w_38 = nttgen_mlkem_avx512_madd_lo(a_10, b_11, a_11, b_10);
+            const __m512i w_39 = nttgen_mlkem_avx512_madd_hi(a_10, b_11, a_11, b_10);
+            __m512i w_40 = w_32;
+            __m512i w_41 = w_33;
+            __m512i w_42 = w_34;
+            __m512i w_43 = w_35;
+            __m512i w_44 = w_36;
+            __m512i w_45 = w_37;
+            __m512i w_46 = w_38;
+            __m512i w_47 = w_39;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
+                const __m512i a_12 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1280));
+                const __m512i a_13 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1344));
+                const __m512i b_12 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1280));
+                const __m512i b_13 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1344));
+                const __m512i cache_6 = _mm512_loadu_si512(
+                    (const __m512i *)(&cache[g_0 * 512 + i_2 * 128 + i_0 * 64] + 640));
+                const __m512i a_14 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1312));
+                const __m512i a_15 = _mm512_loadu_si512(
+                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1376));
+                const __m512i b_14 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1312));
+                const __m512i b_15 = _mm512_loadu_si512(
+                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1376));
+                const __m512i cache_7 = _mm512_loadu_si512(
+                    (const __m512i *)(&cache[g_0 * 512 + i_2 * 128 + i_0 * 64] + 672));
+                const __m512i w_48 = nttgen_mlkem_avx512_madd_lo(a_12, b_12, a_13, cache_6);
+                const __m512i w_49 = nttgen_mlkem_avx512_madd_hi(a_12, b_12, a_13, cache_6);
+                const __m512i w_50 = nttgen_mlkem_avx512_madd_lo(a_12, b_13, a_13, b_12);
+                const __m512i w_51 = nttgen_mlkem_avx512_madd_hi(a_12, b_13, a_13, b_12);
+                const __m512i w_52 = nttgen_mlkem_avx512_madd_lo(a_14, b_14, a_15, cache_7);
+                const __m512i w_53 = nttgen_mlkem_avx512_madd_hi(a_14, b_14, a_15, cache_7);
+                const __m512i w_54 = nttgen_mlkem_avx512_madd_lo(a_14, b_15, a_15, b_14);
+                const __m512i w_55 = nttgen_mlkem_avx512_madd_hi(a_14, b_15, a_15, b_14);
+                const __m512i w_56 = _mm512_add_epi32(w_40, w_48);
+                const __m512i w_57 = _mm512_add_epi32(w_41, w_49);
+                w_40 = w_56;
+                w_41 = w_57;
+                const __m512i w_58 = _mm512_add_epi32(w_42, w_50);
+                const __m512i w_59 = _mm512_add_epi32(w_43, w_51);
+                w_42 = w_58;
+                w_43 = w_59;
+                const __m512i w_60 = _mm512_add_epi32(w_44, w_52);
+                const __m512i w_61 = _mm512_add_epi32(w_45, w_53);
+                w_44 = w_60;
+                w_45 = w_61;
+                const __m512i w_62 = _mm512_add_epi32(w_46, w_54);
+                const __m512i w_63 = _mm512_add_epi32(w_47, w_55);
+                w_46 = w_62;
+                w_47 = w_63;
+            }
+            const __m512i r_4 = nttgen_mlkem_avx512_mredw(w_40, w_41);
+            const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_42, w_43);
+            const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_44, w_45);
+            const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_46, w_47);
+            const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
+            const __m512i acc_4 = _mm512_add_epi16(red_0, r_4);
+            acc_0 = acc_4;
+            const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
+            const __m512i acc_5 = _mm512_add_epi16(red_1, r_5);
+            acc_1 = acc_5;
+            const __m512i red_2 = nttgen_mlkem_avx512_barrett(acc_2);
+            const __m512i acc_6 = _mm512_add_epi16(red_2, r_6);
+            acc_2 = acc_6;
+            const __m512i red_3 = nttgen_mlkem_avx512_barrett(acc_3);
+            const __m512i acc_7 = _mm512_add_epi16(red_3, r_7);
+            acc_3 = acc_7;
+        }
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 128], acc_0);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 64), acc_1);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 32), acc_2);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 96), acc_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(r, 256, -9999, 9999);

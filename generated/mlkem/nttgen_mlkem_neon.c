@@ -223,14 +223,15 @@ static inline int32x4_t nttgen_mlkem_neon_madd_hi(int16x8_t a0, int16x8_t b0, in
 }
 
 /*
- * Signed Montgomery reduction of 32-bit sums (lanes 0-3, then 4-7) to 16-bit
- * lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
+ * Signed Montgomery reduction of 32-bit sums (the low lanes, then the high ones)
+ * to 16-bit lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
  */
 static inline int16x8_t nttgen_mlkem_neon_mredw(int32x4_t lo, int32x4_t hi) {
     const int16x8_t low = vuzp1q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
     const int16x8_t m = vmulq_s16(low, vdupq_n_s16(-3327));
-    const int16x4_t r_lo = vsubhn_s32(lo, vmull_s16(vget_low_s16(m), vdup_n_s16(3329)));
-    return vsubhn_high_s32(r_lo, hi, vmull_high_s16(m, vdupq_n_s16(3329)));
+    const int32x4_t d_lo = vmlal_s16(lo, vget_low_s16(m), vget_low_s16(vdupq_n_s16(-3329)));
+    const int32x4_t d_hi = vmlal_high_s16(hi, m, vdupq_n_s16(-3329));
+    return vuzp2q_s16(vreinterpretq_s16_s32(d_lo), vreinterpretq_s16_s32(d_hi));
 }
 
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/(2q))) for a doubling high product, in
@@ -1602,96 +1603,168 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
     nttgen_mlkem_neon_assert_range(b, k * 256, -16421, 16421);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
-            const int16x8_t gamma_0 = vld1q_s16(&gammas_0[i_0 * 32 + i_1 * 16]);
-            const int16x8_t gammaqinv_0 = vld1q_s16(&gammas_0[i_0 * 32 + i_1 * 16 + 8]);
-            const int16x8_t a_0 = vld1q_s16(&a[i_0 * 32 + i_1 * 8]);
-            const int16x8_t a_1 = vld1q_s16(&a[i_0 * 32 + i_1 * 8 + 16]);
-            const int16x8_t b_0 = vld1q_s16(&b[i_0 * 32 + i_1 * 8]);
-            const int16x8_t b_1 = vld1q_s16(&b[i_0 * 32 + i_1 * 8 + 16]);
-            const int16x8_t gb_0 = nttgen_mlkem_neon_shoupmul(b_1, gamma_0, gammaqinv_0);
-            const int32x4_t w_0 = nttgen_mlkem_neon_madd_lo(a_0, b_0, a_1, gb_0);
-            const int32x4_t w_1 = nttgen_mlkem_neon_madd_hi(a_0, b_0, a_1, gb_0);
-            const int32x4_t w_2 = nttgen_mlkem_neon_madd_lo(a_0, b_1, a_1, b_0);
-            const int32x4_t w_3 = nttgen_mlkem_neon_madd_hi(a_0, b_1, a_1, b_0);
-            int32x4_t w_4 = w_0;
-            int32x4_t w_5 = w_1;
-            int32x4_t w_6 = w_2;
-            int32x4_t w_7 = w_3;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
-                const int16x8_t a_2 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
-                const int16x8_t a_3 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
-                const int16x8_t b_2 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
-                const int16x8_t b_3 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
-                const int16x8_t gb_1 = nttgen_mlkem_neon_shoupmul(b_3, gamma_0, gammaqinv_0);
-                const int32x4_t w_8 = nttgen_mlkem_neon_madd_lo(a_2, b_2, a_3, gb_1);
-                const int32x4_t w_9 = nttgen_mlkem_neon_madd_hi(a_2, b_2, a_3, gb_1);
-                const int32x4_t w_10 = nttgen_mlkem_neon_madd_lo(a_2, b_3, a_3, b_2);
-                const int32x4_t w_11 = nttgen_mlkem_neon_madd_hi(a_2, b_3, a_3, b_2);
-                const int32x4_t w_12 = vaddq_s32(w_4, w_8);
-                const int32x4_t w_13 = vaddq_s32(w_5, w_9);
-                w_4 = w_12;
-                w_5 = w_13;
-                const int32x4_t w_14 = vaddq_s32(w_6, w_10);
-                const int32x4_t w_15 = vaddq_s32(w_7, w_11);
-                w_6 = w_14;
-                w_7 = w_15;
-            }
-            const int16x8_t r_0 = nttgen_mlkem_neon_mredw(w_4, w_5);
-            const int16x8_t r_1 = nttgen_mlkem_neon_mredw(w_6, w_7);
-            int16x8_t acc_0 = r_0;
-            int16x8_t acc_1 = r_1;
-            for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-                const int16x8_t a_4 = vld1q_s16(&a[g_0 * 768 + i_0 * 32 + i_1 * 8 + 768]);
-                const int16x8_t a_5 = vld1q_s16(&a[g_0 * 768 + i_0 * 32 + i_1 * 8 + 784]);
-                const int16x8_t b_4 = vld1q_s16(&b[g_0 * 768 + i_0 * 32 + i_1 * 8 + 768]);
-                const int16x8_t b_5 = vld1q_s16(&b[g_0 * 768 + i_0 * 32 + i_1 * 8 + 784]);
-                const int16x8_t gb_2 = nttgen_mlkem_neon_shoupmul(b_5, gamma_0, gammaqinv_0);
-                const int32x4_t w_16 = nttgen_mlkem_neon_madd_lo(a_4, b_4, a_5, gb_2);
-                const int32x4_t w_17 = nttgen_mlkem_neon_madd_hi(a_4, b_4, a_5, gb_2);
-                const int32x4_t w_18 = nttgen_mlkem_neon_madd_lo(a_4, b_5, a_5, b_4);
-                const int32x4_t w_19 = nttgen_mlkem_neon_madd_hi(a_4, b_5, a_5, b_4);
-                int32x4_t w_20 = w_16;
-                int32x4_t w_21 = w_17;
-                int32x4_t w_22 = w_18;
-                int32x4_t w_23 = w_19;
-                for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
-                    const int16x8_t a_6 =
-                        vld1q_s16(&a[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1024]);
-                    const int16x8_t a_7 =
-                        vld1q_s16(&a[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1040]);
-                    const int16x8_t b_6 =
-                        vld1q_s16(&b[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1024]);
-                    const int16x8_t b_7 =
-                        vld1q_s16(&b[g_0 * 768 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1040]);
-                    const int16x8_t gb_3 = nttgen_mlkem_neon_shoupmul(b_7, gamma_0, gammaqinv_0);
-                    const int32x4_t w_24 = nttgen_mlkem_neon_madd_lo(a_6, b_6, a_7, gb_3);
-                    const int32x4_t w_25 = nttgen_mlkem_neon_madd_hi(a_6, b_6, a_7, gb_3);
-                    const int32x4_t w_26 = nttgen_mlkem_neon_madd_lo(a_6, b_7, a_7, b_6);
-                    const int32x4_t w_27 = nttgen_mlkem_neon_madd_hi(a_6, b_7, a_7, b_6);
-                    const int32x4_t w_28 = vaddq_s32(w_20, w_24);
-                    const int32x4_t w_29 = vaddq_s32(w_21, w_25);
-                    w_20 = w_28;
-                    w_21 = w_29;
-                    const int32x4_t w_30 = vaddq_s32(w_22, w_26);
-                    const int32x4_t w_31 = vaddq_s32(w_23, w_27);
-                    w_22 = w_30;
-                    w_23 = w_31;
-                }
-                const int16x8_t r_2 = nttgen_mlkem_neon_mredw(w_20, w_21);
-                const int16x8_t r_3 = nttgen_mlkem_neon_mredw(w_22, w_23);
-                const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
-                const int16x8_t acc_2 = vaddq_s16(red_0, r_2);
-                acc_0 = acc_2;
-                const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
-                const int16x8_t acc_3 = vaddq_s16(red_1, r_3);
-                acc_1 = acc_3;
-            }
-            const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_0);
-            const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_1);
-            vst1q_s16(&r[i_0 * 32 + i_1 * 8], red_2);
-            vst1q_s16(&r[i_0 * 32 + i_1 * 8 + 16], red_3);
+        const int16x8_t gamma_0 = vld1q_s16(&gammas_0[i_0 * 32]);
+        const int16x8_t gammaqinv_0 = vld1q_s16(&gammas_0[i_0 * 32] + 8);
+        const int16x8_t gamma_1 = vld1q_s16(&gammas_0[i_0 * 32] + 16);
+        const int16x8_t gammaqinv_1 = vld1q_s16(&gammas_0[i_0 * 32] + 24);
+        const int16x8_t a_0 = vld1q_s16(&a[i_0 * 32]);
+        const int16x8_t a_1 = vld1q_s16(&a[i_0 * 32] + 16);
+        const int16x8_t b_0 = vld1q_s16(&b[i_0 * 32]);
+        const int16x8_t b_1 = vld1q_s16(&b[i_0 * 32] + 16);
+        const int16x8_t gb_0 = nttgen_mlkem_neon_shoupmul(b_1, gamma_0, gammaqinv_0);
+        const int32x4_t w_0 = nttgen_mlkem_neon_madd_lo(a_0, b_0, a_1, gb_0);
+        const int32x4_t w_1 = nttgen_mlkem_neon_madd_hi(a_0, b_0, a_1, gb_0);
+        const int32x4_t w_2 = nttgen_mlkem_neon_madd_lo(a_0, b_1, a_1, b_0);
+        const int32x4_t w_3 = nttgen_mlkem_neon_madd_hi(a_0, b_1, a_1, b_0);
+        const int16x8_t a_2 = vld1q_s16(&a[i_0 * 32] + 8);
+        const int16x8_t a_3 = vld1q_s16(&a[i_0 * 32] + 24);
+        const int16x8_t b_2 = vld1q_s16(&b[i_0 * 32] + 8);
+        const int16x8_t b_3 = vld1q_s16(&b[i_0 * 32] + 24);
+        const int16x8_t gb_1 = nttgen_mlkem_neon_shoupmul(b_3, gamma_1, gammaqinv_1);
+        const int32x4_t w_4 = nttgen_mlkem_neon_madd_lo(a_2, b_2, a_3, gb_1);
+        const int32x4_t w_5 = nttgen_mlkem_neon_madd_hi(a_2, b_2, a_3, gb_1);
+        const int32x4_t w_6 = nttgen_mlkem_neon_madd_lo(a_2, b_3, a_3, b_2);
+        const int32x4_t w_7 = nttgen_mlkem_neon_madd_hi(a_2, b_3, a_3, b_2);
+        int32x4_t w_8 = w_0;
+        int32x4_t w_9 = w_1;
+        int32x4_t w_10 = w_2;
+        int32x4_t w_11 = w_3;
+        int32x4_t w_12 = w_4;
+        int32x4_t w_13 = w_5;
+        int32x4_t w_14 = w_6;
+        int32x4_t w_15 = w_7;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const int16x8_t a_4 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 256);
+            const int16x8_t a_5 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 272);
+            const int16x8_t b_4 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 256);
+            const int16x8_t b_5 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 272);
+            const int16x8_t gb_2 = nttgen_mlkem_neon_shoupmul(b_5, gamma_0, gammaqinv_0);
+            const int32x4_t w_16 = nttgen_mlkem_neon_madd_lo(a_4, b_4, a_5, gb_2);
+            const int32x4_t w_17 = nttgen_mlkem_neon_madd_hi(a_4, b_4, a_5, gb_2);
+            const int32x4_t w_18 = nttgen_mlkem_neon_madd_lo(a_4, b_5, a_5, b_4);
+            const int32x4_t w_19 = nttgen_mlkem_neon_madd_hi(a_4, b_5, a_5, b_4);
+            const int16x8_t a_6 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 264);
+            const int16x8_t a_7 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 280);
+            const int16x8_t b_6 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 264);
+            const int16x8_t b_7 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 280);
+            const int16x8_t gb_3 = nttgen_mlkem_neon_shoupmul(b_7, gamma_1, gammaqinv_1);
+            const int32x4_t w_20 = nttgen_mlkem_neon_madd_lo(a_6, b_6, a_7, gb_3);
+            const int32x4_t w_21 = nttgen_mlkem_neon_madd_hi(a_6, b_6, a_7, gb_3);
+            const int32x4_t w_22 = nttgen_mlkem_neon_madd_lo(a_6, b_7, a_7, b_6);
+            const int32x4_t w_23 = nttgen_mlkem_neon_madd_hi(a_6, b_7, a_7, b_6);
+            const int32x4_t w_24 = vaddq_s32(w_8, w_16);
+            const int32x4_t w_25 = vaddq_s32(w_9, w_17);
+            w_8 = w_24;
+            w_9 = w_25;
+            const int32x4_t w_26 = vaddq_s32(w_10, w_18);
+            const int32x4_t w_27 = vaddq_s32(w_11, w_19);
+            w_10 = w_26;
+            w_11 = w_27;
+            const int32x4_t w_28 = vaddq_s32(w_12, w_20);
+            const int32x4_t w_29 = vaddq_s32(w_13, w_21);
+            w_12 = w_28;
+            w_13 = w_29;
+            const int32x4_t w_30 = vaddq_s32(w_14, w_22);
+            const int32x4_t w_31 = vaddq_s32(w_15, w_23);
+            w_14 = w_30;
+            w_15 = w_31;
         }
+        const int16x8_t r_0 = nttgen_mlkem_neon_mredw(w_8, w_9);
+        const int16x8_t r_1 = nttgen_mlkem_neon_mredw(w_10, w_11);
+        const int16x8_t r_2 = nttgen_mlkem_neon_mredw(w_12, w_13);
+        const int16x8_t r_3 = nttgen_mlkem_neon_mredw(w_14, w_15);
+        int16x8_t acc_0 = r_0;
+        int16x8_t acc_1 = r_1;
+        int16x8_t acc_2 = r_2;
+        int16x8_t acc_3 = r_3;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const int16x8_t a_8 = vld1q_s16(&a[g_0 * 768 + i_0 * 32] + 768);
+            const int16x8_t a_9 = vld1q_s16(&a[g_0 * 768 + i_0 * 32] + 784);
+            const int16x8_t b_8 = vld1q_s16(&b[g_0 * 768 + i_0 * 32] + 768);
+            const int16x8_t b_9 = vld1q_s16(&b[g_0 * 768 + i_0 * 32] + 784);
+            const int16x8_t gb_4 = nttgen_mlkem_neon_shoupmul(b_9, gamma_0, gammaqinv_0);
+            const int32x4_t w_32 = nttgen_mlkem_neon_madd_lo(a_8, b_8, a_9, gb_4);
+            const int32x4_t w_33 = nttgen_mlkem_neon_madd_hi(a_8, b_8, a_9, gb_4);
+            const int32x4_t w_34 = nttgen_mlkem_neon_madd_lo(a_8, b_9, a_9, b_8);
+            const int32x4_t w_35 = nttgen_mlkem_neon_madd_hi(a_8, b_9, a_9, b_8);
+            const int16x8_t a_10 = vld1q_s16(&a[g_0 * 768 + i_0 * 32] + 776);
+            const int16x8_t a_11 = vld1q_s16(&a[g_0 * 768 + i_0 * 32] + 792);
+            const int16x8_t b_10 = vld1q_s16(&b[g_0 * 768 + i_0 * 32] + 776);
+            const int16x8_t b_11 = vld1q_s16(&b[g_0 * 768 + i_0 * 32] + 792);
+            const int16x8_t gb_5 = nttgen_mlkem_neon_shoupmul(b_11, gamma_1, gammaqinv_1);
+            const int32x4_t w_36 = nttgen_mlkem_neon_madd_lo(a_10, b_10, a_11, gb_5);
+            const int32x4_t w_37 = nttgen_mlkem_neon_madd_hi(a_10, b_10, a_11, gb_5);
+            const int32x4_t w_38 = nttgen_mlkem_neon_madd_lo(a_10, b_11, a_11, b_10);
+            const int32x4_t w_39 = nttgen_mlkem_neon_madd_hi(a_10, b_11, a_11, b_10);
+            int32x4_t w_40 = w_32;
+            int32x4_t w_41 = w_33;
+            int32x4_t w_42 = w_34;
+            int32x4_t w_43 = w_35;
+            int32x4_t w_44 = w_36;
+            int32x4_t w_45 = w_37;
+            int32x4_t w_46 = w_38;
+            int32x4_t w_47 = w_39;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const int16x8_t a_12 = vld1q_s16(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024);
+                const int16x8_t a_13 = vld1q_s16(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040);
+                const int16x8_t b_12 = vld1q_s16(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024);
+                const int16x8_t b_13 = vld1q_s16(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040);
+                const int16x8_t gb_6 = nttgen_mlkem_neon_shoupmul(b_13, gamma_0, gammaqinv_0);
+                const int32x4_t w_48 = nttgen_mlkem_neon_madd_lo(a_12, b_12, a_13, gb_6);
+                const int32x4_t w_49 = nttgen_mlkem_neon_madd_hi(a_12, b_12, a_13, gb_6);
+                const int32x4_t w_50 = nttgen_mlkem_neon_madd_lo(a_12, b_13, a_13, b_12);
+                const int32x4_t w_51 = nttgen_mlkem_neon_madd_hi(a_12, b_13, a_13, b_12);
+                const int16x8_t a_14 = vld1q_s16(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1032);
+                const int16x8_t a_15 = vld1q_s16(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1048);
+                const int16x8_t b_14 = vld1q_s16(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1032);
+                const int16x8_t b_15 = vld1q_s16(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1048);
+                const int16x8_t gb_7 = nttgen_mlkem_neon_shoupmul(b_15, gamma_1, gammaqinv_1);
+                const int32x4_t w_52 = nttgen_mlkem_neon_madd_lo(a_14, b_14, a_15, gb_7);
+                const int32x4_t w_53 = nttgen_mlkem_neon_madd_hi(a_14, b_14, a_15, gb_7);
+                const int32x4_t w_54 = nttgen_mlkem_neon_madd_lo(a_14, b_15, a_15, b_14);
+                const int32x4_t w_55 = nttgen_mlkem_neon_madd_hi(a_14, b_15, a_15, b_14);
+                const int32x4_t w_56 = vaddq_s32(w_40, w_48);
+                const int32x4_t w_57 = vaddq_s32(w_41, w_49);
+                w_40 = w_56;
+                w_41 = w_57;
+                const int32x4_t w_58 = vaddq_s32(w_42, w_50);
+                const int32x4_t w_59 = vaddq_s32(w_43, w_51);
+                w_42 = w_58;
+                w_43 = w_59;
+                const int32x4_t w_60 = vaddq_s32(w_44, w_52);
+                const int32x4_t w_61 = vaddq_s32(w_45, w_53);
+                w_44 = w_60;
+                w_45 = w_61;
+                const int32x4_t w_62 = vaddq_s32(w_46, w_54);
+                const int32x4_t w_63 = vaddq_s32(w_47, w_55);
+                w_46 = w_62;
+                w_47 = w_63;
+            }
+            const int16x8_t r_4 = nttgen_mlkem_neon_mredw(w_40, w_41);
+            const int16x8_t r_5 = nttgen_mlkem_neon_mredw(w_42, w_43);
+            const int16x8_t r_6 = nttgen_mlkem_neon_mredw(w_44, w_45);
+            const int16x8_t r_7 = nttgen_mlkem_neon_mredw(w_46, w_47);
+            const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
+            const int16x8_t acc_4 = vaddq_s16(red_0, r_4);
+            acc_0 = acc_4;
+            const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
+            const int16x8_t acc_5 = vaddq_s16(red_1, r_5);
+            acc_1 = acc_5;
+            const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_2);
+            const int16x8_t acc_6 = vaddq_s16(red_2, r_6);
+            acc_2 = acc_6;
+            const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_3);
+            const int16x8_t acc_7 = vaddq_s16(red_3, r_7);
+            acc_3 = acc_7;
+        }
+        const int16x8_t red_4 = nttgen_mlkem_neon_barrett(acc_0);
+        const int16x8_t red_5 = nttgen_mlkem_neon_barrett(acc_1);
+        const int16x8_t red_6 = nttgen_mlkem_neon_barrett(acc_2);
+        const int16x8_t red_7 = nttgen_mlkem_neon_barrett(acc_3);
+        vst1q_s16(&r[i_0 * 32], red_4);
+        vst1q_s16(&r[i_0 * 32] + 16, red_5);
+        vst1q_s16(&r[i_0 * 32] + 8, red_6);
+        vst1q_s16(&r[i_0 * 32] + 24, red_7);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(r, 256, -1664, 1664);
@@ -1836,93 +1909,160 @@ void nttgen_mlkem_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
     nttgen_mlkem_neon_assert_range(cache, k * 128, -2080, 2080);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
-            const int16x8_t a_0 = vld1q_s16(&a[i_0 * 32 + i_1 * 8]);
-            const int16x8_t a_1 = vld1q_s16(&a[i_0 * 32 + i_1 * 8 + 16]);
-            const int16x8_t b_0 = vld1q_s16(&b[i_0 * 32 + i_1 * 8]);
-            const int16x8_t b_1 = vld1q_s16(&b[i_0 * 32 + i_1 * 8 + 16]);
-            const int16x8_t cache_0 = vld1q_s16(&cache[i_0 * 16 + i_1 * 8]);
-            const int32x4_t w_0 = nttgen_mlkem_neon_madd_lo(a_0, b_0, a_1, cache_0);
-            const int32x4_t w_1 = nttgen_mlkem_neon_madd_hi(a_0, b_0, a_1, cache_0);
-            const int32x4_t w_2 = nttgen_mlkem_neon_madd_lo(a_0, b_1, a_1, b_0);
-            const int32x4_t w_3 = nttgen_mlkem_neon_madd_hi(a_0, b_1, a_1, b_0);
-            int32x4_t w_4 = w_0;
-            int32x4_t w_5 = w_1;
-            int32x4_t w_6 = w_2;
-            int32x4_t w_7 = w_3;
-            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
-                const int16x8_t a_2 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
-                const int16x8_t a_3 = vld1q_s16(&a[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
-                const int16x8_t b_2 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 256]);
-                const int16x8_t b_3 = vld1q_s16(&b[i_2 * 256 + i_0 * 32 + i_1 * 8 + 272]);
-                const int16x8_t cache_1 = vld1q_s16(&cache[i_2 * 128 + i_0 * 16 + i_1 * 8 + 128]);
-                const int32x4_t w_8 = nttgen_mlkem_neon_madd_lo(a_2, b_2, a_3, cache_1);
-                const int32x4_t w_9 = nttgen_mlkem_neon_madd_hi(a_2, b_2, a_3, cache_1);
-                const int32x4_t w_10 = nttgen_mlkem_neon_madd_lo(a_2, b_3, a_3, b_2);
-                const int32x4_t w_11 = nttgen_mlkem_neon_madd_hi(a_2, b_3, a_3, b_2);
-                const int32x4_t w_12 = vaddq_s32(w_4, w_8);
-                const int32x4_t w_13 = vaddq_s32(w_5, w_9);
-                w_4 = w_12;
-                w_5 = w_13;
-                const int32x4_t w_14 = vaddq_s32(w_6, w_10);
-                const int32x4_t w_15 = vaddq_s32(w_7, w_11);
-                w_6 = w_14;
-                w_7 = w_15;
-            }
-            const int16x8_t r_0 = nttgen_mlkem_neon_mredw(w_4, w_5);
-            const int16x8_t r_1 = nttgen_mlkem_neon_mredw(w_6, w_7);
-            int16x8_t acc_0 = r_0;
-            int16x8_t acc_1 = r_1;
-            for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
-                const int16x8_t a_4 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1024]);
-                const int16x8_t a_5 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1040]);
-                const int16x8_t b_4 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1024]);
-                const int16x8_t b_5 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32 + i_1 * 8 + 1040]);
-                const int16x8_t cache_2 = vld1q_s16(&cache[g_0 * 512 + i_0 * 16 + i_1 * 8 + 512]);
-                const int32x4_t w_16 = nttgen_mlkem_neon_madd_lo(a_4, b_4, a_5, cache_2);
-                const int32x4_t w_17 = nttgen_mlkem_neon_madd_hi(a_4, b_4, a_5, cache_2);
-                const int32x4_t w_18 = nttgen_mlkem_neon_madd_lo(a_4, b_5, a_5, b_4);
-                const int32x4_t w_19 = nttgen_mlkem_neon_madd_hi(a_4, b_5, a_5, b_4);
-                int32x4_t w_20 = w_16;
-                int32x4_t w_21 = w_17;
-                int32x4_t w_22 = w_18;
-                int32x4_t w_23 = w_19;
-                for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
-                    const int16x8_t a_6 =
-                        vld1q_s16(&a[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1280]);
-                    const int16x8_t a_7 =
-                        vld1q_s16(&a[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1296]);
-                    const int16x8_t b_6 =
-                        vld1q_s16(&b[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1280]);
-                    const int16x8_t b_7 =
-                        vld1q_s16(&b[g_0 * 1024 + i_3 * 256 + i_0 * 32 + i_1 * 8 + 1296]);
-                    const int16x8_t cache_3 =
-                        vld1q_s16(&cache[g_0 * 512 + i_3 * 128 + i_0 * 16 + i_1 * 8 + 640]);
-                    const int32x4_t w_24 = nttgen_mlkem_neon_madd_lo(a_6, b_6, a_7, cache_3);
-                    const int32x4_t w_25 = nttgen_mlkem_neon_madd_hi(a_6, b_6, a_7, cache_3);
-                    const int32x4_t w_26 = nttgen_mlkem_neon_madd_lo(a_6, b_7, a_7, b_6);
-                    const int32x4_t w_27 = nttgen_mlkem_neon_madd_hi(a_6, b_7, a_7, b_6);
-                    const int32x4_t w_28 = vaddq_s32(w_20, w_24);
-                    const int32x4_t w_29 = vaddq_s32(w_21, w_25);
-                    w_20 = w_28;
-                    w_21 = w_29;
-                    const int32x4_t w_30 = vaddq_s32(w_22, w_26);
-                    const int32x4_t w_31 = vaddq_s32(w_23, w_27);
-                    w_22 = w_30;
-                    w_23 = w_31;
-                }
-                const int16x8_t r_2 = nttgen_mlkem_neon_mredw(w_20, w_21);
-                const int16x8_t r_3 = nttgen_mlkem_neon_mredw(w_22, w_23);
-                const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
-                const int16x8_t acc_2 = vaddq_s16(red_0, r_2);
-                acc_0 = acc_2;
-                const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
-                const int16x8_t acc_3 = vaddq_s16(red_1, r_3);
-                acc_1 = acc_3;
-            }
-            vst1q_s16(&r[i_0 * 32 + i_1 * 8], acc_0);
-            vst1q_s16(&r[i_0 * 32 + i_1 * 8 + 16], acc_1);
+        const int16x8_t a_0 = vld1q_s16(&a[i_0 * 32]);
+        const int16x8_t a_1 = vld1q_s16(&a[i_0 * 32] + 16);
+        const int16x8_t b_0 = vld1q_s16(&b[i_0 * 32]);
+        const int16x8_t b_1 = vld1q_s16(&b[i_0 * 32] + 16);
+        const int16x8_t cache_0 = vld1q_s16(&cache[i_0 * 16]);
+        const int32x4_t w_0 = nttgen_mlkem_neon_madd_lo(a_0, b_0, a_1, cache_0);
+        const int32x4_t w_1 = nttgen_mlkem_neon_madd_hi(a_0, b_0, a_1, cache_0);
+        const int32x4_t w_2 = nttgen_mlkem_neon_madd_lo(a_0, b_1, a_1, b_0);
+        const int32x4_t w_3 = nttgen_mlkem_neon_madd_hi(a_0, b_1, a_1, b_0);
+        const int16x8_t a_2 = vld1q_s16(&a[i_0 * 32] + 8);
+        const int16x8_t a_3 = vld1q_s16(&a[i_0 * 32] + 24);
+        const int16x8_t b_2 = vld1q_s16(&b[i_0 * 32] + 8);
+        const int16x8_t b_3 = vld1q_s16(&b[i_0 * 32] + 24);
+        const int16x8_t cache_1 = vld1q_s16(&cache[i_0 * 16] + 8);
+        const int32x4_t w_4 = nttgen_mlkem_neon_madd_lo(a_2, b_2, a_3, cache_1);
+        const int32x4_t w_5 = nttgen_mlkem_neon_madd_hi(a_2, b_2, a_3, cache_1);
+        const int32x4_t w_6 = nttgen_mlkem_neon_madd_lo(a_2, b_3, a_3, b_2);
+        const int32x4_t w_7 = nttgen_mlkem_neon_madd_hi(a_2, b_3, a_3, b_2);
+        int32x4_t w_8 = w_0;
+        int32x4_t w_9 = w_1;
+        int32x4_t w_10 = w_2;
+        int32x4_t w_11 = w_3;
+        int32x4_t w_12 = w_4;
+        int32x4_t w_13 = w_5;
+        int32x4_t w_14 = w_6;
+        int32x4_t w_15 = w_7;
+        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
+            const int16x8_t a_4 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 256);
+            const int16x8_t a_5 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 272);
+            const int16x8_t b_4 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 256);
+            const int16x8_t b_5 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 272);
+            const int16x8_t cache_2 = vld1q_s16(&cache[i_1 * 128 + i_0 * 16] + 128);
+            const int32x4_t w_16 = nttgen_mlkem_neon_madd_lo(a_4, b_4, a_5, cache_2);
+            const int32x4_t w_17 = nttgen_mlkem_neon_madd_hi(a_4, b_4, a_5, cache_2);
+            const int32x4_t w_18 = nttgen_mlkem_neon_madd_lo(a_4, b_5, a_5, b_4);
+            const int32x4_t w_19 = nttgen_mlkem_neon_madd_hi(a_4, b_5, a_5, b_4);
+            const int16x8_t a_6 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 264);
+            const int16x8_t a_7 = vld1q_s16(&a[i_1 * 256 + i_0 * 32] + 280);
+            const int16x8_t b_6 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 264);
+            const int16x8_t b_7 = vld1q_s16(&b[i_1 * 256 + i_0 * 32] + 280);
+            const int16x8_t cache_3 = vld1q_s16(&cache[i_1 * 128 + i_0 * 16] + 136);
+            const int32x4_t w_20 = nttgen_mlkem_neon_madd_lo(a_6, b_6, a_7, cache_3);
+            const int32x4_t w_21 = nttgen_mlkem_neon_madd_hi(a_6, b_6, a_7, cache_3);
+            const int32x4_t w_22 = nttgen_mlkem_neon_madd_lo(a_6, b_7, a_7, b_6);
+            const int32x4_t w_23 = nttgen_mlkem_neon_madd_hi(a_6, b_7, a_7, b_6);
+            const int32x4_t w_24 = vaddq_s32(w_8, w_16);
+            const int32x4_t w_25 = vaddq_s32(w_9, w_17);
+            w_8 = w_24;
+            w_9 = w_25;
+            const int32x4_t w_26 = vaddq_s32(w_10, w_18);
+            const int32x4_t w_27 = vaddq_s32(w_11, w_19);
+            w_10 = w_26;
+            w_11 = w_27;
+            const int32x4_t w_28 = vaddq_s32(w_12, w_20);
+            const int32x4_t w_29 = vaddq_s32(w_13, w_21);
+            w_12 = w_28;
+            w_13 = w_29;
+            const int32x4_t w_30 = vaddq_s32(w_14, w_22);
+            const int32x4_t w_31 = vaddq_s32(w_15, w_23);
+            w_14 = w_30;
+            w_15 = w_31;
         }
+        const int16x8_t r_0 = nttgen_mlkem_neon_mredw(w_8, w_9);
+        const int16x8_t r_1 = nttgen_mlkem_neon_mredw(w_10, w_11);
+        const int16x8_t r_2 = nttgen_mlkem_neon_mredw(w_12, w_13);
+        const int16x8_t r_3 = nttgen_mlkem_neon_mredw(w_14, w_15);
+        int16x8_t acc_0 = r_0;
+        int16x8_t acc_1 = r_1;
+        int16x8_t acc_2 = r_2;
+        int16x8_t acc_3 = r_3;
+        for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+            const int16x8_t a_8 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32] + 1024);
+            const int16x8_t a_9 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32] + 1040);
+            const int16x8_t b_8 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32] + 1024);
+            const int16x8_t b_9 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32] + 1040);
+            const int16x8_t cache_4 = vld1q_s16(&cache[g_0 * 512 + i_0 * 16] + 512);
+            const int32x4_t w_32 = nttgen_mlkem_neon_madd_lo(a_8, b_8, a_9, cache_4);
+            const int32x4_t w_33 = nttgen_mlkem_neon_madd_hi(a_8, b_8, a_9, cache_4);
+            const int32x4_t w_34 = nttgen_mlkem_neon_madd_lo(a_8, b_9, a_9, b_8);
+            const int32x4_t w_35 = nttgen_mlkem_neon_madd_hi(a_8, b_9, a_9, b_8);
+            const int16x8_t a_10 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32] + 1032);
+            const int16x8_t a_11 = vld1q_s16(&a[g_0 * 1024 + i_0 * 32] + 1048);
+            const int16x8_t b_10 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32] + 1032);
+            const int16x8_t b_11 = vld1q_s16(&b[g_0 * 1024 + i_0 * 32] + 1048);
+            const int16x8_t cache_5 = vld1q_s16(&cache[g_0 * 512 + i_0 * 16] + 520);
+            const int32x4_t w_36 = nttgen_mlkem_neon_madd_lo(a_10, b_10, a_11, cache_5);
+            const int32x4_t w_37 = nttgen_mlkem_neon_madd_hi(a_10, b_10, a_11, cache_5);
+            const int32x4_t w_38 = nttgen_mlkem_neon_madd_lo(a_10, b_11, a_11, b_10);
+            const int32x4_t w_39 = nttgen_mlkem_neon_madd_hi(a_10, b_11, a_11, b_10);
+            int32x4_t w_40 = w_32;
+            int32x4_t w_41 = w_33;
+            int32x4_t w_42 = w_34;
+            int32x4_t w_43 = w_35;
+            int32x4_t w_44 = w_36;
+            int32x4_t w_45 = w_37;
+            int32x4_t w_46 = w_38;
+            int32x4_t w_47 = w_39;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
+                const int16x8_t a_12 = vld1q_s16(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280);
+                const int16x8_t a_13 = vld1q_s16(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296);
+                const int16x8_t b_12 = vld1q_s16(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280);
+                const int16x8_t b_13 = vld1q_s16(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296);
+                const int16x8_t cache_6 = vld1q_s16(&cache[g_0 * 512 + i_2 * 128 + i_0 * 16] + 640);
+                const int32x4_t w_48 = nttgen_mlkem_neon_madd_lo(a_12, b_12, a_13, cache_6);
+                const int32x4_t w_49 = nttgen_mlkem_neon_madd_hi(a_12, b_12, a_13, cache_6);
+                const int32x4_t w_50 = nttgen_mlkem_neon_madd_lo(a_12, b_13, a_13, b_12);
+                const int32x4_t w_51 = nttgen_mlkem_neon_madd_hi(a_12, b_13, a_13, b_12);
+                const int16x8_t a_14 = vld1q_s16(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1288);
+                const int16x8_t a_15 = vld1q_s16(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1304);
+                const int16x8_t b_14 = vld1q_s16(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1288);
+                const int16x8_t b_15 = vld1q_s16(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1304);
+                const int16x8_t cache_7 = vld1q_s16(&cache[g_0 * 512 + i_2 * 128 + i_0 * 16] + 648);
+                const int32x4_t w_52 = nttgen_mlkem_neon_madd_lo(a_14, b_14, a_15, cache_7);
+                const int32x4_t w_53 = nttgen_mlkem_neon_madd_hi(a_14, b_14, a_15, cache_7);
+                const int32x4_t w_54 = nttgen_mlkem_neon_madd_lo(a_14, b_15, a_15, b_14);
+                const int32x4_t w_55 = nttgen_mlkem_neon_madd_hi(a_14, b_15, a_15, b_14);
+                const int32x4_t w_56 = vaddq_s32(w_40, w_48);
+                const int32x4_t w_57 = vaddq_s32(w_41, w_49);
+                w_40 = w_56;
+                w_41 = w_57;
+                const int32x4_t w_58 = vaddq_s32(w_42, w_50);
+                const int32x4_t w_59 = vaddq_s32(w_43, w_51);
+                w_42 = w_58;
+                w_43 = w_59;
+                const int32x4_t w_60 = vaddq_s32(w_44, w_52);
+                const int32x4_t w_61 = vaddq_s32(w_45, w_53);
+                w_44 = w_60;
+                w_45 = w_61;
+                const int32x4_t w_62 = vaddq_s32(w_46, w_54);
+                const int32x4_t w_63 = vaddq_s32(w_47, w_55);
+                w_46 = w_62;
+                w_47 = w_63;
+            }
+            const int16x8_t r_4 = nttgen_mlkem_neon_mredw(w_40, w_41);
+            const int16x8_t r_5 = nttgen_mlkem_neon_mredw(w_42, w_43);
+            const int16x8_t r_6 = nttgen_mlkem_neon_mredw(w_44, w_45);
+            const int16x8_t r_7 = nttgen_mlkem_neon_mredw(w_46, w_47);
+            const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
+            const int16x8_t acc_4 = vaddq_s16(red_0, r_4);
+            acc_0 = acc_4;
+            const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
+            const int16x8_t acc_5 = vaddq_s16(red_1, r_5);
+            acc_1 = acc_5;
+            const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_2);
+            const int16x8_t acc_6 = vaddq_s16(red_2, r_6);
+            acc_2 = acc_6;
+            const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_3);
+            const int16x8_t acc_7 = vaddq_s16(red_3, r_7);
+            acc_3 = acc_7;
+        }
+        vst1q_s16(&r[i_0 * 32], acc_0);
+        vst1q_s16(&r[i_0 * 32] + 16, acc_1);
+        vst1q_s16(&r[i_0 * 32] + 8, acc_2);
+        vst1q_s16(&r[i_0 * 32] + 24, acc_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(r, 256, -9999, 9999);
@@ -2813,21 +2953,21 @@ void nttgen_mlkem_neon_to_standard(int16_t a[256]) {
 #endif
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const int16x8_t x_0 = vld1q_s16(&a[j_0 * 128]);
-        const int16x8_t x_1 = vld1q_s16(&a[j_0 * 128 + 64]);
-        const int16x8_t x_2 = vld1q_s16(&a[j_0 * 128 + 32]);
-        const int16x8_t x_3 = vld1q_s16(&a[j_0 * 128 + 96]);
-        const int16x8_t x_4 = vld1q_s16(&a[j_0 * 128 + 16]);
-        const int16x8_t x_5 = vld1q_s16(&a[j_0 * 128 + 80]);
-        const int16x8_t x_6 = vld1q_s16(&a[j_0 * 128 + 48]);
-        const int16x8_t x_7 = vld1q_s16(&a[j_0 * 128 + 112]);
-        const int16x8_t x_8 = vld1q_s16(&a[j_0 * 128 + 8]);
-        const int16x8_t x_9 = vld1q_s16(&a[j_0 * 128 + 72]);
-        const int16x8_t x_10 = vld1q_s16(&a[j_0 * 128 + 40]);
-        const int16x8_t x_11 = vld1q_s16(&a[j_0 * 128 + 104]);
-        const int16x8_t x_12 = vld1q_s16(&a[j_0 * 128 + 24]);
-        const int16x8_t x_13 = vld1q_s16(&a[j_0 * 128 + 88]);
-        const int16x8_t x_14 = vld1q_s16(&a[j_0 * 128 + 56]);
-        const int16x8_t x_15 = vld1q_s16(&a[j_0 * 128 + 120]);
+        const int16x8_t x_1 = vld1q_s16(&a[j_0 * 128] + 64);
+        const int16x8_t x_2 = vld1q_s16(&a[j_0 * 128] + 32);
+        const int16x8_t x_3 = vld1q_s16(&a[j_0 * 128] + 96);
+        const int16x8_t x_4 = vld1q_s16(&a[j_0 * 128] + 16);
+        const int16x8_t x_5 = vld1q_s16(&a[j_0 * 128] + 80);
+        const int16x8_t x_6 = vld1q_s16(&a[j_0 * 128] + 48);
+        const int16x8_t x_7 = vld1q_s16(&a[j_0 * 128] + 112);
+        const int16x8_t x_8 = vld1q_s16(&a[j_0 * 128] + 8);
+        const int16x8_t x_9 = vld1q_s16(&a[j_0 * 128] + 72);
+        const int16x8_t x_10 = vld1q_s16(&a[j_0 * 128] + 40);
+        const int16x8_t x_11 = vld1q_s16(&a[j_0 * 128] + 104);
+        const int16x8_t x_12 = vld1q_s16(&a[j_0 * 128] + 24);
+        const int16x8_t x_13 = vld1q_s16(&a[j_0 * 128] + 88);
+        const int16x8_t x_14 = vld1q_s16(&a[j_0 * 128] + 56);
+        const int16x8_t x_15 = vld1q_s16(&a[j_0 * 128] + 120);
         const int16x8_t x_16 = nttgen_mlkem_neon_ilv16_lo(x_0, x_4);
         const int16x8_t x_17 = nttgen_mlkem_neon_ilv16_hi(x_0, x_4);
         const int16x8_t x_18 = nttgen_mlkem_neon_ilv16_lo(x_1, x_5);
@@ -2877,21 +3017,21 @@ void nttgen_mlkem_neon_to_standard(int16_t a[256]) {
         const int16x8_t x_62 = nttgen_mlkem_neon_ilv64_lo(x_45, x_47);
         const int16x8_t x_63 = nttgen_mlkem_neon_ilv64_hi(x_45, x_47);
         vst1q_s16(&a[j_0 * 128], x_48);
-        vst1q_s16(&a[j_0 * 128 + 64], x_49);
-        vst1q_s16(&a[j_0 * 128 + 32], x_50);
-        vst1q_s16(&a[j_0 * 128 + 96], x_51);
-        vst1q_s16(&a[j_0 * 128 + 16], x_52);
-        vst1q_s16(&a[j_0 * 128 + 80], x_53);
-        vst1q_s16(&a[j_0 * 128 + 48], x_54);
-        vst1q_s16(&a[j_0 * 128 + 112], x_55);
-        vst1q_s16(&a[j_0 * 128 + 8], x_56);
-        vst1q_s16(&a[j_0 * 128 + 72], x_57);
-        vst1q_s16(&a[j_0 * 128 + 40], x_58);
-        vst1q_s16(&a[j_0 * 128 + 104], x_59);
-        vst1q_s16(&a[j_0 * 128 + 24], x_60);
-        vst1q_s16(&a[j_0 * 128 + 88], x_61);
-        vst1q_s16(&a[j_0 * 128 + 56], x_62);
-        vst1q_s16(&a[j_0 * 128 + 120], x_63);
+        vst1q_s16(&a[j_0 * 128] + 64, x_49);
+        vst1q_s16(&a[j_0 * 128] + 32, x_50);
+        vst1q_s16(&a[j_0 * 128] + 96, x_51);
+        vst1q_s16(&a[j_0 * 128] + 16, x_52);
+        vst1q_s16(&a[j_0 * 128] + 80, x_53);
+        vst1q_s16(&a[j_0 * 128] + 48, x_54);
+        vst1q_s16(&a[j_0 * 128] + 112, x_55);
+        vst1q_s16(&a[j_0 * 128] + 8, x_56);
+        vst1q_s16(&a[j_0 * 128] + 72, x_57);
+        vst1q_s16(&a[j_0 * 128] + 40, x_58);
+        vst1q_s16(&a[j_0 * 128] + 104, x_59);
+        vst1q_s16(&a[j_0 * 128] + 24, x_60);
+        vst1q_s16(&a[j_0 * 128] + 88, x_61);
+        vst1q_s16(&a[j_0 * 128] + 56, x_62);
+        vst1q_s16(&a[j_0 * 128] + 120, x_63);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(a, 256, -32768, 32767);
@@ -2912,21 +3052,21 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]) {
 #endif
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const int16x8_t x_0 = vld1q_s16(&a[j_0 * 128]);
-        const int16x8_t x_1 = vld1q_s16(&a[j_0 * 128 + 64]);
-        const int16x8_t x_2 = vld1q_s16(&a[j_0 * 128 + 32]);
-        const int16x8_t x_3 = vld1q_s16(&a[j_0 * 128 + 96]);
-        const int16x8_t x_4 = vld1q_s16(&a[j_0 * 128 + 16]);
-        const int16x8_t x_5 = vld1q_s16(&a[j_0 * 128 + 80]);
-        const int16x8_t x_6 = vld1q_s16(&a[j_0 * 128 + 48]);
-        const int16x8_t x_7 = vld1q_s16(&a[j_0 * 128 + 112]);
-        const int16x8_t x_8 = vld1q_s16(&a[j_0 * 128 + 8]);
-        const int16x8_t x_9 = vld1q_s16(&a[j_0 * 128 + 72]);
-        const int16x8_t x_10 = vld1q_s16(&a[j_0 * 128 + 40]);
-        const int16x8_t x_11 = vld1q_s16(&a[j_0 * 128 + 104]);
-        const int16x8_t x_12 = vld1q_s16(&a[j_0 * 128 + 24]);
-        const int16x8_t x_13 = vld1q_s16(&a[j_0 * 128 + 88]);
-        const int16x8_t x_14 = vld1q_s16(&a[j_0 * 128 + 56]);
-        const int16x8_t x_15 = vld1q_s16(&a[j_0 * 128 + 120]);
+        const int16x8_t x_1 = vld1q_s16(&a[j_0 * 128] + 64);
+        const int16x8_t x_2 = vld1q_s16(&a[j_0 * 128] + 32);
+        const int16x8_t x_3 = vld1q_s16(&a[j_0 * 128] + 96);
+        const int16x8_t x_4 = vld1q_s16(&a[j_0 * 128] + 16);
+        const int16x8_t x_5 = vld1q_s16(&a[j_0 * 128] + 80);
+        const int16x8_t x_6 = vld1q_s16(&a[j_0 * 128] + 48);
+        const int16x8_t x_7 = vld1q_s16(&a[j_0 * 128] + 112);
+        const int16x8_t x_8 = vld1q_s16(&a[j_0 * 128] + 8);
+        const int16x8_t x_9 = vld1q_s16(&a[j_0 * 128] + 72);
+        const int16x8_t x_10 = vld1q_s16(&a[j_0 * 128] + 40);
+        const int16x8_t x_11 = vld1q_s16(&a[j_0 * 128] + 104);
+        const int16x8_t x_12 = vld1q_s16(&a[j_0 * 128] + 24);
+        const int16x8_t x_13 = vld1q_s16(&a[j_0 * 128] + 88);
+        const int16x8_t x_14 = vld1q_s16(&a[j_0 * 128] + 56);
+        const int16x8_t x_15 = vld1q_s16(&a[j_0 * 128] + 120);
         const int16x8_t x_16 = nttgen_mlkem_neon_ilv64_lo(x_0, x_1);
         const int16x8_t x_17 = nttgen_mlkem_neon_ilv64_hi(x_0, x_1);
         const int16x8_t x_18 = nttgen_mlkem_neon_ilv64_lo(x_2, x_3);
@@ -2976,21 +3116,21 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]) {
         const int16x8_t x_62 = nttgen_mlkem_neon_ilv16_lo(x_43, x_47);
         const int16x8_t x_63 = nttgen_mlkem_neon_ilv16_hi(x_43, x_47);
         vst1q_s16(&a[j_0 * 128], x_48);
-        vst1q_s16(&a[j_0 * 128 + 64], x_50);
-        vst1q_s16(&a[j_0 * 128 + 32], x_52);
-        vst1q_s16(&a[j_0 * 128 + 96], x_54);
-        vst1q_s16(&a[j_0 * 128 + 16], x_49);
-        vst1q_s16(&a[j_0 * 128 + 80], x_51);
-        vst1q_s16(&a[j_0 * 128 + 48], x_53);
-        vst1q_s16(&a[j_0 * 128 + 112], x_55);
-        vst1q_s16(&a[j_0 * 128 + 8], x_56);
-        vst1q_s16(&a[j_0 * 128 + 72], x_58);
-        vst1q_s16(&a[j_0 * 128 + 40], x_60);
-        vst1q_s16(&a[j_0 * 128 + 104], x_62);
-        vst1q_s16(&a[j_0 * 128 + 24], x_57);
-        vst1q_s16(&a[j_0 * 128 + 88], x_59);
-        vst1q_s16(&a[j_0 * 128 + 56], x_61);
-        vst1q_s16(&a[j_0 * 128 + 120], x_63);
+        vst1q_s16(&a[j_0 * 128] + 64, x_50);
+        vst1q_s16(&a[j_0 * 128] + 32, x_52);
+        vst1q_s16(&a[j_0 * 128] + 96, x_54);
+        vst1q_s16(&a[j_0 * 128] + 16, x_49);
+        vst1q_s16(&a[j_0 * 128] + 80, x_51);
+        vst1q_s16(&a[j_0 * 128] + 48, x_53);
+        vst1q_s16(&a[j_0 * 128] + 112, x_55);
+        vst1q_s16(&a[j_0 * 128] + 8, x_56);
+        vst1q_s16(&a[j_0 * 128] + 72, x_58);
+        vst1q_s16(&a[j_0 * 128] + 40, x_60);
+        vst1q_s16(&a[j_0 * 128] + 104, x_62);
+        vst1q_s16(&a[j_0 * 128] + 24, x_57);
+        vst1q_s16(&a[j_0 * 128] + 88, x_59);
+        vst1q_s16(&a[j_0 * 128] + 56, x_61);
+        vst1q_s16(&a[j_0 * 128] + 120, x_63);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(a, 256, -32768, 32767);

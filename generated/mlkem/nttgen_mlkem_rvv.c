@@ -327,21 +327,21 @@ void nttgen_mlkem_rvv_ntt(int16_t a[256]) {
     for (size_t j_0 = 0; j_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - j_0);
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0], vl);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 + 128], vl);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 + 64], vl);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 + 192], vl);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 + 32], vl);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 + 160], vl);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 + 96], vl);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 + 224], vl);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 + 16], vl);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 + 144], vl);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 + 80], vl);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 + 208], vl);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 + 48], vl);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 + 176], vl);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 + 112], vl);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 + 240], vl);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0] + 128, vl);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0] + 64, vl);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0] + 192, vl);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0] + 32, vl);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0] + 160, vl);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0] + 96, vl);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0] + 224, vl);
+        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0] + 16, vl);
+        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0] + 144, vl);
+        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0] + 80, vl);
+        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0] + 208, vl);
+        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0] + 48, vl);
+        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0] + 176, vl);
+        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0] + 112, vl);
+        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0] + 240, vl);
         const vint16m1_t t_0 = nttgen_mlkem_rvv_montmul_vx(x_1, zeta_0, zetaqinv_0, vl);
         const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, t_0, vl);
         const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, t_0, vl);
@@ -439,51 +439,51 @@ void nttgen_mlkem_rvv_ntt(int16_t a[256]) {
         const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, vl);
         const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, vl);
         __riscv_vse16_v_i16m1(&a[j_0], x_64, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 128], x_66, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 64], x_68, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 192], x_70, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 32], x_72, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 160], x_74, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 96], x_76, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 224], x_78, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 16], x_65, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 144], x_67, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 80], x_69, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 208], x_71, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 48], x_73, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 176], x_75, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 112], x_77, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 128, x_66, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 64, x_68, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 192, x_70, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 32, x_72, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 160, x_74, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 96, x_76, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 224, x_78, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 16, x_65, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 144, x_67, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 80, x_69, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 208, x_71, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 48, x_73, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 176, x_75, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 112, x_77, vl);
         goto part_1;
     part_1:;
-        __riscv_vse16_v_i16m1(&a[j_0 + 240], x_79, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 240, x_79, vl);
         j_0 = j_0 + vl;
     }
     // layers 4, 5, 6: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - blk_0);
-        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 30], 28, vl);
-        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 31], 28, vl);
-        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 32], 28, vl);
-        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 33], 28, vl);
-        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 34], 28, vl);
-        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 35], 28, vl);
-        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 36], 28, vl);
-        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 37], 28, vl);
-        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 38], 28, vl);
-        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 39], 28, vl);
-        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 40], 28, vl);
-        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 41], 28, vl);
-        const vint16m1_t zeta_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 42], 28, vl);
-        const vint16m1_t zetaqinv_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 43], 28, vl);
+        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 30, 28, vl);
+        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 31, 28, vl);
+        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 32, 28, vl);
+        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 33, 28, vl);
+        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 34, 28, vl);
+        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 35, 28, vl);
+        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 36, 28, vl);
+        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 37, 28, vl);
+        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 38, 28, vl);
+        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 39, 28, vl);
+        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 40, 28, vl);
+        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 41, 28, vl);
+        const vint16m1_t zeta_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 42, 28, vl);
+        const vint16m1_t zetaqinv_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 43, 28, vl);
         for (size_t j_1 = 0; j_1 < 2; ++j_1) {
             const vint16m1_t x_80 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1], 32, vl);
-            const vint16m1_t x_81 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 8], 32, vl);
-            const vint16m1_t x_82 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 4], 32, vl);
-            const vint16m1_t x_83 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 12], 32, vl);
-            const vint16m1_t x_84 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 2], 32, vl);
-            const vint16m1_t x_85 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 10], 32, vl);
-            const vint16m1_t x_86 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 6], 32, vl);
-            const vint16m1_t x_87 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1 + 14], 32, vl);
+            const vint16m1_t x_81 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 8, 32, vl);
+            const vint16m1_t x_82 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 4, 32, vl);
+            const vint16m1_t x_83 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 12, 32, vl);
+            const vint16m1_t x_84 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 2, 32, vl);
+            const vint16m1_t x_85 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 10, 32, vl);
+            const vint16m1_t x_86 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 6, 32, vl);
+            const vint16m1_t x_87 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_1] + 14, 32, vl);
             const vint16m1_t t_32 = nttgen_mlkem_rvv_montmul(x_81, zeta_15, zetaqinv_15, vl);
             const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_80, t_32, vl);
             const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_80, t_32, vl);
@@ -521,13 +521,13 @@ void nttgen_mlkem_rvv_ntt(int16_t a[256]) {
             const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_99, t_43, vl);
             const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_99, t_43, vl);
             __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1], 32, x_104, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 8], 32, x_106, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 4], 32, x_108, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 12], 32, x_110, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 2], 32, x_105, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 10], 32, x_107, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 6], 32, x_109, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1 + 14], 32, x_111, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 8, 32, x_106, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 4, 32, x_108, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 12, 32, x_110, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 2, 32, x_105, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 10, 32, x_107, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 6, 32, x_109, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_1] + 14, 32, x_111, vl);
         }
         blk_0 = blk_0 + vl;
     }
@@ -555,11 +555,11 @@ void nttgen_mlkem_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_
     for (size_t i_0 = 0; i_0 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
         const vint16m1_t gamma_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2], 4, vl);
-        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2] + 1, 4, vl);
         const vint16m1_t a_0 = __riscv_vlse16_v_i16m1(&a[i_0 * 2], 4, vl);
-        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2] + 1, 4, vl);
         const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2], 4, vl);
-        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2] + 1, 4, vl);
         const vint16m1_t bq_0 = __riscv_vmul_vx_i16m1(b_0, -3327, vl);
         const vint16m1_t bq_1 = __riscv_vmul_vx_i16m1(b_1, -3327, vl);
         const vint16m1_t p_0 = nttgen_mlkem_rvv_montmul(a_0, b_0, bq_0, vl);
@@ -570,7 +570,7 @@ void nttgen_mlkem_rvv_basemul(int16_t r[256], const int16_t a[256], const int16_
         const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_2, vl);
         const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_3, p_4, vl);
         __riscv_vsse16_v_i16m1(&r[i_0 * 2], 4, r_0, vl);
-        __riscv_vsse16_v_i16m1(&r[i_0 * 2 + 1], 4, r_1, vl);
+        __riscv_vsse16_v_i16m1(&r[i_0 * 2] + 1, 4, r_1, vl);
         i_0 = i_0 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -598,11 +598,11 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
     for (size_t i_0 = 0; i_0 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
         const vint16m1_t gamma_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2], 4, vl);
-        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2] + 1, 4, vl);
         const vint16m1_t a_0 = __riscv_vlse16_v_i16m1(&a[i_0 * 2], 4, vl);
-        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2] + 1, 4, vl);
         const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2], 4, vl);
-        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2] + 1, 4, vl);
         const vint16m1_t bq_0 = __riscv_vmul_vx_i16m1(b_0, -3327, vl);
         const vint16m1_t bq_1 = __riscv_vmul_vx_i16m1(b_1, -3327, vl);
         const vint16m1_t p_0 = nttgen_mlkem_rvv_montmul(a_0, b_0, bq_0, vl);
@@ -613,18 +613,18 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
         const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_2, vl);
         const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_3, p_4, vl);
         __riscv_vsse16_v_i16m1(&r[i_0 * 2], 4, r_0, vl);
-        __riscv_vsse16_v_i16m1(&r[i_0 * 2 + 1], 4, r_1, vl);
+        __riscv_vsse16_v_i16m1(&r[i_0 * 2] + 1, 4, r_1, vl);
         i_0 = i_0 + vl;
     }
     for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 128;) {
             const size_t vl = __riscv_vsetvl_e16m1(128 - i_2);
             const vint16m1_t gamma_1 = __riscv_vlse16_v_i16m1(&gammas_0[i_2 * 2], 4, vl);
-            const vint16m1_t gammaqinv_1 = __riscv_vlse16_v_i16m1(&gammas_0[i_2 * 2 + 1], 4, vl);
-            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 256], 4, vl);
-            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 257], 4, vl);
-            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 256], 4, vl);
-            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 257], 4, vl);
+            const vint16m1_t gammaqinv_1 = __riscv_vlse16_v_i16m1(&gammas_0[i_2 * 2] + 1, 4, vl);
+            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2] + 256, 4, vl);
+            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2] + 257, 4, vl);
+            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2] + 256, 4, vl);
+            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2] + 257, 4, vl);
             const vint16m1_t bq_2 = __riscv_vmul_vx_i16m1(b_2, -3327, vl);
             const vint16m1_t bq_3 = __riscv_vmul_vx_i16m1(b_3, -3327, vl);
             const vint16m1_t p_5 = nttgen_mlkem_rvv_montmul(a_2, b_2, bq_2, vl);
@@ -635,11 +635,11 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
             const vint16m1_t r_2 = __riscv_vadd_vv_i16m1(p_5, p_7, vl);
             const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_8, p_9, vl);
             const vint16m1_t acc_0 = __riscv_vlse16_v_i16m1(&r[i_2 * 2], 4, vl);
-            const vint16m1_t acc_1 = __riscv_vlse16_v_i16m1(&r[i_2 * 2 + 1], 4, vl);
+            const vint16m1_t acc_1 = __riscv_vlse16_v_i16m1(&r[i_2 * 2] + 1, 4, vl);
             const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(acc_0, r_2, vl);
             const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(acc_1, r_3, vl);
             __riscv_vsse16_v_i16m1(&r[i_2 * 2], 4, acc_2, vl);
-            __riscv_vsse16_v_i16m1(&r[i_2 * 2 + 1], 4, acc_3, vl);
+            __riscv_vsse16_v_i16m1(&r[i_2 * 2] + 1, 4, acc_3, vl);
             i_2 = i_2 + vl;
         }
     }
@@ -647,11 +647,11 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
         for (size_t i_3 = 0; i_3 < 128;) {
             const size_t vl = __riscv_vsetvl_e16m1(128 - i_3);
             const vint16m1_t acc_4 = __riscv_vlse16_v_i16m1(&r[i_3 * 2], 4, vl);
-            const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2 + 1], 4, vl);
+            const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2] + 1, 4, vl);
             const vint16m1_t red_0 = nttgen_mlkem_rvv_barrett(acc_4, vl);
             const vint16m1_t red_1 = nttgen_mlkem_rvv_barrett(acc_5, vl);
             __riscv_vsse16_v_i16m1(&r[i_3 * 2], 4, red_0, vl);
-            __riscv_vsse16_v_i16m1(&r[i_3 * 2 + 1], 4, red_1, vl);
+            __riscv_vsse16_v_i16m1(&r[i_3 * 2] + 1, 4, red_1, vl);
             i_3 = i_3 + vl;
         }
         for (size_t i_4 = 0; (i_4 < 1) & ((i_4 + (g_0 + 2)) < k); ++i_4) {
@@ -659,15 +659,15 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
                 const size_t vl = __riscv_vsetvl_e16m1(128 - i_5);
                 const vint16m1_t gamma_2 = __riscv_vlse16_v_i16m1(&gammas_0[i_5 * 2], 4, vl);
                 const vint16m1_t gammaqinv_2 =
-                    __riscv_vlse16_v_i16m1(&gammas_0[i_5 * 2 + 1], 4, vl);
+                    __riscv_vlse16_v_i16m1(&gammas_0[i_5 * 2] + 1, 4, vl);
                 const vint16m1_t a_4 =
-                    __riscv_vlse16_v_i16m1(&a[g_0 * 256 + i_4 * 256 + i_5 * 2 + 512], 4, vl);
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 256 + i_4 * 256 + i_5 * 2] + 512, 4, vl);
                 const vint16m1_t a_5 =
-                    __riscv_vlse16_v_i16m1(&a[g_0 * 256 + i_4 * 256 + i_5 * 2 + 513], 4, vl);
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 256 + i_4 * 256 + i_5 * 2] + 513, 4, vl);
                 const vint16m1_t b_4 =
-                    __riscv_vlse16_v_i16m1(&b[g_0 * 256 + i_4 * 256 + i_5 * 2 + 512], 4, vl);
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 256 + i_4 * 256 + i_5 * 2] + 512, 4, vl);
                 const vint16m1_t b_5 =
-                    __riscv_vlse16_v_i16m1(&b[g_0 * 256 + i_4 * 256 + i_5 * 2 + 513], 4, vl);
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 256 + i_4 * 256 + i_5 * 2] + 513, 4, vl);
                 const vint16m1_t bq_4 = __riscv_vmul_vx_i16m1(b_4, -3327, vl);
                 const vint16m1_t bq_5 = __riscv_vmul_vx_i16m1(b_5, -3327, vl);
                 const vint16m1_t p_10 = nttgen_mlkem_rvv_montmul(a_4, b_4, bq_4, vl);
@@ -678,11 +678,11 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
                 const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_10, p_12, vl);
                 const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_13, p_14, vl);
                 const vint16m1_t acc_6 = __riscv_vlse16_v_i16m1(&r[i_5 * 2], 4, vl);
-                const vint16m1_t acc_7 = __riscv_vlse16_v_i16m1(&r[i_5 * 2 + 1], 4, vl);
+                const vint16m1_t acc_7 = __riscv_vlse16_v_i16m1(&r[i_5 * 2] + 1, 4, vl);
                 const vint16m1_t acc_8 = __riscv_vadd_vv_i16m1(acc_6, r_4, vl);
                 const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(acc_7, r_5, vl);
                 __riscv_vsse16_v_i16m1(&r[i_5 * 2], 4, acc_8, vl);
-                __riscv_vsse16_v_i16m1(&r[i_5 * 2 + 1], 4, acc_9, vl);
+                __riscv_vsse16_v_i16m1(&r[i_5 * 2] + 1, 4, acc_9, vl);
                 i_5 = i_5 + vl;
             }
         }
@@ -691,11 +691,11 @@ void nttgen_mlkem_rvv_basemul_acc(int16_t r[256], const int16_t *a, const int16_
     for (size_t i_6 = 0; i_6 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_6);
         const vint16m1_t acc_10 = __riscv_vlse16_v_i16m1(&r[i_6 * 2], 4, vl);
-        const vint16m1_t acc_11 = __riscv_vlse16_v_i16m1(&r[i_6 * 2 + 1], 4, vl);
+        const vint16m1_t acc_11 = __riscv_vlse16_v_i16m1(&r[i_6 * 2] + 1, 4, vl);
         const vint16m1_t red_2 = nttgen_mlkem_rvv_barrett(acc_10, vl);
         const vint16m1_t red_3 = nttgen_mlkem_rvv_barrett(acc_11, vl);
         __riscv_vsse16_v_i16m1(&r[i_6 * 2], 4, red_2, vl);
-        __riscv_vsse16_v_i16m1(&r[i_6 * 2 + 1], 4, red_3, vl);
+        __riscv_vsse16_v_i16m1(&r[i_6 * 2] + 1, 4, red_3, vl);
         i_6 = i_6 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -721,8 +721,8 @@ void nttgen_mlkem_rvv_basemul_cache(int16_t cache[128], const int16_t b[256]) {
     for (size_t i_0 = 0; i_0 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
         const vint16m1_t gamma_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2], 4, vl);
-        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2 + 1], 4, vl);
-        const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t gammaqinv_0 = __riscv_vlse16_v_i16m1(&gammas_0[i_0 * 2] + 1, 4, vl);
+        const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2] + 1, 4, vl);
         const vint16m1_t gb_0 = nttgen_mlkem_rvv_montmul(b_0, gamma_0, gammaqinv_0, vl);
         __riscv_vse16_v_i16m1(&cache[i_0], gb_0, vl);
         i_0 = i_0 + vl;
@@ -756,9 +756,9 @@ void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const
     for (size_t i_0 = 0; i_0 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_0);
         const vint16m1_t a_0 = __riscv_vlse16_v_i16m1(&a[i_0 * 2], 4, vl);
-        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t a_1 = __riscv_vlse16_v_i16m1(&a[i_0 * 2] + 1, 4, vl);
         const vint16m1_t b_0 = __riscv_vlse16_v_i16m1(&b[i_0 * 2], 4, vl);
-        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2 + 1], 4, vl);
+        const vint16m1_t b_1 = __riscv_vlse16_v_i16m1(&b[i_0 * 2] + 1, 4, vl);
         const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0], vl);
         const vint16m1_t bq_0 = __riscv_vmul_vx_i16m1(b_0, -3327, vl);
         const vint16m1_t bq_1 = __riscv_vmul_vx_i16m1(b_1, -3327, vl);
@@ -769,17 +769,17 @@ void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const
         const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_1, vl);
         const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_2, p_3, vl);
         __riscv_vsse16_v_i16m1(&r[i_0 * 2], 4, r_0, vl);
-        __riscv_vsse16_v_i16m1(&r[i_0 * 2 + 1], 4, r_1, vl);
+        __riscv_vsse16_v_i16m1(&r[i_0 * 2] + 1, 4, r_1, vl);
         i_0 = i_0 + vl;
     }
     for (size_t i_1 = 0; (i_1 < 5) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 128;) {
             const size_t vl = __riscv_vsetvl_e16m1(128 - i_2);
-            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 256], 4, vl);
-            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2 + 257], 4, vl);
-            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 256], 4, vl);
-            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2 + 257], 4, vl);
-            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 128 + i_2 + 128], vl);
+            const vint16m1_t a_2 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2] + 256, 4, vl);
+            const vint16m1_t a_3 = __riscv_vlse16_v_i16m1(&a[i_1 * 256 + i_2 * 2] + 257, 4, vl);
+            const vint16m1_t b_2 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2] + 256, 4, vl);
+            const vint16m1_t b_3 = __riscv_vlse16_v_i16m1(&b[i_1 * 256 + i_2 * 2] + 257, 4, vl);
+            const vint16m1_t cache_1 = __riscv_vle16_v_i16m1(&cache[i_1 * 128 + i_2] + 128, vl);
             const vint16m1_t bq_2 = __riscv_vmul_vx_i16m1(b_2, -3327, vl);
             const vint16m1_t bq_3 = __riscv_vmul_vx_i16m1(b_3, -3327, vl);
             const vint16m1_t p_4 = nttgen_mlkem_rvv_montmul(a_2, b_2, bq_2, vl);
@@ -789,11 +789,11 @@ void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const
             const vint16m1_t r_2 = __riscv_vadd_vv_i16m1(p_4, p_5, vl);
             const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_6, p_7, vl);
             const vint16m1_t acc_0 = __riscv_vlse16_v_i16m1(&r[i_2 * 2], 4, vl);
-            const vint16m1_t acc_1 = __riscv_vlse16_v_i16m1(&r[i_2 * 2 + 1], 4, vl);
+            const vint16m1_t acc_1 = __riscv_vlse16_v_i16m1(&r[i_2 * 2] + 1, 4, vl);
             const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(acc_0, r_2, vl);
             const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(acc_1, r_3, vl);
             __riscv_vsse16_v_i16m1(&r[i_2 * 2], 4, acc_2, vl);
-            __riscv_vsse16_v_i16m1(&r[i_2 * 2 + 1], 4, acc_3, vl);
+            __riscv_vsse16_v_i16m1(&r[i_2 * 2] + 1, 4, acc_3, vl);
             i_2 = i_2 + vl;
         }
     }
@@ -801,26 +801,26 @@ void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const
         for (size_t i_3 = 0; i_3 < 128;) {
             const size_t vl = __riscv_vsetvl_e16m1(128 - i_3);
             const vint16m1_t acc_4 = __riscv_vlse16_v_i16m1(&r[i_3 * 2], 4, vl);
-            const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2 + 1], 4, vl);
+            const vint16m1_t acc_5 = __riscv_vlse16_v_i16m1(&r[i_3 * 2] + 1, 4, vl);
             const vint16m1_t red_0 = nttgen_mlkem_rvv_barrett(acc_4, vl);
             const vint16m1_t red_1 = nttgen_mlkem_rvv_barrett(acc_5, vl);
             __riscv_vsse16_v_i16m1(&r[i_3 * 2], 4, red_0, vl);
-            __riscv_vsse16_v_i16m1(&r[i_3 * 2 + 1], 4, red_1, vl);
+            __riscv_vsse16_v_i16m1(&r[i_3 * 2] + 1, 4, red_1, vl);
             i_3 = i_3 + vl;
         }
         for (size_t i_4 = 0; (i_4 < 5) & ((i_4 + (g_0 * 5 + 6)) < k); ++i_4) {
             for (size_t i_5 = 0; i_5 < 128;) {
                 const size_t vl = __riscv_vsetvl_e16m1(128 - i_5);
                 const vint16m1_t a_4 =
-                    __riscv_vlse16_v_i16m1(&a[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1536], 4, vl);
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 1280 + i_4 * 256 + i_5 * 2] + 1536, 4, vl);
                 const vint16m1_t a_5 =
-                    __riscv_vlse16_v_i16m1(&a[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1537], 4, vl);
+                    __riscv_vlse16_v_i16m1(&a[g_0 * 1280 + i_4 * 256 + i_5 * 2] + 1537, 4, vl);
                 const vint16m1_t b_4 =
-                    __riscv_vlse16_v_i16m1(&b[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1536], 4, vl);
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 1280 + i_4 * 256 + i_5 * 2] + 1536, 4, vl);
                 const vint16m1_t b_5 =
-                    __riscv_vlse16_v_i16m1(&b[g_0 * 1280 + i_4 * 256 + i_5 * 2 + 1537], 4, vl);
+                    __riscv_vlse16_v_i16m1(&b[g_0 * 1280 + i_4 * 256 + i_5 * 2] + 1537, 4, vl);
                 const vint16m1_t cache_2 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 640 + i_4 * 128 + i_5 + 768], vl);
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 640 + i_4 * 128 + i_5] + 768, vl);
                 const vint16m1_t bq_4 = __riscv_vmul_vx_i16m1(b_4, -3327, vl);
                 const vint16m1_t bq_5 = __riscv_vmul_vx_i16m1(b_5, -3327, vl);
                 const vint16m1_t p_8 = nttgen_mlkem_rvv_montmul(a_4, b_4, bq_4, vl);
@@ -830,11 +830,11 @@ void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const
                 const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_8, p_9, vl);
                 const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_10, p_11, vl);
                 const vint16m1_t acc_6 = __riscv_vlse16_v_i16m1(&r[i_5 * 2], 4, vl);
-                const vint16m1_t acc_7 = __riscv_vlse16_v_i16m1(&r[i_5 * 2 + 1], 4, vl);
+                const vint16m1_t acc_7 = __riscv_vlse16_v_i16m1(&r[i_5 * 2] + 1, 4, vl);
                 const vint16m1_t acc_8 = __riscv_vadd_vv_i16m1(acc_6, r_4, vl);
                 const vint16m1_t acc_9 = __riscv_vadd_vv_i16m1(acc_7, r_5, vl);
                 __riscv_vsse16_v_i16m1(&r[i_5 * 2], 4, acc_8, vl);
-                __riscv_vsse16_v_i16m1(&r[i_5 * 2 + 1], 4, acc_9, vl);
+                __riscv_vsse16_v_i16m1(&r[i_5 * 2] + 1, 4, acc_9, vl);
                 i_5 = i_5 + vl;
             }
         }
@@ -843,11 +843,11 @@ void nttgen_mlkem_rvv_basemul_acc_cached(int16_t r[256], const int16_t *a, const
     for (size_t i_6 = 0; i_6 < 128;) {
         const size_t vl = __riscv_vsetvl_e16m1(128 - i_6);
         const vint16m1_t acc_10 = __riscv_vlse16_v_i16m1(&r[i_6 * 2], 4, vl);
-        const vint16m1_t acc_11 = __riscv_vlse16_v_i16m1(&r[i_6 * 2 + 1], 4, vl);
+        const vint16m1_t acc_11 = __riscv_vlse16_v_i16m1(&r[i_6 * 2] + 1, 4, vl);
         const vint16m1_t red_2 = nttgen_mlkem_rvv_barrett(acc_10, vl);
         const vint16m1_t red_3 = nttgen_mlkem_rvv_barrett(acc_11, vl);
         __riscv_vsse16_v_i16m1(&r[i_6 * 2], 4, red_2, vl);
-        __riscv_vsse16_v_i16m1(&r[i_6 * 2 + 1], 4, red_3, vl);
+        __riscv_vsse16_v_i16m1(&r[i_6 * 2] + 1, 4, red_3, vl);
         i_6 = i_6 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -872,28 +872,28 @@ void nttgen_mlkem_rvv_intt(int16_t a[256]) {
     for (size_t blk_0 = 0; blk_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - blk_0);
         const vint16m1_t zeta_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14], 28, vl);
-        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 1], 28, vl);
-        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 2], 28, vl);
-        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 3], 28, vl);
-        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 4], 28, vl);
-        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 5], 28, vl);
-        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 6], 28, vl);
-        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 7], 28, vl);
-        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 8], 28, vl);
-        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 9], 28, vl);
-        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 10], 28, vl);
-        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 11], 28, vl);
-        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 12], 28, vl);
-        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 13], 28, vl);
+        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 1, 28, vl);
+        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 2, 28, vl);
+        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 3, 28, vl);
+        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 4, 28, vl);
+        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 5, 28, vl);
+        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 6, 28, vl);
+        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 7, 28, vl);
+        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 8, 28, vl);
+        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 9, 28, vl);
+        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 10, 28, vl);
+        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 11, 28, vl);
+        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 12, 28, vl);
+        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 13, 28, vl);
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const vint16m1_t x_0 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0], 32, vl);
-            const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 8], 32, vl);
-            const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 4], 32, vl);
-            const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 12], 32, vl);
-            const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 2], 32, vl);
-            const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 10], 32, vl);
-            const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 6], 32, vl);
-            const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 14], 32, vl);
+            const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 8, 32, vl);
+            const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 4, 32, vl);
+            const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 12, 32, vl);
+            const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 2, 32, vl);
+            const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 10, 32, vl);
+            const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 6, 32, vl);
+            const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 14, 32, vl);
             const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, vl);
             const vint16m1_t d_0 = __riscv_vsub_vv_i16m1(x_0, x_4, vl);
             const vint16m1_t x_9 = nttgen_mlkem_rvv_montmul(d_0, zeta_0, zetaqinv_0, vl);
@@ -935,13 +935,13 @@ void nttgen_mlkem_rvv_intt(int16_t a[256]) {
             const vint16m1_t d_11 = __riscv_vsub_vv_i16m1(x_21, x_23, vl);
             const vint16m1_t x_31 = nttgen_mlkem_rvv_montmul(d_11, zeta_6, zetaqinv_6, vl);
             __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0], 32, x_24, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 8], 32, x_25, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 4], 32, x_26, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 12], 32, x_27, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 2], 32, x_28, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 10], 32, x_29, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 6], 32, x_30, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 14], 32, x_31, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 8, 32, x_25, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 4, 32, x_26, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 12, 32, x_27, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 2, 32, x_28, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 10, 32, x_29, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 6, 32, x_30, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 14, 32, x_31, vl);
         }
         blk_0 = blk_0 + vl;
     }
@@ -979,21 +979,21 @@ void nttgen_mlkem_rvv_intt(int16_t a[256]) {
     for (size_t j_1 = 0; j_1 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - j_1);
         const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[j_1], vl);
-        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1 + 128], vl);
-        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1 + 64], vl);
-        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1 + 192], vl);
-        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1 + 32], vl);
-        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1 + 160], vl);
-        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1 + 96], vl);
-        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1 + 224], vl);
-        const vint16m1_t x_40 = __riscv_vle16_v_i16m1(&a[j_1 + 16], vl);
-        const vint16m1_t x_41 = __riscv_vle16_v_i16m1(&a[j_1 + 144], vl);
-        const vint16m1_t x_42 = __riscv_vle16_v_i16m1(&a[j_1 + 80], vl);
-        const vint16m1_t x_43 = __riscv_vle16_v_i16m1(&a[j_1 + 208], vl);
-        const vint16m1_t x_44 = __riscv_vle16_v_i16m1(&a[j_1 + 48], vl);
-        const vint16m1_t x_45 = __riscv_vle16_v_i16m1(&a[j_1 + 176], vl);
-        const vint16m1_t x_46 = __riscv_vle16_v_i16m1(&a[j_1 + 112], vl);
-        const vint16m1_t x_47 = __riscv_vle16_v_i16m1(&a[j_1 + 240], vl);
+        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1] + 128, vl);
+        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1] + 64, vl);
+        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1] + 192, vl);
+        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1] + 32, vl);
+        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1] + 160, vl);
+        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1] + 96, vl);
+        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1] + 224, vl);
+        const vint16m1_t x_40 = __riscv_vle16_v_i16m1(&a[j_1] + 16, vl);
+        const vint16m1_t x_41 = __riscv_vle16_v_i16m1(&a[j_1] + 144, vl);
+        const vint16m1_t x_42 = __riscv_vle16_v_i16m1(&a[j_1] + 80, vl);
+        const vint16m1_t x_43 = __riscv_vle16_v_i16m1(&a[j_1] + 208, vl);
+        const vint16m1_t x_44 = __riscv_vle16_v_i16m1(&a[j_1] + 48, vl);
+        const vint16m1_t x_45 = __riscv_vle16_v_i16m1(&a[j_1] + 176, vl);
+        const vint16m1_t x_46 = __riscv_vle16_v_i16m1(&a[j_1] + 112, vl);
+        const vint16m1_t x_47 = __riscv_vle16_v_i16m1(&a[j_1] + 240, vl);
         const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_40, vl);
         const vint16m1_t d_12 = __riscv_vsub_vv_i16m1(x_32, x_40, vl);
         const vint16m1_t x_49 = nttgen_mlkem_rvv_montmul_vx(d_12, zeta_7, zetaqinv_7, vl);
@@ -1109,21 +1109,21 @@ void nttgen_mlkem_rvv_intt(int16_t a[256]) {
     part_1:;
         const vint16m1_t x_119 = nttgen_mlkem_rvv_montmul_vx(x_117, 1441, -10079, vl);
         __riscv_vse16_v_i16m1(&a[j_1], x_98, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 128], x_97, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 64], x_101, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 192], x_100, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 32], x_104, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 160], x_103, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 96], x_107, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 224], x_106, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 16], x_110, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 144], x_109, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 80], x_113, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 208], x_112, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 48], x_116, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 176], x_115, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 112], x_119, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 240], x_118, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 128, x_97, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 64, x_101, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 192, x_100, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 32, x_104, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 160, x_103, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 96, x_107, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 224, x_106, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 16, x_110, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 144, x_109, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 80, x_113, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 208, x_112, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 48, x_116, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 176, x_115, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 112, x_119, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 240, x_118, vl);
         j_1 = j_1 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -1302,21 +1302,21 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_ntt_from(int16_t r[256], const int1
     for (size_t j_0 = 0; j_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - j_0);
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0], vl);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 + 128], vl);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 + 64], vl);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 + 192], vl);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 + 32], vl);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 + 160], vl);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 + 96], vl);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 + 224], vl);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 + 16], vl);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 + 144], vl);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 + 80], vl);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 + 208], vl);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 + 48], vl);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 + 176], vl);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 + 112], vl);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 + 240], vl);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0] + 128, vl);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0] + 64, vl);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0] + 192, vl);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0] + 32, vl);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0] + 160, vl);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0] + 96, vl);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0] + 224, vl);
+        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0] + 16, vl);
+        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0] + 144, vl);
+        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0] + 80, vl);
+        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0] + 208, vl);
+        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0] + 48, vl);
+        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0] + 176, vl);
+        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0] + 112, vl);
+        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0] + 240, vl);
         const vint16m1_t t_0 = nttgen_mlkem_rvv_montmul_vx(x_1, zeta_0, zetaqinv_0, vl);
         const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, t_0, vl);
         const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, t_0, vl);
@@ -1414,51 +1414,51 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_ntt_from(int16_t r[256], const int1
         const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, vl);
         const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, vl);
         __riscv_vse16_v_i16m1(&r[j_0], x_64, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 128], x_66, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 64], x_68, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 192], x_70, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 32], x_72, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 160], x_74, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 96], x_76, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 224], x_78, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 16], x_65, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 144], x_67, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 80], x_69, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 208], x_71, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 48], x_73, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 176], x_75, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 112], x_77, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 128, x_66, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 64, x_68, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 192, x_70, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 32, x_72, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 160, x_74, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 96, x_76, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 224, x_78, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 16, x_65, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 144, x_67, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 80, x_69, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 208, x_71, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 48, x_73, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 176, x_75, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 112, x_77, vl);
         goto part_1;
     part_1:;
-        __riscv_vse16_v_i16m1(&r[j_0 + 240], x_79, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 240, x_79, vl);
         j_0 = j_0 + vl;
     }
     // layers 4, 5, 6: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - blk_0);
-        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 30], 28, vl);
-        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 31], 28, vl);
-        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 32], 28, vl);
-        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 33], 28, vl);
-        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 34], 28, vl);
-        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 35], 28, vl);
-        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 36], 28, vl);
-        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 37], 28, vl);
-        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 38], 28, vl);
-        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 39], 28, vl);
-        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 40], 28, vl);
-        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 41], 28, vl);
-        const vint16m1_t zeta_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 42], 28, vl);
-        const vint16m1_t zetaqinv_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 43], 28, vl);
+        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 30, 28, vl);
+        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 31, 28, vl);
+        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 32, 28, vl);
+        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 33, 28, vl);
+        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 34, 28, vl);
+        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 35, 28, vl);
+        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 36, 28, vl);
+        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 37, 28, vl);
+        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 38, 28, vl);
+        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 39, 28, vl);
+        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 40, 28, vl);
+        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 41, 28, vl);
+        const vint16m1_t zeta_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 42, 28, vl);
+        const vint16m1_t zetaqinv_21 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 43, 28, vl);
         for (size_t j_1 = 0; j_1 < 2; ++j_1) {
             const vint16m1_t x_80 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1], 32, vl);
-            const vint16m1_t x_81 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 8], 32, vl);
-            const vint16m1_t x_82 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 4], 32, vl);
-            const vint16m1_t x_83 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 12], 32, vl);
-            const vint16m1_t x_84 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 2], 32, vl);
-            const vint16m1_t x_85 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 10], 32, vl);
-            const vint16m1_t x_86 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 6], 32, vl);
-            const vint16m1_t x_87 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1 + 14], 32, vl);
+            const vint16m1_t x_81 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 8, 32, vl);
+            const vint16m1_t x_82 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 4, 32, vl);
+            const vint16m1_t x_83 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 12, 32, vl);
+            const vint16m1_t x_84 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 2, 32, vl);
+            const vint16m1_t x_85 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 10, 32, vl);
+            const vint16m1_t x_86 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 6, 32, vl);
+            const vint16m1_t x_87 = __riscv_vlse16_v_i16m1(&r[blk_0 * 16 + j_1] + 14, 32, vl);
             const vint16m1_t t_32 = nttgen_mlkem_rvv_montmul(x_81, zeta_15, zetaqinv_15, vl);
             const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_80, t_32, vl);
             const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_80, t_32, vl);
@@ -1496,13 +1496,13 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_ntt_from(int16_t r[256], const int1
             const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_99, t_43, vl);
             const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_99, t_43, vl);
             __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1], 32, x_104, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 8], 32, x_106, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 4], 32, x_108, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 12], 32, x_110, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 2], 32, x_105, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 10], 32, x_107, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 6], 32, x_109, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1 + 14], 32, x_111, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 8, 32, x_106, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 4, 32, x_108, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 12, 32, x_110, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 2, 32, x_105, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 10, 32, x_107, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 6, 32, x_109, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 16 + j_1] + 14, 32, x_111, vl);
         }
         blk_0 = blk_0 + vl;
     }
@@ -1529,28 +1529,28 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_intt_reduce(int16_t a[256]) {
     for (size_t blk_0 = 0; blk_0 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - blk_0);
         const vint16m1_t zeta_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14], 28, vl);
-        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 1], 28, vl);
-        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 2], 28, vl);
-        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 3], 28, vl);
-        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 4], 28, vl);
-        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 5], 28, vl);
-        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 6], 28, vl);
-        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 7], 28, vl);
-        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 8], 28, vl);
-        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 9], 28, vl);
-        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 10], 28, vl);
-        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 11], 28, vl);
-        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 12], 28, vl);
-        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 13], 28, vl);
+        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 1, 28, vl);
+        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 2, 28, vl);
+        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 3, 28, vl);
+        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 4, 28, vl);
+        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 5, 28, vl);
+        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 6, 28, vl);
+        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 7, 28, vl);
+        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 8, 28, vl);
+        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 9, 28, vl);
+        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 10, 28, vl);
+        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 11, 28, vl);
+        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 12, 28, vl);
+        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 13, 28, vl);
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const vint16m1_t x_0 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0], 32, vl);
-            const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 8], 32, vl);
-            const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 4], 32, vl);
-            const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 12], 32, vl);
-            const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 2], 32, vl);
-            const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 10], 32, vl);
-            const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 6], 32, vl);
-            const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0 + 14], 32, vl);
+            const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 8, 32, vl);
+            const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 4, 32, vl);
+            const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 12, 32, vl);
+            const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 2, 32, vl);
+            const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 10, 32, vl);
+            const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 6, 32, vl);
+            const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 16 + j_0] + 14, 32, vl);
             const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, vl);
             const vint16m1_t d_0 = __riscv_vsub_vv_i16m1(x_0, x_4, vl);
             const vint16m1_t x_9 = nttgen_mlkem_rvv_montmul(d_0, zeta_0, zetaqinv_0, vl);
@@ -1592,13 +1592,13 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_intt_reduce(int16_t a[256]) {
             const vint16m1_t d_11 = __riscv_vsub_vv_i16m1(x_21, x_23, vl);
             const vint16m1_t x_31 = nttgen_mlkem_rvv_montmul(d_11, zeta_6, zetaqinv_6, vl);
             __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0], 32, x_24, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 8], 32, x_25, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 4], 32, x_26, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 12], 32, x_27, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 2], 32, x_28, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 10], 32, x_29, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 6], 32, x_30, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0 + 14], 32, x_31, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 8, 32, x_25, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 4, 32, x_26, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 12, 32, x_27, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 2, 32, x_28, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 10, 32, x_29, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 6, 32, x_30, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 16 + j_0] + 14, 32, x_31, vl);
         }
         blk_0 = blk_0 + vl;
     }
@@ -1636,21 +1636,21 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_intt_reduce(int16_t a[256]) {
     for (size_t j_1 = 0; j_1 < 16;) {
         const size_t vl = __riscv_vsetvl_e16m1(16 - j_1);
         const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[j_1], vl);
-        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1 + 128], vl);
-        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1 + 64], vl);
-        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1 + 192], vl);
-        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1 + 32], vl);
-        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1 + 160], vl);
-        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1 + 96], vl);
-        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1 + 224], vl);
-        const vint16m1_t x_40 = __riscv_vle16_v_i16m1(&a[j_1 + 16], vl);
-        const vint16m1_t x_41 = __riscv_vle16_v_i16m1(&a[j_1 + 144], vl);
-        const vint16m1_t x_42 = __riscv_vle16_v_i16m1(&a[j_1 + 80], vl);
-        const vint16m1_t x_43 = __riscv_vle16_v_i16m1(&a[j_1 + 208], vl);
-        const vint16m1_t x_44 = __riscv_vle16_v_i16m1(&a[j_1 + 48], vl);
-        const vint16m1_t x_45 = __riscv_vle16_v_i16m1(&a[j_1 + 176], vl);
-        const vint16m1_t x_46 = __riscv_vle16_v_i16m1(&a[j_1 + 112], vl);
-        const vint16m1_t x_47 = __riscv_vle16_v_i16m1(&a[j_1 + 240], vl);
+        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1] + 128, vl);
+        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1] + 64, vl);
+        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1] + 192, vl);
+        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1] + 32, vl);
+        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1] + 160, vl);
+        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1] + 96, vl);
+        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1] + 224, vl);
+        const vint16m1_t x_40 = __riscv_vle16_v_i16m1(&a[j_1] + 16, vl);
+        const vint16m1_t x_41 = __riscv_vle16_v_i16m1(&a[j_1] + 144, vl);
+        const vint16m1_t x_42 = __riscv_vle16_v_i16m1(&a[j_1] + 80, vl);
+        const vint16m1_t x_43 = __riscv_vle16_v_i16m1(&a[j_1] + 208, vl);
+        const vint16m1_t x_44 = __riscv_vle16_v_i16m1(&a[j_1] + 48, vl);
+        const vint16m1_t x_45 = __riscv_vle16_v_i16m1(&a[j_1] + 176, vl);
+        const vint16m1_t x_46 = __riscv_vle16_v_i16m1(&a[j_1] + 112, vl);
+        const vint16m1_t x_47 = __riscv_vle16_v_i16m1(&a[j_1] + 240, vl);
         const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_40, vl);
         const vint16m1_t d_12 = __riscv_vsub_vv_i16m1(x_32, x_40, vl);
         const vint16m1_t x_49 = nttgen_mlkem_rvv_montmul_vx(d_12, zeta_7, zetaqinv_7, vl);
@@ -1768,35 +1768,35 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv_intt_reduce(int16_t a[256]) {
         const vint16m1_t red_12 = nttgen_mlkem_rvv_cond_add_q(x_98, vl);
         __riscv_vse16_v_i16m1(&a[j_1], red_12, vl);
         const vint16m1_t red_13 = nttgen_mlkem_rvv_cond_add_q(x_97, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 128], red_13, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 128, red_13, vl);
         const vint16m1_t red_14 = nttgen_mlkem_rvv_cond_add_q(x_101, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 64], red_14, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 64, red_14, vl);
         const vint16m1_t red_15 = nttgen_mlkem_rvv_cond_add_q(x_100, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 192], red_15, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 192, red_15, vl);
         const vint16m1_t red_16 = nttgen_mlkem_rvv_cond_add_q(x_104, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 32], red_16, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 32, red_16, vl);
         const vint16m1_t red_17 = nttgen_mlkem_rvv_cond_add_q(x_103, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 160], red_17, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 160, red_17, vl);
         const vint16m1_t red_18 = nttgen_mlkem_rvv_cond_add_q(x_107, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 96], red_18, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 96, red_18, vl);
         const vint16m1_t red_19 = nttgen_mlkem_rvv_cond_add_q(x_106, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 224], red_19, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 224, red_19, vl);
         const vint16m1_t red_20 = nttgen_mlkem_rvv_cond_add_q(x_110, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 16], red_20, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 16, red_20, vl);
         const vint16m1_t red_21 = nttgen_mlkem_rvv_cond_add_q(x_109, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 144], red_21, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 144, red_21, vl);
         const vint16m1_t red_22 = nttgen_mlkem_rvv_cond_add_q(x_113, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 80], red_22, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 80, red_22, vl);
         const vint16m1_t red_23 = nttgen_mlkem_rvv_cond_add_q(x_112, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 208], red_23, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 208, red_23, vl);
         const vint16m1_t red_24 = nttgen_mlkem_rvv_cond_add_q(x_116, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 48], red_24, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 48, red_24, vl);
         const vint16m1_t red_25 = nttgen_mlkem_rvv_cond_add_q(x_115, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 176], red_25, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 176, red_25, vl);
         const vint16m1_t red_26 = nttgen_mlkem_rvv_cond_add_q(x_119, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 112], red_26, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 112, red_26, vl);
         const vint16m1_t red_27 = nttgen_mlkem_rvv_cond_add_q(x_118, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 240], red_27, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 240, red_27, vl);
         j_1 = j_1 + vl;
     }
 #ifdef NTTGEN_DEBUG

@@ -17,8 +17,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv128_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-16199, 16200]
- *       ops: load 90, gather 32, store 64, add 112, sub 112, montmul 112
+ *       a in [-3328, 3328] -> a in [-16389, 16389]
+ *       ops: load 150, gather 32, store 96, add 112, sub 112, montmul 112
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-2020, 2021]
- *       ops: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
+ *       a in [-11556, 11558] -> a in [-1811, 1812]
+ *       ops: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -71,7 +71,7 @@
  *       ops: gather 32, store 32
  *   nttgen_mlkem_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 472, gather 64, store 192, scatter 32, add 368, sub 336, mullo 32, montmul 420,
+ *       ops: load 620, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul 424,
  *         barrett 24, cond_add_q 32, const 16
  *       coefficient reductions: 192
  */
@@ -156,37 +156,39 @@ static inline vint16m1_t nttgen_mlkem_rvv128_mredw(vint32m2_t a, size_t vl) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_ntt_from_zetas[256] = {
-    // pass 0: layer(s) 0, 1, 2, 3
-    -758, 31498, -359, 14745, -1517, 787, 1493, 13525,
-    287, 28191, 1422, -12402, 202, -16694, -171, -20907,
-    962, 10690, 1577, -3799, -1474, -11202, 622, 27758,
-    -1202, 1358, 182, -15690, 1468, 31164, 0, 0,
-    // pass 1: layer(s) 4, 5, 6
-    573, 264, -829, -1602, -681, 732, -1542, -205,
-    -5827, -26360, 5571, 21438, -28073, -10532, 18426, 26675,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_ntt_from_zetas[264] = {
+    // pass 0: layer(s) 0, 1
+    -758, 31498, -359, 14745, -1517, 787, 0, 0,
+    // pass 1: layer(s) 2, 3, 4
+    1493, 13525, -171, -20907, 622, 27758, 573, -5827,
+    264, -26360, -1325, 17363, 383, -29057, 0, 0,
+    1422, -12402, 1577, -3799, 182, -15690, -829, 5571,
+    -1602, 21438, 1458, -1102, -130, -26242, 0, 0,
+    287, 28191, 962, 10690, -1202, 1358, -681, -28073,
+    732, -10532, 1017, 24313, 608, 8800, 0, 0,
+    202, -16694, -1474, -11202, 1468, 31164, -1542, 18426,
+    -205, 26675, 411, 8859, -1571, -16163, 0, 0,
+    // pass 2: layer(s) 5, 6
     1223, -1293, 516, -1618, -853, 107, -398, 448,
     -5689, -23565, -12796, 9134, 19883, -28309, 13426, 16832,
-    652, 1491, -8, -1162, -90, -1421, 961, -1065,
-    -6516, 20179, 26616, -650, -28250, 9075, 14017, 4311,
     -1103, 422, -246, -1590, 817, -1215, -1185, -108,
     -335, -27738, 32010, -18486, -31183, -20927, 10335, 31636,
     430, 587, 778, 644, 1097, -136, -1530, -308,
     11182, 13131, -32502, 20100, 20297, -6280, -21498, -23860,
+    652, 1491, -8, -1162, -90, -1421, 961, -1065,
+    -6516, 20179, 26616, -650, -28250, 9075, 14017, 4311,
     555, 177, 1159, -872, 603, 1218, -1278, 996,
     -11477, 945, 10631, 17560, 25435, 10946, -7934, 28644,
     843, -235, -147, 349, 610, -1335, 794, 991,
     13387, -4587, 30317, 18525, 2146, -14903, -20198, -20257,
-    -1325, 383, 1458, -130, 1017, 608, 411, -1571,
-    17363, -29057, -1102, -26242, 24313, 8800, 8859, -16163,
     -552, -282, -320, 126, -271, -247, -1508, 677,
     1496, 20710, 16064, -25986, -15887, -30199, -29156, -24155,
-    1015, -1544, -666, 1469, 830, -951, -725, -1275,
-    30967, 25080, -12442, 27837, -8898, 18249, -12757, -17915,
     -1251, -291, -777, 418, 1322, -874, -1510, 958,
     -32227, -14883, 29175, -14430, -7382, 24214, -22502, 23998,
     871, -460, 1483, 329, -1285, 220, -854, -1460,
     -14233, 23092, -18741, 19529, 15355, -11044, 23210, 7756,
+    1015, -1544, -666, 1469, 830, -951, -725, -1275,
+    30967, 25080, -12442, 27837, -8898, 18249, -12757, -17915,
     1550, 1574, -602, -156, -1465, -1187, -870, 1522,
     20494, 6182, -28762, -5276, 24391, 16989, 10906, -17422,
     105, 1653, 1119, -75, 384, -1659, 478, 1628,
@@ -237,24 +239,29 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_basemul_gammas[256] = 
 //  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
 //  (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[488] = {
-    // pass 0: layer(s) 4, 5, 6
-    758, -31498, 758, -31498, 1517, -787, 359, -14745,
-    // pass 1: layer(s) 0, 1, 2, 3
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[504] = {
+    // pass 0: layer(s) 5, 6
+    758, -31498, 0, 0, 0, 0, 0, 0,
+    // pass 1: layer(s) 2, 3, 4
+    -1044, -1044, 1517, 1517, 758, 758, 359, 359,
+    -20, -20, -787, -787, -31498, -31498, -14745, -14745,
     -1044, -1044, -202, -202, 1517, 1517, -1422, -1422,
     -20, -20, 16694, 16694, -787, -787, 12402, 12402,
+    758, 758, -287, -287, 359, 359, -1493, -1493,
+    -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
     -1044, -1044, -1468, -1468, -202, -202, -182, -182,
     -20, -20, -31164, -31164, 16694, 16694, 15690, 15690,
     758, 758, 1474, 1474, -287, -287, -1577, -1577,
     -31498, -31498, 11202, 11202, -28191, -28191, 3799, 3799,
+    1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
+    -787, -787, -1358, -1358, 12402, 12402, -27758, -27758,
+    359, 359, -962, -962, -1493, -1493, 171, 171,
+    -14745, -14745, -10690, -10690, -13525, -13525, 20907, 20907,
+    // pass 2: layer(s) 0, 1
     -1044, -1044, 1571, 1571, -1468, -1468, 130, 130,
     -20, -20, 16163, 16163, -31164, -31164, 26242, 26242,
     758, 758, 205, 205, 1474, 1474, 1602, 1602,
     -31498, -31498, -26675, -26675, 11202, 11202, -21438, -21438,
-    1517, 1517, -411, -411, 1202, 1202, -1458, -1458,
-    -787, -787, -8859, -8859, -1358, -1358, 1102, 1102,
-    359, 359, 1542, 1542, -962, -962, 829, 829,
-    -14745, -14745, -18426, -18426, -10690, -10690, -5571, -5571,
     -1044, -1044, 1275, 1275, 1571, 1571, -1469, -1469,
     -20, -20, 17915, 17915, 16163, 16163, -27837, -27837,
     758, 758, -677, -677, 205, 205, -126, -126,
@@ -263,28 +270,10 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[488] = 
     -787, -787, -4311, -4311, -8859, -8859, 650, 650,
     359, 359, -448, -448, 1542, 1542, 1618, 1618,
     -14745, -14745, -16832, -16832, -18426, -18426, -9134, -9134,
-    -202, -202, 725, 725, -608, -608, 666, 666,
-    16694, 16694, 12757, 12757, -8800, -8800, 12442, 12442,
-    -287, -287, 1508, 1508, -732, -732, 320, 320,
-    -28191, -28191, 29156, 29156, 10532, 10532, -16064, -16064,
-    -1422, -1422, -961, -961, -1017, -1017, 8, 8,
-    12402, 12402, -14017, -14017, -24313, -24313, -26616, -26616,
-    -1493, -1493, 398, 398, 681, 681, -516, -516,
-    -13525, -13525, -13426, -13426, 28073, 28073, 12796, 12796,
-    758, 758, -287, -287, 359, 359, -1493, -1493,
-    -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
-    1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
-    -787, -787, -1358, -1358, 12402, 12402, -27758, -27758,
-    359, 359, -962, -962, -1493, -1493, 171, 171,
-    -14745, -14745, -10690, -10690, -13525, -13525, 20907, 20907,
     -202, -202, -608, -608, -182, -182, -383, -383,
     16694, 16694, -8800, -8800, 15690, 15690, 29057, 29057,
     -287, -287, -732, -732, -1577, -1577, -264, -264,
     -28191, -28191, 10532, 10532, 3799, 3799, 26360, 26360,
-    -1422, -1422, -1017, -1017, -622, -622, 1325, 1325,
-    12402, 12402, -24313, -24313, -27758, -27758, -17363, -17363,
-    -1493, -1493, 681, 681, 171, 171, -573, -573,
-    -13525, -13525, 28073, 28073, 20907, 20907, 5827, 5827,
     -1468, -1468, 951, 951, 130, 130, 1544, 1544,
     -31164, -31164, -18249, -18249, 26242, 26242, -25080, -25080,
     1474, 1474, 247, 247, 1602, 1602, 282, 282,
@@ -293,6 +282,22 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[488] = 
     -1358, -1358, -9075, -9075, 1102, 1102, -20179, -20179,
     -962, -962, -107, -107, 829, 829, 1293, 1293,
     -10690, -10690, 28309, 28309, -5571, -5571, 23565, 23565,
+    1517, 1517, -411, -411, 1202, 1202, -1458, -1458,
+    -787, -787, -8859, -8859, -1358, -1358, 1102, 1102,
+    359, 359, 1542, 1542, -962, -962, 829, 829,
+    -14745, -14745, -18426, -18426, -10690, -10690, -5571, -5571,
+    -202, -202, 725, 725, -608, -608, 666, 666,
+    16694, 16694, 12757, 12757, -8800, -8800, 12442, 12442,
+    -287, -287, 1508, 1508, -732, -732, 320, 320,
+    -28191, -28191, 29156, 29156, 10532, 10532, -16064, -16064,
+    -1422, -1422, -961, -961, -1017, -1017, 8, 8,
+    12402, 12402, -14017, -14017, -24313, -24313, -26616, -26616,
+    -1493, -1493, 398, 398, 681, 681, -516, -516,
+    -13525, -13525, -13426, -13426, 28073, 28073, 12796, 12796,
+    -1422, -1422, -1017, -1017, -622, -622, 1325, 1325,
+    12402, 12402, -24313, -24313, -27758, -27758, -17363, -17363,
+    -1493, -1493, 681, 681, 171, 171, -573, -573,
+    -13525, -13525, 28073, 28073, 20907, 20907, 5827, 5827,
     -182, -182, -830, -830, -383, -383, -1015, -1015,
     15690, 15690, 8898, 8898, 29057, 29057, -30967, -30967,
     -1577, -1577, 271, 271, -264, -264, 552, 552,
@@ -380,9 +385,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_twist[512] = {
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-16199, 16200]
+ * r[256]: on exit in [-16389, 16389]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 90, gather 32, store 64, add 112, sub 112, montmul 112
+ * Ops per call: load 150, gather 32, store 96, add 112, sub 112, montmul 112
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -391,290 +396,175 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -3328, 3328);
 #endif
-    // layers 0, 1, 2, 3: 16 register(s) per chunk
+    // layers 0, 1: 8 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 8);
     const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 8);
     const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 8);
     const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 8);
     const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 8);
     const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[7], 8);
-    const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[8], 8);
-    const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[9], 8);
-    const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[10], 8);
-    const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[11], 8);
-    const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[12], 8);
-    const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[13], 8);
-    const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[14], 8);
-    const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[15], 8);
-    const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[16], 8);
-    const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[17], 8);
-    const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[18], 8);
-    const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[19], 8);
-    const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[20], 8);
-    const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[21], 8);
-    const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[22], 8);
-    const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[23], 8);
-    const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[24], 8);
-    const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[25], 8);
-    const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[26], 8);
-    const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[27], 8);
-    const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[28], 8);
-    const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[29], 8);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 32], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 160], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 96], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 224], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 16], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 144], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 80], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 208], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 48], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 176], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 112], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 8 + 240], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
         const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul(x_1, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, t_0, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, t_0, 8);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 8);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 8);
         const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul(x_3, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_2, t_1, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_2, t_1, 8);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 8);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 8);
         const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_5, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, t_2, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, t_2, 8);
+        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 8);
+        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 8);
         const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_7, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_6, t_3, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_6, t_3, 8);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_9, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, t_4, 8);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, t_4, 8);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_11, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_10, t_5, 8);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_10, t_5, 8);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, t_6, 8);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, t_6, 8);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_14, t_7, 8);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_14, t_7, 8);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_18, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, t_8, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, t_8, 8);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_19, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_17, t_9, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_17, t_9, 8);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_22, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, t_10, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, t_10, 8);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_23, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_21, t_11, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_21, t_11, 8);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_26, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, t_12, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, t_12, 8);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_27, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_25, t_13, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_25, t_13, 8);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_30, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_28, t_14, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_28, t_14, 8);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_31, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_29, t_15, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_29, t_15, 8);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_36, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_16, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_16, 8);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_17, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_17, 8);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_37, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_18, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_18, 8);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_39, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_19, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_19, 8);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_44, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_20, 8);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_20, 8);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_46, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_21, 8);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_21, 8);
-        const vint16m1_t t_22 = nttgen_mlkem_rvv128_montmul(x_45, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_22, 8);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_22, 8);
-        const vint16m1_t t_23 = nttgen_mlkem_rvv128_montmul(x_47, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_23, 8);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_23, 8);
-        const vint16m1_t t_24 = nttgen_mlkem_rvv128_montmul(x_56, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_24, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_24, 8);
-        const vint16m1_t t_25 = nttgen_mlkem_rvv128_montmul(x_58, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_25, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_25, 8);
-        const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_60, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_26, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_26, 8);
-        const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_62, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_54, t_27, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_54, t_27, 8);
-        const vint16m1_t t_28 = nttgen_mlkem_rvv128_montmul(x_57, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_49, t_28, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_49, t_28, 8);
-        const vint16m1_t t_29 = nttgen_mlkem_rvv128_montmul(x_59, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_51, t_29, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_51, t_29, 8);
-        const vint16m1_t t_30 = nttgen_mlkem_rvv128_montmul(x_61, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_53, t_30, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_53, t_30, 8);
-        const vint16m1_t t_31 = nttgen_mlkem_rvv128_montmul(x_63, zeta_14, zetaqinv_14, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_55, t_31, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_55, t_31, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8], x_64, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 128], x_66, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 64], x_68, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 192], x_70, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 32], x_72, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 160], x_74, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 96], x_76, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 224], x_78, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 16], x_65, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 144], x_67, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 80], x_69, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 208], x_71, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 48], x_73, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 176], x_75, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 112], x_77, 8);
-        __riscv_vse16_v_i16m1(&r[j_0 * 8 + 240], x_79, 8);
+        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 8);
+        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 8);
+        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_10, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, t_4, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, t_4, 8);
+        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_11, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_5, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_5, 8);
+        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_14, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, t_6, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, t_6, 8);
+        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_15, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_7, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_7, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8], x_16, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 128, x_18, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 64, x_17, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 192, x_19, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 32, x_20, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 160, x_22, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 96, x_21, 8);
+        __riscv_vse16_v_i16m1(&r[j_0 * 8] + 224, x_23, 8);
     }
-    // layers 4, 5, 6: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 32], 8);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 40], 8);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 48], 8);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 56], 8);
-        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 64], 8);
-        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 72], 8);
-        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 80], 8);
-        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 88], 8);
-        const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 96], 8);
-        const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 104], 8);
-        const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 112], 8);
-        const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 120], 8);
-        const vint16m1_t zeta_21 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 128], 8);
-        const vint16m1_t zetaqinv_21 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 112 + 136], 8);
-        const vint16m1_t x_80 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16], lanes_at_0, 8);
-        const vint16m1_t x_81 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 4], lanes_at_0, 8);
-        const vint16m1_t x_82 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 2], lanes_at_0, 8);
-        const vint16m1_t x_83 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 6], lanes_at_0, 8);
-        const vint16m1_t x_84 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 8], lanes_at_0, 8);
-        const vint16m1_t x_85 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 12], lanes_at_0, 8);
-        const vint16m1_t x_86 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 10], lanes_at_0, 8);
-        const vint16m1_t x_87 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 14], lanes_at_0, 8);
-        const vint16m1_t x_88 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 1], lanes_at_0, 8);
-        const vint16m1_t x_89 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 5], lanes_at_0, 8);
-        const vint16m1_t x_90 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 3], lanes_at_0, 8);
-        const vint16m1_t x_91 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 7], lanes_at_0, 8);
-        const vint16m1_t x_92 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 9], lanes_at_0, 8);
-        const vint16m1_t x_93 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 13], lanes_at_0, 8);
-        const vint16m1_t x_94 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 11], lanes_at_0, 8);
-        const vint16m1_t x_95 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 16 + 15], lanes_at_0, 8);
-        const vint16m1_t t_32 = nttgen_mlkem_rvv128_montmul(x_84, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_32, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_32, 8);
-        const vint16m1_t t_33 = nttgen_mlkem_rvv128_montmul(x_85, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_81, t_33, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_81, t_33, 8);
-        const vint16m1_t t_34 = nttgen_mlkem_rvv128_montmul(x_86, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_82, t_34, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_82, t_34, 8);
-        const vint16m1_t t_35 = nttgen_mlkem_rvv128_montmul(x_87, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_83, t_35, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_83, t_35, 8);
-        const vint16m1_t t_36 = nttgen_mlkem_rvv128_montmul(x_92, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_36, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_36, 8);
-        const vint16m1_t t_37 = nttgen_mlkem_rvv128_montmul(x_93, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_89, t_37, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_89, t_37, 8);
-        const vint16m1_t t_38 = nttgen_mlkem_rvv128_montmul(x_94, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_90, t_38, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_90, t_38, 8);
-        const vint16m1_t t_39 = nttgen_mlkem_rvv128_montmul(x_95, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_91, t_39, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_91, t_39, 8);
-        const vint16m1_t t_40 = nttgen_mlkem_rvv128_montmul(x_98, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_40, 8);
-        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_40, 8);
-        const vint16m1_t t_41 = nttgen_mlkem_rvv128_montmul(x_102, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_100, t_41, 8);
-        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_100, t_41, 8);
-        const vint16m1_t t_42 = nttgen_mlkem_rvv128_montmul(x_99, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_97, t_42, 8);
-        const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_97, t_42, 8);
-        const vint16m1_t t_43 = nttgen_mlkem_rvv128_montmul(x_103, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_101, t_43, 8);
-        const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_101, t_43, 8);
-        const vint16m1_t t_44 = nttgen_mlkem_rvv128_montmul(x_106, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_44, 8);
-        const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_44, 8);
-        const vint16m1_t t_45 = nttgen_mlkem_rvv128_montmul(x_110, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_108, t_45, 8);
-        const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_108, t_45, 8);
-        const vint16m1_t t_46 = nttgen_mlkem_rvv128_montmul(x_107, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_105, t_46, 8);
-        const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_105, t_46, 8);
-        const vint16m1_t t_47 = nttgen_mlkem_rvv128_montmul(x_111, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_109, t_47, 8);
-        const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_109, t_47, 8);
-        const vint16m1_t t_48 = nttgen_mlkem_rvv128_montmul(x_114, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_48, 8);
-        const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_48, 8);
-        const vint16m1_t t_49 = nttgen_mlkem_rvv128_montmul(x_115, zeta_19, zetaqinv_19, 8);
-        const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_49, 8);
-        const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_49, 8);
-        const vint16m1_t t_50 = nttgen_mlkem_rvv128_montmul(x_118, zeta_20, zetaqinv_20, 8);
-        const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_50, 8);
-        const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_50, 8);
-        const vint16m1_t t_51 = nttgen_mlkem_rvv128_montmul(x_119, zeta_21, zetaqinv_21, 8);
-        const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_117, t_51, 8);
-        const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_117, t_51, 8);
-        const vint16m1_t t_52 = nttgen_mlkem_rvv128_montmul(x_122, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_52, 8);
-        const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_52, 8);
-        const vint16m1_t t_53 = nttgen_mlkem_rvv128_montmul(x_123, zeta_19, zetaqinv_19, 8);
-        const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_121, t_53, 8);
-        const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_121, t_53, 8);
-        const vint16m1_t t_54 = nttgen_mlkem_rvv128_montmul(x_126, zeta_20, zetaqinv_20, 8);
-        const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_54, 8);
-        const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_54, 8);
-        const vint16m1_t t_55 = nttgen_mlkem_rvv128_montmul(x_127, zeta_21, zetaqinv_21, 8);
-        const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_55, 8);
-        const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_55, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16], x_128, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 128], x_130, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 64], x_129, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 192], x_131, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 8], x_132, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 136], x_134, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 72], x_133, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 200], x_135, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 32], x_136, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 160], x_138, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 96], x_137, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 224], x_139, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 40], x_140, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 168], x_142, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 104], x_141, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 16 + 232], x_143, 8);
+    // layers 2, 3, 4: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 8], 8);
+        const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 9], 8);
+        const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 10], 8);
+        const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 11], 8);
+        const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 12], 8);
+        const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 13], 8);
+        const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 14], 8);
+        const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 15], 8);
+        const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 16], 8);
+        const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 17], 8);
+        const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 18], 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 19], 8);
+        const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 20], 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 21], 8);
+        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&r[blk_0 * 64], 8);
+        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 32, 8);
+        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 16, 8);
+        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 48, 8);
+        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 8, 8);
+        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 40, 8);
+        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 24, 8);
+        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 56, 8);
+        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_25, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_8, 8);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_8, 8);
+        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_27, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_26, t_9, 8);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_26, t_9, 8);
+        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_29, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_10, 8);
+        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_10, 8);
+        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_31, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_30, t_11, 8);
+        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_30, t_11, 8);
+        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_34, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 8);
+        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_35, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_33, t_13, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_33, t_13, 8);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_36, t_14, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_36, t_14, 8);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_39, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_37, t_15, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_37, t_15, 8);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_44, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_16, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_16, 8);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_46, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_17, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_17, 8);
+        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_45, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_18, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_18, 8);
+        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_47, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_19, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_19, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_48, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_50, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_52, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_54, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 8, x_49, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 40, x_51, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 24, x_53, 8);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 56, x_55, 8);
+    }
+    // layers 5, 6: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 72, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 80, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 88, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 96, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 104, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 112, 8);
+        const vint16m1_t x_56 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8], lanes_at_0, 8);
+        const vint16m1_t x_57 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 4, lanes_at_0, 8);
+        const vint16m1_t x_58 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 2, lanes_at_0, 8);
+        const vint16m1_t x_59 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 6, lanes_at_0, 8);
+        const vint16m1_t x_60 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 1, lanes_at_0, 8);
+        const vint16m1_t x_61 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 5, lanes_at_0, 8);
+        const vint16m1_t x_62 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 3, lanes_at_0, 8);
+        const vint16m1_t x_63 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 7, lanes_at_0, 8);
+        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_57, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_56, t_20, 8);
+        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_56, t_20, 8);
+        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_59, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_58, t_21, 8);
+        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_58, t_21, 8);
+        const vint16m1_t t_22 = nttgen_mlkem_rvv128_montmul(x_61, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_60, t_22, 8);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_60, t_22, 8);
+        const vint16m1_t t_23 = nttgen_mlkem_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_62, t_23, 8);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_62, t_23, 8);
+        const vint16m1_t t_24 = nttgen_mlkem_rvv128_montmul(x_66, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, 8);
+        const vint16m1_t t_25 = nttgen_mlkem_rvv128_montmul(x_67, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_25, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_25, 8);
+        const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_70, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_26, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_26, 8);
+        const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_71, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_27, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_27, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8], x_72, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 128, x_74, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 64, x_73, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 192, x_75, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 32, x_76, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 160, x_78, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 96, x_77, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 224, x_79, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(r, 256, -16199, 16200);
+    nttgen_mlkem_rvv128_assert_range(r, 256, -16389, 16389);
 #endif
 }
 
@@ -683,8 +573,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-16199, 16200]
- * Ops per call: load 90, gather 32, store 64, add 112, sub 112, montmul 112
+ * a[256]: on entry in [-3328, 3328], on exit in [-16389, 16389]
+ * Ops per call: load 150, gather 32, store 96, add 112, sub 112, montmul 112
  */
 void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -692,7 +582,7 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
 #endif
     nttgen_mlkem_rvv128_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -16199, 16200);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -16389, 16389);
 #endif
 }
 
@@ -1030,11 +920,11 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
         for (size_t i_1 = 0; i_1 < 4; ++i_1) {
             const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 16], 8);
             const vint16m1_t gammaqinv_0 =
-                __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 16 + 8], 8);
+                __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 16] + 8, 8);
             const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8], 8);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8] + 32, 8);
             const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8], 8);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8] + 32, 8);
             const vint16m1_t gb_0 = nttgen_mlkem_rvv128_montmul(b_1, gamma_0, gammaqinv_0, 8);
             const vint32m2_t w_0 =
                 __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 8), a_1, gb_0, 8);
@@ -1044,13 +934,13 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
             vint32m2_t w_3 = w_1;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
                 const vint16m1_t a_2 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8] + 256, 8);
                 const vint16m1_t a_3 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8] + 288, 8);
                 const vint16m1_t b_2 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8] + 256, 8);
                 const vint16m1_t b_3 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8] + 288, 8);
                 const vint16m1_t gb_1 = nttgen_mlkem_rvv128_montmul(b_3, gamma_0, gammaqinv_0, 8);
                 const vint32m2_t w_4 =
                     __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 8), a_3, gb_1, 8);
@@ -1067,13 +957,13 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
             vint16m1_t acc_1 = r_1;
             for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
                 const vint16m1_t a_4 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 8 + 768], 8);
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 8] + 768, 8);
                 const vint16m1_t a_5 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 8 + 800], 8);
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 8] + 800, 8);
                 const vint16m1_t b_4 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 8 + 768], 8);
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 8] + 768, 8);
                 const vint16m1_t b_5 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 8 + 800], 8);
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 8] + 800, 8);
                 const vint16m1_t gb_2 = nttgen_mlkem_rvv128_montmul(b_5, gamma_0, gammaqinv_0, 8);
                 const vint32m2_t w_8 =
                     __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 8), a_5, gb_2, 8);
@@ -1083,13 +973,13 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
                 vint32m2_t w_11 = w_9;
                 for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
                     const vint16m1_t a_6 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1024, 8);
                     const vint16m1_t a_7 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1056, 8);
                     const vint16m1_t b_6 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1024, 8);
                     const vint16m1_t b_7 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1056, 8);
                     const vint16m1_t gb_3 =
                         nttgen_mlkem_rvv128_montmul(b_7, gamma_0, gammaqinv_0, 8);
                     const vint32m2_t w_12 =
@@ -1113,7 +1003,7 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
             const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(acc_0, 8);
             const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(acc_1, 8);
             __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8], red_2, 8);
-            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8 + 32], red_3, 8);
+            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8] + 32, red_3, 8);
         }
     }
 #ifdef NTTGEN_DEBUG
@@ -1244,9 +1134,9 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
     for (size_t i_0 = 0; i_0 < 4; ++i_0) {
         for (size_t i_1 = 0; i_1 < 4; ++i_1) {
             const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8], 8);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 8] + 32, 8);
             const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8], 8);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8 + 32], 8);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 8] + 32, 8);
             const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 32 + i_1 * 8], 8);
             const vint32m2_t w_0 =
                 __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 8), a_1, cache_0, 8);
@@ -1256,15 +1146,15 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
             vint32m2_t w_3 = w_1;
             for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
                 const vint16m1_t a_2 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8] + 256, 8);
                 const vint16m1_t a_3 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 8] + 288, 8);
                 const vint16m1_t b_2 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 256], 8);
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8] + 256, 8);
                 const vint16m1_t b_3 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8 + 288], 8);
+                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 8] + 288, 8);
                 const vint16m1_t cache_1 =
-                    __riscv_vle16_v_i16m1(&cache[i_2 * 128 + i_0 * 32 + i_1 * 8 + 128], 8);
+                    __riscv_vle16_v_i16m1(&cache[i_2 * 128 + i_0 * 32 + i_1 * 8] + 128, 8);
                 const vint32m2_t w_4 =
                     __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 8), a_3, cache_1, 8);
                 const vint32m2_t w_5 =
@@ -1280,15 +1170,15 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
             vint16m1_t acc_1 = r_1;
             for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
                 const vint16m1_t a_4 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 8] + 1024, 8);
                 const vint16m1_t a_5 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 8] + 1056, 8);
                 const vint16m1_t b_4 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1024], 8);
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 8] + 1024, 8);
                 const vint16m1_t b_5 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 8 + 1056], 8);
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 8] + 1056, 8);
                 const vint16m1_t cache_2 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_0 * 32 + i_1 * 8 + 512], 8);
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_0 * 32 + i_1 * 8] + 512, 8);
                 const vint32m2_t w_8 =
                     __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 8), a_5, cache_2, 8);
                 const vint32m2_t w_9 =
@@ -1297,15 +1187,15 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
                 vint32m2_t w_11 = w_9;
                 for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
                     const vint16m1_t a_6 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1280], 8);
+                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1280, 8);
                     const vint16m1_t a_7 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1312], 8);
+                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1312, 8);
                     const vint16m1_t b_6 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1280], 8);
+                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1280, 8);
                     const vint16m1_t b_7 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8 + 1312], 8);
+                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 8] + 1312, 8);
                     const vint16m1_t cache_3 = __riscv_vle16_v_i16m1(
-                        &cache[g_0 * 512 + i_3 * 128 + i_0 * 32 + i_1 * 8 + 640], 8);
+                        &cache[g_0 * 512 + i_3 * 128 + i_0 * 32 + i_1 * 8] + 640, 8);
                     const vint32m2_t w_12 = __riscv_vwmacc_vv_i32m2(
                         __riscv_vwmul_vv_i32m2(a_6, b_6, 8), a_7, cache_3, 8);
                     const vint32m2_t w_13 =
@@ -1325,7 +1215,7 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
                 acc_1 = acc_3;
             }
             __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8], acc_0, 8);
-            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8 + 32], acc_1, 8);
+            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 8] + 32, acc_1, 8);
         }
     }
 #ifdef NTTGEN_DEBUG
@@ -1338,8 +1228,8 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-2020, 2021]
- * Ops per call: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24
+ * a[256]: on entry in [-11556, 11558], on exit in [-1811, 1812]
+ * Ops per call: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -1349,332 +1239,201 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -11556, 11558);
 #endif
-    // inverse layers 4, 5, 6: 16 register(s) per chunk
+    // inverse layers 5, 6: 8 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
     const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 8], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 136], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 72], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 200], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 32], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 160], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 96], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 224], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 40], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 168], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 104], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 232], 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_10, 8);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_10, 8);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_11, 8);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_11, 8);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, x_14, 8);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, x_14, 8);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_13, x_15, 8);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_13, x_15, 8);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_16, 8);
-        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_18, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 8);
-        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul(x_19, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_17, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, t_0, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, t_0, 8);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_20, 8);
-        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_22, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_3, red_4, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_3, red_4, 8);
-        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul(x_23, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_21, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 8);
-        const vint16m1_t red_6 = nttgen_mlkem_rvv128_barrett(x_24, 8);
-        const vint16m1_t red_7 = nttgen_mlkem_rvv128_barrett(x_26, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 8);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_27, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_8 = nttgen_mlkem_rvv128_barrett(x_25, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, t_2, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, t_2, 8);
-        const vint16m1_t red_9 = nttgen_mlkem_rvv128_barrett(x_28, 8);
-        const vint16m1_t red_10 = nttgen_mlkem_rvv128_barrett(x_30, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_9, red_10, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_9, red_10, 8);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_31, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_11 = nttgen_mlkem_rvv128_barrett(x_29, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_36, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_36, 8);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_37, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_34, t_5, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_34, t_5, 8);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_6, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_6, 8);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_44, 8);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_44, 8);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_45, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_46, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_42, t_8, 8);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_42, t_8, 8);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_47, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 8);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_48, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_50, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_52, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, x_54, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, x_49, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, x_51, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, x_53, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, x_55, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, x_56, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, x_58, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, x_60, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, x_62, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, x_57, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, x_59, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, x_61, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, x_63, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_10, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul(x_11, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_14, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, red_1, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, red_1, 8);
+        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_1, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_1, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_16, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_17, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_18, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_19, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_20, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_21, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_22, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_23, 8);
     }
-    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 8], 8);
-        const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 16], 8);
-        const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 24], 8);
-        const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 32], 8);
-        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 40], 8);
-        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 48], 8);
-        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 56], 8);
-        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 64], 8);
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 72], 8);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 80], 8);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 88], 8);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 96], 8);
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 104], 8);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 112], 8);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 120], 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 128], 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 136], 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 144], 8);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 152], 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 160], 8);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 168], 8);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 176], 8);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 184], 8);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 192], 8);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 200], 8);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 208], 8);
-        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 216], 8);
-        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 224], 8);
-        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 232], 8);
-        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 240], 8);
-        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
-        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 128], 8);
-        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 64], 8);
-        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 192], 8);
-        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 32], 8);
-        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 160], 8);
-        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 96], 8);
-        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 224], 8);
-        const vint16m1_t x_72 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 16], 8);
-        const vint16m1_t x_73 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 144], 8);
-        const vint16m1_t x_74 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 80], 8);
-        const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 208], 8);
-        const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 48], 8);
-        const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 176], 8);
-        const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 112], 8);
-        const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 240], 8);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_72, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_10, 8);
-        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_10, 8);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_73, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_65, t_11, 8);
-        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_65, t_11, 8);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_74, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_66, t_12, 8);
-        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_66, t_12, 8);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_75, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_13, 8);
-        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_13, 8);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_76, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_68, t_14, 8);
-        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_68, t_14, 8);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_77, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_69, t_15, 8);
-        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_69, t_15, 8);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_78, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_70, t_16, 8);
-        const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_70, t_16, 8);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_79, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_71, t_17, 8);
-        const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_71, t_17, 8);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_88, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_18, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_18, 8);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_90, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_19, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_19, 8);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_92, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_20, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_20, 8);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_94, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_21, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_21, 8);
-        const vint16m1_t t_22 = nttgen_mlkem_rvv128_montmul(x_89, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_81, t_22, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_81, t_22, 8);
-        const vint16m1_t t_23 = nttgen_mlkem_rvv128_montmul(x_91, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_83, t_23, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_83, t_23, 8);
-        const vint16m1_t t_24 = nttgen_mlkem_rvv128_montmul(x_93, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_85, t_24, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_85, t_24, 8);
-        const vint16m1_t t_25 = nttgen_mlkem_rvv128_montmul(x_95, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_87, t_25, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_87, t_25, 8);
-        const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_100, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_26, 8);
-        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_26, 8);
-        const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_102, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_27, 8);
-        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_27, 8);
-        const vint16m1_t t_28 = nttgen_mlkem_rvv128_montmul(x_101, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_97, t_28, 8);
-        const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_97, t_28, 8);
-        const vint16m1_t t_29 = nttgen_mlkem_rvv128_montmul(x_103, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_99, t_29, 8);
-        const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_99, t_29, 8);
-        const vint16m1_t t_30 = nttgen_mlkem_rvv128_montmul(x_108, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_30, 8);
-        const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_30, 8);
-        const vint16m1_t t_31 = nttgen_mlkem_rvv128_montmul(x_110, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_106, t_31, 8);
-        const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_106, t_31, 8);
-        const vint16m1_t t_32 = nttgen_mlkem_rvv128_montmul(x_109, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_105, t_32, 8);
-        const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_105, t_32, 8);
-        const vint16m1_t t_33 = nttgen_mlkem_rvv128_montmul(x_111, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_107, t_33, 8);
-        const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_107, t_33, 8);
-        const vint16m1_t t_34 = nttgen_mlkem_rvv128_montmul(x_114, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_34, 8);
-        const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_34, 8);
-        const vint16m1_t t_35 = nttgen_mlkem_rvv128_montmul(x_115, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t t_36 = nttgen_mlkem_rvv128_montmul(x_118, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_36, 8);
-        const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_36, 8);
-        const vint16m1_t t_37 = nttgen_mlkem_rvv128_montmul(x_119, zeta_14, zetaqinv_14, 8);
-        goto part_1;
-    part_1:;
-        const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_117, t_37, 8);
-        const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_117, t_37, 8);
-        const vint16m1_t t_38 = nttgen_mlkem_rvv128_montmul(x_122, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_38, 8);
-        const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_38, 8);
-        const vint16m1_t t_39 = nttgen_mlkem_rvv128_montmul(x_123, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t t_40 = nttgen_mlkem_rvv128_montmul(x_126, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_40, 8);
-        const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_40, 8);
-        const vint16m1_t t_41 = nttgen_mlkem_rvv128_montmul(x_127, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_41, 8);
-        const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_41, 8);
+    // inverse layers 2, 3, 4: 8 register(s) per chunk
+    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[8], 8);
+    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 8);
+    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[24], 8);
+    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 8);
+    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[40], 8);
+    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 8);
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[56], 8);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 8);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[72], 8);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 8);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[88], 8);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 8);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[104], 8);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 8);
+    for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 8);
+        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 8);
+        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 8);
+        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 8);
+        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 8, 8);
+        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 40, 8);
+        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 24, 8);
+        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 56, 8);
+        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_28, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_2, 8);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_2, 8);
+        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_29, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_25, t_3, 8);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_25, t_3, 8);
+        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_30, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_26, t_4, 8);
+        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_26, t_4, 8);
+        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_31, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_27, t_5, 8);
+        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_27, t_5, 8);
+        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_36, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_6, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_6, 8);
+        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_7, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_7, 8);
+        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_37, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_8, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_8, 8);
+        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_9, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_9, 8);
+        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_42, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_10, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_10, 8);
+        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_43, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_46, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_44, t_12, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_44, t_12, 8);
+        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_47, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_45, t_13, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_45, t_13, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64], x_48, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 32, x_49, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 16, x_50, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 48, x_51, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 8, x_52, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 40, x_53, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 24, x_54, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 56, x_55, 8);
+    }
+    // inverse layers 0, 1: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 120, 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 8);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 136, 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 8);
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 152, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 168, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 184, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 8);
+        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 200, 8);
+        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 208, 8);
+        const vint16m1_t x_56 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
+        const vint16m1_t x_57 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 128, 8);
+        const vint16m1_t x_58 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 64, 8);
+        const vint16m1_t x_59 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 192, 8);
+        const vint16m1_t x_60 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 32, 8);
+        const vint16m1_t x_61 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 160, 8);
+        const vint16m1_t x_62 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 96, 8);
+        const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 224, 8);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_58, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_56, 8);
+        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_2, t_14, 8);
+        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_2, t_14, 8);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_59, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_57, 8);
+        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_3, t_15, 8);
+        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_3, t_15, 8);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_60, 8);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_4, t_16, 8);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_4, t_16, 8);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_63, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_61, 8);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_5, t_17, 8);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_5, t_17, 8);
+        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_66, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_18, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_18, 8);
+        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_67, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_19, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_19, 8);
+        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_20, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_20, 8);
+        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_71, zeta_13, zetaqinv_13, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_21, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_21, 8);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
-        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 8], 8);
-        const vint16m1_t x_144 = nttgen_mlkem_rvv128_montmul(x_128, tw_0, twqinv_0, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], x_144, 8);
-        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 256], 8);
-        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 264], 8);
-        const vint16m1_t x_145 = nttgen_mlkem_rvv128_montmul(x_129, tw_1, twqinv_1, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 128], x_145, 8);
-        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 128], 8);
-        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 136], 8);
-        const vint16m1_t x_146 = nttgen_mlkem_rvv128_montmul(x_130, tw_2, twqinv_2, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 64], x_146, 8);
-        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 384], 8);
-        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 392], 8);
-        const vint16m1_t x_147 = nttgen_mlkem_rvv128_montmul(x_131, tw_3, twqinv_3, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 192], x_147, 8);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 64], 8);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 72], 8);
-        const vint16m1_t x_148 = nttgen_mlkem_rvv128_montmul(x_132, tw_4, twqinv_4, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 32], x_148, 8);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 320], 8);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 328], 8);
-        const vint16m1_t x_149 = nttgen_mlkem_rvv128_montmul(x_133, tw_5, twqinv_5, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 160], x_149, 8);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 192], 8);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 200], 8);
-        const vint16m1_t x_150 = nttgen_mlkem_rvv128_montmul(x_134, tw_6, twqinv_6, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 96], x_150, 8);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 448], 8);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 456], 8);
-        const vint16m1_t x_151 = nttgen_mlkem_rvv128_montmul(x_135, tw_7, twqinv_7, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 224], x_151, 8);
-        const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 32], 8);
-        const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 40], 8);
-        const vint16m1_t x_152 = nttgen_mlkem_rvv128_montmul(x_136, tw_8, twqinv_8, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 16], x_152, 8);
-        const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 288], 8);
-        const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 296], 8);
-        const vint16m1_t x_153 = nttgen_mlkem_rvv128_montmul(x_137, tw_9, twqinv_9, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 144], x_153, 8);
-        const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 160], 8);
-        const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 168], 8);
-        const vint16m1_t x_154 = nttgen_mlkem_rvv128_montmul(x_138, tw_10, twqinv_10, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 80], x_154, 8);
-        const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 416], 8);
-        const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 424], 8);
-        const vint16m1_t x_155 = nttgen_mlkem_rvv128_montmul(x_139, tw_11, twqinv_11, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 208], x_155, 8);
-        const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 96], 8);
-        const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 104], 8);
-        const vint16m1_t x_156 = nttgen_mlkem_rvv128_montmul(x_140, tw_12, twqinv_12, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 48], x_156, 8);
-        const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 352], 8);
-        const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 360], 8);
-        const vint16m1_t x_157 = nttgen_mlkem_rvv128_montmul(x_141, tw_13, twqinv_13, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 176], x_157, 8);
-        const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 224], 8);
-        const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 232], 8);
-        const vint16m1_t x_158 = nttgen_mlkem_rvv128_montmul(x_142, tw_14, twqinv_14, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 112], x_158, 8);
-        const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 480], 8);
-        const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 488], 8);
-        const vint16m1_t x_159 = nttgen_mlkem_rvv128_montmul(x_143, tw_15, twqinv_15, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], x_159, 8);
+        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 8, 8);
+        const vint16m1_t x_80 = nttgen_mlkem_rvv128_montmul(x_72, tw_0, twqinv_0, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8], x_80, 8);
+        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 256, 8);
+        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 264, 8);
+        const vint16m1_t x_81 = nttgen_mlkem_rvv128_montmul(x_73, tw_1, twqinv_1, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 128, x_81, 8);
+        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 128, 8);
+        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 136, 8);
+        const vint16m1_t x_82 = nttgen_mlkem_rvv128_montmul(x_74, tw_2, twqinv_2, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 64, x_82, 8);
+        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 384, 8);
+        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 392, 8);
+        const vint16m1_t x_83 = nttgen_mlkem_rvv128_montmul(x_75, tw_3, twqinv_3, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 192, x_83, 8);
+        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 64, 8);
+        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 72, 8);
+        const vint16m1_t x_84 = nttgen_mlkem_rvv128_montmul(x_76, tw_4, twqinv_4, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 32, x_84, 8);
+        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 320, 8);
+        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 328, 8);
+        const vint16m1_t x_85 = nttgen_mlkem_rvv128_montmul(x_77, tw_5, twqinv_5, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 160, x_85, 8);
+        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 192, 8);
+        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 200, 8);
+        const vint16m1_t x_86 = nttgen_mlkem_rvv128_montmul(x_78, tw_6, twqinv_6, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 96, x_86, 8);
+        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 448, 8);
+        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 456, 8);
+        const vint16m1_t x_87 = nttgen_mlkem_rvv128_montmul(x_79, tw_7, twqinv_7, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 224, x_87, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -2020, 2021);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -1811, 1812);
 #endif
 }
 
@@ -1809,39 +1568,23 @@ void nttgen_mlkem_rvv128_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 8], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 136], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 72], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 200], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 32], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 160], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 96], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 224], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 40], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 168], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 104], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 232], 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_0, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_1, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_2, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, x_3, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, x_4, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, x_5, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, x_6, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, x_7, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, x_8, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, x_9, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, x_10, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, x_11, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, x_12, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, x_13, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, x_14, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, x_15, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_0, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_1, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_2, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_3, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_4, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_5, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_6, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
@@ -1862,39 +1605,23 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, 8);
-        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, 8);
-        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, 8);
-        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, 8);
-        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, 8);
-        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, 8);
-        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, 8);
-        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, 8);
-        const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, 8);
-        const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, 8);
-        const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, 8);
-        const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, 8);
-        const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, 8);
-        const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, 8);
-        const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, 8);
-        const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16], x_0, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 128], x_1, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 64], x_2, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 192], x_3, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 8], x_4, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 136], x_5, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 72], x_6, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 200], x_7, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 32], x_8, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 160], x_9, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 96], x_10, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 224], x_11, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 40], x_12, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 168], x_13, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 104], x_14, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 16 + 232], x_15, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, 8);
+        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, 8);
+        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, 8);
+        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, 8);
+        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, 8);
+        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, 8);
+        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, 8);
+        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8], x_0, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 128, x_1, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 64, x_2, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 192, x_3, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 32, x_4, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 160, x_5, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 96, x_6, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 224, x_7, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
@@ -1907,7 +1634,7 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
- * Ops per call: load 196, store 32, scatter 32, add 112, sub 112, montmul 116, barrett 24,
+ * Ops per call: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24,
  *   cond_add_q 32
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
@@ -1918,345 +1645,206 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -11556, 11558);
 #endif
-    // inverse layers 4, 5, 6: 16 register(s) per chunk
+    // inverse layers 5, 6: 8 register(s) per chunk
     const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
     const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 128], 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 64], 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 192], 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 8], 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 136], 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 72], 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 200], 8);
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 32], 8);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 160], 8);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 96], 8);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 224], 8);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 40], 8);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 168], 8);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 104], 8);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16 + 232], 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_10, 8);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_10, 8);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_11, 8);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_11, 8);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, x_14, 8);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, x_14, 8);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_13, x_15, 8);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_13, x_15, 8);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_16, 8);
-        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_18, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 8);
-        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul(x_19, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_17, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, t_0, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, t_0, 8);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_20, 8);
-        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_22, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_3, red_4, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_3, red_4, 8);
-        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul(x_23, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_21, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 8);
-        const vint16m1_t red_6 = nttgen_mlkem_rvv128_barrett(x_24, 8);
-        const vint16m1_t red_7 = nttgen_mlkem_rvv128_barrett(x_26, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 8);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_27, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_8 = nttgen_mlkem_rvv128_barrett(x_25, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, t_2, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, t_2, 8);
-        const vint16m1_t red_9 = nttgen_mlkem_rvv128_barrett(x_28, 8);
-        const vint16m1_t red_10 = nttgen_mlkem_rvv128_barrett(x_30, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_9, red_10, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_9, red_10, 8);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_31, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t red_11 = nttgen_mlkem_rvv128_barrett(x_29, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_36, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_36, 8);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_37, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 8);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_34, t_5, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_34, t_5, 8);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_6, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_6, 8);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_44, 8);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_44, 8);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_45, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 8);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_46, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_42, t_8, 8);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_42, t_8, 8);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_47, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 8);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_48, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 4], lanes_at_0, x_50, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 2], lanes_at_0, x_52, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 6], lanes_at_0, x_54, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 8], lanes_at_0, x_49, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 12], lanes_at_0, x_51, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 10], lanes_at_0, x_53, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 14], lanes_at_0, x_55, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 1], lanes_at_0, x_56, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 5], lanes_at_0, x_58, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 3], lanes_at_0, x_60, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 7], lanes_at_0, x_62, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 9], lanes_at_0, x_57, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 13], lanes_at_0, x_59, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 11], lanes_at_0, x_61, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16 + 15], lanes_at_0, x_63, 8);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_10, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 8);
+        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul(x_11, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
+        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_14, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, red_1, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, red_1, 8);
+        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_1, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_1, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_16, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_17, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_18, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_19, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_20, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_21, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_22, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_23, 8);
     }
-    // inverse layers 0, 1, 2, 3: 16 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 8], 8);
-        const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 16], 8);
-        const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 24], 8);
-        const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 32], 8);
-        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 40], 8);
-        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 48], 8);
-        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 56], 8);
-        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 64], 8);
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 72], 8);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 80], 8);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 88], 8);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 96], 8);
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 104], 8);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 112], 8);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 120], 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 128], 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 136], 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 144], 8);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 152], 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 160], 8);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 168], 8);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 176], 8);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 184], 8);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 192], 8);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 200], 8);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 208], 8);
-        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 216], 8);
-        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 224], 8);
-        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 232], 8);
-        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 240 + 240], 8);
-        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
-        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 128], 8);
-        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 64], 8);
-        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 192], 8);
-        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 32], 8);
-        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 160], 8);
-        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 96], 8);
-        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 224], 8);
-        const vint16m1_t x_72 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 16], 8);
-        const vint16m1_t x_73 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 144], 8);
-        const vint16m1_t x_74 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 80], 8);
-        const vint16m1_t x_75 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 208], 8);
-        const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 48], 8);
-        const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 176], 8);
-        const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 112], 8);
-        const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + 240], 8);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_72, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_10, 8);
-        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_10, 8);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_73, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_65, t_11, 8);
-        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_65, t_11, 8);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_74, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_66, t_12, 8);
-        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_66, t_12, 8);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_75, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_13, 8);
-        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_13, 8);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_76, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_68, t_14, 8);
-        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_68, t_14, 8);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_77, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_69, t_15, 8);
-        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_69, t_15, 8);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_78, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_70, t_16, 8);
-        const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_70, t_16, 8);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_79, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_71, t_17, 8);
-        const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_71, t_17, 8);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_88, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_18, 8);
-        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_18, 8);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_90, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_82, t_19, 8);
-        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_82, t_19, 8);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_92, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_20, 8);
-        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_20, 8);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_94, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_21, 8);
-        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_21, 8);
-        const vint16m1_t t_22 = nttgen_mlkem_rvv128_montmul(x_89, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_81, t_22, 8);
-        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_81, t_22, 8);
-        const vint16m1_t t_23 = nttgen_mlkem_rvv128_montmul(x_91, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_83, t_23, 8);
-        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_83, t_23, 8);
-        const vint16m1_t t_24 = nttgen_mlkem_rvv128_montmul(x_93, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_85, t_24, 8);
-        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_85, t_24, 8);
-        const vint16m1_t t_25 = nttgen_mlkem_rvv128_montmul(x_95, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_87, t_25, 8);
-        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_87, t_25, 8);
-        const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_100, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_96, t_26, 8);
-        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_96, t_26, 8);
-        const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_102, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_98, t_27, 8);
-        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_98, t_27, 8);
-        const vint16m1_t t_28 = nttgen_mlkem_rvv128_montmul(x_101, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_116 = __riscv_vadd_vv_i16m1(x_97, t_28, 8);
-        const vint16m1_t x_117 = __riscv_vsub_vv_i16m1(x_97, t_28, 8);
-        const vint16m1_t t_29 = nttgen_mlkem_rvv128_montmul(x_103, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_118 = __riscv_vadd_vv_i16m1(x_99, t_29, 8);
-        const vint16m1_t x_119 = __riscv_vsub_vv_i16m1(x_99, t_29, 8);
-        const vint16m1_t t_30 = nttgen_mlkem_rvv128_montmul(x_108, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_120 = __riscv_vadd_vv_i16m1(x_104, t_30, 8);
-        const vint16m1_t x_121 = __riscv_vsub_vv_i16m1(x_104, t_30, 8);
-        const vint16m1_t t_31 = nttgen_mlkem_rvv128_montmul(x_110, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_122 = __riscv_vadd_vv_i16m1(x_106, t_31, 8);
-        const vint16m1_t x_123 = __riscv_vsub_vv_i16m1(x_106, t_31, 8);
-        const vint16m1_t t_32 = nttgen_mlkem_rvv128_montmul(x_109, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_124 = __riscv_vadd_vv_i16m1(x_105, t_32, 8);
-        const vint16m1_t x_125 = __riscv_vsub_vv_i16m1(x_105, t_32, 8);
-        const vint16m1_t t_33 = nttgen_mlkem_rvv128_montmul(x_111, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_126 = __riscv_vadd_vv_i16m1(x_107, t_33, 8);
-        const vint16m1_t x_127 = __riscv_vsub_vv_i16m1(x_107, t_33, 8);
-        const vint16m1_t t_34 = nttgen_mlkem_rvv128_montmul(x_114, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_128 = __riscv_vadd_vv_i16m1(x_112, t_34, 8);
-        const vint16m1_t x_129 = __riscv_vsub_vv_i16m1(x_112, t_34, 8);
-        const vint16m1_t t_35 = nttgen_mlkem_rvv128_montmul(x_115, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_130 = __riscv_vadd_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t x_131 = __riscv_vsub_vv_i16m1(x_113, t_35, 8);
-        const vint16m1_t t_36 = nttgen_mlkem_rvv128_montmul(x_118, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_132 = __riscv_vadd_vv_i16m1(x_116, t_36, 8);
-        const vint16m1_t x_133 = __riscv_vsub_vv_i16m1(x_116, t_36, 8);
-        const vint16m1_t t_37 = nttgen_mlkem_rvv128_montmul(x_119, zeta_14, zetaqinv_14, 8);
-        goto part_1;
-    part_1:;
-        const vint16m1_t x_134 = __riscv_vadd_vv_i16m1(x_117, t_37, 8);
-        const vint16m1_t x_135 = __riscv_vsub_vv_i16m1(x_117, t_37, 8);
-        const vint16m1_t t_38 = nttgen_mlkem_rvv128_montmul(x_122, zeta_15, zetaqinv_15, 8);
-        const vint16m1_t x_136 = __riscv_vadd_vv_i16m1(x_120, t_38, 8);
-        const vint16m1_t x_137 = __riscv_vsub_vv_i16m1(x_120, t_38, 8);
-        const vint16m1_t t_39 = nttgen_mlkem_rvv128_montmul(x_123, zeta_16, zetaqinv_16, 8);
-        const vint16m1_t x_138 = __riscv_vadd_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t x_139 = __riscv_vsub_vv_i16m1(x_121, t_39, 8);
-        const vint16m1_t t_40 = nttgen_mlkem_rvv128_montmul(x_126, zeta_17, zetaqinv_17, 8);
-        const vint16m1_t x_140 = __riscv_vadd_vv_i16m1(x_124, t_40, 8);
-        const vint16m1_t x_141 = __riscv_vsub_vv_i16m1(x_124, t_40, 8);
-        const vint16m1_t t_41 = nttgen_mlkem_rvv128_montmul(x_127, zeta_18, zetaqinv_18, 8);
-        const vint16m1_t x_142 = __riscv_vadd_vv_i16m1(x_125, t_41, 8);
-        const vint16m1_t x_143 = __riscv_vsub_vv_i16m1(x_125, t_41, 8);
+    // inverse layers 2, 3, 4: 8 register(s) per chunk
+    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[8], 8);
+    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 8);
+    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[24], 8);
+    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 8);
+    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[40], 8);
+    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 8);
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[56], 8);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 8);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[72], 8);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 8);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[88], 8);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 8);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[104], 8);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 8);
+    for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 8);
+        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 8);
+        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 8);
+        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 8);
+        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 8, 8);
+        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 40, 8);
+        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 24, 8);
+        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 56, 8);
+        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_28, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_2, 8);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_2, 8);
+        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_29, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_25, t_3, 8);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_25, t_3, 8);
+        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_30, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_26, t_4, 8);
+        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_26, t_4, 8);
+        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_31, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_27, t_5, 8);
+        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_27, t_5, 8);
+        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_36, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_6, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_6, 8);
+        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_7, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_7, 8);
+        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_37, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_8, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_8, 8);
+        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_9, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_9, 8);
+        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_42, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_10, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_10, 8);
+        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_43, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_41, t_11, 8);
+        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_46, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_44, t_12, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_44, t_12, 8);
+        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_47, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_45, t_13, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_45, t_13, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64], x_48, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 32, x_49, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 16, x_50, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 48, x_51, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 8, x_52, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 40, x_53, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 24, x_54, 8);
+        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 56, x_55, 8);
+    }
+    // inverse layers 0, 1: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 120, 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 8);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 136, 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 8);
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 152, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 168, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 184, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 8);
+        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 200, 8);
+        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 208, 8);
+        const vint16m1_t x_56 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
+        const vint16m1_t x_57 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 128, 8);
+        const vint16m1_t x_58 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 64, 8);
+        const vint16m1_t x_59 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 192, 8);
+        const vint16m1_t x_60 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 32, 8);
+        const vint16m1_t x_61 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 160, 8);
+        const vint16m1_t x_62 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 96, 8);
+        const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 224, 8);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_58, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_56, 8);
+        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_2, t_14, 8);
+        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_2, t_14, 8);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_59, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_57, 8);
+        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_3, t_15, 8);
+        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_3, t_15, 8);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_60, 8);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_4, t_16, 8);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_4, t_16, 8);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_63, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_61, 8);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_5, t_17, 8);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_5, t_17, 8);
+        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_66, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_18, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_18, 8);
+        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_67, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_19, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_19, 8);
+        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_20, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_20, 8);
+        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_71, zeta_13, zetaqinv_13, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_21, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_21, 8);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
-        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 8], 8);
-        const vint16m1_t x_144 = nttgen_mlkem_rvv128_montmul(x_128, tw_0, twqinv_0, 8);
-        const vint16m1_t red_12 = nttgen_mlkem_rvv128_cond_add_q(x_144, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_12, 8);
-        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 256], 8);
-        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 264], 8);
-        const vint16m1_t x_145 = nttgen_mlkem_rvv128_montmul(x_129, tw_1, twqinv_1, 8);
-        const vint16m1_t red_13 = nttgen_mlkem_rvv128_cond_add_q(x_145, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 128], red_13, 8);
-        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 128], 8);
-        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 136], 8);
-        const vint16m1_t x_146 = nttgen_mlkem_rvv128_montmul(x_130, tw_2, twqinv_2, 8);
-        const vint16m1_t red_14 = nttgen_mlkem_rvv128_cond_add_q(x_146, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 64], red_14, 8);
-        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 384], 8);
-        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 392], 8);
-        const vint16m1_t x_147 = nttgen_mlkem_rvv128_montmul(x_131, tw_3, twqinv_3, 8);
-        const vint16m1_t red_15 = nttgen_mlkem_rvv128_cond_add_q(x_147, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 192], red_15, 8);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 64], 8);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 72], 8);
-        const vint16m1_t x_148 = nttgen_mlkem_rvv128_montmul(x_132, tw_4, twqinv_4, 8);
-        const vint16m1_t red_16 = nttgen_mlkem_rvv128_cond_add_q(x_148, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 32], red_16, 8);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 320], 8);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 328], 8);
-        const vint16m1_t x_149 = nttgen_mlkem_rvv128_montmul(x_133, tw_5, twqinv_5, 8);
-        const vint16m1_t red_17 = nttgen_mlkem_rvv128_cond_add_q(x_149, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 160], red_17, 8);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 192], 8);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 200], 8);
-        const vint16m1_t x_150 = nttgen_mlkem_rvv128_montmul(x_134, tw_6, twqinv_6, 8);
-        const vint16m1_t red_18 = nttgen_mlkem_rvv128_cond_add_q(x_150, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 96], red_18, 8);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 448], 8);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 456], 8);
-        const vint16m1_t x_151 = nttgen_mlkem_rvv128_montmul(x_135, tw_7, twqinv_7, 8);
-        const vint16m1_t red_19 = nttgen_mlkem_rvv128_cond_add_q(x_151, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 224], red_19, 8);
-        const vint16m1_t tw_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 32], 8);
-        const vint16m1_t twqinv_8 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 40], 8);
-        const vint16m1_t x_152 = nttgen_mlkem_rvv128_montmul(x_136, tw_8, twqinv_8, 8);
-        const vint16m1_t red_20 = nttgen_mlkem_rvv128_cond_add_q(x_152, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 16], red_20, 8);
-        const vint16m1_t tw_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 288], 8);
-        const vint16m1_t twqinv_9 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 296], 8);
-        const vint16m1_t x_153 = nttgen_mlkem_rvv128_montmul(x_137, tw_9, twqinv_9, 8);
-        const vint16m1_t red_21 = nttgen_mlkem_rvv128_cond_add_q(x_153, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 144], red_21, 8);
-        const vint16m1_t tw_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 160], 8);
-        const vint16m1_t twqinv_10 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 168], 8);
-        const vint16m1_t x_154 = nttgen_mlkem_rvv128_montmul(x_138, tw_10, twqinv_10, 8);
-        const vint16m1_t red_22 = nttgen_mlkem_rvv128_cond_add_q(x_154, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 80], red_22, 8);
-        const vint16m1_t tw_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 416], 8);
-        const vint16m1_t twqinv_11 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 424], 8);
-        const vint16m1_t x_155 = nttgen_mlkem_rvv128_montmul(x_139, tw_11, twqinv_11, 8);
-        const vint16m1_t red_23 = nttgen_mlkem_rvv128_cond_add_q(x_155, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 208], red_23, 8);
-        const vint16m1_t tw_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 96], 8);
-        const vint16m1_t twqinv_12 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 104], 8);
-        const vint16m1_t x_156 = nttgen_mlkem_rvv128_montmul(x_140, tw_12, twqinv_12, 8);
-        const vint16m1_t red_24 = nttgen_mlkem_rvv128_cond_add_q(x_156, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 48], red_24, 8);
-        const vint16m1_t tw_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 352], 8);
-        const vint16m1_t twqinv_13 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 360], 8);
-        const vint16m1_t x_157 = nttgen_mlkem_rvv128_montmul(x_141, tw_13, twqinv_13, 8);
-        const vint16m1_t red_25 = nttgen_mlkem_rvv128_cond_add_q(x_157, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 176], red_25, 8);
-        const vint16m1_t tw_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 224], 8);
-        const vint16m1_t twqinv_14 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 232], 8);
-        const vint16m1_t x_158 = nttgen_mlkem_rvv128_montmul(x_142, tw_14, twqinv_14, 8);
-        const vint16m1_t red_26 = nttgen_mlkem_rvv128_cond_add_q(x_158, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 112], red_26, 8);
-        const vint16m1_t tw_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 480], 8);
-        const vint16m1_t twqinv_15 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16 + 488], 8);
-        const vint16m1_t x_159 = nttgen_mlkem_rvv128_montmul(x_143, tw_15, twqinv_15, 8);
-        const vint16m1_t red_27 = nttgen_mlkem_rvv128_cond_add_q(x_159, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8 + 240], red_27, 8);
+        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 8, 8);
+        const vint16m1_t x_80 = nttgen_mlkem_rvv128_montmul(x_72, tw_0, twqinv_0, 8);
+        const vint16m1_t red_6 = nttgen_mlkem_rvv128_cond_add_q(x_80, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_6, 8);
+        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 256, 8);
+        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 264, 8);
+        const vint16m1_t x_81 = nttgen_mlkem_rvv128_montmul(x_73, tw_1, twqinv_1, 8);
+        const vint16m1_t red_7 = nttgen_mlkem_rvv128_cond_add_q(x_81, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 128, red_7, 8);
+        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 128, 8);
+        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 136, 8);
+        const vint16m1_t x_82 = nttgen_mlkem_rvv128_montmul(x_74, tw_2, twqinv_2, 8);
+        const vint16m1_t red_8 = nttgen_mlkem_rvv128_cond_add_q(x_82, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 64, red_8, 8);
+        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 384, 8);
+        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 392, 8);
+        const vint16m1_t x_83 = nttgen_mlkem_rvv128_montmul(x_75, tw_3, twqinv_3, 8);
+        const vint16m1_t red_9 = nttgen_mlkem_rvv128_cond_add_q(x_83, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 192, red_9, 8);
+        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 64, 8);
+        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 72, 8);
+        const vint16m1_t x_84 = nttgen_mlkem_rvv128_montmul(x_76, tw_4, twqinv_4, 8);
+        const vint16m1_t red_10 = nttgen_mlkem_rvv128_cond_add_q(x_84, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 32, red_10, 8);
+        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 320, 8);
+        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 328, 8);
+        const vint16m1_t x_85 = nttgen_mlkem_rvv128_montmul(x_77, tw_5, twqinv_5, 8);
+        const vint16m1_t red_11 = nttgen_mlkem_rvv128_cond_add_q(x_85, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 160, red_11, 8);
+        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 192, 8);
+        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 200, 8);
+        const vint16m1_t x_86 = nttgen_mlkem_rvv128_montmul(x_78, tw_6, twqinv_6, 8);
+        const vint16m1_t red_12 = nttgen_mlkem_rvv128_cond_add_q(x_86, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 96, red_12, 8);
+        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 448, 8);
+        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 456, 8);
+        const vint16m1_t x_87 = nttgen_mlkem_rvv128_montmul(x_79, tw_7, twqinv_7, 8);
+        const vint16m1_t red_13 = nttgen_mlkem_rvv128_cond_add_q(x_87, 8);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 224, red_13, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, 0, 3328);
@@ -2271,8 +1859,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 472, gather 64, store 192, scatter 32, add 368, sub 336, mullo 32, montmul
- *   420, barrett 24, cond_add_q 32, const 16
+ * Ops per call: load 620, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul
+ *   424, barrett 24, cond_add_q 32, const 16
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

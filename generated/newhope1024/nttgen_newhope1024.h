@@ -143,7 +143,7 @@ void nttgen_newhope1024_basemul_acc_cached(int16_t r[1024], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14031, 14031] (every ISA), on exit in [-9018, 9018] (any ISA)
+ * a[1024]: on entry in [-14031, 14031] (every ISA), on exit in [-9024, 9024] (any ISA)
  */
 void nttgen_newhope1024_intt(int16_t a[1024]);
 

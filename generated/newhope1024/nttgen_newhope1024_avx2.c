@@ -786,14 +786,14 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
     const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[4]);
     const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[5]);
     for (size_t j_0 = 0; j_0 < 8; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 768]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 896]);
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 768));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 896));
         const __m256i t_0 = nttgen_newhope1024_avx2_montmul(x_0, zeta_0, zetaqinv_0);
         const __m256i t_1 = nttgen_newhope1024_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 512]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 256]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 640]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 384]);
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 512));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 256));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 640));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 384));
         const __m256i t_2 = nttgen_newhope1024_avx2_montmul(x_2, zeta_0, zetaqinv_0);
         const __m256i x_6 = _mm256_add_epi16(x_3, t_0);
         const __m256i x_7 = _mm256_sub_epi16(x_3, t_0);
@@ -805,7 +805,7 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i t_6 = nttgen_newhope1024_avx2_montmul(x_8, zeta_1, zetaqinv_1);
         const __m256i t_7 = nttgen_newhope1024_avx2_montmul(x_9, zeta_2, zetaqinv_2);
         const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16 + 128]);
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 128));
         const __m256i x_12 = _mm256_add_epi16(x_10, t_2);
         const __m256i x_13 = _mm256_sub_epi16(x_10, t_2);
         const __m256i x_14 = _mm256_add_epi16(x_11, t_3);
@@ -819,38 +819,38 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_22 = _mm256_add_epi16(x_15, t_7);
         const __m256i x_23 = _mm256_sub_epi16(x_15, t_7);
         _mm256_storeu_si256((__m256i *)&r[j_0 * 16], x_16);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 512], x_18);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 256], x_17);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 768], x_19);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 128], x_20);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 640], x_22);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 384], x_21);
-        _mm256_storeu_si256((__m256i *)&r[j_0 * 16 + 896], x_23);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 512), x_18);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 256), x_17);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 768), x_19);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 128), x_20);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 640), x_22);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 384), x_21);
+        _mm256_storeu_si256((__m256i *)(&r[j_0 * 16] + 896), x_23);
     }
     // layers 2, 3, 4, 5, 6, 7, 8, 9: 16 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 96]);
+        const __m256i x_24 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 96));
         const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1040]);
         const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1041]);
-        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 224]);
-        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 112]);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 240]);
+        const __m256i x_25 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 224));
+        const __m256i x_26 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 112));
+        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 240));
         const __m256i red_0 = nttgen_newhope1024_avx2_barrett(x_24);
         const __m256i t_8 = nttgen_newhope1024_avx2_montmul(x_25, zeta_3, zetaqinv_3);
         const __m256i red_1 = nttgen_newhope1024_avx2_barrett(x_26);
-        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 64]);
-        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 32]);
+        const __m256i x_28 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 64));
+        const __m256i x_29 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 32));
         const __m256i t_9 = nttgen_newhope1024_avx2_montmul(x_27, zeta_3, zetaqinv_3);
-        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 192]);
-        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 160]);
-        const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 80]);
-        const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 48]);
+        const __m256i x_30 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 192));
+        const __m256i x_31 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 160));
+        const __m256i x_32 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 80));
+        const __m256i x_33 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 48));
         const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1042]);
         const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1043]);
         const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1044]);
         const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1045]);
-        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 208]);
-        const __m256i x_35 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 176]);
+        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 208));
+        const __m256i x_35 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 176));
         const __m256i red_2 = nttgen_newhope1024_avx2_barrett(x_28);
         const __m256i red_3 = nttgen_newhope1024_avx2_barrett(x_29);
         const __m256i t_10 = nttgen_newhope1024_avx2_montmul(x_30, zeta_3, zetaqinv_3);
@@ -883,99 +883,102 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i zetaqinv_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1067]);
         const __m256i zeta_17 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1068]);
         const __m256i zetaqinv_17 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1069]);
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 16]);
-        const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 32]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 48]);
-        const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 64]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 80]);
-        const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 96]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 112]);
+        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 16));
+        const __m256i zetaqinv_18 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 32));
+        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 48));
+        const __m256i zetaqinv_19 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 64));
+        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 80));
+        const __m256i zetaqinv_20 =
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 96));
+        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 112));
         const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 128]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 144]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 128));
+        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 144));
         const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 160]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 176]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 160));
+        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 176));
         const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 192]);
-        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 208]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 192));
+        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 208));
         const __m256i zetaqinv_24 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 224]);
-        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 240]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 224));
+        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 240));
         const __m256i zetaqinv_25 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 256]);
-        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 272]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 256));
+        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 272));
         const __m256i zetaqinv_26 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 288]);
-        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 304]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 288));
+        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 304));
         const __m256i zetaqinv_27 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 320]);
-        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 336]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 320));
+        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 336));
         const __m256i zetaqinv_28 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 352]);
-        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 368]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 352));
+        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 368));
         const __m256i zetaqinv_29 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 384]);
-        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 400]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 384));
+        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 400));
         const __m256i zetaqinv_30 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 416]);
-        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 432]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 416));
+        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 432));
         const __m256i zetaqinv_31 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 448]);
-        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 464]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 448));
+        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 464));
         const __m256i zetaqinv_32 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 480]);
-        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 496]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 480));
+        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 496));
         const __m256i zetaqinv_33 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 512]);
-        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 528]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 512));
+        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 528));
         const __m256i zetaqinv_34 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 544]);
-        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 560]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 544));
+        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 560));
         const __m256i zetaqinv_35 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 576]);
-        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 592]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 576));
+        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 592));
         const __m256i zetaqinv_36 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 608]);
-        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 624]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 608));
+        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 624));
         const __m256i zetaqinv_37 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 640]);
-        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 656]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 640));
+        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 656));
         const __m256i zetaqinv_38 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 672]);
-        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 688]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 672));
+        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 688));
         const __m256i zetaqinv_39 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 704]);
-        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 720]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 704));
+        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 720));
         const __m256i zetaqinv_40 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 736]);
-        const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 752]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 736));
+        const __m256i zeta_41 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 752));
         const __m256i zetaqinv_41 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 768]);
-        const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 784]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 768));
+        const __m256i zeta_42 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 784));
         const __m256i zetaqinv_42 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 800]);
-        const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 816]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 800));
+        const __m256i zeta_43 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 816));
         const __m256i zetaqinv_43 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 832]);
-        const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 848]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 832));
+        const __m256i zeta_44 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 848));
         const __m256i zetaqinv_44 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 864]);
-        const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 880]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 864));
+        const __m256i zeta_45 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 880));
         const __m256i zetaqinv_45 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 896]);
-        const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 912]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 896));
+        const __m256i zeta_46 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 912));
         const __m256i zetaqinv_46 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 928]);
-        const __m256i zeta_47 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 944]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 928));
+        const __m256i zeta_47 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 944));
         const __m256i zetaqinv_47 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 960]);
-        const __m256i zeta_48 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 976]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 960));
+        const __m256i zeta_48 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 976));
         const __m256i zetaqinv_48 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 992]);
-        const __m256i zeta_49 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 1008]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 992));
+        const __m256i zeta_49 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 1008));
         const __m256i zetaqinv_49 =
-            _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056 + 1024]);
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 1024));
         const __m256i x_36 = _mm256_add_epi16(red_0, t_8);
         const __m256i x_37 = _mm256_sub_epi16(red_0, t_8);
         const __m256i t_14 = nttgen_newhope1024_avx2_montmul(x_36, zeta_4, zetaqinv_4);
@@ -988,11 +991,11 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i t_17 = nttgen_newhope1024_avx2_montmul(x_40, zeta_5, zetaqinv_5);
         goto part_1;
     part_1:;
-        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 128]);
+        const __m256i x_41 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 128));
         const __m256i t_18 = nttgen_newhope1024_avx2_montmul(x_41, zeta_3, zetaqinv_3);
-        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 16]);
+        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 16));
         const __m256i red_7 = nttgen_newhope1024_avx2_barrett(x_42);
-        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256 + 144]);
+        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 144));
         const __m256i t_19 = nttgen_newhope1024_avx2_montmul(x_43, zeta_3, zetaqinv_3);
         const __m256i x_44 = _mm256_add_epi16(red_2, t_10);
         const __m256i x_45 = _mm256_sub_epi16(red_2, t_10);
@@ -1241,35 +1244,35 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         _mm256_storeu_si256((__m256i *)&r[blk_0 * 256], x_216);
         const __m256i x_218 = _mm256_add_epi16(x_200, t_66);
         const __m256i x_219 = _mm256_sub_epi16(x_200, t_66);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 128], x_218);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 128), x_218);
         const __m256i x_220 = _mm256_add_epi16(x_206, t_68);
         const __m256i x_221 = _mm256_sub_epi16(x_206, t_68);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 64], x_220);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 64), x_220);
         const __m256i x_222 = _mm256_add_epi16(x_212, t_70);
         goto part_3;
     part_3:;
         const __m256i x_223 = _mm256_sub_epi16(x_212, t_70);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 192], x_222);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 192), x_222);
         const __m256i x_224 = _mm256_add_epi16(x_196, t_65);
         const __m256i x_225 = _mm256_sub_epi16(x_196, t_65);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 32], x_224);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 32), x_224);
         const __m256i x_226 = _mm256_add_epi16(x_202, t_67);
         const __m256i x_227 = _mm256_sub_epi16(x_202, t_67);
         const __m256i x_228 = _mm256_add_epi16(x_208, t_69);
         const __m256i x_229 = _mm256_sub_epi16(x_208, t_69);
         const __m256i x_230 = _mm256_add_epi16(x_214, t_71);
         const __m256i x_231 = _mm256_sub_epi16(x_214, t_71);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 160], x_226);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 96], x_228);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 224], x_230);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 16], x_217);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 144], x_219);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 80], x_221);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 208], x_223);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 48], x_225);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 176], x_227);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 112], x_229);
-        _mm256_storeu_si256((__m256i *)&r[blk_0 * 256 + 240], x_231);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 160), x_226);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 96), x_228);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 224), x_230);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 16), x_217);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 144), x_219);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 80), x_221);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 208), x_223);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 48), x_225);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 176), x_227);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 112), x_229);
+        _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 240), x_231);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(r, 1024, -22611, 22610);
@@ -1338,44 +1341,75 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
     nttgen_newhope1024_avx2_assert_range(a, k * 1024, -22735, 22735);
     nttgen_newhope1024_avx2_assert_range(b, k * 1024, -22735, 22735);
 #endif
-    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i p_0 = nttgen_newhope1024_avx2_montmul_var(a_0, b_0);
+        const __m256i p_1 = nttgen_newhope1024_avx2_montmul_var(a_1, b_1);
         __m256i acc_0 = p_0;
+        __m256i acc_1 = p_1;
         for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_1 =
-                _mm256_loadu_si256((const __m256i *)&a[i_1 * 1024 + i_0 * 16 + 1024]);
-            const __m256i b_1 =
-                _mm256_loadu_si256((const __m256i *)&b[i_1 * 1024 + i_0 * 16 + 1024]);
-            const __m256i p_1 = nttgen_newhope1024_avx2_montmul_var(a_1, b_1);
-            const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m256i acc_2 = acc_0;
-        for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
             const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 2048 + i_0 * 16 + 2048]);
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1024));
             const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 2048 + i_0 * 16 + 2048]);
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1024));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1040));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1040));
             const __m256i p_2 = nttgen_newhope1024_avx2_montmul_var(a_2, b_2);
-            __m256i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
-                const __m256i a_3 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 2048 + i_2 * 1024 + i_0 * 16 + 3072]);
-                const __m256i b_3 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 2048 + i_2 * 1024 + i_0 * 16 + 3072]);
-                const __m256i p_3 = nttgen_newhope1024_avx2_montmul_var(a_3, b_3);
-                const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m256i red_0 = nttgen_newhope1024_avx2_barrett(acc_3);
-            const __m256i red_1 = nttgen_newhope1024_avx2_barrett(acc_2);
-            const __m256i acc_5 = _mm256_add_epi16(red_1, red_0);
-            acc_2 = acc_5;
+            const __m256i p_3 = nttgen_newhope1024_avx2_montmul_var(a_3, b_3);
+            const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
+            acc_0 = acc_2;
+            const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
+            acc_1 = acc_3;
         }
-        const __m256i red_2 = nttgen_newhope1024_avx2_barrett(acc_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
+        __m256i acc_4 = acc_0;
+        __m256i acc_5 = acc_1;
+        for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 2048 + i_0 * 32] + 2048));
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 2048 + i_0 * 32] + 2048));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 2048 + i_0 * 32] + 2064));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 2048 + i_0 * 32] + 2064));
+            const __m256i p_4 = nttgen_newhope1024_avx2_montmul_var(a_4, b_4);
+            const __m256i p_5 = nttgen_newhope1024_avx2_montmul_var(a_5, b_5);
+            __m256i acc_6 = p_4;
+            __m256i acc_7 = p_5;
+            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072));
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072));
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3088));
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3088));
+                const __m256i p_6 = nttgen_newhope1024_avx2_montmul_var(a_6, b_6);
+                const __m256i p_7 = nttgen_newhope1024_avx2_montmul_var(a_7, b_7);
+                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
+                acc_6 = acc_8;
+                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
+                acc_7 = acc_9;
+            }
+            const __m256i red_0 = nttgen_newhope1024_avx2_barrett(acc_6);
+            const __m256i red_1 = nttgen_newhope1024_avx2_barrett(acc_4);
+            const __m256i acc_10 = _mm256_add_epi16(red_1, red_0);
+            acc_4 = acc_10;
+            const __m256i red_2 = nttgen_newhope1024_avx2_barrett(acc_7);
+            const __m256i red_3 = nttgen_newhope1024_avx2_barrett(acc_5);
+            const __m256i acc_11 = _mm256_add_epi16(red_3, red_2);
+            acc_5 = acc_11;
+        }
+        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(acc_4);
+        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(acc_5);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(r, 1024, -6144, 6144);
@@ -1427,51 +1461,89 @@ void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *
     nttgen_newhope1024_avx2_assert_range(b, k * 1024, -22735, 22735);
     nttgen_newhope1024_avx2_assert_range(cache, k * 1024, -32768, 32767);
 #endif
-    for (size_t i_0 = 0; i_0 < 64; ++i_0) {
-        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 16]);
+    for (size_t i_0 = 0; i_0 < 32; ++i_0) {
+        const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
+        const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
+        const __m256i cache_0 = _mm256_loadu_si256((const __m256i *)&cache[i_0 * 32]);
+        const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
+        const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
+        const __m256i cache_1 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 16));
         const __m256i p_0 = nttgen_newhope1024_avx2_montmul(a_0, b_0, cache_0);
+        const __m256i p_1 = nttgen_newhope1024_avx2_montmul(a_1, b_1, cache_1);
         __m256i acc_0 = p_0;
+        __m256i acc_1 = p_1;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_1 =
-                _mm256_loadu_si256((const __m256i *)&a[i_1 * 1024 + i_0 * 16 + 1024]);
-            const __m256i b_1 =
-                _mm256_loadu_si256((const __m256i *)&b[i_1 * 1024 + i_0 * 16 + 1024]);
-            const __m256i cache_1 =
-                _mm256_loadu_si256((const __m256i *)&cache[i_1 * 1024 + i_0 * 16 + 1024]);
-            const __m256i p_1 = nttgen_newhope1024_avx2_montmul(a_1, b_1, cache_1);
-            const __m256i acc_1 = _mm256_add_epi16(acc_0, p_1);
-            acc_0 = acc_1;
-        }
-        __m256i acc_2 = acc_0;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
             const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)&a[g_0 * 3072 + i_0 * 16 + 3072]);
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1024));
             const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)&b[g_0 * 3072 + i_0 * 16 + 3072]);
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1024));
             const __m256i cache_2 =
-                _mm256_loadu_si256((const __m256i *)&cache[g_0 * 3072 + i_0 * 16 + 3072]);
+                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 1024 + i_0 * 32] + 1024));
+            const __m256i a_3 =
+                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1040));
+            const __m256i b_3 =
+                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1040));
+            const __m256i cache_3 =
+                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 1024 + i_0 * 32] + 1040));
             const __m256i p_2 = nttgen_newhope1024_avx2_montmul(a_2, b_2, cache_2);
-            __m256i acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m256i a_3 = _mm256_loadu_si256(
-                    (const __m256i *)&a[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096]);
-                const __m256i b_3 = _mm256_loadu_si256(
-                    (const __m256i *)&b[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096]);
-                const __m256i cache_3 = _mm256_loadu_si256(
-                    (const __m256i *)&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 16 + 4096]);
-                const __m256i p_3 = nttgen_newhope1024_avx2_montmul(a_3, b_3, cache_3);
-                const __m256i acc_4 = _mm256_add_epi16(acc_3, p_3);
-                acc_3 = acc_4;
-            }
-            const __m256i red_0 = nttgen_newhope1024_avx2_barrett(acc_3);
-            const __m256i red_1 = nttgen_newhope1024_avx2_barrett(acc_2);
-            const __m256i acc_5 = _mm256_add_epi16(red_1, red_0);
-            acc_2 = acc_5;
+            const __m256i p_3 = nttgen_newhope1024_avx2_montmul(a_3, b_3, cache_3);
+            const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
+            acc_0 = acc_2;
+            const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
+            acc_1 = acc_3;
         }
-        const __m256i red_2 = nttgen_newhope1024_avx2_barrett(acc_2);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
+        __m256i acc_4 = acc_0;
+        __m256i acc_5 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i a_4 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 3072));
+            const __m256i b_4 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 3072));
+            const __m256i cache_4 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 3072));
+            const __m256i a_5 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 3088));
+            const __m256i b_5 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 3088));
+            const __m256i cache_5 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 3088));
+            const __m256i p_4 = nttgen_newhope1024_avx2_montmul(a_4, b_4, cache_4);
+            const __m256i p_5 = nttgen_newhope1024_avx2_montmul(a_5, b_5, cache_5);
+            __m256i acc_6 = p_4;
+            __m256i acc_7 = p_5;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const __m256i a_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096));
+                const __m256i b_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096));
+                const __m256i cache_6 = _mm256_loadu_si256(
+                    (const __m256i *)(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096));
+                const __m256i a_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112));
+                const __m256i b_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112));
+                const __m256i cache_7 = _mm256_loadu_si256(
+                    (const __m256i *)(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112));
+                const __m256i p_6 = nttgen_newhope1024_avx2_montmul(a_6, b_6, cache_6);
+                const __m256i p_7 = nttgen_newhope1024_avx2_montmul(a_7, b_7, cache_7);
+                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
+                acc_6 = acc_8;
+                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
+                acc_7 = acc_9;
+            }
+            const __m256i red_0 = nttgen_newhope1024_avx2_barrett(acc_6);
+            const __m256i red_1 = nttgen_newhope1024_avx2_barrett(acc_4);
+            const __m256i acc_10 = _mm256_add_epi16(red_1, red_0);
+            acc_4 = acc_10;
+            const __m256i red_2 = nttgen_newhope1024_avx2_barrett(acc_7);
+            const __m256i red_3 = nttgen_newhope1024_avx2_barrett(acc_5);
+            const __m256i acc_11 = _mm256_add_epi16(red_3, red_2);
+            acc_5 = acc_11;
+        }
+        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(acc_4);
+        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(acc_5);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(r, 1024, -6145, 6145);
@@ -1530,27 +1602,27 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
     const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_dit_0[544]);
     const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_dit_0[560]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 192]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 208]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 224]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 240]);
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 192));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 208));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 224));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 240));
         const __m256i x_4 = _mm256_add_epi16(x_0, x_1);
         const __m256i x_5 = _mm256_sub_epi16(x_0, x_1);
         const __m256i x_6 = nttgen_newhope1024_avx2_ilv16_lo(x_4, x_5);
         const __m256i x_7 = nttgen_newhope1024_avx2_ilv16_hi(x_4, x_5);
         const __m256i x_8 = _mm256_add_epi16(x_2, x_3);
         const __m256i x_9 = _mm256_sub_epi16(x_2, x_3);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 128]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 64]);
-        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 144]);
-        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 80]);
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 128));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 64));
+        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 144));
+        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 80));
         const __m256i x_14 = nttgen_newhope1024_avx2_ilv16_lo(x_8, x_9);
         const __m256i x_15 = nttgen_newhope1024_avx2_ilv16_hi(x_8, x_9);
         const __m256i red_0 = nttgen_newhope1024_avx2_barrett(x_6);
-        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 160]);
-        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 96]);
-        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 176]);
-        const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 112]);
+        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 160));
+        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 96));
+        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 176));
+        const __m256i x_19 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 112));
         const __m256i t_0 = nttgen_newhope1024_avx2_montmul(x_14, zeta_0, zetaqinv_0);
         const __m256i red_1 = nttgen_newhope1024_avx2_barrett(x_7);
         const __m256i t_1 = nttgen_newhope1024_avx2_montmul(x_15, zeta_0, zetaqinv_0);
@@ -1579,9 +1651,9 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
         const __m256i t_4 = nttgen_newhope1024_avx2_montmul(x_34, zeta_0, zetaqinv_0);
         const __m256i t_5 = nttgen_newhope1024_avx2_montmul(x_35, zeta_0, zetaqinv_0);
         const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 16]);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 32]);
-        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 48]);
+        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 16));
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 32));
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 48));
         const __m256i x_40 = _mm256_add_epi16(red_0, t_0);
         const __m256i x_41 = _mm256_sub_epi16(red_0, t_0);
         const __m256i x_42 = _mm256_unpacklo_epi64(x_40, x_41);
@@ -1809,14 +1881,14 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
         const __m256i x_192 = _mm256_add_epi16(red_16, t_48);
         const __m256i x_193 = _mm256_sub_epi16(red_16, t_48);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 256], x_192);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 128], x_193);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 128), x_193);
         const __m256i x_194 = _mm256_add_epi16(red_17, t_49);
         const __m256i x_195 = _mm256_sub_epi16(red_17, t_49);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 64], x_194);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 192], x_195);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 64), x_194);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 192), x_195);
         const __m256i x_196 = _mm256_add_epi16(red_18, t_50);
         const __m256i x_197 = _mm256_sub_epi16(red_18, t_50);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 32], x_196);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 32), x_196);
         const __m256i x_198 = _mm256_add_epi16(red_19, t_51);
         const __m256i x_199 = _mm256_sub_epi16(red_19, t_51);
         const __m256i x_200 = _mm256_add_epi16(red_20, t_52);
@@ -1827,46 +1899,52 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
         const __m256i x_205 = _mm256_sub_epi16(red_22, t_54);
         const __m256i x_206 = _mm256_add_epi16(red_23, t_55);
         const __m256i x_207 = _mm256_sub_epi16(red_23, t_55);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 160], x_197);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 96], x_198);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 224], x_199);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 16], x_200);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 144], x_201);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 80], x_202);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 208], x_203);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 48], x_204);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 176], x_205);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 112], x_206);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 240], x_207);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 160), x_197);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 96), x_198);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 224), x_199);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 16), x_200);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 144), x_201);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 80), x_202);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 208), x_203);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 48), x_204);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 176), x_205);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 112), x_206);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 240), x_207);
     }
     // inverse layers 0, 1: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 8; ++blk_0) {
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 576]);
+        const __m256i zeta_18 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 576));
         const __m256i zetaqinv_18 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 592]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 608]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 592));
+        const __m256i zeta_19 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 608));
         const __m256i zetaqinv_19 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 624]);
-        const __m256i x_208 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 768]);
-        const __m256i x_209 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 896]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 624));
+        const __m256i x_208 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 768));
+        const __m256i x_209 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 896));
         const __m256i t_56 = nttgen_newhope1024_avx2_montmul(x_208, zeta_18, zetaqinv_18);
         const __m256i t_57 = nttgen_newhope1024_avx2_montmul(x_209, zeta_19, zetaqinv_19);
-        const __m256i x_210 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 512]);
-        const __m256i x_211 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 256]);
-        const __m256i x_212 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 640]);
-        const __m256i x_213 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 384]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 640]);
+        const __m256i x_210 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 512));
+        const __m256i x_211 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
+        const __m256i x_212 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 640));
+        const __m256i x_213 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 384));
+        const __m256i zeta_20 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 640));
         const __m256i zetaqinv_20 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 656]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 672]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 656));
+        const __m256i zeta_21 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 672));
         const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 688]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 704]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 688));
+        const __m256i zeta_22 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 704));
         const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 720]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 736]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 720));
+        const __m256i zeta_23 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 736));
         const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 752]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 752));
         const __m256i t_58 = nttgen_newhope1024_avx2_montmul(x_211, zeta_18, zetaqinv_18);
         const __m256i x_214 = _mm256_add_epi16(x_210, t_56);
         const __m256i x_215 = _mm256_sub_epi16(x_210, t_56);
@@ -1878,23 +1956,23 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
         const __m256i t_62 = nttgen_newhope1024_avx2_montmul(x_216, zeta_22, zetaqinv_22);
         const __m256i t_63 = nttgen_newhope1024_avx2_montmul(x_217, zeta_23, zetaqinv_23);
         const __m256i x_218 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_219 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
+        const __m256i x_219 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
         const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
-        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
-        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1024]);
-        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1040]);
-        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 512]);
-        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 528]);
-        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1536]);
-        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1552]);
-        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
-        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
-        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1280]);
-        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1296]);
-        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 768]);
-        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 784]);
-        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1792]);
-        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1808]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 16));
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1024));
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1040));
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 512));
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 528));
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1536));
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1552));
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 256));
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 272));
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1280));
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1296));
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 768));
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 784));
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1792));
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1808));
         const __m256i x_220 = _mm256_add_epi16(x_218, t_58);
         const __m256i x_221 = _mm256_sub_epi16(x_218, t_58);
         const __m256i x_222 = _mm256_add_epi16(x_219, t_59);
@@ -1916,13 +1994,13 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
         const __m256i x_238 = nttgen_newhope1024_avx2_montmul(x_230, tw_6, twqinv_6);
         const __m256i x_239 = nttgen_newhope1024_avx2_montmul(x_231, tw_7, twqinv_7);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], x_232);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 512], x_233);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 256], x_234);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 768], x_235);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], x_236);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 640], x_237);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 384], x_238);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 896], x_239);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 512), x_233);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 256), x_234);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 768), x_235);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 128), x_236);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 640), x_237);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 384), x_238);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 896), x_239);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, -8990, 8990);
@@ -2066,17 +2144,17 @@ void nttgen_newhope1024_avx2_to_standard(int16_t a[1024]) {
 #endif
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 128]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 64]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 192]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 32]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 160]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 96]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 224]);
-        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 16]);
-        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 144]);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 80]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 208]);
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 128));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 64));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 192));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 32));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 160));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 96));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 224));
+        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 16));
+        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 144));
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 80));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 208));
         const __m256i x_12 = nttgen_newhope1024_avx2_ilv16_lo(x_0, x_8);
         const __m256i x_13 = nttgen_newhope1024_avx2_ilv16_hi(x_0, x_8);
         const __m256i x_14 = nttgen_newhope1024_avx2_ilv16_lo(x_1, x_9);
@@ -2085,21 +2163,21 @@ void nttgen_newhope1024_avx2_to_standard(int16_t a[1024]) {
         const __m256i x_17 = nttgen_newhope1024_avx2_ilv16_hi(x_2, x_10);
         const __m256i x_18 = nttgen_newhope1024_avx2_ilv16_lo(x_3, x_11);
         const __m256i x_19 = nttgen_newhope1024_avx2_ilv16_hi(x_3, x_11);
-        const __m256i x_20 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 48]);
+        const __m256i x_20 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 48));
         const __m256i x_21 = nttgen_newhope1024_avx2_ilv16_lo(x_4, x_20);
         const __m256i x_22 = nttgen_newhope1024_avx2_ilv16_hi(x_4, x_20);
         const __m256i x_23 = _mm256_unpacklo_epi64(x_12, x_21);
         const __m256i x_24 = _mm256_unpackhi_epi64(x_12, x_21);
         const __m256i x_25 = _mm256_unpacklo_epi64(x_13, x_22);
         const __m256i x_26 = _mm256_unpackhi_epi64(x_13, x_22);
-        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 176]);
+        const __m256i x_27 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 176));
         const __m256i x_28 = nttgen_newhope1024_avx2_ilv16_lo(x_5, x_27);
         const __m256i x_29 = nttgen_newhope1024_avx2_ilv16_hi(x_5, x_27);
         const __m256i x_30 = _mm256_unpacklo_epi64(x_14, x_28);
         const __m256i x_31 = _mm256_unpackhi_epi64(x_14, x_28);
         const __m256i x_32 = _mm256_unpacklo_epi64(x_15, x_29);
         const __m256i x_33 = _mm256_unpackhi_epi64(x_15, x_29);
-        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 112]);
+        const __m256i x_34 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 112));
         const __m256i x_35 = nttgen_newhope1024_avx2_ilv16_lo(x_6, x_34);
         const __m256i x_36 = nttgen_newhope1024_avx2_ilv16_hi(x_6, x_34);
         const __m256i x_37 = _mm256_unpacklo_epi64(x_16, x_35);
@@ -2114,7 +2192,7 @@ void nttgen_newhope1024_avx2_to_standard(int16_t a[1024]) {
         const __m256i x_46 = nttgen_newhope1024_avx2_unzip32_hi(x_25, x_39);
         const __m256i x_47 = nttgen_newhope1024_avx2_unzip32_lo(x_26, x_40);
         const __m256i x_48 = nttgen_newhope1024_avx2_unzip32_hi(x_26, x_40);
-        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 240]);
+        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 240));
         const __m256i x_50 = nttgen_newhope1024_avx2_ilv16_lo(x_7, x_49);
         const __m256i x_51 = nttgen_newhope1024_avx2_ilv16_hi(x_7, x_49);
         const __m256i x_52 = _mm256_unpacklo_epi64(x_18, x_50);
@@ -2146,21 +2224,21 @@ void nttgen_newhope1024_avx2_to_standard(int16_t a[1024]) {
         const __m256i x_78 = _mm256_permute2x128_si256(x_48, x_63, 32);
         const __m256i x_79 = _mm256_permute2x128_si256(x_48, x_63, 49);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 256], x_64);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 128], x_65);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 64], x_66);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 192], x_67);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 32], x_68);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 160], x_69);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 96], x_70);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 224], x_71);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 16], x_72);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 144], x_73);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 80], x_74);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 208], x_75);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 48], x_76);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 176], x_77);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 112], x_78);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 240], x_79);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 128), x_65);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 64), x_66);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 192), x_67);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 32), x_68);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 160), x_69);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 96), x_70);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 224), x_71);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 16), x_72);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 144), x_73);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 80), x_74);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 208), x_75);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 48), x_76);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 176), x_77);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 112), x_78);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 240), x_79);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, -32768, 32767);
@@ -2181,17 +2259,17 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]) {
 #endif
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 128]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 64]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 192]);
-        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 32]);
-        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 160]);
-        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 96]);
-        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 224]);
-        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 16]);
-        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 144]);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 80]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 208]);
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 128));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 64));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 192));
+        const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 32));
+        const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 160));
+        const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 96));
+        const __m256i x_7 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 224));
+        const __m256i x_8 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 16));
+        const __m256i x_9 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 144));
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 80));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 208));
         const __m256i x_12 = _mm256_permute2x128_si256(x_0, x_1, 32);
         const __m256i x_13 = _mm256_permute2x128_si256(x_0, x_1, 49);
         const __m256i x_14 = _mm256_permute2x128_si256(x_2, x_3, 32);
@@ -2224,12 +2302,12 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]) {
         const __m256i x_41 = _mm256_unpackhi_epi64(x_25, x_29);
         const __m256i x_42 = _mm256_unpacklo_epi64(x_27, x_31);
         const __m256i x_43 = _mm256_unpackhi_epi64(x_27, x_31);
-        const __m256i x_44 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 48]);
-        const __m256i x_45 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 176]);
+        const __m256i x_44 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 48));
+        const __m256i x_45 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 176));
         const __m256i x_46 = _mm256_permute2x128_si256(x_44, x_45, 32);
         const __m256i x_47 = _mm256_permute2x128_si256(x_44, x_45, 49);
-        const __m256i x_48 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 112]);
-        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 240]);
+        const __m256i x_48 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 112));
+        const __m256i x_49 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 240));
         const __m256i x_50 = _mm256_permute2x128_si256(x_48, x_49, 32);
         const __m256i x_51 = _mm256_permute2x128_si256(x_48, x_49, 49);
         const __m256i x_52 = _mm256_unpacklo_epi32(x_46, x_50);
@@ -2261,21 +2339,21 @@ void nttgen_newhope1024_avx2_from_standard(int16_t a[1024]) {
         const __m256i x_78 = nttgen_newhope1024_avx2_ilv16_lo(x_43, x_63);
         const __m256i x_79 = nttgen_newhope1024_avx2_ilv16_hi(x_43, x_63);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 256], x_64);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 128], x_66);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 64], x_68);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 192], x_70);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 32], x_72);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 160], x_74);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 96], x_76);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 224], x_78);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 16], x_65);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 144], x_67);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 80], x_69);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 208], x_71);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 48], x_73);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 176], x_75);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 112], x_77);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 240], x_79);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 128), x_66);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 64), x_68);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 192), x_70);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 32), x_72);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 160), x_74);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 96), x_76);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 224), x_78);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 16), x_65);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 144), x_67);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 80), x_69);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 208), x_71);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 48), x_73);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 176), x_75);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 112), x_77);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 240), x_79);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, -32768, 32767);
@@ -2335,27 +2413,27 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
     const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_dit_0[544]);
     const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_dit_0[560]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 192]);
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 208]);
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 224]);
-        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 240]);
+        const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 192));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 208));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 224));
+        const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 240));
         const __m256i x_4 = _mm256_add_epi16(x_0, x_1);
         const __m256i x_5 = _mm256_sub_epi16(x_0, x_1);
         const __m256i x_6 = nttgen_newhope1024_avx2_ilv16_lo(x_4, x_5);
         const __m256i x_7 = nttgen_newhope1024_avx2_ilv16_hi(x_4, x_5);
         const __m256i x_8 = _mm256_add_epi16(x_2, x_3);
         const __m256i x_9 = _mm256_sub_epi16(x_2, x_3);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 128]);
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 64]);
-        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 144]);
-        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 80]);
+        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 128));
+        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 64));
+        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 144));
+        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 80));
         const __m256i x_14 = nttgen_newhope1024_avx2_ilv16_lo(x_8, x_9);
         const __m256i x_15 = nttgen_newhope1024_avx2_ilv16_hi(x_8, x_9);
         const __m256i red_0 = nttgen_newhope1024_avx2_barrett(x_6);
-        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 160]);
-        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 96]);
-        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 176]);
-        const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 112]);
+        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 160));
+        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 96));
+        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 176));
+        const __m256i x_19 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 112));
         const __m256i t_0 = nttgen_newhope1024_avx2_montmul(x_14, zeta_0, zetaqinv_0);
         const __m256i red_1 = nttgen_newhope1024_avx2_barrett(x_7);
         const __m256i t_1 = nttgen_newhope1024_avx2_montmul(x_15, zeta_0, zetaqinv_0);
@@ -2384,9 +2462,9 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
         const __m256i t_4 = nttgen_newhope1024_avx2_montmul(x_34, zeta_0, zetaqinv_0);
         const __m256i t_5 = nttgen_newhope1024_avx2_montmul(x_35, zeta_0, zetaqinv_0);
         const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 16]);
-        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 32]);
-        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 256 + 48]);
+        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 16));
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 32));
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 256] + 48));
         const __m256i x_40 = _mm256_add_epi16(red_0, t_0);
         const __m256i x_41 = _mm256_sub_epi16(red_0, t_0);
         const __m256i x_42 = _mm256_unpacklo_epi64(x_40, x_41);
@@ -2614,14 +2692,14 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
         const __m256i x_192 = _mm256_add_epi16(red_16, t_48);
         const __m256i x_193 = _mm256_sub_epi16(red_16, t_48);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 256], x_192);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 128], x_193);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 128), x_193);
         const __m256i x_194 = _mm256_add_epi16(red_17, t_49);
         const __m256i x_195 = _mm256_sub_epi16(red_17, t_49);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 64], x_194);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 192], x_195);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 64), x_194);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 192), x_195);
         const __m256i x_196 = _mm256_add_epi16(red_18, t_50);
         const __m256i x_197 = _mm256_sub_epi16(red_18, t_50);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 32], x_196);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 32), x_196);
         const __m256i x_198 = _mm256_add_epi16(red_19, t_51);
         const __m256i x_199 = _mm256_sub_epi16(red_19, t_51);
         const __m256i x_200 = _mm256_add_epi16(red_20, t_52);
@@ -2632,46 +2710,52 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
         const __m256i x_205 = _mm256_sub_epi16(red_22, t_54);
         const __m256i x_206 = _mm256_add_epi16(red_23, t_55);
         const __m256i x_207 = _mm256_sub_epi16(red_23, t_55);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 160], x_197);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 96], x_198);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 224], x_199);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 16], x_200);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 144], x_201);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 80], x_202);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 208], x_203);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 48], x_204);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 176], x_205);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 112], x_206);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 256 + 240], x_207);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 160), x_197);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 96), x_198);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 224), x_199);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 16), x_200);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 144), x_201);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 80), x_202);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 208), x_203);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 48), x_204);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 176), x_205);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 112), x_206);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 256] + 240), x_207);
     }
     // inverse layers 0, 1: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 8; ++blk_0) {
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 576]);
+        const __m256i zeta_18 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 576));
         const __m256i zetaqinv_18 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 592]);
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 608]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 592));
+        const __m256i zeta_19 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 608));
         const __m256i zetaqinv_19 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 624]);
-        const __m256i x_208 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 768]);
-        const __m256i x_209 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 896]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 624));
+        const __m256i x_208 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 768));
+        const __m256i x_209 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 896));
         const __m256i t_56 = nttgen_newhope1024_avx2_montmul(x_208, zeta_18, zetaqinv_18);
         const __m256i t_57 = nttgen_newhope1024_avx2_montmul(x_209, zeta_19, zetaqinv_19);
-        const __m256i x_210 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 512]);
-        const __m256i x_211 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 256]);
-        const __m256i x_212 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 640]);
-        const __m256i x_213 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 384]);
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 640]);
+        const __m256i x_210 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 512));
+        const __m256i x_211 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
+        const __m256i x_212 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 640));
+        const __m256i x_213 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 384));
+        const __m256i zeta_20 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 640));
         const __m256i zetaqinv_20 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 656]);
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 672]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 656));
+        const __m256i zeta_21 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 672));
         const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 688]);
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 704]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 688));
+        const __m256i zeta_22 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 704));
         const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 720]);
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 736]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 720));
+        const __m256i zeta_23 =
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 736));
         const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)&zetas_dit_0[blk_0 * 192 + 752]);
+            _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 752));
         const __m256i t_58 = nttgen_newhope1024_avx2_montmul(x_211, zeta_18, zetaqinv_18);
         const __m256i x_214 = _mm256_add_epi16(x_210, t_56);
         const __m256i x_215 = _mm256_sub_epi16(x_210, t_56);
@@ -2683,23 +2767,23 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
         const __m256i t_62 = nttgen_newhope1024_avx2_montmul(x_216, zeta_22, zetaqinv_22);
         const __m256i t_63 = nttgen_newhope1024_avx2_montmul(x_217, zeta_23, zetaqinv_23);
         const __m256i x_218 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_219 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16 + 128]);
+        const __m256i x_219 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
         const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
-        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 16]);
-        const __m256i tw_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1024]);
-        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1040]);
-        const __m256i tw_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 512]);
-        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 528]);
-        const __m256i tw_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1536]);
-        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1552]);
-        const __m256i tw_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 256]);
-        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 272]);
-        const __m256i tw_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1280]);
-        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1296]);
-        const __m256i tw_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 768]);
-        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 784]);
-        const __m256i tw_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1792]);
-        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32 + 1808]);
+        const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 16));
+        const __m256i tw_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1024));
+        const __m256i twqinv_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1040));
+        const __m256i tw_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 512));
+        const __m256i twqinv_2 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 528));
+        const __m256i tw_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1536));
+        const __m256i twqinv_3 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1552));
+        const __m256i tw_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 256));
+        const __m256i twqinv_4 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 272));
+        const __m256i tw_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1280));
+        const __m256i twqinv_5 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1296));
+        const __m256i tw_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 768));
+        const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 784));
+        const __m256i tw_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1792));
+        const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 1808));
         const __m256i x_220 = _mm256_add_epi16(x_218, t_58);
         const __m256i x_221 = _mm256_sub_epi16(x_218, t_58);
         const __m256i x_222 = _mm256_add_epi16(x_219, t_59);
@@ -2729,13 +2813,13 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
         const __m256i red_30 = nttgen_newhope1024_avx2_cond_add_q(x_238);
         const __m256i red_31 = nttgen_newhope1024_avx2_cond_add_q(x_239);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 16], red_24);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 512], red_25);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 256], red_26);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 768], red_27);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 128], red_28);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 640], red_29);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 384], red_30);
-        _mm256_storeu_si256((__m256i *)&a[blk_0 * 16 + 896], red_31);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 512), red_25);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 256), red_26);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 768), red_27);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 128), red_28);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 640), red_29);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 384), red_30);
+        _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 896), red_31);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(a, 1024, 0, 12288);

@@ -466,13 +466,13 @@ void nttgen_newhope512_rvv_ntt(int16_t a[512]) {
     for (size_t j_0 = 0; j_0 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - j_0);
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0], vl);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 + 256], vl);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 + 128], vl);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 + 384], vl);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 + 64], vl);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 + 320], vl);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 + 192], vl);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 + 448], vl);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0] + 256, vl);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0] + 128, vl);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0] + 384, vl);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0] + 64, vl);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0] + 320, vl);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0] + 192, vl);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0] + 448, vl);
         const vint16m1_t t_0 = nttgen_newhope512_rvv_montmul_vx(x_1, zeta_0, zetaqinv_0, vl);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, vl);
         const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, vl);
@@ -514,41 +514,41 @@ void nttgen_newhope512_rvv_ntt(int16_t a[512]) {
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(red_3, t_11, vl);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(red_3, t_11, vl);
         __riscv_vse16_v_i16m1(&a[j_0], x_24, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 256], x_26, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 128], x_28, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 384], x_30, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 64], x_25, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 320], x_27, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 192], x_29, vl);
-        __riscv_vse16_v_i16m1(&a[j_0 + 448], x_31, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 256, x_26, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 128, x_28, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 384, x_30, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 64, x_25, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 320, x_27, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 192, x_29, vl);
+        __riscv_vse16_v_i16m1(&a[j_0] + 448, x_31, vl);
         j_0 = j_0 + vl;
     }
     // layers 3, 4, 5: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 8;) {
         const size_t vl = __riscv_vsetvl_e16m1(8 - blk_0);
-        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 14], 28, vl);
-        const vint16m1_t zetaqinv_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 15], 28, vl);
-        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 16], 28, vl);
-        const vint16m1_t zetaqinv_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 17], 28, vl);
-        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 18], 28, vl);
-        const vint16m1_t zetaqinv_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 19], 28, vl);
-        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 20], 28, vl);
-        const vint16m1_t zetaqinv_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 21], 28, vl);
-        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 22], 28, vl);
-        const vint16m1_t zetaqinv_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 23], 28, vl);
-        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 24], 28, vl);
-        const vint16m1_t zetaqinv_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 25], 28, vl);
-        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 26], 28, vl);
-        const vint16m1_t zetaqinv_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 27], 28, vl);
+        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 14, 28, vl);
+        const vint16m1_t zetaqinv_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 15, 28, vl);
+        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 16, 28, vl);
+        const vint16m1_t zetaqinv_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 17, 28, vl);
+        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 18, 28, vl);
+        const vint16m1_t zetaqinv_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 19, 28, vl);
+        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 20, 28, vl);
+        const vint16m1_t zetaqinv_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 21, 28, vl);
+        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 22, 28, vl);
+        const vint16m1_t zetaqinv_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 23, 28, vl);
+        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 24, 28, vl);
+        const vint16m1_t zetaqinv_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 25, 28, vl);
+        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 26, 28, vl);
+        const vint16m1_t zetaqinv_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 27, 28, vl);
         for (size_t j_1 = 0; j_1 < 8; ++j_1) {
             const vint16m1_t x_32 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1], 128, vl);
-            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 32], 128, vl);
-            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 16], 128, vl);
-            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 48], 128, vl);
-            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 8], 128, vl);
-            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 40], 128, vl);
-            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 24], 128, vl);
-            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1 + 56], 128, vl);
+            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 32, 128, vl);
+            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 16, 128, vl);
+            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 48, 128, vl);
+            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 8, 128, vl);
+            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 40, 128, vl);
+            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 24, 128, vl);
+            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&a[blk_0 * 64 + j_1] + 56, 128, vl);
             const vint16m1_t t_12 = nttgen_newhope512_rvv_montmul(x_33, zeta_7, zetaqinv_7, vl);
             const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, vl);
             const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, vl);
@@ -590,41 +590,41 @@ void nttgen_newhope512_rvv_ntt(int16_t a[512]) {
             const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(red_7, t_23, vl);
             const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(red_7, t_23, vl);
             __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1], 128, x_56, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 32], 128, x_58, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 16], 128, x_60, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 48], 128, x_62, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 8], 128, x_57, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 40], 128, x_59, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 24], 128, x_61, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1 + 56], 128, x_63, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 32, 128, x_58, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 16, 128, x_60, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 48, 128, x_62, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 8, 128, x_57, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 40, 128, x_59, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 24, 128, x_61, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_0 * 64 + j_1] + 56, 128, x_63, vl);
         }
         blk_0 = blk_0 + vl;
     }
     // layers 6, 7, 8: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - blk_1);
-        const vint16m1_t zeta_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 126], 28, vl);
-        const vint16m1_t zetaqinv_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 127], 28, vl);
-        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 128], 28, vl);
-        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 129], 28, vl);
-        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 130], 28, vl);
-        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 131], 28, vl);
-        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 132], 28, vl);
-        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 133], 28, vl);
-        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 134], 28, vl);
-        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 135], 28, vl);
-        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 136], 28, vl);
-        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 137], 28, vl);
-        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 138], 28, vl);
-        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 139], 28, vl);
+        const vint16m1_t zeta_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 126, 28, vl);
+        const vint16m1_t zetaqinv_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 127, 28, vl);
+        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 128, 28, vl);
+        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 129, 28, vl);
+        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 130, 28, vl);
+        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 131, 28, vl);
+        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 132, 28, vl);
+        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 133, 28, vl);
+        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 134, 28, vl);
+        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 135, 28, vl);
+        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 136, 28, vl);
+        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 137, 28, vl);
+        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 138, 28, vl);
+        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 139, 28, vl);
         const vint16m1_t x_64 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8], 16, vl);
-        const vint16m1_t x_65 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 4], 16, vl);
-        const vint16m1_t x_66 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 2], 16, vl);
-        const vint16m1_t x_67 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 6], 16, vl);
-        const vint16m1_t x_68 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 1], 16, vl);
-        const vint16m1_t x_69 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 5], 16, vl);
-        const vint16m1_t x_70 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 3], 16, vl);
-        const vint16m1_t x_71 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8 + 7], 16, vl);
+        const vint16m1_t x_65 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 4, 16, vl);
+        const vint16m1_t x_66 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 2, 16, vl);
+        const vint16m1_t x_67 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 6, 16, vl);
+        const vint16m1_t x_68 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 1, 16, vl);
+        const vint16m1_t x_69 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 5, 16, vl);
+        const vint16m1_t x_70 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 3, 16, vl);
+        const vint16m1_t x_71 = __riscv_vlse16_v_i16m1(&a[blk_1 * 8] + 7, 16, vl);
         const vint16m1_t t_24 = nttgen_newhope512_rvv_montmul(x_65, zeta_14, zetaqinv_14, vl);
         const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, vl);
         const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, vl);
@@ -666,13 +666,13 @@ void nttgen_newhope512_rvv_ntt(int16_t a[512]) {
         const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(red_11, t_35, vl);
         const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(red_11, t_35, vl);
         __riscv_vsse16_v_i16m1(&a[blk_1 * 8], 16, x_88, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 4], 16, x_90, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 2], 16, x_92, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 6], 16, x_94, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 1], 16, x_89, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 5], 16, x_91, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 3], 16, x_93, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_1 * 8 + 7], 16, x_95, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 4, 16, x_90, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 2, 16, x_92, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 6, 16, x_94, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 1, 16, x_89, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 5, 16, x_91, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 3, 16, x_93, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_1 * 8] + 7, 16, x_95, vl);
         blk_1 = blk_1 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -736,8 +736,8 @@ void nttgen_newhope512_rvv_basemul_acc(int16_t r[512], const int16_t *a, const i
     for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 512;) {
             const size_t vl = __riscv_vsetvl_e16m1(512 - i_2);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2 + 512], vl);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2 + 512], vl);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2] + 512, vl);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2] + 512, vl);
             const vint16m1_t p_1 = nttgen_newhope512_rvv_montmul_var(a_1, b_1, vl);
             const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
             const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, vl);
@@ -757,9 +757,9 @@ void nttgen_newhope512_rvv_basemul_acc(int16_t r[512], const int16_t *a, const i
             for (size_t i_5 = 0; i_5 < 512;) {
                 const size_t vl = __riscv_vsetvl_e16m1(512 - i_5);
                 const vint16m1_t a_2 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5] + 1536, vl);
                 const vint16m1_t b_2 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5] + 1536, vl);
                 const vint16m1_t p_2 = nttgen_newhope512_rvv_montmul_var(a_2, b_2, vl);
                 const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
                 const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_2, vl);
@@ -839,8 +839,8 @@ void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, 
     for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
         for (size_t i_2 = 0; i_2 < 512;) {
             const size_t vl = __riscv_vsetvl_e16m1(512 - i_2);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2 + 512], vl);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2 + 512], vl);
+            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_1 * 512 + i_2] + 512, vl);
+            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_1 * 512 + i_2] + 512, vl);
             const vint16m1_t p_1 = nttgen_newhope512_rvv_montmul_var(a_1, b_1, vl);
             const vint16m1_t acc_0 = __riscv_vle16_v_i16m1(&r[i_2], vl);
             const vint16m1_t acc_1 = __riscv_vadd_vv_i16m1(acc_0, p_1, vl);
@@ -860,9 +860,9 @@ void nttgen_newhope512_rvv_basemul_acc_cached(int16_t r[512], const int16_t *a, 
             for (size_t i_5 = 0; i_5 < 512;) {
                 const size_t vl = __riscv_vsetvl_e16m1(512 - i_5);
                 const vint16m1_t a_2 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_4 * 512 + i_5] + 1536, vl);
                 const vint16m1_t b_2 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5 + 1536], vl);
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_4 * 512 + i_5] + 1536, vl);
                 const vint16m1_t p_2 = nttgen_newhope512_rvv_montmul_var(a_2, b_2, vl);
                 const vint16m1_t acc_3 = __riscv_vle16_v_i16m1(&r[i_5], vl);
                 const vint16m1_t acc_4 = __riscv_vadd_vv_i16m1(acc_3, p_2, vl);
@@ -901,27 +901,27 @@ void nttgen_newhope512_rvv_intt(int16_t a[512]) {
     for (size_t blk_0 = 0; blk_0 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - blk_0);
         const vint16m1_t zeta_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14], 28, vl);
-        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 1], 28, vl);
-        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 2], 28, vl);
-        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 3], 28, vl);
-        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 4], 28, vl);
-        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 5], 28, vl);
-        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 6], 28, vl);
-        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 7], 28, vl);
-        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 8], 28, vl);
-        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 9], 28, vl);
-        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 10], 28, vl);
-        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 11], 28, vl);
-        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 12], 28, vl);
-        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 13], 28, vl);
+        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 1, 28, vl);
+        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 2, 28, vl);
+        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 3, 28, vl);
+        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 4, 28, vl);
+        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 5, 28, vl);
+        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 6, 28, vl);
+        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 7, 28, vl);
+        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 8, 28, vl);
+        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 9, 28, vl);
+        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 10, 28, vl);
+        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 11, 28, vl);
+        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 12, 28, vl);
+        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 13, 28, vl);
         const vint16m1_t x_0 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8], 16, vl);
-        const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 4], 16, vl);
-        const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 2], 16, vl);
-        const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 6], 16, vl);
-        const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 1], 16, vl);
-        const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 5], 16, vl);
-        const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 3], 16, vl);
-        const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 7], 16, vl);
+        const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 4, 16, vl);
+        const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 2, 16, vl);
+        const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 6, 16, vl);
+        const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 1, 16, vl);
+        const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 5, 16, vl);
+        const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 3, 16, vl);
+        const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 7, 16, vl);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, vl);
         const vint16m1_t d_0 = __riscv_vsub_vv_i16m1(x_0, x_4, vl);
         const vint16m1_t x_9 = nttgen_newhope512_rvv_montmul(d_0, zeta_0, zetaqinv_0, vl);
@@ -964,48 +964,48 @@ void nttgen_newhope512_rvv_intt(int16_t a[512]) {
         const vint16m1_t d_11 = __riscv_vsub_vv_i16m1(x_21, x_23, vl);
         const vint16m1_t x_31 = nttgen_newhope512_rvv_montmul(d_11, zeta_6, zetaqinv_6, vl);
         __riscv_vsse16_v_i16m1(&a[blk_0 * 8], 16, x_24, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 4], 16, x_25, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 2], 16, x_26, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 6], 16, x_27, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 1], 16, x_28, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 5], 16, x_29, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 3], 16, x_30, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 7], 16, x_31, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 4, 16, x_25, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 2, 16, x_26, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 6, 16, x_27, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 1, 16, x_28, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 5, 16, x_29, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 3, 16, x_30, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 7, 16, x_31, vl);
         blk_0 = blk_0 + vl;
     }
     // inverse layers 3, 4, 5: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 8;) {
         const size_t vl = __riscv_vsetvl_e16m1(8 - blk_1);
-        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 896], 28, vl);
+        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 896, 28, vl);
         const vint16m1_t zetaqinv_7 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 897], 28, vl);
-        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 898], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 897, 28, vl);
+        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 898, 28, vl);
         const vint16m1_t zetaqinv_8 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 899], 28, vl);
-        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 900], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 899, 28, vl);
+        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 900, 28, vl);
         const vint16m1_t zetaqinv_9 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 901], 28, vl);
-        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 902], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 901, 28, vl);
+        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 902, 28, vl);
         const vint16m1_t zetaqinv_10 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 903], 28, vl);
-        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 904], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 903, 28, vl);
+        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 904, 28, vl);
         const vint16m1_t zetaqinv_11 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 905], 28, vl);
-        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 906], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 905, 28, vl);
+        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 906, 28, vl);
         const vint16m1_t zetaqinv_12 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 907], 28, vl);
-        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 908], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 907, 28, vl);
+        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 908, 28, vl);
         const vint16m1_t zetaqinv_13 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 909], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 909, 28, vl);
         for (size_t j_0 = 0; j_0 < 8; ++j_0) {
             const vint16m1_t x_32 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0], 128, vl);
-            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 32], 128, vl);
-            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 16], 128, vl);
-            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 48], 128, vl);
-            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 8], 128, vl);
-            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 40], 128, vl);
-            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 24], 128, vl);
-            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 56], 128, vl);
+            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 32, 128, vl);
+            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 16, 128, vl);
+            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 48, 128, vl);
+            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 8, 128, vl);
+            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 40, 128, vl);
+            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 24, 128, vl);
+            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 56, 128, vl);
             const vint16m1_t red_5 = nttgen_newhope512_rvv_barrett(x_36, vl);
             const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, red_5, vl);
             const vint16m1_t d_12 = __riscv_vsub_vv_i16m1(x_32, red_5, vl);
@@ -1052,13 +1052,13 @@ void nttgen_newhope512_rvv_intt(int16_t a[512]) {
             const vint16m1_t d_23 = __riscv_vsub_vv_i16m1(x_53, x_55, vl);
             const vint16m1_t x_63 = nttgen_newhope512_rvv_montmul(d_23, zeta_13, zetaqinv_13, vl);
             __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0], 128, x_56, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 32], 128, x_57, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 16], 128, x_58, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 48], 128, x_59, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 8], 128, x_60, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 40], 128, x_61, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 24], 128, x_62, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 56], 128, x_63, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 32, 128, x_57, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 16, 128, x_58, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 48, 128, x_59, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 8, 128, x_60, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 40, 128, x_61, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 24, 128, x_62, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 56, 128, x_63, vl);
         }
         blk_1 = blk_1 + vl;
     }
@@ -1080,13 +1080,13 @@ void nttgen_newhope512_rvv_intt(int16_t a[512]) {
     for (size_t j_1 = 0; j_1 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - j_1);
         const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[j_1], vl);
-        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[j_1 + 256], vl);
-        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[j_1 + 128], vl);
-        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[j_1 + 384], vl);
-        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[j_1 + 64], vl);
-        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[j_1 + 320], vl);
-        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[j_1 + 192], vl);
-        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[j_1 + 448], vl);
+        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[j_1] + 256, vl);
+        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[j_1] + 128, vl);
+        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[j_1] + 384, vl);
+        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[j_1] + 64, vl);
+        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[j_1] + 320, vl);
+        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[j_1] + 192, vl);
+        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[j_1] + 448, vl);
         const vint16m1_t red_14 = nttgen_newhope512_rvv_barrett(x_68, vl);
         const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, red_14, vl);
         const vint16m1_t d_24 = __riscv_vsub_vv_i16m1(x_64, red_14, vl);
@@ -1137,13 +1137,13 @@ void nttgen_newhope512_rvv_intt(int16_t a[512]) {
         const vint16m1_t x_98 = nttgen_newhope512_rvv_montmul_vx(d_35, zeta_20, zetaqinv_20, vl);
         const vint16m1_t x_99 = nttgen_newhope512_rvv_montmul_vx(x_97, -4779, -683, vl);
         __riscv_vse16_v_i16m1(&a[j_1], x_90, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 256], x_89, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 128], x_93, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 384], x_92, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 64], x_96, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 320], x_95, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 192], x_99, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 448], x_98, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 256, x_89, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 128, x_93, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 384, x_92, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 64, x_96, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 320, x_95, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 192, x_99, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 448, x_98, vl);
         j_1 = j_1 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -1310,13 +1310,13 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_ntt_from(int16_t r[512], const
     for (size_t j_0 = 0; j_0 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - j_0);
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0], vl);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 + 256], vl);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 + 128], vl);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 + 384], vl);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 + 64], vl);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 + 320], vl);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 + 192], vl);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 + 448], vl);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0] + 256, vl);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0] + 128, vl);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0] + 384, vl);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0] + 64, vl);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0] + 320, vl);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0] + 192, vl);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0] + 448, vl);
         const vint16m1_t t_0 = nttgen_newhope512_rvv_montmul_vx(x_1, zeta_0, zetaqinv_0, vl);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, vl);
         const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, vl);
@@ -1358,41 +1358,41 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_ntt_from(int16_t r[512], const
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(red_3, t_11, vl);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(red_3, t_11, vl);
         __riscv_vse16_v_i16m1(&r[j_0], x_24, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 256], x_26, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 128], x_28, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 384], x_30, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 64], x_25, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 320], x_27, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 192], x_29, vl);
-        __riscv_vse16_v_i16m1(&r[j_0 + 448], x_31, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 256, x_26, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 128, x_28, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 384, x_30, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 64, x_25, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 320, x_27, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 192, x_29, vl);
+        __riscv_vse16_v_i16m1(&r[j_0] + 448, x_31, vl);
         j_0 = j_0 + vl;
     }
     // layers 3, 4, 5: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 8;) {
         const size_t vl = __riscv_vsetvl_e16m1(8 - blk_0);
-        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 14], 28, vl);
-        const vint16m1_t zetaqinv_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 15], 28, vl);
-        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 16], 28, vl);
-        const vint16m1_t zetaqinv_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 17], 28, vl);
-        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 18], 28, vl);
-        const vint16m1_t zetaqinv_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 19], 28, vl);
-        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 20], 28, vl);
-        const vint16m1_t zetaqinv_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 21], 28, vl);
-        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 22], 28, vl);
-        const vint16m1_t zetaqinv_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 23], 28, vl);
-        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 24], 28, vl);
-        const vint16m1_t zetaqinv_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 25], 28, vl);
-        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 26], 28, vl);
-        const vint16m1_t zetaqinv_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14 + 27], 28, vl);
+        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 14, 28, vl);
+        const vint16m1_t zetaqinv_7 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 15, 28, vl);
+        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 16, 28, vl);
+        const vint16m1_t zetaqinv_8 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 17, 28, vl);
+        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 18, 28, vl);
+        const vint16m1_t zetaqinv_9 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 19, 28, vl);
+        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 20, 28, vl);
+        const vint16m1_t zetaqinv_10 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 21, 28, vl);
+        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 22, 28, vl);
+        const vint16m1_t zetaqinv_11 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 23, 28, vl);
+        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 24, 28, vl);
+        const vint16m1_t zetaqinv_12 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 25, 28, vl);
+        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 26, 28, vl);
+        const vint16m1_t zetaqinv_13 = __riscv_vlse16_v_i16m1(&zetas_0[blk_0 * 14] + 27, 28, vl);
         for (size_t j_1 = 0; j_1 < 8; ++j_1) {
             const vint16m1_t x_32 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1], 128, vl);
-            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 32], 128, vl);
-            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 16], 128, vl);
-            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 48], 128, vl);
-            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 8], 128, vl);
-            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 40], 128, vl);
-            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 24], 128, vl);
-            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1 + 56], 128, vl);
+            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 32, 128, vl);
+            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 16, 128, vl);
+            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 48, 128, vl);
+            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 8, 128, vl);
+            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 40, 128, vl);
+            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 24, 128, vl);
+            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&r[blk_0 * 64 + j_1] + 56, 128, vl);
             const vint16m1_t t_12 = nttgen_newhope512_rvv_montmul(x_33, zeta_7, zetaqinv_7, vl);
             const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, vl);
             const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, vl);
@@ -1434,41 +1434,41 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_ntt_from(int16_t r[512], const
             const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(red_7, t_23, vl);
             const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(red_7, t_23, vl);
             __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1], 128, x_56, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 32], 128, x_58, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 16], 128, x_60, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 48], 128, x_62, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 8], 128, x_57, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 40], 128, x_59, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 24], 128, x_61, vl);
-            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1 + 56], 128, x_63, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 32, 128, x_58, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 16, 128, x_60, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 48, 128, x_62, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 8, 128, x_57, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 40, 128, x_59, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 24, 128, x_61, vl);
+            __riscv_vsse16_v_i16m1(&r[blk_0 * 64 + j_1] + 56, 128, x_63, vl);
         }
         blk_0 = blk_0 + vl;
     }
     // layers 6, 7, 8: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - blk_1);
-        const vint16m1_t zeta_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 126], 28, vl);
-        const vint16m1_t zetaqinv_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 127], 28, vl);
-        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 128], 28, vl);
-        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 129], 28, vl);
-        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 130], 28, vl);
-        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 131], 28, vl);
-        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 132], 28, vl);
-        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 133], 28, vl);
-        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 134], 28, vl);
-        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 135], 28, vl);
-        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 136], 28, vl);
-        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 137], 28, vl);
-        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 138], 28, vl);
-        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14 + 139], 28, vl);
+        const vint16m1_t zeta_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 126, 28, vl);
+        const vint16m1_t zetaqinv_14 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 127, 28, vl);
+        const vint16m1_t zeta_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 128, 28, vl);
+        const vint16m1_t zetaqinv_15 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 129, 28, vl);
+        const vint16m1_t zeta_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 130, 28, vl);
+        const vint16m1_t zetaqinv_16 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 131, 28, vl);
+        const vint16m1_t zeta_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 132, 28, vl);
+        const vint16m1_t zetaqinv_17 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 133, 28, vl);
+        const vint16m1_t zeta_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 134, 28, vl);
+        const vint16m1_t zetaqinv_18 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 135, 28, vl);
+        const vint16m1_t zeta_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 136, 28, vl);
+        const vint16m1_t zetaqinv_19 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 137, 28, vl);
+        const vint16m1_t zeta_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 138, 28, vl);
+        const vint16m1_t zetaqinv_20 = __riscv_vlse16_v_i16m1(&zetas_0[blk_1 * 14] + 139, 28, vl);
         const vint16m1_t x_64 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8], 16, vl);
-        const vint16m1_t x_65 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 4], 16, vl);
-        const vint16m1_t x_66 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 2], 16, vl);
-        const vint16m1_t x_67 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 6], 16, vl);
-        const vint16m1_t x_68 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 1], 16, vl);
-        const vint16m1_t x_69 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 5], 16, vl);
-        const vint16m1_t x_70 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 3], 16, vl);
-        const vint16m1_t x_71 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8 + 7], 16, vl);
+        const vint16m1_t x_65 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 4, 16, vl);
+        const vint16m1_t x_66 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 2, 16, vl);
+        const vint16m1_t x_67 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 6, 16, vl);
+        const vint16m1_t x_68 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 1, 16, vl);
+        const vint16m1_t x_69 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 5, 16, vl);
+        const vint16m1_t x_70 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 3, 16, vl);
+        const vint16m1_t x_71 = __riscv_vlse16_v_i16m1(&r[blk_1 * 8] + 7, 16, vl);
         const vint16m1_t t_24 = nttgen_newhope512_rvv_montmul(x_65, zeta_14, zetaqinv_14, vl);
         const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, vl);
         const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, vl);
@@ -1510,13 +1510,13 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_ntt_from(int16_t r[512], const
         const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(red_11, t_35, vl);
         const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(red_11, t_35, vl);
         __riscv_vsse16_v_i16m1(&r[blk_1 * 8], 16, x_88, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 4], 16, x_90, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 2], 16, x_92, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 6], 16, x_94, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 1], 16, x_89, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 5], 16, x_91, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 3], 16, x_93, vl);
-        __riscv_vsse16_v_i16m1(&r[blk_1 * 8 + 7], 16, x_95, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 4, 16, x_90, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 2, 16, x_92, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 6, 16, x_94, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 1, 16, x_89, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 5, 16, x_91, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 3, 16, x_93, vl);
+        __riscv_vsse16_v_i16m1(&r[blk_1 * 8] + 7, 16, x_95, vl);
         blk_1 = blk_1 + vl;
     }
 #ifdef NTTGEN_DEBUG
@@ -1542,27 +1542,27 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_intt_reduce(int16_t a[512]) {
     for (size_t blk_0 = 0; blk_0 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - blk_0);
         const vint16m1_t zeta_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14], 28, vl);
-        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 1], 28, vl);
-        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 2], 28, vl);
-        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 3], 28, vl);
-        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 4], 28, vl);
-        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 5], 28, vl);
-        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 6], 28, vl);
-        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 7], 28, vl);
-        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 8], 28, vl);
-        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 9], 28, vl);
-        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 10], 28, vl);
-        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 11], 28, vl);
-        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 12], 28, vl);
-        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14 + 13], 28, vl);
+        const vint16m1_t zetaqinv_0 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 1, 28, vl);
+        const vint16m1_t zeta_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 2, 28, vl);
+        const vint16m1_t zetaqinv_1 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 3, 28, vl);
+        const vint16m1_t zeta_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 4, 28, vl);
+        const vint16m1_t zetaqinv_2 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 5, 28, vl);
+        const vint16m1_t zeta_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 6, 28, vl);
+        const vint16m1_t zetaqinv_3 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 7, 28, vl);
+        const vint16m1_t zeta_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 8, 28, vl);
+        const vint16m1_t zetaqinv_4 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 9, 28, vl);
+        const vint16m1_t zeta_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 10, 28, vl);
+        const vint16m1_t zetaqinv_5 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 11, 28, vl);
+        const vint16m1_t zeta_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 12, 28, vl);
+        const vint16m1_t zetaqinv_6 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_0 * 14] + 13, 28, vl);
         const vint16m1_t x_0 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8], 16, vl);
-        const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 4], 16, vl);
-        const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 2], 16, vl);
-        const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 6], 16, vl);
-        const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 1], 16, vl);
-        const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 5], 16, vl);
-        const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 3], 16, vl);
-        const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8 + 7], 16, vl);
+        const vint16m1_t x_1 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 4, 16, vl);
+        const vint16m1_t x_2 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 2, 16, vl);
+        const vint16m1_t x_3 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 6, 16, vl);
+        const vint16m1_t x_4 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 1, 16, vl);
+        const vint16m1_t x_5 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 5, 16, vl);
+        const vint16m1_t x_6 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 3, 16, vl);
+        const vint16m1_t x_7 = __riscv_vlse16_v_i16m1(&a[blk_0 * 8] + 7, 16, vl);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, vl);
         const vint16m1_t d_0 = __riscv_vsub_vv_i16m1(x_0, x_4, vl);
         const vint16m1_t x_9 = nttgen_newhope512_rvv_montmul(d_0, zeta_0, zetaqinv_0, vl);
@@ -1605,48 +1605,48 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_intt_reduce(int16_t a[512]) {
         const vint16m1_t d_11 = __riscv_vsub_vv_i16m1(x_21, x_23, vl);
         const vint16m1_t x_31 = nttgen_newhope512_rvv_montmul(d_11, zeta_6, zetaqinv_6, vl);
         __riscv_vsse16_v_i16m1(&a[blk_0 * 8], 16, x_24, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 4], 16, x_25, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 2], 16, x_26, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 6], 16, x_27, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 1], 16, x_28, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 5], 16, x_29, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 3], 16, x_30, vl);
-        __riscv_vsse16_v_i16m1(&a[blk_0 * 8 + 7], 16, x_31, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 4, 16, x_25, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 2, 16, x_26, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 6, 16, x_27, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 1, 16, x_28, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 5, 16, x_29, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 3, 16, x_30, vl);
+        __riscv_vsse16_v_i16m1(&a[blk_0 * 8] + 7, 16, x_31, vl);
         blk_0 = blk_0 + vl;
     }
     // inverse layers 3, 4, 5: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 8;) {
         const size_t vl = __riscv_vsetvl_e16m1(8 - blk_1);
-        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 896], 28, vl);
+        const vint16m1_t zeta_7 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 896, 28, vl);
         const vint16m1_t zetaqinv_7 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 897], 28, vl);
-        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 898], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 897, 28, vl);
+        const vint16m1_t zeta_8 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 898, 28, vl);
         const vint16m1_t zetaqinv_8 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 899], 28, vl);
-        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 900], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 899, 28, vl);
+        const vint16m1_t zeta_9 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 900, 28, vl);
         const vint16m1_t zetaqinv_9 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 901], 28, vl);
-        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 902], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 901, 28, vl);
+        const vint16m1_t zeta_10 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 902, 28, vl);
         const vint16m1_t zetaqinv_10 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 903], 28, vl);
-        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 904], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 903, 28, vl);
+        const vint16m1_t zeta_11 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 904, 28, vl);
         const vint16m1_t zetaqinv_11 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 905], 28, vl);
-        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 906], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 905, 28, vl);
+        const vint16m1_t zeta_12 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 906, 28, vl);
         const vint16m1_t zetaqinv_12 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 907], 28, vl);
-        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 908], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 907, 28, vl);
+        const vint16m1_t zeta_13 = __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 908, 28, vl);
         const vint16m1_t zetaqinv_13 =
-            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14 + 909], 28, vl);
+            __riscv_vlse16_v_i16m1(&zetas_inv_0[blk_1 * 14] + 909, 28, vl);
         for (size_t j_0 = 0; j_0 < 8; ++j_0) {
             const vint16m1_t x_32 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0], 128, vl);
-            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 32], 128, vl);
-            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 16], 128, vl);
-            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 48], 128, vl);
-            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 8], 128, vl);
-            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 40], 128, vl);
-            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 24], 128, vl);
-            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0 + 56], 128, vl);
+            const vint16m1_t x_33 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 32, 128, vl);
+            const vint16m1_t x_34 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 16, 128, vl);
+            const vint16m1_t x_35 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 48, 128, vl);
+            const vint16m1_t x_36 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 8, 128, vl);
+            const vint16m1_t x_37 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 40, 128, vl);
+            const vint16m1_t x_38 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 24, 128, vl);
+            const vint16m1_t x_39 = __riscv_vlse16_v_i16m1(&a[blk_1 * 64 + j_0] + 56, 128, vl);
             const vint16m1_t red_5 = nttgen_newhope512_rvv_barrett(x_36, vl);
             const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, red_5, vl);
             const vint16m1_t d_12 = __riscv_vsub_vv_i16m1(x_32, red_5, vl);
@@ -1693,13 +1693,13 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_intt_reduce(int16_t a[512]) {
             const vint16m1_t d_23 = __riscv_vsub_vv_i16m1(x_53, x_55, vl);
             const vint16m1_t x_63 = nttgen_newhope512_rvv_montmul(d_23, zeta_13, zetaqinv_13, vl);
             __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0], 128, x_56, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 32], 128, x_57, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 16], 128, x_58, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 48], 128, x_59, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 8], 128, x_60, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 40], 128, x_61, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 24], 128, x_62, vl);
-            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0 + 56], 128, x_63, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 32, 128, x_57, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 16, 128, x_58, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 48, 128, x_59, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 8, 128, x_60, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 40, 128, x_61, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 24, 128, x_62, vl);
+            __riscv_vsse16_v_i16m1(&a[blk_1 * 64 + j_0] + 56, 128, x_63, vl);
         }
         blk_1 = blk_1 + vl;
     }
@@ -1721,13 +1721,13 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_intt_reduce(int16_t a[512]) {
     for (size_t j_1 = 0; j_1 < 64;) {
         const size_t vl = __riscv_vsetvl_e16m1(64 - j_1);
         const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[j_1], vl);
-        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[j_1 + 256], vl);
-        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[j_1 + 128], vl);
-        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[j_1 + 384], vl);
-        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[j_1 + 64], vl);
-        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[j_1 + 320], vl);
-        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[j_1 + 192], vl);
-        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[j_1 + 448], vl);
+        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[j_1] + 256, vl);
+        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[j_1] + 128, vl);
+        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[j_1] + 384, vl);
+        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[j_1] + 64, vl);
+        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[j_1] + 320, vl);
+        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[j_1] + 192, vl);
+        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[j_1] + 448, vl);
         const vint16m1_t red_14 = nttgen_newhope512_rvv_barrett(x_68, vl);
         const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, red_14, vl);
         const vint16m1_t d_24 = __riscv_vsub_vv_i16m1(x_64, red_14, vl);
@@ -1780,19 +1780,19 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv_intt_reduce(int16_t a[512]) {
         const vint16m1_t red_23 = nttgen_newhope512_rvv_cond_add_q(x_90, vl);
         __riscv_vse16_v_i16m1(&a[j_1], red_23, vl);
         const vint16m1_t red_24 = nttgen_newhope512_rvv_cond_add_q(x_89, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 256], red_24, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 256, red_24, vl);
         const vint16m1_t red_25 = nttgen_newhope512_rvv_cond_add_q(x_93, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 128], red_25, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 128, red_25, vl);
         const vint16m1_t red_26 = nttgen_newhope512_rvv_cond_add_q(x_92, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 384], red_26, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 384, red_26, vl);
         const vint16m1_t red_27 = nttgen_newhope512_rvv_cond_add_q(x_96, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 64], red_27, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 64, red_27, vl);
         const vint16m1_t red_28 = nttgen_newhope512_rvv_cond_add_q(x_95, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 320], red_28, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 320, red_28, vl);
         const vint16m1_t red_29 = nttgen_newhope512_rvv_cond_add_q(x_99, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 192], red_29, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 192, red_29, vl);
         const vint16m1_t red_30 = nttgen_newhope512_rvv_cond_add_q(x_98, vl);
-        __riscv_vse16_v_i16m1(&a[j_1 + 448], red_30, vl);
+        __riscv_vse16_v_i16m1(&a[j_1] + 448, red_30, vl);
         j_1 = j_1 + vl;
     }
 #ifdef NTTGEN_DEBUG

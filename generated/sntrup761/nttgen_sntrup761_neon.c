@@ -163,14 +163,15 @@ static inline int32x4_t nttgen_sntrup761_neon_madd_hi(int16x8_t a0, int16x8_t b0
 }
 
 /*
- * Signed Montgomery reduction of 32-bit sums (lanes 0-3, then 4-7) to 16-bit
- * lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
+ * Signed Montgomery reduction of 32-bit sums (the low lanes, then the high ones)
+ * to 16-bit lanes: (a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.
  */
 static inline int16x8_t nttgen_sntrup761_neon_mredw(int32x4_t lo, int32x4_t hi) {
     const int16x8_t low = vuzp1q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
     const int16x8_t m = vmulq_s16(low, vdupq_n_s16(15631));
-    const int16x4_t r_lo = vsubhn_s32(lo, vmull_s16(vget_low_s16(m), vdup_n_s16(4591)));
-    return vsubhn_high_s32(r_lo, hi, vmull_high_s16(m, vdupq_n_s16(4591)));
+    const int32x4_t d_lo = vmlal_s16(lo, vget_low_s16(m), vget_low_s16(vdupq_n_s16(-4591)));
+    const int32x4_t d_hi = vmlal_high_s16(hi, m, vdupq_n_s16(-4591));
+    return vuzp2q_s16(vreinterpretq_s16_s32(d_lo), vreinterpretq_s16_s32(d_hi));
 }
 
 // tw: twiddle of line rho at frequency k (multiplier)
@@ -4233,12 +4234,12 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_forward_small(int16_t r[restri
     const int16x8_t c_15 = vdupq_n_s16(1950);
     for (size_t line_0 = 0; line_0 < 6; ++line_0) {
         const int16x8_t a_12 = vld1q_s16(&a[line_0 * 16]);
-        const int16x8_t a_13 = vld1q_s16(&a[line_0 * 16 + 96]);
-        const int16x8_t a_14 = vld1q_s16(&a[line_0 * 16 + 192]);
-        const int16x8_t a_15 = vld1q_s16(&a[line_0 * 16 + 288]);
-        const int16x8_t a_16 = vld1q_s16(&a[line_0 * 16 + 384]);
-        const int16x8_t a_17 = vld1q_s16(&a[line_0 * 16 + 480]);
-        const int16x8_t a_18 = vld1q_s16(&a[line_0 * 16 + 576]);
+        const int16x8_t a_13 = vld1q_s16(&a[line_0 * 16] + 96);
+        const int16x8_t a_14 = vld1q_s16(&a[line_0 * 16] + 192);
+        const int16x8_t a_15 = vld1q_s16(&a[line_0 * 16] + 288);
+        const int16x8_t a_16 = vld1q_s16(&a[line_0 * 16] + 384);
+        const int16x8_t a_17 = vld1q_s16(&a[line_0 * 16] + 480);
+        const int16x8_t a_18 = vld1q_s16(&a[line_0 * 16] + 576);
         const int16x8_t a_19 = vld1q_s16(&a_tail[line_0 * 16]);
         const int16x8_t t_0 = vmulq_s16(a_13, c_0);
         const int16x8_t sum_0 = vaddq_s16(a_12, t_0);
@@ -4467,21 +4468,21 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_forward_small(int16_t r[restri
         const int16x8_t t_111 = vmulq_s16(a_19, c_8);
         const int16x8_t sum_111 = vaddq_s16(sum_110, t_111);
         vst1q_s16(&sums[line_0 * 16], sum_6);
-        vst1q_s16(&sums[line_0 * 16 + 96], sum_13);
-        vst1q_s16(&sums[line_0 * 16 + 192], sum_20);
-        vst1q_s16(&sums[line_0 * 16 + 288], sum_27);
-        vst1q_s16(&sums[line_0 * 16 + 384], sum_34);
-        vst1q_s16(&sums[line_0 * 16 + 480], sum_41);
-        vst1q_s16(&sums[line_0 * 16 + 576], sum_48);
-        vst1q_s16(&sums[line_0 * 16 + 672], sum_55);
-        vst1q_s16(&sums[line_0 * 16 + 768], sum_62);
-        vst1q_s16(&sums[line_0 * 16 + 864], sum_69);
-        vst1q_s16(&sums[line_0 * 16 + 960], sum_76);
-        vst1q_s16(&sums[line_0 * 16 + 1056], sum_83);
-        vst1q_s16(&sums[line_0 * 16 + 1152], sum_90);
-        vst1q_s16(&sums[line_0 * 16 + 1248], sum_97);
-        vst1q_s16(&sums[line_0 * 16 + 1344], sum_104);
-        vst1q_s16(&sums[line_0 * 16 + 1440], sum_111);
+        vst1q_s16(&sums[line_0 * 16] + 96, sum_13);
+        vst1q_s16(&sums[line_0 * 16] + 192, sum_20);
+        vst1q_s16(&sums[line_0 * 16] + 288, sum_27);
+        vst1q_s16(&sums[line_0 * 16] + 384, sum_34);
+        vst1q_s16(&sums[line_0 * 16] + 480, sum_41);
+        vst1q_s16(&sums[line_0 * 16] + 576, sum_48);
+        vst1q_s16(&sums[line_0 * 16] + 672, sum_55);
+        vst1q_s16(&sums[line_0 * 16] + 768, sum_62);
+        vst1q_s16(&sums[line_0 * 16] + 864, sum_69);
+        vst1q_s16(&sums[line_0 * 16] + 960, sum_76);
+        vst1q_s16(&sums[line_0 * 16] + 1056, sum_83);
+        vst1q_s16(&sums[line_0 * 16] + 1152, sum_90);
+        vst1q_s16(&sums[line_0 * 16] + 1248, sum_97);
+        vst1q_s16(&sums[line_0 * 16] + 1344, sum_104);
+        vst1q_s16(&sums[line_0 * 16] + 1440, sum_111);
     }
     const int16x8_t c_16 = vdupq_n_s16(305);
     const int16x8_t c_17 = vdupq_n_s16(1205);
@@ -4501,12 +4502,12 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_forward_small(int16_t r[restri
     const int16x8_t c_31 = vdupq_n_s16(1950);
     for (size_t line_1 = 0; line_1 < 6; ++line_1) {
         const int16x8_t a_20 = vld1q_s16(&a[8 + line_1 * 16]);
-        const int16x8_t a_21 = vld1q_s16(&a[8 + line_1 * 16 + 96]);
-        const int16x8_t a_22 = vld1q_s16(&a[8 + line_1 * 16 + 192]);
-        const int16x8_t a_23 = vld1q_s16(&a[8 + line_1 * 16 + 288]);
-        const int16x8_t a_24 = vld1q_s16(&a[8 + line_1 * 16 + 384]);
-        const int16x8_t a_25 = vld1q_s16(&a[8 + line_1 * 16 + 480]);
-        const int16x8_t a_26 = vld1q_s16(&a[8 + line_1 * 16 + 576]);
+        const int16x8_t a_21 = vld1q_s16(&a[8 + line_1 * 16] + 96);
+        const int16x8_t a_22 = vld1q_s16(&a[8 + line_1 * 16] + 192);
+        const int16x8_t a_23 = vld1q_s16(&a[8 + line_1 * 16] + 288);
+        const int16x8_t a_24 = vld1q_s16(&a[8 + line_1 * 16] + 384);
+        const int16x8_t a_25 = vld1q_s16(&a[8 + line_1 * 16] + 480);
+        const int16x8_t a_26 = vld1q_s16(&a[8 + line_1 * 16] + 576);
         const int16x8_t a_27 = vld1q_s16(&a_tail[8 + line_1 * 16]);
         const int16x8_t t_112 = vmulq_s16(a_21, c_16);
         const int16x8_t sum_112 = vaddq_s16(a_20, t_112);
@@ -4735,45 +4736,45 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_forward_small(int16_t r[restri
         const int16x8_t t_223 = vmulq_s16(a_27, c_24);
         const int16x8_t sum_223 = vaddq_s16(sum_222, t_223);
         vst1q_s16(&sums[8 + line_1 * 16], sum_118);
-        vst1q_s16(&sums[8 + line_1 * 16 + 96], sum_125);
-        vst1q_s16(&sums[8 + line_1 * 16 + 192], sum_132);
-        vst1q_s16(&sums[8 + line_1 * 16 + 288], sum_139);
-        vst1q_s16(&sums[8 + line_1 * 16 + 384], sum_146);
-        vst1q_s16(&sums[8 + line_1 * 16 + 480], sum_153);
-        vst1q_s16(&sums[8 + line_1 * 16 + 576], sum_160);
-        vst1q_s16(&sums[8 + line_1 * 16 + 672], sum_167);
-        vst1q_s16(&sums[8 + line_1 * 16 + 768], sum_174);
-        vst1q_s16(&sums[8 + line_1 * 16 + 864], sum_181);
-        vst1q_s16(&sums[8 + line_1 * 16 + 960], sum_188);
-        vst1q_s16(&sums[8 + line_1 * 16 + 1056], sum_195);
-        vst1q_s16(&sums[8 + line_1 * 16 + 1152], sum_202);
-        vst1q_s16(&sums[8 + line_1 * 16 + 1248], sum_209);
-        vst1q_s16(&sums[8 + line_1 * 16 + 1344], sum_216);
-        vst1q_s16(&sums[8 + line_1 * 16 + 1440], sum_223);
+        vst1q_s16(&sums[8 + line_1 * 16] + 96, sum_125);
+        vst1q_s16(&sums[8 + line_1 * 16] + 192, sum_132);
+        vst1q_s16(&sums[8 + line_1 * 16] + 288, sum_139);
+        vst1q_s16(&sums[8 + line_1 * 16] + 384, sum_146);
+        vst1q_s16(&sums[8 + line_1 * 16] + 480, sum_153);
+        vst1q_s16(&sums[8 + line_1 * 16] + 576, sum_160);
+        vst1q_s16(&sums[8 + line_1 * 16] + 672, sum_167);
+        vst1q_s16(&sums[8 + line_1 * 16] + 768, sum_174);
+        vst1q_s16(&sums[8 + line_1 * 16] + 864, sum_181);
+        vst1q_s16(&sums[8 + line_1 * 16] + 960, sum_188);
+        vst1q_s16(&sums[8 + line_1 * 16] + 1056, sum_195);
+        vst1q_s16(&sums[8 + line_1 * 16] + 1152, sum_202);
+        vst1q_s16(&sums[8 + line_1 * 16] + 1248, sum_209);
+        vst1q_s16(&sums[8 + line_1 * 16] + 1344, sum_216);
+        vst1q_s16(&sums[8 + line_1 * 16] + 1440, sum_223);
     }
     const int16x8_t w_0 = vdupq_n_s16(985);
     const int16x8_t wq_0 = vdupq_n_s16(-4425);
     for (size_t freq_0 = 0; freq_0 < 16; ++freq_0) {
         const int16x8_t s_0 = vld1q_s16(&sums[freq_0 * 96]);
-        const int16x8_t s_1 = vld1q_s16(&sums[freq_0 * 96 + 48]);
-        const int16x8_t tw_1 = vld1q_s16(&tw_0[freq_0 * 40 + 16]);
-        const int16x8_t twq_1 = vld1q_s16(&twq_0[freq_0 * 40 + 16]);
+        const int16x8_t s_1 = vld1q_s16(&sums[freq_0 * 96] + 48);
+        const int16x8_t tw_1 = vld1q_s16(&tw_0[freq_0 * 40] + 16);
+        const int16x8_t twq_1 = vld1q_s16(&twq_0[freq_0 * 40] + 16);
         const int16x8_t tw_2 = nttgen_sntrup761_neon_montmul(s_1, tw_1, twq_1);
-        const int16x8_t s_2 = vld1q_s16(&sums[freq_0 * 96 + 64]);
-        const int16x8_t tw_3 = vld1q_s16(&tw_0[freq_0 * 40 + 24]);
-        const int16x8_t twq_2 = vld1q_s16(&twq_0[freq_0 * 40 + 24]);
+        const int16x8_t s_2 = vld1q_s16(&sums[freq_0 * 96] + 64);
+        const int16x8_t tw_3 = vld1q_s16(&tw_0[freq_0 * 40] + 24);
+        const int16x8_t twq_2 = vld1q_s16(&twq_0[freq_0 * 40] + 24);
         const int16x8_t tw_4 = nttgen_sntrup761_neon_montmul(s_2, tw_3, twq_2);
-        const int16x8_t s_3 = vld1q_s16(&sums[freq_0 * 96 + 16]);
+        const int16x8_t s_3 = vld1q_s16(&sums[freq_0 * 96] + 16);
         const int16x8_t tw_5 = vld1q_s16(&tw_0[freq_0 * 40]);
         const int16x8_t twq_3 = vld1q_s16(&twq_0[freq_0 * 40]);
         const int16x8_t tw_6 = nttgen_sntrup761_neon_montmul(s_3, tw_5, twq_3);
-        const int16x8_t s_4 = vld1q_s16(&sums[freq_0 * 96 + 32]);
-        const int16x8_t tw_7 = vld1q_s16(&tw_0[freq_0 * 40 + 8]);
-        const int16x8_t twq_4 = vld1q_s16(&twq_0[freq_0 * 40 + 8]);
+        const int16x8_t s_4 = vld1q_s16(&sums[freq_0 * 96] + 32);
+        const int16x8_t tw_7 = vld1q_s16(&tw_0[freq_0 * 40] + 8);
+        const int16x8_t twq_4 = vld1q_s16(&twq_0[freq_0 * 40] + 8);
         const int16x8_t tw_8 = nttgen_sntrup761_neon_montmul(s_4, tw_7, twq_4);
-        const int16x8_t s_5 = vld1q_s16(&sums[freq_0 * 96 + 80]);
-        const int16x8_t tw_9 = vld1q_s16(&tw_0[freq_0 * 40 + 32]);
-        const int16x8_t twq_5 = vld1q_s16(&twq_0[freq_0 * 40 + 32]);
+        const int16x8_t s_5 = vld1q_s16(&sums[freq_0 * 96] + 80);
+        const int16x8_t tw_9 = vld1q_s16(&tw_0[freq_0 * 40] + 32);
+        const int16x8_t twq_5 = vld1q_s16(&twq_0[freq_0 * 40] + 32);
         const int16x8_t tw_10 = nttgen_sntrup761_neon_montmul(s_5, tw_9, twq_5);
         const int16x8_t diff_0 = vsubq_s16(tw_4, tw_8);
         const int16x8_t t_224 = nttgen_sntrup761_neon_montmul(diff_0, w_0, wq_0);
@@ -4798,35 +4799,35 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_forward_small(int16_t r[restri
         const int16x8_t sum_232 = vaddq_s16(diff_3, diff_7);
         const int16x8_t diff_10 = vsubq_s16(diff_3, diff_7);
         vst1q_s16(&r[freq_0 * 96], sum_230);
-        vst1q_s16(&r[freq_0 * 96 + 16], diff_8);
-        vst1q_s16(&r[freq_0 * 96 + 32], sum_231);
-        vst1q_s16(&r[freq_0 * 96 + 48], diff_9);
-        vst1q_s16(&r[freq_0 * 96 + 64], sum_232);
-        vst1q_s16(&r[freq_0 * 96 + 80], diff_10);
+        vst1q_s16(&r[freq_0 * 96] + 16, diff_8);
+        vst1q_s16(&r[freq_0 * 96] + 32, sum_231);
+        vst1q_s16(&r[freq_0 * 96] + 48, diff_9);
+        vst1q_s16(&r[freq_0 * 96] + 64, sum_232);
+        vst1q_s16(&r[freq_0 * 96] + 80, diff_10);
     }
     const int16x8_t w_1 = vdupq_n_s16(985);
     const int16x8_t wq_1 = vdupq_n_s16(-4425);
     for (size_t freq_1 = 0; freq_1 < 16; ++freq_1) {
         const int16x8_t s_6 = vld1q_s16(&sums[8 + freq_1 * 96]);
-        const int16x8_t s_7 = vld1q_s16(&sums[8 + freq_1 * 96 + 48]);
-        const int16x8_t tw_11 = vld1q_s16(&tw_0[freq_1 * 40 + 16]);
-        const int16x8_t twq_6 = vld1q_s16(&twq_0[freq_1 * 40 + 16]);
+        const int16x8_t s_7 = vld1q_s16(&sums[8 + freq_1 * 96] + 48);
+        const int16x8_t tw_11 = vld1q_s16(&tw_0[freq_1 * 40] + 16);
+        const int16x8_t twq_6 = vld1q_s16(&twq_0[freq_1 * 40] + 16);
         const int16x8_t tw_12 = nttgen_sntrup761_neon_montmul(s_7, tw_11, twq_6);
-        const int16x8_t s_8 = vld1q_s16(&sums[8 + freq_1 * 96 + 64]);
-        const int16x8_t tw_13 = vld1q_s16(&tw_0[freq_1 * 40 + 24]);
-        const int16x8_t twq_7 = vld1q_s16(&twq_0[freq_1 * 40 + 24]);
+        const int16x8_t s_8 = vld1q_s16(&sums[8 + freq_1 * 96] + 64);
+        const int16x8_t tw_13 = vld1q_s16(&tw_0[freq_1 * 40] + 24);
+        const int16x8_t twq_7 = vld1q_s16(&twq_0[freq_1 * 40] + 24);
         const int16x8_t tw_14 = nttgen_sntrup761_neon_montmul(s_8, tw_13, twq_7);
-        const int16x8_t s_9 = vld1q_s16(&sums[8 + freq_1 * 96 + 16]);
+        const int16x8_t s_9 = vld1q_s16(&sums[8 + freq_1 * 96] + 16);
         const int16x8_t tw_15 = vld1q_s16(&tw_0[freq_1 * 40]);
         const int16x8_t twq_8 = vld1q_s16(&twq_0[freq_1 * 40]);
         const int16x8_t tw_16 = nttgen_sntrup761_neon_montmul(s_9, tw_15, twq_8);
-        const int16x8_t s_10 = vld1q_s16(&sums[8 + freq_1 * 96 + 32]);
-        const int16x8_t tw_17 = vld1q_s16(&tw_0[freq_1 * 40 + 8]);
-        const int16x8_t twq_9 = vld1q_s16(&twq_0[freq_1 * 40 + 8]);
+        const int16x8_t s_10 = vld1q_s16(&sums[8 + freq_1 * 96] + 32);
+        const int16x8_t tw_17 = vld1q_s16(&tw_0[freq_1 * 40] + 8);
+        const int16x8_t twq_9 = vld1q_s16(&twq_0[freq_1 * 40] + 8);
         const int16x8_t tw_18 = nttgen_sntrup761_neon_montmul(s_10, tw_17, twq_9);
-        const int16x8_t s_11 = vld1q_s16(&sums[8 + freq_1 * 96 + 80]);
-        const int16x8_t tw_19 = vld1q_s16(&tw_0[freq_1 * 40 + 32]);
-        const int16x8_t twq_10 = vld1q_s16(&twq_0[freq_1 * 40 + 32]);
+        const int16x8_t s_11 = vld1q_s16(&sums[8 + freq_1 * 96] + 80);
+        const int16x8_t tw_19 = vld1q_s16(&tw_0[freq_1 * 40] + 32);
+        const int16x8_t twq_10 = vld1q_s16(&twq_0[freq_1 * 40] + 32);
         const int16x8_t tw_20 = nttgen_sntrup761_neon_montmul(s_11, tw_19, twq_10);
         const int16x8_t diff_11 = vsubq_s16(tw_14, tw_18);
         const int16x8_t t_226 = nttgen_sntrup761_neon_montmul(diff_11, w_1, wq_1);
@@ -4851,11 +4852,11 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_forward_small(int16_t r[restri
         const int16x8_t sum_241 = vaddq_s16(diff_14, diff_18);
         const int16x8_t diff_21 = vsubq_s16(diff_14, diff_18);
         vst1q_s16(&r[8 + freq_1 * 96], sum_239);
-        vst1q_s16(&r[8 + freq_1 * 96 + 16], diff_19);
-        vst1q_s16(&r[8 + freq_1 * 96 + 32], sum_240);
-        vst1q_s16(&r[8 + freq_1 * 96 + 48], diff_20);
-        vst1q_s16(&r[8 + freq_1 * 96 + 64], sum_241);
-        vst1q_s16(&r[8 + freq_1 * 96 + 80], diff_21);
+        vst1q_s16(&r[8 + freq_1 * 96] + 16, diff_19);
+        vst1q_s16(&r[8 + freq_1 * 96] + 32, sum_240);
+        vst1q_s16(&r[8 + freq_1 * 96] + 48, diff_20);
+        vst1q_s16(&r[8 + freq_1 * 96] + 64, sum_241);
+        vst1q_s16(&r[8 + freq_1 * 96] + 80, diff_21);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_sntrup761_neon_assert_range(r, 1536, -24423, 24423);
@@ -4880,13 +4881,13 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1536],
 #endif
     for (size_t grp_0 = 0; grp_0 < 12; ++grp_0) {
         const int16x8_t a_0 = vld1q_s16(&a[grp_0 * 128]);
-        const int16x8_t a_1 = vld1q_s16(&a[grp_0 * 128 + 16]);
-        const int16x8_t a_2 = vld1q_s16(&a[grp_0 * 128 + 32]);
-        const int16x8_t a_3 = vld1q_s16(&a[grp_0 * 128 + 48]);
-        const int16x8_t a_4 = vld1q_s16(&a[grp_0 * 128 + 64]);
-        const int16x8_t a_5 = vld1q_s16(&a[grp_0 * 128 + 80]);
-        const int16x8_t a_6 = vld1q_s16(&a[grp_0 * 128 + 96]);
-        const int16x8_t a_7 = vld1q_s16(&a[grp_0 * 128 + 112]);
+        const int16x8_t a_1 = vld1q_s16(&a[grp_0 * 128] + 16);
+        const int16x8_t a_2 = vld1q_s16(&a[grp_0 * 128] + 32);
+        const int16x8_t a_3 = vld1q_s16(&a[grp_0 * 128] + 48);
+        const int16x8_t a_4 = vld1q_s16(&a[grp_0 * 128] + 64);
+        const int16x8_t a_5 = vld1q_s16(&a[grp_0 * 128] + 80);
+        const int16x8_t a_6 = vld1q_s16(&a[grp_0 * 128] + 96);
+        const int16x8_t a_7 = vld1q_s16(&a[grp_0 * 128] + 112);
         const int16x8_t tr_0 = nttgen_sntrup761_neon_ilv16_lo(a_0, a_1);
         const int16x8_t tr_1 = nttgen_sntrup761_neon_ilv16_hi(a_0, a_1);
         const int16x8_t tr_2 = nttgen_sntrup761_neon_ilv16_lo(a_2, a_3);
@@ -4911,14 +4912,14 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1536],
         const int16x8_t tr_21 = nttgen_sntrup761_neon_ilv64_hi(tr_9, tr_13);
         const int16x8_t tr_22 = nttgen_sntrup761_neon_ilv64_lo(tr_11, tr_15);
         const int16x8_t tr_23 = nttgen_sntrup761_neon_ilv64_hi(tr_11, tr_15);
-        const int16x8_t a_8 = vld1q_s16(&a[grp_0 * 128 + 8]);
-        const int16x8_t a_9 = vld1q_s16(&a[grp_0 * 128 + 24]);
-        const int16x8_t a_10 = vld1q_s16(&a[grp_0 * 128 + 40]);
-        const int16x8_t a_11 = vld1q_s16(&a[grp_0 * 128 + 56]);
-        const int16x8_t a_12 = vld1q_s16(&a[grp_0 * 128 + 72]);
-        const int16x8_t a_13 = vld1q_s16(&a[grp_0 * 128 + 88]);
-        const int16x8_t a_14 = vld1q_s16(&a[grp_0 * 128 + 104]);
-        const int16x8_t a_15 = vld1q_s16(&a[grp_0 * 128 + 120]);
+        const int16x8_t a_8 = vld1q_s16(&a[grp_0 * 128] + 8);
+        const int16x8_t a_9 = vld1q_s16(&a[grp_0 * 128] + 24);
+        const int16x8_t a_10 = vld1q_s16(&a[grp_0 * 128] + 40);
+        const int16x8_t a_11 = vld1q_s16(&a[grp_0 * 128] + 56);
+        const int16x8_t a_12 = vld1q_s16(&a[grp_0 * 128] + 72);
+        const int16x8_t a_13 = vld1q_s16(&a[grp_0 * 128] + 88);
+        const int16x8_t a_14 = vld1q_s16(&a[grp_0 * 128] + 104);
+        const int16x8_t a_15 = vld1q_s16(&a[grp_0 * 128] + 120);
         const int16x8_t tr_24 = nttgen_sntrup761_neon_ilv16_lo(a_8, a_9);
         const int16x8_t tr_25 = nttgen_sntrup761_neon_ilv16_hi(a_8, a_9);
         const int16x8_t tr_26 = nttgen_sntrup761_neon_ilv16_lo(a_10, a_11);
@@ -4960,13 +4961,13 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1536],
         const int16x8_t red_14 = nttgen_sntrup761_neon_barrett_coarse(tr_45);
         const int16x8_t red_15 = nttgen_sntrup761_neon_barrett_coarse(tr_47);
         const int16x8_t b_0 = vld1q_s16(&b[grp_0 * 128]);
-        const int16x8_t b_1 = vld1q_s16(&b[grp_0 * 128 + 16]);
-        const int16x8_t b_2 = vld1q_s16(&b[grp_0 * 128 + 32]);
-        const int16x8_t b_3 = vld1q_s16(&b[grp_0 * 128 + 48]);
-        const int16x8_t b_4 = vld1q_s16(&b[grp_0 * 128 + 64]);
-        const int16x8_t b_5 = vld1q_s16(&b[grp_0 * 128 + 80]);
-        const int16x8_t b_6 = vld1q_s16(&b[grp_0 * 128 + 96]);
-        const int16x8_t b_7 = vld1q_s16(&b[grp_0 * 128 + 112]);
+        const int16x8_t b_1 = vld1q_s16(&b[grp_0 * 128] + 16);
+        const int16x8_t b_2 = vld1q_s16(&b[grp_0 * 128] + 32);
+        const int16x8_t b_3 = vld1q_s16(&b[grp_0 * 128] + 48);
+        const int16x8_t b_4 = vld1q_s16(&b[grp_0 * 128] + 64);
+        const int16x8_t b_5 = vld1q_s16(&b[grp_0 * 128] + 80);
+        const int16x8_t b_6 = vld1q_s16(&b[grp_0 * 128] + 96);
+        const int16x8_t b_7 = vld1q_s16(&b[grp_0 * 128] + 112);
         const int16x8_t tr_48 = nttgen_sntrup761_neon_ilv16_lo(b_0, b_1);
         const int16x8_t tr_49 = nttgen_sntrup761_neon_ilv16_hi(b_0, b_1);
         const int16x8_t tr_50 = nttgen_sntrup761_neon_ilv16_lo(b_2, b_3);
@@ -4991,14 +4992,14 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1536],
         const int16x8_t tr_69 = nttgen_sntrup761_neon_ilv64_hi(tr_57, tr_61);
         const int16x8_t tr_70 = nttgen_sntrup761_neon_ilv64_lo(tr_59, tr_63);
         const int16x8_t tr_71 = nttgen_sntrup761_neon_ilv64_hi(tr_59, tr_63);
-        const int16x8_t b_8 = vld1q_s16(&b[grp_0 * 128 + 8]);
-        const int16x8_t b_9 = vld1q_s16(&b[grp_0 * 128 + 24]);
-        const int16x8_t b_10 = vld1q_s16(&b[grp_0 * 128 + 40]);
-        const int16x8_t b_11 = vld1q_s16(&b[grp_0 * 128 + 56]);
-        const int16x8_t b_12 = vld1q_s16(&b[grp_0 * 128 + 72]);
-        const int16x8_t b_13 = vld1q_s16(&b[grp_0 * 128 + 88]);
-        const int16x8_t b_14 = vld1q_s16(&b[grp_0 * 128 + 104]);
-        const int16x8_t b_15 = vld1q_s16(&b[grp_0 * 128 + 120]);
+        const int16x8_t b_8 = vld1q_s16(&b[grp_0 * 128] + 8);
+        const int16x8_t b_9 = vld1q_s16(&b[grp_0 * 128] + 24);
+        const int16x8_t b_10 = vld1q_s16(&b[grp_0 * 128] + 40);
+        const int16x8_t b_11 = vld1q_s16(&b[grp_0 * 128] + 56);
+        const int16x8_t b_12 = vld1q_s16(&b[grp_0 * 128] + 72);
+        const int16x8_t b_13 = vld1q_s16(&b[grp_0 * 128] + 88);
+        const int16x8_t b_14 = vld1q_s16(&b[grp_0 * 128] + 104);
+        const int16x8_t b_15 = vld1q_s16(&b[grp_0 * 128] + 120);
         const int16x8_t tr_72 = nttgen_sntrup761_neon_ilv16_lo(b_8, b_9);
         const int16x8_t tr_73 = nttgen_sntrup761_neon_ilv16_hi(b_8, b_9);
         const int16x8_t tr_74 = nttgen_sntrup761_neon_ilv16_lo(b_10, b_11);
@@ -5587,13 +5588,13 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1536],
         const int16x8_t tr_118 = nttgen_sntrup761_neon_ilv64_lo(tr_107, tr_111);
         const int16x8_t tr_119 = nttgen_sntrup761_neon_ilv64_hi(tr_107, tr_111);
         vst1q_s16(&r[grp_0 * 128], tr_112);
-        vst1q_s16(&r[grp_0 * 128 + 16], tr_114);
-        vst1q_s16(&r[grp_0 * 128 + 32], tr_116);
-        vst1q_s16(&r[grp_0 * 128 + 48], tr_118);
-        vst1q_s16(&r[grp_0 * 128 + 64], tr_113);
-        vst1q_s16(&r[grp_0 * 128 + 80], tr_115);
-        vst1q_s16(&r[grp_0 * 128 + 96], tr_117);
-        vst1q_s16(&r[grp_0 * 128 + 112], tr_119);
+        vst1q_s16(&r[grp_0 * 128] + 16, tr_114);
+        vst1q_s16(&r[grp_0 * 128] + 32, tr_116);
+        vst1q_s16(&r[grp_0 * 128] + 48, tr_118);
+        vst1q_s16(&r[grp_0 * 128] + 64, tr_113);
+        vst1q_s16(&r[grp_0 * 128] + 80, tr_115);
+        vst1q_s16(&r[grp_0 * 128] + 96, tr_117);
+        vst1q_s16(&r[grp_0 * 128] + 112, tr_119);
         const int16x8_t tr_120 = nttgen_sntrup761_neon_ilv16_lo(c_8, c_9);
         const int16x8_t tr_121 = nttgen_sntrup761_neon_ilv16_hi(c_8, c_9);
         const int16x8_t tr_122 = nttgen_sntrup761_neon_ilv16_lo(c_10, c_11);
@@ -5618,14 +5619,14 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_neon_base(int16_t r[restrict 1536],
         const int16x8_t tr_141 = nttgen_sntrup761_neon_ilv64_hi(tr_129, tr_133);
         const int16x8_t tr_142 = nttgen_sntrup761_neon_ilv64_lo(tr_131, tr_135);
         const int16x8_t tr_143 = nttgen_sntrup761_neon_ilv64_hi(tr_131, tr_135);
-        vst1q_s16(&r[grp_0 * 128 + 8], tr_136);
-        vst1q_s16(&r[grp_0 * 128 + 24], tr_138);
-        vst1q_s16(&r[grp_0 * 128 + 40], tr_140);
-        vst1q_s16(&r[grp_0 * 128 + 56], tr_142);
-        vst1q_s16(&r[grp_0 * 128 + 72], tr_137);
-        vst1q_s16(&r[grp_0 * 128 + 88], tr_139);
-        vst1q_s16(&r[grp_0 * 128 + 104], tr_141);
-        vst1q_s16(&r[grp_0 * 128 + 120], tr_143);
+        vst1q_s16(&r[grp_0 * 128] + 8, tr_136);
+        vst1q_s16(&r[grp_0 * 128] + 24, tr_138);
+        vst1q_s16(&r[grp_0 * 128] + 40, tr_140);
+        vst1q_s16(&r[grp_0 * 128] + 56, tr_142);
+        vst1q_s16(&r[grp_0 * 128] + 72, tr_137);
+        vst1q_s16(&r[grp_0 * 128] + 88, tr_139);
+        vst1q_s16(&r[grp_0 * 128] + 104, tr_141);
+        vst1q_s16(&r[grp_0 * 128] + 120, tr_143);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_sntrup761_neon_assert_range(r, 1536, -4321, 4321);

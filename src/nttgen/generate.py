@@ -119,6 +119,8 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         schedule=cls.schedule,
         live_limit=cls.registers - LIVE_MARGIN,
         twist_products=cls.twist_products,
+        product_chunks=cls.product_chunks[ring.base_degree - 1],
+        wide_sums=cls.has_wide_values(ring.lane),
     )
 
 

@@ -281,6 +281,11 @@ def prove(app: Application, arith: Arith) -> Proof:
         inside = app.output[0] <= p0[0] + p1[0] and p0[1] + p1[1] <= app.output[1]
         (ok0, how), (ok1, _) = _product_in(a0, b0, p0), _product_in(a1, b1, p1)
         return Proof(app, f"two product ranges ({how}) + their sum", ok0 and ok1 and inside)
+    if kind == "mulw":
+        a, b = app.inputs
+        p = _corners(a, b)
+        ok, how = _product_in(a, b, p)
+        return Proof(app, f"product {how}", ok and app.output[0] <= p[0] and p[1] <= app.output[1])
     if kind == "mredw":
         ok, how = _montgomery_in(app.inputs[0], app.output, arith)
         return Proof(app, how, ok)

@@ -27,7 +27,7 @@ NewHope-1024 polymul 31,589 -> 29,371; VLEN 256: ML-KEM polymul 2,654 -> 2,191, 
 permute on a real VLEN-128 core too; LMUL > 1 and longer VLENs keep the slides (unmeasured).
 
 NEON and RVV (``rvv128``, ``rvv256``): the transforms' passes as loops over chunks, as on
-AVX2, except ML-KEM on NEON and ML-DSA on ``rvv256``; the base multiplications stay unrolled.
+AVX2, except ML-KEM on NEON; the base multiplications stay unrolled.
 QEMU guest instructions per call, unrolled -> loops (clang-19 -O3, 2026-11-27): the loops cost
 at most 3 % on an ntt (ML-KEM ``rvv128`` 1,351 -> 1,394) and gain up to 25 % (NewHope-1024
 ``rvv256`` 4,633 -> 3,490: the unrolled passes spill); polymul moved by -18 % to 0 (NewHope-1024
@@ -36,7 +36,9 @@ in the two pairs left unrolled (ML-KEM NEON polymul 3,483 -> 3,524, ntt 835 -> 8
 ``rvv256`` 5,353 -> 5,447, intt 1,630 -> 1,764), and the files became 2 to 5 times smaller
 (NewHope-1024 NEON 902 -> 183 KB of C). The base multiplications as loops executed up to 37 %
 more instructions (ML-DSA NEON basemul 524 -> 717), so ``unroll_products`` keeps them
-unrolled there.
+unrolled there. ML-DSA on ``rvv256`` went back to loops when the RVV planner stopped filling
+all 32 registers (``FIXED_PLAN_REGISTERS``, 2026-11-28: unrolled it still spilled; ntt 1,454
+-> 1,402, intt 1,535 -> 1,452, polymul 4,896 -> 4,721).
 
 AVX-512 has no entries: for every preset the heuristic plan (the whole transform in one pass
 for n <= 512, a first layer then nine for n = 1024) was fastest or within noise of the best
@@ -52,7 +54,7 @@ _PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024")
 
 _LOOPS = {"unroll": False, "unroll_products": False}
 _LOOPS_T = {"unroll": False}  # the transforms as loops, the base multiplications unrolled
-_UNROLLED = {("mlkem", "neon"), ("mldsa", "rvv256")}  # measured fewer instructions unrolled
+_UNROLLED = {("mlkem", "neon")}  # measured fewer instructions unrolled
 
 
 def _unrolled_or_loops(ring: str, isa: str) -> dict[str, object]:

@@ -459,6 +459,10 @@ class BoundsInterp:
         """a0*b0 + a1*b1 in a double-width lane."""
         return self._checked("madd", self._lanewise("madd", transfer.madd, a0, b0, a1, b1), True)
 
+    def mulw(self, a: Bound, b: Bound) -> Bound:
+        """a*b in a double-width lane."""
+        return self._checked("mulw", self._lanewise("mulw", transfer.mulw, a, b), True)
+
     def addw(self, a: Bound, b: Bound) -> Bound:
         """a + b of double-width values."""
         return self._checked("addw", self._lanewise("addw", transfer.add, a, b), True)

@@ -391,9 +391,14 @@ class Builder:
         return self._op("montmul_var", (a, b), hint)
 
     def madd(self, a0: Value, b0: Value, a1: Value, b1: Value, hint: str = "w") -> Value:
-        """a0*b0 + a1*b1 exactly, as a double-width value (16-bit lanes only)."""
+        """a0*b0 + a1*b1 exactly, as a double-width value."""
         self._need_wide("madd")
         return self._op("madd", (a0, b0, a1, b1), hint)
+
+    def mulw(self, a: Value, b: Value, hint: str = "w") -> Value:
+        """a*b exactly, as a double-width value."""
+        self._need_wide("mulw")
+        return self._op("mulw", (a, b), hint)
 
     def addw(self, a: Value, b: Value, hint: str = "w") -> Value:
         """a + b of double-width values."""
@@ -441,10 +446,10 @@ class Builder:
             )
 
     def _need_wide(self, op: str) -> None:
-        if self.lane.bits != 16:
+        if self.lane.bits not in (16, 32):
             raise ValueError(
-                f"{self.fn.name}: {op} needs 16-bit lanes (double-width values are 32-bit); "
-                f"this program has {self.lane.bits}-bit lanes"
+                f"{self.fn.name}: {op} needs 16- or 32-bit lanes (double-width values are "
+                f"32- or 64-bit); this program has {self.lane.bits}-bit lanes"
             )
 
     def barrett(self, a: Value, hint: str = "r") -> Value:

@@ -21,7 +21,10 @@ Array = np.ndarray
 
 
 def wrap(x: Array, lane: LaneType) -> Array:
-    """Two's-complement wrap of int64 values to the lane."""
+    """Two's-complement wrap of int64 values to the lane (64-bit lanes: int64 arithmetic
+    already wraps; :func:`estimate_overflows` checks what it cannot see)."""
+    if lane.bits >= 64:
+        return x
     half = 1 << (lane.bits - 1)
     return ((x + half) & (lane.beta - 1)) - half
 
@@ -83,6 +86,17 @@ def montmul_var(a: Array, b: Array, lane: LaneType, q: int, qinv: int) -> Array:
 def madd(a0: Array, b0: Array, a1: Array, b1: Array) -> Array:
     """a0*b0 + a1*b1, exact (the double-width lane must hold it; the analysis proves it)."""
     return a0 * b0 + a1 * b1
+
+
+def estimate_overflows(estimate: Array, lane: LaneType) -> bool:
+    """Whether a floating-point ``estimate`` of a 64-bit lane's exact result leaves the lane
+    (int64 arithmetic wraps silently; products of 32-bit lanes are far inside its range)."""
+    return bool(np.any(np.abs(estimate) >= float(lane.max)))
+
+
+def mulw(a: Array, b: Array) -> Array:
+    """a*b, exact (a double-width lane holds any product of two lanes)."""
+    return a * b
 
 
 def mredw(a: Array, lane: LaneType, q: int, qinv: int) -> Array:

@@ -115,6 +115,11 @@ def madd(a0: Range, b0: Range, a1: Range, b1: Range) -> Range:
     return add(product_range(a0, b0), product_range(a1, b1))
 
 
+def mulw(a: Range, b: Range) -> Range:
+    """Range of a*b."""
+    return product_range(a, b)
+
+
 def mredw(a: Range, arith: Arith) -> Range:
     """Range of the Montgomery reduction of a double-width value a."""
     return montgomery_of_product(a, arith)

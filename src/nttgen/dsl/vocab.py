@@ -107,6 +107,13 @@ VOCABULARY: dict[str, OpSpec] = {
             doc="a0*b0 + a1*b1 exactly, in a double-width lane (x86 vpmaddwd after interleaving "
             "the pairs, Arm smull/smlal, RISC-V vwmul/vwmacc)",
         ),
+        OpSpec(
+            "mulw",
+            ("a", "b"),
+            widths="nnw",
+            doc="a*b exactly, in a double-width lane (x86 vpmuldq of the even and odd lanes, "
+            "Arm smull, RISC-V vwmul)",
+        ),
         OpSpec("addw", ("a", "b"), widths="www", doc="a + b of double-width values"),
         OpSpec(
             "mredw",

@@ -132,6 +132,8 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     # vpunpck{l,h}wd of each pair (shared between the sums that reuse a pair), two vpmaddwd
     "madd": (2, 2),
     "addw": (0, 2),
+    # vpmuldq of the even lanes, of the odd lanes after a vpshufd each (32-bit lanes)
+    "mulw": (2, 2),
     "mredw": (4, 5),
     # vpmaddwd; vpaddd; 2 vpmullw and 2 vpmaddwd, 2 vpsubd, a shift and a blend; vpshufb;
     # vpblendw

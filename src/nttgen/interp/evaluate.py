@@ -249,18 +249,41 @@ class Evaluator:
         exact = semantics.montmul_var(a, b, self.lane, self.arith.q, self.arith.qinv)
         return self._finish("montmul_var", exact)
 
+    def _wide64(self, op: str, estimate: Callable[[], Array]) -> None:
+        """Where double-width lanes are 64-bit (whose int64 arithmetic wraps unseen), check
+        a floating-point ``estimate`` of the exact result against the lane."""
+        lane = self.lane.wide
+        if self.checked and lane.bits == 64 and semantics.estimate_overflows(estimate(), lane):
+            raise LaneOverflowError(
+                f"{self.fn.name} ({self.tag}): {op} overflowed the {lane.bits}-bit lane"
+            )
+
     def madd(self, a0: Array, b0: Array, a1: Array, b1: Array) -> Array:
         """a0*b0 + a1*b1 in a double-width lane."""
         a0, b0, a1, b1 = (self._align(x) for x in (a0, b0, a1, b1))
+        f = lambda x: x.astype(np.float64)  # noqa: E731
+        self._wide64("madd", lambda: f(a0) * f(b0) + f(a1) * f(b1))
         return self._finish("madd", semantics.madd(a0, b0, a1, b1), wide=True)
+
+    def mulw(self, a: Array, b: Array) -> Array:
+        """a*b in a double-width lane."""
+        a, b = self._bin(a, b)
+        return self._finish("mulw", semantics.mulw(a, b), wide=True)
 
     def addw(self, a: Array, b: Array) -> Array:
         """a + b of double-width values."""
-        return self._finish("addw", semantics.add(*self._bin(a, b)), wide=True)
+        a, b = self._bin(a, b)
+        self._wide64("addw", lambda: a.astype(np.float64) + b)
+        return self._finish("addw", semantics.add(a, b), wide=True)
 
     def mredw(self, a: Array) -> Array:
         """Montgomery reduction of a double-width value."""
-        exact = semantics.mredw(self._align(a), self.lane, self.arith.q, self.arith.qinv)
+        a = self._align(a)
+        # a - m*q, |m| < beta/2, must not wrap either
+        self._wide64(
+            "mredw", lambda: np.abs(a.astype(np.float64)) + self.lane.beta / 2 * self.arith.q
+        )
+        exact = semantics.mredw(a, self.lane, self.arith.q, self.arith.qinv)
         return self._finish("mredw", exact)
 
     def pair_madd(self, a: Array, b: Array) -> Array:

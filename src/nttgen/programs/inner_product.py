@@ -9,9 +9,10 @@ largest number of products whose exact sum the analysis proves fits (at most
 :data:`GROUP_LIMIT`): each group is a loop of at most G trips, which the analysis runs
 exactly (:class:`nttgen.dsl.ir.Count`'s ``cap``), and only the sum of groups is reduced as
 the loop over groups requires. With 16-bit lanes and degree-2 factors the products are
-exact double-width multiply-adds (``madd``) and each group costs one Montgomery reduction per
-coefficient (``mredw``); otherwise each product is a Montgomery product and a group's sum is
-reduced once.
+exact double-width multiply-adds (``madd``), with 32-bit lanes and a complete NTT exact 64-bit
+products (``mulw``), and each group costs one Montgomery reduction per coefficient
+(``mredw``); otherwise each product is a Montgomery product and a group's sum is reduced
+once.
 
 The multiplication cache holds what every product by one b would otherwise recompute
 (:meth:`nttgen.programs.pointwise.BaseMul.cache_values`): g * b1 for degree-2 factors, the
@@ -82,6 +83,7 @@ def program_basemul_acc(
     a_contract: tuple[int, int] | None = None,
     wide: bool = True,
     twists: bool = True,
+    chunks: int = 1,
 ) -> None:
     """basemul_acc(r, a, b, k), or with ``cache_contract`` basemul_acc_cached(r, a, b,
     cache, k): r = sum_i a_i o b_i * beta^-1 over k >= 1 pairs of NTT-domain polynomials in
@@ -97,7 +99,8 @@ def program_basemul_acc(
     16-bit lanes, products inside); the analysis refuses it (:class:`BoundsError`) where
     even one product's sum would not reduce into a lane, and the caller then builds the
     lane sums instead. ``twists``: a complete NTT's cached sum reads b's twist from the
-    cache (else it multiplies a and b as two variables)."""
+    cache (else it multiplies a and b as two variables). ``chunks``: how many chunks one
+    step of the loop over chunks sums at once (their loops over k shared)."""
     n = alg.ring.n
     r = S.output("r", n, doc="sum of products in the NTT domain (times beta^-1)")
     k = ScalarParam("k", 1, "number of products, at least 1")
@@ -116,13 +119,19 @@ def program_basemul_acc(
     if products_outer:
         _sum_in_memory(S, bm, red, k, r, terms, target)
     else:
-        _sum_in_registers(S, bm, red, k, r, terms, target, wide)
+        _sum_in_registers(S, bm, red, k, r, terms, target, wide, chunks)
 
 
 def wide_sums_apply(alg: NttAlgebra, S: Builder, products_outer: bool) -> bool:
-    """Whether the products may be summed as exact double-width values (``madd``): degree-2
-    factors, 16-bit lanes, and each chunk's sum in registers."""
-    return alg.ring.base_degree == 2 and S.lane.bits == 16 and not products_outer
+    """Whether the products may be summed as exact double-width values, each chunk's sum in
+    registers: degree-2 factors in 16-bit lanes (``madd``: two products per double-width
+    lane), and complete NTTs in 32-bit lanes (``mulw``: a 64-bit product is one
+    instruction per two lanes everywhere, where a Montgomery product of 32-bit lanes takes
+    three multiplications or more). A complete NTT in 16-bit lanes keeps lane sums: its
+    Montgomery product by a cached twist is as cheap as a widened product."""
+    if products_outer:
+        return False
+    return (alg.ring.base_degree, S.lane.bits) in ((2, 16), (1, 32))
 
 
 def _terms(
@@ -135,20 +144,26 @@ def _terms(
     wide: bool,
 ) -> Terms:
     """The summands of one row (polynomial pair) of one chunk, one per register of the
-    chunk: exact double-width ``madd`` sums (``wide``), else Montgomery base products."""
+    chunk: exact double-width sums (``wide``: ``madd`` of degree-2 factors, ``mulw`` of
+    complete NTTs), else Montgomery base products."""
     n = bm.alg.ring.n
 
     def terms(row: Affine, ch: Chunk) -> list[Value]:
         xa = bm.load(a, row * n + ch.addr, ch.offsets, "a")
         xb = bm.load(b, row * n + ch.addr, ch.offsets, "b")
+        if bm.degree == 1:
+            pairs = list(zip(xa, xb, strict=True))
+            if wide:
+                return [S.mulw(x, y) for x, y in pairs]
+            if cache is None:
+                return [S.montmul_var(x, y) for x, y in pairs]
+            at = row * bm.cache_length + ch.cache_at
+            twists = [S.load(cache, at + off, hint="cache") for off in ch.offsets]
+            # montmul's instructions, analysed for any twist a caller may pass
+            return [S.montmul_twist(x, y, c) for (x, y), c in zip(pairs, twists, strict=True)]
         c = None
         if cache is not None:
             c = S.load(cache, row * bm.cache_length + ch.cache_at, hint="cache")
-        if bm.degree == 1:
-            if c is None:
-                return [S.montmul_var(xa[0], xb[0])]
-            # montmul's instructions, analysed for any twist a caller may pass
-            return [S.montmul_twist(xa[0], xb[0], c)]
         assert ch.gamma is not None
         if wide:
             if c is None:
@@ -217,6 +232,7 @@ def _sum_in_registers(
     terms: Terms,
     target: tuple[int, int] | None,
     wide: bool,
+    chunks: int,
 ) -> None:
     """Each chunk's sum in registers: rows 0..G-1 summed exactly (a loop of at most G - 1
     trips after the first row), reduced once (``mredw`` for double-width sums); then one
@@ -226,12 +242,15 @@ def _sum_in_registers(
     def finish(x: Value) -> Value:
         return x if target is None else red.fit_to(x, target)
 
-    def body(ch: Chunk) -> None:
+    def body(group_of: list[Chunk]) -> None:
         size = 0
+
+        def row_terms(row: Affine) -> list[Value]:
+            return [x for ch in group_of for x in terms(row, ch)]
 
         def group(start: Affine) -> list[Value]:
             nonlocal size
-            first = terms(start, ch)
+            first = row_terms(start)
             if not size:
                 size = group_size(S, first, wide, S.lane.max, target)
             if size > 1:
@@ -239,7 +258,7 @@ def _sum_in_registers(
                 plus = S.addw if wide else (lambda x, y: _accumulate(S, red, x, y))
 
                 def more(j: LoopVar) -> None:
-                    for reg, x in zip(regs, terms(start + j + 1, ch), strict=True):
+                    for reg, x in zip(regs, row_terms(start + j + 1), strict=True):
                         S.set(reg, plus(S.get(reg), x))
 
                 S.loop(Count(-1, k, offset=start, cap=size - 1), more, hint="i")
@@ -254,9 +273,12 @@ def _sum_in_registers(
                 S.set(reg, _accumulate(S, red, S.get(reg), x))
 
         S.loop(Count(-size, k, step=size), next_group, hint="g")
-        bm.store(r, ch.addr, ch.offsets, [finish(S.get(reg)) for reg in regs])
+        results = [finish(S.get(reg)) for reg in regs]
+        for ch in group_of:
+            mine, results = results[: len(ch.offsets)], results[len(ch.offsets) :]
+            bm.store(r, ch.addr, ch.offsets, mine)
 
-    bm.for_each_chunk(body)
+    bm.for_each_chunk_group(body, chunks)
 
 
 def _sum_in_memory(

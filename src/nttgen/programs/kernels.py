@@ -77,7 +77,10 @@ class BuildConfig:
     :mod:`nttgen.dsl.schedule`; ``"recorded"``: the order the programs record) and
     ``live_limit`` the number of live vectors above which the schedule stops starting new
     values (None: no limit); ``twist_products`` lets the cached inner product of a complete
-    NTT read b's twist from the cache (see :mod:`nttgen.programs.inner_product`)."""
+    NTT read b's twist from the cache (see :mod:`nttgen.programs.inner_product`);
+    ``product_chunks`` is how many chunks of base multiplication one step of the inner
+    products sums at once (their loops over the k products shared); ``wide_sums`` whether the
+    ISA holds the exact double-width sums the inner products prefer (else lane sums)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -97,6 +100,8 @@ class BuildConfig:
     schedule: Schedule = "recorded"
     live_limit: int | None = None
     twist_products: bool = False
+    product_chunks: int = 1
+    wide_sums: bool = True
 
 
 def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
@@ -336,7 +341,7 @@ class KernelSet:
         in ``hat`` (a in ``a_range`` where given) and caches in ``cache``, each result reduced
         into ``target``: with exact double-width sums where the analysis accepts them, else
         with lane sums."""
-        for wide in (True, False):
+        for wide in (True, False) if self.config.wide_sums else (False,):
             # chunks as a loop: each chunk's loops over k break its straight line anyway, and
             # unrolled, the three copies of a product per chunk made the files up to 1.5
             # times larger
@@ -353,6 +358,7 @@ class KernelSet:
                     a_contract=a_range,
                     wide=wide,
                     twists=self.config.twist_products,
+                    chunks=self.config.product_chunks,
                 )
                 return S.finish()
             except BoundsError:

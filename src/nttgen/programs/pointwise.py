@@ -8,12 +8,13 @@ to find each factor's coefficients and its root, so it works for any layout a ba
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..dsl.builder import Builder
-from ..dsl.ir import Affine, Buffer, Table, Value
-from ..plan.layout import MemOrder, Shuffle, loop_runs, plan_regroup
+from ..dsl.ir import Affine, Buffer, LoopVar, Table, Value
+from ..plan.layout import LoopRun, MemOrder, Shuffle, loop_runs, plan_regroup
 from ..plan.ntt import NttAlgebra
 from .lazy import Reducer
 from .loops import nest_loops, run_bases
@@ -169,21 +170,41 @@ class BaseMul:
 
     def for_each_chunk(self, body: Callable[[Chunk], None]) -> None:
         """Call ``body(chunk)`` once per chunk (see :class:`Chunk`)."""
+        self.for_each_chunk_group(lambda chunks: body(chunks[0]), 1)
+
+    def for_each_chunk_group(self, body: Callable[[list[Chunk]], None], chunks: int) -> None:
+        """Call ``body(group)`` once per group of ``chunks`` consecutive chunks (fewer where
+        the innermost loop over chunks is shorter): the loop over groups runs, the chunks of
+        a group are unrolled."""
         S = self.S
         n = self.alg.ring.n
         if self.degree == 1:
-            for_each_vector(S, n, lambda i: body(Chunk([0], i, None, i)))
+            per = math.gcd(chunks, n // S.lanes)
+            step = per * S.lanes
+
+            def vectors(v: LoopVar) -> None:
+                at = [Affine.of(v) * step + u * S.lanes for u in range(per)]
+                body([Chunk([0], a, None, a) for a in at])
+
+            S.loop(n // step, vectors, hint="i")
             return
         slot = self.slots[0]
         per_chunk = 2 * S.lanes
+        *outer, last = self.loops
+        bits = min(last.width, chunks.bit_length() - 1)
+        runs = [*outer, LoopRun(last.start + bits, last.width - bits, last.twiddles)]
 
-        def chunk(addr: Affine, it: Affine) -> None:
+        def group(addr: Affine, it: Affine) -> None:
             assert self.table is not None
-            z = S.load(self.table, it * per_chunk, hint="gamma")
-            zq = S.load(self.table, it * per_chunk + S.lanes, hint="gammaqinv")
-            body(Chunk([0, 1 << slot], addr, (z, zq), it * S.lanes))
+            found = []
+            for u in range(1 << bits):
+                at = it * (1 << bits) + u
+                z = S.load(self.table, at * per_chunk, hint="gamma")
+                zq = S.load(self.table, at * per_chunk + S.lanes, hint="gammaqinv")
+                found.append(Chunk([0, 1 << slot], addr + (u << last.start), (z, zq), at * S.lanes))
+            body(found)
 
-        nest_loops(S, self.loops, chunk, hint="i")
+        nest_loops(S, [r for r in runs if r.width], group, hint="i")
 
     def cache_values(self, b: list[Value], gamma: tuple[Value, Value] | None) -> Value:
         """The multiplication cache of one chunk of b (the registers :meth:`load` gives):

@@ -349,10 +349,14 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
         # value still overflows and is a call, after its "(" instead
         broken = [f"{head} =", f"{ind}{INDENT}{init};"]
         if len(broken[1]) > COLUMNS and isinstance(s.init, Call) and s.init.args:
-            args = ", ".join(format_expr(a) for a in s.init.args)
-            call = [f"{head} = {s.init.func}(", f"{ind}{INDENT}{args});"]
+            args = [format_expr(a) for a in s.init.args]
+            call = [f"{head} = {s.init.func}(", f"{ind}{INDENT}{', '.join(args)});"]
             if all(len(line) <= COLUMNS for line in call):
                 return call
+            # the arguments still overflow one line: bin-packed on continuation lines
+            packed = [call[0], *bin_pack(f"{ind}{INDENT}", args, ");")]
+            if all(len(line) <= COLUMNS for line in packed):
+                return packed
         return broken
     if isinstance(s, Assign):
         return [f"{ind}{format_expr(s.target)} = {format_expr(s.value)};"]

@@ -39,6 +39,9 @@ class Avx512(X86Simd):
     xcr0 = 0xE6  # SSE, AVX, opmask, upper halves of zmm0-15, zmm16-31
     registers = 32
     shuffle_styles = ("native", "permute")
+    # with 32 registers ML-KEM's chunks pay in pairs too (basemul_acc k = 5, clang/gcc:
+    # 105/111 -> 100/104 ticks, basemul_acc_cached 80/83 -> 76/80; Zen 5)
+    product_chunks = (2, 2)
 
     def blend_odd(self, a: C.Expr, b: C.Expr, width: int) -> C.Expr:
         """A masked blend (``vpblendmw``/``vpblendmd``): the mask selects b's odd blocks."""

@@ -32,8 +32,6 @@ class PortableC(HelperCalls, Isa):
 
     def wide_type(self) -> str:
         """The double-width lane's C type."""
-        if self.lane.bits != 16:
-            return super().wide_type()
         return self._w
 
     # ----------------------------------------------------------------- types
@@ -214,32 +212,32 @@ class PortableC(HelperCalls, Isa):
                     ),
                 )
             )
-            fns.append(
-                C.FuncDef(
-                    t,
-                    self.helper("mredw"),
-                    (C.Param(w, "a"),),
-                    (
-                        C.Decl(t, "m", self._lo(C.Cast(t, a), C.Int(self.arith.qinv)), const=True),
-                        C.Return(
-                            C.Cast(
-                                t,
-                                C.Bin(
-                                    ">>",
-                                    C.Bin("-", a, C.Bin("*", self._wide(C.Name("m")), C.Int(q))),
-                                    C.Int(bits),
-                                ),
-                            )
-                        ),
+        fns.append(
+            C.FuncDef(
+                t,
+                self.helper("mredw"),
+                (C.Param(w, "a"),),
+                (
+                    C.Decl(t, "m", self._lo(C.Cast(t, a), C.Int(self.arith.qinv)), const=True),
+                    C.Return(
+                        C.Cast(
+                            t,
+                            C.Bin(
+                                ">>",
+                                C.Bin("-", a, C.Bin("*", self._wide(C.Name("m")), C.Int(q))),
+                                C.Int(bits),
+                            ),
+                        )
                     ),
-                    storage="static inline",
-                    doc=(
-                        f"Signed Montgomery reduction of a {2 * bits}-bit sum of products:",
-                        f"(a - m*q) / 2^{bits} with m = (a mod 2^{bits}) * q^-1 mod 2^{bits};",
-                        f"congruent to a*2^-{bits} mod q (a - m*q is exact: the result fits).",
-                    ),
-                )
+                ),
+                storage="static inline",
+                doc=(
+                    f"Signed Montgomery reduction of a {2 * bits}-bit sum of products:",
+                    f"(a - m*q) / 2^{bits} with m = (a mod 2^{bits}) * q^-1 mod 2^{bits};",
+                    f"congruent to a*2^-{bits} mod q (a - m*q is exact: the result fits).",
+                ),
             )
+        )
         fns.append(
             C.FuncDef(
                 t,
@@ -274,6 +272,10 @@ class PortableC(HelperCalls, Isa):
     def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> C.Expr:
         """a0*b0 + a1*b1 in the wide type."""
         return C.Bin("+", C.Bin("*", self._wide(a0), b0), C.Bin("*", self._wide(a1), b1))
+
+    def mulw(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a*b in the wide type."""
+        return C.Bin("*", self._wide(a), b)
 
     def addw(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """a + b in the wide type (proven not to overflow)."""

@@ -13,8 +13,8 @@ Every intrinsic takes the vector length ``vl``: a constant in the VLEN-specialis
 (``rvv``, :mod:`nttgen.emit.strip_emit`). The helpers take it as their last parameter, so both
 share them.
 
-Backends (names; ``m2``/``m4`` appended choose LMUL, the register-group size, e.g.
-``rvv128m2``):
+Backends (names; ``m2``/``m4``/``m8`` appended choose LMUL, the register-group size, e.g.
+``rvv128m2``; see :data:`nttgen.emit.isa.rvv_backends.DEFAULT_LMUL`):
 
 * ``rvv<V>``: code for VLEN = V, ``V * LMUL / SEW`` lanes per value, ``32 / LMUL`` register
   groups, the layout planner's merged passes and in-register shuffles. It runs on every core
@@ -40,6 +40,7 @@ lane offsets computed from ``vid``), and the inverse scatters its stores (``vsux
 
 from __future__ import annotations
 
+from ...lanes import LaneType
 from .. import c_ast as C
 from .base import HelperCalls, Isa
 
@@ -63,6 +64,12 @@ class RvvOps(HelperCalls, Isa):
     # gcc 12 has no RVV intrinsics
     compilers = ("clang-19", "clang")
     lmul: int = 1
+    # 4 / LMUL chunks of a complete NTT (set per class by rvv_class): instructions under QEMU
+    # at VLEN 128, basemul_acc_cached k = 5 with 1, 2, 4 chunks at LMUL 1: ML-DSA 4,216,
+    # 3,614, 3,488, NewHope-512 5,358, 4,852, 4,473; at LMUL 4, k = 3 with 1 and 2 chunks:
+    # ML-DSA 788 and 1,680 (its 64-bit sums fill all 32 registers), NewHope-1024 1,898 and
+    # 1,643. ML-KEM's chunks in pairs spill (LMUL 1, VLEN 256, k = 3: 903 -> 1,159)
+    product_chunks = (4, 1)
 
     # ----------------------------------------------------------------- naming
     @property
@@ -87,19 +94,28 @@ class RvvOps(HelperCalls, Isa):
         """The C vector type, e.g. ``vint16m1_t``."""
         return f"vint{self.lane.bits}m{self.lmul}_t"
 
+    @classmethod
+    def has_wide_values(cls, lane: LaneType) -> bool:
+        """Double-width register groups need twice the LMUL: at most 4 here."""
+        del lane
+        return cls.lmul <= 4
+
     @property
     def _wsuffix(self) -> str:
         """The intrinsics' suffix of the double-width register group, e.g. ``i32m2``."""
-        if self.lane.bits != 16 or self.lmul > 4:
+        if self.lmul > 4:
             raise ValueError(
-                f"{self.name} has no double-width values for {self.lane.name} lanes at "
-                f"LMUL={self.lmul} (they need 16-bit lanes and LMUL <= 4)"
+                f"{self.name} has no double-width values at LMUL={self.lmul} (they need LMUL <= 4)"
             )
-        return f"i32m{2 * self.lmul}"
+        return f"i{2 * self.lane.bits}m{2 * self.lmul}"
 
     def wide_type(self) -> str:
         """A double-width value is one register group of twice the LMUL (``vint32m2_t``)."""
-        return f"v{self._wsuffix[:3].replace('i', 'int')}m{2 * self.lmul}_t"
+        return f"vint{self._wsuffix[1:]}_t"  # the suffix refuses LMUL > 4
+
+    def mulw(self, a: C.Expr, b: C.Expr) -> C.Expr:
+        """a*b widened: ``vwmul``."""
+        return call(f"__riscv_vwmul_vv_{self._wsuffix}", a, b, self.vl_expr)
 
     def madd(self, a0: C.Expr, b0: C.Expr, a1: C.Expr, b1: C.Expr) -> C.Expr:
         """a0*b0 + a1*b1 widened: ``vwmul`` then ``vwmacc``."""
@@ -116,9 +132,10 @@ class RvvOps(HelperCalls, Isa):
         return call(self.helper("mredw"), a, self.vl_expr)
 
     def _mredw_helper(self) -> C.FuncDef:
-        """(a - m*q) / 2^16: the low halves by ``vncvt``, m by ``vmul``, a - m*q by one
+        """(a - m*q) / beta: the low halves by ``vncvt``, m by ``vmul``, a - m*q by one
         widening ``vwmacc`` by -q, and the exact narrowing shift ``vnsra``."""
         a, m = C.Name("a"), C.Name("m")
+        bits = self.lane.bits
         w = self._wsuffix
         body = [
             self._decl(
@@ -134,7 +151,7 @@ class RvvOps(HelperCalls, Isa):
                 call(
                     f"__riscv_vnsra_wx_{self._suffix}",
                     call(f"__riscv_vwmacc_vx_{w}", a, C.Int(-self.arith.q), m, VL),
-                    C.Int(16),
+                    C.Int(self.lane.bits),
                     VL,
                 )
             ),
@@ -146,8 +163,8 @@ class RvvOps(HelperCalls, Isa):
             tuple(body),
             storage="static inline",
             doc=(
-                "Signed Montgomery reduction of 32-bit sums to 16-bit lanes:",
-                "(a - m*q) / 2^16 with m = lo(a)*q^-1 mod 2^16.",
+                f"Signed Montgomery reduction of {2 * bits}-bit sums to {bits}-bit lanes:",
+                f"(a - m*q) / 2^{bits} with m = lo(a)*q^-1 mod 2^{bits}.",
             ),
         )
 
@@ -165,7 +182,7 @@ class RvvOps(HelperCalls, Isa):
 
     # ----------------------------------------------------------------- memory
     def _ptr(self, base: C.Expr, index: C.Expr) -> C.Expr:
-        return C.Unary("&", C.Index(base, index))
+        return self.address(base, index)
 
     def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
         """Unit-stride load (``vle``; RVV loads need only element alignment)."""
@@ -370,7 +387,7 @@ class RvvOps(HelperCalls, Isa):
                 ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
             ),
         ]
-        if bits == 16 and self.lmul <= 4:
+        if self.lmul <= 4:
             fns.append(self._mredw_helper())
         return fns
 

@@ -264,25 +264,51 @@ class RvvAgnostic(RvvOps):
         return call(f"__riscv_vsetvl_e{self.lane.bits}m{self.lmul}", avl)
 
 
+DEFAULT_LMUL = 1
+"""The register-group size of a name without ``m<LMUL>``. Larger groups execute far fewer
+instructions under QEMU (VLEN 128, ``rvv128`` against ``rvv128m4``, tuned plan: ML-KEM ntt
+1,382 against 431, polymul 4,849 against 1,744; ML-DSA ntt 2,871 against 947), but each LMUL-4
+instruction covers four registers, so the register operations may rise (ML-KEM ntt 1,382 against
+up to 4 x 431 = 1,724): which is faster depends on how a core sequences register groups, which an
+instruction count cannot see. Until cycles on hardware settle it, the default stays LMUL 1."""
+
+FIXED_PLAN_REGISTERS = 24
+"""The registers (at LMUL 1) the layout planner may fill in the VLEN-specialised backends: the
+other 8 hold what the passes keep live besides the data (the indexed loads' lane offsets,
+twiddles, constants, masks). Planned for all 32, clang-19 spilled register groups in 7 of the 10
+preset files (ML-DSA ``rvv256`` 87 spill or reload instructions, ML-DSA ``rvv128`` 67); planned
+for 24 none does. Instructions under QEMU, 32 -> 24, VLEN 128: ML-KEM ntt 1,382 -> 1,264, intt
+1,315 -> 1,398, polymul 4,849 -> 4,678; ML-DSA 2,871 -> 2,660, 3,215 -> 2,720, 9,871 -> 8,954;
+NewHope-512 4,009 -> 3,293, 4,070 -> 3,364, 13,002 -> 10,864; VLEN 256: ML-KEM 569 -> 612,
+644 -> 706, 2,176 -> 2,353 (one spill at 32); ML-DSA 1,613 -> 1,402, 1,630 -> 1,452, 5,353 ->
+4,721 (with its passes as loops, unrolled it still spilled); NewHope-512 1,683 -> 1,702,
+2,077 -> 1,746, 5,909 -> 5,615."""
+
 _NAME = re.compile(r"rvv(\d*)(?:m(\d))?")
 _CLASSES: dict[str, type[RvvOps]] = {}
 
 
 def rvv_class(name: str) -> type[RvvOps]:
     """The RVV backend called ``name``: ``rvv`` (VLEN-agnostic) or ``rvv<VLEN>``, optionally
-    followed by ``m<LMUL>`` (LMUL 1, 2, 4 or 8; VLEN a power of two from 128 to 1024)."""
+    followed by ``m<LMUL>`` (LMUL 1, 2, 4 or 8, else :data:`DEFAULT_LMUL`; VLEN a power of two
+    from 128 to 1024)."""
     if name in _CLASSES:
         return _CLASSES[name]
     m = _NAME.fullmatch(name)
     if not m:
         raise UnknownNameError(f"not an RVV backend name: {name!r}")
     vlen = int(m.group(1)) if m.group(1) else None
-    lmul = int(m.group(2) or 1)
+    lmul = int(m.group(2) or DEFAULT_LMUL)
     if lmul not in (1, 2, 4, 8):
         raise UnknownNameError(f"{name}: LMUL must be 1, 2, 4 or 8, not {lmul}")
     if vlen is not None and vlen not in (128, 256, 512, 1024):
         raise UnknownNameError(f"{name}: VLEN must be 128, 256, 512 or 1024 bits, not {vlen}")
-    attrs: dict[str, object] = {"name": name, "lmul": lmul, "registers": 32 // lmul}
+    attrs: dict[str, object] = {
+        "name": name,
+        "lmul": lmul,
+        "registers": (32 if vlen is None else FIXED_PLAN_REGISTERS) // lmul,
+        "product_chunks": (max(1, 4 // lmul), 1),
+    }
     if vlen is None:
         attrs["title"] = f"RISC-V Vector 1.0, VLEN-agnostic (strip-mined by vsetvl, LMUL={lmul})"
         cls: type[RvvOps] = type(f"Rvv_{name}", (RvvAgnostic,), attrs)

@@ -17,6 +17,7 @@ from ...plan.constants import ConstMul
 from ...plan.layout import MoveCosts
 from .. import c_ast as C
 from .base import HelperCalls, Isa
+from .x86_wide import X86Wide
 
 
 def call(name: str, *args: C.Expr) -> C.Expr:
@@ -24,12 +25,16 @@ def call(name: str, *args: C.Expr) -> C.Expr:
     return C.Call(name, args)
 
 
-class X86Simd(HelperCalls, Isa):
+class X86Simd(X86Wide, HelperCalls, Isa):
     """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
 
     op_groups = frozenset({PAIR_SUMS})  # vpmaddwd: pair sums of adjacent 16-bit lanes
     schedule = "critical_path"
     twist_products = True  # the multiplier ports bound the products (see Isa.twist_products)
+    # ML-DSA basemul_acc k = 5, AVX2 clang/gcc, 1 -> 2 -> 4 chunks: 254/284 -> 244/263 ->
+    # 253/269 ticks (NewHope-512 292/333 -> 272/280 -> 292/290); ML-KEM's two-vector chunks
+    # in pairs spill on AVX2 (gcc basemul_acc_cached k = 3: 82 -> 104 ticks; Zen 5)
+    product_chunks = (2, 1)
     width: int = 0  # bits per vector register
     arch = "x86_64"
     includes = ("immintrin.h",)
@@ -83,14 +88,6 @@ class X86Simd(HelperCalls, Isa):
         """The vector type."""
         return self.vtype
 
-    def wide_type(self) -> str:
-        """A double-width value is two vectors of 32-bit lanes: the lanes that
-        ``vpunpcklwd`` takes from each 128-bit group, then those ``vpunpckhwd`` takes."""
-        if self.lane.bits != 16:
-            return super().wide_type()
-        return self.vtype
-
-    # ----------------------------------------------------------------- naming
     @property
     def _p(self) -> str:
         """The intrinsic prefix (``_mm256`` or ``_mm512``)."""
@@ -136,7 +133,7 @@ class X86Simd(HelperCalls, Isa):
     # ----------------------------------------------------------------- memory
     def load(self, base: C.Expr, index: C.Expr, aligned: bool) -> C.Expr:
         """A vector load; tables are aligned, callers' arrays need not be."""
-        addr = C.Cast(f"const {self.vtype} *", C.Unary("&", C.Index(base, index)))
+        addr = C.Cast(f"const {self.vtype} *", self.address(base, index))
         kind = "load" if aligned else "loadu"
         return call(f"{self._p}_{kind}_{self._si}", addr)
 
@@ -147,7 +144,7 @@ class X86Simd(HelperCalls, Isa):
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """A vector store (unaligned: callers' arrays need not be aligned)."""
         del aligned
-        addr = C.Cast(f"{self.vtype} *", C.Unary("&", C.Index(base, index)))
+        addr = C.Cast(f"{self.vtype} *", self.address(base, index))
         return C.ExprStmt(call(f"{self._p}_storeu_{self._si}", addr, value))
 
     # ----------------------------------------------------------------- helpers
@@ -171,11 +168,12 @@ class X86Simd(HelperCalls, Isa):
         high-product helpers: every op the kernels call is then one short call."""
         moves = self._interleave_helpers() + self._unzip_helpers()
         keep = self._keep()
+        wide = [*self._madd_helpers(), self._mredw_helper()]
         if self.lane.bits == 16:
-            wide = [*self._madd_helpers(), self._mredw_helper(), *self._pair_helpers()]
+            wide += self._pair_helpers()
             return [*keep, *self._helpers16(), *wide, *self._cond_add_helper(), *moves]
         arith = self._helpers32()
-        return keep + arith[:-1] + self._cond_add_helper() + moves + arith[-1:]
+        return keep + arith[:-1] + self._cond_add_helper() + moves + arith[-1:] + wide
 
     def _cond_add_helper(self) -> list[C.Top]:
         a, mask = C.Name("a"), C.Name("mask")
@@ -469,62 +467,6 @@ class X86Simd(HelperCalls, Isa):
     def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """Lane-wise subtract."""
         return self._i("sub", a, b)
-
-    def addw(self, a: tuple[C.Expr, C.Expr], b: tuple[C.Expr, C.Expr]) -> tuple[C.Expr, C.Expr]:  # type: ignore[override]
-        """Sums of the 32-bit halves."""
-        return tuple(self._i("add", x, y, e="epi32") for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
-
-    def _madd_helpers(self) -> list[C.Top]:
-        """The two halves of :meth:`madd`: interleave the pairs, then ``vpmaddwd``."""
-        a0, b0, a1, b1 = (C.Name(x) for x in ("a0", "b0", "a1", "b1"))
-        fns: list[C.Top] = []
-        for half in ("lo", "hi"):
-            ilv = lambda x, y, h=half: self._i(f"unpack{h}", x, y, e="epi16")  # noqa: E731
-            body = [C.Return(self._i("madd", ilv(a0, a1), ilv(b0, b1), e="epi16"))]
-            which = "vpunpcklwd" if half == "lo" else "vpunpckhwd"
-            doc = (f"a0*b0 + a1*b1 in 32-bit lanes for the lanes {which} takes (vpmaddwd).",)
-            fns.append(self._fn(f"madd_{half}", ("a0", "b0", "a1", "b1"), body, doc))
-        return fns
-
-    def _mredw_helper(self) -> C.FuncDef:
-        """(a - m*q) / 2^16 per 32-bit lane: m = lo(a)*q^-1 by ``vpmullw`` against q^-1 in the
-        low words (zero in the high ones, so m arrives zero-extended), m*q by ``vpmaddwd``
-        against (q, 0), an exact shift, and ``vpackssdw``, which puts the lanes back in the
-        order the interleaves of :meth:`madd` took them from (its saturation never acts: the
-        analysis proves every result fits)."""
-        body = self._mont32_steps(("lo", "hi"))
-        for h in ("lo", "hi"):
-            body.append(
-                self._decl(f"r_{h}", self._i("srai", C.Name(f"d_{h}"), C.Int(16), e="epi32"))
-            )
-        body.append(C.Return(self._i("packs", C.Name("r_lo"), C.Name("r_hi"), e="epi32")))
-        return self._fn(
-            "mredw",
-            ("lo", "hi"),
-            body,
-            (
-                "Signed Montgomery reduction of 32-bit sums (two vectors, as vpunpck{l,h}wd",
-                "ordered them) to 16-bit lanes in their order: (a - m*q) / 2^16 with",
-                "m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).",
-            ),
-        )
-
-    def _mont32_steps(self, names: tuple[str, ...]) -> list[C.Stmt]:
-        """The Montgomery steps both 32-bit reductions share, for each vector named in
-        ``names``: d_x = x - m*q with m = lo(x)*q^-1 (``vpmullw`` against q^-1 in the low
-        words, zero in the high ones, so m arrives zero-extended) and m*q by ``vpmaddwd``
-        against (q, 0); d_x / 2^16, the result, is then exact in its high word."""
-        qinv = self._set1(self.arith.qinv & 0xFFFF, 32)
-        q = self._set1(self.arith.q, 32)
-        body: list[C.Stmt] = [self._decl("qinv", qinv), self._decl("q", q)]
-        for x in names:
-            m = self._i("mullo", C.Name(x), C.Name("qinv"), e="epi16")
-            mq = self._i("madd", C.Name(f"m_{x}"), C.Name("q"), e="epi16")
-            body += [
-                self._decl(f"m_{x}", m),
-                self._decl(f"d_{x}", self._i("sub", C.Name(x), mq, e="epi32")),
-            ]
-        return body
 
     # ----------------------------------------------------------------- pair sums
     def pair_madd(self, a: C.Expr, b: C.Expr) -> C.Expr:
