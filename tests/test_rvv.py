@@ -5,21 +5,29 @@ exact product; and the refusals (a VLEN too short, bad names)."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import nttgen
-from conftest import ALL_RINGS, require_isa
+from conftest import ALL_RINGS, require_isa, require_tool
 from nttgen import IsaUnavailableError, UnknownNameError
 from nttgen.api import _LOADED
 from nttgen.dsl.ir import Loop, walk
 from nttgen.emit.isa import isa_class
+from nttgen.emit.isa.rvv_backends import FIXED_PLAN_REGISTERS
 from nttgen.emit.strip_emit import vector_loops
 from nttgen.families import clear_caches
 from nttgen.generate import generate, kernel_set
 from nttgen.reference import schoolbook
 from nttgen.rings import PRESETS
 from nttgen.verify import coefficient_cases, verify_kernel
+
+GENERATED = Path(__file__).resolve().parent.parent / "generated"
+GENERATED_PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024")
 
 # (ISA, VLEN) beyond each ISA at its own VLEN, which every ISA test already covers
 VLEN_CASES = [("rvv", 256), ("rvv", 512), ("rvv128", 256), ("rvv128", 512), ("rvv256", 512)]
@@ -61,17 +69,52 @@ def _against_portable(ring, isa: str, vlen: int) -> None:  # type: ignore[no-unt
         assert np.array_equal(k.intt(ah), portable.intt(ah))
 
 
-@pytest.mark.parametrize("isa", ["rvv128m2", "rvv128m4", "rvvm2", "rvvm8", "rvv256m2"])
+@pytest.mark.parametrize("isa", ["rvv128m2", "rvv128m4", "rvv128m8", "rvvm2", "rvvm8", "rvv256m2"])
 @pytest.mark.parametrize("ring", [PRESETS["mlkem"], PRESETS["mldsa"]], ids=lambda r: r.name)
 def test_lmul_variants(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
     """LMUL is a plan parameter: register groups of 2, 4 or 8 registers (fewer, longer
-    values) give the same results."""
+    values) give the same results; the planner fills 24 of the 32 registers in VLEN-specialised
+    code (the rest hold lane offsets, twiddles and constants), all of them in strip-mined code.
+    At LMUL 8, which has no double-width groups, the inner products sum in lanes."""
     require_isa("rvv")
     cls = isa_class(isa)
     if cls.unsupported(ring.n, ring.lane):
         pytest.skip(cls.unsupported(ring.n, ring.lane))
-    assert cls.registers == 32 // cls.lmul  # type: ignore[attr-defined]
-    _against_portable(ring, isa, max(cls.min_vlen, 128))  # type: ignore[attr-defined]
+    budget = 32 if cls.strip_mined else FIXED_PLAN_REGISTERS
+    assert cls.registers == budget // cls.lmul  # type: ignore[attr-defined]
+    assert cls.has_wide_values(ring.lane) == (cls.lmul <= 4)  # type: ignore[attr-defined]
+    vlen = max(cls.min_vlen, 128)  # type: ignore[attr-defined]
+    _against_portable(ring, isa, vlen)
+    k = nttgen.load(ring, isa, vlen=vlen)
+    rng = np.random.default_rng(7)
+    a = rng.integers(-(ring.q - 1), ring.q, size=(3, ring.n))
+    b = np.stack([k.ntt(rng.integers(0, ring.q, size=ring.n)) for _ in range(3)])
+    want = sum(k.basemul(a[i], b[i]).astype(object) for i in range(3))
+    got = k.basemul_acc_cached(a, b, k.basemul_cache(b))
+    assert np.array_equal(np.mod(got.astype(object) - want, ring.q), np.zeros(ring.n, object))
+
+
+SPILLS = re.compile(r"\bv(s\d+r\.v|l\d+re\d+\.v)\b")
+
+
+@pytest.mark.parametrize("isa", ["rvv128", "rvv256"])
+@pytest.mark.parametrize("ring", [PRESETS[n] for n in GENERATED_PRESETS], ids=lambda r: r.name)
+def test_specialised_preset_files_do_not_spill(ring, isa: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The checked-in VLEN-specialised files, compiled by clang-19 -O3, never save or restore
+    a vector register group on the stack (whole-register ``vs<n>r.v``/``vl<n>re<e>.v``): the
+    planner's register budget leaves room for what the passes keep live besides data."""
+    clang, objdump = require_tool("clang-19"), require_tool("llvm-objdump-19")
+    stem = f"nttgen_{ring.name.replace('-', '_')}_{isa}"
+    src = GENERATED / ring.name / f"{stem}.c"
+    obj = tmp_path / f"{stem}.o"
+    flags = ["--target=riscv64-linux-gnu", "-march=rv64gcv", "-O3", "-c"]
+    subprocess.run([clang, *flags, str(src), "-o", str(obj)], check=True)
+    text = subprocess.run(
+        [objdump, "-d", "--mattr=+v", str(obj)], check=True, capture_output=True, text=True
+    ).stdout
+    assert "vsetivli" in text  # the disassembly shows the vector code
+    spills = [line.strip() for line in text.splitlines() if SPILLS.search(line)]
+    assert not spills, spills[:5]
 
 
 STYLE_MARKS = {"slide": "__riscv_vslideup_vx", "gather": "__riscv_vrgather_vv"}
