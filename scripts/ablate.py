@@ -13,8 +13,8 @@ measurement tool, never a kernel.
 
 from __future__ import annotations
 
+import argparse
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -64,8 +64,12 @@ VARIANTS: dict[str, tuple[Edit, ...]] = {
 
 
 def main() -> None:
-    ring = PRESETS[sys.argv[1]]
-    isa = sys.argv[2] if len(sys.argv) > 2 else "avx2"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("ring", choices=sorted(PRESETS), help="a preset")
+    parser.add_argument("isa", nargs="?", default="avx2", choices=("avx2", "avx512"))
+    args = parser.parse_args()
+    ring = PRESETS[args.ring]
+    isa = args.isa
     cls = isa_class(isa)
     entries = []
     for name, edits in VARIANTS.items():

@@ -8,6 +8,7 @@ never times anything, so it stays deterministic).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
 
@@ -41,8 +42,15 @@ def candidates(ring, isa):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    isa = sys.argv[1]
-    names = sys.argv[2:] or list(PRESETS)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("isa", choices=("avx2", "avx512"), help="the x86 ISA to tune")
+    parser.add_argument("rings", nargs="*", help=f"presets (default all: {', '.join(PRESETS)})")
+    args = parser.parse_args()
+    unknown = [r for r in args.rings if r not in PRESETS]
+    if unknown:
+        parser.error(f"not a preset: {', '.join(unknown)} (presets: {', '.join(PRESETS)})")
+    isa = args.isa
+    names = args.rings or list(PRESETS)
     cc = compiler(isa_class(isa).compilers)
     for name in names:
         ring = PRESETS[name]
