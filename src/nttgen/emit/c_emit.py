@@ -29,6 +29,7 @@ from ..dsl.replay import replay
 from ..dsl.vocab import VOCABULARY
 from . import c_ast as C
 from .isa.base import Isa
+from .memory_groups import Access, AccessLog, group_loads
 
 # the file's macros (each prefixed with the file's macro root, see EmitContext.macro)
 ALIGN_MACRO = "ALIGN"
@@ -80,6 +81,7 @@ class CEmitter:
         self.tables: dict[Table, str] = {}
         self.offsets: dict[Table, str] = {}  # offsets tables read by indices, and their alias
         self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
+        self.accesses = AccessLog()
 
     def _align(self, n: int) -> str:
         """The file's alignment attribute macro for ``n`` bytes."""
@@ -124,6 +126,18 @@ class CEmitter:
                     self.offsets[t] = self.names.fresh(t.name)
                 terms = C.add(terms, C.Index(C.Name(self.offsets[t]), i))
         return C.add(terms, e)
+
+    def _access(self, src: Memory, base: C.Expr, index: Affine) -> Access:
+        """A plain access as :mod:`.memory_groups` groups them: its variable index part and
+        its constant."""
+        variable, const = self._index(index + (-index.const)), index.const
+        # unrolled loop counters fold into constants: keep those with the constant part
+        added = variable.right if isinstance(variable, C.Bin) and variable.op == "+" else None
+        if isinstance(variable, C.Int):
+            variable, const = C.Int(0), const + variable.value
+        elif isinstance(variable, C.Bin) and isinstance(added, C.Int):
+            variable, const = variable.left, const + added.value
+        return Access(base, variable, const, table=isinstance(src, Table))
 
     def _memory(self, src: Memory) -> C.Expr:
         if isinstance(src, Table):
@@ -176,9 +190,11 @@ class CEmitter:
                 expr = self.isa.load_broadcast(self._memory(src), self._index(index))
             return self._bind(expr, self._hint())
         aligned = (isinstance(src, Table) or src in self.fn.locals) and self._aligned(index)
-        return self._bind(
-            self.isa.load(self._memory(src), self._index(index), aligned), self._hint()
-        )
+        base = self._memory(src)
+        bound = self._bind(self.isa.load(base, self._index(index), aligned), self._hint())
+        if isinstance(bound, C.Name):
+            self.accesses.loads[bound.text] = self._access(src, base, index)
+        return bound
 
     def _aligned(self, index: Affine) -> bool:
         L = self.fn.lanes
@@ -198,7 +214,9 @@ class CEmitter:
             self._out(self.isa.store_scatter(C.Name(dst.name), self._index(index), value, offsets))
             return
         aligned = dst in self.fn.locals and self._aligned(index)
-        self._out(self.isa.store(C.Name(dst.name), self._index(index), value, aligned))
+        stmt = self.isa.store(C.Name(dst.name), self._index(index), value, aligned)
+        self.accesses.stores[id(stmt)] = self._access(dst, C.Name(dst.name), index)
+        self._out(stmt)
 
     def loop(
         self, var: LoopVar, count: Count, run_body: Callable[[], None], *, unroll: bool = False
@@ -385,6 +403,9 @@ class CEmitter:
         for s in self._contract_checks("in"):
             self._out(s)
         replay(self.fn, self)
+        self.blocks[0] = group_loads(
+            self.blocks[0], self.accesses, self.isa, self.fn.name, self.fn.lanes, self.names.fresh
+        )
         for s in self._contract_checks("out"):
             self._out(s)
         aliases: list[C.Stmt] = []

@@ -215,6 +215,33 @@ class Isa(ABC):
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """Store one vector to ``base[index]``."""
 
+    # how many consecutive vectors one load instruction can move, largest first (see
+    # :mod:`nttgen.emit.memory_groups`), none by default; ``grouped_kernels``: the kernels whose
+    # loads are grouped (None: every one)
+    memory_groups: tuple[int, ...] = ()
+    grouped_kernels: frozenset[str] | None = None
+
+    def memory_groups_in(self, kernel: str) -> tuple[int, ...]:
+        """The group sizes used in kernel ``kernel`` (a program's name): ``memory_groups``, or
+        none where ``grouped_kernels`` leaves the kernel out."""
+        if self.grouped_kernels is not None and kernel not in self.grouped_kernels:
+            return ()
+        return self.memory_groups
+
+    def group_type(self, g: int) -> str:
+        """The C type of ``g`` consecutive vectors loaded by one instruction."""
+        raise ValueError(f"{self.name} loads no groups of {g} vectors")
+
+    def load_group(self, base: C.Expr, index: C.Expr, g: int) -> C.Expr:
+        """``g`` consecutive vectors from ``base[index]`` on, by one instruction."""
+        del base, index
+        raise ValueError(f"{self.name} loads no groups of {g} vectors")
+
+    def group_part(self, group: C.Expr, i: int, g: int) -> C.Expr:
+        """Vector ``i`` of a group of ``g`` (free: a register of the group)."""
+        del group, i
+        raise ValueError(f"{self.name} loads no groups of {g} vectors")
+
     # ISAs whose loads and stores may take each lane from its own address (plans may then move
     # lane bits at load time, see :class:`nttgen.plan.layout.PassPlan`)
     gathers: bool = False
