@@ -119,7 +119,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         schedule=cls.schedule,
         live_limit=cls.registers - LIVE_MARGIN,
         twist_products=cls.twist_products,
-        product_chunks=cls.product_chunks[ring.base_degree - 1],
+        product_chunks=cls.chunks_for(ring.base_degree, ring.lane),
         wide_sums=cls.has_wide_values(ring.lane),
     )
 

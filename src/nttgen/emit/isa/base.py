@@ -81,6 +81,15 @@ class Isa(ABC):
     # loop over the k products then costs its counter, pointers and branch once per that many
     # chunks, but needs that many more registers (measured per ISA, see the subclasses)
     product_chunks: tuple[int, int] = (1, 1)
+
+    @classmethod
+    def chunks_for(cls, base_degree: int, lane: LaneType) -> int:
+        """Chunks per step of the inner products of a ring whose base multiplications have
+        degree ``base_degree`` (1: complete NTT, 2: degree-2 factors), in ``lane`` lanes:
+        ``product_chunks`` by degree, whatever the lanes."""
+        del lane
+        return cls.product_chunks[base_degree - 1]
+
     # C headers the source includes for the intrinsics
     includes: tuple[str, ...] = ()
     # whether every table pointer is made opaque to the compiler (``NTTGEN_OPAQUE``), so that
