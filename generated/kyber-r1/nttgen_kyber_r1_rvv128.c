@@ -129,6 +129,17 @@ static inline vint16m1_t nttgen_kyber_r1_rvv128_montmul(vint16m1_t a, vint16m1_t
 }
 
 /*
+ * Signed Montgomery multiplication by a twisted constant (scalar z, zq): (a*z - m*q) / 2^16,
+ * m = a*zq mod 2^16, as hi(a*z) - hi(m*q) (vmulh, vmul, vmulh, vsub).
+ */
+static inline vint16m1_t nttgen_kyber_r1_rvv128_montmul_vx(vint16m1_t a, int16_t z, int16_t zq,
+                                                           size_t vl) {
+    const vint16m1_t hi = __riscv_vmulh_vx_i16m1(a, z, vl);
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(a, zq, vl);
+    return __riscv_vsub_vv_i16m1(hi, __riscv_vmulh_vx_i16m1(m, 7681, vl), vl);
+}
+
+/*
  * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
  */
 static inline vint16m1_t nttgen_kyber_r1_rvv128_montmul_var(vint16m1_t a, vint16m1_t b, size_t vl) {
@@ -392,12 +403,12 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0, 1: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 8);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 8);
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
+    const int16_t zeta_1 = zetas_0[2];
+    const int16_t zetaqinv_1 = zetas_0[3];
+    const int16_t zeta_2 = zetas_0[4];
+    const int16_t zetaqinv_2 = zetas_0[5];
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
@@ -407,28 +418,28 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
         const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
         const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
         const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_1, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul_vx(x_1, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 8);
         const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 8);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_3, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul_vx(x_3, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 8);
         const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 8);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_5, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul_vx(x_5, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 8);
         const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 8);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_7, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul_vx(x_7, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 8);
         const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 8);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_10, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul_vx(x_10, zeta_1, zetaqinv_1, 8);
         const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, t_4, 8);
         const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, t_4, 8);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_11, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t t_5 = nttgen_kyber_r1_rvv128_montmul_vx(x_11, zeta_2, zetaqinv_2, 8);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_5, 8);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_5, 8);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_14, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t t_6 = nttgen_kyber_r1_rvv128_montmul_vx(x_14, zeta_1, zetaqinv_1, 8);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, t_6, 8);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, t_6, 8);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t t_7 = nttgen_kyber_r1_rvv128_montmul_vx(x_15, zeta_2, zetaqinv_2, 8);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_7, 8);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_7, 8);
         __riscv_vse16_v_i16m1(&r[j_0 * 8], x_16, 8);
@@ -442,20 +453,20 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
     }
     // layers 2, 3, 4: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 8], 8);
-        const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 9], 8);
-        const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 10], 8);
-        const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 11], 8);
-        const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 12], 8);
-        const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 13], 8);
-        const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 14], 8);
-        const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 15], 8);
-        const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 16], 8);
-        const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 17], 8);
-        const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 18], 8);
-        const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 19], 8);
-        const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 20], 8);
-        const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 21], 8);
+        const int16_t zeta_3 = zetas_0[blk_0 * 16 + 8];
+        const int16_t zetaqinv_3 = zetas_0[blk_0 * 16 + 9];
+        const int16_t zeta_4 = zetas_0[blk_0 * 16 + 10];
+        const int16_t zetaqinv_4 = zetas_0[blk_0 * 16 + 11];
+        const int16_t zeta_5 = zetas_0[blk_0 * 16 + 12];
+        const int16_t zetaqinv_5 = zetas_0[blk_0 * 16 + 13];
+        const int16_t zeta_6 = zetas_0[blk_0 * 16 + 14];
+        const int16_t zetaqinv_6 = zetas_0[blk_0 * 16 + 15];
+        const int16_t zeta_7 = zetas_0[blk_0 * 16 + 16];
+        const int16_t zetaqinv_7 = zetas_0[blk_0 * 16 + 17];
+        const int16_t zeta_8 = zetas_0[blk_0 * 16 + 18];
+        const int16_t zetaqinv_8 = zetas_0[blk_0 * 16 + 19];
+        const int16_t zeta_9 = zetas_0[blk_0 * 16 + 20];
+        const int16_t zetaqinv_9 = zetas_0[blk_0 * 16 + 21];
         const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&r[blk_0 * 64], 8);
         const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 32, 8);
         const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 16, 8);
@@ -464,40 +475,40 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_ntt_from(int16_t r[256], cons
         const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 40, 8);
         const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 24, 8);
         const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 56, 8);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul(x_25, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_8 = nttgen_kyber_r1_rvv128_montmul_vx(x_25, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_8, 8);
         const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_8, 8);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul(x_27, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_9 = nttgen_kyber_r1_rvv128_montmul_vx(x_27, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_26, t_9, 8);
         const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_26, t_9, 8);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul(x_29, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_10 = nttgen_kyber_r1_rvv128_montmul_vx(x_29, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_10, 8);
         const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_10, 8);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul(x_31, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_11 = nttgen_kyber_r1_rvv128_montmul_vx(x_31, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_30, t_11, 8);
         const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_30, t_11, 8);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul(x_34, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t t_12 = nttgen_kyber_r1_rvv128_montmul_vx(x_34, zeta_4, zetaqinv_4, 8);
         const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 8);
         const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 8);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul(x_35, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t t_13 = nttgen_kyber_r1_rvv128_montmul_vx(x_35, zeta_5, zetaqinv_5, 8);
         const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_33, t_13, 8);
         const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_33, t_13, 8);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 8);
+        const vint16m1_t t_14 = nttgen_kyber_r1_rvv128_montmul_vx(x_38, zeta_4, zetaqinv_4, 8);
         const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_36, t_14, 8);
         const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_36, t_14, 8);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul(x_39, zeta_5, zetaqinv_5, 8);
+        const vint16m1_t t_15 = nttgen_kyber_r1_rvv128_montmul_vx(x_39, zeta_5, zetaqinv_5, 8);
         const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_37, t_15, 8);
         const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_37, t_15, 8);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul(x_44, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t t_16 = nttgen_kyber_r1_rvv128_montmul_vx(x_44, zeta_6, zetaqinv_6, 8);
         const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_16, 8);
         const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_16, 8);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul(x_46, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t t_17 = nttgen_kyber_r1_rvv128_montmul_vx(x_46, zeta_7, zetaqinv_7, 8);
         const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_17, 8);
         const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_17, 8);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul(x_45, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t t_18 = nttgen_kyber_r1_rvv128_montmul_vx(x_45, zeta_8, zetaqinv_8, 8);
         const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_18, 8);
         const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_18, 8);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul(x_47, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t t_19 = nttgen_kyber_r1_rvv128_montmul_vx(x_47, zeta_9, zetaqinv_9, 8);
         const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_19, 8);
         const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_19, 8);
         __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_48, 8);
@@ -1197,14 +1208,14 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 5, 6, 7: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
@@ -1228,22 +1239,22 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_14, 8);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 8);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 8);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 8);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 8);
         const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_18, 8);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 8);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 8);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 8);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 8);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 8);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_22, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul_vx(x_22, zeta_2, zetaqinv_2, 8);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 8);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 8);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul_vx(x_23, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 8);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_24, 8);
@@ -1621,14 +1632,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 5, 6, 7: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
@@ -1652,22 +1663,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m1_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_14, 8);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 8);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 8);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 8);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 8);
         const vint16m1_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_18, 8);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 8);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 8);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 8);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 8);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 8);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul(x_22, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv128_montmul_vx(x_22, zeta_2, zetaqinv_2, 8);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 8);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 8);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul(x_23, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv128_montmul_vx(x_23, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 8);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_24, 8);

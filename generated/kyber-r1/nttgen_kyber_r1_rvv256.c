@@ -129,6 +129,17 @@ static inline vint16m1_t nttgen_kyber_r1_rvv256_montmul(vint16m1_t a, vint16m1_t
 }
 
 /*
+ * Signed Montgomery multiplication by a twisted constant (scalar z, zq): (a*z - m*q) / 2^16,
+ * m = a*zq mod 2^16, as hi(a*z) - hi(m*q) (vmulh, vmul, vmulh, vsub).
+ */
+static inline vint16m1_t nttgen_kyber_r1_rvv256_montmul_vx(vint16m1_t a, int16_t z, int16_t zq,
+                                                           size_t vl) {
+    const vint16m1_t hi = __riscv_vmulh_vx_i16m1(a, z, vl);
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(a, zq, vl);
+    return __riscv_vsub_vv_i16m1(hi, __riscv_vmulh_vx_i16m1(m, 7681, vl), vl);
+}
+
+/*
  * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
  */
 static inline vint16m1_t nttgen_kyber_r1_rvv256_montmul_var(vint16m1_t a, vint16m1_t b, size_t vl) {
@@ -332,12 +343,12 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0, 1: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[5], 16);
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
+    const int16_t zeta_1 = zetas_0[2];
+    const int16_t zetaqinv_1 = zetas_0[3];
+    const int16_t zeta_2 = zetas_0[4];
+    const int16_t zetaqinv_2 = zetas_0[5];
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
@@ -347,28 +358,28 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
         const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
         const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
         const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_1, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_1, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 16);
         const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 16);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_3, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_3, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 16);
         const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 16);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_5, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_5, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 16);
         const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 16);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_7, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_7, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 16);
         const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 16);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_10, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_10, zeta_1, zetaqinv_1, 16);
         const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, t_4, 16);
         const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, t_4, 16);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_11, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul_vx(x_11, zeta_2, zetaqinv_2, 16);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_5, 16);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_5, 16);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_14, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul_vx(x_14, zeta_1, zetaqinv_1, 16);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, t_6, 16);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, t_6, 16);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_15, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul_vx(x_15, zeta_2, zetaqinv_2, 16);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_7, 16);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_7, 16);
         __riscv_vse16_v_i16m1(&r[j_0 * 16], x_16, 16);
@@ -1009,14 +1020,14 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 5, 6, 7: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
@@ -1040,22 +1051,22 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
         const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_14, 16);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 16);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 16);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 16);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 16);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 16);
         const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_18, 16);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 16);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 16);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_19, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 16);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_22, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 16);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_23, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 16);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 16);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_24, 16);
@@ -1481,14 +1492,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -9073, 9073);
 #endif
     // inverse layers 5, 6, 7: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
@@ -1512,22 +1523,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
         const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_14, 16);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 16);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 16);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 16);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 16);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 16);
         const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_18, 16);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 16);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 16);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul(x_19, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 16);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul(x_22, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 16);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul(x_23, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 16);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 16);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_24, 16);

@@ -128,6 +128,17 @@ static inline vint32m1_t nttgen_mldsa_rvv128_montmul(vint32m1_t a, vint32m1_t z,
 }
 
 /*
+ * Signed Montgomery multiplication by a twisted constant (scalar z, zq): (a*z - m*q) / 2^32,
+ * m = a*zq mod 2^32, as hi(a*z) - hi(m*q) (vmulh, vmul, vmulh, vsub).
+ */
+static inline vint32m1_t nttgen_mldsa_rvv128_montmul_vx(vint32m1_t a, int32_t z, int32_t zq,
+                                                        size_t vl) {
+    const vint32m1_t hi = __riscv_vmulh_vx_i32m1(a, z, vl);
+    const vint32m1_t m = __riscv_vmul_vx_i32m1(a, zq, vl);
+    return __riscv_vsub_vv_i32m1(hi, __riscv_vmulh_vx_i32m1(m, 8380417, vl), vl);
+}
+
+/*
  * Signed Montgomery product (a*b - m*q) / 2^32, m = lo(a*b)*q^-1 mod 2^32.
  */
 static inline vint32m1_t nttgen_mldsa_rvv128_montmul_var(vint32m1_t a, vint32m1_t b, size_t vl) {
@@ -377,12 +388,12 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     nttgen_mldsa_rvv128_assert_range(a, 256, -8380416, 8380416);
 #endif
     // layers 0, 1: 8 register(s) per chunk
-    const vint32m1_t zeta_0 = __riscv_vmv_v_x_i32m1(zetas_0[0], 4);
-    const vint32m1_t zetaqinv_0 = __riscv_vmv_v_x_i32m1(zetas_0[1], 4);
-    const vint32m1_t zeta_1 = __riscv_vmv_v_x_i32m1(zetas_0[2], 4);
-    const vint32m1_t zetaqinv_1 = __riscv_vmv_v_x_i32m1(zetas_0[3], 4);
-    const vint32m1_t zeta_2 = __riscv_vmv_v_x_i32m1(zetas_0[4], 4);
-    const vint32m1_t zetaqinv_2 = __riscv_vmv_v_x_i32m1(zetas_0[5], 4);
+    const int32_t zeta_0 = zetas_0[0];
+    const int32_t zetaqinv_0 = zetas_0[1];
+    const int32_t zeta_1 = zetas_0[2];
+    const int32_t zetaqinv_1 = zetas_0[3];
+    const int32_t zeta_2 = zetas_0[4];
+    const int32_t zetaqinv_2 = zetas_0[5];
     for (size_t j_0 = 0; j_0 < 8; ++j_0) {
         const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 4], 4);
         const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 4] + 128, 4);
@@ -392,28 +403,28 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
         const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 4] + 160, 4);
         const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 4] + 96, 4);
         const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 4] + 224, 4);
-        const vint32m1_t t_0 = nttgen_mldsa_rvv128_montmul(x_1, zeta_0, zetaqinv_0, 4);
+        const vint32m1_t t_0 = nttgen_mldsa_rvv128_montmul_vx(x_1, zeta_0, zetaqinv_0, 4);
         const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, t_0, 4);
         const vint32m1_t x_9 = __riscv_vsub_vv_i32m1(x_0, t_0, 4);
-        const vint32m1_t t_1 = nttgen_mldsa_rvv128_montmul(x_3, zeta_0, zetaqinv_0, 4);
+        const vint32m1_t t_1 = nttgen_mldsa_rvv128_montmul_vx(x_3, zeta_0, zetaqinv_0, 4);
         const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_2, t_1, 4);
         const vint32m1_t x_11 = __riscv_vsub_vv_i32m1(x_2, t_1, 4);
-        const vint32m1_t t_2 = nttgen_mldsa_rvv128_montmul(x_5, zeta_0, zetaqinv_0, 4);
+        const vint32m1_t t_2 = nttgen_mldsa_rvv128_montmul_vx(x_5, zeta_0, zetaqinv_0, 4);
         const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_4, t_2, 4);
         const vint32m1_t x_13 = __riscv_vsub_vv_i32m1(x_4, t_2, 4);
-        const vint32m1_t t_3 = nttgen_mldsa_rvv128_montmul(x_7, zeta_0, zetaqinv_0, 4);
+        const vint32m1_t t_3 = nttgen_mldsa_rvv128_montmul_vx(x_7, zeta_0, zetaqinv_0, 4);
         const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_6, t_3, 4);
         const vint32m1_t x_15 = __riscv_vsub_vv_i32m1(x_6, t_3, 4);
-        const vint32m1_t t_4 = nttgen_mldsa_rvv128_montmul(x_10, zeta_1, zetaqinv_1, 4);
+        const vint32m1_t t_4 = nttgen_mldsa_rvv128_montmul_vx(x_10, zeta_1, zetaqinv_1, 4);
         const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, t_4, 4);
         const vint32m1_t x_17 = __riscv_vsub_vv_i32m1(x_8, t_4, 4);
-        const vint32m1_t t_5 = nttgen_mldsa_rvv128_montmul(x_11, zeta_2, zetaqinv_2, 4);
+        const vint32m1_t t_5 = nttgen_mldsa_rvv128_montmul_vx(x_11, zeta_2, zetaqinv_2, 4);
         const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_9, t_5, 4);
         const vint32m1_t x_19 = __riscv_vsub_vv_i32m1(x_9, t_5, 4);
-        const vint32m1_t t_6 = nttgen_mldsa_rvv128_montmul(x_14, zeta_1, zetaqinv_1, 4);
+        const vint32m1_t t_6 = nttgen_mldsa_rvv128_montmul_vx(x_14, zeta_1, zetaqinv_1, 4);
         const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_12, t_6, 4);
         const vint32m1_t x_21 = __riscv_vsub_vv_i32m1(x_12, t_6, 4);
-        const vint32m1_t t_7 = nttgen_mldsa_rvv128_montmul(x_15, zeta_2, zetaqinv_2, 4);
+        const vint32m1_t t_7 = nttgen_mldsa_rvv128_montmul_vx(x_15, zeta_2, zetaqinv_2, 4);
         const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_13, t_7, 4);
         const vint32m1_t x_23 = __riscv_vsub_vv_i32m1(x_13, t_7, 4);
         __riscv_vse32_v_i32m1(&r[j_0 * 4], x_16, 4);
@@ -427,20 +438,20 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
     }
     // layers 2, 3, 4: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const vint32m1_t zeta_3 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 8], 4);
-        const vint32m1_t zetaqinv_3 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 9], 4);
-        const vint32m1_t zeta_4 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 10], 4);
-        const vint32m1_t zetaqinv_4 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 11], 4);
-        const vint32m1_t zeta_5 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 12], 4);
-        const vint32m1_t zetaqinv_5 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 13], 4);
-        const vint32m1_t zeta_6 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 14], 4);
-        const vint32m1_t zetaqinv_6 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 15], 4);
-        const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 16], 4);
-        const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 17], 4);
-        const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 18], 4);
-        const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 19], 4);
-        const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 20], 4);
-        const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_0[blk_0 * 16 + 21], 4);
+        const int32_t zeta_3 = zetas_0[blk_0 * 16 + 8];
+        const int32_t zetaqinv_3 = zetas_0[blk_0 * 16 + 9];
+        const int32_t zeta_4 = zetas_0[blk_0 * 16 + 10];
+        const int32_t zetaqinv_4 = zetas_0[blk_0 * 16 + 11];
+        const int32_t zeta_5 = zetas_0[blk_0 * 16 + 12];
+        const int32_t zetaqinv_5 = zetas_0[blk_0 * 16 + 13];
+        const int32_t zeta_6 = zetas_0[blk_0 * 16 + 14];
+        const int32_t zetaqinv_6 = zetas_0[blk_0 * 16 + 15];
+        const int32_t zeta_7 = zetas_0[blk_0 * 16 + 16];
+        const int32_t zetaqinv_7 = zetas_0[blk_0 * 16 + 17];
+        const int32_t zeta_8 = zetas_0[blk_0 * 16 + 18];
+        const int32_t zetaqinv_8 = zetas_0[blk_0 * 16 + 19];
+        const int32_t zeta_9 = zetas_0[blk_0 * 16 + 20];
+        const int32_t zetaqinv_9 = zetas_0[blk_0 * 16 + 21];
         for (size_t j_1 = 0; j_1 < 2; ++j_1) {
             const vint32m1_t x_24 = __riscv_vle32_v_i32m1(&r[blk_0 * 64 + j_1 * 4], 4);
             const vint32m1_t x_25 = __riscv_vle32_v_i32m1(&r[blk_0 * 64 + j_1 * 4] + 32, 4);
@@ -450,40 +461,40 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_ntt_from(int32_t r[256], const i
             const vint32m1_t x_29 = __riscv_vle32_v_i32m1(&r[blk_0 * 64 + j_1 * 4] + 40, 4);
             const vint32m1_t x_30 = __riscv_vle32_v_i32m1(&r[blk_0 * 64 + j_1 * 4] + 24, 4);
             const vint32m1_t x_31 = __riscv_vle32_v_i32m1(&r[blk_0 * 64 + j_1 * 4] + 56, 4);
-            const vint32m1_t t_8 = nttgen_mldsa_rvv128_montmul(x_25, zeta_3, zetaqinv_3, 4);
+            const vint32m1_t t_8 = nttgen_mldsa_rvv128_montmul_vx(x_25, zeta_3, zetaqinv_3, 4);
             const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_24, t_8, 4);
             const vint32m1_t x_33 = __riscv_vsub_vv_i32m1(x_24, t_8, 4);
-            const vint32m1_t t_9 = nttgen_mldsa_rvv128_montmul(x_27, zeta_3, zetaqinv_3, 4);
+            const vint32m1_t t_9 = nttgen_mldsa_rvv128_montmul_vx(x_27, zeta_3, zetaqinv_3, 4);
             const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_26, t_9, 4);
             const vint32m1_t x_35 = __riscv_vsub_vv_i32m1(x_26, t_9, 4);
-            const vint32m1_t t_10 = nttgen_mldsa_rvv128_montmul(x_29, zeta_3, zetaqinv_3, 4);
+            const vint32m1_t t_10 = nttgen_mldsa_rvv128_montmul_vx(x_29, zeta_3, zetaqinv_3, 4);
             const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_28, t_10, 4);
             const vint32m1_t x_37 = __riscv_vsub_vv_i32m1(x_28, t_10, 4);
-            const vint32m1_t t_11 = nttgen_mldsa_rvv128_montmul(x_31, zeta_3, zetaqinv_3, 4);
+            const vint32m1_t t_11 = nttgen_mldsa_rvv128_montmul_vx(x_31, zeta_3, zetaqinv_3, 4);
             const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_30, t_11, 4);
             const vint32m1_t x_39 = __riscv_vsub_vv_i32m1(x_30, t_11, 4);
-            const vint32m1_t t_12 = nttgen_mldsa_rvv128_montmul(x_34, zeta_4, zetaqinv_4, 4);
+            const vint32m1_t t_12 = nttgen_mldsa_rvv128_montmul_vx(x_34, zeta_4, zetaqinv_4, 4);
             const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, t_12, 4);
             const vint32m1_t x_41 = __riscv_vsub_vv_i32m1(x_32, t_12, 4);
-            const vint32m1_t t_13 = nttgen_mldsa_rvv128_montmul(x_35, zeta_5, zetaqinv_5, 4);
+            const vint32m1_t t_13 = nttgen_mldsa_rvv128_montmul_vx(x_35, zeta_5, zetaqinv_5, 4);
             const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, t_13, 4);
             const vint32m1_t x_43 = __riscv_vsub_vv_i32m1(x_33, t_13, 4);
-            const vint32m1_t t_14 = nttgen_mldsa_rvv128_montmul(x_38, zeta_4, zetaqinv_4, 4);
+            const vint32m1_t t_14 = nttgen_mldsa_rvv128_montmul_vx(x_38, zeta_4, zetaqinv_4, 4);
             const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_36, t_14, 4);
             const vint32m1_t x_45 = __riscv_vsub_vv_i32m1(x_36, t_14, 4);
-            const vint32m1_t t_15 = nttgen_mldsa_rvv128_montmul(x_39, zeta_5, zetaqinv_5, 4);
+            const vint32m1_t t_15 = nttgen_mldsa_rvv128_montmul_vx(x_39, zeta_5, zetaqinv_5, 4);
             const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_37, t_15, 4);
             const vint32m1_t x_47 = __riscv_vsub_vv_i32m1(x_37, t_15, 4);
-            const vint32m1_t t_16 = nttgen_mldsa_rvv128_montmul(x_44, zeta_6, zetaqinv_6, 4);
+            const vint32m1_t t_16 = nttgen_mldsa_rvv128_montmul_vx(x_44, zeta_6, zetaqinv_6, 4);
             const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, t_16, 4);
             const vint32m1_t x_49 = __riscv_vsub_vv_i32m1(x_40, t_16, 4);
-            const vint32m1_t t_17 = nttgen_mldsa_rvv128_montmul(x_46, zeta_7, zetaqinv_7, 4);
+            const vint32m1_t t_17 = nttgen_mldsa_rvv128_montmul_vx(x_46, zeta_7, zetaqinv_7, 4);
             const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, t_17, 4);
             const vint32m1_t x_51 = __riscv_vsub_vv_i32m1(x_42, t_17, 4);
-            const vint32m1_t t_18 = nttgen_mldsa_rvv128_montmul(x_45, zeta_8, zetaqinv_8, 4);
+            const vint32m1_t t_18 = nttgen_mldsa_rvv128_montmul_vx(x_45, zeta_8, zetaqinv_8, 4);
             const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, t_18, 4);
             const vint32m1_t x_53 = __riscv_vsub_vv_i32m1(x_41, t_18, 4);
-            const vint32m1_t t_19 = nttgen_mldsa_rvv128_montmul(x_47, zeta_9, zetaqinv_9, 4);
+            const vint32m1_t t_19 = nttgen_mldsa_rvv128_montmul_vx(x_47, zeta_9, zetaqinv_9, 4);
             const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, t_19, 4);
             const vint32m1_t x_55 = __riscv_vsub_vv_i32m1(x_43, t_19, 4);
             __riscv_vse32_v_i32m1(&r[blk_0 * 64 + j_1 * 4], x_48, 4);
@@ -1520,20 +1531,20 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
     }
     // inverse layers 2, 3, 4: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 448], 4);
-        const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 449], 4);
-        const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 450], 4);
-        const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 451], 4);
-        const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 452], 4);
-        const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 453], 4);
-        const vint32m1_t zeta_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 454], 4);
-        const vint32m1_t zetaqinv_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 455], 4);
-        const vint32m1_t zeta_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 456], 4);
-        const vint32m1_t zetaqinv_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 457], 4);
-        const vint32m1_t zeta_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 458], 4);
-        const vint32m1_t zetaqinv_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 459], 4);
-        const vint32m1_t zeta_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 460], 4);
-        const vint32m1_t zetaqinv_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 461], 4);
+        const int32_t zeta_7 = zetas_inv_0[blk_1 * 16 + 448];
+        const int32_t zetaqinv_7 = zetas_inv_0[blk_1 * 16 + 449];
+        const int32_t zeta_8 = zetas_inv_0[blk_1 * 16 + 450];
+        const int32_t zetaqinv_8 = zetas_inv_0[blk_1 * 16 + 451];
+        const int32_t zeta_9 = zetas_inv_0[blk_1 * 16 + 452];
+        const int32_t zetaqinv_9 = zetas_inv_0[blk_1 * 16 + 453];
+        const int32_t zeta_10 = zetas_inv_0[blk_1 * 16 + 454];
+        const int32_t zetaqinv_10 = zetas_inv_0[blk_1 * 16 + 455];
+        const int32_t zeta_11 = zetas_inv_0[blk_1 * 16 + 456];
+        const int32_t zetaqinv_11 = zetas_inv_0[blk_1 * 16 + 457];
+        const int32_t zeta_12 = zetas_inv_0[blk_1 * 16 + 458];
+        const int32_t zetaqinv_12 = zetas_inv_0[blk_1 * 16 + 459];
+        const int32_t zeta_13 = zetas_inv_0[blk_1 * 16 + 460];
+        const int32_t zetaqinv_13 = zetas_inv_0[blk_1 * 16 + 461];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[blk_1 * 64 + j_0 * 4], 4);
             const vint32m1_t x_33 = __riscv_vle32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 32, 4);
@@ -1545,40 +1556,40 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
             const vint32m1_t x_39 = __riscv_vle32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 56, 4);
             const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, x_36, 4);
             const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_32, x_36, 4);
-            const vint32m1_t x_41 = nttgen_mldsa_rvv128_montmul(d_12, zeta_7, zetaqinv_7, 4);
+            const vint32m1_t x_41 = nttgen_mldsa_rvv128_montmul_vx(d_12, zeta_7, zetaqinv_7, 4);
             const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, x_37, 4);
             const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_33, x_37, 4);
-            const vint32m1_t x_43 = nttgen_mldsa_rvv128_montmul(d_13, zeta_8, zetaqinv_8, 4);
+            const vint32m1_t x_43 = nttgen_mldsa_rvv128_montmul_vx(d_13, zeta_8, zetaqinv_8, 4);
             const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_34, x_38, 4);
             const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_34, x_38, 4);
-            const vint32m1_t x_45 = nttgen_mldsa_rvv128_montmul(d_14, zeta_9, zetaqinv_9, 4);
+            const vint32m1_t x_45 = nttgen_mldsa_rvv128_montmul_vx(d_14, zeta_9, zetaqinv_9, 4);
             const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_35, x_39, 4);
             const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_35, x_39, 4);
-            const vint32m1_t x_47 = nttgen_mldsa_rvv128_montmul(d_15, zeta_10, zetaqinv_10, 4);
+            const vint32m1_t x_47 = nttgen_mldsa_rvv128_montmul_vx(d_15, zeta_10, zetaqinv_10, 4);
             const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, x_44, 4);
             const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_40, x_44, 4);
-            const vint32m1_t x_49 = nttgen_mldsa_rvv128_montmul(d_16, zeta_11, zetaqinv_11, 4);
+            const vint32m1_t x_49 = nttgen_mldsa_rvv128_montmul_vx(d_16, zeta_11, zetaqinv_11, 4);
             const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, x_46, 4);
             const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_42, x_46, 4);
-            const vint32m1_t x_51 = nttgen_mldsa_rvv128_montmul(d_17, zeta_12, zetaqinv_12, 4);
+            const vint32m1_t x_51 = nttgen_mldsa_rvv128_montmul_vx(d_17, zeta_12, zetaqinv_12, 4);
             const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, x_45, 4);
             const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_41, x_45, 4);
-            const vint32m1_t x_53 = nttgen_mldsa_rvv128_montmul(d_18, zeta_11, zetaqinv_11, 4);
+            const vint32m1_t x_53 = nttgen_mldsa_rvv128_montmul_vx(d_18, zeta_11, zetaqinv_11, 4);
             const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, x_47, 4);
             const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_43, x_47, 4);
-            const vint32m1_t x_55 = nttgen_mldsa_rvv128_montmul(d_19, zeta_12, zetaqinv_12, 4);
+            const vint32m1_t x_55 = nttgen_mldsa_rvv128_montmul_vx(d_19, zeta_12, zetaqinv_12, 4);
             const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_48, x_50, 4);
             const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_48, x_50, 4);
-            const vint32m1_t x_57 = nttgen_mldsa_rvv128_montmul(d_20, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_57 = nttgen_mldsa_rvv128_montmul_vx(d_20, zeta_13, zetaqinv_13, 4);
             const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_49, x_51, 4);
             const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_49, x_51, 4);
-            const vint32m1_t x_59 = nttgen_mldsa_rvv128_montmul(d_21, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_59 = nttgen_mldsa_rvv128_montmul_vx(d_21, zeta_13, zetaqinv_13, 4);
             const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_52, x_54, 4);
             const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_52, x_54, 4);
-            const vint32m1_t x_61 = nttgen_mldsa_rvv128_montmul(d_22, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_61 = nttgen_mldsa_rvv128_montmul_vx(d_22, zeta_13, zetaqinv_13, 4);
             const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_53, x_55, 4);
             const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_53, x_55, 4);
-            const vint32m1_t x_63 = nttgen_mldsa_rvv128_montmul(d_23, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_63 = nttgen_mldsa_rvv128_montmul_vx(d_23, zeta_13, zetaqinv_13, 4);
             __riscv_vse32_v_i32m1(&a[blk_1 * 64 + j_0 * 4], x_56, 4);
             __riscv_vse32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 32, x_57, 4);
             __riscv_vse32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 16, x_58, 4);
@@ -1590,12 +1601,12 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
         }
     }
     // inverse layers 0, 1: 8 register(s) per chunk
-    const vint32m1_t zeta_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[512], 4);
-    const vint32m1_t zetaqinv_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[513], 4);
-    const vint32m1_t zeta_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[514], 4);
-    const vint32m1_t zetaqinv_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[515], 4);
-    const vint32m1_t zeta_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[516], 4);
-    const vint32m1_t zetaqinv_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[517], 4);
+    const int32_t zeta_14 = zetas_inv_0[512];
+    const int32_t zetaqinv_14 = zetas_inv_0[513];
+    const int32_t zeta_15 = zetas_inv_0[514];
+    const int32_t zetaqinv_15 = zetas_inv_0[515];
+    const int32_t zeta_16 = zetas_inv_0[516];
+    const int32_t zetaqinv_16 = zetas_inv_0[517];
     for (size_t j_1 = 0; j_1 < 8; ++j_1) {
         const vint32m1_t x_64 = __riscv_vle32_v_i32m1(&a[j_1 * 4], 4);
         const vint32m1_t x_65 = __riscv_vle32_v_i32m1(&a[j_1 * 4] + 128, 4);
@@ -1607,37 +1618,37 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]) {
         const vint32m1_t x_71 = __riscv_vle32_v_i32m1(&a[j_1 * 4] + 224, 4);
         const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, x_66, 4);
         const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_64, x_66, 4);
-        const vint32m1_t x_73 = nttgen_mldsa_rvv128_montmul(d_24, zeta_14, zetaqinv_14, 4);
+        const vint32m1_t x_73 = nttgen_mldsa_rvv128_montmul_vx(d_24, zeta_14, zetaqinv_14, 4);
         const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, x_67, 4);
         const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_65, x_67, 4);
-        const vint32m1_t x_75 = nttgen_mldsa_rvv128_montmul(d_25, zeta_15, zetaqinv_15, 4);
+        const vint32m1_t x_75 = nttgen_mldsa_rvv128_montmul_vx(d_25, zeta_15, zetaqinv_15, 4);
         const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, x_70, 4);
         const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_68, x_70, 4);
-        const vint32m1_t x_77 = nttgen_mldsa_rvv128_montmul(d_26, zeta_14, zetaqinv_14, 4);
+        const vint32m1_t x_77 = nttgen_mldsa_rvv128_montmul_vx(d_26, zeta_14, zetaqinv_14, 4);
         const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, x_71, 4);
         const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_69, x_71, 4);
-        const vint32m1_t x_79 = nttgen_mldsa_rvv128_montmul(d_27, zeta_15, zetaqinv_15, 4);
+        const vint32m1_t x_79 = nttgen_mldsa_rvv128_montmul_vx(d_27, zeta_15, zetaqinv_15, 4);
         const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, x_74, 4);
         const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_72, x_74, 4);
-        const vint32m1_t x_81 = nttgen_mldsa_rvv128_montmul(d_28, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_81 = nttgen_mldsa_rvv128_montmul_vx(d_28, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_82 = nttgen_mldsa_rvv128_montmul(x_80, f_0, fqinv_0, 4);
         const vint32m1_t x_83 = __riscv_vadd_vv_i32m1(x_73, x_75, 4);
         const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_73, x_75, 4);
-        const vint32m1_t x_84 = nttgen_mldsa_rvv128_montmul(d_29, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_84 = nttgen_mldsa_rvv128_montmul_vx(d_29, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_85 = nttgen_mldsa_rvv128_montmul(x_83, f_1, fqinv_1, 4);
         const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_76, x_78, 4);
         const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_76, x_78, 4);
-        const vint32m1_t x_87 = nttgen_mldsa_rvv128_montmul(d_30, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_87 = nttgen_mldsa_rvv128_montmul_vx(d_30, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_88 = nttgen_mldsa_rvv128_montmul(x_86, f_2, fqinv_2, 4);
         const vint32m1_t x_89 = __riscv_vadd_vv_i32m1(x_77, x_79, 4);
         const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_77, x_79, 4);
-        const vint32m1_t x_90 = nttgen_mldsa_rvv128_montmul(d_31, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_90 = nttgen_mldsa_rvv128_montmul_vx(d_31, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_91 = nttgen_mldsa_rvv128_montmul(x_89, f_3, fqinv_3, 4);
@@ -1933,20 +1944,20 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
     }
     // inverse layers 2, 3, 4: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const vint32m1_t zeta_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 448], 4);
-        const vint32m1_t zetaqinv_7 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 449], 4);
-        const vint32m1_t zeta_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 450], 4);
-        const vint32m1_t zetaqinv_8 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 451], 4);
-        const vint32m1_t zeta_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 452], 4);
-        const vint32m1_t zetaqinv_9 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 453], 4);
-        const vint32m1_t zeta_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 454], 4);
-        const vint32m1_t zetaqinv_10 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 455], 4);
-        const vint32m1_t zeta_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 456], 4);
-        const vint32m1_t zetaqinv_11 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 457], 4);
-        const vint32m1_t zeta_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 458], 4);
-        const vint32m1_t zetaqinv_12 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 459], 4);
-        const vint32m1_t zeta_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 460], 4);
-        const vint32m1_t zetaqinv_13 = __riscv_vmv_v_x_i32m1(zetas_inv_0[blk_1 * 16 + 461], 4);
+        const int32_t zeta_7 = zetas_inv_0[blk_1 * 16 + 448];
+        const int32_t zetaqinv_7 = zetas_inv_0[blk_1 * 16 + 449];
+        const int32_t zeta_8 = zetas_inv_0[blk_1 * 16 + 450];
+        const int32_t zetaqinv_8 = zetas_inv_0[blk_1 * 16 + 451];
+        const int32_t zeta_9 = zetas_inv_0[blk_1 * 16 + 452];
+        const int32_t zetaqinv_9 = zetas_inv_0[blk_1 * 16 + 453];
+        const int32_t zeta_10 = zetas_inv_0[blk_1 * 16 + 454];
+        const int32_t zetaqinv_10 = zetas_inv_0[blk_1 * 16 + 455];
+        const int32_t zeta_11 = zetas_inv_0[blk_1 * 16 + 456];
+        const int32_t zetaqinv_11 = zetas_inv_0[blk_1 * 16 + 457];
+        const int32_t zeta_12 = zetas_inv_0[blk_1 * 16 + 458];
+        const int32_t zetaqinv_12 = zetas_inv_0[blk_1 * 16 + 459];
+        const int32_t zeta_13 = zetas_inv_0[blk_1 * 16 + 460];
+        const int32_t zetaqinv_13 = zetas_inv_0[blk_1 * 16 + 461];
         for (size_t j_0 = 0; j_0 < 2; ++j_0) {
             const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[blk_1 * 64 + j_0 * 4], 4);
             const vint32m1_t x_33 = __riscv_vle32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 32, 4);
@@ -1958,40 +1969,40 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
             const vint32m1_t x_39 = __riscv_vle32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 56, 4);
             const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, x_36, 4);
             const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_32, x_36, 4);
-            const vint32m1_t x_41 = nttgen_mldsa_rvv128_montmul(d_12, zeta_7, zetaqinv_7, 4);
+            const vint32m1_t x_41 = nttgen_mldsa_rvv128_montmul_vx(d_12, zeta_7, zetaqinv_7, 4);
             const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, x_37, 4);
             const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_33, x_37, 4);
-            const vint32m1_t x_43 = nttgen_mldsa_rvv128_montmul(d_13, zeta_8, zetaqinv_8, 4);
+            const vint32m1_t x_43 = nttgen_mldsa_rvv128_montmul_vx(d_13, zeta_8, zetaqinv_8, 4);
             const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_34, x_38, 4);
             const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_34, x_38, 4);
-            const vint32m1_t x_45 = nttgen_mldsa_rvv128_montmul(d_14, zeta_9, zetaqinv_9, 4);
+            const vint32m1_t x_45 = nttgen_mldsa_rvv128_montmul_vx(d_14, zeta_9, zetaqinv_9, 4);
             const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_35, x_39, 4);
             const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_35, x_39, 4);
-            const vint32m1_t x_47 = nttgen_mldsa_rvv128_montmul(d_15, zeta_10, zetaqinv_10, 4);
+            const vint32m1_t x_47 = nttgen_mldsa_rvv128_montmul_vx(d_15, zeta_10, zetaqinv_10, 4);
             const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, x_44, 4);
             const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_40, x_44, 4);
-            const vint32m1_t x_49 = nttgen_mldsa_rvv128_montmul(d_16, zeta_11, zetaqinv_11, 4);
+            const vint32m1_t x_49 = nttgen_mldsa_rvv128_montmul_vx(d_16, zeta_11, zetaqinv_11, 4);
             const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, x_46, 4);
             const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_42, x_46, 4);
-            const vint32m1_t x_51 = nttgen_mldsa_rvv128_montmul(d_17, zeta_12, zetaqinv_12, 4);
+            const vint32m1_t x_51 = nttgen_mldsa_rvv128_montmul_vx(d_17, zeta_12, zetaqinv_12, 4);
             const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, x_45, 4);
             const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_41, x_45, 4);
-            const vint32m1_t x_53 = nttgen_mldsa_rvv128_montmul(d_18, zeta_11, zetaqinv_11, 4);
+            const vint32m1_t x_53 = nttgen_mldsa_rvv128_montmul_vx(d_18, zeta_11, zetaqinv_11, 4);
             const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, x_47, 4);
             const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_43, x_47, 4);
-            const vint32m1_t x_55 = nttgen_mldsa_rvv128_montmul(d_19, zeta_12, zetaqinv_12, 4);
+            const vint32m1_t x_55 = nttgen_mldsa_rvv128_montmul_vx(d_19, zeta_12, zetaqinv_12, 4);
             const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_48, x_50, 4);
             const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_48, x_50, 4);
-            const vint32m1_t x_57 = nttgen_mldsa_rvv128_montmul(d_20, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_57 = nttgen_mldsa_rvv128_montmul_vx(d_20, zeta_13, zetaqinv_13, 4);
             const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_49, x_51, 4);
             const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_49, x_51, 4);
-            const vint32m1_t x_59 = nttgen_mldsa_rvv128_montmul(d_21, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_59 = nttgen_mldsa_rvv128_montmul_vx(d_21, zeta_13, zetaqinv_13, 4);
             const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_52, x_54, 4);
             const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_52, x_54, 4);
-            const vint32m1_t x_61 = nttgen_mldsa_rvv128_montmul(d_22, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_61 = nttgen_mldsa_rvv128_montmul_vx(d_22, zeta_13, zetaqinv_13, 4);
             const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_53, x_55, 4);
             const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_53, x_55, 4);
-            const vint32m1_t x_63 = nttgen_mldsa_rvv128_montmul(d_23, zeta_13, zetaqinv_13, 4);
+            const vint32m1_t x_63 = nttgen_mldsa_rvv128_montmul_vx(d_23, zeta_13, zetaqinv_13, 4);
             __riscv_vse32_v_i32m1(&a[blk_1 * 64 + j_0 * 4], x_56, 4);
             __riscv_vse32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 32, x_57, 4);
             __riscv_vse32_v_i32m1(&a[blk_1 * 64 + j_0 * 4] + 16, x_58, 4);
@@ -2003,12 +2014,12 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
         }
     }
     // inverse layers 0, 1: 8 register(s) per chunk
-    const vint32m1_t zeta_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[512], 4);
-    const vint32m1_t zetaqinv_14 = __riscv_vmv_v_x_i32m1(zetas_inv_0[513], 4);
-    const vint32m1_t zeta_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[514], 4);
-    const vint32m1_t zetaqinv_15 = __riscv_vmv_v_x_i32m1(zetas_inv_0[515], 4);
-    const vint32m1_t zeta_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[516], 4);
-    const vint32m1_t zetaqinv_16 = __riscv_vmv_v_x_i32m1(zetas_inv_0[517], 4);
+    const int32_t zeta_14 = zetas_inv_0[512];
+    const int32_t zetaqinv_14 = zetas_inv_0[513];
+    const int32_t zeta_15 = zetas_inv_0[514];
+    const int32_t zetaqinv_15 = zetas_inv_0[515];
+    const int32_t zeta_16 = zetas_inv_0[516];
+    const int32_t zetaqinv_16 = zetas_inv_0[517];
     for (size_t j_1 = 0; j_1 < 8; ++j_1) {
         const vint32m1_t x_64 = __riscv_vle32_v_i32m1(&a[j_1 * 4], 4);
         const vint32m1_t x_65 = __riscv_vle32_v_i32m1(&a[j_1 * 4] + 128, 4);
@@ -2020,37 +2031,37 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_intt_reduce(int32_t a[256]) {
         const vint32m1_t x_71 = __riscv_vle32_v_i32m1(&a[j_1 * 4] + 224, 4);
         const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, x_66, 4);
         const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_64, x_66, 4);
-        const vint32m1_t x_73 = nttgen_mldsa_rvv128_montmul(d_24, zeta_14, zetaqinv_14, 4);
+        const vint32m1_t x_73 = nttgen_mldsa_rvv128_montmul_vx(d_24, zeta_14, zetaqinv_14, 4);
         const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, x_67, 4);
         const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_65, x_67, 4);
-        const vint32m1_t x_75 = nttgen_mldsa_rvv128_montmul(d_25, zeta_15, zetaqinv_15, 4);
+        const vint32m1_t x_75 = nttgen_mldsa_rvv128_montmul_vx(d_25, zeta_15, zetaqinv_15, 4);
         const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, x_70, 4);
         const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_68, x_70, 4);
-        const vint32m1_t x_77 = nttgen_mldsa_rvv128_montmul(d_26, zeta_14, zetaqinv_14, 4);
+        const vint32m1_t x_77 = nttgen_mldsa_rvv128_montmul_vx(d_26, zeta_14, zetaqinv_14, 4);
         const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, x_71, 4);
         const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_69, x_71, 4);
-        const vint32m1_t x_79 = nttgen_mldsa_rvv128_montmul(d_27, zeta_15, zetaqinv_15, 4);
+        const vint32m1_t x_79 = nttgen_mldsa_rvv128_montmul_vx(d_27, zeta_15, zetaqinv_15, 4);
         const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, x_74, 4);
         const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_72, x_74, 4);
-        const vint32m1_t x_81 = nttgen_mldsa_rvv128_montmul(d_28, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_81 = nttgen_mldsa_rvv128_montmul_vx(d_28, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_82 = nttgen_mldsa_rvv128_montmul(x_80, f_0, fqinv_0, 4);
         const vint32m1_t x_83 = __riscv_vadd_vv_i32m1(x_73, x_75, 4);
         const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_73, x_75, 4);
-        const vint32m1_t x_84 = nttgen_mldsa_rvv128_montmul(d_29, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_84 = nttgen_mldsa_rvv128_montmul_vx(d_29, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_85 = nttgen_mldsa_rvv128_montmul(x_83, f_1, fqinv_1, 4);
         const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_76, x_78, 4);
         const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_76, x_78, 4);
-        const vint32m1_t x_87 = nttgen_mldsa_rvv128_montmul(d_30, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_87 = nttgen_mldsa_rvv128_montmul_vx(d_30, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_88 = nttgen_mldsa_rvv128_montmul(x_86, f_2, fqinv_2, 4);
         const vint32m1_t x_89 = __riscv_vadd_vv_i32m1(x_77, x_79, 4);
         const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_77, x_79, 4);
-        const vint32m1_t x_90 = nttgen_mldsa_rvv128_montmul(d_31, zeta_16, zetaqinv_16, 4);
+        const vint32m1_t x_90 = nttgen_mldsa_rvv128_montmul_vx(d_31, zeta_16, zetaqinv_16, 4);
         const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 4);
         const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 4);
         const vint32m1_t x_91 = nttgen_mldsa_rvv128_montmul(x_89, f_3, fqinv_3, 4);

@@ -129,6 +129,17 @@ static inline vint16m1_t nttgen_newhope1024_rvv128_montmul(vint16m1_t a, vint16m
 }
 
 /*
+ * Signed Montgomery multiplication by a twisted constant (scalar z, zq): (a*z - m*q) / 2^16,
+ * m = a*zq mod 2^16, as hi(a*z) - hi(m*q) (vmulh, vmul, vmulh, vsub).
+ */
+static inline vint16m1_t nttgen_newhope1024_rvv128_montmul_vx(vint16m1_t a, int16_t z, int16_t zq,
+                                                              size_t vl) {
+    const vint16m1_t hi = __riscv_vmulh_vx_i16m1(a, z, vl);
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(a, zq, vl);
+    return __riscv_vsub_vv_i16m1(hi, __riscv_vmulh_vx_i16m1(m, 12289, vl), vl);
+}
+
+/*
  * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
  */
 static inline vint16m1_t nttgen_newhope1024_rvv128_montmul_var(vint16m1_t a, vint16m1_t b,
@@ -976,8 +987,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_ntt_from(int16_t r[1024],
     nttgen_newhope1024_rvv128_assert_range(a, 1024, -12288, 12288);
 #endif
     // layers 0: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 8);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 8);
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
     for (size_t j_0 = 0; j_0 < 16; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 512, 8);
@@ -987,16 +998,16 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_ntt_from(int16_t r[1024],
         const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 640, 8);
         const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 384, 8);
         const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 896, 8);
-        const vint16m1_t t_0 = nttgen_newhope1024_rvv128_montmul(x_1, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_0 = nttgen_newhope1024_rvv128_montmul_vx(x_1, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 8);
         const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 8);
-        const vint16m1_t t_1 = nttgen_newhope1024_rvv128_montmul(x_3, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_1 = nttgen_newhope1024_rvv128_montmul_vx(x_3, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 8);
         const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 8);
-        const vint16m1_t t_2 = nttgen_newhope1024_rvv128_montmul(x_5, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_2 = nttgen_newhope1024_rvv128_montmul_vx(x_5, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 8);
         const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 8);
-        const vint16m1_t t_3 = nttgen_newhope1024_rvv128_montmul(x_7, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_3 = nttgen_newhope1024_rvv128_montmul_vx(x_7, zeta_0, zetaqinv_0, 8);
         const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 8);
         const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 8);
         __riscv_vse16_v_i16m1(&r[j_0 * 8], x_8, 8);
@@ -1010,20 +1021,20 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_ntt_from(int16_t r[1024],
     }
     // layers 1, 2, 3: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 8], 8);
-        const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 9], 8);
-        const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 10], 8);
-        const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 11], 8);
-        const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 12], 8);
-        const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 13], 8);
-        const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 14], 8);
-        const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 15], 8);
-        const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 16], 8);
-        const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 17], 8);
-        const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 18], 8);
-        const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 19], 8);
-        const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 20], 8);
-        const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 21], 8);
+        const int16_t zeta_1 = zetas_0[blk_0 * 16 + 8];
+        const int16_t zetaqinv_1 = zetas_0[blk_0 * 16 + 9];
+        const int16_t zeta_2 = zetas_0[blk_0 * 16 + 10];
+        const int16_t zetaqinv_2 = zetas_0[blk_0 * 16 + 11];
+        const int16_t zeta_3 = zetas_0[blk_0 * 16 + 12];
+        const int16_t zetaqinv_3 = zetas_0[blk_0 * 16 + 13];
+        const int16_t zeta_4 = zetas_0[blk_0 * 16 + 14];
+        const int16_t zetaqinv_4 = zetas_0[blk_0 * 16 + 15];
+        const int16_t zeta_5 = zetas_0[blk_0 * 16 + 16];
+        const int16_t zetaqinv_5 = zetas_0[blk_0 * 16 + 17];
+        const int16_t zeta_6 = zetas_0[blk_0 * 16 + 18];
+        const int16_t zetaqinv_6 = zetas_0[blk_0 * 16 + 19];
+        const int16_t zeta_7 = zetas_0[blk_0 * 16 + 20];
+        const int16_t zetaqinv_7 = zetas_0[blk_0 * 16 + 21];
         for (size_t j_1 = 0; j_1 < 8; ++j_1) {
             const vint16m1_t x_16 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 8], 8);
             const vint16m1_t x_17 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 8] + 256, 8);
@@ -1033,44 +1044,56 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_ntt_from(int16_t r[1024],
             const vint16m1_t x_21 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 8] + 320, 8);
             const vint16m1_t x_22 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 8] + 192, 8);
             const vint16m1_t x_23 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 8] + 448, 8);
-            const vint16m1_t t_4 = nttgen_newhope1024_rvv128_montmul(x_17, zeta_1, zetaqinv_1, 8);
+            const vint16m1_t t_4 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_17, zeta_1, zetaqinv_1, 8);
             const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, t_4, 8);
             const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, t_4, 8);
-            const vint16m1_t t_5 = nttgen_newhope1024_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+            const vint16m1_t t_5 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 8);
             const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_18, t_5, 8);
             const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_18, t_5, 8);
-            const vint16m1_t t_6 = nttgen_newhope1024_rvv128_montmul(x_21, zeta_1, zetaqinv_1, 8);
+            const vint16m1_t t_6 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_21, zeta_1, zetaqinv_1, 8);
             const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_6, 8);
             const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_6, 8);
-            const vint16m1_t t_7 = nttgen_newhope1024_rvv128_montmul(x_23, zeta_1, zetaqinv_1, 8);
+            const vint16m1_t t_7 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_23, zeta_1, zetaqinv_1, 8);
             const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_22, t_7, 8);
             const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_22, t_7, 8);
-            const vint16m1_t t_8 = nttgen_newhope1024_rvv128_montmul(x_26, zeta_2, zetaqinv_2, 8);
+            const vint16m1_t t_8 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_26, zeta_2, zetaqinv_2, 8);
             const vint16m1_t red_0 = nttgen_newhope1024_rvv128_barrett(x_24, 8);
             const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, t_8, 8);
             const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, t_8, 8);
-            const vint16m1_t t_9 = nttgen_newhope1024_rvv128_montmul(x_27, zeta_3, zetaqinv_3, 8);
+            const vint16m1_t t_9 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_27, zeta_3, zetaqinv_3, 8);
             const vint16m1_t red_1 = nttgen_newhope1024_rvv128_barrett(x_25, 8);
             const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_1, t_9, 8);
             const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_1, t_9, 8);
-            const vint16m1_t t_10 = nttgen_newhope1024_rvv128_montmul(x_30, zeta_2, zetaqinv_2, 8);
+            const vint16m1_t t_10 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_30, zeta_2, zetaqinv_2, 8);
             const vint16m1_t red_2 = nttgen_newhope1024_rvv128_barrett(x_28, 8);
             const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_2, t_10, 8);
             const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_2, t_10, 8);
-            const vint16m1_t t_11 = nttgen_newhope1024_rvv128_montmul(x_31, zeta_3, zetaqinv_3, 8);
+            const vint16m1_t t_11 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_31, zeta_3, zetaqinv_3, 8);
             const vint16m1_t red_3 = nttgen_newhope1024_rvv128_barrett(x_29, 8);
             const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_3, t_11, 8);
             const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_3, t_11, 8);
-            const vint16m1_t t_12 = nttgen_newhope1024_rvv128_montmul(x_36, zeta_4, zetaqinv_4, 8);
+            const vint16m1_t t_12 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_36, zeta_4, zetaqinv_4, 8);
             const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 8);
             const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 8);
-            const vint16m1_t t_13 = nttgen_newhope1024_rvv128_montmul(x_38, zeta_5, zetaqinv_5, 8);
+            const vint16m1_t t_13 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_38, zeta_5, zetaqinv_5, 8);
             const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_13, 8);
             const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_13, 8);
-            const vint16m1_t t_14 = nttgen_newhope1024_rvv128_montmul(x_37, zeta_6, zetaqinv_6, 8);
+            const vint16m1_t t_14 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_37, zeta_6, zetaqinv_6, 8);
             const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_14, 8);
             const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_14, 8);
-            const vint16m1_t t_15 = nttgen_newhope1024_rvv128_montmul(x_39, zeta_7, zetaqinv_7, 8);
+            const vint16m1_t t_15 =
+                nttgen_newhope1024_rvv128_montmul_vx(x_39, zeta_7, zetaqinv_7, 8);
             const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_15, 8);
             const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_15, 8);
             __riscv_vse16_v_i16m1(&r[blk_0 * 512 + j_1 * 8], x_40, 8);
@@ -1085,20 +1108,20 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_ntt_from(int16_t r[1024],
     }
     // layers 4, 5, 6: 8 register(s) per chunk
     for (size_t blk_1 = 0; blk_1 < 16; ++blk_1) {
-        const vint16m1_t zeta_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 40], 8);
-        const vint16m1_t zetaqinv_8 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 41], 8);
-        const vint16m1_t zeta_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 42], 8);
-        const vint16m1_t zetaqinv_9 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 43], 8);
-        const vint16m1_t zeta_10 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 44], 8);
-        const vint16m1_t zetaqinv_10 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 45], 8);
-        const vint16m1_t zeta_11 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 46], 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 47], 8);
-        const vint16m1_t zeta_12 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 48], 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 49], 8);
-        const vint16m1_t zeta_13 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 50], 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 51], 8);
-        const vint16m1_t zeta_14 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 52], 8);
-        const vint16m1_t zetaqinv_14 = __riscv_vmv_v_x_i16m1(zetas_0[blk_1 * 16 + 53], 8);
+        const int16_t zeta_8 = zetas_0[blk_1 * 16 + 40];
+        const int16_t zetaqinv_8 = zetas_0[blk_1 * 16 + 41];
+        const int16_t zeta_9 = zetas_0[blk_1 * 16 + 42];
+        const int16_t zetaqinv_9 = zetas_0[blk_1 * 16 + 43];
+        const int16_t zeta_10 = zetas_0[blk_1 * 16 + 44];
+        const int16_t zetaqinv_10 = zetas_0[blk_1 * 16 + 45];
+        const int16_t zeta_11 = zetas_0[blk_1 * 16 + 46];
+        const int16_t zetaqinv_11 = zetas_0[blk_1 * 16 + 47];
+        const int16_t zeta_12 = zetas_0[blk_1 * 16 + 48];
+        const int16_t zetaqinv_12 = zetas_0[blk_1 * 16 + 49];
+        const int16_t zeta_13 = zetas_0[blk_1 * 16 + 50];
+        const int16_t zetaqinv_13 = zetas_0[blk_1 * 16 + 51];
+        const int16_t zeta_14 = zetas_0[blk_1 * 16 + 52];
+        const int16_t zetaqinv_14 = zetas_0[blk_1 * 16 + 53];
         const vint16m1_t x_48 = __riscv_vle16_v_i16m1(&r[blk_1 * 64], 8);
         const vint16m1_t x_49 = __riscv_vle16_v_i16m1(&r[blk_1 * 64] + 32, 8);
         const vint16m1_t x_50 = __riscv_vle16_v_i16m1(&r[blk_1 * 64] + 16, 8);
@@ -1107,44 +1130,44 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_ntt_from(int16_t r[1024],
         const vint16m1_t x_53 = __riscv_vle16_v_i16m1(&r[blk_1 * 64] + 40, 8);
         const vint16m1_t x_54 = __riscv_vle16_v_i16m1(&r[blk_1 * 64] + 24, 8);
         const vint16m1_t x_55 = __riscv_vle16_v_i16m1(&r[blk_1 * 64] + 56, 8);
-        const vint16m1_t t_16 = nttgen_newhope1024_rvv128_montmul(x_49, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t t_16 = nttgen_newhope1024_rvv128_montmul_vx(x_49, zeta_8, zetaqinv_8, 8);
         const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_48, t_16, 8);
         const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_48, t_16, 8);
-        const vint16m1_t t_17 = nttgen_newhope1024_rvv128_montmul(x_51, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t t_17 = nttgen_newhope1024_rvv128_montmul_vx(x_51, zeta_8, zetaqinv_8, 8);
         const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_50, t_17, 8);
         const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_50, t_17, 8);
-        const vint16m1_t t_18 = nttgen_newhope1024_rvv128_montmul(x_53, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t t_18 = nttgen_newhope1024_rvv128_montmul_vx(x_53, zeta_8, zetaqinv_8, 8);
         const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_52, t_18, 8);
         const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_52, t_18, 8);
-        const vint16m1_t t_19 = nttgen_newhope1024_rvv128_montmul(x_55, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t t_19 = nttgen_newhope1024_rvv128_montmul_vx(x_55, zeta_8, zetaqinv_8, 8);
         const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_54, t_19, 8);
         const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_54, t_19, 8);
-        const vint16m1_t t_20 = nttgen_newhope1024_rvv128_montmul(x_58, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t t_20 = nttgen_newhope1024_rvv128_montmul_vx(x_58, zeta_9, zetaqinv_9, 8);
         const vint16m1_t red_4 = nttgen_newhope1024_rvv128_barrett(x_56, 8);
         const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_4, t_20, 8);
         const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_4, t_20, 8);
-        const vint16m1_t t_21 = nttgen_newhope1024_rvv128_montmul(x_59, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t t_21 = nttgen_newhope1024_rvv128_montmul_vx(x_59, zeta_10, zetaqinv_10, 8);
         const vint16m1_t red_5 = nttgen_newhope1024_rvv128_barrett(x_57, 8);
         const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_5, t_21, 8);
         const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_5, t_21, 8);
-        const vint16m1_t t_22 = nttgen_newhope1024_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t t_22 = nttgen_newhope1024_rvv128_montmul_vx(x_62, zeta_9, zetaqinv_9, 8);
         const vint16m1_t red_6 = nttgen_newhope1024_rvv128_barrett(x_60, 8);
         const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_6, t_22, 8);
         const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_6, t_22, 8);
-        const vint16m1_t t_23 = nttgen_newhope1024_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t t_23 = nttgen_newhope1024_rvv128_montmul_vx(x_63, zeta_10, zetaqinv_10, 8);
         const vint16m1_t red_7 = nttgen_newhope1024_rvv128_barrett(x_61, 8);
         const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_7, t_23, 8);
         const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_7, t_23, 8);
-        const vint16m1_t t_24 = nttgen_newhope1024_rvv128_montmul(x_68, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t t_24 = nttgen_newhope1024_rvv128_montmul_vx(x_68, zeta_11, zetaqinv_11, 8);
         const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, 8);
         const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, 8);
-        const vint16m1_t t_25 = nttgen_newhope1024_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t t_25 = nttgen_newhope1024_rvv128_montmul_vx(x_70, zeta_12, zetaqinv_12, 8);
         const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_66, t_25, 8);
         const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_66, t_25, 8);
-        const vint16m1_t t_26 = nttgen_newhope1024_rvv128_montmul(x_69, zeta_13, zetaqinv_13, 8);
+        const vint16m1_t t_26 = nttgen_newhope1024_rvv128_montmul_vx(x_69, zeta_13, zetaqinv_13, 8);
         const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_65, t_26, 8);
         const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_65, t_26, 8);
-        const vint16m1_t t_27 = nttgen_newhope1024_rvv128_montmul(x_71, zeta_14, zetaqinv_14, 8);
+        const vint16m1_t t_27 = nttgen_newhope1024_rvv128_montmul_vx(x_71, zeta_14, zetaqinv_14, 8);
         const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_67, t_27, 8);
         const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_67, t_27, 8);
         __riscv_vse16_v_i16m1(&r[blk_1 * 64], x_72, 8);
@@ -2630,14 +2653,14 @@ void nttgen_newhope1024_rvv128_intt(int16_t a[1024]) {
     nttgen_newhope1024_rvv128_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 7, 8, 9: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 16; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 512, 8);
@@ -2663,23 +2686,23 @@ void nttgen_newhope1024_rvv128_intt(int16_t a[1024]) {
         const vint16m1_t red_3 = nttgen_newhope1024_rvv128_barrett(x_10, 8);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(red_3, red_2, 8);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(red_3, red_2, 8);
-        const vint16m1_t t_0 = nttgen_newhope1024_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_0 = nttgen_newhope1024_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 8);
         const vint16m1_t red_4 = nttgen_newhope1024_rvv128_barrett(x_9, 8);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(red_4, t_0, 8);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(red_4, t_0, 8);
-        const vint16m1_t t_1 = nttgen_newhope1024_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_1 = nttgen_newhope1024_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 8);
         const vint16m1_t red_5 = nttgen_newhope1024_rvv128_barrett(x_11, 8);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(red_5, t_1, 8);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(red_5, t_1, 8);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, x_18, 8);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, x_18, 8);
-        const vint16m1_t t_2 = nttgen_newhope1024_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t t_2 = nttgen_newhope1024_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 8);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 8);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 8);
-        const vint16m1_t t_3 = nttgen_newhope1024_rvv128_montmul(x_22, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t t_3 = nttgen_newhope1024_rvv128_montmul_vx(x_22, zeta_2, zetaqinv_2, 8);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 8);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 8);
-        const vint16m1_t t_4 = nttgen_newhope1024_rvv128_montmul(x_23, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_4 = nttgen_newhope1024_rvv128_montmul_vx(x_23, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 8);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_24, 8);
@@ -3134,14 +3157,14 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_intt_reduce(int16_t a[1024
     nttgen_newhope1024_rvv128_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 7, 8, 9: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 8);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 8);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 8);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 8);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 8);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 16; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 512, 8);
@@ -3167,23 +3190,23 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_intt_reduce(int16_t a[1024
         const vint16m1_t red_3 = nttgen_newhope1024_rvv128_barrett(x_10, 8);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(red_3, red_2, 8);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(red_3, red_2, 8);
-        const vint16m1_t t_0 = nttgen_newhope1024_rvv128_montmul(x_13, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_0 = nttgen_newhope1024_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 8);
         const vint16m1_t red_4 = nttgen_newhope1024_rvv128_barrett(x_9, 8);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(red_4, t_0, 8);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(red_4, t_0, 8);
-        const vint16m1_t t_1 = nttgen_newhope1024_rvv128_montmul(x_15, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t t_1 = nttgen_newhope1024_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 8);
         const vint16m1_t red_5 = nttgen_newhope1024_rvv128_barrett(x_11, 8);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(red_5, t_1, 8);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(red_5, t_1, 8);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, x_18, 8);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, x_18, 8);
-        const vint16m1_t t_2 = nttgen_newhope1024_rvv128_montmul(x_19, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t t_2 = nttgen_newhope1024_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 8);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 8);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 8);
-        const vint16m1_t t_3 = nttgen_newhope1024_rvv128_montmul(x_22, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t t_3 = nttgen_newhope1024_rvv128_montmul_vx(x_22, zeta_2, zetaqinv_2, 8);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 8);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 8);
-        const vint16m1_t t_4 = nttgen_newhope1024_rvv128_montmul(x_23, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t t_4 = nttgen_newhope1024_rvv128_montmul_vx(x_23, zeta_3, zetaqinv_3, 8);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 8);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 8);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_24, 8);

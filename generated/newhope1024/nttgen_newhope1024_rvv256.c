@@ -129,6 +129,17 @@ static inline vint16m1_t nttgen_newhope1024_rvv256_montmul(vint16m1_t a, vint16m
 }
 
 /*
+ * Signed Montgomery multiplication by a twisted constant (scalar z, zq): (a*z - m*q) / 2^16,
+ * m = a*zq mod 2^16, as hi(a*z) - hi(m*q) (vmulh, vmul, vmulh, vsub).
+ */
+static inline vint16m1_t nttgen_newhope1024_rvv256_montmul_vx(vint16m1_t a, int16_t z, int16_t zq,
+                                                              size_t vl) {
+    const vint16m1_t hi = __riscv_vmulh_vx_i16m1(a, z, vl);
+    const vint16m1_t m = __riscv_vmul_vx_i16m1(a, zq, vl);
+    return __riscv_vsub_vv_i16m1(hi, __riscv_vmulh_vx_i16m1(m, 12289, vl), vl);
+}
+
+/*
  * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
  */
 static inline vint16m1_t nttgen_newhope1024_rvv256_montmul_var(vint16m1_t a, vint16m1_t b,
@@ -698,8 +709,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_ntt_from(int16_t r[1024],
     nttgen_newhope1024_rvv256_assert_range(a, 1024, -12288, 12288);
 #endif
     // layers 0: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_0[1], 16);
+    const int16_t zeta_0 = zetas_0[0];
+    const int16_t zetaqinv_0 = zetas_0[1];
     for (size_t j_0 = 0; j_0 < 8; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 512, 16);
@@ -709,16 +720,16 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_ntt_from(int16_t r[1024],
         const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 640, 16);
         const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 384, 16);
         const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 896, 16);
-        const vint16m1_t t_0 = nttgen_newhope1024_rvv256_montmul(x_1, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_0 = nttgen_newhope1024_rvv256_montmul_vx(x_1, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 16);
         const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 16);
-        const vint16m1_t t_1 = nttgen_newhope1024_rvv256_montmul(x_3, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_1 = nttgen_newhope1024_rvv256_montmul_vx(x_3, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 16);
         const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 16);
-        const vint16m1_t t_2 = nttgen_newhope1024_rvv256_montmul(x_5, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_2 = nttgen_newhope1024_rvv256_montmul_vx(x_5, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 16);
         const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 16);
-        const vint16m1_t t_3 = nttgen_newhope1024_rvv256_montmul(x_7, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_3 = nttgen_newhope1024_rvv256_montmul_vx(x_7, zeta_0, zetaqinv_0, 16);
         const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 16);
         const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 16);
         __riscv_vse16_v_i16m1(&r[j_0 * 16], x_8, 16);
@@ -732,20 +743,20 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_ntt_from(int16_t r[1024],
     }
     // layers 1, 2, 3: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 16], 16);
-        const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 17], 16);
-        const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 18], 16);
-        const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 19], 16);
-        const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 20], 16);
-        const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 21], 16);
-        const vint16m1_t zeta_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 22], 16);
-        const vint16m1_t zetaqinv_4 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 23], 16);
-        const vint16m1_t zeta_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 24], 16);
-        const vint16m1_t zetaqinv_5 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 25], 16);
-        const vint16m1_t zeta_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 26], 16);
-        const vint16m1_t zetaqinv_6 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 27], 16);
-        const vint16m1_t zeta_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 28], 16);
-        const vint16m1_t zetaqinv_7 = __riscv_vmv_v_x_i16m1(zetas_0[blk_0 * 16 + 29], 16);
+        const int16_t zeta_1 = zetas_0[blk_0 * 16 + 16];
+        const int16_t zetaqinv_1 = zetas_0[blk_0 * 16 + 17];
+        const int16_t zeta_2 = zetas_0[blk_0 * 16 + 18];
+        const int16_t zetaqinv_2 = zetas_0[blk_0 * 16 + 19];
+        const int16_t zeta_3 = zetas_0[blk_0 * 16 + 20];
+        const int16_t zetaqinv_3 = zetas_0[blk_0 * 16 + 21];
+        const int16_t zeta_4 = zetas_0[blk_0 * 16 + 22];
+        const int16_t zetaqinv_4 = zetas_0[blk_0 * 16 + 23];
+        const int16_t zeta_5 = zetas_0[blk_0 * 16 + 24];
+        const int16_t zetaqinv_5 = zetas_0[blk_0 * 16 + 25];
+        const int16_t zeta_6 = zetas_0[blk_0 * 16 + 26];
+        const int16_t zetaqinv_6 = zetas_0[blk_0 * 16 + 27];
+        const int16_t zeta_7 = zetas_0[blk_0 * 16 + 28];
+        const int16_t zetaqinv_7 = zetas_0[blk_0 * 16 + 29];
         for (size_t j_1 = 0; j_1 < 4; ++j_1) {
             const vint16m1_t x_16 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 16], 16);
             const vint16m1_t x_17 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 16] + 256, 16);
@@ -755,44 +766,56 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_ntt_from(int16_t r[1024],
             const vint16m1_t x_21 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 16] + 320, 16);
             const vint16m1_t x_22 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 16] + 192, 16);
             const vint16m1_t x_23 = __riscv_vle16_v_i16m1(&r[blk_0 * 512 + j_1 * 16] + 448, 16);
-            const vint16m1_t t_4 = nttgen_newhope1024_rvv256_montmul(x_17, zeta_1, zetaqinv_1, 16);
+            const vint16m1_t t_4 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_17, zeta_1, zetaqinv_1, 16);
             const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, t_4, 16);
             const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, t_4, 16);
-            const vint16m1_t t_5 = nttgen_newhope1024_rvv256_montmul(x_19, zeta_1, zetaqinv_1, 16);
+            const vint16m1_t t_5 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
             const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_18, t_5, 16);
             const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_18, t_5, 16);
-            const vint16m1_t t_6 = nttgen_newhope1024_rvv256_montmul(x_21, zeta_1, zetaqinv_1, 16);
+            const vint16m1_t t_6 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_21, zeta_1, zetaqinv_1, 16);
             const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_6, 16);
             const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_6, 16);
-            const vint16m1_t t_7 = nttgen_newhope1024_rvv256_montmul(x_23, zeta_1, zetaqinv_1, 16);
+            const vint16m1_t t_7 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_23, zeta_1, zetaqinv_1, 16);
             const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_22, t_7, 16);
             const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_22, t_7, 16);
-            const vint16m1_t t_8 = nttgen_newhope1024_rvv256_montmul(x_26, zeta_2, zetaqinv_2, 16);
+            const vint16m1_t t_8 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_26, zeta_2, zetaqinv_2, 16);
             const vint16m1_t red_0 = nttgen_newhope1024_rvv256_barrett(x_24, 16);
             const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, t_8, 16);
             const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, t_8, 16);
-            const vint16m1_t t_9 = nttgen_newhope1024_rvv256_montmul(x_27, zeta_3, zetaqinv_3, 16);
+            const vint16m1_t t_9 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_27, zeta_3, zetaqinv_3, 16);
             const vint16m1_t red_1 = nttgen_newhope1024_rvv256_barrett(x_25, 16);
             const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_1, t_9, 16);
             const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_1, t_9, 16);
-            const vint16m1_t t_10 = nttgen_newhope1024_rvv256_montmul(x_30, zeta_2, zetaqinv_2, 16);
+            const vint16m1_t t_10 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_30, zeta_2, zetaqinv_2, 16);
             const vint16m1_t red_2 = nttgen_newhope1024_rvv256_barrett(x_28, 16);
             const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_2, t_10, 16);
             const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_2, t_10, 16);
-            const vint16m1_t t_11 = nttgen_newhope1024_rvv256_montmul(x_31, zeta_3, zetaqinv_3, 16);
+            const vint16m1_t t_11 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_31, zeta_3, zetaqinv_3, 16);
             const vint16m1_t red_3 = nttgen_newhope1024_rvv256_barrett(x_29, 16);
             const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_3, t_11, 16);
             const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_3, t_11, 16);
-            const vint16m1_t t_12 = nttgen_newhope1024_rvv256_montmul(x_36, zeta_4, zetaqinv_4, 16);
+            const vint16m1_t t_12 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_36, zeta_4, zetaqinv_4, 16);
             const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 16);
             const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 16);
-            const vint16m1_t t_13 = nttgen_newhope1024_rvv256_montmul(x_38, zeta_5, zetaqinv_5, 16);
+            const vint16m1_t t_13 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_38, zeta_5, zetaqinv_5, 16);
             const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_13, 16);
             const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_13, 16);
-            const vint16m1_t t_14 = nttgen_newhope1024_rvv256_montmul(x_37, zeta_6, zetaqinv_6, 16);
+            const vint16m1_t t_14 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_37, zeta_6, zetaqinv_6, 16);
             const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_14, 16);
             const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_14, 16);
-            const vint16m1_t t_15 = nttgen_newhope1024_rvv256_montmul(x_39, zeta_7, zetaqinv_7, 16);
+            const vint16m1_t t_15 =
+                nttgen_newhope1024_rvv256_montmul_vx(x_39, zeta_7, zetaqinv_7, 16);
             const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_15, 16);
             const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_15, 16);
             __riscv_vse16_v_i16m1(&r[blk_0 * 512 + j_1 * 16], x_40, 16);
@@ -1836,14 +1859,14 @@ void nttgen_newhope1024_rvv256_intt(int16_t a[1024]) {
     nttgen_newhope1024_rvv256_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 7, 8, 9: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 8; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 512, 16);
@@ -1869,23 +1892,23 @@ void nttgen_newhope1024_rvv256_intt(int16_t a[1024]) {
         const vint16m1_t red_3 = nttgen_newhope1024_rvv256_barrett(x_10, 16);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(red_3, red_2, 16);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(red_3, red_2, 16);
-        const vint16m1_t t_0 = nttgen_newhope1024_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_0 = nttgen_newhope1024_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
         const vint16m1_t red_4 = nttgen_newhope1024_rvv256_barrett(x_9, 16);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(red_4, t_0, 16);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(red_4, t_0, 16);
-        const vint16m1_t t_1 = nttgen_newhope1024_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_1 = nttgen_newhope1024_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m1_t red_5 = nttgen_newhope1024_rvv256_barrett(x_11, 16);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(red_5, t_1, 16);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(red_5, t_1, 16);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, x_18, 16);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, x_18, 16);
-        const vint16m1_t t_2 = nttgen_newhope1024_rvv256_montmul(x_19, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t t_2 = nttgen_newhope1024_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 16);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t t_3 = nttgen_newhope1024_rvv256_montmul(x_22, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t t_3 = nttgen_newhope1024_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 16);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t t_4 = nttgen_newhope1024_rvv256_montmul(x_23, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t t_4 = nttgen_newhope1024_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 16);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 16);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_24, 16);
@@ -2388,14 +2411,14 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_intt_reduce(int16_t a[1024
     nttgen_newhope1024_rvv256_assert_range(a, 1024, -14031, 14031);
 #endif
     // inverse layers 7, 8, 9: 8 register(s) per chunk
-    const vint16m1_t zeta_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[0], 16);
-    const vint16m1_t zetaqinv_0 = __riscv_vmv_v_x_i16m1(zetas_dit_0[1], 16);
-    const vint16m1_t zeta_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[2], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vmv_v_x_i16m1(zetas_dit_0[3], 16);
-    const vint16m1_t zeta_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[4], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vmv_v_x_i16m1(zetas_dit_0[5], 16);
-    const vint16m1_t zeta_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[6], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vmv_v_x_i16m1(zetas_dit_0[7], 16);
+    const int16_t zeta_0 = zetas_dit_0[0];
+    const int16_t zetaqinv_0 = zetas_dit_0[1];
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
     for (size_t j_0 = 0; j_0 < 8; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 512, 16);
@@ -2421,23 +2444,23 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_rvv256_intt_reduce(int16_t a[1024
         const vint16m1_t red_3 = nttgen_newhope1024_rvv256_barrett(x_10, 16);
         const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(red_3, red_2, 16);
         const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(red_3, red_2, 16);
-        const vint16m1_t t_0 = nttgen_newhope1024_rvv256_montmul(x_13, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_0 = nttgen_newhope1024_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
         const vint16m1_t red_4 = nttgen_newhope1024_rvv256_barrett(x_9, 16);
         const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(red_4, t_0, 16);
         const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(red_4, t_0, 16);
-        const vint16m1_t t_1 = nttgen_newhope1024_rvv256_montmul(x_15, zeta_0, zetaqinv_0, 16);
+        const vint16m1_t t_1 = nttgen_newhope1024_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m1_t red_5 = nttgen_newhope1024_rvv256_barrett(x_11, 16);
         const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(red_5, t_1, 16);
         const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(red_5, t_1, 16);
         const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, x_18, 16);
         const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, x_18, 16);
-        const vint16m1_t t_2 = nttgen_newhope1024_rvv256_montmul(x_19, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t t_2 = nttgen_newhope1024_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
         const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 16);
         const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t t_3 = nttgen_newhope1024_rvv256_montmul(x_22, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t t_3 = nttgen_newhope1024_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
         const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 16);
         const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t t_4 = nttgen_newhope1024_rvv256_montmul(x_23, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t t_4 = nttgen_newhope1024_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
         const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 16);
         const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 16);
         __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_24, 16);

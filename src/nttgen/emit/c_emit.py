@@ -38,6 +38,26 @@ OPAQUE_MACRO = "OPAQUE"
 DEBUG_MACRO = "DEBUG"
 
 
+# vocabulary ops with a ``.vx`` form: a vector and a lane scalar (RVV)
+SCALAR_FORMS = ("add", "sub", "mullo", "mulhi")
+
+
+def scalar_operand_op(
+    isa: Isa, op: str, args: tuple[C.Expr, ...], vec: list[bool], attrs: dict[str, int]
+) -> C.Expr | tuple[C.Expr, ...]:
+    """Op ``op`` of ``args``, of which those not marked in ``vec`` are lane scalars, by the
+    ISA's ``.vx`` forms where it has one (a Montgomery product by a scalar twiddle pair; add,
+    sub, mullo or mulhi of one vector and one scalar), else by its template with every scalar
+    splat to a vector."""
+    if op == "montmul" and vec == [True, False, False]:
+        return isa.montmul_vx(*args)
+    if op in SCALAR_FORMS and vec.count(True) == 1:
+        v, x = (args[0], args[1]) if vec[0] else (args[1], args[0])
+        return isa.scalar_form(op, v, x, scalar_first=not vec[0])
+    full = tuple(a if is_vec else isa.splat(a) for a, is_vec in zip(args, vec, strict=True))
+    return isa.template(op)(*full, **attrs)  # type: ignore[no-any-return]
+
+
 class NameSupply:
     """Deterministic fresh names: hint_0, hint_1, ... per hint."""
 
@@ -82,6 +102,7 @@ class CEmitter:
         self.offsets: dict[Table, str] = {}  # offsets tables read by indices, and their alias
         self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
         self.accesses = AccessLog()
+        self.scalars: set[str] = set()  # C names holding lane scalars (ISA scalar_operands)
 
     def _align(self, n: int) -> str:
         """The file's alignment attribute macro for ``n`` bytes."""
@@ -186,6 +207,13 @@ class CEmitter:
                 # multiplications by a lane (NEON) then need no broadcast at all
                 r = index.const % L
                 expr = lane_of(self._memory(src), self._index(index + (-r)), r)
+            elif self.isa.scalar_operands:
+                # one lane scalar: the ops that use it take it as it is (``.vx`` forms)
+                name = self.names.fresh(self._hint())
+                value = C.Index(self._memory(src), self._index(index))
+                self._out(C.Decl(self.fn.lane.c_type, name, value, const=True))
+                self.scalars.add(name)
+                return C.Name(name)
             else:
                 expr = self.isa.load_broadcast(self._memory(src), self._index(index))
             return self._bind(expr, self._hint())
@@ -214,6 +242,7 @@ class CEmitter:
             self._out(self.isa.store_scatter(C.Name(dst.name), self._index(index), value, offsets))
             return
         aligned = dst in self.fn.locals and self._aligned(index)
+        value = self._as_vector(value)
         stmt = self.isa.store(C.Name(dst.name), self._index(index), value, aligned)
         self.accesses.stores[id(stmt)] = self._access(dst, C.Name(dst.name), index)
         self._out(stmt)
@@ -252,13 +281,20 @@ class CEmitter:
             cond = C.Bin("&", C.Bin("<", var, C.Int(count.cap)), cond)
         return cond
 
+    def _is_scalar(self, e: object) -> bool:
+        return isinstance(e, C.Name) and e.text in self.scalars
+
+    def _as_vector(self, e: C.Expr) -> C.Expr:
+        """e, a lane scalar splat to a vector."""
+        return self.isa.splat(e) if self._is_scalar(e) else e
+
     def var_def(self, var: Var, init: C.Expr | tuple[C.Expr, ...]) -> None:
         """A mutable local; a double-width one is one local per register of its value."""
         if var.lane == self.fn.lane:
             assert not isinstance(init, tuple)
             name = self.names.fresh(var.hint)
             self.vars[var] = C.Name(name)
-            self._out(C.Decl(self.isa.vec_type(), name, init))
+            self._out(C.Decl(self.isa.vec_type(), name, self._as_vector(init)))
             return
         parts = init if isinstance(init, tuple) else (init,)
         names = tuple(C.Name(self.names.fresh(var.hint)) for _ in parts)
@@ -274,7 +310,8 @@ class CEmitter:
             for t, v in zip(target, value, strict=True):
                 self._out(C.Assign(t, v))
             return
-        self._out(C.Assign(target, value))
+        assert not isinstance(value, tuple)
+        self._out(C.Assign(target, self._as_vector(value)))
 
     def var_get(self, var: Var) -> C.Expr:
         """A mutable local's current value."""
@@ -302,7 +339,11 @@ class CEmitter:
         template = self.isa.template(op)
 
         def emit(*args: C.Expr, **attrs: int) -> object:
-            out = template(*args, **attrs)
+            if any(self._is_scalar(a) for a in args):
+                vec = [not self._is_scalar(a) for a in args]
+                out = scalar_operand_op(self.isa, op, args, vec, attrs)
+            else:
+                out = template(*args, **attrs)
             if VOCABULARY[op].result_wide:
                 if isinstance(out, tuple):
                     return self._bind_wide(out, self._hint())

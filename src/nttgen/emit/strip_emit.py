@@ -38,11 +38,9 @@ from ..dsl.ir import (
 )
 from ..dsl.vocab import VOCABULARY
 from . import c_ast as C
-from .c_emit import CEmitter
+from .c_emit import CEmitter, scalar_operand_op
 from .isa.rvv import VL
 from .isa.rvv_backends import RvvAgnostic
-
-_SCALAR_FORMS = ("add", "sub", "mullo", "mulhi")
 
 
 def _best_count(loop: Loop) -> int:
@@ -237,15 +235,8 @@ class StripEmitter(CEmitter):
             raise ValueError(
                 f"{self.fn.name}: {op} outside every vector loop (strip-mining vectorises loops)"
             )
-        vec = [self._is_vec(a) for a in args]
-        isa = self.isa
-        if op == "montmul" and vec[0] and not vec[1] and not vec[2]:
-            out = isa.montmul_vx(*args)
-        elif op in _SCALAR_FORMS and vec.count(True) == 1:
-            v, s = (args[0], args[1]) if vec[0] else (args[1], args[0])
-            out = isa.scalar_form(op, v, s, scalar_first=not vec[0])
-        else:
-            out = isa.template(op)(*(self._vector(a) for a in args), **attrs)
+        out = scalar_operand_op(self.isa, op, args, [self._is_vec(a) for a in args], attrs)
+        assert not isinstance(out, tuple)  # one-lane programs have no shuffles
         return self._bind_as(out, self._hint(), True, VOCABULARY[op].result_wide)
 
 

@@ -224,6 +224,27 @@ class Isa(ABC):
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:
         """Store one vector to ``base[index]``."""
 
+    # whether ops take lane scalars for operands every lane shares (a broadcast table entry):
+    # the ISA then implements ``splat``, ``scalar_form`` and ``montmul_vx`` (RVV's ``.vx`` forms)
+    scalar_operands: bool = False
+
+    def splat(self, x: C.Expr) -> C.Expr:
+        """A lane scalar in every lane (ISAs with ``scalar_operands``)."""
+        del x
+        raise ValueError(f"{self.name} takes no lane scalars")
+
+    def scalar_form(self, op: str, vec: C.Expr, scalar: C.Expr, scalar_first: bool) -> C.Expr:
+        """``op`` (add, sub, mullo or mulhi) of a vector and a lane scalar, the scalar the
+        first operand where ``scalar_first`` (ISAs with ``scalar_operands``)."""
+        del vec, scalar, scalar_first
+        raise ValueError(f"{self.name} has no {op} of a vector and a lane scalar")
+
+    def montmul_vx(self, a: C.Expr, z: C.Expr, zq: C.Expr) -> C.Expr:
+        """Montgomery product of a vector by a twisted scalar pair (ISAs with
+        ``scalar_operands``)."""
+        del a, z, zq
+        raise ValueError(f"{self.name} has no Montgomery product by lane scalars")
+
     # how many consecutive vectors one load instruction can move, largest first (see
     # :mod:`nttgen.emit.memory_groups`), none by default; ``grouped_kernels``: the kernels whose
     # loads are grouped (None: every one)

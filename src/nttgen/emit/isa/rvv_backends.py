@@ -20,6 +20,8 @@ class RvvFixed(RvvOps):
     """RVV code for one VLEN: ``vlen * lmul / SEW`` lanes per value, constant vector lengths."""
 
     vlen: int = 128
+    # twiddles every lane shares stay lane scalars, used by the ``.vx`` forms
+    scalar_operands = True
     shuffle_styles = ("slide", "gather", "compress", "indexed")
     gathers = True
 
