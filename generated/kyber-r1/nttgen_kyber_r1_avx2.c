@@ -146,7 +146,7 @@ static inline __m256i nttgen_kyber_r1_avx2_montmul(__m256i a, __m256i z, __m256i
     const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
     const __m256i m = _mm256_mullo_epi16(a, zq);
     const __m256i hi = _mm256_mulhi_epi16(a, z);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
+    return nttgen_kyber_r1_avx2_keep(_mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv)));
 }
 
 /*
@@ -158,7 +158,7 @@ static inline __m256i nttgen_kyber_r1_avx2_montmul_var(__m256i a, __m256i b) {
     const __m256i qiv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-7679));
     const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
     const __m256i m = _mm256_mullo_epi16(lo, qiv);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
+    return nttgen_kyber_r1_avx2_keep(_mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv)));
 }
 
 /*
@@ -169,7 +169,7 @@ static inline __m256i nttgen_kyber_r1_avx2_barrett(__m256i a) {
     const __m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(17474));
     const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(1024)), 11);
     const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
-    return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv));
+    return nttgen_kyber_r1_avx2_keep(_mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv)));
 }
 
 /*

@@ -144,7 +144,7 @@ static inline __m256i nttgen_mlkem_avx2_montmul(__m256i a, __m256i z, __m256i zq
     const __m256i qv = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(3329));
     const __m256i m = _mm256_mullo_epi16(a, zq);
     const __m256i hi = _mm256_mulhi_epi16(a, z);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
+    return nttgen_mlkem_avx2_keep(_mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv)));
 }
 
 /*
@@ -155,7 +155,7 @@ static inline __m256i nttgen_mlkem_avx2_barrett(__m256i a) {
     const __m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(20159));
     const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(512)), 10);
     const __m256i qv = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(3329));
-    return _mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv));
+    return nttgen_mlkem_avx2_keep(_mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv)));
 }
 
 /*

@@ -146,7 +146,7 @@ static inline __m512i nttgen_mlkem_avx512_montmul(__m512i a, __m512i z, __m512i 
     const __m512i qv = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(3329));
     const __m512i m = _mm512_mullo_epi16(a, zq);
     const __m512i hi = _mm512_mulhi_epi16(a, z);
-    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv));
+    return nttgen_mlkem_avx512_keep(_mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv)));
 }
 
 /*
@@ -157,7 +157,7 @@ static inline __m512i nttgen_mlkem_avx512_barrett(__m512i a) {
     const __m512i t = _mm512_mulhi_epi16(a, _mm512_set1_epi16(20159));
     const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(512)), 10);
     const __m512i qv = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(3329));
-    return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv));
+    return nttgen_mlkem_avx512_keep(_mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv)));
 }
 
 /*

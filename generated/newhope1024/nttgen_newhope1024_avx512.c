@@ -148,7 +148,7 @@ static inline __m512i nttgen_newhope1024_avx512_montmul(__m512i a, __m512i z, __
     const __m512i qv = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(12289));
     const __m512i m = _mm512_mullo_epi16(a, zq);
     const __m512i hi = _mm512_mulhi_epi16(a, z);
-    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv));
+    return nttgen_newhope1024_avx512_keep(_mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv)));
 }
 
 /*
@@ -160,7 +160,7 @@ static inline __m512i nttgen_newhope1024_avx512_montmul_var(__m512i a, __m512i b
     const __m512i qiv = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i qv = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(12289));
     const __m512i m = _mm512_mullo_epi16(lo, qiv);
-    return _mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv));
+    return nttgen_newhope1024_avx512_keep(_mm512_sub_epi16(hi, _mm512_mulhi_epi16(m, qv)));
 }
 
 /*
@@ -171,7 +171,7 @@ static inline __m512i nttgen_newhope1024_avx512_barrett(__m512i a) {
     const __m512i t = _mm512_mulhi_epi16(a, _mm512_set1_epi16(21844));
     const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(2048)), 12);
     const __m512i qv = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(12289));
-    return _mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv));
+    return nttgen_newhope1024_avx512_keep(_mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv)));
 }
 
 /*

@@ -105,7 +105,7 @@ static inline __m256i nttgen_sntrup761_avx2_montmul(__m256i a, __m256i z, __m256
     const __m256i qv = nttgen_sntrup761_avx2_keep(_mm256_set1_epi16(4591));
     const __m256i m = _mm256_mullo_epi16(a, zq);
     const __m256i hi = _mm256_mulhi_epi16(a, z);
-    return _mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv));
+    return nttgen_sntrup761_avx2_keep(_mm256_sub_epi16(hi, _mm256_mulhi_epi16(m, qv)));
 }
 
 /*
