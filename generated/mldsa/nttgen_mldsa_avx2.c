@@ -161,7 +161,8 @@ static inline __m256i nttgen_mldsa_avx2_montmul_var(__m256i a, __m256i b) {
     const __m256i m_o = _mm256_mul_epi32(p_o, qiv);
     const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, qv));
     const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, qv));
-    return _mm256_blend_epi32(_mm256_srli_epi64(r_e, 32), r_o, 170);
+    const __m256i r = _mm256_blend_epi32(_mm256_srli_epi64(r_e, 32), r_o, 170);
+    return nttgen_mldsa_avx2_keep(r);
 }
 
 /*
@@ -177,7 +178,7 @@ static inline __m256i nttgen_mldsa_avx2_shoupmul(__m256i a, __m256i z, __m256i z
     const __m256i t = _mm256_blend_epi32(_mm256_srli_epi64(t_e, 32), t_o, 170);
     const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
     const __m256i tq = _mm256_mullo_epi32(t, qv);
-    return _mm256_sub_epi32(_mm256_mullo_epi32(a, z), tq);
+    return nttgen_mldsa_avx2_keep(_mm256_sub_epi32(_mm256_mullo_epi32(a, z), tq));
 }
 
 /*

@@ -163,7 +163,8 @@ static inline __m512i nttgen_mldsa_avx512_montmul_var(__m512i a, __m512i b) {
     const __m512i m_o = _mm512_mul_epi32(p_o, qiv);
     const __m512i r_e = _mm512_sub_epi32(p_e, _mm512_mul_epi32(m_e, qv));
     const __m512i r_o = _mm512_sub_epi32(p_o, _mm512_mul_epi32(m_o, qv));
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(r_e, 32), r_o);
+    const __m512i r = _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(r_e, 32), r_o);
+    return nttgen_mldsa_avx512_keep(r);
 }
 
 /*
@@ -179,7 +180,7 @@ static inline __m512i nttgen_mldsa_avx512_shoupmul(__m512i a, __m512i z, __m512i
     const __m512i t = _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(t_e, 32), t_o);
     const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
     const __m512i tq = _mm512_mullo_epi32(t, qv);
-    return _mm512_sub_epi32(_mm512_mullo_epi32(a, z), tq);
+    return nttgen_mldsa_avx512_keep(_mm512_sub_epi32(_mm512_mullo_epi32(a, z), tq));
 }
 
 /*

@@ -276,12 +276,14 @@ class X86Simd(X86Wide, HelperCalls, Isa):
         )
 
     def _kept(self, e: C.Expr) -> C.Expr:
-        """A helper's result that gcc must take as it is (see :meth:`_keep`): a - b ending a
-        reduction or product, which gcc otherwise merges into the additions that use it,
-        x + (a - b) as (x + a) - b and x - (a - b) as (x + b) - a, one more addition per
-        butterfly and one more live value. Measured with gcc 12 on Zen 5 (ticks, AVX2):
-        ML-KEM ntt 105 -> 90, polymul 360 -> 316; NewHope-512 ntt 286 -> 249; sntrup761
-        polymul 3,992 -> 3,603 (AVX-512 4,070 -> 3,556); clang's code is unchanged."""
+        """A product's or reduction's result that gcc must take as it is (see :meth:`_keep`).
+        Otherwise gcc merges the subtraction that ends it into the additions that use it,
+        x + (a - b) as (x + a) - b and x - (a - b) as (x + b) - a (for 32-bit lanes through
+        the blend of even and odd lanes too): one more instruction per butterfly and more
+        live values. Measured with gcc 12 on Zen 5 (ticks, AVX2): ML-KEM ntt 105 -> 90,
+        polymul 360 -> 316; NewHope-512 ntt 286 -> 249; ML-DSA ntt 313 -> 281, polymul
+        1,094 -> 1,011; sntrup761 polymul 3,992 -> 3,603 (AVX-512 4,070 -> 3,556). clang's
+        code is unchanged."""
         return call(self.helper("keep"), e)
 
     def _helpers16(self) -> list[C.Top]:
@@ -377,7 +379,10 @@ class X86Simd(X86Wide, HelperCalls, Isa):
         mul = lambda x, y: self._i("mul", x, y, e="epi32")  # noqa: E731
         odd = lambda x: self._i("srli", x, C.Int(32), e="epi64")  # noqa: E731
         sub = lambda x, y: self._i("sub", x, y)  # noqa: E731
-        join = C.Return(self.blend_odd(odd(n("r_e")), n("r_o"), 32))
+        join = [
+            self._decl("r", self.blend_odd(odd(n("r_e")), n("r_o"), 32)),
+            C.Return(self._kept(n("r"))),
+        ]
         lanes = self.lanes_for(self.lane)
         return [
             self._fn(
@@ -402,7 +407,7 @@ class X86Simd(X86Wide, HelperCalls, Isa):
                     self._decl("qv", self._factor(q)),
                     self._decl("r_e", sub(n("p_e"), mul(n("m_e"), n("qv")))),
                     self._decl("r_o", sub(n("p_o"), mul(n("m_o"), n("qv")))),
-                    join,
+                    *join,
                 ],
                 (
                     f"Signed Montgomery multiplication by a twisted constant, {lanes} lanes:",
@@ -426,7 +431,7 @@ class X86Simd(X86Wide, HelperCalls, Isa):
                     self._decl("m_o", mul(n("p_o"), n("qiv"))),
                     self._decl("r_e", sub(n("p_e"), mul(n("m_e"), n("qv")))),
                     self._decl("r_o", sub(n("p_o"), mul(n("m_o"), n("qv")))),
-                    join,
+                    *join,
                 ],
                 (f"Signed Montgomery product of two variables, {lanes} lanes (m = lo(a*b)*q^-1).",),
             ),
@@ -440,7 +445,7 @@ class X86Simd(X86Wide, HelperCalls, Isa):
                     self._decl("t", self.blend_odd(odd(n("t_e")), n("t_o"), 32)),
                     self._decl("qv", self._factor(q)),
                     self._decl("tq", self._i("mullo", n("t"), n("qv"))),
-                    C.Return(sub(self._i("mullo", a, z), n("tq"))),
+                    C.Return(self._kept(sub(self._i("mullo", a, z), n("tq")))),
                 ],
                 (
                     "Product by a constant with its quotient zs = round(z*2^32/q) (Shoup),",
