@@ -123,7 +123,7 @@ static void nttgen_kyber_r1_avx2_assert_range(const int16_t *p, size_t len, int6
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
  */
 static inline __m256i nttgen_kyber_r1_avx2_keep(__m256i a) {
-    __asm__("" : "+x"(a));
+    __asm__("" : "+v"(a));
     return a;
 }
 

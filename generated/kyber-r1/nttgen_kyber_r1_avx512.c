@@ -125,7 +125,7 @@ static void nttgen_kyber_r1_avx512_assert_range(const int16_t *p, size_t len, in
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
  */
 static inline __m512i nttgen_kyber_r1_avx512_keep(__m512i a) {
-    __asm__("" : "+x"(a));
+    __asm__("" : "+v"(a));
     return a;
 }
 

@@ -126,7 +126,7 @@ static void nttgen_mldsa_avx512_assert_range(const int32_t *p, size_t len, int64
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
  */
 static inline __m512i nttgen_mldsa_avx512_keep(__m512i a) {
-    __asm__("" : "+x"(a));
+    __asm__("" : "+v"(a));
     return a;
 }
 

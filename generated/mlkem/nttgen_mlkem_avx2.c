@@ -121,7 +121,7 @@ static void nttgen_mlkem_avx2_assert_range(const int16_t *p, size_t len, int64_t
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
  */
 static inline __m256i nttgen_mlkem_avx2_keep(__m256i a) {
-    __asm__("" : "+x"(a));
+    __asm__("" : "+v"(a));
     return a;
 }
 

@@ -82,7 +82,7 @@ static void nttgen_sntrup761_avx2_assert_range(const int16_t *p, size_t len, int
  * The multiplier a, kept a multiply by gcc (no shifts and adds; see the source).
  */
 static inline __m256i nttgen_sntrup761_avx2_keep(__m256i a) {
-    __asm__("" : "+x"(a));
+    __asm__("" : "+v"(a));
     return a;
 }
 
