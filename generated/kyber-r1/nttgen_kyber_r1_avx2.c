@@ -1018,7 +1018,7 @@ void nttgen_kyber_r1_avx2_basemul_cache(int16_t cache[256], const int16_t b[256]
 #endif
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i qinv_0 = _mm256_set1_epi16(-7679);
+        const __m256i qinv_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-7679));
         const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
         _mm256_storeu_si256((__m256i *)&cache[i_0 * 16], bq_0);
     }
@@ -1597,8 +1597,8 @@ void nttgen_kyber_r1_avx2_tomont(int16_t a[256]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i f_0 = _mm256_set1_epi16(-2112);
-        const __m256i fqinv_0 = _mm256_set1_epi16(30656);
+        const __m256i f_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-2112));
+        const __m256i fqinv_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(30656));
         const __m256i x_1 = nttgen_kyber_r1_avx2_montmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
@@ -1622,8 +1622,8 @@ void nttgen_kyber_r1_avx2_frommont(int16_t a[256]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i f_0 = _mm256_set1_epi16(1);
-        const __m256i fqinv_0 = _mm256_set1_epi16(-7679);
+        const __m256i f_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(1));
+        const __m256i fqinv_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-7679));
         const __m256i x_1 = nttgen_kyber_r1_avx2_montmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }

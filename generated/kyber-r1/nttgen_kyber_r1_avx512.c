@@ -742,35 +742,35 @@ void nttgen_kyber_r1_avx512_basemul_cache(int16_t cache[256], const int16_t b[25
     nttgen_kyber_r1_avx512_assert_range(b, 256, -18519, 18519);
 #endif
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i qinv_0 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
     _mm512_storeu_si512((__m512i *)&cache[0], bq_0);
     const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i qinv_1 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_1 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_1);
     _mm512_storeu_si512((__m512i *)&cache[32], bq_1);
     const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i qinv_2 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_2 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_2);
     _mm512_storeu_si512((__m512i *)&cache[64], bq_2);
     const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i qinv_3 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_3 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_3);
     _mm512_storeu_si512((__m512i *)&cache[96], bq_3);
     const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i qinv_4 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_4 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_4);
     _mm512_storeu_si512((__m512i *)&cache[128], bq_4);
     const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i qinv_5 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_5 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_5);
     _mm512_storeu_si512((__m512i *)&cache[160], bq_5);
     const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i qinv_6 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_6 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_6);
     _mm512_storeu_si512((__m512i *)&cache[192], bq_6);
     const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i qinv_7 = _mm512_set1_epi16(-7679);
+    const __m512i qinv_7 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
     const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_7);
     _mm512_storeu_si512((__m512i *)&cache[224], bq_7);
 #ifdef NTTGEN_DEBUG
@@ -1189,8 +1189,8 @@ void nttgen_kyber_r1_avx512_tomont(int16_t a[256]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i f_0 = _mm512_set1_epi16(-2112);
-        const __m512i fqinv_0 = _mm512_set1_epi16(30656);
+        const __m512i f_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-2112));
+        const __m512i fqinv_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(30656));
         const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
@@ -1214,8 +1214,8 @@ void nttgen_kyber_r1_avx512_frommont(int16_t a[256]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i f_0 = _mm512_set1_epi16(1);
-        const __m512i fqinv_0 = _mm512_set1_epi16(-7679);
+        const __m512i f_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(1));
+        const __m512i fqinv_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
         const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }

@@ -1040,7 +1040,7 @@ void nttgen_mldsa_avx2_basemul_cache(int32_t cache[256], const int32_t b[256]) {
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 8]);
-        const __m256i qinv_0 = _mm256_set1_epi32(58728449);
+        const __m256i qinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(58728449));
         const __m256i bq_0 = _mm256_mullo_epi32(b_0, qinv_0);
         _mm256_storeu_si256((__m256i *)&cache[i_0 * 8], bq_0);
     }
@@ -1574,20 +1574,20 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i x_179 = _mm256_add_epi32(x_170, x_171);
         const __m256i d_55 = _mm256_sub_epi32(x_170, x_171);
         const __m256i x_180 = nttgen_mldsa_avx2_shoupmul(d_52, zeta_40, zetaqinv_40);
-        const __m256i f_0 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_0 = _mm256_set1_epi32(8395782);
+        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_181 = nttgen_mldsa_avx2_shoupmul(x_176, f_0, fqinv_0);
         const __m256i x_182 = nttgen_mldsa_avx2_shoupmul(d_53, zeta_40, zetaqinv_40);
-        const __m256i f_1 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_1 = _mm256_set1_epi32(8395782);
+        const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_183 = nttgen_mldsa_avx2_shoupmul(x_177, f_1, fqinv_1);
         const __m256i x_184 = nttgen_mldsa_avx2_shoupmul(d_54, zeta_40, zetaqinv_40);
-        const __m256i f_2 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_2 = _mm256_set1_epi32(8395782);
+        const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_185 = nttgen_mldsa_avx2_shoupmul(x_178, f_2, fqinv_2);
         const __m256i x_186 = nttgen_mldsa_avx2_shoupmul(d_55, zeta_40, zetaqinv_40);
-        const __m256i f_3 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_3 = _mm256_set1_epi32(8395782);
+        const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_187 = nttgen_mldsa_avx2_shoupmul(x_179, f_3, fqinv_3);
         const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
         const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);
@@ -1693,8 +1693,8 @@ void nttgen_mldsa_avx2_tomont(int32_t a[256]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
-        const __m256i f_0 = _mm256_set1_epi32(-4186625);
-        const __m256i fqinv_0 = _mm256_set1_epi32(-2145647103);
+        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-4186625));
+        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-2145647103));
         const __m256i x_1 = nttgen_mldsa_avx2_shoupmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 8], x_1);
     }
@@ -1718,8 +1718,8 @@ void nttgen_mldsa_avx2_frommont(int32_t a[256]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
-        const __m256i f_0 = _mm256_set1_epi32(-114592);
-        const __m256i fqinv_0 = _mm256_set1_epi32(-58728449);
+        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-114592));
+        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-58728449));
         const __m256i x_1 = nttgen_mldsa_avx2_shoupmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 8], x_1);
     }
@@ -2325,20 +2325,20 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i x_179 = _mm256_add_epi32(x_170, x_171);
         const __m256i d_55 = _mm256_sub_epi32(x_170, x_171);
         const __m256i x_180 = nttgen_mldsa_avx2_shoupmul(d_52, zeta_40, zetaqinv_40);
-        const __m256i f_0 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_0 = _mm256_set1_epi32(8395782);
+        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_181 = nttgen_mldsa_avx2_shoupmul(x_176, f_0, fqinv_0);
         const __m256i x_182 = nttgen_mldsa_avx2_shoupmul(d_53, zeta_40, zetaqinv_40);
-        const __m256i f_1 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_1 = _mm256_set1_epi32(8395782);
+        const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_183 = nttgen_mldsa_avx2_shoupmul(x_177, f_1, fqinv_1);
         const __m256i x_184 = nttgen_mldsa_avx2_shoupmul(d_54, zeta_40, zetaqinv_40);
-        const __m256i f_2 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_2 = _mm256_set1_epi32(8395782);
+        const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_185 = nttgen_mldsa_avx2_shoupmul(x_178, f_2, fqinv_2);
         const __m256i x_186 = nttgen_mldsa_avx2_shoupmul(d_55, zeta_40, zetaqinv_40);
-        const __m256i f_3 = _mm256_set1_epi32(16382);
-        const __m256i fqinv_3 = _mm256_set1_epi32(8395782);
+        const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
+        const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
         const __m256i x_187 = nttgen_mldsa_avx2_shoupmul(x_179, f_3, fqinv_3);
         const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
         const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);

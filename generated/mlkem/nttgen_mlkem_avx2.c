@@ -886,7 +886,7 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
-        const __m256i qinv_0 = _mm256_set1_epi16(-3327);
+        const __m256i qinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
         const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
         const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, b_0, bq_0);
@@ -1612,8 +1612,8 @@ void nttgen_mlkem_avx2_tomont(int16_t a[256]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i f_0 = _mm256_set1_epi16(1353);
-        const __m256i fqinv_0 = _mm256_set1_epi16(20553);
+        const __m256i f_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(1353));
+        const __m256i fqinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(20553));
         const __m256i x_1 = nttgen_mlkem_avx2_montmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
@@ -1637,8 +1637,8 @@ void nttgen_mlkem_avx2_frommont(int16_t a[256]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i f_0 = _mm256_set1_epi16(1);
-        const __m256i fqinv_0 = _mm256_set1_epi16(-3327);
+        const __m256i f_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(1));
+        const __m256i fqinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
         const __m256i x_1 = nttgen_mlkem_avx2_montmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
@@ -2014,18 +2014,18 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
     const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
     const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
-    const __m256i qinv_0 = _mm256_set1_epi16(-3327);
-    const __m256i qinv_1 = _mm256_set1_epi16(-3327);
+    const __m256i qinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
+    const __m256i qinv_1 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
     goto part_1;
 part_1:;
     const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[96]);
     const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[112]);
     const __m256i gamma_1 = _mm256_load_si256((const __m256i *)&gammas_fused_0[224]);
     const __m256i gammaqinv_1 = _mm256_load_si256((const __m256i *)&gammas_fused_0[240]);
-    const __m256i qinv_2 = _mm256_set1_epi16(-3327);
-    const __m256i qinv_3 = _mm256_set1_epi16(-3327);
-    const __m256i qinv_4 = _mm256_set1_epi16(-3327);
-    const __m256i qinv_5 = _mm256_set1_epi16(-3327);
+    const __m256i qinv_2 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
+    const __m256i qinv_3 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
+    const __m256i qinv_4 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
+    const __m256i qinv_5 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
     const __m256i gamma_2 = _mm256_load_si256((const __m256i *)&gammas_fused_0[32]);
     const __m256i gammaqinv_2 = _mm256_load_si256((const __m256i *)&gammas_fused_0[48]);
     const __m256i gamma_3 = _mm256_load_si256((const __m256i *)&gammas_fused_0[64]);
@@ -2034,8 +2034,8 @@ part_1:;
     const __m256i gammaqinv_4 = _mm256_load_si256((const __m256i *)&gammas_fused_0[176]);
     const __m256i gamma_5 = _mm256_load_si256((const __m256i *)&gammas_fused_0[192]);
     const __m256i gammaqinv_5 = _mm256_load_si256((const __m256i *)&gammas_fused_0[208]);
-    const __m256i qinv_6 = _mm256_set1_epi16(-3327);
-    const __m256i qinv_7 = _mm256_set1_epi16(-3327);
+    const __m256i qinv_6 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
+    const __m256i qinv_7 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
     const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
     const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
     const __m256i gamma_6 = _mm256_load_si256((const __m256i *)&gammas_fused_0[0]);

@@ -616,7 +616,7 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
 #endif
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[64]);
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[64]);
-    const __m512i qinv_0 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
     const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[0]);
     const __m512i p_0 = nttgen_mlkem_avx512_montmul(a_0, b_0, bq_0);
@@ -634,7 +634,7 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     _mm512_storeu_si512((__m512i *)&r[64], r_1);
     const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[96]);
     const __m512i a_2 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i qinv_1 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_1 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_1);
     const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[32]);
     const __m512i p_5 = nttgen_mlkem_avx512_montmul(a_2, b_2, bq_2);
@@ -652,7 +652,7 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     _mm512_storeu_si512((__m512i *)&r[96], r_3);
     const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[192]);
     const __m512i a_4 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    const __m512i qinv_2 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_2 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_2);
     const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[128]);
     const __m512i p_10 = nttgen_mlkem_avx512_montmul(a_4, b_4, bq_4);
@@ -670,7 +670,7 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     _mm512_storeu_si512((__m512i *)&r[192], r_5);
     const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[224]);
     const __m512i a_6 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i qinv_3 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_3 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_3);
     const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[160]);
     const __m512i p_15 = nttgen_mlkem_avx512_montmul(a_6, b_6, bq_6);
@@ -1440,8 +1440,8 @@ void nttgen_mlkem_avx512_tomont(int16_t a[256]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i f_0 = _mm512_set1_epi16(1353);
-        const __m512i fqinv_0 = _mm512_set1_epi16(20553);
+        const __m512i f_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(1353));
+        const __m512i fqinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(20553));
         const __m512i x_1 = nttgen_mlkem_avx512_montmul(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
@@ -1465,8 +1465,8 @@ void nttgen_mlkem_avx512_frommont(int16_t a[256]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i f_0 = _mm512_set1_epi16(1);
-        const __m512i fqinv_0 = _mm512_set1_epi16(-3327);
+        const __m512i f_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(1));
+        const __m512i fqinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
         const __m512i x_1 = nttgen_mlkem_avx512_montmul(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
@@ -1816,9 +1816,9 @@ part_1:;
     const __m512i x_95 = nttgen_mlkem_avx512_ilv16_hi(x_89, x_91);
     const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&r[96]);
     const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&r[224]);
-    const __m512i qinv_0 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_0 = _mm512_mullo_epi16(x_93, qinv_0);
-    const __m512i qinv_1 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_1 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_1 = _mm512_mullo_epi16(x_95, qinv_1);
     const __m512i p_0 = nttgen_mlkem_avx512_montmul(a_0, x_93, bq_0);
     const __m512i p_1 = nttgen_mlkem_avx512_montmul(a_1, x_95, bq_1);
@@ -1838,9 +1838,9 @@ part_1:;
     const __m512i gammaqinv_0 = _mm512_load_si512((const __m512i *)&gammas_fused_0[160]);
     const __m512i gamma_1 = _mm512_load_si512((const __m512i *)&gammas_fused_0[192]);
     const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)&gammas_fused_0[224]);
-    const __m512i qinv_2 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_2 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_2 = _mm512_mullo_epi16(x_101, qinv_2);
-    const __m512i qinv_3 = _mm512_set1_epi16(-3327);
+    const __m512i qinv_3 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_3 = _mm512_mullo_epi16(x_103, qinv_3);
     const __m512i bq_4 = _mm512_mullo_epi16(x_92, qinv_0);
     const __m512i bq_5 = _mm512_mullo_epi16(x_94, qinv_1);

@@ -1142,7 +1142,7 @@ void nttgen_newhope512_avx2_basemul_cache(int16_t cache[512], const int16_t b[51
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
-        const __m256i qinv_0 = _mm256_set1_epi16(-12287);
+        const __m256i qinv_0 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(-12287));
         const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
         _mm256_storeu_si256((__m256i *)&cache[i_0 * 16], bq_0);
     }
@@ -1712,10 +1712,10 @@ void nttgen_newhope512_avx2_reduce_centred(int16_t a[512]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i red_0 = nttgen_newhope512_avx2_barrett(x_0);
         const __m256i red_1 = nttgen_newhope512_avx2_cond_add_q(red_0);
-        const __m256i half_0 = _mm256_set1_epi16(6145);
+        const __m256i half_0 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(6145));
         const __m256i red_2 = _mm256_sub_epi16(red_1, half_0);
         const __m256i red_3 = nttgen_newhope512_avx2_cond_add_q(red_2);
-        const __m256i half_1 = _mm256_set1_epi16(6144);
+        const __m256i half_1 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(6144));
         const __m256i red_4 = _mm256_sub_epi16(red_3, half_1);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], red_4);
     }
@@ -1761,8 +1761,8 @@ void nttgen_newhope512_avx2_tomont(int16_t a[512]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i f_0 = _mm256_set1_epi16(-1337);
-        const __m256i fqinv_0 = _mm256_set1_epi16(-21817);
+        const __m256i f_0 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(-1337));
+        const __m256i fqinv_0 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(-21817));
         const __m256i x_1 = nttgen_newhope512_avx2_montmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
@@ -1786,8 +1786,8 @@ void nttgen_newhope512_avx2_frommont(int16_t a[512]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
-        const __m256i f_0 = _mm256_set1_epi16(1);
-        const __m256i fqinv_0 = _mm256_set1_epi16(-12287);
+        const __m256i f_0 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(1));
+        const __m256i fqinv_0 = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(-12287));
         const __m256i x_1 = nttgen_newhope512_avx2_montmul(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }

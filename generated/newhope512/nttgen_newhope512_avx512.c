@@ -1105,67 +1105,67 @@ void nttgen_newhope512_avx512_basemul_cache(int16_t cache[512], const int16_t b[
     nttgen_newhope512_avx512_assert_range(b, 512, -16382, 16382);
 #endif
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i qinv_0 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
     _mm512_storeu_si512((__m512i *)&cache[0], bq_0);
     const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i qinv_1 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_1 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_1);
     _mm512_storeu_si512((__m512i *)&cache[32], bq_1);
     const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i qinv_2 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_2 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_2);
     _mm512_storeu_si512((__m512i *)&cache[64], bq_2);
     const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i qinv_3 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_3 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_3);
     _mm512_storeu_si512((__m512i *)&cache[96], bq_3);
     const __m512i b_4 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i qinv_4 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_4 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_4);
     _mm512_storeu_si512((__m512i *)&cache[128], bq_4);
     const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i qinv_5 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_5 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_5);
     _mm512_storeu_si512((__m512i *)&cache[160], bq_5);
     const __m512i b_6 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i qinv_6 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_6 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_6);
     _mm512_storeu_si512((__m512i *)&cache[192], bq_6);
     const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i qinv_7 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_7 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_7);
     _mm512_storeu_si512((__m512i *)&cache[224], bq_7);
     const __m512i b_8 = _mm512_loadu_si512((const __m512i *)&b[256]);
-    const __m512i qinv_8 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_8 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_8 = _mm512_mullo_epi16(b_8, qinv_8);
     _mm512_storeu_si512((__m512i *)&cache[256], bq_8);
     const __m512i b_9 = _mm512_loadu_si512((const __m512i *)&b[288]);
-    const __m512i qinv_9 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_9 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_9 = _mm512_mullo_epi16(b_9, qinv_9);
     _mm512_storeu_si512((__m512i *)&cache[288], bq_9);
     const __m512i b_10 = _mm512_loadu_si512((const __m512i *)&b[320]);
-    const __m512i qinv_10 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_10 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_10 = _mm512_mullo_epi16(b_10, qinv_10);
     _mm512_storeu_si512((__m512i *)&cache[320], bq_10);
     const __m512i b_11 = _mm512_loadu_si512((const __m512i *)&b[352]);
-    const __m512i qinv_11 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_11 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_11 = _mm512_mullo_epi16(b_11, qinv_11);
     _mm512_storeu_si512((__m512i *)&cache[352], bq_11);
     const __m512i b_12 = _mm512_loadu_si512((const __m512i *)&b[384]);
-    const __m512i qinv_12 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_12 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_12 = _mm512_mullo_epi16(b_12, qinv_12);
     _mm512_storeu_si512((__m512i *)&cache[384], bq_12);
     const __m512i b_13 = _mm512_loadu_si512((const __m512i *)&b[416]);
-    const __m512i qinv_13 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_13 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_13 = _mm512_mullo_epi16(b_13, qinv_13);
     _mm512_storeu_si512((__m512i *)&cache[416], bq_13);
     const __m512i b_14 = _mm512_loadu_si512((const __m512i *)&b[448]);
-    const __m512i qinv_14 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_14 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_14 = _mm512_mullo_epi16(b_14, qinv_14);
     _mm512_storeu_si512((__m512i *)&cache[448], bq_14);
     const __m512i b_15 = _mm512_loadu_si512((const __m512i *)&b[480]);
-    const __m512i qinv_15 = _mm512_set1_epi16(-12287);
+    const __m512i qinv_15 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
     const __m512i bq_15 = _mm512_mullo_epi16(b_15, qinv_15);
     _mm512_storeu_si512((__m512i *)&cache[480], bq_15);
 #ifdef NTTGEN_DEBUG
@@ -1777,10 +1777,10 @@ void nttgen_newhope512_avx512_reduce_centred(int16_t a[512]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i red_0 = nttgen_newhope512_avx512_barrett(x_0);
         const __m512i red_1 = nttgen_newhope512_avx512_cond_add_q(red_0);
-        const __m512i half_0 = _mm512_set1_epi16(6145);
+        const __m512i half_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(6145));
         const __m512i red_2 = _mm512_sub_epi16(red_1, half_0);
         const __m512i red_3 = nttgen_newhope512_avx512_cond_add_q(red_2);
-        const __m512i half_1 = _mm512_set1_epi16(6144);
+        const __m512i half_1 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(6144));
         const __m512i red_4 = _mm512_sub_epi16(red_3, half_1);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], red_4);
     }
@@ -1826,8 +1826,8 @@ void nttgen_newhope512_avx512_tomont(int16_t a[512]) {
     // x -> x*beta (mod q)
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i f_0 = _mm512_set1_epi16(-1337);
-        const __m512i fqinv_0 = _mm512_set1_epi16(-21817);
+        const __m512i f_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-1337));
+        const __m512i fqinv_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-21817));
         const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
@@ -1851,8 +1851,8 @@ void nttgen_newhope512_avx512_frommont(int16_t a[512]) {
     // x -> x/beta (mod q)
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
-        const __m512i f_0 = _mm512_set1_epi16(1);
-        const __m512i fqinv_0 = _mm512_set1_epi16(-12287);
+        const __m512i f_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(1));
+        const __m512i fqinv_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
         const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
