@@ -8,7 +8,10 @@
    product is 3 of them, a 32-bit one 5 (a ``vpmulld`` and 4 ``vpmuldq``), a 32-bit Shoup
    product 4) and multiplies by the measured cost of one
    multiplication of that register width: no schedule can beat that figure, since every
-   multiplication goes through the same pipes.
+   multiplication goes through the same pipes. For 16-bit lanes it also bounds each kernel
+   by all its vector ALU uops on all vector pipes (``uops``): what a kernel could reach with
+   every pipe busy every cycle, which for a kernel whose additions, shuffles and reductions
+   outnumber its multiplications is the tighter limit.
 
 3. For an NTRU Prime ring (``sntrup761``, ``ntrulpr761``), times each stage of its polymul
    (forward, base, inverse, fold) alone in a harness of its own and sets beside it two bounds
@@ -39,7 +42,7 @@ from nttgen.dsl.ir import Buffer, Call, Function
 from nttgen.emit.isa import isa_class
 from nttgen.emit.ntru_files import NTRU_PIPELINES, NtruFileWriter
 from nttgen.generate import kernel_set
-from nttgen.interp.cost import count_ops
+from nttgen.interp.cost import OP_WEIGHTS, count_ops
 from nttgen.ntru_rings import NTRU_PRESETS
 from nttgen.plan.maps.choose import GRB
 from nttgen.rings import PRESETS
@@ -101,6 +104,17 @@ NTRU_VEC_UOPS = {
     "mredw": 9,  # and a subtraction and a shift per half, and a vpackssdw
 }
 NOT_VECTOR_WORK = {"load", "store", "const", "reductions"}
+
+
+def uop_bound(counts: dict[str, int], t_mul: float, t_uop: float) -> float:
+    """Ticks per call of a 16-bit kernel with op ``counts`` if every vector pipe were busy
+    every cycle: the larger of its multiplies times ``t_mul`` (the multiplier pipes) and all
+    its vector ALU uops, multiplies included, times ``t_uop`` (the reciprocal throughput of
+    an addition, which runs on every pipe); the uops per op are those the generator ranks
+    variants by (:data:`nttgen.interp.cost.OP_WEIGHTS`)."""
+    muls = sum(OP_WEIGHTS[k][0] * v for k, v in counts.items() if k in OP_WEIGHTS)
+    rest = sum(OP_WEIGHTS[k][1] * v for k, v in counts.items() if k in OP_WEIGHTS)
+    return max(muls * t_mul, (muls + rest) * t_uop)
 
 
 def probe_loop(fn: str, instructions: list[str], high: tuple[int, ...]) -> str:
@@ -325,13 +339,16 @@ def main() -> None:
     if args.json:
         for rec in json.loads(Path(args.json).read_text())["results"]:
             if rec["op"] in OPS:
-                measured[(rec["ring"], rec["isa"], rec["op"])] = rec["median"]
+                # a preset with aliases is labelled "name (alias, ...)"
+                measured[(rec["ring"].split(" ")[0], rec["isa"], rec["op"])] = rec["median"]
     ntt_rings = [r for r in args.rings if r in PRESETS]
     if ntt_rings:
         print("\nlower limits in ticks per call: 'mul' from the multiplies alone; 'bfly' from the")
-        print("butterfly mix, for the transforms (one group per Montgomery product by a twiddle)")
+        print("butterfly mix, for the transforms (one group per Montgomery product by a twiddle);")
+        print("'uops' from every vector ALU uop on every vector pipe, multiplies on theirs (16-bit")
+        print("lanes: the uops of nttgen.interp.cost.OP_WEIGHTS; loads and stores left out)")
         head = f"{'ring':12s} {'op':8s} {'isa':7s} {'muls':>6s} {'mul':>6s} {'bfly':>6s}"
-        print(head + f" {'measured':>9s}")
+        print(head + f" {'uops':>6s} {'measured':>9s}")
     for name in ntt_rings:
         ring = PRESETS[name]
         for isa in runs:
@@ -343,11 +360,13 @@ def main() -> None:
                 muls = sum(MULS[ring.lane.bits].get(k, 0) * v for k, v in counts.items())
                 got = measured.get((name, isa, op))
                 shown = f"{got:9.0f}" if got else f"{'-':>9s}"
-                bfly = "-"
+                bfly = uops = "-"
                 if op in ("ntt", "intt") and ring.lane.bits == 16:
                     bfly = f"{counts.get('montmul', 0) * cost[('butterfly', reg)]:.0f}"
+                if ring.lane.bits == 16:
+                    uops = f"{uop_bound(counts, mul_cost, cost[('vpaddw', reg)]):.0f}"
                 row = f"{name:12s} {op:8s} {isa:7s} {muls:6d} {muls * mul_cost:6.0f} {bfly:>6s}"
-                print(f"{row} {shown}")
+                print(f"{row} {uops:>6s} {shown}")
     for name in args.rings:
         if name in NTRU_PRESETS:
             for isa in runs:

@@ -1,6 +1,7 @@
 """polymul's fused core (nttgen.programs.fused): where the transform fits one chunk of
 registers, polymul is the first NTT into r and one function that runs b's NTT, the base
-multiplication and the inverse without touching memory in between. Checked by the exact
+multiplication and the inverse without touching memory in between (or, with ``fuse_forwards``,
+one function that runs both NTTs, the base multiplication and the inverse). Checked by the exact
 evaluator against the schoolbook product and against the unfused polymul on random and
 extreme inputs, for the SIMD plans that fuse (complete and incomplete NTTs, 16- and 32-bit
 lanes, the largest q of each lane width), and refused where it cannot apply."""
@@ -12,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nttgen.dsl.ir import Load, Store, walk
+from nttgen.dsl.ir import Call, Load, Store, walk
 from nttgen.generate import default_config, kernel_set
 from nttgen.interp.bounds import analyse
 from nttgen.interp.evaluate import evaluate
@@ -48,13 +49,17 @@ def _inputs(ring: Ring, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+@pytest.mark.parametrize("both", [False, True], ids=["core", "both"])
 @pytest.mark.parametrize("ring,isa", FUSED_CASES, ids=[f"{r.name}-{i}" for r, i in FUSED_CASES])
-def test_fused_polymul_is_the_schoolbook_product(ring: Ring, isa: str) -> None:
-    config = default_config(ring, isa)
+def test_fused_polymul_is_the_schoolbook_product(ring: Ring, isa: str, both: bool) -> None:
+    config = replace(default_config(ring, isa), fuse_forwards=both)
     ks = build_kernels(ring, config)
     fn = ks.functions
-    assert "mul_core" in fn and "intt_reduce" not in fn, "this plan should fuse"
+    core, other = ("mul_both", "mul_core") if both else ("mul_core", "mul_both")
+    assert core in fn and other not in fn and "intt_reduce" not in fn, "this plan should fuse"
     assert not fn["polymul"].locals, "the fused polymul needs no scratch array"
+    calls = [s.callee.name for s in walk(fn["polymul"].body) if isinstance(s, Call)]
+    assert calls == ([core] if both else ["ntt_from", core])
     a, b = _inputs(ring, 7)
     got = evaluate(fn["polymul"], ks.arith, {"a": a, "b": b}, checked=True)["r"]
     assert np.array_equal(got, schoolbook_batch(a, b, ring.q))

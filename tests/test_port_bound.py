@@ -1,4 +1,5 @@
-"""scripts/port_bound.py: its NTRU Prime stage tables model every op and its harness runs."""
+"""scripts/port_bound.py: its uop bounds model every op of the kernels they bound, and its
+NTRU Prime stage harness runs."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from nttgen.cpu import hardware_isas
 from nttgen.emit.ntru_files import NTRU_PIPELINES, ntru_functions
-from nttgen.interp.cost import count_ops
+from nttgen.generate import kernel_set
+from nttgen.interp.cost import OP_WEIGHTS, count_ops
 from nttgen.ntru_rings import get_ntru_ring
+from nttgen.rings import PRESETS
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "port_bound.py"
 
@@ -37,6 +40,23 @@ def test_every_ntru_op_has_a_uop_count(isa: str, pipeline: str) -> None:
     assert not unknown, f"no uop count for {sorted(unknown)}"
     assert set(pb.NTRU_MULS) <= set(pb.NTRU_VEC_UOPS)
     assert all(pb.NTRU_MULS[k] <= pb.NTRU_VEC_UOPS[k] for k in pb.NTRU_MULS)
+
+
+@pytest.mark.parametrize("ring", ["mlkem", "kyber-r1", "newhope512", "newhope1024"])
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_every_op_of_the_16_bit_kernels_has_a_uop_count(isa: str, ring: str) -> None:
+    """The 'uops' bound of the x^n + 1 kernels: no op kind left out, and the bound is the
+    larger of the multiplier figure and the all-pipes figure."""
+    pb = load_script()
+    ks = kernel_set(PRESETS[ring], isa)
+    for op in pb.OPS:
+        counts = count_ops(ks.functions[op])
+        unknown = set(counts) - set(OP_WEIGHTS) - pb.NOT_VECTOR_WORK
+        assert not unknown, f"{op}: no uop count for {sorted(unknown)}"
+        muls = sum(OP_WEIGHTS[k][0] * v for k, v in counts.items() if k in OP_WEIGHTS)
+        uops = sum(sum(OP_WEIGHTS[k]) * v for k, v in counts.items() if k in OP_WEIGHTS)
+        assert pb.uop_bound(counts, 1.0, 0.0) == muls
+        assert pb.uop_bound(counts, 0.0, 1.0) == uops > muls
 
 
 def test_stage_harness_times_every_stage() -> None:

@@ -72,7 +72,7 @@
  *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_kyber_r1_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 170, store 16, add 96, sub 96, montmul 100, montmul_var 8, barrett 11, cond_add_q
+ *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11, cond_add_q
  *         8, shuffle 48, zip 12
  *       coefficient reductions: 352
  */
@@ -242,7 +242,7 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 170, store 16, add 96, sub 96, montmul 100, montmul_var 8, barrett 11,
+ * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11,
  *   cond_add_q 8, shuffle 48, zip 12
  */
 void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);

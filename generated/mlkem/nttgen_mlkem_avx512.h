@@ -71,9 +71,9 @@
  *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 160, store 16, add 92, sub 84, mullo 8, montmul 108, barrett 3, cond_add_q 8,
+ *       ops: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
  *         shuffle 48, zip 12, const 4
- *       coefficient reductions: 96
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_MLKEM_AVX512_H
 #define NTTGEN_MLKEM_AVX512_H
@@ -240,7 +240,7 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 160, store 16, add 92, sub 84, mullo 8, montmul 108, barrett 3, cond_add_q 8,
+ * Ops per call: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
  *   shuffle 48, zip 12, const 4
  */
 void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);

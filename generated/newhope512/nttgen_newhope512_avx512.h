@@ -72,7 +72,7 @@
  *       ops: load 16, store 16, shuffle 32, zip 8
  *   nttgen_newhope512_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 338, store 32, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
+ *       ops: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
  *         cond_add_q 16, shuffle 96, zip 24
  *       coefficient reductions: 2304
  */
@@ -242,7 +242,7 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 338, store 32, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
+ * Ops per call: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
  *   cond_add_q 16, shuffle 96, zip 24
  */
 void nttgen_newhope512_avx512_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);

@@ -40,10 +40,17 @@ unrolled there. ML-DSA on ``rvv256`` went back to loops when the RVV planner sto
 all 32 registers (``FIXED_PLAN_REGISTERS``, 2026-11-28: unrolled it still spilled; ntt 1,454
 -> 1,402, intt 1,535 -> 1,452, polymul 4,896 -> 4,721).
 
-AVX-512 has no entries: for every preset the heuristic plan (the whole transform in one pass
+AVX-512 keeps the heuristic pass plan: for every preset it (the whole transform in one pass
 for n <= 512, a first layer then nine for n = 1024) was fastest or within noise of the best
-candidate, and the two shuffle styles measured within noise of each other (the kernels are
-multiplier-bound on this core, see ``scripts/port_bound.py``).
+candidate, and the two shuffle styles measured within noise of each other. Its entries run
+both of polymul's forward transforms in the fused core (``fuse_forwards``) where that paid:
+the two transforms are independent chains that the statement schedule interleaves in 32
+registers. ``nttgen.bench.tune.compare``, Zen 5, 300 samples, polymul ticks clang-19 / gcc 12,
+one call then the fused core -> one fused call: ML-KEM 209 / 236 -> 167 / 184, Kyber-r1
+224 / 254 -> 180 / 200, NewHope-512 386 / 418 -> 380 / 384 (two polynomials fill all 32
+registers; it still pays); ML-DSA 474 / 496 -> 496 / 470 (clang slower: left out). On AVX2,
+whose 16 registers hold one polynomial, it measured slower with clang (ML-KEM 300 -> 305,
+Kyber-r1 314 -> 329).
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("kyber-r1", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
     ("newhope512", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
     ("newhope1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), **_LOOPS},
+    **{(ring, "avx512"): {"fuse_forwards": True} for ring in ("mlkem", "kyber-r1", "newhope512")},
     **{(ring, "neon"): _unrolled_or_loops(ring, "neon") for ring in _PRESETS},
     **{
         (ring, isa): {"shuffles": "indexed", **_unrolled_or_loops(ring, isa)}

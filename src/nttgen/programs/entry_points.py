@@ -100,6 +100,11 @@ OP_INFO: dict[str, OpInfo] = {
         "r: a_hat, NTT domain, native order; b: coefficients, standard order",
         "r: coefficients, standard order, in [0, q)",
     ),
+    "mul_both": OpInfo(
+        "r <- NTT^-1(NTT(a) o NTT(b)) reduced to [0, q) (polymul's fused helper)",
+        "a, b: coefficients, standard order",
+        "r: coefficients, standard order, in [0, q)",
+    ),
     "polymul": OpInfo(
         "r = a * b mod (q, x^n + 1)",
         "a, b: coefficients, standard order",

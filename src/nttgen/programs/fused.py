@@ -8,6 +8,11 @@ multiplies by a_hat (which polymul's first transform left in r, in the layout th
 stores), runs the inverse layers on the same registers and stores r once: b_hat and the
 product never go to memory, and basemul's call disappears.
 
+Where the registers hold two polynomials with room to spare (AVX-512's 32), the core can run
+both forward transforms (``mul_both``, the build option ``fuse_forwards``): the transforms are
+two independent dependency chains, each too long for the core to hide its latency alone, and
+interleaved by the statement schedule they overlap. polymul is then one call.
+
 Why no scratch array: a stack array's address relative to the caller's arrays is accidental,
 and where the two coincide modulo 4 KiB, loads from one wait for unrelated stores to the other
 (the CPU compares only the low 12 address bits at first). The unfused NewHope-1024 AVX2 product,
@@ -88,23 +93,28 @@ def program_mul_core(
     slot: int,
     r: Buffer,
     b: Buffer,
+    a: Buffer | None = None,
 ) -> None:
     """r <- NTT^-1(r o NTT(b)) reduced to [0, q), standard order, where r holds a_hat on entry
     (NTT domain, native order, within the forward NTT's output contract) and b is in standard
-    order within (-q, q). ``whole`` is the transform as one pass (:func:`whole_pass`),
-    ``inverse`` the inverse NTT built in ``S`` over ``[whole]`` (its network, final scale and
-    reduction policy), ``slot`` from :func:`pair_slot`. Every load of r precedes every store
-    to it, so a_hat may share r."""
-    forward = Transform(S, alg, [whole], network="ct", red=Reducer(S))
+    order within (-q, q); with ``a`` (standard order within (-q, q)) r <- NTT^-1(NTT(a) o
+    NTT(b)) instead, both forward transforms held in registers at once, so that their two
+    independent dependency chains can overlap. ``whole`` is the transform as one pass
+    (:func:`whole_pass`), ``inverse`` the inverse NTT built in ``S`` over ``[whole]`` (its
+    network, final scale and reduction policy), ``slot`` from :func:`pair_slot`. Every load of
+    r precedes every store to it, so a_hat may share r."""
     offsets = register_offsets(whole)
     held: list[list[Value]] = []
-    forward.run(
-        0,
-        r,
-        src=b,
-        before_store=forward.red.fit_for_product,
-        store_chunk=lambda addr, regs: held.append(regs),
-    )
+    held_a: list[list[Value]] = []
+    for src, into in ((b, held), *(((a, held_a),) if a is not None else ())):
+        forward = Transform(S, alg, [whole], network="ct", red=Reducer(S))
+        forward.run(
+            0,
+            r,
+            src=src,
+            before_store=forward.red.fit_for_product,
+            store_chunk=lambda addr, regs, into=into: into.append(regs),  # type: ignore[misc]
+        )
     if slot < 0:
         pairs = [(reg, reg) for reg in range(whole.registers)]
         gammas = None
@@ -115,7 +125,10 @@ def program_mul_core(
 
     def products(addr: Affine) -> list[Value]:
         (regs,) = held  # one chunk: nothing separates the two directions
-        xa = [S.load(r, addr + off, hint="a") for off in offsets]
+        if held_a:
+            (xa,) = held_a
+        else:
+            xa = [S.load(r, addr + off, hint="a") for off in offsets]
         out = list(regs)
         for k, (r0, r1) in enumerate(pairs):
             gamma = None

@@ -72,9 +72,11 @@ class BuildConfig:
     are loaded (indexed loads, :class:`nttgen.plan.layout.PassPlan`) instead of in registers;
     ``fuse_polymul`` lets polymul run the second forward NTT, the base multiplication and the
     inverse NTT as one function where the last pass holds the whole polynomial (see
-    :mod:`nttgen.programs.fused`); ``schedule`` the statement order of every function
-    (``"critical_path"``: each straight-line run list-scheduled, see
-    :mod:`nttgen.dsl.schedule`; ``"recorded"``: the order the programs record) and
+    :mod:`nttgen.programs.fused`), and ``fuse_forwards`` moves the first forward NTT into that
+    function too, so that the two transforms' dependency chains overlap; ``schedule`` the
+    statement order of every function (``"critical_path"``: each straight-line run
+    list-scheduled, see :mod:`nttgen.dsl.schedule`; ``"recorded"``: the order the programs
+    record) and
     ``live_limit`` the number of live vectors above which the schedule stops starting new
     values (None: no limit); ``twist_products`` lets the cached inner product of a complete
     NTT read b's twist from the cache (see :mod:`nttgen.programs.inner_product`);
@@ -97,6 +99,7 @@ class BuildConfig:
     move_costs: MoveCosts | None = None
     gathers: bool = False
     fuse_polymul: bool = True
+    fuse_forwards: bool = False
     schedule: Schedule = "recorded"
     live_limit: int | None = None
     twist_products: bool = False
@@ -296,10 +299,11 @@ class KernelSet:
         )
         return S.finish()
 
-    def _mul_core(self, hat_contract: tuple[int, int]) -> Function | None:
+    def _mul_core(self, hat_contract: tuple[int, int], both: bool) -> Function | None:
         """polymul's fused core (see :mod:`nttgen.programs.fused`): r <- NTT^-1(r o NTT(b))
-        in [0, q), its inverse the cheapest of the variants the generator tries (ranked as in
-        :meth:`_best_intt`); None where the transform does not fit one chunk of registers."""
+        in [0, q), or with ``both`` r <- NTT^-1(NTT(a) o NTT(b)) (``mul_both``); its inverse
+        the cheapest of the variants the generator tries (ranked as in :meth:`_best_intt`);
+        None where the transform does not fit one chunk of registers."""
         n, q = self.ring.n, self.ring.q
         whole = whole_pass(self.passes)
         slot = None if whole is None else pair_slot(whole, self.ring.base_degree)
@@ -307,8 +311,14 @@ class KernelSet:
             return None
         best: Function | None = None
         for variant in intt_variants(q, self.config.intt_networks):
-            S = self.builder("mul_core", OP_INFO["mul_core"].summary)
-            r = S.inout("r", n, hat_contract, doc="a_hat (NTT domain) in, product out")
+            name = "mul_both" if both else "mul_core"
+            S = self.builder(name, OP_INFO[name].summary)
+            if both:
+                r = S.output("r", n, doc="product")
+                a = S.input("a", n, (-(q - 1), q - 1), doc="coefficients")
+            else:
+                r = S.inout("r", n, hat_contract, doc="a_hat (NTT domain) in, product out")
+                a = None
             b = S.input("b", n, (-(q - 1), q - 1), doc="coefficients")
             try:
                 inverse = Transform(
@@ -320,7 +330,7 @@ class KernelSet:
                     scale_first=variant.scale_first,
                     red=Reducer(S, variant.threshold),
                 )
-                program_mul_core(S, self.alg, whole, inverse, slot, r, b)
+                program_mul_core(S, self.alg, whole, inverse, slot, r, b, a)
                 fn = S.finish(require={"r": (0, q - 1)})
             except BoundsError:
                 continue
@@ -545,9 +555,10 @@ class KernelSet:
         # intt, so the two share their twiddle table
         variant = f["intt"].info["variant"]
         assert isinstance(variant, InttVariant)
-        core = self._mul_core(ntt_out) if self.config.fuse_polymul else None
+        both = self.config.fuse_forwards
+        core = self._mul_core(ntt_out, both) if self.config.fuse_polymul else None
         if core is not None:
-            f["mul_core"] = core
+            f[core.name] = core
         else:
             f["intt_reduce"] = self._intt(variant, intt_in, "intt_reduce", True)
             f["intt_reduce"].internal = True
@@ -556,7 +567,9 @@ class KernelSet:
         r = S.output("r", n, doc="product, standard order, in [0, q)")
         a = S.input("a", n, canonical, doc="coefficients")
         b = S.input("b", n, canonical, doc="coefficients")
-        if core is not None:  # no scratch array: see nttgen.programs.fused
+        if core is not None and both:
+            S.call(core, r=r, a=a, b=b)
+        elif core is not None:  # no scratch array: see nttgen.programs.fused
             S.call(f["ntt_from"], r=r, a=a)
             S.call(core, r=r, b=b)
         else:
