@@ -15,17 +15,12 @@
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for polymul (avx512 5,146, avx2 3,779)
  *           AMD family 0x19: avx512 skipped for polymul_small (avx512 6,301, avx2 4,274)
- *           AMD family 0x1a: avx512 skipped for polymul (avx512 3,209, avx2 3,068)
- *           AMD family 0x1a: avx512 skipped for polymul_small (avx512 3,310, avx2 2,902)
  *         AMD EPYC (family 0x19, model 0x11), Zen 4: a side-by-side harness outside nttgen
  *         (batched TSC medians, clang-19, -march=native) on the generated C of an earlier
  *         nttgen tree; sntrup761 polymul from a second run of that kind. Refresh with nttgen
  *         bench --policy on a Zen 4.
  *         AMD EPYC (family 0x19, model 0x11), Zen 4: the same harness as the clang figures of
  *         this CPU, both ISAs built with gcc 12.
- *         AMD EPYC (family 0x1a, model 0x2), Zen 5: nttgen bench --ring all --op all --isa
- *         avx2 --isa avx512 --k 3 --samples 1000 (clang 19.1.7, -O3 -falign-functions=64
- *         -falign-loops=64, each ISA file with its own flags): the median of three runs.
  * Threads: the choice is published with an atomic release store and read with
  *         acquire loads (gcc and clang builtins); threads racing on the first call
  *         compute the same choice, so any of them may store it. With another
@@ -203,16 +198,6 @@ static int nttgen_sntrup761_skipped(const char *name, int group) {
     }
     /* AMD family 0x19: avx512 skipped for polymul_small (avx512 6,301, avx2 4,274) */
     if (ebx == 0x68747541u && family == 0x19u && group == 1 &&
-        nttgen_sntrup761_same(name, "avx512")) {
-        return 1;
-    }
-    /* AMD family 0x1a: avx512 skipped for polymul (avx512 3,209, avx2 3,068) */
-    if (ebx == 0x68747541u && family == 0x1au && group == 0 &&
-        nttgen_sntrup761_same(name, "avx512")) {
-        return 1;
-    }
-    /* AMD family 0x1a: avx512 skipped for polymul_small (avx512 3,310, avx2 2,902) */
-    if (ebx == 0x68747541u && family == 0x1au && group == 1 &&
         nttgen_sntrup761_same(name, "avx512")) {
         return 1;
     }

@@ -17,14 +17,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx512_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 554, store 506, add 989, sub 856, montmul 705, barrett 445, cond_add_q 48,
- *         shuffle 192, zip 288, const 304, addw 448, madd 512, mredw 64
- *       coefficient reductions: 14240
+ *       ops: load 835, store 663, add 1035, sub 921, montmul 710, barrett_coarse 369, cond_add_q
+ *         48, shuffle 192, zip 288, const 252, addw 448, madd 512, mredw 64
+ *       coefficient reductions: 11808
  *   nttgen_sntrup761_avx512_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 554, store 506, add 989, sub 856, mullo 34, montmul 671, barrett 445, cond_add_q
- *         48, shuffle 192, zip 288, const 303, addw 448, madd 512, mredw 64
- *       coefficient reductions: 14240
+ *       ops: load 835, store 663, add 1131, sub 753, mullo 336, montmul 572, barrett_coarse 363,
+ *         cond_add_q 48, shuffle 192, zip 288, const 202, addw 448, madd 512, mredw 64
+ *       coefficient reductions: 11616
  */
 #ifndef NTTGEN_SNTRUP761_AVX512_H
 #define NTTGEN_SNTRUP761_AVX512_H
@@ -47,8 +47,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 554, store 506, add 989, sub 856, montmul 705, barrett 445, cond_add_q 48,
- *   shuffle 192, zip 288, const 304, addw 448, madd 512, mredw 64
+ * Ops per call: load 835, store 663, add 1035, sub 921, montmul 710, barrett_coarse 369, cond_add_q
+ *   48, shuffle 192, zip 288, const 252, addw 448, madd 512, mredw 64
  */
 void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -60,8 +60,8 @@ void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 554, store 506, add 989, sub 856, mullo 34, montmul 671, barrett 445,
- *   cond_add_q 48, shuffle 192, zip 288, const 303, addw 448, madd 512, mredw 64
+ * Ops per call: load 835, store 663, add 1131, sub 753, mullo 336, montmul 572, barrett_coarse 363,
+ *   cond_add_q 48, shuffle 192, zip 288, const 202, addw 448, madd 512, mredw 64
  */
 void nttgen_sntrup761_avx512_polymul_small(int16_t r[761], const int16_t a[761],
                                            const int16_t b[761]);

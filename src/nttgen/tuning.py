@@ -110,7 +110,9 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 #   multiplications and one more addition rather than four. 2026-11-24, polymul: portable C
 #   29,789 -> 28,609 ticks, NEON 46,685 -> 45,654, RVV (VLEN 128) 73,955 -> 72,994; AVX2
 #   7,312 -> 7,347 (the one more addition and the reductions it brings cost more there), so
-#   x86 keeps four (AVX-512 keeps the code it was measured with, no AVX-512 CPU then).
+#   AVX2 keeps four. AVX-512 with the lines below takes three (Zen 5, one harness, polymul
+#   2,854 -> 2,791 ticks with clang-19, 2,923 -> 2,804 with gcc 12; polymul_small 2,798 ->
+#   2,782 and 2,802 -> 2,782).
 # narrow_inverse (default True): the inverse DFT leaves its outputs within a third of the
 #   lane, so that the fold adds its three terms without reducing them. 2026-11-24, polymul:
 #   portable C 24,459 -> 24,145 ticks, AVX2 7,064 -> 6,981, NEON 43,662 -> 43,537; RVV (VLEN
@@ -120,8 +122,14 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 #   987, inverse 1,499 -> 1,193; a few thousand instructions run once per call were decoded
 #   afresh each time), RVV (VLEN 128) 69,454 -> 61,557 and (VLEN 256) 35,098 -> 31,086;
 #   NEON 43,537 -> 46,222 and portable C (gcc vectorises the straight-line column loop,
-#   stage harness) 24,154 -> 110,223 keep the trace. AVX-512 keeps it until measured on a
-#   CPU that has it.
+#   stage harness) 24,154 -> 110,223 keep the trace. AVX-512: see below.
+# AVX-512 (measured on Zen 5, 2026-11-28, once a CPU with AVX-512 was at hand) takes AVX2's
+#   choices but the base products, and AVX2's thresholds (NTRU_TUNED): sntrup761 in one
+#   harness, 300 samples, clang-19 / gcc 12, polymul 3,254 / 3,612 -> 2,852 / 2,944 ticks
+#   (AVX2 3,136 / 3,405), polymul_small 3,368 / 3,871 -> 2,832 / 2,840 (AVX2 2,963 / 3,296):
+#   the straight-line traces had made the AVX-512 file larger than the L1 instruction cache.
+#   The lines without the thresholds: 2,911 / 3,359 (clang); RVV's thresholds 2,899 / 2,870;
+#   4q in every inverse pass 2,893 / 2,887; 3q in the forward's frequencies 2,865 / 2,854.
 # base_products: "pairs" on AVX2 (stage harness, clang-19, best of 3: base 2,227 -> 1,751
 #   ticks, polymul 5,998 -> 5,402 with the inverse's threshold of 4q); "wide" on NEON
 #   (polymul 51,668 with Karatsuba, 46,681 with the sums) and AVX-512 (nttgen bench, 300
@@ -133,7 +141,7 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 #   inverse 1,134 -> 1,025, polymul 5,445 -> 5,033); NEON 43,537 -> 41,691; RVV (VLEN 128)
 #   61,553 -> 58,722 and (VLEN 256) 31,082 -> 29,655. The portable C keeps barrett: gcc -O3
 #   vectorises barrett's high product but not the rounding one (polymul 23,852 -> 32,336
-#   ticks). AVX-512 keeps barrett until measured on a CPU that has it.
+#   ticks).
 # small_forward (default True): polymul_small transforms its small operand by a DFT of its
 #   own. AVX2 cleared it on 2026-11-25 while that DFT was Rader's straight-line trace on
 #   [-1, 1] (the benchmark's shared libraries alternated in batches of 100 calls, medians of
@@ -145,7 +153,6 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 #   ticks, the whole call 4,590 -> 4,535; NEON 40,451 -> 37,898; RVV (VLEN 128) 57,459 ->
 #   54,596 and (VLEN 256) 29,022 -> 27,575. The portable C keeps its trace: gcc does not
 #   vectorise the sums loop as it does the trace (polymul_small 24,300 -> 49,652 ticks).
-#   AVX-512 keeps the trace until measured on a CPU that has it.
 # rotated_forward: with dft_lines, the forward by Rader's algorithm on each line's nonzero
 #   blocks read straight from the input, the lines' rotations as twiddles in the frequencies
 #   pass. 2026-11-26, clang-19, shared libraries alternated in batches, both orders: AVX2
@@ -166,7 +173,14 @@ NTRU_CHOICES: dict[str, dict[str, object]] = {
         "rotated_forward": True,
         "indexed_outputs": True,
     },
-    "avx512": {"paired_leaves": False, "base_products": "wide"},
+    "avx512": {
+        "dft_lines": True,
+        "base_products": "wide",
+        "coarse_reductions": True,
+        "ternary_forward": True,
+        "rotated_forward": True,
+        "indexed_outputs": True,
+    },
     "neon": {"base_products": "wide", "coarse_reductions": True, "ternary_forward": True},
     "rvv": {
         "narrow_inverse": False,
@@ -196,12 +210,11 @@ class NtruTuning:
 
 
 NTRU_TUNED: dict[tuple[int, int, str], NtruTuning] = {
-    # AVX-512, sntrup761 (p = 761, q = 4591), Good–Rader pipeline: its base leaves
-    # the pieces within about 2.2q (the double-width sums), and the inverse DFT's lazy policy
-    # then reduces late; reducing every operand wider than 4q before its next op takes the
-    # same number of reductions (136 -> 137) but measured faster (stage harness built with
-    # the ISA's flags, best of 5: inverse 1,019 -> 895 ticks, polymul 5,346 -> 5,201).
-    (761, 4591, "avx512"): NtruTuning(inverse_threshold_q=4),
+    # AVX-512, sntrup761 (p = 761, q = 4591), Good–Rader pipeline, DFTs as lines: AVX2's
+    # thresholds (below) measured best of those tried (see NTRU_CHOICES). Before the lines,
+    # with straight-line DFTs, its one inverse threshold of 4q had measured faster than the
+    # lazy policy alone (stage harness, best of 5: inverse 1,019 -> 895 ticks).
+    (761, 4591, "avx512"): NtruTuning(forward_lines_q=(None, 2), inverse_lines_q=(None, None, 2)),
     # AVX2 (DFTs as lines): the greedy policy is not monotone in its threshold. One threshold
     # for every pass of the inverse (4q: its pair-sum base leaves the pieces within about 2q,
     # and the lazy policy alone had taken 438 inverse reductions against 352, stage harness
