@@ -7,8 +7,8 @@
  *         Kyber round 1 prime (Seiler 2018): complete NTT
  * NTT:    depth 8, factors of degree 1, root r = 62 of order 512
  * Order:  standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 62 of order 512
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 3, 7, 4, 0,
- *           1, 2]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *           2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv256_ntt: forward NTT, in place
- *       a in [-7680, 7680] -> a in [-18322, 18323]
- *       ops: load 78, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ *       a in [-7680, 7680] -> a in [-18079, 18079]
+ *       ops: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
@@ -38,9 +38,9 @@
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5415, 5415]
- *       ops: load 126, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
- *       coefficient reductions: 224
+ *       a in [-9073, 9073] -> a in [-5163, 5163]
+ *       ops: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18
+ *       coefficient reductions: 288
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -65,16 +65,16 @@
  *   nttgen_kyber_r1_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, scatter 32
+ *       ops: load 16, scatter 16
  *   nttgen_kyber_r1_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: gather 32, store 32
+ *       ops: gather 16, store 16
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 314, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194, montmul_var
- *         16, barrett 30, cond_add_q 16
- *       coefficient reductions: 480
+ *       ops: load 348, gather 32, store 144, scatter 16, add 192, sub 192, montmul 193, montmul_var
+ *         16, barrett 34, cond_add_q 16
+ *       coefficient reductions: 544
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv256 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -169,67 +169,45 @@ static inline vint16m1_t nttgen_kyber_r1_rvv256_cond_add_q(vint16m1_t a, size_t 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_from_zetas[912] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_from_zetas[560] = {
     // pass 0: layer(s) 0, 1
     3777, 28865, -3182, -10350, 3625, 16425, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456,
-    4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744,
-    121, 121, 121, 121, 121, 121, 121, 121, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319,
-    -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191,
-    -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876,
-    -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, 828, 828, 828, 828, 828, 828, 828, 828,
-    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -1525, -1525, -1525, -1525, -1525, -1525, -1525, -1525,
-    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -20469, -20469, -20469, -20469, -20469, -20469, -20469, -20469,
-    -2237, -2237, -2237, -2237, -2237, -2237, -2237, -2237, 1296, 1296, 1296, 1296, 1296, 1296, 1296, 1296,
-    7491, 7491, 7491, 7491, 7491, 7491, 7491, 7491, 9488, 9488, 9488, 9488, 9488, 9488, 9488, 9488,
-    -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2557, -2557, -2557, -2557, -2557, -2557, -2557, -2557,
-    -22568, -22568, -22568, -22568, -22568, -22568, -22568, -22568, -25597, -25597, -25597, -25597, -25597, -25597, -25597, -25597,
-    1986, 1986, 1986, 1986, 1986, 1986, 1986, 1986, 1483, 1483, 1483, 1483, 1483, 1483, 1483, 1483,
-    19394, 19394, 19394, 19394, 19394, 19394, 19394, 19394, 15307, 15307, 15307, 15307, 15307, 15307, 15307, 15307,
-    -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194,
-    -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974,
-    834, 834, 834, 834, 834, 834, 834, 834, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701,
-    18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315,
-    -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414,
-    22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870,
-    -1599, -1599, -1599, -1599, -1599, -1599, -1599, -1599, -2830, -2830, -2830, -2830, -2830, -2830, -2830, -2830,
-    23489, 23489, 23489, 23489, 23489, 23489, 23489, 23489, -26382, -26382, -26382, -26382, -26382, -26382, -26382, -26382,
-    3706, 3706, 3706, 3706, 3706, 3706, 3706, 3706, 617, 617, 617, 617, 617, 617, 617, 617,
-    -15750, -15750, -15750, -15750, -15750, -15750, -15750, -15750, -19351, -19351, -19351, -19351, -19351, -19351, -19351, -19351,
-    1993, 1993, 1993, 1993, 1993, 1993, 1993, 1993, 3364, 3364, 3364, 3364, 3364, 3364, 3364, 3364,
-    31177, 31177, 31177, 31177, 31177, 31177, 31177, 31177, -10972, -10972, -10972, -10972, -10972, -10972, -10972, -10972,
-    -2006, -2006, -2006, -2006, -2006, -2006, -2006, -2006, 1921, 1921, 1921, 1921, 1921, 1921, 1921, 1921,
-    3114, 3114, 3114, 3114, 3114, 3114, 3114, 3114, -5759, -5759, -5759, -5759, -5759, -5759, -5759, -5759,
-    // pass 2: layer(s) 5, 6, 7
-    -3689, 810, -438, 396, -1738, 1887, -679, -3174, 3772, 1535, -1399, -103, -2535, -549, 1321, 2804,
-    16279, 5930, 21066, -26228, -23242, -6817, -28839, -6246, 1724, 9215, -4983, 4505, 2073, 21467, 14121, 29428,
-    -1054, -3417, 2175, -1497, -3456, 2919, 3692, -3145, -1390, -1533, -2160, -1056, 3750, -727, -859, 1799,
-    32738, 24743, 9855, 26663, -3456, -1689, 26220, -32329, -8558, -24573, 6032, -17440, -25946, 12073, -22875, 13575,
-    1698, -194, 373, 2572, 1166, 2789, -730, 1350, 1598, 1464, 2649, 783, 2762, 1521, 2579, -2665,
-    2722, -17602, 19317, -24052, 24718, 13541, -30426, -11962, -15810, 30136, -25511, 16655, 24266, -14351, -12269, 17303,
-    -17, -2071, 1712, 3434, 1278, 715, -3547, 2998, 3781, -3408, -1689, -3343, -3208, -1338, -893, 2812,
-    -529, -22039, 26288, -24214, 16638, 14539, -25563, -18506, -1851, 21168, -6297, -19215, -7304, -14650, -23933, -32004,
-    2422, -436, 2786, 2340, -1348, -658, -1151, 3461, 796, -1526, 2070, 509, 2963, -2303, -188, 592,
-    13686, 5708, -28958, -11996, -3396, 6510, -8831, 30597, -17636, -12790, 29718, 23549, -11885, -9983, 1860, -23984,
-    3744, 1121, -222, -3550, 929, 670, 1779, -3314, -2258, 83, -777, 2937, -589, 2345, 2386, 3763,
-    20128, -22943, 802, -2526, 9633, 32414, -29453, 20238, -27858, 18003, 2807, -8839, 947, 15145, 27986, 5299,
-    2001, 236, -451, 2891, -2230, -1476, -434, -2719, 3163, 826, 2262, -1403, -124, 2515, -1519, 2005,
-    -30255, 22764, -10179, 16715, 19274, -3524, -9650, -26783, 25179, 14138, -2858, 25733, -30844, 20435, -1007, 4565,
-    3266, -638, -1305, -3555, -3600, -7, -1760, -1881, -2440, 3153, 514, -2043, -2555, 2310, -2956, -1431,
-    20674, -15998, -5913, -29667, -11792, -11783, 14624, 26279, -6536, -29103, -14846, 25093, 24581, 21766, 23668, -21399,
-    2426, 3405, -1756, -2224, 915, -2113, -2391, -1681, 2835, 1386, 1532, 3480, -2233, -921, -486, -3310,
-    -17030, 1869, -16092, -26800, -13933, -27201, 10409, -2193, -12013, -26262, 32252, 15768, -23225, -5529, -3558, -10478,
-    3831, 2385, 3135, -3588, -2, -2732, 660, 2883, 2764, -3428, 1919, 2133, 3816, -2743, 404, -1168,
-    7415, -29871, -21953, 27132, 15358, 7508, -21868, 12611, 8908, -21860, 9599, 4693, -8472, 26441, -22124, -9360,
-    -179, -2378, 3568, -2247, 2161, 1203, 1509, 1295, 3214, -642, -2874, 3657, 3723, 370, 1441, 692,
-    -1715, -23882, -4624, 18745, -13711, 2739, 12261, 17167, 26766, 14718, -16186, -32695, -15221, -23182, 10145, -5452,
-    -2059, 3542, 3581, 1144, 2072, -151, 2339, -3770, -3366, -2965, 1012, -3677, -429, 3312, -3335, 2167,
-    16885, -1578, 26621, -2952, 14360, -20119, -4317, -17082, 26330, 27243, 27636, -10333, 17491, -4880, -15111, 5751,
-    -1242, 2767, -3693, -2589, 1649, 1181, 2918, -2815, 3334, -1837, -1404, 2460, 1931, 293, 2532, 1669,
-    -30938, -14129, -18541, 23523, -14223, -24931, 5990, -10495, 22790, 16083, -32124, -15972, -17013, -21723, 20964, 28805,
-    -1070, -226, -1586, 1072, 3177, -3794, -1407, 3450, -3745, -791, 2130, 3752, -402, 2083, -1084, -3287,
-    24530, 31518, -10802, 25648, -16791, -29394, -9087, -16006, -12449, -20759, 27730, 24232, 6766, -4573, 964, 9513,
+    // pass 1: layer(s) 2, 3
+    -3696, 4496, 121, -11655, -2250, -23754, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    -1100, -7244, 834, 18242, -2495, 22593, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    2456, 14744, -2319, -18191, 2876, 828, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    2194, -4974, -1701, 20315, 1414, 20870, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    // pass 2: layer(s) 4, 5, 6, 7
+    2816, -2088, -2237, 1986, -1599, 1993, 3706, -2006, -1525, -2557, 1296, 1483, -2830, 3364, 617, 1921,
+    2816, -22568, 7491, 19394, 23489, 31177, -15750, 3114, -20469, -25597, 9488, 15307, -26382, -10972, -19351, -5759,
+    -3689, 3266, 810, -638, -438, -1305, 396, -3555, 3772, -2440, 1535, 3153, -1399, 514, -103, -2043,
+    16279, 20674, 5930, -15998, 21066, -5913, -26228, -29667, 1724, -6536, 9215, -29103, -4983, -14846, 4505, 25093,
+    -1738, -3600, 1887, -7, -679, -1760, -3174, -1881, -2535, -2555, -549, 2310, 1321, -2956, 2804, -1431,
+    -23242, -11792, -6817, -11783, -28839, 14624, -6246, 26279, 2073, 24581, 21467, 21766, 14121, 23668, 29428, -21399,
+    -1054, 2426, -3417, 3405, 2175, -1756, -1497, -2224, -1390, 2835, -1533, 1386, -2160, 1532, -1056, 3480,
+    32738, -17030, 24743, 1869, 9855, -16092, 26663, -26800, -8558, -12013, -24573, -26262, 6032, 32252, -17440, 15768,
+    -3456, 915, 2919, -2113, 3692, -2391, -3145, -1681, 3750, -2233, -727, -921, -859, -486, 1799, -3310,
+    -3456, -13933, -1689, -27201, 26220, 10409, -32329, -2193, -25946, -23225, 12073, -5529, -22875, -3558, 13575, -10478,
+    1698, 3831, -194, 2385, 373, 3135, 2572, -3588, 1598, 2764, 1464, -3428, 2649, 1919, 783, 2133,
+    2722, 7415, -17602, -29871, 19317, -21953, -24052, 27132, -15810, 8908, 30136, -21860, -25511, 9599, 16655, 4693,
+    1166, -2, 2789, -2732, -730, 660, 1350, 2883, 2762, 3816, 1521, -2743, 2579, 404, -2665, -1168,
+    24718, 15358, 13541, 7508, -30426, -21868, -11962, 12611, 24266, -8472, -14351, 26441, -12269, -22124, 17303, -9360,
+    -17, -179, -2071, -2378, 1712, 3568, 3434, -2247, 3781, 3214, -3408, -642, -1689, -2874, -3343, 3657,
+    -529, -1715, -22039, -23882, 26288, -4624, -24214, 18745, -1851, 26766, 21168, 14718, -6297, -16186, -19215, -32695,
+    1278, 2161, 715, 1203, -3547, 1509, 2998, 1295, -3208, 3723, -1338, 370, -893, 1441, 2812, 692,
+    16638, -13711, 14539, 2739, -25563, 12261, -18506, 17167, -7304, -15221, -14650, -23182, -23933, 10145, -32004, -5452,
+    2422, -2059, -436, 3542, 2786, 3581, 2340, 1144, 796, -3366, -1526, -2965, 2070, 1012, 509, -3677,
+    13686, 16885, 5708, -1578, -28958, 26621, -11996, -2952, -17636, 26330, -12790, 27243, 29718, 27636, 23549, -10333,
+    -1348, 2072, -658, -151, -1151, 2339, 3461, -3770, 2963, -429, -2303, 3312, -188, -3335, 592, 2167,
+    -3396, 14360, 6510, -20119, -8831, -4317, 30597, -17082, -11885, 17491, -9983, -4880, 1860, -15111, -23984, 5751,
+    3744, -1242, 1121, 2767, -222, -3693, -3550, -2589, -2258, 3334, 83, -1837, -777, -1404, 2937, 2460,
+    20128, -30938, -22943, -14129, 802, -18541, -2526, 23523, -27858, 22790, 18003, 16083, 2807, -32124, -8839, -15972,
+    929, 1649, 670, 1181, 1779, 2918, -3314, -2815, -589, 1931, 2345, 293, 2386, 2532, 3763, 1669,
+    9633, -14223, 32414, -24931, -29453, 5990, 20238, -10495, 947, -17013, 15145, -21723, 27986, 20964, 5299, 28805,
+    2001, -1070, 236, -226, -451, -1586, 2891, 1072, 3163, -3745, 826, -791, 2262, 2130, -1403, 3752,
+    -30255, 24530, 22764, 31518, -10179, -10802, 16715, 25648, 25179, -12449, 14138, -20759, -2858, 27730, 25733, 24232,
+    -2230, 3177, -1476, -3794, -434, -1407, -2719, 3450, -124, -402, 2515, 2083, -1519, -1084, 2005, -3287,
+    19274, -16791, -3524, -29394, -9650, -9087, -26783, -16006, -30844, 6766, 20435, -4573, -1007, 964, 4565, 9513,
 };
 // clang-format on
 
@@ -237,24 +215,17 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_ntt_from_zetas[912]
 //  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
 //  (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_zetas_dit[624] = {
-    // pass 0: layer(s) 5, 6, 7
-    -3777, -28865, -3777, -28865, -3625, -16425, 3182, 10350, 0, 0, 0, 0, 0, 0, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696, -3593, -2194, -3625, 1100, -3777, -2456, 3182, 3696,
-    -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496, -9, 4974, -16425, 7244, -28865, -14744, 10350, -4496,
-    -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250,
-    -9, -20870, 4974, -22593, -16425, -828, 7244, 23754, -9, -20870, 4974, -22593, -16425, -828, 7244, 23754,
-    -3777, 1701, -2456, -834, 3182, 2319, 3696, -121, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
-    -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655, -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655,
-    -3593, -1921, -1414, 2006, -2194, -1483, 2495, -1986, -3593, -1921, -1414, 2006, -2194, -1483, 2495, -1986,
-    -9, 5759, -20870, -3114, 4974, -15307, -22593, -19394, -9, 5759, -20870, -3114, 4974, -15307, -22593, -19394,
-    -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088, -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088,
-    -16425, 10972, -828, -31177, 7244, 25597, 23754, 22568, -16425, 10972, -828, -31177, 7244, 25597, 23754, 22568,
-    -3777, -617, 1701, -3706, -2456, -1296, -834, 2237, -3777, -617, 1701, -3706, -2456, -1296, -834, 2237,
-    -28865, 19351, -20315, 15750, -14744, -9488, -18242, -7491, -28865, 19351, -20315, 15750, -14744, -9488, -18242, -7491,
-    3182, 2830, 2319, 1599, 3696, 1525, -121, -2816, 3182, 2830, 2319, 1599, 3696, 1525, -121, -2816,
-    10350, 26382, 18191, -23489, -4496, 20469, 11655, -2816, 10350, 26382, 18191, -23489, -4496, 20469, 11655, -2816,
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_zetas_dit[512] = {
+    // pass 0: layer(s) 4, 5, 6, 7
+    -3777, -28865, -3777, -28865, -3625, -16425, 3182, 10350, -3777, -28865, -3625, -16425, 3182, 10350, -2194, 4974,
+    -2456, -14744, 1100, 7244, 3696, -4496, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    // pass 1: layer(s) 2, 3
+    -3593, -1414, -2194, 2495, -3625, -2876, 1100, 2250, -3777, 1701, -2456, -834, 3182, 2319, 3696, -121,
+    -9, -20870, 4974, -22593, -16425, -828, 7244, 23754, -28865, -20315, -14744, -18242, 10350, 18191, -4496, 11655,
+    -3593, -1921, -1414, 2006, -2194, -1483, 2495, -1986, -3625, -3364, -2876, -1993, 1100, 2557, 2250, 2088,
+    -9, 5759, -20870, -3114, 4974, -15307, -22593, -19394, -16425, 10972, -828, -31177, 7244, 25597, 23754, 22568,
+    -3777, -617, 1701, -3706, -2456, -1296, -834, 2237, 3182, 2830, 2319, 1599, 3696, 1525, -121, -2816,
+    -28865, 19351, -20315, 15750, -14744, -9488, -18242, -7491, 10350, 26382, 18191, -23489, -4496, 20469, 11655, -2816,
     // pass 2: layer(s) 0, 1
     -3593, 1431, -1921, 1881, -1414, -2310, 2006, 7, -2194, 2956, -1483, 1760, 2495, 2555, -1986, 3600,
     -9, 21399, 5759, -26279, -20870, -21766, -3114, 11783, 4974, -23668, -15307, -14624, -22593, -24581, -19394, 11792,
@@ -327,17 +298,13 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_rvv256_intt_twist[512] = {
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-18322, 18323]
+ * r[256]: on exit in [-18079, 18079]
  * a[256]: on entry in [-7680, 7680]
- * Ops per call: load 78, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ * Ops per call: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_0 = nttgen_kyber_r1_rvv256_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -7680, 7680);
@@ -391,150 +358,206 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
         __riscv_vse16_v_i16m1(&r[j_0 * 16] + 96, x_21, 16);
         __riscv_vse16_v_i16m1(&r[j_0 * 16] + 224, x_23, 16);
     }
-    // layers 2, 3, 4: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 16, 16);
-        const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 32, 16);
-        const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 48, 16);
-        const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 64, 16);
-        const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 80, 16);
-        const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 96, 16);
-        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 112, 16);
-        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 128, 16);
-        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 144, 16);
-        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 160, 16);
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 176, 16);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 192, 16);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 208, 16);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 224, 16);
-        const vint16m1_t x_24 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64], lanes_at_0, 16);
-        const vint16m1_t x_25 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 8, lanes_at_0, 16);
-        const vint16m1_t x_26 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 32, lanes_at_0, 16);
-        const vint16m1_t x_27 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 40, lanes_at_0, 16);
-        const vint16m1_t x_28 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 16, lanes_at_0, 16);
-        const vint16m1_t x_29 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 24, lanes_at_0, 16);
-        const vint16m1_t x_30 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 48, lanes_at_0, 16);
-        const vint16m1_t x_31 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 56, lanes_at_0, 16);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_26, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_8, 16);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_8, 16);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_27, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_25, t_9, 16);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_25, t_9, 16);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_30, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_10, 16);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_10, 16);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_31, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_29, t_11, 16);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_29, t_11, 16);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_36, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 16);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 16);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_38, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_13, 16);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_13, 16);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_14, 16);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_14, 16);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_15, 16);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_15, 16);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_42, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_16, 16);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_16, 16);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_7, zetaqinv_7, 16);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_44, t_17, 16);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_44, t_17, 16);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_43, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_18, 16);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_18, 16);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_45, t_19, 16);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_45, t_19, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_48, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 128, x_49, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_50, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 160, x_51, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_52, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 144, x_53, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_54, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 176, x_55, 16);
+    // layers 2, 3: 4 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const int16_t zeta_3 = zetas_0[blk_0 * 16 + 16];
+        const int16_t zetaqinv_3 = zetas_0[blk_0 * 16 + 17];
+        const int16_t zeta_4 = zetas_0[blk_0 * 16 + 18];
+        const int16_t zetaqinv_4 = zetas_0[blk_0 * 16 + 19];
+        const int16_t zeta_5 = zetas_0[blk_0 * 16 + 20];
+        const int16_t zetaqinv_5 = zetas_0[blk_0 * 16 + 21];
+        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&r[blk_0 * 64], 16);
+        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 32, 16);
+        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 16, 16);
+        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 48, 16);
+        const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul_vx(x_25, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_24, t_8, 16);
+        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_24, t_8, 16);
+        const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul_vx(x_27, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_26, t_9, 16);
+        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_26, t_9, 16);
+        const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul_vx(x_30, zeta_4, zetaqinv_4, 16);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_28, t_10, 16);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_28, t_10, 16);
+        const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul_vx(x_31, zeta_5, zetaqinv_5, 16);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_29, t_11, 16);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_29, t_11, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_32, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_34, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_33, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_35, 16);
     }
-    // layers 5, 6, 7: 8 register(s) per chunk
-    for (size_t blk_1 = 0; blk_1 < 2; ++blk_1) {
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 464, 16);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 480, 16);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 496, 16);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 512, 16);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 528, 16);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 544, 16);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 560, 16);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 576, 16);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 592, 16);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 608, 16);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 624, 16);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 640, 16);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 656, 16);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 224] + 672, 16);
-        const vint16m1_t x_56 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16], lanes_at_1, 16);
-        const vint16m1_t x_57 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 4, lanes_at_1, 16);
-        const vint16m1_t x_58 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 2, lanes_at_1, 16);
-        const vint16m1_t x_59 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 6, lanes_at_1, 16);
-        const vint16m1_t x_60 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 1, lanes_at_1, 16);
-        const vint16m1_t x_61 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 5, lanes_at_1, 16);
-        const vint16m1_t x_62 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 3, lanes_at_1, 16);
-        const vint16m1_t x_63 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 7, lanes_at_1, 16);
-        const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_57, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_56, 16);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_0, t_20, 16);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_0, t_20, 16);
-        const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_58, 16);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_1, t_21, 16);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_1, t_21, 16);
-        const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_61, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_60, 16);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_2, t_22, 16);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_2, t_22, 16);
-        const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_62, 16);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_3, t_23, 16);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_3, t_23, 16);
-        const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_66, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, 16);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, 16);
-        const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_67, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_25, 16);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_25, 16);
-        const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_70, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_26, 16);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_26, 16);
-        const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_27, 16);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_27, 16);
-        const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_76, zeta_13, zetaqinv_13, 16);
-        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_72, t_28, 16);
-        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_72, t_28, 16);
-        const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_78, zeta_14, zetaqinv_14, 16);
-        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_74, t_29, 16);
-        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_74, t_29, 16);
-        const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_77, zeta_15, zetaqinv_15, 16);
-        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_73, t_30, 16);
-        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_73, t_30, 16);
-        const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_79, zeta_16, zetaqinv_16, 16);
-        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_75, t_31, 16);
-        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_75, t_31, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16], x_80, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 128, x_82, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 64, x_84, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 192, x_86, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 32, x_81, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 160, x_83, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 96, x_85, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 224, x_87, 16);
-    }
+    // layers 4, 5, 6, 7: 16 register(s) per chunk
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
+    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
+    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
+    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_0[304], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_0[320], 16);
+    const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_0[336], 16);
+    const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_0[352], 16);
+    const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_0[368], 16);
+    const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_0[384], 16);
+    const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_0[400], 16);
+    const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_0[416], 16);
+    const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_0[432], 16);
+    const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_0[448], 16);
+    const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_0[464], 16);
+    const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_0[480], 16);
+    const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_0[496], 16);
+    const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_0[512], 16);
+    const vint16m1_t zeta_20 = __riscv_vle16_v_i16m1(&zetas_0[528], 16);
+    const vint16m1_t zetaqinv_20 = __riscv_vle16_v_i16m1(&zetas_0[544], 16);
+    const vint16m1_t x_36 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
+    const vint16m1_t x_37 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
+    const vint16m1_t x_38 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
+    const vint16m1_t x_39 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
+    const vint16m1_t x_40 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
+    const vint16m1_t x_41 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
+    const vint16m1_t x_42 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
+    const vint16m1_t x_43 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
+    const vint16m1_t x_44 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
+    const vint16m1_t x_45 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
+    const vint16m1_t x_46 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
+    const vint16m1_t x_47 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
+    const vint16m1_t x_48 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
+    const vint16m1_t x_49 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
+    const vint16m1_t x_50 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
+    const vint16m1_t x_51 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
+    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_12, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_12, 16);
+    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_38, t_13, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_38, t_13, 16);
+    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_41, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_14, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_14, 16);
+    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_43, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_15, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_16, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_16, 16);
+    const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_46, t_17, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_46, t_17, 16);
+    const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_49, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_18, 16);
+    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_18, 16);
+    const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_51, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_50, t_19, 16);
+    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_50, t_19, 16);
+    const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_54, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_52, 16);
+    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_0, t_20, 16);
+    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_0, t_20, 16);
+    const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_55, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_53, 16);
+    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_1, t_21, 16);
+    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_1, t_21, 16);
+    const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_58, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_56, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_2, t_22, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_2, t_22, 16);
+    const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_57, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_3, t_23, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_3, t_23, 16);
+    const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_62, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_60, 16);
+    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(red_4, t_24, 16);
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(red_4, t_24, 16);
+    const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_63, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_5, t_25, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_5, t_25, 16);
+    const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_66, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_64, 16);
+    const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(red_6, t_26, 16);
+    const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(red_6, t_26, 16);
+    const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_67, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_65, 16);
+    const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(red_7, t_27, 16);
+    const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(red_7, t_27, 16);
+    const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_72, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_68, t_28, 16);
+    const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_68, t_28, 16);
+    const vint16m1_t t_29 = nttgen_kyber_r1_rvv256_montmul(x_74, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_70, t_29, 16);
+    const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_70, t_29, 16);
+    const vint16m1_t t_30 = nttgen_kyber_r1_rvv256_montmul(x_73, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_69, t_30, 16);
+    const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_69, t_30, 16);
+    const vint16m1_t t_31 = nttgen_kyber_r1_rvv256_montmul(x_75, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_71, t_31, 16);
+    const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_71, t_31, 16);
+    const vint16m1_t t_32 = nttgen_kyber_r1_rvv256_montmul(x_80, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_76, t_32, 16);
+    const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_76, t_32, 16);
+    const vint16m1_t t_33 = nttgen_kyber_r1_rvv256_montmul(x_82, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_78, t_33, 16);
+    const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_78, t_33, 16);
+    const vint16m1_t t_34 = nttgen_kyber_r1_rvv256_montmul(x_81, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_77, t_34, 16);
+    const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_77, t_34, 16);
+    const vint16m1_t t_35 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_79, t_35, 16);
+    const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_79, t_35, 16);
+    const vint16m1_t t_36 = nttgen_kyber_r1_rvv256_montmul(x_92, zeta_13, zetaqinv_13, 16);
+    const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_84, t_36, 16);
+    goto part_1;
+part_1:;
+    const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_84, t_36, 16);
+    const vint16m1_t t_37 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_14, zetaqinv_14, 16);
+    const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_86, t_37, 16);
+    const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_86, t_37, 16);
+    const vint16m1_t t_38 = nttgen_kyber_r1_rvv256_montmul(x_96, zeta_15, zetaqinv_15, 16);
+    const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_88, t_38, 16);
+    const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_88, t_38, 16);
+    const vint16m1_t t_39 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_16, zetaqinv_16, 16);
+    const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_90, t_39, 16);
+    const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_90, t_39, 16);
+    const vint16m1_t t_40 = nttgen_kyber_r1_rvv256_montmul(x_93, zeta_17, zetaqinv_17, 16);
+    const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_85, t_40, 16);
+    const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_85, t_40, 16);
+    const vint16m1_t t_41 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_18, zetaqinv_18, 16);
+    const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_87, t_41, 16);
+    const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_87, t_41, 16);
+    const vint16m1_t t_42 = nttgen_kyber_r1_rvv256_montmul(x_97, zeta_19, zetaqinv_19, 16);
+    const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_89, t_42, 16);
+    const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_89, t_42, 16);
+    const vint16m1_t t_43 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_20, zetaqinv_20, 16);
+    const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_91, t_43, 16);
+    const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_91, t_43, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_100, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_102, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_104, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_106, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_108, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_110, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_112, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_114, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_101, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_103, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_105, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_107, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_109, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_111, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_113, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_115, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(r, 256, -18322, 18323);
+    nttgen_kyber_r1_rvv256_assert_range(r, 256, -18079, 18079);
 #endif
 }
 
@@ -543,8 +566,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_ntt_from(int16_t r[256], cons
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18322, 18323]
- * Ops per call: load 78, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ * a[256]: on entry in [-7680, 7680], on exit in [-18079, 18079]
+ * Ops per call: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
  */
 void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -552,7 +575,7 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]) {
 #endif
     nttgen_kyber_r1_rvv256_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -18322, 18323);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -18079, 18079);
 #endif
 }
 
@@ -1004,22 +1027,18 @@ void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5415, 5415]
- * Ops per call: load 126, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
+ * a[256]: on entry in [-9073, 9073], on exit in [-5163, 5163]
+ * Ops per call: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -9073, 9073);
 #endif
-    // inverse layers 5, 6, 7: 8 register(s) per chunk
+    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     const int16_t zeta_0 = zetas_dit_0[0];
     const int16_t zetaqinv_0 = zetas_dit_0[1];
     const int16_t zeta_1 = zetas_dit_0[2];
@@ -1028,210 +1047,257 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]) {
     const int16_t zetaqinv_2 = zetas_dit_0[5];
     const int16_t zeta_3 = zetas_dit_0[6];
     const int16_t zetaqinv_3 = zetas_dit_0[7];
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, 16);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_4, 16);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_5, 16);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_5, 16);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_2, x_6, 16);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_2, x_6, 16);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_3, x_7, 16);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_3, x_7, 16);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_12, 16);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_14, 16);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 16);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 16);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 16);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 16);
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_18, 16);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 16);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 16);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 16);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_24, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_25, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_26, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_27, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_28, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_29, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_30, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_31, 16);
-    }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 16);
-        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 128, 16);
-        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 16);
-        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 160, 16);
-        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 16);
-        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 144, 16);
-        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 16);
-        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 176, 16);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_33, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_32, 16);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_3, t_5, 16);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_3, t_5, 16);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_35, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_34, 16);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_4, t_6, 16);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_4, t_6, 16);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_36, 16);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_5, t_7, 16);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_5, t_7, 16);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_38, 16);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_6, t_8, 16);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_6, t_8, 16);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_9, 16);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_9, 16);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_41, t_10, 16);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_41, t_10, 16);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_12, 16);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_12, 16);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_52, zeta_7, zetaqinv_7, 16);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_48, t_13, 16);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_48, t_13, 16);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_54, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_50, t_14, 16);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_50, t_14, 16);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_53, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_49, t_15, 16);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_49, t_15, 16);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_55, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_51, t_16, 16);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_51, t_16, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64], lanes_at_1, x_56, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 8, lanes_at_1, x_58, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 32, lanes_at_1, x_57, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 40, lanes_at_1, x_59, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 16, lanes_at_1, x_60, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 24, lanes_at_1, x_62, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 48, lanes_at_1, x_61, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 56, lanes_at_1, x_63, 16);
+    const int16_t zeta_4 = zetas_dit_0[8];
+    const int16_t zetaqinv_4 = zetas_dit_0[9];
+    const int16_t zeta_5 = zetas_dit_0[10];
+    const int16_t zetaqinv_5 = zetas_dit_0[11];
+    const int16_t zeta_6 = zetas_dit_0[12];
+    const int16_t zetaqinv_6 = zetas_dit_0[13];
+    const int16_t zeta_7 = zetas_dit_0[14];
+    const int16_t zetaqinv_7 = zetas_dit_0[15];
+    const int16_t zeta_8 = zetas_dit_0[16];
+    const int16_t zetaqinv_8 = zetas_dit_0[17];
+    const int16_t zeta_9 = zetas_dit_0[18];
+    const int16_t zetaqinv_9 = zetas_dit_0[19];
+    const int16_t zeta_10 = zetas_dit_0[20];
+    const int16_t zetaqinv_10 = zetas_dit_0[21];
+    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_8, 16);
+    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_8, 16);
+    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_9, 16);
+    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_9, 16);
+    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_10, 16);
+    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_10, 16);
+    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_11, 16);
+    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_11, 16);
+    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_4, x_12, 16);
+    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_4, x_12, 16);
+    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_5, x_13, 16);
+    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_5, x_13, 16);
+    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_6, x_14, 16);
+    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_6, x_14, 16);
+    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_7, x_15, 16);
+    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_7, x_15, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_24, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_26, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_25, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_27, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_36, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_38, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_37, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul_vx(x_39, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul_vx(x_44, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul_vx(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul_vx(x_45, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul_vx(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_50, 16);
+    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul_vx(x_51, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul_vx(x_54, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul_vx(x_55, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul_vx(x_58, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_56, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 16);
+    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul_vx(x_59, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_57, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 16);
+    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul_vx(x_62, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
+    goto part_1;
+part_1:;
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul_vx(x_63, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_64, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_65, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_66, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_67, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_68, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_69, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_70, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_71, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_72, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_73, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_74, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_75, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_76, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_77, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_78, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_79, 16);
+    // inverse layers 2, 3: 4 register(s) per chunk
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[j_0 * 64], 16);
+        const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 32, 16);
+        const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 16, 16);
+        const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 48, 16);
+        const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_82, zeta_11, zetaqinv_11, 16);
+        const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(red_10, t_17, 16);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(red_10, t_17, 16);
+        const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_11, zetaqinv_11, 16);
+        const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(red_11, t_18, 16);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(red_11, t_18, 16);
+        const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_86, zeta_12, zetaqinv_12, 16);
+        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_84, t_19, 16);
+        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_84, t_19, 16);
+        const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_13, zetaqinv_13, 16);
+        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_85, t_20, 16);
+        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_85, t_20, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64], x_88, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 32, x_89, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 16, x_90, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 48, x_91, 16);
     }
     // inverse layers 0, 1: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 240, 16);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 256, 16);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 272, 16);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 288, 16);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 304, 16);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 320, 16);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 336, 16);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 352, 16);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 368, 16);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 384, 16);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 400, 16);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 416, 16);
-        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
-        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
-        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
-        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
-        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 32, 16);
-        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 160, 16);
-        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 96, 16);
-        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 224, 16);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_66, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_17, 16);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_17, 16);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_67, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_18, 16);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_18, 16);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_70, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_19, 16);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_19, 16);
-        const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_20, 16);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_20, 16);
-        const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_74, zeta_13, zetaqinv_13, 16);
-        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_72, t_21, 16);
-        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_72, t_21, 16);
-        const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_75, zeta_14, zetaqinv_14, 16);
-        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_73, t_22, 16);
-        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_73, t_22, 16);
-        const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_78, zeta_15, zetaqinv_15, 16);
-        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_76, t_23, 16);
-        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_76, t_23, 16);
-        const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_79, zeta_16, zetaqinv_16, 16);
-        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_77, t_24, 16);
-        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_77, t_24, 16);
+        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 128, 16);
+        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 144, 16);
+        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 160, 16);
+        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 176, 16);
+        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 192, 16);
+        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 208, 16);
+        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 224, 16);
+        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 240, 16);
+        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 256, 16);
+        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 272, 16);
+        const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 288, 16);
+        const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 304, 16);
+        const vint16m1_t x_92 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
+        const vint16m1_t x_93 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
+        const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
+        const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
+        const vint16m1_t x_96 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 32, 16);
+        const vint16m1_t x_97 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 160, 16);
+        const vint16m1_t x_98 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 96, 16);
+        const vint16m1_t x_99 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 224, 16);
+        const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_14, zetaqinv_14, 16);
+        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_92, t_21, 16);
+        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_92, t_21, 16);
+        const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_14, zetaqinv_14, 16);
+        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_93, t_22, 16);
+        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_93, t_22, 16);
+        const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_15, zetaqinv_15, 16);
+        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_96, t_23, 16);
+        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_96, t_23, 16);
+        const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_15, zetaqinv_15, 16);
+        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_97, t_24, 16);
+        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_97, t_24, 16);
+        const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
+        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_100, t_25, 16);
+        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_100, t_25, 16);
+        const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
+        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_101, t_26, 16);
+        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_101, t_26, 16);
+        const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_18, zetaqinv_18, 16);
+        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_104, t_27, 16);
+        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_104, t_27, 16);
+        const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_19, zetaqinv_19, 16);
+        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_105, t_28, 16);
+        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_105, t_28, 16);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32], 16);
         const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 16, 16);
-        const vint16m1_t x_88 = nttgen_kyber_r1_rvv256_montmul(x_80, tw_0, twqinv_0, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16], x_88, 16);
+        const vint16m1_t x_116 = nttgen_kyber_r1_rvv256_montmul(x_108, tw_0, twqinv_0, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16], x_116, 16);
         const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 256, 16);
         const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 272, 16);
-        const vint16m1_t x_89 = nttgen_kyber_r1_rvv256_montmul(x_81, tw_1, twqinv_1, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, x_89, 16);
+        const vint16m1_t x_117 = nttgen_kyber_r1_rvv256_montmul(x_109, tw_1, twqinv_1, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, x_117, 16);
         const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 128, 16);
         const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 144, 16);
-        const vint16m1_t x_90 = nttgen_kyber_r1_rvv256_montmul(x_82, tw_2, twqinv_2, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, x_90, 16);
+        const vint16m1_t x_118 = nttgen_kyber_r1_rvv256_montmul(x_110, tw_2, twqinv_2, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, x_118, 16);
         const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 384, 16);
         const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 400, 16);
-        const vint16m1_t x_91 = nttgen_kyber_r1_rvv256_montmul(x_83, tw_3, twqinv_3, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, x_91, 16);
+        const vint16m1_t x_119 = nttgen_kyber_r1_rvv256_montmul(x_111, tw_3, twqinv_3, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, x_119, 16);
         const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 64, 16);
         const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 80, 16);
-        const vint16m1_t x_92 = nttgen_kyber_r1_rvv256_montmul(x_84, tw_4, twqinv_4, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 32, x_92, 16);
+        const vint16m1_t x_120 = nttgen_kyber_r1_rvv256_montmul(x_112, tw_4, twqinv_4, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 32, x_120, 16);
         const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 320, 16);
         const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 336, 16);
-        const vint16m1_t x_93 = nttgen_kyber_r1_rvv256_montmul(x_85, tw_5, twqinv_5, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 160, x_93, 16);
+        const vint16m1_t x_121 = nttgen_kyber_r1_rvv256_montmul(x_113, tw_5, twqinv_5, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 160, x_121, 16);
         const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 192, 16);
         const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 208, 16);
-        const vint16m1_t x_94 = nttgen_kyber_r1_rvv256_montmul(x_86, tw_6, twqinv_6, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 96, x_94, 16);
+        const vint16m1_t x_122 = nttgen_kyber_r1_rvv256_montmul(x_114, tw_6, twqinv_6, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 96, x_122, 16);
         const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 448, 16);
         const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 464, 16);
-        const vint16m1_t x_95 = nttgen_kyber_r1_rvv256_montmul(x_87, tw_7, twqinv_7, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 224, x_95, 16);
+        const vint16m1_t x_123 = nttgen_kyber_r1_rvv256_montmul(x_115, tw_7, twqinv_7, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 224, x_123, 16);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv256_assert_range(a, 256, -5415, 5415);
+    nttgen_kyber_r1_rvv256_assert_range(a, 256, -5163, 5163);
 #endif
 }
 
@@ -1358,54 +1424,46 @@ void nttgen_kyber_r1_rvv256_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, scatter 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_0, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_1, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_2, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_3, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_4, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_5, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_6, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_7, 16);
-    }
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 16);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 128, 16);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 16);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 160, 16);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 16);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 144, 16);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 16);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 176, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64], lanes_at_1, x_8, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 8, lanes_at_1, x_9, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 32, lanes_at_1, x_10, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 40, lanes_at_1, x_11, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 16, lanes_at_1, x_12, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 24, lanes_at_1, x_13, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 48, lanes_at_1, x_14, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 56, lanes_at_1, x_15, 16);
-    }
+    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_0, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_1, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_2, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_3, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_4, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_5, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_6, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_7, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_8, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_10, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_11, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_12, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_13, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_14, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1417,54 +1475,46 @@ void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: gather 32, store 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64], lanes_at_0, 16);
-        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 8, lanes_at_0, 16);
-        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 32, lanes_at_0, 16);
-        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 40, lanes_at_0, 16);
-        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 16, lanes_at_0, 16);
-        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 24, lanes_at_0, 16);
-        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 48, lanes_at_0, 16);
-        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 56, lanes_at_0, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64], x_0, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 128, x_1, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 32, x_2, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 160, x_3, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 16, x_4, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 144, x_5, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 48, x_6, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 176, x_7, 16);
-    }
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16], lanes_at_1, 16);
-        const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 4, lanes_at_1, 16);
-        const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 2, lanes_at_1, 16);
-        const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 6, lanes_at_1, 16);
-        const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 1, lanes_at_1, 16);
-        const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 5, lanes_at_1, 16);
-        const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 3, lanes_at_1, 16);
-        const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 7, lanes_at_1, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16], x_8, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 128, x_9, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 64, x_10, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 192, x_11, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 32, x_12, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 160, x_13, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 96, x_14, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 224, x_15, 16);
-    }
+    const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
+    const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
+    const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
+    const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
+    const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
+    const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
+    const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
+    const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
+    const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
+    const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
+    const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
+    const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
+    const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
+    const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
+    const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
+    const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_0, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_1, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_2, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_3, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_4, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_5, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_6, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_7, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_8, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_9, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_10, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_11, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_12, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_13, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_14, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1476,22 +1526,18 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
- * Ops per call: load 126, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14, cond_add_q
+ * Ops per call: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18, cond_add_q
  *   16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, -9073, 9073);
 #endif
-    // inverse layers 5, 6, 7: 8 register(s) per chunk
+    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
     const int16_t zeta_0 = zetas_dit_0[0];
     const int16_t zetaqinv_0 = zetas_dit_0[1];
     const int16_t zeta_1 = zetas_dit_0[2];
@@ -1500,215 +1546,262 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
     const int16_t zetaqinv_2 = zetas_dit_0[5];
     const int16_t zeta_3 = zetas_dit_0[6];
     const int16_t zetaqinv_3 = zetas_dit_0[7];
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_4, 16);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_4, 16);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_5, 16);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_5, 16);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_2, x_6, 16);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_2, x_6, 16);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_3, x_7, 16);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_3, x_7, 16);
-        const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_12, 16);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_14, 16);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_10, red_1, 16);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_10, red_1, 16);
-        const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_11, t_1, 16);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_11, t_1, 16);
-        const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_18, 16);
-        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_16, red_2, 16);
-        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_16, red_2, 16);
-        const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_17, t_2, 16);
-        const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_20, t_3, 16);
-        const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_21, t_4, 16);
-        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_21, t_4, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_24, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_25, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_26, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_27, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_28, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_29, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_30, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_31, 16);
-    }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_32 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 16);
-        const vint16m1_t x_33 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 128, 16);
-        const vint16m1_t x_34 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 16);
-        const vint16m1_t x_35 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 160, 16);
-        const vint16m1_t x_36 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 16);
-        const vint16m1_t x_37 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 144, 16);
-        const vint16m1_t x_38 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 16);
-        const vint16m1_t x_39 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 176, 16);
-        const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul(x_33, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_32, 16);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_3, t_5, 16);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_3, t_5, 16);
-        const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul(x_35, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_34, 16);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_4, t_6, 16);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_4, t_6, 16);
-        const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul(x_37, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_36, 16);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_5, t_7, 16);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_5, t_7, 16);
-        const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul(x_39, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_38, 16);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_6, t_8, 16);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_6, t_8, 16);
-        const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul(x_44, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_9, 16);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_9, 16);
-        const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul(x_45, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_41, t_10, 16);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_41, t_10, 16);
-        const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul(x_46, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul(x_47, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_12, 16);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_12, 16);
-        const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul(x_52, zeta_7, zetaqinv_7, 16);
-        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_48, t_13, 16);
-        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_48, t_13, 16);
-        const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul(x_54, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_50, t_14, 16);
-        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_50, t_14, 16);
-        const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul(x_53, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_49, t_15, 16);
-        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_49, t_15, 16);
-        const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul(x_55, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_51, t_16, 16);
-        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_51, t_16, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64], lanes_at_1, x_56, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 8, lanes_at_1, x_58, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 32, lanes_at_1, x_57, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 40, lanes_at_1, x_59, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 16, lanes_at_1, x_60, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 24, lanes_at_1, x_62, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 48, lanes_at_1, x_61, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 56, lanes_at_1, x_63, 16);
+    const int16_t zeta_4 = zetas_dit_0[8];
+    const int16_t zetaqinv_4 = zetas_dit_0[9];
+    const int16_t zeta_5 = zetas_dit_0[10];
+    const int16_t zetaqinv_5 = zetas_dit_0[11];
+    const int16_t zeta_6 = zetas_dit_0[12];
+    const int16_t zetaqinv_6 = zetas_dit_0[13];
+    const int16_t zeta_7 = zetas_dit_0[14];
+    const int16_t zetaqinv_7 = zetas_dit_0[15];
+    const int16_t zeta_8 = zetas_dit_0[16];
+    const int16_t zetaqinv_8 = zetas_dit_0[17];
+    const int16_t zeta_9 = zetas_dit_0[18];
+    const int16_t zetaqinv_9 = zetas_dit_0[19];
+    const int16_t zeta_10 = zetas_dit_0[20];
+    const int16_t zetaqinv_10 = zetas_dit_0[21];
+    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_8, 16);
+    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_8, 16);
+    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_9, 16);
+    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_9, 16);
+    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_10, 16);
+    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_10, 16);
+    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_11, 16);
+    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_11, 16);
+    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_4, x_12, 16);
+    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_4, x_12, 16);
+    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_5, x_13, 16);
+    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_5, x_13, 16);
+    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_6, x_14, 16);
+    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_6, x_14, 16);
+    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_7, x_15, 16);
+    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_7, x_15, 16);
+    const vint16m1_t red_0 = nttgen_kyber_r1_rvv256_barrett(x_24, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_16, red_0, 16);
+    const vint16m1_t red_1 = nttgen_kyber_r1_rvv256_barrett(x_26, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_18, red_1, 16);
+    const vint16m1_t red_2 = nttgen_kyber_r1_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_20, red_2, 16);
+    const vint16m1_t red_3 = nttgen_kyber_r1_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_22, red_3, 16);
+    const vint16m1_t t_0 = nttgen_kyber_r1_rvv256_montmul_vx(x_25, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_17, t_0, 16);
+    const vint16m1_t t_1 = nttgen_kyber_r1_rvv256_montmul_vx(x_27, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_19, t_1, 16);
+    const vint16m1_t t_2 = nttgen_kyber_r1_rvv256_montmul_vx(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_21, t_2, 16);
+    const vint16m1_t t_3 = nttgen_kyber_r1_rvv256_montmul_vx(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_23, t_3, 16);
+    const vint16m1_t red_4 = nttgen_kyber_r1_rvv256_barrett(x_36, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, red_4, 16);
+    const vint16m1_t red_5 = nttgen_kyber_r1_rvv256_barrett(x_38, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, red_5, 16);
+    const vint16m1_t t_4 = nttgen_kyber_r1_rvv256_montmul_vx(x_37, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_kyber_r1_rvv256_montmul_vx(x_39, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_5, 16);
+    const vint16m1_t t_6 = nttgen_kyber_r1_rvv256_montmul_vx(x_44, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_6, 16);
+    const vint16m1_t t_7 = nttgen_kyber_r1_rvv256_montmul_vx(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_42, t_7, 16);
+    const vint16m1_t t_8 = nttgen_kyber_r1_rvv256_montmul_vx(x_45, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_41, t_8, 16);
+    const vint16m1_t t_9 = nttgen_kyber_r1_rvv256_montmul_vx(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 16);
+    const vint16m1_t red_6 = nttgen_kyber_r1_rvv256_barrett(x_50, 16);
+    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, red_6, 16);
+    const vint16m1_t t_10 = nttgen_kyber_r1_rvv256_montmul_vx(x_51, zeta_4, zetaqinv_4, 16);
+    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_10, 16);
+    const vint16m1_t t_11 = nttgen_kyber_r1_rvv256_montmul_vx(x_54, zeta_5, zetaqinv_5, 16);
+    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_11, 16);
+    const vint16m1_t t_12 = nttgen_kyber_r1_rvv256_montmul_vx(x_55, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_12, 16);
+    const vint16m1_t t_13 = nttgen_kyber_r1_rvv256_montmul_vx(x_58, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_barrett(x_56, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(red_7, t_13, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(red_7, t_13, 16);
+    const vint16m1_t t_14 = nttgen_kyber_r1_rvv256_montmul_vx(x_59, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_barrett(x_57, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(red_8, t_14, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(red_8, t_14, 16);
+    const vint16m1_t t_15 = nttgen_kyber_r1_rvv256_montmul_vx(x_62, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_15, 16);
+    goto part_1;
+part_1:;
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_15, 16);
+    const vint16m1_t t_16 = nttgen_kyber_r1_rvv256_montmul_vx(x_63, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_barrett(x_61, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(red_9, t_16, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(red_9, t_16, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_64, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_65, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_66, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_67, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_68, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_69, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_70, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_71, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_72, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_73, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_74, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_75, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_76, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_77, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_78, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_79, 16);
+    // inverse layers 2, 3: 4 register(s) per chunk
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[j_0 * 64], 16);
+        const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 32, 16);
+        const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 16, 16);
+        const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 48, 16);
+        const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_82, zeta_11, zetaqinv_11, 16);
+        const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_barrett(x_80, 16);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(red_10, t_17, 16);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(red_10, t_17, 16);
+        const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_83, zeta_11, zetaqinv_11, 16);
+        const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_barrett(x_81, 16);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(red_11, t_18, 16);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(red_11, t_18, 16);
+        const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_86, zeta_12, zetaqinv_12, 16);
+        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_84, t_19, 16);
+        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_84, t_19, 16);
+        const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_87, zeta_13, zetaqinv_13, 16);
+        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_85, t_20, 16);
+        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_85, t_20, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64], x_88, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 32, x_89, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 16, x_90, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 48, x_91, 16);
     }
     // inverse layers 0, 1: 8 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 240, 16);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 256, 16);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 272, 16);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 288, 16);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 304, 16);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 320, 16);
-        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 336, 16);
-        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 352, 16);
-        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 368, 16);
-        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 384, 16);
-        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 400, 16);
-        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 416, 16);
-        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
-        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
-        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
-        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
-        const vint16m1_t x_68 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 32, 16);
-        const vint16m1_t x_69 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 160, 16);
-        const vint16m1_t x_70 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 96, 16);
-        const vint16m1_t x_71 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 224, 16);
-        const vint16m1_t t_17 = nttgen_kyber_r1_rvv256_montmul(x_66, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_17, 16);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_17, 16);
-        const vint16m1_t t_18 = nttgen_kyber_r1_rvv256_montmul(x_67, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_18, 16);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_18, 16);
-        const vint16m1_t t_19 = nttgen_kyber_r1_rvv256_montmul(x_70, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_19, 16);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_19, 16);
-        const vint16m1_t t_20 = nttgen_kyber_r1_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_20, 16);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_20, 16);
-        const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_74, zeta_13, zetaqinv_13, 16);
-        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_72, t_21, 16);
-        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_72, t_21, 16);
-        const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_75, zeta_14, zetaqinv_14, 16);
-        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_73, t_22, 16);
-        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_73, t_22, 16);
-        const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_78, zeta_15, zetaqinv_15, 16);
-        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_76, t_23, 16);
-        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_76, t_23, 16);
-        const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_79, zeta_16, zetaqinv_16, 16);
-        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_77, t_24, 16);
-        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_77, t_24, 16);
+        const vint16m1_t zeta_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 128, 16);
+        const vint16m1_t zetaqinv_14 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 144, 16);
+        const vint16m1_t zeta_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 160, 16);
+        const vint16m1_t zetaqinv_15 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 176, 16);
+        const vint16m1_t zeta_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 192, 16);
+        const vint16m1_t zetaqinv_16 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 208, 16);
+        const vint16m1_t zeta_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 224, 16);
+        const vint16m1_t zetaqinv_17 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 240, 16);
+        const vint16m1_t zeta_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 256, 16);
+        const vint16m1_t zetaqinv_18 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 272, 16);
+        const vint16m1_t zeta_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 288, 16);
+        const vint16m1_t zetaqinv_19 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 304, 16);
+        const vint16m1_t x_92 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
+        const vint16m1_t x_93 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
+        const vint16m1_t x_94 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
+        const vint16m1_t x_95 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
+        const vint16m1_t x_96 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 32, 16);
+        const vint16m1_t x_97 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 160, 16);
+        const vint16m1_t x_98 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 96, 16);
+        const vint16m1_t x_99 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 224, 16);
+        const vint16m1_t t_21 = nttgen_kyber_r1_rvv256_montmul(x_94, zeta_14, zetaqinv_14, 16);
+        const vint16m1_t x_100 = __riscv_vadd_vv_i16m1(x_92, t_21, 16);
+        const vint16m1_t x_101 = __riscv_vsub_vv_i16m1(x_92, t_21, 16);
+        const vint16m1_t t_22 = nttgen_kyber_r1_rvv256_montmul(x_95, zeta_14, zetaqinv_14, 16);
+        const vint16m1_t x_102 = __riscv_vadd_vv_i16m1(x_93, t_22, 16);
+        const vint16m1_t x_103 = __riscv_vsub_vv_i16m1(x_93, t_22, 16);
+        const vint16m1_t t_23 = nttgen_kyber_r1_rvv256_montmul(x_98, zeta_15, zetaqinv_15, 16);
+        const vint16m1_t x_104 = __riscv_vadd_vv_i16m1(x_96, t_23, 16);
+        const vint16m1_t x_105 = __riscv_vsub_vv_i16m1(x_96, t_23, 16);
+        const vint16m1_t t_24 = nttgen_kyber_r1_rvv256_montmul(x_99, zeta_15, zetaqinv_15, 16);
+        const vint16m1_t x_106 = __riscv_vadd_vv_i16m1(x_97, t_24, 16);
+        const vint16m1_t x_107 = __riscv_vsub_vv_i16m1(x_97, t_24, 16);
+        const vint16m1_t t_25 = nttgen_kyber_r1_rvv256_montmul(x_102, zeta_16, zetaqinv_16, 16);
+        const vint16m1_t x_108 = __riscv_vadd_vv_i16m1(x_100, t_25, 16);
+        const vint16m1_t x_109 = __riscv_vsub_vv_i16m1(x_100, t_25, 16);
+        const vint16m1_t t_26 = nttgen_kyber_r1_rvv256_montmul(x_103, zeta_17, zetaqinv_17, 16);
+        const vint16m1_t x_110 = __riscv_vadd_vv_i16m1(x_101, t_26, 16);
+        const vint16m1_t x_111 = __riscv_vsub_vv_i16m1(x_101, t_26, 16);
+        const vint16m1_t t_27 = nttgen_kyber_r1_rvv256_montmul(x_106, zeta_18, zetaqinv_18, 16);
+        const vint16m1_t x_112 = __riscv_vadd_vv_i16m1(x_104, t_27, 16);
+        const vint16m1_t x_113 = __riscv_vsub_vv_i16m1(x_104, t_27, 16);
+        const vint16m1_t t_28 = nttgen_kyber_r1_rvv256_montmul(x_107, zeta_19, zetaqinv_19, 16);
+        const vint16m1_t x_114 = __riscv_vadd_vv_i16m1(x_105, t_28, 16);
+        const vint16m1_t x_115 = __riscv_vsub_vv_i16m1(x_105, t_28, 16);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32], 16);
         const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 16, 16);
-        const vint16m1_t x_88 = nttgen_kyber_r1_rvv256_montmul(x_80, tw_0, twqinv_0, 16);
-        const vint16m1_t red_7 = nttgen_kyber_r1_rvv256_cond_add_q(x_88, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16], red_7, 16);
+        const vint16m1_t x_116 = nttgen_kyber_r1_rvv256_montmul(x_108, tw_0, twqinv_0, 16);
+        const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_cond_add_q(x_116, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16], red_12, 16);
         const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 256, 16);
         const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 272, 16);
-        const vint16m1_t x_89 = nttgen_kyber_r1_rvv256_montmul(x_81, tw_1, twqinv_1, 16);
-        const vint16m1_t red_8 = nttgen_kyber_r1_rvv256_cond_add_q(x_89, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, red_8, 16);
+        const vint16m1_t x_117 = nttgen_kyber_r1_rvv256_montmul(x_109, tw_1, twqinv_1, 16);
+        const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_cond_add_q(x_117, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, red_13, 16);
         const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 128, 16);
         const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 144, 16);
-        const vint16m1_t x_90 = nttgen_kyber_r1_rvv256_montmul(x_82, tw_2, twqinv_2, 16);
-        const vint16m1_t red_9 = nttgen_kyber_r1_rvv256_cond_add_q(x_90, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, red_9, 16);
+        const vint16m1_t x_118 = nttgen_kyber_r1_rvv256_montmul(x_110, tw_2, twqinv_2, 16);
+        const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_cond_add_q(x_118, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, red_14, 16);
         const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 384, 16);
         const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 400, 16);
-        const vint16m1_t x_91 = nttgen_kyber_r1_rvv256_montmul(x_83, tw_3, twqinv_3, 16);
-        const vint16m1_t red_10 = nttgen_kyber_r1_rvv256_cond_add_q(x_91, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, red_10, 16);
+        const vint16m1_t x_119 = nttgen_kyber_r1_rvv256_montmul(x_111, tw_3, twqinv_3, 16);
+        const vint16m1_t red_15 = nttgen_kyber_r1_rvv256_cond_add_q(x_119, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, red_15, 16);
         const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 64, 16);
         const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 80, 16);
-        const vint16m1_t x_92 = nttgen_kyber_r1_rvv256_montmul(x_84, tw_4, twqinv_4, 16);
-        const vint16m1_t red_11 = nttgen_kyber_r1_rvv256_cond_add_q(x_92, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 32, red_11, 16);
+        const vint16m1_t x_120 = nttgen_kyber_r1_rvv256_montmul(x_112, tw_4, twqinv_4, 16);
+        const vint16m1_t red_16 = nttgen_kyber_r1_rvv256_cond_add_q(x_120, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 32, red_16, 16);
         const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 320, 16);
         const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 336, 16);
-        const vint16m1_t x_93 = nttgen_kyber_r1_rvv256_montmul(x_85, tw_5, twqinv_5, 16);
-        const vint16m1_t red_12 = nttgen_kyber_r1_rvv256_cond_add_q(x_93, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 160, red_12, 16);
+        const vint16m1_t x_121 = nttgen_kyber_r1_rvv256_montmul(x_113, tw_5, twqinv_5, 16);
+        const vint16m1_t red_17 = nttgen_kyber_r1_rvv256_cond_add_q(x_121, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 160, red_17, 16);
         const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 192, 16);
         const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 208, 16);
-        const vint16m1_t x_94 = nttgen_kyber_r1_rvv256_montmul(x_86, tw_6, twqinv_6, 16);
-        const vint16m1_t red_13 = nttgen_kyber_r1_rvv256_cond_add_q(x_94, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 96, red_13, 16);
+        const vint16m1_t x_122 = nttgen_kyber_r1_rvv256_montmul(x_114, tw_6, twqinv_6, 16);
+        const vint16m1_t red_18 = nttgen_kyber_r1_rvv256_cond_add_q(x_122, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 96, red_18, 16);
         const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 448, 16);
         const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 464, 16);
-        const vint16m1_t x_95 = nttgen_kyber_r1_rvv256_montmul(x_87, tw_7, twqinv_7, 16);
-        const vint16m1_t red_14 = nttgen_kyber_r1_rvv256_cond_add_q(x_95, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 224, red_14, 16);
+        const vint16m1_t x_123 = nttgen_kyber_r1_rvv256_montmul(x_115, tw_7, twqinv_7, 16);
+        const vint16m1_t red_19 = nttgen_kyber_r1_rvv256_cond_add_q(x_123, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 224, red_19, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(a, 256, 0, 7680);
@@ -1723,8 +1816,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv256_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 314, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194,
- *   montmul_var 16, barrett 30, cond_add_q 16
+ * Ops per call: load 348, gather 32, store 144, scatter 16, add 192, sub 192, montmul 193,
+ *   montmul_var 16, barrett 34, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -7,8 +7,8 @@
  *         Kyber round 1 prime (Seiler 2018): complete NTT
  * NTT:    depth 8, factors of degree 1, root r = 62 of order 512
  * Order:  standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 62 of order 512
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 3, 7, 4, 0,
- *           1, 2]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *           2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv256_ntt: forward NTT, in place
- *       a in [-7680, 7680] -> a in [-18322, 18323]
- *       ops: load 78, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ *       a in [-7680, 7680] -> a in [-18079, 18079]
+ *       ops: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
@@ -38,9 +38,9 @@
  *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5415, 5415]
- *       ops: load 126, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
- *       coefficient reductions: 224
+ *       a in [-9073, 9073] -> a in [-5163, 5163]
+ *       ops: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18
+ *       coefficient reductions: 288
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
@@ -65,16 +65,16 @@
  *   nttgen_kyber_r1_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, scatter 32
+ *       ops: load 16, scatter 16
  *   nttgen_kyber_r1_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: gather 32, store 32
+ *       ops: gather 16, store 16
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 314, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194, montmul_var
- *         16, barrett 30, cond_add_q 16
- *       coefficient reductions: 480
+ *       ops: load 348, gather 32, store 144, scatter 16, add 192, sub 192, montmul 193, montmul_var
+ *         16, barrett 34, cond_add_q 16
+ *       coefficient reductions: 544
  */
 #ifndef NTTGEN_KYBER_R1_RVV256_H
 #define NTTGEN_KYBER_R1_RVV256_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18322, 18323]
- * Ops per call: load 78, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ * a[256]: on entry in [-7680, 7680], on exit in [-18079, 18079]
+ * Ops per call: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
  */
 void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]);
 
@@ -159,8 +159,8 @@ void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5415, 5415]
- * Ops per call: load 126, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
+ * a[256]: on entry in [-9073, 9073], on exit in [-5163, 5163]
+ * Ops per call: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]);
 
@@ -220,7 +220,7 @@ void nttgen_kyber_r1_rvv256_frommont(int16_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, scatter 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]);
 
@@ -230,7 +230,7 @@ void nttgen_kyber_r1_rvv256_to_standard(int16_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: gather 32, store 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
 
@@ -242,8 +242,8 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 314, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194,
- *   montmul_var 16, barrett 30, cond_add_q 16
+ * Ops per call: load 348, gather 32, store 144, scatter 16, add 192, sub 192, montmul 193,
+ *   montmul_var 16, barrett 34, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

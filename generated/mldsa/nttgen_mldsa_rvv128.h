@@ -18,8 +18,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_rvv128_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42042861, 42042861]
- *       ops: load 302, gather 64, store 192, add 256, sub 256, montmul 256
+ *       a in [-8380416, 8380416] -> a in [-42043007, 42043007]
+ *       ops: load 278, gather 64, store 192, add 256, sub 256, montmul 256
  *   nttgen_mldsa_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 128, store 64, montmul_var 64
@@ -41,7 +41,7 @@
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 366, store 128, scatter 64, add 256, sub 256, montmul 288, const 64
+ *       ops: load 342, store 128, scatter 64, add 256, sub 256, montmul 288, const 64
  *   nttgen_mldsa_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,7 +73,7 @@
  *       ops: gather 64, store 64
  *   nttgen_mldsa_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 1098, gather 128, store 576, scatter 64, add 768, sub 768, montmul 800,
+ *       ops: load 1026, gather 128, store 576, scatter 64, add 768, sub 768, montmul 800,
  *         montmul_var 64, cond_add_q 64, const 64
  */
 #ifndef NTTGEN_MLDSA_RVV128_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42042861, 42042861]
- * Ops per call: load 302, gather 64, store 192, add 256, sub 256, montmul 256
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-42043007, 42043007]
+ * Ops per call: load 278, gather 64, store 192, add 256, sub 256, montmul 256
  */
 void nttgen_mldsa_rvv128_ntt(int32_t a[256]);
 
@@ -159,7 +159,7 @@ void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 366, store 128, scatter 64, add 256, sub 256, montmul 288, const 64
+ * Ops per call: load 342, store 128, scatter 64, add 256, sub 256, montmul 288, const 64
  */
 void nttgen_mldsa_rvv128_intt(int32_t a[256]);
 
@@ -241,7 +241,7 @@ void nttgen_mldsa_rvv128_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 1098, gather 128, store 576, scatter 64, add 768, sub 768, montmul 800,
+ * Ops per call: load 1026, gather 128, store 576, scatter 64, add 768, sub 768, montmul 800,
  *   montmul_var 64, cond_add_q 64, const 64
  */
 void nttgen_mldsa_rvv128_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);

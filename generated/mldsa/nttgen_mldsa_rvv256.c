@@ -18,8 +18,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_rvv256_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42042508, 42042508]
- *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ *       a in [-8380416, 8380416] -> a in [-42041396, 42041396]
+ *       ops: load 154, gather 32, store 96, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 64, store 32, montmul_var 32
@@ -41,7 +41,7 @@
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
+ *       ops: load 186, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  *   nttgen_mldsa_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,7 +73,7 @@
  *       ops: gather 32, store 32
  *   nttgen_mldsa_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
+ *       ops: load 558, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
  *         32, cond_add_q 32, const 32
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -178,24 +178,28 @@ static inline vint32m1_t nttgen_mldsa_rvv256_mredw(vint64m2_t a, size_t vl) {
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[520] = {
-    // pass 0: layer(s) 0, 1
-    25847, 1830765815, -2608894, -1929875198, -518909, -1927777021, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    237124, 1640767044, 1826347, 308362795, 2353451, -1815525077, 2725464, 1727305304,
-    -1079900, -1364982364, 1024112, 2082316400, 3585928, 858240904, 0, 0,
-    -777960, 1477910808, -359251, -1374673747, -2091905, -1091570561, -549488, 1806278032,
-    2619752, -346752664, -1119584, 222489248, -2108549, 684667771, 0, 0,
-    -876248, 1612161320, 3119733, -1929495947, -2884855, 515185417, -2118186, 1654287830,
-    -1399561, -1257667337, -3859737, -878576921, -3277672, -748618600, 0, 0,
-    466468, 1640734244, 3111497, -285697463, 2680103, 625853735, 1757237, 329347125,
-    4010497, -1443016191, -19422, 1837364258, 280005, -1170414139, 0, 0,
-    // pass 2: layer(s) 5, 6, 7
+    // pass 0: layer(s) 0
+    25847, 1830765815, 0, 0, 0, 0, 0, 0,
+    // pass 1: layer(s) 1, 2, 3
+    -2608894, -1929875198, 237124, 1640767044, -777960, 1477910808, 1826347, 308362795,
+    -359251, -1374673747, 2353451, -1815525077, -2091905, -1091570561, 0, 0,
+    -518909, -1927777021, -876248, 1612161320, 466468, 1640734244, 3119733, -1929495947,
+    3111497, -285697463, -2884855, 515185417, 2680103, 625853735, 0, 0,
+    // pass 2: layer(s) 4, 5, 6, 7
+    2725464, -1079900, -549488, 2619752, -2118186, -1399561, 1757237, 4010497,
+    1727305304, -1364982364, 1806278032, -346752664, 1654287830, -1257667337, 329347125, -1443016191,
     2706023, -1661693, -3861115, 3539968, -1699267, 3507263, 811944, 3900724,
     -1846138265, 1594295555, -202001019, -1061813248, -1750224323, -1925356481, 1484874664, -1495136972,
+    95776, -3592148, -3043716, -300467, -1643818, -2140649, 531354, -2556880,
+    -1631226336, -1076973524, -475984260, 2059733581, -901666090, 992097815, -1636082790, -950076368,
     -3930395, -1257611, 3412210, -671102, -3343383, -3724342, 189548, 1285669,
     -1574918427, -1285853323, -783134478, 2135294594, 1321868265, 675310538, -695180180, -178766299,
     -1528703, 1939314, -983419, -1228525, 264944, -8578, -3553272, -1584928,
     -654783359, -1039411342, -247357819, 1787797779, -916321552, -1261461890, 1422575624, 168022240,
+    -3677745, -4083598, 2147896, -22981, 508951, 1653064, 3159746, -812732,
+    1350681039, -993005454, -588790216, -1018755525, 1225434135, -1555941048, -1375177022, -518252220,
+    -3041255, -1000202, 2715295, -1308169, 3097992, -3249728, -1851402, -1439742,
+    -1974159335, 1955560694, 1518161567, 1638590967, 1155548552, -318346816, 1424130038, 1206536194,
     2091667, 900702, 342297, -3767016, -1279661, -2013608, -3038916, -2939036,
     -898413, 14253662, 2124962073, -1536588520, 831969619, 1554794072, -2047270596, 1119856484,
     2316500, 909542, -2437823, 2635921, -2546312, 2454455, 3866901, -420899,
@@ -204,12 +208,6 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[520] = 
     991903578, -421552614, 908452108, -72690498, -1078959975, 173440395, 6087993, -1600929361,
     3817976, 819034, 4108315, -3548272, -1374803, -164721, 269760, -2286327,
     746144248, 1257750362, 885133339, -1287922800, 1042326957, -1542497137, -1547952704, 1123958025,
-    95776, -3592148, -3043716, -300467, -1643818, -2140649, 531354, -2556880,
-    -1631226336, -1076973524, -475984260, 2059733581, -901666090, 992097815, -1636082790, -950076368,
-    -3677745, -4083598, 2147896, -22981, 508951, 1653064, 3159746, -812732,
-    1350681039, -993005454, -588790216, -1018755525, 1225434135, -1555941048, -1375177022, -518252220,
-    -3041255, -1000202, 2715295, -1308169, 3097992, -3249728, -1851402, -1439742,
-    -1974159335, 1955560694, 1518161567, 1638590967, 1155548552, -318346816, 1424130038, 1206536194,
     -3342478, 495491, 3437287, -2994039, 1500165, 1957272, 2213111, 183443,
     -1363460238, 1014493059, -1223601433, 694382729, -300448763, 1339088280, -1723816713, 1544891539,
     -2446433, -43260, 1735879, 1903435, 2235880, 185531, 1717735, 1612842,
@@ -218,12 +216,20 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[520] = 
     912367099, -818371958, 1851023419, -314284737, 604552167, -2126092136, -110126092, 879867909,
     -3562462, -522500, 203044, -1050970, 3406031, -1207385, 472078, -3545687,
     -1420958686, 1926727420, 1629985060, 1136965286, 1405999311, 2061661095, 394851342, 201262505,
+    1024112, 3585928, -1119584, -2108549, -3859737, -3277672, -19422, 280005,
+    2082316400, 858240904, 222489248, 684667771, -878576921, -748618600, 1837364258, -1170414139,
     3077325, -2537516, 3574422, 2348700, 3505694, -1600420, 954230, 2071892,
     -1404529459, -1898723372, -561427818, -1661512036, 418987550, 879957084, -285388938, -1714807468,
+    3530437, 3915439, -2867647, -539299, -3821735, 3699596, 3881043, -2797779,
+    1838055109, -594436433, 1797021249, -1104976547, 1831915353, 2024403852, -1983539117, -952438995,
     -1452451, -3190144, -2967645, -381987, 44288, 2389356, -2409325, -3019102,
     -2143979939, -1440787840, 289871779, -889861155, -1784632064, -1999506068, 1777179795, 1957047970,
     3475950, -3157330, -3693493, 1349076, -1100098, -210977, -177440, -3881060,
     1651689966, 1529189038, -86965173, -120646188, 2143745726, 628664287, -1185330464, 985155484,
+    2176455, -3632928, -411027, 1852771, 904516, 759969, 1315589, -3628969,
+    1599739335, 568627424, -1262003603, 1665705315, 666258756, -1499481951, 334803717, 1146323031,
+    -1585221, 126922, -2477047, -1430430, 3958618, -1316856, 1341330, 3839961,
+    140455867, -2131021878, 1708872713, -1669960606, 1210558298, -1729304568, 235321234, -894060583,
     266997, -655327, 2842341, -1333058, -542412, -3183426, -426683, -554416,
     -605900043, 863641633, -1920467227, 235104446, 756955444, -2040058690, -1591599803, 155290192,
     -1235728, 2031748, -2590150, -3318210, -1671176, 1616392, -1803090, -48306,
@@ -232,12 +238,6 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[520] = 
     -44694137, 1747917558, -1176751719, 985022747, -1021949428, -1316619236, 565464272, -1809756372,
     3513181, 3207046, 1265009, -1430225, -1846953, 3014001, 1910376, -1362209,
     2032221021, 1931587462, 1967222129, 1779436847, 713994583, -883155599, 283780712, 1934038751,
-    3530437, 3915439, -2867647, -539299, -3821735, 3699596, 3881043, -2797779,
-    1838055109, -594436433, 1797021249, -1104976547, 1831915353, 2024403852, -1983539117, -952438995,
-    2176455, -3632928, -411027, 1852771, 904516, 759969, 1315589, -3628969,
-    1599739335, 568627424, -1262003603, 1665705315, 666258756, -1499481951, 334803717, 1146323031,
-    -1585221, 126922, -2477047, -1430430, 3958618, -1316856, 1341330, 3839961,
-    140455867, -2131021878, 1708872713, -1669960606, 1210558298, -1729304568, 235321234, -894060583,
     -3520352, -3556995, 4055324, -451100, -2584293, 810149, -1667432, 3937738,
     2027833504, 1819892093, -1637785316, -1045062172, -260312805, -853476187, -440824168, -973777462,
     -1197226, -768622, 2486353, 3306115, 594136, -3694233, -260646, -846154,
@@ -254,7 +254,7 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_ntt_from_zetas[520] = 
 //  equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = {
-    // pass 0: layer(s) 5, 6, 7
+    // pass 0: layer(s) 4, 5, 6, 7
     -1976782, 3833893, 1799107, 3776993, 1962642, -1595974, 3595838, 3193378,
     -374860238, -776003547, -1726753853, -940195359, -1116720494, -6363718, -1258381762, -1904936414,
     -1400424, 1104333, -1652634, 3724270, -1312455, -1247620, 525098, 3759364,
@@ -263,12 +263,6 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = 
     540420426, 71875110, 596344473, -371462360, -419615363, 642772911, -128353682, -1683520342,
     -3937738, 1667432, -810149, 2584293, 451100, -4055324, 3556995, 3520352,
     973777462, 440824168, 853476187, 260312805, 1045062172, 1637785316, -1819892093, -2027833504,
-    -3839961, -1341330, 1316856, -3958618, 1430430, 2477047, -126922, 1585221,
-    894060583, -235321234, 1729304568, -1210558298, 1669960606, -1708872713, 2131021878, -140455867,
-    3628969, -1315589, -759969, -904516, -1852771, 411027, 3632928, -2176455,
-    -1146323031, -334803717, 1499481951, -666258756, -1665705315, 1262003603, -568627424, -1599739335,
-    2797779, -3881043, -3699596, 3821735, 539299, 2867647, -3915439, -3530437,
-    952438995, 1983539117, -2024403852, -1831915353, 1104976547, -1797021249, 594436433, -1838055109,
     1362209, -1910376, -3014001, 1846953, 1430225, -1265009, -3207046, -3513181,
     -1934038751, -283780712, 883155599, -713994583, -1779436847, -1967222129, -1931587462, -2032221021,
     -3919660, -1723600, -162844, 2831860, -1237275, -2691481, 3122442, -2434439,
@@ -277,12 +271,20 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = 
     -2036925262, 260424530, -827959816, 1276805128, 2070602178, 635454918, 1372618620, 326425360,
     554416, 426683, 3183426, 542412, 1333058, -2842341, 655327, -266997,
     -155290192, 1591599803, 2040058690, -756955444, -235104446, 1920467227, -863641633, 605900043,
+    -3839961, -1341330, 1316856, -3958618, 1430430, 2477047, -126922, 1585221,
+    894060583, -235321234, 1729304568, -1210558298, 1669960606, -1708872713, 2131021878, -140455867,
+    3628969, -1315589, -759969, -904516, -1852771, 411027, 3632928, -2176455,
+    -1146323031, -334803717, 1499481951, -666258756, -1665705315, 1262003603, -568627424, -1599739335,
     3881060, 177440, 210977, 1100098, -1349076, 3693493, 3157330, -3475950,
     -985155484, 1185330464, -628664287, -2143745726, 120646188, 86965173, -1529189038, -1651689966,
     3019102, 2409325, -2389356, -44288, 381987, 2967645, 3190144, 1452451,
     -1957047970, -1777179795, 1999506068, 1784632064, 889861155, -289871779, 1440787840, 2143979939,
+    2797779, -3881043, -3699596, 3821735, 539299, 2867647, -3915439, -3530437,
+    952438995, 1983539117, -2024403852, -1831915353, 1104976547, -1797021249, 594436433, -1838055109,
     -2071892, -954230, 1600420, -3505694, -2348700, -3574422, 2537516, -3077325,
     1714807468, 285388938, -879957084, -418987550, 1661512036, 561427818, 1898723372, 1404529459,
+    -280005, 19422, 3277672, 3859737, 2108549, 1119584, -3585928, -1024112,
+    1170414139, -1837364258, 748618600, 878576921, -684667771, -222489248, -858240904, -2082316400,
     3545687, -472078, 1207385, -3406031, 1050970, -203044, 522500, 3562462,
     -201262505, -394851342, -2061661095, -1405999311, -1136965286, -1629985060, -1926727420, 1420958686,
     976891, 975884, -3369112, -777191, -1869119, 3342277, 1613174, -2244091,
@@ -291,12 +293,6 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = 
     1499603926, 279505433, 384158533, 270590488, -671509323, -137583815, -2027935492, -30313375,
     -183443, -2213111, -1957272, -1500165, 2994039, -3437287, -495491, 3342478,
     -1544891539, 1723816713, -1339088280, 300448763, -694382729, 1223601433, -1014493059, 1363460238,
-    1439742, 1851402, 3249728, -3097992, 1308169, -2715295, 1000202, 3041255,
-    -1206536194, -1424130038, 318346816, -1155548552, -1638590967, -1518161567, -1955560694, 1974159335,
-    812732, -3159746, -1653064, -508951, 22981, -2147896, 4083598, 3677745,
-    518252220, 1375177022, 1555941048, -1225434135, 1018755525, 588790216, 993005454, -1350681039,
-    2556880, -531354, 2140649, 1643818, 300467, 3043716, 3592148, -95776,
-    950076368, 1636082790, -992097815, 901666090, -2059733581, 475984260, 1076973524, 1631226336,
     2286327, -269760, 164721, 1374803, 3548272, -4108315, -819034, -3817976,
     -1123958025, 1547952704, 1542497137, -1042326957, 1287922800, -885133339, -1257750362, -746144248,
     2235985, -3523897, -2432395, -1917081, -1250494, -286988, -1859098, -3407706,
@@ -305,23 +301,27 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = 
     1208667171, -702390549, 1357098057, -1216882040, -45766801, 1123881663, 517299994, -1363007700,
     2939036, 3038916, 2013608, 1279661, 3767016, -342297, -900702, -2091667,
     -1119856484, 2047270596, -1554794072, -831969619, 1536588520, -2124962073, -14253662, 898413,
+    1439742, 1851402, 3249728, -3097992, 1308169, -2715295, 1000202, 3041255,
+    -1206536194, -1424130038, 318346816, -1155548552, -1638590967, -1518161567, -1955560694, 1974159335,
+    812732, -3159746, -1653064, -508951, 22981, -2147896, 4083598, 3677745,
+    518252220, 1375177022, 1555941048, -1225434135, 1018755525, 588790216, 993005454, -1350681039,
     1584928, 3553272, 8578, -264944, 1228525, 983419, -1939314, 1528703,
     -168022240, -1422575624, 1261461890, 916321552, -1787797779, 247357819, 1039411342, 654783359,
     -1285669, -189548, 3724342, 3343383, 671102, -3412210, 1257611, 3930395,
     178766299, 695180180, -675310538, -1321868265, -2135294594, 783134478, 1285853323, 1574918427,
+    2556880, -531354, 2140649, 1643818, 300467, 3043716, 3592148, -95776,
+    950076368, 1636082790, -992097815, 901666090, -2059733581, 475984260, 1076973524, 1631226336,
     -3900724, -811944, -3507263, 1699267, -3539968, 3861115, 1661693, -2706023,
     1495136972, -1484874664, 1925356481, 1750224323, 1061813248, 202001019, -1594295555, 1846138265,
-    // pass 1: layer(s) 2, 3, 4
-    -280005, 1170414139, 19422, -1837364258, -4010497, 1443016191, -1757237, -329347125,
-    -2680103, -625853735, -3111497, 285697463, -466468, -1640734244, 0, 0,
-    3277672, 748618600, 3859737, 878576921, 1399561, 1257667337, 2118186, -1654287830,
-    2884855, -515185417, -3119733, 1929495947, 876248, -1612161320, 0, 0,
-    2108549, -684667771, 1119584, -222489248, -2619752, 346752664, 549488, -1806278032,
-    2091905, 1091570561, 359251, 1374673747, 777960, -1477910808, 0, 0,
-    -3585928, -858240904, -1024112, -2082316400, 1079900, 1364982364, -2725464, -1727305304,
-    -2353451, 1815525077, -1826347, -308362795, -237124, -1640767044, 0, 0,
-    // pass 2: layer(s) 0, 1
-    518909, 1927777021, 2608894, 1929875198, 3975713, 151046689, 0, 0,
+    -4010497, -1757237, 1399561, 2118186, -2619752, 549488, 1079900, -2725464,
+    1443016191, -329347125, 1257667337, -1654287830, 346752664, -1806278032, 1364982364, -1727305304,
+    // pass 1: layer(s) 1, 2, 3
+    -2680103, -625853735, 2884855, -515185417, -3111497, 285697463, -3119733, 1929495947,
+    -466468, -1640734244, 876248, -1612161320, 518909, 1927777021, 0, 0,
+    2091905, 1091570561, -2353451, 1815525077, 359251, 1374673747, -1826347, -308362795,
+    777960, -1477910808, -237124, -1640767044, 2608894, 1929875198, 0, 0,
+    // pass 2: layer(s) 0
+    3975713, 151046689, 0, 0, 0, 0, 0, 0,
 };
 // clang-format on
 
@@ -330,9 +330,9 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_rvv256_intt_zetas_inv[520] = 
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-42042508, 42042508]
+ * r[256]: on exit in [-42041396, 42041396]
  * a[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ * Ops per call: load 154, gather 32, store 96, add 128, sub 128, montmul 128
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const int32_t a[256]) {
     const vuint32m1_t lanes_at_0 =
@@ -341,195 +341,261 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -8380416, 8380416);
 #endif
-    // layers 0, 1: 8 register(s) per chunk
+    // layers 0: 4 register(s) per chunk
     const int32_t zeta_0 = zetas_0[0];
     const int32_t zetaqinv_0 = zetas_0[1];
-    const int32_t zeta_1 = zetas_0[2];
-    const int32_t zetaqinv_1 = zetas_0[3];
-    const int32_t zeta_2 = zetas_0[4];
-    const int32_t zetaqinv_2 = zetas_0[5];
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+    for (size_t j_0 = 0; j_0 < 8; ++j_0) {
         const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
         const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
         const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
         const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
-        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
-        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
-        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
-        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
         const vint32m1_t t_0 = nttgen_mldsa_rvv256_montmul_vx(x_1, zeta_0, zetaqinv_0, 8);
-        const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, t_0, 8);
-        const vint32m1_t x_9 = __riscv_vsub_vv_i32m1(x_0, t_0, 8);
+        const vint32m1_t x_4 = __riscv_vadd_vv_i32m1(x_0, t_0, 8);
+        const vint32m1_t x_5 = __riscv_vsub_vv_i32m1(x_0, t_0, 8);
         const vint32m1_t t_1 = nttgen_mldsa_rvv256_montmul_vx(x_3, zeta_0, zetaqinv_0, 8);
-        const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_2, t_1, 8);
-        const vint32m1_t x_11 = __riscv_vsub_vv_i32m1(x_2, t_1, 8);
-        const vint32m1_t t_2 = nttgen_mldsa_rvv256_montmul_vx(x_5, zeta_0, zetaqinv_0, 8);
-        const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_4, t_2, 8);
-        const vint32m1_t x_13 = __riscv_vsub_vv_i32m1(x_4, t_2, 8);
-        const vint32m1_t t_3 = nttgen_mldsa_rvv256_montmul_vx(x_7, zeta_0, zetaqinv_0, 8);
-        const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_6, t_3, 8);
-        const vint32m1_t x_15 = __riscv_vsub_vv_i32m1(x_6, t_3, 8);
-        const vint32m1_t t_4 = nttgen_mldsa_rvv256_montmul_vx(x_10, zeta_1, zetaqinv_1, 8);
-        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, t_4, 8);
-        const vint32m1_t x_17 = __riscv_vsub_vv_i32m1(x_8, t_4, 8);
-        const vint32m1_t t_5 = nttgen_mldsa_rvv256_montmul_vx(x_11, zeta_2, zetaqinv_2, 8);
-        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_9, t_5, 8);
-        const vint32m1_t x_19 = __riscv_vsub_vv_i32m1(x_9, t_5, 8);
-        const vint32m1_t t_6 = nttgen_mldsa_rvv256_montmul_vx(x_14, zeta_1, zetaqinv_1, 8);
-        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_12, t_6, 8);
-        const vint32m1_t x_21 = __riscv_vsub_vv_i32m1(x_12, t_6, 8);
-        const vint32m1_t t_7 = nttgen_mldsa_rvv256_montmul_vx(x_15, zeta_2, zetaqinv_2, 8);
-        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_13, t_7, 8);
-        const vint32m1_t x_23 = __riscv_vsub_vv_i32m1(x_13, t_7, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8], x_16, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 128, x_18, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 64, x_17, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 192, x_19, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 32, x_20, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 160, x_22, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 96, x_21, 8);
-        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 224, x_23, 8);
+        const vint32m1_t x_6 = __riscv_vadd_vv_i32m1(x_2, t_1, 8);
+        const vint32m1_t x_7 = __riscv_vsub_vv_i32m1(x_2, t_1, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8], x_4, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 128, x_5, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 64, x_6, 8);
+        __riscv_vse32_v_i32m1(&r[j_0 * 8] + 192, x_7, 8);
     }
-    // layers 2, 3, 4: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const int32_t zeta_3 = zetas_0[blk_0 * 16 + 8];
-        const int32_t zetaqinv_3 = zetas_0[blk_0 * 16 + 9];
-        const int32_t zeta_4 = zetas_0[blk_0 * 16 + 10];
-        const int32_t zetaqinv_4 = zetas_0[blk_0 * 16 + 11];
-        const int32_t zeta_5 = zetas_0[blk_0 * 16 + 12];
-        const int32_t zetaqinv_5 = zetas_0[blk_0 * 16 + 13];
-        const int32_t zeta_6 = zetas_0[blk_0 * 16 + 14];
-        const int32_t zetaqinv_6 = zetas_0[blk_0 * 16 + 15];
-        const int32_t zeta_7 = zetas_0[blk_0 * 16 + 16];
-        const int32_t zetaqinv_7 = zetas_0[blk_0 * 16 + 17];
-        const int32_t zeta_8 = zetas_0[blk_0 * 16 + 18];
-        const int32_t zetaqinv_8 = zetas_0[blk_0 * 16 + 19];
-        const int32_t zeta_9 = zetas_0[blk_0 * 16 + 20];
-        const int32_t zetaqinv_9 = zetas_0[blk_0 * 16 + 21];
-        const vint32m1_t x_24 = __riscv_vle32_v_i32m1(&r[blk_0 * 64], 8);
-        const vint32m1_t x_25 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 32, 8);
-        const vint32m1_t x_26 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 16, 8);
-        const vint32m1_t x_27 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 48, 8);
-        const vint32m1_t x_28 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 8, 8);
-        const vint32m1_t x_29 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 40, 8);
-        const vint32m1_t x_30 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 24, 8);
-        const vint32m1_t x_31 = __riscv_vle32_v_i32m1(&r[blk_0 * 64] + 56, 8);
-        const vint32m1_t t_8 = nttgen_mldsa_rvv256_montmul_vx(x_25, zeta_3, zetaqinv_3, 8);
-        const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_24, t_8, 8);
-        const vint32m1_t x_33 = __riscv_vsub_vv_i32m1(x_24, t_8, 8);
-        const vint32m1_t t_9 = nttgen_mldsa_rvv256_montmul_vx(x_27, zeta_3, zetaqinv_3, 8);
-        const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_26, t_9, 8);
-        const vint32m1_t x_35 = __riscv_vsub_vv_i32m1(x_26, t_9, 8);
-        const vint32m1_t t_10 = nttgen_mldsa_rvv256_montmul_vx(x_29, zeta_3, zetaqinv_3, 8);
-        const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_28, t_10, 8);
-        const vint32m1_t x_37 = __riscv_vsub_vv_i32m1(x_28, t_10, 8);
-        const vint32m1_t t_11 = nttgen_mldsa_rvv256_montmul_vx(x_31, zeta_3, zetaqinv_3, 8);
-        const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_30, t_11, 8);
-        const vint32m1_t x_39 = __riscv_vsub_vv_i32m1(x_30, t_11, 8);
-        const vint32m1_t t_12 = nttgen_mldsa_rvv256_montmul_vx(x_34, zeta_4, zetaqinv_4, 8);
-        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, t_12, 8);
-        const vint32m1_t x_41 = __riscv_vsub_vv_i32m1(x_32, t_12, 8);
-        const vint32m1_t t_13 = nttgen_mldsa_rvv256_montmul_vx(x_35, zeta_5, zetaqinv_5, 8);
-        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, t_13, 8);
-        const vint32m1_t x_43 = __riscv_vsub_vv_i32m1(x_33, t_13, 8);
-        const vint32m1_t t_14 = nttgen_mldsa_rvv256_montmul_vx(x_38, zeta_4, zetaqinv_4, 8);
-        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_36, t_14, 8);
-        const vint32m1_t x_45 = __riscv_vsub_vv_i32m1(x_36, t_14, 8);
-        const vint32m1_t t_15 = nttgen_mldsa_rvv256_montmul_vx(x_39, zeta_5, zetaqinv_5, 8);
-        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_37, t_15, 8);
-        const vint32m1_t x_47 = __riscv_vsub_vv_i32m1(x_37, t_15, 8);
-        const vint32m1_t t_16 = nttgen_mldsa_rvv256_montmul_vx(x_44, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, t_16, 8);
-        const vint32m1_t x_49 = __riscv_vsub_vv_i32m1(x_40, t_16, 8);
-        const vint32m1_t t_17 = nttgen_mldsa_rvv256_montmul_vx(x_46, zeta_7, zetaqinv_7, 8);
-        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, t_17, 8);
-        const vint32m1_t x_51 = __riscv_vsub_vv_i32m1(x_42, t_17, 8);
-        const vint32m1_t t_18 = nttgen_mldsa_rvv256_montmul_vx(x_45, zeta_8, zetaqinv_8, 8);
-        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, t_18, 8);
-        const vint32m1_t x_53 = __riscv_vsub_vv_i32m1(x_41, t_18, 8);
-        const vint32m1_t t_19 = nttgen_mldsa_rvv256_montmul_vx(x_47, zeta_9, zetaqinv_9, 8);
-        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, t_19, 8);
-        const vint32m1_t x_55 = __riscv_vsub_vv_i32m1(x_43, t_19, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64], x_48, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 32, x_50, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 16, x_52, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 48, x_54, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 8, x_49, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 40, x_51, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 24, x_53, 8);
-        __riscv_vse32_v_i32m1(&r[blk_0 * 64] + 56, x_55, 8);
+    // layers 1, 2, 3: 8 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const int32_t zeta_1 = zetas_0[blk_0 * 16 + 8];
+        const int32_t zetaqinv_1 = zetas_0[blk_0 * 16 + 9];
+        const int32_t zeta_2 = zetas_0[blk_0 * 16 + 10];
+        const int32_t zetaqinv_2 = zetas_0[blk_0 * 16 + 11];
+        const int32_t zeta_3 = zetas_0[blk_0 * 16 + 12];
+        const int32_t zetaqinv_3 = zetas_0[blk_0 * 16 + 13];
+        const int32_t zeta_4 = zetas_0[blk_0 * 16 + 14];
+        const int32_t zetaqinv_4 = zetas_0[blk_0 * 16 + 15];
+        const int32_t zeta_5 = zetas_0[blk_0 * 16 + 16];
+        const int32_t zetaqinv_5 = zetas_0[blk_0 * 16 + 17];
+        const int32_t zeta_6 = zetas_0[blk_0 * 16 + 18];
+        const int32_t zetaqinv_6 = zetas_0[blk_0 * 16 + 19];
+        const int32_t zeta_7 = zetas_0[blk_0 * 16 + 20];
+        const int32_t zetaqinv_7 = zetas_0[blk_0 * 16 + 21];
+        for (size_t j_1 = 0; j_1 < 2; ++j_1) {
+            const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8], 8);
+            const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 64, 8);
+            const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 32, 8);
+            const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 96, 8);
+            const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 16, 8);
+            const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 80, 8);
+            const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 48, 8);
+            const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 112, 8);
+            const vint32m1_t t_2 = nttgen_mldsa_rvv256_montmul_vx(x_9, zeta_1, zetaqinv_1, 8);
+            const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, t_2, 8);
+            const vint32m1_t x_17 = __riscv_vsub_vv_i32m1(x_8, t_2, 8);
+            const vint32m1_t t_3 = nttgen_mldsa_rvv256_montmul_vx(x_11, zeta_1, zetaqinv_1, 8);
+            const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_10, t_3, 8);
+            const vint32m1_t x_19 = __riscv_vsub_vv_i32m1(x_10, t_3, 8);
+            const vint32m1_t t_4 = nttgen_mldsa_rvv256_montmul_vx(x_13, zeta_1, zetaqinv_1, 8);
+            const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_12, t_4, 8);
+            const vint32m1_t x_21 = __riscv_vsub_vv_i32m1(x_12, t_4, 8);
+            const vint32m1_t t_5 = nttgen_mldsa_rvv256_montmul_vx(x_15, zeta_1, zetaqinv_1, 8);
+            const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_14, t_5, 8);
+            const vint32m1_t x_23 = __riscv_vsub_vv_i32m1(x_14, t_5, 8);
+            const vint32m1_t t_6 = nttgen_mldsa_rvv256_montmul_vx(x_18, zeta_2, zetaqinv_2, 8);
+            const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_16, t_6, 8);
+            const vint32m1_t x_25 = __riscv_vsub_vv_i32m1(x_16, t_6, 8);
+            const vint32m1_t t_7 = nttgen_mldsa_rvv256_montmul_vx(x_19, zeta_3, zetaqinv_3, 8);
+            const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_17, t_7, 8);
+            const vint32m1_t x_27 = __riscv_vsub_vv_i32m1(x_17, t_7, 8);
+            const vint32m1_t t_8 = nttgen_mldsa_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 8);
+            const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_20, t_8, 8);
+            const vint32m1_t x_29 = __riscv_vsub_vv_i32m1(x_20, t_8, 8);
+            const vint32m1_t t_9 = nttgen_mldsa_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 8);
+            const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_21, t_9, 8);
+            const vint32m1_t x_31 = __riscv_vsub_vv_i32m1(x_21, t_9, 8);
+            const vint32m1_t t_10 = nttgen_mldsa_rvv256_montmul_vx(x_28, zeta_4, zetaqinv_4, 8);
+            const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_24, t_10, 8);
+            const vint32m1_t x_33 = __riscv_vsub_vv_i32m1(x_24, t_10, 8);
+            const vint32m1_t t_11 = nttgen_mldsa_rvv256_montmul_vx(x_30, zeta_5, zetaqinv_5, 8);
+            const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_26, t_11, 8);
+            const vint32m1_t x_35 = __riscv_vsub_vv_i32m1(x_26, t_11, 8);
+            const vint32m1_t t_12 = nttgen_mldsa_rvv256_montmul_vx(x_29, zeta_6, zetaqinv_6, 8);
+            const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_25, t_12, 8);
+            const vint32m1_t x_37 = __riscv_vsub_vv_i32m1(x_25, t_12, 8);
+            const vint32m1_t t_13 = nttgen_mldsa_rvv256_montmul_vx(x_31, zeta_7, zetaqinv_7, 8);
+            const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_27, t_13, 8);
+            const vint32m1_t x_39 = __riscv_vsub_vv_i32m1(x_27, t_13, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8], x_32, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 64, x_34, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 32, x_36, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 96, x_38, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 16, x_33, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 80, x_35, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 48, x_37, 8);
+            __riscv_vse32_v_i32m1(&r[blk_0 * 128 + j_1 * 8] + 112, x_39, 8);
+        }
     }
-    // layers 5, 6, 7: 8 register(s) per chunk
-    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 72, 8);
-        const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 80, 8);
-        const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 88, 8);
-        const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 96, 8);
-        const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 104, 8);
-        const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 112, 8);
-        const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 120, 8);
-        const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 128, 8);
-        const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 136, 8);
-        const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 144, 8);
-        const vint32m1_t zeta_15 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 152, 8);
-        const vint32m1_t zetaqinv_15 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 160, 8);
-        const vint32m1_t zeta_16 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 168, 8);
-        const vint32m1_t zetaqinv_16 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 112] + 176, 8);
-        const vint32m1_t x_56 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8], lanes_at_0, 8);
-        const vint32m1_t x_57 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 4, lanes_at_0, 8);
-        const vint32m1_t x_58 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 2, lanes_at_0, 8);
-        const vint32m1_t x_59 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 6, lanes_at_0, 8);
-        const vint32m1_t x_60 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 1, lanes_at_0, 8);
-        const vint32m1_t x_61 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 5, lanes_at_0, 8);
-        const vint32m1_t x_62 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 3, lanes_at_0, 8);
-        const vint32m1_t x_63 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 8] + 7, lanes_at_0, 8);
-        const vint32m1_t t_20 = nttgen_mldsa_rvv256_montmul(x_57, zeta_10, zetaqinv_10, 8);
-        const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_56, t_20, 8);
-        const vint32m1_t x_65 = __riscv_vsub_vv_i32m1(x_56, t_20, 8);
-        const vint32m1_t t_21 = nttgen_mldsa_rvv256_montmul(x_59, zeta_10, zetaqinv_10, 8);
-        const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_58, t_21, 8);
-        const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_58, t_21, 8);
-        const vint32m1_t t_22 = nttgen_mldsa_rvv256_montmul(x_61, zeta_10, zetaqinv_10, 8);
-        const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_60, t_22, 8);
-        const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_60, t_22, 8);
-        const vint32m1_t t_23 = nttgen_mldsa_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 8);
-        const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_62, t_23, 8);
-        const vint32m1_t x_71 = __riscv_vsub_vv_i32m1(x_62, t_23, 8);
-        const vint32m1_t t_24 = nttgen_mldsa_rvv256_montmul(x_66, zeta_11, zetaqinv_11, 8);
-        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, t_24, 8);
-        const vint32m1_t x_73 = __riscv_vsub_vv_i32m1(x_64, t_24, 8);
-        const vint32m1_t t_25 = nttgen_mldsa_rvv256_montmul(x_67, zeta_12, zetaqinv_12, 8);
-        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, t_25, 8);
-        const vint32m1_t x_75 = __riscv_vsub_vv_i32m1(x_65, t_25, 8);
-        const vint32m1_t t_26 = nttgen_mldsa_rvv256_montmul(x_70, zeta_11, zetaqinv_11, 8);
-        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, t_26, 8);
-        const vint32m1_t x_77 = __riscv_vsub_vv_i32m1(x_68, t_26, 8);
-        const vint32m1_t t_27 = nttgen_mldsa_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 8);
-        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, t_27, 8);
-        const vint32m1_t x_79 = __riscv_vsub_vv_i32m1(x_69, t_27, 8);
-        const vint32m1_t t_28 = nttgen_mldsa_rvv256_montmul(x_76, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, t_28, 8);
-        const vint32m1_t x_81 = __riscv_vsub_vv_i32m1(x_72, t_28, 8);
-        const vint32m1_t t_29 = nttgen_mldsa_rvv256_montmul(x_78, zeta_14, zetaqinv_14, 8);
-        const vint32m1_t x_82 = __riscv_vadd_vv_i32m1(x_74, t_29, 8);
-        const vint32m1_t x_83 = __riscv_vsub_vv_i32m1(x_74, t_29, 8);
-        const vint32m1_t t_30 = nttgen_mldsa_rvv256_montmul(x_77, zeta_15, zetaqinv_15, 8);
-        const vint32m1_t x_84 = __riscv_vadd_vv_i32m1(x_73, t_30, 8);
-        const vint32m1_t x_85 = __riscv_vsub_vv_i32m1(x_73, t_30, 8);
-        const vint32m1_t t_31 = nttgen_mldsa_rvv256_montmul(x_79, zeta_16, zetaqinv_16, 8);
-        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_75, t_31, 8);
-        const vint32m1_t x_87 = __riscv_vsub_vv_i32m1(x_75, t_31, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8], x_80, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 128, x_82, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 64, x_84, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 192, x_86, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 32, x_81, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 160, x_83, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 96, x_85, 8);
-        __riscv_vse32_v_i32m1(&r[blk_1 * 8] + 224, x_87, 8);
+    // layers 4, 5, 6, 7: 16 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 2; ++blk_1) {
+        const vint32m1_t zeta_8 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 40, 8);
+        const vint32m1_t zetaqinv_8 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 48, 8);
+        const vint32m1_t zeta_9 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 56, 8);
+        const vint32m1_t zetaqinv_9 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 64, 8);
+        const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 72, 8);
+        const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 80, 8);
+        const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 88, 8);
+        const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 96, 8);
+        const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 104, 8);
+        const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 112, 8);
+        const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 120, 8);
+        const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 128, 8);
+        const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 136, 8);
+        const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 144, 8);
+        const vint32m1_t zeta_15 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 152, 8);
+        const vint32m1_t zetaqinv_15 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 160, 8);
+        const vint32m1_t zeta_16 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 168, 8);
+        const vint32m1_t zetaqinv_16 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 176, 8);
+        const vint32m1_t zeta_17 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 184, 8);
+        const vint32m1_t zetaqinv_17 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 192, 8);
+        const vint32m1_t zeta_18 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 200, 8);
+        const vint32m1_t zetaqinv_18 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 208, 8);
+        const vint32m1_t zeta_19 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 216, 8);
+        const vint32m1_t zetaqinv_19 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 224, 8);
+        const vint32m1_t zeta_20 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 232, 8);
+        const vint32m1_t zetaqinv_20 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 240, 8);
+        const vint32m1_t zeta_21 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 248, 8);
+        const vint32m1_t zetaqinv_21 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 256, 8);
+        const vint32m1_t zeta_22 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 264, 8);
+        const vint32m1_t zetaqinv_22 = __riscv_vle32_v_i32m1(&zetas_0[blk_1 * 240] + 272, 8);
+        const vint32m1_t x_40 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16], lanes_at_0, 8);
+        const vint32m1_t x_41 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 4, lanes_at_0, 8);
+        const vint32m1_t x_42 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 2, lanes_at_0, 8);
+        const vint32m1_t x_43 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 6, lanes_at_0, 8);
+        const vint32m1_t x_44 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 1, lanes_at_0, 8);
+        const vint32m1_t x_45 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 5, lanes_at_0, 8);
+        const vint32m1_t x_46 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 3, lanes_at_0, 8);
+        const vint32m1_t x_47 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 7, lanes_at_0, 8);
+        const vint32m1_t x_48 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 8, lanes_at_0, 8);
+        const vint32m1_t x_49 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 12, lanes_at_0, 8);
+        const vint32m1_t x_50 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 10, lanes_at_0, 8);
+        const vint32m1_t x_51 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 14, lanes_at_0, 8);
+        const vint32m1_t x_52 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 9, lanes_at_0, 8);
+        const vint32m1_t x_53 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 13, lanes_at_0, 8);
+        const vint32m1_t x_54 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 11, lanes_at_0, 8);
+        const vint32m1_t x_55 = __riscv_vluxei32_v_i32m1(&r[blk_1 * 16] + 15, lanes_at_0, 8);
+        const vint32m1_t t_14 = nttgen_mldsa_rvv256_montmul(x_48, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_40, t_14, 8);
+        const vint32m1_t x_57 = __riscv_vsub_vv_i32m1(x_40, t_14, 8);
+        const vint32m1_t t_15 = nttgen_mldsa_rvv256_montmul(x_49, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_41, t_15, 8);
+        const vint32m1_t x_59 = __riscv_vsub_vv_i32m1(x_41, t_15, 8);
+        const vint32m1_t t_16 = nttgen_mldsa_rvv256_montmul(x_50, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_42, t_16, 8);
+        const vint32m1_t x_61 = __riscv_vsub_vv_i32m1(x_42, t_16, 8);
+        const vint32m1_t t_17 = nttgen_mldsa_rvv256_montmul(x_51, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_43, t_17, 8);
+        const vint32m1_t x_63 = __riscv_vsub_vv_i32m1(x_43, t_17, 8);
+        const vint32m1_t t_18 = nttgen_mldsa_rvv256_montmul(x_52, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_44, t_18, 8);
+        const vint32m1_t x_65 = __riscv_vsub_vv_i32m1(x_44, t_18, 8);
+        const vint32m1_t t_19 = nttgen_mldsa_rvv256_montmul(x_53, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_45, t_19, 8);
+        const vint32m1_t x_67 = __riscv_vsub_vv_i32m1(x_45, t_19, 8);
+        const vint32m1_t t_20 = nttgen_mldsa_rvv256_montmul(x_54, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_46, t_20, 8);
+        const vint32m1_t x_69 = __riscv_vsub_vv_i32m1(x_46, t_20, 8);
+        const vint32m1_t t_21 = nttgen_mldsa_rvv256_montmul(x_55, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_47, t_21, 8);
+        const vint32m1_t x_71 = __riscv_vsub_vv_i32m1(x_47, t_21, 8);
+        const vint32m1_t t_22 = nttgen_mldsa_rvv256_montmul(x_58, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_56, t_22, 8);
+        const vint32m1_t x_73 = __riscv_vsub_vv_i32m1(x_56, t_22, 8);
+        const vint32m1_t t_23 = nttgen_mldsa_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_60, t_23, 8);
+        const vint32m1_t x_75 = __riscv_vsub_vv_i32m1(x_60, t_23, 8);
+        const vint32m1_t t_24 = nttgen_mldsa_rvv256_montmul(x_66, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_64, t_24, 8);
+        const vint32m1_t x_77 = __riscv_vsub_vv_i32m1(x_64, t_24, 8);
+        const vint32m1_t t_25 = nttgen_mldsa_rvv256_montmul(x_70, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_68, t_25, 8);
+        const vint32m1_t x_79 = __riscv_vsub_vv_i32m1(x_68, t_25, 8);
+        const vint32m1_t t_26 = nttgen_mldsa_rvv256_montmul(x_59, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_57, t_26, 8);
+        const vint32m1_t x_81 = __riscv_vsub_vv_i32m1(x_57, t_26, 8);
+        const vint32m1_t t_27 = nttgen_mldsa_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_82 = __riscv_vadd_vv_i32m1(x_61, t_27, 8);
+        const vint32m1_t x_83 = __riscv_vsub_vv_i32m1(x_61, t_27, 8);
+        const vint32m1_t t_28 = nttgen_mldsa_rvv256_montmul(x_67, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_84 = __riscv_vadd_vv_i32m1(x_65, t_28, 8);
+        const vint32m1_t x_85 = __riscv_vsub_vv_i32m1(x_65, t_28, 8);
+        const vint32m1_t t_29 = nttgen_mldsa_rvv256_montmul(x_71, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_69, t_29, 8);
+        const vint32m1_t x_87 = __riscv_vsub_vv_i32m1(x_69, t_29, 8);
+        const vint32m1_t t_30 = nttgen_mldsa_rvv256_montmul(x_74, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_88 = __riscv_vadd_vv_i32m1(x_72, t_30, 8);
+        const vint32m1_t x_89 = __riscv_vsub_vv_i32m1(x_72, t_30, 8);
+        const vint32m1_t t_31 = nttgen_mldsa_rvv256_montmul(x_75, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_90 = __riscv_vadd_vv_i32m1(x_73, t_31, 8);
+        const vint32m1_t x_91 = __riscv_vsub_vv_i32m1(x_73, t_31, 8);
+        const vint32m1_t t_32 = nttgen_mldsa_rvv256_montmul(x_78, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_92 = __riscv_vadd_vv_i32m1(x_76, t_32, 8);
+        const vint32m1_t x_93 = __riscv_vsub_vv_i32m1(x_76, t_32, 8);
+        const vint32m1_t t_33 = nttgen_mldsa_rvv256_montmul(x_79, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_94 = __riscv_vadd_vv_i32m1(x_77, t_33, 8);
+        const vint32m1_t x_95 = __riscv_vsub_vv_i32m1(x_77, t_33, 8);
+        const vint32m1_t t_34 = nttgen_mldsa_rvv256_montmul(x_82, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_96 = __riscv_vadd_vv_i32m1(x_80, t_34, 8);
+        const vint32m1_t x_97 = __riscv_vsub_vv_i32m1(x_80, t_34, 8);
+        const vint32m1_t t_35 = nttgen_mldsa_rvv256_montmul(x_83, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_98 = __riscv_vadd_vv_i32m1(x_81, t_35, 8);
+        const vint32m1_t x_99 = __riscv_vsub_vv_i32m1(x_81, t_35, 8);
+        const vint32m1_t t_36 = nttgen_mldsa_rvv256_montmul(x_86, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_100 = __riscv_vadd_vv_i32m1(x_84, t_36, 8);
+        const vint32m1_t x_101 = __riscv_vsub_vv_i32m1(x_84, t_36, 8);
+        const vint32m1_t t_37 = nttgen_mldsa_rvv256_montmul(x_87, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_102 = __riscv_vadd_vv_i32m1(x_85, t_37, 8);
+        const vint32m1_t x_103 = __riscv_vsub_vv_i32m1(x_85, t_37, 8);
+        const vint32m1_t t_38 = nttgen_mldsa_rvv256_montmul(x_92, zeta_15, zetaqinv_15, 8);
+        const vint32m1_t x_104 = __riscv_vadd_vv_i32m1(x_88, t_38, 8);
+        const vint32m1_t x_105 = __riscv_vsub_vv_i32m1(x_88, t_38, 8);
+        const vint32m1_t t_39 = nttgen_mldsa_rvv256_montmul(x_94, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t x_106 = __riscv_vadd_vv_i32m1(x_90, t_39, 8);
+        const vint32m1_t x_107 = __riscv_vsub_vv_i32m1(x_90, t_39, 8);
+        const vint32m1_t t_40 = nttgen_mldsa_rvv256_montmul(x_93, zeta_17, zetaqinv_17, 8);
+        const vint32m1_t x_108 = __riscv_vadd_vv_i32m1(x_89, t_40, 8);
+        const vint32m1_t x_109 = __riscv_vsub_vv_i32m1(x_89, t_40, 8);
+        const vint32m1_t t_41 = nttgen_mldsa_rvv256_montmul(x_95, zeta_18, zetaqinv_18, 8);
+        goto part_1;
+    part_1:;
+        const vint32m1_t x_110 = __riscv_vadd_vv_i32m1(x_91, t_41, 8);
+        const vint32m1_t x_111 = __riscv_vsub_vv_i32m1(x_91, t_41, 8);
+        const vint32m1_t t_42 = nttgen_mldsa_rvv256_montmul(x_100, zeta_19, zetaqinv_19, 8);
+        const vint32m1_t x_112 = __riscv_vadd_vv_i32m1(x_96, t_42, 8);
+        const vint32m1_t x_113 = __riscv_vsub_vv_i32m1(x_96, t_42, 8);
+        const vint32m1_t t_43 = nttgen_mldsa_rvv256_montmul(x_102, zeta_20, zetaqinv_20, 8);
+        const vint32m1_t x_114 = __riscv_vadd_vv_i32m1(x_98, t_43, 8);
+        const vint32m1_t x_115 = __riscv_vsub_vv_i32m1(x_98, t_43, 8);
+        const vint32m1_t t_44 = nttgen_mldsa_rvv256_montmul(x_101, zeta_21, zetaqinv_21, 8);
+        const vint32m1_t x_116 = __riscv_vadd_vv_i32m1(x_97, t_44, 8);
+        const vint32m1_t x_117 = __riscv_vsub_vv_i32m1(x_97, t_44, 8);
+        const vint32m1_t t_45 = nttgen_mldsa_rvv256_montmul(x_103, zeta_22, zetaqinv_22, 8);
+        const vint32m1_t x_118 = __riscv_vadd_vv_i32m1(x_99, t_45, 8);
+        const vint32m1_t x_119 = __riscv_vsub_vv_i32m1(x_99, t_45, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16], x_104, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 128, x_106, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 64, x_108, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 192, x_110, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 32, x_105, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 160, x_107, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 96, x_109, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 224, x_111, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 8, x_112, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 136, x_114, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 72, x_116, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 200, x_118, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 40, x_113, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 168, x_115, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 104, x_117, 8);
+        __riscv_vse32_v_i32m1(&r[blk_1 * 16] + 232, x_119, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv256_assert_range(r, 256, -42042508, 42042508);
+    nttgen_mldsa_rvv256_assert_range(r, 256, -42041396, 42041396);
 #endif
 }
 
@@ -538,8 +604,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_ntt_from(int32_t r[256], const i
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42042508, 42042508]
- * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-42041396, 42041396]
+ * Ops per call: load 154, gather 32, store 96, add 128, sub 128, montmul 128
  */
 void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -547,7 +613,7 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
 #endif
     nttgen_mldsa_rvv256_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv256_assert_range(a, 256, -42042508, 42042508);
+    nttgen_mldsa_rvv256_assert_range(a, 256, -42041396, 42041396);
 #endif
 }
 
@@ -1143,7 +1209,7 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
+ * Ops per call: load 186, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  */
 void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
     const vuint32m1_t lanes_at_0 =
@@ -1152,204 +1218,264 @@ void nttgen_mldsa_rvv256_intt(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -8380416, 8380416);
 #endif
-    // inverse layers 5, 6, 7: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112], 8);
-        const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 8, 8);
-        const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 16, 8);
-        const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 24, 8);
-        const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 32, 8);
-        const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 40, 8);
-        const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 48, 8);
-        const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 56, 8);
-        const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 64, 8);
-        const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 72, 8);
-        const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 80, 8);
-        const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 88, 8);
-        const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 96, 8);
-        const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 104, 8);
-        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[blk_0 * 8], 8);
-        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 128, 8);
-        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 64, 8);
-        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 192, 8);
-        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 32, 8);
-        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 160, 8);
-        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 96, 8);
-        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 224, 8);
-        const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
+    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240], 8);
+        const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 8, 8);
+        const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 16, 8);
+        const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 24, 8);
+        const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 32, 8);
+        const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 40, 8);
+        const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 48, 8);
+        const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 56, 8);
+        const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 64, 8);
+        const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 72, 8);
+        const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 80, 8);
+        const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 88, 8);
+        const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 96, 8);
+        const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 104, 8);
+        const vint32m1_t zeta_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 112, 8);
+        const vint32m1_t zetaqinv_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 120, 8);
+        const vint32m1_t zeta_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 128, 8);
+        const vint32m1_t zetaqinv_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 136, 8);
+        const vint32m1_t zeta_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 144, 8);
+        const vint32m1_t zetaqinv_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 152, 8);
+        const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 160, 8);
+        const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 168, 8);
+        const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 176, 8);
+        const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 184, 8);
+        const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 192, 8);
+        const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 200, 8);
+        const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 208, 8);
+        const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 216, 8);
+        const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 224, 8);
+        const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 232, 8);
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[blk_0 * 16], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 224, 8);
+        const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 8, 8);
+        const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 136, 8);
+        const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 72, 8);
+        const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 200, 8);
+        const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 40, 8);
+        const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 168, 8);
+        const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 104, 8);
+        const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 232, 8);
+        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
         const vint32m1_t d_0 = __riscv_vsub_vv_i32m1(x_0, x_4, 8);
-        const vint32m1_t x_9 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
-        const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
+        const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
         const vint32m1_t d_1 = __riscv_vsub_vv_i32m1(x_1, x_5, 8);
-        const vint32m1_t x_11 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
-        const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
+        const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
+        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
         const vint32m1_t d_2 = __riscv_vsub_vv_i32m1(x_2, x_6, 8);
-        const vint32m1_t x_13 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
-        const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
+        const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
+        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
         const vint32m1_t d_3 = __riscv_vsub_vv_i32m1(x_3, x_7, 8);
-        const vint32m1_t x_15 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
-        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
+        const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
         const vint32m1_t d_4 = __riscv_vsub_vv_i32m1(x_8, x_12, 8);
-        const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
-        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
-        const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
-        const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
-        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
-        const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
-        const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_6, zeta_4, zetaqinv_4, 8);
-        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
+        const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_6, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
         const vint32m1_t d_7 = __riscv_vsub_vv_i32m1(x_11, x_15, 8);
-        const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_7, zeta_5, zetaqinv_5, 8);
-        const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_16, x_18, 8);
-        const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_18, 8);
-        const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_8, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_17, x_19, 8);
-        const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_17, x_19, 8);
-        const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_9, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_20, x_22, 8);
-        const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_20, x_22, 8);
-        const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_10, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_21, x_23, 8);
-        const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_21, x_23, 8);
-        const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_11, zeta_6, zetaqinv_6, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8], lanes_at_0, x_24, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 4, lanes_at_0, x_25, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 2, lanes_at_0, x_26, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 6, lanes_at_0, x_27, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 1, lanes_at_0, x_28, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 5, lanes_at_0, x_29, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 3, lanes_at_0, x_30, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 7, lanes_at_0, x_31, 8);
+        const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_7, zeta_7, zetaqinv_7, 8);
+        const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_16, x_20, 8);
+        const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_20, 8);
+        const vint32m1_t x_33 = nttgen_mldsa_rvv256_montmul(d_8, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_18, x_22, 8);
+        const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_18, x_22, 8);
+        const vint32m1_t x_35 = nttgen_mldsa_rvv256_montmul(d_9, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_17, x_21, 8);
+        const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_17, x_21, 8);
+        const vint32m1_t x_37 = nttgen_mldsa_rvv256_montmul(d_10, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_19, x_23, 8);
+        const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_19, x_23, 8);
+        const vint32m1_t x_39 = nttgen_mldsa_rvv256_montmul(d_11, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_24, x_28, 8);
+        const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_24, x_28, 8);
+        const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul(d_12, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_26, x_30, 8);
+        const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_26, x_30, 8);
+        const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul(d_13, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_25, x_29, 8);
+        const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_25, x_29, 8);
+        const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul(d_14, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_27, x_31, 8);
+        const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_27, x_31, 8);
+        const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul(d_15, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_32, x_34, 8);
+        const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_32, x_34, 8);
+        const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul(d_16, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_33, x_35, 8);
+        const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_33, x_35, 8);
+        const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(d_17, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_36, x_38, 8);
+        const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_36, x_38, 8);
+        const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul(d_18, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_37, x_39, 8);
+        const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_37, x_39, 8);
+        const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul(d_19, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_40, x_42, 8);
+        const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_40, x_42, 8);
+        const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul(d_20, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_41, x_43, 8);
+        const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_41, x_43, 8);
+        const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul(d_21, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_44, x_46, 8);
+        const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_44, x_46, 8);
+        const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul(d_22, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_45, x_47, 8);
+        const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_45, x_47, 8);
+        const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul(d_23, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_48, x_56, 8);
+        const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_48, x_56, 8);
+        const vint32m1_t x_65 = nttgen_mldsa_rvv256_montmul(d_24, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_49, x_57, 8);
+        const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_49, x_57, 8);
+        const vint32m1_t x_67 = nttgen_mldsa_rvv256_montmul(d_25, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_50, x_58, 8);
+        const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_50, x_58, 8);
+        const vint32m1_t x_69 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_51, x_59, 8);
+        goto part_1;
+    part_1:;
+        const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_51, x_59, 8);
+        const vint32m1_t x_71 = nttgen_mldsa_rvv256_montmul(d_27, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_52, x_60, 8);
+        const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_52, x_60, 8);
+        const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul(d_28, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_53, x_61, 8);
+        const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_53, x_61, 8);
+        const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul(d_29, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_54, x_62, 8);
+        const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_54, x_62, 8);
+        const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul(d_30, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_55, x_63, 8);
+        const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_55, x_63, 8);
+        const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul(d_31, zeta_14, zetaqinv_14, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16], lanes_at_0, x_64, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 4, lanes_at_0, x_66, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 2, lanes_at_0, x_68, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 6, lanes_at_0, x_70, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 1, lanes_at_0, x_72, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 5, lanes_at_0, x_74, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 3, lanes_at_0, x_76, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 7, lanes_at_0, x_78, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 8, lanes_at_0, x_65, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 12, lanes_at_0, x_67, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 10, lanes_at_0, x_69, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 14, lanes_at_0, x_71, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 9, lanes_at_0, x_73, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 13, lanes_at_0, x_75, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 11, lanes_at_0, x_77, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 15, lanes_at_0, x_79, 8);
     }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const int32_t zeta_7 = zetas_inv_0[blk_1 * 16 + 448];
-        const int32_t zetaqinv_7 = zetas_inv_0[blk_1 * 16 + 449];
-        const int32_t zeta_8 = zetas_inv_0[blk_1 * 16 + 450];
-        const int32_t zetaqinv_8 = zetas_inv_0[blk_1 * 16 + 451];
-        const int32_t zeta_9 = zetas_inv_0[blk_1 * 16 + 452];
-        const int32_t zetaqinv_9 = zetas_inv_0[blk_1 * 16 + 453];
-        const int32_t zeta_10 = zetas_inv_0[blk_1 * 16 + 454];
-        const int32_t zetaqinv_10 = zetas_inv_0[blk_1 * 16 + 455];
-        const int32_t zeta_11 = zetas_inv_0[blk_1 * 16 + 456];
-        const int32_t zetaqinv_11 = zetas_inv_0[blk_1 * 16 + 457];
-        const int32_t zeta_12 = zetas_inv_0[blk_1 * 16 + 458];
-        const int32_t zetaqinv_12 = zetas_inv_0[blk_1 * 16 + 459];
-        const int32_t zeta_13 = zetas_inv_0[blk_1 * 16 + 460];
-        const int32_t zetaqinv_13 = zetas_inv_0[blk_1 * 16 + 461];
-        const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[blk_1 * 64], 8);
-        const vint32m1_t x_33 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 32, 8);
-        const vint32m1_t x_34 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 16, 8);
-        const vint32m1_t x_35 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 48, 8);
-        const vint32m1_t x_36 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 8, 8);
-        const vint32m1_t x_37 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 40, 8);
-        const vint32m1_t x_38 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 24, 8);
-        const vint32m1_t x_39 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 56, 8);
-        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, x_36, 8);
-        const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_32, x_36, 8);
-        const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul_vx(d_12, zeta_7, zetaqinv_7, 8);
-        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, x_37, 8);
-        const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_33, x_37, 8);
-        const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul_vx(d_13, zeta_8, zetaqinv_8, 8);
-        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_34, x_38, 8);
-        const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_34, x_38, 8);
-        const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul_vx(d_14, zeta_9, zetaqinv_9, 8);
-        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_35, x_39, 8);
-        const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_35, x_39, 8);
-        const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul_vx(d_15, zeta_10, zetaqinv_10, 8);
-        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, x_44, 8);
-        const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_40, x_44, 8);
-        const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul_vx(d_16, zeta_11, zetaqinv_11, 8);
-        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, x_46, 8);
-        const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_42, x_46, 8);
-        const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul_vx(d_17, zeta_12, zetaqinv_12, 8);
-        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, x_45, 8);
-        const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_41, x_45, 8);
-        const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul_vx(d_18, zeta_11, zetaqinv_11, 8);
-        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, x_47, 8);
-        const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_43, x_47, 8);
-        const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul_vx(d_19, zeta_12, zetaqinv_12, 8);
-        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_48, x_50, 8);
-        const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_48, x_50, 8);
-        const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul_vx(d_20, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_49, x_51, 8);
-        const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_49, x_51, 8);
-        const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul_vx(d_21, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_52, x_54, 8);
-        const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_52, x_54, 8);
-        const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul_vx(d_22, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_53, x_55, 8);
-        const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_53, x_55, 8);
-        const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul_vx(d_23, zeta_13, zetaqinv_13, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64], x_56, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 32, x_57, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 16, x_58, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 48, x_59, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 8, x_60, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 40, x_61, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 24, x_62, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 56, x_63, 8);
+    // inverse layers 1, 2, 3: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 2; ++blk_1) {
+        const int32_t zeta_15 = zetas_inv_0[blk_1 * 16 + 480];
+        const int32_t zetaqinv_15 = zetas_inv_0[blk_1 * 16 + 481];
+        const int32_t zeta_16 = zetas_inv_0[blk_1 * 16 + 482];
+        const int32_t zetaqinv_16 = zetas_inv_0[blk_1 * 16 + 483];
+        const int32_t zeta_17 = zetas_inv_0[blk_1 * 16 + 484];
+        const int32_t zetaqinv_17 = zetas_inv_0[blk_1 * 16 + 485];
+        const int32_t zeta_18 = zetas_inv_0[blk_1 * 16 + 486];
+        const int32_t zetaqinv_18 = zetas_inv_0[blk_1 * 16 + 487];
+        const int32_t zeta_19 = zetas_inv_0[blk_1 * 16 + 488];
+        const int32_t zetaqinv_19 = zetas_inv_0[blk_1 * 16 + 489];
+        const int32_t zeta_20 = zetas_inv_0[blk_1 * 16 + 490];
+        const int32_t zetaqinv_20 = zetas_inv_0[blk_1 * 16 + 491];
+        const int32_t zeta_21 = zetas_inv_0[blk_1 * 16 + 492];
+        const int32_t zetaqinv_21 = zetas_inv_0[blk_1 * 16 + 493];
+        for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+            const vint32m1_t x_80 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8], 8);
+            const vint32m1_t x_81 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 64, 8);
+            const vint32m1_t x_82 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 32, 8);
+            const vint32m1_t x_83 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 96, 8);
+            const vint32m1_t x_84 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 16, 8);
+            const vint32m1_t x_85 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 80, 8);
+            const vint32m1_t x_86 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 48, 8);
+            const vint32m1_t x_87 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 112, 8);
+            const vint32m1_t x_88 = __riscv_vadd_vv_i32m1(x_80, x_84, 8);
+            const vint32m1_t d_32 = __riscv_vsub_vv_i32m1(x_80, x_84, 8);
+            const vint32m1_t x_89 = nttgen_mldsa_rvv256_montmul_vx(d_32, zeta_15, zetaqinv_15, 8);
+            const vint32m1_t x_90 = __riscv_vadd_vv_i32m1(x_81, x_85, 8);
+            const vint32m1_t d_33 = __riscv_vsub_vv_i32m1(x_81, x_85, 8);
+            const vint32m1_t x_91 = nttgen_mldsa_rvv256_montmul_vx(d_33, zeta_16, zetaqinv_16, 8);
+            const vint32m1_t x_92 = __riscv_vadd_vv_i32m1(x_82, x_86, 8);
+            const vint32m1_t d_34 = __riscv_vsub_vv_i32m1(x_82, x_86, 8);
+            const vint32m1_t x_93 = nttgen_mldsa_rvv256_montmul_vx(d_34, zeta_17, zetaqinv_17, 8);
+            const vint32m1_t x_94 = __riscv_vadd_vv_i32m1(x_83, x_87, 8);
+            const vint32m1_t d_35 = __riscv_vsub_vv_i32m1(x_83, x_87, 8);
+            const vint32m1_t x_95 = nttgen_mldsa_rvv256_montmul_vx(d_35, zeta_18, zetaqinv_18, 8);
+            const vint32m1_t x_96 = __riscv_vadd_vv_i32m1(x_88, x_92, 8);
+            const vint32m1_t d_36 = __riscv_vsub_vv_i32m1(x_88, x_92, 8);
+            const vint32m1_t x_97 = nttgen_mldsa_rvv256_montmul_vx(d_36, zeta_19, zetaqinv_19, 8);
+            const vint32m1_t x_98 = __riscv_vadd_vv_i32m1(x_90, x_94, 8);
+            const vint32m1_t d_37 = __riscv_vsub_vv_i32m1(x_90, x_94, 8);
+            const vint32m1_t x_99 = nttgen_mldsa_rvv256_montmul_vx(d_37, zeta_20, zetaqinv_20, 8);
+            const vint32m1_t x_100 = __riscv_vadd_vv_i32m1(x_89, x_93, 8);
+            const vint32m1_t d_38 = __riscv_vsub_vv_i32m1(x_89, x_93, 8);
+            const vint32m1_t x_101 = nttgen_mldsa_rvv256_montmul_vx(d_38, zeta_19, zetaqinv_19, 8);
+            const vint32m1_t x_102 = __riscv_vadd_vv_i32m1(x_91, x_95, 8);
+            const vint32m1_t d_39 = __riscv_vsub_vv_i32m1(x_91, x_95, 8);
+            const vint32m1_t x_103 = nttgen_mldsa_rvv256_montmul_vx(d_39, zeta_20, zetaqinv_20, 8);
+            const vint32m1_t x_104 = __riscv_vadd_vv_i32m1(x_96, x_98, 8);
+            const vint32m1_t d_40 = __riscv_vsub_vv_i32m1(x_96, x_98, 8);
+            const vint32m1_t x_105 = nttgen_mldsa_rvv256_montmul_vx(d_40, zeta_21, zetaqinv_21, 8);
+            const vint32m1_t x_106 = __riscv_vadd_vv_i32m1(x_97, x_99, 8);
+            const vint32m1_t d_41 = __riscv_vsub_vv_i32m1(x_97, x_99, 8);
+            const vint32m1_t x_107 = nttgen_mldsa_rvv256_montmul_vx(d_41, zeta_21, zetaqinv_21, 8);
+            const vint32m1_t x_108 = __riscv_vadd_vv_i32m1(x_100, x_102, 8);
+            const vint32m1_t d_42 = __riscv_vsub_vv_i32m1(x_100, x_102, 8);
+            const vint32m1_t x_109 = nttgen_mldsa_rvv256_montmul_vx(d_42, zeta_21, zetaqinv_21, 8);
+            const vint32m1_t x_110 = __riscv_vadd_vv_i32m1(x_101, x_103, 8);
+            const vint32m1_t d_43 = __riscv_vsub_vv_i32m1(x_101, x_103, 8);
+            const vint32m1_t x_111 = nttgen_mldsa_rvv256_montmul_vx(d_43, zeta_21, zetaqinv_21, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8], x_104, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 64, x_105, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 32, x_106, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 96, x_107, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 16, x_108, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 80, x_109, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 48, x_110, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 112, x_111, 8);
+        }
     }
-    // inverse layers 0, 1: 8 register(s) per chunk
-    const int32_t zeta_14 = zetas_inv_0[512];
-    const int32_t zetaqinv_14 = zetas_inv_0[513];
-    const int32_t zeta_15 = zetas_inv_0[514];
-    const int32_t zetaqinv_15 = zetas_inv_0[515];
-    const int32_t zeta_16 = zetas_inv_0[516];
-    const int32_t zetaqinv_16 = zetas_inv_0[517];
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint32m1_t x_64 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
-        const vint32m1_t x_65 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
-        const vint32m1_t x_66 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
-        const vint32m1_t x_67 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
-        const vint32m1_t x_68 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
-        const vint32m1_t x_69 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
-        const vint32m1_t x_70 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
-        const vint32m1_t x_71 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
-        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, x_66, 8);
-        const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_64, x_66, 8);
-        const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul_vx(d_24, zeta_14, zetaqinv_14, 8);
-        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, x_67, 8);
-        const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_65, x_67, 8);
-        const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul_vx(d_25, zeta_15, zetaqinv_15, 8);
-        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, x_70, 8);
-        const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_68, x_70, 8);
-        const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul_vx(d_26, zeta_14, zetaqinv_14, 8);
-        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, x_71, 8);
-        const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_69, x_71, 8);
-        const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul_vx(d_27, zeta_15, zetaqinv_15, 8);
-        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, x_74, 8);
-        const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_72, x_74, 8);
-        const vint32m1_t x_81 = nttgen_mldsa_rvv256_montmul_vx(d_28, zeta_16, zetaqinv_16, 8);
+    // inverse layers 0: 4 register(s) per chunk
+    const int32_t zeta_22 = zetas_inv_0[512];
+    const int32_t zetaqinv_22 = zetas_inv_0[513];
+    for (size_t j_1 = 0; j_1 < 8; ++j_1) {
+        const vint32m1_t x_112 = __riscv_vle32_v_i32m1(&a[j_1 * 8], 8);
+        const vint32m1_t x_113 = __riscv_vle32_v_i32m1(&a[j_1 * 8] + 128, 8);
+        const vint32m1_t x_114 = __riscv_vle32_v_i32m1(&a[j_1 * 8] + 64, 8);
+        const vint32m1_t x_115 = __riscv_vle32_v_i32m1(&a[j_1 * 8] + 192, 8);
+        const vint32m1_t x_116 = __riscv_vadd_vv_i32m1(x_112, x_113, 8);
+        const vint32m1_t d_44 = __riscv_vsub_vv_i32m1(x_112, x_113, 8);
+        const vint32m1_t x_117 = nttgen_mldsa_rvv256_montmul_vx(d_44, zeta_22, zetaqinv_22, 8);
         const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 8);
         const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_82 = nttgen_mldsa_rvv256_montmul(x_80, f_0, fqinv_0, 8);
-        const vint32m1_t x_83 = __riscv_vadd_vv_i32m1(x_73, x_75, 8);
-        const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_73, x_75, 8);
-        const vint32m1_t x_84 = nttgen_mldsa_rvv256_montmul_vx(d_29, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t x_118 = nttgen_mldsa_rvv256_montmul(x_116, f_0, fqinv_0, 8);
+        const vint32m1_t x_119 = __riscv_vadd_vv_i32m1(x_114, x_115, 8);
+        const vint32m1_t d_45 = __riscv_vsub_vv_i32m1(x_114, x_115, 8);
+        const vint32m1_t x_120 = nttgen_mldsa_rvv256_montmul_vx(d_45, zeta_22, zetaqinv_22, 8);
         const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 8);
         const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_85 = nttgen_mldsa_rvv256_montmul(x_83, f_1, fqinv_1, 8);
-        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_76, x_78, 8);
-        const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_76, x_78, 8);
-        const vint32m1_t x_87 = nttgen_mldsa_rvv256_montmul_vx(d_30, zeta_16, zetaqinv_16, 8);
-        const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 8);
-        const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_88 = nttgen_mldsa_rvv256_montmul(x_86, f_2, fqinv_2, 8);
-        const vint32m1_t x_89 = __riscv_vadd_vv_i32m1(x_77, x_79, 8);
-        const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_77, x_79, 8);
-        const vint32m1_t x_90 = nttgen_mldsa_rvv256_montmul_vx(d_31, zeta_16, zetaqinv_16, 8);
-        const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 8);
-        const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_91 = nttgen_mldsa_rvv256_montmul(x_89, f_3, fqinv_3, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8], x_82, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 128, x_81, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 64, x_85, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 192, x_84, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 32, x_88, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 160, x_87, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 96, x_91, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 224, x_90, 8);
+        const vint32m1_t x_121 = nttgen_mldsa_rvv256_montmul(x_119, f_1, fqinv_1, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8], x_118, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8] + 128, x_117, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8] + 64, x_121, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8] + 192, x_120, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -6176123, 6176123);
@@ -1487,23 +1613,39 @@ void nttgen_mldsa_rvv256_to_standard(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
-        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
-        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
-        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
-        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
-        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
-        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
-        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8], lanes_at_0, x_0, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 4, lanes_at_0, x_1, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 2, lanes_at_0, x_2, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 6, lanes_at_0, x_3, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 1, lanes_at_0, x_4, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 5, lanes_at_0, x_5, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 3, lanes_at_0, x_6, 8);
-        __riscv_vsuxei32_v_i32m1(&a[j_0 * 8] + 7, lanes_at_0, x_7, 8);
+    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[j_0 * 16], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 224, 8);
+        const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 8, 8);
+        const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 136, 8);
+        const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 72, 8);
+        const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 200, 8);
+        const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 40, 8);
+        const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 168, 8);
+        const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 104, 8);
+        const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[j_0 * 16] + 232, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16], lanes_at_0, x_0, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 4, lanes_at_0, x_1, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 2, lanes_at_0, x_2, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 6, lanes_at_0, x_3, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 1, lanes_at_0, x_4, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 5, lanes_at_0, x_5, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 3, lanes_at_0, x_6, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 7, lanes_at_0, x_7, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 8, lanes_at_0, x_8, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 12, lanes_at_0, x_9, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 10, lanes_at_0, x_10, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 14, lanes_at_0, x_11, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 9, lanes_at_0, x_12, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 13, lanes_at_0, x_13, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 11, lanes_at_0, x_14, 8);
+        __riscv_vsuxei32_v_i32m1(&a[j_0 * 16] + 15, lanes_at_0, x_15, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -1524,23 +1666,39 @@ void nttgen_mldsa_rvv256_from_standard(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
 #endif
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint32m1_t x_0 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8], lanes_at_0, 8);
-        const vint32m1_t x_1 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 4, lanes_at_0, 8);
-        const vint32m1_t x_2 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 2, lanes_at_0, 8);
-        const vint32m1_t x_3 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 6, lanes_at_0, 8);
-        const vint32m1_t x_4 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 1, lanes_at_0, 8);
-        const vint32m1_t x_5 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 5, lanes_at_0, 8);
-        const vint32m1_t x_6 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 3, lanes_at_0, 8);
-        const vint32m1_t x_7 = __riscv_vluxei32_v_i32m1(&a[j_0 * 8] + 7, lanes_at_0, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8], x_0, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 128, x_1, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 64, x_2, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 192, x_3, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 32, x_4, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 160, x_5, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 96, x_6, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 224, x_7, 8);
+    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+        const vint32m1_t x_0 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16], lanes_at_0, 8);
+        const vint32m1_t x_1 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 4, lanes_at_0, 8);
+        const vint32m1_t x_2 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 2, lanes_at_0, 8);
+        const vint32m1_t x_3 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 6, lanes_at_0, 8);
+        const vint32m1_t x_4 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 1, lanes_at_0, 8);
+        const vint32m1_t x_5 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 5, lanes_at_0, 8);
+        const vint32m1_t x_6 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 3, lanes_at_0, 8);
+        const vint32m1_t x_7 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 7, lanes_at_0, 8);
+        const vint32m1_t x_8 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 8, lanes_at_0, 8);
+        const vint32m1_t x_9 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 12, lanes_at_0, 8);
+        const vint32m1_t x_10 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 10, lanes_at_0, 8);
+        const vint32m1_t x_11 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 14, lanes_at_0, 8);
+        const vint32m1_t x_12 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 9, lanes_at_0, 8);
+        const vint32m1_t x_13 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 13, lanes_at_0, 8);
+        const vint32m1_t x_14 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 11, lanes_at_0, 8);
+        const vint32m1_t x_15 = __riscv_vluxei32_v_i32m1(&a[j_0 * 16] + 15, lanes_at_0, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16], x_0, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 128, x_1, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 64, x_2, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 192, x_3, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 32, x_4, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 160, x_5, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 96, x_6, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 224, x_7, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 8, x_8, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 136, x_9, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 72, x_10, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 200, x_11, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 40, x_12, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 168, x_13, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 104, x_14, 8);
+        __riscv_vse32_v_i32m1(&a[j_0 * 16] + 232, x_15, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, (-2147483647 - 1), 2147483647);
@@ -1553,7 +1711,7 @@ void nttgen_mldsa_rvv256_from_standard(int32_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8380416, 8380416], on exit in [0, 8380416]
- * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, cond_add_q 32, const
+ * Ops per call: load 186, store 64, scatter 32, add 128, sub 128, montmul 144, cond_add_q 32, const
  *   32
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
@@ -1563,212 +1721,268 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -8380416, 8380416);
 #endif
-    // inverse layers 5, 6, 7: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112], 8);
-        const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 8, 8);
-        const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 16, 8);
-        const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 24, 8);
-        const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 32, 8);
-        const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 40, 8);
-        const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 48, 8);
-        const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 56, 8);
-        const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 64, 8);
-        const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 72, 8);
-        const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 80, 8);
-        const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 88, 8);
-        const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 96, 8);
-        const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 112] + 104, 8);
-        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[blk_0 * 8], 8);
-        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 128, 8);
-        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 64, 8);
-        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 192, 8);
-        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 32, 8);
-        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 160, 8);
-        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 96, 8);
-        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[blk_0 * 8] + 224, 8);
-        const vint32m1_t x_8 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
+    // inverse layers 4, 5, 6, 7: 16 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const vint32m1_t zeta_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240], 8);
+        const vint32m1_t zetaqinv_0 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 8, 8);
+        const vint32m1_t zeta_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 16, 8);
+        const vint32m1_t zetaqinv_1 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 24, 8);
+        const vint32m1_t zeta_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 32, 8);
+        const vint32m1_t zetaqinv_2 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 40, 8);
+        const vint32m1_t zeta_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 48, 8);
+        const vint32m1_t zetaqinv_3 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 56, 8);
+        const vint32m1_t zeta_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 64, 8);
+        const vint32m1_t zetaqinv_4 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 72, 8);
+        const vint32m1_t zeta_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 80, 8);
+        const vint32m1_t zetaqinv_5 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 88, 8);
+        const vint32m1_t zeta_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 96, 8);
+        const vint32m1_t zetaqinv_6 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 104, 8);
+        const vint32m1_t zeta_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 112, 8);
+        const vint32m1_t zetaqinv_7 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 120, 8);
+        const vint32m1_t zeta_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 128, 8);
+        const vint32m1_t zetaqinv_8 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 136, 8);
+        const vint32m1_t zeta_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 144, 8);
+        const vint32m1_t zetaqinv_9 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 152, 8);
+        const vint32m1_t zeta_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 160, 8);
+        const vint32m1_t zetaqinv_10 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 168, 8);
+        const vint32m1_t zeta_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 176, 8);
+        const vint32m1_t zetaqinv_11 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 184, 8);
+        const vint32m1_t zeta_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 192, 8);
+        const vint32m1_t zetaqinv_12 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 200, 8);
+        const vint32m1_t zeta_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 208, 8);
+        const vint32m1_t zetaqinv_13 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 216, 8);
+        const vint32m1_t zeta_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 224, 8);
+        const vint32m1_t zetaqinv_14 = __riscv_vle32_v_i32m1(&zetas_inv_0[blk_0 * 240] + 232, 8);
+        const vint32m1_t x_0 = __riscv_vle32_v_i32m1(&a[blk_0 * 16], 8);
+        const vint32m1_t x_1 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 128, 8);
+        const vint32m1_t x_2 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 64, 8);
+        const vint32m1_t x_3 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 192, 8);
+        const vint32m1_t x_4 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 32, 8);
+        const vint32m1_t x_5 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 160, 8);
+        const vint32m1_t x_6 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 96, 8);
+        const vint32m1_t x_7 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 224, 8);
+        const vint32m1_t x_8 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 8, 8);
+        const vint32m1_t x_9 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 136, 8);
+        const vint32m1_t x_10 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 72, 8);
+        const vint32m1_t x_11 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 200, 8);
+        const vint32m1_t x_12 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 40, 8);
+        const vint32m1_t x_13 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 168, 8);
+        const vint32m1_t x_14 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 104, 8);
+        const vint32m1_t x_15 = __riscv_vle32_v_i32m1(&a[blk_0 * 16] + 232, 8);
+        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_0, x_4, 8);
         const vint32m1_t d_0 = __riscv_vsub_vv_i32m1(x_0, x_4, 8);
-        const vint32m1_t x_9 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
-        const vint32m1_t x_10 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
+        const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_0, zeta_0, zetaqinv_0, 8);
+        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_1, x_5, 8);
         const vint32m1_t d_1 = __riscv_vsub_vv_i32m1(x_1, x_5, 8);
-        const vint32m1_t x_11 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
-        const vint32m1_t x_12 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
+        const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_1, zeta_1, zetaqinv_1, 8);
+        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_2, x_6, 8);
         const vint32m1_t d_2 = __riscv_vsub_vv_i32m1(x_2, x_6, 8);
-        const vint32m1_t x_13 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
-        const vint32m1_t x_14 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
+        const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_2, zeta_2, zetaqinv_2, 8);
+        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_3, x_7, 8);
         const vint32m1_t d_3 = __riscv_vsub_vv_i32m1(x_3, x_7, 8);
-        const vint32m1_t x_15 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
-        const vint32m1_t x_16 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
+        const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_3, zeta_3, zetaqinv_3, 8);
+        const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_8, x_12, 8);
         const vint32m1_t d_4 = __riscv_vsub_vv_i32m1(x_8, x_12, 8);
-        const vint32m1_t x_17 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
-        const vint32m1_t x_18 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
-        const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
-        const vint32m1_t x_19 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
-        const vint32m1_t x_20 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
-        const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
-        const vint32m1_t x_21 = nttgen_mldsa_rvv256_montmul(d_6, zeta_4, zetaqinv_4, 8);
-        const vint32m1_t x_22 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
+        const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_4, zeta_4, zetaqinv_4, 8);
+        const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t d_5 = __riscv_vsub_vv_i32m1(x_9, x_13, 8);
+        const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_5, zeta_5, zetaqinv_5, 8);
+        const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t d_6 = __riscv_vsub_vv_i32m1(x_10, x_14, 8);
+        const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_6, zeta_6, zetaqinv_6, 8);
+        const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_11, x_15, 8);
         const vint32m1_t d_7 = __riscv_vsub_vv_i32m1(x_11, x_15, 8);
-        const vint32m1_t x_23 = nttgen_mldsa_rvv256_montmul(d_7, zeta_5, zetaqinv_5, 8);
-        const vint32m1_t x_24 = __riscv_vadd_vv_i32m1(x_16, x_18, 8);
-        const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_18, 8);
-        const vint32m1_t x_25 = nttgen_mldsa_rvv256_montmul(d_8, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_26 = __riscv_vadd_vv_i32m1(x_17, x_19, 8);
-        const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_17, x_19, 8);
-        const vint32m1_t x_27 = nttgen_mldsa_rvv256_montmul(d_9, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_28 = __riscv_vadd_vv_i32m1(x_20, x_22, 8);
-        const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_20, x_22, 8);
-        const vint32m1_t x_29 = nttgen_mldsa_rvv256_montmul(d_10, zeta_6, zetaqinv_6, 8);
-        const vint32m1_t x_30 = __riscv_vadd_vv_i32m1(x_21, x_23, 8);
-        const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_21, x_23, 8);
-        const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_11, zeta_6, zetaqinv_6, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8], lanes_at_0, x_24, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 4, lanes_at_0, x_25, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 2, lanes_at_0, x_26, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 6, lanes_at_0, x_27, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 1, lanes_at_0, x_28, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 5, lanes_at_0, x_29, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 3, lanes_at_0, x_30, 8);
-        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 8] + 7, lanes_at_0, x_31, 8);
+        const vint32m1_t x_31 = nttgen_mldsa_rvv256_montmul(d_7, zeta_7, zetaqinv_7, 8);
+        const vint32m1_t x_32 = __riscv_vadd_vv_i32m1(x_16, x_20, 8);
+        const vint32m1_t d_8 = __riscv_vsub_vv_i32m1(x_16, x_20, 8);
+        const vint32m1_t x_33 = nttgen_mldsa_rvv256_montmul(d_8, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_34 = __riscv_vadd_vv_i32m1(x_18, x_22, 8);
+        const vint32m1_t d_9 = __riscv_vsub_vv_i32m1(x_18, x_22, 8);
+        const vint32m1_t x_35 = nttgen_mldsa_rvv256_montmul(d_9, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_36 = __riscv_vadd_vv_i32m1(x_17, x_21, 8);
+        const vint32m1_t d_10 = __riscv_vsub_vv_i32m1(x_17, x_21, 8);
+        const vint32m1_t x_37 = nttgen_mldsa_rvv256_montmul(d_10, zeta_8, zetaqinv_8, 8);
+        const vint32m1_t x_38 = __riscv_vadd_vv_i32m1(x_19, x_23, 8);
+        const vint32m1_t d_11 = __riscv_vsub_vv_i32m1(x_19, x_23, 8);
+        const vint32m1_t x_39 = nttgen_mldsa_rvv256_montmul(d_11, zeta_9, zetaqinv_9, 8);
+        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_24, x_28, 8);
+        const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_24, x_28, 8);
+        const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul(d_12, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_26, x_30, 8);
+        const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_26, x_30, 8);
+        const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul(d_13, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_25, x_29, 8);
+        const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_25, x_29, 8);
+        const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul(d_14, zeta_10, zetaqinv_10, 8);
+        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_27, x_31, 8);
+        const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_27, x_31, 8);
+        const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul(d_15, zeta_11, zetaqinv_11, 8);
+        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_32, x_34, 8);
+        const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_32, x_34, 8);
+        const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul(d_16, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_33, x_35, 8);
+        const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_33, x_35, 8);
+        const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul(d_17, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_36, x_38, 8);
+        const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_36, x_38, 8);
+        const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul(d_18, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_37, x_39, 8);
+        const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_37, x_39, 8);
+        const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul(d_19, zeta_12, zetaqinv_12, 8);
+        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_40, x_42, 8);
+        const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_40, x_42, 8);
+        const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul(d_20, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_41, x_43, 8);
+        const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_41, x_43, 8);
+        const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul(d_21, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_44, x_46, 8);
+        const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_44, x_46, 8);
+        const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul(d_22, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_45, x_47, 8);
+        const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_45, x_47, 8);
+        const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul(d_23, zeta_13, zetaqinv_13, 8);
+        const vint32m1_t x_64 = __riscv_vadd_vv_i32m1(x_48, x_56, 8);
+        const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_48, x_56, 8);
+        const vint32m1_t x_65 = nttgen_mldsa_rvv256_montmul(d_24, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_66 = __riscv_vadd_vv_i32m1(x_49, x_57, 8);
+        const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_49, x_57, 8);
+        const vint32m1_t x_67 = nttgen_mldsa_rvv256_montmul(d_25, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_68 = __riscv_vadd_vv_i32m1(x_50, x_58, 8);
+        const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_50, x_58, 8);
+        const vint32m1_t x_69 = nttgen_mldsa_rvv256_montmul(d_26, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_70 = __riscv_vadd_vv_i32m1(x_51, x_59, 8);
+        goto part_1;
+    part_1:;
+        const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_51, x_59, 8);
+        const vint32m1_t x_71 = nttgen_mldsa_rvv256_montmul(d_27, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_52, x_60, 8);
+        const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_52, x_60, 8);
+        const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul(d_28, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_53, x_61, 8);
+        const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_53, x_61, 8);
+        const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul(d_29, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_54, x_62, 8);
+        const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_54, x_62, 8);
+        const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul(d_30, zeta_14, zetaqinv_14, 8);
+        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_55, x_63, 8);
+        const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_55, x_63, 8);
+        const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul(d_31, zeta_14, zetaqinv_14, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16], lanes_at_0, x_64, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 4, lanes_at_0, x_66, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 2, lanes_at_0, x_68, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 6, lanes_at_0, x_70, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 1, lanes_at_0, x_72, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 5, lanes_at_0, x_74, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 3, lanes_at_0, x_76, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 7, lanes_at_0, x_78, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 8, lanes_at_0, x_65, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 12, lanes_at_0, x_67, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 10, lanes_at_0, x_69, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 14, lanes_at_0, x_71, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 9, lanes_at_0, x_73, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 13, lanes_at_0, x_75, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 11, lanes_at_0, x_77, 8);
+        __riscv_vsuxei32_v_i32m1(&a[blk_0 * 16] + 15, lanes_at_0, x_79, 8);
     }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const int32_t zeta_7 = zetas_inv_0[blk_1 * 16 + 448];
-        const int32_t zetaqinv_7 = zetas_inv_0[blk_1 * 16 + 449];
-        const int32_t zeta_8 = zetas_inv_0[blk_1 * 16 + 450];
-        const int32_t zetaqinv_8 = zetas_inv_0[blk_1 * 16 + 451];
-        const int32_t zeta_9 = zetas_inv_0[blk_1 * 16 + 452];
-        const int32_t zetaqinv_9 = zetas_inv_0[blk_1 * 16 + 453];
-        const int32_t zeta_10 = zetas_inv_0[blk_1 * 16 + 454];
-        const int32_t zetaqinv_10 = zetas_inv_0[blk_1 * 16 + 455];
-        const int32_t zeta_11 = zetas_inv_0[blk_1 * 16 + 456];
-        const int32_t zetaqinv_11 = zetas_inv_0[blk_1 * 16 + 457];
-        const int32_t zeta_12 = zetas_inv_0[blk_1 * 16 + 458];
-        const int32_t zetaqinv_12 = zetas_inv_0[blk_1 * 16 + 459];
-        const int32_t zeta_13 = zetas_inv_0[blk_1 * 16 + 460];
-        const int32_t zetaqinv_13 = zetas_inv_0[blk_1 * 16 + 461];
-        const vint32m1_t x_32 = __riscv_vle32_v_i32m1(&a[blk_1 * 64], 8);
-        const vint32m1_t x_33 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 32, 8);
-        const vint32m1_t x_34 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 16, 8);
-        const vint32m1_t x_35 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 48, 8);
-        const vint32m1_t x_36 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 8, 8);
-        const vint32m1_t x_37 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 40, 8);
-        const vint32m1_t x_38 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 24, 8);
-        const vint32m1_t x_39 = __riscv_vle32_v_i32m1(&a[blk_1 * 64] + 56, 8);
-        const vint32m1_t x_40 = __riscv_vadd_vv_i32m1(x_32, x_36, 8);
-        const vint32m1_t d_12 = __riscv_vsub_vv_i32m1(x_32, x_36, 8);
-        const vint32m1_t x_41 = nttgen_mldsa_rvv256_montmul_vx(d_12, zeta_7, zetaqinv_7, 8);
-        const vint32m1_t x_42 = __riscv_vadd_vv_i32m1(x_33, x_37, 8);
-        const vint32m1_t d_13 = __riscv_vsub_vv_i32m1(x_33, x_37, 8);
-        const vint32m1_t x_43 = nttgen_mldsa_rvv256_montmul_vx(d_13, zeta_8, zetaqinv_8, 8);
-        const vint32m1_t x_44 = __riscv_vadd_vv_i32m1(x_34, x_38, 8);
-        const vint32m1_t d_14 = __riscv_vsub_vv_i32m1(x_34, x_38, 8);
-        const vint32m1_t x_45 = nttgen_mldsa_rvv256_montmul_vx(d_14, zeta_9, zetaqinv_9, 8);
-        const vint32m1_t x_46 = __riscv_vadd_vv_i32m1(x_35, x_39, 8);
-        const vint32m1_t d_15 = __riscv_vsub_vv_i32m1(x_35, x_39, 8);
-        const vint32m1_t x_47 = nttgen_mldsa_rvv256_montmul_vx(d_15, zeta_10, zetaqinv_10, 8);
-        const vint32m1_t x_48 = __riscv_vadd_vv_i32m1(x_40, x_44, 8);
-        const vint32m1_t d_16 = __riscv_vsub_vv_i32m1(x_40, x_44, 8);
-        const vint32m1_t x_49 = nttgen_mldsa_rvv256_montmul_vx(d_16, zeta_11, zetaqinv_11, 8);
-        const vint32m1_t x_50 = __riscv_vadd_vv_i32m1(x_42, x_46, 8);
-        const vint32m1_t d_17 = __riscv_vsub_vv_i32m1(x_42, x_46, 8);
-        const vint32m1_t x_51 = nttgen_mldsa_rvv256_montmul_vx(d_17, zeta_12, zetaqinv_12, 8);
-        const vint32m1_t x_52 = __riscv_vadd_vv_i32m1(x_41, x_45, 8);
-        const vint32m1_t d_18 = __riscv_vsub_vv_i32m1(x_41, x_45, 8);
-        const vint32m1_t x_53 = nttgen_mldsa_rvv256_montmul_vx(d_18, zeta_11, zetaqinv_11, 8);
-        const vint32m1_t x_54 = __riscv_vadd_vv_i32m1(x_43, x_47, 8);
-        const vint32m1_t d_19 = __riscv_vsub_vv_i32m1(x_43, x_47, 8);
-        const vint32m1_t x_55 = nttgen_mldsa_rvv256_montmul_vx(d_19, zeta_12, zetaqinv_12, 8);
-        const vint32m1_t x_56 = __riscv_vadd_vv_i32m1(x_48, x_50, 8);
-        const vint32m1_t d_20 = __riscv_vsub_vv_i32m1(x_48, x_50, 8);
-        const vint32m1_t x_57 = nttgen_mldsa_rvv256_montmul_vx(d_20, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_58 = __riscv_vadd_vv_i32m1(x_49, x_51, 8);
-        const vint32m1_t d_21 = __riscv_vsub_vv_i32m1(x_49, x_51, 8);
-        const vint32m1_t x_59 = nttgen_mldsa_rvv256_montmul_vx(d_21, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_60 = __riscv_vadd_vv_i32m1(x_52, x_54, 8);
-        const vint32m1_t d_22 = __riscv_vsub_vv_i32m1(x_52, x_54, 8);
-        const vint32m1_t x_61 = nttgen_mldsa_rvv256_montmul_vx(d_22, zeta_13, zetaqinv_13, 8);
-        const vint32m1_t x_62 = __riscv_vadd_vv_i32m1(x_53, x_55, 8);
-        const vint32m1_t d_23 = __riscv_vsub_vv_i32m1(x_53, x_55, 8);
-        const vint32m1_t x_63 = nttgen_mldsa_rvv256_montmul_vx(d_23, zeta_13, zetaqinv_13, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64], x_56, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 32, x_57, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 16, x_58, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 48, x_59, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 8, x_60, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 40, x_61, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 24, x_62, 8);
-        __riscv_vse32_v_i32m1(&a[blk_1 * 64] + 56, x_63, 8);
+    // inverse layers 1, 2, 3: 8 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 2; ++blk_1) {
+        const int32_t zeta_15 = zetas_inv_0[blk_1 * 16 + 480];
+        const int32_t zetaqinv_15 = zetas_inv_0[blk_1 * 16 + 481];
+        const int32_t zeta_16 = zetas_inv_0[blk_1 * 16 + 482];
+        const int32_t zetaqinv_16 = zetas_inv_0[blk_1 * 16 + 483];
+        const int32_t zeta_17 = zetas_inv_0[blk_1 * 16 + 484];
+        const int32_t zetaqinv_17 = zetas_inv_0[blk_1 * 16 + 485];
+        const int32_t zeta_18 = zetas_inv_0[blk_1 * 16 + 486];
+        const int32_t zetaqinv_18 = zetas_inv_0[blk_1 * 16 + 487];
+        const int32_t zeta_19 = zetas_inv_0[blk_1 * 16 + 488];
+        const int32_t zetaqinv_19 = zetas_inv_0[blk_1 * 16 + 489];
+        const int32_t zeta_20 = zetas_inv_0[blk_1 * 16 + 490];
+        const int32_t zetaqinv_20 = zetas_inv_0[blk_1 * 16 + 491];
+        const int32_t zeta_21 = zetas_inv_0[blk_1 * 16 + 492];
+        const int32_t zetaqinv_21 = zetas_inv_0[blk_1 * 16 + 493];
+        for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+            const vint32m1_t x_80 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8], 8);
+            const vint32m1_t x_81 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 64, 8);
+            const vint32m1_t x_82 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 32, 8);
+            const vint32m1_t x_83 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 96, 8);
+            const vint32m1_t x_84 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 16, 8);
+            const vint32m1_t x_85 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 80, 8);
+            const vint32m1_t x_86 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 48, 8);
+            const vint32m1_t x_87 = __riscv_vle32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 112, 8);
+            const vint32m1_t x_88 = __riscv_vadd_vv_i32m1(x_80, x_84, 8);
+            const vint32m1_t d_32 = __riscv_vsub_vv_i32m1(x_80, x_84, 8);
+            const vint32m1_t x_89 = nttgen_mldsa_rvv256_montmul_vx(d_32, zeta_15, zetaqinv_15, 8);
+            const vint32m1_t x_90 = __riscv_vadd_vv_i32m1(x_81, x_85, 8);
+            const vint32m1_t d_33 = __riscv_vsub_vv_i32m1(x_81, x_85, 8);
+            const vint32m1_t x_91 = nttgen_mldsa_rvv256_montmul_vx(d_33, zeta_16, zetaqinv_16, 8);
+            const vint32m1_t x_92 = __riscv_vadd_vv_i32m1(x_82, x_86, 8);
+            const vint32m1_t d_34 = __riscv_vsub_vv_i32m1(x_82, x_86, 8);
+            const vint32m1_t x_93 = nttgen_mldsa_rvv256_montmul_vx(d_34, zeta_17, zetaqinv_17, 8);
+            const vint32m1_t x_94 = __riscv_vadd_vv_i32m1(x_83, x_87, 8);
+            const vint32m1_t d_35 = __riscv_vsub_vv_i32m1(x_83, x_87, 8);
+            const vint32m1_t x_95 = nttgen_mldsa_rvv256_montmul_vx(d_35, zeta_18, zetaqinv_18, 8);
+            const vint32m1_t x_96 = __riscv_vadd_vv_i32m1(x_88, x_92, 8);
+            const vint32m1_t d_36 = __riscv_vsub_vv_i32m1(x_88, x_92, 8);
+            const vint32m1_t x_97 = nttgen_mldsa_rvv256_montmul_vx(d_36, zeta_19, zetaqinv_19, 8);
+            const vint32m1_t x_98 = __riscv_vadd_vv_i32m1(x_90, x_94, 8);
+            const vint32m1_t d_37 = __riscv_vsub_vv_i32m1(x_90, x_94, 8);
+            const vint32m1_t x_99 = nttgen_mldsa_rvv256_montmul_vx(d_37, zeta_20, zetaqinv_20, 8);
+            const vint32m1_t x_100 = __riscv_vadd_vv_i32m1(x_89, x_93, 8);
+            const vint32m1_t d_38 = __riscv_vsub_vv_i32m1(x_89, x_93, 8);
+            const vint32m1_t x_101 = nttgen_mldsa_rvv256_montmul_vx(d_38, zeta_19, zetaqinv_19, 8);
+            const vint32m1_t x_102 = __riscv_vadd_vv_i32m1(x_91, x_95, 8);
+            const vint32m1_t d_39 = __riscv_vsub_vv_i32m1(x_91, x_95, 8);
+            const vint32m1_t x_103 = nttgen_mldsa_rvv256_montmul_vx(d_39, zeta_20, zetaqinv_20, 8);
+            const vint32m1_t x_104 = __riscv_vadd_vv_i32m1(x_96, x_98, 8);
+            const vint32m1_t d_40 = __riscv_vsub_vv_i32m1(x_96, x_98, 8);
+            const vint32m1_t x_105 = nttgen_mldsa_rvv256_montmul_vx(d_40, zeta_21, zetaqinv_21, 8);
+            const vint32m1_t x_106 = __riscv_vadd_vv_i32m1(x_97, x_99, 8);
+            const vint32m1_t d_41 = __riscv_vsub_vv_i32m1(x_97, x_99, 8);
+            const vint32m1_t x_107 = nttgen_mldsa_rvv256_montmul_vx(d_41, zeta_21, zetaqinv_21, 8);
+            const vint32m1_t x_108 = __riscv_vadd_vv_i32m1(x_100, x_102, 8);
+            const vint32m1_t d_42 = __riscv_vsub_vv_i32m1(x_100, x_102, 8);
+            const vint32m1_t x_109 = nttgen_mldsa_rvv256_montmul_vx(d_42, zeta_21, zetaqinv_21, 8);
+            const vint32m1_t x_110 = __riscv_vadd_vv_i32m1(x_101, x_103, 8);
+            const vint32m1_t d_43 = __riscv_vsub_vv_i32m1(x_101, x_103, 8);
+            const vint32m1_t x_111 = nttgen_mldsa_rvv256_montmul_vx(d_43, zeta_21, zetaqinv_21, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8], x_104, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 64, x_105, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 32, x_106, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 96, x_107, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 16, x_108, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 80, x_109, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 48, x_110, 8);
+            __riscv_vse32_v_i32m1(&a[blk_1 * 128 + j_0 * 8] + 112, x_111, 8);
+        }
     }
-    // inverse layers 0, 1: 8 register(s) per chunk
-    const int32_t zeta_14 = zetas_inv_0[512];
-    const int32_t zetaqinv_14 = zetas_inv_0[513];
-    const int32_t zeta_15 = zetas_inv_0[514];
-    const int32_t zetaqinv_15 = zetas_inv_0[515];
-    const int32_t zeta_16 = zetas_inv_0[516];
-    const int32_t zetaqinv_16 = zetas_inv_0[517];
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint32m1_t x_64 = __riscv_vle32_v_i32m1(&a[j_0 * 8], 8);
-        const vint32m1_t x_65 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 128, 8);
-        const vint32m1_t x_66 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 64, 8);
-        const vint32m1_t x_67 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 192, 8);
-        const vint32m1_t x_68 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 32, 8);
-        const vint32m1_t x_69 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 160, 8);
-        const vint32m1_t x_70 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 96, 8);
-        const vint32m1_t x_71 = __riscv_vle32_v_i32m1(&a[j_0 * 8] + 224, 8);
-        const vint32m1_t x_72 = __riscv_vadd_vv_i32m1(x_64, x_66, 8);
-        const vint32m1_t d_24 = __riscv_vsub_vv_i32m1(x_64, x_66, 8);
-        const vint32m1_t x_73 = nttgen_mldsa_rvv256_montmul_vx(d_24, zeta_14, zetaqinv_14, 8);
-        const vint32m1_t x_74 = __riscv_vadd_vv_i32m1(x_65, x_67, 8);
-        const vint32m1_t d_25 = __riscv_vsub_vv_i32m1(x_65, x_67, 8);
-        const vint32m1_t x_75 = nttgen_mldsa_rvv256_montmul_vx(d_25, zeta_15, zetaqinv_15, 8);
-        const vint32m1_t x_76 = __riscv_vadd_vv_i32m1(x_68, x_70, 8);
-        const vint32m1_t d_26 = __riscv_vsub_vv_i32m1(x_68, x_70, 8);
-        const vint32m1_t x_77 = nttgen_mldsa_rvv256_montmul_vx(d_26, zeta_14, zetaqinv_14, 8);
-        const vint32m1_t x_78 = __riscv_vadd_vv_i32m1(x_69, x_71, 8);
-        const vint32m1_t d_27 = __riscv_vsub_vv_i32m1(x_69, x_71, 8);
-        const vint32m1_t x_79 = nttgen_mldsa_rvv256_montmul_vx(d_27, zeta_15, zetaqinv_15, 8);
-        const vint32m1_t x_80 = __riscv_vadd_vv_i32m1(x_72, x_74, 8);
-        const vint32m1_t d_28 = __riscv_vsub_vv_i32m1(x_72, x_74, 8);
-        const vint32m1_t x_81 = nttgen_mldsa_rvv256_montmul_vx(d_28, zeta_16, zetaqinv_16, 8);
+    // inverse layers 0: 4 register(s) per chunk
+    const int32_t zeta_22 = zetas_inv_0[512];
+    const int32_t zetaqinv_22 = zetas_inv_0[513];
+    for (size_t j_1 = 0; j_1 < 8; ++j_1) {
+        const vint32m1_t x_112 = __riscv_vle32_v_i32m1(&a[j_1 * 8], 8);
+        const vint32m1_t x_113 = __riscv_vle32_v_i32m1(&a[j_1 * 8] + 128, 8);
+        const vint32m1_t x_114 = __riscv_vle32_v_i32m1(&a[j_1 * 8] + 64, 8);
+        const vint32m1_t x_115 = __riscv_vle32_v_i32m1(&a[j_1 * 8] + 192, 8);
+        const vint32m1_t x_116 = __riscv_vadd_vv_i32m1(x_112, x_113, 8);
+        const vint32m1_t d_44 = __riscv_vsub_vv_i32m1(x_112, x_113, 8);
+        const vint32m1_t x_117 = nttgen_mldsa_rvv256_montmul_vx(d_44, zeta_22, zetaqinv_22, 8);
         const vint32m1_t f_0 = __riscv_vmv_v_x_i32m1(41978, 8);
         const vint32m1_t fqinv_0 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_82 = nttgen_mldsa_rvv256_montmul(x_80, f_0, fqinv_0, 8);
-        const vint32m1_t x_83 = __riscv_vadd_vv_i32m1(x_73, x_75, 8);
-        const vint32m1_t d_29 = __riscv_vsub_vv_i32m1(x_73, x_75, 8);
-        const vint32m1_t x_84 = nttgen_mldsa_rvv256_montmul_vx(d_29, zeta_16, zetaqinv_16, 8);
+        const vint32m1_t x_118 = nttgen_mldsa_rvv256_montmul(x_116, f_0, fqinv_0, 8);
+        const vint32m1_t x_119 = __riscv_vadd_vv_i32m1(x_114, x_115, 8);
+        const vint32m1_t d_45 = __riscv_vsub_vv_i32m1(x_114, x_115, 8);
+        const vint32m1_t x_120 = nttgen_mldsa_rvv256_montmul_vx(d_45, zeta_22, zetaqinv_22, 8);
         const vint32m1_t f_1 = __riscv_vmv_v_x_i32m1(41978, 8);
         const vint32m1_t fqinv_1 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_85 = nttgen_mldsa_rvv256_montmul(x_83, f_1, fqinv_1, 8);
-        const vint32m1_t x_86 = __riscv_vadd_vv_i32m1(x_76, x_78, 8);
-        const vint32m1_t d_30 = __riscv_vsub_vv_i32m1(x_76, x_78, 8);
-        const vint32m1_t x_87 = nttgen_mldsa_rvv256_montmul_vx(d_30, zeta_16, zetaqinv_16, 8);
-        const vint32m1_t f_2 = __riscv_vmv_v_x_i32m1(41978, 8);
-        const vint32m1_t fqinv_2 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_88 = nttgen_mldsa_rvv256_montmul(x_86, f_2, fqinv_2, 8);
-        const vint32m1_t x_89 = __riscv_vadd_vv_i32m1(x_77, x_79, 8);
-        const vint32m1_t d_31 = __riscv_vsub_vv_i32m1(x_77, x_79, 8);
-        const vint32m1_t x_90 = nttgen_mldsa_rvv256_montmul_vx(d_31, zeta_16, zetaqinv_16, 8);
-        const vint32m1_t f_3 = __riscv_vmv_v_x_i32m1(41978, 8);
-        const vint32m1_t fqinv_3 = __riscv_vmv_v_x_i32m1(-8395782, 8);
-        const vint32m1_t x_91 = nttgen_mldsa_rvv256_montmul(x_89, f_3, fqinv_3, 8);
-        const vint32m1_t red_0 = nttgen_mldsa_rvv256_cond_add_q(x_82, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8], red_0, 8);
-        const vint32m1_t red_1 = nttgen_mldsa_rvv256_cond_add_q(x_81, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 128, red_1, 8);
-        const vint32m1_t red_2 = nttgen_mldsa_rvv256_cond_add_q(x_85, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 64, red_2, 8);
-        const vint32m1_t red_3 = nttgen_mldsa_rvv256_cond_add_q(x_84, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 192, red_3, 8);
-        const vint32m1_t red_4 = nttgen_mldsa_rvv256_cond_add_q(x_88, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 32, red_4, 8);
-        const vint32m1_t red_5 = nttgen_mldsa_rvv256_cond_add_q(x_87, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 160, red_5, 8);
-        const vint32m1_t red_6 = nttgen_mldsa_rvv256_cond_add_q(x_91, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 96, red_6, 8);
-        const vint32m1_t red_7 = nttgen_mldsa_rvv256_cond_add_q(x_90, 8);
-        __riscv_vse32_v_i32m1(&a[j_0 * 8] + 224, red_7, 8);
+        const vint32m1_t x_121 = nttgen_mldsa_rvv256_montmul(x_119, f_1, fqinv_1, 8);
+        const vint32m1_t red_0 = nttgen_mldsa_rvv256_cond_add_q(x_118, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8], red_0, 8);
+        const vint32m1_t red_1 = nttgen_mldsa_rvv256_cond_add_q(x_117, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8] + 128, red_1, 8);
+        const vint32m1_t red_2 = nttgen_mldsa_rvv256_cond_add_q(x_121, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8] + 64, red_2, 8);
+        const vint32m1_t red_3 = nttgen_mldsa_rvv256_cond_add_q(x_120, 8);
+        __riscv_vse32_v_i32m1(&a[j_1 * 8] + 192, red_3, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, 0, 8380416);
@@ -1783,7 +1997,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_intt_reduce(int32_t a[256]) {
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400,
+ * Ops per call: load 558, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400,
  *   montmul_var 32, cond_add_q 32, const 32
  */
 void nttgen_mldsa_rvv256_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {

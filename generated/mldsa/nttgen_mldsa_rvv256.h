@@ -18,8 +18,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_rvv256_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42042508, 42042508]
- *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ *       a in [-8380416, 8380416] -> a in [-42041396, 42041396]
+ *       ops: load 154, gather 32, store 96, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
  *       ops: load 64, store 32, montmul_var 32
@@ -41,7 +41,7 @@
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
+ *       ops: load 186, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  *   nttgen_mldsa_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,7 +73,7 @@
  *       ops: gather 32, store 32
  *   nttgen_mldsa_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
+ *       ops: load 558, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
  *         32, cond_add_q 32, const 32
  */
 #ifndef NTTGEN_MLDSA_RVV256_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42042508, 42042508]
- * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-42041396, 42041396]
+ * Ops per call: load 154, gather 32, store 96, add 128, sub 128, montmul 128
  */
 void nttgen_mldsa_rvv256_ntt(int32_t a[256]);
 
@@ -159,7 +159,7 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
+ * Ops per call: load 186, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  */
 void nttgen_mldsa_rvv256_intt(int32_t a[256]);
 
@@ -241,7 +241,7 @@ void nttgen_mldsa_rvv256_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400,
+ * Ops per call: load 558, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400,
  *   montmul_var 32, cond_add_q 32, const 32
  */
 void nttgen_mldsa_rvv256_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);

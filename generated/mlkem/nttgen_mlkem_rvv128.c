@@ -18,7 +18,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv128_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16389, 16389]
- *       ops: load 150, gather 32, store 96, add 112, sub 112, montmul 112
+ *       ops: load 122, gather 32, store 96, add 112, sub 112, montmul 112
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1811, 1812]
- *       ops: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24
+ *       a in [-11556, 11558] -> a in [-2023, 2023]
+ *       ops: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -71,7 +71,7 @@
  *       ops: gather 32, store 32
  *   nttgen_mlkem_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 620, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul 424,
+ *       ops: load 568, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul 420,
  *         barrett 24, cond_add_q 32, const 16
  *       coefficient reductions: 192
  */
@@ -170,36 +170,36 @@ static inline vint16m1_t nttgen_mlkem_rvv128_mredw(vint32m2_t a, size_t vl) {
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_ntt_from_zetas[264] = {
     // pass 0: layer(s) 0, 1
     -758, 31498, -359, 14745, -1517, 787, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    1493, 13525, -171, -20907, 622, 27758, 573, -5827,
-    264, -26360, -1325, 17363, 383, -29057, 0, 0,
-    1422, -12402, 1577, -3799, 182, -15690, -829, 5571,
-    -1602, 21438, 1458, -1102, -130, -26242, 0, 0,
-    287, 28191, 962, 10690, -1202, 1358, -681, -28073,
-    732, -10532, 1017, 24313, 608, 8800, 0, 0,
-    202, -16694, -1474, -11202, 1468, 31164, -1542, 18426,
-    -205, 26675, 411, 8859, -1571, -16163, 0, 0,
-    // pass 2: layer(s) 5, 6
+    // pass 1: layer(s) 2, 3
+    1493, 13525, -171, -20907, 622, 27758, 0, 0,
+    1422, -12402, 1577, -3799, 182, -15690, 0, 0,
+    287, 28191, 962, 10690, -1202, 1358, 0, 0,
+    202, -16694, -1474, -11202, 1468, 31164, 0, 0,
+    // pass 2: layer(s) 4, 5, 6
+    573, 264, -829, -1602, -681, 732, -1542, -205,
+    -5827, -26360, 5571, 21438, -28073, -10532, 18426, 26675,
     1223, -1293, 516, -1618, -853, 107, -398, 448,
     -5689, -23565, -12796, 9134, 19883, -28309, 13426, 16832,
+    652, 1491, -8, -1162, -90, -1421, 961, -1065,
+    -6516, 20179, 26616, -650, -28250, 9075, 14017, 4311,
     -1103, 422, -246, -1590, 817, -1215, -1185, -108,
     -335, -27738, 32010, -18486, -31183, -20927, 10335, 31636,
     430, 587, 778, 644, 1097, -136, -1530, -308,
     11182, 13131, -32502, 20100, 20297, -6280, -21498, -23860,
-    652, 1491, -8, -1162, -90, -1421, 961, -1065,
-    -6516, 20179, 26616, -650, -28250, 9075, 14017, 4311,
     555, 177, 1159, -872, 603, 1218, -1278, 996,
     -11477, 945, 10631, 17560, 25435, 10946, -7934, 28644,
     843, -235, -147, 349, 610, -1335, 794, 991,
     13387, -4587, 30317, 18525, 2146, -14903, -20198, -20257,
+    -1325, 383, 1458, -130, 1017, 608, 411, -1571,
+    17363, -29057, -1102, -26242, 24313, 8800, 8859, -16163,
     -552, -282, -320, 126, -271, -247, -1508, 677,
     1496, 20710, 16064, -25986, -15887, -30199, -29156, -24155,
+    1015, -1544, -666, 1469, 830, -951, -725, -1275,
+    30967, 25080, -12442, 27837, -8898, 18249, -12757, -17915,
     -1251, -291, -777, 418, 1322, -874, -1510, 958,
     -32227, -14883, 29175, -14430, -7382, 24214, -22502, 23998,
     871, -460, 1483, 329, -1285, 220, -854, -1460,
     -14233, 23092, -18741, 19529, 15355, -11044, 23210, 7756,
-    1015, -1544, -666, 1469, 830, -951, -725, -1275,
-    30967, 25080, -12442, 27837, -8898, 18249, -12757, -17915,
     1550, 1574, -602, -156, -1465, -1187, -870, 1522,
     20494, 6182, -28762, -5276, 24391, 16989, 10906, -17422,
     105, 1653, 1119, -75, 384, -1659, 478, 1628,
@@ -250,20 +250,18 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_basemul_gammas[256] = 
 //  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
 //  (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[504] = {
-    // pass 0: layer(s) 5, 6
-    758, -31498, 0, 0, 0, 0, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    -1044, -1044, 1517, 1517, 758, 758, 359, 359,
-    -20, -20, -787, -787, -31498, -31498, -14745, -14745,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_zetas_dit[488] = {
+    // pass 0: layer(s) 4, 5, 6
+    758, -31498, 758, -31498, 1517, -787, 359, -14745,
+    // pass 1: layer(s) 2, 3
     -1044, -1044, -202, -202, 1517, 1517, -1422, -1422,
     -20, -20, 16694, 16694, -787, -787, 12402, 12402,
-    758, 758, -287, -287, 359, 359, -1493, -1493,
-    -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
     -1044, -1044, -1468, -1468, -202, -202, -182, -182,
     -20, -20, -31164, -31164, 16694, 16694, 15690, 15690,
     758, 758, 1474, 1474, -287, -287, -1577, -1577,
     -31498, -31498, 11202, 11202, -28191, -28191, 3799, 3799,
+    758, 758, -287, -287, 359, 359, -1493, -1493,
+    -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
     1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
     -787, -787, -1358, -1358, 12402, 12402, -27758, -27758,
     359, 359, -962, -962, -1493, -1493, 171, 171,
@@ -398,7 +396,7 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv128_intt_twist[512] = {
  * Output: r: NTT domain in this ISA's native order
  * r[256]: on exit in [-16389, 16389]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 150, gather 32, store 96, add 112, sub 112, montmul 112
+ * Ops per call: load 122, gather 32, store 96, add 112, sub 112, montmul 112
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -456,123 +454,157 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
         __riscv_vse16_v_i16m1(&r[j_0 * 8] + 96, x_21, 8);
         __riscv_vse16_v_i16m1(&r[j_0 * 8] + 224, x_23, 8);
     }
-    // layers 2, 3, 4: 8 register(s) per chunk
+    // layers 2, 3: 4 register(s) per chunk
     for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const int16_t zeta_3 = zetas_0[blk_0 * 16 + 8];
-        const int16_t zetaqinv_3 = zetas_0[blk_0 * 16 + 9];
-        const int16_t zeta_4 = zetas_0[blk_0 * 16 + 10];
-        const int16_t zetaqinv_4 = zetas_0[blk_0 * 16 + 11];
-        const int16_t zeta_5 = zetas_0[blk_0 * 16 + 12];
-        const int16_t zetaqinv_5 = zetas_0[blk_0 * 16 + 13];
-        const int16_t zeta_6 = zetas_0[blk_0 * 16 + 14];
-        const int16_t zetaqinv_6 = zetas_0[blk_0 * 16 + 15];
-        const int16_t zeta_7 = zetas_0[blk_0 * 16 + 16];
-        const int16_t zetaqinv_7 = zetas_0[blk_0 * 16 + 17];
-        const int16_t zeta_8 = zetas_0[blk_0 * 16 + 18];
-        const int16_t zetaqinv_8 = zetas_0[blk_0 * 16 + 19];
-        const int16_t zeta_9 = zetas_0[blk_0 * 16 + 20];
-        const int16_t zetaqinv_9 = zetas_0[blk_0 * 16 + 21];
-        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&r[blk_0 * 64], 8);
-        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 32, 8);
-        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 16, 8);
-        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 48, 8);
-        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 8, 8);
-        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 40, 8);
-        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 24, 8);
-        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 56, 8);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul_vx(x_25, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_8, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_8, 8);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul_vx(x_27, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_26, t_9, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_26, t_9, 8);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul_vx(x_29, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_10, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_10, 8);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul_vx(x_31, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_30, t_11, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_30, t_11, 8);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul_vx(x_34, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 8);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul_vx(x_35, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_33, t_13, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_33, t_13, 8);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul_vx(x_38, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_36, t_14, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_36, t_14, 8);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul_vx(x_39, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_37, t_15, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_37, t_15, 8);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul_vx(x_44, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_16, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_16, 8);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul_vx(x_46, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_17, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_17, 8);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul_vx(x_45, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_18, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_18, 8);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul_vx(x_47, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_19, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_19, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_48, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_50, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_52, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_54, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 8, x_49, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 40, x_51, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 24, x_53, 8);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 56, x_55, 8);
+        const int16_t zeta_3 = zetas_0[blk_0 * 8 + 8];
+        const int16_t zetaqinv_3 = zetas_0[blk_0 * 8 + 9];
+        const int16_t zeta_4 = zetas_0[blk_0 * 8 + 10];
+        const int16_t zetaqinv_4 = zetas_0[blk_0 * 8 + 11];
+        const int16_t zeta_5 = zetas_0[blk_0 * 8 + 12];
+        const int16_t zetaqinv_5 = zetas_0[blk_0 * 8 + 13];
+        for (size_t j_1 = 0; j_1 < 2; ++j_1) {
+            const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&r[blk_0 * 64 + j_1 * 8], 8);
+            const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&r[blk_0 * 64 + j_1 * 8] + 32, 8);
+            const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&r[blk_0 * 64 + j_1 * 8] + 16, 8);
+            const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&r[blk_0 * 64 + j_1 * 8] + 48, 8);
+            const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul_vx(x_25, zeta_3, zetaqinv_3, 8);
+            const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_24, t_8, 8);
+            const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_24, t_8, 8);
+            const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul_vx(x_27, zeta_3, zetaqinv_3, 8);
+            const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_26, t_9, 8);
+            const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_26, t_9, 8);
+            const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul_vx(x_30, zeta_4, zetaqinv_4, 8);
+            const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_28, t_10, 8);
+            const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_28, t_10, 8);
+            const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul_vx(x_31, zeta_5, zetaqinv_5, 8);
+            const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_29, t_11, 8);
+            const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_29, t_11, 8);
+            __riscv_vse16_v_i16m1(&r[blk_0 * 64 + j_1 * 8], x_32, 8);
+            __riscv_vse16_v_i16m1(&r[blk_0 * 64 + j_1 * 8] + 32, x_34, 8);
+            __riscv_vse16_v_i16m1(&r[blk_0 * 64 + j_1 * 8] + 16, x_33, 8);
+            __riscv_vse16_v_i16m1(&r[blk_0 * 64 + j_1 * 8] + 48, x_35, 8);
+        }
     }
-    // layers 5, 6: 8 register(s) per chunk
-    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 72, 8);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 80, 8);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 88, 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 96, 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 104, 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 48] + 112, 8);
-        const vint16m1_t x_56 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8], lanes_at_0, 8);
-        const vint16m1_t x_57 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 4, lanes_at_0, 8);
-        const vint16m1_t x_58 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 2, lanes_at_0, 8);
-        const vint16m1_t x_59 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 6, lanes_at_0, 8);
-        const vint16m1_t x_60 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 1, lanes_at_0, 8);
-        const vint16m1_t x_61 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 5, lanes_at_0, 8);
-        const vint16m1_t x_62 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 3, lanes_at_0, 8);
-        const vint16m1_t x_63 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 8] + 7, lanes_at_0, 8);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_57, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_56, t_20, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_56, t_20, 8);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_59, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_58, t_21, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_58, t_21, 8);
-        const vint16m1_t t_22 = nttgen_mlkem_rvv128_montmul(x_61, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_60, t_22, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_60, t_22, 8);
-        const vint16m1_t t_23 = nttgen_mlkem_rvv128_montmul(x_63, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_62, t_23, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_62, t_23, 8);
-        const vint16m1_t t_24 = nttgen_mlkem_rvv128_montmul(x_66, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, 8);
-        const vint16m1_t t_25 = nttgen_mlkem_rvv128_montmul(x_67, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_25, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_25, 8);
-        const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_70, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_26, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_26, 8);
-        const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_71, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_27, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_27, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8], x_72, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 128, x_74, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 64, x_73, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 192, x_75, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 32, x_76, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 160, x_78, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 96, x_77, 8);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 8] + 224, x_79, 8);
+    // layers 4, 5, 6: 16 register(s) per chunk
+    for (size_t blk_1 = 0; blk_1 < 2; ++blk_1) {
+        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 40, 8);
+        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 48, 8);
+        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 56, 8);
+        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 64, 8);
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 72, 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 80, 8);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 88, 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 96, 8);
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 104, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 112, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 120, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 128, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 136, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 112] + 144, 8);
+        const vint16m1_t x_36 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16], lanes_at_0, 8);
+        const vint16m1_t x_37 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 4, lanes_at_0, 8);
+        const vint16m1_t x_38 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 2, lanes_at_0, 8);
+        const vint16m1_t x_39 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 6, lanes_at_0, 8);
+        const vint16m1_t x_40 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 8, lanes_at_0, 8);
+        const vint16m1_t x_41 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 12, lanes_at_0, 8);
+        const vint16m1_t x_42 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 10, lanes_at_0, 8);
+        const vint16m1_t x_43 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 14, lanes_at_0, 8);
+        const vint16m1_t x_44 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 1, lanes_at_0, 8);
+        const vint16m1_t x_45 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 5, lanes_at_0, 8);
+        const vint16m1_t x_46 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 3, lanes_at_0, 8);
+        const vint16m1_t x_47 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 7, lanes_at_0, 8);
+        const vint16m1_t x_48 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 9, lanes_at_0, 8);
+        const vint16m1_t x_49 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 13, lanes_at_0, 8);
+        const vint16m1_t x_50 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 11, lanes_at_0, 8);
+        const vint16m1_t x_51 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 15, lanes_at_0, 8);
+        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_40, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_12, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_12, 8);
+        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_41, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_13, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_13, 8);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_42, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_38, t_14, 8);
+        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_38, t_14, 8);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_43, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_39, t_15, 8);
+        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_39, t_15, 8);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_48, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_16, 8);
+        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_16, 8);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_49, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_17, 8);
+        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_17, 8);
+        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_50, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_46, t_18, 8);
+        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_46, t_18, 8);
+        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_51, zeta_6, zetaqinv_6, 8);
+        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_47, t_19, 8);
+        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_47, t_19, 8);
+        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_54, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_20, 8);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_20, 8);
+        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_58, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_56, t_21, 8);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_56, t_21, 8);
+        const vint16m1_t t_22 = nttgen_mlkem_rvv128_montmul(x_55, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_53, t_22, 8);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_53, t_22, 8);
+        const vint16m1_t t_23 = nttgen_mlkem_rvv128_montmul(x_59, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_57, t_23, 8);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_57, t_23, 8);
+        const vint16m1_t t_24 = nttgen_mlkem_rvv128_montmul(x_62, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_60, t_24, 8);
+        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_60, t_24, 8);
+        const vint16m1_t t_25 = nttgen_mlkem_rvv128_montmul(x_66, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_64, t_25, 8);
+        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_64, t_25, 8);
+        const vint16m1_t t_26 = nttgen_mlkem_rvv128_montmul(x_63, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_61, t_26, 8);
+        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_61, t_26, 8);
+        const vint16m1_t t_27 = nttgen_mlkem_rvv128_montmul(x_67, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_65, t_27, 8);
+        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_65, t_27, 8);
+        const vint16m1_t t_28 = nttgen_mlkem_rvv128_montmul(x_70, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_68, t_28, 8);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_68, t_28, 8);
+        const vint16m1_t t_29 = nttgen_mlkem_rvv128_montmul(x_71, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_69, t_29, 8);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_69, t_29, 8);
+        const vint16m1_t t_30 = nttgen_mlkem_rvv128_montmul(x_74, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_72, t_30, 8);
+        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_72, t_30, 8);
+        const vint16m1_t t_31 = nttgen_mlkem_rvv128_montmul(x_75, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_73, t_31, 8);
+        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_73, t_31, 8);
+        const vint16m1_t t_32 = nttgen_mlkem_rvv128_montmul(x_78, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_76, t_32, 8);
+        const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_76, t_32, 8);
+        const vint16m1_t t_33 = nttgen_mlkem_rvv128_montmul(x_79, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_77, t_33, 8);
+        const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_77, t_33, 8);
+        const vint16m1_t t_34 = nttgen_mlkem_rvv128_montmul(x_82, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_80, t_34, 8);
+        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_80, t_34, 8);
+        const vint16m1_t t_35 = nttgen_mlkem_rvv128_montmul(x_83, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_81, t_35, 8);
+        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_81, t_35, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16], x_84, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 128, x_86, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 64, x_85, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 192, x_87, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 8, x_88, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 136, x_90, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 72, x_89, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 200, x_91, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 32, x_92, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 160, x_94, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 96, x_93, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 224, x_95, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 40, x_96, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 168, x_98, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 104, x_97, 8);
+        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 232, x_99, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(r, 256, -16389, 16389);
@@ -585,7 +617,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_ntt_from(int16_t r[256], const i
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16389, 16389]
- * Ops per call: load 150, gather 32, store 96, add 112, sub 112, montmul 112
+ * Ops per call: load 122, gather 32, store 96, add 112, sub 112, montmul 112
  */
 void nttgen_mlkem_rvv128_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1239,8 +1271,8 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1811, 1812]
- * Ops per call: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24
+ * a[256]: on entry in [-11556, 11558], on exit in [-2023, 2023]
+ * Ops per call: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const vuint16m1_t lanes_at_0 =
@@ -1250,201 +1282,231 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -11556, 11558);
 #endif
-    // inverse layers 5, 6: 8 register(s) per chunk
+    // inverse layers 4, 5, 6: 16 register(s) per chunk
     const int16_t zeta_0 = zetas_dit_0[0];
     const int16_t zetaqinv_0 = zetas_dit_0[1];
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_10, 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 8);
-        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul_vx(x_11, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
-        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_14, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, red_1, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, red_1, 8);
-        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_1, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_1, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_16, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_17, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_18, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_19, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_20, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_21, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_22, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_23, 8);
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
+    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 8, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 136, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 72, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 200, 8);
+        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 8);
+        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 8);
+        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 8);
+        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 8);
+        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 40, 8);
+        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 168, 8);
+        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 104, 8);
+        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 232, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_10, 8);
+        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_10, 8);
+        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_11, 8);
+        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_11, 8);
+        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, x_14, 8);
+        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, x_14, 8);
+        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_13, x_15, 8);
+        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_13, x_15, 8);
+        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_16, 8);
+        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_18, 8);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 8);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 8);
+        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul_vx(x_19, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_17, 8);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, t_0, 8);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, t_0, 8);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_20, 8);
+        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_22, 8);
+        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_3, red_4, 8);
+        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_3, red_4, 8);
+        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul_vx(x_23, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_21, 8);
+        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 8);
+        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 8);
+        const vint16m1_t red_6 = nttgen_mlkem_rvv128_barrett(x_24, 8);
+        const vint16m1_t red_7 = nttgen_mlkem_rvv128_barrett(x_26, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 8);
+        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul_vx(x_27, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_8 = nttgen_mlkem_rvv128_barrett(x_25, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, t_2, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, t_2, 8);
+        const vint16m1_t red_9 = nttgen_mlkem_rvv128_barrett(x_28, 8);
+        const vint16m1_t red_10 = nttgen_mlkem_rvv128_barrett(x_30, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_9, red_10, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_9, red_10, 8);
+        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul_vx(x_31, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_11 = nttgen_mlkem_rvv128_barrett(x_29, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_36, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_36, 8);
+        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul_vx(x_37, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 8);
+        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul_vx(x_38, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_34, t_5, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_34, t_5, 8);
+        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul_vx(x_39, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_6, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_6, 8);
+        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_44, 8);
+        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_44, 8);
+        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul_vx(x_45, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 8);
+        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 8);
+        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul_vx(x_46, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_42, t_8, 8);
+        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_42, t_8, 8);
+        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul_vx(x_47, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 8);
+        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_48, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_50, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_52, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_54, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 8, lanes_at_0, x_49, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 12, lanes_at_0, x_51, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 10, lanes_at_0, x_53, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 14, lanes_at_0, x_55, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_56, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_58, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_60, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_62, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 9, lanes_at_0, x_57, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 13, lanes_at_0, x_59, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 11, lanes_at_0, x_61, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 15, lanes_at_0, x_63, 8);
     }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[8], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 8);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[24], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 8);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[40], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 8);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[56], 8);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 8);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[72], 8);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 8);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[88], 8);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 8);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[104], 8);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 8);
-    for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 8);
-        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 8);
-        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 8);
-        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 8);
-        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 8, 8);
-        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 40, 8);
-        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 24, 8);
-        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 56, 8);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_28, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_2, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_2, 8);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_29, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_25, t_3, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_25, t_3, 8);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_30, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_26, t_4, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_26, t_4, 8);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_31, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_27, t_5, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_27, t_5, 8);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_36, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_6, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_6, 8);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_7, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_7, 8);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_37, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_8, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_8, 8);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_9, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_9, 8);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_42, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_10, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_10, 8);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_43, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_41, t_11, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_41, t_11, 8);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_46, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_44, t_12, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_44, t_12, 8);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_47, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_45, t_13, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_45, t_13, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64], x_48, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 32, x_49, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 16, x_50, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 48, x_51, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 8, x_52, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 40, x_53, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 24, x_54, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 56, x_55, 8);
+    // inverse layers 2, 3: 4 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 8, 8);
+        const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 16, 8);
+        const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 24, 8);
+        const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 32, 8);
+        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 40, 8);
+        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 48, 8);
+        for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+            const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64], 8);
+            const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 32, 8);
+            const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 16, 8);
+            const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 48, 8);
+            const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_66, zeta_4, zetaqinv_4, 8);
+            const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_64, t_10, 8);
+            const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_64, t_10, 8);
+            const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_67, zeta_4, zetaqinv_4, 8);
+            const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_65, t_11, 8);
+            const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_65, t_11, 8);
+            const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_70, zeta_5, zetaqinv_5, 8);
+            const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_68, t_12, 8);
+            const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_68, t_12, 8);
+            const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_71, zeta_6, zetaqinv_6, 8);
+            const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_69, t_13, 8);
+            const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_69, t_13, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64], x_72, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 32, x_73, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 16, x_74, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 48, x_75, 8);
+        }
     }
     // inverse layers 0, 1: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 120, 8);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 8);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 136, 8);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 8);
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 152, 8);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 8);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 168, 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 184, 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 8);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 200, 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 208, 8);
-        const vint16m1_t x_56 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
-        const vint16m1_t x_57 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 128, 8);
-        const vint16m1_t x_58 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 64, 8);
-        const vint16m1_t x_59 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 192, 8);
-        const vint16m1_t x_60 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 32, 8);
-        const vint16m1_t x_61 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 160, 8);
-        const vint16m1_t x_62 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 96, 8);
-        const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 224, 8);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_58, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_56, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_2, t_14, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_2, t_14, 8);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_59, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_57, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_3, t_15, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_3, t_15, 8);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_60, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_4, t_16, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_4, t_16, 8);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_63, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_61, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_5, t_17, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_5, t_17, 8);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_66, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_18, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_18, 8);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_67, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_19, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_19, 8);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_20, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_20, 8);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_71, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_21, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_21, 8);
-        const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
-        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 8, 8);
-        const vint16m1_t x_80 = nttgen_mlkem_rvv128_montmul(x_72, tw_0, twqinv_0, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], x_80, 8);
-        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 256, 8);
-        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 264, 8);
-        const vint16m1_t x_81 = nttgen_mlkem_rvv128_montmul(x_73, tw_1, twqinv_1, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 128, x_81, 8);
-        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 128, 8);
-        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 136, 8);
-        const vint16m1_t x_82 = nttgen_mlkem_rvv128_montmul(x_74, tw_2, twqinv_2, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 64, x_82, 8);
-        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 384, 8);
-        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 392, 8);
-        const vint16m1_t x_83 = nttgen_mlkem_rvv128_montmul(x_75, tw_3, twqinv_3, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 192, x_83, 8);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 64, 8);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 72, 8);
-        const vint16m1_t x_84 = nttgen_mlkem_rvv128_montmul(x_76, tw_4, twqinv_4, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 32, x_84, 8);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 320, 8);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 328, 8);
-        const vint16m1_t x_85 = nttgen_mlkem_rvv128_montmul(x_77, tw_5, twqinv_5, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 160, x_85, 8);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 192, 8);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 200, 8);
-        const vint16m1_t x_86 = nttgen_mlkem_rvv128_montmul(x_78, tw_6, twqinv_6, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 96, x_86, 8);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 448, 8);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 456, 8);
-        const vint16m1_t x_87 = nttgen_mlkem_rvv128_montmul(x_79, tw_7, twqinv_7, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 224, x_87, 8);
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 104, 8);
+        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 112, 8);
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 120, 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 128, 8);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 136, 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 144, 8);
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 152, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 160, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 168, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 176, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 184, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 192, 8);
+        const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[blk_1 * 8], 8);
+        const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 128, 8);
+        const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 64, 8);
+        const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 192, 8);
+        const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 32, 8);
+        const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 160, 8);
+        const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 96, 8);
+        const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 224, 8);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_78, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_76, t_14, 8);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_76, t_14, 8);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_79, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_77, t_15, 8);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_77, t_15, 8);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_82, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_80, t_16, 8);
+        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_80, t_16, 8);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_83, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_81, t_17, 8);
+        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_81, t_17, 8);
+        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_86, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_84, t_18, 8);
+        const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_84, t_18, 8);
+        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_87, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_85, t_19, 8);
+        const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_85, t_19, 8);
+        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_90, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_88, t_20, 8);
+        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_88, t_20, 8);
+        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_91, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_89, t_21, 8);
+        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_89, t_21, 8);
+        const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16], 8);
+        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 8, 8);
+        const vint16m1_t x_100 = nttgen_mlkem_rvv128_montmul(x_92, tw_0, twqinv_0, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8], x_100, 8);
+        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 256, 8);
+        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 264, 8);
+        const vint16m1_t x_101 = nttgen_mlkem_rvv128_montmul(x_93, tw_1, twqinv_1, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 128, x_101, 8);
+        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 128, 8);
+        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 136, 8);
+        const vint16m1_t x_102 = nttgen_mlkem_rvv128_montmul(x_94, tw_2, twqinv_2, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 64, x_102, 8);
+        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 384, 8);
+        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 392, 8);
+        const vint16m1_t x_103 = nttgen_mlkem_rvv128_montmul(x_95, tw_3, twqinv_3, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 192, x_103, 8);
+        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 64, 8);
+        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 72, 8);
+        const vint16m1_t x_104 = nttgen_mlkem_rvv128_montmul(x_96, tw_4, twqinv_4, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 32, x_104, 8);
+        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 320, 8);
+        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 328, 8);
+        const vint16m1_t x_105 = nttgen_mlkem_rvv128_montmul(x_97, tw_5, twqinv_5, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 160, x_105, 8);
+        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 192, 8);
+        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 200, 8);
+        const vint16m1_t x_106 = nttgen_mlkem_rvv128_montmul(x_98, tw_6, twqinv_6, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 96, x_106, 8);
+        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 448, 8);
+        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 456, 8);
+        const vint16m1_t x_107 = nttgen_mlkem_rvv128_montmul(x_99, tw_7, twqinv_7, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 224, x_107, 8);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -1811, 1812);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -2023, 2023);
 #endif
 }
 
@@ -1579,23 +1641,39 @@ void nttgen_mlkem_rvv128_to_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_0, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_1, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_2, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_3, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_4, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_5, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_6, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_7, 8);
+    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 8, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 136, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 72, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 200, 8);
+        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 8);
+        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 8);
+        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 8);
+        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 8);
+        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 40, 8);
+        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 168, 8);
+        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 104, 8);
+        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 232, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_0, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_1, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_2, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_3, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 8, lanes_at_0, x_4, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 12, lanes_at_0, x_5, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 10, lanes_at_0, x_6, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 14, lanes_at_0, x_7, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_8, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_9, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_10, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_11, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 9, lanes_at_0, x_12, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 13, lanes_at_0, x_13, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 11, lanes_at_0, x_14, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 15, lanes_at_0, x_15, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
@@ -1616,23 +1694,39 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, 8);
-        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, 8);
-        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, 8);
-        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, 8);
-        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, 8);
-        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, 8);
-        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, 8);
-        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8], x_0, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 128, x_1, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 64, x_2, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 192, x_3, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 32, x_4, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 160, x_5, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 96, x_6, 8);
-        __riscv_vse16_v_i16m1(&a[j_0 * 8] + 224, x_7, 8);
+    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, 8);
+        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, 8);
+        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, 8);
+        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, 8);
+        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 8, lanes_at_0, 8);
+        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 12, lanes_at_0, 8);
+        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 10, lanes_at_0, 8);
+        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 14, lanes_at_0, 8);
+        const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, 8);
+        const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, 8);
+        const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, 8);
+        const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, 8);
+        const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 9, lanes_at_0, 8);
+        const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 13, lanes_at_0, 8);
+        const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 11, lanes_at_0, 8);
+        const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[j_0 * 16] + 15, lanes_at_0, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16], x_0, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 128, x_1, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 64, x_2, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 192, x_3, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 8, x_4, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 136, x_5, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 72, x_6, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 200, x_7, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 32, x_8, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 160, x_9, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 96, x_10, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 224, x_11, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 40, x_12, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 168, x_13, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 104, x_14, 8);
+        __riscv_vse16_v_i16m1(&a[j_0 * 16] + 232, x_15, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -32768, 32767);
@@ -1645,7 +1739,7 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
- * Ops per call: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24,
+ * Ops per call: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24,
  *   cond_add_q 32
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
@@ -1656,206 +1750,236 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, -11556, 11558);
 #endif
-    // inverse layers 5, 6: 8 register(s) per chunk
+    // inverse layers 4, 5, 6: 16 register(s) per chunk
     const int16_t zeta_0 = zetas_dit_0[0];
     const int16_t zetaqinv_0 = zetas_dit_0[1];
-    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 8], 8);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 128, 8);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 64, 8);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 192, 8);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 32, 8);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 160, 8);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 96, 8);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 8] + 224, 8);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_10, 8);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 8);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 8);
-        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul_vx(x_11, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_0, 8);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_0, 8);
-        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_14, 8);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, red_1, 8);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, red_1, 8);
-        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 8);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_1, 8);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_1, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8], lanes_at_0, x_16, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 4, lanes_at_0, x_17, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 2, lanes_at_0, x_18, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 6, lanes_at_0, x_19, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 1, lanes_at_0, x_20, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 5, lanes_at_0, x_21, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 3, lanes_at_0, x_22, 8);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 8] + 7, lanes_at_0, x_23, 8);
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
+    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 8);
+        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 8);
+        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 8);
+        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 8);
+        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 8, 8);
+        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 136, 8);
+        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 72, 8);
+        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 200, 8);
+        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 8);
+        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 8);
+        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 8);
+        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 8);
+        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 40, 8);
+        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 168, 8);
+        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 104, 8);
+        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 232, 8);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_2, 8);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_3, 8);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_4, x_6, 8);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_5, x_7, 8);
+        const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_10, 8);
+        const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_10, 8);
+        const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_11, 8);
+        const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_11, 8);
+        const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_12, x_14, 8);
+        const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_12, x_14, 8);
+        const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_13, x_15, 8);
+        const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_13, x_15, 8);
+        const vint16m1_t red_0 = nttgen_mlkem_rvv128_barrett(x_16, 8);
+        const vint16m1_t red_1 = nttgen_mlkem_rvv128_barrett(x_18, 8);
+        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 8);
+        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 8);
+        const vint16m1_t t_0 = nttgen_mlkem_rvv128_montmul_vx(x_19, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_17, 8);
+        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, t_0, 8);
+        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, t_0, 8);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_20, 8);
+        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_22, 8);
+        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_3, red_4, 8);
+        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_3, red_4, 8);
+        const vint16m1_t t_1 = nttgen_mlkem_rvv128_montmul_vx(x_23, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_21, 8);
+        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 8);
+        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 8);
+        const vint16m1_t red_6 = nttgen_mlkem_rvv128_barrett(x_24, 8);
+        const vint16m1_t red_7 = nttgen_mlkem_rvv128_barrett(x_26, 8);
+        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 8);
+        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 8);
+        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul_vx(x_27, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_8 = nttgen_mlkem_rvv128_barrett(x_25, 8);
+        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, t_2, 8);
+        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, t_2, 8);
+        const vint16m1_t red_9 = nttgen_mlkem_rvv128_barrett(x_28, 8);
+        const vint16m1_t red_10 = nttgen_mlkem_rvv128_barrett(x_30, 8);
+        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_9, red_10, 8);
+        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_9, red_10, 8);
+        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul_vx(x_31, zeta_0, zetaqinv_0, 8);
+        const vint16m1_t red_11 = nttgen_mlkem_rvv128_barrett(x_29, 8);
+        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 8);
+        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 8);
+        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_36, 8);
+        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_36, 8);
+        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul_vx(x_37, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 8);
+        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 8);
+        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul_vx(x_38, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_34, t_5, 8);
+        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_34, t_5, 8);
+        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul_vx(x_39, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_35, t_6, 8);
+        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_35, t_6, 8);
+        const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_44, 8);
+        const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_44, 8);
+        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul_vx(x_45, zeta_1, zetaqinv_1, 8);
+        const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 8);
+        const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 8);
+        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul_vx(x_46, zeta_2, zetaqinv_2, 8);
+        const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_42, t_8, 8);
+        const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_42, t_8, 8);
+        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul_vx(x_47, zeta_3, zetaqinv_3, 8);
+        const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_43, t_9, 8);
+        const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_43, t_9, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_48, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_50, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_52, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_54, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 8, lanes_at_0, x_49, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 12, lanes_at_0, x_51, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 10, lanes_at_0, x_53, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 14, lanes_at_0, x_55, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_56, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_58, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_60, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_62, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 9, lanes_at_0, x_57, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 13, lanes_at_0, x_59, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 11, lanes_at_0, x_61, 8);
+        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 15, lanes_at_0, x_63, 8);
     }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[8], 8);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 8);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[24], 8);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 8);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[40], 8);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 8);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[56], 8);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 8);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[72], 8);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 8);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[88], 8);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 8);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[104], 8);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 8);
-    for (size_t j_1 = 0; j_1 < 4; ++j_1) {
-        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 8);
-        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 8);
-        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 8);
-        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 8);
-        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 8, 8);
-        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 40, 8);
-        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 24, 8);
-        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 56, 8);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv128_montmul(x_28, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_2, 8);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_2, 8);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv128_montmul(x_29, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_25, t_3, 8);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_25, t_3, 8);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv128_montmul(x_30, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_26, t_4, 8);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_26, t_4, 8);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv128_montmul(x_31, zeta_1, zetaqinv_1, 8);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_27, t_5, 8);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_27, t_5, 8);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv128_montmul(x_36, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_6, 8);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_6, 8);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv128_montmul(x_38, zeta_2, zetaqinv_2, 8);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_7, 8);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_7, 8);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv128_montmul(x_37, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_8, 8);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_8, 8);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv128_montmul(x_39, zeta_3, zetaqinv_3, 8);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_9, 8);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_9, 8);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_42, zeta_4, zetaqinv_4, 8);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_10, 8);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_10, 8);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_43, zeta_5, zetaqinv_5, 8);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_41, t_11, 8);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_41, t_11, 8);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_46, zeta_6, zetaqinv_6, 8);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_44, t_12, 8);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_44, t_12, 8);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_47, zeta_7, zetaqinv_7, 8);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_45, t_13, 8);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_45, t_13, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64], x_48, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 32, x_49, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 16, x_50, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 48, x_51, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 8, x_52, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 40, x_53, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 24, x_54, 8);
-        __riscv_vse16_v_i16m1(&a[j_1 * 64] + 56, x_55, 8);
+    // inverse layers 2, 3: 4 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
+        const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 8, 8);
+        const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 16, 8);
+        const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 24, 8);
+        const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 32, 8);
+        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 40, 8);
+        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 48] + 48, 8);
+        for (size_t j_1 = 0; j_1 < 4; ++j_1) {
+            const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64], 8);
+            const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 32, 8);
+            const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 16, 8);
+            const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 48, 8);
+            const vint16m1_t t_10 = nttgen_mlkem_rvv128_montmul(x_66, zeta_4, zetaqinv_4, 8);
+            const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_64, t_10, 8);
+            const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_64, t_10, 8);
+            const vint16m1_t t_11 = nttgen_mlkem_rvv128_montmul(x_67, zeta_4, zetaqinv_4, 8);
+            const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_65, t_11, 8);
+            const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_65, t_11, 8);
+            const vint16m1_t t_12 = nttgen_mlkem_rvv128_montmul(x_70, zeta_5, zetaqinv_5, 8);
+            const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_68, t_12, 8);
+            const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_68, t_12, 8);
+            const vint16m1_t t_13 = nttgen_mlkem_rvv128_montmul(x_71, zeta_6, zetaqinv_6, 8);
+            const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_69, t_13, 8);
+            const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_69, t_13, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64], x_72, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 32, x_73, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 16, x_74, 8);
+            __riscv_vse16_v_i16m1(&a[blk_0 * 8 + j_1 * 64] + 48, x_75, 8);
+        }
     }
     // inverse layers 0, 1: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 120, 8);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 8);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 136, 8);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 8);
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 152, 8);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 8);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 168, 8);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 8);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 184, 8);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 8);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 200, 8);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 208, 8);
-        const vint16m1_t x_56 = __riscv_vle16_v_i16m1(&a[blk_0 * 8], 8);
-        const vint16m1_t x_57 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 128, 8);
-        const vint16m1_t x_58 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 64, 8);
-        const vint16m1_t x_59 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 192, 8);
-        const vint16m1_t x_60 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 32, 8);
-        const vint16m1_t x_61 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 160, 8);
-        const vint16m1_t x_62 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 96, 8);
-        const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[blk_0 * 8] + 224, 8);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_58, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv128_barrett(x_56, 8);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_2, t_14, 8);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_2, t_14, 8);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_59, zeta_8, zetaqinv_8, 8);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv128_barrett(x_57, 8);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_3, t_15, 8);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_3, t_15, 8);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_62, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t red_4 = nttgen_mlkem_rvv128_barrett(x_60, 8);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_4, t_16, 8);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_4, t_16, 8);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_63, zeta_9, zetaqinv_9, 8);
-        const vint16m1_t red_5 = nttgen_mlkem_rvv128_barrett(x_61, 8);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_5, t_17, 8);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_5, t_17, 8);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_66, zeta_10, zetaqinv_10, 8);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_18, 8);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_18, 8);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_67, zeta_11, zetaqinv_11, 8);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_19, 8);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_19, 8);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_70, zeta_12, zetaqinv_12, 8);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_20, 8);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_20, 8);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_71, zeta_13, zetaqinv_13, 8);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_21, 8);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_21, 8);
-        const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16], 8);
-        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 8, 8);
-        const vint16m1_t x_80 = nttgen_mlkem_rvv128_montmul(x_72, tw_0, twqinv_0, 8);
-        const vint16m1_t red_6 = nttgen_mlkem_rvv128_cond_add_q(x_80, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8], red_6, 8);
-        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 256, 8);
-        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 264, 8);
-        const vint16m1_t x_81 = nttgen_mlkem_rvv128_montmul(x_73, tw_1, twqinv_1, 8);
-        const vint16m1_t red_7 = nttgen_mlkem_rvv128_cond_add_q(x_81, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 128, red_7, 8);
-        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 128, 8);
-        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 136, 8);
-        const vint16m1_t x_82 = nttgen_mlkem_rvv128_montmul(x_74, tw_2, twqinv_2, 8);
-        const vint16m1_t red_8 = nttgen_mlkem_rvv128_cond_add_q(x_82, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 64, red_8, 8);
-        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 384, 8);
-        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 392, 8);
-        const vint16m1_t x_83 = nttgen_mlkem_rvv128_montmul(x_75, tw_3, twqinv_3, 8);
-        const vint16m1_t red_9 = nttgen_mlkem_rvv128_cond_add_q(x_83, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 192, red_9, 8);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 64, 8);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 72, 8);
-        const vint16m1_t x_84 = nttgen_mlkem_rvv128_montmul(x_76, tw_4, twqinv_4, 8);
-        const vint16m1_t red_10 = nttgen_mlkem_rvv128_cond_add_q(x_84, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 32, red_10, 8);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 320, 8);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 328, 8);
-        const vint16m1_t x_85 = nttgen_mlkem_rvv128_montmul(x_77, tw_5, twqinv_5, 8);
-        const vint16m1_t red_11 = nttgen_mlkem_rvv128_cond_add_q(x_85, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 160, red_11, 8);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 192, 8);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 200, 8);
-        const vint16m1_t x_86 = nttgen_mlkem_rvv128_montmul(x_78, tw_6, twqinv_6, 8);
-        const vint16m1_t red_12 = nttgen_mlkem_rvv128_cond_add_q(x_86, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 96, red_12, 8);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 448, 8);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 16] + 456, 8);
-        const vint16m1_t x_87 = nttgen_mlkem_rvv128_montmul(x_79, tw_7, twqinv_7, 8);
-        const vint16m1_t red_13 = nttgen_mlkem_rvv128_cond_add_q(x_87, 8);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 8] + 224, red_13, 8);
+    for (size_t blk_1 = 0; blk_1 < 4; ++blk_1) {
+        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 104, 8);
+        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 112, 8);
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 120, 8);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 128, 8);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 136, 8);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 144, 8);
+        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 152, 8);
+        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 160, 8);
+        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 168, 8);
+        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 176, 8);
+        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 184, 8);
+        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_1 * 96] + 192, 8);
+        const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[blk_1 * 8], 8);
+        const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 128, 8);
+        const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 64, 8);
+        const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 192, 8);
+        const vint16m1_t x_80 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 32, 8);
+        const vint16m1_t x_81 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 160, 8);
+        const vint16m1_t x_82 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 96, 8);
+        const vint16m1_t x_83 = __riscv_vle16_v_i16m1(&a[blk_1 * 8] + 224, 8);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv128_montmul(x_78, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_76, t_14, 8);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_76, t_14, 8);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv128_montmul(x_79, zeta_7, zetaqinv_7, 8);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_77, t_15, 8);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_77, t_15, 8);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv128_montmul(x_82, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_88 = __riscv_vadd_vv_i16m1(x_80, t_16, 8);
+        const vint16m1_t x_89 = __riscv_vsub_vv_i16m1(x_80, t_16, 8);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv128_montmul(x_83, zeta_8, zetaqinv_8, 8);
+        const vint16m1_t x_90 = __riscv_vadd_vv_i16m1(x_81, t_17, 8);
+        const vint16m1_t x_91 = __riscv_vsub_vv_i16m1(x_81, t_17, 8);
+        const vint16m1_t t_18 = nttgen_mlkem_rvv128_montmul(x_86, zeta_9, zetaqinv_9, 8);
+        const vint16m1_t x_92 = __riscv_vadd_vv_i16m1(x_84, t_18, 8);
+        const vint16m1_t x_93 = __riscv_vsub_vv_i16m1(x_84, t_18, 8);
+        const vint16m1_t t_19 = nttgen_mlkem_rvv128_montmul(x_87, zeta_10, zetaqinv_10, 8);
+        const vint16m1_t x_94 = __riscv_vadd_vv_i16m1(x_85, t_19, 8);
+        const vint16m1_t x_95 = __riscv_vsub_vv_i16m1(x_85, t_19, 8);
+        const vint16m1_t t_20 = nttgen_mlkem_rvv128_montmul(x_90, zeta_11, zetaqinv_11, 8);
+        const vint16m1_t x_96 = __riscv_vadd_vv_i16m1(x_88, t_20, 8);
+        const vint16m1_t x_97 = __riscv_vsub_vv_i16m1(x_88, t_20, 8);
+        const vint16m1_t t_21 = nttgen_mlkem_rvv128_montmul(x_91, zeta_12, zetaqinv_12, 8);
+        const vint16m1_t x_98 = __riscv_vadd_vv_i16m1(x_89, t_21, 8);
+        const vint16m1_t x_99 = __riscv_vsub_vv_i16m1(x_89, t_21, 8);
+        const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16], 8);
+        const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 8, 8);
+        const vint16m1_t x_100 = nttgen_mlkem_rvv128_montmul(x_92, tw_0, twqinv_0, 8);
+        const vint16m1_t red_12 = nttgen_mlkem_rvv128_cond_add_q(x_100, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8], red_12, 8);
+        const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 256, 8);
+        const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 264, 8);
+        const vint16m1_t x_101 = nttgen_mlkem_rvv128_montmul(x_93, tw_1, twqinv_1, 8);
+        const vint16m1_t red_13 = nttgen_mlkem_rvv128_cond_add_q(x_101, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 128, red_13, 8);
+        const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 128, 8);
+        const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 136, 8);
+        const vint16m1_t x_102 = nttgen_mlkem_rvv128_montmul(x_94, tw_2, twqinv_2, 8);
+        const vint16m1_t red_14 = nttgen_mlkem_rvv128_cond_add_q(x_102, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 64, red_14, 8);
+        const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 384, 8);
+        const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 392, 8);
+        const vint16m1_t x_103 = nttgen_mlkem_rvv128_montmul(x_95, tw_3, twqinv_3, 8);
+        const vint16m1_t red_15 = nttgen_mlkem_rvv128_cond_add_q(x_103, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 192, red_15, 8);
+        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 64, 8);
+        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 72, 8);
+        const vint16m1_t x_104 = nttgen_mlkem_rvv128_montmul(x_96, tw_4, twqinv_4, 8);
+        const vint16m1_t red_16 = nttgen_mlkem_rvv128_cond_add_q(x_104, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 32, red_16, 8);
+        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 320, 8);
+        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 328, 8);
+        const vint16m1_t x_105 = nttgen_mlkem_rvv128_montmul(x_97, tw_5, twqinv_5, 8);
+        const vint16m1_t red_17 = nttgen_mlkem_rvv128_cond_add_q(x_105, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 160, red_17, 8);
+        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 192, 8);
+        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 200, 8);
+        const vint16m1_t x_106 = nttgen_mlkem_rvv128_montmul(x_98, tw_6, twqinv_6, 8);
+        const vint16m1_t red_18 = nttgen_mlkem_rvv128_cond_add_q(x_106, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 96, red_18, 8);
+        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 448, 8);
+        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_1 * 16] + 456, 8);
+        const vint16m1_t x_107 = nttgen_mlkem_rvv128_montmul(x_99, tw_7, twqinv_7, 8);
+        const vint16m1_t red_19 = nttgen_mlkem_rvv128_cond_add_q(x_107, 8);
+        __riscv_vse16_v_i16m1(&a[blk_1 * 8] + 224, red_19, 8);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv128_assert_range(a, 256, 0, 3328);
@@ -1870,8 +1994,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 620, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul
- *   424, barrett 24, cond_add_q 32, const 16
+ * Ops per call: load 568, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul
+ *   420, barrett 24, cond_add_q 32, const 16
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -18,7 +18,7 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv128_ntt: forward NTT, in place
  *       a in [-3328, 3328] -> a in [-16389, 16389]
- *       ops: load 150, gather 32, store 96, add 112, sub 112, montmul 112
+ *       ops: load 122, gather 32, store 96, add 112, sub 112, montmul 112
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1811, 1812]
- *       ops: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24
+ *       a in [-11556, 11558] -> a in [-2023, 2023]
+ *       ops: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -71,7 +71,7 @@
  *       ops: gather 32, store 32
  *   nttgen_mlkem_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 620, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul 424,
+ *       ops: load 568, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul 420,
  *         barrett 24, cond_add_q 32, const 16
  *       coefficient reductions: 192
  */
@@ -95,7 +95,7 @@ extern "C" {
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
  * a[256]: on entry in [-3328, 3328], on exit in [-16389, 16389]
- * Ops per call: load 150, gather 32, store 96, add 112, sub 112, montmul 112
+ * Ops per call: load 122, gather 32, store 96, add 112, sub 112, montmul 112
  */
 void nttgen_mlkem_rvv128_ntt(int16_t a[256]);
 
@@ -157,8 +157,8 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1811, 1812]
- * Ops per call: load 224, store 64, scatter 32, add 112, sub 112, montmul 120, barrett 24
+ * a[256]: on entry in [-11556, 11558], on exit in [-2023, 2023]
+ * Ops per call: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]);
 
@@ -240,8 +240,8 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 620, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul
- *   424, barrett 24, cond_add_q 32, const 16
+ * Ops per call: load 568, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul
+ *   420, barrett 24, cond_add_q 32, const 16
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -8,8 +8,8 @@
  * NTT:    depth 7, factors of degree 2, root r = 17 of order 256
  * Order: standard NTT order: entries 2j..2j+1 hold a mod (x^2 - r^(2*brv7(j)+1)), r = 17 of order
  *   256 (the FIPS 203 order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 3, 7, 4, 0,
- *           1, 2]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *           2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -3327; beta mod q = -1044; Barrett v = 20159, shift 26
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -17,8 +17,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv256_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-16223, 16223]
- *       ops: load 62, gather 32, store 48, add 56, sub 56, montmul 56
+ *       a in [-3328, 3328] -> a in [-16389, 16389]
+ *       ops: load 76, gather 16, store 48, add 56, sub 56, montmul 56
  *   nttgen_mlkem_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1810, 1810]
- *       ops: load 120, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
+ *       a in [-11556, 11558] -> a in [-2022, 2022]
+ *       ops: load 118, store 32, scatter 16, add 56, sub 56, montmul 58, barrett 12
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -64,14 +64,14 @@
  *   nttgen_mlkem_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, scatter 32
+ *       ops: load 16, scatter 16
  *   nttgen_mlkem_rvv256_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: gather 32, store 32
+ *       ops: gather 16, store 16
  *   nttgen_mlkem_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 292, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul 212,
+ *       ops: load 318, gather 32, store 144, scatter 16, add 184, sub 168, mullo 16, montmul 210,
  *         barrett 12, cond_add_q 16, const 8
  *       coefficient reductions: 192
  */
@@ -167,51 +167,29 @@ static inline vint16m1_t nttgen_mlkem_rvv256_mredw(vint32m2_t a, size_t vl) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_from_zetas[656] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_from_zetas[304] = {
     // pass 0: layer(s) 0, 1
     -758, 31498, -359, 14745, -1517, 787, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 287, 287, 287, 287, 287, 287, 287, 287,
-    13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191,
-    -171, -171, -171, -171, -171, -171, -171, -171, 962, 962, 962, 962, 962, 962, 962, 962,
-    -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690,
-    622, 622, 622, 622, 622, 622, 622, 622, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202,
-    27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358,
-    573, 573, 573, 573, 573, 573, 573, 573, -681, -681, -681, -681, -681, -681, -681, -681,
-    -5827, -5827, -5827, -5827, -5827, -5827, -5827, -5827, -28073, -28073, -28073, -28073, -28073, -28073, -28073, -28073,
-    264, 264, 264, 264, 264, 264, 264, 264, 732, 732, 732, 732, 732, 732, 732, 732,
-    -26360, -26360, -26360, -26360, -26360, -26360, -26360, -26360, -10532, -10532, -10532, -10532, -10532, -10532, -10532, -10532,
-    -1325, -1325, -1325, -1325, -1325, -1325, -1325, -1325, 1017, 1017, 1017, 1017, 1017, 1017, 1017, 1017,
-    17363, 17363, 17363, 17363, 17363, 17363, 17363, 17363, 24313, 24313, 24313, 24313, 24313, 24313, 24313, 24313,
-    383, 383, 383, 383, 383, 383, 383, 383, 608, 608, 608, 608, 608, 608, 608, 608,
-    -29057, -29057, -29057, -29057, -29057, -29057, -29057, -29057, 8800, 8800, 8800, 8800, 8800, 8800, 8800, 8800,
-    1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 202, 202, 202, 202, 202, 202, 202, 202,
-    -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694,
-    1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474,
-    -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202,
-    182, 182, 182, 182, 182, 182, 182, 182, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468,
-    -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164,
-    -829, -829, -829, -829, -829, -829, -829, -829, -1542, -1542, -1542, -1542, -1542, -1542, -1542, -1542,
-    5571, 5571, 5571, 5571, 5571, 5571, 5571, 5571, 18426, 18426, 18426, 18426, 18426, 18426, 18426, 18426,
-    -1602, -1602, -1602, -1602, -1602, -1602, -1602, -1602, -205, -205, -205, -205, -205, -205, -205, -205,
-    21438, 21438, 21438, 21438, 21438, 21438, 21438, 21438, 26675, 26675, 26675, 26675, 26675, 26675, 26675, 26675,
-    1458, 1458, 1458, 1458, 1458, 1458, 1458, 1458, 411, 411, 411, 411, 411, 411, 411, 411,
-    -1102, -1102, -1102, -1102, -1102, -1102, -1102, -1102, 8859, 8859, 8859, 8859, 8859, 8859, 8859, 8859,
-    -130, -130, -130, -130, -130, -130, -130, -130, -1571, -1571, -1571, -1571, -1571, -1571, -1571, -1571,
-    -26242, -26242, -26242, -26242, -26242, -26242, -26242, -26242, -16163, -16163, -16163, -16163, -16163, -16163, -16163, -16163,
-    // pass 2: layer(s) 5, 6
-    1223, -1293, 516, -1618, 652, 1491, -8, -1162, -853, 107, -398, 448, -90, -1421, 961, -1065,
-    -5689, -23565, -12796, 9134, -6516, 20179, 26616, -650, 19883, -28309, 13426, 16832, -28250, 9075, 14017, 4311,
-    -1103, 422, -246, -1590, 555, 177, 1159, -872, 817, -1215, -1185, -108, 603, 1218, -1278, 996,
-    -335, -27738, 32010, -18486, -11477, 945, 10631, 17560, -31183, -20927, 10335, 31636, 25435, 10946, -7934, 28644,
-    430, 587, 778, 644, 843, -235, -147, 349, 1097, -136, -1530, -308, 610, -1335, 794, 991,
-    11182, 13131, -32502, 20100, 13387, -4587, 30317, 18525, 20297, -6280, -21498, -23860, 2146, -14903, -20198, -20257,
-    -552, -282, -320, 126, 1015, -1544, -666, 1469, -271, -247, -1508, 677, 830, -951, -725, -1275,
-    1496, 20710, 16064, -25986, 30967, 25080, -12442, 27837, -15887, -30199, -29156, -24155, -8898, 18249, -12757, -17915,
-    -1251, -291, -777, 418, 1550, 1574, -602, -156, 1322, -874, -1510, 958, -1465, -1187, -870, 1522,
-    -32227, -14883, 29175, -14430, 20494, 6182, -28762, -5276, -7382, 24214, -22502, 23998, 24391, 16989, 10906, -17422,
-    871, -460, 1483, 329, 105, 1653, 1119, -75, -1285, 220, -854, -1460, 384, -1659, 478, 1628,
-    -14233, 23092, -18741, 19529, -21655, 5493, 12639, -12619, 15355, -11044, 23210, 7756, -32384, 14469, -17442, 23132,
+    // pass 1: layer(s) 2, 3
+    1493, 13525, -171, -20907, 622, 27758, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1422, -12402, 1577, -3799, 182, -15690, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    287, 28191, 962, 10690, -1202, 1358, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    202, -16694, -1474, -11202, 1468, 31164, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    // pass 2: layer(s) 4, 5, 6
+    573, -1325, 264, 383, -829, 1458, -1602, -130, -681, 1017, 732, 608, -1542, 411, -205, -1571,
+    -5827, 17363, -26360, -29057, 5571, -1102, 21438, -26242, -28073, 24313, -10532, 8800, 18426, 8859, 26675, -16163,
+    1223, -552, -1293, -282, 516, -320, -1618, 126, -853, -271, 107, -247, -398, -1508, 448, 677,
+    -5689, 1496, -23565, 20710, -12796, 16064, 9134, -25986, 19883, -15887, -28309, -30199, 13426, -29156, 16832, -24155,
+    652, 1015, 1491, -1544, -8, -666, -1162, 1469, -90, 830, -1421, -951, 961, -725, -1065, -1275,
+    -6516, 30967, 20179, 25080, 26616, -12442, -650, 27837, -28250, -8898, 9075, 18249, 14017, -12757, 4311, -17915,
+    -1103, -1251, 422, -291, -246, -777, -1590, 418, 817, 1322, -1215, -874, -1185, -1510, -108, 958,
+    -335, -32227, -27738, -14883, 32010, 29175, -18486, -14430, -31183, -7382, -20927, 24214, 10335, -22502, 31636, 23998,
+    555, 1550, 177, 1574, 1159, -602, -872, -156, 603, -1465, 1218, -1187, -1278, -870, 996, 1522,
+    -11477, 20494, 945, 6182, 10631, -28762, 17560, -5276, 25435, 24391, 10946, 16989, -7934, 10906, 28644, -17422,
+    430, 871, 587, -460, 778, 1483, 644, 329, 1097, -1285, -136, 220, -1530, -854, -308, -1460,
+    11182, -14233, 13131, 23092, -32502, -18741, 20100, 19529, 20297, 15355, -6280, -11044, -21498, 23210, -23860, 7756,
+    843, 105, -235, 1653, -147, 1119, 349, -75, 610, 384, -1335, -1659, 794, 478, 991, 1628,
+    13387, -21655, -4587, 5493, 30317, 12639, 18525, -12619, 2146, -32384, -14903, 14469, -20198, -17442, -20257, 23132,
 };
 // clang-format on
 
@@ -219,22 +197,22 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_ntt_from_zetas[656] = 
 //  vectors in consumption order
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_basemul_gammas[256] = {
-    -1103, 422, -246, -1590, 555, 177, 1159, -872, 817, -1215, -1185, -108, 603, 1218, -1278, 996,
-    -335, -27738, 32010, -18486, -11477, 945, 10631, 17560, -31183, -20927, 10335, 31636, 25435, 10946, -7934, 28644,
-    -1251, -291, -777, 418, 1550, 1574, -602, -156, 1322, -874, -1510, 958, -1465, -1187, -870, 1522,
-    -32227, -14883, 29175, -14430, 20494, 6182, -28762, -5276, -7382, 24214, -22502, 23998, 24391, 16989, 10906, -17422,
-    1103, -422, 246, 1590, -555, -177, -1159, 872, -817, 1215, 1185, 108, -603, -1218, 1278, -996,
-    335, 27738, -32010, 18486, 11477, -945, -10631, -17560, 31183, 20927, -10335, -31636, -25435, -10946, 7934, -28644,
-    1251, 291, 777, -418, -1550, -1574, 602, 156, -1322, 874, 1510, -958, 1465, 1187, 870, -1522,
-    32227, 14883, -29175, 14430, -20494, -6182, 28762, 5276, 7382, -24214, 22502, -23998, -24391, -16989, -10906, 17422,
-    430, 587, 778, 644, 843, -235, -147, 349, 1097, -136, -1530, -308, 610, -1335, 794, 991,
-    11182, 13131, -32502, 20100, 13387, -4587, 30317, 18525, 20297, -6280, -21498, -23860, 2146, -14903, -20198, -20257,
-    871, -460, 1483, 329, 105, 1653, 1119, -75, -1285, 220, -854, -1460, 384, -1659, 478, 1628,
-    -14233, 23092, -18741, 19529, -21655, 5493, 12639, -12619, 15355, -11044, 23210, 7756, -32384, 14469, -17442, 23132,
-    -430, -587, -778, -644, -843, 235, 147, -349, -1097, 136, 1530, 308, -610, 1335, -794, -991,
-    -11182, -13131, 32502, -20100, -13387, 4587, -30317, -18525, -20297, 6280, 21498, 23860, -2146, 14903, 20198, 20257,
-    -871, 460, -1483, -329, -105, -1653, -1119, 75, 1285, -220, 854, 1460, -384, 1659, -478, -1628,
-    14233, -23092, 18741, -19529, 21655, -5493, -12639, 12619, -15355, 11044, -23210, -7756, 32384, -14469, 17442, -23132,
+    -1103, -1251, 422, -291, -246, -777, -1590, 418, 817, 1322, -1215, -874, -1185, -1510, -108, 958,
+    -335, -32227, -27738, -14883, 32010, 29175, -18486, -14430, -31183, -7382, -20927, 24214, 10335, -22502, 31636, 23998,
+    1103, 1251, -422, 291, 246, 777, 1590, -418, -817, -1322, 1215, 874, 1185, 1510, 108, -958,
+    335, 32227, 27738, 14883, -32010, -29175, 18486, 14430, 31183, 7382, 20927, -24214, -10335, 22502, -31636, -23998,
+    430, 871, 587, -460, 778, 1483, 644, 329, 1097, -1285, -136, 220, -1530, -854, -308, -1460,
+    11182, -14233, 13131, 23092, -32502, -18741, 20100, 19529, 20297, 15355, -6280, -11044, -21498, 23210, -23860, 7756,
+    -430, -871, -587, 460, -778, -1483, -644, -329, -1097, 1285, 136, -220, 1530, 854, 308, 1460,
+    -11182, 14233, -13131, -23092, 32502, 18741, -20100, -19529, -20297, -15355, 6280, 11044, 21498, -23210, 23860, -7756,
+    555, 1550, 177, 1574, 1159, -602, -872, -156, 603, -1465, 1218, -1187, -1278, -870, 996, 1522,
+    -11477, 20494, 945, 6182, 10631, -28762, 17560, -5276, 25435, 24391, 10946, 16989, -7934, 10906, 28644, -17422,
+    -555, -1550, -177, -1574, -1159, 602, 872, 156, -603, 1465, -1218, 1187, 1278, 870, -996, -1522,
+    11477, -20494, -945, -6182, -10631, 28762, -17560, 5276, -25435, -24391, -10946, -16989, 7934, -10906, -28644, 17422,
+    843, 105, -235, 1653, -147, 1119, 349, -75, 610, 384, -1335, -1659, 794, 478, 991, 1628,
+    13387, -21655, -4587, 5493, 30317, 12639, 18525, -12619, 2146, -32384, -14903, 14469, -20198, -17442, -20257, 23132,
+    -843, -105, 235, -1653, 147, -1119, -349, 75, -610, -384, 1335, 1659, -794, -478, -991, -1628,
+    -13387, 21655, 4587, -5493, -30317, -12639, -18525, 12619, -2146, 32384, 14903, -14469, 20198, 17442, 20257, -23132,
 };
 // clang-format on
 
@@ -242,45 +220,37 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_basemul_gammas[256] = 
 //  mod beta), in consumption order: as lane vectors, or as one pair where all lanes share it
 //  (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_zetas_dit[624] = {
-    // pass 0: layer(s) 5, 6
-    758, -31498, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    // pass 1: layer(s) 2, 3, 4
-    -1044, -1044, 1517, 1517, 758, 758, 359, 359, -1044, -1044, 1517, 1517, 758, 758, 359, 359,
-    -20, -20, -787, -787, -31498, -31498, -14745, -14745, -20, -20, -787, -787, -31498, -31498, -14745, -14745,
-    -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, -1044, -1044, -202, -202, 1517, 1517, -1422, -1422,
-    -20, -20, 16694, 16694, -787, -787, 12402, 12402, -20, -20, 16694, 16694, -787, -787, 12402, 12402,
-    758, 758, -287, -287, 359, 359, -1493, -1493, 758, 758, -287, -287, 359, 359, -1493, -1493,
-    -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525, -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
-    -1044, -1044, -1468, -1468, -202, -202, -182, -182, -1044, -1044, -1468, -1468, -202, -202, -182, -182,
-    -20, -20, -31164, -31164, 16694, 16694, 15690, 15690, -20, -20, -31164, -31164, 16694, 16694, 15690, 15690,
-    1517, 1517, 1202, 1202, -1422, -1422, -622, -622, 1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
-    -787, -787, -1358, -1358, 12402, 12402, -27758, -27758, -787, -787, -1358, -1358, 12402, 12402, -27758, -27758,
-    758, 758, 1474, 1474, -287, -287, -1577, -1577, 758, 758, 1474, 1474, -287, -287, -1577, -1577,
-    -31498, -31498, 11202, 11202, -28191, -28191, 3799, 3799, -31498, -31498, 11202, 11202, -28191, -28191, 3799, 3799,
-    359, 359, -962, -962, -1493, -1493, 171, 171, 359, 359, -962, -962, -1493, -1493, 171, 171,
-    -14745, -14745, -10690, -10690, -13525, -13525, 20907, 20907, -14745, -14745, -10690, -10690, -13525, -13525, 20907, 20907,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_zetas_dit[496] = {
+    // pass 0: layer(s) 4, 5, 6
+    758, -31498, 758, -31498, 1517, -787, 359, -14745, 0, 0, 0, 0, 0, 0, 0, 0,
+    // pass 1: layer(s) 2, 3
+    -1044, -1044, -202, -202, 1517, 1517, -1422, -1422, 758, 758, -287, -287, 359, 359, -1493, -1493,
+    -20, -20, 16694, 16694, -787, -787, 12402, 12402, -31498, -31498, -28191, -28191, -14745, -14745, -13525, -13525,
+    -1044, -1044, -1468, -1468, -202, -202, -182, -182, 1517, 1517, 1202, 1202, -1422, -1422, -622, -622,
+    -20, -20, -31164, -31164, 16694, 16694, 15690, 15690, -787, -787, -1358, -1358, 12402, 12402, -27758, -27758,
+    758, 758, 1474, 1474, -287, -287, -1577, -1577, 359, 359, -962, -962, -1493, -1493, 171, 171,
+    -31498, -31498, 11202, 11202, -28191, -28191, 3799, 3799, -14745, -14745, -10690, -10690, -13525, -13525, 20907, 20907,
     // pass 2: layer(s) 0, 1
     -1044, -1044, 1571, 1571, -1468, -1468, 130, 130, -202, -202, -608, -608, -182, -182, -383, -383,
     -20, -20, 16163, 16163, -31164, -31164, 26242, 26242, 16694, 16694, -8800, -8800, 15690, 15690, 29057, 29057,
-    758, 758, 205, 205, 1474, 1474, 1602, 1602, -287, -287, -732, -732, -1577, -1577, -264, -264,
-    -31498, -31498, -26675, -26675, 11202, 11202, -21438, -21438, -28191, -28191, 10532, 10532, 3799, 3799, 26360, 26360,
     -1044, -1044, 1275, 1275, 1571, 1571, -1469, -1469, -1468, -1468, 951, 951, 130, 130, 1544, 1544,
     -20, -20, 17915, 17915, 16163, 16163, -27837, -27837, -31164, -31164, -18249, -18249, 26242, 26242, -25080, -25080,
     758, 758, -677, -677, 205, 205, -126, -126, 1474, 1474, 247, 247, 1602, 1602, 282, 282,
     -31498, -31498, 24155, 24155, -26675, -26675, 25986, 25986, 11202, 11202, 30199, 30199, -21438, -21438, -20710, -20710,
-    1517, 1517, 1065, 1065, -411, -411, 1162, 1162, 1202, 1202, 1421, 1421, -1458, -1458, -1491, -1491,
-    -787, -787, -4311, -4311, -8859, -8859, 650, 650, -1358, -1358, -9075, -9075, 1102, 1102, -20179, -20179,
-    359, 359, -448, -448, 1542, 1542, 1618, 1618, -962, -962, -107, -107, 829, 829, 1293, 1293,
-    -14745, -14745, -16832, -16832, -18426, -18426, -9134, -9134, -10690, -10690, 28309, 28309, -5571, -5571, 23565, 23565,
     1517, 1517, -411, -411, 1202, 1202, -1458, -1458, -1422, -1422, -1017, -1017, -622, -622, 1325, 1325,
     -787, -787, -8859, -8859, -1358, -1358, 1102, 1102, 12402, 12402, -24313, -24313, -27758, -27758, -17363, -17363,
-    359, 359, 1542, 1542, -962, -962, 829, 829, -1493, -1493, 681, 681, 171, 171, -573, -573,
-    -14745, -14745, -18426, -18426, -10690, -10690, -5571, -5571, -13525, -13525, 28073, 28073, 20907, 20907, 5827, 5827,
     -202, -202, 725, 725, -608, -608, 666, 666, -182, -182, -830, -830, -383, -383, -1015, -1015,
     16694, 16694, 12757, 12757, -8800, -8800, 12442, 12442, 15690, 15690, 8898, 8898, 29057, 29057, -30967, -30967,
     -287, -287, 1508, 1508, -732, -732, 320, 320, -1577, -1577, 271, 271, -264, -264, 552, 552,
     -28191, -28191, 29156, 29156, 10532, 10532, -16064, -16064, 3799, 3799, 15887, 15887, 26360, 26360, -1496, -1496,
+    758, 758, 205, 205, 1474, 1474, 1602, 1602, -287, -287, -732, -732, -1577, -1577, -264, -264,
+    -31498, -31498, -26675, -26675, 11202, 11202, -21438, -21438, -28191, -28191, 10532, 10532, 3799, 3799, 26360, 26360,
+    1517, 1517, 1065, 1065, -411, -411, 1162, 1162, 1202, 1202, 1421, 1421, -1458, -1458, -1491, -1491,
+    -787, -787, -4311, -4311, -8859, -8859, 650, 650, -1358, -1358, -9075, -9075, 1102, 1102, -20179, -20179,
+    359, 359, -448, -448, 1542, 1542, 1618, 1618, -962, -962, -107, -107, 829, 829, 1293, 1293,
+    -14745, -14745, -16832, -16832, -18426, -18426, -9134, -9134, -10690, -10690, 28309, 28309, -5571, -5571, 23565, 23565,
+    359, 359, 1542, 1542, -962, -962, 829, 829, -1493, -1493, 681, 681, 171, 171, -573, -573,
+    -14745, -14745, -18426, -18426, -10690, -10690, -5571, -5571, -13525, -13525, 28073, 28073, 20907, 20907, 5827, 5827,
     -1422, -1422, -961, -961, -1017, -1017, 8, 8, -622, -622, 90, 90, 1325, 1325, -652, -652,
     12402, 12402, -14017, -14017, -24313, -24313, -26616, -26616, -27758, -27758, 28250, 28250, -17363, -17363, 6516, 6516,
     -1493, -1493, 398, 398, 681, 681, -516, -516, 171, 171, 853, 853, -573, -573, -1223, -1223,
@@ -332,190 +302,196 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_rvv256_intt_twist[512] = {
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-16223, 16223]
+ * r[256]: on exit in [-16389, 16389]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 62, gather 32, store 48, add 56, sub 56, montmul 56
+ * Ops per call: load 76, gather 16, store 48, add 56, sub 56, montmul 56
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_0 = nttgen_mlkem_rvv256_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -3328, 3328);
 #endif
-    // layers 0, 1: 8 register(s) per chunk
+    // layers 0, 1: 4 register(s) per chunk
     const int16_t zeta_0 = zetas_0[0];
     const int16_t zetaqinv_0 = zetas_0[1];
     const int16_t zeta_1 = zetas_0[2];
     const int16_t zetaqinv_1 = zetas_0[3];
     const int16_t zeta_2 = zetas_0[4];
     const int16_t zetaqinv_2 = zetas_0[5];
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
         const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
         const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
         const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
         const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_1, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, t_0, 16);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, t_0, 16);
+        const vint16m1_t x_4 = __riscv_vadd_vv_i16m1(x_0, t_0, 16);
+        const vint16m1_t x_5 = __riscv_vsub_vv_i16m1(x_0, t_0, 16);
         const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_3, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_2, t_1, 16);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_2, t_1, 16);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul_vx(x_5, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, t_2, 16);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, t_2, 16);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul_vx(x_7, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_6, t_3, 16);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_6, t_3, 16);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul_vx(x_10, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, t_4, 16);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, t_4, 16);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul_vx(x_11, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_5, 16);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_5, 16);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul_vx(x_14, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, t_6, 16);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, t_6, 16);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul_vx(x_15, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_7, 16);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_7, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16], x_16, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 128, x_18, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 64, x_17, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 192, x_19, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 32, x_20, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 160, x_22, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 96, x_21, 16);
-        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 224, x_23, 16);
+        const vint16m1_t x_6 = __riscv_vadd_vv_i16m1(x_2, t_1, 16);
+        const vint16m1_t x_7 = __riscv_vsub_vv_i16m1(x_2, t_1, 16);
+        const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul_vx(x_6, zeta_1, zetaqinv_1, 16);
+        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_4, t_2, 16);
+        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_4, t_2, 16);
+        const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul_vx(x_7, zeta_2, zetaqinv_2, 16);
+        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_5, t_3, 16);
+        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_5, t_3, 16);
+        __riscv_vse16_v_i16m1(&r[j_0 * 16], x_8, 16);
+        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 128, x_10, 16);
+        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 64, x_9, 16);
+        __riscv_vse16_v_i16m1(&r[j_0 * 16] + 192, x_11, 16);
     }
-    // layers 2, 3, 4: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 16, 16);
-        const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 32, 16);
-        const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 48, 16);
-        const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 64, 16);
-        const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 80, 16);
-        const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 96, 16);
-        const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 112, 16);
-        const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 128, 16);
-        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 144, 16);
-        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 160, 16);
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 176, 16);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 192, 16);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 208, 16);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_0[blk_0 * 224] + 224, 16);
-        const vint16m1_t x_24 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64], lanes_at_0, 16);
-        const vint16m1_t x_25 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 8, lanes_at_0, 16);
-        const vint16m1_t x_26 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 32, lanes_at_0, 16);
-        const vint16m1_t x_27 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 40, lanes_at_0, 16);
-        const vint16m1_t x_28 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 16, lanes_at_0, 16);
-        const vint16m1_t x_29 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 24, lanes_at_0, 16);
-        const vint16m1_t x_30 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 48, lanes_at_0, 16);
-        const vint16m1_t x_31 = __riscv_vluxei16_v_i16m1(&r[blk_0 * 64] + 56, lanes_at_0, 16);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_26, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_8, 16);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_8, 16);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_27, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_25, t_9, 16);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_25, t_9, 16);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_30, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_10, 16);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_10, 16);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_31, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_29, t_11, 16);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_29, t_11, 16);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_36, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_12, 16);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_12, 16);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_38, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_34, t_13, 16);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_34, t_13, 16);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_37, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_33, t_14, 16);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_33, t_14, 16);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_39, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_15, 16);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_15, 16);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_42, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_16, 16);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_16, 16);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_46, zeta_7, zetaqinv_7, 16);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_44, t_17, 16);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_44, t_17, 16);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_43, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_18, 16);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_18, 16);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_47, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_45, t_19, 16);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_45, t_19, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_48, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 128, x_49, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_50, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 160, x_51, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_52, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 144, x_53, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_54, 16);
-        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 176, x_55, 16);
+    // layers 2, 3: 4 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const int16_t zeta_3 = zetas_0[blk_0 * 16 + 16];
+        const int16_t zetaqinv_3 = zetas_0[blk_0 * 16 + 17];
+        const int16_t zeta_4 = zetas_0[blk_0 * 16 + 18];
+        const int16_t zetaqinv_4 = zetas_0[blk_0 * 16 + 19];
+        const int16_t zeta_5 = zetas_0[blk_0 * 16 + 20];
+        const int16_t zetaqinv_5 = zetas_0[blk_0 * 16 + 21];
+        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&r[blk_0 * 64], 16);
+        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 32, 16);
+        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 16, 16);
+        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&r[blk_0 * 64] + 48, 16);
+        const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul_vx(x_13, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_12, t_4, 16);
+        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_12, t_4, 16);
+        const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul_vx(x_15, zeta_3, zetaqinv_3, 16);
+        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_14, t_5, 16);
+        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_14, t_5, 16);
+        const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul_vx(x_18, zeta_4, zetaqinv_4, 16);
+        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_16, t_6, 16);
+        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_16, t_6, 16);
+        const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul_vx(x_19, zeta_5, zetaqinv_5, 16);
+        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_17, t_7, 16);
+        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_17, t_7, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64], x_20, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 32, x_22, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 16, x_21, 16);
+        __riscv_vse16_v_i16m1(&r[blk_0 * 64] + 48, x_23, 16);
     }
-    // layers 5, 6: 8 register(s) per chunk
-    for (size_t blk_1 = 0; blk_1 < 2; ++blk_1) {
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 96] + 464, 16);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 96] + 480, 16);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 96] + 496, 16);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 96] + 512, 16);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 96] + 528, 16);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[blk_1 * 96] + 544, 16);
-        const vint16m1_t x_56 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16], lanes_at_1, 16);
-        const vint16m1_t x_57 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 4, lanes_at_1, 16);
-        const vint16m1_t x_58 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 2, lanes_at_1, 16);
-        const vint16m1_t x_59 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 6, lanes_at_1, 16);
-        const vint16m1_t x_60 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 1, lanes_at_1, 16);
-        const vint16m1_t x_61 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 5, lanes_at_1, 16);
-        const vint16m1_t x_62 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 3, lanes_at_1, 16);
-        const vint16m1_t x_63 = __riscv_vluxei16_v_i16m1(&r[blk_1 * 16] + 7, lanes_at_1, 16);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_57, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_56, t_20, 16);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_56, t_20, 16);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_59, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_58, t_21, 16);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_58, t_21, 16);
-        const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_61, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_60, t_22, 16);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_60, t_22, 16);
-        const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_63, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_62, t_23, 16);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_62, t_23, 16);
-        const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_66, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_24, 16);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_24, 16);
-        const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_67, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_25, 16);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_25, 16);
-        const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_70, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_26, 16);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_26, 16);
-        const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_27, 16);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_27, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16], x_72, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 128, x_74, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 64, x_73, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 192, x_75, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 32, x_76, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 160, x_78, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 96, x_77, 16);
-        __riscv_vse16_v_i16m1(&r[blk_1 * 16] + 224, x_79, 16);
-    }
+    // layers 4, 5, 6: 16 register(s) per chunk
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_0[80], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_0[96], 16);
+    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_0[112], 16);
+    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_0[128], 16);
+    const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_0[144], 16);
+    const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_0[160], 16);
+    const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_0[176], 16);
+    const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_0[192], 16);
+    const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_0[208], 16);
+    const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_0[224], 16);
+    const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_0[240], 16);
+    const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_0[256], 16);
+    const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_0[272], 16);
+    const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_0[288], 16);
+    const vint16m1_t x_24 = __riscv_vluxei16_v_i16m1(&r[0], lanes_at_0, 16);
+    const vint16m1_t x_25 = __riscv_vluxei16_v_i16m1(&r[8], lanes_at_0, 16);
+    const vint16m1_t x_26 = __riscv_vluxei16_v_i16m1(&r[4], lanes_at_0, 16);
+    const vint16m1_t x_27 = __riscv_vluxei16_v_i16m1(&r[12], lanes_at_0, 16);
+    const vint16m1_t x_28 = __riscv_vluxei16_v_i16m1(&r[2], lanes_at_0, 16);
+    const vint16m1_t x_29 = __riscv_vluxei16_v_i16m1(&r[10], lanes_at_0, 16);
+    const vint16m1_t x_30 = __riscv_vluxei16_v_i16m1(&r[6], lanes_at_0, 16);
+    const vint16m1_t x_31 = __riscv_vluxei16_v_i16m1(&r[14], lanes_at_0, 16);
+    const vint16m1_t x_32 = __riscv_vluxei16_v_i16m1(&r[1], lanes_at_0, 16);
+    const vint16m1_t x_33 = __riscv_vluxei16_v_i16m1(&r[9], lanes_at_0, 16);
+    const vint16m1_t x_34 = __riscv_vluxei16_v_i16m1(&r[5], lanes_at_0, 16);
+    const vint16m1_t x_35 = __riscv_vluxei16_v_i16m1(&r[13], lanes_at_0, 16);
+    const vint16m1_t x_36 = __riscv_vluxei16_v_i16m1(&r[3], lanes_at_0, 16);
+    const vint16m1_t x_37 = __riscv_vluxei16_v_i16m1(&r[11], lanes_at_0, 16);
+    const vint16m1_t x_38 = __riscv_vluxei16_v_i16m1(&r[7], lanes_at_0, 16);
+    const vint16m1_t x_39 = __riscv_vluxei16_v_i16m1(&r[15], lanes_at_0, 16);
+    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_25, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_24, t_8, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_24, t_8, 16);
+    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_27, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_26, t_9, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_26, t_9, 16);
+    const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_29, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_28, t_10, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_28, t_10, 16);
+    const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_31, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_30, t_11, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_30, t_11, 16);
+    const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_33, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, t_12, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, t_12, 16);
+    const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_35, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_34, t_13, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_34, t_13, 16);
+    const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_37, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_14, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_14, 16);
+    const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_38, t_15, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_38, t_15, 16);
+    const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_42, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, t_16, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, t_16, 16);
+    const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_43, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_17, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_17, 16);
+    const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_46, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_18, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_18, 16);
+    const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_47, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_19, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_19, 16);
+    const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_50, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(x_48, t_20, 16);
+    const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(x_48, t_20, 16);
+    const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_51, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(x_49, t_21, 16);
+    const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(x_49, t_21, 16);
+    const vint16m1_t t_22 = nttgen_mlkem_rvv256_montmul(x_54, zeta_7, zetaqinv_7, 16);
+    const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_52, t_22, 16);
+    const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_52, t_22, 16);
+    const vint16m1_t t_23 = nttgen_mlkem_rvv256_montmul(x_55, zeta_8, zetaqinv_8, 16);
+    const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_53, t_23, 16);
+    const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_53, t_23, 16);
+    const vint16m1_t t_24 = nttgen_mlkem_rvv256_montmul(x_60, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_56, t_24, 16);
+    const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_56, t_24, 16);
+    const vint16m1_t t_25 = nttgen_mlkem_rvv256_montmul(x_62, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_58, t_25, 16);
+    const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_58, t_25, 16);
+    const vint16m1_t t_26 = nttgen_mlkem_rvv256_montmul(x_61, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_57, t_26, 16);
+    const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_57, t_26, 16);
+    const vint16m1_t t_27 = nttgen_mlkem_rvv256_montmul(x_63, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_59, t_27, 16);
+    const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_59, t_27, 16);
+    const vint16m1_t t_28 = nttgen_mlkem_rvv256_montmul(x_68, zeta_9, zetaqinv_9, 16);
+    const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_64, t_28, 16);
+    const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_64, t_28, 16);
+    const vint16m1_t t_29 = nttgen_mlkem_rvv256_montmul(x_70, zeta_10, zetaqinv_10, 16);
+    const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_66, t_29, 16);
+    const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_66, t_29, 16);
+    const vint16m1_t t_30 = nttgen_mlkem_rvv256_montmul(x_69, zeta_11, zetaqinv_11, 16);
+    const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_65, t_30, 16);
+    const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_65, t_30, 16);
+    const vint16m1_t t_31 = nttgen_mlkem_rvv256_montmul(x_71, zeta_12, zetaqinv_12, 16);
+    const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_67, t_31, 16);
+    const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_67, t_31, 16);
+    __riscv_vse16_v_i16m1(&r[0], x_72, 16);
+    __riscv_vse16_v_i16m1(&r[128], x_74, 16);
+    __riscv_vse16_v_i16m1(&r[64], x_76, 16);
+    __riscv_vse16_v_i16m1(&r[192], x_78, 16);
+    __riscv_vse16_v_i16m1(&r[32], x_73, 16);
+    __riscv_vse16_v_i16m1(&r[160], x_75, 16);
+    __riscv_vse16_v_i16m1(&r[96], x_77, 16);
+    __riscv_vse16_v_i16m1(&r[224], x_79, 16);
+    __riscv_vse16_v_i16m1(&r[16], x_80, 16);
+    __riscv_vse16_v_i16m1(&r[144], x_82, 16);
+    __riscv_vse16_v_i16m1(&r[80], x_84, 16);
+    __riscv_vse16_v_i16m1(&r[208], x_86, 16);
+    __riscv_vse16_v_i16m1(&r[48], x_81, 16);
+    __riscv_vse16_v_i16m1(&r[176], x_83, 16);
+    __riscv_vse16_v_i16m1(&r[112], x_85, 16);
+    __riscv_vse16_v_i16m1(&r[240], x_87, 16);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(r, 256, -16223, 16223);
+    nttgen_mlkem_rvv256_assert_range(r, 256, -16389, 16389);
 #endif
 }
 
@@ -524,8 +500,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_ntt_from(int16_t r[256], const i
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-16223, 16223]
- * Ops per call: load 62, gather 32, store 48, add 56, sub 56, montmul 56
+ * a[256]: on entry in [-3328, 3328], on exit in [-16389, 16389]
+ * Ops per call: load 76, gather 16, store 48, add 56, sub 56, montmul 56
  */
 void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -533,7 +509,7 @@ void nttgen_mlkem_rvv256_ntt(int16_t a[256]) {
 #endif
     nttgen_mlkem_rvv256_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -16223, 16223);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -16389, 16389);
 #endif
 }
 
@@ -556,9 +532,9 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 16);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[16], 16);
     const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[0], 16);
-    const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[16], 16);
     const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[0], 16);
-    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[32], 16);
+    const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[16], 16);
     const vint16m1_t qinv_0 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_0 = __riscv_vmul_vv_i16m1(b_0, qinv_0, 16);
     const vint16m1_t bq_1 = __riscv_vmul_vv_i16m1(b_1, qinv_0, 16);
@@ -570,12 +546,12 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t r_0 = __riscv_vadd_vv_i16m1(p_0, p_2, 16);
     const vint16m1_t r_1 = __riscv_vadd_vv_i16m1(p_3, p_4, 16);
     __riscv_vse16_v_i16m1(&r[0], r_0, 16);
-    __riscv_vse16_v_i16m1(&r[32], r_1, 16);
+    __riscv_vse16_v_i16m1(&r[16], r_1, 16);
     const vint16m1_t gamma_1 = __riscv_vle16_v_i16m1(&gammas_0[32], 16);
     const vint16m1_t gammaqinv_1 = __riscv_vle16_v_i16m1(&gammas_0[48], 16);
-    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[32], 16);
     const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[48], 16);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[16], 16);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[32], 16);
     const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[48], 16);
     const vint16m1_t qinv_1 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_2 = __riscv_vmul_vv_i16m1(b_2, qinv_1, 16);
@@ -587,14 +563,14 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t p_9 = nttgen_mlkem_rvv256_montmul(a_3, b_2, bq_2, 16);
     const vint16m1_t r_2 = __riscv_vadd_vv_i16m1(p_5, p_7, 16);
     const vint16m1_t r_3 = __riscv_vadd_vv_i16m1(p_8, p_9, 16);
-    __riscv_vse16_v_i16m1(&r[16], r_2, 16);
+    __riscv_vse16_v_i16m1(&r[32], r_2, 16);
     __riscv_vse16_v_i16m1(&r[48], r_3, 16);
     const vint16m1_t gamma_2 = __riscv_vle16_v_i16m1(&gammas_0[64], 16);
     const vint16m1_t gammaqinv_2 = __riscv_vle16_v_i16m1(&gammas_0[80], 16);
     const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[64], 16);
-    const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[80], 16);
     const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[64], 16);
-    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[96], 16);
+    const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[80], 16);
     const vint16m1_t qinv_2 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_4 = __riscv_vmul_vv_i16m1(b_4, qinv_2, 16);
     const vint16m1_t bq_5 = __riscv_vmul_vv_i16m1(b_5, qinv_2, 16);
@@ -606,12 +582,12 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t r_4 = __riscv_vadd_vv_i16m1(p_10, p_12, 16);
     const vint16m1_t r_5 = __riscv_vadd_vv_i16m1(p_13, p_14, 16);
     __riscv_vse16_v_i16m1(&r[64], r_4, 16);
-    __riscv_vse16_v_i16m1(&r[96], r_5, 16);
+    __riscv_vse16_v_i16m1(&r[80], r_5, 16);
     const vint16m1_t gamma_3 = __riscv_vle16_v_i16m1(&gammas_0[96], 16);
     const vint16m1_t gammaqinv_3 = __riscv_vle16_v_i16m1(&gammas_0[112], 16);
-    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(&a[96], 16);
     const vint16m1_t a_7 = __riscv_vle16_v_i16m1(&a[112], 16);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[80], 16);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[96], 16);
     const vint16m1_t b_7 = __riscv_vle16_v_i16m1(&b[112], 16);
     const vint16m1_t qinv_3 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_6 = __riscv_vmul_vv_i16m1(b_6, qinv_3, 16);
@@ -623,14 +599,14 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t p_19 = nttgen_mlkem_rvv256_montmul(a_7, b_6, bq_6, 16);
     const vint16m1_t r_6 = __riscv_vadd_vv_i16m1(p_15, p_17, 16);
     const vint16m1_t r_7 = __riscv_vadd_vv_i16m1(p_18, p_19, 16);
-    __riscv_vse16_v_i16m1(&r[80], r_6, 16);
+    __riscv_vse16_v_i16m1(&r[96], r_6, 16);
     __riscv_vse16_v_i16m1(&r[112], r_7, 16);
     const vint16m1_t gamma_4 = __riscv_vle16_v_i16m1(&gammas_0[128], 16);
     const vint16m1_t gammaqinv_4 = __riscv_vle16_v_i16m1(&gammas_0[144], 16);
     const vint16m1_t a_8 = __riscv_vle16_v_i16m1(&a[128], 16);
-    const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t a_9 = __riscv_vle16_v_i16m1(&a[144], 16);
     const vint16m1_t b_8 = __riscv_vle16_v_i16m1(&b[128], 16);
-    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[160], 16);
+    const vint16m1_t b_9 = __riscv_vle16_v_i16m1(&b[144], 16);
     const vint16m1_t qinv_4 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_8 = __riscv_vmul_vv_i16m1(b_8, qinv_4, 16);
     const vint16m1_t bq_9 = __riscv_vmul_vv_i16m1(b_9, qinv_4, 16);
@@ -642,12 +618,12 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t r_8 = __riscv_vadd_vv_i16m1(p_20, p_22, 16);
     const vint16m1_t r_9 = __riscv_vadd_vv_i16m1(p_23, p_24, 16);
     __riscv_vse16_v_i16m1(&r[128], r_8, 16);
-    __riscv_vse16_v_i16m1(&r[160], r_9, 16);
+    __riscv_vse16_v_i16m1(&r[144], r_9, 16);
     const vint16m1_t gamma_5 = __riscv_vle16_v_i16m1(&gammas_0[160], 16);
     const vint16m1_t gammaqinv_5 = __riscv_vle16_v_i16m1(&gammas_0[176], 16);
-    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t a_10 = __riscv_vle16_v_i16m1(&a[160], 16);
     const vint16m1_t a_11 = __riscv_vle16_v_i16m1(&a[176], 16);
-    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[144], 16);
+    const vint16m1_t b_10 = __riscv_vle16_v_i16m1(&b[160], 16);
     const vint16m1_t b_11 = __riscv_vle16_v_i16m1(&b[176], 16);
     const vint16m1_t qinv_5 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_10 = __riscv_vmul_vv_i16m1(b_10, qinv_5, 16);
@@ -659,14 +635,14 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     const vint16m1_t p_29 = nttgen_mlkem_rvv256_montmul(a_11, b_10, bq_10, 16);
     const vint16m1_t r_10 = __riscv_vadd_vv_i16m1(p_25, p_27, 16);
     const vint16m1_t r_11 = __riscv_vadd_vv_i16m1(p_28, p_29, 16);
-    __riscv_vse16_v_i16m1(&r[144], r_10, 16);
+    __riscv_vse16_v_i16m1(&r[160], r_10, 16);
     __riscv_vse16_v_i16m1(&r[176], r_11, 16);
     const vint16m1_t gamma_6 = __riscv_vle16_v_i16m1(&gammas_0[192], 16);
     const vint16m1_t gammaqinv_6 = __riscv_vle16_v_i16m1(&gammas_0[208], 16);
     const vint16m1_t a_12 = __riscv_vle16_v_i16m1(&a[192], 16);
-    const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t a_13 = __riscv_vle16_v_i16m1(&a[208], 16);
     const vint16m1_t b_12 = __riscv_vle16_v_i16m1(&b[192], 16);
-    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[224], 16);
+    const vint16m1_t b_13 = __riscv_vle16_v_i16m1(&b[208], 16);
     const vint16m1_t qinv_6 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_12 = __riscv_vmul_vv_i16m1(b_12, qinv_6, 16);
     const vint16m1_t bq_13 = __riscv_vmul_vv_i16m1(b_13, qinv_6, 16);
@@ -680,12 +656,12 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
     __riscv_vse16_v_i16m1(&r[192], r_12, 16);
     goto part_1;
 part_1:;
-    __riscv_vse16_v_i16m1(&r[224], r_13, 16);
+    __riscv_vse16_v_i16m1(&r[208], r_13, 16);
     const vint16m1_t gamma_7 = __riscv_vle16_v_i16m1(&gammas_0[224], 16);
     const vint16m1_t gammaqinv_7 = __riscv_vle16_v_i16m1(&gammas_0[240], 16);
-    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t a_14 = __riscv_vle16_v_i16m1(&a[224], 16);
     const vint16m1_t a_15 = __riscv_vle16_v_i16m1(&a[240], 16);
-    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[208], 16);
+    const vint16m1_t b_14 = __riscv_vle16_v_i16m1(&b[224], 16);
     const vint16m1_t b_15 = __riscv_vle16_v_i16m1(&b[240], 16);
     const vint16m1_t qinv_7 = __riscv_vmv_v_x_i16m1(-3327, 16);
     const vint16m1_t bq_14 = __riscv_vmul_vv_i16m1(b_14, qinv_7, 16);
@@ -697,7 +673,7 @@ part_1:;
     const vint16m1_t p_39 = nttgen_mlkem_rvv256_montmul(a_15, b_14, bq_14, 16);
     const vint16m1_t r_14 = __riscv_vadd_vv_i16m1(p_35, p_37, 16);
     const vint16m1_t r_15 = __riscv_vadd_vv_i16m1(p_38, p_39, 16);
-    __riscv_vse16_v_i16m1(&r[208], r_14, 16);
+    __riscv_vse16_v_i16m1(&r[224], r_14, 16);
     __riscv_vse16_v_i16m1(&r[240], r_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(r, 256, -11556, 11558);
@@ -721,95 +697,83 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
     nttgen_mlkem_rvv256_assert_range(a, k * 256, -16421, 16421);
     nttgen_mlkem_rvv256_assert_range(b, k * 256, -16421, 16421);
 #endif
-    for (size_t i_0 = 0; i_0 < 4; ++i_0) {
-        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
-            const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 32], 16);
-            const vint16m1_t gammaqinv_0 =
-                __riscv_vle16_v_i16m1(&gammas_0[i_0 * 64 + i_1 * 32] + 16, 16);
-            const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 16], 16);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 16] + 32, 16);
-            const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 16], 16);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 16] + 32, 16);
-            const vint16m1_t gb_0 = nttgen_mlkem_rvv256_montmul(b_1, gamma_0, gammaqinv_0, 16);
-            const vint32m2_t w_0 =
-                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 16), a_1, gb_0, 16);
-            const vint32m2_t w_1 =
-                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 16), a_1, b_0, 16);
-            vint32m2_t w_2 = w_0;
-            vint32m2_t w_3 = w_1;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + 1) < k); ++i_2) {
-                const vint16m1_t a_2 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 16] + 256, 16);
-                const vint16m1_t a_3 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 16] + 288, 16);
-                const vint16m1_t b_2 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 16] + 256, 16);
-                const vint16m1_t b_3 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 16] + 288, 16);
-                const vint16m1_t gb_1 = nttgen_mlkem_rvv256_montmul(b_3, gamma_0, gammaqinv_0, 16);
-                const vint32m2_t w_4 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 16), a_3, gb_1, 16);
-                const vint32m2_t w_5 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 16), a_3, b_2, 16);
-                const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 16);
-                w_2 = w_6;
-                const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 16);
-                w_3 = w_7;
-            }
-            const vint16m1_t r_0 = nttgen_mlkem_rvv256_mredw(w_2, 16);
-            const vint16m1_t r_1 = nttgen_mlkem_rvv256_mredw(w_3, 16);
-            vint16m1_t acc_0 = r_0;
-            vint16m1_t acc_1 = r_1;
-            for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-                const vint16m1_t a_4 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 16] + 768, 16);
-                const vint16m1_t a_5 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 64 + i_1 * 16] + 800, 16);
-                const vint16m1_t b_4 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 16] + 768, 16);
-                const vint16m1_t b_5 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 64 + i_1 * 16] + 800, 16);
-                const vint16m1_t gb_2 = nttgen_mlkem_rvv256_montmul(b_5, gamma_0, gammaqinv_0, 16);
-                const vint32m2_t w_8 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 16), a_5, gb_2, 16);
-                const vint32m2_t w_9 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 16), a_5, b_4, 16);
-                vint32m2_t w_10 = w_8;
-                vint32m2_t w_11 = w_9;
-                for (size_t i_3 = 0; (i_3 < 2) & ((i_3 + (g_0 * 3 + 4)) < k); ++i_3) {
-                    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1024, 16);
-                    const vint16m1_t a_7 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1056, 16);
-                    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1024, 16);
-                    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 768 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1056, 16);
-                    const vint16m1_t gb_3 =
-                        nttgen_mlkem_rvv256_montmul(b_7, gamma_0, gammaqinv_0, 16);
-                    const vint32m2_t w_12 = __riscv_vwmacc_vv_i32m2(
-                        __riscv_vwmul_vv_i32m2(a_6, b_6, 16), a_7, gb_3, 16);
-                    const vint32m2_t w_13 =
-                        __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 16), a_7, b_6, 16);
-                    const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 16);
-                    w_10 = w_14;
-                    const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 16);
-                    w_11 = w_15;
-                }
-                const vint16m1_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 16);
-                const vint16m1_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 16);
-                const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
-                const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
-                acc_0 = acc_2;
-                const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
-                const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
-                acc_1 = acc_3;
-            }
-            const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
-            const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
-            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 16], red_2, 16);
-            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 16] + 32, red_3, 16);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 32], 16);
+        const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[i_0 * 32] + 16, 16);
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 32], 16);
+        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 16, 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 32], 16);
+        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 16, 16);
+        const vint16m1_t gb_0 = nttgen_mlkem_rvv256_montmul(b_1, gamma_0, gammaqinv_0, 16);
+        const vint32m2_t w_0 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 16), a_1, gb_0, 16);
+        const vint32m2_t w_1 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 16), a_1, b_0, 16);
+        vint32m2_t w_2 = w_0;
+        vint32m2_t w_3 = w_1;
+        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 256, 16);
+            const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 272, 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 256, 16);
+            const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 272, 16);
+            const vint16m1_t gb_1 = nttgen_mlkem_rvv256_montmul(b_3, gamma_0, gammaqinv_0, 16);
+            const vint32m2_t w_4 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 16), a_3, gb_1, 16);
+            const vint32m2_t w_5 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 16), a_3, b_2, 16);
+            const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 16);
+            w_2 = w_6;
+            const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 16);
+            w_3 = w_7;
         }
+        const vint16m1_t r_0 = nttgen_mlkem_rvv256_mredw(w_2, 16);
+        const vint16m1_t r_1 = nttgen_mlkem_rvv256_mredw(w_3, 16);
+        vint16m1_t acc_0 = r_0;
+        vint16m1_t acc_1 = r_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32] + 768, 16);
+            const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_0 * 32] + 784, 16);
+            const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32] + 768, 16);
+            const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_0 * 32] + 784, 16);
+            const vint16m1_t gb_2 = nttgen_mlkem_rvv256_montmul(b_5, gamma_0, gammaqinv_0, 16);
+            const vint32m2_t w_8 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 16), a_5, gb_2, 16);
+            const vint32m2_t w_9 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 16), a_5, b_4, 16);
+            vint32m2_t w_10 = w_8;
+            vint32m2_t w_11 = w_9;
+            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
+                const vint16m1_t a_6 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 16);
+                const vint16m1_t a_7 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040, 16);
+                const vint16m1_t b_6 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 16);
+                const vint16m1_t b_7 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040, 16);
+                const vint16m1_t gb_3 = nttgen_mlkem_rvv256_montmul(b_7, gamma_0, gammaqinv_0, 16);
+                const vint32m2_t w_12 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_6, 16), a_7, gb_3, 16);
+                const vint32m2_t w_13 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 16), a_7, b_6, 16);
+                const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 16);
+                w_10 = w_14;
+                const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 16);
+                w_11 = w_15;
+            }
+            const vint16m1_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 16);
+            const vint16m1_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 16);
+            const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
+            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
+            acc_0 = acc_2;
+            const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
+            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
+            acc_1 = acc_3;
+        }
+        const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
+        const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32], red_2, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 16, red_3, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(r, 256, -1664, 1664);
@@ -833,7 +797,7 @@ void nttgen_mlkem_rvv256_basemul_cache(int16_t cache[128], const int16_t b[256])
 #endif
     const vint16m1_t gamma_0 = __riscv_vle16_v_i16m1(&gammas_0[0], 16);
     const vint16m1_t gammaqinv_0 = __riscv_vle16_v_i16m1(&gammas_0[16], 16);
-    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[32], 16);
+    const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[16], 16);
     const vint16m1_t gb_0 = nttgen_mlkem_rvv256_montmul(b_0, gamma_0, gammaqinv_0, 16);
     __riscv_vse16_v_i16m1(&cache[0], gb_0, 16);
     const vint16m1_t gamma_1 = __riscv_vle16_v_i16m1(&gammas_0[32], 16);
@@ -843,7 +807,7 @@ void nttgen_mlkem_rvv256_basemul_cache(int16_t cache[128], const int16_t b[256])
     __riscv_vse16_v_i16m1(&cache[16], gb_1, 16);
     const vint16m1_t gamma_2 = __riscv_vle16_v_i16m1(&gammas_0[64], 16);
     const vint16m1_t gammaqinv_2 = __riscv_vle16_v_i16m1(&gammas_0[80], 16);
-    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[96], 16);
+    const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[80], 16);
     const vint16m1_t gb_2 = nttgen_mlkem_rvv256_montmul(b_2, gamma_2, gammaqinv_2, 16);
     __riscv_vse16_v_i16m1(&cache[32], gb_2, 16);
     const vint16m1_t gamma_3 = __riscv_vle16_v_i16m1(&gammas_0[96], 16);
@@ -853,7 +817,7 @@ void nttgen_mlkem_rvv256_basemul_cache(int16_t cache[128], const int16_t b[256])
     __riscv_vse16_v_i16m1(&cache[48], gb_3, 16);
     const vint16m1_t gamma_4 = __riscv_vle16_v_i16m1(&gammas_0[128], 16);
     const vint16m1_t gammaqinv_4 = __riscv_vle16_v_i16m1(&gammas_0[144], 16);
-    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[160], 16);
+    const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[144], 16);
     const vint16m1_t gb_4 = nttgen_mlkem_rvv256_montmul(b_4, gamma_4, gammaqinv_4, 16);
     __riscv_vse16_v_i16m1(&cache[64], gb_4, 16);
     const vint16m1_t gamma_5 = __riscv_vle16_v_i16m1(&gammas_0[160], 16);
@@ -863,7 +827,7 @@ void nttgen_mlkem_rvv256_basemul_cache(int16_t cache[128], const int16_t b[256])
     __riscv_vse16_v_i16m1(&cache[80], gb_5, 16);
     const vint16m1_t gamma_6 = __riscv_vle16_v_i16m1(&gammas_0[192], 16);
     const vint16m1_t gammaqinv_6 = __riscv_vle16_v_i16m1(&gammas_0[208], 16);
-    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[224], 16);
+    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(&b[208], 16);
     const vint16m1_t gb_6 = nttgen_mlkem_rvv256_montmul(b_6, gamma_6, gammaqinv_6, 16);
     __riscv_vse16_v_i16m1(&cache[96], gb_6, 16);
     const vint16m1_t gamma_7 = __riscv_vle16_v_i16m1(&gammas_0[224], 16);
@@ -896,92 +860,82 @@ void nttgen_mlkem_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, co
     nttgen_mlkem_rvv256_assert_range(b, k * 256, -16421, 16421);
     nttgen_mlkem_rvv256_assert_range(cache, k * 128, -2080, 2080);
 #endif
-    for (size_t i_0 = 0; i_0 < 4; ++i_0) {
-        for (size_t i_1 = 0; i_1 < 2; ++i_1) {
-            const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 16], 16);
-            const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 64 + i_1 * 16] + 32, 16);
-            const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 16], 16);
-            const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 64 + i_1 * 16] + 32, 16);
-            const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 32 + i_1 * 16], 16);
-            const vint32m2_t w_0 =
-                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 16), a_1, cache_0, 16);
-            const vint32m2_t w_1 =
-                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 16), a_1, b_0, 16);
-            vint32m2_t w_2 = w_0;
-            vint32m2_t w_3 = w_1;
-            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + 1) < k); ++i_2) {
-                const vint16m1_t a_2 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 16] + 256, 16);
-                const vint16m1_t a_3 =
-                    __riscv_vle16_v_i16m1(&a[i_2 * 256 + i_0 * 64 + i_1 * 16] + 288, 16);
-                const vint16m1_t b_2 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 16] + 256, 16);
-                const vint16m1_t b_3 =
-                    __riscv_vle16_v_i16m1(&b[i_2 * 256 + i_0 * 64 + i_1 * 16] + 288, 16);
-                const vint16m1_t cache_1 =
-                    __riscv_vle16_v_i16m1(&cache[i_2 * 128 + i_0 * 32 + i_1 * 16] + 128, 16);
-                const vint32m2_t w_4 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 16), a_3, cache_1, 16);
-                const vint32m2_t w_5 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 16), a_3, b_2, 16);
-                const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 16);
-                w_2 = w_6;
-                const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 16);
-                w_3 = w_7;
-            }
-            const vint16m1_t r_0 = nttgen_mlkem_rvv256_mredw(w_2, 16);
-            const vint16m1_t r_1 = nttgen_mlkem_rvv256_mredw(w_3, 16);
-            vint16m1_t acc_0 = r_0;
-            vint16m1_t acc_1 = r_1;
-            for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
-                const vint16m1_t a_4 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 16] + 1024, 16);
-                const vint16m1_t a_5 =
-                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 64 + i_1 * 16] + 1056, 16);
-                const vint16m1_t b_4 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 16] + 1024, 16);
-                const vint16m1_t b_5 =
-                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 64 + i_1 * 16] + 1056, 16);
-                const vint16m1_t cache_2 =
-                    __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_0 * 32 + i_1 * 16] + 512, 16);
-                const vint32m2_t w_8 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 16), a_5, cache_2, 16);
-                const vint32m2_t w_9 =
-                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 16), a_5, b_4, 16);
-                vint32m2_t w_10 = w_8;
-                vint32m2_t w_11 = w_9;
-                for (size_t i_3 = 0; (i_3 < 3) & ((i_3 + (g_0 * 4 + 5)) < k); ++i_3) {
-                    const vint16m1_t a_6 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1280, 16);
-                    const vint16m1_t a_7 = __riscv_vle16_v_i16m1(
-                        &a[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1312, 16);
-                    const vint16m1_t b_6 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1280, 16);
-                    const vint16m1_t b_7 = __riscv_vle16_v_i16m1(
-                        &b[g_0 * 1024 + i_3 * 256 + i_0 * 64 + i_1 * 16] + 1312, 16);
-                    const vint16m1_t cache_3 = __riscv_vle16_v_i16m1(
-                        &cache[g_0 * 512 + i_3 * 128 + i_0 * 32 + i_1 * 16] + 640, 16);
-                    const vint32m2_t w_12 = __riscv_vwmacc_vv_i32m2(
-                        __riscv_vwmul_vv_i32m2(a_6, b_6, 16), a_7, cache_3, 16);
-                    const vint32m2_t w_13 =
-                        __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 16), a_7, b_6, 16);
-                    const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 16);
-                    w_10 = w_14;
-                    const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 16);
-                    w_11 = w_15;
-                }
-                const vint16m1_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 16);
-                const vint16m1_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 16);
-                const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
-                const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
-                acc_0 = acc_2;
-                const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
-                const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
-                acc_1 = acc_3;
-            }
-            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 16], acc_0, 16);
-            __riscv_vse16_v_i16m1(&r[i_0 * 64 + i_1 * 16] + 32, acc_1, 16);
+    for (size_t i_0 = 0; i_0 < 8; ++i_0) {
+        const vint16m1_t a_0 = __riscv_vle16_v_i16m1(&a[i_0 * 32], 16);
+        const vint16m1_t a_1 = __riscv_vle16_v_i16m1(&a[i_0 * 32] + 16, 16);
+        const vint16m1_t b_0 = __riscv_vle16_v_i16m1(&b[i_0 * 32], 16);
+        const vint16m1_t b_1 = __riscv_vle16_v_i16m1(&b[i_0 * 32] + 16, 16);
+        const vint16m1_t cache_0 = __riscv_vle16_v_i16m1(&cache[i_0 * 16], 16);
+        const vint32m2_t w_0 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_0, 16), a_1, cache_0, 16);
+        const vint32m2_t w_1 =
+            __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_0, b_1, 16), a_1, b_0, 16);
+        vint32m2_t w_2 = w_0;
+        vint32m2_t w_3 = w_1;
+        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
+            const vint16m1_t a_2 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 256, 16);
+            const vint16m1_t a_3 = __riscv_vle16_v_i16m1(&a[i_1 * 256 + i_0 * 32] + 272, 16);
+            const vint16m1_t b_2 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 256, 16);
+            const vint16m1_t b_3 = __riscv_vle16_v_i16m1(&b[i_1 * 256 + i_0 * 32] + 272, 16);
+            const vint16m1_t cache_1 =
+                __riscv_vle16_v_i16m1(&cache[i_1 * 128 + i_0 * 16] + 128, 16);
+            const vint32m2_t w_4 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_2, 16), a_3, cache_1, 16);
+            const vint32m2_t w_5 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_2, b_3, 16), a_3, b_2, 16);
+            const vint32m2_t w_6 = __riscv_vadd_vv_i32m2(w_2, w_4, 16);
+            w_2 = w_6;
+            const vint32m2_t w_7 = __riscv_vadd_vv_i32m2(w_3, w_5, 16);
+            w_3 = w_7;
         }
+        const vint16m1_t r_0 = nttgen_mlkem_rvv256_mredw(w_2, 16);
+        const vint16m1_t r_1 = nttgen_mlkem_rvv256_mredw(w_3, 16);
+        vint16m1_t acc_0 = r_0;
+        vint16m1_t acc_1 = r_1;
+        for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
+            const vint16m1_t a_4 = __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 32] + 1024, 16);
+            const vint16m1_t a_5 = __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_0 * 32] + 1040, 16);
+            const vint16m1_t b_4 = __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 32] + 1024, 16);
+            const vint16m1_t b_5 = __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_0 * 32] + 1040, 16);
+            const vint16m1_t cache_2 =
+                __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_0 * 16] + 512, 16);
+            const vint32m2_t w_8 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_4, 16), a_5, cache_2, 16);
+            const vint32m2_t w_9 =
+                __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_4, b_5, 16), a_5, b_4, 16);
+            vint32m2_t w_10 = w_8;
+            vint32m2_t w_11 = w_9;
+            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
+                const vint16m1_t a_6 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280, 16);
+                const vint16m1_t a_7 =
+                    __riscv_vle16_v_i16m1(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296, 16);
+                const vint16m1_t b_6 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280, 16);
+                const vint16m1_t b_7 =
+                    __riscv_vle16_v_i16m1(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296, 16);
+                const vint16m1_t cache_3 =
+                    __riscv_vle16_v_i16m1(&cache[g_0 * 512 + i_2 * 128 + i_0 * 16] + 640, 16);
+                const vint32m2_t w_12 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_6, 16), a_7, cache_3, 16);
+                const vint32m2_t w_13 =
+                    __riscv_vwmacc_vv_i32m2(__riscv_vwmul_vv_i32m2(a_6, b_7, 16), a_7, b_6, 16);
+                const vint32m2_t w_14 = __riscv_vadd_vv_i32m2(w_10, w_12, 16);
+                w_10 = w_14;
+                const vint32m2_t w_15 = __riscv_vadd_vv_i32m2(w_11, w_13, 16);
+                w_11 = w_15;
+            }
+            const vint16m1_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 16);
+            const vint16m1_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 16);
+            const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 16);
+            const vint16m1_t acc_2 = __riscv_vadd_vv_i16m1(red_0, r_2, 16);
+            acc_0 = acc_2;
+            const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 16);
+            const vint16m1_t acc_3 = __riscv_vadd_vv_i16m1(red_1, r_3, 16);
+            acc_1 = acc_3;
+        }
+        __riscv_vse16_v_i16m1(&r[i_0 * 32], acc_0, 16);
+        __riscv_vse16_v_i16m1(&r[i_0 * 32] + 16, acc_1, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(r, 256, -9999, 9999);
@@ -993,216 +947,200 @@ void nttgen_mlkem_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
- * Ops per call: load 120, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
+ * a[256]: on entry in [-11556, 11558], on exit in [-2022, 2022]
+ * Ops per call: load 118, store 32, scatter 16, add 56, sub 56, montmul 58, barrett 12
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -11556, 11558);
 #endif
-    // inverse layers 5, 6: 8 register(s) per chunk
+    // inverse layers 4, 5, 6: 16 register(s) per chunk
     const int16_t zeta_0 = zetas_dit_0[0];
     const int16_t zetaqinv_0 = zetas_dit_0[1];
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_2, 16);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_2, 16);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_3, 16);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_3, 16);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, x_6, 16);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, x_6, 16);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_5, x_7, 16);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_5, x_7, 16);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_10, 16);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_11, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_14, 16);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, red_1, 16);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, red_1, 16);
-        const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_1, 16);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_1, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_16, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_17, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_18, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_19, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_20, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_21, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_22, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_23, 16);
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
+    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_16, 16);
+    const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_20, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_18, 16);
+    const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_22, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_21, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_17, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_23, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_19, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_24, 16);
+    const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t red_8 = nttgen_mlkem_rvv256_barrett(x_26, 16);
+    const vint16m1_t red_9 = nttgen_mlkem_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul_vx(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_10 = nttgen_mlkem_rvv256_barrett(x_25, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul_vx(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_11 = nttgen_mlkem_rvv256_barrett(x_27, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul_vx(x_35, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul_vx(x_38, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul_vx(x_39, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul_vx(x_43, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul_vx(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul_vx(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_48, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_49, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_50, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_51, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_52, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_53, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_54, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_55, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_56, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_57, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_58, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_59, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_60, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_61, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_62, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_63, 16);
+    // inverse layers 2, 3: 4 register(s) per chunk
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[j_0 * 64], 16);
+        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 32, 16);
+        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 16, 16);
+        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 48, 16);
+        const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_66, zeta_4, zetaqinv_4, 16);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_64, t_10, 16);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_64, t_10, 16);
+        const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_67, zeta_4, zetaqinv_4, 16);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_65, t_11, 16);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_65, t_11, 16);
+        const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_70, zeta_5, zetaqinv_5, 16);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_68, t_12, 16);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_68, t_12, 16);
+        const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_71, zeta_6, zetaqinv_6, 16);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_69, t_13, 16);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_69, t_13, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64], x_72, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 32, x_73, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 16, x_74, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 48, x_75, 16);
     }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 16);
-        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 128, 16);
-        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 16);
-        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 160, 16);
-        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 16);
-        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 144, 16);
-        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 16);
-        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 176, 16);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_25, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_2, 16);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_2, 16);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_27, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_26, t_3, 16);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_26, t_3, 16);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_29, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_4, 16);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_4, 16);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_31, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_30, t_5, 16);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_30, t_5, 16);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_36, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_6, 16);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_6, 16);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_37, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_33, t_7, 16);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_33, t_7, 16);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_38, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_34, t_8, 16);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_34, t_8, 16);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_39, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_9, 16);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_9, 16);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_44, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_10, 16);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_10, 16);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_46, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_45, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_12, 16);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_12, 16);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_47, zeta_7, zetaqinv_7, 16);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_13, 16);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_13, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64], lanes_at_1, x_48, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 8, lanes_at_1, x_50, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 32, lanes_at_1, x_49, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 40, lanes_at_1, x_51, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 16, lanes_at_1, x_52, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 24, lanes_at_1, x_54, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 48, lanes_at_1, x_53, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 56, lanes_at_1, x_55, 16);
-    }
-    // inverse layers 0, 1: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 240, 16);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 256, 16);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 272, 16);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 288, 16);
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 304, 16);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 320, 16);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 336, 16);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 352, 16);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 368, 16);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 384, 16);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 400, 16);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 416, 16);
-        const vint16m1_t x_56 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
-        const vint16m1_t x_57 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
-        const vint16m1_t x_58 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
-        const vint16m1_t x_59 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
-        const vint16m1_t x_60 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 32, 16);
-        const vint16m1_t x_61 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 160, 16);
-        const vint16m1_t x_62 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 96, 16);
-        const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 224, 16);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_56, 16);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_2, t_14, 16);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_2, t_14, 16);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_57, 16);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_3, t_15, 16);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_3, t_15, 16);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_60, 16);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_4, t_16, 16);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_4, t_16, 16);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_63, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_61, 16);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_5, t_17, 16);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_5, t_17, 16);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_66, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_18, 16);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_18, 16);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_67, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_19, 16);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_19, 16);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_70, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_20, 16);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_20, 16);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_71, zeta_13, zetaqinv_13, 16);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_21, 16);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_21, 16);
+    // inverse layers 0, 1: 4 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 112, 16);
+        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 16);
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 16);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 16);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 16);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 16);
+        const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
+        const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
+        const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
+        const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_78, zeta_7, zetaqinv_7, 16);
+        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_76, t_14, 16);
+        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_76, t_14, 16);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_79, zeta_7, zetaqinv_7, 16);
+        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_77, t_15, 16);
+        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_77, t_15, 16);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_82, zeta_8, zetaqinv_8, 16);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_80, t_16, 16);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_80, t_16, 16);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_83, zeta_9, zetaqinv_9, 16);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_81, t_17, 16);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_81, t_17, 16);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32], 16);
         const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 16, 16);
-        const vint16m1_t x_80 = nttgen_mlkem_rvv256_montmul(x_72, tw_0, twqinv_0, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16], x_80, 16);
+        const vint16m1_t x_88 = nttgen_mlkem_rvv256_montmul(x_84, tw_0, twqinv_0, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16], x_88, 16);
         const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 256, 16);
         const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 272, 16);
-        const vint16m1_t x_81 = nttgen_mlkem_rvv256_montmul(x_73, tw_1, twqinv_1, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, x_81, 16);
+        const vint16m1_t x_89 = nttgen_mlkem_rvv256_montmul(x_85, tw_1, twqinv_1, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, x_89, 16);
         const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 128, 16);
         const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 144, 16);
-        const vint16m1_t x_82 = nttgen_mlkem_rvv256_montmul(x_74, tw_2, twqinv_2, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, x_82, 16);
+        const vint16m1_t x_90 = nttgen_mlkem_rvv256_montmul(x_86, tw_2, twqinv_2, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, x_90, 16);
         const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 384, 16);
         const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 400, 16);
-        const vint16m1_t x_83 = nttgen_mlkem_rvv256_montmul(x_75, tw_3, twqinv_3, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, x_83, 16);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 64, 16);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 80, 16);
-        const vint16m1_t x_84 = nttgen_mlkem_rvv256_montmul(x_76, tw_4, twqinv_4, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 32, x_84, 16);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 320, 16);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 336, 16);
-        const vint16m1_t x_85 = nttgen_mlkem_rvv256_montmul(x_77, tw_5, twqinv_5, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 160, x_85, 16);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 192, 16);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 208, 16);
-        const vint16m1_t x_86 = nttgen_mlkem_rvv256_montmul(x_78, tw_6, twqinv_6, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 96, x_86, 16);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 448, 16);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 464, 16);
-        const vint16m1_t x_87 = nttgen_mlkem_rvv256_montmul(x_79, tw_7, twqinv_7, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 224, x_87, 16);
+        const vint16m1_t x_91 = nttgen_mlkem_rvv256_montmul(x_87, tw_3, twqinv_3, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, x_91, 16);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -1810, 1810);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -2022, 2022);
 #endif
 }
 
@@ -1329,54 +1267,46 @@ void nttgen_mlkem_rvv256_frommont(int16_t a[256]) {
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, scatter 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_mlkem_rvv256_to_standard(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_0, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_1, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_2, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_3, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_4, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_5, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_6, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_7, 16);
-    }
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 16);
-        const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 128, 16);
-        const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 16);
-        const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 160, 16);
-        const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 16);
-        const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 144, 16);
-        const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 16);
-        const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 176, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64], lanes_at_1, x_8, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 8, lanes_at_1, x_9, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 32, lanes_at_1, x_10, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 40, lanes_at_1, x_11, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 16, lanes_at_1, x_12, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 24, lanes_at_1, x_13, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 48, lanes_at_1, x_14, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 56, lanes_at_1, x_15, 16);
-    }
+    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_0, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_1, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_2, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_3, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_4, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_5, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_6, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_7, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_8, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_10, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_11, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_12, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_13, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_14, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1388,54 +1318,46 @@ void nttgen_mlkem_rvv256_to_standard(int16_t a[256]) {
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: gather 32, store 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64], lanes_at_0, 16);
-        const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 8, lanes_at_0, 16);
-        const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 32, lanes_at_0, 16);
-        const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 40, lanes_at_0, 16);
-        const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 16, lanes_at_0, 16);
-        const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 24, lanes_at_0, 16);
-        const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 48, lanes_at_0, 16);
-        const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[j_0 * 64] + 56, lanes_at_0, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64], x_0, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 128, x_1, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 32, x_2, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 160, x_3, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 16, x_4, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 144, x_5, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 48, x_6, 16);
-        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 176, x_7, 16);
-    }
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16], lanes_at_1, 16);
-        const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 4, lanes_at_1, 16);
-        const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 2, lanes_at_1, 16);
-        const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 6, lanes_at_1, 16);
-        const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 1, lanes_at_1, 16);
-        const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 5, lanes_at_1, 16);
-        const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 3, lanes_at_1, 16);
-        const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[j_1 * 16] + 7, lanes_at_1, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16], x_8, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 128, x_9, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 64, x_10, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 192, x_11, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 32, x_12, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 160, x_13, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 96, x_14, 16);
-        __riscv_vse16_v_i16m1(&a[j_1 * 16] + 224, x_15, 16);
-    }
+    const vint16m1_t x_0 = __riscv_vluxei16_v_i16m1(&a[0], lanes_at_0, 16);
+    const vint16m1_t x_1 = __riscv_vluxei16_v_i16m1(&a[8], lanes_at_0, 16);
+    const vint16m1_t x_2 = __riscv_vluxei16_v_i16m1(&a[4], lanes_at_0, 16);
+    const vint16m1_t x_3 = __riscv_vluxei16_v_i16m1(&a[12], lanes_at_0, 16);
+    const vint16m1_t x_4 = __riscv_vluxei16_v_i16m1(&a[2], lanes_at_0, 16);
+    const vint16m1_t x_5 = __riscv_vluxei16_v_i16m1(&a[10], lanes_at_0, 16);
+    const vint16m1_t x_6 = __riscv_vluxei16_v_i16m1(&a[6], lanes_at_0, 16);
+    const vint16m1_t x_7 = __riscv_vluxei16_v_i16m1(&a[14], lanes_at_0, 16);
+    const vint16m1_t x_8 = __riscv_vluxei16_v_i16m1(&a[1], lanes_at_0, 16);
+    const vint16m1_t x_9 = __riscv_vluxei16_v_i16m1(&a[9], lanes_at_0, 16);
+    const vint16m1_t x_10 = __riscv_vluxei16_v_i16m1(&a[5], lanes_at_0, 16);
+    const vint16m1_t x_11 = __riscv_vluxei16_v_i16m1(&a[13], lanes_at_0, 16);
+    const vint16m1_t x_12 = __riscv_vluxei16_v_i16m1(&a[3], lanes_at_0, 16);
+    const vint16m1_t x_13 = __riscv_vluxei16_v_i16m1(&a[11], lanes_at_0, 16);
+    const vint16m1_t x_14 = __riscv_vluxei16_v_i16m1(&a[7], lanes_at_0, 16);
+    const vint16m1_t x_15 = __riscv_vluxei16_v_i16m1(&a[15], lanes_at_0, 16);
+    __riscv_vse16_v_i16m1(&a[0], x_0, 16);
+    __riscv_vse16_v_i16m1(&a[128], x_1, 16);
+    __riscv_vse16_v_i16m1(&a[64], x_2, 16);
+    __riscv_vse16_v_i16m1(&a[192], x_3, 16);
+    __riscv_vse16_v_i16m1(&a[32], x_4, 16);
+    __riscv_vse16_v_i16m1(&a[160], x_5, 16);
+    __riscv_vse16_v_i16m1(&a[96], x_6, 16);
+    __riscv_vse16_v_i16m1(&a[224], x_7, 16);
+    __riscv_vse16_v_i16m1(&a[16], x_8, 16);
+    __riscv_vse16_v_i16m1(&a[144], x_9, 16);
+    __riscv_vse16_v_i16m1(&a[80], x_10, 16);
+    __riscv_vse16_v_i16m1(&a[208], x_11, 16);
+    __riscv_vse16_v_i16m1(&a[48], x_12, 16);
+    __riscv_vse16_v_i16m1(&a[176], x_13, 16);
+    __riscv_vse16_v_i16m1(&a[112], x_14, 16);
+    __riscv_vse16_v_i16m1(&a[240], x_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -32768, 32767);
 #endif
@@ -1447,221 +1369,201 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
- * Ops per call: load 120, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12, cond_add_q
+ * Ops per call: load 118, store 32, scatter 16, add 56, sub 56, montmul 58, barrett 12, cond_add_q
  *   16
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
-    const vuint16m1_t lanes_at_0 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 6, 16), 16);
-    const vuint16m1_t lanes_at_1 = __riscv_vor_vv_u16m1(
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 7, 16), 1, 16),
-        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 8, 16), 5, 16), 16);
+    const vuint16m1_t lanes_at_0 =
+        __riscv_vsll_vx_u16m1(__riscv_vand_vx_u16m1(__riscv_vid_v_u16m1(16), 15, 16), 5, 16);
     const int16_t *const zetas_dit_0 = nttgen_mlkem_rvv256_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_rvv256_intt_twist;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, -11556, 11558);
 #endif
-    // inverse layers 5, 6: 8 register(s) per chunk
+    // inverse layers 4, 5, 6: 16 register(s) per chunk
     const int16_t zeta_0 = zetas_dit_0[0];
     const int16_t zetaqinv_0 = zetas_dit_0[1];
-    for (size_t j_0 = 0; j_0 < 2; ++j_0) {
-        const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[j_0 * 16], 16);
-        const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 128, 16);
-        const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 64, 16);
-        const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 192, 16);
-        const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 32, 16);
-        const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 160, 16);
-        const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 96, 16);
-        const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[j_0 * 16] + 224, 16);
-        const vint16m1_t x_8 = __riscv_vadd_vv_i16m1(x_0, x_2, 16);
-        const vint16m1_t x_9 = __riscv_vsub_vv_i16m1(x_0, x_2, 16);
-        const vint16m1_t x_10 = __riscv_vadd_vv_i16m1(x_1, x_3, 16);
-        const vint16m1_t x_11 = __riscv_vsub_vv_i16m1(x_1, x_3, 16);
-        const vint16m1_t x_12 = __riscv_vadd_vv_i16m1(x_4, x_6, 16);
-        const vint16m1_t x_13 = __riscv_vsub_vv_i16m1(x_4, x_6, 16);
-        const vint16m1_t x_14 = __riscv_vadd_vv_i16m1(x_5, x_7, 16);
-        const vint16m1_t x_15 = __riscv_vsub_vv_i16m1(x_5, x_7, 16);
-        const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_10, 16);
-        const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_8, red_0, 16);
-        const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_11, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_9, t_0, 16);
-        const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_14, 16);
-        const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_12, red_1, 16);
-        const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_12, red_1, 16);
-        const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
-        const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_13, t_1, 16);
-        const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_13, t_1, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16], lanes_at_0, x_16, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 4, lanes_at_0, x_17, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 2, lanes_at_0, x_18, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 6, lanes_at_0, x_19, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 1, lanes_at_0, x_20, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 5, lanes_at_0, x_21, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 3, lanes_at_0, x_22, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_0 * 16] + 7, lanes_at_0, x_23, 16);
+    const int16_t zeta_1 = zetas_dit_0[2];
+    const int16_t zetaqinv_1 = zetas_dit_0[3];
+    const int16_t zeta_2 = zetas_dit_0[4];
+    const int16_t zetaqinv_2 = zetas_dit_0[5];
+    const int16_t zeta_3 = zetas_dit_0[6];
+    const int16_t zetaqinv_3 = zetas_dit_0[7];
+    const vint16m1_t x_0 = __riscv_vle16_v_i16m1(&a[0], 16);
+    const vint16m1_t x_1 = __riscv_vle16_v_i16m1(&a[128], 16);
+    const vint16m1_t x_2 = __riscv_vle16_v_i16m1(&a[64], 16);
+    const vint16m1_t x_3 = __riscv_vle16_v_i16m1(&a[192], 16);
+    const vint16m1_t x_4 = __riscv_vle16_v_i16m1(&a[32], 16);
+    const vint16m1_t x_5 = __riscv_vle16_v_i16m1(&a[160], 16);
+    const vint16m1_t x_6 = __riscv_vle16_v_i16m1(&a[96], 16);
+    const vint16m1_t x_7 = __riscv_vle16_v_i16m1(&a[224], 16);
+    const vint16m1_t x_8 = __riscv_vle16_v_i16m1(&a[16], 16);
+    const vint16m1_t x_9 = __riscv_vle16_v_i16m1(&a[144], 16);
+    const vint16m1_t x_10 = __riscv_vle16_v_i16m1(&a[80], 16);
+    const vint16m1_t x_11 = __riscv_vle16_v_i16m1(&a[208], 16);
+    const vint16m1_t x_12 = __riscv_vle16_v_i16m1(&a[48], 16);
+    const vint16m1_t x_13 = __riscv_vle16_v_i16m1(&a[176], 16);
+    const vint16m1_t x_14 = __riscv_vle16_v_i16m1(&a[112], 16);
+    const vint16m1_t x_15 = __riscv_vle16_v_i16m1(&a[240], 16);
+    const vint16m1_t x_16 = __riscv_vadd_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_17 = __riscv_vsub_vv_i16m1(x_0, x_4, 16);
+    const vint16m1_t x_18 = __riscv_vadd_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_19 = __riscv_vsub_vv_i16m1(x_1, x_5, 16);
+    const vint16m1_t x_20 = __riscv_vadd_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_21 = __riscv_vsub_vv_i16m1(x_2, x_6, 16);
+    const vint16m1_t x_22 = __riscv_vadd_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_23 = __riscv_vsub_vv_i16m1(x_3, x_7, 16);
+    const vint16m1_t x_24 = __riscv_vadd_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_25 = __riscv_vsub_vv_i16m1(x_8, x_12, 16);
+    const vint16m1_t x_26 = __riscv_vadd_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_27 = __riscv_vsub_vv_i16m1(x_9, x_13, 16);
+    const vint16m1_t x_28 = __riscv_vadd_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_29 = __riscv_vsub_vv_i16m1(x_10, x_14, 16);
+    const vint16m1_t x_30 = __riscv_vadd_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t x_31 = __riscv_vsub_vv_i16m1(x_11, x_15, 16);
+    const vint16m1_t red_0 = nttgen_mlkem_rvv256_barrett(x_16, 16);
+    const vint16m1_t red_1 = nttgen_mlkem_rvv256_barrett(x_20, 16);
+    const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(red_0, red_1, 16);
+    const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_18, 16);
+    const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_22, 16);
+    const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(red_2, red_3, 16);
+    const vint16m1_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_21, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_17, 16);
+    const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(red_4, t_0, 16);
+    const vint16m1_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_23, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_19, 16);
+    const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(red_5, t_1, 16);
+    const vint16m1_t red_6 = nttgen_mlkem_rvv256_barrett(x_24, 16);
+    const vint16m1_t red_7 = nttgen_mlkem_rvv256_barrett(x_28, 16);
+    const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(red_6, red_7, 16);
+    const vint16m1_t red_8 = nttgen_mlkem_rvv256_barrett(x_26, 16);
+    const vint16m1_t red_9 = nttgen_mlkem_rvv256_barrett(x_30, 16);
+    const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(red_8, red_9, 16);
+    const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul_vx(x_29, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_10 = nttgen_mlkem_rvv256_barrett(x_25, 16);
+    const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(red_10, t_2, 16);
+    const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul_vx(x_31, zeta_0, zetaqinv_0, 16);
+    const vint16m1_t red_11 = nttgen_mlkem_rvv256_barrett(x_27, 16);
+    const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(red_11, t_3, 16);
+    const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_32, x_34, 16);
+    const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul_vx(x_35, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_33, t_4, 16);
+    const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul_vx(x_38, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_36, t_5, 16);
+    const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul_vx(x_39, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_37, t_6, 16);
+    const vint16m1_t x_56 = __riscv_vadd_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t x_57 = __riscv_vsub_vv_i16m1(x_40, x_42, 16);
+    const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul_vx(x_43, zeta_1, zetaqinv_1, 16);
+    const vint16m1_t x_58 = __riscv_vadd_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t x_59 = __riscv_vsub_vv_i16m1(x_41, t_7, 16);
+    const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul_vx(x_46, zeta_2, zetaqinv_2, 16);
+    const vint16m1_t x_60 = __riscv_vadd_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t x_61 = __riscv_vsub_vv_i16m1(x_44, t_8, 16);
+    const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul_vx(x_47, zeta_3, zetaqinv_3, 16);
+    const vint16m1_t x_62 = __riscv_vadd_vv_i16m1(x_45, t_9, 16);
+    const vint16m1_t x_63 = __riscv_vsub_vv_i16m1(x_45, t_9, 16);
+    __riscv_vsuxei16_v_i16m1(&a[0], lanes_at_0, x_48, 16);
+    __riscv_vsuxei16_v_i16m1(&a[8], lanes_at_0, x_49, 16);
+    __riscv_vsuxei16_v_i16m1(&a[4], lanes_at_0, x_50, 16);
+    __riscv_vsuxei16_v_i16m1(&a[12], lanes_at_0, x_51, 16);
+    __riscv_vsuxei16_v_i16m1(&a[2], lanes_at_0, x_52, 16);
+    __riscv_vsuxei16_v_i16m1(&a[10], lanes_at_0, x_53, 16);
+    __riscv_vsuxei16_v_i16m1(&a[6], lanes_at_0, x_54, 16);
+    __riscv_vsuxei16_v_i16m1(&a[14], lanes_at_0, x_55, 16);
+    __riscv_vsuxei16_v_i16m1(&a[1], lanes_at_0, x_56, 16);
+    __riscv_vsuxei16_v_i16m1(&a[9], lanes_at_0, x_57, 16);
+    __riscv_vsuxei16_v_i16m1(&a[5], lanes_at_0, x_58, 16);
+    __riscv_vsuxei16_v_i16m1(&a[13], lanes_at_0, x_59, 16);
+    __riscv_vsuxei16_v_i16m1(&a[3], lanes_at_0, x_60, 16);
+    __riscv_vsuxei16_v_i16m1(&a[11], lanes_at_0, x_61, 16);
+    __riscv_vsuxei16_v_i16m1(&a[7], lanes_at_0, x_62, 16);
+    __riscv_vsuxei16_v_i16m1(&a[15], lanes_at_0, x_63, 16);
+    // inverse layers 2, 3: 4 register(s) per chunk
+    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
+    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
+    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
+    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
+    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
+    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
+    for (size_t j_0 = 0; j_0 < 4; ++j_0) {
+        const vint16m1_t x_64 = __riscv_vle16_v_i16m1(&a[j_0 * 64], 16);
+        const vint16m1_t x_65 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 32, 16);
+        const vint16m1_t x_66 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 16, 16);
+        const vint16m1_t x_67 = __riscv_vle16_v_i16m1(&a[j_0 * 64] + 48, 16);
+        const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_66, zeta_4, zetaqinv_4, 16);
+        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(x_64, t_10, 16);
+        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(x_64, t_10, 16);
+        const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_67, zeta_4, zetaqinv_4, 16);
+        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(x_65, t_11, 16);
+        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(x_65, t_11, 16);
+        const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_70, zeta_5, zetaqinv_5, 16);
+        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_68, t_12, 16);
+        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_68, t_12, 16);
+        const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_71, zeta_6, zetaqinv_6, 16);
+        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_69, t_13, 16);
+        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_69, t_13, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64], x_72, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 32, x_73, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 16, x_74, 16);
+        __riscv_vse16_v_i16m1(&a[j_0 * 64] + 48, x_75, 16);
     }
-    // inverse layers 2, 3, 4: 8 register(s) per chunk
-    const vint16m1_t zeta_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[16], 16);
-    const vint16m1_t zetaqinv_1 = __riscv_vle16_v_i16m1(&zetas_dit_0[32], 16);
-    const vint16m1_t zeta_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[48], 16);
-    const vint16m1_t zetaqinv_2 = __riscv_vle16_v_i16m1(&zetas_dit_0[64], 16);
-    const vint16m1_t zeta_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[80], 16);
-    const vint16m1_t zetaqinv_3 = __riscv_vle16_v_i16m1(&zetas_dit_0[96], 16);
-    const vint16m1_t zeta_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[112], 16);
-    const vint16m1_t zetaqinv_4 = __riscv_vle16_v_i16m1(&zetas_dit_0[128], 16);
-    const vint16m1_t zeta_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[144], 16);
-    const vint16m1_t zetaqinv_5 = __riscv_vle16_v_i16m1(&zetas_dit_0[160], 16);
-    const vint16m1_t zeta_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[176], 16);
-    const vint16m1_t zetaqinv_6 = __riscv_vle16_v_i16m1(&zetas_dit_0[192], 16);
-    const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[208], 16);
-    const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[224], 16);
-    for (size_t j_1 = 0; j_1 < 2; ++j_1) {
-        const vint16m1_t x_24 = __riscv_vle16_v_i16m1(&a[j_1 * 64], 16);
-        const vint16m1_t x_25 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 128, 16);
-        const vint16m1_t x_26 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 32, 16);
-        const vint16m1_t x_27 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 160, 16);
-        const vint16m1_t x_28 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 16, 16);
-        const vint16m1_t x_29 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 144, 16);
-        const vint16m1_t x_30 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 48, 16);
-        const vint16m1_t x_31 = __riscv_vle16_v_i16m1(&a[j_1 * 64] + 176, 16);
-        const vint16m1_t t_2 = nttgen_mlkem_rvv256_montmul(x_25, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_32 = __riscv_vadd_vv_i16m1(x_24, t_2, 16);
-        const vint16m1_t x_33 = __riscv_vsub_vv_i16m1(x_24, t_2, 16);
-        const vint16m1_t t_3 = nttgen_mlkem_rvv256_montmul(x_27, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_34 = __riscv_vadd_vv_i16m1(x_26, t_3, 16);
-        const vint16m1_t x_35 = __riscv_vsub_vv_i16m1(x_26, t_3, 16);
-        const vint16m1_t t_4 = nttgen_mlkem_rvv256_montmul(x_29, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_36 = __riscv_vadd_vv_i16m1(x_28, t_4, 16);
-        const vint16m1_t x_37 = __riscv_vsub_vv_i16m1(x_28, t_4, 16);
-        const vint16m1_t t_5 = nttgen_mlkem_rvv256_montmul(x_31, zeta_1, zetaqinv_1, 16);
-        const vint16m1_t x_38 = __riscv_vadd_vv_i16m1(x_30, t_5, 16);
-        const vint16m1_t x_39 = __riscv_vsub_vv_i16m1(x_30, t_5, 16);
-        const vint16m1_t t_6 = nttgen_mlkem_rvv256_montmul(x_36, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_40 = __riscv_vadd_vv_i16m1(x_32, t_6, 16);
-        const vint16m1_t x_41 = __riscv_vsub_vv_i16m1(x_32, t_6, 16);
-        const vint16m1_t t_7 = nttgen_mlkem_rvv256_montmul(x_37, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_42 = __riscv_vadd_vv_i16m1(x_33, t_7, 16);
-        const vint16m1_t x_43 = __riscv_vsub_vv_i16m1(x_33, t_7, 16);
-        const vint16m1_t t_8 = nttgen_mlkem_rvv256_montmul(x_38, zeta_2, zetaqinv_2, 16);
-        const vint16m1_t x_44 = __riscv_vadd_vv_i16m1(x_34, t_8, 16);
-        const vint16m1_t x_45 = __riscv_vsub_vv_i16m1(x_34, t_8, 16);
-        const vint16m1_t t_9 = nttgen_mlkem_rvv256_montmul(x_39, zeta_3, zetaqinv_3, 16);
-        const vint16m1_t x_46 = __riscv_vadd_vv_i16m1(x_35, t_9, 16);
-        const vint16m1_t x_47 = __riscv_vsub_vv_i16m1(x_35, t_9, 16);
-        const vint16m1_t t_10 = nttgen_mlkem_rvv256_montmul(x_44, zeta_4, zetaqinv_4, 16);
-        const vint16m1_t x_48 = __riscv_vadd_vv_i16m1(x_40, t_10, 16);
-        const vint16m1_t x_49 = __riscv_vsub_vv_i16m1(x_40, t_10, 16);
-        const vint16m1_t t_11 = nttgen_mlkem_rvv256_montmul(x_46, zeta_5, zetaqinv_5, 16);
-        const vint16m1_t x_50 = __riscv_vadd_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t x_51 = __riscv_vsub_vv_i16m1(x_42, t_11, 16);
-        const vint16m1_t t_12 = nttgen_mlkem_rvv256_montmul(x_45, zeta_6, zetaqinv_6, 16);
-        const vint16m1_t x_52 = __riscv_vadd_vv_i16m1(x_41, t_12, 16);
-        const vint16m1_t x_53 = __riscv_vsub_vv_i16m1(x_41, t_12, 16);
-        const vint16m1_t t_13 = nttgen_mlkem_rvv256_montmul(x_47, zeta_7, zetaqinv_7, 16);
-        const vint16m1_t x_54 = __riscv_vadd_vv_i16m1(x_43, t_13, 16);
-        const vint16m1_t x_55 = __riscv_vsub_vv_i16m1(x_43, t_13, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64], lanes_at_1, x_48, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 8, lanes_at_1, x_50, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 32, lanes_at_1, x_49, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 40, lanes_at_1, x_51, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 16, lanes_at_1, x_52, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 24, lanes_at_1, x_54, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 48, lanes_at_1, x_53, 16);
-        __riscv_vsuxei16_v_i16m1(&a[j_1 * 64] + 56, lanes_at_1, x_55, 16);
-    }
-    // inverse layers 0, 1: 8 register(s) per chunk
-    for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
-        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 240, 16);
-        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 256, 16);
-        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 272, 16);
-        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 288, 16);
-        const vint16m1_t zeta_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 304, 16);
-        const vint16m1_t zetaqinv_10 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 320, 16);
-        const vint16m1_t zeta_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 336, 16);
-        const vint16m1_t zetaqinv_11 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 352, 16);
-        const vint16m1_t zeta_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 368, 16);
-        const vint16m1_t zetaqinv_12 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 384, 16);
-        const vint16m1_t zeta_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 400, 16);
-        const vint16m1_t zetaqinv_13 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 192] + 416, 16);
-        const vint16m1_t x_56 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
-        const vint16m1_t x_57 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
-        const vint16m1_t x_58 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
-        const vint16m1_t x_59 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
-        const vint16m1_t x_60 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 32, 16);
-        const vint16m1_t x_61 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 160, 16);
-        const vint16m1_t x_62 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 96, 16);
-        const vint16m1_t x_63 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 224, 16);
-        const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t red_2 = nttgen_mlkem_rvv256_barrett(x_56, 16);
-        const vint16m1_t x_64 = __riscv_vadd_vv_i16m1(red_2, t_14, 16);
-        const vint16m1_t x_65 = __riscv_vsub_vv_i16m1(red_2, t_14, 16);
-        const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 16);
-        const vint16m1_t red_3 = nttgen_mlkem_rvv256_barrett(x_57, 16);
-        const vint16m1_t x_66 = __riscv_vadd_vv_i16m1(red_3, t_15, 16);
-        const vint16m1_t x_67 = __riscv_vsub_vv_i16m1(red_3, t_15, 16);
-        const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t red_4 = nttgen_mlkem_rvv256_barrett(x_60, 16);
-        const vint16m1_t x_68 = __riscv_vadd_vv_i16m1(red_4, t_16, 16);
-        const vint16m1_t x_69 = __riscv_vsub_vv_i16m1(red_4, t_16, 16);
-        const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_63, zeta_9, zetaqinv_9, 16);
-        const vint16m1_t red_5 = nttgen_mlkem_rvv256_barrett(x_61, 16);
-        const vint16m1_t x_70 = __riscv_vadd_vv_i16m1(red_5, t_17, 16);
-        const vint16m1_t x_71 = __riscv_vsub_vv_i16m1(red_5, t_17, 16);
-        const vint16m1_t t_18 = nttgen_mlkem_rvv256_montmul(x_66, zeta_10, zetaqinv_10, 16);
-        const vint16m1_t x_72 = __riscv_vadd_vv_i16m1(x_64, t_18, 16);
-        const vint16m1_t x_73 = __riscv_vsub_vv_i16m1(x_64, t_18, 16);
-        const vint16m1_t t_19 = nttgen_mlkem_rvv256_montmul(x_67, zeta_11, zetaqinv_11, 16);
-        const vint16m1_t x_74 = __riscv_vadd_vv_i16m1(x_65, t_19, 16);
-        const vint16m1_t x_75 = __riscv_vsub_vv_i16m1(x_65, t_19, 16);
-        const vint16m1_t t_20 = nttgen_mlkem_rvv256_montmul(x_70, zeta_12, zetaqinv_12, 16);
-        const vint16m1_t x_76 = __riscv_vadd_vv_i16m1(x_68, t_20, 16);
-        const vint16m1_t x_77 = __riscv_vsub_vv_i16m1(x_68, t_20, 16);
-        const vint16m1_t t_21 = nttgen_mlkem_rvv256_montmul(x_71, zeta_13, zetaqinv_13, 16);
-        const vint16m1_t x_78 = __riscv_vadd_vv_i16m1(x_69, t_21, 16);
-        const vint16m1_t x_79 = __riscv_vsub_vv_i16m1(x_69, t_21, 16);
+    // inverse layers 0, 1: 4 register(s) per chunk
+    for (size_t blk_0 = 0; blk_0 < 4; ++blk_0) {
+        const vint16m1_t zeta_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 112, 16);
+        const vint16m1_t zetaqinv_7 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 128, 16);
+        const vint16m1_t zeta_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 144, 16);
+        const vint16m1_t zetaqinv_8 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 160, 16);
+        const vint16m1_t zeta_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 176, 16);
+        const vint16m1_t zetaqinv_9 = __riscv_vle16_v_i16m1(&zetas_dit_0[blk_0 * 96] + 192, 16);
+        const vint16m1_t x_76 = __riscv_vle16_v_i16m1(&a[blk_0 * 16], 16);
+        const vint16m1_t x_77 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 128, 16);
+        const vint16m1_t x_78 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 64, 16);
+        const vint16m1_t x_79 = __riscv_vle16_v_i16m1(&a[blk_0 * 16] + 192, 16);
+        const vint16m1_t t_14 = nttgen_mlkem_rvv256_montmul(x_78, zeta_7, zetaqinv_7, 16);
+        const vint16m1_t x_80 = __riscv_vadd_vv_i16m1(x_76, t_14, 16);
+        const vint16m1_t x_81 = __riscv_vsub_vv_i16m1(x_76, t_14, 16);
+        const vint16m1_t t_15 = nttgen_mlkem_rvv256_montmul(x_79, zeta_7, zetaqinv_7, 16);
+        const vint16m1_t x_82 = __riscv_vadd_vv_i16m1(x_77, t_15, 16);
+        const vint16m1_t x_83 = __riscv_vsub_vv_i16m1(x_77, t_15, 16);
+        const vint16m1_t t_16 = nttgen_mlkem_rvv256_montmul(x_82, zeta_8, zetaqinv_8, 16);
+        const vint16m1_t x_84 = __riscv_vadd_vv_i16m1(x_80, t_16, 16);
+        const vint16m1_t x_85 = __riscv_vsub_vv_i16m1(x_80, t_16, 16);
+        const vint16m1_t t_17 = nttgen_mlkem_rvv256_montmul(x_83, zeta_9, zetaqinv_9, 16);
+        const vint16m1_t x_86 = __riscv_vadd_vv_i16m1(x_81, t_17, 16);
+        const vint16m1_t x_87 = __riscv_vsub_vv_i16m1(x_81, t_17, 16);
         const vint16m1_t tw_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32], 16);
         const vint16m1_t twqinv_0 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 16, 16);
-        const vint16m1_t x_80 = nttgen_mlkem_rvv256_montmul(x_72, tw_0, twqinv_0, 16);
-        const vint16m1_t red_6 = nttgen_mlkem_rvv256_cond_add_q(x_80, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16], red_6, 16);
+        const vint16m1_t x_88 = nttgen_mlkem_rvv256_montmul(x_84, tw_0, twqinv_0, 16);
+        const vint16m1_t red_12 = nttgen_mlkem_rvv256_cond_add_q(x_88, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16], red_12, 16);
         const vint16m1_t tw_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 256, 16);
         const vint16m1_t twqinv_1 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 272, 16);
-        const vint16m1_t x_81 = nttgen_mlkem_rvv256_montmul(x_73, tw_1, twqinv_1, 16);
-        const vint16m1_t red_7 = nttgen_mlkem_rvv256_cond_add_q(x_81, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, red_7, 16);
+        const vint16m1_t x_89 = nttgen_mlkem_rvv256_montmul(x_85, tw_1, twqinv_1, 16);
+        const vint16m1_t red_13 = nttgen_mlkem_rvv256_cond_add_q(x_89, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 128, red_13, 16);
         const vint16m1_t tw_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 128, 16);
         const vint16m1_t twqinv_2 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 144, 16);
-        const vint16m1_t x_82 = nttgen_mlkem_rvv256_montmul(x_74, tw_2, twqinv_2, 16);
-        const vint16m1_t red_8 = nttgen_mlkem_rvv256_cond_add_q(x_82, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, red_8, 16);
+        const vint16m1_t x_90 = nttgen_mlkem_rvv256_montmul(x_86, tw_2, twqinv_2, 16);
+        const vint16m1_t red_14 = nttgen_mlkem_rvv256_cond_add_q(x_90, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 64, red_14, 16);
         const vint16m1_t tw_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 384, 16);
         const vint16m1_t twqinv_3 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 400, 16);
-        const vint16m1_t x_83 = nttgen_mlkem_rvv256_montmul(x_75, tw_3, twqinv_3, 16);
-        const vint16m1_t red_9 = nttgen_mlkem_rvv256_cond_add_q(x_83, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, red_9, 16);
-        const vint16m1_t tw_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 64, 16);
-        const vint16m1_t twqinv_4 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 80, 16);
-        const vint16m1_t x_84 = nttgen_mlkem_rvv256_montmul(x_76, tw_4, twqinv_4, 16);
-        const vint16m1_t red_10 = nttgen_mlkem_rvv256_cond_add_q(x_84, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 32, red_10, 16);
-        const vint16m1_t tw_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 320, 16);
-        const vint16m1_t twqinv_5 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 336, 16);
-        const vint16m1_t x_85 = nttgen_mlkem_rvv256_montmul(x_77, tw_5, twqinv_5, 16);
-        const vint16m1_t red_11 = nttgen_mlkem_rvv256_cond_add_q(x_85, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 160, red_11, 16);
-        const vint16m1_t tw_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 192, 16);
-        const vint16m1_t twqinv_6 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 208, 16);
-        const vint16m1_t x_86 = nttgen_mlkem_rvv256_montmul(x_78, tw_6, twqinv_6, 16);
-        const vint16m1_t red_12 = nttgen_mlkem_rvv256_cond_add_q(x_86, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 96, red_12, 16);
-        const vint16m1_t tw_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 448, 16);
-        const vint16m1_t twqinv_7 = __riscv_vle16_v_i16m1(&twist_0[blk_0 * 32] + 464, 16);
-        const vint16m1_t x_87 = nttgen_mlkem_rvv256_montmul(x_79, tw_7, twqinv_7, 16);
-        const vint16m1_t red_13 = nttgen_mlkem_rvv256_cond_add_q(x_87, 16);
-        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 224, red_13, 16);
+        const vint16m1_t x_91 = nttgen_mlkem_rvv256_montmul(x_87, tw_3, twqinv_3, 16);
+        const vint16m1_t red_15 = nttgen_mlkem_rvv256_cond_add_q(x_91, 16);
+        __riscv_vse16_v_i16m1(&a[blk_0 * 16] + 192, red_15, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(a, 256, 0, 3328);
@@ -1676,8 +1578,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 292, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul
- *   212, barrett 12, cond_add_q 16, const 8
+ * Ops per call: load 318, gather 32, store 144, scatter 16, add 184, sub 168, mullo 16, montmul
+ *   210, barrett 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

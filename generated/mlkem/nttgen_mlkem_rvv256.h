@@ -8,8 +8,8 @@
  * NTT:    depth 7, factors of degree 2, root r = 17 of order 256
  * Order: standard NTT order: entries 2j..2j+1 hold a mod (x^2 - r^(2*brv7(j)+1)), r = 17 of order
  *   256 (the FIPS 203 order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 3, 7, 4, 0,
- *           1, 2]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
+ *           2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -3327; beta mod q = -1044; Barrett v = 20159, shift 26
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -17,8 +17,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv256_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-16223, 16223]
- *       ops: load 62, gather 32, store 48, add 56, sub 56, montmul 56
+ *       a in [-3328, 3328] -> a in [-16389, 16389]
+ *       ops: load 76, gather 16, store 48, add 56, sub 56, montmul 56
  *   nttgen_mlkem_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1810, 1810]
- *       ops: load 120, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
+ *       a in [-11556, 11558] -> a in [-2022, 2022]
+ *       ops: load 118, store 32, scatter 16, add 56, sub 56, montmul 58, barrett 12
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -64,14 +64,14 @@
  *   nttgen_mlkem_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 32, scatter 32
+ *       ops: load 16, scatter 16
  *   nttgen_mlkem_rvv256_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: gather 32, store 32
+ *       ops: gather 16, store 16
  *   nttgen_mlkem_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 292, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul 212,
+ *       ops: load 318, gather 32, store 144, scatter 16, add 184, sub 168, mullo 16, montmul 210,
  *         barrett 12, cond_add_q 16, const 8
  *       coefficient reductions: 192
  */
@@ -94,8 +94,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-16223, 16223]
- * Ops per call: load 62, gather 32, store 48, add 56, sub 56, montmul 56
+ * a[256]: on entry in [-3328, 3328], on exit in [-16389, 16389]
+ * Ops per call: load 76, gather 16, store 48, add 56, sub 56, montmul 56
  */
 void nttgen_mlkem_rvv256_ntt(int16_t a[256]);
 
@@ -157,8 +157,8 @@ void nttgen_mlkem_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
- * Ops per call: load 120, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
+ * a[256]: on entry in [-11556, 11558], on exit in [-2022, 2022]
+ * Ops per call: load 118, store 32, scatter 16, add 56, sub 56, montmul 58, barrett 12
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]);
 
@@ -218,7 +218,7 @@ void nttgen_mlkem_rvv256_frommont(int16_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 32, scatter 32
+ * Ops per call: load 16, scatter 16
  */
 void nttgen_mlkem_rvv256_to_standard(int16_t a[256]);
 
@@ -228,7 +228,7 @@ void nttgen_mlkem_rvv256_to_standard(int16_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: gather 32, store 32
+ * Ops per call: gather 16, store 16
  */
 void nttgen_mlkem_rvv256_from_standard(int16_t a[256]);
 
@@ -240,8 +240,8 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 292, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul
- *   212, barrett 12, cond_add_q 16, const 8
+ * Ops per call: load 318, gather 32, store 144, scatter 16, add 184, sub 168, mullo 16, montmul
+ *   210, barrett 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

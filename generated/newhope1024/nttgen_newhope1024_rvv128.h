@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope1024_rvv128_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-22715, 22715]
- *       ops: load 862, gather 128, store 512, add 640, sub 640, montmul 640, barrett 192
+ *       a in [-12288, 12288] -> a in [-22669, 22669]
+ *       ops: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
@@ -39,8 +39,8 @@
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9024, 9024]
- *       ops: load 1030, store 384, scatter 128, add 640, sub 640, montmul 656, barrett 224
- *       coefficient reductions: 1792
+ *       ops: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
+ *       coefficient reductions: 1856
  *   nttgen_newhope1024_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -72,9 +72,9 @@
  *       ops: gather 128, store 128
  *   nttgen_newhope1024_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 3010, gather 256, store 1536, scatter 128, add 1920, sub 1920, montmul 1936,
- *         montmul_var 128, barrett 608, cond_add_q 128
- *       coefficient reductions: 4864
+ *       ops: load 2414, gather 256, store 1152, scatter 128, add 1920, sub 1920, montmul 1928,
+ *         montmul_var 128, barrett 616, cond_add_q 128
+ *       coefficient reductions: 4928
  */
 #ifndef NTTGEN_NEWHOPE1024_RVV128_H
 #define NTTGEN_NEWHOPE1024_RVV128_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22715, 22715]
- * Ops per call: load 862, gather 128, store 512, add 640, sub 640, montmul 640, barrett 192
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22669, 22669]
+ * Ops per call: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
  */
 void nttgen_newhope1024_rvv128_ntt(int16_t a[1024]);
 
@@ -161,7 +161,7 @@ void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[1024]: on entry in [-14031, 14031], on exit in [-9024, 9024]
- * Ops per call: load 1030, store 384, scatter 128, add 640, sub 640, montmul 656, barrett 224
+ * Ops per call: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
  */
 void nttgen_newhope1024_rvv128_intt(int16_t a[1024]);
 
@@ -243,8 +243,8 @@ void nttgen_newhope1024_rvv128_from_standard(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 3010, gather 256, store 1536, scatter 128, add 1920, sub 1920, montmul 1936,
- *   montmul_var 128, barrett 608, cond_add_q 128
+ * Ops per call: load 2414, gather 256, store 1152, scatter 128, add 1920, sub 1920, montmul 1928,
+ *   montmul_var 128, barrett 616, cond_add_q 128
  */
 void nttgen_newhope1024_rvv128_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);

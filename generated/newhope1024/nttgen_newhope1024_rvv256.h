@@ -7,8 +7,8 @@
  *         NewHope-1024: complete NTT
  * NTT:    depth 10, factors of degree 1, root r = 7 of order 2048
  * Order:  standard NTT order: entry j holds a(r^(2*brv10(j)+1)), r = 7 of order 2048
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [7, 8, 3, 9, 4, 5,
- *           6, 0, 1, 2]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 7, 8, 9, 4, 5,
+ *           0, 1, 2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope1024_rvv256_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-22655, 22655]
- *       ops: load 382, gather 128, store 256, add 320, sub 320, montmul 320, barrett 96
+ *       a in [-12288, 12288] -> a in [-22653, 22653]
+ *       ops: load 374, gather 64, store 192, add 320, sub 320, montmul 320, barrett 96
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
@@ -38,9 +38,9 @@
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-14031, 14031] -> a in [-8997, 8997]
- *       ops: load 526, store 128, scatter 128, add 320, sub 320, montmul 328, barrett 112
- *       coefficient reductions: 1792
+ *       a in [-14031, 14031] -> a in [-8996, 8997]
+ *       ops: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
+ *       coefficient reductions: 1856
  *   nttgen_newhope1024_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
@@ -65,16 +65,16 @@
  *   nttgen_newhope1024_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 128, scatter 128
+ *       ops: load 64, scatter 64
  *   nttgen_newhope1024_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: gather 128, store 128
+ *       ops: gather 64, store 64
  *   nttgen_newhope1024_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1418, gather 256, store 704, scatter 128, add 960, sub 960, montmul 968,
- *         montmul_var 64, barrett 304, cond_add_q 64
- *       coefficient reductions: 4864
+ *       ops: load 1344, gather 128, store 576, scatter 64, add 960, sub 960, montmul 964,
+ *         montmul_var 64, barrett 308, cond_add_q 64
+ *       coefficient reductions: 4928
  */
 #ifndef NTTGEN_NEWHOPE1024_RVV256_H
 #define NTTGEN_NEWHOPE1024_RVV256_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22655, 22655]
- * Ops per call: load 382, gather 128, store 256, add 320, sub 320, montmul 320, barrett 96
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22653, 22653]
+ * Ops per call: load 374, gather 64, store 192, add 320, sub 320, montmul 320, barrett 96
  */
 void nttgen_newhope1024_rvv256_ntt(int16_t a[1024]);
 
@@ -160,8 +160,8 @@ void nttgen_newhope1024_rvv256_basemul_acc_cached(int16_t r[1024], const int16_t
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14031, 14031], on exit in [-8997, 8997]
- * Ops per call: load 526, store 128, scatter 128, add 320, sub 320, montmul 328, barrett 112
+ * a[1024]: on entry in [-14031, 14031], on exit in [-8996, 8997]
+ * Ops per call: load 468, store 128, scatter 64, add 320, sub 320, montmul 324, barrett 116
  */
 void nttgen_newhope1024_rvv256_intt(int16_t a[1024]);
 
@@ -221,7 +221,7 @@ void nttgen_newhope1024_rvv256_frommont(int16_t a[1024]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 128, scatter 128
+ * Ops per call: load 64, scatter 64
  */
 void nttgen_newhope1024_rvv256_to_standard(int16_t a[1024]);
 
@@ -231,7 +231,7 @@ void nttgen_newhope1024_rvv256_to_standard(int16_t a[1024]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[1024]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: gather 128, store 128
+ * Ops per call: gather 64, store 64
  */
 void nttgen_newhope1024_rvv256_from_standard(int16_t a[1024]);
 
@@ -243,8 +243,8 @@ void nttgen_newhope1024_rvv256_from_standard(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 1418, gather 256, store 704, scatter 128, add 960, sub 960, montmul 968,
- *   montmul_var 64, barrett 304, cond_add_q 64
+ * Ops per call: load 1344, gather 128, store 576, scatter 64, add 960, sub 960, montmul 964,
+ *   montmul_var 64, barrett 308, cond_add_q 64
  */
 void nttgen_newhope1024_rvv256_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);

@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope512_rvv128_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-15141, 15141]
- *       ops: load 366, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
+ *       a in [-12288, 12288] -> a in [-15123, 15123]
+ *       ops: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
@@ -38,8 +38,8 @@
  *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7555, 7556]
- *       ops: load 454, store 128, scatter 64, add 288, sub 288, montmul 296, barrett 120
+ *       a in [-12288, 12288] -> a in [-7553, 7553]
+ *       ops: load 466, store 128, scatter 64, add 288, sub 288, montmul 292, barrett 120
  *       coefficient reductions: 960
  *   nttgen_newhope512_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,7 +72,7 @@
  *       ops: gather 64, store 64
  *   nttgen_newhope512_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1314, gather 128, store 576, scatter 64, add 864, sub 864, montmul 872,
+ *       ops: load 1214, gather 128, store 576, scatter 64, add 864, sub 864, montmul 868,
  *         montmul_var 64, barrett 312, cond_add_q 64
  *       coefficient reductions: 2496
  */
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[512]: on entry in [-12288, 12288], on exit in [-15141, 15141]
- * Ops per call: load 366, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
+ * a[512]: on entry in [-12288, 12288], on exit in [-15123, 15123]
+ * Ops per call: load 310, gather 64, store 192, add 288, sub 288, montmul 288, barrett 96
  */
 void nttgen_newhope512_rvv128_ntt(int16_t a[512]);
 
@@ -159,8 +159,8 @@ void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7555, 7556]
- * Ops per call: load 454, store 128, scatter 64, add 288, sub 288, montmul 296, barrett 120
+ * a[512]: on entry in [-12288, 12288], on exit in [-7553, 7553]
+ * Ops per call: load 466, store 128, scatter 64, add 288, sub 288, montmul 292, barrett 120
  */
 void nttgen_newhope512_rvv128_intt(int16_t a[512]);
 
@@ -242,7 +242,7 @@ void nttgen_newhope512_rvv128_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 1314, gather 128, store 576, scatter 64, add 864, sub 864, montmul 872,
+ * Ops per call: load 1214, gather 128, store 576, scatter 64, add 864, sub 864, montmul 868,
  *   montmul_var 64, barrett 312, cond_add_q 64
  */
 void nttgen_newhope512_rvv128_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);

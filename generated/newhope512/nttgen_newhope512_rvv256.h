@@ -7,8 +7,8 @@
  *         NewHope-512: complete NTT
  * NTT:    depth 9, factors of degree 1, root r = 49 of order 1024
  * Order:  standard NTT order: entry j holds a(r^(2*brv9(j)+1)), r = 49 of order 1024
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 7, 3, 8, 4, 5,
- *           0, 1, 2]
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 8, 4, 0,
+ *           1, 2, 3]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -16,8 +16,8 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope512_rvv256_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-15138, 15138]
- *       ops: load 158, gather 64, store 96, add 144, sub 144, montmul 144, barrett 48
+ *       a in [-12288, 12288] -> a in [-15094, 15094]
+ *       ops: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
@@ -39,7 +39,7 @@
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7544, 7544]
- *       ops: load 238, store 32, scatter 64, add 144, sub 144, montmul 148, barrett 60
+ *       ops: load 244, store 64, scatter 32, add 144, sub 144, montmul 146, barrett 60
  *       coefficient reductions: 960
  *   nttgen_newhope512_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -65,15 +65,15 @@
  *   nttgen_newhope512_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: load 64, scatter 64
+ *       ops: load 32, scatter 32
  *   nttgen_newhope512_rvv256_from_standard: in place: NTT domain from the ring's standard order to
  *     this ISA's native order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
- *       ops: gather 64, store 64
+ *       ops: gather 32, store 32
  *   nttgen_newhope512_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 618, gather 128, store 256, scatter 64, add 432, sub 432, montmul 436,
- *         montmul_var 32, barrett 156, cond_add_q 32
+ *       ops: load 680, gather 64, store 288, scatter 32, add 432, sub 432, montmul 434, montmul_var
+ *         32, barrett 156, cond_add_q 32
  *       coefficient reductions: 2496
  */
 #ifndef NTTGEN_NEWHOPE512_RVV256_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[512]: on entry in [-12288, 12288], on exit in [-15138, 15138]
- * Ops per call: load 158, gather 64, store 96, add 144, sub 144, montmul 144, barrett 48
+ * a[512]: on entry in [-12288, 12288], on exit in [-15094, 15094]
+ * Ops per call: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
  */
 void nttgen_newhope512_rvv256_ntt(int16_t a[512]);
 
@@ -160,7 +160,7 @@ void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[512]: on entry in [-12288, 12288], on exit in [-7544, 7544]
- * Ops per call: load 238, store 32, scatter 64, add 144, sub 144, montmul 148, barrett 60
+ * Ops per call: load 244, store 64, scatter 32, add 144, sub 144, montmul 146, barrett 60
  */
 void nttgen_newhope512_rvv256_intt(int16_t a[512]);
 
@@ -220,7 +220,7 @@ void nttgen_newhope512_rvv256_frommont(int16_t a[512]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: load 64, scatter 64
+ * Ops per call: load 32, scatter 32
  */
 void nttgen_newhope512_rvv256_to_standard(int16_t a[512]);
 
@@ -230,7 +230,7 @@ void nttgen_newhope512_rvv256_to_standard(int16_t a[512]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[512]: on entry in [-32768, 32767], on exit in [-32768, 32767]
- * Ops per call: gather 64, store 64
+ * Ops per call: gather 32, store 32
  */
 void nttgen_newhope512_rvv256_from_standard(int16_t a[512]);
 
@@ -242,7 +242,7 @@ void nttgen_newhope512_rvv256_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 618, gather 128, store 256, scatter 64, add 432, sub 432, montmul 436,
+ * Ops per call: load 680, gather 64, store 288, scatter 32, add 432, sub 432, montmul 434,
  *   montmul_var 32, barrett 156, cond_add_q 32
  */
 void nttgen_newhope512_rvv256_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);

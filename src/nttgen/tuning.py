@@ -40,17 +40,24 @@ unrolled there. ML-DSA on ``rvv256`` went back to loops when the RVV planner sto
 all 32 registers (``FIXED_PLAN_REGISTERS``, 2026-11-28: unrolled it still spilled; ntt 1,454
 -> 1,402, intt 1,535 -> 1,452, polymul 4,896 -> 4,721).
 
-AVX-512 keeps the heuristic pass plan: for every preset it (the whole transform in one pass
-for n <= 512, a first layer then nine for n = 1024) was fastest or within noise of the best
-candidate, and the two shuffle styles measured within noise of each other. Its entries run
-both of polymul's forward transforms in the fused core (``fuse_forwards``) where that paid:
-the two transforms are independent chains that the statement schedule interleaves in 32
-registers. ``nttgen.bench.tune.compare``, Zen 5, 300 samples, polymul ticks clang-19 / gcc 12,
-one call then the fused core -> one fused call: ML-KEM 209 / 236 -> 167 / 184, Kyber-r1
-224 / 254 -> 180 / 200, NewHope-512 386 / 418 -> 380 / 384 (two polynomials fill all 32
-registers; it still pays); ML-DSA 474 / 496 -> 496 / 470 (clang slower: left out). On AVX2,
-whose 16 registers hold one polynomial, it measured slower with clang (ML-KEM 300 -> 305,
-Kyber-r1 314 -> 329).
+RVV pass plans (``_RVV_PLANS``): every split of the NTT's layers into two or three passes, with
+and without one more register slot in the first, counted under QEMU per preset and VLEN
+(2026-11-28, clang-19 -O3), and the plan with the fewest polymul instructions among those whose
+file has no vector spill kept (two passes of 16 registers executed fewer still for the n = 256
+rings, 1-4 % below the VLEN-agnostic code, but spilled 1-4 vector registers). ntt / intt /
+polymul, heuristic plan -> chosen (VLEN-agnostic ``rvv`` at the same VLEN):
+
+- VLEN 128: ML-KEM 1,223 / 1,396 / 4,594 -> 1,169 / 1,378 / 4,474 (1,082 / 1,264 / 4,272);
+  ML-DSA 2,626 / 2,684 / 8,850 -> 2,573 / 2,639 / 8,705 (2,466 / 2,600 / 8,746); NewHope-512
+  3,191 / 3,358 / 10,654 -> 3,112 / 3,359 / 10,503 (3,065 / 3,471 / 10,955); NewHope-1024
+  7,153 / 7,425 / 23,547 -> 6,557 / 7,030 / 21,966 (6,674 / 7,565 / 23,387). Kyber-r1 keeps
+  the heuristic plan (1,418 / 1,490 / 4,788; the best without spills, 4,773, has a slower
+  inverse; agnostic 1,331 / 1,504 / 4,762).
+- VLEN 256: ML-KEM 610 / 704 / 2,349 -> 576 / 673 / 2,215 (576 / 665 / 2,257); Kyber-r1
+  723 / 766 / 2,451 -> 686 / 756 / 2,373 (716 / 784 / 2,515); ML-DSA 1,368 / 1,416 / 4,617 ->
+  1,345 / 1,382 / 4,543 (1,298 / 1,370 / 4,576); NewHope-512 1,704 / 1,740 / 5,613 -> 1,628 /
+  1,702 / 5,429 (2,033 / 2,299 / 7,047); NewHope-1024 3,751 / 3,794 / 12,212 -> 3,393 /
+  3,545 / 11,257 (3,389 / 3,841 / 11,865).
 """
 
 from __future__ import annotations
@@ -84,6 +91,20 @@ ISA_DEFAULTS: dict[str, dict[str, object]] = {
 }
 """Measured choices for the rings that have no preset's shape, per SIMD ISA."""
 
+# (layers per pass, extra register slots per pass) of the VLEN-specialised RVV backends, see
+# the module docstring
+_RVV_PLANS: dict[tuple[str, str], tuple[tuple[int, ...], tuple[int, ...]]] = {
+    ("mlkem", "rvv128"): ((2, 2, 3), (1, 0, 0)),
+    ("mlkem", "rvv256"): ((2, 2, 3), (0, 0, 0)),
+    ("kyber-r1", "rvv256"): ((2, 2, 4), (1, 0, 0)),
+    ("mldsa", "rvv128"): ((2, 2, 4), (1, 0, 0)),
+    ("mldsa", "rvv256"): ((1, 3, 4), (1, 0, 0)),
+    ("newhope512", "rvv128"): ((3, 2, 4), (1, 0, 0)),
+    ("newhope512", "rvv256"): ((3, 2, 4), (0, 0, 0)),
+    ("newhope1024", "rvv128"): ((3, 3, 4), (0, 0, 0)),
+    ("newhope1024", "rvv256"): ((3, 3, 4), (0, 0, 0)),
+}
+
 TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
     ("mldsa", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
@@ -93,7 +114,15 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
     **{(ring, "avx512"): {"fuse_forwards": True} for ring in ("mlkem", "kyber-r1", "newhope512")},
     **{(ring, "neon"): _unrolled_or_loops(ring, "neon") for ring in _PRESETS},
     **{
-        (ring, isa): {"shuffles": "indexed", **_unrolled_or_loops(ring, isa)}
+        (ring, isa): {
+            "shuffles": "indexed",
+            **_unrolled_or_loops(ring, isa),
+            **(
+                {"merge": _RVV_PLANS[ring, isa][0], "extra_slots": _RVV_PLANS[ring, isa][1]}
+                if (ring, isa) in _RVV_PLANS
+                else {}
+            ),
+        }
         for ring in _PRESETS
         for isa in ("rvv128", "rvv256")
     },
