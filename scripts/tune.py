@@ -3,19 +3,34 @@
 print the results; the chosen plans are recorded in src/nttgen/tuning.py (generation itself
 never times anything, so it stays deterministic).
 
-    scripts/tune.py avx2|avx512 [ring ...]
+For the VLEN-specialised RVV backends (``rvv128``, ``rvv256``) it counts instead, under QEMU,
+the instructions of every split of the NTT's layers into two or three passes (with and without
+one more register slot in the first), and the vector spills of each candidate's file (clang-19
+for RISC-V), sorted by polymul's count.
+
+    scripts/tune.py avx2|avx512|rvv128|rvv256 [ring ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
 import sys
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 
+from nttgen.bench import writer_entry
+from nttgen.bench.icount import COUNT_CFLAGS, count_call, counter_of
 from nttgen.bench.tune import Variant, compare
 from nttgen.build import compiler
+from nttgen.cross import isa_target
+from nttgen.emit.files import FileWriter
 from nttgen.emit.isa import isa_class
-from nttgen.generate import heuristic_config
+from nttgen.errors import NttgenError
+from nttgen.generate import canonical_command, default_config, heuristic_config, kernel_set
+from nttgen.programs.kernels import build_kernels
 from nttgen.rings import PRESETS
 
 
@@ -41,9 +56,73 @@ def candidates(ring, isa):  # type: ignore[no-untyped-def]
     return out
 
 
+RVV_OPS = ("ntt", "intt", "polymul")
+VECTOR_SPILL = re.compile(r"\bvs[0-9]r\.v|\bvl[0-9]re[0-9]+\.v")
+
+
+def rvv_candidates(ring, isa):  # type: ignore[no-untyped-def]
+    """The ISA's configuration with every split of the layers into two or three passes, each
+    with no extra register slot or with one in its first pass."""
+    base = default_config(ring, isa)
+    d = ring.depth
+    merges = [(a, d - a) for a in range(1, d)]
+    merges += [(a, b, d - a - b) for a in range(1, d) for b in range(1, d - a)]
+    out = {}
+    for m in merges:
+        for extra in (0, 1):
+            slots = (extra, *([0] * (len(m) - 1)))
+            name = "p" + "_".join(map(str, m)) + f"x{extra}"
+            out[name] = replace(base, merge=m, extra_slots=slots)
+    return out
+
+
+def vector_spills(files, cls, target):  # type: ignore[no-untyped-def]
+    """Vector register spills and reloads in the object of ``files`` (ISA class ``cls``)
+    built for ``target`` by clang."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        for name, text in files.items():
+            (d / name).write_text(text)
+        cc = target.pick_compiler(("clang-19",))
+        src, obj = str(d / f"{files.stem}.c"), str(d / "x.o")
+        subprocess.run([*cc, *COUNT_CFLAGS, *cls.cflags, "-c", src, "-o", obj], check=True)
+        dump = subprocess.run(
+            ["llvm-objdump-19", "-d", "--mattr=+v", obj], capture_output=True, text=True, check=True
+        ).stdout
+    return len(VECTOR_SPILL.findall(dump))
+
+
+def count_rvv(ring, isa):  # type: ignore[no-untyped-def]
+    """Print every candidate plan's instructions per call and spills, fewest polymul first."""
+    cls = isa_class(isa)
+    target = isa_target(cls)
+    contract = kernel_set(ring, "c").published
+    rows = []
+    for name, cfg in rvv_candidates(ring, isa).items():
+        try:
+            ks = build_kernels(ring, cfg, contract)
+        except (NttgenError, ValueError) as exc:  # a plan the planner refuses for this shape
+            print(f"{ring.name:12s} {name:10s} refused: {exc}")
+            continue
+        prefix = f"nttgen_{ring.c_name}_{isa}_{name}"
+        w = FileWriter(ks, cls, canonical_command(ring, isa), prefix=prefix)
+        files = w.files()
+        cmd = [*target.pick_compiler(cls.compilers), *COUNT_CFLAGS, *cls.cflags]
+        exe, _ = counter_of(
+            ring, [(writer_entry(name, w, files, tuple(cls.cflags), None), cmd)], target
+        )
+        counts = {op: count_call(exe, target, 0, op) for op in RVV_OPS}
+        rows.append((counts["polymul"], name, cfg, counts, vector_spills(files, cls, target)))
+    for _, name, cfg, counts, spills in sorted(rows, key=lambda r: r[0]):
+        shown = ", ".join(f"{op} {n}" for op, n in counts.items())
+        plan = f"merge={cfg.merge} extra={cfg.extra_slots}"
+        print(f"{ring.name:12s} {name:10s} {plan}: {shown}, vector spills {spills}")
+    sys.stdout.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("isa", choices=("avx2", "avx512"), help="the x86 ISA to tune")
+    parser.add_argument("isa", choices=("avx2", "avx512", "rvv128", "rvv256"), help="the ISA")
     parser.add_argument("rings", nargs="*", help=f"presets (default all: {', '.join(PRESETS)})")
     args = parser.parse_args()
     unknown = [r for r in args.rings if r not in PRESETS]
@@ -51,6 +130,10 @@ def main() -> None:
         parser.error(f"not a preset: {', '.join(unknown)} (presets: {', '.join(PRESETS)})")
     isa = args.isa
     names = args.rings or list(PRESETS)
+    if isa.startswith("rvv"):
+        for name in names:
+            count_rvv(PRESETS[name], isa)
+        return
     cc = compiler(isa_class(isa).compilers)
     for name in names:
         ring = PRESETS[name]

@@ -40,8 +40,9 @@ unrolled there. ML-DSA on ``rvv256`` went back to loops when the RVV planner sto
 all 32 registers (``FIXED_PLAN_REGISTERS``, 2026-11-28: unrolled it still spilled; ntt 1,454
 -> 1,402, intt 1,535 -> 1,452, polymul 4,896 -> 4,721).
 
-RVV pass plans (``_RVV_PLANS``): every split of the NTT's layers into two or three passes, with
-and without one more register slot in the first, counted under QEMU per preset and VLEN
+RVV pass plans (``_RVV_PLANS``, from ``scripts/tune.py rvv128|rvv256``): every split of the
+NTT's layers into two or three passes, with and without one more register slot in the first,
+counted under QEMU per preset and VLEN
 (2026-11-28, clang-19 -O3), and the plan with the fewest polymul instructions among those whose
 file has no vector spill kept (two passes of 16 registers executed fewer still for the n = 256
 rings, 1-4 % below the VLEN-agnostic code, but spilled 1-4 vector registers). ntt / intt /

@@ -90,7 +90,16 @@ def build_counter(
     """The static counting program of one ring with the kernels of ``isas`` for ``target``
     (cached by content), each compiled with its compiler, -O3 and ``extra``; returns its path
     and the compiler used per ISA."""
-    entries = _entries(ring, isas, target, extra)
+    return counter_of(ring, _entries(ring, isas, target, extra), target)
+
+
+def counter_of(
+    ring: RingSpec, entries: list[tuple[Entry, list[str]]], target: Target
+) -> tuple[Path, dict[str, str]]:
+    """The static counting program of one ring with the kernel sets of ``entries`` (each
+    with the compile command of its files: compiler and flags) for ``target``, cached by
+    content; returns its path and the compiler of each entry, by label. Kernel set i of
+    ``entries`` is index i of :func:`count_call`."""
     types, kernels = _kernels_header(ring, [e for e, _ in entries])
     sources = {"bench_types.h": types, "bench_kernels.h": kernels}
     for name in ("count.c", "bench_random.h"):
