@@ -106,7 +106,8 @@ def program_mul_core(
     offsets = register_offsets(whole)
     held: list[list[Value]] = []
     held_a: list[list[Value]] = []
-    for src, into in ((b, held), *(((a, held_a),) if a is not None else ())):
+    sources = [(b, held)] + ([(a, held_a)] if a is not None else [])
+    for src, into in sources:
         forward = Transform(S, alg, [whole], network="ct", red=Reducer(S))
         forward.run(
             0,
