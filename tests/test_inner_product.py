@@ -183,11 +183,21 @@ def test_count_trips(count: Count, param: int, env: dict, trips: int) -> None:  
 @pytest.mark.parametrize("ring", [r for r in ALL_RINGS if r.name == "mlkem"], ids=ring_id)
 def test_the_capped_loops_in_c_are_public_and_branch_free(ring) -> None:  # type: ignore[no-untyped-def]
     """The C of a capped loop joins its two conditions with a bitwise & (no short-circuit
-    branch) over public counters only."""
+    branch) over public counters only; where the ISA writes its trips out (x86), trip i is
+    nested in the trip before it, guarded by the public count alone."""
     from nttgen.generate import generate
 
-    text = generate(ring, "avx2").source
+    text = generate(ring, "c").source
     loops = [ln.strip() for ln in text.splitlines() if "for (size_t" in ln and " & (" in ln]
     assert loops
     for ln in loops:
         assert "&&" not in ln and "k)" in ln
+    fn = kernel_set(ring, "avx2").functions["basemul_acc"]
+    text = generate(ring, "avx2").source
+    body = text[text.index("_basemul_acc(") :]
+    body = body[: body.index("\n}\n")]
+    guards = [ln for ln in body.splitlines() if ln.strip().startswith("if (")]
+    assert len(guards) == sum(_caps(fn))
+    for depth, ln in enumerate(guards[: _caps(fn)[0]]):
+        assert ln.strip() == f"if ({depth + 1} < k) {{", ln
+        assert len(ln) - len(ln.lstrip()) == 8 + 4 * depth  # each inside the one before

@@ -469,10 +469,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
         const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 192));
         const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 160));
         const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 224));
-        const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_2, zeta_0, zetaqinv_0);
-        const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_3, zeta_0, zetaqinv_0);
+        const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_0);
+        const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
+        const __m256i pin_1 = nttgen_kyber_r1_avx2_keep(x_1);
+        const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
+        const __m256i pin_2 = nttgen_kyber_r1_avx2_keep(x_2);
+        const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(pin_2, zeta_0, zetaqinv_0);
+        const __m256i pin_3 = nttgen_kyber_r1_avx2_keep(x_3);
+        const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(pin_3, zeta_0, zetaqinv_0);
         const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
         const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 64));
         const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 32));
@@ -501,8 +505,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1043]);
     const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&r[112]);
     const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&r[240]);
-    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_16, zeta_1, zetaqinv_1);
-    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_17, zeta_2, zetaqinv_2);
+    const __m256i pin_4 = nttgen_kyber_r1_avx2_keep(x_16);
+    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(pin_4, zeta_1, zetaqinv_1);
+    const __m256i pin_5 = nttgen_kyber_r1_avx2_keep(x_17);
+    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(pin_5, zeta_2, zetaqinv_2);
     const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&r[96]);
     const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&r[224]);
     const __m256i x_20 = _mm256_loadu_si256((const __m256i *)&r[80]);
@@ -517,10 +523,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[1049]);
     const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[1050]);
     const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[1051]);
-    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_18, zeta_1, zetaqinv_1);
-    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_19, zeta_2, zetaqinv_2);
-    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_20, zeta_1, zetaqinv_1);
-    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_21, zeta_2, zetaqinv_2);
+    const __m256i pin_6 = nttgen_kyber_r1_avx2_keep(x_18);
+    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(pin_6, zeta_1, zetaqinv_1);
+    const __m256i pin_7 = nttgen_kyber_r1_avx2_keep(x_19);
+    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(pin_7, zeta_2, zetaqinv_2);
+    const __m256i pin_8 = nttgen_kyber_r1_avx2_keep(x_20);
+    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(pin_8, zeta_1, zetaqinv_1);
+    const __m256i pin_9 = nttgen_kyber_r1_avx2_keep(x_21);
+    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(pin_9, zeta_2, zetaqinv_2);
     const __m256i x_24 = _mm256_add_epi16(x_22, t_4);
     const __m256i x_25 = _mm256_sub_epi16(x_22, t_4);
     const __m256i x_26 = _mm256_add_epi16(x_23, t_5);
@@ -549,8 +559,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[1065]);
     const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[1066]);
     const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[1067]);
-    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_28, zeta_1, zetaqinv_1);
-    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_29, zeta_2, zetaqinv_2);
+    const __m256i pin_10 = nttgen_kyber_r1_avx2_keep(x_28);
+    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(pin_10, zeta_1, zetaqinv_1);
+    const __m256i pin_11 = nttgen_kyber_r1_avx2_keep(x_29);
+    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(pin_11, zeta_2, zetaqinv_2);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
     const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
     const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
@@ -615,6 +627,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
     const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
     const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[1024]);
+    goto part_1;
+part_1:;
     const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[16]);
     const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[144]);
     const __m256i x_34 = _mm256_add_epi16(x_30, t_6);
@@ -623,8 +637,6 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_35, zeta_5, zetaqinv_5);
     const __m256i x_36 = _mm256_add_epi16(x_31, t_7);
     const __m256i x_37 = _mm256_sub_epi16(x_31, t_7);
-    goto part_1;
-part_1:;
     const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_36, zeta_4, zetaqinv_4);
     const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_37, zeta_6, zetaqinv_6);
     const __m256i x_38 = _mm256_add_epi16(x_32, t_8);
@@ -745,6 +757,8 @@ part_1:;
     const __m256i x_125 = _mm256_unpackhi_epi32(x_120, x_122);
     const __m256i x_126 = _mm256_unpacklo_epi32(x_121, x_123);
     const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
+    goto part_2;
+part_2:;
     const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_124);
     const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_126);
     const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_125, zeta_29, zetaqinv_29);
@@ -753,8 +767,6 @@ part_1:;
     const __m256i x_129 = _mm256_sub_epi16(red_0, t_36);
     const __m256i x_130 = _mm256_add_epi16(red_1, t_37);
     const __m256i x_131 = _mm256_sub_epi16(red_1, t_37);
-    goto part_2;
-part_2:;
     const __m256i x_132 = _mm256_add_epi16(red_2, t_38);
     const __m256i x_133 = _mm256_sub_epi16(red_2, t_38);
     const __m256i x_134 = _mm256_unpacklo_epi64(x_128, x_132);
@@ -938,62 +950,86 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
         const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_1, b_1);
         __m256i acc_0 = p_0;
         __m256i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i a_3 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i b_3 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
+        if (1 < k) {
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 256));
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 256));
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 272));
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 272));
             const __m256i p_2 = nttgen_kyber_r1_avx2_montmul_var(a_2, b_2);
             const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_3, b_3);
             const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m256i acc_4 = acc_0;
-        __m256i acc_5 = acc_1;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m256i a_4 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 768));
-            const __m256i b_4 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 768));
-            const __m256i a_5 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 784));
-            const __m256i b_5 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 784));
-            const __m256i p_4 = nttgen_kyber_r1_avx2_montmul_var(a_4, b_4);
-            const __m256i p_5 = nttgen_kyber_r1_avx2_montmul_var(a_5, b_5);
-            __m256i acc_6 = p_4;
-            __m256i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
-                const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
-                const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
-                const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
-                const __m256i p_6 = nttgen_kyber_r1_avx2_montmul_var(a_6, b_6);
-                const __m256i p_7 = nttgen_kyber_r1_avx2_montmul_var(a_7, b_7);
-                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m256i a_4 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 256));
+                const __m256i b_4 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 256));
+                const __m256i a_5 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 272));
+                const __m256i b_5 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 272));
+                const __m256i p_4 = nttgen_kyber_r1_avx2_montmul_var(a_4, b_4);
+                const __m256i p_5 = nttgen_kyber_r1_avx2_montmul_var(a_5, b_5);
+                const __m256i acc_4 = _mm256_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m256i acc_5 = _mm256_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
             }
-            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_4);
-            const __m256i acc_10 = _mm256_add_epi16(red_0, acc_6);
-            acc_4 = acc_10;
-            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_5);
-            const __m256i acc_11 = _mm256_add_epi16(red_1, acc_7);
-            acc_5 = acc_11;
         }
-        const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_4);
-        const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_5);
+        __m256i acc_6 = acc_0;
+        __m256i acc_7 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i a_6 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 768));
+            const __m256i b_6 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 768));
+            const __m256i a_7 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 784));
+            const __m256i b_7 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 784));
+            const __m256i p_6 = nttgen_kyber_r1_avx2_montmul_var(a_6, b_6);
+            const __m256i p_7 = nttgen_kyber_r1_avx2_montmul_var(a_7, b_7);
+            __m256i acc_8 = p_6;
+            __m256i acc_9 = p_7;
+            if ((g_0 * 3 + 4) < k) {
+                const __m256i a_8 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 1024));
+                const __m256i b_8 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 1024));
+                const __m256i a_9 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 1040));
+                const __m256i b_9 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 1040));
+                const __m256i p_8 = nttgen_kyber_r1_avx2_montmul_var(a_8, b_8);
+                const __m256i p_9 = nttgen_kyber_r1_avx2_montmul_var(a_9, b_9);
+                const __m256i acc_10 = _mm256_add_epi16(acc_8, p_8);
+                acc_8 = acc_10;
+                const __m256i acc_11 = _mm256_add_epi16(acc_9, p_9);
+                acc_9 = acc_11;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m256i a_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 768 + 256 + i_0 * 32] + 1024));
+                    const __m256i b_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 768 + 256 + i_0 * 32] + 1024));
+                    const __m256i a_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 768 + 256 + i_0 * 32] + 1040));
+                    const __m256i b_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 768 + 256 + i_0 * 32] + 1040));
+                    const __m256i p_10 = nttgen_kyber_r1_avx2_montmul_var(a_10, b_10);
+                    const __m256i p_11 = nttgen_kyber_r1_avx2_montmul_var(a_11, b_11);
+                    const __m256i acc_12 = _mm256_add_epi16(acc_8, p_10);
+                    acc_8 = acc_12;
+                    const __m256i acc_13 = _mm256_add_epi16(acc_9, p_11);
+                    acc_9 = acc_13;
+                }
+            }
+            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_6);
+            const __m256i acc_14 = _mm256_add_epi16(red_0, acc_8);
+            acc_6 = acc_14;
+            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_7);
+            const __m256i acc_15 = _mm256_add_epi16(red_1, acc_9);
+            acc_7 = acc_15;
+        }
+        const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_6);
+        const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_7);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_2);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_3);
     }
@@ -1054,80 +1090,212 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i cache_1 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 16));
-        const __m256i p_0 = nttgen_kyber_r1_avx2_montmul(a_0, b_0, cache_0);
-        const __m256i p_1 = nttgen_kyber_r1_avx2_montmul(a_1, b_1, cache_1);
+        const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(a_0);
+        const __m256i p_0 = nttgen_kyber_r1_avx2_montmul(pin_0, b_0, cache_0);
+        const __m256i pin_1 = nttgen_kyber_r1_avx2_keep(a_1);
+        const __m256i p_1 = nttgen_kyber_r1_avx2_montmul(pin_1, b_1, cache_1);
         __m256i acc_0 = p_0;
         __m256i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i cache_2 =
-                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i a_3 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i b_3 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i cache_3 =
-                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i p_2 = nttgen_kyber_r1_avx2_montmul(a_2, b_2, cache_2);
-            const __m256i p_3 = nttgen_kyber_r1_avx2_montmul(a_3, b_3, cache_3);
+        if (1 < k) {
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 256));
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 256));
+            const __m256i cache_2 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 256));
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 272));
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 272));
+            const __m256i cache_3 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 272));
+            const __m256i pin_2 = nttgen_kyber_r1_avx2_keep(a_2);
+            const __m256i p_2 = nttgen_kyber_r1_avx2_montmul(pin_2, b_2, cache_2);
+            const __m256i pin_3 = nttgen_kyber_r1_avx2_keep(a_3);
+            const __m256i p_3 = nttgen_kyber_r1_avx2_montmul(pin_3, b_3, cache_3);
             const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m256i acc_4 = acc_0;
-        __m256i acc_5 = acc_1;
-        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
-            const __m256i a_4 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1280));
-            const __m256i b_4 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1280));
-            const __m256i cache_4 =
-                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1280));
-            const __m256i a_5 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1296));
-            const __m256i b_5 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1296));
-            const __m256i cache_5 =
-                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1296));
-            const __m256i p_4 = nttgen_kyber_r1_avx2_montmul(a_4, b_4, cache_4);
-            const __m256i p_5 = nttgen_kyber_r1_avx2_montmul(a_5, b_5, cache_5);
-            __m256i acc_6 = p_4;
-            __m256i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
-                const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536));
-                const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536));
-                const __m256i cache_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536));
-                const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552));
-                const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552));
-                const __m256i cache_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552));
-                const __m256i p_6 = nttgen_kyber_r1_avx2_montmul(a_6, b_6, cache_6);
-                const __m256i p_7 = nttgen_kyber_r1_avx2_montmul(a_7, b_7, cache_7);
-                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m256i a_4 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 256));
+                const __m256i b_4 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 256));
+                const __m256i cache_4 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[256 + i_0 * 32] + 256));
+                const __m256i a_5 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 272));
+                const __m256i b_5 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 272));
+                const __m256i cache_5 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[256 + i_0 * 32] + 272));
+                const __m256i pin_4 = nttgen_kyber_r1_avx2_keep(a_4);
+                const __m256i p_4 = nttgen_kyber_r1_avx2_montmul(pin_4, b_4, cache_4);
+                const __m256i pin_5 = nttgen_kyber_r1_avx2_keep(a_5);
+                const __m256i p_5 = nttgen_kyber_r1_avx2_montmul(pin_5, b_5, cache_5);
+                const __m256i acc_4 = _mm256_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m256i acc_5 = _mm256_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
+                if (3 < k) {
+                    const __m256i a_6 =
+                        _mm256_loadu_si256((const __m256i *)(&a[512 + i_0 * 32] + 256));
+                    const __m256i b_6 =
+                        _mm256_loadu_si256((const __m256i *)(&b[512 + i_0 * 32] + 256));
+                    const __m256i cache_6 =
+                        _mm256_loadu_si256((const __m256i *)(&cache[512 + i_0 * 32] + 256));
+                    const __m256i a_7 =
+                        _mm256_loadu_si256((const __m256i *)(&a[512 + i_0 * 32] + 272));
+                    const __m256i b_7 =
+                        _mm256_loadu_si256((const __m256i *)(&b[512 + i_0 * 32] + 272));
+                    const __m256i cache_7 =
+                        _mm256_loadu_si256((const __m256i *)(&cache[512 + i_0 * 32] + 272));
+                    const __m256i pin_6 = nttgen_kyber_r1_avx2_keep(a_6);
+                    const __m256i p_6 = nttgen_kyber_r1_avx2_montmul(pin_6, b_6, cache_6);
+                    const __m256i pin_7 = nttgen_kyber_r1_avx2_keep(a_7);
+                    const __m256i p_7 = nttgen_kyber_r1_avx2_montmul(pin_7, b_7, cache_7);
+                    const __m256i acc_6 = _mm256_add_epi16(acc_0, p_6);
+                    acc_0 = acc_6;
+                    const __m256i acc_7 = _mm256_add_epi16(acc_1, p_7);
+                    acc_1 = acc_7;
+                    if (4 < k) {
+                        const __m256i a_8 =
+                            _mm256_loadu_si256((const __m256i *)(&a[768 + i_0 * 32] + 256));
+                        const __m256i b_8 =
+                            _mm256_loadu_si256((const __m256i *)(&b[768 + i_0 * 32] + 256));
+                        const __m256i cache_8 =
+                            _mm256_loadu_si256((const __m256i *)(&cache[768 + i_0 * 32] + 256));
+                        const __m256i a_9 =
+                            _mm256_loadu_si256((const __m256i *)(&a[768 + i_0 * 32] + 272));
+                        const __m256i b_9 =
+                            _mm256_loadu_si256((const __m256i *)(&b[768 + i_0 * 32] + 272));
+                        const __m256i cache_9 =
+                            _mm256_loadu_si256((const __m256i *)(&cache[768 + i_0 * 32] + 272));
+                        const __m256i pin_8 = nttgen_kyber_r1_avx2_keep(a_8);
+                        const __m256i p_8 = nttgen_kyber_r1_avx2_montmul(pin_8, b_8, cache_8);
+                        const __m256i pin_9 = nttgen_kyber_r1_avx2_keep(a_9);
+                        const __m256i p_9 = nttgen_kyber_r1_avx2_montmul(pin_9, b_9, cache_9);
+                        const __m256i acc_8 = _mm256_add_epi16(acc_0, p_8);
+                        acc_0 = acc_8;
+                        const __m256i acc_9 = _mm256_add_epi16(acc_1, p_9);
+                        acc_1 = acc_9;
+                    }
+                }
             }
-            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_6);
-            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_4);
-            const __m256i acc_10 = _mm256_add_epi16(red_1, red_0);
-            acc_4 = acc_10;
-            const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_7);
-            const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_5);
-            const __m256i acc_11 = _mm256_add_epi16(red_3, red_2);
-            acc_5 = acc_11;
         }
-        const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(acc_4);
-        const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(acc_5);
+        __m256i acc_10 = acc_0;
+        __m256i acc_11 = acc_1;
+        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
+            const __m256i a_10 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1280));
+            const __m256i b_10 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1280));
+            const __m256i cache_10 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1280));
+            const __m256i a_11 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1296));
+            const __m256i b_11 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1296));
+            const __m256i cache_11 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1296));
+            const __m256i pin_10 = nttgen_kyber_r1_avx2_keep(a_10);
+            const __m256i p_10 = nttgen_kyber_r1_avx2_montmul(pin_10, b_10, cache_10);
+            const __m256i pin_11 = nttgen_kyber_r1_avx2_keep(a_11);
+            const __m256i p_11 = nttgen_kyber_r1_avx2_montmul(pin_11, b_11, cache_11);
+            __m256i acc_12 = p_10;
+            __m256i acc_13 = p_11;
+            if ((g_0 * 5 + 6) < k) {
+                const __m256i a_12 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1536));
+                const __m256i b_12 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1536));
+                const __m256i cache_12 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1536));
+                const __m256i a_13 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1280 + i_0 * 32] + 1552));
+                const __m256i b_13 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1280 + i_0 * 32] + 1552));
+                const __m256i cache_13 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 1280 + i_0 * 32] + 1552));
+                const __m256i pin_12 = nttgen_kyber_r1_avx2_keep(a_12);
+                const __m256i p_12 = nttgen_kyber_r1_avx2_montmul(pin_12, b_12, cache_12);
+                const __m256i pin_13 = nttgen_kyber_r1_avx2_keep(a_13);
+                const __m256i p_13 = nttgen_kyber_r1_avx2_montmul(pin_13, b_13, cache_13);
+                const __m256i acc_14 = _mm256_add_epi16(acc_12, p_12);
+                acc_12 = acc_14;
+                const __m256i acc_15 = _mm256_add_epi16(acc_13, p_13);
+                acc_13 = acc_15;
+                if ((1 + (g_0 * 5 + 6)) < k) {
+                    const __m256i a_14 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 1280 + 256 + i_0 * 32] + 1536));
+                    const __m256i b_14 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 1280 + 256 + i_0 * 32] + 1536));
+                    const __m256i cache_14 = _mm256_loadu_si256(
+                        (const __m256i *)(&cache[g_0 * 1280 + 256 + i_0 * 32] + 1536));
+                    const __m256i a_15 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 1280 + 256 + i_0 * 32] + 1552));
+                    const __m256i b_15 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 1280 + 256 + i_0 * 32] + 1552));
+                    const __m256i cache_15 = _mm256_loadu_si256(
+                        (const __m256i *)(&cache[g_0 * 1280 + 256 + i_0 * 32] + 1552));
+                    const __m256i pin_14 = nttgen_kyber_r1_avx2_keep(a_14);
+                    const __m256i p_14 = nttgen_kyber_r1_avx2_montmul(pin_14, b_14, cache_14);
+                    const __m256i pin_15 = nttgen_kyber_r1_avx2_keep(a_15);
+                    const __m256i p_15 = nttgen_kyber_r1_avx2_montmul(pin_15, b_15, cache_15);
+                    const __m256i acc_16 = _mm256_add_epi16(acc_12, p_14);
+                    acc_12 = acc_16;
+                    const __m256i acc_17 = _mm256_add_epi16(acc_13, p_15);
+                    acc_13 = acc_17;
+                    if ((2 + (g_0 * 5 + 6)) < k) {
+                        const __m256i a_16 = _mm256_loadu_si256(
+                            (const __m256i *)(&a[g_0 * 1280 + 512 + i_0 * 32] + 1536));
+                        const __m256i b_16 = _mm256_loadu_si256(
+                            (const __m256i *)(&b[g_0 * 1280 + 512 + i_0 * 32] + 1536));
+                        const __m256i cache_16 = _mm256_loadu_si256(
+                            (const __m256i *)(&cache[g_0 * 1280 + 512 + i_0 * 32] + 1536));
+                        const __m256i a_17 = _mm256_loadu_si256(
+                            (const __m256i *)(&a[g_0 * 1280 + 512 + i_0 * 32] + 1552));
+                        const __m256i b_17 = _mm256_loadu_si256(
+                            (const __m256i *)(&b[g_0 * 1280 + 512 + i_0 * 32] + 1552));
+                        const __m256i cache_17 = _mm256_loadu_si256(
+                            (const __m256i *)(&cache[g_0 * 1280 + 512 + i_0 * 32] + 1552));
+                        const __m256i pin_16 = nttgen_kyber_r1_avx2_keep(a_16);
+                        const __m256i p_16 = nttgen_kyber_r1_avx2_montmul(pin_16, b_16, cache_16);
+                        const __m256i pin_17 = nttgen_kyber_r1_avx2_keep(a_17);
+                        const __m256i p_17 = nttgen_kyber_r1_avx2_montmul(pin_17, b_17, cache_17);
+                        const __m256i acc_18 = _mm256_add_epi16(acc_12, p_16);
+                        acc_12 = acc_18;
+                        const __m256i acc_19 = _mm256_add_epi16(acc_13, p_17);
+                        acc_13 = acc_19;
+                        if ((3 + (g_0 * 5 + 6)) < k) {
+                            const __m256i a_18 = _mm256_loadu_si256(
+                                (const __m256i *)(&a[g_0 * 1280 + 768 + i_0 * 32] + 1536));
+                            const __m256i b_18 = _mm256_loadu_si256(
+                                (const __m256i *)(&b[g_0 * 1280 + 768 + i_0 * 32] + 1536));
+                            const __m256i cache_18 = _mm256_loadu_si256(
+                                (const __m256i *)(&cache[g_0 * 1280 + 768 + i_0 * 32] + 1536));
+                            const __m256i a_19 = _mm256_loadu_si256(
+                                (const __m256i *)(&a[g_0 * 1280 + 768 + i_0 * 32] + 1552));
+                            const __m256i b_19 = _mm256_loadu_si256(
+                                (const __m256i *)(&b[g_0 * 1280 + 768 + i_0 * 32] + 1552));
+                            const __m256i cache_19 = _mm256_loadu_si256(
+                                (const __m256i *)(&cache[g_0 * 1280 + 768 + i_0 * 32] + 1552));
+                            const __m256i pin_18 = nttgen_kyber_r1_avx2_keep(a_18);
+                            const __m256i p_18 =
+                                nttgen_kyber_r1_avx2_montmul(pin_18, b_18, cache_18);
+                            const __m256i pin_19 = nttgen_kyber_r1_avx2_keep(a_19);
+                            const __m256i p_19 =
+                                nttgen_kyber_r1_avx2_montmul(pin_19, b_19, cache_19);
+                            const __m256i acc_20 = _mm256_add_epi16(acc_12, p_18);
+                            acc_12 = acc_20;
+                            const __m256i acc_21 = _mm256_add_epi16(acc_13, p_19);
+                            acc_13 = acc_21;
+                        }
+                    }
+                }
+            }
+            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_12);
+            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_10);
+            const __m256i acc_22 = _mm256_add_epi16(red_1, red_0);
+            acc_10 = acc_22;
+            const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_13);
+            const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_11);
+            const __m256i acc_23 = _mm256_add_epi16(red_3, red_2);
+            acc_11 = acc_23;
+        }
+        const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(acc_10);
+        const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(acc_11);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
@@ -1461,10 +1629,14 @@ part_2:;
         const __m256i x_193 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
         const __m256i x_194 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 160));
         const __m256i x_195 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 224));
-        const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_192, zeta_10, zetaqinv_10);
-        const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_193, zeta_11, zetaqinv_11);
-        const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_194, zeta_12, zetaqinv_12);
-        const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_195, zeta_13, zetaqinv_13);
+        const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_192);
+        const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(pin_0, zeta_10, zetaqinv_10);
+        const __m256i pin_1 = nttgen_kyber_r1_avx2_keep(x_193);
+        const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(pin_1, zeta_11, zetaqinv_11);
+        const __m256i pin_2 = nttgen_kyber_r1_avx2_keep(x_194);
+        const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(pin_2, zeta_12, zetaqinv_12);
+        const __m256i pin_3 = nttgen_kyber_r1_avx2_keep(x_195);
+        const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(pin_3, zeta_13, zetaqinv_13);
         const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
         const __m256i x_197 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
         const __m256i x_198 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 32));
@@ -1599,7 +1771,8 @@ void nttgen_kyber_r1_avx2_tomont(int16_t a[256]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i f_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-2112));
         const __m256i fqinv_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(30656));
-        const __m256i x_1 = nttgen_kyber_r1_avx2_montmul(x_0, f_0, fqinv_0);
+        const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_0);
+        const __m256i x_1 = nttgen_kyber_r1_avx2_montmul(pin_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1624,7 +1797,8 @@ void nttgen_kyber_r1_avx2_frommont(int16_t a[256]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i f_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(1));
         const __m256i fqinv_0 = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(-7679));
-        const __m256i x_1 = nttgen_kyber_r1_avx2_montmul(x_0, f_0, fqinv_0);
+        const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_0);
+        const __m256i x_1 = nttgen_kyber_r1_avx2_montmul(pin_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1881,7 +2055,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[1024]);
     const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1025]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[240]);
-    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_0, zeta_0, zetaqinv_0);
+    const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_0);
+    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&b[224]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[208]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[176]);
@@ -1890,9 +2065,12 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[1027]);
     const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[1028]);
     const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1029]);
-    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m256i pin_1 = nttgen_kyber_r1_avx2_keep(x_1);
+    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
+    const __m256i pin_2 = nttgen_kyber_r1_avx2_keep(x_2);
+    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m256i pin_3 = nttgen_kyber_r1_avx2_keep(x_3);
+    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m256i x_5 = _mm256_add_epi16(x_4, t_0);
     const __m256i x_6 = _mm256_sub_epi16(x_4, t_0);
     const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_5, zeta_1, zetaqinv_1);
@@ -1911,11 +2089,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[1035]);
     const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[1036]);
     const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[1037]);
-    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_7, zeta_0, zetaqinv_0);
-    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_8, zeta_0, zetaqinv_0);
+    const __m256i pin_4 = nttgen_kyber_r1_avx2_keep(x_7);
+    const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(pin_4, zeta_0, zetaqinv_0);
+    const __m256i pin_5 = nttgen_kyber_r1_avx2_keep(x_8);
+    const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(pin_5, zeta_0, zetaqinv_0);
     const __m256i x_13 = _mm256_add_epi16(x_9, t_1);
     const __m256i x_14 = _mm256_sub_epi16(x_9, t_1);
-    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_10, zeta_0, zetaqinv_0);
+    const __m256i pin_6 = nttgen_kyber_r1_avx2_keep(x_10);
+    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m256i x_15 = _mm256_add_epi16(x_11, t_2);
     const __m256i x_16 = _mm256_sub_epi16(x_11, t_2);
     const __m256i x_17 = _mm256_add_epi16(x_12, t_3);
@@ -1949,7 +2130,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[1051]);
     const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[1052]);
     const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[1053]);
-    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(x_23, zeta_0, zetaqinv_0);
+    const __m256i pin_7 = nttgen_kyber_r1_avx2_keep(x_23);
+    const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
     const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
     const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
@@ -1993,6 +2175,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
     const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
     const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
+    goto part_1;
+part_1:;
     const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
     const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
     const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
@@ -2001,8 +2185,6 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
     const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
     const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
-    goto part_1;
-part_1:;
     const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
     const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
     const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
@@ -2123,6 +2305,8 @@ part_1:;
     const __m256i x_48 = _mm256_sub_epi16(x_40, t_16);
     const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_10, zetaqinv_10);
     const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_48, zeta_14, zetaqinv_14);
+    goto part_2;
+part_2:;
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&b[0]);
     const __m256i x_50 = _mm256_add_epi16(x_49, t_17);
     const __m256i x_51 = _mm256_sub_epi16(x_49, t_17);
@@ -2131,8 +2315,6 @@ part_1:;
     const __m256i x_54 = _mm256_add_epi16(x_51, t_19);
     const __m256i x_55 = _mm256_sub_epi16(x_51, t_19);
     const __m256i x_56 = _mm256_add_epi16(x_52, t_20);
-    goto part_2;
-part_2:;
     const __m256i x_57 = _mm256_sub_epi16(x_52, t_20);
     const __m256i x_58 = _mm256_add_epi16(x_54, t_22);
     const __m256i x_59 = _mm256_sub_epi16(x_54, t_22);
@@ -2253,6 +2435,8 @@ part_2:;
     const __m256i x_146 = _mm256_sub_epi16(red_3, t_43);
     const __m256i x_147 = _mm256_unpacklo_epi64(x_144, x_146);
     const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
+    goto part_3;
+part_3:;
     const __m256i t_52 = nttgen_kyber_r1_avx2_montmul(x_148, zeta_34, zetaqinv_34);
     const __m256i x_149 = _mm256_add_epi16(red_3, t_43);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_145, x_149);
@@ -2261,8 +2445,6 @@ part_2:;
     const __m256i x_152 = _mm256_sub_epi16(red_5, t_45);
     const __m256i x_153 = _mm256_add_epi16(red_5, t_45);
     const __m256i x_154 = _mm256_sub_epi16(red_7, t_47);
-    goto part_3;
-part_3:;
     const __m256i x_155 = _mm256_unpacklo_epi64(x_152, x_154);
     const __m256i x_156 = _mm256_unpackhi_epi64(x_152, x_154);
     const __m256i t_54 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_36, zetaqinv_36);
@@ -2383,6 +2565,8 @@ part_3:;
     const __m256i x_224 = _mm256_add_epi16(x_212, t_64);
     const __m256i x_225 = _mm256_sub_epi16(x_212, t_64);
     const __m256i x_226 = _mm256_unpacklo_epi64(x_224, x_225);
+    goto part_4;
+part_4:;
     const __m256i x_227 = _mm256_unpackhi_epi64(x_224, x_225);
     const __m256i t_70 = nttgen_kyber_r1_avx2_montmul(x_227, zeta_48, zetaqinv_48);
     const __m256i t_71 = nttgen_kyber_r1_avx2_montmul(x_226, zeta_48, zetaqinv_48);
@@ -2391,8 +2575,6 @@ part_3:;
     const __m256i x_230 = _mm256_unpacklo_epi64(x_228, x_229);
     const __m256i x_231 = _mm256_unpackhi_epi64(x_228, x_229);
     const __m256i t_72 = nttgen_kyber_r1_avx2_montmul(x_231, zeta_48, zetaqinv_48);
-    goto part_4;
-part_4:;
     const __m256i t_73 = nttgen_kyber_r1_avx2_montmul(x_230, zeta_48, zetaqinv_48);
     const __m256i x_232 = _mm256_add_epi16(p_8, p_9);
     const __m256i x_233 = _mm256_sub_epi16(p_8, p_9);
@@ -2513,6 +2695,8 @@ part_4:;
     const __m256i t_91 = nttgen_kyber_r1_avx2_montmul(x_322, zeta_50, zetaqinv_50);
     const __m256i x_324 = _mm256_add_epi16(x_294, t_83);
     const __m256i x_325 = _mm256_sub_epi16(x_294, t_83);
+    goto part_5;
+part_5:;
     const __m256i x_326 = _mm256_permute2x128_si256(x_324, x_325, 32);
     const __m256i x_327 = _mm256_permute2x128_si256(x_324, x_325, 49);
     const __m256i t_92 = nttgen_kyber_r1_avx2_montmul(x_327, zeta_50, zetaqinv_50);
@@ -2521,8 +2705,6 @@ part_4:;
     const __m256i x_329 = _mm256_sub_epi16(red_8, t_88);
     const __m256i t_94 = nttgen_kyber_r1_avx2_montmul(x_328, zeta_51, zetaqinv_51);
     const __m256i t_95 = nttgen_kyber_r1_avx2_montmul(x_329, zeta_52, zetaqinv_52);
-    goto part_5;
-part_5:;
     const __m256i x_330 = _mm256_add_epi16(x_310, t_87);
     const __m256i x_331 = _mm256_sub_epi16(x_310, t_87);
     const __m256i x_332 = _mm256_permute2x128_si256(x_330, x_331, 32);
@@ -2643,6 +2825,8 @@ part_5:;
     const __m256i x_412 = nttgen_kyber_r1_avx2_montmul(x_402, tw_12, twqinv_12);
     const __m256i x_413 = nttgen_kyber_r1_avx2_montmul(x_403, tw_13, twqinv_13);
     const __m256i x_414 = nttgen_kyber_r1_avx2_montmul(x_404, tw_14, twqinv_14);
+    goto part_6;
+part_6:;
     const __m256i x_415 = nttgen_kyber_r1_avx2_montmul(x_405, tw_15, twqinv_15);
     const __m256i red_21 = nttgen_kyber_r1_avx2_cond_add_q(x_406);
     const __m256i red_22 = nttgen_kyber_r1_avx2_cond_add_q(x_407);
@@ -2651,8 +2835,6 @@ part_5:;
     const __m256i red_25 = nttgen_kyber_r1_avx2_cond_add_q(x_410);
     const __m256i red_26 = nttgen_kyber_r1_avx2_cond_add_q(x_411);
     const __m256i red_27 = nttgen_kyber_r1_avx2_cond_add_q(x_412);
-    goto part_6;
-part_6:;
     const __m256i red_28 = nttgen_kyber_r1_avx2_cond_add_q(x_413);
     const __m256i red_29 = nttgen_kyber_r1_avx2_cond_add_q(x_414);
     const __m256i red_30 = nttgen_kyber_r1_avx2_cond_add_q(x_415);

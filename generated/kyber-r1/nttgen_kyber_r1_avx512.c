@@ -353,7 +353,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1280]);
     const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1281]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(x_0, zeta_0, zetaqinv_0);
+    const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
@@ -361,8 +362,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[1283]);
     const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1284]);
     const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1285]);
-    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(x_2, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_kyber_r1_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
+    const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
     const __m512i x_4 = _mm512_add_epi16(x_3, t_0);
     const __m512i x_5 = _mm512_sub_epi16(x_3, t_0);
     const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_4, zeta_1, zetaqinv_1);
@@ -378,7 +381,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[1291]);
     const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1292]);
     const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1293]);
-    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(x_6, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_6);
+    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
     const __m512i x_10 = _mm512_sub_epi16(x_7, t_1);
     const __m512i x_11 = _mm512_add_epi16(x_8, t_2);
@@ -472,12 +476,12 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
+    goto part_1;
+part_1:;
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
-    goto part_1;
-part_1:;
     const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
     const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
     const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
@@ -663,62 +667,86 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
         const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(a_1, b_1);
         __m512i acc_0 = p_0;
         __m512i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 256));
-            const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 256));
-            const __m512i a_3 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 288));
-            const __m512i b_3 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 288));
+        if (1 < k) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 256));
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 256));
+            const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 288));
+            const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 288));
             const __m512i p_2 = nttgen_kyber_r1_avx512_montmul_var(a_2, b_2);
             const __m512i p_3 = nttgen_kyber_r1_avx512_montmul_var(a_3, b_3);
             const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m512i acc_4 = acc_0;
-        __m512i acc_5 = acc_1;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 768));
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 768));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 800));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 800));
-            const __m512i p_4 = nttgen_kyber_r1_avx512_montmul_var(a_4, b_4);
-            const __m512i p_5 = nttgen_kyber_r1_avx512_montmul_var(a_5, b_5);
-            __m512i acc_6 = p_4;
-            __m512i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1024));
-                const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1024));
-                const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1056));
-                const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 64] + 1056));
-                const __m512i p_6 = nttgen_kyber_r1_avx512_montmul_var(a_6, b_6);
-                const __m512i p_7 = nttgen_kyber_r1_avx512_montmul_var(a_7, b_7);
-                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m512i a_4 = _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 64] + 256));
+                const __m512i b_4 = _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 64] + 256));
+                const __m512i a_5 = _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 64] + 288));
+                const __m512i b_5 = _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 64] + 288));
+                const __m512i p_4 = nttgen_kyber_r1_avx512_montmul_var(a_4, b_4);
+                const __m512i p_5 = nttgen_kyber_r1_avx512_montmul_var(a_5, b_5);
+                const __m512i acc_4 = _mm512_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m512i acc_5 = _mm512_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
             }
-            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_4);
-            const __m512i acc_10 = _mm512_add_epi16(red_0, acc_6);
-            acc_4 = acc_10;
-            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_5);
-            const __m512i acc_11 = _mm512_add_epi16(red_1, acc_7);
-            acc_5 = acc_11;
         }
-        const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_4);
-        const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_5);
+        __m512i acc_6 = acc_0;
+        __m512i acc_7 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_6 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 768));
+            const __m512i b_6 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 768));
+            const __m512i a_7 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 800));
+            const __m512i b_7 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 800));
+            const __m512i p_6 = nttgen_kyber_r1_avx512_montmul_var(a_6, b_6);
+            const __m512i p_7 = nttgen_kyber_r1_avx512_montmul_var(a_7, b_7);
+            __m512i acc_8 = p_6;
+            __m512i acc_9 = p_7;
+            if ((g_0 * 3 + 4) < k) {
+                const __m512i a_8 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 1024));
+                const __m512i b_8 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 1024));
+                const __m512i a_9 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 64] + 1056));
+                const __m512i b_9 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 64] + 1056));
+                const __m512i p_8 = nttgen_kyber_r1_avx512_montmul_var(a_8, b_8);
+                const __m512i p_9 = nttgen_kyber_r1_avx512_montmul_var(a_9, b_9);
+                const __m512i acc_10 = _mm512_add_epi16(acc_8, p_8);
+                acc_8 = acc_10;
+                const __m512i acc_11 = _mm512_add_epi16(acc_9, p_9);
+                acc_9 = acc_11;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m512i a_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 768 + 256 + i_0 * 64] + 1024));
+                    const __m512i b_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 768 + 256 + i_0 * 64] + 1024));
+                    const __m512i a_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 768 + 256 + i_0 * 64] + 1056));
+                    const __m512i b_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 768 + 256 + i_0 * 64] + 1056));
+                    const __m512i p_10 = nttgen_kyber_r1_avx512_montmul_var(a_10, b_10);
+                    const __m512i p_11 = nttgen_kyber_r1_avx512_montmul_var(a_11, b_11);
+                    const __m512i acc_12 = _mm512_add_epi16(acc_8, p_10);
+                    acc_8 = acc_12;
+                    const __m512i acc_13 = _mm512_add_epi16(acc_9, p_11);
+                    acc_9 = acc_13;
+                }
+            }
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_6);
+            const __m512i acc_14 = _mm512_add_epi16(red_0, acc_8);
+            acc_6 = acc_14;
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_7);
+            const __m512i acc_15 = _mm512_add_epi16(red_1, acc_9);
+            acc_7 = acc_15;
+        }
+        const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_6);
+        const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_7);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_2);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_3);
     }
@@ -805,80 +833,212 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
         const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 32));
         const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 32));
         const __m512i cache_1 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 32));
-        const __m512i p_0 = nttgen_kyber_r1_avx512_montmul(a_0, b_0, cache_0);
-        const __m512i p_1 = nttgen_kyber_r1_avx512_montmul(a_1, b_1, cache_1);
+        const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(a_0);
+        const __m512i p_0 = nttgen_kyber_r1_avx512_montmul(pin_0, b_0, cache_0);
+        const __m512i pin_1 = nttgen_kyber_r1_avx512_keep(a_1);
+        const __m512i p_1 = nttgen_kyber_r1_avx512_montmul(pin_1, b_1, cache_1);
         __m512i acc_0 = p_0;
         __m512i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 256));
-            const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 256));
-            const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 256 + i_0 * 64] + 256));
-            const __m512i a_3 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 64] + 288));
-            const __m512i b_3 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 64] + 288));
-            const __m512i cache_3 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 256 + i_0 * 64] + 288));
-            const __m512i p_2 = nttgen_kyber_r1_avx512_montmul(a_2, b_2, cache_2);
-            const __m512i p_3 = nttgen_kyber_r1_avx512_montmul(a_3, b_3, cache_3);
+        if (1 < k) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 256));
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 256));
+            const __m512i cache_2 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 256));
+            const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 288));
+            const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 288));
+            const __m512i cache_3 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 288));
+            const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(a_2);
+            const __m512i p_2 = nttgen_kyber_r1_avx512_montmul(pin_2, b_2, cache_2);
+            const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(a_3);
+            const __m512i p_3 = nttgen_kyber_r1_avx512_montmul(pin_3, b_3, cache_3);
             const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m512i acc_4 = acc_0;
-        __m512i acc_5 = acc_1;
-        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1280));
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1280));
-            const __m512i cache_4 =
-                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1280));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1312));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1312));
-            const __m512i cache_5 =
-                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1312));
-            const __m512i p_4 = nttgen_kyber_r1_avx512_montmul(a_4, b_4, cache_4);
-            const __m512i p_5 = nttgen_kyber_r1_avx512_montmul(a_5, b_5, cache_5);
-            __m512i acc_6 = p_4;
-            __m512i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
-                const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1536));
-                const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1536));
-                const __m512i cache_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1536));
-                const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1568));
-                const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1568));
-                const __m512i cache_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 1280 + i_2 * 256 + i_0 * 64] + 1568));
-                const __m512i p_6 = nttgen_kyber_r1_avx512_montmul(a_6, b_6, cache_6);
-                const __m512i p_7 = nttgen_kyber_r1_avx512_montmul(a_7, b_7, cache_7);
-                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m512i a_4 = _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 64] + 256));
+                const __m512i b_4 = _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 64] + 256));
+                const __m512i cache_4 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[256 + i_0 * 64] + 256));
+                const __m512i a_5 = _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 64] + 288));
+                const __m512i b_5 = _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 64] + 288));
+                const __m512i cache_5 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[256 + i_0 * 64] + 288));
+                const __m512i pin_4 = nttgen_kyber_r1_avx512_keep(a_4);
+                const __m512i p_4 = nttgen_kyber_r1_avx512_montmul(pin_4, b_4, cache_4);
+                const __m512i pin_5 = nttgen_kyber_r1_avx512_keep(a_5);
+                const __m512i p_5 = nttgen_kyber_r1_avx512_montmul(pin_5, b_5, cache_5);
+                const __m512i acc_4 = _mm512_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m512i acc_5 = _mm512_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
+                if (3 < k) {
+                    const __m512i a_6 =
+                        _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 64] + 256));
+                    const __m512i b_6 =
+                        _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 64] + 256));
+                    const __m512i cache_6 =
+                        _mm512_loadu_si512((const __m512i *)(&cache[512 + i_0 * 64] + 256));
+                    const __m512i a_7 =
+                        _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 64] + 288));
+                    const __m512i b_7 =
+                        _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 64] + 288));
+                    const __m512i cache_7 =
+                        _mm512_loadu_si512((const __m512i *)(&cache[512 + i_0 * 64] + 288));
+                    const __m512i pin_6 = nttgen_kyber_r1_avx512_keep(a_6);
+                    const __m512i p_6 = nttgen_kyber_r1_avx512_montmul(pin_6, b_6, cache_6);
+                    const __m512i pin_7 = nttgen_kyber_r1_avx512_keep(a_7);
+                    const __m512i p_7 = nttgen_kyber_r1_avx512_montmul(pin_7, b_7, cache_7);
+                    const __m512i acc_6 = _mm512_add_epi16(acc_0, p_6);
+                    acc_0 = acc_6;
+                    const __m512i acc_7 = _mm512_add_epi16(acc_1, p_7);
+                    acc_1 = acc_7;
+                    if (4 < k) {
+                        const __m512i a_8 =
+                            _mm512_loadu_si512((const __m512i *)(&a[768 + i_0 * 64] + 256));
+                        const __m512i b_8 =
+                            _mm512_loadu_si512((const __m512i *)(&b[768 + i_0 * 64] + 256));
+                        const __m512i cache_8 =
+                            _mm512_loadu_si512((const __m512i *)(&cache[768 + i_0 * 64] + 256));
+                        const __m512i a_9 =
+                            _mm512_loadu_si512((const __m512i *)(&a[768 + i_0 * 64] + 288));
+                        const __m512i b_9 =
+                            _mm512_loadu_si512((const __m512i *)(&b[768 + i_0 * 64] + 288));
+                        const __m512i cache_9 =
+                            _mm512_loadu_si512((const __m512i *)(&cache[768 + i_0 * 64] + 288));
+                        const __m512i pin_8 = nttgen_kyber_r1_avx512_keep(a_8);
+                        const __m512i p_8 = nttgen_kyber_r1_avx512_montmul(pin_8, b_8, cache_8);
+                        const __m512i pin_9 = nttgen_kyber_r1_avx512_keep(a_9);
+                        const __m512i p_9 = nttgen_kyber_r1_avx512_montmul(pin_9, b_9, cache_9);
+                        const __m512i acc_8 = _mm512_add_epi16(acc_0, p_8);
+                        acc_0 = acc_8;
+                        const __m512i acc_9 = _mm512_add_epi16(acc_1, p_9);
+                        acc_1 = acc_9;
+                    }
+                }
             }
-            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_6);
-            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_4);
-            const __m512i acc_10 = _mm512_add_epi16(red_1, red_0);
-            acc_4 = acc_10;
-            const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_7);
-            const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_5);
-            const __m512i acc_11 = _mm512_add_epi16(red_3, red_2);
-            acc_5 = acc_11;
         }
-        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(acc_4);
-        const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(acc_5);
+        __m512i acc_10 = acc_0;
+        __m512i acc_11 = acc_1;
+        for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
+            const __m512i a_10 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1280));
+            const __m512i b_10 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1280));
+            const __m512i cache_10 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1280));
+            const __m512i a_11 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1312));
+            const __m512i b_11 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1312));
+            const __m512i cache_11 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1312));
+            const __m512i pin_10 = nttgen_kyber_r1_avx512_keep(a_10);
+            const __m512i p_10 = nttgen_kyber_r1_avx512_montmul(pin_10, b_10, cache_10);
+            const __m512i pin_11 = nttgen_kyber_r1_avx512_keep(a_11);
+            const __m512i p_11 = nttgen_kyber_r1_avx512_montmul(pin_11, b_11, cache_11);
+            __m512i acc_12 = p_10;
+            __m512i acc_13 = p_11;
+            if ((g_0 * 5 + 6) < k) {
+                const __m512i a_12 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1536));
+                const __m512i b_12 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1536));
+                const __m512i cache_12 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1536));
+                const __m512i a_13 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1280 + i_0 * 64] + 1568));
+                const __m512i b_13 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1280 + i_0 * 64] + 1568));
+                const __m512i cache_13 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1280 + i_0 * 64] + 1568));
+                const __m512i pin_12 = nttgen_kyber_r1_avx512_keep(a_12);
+                const __m512i p_12 = nttgen_kyber_r1_avx512_montmul(pin_12, b_12, cache_12);
+                const __m512i pin_13 = nttgen_kyber_r1_avx512_keep(a_13);
+                const __m512i p_13 = nttgen_kyber_r1_avx512_montmul(pin_13, b_13, cache_13);
+                const __m512i acc_14 = _mm512_add_epi16(acc_12, p_12);
+                acc_12 = acc_14;
+                const __m512i acc_15 = _mm512_add_epi16(acc_13, p_13);
+                acc_13 = acc_15;
+                if ((1 + (g_0 * 5 + 6)) < k) {
+                    const __m512i a_14 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1280 + 256 + i_0 * 64] + 1536));
+                    const __m512i b_14 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1280 + 256 + i_0 * 64] + 1536));
+                    const __m512i cache_14 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 1280 + 256 + i_0 * 64] + 1536));
+                    const __m512i a_15 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1280 + 256 + i_0 * 64] + 1568));
+                    const __m512i b_15 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1280 + 256 + i_0 * 64] + 1568));
+                    const __m512i cache_15 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 1280 + 256 + i_0 * 64] + 1568));
+                    const __m512i pin_14 = nttgen_kyber_r1_avx512_keep(a_14);
+                    const __m512i p_14 = nttgen_kyber_r1_avx512_montmul(pin_14, b_14, cache_14);
+                    const __m512i pin_15 = nttgen_kyber_r1_avx512_keep(a_15);
+                    const __m512i p_15 = nttgen_kyber_r1_avx512_montmul(pin_15, b_15, cache_15);
+                    const __m512i acc_16 = _mm512_add_epi16(acc_12, p_14);
+                    acc_12 = acc_16;
+                    const __m512i acc_17 = _mm512_add_epi16(acc_13, p_15);
+                    acc_13 = acc_17;
+                    if ((2 + (g_0 * 5 + 6)) < k) {
+                        const __m512i a_16 = _mm512_loadu_si512(
+                            (const __m512i *)(&a[g_0 * 1280 + 512 + i_0 * 64] + 1536));
+                        const __m512i b_16 = _mm512_loadu_si512(
+                            (const __m512i *)(&b[g_0 * 1280 + 512 + i_0 * 64] + 1536));
+                        const __m512i cache_16 = _mm512_loadu_si512(
+                            (const __m512i *)(&cache[g_0 * 1280 + 512 + i_0 * 64] + 1536));
+                        const __m512i a_17 = _mm512_loadu_si512(
+                            (const __m512i *)(&a[g_0 * 1280 + 512 + i_0 * 64] + 1568));
+                        const __m512i b_17 = _mm512_loadu_si512(
+                            (const __m512i *)(&b[g_0 * 1280 + 512 + i_0 * 64] + 1568));
+                        const __m512i cache_17 = _mm512_loadu_si512(
+                            (const __m512i *)(&cache[g_0 * 1280 + 512 + i_0 * 64] + 1568));
+                        const __m512i pin_16 = nttgen_kyber_r1_avx512_keep(a_16);
+                        const __m512i p_16 = nttgen_kyber_r1_avx512_montmul(pin_16, b_16, cache_16);
+                        const __m512i pin_17 = nttgen_kyber_r1_avx512_keep(a_17);
+                        const __m512i p_17 = nttgen_kyber_r1_avx512_montmul(pin_17, b_17, cache_17);
+                        const __m512i acc_18 = _mm512_add_epi16(acc_12, p_16);
+                        acc_12 = acc_18;
+                        const __m512i acc_19 = _mm512_add_epi16(acc_13, p_17);
+                        acc_13 = acc_19;
+                        if ((3 + (g_0 * 5 + 6)) < k) {
+                            const __m512i a_18 = _mm512_loadu_si512(
+                                (const __m512i *)(&a[g_0 * 1280 + 768 + i_0 * 64] + 1536));
+                            const __m512i b_18 = _mm512_loadu_si512(
+                                (const __m512i *)(&b[g_0 * 1280 + 768 + i_0 * 64] + 1536));
+                            const __m512i cache_18 = _mm512_loadu_si512(
+                                (const __m512i *)(&cache[g_0 * 1280 + 768 + i_0 * 64] + 1536));
+                            const __m512i a_19 = _mm512_loadu_si512(
+                                (const __m512i *)(&a[g_0 * 1280 + 768 + i_0 * 64] + 1568));
+                            const __m512i b_19 = _mm512_loadu_si512(
+                                (const __m512i *)(&b[g_0 * 1280 + 768 + i_0 * 64] + 1568));
+                            const __m512i cache_19 = _mm512_loadu_si512(
+                                (const __m512i *)(&cache[g_0 * 1280 + 768 + i_0 * 64] + 1568));
+                            const __m512i pin_18 = nttgen_kyber_r1_avx512_keep(a_18);
+                            const __m512i p_18 =
+                                nttgen_kyber_r1_avx512_montmul(pin_18, b_18, cache_18);
+                            const __m512i pin_19 = nttgen_kyber_r1_avx512_keep(a_19);
+                            const __m512i p_19 =
+                                nttgen_kyber_r1_avx512_montmul(pin_19, b_19, cache_19);
+                            const __m512i acc_20 = _mm512_add_epi16(acc_12, p_18);
+                            acc_12 = acc_20;
+                            const __m512i acc_21 = _mm512_add_epi16(acc_13, p_19);
+                            acc_13 = acc_21;
+                        }
+                    }
+                }
+            }
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_12);
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_10);
+            const __m512i acc_22 = _mm512_add_epi16(red_1, red_0);
+            acc_10 = acc_22;
+            const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_13);
+            const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_11);
+            const __m512i acc_23 = _mm512_add_epi16(red_3, red_2);
+            acc_11 = acc_23;
+        }
+        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(acc_10);
+        const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(acc_11);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
@@ -1191,7 +1351,8 @@ void nttgen_kyber_r1_avx512_tomont(int16_t a[256]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-2112));
         const __m512i fqinv_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(30656));
-        const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1216,7 +1377,8 @@ void nttgen_kyber_r1_avx512_frommont(int16_t a[256]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(1));
         const __m512i fqinv_0 = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(-7679));
-        const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_kyber_r1_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1400,8 +1562,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i zeta_1 = _mm512_set1_epi16(zetas_1[1280]);
     const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_1[1281]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(x_0, zeta_0, zetaqinv_0);
-    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(x_1, zeta_1, zetaqinv_1);
+    const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_kyber_r1_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(pin_1, zeta_1, zetaqinv_1);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&b[192]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&b[160]);
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&b[96]);
@@ -1416,12 +1580,16 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_1[1283]);
     const __m512i zeta_5 = _mm512_set1_epi16(zetas_1[1284]);
     const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_1[1285]);
-    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_3);
+    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
     const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
-    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_5, zeta_1, zetaqinv_1);
-    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(x_6, zeta_1, zetaqinv_1);
+    const __m512i pin_4 = nttgen_kyber_r1_avx512_keep(x_5);
+    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(pin_4, zeta_1, zetaqinv_1);
+    const __m512i pin_5 = nttgen_kyber_r1_avx512_keep(x_6);
+    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(pin_5, zeta_1, zetaqinv_1);
     const __m512i x_10 = _mm512_add_epi16(x_7, t_1);
     const __m512i x_11 = _mm512_sub_epi16(x_7, t_1);
     const __m512i t_6 = nttgen_kyber_r1_avx512_montmul(x_8, zeta_2, zetaqinv_2);
@@ -1450,12 +1618,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_1[1291]);
     const __m512i zeta_13 = _mm512_set1_epi16(zetas_1[1292]);
     const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_1[1293]);
-    const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(x_12, zeta_0, zetaqinv_0);
+    const __m512i pin_6 = nttgen_kyber_r1_avx512_keep(x_12);
+    const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
     const __m512i x_19 = _mm512_sub_epi16(x_13, t_2);
     const __m512i x_20 = _mm512_add_epi16(x_14, t_3);
     const __m512i x_21 = _mm512_sub_epi16(x_14, t_3);
-    const __m512i t_11 = nttgen_kyber_r1_avx512_montmul(x_15, zeta_1, zetaqinv_1);
+    const __m512i pin_7 = nttgen_kyber_r1_avx512_keep(x_15);
+    const __m512i t_11 = nttgen_kyber_r1_avx512_montmul(pin_7, zeta_1, zetaqinv_1);
     const __m512i x_22 = _mm512_add_epi16(x_16, t_4);
     const __m512i x_23 = _mm512_sub_epi16(x_16, t_4);
     const __m512i x_24 = _mm512_add_epi16(x_17, t_5);
@@ -1508,6 +1678,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_1[224]);
     const __m512i x_44 = _mm512_add_epi16(x_38, t_14);
     const __m512i x_45 = _mm512_sub_epi16(x_38, t_14);
+    goto part_1;
+part_1:;
     const __m512i x_46 = _mm512_add_epi16(x_39, t_15);
     const __m512i x_47 = _mm512_sub_epi16(x_39, t_15);
     const __m512i x_48 = _mm512_add_epi16(x_40, t_16);
@@ -1516,8 +1688,6 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i x_51 = _mm512_sub_epi16(x_42, t_17);
     const __m512i x_52 = _mm512_add_epi16(x_41, t_18);
     const __m512i x_53 = _mm512_sub_epi16(x_41, t_18);
-    goto part_1;
-part_1:;
     const __m512i x_54 = _mm512_add_epi16(x_43, t_19);
     const __m512i x_55 = _mm512_sub_epi16(x_43, t_19);
     const __m512i x_56 = _mm512_add_epi16(x_44, t_20);
@@ -1638,6 +1808,8 @@ part_1:;
     const __m512i x_131 = _mm512_unpackhi_epi32(x_114, x_118);
     const __m512i x_132 = _mm512_unpacklo_epi32(x_113, x_117);
     const __m512i x_133 = _mm512_unpackhi_epi32(x_113, x_117);
+    goto part_2;
+part_2:;
     const __m512i x_134 = _mm512_unpacklo_epi32(x_115, x_119);
     const __m512i x_135 = _mm512_unpackhi_epi32(x_115, x_119);
     const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_1[512]);
@@ -1646,8 +1818,6 @@ part_1:;
     const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
     const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
     const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_1[672]);
-    goto part_2;
-part_2:;
     const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_1[704]);
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_1[736]);
     const __m512i x_136 = _mm512_unpacklo_epi32(x_120, x_124);
@@ -1768,6 +1938,8 @@ part_2:;
     const __m512i x_197 = nttgen_kyber_r1_avx512_ilv16_hi(x_188, x_189);
     const __m512i x_198 = nttgen_kyber_r1_avx512_ilv16_lo(x_190, x_191);
     const __m512i x_199 = nttgen_kyber_r1_avx512_ilv16_hi(x_190, x_191);
+    goto part_3;
+part_3:;
     const __m512i t_58 = nttgen_kyber_r1_avx512_montmul(x_193, zeta_48, zetaqinv_48);
     const __m512i t_59 = nttgen_kyber_r1_avx512_montmul(x_195, zeta_49, zetaqinv_49);
     const __m512i x_200 = _mm512_add_epi16(x_180, t_56);
@@ -1776,8 +1948,6 @@ part_2:;
     const __m512i t_61 = nttgen_kyber_r1_avx512_montmul(x_199, zeta_51, zetaqinv_51);
     const __m512i x_202 = _mm512_add_epi16(x_182, t_57);
     const __m512i x_203 = _mm512_sub_epi16(x_182, t_57);
-    goto part_3;
-part_3:;
     const __m512i p_0 = nttgen_kyber_r1_avx512_montmul_var(x_202, x_200);
     const __m512i p_1 = nttgen_kyber_r1_avx512_montmul_var(x_203, x_201);
     const __m512i zeta_52 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
@@ -1898,6 +2068,8 @@ part_3:;
     const __m512i red_10 = nttgen_kyber_r1_avx512_barrett(x_274);
     const __m512i zeta_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
     const __m512i zetaqinv_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
+    goto part_4;
+part_4:;
     const __m512i t_77 = nttgen_kyber_r1_avx512_montmul(x_283, zeta_57, zetaqinv_57);
     const __m512i t_78 = nttgen_kyber_r1_avx512_montmul(x_278, zeta_57, zetaqinv_57);
     const __m512i x_284 = _mm512_add_epi16(red_8, t_75);
@@ -1906,8 +2078,6 @@ part_3:;
     const __m512i x_287 = _mm512_shuffle_i64x2(x_284, x_285, 238);
     const __m512i t_79 = nttgen_kyber_r1_avx512_montmul(x_287, zeta_58, zetaqinv_58);
     const __m512i x_288 = _mm512_add_epi16(red_9, t_76);
-    goto part_4;
-part_4:;
     const __m512i x_289 = _mm512_sub_epi16(red_9, t_76);
     const __m512i x_290 = nttgen_kyber_r1_avx512_ilv128_lo(x_288, x_289);
     const __m512i x_291 = nttgen_kyber_r1_avx512_ilv128_hi(x_288, x_289);

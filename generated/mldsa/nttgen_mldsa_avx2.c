@@ -924,12 +924,16 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 16] + 8));
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 16] + 8));
-        const __m256i w_0 = _mm256_mul_epi32(a_0, b_0);
+        const __m256i pin_0 = nttgen_mldsa_avx2_keep(a_0);
+        const __m256i pin_1 = nttgen_mldsa_avx2_keep(b_0);
+        const __m256i w_0 = _mm256_mul_epi32(pin_0, pin_1);
         const __m256i w_1 =
-            _mm256_mul_epi32(_mm256_srli_epi64(a_0, 32), _mm256_srli_epi64(b_0, 32));
-        const __m256i w_2 = _mm256_mul_epi32(a_1, b_1);
+            _mm256_mul_epi32(_mm256_srli_epi64(pin_0, 32), _mm256_srli_epi64(pin_1, 32));
+        const __m256i pin_2 = nttgen_mldsa_avx2_keep(a_1);
+        const __m256i pin_3 = nttgen_mldsa_avx2_keep(b_1);
+        const __m256i w_2 = _mm256_mul_epi32(pin_2, pin_3);
         const __m256i w_3 =
-            _mm256_mul_epi32(_mm256_srli_epi64(a_1, 32), _mm256_srli_epi64(b_1, 32));
+            _mm256_mul_epi32(_mm256_srli_epi64(pin_2, 32), _mm256_srli_epi64(pin_3, 32));
         __m256i w_4 = w_0;
         __m256i w_5 = w_1;
         __m256i w_6 = w_2;
@@ -943,12 +947,16 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
                 _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 16] + 264));
             const __m256i b_3 =
                 _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 16] + 264));
-            const __m256i w_8 = _mm256_mul_epi32(a_2, b_2);
+            const __m256i pin_4 = nttgen_mldsa_avx2_keep(a_2);
+            const __m256i pin_5 = nttgen_mldsa_avx2_keep(b_2);
+            const __m256i w_8 = _mm256_mul_epi32(pin_4, pin_5);
             const __m256i w_9 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_2, 32), _mm256_srli_epi64(b_2, 32));
-            const __m256i w_10 = _mm256_mul_epi32(a_3, b_3);
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_4, 32), _mm256_srli_epi64(pin_5, 32));
+            const __m256i pin_6 = nttgen_mldsa_avx2_keep(a_3);
+            const __m256i pin_7 = nttgen_mldsa_avx2_keep(b_3);
+            const __m256i w_10 = _mm256_mul_epi32(pin_6, pin_7);
             const __m256i w_11 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_3, 32), _mm256_srli_epi64(b_3, 32));
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_6, 32), _mm256_srli_epi64(pin_7, 32));
             const __m256i w_12 = _mm256_add_epi64(w_4, w_8);
             const __m256i w_13 = _mm256_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -971,12 +979,16 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
                 _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4104));
             const __m256i b_5 =
                 _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4104));
-            const __m256i w_16 = _mm256_mul_epi32(a_4, b_4);
+            const __m256i pin_8 = nttgen_mldsa_avx2_keep(a_4);
+            const __m256i pin_9 = nttgen_mldsa_avx2_keep(b_4);
+            const __m256i w_16 = _mm256_mul_epi32(pin_8, pin_9);
             const __m256i w_17 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_4, 32), _mm256_srli_epi64(b_4, 32));
-            const __m256i w_18 = _mm256_mul_epi32(a_5, b_5);
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_8, 32), _mm256_srli_epi64(pin_9, 32));
+            const __m256i pin_10 = nttgen_mldsa_avx2_keep(a_5);
+            const __m256i pin_11 = nttgen_mldsa_avx2_keep(b_5);
+            const __m256i w_18 = _mm256_mul_epi32(pin_10, pin_11);
             const __m256i w_19 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_5, 32), _mm256_srli_epi64(b_5, 32));
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_10, 32), _mm256_srli_epi64(pin_11, 32));
             __m256i w_20 = w_16;
             __m256i w_21 = w_17;
             __m256i w_22 = w_18;
@@ -990,12 +1002,16 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
                     (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
                 const __m256i b_7 = _mm256_loadu_si256(
                     (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
-                const __m256i w_24 = _mm256_mul_epi32(a_6, b_6);
+                const __m256i pin_12 = nttgen_mldsa_avx2_keep(a_6);
+                const __m256i pin_13 = nttgen_mldsa_avx2_keep(b_6);
+                const __m256i w_24 = _mm256_mul_epi32(pin_12, pin_13);
                 const __m256i w_25 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(a_6, 32), _mm256_srli_epi64(b_6, 32));
-                const __m256i w_26 = _mm256_mul_epi32(a_7, b_7);
+                    _mm256_mul_epi32(_mm256_srli_epi64(pin_12, 32), _mm256_srli_epi64(pin_13, 32));
+                const __m256i pin_14 = nttgen_mldsa_avx2_keep(a_7);
+                const __m256i pin_15 = nttgen_mldsa_avx2_keep(b_7);
+                const __m256i w_26 = _mm256_mul_epi32(pin_14, pin_15);
                 const __m256i w_27 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(a_7, 32), _mm256_srli_epi64(b_7, 32));
+                    _mm256_mul_epi32(_mm256_srli_epi64(pin_14, 32), _mm256_srli_epi64(pin_15, 32));
                 const __m256i w_28 = _mm256_add_epi64(w_20, w_24);
                 const __m256i w_29 = _mm256_add_epi64(w_21, w_25);
                 w_20 = w_28;
@@ -1075,12 +1091,16 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 16]);
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 16] + 8));
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 16] + 8));
-        const __m256i w_0 = _mm256_mul_epi32(a_0, b_0);
+        const __m256i pin_0 = nttgen_mldsa_avx2_keep(a_0);
+        const __m256i pin_1 = nttgen_mldsa_avx2_keep(b_0);
+        const __m256i w_0 = _mm256_mul_epi32(pin_0, pin_1);
         const __m256i w_1 =
-            _mm256_mul_epi32(_mm256_srli_epi64(a_0, 32), _mm256_srli_epi64(b_0, 32));
-        const __m256i w_2 = _mm256_mul_epi32(a_1, b_1);
+            _mm256_mul_epi32(_mm256_srli_epi64(pin_0, 32), _mm256_srli_epi64(pin_1, 32));
+        const __m256i pin_2 = nttgen_mldsa_avx2_keep(a_1);
+        const __m256i pin_3 = nttgen_mldsa_avx2_keep(b_1);
+        const __m256i w_2 = _mm256_mul_epi32(pin_2, pin_3);
         const __m256i w_3 =
-            _mm256_mul_epi32(_mm256_srli_epi64(a_1, 32), _mm256_srli_epi64(b_1, 32));
+            _mm256_mul_epi32(_mm256_srli_epi64(pin_2, 32), _mm256_srli_epi64(pin_3, 32));
         __m256i w_4 = w_0;
         __m256i w_5 = w_1;
         __m256i w_6 = w_2;
@@ -1094,12 +1114,16 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
                 _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 16] + 264));
             const __m256i b_3 =
                 _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 16] + 264));
-            const __m256i w_8 = _mm256_mul_epi32(a_2, b_2);
+            const __m256i pin_4 = nttgen_mldsa_avx2_keep(a_2);
+            const __m256i pin_5 = nttgen_mldsa_avx2_keep(b_2);
+            const __m256i w_8 = _mm256_mul_epi32(pin_4, pin_5);
             const __m256i w_9 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_2, 32), _mm256_srli_epi64(b_2, 32));
-            const __m256i w_10 = _mm256_mul_epi32(a_3, b_3);
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_4, 32), _mm256_srli_epi64(pin_5, 32));
+            const __m256i pin_6 = nttgen_mldsa_avx2_keep(a_3);
+            const __m256i pin_7 = nttgen_mldsa_avx2_keep(b_3);
+            const __m256i w_10 = _mm256_mul_epi32(pin_6, pin_7);
             const __m256i w_11 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_3, 32), _mm256_srli_epi64(b_3, 32));
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_6, 32), _mm256_srli_epi64(pin_7, 32));
             const __m256i w_12 = _mm256_add_epi64(w_4, w_8);
             const __m256i w_13 = _mm256_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -1122,12 +1146,16 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
                 _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4104));
             const __m256i b_5 =
                 _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4104));
-            const __m256i w_16 = _mm256_mul_epi32(a_4, b_4);
+            const __m256i pin_8 = nttgen_mldsa_avx2_keep(a_4);
+            const __m256i pin_9 = nttgen_mldsa_avx2_keep(b_4);
+            const __m256i w_16 = _mm256_mul_epi32(pin_8, pin_9);
             const __m256i w_17 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_4, 32), _mm256_srli_epi64(b_4, 32));
-            const __m256i w_18 = _mm256_mul_epi32(a_5, b_5);
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_8, 32), _mm256_srli_epi64(pin_9, 32));
+            const __m256i pin_10 = nttgen_mldsa_avx2_keep(a_5);
+            const __m256i pin_11 = nttgen_mldsa_avx2_keep(b_5);
+            const __m256i w_18 = _mm256_mul_epi32(pin_10, pin_11);
             const __m256i w_19 =
-                _mm256_mul_epi32(_mm256_srli_epi64(a_5, 32), _mm256_srli_epi64(b_5, 32));
+                _mm256_mul_epi32(_mm256_srli_epi64(pin_10, 32), _mm256_srli_epi64(pin_11, 32));
             __m256i w_20 = w_16;
             __m256i w_21 = w_17;
             __m256i w_22 = w_18;
@@ -1141,12 +1169,16 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
                     (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
                 const __m256i b_7 = _mm256_loadu_si256(
                     (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
-                const __m256i w_24 = _mm256_mul_epi32(a_6, b_6);
+                const __m256i pin_12 = nttgen_mldsa_avx2_keep(a_6);
+                const __m256i pin_13 = nttgen_mldsa_avx2_keep(b_6);
+                const __m256i w_24 = _mm256_mul_epi32(pin_12, pin_13);
                 const __m256i w_25 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(a_6, 32), _mm256_srli_epi64(b_6, 32));
-                const __m256i w_26 = _mm256_mul_epi32(a_7, b_7);
+                    _mm256_mul_epi32(_mm256_srli_epi64(pin_12, 32), _mm256_srli_epi64(pin_13, 32));
+                const __m256i pin_14 = nttgen_mldsa_avx2_keep(a_7);
+                const __m256i pin_15 = nttgen_mldsa_avx2_keep(b_7);
+                const __m256i w_26 = _mm256_mul_epi32(pin_14, pin_15);
                 const __m256i w_27 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(a_7, 32), _mm256_srli_epi64(b_7, 32));
+                    _mm256_mul_epi32(_mm256_srli_epi64(pin_14, 32), _mm256_srli_epi64(pin_15, 32));
                 const __m256i w_28 = _mm256_add_epi64(w_20, w_24);
                 const __m256i w_29 = _mm256_add_epi64(w_21, w_25);
                 w_20 = w_28;

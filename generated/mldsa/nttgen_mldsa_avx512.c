@@ -931,12 +931,16 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
         const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
         const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 32] + 16));
         const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 32] + 16));
-        const __m512i w_0 = _mm512_mul_epi32(a_0, b_0);
+        const __m512i pin_0 = nttgen_mldsa_avx512_keep(a_0);
+        const __m512i pin_1 = nttgen_mldsa_avx512_keep(b_0);
+        const __m512i w_0 = _mm512_mul_epi32(pin_0, pin_1);
         const __m512i w_1 =
-            _mm512_mul_epi32(_mm512_srli_epi64(a_0, 32), _mm512_srli_epi64(b_0, 32));
-        const __m512i w_2 = _mm512_mul_epi32(a_1, b_1);
+            _mm512_mul_epi32(_mm512_srli_epi64(pin_0, 32), _mm512_srli_epi64(pin_1, 32));
+        const __m512i pin_2 = nttgen_mldsa_avx512_keep(a_1);
+        const __m512i pin_3 = nttgen_mldsa_avx512_keep(b_1);
+        const __m512i w_2 = _mm512_mul_epi32(pin_2, pin_3);
         const __m512i w_3 =
-            _mm512_mul_epi32(_mm512_srli_epi64(a_1, 32), _mm512_srli_epi64(b_1, 32));
+            _mm512_mul_epi32(_mm512_srli_epi64(pin_2, 32), _mm512_srli_epi64(pin_3, 32));
         __m512i w_4 = w_0;
         __m512i w_5 = w_1;
         __m512i w_6 = w_2;
@@ -950,12 +954,16 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
                 _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 32] + 272));
             const __m512i b_3 =
                 _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 32] + 272));
-            const __m512i w_8 = _mm512_mul_epi32(a_2, b_2);
+            const __m512i pin_4 = nttgen_mldsa_avx512_keep(a_2);
+            const __m512i pin_5 = nttgen_mldsa_avx512_keep(b_2);
+            const __m512i w_8 = _mm512_mul_epi32(pin_4, pin_5);
             const __m512i w_9 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_2, 32), _mm512_srli_epi64(b_2, 32));
-            const __m512i w_10 = _mm512_mul_epi32(a_3, b_3);
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_4, 32), _mm512_srli_epi64(pin_5, 32));
+            const __m512i pin_6 = nttgen_mldsa_avx512_keep(a_3);
+            const __m512i pin_7 = nttgen_mldsa_avx512_keep(b_3);
+            const __m512i w_10 = _mm512_mul_epi32(pin_6, pin_7);
             const __m512i w_11 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_3, 32), _mm512_srli_epi64(b_3, 32));
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_6, 32), _mm512_srli_epi64(pin_7, 32));
             const __m512i w_12 = _mm512_add_epi64(w_4, w_8);
             const __m512i w_13 = _mm512_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -978,12 +986,16 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4112));
             const __m512i b_5 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4112));
-            const __m512i w_16 = _mm512_mul_epi32(a_4, b_4);
+            const __m512i pin_8 = nttgen_mldsa_avx512_keep(a_4);
+            const __m512i pin_9 = nttgen_mldsa_avx512_keep(b_4);
+            const __m512i w_16 = _mm512_mul_epi32(pin_8, pin_9);
             const __m512i w_17 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_4, 32), _mm512_srli_epi64(b_4, 32));
-            const __m512i w_18 = _mm512_mul_epi32(a_5, b_5);
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_8, 32), _mm512_srli_epi64(pin_9, 32));
+            const __m512i pin_10 = nttgen_mldsa_avx512_keep(a_5);
+            const __m512i pin_11 = nttgen_mldsa_avx512_keep(b_5);
+            const __m512i w_18 = _mm512_mul_epi32(pin_10, pin_11);
             const __m512i w_19 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_5, 32), _mm512_srli_epi64(b_5, 32));
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_10, 32), _mm512_srli_epi64(pin_11, 32));
             __m512i w_20 = w_16;
             __m512i w_21 = w_17;
             __m512i w_22 = w_18;
@@ -997,12 +1009,16 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
                     (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
                 const __m512i b_7 = _mm512_loadu_si512(
                     (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
-                const __m512i w_24 = _mm512_mul_epi32(a_6, b_6);
+                const __m512i pin_12 = nttgen_mldsa_avx512_keep(a_6);
+                const __m512i pin_13 = nttgen_mldsa_avx512_keep(b_6);
+                const __m512i w_24 = _mm512_mul_epi32(pin_12, pin_13);
                 const __m512i w_25 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(a_6, 32), _mm512_srli_epi64(b_6, 32));
-                const __m512i w_26 = _mm512_mul_epi32(a_7, b_7);
+                    _mm512_mul_epi32(_mm512_srli_epi64(pin_12, 32), _mm512_srli_epi64(pin_13, 32));
+                const __m512i pin_14 = nttgen_mldsa_avx512_keep(a_7);
+                const __m512i pin_15 = nttgen_mldsa_avx512_keep(b_7);
+                const __m512i w_26 = _mm512_mul_epi32(pin_14, pin_15);
                 const __m512i w_27 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(a_7, 32), _mm512_srli_epi64(b_7, 32));
+                    _mm512_mul_epi32(_mm512_srli_epi64(pin_14, 32), _mm512_srli_epi64(pin_15, 32));
                 const __m512i w_28 = _mm512_add_epi64(w_20, w_24);
                 const __m512i w_29 = _mm512_add_epi64(w_21, w_25);
                 w_20 = w_28;
@@ -1140,12 +1156,16 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
         const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 32]);
         const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 32] + 16));
         const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 32] + 16));
-        const __m512i w_0 = _mm512_mul_epi32(a_0, b_0);
+        const __m512i pin_0 = nttgen_mldsa_avx512_keep(a_0);
+        const __m512i pin_1 = nttgen_mldsa_avx512_keep(b_0);
+        const __m512i w_0 = _mm512_mul_epi32(pin_0, pin_1);
         const __m512i w_1 =
-            _mm512_mul_epi32(_mm512_srli_epi64(a_0, 32), _mm512_srli_epi64(b_0, 32));
-        const __m512i w_2 = _mm512_mul_epi32(a_1, b_1);
+            _mm512_mul_epi32(_mm512_srli_epi64(pin_0, 32), _mm512_srli_epi64(pin_1, 32));
+        const __m512i pin_2 = nttgen_mldsa_avx512_keep(a_1);
+        const __m512i pin_3 = nttgen_mldsa_avx512_keep(b_1);
+        const __m512i w_2 = _mm512_mul_epi32(pin_2, pin_3);
         const __m512i w_3 =
-            _mm512_mul_epi32(_mm512_srli_epi64(a_1, 32), _mm512_srli_epi64(b_1, 32));
+            _mm512_mul_epi32(_mm512_srli_epi64(pin_2, 32), _mm512_srli_epi64(pin_3, 32));
         __m512i w_4 = w_0;
         __m512i w_5 = w_1;
         __m512i w_6 = w_2;
@@ -1159,12 +1179,16 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
                 _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 32] + 272));
             const __m512i b_3 =
                 _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 32] + 272));
-            const __m512i w_8 = _mm512_mul_epi32(a_2, b_2);
+            const __m512i pin_4 = nttgen_mldsa_avx512_keep(a_2);
+            const __m512i pin_5 = nttgen_mldsa_avx512_keep(b_2);
+            const __m512i w_8 = _mm512_mul_epi32(pin_4, pin_5);
             const __m512i w_9 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_2, 32), _mm512_srli_epi64(b_2, 32));
-            const __m512i w_10 = _mm512_mul_epi32(a_3, b_3);
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_4, 32), _mm512_srli_epi64(pin_5, 32));
+            const __m512i pin_6 = nttgen_mldsa_avx512_keep(a_3);
+            const __m512i pin_7 = nttgen_mldsa_avx512_keep(b_3);
+            const __m512i w_10 = _mm512_mul_epi32(pin_6, pin_7);
             const __m512i w_11 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_3, 32), _mm512_srli_epi64(b_3, 32));
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_6, 32), _mm512_srli_epi64(pin_7, 32));
             const __m512i w_12 = _mm512_add_epi64(w_4, w_8);
             const __m512i w_13 = _mm512_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -1187,12 +1211,16 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4112));
             const __m512i b_5 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4112));
-            const __m512i w_16 = _mm512_mul_epi32(a_4, b_4);
+            const __m512i pin_8 = nttgen_mldsa_avx512_keep(a_4);
+            const __m512i pin_9 = nttgen_mldsa_avx512_keep(b_4);
+            const __m512i w_16 = _mm512_mul_epi32(pin_8, pin_9);
             const __m512i w_17 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_4, 32), _mm512_srli_epi64(b_4, 32));
-            const __m512i w_18 = _mm512_mul_epi32(a_5, b_5);
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_8, 32), _mm512_srli_epi64(pin_9, 32));
+            const __m512i pin_10 = nttgen_mldsa_avx512_keep(a_5);
+            const __m512i pin_11 = nttgen_mldsa_avx512_keep(b_5);
+            const __m512i w_18 = _mm512_mul_epi32(pin_10, pin_11);
             const __m512i w_19 =
-                _mm512_mul_epi32(_mm512_srli_epi64(a_5, 32), _mm512_srli_epi64(b_5, 32));
+                _mm512_mul_epi32(_mm512_srli_epi64(pin_10, 32), _mm512_srli_epi64(pin_11, 32));
             __m512i w_20 = w_16;
             __m512i w_21 = w_17;
             __m512i w_22 = w_18;
@@ -1206,12 +1234,16 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
                     (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
                 const __m512i b_7 = _mm512_loadu_si512(
                     (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
-                const __m512i w_24 = _mm512_mul_epi32(a_6, b_6);
+                const __m512i pin_12 = nttgen_mldsa_avx512_keep(a_6);
+                const __m512i pin_13 = nttgen_mldsa_avx512_keep(b_6);
+                const __m512i w_24 = _mm512_mul_epi32(pin_12, pin_13);
                 const __m512i w_25 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(a_6, 32), _mm512_srli_epi64(b_6, 32));
-                const __m512i w_26 = _mm512_mul_epi32(a_7, b_7);
+                    _mm512_mul_epi32(_mm512_srli_epi64(pin_12, 32), _mm512_srli_epi64(pin_13, 32));
+                const __m512i pin_14 = nttgen_mldsa_avx512_keep(a_7);
+                const __m512i pin_15 = nttgen_mldsa_avx512_keep(b_7);
+                const __m512i w_26 = _mm512_mul_epi32(pin_14, pin_15);
                 const __m512i w_27 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(a_7, 32), _mm512_srli_epi64(b_7, 32));
+                    _mm512_mul_epi32(_mm512_srli_epi64(pin_14, 32), _mm512_srli_epi64(pin_15, 32));
                 const __m512i w_28 = _mm512_add_epi64(w_20, w_24);
                 const __m512i w_29 = _mm512_add_epi64(w_21, w_25);
                 w_20 = w_28;

@@ -498,10 +498,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
         const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 192));
         const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 160));
         const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 224));
-        const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-        const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_2, zeta_0, zetaqinv_0);
-        const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_3, zeta_0, zetaqinv_0);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_0);
+        const __m256i t_0 = nttgen_mlkem_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
+        const __m256i pin_1 = nttgen_mlkem_avx2_keep(x_1);
+        const __m256i t_1 = nttgen_mlkem_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
+        const __m256i pin_2 = nttgen_mlkem_avx2_keep(x_2);
+        const __m256i t_2 = nttgen_mlkem_avx2_montmul(pin_2, zeta_0, zetaqinv_0);
+        const __m256i pin_3 = nttgen_mlkem_avx2_keep(x_3);
+        const __m256i t_3 = nttgen_mlkem_avx2_montmul(pin_3, zeta_0, zetaqinv_0);
         const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 16]);
         const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 64));
         const __m256i x_6 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 32));
@@ -530,8 +534,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[787]);
     const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&r[112]);
     const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&r[240]);
-    const __m256i t_4 = nttgen_mlkem_avx2_montmul(x_16, zeta_1, zetaqinv_1);
-    const __m256i t_5 = nttgen_mlkem_avx2_montmul(x_17, zeta_2, zetaqinv_2);
+    const __m256i pin_4 = nttgen_mlkem_avx2_keep(x_16);
+    const __m256i t_4 = nttgen_mlkem_avx2_montmul(pin_4, zeta_1, zetaqinv_1);
+    const __m256i pin_5 = nttgen_mlkem_avx2_keep(x_17);
+    const __m256i t_5 = nttgen_mlkem_avx2_montmul(pin_5, zeta_2, zetaqinv_2);
     const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&r[96]);
     const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&r[224]);
     const __m256i x_20 = _mm256_loadu_si256((const __m256i *)&r[80]);
@@ -546,10 +552,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[793]);
     const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[794]);
     const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[795]);
-    const __m256i t_6 = nttgen_mlkem_avx2_montmul(x_18, zeta_1, zetaqinv_1);
-    const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_19, zeta_2, zetaqinv_2);
-    const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_20, zeta_1, zetaqinv_1);
-    const __m256i t_9 = nttgen_mlkem_avx2_montmul(x_21, zeta_2, zetaqinv_2);
+    const __m256i pin_6 = nttgen_mlkem_avx2_keep(x_18);
+    const __m256i t_6 = nttgen_mlkem_avx2_montmul(pin_6, zeta_1, zetaqinv_1);
+    const __m256i pin_7 = nttgen_mlkem_avx2_keep(x_19);
+    const __m256i t_7 = nttgen_mlkem_avx2_montmul(pin_7, zeta_2, zetaqinv_2);
+    const __m256i pin_8 = nttgen_mlkem_avx2_keep(x_20);
+    const __m256i t_8 = nttgen_mlkem_avx2_montmul(pin_8, zeta_1, zetaqinv_1);
+    const __m256i pin_9 = nttgen_mlkem_avx2_keep(x_21);
+    const __m256i t_9 = nttgen_mlkem_avx2_montmul(pin_9, zeta_2, zetaqinv_2);
     const __m256i x_24 = _mm256_add_epi16(x_22, t_4);
     const __m256i x_25 = _mm256_sub_epi16(x_22, t_4);
     const __m256i x_26 = _mm256_add_epi16(x_23, t_5);
@@ -578,8 +588,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[809]);
     const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[810]);
     const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[811]);
-    const __m256i t_14 = nttgen_mlkem_avx2_montmul(x_28, zeta_1, zetaqinv_1);
-    const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_29, zeta_2, zetaqinv_2);
+    const __m256i pin_10 = nttgen_mlkem_avx2_keep(x_28);
+    const __m256i t_14 = nttgen_mlkem_avx2_montmul(pin_10, zeta_1, zetaqinv_1);
+    const __m256i pin_11 = nttgen_mlkem_avx2_keep(x_29);
+    const __m256i t_15 = nttgen_mlkem_avx2_montmul(pin_11, zeta_2, zetaqinv_2);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
     const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
     const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
@@ -644,6 +656,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i x_41 = _mm256_sub_epi16(x_33, t_9);
     const __m256i x_42 = _mm256_add_epi16(x_38, t_10);
     const __m256i x_43 = _mm256_sub_epi16(x_38, t_10);
+    goto part_1;
+part_1:;
     const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_42, zeta_7, zetaqinv_7);
     const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_43, zeta_11, zetaqinv_11);
     const __m256i x_44 = _mm256_add_epi16(x_40, t_11);
@@ -652,8 +666,6 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i t_23 = nttgen_mlkem_avx2_montmul(x_45, zeta_12, zetaqinv_12);
     const __m256i x_46 = _mm256_add_epi16(x_39, t_12);
     const __m256i x_47 = _mm256_sub_epi16(x_39, t_12);
-    goto part_1;
-part_1:;
     const __m256i t_24 = nttgen_mlkem_avx2_montmul(x_46, zeta_9, zetaqinv_9);
     const __m256i t_25 = nttgen_mlkem_avx2_montmul(x_47, zeta_13, zetaqinv_13);
     const __m256i x_48 = _mm256_add_epi16(x_41, t_13);
@@ -774,6 +786,8 @@ part_1:;
     const __m256i x_143 = _mm256_unpackhi_epi64(x_131, x_139);
     const __m256i t_46 = nttgen_mlkem_avx2_montmul(x_141, zeta_32, zetaqinv_32);
     const __m256i t_47 = nttgen_mlkem_avx2_montmul(x_143, zeta_34, zetaqinv_34);
+    goto part_2;
+part_2:;
     const __m256i x_144 = _mm256_add_epi16(x_116, t_40);
     const __m256i x_145 = _mm256_sub_epi16(x_116, t_40);
     const __m256i x_146 = _mm256_add_epi16(x_118, t_41);
@@ -782,8 +796,6 @@ part_1:;
     const __m256i x_149 = _mm256_sub_epi16(x_124, t_42);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_144, x_148);
     const __m256i x_151 = _mm256_unpackhi_epi64(x_144, x_148);
-    goto part_2;
-part_2:;
     const __m256i x_152 = _mm256_unpacklo_epi64(x_145, x_149);
     const __m256i x_153 = _mm256_unpackhi_epi64(x_145, x_149);
     const __m256i t_48 = nttgen_mlkem_avx2_montmul(x_151, zeta_35, zetaqinv_35);
@@ -889,15 +901,19 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
         const __m256i qinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
         const __m256i bq_0 = _mm256_mullo_epi16(b_0, qinv_0);
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
-        const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, b_0, bq_0);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(a_0);
+        const __m256i p_0 = nttgen_mlkem_avx2_montmul(pin_0, b_0, bq_0);
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
         const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)(&gammas_0[i_0 * 32] + 16));
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
         const __m256i bq_1 = _mm256_mullo_epi16(b_1, qinv_0);
-        const __m256i p_1 = nttgen_mlkem_avx2_montmul(a_1, b_1, bq_1);
+        const __m256i pin_1 = nttgen_mlkem_avx2_keep(a_1);
+        const __m256i p_1 = nttgen_mlkem_avx2_montmul(pin_1, b_1, bq_1);
         const __m256i p_2 = nttgen_mlkem_avx2_montmul(p_0, gamma_0, gammaqinv_0);
-        const __m256i p_3 = nttgen_mlkem_avx2_montmul(a_1, b_0, bq_0);
-        const __m256i p_4 = nttgen_mlkem_avx2_montmul(a_0, b_1, bq_1);
+        const __m256i pin_2 = nttgen_mlkem_avx2_keep(a_1);
+        const __m256i p_3 = nttgen_mlkem_avx2_montmul(pin_2, b_0, bq_0);
+        const __m256i pin_3 = nttgen_mlkem_avx2_keep(a_0);
+        const __m256i p_4 = nttgen_mlkem_avx2_montmul(pin_3, b_1, bq_1);
         const __m256i r_0 = _mm256_add_epi16(p_1, p_2);
         const __m256i r_1 = _mm256_add_epi16(p_3, p_4);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], r_0);
@@ -929,7 +945,8 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
         const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)(&gammas_0[i_0 * 32] + 16));
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
-        const __m256i gb_0 = nttgen_mlkem_avx2_montmul(b_0, gamma_0, gammaqinv_0);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(b_0);
+        const __m256i gb_0 = nttgen_mlkem_avx2_montmul(pin_0, gamma_0, gammaqinv_0);
         const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 32]);
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)&b[i_0 * 32]);
@@ -941,16 +958,13 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
         __m256i w_5 = w_1;
         __m256i w_6 = w_2;
         __m256i w_7 = w_3;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i gb_1 = nttgen_mlkem_avx2_montmul(b_2, gamma_0, gammaqinv_0);
-            const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i a_3 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i b_3 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
+        if (1 < k) {
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 272));
+            const __m256i pin_1 = nttgen_mlkem_avx2_keep(b_2);
+            const __m256i gb_1 = nttgen_mlkem_avx2_montmul(pin_1, gamma_0, gammaqinv_0);
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 256));
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 272));
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 256));
             const __m256i w_8 = nttgen_mlkem_avx2_madd_lo(a_2, b_3, a_3, gb_1);
             const __m256i w_9 = nttgen_mlkem_avx2_madd_hi(a_2, b_3, a_3, gb_1);
             const __m256i w_10 = nttgen_mlkem_avx2_madd_lo(a_2, b_2, a_3, b_3);
@@ -963,54 +977,100 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
             const __m256i w_15 = _mm256_add_epi32(w_7, w_11);
             w_6 = w_14;
             w_7 = w_15;
+            if (2 < k) {
+                const __m256i b_4 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 272));
+                const __m256i pin_2 = nttgen_mlkem_avx2_keep(b_4);
+                const __m256i gb_2 = nttgen_mlkem_avx2_montmul(pin_2, gamma_0, gammaqinv_0);
+                const __m256i a_4 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 256));
+                const __m256i a_5 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 272));
+                const __m256i b_5 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 256));
+                const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, gb_2);
+                const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, gb_2);
+                const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, b_5);
+                const __m256i w_19 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, b_5);
+                const __m256i w_20 = _mm256_add_epi32(w_4, w_16);
+                const __m256i w_21 = _mm256_add_epi32(w_5, w_17);
+                w_4 = w_20;
+                w_5 = w_21;
+                const __m256i w_22 = _mm256_add_epi32(w_6, w_18);
+                const __m256i w_23 = _mm256_add_epi32(w_7, w_19);
+                w_6 = w_22;
+                w_7 = w_23;
+            }
         }
         const __m256i r_0 = nttgen_mlkem_avx2_mredw(w_4, w_5);
         const __m256i r_1 = nttgen_mlkem_avx2_mredw(w_6, w_7);
         __m256i acc_0 = r_0;
         __m256i acc_1 = r_1;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m256i b_4 =
+            const __m256i b_6 =
                 _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 784));
-            const __m256i gb_2 = nttgen_mlkem_avx2_montmul(b_4, gamma_0, gammaqinv_0);
-            const __m256i a_4 =
+            const __m256i pin_3 = nttgen_mlkem_avx2_keep(b_6);
+            const __m256i gb_3 = nttgen_mlkem_avx2_montmul(pin_3, gamma_0, gammaqinv_0);
+            const __m256i a_6 =
                 _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 768));
-            const __m256i a_5 =
+            const __m256i a_7 =
                 _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 784));
-            const __m256i b_5 =
+            const __m256i b_7 =
                 _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 768));
-            const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, gb_2);
-            const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, gb_2);
-            const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, b_5);
-            const __m256i w_19 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, b_5);
-            __m256i w_20 = w_16;
-            __m256i w_21 = w_17;
-            __m256i w_22 = w_18;
-            __m256i w_23 = w_19;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
-                const __m256i gb_3 = nttgen_mlkem_avx2_montmul(b_6, gamma_0, gammaqinv_0);
-                const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
-                const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040));
-                const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024));
-                const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, gb_3);
-                const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, gb_3);
-                const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, b_7);
-                const __m256i w_27 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, b_7);
-                const __m256i w_28 = _mm256_add_epi32(w_20, w_24);
-                const __m256i w_29 = _mm256_add_epi32(w_21, w_25);
-                w_20 = w_28;
-                w_21 = w_29;
-                const __m256i w_30 = _mm256_add_epi32(w_22, w_26);
-                const __m256i w_31 = _mm256_add_epi32(w_23, w_27);
-                w_22 = w_30;
-                w_23 = w_31;
+            const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, gb_3);
+            const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, gb_3);
+            const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, b_7);
+            const __m256i w_27 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, b_7);
+            __m256i w_28 = w_24;
+            __m256i w_29 = w_25;
+            __m256i w_30 = w_26;
+            __m256i w_31 = w_27;
+            if ((g_0 * 3 + 4) < k) {
+                const __m256i b_8 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 1040));
+                const __m256i pin_4 = nttgen_mlkem_avx2_keep(b_8);
+                const __m256i gb_4 = nttgen_mlkem_avx2_montmul(pin_4, gamma_0, gammaqinv_0);
+                const __m256i a_8 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 1024));
+                const __m256i a_9 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 768 + i_0 * 32] + 1040));
+                const __m256i b_9 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 768 + i_0 * 32] + 1024));
+                const __m256i w_32 = nttgen_mlkem_avx2_madd_lo(a_8, b_9, a_9, gb_4);
+                const __m256i w_33 = nttgen_mlkem_avx2_madd_hi(a_8, b_9, a_9, gb_4);
+                const __m256i w_34 = nttgen_mlkem_avx2_madd_lo(a_8, b_8, a_9, b_9);
+                const __m256i w_35 = nttgen_mlkem_avx2_madd_hi(a_8, b_8, a_9, b_9);
+                const __m256i w_36 = _mm256_add_epi32(w_28, w_32);
+                const __m256i w_37 = _mm256_add_epi32(w_29, w_33);
+                w_28 = w_36;
+                w_29 = w_37;
+                const __m256i w_38 = _mm256_add_epi32(w_30, w_34);
+                const __m256i w_39 = _mm256_add_epi32(w_31, w_35);
+                w_30 = w_38;
+                w_31 = w_39;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m256i b_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 768 + 256 + i_0 * 32] + 1040));
+                    const __m256i pin_5 = nttgen_mlkem_avx2_keep(b_10);
+                    const __m256i gb_5 = nttgen_mlkem_avx2_montmul(pin_5, gamma_0, gammaqinv_0);
+                    const __m256i a_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 768 + 256 + i_0 * 32] + 1024));
+                    const __m256i a_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 768 + 256 + i_0 * 32] + 1040));
+                    const __m256i b_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 768 + 256 + i_0 * 32] + 1024));
+                    const __m256i w_40 = nttgen_mlkem_avx2_madd_lo(a_10, b_11, a_11, gb_5);
+                    const __m256i w_41 = nttgen_mlkem_avx2_madd_hi(a_10, b_11, a_11, gb_5);
+                    const __m256i w_42 = nttgen_mlkem_avx2_madd_lo(a_10, b_10, a_11, b_11);
+                    const __m256i w_43 = nttgen_mlkem_avx2_madd_hi(a_10, b_10, a_11, b_11);
+                    const __m256i w_44 = _mm256_add_epi32(w_28, w_40);
+                    const __m256i w_45 = _mm256_add_epi32(w_29, w_41);
+                    w_28 = w_44;
+                    w_29 = w_45;
+                    const __m256i w_46 = _mm256_add_epi32(w_30, w_42);
+                    const __m256i w_47 = _mm256_add_epi32(w_31, w_43);
+                    w_30 = w_46;
+                    w_31 = w_47;
+                }
             }
-            const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_20, w_21);
-            const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_22, w_23);
+            const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_28, w_29);
+            const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_30, w_31);
             const __m256i red_0 = nttgen_mlkem_avx2_barrett(acc_0);
             const __m256i acc_2 = _mm256_add_epi16(red_0, r_2);
             acc_0 = acc_2;
@@ -1047,7 +1107,8 @@ void nttgen_mlkem_avx2_basemul_cache(int16_t cache[128], const int16_t b[256]) {
         const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_0[i_0 * 32]);
         const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)(&gammas_0[i_0 * 32] + 16));
         const __m256i b_0 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
-        const __m256i gb_0 = nttgen_mlkem_avx2_montmul(b_0, gamma_0, gammaqinv_0);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(b_0);
+        const __m256i gb_0 = nttgen_mlkem_avx2_montmul(pin_0, gamma_0, gammaqinv_0);
         _mm256_storeu_si256((__m256i *)&cache[i_0 * 16], gb_0);
     }
 #ifdef NTTGEN_DEBUG
@@ -1089,17 +1150,12 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
         __m256i w_5 = w_1;
         __m256i w_6 = w_2;
         __m256i w_7 = w_3;
-        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i a_3 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 256));
-            const __m256i b_3 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 256 + i_0 * 32] + 272));
-            const __m256i cache_1 =
-                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 128 + i_0 * 16] + 128));
+        if (1 < k) {
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 256));
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 272));
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 256));
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 272));
+            const __m256i cache_1 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 16] + 128));
             const __m256i w_8 = nttgen_mlkem_avx2_madd_lo(a_2, b_2, a_3, cache_1);
             const __m256i w_9 = nttgen_mlkem_avx2_madd_hi(a_2, b_2, a_3, cache_1);
             const __m256i w_10 = nttgen_mlkem_avx2_madd_lo(a_2, b_3, a_3, b_2);
@@ -1112,56 +1168,148 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
             const __m256i w_15 = _mm256_add_epi32(w_7, w_11);
             w_6 = w_14;
             w_7 = w_15;
+            if (2 < k) {
+                const __m256i a_4 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 256));
+                const __m256i a_5 = _mm256_loadu_si256((const __m256i *)(&a[256 + i_0 * 32] + 272));
+                const __m256i b_4 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 256));
+                const __m256i b_5 = _mm256_loadu_si256((const __m256i *)(&b[256 + i_0 * 32] + 272));
+                const __m256i cache_2 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[128 + i_0 * 16] + 128));
+                const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, cache_2);
+                const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, cache_2);
+                const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, b_4);
+                const __m256i w_19 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, b_4);
+                const __m256i w_20 = _mm256_add_epi32(w_4, w_16);
+                const __m256i w_21 = _mm256_add_epi32(w_5, w_17);
+                w_4 = w_20;
+                w_5 = w_21;
+                const __m256i w_22 = _mm256_add_epi32(w_6, w_18);
+                const __m256i w_23 = _mm256_add_epi32(w_7, w_19);
+                w_6 = w_22;
+                w_7 = w_23;
+                if (3 < k) {
+                    const __m256i a_6 =
+                        _mm256_loadu_si256((const __m256i *)(&a[512 + i_0 * 32] + 256));
+                    const __m256i a_7 =
+                        _mm256_loadu_si256((const __m256i *)(&a[512 + i_0 * 32] + 272));
+                    const __m256i b_6 =
+                        _mm256_loadu_si256((const __m256i *)(&b[512 + i_0 * 32] + 256));
+                    const __m256i b_7 =
+                        _mm256_loadu_si256((const __m256i *)(&b[512 + i_0 * 32] + 272));
+                    const __m256i cache_3 =
+                        _mm256_loadu_si256((const __m256i *)(&cache[256 + i_0 * 16] + 128));
+                    const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, cache_3);
+                    const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, cache_3);
+                    const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, b_6);
+                    const __m256i w_27 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, b_6);
+                    const __m256i w_28 = _mm256_add_epi32(w_4, w_24);
+                    const __m256i w_29 = _mm256_add_epi32(w_5, w_25);
+                    w_4 = w_28;
+                    w_5 = w_29;
+                    const __m256i w_30 = _mm256_add_epi32(w_6, w_26);
+                    const __m256i w_31 = _mm256_add_epi32(w_7, w_27);
+                    w_6 = w_30;
+                    w_7 = w_31;
+                }
+            }
         }
         const __m256i r_0 = nttgen_mlkem_avx2_mredw(w_4, w_5);
         const __m256i r_1 = nttgen_mlkem_avx2_mredw(w_6, w_7);
         __m256i acc_0 = r_0;
         __m256i acc_1 = r_1;
         for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
-            const __m256i a_4 =
+            const __m256i a_8 =
                 _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1024 + i_0 * 32] + 1024));
-            const __m256i a_5 =
+            const __m256i a_9 =
                 _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1024 + i_0 * 32] + 1040));
-            const __m256i b_4 =
+            const __m256i b_8 =
                 _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1024 + i_0 * 32] + 1024));
-            const __m256i b_5 =
+            const __m256i b_9 =
                 _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1024 + i_0 * 32] + 1040));
-            const __m256i cache_2 =
+            const __m256i cache_4 =
                 _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 512 + i_0 * 16] + 512));
-            const __m256i w_16 = nttgen_mlkem_avx2_madd_lo(a_4, b_4, a_5, cache_2);
-            const __m256i w_17 = nttgen_mlkem_avx2_madd_hi(a_4, b_4, a_5, cache_2);
-            const __m256i w_18 = nttgen_mlkem_avx2_madd_lo(a_4, b_5, a_5, b_4);
-            const __m256i w_19 = nttgen_mlkem_avx2_madd_hi(a_4, b_5, a_5, b_4);
-            __m256i w_20 = w_16;
-            __m256i w_21 = w_17;
-            __m256i w_22 = w_18;
-            __m256i w_23 = w_19;
-            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
-                const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280));
-                const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296));
-                const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1280));
-                const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 32] + 1296));
-                const __m256i cache_3 = _mm256_loadu_si256(
-                    (const __m256i *)(&cache[g_0 * 512 + i_2 * 128 + i_0 * 16] + 640));
-                const __m256i w_24 = nttgen_mlkem_avx2_madd_lo(a_6, b_6, a_7, cache_3);
-                const __m256i w_25 = nttgen_mlkem_avx2_madd_hi(a_6, b_6, a_7, cache_3);
-                const __m256i w_26 = nttgen_mlkem_avx2_madd_lo(a_6, b_7, a_7, b_6);
-                const __m256i w_27 = nttgen_mlkem_avx2_madd_hi(a_6, b_7, a_7, b_6);
-                const __m256i w_28 = _mm256_add_epi32(w_20, w_24);
-                const __m256i w_29 = _mm256_add_epi32(w_21, w_25);
-                w_20 = w_28;
-                w_21 = w_29;
-                const __m256i w_30 = _mm256_add_epi32(w_22, w_26);
-                const __m256i w_31 = _mm256_add_epi32(w_23, w_27);
-                w_22 = w_30;
-                w_23 = w_31;
+            const __m256i w_32 = nttgen_mlkem_avx2_madd_lo(a_8, b_8, a_9, cache_4);
+            const __m256i w_33 = nttgen_mlkem_avx2_madd_hi(a_8, b_8, a_9, cache_4);
+            const __m256i w_34 = nttgen_mlkem_avx2_madd_lo(a_8, b_9, a_9, b_8);
+            const __m256i w_35 = nttgen_mlkem_avx2_madd_hi(a_8, b_9, a_9, b_8);
+            __m256i w_36 = w_32;
+            __m256i w_37 = w_33;
+            __m256i w_38 = w_34;
+            __m256i w_39 = w_35;
+            if ((g_0 * 4 + 5) < k) {
+                const __m256i a_10 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1024 + i_0 * 32] + 1280));
+                const __m256i a_11 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 1024 + i_0 * 32] + 1296));
+                const __m256i b_10 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1024 + i_0 * 32] + 1280));
+                const __m256i b_11 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 1024 + i_0 * 32] + 1296));
+                const __m256i cache_5 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 512 + i_0 * 16] + 640));
+                const __m256i w_40 = nttgen_mlkem_avx2_madd_lo(a_10, b_10, a_11, cache_5);
+                const __m256i w_41 = nttgen_mlkem_avx2_madd_hi(a_10, b_10, a_11, cache_5);
+                const __m256i w_42 = nttgen_mlkem_avx2_madd_lo(a_10, b_11, a_11, b_10);
+                const __m256i w_43 = nttgen_mlkem_avx2_madd_hi(a_10, b_11, a_11, b_10);
+                const __m256i w_44 = _mm256_add_epi32(w_36, w_40);
+                const __m256i w_45 = _mm256_add_epi32(w_37, w_41);
+                w_36 = w_44;
+                w_37 = w_45;
+                const __m256i w_46 = _mm256_add_epi32(w_38, w_42);
+                const __m256i w_47 = _mm256_add_epi32(w_39, w_43);
+                w_38 = w_46;
+                w_39 = w_47;
+                if ((1 + (g_0 * 4 + 5)) < k) {
+                    const __m256i a_12 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 1024 + 256 + i_0 * 32] + 1280));
+                    const __m256i a_13 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 1024 + 256 + i_0 * 32] + 1296));
+                    const __m256i b_12 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 1024 + 256 + i_0 * 32] + 1280));
+                    const __m256i b_13 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 1024 + 256 + i_0 * 32] + 1296));
+                    const __m256i cache_6 = _mm256_loadu_si256(
+                        (const __m256i *)(&cache[g_0 * 512 + 128 + i_0 * 16] + 640));
+                    const __m256i w_48 = nttgen_mlkem_avx2_madd_lo(a_12, b_12, a_13, cache_6);
+                    const __m256i w_49 = nttgen_mlkem_avx2_madd_hi(a_12, b_12, a_13, cache_6);
+                    const __m256i w_50 = nttgen_mlkem_avx2_madd_lo(a_12, b_13, a_13, b_12);
+                    const __m256i w_51 = nttgen_mlkem_avx2_madd_hi(a_12, b_13, a_13, b_12);
+                    const __m256i w_52 = _mm256_add_epi32(w_36, w_48);
+                    const __m256i w_53 = _mm256_add_epi32(w_37, w_49);
+                    w_36 = w_52;
+                    w_37 = w_53;
+                    const __m256i w_54 = _mm256_add_epi32(w_38, w_50);
+                    const __m256i w_55 = _mm256_add_epi32(w_39, w_51);
+                    w_38 = w_54;
+                    w_39 = w_55;
+                    if ((2 + (g_0 * 4 + 5)) < k) {
+                        const __m256i a_14 = _mm256_loadu_si256(
+                            (const __m256i *)(&a[g_0 * 1024 + 512 + i_0 * 32] + 1280));
+                        const __m256i a_15 = _mm256_loadu_si256(
+                            (const __m256i *)(&a[g_0 * 1024 + 512 + i_0 * 32] + 1296));
+                        const __m256i b_14 = _mm256_loadu_si256(
+                            (const __m256i *)(&b[g_0 * 1024 + 512 + i_0 * 32] + 1280));
+                        const __m256i b_15 = _mm256_loadu_si256(
+                            (const __m256i *)(&b[g_0 * 1024 + 512 + i_0 * 32] + 1296));
+                        const __m256i cache_7 = _mm256_loadu_si256(
+                            (const __m256i *)(&cache[g_0 * 512 + 256 + i_0 * 16] + 640));
+                        const __m256i w_56 = nttgen_mlkem_avx2_madd_lo(a_14, b_14, a_15, cache_7);
+                        const __m256i w_57 = nttgen_mlkem_avx2_madd_hi(a_14, b_14, a_15, cache_7);
+                        const __m256i w_58 = nttgen_mlkem_avx2_madd_lo(a_14, b_15, a_15, b_14);
+                        const __m256i w_59 = nttgen_mlkem_avx2_madd_hi(a_14, b_15, a_15, b_14);
+                        const __m256i w_60 = _mm256_add_epi32(w_36, w_56);
+                        const __m256i w_61 = _mm256_add_epi32(w_37, w_57);
+                        w_36 = w_60;
+                        w_37 = w_61;
+                        const __m256i w_62 = _mm256_add_epi32(w_38, w_58);
+                        const __m256i w_63 = _mm256_add_epi32(w_39, w_59);
+                        w_38 = w_62;
+                        w_39 = w_63;
+                    }
+                }
             }
-            const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_20, w_21);
-            const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_22, w_23);
+            const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_36, w_37);
+            const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_38, w_39);
             const __m256i red_0 = nttgen_mlkem_avx2_barrett(acc_0);
             const __m256i acc_2 = _mm256_add_epi16(red_0, r_2);
             acc_0 = acc_2;
@@ -1476,10 +1624,14 @@ part_2:;
         const __m256i x_177 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
         const __m256i x_178 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 160));
         const __m256i x_179 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 224));
-        const __m256i t_40 = nttgen_mlkem_avx2_montmul(x_176, zeta_9, zetaqinv_9);
-        const __m256i t_41 = nttgen_mlkem_avx2_montmul(x_177, zeta_10, zetaqinv_10);
-        const __m256i t_42 = nttgen_mlkem_avx2_montmul(x_178, zeta_11, zetaqinv_11);
-        const __m256i t_43 = nttgen_mlkem_avx2_montmul(x_179, zeta_12, zetaqinv_12);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_176);
+        const __m256i t_40 = nttgen_mlkem_avx2_montmul(pin_0, zeta_9, zetaqinv_9);
+        const __m256i pin_1 = nttgen_mlkem_avx2_keep(x_177);
+        const __m256i t_41 = nttgen_mlkem_avx2_montmul(pin_1, zeta_10, zetaqinv_10);
+        const __m256i pin_2 = nttgen_mlkem_avx2_keep(x_178);
+        const __m256i t_42 = nttgen_mlkem_avx2_montmul(pin_2, zeta_11, zetaqinv_11);
+        const __m256i pin_3 = nttgen_mlkem_avx2_keep(x_179);
+        const __m256i t_43 = nttgen_mlkem_avx2_montmul(pin_3, zeta_12, zetaqinv_12);
         const __m256i x_180 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
         const __m256i x_181 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
         const __m256i x_182 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 32));
@@ -1614,7 +1766,8 @@ void nttgen_mlkem_avx2_tomont(int16_t a[256]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i f_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(1353));
         const __m256i fqinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(20553));
-        const __m256i x_1 = nttgen_mlkem_avx2_montmul(x_0, f_0, fqinv_0);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_0);
+        const __m256i x_1 = nttgen_mlkem_avx2_montmul(pin_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1639,7 +1792,8 @@ void nttgen_mlkem_avx2_frommont(int16_t a[256]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i f_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(1));
         const __m256i fqinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
-        const __m256i x_1 = nttgen_mlkem_avx2_montmul(x_0, f_0, fqinv_0);
+        const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_0);
+        const __m256i x_1 = nttgen_mlkem_avx2_montmul(pin_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1897,7 +2051,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[768]);
     const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[769]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[240]);
-    const __m256i t_0 = nttgen_mlkem_avx2_montmul(x_0, zeta_0, zetaqinv_0);
+    const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_0);
+    const __m256i t_0 = nttgen_mlkem_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&b[224]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[208]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[176]);
@@ -1906,9 +2061,12 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[771]);
     const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[772]);
     const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[773]);
-    const __m256i t_1 = nttgen_mlkem_avx2_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m256i t_2 = nttgen_mlkem_avx2_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m256i t_3 = nttgen_mlkem_avx2_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m256i pin_1 = nttgen_mlkem_avx2_keep(x_1);
+    const __m256i t_1 = nttgen_mlkem_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
+    const __m256i pin_2 = nttgen_mlkem_avx2_keep(x_2);
+    const __m256i t_2 = nttgen_mlkem_avx2_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m256i pin_3 = nttgen_mlkem_avx2_keep(x_3);
+    const __m256i t_3 = nttgen_mlkem_avx2_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m256i x_5 = _mm256_add_epi16(x_4, t_0);
     const __m256i x_6 = _mm256_sub_epi16(x_4, t_0);
     const __m256i t_4 = nttgen_mlkem_avx2_montmul(x_5, zeta_1, zetaqinv_1);
@@ -1927,11 +2085,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[779]);
     const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[780]);
     const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[781]);
-    const __m256i t_6 = nttgen_mlkem_avx2_montmul(x_7, zeta_0, zetaqinv_0);
-    const __m256i t_7 = nttgen_mlkem_avx2_montmul(x_8, zeta_0, zetaqinv_0);
+    const __m256i pin_4 = nttgen_mlkem_avx2_keep(x_7);
+    const __m256i t_6 = nttgen_mlkem_avx2_montmul(pin_4, zeta_0, zetaqinv_0);
+    const __m256i pin_5 = nttgen_mlkem_avx2_keep(x_8);
+    const __m256i t_7 = nttgen_mlkem_avx2_montmul(pin_5, zeta_0, zetaqinv_0);
     const __m256i x_13 = _mm256_add_epi16(x_9, t_1);
     const __m256i x_14 = _mm256_sub_epi16(x_9, t_1);
-    const __m256i t_8 = nttgen_mlkem_avx2_montmul(x_10, zeta_0, zetaqinv_0);
+    const __m256i pin_6 = nttgen_mlkem_avx2_keep(x_10);
+    const __m256i t_8 = nttgen_mlkem_avx2_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m256i x_15 = _mm256_add_epi16(x_11, t_2);
     const __m256i x_16 = _mm256_sub_epi16(x_11, t_2);
     const __m256i x_17 = _mm256_add_epi16(x_12, t_3);
@@ -1965,7 +2126,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[795]);
     const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[796]);
     const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[797]);
-    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_23, zeta_0, zetaqinv_0);
+    const __m256i pin_7 = nttgen_mlkem_avx2_keep(x_23);
+    const __m256i t_17 = nttgen_mlkem_avx2_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
     const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
     const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
@@ -2008,6 +2170,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
     const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
     const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    goto part_1;
+part_1:;
     const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
     const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
     const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
@@ -2016,8 +2180,6 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
     const __m256i qinv_0 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
     const __m256i qinv_1 = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(-3327));
-    goto part_1;
-part_1:;
     const __m256i gamma_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[96]);
     const __m256i gammaqinv_0 = _mm256_load_si256((const __m256i *)&gammas_fused_0[112]);
     const __m256i gamma_1 = _mm256_load_si256((const __m256i *)&gammas_fused_0[224]);
@@ -2138,6 +2300,8 @@ part_1:;
     const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_43, zeta_8, zetaqinv_8);
     const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_44, zeta_12, zetaqinv_12);
     const __m256i x_45 = _mm256_add_epi16(x_38, t_15);
+    goto part_2;
+part_2:;
     const __m256i x_46 = _mm256_sub_epi16(x_38, t_15);
     const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_45, zeta_9, zetaqinv_9);
     const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_46, zeta_13, zetaqinv_13);
@@ -2146,8 +2310,6 @@ part_1:;
     const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_47, zeta_10, zetaqinv_10);
     const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_48, zeta_14, zetaqinv_14);
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&b[0]);
-    goto part_2;
-part_2:;
     const __m256i x_50 = _mm256_add_epi16(x_49, t_17);
     const __m256i x_51 = _mm256_sub_epi16(x_49, t_17);
     const __m256i x_52 = _mm256_add_epi16(x_50, t_18);
@@ -2268,6 +2430,8 @@ part_2:;
     const __m256i x_147 = _mm256_unpacklo_epi64(x_144, x_146);
     const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
     const __m256i t_52 = nttgen_mlkem_avx2_montmul(x_148, zeta_34, zetaqinv_34);
+    goto part_3;
+part_3:;
     const __m256i x_149 = _mm256_add_epi16(x_110, t_43);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_145, x_149);
     const __m256i x_151 = _mm256_unpackhi_epi64(x_145, x_149);
@@ -2276,8 +2440,6 @@ part_2:;
     const __m256i x_153 = _mm256_add_epi16(x_118, t_45);
     const __m256i x_154 = _mm256_sub_epi16(x_126, t_47);
     const __m256i x_155 = _mm256_unpacklo_epi64(x_152, x_154);
-    goto part_3;
-part_3:;
     const __m256i x_156 = _mm256_unpackhi_epi64(x_152, x_154);
     const __m256i t_54 = nttgen_mlkem_avx2_montmul(x_156, zeta_36, zetaqinv_36);
     const __m256i x_157 = _mm256_add_epi16(x_126, t_47);
@@ -2296,9 +2458,11 @@ part_3:;
     const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&r[240]);
     const __m256i bq_0 = _mm256_mullo_epi16(x_165, qinv_0);
     const __m256i bq_1 = _mm256_mullo_epi16(x_167, qinv_1);
-    const __m256i p_0 = nttgen_mlkem_avx2_montmul(a_0, x_165, bq_0);
+    const __m256i pin_8 = nttgen_mlkem_avx2_keep(a_0);
+    const __m256i p_0 = nttgen_mlkem_avx2_montmul(pin_8, x_165, bq_0);
     const __m256i p_1 = nttgen_mlkem_avx2_montmul(p_0, gamma_0, gammaqinv_0);
-    const __m256i p_2 = nttgen_mlkem_avx2_montmul(a_1, x_167, bq_1);
+    const __m256i pin_9 = nttgen_mlkem_avx2_keep(a_1);
+    const __m256i p_2 = nttgen_mlkem_avx2_montmul(pin_9, x_167, bq_1);
     const __m256i p_3 = nttgen_mlkem_avx2_montmul(p_2, gamma_1, gammaqinv_1);
     const __m256i x_168 = _mm256_add_epi16(x_134, t_49);
     const __m256i x_169 = _mm256_sub_epi16(x_134, t_49);
@@ -2317,9 +2481,11 @@ part_3:;
     const __m256i x_182 = nttgen_mlkem_avx2_ilv16_lo(x_171, x_179);
     const __m256i x_183 = nttgen_mlkem_avx2_ilv16_hi(x_171, x_179);
     const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&r[192]);
-    const __m256i p_4 = nttgen_mlkem_avx2_montmul(a_2, x_165, bq_0);
+    const __m256i pin_10 = nttgen_mlkem_avx2_keep(a_2);
+    const __m256i p_4 = nttgen_mlkem_avx2_montmul(pin_10, x_165, bq_0);
     const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&r[224]);
-    const __m256i p_5 = nttgen_mlkem_avx2_montmul(a_3, x_167, bq_1);
+    const __m256i pin_11 = nttgen_mlkem_avx2_keep(a_3);
+    const __m256i p_5 = nttgen_mlkem_avx2_montmul(pin_11, x_167, bq_1);
     const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&r[144]);
     const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&r[80]);
     const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&r[176]);
@@ -2327,8 +2493,10 @@ part_3:;
     const __m256i bq_2 = _mm256_mullo_epi16(x_175, qinv_2);
     const __m256i bq_3 = _mm256_mullo_epi16(x_181, qinv_3);
     const __m256i bq_4 = _mm256_mullo_epi16(x_164, qinv_0);
-    const __m256i p_6 = nttgen_mlkem_avx2_montmul(a_2, x_164, bq_4);
-    const __m256i p_7 = nttgen_mlkem_avx2_montmul(a_0, x_164, bq_4);
+    const __m256i pin_12 = nttgen_mlkem_avx2_keep(a_2);
+    const __m256i p_6 = nttgen_mlkem_avx2_montmul(pin_12, x_164, bq_4);
+    const __m256i pin_13 = nttgen_mlkem_avx2_keep(a_0);
+    const __m256i p_7 = nttgen_mlkem_avx2_montmul(pin_13, x_164, bq_4);
     const __m256i r_0 = _mm256_add_epi16(p_6, p_1);
     const __m256i r_1 = _mm256_add_epi16(p_4, p_7);
     const __m256i x_184 = nttgen_mlkem_avx2_ilv16_lo(r_0, r_1);
@@ -2336,19 +2504,25 @@ part_3:;
     const __m256i bq_5 = _mm256_mullo_epi16(x_177, qinv_4);
     const __m256i bq_6 = _mm256_mullo_epi16(x_183, qinv_5);
     const __m256i bq_7 = _mm256_mullo_epi16(x_166, qinv_1);
-    const __m256i p_8 = nttgen_mlkem_avx2_montmul(a_3, x_166, bq_7);
-    const __m256i p_9 = nttgen_mlkem_avx2_montmul(a_1, x_166, bq_7);
+    const __m256i pin_14 = nttgen_mlkem_avx2_keep(a_3);
+    const __m256i p_8 = nttgen_mlkem_avx2_montmul(pin_14, x_166, bq_7);
+    const __m256i pin_15 = nttgen_mlkem_avx2_keep(a_1);
+    const __m256i p_9 = nttgen_mlkem_avx2_montmul(pin_15, x_166, bq_7);
     const __m256i r_2 = _mm256_add_epi16(p_8, p_3);
     const __m256i r_3 = _mm256_add_epi16(p_5, p_9);
     const __m256i x_186 = nttgen_mlkem_avx2_ilv16_lo(r_2, r_3);
     const __m256i x_187 = nttgen_mlkem_avx2_ilv16_hi(r_2, r_3);
-    const __m256i p_10 = nttgen_mlkem_avx2_montmul(a_4, x_175, bq_2);
+    const __m256i pin_16 = nttgen_mlkem_avx2_keep(a_4);
+    const __m256i p_10 = nttgen_mlkem_avx2_montmul(pin_16, x_175, bq_2);
     const __m256i p_11 = nttgen_mlkem_avx2_montmul(p_10, gamma_2, gammaqinv_2);
-    const __m256i p_12 = nttgen_mlkem_avx2_montmul(a_5, x_181, bq_3);
+    const __m256i pin_17 = nttgen_mlkem_avx2_keep(a_5);
+    const __m256i p_12 = nttgen_mlkem_avx2_montmul(pin_17, x_181, bq_3);
     const __m256i p_13 = nttgen_mlkem_avx2_montmul(p_12, gamma_3, gammaqinv_3);
-    const __m256i p_14 = nttgen_mlkem_avx2_montmul(a_6, x_177, bq_5);
+    const __m256i pin_18 = nttgen_mlkem_avx2_keep(a_6);
+    const __m256i p_14 = nttgen_mlkem_avx2_montmul(pin_18, x_177, bq_5);
     const __m256i p_15 = nttgen_mlkem_avx2_montmul(p_14, gamma_4, gammaqinv_4);
-    const __m256i p_16 = nttgen_mlkem_avx2_montmul(a_7, x_183, bq_6);
+    const __m256i pin_19 = nttgen_mlkem_avx2_keep(a_7);
+    const __m256i p_16 = nttgen_mlkem_avx2_montmul(pin_19, x_183, bq_6);
     const __m256i p_17 = nttgen_mlkem_avx2_montmul(p_16, gamma_5, gammaqinv_5);
     const __m256i x_188 = _mm256_add_epi16(x_150, t_53);
     const __m256i x_189 = _mm256_sub_epi16(x_150, t_53);
@@ -2359,55 +2533,71 @@ part_3:;
     const __m256i x_194 = nttgen_mlkem_avx2_ilv16_lo(x_189, x_191);
     const __m256i x_195 = nttgen_mlkem_avx2_ilv16_hi(x_189, x_191);
     const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&r[128]);
-    const __m256i p_18 = nttgen_mlkem_avx2_montmul(a_8, x_175, bq_2);
+    const __m256i pin_20 = nttgen_mlkem_avx2_keep(a_8);
+    const __m256i p_18 = nttgen_mlkem_avx2_montmul(pin_20, x_175, bq_2);
     const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&r[64]);
-    const __m256i p_19 = nttgen_mlkem_avx2_montmul(a_9, x_181, bq_3);
+    const __m256i pin_21 = nttgen_mlkem_avx2_keep(a_9);
+    const __m256i p_19 = nttgen_mlkem_avx2_montmul(pin_21, x_181, bq_3);
     const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i p_20 = nttgen_mlkem_avx2_montmul(a_10, x_177, bq_5);
+    const __m256i pin_22 = nttgen_mlkem_avx2_keep(a_10);
+    const __m256i p_20 = nttgen_mlkem_avx2_montmul(pin_22, x_177, bq_5);
     const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&r[96]);
-    const __m256i p_21 = nttgen_mlkem_avx2_montmul(a_11, x_183, bq_6);
+    const __m256i pin_23 = nttgen_mlkem_avx2_keep(a_11);
+    const __m256i p_21 = nttgen_mlkem_avx2_montmul(pin_23, x_183, bq_6);
     const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&r[16]);
     const __m256i a_13 = _mm256_loadu_si256((const __m256i *)&r[48]);
     const __m256i bq_8 = _mm256_mullo_epi16(x_193, qinv_6);
     const __m256i bq_9 = _mm256_mullo_epi16(x_174, qinv_2);
-    const __m256i p_22 = nttgen_mlkem_avx2_montmul(a_8, x_174, bq_9);
-    const __m256i p_23 = nttgen_mlkem_avx2_montmul(a_4, x_174, bq_9);
+    const __m256i pin_24 = nttgen_mlkem_avx2_keep(a_8);
+    const __m256i p_22 = nttgen_mlkem_avx2_montmul(pin_24, x_174, bq_9);
+    const __m256i pin_25 = nttgen_mlkem_avx2_keep(a_4);
+    const __m256i p_23 = nttgen_mlkem_avx2_montmul(pin_25, x_174, bq_9);
     const __m256i r_4 = _mm256_add_epi16(p_22, p_11);
     const __m256i r_5 = _mm256_add_epi16(p_18, p_23);
     const __m256i x_196 = nttgen_mlkem_avx2_ilv16_lo(r_4, r_5);
     const __m256i x_197 = nttgen_mlkem_avx2_ilv16_hi(r_4, r_5);
     const __m256i bq_10 = _mm256_mullo_epi16(x_180, qinv_3);
-    const __m256i p_24 = nttgen_mlkem_avx2_montmul(a_9, x_180, bq_10);
-    const __m256i p_25 = nttgen_mlkem_avx2_montmul(a_5, x_180, bq_10);
+    const __m256i pin_26 = nttgen_mlkem_avx2_keep(a_9);
+    const __m256i p_24 = nttgen_mlkem_avx2_montmul(pin_26, x_180, bq_10);
+    const __m256i pin_27 = nttgen_mlkem_avx2_keep(a_5);
+    goto part_4;
+part_4:;
+    const __m256i p_25 = nttgen_mlkem_avx2_montmul(pin_27, x_180, bq_10);
     const __m256i r_6 = _mm256_add_epi16(p_24, p_13);
     const __m256i r_7 = _mm256_add_epi16(p_19, p_25);
     const __m256i x_198 = nttgen_mlkem_avx2_ilv16_lo(r_6, r_7);
     const __m256i x_199 = nttgen_mlkem_avx2_ilv16_hi(r_6, r_7);
     const __m256i bq_11 = _mm256_mullo_epi16(x_195, qinv_7);
     const __m256i bq_12 = _mm256_mullo_epi16(x_176, qinv_4);
-    const __m256i p_26 = nttgen_mlkem_avx2_montmul(a_10, x_176, bq_12);
-    const __m256i p_27 = nttgen_mlkem_avx2_montmul(a_6, x_176, bq_12);
+    const __m256i pin_28 = nttgen_mlkem_avx2_keep(a_10);
+    const __m256i p_26 = nttgen_mlkem_avx2_montmul(pin_28, x_176, bq_12);
+    const __m256i pin_29 = nttgen_mlkem_avx2_keep(a_6);
+    const __m256i p_27 = nttgen_mlkem_avx2_montmul(pin_29, x_176, bq_12);
     const __m256i r_8 = _mm256_add_epi16(p_26, p_15);
     const __m256i r_9 = _mm256_add_epi16(p_20, p_27);
     const __m256i x_200 = nttgen_mlkem_avx2_ilv16_lo(r_8, r_9);
     const __m256i x_201 = nttgen_mlkem_avx2_ilv16_hi(r_8, r_9);
     const __m256i bq_13 = _mm256_mullo_epi16(x_182, qinv_5);
-    const __m256i p_28 = nttgen_mlkem_avx2_montmul(a_11, x_182, bq_13);
-    const __m256i p_29 = nttgen_mlkem_avx2_montmul(a_7, x_182, bq_13);
+    const __m256i pin_30 = nttgen_mlkem_avx2_keep(a_11);
+    const __m256i p_28 = nttgen_mlkem_avx2_montmul(pin_30, x_182, bq_13);
+    const __m256i pin_31 = nttgen_mlkem_avx2_keep(a_7);
+    const __m256i p_29 = nttgen_mlkem_avx2_montmul(pin_31, x_182, bq_13);
     const __m256i r_10 = _mm256_add_epi16(p_28, p_17);
     const __m256i r_11 = _mm256_add_epi16(p_21, p_29);
     const __m256i x_202 = nttgen_mlkem_avx2_ilv16_lo(r_10, r_11);
     const __m256i x_203 = nttgen_mlkem_avx2_ilv16_hi(r_10, r_11);
-    const __m256i p_30 = nttgen_mlkem_avx2_montmul(a_12, x_193, bq_8);
+    const __m256i pin_32 = nttgen_mlkem_avx2_keep(a_12);
+    const __m256i p_30 = nttgen_mlkem_avx2_montmul(pin_32, x_193, bq_8);
     const __m256i p_31 = nttgen_mlkem_avx2_montmul(p_30, gamma_6, gammaqinv_6);
-    const __m256i p_32 = nttgen_mlkem_avx2_montmul(a_13, x_195, bq_11);
+    const __m256i pin_33 = nttgen_mlkem_avx2_keep(a_13);
+    const __m256i p_32 = nttgen_mlkem_avx2_montmul(pin_33, x_195, bq_11);
     const __m256i p_33 = nttgen_mlkem_avx2_montmul(p_32, gamma_7, gammaqinv_7);
     const __m256i a_14 = _mm256_loadu_si256((const __m256i *)&r[0]);
-    const __m256i p_34 = nttgen_mlkem_avx2_montmul(a_14, x_193, bq_8);
+    const __m256i pin_34 = nttgen_mlkem_avx2_keep(a_14);
+    const __m256i p_34 = nttgen_mlkem_avx2_montmul(pin_34, x_193, bq_8);
     const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&r[32]);
-    const __m256i p_35 = nttgen_mlkem_avx2_montmul(a_15, x_195, bq_11);
-    goto part_4;
-part_4:;
+    const __m256i pin_35 = nttgen_mlkem_avx2_keep(a_15);
+    const __m256i p_35 = nttgen_mlkem_avx2_montmul(pin_35, x_195, bq_11);
     const __m256i x_204 = _mm256_add_epi16(x_185, x_187);
     const __m256i x_205 = _mm256_sub_epi16(x_185, x_187);
     const __m256i x_206 = _mm256_unpacklo_epi64(x_204, x_205);
@@ -2415,15 +2605,19 @@ part_4:;
     const __m256i t_56 = nttgen_mlkem_avx2_montmul(x_207, zeta_39, zetaqinv_39);
     const __m256i t_57 = nttgen_mlkem_avx2_montmul(x_206, zeta_39, zetaqinv_39);
     const __m256i bq_14 = _mm256_mullo_epi16(x_192, qinv_6);
-    const __m256i p_36 = nttgen_mlkem_avx2_montmul(a_14, x_192, bq_14);
-    const __m256i p_37 = nttgen_mlkem_avx2_montmul(a_12, x_192, bq_14);
+    const __m256i pin_36 = nttgen_mlkem_avx2_keep(a_14);
+    const __m256i p_36 = nttgen_mlkem_avx2_montmul(pin_36, x_192, bq_14);
+    const __m256i pin_37 = nttgen_mlkem_avx2_keep(a_12);
+    const __m256i p_37 = nttgen_mlkem_avx2_montmul(pin_37, x_192, bq_14);
     const __m256i r_12 = _mm256_add_epi16(p_36, p_31);
     const __m256i r_13 = _mm256_add_epi16(p_34, p_37);
     const __m256i x_208 = nttgen_mlkem_avx2_ilv16_lo(r_12, r_13);
     const __m256i x_209 = nttgen_mlkem_avx2_ilv16_hi(r_12, r_13);
     const __m256i bq_15 = _mm256_mullo_epi16(x_194, qinv_7);
-    const __m256i p_38 = nttgen_mlkem_avx2_montmul(a_15, x_194, bq_15);
-    const __m256i p_39 = nttgen_mlkem_avx2_montmul(a_13, x_194, bq_15);
+    const __m256i pin_38 = nttgen_mlkem_avx2_keep(a_15);
+    const __m256i p_38 = nttgen_mlkem_avx2_montmul(pin_38, x_194, bq_15);
+    const __m256i pin_39 = nttgen_mlkem_avx2_keep(a_13);
+    const __m256i p_39 = nttgen_mlkem_avx2_montmul(pin_39, x_194, bq_15);
     const __m256i r_14 = _mm256_add_epi16(p_38, p_33);
     const __m256i r_15 = _mm256_add_epi16(p_35, p_39);
     const __m256i x_210 = nttgen_mlkem_avx2_ilv16_lo(r_14, r_15);
@@ -2496,6 +2690,8 @@ part_4:;
     const __m256i x_261 = _mm256_sub_epi16(x_208, x_210);
     const __m256i x_262 = _mm256_unpacklo_epi64(x_260, x_261);
     const __m256i x_263 = _mm256_unpackhi_epi64(x_260, x_261);
+    goto part_5;
+part_5:;
     const __m256i x_264 = _mm256_add_epi16(x_230, t_59);
     const __m256i x_265 = _mm256_sub_epi16(x_230, t_59);
     const __m256i x_266 = nttgen_mlkem_avx2_unzip32_lo(x_264, x_265);
@@ -2536,8 +2732,6 @@ part_4:;
     const __m256i t_81 = nttgen_mlkem_avx2_montmul(x_293, zeta_42, zetaqinv_42);
     const __m256i x_294 = _mm256_add_epi16(x_282, t_72);
     const __m256i t_82 = nttgen_mlkem_avx2_montmul(x_294, zeta_42, zetaqinv_42);
-    goto part_5;
-part_5:;
     const __m256i x_295 = _mm256_sub_epi16(x_282, t_72);
     const __m256i t_83 = nttgen_mlkem_avx2_montmul(x_295, zeta_43, zetaqinv_43);
     const __m256i x_296 = _mm256_add_epi16(x_262, t_65);
@@ -2626,6 +2820,8 @@ part_5:;
     const __m256i x_353 = _mm256_sub_epi16(x_346, t_96);
     const __m256i x_354 = nttgen_mlkem_avx2_montmul(x_352, tw_0, twqinv_0);
     const __m256i x_355 = nttgen_mlkem_avx2_montmul(x_353, tw_1, twqinv_1);
+    goto part_6;
+part_6:;
     const __m256i red_6 = nttgen_mlkem_avx2_cond_add_q(x_354);
     const __m256i red_7 = nttgen_mlkem_avx2_cond_add_q(x_355);
     _mm256_storeu_si256((__m256i *)&r[0], red_6);
@@ -2666,8 +2862,6 @@ part_5:;
     const __m256i x_382 = nttgen_mlkem_avx2_montmul(x_372, tw_14, twqinv_14);
     const __m256i x_383 = nttgen_mlkem_avx2_montmul(x_373, tw_15, twqinv_15);
     const __m256i red_12 = nttgen_mlkem_avx2_cond_add_q(x_374);
-    goto part_6;
-part_6:;
     const __m256i red_13 = nttgen_mlkem_avx2_cond_add_q(x_375);
     const __m256i red_14 = nttgen_mlkem_avx2_cond_add_q(x_376);
     const __m256i red_15 = nttgen_mlkem_avx2_cond_add_q(x_377);

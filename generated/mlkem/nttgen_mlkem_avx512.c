@@ -390,7 +390,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1024]);
     const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1025]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_0 = nttgen_mlkem_avx512_montmul(x_0, zeta_0, zetaqinv_0);
+    const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_mlkem_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
@@ -398,8 +399,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[1027]);
     const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1028]);
     const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1029]);
-    const __m512i t_1 = nttgen_mlkem_avx512_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i t_2 = nttgen_mlkem_avx512_montmul(x_2, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_mlkem_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_mlkem_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
+    const __m512i pin_2 = nttgen_mlkem_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_mlkem_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
     const __m512i x_4 = _mm512_add_epi16(x_3, t_0);
     const __m512i x_5 = _mm512_sub_epi16(x_3, t_0);
     const __m512i t_3 = nttgen_mlkem_avx512_montmul(x_4, zeta_1, zetaqinv_1);
@@ -415,7 +418,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[1035]);
     const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1036]);
     const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1037]);
-    const __m512i t_5 = nttgen_mlkem_avx512_montmul(x_6, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_mlkem_avx512_keep(x_6);
+    const __m512i t_5 = nttgen_mlkem_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
     const __m512i x_10 = _mm512_sub_epi16(x_7, t_1);
     const __m512i x_11 = _mm512_add_epi16(x_8, t_2);
@@ -509,12 +513,12 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i x_61 = _mm512_sub_epi16(x_52, t_18);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
+    goto part_1;
+part_1:;
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
     const __m512i x_67 = _mm512_unpackhi_epi32(x_58, x_62);
-    goto part_1;
-part_1:;
     const __m512i x_68 = _mm512_unpacklo_epi32(x_57, x_61);
     const __m512i x_69 = _mm512_unpackhi_epi32(x_57, x_61);
     const __m512i x_70 = _mm512_unpacklo_epi32(x_59, x_63);
@@ -619,15 +623,19 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     const __m512i qinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_0 = _mm512_mullo_epi16(b_0, qinv_0);
     const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i p_0 = nttgen_mlkem_avx512_montmul(a_0, b_0, bq_0);
+    const __m512i pin_0 = nttgen_mlkem_avx512_keep(a_0);
+    const __m512i p_0 = nttgen_mlkem_avx512_montmul(pin_0, b_0, bq_0);
     const __m512i gamma_0 = _mm512_load_si512((const __m512i *)&gammas_0[0]);
     const __m512i gammaqinv_0 = _mm512_load_si512((const __m512i *)&gammas_0[32]);
     const __m512i a_1 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i bq_1 = _mm512_mullo_epi16(b_1, qinv_0);
-    const __m512i p_1 = nttgen_mlkem_avx512_montmul(a_1, b_1, bq_1);
+    const __m512i pin_1 = nttgen_mlkem_avx512_keep(a_1);
+    const __m512i p_1 = nttgen_mlkem_avx512_montmul(pin_1, b_1, bq_1);
     const __m512i p_2 = nttgen_mlkem_avx512_montmul(p_0, gamma_0, gammaqinv_0);
-    const __m512i p_3 = nttgen_mlkem_avx512_montmul(a_1, b_0, bq_0);
-    const __m512i p_4 = nttgen_mlkem_avx512_montmul(a_0, b_1, bq_1);
+    const __m512i pin_2 = nttgen_mlkem_avx512_keep(a_1);
+    const __m512i p_3 = nttgen_mlkem_avx512_montmul(pin_2, b_0, bq_0);
+    const __m512i pin_3 = nttgen_mlkem_avx512_keep(a_0);
+    const __m512i p_4 = nttgen_mlkem_avx512_montmul(pin_3, b_1, bq_1);
     const __m512i r_0 = _mm512_add_epi16(p_1, p_2);
     const __m512i r_1 = _mm512_add_epi16(p_3, p_4);
     _mm512_storeu_si512((__m512i *)&r[0], r_0);
@@ -637,15 +645,19 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     const __m512i qinv_1 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_2 = _mm512_mullo_epi16(b_2, qinv_1);
     const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i p_5 = nttgen_mlkem_avx512_montmul(a_2, b_2, bq_2);
+    const __m512i pin_4 = nttgen_mlkem_avx512_keep(a_2);
+    const __m512i p_5 = nttgen_mlkem_avx512_montmul(pin_4, b_2, bq_2);
     const __m512i gamma_1 = _mm512_load_si512((const __m512i *)&gammas_0[64]);
     const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)&gammas_0[96]);
     const __m512i a_3 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i bq_3 = _mm512_mullo_epi16(b_3, qinv_1);
-    const __m512i p_6 = nttgen_mlkem_avx512_montmul(a_3, b_3, bq_3);
+    const __m512i pin_5 = nttgen_mlkem_avx512_keep(a_3);
+    const __m512i p_6 = nttgen_mlkem_avx512_montmul(pin_5, b_3, bq_3);
     const __m512i p_7 = nttgen_mlkem_avx512_montmul(p_5, gamma_1, gammaqinv_1);
-    const __m512i p_8 = nttgen_mlkem_avx512_montmul(a_3, b_2, bq_2);
-    const __m512i p_9 = nttgen_mlkem_avx512_montmul(a_2, b_3, bq_3);
+    const __m512i pin_6 = nttgen_mlkem_avx512_keep(a_3);
+    const __m512i p_8 = nttgen_mlkem_avx512_montmul(pin_6, b_2, bq_2);
+    const __m512i pin_7 = nttgen_mlkem_avx512_keep(a_2);
+    const __m512i p_9 = nttgen_mlkem_avx512_montmul(pin_7, b_3, bq_3);
     const __m512i r_2 = _mm512_add_epi16(p_6, p_7);
     const __m512i r_3 = _mm512_add_epi16(p_8, p_9);
     _mm512_storeu_si512((__m512i *)&r[32], r_2);
@@ -655,15 +667,19 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     const __m512i qinv_2 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_4 = _mm512_mullo_epi16(b_4, qinv_2);
     const __m512i b_5 = _mm512_loadu_si512((const __m512i *)&b[128]);
-    const __m512i p_10 = nttgen_mlkem_avx512_montmul(a_4, b_4, bq_4);
+    const __m512i pin_8 = nttgen_mlkem_avx512_keep(a_4);
+    const __m512i p_10 = nttgen_mlkem_avx512_montmul(pin_8, b_4, bq_4);
     const __m512i gamma_2 = _mm512_load_si512((const __m512i *)&gammas_0[128]);
     const __m512i gammaqinv_2 = _mm512_load_si512((const __m512i *)&gammas_0[160]);
     const __m512i a_5 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i bq_5 = _mm512_mullo_epi16(b_5, qinv_2);
-    const __m512i p_11 = nttgen_mlkem_avx512_montmul(a_5, b_5, bq_5);
+    const __m512i pin_9 = nttgen_mlkem_avx512_keep(a_5);
+    const __m512i p_11 = nttgen_mlkem_avx512_montmul(pin_9, b_5, bq_5);
     const __m512i p_12 = nttgen_mlkem_avx512_montmul(p_10, gamma_2, gammaqinv_2);
-    const __m512i p_13 = nttgen_mlkem_avx512_montmul(a_5, b_4, bq_4);
-    const __m512i p_14 = nttgen_mlkem_avx512_montmul(a_4, b_5, bq_5);
+    const __m512i pin_10 = nttgen_mlkem_avx512_keep(a_5);
+    const __m512i p_13 = nttgen_mlkem_avx512_montmul(pin_10, b_4, bq_4);
+    const __m512i pin_11 = nttgen_mlkem_avx512_keep(a_4);
+    const __m512i p_14 = nttgen_mlkem_avx512_montmul(pin_11, b_5, bq_5);
     const __m512i r_4 = _mm512_add_epi16(p_11, p_12);
     const __m512i r_5 = _mm512_add_epi16(p_13, p_14);
     _mm512_storeu_si512((__m512i *)&r[128], r_4);
@@ -673,15 +689,19 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
     const __m512i qinv_3 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_6 = _mm512_mullo_epi16(b_6, qinv_3);
     const __m512i b_7 = _mm512_loadu_si512((const __m512i *)&b[160]);
-    const __m512i p_15 = nttgen_mlkem_avx512_montmul(a_6, b_6, bq_6);
+    const __m512i pin_12 = nttgen_mlkem_avx512_keep(a_6);
+    const __m512i p_15 = nttgen_mlkem_avx512_montmul(pin_12, b_6, bq_6);
     const __m512i gamma_3 = _mm512_load_si512((const __m512i *)&gammas_0[192]);
     const __m512i gammaqinv_3 = _mm512_load_si512((const __m512i *)&gammas_0[224]);
     const __m512i a_7 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i bq_7 = _mm512_mullo_epi16(b_7, qinv_3);
-    const __m512i p_16 = nttgen_mlkem_avx512_montmul(a_7, b_7, bq_7);
+    const __m512i pin_13 = nttgen_mlkem_avx512_keep(a_7);
+    const __m512i p_16 = nttgen_mlkem_avx512_montmul(pin_13, b_7, bq_7);
     const __m512i p_17 = nttgen_mlkem_avx512_montmul(p_15, gamma_3, gammaqinv_3);
-    const __m512i p_18 = nttgen_mlkem_avx512_montmul(a_7, b_6, bq_6);
-    const __m512i p_19 = nttgen_mlkem_avx512_montmul(a_6, b_7, bq_7);
+    const __m512i pin_14 = nttgen_mlkem_avx512_keep(a_7);
+    const __m512i p_18 = nttgen_mlkem_avx512_montmul(pin_14, b_6, bq_6);
+    const __m512i pin_15 = nttgen_mlkem_avx512_keep(a_6);
+    const __m512i p_19 = nttgen_mlkem_avx512_montmul(pin_15, b_7, bq_7);
     const __m512i r_6 = _mm512_add_epi16(p_16, p_17);
     const __m512i r_7 = _mm512_add_epi16(p_18, p_19);
     _mm512_storeu_si512((__m512i *)&r[160], r_6);
@@ -715,8 +735,10 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
         const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)(&gammas_0[i_0 * 128] + 96));
         const __m512i b_0 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 64));
         const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 96));
-        const __m512i gb_0 = nttgen_mlkem_avx512_montmul(b_0, gamma_0, gammaqinv_0);
-        const __m512i gb_1 = nttgen_mlkem_avx512_montmul(b_1, gamma_1, gammaqinv_1);
+        const __m512i pin_0 = nttgen_mlkem_avx512_keep(b_0);
+        const __m512i gb_0 = nttgen_mlkem_avx512_montmul(pin_0, gamma_0, gammaqinv_0);
+        const __m512i pin_1 = nttgen_mlkem_avx512_keep(b_1);
+        const __m512i gb_1 = nttgen_mlkem_avx512_montmul(pin_1, gamma_1, gammaqinv_1);
         const __m512i a_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 128]);
         const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 64));
         const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[i_0 * 128]);
@@ -739,25 +761,19 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
         __m512i w_13 = w_5;
         __m512i w_14 = w_6;
         __m512i w_15 = w_7;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 320));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 352));
-            const __m512i gb_2 = nttgen_mlkem_avx512_montmul(b_4, gamma_0, gammaqinv_0);
-            const __m512i gb_3 = nttgen_mlkem_avx512_montmul(b_5, gamma_1, gammaqinv_1);
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 256));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 320));
-            const __m512i b_6 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 256));
-            const __m512i a_6 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 288));
-            const __m512i a_7 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 352));
-            const __m512i b_7 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 288));
+        if (1 < k) {
+            const __m512i b_4 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 320));
+            const __m512i b_5 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 352));
+            const __m512i pin_2 = nttgen_mlkem_avx512_keep(b_4);
+            const __m512i gb_2 = nttgen_mlkem_avx512_montmul(pin_2, gamma_0, gammaqinv_0);
+            const __m512i pin_3 = nttgen_mlkem_avx512_keep(b_5);
+            const __m512i gb_3 = nttgen_mlkem_avx512_montmul(pin_3, gamma_1, gammaqinv_1);
+            const __m512i a_4 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 256));
+            const __m512i a_5 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 320));
+            const __m512i b_6 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 256));
+            const __m512i a_6 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 288));
+            const __m512i a_7 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 352));
+            const __m512i b_7 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 288));
             const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_6, a_5, gb_2);
             const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_6, a_5, gb_2);
             const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, b_6);
@@ -782,6 +798,52 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
             const __m512i w_31 = _mm512_add_epi32(w_15, w_23);
             w_14 = w_30;
             w_15 = w_31;
+            if (2 < k) {
+                const __m512i b_8 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 320));
+                const __m512i b_9 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 352));
+                const __m512i pin_4 = nttgen_mlkem_avx512_keep(b_8);
+                const __m512i gb_4 = nttgen_mlkem_avx512_montmul(pin_4, gamma_0, gammaqinv_0);
+                const __m512i pin_5 = nttgen_mlkem_avx512_keep(b_9);
+                const __m512i gb_5 = nttgen_mlkem_avx512_montmul(pin_5, gamma_1, gammaqinv_1);
+                const __m512i a_8 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 256));
+                const __m512i a_9 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 320));
+                const __m512i b_10 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 256));
+                const __m512i a_10 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 288));
+                const __m512i a_11 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 352));
+                const __m512i b_11 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 288));
+                const __m512i w_32 = nttgen_mlkem_avx512_madd_lo(a_8, b_10, a_9, gb_4);
+                const __m512i w_33 = nttgen_mlkem_avx512_madd_hi(a_8, b_10, a_9, gb_4);
+                const __m512i w_34 = nttgen_mlkem_avx512_madd_lo(a_8, b_8, a_9, b_10);
+                const __m512i w_35 = nttgen_mlkem_avx512_madd_hi(a_8, b_8, a_9, b_10);
+                const __m512i w_36 = nttgen_mlkem_avx512_madd_lo(a_10, b_11, a_11, gb_5);
+                const __m512i w_37 = nttgen_mlkem_avx512_madd_hi(a_10, b_11, a_11, gb_5);
+                const __m512i w_38 = nttgen_mlkem_avx512_madd_lo(a_10, b_9, a_11, b_11);
+                const __m512i w_39 = nttgen_mlkem_avx512_madd_hi(a_10, b_9, a_11, b_11);
+                const __m512i w_40 = _mm512_add_epi32(w_8, w_32);
+                const __m512i w_41 = _mm512_add_epi32(w_9, w_33);
+                w_8 = w_40;
+                w_9 = w_41;
+                const __m512i w_42 = _mm512_add_epi32(w_10, w_34);
+                const __m512i w_43 = _mm512_add_epi32(w_11, w_35);
+                w_10 = w_42;
+                w_11 = w_43;
+                const __m512i w_44 = _mm512_add_epi32(w_12, w_36);
+                const __m512i w_45 = _mm512_add_epi32(w_13, w_37);
+                w_12 = w_44;
+                w_13 = w_45;
+                const __m512i w_46 = _mm512_add_epi32(w_14, w_38);
+                const __m512i w_47 = _mm512_add_epi32(w_15, w_39);
+                w_14 = w_46;
+                w_15 = w_47;
+            }
         }
         const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_8, w_9);
         const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_10, w_11);
@@ -792,88 +854,138 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
         __m512i acc_2 = r_2;
         __m512i acc_3 = r_3;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m512i b_8 =
+            const __m512i b_12 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 832));
-            const __m512i b_9 =
+            const __m512i b_13 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 864));
-            const __m512i gb_4 = nttgen_mlkem_avx512_montmul(b_8, gamma_0, gammaqinv_0);
-            const __m512i gb_5 = nttgen_mlkem_avx512_montmul(b_9, gamma_1, gammaqinv_1);
-            const __m512i a_8 =
+            const __m512i pin_6 = nttgen_mlkem_avx512_keep(b_12);
+            const __m512i gb_6 = nttgen_mlkem_avx512_montmul(pin_6, gamma_0, gammaqinv_0);
+            const __m512i pin_7 = nttgen_mlkem_avx512_keep(b_13);
+            const __m512i gb_7 = nttgen_mlkem_avx512_montmul(pin_7, gamma_1, gammaqinv_1);
+            const __m512i a_12 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 768));
-            const __m512i a_9 =
+            const __m512i a_13 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 832));
-            const __m512i b_10 =
+            const __m512i b_14 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 768));
-            const __m512i a_10 =
+            const __m512i a_14 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 800));
-            const __m512i a_11 =
+            const __m512i a_15 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 864));
-            const __m512i b_11 =
+            const __m512i b_15 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 800));
-            const __m512i w_32 = nttgen_mlkem_avx512_madd_lo(a_8, b_10, a_9, gb_4);
-            const __m512i w_33 = nttgen_mlkem_avx512_madd_hi(a_8, b_10, a_9, gb_4);
-            const __m512i w_34 = nttgen_mlkem_avx512_madd_lo(a_8, b_8, a_9, b_10);
-            const __m512i w_35 = nttgen_mlkem_avx512_madd_hi(a_8, b_8, a_9, b_10);
-            const __m512i w_36 = nttgen_mlkem_avx512_madd_lo(a_10, b_11, a_11, gb_5);
-            const __m512i w_37 = nttgen_mlkem_avx512_madd_hi(a_10, b_11, a_11, gb_5);
-            const __m512i w_38 = nttgen_mlkem_avx512_madd_lo(a_10, b_9, a_11, b_11);
-            const __m512i w_39 = nttgen_mlkem_avx512_madd_hi(a_10, b_9, a_11, b_11);
-            __m512i w_40 = w_32;
-            __m512i w_41 = w_33;
-            __m512i w_42 = w_34;
-            __m512i w_43 = w_35;
-            __m512i w_44 = w_36;
-            __m512i w_45 = w_37;
-            __m512i w_46 = w_38;
-            __m512i w_47 = w_39;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m512i b_12 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1088));
-                const __m512i b_13 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1120));
-                const __m512i gb_6 = nttgen_mlkem_avx512_montmul(b_12, gamma_0, gammaqinv_0);
-                const __m512i gb_7 = nttgen_mlkem_avx512_montmul(b_13, gamma_1, gammaqinv_1);
-                const __m512i a_12 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1024));
-                const __m512i a_13 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1088));
-                const __m512i b_14 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1024));
-                const __m512i a_14 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1056));
-                const __m512i a_15 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1120));
-                const __m512i b_15 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 768 + i_2 * 256 + i_0 * 128] + 1056));
-                const __m512i w_48 = nttgen_mlkem_avx512_madd_lo(a_12, b_14, a_13, gb_6);
-                const __m512i w_49 = nttgen_mlkem_avx512_madd_hi(a_12, b_14, a_13, gb_6);
-                const __m512i w_50 = nttgen_mlkem_avx512_madd_lo(a_12, b_12, a_13, b_14);
-                const __m512i w_51 = nttgen_mlkem_avx512_madd_hi(a_12, b_12, a_13, b_14);
-                const __m512i w_52 = nttgen_mlkem_avx512_madd_lo(a_14, b_15, a_15, gb_7);
-                const __m512i w_53 = nttgen_mlkem_avx512_madd_hi(a_14, b_15, a_15, gb_7);
-                const __m512i w_54 = nttgen_mlkem_avx512_madd_lo(a_14, b_13, a_15, b_15);
-                const __m512i w_55 = nttgen_mlkem_avx512_madd_hi(a_14, b_13, a_15, b_15);
-                const __m512i w_56 = _mm512_add_epi32(w_40, w_48);
-                const __m512i w_57 = _mm512_add_epi32(w_41, w_49);
-                w_40 = w_56;
-                w_41 = w_57;
-                const __m512i w_58 = _mm512_add_epi32(w_42, w_50);
-                const __m512i w_59 = _mm512_add_epi32(w_43, w_51);
-                w_42 = w_58;
-                w_43 = w_59;
-                const __m512i w_60 = _mm512_add_epi32(w_44, w_52);
-                const __m512i w_61 = _mm512_add_epi32(w_45, w_53);
-                w_44 = w_60;
-                w_45 = w_61;
-                const __m512i w_62 = _mm512_add_epi32(w_46, w_54);
-                const __m512i w_63 = _mm512_add_epi32(w_47, w_55);
-                w_46 = w_62;
-                w_47 = w_63;
+            const __m512i w_48 = nttgen_mlkem_avx512_madd_lo(a_12, b_14, a_13, gb_6);
+            const __m512i w_49 = nttgen_mlkem_avx512_madd_hi(a_12, b_14, a_13, gb_6);
+            const __m512i w_50 = nttgen_mlkem_avx512_madd_lo(a_12, b_12, a_13, b_14);
+            const __m512i w_51 = nttgen_mlkem_avx512_madd_hi(a_12, b_12, a_13, b_14);
+            const __m512i w_52 = nttgen_mlkem_avx512_madd_lo(a_14, b_15, a_15, gb_7);
+            const __m512i w_53 = nttgen_mlkem_avx512_madd_hi(a_14, b_15, a_15, gb_7);
+            const __m512i w_54 = nttgen_mlkem_avx512_madd_lo(a_14, b_13, a_15, b_15);
+            const __m512i w_55 = nttgen_mlkem_avx512_madd_hi(a_14, b_13, a_15, b_15);
+            __m512i w_56 = w_48;
+            __m512i w_57 = w_49;
+            __m512i w_58 = w_50;
+            __m512i w_59 = w_51;
+            __m512i w_60 = w_52;
+            __m512i w_61 = w_53;
+            __m512i w_62 = w_54;
+            __m512i w_63 = w_55;
+            if ((g_0 * 3 + 4) < k) {
+                const __m512i b_16 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 1088));
+                const __m512i b_17 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 1120));
+                const __m512i pin_8 = nttgen_mlkem_avx512_keep(b_16);
+                const __m512i gb_8 = nttgen_mlkem_avx512_montmul(pin_8, gamma_0, gammaqinv_0);
+                const __m512i pin_9 = nttgen_mlkem_avx512_keep(b_17);
+                const __m512i gb_9 = nttgen_mlkem_avx512_montmul(pin_9, gamma_1, gammaqinv_1);
+                const __m512i a_16 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 1024));
+                const __m512i a_17 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 1088));
+                const __m512i b_18 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 1024));
+                const __m512i a_18 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 1056));
+                const __m512i a_19 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 768 + i_0 * 128] + 1120));
+                const __m512i b_19 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 768 + i_0 * 128] + 1056));
+                const __m512i w_64 = nttgen_mlkem_avx512_madd_lo(a_16, b_18, a_17, gb_8);
+                const __m512i w_65 = nttgen_mlkem_avx512_madd_hi(a_16, b_18, a_17, gb_8);
+                const __m512i w_66 = nttgen_mlkem_avx512_madd_lo(a_16, b_16, a_17, b_18);
+                const __m512i w_67 = nttgen_mlkem_avx512_madd_hi(a_16, b_16, a_17, b_18);
+                const __m512i w_68 = nttgen_mlkem_avx512_madd_lo(a_18, b_19, a_19, gb_9);
+                const __m512i w_69 = nttgen_mlkem_avx512_madd_hi(a_18, b_19, a_19, gb_9);
+                const __m512i w_70 = nttgen_mlkem_avx512_madd_lo(a_18, b_17, a_19, b_19);
+                const __m512i w_71 = nttgen_mlkem_avx512_madd_hi(a_18, b_17, a_19, b_19);
+                const __m512i w_72 = _mm512_add_epi32(w_56, w_64);
+                const __m512i w_73 = _mm512_add_epi32(w_57, w_65);
+                w_56 = w_72;
+                w_57 = w_73;
+                const __m512i w_74 = _mm512_add_epi32(w_58, w_66);
+                const __m512i w_75 = _mm512_add_epi32(w_59, w_67);
+                w_58 = w_74;
+                w_59 = w_75;
+                const __m512i w_76 = _mm512_add_epi32(w_60, w_68);
+                const __m512i w_77 = _mm512_add_epi32(w_61, w_69);
+                w_60 = w_76;
+                w_61 = w_77;
+                const __m512i w_78 = _mm512_add_epi32(w_62, w_70);
+                const __m512i w_79 = _mm512_add_epi32(w_63, w_71);
+                w_62 = w_78;
+                w_63 = w_79;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m512i b_20 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 768 + 256 + i_0 * 128] + 1088));
+                    const __m512i b_21 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 768 + 256 + i_0 * 128] + 1120));
+                    const __m512i pin_10 = nttgen_mlkem_avx512_keep(b_20);
+                    const __m512i gb_10 = nttgen_mlkem_avx512_montmul(pin_10, gamma_0, gammaqinv_0);
+                    const __m512i pin_11 = nttgen_mlkem_avx512_keep(b_21);
+                    const __m512i gb_11 = nttgen_mlkem_avx512_montmul(pin_11, gamma_1, gammaqinv_1);
+                    const __m512i a_20 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 768 + 256 + i_0 * 128] + 1024));
+                    const __m512i a_21 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 768 + 256 + i_0 * 128] + 1088));
+                    const __m512i b_22 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 768 + 256 + i_0 * 128] + 1024));
+                    const __m512i a_22 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 768 + 256 + i_0 * 128] + 1056));
+                    const __m512i a_23 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 768 + 256 + i_0 * 128] + 1120));
+                    const __m512i b_23 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 768 + 256 + i_0 * 128] + 1056));
+                    const __m512i w_80 = nttgen_mlkem_avx512_madd_lo(a_20, b_22, a_21, gb_10);
+                    const __m512i w_81 = nttgen_mlkem_avx512_madd_hi(a_20, b_22, a_21, gb_10);
+                    const __m512i w_82 = nttgen_mlkem_avx512_madd_lo(a_20, b_20, a_21, b_22);
+                    const __m512i w_83 = nttgen_mlkem_avx512_madd_hi(a_20, b_20, a_21, b_22);
+                    const __m512i w_84 = nttgen_mlkem_avx512_madd_lo(a_22, b_23, a_23, gb_11);
+                    const __m512i w_85 = nttgen_mlkem_avx512_madd_hi(a_22, b_23, a_23, gb_11);
+                    const __m512i w_86 = nttgen_mlkem_avx512_madd_lo(a_22, b_21, a_23, b_23);
+                    const __m512i w_87 = nttgen_mlkem_avx512_madd_hi(a_22, b_21, a_23, b_23);
+                    const __m512i w_88 = _mm512_add_epi32(w_56, w_80);
+                    const __m512i w_89 = _mm512_add_epi32(w_57, w_81);
+                    w_56 = w_88;
+                    w_57 = w_89;
+                    const __m512i w_90 = _mm512_add_epi32(w_58, w_82);
+                    const __m512i w_91 = _mm512_add_epi32(w_59, w_83);
+                    w_58 = w_90;
+                    w_59 = w_91;
+                    const __m512i w_92 = _mm512_add_epi32(w_60, w_84);
+                    const __m512i w_93 = _mm512_add_epi32(w_61, w_85);
+                    w_60 = w_92;
+                    w_61 = w_93;
+                    const __m512i w_94 = _mm512_add_epi32(w_62, w_86);
+                    const __m512i w_95 = _mm512_add_epi32(w_63, w_87);
+                    w_62 = w_94;
+                    w_63 = w_95;
+                }
             }
-            const __m512i r_4 = nttgen_mlkem_avx512_mredw(w_40, w_41);
-            const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_42, w_43);
-            const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_44, w_45);
-            const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_46, w_47);
+            const __m512i r_4 = nttgen_mlkem_avx512_mredw(w_56, w_57);
+            const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_58, w_59);
+            const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_60, w_61);
+            const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_62, w_63);
             const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
             const __m512i acc_4 = _mm512_add_epi16(red_0, r_4);
             acc_0 = acc_4;
@@ -919,22 +1031,26 @@ void nttgen_mlkem_avx512_basemul_cache(int16_t cache[128], const int16_t b[256])
     const __m512i gamma_0 = _mm512_load_si512((const __m512i *)&gammas_0[0]);
     const __m512i gammaqinv_0 = _mm512_load_si512((const __m512i *)&gammas_0[32]);
     const __m512i b_0 = _mm512_loadu_si512((const __m512i *)&b[64]);
-    const __m512i gb_0 = nttgen_mlkem_avx512_montmul(b_0, gamma_0, gammaqinv_0);
+    const __m512i pin_0 = nttgen_mlkem_avx512_keep(b_0);
+    const __m512i gb_0 = nttgen_mlkem_avx512_montmul(pin_0, gamma_0, gammaqinv_0);
     _mm512_storeu_si512((__m512i *)&cache[0], gb_0);
     const __m512i gamma_1 = _mm512_load_si512((const __m512i *)&gammas_0[64]);
     const __m512i gammaqinv_1 = _mm512_load_si512((const __m512i *)&gammas_0[96]);
     const __m512i b_1 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i gb_1 = nttgen_mlkem_avx512_montmul(b_1, gamma_1, gammaqinv_1);
+    const __m512i pin_1 = nttgen_mlkem_avx512_keep(b_1);
+    const __m512i gb_1 = nttgen_mlkem_avx512_montmul(pin_1, gamma_1, gammaqinv_1);
     _mm512_storeu_si512((__m512i *)&cache[32], gb_1);
     const __m512i gamma_2 = _mm512_load_si512((const __m512i *)&gammas_0[128]);
     const __m512i gammaqinv_2 = _mm512_load_si512((const __m512i *)&gammas_0[160]);
     const __m512i b_2 = _mm512_loadu_si512((const __m512i *)&b[192]);
-    const __m512i gb_2 = nttgen_mlkem_avx512_montmul(b_2, gamma_2, gammaqinv_2);
+    const __m512i pin_2 = nttgen_mlkem_avx512_keep(b_2);
+    const __m512i gb_2 = nttgen_mlkem_avx512_montmul(pin_2, gamma_2, gammaqinv_2);
     _mm512_storeu_si512((__m512i *)&cache[64], gb_2);
     const __m512i gamma_3 = _mm512_load_si512((const __m512i *)&gammas_0[192]);
     const __m512i gammaqinv_3 = _mm512_load_si512((const __m512i *)&gammas_0[224]);
     const __m512i b_3 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i gb_3 = nttgen_mlkem_avx512_montmul(b_3, gamma_3, gammaqinv_3);
+    const __m512i pin_3 = nttgen_mlkem_avx512_keep(b_3);
+    const __m512i gb_3 = nttgen_mlkem_avx512_montmul(pin_3, gamma_3, gammaqinv_3);
     _mm512_storeu_si512((__m512i *)&cache[96], gb_3);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(cache, 128, -2080, 2080);
@@ -988,27 +1104,17 @@ void nttgen_mlkem_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, co
         __m512i w_13 = w_5;
         __m512i w_14 = w_6;
         __m512i w_15 = w_7;
-        for (size_t i_1 = 0; (i_1 < 3) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 256));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 320));
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 256));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 320));
-            const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 128 + i_0 * 64] + 128));
-            const __m512i a_6 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 288));
-            const __m512i a_7 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 256 + i_0 * 128] + 352));
-            const __m512i b_6 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 288));
-            const __m512i b_7 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 256 + i_0 * 128] + 352));
-            const __m512i cache_3 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 128 + i_0 * 64] + 160));
+        if (1 < k) {
+            const __m512i a_4 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 256));
+            const __m512i a_5 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 320));
+            const __m512i b_4 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 256));
+            const __m512i b_5 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 320));
+            const __m512i cache_2 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 128));
+            const __m512i a_6 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 288));
+            const __m512i a_7 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 128] + 352));
+            const __m512i b_6 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 288));
+            const __m512i b_7 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 128] + 352));
+            const __m512i cache_3 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 160));
             const __m512i w_16 = nttgen_mlkem_avx512_madd_lo(a_4, b_4, a_5, cache_2);
             const __m512i w_17 = nttgen_mlkem_avx512_madd_hi(a_4, b_4, a_5, cache_2);
             const __m512i w_18 = nttgen_mlkem_avx512_madd_lo(a_4, b_5, a_5, b_4);
@@ -1033,6 +1139,98 @@ void nttgen_mlkem_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, co
             const __m512i w_31 = _mm512_add_epi32(w_15, w_23);
             w_14 = w_30;
             w_15 = w_31;
+            if (2 < k) {
+                const __m512i a_8 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 256));
+                const __m512i a_9 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 320));
+                const __m512i b_8 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 256));
+                const __m512i b_9 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 320));
+                const __m512i cache_4 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[128 + i_0 * 64] + 128));
+                const __m512i a_10 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 288));
+                const __m512i a_11 =
+                    _mm512_loadu_si512((const __m512i *)(&a[256 + i_0 * 128] + 352));
+                const __m512i b_10 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 288));
+                const __m512i b_11 =
+                    _mm512_loadu_si512((const __m512i *)(&b[256 + i_0 * 128] + 352));
+                const __m512i cache_5 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[128 + i_0 * 64] + 160));
+                const __m512i w_32 = nttgen_mlkem_avx512_madd_lo(a_8, b_8, a_9, cache_4);
+                const __m512i w_33 = nttgen_mlkem_avx512_madd_hi(a_8, b_8, a_9, cache_4);
+                const __m512i w_34 = nttgen_mlkem_avx512_madd_lo(a_8, b_9, a_9, b_8);
+                const __m512i w_35 = nttgen_mlkem_avx512_madd_hi(a_8, b_9, a_9, b_8);
+                const __m512i w_36 = nttgen_mlkem_avx512_madd_lo(a_10, b_10, a_11, cache_5);
+                const __m512i w_37 = nttgen_mlkem_avx512_madd_hi(a_10, b_10, a_11, cache_5);
+                const __m512i w_38 = nttgen_mlkem_avx512_madd_lo(a_10, b_11, a_11, b_10);
+                const __m512i w_39 = nttgen_mlkem_avx512_madd_hi(a_10, b_11, a_11, b_10);
+                const __m512i w_40 = _mm512_add_epi32(w_8, w_32);
+                const __m512i w_41 = _mm512_add_epi32(w_9, w_33);
+                w_8 = w_40;
+                w_9 = w_41;
+                const __m512i w_42 = _mm512_add_epi32(w_10, w_34);
+                const __m512i w_43 = _mm512_add_epi32(w_11, w_35);
+                w_10 = w_42;
+                w_11 = w_43;
+                const __m512i w_44 = _mm512_add_epi32(w_12, w_36);
+                const __m512i w_45 = _mm512_add_epi32(w_13, w_37);
+                w_12 = w_44;
+                w_13 = w_45;
+                const __m512i w_46 = _mm512_add_epi32(w_14, w_38);
+                const __m512i w_47 = _mm512_add_epi32(w_15, w_39);
+                w_14 = w_46;
+                w_15 = w_47;
+                if (3 < k) {
+                    const __m512i a_12 =
+                        _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 128] + 256));
+                    const __m512i a_13 =
+                        _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 128] + 320));
+                    const __m512i b_12 =
+                        _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 128] + 256));
+                    const __m512i b_13 =
+                        _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 128] + 320));
+                    const __m512i cache_6 =
+                        _mm512_loadu_si512((const __m512i *)(&cache[256 + i_0 * 64] + 128));
+                    const __m512i a_14 =
+                        _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 128] + 288));
+                    const __m512i a_15 =
+                        _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 128] + 352));
+                    const __m512i b_14 =
+                        _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 128] + 288));
+                    const __m512i b_15 =
+                        _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 128] + 352));
+                    const __m512i cache_7 =
+                        _mm512_loadu_si512((const __m512i *)(&cache[256 + i_0 * 64] + 160));
+                    const __m512i w_48 = nttgen_mlkem_avx512_madd_lo(a_12, b_12, a_13, cache_6);
+                    const __m512i w_49 = nttgen_mlkem_avx512_madd_hi(a_12, b_12, a_13, cache_6);
+                    const __m512i w_50 = nttgen_mlkem_avx512_madd_lo(a_12, b_13, a_13, b_12);
+                    const __m512i w_51 = nttgen_mlkem_avx512_madd_hi(a_12, b_13, a_13, b_12);
+                    const __m512i w_52 = nttgen_mlkem_avx512_madd_lo(a_14, b_14, a_15, cache_7);
+                    const __m512i w_53 = nttgen_mlkem_avx512_madd_hi(a_14, b_14, a_15, cache_7);
+                    const __m512i w_54 = nttgen_mlkem_avx512_madd_lo(a_14, b_15, a_15, b_14);
+                    const __m512i w_55 = nttgen_mlkem_avx512_madd_hi(a_14, b_15, a_15, b_14);
+                    const __m512i w_56 = _mm512_add_epi32(w_8, w_48);
+                    const __m512i w_57 = _mm512_add_epi32(w_9, w_49);
+                    w_8 = w_56;
+                    w_9 = w_57;
+                    const __m512i w_58 = _mm512_add_epi32(w_10, w_50);
+                    const __m512i w_59 = _mm512_add_epi32(w_11, w_51);
+                    w_10 = w_58;
+                    w_11 = w_59;
+                    const __m512i w_60 = _mm512_add_epi32(w_12, w_52);
+                    const __m512i w_61 = _mm512_add_epi32(w_13, w_53);
+                    w_12 = w_60;
+                    w_13 = w_61;
+                    const __m512i w_62 = _mm512_add_epi32(w_14, w_54);
+                    const __m512i w_63 = _mm512_add_epi32(w_15, w_55);
+                    w_14 = w_62;
+                    w_15 = w_63;
+                }
+            }
         }
         const __m512i r_0 = nttgen_mlkem_avx512_mredw(w_8, w_9);
         const __m512i r_1 = nttgen_mlkem_avx512_mredw(w_10, w_11);
@@ -1043,92 +1241,188 @@ void nttgen_mlkem_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, co
         __m512i acc_2 = r_2;
         __m512i acc_3 = r_3;
         for (size_t g_0 = 0; (4 * g_0 + 4) < k; ++g_0) {
-            const __m512i a_8 =
+            const __m512i a_16 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1024));
-            const __m512i a_9 =
+            const __m512i a_17 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1088));
-            const __m512i b_8 =
+            const __m512i b_16 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1024));
-            const __m512i b_9 =
+            const __m512i b_17 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1088));
-            const __m512i cache_4 =
+            const __m512i cache_8 =
                 _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 512 + i_0 * 64] + 512));
-            const __m512i a_10 =
+            const __m512i a_18 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1056));
-            const __m512i a_11 =
+            const __m512i a_19 =
                 _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1120));
-            const __m512i b_10 =
+            const __m512i b_18 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1056));
-            const __m512i b_11 =
+            const __m512i b_19 =
                 _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1120));
-            const __m512i cache_5 =
+            const __m512i cache_9 =
                 _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 512 + i_0 * 64] + 544));
-            const __m512i w_32 = nttgen_mlkem_avx512_madd_lo(a_8, b_8, a_9, cache_4);
-            const __m512i w_33 = nttgen_mlkem_avx512_madd_hi(a_8, b_8, a_9, cache_4);
-            const __m512i w_34 = nttgen_mlkem_avx512_madd_lo(a_8, b_9, a_9, b_8);
-            const __m512i w_35 = nttgen_mlkem_avx512_madd_hi(a_8, b_9, a_9, b_8);
-            const __m512i w_36 = nttgen_mlkem_avx512_madd_lo(a_10, b_10, a_11, cache_5);
-            const __m512i w_37 = nttgen_mlkem_avx512_madd_hi(a_10, b_10, a_11, cache_5);
-            const __m512i w_38 = nttgen_mlkem_avx512_madd_lo(a_10, b_11, a_11, b_10);
-            const __m512i w_39 = nttgen_mlkem_avx512_madd_hi(a_10, b_11, a_11, b_10);
-            __m512i w_40 = w_32;
-            __m512i w_41 = w_33;
-            __m512i w_42 = w_34;
-            __m512i w_43 = w_35;
-            __m512i w_44 = w_36;
-            __m512i w_45 = w_37;
-            __m512i w_46 = w_38;
-            __m512i w_47 = w_39;
-            for (size_t i_2 = 0; (i_2 < 3) & ((i_2 + (g_0 * 4 + 5)) < k); ++i_2) {
-                const __m512i a_12 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1280));
-                const __m512i a_13 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1344));
-                const __m512i b_12 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1280));
-                const __m512i b_13 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1344));
-                const __m512i cache_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 512 + i_2 * 128 + i_0 * 64] + 640));
-                const __m512i a_14 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1312));
-                const __m512i a_15 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1376));
-                const __m512i b_14 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1312));
-                const __m512i b_15 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1024 + i_2 * 256 + i_0 * 128] + 1376));
-                const __m512i cache_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 512 + i_2 * 128 + i_0 * 64] + 672));
-                const __m512i w_48 = nttgen_mlkem_avx512_madd_lo(a_12, b_12, a_13, cache_6);
-                const __m512i w_49 = nttgen_mlkem_avx512_madd_hi(a_12, b_12, a_13, cache_6);
-                const __m512i w_50 = nttgen_mlkem_avx512_madd_lo(a_12, b_13, a_13, b_12);
-                const __m512i w_51 = nttgen_mlkem_avx512_madd_hi(a_12, b_13, a_13, b_12);
-                const __m512i w_52 = nttgen_mlkem_avx512_madd_lo(a_14, b_14, a_15, cache_7);
-                const __m512i w_53 = nttgen_mlkem_avx512_madd_hi(a_14, b_14, a_15, cache_7);
-                const __m512i w_54 = nttgen_mlkem_avx512_madd_lo(a_14, b_15, a_15, b_14);
-                const __m512i w_55 = nttgen_mlkem_avx512_madd_hi(a_14, b_15, a_15, b_14);
-                const __m512i w_56 = _mm512_add_epi32(w_40, w_48);
-                const __m512i w_57 = _mm512_add_epi32(w_41, w_49);
-                w_40 = w_56;
-                w_41 = w_57;
-                const __m512i w_58 = _mm512_add_epi32(w_42, w_50);
-                const __m512i w_59 = _mm512_add_epi32(w_43, w_51);
-                w_42 = w_58;
-                w_43 = w_59;
-                const __m512i w_60 = _mm512_add_epi32(w_44, w_52);
-                const __m512i w_61 = _mm512_add_epi32(w_45, w_53);
-                w_44 = w_60;
-                w_45 = w_61;
-                const __m512i w_62 = _mm512_add_epi32(w_46, w_54);
-                const __m512i w_63 = _mm512_add_epi32(w_47, w_55);
-                w_46 = w_62;
-                w_47 = w_63;
+            const __m512i w_64 = nttgen_mlkem_avx512_madd_lo(a_16, b_16, a_17, cache_8);
+            const __m512i w_65 = nttgen_mlkem_avx512_madd_hi(a_16, b_16, a_17, cache_8);
+            const __m512i w_66 = nttgen_mlkem_avx512_madd_lo(a_16, b_17, a_17, b_16);
+            const __m512i w_67 = nttgen_mlkem_avx512_madd_hi(a_16, b_17, a_17, b_16);
+            const __m512i w_68 = nttgen_mlkem_avx512_madd_lo(a_18, b_18, a_19, cache_9);
+            const __m512i w_69 = nttgen_mlkem_avx512_madd_hi(a_18, b_18, a_19, cache_9);
+            const __m512i w_70 = nttgen_mlkem_avx512_madd_lo(a_18, b_19, a_19, b_18);
+            const __m512i w_71 = nttgen_mlkem_avx512_madd_hi(a_18, b_19, a_19, b_18);
+            __m512i w_72 = w_64;
+            __m512i w_73 = w_65;
+            __m512i w_74 = w_66;
+            __m512i w_75 = w_67;
+            __m512i w_76 = w_68;
+            __m512i w_77 = w_69;
+            __m512i w_78 = w_70;
+            __m512i w_79 = w_71;
+            if ((g_0 * 4 + 5) < k) {
+                const __m512i a_20 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1280));
+                const __m512i a_21 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1344));
+                const __m512i b_20 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1280));
+                const __m512i b_21 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1344));
+                const __m512i cache_10 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 512 + i_0 * 64] + 640));
+                const __m512i a_22 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1312));
+                const __m512i a_23 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1024 + i_0 * 128] + 1376));
+                const __m512i b_22 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1312));
+                const __m512i b_23 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1024 + i_0 * 128] + 1376));
+                const __m512i cache_11 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 512 + i_0 * 64] + 672));
+                const __m512i w_80 = nttgen_mlkem_avx512_madd_lo(a_20, b_20, a_21, cache_10);
+                const __m512i w_81 = nttgen_mlkem_avx512_madd_hi(a_20, b_20, a_21, cache_10);
+                const __m512i w_82 = nttgen_mlkem_avx512_madd_lo(a_20, b_21, a_21, b_20);
+                const __m512i w_83 = nttgen_mlkem_avx512_madd_hi(a_20, b_21, a_21, b_20);
+                const __m512i w_84 = nttgen_mlkem_avx512_madd_lo(a_22, b_22, a_23, cache_11);
+                const __m512i w_85 = nttgen_mlkem_avx512_madd_hi(a_22, b_22, a_23, cache_11);
+                const __m512i w_86 = nttgen_mlkem_avx512_madd_lo(a_22, b_23, a_23, b_22);
+                const __m512i w_87 = nttgen_mlkem_avx512_madd_hi(a_22, b_23, a_23, b_22);
+                const __m512i w_88 = _mm512_add_epi32(w_72, w_80);
+                const __m512i w_89 = _mm512_add_epi32(w_73, w_81);
+                w_72 = w_88;
+                w_73 = w_89;
+                const __m512i w_90 = _mm512_add_epi32(w_74, w_82);
+                const __m512i w_91 = _mm512_add_epi32(w_75, w_83);
+                w_74 = w_90;
+                w_75 = w_91;
+                const __m512i w_92 = _mm512_add_epi32(w_76, w_84);
+                const __m512i w_93 = _mm512_add_epi32(w_77, w_85);
+                w_76 = w_92;
+                w_77 = w_93;
+                const __m512i w_94 = _mm512_add_epi32(w_78, w_86);
+                const __m512i w_95 = _mm512_add_epi32(w_79, w_87);
+                w_78 = w_94;
+                w_79 = w_95;
+                if ((1 + (g_0 * 4 + 5)) < k) {
+                    const __m512i a_24 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1024 + 256 + i_0 * 128] + 1280));
+                    const __m512i a_25 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1024 + 256 + i_0 * 128] + 1344));
+                    const __m512i b_24 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1024 + 256 + i_0 * 128] + 1280));
+                    const __m512i b_25 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1024 + 256 + i_0 * 128] + 1344));
+                    const __m512i cache_12 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 512 + 128 + i_0 * 64] + 640));
+                    const __m512i a_26 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1024 + 256 + i_0 * 128] + 1312));
+                    const __m512i a_27 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1024 + 256 + i_0 * 128] + 1376));
+                    const __m512i b_26 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1024 + 256 + i_0 * 128] + 1312));
+                    const __m512i b_27 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1024 + 256 + i_0 * 128] + 1376));
+                    const __m512i cache_13 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 512 + 128 + i_0 * 64] + 672));
+                    const __m512i w_96 = nttgen_mlkem_avx512_madd_lo(a_24, b_24, a_25, cache_12);
+                    const __m512i w_97 = nttgen_mlkem_avx512_madd_hi(a_24, b_24, a_25, cache_12);
+                    const __m512i w_98 = nttgen_mlkem_avx512_madd_lo(a_24, b_25, a_25, b_24);
+                    const __m512i w_99 = nttgen_mlkem_avx512_madd_hi(a_24, b_25, a_25, b_24);
+                    const __m512i w_100 = nttgen_mlkem_avx512_madd_lo(a_26, b_26, a_27, cache_13);
+                    const __m512i w_101 = nttgen_mlkem_avx512_madd_hi(a_26, b_26, a_27, cache_13);
+                    const __m512i w_102 = nttgen_mlkem_avx512_madd_lo(a_26, b_27, a_27, b_26);
+                    const __m512i w_103 = nttgen_mlkem_avx512_madd_hi(a_26, b_27, a_27, b_26);
+                    const __m512i w_104 = _mm512_add_epi32(w_72, w_96);
+                    const __m512i w_105 = _mm512_add_epi32(w_73, w_97);
+                    w_72 = w_104;
+                    w_73 = w_105;
+                    const __m512i w_106 = _mm512_add_epi32(w_74, w_98);
+                    const __m512i w_107 = _mm512_add_epi32(w_75, w_99);
+                    w_74 = w_106;
+                    w_75 = w_107;
+                    const __m512i w_108 = _mm512_add_epi32(w_76, w_100);
+                    const __m512i w_109 = _mm512_add_epi32(w_77, w_101);
+                    w_76 = w_108;
+                    w_77 = w_109;
+                    const __m512i w_110 = _mm512_add_epi32(w_78, w_102);
+                    const __m512i w_111 = _mm512_add_epi32(w_79, w_103);
+                    w_78 = w_110;
+                    w_79 = w_111;
+                    if ((2 + (g_0 * 4 + 5)) < k) {
+                        const __m512i a_28 = _mm512_loadu_si512(
+                            (const __m512i *)(&a[g_0 * 1024 + 512 + i_0 * 128] + 1280));
+                        const __m512i a_29 = _mm512_loadu_si512(
+                            (const __m512i *)(&a[g_0 * 1024 + 512 + i_0 * 128] + 1344));
+                        const __m512i b_28 = _mm512_loadu_si512(
+                            (const __m512i *)(&b[g_0 * 1024 + 512 + i_0 * 128] + 1280));
+                        const __m512i b_29 = _mm512_loadu_si512(
+                            (const __m512i *)(&b[g_0 * 1024 + 512 + i_0 * 128] + 1344));
+                        const __m512i cache_14 = _mm512_loadu_si512(
+                            (const __m512i *)(&cache[g_0 * 512 + 256 + i_0 * 64] + 640));
+                        const __m512i a_30 = _mm512_loadu_si512(
+                            (const __m512i *)(&a[g_0 * 1024 + 512 + i_0 * 128] + 1312));
+                        const __m512i a_31 = _mm512_loadu_si512(
+                            (const __m512i *)(&a[g_0 * 1024 + 512 + i_0 * 128] + 1376));
+                        const __m512i b_30 = _mm512_loadu_si512(
+                            (const __m512i *)(&b[g_0 * 1024 + 512 + i_0 * 128] + 1312));
+                        const __m512i b_31 = _mm512_loadu_si512(
+                            (const __m512i *)(&b[g_0 * 1024 + 512 + i_0 * 128] + 1376));
+                        const __m512i cache_15 = _mm512_loadu_si512(
+                            (const __m512i *)(&cache[g_0 * 512 + 256 + i_0 * 64] + 672));
+                        const __m512i w_112 =
+                            nttgen_mlkem_avx512_madd_lo(a_28, b_28, a_29, cache_14);
+                        const __m512i w_113 =
+                            nttgen_mlkem_avx512_madd_hi(a_28, b_28, a_29, cache_14);
+                        const __m512i w_114 = nttgen_mlkem_avx512_madd_lo(a_28, b_29, a_29, b_28);
+                        const __m512i w_115 = nttgen_mlkem_avx512_madd_hi(a_28, b_29, a_29, b_28);
+                        const __m512i w_116 =
+                            nttgen_mlkem_avx512_madd_lo(a_30, b_30, a_31, cache_15);
+                        const __m512i w_117 =
+                            nttgen_mlkem_avx512_madd_hi(a_30, b_30, a_31, cache_15);
+                        const __m512i w_118 = nttgen_mlkem_avx512_madd_lo(a_30, b_31, a_31, b_30);
+                        const __m512i w_119 = nttgen_mlkem_avx512_madd_hi(a_30, b_31, a_31, b_30);
+                        const __m512i w_120 = _mm512_add_epi32(w_72, w_112);
+                        const __m512i w_121 = _mm512_add_epi32(w_73, w_113);
+                        w_72 = w_120;
+                        w_73 = w_121;
+                        const __m512i w_122 = _mm512_add_epi32(w_74, w_114);
+                        const __m512i w_123 = _mm512_add_epi32(w_75, w_115);
+                        w_74 = w_122;
+                        w_75 = w_123;
+                        const __m512i w_124 = _mm512_add_epi32(w_76, w_116);
+                        const __m512i w_125 = _mm512_add_epi32(w_77, w_117);
+                        w_76 = w_124;
+                        w_77 = w_125;
+                        const __m512i w_126 = _mm512_add_epi32(w_78, w_118);
+                        const __m512i w_127 = _mm512_add_epi32(w_79, w_119);
+                        w_78 = w_126;
+                        w_79 = w_127;
+                    }
+                }
             }
-            const __m512i r_4 = nttgen_mlkem_avx512_mredw(w_40, w_41);
-            const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_42, w_43);
-            const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_44, w_45);
-            const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_46, w_47);
+            const __m512i r_4 = nttgen_mlkem_avx512_mredw(w_72, w_73);
+            const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_74, w_75);
+            const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_76, w_77);
+            const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_78, w_79);
             const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
             const __m512i acc_4 = _mm512_add_epi16(red_0, r_4);
             acc_0 = acc_4;
@@ -1442,7 +1736,8 @@ void nttgen_mlkem_avx512_tomont(int16_t a[256]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(1353));
         const __m512i fqinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(20553));
-        const __m512i x_1 = nttgen_mlkem_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_mlkem_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1467,7 +1762,8 @@ void nttgen_mlkem_avx512_frommont(int16_t a[256]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(1));
         const __m512i fqinv_0 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
-        const __m512i x_1 = nttgen_mlkem_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_mlkem_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1652,11 +1948,13 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i zeta_1 = _mm512_set1_epi16(zetas_1[1024]);
     const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_1[1025]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_0 = nttgen_mlkem_avx512_montmul(x_0, zeta_0, zetaqinv_0);
+    const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_mlkem_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&b[192]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&b[160]);
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&b[96]);
-    const __m512i t_1 = nttgen_mlkem_avx512_montmul(x_1, zeta_1, zetaqinv_1);
+    const __m512i pin_1 = nttgen_mlkem_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_mlkem_avx512_montmul(pin_1, zeta_1, zetaqinv_1);
     const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1026]);
     const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1027]);
     const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1028]);
@@ -1664,8 +1962,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i t_2 = nttgen_mlkem_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_mlkem_avx512_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m512i pin_2 = nttgen_mlkem_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_mlkem_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_mlkem_avx512_keep(x_3);
+    const __m512i t_3 = nttgen_mlkem_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
     const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
     const __m512i zeta_4 = _mm512_set1_epi16(zetas_1[1026]);
@@ -1677,8 +1977,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&b[128]);
     const __m512i x_11 = _mm512_loadu_si512((const __m512i *)&b[64]);
     const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&b[32]);
-    const __m512i t_6 = nttgen_mlkem_avx512_montmul(x_5, zeta_1, zetaqinv_1);
-    const __m512i t_7 = nttgen_mlkem_avx512_montmul(x_6, zeta_1, zetaqinv_1);
+    const __m512i pin_4 = nttgen_mlkem_avx512_keep(x_5);
+    const __m512i t_6 = nttgen_mlkem_avx512_montmul(pin_4, zeta_1, zetaqinv_1);
+    const __m512i pin_5 = nttgen_mlkem_avx512_keep(x_6);
+    const __m512i t_7 = nttgen_mlkem_avx512_montmul(pin_5, zeta_1, zetaqinv_1);
     const __m512i x_13 = _mm512_add_epi16(x_7, t_1);
     const __m512i x_14 = _mm512_sub_epi16(x_7, t_1);
     const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_13, zeta_4, zetaqinv_4);
@@ -1694,7 +1996,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i t_10 = nttgen_mlkem_avx512_montmul(x_10, zeta_0, zetaqinv_0);
+    const __m512i pin_6 = nttgen_mlkem_avx512_keep(x_10);
+    const __m512i t_10 = nttgen_mlkem_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_11, t_2);
     const __m512i x_19 = _mm512_sub_epi16(x_11, t_2);
     const __m512i x_20 = _mm512_add_epi16(x_12, t_3);
@@ -1718,7 +2021,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i t_15 = nttgen_mlkem_avx512_montmul(x_23, zeta_8, zetaqinv_8);
     const __m512i t_16 = nttgen_mlkem_avx512_montmul(x_25, zeta_9, zetaqinv_9);
     const __m512i x_26 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i t_17 = nttgen_mlkem_avx512_montmul(x_15, zeta_1, zetaqinv_1);
+    const __m512i pin_7 = nttgen_mlkem_avx512_keep(x_15);
+    const __m512i t_17 = nttgen_mlkem_avx512_montmul(pin_7, zeta_1, zetaqinv_1);
     const __m512i x_27 = _mm512_add_epi16(x_16, t_6);
     const __m512i x_28 = _mm512_sub_epi16(x_16, t_6);
     const __m512i x_29 = _mm512_add_epi16(x_17, t_7);
@@ -1759,6 +2063,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_50 = _mm512_shuffle_i64x2(x_42, x_44, 68);
     const __m512i x_51 = _mm512_shuffle_i64x2(x_42, x_44, 238);
     const __m512i x_52 = _mm512_shuffle_i64x2(x_46, x_48, 68);
+    goto part_1;
+part_1:;
     const __m512i x_53 = _mm512_shuffle_i64x2(x_46, x_48, 238);
     const __m512i x_54 = _mm512_shuffle_i64x2(x_43, x_45, 68);
     const __m512i x_55 = _mm512_shuffle_i64x2(x_43, x_45, 238);
@@ -1767,8 +2073,6 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_58 = _mm512_add_epi16(x_35, t_17);
     const __m512i x_59 = _mm512_sub_epi16(x_35, t_17);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_1[0]);
-    goto part_1;
-part_1:;
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_1[32]);
     const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_1[64]);
     const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_1[96]);
@@ -1889,6 +2193,8 @@ part_1:;
     const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_1[576]);
     const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
     const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
+    goto part_2;
+part_2:;
     const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_1[672]);
     const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_1[704]);
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_1[736]);
@@ -1897,8 +2203,6 @@ part_1:;
     const __m512i t_42 = nttgen_mlkem_avx512_montmul(x_125, zeta_32, zetaqinv_32);
     const __m512i t_43 = nttgen_mlkem_avx512_montmul(x_127, zeta_33, zetaqinv_33);
     const __m512i x_128 = _mm512_add_epi16(x_104, t_36);
-    goto part_2;
-part_2:;
     const __m512i x_129 = _mm512_sub_epi16(x_104, t_36);
     const __m512i x_130 = _mm512_add_epi16(x_106, t_37);
     const __m512i x_131 = _mm512_sub_epi16(x_106, t_37);
@@ -2019,6 +2323,8 @@ part_2:;
     const __m512i bq_4 = _mm512_mullo_epi16(x_176, qinv_0);
     const __m512i bq_5 = _mm512_mullo_epi16(x_178, qinv_1);
     const __m512i x_204 = nttgen_mlkem_avx512_ilv16_lo(x_200, x_202);
+    goto part_3;
+part_3:;
     const __m512i x_205 = nttgen_mlkem_avx512_ilv16_hi(x_200, x_202);
     const __m512i x_206 = nttgen_mlkem_avx512_ilv16_lo(x_201, x_203);
     const __m512i x_207 = nttgen_mlkem_avx512_ilv16_hi(x_201, x_203);
@@ -2027,8 +2333,6 @@ part_2:;
     const __m512i p_4 = nttgen_mlkem_avx512_montmul(x_188, x_176, bq_4);
     const __m512i p_5 = nttgen_mlkem_avx512_montmul(p_0, gamma_0, gammaqinv_0);
     const __m512i p_6 = nttgen_mlkem_avx512_montmul(x_188, x_177, bq_0);
-    goto part_3;
-part_3:;
     const __m512i p_7 = nttgen_mlkem_avx512_montmul(x_189, x_176, bq_4);
     const __m512i p_8 = nttgen_mlkem_avx512_montmul(x_190, x_178, bq_5);
     const __m512i p_9 = nttgen_mlkem_avx512_montmul(p_1, gamma_1, gammaqinv_1);
@@ -2149,6 +2453,8 @@ part_3:;
     const __m512i x_272 = _mm512_shuffle_i64x2(x_268, x_269, 68);
     const __m512i x_273 = _mm512_shuffle_i64x2(x_268, x_269, 238);
     const __m512i x_274 = _mm512_shuffle_i64x2(x_270, x_271, 68);
+    goto part_4;
+part_4:;
     const __m512i x_275 = _mm512_shuffle_i64x2(x_270, x_271, 238);
     const __m512i t_70 = nttgen_mlkem_avx512_montmul(x_274, zeta_49, zetaqinv_49);
     const __m512i x_276 = _mm512_add_epi16(x_272, t_67);
@@ -2157,8 +2463,6 @@ part_3:;
     const __m512i t_72 = nttgen_mlkem_avx512_montmul(x_277, zeta_51, zetaqinv_51);
     const __m512i t_73 = nttgen_mlkem_avx512_montmul(x_275, zeta_49, zetaqinv_49);
     const __m512i x_278 = _mm512_add_epi16(x_273, t_68);
-    goto part_4;
-part_4:;
     const __m512i x_279 = _mm512_sub_epi16(x_273, t_68);
     const __m512i t_74 = nttgen_mlkem_avx512_montmul(x_278, zeta_50, zetaqinv_50);
     const __m512i t_75 = nttgen_mlkem_avx512_montmul(x_279, zeta_51, zetaqinv_51);

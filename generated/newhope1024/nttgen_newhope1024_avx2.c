@@ -788,16 +788,20 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
     for (size_t j_0 = 0; j_0 < 8; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 768));
         const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 896));
-        const __m256i t_0 = nttgen_newhope1024_avx2_montmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_newhope1024_avx2_montmul(x_1, zeta_0, zetaqinv_0);
+        const __m256i pin_0 = nttgen_newhope1024_avx2_keep(x_0);
+        const __m256i t_0 = nttgen_newhope1024_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
+        const __m256i pin_1 = nttgen_newhope1024_avx2_keep(x_1);
+        const __m256i t_1 = nttgen_newhope1024_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
         const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 512));
         const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 256));
         const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 640));
         const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 384));
-        const __m256i t_2 = nttgen_newhope1024_avx2_montmul(x_2, zeta_0, zetaqinv_0);
+        const __m256i pin_2 = nttgen_newhope1024_avx2_keep(x_2);
+        const __m256i t_2 = nttgen_newhope1024_avx2_montmul(pin_2, zeta_0, zetaqinv_0);
         const __m256i x_6 = _mm256_add_epi16(x_3, t_0);
         const __m256i x_7 = _mm256_sub_epi16(x_3, t_0);
-        const __m256i t_3 = nttgen_newhope1024_avx2_montmul(x_4, zeta_0, zetaqinv_0);
+        const __m256i pin_3 = nttgen_newhope1024_avx2_keep(x_4);
+        const __m256i t_3 = nttgen_newhope1024_avx2_montmul(pin_3, zeta_0, zetaqinv_0);
         const __m256i x_8 = _mm256_add_epi16(x_5, t_1);
         const __m256i x_9 = _mm256_sub_epi16(x_5, t_1);
         const __m256i t_4 = nttgen_newhope1024_avx2_montmul(x_6, zeta_1, zetaqinv_1);
@@ -836,11 +840,13 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_26 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 112));
         const __m256i x_27 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 240));
         const __m256i red_0 = nttgen_newhope1024_avx2_barrett(x_24);
-        const __m256i t_8 = nttgen_newhope1024_avx2_montmul(x_25, zeta_3, zetaqinv_3);
+        const __m256i pin_4 = nttgen_newhope1024_avx2_keep(x_25);
+        const __m256i t_8 = nttgen_newhope1024_avx2_montmul(pin_4, zeta_3, zetaqinv_3);
         const __m256i red_1 = nttgen_newhope1024_avx2_barrett(x_26);
         const __m256i x_28 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 64));
         const __m256i x_29 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 32));
-        const __m256i t_9 = nttgen_newhope1024_avx2_montmul(x_27, zeta_3, zetaqinv_3);
+        const __m256i pin_5 = nttgen_newhope1024_avx2_keep(x_27);
+        const __m256i t_9 = nttgen_newhope1024_avx2_montmul(pin_5, zeta_3, zetaqinv_3);
         const __m256i x_30 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 192));
         const __m256i x_31 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 160));
         const __m256i x_32 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 80));
@@ -853,12 +859,16 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_35 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 176));
         const __m256i red_2 = nttgen_newhope1024_avx2_barrett(x_28);
         const __m256i red_3 = nttgen_newhope1024_avx2_barrett(x_29);
-        const __m256i t_10 = nttgen_newhope1024_avx2_montmul(x_30, zeta_3, zetaqinv_3);
-        const __m256i t_11 = nttgen_newhope1024_avx2_montmul(x_31, zeta_3, zetaqinv_3);
+        const __m256i pin_6 = nttgen_newhope1024_avx2_keep(x_30);
+        const __m256i t_10 = nttgen_newhope1024_avx2_montmul(pin_6, zeta_3, zetaqinv_3);
+        const __m256i pin_7 = nttgen_newhope1024_avx2_keep(x_31);
+        const __m256i t_11 = nttgen_newhope1024_avx2_montmul(pin_7, zeta_3, zetaqinv_3);
         const __m256i red_4 = nttgen_newhope1024_avx2_barrett(x_32);
         const __m256i red_5 = nttgen_newhope1024_avx2_barrett(x_33);
-        const __m256i t_12 = nttgen_newhope1024_avx2_montmul(x_34, zeta_3, zetaqinv_3);
-        const __m256i t_13 = nttgen_newhope1024_avx2_montmul(x_35, zeta_3, zetaqinv_3);
+        const __m256i pin_8 = nttgen_newhope1024_avx2_keep(x_34);
+        const __m256i t_12 = nttgen_newhope1024_avx2_montmul(pin_8, zeta_3, zetaqinv_3);
+        const __m256i pin_9 = nttgen_newhope1024_avx2_keep(x_35);
+        const __m256i t_13 = nttgen_newhope1024_avx2_montmul(pin_9, zeta_3, zetaqinv_3);
         const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1046]);
         const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1047]);
         const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1048]);
@@ -983,20 +993,22 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_37 = _mm256_sub_epi16(red_0, t_8);
         const __m256i t_14 = nttgen_newhope1024_avx2_montmul(x_36, zeta_4, zetaqinv_4);
         const __m256i t_15 = nttgen_newhope1024_avx2_montmul(x_37, zeta_5, zetaqinv_5);
+        goto part_1;
+    part_1:;
         const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 256]);
         const __m256i red_6 = nttgen_newhope1024_avx2_barrett(x_38);
         const __m256i x_39 = _mm256_add_epi16(red_1, t_9);
         const __m256i x_40 = _mm256_sub_epi16(red_1, t_9);
         const __m256i t_16 = nttgen_newhope1024_avx2_montmul(x_39, zeta_4, zetaqinv_4);
         const __m256i t_17 = nttgen_newhope1024_avx2_montmul(x_40, zeta_5, zetaqinv_5);
-        goto part_1;
-    part_1:;
         const __m256i x_41 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 128));
-        const __m256i t_18 = nttgen_newhope1024_avx2_montmul(x_41, zeta_3, zetaqinv_3);
+        const __m256i pin_10 = nttgen_newhope1024_avx2_keep(x_41);
+        const __m256i t_18 = nttgen_newhope1024_avx2_montmul(pin_10, zeta_3, zetaqinv_3);
         const __m256i x_42 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 16));
         const __m256i red_7 = nttgen_newhope1024_avx2_barrett(x_42);
         const __m256i x_43 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 256] + 144));
-        const __m256i t_19 = nttgen_newhope1024_avx2_montmul(x_43, zeta_3, zetaqinv_3);
+        const __m256i pin_11 = nttgen_newhope1024_avx2_keep(x_43);
+        const __m256i t_19 = nttgen_newhope1024_avx2_montmul(pin_11, zeta_3, zetaqinv_3);
         const __m256i x_44 = _mm256_add_epi16(red_2, t_10);
         const __m256i x_45 = _mm256_sub_epi16(red_2, t_10);
         const __m256i t_20 = nttgen_newhope1024_avx2_montmul(x_44, zeta_4, zetaqinv_4);
@@ -1111,6 +1123,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i t_47 = nttgen_newhope1024_avx2_montmul(x_119, zeta_25, zetaqinv_25);
         const __m256i x_120 = _mm256_add_epi16(x_92, t_40);
         const __m256i x_121 = _mm256_sub_epi16(x_92, t_40);
+        goto part_2;
+    part_2:;
         const __m256i x_122 = _mm256_add_epi16(x_100, t_42);
         const __m256i x_123 = _mm256_sub_epi16(x_100, t_42);
         const __m256i x_124 = _mm256_unpacklo_epi32(x_120, x_122);
@@ -1119,8 +1133,6 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
         const __m256i t_48 = nttgen_newhope1024_avx2_montmul(x_125, zeta_26, zetaqinv_26);
         const __m256i t_49 = nttgen_newhope1024_avx2_montmul(x_127, zeta_27, zetaqinv_27);
-        goto part_2;
-    part_2:;
         const __m256i x_128 = _mm256_add_epi16(x_108, t_44);
         const __m256i x_129 = _mm256_sub_epi16(x_108, t_44);
         const __m256i x_130 = _mm256_add_epi16(x_116, t_46);
@@ -1241,6 +1253,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i t_71 = nttgen_newhope1024_avx2_montmul(x_215, zeta_49, zetaqinv_49);
         const __m256i x_216 = _mm256_add_epi16(x_194, t_64);
         const __m256i x_217 = _mm256_sub_epi16(x_194, t_64);
+        goto part_3;
+    part_3:;
         _mm256_storeu_si256((__m256i *)&r[blk_0 * 256], x_216);
         const __m256i x_218 = _mm256_add_epi16(x_200, t_66);
         const __m256i x_219 = _mm256_sub_epi16(x_200, t_66);
@@ -1249,8 +1263,6 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_ntt_from(int16_t r[1024],
         const __m256i x_221 = _mm256_sub_epi16(x_206, t_68);
         _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 64), x_220);
         const __m256i x_222 = _mm256_add_epi16(x_212, t_70);
-        goto part_3;
-    part_3:;
         const __m256i x_223 = _mm256_sub_epi16(x_212, t_70);
         _mm256_storeu_si256((__m256i *)(&r[blk_0 * 256] + 192), x_222);
         const __m256i x_224 = _mm256_add_epi16(x_196, t_65);
@@ -1350,15 +1362,11 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
         const __m256i p_1 = nttgen_newhope1024_avx2_montmul_var(a_1, b_1);
         __m256i acc_0 = p_0;
         __m256i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1024));
-            const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1024));
-            const __m256i a_3 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1040));
-            const __m256i b_3 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1040));
+        if (1 < k) {
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 1024));
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 1024));
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 1040));
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 1040));
             const __m256i p_2 = nttgen_newhope1024_avx2_montmul_var(a_2, b_2);
             const __m256i p_3 = nttgen_newhope1024_avx2_montmul_var(a_3, b_3);
             const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
@@ -1381,15 +1389,15 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
             const __m256i p_5 = nttgen_newhope1024_avx2_montmul_var(a_5, b_5);
             __m256i acc_6 = p_4;
             __m256i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
-                const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072));
-                const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072));
-                const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3088));
-                const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3088));
+            if ((g_0 * 2 + 3) < k) {
+                const __m256i a_6 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 2048 + i_0 * 32] + 3072));
+                const __m256i b_6 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 2048 + i_0 * 32] + 3072));
+                const __m256i a_7 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 2048 + i_0 * 32] + 3088));
+                const __m256i b_7 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 2048 + i_0 * 32] + 3088));
                 const __m256i p_6 = nttgen_newhope1024_avx2_montmul_var(a_6, b_6);
                 const __m256i p_7 = nttgen_newhope1024_avx2_montmul_var(a_7, b_7);
                 const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
@@ -1468,80 +1476,126 @@ void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *
         const __m256i a_1 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 16));
         const __m256i b_1 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 16));
         const __m256i cache_1 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 16));
-        const __m256i p_0 = nttgen_newhope1024_avx2_montmul(a_0, b_0, cache_0);
-        const __m256i p_1 = nttgen_newhope1024_avx2_montmul(a_1, b_1, cache_1);
+        const __m256i pin_0 = nttgen_newhope1024_avx2_keep(a_0);
+        const __m256i p_0 = nttgen_newhope1024_avx2_montmul(pin_0, b_0, cache_0);
+        const __m256i pin_1 = nttgen_newhope1024_avx2_keep(a_1);
+        const __m256i p_1 = nttgen_newhope1024_avx2_montmul(pin_1, b_1, cache_1);
         __m256i acc_0 = p_0;
         __m256i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m256i a_2 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1024));
-            const __m256i b_2 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1024));
-            const __m256i cache_2 =
-                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 1024 + i_0 * 32] + 1024));
-            const __m256i a_3 =
-                _mm256_loadu_si256((const __m256i *)(&a[i_1 * 1024 + i_0 * 32] + 1040));
-            const __m256i b_3 =
-                _mm256_loadu_si256((const __m256i *)(&b[i_1 * 1024 + i_0 * 32] + 1040));
-            const __m256i cache_3 =
-                _mm256_loadu_si256((const __m256i *)(&cache[i_1 * 1024 + i_0 * 32] + 1040));
-            const __m256i p_2 = nttgen_newhope1024_avx2_montmul(a_2, b_2, cache_2);
-            const __m256i p_3 = nttgen_newhope1024_avx2_montmul(a_3, b_3, cache_3);
+        if (1 < k) {
+            const __m256i a_2 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 1024));
+            const __m256i b_2 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 1024));
+            const __m256i cache_2 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 1024));
+            const __m256i a_3 = _mm256_loadu_si256((const __m256i *)(&a[i_0 * 32] + 1040));
+            const __m256i b_3 = _mm256_loadu_si256((const __m256i *)(&b[i_0 * 32] + 1040));
+            const __m256i cache_3 = _mm256_loadu_si256((const __m256i *)(&cache[i_0 * 32] + 1040));
+            const __m256i pin_2 = nttgen_newhope1024_avx2_keep(a_2);
+            const __m256i p_2 = nttgen_newhope1024_avx2_montmul(pin_2, b_2, cache_2);
+            const __m256i pin_3 = nttgen_newhope1024_avx2_keep(a_3);
+            const __m256i p_3 = nttgen_newhope1024_avx2_montmul(pin_3, b_3, cache_3);
             const __m256i acc_2 = _mm256_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m256i acc_3 = _mm256_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m256i acc_4 = acc_0;
-        __m256i acc_5 = acc_1;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m256i a_4 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 3072));
-            const __m256i b_4 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 3072));
-            const __m256i cache_4 =
-                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 3072));
-            const __m256i a_5 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 3088));
-            const __m256i b_5 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 3088));
-            const __m256i cache_5 =
-                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 3088));
-            const __m256i p_4 = nttgen_newhope1024_avx2_montmul(a_4, b_4, cache_4);
-            const __m256i p_5 = nttgen_newhope1024_avx2_montmul(a_5, b_5, cache_5);
-            __m256i acc_6 = p_4;
-            __m256i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096));
-                const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096));
-                const __m256i cache_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096));
-                const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112));
-                const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112));
-                const __m256i cache_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112));
-                const __m256i p_6 = nttgen_newhope1024_avx2_montmul(a_6, b_6, cache_6);
-                const __m256i p_7 = nttgen_newhope1024_avx2_montmul(a_7, b_7, cache_7);
-                const __m256i acc_8 = _mm256_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m256i a_4 =
+                    _mm256_loadu_si256((const __m256i *)(&a[1024 + i_0 * 32] + 1024));
+                const __m256i b_4 =
+                    _mm256_loadu_si256((const __m256i *)(&b[1024 + i_0 * 32] + 1024));
+                const __m256i cache_4 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[1024 + i_0 * 32] + 1024));
+                const __m256i a_5 =
+                    _mm256_loadu_si256((const __m256i *)(&a[1024 + i_0 * 32] + 1040));
+                const __m256i b_5 =
+                    _mm256_loadu_si256((const __m256i *)(&b[1024 + i_0 * 32] + 1040));
+                const __m256i cache_5 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[1024 + i_0 * 32] + 1040));
+                const __m256i pin_4 = nttgen_newhope1024_avx2_keep(a_4);
+                const __m256i p_4 = nttgen_newhope1024_avx2_montmul(pin_4, b_4, cache_4);
+                const __m256i pin_5 = nttgen_newhope1024_avx2_keep(a_5);
+                const __m256i p_5 = nttgen_newhope1024_avx2_montmul(pin_5, b_5, cache_5);
+                const __m256i acc_4 = _mm256_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m256i acc_5 = _mm256_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
             }
-            const __m256i red_0 = nttgen_newhope1024_avx2_barrett(acc_6);
-            const __m256i red_1 = nttgen_newhope1024_avx2_barrett(acc_4);
-            const __m256i acc_10 = _mm256_add_epi16(red_1, red_0);
-            acc_4 = acc_10;
-            const __m256i red_2 = nttgen_newhope1024_avx2_barrett(acc_7);
-            const __m256i red_3 = nttgen_newhope1024_avx2_barrett(acc_5);
-            const __m256i acc_11 = _mm256_add_epi16(red_3, red_2);
-            acc_5 = acc_11;
         }
-        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(acc_4);
-        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(acc_5);
+        __m256i acc_6 = acc_0;
+        __m256i acc_7 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m256i a_6 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 3072));
+            const __m256i b_6 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 3072));
+            const __m256i cache_6 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 3072));
+            const __m256i a_7 =
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 3088));
+            const __m256i b_7 =
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 3088));
+            const __m256i cache_7 =
+                _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 3088));
+            const __m256i pin_6 = nttgen_newhope1024_avx2_keep(a_6);
+            const __m256i p_6 = nttgen_newhope1024_avx2_montmul(pin_6, b_6, cache_6);
+            const __m256i pin_7 = nttgen_newhope1024_avx2_keep(a_7);
+            const __m256i p_7 = nttgen_newhope1024_avx2_montmul(pin_7, b_7, cache_7);
+            __m256i acc_8 = p_6;
+            __m256i acc_9 = p_7;
+            if ((g_0 * 3 + 4) < k) {
+                const __m256i a_8 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 4096));
+                const __m256i b_8 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 4096));
+                const __m256i cache_8 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 4096));
+                const __m256i a_9 =
+                    _mm256_loadu_si256((const __m256i *)(&a[g_0 * 3072 + i_0 * 32] + 4112));
+                const __m256i b_9 =
+                    _mm256_loadu_si256((const __m256i *)(&b[g_0 * 3072 + i_0 * 32] + 4112));
+                const __m256i cache_9 =
+                    _mm256_loadu_si256((const __m256i *)(&cache[g_0 * 3072 + i_0 * 32] + 4112));
+                const __m256i pin_8 = nttgen_newhope1024_avx2_keep(a_8);
+                const __m256i p_8 = nttgen_newhope1024_avx2_montmul(pin_8, b_8, cache_8);
+                const __m256i pin_9 = nttgen_newhope1024_avx2_keep(a_9);
+                const __m256i p_9 = nttgen_newhope1024_avx2_montmul(pin_9, b_9, cache_9);
+                const __m256i acc_10 = _mm256_add_epi16(acc_8, p_8);
+                acc_8 = acc_10;
+                const __m256i acc_11 = _mm256_add_epi16(acc_9, p_9);
+                acc_9 = acc_11;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m256i a_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 3072 + 1024 + i_0 * 32] + 4096));
+                    const __m256i b_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 3072 + 1024 + i_0 * 32] + 4096));
+                    const __m256i cache_10 = _mm256_loadu_si256(
+                        (const __m256i *)(&cache[g_0 * 3072 + 1024 + i_0 * 32] + 4096));
+                    const __m256i a_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&a[g_0 * 3072 + 1024 + i_0 * 32] + 4112));
+                    const __m256i b_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&b[g_0 * 3072 + 1024 + i_0 * 32] + 4112));
+                    const __m256i cache_11 = _mm256_loadu_si256(
+                        (const __m256i *)(&cache[g_0 * 3072 + 1024 + i_0 * 32] + 4112));
+                    const __m256i pin_10 = nttgen_newhope1024_avx2_keep(a_10);
+                    const __m256i p_10 = nttgen_newhope1024_avx2_montmul(pin_10, b_10, cache_10);
+                    const __m256i pin_11 = nttgen_newhope1024_avx2_keep(a_11);
+                    const __m256i p_11 = nttgen_newhope1024_avx2_montmul(pin_11, b_11, cache_11);
+                    const __m256i acc_12 = _mm256_add_epi16(acc_8, p_10);
+                    acc_8 = acc_12;
+                    const __m256i acc_13 = _mm256_add_epi16(acc_9, p_11);
+                    acc_9 = acc_13;
+                }
+            }
+            const __m256i red_0 = nttgen_newhope1024_avx2_barrett(acc_8);
+            const __m256i red_1 = nttgen_newhope1024_avx2_barrett(acc_6);
+            const __m256i acc_14 = _mm256_add_epi16(red_1, red_0);
+            acc_6 = acc_14;
+            const __m256i red_2 = nttgen_newhope1024_avx2_barrett(acc_9);
+            const __m256i red_3 = nttgen_newhope1024_avx2_barrett(acc_7);
+            const __m256i acc_15 = _mm256_add_epi16(red_3, red_2);
+            acc_7 = acc_15;
+        }
+        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(acc_6);
+        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(acc_7);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
@@ -1923,8 +1977,10 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 624));
         const __m256i x_208 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 768));
         const __m256i x_209 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 896));
-        const __m256i t_56 = nttgen_newhope1024_avx2_montmul(x_208, zeta_18, zetaqinv_18);
-        const __m256i t_57 = nttgen_newhope1024_avx2_montmul(x_209, zeta_19, zetaqinv_19);
+        const __m256i pin_0 = nttgen_newhope1024_avx2_keep(x_208);
+        const __m256i t_56 = nttgen_newhope1024_avx2_montmul(pin_0, zeta_18, zetaqinv_18);
+        const __m256i pin_1 = nttgen_newhope1024_avx2_keep(x_209);
+        const __m256i t_57 = nttgen_newhope1024_avx2_montmul(pin_1, zeta_19, zetaqinv_19);
         const __m256i x_210 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 512));
         const __m256i x_211 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
         const __m256i x_212 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 640));
@@ -1945,10 +2001,12 @@ void nttgen_newhope1024_avx2_intt(int16_t a[1024]) {
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 736));
         const __m256i zetaqinv_23 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 752));
-        const __m256i t_58 = nttgen_newhope1024_avx2_montmul(x_211, zeta_18, zetaqinv_18);
+        const __m256i pin_2 = nttgen_newhope1024_avx2_keep(x_211);
+        const __m256i t_58 = nttgen_newhope1024_avx2_montmul(pin_2, zeta_18, zetaqinv_18);
         const __m256i x_214 = _mm256_add_epi16(x_210, t_56);
         const __m256i x_215 = _mm256_sub_epi16(x_210, t_56);
-        const __m256i t_59 = nttgen_newhope1024_avx2_montmul(x_213, zeta_19, zetaqinv_19);
+        const __m256i pin_3 = nttgen_newhope1024_avx2_keep(x_213);
+        const __m256i t_59 = nttgen_newhope1024_avx2_montmul(pin_3, zeta_19, zetaqinv_19);
         const __m256i x_216 = _mm256_add_epi16(x_212, t_57);
         const __m256i x_217 = _mm256_sub_epi16(x_212, t_57);
         const __m256i t_60 = nttgen_newhope1024_avx2_montmul(x_214, zeta_20, zetaqinv_20);
@@ -2097,7 +2155,8 @@ void nttgen_newhope1024_avx2_tomont(int16_t a[1024]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i f_0 = nttgen_newhope1024_avx2_keep(_mm256_set1_epi16(-1337));
         const __m256i fqinv_0 = nttgen_newhope1024_avx2_keep(_mm256_set1_epi16(-21817));
-        const __m256i x_1 = nttgen_newhope1024_avx2_montmul(x_0, f_0, fqinv_0);
+        const __m256i pin_0 = nttgen_newhope1024_avx2_keep(x_0);
+        const __m256i x_1 = nttgen_newhope1024_avx2_montmul(pin_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -2122,7 +2181,8 @@ void nttgen_newhope1024_avx2_frommont(int16_t a[1024]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 16]);
         const __m256i f_0 = nttgen_newhope1024_avx2_keep(_mm256_set1_epi16(1));
         const __m256i fqinv_0 = nttgen_newhope1024_avx2_keep(_mm256_set1_epi16(-12287));
-        const __m256i x_1 = nttgen_newhope1024_avx2_montmul(x_0, f_0, fqinv_0);
+        const __m256i pin_0 = nttgen_newhope1024_avx2_keep(x_0);
+        const __m256i x_1 = nttgen_newhope1024_avx2_montmul(pin_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -2734,8 +2794,10 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 624));
         const __m256i x_208 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 768));
         const __m256i x_209 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 896));
-        const __m256i t_56 = nttgen_newhope1024_avx2_montmul(x_208, zeta_18, zetaqinv_18);
-        const __m256i t_57 = nttgen_newhope1024_avx2_montmul(x_209, zeta_19, zetaqinv_19);
+        const __m256i pin_0 = nttgen_newhope1024_avx2_keep(x_208);
+        const __m256i t_56 = nttgen_newhope1024_avx2_montmul(pin_0, zeta_18, zetaqinv_18);
+        const __m256i pin_1 = nttgen_newhope1024_avx2_keep(x_209);
+        const __m256i t_57 = nttgen_newhope1024_avx2_montmul(pin_1, zeta_19, zetaqinv_19);
         const __m256i x_210 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 512));
         const __m256i x_211 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
         const __m256i x_212 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 640));
@@ -2756,10 +2818,12 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx2_intt_reduce(int16_t a[1024])
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 736));
         const __m256i zetaqinv_23 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 752));
-        const __m256i t_58 = nttgen_newhope1024_avx2_montmul(x_211, zeta_18, zetaqinv_18);
+        const __m256i pin_2 = nttgen_newhope1024_avx2_keep(x_211);
+        const __m256i t_58 = nttgen_newhope1024_avx2_montmul(pin_2, zeta_18, zetaqinv_18);
         const __m256i x_214 = _mm256_add_epi16(x_210, t_56);
         const __m256i x_215 = _mm256_sub_epi16(x_210, t_56);
-        const __m256i t_59 = nttgen_newhope1024_avx2_montmul(x_213, zeta_19, zetaqinv_19);
+        const __m256i pin_3 = nttgen_newhope1024_avx2_keep(x_213);
+        const __m256i t_59 = nttgen_newhope1024_avx2_montmul(pin_3, zeta_19, zetaqinv_19);
         const __m256i x_216 = _mm256_add_epi16(x_212, t_57);
         const __m256i x_217 = _mm256_sub_epi16(x_212, t_57);
         const __m256i t_60 = nttgen_newhope1024_avx2_montmul(x_214, zeta_20, zetaqinv_20);

@@ -581,14 +581,22 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[832]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[704]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[960]);
-    const __m512i t_0 = nttgen_newhope1024_avx512_montmul(x_0, zeta_0, zetaqinv_0);
-    const __m512i t_1 = nttgen_newhope1024_avx512_montmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i t_2 = nttgen_newhope1024_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_newhope1024_avx512_montmul(x_3, zeta_0, zetaqinv_0);
-    const __m512i t_4 = nttgen_newhope1024_avx512_montmul(x_4, zeta_0, zetaqinv_0);
-    const __m512i t_5 = nttgen_newhope1024_avx512_montmul(x_5, zeta_0, zetaqinv_0);
-    const __m512i t_6 = nttgen_newhope1024_avx512_montmul(x_6, zeta_0, zetaqinv_0);
-    const __m512i t_7 = nttgen_newhope1024_avx512_montmul(x_7, zeta_0, zetaqinv_0);
+    const __m512i pin_0 = nttgen_newhope1024_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_newhope1024_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_newhope1024_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_newhope1024_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
+    const __m512i pin_2 = nttgen_newhope1024_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_newhope1024_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_newhope1024_avx512_keep(x_3);
+    const __m512i t_3 = nttgen_newhope1024_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
+    const __m512i pin_4 = nttgen_newhope1024_avx512_keep(x_4);
+    const __m512i t_4 = nttgen_newhope1024_avx512_montmul(pin_4, zeta_0, zetaqinv_0);
+    const __m512i pin_5 = nttgen_newhope1024_avx512_keep(x_5);
+    const __m512i t_5 = nttgen_newhope1024_avx512_montmul(pin_5, zeta_0, zetaqinv_0);
+    const __m512i pin_6 = nttgen_newhope1024_avx512_keep(x_6);
+    const __m512i t_6 = nttgen_newhope1024_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
+    const __m512i pin_7 = nttgen_newhope1024_avx512_keep(x_7);
+    const __m512i t_7 = nttgen_newhope1024_avx512_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i x_9 = _mm512_loadu_si512((const __m512i *)&a[256]);
     const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&a[128]);
@@ -637,14 +645,22 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
     const __m512i x_37 = _mm512_loadu_si512((const __m512i *)&a[864]);
     const __m512i x_38 = _mm512_loadu_si512((const __m512i *)&a[736]);
     const __m512i x_39 = _mm512_loadu_si512((const __m512i *)&a[992]);
-    const __m512i t_8 = nttgen_newhope1024_avx512_montmul(x_32, zeta_0, zetaqinv_0);
-    const __m512i t_9 = nttgen_newhope1024_avx512_montmul(x_33, zeta_0, zetaqinv_0);
-    const __m512i t_10 = nttgen_newhope1024_avx512_montmul(x_34, zeta_0, zetaqinv_0);
-    const __m512i t_11 = nttgen_newhope1024_avx512_montmul(x_35, zeta_0, zetaqinv_0);
-    const __m512i t_12 = nttgen_newhope1024_avx512_montmul(x_36, zeta_0, zetaqinv_0);
-    const __m512i t_13 = nttgen_newhope1024_avx512_montmul(x_37, zeta_0, zetaqinv_0);
-    const __m512i t_14 = nttgen_newhope1024_avx512_montmul(x_38, zeta_0, zetaqinv_0);
-    const __m512i t_15 = nttgen_newhope1024_avx512_montmul(x_39, zeta_0, zetaqinv_0);
+    const __m512i pin_8 = nttgen_newhope1024_avx512_keep(x_32);
+    const __m512i t_8 = nttgen_newhope1024_avx512_montmul(pin_8, zeta_0, zetaqinv_0);
+    const __m512i pin_9 = nttgen_newhope1024_avx512_keep(x_33);
+    const __m512i t_9 = nttgen_newhope1024_avx512_montmul(pin_9, zeta_0, zetaqinv_0);
+    const __m512i pin_10 = nttgen_newhope1024_avx512_keep(x_34);
+    const __m512i t_10 = nttgen_newhope1024_avx512_montmul(pin_10, zeta_0, zetaqinv_0);
+    const __m512i pin_11 = nttgen_newhope1024_avx512_keep(x_35);
+    const __m512i t_11 = nttgen_newhope1024_avx512_montmul(pin_11, zeta_0, zetaqinv_0);
+    const __m512i pin_12 = nttgen_newhope1024_avx512_keep(x_36);
+    const __m512i t_12 = nttgen_newhope1024_avx512_montmul(pin_12, zeta_0, zetaqinv_0);
+    const __m512i pin_13 = nttgen_newhope1024_avx512_keep(x_37);
+    const __m512i t_13 = nttgen_newhope1024_avx512_montmul(pin_13, zeta_0, zetaqinv_0);
+    const __m512i pin_14 = nttgen_newhope1024_avx512_keep(x_38);
+    const __m512i t_14 = nttgen_newhope1024_avx512_montmul(pin_14, zeta_0, zetaqinv_0);
+    const __m512i pin_15 = nttgen_newhope1024_avx512_keep(x_39);
+    const __m512i t_15 = nttgen_newhope1024_avx512_montmul(pin_15, zeta_0, zetaqinv_0);
     const __m512i x_40 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i x_41 = _mm512_loadu_si512((const __m512i *)&a[288]);
     const __m512i x_42 = _mm512_loadu_si512((const __m512i *)&a[160]);
@@ -681,6 +697,8 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
     _mm512_storeu_si512((__m512i *)&r[608], x_57);
     _mm512_storeu_si512((__m512i *)&r[352], x_58);
     _mm512_storeu_si512((__m512i *)&r[864], x_59);
+    goto part_1;
+part_1:;
     _mm512_storeu_si512((__m512i *)&r[224], x_60);
     _mm512_storeu_si512((__m512i *)&r[736], x_61);
     _mm512_storeu_si512((__m512i *)&r[480], x_62);
@@ -690,28 +708,32 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
     const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[2593]);
     const __m512i x_64 = _mm512_loadu_si512((const __m512i *)&r[352]);
     const __m512i x_65 = _mm512_loadu_si512((const __m512i *)&r[480]);
-    const __m512i t_16 = nttgen_newhope1024_avx512_montmul(x_64, zeta_1, zetaqinv_1);
-    const __m512i t_17 = nttgen_newhope1024_avx512_montmul(x_65, zeta_1, zetaqinv_1);
+    const __m512i pin_16 = nttgen_newhope1024_avx512_keep(x_64);
+    const __m512i t_16 = nttgen_newhope1024_avx512_montmul(pin_16, zeta_1, zetaqinv_1);
+    const __m512i pin_17 = nttgen_newhope1024_avx512_keep(x_65);
+    const __m512i t_17 = nttgen_newhope1024_avx512_montmul(pin_17, zeta_1, zetaqinv_1);
     const __m512i x_66 = _mm512_loadu_si512((const __m512i *)&r[320]);
     const __m512i x_67 = _mm512_loadu_si512((const __m512i *)&r[288]);
     const __m512i x_68 = _mm512_loadu_si512((const __m512i *)&r[96]);
     const __m512i x_69 = _mm512_loadu_si512((const __m512i *)&r[448]);
     const __m512i x_70 = _mm512_loadu_si512((const __m512i *)&r[416]);
     const __m512i x_71 = _mm512_loadu_si512((const __m512i *)&r[224]);
-    goto part_1;
-part_1:;
     const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[2594]);
     const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[2595]);
     const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[2596]);
     const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[2597]);
-    const __m512i t_18 = nttgen_newhope1024_avx512_montmul(x_66, zeta_1, zetaqinv_1);
-    const __m512i t_19 = nttgen_newhope1024_avx512_montmul(x_67, zeta_1, zetaqinv_1);
+    const __m512i pin_18 = nttgen_newhope1024_avx512_keep(x_66);
+    const __m512i t_18 = nttgen_newhope1024_avx512_montmul(pin_18, zeta_1, zetaqinv_1);
+    const __m512i pin_19 = nttgen_newhope1024_avx512_keep(x_67);
+    const __m512i t_19 = nttgen_newhope1024_avx512_montmul(pin_19, zeta_1, zetaqinv_1);
     const __m512i x_72 = _mm512_add_epi16(x_68, t_16);
     const __m512i x_73 = _mm512_sub_epi16(x_68, t_16);
     const __m512i red_0 = nttgen_newhope1024_avx512_barrett(x_72);
     const __m512i red_1 = nttgen_newhope1024_avx512_barrett(x_73);
-    const __m512i t_20 = nttgen_newhope1024_avx512_montmul(x_69, zeta_1, zetaqinv_1);
-    const __m512i t_21 = nttgen_newhope1024_avx512_montmul(x_70, zeta_1, zetaqinv_1);
+    const __m512i pin_20 = nttgen_newhope1024_avx512_keep(x_69);
+    const __m512i t_20 = nttgen_newhope1024_avx512_montmul(pin_20, zeta_1, zetaqinv_1);
+    const __m512i pin_21 = nttgen_newhope1024_avx512_keep(x_70);
+    const __m512i t_21 = nttgen_newhope1024_avx512_montmul(pin_21, zeta_1, zetaqinv_1);
     const __m512i x_74 = _mm512_add_epi16(x_71, t_17);
     const __m512i x_75 = _mm512_sub_epi16(x_71, t_17);
     const __m512i x_76 = _mm512_loadu_si512((const __m512i *)&r[256]);
@@ -730,7 +752,8 @@ part_1:;
     const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[2603]);
     const __m512i zeta_7 = _mm512_set1_epi16(zetas_0[2604]);
     const __m512i zetaqinv_7 = _mm512_set1_epi16(zetas_0[2605]);
-    const __m512i t_24 = nttgen_newhope1024_avx512_montmul(x_76, zeta_1, zetaqinv_1);
+    const __m512i pin_22 = nttgen_newhope1024_avx512_keep(x_76);
+    const __m512i t_24 = nttgen_newhope1024_avx512_montmul(pin_22, zeta_1, zetaqinv_1);
     const __m512i x_82 = _mm512_add_epi16(x_77, t_18);
     const __m512i x_83 = _mm512_sub_epi16(x_77, t_18);
     const __m512i x_84 = _mm512_add_epi16(x_78, t_19);
@@ -739,7 +762,8 @@ part_1:;
     const __m512i red_3 = nttgen_newhope1024_avx512_barrett(x_83);
     const __m512i red_4 = nttgen_newhope1024_avx512_barrett(x_84);
     const __m512i red_5 = nttgen_newhope1024_avx512_barrett(x_85);
-    const __m512i t_25 = nttgen_newhope1024_avx512_montmul(x_79, zeta_1, zetaqinv_1);
+    const __m512i pin_23 = nttgen_newhope1024_avx512_keep(x_79);
+    const __m512i t_25 = nttgen_newhope1024_avx512_montmul(pin_23, zeta_1, zetaqinv_1);
     const __m512i x_86 = _mm512_add_epi16(x_80, t_20);
     const __m512i x_87 = _mm512_sub_epi16(x_80, t_20);
     const __m512i x_88 = _mm512_add_epi16(x_81, t_21);
@@ -804,6 +828,8 @@ part_1:;
     const __m512i x_115 = _mm512_sub_epi16(x_107, t_33);
     const __m512i t_40 = nttgen_newhope1024_avx512_montmul(x_108, zeta_8, zetaqinv_8);
     const __m512i t_41 = nttgen_newhope1024_avx512_montmul(x_110, zeta_9, zetaqinv_9);
+    goto part_2;
+part_2:;
     const __m512i t_42 = nttgen_newhope1024_avx512_montmul(x_112, zeta_10, zetaqinv_10);
     const __m512i t_43 = nttgen_newhope1024_avx512_montmul(x_114, zeta_11, zetaqinv_11);
     const __m512i t_44 = nttgen_newhope1024_avx512_montmul(x_109, zeta_12, zetaqinv_12);
@@ -828,8 +854,6 @@ part_1:;
     const __m512i x_131 = _mm512_sub_epi16(x_122, t_41);
     const __m512i x_132 = _mm512_add_epi16(x_124, t_42);
     const __m512i x_133 = _mm512_sub_epi16(x_124, t_42);
-    goto part_2;
-part_2:;
     const __m512i x_134 = _mm512_add_epi16(x_126, t_43);
     const __m512i x_135 = _mm512_sub_epi16(x_126, t_43);
     const __m512i x_136 = _mm512_add_epi16(x_121, t_44);
@@ -934,6 +958,8 @@ part_2:;
     const __m512i x_187 = nttgen_newhope1024_avx512_ilv128_hi(x_169, x_171);
     const __m512i x_188 = nttgen_newhope1024_avx512_ilv128_lo(x_172, x_174);
     const __m512i x_189 = nttgen_newhope1024_avx512_ilv128_hi(x_172, x_174);
+    goto part_3;
+part_3:;
     const __m512i x_190 = nttgen_newhope1024_avx512_ilv128_lo(x_173, x_175);
     const __m512i x_191 = nttgen_newhope1024_avx512_ilv128_hi(x_173, x_175);
     const __m512i t_56 = nttgen_newhope1024_avx512_montmul(x_177, zeta_24, zetaqinv_24);
@@ -958,8 +984,6 @@ part_2:;
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[1408]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[1440]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[1472]);
-    goto part_3;
-part_3:;
     const __m512i zeta_39 = _mm512_load_si512((const __m512i *)&zetas_0[1504]);
     const __m512i zetaqinv_39 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
     const __m512i x_192 = _mm512_add_epi16(x_176, t_56);
@@ -1064,6 +1088,8 @@ part_3:;
     const __m512i t_75 = nttgen_newhope1024_avx512_montmul(x_247, zeta_43, zetaqinv_43);
     const __m512i t_76 = nttgen_newhope1024_avx512_montmul(x_249, zeta_44, zetaqinv_44);
     const __m512i t_77 = nttgen_newhope1024_avx512_montmul(x_251, zeta_45, zetaqinv_45);
+    goto part_4;
+part_4:;
     const __m512i t_78 = nttgen_newhope1024_avx512_montmul(x_253, zeta_46, zetaqinv_46);
     const __m512i t_79 = nttgen_newhope1024_avx512_montmul(x_255, zeta_47, zetaqinv_47);
     const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[2080]);
@@ -1088,8 +1114,6 @@ part_3:;
     const __m512i x_259 = _mm512_sub_epi16(red_17, t_73);
     const __m512i x_260 = _mm512_add_epi16(red_18, t_74);
     const __m512i x_261 = _mm512_sub_epi16(red_18, t_74);
-    goto part_4;
-part_4:;
     const __m512i x_262 = _mm512_add_epi16(red_19, t_75);
     const __m512i x_263 = _mm512_sub_epi16(red_19, t_75);
     const __m512i x_264 = _mm512_add_epi16(red_20, t_76);
@@ -1160,8 +1184,10 @@ part_4:;
     const __m512i zetaqinv_56 = _mm512_set1_epi16(zetas_0[5185]);
     const __m512i x_304 = _mm512_loadu_si512((const __m512i *)&r[864]);
     const __m512i x_305 = _mm512_loadu_si512((const __m512i *)&r[992]);
-    const __m512i t_88 = nttgen_newhope1024_avx512_montmul(x_304, zeta_56, zetaqinv_56);
-    const __m512i t_89 = nttgen_newhope1024_avx512_montmul(x_305, zeta_56, zetaqinv_56);
+    const __m512i pin_24 = nttgen_newhope1024_avx512_keep(x_304);
+    const __m512i t_88 = nttgen_newhope1024_avx512_montmul(pin_24, zeta_56, zetaqinv_56);
+    const __m512i pin_25 = nttgen_newhope1024_avx512_keep(x_305);
+    const __m512i t_89 = nttgen_newhope1024_avx512_montmul(pin_25, zeta_56, zetaqinv_56);
     const __m512i x_306 = _mm512_loadu_si512((const __m512i *)&r[832]);
     const __m512i x_307 = _mm512_loadu_si512((const __m512i *)&r[800]);
     const __m512i x_308 = _mm512_loadu_si512((const __m512i *)&r[608]);
@@ -1172,14 +1198,18 @@ part_4:;
     const __m512i zetaqinv_57 = _mm512_set1_epi16(zetas_0[5187]);
     const __m512i zeta_58 = _mm512_set1_epi16(zetas_0[5188]);
     const __m512i zetaqinv_58 = _mm512_set1_epi16(zetas_0[5189]);
-    const __m512i t_90 = nttgen_newhope1024_avx512_montmul(x_306, zeta_56, zetaqinv_56);
-    const __m512i t_91 = nttgen_newhope1024_avx512_montmul(x_307, zeta_56, zetaqinv_56);
+    const __m512i pin_26 = nttgen_newhope1024_avx512_keep(x_306);
+    const __m512i t_90 = nttgen_newhope1024_avx512_montmul(pin_26, zeta_56, zetaqinv_56);
+    const __m512i pin_27 = nttgen_newhope1024_avx512_keep(x_307);
+    const __m512i t_91 = nttgen_newhope1024_avx512_montmul(pin_27, zeta_56, zetaqinv_56);
     const __m512i x_312 = _mm512_add_epi16(x_308, t_88);
     const __m512i x_313 = _mm512_sub_epi16(x_308, t_88);
     const __m512i red_24 = nttgen_newhope1024_avx512_barrett(x_312);
     const __m512i red_25 = nttgen_newhope1024_avx512_barrett(x_313);
-    const __m512i t_92 = nttgen_newhope1024_avx512_montmul(x_309, zeta_56, zetaqinv_56);
-    const __m512i t_93 = nttgen_newhope1024_avx512_montmul(x_310, zeta_56, zetaqinv_56);
+    const __m512i pin_28 = nttgen_newhope1024_avx512_keep(x_309);
+    const __m512i t_92 = nttgen_newhope1024_avx512_montmul(pin_28, zeta_56, zetaqinv_56);
+    const __m512i pin_29 = nttgen_newhope1024_avx512_keep(x_310);
+    const __m512i t_93 = nttgen_newhope1024_avx512_montmul(pin_29, zeta_56, zetaqinv_56);
     const __m512i x_314 = _mm512_add_epi16(x_311, t_89);
     const __m512i x_315 = _mm512_sub_epi16(x_311, t_89);
     const __m512i x_316 = _mm512_loadu_si512((const __m512i *)&r[768]);
@@ -1188,6 +1218,8 @@ part_4:;
     const __m512i t_94 = nttgen_newhope1024_avx512_montmul(x_314, zeta_57, zetaqinv_57);
     const __m512i t_95 = nttgen_newhope1024_avx512_montmul(x_315, zeta_58, zetaqinv_58);
     const __m512i x_319 = _mm512_loadu_si512((const __m512i *)&r[896]);
+    goto part_5;
+part_5:;
     const __m512i x_320 = _mm512_loadu_si512((const __m512i *)&r[704]);
     const __m512i x_321 = _mm512_loadu_si512((const __m512i *)&r[672]);
     const __m512i zeta_59 = _mm512_set1_epi16(zetas_0[5190]);
@@ -1198,7 +1230,8 @@ part_4:;
     const __m512i zetaqinv_61 = _mm512_set1_epi16(zetas_0[5195]);
     const __m512i zeta_62 = _mm512_set1_epi16(zetas_0[5196]);
     const __m512i zetaqinv_62 = _mm512_set1_epi16(zetas_0[5197]);
-    const __m512i t_96 = nttgen_newhope1024_avx512_montmul(x_316, zeta_56, zetaqinv_56);
+    const __m512i pin_30 = nttgen_newhope1024_avx512_keep(x_316);
+    const __m512i t_96 = nttgen_newhope1024_avx512_montmul(pin_30, zeta_56, zetaqinv_56);
     const __m512i x_322 = _mm512_add_epi16(x_317, t_90);
     const __m512i x_323 = _mm512_sub_epi16(x_317, t_90);
     const __m512i x_324 = _mm512_add_epi16(x_318, t_91);
@@ -1207,7 +1240,8 @@ part_4:;
     const __m512i red_27 = nttgen_newhope1024_avx512_barrett(x_323);
     const __m512i red_28 = nttgen_newhope1024_avx512_barrett(x_324);
     const __m512i red_29 = nttgen_newhope1024_avx512_barrett(x_325);
-    const __m512i t_97 = nttgen_newhope1024_avx512_montmul(x_319, zeta_56, zetaqinv_56);
+    const __m512i pin_31 = nttgen_newhope1024_avx512_keep(x_319);
+    const __m512i t_97 = nttgen_newhope1024_avx512_montmul(pin_31, zeta_56, zetaqinv_56);
     const __m512i x_326 = _mm512_add_epi16(x_320, t_92);
     const __m512i x_327 = _mm512_sub_epi16(x_320, t_92);
     const __m512i x_328 = _mm512_add_epi16(x_321, t_93);
@@ -1218,8 +1252,6 @@ part_4:;
     const __m512i t_100 = nttgen_newhope1024_avx512_montmul(x_328, zeta_57, zetaqinv_57);
     const __m512i t_101 = nttgen_newhope1024_avx512_montmul(x_329, zeta_58, zetaqinv_58);
     const __m512i x_331 = _mm512_add_epi16(red_24, t_94);
-    goto part_5;
-part_5:;
     const __m512i x_332 = _mm512_sub_epi16(red_24, t_94);
     const __m512i x_333 = _mm512_add_epi16(red_25, t_95);
     const __m512i x_334 = _mm512_sub_epi16(red_25, t_95);
@@ -1316,6 +1348,8 @@ part_5:;
     const __m512i zetaqinv_73 = _mm512_load_si512((const __m512i *)&zetas_0[2784]);
     const __m512i zeta_74 = _mm512_load_si512((const __m512i *)&zetas_0[2816]);
     const __m512i zetaqinv_74 = _mm512_load_si512((const __m512i *)&zetas_0[2848]);
+    goto part_6;
+part_6:;
     const __m512i zeta_75 = _mm512_load_si512((const __m512i *)&zetas_0[2880]);
     const __m512i zetaqinv_75 = _mm512_load_si512((const __m512i *)&zetas_0[2912]);
     const __m512i zeta_76 = _mm512_load_si512((const __m512i *)&zetas_0[2944]);
@@ -1348,8 +1382,6 @@ part_5:;
     const __m512i red_37 = nttgen_newhope1024_avx512_barrett(x_394);
     const __m512i red_38 = nttgen_newhope1024_avx512_barrett(x_396);
     const __m512i red_39 = nttgen_newhope1024_avx512_barrett(x_398);
-    goto part_6;
-part_6:;
     const __m512i t_120 = nttgen_newhope1024_avx512_montmul(x_385, zeta_71, zetaqinv_71);
     const __m512i t_121 = nttgen_newhope1024_avx512_montmul(x_387, zeta_72, zetaqinv_72);
     const __m512i t_122 = nttgen_newhope1024_avx512_montmul(x_389, zeta_73, zetaqinv_73);
@@ -1446,6 +1478,8 @@ part_6:;
     const __m512i x_445 = _mm512_sub_epi16(x_428, t_134);
     const __m512i x_446 = _mm512_add_epi16(x_430, t_135);
     const __m512i x_447 = _mm512_sub_epi16(x_430, t_135);
+    goto part_7;
+part_7:;
     const __m512i x_448 = _mm512_unpacklo_epi32(x_432, x_436);
     const __m512i x_449 = _mm512_unpackhi_epi32(x_432, x_436);
     const __m512i x_450 = _mm512_unpacklo_epi32(x_434, x_438);
@@ -1478,8 +1512,6 @@ part_6:;
     const __m512i x_469 = _mm512_sub_epi16(x_452, t_138);
     const __m512i x_470 = _mm512_add_epi16(x_454, t_139);
     const __m512i x_471 = _mm512_sub_epi16(x_454, t_139);
-    goto part_7;
-part_7:;
     const __m512i x_472 = _mm512_add_epi16(x_456, t_140);
     const __m512i x_473 = _mm512_sub_epi16(x_456, t_140);
     const __m512i x_474 = _mm512_add_epi16(x_458, t_141);
@@ -1576,6 +1608,8 @@ part_7:;
     const __m512i x_517 = nttgen_newhope1024_avx512_ilv16_hi(x_504, x_506);
     const __m512i x_518 = nttgen_newhope1024_avx512_ilv16_lo(x_508, x_510);
     const __m512i x_519 = nttgen_newhope1024_avx512_ilv16_hi(x_508, x_510);
+    goto part_8;
+part_8:;
     const __m512i x_520 = nttgen_newhope1024_avx512_ilv16_lo(x_497, x_499);
     const __m512i x_521 = nttgen_newhope1024_avx512_ilv16_hi(x_497, x_499);
     const __m512i x_522 = nttgen_newhope1024_avx512_ilv16_lo(x_501, x_503);
@@ -1608,8 +1642,6 @@ part_7:;
     const __m512i x_541 = _mm512_sub_epi16(x_524, t_158);
     const __m512i x_542 = _mm512_add_epi16(x_526, t_159);
     const __m512i x_543 = _mm512_sub_epi16(x_526, t_159);
-    goto part_8;
-part_8:;
     _mm512_storeu_si512((__m512i *)&r[512], x_528);
     _mm512_storeu_si512((__m512i *)&r[768], x_529);
     _mm512_storeu_si512((__m512i *)&r[640], x_530);
@@ -1826,15 +1858,11 @@ void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, co
         const __m512i p_1 = nttgen_newhope1024_avx512_montmul_var(a_1, b_1);
         __m512i acc_0 = p_0;
         __m512i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 1024 + i_0 * 64] + 1024));
-            const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 1024 + i_0 * 64] + 1024));
-            const __m512i a_3 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 1024 + i_0 * 64] + 1056));
-            const __m512i b_3 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 1024 + i_0 * 64] + 1056));
+        if (1 < k) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 1024));
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 1024));
+            const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 1056));
+            const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 1056));
             const __m512i p_2 = nttgen_newhope1024_avx512_montmul_var(a_2, b_2);
             const __m512i p_3 = nttgen_newhope1024_avx512_montmul_var(a_3, b_3);
             const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
@@ -1857,15 +1885,15 @@ void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, co
             const __m512i p_5 = nttgen_newhope1024_avx512_montmul_var(a_5, b_5);
             __m512i acc_6 = p_4;
             __m512i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
-                const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 64] + 3072));
-                const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 64] + 3072));
-                const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 64] + 3104));
-                const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 64] + 3104));
+            if ((g_0 * 2 + 3) < k) {
+                const __m512i a_6 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 2048 + i_0 * 64] + 3072));
+                const __m512i b_6 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 2048 + i_0 * 64] + 3072));
+                const __m512i a_7 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 2048 + i_0 * 64] + 3104));
+                const __m512i b_7 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 2048 + i_0 * 64] + 3104));
                 const __m512i p_6 = nttgen_newhope1024_avx512_montmul_var(a_6, b_6);
                 const __m512i p_7 = nttgen_newhope1024_avx512_montmul_var(a_7, b_7);
                 const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
@@ -2069,80 +2097,126 @@ void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t
         const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 32));
         const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 32));
         const __m512i cache_1 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 32));
-        const __m512i p_0 = nttgen_newhope1024_avx512_montmul(a_0, b_0, cache_0);
-        const __m512i p_1 = nttgen_newhope1024_avx512_montmul(a_1, b_1, cache_1);
+        const __m512i pin_0 = nttgen_newhope1024_avx512_keep(a_0);
+        const __m512i p_0 = nttgen_newhope1024_avx512_montmul(pin_0, b_0, cache_0);
+        const __m512i pin_1 = nttgen_newhope1024_avx512_keep(a_1);
+        const __m512i p_1 = nttgen_newhope1024_avx512_montmul(pin_1, b_1, cache_1);
         __m512i acc_0 = p_0;
         __m512i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 1024 + i_0 * 64] + 1024));
-            const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 1024 + i_0 * 64] + 1024));
-            const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 1024 + i_0 * 64] + 1024));
-            const __m512i a_3 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 1024 + i_0 * 64] + 1056));
-            const __m512i b_3 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 1024 + i_0 * 64] + 1056));
-            const __m512i cache_3 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 1024 + i_0 * 64] + 1056));
-            const __m512i p_2 = nttgen_newhope1024_avx512_montmul(a_2, b_2, cache_2);
-            const __m512i p_3 = nttgen_newhope1024_avx512_montmul(a_3, b_3, cache_3);
+        if (1 < k) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 1024));
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 1024));
+            const __m512i cache_2 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 1024));
+            const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 1056));
+            const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 1056));
+            const __m512i cache_3 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 1056));
+            const __m512i pin_2 = nttgen_newhope1024_avx512_keep(a_2);
+            const __m512i p_2 = nttgen_newhope1024_avx512_montmul(pin_2, b_2, cache_2);
+            const __m512i pin_3 = nttgen_newhope1024_avx512_keep(a_3);
+            const __m512i p_3 = nttgen_newhope1024_avx512_montmul(pin_3, b_3, cache_3);
             const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m512i acc_4 = acc_0;
-        __m512i acc_5 = acc_1;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 3072 + i_0 * 64] + 3072));
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 3072 + i_0 * 64] + 3072));
-            const __m512i cache_4 =
-                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 3072 + i_0 * 64] + 3072));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 3072 + i_0 * 64] + 3104));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 3072 + i_0 * 64] + 3104));
-            const __m512i cache_5 =
-                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 3072 + i_0 * 64] + 3104));
-            const __m512i p_4 = nttgen_newhope1024_avx512_montmul(a_4, b_4, cache_4);
-            const __m512i p_5 = nttgen_newhope1024_avx512_montmul(a_5, b_5, cache_5);
-            __m512i acc_6 = p_4;
-            __m512i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 64] + 4096));
-                const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 64] + 4096));
-                const __m512i cache_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 64] + 4096));
-                const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 64] + 4128));
-                const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 64] + 4128));
-                const __m512i cache_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 3072 + i_2 * 1024 + i_0 * 64] + 4128));
-                const __m512i p_6 = nttgen_newhope1024_avx512_montmul(a_6, b_6, cache_6);
-                const __m512i p_7 = nttgen_newhope1024_avx512_montmul(a_7, b_7, cache_7);
-                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m512i a_4 =
+                    _mm512_loadu_si512((const __m512i *)(&a[1024 + i_0 * 64] + 1024));
+                const __m512i b_4 =
+                    _mm512_loadu_si512((const __m512i *)(&b[1024 + i_0 * 64] + 1024));
+                const __m512i cache_4 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[1024 + i_0 * 64] + 1024));
+                const __m512i a_5 =
+                    _mm512_loadu_si512((const __m512i *)(&a[1024 + i_0 * 64] + 1056));
+                const __m512i b_5 =
+                    _mm512_loadu_si512((const __m512i *)(&b[1024 + i_0 * 64] + 1056));
+                const __m512i cache_5 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[1024 + i_0 * 64] + 1056));
+                const __m512i pin_4 = nttgen_newhope1024_avx512_keep(a_4);
+                const __m512i p_4 = nttgen_newhope1024_avx512_montmul(pin_4, b_4, cache_4);
+                const __m512i pin_5 = nttgen_newhope1024_avx512_keep(a_5);
+                const __m512i p_5 = nttgen_newhope1024_avx512_montmul(pin_5, b_5, cache_5);
+                const __m512i acc_4 = _mm512_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m512i acc_5 = _mm512_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
             }
-            const __m512i red_0 = nttgen_newhope1024_avx512_barrett(acc_6);
-            const __m512i red_1 = nttgen_newhope1024_avx512_barrett(acc_4);
-            const __m512i acc_10 = _mm512_add_epi16(red_1, red_0);
-            acc_4 = acc_10;
-            const __m512i red_2 = nttgen_newhope1024_avx512_barrett(acc_7);
-            const __m512i red_3 = nttgen_newhope1024_avx512_barrett(acc_5);
-            const __m512i acc_11 = _mm512_add_epi16(red_3, red_2);
-            acc_5 = acc_11;
         }
-        const __m512i red_4 = nttgen_newhope1024_avx512_barrett(acc_4);
-        const __m512i red_5 = nttgen_newhope1024_avx512_barrett(acc_5);
+        __m512i acc_6 = acc_0;
+        __m512i acc_7 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_6 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 3072 + i_0 * 64] + 3072));
+            const __m512i b_6 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 3072 + i_0 * 64] + 3072));
+            const __m512i cache_6 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 3072 + i_0 * 64] + 3072));
+            const __m512i a_7 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 3072 + i_0 * 64] + 3104));
+            const __m512i b_7 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 3072 + i_0 * 64] + 3104));
+            const __m512i cache_7 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 3072 + i_0 * 64] + 3104));
+            const __m512i pin_6 = nttgen_newhope1024_avx512_keep(a_6);
+            const __m512i p_6 = nttgen_newhope1024_avx512_montmul(pin_6, b_6, cache_6);
+            const __m512i pin_7 = nttgen_newhope1024_avx512_keep(a_7);
+            const __m512i p_7 = nttgen_newhope1024_avx512_montmul(pin_7, b_7, cache_7);
+            __m512i acc_8 = p_6;
+            __m512i acc_9 = p_7;
+            if ((g_0 * 3 + 4) < k) {
+                const __m512i a_8 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 3072 + i_0 * 64] + 4096));
+                const __m512i b_8 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 3072 + i_0 * 64] + 4096));
+                const __m512i cache_8 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 3072 + i_0 * 64] + 4096));
+                const __m512i a_9 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 3072 + i_0 * 64] + 4128));
+                const __m512i b_9 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 3072 + i_0 * 64] + 4128));
+                const __m512i cache_9 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 3072 + i_0 * 64] + 4128));
+                const __m512i pin_8 = nttgen_newhope1024_avx512_keep(a_8);
+                const __m512i p_8 = nttgen_newhope1024_avx512_montmul(pin_8, b_8, cache_8);
+                const __m512i pin_9 = nttgen_newhope1024_avx512_keep(a_9);
+                const __m512i p_9 = nttgen_newhope1024_avx512_montmul(pin_9, b_9, cache_9);
+                const __m512i acc_10 = _mm512_add_epi16(acc_8, p_8);
+                acc_8 = acc_10;
+                const __m512i acc_11 = _mm512_add_epi16(acc_9, p_9);
+                acc_9 = acc_11;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m512i a_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 3072 + 1024 + i_0 * 64] + 4096));
+                    const __m512i b_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 3072 + 1024 + i_0 * 64] + 4096));
+                    const __m512i cache_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 3072 + 1024 + i_0 * 64] + 4096));
+                    const __m512i a_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 3072 + 1024 + i_0 * 64] + 4128));
+                    const __m512i b_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 3072 + 1024 + i_0 * 64] + 4128));
+                    const __m512i cache_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 3072 + 1024 + i_0 * 64] + 4128));
+                    const __m512i pin_10 = nttgen_newhope1024_avx512_keep(a_10);
+                    const __m512i p_10 = nttgen_newhope1024_avx512_montmul(pin_10, b_10, cache_10);
+                    const __m512i pin_11 = nttgen_newhope1024_avx512_keep(a_11);
+                    const __m512i p_11 = nttgen_newhope1024_avx512_montmul(pin_11, b_11, cache_11);
+                    const __m512i acc_12 = _mm512_add_epi16(acc_8, p_10);
+                    acc_8 = acc_12;
+                    const __m512i acc_13 = _mm512_add_epi16(acc_9, p_11);
+                    acc_9 = acc_13;
+                }
+            }
+            const __m512i red_0 = nttgen_newhope1024_avx512_barrett(acc_8);
+            const __m512i red_1 = nttgen_newhope1024_avx512_barrett(acc_6);
+            const __m512i acc_14 = _mm512_add_epi16(red_1, red_0);
+            acc_6 = acc_14;
+            const __m512i red_2 = nttgen_newhope1024_avx512_barrett(acc_9);
+            const __m512i red_3 = nttgen_newhope1024_avx512_barrett(acc_7);
+            const __m512i acc_15 = _mm512_add_epi16(red_3, red_2);
+            acc_7 = acc_15;
+        }
+        const __m512i red_4 = nttgen_newhope1024_avx512_barrett(acc_6);
+        const __m512i red_5 = nttgen_newhope1024_avx512_barrett(acc_7);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
@@ -2927,14 +3001,24 @@ part_5:;
     const __m512i x_485 = _mm512_loadu_si512((const __m512i *)&a[832]);
     const __m512i x_486 = _mm512_loadu_si512((const __m512i *)&a[704]);
     const __m512i x_487 = _mm512_loadu_si512((const __m512i *)&a[960]);
-    const __m512i t_128 = nttgen_newhope1024_avx512_montmul(x_480, zeta_19, zetaqinv_19);
-    const __m512i t_129 = nttgen_newhope1024_avx512_montmul(x_481, zeta_20, zetaqinv_20);
-    const __m512i t_130 = nttgen_newhope1024_avx512_montmul(x_482, zeta_21, zetaqinv_21);
-    const __m512i t_131 = nttgen_newhope1024_avx512_montmul(x_483, zeta_22, zetaqinv_22);
-    const __m512i t_132 = nttgen_newhope1024_avx512_montmul(x_484, zeta_23, zetaqinv_23);
-    const __m512i t_133 = nttgen_newhope1024_avx512_montmul(x_485, zeta_24, zetaqinv_24);
-    const __m512i t_134 = nttgen_newhope1024_avx512_montmul(x_486, zeta_25, zetaqinv_25);
-    const __m512i t_135 = nttgen_newhope1024_avx512_montmul(x_487, zeta_26, zetaqinv_26);
+    const __m512i pin_0 = nttgen_newhope1024_avx512_keep(x_480);
+    const __m512i t_128 = nttgen_newhope1024_avx512_montmul(pin_0, zeta_19, zetaqinv_19);
+    const __m512i pin_1 = nttgen_newhope1024_avx512_keep(x_481);
+    const __m512i t_129 = nttgen_newhope1024_avx512_montmul(pin_1, zeta_20, zetaqinv_20);
+    const __m512i pin_2 = nttgen_newhope1024_avx512_keep(x_482);
+    const __m512i t_130 = nttgen_newhope1024_avx512_montmul(pin_2, zeta_21, zetaqinv_21);
+    const __m512i pin_3 = nttgen_newhope1024_avx512_keep(x_483);
+    const __m512i t_131 = nttgen_newhope1024_avx512_montmul(pin_3, zeta_22, zetaqinv_22);
+    const __m512i pin_4 = nttgen_newhope1024_avx512_keep(x_484);
+    const __m512i t_132 = nttgen_newhope1024_avx512_montmul(pin_4, zeta_23, zetaqinv_23);
+    const __m512i pin_5 = nttgen_newhope1024_avx512_keep(x_485);
+    const __m512i t_133 = nttgen_newhope1024_avx512_montmul(pin_5, zeta_24, zetaqinv_24);
+    const __m512i pin_6 = nttgen_newhope1024_avx512_keep(x_486);
+    const __m512i t_134 = nttgen_newhope1024_avx512_montmul(pin_6, zeta_25, zetaqinv_25);
+    const __m512i pin_7 = nttgen_newhope1024_avx512_keep(x_487);
+    goto part_6;
+part_6:;
+    const __m512i t_135 = nttgen_newhope1024_avx512_montmul(pin_7, zeta_26, zetaqinv_26);
     const __m512i x_488 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i x_489 = _mm512_loadu_si512((const __m512i *)&a[256]);
     const __m512i x_490 = _mm512_loadu_si512((const __m512i *)&a[128]);
@@ -2942,8 +3026,6 @@ part_5:;
     const __m512i x_492 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_493 = _mm512_loadu_si512((const __m512i *)&a[320]);
     const __m512i x_494 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    goto part_6;
-part_6:;
     const __m512i x_495 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
     const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
@@ -3049,14 +3131,24 @@ part_6:;
     const __m512i x_533 = _mm512_loadu_si512((const __m512i *)&a[864]);
     const __m512i x_534 = _mm512_loadu_si512((const __m512i *)&a[736]);
     const __m512i x_535 = _mm512_loadu_si512((const __m512i *)&a[992]);
-    const __m512i t_136 = nttgen_newhope1024_avx512_montmul(x_528, zeta_27, zetaqinv_27);
-    const __m512i t_137 = nttgen_newhope1024_avx512_montmul(x_529, zeta_28, zetaqinv_28);
-    const __m512i t_138 = nttgen_newhope1024_avx512_montmul(x_530, zeta_29, zetaqinv_29);
-    const __m512i t_139 = nttgen_newhope1024_avx512_montmul(x_531, zeta_30, zetaqinv_30);
-    const __m512i t_140 = nttgen_newhope1024_avx512_montmul(x_532, zeta_31, zetaqinv_31);
-    const __m512i t_141 = nttgen_newhope1024_avx512_montmul(x_533, zeta_32, zetaqinv_32);
-    const __m512i t_142 = nttgen_newhope1024_avx512_montmul(x_534, zeta_33, zetaqinv_33);
-    const __m512i t_143 = nttgen_newhope1024_avx512_montmul(x_535, zeta_34, zetaqinv_34);
+    const __m512i pin_8 = nttgen_newhope1024_avx512_keep(x_528);
+    const __m512i t_136 = nttgen_newhope1024_avx512_montmul(pin_8, zeta_27, zetaqinv_27);
+    const __m512i pin_9 = nttgen_newhope1024_avx512_keep(x_529);
+    const __m512i t_137 = nttgen_newhope1024_avx512_montmul(pin_9, zeta_28, zetaqinv_28);
+    const __m512i pin_10 = nttgen_newhope1024_avx512_keep(x_530);
+    const __m512i t_138 = nttgen_newhope1024_avx512_montmul(pin_10, zeta_29, zetaqinv_29);
+    const __m512i pin_11 = nttgen_newhope1024_avx512_keep(x_531);
+    const __m512i t_139 = nttgen_newhope1024_avx512_montmul(pin_11, zeta_30, zetaqinv_30);
+    const __m512i pin_12 = nttgen_newhope1024_avx512_keep(x_532);
+    const __m512i t_140 = nttgen_newhope1024_avx512_montmul(pin_12, zeta_31, zetaqinv_31);
+    const __m512i pin_13 = nttgen_newhope1024_avx512_keep(x_533);
+    const __m512i t_141 = nttgen_newhope1024_avx512_montmul(pin_13, zeta_32, zetaqinv_32);
+    const __m512i pin_14 = nttgen_newhope1024_avx512_keep(x_534);
+    const __m512i t_142 = nttgen_newhope1024_avx512_montmul(pin_14, zeta_33, zetaqinv_33);
+    const __m512i pin_15 = nttgen_newhope1024_avx512_keep(x_535);
+    goto part_7;
+part_7:;
+    const __m512i t_143 = nttgen_newhope1024_avx512_montmul(pin_15, zeta_34, zetaqinv_34);
     const __m512i x_536 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i x_537 = _mm512_loadu_si512((const __m512i *)&a[288]);
     const __m512i x_538 = _mm512_loadu_si512((const __m512i *)&a[160]);
@@ -3072,8 +3164,6 @@ part_6:;
     const __m512i tw_18 = _mm512_load_si512((const __m512i *)&twist_0[576]);
     const __m512i twqinv_18 = _mm512_load_si512((const __m512i *)&twist_0[608]);
     const __m512i tw_19 = _mm512_load_si512((const __m512i *)&twist_0[1600]);
-    goto part_7;
-part_7:;
     const __m512i twqinv_19 = _mm512_load_si512((const __m512i *)&twist_0[1632]);
     const __m512i tw_20 = _mm512_load_si512((const __m512i *)&twist_0[320]);
     const __m512i twqinv_20 = _mm512_load_si512((const __m512i *)&twist_0[352]);
@@ -3242,7 +3332,8 @@ void nttgen_newhope1024_avx512_tomont(int16_t a[1024]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(-1337));
         const __m512i fqinv_0 = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(-21817));
-        const __m512i x_1 = nttgen_newhope1024_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_newhope1024_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_newhope1024_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -3267,7 +3358,8 @@ void nttgen_newhope1024_avx512_frommont(int16_t a[1024]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(1));
         const __m512i fqinv_0 = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(-12287));
-        const __m512i x_1 = nttgen_newhope1024_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_newhope1024_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_newhope1024_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -4314,14 +4406,24 @@ part_5:;
     const __m512i x_485 = _mm512_loadu_si512((const __m512i *)&a[832]);
     const __m512i x_486 = _mm512_loadu_si512((const __m512i *)&a[704]);
     const __m512i x_487 = _mm512_loadu_si512((const __m512i *)&a[960]);
-    const __m512i t_128 = nttgen_newhope1024_avx512_montmul(x_480, zeta_19, zetaqinv_19);
-    const __m512i t_129 = nttgen_newhope1024_avx512_montmul(x_481, zeta_20, zetaqinv_20);
-    const __m512i t_130 = nttgen_newhope1024_avx512_montmul(x_482, zeta_21, zetaqinv_21);
-    const __m512i t_131 = nttgen_newhope1024_avx512_montmul(x_483, zeta_22, zetaqinv_22);
-    const __m512i t_132 = nttgen_newhope1024_avx512_montmul(x_484, zeta_23, zetaqinv_23);
-    const __m512i t_133 = nttgen_newhope1024_avx512_montmul(x_485, zeta_24, zetaqinv_24);
-    const __m512i t_134 = nttgen_newhope1024_avx512_montmul(x_486, zeta_25, zetaqinv_25);
-    const __m512i t_135 = nttgen_newhope1024_avx512_montmul(x_487, zeta_26, zetaqinv_26);
+    const __m512i pin_0 = nttgen_newhope1024_avx512_keep(x_480);
+    const __m512i t_128 = nttgen_newhope1024_avx512_montmul(pin_0, zeta_19, zetaqinv_19);
+    const __m512i pin_1 = nttgen_newhope1024_avx512_keep(x_481);
+    const __m512i t_129 = nttgen_newhope1024_avx512_montmul(pin_1, zeta_20, zetaqinv_20);
+    const __m512i pin_2 = nttgen_newhope1024_avx512_keep(x_482);
+    const __m512i t_130 = nttgen_newhope1024_avx512_montmul(pin_2, zeta_21, zetaqinv_21);
+    const __m512i pin_3 = nttgen_newhope1024_avx512_keep(x_483);
+    const __m512i t_131 = nttgen_newhope1024_avx512_montmul(pin_3, zeta_22, zetaqinv_22);
+    const __m512i pin_4 = nttgen_newhope1024_avx512_keep(x_484);
+    const __m512i t_132 = nttgen_newhope1024_avx512_montmul(pin_4, zeta_23, zetaqinv_23);
+    const __m512i pin_5 = nttgen_newhope1024_avx512_keep(x_485);
+    const __m512i t_133 = nttgen_newhope1024_avx512_montmul(pin_5, zeta_24, zetaqinv_24);
+    const __m512i pin_6 = nttgen_newhope1024_avx512_keep(x_486);
+    const __m512i t_134 = nttgen_newhope1024_avx512_montmul(pin_6, zeta_25, zetaqinv_25);
+    const __m512i pin_7 = nttgen_newhope1024_avx512_keep(x_487);
+    goto part_6;
+part_6:;
+    const __m512i t_135 = nttgen_newhope1024_avx512_montmul(pin_7, zeta_26, zetaqinv_26);
     const __m512i x_488 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i x_489 = _mm512_loadu_si512((const __m512i *)&a[256]);
     const __m512i x_490 = _mm512_loadu_si512((const __m512i *)&a[128]);
@@ -4329,8 +4431,6 @@ part_5:;
     const __m512i x_492 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_493 = _mm512_loadu_si512((const __m512i *)&a[320]);
     const __m512i x_494 = _mm512_loadu_si512((const __m512i *)&a[192]);
-    goto part_6;
-part_6:;
     const __m512i x_495 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
     const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
@@ -4451,17 +4551,25 @@ part_6:;
     const __m512i x_532 = _mm512_loadu_si512((const __m512i *)&a[608]);
     const __m512i x_533 = _mm512_loadu_si512((const __m512i *)&a[864]);
     const __m512i x_534 = _mm512_loadu_si512((const __m512i *)&a[736]);
-    const __m512i x_535 = _mm512_loadu_si512((const __m512i *)&a[992]);
-    const __m512i t_136 = nttgen_newhope1024_avx512_montmul(x_528, zeta_27, zetaqinv_27);
-    const __m512i t_137 = nttgen_newhope1024_avx512_montmul(x_529, zeta_28, zetaqinv_28);
-    const __m512i t_138 = nttgen_newhope1024_avx512_montmul(x_530, zeta_29, zetaqinv_29);
-    const __m512i t_139 = nttgen_newhope1024_avx512_montmul(x_531, zeta_30, zetaqinv_30);
-    const __m512i t_140 = nttgen_newhope1024_avx512_montmul(x_532, zeta_31, zetaqinv_31);
-    const __m512i t_141 = nttgen_newhope1024_avx512_montmul(x_533, zeta_32, zetaqinv_32);
-    const __m512i t_142 = nttgen_newhope1024_avx512_montmul(x_534, zeta_33, zetaqinv_33);
     goto part_7;
 part_7:;
-    const __m512i t_143 = nttgen_newhope1024_avx512_montmul(x_535, zeta_34, zetaqinv_34);
+    const __m512i x_535 = _mm512_loadu_si512((const __m512i *)&a[992]);
+    const __m512i pin_8 = nttgen_newhope1024_avx512_keep(x_528);
+    const __m512i t_136 = nttgen_newhope1024_avx512_montmul(pin_8, zeta_27, zetaqinv_27);
+    const __m512i pin_9 = nttgen_newhope1024_avx512_keep(x_529);
+    const __m512i t_137 = nttgen_newhope1024_avx512_montmul(pin_9, zeta_28, zetaqinv_28);
+    const __m512i pin_10 = nttgen_newhope1024_avx512_keep(x_530);
+    const __m512i t_138 = nttgen_newhope1024_avx512_montmul(pin_10, zeta_29, zetaqinv_29);
+    const __m512i pin_11 = nttgen_newhope1024_avx512_keep(x_531);
+    const __m512i t_139 = nttgen_newhope1024_avx512_montmul(pin_11, zeta_30, zetaqinv_30);
+    const __m512i pin_12 = nttgen_newhope1024_avx512_keep(x_532);
+    const __m512i t_140 = nttgen_newhope1024_avx512_montmul(pin_12, zeta_31, zetaqinv_31);
+    const __m512i pin_13 = nttgen_newhope1024_avx512_keep(x_533);
+    const __m512i t_141 = nttgen_newhope1024_avx512_montmul(pin_13, zeta_32, zetaqinv_32);
+    const __m512i pin_14 = nttgen_newhope1024_avx512_keep(x_534);
+    const __m512i t_142 = nttgen_newhope1024_avx512_montmul(pin_14, zeta_33, zetaqinv_33);
+    const __m512i pin_15 = nttgen_newhope1024_avx512_keep(x_535);
+    const __m512i t_143 = nttgen_newhope1024_avx512_montmul(pin_15, zeta_34, zetaqinv_34);
     const __m512i x_536 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i x_537 = _mm512_loadu_si512((const __m512i *)&a[288]);
     const __m512i x_538 = _mm512_loadu_si512((const __m512i *)&a[160]);

@@ -427,8 +427,10 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[2561]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i t_0 = nttgen_newhope512_avx512_montmul(x_0, zeta_0, zetaqinv_0);
-    const __m512i t_1 = nttgen_newhope512_avx512_montmul(x_1, zeta_0, zetaqinv_0);
+    const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_newhope512_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_newhope512_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_newhope512_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[384]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[288]);
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[160]);
@@ -439,14 +441,18 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[352]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_2 = nttgen_newhope512_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_newhope512_avx512_montmul(x_3, zeta_0, zetaqinv_0);
+    const __m512i pin_2 = nttgen_newhope512_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_newhope512_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_newhope512_avx512_keep(x_3);
+    const __m512i t_3 = nttgen_newhope512_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
     const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
     const __m512i t_4 = nttgen_newhope512_avx512_montmul(x_8, zeta_1, zetaqinv_1);
     const __m512i t_5 = nttgen_newhope512_avx512_montmul(x_9, zeta_2, zetaqinv_2);
-    const __m512i t_6 = nttgen_newhope512_avx512_montmul(x_5, zeta_0, zetaqinv_0);
-    const __m512i t_7 = nttgen_newhope512_avx512_montmul(x_6, zeta_0, zetaqinv_0);
+    const __m512i pin_4 = nttgen_newhope512_avx512_keep(x_5);
+    const __m512i t_6 = nttgen_newhope512_avx512_montmul(pin_4, zeta_0, zetaqinv_0);
+    const __m512i pin_5 = nttgen_newhope512_avx512_keep(x_6);
+    const __m512i t_7 = nttgen_newhope512_avx512_montmul(pin_5, zeta_0, zetaqinv_0);
     const __m512i x_10 = _mm512_add_epi16(x_7, t_1);
     const __m512i x_11 = _mm512_sub_epi16(x_7, t_1);
     const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[256]);
@@ -465,7 +471,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[2571]);
     const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[2572]);
     const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[2573]);
-    const __m512i t_10 = nttgen_newhope512_avx512_montmul(x_12, zeta_0, zetaqinv_0);
+    const __m512i pin_6 = nttgen_newhope512_avx512_keep(x_12);
+    const __m512i t_10 = nttgen_newhope512_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
     const __m512i x_19 = _mm512_sub_epi16(x_13, t_2);
     const __m512i x_20 = _mm512_add_epi16(x_14, t_3);
@@ -476,7 +483,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_23 = _mm512_sub_epi16(x_20, t_4);
     const __m512i x_24 = _mm512_add_epi16(x_21, t_5);
     const __m512i x_25 = _mm512_sub_epi16(x_21, t_5);
-    const __m512i t_13 = nttgen_newhope512_avx512_montmul(x_15, zeta_0, zetaqinv_0);
+    const __m512i pin_7 = nttgen_newhope512_avx512_keep(x_15);
+    const __m512i t_13 = nttgen_newhope512_avx512_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m512i x_26 = _mm512_add_epi16(x_16, t_6);
     const __m512i x_27 = _mm512_sub_epi16(x_16, t_6);
     const __m512i x_28 = _mm512_add_epi16(x_17, t_7);
@@ -541,6 +549,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_53 = _mm512_sub_epi16(red_2, t_18);
     const __m512i x_54 = _mm512_add_epi16(red_3, t_19);
     const __m512i x_55 = _mm512_sub_epi16(red_3, t_19);
+    goto part_1;
+part_1:;
     const __m512i t_24 = nttgen_newhope512_avx512_montmul(x_48, zeta_7, zetaqinv_7);
     const __m512i t_25 = nttgen_newhope512_avx512_montmul(x_50, zeta_8, zetaqinv_8);
     const __m512i t_26 = nttgen_newhope512_avx512_montmul(x_52, zeta_9, zetaqinv_9);
@@ -549,8 +559,6 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i t_29 = nttgen_newhope512_avx512_montmul(x_51, zeta_12, zetaqinv_12);
     const __m512i t_30 = nttgen_newhope512_avx512_montmul(x_53, zeta_13, zetaqinv_13);
     const __m512i t_31 = nttgen_newhope512_avx512_montmul(x_55, zeta_14, zetaqinv_14);
-    goto part_1;
-part_1:;
     const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
     const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
     const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
@@ -671,6 +679,8 @@ part_1:;
     const __m512i red_13 = nttgen_newhope512_avx512_barrett(x_122);
     const __m512i red_14 = nttgen_newhope512_avx512_barrett(x_124);
     const __m512i red_15 = nttgen_newhope512_avx512_barrett(x_126);
+    goto part_2;
+part_2:;
     const __m512i t_40 = nttgen_newhope512_avx512_montmul(x_113, zeta_23, zetaqinv_23);
     const __m512i t_41 = nttgen_newhope512_avx512_montmul(x_115, zeta_24, zetaqinv_24);
     const __m512i t_42 = nttgen_newhope512_avx512_montmul(x_117, zeta_25, zetaqinv_25);
@@ -679,8 +689,6 @@ part_1:;
     const __m512i t_45 = nttgen_newhope512_avx512_montmul(x_123, zeta_28, zetaqinv_28);
     const __m512i t_46 = nttgen_newhope512_avx512_montmul(x_125, zeta_29, zetaqinv_29);
     const __m512i t_47 = nttgen_newhope512_avx512_montmul(x_127, zeta_30, zetaqinv_30);
-    goto part_2;
-part_2:;
     const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
     const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
     const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
@@ -801,6 +809,8 @@ part_2:;
     const __m512i x_197 = _mm512_sub_epi16(x_180, t_58);
     const __m512i x_198 = _mm512_add_epi16(x_182, t_59);
     const __m512i x_199 = _mm512_sub_epi16(x_182, t_59);
+    goto part_3;
+part_3:;
     const __m512i x_200 = _mm512_add_epi16(x_184, t_60);
     const __m512i x_201 = _mm512_sub_epi16(x_184, t_60);
     const __m512i x_202 = _mm512_add_epi16(x_186, t_61);
@@ -809,8 +819,6 @@ part_2:;
     const __m512i x_205 = _mm512_sub_epi16(x_188, t_62);
     const __m512i x_206 = _mm512_add_epi16(x_190, t_63);
     const __m512i x_207 = _mm512_sub_epi16(x_190, t_63);
-    goto part_3;
-part_3:;
     const __m512i zeta_47 = _mm512_load_si512((const __m512i *)&zetas_0[2048]);
     const __m512i zetaqinv_47 = _mm512_load_si512((const __m512i *)&zetas_0[2080]);
     const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[2112]);
@@ -1024,64 +1032,88 @@ void nttgen_newhope512_avx512_basemul_acc(int16_t r[512], const int16_t *a, cons
         const __m512i p_1 = nttgen_newhope512_avx512_montmul_var(a_1, b_1);
         __m512i acc_0 = p_0;
         __m512i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 512 + i_0 * 64] + 512));
-            const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 512 + i_0 * 64] + 512));
-            const __m512i a_3 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 512 + i_0 * 64] + 544));
-            const __m512i b_3 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 512 + i_0 * 64] + 544));
+        if (1 < k) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 512));
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 512));
+            const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 544));
+            const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 544));
             const __m512i p_2 = nttgen_newhope512_avx512_montmul_var(a_2, b_2);
             const __m512i p_3 = nttgen_newhope512_avx512_montmul_var(a_3, b_3);
             const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m512i acc_4 = acc_0;
-        __m512i acc_5 = acc_1;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1536));
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1536));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1568));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1568));
-            const __m512i p_4 = nttgen_newhope512_avx512_montmul_var(a_4, b_4);
-            const __m512i p_5 = nttgen_newhope512_avx512_montmul_var(a_5, b_5);
-            __m512i acc_6 = p_4;
-            __m512i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2048));
-                const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2048));
-                const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2080));
-                const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2080));
-                const __m512i p_6 = nttgen_newhope512_avx512_montmul_var(a_6, b_6);
-                const __m512i p_7 = nttgen_newhope512_avx512_montmul_var(a_7, b_7);
-                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m512i a_4 = _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 64] + 512));
+                const __m512i b_4 = _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 64] + 512));
+                const __m512i a_5 = _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 64] + 544));
+                const __m512i b_5 = _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 64] + 544));
+                const __m512i p_4 = nttgen_newhope512_avx512_montmul_var(a_4, b_4);
+                const __m512i p_5 = nttgen_newhope512_avx512_montmul_var(a_5, b_5);
+                const __m512i acc_4 = _mm512_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m512i acc_5 = _mm512_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
             }
-            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_6);
-            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_4);
-            const __m512i acc_10 = _mm512_add_epi16(red_1, red_0);
-            acc_4 = acc_10;
-            const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_7);
-            const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_5);
-            const __m512i acc_11 = _mm512_add_epi16(red_3, red_2);
-            acc_5 = acc_11;
         }
-        const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_4);
-        const __m512i red_5 = nttgen_newhope512_avx512_barrett(acc_5);
+        __m512i acc_6 = acc_0;
+        __m512i acc_7 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_6 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1536));
+            const __m512i b_6 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1536));
+            const __m512i a_7 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1568));
+            const __m512i b_7 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1568));
+            const __m512i p_6 = nttgen_newhope512_avx512_montmul_var(a_6, b_6);
+            const __m512i p_7 = nttgen_newhope512_avx512_montmul_var(a_7, b_7);
+            __m512i acc_8 = p_6;
+            __m512i acc_9 = p_7;
+            if ((g_0 * 3 + 4) < k) {
+                const __m512i a_8 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 2048));
+                const __m512i b_8 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 2048));
+                const __m512i a_9 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 2080));
+                const __m512i b_9 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 2080));
+                const __m512i p_8 = nttgen_newhope512_avx512_montmul_var(a_8, b_8);
+                const __m512i p_9 = nttgen_newhope512_avx512_montmul_var(a_9, b_9);
+                const __m512i acc_10 = _mm512_add_epi16(acc_8, p_8);
+                acc_8 = acc_10;
+                const __m512i acc_11 = _mm512_add_epi16(acc_9, p_9);
+                acc_9 = acc_11;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m512i a_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1536 + 512 + i_0 * 64] + 2048));
+                    const __m512i b_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1536 + 512 + i_0 * 64] + 2048));
+                    const __m512i a_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1536 + 512 + i_0 * 64] + 2080));
+                    const __m512i b_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1536 + 512 + i_0 * 64] + 2080));
+                    const __m512i p_10 = nttgen_newhope512_avx512_montmul_var(a_10, b_10);
+                    const __m512i p_11 = nttgen_newhope512_avx512_montmul_var(a_11, b_11);
+                    const __m512i acc_12 = _mm512_add_epi16(acc_8, p_10);
+                    acc_8 = acc_12;
+                    const __m512i acc_13 = _mm512_add_epi16(acc_9, p_11);
+                    acc_9 = acc_13;
+                }
+            }
+            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_8);
+            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_6);
+            const __m512i acc_14 = _mm512_add_epi16(red_1, red_0);
+            acc_6 = acc_14;
+            const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_9);
+            const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_7);
+            const __m512i acc_15 = _mm512_add_epi16(red_3, red_2);
+            acc_7 = acc_15;
+        }
+        const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_6);
+        const __m512i red_5 = nttgen_newhope512_avx512_barrett(acc_7);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
@@ -1200,80 +1232,122 @@ void nttgen_newhope512_avx512_basemul_acc_cached(int16_t r[512], const int16_t *
         const __m512i a_1 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 32));
         const __m512i b_1 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 32));
         const __m512i cache_1 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 32));
-        const __m512i p_0 = nttgen_newhope512_avx512_montmul(a_0, b_0, cache_0);
-        const __m512i p_1 = nttgen_newhope512_avx512_montmul(a_1, b_1, cache_1);
+        const __m512i pin_0 = nttgen_newhope512_avx512_keep(a_0);
+        const __m512i p_0 = nttgen_newhope512_avx512_montmul(pin_0, b_0, cache_0);
+        const __m512i pin_1 = nttgen_newhope512_avx512_keep(a_1);
+        const __m512i p_1 = nttgen_newhope512_avx512_montmul(pin_1, b_1, cache_1);
         __m512i acc_0 = p_0;
         __m512i acc_1 = p_1;
-        for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const __m512i a_2 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 512 + i_0 * 64] + 512));
-            const __m512i b_2 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 512 + i_0 * 64] + 512));
-            const __m512i cache_2 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 512 + i_0 * 64] + 512));
-            const __m512i a_3 =
-                _mm512_loadu_si512((const __m512i *)(&a[i_1 * 512 + i_0 * 64] + 544));
-            const __m512i b_3 =
-                _mm512_loadu_si512((const __m512i *)(&b[i_1 * 512 + i_0 * 64] + 544));
-            const __m512i cache_3 =
-                _mm512_loadu_si512((const __m512i *)(&cache[i_1 * 512 + i_0 * 64] + 544));
-            const __m512i p_2 = nttgen_newhope512_avx512_montmul(a_2, b_2, cache_2);
-            const __m512i p_3 = nttgen_newhope512_avx512_montmul(a_3, b_3, cache_3);
+        if (1 < k) {
+            const __m512i a_2 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 512));
+            const __m512i b_2 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 512));
+            const __m512i cache_2 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 512));
+            const __m512i a_3 = _mm512_loadu_si512((const __m512i *)(&a[i_0 * 64] + 544));
+            const __m512i b_3 = _mm512_loadu_si512((const __m512i *)(&b[i_0 * 64] + 544));
+            const __m512i cache_3 = _mm512_loadu_si512((const __m512i *)(&cache[i_0 * 64] + 544));
+            const __m512i pin_2 = nttgen_newhope512_avx512_keep(a_2);
+            const __m512i p_2 = nttgen_newhope512_avx512_montmul(pin_2, b_2, cache_2);
+            const __m512i pin_3 = nttgen_newhope512_avx512_keep(a_3);
+            const __m512i p_3 = nttgen_newhope512_avx512_montmul(pin_3, b_3, cache_3);
             const __m512i acc_2 = _mm512_add_epi16(acc_0, p_2);
             acc_0 = acc_2;
             const __m512i acc_3 = _mm512_add_epi16(acc_1, p_3);
             acc_1 = acc_3;
-        }
-        __m512i acc_4 = acc_0;
-        __m512i acc_5 = acc_1;
-        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1536));
-            const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1536));
-            const __m512i cache_4 =
-                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1536 + i_0 * 64] + 1536));
-            const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1568));
-            const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1568));
-            const __m512i cache_5 =
-                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1536 + i_0 * 64] + 1568));
-            const __m512i p_4 = nttgen_newhope512_avx512_montmul(a_4, b_4, cache_4);
-            const __m512i p_5 = nttgen_newhope512_avx512_montmul(a_5, b_5, cache_5);
-            __m512i acc_6 = p_4;
-            __m512i acc_7 = p_5;
-            for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2048));
-                const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2048));
-                const __m512i cache_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2048));
-                const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2080));
-                const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2080));
-                const __m512i cache_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&cache[g_0 * 1536 + i_2 * 512 + i_0 * 64] + 2080));
-                const __m512i p_6 = nttgen_newhope512_avx512_montmul(a_6, b_6, cache_6);
-                const __m512i p_7 = nttgen_newhope512_avx512_montmul(a_7, b_7, cache_7);
-                const __m512i acc_8 = _mm512_add_epi16(acc_6, p_6);
-                acc_6 = acc_8;
-                const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
-                acc_7 = acc_9;
+            if (2 < k) {
+                const __m512i a_4 = _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 64] + 512));
+                const __m512i b_4 = _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 64] + 512));
+                const __m512i cache_4 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[512 + i_0 * 64] + 512));
+                const __m512i a_5 = _mm512_loadu_si512((const __m512i *)(&a[512 + i_0 * 64] + 544));
+                const __m512i b_5 = _mm512_loadu_si512((const __m512i *)(&b[512 + i_0 * 64] + 544));
+                const __m512i cache_5 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[512 + i_0 * 64] + 544));
+                const __m512i pin_4 = nttgen_newhope512_avx512_keep(a_4);
+                const __m512i p_4 = nttgen_newhope512_avx512_montmul(pin_4, b_4, cache_4);
+                const __m512i pin_5 = nttgen_newhope512_avx512_keep(a_5);
+                const __m512i p_5 = nttgen_newhope512_avx512_montmul(pin_5, b_5, cache_5);
+                const __m512i acc_4 = _mm512_add_epi16(acc_0, p_4);
+                acc_0 = acc_4;
+                const __m512i acc_5 = _mm512_add_epi16(acc_1, p_5);
+                acc_1 = acc_5;
             }
-            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_6);
-            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_4);
-            const __m512i acc_10 = _mm512_add_epi16(red_1, red_0);
-            acc_4 = acc_10;
-            const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_7);
-            const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_5);
-            const __m512i acc_11 = _mm512_add_epi16(red_3, red_2);
-            acc_5 = acc_11;
         }
-        const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_4);
-        const __m512i red_5 = nttgen_newhope512_avx512_barrett(acc_5);
+        __m512i acc_6 = acc_0;
+        __m512i acc_7 = acc_1;
+        for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
+            const __m512i a_6 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1536));
+            const __m512i b_6 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1536));
+            const __m512i cache_6 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1536 + i_0 * 64] + 1536));
+            const __m512i a_7 =
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 1568));
+            const __m512i b_7 =
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 1568));
+            const __m512i cache_7 =
+                _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1536 + i_0 * 64] + 1568));
+            const __m512i pin_6 = nttgen_newhope512_avx512_keep(a_6);
+            const __m512i p_6 = nttgen_newhope512_avx512_montmul(pin_6, b_6, cache_6);
+            const __m512i pin_7 = nttgen_newhope512_avx512_keep(a_7);
+            const __m512i p_7 = nttgen_newhope512_avx512_montmul(pin_7, b_7, cache_7);
+            __m512i acc_8 = p_6;
+            __m512i acc_9 = p_7;
+            if ((g_0 * 3 + 4) < k) {
+                const __m512i a_8 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 2048));
+                const __m512i b_8 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 2048));
+                const __m512i cache_8 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1536 + i_0 * 64] + 2048));
+                const __m512i a_9 =
+                    _mm512_loadu_si512((const __m512i *)(&a[g_0 * 1536 + i_0 * 64] + 2080));
+                const __m512i b_9 =
+                    _mm512_loadu_si512((const __m512i *)(&b[g_0 * 1536 + i_0 * 64] + 2080));
+                const __m512i cache_9 =
+                    _mm512_loadu_si512((const __m512i *)(&cache[g_0 * 1536 + i_0 * 64] + 2080));
+                const __m512i pin_8 = nttgen_newhope512_avx512_keep(a_8);
+                const __m512i p_8 = nttgen_newhope512_avx512_montmul(pin_8, b_8, cache_8);
+                const __m512i pin_9 = nttgen_newhope512_avx512_keep(a_9);
+                const __m512i p_9 = nttgen_newhope512_avx512_montmul(pin_9, b_9, cache_9);
+                const __m512i acc_10 = _mm512_add_epi16(acc_8, p_8);
+                acc_8 = acc_10;
+                const __m512i acc_11 = _mm512_add_epi16(acc_9, p_9);
+                acc_9 = acc_11;
+                if ((1 + (g_0 * 3 + 4)) < k) {
+                    const __m512i a_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1536 + 512 + i_0 * 64] + 2048));
+                    const __m512i b_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1536 + 512 + i_0 * 64] + 2048));
+                    const __m512i cache_10 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 1536 + 512 + i_0 * 64] + 2048));
+                    const __m512i a_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&a[g_0 * 1536 + 512 + i_0 * 64] + 2080));
+                    const __m512i b_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&b[g_0 * 1536 + 512 + i_0 * 64] + 2080));
+                    const __m512i cache_11 = _mm512_loadu_si512(
+                        (const __m512i *)(&cache[g_0 * 1536 + 512 + i_0 * 64] + 2080));
+                    const __m512i pin_10 = nttgen_newhope512_avx512_keep(a_10);
+                    const __m512i p_10 = nttgen_newhope512_avx512_montmul(pin_10, b_10, cache_10);
+                    const __m512i pin_11 = nttgen_newhope512_avx512_keep(a_11);
+                    const __m512i p_11 = nttgen_newhope512_avx512_montmul(pin_11, b_11, cache_11);
+                    const __m512i acc_12 = _mm512_add_epi16(acc_8, p_10);
+                    acc_8 = acc_12;
+                    const __m512i acc_13 = _mm512_add_epi16(acc_9, p_11);
+                    acc_9 = acc_13;
+                }
+            }
+            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_8);
+            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_6);
+            const __m512i acc_14 = _mm512_add_epi16(red_1, red_0);
+            acc_6 = acc_14;
+            const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_9);
+            const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_7);
+            const __m512i acc_15 = _mm512_add_epi16(red_3, red_2);
+            acc_7 = acc_15;
+        }
+        const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_6);
+        const __m512i red_5 = nttgen_newhope512_avx512_barrett(acc_7);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
@@ -1828,7 +1902,8 @@ void nttgen_newhope512_avx512_tomont(int16_t a[512]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-1337));
         const __m512i fqinv_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-21817));
-        const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_newhope512_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1853,7 +1928,8 @@ void nttgen_newhope512_avx512_frommont(int16_t a[512]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 32]);
         const __m512i f_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(1));
         const __m512i fqinv_0 = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(-12287));
-        const __m512i x_1 = nttgen_newhope512_avx512_montmul(x_0, f_0, fqinv_0);
+        const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
+        const __m512i x_1 = nttgen_newhope512_avx512_montmul(pin_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 32], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -2151,10 +2227,14 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&b[480]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[480]);
-    const __m512i t_0 = nttgen_newhope512_avx512_montmul(x_0, zeta_0, zetaqinv_0);
-    const __m512i t_1 = nttgen_newhope512_avx512_montmul(x_1, zeta_1, zetaqinv_1);
-    const __m512i t_2 = nttgen_newhope512_avx512_montmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_newhope512_avx512_montmul(x_3, zeta_1, zetaqinv_1);
+    const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_newhope512_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_newhope512_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_newhope512_avx512_montmul(pin_1, zeta_1, zetaqinv_1);
+    const __m512i pin_2 = nttgen_newhope512_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_newhope512_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_newhope512_avx512_keep(x_3);
+    const __m512i t_3 = nttgen_newhope512_avx512_montmul(pin_3, zeta_1, zetaqinv_1);
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&b[384]);
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&b[288]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&b[160]);
@@ -2175,24 +2255,32 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[352]);
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i t_4 = nttgen_newhope512_avx512_montmul(x_4, zeta_0, zetaqinv_0);
-    const __m512i t_5 = nttgen_newhope512_avx512_montmul(x_5, zeta_0, zetaqinv_0);
+    const __m512i pin_4 = nttgen_newhope512_avx512_keep(x_4);
+    const __m512i t_4 = nttgen_newhope512_avx512_montmul(pin_4, zeta_0, zetaqinv_0);
+    const __m512i pin_5 = nttgen_newhope512_avx512_keep(x_5);
+    const __m512i t_5 = nttgen_newhope512_avx512_montmul(pin_5, zeta_0, zetaqinv_0);
     const __m512i x_16 = _mm512_add_epi16(x_6, t_0);
     const __m512i x_17 = _mm512_sub_epi16(x_6, t_0);
-    const __m512i t_6 = nttgen_newhope512_avx512_montmul(x_7, zeta_1, zetaqinv_1);
-    const __m512i t_7 = nttgen_newhope512_avx512_montmul(x_8, zeta_1, zetaqinv_1);
+    const __m512i pin_6 = nttgen_newhope512_avx512_keep(x_7);
+    const __m512i t_6 = nttgen_newhope512_avx512_montmul(pin_6, zeta_1, zetaqinv_1);
+    const __m512i pin_7 = nttgen_newhope512_avx512_keep(x_8);
+    const __m512i t_7 = nttgen_newhope512_avx512_montmul(pin_7, zeta_1, zetaqinv_1);
     const __m512i x_18 = _mm512_add_epi16(x_9, t_1);
     const __m512i x_19 = _mm512_sub_epi16(x_9, t_1);
     const __m512i t_8 = nttgen_newhope512_avx512_montmul(x_16, zeta_2, zetaqinv_2);
     const __m512i t_9 = nttgen_newhope512_avx512_montmul(x_17, zeta_3, zetaqinv_3);
     const __m512i t_10 = nttgen_newhope512_avx512_montmul(x_18, zeta_4, zetaqinv_4);
     const __m512i t_11 = nttgen_newhope512_avx512_montmul(x_19, zeta_5, zetaqinv_5);
-    const __m512i t_12 = nttgen_newhope512_avx512_montmul(x_10, zeta_0, zetaqinv_0);
-    const __m512i t_13 = nttgen_newhope512_avx512_montmul(x_11, zeta_0, zetaqinv_0);
+    const __m512i pin_8 = nttgen_newhope512_avx512_keep(x_10);
+    const __m512i t_12 = nttgen_newhope512_avx512_montmul(pin_8, zeta_0, zetaqinv_0);
+    const __m512i pin_9 = nttgen_newhope512_avx512_keep(x_11);
+    const __m512i t_13 = nttgen_newhope512_avx512_montmul(pin_9, zeta_0, zetaqinv_0);
     const __m512i x_20 = _mm512_add_epi16(x_12, t_2);
     const __m512i x_21 = _mm512_sub_epi16(x_12, t_2);
-    const __m512i t_14 = nttgen_newhope512_avx512_montmul(x_13, zeta_1, zetaqinv_1);
-    const __m512i t_15 = nttgen_newhope512_avx512_montmul(x_14, zeta_1, zetaqinv_1);
+    const __m512i pin_10 = nttgen_newhope512_avx512_keep(x_13);
+    const __m512i t_14 = nttgen_newhope512_avx512_montmul(pin_10, zeta_1, zetaqinv_1);
+    const __m512i pin_11 = nttgen_newhope512_avx512_keep(x_14);
+    const __m512i t_15 = nttgen_newhope512_avx512_montmul(pin_11, zeta_1, zetaqinv_1);
     const __m512i x_22 = _mm512_add_epi16(x_15, t_3);
     const __m512i x_23 = _mm512_sub_epi16(x_15, t_3);
     const __m512i x_24 = _mm512_loadu_si512((const __m512i *)&b[256]);
@@ -2219,7 +2307,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i zetaqinv_8 = _mm512_set1_epi16(zetas_0[2571]);
     const __m512i zeta_9 = _mm512_set1_epi16(zetas_0[2572]);
     const __m512i zetaqinv_9 = _mm512_set1_epi16(zetas_0[2573]);
-    const __m512i t_20 = nttgen_newhope512_avx512_montmul(x_24, zeta_0, zetaqinv_0);
+    const __m512i pin_12 = nttgen_newhope512_avx512_keep(x_24);
+    const __m512i t_20 = nttgen_newhope512_avx512_montmul(pin_12, zeta_0, zetaqinv_0);
     const __m512i zeta_10 = _mm512_set1_epi16(zetas_1[2566]);
     const __m512i zetaqinv_10 = _mm512_set1_epi16(zetas_1[2567]);
     const __m512i zeta_11 = _mm512_set1_epi16(zetas_1[2568]);
@@ -2228,9 +2317,12 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_1[2571]);
     const __m512i zeta_13 = _mm512_set1_epi16(zetas_1[2572]);
     const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_1[2573]);
-    const __m512i t_21 = nttgen_newhope512_avx512_montmul(x_27, zeta_1, zetaqinv_1);
-    const __m512i t_22 = nttgen_newhope512_avx512_montmul(x_30, zeta_0, zetaqinv_0);
-    const __m512i t_23 = nttgen_newhope512_avx512_montmul(x_33, zeta_1, zetaqinv_1);
+    const __m512i pin_13 = nttgen_newhope512_avx512_keep(x_27);
+    const __m512i t_21 = nttgen_newhope512_avx512_montmul(pin_13, zeta_1, zetaqinv_1);
+    const __m512i pin_14 = nttgen_newhope512_avx512_keep(x_30);
+    const __m512i t_22 = nttgen_newhope512_avx512_montmul(pin_14, zeta_0, zetaqinv_0);
+    const __m512i pin_15 = nttgen_newhope512_avx512_keep(x_33);
+    const __m512i t_23 = nttgen_newhope512_avx512_montmul(pin_15, zeta_1, zetaqinv_1);
     const __m512i zeta_14 = _mm512_set1_epi16(zetas_0[2574]);
     const __m512i zetaqinv_14 = _mm512_set1_epi16(zetas_0[2575]);
     const __m512i zeta_15 = _mm512_set1_epi16(zetas_0[2576]);
@@ -2249,6 +2341,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i zetaqinv_21 = _mm512_set1_epi16(zetas_0[2589]);
     const __m512i zeta_22 = _mm512_set1_epi16(zetas_1[2574]);
     const __m512i zetaqinv_22 = _mm512_set1_epi16(zetas_1[2575]);
+    goto part_1;
+part_1:;
     const __m512i zeta_23 = _mm512_set1_epi16(zetas_1[2576]);
     const __m512i zetaqinv_23 = _mm512_set1_epi16(zetas_1[2577]);
     const __m512i zeta_24 = _mm512_set1_epi16(zetas_1[2578]);
@@ -2265,8 +2359,6 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i zetaqinv_29 = _mm512_set1_epi16(zetas_1[2589]);
     const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
     const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
-    goto part_1;
-part_1:;
     const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
     const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
     const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
@@ -2379,6 +2471,8 @@ part_1:;
     const __m512i zetaqinv_85 = _mm512_load_si512((const __m512i *)&zetas_1[2016]);
     const __m512i zeta_86 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
     const __m512i zetaqinv_86 = _mm512_load_si512((const __m512i *)&zetas_0[1568]);
+    goto part_2;
+part_2:;
     const __m512i zeta_87 = _mm512_load_si512((const __m512i *)&zetas_0[1600]);
     const __m512i zetaqinv_87 = _mm512_load_si512((const __m512i *)&zetas_0[1632]);
     const __m512i zeta_88 = _mm512_load_si512((const __m512i *)&zetas_1[1536]);
@@ -2395,8 +2489,6 @@ part_1:;
     const __m512i zetaqinv_93 = _mm512_load_si512((const __m512i *)&zetas_1[1888]);
     const __m512i zeta_94 = _mm512_load_si512((const __m512i *)&zetas_0[2368]);
     const __m512i zetaqinv_94 = _mm512_load_si512((const __m512i *)&zetas_0[2400]);
-    goto part_2;
-part_2:;
     const __m512i zeta_95 = _mm512_load_si512((const __m512i *)&zetas_1[2368]);
     const __m512i zetaqinv_95 = _mm512_load_si512((const __m512i *)&zetas_1[2400]);
     const __m512i zeta_96 = _mm512_load_si512((const __m512i *)&zetas_0[2496]);
@@ -2509,6 +2601,8 @@ part_2:;
     const __m512i t_27 = nttgen_newhope512_avx512_montmul(x_41, zeta_5, zetaqinv_5);
     const __m512i x_42 = _mm512_add_epi16(x_29, t_7);
     const __m512i x_43 = _mm512_sub_epi16(x_29, t_7);
+    goto part_3;
+part_3:;
     const __m512i x_44 = _mm512_add_epi16(x_38, t_8);
     const __m512i x_45 = _mm512_sub_epi16(x_38, t_8);
     const __m512i red_0 = nttgen_newhope512_avx512_barrett(x_44);
@@ -2525,8 +2619,6 @@ part_2:;
     const __m512i x_51 = _mm512_sub_epi16(x_43, t_11);
     const __m512i red_6 = nttgen_newhope512_avx512_barrett(x_50);
     const __m512i red_7 = nttgen_newhope512_avx512_barrett(x_51);
-    goto part_3;
-part_3:;
     const __m512i x_52 = _mm512_add_epi16(x_31, t_12);
     const __m512i x_53 = _mm512_sub_epi16(x_31, t_12);
     const __m512i t_28 = nttgen_newhope512_avx512_montmul(x_52, zeta_2, zetaqinv_2);
@@ -2639,6 +2731,8 @@ part_3:;
     const __m512i x_117 = _mm512_sub_epi16(red_9, t_41);
     const __m512i x_118 = _mm512_add_epi16(red_11, t_43);
     const __m512i x_119 = _mm512_sub_epi16(red_11, t_43);
+    goto part_4;
+part_4:;
     const __m512i x_120 = _mm512_add_epi16(red_12, t_44);
     const __m512i x_121 = _mm512_sub_epi16(red_12, t_44);
     const __m512i x_122 = _mm512_add_epi16(red_14, t_46);
@@ -2655,8 +2749,6 @@ part_3:;
     const __m512i x_133 = _mm512_shuffle_i64x2(x_128, x_130, 238);
     const __m512i x_134 = _mm512_shuffle_i64x2(x_129, x_131, 68);
     const __m512i x_135 = _mm512_shuffle_i64x2(x_129, x_131, 238);
-    goto part_4;
-part_4:;
     const __m512i t_64 = nttgen_newhope512_avx512_montmul(x_133, zeta_30, zetaqinv_30);
     const __m512i t_65 = nttgen_newhope512_avx512_montmul(x_135, zeta_34, zetaqinv_34);
     const __m512i x_136 = _mm512_add_epi16(x_116, t_52);
@@ -2769,6 +2861,8 @@ part_4:;
     const __m512i x_217 = _mm512_sub_epi16(x_150, t_69);
     const __m512i x_218 = _mm512_add_epi16(x_158, t_71);
     const __m512i x_219 = _mm512_sub_epi16(x_158, t_71);
+    goto part_5;
+part_5:;
     const __m512i x_220 = nttgen_newhope512_avx512_ilv128_lo(x_216, x_218);
     const __m512i x_221 = nttgen_newhope512_avx512_ilv128_hi(x_216, x_218);
     const __m512i x_222 = nttgen_newhope512_avx512_ilv128_lo(x_217, x_219);
@@ -2785,8 +2879,6 @@ part_4:;
     const __m512i x_229 = nttgen_newhope512_avx512_ilv128_hi(x_224, x_226);
     const __m512i x_230 = nttgen_newhope512_avx512_ilv128_lo(x_225, x_227);
     const __m512i x_231 = nttgen_newhope512_avx512_ilv128_hi(x_225, x_227);
-    goto part_5;
-part_5:;
     const __m512i red_24 = nttgen_newhope512_avx512_barrett(x_228);
     const __m512i red_25 = nttgen_newhope512_avx512_barrett(x_230);
     const __m512i t_88 = nttgen_newhope512_avx512_montmul(x_229, zeta_54, zetaqinv_54);
@@ -2899,6 +2991,8 @@ part_5:;
     const __m512i x_312 = _mm512_unpacklo_epi32(x_305, x_311);
     const __m512i x_313 = _mm512_unpackhi_epi32(x_305, x_311);
     const __m512i t_109 = nttgen_newhope512_avx512_montmul(x_313, zeta_76, zetaqinv_76);
+    goto part_6;
+part_6:;
     const __m512i x_314 = _mm512_sub_epi16(red_31, t_95);
     const __m512i x_315 = _mm512_unpacklo_epi32(x_306, x_314);
     const __m512i x_316 = _mm512_unpackhi_epi32(x_306, x_314);
@@ -2915,8 +3009,6 @@ part_5:;
     const __m512i x_325 = _mm512_unpacklo_epi64(x_320, x_324);
     const __m512i x_326 = _mm512_unpackhi_epi64(x_320, x_324);
     const __m512i x_327 = _mm512_sub_epi16(x_277, t_100);
-    goto part_6;
-part_6:;
     const __m512i x_328 = _mm512_unpacklo_epi64(x_321, x_327);
     const __m512i x_329 = _mm512_unpackhi_epi64(x_321, x_327);
     const __m512i t_112 = nttgen_newhope512_avx512_montmul(x_326, zeta_78, zetaqinv_78);
@@ -3029,6 +3121,8 @@ part_6:;
     const __m512i x_409 = _mm512_add_epi16(x_344, t_117);
     const __m512i x_410 = _mm512_sub_epi16(x_350, t_119);
     const __m512i x_411 = nttgen_newhope512_avx512_ilv16_lo(x_408, x_410);
+    goto part_7;
+part_7:;
     const __m512i x_412 = nttgen_newhope512_avx512_ilv16_hi(x_408, x_410);
     const __m512i red_38 = nttgen_newhope512_avx512_barrett(x_411);
     const __m512i t_134 = nttgen_newhope512_avx512_montmul(x_412, zeta_97, zetaqinv_97);
@@ -3045,8 +3139,6 @@ part_6:;
     const __m512i red_40 = nttgen_newhope512_avx512_barrett(x_419);
     const __m512i t_136 = nttgen_newhope512_avx512_montmul(x_420, zeta_99, zetaqinv_99);
     const __m512i x_421 = _mm512_add_epi16(x_363, t_122);
-    goto part_7;
-part_7:;
     const __m512i x_422 = nttgen_newhope512_avx512_ilv16_lo(x_417, x_421);
     const __m512i x_423 = nttgen_newhope512_avx512_ilv16_hi(x_417, x_421);
     const __m512i red_41 = nttgen_newhope512_avx512_barrett(x_422);
@@ -3159,6 +3251,8 @@ part_7:;
     const __m512i x_499 = _mm512_sub_epi16(p_10, p_11);
     const __m512i x_500 = nttgen_newhope512_avx512_ilv16_lo(x_496, x_497);
     const __m512i x_501 = nttgen_newhope512_avx512_ilv16_hi(x_496, x_497);
+    goto part_8;
+part_8:;
     const __m512i x_502 = nttgen_newhope512_avx512_ilv16_lo(x_498, x_499);
     const __m512i x_503 = nttgen_newhope512_avx512_ilv16_hi(x_498, x_499);
     const __m512i t_146 = nttgen_newhope512_avx512_montmul(x_495, zeta_110, zetaqinv_110);
@@ -3175,8 +3269,6 @@ part_7:;
     const __m512i x_511 = _mm512_unpackhi_epi64(x_508, x_509);
     const __m512i red_48 = nttgen_newhope512_avx512_barrett(x_506);
     const __m512i x_512 = _mm512_add_epi16(p_12, p_13);
-    goto part_8;
-part_8:;
     const __m512i x_513 = _mm512_sub_epi16(p_12, p_13);
     const __m512i x_514 = nttgen_newhope512_avx512_ilv16_lo(x_512, x_513);
     const __m512i x_515 = nttgen_newhope512_avx512_ilv16_hi(x_512, x_513);
@@ -3289,6 +3381,8 @@ part_8:;
     const __m512i x_595 = _mm512_sub_epi16(x_583, t_165);
     const __m512i x_596 = nttgen_newhope512_avx512_ilv128_lo(x_592, x_593);
     const __m512i x_597 = nttgen_newhope512_avx512_ilv128_hi(x_592, x_593);
+    goto part_9;
+part_9:;
     const __m512i x_598 = nttgen_newhope512_avx512_ilv128_lo(x_594, x_595);
     const __m512i x_599 = nttgen_newhope512_avx512_ilv128_hi(x_594, x_595);
     const __m512i t_170 = nttgen_newhope512_avx512_montmul(x_589, zeta_113, zetaqinv_113);
@@ -3305,8 +3399,6 @@ part_8:;
     const __m512i x_607 = _mm512_shuffle_i64x2(x_604, x_605, 238);
     const __m512i red_56 = nttgen_newhope512_avx512_barrett(x_602);
     const __m512i x_608 = _mm512_add_epi16(x_578, t_168);
-    goto part_9;
-part_9:;
     const __m512i x_609 = _mm512_sub_epi16(x_578, t_168);
     const __m512i x_610 = nttgen_newhope512_avx512_ilv128_lo(x_608, x_609);
     const __m512i x_611 = nttgen_newhope512_avx512_ilv128_hi(x_608, x_609);
@@ -3419,6 +3511,8 @@ part_9:;
     const __m512i red_69 = nttgen_newhope512_avx512_barrett(x_673);
     const __m512i red_70 = nttgen_newhope512_avx512_barrett(x_674);
     const __m512i red_71 = nttgen_newhope512_avx512_barrett(x_675);
+    goto part_10;
+part_10:;
     const __m512i x_680 = _mm512_add_epi16(x_676, t_196);
     const __m512i x_681 = _mm512_sub_epi16(x_676, t_196);
     const __m512i x_682 = _mm512_add_epi16(x_677, t_197);
@@ -3435,8 +3529,6 @@ part_9:;
     const __m512i t_205 = nttgen_newhope512_avx512_montmul(x_685, zeta_126, zetaqinv_126);
     const __m512i t_206 = nttgen_newhope512_avx512_montmul(x_686, zeta_127, zetaqinv_127);
     const __m512i t_207 = nttgen_newhope512_avx512_montmul(x_687, zeta_128, zetaqinv_128);
-    goto part_10;
-part_10:;
     const __m512i x_688 = _mm512_add_epi16(red_64, t_200);
     const __m512i x_689 = _mm512_sub_epi16(red_64, t_200);
     const __m512i x_690 = _mm512_add_epi16(red_65, t_201);

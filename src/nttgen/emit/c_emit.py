@@ -256,6 +256,9 @@ class CEmitter:
                 self.loopvars[var] = C.Int(i)
                 run_body()
             return
+        if count.cap is not None and not count.static and count.cap <= self.isa.guarded_trips:
+            self._guarded(var, count, run_body)
+            return
         name = self.names.fresh(var.hint)
         self.loopvars[var] = C.Name(name)
         self.blocks.append([])
@@ -267,9 +270,27 @@ class CEmitter:
             cond = self._runtime_condition(C.Name(name), count)
         self._out(C.For(name, cond, tuple(body)))
 
-    def _runtime_condition(self, var: C.Expr, count: Count) -> C.Expr:
+    def _guarded(self, var: LoopVar, count: Count, run_body: Callable[[], None]) -> None:
+        """A capped runtime loop as its ``cap`` trips in straight lines, trip i nested in an
+        ``if`` on the runtime part of its condition (the counter below the cap is known):
+        one compare per trip and no loop counter (see :attr:`Isa.guarded_trips`)."""
+        assert count.cap is not None
+        trips: list[tuple[C.Expr, list[C.Stmt]]] = []
+        for i in range(count.cap):
+            self.loopvars[var] = C.Int(i)
+            self.blocks.append([])
+            run_body()
+            cond = self._runtime_condition(C.Int(i), count, capped=False)
+            trips.append((cond, self.blocks.pop()))
+        inner: tuple[C.Stmt, ...] = ()
+        for cond, body in reversed(trips):
+            inner = (C.If(cond, (*body, *inner)),)
+        self._out(inner[0])
+
+    def _runtime_condition(self, var: C.Expr, count: Count, capped: bool = True) -> C.Expr:
         """The loop condition of a runtime count (see :class:`nttgen.dsl.ir.Count`):
-        step*var + offset - const < param, and var < cap where capped, joined by a bitwise
+        step*var + offset - const < param, and var < cap where capped (and ``capped``: not
+        where the caller unrolls to the cap), joined by a bitwise
         ``&`` (no short-circuit branch; every term is a public count, never a coefficient)."""
         assert count.param is not None
         lhs = var if count.step == 1 else C.Bin("*", C.Int(count.step), var)
@@ -277,7 +298,7 @@ class CEmitter:
         if shift.terms or shift.const:
             lhs = C.add(lhs, self._index(shift))
         cond: C.Expr = C.Bin("<", lhs, C.Name(count.param.name))
-        if count.cap is not None:
+        if count.cap is not None and capped:
             cond = C.Bin("&", C.Bin("<", var, C.Int(count.cap)), cond)
         return cond
 
@@ -343,7 +364,7 @@ class CEmitter:
                 vec = [not self._is_scalar(a) for a in args]
                 out = scalar_operand_op(self.isa, op, args, vec, attrs)
             else:
-                out = template(*args, **attrs)
+                out = template(*self._pinned(op, args), **attrs)
             if VOCABULARY[op].result_wide:
                 if isinstance(out, tuple):
                     return self._bind_wide(out, self._hint())
@@ -353,6 +374,17 @@ class CEmitter:
             return self._bind(out, self._hint())
 
         return emit
+
+    def _pinned(self, op: str, args: tuple[C.Expr, ...]) -> tuple[C.Expr, ...]:
+        """``args`` with each loaded value that ``op`` reads more than once passed through the
+        ISA's pin first (see :attr:`Isa.pinned_operands`)."""
+        which = dict(self.isa.pinned_operands).get(op, ())
+        return tuple(
+            self._bind(self.isa.pin(a), "pin")
+            if k in which and isinstance(a, C.Name) and a.text in self.accesses.loads
+            else a
+            for k, a in enumerate(args)
+        )
 
     # ----------------------------------------------------------------- whole function
     def params(self) -> tuple[C.Param, ...]:

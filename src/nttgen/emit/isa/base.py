@@ -245,6 +245,19 @@ class Isa(ABC):
         del a, z, zq
         raise ValueError(f"{self.name} has no Montgomery product by lane scalars")
 
+    # the largest static cap of a runtime loop (the inner products' groups) emitted as its
+    # trips in straight lines, each inside an ``if`` on the count, rather than as a loop
+    guarded_trips: int = 0
+
+    # operands that an op's instructions read more than once, by op name (operand positions):
+    # where one is a value loaded from memory, the emitter passes it through :meth:`pin` first
+    pinned_operands: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def pin(self, x: C.Expr) -> C.Expr:
+        """A loaded value as one register that every instruction of the op reads (see
+        ``pinned_operands``); the value itself by default."""
+        return x
+
     # how many consecutive vectors one load instruction can move, largest first (see
     # :mod:`nttgen.emit.memory_groups`), none by default; ``grouped_kernels``: the kernels whose
     # loads are grouped (None: every one)

@@ -35,6 +35,22 @@ class X86Simd(X86Wide, HelperCalls, Isa):
     # 253/269 ticks (NewHope-512 292/333 -> 272/280 -> 292/290); ML-KEM's two-vector chunks
     # in pairs spill on AVX2 (gcc basemul_acc_cached k = 3: 82 -> 104 ticks; Zen 5)
     product_chunks = (2, 1)
+    # gcc keeps the capped loops of the inner products as loops, with a two-part exit test
+    # per trip; clang unrolls them as these guarded lines (with the pins below, gcc 12 on Zen
+    # 5, ticks: NewHope-512 basemul_acc_cached k = 5 271 -> 255, clang 242 -> 243). ML-DSA's
+    # groups of 16 stay loops: 15 copies of the body moved its other kernels' code enough to
+    # cost gcc's polymul 3-8 %
+    guarded_trips = 4
+    # gcc folds a load into each instruction that reads it and so reads memory twice for a
+    # Montgomery product's multiplicand; pinned, it is loaded once (inner products, gcc 12 on
+    # Zen 5, ticks: Kyber-r1 basemul_acc_cached k = 5 105 -> 97, ML-DSA k = 5 282 -> 261;
+    # clang's code is unchanged, and so are gcc's transforms). montmul_var's operands stay
+    # unpinned: pinned, NewHope-1024 basemul_acc k = 3 took 443 -> 462 ticks
+    pinned_operands = (
+        ("montmul", (0,)),
+        ("montmul_twist", (0,)),
+        ("mulw", (0, 1)),
+    )
     width: int = 0  # bits per vector register
     arch = "x86_64"
     includes = ("immintrin.h",)
@@ -111,6 +127,10 @@ class X86Simd(X86Wide, HelperCalls, Isa):
     def _factor(self, v: int, bits: int | None = None) -> C.Expr:
         """The broadcast constant ``v`` as a multiplier that gcc keeps (see :meth:`_keep`)."""
         return call(self.helper("keep"), self._set1(v, bits))
+
+    def pin(self, x: C.Expr) -> C.Expr:
+        """x in a register gcc cannot replace by a reload (see :meth:`_keep`)."""
+        return call(self.helper("keep"), x)
 
     def _keep(self) -> list[C.Top]:
         """``keep(a)``: a, hidden from gcc by an empty asm statement (gcc turns a product by a
