@@ -391,3 +391,17 @@ def test_x86_multiplicands_read_twice_are_loaded_once(isa: str) -> None:
         assert pins.get(a) in loads, a
         assert b in loads and c in loads
     assert "_keep(" not in generate(ring, "c").source
+
+
+def test_x86_broadcast_tables_are_opaque_to_gcc_alone() -> None:
+    """x86 reads the tables it broadcasts from through a pointer opaque to gcc alone (which
+    would otherwise build each twiddle from an immediate); tables read as whole vectors, and
+    the tables of other ISAs, keep plain pointers."""
+    src = generate(PRESETS["mlkem"], "avx2").source
+    assert "#if defined(__GNUC__) && !defined(__clang__)\n#define NTTGEN_GCC_OPAQUE(p)" in src
+    zetas = re.search(r"const int16_t \*(zetas_\d+) = nttgen_mlkem_avx2_ntt_from_zetas;", src)
+    assert zetas and f"NTTGEN_GCC_OPAQUE({zetas[1]});" in src
+    assert "_mm256_set1_epi16(" + zetas[1] + "[" in src
+    ntru = generate_ntru(NTRU_PRESETS["sntrup761"], "avx2").source
+    assert "NTTGEN_GCC_OPAQUE" not in ntru
+    assert "NTTGEN_GCC_OPAQUE" not in generate(PRESETS["mlkem"], "c").source

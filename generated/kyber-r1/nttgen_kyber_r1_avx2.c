@@ -100,6 +100,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -457,7 +464,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_mul_core_zetas[1056] 
  * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
 #endif
@@ -2043,7 +2051,8 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  *   cond_add_q 16, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_mul_core_zetas;
+    const int16_t *zetas_0 = nttgen_kyber_r1_avx2_mul_core_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
@@ -2174,9 +2183,9 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
     const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
     const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
-    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
     goto part_1;
 part_1:;
+    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
     const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
     const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
     const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
@@ -2304,9 +2313,9 @@ part_1:;
     const __m256i x_47 = _mm256_add_epi16(x_40, t_16);
     const __m256i x_48 = _mm256_sub_epi16(x_40, t_16);
     const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_10, zetaqinv_10);
-    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_48, zeta_14, zetaqinv_14);
     goto part_2;
 part_2:;
+    const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_48, zeta_14, zetaqinv_14);
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&b[0]);
     const __m256i x_50 = _mm256_add_epi16(x_49, t_17);
     const __m256i x_51 = _mm256_sub_epi16(x_49, t_17);
@@ -2434,9 +2443,9 @@ part_2:;
     const __m256i x_145 = _mm256_add_epi16(red_1, t_41);
     const __m256i x_146 = _mm256_sub_epi16(red_3, t_43);
     const __m256i x_147 = _mm256_unpacklo_epi64(x_144, x_146);
-    const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
     goto part_3;
 part_3:;
+    const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
     const __m256i t_52 = nttgen_kyber_r1_avx2_montmul(x_148, zeta_34, zetaqinv_34);
     const __m256i x_149 = _mm256_add_epi16(red_3, t_43);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_145, x_149);
@@ -2564,9 +2573,9 @@ part_3:;
     const __m256i p_15 = nttgen_kyber_r1_avx2_montmul_var(a_15, x_223);
     const __m256i x_224 = _mm256_add_epi16(x_212, t_64);
     const __m256i x_225 = _mm256_sub_epi16(x_212, t_64);
-    const __m256i x_226 = _mm256_unpacklo_epi64(x_224, x_225);
     goto part_4;
 part_4:;
+    const __m256i x_226 = _mm256_unpacklo_epi64(x_224, x_225);
     const __m256i x_227 = _mm256_unpackhi_epi64(x_224, x_225);
     const __m256i t_70 = nttgen_kyber_r1_avx2_montmul(x_227, zeta_48, zetaqinv_48);
     const __m256i t_71 = nttgen_kyber_r1_avx2_montmul(x_226, zeta_48, zetaqinv_48);
@@ -2694,9 +2703,9 @@ part_4:;
     const __m256i t_90 = nttgen_kyber_r1_avx2_montmul(x_323, zeta_50, zetaqinv_50);
     const __m256i t_91 = nttgen_kyber_r1_avx2_montmul(x_322, zeta_50, zetaqinv_50);
     const __m256i x_324 = _mm256_add_epi16(x_294, t_83);
-    const __m256i x_325 = _mm256_sub_epi16(x_294, t_83);
     goto part_5;
 part_5:;
+    const __m256i x_325 = _mm256_sub_epi16(x_294, t_83);
     const __m256i x_326 = _mm256_permute2x128_si256(x_324, x_325, 32);
     const __m256i x_327 = _mm256_permute2x128_si256(x_324, x_325, 49);
     const __m256i t_92 = nttgen_kyber_r1_avx2_montmul(x_327, zeta_50, zetaqinv_50);
@@ -2824,9 +2833,9 @@ part_5:;
     const __m256i x_411 = nttgen_kyber_r1_avx2_montmul(x_401, tw_11, twqinv_11);
     const __m256i x_412 = nttgen_kyber_r1_avx2_montmul(x_402, tw_12, twqinv_12);
     const __m256i x_413 = nttgen_kyber_r1_avx2_montmul(x_403, tw_13, twqinv_13);
-    const __m256i x_414 = nttgen_kyber_r1_avx2_montmul(x_404, tw_14, twqinv_14);
     goto part_6;
 part_6:;
+    const __m256i x_414 = nttgen_kyber_r1_avx2_montmul(x_404, tw_14, twqinv_14);
     const __m256i x_415 = nttgen_kyber_r1_avx2_montmul(x_405, tw_15, twqinv_15);
     const __m256i red_21 = nttgen_kyber_r1_avx2_cond_add_q(x_406);
     const __m256i red_22 = nttgen_kyber_r1_avx2_cond_add_q(x_407);

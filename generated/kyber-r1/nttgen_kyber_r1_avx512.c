@@ -102,6 +102,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -345,7 +352,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
  * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
 #endif
@@ -475,9 +483,9 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
-    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     goto part_1;
 part_1:;
+    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
@@ -1545,8 +1553,10 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                             const int16_t b[256]) {
-    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
-    const int16_t *const zetas_1 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int16_t *zetas_1 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_1);
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
@@ -1676,10 +1686,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_1[160]);
     const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_1[192]);
     const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_1[224]);
-    const __m512i x_44 = _mm512_add_epi16(x_38, t_14);
-    const __m512i x_45 = _mm512_sub_epi16(x_38, t_14);
     goto part_1;
 part_1:;
+    const __m512i x_44 = _mm512_add_epi16(x_38, t_14);
+    const __m512i x_45 = _mm512_sub_epi16(x_38, t_14);
     const __m512i x_46 = _mm512_add_epi16(x_39, t_15);
     const __m512i x_47 = _mm512_sub_epi16(x_39, t_15);
     const __m512i x_48 = _mm512_add_epi16(x_40, t_16);
@@ -1806,10 +1816,10 @@ part_1:;
     const __m512i x_129 = _mm512_unpackhi_epi32(x_112, x_116);
     const __m512i x_130 = _mm512_unpacklo_epi32(x_114, x_118);
     const __m512i x_131 = _mm512_unpackhi_epi32(x_114, x_118);
-    const __m512i x_132 = _mm512_unpacklo_epi32(x_113, x_117);
-    const __m512i x_133 = _mm512_unpackhi_epi32(x_113, x_117);
     goto part_2;
 part_2:;
+    const __m512i x_132 = _mm512_unpacklo_epi32(x_113, x_117);
+    const __m512i x_133 = _mm512_unpackhi_epi32(x_113, x_117);
     const __m512i x_134 = _mm512_unpacklo_epi32(x_115, x_119);
     const __m512i x_135 = _mm512_unpackhi_epi32(x_115, x_119);
     const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_1[512]);
@@ -1936,10 +1946,10 @@ part_2:;
     const __m512i x_195 = nttgen_kyber_r1_avx512_ilv16_hi(x_186, x_187);
     const __m512i x_196 = nttgen_kyber_r1_avx512_ilv16_lo(x_188, x_189);
     const __m512i x_197 = nttgen_kyber_r1_avx512_ilv16_hi(x_188, x_189);
-    const __m512i x_198 = nttgen_kyber_r1_avx512_ilv16_lo(x_190, x_191);
-    const __m512i x_199 = nttgen_kyber_r1_avx512_ilv16_hi(x_190, x_191);
     goto part_3;
 part_3:;
+    const __m512i x_198 = nttgen_kyber_r1_avx512_ilv16_lo(x_190, x_191);
+    const __m512i x_199 = nttgen_kyber_r1_avx512_ilv16_hi(x_190, x_191);
     const __m512i t_58 = nttgen_kyber_r1_avx512_montmul(x_193, zeta_48, zetaqinv_48);
     const __m512i t_59 = nttgen_kyber_r1_avx512_montmul(x_195, zeta_49, zetaqinv_49);
     const __m512i x_200 = _mm512_add_epi16(x_180, t_56);
@@ -2066,10 +2076,10 @@ part_3:;
     const __m512i x_282 = nttgen_kyber_r1_avx512_ilv128_lo(x_280, x_281);
     const __m512i x_283 = nttgen_kyber_r1_avx512_ilv128_hi(x_280, x_281);
     const __m512i red_10 = nttgen_kyber_r1_avx512_barrett(x_274);
-    const __m512i zeta_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
-    const __m512i zetaqinv_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
     goto part_4;
 part_4:;
+    const __m512i zeta_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
+    const __m512i zetaqinv_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
     const __m512i t_77 = nttgen_kyber_r1_avx512_montmul(x_283, zeta_57, zetaqinv_57);
     const __m512i t_78 = nttgen_kyber_r1_avx512_montmul(x_278, zeta_57, zetaqinv_57);
     const __m512i x_284 = _mm512_add_epi16(red_8, t_75);

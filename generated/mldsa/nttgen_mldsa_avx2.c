@@ -102,6 +102,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -470,7 +477,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_intt_zetas_inv[840] = {
  * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int32_t a[256]) {
-    const int32_t *const zetas_0 = nttgen_mldsa_avx2_ntt_from_zetas;
+    const int32_t *zetas_0 = nttgen_mldsa_avx2_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
 #endif
@@ -1217,7 +1225,8 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
  *   32
  */
 void nttgen_mldsa_avx2_intt(int32_t a[256]) {
-    const int32_t *const zetas_inv_0 = nttgen_mldsa_avx2_intt_zetas_inv;
+    const int32_t *zetas_inv_0 = nttgen_mldsa_avx2_intt_zetas_inv;
+    NTTGEN_GCC_OPAQUE(zetas_inv_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
 #endif
@@ -1968,7 +1977,8 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
  *   shuffle 48, const 32
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
-    const int32_t *const zetas_inv_0 = nttgen_mldsa_avx2_intt_zetas_inv;
+    const int32_t *zetas_inv_0 = nttgen_mldsa_avx2_intt_zetas_inv;
+    NTTGEN_GCC_OPAQUE(zetas_inv_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, -8380416, 8380416);
 #endif

@@ -104,6 +104,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -410,7 +417,8 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx512_intt_zetas_inv[1056] =
  * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 64, shuffle 32
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const int32_t a[256]) {
-    const int32_t *const zetas_0 = nttgen_mldsa_avx512_ntt_from_zetas;
+    const int32_t *zetas_0 = nttgen_mldsa_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(a, 256, -8380416, 8380416);
 #endif
@@ -540,9 +548,9 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[80]);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
-    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[112]);
     goto part_1;
 part_1:;
+    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[112]);
     const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
     const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[144]);
     const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
@@ -670,9 +678,9 @@ part_1:;
     const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[720]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
-    const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[752]);
     goto part_2;
 part_2:;
+    const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[752]);
     const __m512i x_128 = _mm512_add_epi32(x_112, t_40);
     const __m512i x_129 = _mm512_sub_epi32(x_112, t_40);
     const __m512i x_130 = _mm512_add_epi32(x_114, t_41);
@@ -800,10 +808,10 @@ part_2:;
     _mm512_storeu_si512((__m512i *)&r[48], x_201);
     _mm512_storeu_si512((__m512i *)&r[176], x_203);
     _mm512_storeu_si512((__m512i *)&r[112], x_205);
-    _mm512_storeu_si512((__m512i *)&r[240], x_207);
-#ifdef NTTGEN_DEBUG
     goto part_3;
 part_3:;
+    _mm512_storeu_si512((__m512i *)&r[240], x_207);
+#ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(r, 256, -75718753, 75718753);
 #endif
 }
@@ -1281,7 +1289,8 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
  */
 void nttgen_mldsa_avx512_intt(int32_t a[256]) {
-    const int32_t *const zetas_inv_0 = nttgen_mldsa_avx512_intt_zetas_inv;
+    const int32_t *zetas_inv_0 = nttgen_mldsa_avx512_intt_zetas_inv;
+    NTTGEN_GCC_OPAQUE(zetas_inv_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(a, 256, -8380416, 8380416);
 #endif
@@ -1411,9 +1420,9 @@ void nttgen_mldsa_avx512_intt(int32_t a[256]) {
     const __m512i x_58 = _mm512_add_epi32(x_36, x_44);
     const __m512i x_59 = _mm512_add_epi32(x_38, x_46);
     const __m512i x_60 = _mm512_add_epi32(x_33, x_41);
-    const __m512i x_61 = _mm512_add_epi32(x_35, x_43);
     goto part_1;
 part_1:;
+    const __m512i x_61 = _mm512_add_epi32(x_35, x_43);
     const __m512i x_62 = _mm512_add_epi32(x_37, x_45);
     const __m512i x_63 = _mm512_add_epi32(x_39, x_47);
     const __m512i x_64 = _mm512_unpacklo_epi64(x_56, x_48);
@@ -1541,9 +1550,9 @@ part_1:;
     const __m512i x_138 = _mm512_shuffle_i64x2(x_125, x_117, 68);
     const __m512i x_139 = _mm512_shuffle_i64x2(x_125, x_117, 238);
     const __m512i x_140 = _mm512_shuffle_i64x2(x_126, x_118, 68);
-    const __m512i x_141 = _mm512_shuffle_i64x2(x_126, x_118, 238);
     goto part_2;
 part_2:;
+    const __m512i x_141 = _mm512_shuffle_i64x2(x_126, x_118, 238);
     const __m512i x_142 = _mm512_shuffle_i64x2(x_127, x_119, 68);
     const __m512i x_143 = _mm512_shuffle_i64x2(x_127, x_119, 238);
     const __m512i d_32 = _mm512_sub_epi32(x_128, x_136);
@@ -1671,9 +1680,9 @@ part_2:;
     const __m512i x_210 = nttgen_mldsa_avx512_shoupmul(d_61, zeta_46, zetaqinv_46);
     const __m512i f_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_211 = nttgen_mldsa_avx512_shoupmul(x_197, f_5, fqinv_5);
     goto part_3;
 part_3:;
+    const __m512i x_211 = nttgen_mldsa_avx512_shoupmul(x_197, f_5, fqinv_5);
     const __m512i x_212 = nttgen_mldsa_avx512_shoupmul(d_62, zeta_46, zetaqinv_46);
     const __m512i f_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
@@ -2073,8 +2082,10 @@ void nttgen_mldsa_avx512_from_standard(int32_t a[256]) {
  *   cond_add_q 16, shuffle 64, const 16
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const int32_t b[256]) {
-    const int32_t *const zetas_0 = nttgen_mldsa_avx512_ntt_from_zetas;
-    const int32_t *const zetas_inv_0 = nttgen_mldsa_avx512_intt_zetas_inv;
+    const int32_t *zetas_0 = nttgen_mldsa_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_inv_0 = nttgen_mldsa_avx512_intt_zetas_inv;
+    NTTGEN_GCC_OPAQUE(zetas_inv_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(r, 256, -75718753, 75718753);
     nttgen_mldsa_avx512_assert_range(b, 256, -8380416, 8380416);
@@ -2203,10 +2214,10 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[16]);
     const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
     const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[48]);
-    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
-    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[80]);
     goto part_1;
 part_1:;
+    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
+    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[80]);
     const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[112]);
     const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
@@ -2333,10 +2344,10 @@ part_1:;
     const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_0[656]);
     const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
     const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_0[688]);
-    const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
-    const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[720]);
     goto part_2;
 part_2:;
+    const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
+    const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[720]);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[752]);
     const __m512i x_128 = _mm512_add_epi32(x_112, t_40);
@@ -2463,10 +2474,10 @@ part_2:;
     const __m512i zetaqinv_53 = _mm512_load_si512((const __m512i *)&zetas_inv_0[208]);
     const __m512i zeta_54 = _mm512_load_si512((const __m512i *)&zetas_inv_0[224]);
     const __m512i zetaqinv_54 = _mm512_load_si512((const __m512i *)&zetas_inv_0[240]);
-    const __m512i zeta_55 = _mm512_load_si512((const __m512i *)&zetas_inv_0[256]);
-    const __m512i zetaqinv_55 = _mm512_load_si512((const __m512i *)&zetas_inv_0[272]);
     goto part_3;
 part_3:;
+    const __m512i zeta_55 = _mm512_load_si512((const __m512i *)&zetas_inv_0[256]);
+    const __m512i zetaqinv_55 = _mm512_load_si512((const __m512i *)&zetas_inv_0[272]);
     const __m512i zeta_56 = _mm512_load_si512((const __m512i *)&zetas_inv_0[288]);
     const __m512i zetaqinv_56 = _mm512_load_si512((const __m512i *)&zetas_inv_0[304]);
     const __m512i zeta_57 = _mm512_load_si512((const __m512i *)&zetas_inv_0[320]);
@@ -2593,10 +2604,10 @@ part_3:;
     const __m512i p_11 = nttgen_mldsa_avx512_montmul_var(a_11, x_199);
     const __m512i p_12 = nttgen_mldsa_avx512_montmul_var(a_12, x_201);
     const __m512i p_13 = nttgen_mldsa_avx512_montmul_var(a_13, x_203);
-    const __m512i p_14 = nttgen_mldsa_avx512_montmul_var(a_14, x_205);
-    const __m512i p_15 = nttgen_mldsa_avx512_montmul_var(a_15, x_207);
     goto part_4;
 part_4:;
+    const __m512i p_14 = nttgen_mldsa_avx512_montmul_var(a_14, x_205);
+    const __m512i p_15 = nttgen_mldsa_avx512_montmul_var(a_15, x_207);
     const __m512i d_0 = _mm512_sub_epi32(p_0, p_1);
     const __m512i d_1 = _mm512_sub_epi32(p_2, p_3);
     const __m512i d_2 = _mm512_sub_epi32(p_4, p_10);
@@ -2723,10 +2734,10 @@ part_4:;
     const __m512i d_27 = _mm512_sub_epi32(x_293, x_295);
     const __m512i d_28 = _mm512_sub_epi32(x_296, x_298);
     const __m512i d_29 = _mm512_sub_epi32(x_297, x_299);
-    const __m512i d_30 = _mm512_sub_epi32(x_300, x_302);
-    const __m512i d_31 = _mm512_sub_epi32(x_301, x_303);
     goto part_5;
 part_5:;
+    const __m512i d_30 = _mm512_sub_epi32(x_300, x_302);
+    const __m512i d_31 = _mm512_sub_epi32(x_301, x_303);
     const __m512i x_304 = nttgen_mldsa_avx512_shoupmul(d_24, zeta_71, zetaqinv_71);
     const __m512i x_305 = nttgen_mldsa_avx512_shoupmul(d_25, zeta_72, zetaqinv_72);
     const __m512i x_306 = nttgen_mldsa_avx512_shoupmul(d_26, zeta_73, zetaqinv_73);
@@ -2853,10 +2864,10 @@ part_5:;
     const __m512i x_395 = nttgen_mldsa_avx512_shoupmul(x_385, f_1, fqinv_1);
     const __m512i x_396 = nttgen_mldsa_avx512_shoupmul(d_58, zeta_93, zetaqinv_93);
     const __m512i x_397 = nttgen_mldsa_avx512_shoupmul(x_386, f_2, fqinv_2);
-    const __m512i x_398 = nttgen_mldsa_avx512_shoupmul(d_59, zeta_93, zetaqinv_93);
-    const __m512i x_399 = nttgen_mldsa_avx512_shoupmul(x_387, f_3, fqinv_3);
     goto part_6;
 part_6:;
+    const __m512i x_398 = nttgen_mldsa_avx512_shoupmul(d_59, zeta_93, zetaqinv_93);
+    const __m512i x_399 = nttgen_mldsa_avx512_shoupmul(x_387, f_3, fqinv_3);
     const __m512i x_400 = nttgen_mldsa_avx512_shoupmul(d_60, zeta_93, zetaqinv_93);
     const __m512i x_401 = nttgen_mldsa_avx512_shoupmul(x_388, f_4, fqinv_4);
     const __m512i x_402 = nttgen_mldsa_avx512_shoupmul(d_61, zeta_93, zetaqinv_93);

@@ -99,6 +99,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -486,7 +493,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_mul_core_gammas_fused[25
  * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -3328, 3328);
 #endif
@@ -2038,7 +2046,8 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
  *   16, shuffle 48, zip 16, const 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int16_t *const zetas_0 = nttgen_mlkem_avx2_mul_core_zetas;
+    const int16_t *zetas_0 = nttgen_mlkem_avx2_mul_core_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
     const int16_t *const gammas_fused_0 = nttgen_mlkem_avx2_mul_core_gammas_fused;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_avx2_intt_twist;
@@ -2169,9 +2178,9 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
     const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
     const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
-    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
     goto part_1;
 part_1:;
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
     const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
     const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
     const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
@@ -2299,9 +2308,9 @@ part_1:;
     const __m256i x_44 = _mm256_sub_epi16(x_39, t_14);
     const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_43, zeta_8, zetaqinv_8);
     const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_44, zeta_12, zetaqinv_12);
-    const __m256i x_45 = _mm256_add_epi16(x_38, t_15);
     goto part_2;
 part_2:;
+    const __m256i x_45 = _mm256_add_epi16(x_38, t_15);
     const __m256i x_46 = _mm256_sub_epi16(x_38, t_15);
     const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_45, zeta_9, zetaqinv_9);
     const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_46, zeta_13, zetaqinv_13);
@@ -2429,9 +2438,9 @@ part_2:;
     const __m256i x_146 = _mm256_sub_epi16(x_110, t_43);
     const __m256i x_147 = _mm256_unpacklo_epi64(x_144, x_146);
     const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
-    const __m256i t_52 = nttgen_mlkem_avx2_montmul(x_148, zeta_34, zetaqinv_34);
     goto part_3;
 part_3:;
+    const __m256i t_52 = nttgen_mlkem_avx2_montmul(x_148, zeta_34, zetaqinv_34);
     const __m256i x_149 = _mm256_add_epi16(x_110, t_43);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_145, x_149);
     const __m256i x_151 = _mm256_unpackhi_epi64(x_145, x_149);
@@ -2559,9 +2568,9 @@ part_3:;
     const __m256i bq_10 = _mm256_mullo_epi16(x_180, qinv_3);
     const __m256i pin_26 = nttgen_mlkem_avx2_keep(a_9);
     const __m256i p_24 = nttgen_mlkem_avx2_montmul(pin_26, x_180, bq_10);
-    const __m256i pin_27 = nttgen_mlkem_avx2_keep(a_5);
     goto part_4;
 part_4:;
+    const __m256i pin_27 = nttgen_mlkem_avx2_keep(a_5);
     const __m256i p_25 = nttgen_mlkem_avx2_montmul(pin_27, x_180, bq_10);
     const __m256i r_6 = _mm256_add_epi16(p_24, p_13);
     const __m256i r_7 = _mm256_add_epi16(p_19, p_25);
@@ -2689,9 +2698,9 @@ part_4:;
     const __m256i x_260 = _mm256_add_epi16(x_208, x_210);
     const __m256i x_261 = _mm256_sub_epi16(x_208, x_210);
     const __m256i x_262 = _mm256_unpacklo_epi64(x_260, x_261);
-    const __m256i x_263 = _mm256_unpackhi_epi64(x_260, x_261);
     goto part_5;
 part_5:;
+    const __m256i x_263 = _mm256_unpackhi_epi64(x_260, x_261);
     const __m256i x_264 = _mm256_add_epi16(x_230, t_59);
     const __m256i x_265 = _mm256_sub_epi16(x_230, t_59);
     const __m256i x_266 = nttgen_mlkem_avx2_unzip32_lo(x_264, x_265);
@@ -2819,9 +2828,9 @@ part_5:;
     const __m256i x_352 = _mm256_add_epi16(x_346, t_96);
     const __m256i x_353 = _mm256_sub_epi16(x_346, t_96);
     const __m256i x_354 = nttgen_mlkem_avx2_montmul(x_352, tw_0, twqinv_0);
-    const __m256i x_355 = nttgen_mlkem_avx2_montmul(x_353, tw_1, twqinv_1);
     goto part_6;
 part_6:;
+    const __m256i x_355 = nttgen_mlkem_avx2_montmul(x_353, tw_1, twqinv_1);
     const __m256i red_6 = nttgen_mlkem_avx2_cond_add_q(x_354);
     const __m256i red_7 = nttgen_mlkem_avx2_cond_add_q(x_355);
     _mm256_storeu_si256((__m256i *)&r[0], red_6);

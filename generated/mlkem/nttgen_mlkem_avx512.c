@@ -101,6 +101,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -382,7 +389,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_mul_both_gammas_fused[
  * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(a, 256, -3328, 3328);
 #endif
@@ -512,9 +520,9 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i x_60 = _mm512_add_epi16(x_52, t_18);
     const __m512i x_61 = _mm512_sub_epi16(x_52, t_18);
     const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
-    const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
     goto part_1;
 part_1:;
+    const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
     const __m512i x_66 = _mm512_unpacklo_epi32(x_58, x_62);
@@ -1930,8 +1938,10 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                          const int16_t b[256]) {
-    const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
-    const int16_t *const zetas_1 = nttgen_mlkem_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int16_t *zetas_1 = nttgen_mlkem_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_1);
     const int16_t *const gammas_fused_0 = nttgen_mlkem_avx512_mul_both_gammas_fused;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_avx512_intt_twist;
@@ -2061,10 +2071,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_48 = _mm512_add_epi16(x_41, t_16);
     const __m512i x_49 = _mm512_sub_epi16(x_41, t_16);
     const __m512i x_50 = _mm512_shuffle_i64x2(x_42, x_44, 68);
-    const __m512i x_51 = _mm512_shuffle_i64x2(x_42, x_44, 238);
-    const __m512i x_52 = _mm512_shuffle_i64x2(x_46, x_48, 68);
     goto part_1;
 part_1:;
+    const __m512i x_51 = _mm512_shuffle_i64x2(x_42, x_44, 238);
+    const __m512i x_52 = _mm512_shuffle_i64x2(x_46, x_48, 68);
     const __m512i x_53 = _mm512_shuffle_i64x2(x_46, x_48, 238);
     const __m512i x_54 = _mm512_shuffle_i64x2(x_43, x_45, 68);
     const __m512i x_55 = _mm512_shuffle_i64x2(x_43, x_45, 238);
@@ -2191,10 +2201,10 @@ part_1:;
     const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_1[512]);
     const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_1[544]);
     const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_1[576]);
-    const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
-    const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
     goto part_2;
 part_2:;
+    const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
+    const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
     const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_1[672]);
     const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_1[704]);
     const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_1[736]);
@@ -2321,10 +2331,10 @@ part_2:;
     const __m512i qinv_3 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_3 = _mm512_mullo_epi16(x_199, qinv_3);
     const __m512i bq_4 = _mm512_mullo_epi16(x_176, qinv_0);
-    const __m512i bq_5 = _mm512_mullo_epi16(x_178, qinv_1);
-    const __m512i x_204 = nttgen_mlkem_avx512_ilv16_lo(x_200, x_202);
     goto part_3;
 part_3:;
+    const __m512i bq_5 = _mm512_mullo_epi16(x_178, qinv_1);
+    const __m512i x_204 = nttgen_mlkem_avx512_ilv16_lo(x_200, x_202);
     const __m512i x_205 = nttgen_mlkem_avx512_ilv16_hi(x_200, x_202);
     const __m512i x_206 = nttgen_mlkem_avx512_ilv16_lo(x_201, x_203);
     const __m512i x_207 = nttgen_mlkem_avx512_ilv16_hi(x_201, x_203);
@@ -2451,10 +2461,10 @@ part_3:;
     const __m512i x_270 = _mm512_add_epi16(x_258, t_66);
     const __m512i x_271 = _mm512_sub_epi16(x_258, t_66);
     const __m512i x_272 = _mm512_shuffle_i64x2(x_268, x_269, 68);
-    const __m512i x_273 = _mm512_shuffle_i64x2(x_268, x_269, 238);
-    const __m512i x_274 = _mm512_shuffle_i64x2(x_270, x_271, 68);
     goto part_4;
 part_4:;
+    const __m512i x_273 = _mm512_shuffle_i64x2(x_268, x_269, 238);
+    const __m512i x_274 = _mm512_shuffle_i64x2(x_270, x_271, 68);
     const __m512i x_275 = _mm512_shuffle_i64x2(x_270, x_271, 238);
     const __m512i t_70 = nttgen_mlkem_avx512_montmul(x_274, zeta_49, zetaqinv_49);
     const __m512i x_276 = _mm512_add_epi16(x_272, t_67);

@@ -102,6 +102,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -566,7 +573,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx512_intt_twist[2048]
  */
 static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
                                                                const int16_t a[1024]) {
-    const int16_t *const zetas_0 = nttgen_newhope1024_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_newhope1024_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx512_assert_range(a, 1024, -12288, 12288);
 #endif
@@ -696,9 +704,9 @@ static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
     _mm512_storeu_si512((__m512i *)&r[96], x_56);
     _mm512_storeu_si512((__m512i *)&r[608], x_57);
     _mm512_storeu_si512((__m512i *)&r[352], x_58);
-    _mm512_storeu_si512((__m512i *)&r[864], x_59);
     goto part_1;
 part_1:;
+    _mm512_storeu_si512((__m512i *)&r[864], x_59);
     _mm512_storeu_si512((__m512i *)&r[224], x_60);
     _mm512_storeu_si512((__m512i *)&r[736], x_61);
     _mm512_storeu_si512((__m512i *)&r[480], x_62);
@@ -827,9 +835,9 @@ part_1:;
     const __m512i x_114 = _mm512_add_epi16(x_107, t_33);
     const __m512i x_115 = _mm512_sub_epi16(x_107, t_33);
     const __m512i t_40 = nttgen_newhope1024_avx512_montmul(x_108, zeta_8, zetaqinv_8);
-    const __m512i t_41 = nttgen_newhope1024_avx512_montmul(x_110, zeta_9, zetaqinv_9);
     goto part_2;
 part_2:;
+    const __m512i t_41 = nttgen_newhope1024_avx512_montmul(x_110, zeta_9, zetaqinv_9);
     const __m512i t_42 = nttgen_newhope1024_avx512_montmul(x_112, zeta_10, zetaqinv_10);
     const __m512i t_43 = nttgen_newhope1024_avx512_montmul(x_114, zeta_11, zetaqinv_11);
     const __m512i t_44 = nttgen_newhope1024_avx512_montmul(x_109, zeta_12, zetaqinv_12);
@@ -957,9 +965,9 @@ part_2:;
     const __m512i x_186 = nttgen_newhope1024_avx512_ilv128_lo(x_169, x_171);
     const __m512i x_187 = nttgen_newhope1024_avx512_ilv128_hi(x_169, x_171);
     const __m512i x_188 = nttgen_newhope1024_avx512_ilv128_lo(x_172, x_174);
-    const __m512i x_189 = nttgen_newhope1024_avx512_ilv128_hi(x_172, x_174);
     goto part_3;
 part_3:;
+    const __m512i x_189 = nttgen_newhope1024_avx512_ilv128_hi(x_172, x_174);
     const __m512i x_190 = nttgen_newhope1024_avx512_ilv128_lo(x_173, x_175);
     const __m512i x_191 = nttgen_newhope1024_avx512_ilv128_hi(x_173, x_175);
     const __m512i t_56 = nttgen_newhope1024_avx512_montmul(x_177, zeta_24, zetaqinv_24);
@@ -1087,9 +1095,9 @@ part_3:;
     const __m512i t_74 = nttgen_newhope1024_avx512_montmul(x_245, zeta_42, zetaqinv_42);
     const __m512i t_75 = nttgen_newhope1024_avx512_montmul(x_247, zeta_43, zetaqinv_43);
     const __m512i t_76 = nttgen_newhope1024_avx512_montmul(x_249, zeta_44, zetaqinv_44);
-    const __m512i t_77 = nttgen_newhope1024_avx512_montmul(x_251, zeta_45, zetaqinv_45);
     goto part_4;
 part_4:;
+    const __m512i t_77 = nttgen_newhope1024_avx512_montmul(x_251, zeta_45, zetaqinv_45);
     const __m512i t_78 = nttgen_newhope1024_avx512_montmul(x_253, zeta_46, zetaqinv_46);
     const __m512i t_79 = nttgen_newhope1024_avx512_montmul(x_255, zeta_47, zetaqinv_47);
     const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[2080]);
@@ -1217,9 +1225,9 @@ part_4:;
     const __m512i x_318 = _mm512_loadu_si512((const __m512i *)&r[544]);
     const __m512i t_94 = nttgen_newhope1024_avx512_montmul(x_314, zeta_57, zetaqinv_57);
     const __m512i t_95 = nttgen_newhope1024_avx512_montmul(x_315, zeta_58, zetaqinv_58);
-    const __m512i x_319 = _mm512_loadu_si512((const __m512i *)&r[896]);
     goto part_5;
 part_5:;
+    const __m512i x_319 = _mm512_loadu_si512((const __m512i *)&r[896]);
     const __m512i x_320 = _mm512_loadu_si512((const __m512i *)&r[704]);
     const __m512i x_321 = _mm512_loadu_si512((const __m512i *)&r[672]);
     const __m512i zeta_59 = _mm512_set1_epi16(zetas_0[5190]);
@@ -1347,9 +1355,9 @@ part_5:;
     const __m512i zeta_73 = _mm512_load_si512((const __m512i *)&zetas_0[2752]);
     const __m512i zetaqinv_73 = _mm512_load_si512((const __m512i *)&zetas_0[2784]);
     const __m512i zeta_74 = _mm512_load_si512((const __m512i *)&zetas_0[2816]);
-    const __m512i zetaqinv_74 = _mm512_load_si512((const __m512i *)&zetas_0[2848]);
     goto part_6;
 part_6:;
+    const __m512i zetaqinv_74 = _mm512_load_si512((const __m512i *)&zetas_0[2848]);
     const __m512i zeta_75 = _mm512_load_si512((const __m512i *)&zetas_0[2880]);
     const __m512i zetaqinv_75 = _mm512_load_si512((const __m512i *)&zetas_0[2912]);
     const __m512i zeta_76 = _mm512_load_si512((const __m512i *)&zetas_0[2944]);
@@ -1477,9 +1485,9 @@ part_6:;
     const __m512i x_444 = _mm512_add_epi16(x_428, t_134);
     const __m512i x_445 = _mm512_sub_epi16(x_428, t_134);
     const __m512i x_446 = _mm512_add_epi16(x_430, t_135);
-    const __m512i x_447 = _mm512_sub_epi16(x_430, t_135);
     goto part_7;
 part_7:;
+    const __m512i x_447 = _mm512_sub_epi16(x_430, t_135);
     const __m512i x_448 = _mm512_unpacklo_epi32(x_432, x_436);
     const __m512i x_449 = _mm512_unpackhi_epi32(x_432, x_436);
     const __m512i x_450 = _mm512_unpacklo_epi32(x_434, x_438);
@@ -1607,9 +1615,9 @@ part_7:;
     const __m512i x_516 = nttgen_newhope1024_avx512_ilv16_lo(x_504, x_506);
     const __m512i x_517 = nttgen_newhope1024_avx512_ilv16_hi(x_504, x_506);
     const __m512i x_518 = nttgen_newhope1024_avx512_ilv16_lo(x_508, x_510);
-    const __m512i x_519 = nttgen_newhope1024_avx512_ilv16_hi(x_508, x_510);
     goto part_8;
 part_8:;
+    const __m512i x_519 = nttgen_newhope1024_avx512_ilv16_hi(x_508, x_510);
     const __m512i x_520 = nttgen_newhope1024_avx512_ilv16_lo(x_497, x_499);
     const __m512i x_521 = nttgen_newhope1024_avx512_ilv16_hi(x_497, x_499);
     const __m512i x_522 = nttgen_newhope1024_avx512_ilv16_lo(x_501, x_503);

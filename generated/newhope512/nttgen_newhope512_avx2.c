@@ -100,6 +100,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -513,7 +520,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_intt_twist[1024] = 
  * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], const int16_t a[512]) {
-    const int16_t *const zetas_0 = nttgen_newhope512_avx2_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_newhope512_avx2_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx2_assert_range(a, 512, -12288, 12288);
 #endif

@@ -102,6 +102,13 @@
 #define NTTGEN_NOINLINE
 #endif
 #endif
+#ifndef NTTGEN_GCC_OPAQUE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NTTGEN_GCC_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define NTTGEN_GCC_OPAQUE(p) ((void)0)
+#endif
+#endif
 
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
@@ -418,7 +425,8 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_intt_twist[1024] 
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
                                                               const int16_t a[512]) {
-    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -12288, 12288);
 #endif
@@ -548,9 +556,9 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_52 = _mm512_add_epi16(red_2, t_18);
     const __m512i x_53 = _mm512_sub_epi16(red_2, t_18);
     const __m512i x_54 = _mm512_add_epi16(red_3, t_19);
-    const __m512i x_55 = _mm512_sub_epi16(red_3, t_19);
     goto part_1;
 part_1:;
+    const __m512i x_55 = _mm512_sub_epi16(red_3, t_19);
     const __m512i t_24 = nttgen_newhope512_avx512_montmul(x_48, zeta_7, zetaqinv_7);
     const __m512i t_25 = nttgen_newhope512_avx512_montmul(x_50, zeta_8, zetaqinv_8);
     const __m512i t_26 = nttgen_newhope512_avx512_montmul(x_52, zeta_9, zetaqinv_9);
@@ -678,9 +686,9 @@ part_1:;
     const __m512i red_12 = nttgen_newhope512_avx512_barrett(x_120);
     const __m512i red_13 = nttgen_newhope512_avx512_barrett(x_122);
     const __m512i red_14 = nttgen_newhope512_avx512_barrett(x_124);
-    const __m512i red_15 = nttgen_newhope512_avx512_barrett(x_126);
     goto part_2;
 part_2:;
+    const __m512i red_15 = nttgen_newhope512_avx512_barrett(x_126);
     const __m512i t_40 = nttgen_newhope512_avx512_montmul(x_113, zeta_23, zetaqinv_23);
     const __m512i t_41 = nttgen_newhope512_avx512_montmul(x_115, zeta_24, zetaqinv_24);
     const __m512i t_42 = nttgen_newhope512_avx512_montmul(x_117, zeta_25, zetaqinv_25);
@@ -808,9 +816,9 @@ part_2:;
     const __m512i x_196 = _mm512_add_epi16(x_180, t_58);
     const __m512i x_197 = _mm512_sub_epi16(x_180, t_58);
     const __m512i x_198 = _mm512_add_epi16(x_182, t_59);
-    const __m512i x_199 = _mm512_sub_epi16(x_182, t_59);
     goto part_3;
 part_3:;
+    const __m512i x_199 = _mm512_sub_epi16(x_182, t_59);
     const __m512i x_200 = _mm512_add_epi16(x_184, t_60);
     const __m512i x_201 = _mm512_sub_epi16(x_184, t_60);
     const __m512i x_202 = _mm512_add_epi16(x_186, t_61);
@@ -2208,8 +2216,10 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]) {
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], const int16_t a[512],
                                                               const int16_t b[512]) {
-    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
-    const int16_t *const zetas_1 = nttgen_newhope512_avx512_ntt_from_zetas;
+    const int16_t *zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int16_t *zetas_1 = nttgen_newhope512_avx512_ntt_from_zetas;
+    NTTGEN_GCC_OPAQUE(zetas_1);
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope512_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
@@ -2339,10 +2349,10 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i zetaqinv_20 = _mm512_set1_epi16(zetas_0[2587]);
     const __m512i zeta_21 = _mm512_set1_epi16(zetas_0[2588]);
     const __m512i zetaqinv_21 = _mm512_set1_epi16(zetas_0[2589]);
-    const __m512i zeta_22 = _mm512_set1_epi16(zetas_1[2574]);
-    const __m512i zetaqinv_22 = _mm512_set1_epi16(zetas_1[2575]);
     goto part_1;
 part_1:;
+    const __m512i zeta_22 = _mm512_set1_epi16(zetas_1[2574]);
+    const __m512i zetaqinv_22 = _mm512_set1_epi16(zetas_1[2575]);
     const __m512i zeta_23 = _mm512_set1_epi16(zetas_1[2576]);
     const __m512i zetaqinv_23 = _mm512_set1_epi16(zetas_1[2577]);
     const __m512i zeta_24 = _mm512_set1_epi16(zetas_1[2578]);
@@ -2469,10 +2479,10 @@ part_1:;
     const __m512i zetaqinv_84 = _mm512_load_si512((const __m512i *)&zetas_1[1952]);
     const __m512i zeta_85 = _mm512_load_si512((const __m512i *)&zetas_1[1984]);
     const __m512i zetaqinv_85 = _mm512_load_si512((const __m512i *)&zetas_1[2016]);
-    const __m512i zeta_86 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
-    const __m512i zetaqinv_86 = _mm512_load_si512((const __m512i *)&zetas_0[1568]);
     goto part_2;
 part_2:;
+    const __m512i zeta_86 = _mm512_load_si512((const __m512i *)&zetas_0[1536]);
+    const __m512i zetaqinv_86 = _mm512_load_si512((const __m512i *)&zetas_0[1568]);
     const __m512i zeta_87 = _mm512_load_si512((const __m512i *)&zetas_0[1600]);
     const __m512i zetaqinv_87 = _mm512_load_si512((const __m512i *)&zetas_0[1632]);
     const __m512i zeta_88 = _mm512_load_si512((const __m512i *)&zetas_1[1536]);
@@ -2599,10 +2609,10 @@ part_2:;
     const __m512i x_41 = _mm512_sub_epi16(x_28, t_6);
     const __m512i t_26 = nttgen_newhope512_avx512_montmul(x_40, zeta_4, zetaqinv_4);
     const __m512i t_27 = nttgen_newhope512_avx512_montmul(x_41, zeta_5, zetaqinv_5);
-    const __m512i x_42 = _mm512_add_epi16(x_29, t_7);
-    const __m512i x_43 = _mm512_sub_epi16(x_29, t_7);
     goto part_3;
 part_3:;
+    const __m512i x_42 = _mm512_add_epi16(x_29, t_7);
+    const __m512i x_43 = _mm512_sub_epi16(x_29, t_7);
     const __m512i x_44 = _mm512_add_epi16(x_38, t_8);
     const __m512i x_45 = _mm512_sub_epi16(x_38, t_8);
     const __m512i red_0 = nttgen_newhope512_avx512_barrett(x_44);
@@ -2729,10 +2739,10 @@ part_3:;
     const __m512i x_115 = _mm512_sub_epi16(red_10, t_42);
     const __m512i x_116 = _mm512_add_epi16(red_9, t_41);
     const __m512i x_117 = _mm512_sub_epi16(red_9, t_41);
-    const __m512i x_118 = _mm512_add_epi16(red_11, t_43);
-    const __m512i x_119 = _mm512_sub_epi16(red_11, t_43);
     goto part_4;
 part_4:;
+    const __m512i x_118 = _mm512_add_epi16(red_11, t_43);
+    const __m512i x_119 = _mm512_sub_epi16(red_11, t_43);
     const __m512i x_120 = _mm512_add_epi16(red_12, t_44);
     const __m512i x_121 = _mm512_sub_epi16(red_12, t_44);
     const __m512i x_122 = _mm512_add_epi16(red_14, t_46);
@@ -2859,10 +2869,10 @@ part_4:;
     const __m512i t_85 = nttgen_newhope512_avx512_montmul(x_215, zeta_51, zetaqinv_51);
     const __m512i x_216 = _mm512_add_epi16(x_150, t_69);
     const __m512i x_217 = _mm512_sub_epi16(x_150, t_69);
-    const __m512i x_218 = _mm512_add_epi16(x_158, t_71);
-    const __m512i x_219 = _mm512_sub_epi16(x_158, t_71);
     goto part_5;
 part_5:;
+    const __m512i x_218 = _mm512_add_epi16(x_158, t_71);
+    const __m512i x_219 = _mm512_sub_epi16(x_158, t_71);
     const __m512i x_220 = nttgen_newhope512_avx512_ilv128_lo(x_216, x_218);
     const __m512i x_221 = nttgen_newhope512_avx512_ilv128_hi(x_216, x_218);
     const __m512i x_222 = nttgen_newhope512_avx512_ilv128_lo(x_217, x_219);
@@ -2989,10 +2999,10 @@ part_5:;
     const __m512i t_108 = nttgen_newhope512_avx512_montmul(x_310, zeta_68, zetaqinv_68);
     const __m512i x_311 = _mm512_add_epi16(red_30, t_94);
     const __m512i x_312 = _mm512_unpacklo_epi32(x_305, x_311);
-    const __m512i x_313 = _mm512_unpackhi_epi32(x_305, x_311);
-    const __m512i t_109 = nttgen_newhope512_avx512_montmul(x_313, zeta_76, zetaqinv_76);
     goto part_6;
 part_6:;
+    const __m512i x_313 = _mm512_unpackhi_epi32(x_305, x_311);
+    const __m512i t_109 = nttgen_newhope512_avx512_montmul(x_313, zeta_76, zetaqinv_76);
     const __m512i x_314 = _mm512_sub_epi16(red_31, t_95);
     const __m512i x_315 = _mm512_unpacklo_epi32(x_306, x_314);
     const __m512i x_316 = _mm512_unpackhi_epi32(x_306, x_314);
@@ -3119,10 +3129,10 @@ part_6:;
     const __m512i t_133 = nttgen_newhope512_avx512_montmul(x_407, zeta_102, zetaqinv_102);
     const __m512i x_408 = _mm512_sub_epi16(x_344, t_117);
     const __m512i x_409 = _mm512_add_epi16(x_344, t_117);
-    const __m512i x_410 = _mm512_sub_epi16(x_350, t_119);
-    const __m512i x_411 = nttgen_newhope512_avx512_ilv16_lo(x_408, x_410);
     goto part_7;
 part_7:;
+    const __m512i x_410 = _mm512_sub_epi16(x_350, t_119);
+    const __m512i x_411 = nttgen_newhope512_avx512_ilv16_lo(x_408, x_410);
     const __m512i x_412 = nttgen_newhope512_avx512_ilv16_hi(x_408, x_410);
     const __m512i red_38 = nttgen_newhope512_avx512_barrett(x_411);
     const __m512i t_134 = nttgen_newhope512_avx512_montmul(x_412, zeta_97, zetaqinv_97);
@@ -3249,10 +3259,10 @@ part_7:;
     const __m512i x_497 = _mm512_sub_epi16(p_8, p_9);
     const __m512i x_498 = _mm512_add_epi16(p_10, p_11);
     const __m512i x_499 = _mm512_sub_epi16(p_10, p_11);
-    const __m512i x_500 = nttgen_newhope512_avx512_ilv16_lo(x_496, x_497);
-    const __m512i x_501 = nttgen_newhope512_avx512_ilv16_hi(x_496, x_497);
     goto part_8;
 part_8:;
+    const __m512i x_500 = nttgen_newhope512_avx512_ilv16_lo(x_496, x_497);
+    const __m512i x_501 = nttgen_newhope512_avx512_ilv16_hi(x_496, x_497);
     const __m512i x_502 = nttgen_newhope512_avx512_ilv16_lo(x_498, x_499);
     const __m512i x_503 = nttgen_newhope512_avx512_ilv16_hi(x_498, x_499);
     const __m512i t_146 = nttgen_newhope512_avx512_montmul(x_495, zeta_110, zetaqinv_110);
@@ -3379,10 +3389,10 @@ part_8:;
     const __m512i x_593 = _mm512_sub_epi16(x_564, t_164);
     const __m512i x_594 = _mm512_add_epi16(x_583, t_165);
     const __m512i x_595 = _mm512_sub_epi16(x_583, t_165);
-    const __m512i x_596 = nttgen_newhope512_avx512_ilv128_lo(x_592, x_593);
-    const __m512i x_597 = nttgen_newhope512_avx512_ilv128_hi(x_592, x_593);
     goto part_9;
 part_9:;
+    const __m512i x_596 = nttgen_newhope512_avx512_ilv128_lo(x_592, x_593);
+    const __m512i x_597 = nttgen_newhope512_avx512_ilv128_hi(x_592, x_593);
     const __m512i x_598 = nttgen_newhope512_avx512_ilv128_lo(x_594, x_595);
     const __m512i x_599 = nttgen_newhope512_avx512_ilv128_hi(x_594, x_595);
     const __m512i t_170 = nttgen_newhope512_avx512_montmul(x_589, zeta_113, zetaqinv_113);
@@ -3509,10 +3519,10 @@ part_9:;
     const __m512i red_67 = nttgen_newhope512_avx512_barrett(x_671);
     const __m512i red_68 = nttgen_newhope512_avx512_barrett(x_672);
     const __m512i red_69 = nttgen_newhope512_avx512_barrett(x_673);
-    const __m512i red_70 = nttgen_newhope512_avx512_barrett(x_674);
-    const __m512i red_71 = nttgen_newhope512_avx512_barrett(x_675);
     goto part_10;
 part_10:;
+    const __m512i red_70 = nttgen_newhope512_avx512_barrett(x_674);
+    const __m512i red_71 = nttgen_newhope512_avx512_barrett(x_675);
     const __m512i x_680 = _mm512_add_epi16(x_676, t_196);
     const __m512i x_681 = _mm512_sub_epi16(x_676, t_196);
     const __m512i x_682 = _mm512_add_epi16(x_677, t_197);

@@ -35,7 +35,18 @@ from .memory_groups import Access, AccessLog, group_loads
 ALIGN_MACRO = "ALIGN"
 NOINLINE_MACRO = "NOINLINE"
 OPAQUE_MACRO = "OPAQUE"
+GCC_OPAQUE_MACRO = "GCC_OPAQUE"
 DEBUG_MACRO = "DEBUG"
+
+
+def broadcast_tables(fn: Function) -> set[Table]:
+    """The static tables (not copied into the frame) that ``fn`` reads by broadcasting one
+    element into every lane: where a compiler may fold the element into an immediate."""
+    return {
+        s.src
+        for s in walk(fn.body)
+        if isinstance(s, Load) and s.broadcast and isinstance(s.src, Table) and not s.src.in_frame
+    }
 
 
 # vocabulary ops with a ``.vx`` form: a vector and a lane scalar (RVV)
@@ -425,7 +436,8 @@ class CEmitter:
         table itself, or for an ``in_frame`` table a copy in this function's frame (made
         here, element by element). The pointer is opaque (NTTGEN_OPAQUE) where the ISA wants
         its tables so, and always for a copy: otherwise compilers read the static table
-        again instead of the copy, since they know both hold the same values."""
+        again instead of the copy, since they know both hold the same values; opaque to gcc
+        alone (NTTGEN_GCC_OPAQUE) for a table read by broadcasts where the ISA asks for that."""
         table: C.Expr = C.Name(self.table_name(self.fn, t))
         out: list[C.Stmt] = []
         if t.in_frame:
@@ -436,10 +448,12 @@ class CEmitter:
             copy = C.Assign(C.Index(C.Name(frame), C.Name(i)), C.Index(table, C.Name(i)))
             out.append(C.For(i, C.Bin("<", C.Name(i), C.Int(n)), (copy,)))
             table = C.Name(frame)
-        if t.in_frame or self.isa.opaque_tables:
+        hide = t.in_frame or self.isa.opaque_tables
+        if hide or (self.isa.gcc_opaque_tables and t in broadcast_tables(self.fn)):
             # a pointer the asm may change: `const T *name`
             out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
-            out.append(C.ExprStmt(C.Call(self.isa.ctx.macro(OPAQUE_MACRO), (C.Name(name),))))
+            macro = self.isa.ctx.macro(OPAQUE_MACRO if hide else GCC_OPAQUE_MACRO)
+            out.append(C.ExprStmt(C.Call(macro, (C.Name(name),))))
         else:
             out.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         return out

@@ -19,7 +19,15 @@ from ..programs.kernels import KernelSet
 from ..ring_family import RingSpec
 from ..version import __version__
 from . import c_ast as C
-from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, OPAQUE_MACRO, CEmitter
+from .c_emit import (
+    ALIGN_MACRO,
+    DEBUG_MACRO,
+    GCC_OPAQUE_MACRO,
+    NOINLINE_MACRO,
+    OPAQUE_MACRO,
+    CEmitter,
+    broadcast_tables,
+)
 from .isa.base import EmitContext, Isa
 from .names import Names, default_names
 from .strip_emit import StripEmitter, is_strip_mined
@@ -49,13 +57,18 @@ class GeneratedFiles:
         ]
 
 
-def _gnu_macro(macro: str, gnu: str, other: str = "") -> list[C.Top]:
-    """``#define macro gnu`` for gcc and clang, ``#define macro other`` for other compilers,
-    unless the includer defined it already."""
+def _gnu_macro(
+    macro: str,
+    gnu: str,
+    other: str = "",
+    test: str = "defined(__GNUC__) || defined(__clang__)",
+) -> list[C.Top]:
+    """``#define macro gnu`` for gcc and clang (or where ``test`` holds), ``#define macro
+    other`` for other compilers, unless the includer defined it already."""
     name = macro.split("(")[0]
     return [
         C.Directive(f"#ifndef {name}"),
-        C.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+        C.Directive(f"#if {test}"),
         C.Directive(f"#define {macro} {gnu}"),
         C.Directive("#else"),
         C.Directive(f"#define {macro} {other}".rstrip()),
@@ -69,6 +82,13 @@ def _opaque_macro(name: str) -> list[C.Top]:
     changes the pointer p, so that loads through it are not folded into immediates (gcc,
     clang)."""
     return _gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)")
+
+
+def _gcc_opaque_macro(name: str) -> list[C.Top]:
+    """``name(p)`` (``NTTGEN_GCC_OPAQUE(p)``): :func:`_opaque_macro` for gcc alone (clang,
+    which builds the table's constants better than gcc, sees them)."""
+    gcc = "defined(__GNUC__) && !defined(__clang__)"
+    return _gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)", gcc)
 
 
 def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
@@ -242,6 +262,13 @@ class CFileWriter:
         in_frame = any(t.in_frame for fn in self.functions.values() for t in fn.tables)
         return in_frame or self.isa.opaque_tables
 
+    def _gcc_opaque(self) -> bool:
+        """Whether some function reads a table by broadcasts through a pointer opaque to gcc
+        alone (see :attr:`Isa.gcc_opaque_tables`): the .c then defines NTTGEN_GCC_OPAQUE."""
+        if not self.isa.gcc_opaque_tables or self.isa.opaque_tables:
+            return False
+        return any(broadcast_tables(fn) for fn in self.functions.values())
+
     def table_name(self, fn: Function, table: Table) -> str:
         """The C name of a constant table (shared by every function with the same contents)."""
         del fn
@@ -394,6 +421,11 @@ class CFileWriter:
             *_gnu_attribute_macro(f"{self.isa.ctx.macro(ALIGN_MACRO)}(n)", "aligned(n)"),
             *_gnu_attribute_macro(self.isa.ctx.macro(NOINLINE_MACRO), "noinline"),
             *(_opaque_macro(self.isa.ctx.macro(OPAQUE_MACRO)) if self._opaque_pointers() else []),
+            *(
+                _gcc_opaque_macro(self.isa.ctx.macro(GCC_OPAQUE_MACRO))
+                if self._gcc_opaque()
+                else []
+            ),
         ]
         u.items += self._prelude()
         kernels: list[C.Top] = []

@@ -95,6 +95,9 @@ class Isa(ABC):
     # whether every table pointer is made opaque to the compiler (``NTTGEN_OPAQUE``), so that
     # the lanes of a loaded table vector are not folded into immediates
     opaque_tables: bool = False
+    # the same for gcc alone (``NTTGEN_GCC_OPAQUE``) and the tables read by broadcasts only,
+    # where clang builds the constants better
+    gcc_opaque_tables: bool = False
     # whether one-lane programs are strip-mined over the hardware vector length (RVV's
     # vsetvl) rather than emitted as scalar C (:mod:`nttgen.emit.strip_emit`)
     strip_mined: bool = False

@@ -35,6 +35,11 @@ class X86Simd(X86Wide, HelperCalls, Isa):
     # 253/269 ticks (NewHope-512 292/333 -> 272/280 -> 292/290); ML-KEM's two-vector chunks
     # in pairs spill on AVX2 (gcc basemul_acc_cached k = 3: 82 -> 104 ticks; Zen 5)
     product_chunks = (2, 1)
+    # gcc folds each twiddle read from a table into an immediate and builds its broadcast
+    # (mov, vmovd, vpbroadcastw: 90 instructions in ML-KEM's AVX2 NTT) where clang loads it;
+    # read through an opaque pointer it loads it too (gcc 12 on Zen 5, ticks: ML-KEM AVX2
+    # ntt 89 -> 83, Kyber-r1 108 -> 101). clang got slower that way (86 -> 90, 101 -> 108)
+    gcc_opaque_tables = True
     # gcc keeps the capped loops of the inner products as loops, with a two-part exit test
     # per trip; clang unrolls them as these guarded lines (with the pins below, gcc 12 on Zen
     # 5, ticks: NewHope-512 basemul_acc_cached k = 5 271 -> 255, clang 242 -> 243). ML-DSA's
