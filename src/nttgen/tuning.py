@@ -10,7 +10,12 @@ heuristic plan with their ISA's defaults (:data:`ISA_DEFAULTS`).
 Findings behind them (AVX2): one more interleaved register slot in the last pass (both halves of
 a 256-coefficient polynomial in flight at once) is worth 10-15 % on n = 256: the kernels are
 latency-bound with 16 registers; keeping the loops over chunks (instead of unrolling them)
-costs nothing and keeps several kernels inside the 32 KB instruction cache at once. For
+costs clang nothing and keeps several kernels inside the 32 KB instruction cache at once. gcc
+keeps ML-KEM's and Kyber-r1's inverse loop over two blocks as a loop, and that costs it
+(2026-11-28, Zen 5, one harness, gcc 12 / clang-19 intt ticks, loops -> unrolled: ML-KEM 104 /
+97 -> 95 / 96, Kyber-r1 109 / 104 -> 106 / 104; ntt and polymul unchanged or faster, the
+files 3 % larger), so those two are unrolled; ML-DSA and NewHope-512 were no faster so (gcc's
+ML-DSA polymul 1,005 -> 1,379, clang's NewHope-512 intt 270 -> 297). For
 n = 1024 a last pass of eight layers (16 registers of data, spilling) beats seven layers with
 spare registers by 12-14 % (ntt 639 vs 731 ticks, polymul 2,122 vs 2,451): the kernels are
 latency-bound and the larger pass gives the out-of-order core more independent work; this only
@@ -107,9 +112,9 @@ _RVV_PLANS: dict[tuple[str, str], tuple[tuple[int, ...], tuple[int, ...]]] = {
 }
 
 TUNED: dict[tuple[str, str], dict[str, object]] = {
-    ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
+    ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS, "unroll": True},
     ("mldsa", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
-    ("kyber-r1", "avx2"): {"extra_slots": (2, 1), **_LOOPS},
+    ("kyber-r1", "avx2"): {"extra_slots": (2, 1), **_LOOPS, "unroll": True},
     ("newhope512", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
     ("newhope1024", "avx2"): {"merge": (2, 8), "extra_slots": (1, 0), **_LOOPS},
     **{(ring, "avx512"): {"fuse_forwards": True} for ring in ("mlkem", "kyber-r1", "newhope512")},

@@ -28,6 +28,7 @@ from .c_emit import (
     CEmitter,
     broadcast_tables,
 )
+from .c_macros import attribute_macro, gcc_opaque_macro, opaque_macro
 from .isa.base import EmitContext, Isa
 from .names import Names, default_names
 from .strip_emit import StripEmitter, is_strip_mined
@@ -55,46 +56,6 @@ class GeneratedFiles:
             (f"{self.stem}.c", self.source),
             (f"{self.stem}.json", self.manifest),
         ]
-
-
-def _gnu_macro(
-    macro: str,
-    gnu: str,
-    other: str = "",
-    test: str = "defined(__GNUC__) || defined(__clang__)",
-) -> list[C.Top]:
-    """``#define macro gnu`` for gcc and clang (or where ``test`` holds), ``#define macro
-    other`` for other compilers, unless the includer defined it already."""
-    name = macro.split("(")[0]
-    return [
-        C.Directive(f"#ifndef {name}"),
-        C.Directive(f"#if {test}"),
-        C.Directive(f"#define {macro} {gnu}"),
-        C.Directive("#else"),
-        C.Directive(f"#define {macro} {other}".rstrip()),
-        C.Directive("#endif"),
-        C.Directive("#endif"),
-    ]
-
-
-def _opaque_macro(name: str) -> list[C.Top]:
-    """``name(p)`` (``NTTGEN_OPAQUE(p)``): an empty asm statement that the compiler must assume
-    changes the pointer p, so that loads through it are not folded into immediates (gcc,
-    clang)."""
-    return _gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)")
-
-
-def _gcc_opaque_macro(name: str) -> list[C.Top]:
-    """``name(p)`` (``NTTGEN_GCC_OPAQUE(p)``): :func:`_opaque_macro` for gcc alone (clang,
-    which builds the table's constants better than gcc, sees them)."""
-    gcc = "defined(__GNUC__) && !defined(__clang__)"
-    return _gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)", gcc)
-
-
-def _gnu_attribute_macro(macro: str, attribute: str) -> list[C.Top]:
-    """``#define macro __attribute__((attribute))`` for gcc and clang, empty for other
-    compilers (the attributes only help speed), unless the includer defined it already."""
-    return _gnu_macro(macro, f"__attribute__(({attribute}))")
 
 
 ISA_CHECK_OFF = "NO_ISA_CHECK"
@@ -418,14 +379,10 @@ class CFileWriter:
             u.items.append(C.Directive(f"#include <{inc}>"))
         u.items += [
             C.Blank(),
-            *_gnu_attribute_macro(f"{self.isa.ctx.macro(ALIGN_MACRO)}(n)", "aligned(n)"),
-            *_gnu_attribute_macro(self.isa.ctx.macro(NOINLINE_MACRO), "noinline"),
-            *(_opaque_macro(self.isa.ctx.macro(OPAQUE_MACRO)) if self._opaque_pointers() else []),
-            *(
-                _gcc_opaque_macro(self.isa.ctx.macro(GCC_OPAQUE_MACRO))
-                if self._gcc_opaque()
-                else []
-            ),
+            *attribute_macro(f"{self.isa.ctx.macro(ALIGN_MACRO)}(n)", "aligned(n)"),
+            *attribute_macro(self.isa.ctx.macro(NOINLINE_MACRO), "noinline"),
+            *(opaque_macro(self.isa.ctx.macro(OPAQUE_MACRO)) if self._opaque_pointers() else []),
+            *(gcc_opaque_macro(self.isa.ctx.macro(GCC_OPAQUE_MACRO)) if self._gcc_opaque() else []),
         ]
         u.items += self._prelude()
         kernels: list[C.Top] = []

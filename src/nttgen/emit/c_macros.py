@@ -1,0 +1,47 @@
+"""The compiler-dependent macros a generated .c file defines before its kernels, each only
+where the includer has not defined it already: attributes for gcc and clang, and the empty asm
+statements that hide a table pointer from the compiler."""
+
+from __future__ import annotations
+
+from . import c_ast as C
+
+
+def gnu_macro(
+    macro: str,
+    gnu: str,
+    other: str = "",
+    test: str = "defined(__GNUC__) || defined(__clang__)",
+) -> list[C.Top]:
+    """``#define macro gnu`` for gcc and clang (or where ``test`` holds), ``#define macro
+    other`` for other compilers, unless the includer defined it already."""
+    name = macro.split("(")[0]
+    return [
+        C.Directive(f"#ifndef {name}"),
+        C.Directive(f"#if {test}"),
+        C.Directive(f"#define {macro} {gnu}"),
+        C.Directive("#else"),
+        C.Directive(f"#define {macro} {other}".rstrip()),
+        C.Directive("#endif"),
+        C.Directive("#endif"),
+    ]
+
+
+def opaque_macro(name: str) -> list[C.Top]:
+    """``name(p)`` (``NTTGEN_OPAQUE(p)``): an empty asm statement that the compiler must assume
+    changes the pointer p, so that loads through it are not folded into immediates (gcc,
+    clang)."""
+    return gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)")
+
+
+def gcc_opaque_macro(name: str) -> list[C.Top]:
+    """``name(p)`` (``NTTGEN_GCC_OPAQUE(p)``): :func:`opaque_macro` for gcc alone (clang,
+    which builds the table's constants better than gcc, sees them)."""
+    gcc = "defined(__GNUC__) && !defined(__clang__)"
+    return gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)", gcc)
+
+
+def attribute_macro(macro: str, attribute: str) -> list[C.Top]:
+    """``#define macro __attribute__((attribute))`` for gcc and clang, empty for other
+    compilers (the attributes only help speed), unless the includer defined it already."""
+    return gnu_macro(macro, f"__attribute__(({attribute}))")
