@@ -204,21 +204,19 @@ static inline __m512i nttgen_newhope1024_avx512_ilv16_hi(__m512i a, __m512i b) {
 }
 
 /*
- * Even 128-bit blocks of a and b, interleaved: gather them (a a b b), then
- * reorder the middle two (a b a b).
+ * Even 128-bit blocks of a and b, interleaved (vpermt2q).
  */
 static inline __m512i nttgen_newhope1024_avx512_ilv128_lo(__m512i a, __m512i b) {
-    const __m512i sel = _mm512_shuffle_i64x2(a, b, 136);
-    return _mm512_shuffle_i64x2(sel, sel, 216);
+    const __m512i idx = _mm512_set_epi64(0xd, 0xc, 0x5, 0x4, 0x9, 0x8, 0x1, 0x0);
+    return _mm512_permutex2var_epi64(a, idx, b);
 }
 
 /*
- * Odd 128-bit blocks of a and b, interleaved: gather them (a a b b), then
- * reorder the middle two (a b a b).
+ * Odd 128-bit blocks of a and b, interleaved (vpermt2q).
  */
 static inline __m512i nttgen_newhope1024_avx512_ilv128_hi(__m512i a, __m512i b) {
-    const __m512i sel = _mm512_shuffle_i64x2(a, b, 221);
-    return _mm512_shuffle_i64x2(sel, sel, 216);
+    const __m512i idx = _mm512_set_epi64(0xf, 0xe, 0x7, 0x6, 0xb, 0xa, 0x3, 0x2);
+    return _mm512_permutex2var_epi64(a, idx, b);
 }
 
 /*

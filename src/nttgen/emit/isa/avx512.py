@@ -3,13 +3,16 @@
 The arithmetic is that of :mod:`.x86` in ``zmm`` registers; what is new is the register file (32
 registers: a 256-coefficient polynomial of 16-bit lanes is 8 of them, so the planner can run the
 whole transform between one load and one store) and the shuffles, with mask registers for blends
-and sign corrections. Two shuffle styles (one per lane distance d, see
+and sign corrections. Three shuffle styles (one per lane distance d, see
 :func:`nttgen.dsl.semantics.shuffle`), chosen per ring by measurement (:mod:`nttgen.tuning`):
 
 ``native``
     fixed patterns only: 256-bit halves with ``vshufi64x2``; 128-bit blocks with two
     ``vshufi64x2`` per output (gather the even blocks, then reorder); 64-bit blocks with
     ``vpunpck{l,h}qdq``; 32- and 16-bit blocks with a 64/32-bit shift and a masked blend.
+``blocks``
+    ``native``, but 128-bit blocks with one ``vpermt2q`` per output (what clang makes of the
+    two ``vshufi64x2``; gcc keeps both).
 ``permute``
     one two-source permutation per output (``vpermt2q``/``vpermt2d``/``vpermt2w``) at the block
     width, with the index vector as a constant, for every distance.
@@ -23,7 +26,18 @@ from .x86 import X86Simd, call
 
 
 def _hex(v: int) -> C.Expr:
-    return C.Name(f"0x{v:016x}")
+    return C.Name(f"0x{v:x}")
+
+
+def _indexed(perm: C.Expr) -> list[C.Stmt]:
+    """The body of a helper returning the two-source permutation ``perm`` (func(a, index, b)),
+    its index vector a local of its own (so that the lines fit)."""
+    assert isinstance(perm, C.Call)
+    a, index, b = perm.args
+    return [
+        C.Decl("__m512i", "idx", index, const=True),
+        C.Return(C.Call(perm.func, (a, C.Name("idx"), b))),
+    ]
 
 
 class Avx512(X86Simd):
@@ -38,7 +52,7 @@ class Avx512(X86Simd):
     cpuid7_ebx = (1 << 16) | (1 << 30)  # AVX512F, AVX512BW
     xcr0 = 0xE6  # SSE, AVX, opmask, upper halves of zmm0-15, zmm16-31
     registers = 32
-    shuffle_styles = ("native", "permute")
+    shuffle_styles = ("native", "blocks", "permute")
     # with 32 registers ML-KEM's chunks pay in pairs too (basemul_acc k = 5, clang/gcc:
     # 105/111 -> 100/104 ticks, basemul_acc_cached 80/83 -> 76/80; Zen 5)
     product_chunks = (2, 2)
@@ -67,8 +81,9 @@ class Avx512(X86Simd):
         return [self._fn("cond_add_q", ("a",), body, doc)]
 
     def _interleave_helpers(self) -> list[C.Top]:
-        """Native style: the shift-and-blend interleaves and the two-step 128-bit one; permute
-        style: one two-source permutation helper per block width."""
+        """Native style: the shift-and-blend interleaves and the two-step 128-bit one (blocks
+        style: a two-source permutation for that one); permute style: one two-source
+        permutation helper per block width."""
         a, b = C.Name("a"), C.Name("b")
         if self.style == "permute":
             fns: list[C.Top] = []
@@ -77,12 +92,16 @@ class Avx512(X86Simd):
                     continue
                 lo, hi = self._permute(a, b, width)
                 doc = f"blocks of a and b, interleaved at {width}-bit granularity (vpermt2)."
-                fns.append(
-                    self._fn(f"perm{width}_lo", ("a", "b"), [C.Return(lo)], ("Even " + doc,))
-                )
-                fns.append(self._fn(f"perm{width}_hi", ("a", "b"), [C.Return(hi)], ("Odd " + doc,)))
+                fns.append(self._fn(f"perm{width}_lo", ("a", "b"), _indexed(lo), ("Even " + doc,)))
+                fns.append(self._fn(f"perm{width}_hi", ("a", "b"), _indexed(hi), ("Odd " + doc,)))
             return fns
         fns = super()._interleave_helpers()
+        if self.style == "blocks":
+            for half, perm in zip(("lo", "hi"), self._permute(a, b, 128), strict=True):
+                which = "Even" if half == "lo" else "Odd"
+                doc = (f"{which} 128-bit blocks of a and b, interleaved (vpermt2q).",)
+                fns.append(self._fn(f"ilv128_{half}", ("a", "b"), _indexed(perm), doc))
+            return fns
         for half, imm in (("lo", 0x88), ("hi", 0xDD)):
             sel = C.Name("sel")
             body = [

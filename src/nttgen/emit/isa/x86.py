@@ -96,7 +96,8 @@ class X86Simd(X86Wide, HelperCalls, Isa):
         swap = []
         for p in range(lane_bits):
             block = lane.bits << p
-            swap.append((4, 4) if block in (16, 32) or block == 128 < cls.width // 2 else (2, 2))
+            two = block in (16, 32) or (block == 128 < cls.width // 2 and style != "blocks")
+            swap.append((4, 4) if two else (2, 2))
         zips = [(2, 6) if lane.bits << w == 16 else (2, 2) for w in range(group)]
         return MoveCosts(swap=tuple(swap), zip_group=group, zip=tuple(zips))
 
