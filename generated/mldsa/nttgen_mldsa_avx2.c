@@ -226,14 +226,14 @@ static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
 /*
  * Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)
  * to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32
- * (vpmuldq, vpsubq, a shift and a blend).
+ * (vpmulld, vpmuldq, vpsubq, a shift and a blend).
  */
 static inline __m256i nttgen_mldsa_avx2_mredw(__m256i lo, __m256i hi) {
     const __m256i qinv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(58728449));
     const __m256i q = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
-    const __m256i m_lo = _mm256_mul_epi32(lo, qinv);
+    const __m256i m_lo = _mm256_mullo_epi32(lo, qinv);
     const __m256i d_lo = _mm256_sub_epi64(lo, _mm256_mul_epi32(m_lo, q));
-    const __m256i m_hi = _mm256_mul_epi32(hi, qinv);
+    const __m256i m_hi = _mm256_mullo_epi32(hi, qinv);
     const __m256i d_hi = _mm256_sub_epi64(hi, _mm256_mul_epi32(m_hi, q));
     return _mm256_blend_epi32(_mm256_srli_epi64(d_lo, 32), d_hi, 170);
 }

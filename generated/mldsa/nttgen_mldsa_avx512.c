@@ -244,14 +244,14 @@ static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
 /*
  * Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)
  * to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32
- * (vpmuldq, vpsubq, a shift and a blend).
+ * (vpmulld, vpmuldq, vpsubq, a shift and a blend).
  */
 static inline __m512i nttgen_mldsa_avx512_mredw(__m512i lo, __m512i hi) {
     const __m512i qinv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(58728449));
     const __m512i q = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
-    const __m512i m_lo = _mm512_mul_epi32(lo, qinv);
+    const __m512i m_lo = _mm512_mullo_epi32(lo, qinv);
     const __m512i d_lo = _mm512_sub_epi64(lo, _mm512_mul_epi32(m_lo, q));
-    const __m512i m_hi = _mm512_mul_epi32(hi, qinv);
+    const __m512i m_hi = _mm512_mullo_epi32(hi, qinv);
     const __m512i d_hi = _mm512_sub_epi64(hi, _mm512_mul_epi32(m_hi, q));
     return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(d_lo, 32), d_hi);
 }
