@@ -114,6 +114,7 @@ class CEmitter:
         self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
         self.accesses = AccessLog()
         self.scalars: set[str] = set()  # C names holding lane scalars (ISA scalar_operands)
+        self._broadcast = broadcast_tables(fn)
 
     def _align(self, n: int) -> str:
         """The file's alignment attribute macro for ``n`` bytes."""
@@ -296,13 +297,15 @@ class CEmitter:
         inner: tuple[C.Stmt, ...] = ()
         for cond, body in reversed(trips):
             inner = (C.If(cond, (*body, *inner)),)
-        self._out(inner[0])
+        for stmt in inner:
+            self._out(stmt)
 
     def _runtime_condition(self, var: C.Expr, count: Count, capped: bool = True) -> C.Expr:
         """The loop condition of a runtime count (see :class:`nttgen.dsl.ir.Count`):
-        step*var + offset - const < param, and var < cap where capped (and ``capped``: not
-        where the caller unrolls to the cap), joined by a bitwise
-        ``&`` (no short-circuit branch; every term is a public count, never a coefficient)."""
+        step*var + offset - const < param, and var < cap where the count is capped and
+        ``capped`` (a caller that writes out the trips knows the counter is below the cap),
+        joined by a bitwise ``&`` (no short-circuit branch; every term is a public count,
+        never a coefficient)."""
         assert count.param is not None
         lhs = var if count.step == 1 else C.Bin("*", C.Int(count.step), var)
         shift = count.offset + (-count.const)
@@ -449,7 +452,7 @@ class CEmitter:
             out.append(C.For(i, C.Bin("<", C.Name(i), C.Int(n)), (copy,)))
             table = C.Name(frame)
         hide = t.in_frame or self.isa.opaque_tables
-        if hide or (self.isa.gcc_opaque_tables and t in broadcast_tables(self.fn)):
+        if hide or (self.isa.gcc_opaque_tables and t in self._broadcast):
             # a pointer the asm may change: `const T *name`
             out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
             macro = self.isa.ctx.macro(OPAQUE_MACRO if hide else GCC_OPAQUE_MACRO)
