@@ -26,6 +26,28 @@ def test_verify_every_ring(ring, isa: str) -> None:  # type: ignore[no-untyped-d
     assert all(r.cases >= 4 for r in results)
 
 
+SMALLEST = [(32, 97, isa) for isa in ALL_ISAS] + [(16, 97, isa) for isa in ALL_ISAS]
+
+
+@pytest.mark.parametrize("n,q,isa", SMALLEST, ids=[f"n{n}-{isa}" for n, _, isa in SMALLEST])
+def test_the_smallest_rings_an_isa_admits_verify(n: int, q: int, isa: str) -> None:
+    """A ring of exactly two vectors per polynomial (no loop left in its base multiplications)
+    builds and passes the full check on every ISA that admits it; an ISA too wide for it says
+    so in one line."""
+    from nttgen.emit.isa import isa_class
+    from nttgen.rings import make_ring
+
+    ring = make_ring(n, q)
+    why = isa_class(isa).unsupported(ring.n, ring.lane)
+    if why:
+        with pytest.raises(IsaUnavailableError, match="is too small"):
+            nttgen.load(ring, isa)
+        return
+    require_isa(isa)
+    results = verify_kernel(nttgen.load(ring, isa), trials=4, seed=n)
+    assert not [f"{r.name}: {r.failure}" for r in results if not r.ok]
+
+
 @pytest.mark.parametrize("isa", ALL_ISAS)
 def test_mlkem_matches_kyber_py(isa: str) -> None:
     from kyber_py.polynomials.polynomials import PolynomialRing as KR

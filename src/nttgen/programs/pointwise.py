@@ -190,9 +190,13 @@ class BaseMul:
             return
         slot = self.slots[0]
         per_chunk = 2 * S.lanes
-        *outer, last = self.loops
-        bits = min(last.width, chunks.bit_length() - 1)
-        runs = [*outer, LoopRun(last.start + bits, last.width - bits, last.twiddles)]
+        if self.loops:
+            *outer, last = self.loops
+            bits = min(last.width, chunks.bit_length() - 1)
+            runs = [*outer, LoopRun(last.start + bits, last.width - bits, last.twiddles)]
+            start = last.start
+        else:  # one chunk holds the whole polynomial (n = 2 lanes): no loop at all
+            bits, runs, start = 0, [], 0
 
         def group(addr: Affine, it: Affine) -> None:
             assert self.table is not None
@@ -201,7 +205,7 @@ class BaseMul:
                 at = it * (1 << bits) + u
                 z = S.load(self.table, at * per_chunk, hint="gamma")
                 zq = S.load(self.table, at * per_chunk + S.lanes, hint="gammaqinv")
-                found.append(Chunk([0, 1 << slot], addr + (u << last.start), (z, zq), at * S.lanes))
+                found.append(Chunk([0, 1 << slot], addr + (u << start), (z, zq), at * S.lanes))
             body(found)
 
         nest_loops(S, [r for r in runs if r.width], group, hint="i")
