@@ -3,12 +3,13 @@
 print the results; the chosen plans are recorded in src/nttgen/tuning.py (generation itself
 never times anything, so it stays deterministic).
 
-For the VLEN-specialised RVV backends (``rvv128``, ``rvv256``) it counts instead, under QEMU,
-the instructions of every split of the NTT's layers into two or three passes (with and without
-one more register slot in the first), and the vector spills of each candidate's file (clang-19
-for RISC-V), sorted by polymul's count.
+For the VLEN-specialised RVV backends (``rvv128``, ``rvv256``, ``rvv128m1``...) it counts
+instead, under QEMU, the instructions (and in brackets the vector work, see
+``nttgen.bench.icount``) of every split of the NTT's layers into two or three passes, or four
+short ones (with and without one more register slot in the first), and the vector spills of each
+candidate's file (clang-19 for RISC-V), sorted by polymul's count.
 
-    scripts/tune.py avx2|avx512|rvv128|rvv256 [ring ...]
+    scripts/tune.py avx2|avx512|rvv128|rvv256|rvv128m1|... [ring ...]
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nttgen.bench import writer_entry
-from nttgen.bench.icount import COUNT_CFLAGS, count_call, counter_of
+from nttgen.bench.icount import COUNT_CFLAGS, count_work, counter_of
 from nttgen.bench.tune import Variant, compare
 from nttgen.build import compiler
 from nttgen.cross import isa_target
@@ -61,12 +62,21 @@ VECTOR_SPILL = re.compile(r"\bvs[0-9]r\.v|\bvl[0-9]re[0-9]+\.v")
 
 
 def rvv_candidates(ring, isa):  # type: ignore[no-untyped-def]
-    """The ISA's configuration with every split of the layers into two or three passes, each
-    with no extra register slot or with one in its first pass."""
+    """The ISA's configuration with every split of the layers into two or three passes, and
+    into four of at most three layers each, each with no extra register slot or with one in
+    its first pass."""
     base = default_config(ring, isa)
     d = ring.depth
     merges = [(a, d - a) for a in range(1, d)]
     merges += [(a, b, d - a - b) for a in range(1, d) for b in range(1, d - a)]
+    # four passes of at most 3 layers (8 register groups, 16 registers at LMUL 2)
+    merges += [
+        (a, b, c, d - a - b - c)
+        for a in range(1, 4)
+        for b in range(1, 4)
+        for c in range(1, 4)
+        if 1 <= d - a - b - c <= 3
+    ]
     out = {}
     for m in merges:
         for extra in (0, 1):
@@ -111,10 +121,10 @@ def count_rvv(ring, isa):  # type: ignore[no-untyped-def]
         exe, _ = counter_of(
             ring, [(writer_entry(name, w, files, tuple(cls.cflags), None), cmd)], target
         )
-        counts = {op: count_call(exe, target, 0, op) for op in RVV_OPS}
+        counts = {op: count_work(exe, target, 0, op) for op in RVV_OPS}
         rows.append((counts["polymul"], name, cfg, counts, vector_spills(files, cls, target)))
     for _, name, cfg, counts, spills in sorted(rows, key=lambda r: r[0]):
-        shown = ", ".join(f"{op} {n}" for op, n in counts.items())
+        shown = ", ".join(f"{op} {n} ({w})" for op, (n, w) in counts.items())
         plan = f"merge={cfg.merge} extra={cfg.extra_slots}"
         print(f"{ring.name:12s} {name:10s} {plan}: {shown}, vector spills {spills}")
     sys.stdout.flush()
@@ -122,13 +132,15 @@ def count_rvv(ring, isa):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("isa", choices=("avx2", "avx512", "rvv128", "rvv256"), help="the ISA")
+    parser.add_argument("isa", help="avx2, avx512 or a VLEN-specialised RVV backend (rvv128...)")
     parser.add_argument("rings", nargs="*", help=f"presets (default all: {', '.join(PRESETS)})")
     args = parser.parse_args()
     unknown = [r for r in args.rings if r not in PRESETS]
     if unknown:
         parser.error(f"not a preset: {', '.join(unknown)} (presets: {', '.join(PRESETS)})")
     isa = args.isa
+    if isa not in ("avx2", "avx512") and not re.fullmatch(r"rvv\d+(m\d)?", isa):
+        parser.error(f"not a tunable ISA: {isa} (avx2, avx512, rvv128, rvv256m1, ...)")
     names = args.rings or list(PRESETS)
     if isa.startswith("rvv"):
         for name in names:

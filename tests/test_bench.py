@@ -172,6 +172,33 @@ def test_block_counts_are_single_step_counts(arch: str, isa: str) -> None:
             assert fast > 0
 
 
+def test_vector_work_counts_each_register_of_a_group() -> None:
+    """The vector work counts a vector instruction once per register it works on: the LMUL
+    the last vsetvli set, twice that on the wide side of a widening or narrowing instruction, N
+    for whole-register moves, loads and stores of N registers; scalar instructions once. So a
+    program without vector instructions (the scalar C) has as much work as instructions, LMUL-1
+    code at least as much, and LMUL-2 code more (each of its vector instructions counts two)."""
+    from nttgen.bench.icount import _work_of, count_ring
+    from nttgen.cross import Target
+
+    assert _work_of("vsetvli", "a0,a1,e16,m2,ta,ma") == (2.0, 0, 1)
+    assert _work_of("vsetivli", "zero,8,e32,mf2,ta,ma") == (0.5, 0, 1)
+    assert _work_of("vadd.vv", "v8,v8,v10") == (None, 1, 0)
+    assert _work_of("vwmul.vx", "v8,v12,a0") == (None, 2, 0)
+    assert _work_of("vnsra.wi", "v8,v12,16") == (None, 2, 0)
+    assert _work_of("vl4re16.v", "v8,(a0)") == (None, 0, 4)
+    assert _work_of("vmv2r.v", "v8,v10") == (None, 0, 2)
+    assert _work_of("addi", "a0,a0,1") == (None, 0, 1)
+    require_isa("rvv")
+    target = Target("riscv64", 128)
+    res = count_ring(PRESETS["mlkem"], ["rvv128m1", "rvv128m2"], target, ["ntt"], scalar=True)
+    by = {r.isa: r for r in res}
+    assert by["c scalar"].vector_work == by["c scalar"].instructions > 0
+    assert by["rvv128m1"].instructions <= by["rvv128m1"].vector_work
+    m2 = by["rvv128m2"]
+    assert 1.5 * m2.instructions < m2.vector_work < 2 * m2.instructions
+
+
 def test_ntru_instruction_counts_under_qemu() -> None:
     """NTRU Prime rings are counted too: strip-mined RVV's polymul_small below the portable
     C's -O3 on the same machine, the same count for other inputs (constant time)."""

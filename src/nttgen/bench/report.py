@@ -64,16 +64,25 @@ def bench_table(
 def count_table(counts: list[CountResult], isas: list[str]) -> Table:
     """One row per (ring, op) for ISAs that run under QEMU: dynamic instructions per call
     of each ISA, of the portable C compiled -O3 for the same machine (and scalar), the ratios,
-    and the static op count of the SIMD program."""
+    the static op count of the SIMD program and, for RISC-V Vector, the vector work
+    (:mod:`nttgen.bench.icount`: each vector instruction counted per register of its group)."""
     targets = sorted({c.target for c in counts})
     compilers = sorted({f"{c.isa}: {c.compiler}" for c in counts})
     simd = [i for i in isas if i != "c"]
     numeric = [*simd, "c -O3", *(f"c/{i}" for i in simd), "c scalar"]
+    grouped = [i for i in simd if isa_class(i).arch == "riscv64"]
     for isa in simd:
         numeric += [f"scalar/{isa}", f"{isa} static ops"]
+    numeric += [f"{isa} vector work" for isa in grouped]
+    work_note = (
+        "; vector work = the instructions with each vector one counted per register of its group"
+        if grouped
+        else ""
+    )
     t = Table(
         f"Dynamic instructions per call under QEMU ({', '.join(targets)}; -O3; "
-        f"{'; '.join(compilers)}); static ops = vector ops, loads and stores of the program",
+        f"{'; '.join(compilers)}); static ops = vector ops, loads and stores of the program"
+        + work_note,
         ["ring", "target", "op", *numeric],
         set(numeric),
     )
@@ -96,6 +105,7 @@ def count_table(counts: list[CountResult], isas: list[str]) -> Table:
         for i in simd:
             x = by.get(i)
             cells += [ratio(scalar, x), f"{x.static_ops:,}" if x else "-"]
+        cells += [f"{by[i].vector_work:,}" if i in by else "-" for i in grouped]
         t.add_row(*cells)
     return t
 
